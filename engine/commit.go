@@ -1,0 +1,275 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/uptrace/bun"
+)
+
+// pricingInputs loads what pricing needs beyond the instance: membership
+// types, the types each person held in the previous period, and the rules.
+func pricingInputs(ctx context.Context, tx bun.IDB, inst *ProcessInstance, personIDs []int64) ([]MembershipType, map[int64][]int64, []PriceRule, error) {
+	var types []MembershipType
+	if err := tx.NewSelect().Model(&types).Where("organisation_id = ?", inst.OrganisationID).Scan(ctx); err != nil {
+		return nil, nil, nil, fmt.Errorf("load membership types: %w", err)
+	}
+	// The previous period is the organisation's latest one that ended before this one starts.
+	var held []Membership
+	err := tx.NewSelect().Model(&held).Column("person_id", "membership_type_id").
+		Where("person_id IN (?) AND status = ?", bun.In(personIDs), MembershipActive).
+		Where("period_id = (?)", tx.NewSelect().Model((*MembershipPeriod)(nil)).Column("id").
+			Where("organisation_id = ? AND end_date < ?", inst.OrganisationID, inst.Period.StartDate).
+			Order("end_date DESC").Limit(1)).
+		Scan(ctx)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("load previous memberships: %w", err)
+	}
+	previous := map[int64][]int64{}
+	for _, m := range held {
+		previous[m.PersonID] = append(previous[m.PersonID], m.MembershipTypeID)
+	}
+	var rules []PriceRule
+	if err := tx.NewSelect().Model(&rules).Where("period_id = ?", inst.RelatedEntityID).Order("id ASC").Scan(ctx); err != nil {
+		return nil, nil, nil, fmt.Errorf("load price rules: %w", err)
+	}
+	return types, previous, rules, nil
+}
+
+// quoteFor prices the selected persons with their answers.
+func (s *Service) quoteFor(ctx context.Context, tx bun.IDB, inst *ProcessInstance, def *definition, selected []Person, answers map[int64]map[int64]string) (Quote, []pricedPerson, error) {
+	types, previous, rules, err := pricingInputs(ctx, tx, inst, inst.SelectedPersons)
+	if err != nil {
+		return Quote{}, nil, err
+	}
+	people := make([]pricedPerson, len(selected))
+	for i, p := range selected {
+		own := map[int64]string{}
+		for stepID, byPerson := range answers {
+			if v, ok := byPerson[p.ID]; ok {
+				own[stepID] = v
+			}
+		}
+		t := chooseMembershipType(types, p.DateOfBirth, inst.Period.StartDate)
+		mt := MemberNew
+		if t != nil {
+			mt = memberTypeFor(def.Steps, own, previous[p.ID], t.ID)
+		}
+		people[i] = pricedPerson{Person: p, Type: t, MemberType: mt, Answers: own}
+	}
+	q, err := priceRegistration(inst.Period, def.Steps, people, rules, s.clock())
+	return q, people, err
+}
+
+// commit turns a fully answered instance into memberships pending payment
+// and an unpaid order with frozen lines, inside the caller's transaction.
+func (s *Service) commit(ctx context.Context, tx bun.Tx, inst *ProcessInstance, def *definition, selected []Person, answers map[int64]map[int64]string) (*Order, error) {
+	quote, people, err := s.quoteFor(ctx, tx, inst, def, selected, answers)
+	if err != nil {
+		return nil, err
+	}
+	now := s.clock()
+	memberships := make([]Membership, len(people))
+	for i, pp := range people {
+		memberships[i] = Membership{
+			PersonID: pp.Person.ID, PeriodID: inst.RelatedEntityID, MembershipTypeID: pp.Type.ID,
+			MemberType: pp.MemberType, Status: MembershipPending, ProcessInstanceID: &inst.ID, CreatedAt: now,
+		}
+	}
+	if _, err := tx.NewInsert().Model(&memberships).Exec(ctx); err != nil {
+		if isUniqueViolation(err) {
+			return nil, Errorf(CodeConflict, "a selected person was registered for this period in the meantime; start again to choose persons")
+		}
+		return nil, fmt.Errorf("create memberships: %w", err)
+	}
+	order := &Order{
+		ProcessInstanceID: inst.ID, OrganisationID: inst.OrganisationID, PeriodID: inst.RelatedEntityID,
+		UserKey: inst.UserKey, Status: OrderUnpaid, TotalMinor: quote.TotalMinor, Currency: quote.Currency, CreatedAt: now,
+	}
+	if _, err := tx.NewInsert().Model(order).Exec(ctx); err != nil {
+		if isUniqueViolation(err) {
+			return nil, Errorf(CodeConflict, "this registration was already submitted")
+		}
+		return nil, fmt.Errorf("create order: %w", err)
+	}
+	order.Lines = make([]OrderLine, len(quote.Lines))
+	for i, l := range quote.Lines {
+		order.Lines[i] = OrderLine{OrderID: order.ID, LineNo: i + 1, PersonID: l.PersonID, Kind: l.Kind,
+			Code: l.Code, Description: l.Description, AmountMinor: l.AmountMinor, Currency: quote.Currency}
+	}
+	if len(order.Lines) > 0 {
+		if _, err := tx.NewInsert().Model(&order.Lines).Exec(ctx); err != nil {
+			return nil, fmt.Errorf("create order lines: %w", err)
+		}
+	}
+	return order, nil
+}
+
+// Quote prices a running registration as its commit would, for a
+// check-your-answers page. It writes nothing.
+func (s *Service) Quote(ctx context.Context, userKey, processID string) (Quote, error) {
+	inst, err := loadInstance(ctx, s.db, userKey, processID)
+	if err != nil {
+		return Quote{}, err
+	}
+	if inst.Status == StateDone {
+		order, err := liveOrder(ctx, s.db, inst.ID)
+		if err != nil {
+			return Quote{}, err
+		}
+		q := Quote{TotalMinor: order.TotalMinor, Currency: order.Currency}
+		for _, l := range order.Lines {
+			q.Lines = append(q.Lines, QuoteLine{PersonID: l.PersonID, Kind: l.Kind, Code: l.Code, Description: l.Description, AmountMinor: l.AmountMinor})
+		}
+		return q, nil
+	}
+	def, err := s.defs.get(ctx, s.db, inst.DefinitionID)
+	if err != nil {
+		return Quote{}, err
+	}
+	selected, err := personsByID(ctx, s.db, inst.SelectedPersons)
+	if err != nil {
+		return Quote{}, err
+	}
+	data, err := instanceData(ctx, s.db, inst.ID)
+	if err != nil {
+		return Quote{}, err
+	}
+	q, _, err := s.quoteFor(ctx, s.db, inst, def, selected, answersOf(data))
+	return q, err
+}
+
+// liveOrder loads the instance's order that is not cancelled, with its lines.
+func liveOrder(ctx context.Context, db bun.IDB, instanceID int64) (*Order, error) {
+	order := new(Order)
+	err := db.NewSelect().Model(order).
+		Relation("Lines", func(q *bun.SelectQuery) *bun.SelectQuery { return q.Order("line_no ASC") }).
+		Where("?TableAlias.process_instance_id = ? AND ?TableAlias.status <> ?", instanceID, OrderCancelled).Scan(ctx)
+	if err != nil {
+		return nil, notFoundOr(err, "order")
+	}
+	return order, nil
+}
+
+// Reset deletes every answer of an instance and returns it to person
+// selection in state INIT. A committed but unpaid registration is undone:
+// its memberships and order are cancelled (kept for the record, never
+// deleted) and pending payment attempts are cancelled. A completed
+// registration cannot be reset.
+func (s *Service) Reset(ctx context.Context, userKey, processID string) (*Form, error) {
+	var form *Form
+	err := inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		inst, err := loadInstance(ctx, tx, userKey, processID)
+		if err != nil {
+			return err
+		}
+		if finished(inst.Status) {
+			return Errorf(CodeConflict, "this registration is already %s and cannot be reset", stateWord(inst.Status))
+		}
+		wasDone := inst.Status == StateDone
+		inst.Status, inst.CurrentStepID, inst.SelectedPersons = StateInit, nil, []int64{}
+		if err := bumpVersion(ctx, tx, inst, "status", "current_step_id", "selected_persons"); err != nil {
+			return err
+		}
+		if _, err := tx.NewDelete().Model((*ProcessData)(nil)).Where("instance_id = ?", inst.ID).Exec(ctx); err != nil {
+			return fmt.Errorf("delete process data: %w", err)
+		}
+		if wasDone {
+			if err := cancelCommit(ctx, tx, inst.ID); err != nil {
+				return err
+			}
+		}
+		def, err := s.defs.get(ctx, tx, inst.DefinitionID)
+		if err != nil {
+			return err
+		}
+		form, err = s.selectionForm(ctx, tx, inst, def, nil)
+		return err
+	})
+	return form, err
+}
+
+// cancelCommit cancels the pending memberships, the unpaid order and its pending payments of an instance.
+func cancelCommit(ctx context.Context, tx bun.Tx, instanceID int64) error {
+	if _, err := tx.NewUpdate().Model((*Membership)(nil)).Set("status = ?", MembershipCancelled).
+		Where("process_instance_id = ? AND status = ?", instanceID, MembershipPending).Exec(ctx); err != nil {
+		return fmt.Errorf("cancel memberships: %w", err)
+	}
+	orderIDs := tx.NewSelect().Model((*Order)(nil)).Column("id").Where("process_instance_id = ? AND status = ?", instanceID, OrderUnpaid)
+	if _, err := tx.NewUpdate().Model((*Payment)(nil)).Set("status = ?", PaymentCancelled).Set("updated_at = ?", nowUTC()).
+		Where("order_id IN (?) AND status = ?", orderIDs, PaymentPending).Exec(ctx); err != nil {
+		return fmt.Errorf("cancel payments: %w", err)
+	}
+	if _, err := tx.NewUpdate().Model((*Order)(nil)).Set("status = ?", OrderCancelled).
+		Where("process_instance_id = ? AND status = ?", instanceID, OrderUnpaid).Exec(ctx); err != nil {
+		return fmt.Errorf("cancel order: %w", err)
+	}
+	return nil
+}
+
+// Resume returns the current step with its saved answers and sets the state
+// to RUNNING (the spec's operation description; its example said RESUME).
+// A committed registration resumes at its payment link.
+func (s *Service) Resume(ctx context.Context, userKey, processID string) (*Form, error) {
+	var form *Form
+	err := inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		inst, err := loadInstance(ctx, tx, userKey, processID)
+		if err != nil {
+			return err
+		}
+		if finished(inst.Status) {
+			return Errorf(CodeConflict, "this registration is already %s", stateWord(inst.Status))
+		}
+		if inst.Status == StateSuspended || inst.Status == StateResume {
+			inst.Status = StateRunning
+			if err := bumpVersion(ctx, tx, inst, "status"); err != nil {
+				return err
+			}
+		}
+		form, err = s.formFor(ctx, tx, inst, nil)
+		return err
+	})
+	return form, err
+}
+
+// Back moves a running registration to the previous step and returns it
+// with its saved answers; answering it again continues forward with the
+// later answers pre-filled. step, when given, must be the current step.
+func (s *Service) Back(ctx context.Context, userKey, processID string, step *int) (*Form, error) {
+	var form *Form
+	err := inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		inst, err := loadInstance(ctx, tx, userKey, processID)
+		if err != nil {
+			return err
+		}
+		if err := checkOpen(inst); err != nil {
+			return err
+		}
+		def, err := s.defs.get(ctx, tx, inst.DefinitionID)
+		if err != nil {
+			return err
+		}
+		current := 0
+		if inst.CurrentStepID != nil {
+			current = def.stepNumber(*inst.CurrentStepID)
+		}
+		if step != nil && *step != current {
+			return Errorf(CodeConflict, "this registration changed in another window: it is at step %d", current)
+		}
+		if current == 0 {
+			return Errorf(CodeConflict, "there is no step before person selection")
+		}
+		if current == 1 {
+			inst.CurrentStepID = nil
+		} else {
+			inst.CurrentStepID = &def.Steps[current-2].ID
+		}
+		inst.Status = StateRunning
+		if err := bumpVersion(ctx, tx, inst, "current_step_id", "status"); err != nil {
+			return err
+		}
+		form, err = s.formFor(ctx, tx, inst, nil)
+		return err
+	})
+	return form, err
+}

@@ -1,0 +1,55 @@
+package engine
+
+import (
+	"database/sql"
+	"fmt"
+	"strings"
+
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
+	"github.com/uptrace/bun/dialect/sqlitedialect"
+	"github.com/uptrace/bun/driver/pgdriver"
+	"github.com/uptrace/bun/driver/sqliteshim"
+)
+
+// OpenDB opens the database named by url: "postgres://..." (or "postgresql://")
+// or "sqlite:PATH". SQLite runs with one connection, WAL and a busy timeout:
+// one writer at a time is what SQLite supports anyway, and a single
+// connection turns lock contention into queueing instead of SQLITE_BUSY.
+func OpenDB(url string) (*bun.DB, error) {
+	switch {
+	case strings.HasPrefix(url, "postgres://"), strings.HasPrefix(url, "postgresql://"):
+		sqldb := sql.OpenDB(pgdriver.NewConnector(pgdriver.WithDSN(url)))
+		sqldb.SetMaxOpenConns(32)
+		sqldb.SetMaxIdleConns(32)
+		return bun.NewDB(sqldb, pgdialect.New()), nil
+	case strings.HasPrefix(url, "sqlite:"):
+		path := strings.TrimPrefix(url, "sqlite:")
+		path = strings.TrimPrefix(path, "//")
+		if path == "" {
+			return nil, fmt.Errorf("database url %q: missing file path", "sqlite:")
+		}
+		sep := "?"
+		if strings.Contains(path, "?") {
+			sep = "&"
+		}
+		dsn := "file:" + path + sep + "_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_time_format=sqlite"
+		sqldb, err := sql.Open(sqliteshim.ShimName, dsn)
+		if err != nil {
+			return nil, fmt.Errorf("open sqlite: %w", err)
+		}
+		sqldb.SetMaxOpenConns(1)
+		sqldb.SetMaxIdleConns(1)
+		sqldb.SetConnMaxLifetime(0)
+		return bun.NewDB(sqldb, sqlitedialect.New()), nil
+	default:
+		return nil, fmt.Errorf("database url must start with postgres:// or sqlite: (got scheme of %q)", schemeOf(url))
+	}
+}
+
+func schemeOf(url string) string {
+	if i := strings.Index(url, ":"); i > 0 {
+		return url[:i]
+	}
+	return ""
+}

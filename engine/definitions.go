@@ -1,0 +1,342 @@
+package engine
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/uptrace/bun"
+	"gopkg.in/yaml.v3"
+)
+
+// DefinitionSpec is the import format of a process definition (YAML or JSON).
+type DefinitionSpec struct {
+	Key            string     `json:"key" yaml:"key"`
+	Name           string     `json:"name" yaml:"name"`
+	Category       string     `json:"category" yaml:"category"`
+	OrganisationID int64      `json:"organisationId" yaml:"organisationId"`
+	Steps          []StepSpec `json:"steps" yaml:"steps"`
+}
+
+// StepSpec is one step in a DefinitionSpec. OrderIndex defaults to the position (1-based).
+type StepSpec struct {
+	OrderIndex    int          `json:"orderIndex,omitempty" yaml:"orderIndex,omitempty"`
+	Name          string       `json:"name" yaml:"name"`
+	Question      string       `json:"questionText" yaml:"questionText"`
+	Type          string       `json:"questionType" yaml:"questionType"`
+	Required      bool         `json:"required" yaml:"required"`
+	Options       []OptionSpec `json:"options,omitempty" yaml:"options,omitempty"`
+	Format        *FormatSpec  `json:"format,omitempty" yaml:"format,omitempty"`
+	Range         *RangeSpec   `json:"range,omitempty" yaml:"range,omitempty"`
+	Persons       *AgeSpec     `json:"persons,omitempty" yaml:"persons,omitempty"`
+	Price         *PriceSpec   `json:"price,omitempty" yaml:"price,omitempty"`
+	MarksTransfer bool         `json:"marksTransfer,omitempty" yaml:"marksTransfer,omitempty"`
+}
+
+// OptionSpec is a choice of a DRP, RDO or SEL step.
+type OptionSpec struct {
+	Value string `json:"value" yaml:"value"`
+	Label string `json:"label" yaml:"label"`
+}
+
+// FormatSpec is a pattern an answer must match, with the message shown otherwise.
+type FormatSpec struct {
+	Pattern string `json:"pattern" yaml:"pattern"`
+	Message string `json:"message" yaml:"message"`
+}
+
+// RangeSpec bounds a numeric answer.
+type RangeSpec struct {
+	Min *float64 `json:"min,omitempty" yaml:"min,omitempty"`
+	Max *float64 `json:"max,omitempty" yaml:"max,omitempty"`
+}
+
+// AgeSpec limits a step to persons whose age at the period's start is in range;
+// the others get hide: true.
+type AgeSpec struct {
+	MinAge *int `json:"minAge,omitempty" yaml:"minAge,omitempty"`
+	MaxAge *int `json:"maxAge,omitempty" yaml:"maxAge,omitempty"`
+}
+
+// PriceSpec adds a per-person fee when a person's answer equals Answer.
+type PriceSpec struct {
+	Code        string `json:"code" yaml:"code"`
+	Label       string `json:"label" yaml:"label"`
+	Answer      string `json:"answer" yaml:"answer"`
+	AmountMinor int64  `json:"amountMinor" yaml:"amountMinor"`
+}
+
+// ParseDefinition reads a definition from YAML or JSON (JSON is valid YAML,
+// but decoding it as JSON first gives better error messages).
+func ParseDefinition(data []byte) (*DefinitionSpec, error) {
+	var spec DefinitionSpec
+	trimmed := strings.TrimSpace(string(data))
+	if strings.HasPrefix(trimmed, "{") {
+		dec := json.NewDecoder(strings.NewReader(trimmed))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&spec); err != nil {
+			return nil, fmt.Errorf("parse definition JSON: %w", err)
+		}
+	} else {
+		dec := yaml.NewDecoder(strings.NewReader(trimmed))
+		dec.KnownFields(true)
+		if err := dec.Decode(&spec); err != nil {
+			return nil, fmt.Errorf("parse definition YAML: %w", err)
+		}
+	}
+	if err := spec.Validate(); err != nil {
+		return nil, err
+	}
+	return &spec, nil
+}
+
+var stepNamePattern = regexp.MustCompile(`^[a-z][a-z0-9_]{0,62}$`)
+
+// Validate checks a definition before it is stored.
+func (d *DefinitionSpec) Validate() error {
+	var problems []string
+	add := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
+	if !stepNamePattern.MatchString(d.Key) {
+		add("key %q must be lower case letters, digits and _", d.Key)
+	}
+	if strings.TrimSpace(d.Name) == "" {
+		add("name is required")
+	}
+	if d.Category == "" {
+		add("category is required")
+	}
+	if d.OrganisationID <= 0 {
+		add("organisationId is required")
+	}
+	if len(d.Steps) == 0 {
+		add("at least one step is required")
+	}
+	names := map[string]bool{}
+	indexes := map[int]bool{}
+	for i := range d.Steps {
+		s := &d.Steps[i]
+		where := fmt.Sprintf("steps[%d]", i)
+		if s.OrderIndex == 0 {
+			s.OrderIndex = i + 1
+		}
+		if s.OrderIndex < 1 || indexes[s.OrderIndex] {
+			add("%s: orderIndex %d must be positive and unique", where, s.OrderIndex)
+		}
+		indexes[s.OrderIndex] = true
+		if !stepNamePattern.MatchString(s.Name) || names[s.Name] {
+			add("%s: name %q must be a unique lower-case key", where, s.Name)
+		}
+		names[s.Name] = true
+		if strings.TrimSpace(s.Question) == "" {
+			add("%s: questionText is required", where)
+		}
+		if !slices.Contains(QuestionTypes, s.Type) {
+			add("%s: questionType %q is not one of %s", where, s.Type, strings.Join(QuestionTypes, " "))
+		}
+		hasOptions := s.Type == TypeDropdown || s.Type == TypeRadio || s.Type == TypeMulti
+		if hasOptions && len(s.Options) == 0 {
+			add("%s: a %s step needs options", where, s.Type)
+		}
+		if !hasOptions && len(s.Options) > 0 {
+			add("%s: a %s step takes no options", where, s.Type)
+		}
+		seen := map[string]bool{}
+		for j, o := range s.Options {
+			if o.Value == "" || seen[o.Value] || strings.Contains(o.Value, ",") {
+				add("%s.options[%d]: value %q must be unique, non-empty and without commas", where, j, o.Value)
+			}
+			seen[o.Value] = true
+			if o.Label == "" {
+				s.Options[j].Label = o.Value
+			}
+		}
+		if s.Format != nil {
+			if _, err := regexp.Compile(s.Format.Pattern); err != nil || s.Format.Pattern == "" {
+				add("%s: format pattern %q does not compile", where, s.Format.Pattern)
+			}
+			if s.Format.Message == "" {
+				add("%s: format needs a message", where)
+			}
+		}
+		if s.Range != nil {
+			if s.Type != TypeNumber {
+				add("%s: range only applies to NUM steps", where)
+			}
+			if s.Range.Min != nil && s.Range.Max != nil && *s.Range.Min > *s.Range.Max {
+				add("%s: range min is above max", where)
+			}
+		}
+		if s.Price != nil {
+			if s.Price.Code == "" || s.Price.Label == "" || s.Price.Answer == "" {
+				add("%s: price needs code, label and answer", where)
+			}
+			if s.Price.AmountMinor < 0 {
+				add("%s: price amountMinor must not be negative", where)
+			}
+		}
+		if s.Persons != nil && s.Persons.MinAge != nil && s.Persons.MaxAge != nil && *s.Persons.MinAge > *s.Persons.MaxAge {
+			add("%s: persons minAge is above maxAge", where)
+		}
+	}
+	if len(problems) > 0 {
+		return Errorf(CodeInvalid, "invalid definition: %s", strings.Join(problems, "; "))
+	}
+	slices.SortFunc(d.Steps, func(a, b StepSpec) int { return a.OrderIndex - b.OrderIndex })
+	return nil
+}
+
+func (d *DefinitionSpec) contentHash() string {
+	b, _ := json.Marshal(d) // a struct of plain fields always marshals
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// ImportResult says what ImportDefinition stored.
+type ImportResult struct {
+	DefinitionID int64
+	Version      int
+	Unchanged    bool // the latest version already had this content
+}
+
+// ImportDefinition stores spec as a new version of its key, in one transaction.
+// Importing the same content again stores nothing.
+func ImportDefinition(ctx context.Context, db *bun.DB, spec *DefinitionSpec) (ImportResult, error) {
+	var res ImportResult
+	if err := spec.Validate(); err != nil {
+		return res, err
+	}
+	hash := spec.contentHash()
+	err := inTx(ctx, db, func(ctx context.Context, tx bun.Tx) error {
+		var latest ProcessDefinition
+		err := tx.NewSelect().Model(&latest).
+			Where("organisation_id = ? AND key = ?", spec.OrganisationID, spec.Key).
+			Order("version DESC").Limit(1).Scan(ctx)
+		switch {
+		case err == nil && latest.ContentHash == hash && latest.Active:
+			res = ImportResult{DefinitionID: latest.ID, Version: latest.Version, Unchanged: true}
+			return nil
+		case err == nil:
+			res.Version = latest.Version + 1
+		default:
+			if nf := notFoundOr(err, "definition"); ErrorCode(nf) != CodeNotFound {
+				return nf
+			}
+			res.Version = 1
+		}
+		def := &ProcessDefinition{
+			OrganisationID: spec.OrganisationID, Key: spec.Key, Name: spec.Name,
+			Category: spec.Category, Version: res.Version, Active: true, ContentHash: hash,
+		}
+		if _, err := tx.NewInsert().Model(def).Exec(ctx); err != nil {
+			if isUniqueViolation(err) {
+				return Errorf(CodeConflict, "another import of %q ran at the same time; try again", spec.Key)
+			}
+			return fmt.Errorf("insert definition: %w", err)
+		}
+		res.DefinitionID = def.ID
+		for _, s := range spec.Steps {
+			step := stepFromSpec(def.ID, s)
+			if _, err := tx.NewInsert().Model(step).Exec(ctx); err != nil {
+				return fmt.Errorf("insert step %s: %w", s.Name, err)
+			}
+			if len(s.Options) == 0 {
+				continue
+			}
+			opts := make([]ProcessStepOption, len(s.Options))
+			for i, o := range s.Options {
+				opts[i] = ProcessStepOption{StepID: step.ID, OrderIndex: i + 1, Value: o.Value, Label: o.Label}
+			}
+			if _, err := tx.NewInsert().Model(&opts).Exec(ctx); err != nil {
+				return fmt.Errorf("insert options of %s: %w", s.Name, err)
+			}
+		}
+		return nil
+	})
+	return res, err
+}
+
+func stepFromSpec(defID int64, s StepSpec) *ProcessStep {
+	step := &ProcessStep{
+		DefinitionID: defID, OrderIndex: s.OrderIndex, Name: s.Name,
+		QuestionText: s.Question, QuestionType: s.Type, Required: s.Required,
+		MarksTransfer: s.MarksTransfer,
+	}
+	if s.Format != nil {
+		step.FormatPattern, step.FormatMessage = &s.Format.Pattern, &s.Format.Message
+	}
+	if s.Range != nil {
+		step.MinValue, step.MaxValue = s.Range.Min, s.Range.Max
+	}
+	if s.Persons != nil {
+		step.PersonMinAge, step.PersonMaxAge = s.Persons.MinAge, s.Persons.MaxAge
+	}
+	if s.Price != nil {
+		step.PriceCode, step.PriceLabel = &s.Price.Code, &s.Price.Label
+		step.PriceAnswer, step.PriceAmountMinor = &s.Price.Answer, &s.Price.AmountMinor
+	}
+	return step
+}
+
+// definition is a loaded, immutable definition version with compiled rules.
+type definition struct {
+	*ProcessDefinition
+	patterns map[int64]*regexp.Regexp // by step id
+}
+
+// stepNumber returns the 1-based position of the step with id, or 0.
+func (d *definition) stepNumber(id int64) int {
+	for i, s := range d.Steps {
+		if s.ID == id {
+			return i + 1
+		}
+	}
+	return 0
+}
+
+// definitionCache keeps loaded definition versions. Versions never change once
+// stored (a new import adds a version), so caching them is safe across a cluster;
+// only the active flag can change, and that is read with the instance.
+type definitionCache struct {
+	mu   sync.RWMutex
+	byID map[int64]*definition
+}
+
+func (c *definitionCache) get(ctx context.Context, db bun.IDB, id int64) (*definition, error) {
+	c.mu.RLock()
+	d, ok := c.byID[id]
+	c.mu.RUnlock()
+	if ok {
+		return d, nil
+	}
+	def := new(ProcessDefinition)
+	err := db.NewSelect().Model(def).Where("?TableAlias.id = ?", id).
+		Relation("Steps", func(q *bun.SelectQuery) *bun.SelectQuery { return q.Order("order_index ASC") }).
+		Relation("Steps.Options", func(q *bun.SelectQuery) *bun.SelectQuery { return q.Order("order_index ASC") }).
+		Scan(ctx)
+	if err != nil {
+		return nil, notFoundOr(err, "process definition")
+	}
+	d = &definition{ProcessDefinition: def, patterns: map[int64]*regexp.Regexp{}}
+	for _, s := range def.Steps {
+		if s.FormatPattern != nil {
+			re, err := regexp.Compile(*s.FormatPattern)
+			if err != nil {
+				return nil, fmt.Errorf("definition %d step %s: stored pattern does not compile: %w", id, s.Name, err)
+			}
+			d.patterns[s.ID] = re
+		}
+	}
+	c.mu.Lock()
+	if c.byID == nil {
+		c.byID = map[int64]*definition{}
+	}
+	c.byID[id] = d
+	c.mu.Unlock()
+	return d, nil
+}

@@ -1,0 +1,146 @@
+package engine
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"time"
+
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect"
+)
+
+//go:embed demo_definition.yaml
+var demoDefinition []byte
+
+// DemoUserKey is the user key of the demo link.
+const DemoUserKey = "demo"
+
+// DemoPeriodID is the membership period of the demo link.
+const DemoPeriodID = 1
+
+// SeedDemo loads the demo organisation, period, pricing, persons and
+// definition, and then members user keys demo-1 ... demo-N with two
+// selectable persons each. It is idempotent: what exists is left alone.
+func SeedDemo(ctx context.Context, db *bun.DB, members int, now time.Time) error {
+	spec, err := ParseDefinition(demoDefinition)
+	if err != nil {
+		return fmt.Errorf("demo definition: %w", err)
+	}
+	err = inTx(ctx, db, func(ctx context.Context, tx bun.Tx) error {
+		exists, err := tx.NewSelect().Model((*Organisation)(nil)).Where("id = 1").Exists(ctx)
+		if err != nil {
+			return fmt.Errorf("check demo organisation: %w", err)
+		}
+		if !exists {
+			if err := seedDemoCore(ctx, tx, now); err != nil {
+				return err
+			}
+		}
+		return seedDemoMembers(ctx, tx, members)
+	})
+	if err != nil {
+		return err
+	}
+	_, err = ImportDefinition(ctx, db, spec)
+	return err
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func date(s string) time.Time {
+	t, err := time.Parse(time.DateOnly, s)
+	if err != nil {
+		panic(err) // only called with literals
+	}
+	return t
+}
+
+func seedDemoCore(ctx context.Context, tx bun.Tx, now time.Time) error {
+	start := time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, time.UTC)
+	end := start.AddDate(1, 0, -1)
+	rows := []any{
+		&Organisation{ID: 1, Name: "Riverside Rowing Club"},
+		&MembershipPeriod{ID: DemoPeriodID, OrganisationID: 1, Name: fmt.Sprintf("Season %d/%d", start.Year(), end.Year()),
+			StartDate: start, EndDate: end, Status: PeriodOpen, Currency: "EUR", DefinitionKey: "membership"},
+		&MembershipPeriod{ID: 2, OrganisationID: 1, Name: fmt.Sprintf("Season %d/%d", start.Year()-1, end.Year()-1),
+			StartDate: start.AddDate(-1, 0, 0), EndDate: start.AddDate(0, 0, -1), Status: PeriodClosed, Currency: "EUR", DefinitionKey: "membership"},
+		&MembershipType{ID: 1, OrganisationID: 1, Code: "ADULT", Name: "Adult", MinAge: ptr(18)},
+		&MembershipType{ID: 2, OrganisationID: 1, Code: "JUNIOR", Name: "Junior", MaxAge: ptr(17)},
+		&Person{ID: 1, OrganisationID: 1, FirstName: "Alex", LastName: "Morgan", DateOfBirth: date("1985-04-12"), Email: "alex.morgan@example.org"},
+		&Person{ID: 2, OrganisationID: 1, FirstName: "Sam", LastName: "Morgan", DateOfBirth: date("1987-09-30"), Email: "sam.morgan@example.org"},
+		&Person{ID: 3, OrganisationID: 1, FirstName: "Robin", LastName: "Morgan", DateOfBirth: date("2014-06-02")},
+		&Person{ID: 4, OrganisationID: 1, FirstName: "Jamie", LastName: "Morgan", DateOfBirth: date("2011-02-17")},
+	}
+	for _, r := range rows {
+		if _, err := tx.NewInsert().Model(r).Exec(ctx); err != nil {
+			return fmt.Errorf("seed %T: %w", r, err)
+		}
+	}
+	var links []UserPerson
+	for id := int64(1); id <= 4; id++ {
+		links = append(links, UserPerson{UserKey: DemoUserKey, PersonID: id, OrganisationID: 1})
+	}
+	if _, err := tx.NewInsert().Model(&links).Exec(ctx); err != nil {
+		return fmt.Errorf("seed user links: %w", err)
+	}
+	// Alex renews (held an adult membership last season); Jamie is already registered this season.
+	held := []Membership{
+		{PersonID: 1, PeriodID: 2, MembershipTypeID: 1, MemberType: MemberNew, Status: MembershipActive, CreatedAt: start.AddDate(-1, 0, 0), ActivatedAt: ptr(start.AddDate(-1, 0, 0))},
+		{PersonID: 4, PeriodID: DemoPeriodID, MembershipTypeID: 2, MemberType: MemberRenewal, Status: MembershipActive, CreatedAt: now, ActivatedAt: ptr(now)},
+	}
+	if _, err := tx.NewInsert().Model(&held).Exec(ctx); err != nil {
+		return fmt.Errorf("seed memberships: %w", err)
+	}
+	adult, junior := int64(1), int64(2)
+	rules := []PriceRule{
+		{PeriodID: DemoPeriodID, Code: "adult-fee", Kind: RuleMembershipFee, Label: "Adult membership", MembershipTypeID: &adult, AmountMinor: ptr(int64(12000))},
+		{PeriodID: DemoPeriodID, Code: "junior-fee", Kind: RuleMembershipFee, Label: "Junior membership", MembershipTypeID: &junior, AmountMinor: ptr(int64(6000))},
+		{PeriodID: DemoPeriodID, Code: "joining-fee", Kind: RuleMemberType, Label: "Joining fee (new member)", MemberType: ptr(MemberNew), AmountMinor: ptr(int64(1500))},
+		{PeriodID: DemoPeriodID, Code: "loyalty", Kind: RuleMemberType, Label: "Loyalty discount (renewal)", MemberType: ptr(MemberRenewal), AmountMinor: ptr(int64(-1000))},
+		{PeriodID: DemoPeriodID, Code: "transfer-fee", Kind: RuleMemberType, Label: "Transfer handling", MemberType: ptr(MemberTransfer), AmountMinor: ptr(int64(500))},
+		{PeriodID: DemoPeriodID, Code: "early-bird", Kind: RuleEarlyBird, Label: "Early-bird discount 10%", ValidUntil: ptr(start.AddDate(0, 2, 0)), PercentBP: ptr(-1000)},
+		{PeriodID: DemoPeriodID, Code: "late-fee", Kind: RuleLateFee, Label: "Late registration", ValidFrom: ptr(start.AddDate(0, 6, 0)), AmountMinor: ptr(int64(2000))},
+		{PeriodID: DemoPeriodID, Code: "family", Kind: RuleFamily, Label: "Family discount 15% (3 or more)", MinPersons: ptr(3), PercentBP: ptr(-1500)},
+		{PeriodID: DemoPeriodID, Code: "admin-fee", Kind: RuleAdminFee, Label: "Administration fee", AmountMinor: ptr(int64(250))},
+	}
+	if _, err := tx.NewInsert().Model(&rules).Exec(ctx); err != nil {
+		return fmt.Errorf("seed price rules: %w", err)
+	}
+	if tx.Dialect().Name() == dialect.PG {
+		// The rows above carry explicit ids; move the sequences past them.
+		for _, table := range []string{"organisations", "membership_periods", "membership_types", "persons"} {
+			if _, err := tx.ExecContext(ctx, fmt.Sprintf(
+				"SELECT setval(pg_get_serial_sequence('%[1]s', 'id'), (SELECT max(id) FROM %[1]s))", table)); err != nil {
+				return fmt.Errorf("advance %s id sequence: %w", table, err)
+			}
+		}
+	}
+	return nil
+}
+
+// seedDemoMembers links user keys demo-1 ... demo-n to two adults each, for load tests.
+func seedDemoMembers(ctx context.Context, tx bun.Tx, n int) error {
+	for i := 1; i <= n; i++ {
+		key := fmt.Sprintf("demo-%d", i)
+		exists, err := tx.NewSelect().Model((*UserPerson)(nil)).Where("user_key = ?", key).Exists(ctx)
+		if err != nil {
+			return fmt.Errorf("check %s: %w", key, err)
+		}
+		if exists {
+			continue
+		}
+		persons := []Person{
+			{OrganisationID: 1, FirstName: "Load", LastName: fmt.Sprintf("Tester %d A", i), DateOfBirth: date("1990-01-15")},
+			{OrganisationID: 1, FirstName: "Load", LastName: fmt.Sprintf("Tester %d B", i), DateOfBirth: date("1992-07-04")},
+		}
+		if _, err := tx.NewInsert().Model(&persons).Exec(ctx); err != nil {
+			return fmt.Errorf("seed persons of %s: %w", key, err)
+		}
+		links := []UserPerson{{UserKey: key, PersonID: persons[0].ID, OrganisationID: 1}, {UserKey: key, PersonID: persons[1].ID, OrganisationID: 1}}
+		if _, err := tx.NewInsert().Model(&links).Exec(ctx); err != nil {
+			return fmt.Errorf("seed links of %s: %w", key, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,75 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Code classifies an engine error; the HTTP layer maps each code to a status.
+type Code string
+
+// Error codes.
+const (
+	CodeInvalid      Code = "invalid"      // malformed input: 400
+	CodeUnauthorized Code = "unauthorized" // missing or wrong identity: 401
+	CodeNotFound     Code = "not_found"    // 404
+	CodeConflict     Code = "conflict"     // stale step, finished process, lost race: 409
+	CodeValidation   Code = "validation"   // answers break a rule: 422
+	CodeUnavailable  Code = "unavailable"  // a dependency is down: 503
+	CodeInternal     Code = "internal"     // 500
+)
+
+// FieldError names one bad field of a request, as `people[0].answer`.
+type FieldError struct {
+	Field   string
+	Message string
+}
+
+// PersonError is a validation failure of one person's answer.
+type PersonError struct {
+	PersonID int64
+	Message  string
+}
+
+// Error is the engine's error: a code, a message safe to show to users and,
+// for validation errors, the failures per field or per person.
+type Error struct {
+	Code    Code
+	Message string
+	Fields  []FieldError
+	People  []PersonError
+	// Process identifies the instance and step a validation error belongs to.
+	ProcessID string
+	Step      int
+	Err       error // the cause, for logs only
+}
+
+func (e *Error) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("%s: %s: %v", e.Code, e.Message, e.Err)
+	}
+	return fmt.Sprintf("%s: %s", e.Code, e.Message)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Errorf builds an Error with a user-facing message.
+func Errorf(code Code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// ErrorCode returns the code of err, or CodeInternal for errors the engine did not classify.
+func ErrorCode(err error) Code {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return CodeInternal
+}
+
+// AsError returns err as an engine Error when it is one.
+func AsError(err error) (*Error, bool) {
+	var e *Error
+	ok := errors.As(err, &e)
+	return e, ok
+}

@@ -1,0 +1,66 @@
+package engine_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"portal/engine"
+	"portal/engine/dbtest"
+)
+
+// seeded returns a service on a database with the demo data.
+func seeded(t *testing.T, db *bun.DB) *engine.Service {
+	t.Helper()
+	now := time.Now().UTC()
+	if err := engine.SeedDemo(context.Background(), db, 2, now); err != nil {
+		t.Fatalf("seed: %v", err)
+	}
+	gw := engine.NewTestGateway("secret", "http://portal.test")
+	return engine.NewService(db, gw)
+}
+
+func str(s string) *string { return &s }
+
+func TestWholeFlow(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		svc := seeded(t, db)
+		form, created, err := svc.LoadMembershipForm(ctx, "demo", 1, nil)
+		if err != nil || !created {
+			t.Fatalf("load: %v created=%v", err, created)
+		}
+		if form.State != engine.StateInit || form.Step != 0 || len(form.People) != 4 {
+			t.Fatalf("initial form: %+v", form)
+		}
+		pid := form.ProcessIDString()
+		form, err = svc.Next(ctx, "demo", engine.NextInput{ProcessID: pid, Step: 0, People: []engine.PersonInput{{ID: 1}, {ID: 3}}})
+		if err != nil {
+			t.Fatalf("select: %v", err)
+		}
+		if form.State != engine.StateRunning || form.Step != 1 || form.Question.Type != "TXT" {
+			t.Fatalf("after select: %+v", form)
+		}
+		answers := map[int][]engine.PersonInput{
+			1: {{ID: 1, Answer: str("0612345678")}, {ID: 3, Answer: str("0612345678")}},
+			2: {{ID: 1, Answer: str("M")}, {ID: 3, Answer: str("S")}},
+			3: {{ID: 1, Answer: str("1")}, {ID: 3, Answer: str("0")}},
+			4: {{ID: 1}, {ID: 3}},
+			5: {{ID: 3, Answer: str("1")}},
+			6: {{ID: 1, Answer: str("1")}, {ID: 3, Answer: str("0")}},
+			7: {{ID: 1, Answer: str("1")}, {ID: 3, Answer: str("1")}},
+		}
+		for step := 1; step <= 7; step++ {
+			form, err = svc.Next(ctx, "demo", engine.NextInput{ProcessID: pid, Step: step, People: answers[step]})
+			if err != nil {
+				t.Fatalf("step %d: %v", step, err)
+			}
+		}
+		if form.State != engine.StateDone || form.PaymentURL == "" {
+			t.Fatalf("done: %+v", form)
+		}
+		t.Logf("payment url %s", form.PaymentURL)
+	})
+}

@@ -1,0 +1,72 @@
+package engine
+
+import (
+	"strconv"
+	"time"
+)
+
+// Form is the state of a registration as the member sees it; the HTTP layer
+// turns it into the spec's FormDTO or into a page.
+type Form struct {
+	ProcessID  int64
+	Step       int // 0 is person selection, 1..TotalSteps the questions, TotalSteps+1 done
+	TotalSteps int
+	State      string
+	PeriodID   int64
+	Question   *Question // nil outside question steps
+	People     []FormPerson
+	PaymentURL string // set when DONE and a payment link exists
+}
+
+// Question is the current step's question.
+type Question struct {
+	Name     string
+	Text     string
+	Type     string
+	Required bool
+	Options  []Option
+}
+
+// Option is one choice of a question.
+type Option struct {
+	Value string
+	Label string
+}
+
+// Person statuses as the form shows them.
+const (
+	PersonAvailable      = "Available"
+	PersonRegistered     = "Registered"
+	PersonPendingPayment = "Pending Payment"
+)
+
+// FormPerson is one person on a form.
+type FormPerson struct {
+	ID          int64
+	FirstName   string
+	LastName    string
+	DateOfBirth time.Time
+	Answer      *string
+	Hide        bool
+	Selected    bool
+	CanSelect   bool
+	Status      string
+	PaymentURL  string
+}
+
+// PersonInput is one person of a submitted step: selection or answer.
+type PersonInput struct {
+	ID       int64
+	Selected *bool   // selection step: nil means selected (the spec lets clients send only ids)
+	Answer   *string // question steps: nil when absent
+}
+
+// NextInput is a submitted step.
+type NextInput struct {
+	ProcessID string
+	Step      int
+	People    []PersonInput
+}
+
+// ProcessIDString is the process id as the API carries it.
+func (f *Form) ProcessIDString() string { return strconv.FormatInt(f.ProcessID, 10) }

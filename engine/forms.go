@@ -1,0 +1,450 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/uptrace/bun"
+)
+
+// LoadMembershipForm returns the registration of userKey for a period: the
+// unfinished one if there is one, otherwise a new instance in state INIT.
+// created reports whether a new instance was made. orgID, when given, must
+// be the period's organisation.
+func (s *Service) LoadMembershipForm(ctx context.Context, userKey string, periodID int64, orgID *int64) (form *Form, created bool, err error) {
+	period := new(MembershipPeriod)
+	if err := s.db.NewSelect().Model(period).Where("id = ?", periodID).Scan(ctx); err != nil {
+		return nil, false, notFoundOr(err, "membership period")
+	}
+	if orgID != nil && *orgID != period.OrganisationID {
+		return nil, false, Errorf(CodeNotFound, "membership period not found")
+	}
+	if !period.AcceptsRegistrations(s.clock()) {
+		return nil, false, Errorf(CodeConflict, "registration for %s is closed", period.Name)
+	}
+	persons, err := linkedPersons(ctx, s.db, userKey, period.OrganisationID)
+	if err != nil {
+		return nil, false, err
+	}
+	if len(persons) == 0 {
+		return nil, false, Errorf(CodeNotFound, "no persons are linked to this user key in the period's organisation")
+	}
+	inst, err := s.openInstance(ctx, userKey, period)
+	if err != nil {
+		return nil, false, err
+	}
+	if inst == nil {
+		if inst, err = s.startInstance(ctx, userKey, period); err != nil {
+			return nil, false, err
+		}
+		created = true
+	}
+	inst.Period = period
+	form, err = s.formFor(ctx, s.db, inst, persons)
+	return form, created, err
+}
+
+// openInstance finds the unfinished instance of userKey for a period, or nil.
+func (s *Service) openInstance(ctx context.Context, userKey string, period *MembershipPeriod) (*ProcessInstance, error) {
+	var found []ProcessInstance
+	err := s.db.NewSelect().Model(&found).
+		Where("user_key = ? AND related_entity_type = ? AND related_entity_id = ? AND definition_key = ?",
+			userKey, EntityMembership, period.ID, period.DefinitionKey).
+		Where("status NOT IN (?)", bun.In([]string{StateCompleted, StateCancelled, StateFailed})).
+		Limit(1).Scan(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("find open instance: %w", err)
+	}
+	if len(found) == 0 {
+		return nil, nil //nolint:nilnil // "none open" is a normal answer, not an error
+	}
+	return &found[0], nil
+}
+
+// startInstance creates an INIT instance on the newest active definition
+// version. Two tabs starting at once both end up on the same instance: the
+// unique index lets one insert win and the other reads it.
+func (s *Service) startInstance(ctx context.Context, userKey string, period *MembershipPeriod) (*ProcessInstance, error) {
+	var def ProcessDefinition
+	err := s.db.NewSelect().Model(&def).
+		Where("organisation_id = ? AND key = ? AND active", period.OrganisationID, period.DefinitionKey).
+		Order("version DESC").Limit(1).Scan(ctx)
+	if err != nil {
+		if ErrorCode(notFoundOr(err, "")) == CodeNotFound {
+			return nil, Errorf(CodeConflict, "registration is not available: the registration form is inactive; please contact the organisation")
+		}
+		return nil, fmt.Errorf("load definition: %w", err)
+	}
+	now := s.clock()
+	inst := &ProcessInstance{
+		DefinitionID: def.ID, DefinitionKey: def.Key, Status: StateInit, StartTime: now,
+		RelatedEntityType: EntityMembership, RelatedEntityID: period.ID, OrganisationID: period.OrganisationID,
+		UserKey: userKey, SelectedPersons: []int64{}, Version: 1, UpdatedAt: now,
+	}
+	if _, err := s.db.NewInsert().Model(inst).Exec(ctx); err != nil {
+		if isUniqueViolation(err) {
+			existing, ferr := s.openInstance(ctx, userKey, period)
+			if ferr == nil && existing != nil {
+				return existing, nil
+			}
+		}
+		return nil, fmt.Errorf("create process instance: %w", err)
+	}
+	return inst, nil
+}
+
+// formFor renders an instance's current state. persons are the linked persons
+// when the caller already has them (nil otherwise).
+func (s *Service) formFor(ctx context.Context, db bun.IDB, inst *ProcessInstance, persons []Person) (*Form, error) {
+	def, err := s.defs.get(ctx, db, inst.DefinitionID)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case inst.Status == StateDone:
+		return s.doneForm(ctx, db, inst, def)
+	case finished(inst.Status):
+		return nil, Errorf(CodeConflict, "this registration is already %s", stateWord(inst.Status))
+	case inst.CurrentStepID == nil:
+		return s.selectionForm(ctx, db, inst, def, persons)
+	}
+	data, err := instanceData(ctx, db, inst.ID)
+	if err != nil {
+		return nil, err
+	}
+	selected, err := personsByID(ctx, db, inst.SelectedPersons)
+	if err != nil {
+		return nil, err
+	}
+	return questionForm(inst, def, def.stepNumber(*inst.CurrentStepID), selected, answersOf(data)), nil
+}
+
+func stateWord(state string) string {
+	switch state {
+	case StateCompleted:
+		return "completed"
+	case StateCancelled:
+		return "cancelled"
+	case StateFailed:
+		return "failed"
+	}
+	return "finished"
+}
+
+func baseForm(inst *ProcessInstance, def *definition, step int) *Form {
+	return &Form{ProcessID: inst.ID, Step: step, TotalSteps: len(def.Steps), State: inst.Status, PeriodID: inst.RelatedEntityID}
+}
+
+// selectionForm is step 0: every linked person with their status.
+func (s *Service) selectionForm(ctx context.Context, db bun.IDB, inst *ProcessInstance, def *definition, persons []Person) (*Form, error) {
+	if persons == nil {
+		var err error
+		if persons, err = linkedPersons(ctx, db, inst.UserKey, inst.OrganisationID); err != nil {
+			return nil, err
+		}
+	}
+	ids := make([]int64, len(persons))
+	for i, p := range persons {
+		ids[i] = p.ID
+	}
+	statuses, err := membershipStatuses(ctx, db, inst.RelatedEntityID, ids)
+	if err != nil {
+		return nil, err
+	}
+	form := baseForm(inst, def, 0)
+	for _, p := range persons {
+		status := statuses[p.ID]
+		form.People = append(form.People, FormPerson{
+			ID: p.ID, FirstName: p.FirstName, LastName: p.LastName, DateOfBirth: p.DateOfBirth,
+			Selected:  slices.Contains(inst.SelectedPersons, p.ID) && status == PersonAvailable,
+			CanSelect: status == PersonAvailable, Status: status,
+		})
+	}
+	return form, nil
+}
+
+// questionForm is a question step with the saved answers of the selected persons.
+func questionForm(inst *ProcessInstance, def *definition, number int, selected []Person, answers map[int64]map[int64]string) *Form {
+	step := &def.Steps[number-1]
+	form := baseForm(inst, def, number)
+	q := &Question{Name: step.Name, Text: step.QuestionText, Type: step.QuestionType, Required: step.Required}
+	for _, o := range step.Options {
+		q.Options = append(q.Options, Option{Value: o.Value, Label: o.Label})
+	}
+	form.Question = q
+	for _, p := range selected {
+		fp := FormPerson{
+			ID: p.ID, FirstName: p.FirstName, LastName: p.LastName, DateOfBirth: p.DateOfBirth,
+			Hide: hiddenFor(step, p.DateOfBirth, inst.Period.StartDate), Selected: true, CanSelect: true,
+			Status: PersonAvailable,
+		}
+		if v, ok := answers[step.ID][p.ID]; ok {
+			fp.Answer = &v
+		}
+		form.People = append(form.People, fp)
+	}
+	return form
+}
+
+// doneForm is the committed state: persons pending payment and the payment link.
+func (s *Service) doneForm(ctx context.Context, db bun.IDB, inst *ProcessInstance, def *definition) (*Form, error) {
+	selected, err := personsByID(ctx, db, inst.SelectedPersons)
+	if err != nil {
+		return nil, err
+	}
+	url, err := s.paymentURLFor(ctx, db, inst.ID)
+	if err != nil {
+		return nil, err
+	}
+	form := baseForm(inst, def, len(def.Steps)+1)
+	form.PaymentURL = url
+	for _, p := range selected {
+		form.People = append(form.People, FormPerson{
+			ID: p.ID, FirstName: p.FirstName, LastName: p.LastName, DateOfBirth: p.DateOfBirth,
+			Selected: true, Status: PersonPendingPayment, PaymentURL: url,
+		})
+	}
+	return form, nil
+}
+
+// Next stores the answers of the current step and moves on: to the first
+// question after person selection, to the following question, or, after the
+// last one, commits the registration (state DONE).
+func (s *Service) Next(ctx context.Context, userKey string, in NextInput) (*Form, error) {
+	var form *Form
+	var committed *Order
+	err := inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		inst, err := loadInstance(ctx, tx, userKey, in.ProcessID)
+		if err != nil {
+			return err
+		}
+		if err := checkOpen(inst); err != nil {
+			return err
+		}
+		def, err := s.defs.get(ctx, tx, inst.DefinitionID)
+		if err != nil {
+			return err
+		}
+		current := 0
+		if inst.CurrentStepID != nil {
+			current = def.stepNumber(*inst.CurrentStepID)
+		}
+		if in.Step != current {
+			return &Error{Code: CodeConflict, ProcessID: in.ProcessID, Step: current,
+				Message: fmt.Sprintf("this registration changed in another window: it is at step %d, the answers were for step %d", current, in.Step)}
+		}
+		if current == 0 {
+			form, err = s.submitSelection(ctx, tx, inst, def, in)
+			return err
+		}
+		form, committed, err = s.submitAnswers(ctx, tx, inst, def, current, in)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if committed != nil {
+		url, err := s.startPayment(ctx, s.db, committed)
+		if err != nil {
+			// The registration stands; the link is made again on the next load.
+			s.log.WarnContext(ctx, "payment link could not be created", "order", committed.ID, "err", err)
+		}
+		form.PaymentURL = url
+		for i := range form.People {
+			form.People[i].PaymentURL = url
+		}
+	}
+	return form, nil
+}
+
+// checkOpen rejects answers to an instance that is committed or finished.
+func checkOpen(inst *ProcessInstance) error {
+	switch {
+	case inst.Status == StateDone:
+		return Errorf(CodeConflict, "this registration is already submitted and waits for payment")
+	case finished(inst.Status):
+		return Errorf(CodeConflict, "this registration is already %s", stateWord(inst.Status))
+	}
+	return nil
+}
+
+// submitSelection stores which persons are registered and opens the first question.
+func (s *Service) submitSelection(ctx context.Context, tx bun.Tx, inst *ProcessInstance, def *definition, in NextInput) (*Form, error) {
+	persons, err := linkedPersons(ctx, tx, inst.UserKey, inst.OrganisationID)
+	if err != nil {
+		return nil, err
+	}
+	byID := map[int64]Person{}
+	ids := make([]int64, len(persons))
+	for i, p := range persons {
+		byID[p.ID] = p
+		ids[i] = p.ID
+	}
+	statuses, err := membershipStatuses(ctx, tx, inst.RelatedEntityID, ids)
+	if err != nil {
+		return nil, err
+	}
+	var types []MembershipType
+	if err := tx.NewSelect().Model(&types).Where("organisation_id = ?", inst.OrganisationID).Scan(ctx); err != nil {
+		return nil, fmt.Errorf("load membership types: %w", err)
+	}
+	var chosen []int64
+	var problems []PersonError
+	for _, p := range in.People {
+		if p.Selected != nil && !*p.Selected {
+			continue
+		}
+		person, linked := byID[p.ID]
+		switch {
+		case !linked:
+			problems = append(problems, PersonError{PersonID: p.ID, Message: "This person cannot be registered with this link."})
+		case statuses[p.ID] != PersonAvailable:
+			problems = append(problems, PersonError{PersonID: p.ID, Message: fmt.Sprintf("%s %s is already %s.", person.FirstName, person.LastName, lowerStatus(statuses[p.ID]))})
+		case chooseMembershipType(types, person.DateOfBirth, inst.Period.StartDate) == nil:
+			problems = append(problems, PersonError{PersonID: p.ID, Message: fmt.Sprintf("%s %s is not eligible for any membership type of this period.", person.FirstName, person.LastName)})
+		case !slices.Contains(chosen, p.ID):
+			chosen = append(chosen, p.ID)
+		}
+	}
+	if len(problems) > 0 {
+		return nil, &Error{Code: CodeValidation, Message: "Some persons cannot be selected.", People: problems, ProcessID: strconv64(inst.ID)}
+	}
+	if len(chosen) == 0 {
+		return nil, &Error{Code: CodeValidation, Message: "Select at least one person.", ProcessID: strconv64(inst.ID)}
+	}
+	first := def.Steps[0].ID
+	inst.SelectedPersons, inst.CurrentStepID, inst.Status = chosen, &first, StateRunning
+	if err := bumpVersion(ctx, tx, inst, "selected_persons", "current_step_id", "status"); err != nil {
+		return nil, err
+	}
+	now := s.clock()
+	if _, err := tx.NewDelete().Model((*ProcessData)(nil)).
+		Where("instance_id = ? AND data_key = ?", inst.ID, DataSelected).Exec(ctx); err != nil {
+		return nil, fmt.Errorf("clear selection: %w", err)
+	}
+	rows := make([]ProcessData, len(chosen))
+	for i, id := range chosen {
+		rows[i] = ProcessData{InstanceID: inst.ID, PersonID: &id, DataKey: DataSelected, DataValue: "true", CreatedAt: now}
+	}
+	if _, err := tx.NewInsert().Model(&rows).Exec(ctx); err != nil {
+		return nil, fmt.Errorf("store selection: %w", err)
+	}
+	data, err := instanceData(ctx, tx, inst.ID)
+	if err != nil {
+		return nil, err
+	}
+	selected := make([]Person, len(chosen))
+	for i, id := range chosen {
+		selected[i] = byID[id]
+	}
+	return questionForm(inst, def, 1, selected, answersOf(data)), nil
+}
+
+func lowerStatus(status string) string {
+	switch status {
+	case PersonRegistered:
+		return "registered"
+	case PersonPendingPayment:
+		return "registered and waiting for payment"
+	}
+	return status
+}
+
+func strconv64(id int64) string { return fmt.Sprint(id) }
+
+// submitAnswers validates and stores the answers of question number, then
+// returns the next question or commits after the last one.
+func (s *Service) submitAnswers(ctx context.Context, tx bun.Tx, inst *ProcessInstance, def *definition, number int, in NextInput) (*Form, *Order, error) {
+	step := &def.Steps[number-1]
+	selected, err := personsByID(ctx, tx, inst.SelectedPersons)
+	if err != nil {
+		return nil, nil, err
+	}
+	given := map[int64]*string{}
+	var fields []FieldError
+	for i, p := range in.People {
+		if !slices.Contains(inst.SelectedPersons, p.ID) {
+			fields = append(fields, FieldError{Field: fmt.Sprintf("people[%d].id", i), Message: "this person is not part of the registration"})
+			continue
+		}
+		if _, dup := given[p.ID]; dup {
+			fields = append(fields, FieldError{Field: fmt.Sprintf("people[%d].id", i), Message: "this person appears twice"})
+			continue
+		}
+		given[p.ID] = p.Answer
+	}
+	if len(fields) > 0 {
+		return nil, nil, &Error{Code: CodeInvalid, Message: "The request names persons that are not part of this registration.", Fields: fields}
+	}
+	inputs := make([]answerFor, len(selected))
+	for i, p := range selected {
+		inputs[i] = answerFor{PersonID: p.ID, Hide: hiddenFor(step, p.DateOfBirth, inst.Period.StartDate), Answer: given[p.ID]}
+	}
+	answers, problems := validateStep(step, def.patterns[step.ID], inputs)
+	if len(problems) > 0 {
+		return nil, nil, &Error{Code: CodeValidation, Message: "Some answers are not valid.", People: problems,
+			ProcessID: strconv64(inst.ID), Step: number}
+	}
+	data, err := instanceData(ctx, tx, inst.ID)
+	if err != nil {
+		return nil, nil, err
+	}
+	last := number == len(def.Steps)
+	if last {
+		inst.CurrentStepID, inst.Status = nil, StateDone
+	} else {
+		inst.CurrentStepID, inst.Status = &def.Steps[number].ID, StateRunning
+	}
+	if err := bumpVersion(ctx, tx, inst, "current_step_id", "status"); err != nil {
+		return nil, nil, err
+	}
+	all := answersOf(data)
+	if err := storeAnswers(ctx, tx, inst.ID, step.ID, all[step.ID] != nil, answers, s.clock()); err != nil {
+		return nil, nil, err
+	}
+	all[step.ID] = answers
+	if !last {
+		return questionForm(inst, def, number+1, selected, all), nil, nil
+	}
+	order, err := s.commit(ctx, tx, inst, def, selected, all)
+	if err != nil {
+		return nil, nil, err
+	}
+	form := baseForm(inst, def, len(def.Steps)+1)
+	for _, p := range selected {
+		form.People = append(form.People, FormPerson{
+			ID: p.ID, FirstName: p.FirstName, LastName: p.LastName, DateOfBirth: p.DateOfBirth,
+			Selected: true, Status: PersonPendingPayment,
+		})
+	}
+	return form, order, nil
+}
+
+// storeAnswers replaces a step's answers. The delete only runs when the step
+// was answered before (after Back), which keeps a forward step to one write.
+func storeAnswers(ctx context.Context, tx bun.Tx, instanceID, stepID int64, hadAnswers bool, answers map[int64]string, now time.Time) error {
+	if hadAnswers {
+		if _, err := tx.NewDelete().Model((*ProcessData)(nil)).
+			Where("instance_id = ? AND step_id = ? AND data_key = ?", instanceID, stepID, DataAnswer).Exec(ctx); err != nil {
+			return fmt.Errorf("replace answers: %w", err)
+		}
+	}
+	if len(answers) == 0 {
+		return nil
+	}
+	ids := make([]int64, 0, len(answers))
+	for id := range answers {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	rows := make([]ProcessData, len(ids))
+	for i, id := range ids {
+		rows[i] = ProcessData{InstanceID: instanceID, StepID: &stepID, PersonID: &ids[i], DataKey: DataAnswer, DataValue: answers[id], CreatedAt: now}
+	}
+	if _, err := tx.NewInsert().Model(&rows).Exec(ctx); err != nil {
+		return fmt.Errorf("store answers: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,200 @@
+package engine
+
+import (
+	"time"
+
+	"github.com/uptrace/bun"
+)
+
+// Organisation is a club or federation that runs membership periods.
+type Organisation struct {
+	bun.BaseModel `bun:"table:organisations"`
+	ID            int64     `bun:"id,pk,autoincrement"`
+	Name          string    `bun:"name,notnull"`
+	CreatedAt     time.Time `bun:"created_at,nullzero,notnull,default:current_timestamp"`
+}
+
+// Person is someone who can hold a membership.
+type Person struct {
+	bun.BaseModel  `bun:"table:persons"`
+	ID             int64     `bun:"id,pk,autoincrement"`
+	OrganisationID int64     `bun:"organisation_id,notnull"`
+	FirstName      string    `bun:"first_name,notnull"`
+	LastName       string    `bun:"last_name,notnull"`
+	DateOfBirth    time.Time `bun:"date_of_birth,notnull,type:date"`
+	Email          string    `bun:"email,notnull"`
+	CreatedAt      time.Time `bun:"created_at,nullzero,notnull,default:current_timestamp"`
+}
+
+// UserPerson links a user key (the identity of a hash link) to a person it may register.
+type UserPerson struct {
+	bun.BaseModel  `bun:"table:user_persons"`
+	UserKey        string `bun:"user_key,pk"`
+	PersonID       int64  `bun:"person_id,pk"`
+	OrganisationID int64  `bun:"organisation_id,notnull"`
+}
+
+// MembershipType is a category of membership; the age at the period's start decides it.
+type MembershipType struct {
+	bun.BaseModel  `bun:"table:membership_types"`
+	ID             int64  `bun:"id,pk,autoincrement"`
+	OrganisationID int64  `bun:"organisation_id,notnull"`
+	Code           string `bun:"code,notnull"`
+	Name           string `bun:"name,notnull"`
+	MinAge         *int   `bun:"min_age"`
+	MaxAge         *int   `bun:"max_age"`
+}
+
+// Period statuses.
+const (
+	PeriodOpen   = "open"
+	PeriodClosed = "closed"
+)
+
+// MembershipPeriod is a season members register for.
+type MembershipPeriod struct {
+	bun.BaseModel  `bun:"table:membership_periods"`
+	ID             int64     `bun:"id,pk,autoincrement"`
+	OrganisationID int64     `bun:"organisation_id,notnull"`
+	Name           string    `bun:"name,notnull"`
+	StartDate      time.Time `bun:"start_date,notnull,type:date"`
+	EndDate        time.Time `bun:"end_date,notnull,type:date"`
+	Status         string    `bun:"status,notnull"`
+	Currency       string    `bun:"currency,notnull"`
+	DefinitionKey  string    `bun:"definition_key,notnull"`
+}
+
+// AcceptsRegistrations reports whether members may register for the period at now.
+func (p *MembershipPeriod) AcceptsRegistrations(now time.Time) bool {
+	lastDay := p.EndDate.AddDate(0, 0, 1)
+	return p.Status == PeriodOpen && now.Before(lastDay)
+}
+
+// Price rule kinds.
+const (
+	RuleMembershipFee = "MEMBERSHIP_FEE"
+	RuleMemberType    = "MEMBER_TYPE"
+	RuleEarlyBird     = "EARLY_BIRD"
+	RuleLateFee       = "LATE_FEE"
+	RuleFamily        = "FAMILY"
+	RuleAdminFee      = "ADMIN_FEE"
+)
+
+// Member types, decided per person at commit.
+const (
+	MemberNew      = "NEW"
+	MemberRenewal  = "RENEWAL"
+	MemberTransfer = "TRANSFER"
+)
+
+// PriceRule is one piece of a period's pricing. Exactly one of AmountMinor
+// and PercentBP is set; a percentage applies to the person's membership fee.
+type PriceRule struct {
+	bun.BaseModel    `bun:"table:price_rules"`
+	ID               int64      `bun:"id,pk,autoincrement"`
+	PeriodID         int64      `bun:"period_id,notnull"`
+	Code             string     `bun:"code,notnull"`
+	Kind             string     `bun:"kind,notnull"`
+	Label            string     `bun:"label,notnull"`
+	MembershipTypeID *int64     `bun:"membership_type_id"`
+	MemberType       *string    `bun:"member_type"`
+	MinPersons       *int       `bun:"min_persons"`
+	ValidFrom        *time.Time `bun:"valid_from"`
+	ValidUntil       *time.Time `bun:"valid_until"`
+	AmountMinor      *int64     `bun:"amount_minor"`
+	PercentBP        *int       `bun:"percent_bp"`
+}
+
+// Membership statuses.
+const (
+	MembershipPending   = "Pending Payment"
+	MembershipActive    = "Active"
+	MembershipCancelled = "Cancelled"
+)
+
+// Membership links a person to a period.
+type Membership struct {
+	bun.BaseModel     `bun:"table:memberships"`
+	ID                int64      `bun:"id,pk,autoincrement"`
+	PersonID          int64      `bun:"person_id,notnull"`
+	PeriodID          int64      `bun:"period_id,notnull"`
+	MembershipTypeID  int64      `bun:"membership_type_id,notnull"`
+	MemberType        string     `bun:"member_type,notnull"`
+	Status            string     `bun:"status,notnull"`
+	ProcessInstanceID *int64     `bun:"process_instance_id"`
+	CreatedAt         time.Time  `bun:"created_at,notnull"`
+	ActivatedAt       *time.Time `bun:"activated_at"`
+}
+
+// Order statuses.
+const (
+	OrderUnpaid    = "Unpaid"
+	OrderPaid      = "Paid"
+	OrderCancelled = "Cancelled"
+)
+
+// Order is what a committed registration costs.
+type Order struct {
+	bun.BaseModel     `bun:"table:orders"`
+	ID                int64       `bun:"id,pk,autoincrement"`
+	ProcessInstanceID int64       `bun:"process_instance_id,notnull"`
+	OrganisationID    int64       `bun:"organisation_id,notnull"`
+	PeriodID          int64       `bun:"period_id,notnull"`
+	UserKey           string      `bun:"user_key,notnull"`
+	Status            string      `bun:"status,notnull"`
+	TotalMinor        int64       `bun:"total_minor,notnull"`
+	Currency          string      `bun:"currency,notnull"`
+	CreatedAt         time.Time   `bun:"created_at,notnull"`
+	PaidAt            *time.Time  `bun:"paid_at"`
+	Lines             []OrderLine `bun:"rel:has-many,join:id=order_id"`
+}
+
+// OrderLine is one frozen price component of an order.
+type OrderLine struct {
+	bun.BaseModel `bun:"table:order_lines"`
+	ID            int64  `bun:"id,pk,autoincrement"`
+	OrderID       int64  `bun:"order_id,notnull"`
+	LineNo        int    `bun:"line_no,notnull"`
+	PersonID      *int64 `bun:"person_id"`
+	Kind          string `bun:"kind,notnull"`
+	Code          string `bun:"code,notnull"`
+	Description   string `bun:"description,notnull"`
+	AmountMinor   int64  `bun:"amount_minor,notnull"`
+	Currency      string `bun:"currency,notnull"`
+}
+
+// Payment statuses.
+const (
+	PaymentPending   = "PENDING"
+	PaymentSucceeded = "SUCCEEDED"
+	PaymentFailed    = "FAILED"
+	PaymentCancelled = "CANCELLED"
+)
+
+// Payment is one attempt to pay an order at a payment provider.
+type Payment struct {
+	bun.BaseModel `bun:"table:payments"`
+	ID            int64     `bun:"id,pk,autoincrement"`
+	OrderID       int64     `bun:"order_id,notnull"`
+	Provider      string    `bun:"provider,notnull"`
+	Reference     string    `bun:"reference,notnull"`
+	AmountMinor   int64     `bun:"amount_minor,notnull"`
+	Currency      string    `bun:"currency,notnull"`
+	Status        string    `bun:"status,notnull"`
+	TransactionID *string   `bun:"transaction_id"`
+	PaymentURL    string    `bun:"payment_url,notnull"`
+	CreatedAt     time.Time `bun:"created_at,notnull"`
+	UpdatedAt     time.Time `bun:"updated_at,notnull"`
+}
+
+// OutboxMessage is a message to send, recorded with the change it announces.
+type OutboxMessage struct {
+	bun.BaseModel `bun:"table:outbox_messages"`
+	ID            int64      `bun:"id,pk,autoincrement"`
+	Kind          string     `bun:"kind,notnull"`
+	DedupKey      string     `bun:"dedup_key,notnull"`
+	Recipient     string     `bun:"recipient,notnull"`
+	Payload       string     `bun:"payload,notnull"`
+	CreatedAt     time.Time  `bun:"created_at,notnull"`
+	SentAt        *time.Time `bun:"sent_at"`
+}

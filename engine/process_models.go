@@ -1,0 +1,132 @@
+package engine
+
+import (
+	"time"
+
+	"github.com/uptrace/bun"
+)
+
+// Question types of a step.
+const (
+	TypeText     = "TXT"
+	TypeNumber   = "NUM"
+	TypeDropdown = "DRP"
+	TypeCheckbox = "BCB"
+	TypeAccept   = "ITC"
+	TypeOne      = "ONE"
+	TypeRadio    = "RDO"
+	TypeMulti    = "SEL"
+)
+
+// QuestionTypes lists every valid question type code.
+var QuestionTypes = []string{TypeText, TypeNumber, TypeDropdown, TypeCheckbox, TypeAccept, TypeOne, TypeRadio, TypeMulti}
+
+// ProcessDefinition is one immutable version of a registration process.
+type ProcessDefinition struct {
+	bun.BaseModel  `bun:"table:process_definitions"`
+	ID             int64         `bun:"id,pk,autoincrement"`
+	OrganisationID int64         `bun:"organisation_id,notnull"`
+	Key            string        `bun:"key,notnull"`
+	Name           string        `bun:"name,notnull"`
+	Category       string        `bun:"category,notnull"`
+	Version        int           `bun:"version,notnull"`
+	Active         bool          `bun:"active,notnull"`
+	ContentHash    string        `bun:"content_hash,notnull"`
+	CreatedAt      time.Time     `bun:"created_at,nullzero,notnull,default:current_timestamp"`
+	Steps          []ProcessStep `bun:"rel:has-many,join:id=definition_id"`
+}
+
+// ProcessStep is one question of a definition. Optional rules are nil when absent.
+type ProcessStep struct {
+	bun.BaseModel    `bun:"table:process_steps"`
+	ID               int64               `bun:"id,pk,autoincrement"`
+	DefinitionID     int64               `bun:"definition_id,notnull"`
+	OrderIndex       int                 `bun:"order_index,notnull"`
+	Name             string              `bun:"name,notnull"`
+	QuestionText     string              `bun:"question_text,notnull"`
+	QuestionType     string              `bun:"question_type,notnull"`
+	Required         bool                `bun:"required,notnull"`
+	FormatPattern    *string             `bun:"format_pattern"`
+	FormatMessage    *string             `bun:"format_message"`
+	MinValue         *float64            `bun:"min_value"`
+	MaxValue         *float64            `bun:"max_value"`
+	PersonMinAge     *int                `bun:"person_min_age"`
+	PersonMaxAge     *int                `bun:"person_max_age"`
+	PriceCode        *string             `bun:"price_code"`
+	PriceLabel       *string             `bun:"price_label"`
+	PriceAnswer      *string             `bun:"price_answer"`
+	PriceAmountMinor *int64              `bun:"price_amount_minor"`
+	MarksTransfer    bool                `bun:"marks_transfer,notnull"`
+	Options          []ProcessStepOption `bun:"rel:has-many,join:id=step_id"`
+}
+
+// ProcessStepOption is a choice of a DRP, RDO or SEL step.
+type ProcessStepOption struct {
+	bun.BaseModel `bun:"table:process_step_options"`
+	ID            int64  `bun:"id,pk,autoincrement"`
+	StepID        int64  `bun:"step_id,notnull"`
+	OrderIndex    int    `bun:"order_index,notnull"`
+	Value         string `bun:"value,notnull"`
+	Label         string `bun:"label,notnull"`
+}
+
+// Stored instance statuses. INIT is the person-selection state of a new or reset instance.
+const (
+	StateNone           = "NONE"
+	StateInit           = "INIT"
+	StateRunning        = "RUNNING"
+	StateResume         = "RESUME"
+	StateSuspended      = "SUSPENDED"
+	StateDone           = "DONE"
+	StatePendingPayment = "PENDING_PAYMENT"
+	StateCompleted      = "COMPLETED"
+	StateCancelled      = "CANCELLED"
+	StateFailed         = "FAILED"
+	StateError          = "ERROR"
+)
+
+// finished reports whether an instance in state s can no longer change.
+func finished(s string) bool {
+	return s == StateCompleted || s == StateCancelled || s == StateFailed
+}
+
+// Related entity types of an instance.
+const EntityMembership = "MEMBERSHIP"
+
+// ProcessInstance is one member's run through a definition.
+type ProcessInstance struct {
+	bun.BaseModel     `bun:"table:process_instances"`
+	ID                int64             `bun:"id,pk,autoincrement"`
+	DefinitionID      int64             `bun:"definition_id,notnull"`
+	DefinitionKey     string            `bun:"definition_key,notnull"`
+	CurrentStepID     *int64            `bun:"current_step_id"`
+	Status            string            `bun:"status,notnull"`
+	StartTime         time.Time         `bun:"start_time,notnull"`
+	EndTime           *time.Time        `bun:"end_time"`
+	RelatedEntityType string            `bun:"related_entity_type,notnull"`
+	RelatedEntityID   int64             `bun:"related_entity_id,notnull"`
+	OrganisationID    int64             `bun:"organisation_id,notnull"`
+	UserKey           string            `bun:"user_key,notnull"`
+	SelectedPersons   []int64           `bun:"selected_persons,notnull,type:text"`
+	Version           int64             `bun:"version,notnull"`
+	UpdatedAt         time.Time         `bun:"updated_at,notnull"`
+	Period            *MembershipPeriod `bun:"rel:belongs-to,join:related_entity_id=id"`
+}
+
+// Data keys of process data.
+const (
+	DataSelected = "selected"
+	DataAnswer   = "answer"
+)
+
+// ProcessData is one stored answer (or selection) of one person at one step.
+type ProcessData struct {
+	bun.BaseModel `bun:"table:process_data"`
+	ID            int64     `bun:"id,pk,autoincrement"`
+	InstanceID    int64     `bun:"instance_id,notnull"`
+	StepID        *int64    `bun:"step_id"`
+	PersonID      *int64    `bun:"person_id"`
+	DataKey       string    `bun:"data_key,notnull"`
+	DataValue     string    `bun:"data_value,notnull"`
+	CreatedAt     time.Time `bun:"created_at,notnull"`
+}

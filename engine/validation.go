@@ -1,0 +1,191 @@
+package engine
+
+import (
+	"encoding/json"
+	"math"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ageAt returns the age in whole years of someone born on dob at date on.
+func ageAt(dob, on time.Time) int {
+	years := on.Year() - dob.Year()
+	if on.Month() < dob.Month() || (on.Month() == dob.Month() && on.Day() < dob.Day()) {
+		years--
+	}
+	return years
+}
+
+func inAgeRange(age int, minAge, maxAge *int) bool {
+	return (minAge == nil || age >= *minAge) && (maxAge == nil || age <= *maxAge)
+}
+
+// hiddenFor reports whether the step's person rule hides a person born on dob,
+// judged by the age at the period's start.
+func hiddenFor(step *ProcessStep, dob, periodStart time.Time) bool {
+	if step.PersonMinAge == nil && step.PersonMaxAge == nil {
+		return false
+	}
+	return !inAgeRange(ageAt(dob, periodStart), step.PersonMinAge, step.PersonMaxAge)
+}
+
+// isCheckboxType reports whether the type's answers are 0/1 flags, for which
+// a missing answer means "no" (the spec: a missing answer is sent as 0).
+func isCheckboxType(t string) bool {
+	return t == TypeCheckbox || t == TypeAccept || t == TypeOne
+}
+
+// answerFor is what validation works on: one person's raw answer and whether the step hides them.
+type answerFor struct {
+	PersonID int64
+	Hide     bool
+	Answer   *string // nil when the client sent none
+}
+
+// validateStep applies the spec's answer rules and the step's own rules.
+// It returns the normalised answer per person (hidden persons get none) and
+// the failures per person. The rules, in the spec's order:
+//  1. not required: valid, but a given answer must still fit the step's format;
+//  2. ITC: every (shown) person must answer 1;
+//  3. otherwise each shown person is checked;
+//  4. BCB is always valid (0 or 1);
+//  5. ONE needs some person with 1 (and at most one);
+//  6. any other type needs a non-empty answer.
+func validateStep(step *ProcessStep, pattern *regexp.Regexp, people []answerFor) (map[int64]string, []PersonError) {
+	out := make(map[int64]string, len(people))
+	var errs []PersonError
+	fail := func(id int64, msg string) { errs = append(errs, PersonError{PersonID: id, Message: msg}) }
+	ones := 0
+	shown := 0
+	for _, p := range people {
+		if p.Hide {
+			continue
+		}
+		shown++
+		value := ""
+		if p.Answer != nil {
+			value = strings.TrimSpace(*p.Answer)
+		}
+		if value == "" && isCheckboxType(step.QuestionType) {
+			value = "0"
+		}
+		msg, normalised := checkValue(step, pattern, value)
+		if msg != "" {
+			fail(p.PersonID, msg)
+			continue
+		}
+		out[p.PersonID] = normalised
+		if step.QuestionType == TypeOne && normalised == "1" {
+			ones++
+		}
+		if step.QuestionType == TypeAccept && step.Required && normalised != "1" {
+			fail(p.PersonID, "Please accept the terms for this person.")
+		}
+	}
+	if step.QuestionType == TypeOne {
+		switch {
+		case ones > 1:
+			for _, p := range people {
+				if !p.Hide && out[p.PersonID] == "1" {
+					fail(p.PersonID, "Choose only one person.")
+				}
+			}
+		case ones == 0 && step.Required && shown > 0:
+			for _, p := range people {
+				if !p.Hide {
+					fail(p.PersonID, "Choose one person.")
+					break
+				}
+			}
+		}
+	}
+	slices.SortStableFunc(errs, func(a, b PersonError) int { return int(a.PersonID - b.PersonID) })
+	return out, errs
+}
+
+// checkValue checks one non-hidden person's answer and returns an error
+// message (empty when valid) and the value to store.
+func checkValue(step *ProcessStep, pattern *regexp.Regexp, value string) (string, string) {
+	if value == "" {
+		if step.Required {
+			return "An answer is required.", ""
+		}
+		return "", ""
+	}
+	if len(value) > 1000 {
+		return "The answer is too long (at most 1000 characters).", ""
+	}
+	switch step.QuestionType {
+	case TypeCheckbox, TypeAccept, TypeOne:
+		if value != "0" && value != "1" {
+			return "The answer must be 0 or 1.", ""
+		}
+	case TypeNumber:
+		n, err := strconv.ParseFloat(value, 64)
+		if err != nil || math.IsNaN(n) || math.IsInf(n, 0) {
+			return "Enter a number.", ""
+		}
+		if step.MinValue != nil && n < *step.MinValue {
+			return "Enter a number of at least " + formatNumber(*step.MinValue) + ".", ""
+		}
+		if step.MaxValue != nil && n > *step.MaxValue {
+			return "Enter a number of at most " + formatNumber(*step.MaxValue) + ".", ""
+		}
+	case TypeDropdown, TypeRadio:
+		if !hasOption(step, value) {
+			return "Choose one of the listed options.", ""
+		}
+	case TypeMulti:
+		values, ok := splitMulti(value)
+		if !ok {
+			return "Choose from the listed options.", ""
+		}
+		for _, v := range values {
+			if !hasOption(step, v) {
+				return "Choose from the listed options.", ""
+			}
+		}
+		if len(values) == 0 && step.Required {
+			return "Choose at least one option.", ""
+		}
+		value = strings.Join(values, ",")
+	}
+	if pattern != nil && !pattern.MatchString(value) {
+		msg := "The answer does not have the expected format."
+		if step.FormatMessage != nil && *step.FormatMessage != "" {
+			msg = *step.FormatMessage
+		}
+		return msg, ""
+	}
+	return "", value
+}
+
+// splitMulti reads a SEL answer: a JSON array of option values, or the values
+// separated by commas (option values may not contain commas). Duplicates are dropped.
+func splitMulti(value string) ([]string, bool) {
+	var raw []string
+	if strings.HasPrefix(value, "[") {
+		if err := json.Unmarshal([]byte(value), &raw); err != nil {
+			return nil, false
+		}
+	} else {
+		raw = strings.Split(value, ",")
+	}
+	var out []string
+	for _, v := range raw {
+		v = strings.TrimSpace(v)
+		if v != "" && !slices.Contains(out, v) {
+			out = append(out, v)
+		}
+	}
+	return out, true
+}
+
+func hasOption(step *ProcessStep, value string) bool {
+	return slices.ContainsFunc(step.Options, func(o ProcessStepOption) bool { return o.Value == value })
+}
+
+func formatNumber(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }

@@ -1,0 +1,172 @@
+// Package migrations holds the embedded SQL schema, one folder per SQL dialect,
+// and runs it with bun's migrator under a lock so that instances starting
+// together do not migrate twice.
+package migrations
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"time"
+
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect"
+	"github.com/uptrace/bun/migrate"
+)
+
+//go:embed postgres/*.sql sqlite/*.sql
+var files embed.FS
+
+// Status is one migration and whether it has been applied.
+type Status struct {
+	Name    string
+	Applied bool
+}
+
+// lockKey is the PostgreSQL advisory lock id for migrations ("portal" in ASCII).
+const lockKey = 0x706f7274616c
+
+func migrationsFor(db *bun.DB) (*migrate.Migrations, error) {
+	folder := "sqlite"
+	if db.Dialect().Name() == dialect.PG {
+		folder = "postgres"
+	}
+	sub, err := fs.Sub(files, folder)
+	if err != nil {
+		return nil, err
+	}
+	ms := migrate.NewMigrations()
+	if err := ms.Discover(sub); err != nil {
+		return nil, fmt.Errorf("discover migrations: %w", err)
+	}
+	return ms, nil
+}
+
+func migrator(ctx context.Context, db *bun.DB) (*migrate.Migrator, error) {
+	ms, err := migrationsFor(db)
+	if err != nil {
+		return nil, err
+	}
+	return migrate.NewMigrator(db, ms, migrate.WithMarkAppliedOnSuccess(true)), nil
+}
+
+// withLock runs fn while holding the migration lock. On PostgreSQL it is an
+// advisory lock, released by the server if this process dies; on SQLite it is
+// bun's lock row, retried until ctx ends because a second process may be
+// migrating the same file.
+func withLock(ctx context.Context, db *bun.DB, m *migrate.Migrator, fn func() error) error {
+	if db.Dialect().Name() == dialect.PG {
+		conn, err := db.Conn(ctx)
+		if err != nil {
+			return err
+		}
+		defer conn.Close()
+		if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock(?)", lockKey); err != nil {
+			return fmt.Errorf("take migration lock: %w", err)
+		}
+		defer conn.ExecContext(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock(?)", lockKey) //nolint:errcheck // the session end releases it anyway
+		if err := m.Init(ctx); err != nil {
+			return fmt.Errorf("init migration tables: %w", err)
+		}
+		return fn()
+	}
+	if err := m.Init(ctx); err != nil {
+		return fmt.Errorf("init migration tables: %w", err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		err := m.Lock(ctx)
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("migrations are locked by another process (remove the row in bun_migration_locks if none runs): %w", err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	defer m.Unlock(context.WithoutCancel(ctx)) //nolint:errcheck // a failed unlock is reported by the next Lock
+	return fn()
+}
+
+// Up applies every pending migration and returns the names it applied.
+func Up(ctx context.Context, db *bun.DB) ([]string, error) {
+	m, err := migrator(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	var applied []string
+	err = withLock(ctx, db, m, func() error {
+		group, err := m.Migrate(ctx)
+		if err != nil {
+			return fmt.Errorf("migrate up: %w", err)
+		}
+		for _, mig := range group.Migrations {
+			applied = append(applied, mig.Name)
+		}
+		return nil
+	})
+	return applied, err
+}
+
+// Down rolls back the last group of migrations and returns their names.
+func Down(ctx context.Context, db *bun.DB) ([]string, error) {
+	m, err := migrator(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	var rolled []string
+	err = withLock(ctx, db, m, func() error {
+		group, err := m.Rollback(ctx)
+		if err != nil {
+			return fmt.Errorf("migrate down: %w", err)
+		}
+		for _, mig := range group.Migrations {
+			rolled = append(rolled, mig.Name)
+		}
+		return nil
+	})
+	return rolled, err
+}
+
+// List reports every known migration with whether it is applied.
+func List(ctx context.Context, db *bun.DB) ([]Status, error) {
+	m, err := migrator(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	if err := withLock(ctx, db, m, func() error { return nil }); err != nil {
+		return nil, err
+	}
+	ms, err := m.MigrationsWithStatus(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("migration status: %w", err)
+	}
+	out := make([]Status, 0, len(ms))
+	for _, mig := range ms {
+		out = append(out, Status{Name: mig.Name, Applied: mig.IsApplied()})
+	}
+	return out, nil
+}
+
+// ErrStale says the database schema is behind the binary.
+var ErrStale = errors.New("database schema is not up to date: run `portal migrate up` or enable PORTAL_AUTO_MIGRATE")
+
+// CheckCurrent returns ErrStale when a migration is pending.
+func CheckCurrent(ctx context.Context, db *bun.DB) error {
+	list, err := List(ctx, db)
+	if err != nil {
+		return err
+	}
+	for _, s := range list {
+		if !s.Applied {
+			return fmt.Errorf("%w (pending: %s)", ErrStale, s.Name)
+		}
+	}
+	return nil
+}

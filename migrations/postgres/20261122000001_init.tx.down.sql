@@ -1,0 +1,17 @@
+DROP TABLE IF EXISTS sessions;
+DROP TABLE IF EXISTS outbox_messages;
+DROP TABLE IF EXISTS payments;
+DROP TABLE IF EXISTS order_lines;
+DROP TABLE IF EXISTS orders;
+DROP TABLE IF EXISTS memberships;
+DROP TABLE IF EXISTS process_data;
+DROP TABLE IF EXISTS process_instances;
+DROP TABLE IF EXISTS price_rules;
+DROP TABLE IF EXISTS membership_periods;
+DROP TABLE IF EXISTS membership_types;
+DROP TABLE IF EXISTS process_step_options;
+DROP TABLE IF EXISTS process_steps;
+DROP TABLE IF EXISTS process_definitions;
+DROP TABLE IF EXISTS user_persons;
+DROP TABLE IF EXISTS persons;
+DROP TABLE IF EXISTS organisations;
