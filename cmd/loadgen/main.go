@@ -1,0 +1,407 @@
+// Command loadgen is the benchmark behind `make bench`: it starts `portal
+// serve` on a fresh PostgreSQL schema with demo members, runs N concurrent
+// members through the whole JSON flow (sign-in, load, selection, every
+// question, commit, payment at the test gateway, return) and prints
+// completed flows per second, p50 and p99 of POST /api/forms/next, the SQL
+// statements per next (from the server's Server-Timing header) and the
+// server's peak RSS.
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/md5"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"os"
+	"os/exec"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"portal/engine"
+)
+
+const secret = "bench-hash-secret-0123456789"
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "loadgen:", err)
+		os.Exit(1)
+	}
+}
+
+type options struct {
+	binary      string
+	databaseURL string
+	members     int
+	flows       int
+}
+
+func run() error {
+	var o options
+	flag.StringVar(&o.binary, "portal", "bin/portal", "the portal binary to start")
+	flag.StringVar(&o.databaseURL, "database-url", envOr("PORTAL_BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"), "PostgreSQL to run on (a fresh schema is created and dropped)")
+	flag.IntVar(&o.members, "members", 32, "concurrent members")
+	flag.IntVar(&o.flows, "flows", 10, "flows per member")
+	flag.Parse()
+	ctx := context.Background()
+
+	schema, dbURL, cleanup, err := freshSchema(ctx, o.databaseURL)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	total := o.members * o.flows
+	env := append(os.Environ(), "PORTAL_DATABASE_URL="+dbURL, "PORTAL_HASH_SECRET="+secret,
+		"PORTAL_COOKIE_SECURE=false", "PORTAL_LOG_LEVEL=warn", "PORTAL_SERVER_TIMING=true")
+	seed := exec.Command(o.binary, "seed", "demo", "--members", strconv.Itoa(total))
+	seed.Env, seed.Stderr = env, os.Stderr
+	if out, err := seed.Output(); err != nil {
+		return fmt.Errorf("seed: %w (%s)", err, out)
+	}
+	addr, err := freeAddr()
+	if err != nil {
+		return err
+	}
+	base := "http://" + addr
+	server := exec.Command(o.binary, "serve")
+	server.Env = append(env, "PORTAL_ADDR="+addr, "PORTAL_BASE_URL="+base)
+	server.Stderr = os.Stderr
+	if err := server.Start(); err != nil {
+		return err
+	}
+	defer func() { server.Process.Kill(); server.Wait() }()
+	if err := waitReady(base + "/readyz"); err != nil {
+		return err
+	}
+
+	keys := make(chan string, total)
+	for i := 1; i <= total; i++ {
+		keys <- fmt.Sprintf("demo-%d", i)
+	}
+	close(keys)
+	var (
+		mu      sync.Mutex
+		stats   []sample
+		failure error
+	)
+	rss := newRSSWatch(server.Process.Pid)
+	start := time.Now()
+	var wg sync.WaitGroup
+	for range o.members {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for key := range keys {
+				samples, err := flow(base, key)
+				mu.Lock()
+				stats = append(stats, samples...)
+				if err != nil && failure == nil {
+					failure = fmt.Errorf("%s: %w", key, err)
+				}
+				mu.Unlock()
+				if err != nil {
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	peak := rss.stop()
+	if failure != nil {
+		return failure
+	}
+	report(o, schema, total, elapsed, stats, peak)
+	return nil
+}
+
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+// freshSchema creates a schema for this run and returns the URL that uses it.
+func freshSchema(ctx context.Context, base string) (string, string, func(), error) {
+	db, err := engine.OpenDB(base)
+	if err != nil {
+		return "", "", nil, err
+	}
+	b := make([]byte, 4)
+	rand.Read(b)
+	schema := "bench_" + hex.EncodeToString(b)
+	if _, err := db.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
+		db.Close()
+		return "", "", nil, fmt.Errorf("create schema (is PostgreSQL at %s running?): %w", base, err)
+	}
+	sep := "?"
+	if strings.Contains(base, "?") {
+		sep = "&"
+	}
+	cleanup := func() {
+		db.ExecContext(ctx, "DROP SCHEMA "+schema+" CASCADE")
+		db.Close()
+	}
+	return schema, base + sep + "search_path=" + schema, cleanup, nil
+}
+
+func freeAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
+}
+
+func waitReady(url string) error {
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if res, err := http.Get(url); err == nil {
+			res.Body.Close()
+			if res.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return errors.New("server did not become ready in 30 s")
+}
+
+// sample is one POST /api/forms/next.
+type sample struct {
+	latency   time.Duration
+	session   int
+	handler   int
+	committed bool
+}
+
+var timingPattern = regexp.MustCompile(`db-session;desc="(\d+)", db;desc="(\d+)"`)
+
+type member struct {
+	base   string
+	client *http.Client
+}
+
+func (m *member) call(method, path string, body any, want int) (*http.Response, []byte, time.Duration, error) {
+	var rd io.Reader
+	if body != nil {
+		raw, _ := json.Marshal(body)
+		rd = bytes.NewReader(raw)
+	}
+	req, err := http.NewRequest(method, m.base+path, rd)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	start := time.Now()
+	res, err := m.client.Do(req)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	raw, err := io.ReadAll(res.Body)
+	res.Body.Close()
+	took := time.Since(start)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	if res.StatusCode != want {
+		return nil, nil, 0, fmt.Errorf("%s %s: status %d, want %d: %s", method, path, res.StatusCode, want, raw)
+	}
+	return res, raw, took, nil
+}
+
+type formDTO struct {
+	ProcessID    string  `json:"processId"`
+	Step         int     `json:"step"`
+	ProcessState string  `json:"processState"`
+	QuestionType *string `json:"questionType"`
+	Options      []string
+	People       []struct {
+		ID        int64 `json:"id"`
+		Hide      bool  `json:"hide"`
+		CanSelect bool  `json:"canSelect"`
+	} `json:"people"`
+	PaymentURL *string `json:"paymentUrl"`
+}
+
+// answerFor gives a valid answer for any question of the demo definition.
+func answerFor(f formDTO, i int) string {
+	switch *f.QuestionType {
+	case "TXT":
+		return "0612345678"
+	case "DRP", "RDO", "SEL":
+		return f.Options[0]
+	case "ONE":
+		if i == 0 {
+			return "1"
+		}
+		return "0"
+	}
+	return "1"
+}
+
+// flow runs one member from sign-in to a paid registration.
+func flow(base, key string) ([]sample, error) {
+	jar, _ := cookiejar.New(nil)
+	m := &member{base: base, client: &http.Client{Jar: jar, Timeout: 15 * time.Second,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
+	sum := md5.Sum([]byte(secret + key))
+	if _, _, _, err := m.call(http.MethodPost, "/api/auth/external-login", map[string]string{"userKey": key, "hash": hex.EncodeToString(sum[:])}, 200); err != nil {
+		return nil, err
+	}
+	_, raw, _, err := m.call(http.MethodGet, "/api/forms/membership/1?userKey="+url.QueryEscape(key), nil, 201)
+	if err != nil {
+		return nil, err
+	}
+	var f formDTO
+	if err := json.Unmarshal(raw, &f); err != nil {
+		return nil, err
+	}
+	var people []map[string]any
+	for _, p := range f.People {
+		if p.CanSelect {
+			people = append(people, map[string]any{"id": p.ID})
+		}
+	}
+	var samples []sample
+	for f.ProcessState != "DONE" {
+		res, raw, took, err := m.call(http.MethodPost, "/api/forms/next", map[string]any{"processId": f.ProcessID, "step": f.Step, "people": people}, 200)
+		if err != nil {
+			return samples, err
+		}
+		s := sample{latency: took}
+		if mt := timingPattern.FindStringSubmatch(res.Header.Get("Server-Timing")); mt != nil {
+			s.session, _ = strconv.Atoi(mt[1])
+			s.handler, _ = strconv.Atoi(mt[2])
+		}
+		if err := json.Unmarshal(raw, &f); err != nil {
+			return samples, err
+		}
+		s.committed = f.ProcessState == "DONE"
+		samples = append(samples, s)
+		people = people[:0]
+		for i, p := range f.People {
+			if !p.Hide && f.QuestionType != nil {
+				people = append(people, map[string]any{"id": p.ID, "answer": answerFor(f, i)})
+			}
+		}
+	}
+	pay, err := url.Parse(*f.PaymentURL)
+	if err != nil {
+		return samples, err
+	}
+	req, _ := http.NewRequest(http.MethodPost, base+pay.Path, strings.NewReader("status=success"))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	res, err := m.client.Do(req)
+	if err != nil {
+		return samples, err
+	}
+	res.Body.Close()
+	ret, err := url.Parse(res.Header.Get("Location"))
+	if err != nil || res.StatusCode != http.StatusSeeOther {
+		return samples, fmt.Errorf("gateway: %d", res.StatusCode)
+	}
+	_, raw, _, err = m.call(http.MethodGet, ret.RequestURI(), nil, 200)
+	if err == nil && !bytes.Contains(raw, []byte("registration complete")) {
+		err = errors.New("payment return did not confirm")
+	}
+	return samples, err
+}
+
+// rssWatch samples the server's peak resident set (VmHWM) until stopped.
+type rssWatch struct {
+	pid  int
+	done chan struct{}
+	peak chan int
+}
+
+func newRSSWatch(pid int) *rssWatch {
+	w := &rssWatch{pid: pid, done: make(chan struct{}), peak: make(chan int, 1)}
+	go func() {
+		for {
+			select {
+			case <-w.done:
+				w.peak <- readHWM(pid)
+				return
+			case <-time.After(time.Second):
+			}
+		}
+	}()
+	return w
+}
+
+func (w *rssWatch) stop() int { close(w.done); return <-w.peak }
+
+// readHWM reads the peak resident set size in KiB from /proc.
+func readHWM(pid int) int {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return -1
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, _ := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")))
+			return kb
+		}
+	}
+	return -1
+}
+
+func percentile(sorted []time.Duration, p float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(float64(len(sorted)-1) * p)
+	return sorted[i]
+}
+
+func report(o options, schema string, flows int, elapsed time.Duration, stats []sample, peakKB int) {
+	var all, mid []time.Duration
+	var midHandler, commitHandler, sessionTotal, midMax, commitMax, commits int
+	for _, s := range stats {
+		all = append(all, s.latency)
+		sessionTotal += s.session
+		if s.committed {
+			commits++
+			commitHandler += s.handler
+			commitMax = max(commitMax, s.handler)
+			continue
+		}
+		mid = append(mid, s.latency)
+		midHandler += s.handler
+		midMax = max(midMax, s.handler)
+	}
+	slices.Sort(all)
+	slices.Sort(mid)
+	fmt.Printf("members (concurrent)        %d\n", o.members)
+	fmt.Printf("flows completed             %d in %s\n", flows, elapsed.Round(time.Millisecond))
+	fmt.Printf("flows/s                     %.1f\n", float64(flows)/elapsed.Seconds())
+	fmt.Printf("next requests               %d\n", len(all))
+	fmt.Printf("next p50 / p99 (all)        %s / %s\n", percentile(all, 0.50).Round(10*time.Microsecond), percentile(all, 0.99).Round(10*time.Microsecond))
+	fmt.Printf("next p50 / p99 (no commit)  %s / %s\n", percentile(mid, 0.50).Round(10*time.Microsecond), percentile(mid, 0.99).Round(10*time.Microsecond))
+	if len(mid) > 0 && commits > 0 {
+		fmt.Printf("statements per next         %.2f avg, %d max (question steps, besides the session lookup)\n", float64(midHandler)/float64(len(mid)), midMax)
+		fmt.Printf("statements per commit next  %.2f avg, %d max (last step: memberships, order, lines, payment)\n", float64(commitHandler)/float64(commits), commitMax)
+		fmt.Printf("session lookup statements   %.2f avg per request\n", float64(sessionTotal)/float64(len(all)))
+	}
+	fmt.Printf("server peak RSS             %.1f MB\n", float64(peakKB)/1024)
+	fmt.Printf("(schema %s, dropped)\n", schema)
+}

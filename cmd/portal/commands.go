@@ -1,0 +1,168 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"portal/engine"
+	"portal/migrations"
+	"portal/relay/hashlink"
+)
+
+func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("portal "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	return fs
+}
+
+// openDatabase validates cfg and opens its database.
+func openDatabase(cfg Config) (*bun.DB, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	return engine.OpenDB(cfg.DatabaseURL)
+}
+
+func cmdMigrate(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	cfg, rest, err := loadConfig(newFlagSet("migrate", stderr), args, getenv)
+	if err != nil {
+		return err
+	}
+	if len(rest) != 1 {
+		return errors.New("usage: portal migrate up|down|status")
+	}
+	db, err := openDatabase(cfg)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	switch rest[0] {
+	case "up":
+		applied, err := migrations.Up(ctx, db)
+		if err != nil {
+			return err
+		}
+		if len(applied) == 0 {
+			fmt.Fprintln(stdout, "database is up to date")
+		}
+		for _, name := range applied {
+			fmt.Fprintln(stdout, "applied", name)
+		}
+	case "down":
+		rolled, err := migrations.Down(ctx, db)
+		if err != nil {
+			return err
+		}
+		if len(rolled) == 0 {
+			fmt.Fprintln(stdout, "nothing to roll back")
+		}
+		for _, name := range rolled {
+			fmt.Fprintln(stdout, "rolled back", name)
+		}
+	case "status":
+		list, err := migrations.List(ctx, db)
+		if err != nil {
+			return err
+		}
+		for _, m := range list {
+			state := "pending"
+			if m.Applied {
+				state = "applied"
+			}
+			fmt.Fprintf(stdout, "%-8s %s\n", state, m.Name)
+		}
+	default:
+		return fmt.Errorf("unknown migrate action %q: want up, down or status", rest[0])
+	}
+	return nil
+}
+
+func cmdSeed(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("seed", stderr)
+	members := fs.Int("members", 0, "also create user keys demo-1 ... demo-N with two persons each")
+	if len(args) == 0 || args[0] != "demo" {
+		return errors.New("usage: portal seed demo [--members N]")
+	}
+	cfg, rest, err := loadConfig(fs, args[1:], getenv)
+	if err != nil {
+		return err
+	}
+	if len(rest) > 0 || *members < 0 {
+		return errors.New("usage: portal seed demo [--members N]")
+	}
+	db, err := openDatabase(cfg)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if _, err := migrations.Up(ctx, db); err != nil {
+		return err
+	}
+	if err := engine.SeedDemo(ctx, db, *members, time.Now()); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "demo data ready (user key %q, membership period %d", engine.DemoUserKey, engine.DemoPeriodID)
+	if *members > 0 {
+		fmt.Fprintf(stdout, ", plus demo-1 ... demo-%d", *members)
+	}
+	fmt.Fprintln(stdout, ")")
+	if cfg.HashSecret != "" {
+		fmt.Fprintln(stdout, "demo link:", demoLink(cfg))
+	}
+	return nil
+}
+
+// demoLink is the hash link a staff e-mail would carry for the demo user.
+func demoLink(cfg Config) string {
+	q := url.Values{}
+	q.Set("u", engine.DemoUserKey)
+	q.Set("h", hashlink.Sign(cfg.HashSecret, engine.DemoUserKey))
+	return fmt.Sprintf("%s/membership/register/%d?%s", cfg.BaseURL, engine.DemoPeriodID, q.Encode())
+}
+
+func cmdDefinitions(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] != "import" {
+		return errors.New("usage: portal definitions import FILE")
+	}
+	cfg, rest, err := loadConfig(newFlagSet("definitions", stderr), args[1:], getenv)
+	if err != nil {
+		return err
+	}
+	if len(rest) != 1 {
+		return errors.New("usage: portal definitions import FILE")
+	}
+	data, err := os.ReadFile(rest[0])
+	if err != nil {
+		return err
+	}
+	spec, err := engine.ParseDefinition(data)
+	if err != nil {
+		return err
+	}
+	db, err := openDatabase(cfg)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if err := migrations.CheckCurrent(ctx, db); err != nil {
+		return err
+	}
+	res, err := engine.ImportDefinition(ctx, db, spec)
+	if err != nil {
+		return err
+	}
+	if res.Unchanged {
+		fmt.Fprintf(stdout, "definition %q unchanged (version %d)\n", spec.Key, res.Version)
+	} else {
+		fmt.Fprintf(stdout, "imported definition %q version %d (id %d)\n", spec.Key, res.Version, res.DefinitionID)
+	}
+	return nil
+}

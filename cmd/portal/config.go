@@ -1,0 +1,195 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// Config is every setting of the portal. Each field comes from a flag or a
+// PORTAL_-prefixed environment variable (the flag wins); secrets can also
+// come from a file named by the variable with a _FILE suffix.
+type Config struct {
+	Addr         string
+	DatabaseURL  string
+	HashSecret   string
+	BaseURL      string
+	CookieSecure bool
+	AutoMigrate  bool
+	LogFormat    string
+	LogLevel     string
+	ServerTiming bool
+}
+
+// setting describes one field for flags, environment and printing.
+type setting struct {
+	flag, env, usage string
+	secret           bool
+	str              *string
+	boolean          *bool
+}
+
+func (c *Config) settings() []setting {
+	return []setting{
+		{flag: "addr", env: "PORTAL_ADDR", usage: "listen address", str: &c.Addr},
+		{flag: "database-url", env: "PORTAL_DATABASE_URL", usage: "postgres://... or sqlite:PATH", str: &c.DatabaseURL, secret: true},
+		{flag: "hash-secret", env: "PORTAL_HASH_SECRET", usage: "secret of the hash links (md5(secret+userKey))", str: &c.HashSecret, secret: true},
+		{flag: "base-url", env: "PORTAL_BASE_URL", usage: "public address of this portal, for links", str: &c.BaseURL},
+		{flag: "cookie-secure", env: "PORTAL_COOKIE_SECURE", usage: "Secure flag on the session cookie (false only for plain-http development)", boolean: &c.CookieSecure},
+		{flag: "auto-migrate", env: "PORTAL_AUTO_MIGRATE", usage: "migrate the database when serve starts", boolean: &c.AutoMigrate},
+		{flag: "log-format", env: "PORTAL_LOG_FORMAT", usage: "text or json", str: &c.LogFormat},
+		{flag: "log-level", env: "PORTAL_LOG_LEVEL", usage: "debug, info, warn or error", str: &c.LogLevel},
+		{flag: "server-timing", env: "PORTAL_SERVER_TIMING", usage: "report SQL statements per request in a Server-Timing header (benchmarks only)", boolean: &c.ServerTiming},
+	}
+}
+
+func defaultConfig() Config {
+	return Config{Addr: ":8080", DatabaseURL: "sqlite:portal.db", CookieSecure: true, AutoMigrate: true, LogFormat: "text", LogLevel: "info"}
+}
+
+// loadConfig reads the environment, then the flags of fs from args.
+func loadConfig(fs *flag.FlagSet, args []string, getenv func(string) string) (Config, []string, error) {
+	cfg := defaultConfig()
+	for _, s := range cfg.settings() {
+		raw, ok, err := fromEnv(s, getenv)
+		if err != nil {
+			return cfg, nil, err
+		}
+		if ok {
+			if err := s.set(raw); err != nil {
+				return cfg, nil, fmt.Errorf("%s: %w", s.env, err)
+			}
+		}
+		if s.boolean != nil {
+			fs.BoolVar(s.boolean, s.flag, *s.boolean, s.usage+" ("+s.env+")")
+		} else {
+			fs.StringVar(s.str, s.flag, *s.str, s.usage+" ("+s.env+")")
+		}
+	}
+	if err := fs.Parse(args); err != nil {
+		return cfg, nil, err
+	}
+	if cfg.BaseURL == "" {
+		cfg.BaseURL = "http://localhost" + portOf(cfg.Addr)
+	}
+	cfg.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
+	return cfg, fs.Args(), nil
+}
+
+func fromEnv(s setting, getenv func(string) string) (string, bool, error) {
+	if v := getenv(s.env); v != "" {
+		return v, true, nil
+	}
+	if !s.secret {
+		return "", false, nil
+	}
+	path := getenv(s.env + "_FILE")
+	if path == "" {
+		return "", false, nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", false, fmt.Errorf("%s_FILE: %w", s.env, err)
+	}
+	return strings.TrimSpace(string(b)), true, nil
+}
+
+func (s setting) set(raw string) error {
+	if s.boolean != nil {
+		b, err := strconv.ParseBool(raw)
+		if err != nil {
+			return fmt.Errorf("want true or false, got %q", raw)
+		}
+		*s.boolean = b
+		return nil
+	}
+	*s.str = raw
+	return nil
+}
+
+func portOf(addr string) string {
+	if i := strings.LastIndex(addr, ":"); i >= 0 {
+		return addr[i:]
+	}
+	return ""
+}
+
+// validate checks the settings every command needs; serve adds its own.
+func (c *Config) validate() error {
+	var problems []string
+	if !strings.HasPrefix(c.DatabaseURL, "postgres://") && !strings.HasPrefix(c.DatabaseURL, "postgresql://") && !strings.HasPrefix(c.DatabaseURL, "sqlite:") {
+		problems = append(problems, "PORTAL_DATABASE_URL must start with postgres:// or sqlite:")
+	}
+	if u, err := url.Parse(c.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		problems = append(problems, "PORTAL_BASE_URL must be an absolute http(s) address")
+	}
+	if c.LogFormat != "text" && c.LogFormat != "json" {
+		problems = append(problems, "PORTAL_LOG_FORMAT must be text or json")
+	}
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(c.LogLevel)); err != nil {
+		problems = append(problems, "PORTAL_LOG_LEVEL must be debug, info, warn or error")
+	}
+	if len(problems) > 0 {
+		return errors.New("invalid configuration: " + strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+// validateServe adds what only a running server needs.
+func (c *Config) validateServe() error {
+	if err := c.validate(); err != nil {
+		return err
+	}
+	if len(c.HashSecret) < 16 {
+		return errors.New("invalid configuration: PORTAL_HASH_SECRET (or PORTAL_HASH_SECRET_FILE) is required and must be at least 16 characters")
+	}
+	return nil
+}
+
+// String prints the configuration with secrets masked.
+func (c Config) String() string {
+	var b strings.Builder
+	for _, s := range c.settings() {
+		var v string
+		switch {
+		case s.boolean != nil:
+			v = strconv.FormatBool(*s.boolean)
+		case s.secret && *s.str != "":
+			v = mask(*s.str)
+		default:
+			v = *s.str
+		}
+		fmt.Fprintf(&b, "%s=%s\n", s.env, v)
+	}
+	return b.String()
+}
+
+// mask hides a secret; a database URL keeps its scheme and host so that it
+// still tells which database is used.
+func mask(secret string) string {
+	if strings.HasPrefix(secret, "sqlite:") {
+		return secret
+	}
+	if u, err := url.Parse(secret); err == nil && u.Host != "" {
+		u.RawQuery = "" // may hold a password too
+		return u.Redacted()
+	}
+	return "****"
+}
+
+func (c Config) logger(w io.Writer) *slog.Logger {
+	var lvl slog.Level
+	_ = lvl.UnmarshalText([]byte(c.LogLevel)) // validated before
+	opts := &slog.HandlerOptions{Level: lvl}
+	if c.LogFormat == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}

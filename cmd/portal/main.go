@@ -1,0 +1,63 @@
+// Command portal is the registration portal: the server, its migrations,
+// the demo data and definition imports, as sub-commands of one binary.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "portal:", err)
+		os.Exit(1)
+	}
+}
+
+const usage = `usage: portal <command> [flags]
+
+commands:
+  serve                      run the server
+  migrate up|down|status     manage the database schema
+  seed demo [--members N]    load the demo data (idempotent)
+  definitions import FILE    add a process definition version from YAML or JSON
+  config                     print the effective configuration (secrets masked)
+
+Every flag also reads a PORTAL_* environment variable; run "portal serve -h".
+`
+
+// run is the whole program, with its environment passed in for tests.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return fmt.Errorf("no command given")
+	}
+	switch args[0] {
+	case "serve":
+		return cmdServe(ctx, args[1:], getenv, stdout, stderr)
+	case "migrate":
+		return cmdMigrate(ctx, args[1:], getenv, stdout, stderr)
+	case "seed":
+		return cmdSeed(ctx, args[1:], getenv, stdout, stderr)
+	case "definitions":
+		return cmdDefinitions(ctx, args[1:], getenv, stdout, stderr)
+	case "config":
+		cfg, _, err := loadConfig(newFlagSet("config", stderr), args[1:], getenv)
+		if err != nil {
+			return err
+		}
+		fmt.Fprint(stdout, cfg.String())
+		return cfg.validate()
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	}
+	fmt.Fprint(stderr, usage)
+	return fmt.Errorf("unknown command %q", args[0])
+}

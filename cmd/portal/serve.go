@@ -1,0 +1,108 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"time"
+
+	"portal/engine"
+	"portal/handlers"
+	"portal/migrations"
+	"portal/relay/session"
+)
+
+// cmdServe runs the server until ctx ends, then shuts down gracefully.
+func cmdServe(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	cfg, rest, err := loadConfig(newFlagSet("serve", stderr), args, getenv)
+	if err != nil {
+		return err
+	}
+	if len(rest) > 0 {
+		return fmt.Errorf("serve takes no arguments, got %q", rest)
+	}
+	if err := cfg.validateServe(); err != nil {
+		return err
+	}
+	log := cfg.logger(stderr)
+	db, err := engine.OpenDB(cfg.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	db.AddQueryHook(engine.QueryHook{Log: log})
+	if cfg.AutoMigrate {
+		applied, err := migrations.Up(ctx, db)
+		if err != nil {
+			return err
+		}
+		for _, name := range applied {
+			log.Info("applied migration", "name", name)
+		}
+	} else if err := migrations.CheckCurrent(ctx, db); err != nil {
+		return err
+	}
+	gateway := engine.NewTestGateway(cfg.HashSecret, cfg.BaseURL)
+	store := session.NewDBStore(db)
+	sessions := session.NewManager(store, session.Config{Secure: cfg.CookieSecure})
+	e := handlers.New(handlers.Deps{
+		Engine:       engine.NewService(db, gateway, engine.WithLogger(log)),
+		Sessions:     sessions,
+		Gateway:      gateway,
+		HashSecret:   cfg.HashSecret,
+		Logger:       log,
+		ServerTiming: cfg.ServerTiming,
+	})
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{
+		Handler:           e,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+	}
+	go sweepSessions(ctx, store, log)
+	log.Info("portal listening", "addr", ln.Addr().String(), "base_url", cfg.BaseURL, "database", mask(cfg.DatabaseURL), "cookie_secure", cfg.CookieSecure)
+	fmt.Fprintf(stdout, "portal listening on %s\n", ln.Addr())
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("shutting down")
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		return err
+	}
+	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// sweepSessions deletes expired sessions every few minutes.
+func sweepSessions(ctx context.Context, store session.Store, log interface {
+	Warn(msg string, args ...any)
+}) {
+	t := time.NewTicker(5 * time.Minute)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			if _, err := store.DeleteExpired(ctx, now); err != nil {
+				log.Warn("sweeping expired sessions failed", "err", err)
+			}
+		}
+	}
+}

@@ -1,0 +1,80 @@
+package handlers
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"portal/relay/hashlink"
+	"portal/relay/session"
+)
+
+// externalLoginRequest is the body of POST /api/auth/external-login.
+type externalLoginRequest struct {
+	UserKey string `json:"userKey"`
+	Hash    string `json:"hash"`
+}
+
+// externalLogin answers POST /api/auth/external-login: a valid hash of the
+// user key starts a new server-side session (a new id, so a planted cookie
+// is worthless) and answers 200 with an empty body.
+func (s *Server) externalLogin(c echo.Context) error {
+	var body externalLoginRequest
+	if err := decodeJSON(c.Request().Body, &body); err != nil {
+		return err
+	}
+	if body.UserKey == "" || body.Hash == "" || len(body.UserKey) > 200 || !hashlink.Verify(s.hashSecret, body.UserKey, body.Hash) {
+		return newAPIError(http.StatusUnauthorized, "The user key and hash do not match.")
+	}
+	if _, err := s.sessions.Start(c.Request().Context(), c.Response(), c.Request(), body.UserKey, nil); err != nil {
+		return sessionStoreError(err)
+	}
+	return c.NoContent(http.StatusOK)
+}
+
+// decodeJSON reads one JSON object into dst, answering 400 when it is not one.
+func decodeJSON(r io.Reader, dst any) error {
+	dec := json.NewDecoder(r)
+	if err := dec.Decode(dst); err != nil {
+		return newAPIError(http.StatusBadRequest, "The request body is not valid JSON for this operation.",
+			FieldErrorBody{Field: "body", Message: jsonProblem(err)})
+	}
+	if dec.More() {
+		return newAPIError(http.StatusBadRequest, "The request body must hold one JSON object.")
+	}
+	return nil
+}
+
+// sessionStoreError answers 503 for a store that is down (the session is
+// kept: the client is not logged out by a transient failure).
+func sessionStoreError(err error) error {
+	if errors.Is(err, session.ErrUnavailable) {
+		return newAPIError(http.StatusServiceUnavailable, "Sessions are temporarily unavailable. Please try again shortly.")
+	}
+	return err
+}
+
+type sessionKey struct{}
+
+// requireSession lets a request through only with a valid session, which
+// it puts in the request context.
+func (s *Server) requireSession(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		req := c.Request()
+		sess, err := s.sessions.Get(req.Context(), req)
+		markSessionLoaded(req.Context())
+		switch {
+		case errors.Is(err, session.ErrNotFound):
+			return newAPIError(http.StatusUnauthorized, "Sign in first: this request needs an authenticated session.")
+		case err != nil:
+			return sessionStoreError(err)
+		case sess.UserKey == "":
+			return newAPIError(http.StatusUnauthorized, "This session is not signed in with a user key.")
+		}
+		c.SetRequest(req.WithContext(withSession(req.Context(), sess)))
+		return next(c)
+	}
+}

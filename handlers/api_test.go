@@ -1,0 +1,391 @@
+package handlers_test
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/uptrace/bun"
+
+	"portal/engine/dbtest"
+	"portal/relay/hashlink"
+)
+
+func TestExternalLogin(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		env := newEnv(t, db)
+		path := "/api/auth/external-login"
+		t.Run("valid hash starts a session", func(t *testing.T) {
+			c := env.newClient()
+			res := env.do(c, http.MethodPost, path, map[string]string{"userKey": "demo", "hash": hashlink.Sign(testSecret, "demo")})
+			if res.status != http.StatusOK || len(res.body) != 0 {
+				t.Fatalf("got %d %q, want 200 and an empty body", res.status, res.body)
+			}
+			cookie := res.header.Get("Set-Cookie")
+			for _, want := range []string{"JSESSIONID=", "HttpOnly", "SameSite=Strict", "Path=/"} {
+				if !strings.Contains(cookie, want) {
+					t.Errorf("cookie %q lacks %s", cookie, want)
+				}
+			}
+			first := cookieValue(cookie)
+			res = env.do(c, http.MethodPost, path, map[string]string{"userKey": "demo", "hash": hashlink.Sign(testSecret, "demo")})
+			if second := cookieValue(res.header.Get("Set-Cookie")); second == "" || second == first {
+				t.Errorf("a second login must issue a new session id")
+			}
+		})
+		cases := []struct {
+			name   string
+			body   string
+			ctype  string
+			status int
+		}{
+			{"wrong hash", `{"userKey":"demo","hash":"00000000000000000000000000000000"}`, "application/json", 401},
+			{"hash of another key", fmt.Sprintf(`{"userKey":"demo","hash":%q}`, hashlink.Sign(testSecret, "demo-1")), "application/json", 401},
+			{"missing hash", `{"userKey":"demo"}`, "application/json", 401},
+			{"missing user key", `{"hash":"abc"}`, "application/json", 401},
+			{"malformed JSON", `{"userKey":`, "application/json", 400},
+			{"form post", `userKey=demo`, "application/x-www-form-urlencoded", 415},
+		}
+		for _, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				c := env.newClient()
+				req, _ := http.NewRequest(http.MethodPost, env.srv.URL+path, strings.NewReader(tc.body))
+				req.Header.Set("Content-Type", tc.ctype)
+				res, err := c.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				res.Body.Close()
+				if res.StatusCode != tc.status {
+					t.Fatalf("status %d, want %d", res.StatusCode, tc.status)
+				}
+				if res.Header.Get("Set-Cookie") != "" {
+					t.Fatalf("a rejected login must not set a cookie")
+				}
+			})
+		}
+	})
+}
+
+func cookieValue(setCookie string) string {
+	v, _, _ := strings.Cut(strings.TrimPrefix(setCookie, "JSESSIONID="), ";")
+	return v
+}
+
+func TestAPIRequiresSession(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		env := newEnv(t, db)
+		c := env.newClient()
+		for _, tc := range []struct{ method, path string }{
+			{http.MethodGet, "/api/forms/membership/1"},
+			{http.MethodPost, "/api/forms/next"},
+			{http.MethodPost, "/api/forms/processes/1/reset"},
+			{http.MethodPost, "/api/forms/processes/1/resume"},
+			{http.MethodPost, "/api/forms/processes/1/back"},
+			{http.MethodGet, "/api/anything/else"},
+		} {
+			t.Run(tc.method+" "+tc.path, func(t *testing.T) {
+				var body any
+				if tc.method == http.MethodPost {
+					body = map[string]any{}
+				}
+				expectHTTPError(t, env.do(c, tc.method, tc.path, body), http.StatusUnauthorized, tc.path)
+			})
+		}
+		t.Run("openapi is public", func(t *testing.T) {
+			if res := env.do(c, http.MethodGet, "/api/openapi.json", nil); res.status != http.StatusOK {
+				t.Fatalf("status %d", res.status)
+			}
+		})
+	})
+}
+
+func TestFormFlowOverHTTP(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		env := newEnv(t, db)
+		c := env.newClient()
+		f := env.startDemo(c)
+		if f.ProcessState != "INIT" || f.Step != 0 || f.Question != nil || f.QuestionType != nil || f.Required != nil || f.Options != nil || f.PaymentURL != nil {
+			t.Fatalf("initial form %+v", f)
+		}
+		statuses := map[int64]string{}
+		for _, p := range f.People {
+			statuses[p.ID] = p.Status
+		}
+		if statuses[4] != "Registered" || statuses[1] != "Available" {
+			t.Fatalf("statuses %v", statuses)
+		}
+		again := env.do(c, http.MethodGet, "/api/forms/membership/1?userKey=demo&organisationId=1", nil)
+		var g form
+		again.json(t, &g)
+		if again.status != http.StatusOK || g.ProcessID != f.ProcessID {
+			t.Fatalf("second load: %d %s", again.status, again.body)
+		}
+		res, f := env.next(c, f.ProcessID, 0, []map[string]any{{"id": 2}})
+		if res.status != http.StatusOK || f.ProcessState != "RUNNING" || f.Step != 1 || *f.QuestionType != "TXT" {
+			t.Fatalf("select: %d %s", res.status, res.body)
+		}
+		res, f = env.next(c, f.ProcessID, 1, []map[string]any{{"id": 2, "answer": "0611111111"}})
+		if res.status != http.StatusOK || f.Step != 2 || len(f.Options) != 5 {
+			t.Fatalf("step 1: %d %s", res.status, res.body)
+		}
+	})
+}
+
+func TestCommitAndPayOverHTTP(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		env := newEnv(t, db)
+		c := env.newClient()
+		f := env.completeDemo(c)
+		if f.ProcessState != "DONE" || f.PaymentURL == nil || f.Step != 8 {
+			t.Fatalf("done form %+v", f)
+		}
+		for _, p := range f.People {
+			if p.Status != "Pending Payment" || p.PaymentURL == nil || *p.PaymentURL != *f.PaymentURL {
+				t.Fatalf("person %+v", p)
+			}
+		}
+		payURL, err := url.Parse(*f.PaymentURL)
+		if err != nil || payURL.Query().Get("reference") == "" || payURL.Query().Get("amount") == "" {
+			t.Fatalf("payment url %q", *f.PaymentURL)
+		}
+		page := env.do(c, http.MethodGet, payURL.RequestURI(), nil)
+		if page.status != http.StatusOK || !strings.Contains(string(page.body), "Total") {
+			t.Fatalf("pay page %d", page.status)
+		}
+		req, _ := http.NewRequest(http.MethodPost, env.srv.URL+payURL.Path, strings.NewReader("status=success"))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		loc := resp.Header.Get("Location")
+		if resp.StatusCode != http.StatusSeeOther || !strings.Contains(loc, "/membership/payment-return?") {
+			t.Fatalf("gateway answered %d %q", resp.StatusCode, loc)
+		}
+		ret, _ := url.Parse(loc)
+		page = env.do(c, http.MethodGet, ret.RequestURI(), nil)
+		if page.status != http.StatusOK || !strings.Contains(string(page.body), "registration complete") {
+			t.Fatalf("return page %d %s", page.status, page.body)
+		}
+		// Forged: flip the status of a settled return.
+		q := ret.Query()
+		q.Set("status", "failed")
+		forged := env.do(c, http.MethodGet, "/membership/payment-return?"+q.Encode(), nil)
+		if forged.status != http.StatusBadRequest {
+			t.Fatalf("forged return: %d", forged.status)
+		}
+		// The next load starts afresh, and the persons are registered.
+		res := env.do(c, http.MethodGet, "/api/forms/membership/1?userKey=demo", nil)
+		var g form
+		res.json(t, &g)
+		if res.status != http.StatusCreated || g.ProcessState != "INIT" || g.ProcessID == f.ProcessID {
+			t.Fatalf("after payment: %d %s", res.status, res.body)
+		}
+		for _, p := range g.People {
+			if (p.ID == 1 || p.ID == 3) && (p.Status != "Registered" || p.CanSelect) {
+				t.Fatalf("person %d after payment: %+v", p.ID, p)
+			}
+		}
+	})
+}
+
+func TestFormErrors(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		env := newEnv(t, db)
+		c := env.newClient()
+		f := env.startDemo(c)
+		pid := f.ProcessID
+		if res, _ := env.next(c, pid, 0, []map[string]any{{"id": 1}}); res.status != http.StatusOK {
+			t.Fatalf("select: %d", res.status)
+		}
+		t.Run("422 process error for a bad phone number", func(t *testing.T) {
+			res, _ := env.next(c, pid, 1, []map[string]any{{"id": 1, "answer": "12345"}})
+			if res.status != http.StatusUnprocessableEntity {
+				t.Fatalf("status %d %s", res.status, res.body)
+			}
+			var body struct {
+				ProcessID    string `json:"processId"`
+				Step         int    `json:"step"`
+				ProcessState string `json:"processState"`
+				Message      string `json:"message"`
+				Errors       struct {
+					People []struct {
+						ID    int64  `json:"id"`
+						Error string `json:"error"`
+					} `json:"people"`
+				} `json:"errors"`
+			}
+			res.json(t, &body)
+			if body.ProcessID != pid || body.Step != 1 || body.ProcessState != "ERROR" || body.Message == "" ||
+				len(body.Errors.People) != 1 || body.Errors.People[0].ID != 1 || body.Errors.People[0].Error != "Phone number must be 10 digits" {
+				t.Fatalf("body %s", res.body)
+			}
+		})
+		t.Run("409 stale step", func(t *testing.T) {
+			res, _ := env.next(c, pid, 3, []map[string]any{{"id": 1, "answer": "1"}})
+			expectHTTPError(t, res, http.StatusConflict, "/api/forms/next")
+		})
+		t.Run("404 unknown and malformed process ids", func(t *testing.T) {
+			for _, id := range []string{"999999", "abc", "-1", "1e3"} {
+				res, _ := env.next(c, id, 1, []map[string]any{})
+				expectHTTPError(t, res, http.StatusNotFound, "/api/forms/next")
+				expectHTTPError(t, env.do(c, http.MethodPost, "/api/forms/processes/"+url.PathEscape(id)+"/reset", map[string]any{}),
+					http.StatusNotFound, "/api/forms/processes/"+url.PathEscape(id)+"/reset")
+			}
+		})
+		t.Run("404 for another user's process", func(t *testing.T) {
+			other := env.newClient()
+			env.login(other, "demo-1")
+			res, _ := env.next(other, pid, 1, []map[string]any{{"id": 1, "answer": "0612345678"}})
+			expectHTTPError(t, res, http.StatusNotFound, "/api/forms/next")
+			expectHTTPError(t, env.do(other, http.MethodPost, "/api/forms/processes/"+pid+"/resume", map[string]any{}), http.StatusNotFound, "/api/forms/processes/"+pid+"/resume")
+		})
+		t.Run("401 userKey of someone else", func(t *testing.T) {
+			expectHTTPError(t, env.do(c, http.MethodGet, "/api/forms/membership/1?userKey=demo-1", nil), http.StatusUnauthorized, "/api/forms/membership/1")
+		})
+		t.Run("400 bad parameters", func(t *testing.T) {
+			expectHTTPError(t, env.do(c, http.MethodGet, "/api/forms/membership/x?userKey=demo", nil), http.StatusBadRequest, "/api/forms/membership/x")
+			expectHTTPError(t, env.do(c, http.MethodGet, "/api/forms/membership/1", nil), http.StatusBadRequest, "/api/forms/membership/1")
+			expectHTTPError(t, env.do(c, http.MethodGet, "/api/forms/membership/1?userKey=demo&organisationId=z", nil), http.StatusBadRequest, "/api/forms/membership/1")
+		})
+		t.Run("404 unknown period and organisation mismatch", func(t *testing.T) {
+			expectHTTPError(t, env.do(c, http.MethodGet, "/api/forms/membership/77?userKey=demo", nil), http.StatusNotFound, "/api/forms/membership/77")
+			expectHTTPError(t, env.do(c, http.MethodGet, "/api/forms/membership/1?userKey=demo&organisationId=2", nil), http.StatusNotFound, "/api/forms/membership/1")
+		})
+		bad := []struct{ name, body, field string }{
+			{"not JSON", `{`, "body"},
+			{"array", `[]`, "body"},
+			{"missing processId", `{"step":1,"people":[]}`, "processId"},
+			{"missing step", `{"processId":"1","people":[]}`, "step"},
+			{"negative step", `{"processId":"1","step":-1,"people":[]}`, "step"},
+			{"fractional step", `{"processId":"1","step":1.5,"people":[]}`, "step"},
+			{"missing people", `{"processId":"1","step":1}`, "people"},
+			{"person without id", `{"processId":"1","step":1,"people":[{"answer":"x"}]}`, "people[0].id"},
+			{"answer object", `{"processId":"1","step":1,"people":[{"id":1,"answer":{}}]}`, "people[0].answer"},
+			{"selected string", `{"processId":"1","step":0,"people":[{"id":1,"selected":"yes"}]}`, "people[0].selected"},
+			{"two objects", `{"processId":"1","step":1,"people":[]} {}`, ""},
+		}
+		for _, tc := range bad {
+			t.Run("400 "+tc.name, func(t *testing.T) {
+				e := expectHTTPError(t, env.do(c, http.MethodPost, "/api/forms/next", tc.body), http.StatusBadRequest, "/api/forms/next")
+				if tc.field != "" && (len(e.Errors) == 0 || e.Errors[0].Field != tc.field) {
+					t.Fatalf("errors %+v, want field %s", e.Errors, tc.field)
+				}
+			})
+		}
+		t.Run("413 body over 64 KiB", func(t *testing.T) {
+			big := `{"processId":"1","step":1,"people":[{"id":1,"answer":"` + strings.Repeat("x", 70<<10) + `"}]}`
+			expectHTTPError(t, env.do(c, http.MethodPost, "/api/forms/next", big), http.StatusRequestEntityTooLarge, "/api/forms/next")
+		})
+		t.Run("415 without JSON content type", func(t *testing.T) {
+			res := env.do(c, http.MethodPost, "/api/forms/next", nil, "Content-Type", "text/plain")
+			expectHTTPError(t, res, http.StatusUnsupportedMediaType, "/api/forms/next")
+		})
+		t.Run("403 cross-site browser request", func(t *testing.T) {
+			res := env.do(c, http.MethodPost, "/api/forms/processes/"+pid+"/reset", map[string]any{}, "Sec-Fetch-Site", "cross-site")
+			expectHTTPError(t, res, http.StatusForbidden, "/api/forms/processes/"+pid+"/reset")
+			res = env.do(c, http.MethodPost, "/api/forms/processes/"+pid+"/reset", map[string]any{}, "Origin", "https://evil.example")
+			expectHTTPError(t, res, http.StatusForbidden, "/api/forms/processes/"+pid+"/reset")
+		})
+		t.Run("nothing changed by the rejected requests", func(t *testing.T) {
+			res := env.do(c, http.MethodPost, "/api/forms/processes/"+pid+"/resume", map[string]any{})
+			var f form
+			res.json(t, &f)
+			if res.status != http.StatusOK || f.Step != 1 || f.ProcessState != "RUNNING" || f.People[0].Answer != nil {
+				t.Fatalf("resume after rejected requests: %d %s", res.status, res.body)
+			}
+		})
+	})
+}
+
+func TestResetBackResumeOverHTTP(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		env := newEnv(t, db)
+		c := env.newClient()
+		f := env.startDemo(c)
+		pid := f.ProcessID
+		env.next(c, pid, 0, []map[string]any{{"id": 1}, {"id": 3}})
+		env.next(c, pid, 1, demoAnswers[1])
+		res := env.do(c, http.MethodPost, "/api/forms/processes/"+pid+"/back", map[string]any{"step": 2})
+		var back form
+		res.json(t, &back)
+		if res.status != http.StatusOK || back.Step != 1 || back.People[0].Answer == nil || *back.People[0].Answer != "0612345678" {
+			t.Fatalf("back: %d %s", res.status, res.body)
+		}
+		res = env.do(c, http.MethodPost, "/api/forms/processes/"+pid+"/back", "", "Content-Type", "application/json")
+		res.json(t, &back)
+		if res.status != http.StatusOK || back.Step != 0 || back.ProcessState != "RUNNING" {
+			t.Fatalf("back to selection: %d %s", res.status, res.body)
+		}
+		res = env.do(c, http.MethodPost, "/api/forms/processes/"+pid+"/reset", nil, "Content-Type", "application/json")
+		var reset form
+		res.json(t, &reset)
+		if res.status != http.StatusOK || reset.ProcessState != "INIT" || reset.Step != 0 || len(reset.People) != 4 {
+			t.Fatalf("reset: %d %s", res.status, res.body)
+		}
+		var rows int
+		if err := db.NewRaw("SELECT count(*) FROM process_data WHERE instance_id = ?", pid).Scan(t.Context(), &rows); err != nil || rows != 0 {
+			t.Fatalf("process data after reset: %d %v", rows, err)
+		}
+	})
+}
+
+// TestConcurrentSubmissionsOverHTTP races 50 submissions of the last step:
+// one wins, the others get 409, and exactly one order exists.
+func TestConcurrentSubmissionsOverHTTP(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		env := newEnv(t, db)
+		c := env.newClient()
+		f := env.startDemo(c)
+		env.next(c, f.ProcessID, 0, []map[string]any{{"id": 1}, {"id": 3}})
+		for step := 1; step <= 6; step++ {
+			env.next(c, f.ProcessID, step, demoAnswers[step])
+		}
+		const n = 50
+		statuses := make([]int, n)
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				req, _ := http.NewRequest(http.MethodPost, env.srv.URL+"/api/forms/next",
+					strings.NewReader(fmt.Sprintf(`{"processId":%q,"step":7,"people":[{"id":1,"answer":"1"},{"id":3,"answer":"1"}]}`, f.ProcessID)))
+				req.Header.Set("Content-Type", "application/json")
+				res, err := c.Do(req)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				res.Body.Close()
+				statuses[i] = res.StatusCode
+			}()
+		}
+		close(start)
+		wg.Wait()
+		count := map[int]int{}
+		for _, s := range statuses {
+			count[s]++
+		}
+		if count[200] != 1 || count[409] != n-1 {
+			t.Fatalf("statuses %v, want one 200 and %d 409", count, n-1)
+		}
+		var orders, memberships int
+		ctx := t.Context()
+		if err := db.NewRaw("SELECT count(*) FROM orders WHERE process_instance_id = ?", f.ProcessID).Scan(ctx, &orders); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.NewRaw("SELECT count(*) FROM memberships WHERE process_instance_id = ?", f.ProcessID).Scan(ctx, &memberships); err != nil {
+			t.Fatal(err)
+		}
+		if orders != 1 || memberships != 2 {
+			t.Fatalf("orders %d memberships %d, want 1 and 2", orders, memberships)
+		}
+	})
+}

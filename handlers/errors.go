@@ -1,0 +1,160 @@
+package handlers
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"portal/engine"
+)
+
+// HTTPErrorBody is the spec's error body for 400/401/404/409/413/415/500/503.
+type HTTPErrorBody struct {
+	Timestamp string           `json:"timestamp"`
+	Status    int              `json:"status"`
+	Error     string           `json:"error"`
+	Message   string           `json:"message"`
+	Path      string           `json:"path"`
+	Errors    []FieldErrorBody `json:"errors"`
+}
+
+// FieldErrorBody names one bad field of a request.
+type FieldErrorBody struct {
+	Field   string `json:"field"`
+	Message string `json:"message"`
+}
+
+// ProcessErrorBody is the spec's process error: answers that broke a rule (422).
+type ProcessErrorBody struct {
+	ProcessID    string            `json:"processId"`
+	Step         int               `json:"step"`
+	ProcessState string            `json:"processState"`
+	Message      string            `json:"message"`
+	Errors       ProcessErrorsBody `json:"errors"`
+}
+
+// ProcessErrorsBody holds the failures per person.
+type ProcessErrorsBody struct {
+	People []PersonErrorBody `json:"people"`
+}
+
+// PersonErrorBody is one person's failure.
+type PersonErrorBody struct {
+	ID    int64  `json:"id"`
+	Error string `json:"error"`
+}
+
+var codeStatus = map[engine.Code]int{
+	engine.CodeInvalid:      http.StatusBadRequest,
+	engine.CodeUnauthorized: http.StatusUnauthorized,
+	engine.CodeNotFound:     http.StatusNotFound,
+	engine.CodeConflict:     http.StatusConflict,
+	engine.CodeValidation:   http.StatusUnprocessableEntity,
+	engine.CodeUnavailable:  http.StatusServiceUnavailable,
+	engine.CodeInternal:     http.StatusInternalServerError,
+}
+
+// apiError is an error the HTTP layer raises itself, with a status and a safe message.
+type apiError struct {
+	status  int
+	message string
+	fields  []FieldErrorBody
+}
+
+func (e *apiError) Error() string { return e.message }
+
+func newAPIError(status int, message string, fields ...FieldErrorBody) *apiError {
+	return &apiError{status: status, message: message, fields: fields}
+}
+
+// describe turns any error into a status, a message safe for users, the
+// field errors, and whether it is a server fault to log.
+func describe(err error) (status int, message string, fields []FieldErrorBody, fault bool) {
+	var ae *apiError
+	var ee *engine.Error
+	var he *echo.HTTPError
+	switch {
+	case errors.As(err, &ae):
+		return ae.status, ae.message, ae.fields, false
+	case errors.As(err, &ee):
+		status = codeStatus[ee.Code]
+		if status == 0 || status == http.StatusInternalServerError {
+			return http.StatusInternalServerError, "", nil, true
+		}
+		for _, f := range ee.Fields {
+			fields = append(fields, FieldErrorBody{Field: f.Field, Message: f.Message})
+		}
+		return status, ee.Message, fields, status >= 500
+	case errors.As(err, &he):
+		msg := http.StatusText(he.Code)
+		switch he.Code {
+		case http.StatusNotFound:
+			msg = "No such resource."
+		case http.StatusMethodNotAllowed:
+			msg = "This method is not allowed here."
+		case http.StatusRequestEntityTooLarge:
+			msg = "The request body is larger than 64 KiB."
+		}
+		return he.Code, msg, nil, he.Code >= 500
+	}
+	return http.StatusInternalServerError, "", nil, true
+}
+
+// errorHandler is echo's one error handler: JSON bodies of the spec for the
+// API, a small page for browsers. Internal error text never reaches a client.
+func (s *Server) errorHandler(err error, c echo.Context) {
+	if c.Response().Committed {
+		return
+	}
+	req := c.Request()
+	status, message, fields, fault := describe(err)
+	reqID := c.Response().Header().Get(echo.HeaderXRequestID)
+	log := s.log.With("request_id", reqID, "method", req.Method, "path", req.URL.Path, "status", status)
+	if fault {
+		log.ErrorContext(req.Context(), "request failed", "err", err)
+		message = "An unexpected error occurred. Quote request id " + reqID + " when you contact support."
+		if status == http.StatusServiceUnavailable {
+			message = "The service is temporarily unavailable. Please try again shortly."
+		}
+	} else {
+		log.DebugContext(req.Context(), "request rejected", "err", err)
+	}
+	var ee *engine.Error
+	if status == http.StatusUnprocessableEntity && errors.As(err, &ee) && isAPI(req) {
+		body := ProcessErrorBody{ProcessID: ee.ProcessID, Step: ee.Step, ProcessState: engine.StateError,
+			Message: ee.Message, Errors: ProcessErrorsBody{People: []PersonErrorBody{}}}
+		for _, p := range ee.People {
+			body.Errors.People = append(body.Errors.People, PersonErrorBody{ID: p.PersonID, Error: p.Message})
+		}
+		s.writeJSON(c, status, body)
+		return
+	}
+	if isAPI(req) || !acceptsHTML(req) {
+		if fields == nil {
+			fields = []FieldErrorBody{}
+		}
+		s.writeJSON(c, status, HTTPErrorBody{
+			Timestamp: time.Now().UTC().Format(time.RFC3339Nano), Status: status, Error: http.StatusText(status),
+			Message: message, Path: req.URL.Path, Errors: fields,
+		})
+		return
+	}
+	s.renderErrorPage(c, status, message)
+}
+
+func (s *Server) writeJSON(c echo.Context, status int, body any) {
+	if err := c.JSON(status, body); err != nil {
+		s.log.Warn("write error response", "err", err)
+	}
+}
+
+func isAPI(r *http.Request) bool {
+	return strings.HasPrefix(r.URL.Path, "/api/") || r.URL.Path == "/api"
+}
+
+func acceptsHTML(r *http.Request) bool {
+	return strings.Contains(r.Header.Get("Accept"), "text/html")
+}

@@ -1,0 +1,224 @@
+package handlers_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"portal/engine"
+	"portal/handlers"
+	"portal/relay/hashlink"
+	"portal/relay/session"
+)
+
+const testSecret = "test-hash-secret-0123456789"
+
+// testEnv is a real server on a real database with the demo data.
+type testEnv struct {
+	t      *testing.T
+	db     *bun.DB
+	srv    *httptest.Server
+	client *http.Client
+	gw     *engine.TestGateway
+}
+
+func newEnv(t *testing.T, db *bun.DB) *testEnv {
+	t.Helper()
+	if err := engine.SeedDemo(context.Background(), db, 3, time.Now()); err != nil {
+		t.Fatalf("seed: %v", err)
+	}
+	env := &testEnv{t: t, db: db}
+	var handler http.Handler
+	env.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { handler.ServeHTTP(w, r) }))
+	t.Cleanup(env.srv.Close)
+	env.gw = engine.NewTestGateway(testSecret, env.srv.URL)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	handler = handlers.New(handlers.Deps{
+		Engine:     engine.NewService(db, env.gw, engine.WithLogger(log)),
+		Sessions:   session.NewManager(session.NewDBStore(db), session.Config{Secure: false}),
+		Gateway:    env.gw,
+		HashSecret: testSecret,
+		Logger:     log,
+	})
+	env.client = env.newClient()
+	return env
+}
+
+func (env *testEnv) newClient() *http.Client {
+	jar, _ := cookiejar.New(nil)
+	return &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+}
+
+// response is a finished HTTP exchange.
+type response struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+func (r response) json(t *testing.T, v any) {
+	t.Helper()
+	if err := json.Unmarshal(r.body, v); err != nil {
+		t.Fatalf("decode %d body %q: %v", r.status, r.body, err)
+	}
+}
+
+func (env *testEnv) do(c *http.Client, method, path string, body any, headers ...string) response {
+	env.t.Helper()
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd = strings.NewReader(b)
+	case []byte:
+		rd = bytes.NewReader(b)
+	default:
+		raw, err := json.Marshal(b)
+		if err != nil {
+			env.t.Fatal(err)
+		}
+		rd = bytes.NewReader(raw)
+	}
+	req, err := http.NewRequest(method, env.srv.URL+path, rd)
+	if err != nil {
+		env.t.Fatal(err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	res, err := c.Do(req)
+	if err != nil {
+		env.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	raw, err := io.ReadAll(res.Body)
+	if err != nil {
+		env.t.Fatal(err)
+	}
+	return response{status: res.StatusCode, header: res.Header, body: raw}
+}
+
+// login signs the client in with the hash of userKey.
+func (env *testEnv) login(c *http.Client, userKey string) {
+	env.t.Helper()
+	res := env.do(c, http.MethodPost, "/api/auth/external-login", map[string]string{"userKey": userKey, "hash": hashlink.Sign(testSecret, userKey)})
+	if res.status != http.StatusOK {
+		env.t.Fatalf("login %s: %d %s", userKey, res.status, res.body)
+	}
+}
+
+// form is the decoded FormDTO.
+type form struct {
+	ProcessID    string   `json:"processId"`
+	Step         int      `json:"step"`
+	ProcessState string   `json:"processState"`
+	Question     *string  `json:"question"`
+	QuestionType *string  `json:"questionType"`
+	Required     *bool    `json:"required"`
+	Options      []string `json:"options"`
+	People       []struct {
+		ID         int64   `json:"id"`
+		FirstName  string  `json:"firstName"`
+		Answer     *string `json:"answer"`
+		Hide       bool    `json:"hide"`
+		Selected   bool    `json:"selected"`
+		CanSelect  bool    `json:"canSelect"`
+		Status     string  `json:"status"`
+		PaymentURL *string `json:"paymentUrl"`
+	} `json:"people"`
+	PaymentURL *string `json:"paymentUrl"`
+}
+
+type httpError struct {
+	Timestamp string `json:"timestamp"`
+	Status    int    `json:"status"`
+	Error     string `json:"error"`
+	Message   string `json:"message"`
+	Path      string `json:"path"`
+	Errors    []struct {
+		Field   string `json:"field"`
+		Message string `json:"message"`
+	} `json:"errors"`
+}
+
+// expectHTTPError checks a response is the spec's HTTP error body with status.
+func expectHTTPError(t *testing.T, res response, status int, path string) httpError {
+	t.Helper()
+	if res.status != status {
+		t.Fatalf("status %d, want %d: %s", res.status, status, res.body)
+	}
+	var e httpError
+	res.json(t, &e)
+	if e.Status != status || e.Error != http.StatusText(status) || e.Message == "" || e.Path != path || e.Errors == nil {
+		t.Fatalf("error body %s does not have the spec's shape for %d at %s", res.body, status, path)
+	}
+	if _, err := time.Parse(time.RFC3339Nano, e.Timestamp); err != nil {
+		t.Fatalf("timestamp %q: %v", e.Timestamp, err)
+	}
+	return e
+}
+
+// answers for the demo definition's seven steps, for persons 1 (adult) and 3 (junior).
+var demoAnswers = map[int][]map[string]any{
+	1: {{"id": 1, "answer": "0612345678"}, {"id": 3, "answer": "0687654321"}},
+	2: {{"id": 1, "answer": "M"}, {"id": 3, "answer": "S"}},
+	3: {{"id": 1, "answer": "1"}, {"id": 3, "answer": "0"}},
+	4: {{"id": 1, "answer": "0"}, {"id": 3, "answer": "0"}},
+	5: {{"id": 3, "answer": "1"}},
+	6: {{"id": 1, "answer": "1"}, {"id": 3, "answer": "0"}},
+	7: {{"id": 1, "answer": "1"}, {"id": 3, "answer": "1"}},
+}
+
+// startDemo signs in as demo and returns the new process at person selection.
+func (env *testEnv) startDemo(c *http.Client) form {
+	env.t.Helper()
+	env.login(c, "demo")
+	res := env.do(c, http.MethodGet, "/api/forms/membership/1?userKey=demo", nil)
+	if res.status != http.StatusCreated {
+		env.t.Fatalf("load: %d %s", res.status, res.body)
+	}
+	var f form
+	res.json(env.t, &f)
+	return f
+}
+
+// next posts one step and decodes the form.
+func (env *testEnv) next(c *http.Client, pid string, step int, people []map[string]any) (response, form) {
+	env.t.Helper()
+	res := env.do(c, http.MethodPost, "/api/forms/next", map[string]any{"processId": pid, "step": step, "people": people})
+	var f form
+	if res.status == http.StatusOK {
+		res.json(env.t, &f)
+	}
+	return res, f
+}
+
+// completeDemo runs selection and all questions and returns the DONE form.
+func (env *testEnv) completeDemo(c *http.Client) form {
+	env.t.Helper()
+	f := env.startDemo(c)
+	res, f := env.next(c, f.ProcessID, 0, []map[string]any{{"id": 1}, {"id": 3, "selected": true}})
+	if res.status != http.StatusOK {
+		env.t.Fatalf("select: %d %s", res.status, res.body)
+	}
+	for step := 1; step <= 7; step++ {
+		res, f = env.next(c, f.ProcessID, step, demoAnswers[step])
+		if res.status != http.StatusOK {
+			env.t.Fatalf("step %d: %d %s", step, res.status, res.body)
+		}
+	}
+	return f
+}

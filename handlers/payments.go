@@ -1,0 +1,121 @@
+package handlers
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"portal/engine"
+	"portal/relay/session"
+	"portal/views"
+)
+
+func orderLines(order *engine.Order) ([]views.OrderLineModel, string) {
+	lines := make([]views.OrderLineModel, len(order.Lines))
+	for i, l := range order.Lines {
+		lines[i] = views.OrderLineModel{Description: l.Description, Amount: engine.FormatMoney(l.AmountMinor, l.Currency)}
+	}
+	return lines, engine.FormatMoney(order.TotalMinor, order.Currency)
+}
+
+// testGatewayPage answers GET /dev/pay/:reference: the built-in gateway's
+// payment page with the order lines and total.
+func (s *Server) testGatewayPage(c echo.Context) error {
+	view, err := s.engine.PaymentForPage(c.Request().Context(), c.Param("reference"))
+	if err != nil {
+		return err
+	}
+	lines, total := orderLines(view.Order)
+	return render(c, http.StatusOK, views.TestGatewayPage(views.TestGatewayModel{
+		Reference: view.Payment.Reference, Action: engine.PayPath(view.Payment.Reference),
+		Lines: lines, Total: total, Open: view.Payment.Status == engine.PaymentPending, Status: view.Payment.Status,
+	}))
+}
+
+// testGatewayDecide answers POST /dev/pay/:reference with status=success|failed|cancelled:
+// it sends the browser back to the portal with a signed return, as a real
+// gateway would.
+func (s *Server) testGatewayDecide(c echo.Context) error {
+	status := c.FormValue("status")
+	switch status {
+	case engine.OutcomeSuccess, engine.OutcomeFailed, engine.OutcomeCancelled:
+	default:
+		return newAPIError(http.StatusBadRequest, "Choose success, failed or cancelled.",
+			FieldErrorBody{Field: "status", Message: "must be success, failed or cancelled"})
+	}
+	view, err := s.engine.PaymentForPage(c.Request().Context(), c.Param("reference"))
+	if err != nil {
+		return err
+	}
+	tx := engine.NewReference("TX-")
+	return c.Redirect(http.StatusSeeOther, s.gateway.ReturnURL(view.Payment.Reference, status, tx))
+}
+
+// paymentReturn answers GET /membership/payment-return?reference=&status=&transactionId=&signature=.
+// The status in the query is only believed after the provider verified it;
+// a replayed or forged return changes nothing.
+func (s *Server) paymentReturn(c echo.Context) error {
+	ret := engine.PaymentReturn{
+		Reference: c.QueryParam("reference"), Status: c.QueryParam("status"),
+		TransactionID: c.QueryParam("transactionId"), Signature: c.QueryParam("signature"),
+	}
+	if ret.Reference == "" || ret.Status == "" {
+		return newAPIError(http.StatusBadRequest, "The payment return is missing its reference or status.")
+	}
+	res, err := s.engine.CompletePayment(c.Request().Context(), ret)
+	if err != nil {
+		return err
+	}
+	lines, total := orderLines(res.Order)
+	m := views.PaymentReturnModel{Reference: res.Reference, Lines: lines, Total: total,
+		RegisterURL: fmt.Sprintf("/membership/register/%d", res.PeriodID)}
+	switch {
+	case res.Stale:
+		m.Title, m.Message = "This payment is no longer needed",
+			"The registration was changed after this payment was started. Nothing was charged by this page; if money was taken, the organisation will refund it."
+	case res.Outcome == engine.OutcomeSuccess:
+		m.Title, m.Message = "Payment received: registration complete",
+			"Thank you. The memberships are now active and a confirmation message is on its way."
+		m.RegisterURL = ""
+	case res.Outcome == engine.OutcomeFailed:
+		m.Title, m.Message = "Error: the payment failed", "The payment did not go through. No money was taken. You can try again."
+		m.RetryReference = res.Reference
+	default:
+		m.Title, m.Message = "Payment cancelled", "You cancelled the payment. Your registration is saved; you can pay later."
+		m.RetryReference = res.Reference
+	}
+	if res.Order.Status != engine.OrderUnpaid {
+		m.RetryReference = ""
+	}
+	return render(c, http.StatusOK, views.PaymentReturnPage(m))
+}
+
+// paymentRetry answers POST /membership/payment-retry (form field reference):
+// a new payment attempt for the registration that reference belongs to, for
+// the signed-in user only.
+func (s *Server) paymentRetry(c echo.Context) error {
+	ctx := c.Request().Context()
+	sess, err := s.sessions.Get(ctx, c.Request())
+	if errors.Is(err, session.ErrNotFound) {
+		return newAPIError(http.StatusUnauthorized, "Your session has ended. Open the link from your e-mail again to continue.")
+	} else if err != nil {
+		return sessionStoreError(err)
+	}
+	view, err := s.engine.PaymentForPage(ctx, c.FormValue("reference"))
+	if err != nil {
+		return err
+	}
+	if view.Order.UserKey != sess.UserKey {
+		return engine.Errorf(engine.CodeNotFound, "payment not found")
+	}
+	form, err := s.engine.RetryPayment(ctx, sess.UserKey, fmt.Sprint(view.Order.ProcessInstanceID))
+	if err != nil {
+		return err
+	}
+	if form.PaymentURL == "" {
+		return &engine.Error{Code: engine.CodeUnavailable, Message: "The payment provider is unavailable. Please try again shortly."}
+	}
+	return c.Redirect(http.StatusSeeOther, form.PaymentURL)
+}

@@ -1,0 +1,162 @@
+// Package handlers is the HTTP layer: routes, the JSON form API, the
+// external login, the payment pages, middleware and the one error handler.
+// Registration logic lives in the engine; handlers only translate.
+package handlers
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+
+	"portal/engine"
+	"portal/relay/session"
+)
+
+// MaxBodyBytes is the largest request body the API accepts (64 KiB).
+const MaxBodyBytes = 64 << 10
+
+// Deps is what the HTTP layer needs.
+type Deps struct {
+	Engine     *engine.Service
+	Sessions   *session.Manager
+	Gateway    *engine.TestGateway // the built-in payment gateway; nil when a real provider is used
+	HashSecret string
+	Logger     *slog.Logger
+	// ServerTiming adds statement counts per request in a Server-Timing header (for benchmarks).
+	ServerTiming bool
+}
+
+// Server holds the handlers' dependencies.
+type Server struct {
+	engine     *engine.Service
+	sessions   *session.Manager
+	gateway    *engine.TestGateway
+	hashSecret string
+	log        *slog.Logger
+	csrf       *http.CrossOriginProtection
+}
+
+// New returns the application's echo instance with every route.
+func New(d Deps) *echo.Echo {
+	s := &Server{engine: d.Engine, sessions: d.Sessions, gateway: d.Gateway, hashSecret: d.HashSecret,
+		log: d.Logger, csrf: http.NewCrossOriginProtection()}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	e.HTTPErrorHandler = s.errorHandler
+	e.IPExtractor = echo.ExtractIPDirect() // X-Forwarded-* from untrusted peers is ignored
+	e.Use(middleware.RequestID())
+	if d.ServerTiming {
+		e.Use(serverTiming)
+	}
+	e.Use(s.logRequests)
+	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{DisablePrintStack: true,
+		LogErrorFunc: func(c echo.Context, err error, stack []byte) error {
+			s.log.Error("panic", "err", err, "stack", string(stack), "request_id", c.Response().Header().Get(echo.HeaderXRequestID))
+			return err
+		}}))
+	e.Use(securityHeaders)
+	e.Use(middleware.BodyLimit("64K"))
+	e.Use(s.rejectCrossOrigin)
+
+	e.GET("/healthz", s.healthz)
+	e.GET("/readyz", s.readyz)
+
+	api := e.Group("/api")
+	api.GET("/openapi.json", s.openAPI)
+	api.POST("/auth/external-login", s.externalLogin, requireJSON)
+	forms := api.Group("/forms", s.requireSession)
+	forms.GET("/membership/:periodid", s.getMembershipForm)
+	forms.POST("/next", s.postNext, requireJSON)
+	forms.POST("/processes/:processid/reset", s.postReset, requireJSON)
+	forms.POST("/processes/:processid/resume", s.postResume, requireJSON)
+	forms.POST("/processes/:processid/back", s.postBack, requireJSON)
+	api.Any("/*", func(c echo.Context) error { return echo.ErrNotFound }, s.requireSession)
+
+	e.GET("/membership/payment-return", s.paymentReturn)
+	e.POST("/membership/payment-retry", s.paymentRetry)
+	if s.gateway != nil {
+		e.GET("/dev/pay/:reference", s.testGatewayPage)
+		e.POST("/dev/pay/:reference", s.testGatewayDecide)
+	}
+	return e
+}
+
+// logRequests logs one line per request with its request id.
+func (s *Server) logRequests(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		start := time.Now()
+		err := next(c)
+		if err != nil {
+			c.Error(err)
+		}
+		req := c.Request()
+		s.log.LogAttrs(req.Context(), slog.LevelInfo, "request",
+			slog.String("request_id", c.Response().Header().Get(echo.HeaderXRequestID)),
+			slog.String("method", req.Method), slog.String("path", req.URL.Path),
+			slog.Int("status", c.Response().Status), slog.Duration("duration", time.Since(start)))
+		return nil
+	}
+}
+
+// securityHeaders sets headers every response carries.
+func securityHeaders(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		h := c.Response().Header()
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "no-referrer")
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("Content-Security-Policy", "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+		if strings.HasPrefix(c.Request().URL.Path, "/api/") {
+			h.Set("Cache-Control", "no-store")
+		}
+		return next(c)
+	}
+}
+
+// rejectCrossOrigin refuses state-changing requests from other origins
+// (Sec-Fetch-Site, or Origin against Host); clients that are not browsers
+// send neither header and pass.
+func (s *Server) rejectCrossOrigin(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if err := s.csrf.Check(c.Request()); err != nil {
+			return newAPIError(http.StatusForbidden, "Cross-origin requests are not allowed.")
+		}
+		return next(c)
+	}
+}
+
+// requireJSON makes state-changing API calls declare a JSON body, which a
+// plain HTML form on another site cannot do without a CORS preflight.
+func requireJSON(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		ct := c.Request().Header.Get(echo.HeaderContentType)
+		if mt, _, _ := strings.Cut(ct, ";"); !strings.EqualFold(strings.TrimSpace(mt), echo.MIMEApplicationJSON) {
+			return newAPIError(http.StatusUnsupportedMediaType, "The request must have Content-Type application/json.")
+		}
+		return next(c)
+	}
+}
+
+// healthz answers GET /healthz: the process is alive.
+func (s *Server) healthz(c echo.Context) error {
+	return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// readyz answers GET /readyz: the database is reachable.
+func (s *Server) readyz(c echo.Context) error {
+	ctx, cancel := context.WithTimeout(c.Request().Context(), 2*time.Second)
+	defer cancel()
+	if err := s.engine.DB().PingContext(ctx); err != nil {
+		s.log.Warn("readiness check failed", "err", err)
+		return c.JSON(http.StatusServiceUnavailable, map[string]string{"status": "unavailable"})
+	}
+	return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
+}
