@@ -39,5 +39,12 @@ templ-check:
 	  if ! cmp -s "$$f" "views/$$(basename $$f)"; then echo "templ drift: views/$$(basename $$f) is not what templ generates; run make templ"; rm -rf $$tmp; exit 1; fi; \
 	done; rm -rf $$tmp; echo "templ: generated files are current"
 
+## bench: N concurrent members through the whole JSON flow against a server on PostgreSQL
+## (PORTAL_BENCH_DATABASE_URL, default the local test database); see docs/BENCHMARKS.md
+BENCH_MEMBERS ?= 32
+BENCH_FLOWS   ?= 10
+bench: build
+	$(GO) run ./cmd/loadgen -portal $(BIN) -members $(BENCH_MEMBERS) -flows $(BENCH_FLOWS)
+
 clean:
 	rm -rf bin

@@ -20,8 +20,8 @@ func OpenDB(url string) (*bun.DB, error) {
 	switch {
 	case strings.HasPrefix(url, "postgres://"), strings.HasPrefix(url, "postgresql://"):
 		sqldb := sql.OpenDB(pgdriver.NewConnector(pgdriver.WithDSN(url)))
-		sqldb.SetMaxOpenConns(32)
-		sqldb.SetMaxIdleConns(32)
+		sqldb.SetMaxOpenConns(8)
+		sqldb.SetMaxIdleConns(8)
 		return bun.NewDB(sqldb, pgdialect.New()), nil
 	case strings.HasPrefix(url, "sqlite:"):
 		path := strings.TrimPrefix(url, "sqlite:")

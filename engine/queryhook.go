@@ -12,11 +12,16 @@ import (
 // StatementCount counts the SQL statements run under one context, so that a
 // request can report how many it cost (the Server-Timing header, benchmarks).
 type StatementCount struct {
-	n atomic.Int64
+	n  atomic.Int64
+	tx atomic.Int64
 }
 
-// Load returns the number of statements counted so far.
+// Load returns the number of statements counted so far, not counting
+// transaction control (BEGIN, COMMIT, ROLLBACK).
 func (c *StatementCount) Load() int64 { return c.n.Load() }
+
+// TxControl returns the number of BEGIN, COMMIT and ROLLBACK counted so far.
+func (c *StatementCount) TxControl() int64 { return c.tx.Load() }
 
 type statementCountKey struct{}
 
@@ -35,9 +40,14 @@ type QueryHook struct {
 var _ bun.QueryHook = QueryHook{}
 
 // BeforeQuery implements bun.QueryHook.
-func (h QueryHook) BeforeQuery(ctx context.Context, _ *bun.QueryEvent) context.Context {
+func (h QueryHook) BeforeQuery(ctx context.Context, e *bun.QueryEvent) context.Context {
 	if c, ok := ctx.Value(statementCountKey{}).(*StatementCount); ok {
-		c.n.Add(1)
+		switch e.Query {
+		case "BEGIN", "COMMIT", "ROLLBACK":
+			c.tx.Add(1)
+		default:
+			c.n.Add(1)
+		}
 	}
 	return ctx
 }

@@ -18,8 +18,9 @@ type requestTiming struct {
 
 type timingKey struct{}
 
-// serverTiming adds `Server-Timing: db-session;desc="N", db;desc="M"` to
-// responses: the statements the session lookup and the handler ran. It is
+// serverTiming adds `Server-Timing: db-session;desc="N", db;desc="M", db-tx;desc="T"`
+// to responses: the statements the session lookup and the handler ran, and
+// the transaction control statements (BEGIN, COMMIT) around them. It is
 // off unless configured, because it tells clients about internals.
 func serverTiming(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
@@ -28,7 +29,8 @@ func serverTiming(next echo.HandlerFunc) echo.HandlerFunc {
 		c.SetRequest(c.Request().WithContext(context.WithValue(ctx, timingKey{}, t)))
 		c.Response().Before(func() {
 			total := count.Load()
-			c.Response().Header().Set("Server-Timing", fmt.Sprintf(`db-session;desc="%d", db;desc="%d"`, t.session, total-t.session))
+			c.Response().Header().Set("Server-Timing", fmt.Sprintf(`db-session;desc="%d", db;desc="%d", db-tx;desc="%d"`,
+				t.session, total-t.session, count.TxControl()))
 		})
 		return next(c)
 	}

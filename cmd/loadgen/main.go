@@ -188,10 +188,11 @@ type sample struct {
 	latency   time.Duration
 	session   int
 	handler   int
+	tx        int
 	committed bool
 }
 
-var timingPattern = regexp.MustCompile(`db-session;desc="(\d+)", db;desc="(\d+)"`)
+var timingPattern = regexp.MustCompile(`db-session;desc="(\d+)", db;desc="(\d+)", db-tx;desc="(\d+)"`)
 
 type member struct {
 	base   string
@@ -258,10 +259,14 @@ func answerFor(f formDTO, i int) string {
 	return "1"
 }
 
+// transport keeps a connection per member open; the default keeps only two
+// idle connections per host, and re-dialling would measure TCP set-up instead.
+var transport = &http.Transport{MaxIdleConns: 1024, MaxIdleConnsPerHost: 1024, IdleConnTimeout: time.Minute}
+
 // flow runs one member from sign-in to a paid registration.
 func flow(base, key string) ([]sample, error) {
 	jar, _ := cookiejar.New(nil)
-	m := &member{base: base, client: &http.Client{Jar: jar, Timeout: 15 * time.Second,
+	m := &member{base: base, client: &http.Client{Jar: jar, Timeout: 15 * time.Second, Transport: transport,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
 	sum := md5.Sum([]byte(secret + key))
 	if _, _, _, err := m.call(http.MethodPost, "/api/auth/external-login", map[string]string{"userKey": key, "hash": hex.EncodeToString(sum[:])}, 200); err != nil {
@@ -291,6 +296,7 @@ func flow(base, key string) ([]sample, error) {
 		if mt := timingPattern.FindStringSubmatch(res.Header.Get("Server-Timing")); mt != nil {
 			s.session, _ = strconv.Atoi(mt[1])
 			s.handler, _ = strconv.Atoi(mt[2])
+			s.tx, _ = strconv.Atoi(mt[3])
 		}
 		if err := json.Unmarshal(raw, &f); err != nil {
 			return samples, err
@@ -375,10 +381,11 @@ func percentile(sorted []time.Duration, p float64) time.Duration {
 
 func report(o options, schema string, flows int, elapsed time.Duration, stats []sample, peakKB int) {
 	var all, mid []time.Duration
-	var midHandler, commitHandler, sessionTotal, midMax, commitMax, commits int
+	var midHandler, commitHandler, sessionTotal, midMax, commitMax, commits, txTotal int
 	for _, s := range stats {
 		all = append(all, s.latency)
 		sessionTotal += s.session
+		txTotal += s.tx
 		if s.committed {
 			commits++
 			commitHandler += s.handler
@@ -401,6 +408,7 @@ func report(o options, schema string, flows int, elapsed time.Duration, stats []
 		fmt.Printf("statements per next         %.2f avg, %d max (question steps, besides the session lookup)\n", float64(midHandler)/float64(len(mid)), midMax)
 		fmt.Printf("statements per commit next  %.2f avg, %d max (last step: memberships, order, lines, payment)\n", float64(commitHandler)/float64(commits), commitMax)
 		fmt.Printf("session lookup statements   %.2f avg per request\n", float64(sessionTotal)/float64(len(all)))
+		fmt.Printf("BEGIN/COMMIT per next       %.2f avg (not counted above)\n", float64(txTotal)/float64(len(all)))
 	}
 	fmt.Printf("server peak RSS             %.1f MB\n", float64(peakKB)/1024)
 	fmt.Printf("(schema %s, dropped)\n", schema)

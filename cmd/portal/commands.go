@@ -122,10 +122,8 @@ func cmdSeed(ctx context.Context, args []string, getenv func(string) string, std
 
 // demoLink is the hash link a staff e-mail would carry for the demo user.
 func demoLink(cfg Config) string {
-	q := url.Values{}
-	q.Set("u", engine.DemoUserKey)
-	q.Set("h", hashlink.Sign(cfg.HashSecret, engine.DemoUserKey))
-	return fmt.Sprintf("%s/membership/register/%d?%s", cfg.BaseURL, engine.DemoPeriodID, q.Encode())
+	return fmt.Sprintf("%s/membership/register/%d?u=%s&h=%s", cfg.BaseURL, engine.DemoPeriodID,
+		url.QueryEscape(engine.DemoUserKey), hashlink.Sign(cfg.HashSecret, engine.DemoUserKey))
 }
 
 func cmdDefinitions(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
