@@ -39,6 +39,9 @@ func (s *Server) externalLogin(c echo.Context) error {
 func decodeJSON(r io.Reader, dst any) error {
 	dec := json.NewDecoder(r)
 	if err := dec.Decode(dst); err != nil {
+		if tooLarge(err) {
+			return err
+		}
 		return newAPIError(http.StatusBadRequest, "The request body is not valid JSON for this operation.",
 			FieldErrorBody{Field: "body", Message: jsonProblem(err)})
 	}

@@ -1,6 +1,8 @@
 package handlers
 
 import (
+	"bytes"
+	"io"
 	"net/http"
 	"strconv"
 
@@ -88,8 +90,12 @@ type backRequest struct {
 // {"step": n} guards against going back from a step the client no longer shows.
 func (s *Server) postBack(c echo.Context) error {
 	var body backRequest
-	if c.Request().ContentLength != 0 {
-		if err := decodeJSON(c.Request().Body, &body); err != nil {
+	raw, err := io.ReadAll(c.Request().Body)
+	if err != nil {
+		return err
+	}
+	if len(bytes.TrimSpace(raw)) > 0 {
+		if err := decodeJSON(bytes.NewReader(raw), &body); err != nil {
 			return err
 		}
 	}

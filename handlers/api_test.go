@@ -2,6 +2,7 @@ package handlers_test
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -388,4 +389,28 @@ func TestConcurrentSubmissionsOverHTTP(t *testing.T) {
 			t.Fatalf("orders %d memberships %d, want 1 and 2", orders, memberships)
 		}
 	})
+}
+
+// TestChunkedBodyOverLimit checks that a body over 64 KiB without a
+// Content-Length is still a 413, not a JSON syntax error.
+func TestChunkedBodyOverLimit(t *testing.T) {
+	env := newEnv(t, dbtest.SQLite(t))
+	c := env.newClient()
+	env.login(c, "demo")
+	for _, path := range []string{"/api/auth/external-login", "/api/forms/next", "/api/forms/processes/1/back"} {
+		t.Run(path, func(t *testing.T) {
+			body := io.MultiReader(strings.NewReader(`{"userKey":"`), strings.NewReader(strings.Repeat("x", 70<<10)), strings.NewReader(`"}`))
+			req, _ := http.NewRequest(http.MethodPost, env.srv.URL+path, body)
+			req.Header.Set("Content-Type", "application/json")
+			req.ContentLength = -1
+			res, err := c.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res.Body.Close()
+			if res.StatusCode != http.StatusRequestEntityTooLarge {
+				t.Fatalf("status %d, want 413", res.StatusCode)
+			}
+		})
+	}
 }

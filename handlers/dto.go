@@ -6,7 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"strconv"
+
+	"github.com/labstack/echo/v4"
 
 	"portal/engine"
 )
@@ -92,6 +95,9 @@ func parseNext(body io.Reader) (engine.NextInput, error) {
 	dec := json.NewDecoder(body)
 	dec.UseNumber()
 	if err := dec.Decode(&wire); err != nil {
+		if tooLarge(err) {
+			return in, err
+		}
 		return in, newAPIError(400, "The request body is not valid JSON for this operation.", FieldErrorBody{Field: "body", Message: jsonProblem(err)})
 	}
 	if dec.More() {
@@ -154,6 +160,12 @@ func parseNext(body io.Reader) (engine.NextInput, error) {
 		return in, newAPIError(400, "The request body has invalid fields.", fields...)
 	}
 	return in, nil
+}
+
+// tooLarge reports whether a read failed on the body limit, which must stay a 413.
+func tooLarge(err error) bool {
+	var he *echo.HTTPError
+	return errors.As(err, &he) && he.Code == http.StatusRequestEntityTooLarge
 }
 
 func isNull(raw json.RawMessage) bool { return bytes.Equal(bytes.TrimSpace(raw), []byte("null")) }
