@@ -1,0 +1,166 @@
+package session
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/uptrace/bun"
+)
+
+// DBStore keeps sessions in the sessions table of the portal database
+// (PostgreSQL or SQLite). Rows are keyed by the SHA-256 of the token, never
+// the token itself.
+type DBStore struct {
+	db *bun.DB
+	// now is the clock Load and Save compare expires_at with. Sessions are
+	// cross-checked by the Manager with its own clock, so this one stays real.
+	now func() time.Time
+}
+
+// NewDBStore returns a Store on db, whose schema the migrations have created.
+func NewDBStore(db *bun.DB) *DBStore {
+	return &DBStore{db: db, now: time.Now}
+}
+
+var _ Store = (*DBStore)(nil)
+
+// sessionRow is one row of the sessions table.
+type sessionRow struct {
+	bun.BaseModel `bun:"table:sessions"`
+
+	IDHash     string    `bun:"id_hash,pk"`
+	UserKey    string    `bun:"user_key,notnull"`
+	Data       string    `bun:"data,notnull"`
+	CreatedAt  time.Time `bun:"created_at,notnull"`
+	LastSeenAt time.Time `bun:"last_seen_at,notnull"`
+	ExpiresAt  time.Time `bun:"expires_at,notnull"`
+}
+
+// toRow converts s for storage: the id hashed, the values as JSON, times normalised.
+func toRow(s *Session) (*sessionRow, error) {
+	data, err := json.Marshal(cloneValues(s.Values)) // never "null", even for nil Values
+	if err != nil {
+		return nil, fmt.Errorf("encode values: %w", err)
+	}
+	return &sessionRow{
+		IDHash:     hashID(s.ID),
+		UserKey:    s.UserKey,
+		Data:       string(data),
+		CreatedAt:  normTime(s.CreatedAt),
+		LastSeenAt: normTime(s.LastSeenAt),
+		ExpiresAt:  normTime(s.ExpiresAt),
+	}, nil
+}
+
+// unavailable marks a database failure as transient for the callers.
+func unavailable(op string, err error) error {
+	return fmt.Errorf("session: %s: %w: %w", op, ErrUnavailable, err)
+}
+
+// Create inserts s. A duplicate id is reported as an error; with 256-bit
+// random ids it means a bug, not bad luck.
+func (st *DBStore) Create(ctx context.Context, s *Session) error {
+	if s.ID == "" {
+		return errors.New("session: create: empty id")
+	}
+	row, err := toRow(s)
+	if err != nil {
+		return fmt.Errorf("session: create: %w", err)
+	}
+	// ON CONFLICT DO NOTHING (both dialects) tells a duplicate from a
+	// failing database without parsing driver errors.
+	res, err := st.db.NewInsert().Model(row).On("CONFLICT DO NOTHING").Exec(ctx)
+	if err != nil {
+		return unavailable("create", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return unavailable("create", err)
+	}
+	if n == 0 {
+		return errors.New("session: create: id already exists")
+	}
+	return nil
+}
+
+// Load returns the unexpired session with this id, or ErrNotFound.
+func (st *DBStore) Load(ctx context.Context, id string) (*Session, error) {
+	var row sessionRow
+	err := st.db.NewSelect().Model(&row).
+		Where("id_hash = ?", hashID(id)).
+		Where("expires_at >= ?", normTime(st.now())).
+		Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, unavailable("load", err)
+	}
+	values := map[string]string{}
+	if err := json.Unmarshal([]byte(row.Data), &values); err != nil {
+		return nil, fmt.Errorf("session: load: decode values: %w", err)
+	}
+	return &Session{
+		ID:         id,
+		UserKey:    row.UserKey,
+		Values:     values,
+		CreatedAt:  normTime(row.CreatedAt),
+		LastSeenAt: normTime(row.LastSeenAt),
+		ExpiresAt:  normTime(row.ExpiresAt),
+	}, nil
+}
+
+// Save writes the mutable fields of s (all but ID and CreatedAt). An expired
+// row is left alone and reported as ErrNotFound, so a save cannot revive it.
+func (st *DBStore) Save(ctx context.Context, s *Session) error {
+	row, err := toRow(s)
+	if err != nil {
+		return fmt.Errorf("session: save: %w", err)
+	}
+	res, err := st.db.NewUpdate().Model(row).
+		Column("user_key", "data", "last_seen_at", "expires_at").
+		WherePK().
+		Where("expires_at >= ?", normTime(st.now())).
+		Exec(ctx)
+	if err != nil {
+		return unavailable("save", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return unavailable("save", err)
+	}
+	if n == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
+
+// Delete removes the session with this id, if there is one.
+func (st *DBStore) Delete(ctx context.Context, id string) error {
+	if _, err := st.db.NewDelete().Model((*sessionRow)(nil)).
+		Where("id_hash = ?", hashID(id)).
+		Exec(ctx); err != nil {
+		return unavailable("delete", err)
+	}
+	return nil
+}
+
+// DeleteExpired removes sessions that expired before now; run it
+// periodically, since Load only hides them.
+func (st *DBStore) DeleteExpired(ctx context.Context, now time.Time) (int, error) {
+	res, err := st.db.NewDelete().Model((*sessionRow)(nil)).
+		Where("expires_at < ?", normTime(now)).
+		Exec(ctx)
+	if err != nil {
+		return 0, unavailable("delete expired", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, unavailable("delete expired", err)
+	}
+	return int(n), nil
+}

@@ -1,0 +1,210 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+)
+
+// Defaults for the zero fields of Config (spec, "Session cookie (production)"
+// and "Limits").
+const (
+	// DefaultCookieName is the spec's cookie name.
+	DefaultCookieName = "JSESSIONID"
+	// DefaultIdleTimeout is the spec's session timeout.
+	DefaultIdleTimeout = 30 * time.Minute
+	// DefaultMaxLifetime bounds a session that is kept busy: a working day.
+	DefaultMaxLifetime = 12 * time.Hour
+	// DefaultTouchEvery keeps reads from writing on every request.
+	DefaultTouchEvery = time.Minute
+)
+
+// Config sets the cookie and the timeouts of a Manager. Zero fields take the
+// defaults, except Secure: its zero value is false, so production config
+// must set it.
+type Config struct {
+	// CookieName names the session cookie; default "JSESSIONID".
+	CookieName string
+	// Secure sets the cookie's Secure flag. It is false only in explicit
+	// development config; the flag comes from config, not from the request,
+	// so no X-Forwarded-Proto needs to be trusted to get it right.
+	Secure bool
+	// IdleTimeout ends a session that has not been used for this long;
+	// default 30 minutes. Each use slides it.
+	IdleTimeout time.Duration
+	// MaxLifetime ends a session this long after it started, however busy;
+	// default 12 hours.
+	MaxLifetime time.Duration
+	// TouchEvery limits how often a read writes LastSeenAt back; default one
+	// minute. The effective idle timeout is thus between
+	// IdleTimeout-TouchEvery and IdleTimeout.
+	TouchEvery time.Duration
+	// Now is the clock; default time.Now.
+	Now func() time.Time
+}
+
+// Manager issues session cookies and resolves them to sessions in a Store,
+// enforcing the idle timeout and the absolute lifetime itself so that they
+// hold whatever the store's own expiry does.
+type Manager struct {
+	store Store
+	cfg   Config
+}
+
+// NewManager returns a Manager on store, with cfg's zero fields defaulted.
+func NewManager(store Store, cfg Config) *Manager {
+	if cfg.CookieName == "" {
+		cfg.CookieName = DefaultCookieName
+	}
+	if cfg.IdleTimeout <= 0 {
+		cfg.IdleTimeout = DefaultIdleTimeout
+	}
+	if cfg.MaxLifetime <= 0 {
+		cfg.MaxLifetime = DefaultMaxLifetime
+	}
+	if cfg.TouchEvery <= 0 {
+		cfg.TouchEvery = DefaultTouchEvery
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Manager{store: store, cfg: cfg}
+}
+
+// Start creates a new session bound to userKey with a copy of values, sets
+// its cookie on w and deletes the session named by r's cookie, if any. A new
+// id at every login is the defence against session fixation: a token planted
+// before login never becomes an authenticated one.
+func (m *Manager) Start(ctx context.Context, w http.ResponseWriter, r *http.Request, userKey string, values map[string]string) (*Session, error) {
+	if old, ok := m.cookieID(r); ok {
+		if err := m.store.Delete(ctx, old); err != nil {
+			return nil, storeError("start: delete old session", err)
+		}
+	}
+	now := m.now()
+	s := &Session{
+		ID:         newID(),
+		UserKey:    userKey,
+		Values:     cloneValues(values),
+		CreatedAt:  now,
+		LastSeenAt: now,
+	}
+	s.ExpiresAt = m.expiresAt(s)
+	if err := m.store.Create(ctx, s); err != nil {
+		return nil, storeError("start", err)
+	}
+	http.SetCookie(w, m.cookie(s.ID, 0))
+	return s, nil
+}
+
+// Get returns the session named by r's cookie, or ErrNotFound when there is
+// no valid one. Each use slides the idle timeout; LastSeenAt is written back
+// only when it is older than TouchEvery, so most requests do not write.
+// Other store failures come back wrapped with ErrUnavailable.
+func (m *Manager) Get(ctx context.Context, r *http.Request) (*Session, error) {
+	id, ok := m.cookieID(r)
+	if !ok {
+		return nil, ErrNotFound
+	}
+	s, err := m.store.Load(ctx, id)
+	if err != nil {
+		return nil, storeError("get", err)
+	}
+	now := m.now()
+	if m.expired(s, now) {
+		// The row stays until DeleteExpired: the store hides it already
+		// once its expires_at passes, and a failed delete here would turn
+		// "log in again" into "try again later".
+		return nil, ErrNotFound
+	}
+	if now.Sub(s.LastSeenAt) > m.cfg.TouchEvery {
+		touched := s.clone()
+		touched.LastSeenAt = now
+		touched.ExpiresAt = m.expiresAt(touched)
+		if err := m.store.Save(ctx, touched); err != nil {
+			return nil, storeError("get: touch", err)
+		}
+		s = touched
+	}
+	return s, nil
+}
+
+// Save stores the values and user key of s and counts as activity: it moves
+// LastSeenAt to now and recomputes ExpiresAt. A session that has expired
+// meanwhile is not revived; Save returns ErrNotFound.
+func (m *Manager) Save(ctx context.Context, s *Session) error {
+	now := m.now()
+	if m.expired(s, now) {
+		return ErrNotFound
+	}
+	s.LastSeenAt = now
+	s.ExpiresAt = m.expiresAt(s)
+	if err := m.store.Save(ctx, s); err != nil {
+		return storeError("save", err)
+	}
+	return nil
+}
+
+// End deletes the session named by r's cookie and clears the cookie on w. The
+// cookie is cleared even when the store fails, so the browser is logged out
+// at once; the error (wrapped with ErrUnavailable) tells the caller that the
+// server-side session may live on until it times out.
+func (m *Manager) End(ctx context.Context, w http.ResponseWriter, r *http.Request) error {
+	http.SetCookie(w, m.cookie("", -1))
+	if id, ok := m.cookieID(r); ok {
+		if err := m.store.Delete(ctx, id); err != nil {
+			return storeError("end", err)
+		}
+	}
+	return nil
+}
+
+// cookie returns the session cookie with value and maxAge (0: a browser-session
+// cookie; -1: delete it). The server enforces timeouts, so no Expires is sent.
+func (m *Manager) cookie(value string, maxAge int) *http.Cookie {
+	return &http.Cookie{
+		Name:     m.cfg.CookieName,
+		Value:    value,
+		Path:     "/",
+		MaxAge:   maxAge,
+		Secure:   m.cfg.Secure,
+		HttpOnly: true,
+		SameSite: http.SameSiteStrictMode,
+	}
+}
+
+// cookieID returns the session id from r's cookie if it has the shape of one.
+func (m *Manager) cookieID(r *http.Request) (string, bool) {
+	c, err := r.Cookie(m.cfg.CookieName)
+	if err != nil || !validID(c.Value) {
+		return "", false
+	}
+	return c.Value, true
+}
+
+func (m *Manager) now() time.Time { return normTime(m.cfg.Now()) }
+
+// expiresAt is min(LastSeenAt+IdleTimeout, CreatedAt+MaxLifetime).
+func (m *Manager) expiresAt(s *Session) time.Time {
+	idle := s.LastSeenAt.Add(m.cfg.IdleTimeout)
+	if limit := s.CreatedAt.Add(m.cfg.MaxLifetime); limit.Before(idle) {
+		return limit
+	}
+	return idle
+}
+
+// expired reports whether s has been idle or alive for too long at now.
+func (m *Manager) expired(s *Session, now time.Time) bool {
+	return now.Sub(s.LastSeenAt) > m.cfg.IdleTimeout || now.Sub(s.CreatedAt) > m.cfg.MaxLifetime
+}
+
+// storeError passes ErrNotFound through and marks anything else as
+// unavailable, whatever the Store implementation returned.
+func storeError(op string, err error) error {
+	if errors.Is(err, ErrNotFound) || errors.Is(err, ErrUnavailable) {
+		return fmt.Errorf("session: %s: %w", op, err)
+	}
+	return fmt.Errorf("session: %s: %w: %w", op, ErrUnavailable, err)
+}
