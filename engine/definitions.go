@@ -81,13 +81,13 @@ func ParseDefinition(data []byte) (*DefinitionSpec, error) {
 		dec := json.NewDecoder(strings.NewReader(trimmed))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&spec); err != nil {
-			return nil, fmt.Errorf("parse definition JSON: %w", err)
+			return nil, &Error{Code: CodeInvalid, Message: "invalid definition: the JSON does not parse: " + err.Error(), Err: err}
 		}
 	} else {
 		dec := yaml.NewDecoder(strings.NewReader(trimmed))
 		dec.KnownFields(true)
 		if err := dec.Decode(&spec); err != nil {
-			return nil, fmt.Errorf("parse definition YAML: %w", err)
+			return nil, &Error{Code: CodeInvalid, Message: "invalid definition: the YAML does not parse: " + err.Error(), Err: err}
 		}
 	}
 	if err := spec.Validate(); err != nil {

@@ -14,12 +14,20 @@ import (
 // seeded returns a service on a database with the demo data.
 func seeded(t *testing.T, db *bun.DB) *engine.Service {
 	t.Helper()
+	svc, _ := seededWithGateway(t, db)
+	return svc
+}
+
+// seededWithGateway is seeded, and also returns the payment gateway the
+// service was made with, for tests that sign payment returns.
+func seededWithGateway(t *testing.T, db *bun.DB) (*engine.Service, *engine.TestGateway) {
+	t.Helper()
 	now := time.Now().UTC()
 	if err := engine.SeedDemo(context.Background(), db, 2, now); err != nil {
 		t.Fatalf("seed: %v", err)
 	}
 	gw := engine.NewTestGateway("secret", "http://portal.test")
-	return engine.NewService(db, gw)
+	return engine.NewService(db, gw), gw
 }
 
 func str(s string) *string { return &s }

@@ -66,6 +66,9 @@ type NextInput struct {
 	ProcessID string
 	Step      int
 	People    []PersonInput
+	// HoldCommit stores the answers of the last question without committing,
+	// so that a check-your-answers page can come first; Confirm commits.
+	HoldCommit bool
 }
 
 // ProcessIDString is the process id as the API carries it.

@@ -36,10 +36,9 @@ func (s *Service) LoadMembershipForm(ctx context.Context, userKey string, period
 		return nil, false, err
 	}
 	if inst == nil {
-		if inst, err = s.startInstance(ctx, userKey, period); err != nil {
+		if inst, created, err = s.startInstance(ctx, userKey, period); err != nil {
 			return nil, false, err
 		}
-		created = true
 	}
 	inst.Period = period
 	form, err = s.formFor(ctx, s.db, inst, persons)
@@ -65,17 +64,18 @@ func (s *Service) openInstance(ctx context.Context, userKey string, period *Memb
 
 // startInstance creates an INIT instance on the newest active definition
 // version. Two tabs starting at once both end up on the same instance: the
-// unique index lets one insert win and the other reads it.
-func (s *Service) startInstance(ctx context.Context, userKey string, period *MembershipPeriod) (*ProcessInstance, error) {
+// unique index lets one insert win and the other reads it; created says
+// which of them made it.
+func (s *Service) startInstance(ctx context.Context, userKey string, period *MembershipPeriod) (*ProcessInstance, bool, error) {
 	var def ProcessDefinition
 	err := s.db.NewSelect().Model(&def).
 		Where("organisation_id = ? AND key = ? AND active", period.OrganisationID, period.DefinitionKey).
 		Order("version DESC").Limit(1).Scan(ctx)
 	if err != nil {
 		if ErrorCode(notFoundOr(err, "")) == CodeNotFound {
-			return nil, Errorf(CodeConflict, "registration is not available: the registration form is inactive; please contact the organisation")
+			return nil, false, Errorf(CodeConflict, "registration is not available: the registration form is inactive; please contact the organisation")
 		}
-		return nil, fmt.Errorf("load definition: %w", err)
+		return nil, false, fmt.Errorf("load definition: %w", err)
 	}
 	now := s.clock()
 	inst := &ProcessInstance{
@@ -87,12 +87,12 @@ func (s *Service) startInstance(ctx context.Context, userKey string, period *Mem
 		if isUniqueViolation(err) {
 			existing, ferr := s.openInstance(ctx, userKey, period)
 			if ferr == nil && existing != nil {
-				return existing, nil
+				return existing, false, nil
 			}
 		}
-		return nil, fmt.Errorf("create process instance: %w", err)
+		return nil, false, fmt.Errorf("create process instance: %w", err)
 	}
-	return inst, nil
+	return inst, true, nil
 }
 
 // formFor renders an instance's current state. persons are the linked persons
@@ -399,6 +399,17 @@ func (s *Service) submitAnswers(ctx context.Context, tx bun.Tx, inst *ProcessIns
 		return nil, nil, err
 	}
 	last := number == len(def.Steps)
+	if last && in.HoldCommit {
+		if err := bumpVersion(ctx, tx, inst, "status"); err != nil {
+			return nil, nil, err
+		}
+		all := answersOf(data)
+		if err := storeAnswers(ctx, tx, inst.ID, step.ID, all[step.ID] != nil, answers, s.clock()); err != nil {
+			return nil, nil, err
+		}
+		all[step.ID] = answers
+		return questionForm(inst, def, number, selected, all), nil, nil
+	}
 	if last {
 		inst.CurrentStepID, inst.Status = nil, StateDone
 	} else {

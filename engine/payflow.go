@@ -132,6 +132,18 @@ func (s *Service) CompletePayment(ctx context.Context, ret PaymentReturn) (*Paym
 			return notFoundOr(err, "order")
 		}
 		res.Order, res.ProcessID, res.PeriodID, res.UserKey = order, order.ProcessInstanceID, order.PeriodID, order.UserKey
+		if p.Status == PaymentCancelled && order.Status == OrderCancelled && outcome == OutcomeSuccess {
+			// We cancelled this attempt when the registration was reset, but
+			// the provider took the money anyway: record it for a refund.
+			res.Stale = true
+			if _, err := tx.NewUpdate().Model((*Payment)(nil)).Set("status = ?", PaymentSucceeded).
+				Set("transaction_id = ?", nullable(ret.TransactionID)).Set("updated_at = ?", s.clock()).
+				Where("id = ? AND status = ?", p.ID, PaymentCancelled).Exec(ctx); err != nil {
+				return fmt.Errorf("record late payment: %w", err)
+			}
+			s.log.ErrorContext(ctx, "payment succeeded for an order that was cancelled; refund needed", "order", order.ID, "reference", p.Reference)
+			return nil
+		}
 		if p.Status != PaymentPending {
 			res.Replayed = true
 			res.Outcome = settledOutcome(p.Status)
@@ -229,4 +241,12 @@ func (s *Service) activate(ctx context.Context, tx bun.Tx, order *Order, now tim
 		return fmt.Errorf("queue confirmation: %w", err)
 	}
 	return nil
+}
+
+// nullable stores an empty string as NULL.
+func nullable(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
 }

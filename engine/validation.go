@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // ageAt returns the age in whole years of someone born on dob at date on.
@@ -115,7 +116,7 @@ func checkValue(step *ProcessStep, pattern *regexp.Regexp, value string) (string
 		}
 		return "", ""
 	}
-	if len(value) > 1000 {
+	if utf8.RuneCountInString(value) > 1000 {
 		return "The answer is too long (at most 1000 characters).", ""
 	}
 	switch step.QuestionType {

@@ -1,0 +1,321 @@
+package engine_test
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"slices"
+	"testing"
+
+	"github.com/uptrace/bun"
+
+	"portal/engine"
+)
+
+// The demo persons linked to engine.DemoUserKey.
+const (
+	alex  int64 = 1 // adult, held an adult membership last season: renews
+	sam   int64 = 2 // adult, new
+	robin int64 = 3 // junior, new
+	jamie int64 = 4 // junior, already registered for the demo period
+)
+
+// demoSteps is the number of questions of the demo definition.
+const demoSteps = 7
+
+// fixture is a seeded database with its service and the payment gateway the
+// service was made with; its helpers fail the test on any error.
+type fixture struct {
+	t   *testing.T
+	ctx context.Context
+	db  *bun.DB
+	svc *engine.Service
+	gw  *engine.TestGateway
+}
+
+func newFixture(t *testing.T, db *bun.DB) *fixture {
+	t.Helper()
+	svc, gw := seededWithGateway(t, db)
+	return &fixture{t: t, ctx: context.Background(), db: db, svc: svc, gw: gw}
+}
+
+// load returns the user key's registration form for the demo period.
+func (f *fixture) load(userKey string) (*engine.Form, bool) {
+	f.t.Helper()
+	form, created, err := f.svc.LoadMembershipForm(f.ctx, userKey, engine.DemoPeriodID, nil)
+	if err != nil {
+		f.t.Fatalf("load form of %q: %v", userKey, err)
+	}
+	return form, created
+}
+
+// run is one registration of a user key, walked through the demo definition.
+type run struct {
+	f       *fixture
+	userKey string
+	pid     string
+	id      int64
+	persons []int64
+	form    *engine.Form // the last form the service returned
+}
+
+// start loads the user key's registration and selects persons: the run is at step 1.
+func (f *fixture) start(userKey string, persons ...int64) *run {
+	f.t.Helper()
+	form, _ := f.load(userKey)
+	r := &run{f: f, userKey: userKey, pid: form.ProcessIDString(), id: form.ProcessID, persons: persons, form: form}
+	in := make([]engine.PersonInput, len(persons))
+	for i, id := range persons {
+		in[i] = engine.PersonInput{ID: id}
+	}
+	r.next(in)
+	return r
+}
+
+// next submits the run's current step and fails the test on an error.
+func (r *run) next(in []engine.PersonInput) *engine.Form {
+	r.f.t.Helper()
+	form, err := r.f.svc.Next(r.f.ctx, r.userKey, engine.NextInput{ProcessID: r.pid, Step: r.form.Step, People: in})
+	if err != nil {
+		r.f.t.Fatalf("step %d: %v", r.form.Step, err)
+	}
+	r.form = form
+	return form
+}
+
+// advanceTo answers the demo questions validly until the run is at step.
+func (r *run) advanceTo(step int) *engine.Form {
+	r.f.t.Helper()
+	for r.form.Step < step {
+		r.next(demoAnswers(r.form.Step, r.persons))
+	}
+	if r.form.Step != step {
+		r.f.t.Fatalf("run is at step %d, want %d", r.form.Step, step)
+	}
+	return r.form
+}
+
+// commit answers every remaining question: the run is DONE with an order.
+func (r *run) commit() *engine.Form {
+	r.f.t.Helper()
+	form := r.advanceTo(demoSteps + 1)
+	if form.State != engine.StateDone {
+		r.f.t.Fatalf("after the last question: state %s, want DONE", form.State)
+	}
+	return form
+}
+
+// demoAnswers are valid answers to a question of the demo definition: the
+// first person takes the insurance and is the main contact.
+func demoAnswers(step int, persons []int64) []engine.PersonInput {
+	in := make([]engine.PersonInput, len(persons))
+	for i, id := range persons {
+		first := map[bool]string{true: "1", false: "0"}[i == 0]
+		var a *string
+		switch step {
+		case 1: // emergency_phone
+			a = str("0612345678")
+		case 2: // shirt_size
+			a = str("M")
+		case 3: // insurance
+			a = str(first)
+		case 4: // transfer: no answer means 0
+		case 5: // guardian_consent: adults are hidden, their answers ignored
+			a = str("1")
+		case 6: // main_contact
+			a = str(first)
+		case 7: // terms
+			a = str("1")
+		}
+		in[i] = engine.PersonInput{ID: id, Answer: a}
+	}
+	return in
+}
+
+// referenceOf reads the payment reference from a payment URL.
+func referenceOf(t *testing.T, paymentURL string) string {
+	t.Helper()
+	u, err := url.Parse(paymentURL)
+	if err != nil {
+		t.Fatalf("payment url %q: %v", paymentURL, err)
+	}
+	ref := u.Query().Get("reference")
+	if ref == "" {
+		t.Fatalf("payment url %q has no reference", paymentURL)
+	}
+	return ref
+}
+
+// paymentReturn is what the browser brings back from the test gateway: the
+// query of its signed return address.
+func (f *fixture) paymentReturn(reference, status, transactionID string) engine.PaymentReturn {
+	f.t.Helper()
+	u, err := url.Parse(f.gw.ReturnURL(reference, status, transactionID))
+	if err != nil {
+		f.t.Fatalf("return url: %v", err)
+	}
+	q := u.Query()
+	return engine.PaymentReturn{Reference: q.Get("reference"), Status: q.Get("status"),
+		TransactionID: q.Get("transactionId"), Signature: q.Get("signature")}
+}
+
+// pay applies a signed payment return with a transaction id of its own.
+func (f *fixture) pay(reference, status string) *engine.PaymentResult {
+	f.t.Helper()
+	res, err := f.svc.CompletePayment(f.ctx, f.paymentReturn(reference, status, "tx-"+status+"-"+reference))
+	if err != nil {
+		f.t.Fatalf("payment return %s for %s: %v", status, reference, err)
+	}
+	return res
+}
+
+// wantCode fails the test unless err is an engine error with code.
+func wantCode(t *testing.T, err error, code engine.Code) *engine.Error {
+	t.Helper()
+	if got := engine.ErrorCode(err); got != code {
+		t.Fatalf("error = %v (code %s), want code %s", err, got, code)
+	}
+	e, _ := engine.AsError(err)
+	return e
+}
+
+// instance loads a process instance row.
+func (f *fixture) instance(id int64) engine.ProcessInstance {
+	f.t.Helper()
+	var inst engine.ProcessInstance
+	if err := f.db.NewSelect().Model(&inst).Where("id = ?", id).Scan(f.ctx); err != nil {
+		f.t.Fatalf("load instance %d: %v", id, err)
+	}
+	return inst
+}
+
+// memberships loads the memberships an instance created, by person.
+func (f *fixture) memberships(instanceID int64) []engine.Membership {
+	f.t.Helper()
+	var ms []engine.Membership
+	if err := f.db.NewSelect().Model(&ms).Where("process_instance_id = ?", instanceID).Order("person_id ASC", "id ASC").Scan(f.ctx); err != nil {
+		f.t.Fatalf("load memberships: %v", err)
+	}
+	return ms
+}
+
+// orders loads the orders of an instance with their lines.
+func (f *fixture) orders(instanceID int64) []engine.Order {
+	f.t.Helper()
+	var ords []engine.Order
+	err := f.db.NewSelect().Model(&ords).Where("process_instance_id = ?", instanceID).
+		Relation("Lines", func(q *bun.SelectQuery) *bun.SelectQuery { return q.Order("line_no ASC") }).
+		Order("id ASC").Scan(f.ctx)
+	if err != nil {
+		f.t.Fatalf("load orders: %v", err)
+	}
+	return ords
+}
+
+// payments loads the payment attempts of an instance's orders.
+func (f *fixture) payments(instanceID int64) []engine.Payment {
+	f.t.Helper()
+	var ps []engine.Payment
+	err := f.db.NewSelect().Model(&ps).
+		Where("order_id IN (?)", f.db.NewSelect().Model((*engine.Order)(nil)).Column("id").Where("process_instance_id = ?", instanceID)).
+		Order("id ASC").Scan(f.ctx)
+	if err != nil {
+		f.t.Fatalf("load payments: %v", err)
+	}
+	return ps
+}
+
+// count counts the rows of model's table that match where.
+func (f *fixture) count(model any, where string, args ...any) int {
+	f.t.Helper()
+	n, err := f.db.NewSelect().Model(model).Where(where, args...).Count(f.ctx)
+	if err != nil {
+		f.t.Fatalf("count %T: %v", model, err)
+	}
+	return int(n)
+}
+
+// dbState is every row a registration writes, printed, so that "nothing
+// changed" can be checked by comparing two states.
+type dbState map[string][]string
+
+func (f *fixture) state() dbState {
+	f.t.Helper()
+	s := dbState{}
+	var insts []engine.ProcessInstance
+	var data []engine.ProcessData
+	var ms []engine.Membership
+	var ords []engine.Order
+	var ls []engine.OrderLine
+	var ps []engine.Payment
+	var out []engine.OutboxMessage
+	for _, m := range []any{&insts, &data, &ms, &ords, &ls, &ps, &out} {
+		if err := f.db.NewSelect().Model(m).Order("id ASC").Scan(f.ctx); err != nil {
+			f.t.Fatalf("snapshot %T: %v", m, err)
+		}
+	}
+	for _, i := range insts {
+		s["instances"] = append(s["instances"], fmt.Sprintf("%d %s %s step=%s persons=%v v%d end=%v",
+			i.ID, i.UserKey, i.Status, deref(i.CurrentStepID), i.SelectedPersons, i.Version, i.EndTime != nil))
+	}
+	for _, d := range data {
+		s["process_data"] = append(s["process_data"], fmt.Sprintf("%d inst=%d step=%s person=%s %s=%s",
+			d.ID, d.InstanceID, deref(d.StepID), deref(d.PersonID), d.DataKey, d.DataValue))
+	}
+	for _, m := range ms {
+		s["memberships"] = append(s["memberships"], fmt.Sprintf("%d person=%d period=%d type=%d %s %s inst=%s",
+			m.ID, m.PersonID, m.PeriodID, m.MembershipTypeID, m.MemberType, m.Status, deref(m.ProcessInstanceID)))
+	}
+	for _, o := range ords {
+		s["orders"] = append(s["orders"], fmt.Sprintf("%d inst=%d %s %d paid=%v", o.ID, o.ProcessInstanceID, o.Status, o.TotalMinor, o.PaidAt != nil))
+	}
+	for _, l := range ls {
+		s["order_lines"] = append(s["order_lines"], fmt.Sprintf("%d order=%d %s %d", l.ID, l.OrderID, l.Code, l.AmountMinor))
+	}
+	for _, p := range ps {
+		s["payments"] = append(s["payments"], fmt.Sprintf("%d order=%d %s %s tx=%s", p.ID, p.OrderID, p.Reference, p.Status, deref(p.TransactionID)))
+	}
+	for _, m := range out {
+		s["outbox"] = append(s["outbox"], fmt.Sprintf("%d %s", m.ID, m.DedupKey))
+	}
+	return s
+}
+
+// assertUnchanged fails the test for every table whose rows differ between two states.
+func assertUnchanged(t *testing.T, before, after dbState) {
+	t.Helper()
+	for _, table := range []string{"instances", "process_data", "memberships", "orders", "order_lines", "payments", "outbox"} {
+		if !slices.Equal(before[table], after[table]) {
+			t.Errorf("%s changed:\nbefore %q\nafter  %q", table, before[table], after[table])
+		}
+	}
+}
+
+func deref[T any](p *T) string {
+	if p == nil {
+		return "nil"
+	}
+	return fmt.Sprint(*p)
+}
+
+// personIDs lists the ids of a form's persons, in order.
+func personIDs(form *engine.Form) []int64 {
+	ids := make([]int64, len(form.People))
+	for i, p := range form.People {
+		ids[i] = p.ID
+	}
+	return ids
+}
+
+// formAnswers maps a form's persons to their pre-filled answers ("<nil>" for none).
+func formAnswers(form *engine.Form) map[int64]string {
+	out := map[int64]string{}
+	for _, p := range form.People {
+		if p.Answer != nil {
+			out[p.ID] = *p.Answer
+		} else {
+			out[p.ID] = "<nil>"
+		}
+	}
+	return out
+}

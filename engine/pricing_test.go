@@ -1,0 +1,358 @@
+package engine
+
+import (
+	"slices"
+	"testing"
+	"time"
+)
+
+// Membership types of the pricing tests: the demo's adult and junior, and a
+// student type whose range lies inside the adult one.
+const (
+	adultType   = int64(1)
+	juniorType  = int64(2)
+	studentType = int64(3)
+)
+
+var pricingTypes = []MembershipType{
+	{ID: adultType, Code: "ADULT", Name: "Adult", MinAge: ptr(18)},
+	{ID: juniorType, Code: "JUNIOR", Name: "Junior", MaxAge: ptr(17)},
+	{ID: studentType, Code: "STUDENT", Name: "Student", MinAge: ptr(18), MaxAge: ptr(25)},
+}
+
+func TestChooseMembershipType(t *testing.T) {
+	start := date("2026-09-01")
+	adultJunior := pricingTypes[:2]
+	tests := []struct {
+		name  string
+		types []MembershipType
+		dob   string
+		want  int64 // 0: no type fits
+	}{
+		{name: "adult", types: adultJunior, dob: "1985-04-12", want: adultType},
+		{name: "junior", types: adultJunior, dob: "2014-06-02", want: juniorType},
+		{name: "18 on the period start is adult", types: adultJunior, dob: "2008-09-01", want: adultType},
+		{name: "18 the day after the period start is junior", types: adultJunior, dob: "2008-09-02", want: juniorType},
+		{name: "narrowest range wins", types: pricingTypes, dob: "2005-01-01", want: studentType},
+		{name: "narrowest range wins whatever the order", types: []MembershipType{pricingTypes[2], pricingTypes[0]}, dob: "2005-01-01", want: studentType},
+		{name: "open range when the narrow one does not fit", types: pricingTypes, dob: "1990-01-01", want: adultType},
+		{name: "no type fits", types: pricingTypes[:1], dob: "2014-06-02", want: 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := chooseMembershipType(tc.types, date(tc.dob), start)
+			var id int64
+			if got != nil {
+				id = got.ID
+			}
+			if id != tc.want {
+				t.Fatalf("type = %d, want %d", id, tc.want)
+			}
+		})
+	}
+}
+
+func TestMemberTypeFor(t *testing.T) {
+	steps := []ProcessStep{{ID: 10, QuestionType: TypeText}, {ID: 11, QuestionType: TypeCheckbox, MarksTransfer: true}}
+	tests := []struct {
+		name    string
+		answers map[int64]string
+		held    []int64
+		want    string
+	}{
+		{name: "no previous membership is new", answers: map[int64]string{11: "0"}, want: MemberNew},
+		{name: "same type last period is renewal", answers: map[int64]string{11: "0"}, held: []int64{adultType}, want: MemberRenewal},
+		{name: "transfer answer wins over renewal", answers: map[int64]string{11: "1"}, held: []int64{adultType}, want: MemberTransfer},
+		{name: "transfer answer without previous membership", answers: map[int64]string{11: "1"}, want: MemberTransfer},
+		{name: "1 on a step that does not mark transfer", answers: map[int64]string{10: "1"}, want: MemberNew},
+		// The engine's rule: renewal means the same type as last period, so a
+		// junior who has become an adult joins as new.
+		{name: "another type last period is new", answers: map[int64]string{}, held: []int64{juniorType}, want: MemberNew},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := memberTypeFor(steps, tc.answers, tc.held, adultType); got != tc.want {
+				t.Fatalf("member type = %s, want %s", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestRuleAmount(t *testing.T) {
+	tests := []struct {
+		name string
+		rule PriceRule
+		base int64
+		want int64
+	}{
+		{name: "fixed amount ignores the base", rule: PriceRule{AmountMinor: ptr(int64(250))}, base: 12000, want: 250},
+		{name: "fixed negative amount", rule: PriceRule{AmountMinor: ptr(int64(-1000))}, base: 12000, want: -1000},
+		{name: "percentage of the base", rule: PriceRule{PercentBP: ptr(-1000)}, base: 12000, want: -1200},
+		{name: "positive half rounds up", rule: PriceRule{PercentBP: ptr(1000)}, base: 12345, want: 1235},
+		{name: "negative half rounds away from zero", rule: PriceRule{PercentBP: ptr(-1000)}, base: 12345, want: -1235},
+		{name: "positive below half rounds down", rule: PriceRule{PercentBP: ptr(1000)}, base: 12344, want: 1234},
+		{name: "negative below half rounds toward zero", rule: PriceRule{PercentBP: ptr(-1000)}, base: 12344, want: -1234},
+		{name: "basis points", rule: PriceRule{PercentBP: ptr(-1550)}, base: 10001, want: -1550},
+		{name: "neither amount nor percentage", rule: PriceRule{}, base: 12000, want: 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := ruleAmount(&tc.rule, tc.base); got != tc.want {
+				t.Fatalf("ruleAmount = %d, want %d", got, tc.want)
+			}
+		})
+	}
+}
+
+// line is the part of a quote line the pricing tests compare; person 0 is an order-wide line.
+type line struct {
+	person int64
+	code   string
+	amount int64
+}
+
+func TestPriceRegistration(t *testing.T) {
+	start := time.Date(2026, 9, 1, 0, 0, 0, 0, time.UTC)
+	period := &MembershipPeriod{ID: 1, StartDate: start, EndDate: start.AddDate(1, 0, -1), Currency: "EUR"}
+	during := start.AddDate(0, 3, 0) // outside every window of the cases
+	earlyUntil := start.AddDate(0, 2, 0)
+	lateFrom := start.AddDate(0, 6, 0)
+
+	insurance := ProcessStep{ID: 30, Name: "insurance", QuestionType: TypeCheckbox,
+		PriceCode: ptr("insurance"), PriceLabel: ptr("Accident insurance"), PriceAnswer: ptr("1"), PriceAmountMinor: ptr(int64(1500))}
+	steps := []ProcessStep{{ID: 10, QuestionType: TypeText}, insurance}
+
+	fee := func(code string, typeID, amount int64) PriceRule {
+		return PriceRule{Code: code, Kind: RuleMembershipFee, Label: code, MembershipTypeID: &typeID, AmountMinor: &amount}
+	}
+	fees := []PriceRule{fee("adult-fee", adultType, 12000), fee("junior-fee", juniorType, 6000), fee("student-fee", studentType, 8000)}
+	with := func(extra ...PriceRule) []PriceRule { return append(slices.Clone(fees), extra...) }
+	memberType := func(code, mt string, amount int64) PriceRule {
+		return PriceRule{Code: code, Kind: RuleMemberType, Label: code, MemberType: &mt, AmountMinor: &amount}
+	}
+	onlyFor := func(r PriceRule, typeID int64) PriceRule { r.MembershipTypeID = &typeID; return r }
+	forMemberType := func(r PriceRule, mt string) PriceRule { r.MemberType = &mt; return r }
+	validFrom := func(r PriceRule, from time.Time) PriceRule { r.ValidFrom = &from; return r }
+
+	type person struct {
+		id         int64
+		dob        string
+		memberType string
+		answers    map[int64]string
+	}
+	alex := person{id: 1, dob: "1985-04-12", memberType: MemberNew}
+	sam := person{id: 2, dob: "1987-09-30", memberType: MemberNew}
+	robin := person{id: 3, dob: "2014-06-02", memberType: MemberNew}
+	as := func(p person, mt string) person { p.memberType = mt; return p }
+	answering := func(p person, answers map[int64]string) person { p.answers = answers; return p }
+
+	tests := []struct {
+		name      string
+		people    []person
+		types     []MembershipType // default: pricingTypes[:2] (adult and junior)
+		rules     []PriceRule
+		now       time.Time // default: during
+		want      []line
+		wantTotal int64
+		wantErr   Code
+	}{
+		{
+			name: "adult fee", people: []person{alex}, rules: fees,
+			want: []line{{1, "adult-fee", 12000}}, wantTotal: 12000,
+		},
+		{
+			name: "junior fee", people: []person{robin}, rules: fees,
+			want: []line{{3, "junior-fee", 6000}}, wantTotal: 6000,
+		},
+		{
+			name: "type by age at the period start, not at registration",
+			// 18 on 2 September 2026: still a junior on the period start.
+			people: []person{{id: 5, dob: "2008-09-02", memberType: MemberNew}}, rules: fees,
+			now:  start.AddDate(0, 1, 0),
+			want: []line{{5, "junior-fee", 6000}}, wantTotal: 6000,
+		},
+		{
+			name: "narrowest type range wins", people: []person{{id: 6, dob: "2005-01-01", memberType: MemberNew}},
+			types: pricingTypes, rules: fees,
+			want: []line{{6, "student-fee", 8000}}, wantTotal: 8000,
+		},
+		{
+			name: "NEW member line", people: []person{alex},
+			rules: with(memberType("joining-fee", MemberNew, 1500), memberType("loyalty", MemberRenewal, -1000), memberType("transfer-fee", MemberTransfer, 500)),
+			want:  []line{{1, "adult-fee", 12000}, {1, "joining-fee", 1500}}, wantTotal: 13500,
+		},
+		{
+			name: "RENEWAL member line", people: []person{as(alex, MemberRenewal)},
+			rules: with(memberType("joining-fee", MemberNew, 1500), memberType("loyalty", MemberRenewal, -1000), memberType("transfer-fee", MemberTransfer, 500)),
+			want:  []line{{1, "adult-fee", 12000}, {1, "loyalty", -1000}}, wantTotal: 11000,
+		},
+		{
+			name: "TRANSFER member line", people: []person{as(alex, MemberTransfer)},
+			rules: with(memberType("joining-fee", MemberNew, 1500), memberType("loyalty", MemberRenewal, -1000), memberType("transfer-fee", MemberTransfer, 500)),
+			want:  []line{{1, "adult-fee", 12000}, {1, "transfer-fee", 500}}, wantTotal: 12500,
+		},
+		{
+			name: "member type rule limited to another membership type", people: []person{alex, robin},
+			rules: with(onlyFor(memberType("junior-joining", MemberNew, 700), juniorType)),
+			want:  []line{{1, "adult-fee", 12000}, {3, "junior-fee", 6000}, {3, "junior-joining", 700}}, wantTotal: 18700,
+		},
+		{
+			name: "fee for the member type wins over the general fee", people: []person{as(alex, MemberRenewal), as(sam, MemberNew)},
+			rules: []PriceRule{fee("adult-fee", adultType, 12000), forMemberType(fee("adult-renewal-fee", adultType, 10000), MemberRenewal)},
+			want:  []line{{1, "adult-renewal-fee", 10000}, {2, "adult-fee", 12000}}, wantTotal: 22000,
+		},
+		{
+			name: "early bird inside its window, rounded half away from zero", people: []person{alex},
+			rules: []PriceRule{fee("adult-fee", adultType, 12345),
+				{Code: "early-bird", Kind: RuleEarlyBird, Label: "Early bird", ValidUntil: &earlyUntil, PercentBP: ptr(-1000)}},
+			now:  earlyUntil.Add(-time.Second),
+			want: []line{{1, "adult-fee", 12345}, {1, "early-bird", -1235}}, wantTotal: 11110,
+		},
+		{
+			name: "early bird ends at its valid-until instant", people: []person{alex},
+			rules: with(PriceRule{Code: "early-bird", Kind: RuleEarlyBird, Label: "Early bird", ValidUntil: &earlyUntil, PercentBP: ptr(-1000)}),
+			now:   earlyUntil,
+			want:  []line{{1, "adult-fee", 12000}}, wantTotal: 12000,
+		},
+		{
+			name: "late fee from its valid-from instant", people: []person{alex, robin},
+			rules: with(PriceRule{Code: "late-fee", Kind: RuleLateFee, Label: "Late", ValidFrom: &lateFrom, AmountMinor: ptr(int64(2000))}),
+			now:   lateFrom,
+			want:  []line{{1, "adult-fee", 12000}, {1, "late-fee", 2000}, {3, "junior-fee", 6000}, {3, "late-fee", 2000}}, wantTotal: 22000,
+		},
+		{
+			name: "no late fee before its window", people: []person{alex},
+			rules: with(PriceRule{Code: "late-fee", Kind: RuleLateFee, Label: "Late", ValidFrom: &lateFrom, AmountMinor: ptr(int64(2000))}),
+			now:   lateFrom.Add(-time.Second),
+			want:  []line{{1, "adult-fee", 12000}}, wantTotal: 12000,
+		},
+		{
+			name: "family discount from its number of persons", people: []person{alex, sam, robin},
+			rules: with(PriceRule{Code: "family", Kind: RuleFamily, Label: "Family", MinPersons: ptr(3), PercentBP: ptr(-1500)}),
+			want: []line{
+				{1, "adult-fee", 12000}, {1, "family", -1800},
+				{2, "adult-fee", 12000}, {2, "family", -1800},
+				{3, "junior-fee", 6000}, {3, "family", -900},
+			},
+			wantTotal: 25500,
+		},
+		{
+			name: "no family discount below its number of persons", people: []person{alex, robin},
+			rules: with(PriceRule{Code: "family", Kind: RuleFamily, Label: "Family", MinPersons: ptr(3), PercentBP: ptr(-1500)}),
+			want:  []line{{1, "adult-fee", 12000}, {3, "junior-fee", 6000}}, wantTotal: 18000,
+		},
+		{
+			name:   "step price option per person answering 1, not for 0 or no answer",
+			people: []person{answering(alex, map[int64]string{30: "1"}), answering(sam, map[int64]string{30: "0"}), robin},
+			rules:  fees,
+			want: []line{
+				{1, "adult-fee", 12000}, {1, "insurance", 1500},
+				{2, "adult-fee", 12000},
+				{3, "junior-fee", 6000},
+			},
+			wantTotal: 31500,
+		},
+		{
+			name: "admin fee once per order", people: []person{alex, sam, robin},
+			rules: with(PriceRule{Code: "admin-fee", Kind: RuleAdminFee, Label: "Administration", AmountMinor: ptr(int64(250))}),
+			want:  []line{{1, "adult-fee", 12000}, {2, "adult-fee", 12000}, {3, "junior-fee", 6000}, {0, "admin-fee", 250}}, wantTotal: 30250,
+		},
+		{
+			name: "zero membership fee still gets its line", people: []person{robin},
+			rules: []PriceRule{fee("junior-fee", juniorType, 0),
+				{Code: "early-bird", Kind: RuleEarlyBird, Label: "Early bird", PercentBP: ptr(-1000)}},
+			want: []line{{3, "junior-fee", 0}}, wantTotal: 0,
+		},
+		{
+			name: "missing fee rule", people: []person{alex, robin}, rules: []PriceRule{fee("adult-fee", adultType, 12000)},
+			wantErr: CodeConflict,
+		},
+		{
+			name: "fee rule outside its window counts as missing", people: []person{alex},
+			rules:   []PriceRule{validFrom(fee("adult-fee", adultType, 12000), lateFrom)},
+			wantErr: CodeConflict,
+		},
+		{
+			name: "person not eligible for any type", people: []person{robin}, types: pricingTypes[:1], rules: fees,
+			wantErr: CodeValidation,
+		},
+		{
+			name: "negative total rejected", people: []person{alex},
+			rules:   with(memberType("too-generous", MemberNew, -12001)),
+			wantErr: CodeConflict,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			types := tc.types
+			if types == nil {
+				types = pricingTypes[:2]
+			}
+			now := tc.now
+			if now.IsZero() {
+				now = during
+			}
+			people := make([]pricedPerson, len(tc.people))
+			for i, p := range tc.people {
+				dob := date(p.dob)
+				people[i] = pricedPerson{
+					Person: Person{ID: p.id, FirstName: "P", LastName: "Person", DateOfBirth: dob},
+					Type:   chooseMembershipType(types, dob, period.StartDate), MemberType: p.memberType, Answers: p.answers,
+				}
+			}
+			q, err := priceRegistration(period, steps, people, tc.rules, now)
+			if tc.wantErr != "" {
+				if ErrorCode(err) != tc.wantErr {
+					t.Fatalf("error = %v (code %s), want code %s; quote %+v", err, ErrorCode(err), tc.wantErr, q)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("priceRegistration: %v", err)
+			}
+			var got []line
+			var sum int64
+			for _, l := range q.Lines {
+				var person int64
+				if l.PersonID != nil {
+					person = *l.PersonID
+				}
+				got = append(got, line{person, l.Code, l.AmountMinor})
+				sum += l.AmountMinor
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("lines = %v\nwant    %v", got, tc.want)
+			}
+			if q.TotalMinor != tc.wantTotal || sum != q.TotalMinor {
+				t.Errorf("total = %d (lines sum to %d), want %d", q.TotalMinor, sum, tc.wantTotal)
+			}
+			if q.Currency != "EUR" {
+				t.Errorf("currency = %q, want EUR", q.Currency)
+			}
+		})
+	}
+}
+
+// TestPriceRegistrationLineDescriptions: a line names its rule and its person,
+// since the order shows it to the member as it is.
+func TestPriceRegistrationLineDescriptions(t *testing.T) {
+	period := &MembershipPeriod{StartDate: date("2026-09-01"), Currency: "EUR"}
+	typ := pricingTypes[0]
+	people := []pricedPerson{{Person: Person{ID: 1, FirstName: "Alex", LastName: "Morgan"}, Type: &typ, MemberType: MemberNew}}
+	rules := []PriceRule{
+		{Code: "adult-fee", Kind: RuleMembershipFee, Label: "Adult membership", MembershipTypeID: ptr(adultType), AmountMinor: ptr(int64(12000))},
+		{Code: "admin-fee", Kind: RuleAdminFee, Label: "Administration fee", AmountMinor: ptr(int64(250))},
+	}
+	q, err := priceRegistration(period, nil, people, rules, date("2026-10-01"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"Adult membership – Alex Morgan", "Administration fee"}
+	var got []string
+	for _, l := range q.Lines {
+		got = append(got, l.Description)
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("descriptions = %q, want %q", got, want)
+	}
+}

@@ -1,0 +1,149 @@
+package engine
+
+import (
+	"context"
+	"slices"
+	"strings"
+)
+
+// Review is everything a member answered, grouped by person, with the price
+// the commit would charge: the check-your-answers page.
+type Review struct {
+	ProcessID int64
+	PeriodID  int64
+	Step      int  // the current step
+	Complete  bool // every question is answered and the registration can be confirmed
+	Persons   []ReviewPerson
+	Quote     Quote
+	// QuoteError explains why no price could be made (for example a person
+	// who is not eligible); empty when Quote is valid.
+	QuoteError string
+}
+
+// ReviewPerson is one selected person and their answers.
+type ReviewPerson struct {
+	ID        int64
+	FirstName string
+	LastName  string
+	Answers   []ReviewAnswer
+}
+
+// ReviewAnswer is one question as this person answered it.
+type ReviewAnswer struct {
+	Step     int
+	Question string
+	Type     string
+	Answer   string // for people: option labels, "Yes"/"No" for 0/1 questions
+	Given    bool
+}
+
+// Review returns the answers of a running registration for review.
+func (s *Service) Review(ctx context.Context, userKey, processID string) (*Review, error) {
+	inst, err := loadInstance(ctx, s.db, userKey, processID)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkOpen(inst); err != nil {
+		return nil, err
+	}
+	def, err := s.defs.get(ctx, s.db, inst.DefinitionID)
+	if err != nil {
+		return nil, err
+	}
+	selected, err := personsByID(ctx, s.db, inst.SelectedPersons)
+	if err != nil {
+		return nil, err
+	}
+	data, err := instanceData(ctx, s.db, inst.ID)
+	if err != nil {
+		return nil, err
+	}
+	answers := answersOf(data)
+	current := 0
+	if inst.CurrentStepID != nil {
+		current = def.stepNumber(*inst.CurrentStepID)
+	}
+	r := &Review{ProcessID: inst.ID, PeriodID: inst.RelatedEntityID, Step: current,
+		Complete: current == len(def.Steps) && len(selected) > 0}
+	for _, p := range selected {
+		rp := ReviewPerson{ID: p.ID, FirstName: p.FirstName, LastName: p.LastName}
+		for i := range def.Steps {
+			step := &def.Steps[i]
+			if hiddenFor(step, p.DateOfBirth, inst.Period.StartDate) {
+				continue
+			}
+			v, given := answers[step.ID][p.ID]
+			if !given && i+1 == len(def.Steps) {
+				r.Complete = false
+			}
+			rp.Answers = append(rp.Answers, ReviewAnswer{Step: i + 1, Question: step.QuestionText, Type: step.QuestionType,
+				Answer: displayAnswer(step, v), Given: given})
+		}
+		r.Persons = append(r.Persons, rp)
+	}
+	if q, _, err := s.quoteFor(ctx, s.db, inst, def, selected, answers); err != nil {
+		if e, ok := AsError(err); ok && e.Code != CodeInternal {
+			r.QuoteError = e.Message
+		} else {
+			return nil, err
+		}
+	} else {
+		r.Quote = q
+	}
+	return r, nil
+}
+
+// displayAnswer renders a stored answer for people.
+func displayAnswer(step *ProcessStep, v string) string {
+	switch step.QuestionType {
+	case TypeCheckbox, TypeAccept, TypeOne:
+		if v == "1" {
+			return "Yes"
+		}
+		return "No"
+	case TypeDropdown, TypeRadio, TypeMulti:
+		var labels []string
+		for _, part := range strings.Split(v, ",") {
+			i := slices.IndexFunc(step.Options, func(o ProcessStepOption) bool { return o.Value == part })
+			if i >= 0 {
+				labels = append(labels, step.Options[i].Label)
+			}
+		}
+		return strings.Join(labels, ", ")
+	}
+	return v
+}
+
+// Confirm commits a registration whose last answers were held for review
+// (NextInput.HoldCommit): the same commit as answering the last question.
+func (s *Service) Confirm(ctx context.Context, userKey, processID string) (*Form, error) {
+	inst, err := loadInstance(ctx, s.db, userKey, processID)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkOpen(inst); err != nil {
+		return nil, err
+	}
+	def, err := s.defs.get(ctx, s.db, inst.DefinitionID)
+	if err != nil {
+		return nil, err
+	}
+	if inst.CurrentStepID == nil || def.stepNumber(*inst.CurrentStepID) != len(def.Steps) {
+		return nil, Errorf(CodeConflict, "this registration changed in another window: answer the remaining questions first")
+	}
+	last := def.Steps[len(def.Steps)-1]
+	var rows []ProcessData
+	if err := s.db.NewSelect().Model(&rows).Where("instance_id = ? AND step_id = ? AND data_key = ?", inst.ID, last.ID, DataAnswer).Scan(ctx); err != nil {
+		return nil, err
+	}
+	in := NextInput{ProcessID: processID, Step: len(def.Steps)}
+	for _, r := range rows {
+		if r.PersonID != nil {
+			v := r.DataValue
+			in.People = append(in.People, PersonInput{ID: *r.PersonID, Answer: &v})
+		}
+	}
+	// Next re-checks the step and the version inside its transaction, so a
+	// change made meanwhile in another window still ends in a conflict.
+	return s.Next(ctx, userKey, in)
+}

@@ -1,0 +1,1168 @@
+package engine_test
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"testing"
+
+	"github.com/uptrace/bun"
+
+	"portal/engine"
+	"portal/engine/dbtest"
+)
+
+// The tests below follow the rows of the spec's transition table, as the
+// engine implements them, and then the errors around them.
+
+// TestLoadNewInstanceStartsInit: no process yet -> INIT at person selection.
+func TestLoadNewInstanceStartsInit(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		f := newFixture(t, db)
+		form, created := f.load(engine.DemoUserKey)
+		if !created {
+			t.Errorf("created = false for a user key without a process")
+		}
+		if form.State != engine.StateInit || form.Step != 0 || form.Question != nil || form.PaymentURL != "" || form.TotalSteps != demoSteps {
+			t.Errorf("form = state %s step %d question %v paymentUrl %q total %d, want INIT step 0, no question, no link, %d steps",
+				form.State, form.Step, form.Question, form.PaymentURL, form.TotalSteps, demoSteps)
+		}
+		type personWant struct {
+			status    string
+			canSelect bool
+		}
+		want := map[int64]personWant{
+			alex:  {engine.PersonAvailable, true},
+			sam:   {engine.PersonAvailable, true},
+			robin: {engine.PersonAvailable, true},
+			jamie: {engine.PersonRegistered, false},
+		}
+		// Persons are listed oldest first.
+		if got := personIDs(form); !slices.Equal(got, []int64{alex, sam, jamie, robin}) {
+			t.Errorf("persons = %v, want %v", got, []int64{alex, sam, jamie, robin})
+		}
+		for _, p := range form.People {
+			w := want[p.ID]
+			if p.Status != w.status || p.CanSelect != w.canSelect || p.Selected || p.Answer != nil {
+				t.Errorf("person %d: status %q canSelect %v selected %v answer %v, want %q canSelect %v, not selected, no answer",
+					p.ID, p.Status, p.CanSelect, p.Selected, p.Answer, w.status, w.canSelect)
+			}
+		}
+
+		again, created := f.load(engine.DemoUserKey)
+		if created {
+			t.Errorf("second load: created = true, want false")
+		}
+		if again.ProcessID != form.ProcessID || again.State != engine.StateInit || again.Step != 0 {
+			t.Errorf("second load = process %d state %s step %d, want process %d INIT step 0", again.ProcessID, again.State, again.Step, form.ProcessID)
+		}
+		if n := f.count((*engine.ProcessInstance)(nil), "user_key = ?", engine.DemoUserKey); n != 1 {
+			t.Errorf("%d instances for the user key, want 1", n)
+		}
+	})
+}
+
+// TestNextSelectionStartsRunning: INIT + next with selected persons -> RUNNING at step 1.
+func TestNextSelectionStartsRunning(t *testing.T) {
+	t.Parallel()
+	yes, no := true, false
+	tests := []struct {
+		name string
+		in   []engine.PersonInput
+		want []int64
+	}{
+		{name: "ids only", in: []engine.PersonInput{{ID: alex}, {ID: robin}}, want: []int64{alex, robin}},
+		{name: "selected flags", in: []engine.PersonInput{{ID: alex, Selected: &yes}, {ID: sam, Selected: &no}, {ID: robin, Selected: &yes}}, want: []int64{alex, robin}},
+		{name: "unselected registered person is ignored", in: []engine.PersonInput{{ID: sam}, {ID: jamie, Selected: &no}}, want: []int64{sam}},
+		{name: "a person named twice counts once", in: []engine.PersonInput{{ID: robin}, {ID: alex}, {ID: robin}}, want: []int64{robin, alex}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+				f := newFixture(t, db)
+				initial, _ := f.load(engine.DemoUserKey)
+				form, err := f.svc.Next(f.ctx, engine.DemoUserKey, engine.NextInput{ProcessID: initial.ProcessIDString(), Step: 0, People: tc.in})
+				if err != nil {
+					t.Fatalf("next: %v", err)
+				}
+				if form.State != engine.StateRunning || form.Step != 1 || form.ProcessID != initial.ProcessID {
+					t.Fatalf("form = process %d state %s step %d, want process %d RUNNING step 1", form.ProcessID, form.State, form.Step, initial.ProcessID)
+				}
+				q := form.Question
+				if q == nil || q.Name != "emergency_phone" || q.Type != engine.TypeText || !q.Required || q.Text != "Emergency contact phone number" {
+					t.Errorf("question = %+v, want the required TXT emergency_phone", q)
+				}
+				if got := personIDs(form); !slices.Equal(got, tc.want) {
+					t.Errorf("persons = %v, want %v", got, tc.want)
+				}
+				for _, p := range form.People {
+					if !p.Selected || p.Answer != nil || p.Hide {
+						t.Errorf("person %d: selected %v answer %v hide %v, want selected, no answer, shown", p.ID, p.Selected, p.Answer, p.Hide)
+					}
+				}
+				inst := f.instance(initial.ProcessID)
+				if inst.Status != engine.StateRunning || !slices.Equal(inst.SelectedPersons, tc.want) || inst.CurrentStepID == nil {
+					t.Errorf("stored instance = %s persons %v step %s, want RUNNING %v on the first step", inst.Status, inst.SelectedPersons, deref(inst.CurrentStepID), tc.want)
+				}
+				if n := f.count((*engine.ProcessData)(nil), "instance_id = ? AND data_key = ?", inst.ID, engine.DataSelected); n != len(tc.want) {
+					t.Errorf("%d selection rows, want %d", n, len(tc.want))
+				}
+			})
+		})
+	}
+}
+
+// TestNextAnswersAdvanceStep: RUNNING + next with answers -> RUNNING at the next step.
+func TestNextAnswersAdvanceStep(t *testing.T) {
+	t.Parallel()
+	type question struct {
+		name     string
+		typ      string
+		required bool
+		hidden   []int64
+	}
+	// The demo definition's questions 2 to 7, the ones an answer leads to.
+	next := map[int]question{
+		2: {name: "shirt_size", typ: engine.TypeDropdown, required: true},
+		3: {name: "insurance", typ: engine.TypeCheckbox},
+		4: {name: "transfer", typ: engine.TypeCheckbox},
+		5: {name: "guardian_consent", typ: engine.TypeAccept, required: true, hidden: []int64{alex}},
+		6: {name: "main_contact", typ: engine.TypeOne, required: true},
+		7: {name: "terms", typ: engine.TypeAccept, required: true},
+	}
+	// Answers stored after each step: hidden persons store none.
+	stored := map[int]int{1: 2, 2: 4, 3: 6, 4: 8, 5: 9, 6: 11}
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		f := newFixture(t, db)
+		r := f.start(engine.DemoUserKey, alex, robin)
+		for step := 1; step < demoSteps; step++ {
+			want := next[step+1]
+			ok := t.Run(fmt.Sprintf("step %d to %s", step, want.name), func(t *testing.T) {
+				form := r.next(demoAnswers(step, r.persons))
+				if form.State != engine.StateRunning || form.Step != step+1 {
+					t.Fatalf("form = state %s step %d, want RUNNING step %d", form.State, form.Step, step+1)
+				}
+				q := form.Question
+				if q == nil || q.Name != want.name || q.Type != want.typ || q.Required != want.required {
+					t.Fatalf("question = %+v, want %s %s required=%v", q, want.name, want.typ, want.required)
+				}
+				for _, p := range form.People {
+					if p.Hide != slices.Contains(want.hidden, p.ID) {
+						t.Errorf("person %d hide = %v, want %v", p.ID, p.Hide, !p.Hide)
+					}
+				}
+				if n := f.count((*engine.ProcessData)(nil), "instance_id = ? AND data_key = ?", r.id, engine.DataAnswer); n != stored[step] {
+					t.Errorf("%d answers stored, want %d", n, stored[step])
+				}
+				if step+1 == 2 {
+					var opts []string
+					for _, o := range q.Options {
+						opts = append(opts, o.Value+"="+o.Label)
+					}
+					want := []string{"XS=Extra small", "S=Small", "M=Medium", "L=Large", "XL=Extra large"}
+					if !slices.Equal(opts, want) {
+						t.Errorf("options = %v, want %v", opts, want)
+					}
+				}
+			})
+			if !ok {
+				return
+			}
+		}
+	})
+}
+
+// TestNextLastAnswerCommits: RUNNING + the last answer -> DONE with pending
+// memberships, an unpaid order and a payment link.
+func TestNextLastAnswerCommits(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		f := newFixture(t, db)
+		r := f.start(engine.DemoUserKey, alex, robin)
+		form := r.commit()
+		if form.Step != demoSteps+1 || form.Question != nil || form.PaymentURL == "" {
+			t.Fatalf("form = step %d question %v paymentUrl %q, want step %d, no question, a link", form.Step, form.Question, form.PaymentURL, demoSteps+1)
+		}
+		if got := personIDs(form); !slices.Equal(got, []int64{alex, robin}) {
+			t.Errorf("persons = %v, want %v", got, []int64{alex, robin})
+		}
+		for _, p := range form.People {
+			if p.Status != engine.PersonPendingPayment || p.PaymentURL != form.PaymentURL || !p.Selected {
+				t.Errorf("person %d: status %q paymentUrl %q selected %v, want Pending Payment with the form's link", p.ID, p.Status, p.PaymentURL, p.Selected)
+			}
+		}
+		if inst := f.instance(r.id); inst.Status != engine.StateDone || inst.CurrentStepID != nil {
+			t.Errorf("stored instance = %s step %s, want DONE without a current step", inst.Status, deref(inst.CurrentStepID))
+		}
+
+		var ms []string
+		for _, m := range f.memberships(r.id) {
+			ms = append(ms, fmt.Sprintf("%d type=%d %s %s", m.PersonID, m.MembershipTypeID, m.MemberType, m.Status))
+		}
+		wantMs := []string{"1 type=1 RENEWAL Pending Payment", "3 type=2 NEW Pending Payment"}
+		if !slices.Equal(ms, wantMs) {
+			t.Errorf("memberships = %q, want %q", ms, wantMs)
+		}
+
+		orders := f.orders(r.id)
+		if len(orders) != 1 {
+			t.Fatalf("%d orders, want 1", len(orders))
+		}
+		order := orders[0]
+		var lines []string
+		for _, l := range order.Lines {
+			lines = append(lines, fmt.Sprintf("%s %s %d", deref(l.PersonID), l.Code, l.AmountMinor))
+		}
+		// Alex renews with insurance, Robin joins; both inside the early-bird window.
+		wantLines := []string{
+			"1 adult-fee 12000", "1 loyalty -1000", "1 early-bird -1200", "1 insurance 1500",
+			"3 junior-fee 6000", "3 joining-fee 1500", "3 early-bird -600",
+			"nil admin-fee 250",
+		}
+		if !slices.Equal(lines, wantLines) {
+			t.Errorf("order lines = %q\nwant %q", lines, wantLines)
+		}
+		if order.Status != engine.OrderUnpaid || order.TotalMinor != 18450 || order.Currency != "EUR" || order.UserKey != engine.DemoUserKey {
+			t.Errorf("order = %s %d %s of %q, want Unpaid 18450 EUR of %q", order.Status, order.TotalMinor, order.Currency, order.UserKey, engine.DemoUserKey)
+		}
+
+		payments := f.payments(r.id)
+		if len(payments) != 1 {
+			t.Fatalf("%d payments, want 1", len(payments))
+		}
+		p := payments[0]
+		if p.Status != engine.PaymentPending || p.Reference != referenceOf(t, form.PaymentURL) || p.AmountMinor != 18450 || p.PaymentURL != form.PaymentURL {
+			t.Errorf("payment = %s %s %d %q, want PENDING %s 18450 at the form's link", p.Status, p.Reference, p.AmountMinor, p.PaymentURL, referenceOf(t, form.PaymentURL))
+		}
+
+		later, created := f.load(engine.DemoUserKey)
+		if created || later.ProcessID != r.id || later.State != engine.StateDone || later.Step != demoSteps+1 {
+			t.Fatalf("later load = created %v process %d state %s step %d, want the DONE process %d", created, later.ProcessID, later.State, later.Step, r.id)
+		}
+		if later.PaymentURL != form.PaymentURL {
+			t.Errorf("later load link = %q, want the open attempt's %q", later.PaymentURL, form.PaymentURL)
+		}
+		for _, p := range later.People {
+			if p.Status != engine.PersonPendingPayment || p.PaymentURL != form.PaymentURL {
+				t.Errorf("later load, person %d: status %q link %q, want Pending Payment with the link", p.ID, p.Status, p.PaymentURL)
+			}
+		}
+		if n := len(f.payments(r.id)); n != 1 {
+			t.Errorf("%d payment attempts after a later load, want 1", n)
+		}
+	})
+}
+
+// TestResumeSuspended: SUSPENDED (or RESUME) + resume -> RUNNING with the
+// saved answers; resuming a running process changes nothing.
+func TestResumeSuspended(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		from     string
+		wantBump bool
+	}{
+		{from: engine.StateSuspended, wantBump: true},
+		{from: engine.StateResume, wantBump: true},
+		{from: engine.StateRunning, wantBump: false},
+	}
+	for _, tc := range tests {
+		t.Run("from "+tc.from, func(t *testing.T) {
+			dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+				f := newFixture(t, db)
+				r := f.start(engine.DemoUserKey, alex, robin)
+				r.advanceTo(4)
+				// Back to the answered insurance question, so that the current step has saved answers.
+				if _, err := f.svc.Back(f.ctx, r.userKey, r.pid, nil); err != nil {
+					t.Fatalf("back: %v", err)
+				}
+				if _, err := db.NewUpdate().Model((*engine.ProcessInstance)(nil)).Set("status = ?", tc.from).Where("id = ?", r.id).Exec(f.ctx); err != nil {
+					t.Fatalf("set status: %v", err)
+				}
+				before := f.instance(r.id)
+
+				form, err := f.svc.Resume(f.ctx, r.userKey, r.pid)
+				if err != nil {
+					t.Fatalf("resume: %v", err)
+				}
+				if form.State != engine.StateRunning || form.Step != 3 || form.Question == nil || form.Question.Name != "insurance" {
+					t.Fatalf("form = state %s step %d question %+v, want RUNNING at step 3 insurance", form.State, form.Step, form.Question)
+				}
+				if got, want := formAnswers(form), map[int64]string{alex: "1", robin: "0"}; !maps.Equal(got, want) {
+					t.Errorf("answers = %v, want the saved %v", got, want)
+				}
+				after := f.instance(r.id)
+				if after.Status != engine.StateRunning {
+					t.Errorf("stored status = %s, want RUNNING", after.Status)
+				}
+				if bumped := after.Version != before.Version; bumped != tc.wantBump {
+					t.Errorf("version %d -> %d, want a change: %v", before.Version, after.Version, tc.wantBump)
+				}
+				r.form = form
+				if next := r.next(demoAnswers(3, r.persons)); next.Step != 4 {
+					t.Errorf("answering after resume: step %d, want 4", next.Step)
+				}
+			})
+		})
+	}
+}
+
+// TestResetFromRunning: reset -> INIT at person selection, every answer deleted.
+func TestResetFromRunning(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		f := newFixture(t, db)
+		r := f.start(engine.DemoUserKey, alex, robin)
+		r.advanceTo(3)
+		if n := f.count((*engine.ProcessData)(nil), "instance_id = ?", r.id); n == 0 {
+			t.Fatalf("no process data before the reset")
+		}
+
+		form, err := f.svc.Reset(f.ctx, r.userKey, r.pid)
+		if err != nil {
+			t.Fatalf("reset: %v", err)
+		}
+		if form.State != engine.StateInit || form.Step != 0 || form.Question != nil || form.ProcessID != r.id || len(form.People) != 4 {
+			t.Fatalf("form = process %d state %s step %d question %v persons %d, want process %d INIT step 0 with 4 persons",
+				form.ProcessID, form.State, form.Step, form.Question, len(form.People), r.id)
+		}
+		for _, p := range form.People {
+			if p.Selected {
+				t.Errorf("person %d is still selected", p.ID)
+			}
+		}
+		if n := f.count((*engine.ProcessData)(nil), "instance_id = ?", r.id); n != 0 {
+			t.Errorf("%d process data rows after the reset, want 0", n)
+		}
+		inst := f.instance(r.id)
+		if inst.Status != engine.StateInit || inst.CurrentStepID != nil || len(inst.SelectedPersons) != 0 {
+			t.Errorf("stored instance = %s step %s persons %v, want INIT, no step, no persons", inst.Status, deref(inst.CurrentStepID), inst.SelectedPersons)
+		}
+
+		again := f.start(engine.DemoUserKey, sam)
+		if again.id != r.id {
+			t.Errorf("after the reset the registration is process %d, want the same %d", again.id, r.id)
+		}
+		if got := formAnswers(again.form); !maps.Equal(got, map[int64]string{sam: "<nil>"}) {
+			t.Errorf("first question after the reset has answers %v, want none", got)
+		}
+	})
+}
+
+// TestResetFromDone: reset of a committed registration -> INIT; memberships,
+// order and pending payments are cancelled, not deleted, and committing again works.
+func TestResetFromDone(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		f := newFixture(t, db)
+		r := f.start(engine.DemoUserKey, alex, robin)
+		first := referenceOf(t, r.commit().PaymentURL)
+
+		form, err := f.svc.Reset(f.ctx, r.userKey, r.pid)
+		if err != nil {
+			t.Fatalf("reset: %v", err)
+		}
+		if form.State != engine.StateInit || form.Step != 0 {
+			t.Fatalf("form = state %s step %d, want INIT step 0", form.State, form.Step)
+		}
+		for _, p := range form.People {
+			if p.ID == jamie {
+				continue
+			}
+			if p.Status != engine.PersonAvailable || !p.CanSelect || p.Selected {
+				t.Errorf("person %d: status %q canSelect %v selected %v, want Available, selectable, not selected", p.ID, p.Status, p.CanSelect, p.Selected)
+			}
+		}
+		statuses := func() (ms, ords, ps []string) {
+			for _, m := range f.memberships(r.id) {
+				ms = append(ms, fmt.Sprintf("%d %s", m.PersonID, m.Status))
+			}
+			for _, o := range f.orders(r.id) {
+				ords = append(ords, o.Status)
+			}
+			for _, p := range f.payments(r.id) {
+				ps = append(ps, p.Status)
+			}
+			return ms, ords, ps
+		}
+		ms, ords, ps := statuses()
+		if want := []string{"1 Cancelled", "3 Cancelled"}; !slices.Equal(ms, want) {
+			t.Errorf("memberships = %q, want %q", ms, want)
+		}
+		if want := []string{engine.OrderCancelled}; !slices.Equal(ords, want) {
+			t.Errorf("orders = %q, want %q", ords, want)
+		}
+		if want := []string{engine.PaymentCancelled}; !slices.Equal(ps, want) {
+			t.Errorf("payments = %q, want %q", ps, want)
+		}
+		if n := f.count((*engine.ProcessData)(nil), "instance_id = ?", r.id); n != 0 {
+			t.Errorf("%d process data rows after the reset, want 0", n)
+		}
+
+		again := f.start(engine.DemoUserKey, alex, robin)
+		second := referenceOf(t, again.commit().PaymentURL)
+		if again.id != r.id || second == first {
+			t.Errorf("second commit: process %d reference %s, want process %d with a reference other than %s", again.id, second, r.id, first)
+		}
+		ms, ords, ps = statuses()
+		if want := []string{"1 Cancelled", "1 Pending Payment", "3 Cancelled", "3 Pending Payment"}; !slices.Equal(ms, want) {
+			t.Errorf("memberships after the second commit = %q, want %q", ms, want)
+		}
+		if want := []string{engine.OrderCancelled, engine.OrderUnpaid}; !slices.Equal(ords, want) {
+			t.Errorf("orders after the second commit = %q, want %q", ords, want)
+		}
+		if want := []string{engine.PaymentCancelled, engine.PaymentPending}; !slices.Equal(ps, want) {
+			t.Errorf("payments after the second commit = %q, want %q", ps, want)
+		}
+	})
+}
+
+// TestPaymentReturnSuccess: DONE + a successful payment -> COMPLETED, memberships
+// active, order paid, one confirmation queued; the next load starts afresh.
+func TestPaymentReturnSuccess(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		f := newFixture(t, db)
+		r := f.start(engine.DemoUserKey, alex, robin)
+		ref := referenceOf(t, r.commit().PaymentURL)
+
+		res := f.pay(ref, engine.OutcomeSuccess)
+		if res.Outcome != engine.OutcomeSuccess || res.Replayed || res.Stale || res.ProcessID != r.id ||
+			res.UserKey != engine.DemoUserKey || res.PeriodID != engine.DemoPeriodID || res.Order == nil || res.Order.Status != engine.OrderPaid {
+			t.Fatalf("result = %+v, want a fresh success for process %d with a paid order", res, r.id)
+		}
+		if inst := f.instance(r.id); inst.Status != engine.StateCompleted || inst.EndTime == nil {
+			t.Errorf("stored instance = %s end %v, want COMPLETED with an end time", inst.Status, inst.EndTime)
+		}
+		for _, m := range f.memberships(r.id) {
+			if m.Status != engine.MembershipActive || m.ActivatedAt == nil {
+				t.Errorf("membership of person %d: %s activated %v, want Active", m.PersonID, m.Status, m.ActivatedAt)
+			}
+		}
+		if orders := f.orders(r.id); len(orders) != 1 || orders[0].Status != engine.OrderPaid || orders[0].PaidAt == nil {
+			t.Errorf("orders = %+v, want one paid order", orders)
+		}
+		if ps := f.payments(r.id); len(ps) != 1 || ps[0].Status != engine.PaymentSucceeded || deref(ps[0].TransactionID) != "tx-success-"+ref {
+			t.Errorf("payments = %+v, want one SUCCEEDED with its transaction id", ps)
+		}
+		var outbox []engine.OutboxMessage
+		if err := db.NewSelect().Model(&outbox).Scan(f.ctx); err != nil {
+			t.Fatal(err)
+		}
+		if len(outbox) != 1 {
+			t.Fatalf("%d outbox messages, want 1", len(outbox))
+		}
+		if m := outbox[0]; m.Kind != "membership_confirmation" || m.DedupKey != fmt.Sprintf("membership_confirmation:order:%d", res.Order.ID) || m.Recipient != "alex.morgan@example.org" {
+			t.Errorf("outbox message = %s %s to %q, want the order's confirmation to alex.morgan@example.org", m.Kind, m.DedupKey, m.Recipient)
+		}
+
+		form, created := f.load(engine.DemoUserKey)
+		if !created || form.ProcessID == r.id || form.State != engine.StateInit || form.Step != 0 {
+			t.Fatalf("later load = created %v process %d state %s step %d, want a new INIT process", created, form.ProcessID, form.State, form.Step)
+		}
+		want := map[int64]string{alex: engine.PersonRegistered, robin: engine.PersonRegistered, jamie: engine.PersonRegistered, sam: engine.PersonAvailable}
+		for _, p := range form.People {
+			if p.Status != want[p.ID] || p.CanSelect != (want[p.ID] == engine.PersonAvailable) {
+				t.Errorf("person %d: status %q canSelect %v, want %q", p.ID, p.Status, p.CanSelect, want[p.ID])
+			}
+		}
+	})
+}
+
+// TestPaymentReturnFailed: DONE + a failed payment -> still DONE; a retry
+// (RetryPayment or Resume) makes a new attempt with a new reference.
+func TestPaymentReturnFailed(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name  string
+		retry func(f *fixture, r *run) (*engine.Form, error)
+	}{
+		{name: "retry payment", retry: func(f *fixture, r *run) (*engine.Form, error) {
+			return f.svc.RetryPayment(f.ctx, r.userKey, r.pid)
+		}},
+		{name: "resume", retry: func(f *fixture, r *run) (*engine.Form, error) {
+			return f.svc.Resume(f.ctx, r.userKey, r.pid)
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+				f := newFixture(t, db)
+				r := f.start(engine.DemoUserKey, alex, robin)
+				first := r.commit().PaymentURL
+
+				res := f.pay(referenceOf(t, first), engine.OutcomeFailed)
+				if res.Outcome != engine.OutcomeFailed || res.Replayed || res.Stale || res.Order.Status != engine.OrderUnpaid {
+					t.Fatalf("result = %+v, want a fresh failure with the order unpaid", res)
+				}
+				if inst := f.instance(r.id); inst.Status != engine.StateDone {
+					t.Errorf("stored instance = %s, want DONE", inst.Status)
+				}
+				for _, m := range f.memberships(r.id) {
+					if m.Status != engine.MembershipPending {
+						t.Errorf("membership of person %d = %s, want Pending Payment", m.PersonID, m.Status)
+					}
+				}
+				if n := f.count((*engine.OutboxMessage)(nil), "1 = 1"); n != 0 {
+					t.Errorf("%d outbox messages after a failed payment, want 0", n)
+				}
+
+				form, err := tc.retry(f, r)
+				if err != nil {
+					t.Fatalf("retry: %v", err)
+				}
+				if form.State != engine.StateDone || form.PaymentURL == "" || form.PaymentURL == first {
+					t.Fatalf("retry form = state %s link %q, want DONE with a new link (old %q)", form.State, form.PaymentURL, first)
+				}
+				second := referenceOf(t, form.PaymentURL)
+				if second == referenceOf(t, first) {
+					t.Fatalf("retry reused reference %s", second)
+				}
+				var ps []string
+				for _, p := range f.payments(r.id) {
+					ps = append(ps, p.Reference+" "+p.Status)
+				}
+				if want := []string{referenceOf(t, first) + " FAILED", second + " PENDING"}; !slices.Equal(ps, want) {
+					t.Errorf("payments = %q, want %q", ps, want)
+				}
+
+				if res := f.pay(second, engine.OutcomeSuccess); res.Outcome != engine.OutcomeSuccess || res.Replayed {
+					t.Fatalf("paying the retry: %+v", res)
+				}
+				if inst := f.instance(r.id); inst.Status != engine.StateCompleted {
+					t.Errorf("after paying the retry: %s, want COMPLETED", inst.Status)
+				}
+			})
+		})
+	}
+}
+
+// TestPaymentReturnCancelled: DONE + a cancelled payment -> still DONE; resume
+// returns the DONE form with a new payment link.
+func TestPaymentReturnCancelled(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		f := newFixture(t, db)
+		r := f.start(engine.DemoUserKey, alex, robin)
+		first := referenceOf(t, r.commit().PaymentURL)
+
+		res := f.pay(first, engine.OutcomeCancelled)
+		if res.Outcome != engine.OutcomeCancelled || res.Replayed || res.Stale {
+			t.Fatalf("result = %+v, want a fresh cancellation", res)
+		}
+		if inst := f.instance(r.id); inst.Status != engine.StateDone {
+			t.Errorf("stored instance = %s, want DONE", inst.Status)
+		}
+		if orders := f.orders(r.id); len(orders) != 1 || orders[0].Status != engine.OrderUnpaid {
+			t.Errorf("orders = %+v, want one unpaid order", orders)
+		}
+
+		form, err := f.svc.Resume(f.ctx, r.userKey, r.pid)
+		if err != nil {
+			t.Fatalf("resume: %v", err)
+		}
+		if form.State != engine.StateDone || form.Step != demoSteps+1 || form.Question != nil || form.PaymentURL == "" {
+			t.Fatalf("resume form = state %s step %d question %v link %q, want the DONE form with a link", form.State, form.Step, form.Question, form.PaymentURL)
+		}
+		if ref := referenceOf(t, form.PaymentURL); ref == first {
+			t.Errorf("resume reused the cancelled reference %s", ref)
+		}
+		if got := personIDs(form); !slices.Equal(got, []int64{alex, robin}) {
+			t.Errorf("persons = %v, want %v", got, []int64{alex, robin})
+		}
+		for _, p := range form.People {
+			if p.Status != engine.PersonPendingPayment || p.PaymentURL != form.PaymentURL {
+				t.Errorf("person %d: status %q link %q, want Pending Payment with the new link", p.ID, p.Status, p.PaymentURL)
+			}
+		}
+	})
+}
+
+// TestNextStaleStep: answers for a step other than the current one are a conflict.
+func TestNextStaleStep(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		step int
+	}{
+		{name: "person selection again", step: 0},
+		{name: "the previous step", step: 1},
+		{name: "a later step", step: 3},
+	}
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		f := newFixture(t, db)
+		r := f.start(engine.DemoUserKey, alex, robin)
+		r.advanceTo(2)
+		for _, tc := range tests {
+			t.Run(tc.name, func(t *testing.T) {
+				before := f.state()
+				in := demoAnswers(tc.step, r.persons)
+				_, err := f.svc.Next(f.ctx, r.userKey, engine.NextInput{ProcessID: r.pid, Step: tc.step, People: in})
+				e := wantCode(t, err, engine.CodeConflict)
+				if e.Step != 2 || e.ProcessID != r.pid {
+					t.Errorf("error names process %q step %d, want %q step 2", e.ProcessID, e.Step, r.pid)
+				}
+				assertUnchanged(t, before, f.state())
+			})
+		}
+	})
+}
+
+// TestFinishedProcessRejectsChanges: a committed or completed registration takes no answers.
+func TestFinishedProcessRejectsChanges(t *testing.T) {
+	t.Parallel()
+	type op struct {
+		name string
+		call func(f *fixture, r *run) error
+	}
+	next := func(step int) op {
+		return op{name: fmt.Sprintf("next step %d", step), call: func(f *fixture, r *run) error {
+			_, err := f.svc.Next(f.ctx, r.userKey, engine.NextInput{ProcessID: r.pid, Step: step, People: demoAnswers(step, r.persons)})
+			return err
+		}}
+	}
+	back := op{name: "back", call: func(f *fixture, r *run) error { _, err := f.svc.Back(f.ctx, r.userKey, r.pid, nil); return err }}
+	reset := op{name: "reset", call: func(f *fixture, r *run) error { _, err := f.svc.Reset(f.ctx, r.userKey, r.pid); return err }}
+	resume := op{name: "resume", call: func(f *fixture, r *run) error { _, err := f.svc.Resume(f.ctx, r.userKey, r.pid); return err }}
+	retry := op{name: "retry payment", call: func(f *fixture, r *run) error { _, err := f.svc.RetryPayment(f.ctx, r.userKey, r.pid); return err }}
+	tests := []struct {
+		name string
+		paid bool
+		ops  []op
+	}{
+		{name: "DONE", ops: []op{next(demoSteps), next(demoSteps + 1), next(0), back}},
+		{name: "COMPLETED", paid: true, ops: []op{next(demoSteps), next(demoSteps + 1), next(0), back, reset, resume, retry}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+				f := newFixture(t, db)
+				r := f.start(engine.DemoUserKey, alex, robin)
+				form := r.commit()
+				if tc.paid {
+					f.pay(referenceOf(t, form.PaymentURL), engine.OutcomeSuccess)
+				}
+				for _, o := range tc.ops {
+					t.Run(o.name, func(t *testing.T) {
+						before := f.state()
+						wantCode(t, o.call(f, r), engine.CodeConflict)
+						assertUnchanged(t, before, f.state())
+					})
+				}
+			})
+		})
+	}
+}
+
+// TestProcessNotFound: another user key's process and malformed ids are simply not found.
+func TestProcessNotFound(t *testing.T) {
+	t.Parallel()
+	ops := []struct {
+		name string
+		call func(f *fixture, userKey, pid string) error
+	}{
+		{"next", func(f *fixture, userKey, pid string) error {
+			_, err := f.svc.Next(f.ctx, userKey, engine.NextInput{ProcessID: pid, Step: 1, People: demoAnswers(1, []int64{alex})})
+			return err
+		}},
+		{"reset", func(f *fixture, userKey, pid string) error { _, err := f.svc.Reset(f.ctx, userKey, pid); return err }},
+		{"resume", func(f *fixture, userKey, pid string) error { _, err := f.svc.Resume(f.ctx, userKey, pid); return err }},
+		{"back", func(f *fixture, userKey, pid string) error {
+			_, err := f.svc.Back(f.ctx, userKey, pid, nil)
+			return err
+		}},
+		{"retry payment", func(f *fixture, userKey, pid string) error {
+			_, err := f.svc.RetryPayment(f.ctx, userKey, pid)
+			return err
+		}},
+		{"quote", func(f *fixture, userKey, pid string) error { _, err := f.svc.Quote(f.ctx, userKey, pid); return err }},
+	}
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		f := newFixture(t, db)
+		r := f.start(engine.DemoUserKey, alex)
+		tests := []struct {
+			name    string
+			userKey string
+			pid     string
+		}{
+			{name: "another user key's process", userKey: "demo-1", pid: r.pid},
+			{name: "empty user key", userKey: "", pid: r.pid},
+			{name: "unknown id", userKey: engine.DemoUserKey, pid: "999999"},
+			{name: "not a number", userKey: engine.DemoUserKey, pid: "abc"},
+			{name: "empty id", userKey: engine.DemoUserKey, pid: ""},
+			{name: "zero", userKey: engine.DemoUserKey, pid: "0"},
+			{name: "negative", userKey: engine.DemoUserKey, pid: "-" + r.pid},
+			{name: "number with trailing text", userKey: engine.DemoUserKey, pid: r.pid + "x"},
+			{name: "number with a space", userKey: engine.DemoUserKey, pid: " " + r.pid},
+			{name: "too large", userKey: engine.DemoUserKey, pid: "99999999999999999999"},
+		}
+		for _, tc := range tests {
+			for _, o := range ops {
+				t.Run(tc.name+"/"+o.name, func(t *testing.T) {
+					before := f.state()
+					wantCode(t, o.call(f, tc.userKey, tc.pid), engine.CodeNotFound)
+					assertUnchanged(t, before, f.state())
+				})
+			}
+		}
+	})
+}
+
+// TestNextInvalidAnswersChangeNothing: answers that break a rule are a
+// validation error per person and leave the database as it was.
+func TestNextInvalidAnswersChangeNothing(t *testing.T) {
+	t.Parallel()
+	answers := func(pairs ...any) []engine.PersonInput {
+		var in []engine.PersonInput
+		for i := 0; i < len(pairs); i += 2 {
+			p := engine.PersonInput{ID: pairs[i].(int64)}
+			if a, ok := pairs[i+1].(string); ok {
+				p.Answer = &a
+			}
+			in = append(in, p)
+		}
+		return in
+	}
+	tests := []struct {
+		name     string
+		step     int
+		in       []engine.PersonInput
+		wantCode engine.Code
+		want     []engine.PersonError
+		wantKeys []string // field errors, for invalid requests
+	}{
+		{name: "phone of 9 digits", step: 1, in: answers(alex, "061234567", robin, "0612345678"),
+			wantCode: engine.CodeValidation, want: []engine.PersonError{{PersonID: alex, Message: "Phone number must be 10 digits"}}},
+		{name: "missing required answer", step: 1, in: answers(alex, "0612345678", robin, nil),
+			wantCode: engine.CodeValidation, want: []engine.PersonError{{PersonID: robin, Message: "An answer is required."}}},
+		{name: "person left out counts as missing", step: 1, in: answers(alex, "0612345678"),
+			wantCode: engine.CodeValidation, want: []engine.PersonError{{PersonID: robin, Message: "An answer is required."}}},
+		{name: "both persons wrong", step: 1, in: answers(alex, "", robin, "phone"),
+			wantCode: engine.CodeValidation, want: []engine.PersonError{{PersonID: alex, Message: "An answer is required."}, {PersonID: robin, Message: "Phone number must be 10 digits"}}},
+		{name: "person not in the registration", step: 1, in: answers(alex, "0612345678", robin, "0612345678", sam, "0612345678"),
+			wantCode: engine.CodeInvalid, wantKeys: []string{"people[2].id"}},
+		{name: "person named twice", step: 1, in: answers(alex, "0612345678", alex, "0612345678", robin, "0612345678"),
+			wantCode: engine.CodeInvalid, wantKeys: []string{"people[1].id"}},
+		{name: "unknown shirt size", step: 2, in: answers(alex, "XXL", robin, "M"),
+			wantCode: engine.CodeValidation, want: []engine.PersonError{{PersonID: alex, Message: "Choose one of the listed options."}}},
+		{name: "checkbox answered yes", step: 3, in: answers(alex, "yes", robin, "0"),
+			wantCode: engine.CodeValidation, want: []engine.PersonError{{PersonID: alex, Message: "The answer must be 0 or 1."}}},
+		{name: "junior without guardian consent", step: 5, in: answers(alex, nil, robin, "0"),
+			wantCode: engine.CodeValidation, want: []engine.PersonError{{PersonID: robin, Message: "Please accept the terms for this person."}}},
+		{name: "two main contacts", step: 6, in: answers(alex, "1", robin, "1"),
+			wantCode: engine.CodeValidation, want: []engine.PersonError{{PersonID: alex, Message: "Choose only one person."}, {PersonID: robin, Message: "Choose only one person."}}},
+		{name: "no main contact", step: 6, in: answers(alex, "0", robin, nil),
+			wantCode: engine.CodeValidation, want: []engine.PersonError{{PersonID: alex, Message: "Choose one person."}}},
+		{name: "terms not accepted", step: 7, in: answers(alex, "1", robin, "0"),
+			wantCode: engine.CodeValidation, want: []engine.PersonError{{PersonID: robin, Message: "Please accept the terms for this person."}}},
+	}
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		f := newFixture(t, db)
+		r := f.start(engine.DemoUserKey, alex, robin)
+		for _, tc := range tests {
+			r.advanceTo(tc.step)
+			t.Run(tc.name, func(t *testing.T) {
+				rows := f.count((*engine.ProcessData)(nil), "instance_id = ?", r.id)
+				before := f.state()
+				_, err := f.svc.Next(f.ctx, r.userKey, engine.NextInput{ProcessID: r.pid, Step: tc.step, People: tc.in})
+				e := wantCode(t, err, tc.wantCode)
+				if tc.wantCode == engine.CodeValidation {
+					if !slices.Equal(e.People, tc.want) {
+						t.Errorf("person errors = %v, want %v", e.People, tc.want)
+					}
+					if e.ProcessID != r.pid || e.Step != tc.step {
+						t.Errorf("error names process %q step %d, want %q step %d", e.ProcessID, e.Step, r.pid, tc.step)
+					}
+				}
+				var keys []string
+				for _, fe := range e.Fields {
+					keys = append(keys, fe.Field)
+				}
+				if !slices.Equal(keys, tc.wantKeys) {
+					t.Errorf("field errors = %v, want %v", e.Fields, tc.wantKeys)
+				}
+				if n := f.count((*engine.ProcessData)(nil), "instance_id = ?", r.id); n != rows {
+					t.Errorf("process data rows %d -> %d, want unchanged", rows, n)
+				}
+				assertUnchanged(t, before, f.state())
+			})
+		}
+		if form := r.commit(); form.State != engine.StateDone {
+			t.Errorf("valid answers after the invalid ones: %s, want DONE", form.State)
+		}
+	})
+}
+
+// TestSelectUnavailablePerson: only available persons linked to the user key can be selected.
+func TestSelectUnavailablePerson(t *testing.T) {
+	t.Parallel()
+	no := false
+	tests := []struct {
+		name    string
+		in      []engine.PersonInput
+		want    []engine.PersonError
+		message string
+	}{
+		{name: "already registered person", in: []engine.PersonInput{{ID: alex}, {ID: jamie}},
+			want: []engine.PersonError{{PersonID: jamie, Message: "Jamie Morgan is already registered."}}},
+		{name: "person of another user key", in: []engine.PersonInput{{ID: 5}},
+			want: []engine.PersonError{{PersonID: 5, Message: "This person cannot be registered with this link."}}},
+		{name: "unknown person", in: []engine.PersonInput{{ID: robin}, {ID: 4242}},
+			want: []engine.PersonError{{PersonID: 4242, Message: "This person cannot be registered with this link."}}},
+		{name: "nobody", in: nil, message: "Select at least one person."},
+		{name: "everybody unselected", in: []engine.PersonInput{{ID: alex, Selected: &no}}, message: "Select at least one person."},
+	}
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		f := newFixture(t, db)
+		form, _ := f.load(engine.DemoUserKey)
+		for _, tc := range tests {
+			t.Run(tc.name, func(t *testing.T) {
+				before := f.state()
+				_, err := f.svc.Next(f.ctx, engine.DemoUserKey, engine.NextInput{ProcessID: form.ProcessIDString(), Step: 0, People: tc.in})
+				e := wantCode(t, err, engine.CodeValidation)
+				if !slices.Equal(e.People, tc.want) {
+					t.Errorf("person errors = %v, want %v", e.People, tc.want)
+				}
+				if tc.message != "" && e.Message != tc.message {
+					t.Errorf("message = %q, want %q", e.Message, tc.message)
+				}
+				assertUnchanged(t, before, f.state())
+			})
+		}
+	})
+}
+
+// TestBackFromStep3: back returns the previous question with its saved
+// answers; answering it again continues with the later answers pre-filled.
+func TestBackFromStep3(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		f := newFixture(t, db)
+		r := f.start(engine.DemoUserKey, alex, robin)
+		r.next(demoAnswers(1, r.persons))
+		r.next([]engine.PersonInput{{ID: alex, Answer: str("L")}, {ID: robin, Answer: str("S")}})
+		r.next(demoAnswers(3, r.persons)) // alex 1, robin 0
+		back := func(step int) *engine.Form {
+			t.Helper()
+			form, err := f.svc.Back(f.ctx, r.userKey, r.pid, &step)
+			if err != nil {
+				t.Fatalf("back from step %d: %v", step, err)
+			}
+			r.form = form
+			return form
+		}
+		if form := back(4); form.Step != 3 {
+			t.Fatalf("back from 4: step %d, want 3", form.Step)
+		}
+
+		t.Run("stale step", func(t *testing.T) {
+			stale := 4
+			before := f.state()
+			_, err := f.svc.Back(f.ctx, r.userKey, r.pid, &stale)
+			wantCode(t, err, engine.CodeConflict)
+			assertUnchanged(t, before, f.state())
+		})
+
+		form := back(3)
+		if form.State != engine.StateRunning || form.Step != 2 || form.Question == nil || form.Question.Name != "shirt_size" {
+			t.Fatalf("back from 3 = state %s step %d question %+v, want RUNNING step 2 shirt_size", form.State, form.Step, form.Question)
+		}
+		if got, want := formAnswers(form), map[int64]string{alex: "L", robin: "S"}; !maps.Equal(got, want) {
+			t.Errorf("step 2 answers = %v, want the saved %v", got, want)
+		}
+		rows := f.count((*engine.ProcessData)(nil), "instance_id = ?", r.id)
+
+		form = r.next([]engine.PersonInput{{ID: alex, Answer: str("XL")}, {ID: robin, Answer: str("XS")}})
+		if form.Step != 3 || form.Question.Name != "insurance" {
+			t.Fatalf("answering step 2 again: step %d %s, want step 3 insurance", form.Step, form.Question.Name)
+		}
+		if got, want := formAnswers(form), map[int64]string{alex: "1", robin: "0"}; !maps.Equal(got, want) {
+			t.Errorf("step 3 answers = %v, want the pre-filled %v", got, want)
+		}
+		if n := f.count((*engine.ProcessData)(nil), "instance_id = ?", r.id); n != rows {
+			t.Errorf("process data rows %d -> %d: answering again must replace, not add", rows, n)
+		}
+		form = back(3)
+		if got, want := formAnswers(form), map[int64]string{alex: "XL", robin: "XS"}; !maps.Equal(got, want) {
+			t.Errorf("step 2 answers after answering again = %v, want %v", got, want)
+		}
+	})
+}
+
+// TestBackFromStep1: back from the first question returns person selection
+// with the selection kept.
+func TestBackFromStep1(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		f := newFixture(t, db)
+		r := f.start(engine.DemoUserKey, alex, robin)
+		one := 1
+		form, err := f.svc.Back(f.ctx, r.userKey, r.pid, &one)
+		if err != nil {
+			t.Fatalf("back: %v", err)
+		}
+		if form.Step != 0 || form.Question != nil || form.State != engine.StateRunning {
+			t.Fatalf("form = state %s step %d question %v, want RUNNING at person selection", form.State, form.Step, form.Question)
+		}
+		want := map[int64][2]bool{alex: {true, true}, sam: {false, true}, robin: {true, true}, jamie: {false, false}}
+		if len(form.People) != len(want) {
+			t.Fatalf("%d persons, want %d", len(form.People), len(want))
+		}
+		for _, p := range form.People {
+			if got := [2]bool{p.Selected, p.CanSelect}; got != want[p.ID] {
+				t.Errorf("person %d: selected, canSelect = %v, want %v", p.ID, got, want[p.ID])
+			}
+		}
+		if inst := f.instance(r.id); inst.CurrentStepID != nil || !slices.Equal(inst.SelectedPersons, []int64{alex, robin}) {
+			t.Errorf("stored instance = step %s persons %v, want no step and the selection kept", deref(inst.CurrentStepID), inst.SelectedPersons)
+		}
+
+		t.Run("no step before person selection", func(t *testing.T) {
+			before := f.state()
+			_, err := f.svc.Back(f.ctx, r.userKey, r.pid, nil)
+			wantCode(t, err, engine.CodeConflict)
+			assertUnchanged(t, before, f.state())
+		})
+
+		r.form = form
+		if next := r.next([]engine.PersonInput{{ID: sam}}); next.Step != 1 || !slices.Equal(personIDs(next), []int64{sam}) {
+			t.Errorf("selecting again: step %d persons %v, want step 1 with sam", next.Step, personIDs(next))
+		}
+	})
+}
+
+// TestLoadMembershipFormRejects: closed and unknown periods, other organisations
+// and user keys without persons start nothing.
+func TestLoadMembershipFormRejects(t *testing.T) {
+	t.Parallel()
+	org := func(id int64) *int64 { return &id }
+	tests := []struct {
+		name    string
+		userKey string
+		period  int64
+		org     *int64
+		want    engine.Code
+	}{
+		{name: "closed period", userKey: engine.DemoUserKey, period: 2, want: engine.CodeConflict},
+		{name: "unknown period", userKey: engine.DemoUserKey, period: 999, want: engine.CodeNotFound},
+		{name: "organisation mismatch", userKey: engine.DemoUserKey, period: engine.DemoPeriodID, org: org(2), want: engine.CodeNotFound},
+		{name: "user key without persons", userKey: "stranger", period: engine.DemoPeriodID, want: engine.CodeNotFound},
+	}
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		f := newFixture(t, db)
+		for _, tc := range tests {
+			t.Run(tc.name, func(t *testing.T) {
+				before := f.state()
+				_, _, err := f.svc.LoadMembershipForm(f.ctx, tc.userKey, tc.period, tc.org)
+				wantCode(t, err, tc.want)
+				assertUnchanged(t, before, f.state())
+			})
+		}
+		t.Run("matching organisation", func(t *testing.T) {
+			form, created, err := f.svc.LoadMembershipForm(f.ctx, engine.DemoUserKey, engine.DemoPeriodID, org(1))
+			if err != nil || !created || form.State != engine.StateInit {
+				t.Fatalf("load = %v created %v err %v, want a new INIT form", form, created, err)
+			}
+		})
+	})
+}
+
+// TestPaymentReturnForged: a return that fails verification is invalid and changes nothing.
+func TestPaymentReturnForged(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		f := newFixture(t, db)
+		r := f.start(engine.DemoUserKey, alex, robin)
+		ref := referenceOf(t, r.commit().PaymentURL)
+		other := engine.NewTestGateway("another secret", "http://portal.test")
+		tests := []struct {
+			name string
+			ret  func() engine.PaymentReturn
+			want engine.Code
+		}{
+			{name: "signed with another key", want: engine.CodeInvalid, ret: func() engine.PaymentReturn {
+				return engine.PaymentReturn{Reference: ref, Status: engine.OutcomeSuccess, TransactionID: "tx-1", Signature: other.Sign(ref, engine.OutcomeSuccess, "tx-1")}
+			}},
+			{name: "failed status edited to success", want: engine.CodeInvalid, ret: func() engine.PaymentReturn {
+				ret := f.paymentReturn(ref, engine.OutcomeFailed, "tx-1")
+				ret.Status = engine.OutcomeSuccess
+				return ret
+			}},
+			{name: "reference edited", want: engine.CodeInvalid, ret: func() engine.PaymentReturn {
+				ret := f.paymentReturn("PR-SOMEONEELSE", engine.OutcomeSuccess, "tx-1")
+				ret.Reference = ref
+				return ret
+			}},
+			{name: "transaction id edited", want: engine.CodeInvalid, ret: func() engine.PaymentReturn {
+				ret := f.paymentReturn(ref, engine.OutcomeSuccess, "tx-1")
+				ret.TransactionID = "tx-2"
+				return ret
+			}},
+			{name: "no signature", want: engine.CodeInvalid, ret: func() engine.PaymentReturn {
+				return engine.PaymentReturn{Reference: ref, Status: engine.OutcomeSuccess, TransactionID: "tx-1"}
+			}},
+			{name: "signed status the gateway never sends", want: engine.CodeInvalid, ret: func() engine.PaymentReturn {
+				return f.paymentReturn(ref, "refunded", "tx-1")
+			}},
+			{name: "unknown reference, validly signed", want: engine.CodeNotFound, ret: func() engine.PaymentReturn {
+				return f.paymentReturn("PR-UNKNOWN", engine.OutcomeSuccess, "tx-1")
+			}},
+		}
+		for _, tc := range tests {
+			t.Run(tc.name, func(t *testing.T) {
+				before := f.state()
+				_, err := f.svc.CompletePayment(f.ctx, tc.ret())
+				wantCode(t, err, tc.want)
+				assertUnchanged(t, before, f.state())
+			})
+		}
+	})
+}
+
+// TestPaymentReturnReplayed: a settled attempt settles once; any later return
+// for it is reported as a replay and changes nothing.
+func TestPaymentReturnReplayed(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		f := newFixture(t, db)
+		r := f.start(engine.DemoUserKey, alex, robin)
+		ref := referenceOf(t, r.commit().PaymentURL)
+		success := f.paymentReturn(ref, engine.OutcomeSuccess, "tx-1")
+		if _, err := f.svc.CompletePayment(f.ctx, success); err != nil {
+			t.Fatalf("first return: %v", err)
+		}
+		tests := []struct {
+			name string
+			ret  engine.PaymentReturn
+		}{
+			{name: "the same success return", ret: success},
+			{name: "success with another transaction id", ret: f.paymentReturn(ref, engine.OutcomeSuccess, "tx-2")},
+			{name: "a later failed return", ret: f.paymentReturn(ref, engine.OutcomeFailed, "tx-1")},
+			{name: "a later cancelled return", ret: f.paymentReturn(ref, engine.OutcomeCancelled, "")},
+		}
+		for _, tc := range tests {
+			t.Run(tc.name, func(t *testing.T) {
+				before := f.state()
+				res, err := f.svc.CompletePayment(f.ctx, tc.ret)
+				if err != nil {
+					t.Fatalf("replay: %v", err)
+				}
+				if !res.Replayed || res.Outcome != engine.OutcomeSuccess || res.ProcessID != r.id {
+					t.Errorf("result = replayed %v outcome %s process %d, want a replay of the success of %d", res.Replayed, res.Outcome, res.ProcessID, r.id)
+				}
+				if n := f.count((*engine.OutboxMessage)(nil), "1 = 1"); n != 1 {
+					t.Errorf("%d outbox messages, want 1", n)
+				}
+				assertUnchanged(t, before, f.state())
+			})
+		}
+	})
+}
+
+// TestPaymentReturnAfterReset: a success return for the order a reset
+// cancelled changes nothing on the new run.
+func TestPaymentReturnAfterReset(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		f := newFixture(t, db)
+		r := f.start(engine.DemoUserKey, alex, robin)
+		old := referenceOf(t, r.commit().PaymentURL)
+		if _, err := f.svc.Reset(f.ctx, r.userKey, r.pid); err != nil {
+			t.Fatalf("reset: %v", err)
+		}
+		again := f.start(engine.DemoUserKey, alex, robin)
+		current := referenceOf(t, again.commit().PaymentURL)
+
+		before := f.state()
+		res, err := f.svc.CompletePayment(f.ctx, f.paymentReturn(old, engine.OutcomeSuccess, "tx-old"))
+		if err != nil {
+			t.Fatalf("stale return: %v", err)
+		}
+		if !res.Stale {
+			t.Errorf("result = %+v, want it marked stale", res)
+		}
+		// Only the old attempt records that the provider took the money (for a
+		// refund); the registration, its new order and memberships are untouched.
+		after := f.state()
+		for table := range before {
+			if table != "payments" && !slices.Equal(before[table], after[table]) {
+				t.Errorf("%s changed:\nbefore %q\nafter  %q", table, before[table], after[table])
+			}
+		}
+		if n := f.count((*engine.Payment)(nil), "reference = ? AND status = ?", old, engine.PaymentSucceeded); n != 1 {
+			t.Errorf("the late payment of %s is not recorded as succeeded", old)
+		}
+
+		form, _ := f.load(engine.DemoUserKey)
+		if form.State != engine.StateDone || referenceOf(t, form.PaymentURL) != current {
+			t.Errorf("new run = %s with %q, want DONE with reference %s", form.State, form.PaymentURL, current)
+		}
+		if res := f.pay(current, engine.OutcomeSuccess); res.Replayed || res.Stale || res.Outcome != engine.OutcomeSuccess {
+			t.Errorf("paying the new run: %+v", res)
+		}
+		if inst := f.instance(r.id); inst.Status != engine.StateCompleted {
+			t.Errorf("after paying the new run: %s, want COMPLETED", inst.Status)
+		}
+	})
+}
+
+// TestPaymentReturnAfterResetIsReportedStale: PaymentResult.Stale is
+// documented as "the order was cancelled (reset) before this return". A
+// member who paid the old link after a reset has been charged, so the result
+// must say so (and the engine log a refund), not pass as a replayed cancellation.
+func TestPaymentReturnAfterResetIsReportedStale(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		f := newFixture(t, db)
+		r := f.start(engine.DemoUserKey, alex, robin)
+		old := referenceOf(t, r.commit().PaymentURL)
+		if _, err := f.svc.Reset(f.ctx, r.userKey, r.pid); err != nil {
+			t.Fatalf("reset: %v", err)
+		}
+		res := f.pay(old, engine.OutcomeSuccess)
+		if !res.Stale || res.Outcome != engine.OutcomeSuccess {
+			t.Errorf("result = stale %v replayed %v outcome %q, want stale with the verified outcome success", res.Stale, res.Replayed, res.Outcome)
+		}
+	})
+}
+
+// TestCommitConflictsWithAnotherUserKey: a person linked to two user keys (two
+// parents) can be registered once; the second commit is a conflict and
+// leaves nothing behind, and the person is then pending payment for everyone.
+func TestCommitConflictsWithAnotherUserKey(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		f := newFixture(t, db)
+		for _, key := range []string{"demo-1", "demo-2"} {
+			if _, err := db.NewInsert().Model(&engine.UserPerson{UserKey: key, PersonID: robin, OrganisationID: 1}).Exec(f.ctx); err != nil {
+				t.Fatalf("link robin to %s: %v", key, err)
+			}
+		}
+		first := f.start(engine.DemoUserKey, robin)
+		second := f.start("demo-1", robin)
+		first.advanceTo(demoSteps)
+		second.advanceTo(demoSteps)
+		first.commit()
+
+		before := f.state()
+		_, err := f.svc.Next(f.ctx, second.userKey, engine.NextInput{ProcessID: second.pid, Step: demoSteps, People: demoAnswers(demoSteps, second.persons)})
+		wantCode(t, err, engine.CodeConflict)
+		assertUnchanged(t, before, f.state())
+		if inst := f.instance(second.id); inst.Status != engine.StateRunning {
+			t.Errorf("losing instance = %s, want still RUNNING", inst.Status)
+		}
+
+		form, _ := f.load("demo-2")
+		_, err = f.svc.Next(f.ctx, "demo-2", engine.NextInput{ProcessID: form.ProcessIDString(), Step: 0, People: []engine.PersonInput{{ID: robin}}})
+		e := wantCode(t, err, engine.CodeValidation)
+		want := []engine.PersonError{{PersonID: robin, Message: "Robin Morgan is already registered and waiting for payment."}}
+		if !slices.Equal(e.People, want) {
+			t.Errorf("person errors = %v, want %v", e.People, want)
+		}
+		for _, p := range form.People {
+			if p.ID == robin && (p.Status != engine.PersonPendingPayment || p.CanSelect) {
+				t.Errorf("robin for another user key: status %q canSelect %v, want Pending Payment, not selectable", p.Status, p.CanSelect)
+			}
+		}
+	})
+}
