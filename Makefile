@@ -17,7 +17,7 @@ build:
 	CGO_ENABLED=0 $(GO) build -o $(BIN) ./cmd/portal
 
 ## test: formatting, vet, generated-code drift, then every test with the race detector
-test: fmt-check vet templ-check
+test: fmt-check vet templ-check css-check
 	$(GO) test -race -count=1 ./...
 
 fmt-check:
@@ -38,6 +38,51 @@ templ-check:
 	for f in $$tmp/views/*_templ.go; do \
 	  if ! cmp -s "$$f" "views/$$(basename $$f)"; then echo "templ drift: views/$$(basename $$f) is not what templ generates; run make templ"; rm -rf $$tmp; exit 1; fi; \
 	done; rm -rf $$tmp; echo "templ: generated files are current"
+
+## Front-end assets. The npm packages (Tailwind, the pinned htmx) live in static/node_modules,
+## installed by `npm ci --prefix static` from static/package-lock.json. Browserslist (Tailwind's
+## autoprefixer) would read these variables; unsetting them makes the build depend only on the
+## repository, so that css-check is stable.
+NPM          ?= npm
+TAILWIND_CSS := env -u BROWSERSLIST -u BROWSERSLIST_CONFIG -u BROWSERSLIST_ENV -u BROWSERSLIST_STATS \
+	-u BROWSERSLIST_DANGEROUS_EXTEND BROWSERSLIST_IGNORE_OLD_DATA=1 NODE_ENV=production \
+	static/node_modules/.bin/tailwindcss --config tailwind.config.js --input static/src/app.css --minify
+
+.PHONY: css css-check htmx
+
+# npm ci writes node_modules/.package-lock.json; reinstall when it is missing or older than the lock file.
+static/node_modules/.package-lock.json: static/package.json static/package-lock.json
+	$(NPM) ci --prefix static --no-audit --no-fund
+
+## css: build the committed, minified static/dist/app.css (run it after changing classes in views/ or handlers/)
+css: static/node_modules/.package-lock.json
+	$(TAILWIND_CSS) --output static/dist/app.css
+
+## htmx: copy the pinned htmx from static/node_modules into static/dist (see static/dist/VENDORED.md)
+htmx: static/node_modules/.package-lock.json
+	cp static/node_modules/htmx.org/dist/htmx.min.js static/dist/htmx.min.js
+
+## css-check: fail when static/dist/app.css is not what Tailwind builds, or static/dist/htmx.min.js
+## is not the pinned htmx; without static/node_modules it says it SKIPPED, and fails under
+## PORTAL_CSS_CHECK=required (as in CI)
+css-check:
+	@if [ ! -x static/node_modules/.bin/tailwindcss ]; then \
+	  if [ "$$PORTAL_CSS_CHECK" = required ]; then \
+	    echo "css-check: FAILED: static/node_modules is missing and PORTAL_CSS_CHECK=required; run npm ci --prefix static" >&2; exit 1; \
+	  fi; \
+	  echo "css-check: SKIPPED the CSS and htmx drift check: static/node_modules is missing (run npm ci --prefix static)"; exit 0; \
+	fi; \
+	tmp=$$(mktemp); \
+	if ! out=$$($(TAILWIND_CSS) --output $$tmp 2>&1); then \
+	  echo "$$out" >&2; echo "css-check: FAILED: the Tailwind build failed" >&2; rm -f $$tmp; exit 1; \
+	fi; \
+	if ! cmp -s $$tmp static/dist/app.css; then \
+	  echo "css drift: static/dist/app.css is not what Tailwind builds from static/src/app.css, tailwind.config.js and the classes in views/ and handlers/; run make css and commit it" >&2; rm -f $$tmp; exit 1; \
+	fi; rm -f $$tmp; \
+	if ! cmp -s static/node_modules/htmx.org/dist/htmx.min.js static/dist/htmx.min.js; then \
+	  echo "htmx drift: static/dist/htmx.min.js is not static/node_modules/htmx.org/dist/htmx.min.js (the version pinned in static/package-lock.json); run make htmx, or npm ci --prefix static if the lock file changed" >&2; exit 1; \
+	fi; \
+	echo "css-check: static/dist/app.css and static/dist/htmx.min.js are current"
 
 ## bench: N concurrent members through the whole JSON flow against a server on PostgreSQL
 ## (PORTAL_BENCH_DATABASE_URL, default the local test database); see docs/BENCHMARKS.md

@@ -14,22 +14,9 @@ import (
 // created reports whether a new instance was made. orgID, when given, must
 // be the period's organisation.
 func (s *Service) LoadMembershipForm(ctx context.Context, userKey string, periodID int64, orgID *int64) (form *Form, created bool, err error) {
-	period := new(MembershipPeriod)
-	if err := s.db.NewSelect().Model(period).Where("id = ?", periodID).Scan(ctx); err != nil {
-		return nil, false, notFoundOr(err, "membership period")
-	}
-	if orgID != nil && *orgID != period.OrganisationID {
-		return nil, false, Errorf(CodeNotFound, "membership period not found")
-	}
-	if !period.AcceptsRegistrations(s.clock()) {
-		return nil, false, Errorf(CodeConflict, "registration for %s is closed", period.Name)
-	}
-	persons, err := linkedPersons(ctx, s.db, userKey, period.OrganisationID)
+	period, persons, err := s.registrationTarget(ctx, userKey, periodID, orgID)
 	if err != nil {
 		return nil, false, err
-	}
-	if len(persons) == 0 {
-		return nil, false, Errorf(CodeNotFound, "no persons are linked to this user key in the period's organisation")
 	}
 	inst, err := s.openInstance(ctx, userKey, period)
 	if err != nil {

@@ -132,7 +132,7 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 		s.writeJSON(c, status, body)
 		return
 	}
-	if isAPI(req) || !acceptsHTML(req) {
+	if isAPI(req) {
 		if fields == nil {
 			fields = []FieldErrorBody{}
 		}
@@ -153,8 +153,4 @@ func (s *Server) writeJSON(c echo.Context, status int, body any) {
 
 func isAPI(r *http.Request) bool {
 	return strings.HasPrefix(r.URL.Path, "/api/") || r.URL.Path == "/api"
-}
-
-func acceptsHTML(r *http.Request) bool {
-	return strings.Contains(r.Header.Get("Accept"), "text/html")
 }

@@ -29,6 +29,7 @@ func (s *Server) testGatewayPage(c echo.Context) error {
 	}
 	lines, total := orderLines(view.Order)
 	return render(c, http.StatusOK, views.TestGatewayPage(views.TestGatewayModel{
+		Chrome:    s.chrome("Test payment"),
 		Reference: view.Payment.Reference, Action: engine.PayPath(view.Payment.Reference),
 		Lines: lines, Total: total, Open: view.Payment.Status == engine.PaymentPending, Status: view.Payment.Status,
 	}))
@@ -69,21 +70,24 @@ func (s *Server) paymentReturn(c echo.Context) error {
 		return err
 	}
 	lines, total := orderLines(res.Order)
-	m := views.PaymentReturnModel{Reference: res.Reference, Lines: lines, Total: total,
-		RegisterURL: fmt.Sprintf("/membership/register/%d", res.PeriodID)}
+	m := views.PaymentReturnModel{Reference: res.Reference, Lines: lines, Total: total, Outcome: res.Outcome,
+		RegisterURL: registerPath(res.PeriodID)}
 	switch {
 	case res.Stale:
-		m.Title, m.Message = "This payment is no longer needed",
-			"The registration was changed after this payment was started. Nothing was charged by this page; if money was taken, the organisation will refund it."
+		m.Chrome, m.Outcome = s.chrome("This payment is no longer needed"), "stale"
+		m.Message = "The registration was changed after this payment was started. If money was taken, the organisation will refund it."
 	case res.Outcome == engine.OutcomeSuccess:
-		m.Title, m.Message = "Payment received: registration complete",
-			"Thank you. The memberships are now active and a confirmation message is on its way."
+		m.Chrome = s.chrome("Payment received: registration complete")
+		m.Message = "Thank you. The memberships are now active and a confirmation message is on its way."
 		m.RegisterURL = ""
 	case res.Outcome == engine.OutcomeFailed:
-		m.Title, m.Message = "Error: the payment failed", "The payment did not go through. No money was taken. You can try again."
+		m.Chrome = s.chrome("The payment failed")
+		m.Chrome.Error = true
+		m.Message = "The payment did not go through. No money was taken. You can try again."
 		m.RetryReference = res.Reference
 	default:
-		m.Title, m.Message = "Payment cancelled", "You cancelled the payment. Your registration is saved; you can pay later."
+		m.Chrome = s.chrome("Payment cancelled")
+		m.Message = "You cancelled the payment. Your registration is saved: you can pay now or come back later."
 		m.RetryReference = res.Reference
 	}
 	if res.Order.Status != engine.OrderUnpaid {

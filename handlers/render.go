@@ -38,7 +38,7 @@ func (s *Server) renderErrorPage(c echo.Context, status int, message string) {
 	if title == "" {
 		title = http.StatusText(status)
 	}
-	if err := render(c, status, views.ErrorPage(views.ErrorModel{Title: title, Message: message})); err != nil {
+	if err := render(c, status, views.ErrorPage(views.ErrorModel{Chrome: s.chrome(title), Message: message})); err != nil {
 		s.log.Error("render error page", "err", err)
 	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"portal/engine"
 	"portal/relay/session"
+	"portal/static"
 )
 
 // MaxBodyBytes is the largest request body the API accepts (64 KiB).
@@ -68,6 +69,7 @@ func New(d Deps) *echo.Echo {
 
 	e.GET("/healthz", s.healthz)
 	e.GET("/readyz", s.readyz)
+	e.Match([]string{http.MethodGet, http.MethodHead}, "/static/*", echo.WrapHandler(static.Handler())) // echo's GET does not answer HEAD
 
 	api := e.Group("/api")
 	api.GET("/openapi.json", s.openAPI)
@@ -79,6 +81,22 @@ func New(d Deps) *echo.Echo {
 	forms.POST("/processes/:processid/resume", s.postResume, requireJSON)
 	forms.POST("/processes/:processid/back", s.postBack, requireJSON)
 	api.Any("/*", func(c echo.Context) error { return echo.ErrNotFound }, s.requireSession)
+
+	reg := e.Group("/membership/register/:periodId")
+	reg.GET("", s.registerEntry)
+	reg.GET("/:u", s.registerEntry)
+	reg.GET("/persons", s.personsPage)
+	reg.POST("/persons", s.submitPersons)
+	reg.GET("/step/:n", s.stepPage)
+	reg.POST("/step/:n", s.submitAnswers)
+	reg.POST("/back", s.backStep)
+	reg.POST("/change", s.changeStep)
+	reg.GET("/review", s.reviewPage)
+	reg.POST("/confirm", s.confirm)
+	reg.GET("/done", s.donePage)
+	reg.GET("/reset", s.resetPage)
+	reg.POST("/reset", s.resetRegistration)
+	reg.POST("/resume", s.resumeRegistration)
 
 	e.GET("/membership/payment-return", s.paymentReturn)
 	e.POST("/membership/payment-retry", s.paymentRetry)

@@ -2,10 +2,34 @@
 // everything ready to print: no database, no services.
 package views
 
+// Chrome is what every page frame needs: its title and the asset addresses.
+type Chrome struct {
+	Title  string // without the "Error: " prefix; Error adds it
+	Error  bool   // the page shows a validation error: the title starts with "Error:"
+	Assets Assets
+}
+
+// Assets are the content-hashed addresses of the static files.
+type Assets struct {
+	CSS  string
+	HTMX string
+	App  string
+}
+
+// FullTitle is the document title.
+func (c Chrome) FullTitle() string {
+	if c.Error {
+		return "Error: " + c.Title + " – Membership registration"
+	}
+	return c.Title + " – Membership registration"
+}
+
 // ErrorModel is an error page.
 type ErrorModel struct {
-	Title   string
-	Message string
+	Chrome
+	Message  string
+	Link     string // optional way on
+	LinkText string
 }
 
 // OrderLineModel is one printed order line.
@@ -16,6 +40,7 @@ type OrderLineModel struct {
 
 // TestGatewayModel is the test gateway's payment page.
 type TestGatewayModel struct {
+	Chrome
 	Reference string
 	Action    string
 	Lines     []OrderLineModel
@@ -26,11 +51,133 @@ type TestGatewayModel struct {
 
 // PaymentReturnModel is the page after a payment.
 type PaymentReturnModel struct {
-	Title          string
+	Chrome
+	Outcome        string // success, failed, cancelled or stale
 	Message        string
 	Reference      string
 	Lines          []OrderLineModel
 	Total          string
 	RetryReference string // set when a new attempt may be started
 	RegisterURL    string // back to the registration
+}
+
+// PersonStatusModel is a person with a status badge on the overview.
+type PersonStatusModel struct {
+	Name   string
+	Born   string
+	Status string
+	Badge  string // badge-available, badge-registered or badge-pending
+}
+
+// OverviewModel is the registration's start page.
+type OverviewModel struct {
+	Chrome
+	Period      string
+	Persons     []PersonStatusModel
+	State       string // "new", "in-progress", "review", "committed", "nothing-to-do"
+	StartURL    string
+	ContinueURL string
+	ResumeURL   string // POST target that resumes and goes to the current step
+	ResetURL    string // confirmation page of "start again"
+	PayURL      string
+	Lines       []OrderLineModel
+	Total       string
+}
+
+// FieldModel is one input of a step, usually one person's answer.
+type FieldModel struct {
+	ID       string // the input's id and name, e.g. answer-3
+	Label    string // the person's name
+	Value    string
+	Values   []string // SEL: the chosen options
+	Checked  bool
+	Disabled bool
+	Hint     string
+	Error    string
+}
+
+// ChoiceModel is an option of a DRP, RDO or SEL question.
+type ChoiceModel struct {
+	Value string
+	Label string
+}
+
+// ErrorLink is one entry of the error summary.
+type ErrorLink struct {
+	Href    string
+	Message string
+}
+
+// StepModel is a question page, or person selection (Type "SELECT").
+type StepModel struct {
+	Chrome
+	Period     string
+	Action     string // POST target
+	BackAction string // POST target of Back; empty on the first page
+	BackStep   int
+	Number     int // 0 for person selection
+	Total      int
+	Progress   string
+	Heading    string // the question: the page's heading and the legend
+	Type       string
+	Required   bool
+	Fields     []FieldModel
+	Choices    []ChoiceModel
+	OneChoice  string // ONE: id of the chosen person
+	Errors     []ErrorLink
+	Notice     string // e.g. a stale submission
+	SubmitText string
+}
+
+// ReviewRow is one answered question of a person.
+type ReviewRow struct {
+	Question   string
+	Answer     string
+	ChangeStep int
+}
+
+// ReviewPersonModel is one person's answers.
+type ReviewPersonModel struct {
+	Name string
+	Rows []ReviewRow
+}
+
+// ReviewModel is the check-your-answers page.
+type ReviewModel struct {
+	Chrome
+	Period        string
+	Persons       []ReviewPersonModel
+	ChangeAction  string
+	ConfirmAction string
+	Lines         []OrderLineModel
+	Total         string
+	PriceProblem  string
+	Notice        string
+	CanConfirm    bool
+}
+
+// DoneModel is the page after the commit: order summary and the payment link.
+type DoneModel struct {
+	Chrome
+	Period     string
+	Persons    []PersonStatusModel
+	Lines      []OrderLineModel
+	Total      string
+	PaymentURL string
+	Seconds    int
+}
+
+// ResetModel confirms "start again".
+type ResetModel struct {
+	Chrome
+	Action    string
+	CancelURL string
+	Committed bool
+}
+
+// ContinueModel carries a browser across a cross-site arrival, after which
+// SameSite=Strict cookies are sent again.
+type ContinueModel struct {
+	Chrome
+	URL string
 }

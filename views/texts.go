@@ -1,0 +1,89 @@
+package views
+
+// The page texts, one block per page, so that a translation can replace them
+// in one place. Dynamic texts (names, amounts) come from the view models.
+
+var layoutText = struct {
+	Brand, SkipLink string
+}{
+	Brand:    "Membership registration",
+	SkipLink: "Skip to content",
+}
+
+var overviewText = struct {
+	Heading, Intro, PersonsHeading, Start, Continue, ContinueIntro, StartAgain,
+	ReviewIntro, Review, CommittedIntro, PayNow, NothingToDo string
+}{
+	Heading:        "Register for membership",
+	Intro:          "Choose who you want to register, answer a few questions for each person, check your answers and pay online.",
+	PersonsHeading: "People you can register",
+	Start:          "Start registration",
+	Continue:       "Continue where you left off",
+	ContinueIntro:  "You started a registration earlier. You can continue where you left off or start again.",
+	StartAgain:     "Start again",
+	ReviewIntro:    "You answered every question. Check your answers and confirm.",
+	Review:         "Check your answers",
+	CommittedIntro: "Your registration is saved and waits for payment.",
+	PayNow:         "Pay now",
+	NothingToDo:    "Everyone linked to your account is already registered for this period. There is nothing left to do.",
+}
+
+var stepText = struct {
+	SelectHeading, SelectHint, Continue, Back, ErrorSummary, Accept, Yes, ChooseOne, Required, Optional, CannotSelect string
+}{
+	SelectHeading: "Who do you want to register?",
+	SelectHint:    "Select everyone you want to register now. People who are already registered cannot be selected.",
+	Continue:      "Continue",
+	Back:          "Back",
+	ErrorSummary:  "There is a problem",
+	Accept:        "I accept",
+	Yes:           "Yes",
+	ChooseOne:     "Choose…",
+	Required:      "Required",
+	Optional:      "Optional",
+	CannotSelect:  "cannot be selected",
+}
+
+var reviewText = struct {
+	Heading, Intro, Change, Price, Total, Confirm, PriceProblem string
+}{
+	Heading:      "Check your answers",
+	Intro:        "Make sure everything is right before you confirm. You pay on the next page.",
+	Change:       "Change",
+	Price:        "Price",
+	Total:        "Total",
+	Confirm:      "Confirm and pay",
+	PriceProblem: "The price cannot be calculated:",
+}
+
+var doneText = struct {
+	Heading, Intro, Redirect, PayNow, Seconds string
+}{
+	Heading:  "Registration saved: pay to finish",
+	Intro:    "Your registration is saved. The memberships become active as soon as the payment is received.",
+	Redirect: "You will be taken to the payment page in",
+	PayNow:   "Pay now",
+	Seconds:  "seconds.",
+}
+
+var resetText = struct {
+	Heading, Intro, Committed, Confirm, Cancel string
+}{
+	Heading:   "Start again?",
+	Intro:     "All answers of this registration will be deleted. This cannot be undone.",
+	Committed: "The saved registration and its unpaid order will be cancelled.",
+	Confirm:   "Yes, delete my answers and start again",
+	Cancel:    "No, go back",
+}
+
+var paymentText = struct {
+	SuccessNext, Retry, BackToRegistration, Reference, Total, Item, Amount string
+}{
+	SuccessNext:        "What happens next: you receive a confirmation message, and the club sends membership details before the season starts.",
+	Retry:              "Try the payment again",
+	BackToRegistration: "Back to your registration",
+	Reference:          "Payment reference",
+	Total:              "Total",
+	Item:               "Item",
+	Amount:             "Amount",
+}
