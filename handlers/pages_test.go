@@ -371,3 +371,35 @@ func TestPagePostsRejectCrossOrigin(t *testing.T) {
 		t.Fatalf("cross-site post: %d", p.status)
 	}
 }
+
+// TestFirstPageBudget keeps the first registration page, with its CSS and
+// JavaScript, at most 60 KB transferred (compressed).
+func TestFirstPageBudget(t *testing.T) {
+	env := newEnv(t, dbtest.SQLite(t))
+	c := env.browserLogin("demo")
+	// The client must not decompress transparently: ask for gzip explicitly.
+	first := env.get(c, "/membership/register/1", "Accept-Encoding", "gzip")
+	if first.header.Get("Content-Encoding") != "gzip" {
+		t.Fatalf("the page is not compressed")
+	}
+	total := len(first.body)
+	doc := env.parse(env.do(c, http.MethodGet, "/membership/register/1", nil)).doc
+	var assets []string
+	doc.Find(`link[rel="stylesheet"]`).Each(func(_ int, s *goquery.Selection) { assets = append(assets, s.AttrOr("href", "")) })
+	doc.Find(`script[src]`).Each(func(_ int, s *goquery.Selection) { assets = append(assets, s.AttrOr("src", "")) })
+	if len(assets) != 3 {
+		t.Fatalf("assets %v", assets)
+	}
+	for _, a := range assets {
+		res := env.do(c, http.MethodGet, a, nil, "Accept-Encoding", "gzip")
+		if res.status != http.StatusOK || res.header.Get("Content-Encoding") != "gzip" || !strings.Contains(res.header.Get("Cache-Control"), "immutable") {
+			t.Fatalf("%s: %d %v", a, res.status, res.header)
+		}
+		t.Logf("%s: %d bytes compressed", a, len(res.body))
+		total += len(res.body)
+	}
+	t.Logf("first page in all: %d bytes compressed", total)
+	if total > 60*1000 {
+		t.Fatalf("the first page transfers %d bytes, over the 60 KB budget", total)
+	}
+}

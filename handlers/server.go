@@ -64,6 +64,11 @@ func New(d Deps) *echo.Echo {
 			return err
 		}}))
 	e.Use(securityHeaders)
+	e.Use(middleware.GzipWithConfig(middleware.GzipConfig{Skipper: func(c echo.Context) bool {
+		// Static files are compressed once at start; relayed responses stream as they come.
+		p := c.Request().URL.Path
+		return strings.HasPrefix(p, "/static/") || strings.HasPrefix(p, "/services/")
+	}}))
 	e.Use(middleware.BodyLimit("64K"))
 	e.Use(s.rejectCrossOrigin)
 
