@@ -1,0 +1,140 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// env builds a getenv from pairs.
+func env(pairs ...string) func(string) string {
+	m := map[string]string{}
+	for i := 0; i+1 < len(pairs); i += 2 {
+		m[pairs[i]] = pairs[i+1]
+	}
+	return func(k string) string { return m[k] }
+}
+
+func runCmd(t *testing.T, getenv func(string) string, args ...string) (string, error) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	err := run(context.Background(), args, getenv, &out, &errOut)
+	return out.String() + errOut.String(), err
+}
+
+func TestConfig(t *testing.T) {
+	secretFile := filepath.Join(t.TempDir(), "secret")
+	if err := os.WriteFile(secretFile, []byte("from-a-file-0123456789\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		getenv  func(string) string
+		args    []string
+		want    []string
+		notWant []string
+		wantErr string
+	}{
+		{name: "defaults", getenv: env(),
+			want: []string{"PORTAL_ADDR=:8080", "PORTAL_DATABASE_URL=sqlite:portal.db", "PORTAL_COOKIE_SECURE=true", "PORTAL_BASE_URL=http://localhost:8080", "PORTAL_AUTO_MIGRATE=true"}},
+		{name: "environment", getenv: env("PORTAL_ADDR", ":9000", "PORTAL_COOKIE_SECURE", "false", "PORTAL_LOG_FORMAT", "json"),
+			want: []string{"PORTAL_ADDR=:9000", "PORTAL_BASE_URL=http://localhost:9000", "PORTAL_COOKIE_SECURE=false", "PORTAL_LOG_FORMAT=json"}},
+		{name: "flags win over environment", getenv: env("PORTAL_ADDR", ":9000"), args: []string{"--addr", ":7000"},
+			want: []string{"PORTAL_ADDR=:7000"}},
+		{name: "secrets are masked", getenv: env("PORTAL_HASH_SECRET", "super-secret-value-123", "PORTAL_DATABASE_URL", "postgres://u:pw-123@db:5432/x?password=pw-456"),
+			want: []string{"PORTAL_HASH_SECRET=****", "PORTAL_DATABASE_URL=postgres://u:xxxxx@db:5432/x"}, notWant: []string{"super-secret", "pw-123", "pw-456"}},
+		{name: "secret from a file", getenv: env("PORTAL_HASH_SECRET_FILE", secretFile), want: []string{"PORTAL_HASH_SECRET=****"}, notWant: []string{"from-a-file"}},
+		{name: "missing secret file", getenv: env("PORTAL_HASH_SECRET_FILE", "/nonexistent/secret"), wantErr: "PORTAL_HASH_SECRET_FILE"},
+		{name: "bad boolean", getenv: env("PORTAL_COOKIE_SECURE", "maybe"), wantErr: "PORTAL_COOKIE_SECURE"},
+		{name: "bad database url", getenv: env("PORTAL_DATABASE_URL", "mysql://x"), wantErr: "PORTAL_DATABASE_URL"},
+		{name: "bad log format", getenv: env("PORTAL_LOG_FORMAT", "xml"), wantErr: "PORTAL_LOG_FORMAT"},
+		{name: "bad base url", getenv: env("PORTAL_BASE_URL", "localhost"), wantErr: "PORTAL_BASE_URL"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			out, err := runCmd(t, tc.getenv, append([]string{"config"}, tc.args...)...)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("error %v, want one naming %s", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("config: %v", err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(out, w+"\n") {
+					t.Errorf("output lacks %q:\n%s", w, out)
+				}
+			}
+			for _, nw := range tc.notWant {
+				if strings.Contains(out, nw) {
+					t.Errorf("output shows %q:\n%s", nw, out)
+				}
+			}
+		})
+	}
+}
+
+func TestServeRefusesWithoutSecret(t *testing.T) {
+	db := "sqlite:" + filepath.Join(t.TempDir(), "p.db")
+	_, err := runCmd(t, env("PORTAL_DATABASE_URL", db), "serve")
+	if err == nil || !strings.Contains(err.Error(), "PORTAL_HASH_SECRET") {
+		t.Fatalf("serve without a secret: %v", err)
+	}
+	_, err = runCmd(t, env("PORTAL_DATABASE_URL", db, "PORTAL_HASH_SECRET", "short"), "serve")
+	if err == nil || !strings.Contains(err.Error(), "16 characters") {
+		t.Fatalf("serve with a short secret: %v", err)
+	}
+}
+
+func TestServeRefusesStaleSchemaWithoutAutoMigrate(t *testing.T) {
+	db := "sqlite:" + filepath.Join(t.TempDir(), "p.db")
+	_, err := runCmd(t, env("PORTAL_DATABASE_URL", db, "PORTAL_HASH_SECRET", "0123456789abcdef", "PORTAL_AUTO_MIGRATE", "false", "PORTAL_ADDR", "127.0.0.1:0"), "serve")
+	if err == nil || !strings.Contains(err.Error(), "not up to date") {
+		t.Fatalf("serve on an empty database without migrations: %v", err)
+	}
+}
+
+func TestMigrateSeedAndImport(t *testing.T) {
+	dir := t.TempDir()
+	e := env("PORTAL_DATABASE_URL", "sqlite:"+filepath.Join(dir, "p.db"), "PORTAL_HASH_SECRET", "0123456789abcdef")
+	out, err := runCmd(t, e, "migrate", "status")
+	if err != nil || !strings.Contains(out, "pending") {
+		t.Fatalf("status before: %v\n%s", err, out)
+	}
+	if out, err = runCmd(t, e, "migrate", "up"); err != nil || !strings.Contains(out, "applied") {
+		t.Fatalf("up: %v\n%s", err, out)
+	}
+	if out, err = runCmd(t, e, "migrate", "up"); err != nil || !strings.Contains(out, "up to date") {
+		t.Fatalf("second up: %v\n%s", err, out)
+	}
+	for range 2 { // idempotent
+		out, err = runCmd(t, e, "seed", "demo", "--members", "2")
+		if err != nil || !strings.Contains(out, "demo link: http://localhost:8080/membership/register/1?u=demo&h=") {
+			t.Fatalf("seed: %v\n%s", err, out)
+		}
+	}
+	def := filepath.Join(dir, "def.json")
+	os.WriteFile(def, []byte(`{"key":"membership","name":"Membership","category":"MEMBERSHIP","organisationId":1,
+		"steps":[{"name":"phone","questionText":"Phone","questionType":"TXT","required":true}]}`), 0o600)
+	if out, err = runCmd(t, e, "definitions", "import", def); err != nil || !strings.Contains(out, "version 2") {
+		t.Fatalf("import: %v\n%s", err, out)
+	}
+	if out, err = runCmd(t, e, "definitions", "import", def); err != nil || !strings.Contains(out, "unchanged") {
+		t.Fatalf("import again: %v\n%s", err, out)
+	}
+	os.WriteFile(def, []byte(`{"key":"membership","steps":[]}`), 0o600)
+	if _, err = runCmd(t, e, "definitions", "import", def); err == nil {
+		t.Fatalf("an invalid definition was imported")
+	}
+	if out, err = runCmd(t, e, "migrate", "down"); err != nil || !strings.Contains(out, "rolled back") {
+		t.Fatalf("down: %v\n%s", err, out)
+	}
+	if _, err = runCmd(t, e, "nonsense"); err == nil {
+		t.Fatalf("an unknown command succeeded")
+	}
+}
