@@ -25,14 +25,14 @@ const testSecret = "test-hash-secret-0123456789"
 
 // testEnv is a real server on a real database with the demo data.
 type testEnv struct {
-	t      *testing.T
+	t      testing.TB
 	db     *bun.DB
 	srv    *httptest.Server
 	client *http.Client
 	gw     *engine.TestGateway
 }
 
-func newEnv(t *testing.T, db *bun.DB) *testEnv {
+func newEnv(t testing.TB, db *bun.DB) *testEnv {
 	t.Helper()
 	if err := engine.SeedDemo(context.Background(), db, 3, time.Now()); err != nil {
 		t.Fatalf("seed: %v", err)
@@ -66,7 +66,7 @@ type response struct {
 	body   []byte
 }
 
-func (r response) json(t *testing.T, v any) {
+func (r response) json(t testing.TB, v any) {
 	t.Helper()
 	if err := json.Unmarshal(r.body, v); err != nil {
 		t.Fatalf("decode %d body %q: %v", r.status, r.body, err)

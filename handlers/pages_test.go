@@ -59,7 +59,7 @@ func (p page) testid(id string) *goquery.Selection {
 	return p.doc.Find(`[data-testid="` + id + `"]`)
 }
 
-func expectRedirect(t *testing.T, p page, location string) {
+func expectRedirect(t testing.TB, p page, location string) {
 	t.Helper()
 	if p.status != http.StatusSeeOther || p.header.Get("Location") != location {
 		t.Fatalf("got %d to %q, want 303 to %q", p.status, p.header.Get("Location"), location)
