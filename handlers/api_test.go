@@ -414,3 +414,21 @@ func TestChunkedBodyOverLimit(t *testing.T) {
 		})
 	}
 }
+
+func TestHealthAndReadiness(t *testing.T) {
+	db := dbtest.SQLite(t)
+	env := newEnv(t, db)
+	c := env.newClient()
+	for _, path := range []string{"/healthz", "/readyz"} {
+		if res := env.do(c, http.MethodGet, path, nil); res.status != http.StatusOK {
+			t.Fatalf("%s: %d", path, res.status)
+		}
+	}
+	db.Close()
+	if res := env.do(c, http.MethodGet, "/readyz", nil); res.status != http.StatusServiceUnavailable {
+		t.Fatalf("readyz with the database gone: %d", res.status)
+	}
+	if res := env.do(c, http.MethodGet, "/healthz", nil); res.status != http.StatusOK {
+		t.Fatalf("healthz with the database gone: %d", res.status)
+	}
+}
