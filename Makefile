@@ -88,8 +88,9 @@ css-check:
 ## (PORTAL_BENCH_DATABASE_URL, default the local test database); see docs/BENCHMARKS.md
 BENCH_MEMBERS ?= 32
 BENCH_FLOWS   ?= 10
+BENCH_THINK   ?= 0s
 bench: build
-	$(GO) run ./cmd/loadgen -portal $(BIN) -members $(BENCH_MEMBERS) -flows $(BENCH_FLOWS)
+	$(GO) run ./cmd/loadgen -portal $(BIN) -members $(BENCH_MEMBERS) -flows $(BENCH_FLOWS) -think $(BENCH_THINK)
 
 clean:
 	rm -rf bin

@@ -48,6 +48,7 @@ type options struct {
 	databaseURL string
 	members     int
 	flows       int
+	think       time.Duration
 }
 
 func run() error {
@@ -56,6 +57,7 @@ func run() error {
 	flag.StringVar(&o.databaseURL, "database-url", envOr("PORTAL_BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"), "PostgreSQL to run on (a fresh schema is created and dropped)")
 	flag.IntVar(&o.members, "members", 32, "concurrent members")
 	flag.IntVar(&o.flows, "flows", 10, "flows per member")
+	flag.DurationVar(&o.think, "think", 0, "pause between a member's requests (0: closed loop, as fast as the server answers)")
 	flag.Parse()
 	ctx := context.Background()
 
@@ -106,7 +108,7 @@ func run() error {
 		go func() {
 			defer wg.Done()
 			for key := range keys {
-				samples, err := flow(base, key)
+				samples, err := flow(base, key, o.think)
 				mu.Lock()
 				stats = append(stats, samples...)
 				if err != nil && failure == nil {
@@ -264,7 +266,7 @@ func answerFor(f formDTO, i int) string {
 var transport = &http.Transport{MaxIdleConns: 1024, MaxIdleConnsPerHost: 1024, IdleConnTimeout: time.Minute}
 
 // flow runs one member from sign-in to a paid registration.
-func flow(base, key string) ([]sample, error) {
+func flow(base, key string, think time.Duration) ([]sample, error) {
 	jar, _ := cookiejar.New(nil)
 	m := &member{base: base, client: &http.Client{Jar: jar, Timeout: 15 * time.Second, Transport: transport,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
@@ -288,6 +290,7 @@ func flow(base, key string) ([]sample, error) {
 	}
 	var samples []sample
 	for f.ProcessState != "DONE" {
+		time.Sleep(think)
 		res, raw, took, err := m.call(http.MethodPost, "/api/forms/next", map[string]any{"processId": f.ProcessID, "step": f.Step, "people": people}, 200)
 		if err != nil {
 			return samples, err
@@ -398,7 +401,7 @@ func report(o options, schema string, flows int, elapsed time.Duration, stats []
 	}
 	slices.Sort(all)
 	slices.Sort(mid)
-	fmt.Printf("members (concurrent)        %d\n", o.members)
+	fmt.Printf("members (concurrent)        %d, think time %s\n", o.members, o.think)
 	fmt.Printf("flows completed             %d in %s\n", flows, elapsed.Round(time.Millisecond))
 	fmt.Printf("flows/s                     %.1f\n", float64(flows)/elapsed.Seconds())
 	fmt.Printf("next requests               %d\n", len(all))
