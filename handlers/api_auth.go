@@ -29,7 +29,11 @@ func (s *Server) externalLogin(c echo.Context) error {
 	if body.UserKey == "" || body.Hash == "" || len(body.UserKey) > 200 || !hashlink.Verify(s.hashSecret, body.UserKey, body.Hash) {
 		return newAPIError(http.StatusUnauthorized, "The user key and hash do not match.")
 	}
-	if _, err := s.sessions.Start(c.Request().Context(), c.Response(), c.Request(), body.UserKey, nil); err != nil {
+	values, err := s.backendLogin(c.Request().Context(), body.UserKey, body.Hash) // gateway.go: BACKEND_JWT when a backend is set
+	if err != nil {
+		return err
+	}
+	if _, err := s.sessions.Start(c.Request().Context(), c.Response(), c.Request(), body.UserKey, values); err != nil {
 		return sessionStoreError(err)
 	}
 	return c.NoContent(http.StatusOK)

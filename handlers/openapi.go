@@ -3,8 +3,11 @@ package handlers
 import (
 	_ "embed"
 	"net/http"
+	"net/netip"
 
 	"github.com/labstack/echo/v4"
+
+	"portal/relay/contract"
 )
 
 // OpenAPIDocument is the OpenAPI 3 description of the JSON API.
@@ -12,8 +15,42 @@ import (
 //go:embed openapi.json
 var OpenAPIDocument []byte
 
+// headerForwardedPrefix is the path prefix a proxy serves the portal under.
+const headerForwardedPrefix = "X-Forwarded-Prefix"
+
 // openAPI answers GET /api/openapi.json. It is public so that client
-// generators can fetch it without a session.
+// generators can fetch it without a session. Behind a trusted proxy that
+// sets X-Forwarded-Prefix the servers entry carries the prefix, so that a
+// client generated from it calls the portal through the proxy.
 func (s *Server) openAPI(c echo.Context) error {
-	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, OpenAPIDocument)
+	c.Response().Header().Add(echo.HeaderVary, headerForwardedPrefix)
+	doc := OpenAPIDocument
+	if prefix := c.Request().Header.Get(headerForwardedPrefix); prefix != "" && s.fromTrustedProxy(c.Request()) {
+		prefixed, err := contract.WithServerPrefix(doc, prefix)
+		if err != nil {
+			s.log.Warn("ignored X-Forwarded-Prefix from a trusted proxy", "prefix", prefix, "err", err)
+		} else {
+			doc = prefixed
+		}
+	}
+	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, doc)
+}
+
+// fromTrustedProxy reports whether the direct peer, never an address a
+// header names, is one of the trusted proxies.
+func (s *Server) fromTrustedProxy(r *http.Request) bool {
+	if len(s.proxies) == 0 {
+		return false
+	}
+	peer, err := netip.ParseAddrPort(r.RemoteAddr)
+	if err != nil {
+		return false
+	}
+	addr := peer.Addr().Unmap()
+	for _, p := range s.proxies {
+		if p.Contains(addr) {
+			return true
+		}
+	}
+	return false
 }

@@ -7,6 +7,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"strings"
 	"time"
 
@@ -30,6 +31,11 @@ type Deps struct {
 	Logger     *slog.Logger
 	// ServerTiming adds statement counts per request in a Server-Timing header (for benchmarks).
 	ServerTiming bool
+	// TrustedProxies are the peers whose X-Forwarded-Prefix is believed
+	// (the servers entry of /api/openapi.json); nil trusts nobody.
+	TrustedProxies []netip.Prefix
+	// Relay is the gateway half: relay, backend login, OIDC, metrics (gateway.go).
+	Relay RelayDeps
 }
 
 // Server holds the handlers' dependencies.
@@ -40,12 +46,14 @@ type Server struct {
 	hashSecret string
 	log        *slog.Logger
 	csrf       *http.CrossOriginProtection
+	proxies    []netip.Prefix
+	gw         *gatewayState
 }
 
 // New returns the application's echo instance with every route.
 func New(d Deps) *echo.Echo {
 	s := &Server{engine: d.Engine, sessions: d.Sessions, gateway: d.Gateway, hashSecret: d.HashSecret,
-		log: d.Logger, csrf: http.NewCrossOriginProtection()}
+		log: d.Logger, csrf: http.NewCrossOriginProtection(), proxies: d.TrustedProxies}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -69,7 +77,7 @@ func New(d Deps) *echo.Echo {
 		p := c.Request().URL.Path
 		return strings.HasPrefix(p, "/static/") || strings.HasPrefix(p, "/services/")
 	}}))
-	e.Use(middleware.BodyLimit("64K"))
+	e.Use(middleware.BodyLimitWithConfig(middleware.BodyLimitConfig{Limit: "64K", Skipper: s.relayOwnsBodyLimit}))
 	e.Use(s.rejectCrossOrigin)
 
 	e.GET("/healthz", s.healthz)
@@ -109,6 +117,7 @@ func New(d Deps) *echo.Echo {
 		e.GET("/dev/pay/:reference", s.testGatewayPage)
 		e.POST("/dev/pay/:reference", s.testGatewayDecide)
 	}
+	s.mountGateway(e, d.Relay)
 	return e
 }
 

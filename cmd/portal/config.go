@@ -25,6 +25,12 @@ type Config struct {
 	LogFormat    string
 	LogLevel     string
 	ServerTiming bool
+	// The gateway half (gateway.go validates and wires these).
+	AdminBackendURL, APIKey, RelayPrefix, BackendLoginPath  string
+	RelayConnectTimeout, RelayResponseTimeout, RelayMaxBody string
+	OIDCIssuer, OIDCClientID, OIDCClientSecret, OIDCScopes  string
+	OIDCRegistrationID, SessionStore, RedisURL, SessionKey  string
+	TrustedProxies, MetricsToken                            string
 }
 
 // setting describes one field for flags, environment and printing.
@@ -46,11 +52,28 @@ func (c *Config) settings() []setting {
 		{flag: "log-format", env: "PORTAL_LOG_FORMAT", usage: "text or json", str: &c.LogFormat},
 		{flag: "log-level", env: "PORTAL_LOG_LEVEL", usage: "debug, info, warn or error", str: &c.LogLevel},
 		{flag: "server-timing", env: "PORTAL_SERVER_TIMING", usage: "report SQL statements per request in a Server-Timing header (benchmarks only)", boolean: &c.ServerTiming},
+		{flag: "admin-backend-url", env: "PORTAL_ADMIN_BACKEND_URL", usage: "admin backend address; empty: no relay (503) and no backend login", str: &c.AdminBackendURL},
+		{flag: "api-key", env: "PORTAL_API_KEY", usage: "service API key sent to the admin backend as X-API-KEY", str: &c.APIKey, secret: true},
+		{flag: "relay-prefix", env: "PORTAL_RELAY_PREFIX", usage: "path prefix relayed to the admin backend", str: &c.RelayPrefix},
+		{flag: "backend-login-path", env: "PORTAL_BACKEND_LOGIN_PATH", usage: "admin backend path of the hash login", str: &c.BackendLoginPath},
+		{flag: "relay-connect-timeout", env: "PORTAL_RELAY_CONNECT_TIMEOUT", usage: "connect timeout to the admin backend (then 502)", str: &c.RelayConnectTimeout},
+		{flag: "relay-response-timeout", env: "PORTAL_RELAY_RESPONSE_TIMEOUT", usage: "wait for the admin backend's response headers (then 504)", str: &c.RelayResponseTimeout},
+		{flag: "relay-max-body", env: "PORTAL_RELAY_MAX_BODY", usage: "largest relayed request body, bytes or with KiB/MiB (then 413)", str: &c.RelayMaxBody},
+		{flag: "oidc-issuer", env: "PORTAL_OIDC_ISSUER", usage: "OIDC issuer URL; empty: OIDC login off", str: &c.OIDCIssuer},
+		{flag: "oidc-client-id", env: "PORTAL_OIDC_CLIENT_ID", usage: "OIDC client id", str: &c.OIDCClientID},
+		{flag: "oidc-client-secret", env: "PORTAL_OIDC_CLIENT_SECRET", usage: "OIDC client secret", str: &c.OIDCClientSecret, secret: true},
+		{flag: "oidc-scopes", env: "PORTAL_OIDC_SCOPES", usage: "OIDC scopes, space or comma separated (openid is always added)", str: &c.OIDCScopes},
+		{flag: "oidc-registration-id", env: "PORTAL_OIDC_REGISTRATION_ID", usage: "clientRegistrationId sent to the token exchange", str: &c.OIDCRegistrationID},
+		{flag: "session-store", env: "PORTAL_SESSION_STORE", usage: "db or redis", str: &c.SessionStore},
+		{flag: "redis-url", env: "PORTAL_REDIS_URL", usage: "redis://... for PORTAL_SESSION_STORE=redis", str: &c.RedisURL, secret: true},
+		{flag: "session-key", env: "PORTAL_SESSION_KEY", usage: "32-byte key(s), base64 or hex, comma separated (first encrypts): session contents at rest and login cookies", str: &c.SessionKey, secret: true},
+		{flag: "trusted-proxies", env: "PORTAL_TRUSTED_PROXIES", usage: "IPs or CIDRs of proxies whose X-Forwarded-* headers are believed, comma separated", str: &c.TrustedProxies},
+		{flag: "metrics-token", env: "PORTAL_METRICS_TOKEN", usage: "bearer token GET /metrics requires; empty: open", str: &c.MetricsToken, secret: true},
 	}
 }
 
 func defaultConfig() Config {
-	return Config{Addr: ":8080", DatabaseURL: "sqlite:portal.db", CookieSecure: true, AutoMigrate: true, LogFormat: "text", LogLevel: "info"}
+	return withGatewayDefaults(Config{Addr: ":8080", DatabaseURL: "sqlite:portal.db", CookieSecure: true, AutoMigrate: true, LogFormat: "text", LogLevel: "info"})
 }
 
 // loadConfig reads the environment, then the flags of fs from args.
@@ -149,6 +172,9 @@ func (c *Config) validateServe() error {
 	}
 	if len(c.HashSecret) < 16 {
 		return errors.New("invalid configuration: PORTAL_HASH_SECRET (or PORTAL_HASH_SECRET_FILE) is required and must be at least 16 characters")
+	}
+	if problems := c.validateGateway(); len(problems) > 0 {
+		return errors.New("invalid configuration: " + strings.Join(problems, "; "))
 	}
 	return nil
 }

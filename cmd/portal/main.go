@@ -16,7 +16,7 @@ func main() {
 	defer stop()
 	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "portal:", err)
-		os.Exit(1)
+		os.Exit(exitCode(err))
 	}
 }
 
@@ -28,6 +28,7 @@ commands:
   seed demo [--members N]    load the demo data (idempotent)
   definitions import FILE    add a process definition version from YAML or JSON
   config                     print the effective configuration (secrets masked)
+  spec check|diff|lint|export  OpenAPI contract tools (docs/CONTRACT.md)
 
 Every flag also reads a PORTAL_* environment variable; run "portal serve -h".
 `
@@ -54,6 +55,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 		fmt.Fprint(stdout, cfg.String())
 		return cfg.validate()
+	case "spec":
+		return cmdSpec(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

@@ -46,15 +46,21 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	}
 	gateway := engine.NewTestGateway(cfg.HashSecret, cfg.BaseURL)
-	store := session.NewDBStore(db)
-	sessions := session.NewManager(store, session.Config{Secure: cfg.CookieSecure})
+	gw, err := buildGateway(cfg, db, log) // gateway.go: session store, relay, backend, OIDC
+	if err != nil {
+		return err
+	}
+	defer gw.Close()
+	store, sessions := gw.store, gw.sessions
 	e := handlers.New(handlers.Deps{
-		Engine:       engine.NewService(db, gateway, engine.WithLogger(log)),
-		Sessions:     sessions,
-		Gateway:      gateway,
-		HashSecret:   cfg.HashSecret,
-		Logger:       log,
-		ServerTiming: cfg.ServerTiming,
+		Engine:         engine.NewService(db, gateway, engine.WithLogger(log)),
+		Sessions:       sessions,
+		Gateway:        gateway,
+		HashSecret:     cfg.HashSecret,
+		Logger:         log,
+		ServerTiming:   cfg.ServerTiming,
+		TrustedProxies: gw.proxies,
+		Relay:          gw.relay,
 	})
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
@@ -68,7 +74,8 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		IdleTimeout:       120 * time.Second,
 	}
 	go sweepSessions(ctx, store, log)
-	log.Info("portal listening", "addr", ln.Addr().String(), "base_url", cfg.BaseURL, "database", mask(cfg.DatabaseURL), "cookie_secure", cfg.CookieSecure)
+	log.Info("portal listening", "addr", ln.Addr().String(), "base_url", cfg.BaseURL, "database", mask(cfg.DatabaseURL), "cookie_secure", cfg.CookieSecure,
+		"sessions", cfg.describeStore(), "admin_backend", cfg.AdminBackendURL, "oidc", cfg.oidcOn())
 	fmt.Fprintf(stdout, "portal listening on %s\n", ln.Addr())
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

@@ -3,7 +3,6 @@ package session
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -15,15 +14,18 @@ import (
 // (PostgreSQL or SQLite). Rows are keyed by the SHA-256 of the token, never
 // the token itself.
 type DBStore struct {
-	db *bun.DB
+	db    *bun.DB
+	codec valueCodec
 	// now is the clock Load and Save compare expires_at with. Sessions are
 	// cross-checked by the Manager with its own clock, so this one stays real.
 	now func() time.Time
 }
 
 // NewDBStore returns a Store on db, whose schema the migrations have created.
-func NewDBStore(db *bun.DB) *DBStore {
-	return &DBStore{db: db, now: time.Now}
+// With Encrypted the data column holds the values encrypted.
+func NewDBStore(db *bun.DB, opts ...StoreOption) *DBStore {
+	o := applyOptions(opts)
+	return &DBStore{db: db, codec: o.codec, now: time.Now}
 }
 
 var _ Store = (*DBStore)(nil)
@@ -40,16 +42,18 @@ type sessionRow struct {
 	ExpiresAt  time.Time `bun:"expires_at,notnull"`
 }
 
-// toRow converts s for storage: the id hashed, the values as JSON, times normalised.
-func toRow(s *Session) (*sessionRow, error) {
-	data, err := json.Marshal(cloneValues(s.Values)) // never "null", even for nil Values
+// toRow converts s for storage: the id hashed, the values as JSON (or
+// sealed JSON), times normalised.
+func (st *DBStore) toRow(s *Session) (*sessionRow, error) {
+	idHash := hashID(s.ID)
+	data, err := st.codec.encode(idHash, s.Values)
 	if err != nil {
-		return nil, fmt.Errorf("encode values: %w", err)
+		return nil, err
 	}
 	return &sessionRow{
-		IDHash:     hashID(s.ID),
+		IDHash:     idHash,
 		UserKey:    s.UserKey,
-		Data:       string(data),
+		Data:       data,
 		CreatedAt:  normTime(s.CreatedAt),
 		LastSeenAt: normTime(s.LastSeenAt),
 		ExpiresAt:  normTime(s.ExpiresAt),
@@ -67,7 +71,7 @@ func (st *DBStore) Create(ctx context.Context, s *Session) error {
 	if s.ID == "" {
 		return errors.New("session: create: empty id")
 	}
-	row, err := toRow(s)
+	row, err := st.toRow(s)
 	if err != nil {
 		return fmt.Errorf("session: create: %w", err)
 	}
@@ -100,9 +104,9 @@ func (st *DBStore) Load(ctx context.Context, id string) (*Session, error) {
 	if err != nil {
 		return nil, unavailable("load", err)
 	}
-	values := map[string]string{}
-	if err := json.Unmarshal([]byte(row.Data), &values); err != nil {
-		return nil, fmt.Errorf("session: load: decode values: %w", err)
+	values, err := st.codec.decode(row.IDHash, row.Data)
+	if err != nil {
+		return nil, fmt.Errorf("session: load: %w", err)
 	}
 	return &Session{
 		ID:         id,
@@ -117,7 +121,7 @@ func (st *DBStore) Load(ctx context.Context, id string) (*Session, error) {
 // Save writes the mutable fields of s (all but ID and CreatedAt). An expired
 // row is left alone and reported as ErrNotFound, so a save cannot revive it.
 func (st *DBStore) Save(ctx context.Context, s *Session) error {
-	row, err := toRow(s)
+	row, err := st.toRow(s)
 	if err != nil {
 		return fmt.Errorf("session: save: %w", err)
 	}
@@ -161,6 +165,12 @@ func (st *DBStore) DeleteExpired(ctx context.Context, now time.Time) (int, error
 	n, err := res.RowsAffected()
 	if err != nil {
 		return 0, unavailable("delete expired", err)
+	}
+	// Leases are deleted by their holders; only a crashed holder leaves one.
+	if _, err := st.db.NewDelete().Table("session_locks").
+		Where("expires_at < ?", normTime(now)).
+		Exec(ctx); err != nil {
+		return int(n), unavailable("delete expired locks", err)
 	}
 	return int(n), nil
 }

@@ -31,6 +31,10 @@ type Config struct {
 	// development config; the flag comes from config, not from the request,
 	// so no X-Forwarded-Proto needs to be trusted to get it right.
 	Secure bool
+	// SecureRequest, when set, also makes the cookie Secure for requests it
+	// reports as https: a TLS connection, or X-Forwarded-Proto: https from
+	// a trusted proxy. It can add the flag, never remove it.
+	SecureRequest func(*http.Request) bool
 	// IdleTimeout ends a session that has not been used for this long;
 	// default 30 minutes. Each use slides it.
 	IdleTimeout time.Duration
@@ -95,7 +99,7 @@ func (m *Manager) Start(ctx context.Context, w http.ResponseWriter, r *http.Requ
 	if err := m.store.Create(ctx, s); err != nil {
 		return nil, storeError("start", err)
 	}
-	http.SetCookie(w, m.cookie(s.ID, 0))
+	http.SetCookie(w, m.cookie(r, s.ID, 0))
 	return s, nil
 }
 
@@ -123,7 +127,7 @@ func (m *Manager) Get(ctx context.Context, r *http.Request) (*Session, error) {
 		touched := s.clone()
 		touched.LastSeenAt = now
 		touched.ExpiresAt = m.expiresAt(touched)
-		if err := m.store.Save(ctx, touched); err != nil {
+		if err := m.touch(ctx, touched); err != nil {
 			return nil, storeError("get: touch", err)
 		}
 		s = touched
@@ -152,7 +156,7 @@ func (m *Manager) Save(ctx context.Context, s *Session) error {
 // at once; the error (wrapped with ErrUnavailable) tells the caller that the
 // server-side session may live on until it times out.
 func (m *Manager) End(ctx context.Context, w http.ResponseWriter, r *http.Request) error {
-	http.SetCookie(w, m.cookie("", -1))
+	http.SetCookie(w, m.cookie(r, "", -1))
 	if id, ok := m.cookieID(r); ok {
 		if err := m.store.Delete(ctx, id); err != nil {
 			return storeError("end", err)
@@ -163,17 +167,32 @@ func (m *Manager) End(ctx context.Context, w http.ResponseWriter, r *http.Reques
 
 // cookie returns the session cookie with value and maxAge (0: a browser-session
 // cookie; -1: delete it). The server enforces timeouts, so no Expires is sent.
-func (m *Manager) cookie(value string, maxAge int) *http.Cookie {
+func (m *Manager) cookie(r *http.Request, value string, maxAge int) *http.Cookie {
 	return &http.Cookie{
 		Name:     m.cfg.CookieName,
 		Value:    value,
 		Path:     "/",
 		MaxAge:   maxAge,
-		Secure:   m.cfg.Secure,
+		Secure:   m.SecureFor(r),
 		HttpOnly: true,
 		SameSite: http.SameSiteStrictMode,
 	}
 }
+
+// SecureFor reports whether cookies set in answer to r carry the Secure
+// flag: always when configured, else when SecureRequest says r came over https.
+func (m *Manager) SecureFor(r *http.Request) bool {
+	return m.cfg.Secure || (m.cfg.SecureRequest != nil && r != nil && m.cfg.SecureRequest(r))
+}
+
+// CookieName is the name of the session cookie.
+func (m *Manager) CookieName() string { return m.cfg.CookieName }
+
+// IdleTimeout is the configured idle timeout.
+func (m *Manager) IdleTimeout() time.Duration { return m.cfg.IdleTimeout }
+
+// Now is the manager's clock.
+func (m *Manager) Now() time.Time { return m.now() }
 
 // cookieID returns the session id from r's cookie if it has the shape of one.
 func (m *Manager) cookieID(r *http.Request) (string, bool) {

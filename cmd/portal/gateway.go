@@ -1,0 +1,267 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"portal/handlers"
+	"portal/relay/backend"
+	"portal/relay/oidc"
+	"portal/relay/session"
+	"portal/relay/upstream"
+)
+
+// withGatewayDefaults fills in the gateway settings' defaults.
+func withGatewayDefaults(c Config) Config {
+	c.RelayPrefix = upstream.DefaultPrefix
+	c.BackendLoginPath = backend.DefaultExternalLoginPath
+	c.RelayConnectTimeout = upstream.DefaultConnectTimeout.String()
+	c.RelayResponseTimeout = upstream.DefaultResponseHeaderTimeout.String()
+	c.RelayMaxBody = "10MiB"
+	c.OIDCScopes = "openid profile email"
+	c.OIDCRegistrationID = "oidc"
+	c.SessionStore = "db"
+	return c
+}
+
+var relayPrefixPattern = regexp.MustCompile(`^(/[A-Za-z0-9._~-]+)+$`)
+
+// reservedPrefixes are the gateway's own routes, which the relay must not shadow.
+var reservedPrefixes = []string{"/api", "/static", "/membership", "/dev", "/healthz", "/readyz",
+	handlers.LoginPath, "/oauth2", handlers.LogoutPath, handlers.MetricsPath}
+
+// oidcOn reports whether any OIDC setting is given (then all must be).
+func (c *Config) oidcOn() bool {
+	return c.OIDCIssuer != "" || c.OIDCClientID != "" || c.OIDCClientSecret != ""
+}
+
+// validateGateway checks the gateway settings and returns every problem.
+func (c *Config) validateGateway() []string {
+	var problems []string
+	add := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
+
+	if c.AdminBackendURL != "" {
+		u, err := url.Parse(c.AdminBackendURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+			add("PORTAL_ADMIN_BACKEND_URL must be an absolute http(s) address without user info, query or fragment")
+		}
+		if c.APIKey == "" {
+			add("PORTAL_API_KEY (or PORTAL_API_KEY_FILE) is required with PORTAL_ADMIN_BACKEND_URL")
+		}
+	}
+	if !relayPrefixPattern.MatchString(c.RelayPrefix) || strings.Contains(c.RelayPrefix, "/..") || strings.Contains(c.RelayPrefix, "/./") || strings.HasSuffix(c.RelayPrefix, "/.") {
+		add("PORTAL_RELAY_PREFIX must be a path like /services/admin-service")
+	} else {
+		for _, r := range reservedPrefixes {
+			if c.RelayPrefix == r || strings.HasPrefix(c.RelayPrefix, r+"/") || strings.HasPrefix(r, c.RelayPrefix+"/") {
+				add("PORTAL_RELAY_PREFIX %s overlaps the gateway's own %s", c.RelayPrefix, r)
+			}
+		}
+	}
+	if !strings.HasPrefix(c.BackendLoginPath, "/") {
+		add("PORTAL_BACKEND_LOGIN_PATH must start with /")
+	}
+	for _, d := range []struct{ env, v string }{{"PORTAL_RELAY_CONNECT_TIMEOUT", c.RelayConnectTimeout}, {"PORTAL_RELAY_RESPONSE_TIMEOUT", c.RelayResponseTimeout}} {
+		if v, err := time.ParseDuration(d.v); err != nil || v <= 0 {
+			add("%s must be a positive duration such as 5s", d.env)
+		}
+	}
+	if _, err := parseBytes(c.RelayMaxBody); err != nil {
+		add("PORTAL_RELAY_MAX_BODY: %v", err)
+	}
+
+	if c.oidcOn() {
+		u, err := url.Parse(c.OIDCIssuer)
+		switch {
+		case c.OIDCIssuer == "" || err != nil || u.Host == "":
+			add("PORTAL_OIDC_ISSUER must be the issuer's absolute address")
+		case u.Scheme != "https" && !(u.Scheme == "http" && isLoopback(u.Hostname())):
+			add("PORTAL_OIDC_ISSUER must use https (http only on a loopback address, for development)")
+		}
+		if c.OIDCClientID == "" {
+			add("PORTAL_OIDC_CLIENT_ID is required with PORTAL_OIDC_ISSUER")
+		}
+		if c.AdminBackendURL == "" {
+			add("OIDC login needs PORTAL_ADMIN_BACKEND_URL: its tokens are exchanged there")
+		}
+		if c.OIDCRegistrationID == "" {
+			add("PORTAL_OIDC_REGISTRATION_ID must not be empty")
+		}
+	}
+
+	switch c.SessionStore {
+	case "db":
+	case "redis":
+		if c.RedisURL == "" {
+			add("PORTAL_REDIS_URL is required with PORTAL_SESSION_STORE=redis")
+		} else if _, err := session.NewRedisClient(c.RedisURL); err != nil {
+			add("PORTAL_REDIS_URL is not a redis:// address")
+		}
+	default:
+		add("PORTAL_SESSION_STORE must be db or redis")
+	}
+
+	needKey := c.AdminBackendURL != "" || c.oidcOn() || c.SessionStore == "redis"
+	switch {
+	case c.SessionKey != "":
+		if _, err := session.ParseKeyring(c.SessionKey); err != nil {
+			add("PORTAL_SESSION_KEY: %v", err)
+		}
+	case needKey:
+		add("PORTAL_SESSION_KEY (or PORTAL_SESSION_KEY_FILE) is required with a backend, OIDC or Redis: sessions then hold tokens, kept encrypted at rest (generate one with: openssl rand -base64 32)")
+	}
+	if _, err := parseProxies(c.TrustedProxies); err != nil {
+		add("PORTAL_TRUSTED_PROXIES: %v", err)
+	}
+	return problems
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	a, err := netip.ParseAddr(host)
+	return err == nil && a.IsLoopback()
+}
+
+// parseBytes reads "1048576", "64KiB" or "10MiB".
+func parseBytes(s string) (int64, error) {
+	s = strings.TrimSpace(s)
+	mult := int64(1)
+	for _, u := range []struct {
+		suffix string
+		mult   int64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}} {
+		if rest, ok := strings.CutSuffix(s, u.suffix); ok {
+			s, mult = strings.TrimSpace(rest), u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n <= 0 || n > (1<<40)/mult {
+		return 0, errors.New("want a positive size such as 1048576, 64KiB or 10MiB")
+	}
+	return n * mult, nil
+}
+
+// parseProxies reads a comma-separated list of IPs and CIDRs.
+func parseProxies(s string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for part := range strings.SplitSeq(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		if p, err := netip.ParsePrefix(part); err == nil {
+			out = append(out, p.Masked())
+			continue
+		}
+		a, err := netip.ParseAddr(part)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not an IP address or CIDR", part)
+		}
+		a = a.Unmap()
+		out = append(out, netip.PrefixFrom(a, a.BitLen()))
+	}
+	return out, nil
+}
+
+// gatewayParts is the gateway half, wired from the configuration.
+type gatewayParts struct {
+	store    session.Store
+	sessions *session.Manager
+	proxies  []netip.Prefix
+	relay    handlers.RelayDeps
+	closers  []io.Closer
+}
+
+// Close releases the Redis client, if any.
+func (g *gatewayParts) Close() {
+	for _, c := range g.closers {
+		c.Close()
+	}
+}
+
+// describeStore says which session store is used, for the start-up log.
+func (c *Config) describeStore() string {
+	if c.SessionStore == "redis" {
+		return "redis " + mask(c.RedisURL)
+	}
+	return "database"
+}
+
+// buildGateway wires sessions, the relay, the backend client and OIDC from
+// cfg, which validateServe has checked.
+func buildGateway(cfg Config, db *bun.DB, log *slog.Logger) (*gatewayParts, error) {
+	g := &gatewayParts{}
+	proxies, err := parseProxies(cfg.TrustedProxies)
+	if err != nil {
+		return nil, err
+	}
+	g.proxies = proxies
+	var opts []session.StoreOption
+	var keyring *session.Keyring
+	if cfg.SessionKey != "" {
+		if keyring, err = session.ParseKeyring(cfg.SessionKey); err != nil {
+			return nil, err
+		}
+		opts = append(opts, session.Encrypted(keyring))
+	}
+	switch cfg.SessionStore {
+	case "redis":
+		rdb, err := session.NewRedisClient(cfg.RedisURL)
+		if err != nil {
+			return nil, err
+		}
+		g.closers = append(g.closers, rdb)
+		g.store = session.NewRedisStore(rdb, opts...)
+	default:
+		g.store = session.NewDBStore(db, opts...)
+	}
+	secure := upstream.ForwardedHTTPS(upstream.TrustedPeers(proxies))
+	g.sessions = session.NewManager(g.store, session.Config{Secure: cfg.CookieSecure, SecureRequest: secure})
+
+	metrics := handlers.NewMetrics()
+	g.relay = handlers.RelayDeps{BaseURL: cfg.BaseURL, Metrics: metrics, MetricsToken: cfg.MetricsToken}
+	g.relay.Upstream.Prefix = cfg.RelayPrefix
+	if cfg.AdminBackendURL == "" {
+		return g, nil
+	}
+	backendURL, err := url.Parse(cfg.AdminBackendURL)
+	if err != nil {
+		return nil, err
+	}
+	connect, _ := time.ParseDuration(cfg.RelayConnectTimeout)   // validated
+	response, _ := time.ParseDuration(cfg.RelayResponseTimeout) // validated
+	maxBody, _ := parseBytes(cfg.RelayMaxBody)                  // validated
+	g.relay.Upstream = upstream.Config{Backend: backendURL, Prefix: cfg.RelayPrefix,
+		ConnectTimeout: connect, ResponseHeaderTimeout: response, MaxBodyBytes: maxBody}
+	g.relay.Backend = backend.New(backend.Config{BaseURL: backendURL, APIKey: cfg.APIKey, ExternalLoginPath: cfg.BackendLoginPath})
+	if !cfg.oidcOn() {
+		return g, nil
+	}
+	provider := oidc.NewProvider(oidc.ProviderConfig{
+		Issuer: cfg.OIDCIssuer, ClientID: cfg.OIDCClientID, ClientSecret: cfg.OIDCClientSecret,
+		Scopes:      strings.FieldsFunc(cfg.OIDCScopes, func(r rune) bool { return r == ' ' || r == ',' }),
+		RedirectURL: cfg.BaseURL + handlers.CallbackPath,
+	})
+	g.relay.OIDC = oidc.NewService(oidc.Config{
+		Provider: provider, Backend: g.relay.Backend, Sessions: g.sessions,
+		Attempts:       oidc.NewAttemptCookies(keyring, handlers.CallbackPath, func(r *http.Request) bool { return g.sessions.SecureFor(r) }),
+		RegistrationID: cfg.OIDCRegistrationID,
+		OnRefresh:      metrics.ObserveRefresh, OnExchange: metrics.ObserveExchange,
+	})
+	log.Info("oidc login on", "issuer", cfg.OIDCIssuer, "client_id", cfg.OIDCClientID, "redirect_url", cfg.BaseURL+handlers.CallbackPath)
+	return g, nil
+}

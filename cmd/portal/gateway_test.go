@@ -1,0 +1,147 @@
+package main
+
+import (
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"portal/relay/session"
+)
+
+func TestGatewayConfig(t *testing.T) {
+	key := session.GenerateKey()
+	keyFile := filepath.Join(t.TempDir(), "key")
+	if err := os.WriteFile(keyFile, []byte(key+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	base := []string{"PORTAL_HASH_SECRET", "0123456789abcdef0123"}
+	backend := append(append([]string{}, base...), "PORTAL_ADMIN_BACKEND_URL", "https://admin.example/root", "PORTAL_API_KEY", "api-key-value-123", "PORTAL_SESSION_KEY", key)
+	oidcOn := append(append([]string{}, backend...), "PORTAL_OIDC_ISSUER", "https://idp.example/realms/x", "PORTAL_OIDC_CLIENT_ID", "portal", "PORTAL_OIDC_CLIENT_SECRET", "client-secret-456")
+	with := func(pairs []string, more ...string) []string { return append(append([]string{}, pairs...), more...) }
+	tests := []struct {
+		name    string
+		env     []string
+		wantErr []string
+	}{
+		{"nothing configured: relay and OIDC off", base, nil},
+		{"backend with key and session key", backend, nil},
+		{"backend and OIDC", oidcOn, nil},
+		{"session key from a file", with(backend[:len(backend)-2], "PORTAL_SESSION_KEY_FILE", keyFile), nil},
+		{"redis store", with(base, "PORTAL_SESSION_STORE", "redis", "PORTAL_REDIS_URL", "redis://127.0.0.1:6379/0", "PORTAL_SESSION_KEY", key), nil},
+		{"trusted proxies", with(base, "PORTAL_TRUSTED_PROXIES", "10.0.0.0/8, 192.168.1.10 ,::1"), nil},
+		{"backend without api key", with(base, "PORTAL_ADMIN_BACKEND_URL", "https://admin.example", "PORTAL_SESSION_KEY", key), []string{"PORTAL_API_KEY"}},
+		{"backend without session key", with(base, "PORTAL_ADMIN_BACKEND_URL", "https://admin.example", "PORTAL_API_KEY", "k"), []string{"PORTAL_SESSION_KEY"}},
+		{"bad backend url", with(backend, "PORTAL_ADMIN_BACKEND_URL", "admin.example"), []string{"PORTAL_ADMIN_BACKEND_URL"}},
+		{"backend url with user info", with(backend, "PORTAL_ADMIN_BACKEND_URL", "https://u:p@admin.example"), []string{"PORTAL_ADMIN_BACKEND_URL"}},
+		{"weak session key", with(backend, "PORTAL_SESSION_KEY", "password"), []string{"PORTAL_SESSION_KEY"}},
+		{"prefix shadows the API", with(backend, "PORTAL_RELAY_PREFIX", "/api"), []string{"PORTAL_RELAY_PREFIX"}},
+		{"prefix with dots", with(backend, "PORTAL_RELAY_PREFIX", "/services/../api"), []string{"PORTAL_RELAY_PREFIX"}},
+		{"prefix not a path", with(backend, "PORTAL_RELAY_PREFIX", "services"), []string{"PORTAL_RELAY_PREFIX"}},
+		{"bad timeout", with(backend, "PORTAL_RELAY_RESPONSE_TIMEOUT", "soon"), []string{"PORTAL_RELAY_RESPONSE_TIMEOUT"}},
+		{"bad body limit", with(backend, "PORTAL_RELAY_MAX_BODY", "lots"), []string{"PORTAL_RELAY_MAX_BODY"}},
+		{"oidc without backend", with(base, "PORTAL_OIDC_ISSUER", "https://idp.example", "PORTAL_OIDC_CLIENT_ID", "p", "PORTAL_SESSION_KEY", key), []string{"PORTAL_ADMIN_BACKEND_URL"}},
+		{"oidc without client id", with(backend, "PORTAL_OIDC_ISSUER", "https://idp.example"), []string{"PORTAL_OIDC_CLIENT_ID"}},
+		{"oidc over plain http", with(oidcOn, "PORTAL_OIDC_ISSUER", "http://idp.example"), []string{"https"}},
+		{"oidc over http on loopback", with(oidcOn, "PORTAL_OIDC_ISSUER", "http://127.0.0.1:9000/realms/x"), nil},
+		{"unknown store", with(base, "PORTAL_SESSION_STORE", "memcached"), []string{"PORTAL_SESSION_STORE"}},
+		{"redis without url", with(base, "PORTAL_SESSION_STORE", "redis", "PORTAL_SESSION_KEY", key), []string{"PORTAL_REDIS_URL"}},
+		{"redis without session key", with(base, "PORTAL_SESSION_STORE", "redis", "PORTAL_REDIS_URL", "redis://127.0.0.1:6379/0"), []string{"PORTAL_SESSION_KEY"}},
+		{"bad proxy", with(base, "PORTAL_TRUSTED_PROXIES", "proxy.example"), []string{"PORTAL_TRUSTED_PROXIES"}},
+		{"every problem at once", with(base, "PORTAL_ADMIN_BACKEND_URL", "nope", "PORTAL_RELAY_PREFIX", "x", "PORTAL_SESSION_STORE", "x"),
+			[]string{"PORTAL_ADMIN_BACKEND_URL", "PORTAL_API_KEY", "PORTAL_RELAY_PREFIX", "PORTAL_SESSION_STORE", "PORTAL_SESSION_KEY"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, _, err := loadConfig(newFlagSet("test", &strings.Builder{}), nil, env(tc.env...))
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = cfg.validateServe()
+			if len(tc.wantErr) == 0 {
+				if err != nil {
+					t.Fatalf("validateServe: %v", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("validateServe accepted it, want errors naming %v", tc.wantErr)
+			}
+			for _, w := range tc.wantErr {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not name %s", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestGatewaySecretsMasked(t *testing.T) {
+	key := session.GenerateKey()
+	out, err := runCmd(t, env("PORTAL_API_KEY", "api-key-value-123", "PORTAL_OIDC_CLIENT_SECRET", "client-secret-456",
+		"PORTAL_SESSION_KEY", key, "PORTAL_REDIS_URL", "redis://:redis-pw-789@cache:6379/0", "PORTAL_METRICS_TOKEN", "metrics-tok-000"), "config")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, secret := range []string{"api-key-value-123", "client-secret-456", key, "redis-pw-789", "metrics-tok-000"} {
+		if strings.Contains(out, secret) {
+			t.Errorf("config output shows a secret %q:\n%s", secret, out)
+		}
+	}
+	for _, want := range []string{"PORTAL_API_KEY=****", "PORTAL_SESSION_KEY=****", "PORTAL_REDIS_URL=redis://:xxxxx@cache:6379/0",
+		"PORTAL_RELAY_PREFIX=/services/admin-service", "PORTAL_SESSION_STORE=db", "PORTAL_OIDC_SCOPES=openid profile email"} {
+		if !strings.Contains(out, want+"\n") {
+			t.Errorf("config output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestParseBytes(t *testing.T) {
+	for in, want := range map[string]int64{"1": 1, "1048576": 1 << 20, "64KiB": 64 << 10, "10MiB": 10 << 20, "1GiB": 1 << 30} {
+		if got, err := parseBytes(in); err != nil || got != want {
+			t.Errorf("parseBytes(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "0", "-1", "10MB", "x", "99999999GiB"} {
+		if _, err := parseBytes(in); err == nil {
+			t.Errorf("parseBytes(%q) accepted", in)
+		}
+	}
+}
+
+func TestBuildGateway(t *testing.T) {
+	key := session.GenerateKey()
+	tests := []struct {
+		name              string
+		env               []string
+		relay, oidc, redi bool
+	}{
+		{"off", nil, false, false, false},
+		{"backend", []string{"PORTAL_ADMIN_BACKEND_URL", "http://127.0.0.1:1", "PORTAL_API_KEY", "k", "PORTAL_SESSION_KEY", key}, true, false, false},
+		{"backend, oidc, redis", []string{"PORTAL_ADMIN_BACKEND_URL", "http://127.0.0.1:1", "PORTAL_API_KEY", "k", "PORTAL_SESSION_KEY", key,
+			"PORTAL_OIDC_ISSUER", "http://127.0.0.1:2", "PORTAL_OIDC_CLIENT_ID", "c", "PORTAL_SESSION_STORE", "redis", "PORTAL_REDIS_URL", "redis://127.0.0.1:1/0"}, true, true, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, _, err := loadConfig(newFlagSet("test", &strings.Builder{}), nil, env(append([]string{"PORTAL_HASH_SECRET", "0123456789abcdef"}, tc.env...)...))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cfg.validateServe(); err != nil {
+				t.Fatal(err)
+			}
+			g, err := buildGateway(cfg, nil, slog.New(slog.DiscardHandler))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer g.Close()
+			if (g.relay.Upstream.Backend != nil) != tc.relay || (g.relay.Backend != nil) != tc.relay || (g.relay.OIDC != nil) != tc.oidc {
+				t.Fatalf("relay %v backend %v oidc %v, want relay %v oidc %v", g.relay.Upstream.Backend, g.relay.Backend, g.relay.OIDC, tc.relay, tc.oidc)
+			}
+			if _, isRedis := g.store.(*session.RedisStore); isRedis != tc.redi {
+				t.Fatalf("store %T", g.store)
+			}
+		})
+	}
+}

@@ -1,0 +1,371 @@
+// Command relaybench measures what the gateway's relay costs: the same
+// small request directly to a test backend, through a bare
+// httputil.ReverseProxy, and through the whole gateway with a valid OIDC
+// session looked up per request (database store, then Redis store). It
+// prints requests per second and p50/p99 latency for each, and the
+// gateway's ratios to the bare proxy. Run it with `make bench-relay`;
+// docs/BENCHMARKS.md has figures.
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"os/signal"
+	"runtime"
+	"runtime/pprof"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"portal/engine"
+	"portal/handlers"
+	"portal/migrations"
+	"portal/relay/backend"
+	"portal/relay/oidc"
+	"portal/relay/session"
+	"portal/relay/upstream"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "relaybench:", err)
+		os.Exit(1)
+	}
+}
+
+type options struct {
+	duration, warmup time.Duration
+	concurrency      int
+	databaseURL      string
+	redisURL         string
+	cpuProfile       string
+	only             string
+}
+
+func run(ctx context.Context, args []string, out io.Writer) error {
+	var o options
+	fs := flag.NewFlagSet("relaybench", flag.ContinueOnError)
+	fs.DurationVar(&o.duration, "duration", 5*time.Second, "measuring time per scenario")
+	fs.DurationVar(&o.warmup, "warmup", time.Second, "unmeasured load before each scenario")
+	fs.IntVar(&o.concurrency, "concurrency", 32, "concurrent clients")
+	fs.StringVar(&o.databaseURL, "database-url", envOr("PORTAL_BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"), "database of the database store (postgres://... or sqlite:PATH)")
+	fs.StringVar(&o.redisURL, "redis-url", envOr("PORTAL_BENCH_REDIS_URL", "redis://127.0.0.1:6379/0"), "Redis of the Redis store; empty skips it")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the measured scenarios to this file")
+	fs.StringVar(&o.only, "only", "", "run only the scenarios whose name contains this text (and the bare proxy)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if o.cpuProfile != "" {
+		f, err := os.Create(o.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+
+	be, err := serve(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"id":7,"name":"Summer regatta","date":"2026-07-04","participants":42,"authorized":`+fmt.Sprint(r.Header.Get("Authorization") != "")+`}`)
+	}))
+	if err != nil {
+		return err
+	}
+	defer be.Close()
+	beURL, _ := url.Parse(be.URL)
+
+	db, cleanup, err := openDB(ctx, o.databaseURL)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+
+	fmt.Fprintf(out, "relay benchmark: %d concurrent clients, %s per scenario (after %s warm-up), GOMAXPROCS=%d, all in one process on 127.0.0.1\n",
+		o.concurrency, o.duration, o.warmup, maxprocs())
+	fmt.Fprintf(out, "database store: %s\n\n", redact(o.databaseURL))
+
+	type scenario struct {
+		name   string
+		target string
+		cookie string
+	}
+	var scenarios []scenario
+	scenarios = append(scenarios, scenario{name: "direct to the backend", target: be.URL + "/api/events/7"})
+
+	bare, err := serve(&httputil.ReverseProxy{
+		Rewrite:   func(pr *httputil.ProxyRequest) { pr.SetURL(beURL); pr.SetXForwarded() },
+		Transport: benchTransport(),
+	})
+	if err != nil {
+		return err
+	}
+	defer bare.Close()
+	scenarios = append(scenarios, scenario{name: "bare httputil.ReverseProxy", target: bare.URL + "/api/events/7"})
+
+	kr, err := session.ParseKeyring(session.GenerateKey())
+	if err != nil {
+		return err
+	}
+	stores := []struct {
+		name  string
+		store session.Store
+	}{{"gateway, database sessions", session.NewDBStore(db, session.Encrypted(kr))}}
+	if o.redisURL != "" {
+		rdb, err := session.NewRedisClient(o.redisURL)
+		if err != nil {
+			return err
+		}
+		defer rdb.Close()
+		if err := rdb.Ping(ctx).Err(); err != nil {
+			fmt.Fprintf(out, "Redis at %s does not answer (%v): the Redis scenario is skipped\n\n", redact(o.redisURL), err)
+		} else {
+			prefix := "relaybench:" + randomHex(6) + ":"
+			defer func() {
+				iter := rdb.Scan(context.Background(), 0, prefix+"*", 100).Iterator()
+				for iter.Next(context.Background()) {
+					rdb.Del(context.Background(), iter.Val())
+				}
+			}()
+			stores = append(stores, struct {
+				name  string
+				store session.Store
+			}{"gateway, Redis sessions", session.NewRedisStore(rdb, session.RedisPrefix(prefix), session.Encrypted(kr))})
+		}
+	}
+	for _, st := range stores {
+		gw, cookie, err := gateway(ctx, db, st.store, beURL)
+		if err != nil {
+			return err
+		}
+		defer gw.Close()
+		scenarios = append(scenarios, scenario{name: st.name, target: gw.URL + upstream.DefaultPrefix + "/api/events/7", cookie: cookie})
+	}
+
+	results := map[string]result{}
+	fmt.Fprintf(out, "%-30s %12s %10s %10s %8s\n", "scenario", "requests/s", "p50", "p99", "errors")
+	for _, sc := range scenarios {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if o.only != "" && !strings.Contains(sc.name, o.only) && !strings.Contains(sc.name, "bare") {
+			continue
+		}
+		res, err := load(ctx, sc.target, sc.cookie, o)
+		if err != nil {
+			return fmt.Errorf("%s: %w", sc.name, err)
+		}
+		results[sc.name] = res
+		fmt.Fprintf(out, "%-30s %12.0f %10s %10s %8d\n", sc.name, res.rps, round(res.p50), round(res.p99), res.errors)
+	}
+	baseline := results["bare httputil.ReverseProxy"]
+	fmt.Fprintf(out, "\nagainst the bare reverse proxy (targets: at least 80%% of its throughput, under 2ms added p99):\n")
+	for _, st := range stores {
+		r, ok := results[st.name]
+		if !ok {
+			continue
+		}
+		fmt.Fprintf(out, "%-30s throughput %5.1f%%   added p50 %8s   added p99 %8s\n", st.name, 100*r.rps/baseline.rps, round(r.p50-baseline.p50), round(r.p99-baseline.p99))
+	}
+	return nil
+}
+
+// gateway starts the whole gateway on store and returns it with the cookie
+// of a valid OIDC session (a JWT valid for an hour, so no refresh happens).
+func gateway(ctx context.Context, db *bun.DB, store session.Store, beURL *url.URL) (*httptest.Server, string, error) {
+	log := slog.New(slog.NewTextHandler(io.Discard, nil)) // the request log is formatted, as in production, then dropped
+	sessions := session.NewManager(store, session.Config{Secure: false})
+	rec := httptest.NewRecorder()
+	values := map[string]string{
+		session.AttrBackendJWT:       "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJiZW5jaCJ9.c2lnbmF0dXJl",
+		session.AttrBackendJWTExpiry: time.Now().Add(time.Hour).UTC().Format(time.RFC3339Nano),
+		oidc.AttrRefreshToken:        "refresh", oidc.AttrIDToken: "id", oidc.AttrSubject: "bench",
+	}
+	if _, err := sessions.Start(ctx, rec, httptest.NewRequest(http.MethodGet, "/", nil), "", values); err != nil {
+		return nil, "", err
+	}
+	cookie := rec.Result().Cookies()[0].Value
+	e := handlers.New(handlers.Deps{
+		Engine:   engine.NewService(db, engine.NewTestGateway("bench-secret-0123456789", "http://127.0.0.1"), engine.WithLogger(log)),
+		Sessions: sessions, HashSecret: "bench-secret-0123456789", Logger: log,
+		Relay: handlers.RelayDeps{
+			Upstream: upstream.Config{Backend: beURL, Transport: benchTransport(), Log: log},
+			Backend:  backend.New(backend.Config{BaseURL: beURL, APIKey: "bench"}),
+		},
+	})
+	srv, err := serve(e)
+	return srv, cookie, err
+}
+
+// benchTransport is the relay's transport settings, for the bare proxy too.
+func benchTransport() *http.Transport {
+	return &http.Transport{
+		DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConns:        512,
+		MaxIdleConnsPerHost: 256,
+		IdleConnTimeout:     90 * time.Second,
+	}
+}
+
+func serve(h http.Handler) (*httptest.Server, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	srv := &httptest.Server{Listener: ln, Config: &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}}
+	srv.Start()
+	return srv, nil
+}
+
+type result struct {
+	rps      float64
+	p50, p99 time.Duration
+	errors   int
+}
+
+// load runs o.concurrency clients against target, each on its own
+// keep-alive connection, and measures every request after the warm-up.
+func load(ctx context.Context, target, cookie string, o options) (result, error) {
+	tr := &http.Transport{MaxIdleConnsPerHost: o.concurrency, MaxIdleConns: o.concurrency, DisableCompression: true}
+	defer tr.CloseIdleConnections()
+	client := &http.Client{Transport: tr, Timeout: 10 * time.Second}
+	measureFrom := time.Now().Add(o.warmup)
+	until := measureFrom.Add(o.duration)
+	var mu sync.Mutex
+	var all []time.Duration
+	errs := 0
+	var wg sync.WaitGroup
+	for range o.concurrency {
+		wg.Go(func() {
+			lat := make([]time.Duration, 0, 1<<14)
+			bad := 0
+			req, _ := http.NewRequest(http.MethodGet, target, nil)
+			req.Header.Set("Accept", "application/json")
+			if cookie != "" {
+				req.AddCookie(&http.Cookie{Name: session.DefaultCookieName, Value: cookie})
+			}
+			for ctx.Err() == nil {
+				start := time.Now()
+				if start.After(until) {
+					break
+				}
+				res, err := client.Do(req)
+				ok := err == nil && res.StatusCode == http.StatusOK
+				if err == nil {
+					io.Copy(io.Discard, res.Body)
+					res.Body.Close()
+				}
+				if start.Before(measureFrom) {
+					continue
+				}
+				if !ok {
+					bad++
+					continue
+				}
+				lat = append(lat, time.Since(start))
+			}
+			mu.Lock()
+			all = append(all, lat...)
+			errs += bad
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	if len(all) == 0 {
+		return result{}, errors.New("no successful requests")
+	}
+	if errs > len(all)/100 {
+		return result{}, fmt.Errorf("%d of %d requests failed", errs, errs+len(all))
+	}
+	slices.Sort(all)
+	return result{
+		rps: float64(len(all)) / o.duration.Seconds(),
+		p50: all[len(all)/2], p99: all[len(all)*99/100], errors: errs,
+	}, nil
+}
+
+// openDB opens the database of the database store on a schema (PostgreSQL)
+// or file (SQLite) of its own, migrated, and removes it afterwards.
+func openDB(ctx context.Context, dbURL string) (*bun.DB, func(), error) {
+	cleanup := func() {}
+	if strings.HasPrefix(dbURL, "postgres://") || strings.HasPrefix(dbURL, "postgresql://") {
+		schema := "relaybench_" + randomHex(6)
+		admin, err := engine.OpenDB(dbURL)
+		if err != nil {
+			return nil, nil, err
+		}
+		if _, err := admin.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
+			admin.Close()
+			return nil, nil, fmt.Errorf("create schema (is PostgreSQL at %s running?): %w", redact(dbURL), err)
+		}
+		cleanup = func() {
+			admin.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
+			admin.Close()
+		}
+		sep := "?"
+		if strings.Contains(dbURL, "?") {
+			sep = "&"
+		}
+		dbURL += sep + "search_path=" + schema
+	}
+	db, err := engine.OpenDB(dbURL)
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	if _, err := migrations.Up(ctx, db); err != nil {
+		db.Close()
+		cleanup()
+		return nil, nil, err
+	}
+	return db, func() { db.Close(); cleanup() }, nil
+}
+
+func envOr(name, fallback string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return fallback
+}
+
+func redact(u string) string {
+	if p, err := url.Parse(u); err == nil && p.Host != "" {
+		p.RawQuery = ""
+		return p.Redacted()
+	}
+	return u
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func round(d time.Duration) string {
+	if d < 0 {
+		return "-" + round(-d)
+	}
+	return d.Round(time.Microsecond).String()
+}
+
+func maxprocs() int { return runtime.GOMAXPROCS(0) }

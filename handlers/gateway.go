@@ -1,0 +1,384 @@
+package handlers
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"portal/relay/backend"
+	"portal/relay/oidc"
+	"portal/relay/session"
+	"portal/relay/upstream"
+	"portal/views"
+)
+
+// Gateway routes.
+const (
+	// LoginPath starts an OIDC login: GET /login?rd=/path.
+	LoginPath = "/login"
+	// CallbackPath is where the IdP returns: GET /oauth2/callback.
+	CallbackPath = "/oauth2/callback"
+	// LogoutPath ends the session: POST /logout.
+	LogoutPath = "/logout"
+	// MetricsPath serves Prometheus metrics.
+	MetricsPath = "/metrics"
+)
+
+// RelayDeps is what the gateway half needs: the relay to the admin
+// backend, the backend login and the OIDC login. Its zero value keeps
+// both off: the relay then answers 503 and /login 404.
+type RelayDeps struct {
+	// Upstream configures the relay; with Backend nil the relay answers
+	// 503. ErrorResponse, GatewayCookie and TrustedPeer are filled in here.
+	Upstream upstream.Config
+	// Backend is the admin backend client for the hash login's backend
+	// call; nil: the hash login makes no backend call.
+	Backend *backend.Client
+	// OIDC runs OIDC logins and refreshes; nil: OIDC is off.
+	OIDC *oidc.Service
+	// BaseURL is the public address, for the IdP's post-logout redirect.
+	BaseURL string
+	// Metrics collects the gateway's metrics; nil: a fresh set.
+	Metrics *Metrics
+	// MetricsToken, when set, is the bearer token GET /metrics requires.
+	MetricsToken string
+}
+
+// gatewayState is the gateway half of the Server.
+type gatewayState struct {
+	prefix       string
+	proxy        *upstream.Proxy // nil: no backend configured
+	filter       *upstream.Filter
+	backend      *backend.Client
+	oidc         *oidc.Service
+	baseURL      string
+	metrics      *Metrics
+	metricsToken string
+}
+
+// mountGateway adds the login, logout, relay and metrics routes.
+func (s *Server) mountGateway(e *echo.Echo, d RelayDeps) {
+	g := &gatewayState{backend: d.Backend, oidc: d.OIDC, baseURL: strings.TrimRight(d.BaseURL, "/"),
+		metrics: d.Metrics, metricsToken: d.MetricsToken}
+	if g.metrics == nil {
+		g.metrics = NewMetrics()
+	}
+	uc := d.Upstream
+	if uc.Prefix == "" {
+		uc.Prefix = upstream.DefaultPrefix
+	}
+	g.prefix = "/" + strings.Trim(uc.Prefix, "/")
+	if uc.Backend != nil {
+		uc.ErrorResponse = s.writeRelayError
+		uc.GatewayCookie = s.isGatewayCookie
+		uc.TrustedPeer = s.fromTrustedProxy
+		if uc.Log == nil {
+			uc.Log = s.log
+		}
+		g.proxy = upstream.New(uc)
+	}
+	g.filter = &upstream.Filter{Sessions: s.sessions, Log: s.log}
+	if d.OIDC != nil {
+		g.filter.Refresher = d.OIDC
+	}
+	s.gw = g
+
+	if len(s.proxies) > 0 {
+		// The client address in logs comes from X-Forwarded-For, but only
+		// the part the trusted proxies added.
+		opts := []echo.TrustOption{echo.TrustLoopback(false), echo.TrustLinkLocal(false), echo.TrustPrivateNet(false)}
+		for _, p := range s.proxies {
+			opts = append(opts, echo.TrustIPRange(&net.IPNet{IP: p.Addr().AsSlice(), Mask: net.CIDRMask(p.Bits(), p.Addr().BitLen())}))
+		}
+		e.IPExtractor = echo.ExtractIPFromXFFHeader(opts...)
+	}
+
+	e.Pre(g.metrics.countRequests)
+	e.GET(MetricsPath, g.metrics.handler(g.metricsToken))
+	e.GET(LoginPath, s.login)
+	e.GET(CallbackPath, s.loginCallback)
+	e.POST(LogoutPath, s.logout)
+	e.Any(g.prefix, s.relay)
+	e.Any(g.prefix+"/*", s.relay)
+}
+
+// relayOwnsBodyLimit tells the API's 64 KiB body limit to leave relayed
+// requests alone: the relay has a limit of its own.
+func (s *Server) relayOwnsBodyLimit(c echo.Context) bool {
+	return s.gw != nil && s.isRelayPath(c.Request().URL.Path)
+}
+
+func (s *Server) isRelayPath(p string) bool {
+	return p == s.gw.prefix || strings.HasPrefix(p, s.gw.prefix+"/")
+}
+
+// isGatewayCookie reports whether a cookie is the gateway's own: the
+// session cookie and the login attempt cookies are never relayed.
+func (s *Server) isGatewayCookie(name string) bool {
+	return name == s.sessions.CookieName() || oidc.IsAttemptCookie(name)
+}
+
+// gatewayHeaders are set on every answer by securityHeaders; a relayed
+// answer carries the backend's own instead.
+var gatewayHeaders = []string{"Content-Security-Policy", "X-Frame-Options", "Referrer-Policy", "X-Content-Type-Options"}
+
+// relay answers any method on /services/admin-service/** (the prefix is
+// configurable): the relay filter picks the session's backend JWT, and the
+// request goes to the backend, which decides authorisation.
+func (s *Server) relay(c echo.Context) error {
+	g := s.gw
+	w, r := c.Response(), c.Request()
+	if g.proxy == nil {
+		s.writeRelayError(w, r, http.StatusServiceUnavailable, "The admin backend is not configured on this gateway.")
+		return nil
+	}
+	start := time.Now()
+	defer func() { g.metrics.observeRelay(c.Response().Status, time.Since(start)) }()
+
+	token, err := g.filter.Token(r.Context(), w, r)
+	markSessionLoaded(r.Context())
+	switch {
+	case errors.Is(err, oidc.ErrLoginRequired):
+		return s.loginRequired(c)
+	case errors.Is(err, upstream.ErrRefreshUnavailable):
+		s.log.Warn("relay: token refresh unavailable", "err", err)
+		w.Header().Set("Retry-After", "5")
+		s.writeRelayError(w, r, http.StatusServiceUnavailable, "Your sign-in cannot be renewed right now. Please try again shortly.")
+		return nil
+	case errors.Is(err, session.ErrUnavailable):
+		s.log.Warn("relay: session store unavailable", "err", err)
+		w.Header().Set("Retry-After", "5")
+		s.writeRelayError(w, r, http.StatusServiceUnavailable, "Sessions are temporarily unavailable. Please try again shortly.")
+		return nil
+	case err != nil:
+		return err
+	}
+	for _, h := range gatewayHeaders {
+		w.Header().Del(h)
+	}
+	r.Header.Set(echo.HeaderXRequestID, w.Header().Get(echo.HeaderXRequestID)) // one id in both logs
+	g.proxy.Forward(w, r, token)
+	return nil
+}
+
+// writeRelayError writes the spec's HTTP error body. Relay errors are
+// always JSON: the relay's clients are API clients, whatever they accept.
+func (s *Server) writeRelayError(w http.ResponseWriter, r *http.Request, status int, message string) {
+	body := HTTPErrorBody{Timestamp: time.Now().UTC().Format(time.RFC3339Nano), Status: status,
+		Error: http.StatusText(status), Message: message, Path: r.URL.Path, Errors: []FieldErrorBody{}}
+	writeJSONTo(w, status, body)
+}
+
+func writeJSONTo(w http.ResponseWriter, status int, body any) {
+	h := w.Header()
+	h.Set(echo.HeaderContentType, echo.MIMEApplicationJSON)
+	h.Set("Cache-Control", "no-store")
+	h.Del("Content-Length")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(body) // the status is out; a failed write means the client left
+}
+
+// LoginRequiredBody is the 401 answer to a relayed API call whose session
+// needs a new sign-in: the spec's error body plus where to sign in.
+type LoginRequiredBody struct {
+	HTTPErrorBody
+	LoginURL string `json:"loginUrl"`
+}
+
+// loginRequired sends a page navigation to the login, and gives any other
+// request (XHR, htmx, JSON, a POST whose body a redirect would lose) a 401
+// with the login address.
+func (s *Server) loginRequired(c echo.Context) error {
+	r := c.Request()
+	if isNavigation(r) {
+		return c.Redirect(http.StatusSeeOther, loginURL(oidc.ReturnPathOr(r.URL.RequestURI(), "/")))
+	}
+	ret := "/"
+	if ref, err := url.Parse(r.Referer()); err == nil && ref.Host == r.Host {
+		ret = oidc.ReturnPathOr(ref.RequestURI(), "/")
+	}
+	body := LoginRequiredBody{
+		HTTPErrorBody: HTTPErrorBody{Timestamp: time.Now().UTC().Format(time.RFC3339Nano), Status: http.StatusUnauthorized,
+			Error: http.StatusText(http.StatusUnauthorized), Message: "Your sign-in has ended. Sign in again to continue.",
+			Path: r.URL.Path, Errors: []FieldErrorBody{}},
+		LoginURL: loginURL(ret),
+	}
+	writeJSONTo(c.Response(), http.StatusUnauthorized, body)
+	return nil
+}
+
+func loginURL(returnTo string) string {
+	if returnTo == "/" {
+		return LoginPath
+	}
+	return LoginPath + "?rd=" + url.QueryEscape(returnTo)
+}
+
+// isNavigation reports whether r is a browser loading a page: a GET or
+// HEAD that is not XHR or htmx and that fetch metadata or Accept mark as a
+// navigation.
+func isNavigation(r *http.Request) bool {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		return false
+	}
+	if r.Header.Get("HX-Request") != "" || r.Header.Get("X-Requested-With") != "" {
+		return false
+	}
+	if mode := r.Header.Get("Sec-Fetch-Mode"); mode != "" {
+		return mode == "navigate"
+	}
+	return prefersHTML(r)
+}
+
+// prefersHTML reports whether r's Accept names HTML.
+func prefersHTML(r *http.Request) bool {
+	return strings.Contains(r.Header.Get("Accept"), "text/html")
+}
+
+// wantsJSON reports whether r is an API client rather than a page load.
+func wantsJSON(r *http.Request) bool {
+	return !prefersHTML(r) || r.Header.Get("HX-Request") != "" || r.Header.Get("X-Requested-With") != ""
+}
+
+// login answers GET /login?rd=/path: it starts an OIDC login and sends the
+// browser to the IdP. rd must be a relative path on this site; anything
+// else returns to "/".
+func (s *Server) login(c echo.Context) error {
+	g := s.gw
+	if g.oidc == nil {
+		return echo.ErrNotFound
+	}
+	w, r := c.Response(), c.Request()
+	returnTo := oidc.ReturnPathOr(c.QueryParam("rd"), "/")
+	target, err := g.oidc.Begin(r.Context(), w, r, returnTo)
+	if err != nil {
+		s.log.Warn("oidc: login could not start", "err", err)
+		return s.gatewayPage(c, http.StatusServiceUnavailable, "Sign-in is unavailable",
+			"The sign-in service cannot be reached right now. Please try again shortly.", LoginPath, "Try again")
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	return c.Redirect(http.StatusFound, target)
+}
+
+// loginCallback answers GET /oauth2/callback, where the IdP returns the
+// browser: it finishes the login (code, tokens, token exchange, a new
+// session) and redirects to the address the login started from. A failure
+// shows an error page (JSON for API clients) and never redirects again, so
+// a failing exchange cannot loop.
+func (s *Server) loginCallback(c echo.Context) error {
+	g := s.gw
+	if g.oidc == nil {
+		return echo.ErrNotFound
+	}
+	w, r := c.Response(), c.Request()
+	w.Header().Set("Cache-Control", "no-store")
+	returnTo, err := g.oidc.Finish(r.Context(), w, r)
+	if err == nil {
+		return c.Redirect(http.StatusSeeOther, returnTo)
+	}
+	log := s.log.With("request_id", w.Header().Get(echo.HeaderXRequestID))
+	switch {
+	case errors.Is(err, oidc.ErrAttempt):
+		log.Info("oidc: callback without a matching attempt", "err", err)
+		return s.gatewayPage(c, http.StatusBadRequest, "Sign-in expired",
+			"This sign-in was not started here, has expired or was already used. Please sign in again.", LoginPath, "Sign in")
+	case errors.Is(err, oidc.ErrLoginDenied):
+		log.Info("oidc: login denied", "err", err)
+		return s.gatewayPage(c, http.StatusUnauthorized, "Sign-in cancelled",
+			"The sign-in was cancelled or refused by the identity provider.", LoginPath, "Sign in again")
+	case errors.Is(err, oidc.ErrTokenExchange):
+		status := http.StatusBadGateway
+		if errors.Is(err, backend.ErrRejected) {
+			status = http.StatusForbidden
+		}
+		log.Warn("oidc: token exchange failed", "err", err)
+		return s.gatewayPage(c, status, "Sign-in could not be completed",
+			"Token exchange failed: the admin service did not accept this sign-in. Please try again later or contact support.", "/", "Home")
+	case errors.Is(err, oidc.ErrInvalidToken):
+		log.Warn("oidc: login with an invalid token", "err", err)
+		return s.gatewayPage(c, http.StatusUnauthorized, "Sign-in failed",
+			"The identity provider's answer could not be verified. Please sign in again.", LoginPath, "Sign in again")
+	case errors.Is(err, oidc.ErrProviderUnavailable):
+		log.Warn("oidc: identity provider unavailable", "err", err)
+		return s.gatewayPage(c, http.StatusBadGateway, "Sign-in is unavailable",
+			"The sign-in service cannot be reached right now. Please try again shortly.", LoginPath, "Try again")
+	case errors.Is(err, session.ErrUnavailable):
+		log.Warn("oidc: session store unavailable", "err", err)
+		return s.gatewayPage(c, http.StatusServiceUnavailable, "Temporarily unavailable",
+			"Sessions are temporarily unavailable. Please try again shortly.", LoginPath, "Try again")
+	}
+	return err
+}
+
+// gatewayPage answers a failed login step: a page with a way on for
+// browsers, the spec's error body for API clients.
+func (s *Server) gatewayPage(c echo.Context, status int, title, message, link, linkText string) error {
+	r := c.Request()
+	if wantsJSON(r) {
+		s.writeRelayError(c.Response(), r, status, message)
+		return nil
+	}
+	return render(c, status, views.ErrorPage(views.ErrorModel{Chrome: s.chrome(title), Message: message, Link: link, LinkText: linkText}))
+}
+
+// LogoutBody answers POST /logout for API clients.
+type LogoutBody struct {
+	// Redirect is where the browser goes next: the IdP's logout for an
+	// OIDC session, else "/".
+	Redirect string `json:"redirect"`
+}
+
+// logout answers POST /logout: the session is deleted from the store (so
+// it ends on every instance) and its cookie cleared; an OIDC session then
+// goes on to the IdP's logout. Browsers get a 303, API clients JSON.
+func (s *Server) logout(c echo.Context) error {
+	g := s.gw
+	w, r := c.Response(), c.Request()
+	ctx := r.Context()
+	target := "/"
+	if sess, err := s.sessions.Get(ctx, r); err == nil && g.oidc != nil {
+		if u := g.oidc.LogoutURL(ctx, sess, g.baseURL+"/"); u != "" {
+			target = u
+		}
+	}
+	if err := s.sessions.End(ctx, w, r); err != nil {
+		return sessionStoreError(err)
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	if wantsJSON(r) {
+		return c.JSON(http.StatusOK, LogoutBody{Redirect: target})
+	}
+	return c.Redirect(http.StatusSeeOther, target)
+}
+
+// backendLogin makes the hash login's call to the admin backend, when one
+// is configured, and returns the session values to start with: the
+// backend's JWT as BACKEND_JWT, without an expiry. The backend refusing is
+// a 401, the backend failing a 502; either way no session is started.
+func (s *Server) backendLogin(ctx context.Context, userKey, hash string) (map[string]string, error) {
+	g := s.gw
+	if g == nil || g.backend == nil {
+		return nil, nil
+	}
+	tok, err := g.backend.ExternalLogin(ctx, userKey, hash)
+	switch {
+	case err == nil:
+		g.metrics.observeBackendLogin("ok")
+		return map[string]string{session.AttrBackendJWT: tok.Value}, nil
+	case errors.Is(err, backend.ErrRejected):
+		g.metrics.observeBackendLogin("rejected")
+		s.log.Info("hash login refused by the admin backend", "err", err)
+		return nil, newAPIError(http.StatusUnauthorized, "The admin backend did not accept this sign-in.")
+	default:
+		g.metrics.observeBackendLogin("error")
+		s.log.Warn("hash login: admin backend unavailable", "err", err)
+		return nil, newAPIError(http.StatusBadGateway, "The admin backend cannot be reached. Please try again shortly.")
+	}
+}

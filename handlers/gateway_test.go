@@ -1,0 +1,403 @@
+package handlers_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"portal/engine/dbtest"
+	"portal/handlers"
+	"portal/relay/hashlink"
+	"portal/relay/oidc"
+	"portal/relay/session"
+	"portal/relay/session/sessiontest"
+)
+
+func TestRelayWithoutBackend(t *testing.T) {
+	env := newGateway(t, dbtest.SQLite(t), gwOptions{noBackend: true})
+	for _, accept := range []string{"application/json", "text/html"} {
+		res := env.request(env.client, http.MethodPost, gwPrefix+"/api/events", strings.NewReader(`{}`), "Accept", accept, "Content-Type", "application/json")
+		e := expectHTTPError(t, res, http.StatusServiceUnavailable, gwPrefix+"/api/events")
+		if !strings.Contains(e.Message, "not configured") {
+			t.Errorf("message %q does not say the backend is not configured", e.Message)
+		}
+	}
+	if res := env.request(env.client, http.MethodGet, handlers.LoginPath, nil); res.status != http.StatusNotFound {
+		t.Errorf("GET /login without OIDC: %d, want 404", res.status)
+	}
+	// The hash login works as before, without a backend call.
+	if res := env.hashLogin(env.client, "demo"); res.status != http.StatusOK {
+		t.Fatalf("hash login without a backend: %d %s", res.status, res.body)
+	}
+	if s := env.storedSession(env.client); s == nil || s.Values[session.AttrBackendJWT] != "" {
+		t.Fatalf("session %+v, want one without a backend JWT", s)
+	}
+	if n := env.backend.logins.Load(); n != 0 {
+		t.Fatalf("backend logins = %d without a backend configured", n)
+	}
+}
+
+func TestHashLoginCallsBackend(t *testing.T) {
+	env := newGateway(t, dbtest.SQLite(t), gwOptions{noOIDC: true})
+	t.Run("backend accepts: JWT stored without expiry and relayed", func(t *testing.T) {
+		c := env.newClient()
+		if res := env.hashLogin(c, "demo"); res.status != http.StatusOK || len(res.body) != 0 {
+			t.Fatalf("login: %d %q, want 200 and an empty body", res.status, res.body)
+		}
+		s := env.storedSession(c)
+		if s == nil || s.UserKey != "demo" || s.Values[session.AttrBackendJWT] != env.backend.lastIssued() {
+			t.Fatalf("session %+v does not hold the backend's JWT", s)
+		}
+		if _, ok := s.Values[session.AttrBackendJWTExpiry]; ok {
+			t.Fatalf("a hash login set %s", session.AttrBackendJWTExpiry)
+		}
+		_, e := env.relayEcho(c)
+		if e.Authorization != "Bearer "+digest(s.Values[session.AttrBackendJWT]) {
+			t.Fatalf("backend got Authorization %q, want the session's JWT", e.Authorization)
+		}
+	})
+	for _, tc := range []struct {
+		mode   string
+		status int
+	}{{"reject", http.StatusUnauthorized}, {"fail", http.StatusBadGateway}} {
+		t.Run("backend "+tc.mode, func(t *testing.T) {
+			env.backend.loginMode.Store(tc.mode)
+			defer env.backend.loginMode.Store("")
+			c := env.newClient()
+			res := env.hashLogin(c, "demo")
+			expectHTTPError(t, res, tc.status, "/api/auth/external-login")
+			if res.header.Get("Set-Cookie") != "" || env.sessionID(c) != "" {
+				t.Fatal("a failed login set a session cookie")
+			}
+		})
+	}
+	t.Run("backend down", func(t *testing.T) {
+		down := newGateway(t, dbtest.SQLite(t), gwOptions{noOIDC: true})
+		down.backend.srv.Close()
+		c := down.newClient()
+		res := down.hashLogin(c, "demo")
+		expectHTTPError(t, res, http.StatusBadGateway, "/api/auth/external-login")
+		if down.sessionID(c) != "" {
+			t.Fatal("a failed login set a session cookie")
+		}
+	})
+	t.Run("wrong hash never reaches the backend", func(t *testing.T) {
+		before := env.backend.logins.Load()
+		res := env.request(env.newClient(), http.MethodPost, "/api/auth/external-login",
+			strings.NewReader(`{"userKey":"demo","hash":"00000000000000000000000000000000"}`), "Content-Type", "application/json")
+		expectHTTPError(t, res, http.StatusUnauthorized, "/api/auth/external-login")
+		if env.backend.logins.Load() != before {
+			t.Fatal("the backend was asked about a login whose hash is wrong")
+		}
+	})
+}
+
+// One test per row of the spec's relay filter table.
+func TestRelayFilterTable(t *testing.T) {
+	env := newGateway(t, dbtest.SQLite(t), gwOptions{})
+
+	t.Run("guest: no Authorization, inbound one dropped", func(t *testing.T) {
+		res, e := env.relayEcho(env.newClient(), "Authorization", "Bearer forged-by-the-client")
+		if res.status != http.StatusOK || e.Authorization != "" {
+			t.Fatalf("%d, backend got Authorization %q; want none", res.status, e.Authorization)
+		}
+	})
+
+	t.Run("hash login without expiry: token relayed as it is, replacing the inbound one", func(t *testing.T) {
+		c := env.newClient()
+		env.hashLogin(c, "demo")
+		jwt := env.storedSession(c).Values[session.AttrBackendJWT]
+		_, e := env.relayEcho(c, "Authorization", "Bearer forged-by-the-client")
+		if e.Authorization != "Bearer "+digest(jwt) {
+			t.Fatalf("backend got %q, want the session's JWT", e.Authorization)
+		}
+	})
+
+	t.Run("non-OIDC token past its exp: session cleared, passed through without Authorization", func(t *testing.T) {
+		env.backend.loginTTL.Store(int64(-time.Minute)) // the backend hands out an expired token
+		defer env.backend.loginTTL.Store(0)
+		c := env.newClient()
+		env.hashLogin(c, "demo")
+		id := env.sessionID(c)
+		res, e := env.relayEcho(c)
+		if res.status != http.StatusOK || e.Authorization != "" {
+			t.Fatalf("%d, backend got Authorization %q; want the request passed on without", res.status, e.Authorization)
+		}
+		if !strings.Contains(res.header.Get("Set-Cookie"), "Max-Age=0") {
+			t.Errorf("Set-Cookie %q does not clear the session cookie", res.header.Get("Set-Cookie"))
+		}
+		if _, err := env.store.Load(context.Background(), id); !errors.Is(err, session.ErrNotFound) {
+			t.Fatalf("the session is still in the store: %v", err)
+		}
+	})
+
+	t.Run("OIDC token valid beyond now+30s: relayed, no refresh", func(t *testing.T) {
+		env.backend.exchangeTTL.Store(int64(31 * time.Second)) // just outside the window
+		defer env.backend.exchangeTTL.Store(int64(5 * time.Minute))
+		c := env.newClient()
+		env.mustOIDCLogin(c, "/")
+		jwt := env.storedSession(c).Values[session.AttrBackendJWT]
+		refreshes := env.idp.refreshes.Load()
+		_, e := env.relayEcho(c)
+		if e.Authorization != "Bearer "+digest(jwt) {
+			t.Fatalf("backend got %q, want the session's JWT", e.Authorization)
+		}
+		if env.idp.refreshes.Load() != refreshes {
+			t.Fatal("a token valid for 31 s was refreshed")
+		}
+	})
+
+	t.Run("OIDC token expiring: refreshed, exchanged, stored and relayed", func(t *testing.T) {
+		env.backend.exchangeTTL.Store(int64(29 * time.Second)) // inside the 30 s window
+		c := env.newClient()
+		env.mustOIDCLogin(c, "/")
+		old := env.storedSession(c)
+		env.backend.exchangeTTL.Store(int64(5 * time.Minute))
+		refreshes, exchanges := env.idp.refreshes.Load(), env.backend.exchanges.Load()
+		_, e := env.relayEcho(c)
+		if env.idp.refreshes.Load() != refreshes+1 || env.backend.exchanges.Load() != exchanges+1 {
+			t.Fatalf("refreshes +%d, exchanges +%d; want one each", env.idp.refreshes.Load()-refreshes, env.backend.exchanges.Load()-exchanges)
+		}
+		now := env.storedSession(c)
+		if now.ID != old.ID || now.Values[session.AttrBackendJWT] == old.Values[session.AttrBackendJWT] {
+			t.Fatal("the session does not hold a new JWT")
+		}
+		if e.Authorization != "Bearer "+digest(now.Values[session.AttrBackendJWT]) {
+			t.Fatalf("backend got %q, want the new JWT", e.Authorization)
+		}
+		if exp, _ := oidc.Expiry(now); time.Until(exp) < 4*time.Minute {
+			t.Fatalf("stored expiry %v is not the new token's", exp)
+		}
+		if _, e := env.relayEcho(c); e.Authorization != "Bearer "+digest(now.Values[session.AttrBackendJWT]) || env.idp.refreshes.Load() != refreshes+1 {
+			t.Fatal("the refreshed token was not reused")
+		}
+	})
+
+	t.Run("OIDC refresh refused: navigation to the login, API call 401 with the login URL, session ended", func(t *testing.T) {
+		for _, tc := range []struct {
+			name    string
+			method  string
+			headers []string
+			nav     bool
+		}{
+			{"page navigation", http.MethodGet, []string{"Accept", "text/html,application/xhtml+xml", "Sec-Fetch-Mode", "navigate"}, true},
+			{"XHR", http.MethodGet, []string{"Accept", "*/*", "X-Requested-With", "XMLHttpRequest"}, false},
+			{"htmx", http.MethodGet, []string{"Accept", "text/html", "HX-Request", "true"}, false},
+			{"JSON POST", http.MethodPost, []string{"Accept", "application/json", "Content-Type", "application/json"}, false},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				env.backend.exchangeTTL.Store(int64(10 * time.Second))
+				c := env.newClient()
+				env.mustOIDCLogin(c, "/")
+				env.backend.exchangeTTL.Store(int64(5 * time.Minute))
+				env.idp.refreshMode.Store("invalid_grant")
+				defer env.idp.refreshMode.Store("")
+				id := env.sessionID(c)
+				res := env.request(c, tc.method, gwPrefix+"/echo/page?x=1", strings.NewReader(`{}`), tc.headers...)
+				if tc.nav {
+					if res.status != http.StatusSeeOther || res.header.Get("Location") != "/login?rd="+url.QueryEscape(gwPrefix+"/echo/page?x=1") {
+						t.Fatalf("%d to %q, want 303 to the login returning here", res.status, res.header.Get("Location"))
+					}
+				} else {
+					var body handlers.LoginRequiredBody
+					res.json(t, &body)
+					if res.status != http.StatusUnauthorized || body.Status != 401 || body.LoginURL == "" || !strings.HasPrefix(body.LoginURL, "/login") || body.Path != gwPrefix+"/echo/page" {
+						t.Fatalf("%d %s, want 401 with a loginUrl", res.status, res.body)
+					}
+				}
+				if _, err := env.store.Load(context.Background(), id); !errors.Is(err, session.ErrNotFound) {
+					t.Fatalf("after invalid_grant the session is still in the store: %v", err)
+				}
+				if !strings.Contains(res.header.Get("Set-Cookie"), "Max-Age=0") {
+					t.Errorf("the session cookie was not cleared: %q", res.header.Get("Set-Cookie"))
+				}
+			})
+		}
+	})
+
+	t.Run("OIDC refresh network error: session kept; old token while valid, then 503, then recovery", func(t *testing.T) {
+		env.backend.exchangeTTL.Store(int64(20 * time.Second))
+		c := env.newClient()
+		env.mustOIDCLogin(c, "/")
+		old := env.storedSession(c).Values[session.AttrBackendJWT]
+		env.idp.refreshMode.Store("down")
+		defer env.idp.refreshMode.Store("")
+		res, e := env.relayEcho(c)
+		if res.status != http.StatusOK || e.Authorization != "Bearer "+digest(old) {
+			t.Fatalf("%d %q, want the old, still valid token relayed", res.status, e.Authorization)
+		}
+		// Now the token has expired as well: 503, and the session stays.
+		s := env.storedSession(c)
+		s.Values[session.AttrBackendJWTExpiry] = time.Now().Add(-time.Second).UTC().Format(time.RFC3339Nano)
+		if err := env.store.Save(context.Background(), s); err != nil {
+			t.Fatal(err)
+		}
+		res, _ = env.relayEcho(c)
+		expectHTTPError(t, res, http.StatusServiceUnavailable, gwPrefix+"/echo/x")
+		if env.storedSession(c) == nil {
+			t.Fatal("a network error ended the session")
+		}
+		env.idp.refreshMode.Store("")
+		env.backend.exchangeTTL.Store(int64(5 * time.Minute))
+		res, e = env.relayEcho(c)
+		if res.status != http.StatusOK || e.Authorization != "Bearer "+digest(env.storedSession(c).Values[session.AttrBackendJWT]) || e.Authorization == "Bearer "+digest(old) {
+			t.Fatalf("%d %q, want a fresh token without a new login", res.status, e.Authorization)
+		}
+	})
+}
+
+func TestRelayForwarding(t *testing.T) {
+	env := newGateway(t, dbtest.SQLite(t), gwOptions{responseTTO: 300 * time.Millisecond, maxBody: 1024})
+	c := env.newClient()
+	env.hashLogin(c, "demo")
+
+	t.Run("method, path without prefix, query, body, forwarded headers", func(t *testing.T) {
+		res := env.request(c, http.MethodPut, gwPrefix+"/echo/api/events/7?a=1&b=x%20y", strings.NewReader(`{"name":"regatta"}`),
+			"Content-Type", "application/json", "X-Forwarded-For", "6.6.6.6", "X-Forwarded-Proto", "https", "X-Forwarded-Host", "evil.example", "X-Api-Key", "guessed")
+		var e echoed
+		res.json(t, &e)
+		u, _ := url.Parse(env.srv.URL)
+		want := map[string]string{"X-Forwarded-For": "127.0.0.1", "X-Forwarded-Proto": "http", "X-Forwarded-Host": u.Host, "X-Forwarded-Prefix": gwPrefix}
+		for h, v := range want {
+			if got := strings.Join(e.Headers[h], ","); got != v {
+				t.Errorf("%s = %q, want %q (headers from an untrusted client are replaced)", h, got, v)
+			}
+		}
+		if e.Method != http.MethodPut || e.Path != "/echo/api/events/7" || e.RawQuery != "a=1&b=x%20y" || e.Body != `{"name":"regatta"}` {
+			t.Errorf("backend got %s %s ? %s %q", e.Method, e.Path, e.RawQuery, e.Body)
+		}
+		if _, ok := e.Headers["X-Api-Key"]; ok {
+			t.Error("a client's X-Api-Key was relayed")
+		}
+	})
+
+	t.Run("gateway cookies are not forwarded, others are", func(t *testing.T) {
+		u, _ := url.Parse(env.srv.URL)
+		c.Jar.SetCookies(u, []*http.Cookie{{Name: "theme", Value: "dark"}, {Name: "portal_login_0123456789abcdef", Value: "x"}})
+		_, e := env.relayEcho(c)
+		cookies := strings.Join(e.Headers["Cookie"], ";")
+		if strings.Contains(cookies, "JSESSIONID") || strings.Contains(cookies, "portal_login_") || !strings.Contains(cookies, "theme=dark") {
+			t.Fatalf("backend got Cookie %q", cookies)
+		}
+	})
+
+	t.Run("the backend cannot set the session cookie", func(t *testing.T) {
+		res := env.request(env.newClient(), http.MethodGet, gwPrefix+"/set-cookie", nil)
+		sc := strings.Join(res.header.Values("Set-Cookie"), "\n")
+		if strings.Contains(sc, "JSESSIONID") || !strings.Contains(sc, "backend_pref=dark") {
+			t.Fatalf("Set-Cookie %q", sc)
+		}
+	})
+
+	t.Run("api-docs servers reflect X-Forwarded-Prefix", func(t *testing.T) {
+		res := env.request(c, http.MethodGet, gwPrefix+"/v3/api-docs", nil)
+		var doc struct{ Servers []struct{ URL string } }
+		res.json(t, &doc)
+		if len(doc.Servers) != 1 || doc.Servers[0].URL != env.srv.URL+gwPrefix {
+			t.Fatalf("servers %+v, want %s", doc.Servers, env.srv.URL+gwPrefix)
+		}
+	})
+
+	t.Run("responses stream", func(t *testing.T) {
+		res := env.request(c, http.MethodGet, gwPrefix+"/stream", nil)
+		if res.status != http.StatusOK || string(res.body) != "data: 0\n\ndata: 1\n\ndata: 2\n\n" || res.header.Get("Content-Type") != "text/event-stream" {
+			t.Fatalf("%d %q", res.status, res.body)
+		}
+	})
+
+	t.Run("body over the limit: 413", func(t *testing.T) {
+		big := strings.Repeat("x", 1025)
+		res := env.request(c, http.MethodPost, gwPrefix+"/echo/upload", strings.NewReader(big), "Content-Type", "text/plain")
+		expectHTTPError(t, res, http.StatusRequestEntityTooLarge, gwPrefix+"/echo/upload")
+		// Chunked, so no Content-Length tells in advance.
+		res = env.request(c, http.MethodPost, gwPrefix+"/echo/upload", struct{ *strings.Reader }{strings.NewReader(big)}, "Content-Type", "text/plain")
+		expectHTTPError(t, res, http.StatusRequestEntityTooLarge, gwPrefix+"/echo/upload")
+		res = env.request(c, http.MethodPost, gwPrefix+"/echo/upload", strings.NewReader(big[:1024]), "Content-Type", "text/plain")
+		if res.status != http.StatusOK {
+			t.Fatalf("a body of exactly the limit: %d", res.status)
+		}
+	})
+
+	t.Run("slow backend: 504", func(t *testing.T) {
+		res := env.request(c, http.MethodGet, gwPrefix+"/slow", nil)
+		expectHTTPError(t, res, http.StatusGatewayTimeout, gwPrefix+"/slow")
+	})
+
+	t.Run("dot segments: 400", func(t *testing.T) {
+		res := env.request(c, http.MethodGet, gwPrefix+"/echo/%2e%2e/admin", nil)
+		expectHTTPError(t, res, http.StatusBadRequest, gwPrefix+"/echo/../admin")
+	})
+
+	t.Run("backend down: 502, and the gateway stays up", func(t *testing.T) {
+		down := newGateway(t, dbtest.SQLite(t), gwOptions{noOIDC: true})
+		dc := down.newClient()
+		down.hashLogin(dc, "demo")
+		down.backend.srv.Close()
+		res := down.request(dc, http.MethodGet, gwPrefix+"/echo/x", nil, "Accept", "text/html")
+		expectHTTPError(t, res, http.StatusBadGateway, gwPrefix+"/echo/x")
+		if res := down.request(dc, http.MethodGet, "/healthz", nil); res.status != http.StatusOK {
+			t.Fatalf("healthz after a relay failure: %d", res.status)
+		}
+	})
+}
+
+func TestRelayBehindTrustedProxy(t *testing.T) {
+	tests := []struct {
+		name    string
+		proxies []netip.Prefix
+		trusted bool
+	}{
+		{"peer is a trusted proxy", []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}, true},
+		{"peer is not a trusted proxy", []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env := newGateway(t, dbtest.SQLite(t), gwOptions{noOIDC: true, trustedProxies: tt.proxies})
+			c := env.newClient()
+			fwd := []string{"X-Forwarded-Proto", "https", "X-Forwarded-For", "203.0.113.9", "X-Forwarded-Host", "portal.example", "X-Forwarded-Prefix", "/portal"}
+			body := `{"userKey":"demo","hash":"` + hashlink.Sign(testSecret, "demo") + `"}`
+			res := env.request(c, http.MethodPost, "/api/auth/external-login", strings.NewReader(body), append([]string{"Content-Type", "application/json"}, fwd...)...)
+			if res.status != http.StatusOK {
+				t.Fatalf("login: %d %s", res.status, res.body)
+			}
+			if secure := strings.Contains(res.header.Get("Set-Cookie"), "; Secure"); secure != tt.trusted {
+				t.Fatalf("cookie %q: Secure = %v, want %v", res.header.Get("Set-Cookie"), secure, tt.trusted)
+			}
+			res = env.request(c, http.MethodGet, gwPrefix+"/echo/x", nil, fwd...)
+			var e echoed
+			res.json(t, &e)
+			u, _ := url.Parse(env.srv.URL)
+			want := map[string]string{"X-Forwarded-For": "127.0.0.1", "X-Forwarded-Proto": "http", "X-Forwarded-Host": u.Host, "X-Forwarded-Prefix": gwPrefix}
+			if tt.trusted {
+				want = map[string]string{"X-Forwarded-For": "203.0.113.9, 127.0.0.1", "X-Forwarded-Proto": "https", "X-Forwarded-Host": "portal.example", "X-Forwarded-Prefix": "/portal" + gwPrefix}
+			}
+			for h, v := range want {
+				if got := strings.Join(e.Headers[h], ","); got != v {
+					t.Errorf("%s = %q, want %q", h, got, v)
+				}
+			}
+		})
+	}
+}
+
+// relaySessionsOn runs fn on every shared store available: the database
+// stores (SQLite, PostgreSQL when configured) and Redis when configured.
+func relaySessionsOn(t *testing.T, fn func(t *testing.T, db *bun.DB, store func() session.Store)) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		fn(t, db, func() session.Store { return session.NewDBStore(db, session.Encrypted(gwKeyring)) })
+	})
+	t.Run("redis", func(t *testing.T) {
+		rdb := sessiontest.Redis(t)
+		prefix := sessiontest.RedisPrefix(t, rdb)
+		fn(t, dbtest.SQLite(t), func() session.Store {
+			return session.NewRedisStore(rdb, session.RedisPrefix(prefix), session.Encrypted(gwKeyring))
+		})
+	})
+}

@@ -1,0 +1,105 @@
+package handlers
+
+import (
+	"crypto/subtle"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Metrics are the gateway's Prometheus metrics, on a registry of their own
+// so that several servers in one process (tests) do not collide.
+type Metrics struct {
+	reg       *prometheus.Registry
+	requests  *prometheus.CounterVec
+	relay     *prometheus.HistogramVec
+	refreshes *prometheus.CounterVec
+	exchanges *prometheus.CounterVec
+	logins    *prometheus.CounterVec
+}
+
+// NewMetrics returns the metrics with the Go runtime and process collectors.
+func NewMetrics() *Metrics {
+	m := &Metrics{
+		reg: prometheus.NewRegistry(),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "portal_http_requests_total",
+			Help: "HTTP requests by route pattern, method and status.",
+		}, []string{"route", "method", "status"}),
+		relay: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "portal_relay_duration_seconds",
+			Help:    "Time to relay a request to the admin backend, session lookup and token refresh included, by status class.",
+			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+		}, []string{"status_class"}),
+		refreshes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "portal_oidc_refreshes_total",
+			Help: "Token refreshes at the identity provider by outcome (ok, rejected, error).",
+		}, []string{"outcome"}),
+		exchanges: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "portal_token_exchanges_total",
+			Help: "Token exchanges at the admin backend by outcome (ok, rejected, error).",
+		}, []string{"outcome"}),
+		logins: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "portal_backend_logins_total",
+			Help: "Hash logins forwarded to the admin backend by outcome (ok, rejected, error).",
+		}, []string{"outcome"}),
+	}
+	m.reg.MustRegister(m.requests, m.relay, m.refreshes, m.exchanges, m.logins,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	for _, o := range []string{"ok", "rejected", "error"} {
+		m.refreshes.WithLabelValues(o)
+		m.exchanges.WithLabelValues(o)
+		m.logins.WithLabelValues(o)
+	}
+	return m
+}
+
+// ObserveRefresh counts an IdP refresh; it fits oidc.Config.OnRefresh.
+func (m *Metrics) ObserveRefresh(outcome string) { m.refreshes.WithLabelValues(outcome).Inc() }
+
+// ObserveExchange counts a token exchange; it fits oidc.Config.OnExchange.
+func (m *Metrics) ObserveExchange(outcome string) { m.exchanges.WithLabelValues(outcome).Inc() }
+
+func (m *Metrics) observeBackendLogin(outcome string) { m.logins.WithLabelValues(outcome).Inc() }
+
+func (m *Metrics) observeRelay(status int, d time.Duration) {
+	m.relay.WithLabelValues(strconv.Itoa(status/100) + "xx").Observe(d.Seconds())
+}
+
+// countRequests is a pre-routing middleware, so it wraps everything and
+// sees the final status, errors included; the route label is the matched
+// pattern, never the raw path, to keep the label set small.
+func (m *Metrics) countRequests(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		err := next(c)
+		if err != nil {
+			c.Error(err)
+		}
+		route := c.Path()
+		if route == "" || c.Response().Status == http.StatusNotFound && route == "/*" {
+			route = "(unmatched)"
+		}
+		m.requests.WithLabelValues(route, c.Request().Method, strconv.Itoa(c.Response().Status)).Inc()
+		return nil
+	}
+}
+
+// handler serves GET /metrics; with a token, only to requests that bear it.
+func (m *Metrics) handler(token string) echo.HandlerFunc {
+	h := promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{DisableCompression: true}) // the server compresses
+	return func(c echo.Context) error {
+		if token != "" {
+			got := c.Request().Header.Get("Authorization")
+			if subtle.ConstantTimeCompare([]byte(got), []byte("Bearer "+token)) != 1 {
+				return newAPIError(http.StatusUnauthorized, "The metrics need a bearer token.")
+			}
+		}
+		h.ServeHTTP(c.Response(), c.Request())
+		return nil
+	}
+}

@@ -1,0 +1,7 @@
+package contract
+
+// Exported for the tests of package contract_test.
+var (
+	RestatesStatusName = restatesStatusName
+	VersionBump        = versionBump
+)

@@ -1,0 +1,359 @@
+// Package upstream relays requests under the relay prefix
+// (/services/admin-service by default) to the admin backend: the relay
+// filter decides which backend JWT, if any, goes along as the bearer
+// credential, and Proxy forwards the request with httputil.ReverseProxy.
+// The gateway does not decide authorisation here; the backend does.
+package upstream
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/netip"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// Defaults of Config.
+const (
+	DefaultPrefix                = "/services/admin-service"
+	DefaultConnectTimeout        = 5 * time.Second
+	DefaultResponseHeaderTimeout = 30 * time.Second
+	DefaultMaxBodyBytes          = 10 << 20
+)
+
+// Config configures a Proxy.
+type Config struct {
+	// Backend is the admin backend's base address.
+	Backend *url.URL
+	// Prefix is stripped from the path before forwarding; default
+	// /services/admin-service. The backend sees it as X-Forwarded-Prefix.
+	Prefix string
+	// ConnectTimeout bounds connecting to the backend (then 502);
+	// ResponseHeaderTimeout bounds waiting for its answer (then 504).
+	ConnectTimeout, ResponseHeaderTimeout time.Duration
+	// MaxBodyBytes is the largest request body relayed (then 413);
+	// default 10 MiB.
+	MaxBodyBytes int64
+	// TrustedPeer reports whether r comes from a trusted proxy, whose
+	// X-Forwarded-* headers are then extended rather than replaced.
+	TrustedPeer func(r *http.Request) bool
+	// GatewayCookie reports whether a cookie name belongs to the gateway
+	// (the session and login cookies): such cookies are never forwarded,
+	// and the backend cannot set them.
+	GatewayCookie func(name string) bool
+	// ErrorResponse writes the gateway's own error answers (400, 413, 502,
+	// 504) in the spec's error body.
+	ErrorResponse func(w http.ResponseWriter, r *http.Request, status int, message string)
+	// Transport overrides the transport to the backend (benchmarks, tests).
+	Transport http.RoundTripper
+	// Log receives relay failures; default slog.Default().
+	Log *slog.Logger
+}
+
+// Proxy forwards requests to the admin backend.
+type Proxy struct {
+	cfg Config
+	rp  *httputil.ReverseProxy
+}
+
+// New returns a Proxy for cfg, whose Backend must be set.
+func New(cfg Config) *Proxy {
+	if cfg.Prefix == "" {
+		cfg.Prefix = DefaultPrefix
+	}
+	cfg.Prefix = "/" + strings.Trim(cfg.Prefix, "/")
+	if cfg.ConnectTimeout <= 0 {
+		cfg.ConnectTimeout = DefaultConnectTimeout
+	}
+	if cfg.ResponseHeaderTimeout <= 0 {
+		cfg.ResponseHeaderTimeout = DefaultResponseHeaderTimeout
+	}
+	if cfg.MaxBodyBytes <= 0 {
+		cfg.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if cfg.TrustedPeer == nil {
+		cfg.TrustedPeer = func(*http.Request) bool { return false }
+	}
+	if cfg.GatewayCookie == nil {
+		cfg.GatewayCookie = func(string) bool { return false }
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	if cfg.Transport == nil {
+		cfg.Transport = &http.Transport{
+			Proxy:                 nil, // the backend is addressed directly, never through an environment proxy
+			DialContext:           (&net.Dialer{Timeout: cfg.ConnectTimeout, KeepAlive: 30 * time.Second}).DialContext,
+			TLSHandshakeTimeout:   cfg.ConnectTimeout,
+			ResponseHeaderTimeout: cfg.ResponseHeaderTimeout,
+			ExpectContinueTimeout: time.Second,
+			MaxIdleConns:          512,
+			MaxIdleConnsPerHost:   256,
+			IdleConnTimeout:       90 * time.Second,
+			ForceAttemptHTTP2:     true,
+		}
+	}
+	p := &Proxy{cfg: cfg}
+	p.rp = &httputil.ReverseProxy{
+		Rewrite:        p.rewrite,
+		Transport:      cfg.Transport,
+		ModifyResponse: p.modifyResponse,
+		ErrorHandler:   p.errorHandler,
+		ErrorLog:       slog.NewLogLogger(cfg.Log.Handler(), slog.LevelWarn),
+	}
+	return p
+}
+
+// Prefix is the path prefix this proxy serves.
+func (p *Proxy) Prefix() string { return p.cfg.Prefix }
+
+// MaxBodyBytes is the largest request body relayed.
+func (p *Proxy) MaxBodyBytes() int64 { return p.cfg.MaxBodyBytes }
+
+type relayKey struct{}
+
+// relayState travels with one relayed request.
+type relayState struct {
+	token    string
+	in       *http.Request // the inbound request, for error answers
+	tooLarge atomic.Bool
+}
+
+// Forward relays r to the backend, with token as the bearer credential
+// ("" for none), and streams the answer to w.
+func (p *Proxy) Forward(w http.ResponseWriter, r *http.Request, token string) {
+	if hasDotSegment(r.URL.Path) {
+		// "/services/admin-service/../x" would leave the backend's base path.
+		p.cfg.ErrorResponse(w, r, http.StatusBadRequest, "The path must not contain . or .. segments.")
+		return
+	}
+	if r.ContentLength > p.cfg.MaxBodyBytes {
+		p.cfg.ErrorResponse(w, r, http.StatusRequestEntityTooLarge, p.tooLargeMessage())
+		return
+	}
+	st := &relayState{token: token, in: r}
+	if r.Body != nil && r.Body != http.NoBody {
+		r.Body = &limitedBody{rc: r.Body, left: p.cfg.MaxBodyBytes, st: st}
+	}
+	p.rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), relayKey{}, st)))
+}
+
+func (p *Proxy) tooLargeMessage() string {
+	return "The request body is larger than " + strconv.FormatInt(p.cfg.MaxBodyBytes, 10) + " bytes."
+}
+
+// rewrite builds the outbound request. ReverseProxy has already removed
+// hop-by-hop headers, Forwarded and X-Forwarded-* from it.
+func (p *Proxy) rewrite(pr *httputil.ProxyRequest) {
+	st, _ := pr.In.Context().Value(relayKey{}).(*relayState)
+
+	escaped := strings.TrimPrefix(pr.In.URL.EscapedPath(), p.cfg.Prefix)
+	if escaped == "" {
+		escaped = "/"
+	}
+	if unescaped, err := url.PathUnescape(escaped); err == nil {
+		pr.Out.URL.Path = unescaped
+		pr.Out.URL.RawPath = escaped
+	}
+	pr.SetURL(p.cfg.Backend)
+
+	if p.cfg.TrustedPeer(pr.In) {
+		p.setForwardedFromProxy(pr)
+	} else {
+		pr.SetXForwarded()
+		pr.Out.Header.Set("X-Forwarded-Prefix", p.cfg.Prefix)
+	}
+
+	// Credentials: the session's token and nothing the browser sent.
+	pr.Out.Header.Del("Authorization")
+	pr.Out.Header.Del("Proxy-Authorization")
+	pr.Out.Header.Del("X-Api-Key")
+	if st != nil && st.token != "" {
+		pr.Out.Header.Set("Authorization", "Bearer "+st.token)
+	}
+	p.stripGatewayCookies(pr.Out.Header)
+}
+
+// setForwardedFromProxy extends the trusted proxy's X-Forwarded-* headers.
+func (p *Proxy) setForwardedFromProxy(pr *httputil.ProxyRequest) {
+	in, out := pr.In.Header, pr.Out.Header
+	if ip, _, err := net.SplitHostPort(pr.In.RemoteAddr); err == nil {
+		if prior := strings.Join(in.Values("X-Forwarded-For"), ", "); prior != "" {
+			ip = prior + ", " + ip
+		}
+		out.Set("X-Forwarded-For", ip)
+	}
+	proto := strings.ToLower(strings.TrimSpace(in.Get("X-Forwarded-Proto")))
+	if proto != "http" && proto != "https" {
+		proto = "http"
+		if pr.In.TLS != nil {
+			proto = "https"
+		}
+	}
+	out.Set("X-Forwarded-Proto", proto)
+	host := strings.TrimSpace(in.Get("X-Forwarded-Host"))
+	if host == "" {
+		host = pr.In.Host
+	}
+	out.Set("X-Forwarded-Host", host)
+	out.Set("X-Forwarded-Prefix", strings.TrimRight(strings.TrimSpace(in.Get("X-Forwarded-Prefix")), "/")+p.cfg.Prefix)
+}
+
+// stripGatewayCookies removes the gateway's own cookies from a Cookie header.
+func (p *Proxy) stripGatewayCookies(h http.Header) {
+	lines := h.Values("Cookie")
+	if len(lines) == 0 {
+		return
+	}
+	var kept []string
+	for _, line := range lines {
+		for part := range strings.SplitSeq(line, ";") {
+			part = strings.TrimSpace(part)
+			if part == "" {
+				continue
+			}
+			name, _, _ := strings.Cut(part, "=")
+			if !p.cfg.GatewayCookie(strings.TrimSpace(name)) {
+				kept = append(kept, part)
+			}
+		}
+	}
+	h.Del("Cookie")
+	if len(kept) > 0 {
+		h.Set("Cookie", strings.Join(kept, "; "))
+	}
+}
+
+// modifyResponse keeps the backend from setting the gateway's cookies; the
+// rest of the answer passes unchanged.
+func (p *Proxy) modifyResponse(res *http.Response) error {
+	lines := res.Header.Values("Set-Cookie")
+	if len(lines) == 0 {
+		return nil
+	}
+	res.Header.Del("Set-Cookie")
+	for _, line := range lines {
+		name, _, _ := strings.Cut(line, "=")
+		if !p.cfg.GatewayCookie(strings.TrimSpace(name)) {
+			res.Header.Add("Set-Cookie", line)
+		}
+	}
+	return nil
+}
+
+// errorHandler answers for a backend that could not be asked: 413 for a
+// body over the limit, 504 for a backend too slow to answer, 502 for one
+// that cannot be reached or broke the connection.
+func (p *Proxy) errorHandler(w http.ResponseWriter, r *http.Request, err error) {
+	// r is the outbound request; answers name the path the client asked for.
+	st, _ := r.Context().Value(relayKey{}).(*relayState)
+	if st != nil {
+		r = st.in.WithContext(r.Context())
+	}
+	log := p.cfg.Log.With("method", r.Method, "path", r.URL.Path)
+	switch {
+	case st != nil && st.tooLarge.Load():
+		p.cfg.ErrorResponse(w, r, http.StatusRequestEntityTooLarge, p.tooLargeMessage())
+	case r.Context().Err() != nil:
+		// The client went away; nobody is left to answer.
+		log.Debug("relay: client gone", "err", err)
+	case isTimeout(err) && !isDial(err):
+		log.Warn("relay: backend too slow", "err", err)
+		p.cfg.ErrorResponse(w, r, http.StatusGatewayTimeout, "The admin backend did not answer in time.")
+	default:
+		log.Warn("relay: backend unreachable", "err", err)
+		p.cfg.ErrorResponse(w, r, http.StatusBadGateway, "The admin backend cannot be reached.")
+	}
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout())
+}
+
+func isDial(err error) bool {
+	var oe *net.OpError
+	return errors.As(err, &oe) && oe.Op == "dial"
+}
+
+// hasDotSegment reports whether a path has a "." or ".." segment.
+func hasDotSegment(path string) bool {
+	for seg := range strings.SplitSeq(path, "/") {
+		if seg == "." || seg == ".." {
+			return true
+		}
+	}
+	return false
+}
+
+// limitedBody fails reads past the limit and records that it did, so the
+// error handler can answer 413 whatever the transport made of the error.
+type limitedBody struct {
+	rc   io.ReadCloser
+	left int64
+	st   *relayState
+}
+
+var errBodyTooLarge = errors.New("upstream: request body too large")
+
+func (b *limitedBody) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		// Probe one byte: a body of exactly the limit is fine.
+		var one [1]byte
+		n, err := b.rc.Read(one[:])
+		if n > 0 {
+			b.st.tooLarge.Store(true)
+			return 0, errBodyTooLarge
+		}
+		return 0, err
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.rc.Read(p)
+	b.left -= int64(n)
+	return n, err
+}
+
+func (b *limitedBody) Close() error { return b.rc.Close() }
+
+// TrustedPeers returns a check of whether a request's direct peer (never an
+// address a header names) is in one of prefixes.
+func TrustedPeers(prefixes []netip.Prefix) func(*http.Request) bool {
+	return func(r *http.Request) bool {
+		if len(prefixes) == 0 {
+			return false
+		}
+		ap, err := netip.ParseAddrPort(r.RemoteAddr)
+		if err != nil {
+			return false
+		}
+		a := ap.Addr().Unmap()
+		for _, p := range prefixes {
+			if p.Contains(a) {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// ForwardedHTTPS returns a check of whether a request came over https: its
+// own TLS, or X-Forwarded-Proto: https from a trusted peer. Headers from
+// anyone else are ignored.
+func ForwardedHTTPS(trusted func(*http.Request) bool) func(*http.Request) bool {
+	return func(r *http.Request) bool {
+		if r.TLS != nil {
+			return true
+		}
+		return trusted(r) && strings.EqualFold(strings.TrimSpace(r.Header.Get("X-Forwarded-Proto")), "https")
+	}
+}
