@@ -18,6 +18,9 @@ build:
 
 ## test: formatting, vet, generated-code drift, then every test with the race detector
 test: fmt-check vet templ-check css-check spec-check spec-lint spec-diff contract-client
+	@[ -n "$$PORTAL_TEST_DATABASE_URL" ] || echo "test: PostgreSQL SKIPPED: set PORTAL_TEST_DATABASE_URL to run the store, engine and API suites on PostgreSQL too"
+	@[ -x "$${PORTAL_CHROMIUM:-/usr/bin/chromium}" ] || echo "test: browser end-to-end suite SKIPPED: Chromium not found (apt-get install chromium, or set PORTAL_CHROMIUM)"
+	@[ -n "$$PORTAL_TEST_REDIS_URL" ] || echo "test: Redis session store suites SKIPPED: set PORTAL_TEST_REDIS_URL"
 	$(GO) test -race -count=1 ./...
 
 fmt-check:

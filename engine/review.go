@@ -11,8 +11,9 @@ import (
 type Review struct {
 	ProcessID int64
 	PeriodID  int64
-	Step      int  // the current step
-	Complete  bool // every question is answered and the registration can be confirmed
+	Period    string // the period's name
+	Step      int    // the current step
+	Complete  bool   // every question is answered and the registration can be confirmed
 	Persons   []ReviewPerson
 	Quote     Quote
 	// QuoteError explains why no price could be made (for example a person
@@ -63,7 +64,7 @@ func (s *Service) Review(ctx context.Context, userKey, processID string) (*Revie
 	if inst.CurrentStepID != nil {
 		current = def.stepNumber(*inst.CurrentStepID)
 	}
-	r := &Review{ProcessID: inst.ID, PeriodID: inst.RelatedEntityID, Step: current,
+	r := &Review{ProcessID: inst.ID, PeriodID: inst.RelatedEntityID, Period: inst.Period.Name, Step: current,
 		Complete: current == len(def.Steps) && len(selected) > 0}
 	for _, p := range selected {
 		rp := ReviewPerson{ID: p.ID, FirstName: p.FirstName, LastName: p.LastName}

@@ -85,7 +85,7 @@ func (s *Server) showReview(c echo.Context, status int, notice string) error {
 		return c.Redirect(http.StatusSeeOther, stepURL(form))
 	}
 	m := views.ReviewModel{
-		Chrome: s.chrome("Check your answers"), Notice: notice,
+		Chrome: s.chrome("Check your answers"), Period: rv.Period, Notice: notice,
 		ChangeAction: registerPath(r.periodID, "change"), ConfirmAction: registerPath(r.periodID, "confirm"),
 		PriceProblem: rv.QuoteError, CanConfirm: rv.QuoteError == "",
 	}

@@ -257,6 +257,9 @@ func TestRegistrationPages(t *testing.T) {
 		if review.testid("review-person").Length() != 2 || review.testid("confirm").Text() != "Confirm and pay" || review.testid("order-lines").Find("tbody tr").Length() < 4 {
 			t.Fatalf("review page:\n%s", review.body)
 		}
+		if got, want := review.testid("review").Find("p").First().Text(), overview.testid("overview").Find("p").First().Text(); got != want || got == "" {
+			t.Fatalf("review page period %q, want %q", got, want)
+		}
 		if review.testid("order-total").Text() != "EUR 184.50" {
 			t.Fatalf("total %q", review.testid("order-total").Text())
 		}
@@ -298,6 +301,9 @@ func TestRegistrationPages(t *testing.T) {
 		expectRedirect(t, env.post(c, "/membership/register/1/confirm", url.Values{}), "/membership/register/1/done")
 		done := env.get(c, "/membership/register/1/done")
 		cd := done.testid("countdown")
+		if _, hidden := cd.Attr("hidden"); !hidden {
+			t.Fatalf("without JavaScript nothing counts down: the countdown line must start hidden")
+		}
 		if cd.AttrOr("data-seconds", "") != "5" || cd.AttrOr("data-redirect-url", "") == "" || done.testid("pay-now").AttrOr("href", "") != cd.AttrOr("data-redirect-url", "-") {
 			t.Fatalf("done page:\n%s", done.body)
 		}

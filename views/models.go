@@ -111,7 +111,6 @@ type ErrorLink struct {
 // StepModel is a question page, or person selection (Type "SELECT").
 type StepModel struct {
 	Chrome
-	Period     string
 	Action     string // POST target
 	BackAction string // POST target of Back; empty on the first page
 	BackStep   int

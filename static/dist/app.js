@@ -30,6 +30,9 @@
     if (!url || !/^[0-9]+$/.test(raw)) return;
     var seconds = Number(raw);
     el.dataset[started] = 'true';
+    // The countdown line is hidden in the HTML: without JavaScript nothing
+    // would redirect, and the Pay now link is the way on.
+    el.hidden = false;
 
     var value = el.querySelector('[data-countdown-value]');
     var deadline = Date.now() + seconds * 1000;

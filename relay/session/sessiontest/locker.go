@@ -20,9 +20,9 @@ type SharedStore interface {
 	session.Locker
 }
 
-// RunSharedStoreConformance runs the Touch and lease contract against
-// stores made by newStore (the cases use fresh ids, so one store may serve them all), on top of
-// RunStoreConformance.
+// RunSharedStoreConformance runs the Touch and lease contract, on top of
+// RunStoreConformance, against stores made by newStore; the cases use fresh
+// ids, so one store may serve them all.
 func RunSharedStoreConformance(t *testing.T, newStore func(t *testing.T) SharedStore) {
 	t.Helper()
 	ctx := context.Background()
