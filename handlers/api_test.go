@@ -432,3 +432,13 @@ func TestHealthAndReadiness(t *testing.T) {
 		t.Fatalf("healthz with the database gone: %d", res.status)
 	}
 }
+
+// TestRelayErrorsAreJSON: the relay is an API: even the gateway's own
+// refusals there answer the spec's JSON error body, not a page.
+func TestRelayErrorsAreJSON(t *testing.T) {
+	env := newEnv(t, dbtest.SQLite(t))
+	c := env.newClient()
+	path := "/services/admin-service/api/events"
+	expectHTTPError(t, env.do(c, http.MethodPost, path, map[string]any{}, "Origin", "https://evil.example"), http.StatusForbidden, path)
+	expectHTTPError(t, env.do(c, http.MethodGet, path, nil), http.StatusServiceUnavailable, path)
+}

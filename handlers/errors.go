@@ -123,7 +123,8 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 		log.DebugContext(req.Context(), "request rejected", "err", err)
 	}
 	var ee *engine.Error
-	if status == http.StatusUnprocessableEntity && errors.As(err, &ee) && isAPI(req) {
+	jsonBody := isAPI(req) || (s.gw != nil && s.isRelayPath(req.URL.Path))
+	if status == http.StatusUnprocessableEntity && errors.As(err, &ee) && jsonBody {
 		body := ProcessErrorBody{ProcessID: ee.ProcessID, Step: ee.Step, ProcessState: engine.StateError,
 			Message: ee.Message, Errors: ProcessErrorsBody{People: []PersonErrorBody{}}}
 		for _, p := range ee.People {
@@ -132,7 +133,7 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 		s.writeJSON(c, status, body)
 		return
 	}
-	if isAPI(req) {
+	if jsonBody {
 		if fields == nil {
 			fields = []FieldErrorBody{}
 		}

@@ -112,3 +112,28 @@ func TestRedisRestart(t *testing.T) {
 		time.Sleep(20 * time.Millisecond) // the client's pool may hold dead connections for a moment
 	}
 }
+
+// Readiness covers the Redis session store: a load balancer stops sending
+// traffic while it is gone.
+func TestReadinessChecksRedis(t *testing.T) {
+	sessiontest.Redis(t)
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		t.Skip("readiness test skipped: no redis-server binary on PATH")
+	}
+	p := &redisProcess{t: t, dir: t.TempDir(), port: freePort(t)}
+	p.start()
+	t.Cleanup(p.crash)
+	rdb, err := session.NewRedisClient("redis://" + p.addr() + "/0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rdb.Close() })
+	env := newGateway(t, dbtest.SQLite(t), gwOptions{noOIDC: true, store: session.NewRedisStore(rdb)})
+	if res := env.request(env.client, http.MethodGet, "/readyz", nil); res.status != http.StatusOK {
+		t.Fatalf("readyz with Redis up: %d", res.status)
+	}
+	p.crash()
+	if res := env.request(env.client, http.MethodGet, "/readyz", nil); res.status != http.StatusServiceUnavailable {
+		t.Fatalf("readyz with Redis down: %d", res.status)
+	}
+}

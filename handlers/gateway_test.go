@@ -254,7 +254,7 @@ func TestRelayFilterTable(t *testing.T) {
 }
 
 func TestRelayForwarding(t *testing.T) {
-	env := newGateway(t, dbtest.SQLite(t), gwOptions{responseTTO: 300 * time.Millisecond, maxBody: 1024})
+	env := newGateway(t, dbtest.SQLite(t), gwOptions{responseTTO: time.Second, maxBody: 1024})
 	c := env.newClient()
 	env.hashLogin(c, "demo")
 

@@ -74,8 +74,7 @@ func New(d Deps) *echo.Echo {
 	e.Use(securityHeaders)
 	e.Use(middleware.GzipWithConfig(middleware.GzipConfig{Skipper: func(c echo.Context) bool {
 		// Static files are compressed once at start; relayed responses stream as they come.
-		p := c.Request().URL.Path
-		return strings.HasPrefix(p, "/static/") || strings.HasPrefix(p, "/services/")
+		return strings.HasPrefix(c.Request().URL.Path, "/static/") || s.relayOwnsBodyLimit(c)
 	}}))
 	e.Use(middleware.BodyLimitWithConfig(middleware.BodyLimitConfig{Limit: "64K", Skipper: s.relayOwnsBodyLimit}))
 	e.Use(s.rejectCrossOrigin)
@@ -187,6 +186,10 @@ func (s *Server) readyz(c echo.Context) error {
 	ctx, cancel := context.WithTimeout(c.Request().Context(), 2*time.Second)
 	defer cancel()
 	if err := s.engine.DB().PingContext(ctx); err != nil {
+		s.log.Warn("readiness check failed", "err", err)
+		return c.JSON(http.StatusServiceUnavailable, map[string]string{"status": "unavailable"})
+	}
+	if err := s.sessions.Ping(ctx); err != nil { // a session store of its own (Redis)
 		s.log.Warn("readiness check failed", "err", err)
 		return c.JSON(http.StatusServiceUnavailable, map[string]string{"status": "unavailable"})
 	}

@@ -57,6 +57,7 @@ type options struct {
 	redisURL         string
 	cpuProfile       string
 	only             string
+	backendDelay     time.Duration
 }
 
 func run(ctx context.Context, args []string, out io.Writer) error {
@@ -67,6 +68,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	fs.IntVar(&o.concurrency, "concurrency", 32, "concurrent clients")
 	fs.StringVar(&o.databaseURL, "database-url", envOr("PORTAL_BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"), "database of the database store (postgres://... or sqlite:PATH)")
 	fs.StringVar(&o.redisURL, "redis-url", envOr("PORTAL_BENCH_REDIS_URL", "redis://127.0.0.1:6379/0"), "Redis of the Redis store; empty skips it")
+	fs.DurationVar(&o.backendDelay, "backend-delay", 0, "time the test backend takes per request (0: answers at once, the worst case for the ratios)")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the measured scenarios to this file")
 	fs.StringVar(&o.only, "only", "", "run only the scenarios whose name contains this text (and the bare proxy)")
 	if err := fs.Parse(args); err != nil {
@@ -85,6 +87,9 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 
 	be, err := serve(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if o.backendDelay > 0 {
+			time.Sleep(o.backendDelay) // a backend doing work (a database query, say)
+		}
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, `{"id":7,"name":"Summer regatta","date":"2026-07-04","participants":42,"authorized":`+fmt.Sprint(r.Header.Get("Authorization") != "")+`}`)
 	}))
@@ -100,8 +105,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	defer cleanup()
 
-	fmt.Fprintf(out, "relay benchmark: %d concurrent clients, %s per scenario (after %s warm-up), GOMAXPROCS=%d, all in one process on 127.0.0.1\n",
-		o.concurrency, o.duration, o.warmup, maxprocs())
+	fmt.Fprintf(out, "relay benchmark: %d concurrent clients, %s per scenario (after %s warm-up), backend delay %s, GOMAXPROCS=%d, all in one process on 127.0.0.1\n",
+		o.concurrency, o.duration, o.warmup, o.backendDelay, maxprocs())
 	fmt.Fprintf(out, "database store: %s\n\n", redact(o.databaseURL))
 
 	type scenario struct {
@@ -126,10 +131,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	stores := []struct {
-		name  string
-		store session.Store
-	}{{"gateway, database sessions", session.NewDBStore(db, session.Encrypted(kr))}}
+	stores := []namedStore{{"gateway, database sessions", session.NewDBStore(db, session.Encrypted(kr))}}
 	if o.redisURL != "" {
 		rdb, err := session.NewRedisClient(o.redisURL)
 		if err != nil {
@@ -146,18 +148,20 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 					rdb.Del(context.Background(), iter.Val())
 				}
 			}()
-			stores = append(stores, struct {
-				name  string
-				store session.Store
-			}{"gateway, Redis sessions", session.NewRedisStore(rdb, session.RedisPrefix(prefix), session.Encrypted(kr))})
+			stores = append(stores, namedStore{"gateway, Redis sessions", session.NewRedisStore(rdb, session.RedisPrefix(prefix), session.Encrypted(kr))})
 		}
 	}
-	for _, st := range stores {
+	for i, st := range stores {
 		gw, cookie, err := gateway(ctx, db, st.store, beURL)
 		if err != nil {
 			return err
 		}
 		defer gw.Close()
+		if i == 0 {
+			// Without a cookie there is no store lookup: this row shows
+			// what the gateway costs besides the session lookup.
+			scenarios = append(scenarios, scenario{name: "gateway, guest (no lookup)", target: gw.URL + upstream.DefaultPrefix + "/api/events/7"})
+		}
 		scenarios = append(scenarios, scenario{name: st.name, target: gw.URL + upstream.DefaultPrefix + "/api/events/7", cookie: cookie})
 	}
 
@@ -167,7 +171,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if o.only != "" && !strings.Contains(sc.name, o.only) && !strings.Contains(sc.name, "bare") {
+		if o.only != "" && !strings.Contains(sc.name, o.only) && sc.name != "bare httputil.ReverseProxy" {
 			continue
 		}
 		res, err := load(ctx, sc.target, sc.cookie, o)
@@ -179,14 +183,27 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	baseline := results["bare httputil.ReverseProxy"]
 	fmt.Fprintf(out, "\nagainst the bare reverse proxy (targets: at least 80%% of its throughput, under 2ms added p99):\n")
-	for _, st := range stores {
-		r, ok := results[st.name]
+	for _, name := range append([]string{"gateway, guest (no lookup)"}, storeNames(stores)...) {
+		r, ok := results[name]
 		if !ok {
 			continue
 		}
-		fmt.Fprintf(out, "%-30s throughput %5.1f%%   added p50 %8s   added p99 %8s\n", st.name, 100*r.rps/baseline.rps, round(r.p50-baseline.p50), round(r.p99-baseline.p99))
+		fmt.Fprintf(out, "%-30s throughput %5.1f%%   added p50 %8s   added p99 %8s\n", name, 100*r.rps/baseline.rps, round(r.p50-baseline.p50), round(r.p99-baseline.p99))
 	}
 	return nil
+}
+
+type namedStore struct {
+	name  string
+	store session.Store
+}
+
+func storeNames(stores []namedStore) []string {
+	var names []string
+	for _, s := range stores {
+		names = append(names, s.name)
+	}
+	return names
 }
 
 // gateway starts the whole gateway on store and returns it with the cookie

@@ -14,8 +14,9 @@ import (
 // (PostgreSQL or SQLite). Rows are keyed by the SHA-256 of the token, never
 // the token itself.
 type DBStore struct {
-	db    *bun.DB
-	codec valueCodec
+	db       *bun.DB
+	codec    valueCodec
+	prepared preparedLoad
 	// now is the clock Load and Save compare expires_at with. Sessions are
 	// cross-checked by the Manager with its own clock, so this one stays real.
 	now func() time.Time
@@ -93,11 +94,7 @@ func (st *DBStore) Create(ctx context.Context, s *Session) error {
 
 // Load returns the unexpired session with this id, or ErrNotFound.
 func (st *DBStore) Load(ctx context.Context, id string) (*Session, error) {
-	var row sessionRow
-	err := st.db.NewSelect().Model(&row).
-		Where("id_hash = ?", hashID(id)).
-		Where("expires_at >= ?", normTime(st.now())).
-		Scan(ctx)
+	row, err := st.loadRow(ctx, hashID(id), normTime(st.now()))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ErrNotFound
 	}

@@ -96,6 +96,16 @@ func (m *Manager) CookieValue(r *http.Request) (string, bool) {
 	return m.cookieID(r)
 }
 
+// Ping reports whether the store answers, for readiness checks; stores
+// without a Ping of their own (the database store: the database is checked
+// anyway) are taken as ready.
+func (m *Manager) Ping(ctx context.Context) error {
+	if p, ok := m.store.(interface{ Ping(context.Context) error }); ok {
+		return p.Ping(ctx)
+	}
+	return nil
+}
+
 // touch slides the expiry of s, through Toucher when the store has it.
 func (m *Manager) touch(ctx context.Context, s *Session) error {
 	if t, ok := m.store.(Toucher); ok {
