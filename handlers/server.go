@@ -73,8 +73,11 @@ func New(d Deps) *echo.Echo {
 		}}))
 	e.Use(securityHeaders)
 	e.Use(middleware.GzipWithConfig(middleware.GzipConfig{Skipper: func(c echo.Context) bool {
-		// Static files are compressed once at start; relayed responses stream as they come.
-		return strings.HasPrefix(c.Request().URL.Path, "/static/") || s.relayOwnsBodyLimit(c)
+		// Static files are compressed once at start; relayed responses stream as
+		// they come; API answers are small JSON, where a gzip writer per
+		// concurrent request costs more memory than it saves bytes.
+		p := c.Request().URL.Path
+		return strings.HasPrefix(p, "/static/") || isAPI(c.Request()) || s.relayOwnsBodyLimit(c)
 	}}))
 	e.Use(middleware.BodyLimitWithConfig(middleware.BodyLimitConfig{Limit: "64K", Skipper: s.relayOwnsBodyLimit}))
 	e.Use(s.rejectCrossOrigin)

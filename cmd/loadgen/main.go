@@ -18,6 +18,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	mrand "math/rand/v2"
 	"net"
 	"net/http"
 	"net/http/cookiejar"
@@ -57,7 +58,7 @@ func run() error {
 	flag.StringVar(&o.databaseURL, "database-url", envOr("PORTAL_BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"), "PostgreSQL to run on (a fresh schema is created and dropped)")
 	flag.IntVar(&o.members, "members", 32, "concurrent members")
 	flag.IntVar(&o.flows, "flows", 10, "flows per member")
-	flag.DurationVar(&o.think, "think", 0, "pause between a member's requests (0: closed loop, as fast as the server answers)")
+	flag.DurationVar(&o.think, "think", 0, "mean pause between a member's answers, spread over 0.5x to 1.5x (0: closed loop, as fast as the server answers)")
 	flag.Parse()
 	ctx := context.Background()
 
@@ -290,7 +291,8 @@ func flow(base, key string, think time.Duration) ([]sample, error) {
 	}
 	var samples []sample
 	for f.ProcessState != "DONE" {
-		time.Sleep(think)
+		// People do not answer in lockstep: spread the pause over 0.5x to 1.5x.
+		time.Sleep(time.Duration(float64(think) * (0.5 + mrand.Float64())))
 		res, raw, took, err := m.call(http.MethodPost, "/api/forms/next", map[string]any{"processId": f.ProcessID, "step": f.Step, "people": people}, 200)
 		if err != nil {
 			return samples, err
