@@ -56,6 +56,17 @@ func (s *Server) load(c echo.Context, r registration) (*engine.Form, bool, error
 	return form, true, nil
 }
 
+// currentForm resolves a flow page's registration and its current form, or
+// renders what the member needs instead (ok=false).
+func (s *Server) currentForm(c echo.Context) (registration, *engine.Form, bool, error) {
+	r, ok, err := s.registrationOf(c)
+	if !ok {
+		return r, nil, false, err
+	}
+	form, ok, err := s.load(c, r)
+	return r, form, ok, err
+}
+
 // stepURL is the page of a form's current step.
 func stepURL(f *engine.Form) string {
 	switch {
@@ -149,11 +160,7 @@ func (s *Server) stepPage(c echo.Context) error {
 }
 
 func (s *Server) showStep(c echo.Context, n int) error {
-	r, ok, err := s.registrationOf(c)
-	if !ok {
-		return err
-	}
-	form, ok, err := s.load(c, r)
+	_, form, ok, err := s.currentForm(c)
 	if !ok {
 		return err
 	}
@@ -180,11 +187,7 @@ func (s *Server) submitAnswers(c echo.Context) error {
 // submitStep stores one page's answers and moves on (POST, then 303, then
 // GET). The last question holds its commit for the check-your-answers page.
 func (s *Server) submitStep(c echo.Context, n int) error {
-	r, ok, err := s.registrationOf(c)
-	if !ok {
-		return err
-	}
-	form, ok, err := s.load(c, r)
+	r, form, ok, err := s.currentForm(c)
 	if !ok {
 		return err
 	}

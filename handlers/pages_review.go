@@ -13,11 +13,7 @@ import (
 // backStep answers POST /membership/register/:periodId/back (field step:
 // the step the member is leaving): the previous step, with its answers.
 func (s *Server) backStep(c echo.Context) error {
-	r, ok, err := s.registrationOf(c)
-	if !ok {
-		return err
-	}
-	form, ok, err := s.load(c, r)
+	r, form, ok, err := s.currentForm(c)
 	if !ok {
 		return err
 	}
@@ -37,11 +33,7 @@ func (s *Server) backStep(c echo.Context) error {
 // changeStep answers POST /membership/register/:periodId/change (field step:
 // the question to change), from the check-your-answers page.
 func (s *Server) changeStep(c echo.Context) error {
-	r, ok, err := s.registrationOf(c)
-	if !ok {
-		return err
-	}
-	form, ok, err := s.load(c, r)
+	r, form, ok, err := s.currentForm(c)
 	if !ok {
 		return err
 	}
@@ -66,11 +58,7 @@ func (s *Server) reviewPage(c echo.Context) error {
 }
 
 func (s *Server) showReview(c echo.Context, status int, notice string) error {
-	r, ok, err := s.registrationOf(c)
-	if !ok {
-		return err
-	}
-	form, ok, err := s.load(c, r)
+	r, form, ok, err := s.currentForm(c)
 	if !ok {
 		return err
 	}
@@ -105,11 +93,7 @@ func (s *Server) showReview(c echo.Context, status int, notice string) error {
 // confirm answers POST /membership/register/:periodId/confirm: the commit
 // (memberships pending payment, an unpaid order), then the done page.
 func (s *Server) confirm(c echo.Context) error {
-	r, ok, err := s.registrationOf(c)
-	if !ok {
-		return err
-	}
-	form, ok, err := s.load(c, r)
+	r, form, ok, err := s.currentForm(c)
 	if !ok {
 		return err
 	}
@@ -152,11 +136,7 @@ func (s *Server) donePage(c echo.Context) error {
 
 // resetPage answers GET /membership/register/:periodId/reset: "start again?".
 func (s *Server) resetPage(c echo.Context) error {
-	r, ok, err := s.registrationOf(c)
-	if !ok {
-		return err
-	}
-	form, ok, err := s.load(c, r)
+	r, form, ok, err := s.currentForm(c)
 	if !ok {
 		return err
 	}
@@ -166,11 +146,7 @@ func (s *Server) resetPage(c echo.Context) error {
 
 // resetRegistration answers POST /membership/register/:periodId/reset.
 func (s *Server) resetRegistration(c echo.Context) error {
-	r, ok, err := s.registrationOf(c)
-	if !ok {
-		return err
-	}
-	form, ok, err := s.load(c, r)
+	r, form, ok, err := s.currentForm(c)
 	if !ok {
 		return err
 	}
@@ -186,11 +162,7 @@ func (s *Server) resetRegistration(c echo.Context) error {
 // resumeRegistration answers POST /membership/register/:periodId/resume:
 // continue where the member left off.
 func (s *Server) resumeRegistration(c echo.Context) error {
-	r, ok, err := s.registrationOf(c)
-	if !ok {
-		return err
-	}
-	form, ok, err := s.load(c, r)
+	r, form, ok, err := s.currentForm(c)
 	if !ok {
 		return err
 	}
