@@ -2,7 +2,7 @@
 GO        ?= go
 BIN       := bin/portal
 DEV_SECRET := dev-only-hash-secret-change-me
-DEV_ENV   := PORTAL_HASH_SECRET=$(DEV_SECRET) PORTAL_COOKIE_SECURE=false
+DEV_ENV   := PORTAL_HASH_SECRET=$(DEV_SECRET) PORTAL_COOKIE_SECURE=false PORTAL_PAYMENT_PROVIDER=test
 
 .PHONY: run build test fmt-check vet templ templ-check bench clean
 

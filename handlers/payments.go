@@ -23,7 +23,7 @@ func orderLines(order *engine.Order) ([]views.OrderLineModel, string) {
 // testGatewayPage answers GET /dev/pay/:reference: the built-in gateway's
 // payment page with the order lines and total.
 func (s *Server) testGatewayPage(c echo.Context) error {
-	view, err := s.engine.PaymentForPage(c.Request().Context(), c.Param("reference"))
+	view, err := s.ownPayment(c, c.Param("reference"))
 	if err != nil {
 		return err
 	}
@@ -46,12 +46,33 @@ func (s *Server) testGatewayDecide(c echo.Context) error {
 		return newAPIError(http.StatusBadRequest, "Choose success, failed or cancelled.",
 			FieldErrorBody{Field: "status", Message: "must be success, failed or cancelled"})
 	}
-	view, err := s.engine.PaymentForPage(c.Request().Context(), c.Param("reference"))
+	view, err := s.ownPayment(c, c.Param("reference"))
 	if err != nil {
 		return err
 	}
 	tx := engine.NewReference("TX-")
 	return c.Redirect(http.StatusSeeOther, s.gateway.ReturnURL(view.Payment.Reference, status, tx))
+}
+
+// ownPayment loads a payment attempt for the signed-in user who owns its
+// order. The test gateway signs whatever outcome it is told, so only the
+// member who registered may use it, and nobody else sees their order.
+func (s *Server) ownPayment(c echo.Context, reference string) (*engine.PaymentView, error) {
+	ctx := c.Request().Context()
+	sess, err := s.sessions.Get(ctx, c.Request())
+	if errors.Is(err, session.ErrNotFound) {
+		return nil, newAPIError(http.StatusUnauthorized, "Your session has ended. Open the link from your e-mail again to continue.")
+	} else if err != nil {
+		return nil, sessionStoreError(err)
+	}
+	view, err := s.engine.PaymentForPage(ctx, reference)
+	if err != nil {
+		return nil, err
+	}
+	if view.Order.UserKey != sess.UserKey {
+		return nil, engine.Errorf(engine.CodeNotFound, "payment not found")
+	}
+	return view, nil
 }
 
 // paymentReturn answers GET /membership/payment-return?reference=&status=&transactionId=&signature=.
@@ -101,20 +122,11 @@ func (s *Server) paymentReturn(c echo.Context) error {
 // the signed-in user only.
 func (s *Server) paymentRetry(c echo.Context) error {
 	ctx := c.Request().Context()
-	sess, err := s.sessions.Get(ctx, c.Request())
-	if errors.Is(err, session.ErrNotFound) {
-		return newAPIError(http.StatusUnauthorized, "Your session has ended. Open the link from your e-mail again to continue.")
-	} else if err != nil {
-		return sessionStoreError(err)
-	}
-	view, err := s.engine.PaymentForPage(ctx, c.FormValue("reference"))
+	view, err := s.ownPayment(c, c.FormValue("reference"))
 	if err != nil {
 		return err
 	}
-	if view.Order.UserKey != sess.UserKey {
-		return engine.Errorf(engine.CodeNotFound, "payment not found")
-	}
-	form, err := s.engine.RetryPayment(ctx, sess.UserKey, fmt.Sprint(view.Order.ProcessInstanceID))
+	form, err := s.engine.RetryPayment(ctx, view.Order.UserKey, fmt.Sprint(view.Order.ProcessInstanceID))
 	if err != nil {
 		return err
 	}

@@ -69,7 +69,7 @@ func run() error {
 	defer cleanup()
 	total := o.members * o.flows
 	env := append(os.Environ(), "PORTAL_DATABASE_URL="+dbURL, "PORTAL_HASH_SECRET="+secret,
-		"PORTAL_COOKIE_SECURE=false", "PORTAL_LOG_LEVEL=warn", "PORTAL_SERVER_TIMING=true")
+		"PORTAL_COOKIE_SECURE=false", "PORTAL_PAYMENT_PROVIDER=test", "PORTAL_LOG_LEVEL=warn", "PORTAL_SERVER_TIMING=true")
 	seed := exec.Command(o.binary, "seed", "demo", "--members", strconv.Itoa(total))
 	seed.Env, seed.Stderr = env, os.Stderr
 	if out, err := seed.Output(); err != nil {

@@ -25,6 +25,8 @@ type Config struct {
 	LogFormat    string
 	LogLevel     string
 	ServerTiming bool
+	// PaymentProvider names the payment gateway; "test" is the built-in one.
+	PaymentProvider string
 	// The gateway half (gateway.go validates and wires these).
 	AdminBackendURL, APIKey, RelayPrefix, BackendLoginPath  string
 	RelayConnectTimeout, RelayResponseTimeout, RelayMaxBody string
@@ -51,6 +53,7 @@ func (c *Config) settings() []setting {
 		{flag: "auto-migrate", env: "PORTAL_AUTO_MIGRATE", usage: "migrate the database when serve starts", boolean: &c.AutoMigrate},
 		{flag: "log-format", env: "PORTAL_LOG_FORMAT", usage: "text or json", str: &c.LogFormat},
 		{flag: "log-level", env: "PORTAL_LOG_LEVEL", usage: "debug, info, warn or error", str: &c.LogLevel},
+		{flag: "payment-provider", env: "PORTAL_PAYMENT_PROVIDER", usage: "payment gateway: test (the built-in test gateway; development only, needs PORTAL_COOKIE_SECURE=false)", str: &c.PaymentProvider},
 		{flag: "server-timing", env: "PORTAL_SERVER_TIMING", usage: "report SQL statements per request in a Server-Timing header (benchmarks only)", boolean: &c.ServerTiming},
 		{flag: "admin-backend-url", env: "PORTAL_ADMIN_BACKEND_URL", usage: "admin backend address; empty: no relay (503) and no backend login", str: &c.AdminBackendURL},
 		{flag: "api-key", env: "PORTAL_API_KEY", usage: "service API key sent to the admin backend as X-API-KEY", str: &c.APIKey, secret: true},
@@ -172,6 +175,16 @@ func (c *Config) validateServe() error {
 	}
 	if len(c.HashSecret) < 16 {
 		return errors.New("invalid configuration: PORTAL_HASH_SECRET (or PORTAL_HASH_SECRET_FILE) is required and must be at least 16 characters")
+	}
+	switch {
+	case c.PaymentProvider == "":
+		return errors.New("invalid configuration: PORTAL_PAYMENT_PROVIDER is required; the only provider so far is `test`, the built-in test gateway for development")
+	case c.PaymentProvider != "test":
+		return fmt.Errorf("invalid configuration: PORTAL_PAYMENT_PROVIDER %q is unknown; the only provider so far is `test`", c.PaymentProvider)
+	case c.CookieSecure:
+		// Anyone holding a payment reference can mark it paid at the test
+		// gateway: it must never run where real members register.
+		return errors.New("invalid configuration: the test payment gateway (PORTAL_PAYMENT_PROVIDER=test) is for development only and needs PORTAL_COOKIE_SECURE=false")
 	}
 	if problems := c.validateGateway(); len(problems) > 0 {
 		return errors.New("invalid configuration: " + strings.Join(problems, "; "))

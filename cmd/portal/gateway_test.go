@@ -16,7 +16,7 @@ func TestGatewayConfig(t *testing.T) {
 	if err := os.WriteFile(keyFile, []byte(key+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	base := []string{"PORTAL_HASH_SECRET", "0123456789abcdef0123"}
+	base := []string{"PORTAL_HASH_SECRET", "0123456789abcdef0123", "PORTAL_PAYMENT_PROVIDER", "test", "PORTAL_COOKIE_SECURE", "false"}
 	backend := append(append([]string{}, base...), "PORTAL_ADMIN_BACKEND_URL", "https://admin.example/root", "PORTAL_API_KEY", "api-key-value-123", "PORTAL_SESSION_KEY", key)
 	oidcOn := append(append([]string{}, backend...), "PORTAL_OIDC_ISSUER", "https://idp.example/realms/x", "PORTAL_OIDC_CLIENT_ID", "portal", "PORTAL_OIDC_CLIENT_SECRET", "client-secret-456")
 	with := func(pairs []string, more ...string) []string { return append(append([]string{}, pairs...), more...) }
@@ -124,7 +124,7 @@ func TestBuildGateway(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg, _, err := loadConfig(newFlagSet("test", &strings.Builder{}), nil, env(append([]string{"PORTAL_HASH_SECRET", "0123456789abcdef"}, tc.env...)...))
+			cfg, _, err := loadConfig(newFlagSet("test", &strings.Builder{}), nil, env(append([]string{"PORTAL_HASH_SECRET", "0123456789abcdef", "PORTAL_PAYMENT_PROVIDER", "test", "PORTAL_COOKIE_SECURE", "false"}, tc.env...)...))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -91,9 +91,30 @@ func TestServeRefusesWithoutSecret(t *testing.T) {
 	}
 }
 
+// TestServeRefusesTestPaymentsInProduction: the test gateway marks paid
+// whatever it is told, so it must be chosen explicitly and only in development.
+func TestServeRefusesTestPaymentsInProduction(t *testing.T) {
+	db := "sqlite:" + filepath.Join(t.TempDir(), "p.db")
+	cases := []struct{ name, provider, secure, want string }{
+		{"no provider", "", "false", "PORTAL_PAYMENT_PROVIDER is required"},
+		{"unknown provider", "acme", "false", "is unknown"},
+		{"test gateway with secure cookies", "test", "true", "development only"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := runCmd(t, env("PORTAL_DATABASE_URL", db, "PORTAL_HASH_SECRET", "0123456789abcdef", "PORTAL_ADDR", "127.0.0.1:0",
+				"PORTAL_PAYMENT_PROVIDER", tc.provider, "PORTAL_COOKIE_SECURE", tc.secure), "serve")
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("serve: %v, want an error saying %q", err, tc.want)
+			}
+		})
+	}
+}
+
 func TestServeRefusesStaleSchemaWithoutAutoMigrate(t *testing.T) {
 	db := "sqlite:" + filepath.Join(t.TempDir(), "p.db")
-	_, err := runCmd(t, env("PORTAL_DATABASE_URL", db, "PORTAL_HASH_SECRET", "0123456789abcdef", "PORTAL_AUTO_MIGRATE", "false", "PORTAL_ADDR", "127.0.0.1:0"), "serve")
+	_, err := runCmd(t, env("PORTAL_DATABASE_URL", db, "PORTAL_HASH_SECRET", "0123456789abcdef", "PORTAL_AUTO_MIGRATE", "false", "PORTAL_ADDR", "127.0.0.1:0",
+		"PORTAL_PAYMENT_PROVIDER", "test", "PORTAL_COOKIE_SECURE", "false"), "serve")
 	if err == nil || !strings.Contains(err.Error(), "not up to date") {
 		t.Fatalf("serve on an empty database without migrations: %v", err)
 	}

@@ -39,7 +39,7 @@ trap cleanup EXIT
 
 port=$(node -e 'const s = require("net").createServer(); s.listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close(); })')
 secret="contract-client-$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')"
-export PORTAL_HASH_SECRET="$secret" PORTAL_COOKIE_SECURE=false PORTAL_ADDR="127.0.0.1:$port" \
+export PORTAL_HASH_SECRET="$secret" PORTAL_COOKIE_SECURE=false PORTAL_PAYMENT_PROVIDER=test PORTAL_ADDR="127.0.0.1:$port" \
   PORTAL_DATABASE_URL="sqlite:$tmp/portal.db" PORTAL_LOG_LEVEL=warn
 "$portal" seed demo >/dev/null
 "$portal" serve >"$tmp/serve.log" 2>&1 &
