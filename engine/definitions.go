@@ -301,7 +301,8 @@ func (d *definition) stepNumber(id int64) int {
 
 // definitionCache keeps loaded definition versions. Versions never change once
 // stored (a new import adds a version), so caching them is safe across a cluster;
-// only the active flag can change, and that is read with the instance.
+// only the active flag can change, and that is read with the instance
+// (loadInstance), never from here.
 type definitionCache struct {
 	mu   sync.RWMutex
 	byID map[int64]*definition

@@ -69,6 +69,9 @@ type NextInput struct {
 	// HoldCommit stores the answers of the last question without committing,
 	// so that a check-your-answers page can come first; Confirm commits.
 	HoldCommit bool
+	// ExpectVersion, when set, must be the instance's version: Confirm uses
+	// it so that what commits is exactly what the member reviewed.
+	ExpectVersion int64
 }
 
 // ProcessIDString is the process id as the API carries it.

@@ -210,6 +210,9 @@ func (s *Service) Next(ctx context.Context, userKey string, in NextInput) (*Form
 		if err := checkOpen(inst); err != nil {
 			return err
 		}
+		if err := s.checkAcceptsAnswers(inst); err != nil {
+			return err
+		}
 		def, err := s.defs.get(ctx, tx, inst.DefinitionID)
 		if err != nil {
 			return err
@@ -217,6 +220,9 @@ func (s *Service) Next(ctx context.Context, userKey string, in NextInput) (*Form
 		current := 0
 		if inst.CurrentStepID != nil {
 			current = def.stepNumber(*inst.CurrentStepID)
+		}
+		if in.ExpectVersion != 0 && in.ExpectVersion != inst.Version {
+			return Errorf(CodeConflict, "this registration changed in another window after you checked it; check it again")
 		}
 		if in.Step != current {
 			return &Error{Code: CodeConflict, ProcessID: in.ProcessID, Step: current,
@@ -244,6 +250,18 @@ func (s *Service) Next(ctx context.Context, userKey string, in NextInput) (*Form
 		}
 	}
 	return form, nil
+}
+
+// checkAcceptsAnswers rejects answers once the period has closed or the
+// definition was deactivated, even for a registration already under way.
+func (s *Service) checkAcceptsAnswers(inst *ProcessInstance) error {
+	if !inst.Period.AcceptsRegistrations(s.clock()) {
+		return Errorf(CodeConflict, "registration for %s is closed", inst.Period.Name)
+	}
+	if inst.Definition != nil && !inst.Definition.Active {
+		return Errorf(CodeConflict, "registration is not available: the registration form was deactivated; please contact the organisation")
+	}
+	return nil
 }
 
 // checkOpen rejects answers to an instance that is committed or finished.

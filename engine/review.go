@@ -13,6 +13,7 @@ type Review struct {
 	PeriodID  int64
 	Period    string // the period's name
 	Step      int    // the current step
+	Version   int64  // the instance's version: Confirm commits only this state
 	Complete  bool   // every question is answered and the registration can be confirmed
 	Persons   []ReviewPerson
 	Quote     Quote
@@ -64,7 +65,7 @@ func (s *Service) Review(ctx context.Context, userKey, processID string) (*Revie
 	if inst.CurrentStepID != nil {
 		current = def.stepNumber(*inst.CurrentStepID)
 	}
-	r := &Review{ProcessID: inst.ID, PeriodID: inst.RelatedEntityID, Period: inst.Period.Name, Step: current,
+	r := &Review{ProcessID: inst.ID, PeriodID: inst.RelatedEntityID, Period: inst.Period.Name, Step: current, Version: inst.Version,
 		Complete: current == len(def.Steps) && len(selected) > 0}
 	for _, p := range selected {
 		rp := ReviewPerson{ID: p.ID, FirstName: p.FirstName, LastName: p.LastName}
@@ -117,7 +118,9 @@ func displayAnswer(step *ProcessStep, v string) string {
 
 // Confirm commits a registration whose last answers were held for review
 // (NextInput.HoldCommit): the same commit as answering the last question.
-func (s *Service) Confirm(ctx context.Context, userKey, processID string) (*Form, error) {
+// reviewed is the Review's Version: if anything changed since (another
+// window answered again), the commit is refused with a conflict.
+func (s *Service) Confirm(ctx context.Context, userKey, processID string, reviewed int64) (*Form, error) {
 	inst, err := loadInstance(ctx, s.db, userKey, processID)
 	if err != nil {
 		return nil, err
@@ -137,7 +140,10 @@ func (s *Service) Confirm(ctx context.Context, userKey, processID string) (*Form
 	if err := s.db.NewSelect().Model(&rows).Where("instance_id = ? AND step_id = ? AND data_key = ?", inst.ID, last.ID, DataAnswer).Scan(ctx); err != nil {
 		return nil, err
 	}
-	in := NextInput{ProcessID: processID, Step: len(def.Steps)}
+	if reviewed != inst.Version {
+		return nil, Errorf(CodeConflict, "this registration changed in another window after you checked it; check it again")
+	}
+	in := NextInput{ProcessID: processID, Step: len(def.Steps), ExpectVersion: reviewed}
 	for _, r := range rows {
 		if r.PersonID != nil {
 			v := r.DataValue

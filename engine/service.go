@@ -62,7 +62,9 @@ func loadInstance(ctx context.Context, db bun.IDB, userKey, processID string) (*
 		return nil, err
 	}
 	inst := new(ProcessInstance)
-	err = db.NewSelect().Model(inst).Relation("Period").
+	// The period and the definition's active flag come in the same statement:
+	// both can change while a registration runs.
+	err = db.NewSelect().Model(inst).Relation("Period").Relation("Definition").
 		Where("?TableAlias.id = ? AND ?TableAlias.user_key = ?", id, userKey).Scan(ctx)
 	if err != nil {
 		return nil, notFoundOr(err, "process instance")

@@ -75,6 +75,7 @@ func (s *Server) showReview(c echo.Context, status int, notice string) error {
 	m := views.ReviewModel{
 		Chrome: s.chrome("Check your answers"), Period: rv.Period, Notice: notice,
 		ChangeAction: registerPath(r.periodID, "change"), ConfirmAction: registerPath(r.periodID, "confirm"),
+		Version:      strconv.FormatInt(rv.Version, 10),
 		PriceProblem: rv.QuoteError, CanConfirm: rv.QuoteError == "",
 	}
 	if rv.QuoteError == "" {
@@ -101,7 +102,15 @@ func (s *Server) confirm(c echo.Context) error {
 		// A double click: the first one committed.
 		return c.Redirect(http.StatusSeeOther, stepURL(form))
 	}
-	if _, err := s.engine.Confirm(c.Request().Context(), r.userKey, form.ProcessIDString()); err != nil {
+	reviewed, err := strconv.ParseInt(c.FormValue("version"), 10, 64)
+	if err != nil {
+		return s.showReview(c, http.StatusConflict, staleNotice)
+	}
+	if _, err := s.engine.Confirm(c.Request().Context(), r.userKey, form.ProcessIDString(), reviewed); err != nil {
+		if engine.ErrorCode(err) == engine.CodeConflict {
+			// Show the current answers to check again, or the current step.
+			return s.showReview(c, http.StatusConflict, staleNotice)
+		}
 		if e, ok := engine.AsError(err); ok && (e.Code == engine.CodeConflict || e.Code == engine.CodeValidation) {
 			return s.reloadWithNotice(c, r)
 		}

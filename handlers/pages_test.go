@@ -296,9 +296,15 @@ func TestRegistrationPages(t *testing.T) {
 		if !strings.Contains(review.testid("review").Text(), "Large") {
 			t.Fatalf("the changed answer is not on the review page")
 		}
-		expectRedirect(t, env.post(c, "/membership/register/1/confirm", url.Values{}), "/membership/register/1/done")
+		version := review.doc.Find(`input[name="version"]`).AttrOr("value", "")
+		// A confirm of an older review (another window answered since) is refused.
+		staleConfirm := env.post(c, "/membership/register/1/confirm", url.Values{"version": {"1"}})
+		if staleConfirm.status != http.StatusConflict || staleConfirm.testid("notice").Length() != 1 || staleConfirm.testid("review").Length() != 1 {
+			t.Fatalf("confirm of a stale review: %d", staleConfirm.status)
+		}
+		expectRedirect(t, env.post(c, "/membership/register/1/confirm", url.Values{"version": {version}}), "/membership/register/1/done")
 		// A double click commits once.
-		expectRedirect(t, env.post(c, "/membership/register/1/confirm", url.Values{}), "/membership/register/1/done")
+		expectRedirect(t, env.post(c, "/membership/register/1/confirm", url.Values{"version": {version}}), "/membership/register/1/done")
 		done := env.get(c, "/membership/register/1/done")
 		cd := done.testid("countdown")
 		if _, hidden := cd.Attr("hidden"); !hidden {

@@ -148,6 +148,7 @@ type ReviewModel struct {
 	Persons       []ReviewPersonModel
 	ChangeAction  string
 	ConfirmAction string
+	Version       string // the reviewed version, sent back with Confirm
 	Lines         []OrderLineModel
 	Total         string
 	PriceProblem  string

@@ -54,3 +54,24 @@ func TestVerify(t *testing.T) {
 		})
 	}
 }
+
+// TestVerifyRefusesLengthExtension: a key extended with MD5 padding and a
+// suffix (computable from a valid link without the secret) never verifies.
+func TestVerifyRefusesLengthExtension(t *testing.T) {
+	secret := "0123456789abcdef"
+	extended := "demo\x80" + strings.Repeat("\x00", 20) + "-evil"
+	// Whatever hash the attacker computed, the key itself is refused.
+	if Verify(secret, extended, Sign(secret, extended)) {
+		t.Fatal("a user key with padding bytes verified")
+	}
+	for _, key := range []string{"demo", "demo-1", "a.b_c@d+e", strings.Repeat("k", 200)} {
+		if !Verify(secret, key, Sign(secret, key)) {
+			t.Errorf("valid key %q does not verify", key)
+		}
+	}
+	for _, key := range []string{"de mo", "demo\n", "dëmo", strings.Repeat("k", 201), "demo/x", "demo?"} {
+		if ValidUserKey(key) {
+			t.Errorf("key %q accepted", key)
+		}
+	}
+}
