@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect"
 )
 
 func nowUTC() time.Time { return time.Now().UTC() }
@@ -122,58 +123,32 @@ func (s *Service) CompletePayment(ctx context.Context, ret PaymentReturn) (*Paym
 	}
 	res := &PaymentResult{Outcome: outcome, Reference: ret.Reference}
 	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
-		p := new(Payment)
-		if err := tx.NewSelect().Model(p).Where("reference = ?", ret.Reference).Scan(ctx); err != nil {
-			return notFoundOr(err, "payment")
-		}
-		order := new(Order)
-		if err := tx.NewSelect().Model(order).Where("?TableAlias.id = ?", p.OrderID).
-			Relation("Lines", func(q *bun.SelectQuery) *bun.SelectQuery { return q.Order("line_no ASC") }).Scan(ctx); err != nil {
-			return notFoundOr(err, "order")
+		p, order, err := lockPayment(ctx, tx, ret.Reference)
+		if err != nil {
+			return err
 		}
 		res.Order, res.ProcessID, res.PeriodID, res.UserKey = order, order.ProcessInstanceID, order.PeriodID, order.UserKey
-		if p.Status == PaymentCancelled && order.Status == OrderCancelled && outcome == OutcomeSuccess {
-			// We cancelled this attempt when the registration was reset, but
-			// the provider took the money anyway: record it for a refund.
-			res.Stale = true
-			if _, err := tx.NewUpdate().Model((*Payment)(nil)).Set("status = ?", PaymentSucceeded).
-				Set("transaction_id = ?", nullable(ret.TransactionID)).Set("updated_at = ?", s.clock()).
-				Where("id = ? AND status = ?", p.ID, PaymentCancelled).Exec(ctx); err != nil {
-				return fmt.Errorf("record late payment: %w", err)
-			}
-			s.log.ErrorContext(ctx, "payment succeeded for an order that was cancelled; refund needed", "order", order.ID, "reference", p.Reference)
-			return nil
-		}
+		now := s.clock()
 		if p.Status != PaymentPending {
-			res.Replayed = true
-			res.Outcome = settledOutcome(p.Status)
+			if outcome != OutcomeSuccess || p.Status == PaymentSucceeded {
+				res.Replayed, res.Outcome = true, settledOutcome(p.Status)
+				return nil
+			}
+			// The provider took the money for an attempt we had closed (the
+			// member cancelled, or a reset cancelled it): it counts.
+		}
+		status := map[string]string{OutcomeSuccess: PaymentSucceeded, OutcomeFailed: PaymentFailed, OutcomeCancelled: PaymentCancelled}[outcome]
+		if err := settlePayment(ctx, tx, p, status, ret.TransactionID, now); err != nil {
+			return err
+		}
+		if outcome != OutcomeSuccess {
 			return nil
 		}
 		if order.Status != OrderUnpaid {
+			// Cancelled by a reset, or paid by another attempt already.
 			res.Stale = true
-		}
-		status := map[string]string{OutcomeSuccess: PaymentSucceeded, OutcomeFailed: PaymentFailed, OutcomeCancelled: PaymentCancelled}[outcome]
-		now := s.clock()
-		q := tx.NewUpdate().Model((*Payment)(nil)).Set("status = ?", status).Set("updated_at = ?", now).
-			Where("id = ? AND status = ?", p.ID, PaymentPending)
-		if ret.TransactionID != "" {
-			q = q.Set("transaction_id = ?", ret.TransactionID)
-		}
-		r, err := q.Exec(ctx)
-		if err != nil {
-			if isUniqueViolation(err) {
-				return Errorf(CodeConflict, "this payment transaction was already used")
-			}
-			return fmt.Errorf("settle payment: %w", err)
-		}
-		if n, _ := r.RowsAffected(); n != 1 {
-			res.Replayed = true // a concurrent return settled it first
-			return nil
-		}
-		if outcome != OutcomeSuccess || res.Stale {
-			if res.Stale && outcome == OutcomeSuccess {
-				s.log.ErrorContext(ctx, "payment succeeded for an order that was cancelled; refund needed", "order", order.ID, "reference", p.Reference)
-			}
+			s.log.ErrorContext(ctx, "payment succeeded for an order that is not waiting for payment; refund needed",
+				"order", order.ID, "order_status", order.Status, "reference", p.Reference)
 			return nil
 		}
 		return s.activate(ctx, tx, order, now)
@@ -197,11 +172,67 @@ func settledOutcome(status string) string {
 	return OutcomeCancelled
 }
 
+// lockPayment loads a payment attempt and its order, after locking their
+// process instance. Reset takes the instance first too, so a payment return
+// and a reset of the same registration queue up instead of deadlocking, and
+// what is read here is what the other committed. (SQLite runs one
+// transaction at a time: it needs no lock.)
+func lockPayment(ctx context.Context, tx bun.Tx, reference string) (*Payment, *Order, error) {
+	var instanceID int64
+	err := tx.NewSelect().Model((*Order)(nil)).Column("process_instance_id").
+		Where("id = (?)", tx.NewSelect().Model((*Payment)(nil)).Column("order_id").Where("reference = ?", reference)).
+		Scan(ctx, &instanceID)
+	if err != nil {
+		return nil, nil, notFoundOr(err, "payment")
+	}
+	if tx.Dialect().Name() == dialect.PG {
+		if _, err := tx.NewSelect().Model((*ProcessInstance)(nil)).Column("id").Where("id = ?", instanceID).
+			For("UPDATE").Exec(ctx); err != nil {
+			return nil, nil, fmt.Errorf("lock process instance: %w", err)
+		}
+	}
+	p := new(Payment)
+	if err := tx.NewSelect().Model(p).Where("reference = ?", reference).Scan(ctx); err != nil {
+		return nil, nil, notFoundOr(err, "payment")
+	}
+	order := new(Order)
+	if err := tx.NewSelect().Model(order).Where("?TableAlias.id = ?", p.OrderID).
+		Relation("Lines", func(q *bun.SelectQuery) *bun.SelectQuery { return q.Order("line_no ASC") }).Scan(ctx); err != nil {
+		return nil, nil, notFoundOr(err, "order")
+	}
+	return p, order, nil
+}
+
+// settlePayment records a payment attempt's outcome.
+func settlePayment(ctx context.Context, tx bun.Tx, p *Payment, status, transactionID string, now time.Time) error {
+	q := tx.NewUpdate().Model((*Payment)(nil)).Set("status = ?", status).Set("updated_at = ?", now).
+		Where("id = ? AND status = ?", p.ID, p.Status)
+	if transactionID != "" {
+		q = q.Set("transaction_id = ?", transactionID)
+	}
+	r, err := q.Exec(ctx)
+	if err != nil {
+		if isUniqueViolation(err) {
+			return Errorf(CodeConflict, "this payment transaction was already used")
+		}
+		return fmt.Errorf("settle payment: %w", err)
+	}
+	if n, err := r.RowsAffected(); err != nil || n != 1 {
+		// Under the instance lock nobody else can settle it; this is a bug.
+		return fmt.Errorf("settle payment %d: %d rows changed", p.ID, n)
+	}
+	return nil
+}
+
 // activate marks a paid order's registration complete and queues the confirmation.
 func (s *Service) activate(ctx context.Context, tx bun.Tx, order *Order, now time.Time) error {
-	if _, err := tx.NewUpdate().Model((*Order)(nil)).Set("status = ?", OrderPaid).Set("paid_at = ?", now).
-		Where("id = ? AND status = ?", order.ID, OrderUnpaid).Exec(ctx); err != nil {
+	r, err := tx.NewUpdate().Model((*Order)(nil)).Set("status = ?", OrderPaid).Set("paid_at = ?", now).
+		Where("id = ? AND status = ?", order.ID, OrderUnpaid).Exec(ctx)
+	if err != nil {
 		return fmt.Errorf("mark order paid: %w", err)
+	}
+	if n, err := r.RowsAffected(); err != nil || n != 1 {
+		return fmt.Errorf("mark order %d paid: %d rows changed", order.ID, n)
 	}
 	order.Status, order.PaidAt = OrderPaid, &now
 	if _, err := tx.NewUpdate().Model((*Membership)(nil)).Set("status = ?", MembershipActive).Set("activated_at = ?", now).
@@ -210,7 +241,7 @@ func (s *Service) activate(ctx context.Context, tx bun.Tx, order *Order, now tim
 	}
 	if _, err := tx.NewUpdate().Model((*ProcessInstance)(nil)).Set("status = ?", StateCompleted).Set("end_time = ?", now).
 		Set("version = version + 1").Set("updated_at = ?", now).
-		Where("id = ?", order.ProcessInstanceID).Exec(ctx); err != nil {
+		Where("id = ? AND status = ?", order.ProcessInstanceID, StateDone).Exec(ctx); err != nil {
 		return fmt.Errorf("complete process instance: %w", err)
 	}
 	var persons []Person
@@ -241,12 +272,4 @@ func (s *Service) activate(ctx context.Context, tx bun.Tx, order *Order, now tim
 		return fmt.Errorf("queue confirmation: %w", err)
 	}
 	return nil
-}
-
-// nullable stores an empty string as NULL.
-func nullable(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
 }
