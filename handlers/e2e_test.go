@@ -377,7 +377,9 @@ func (b *e2eBrowser) settled() {
 	}
 	ctx, cancel := context.WithTimeout(b.ctx, 5*time.Second)
 	defer cancel()
-	const expr = `!document.querySelector(".htmx-request, .htmx-swapping, .htmx-settling, .htmx-added")`
+	// A page is visible before its deferred scripts have run: wait for the
+	// load to finish too, or htmx may not be there yet on a busy machine.
+	const expr = `document.readyState === "complete" && !document.querySelector(".htmx-request, .htmx-swapping, .htmx-settling, .htmx-added")`
 	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingInterval(10*time.Millisecond))); err != nil {
 		b.t.Fatalf("e2e: htmx did not settle at %s: %v", b.location(), err)
 	}
