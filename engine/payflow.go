@@ -26,8 +26,19 @@ func (s *Service) startPayment(ctx context.Context, db bun.IDB, order *Order) (s
 	now := s.clock()
 	p := &Payment{OrderID: order.ID, Provider: s.payments.Name(), Reference: ref, AmountMinor: order.TotalMinor,
 		Currency: order.Currency, Status: PaymentPending, PaymentURL: url, CreatedAt: now, UpdatedAt: now}
-	if _, err := db.NewInsert().Model(p).Exec(ctx); err != nil {
+	// ON CONFLICT rather than catching the violation: on PostgreSQL an error
+	// would abort the caller's transaction.
+	res, err := db.NewInsert().Model(p).On("CONFLICT (order_id) WHERE status = 'PENDING' DO NOTHING").Exec(ctx)
+	if err != nil {
 		return "", fmt.Errorf("store payment attempt: %w", err)
+	}
+	if n, err := res.RowsAffected(); err == nil && n == 0 {
+		// Another request opened an attempt for this order meanwhile: use that one.
+		var open Payment
+		if err := db.NewSelect().Model(&open).Where("order_id = ? AND status = ?", order.ID, PaymentPending).Scan(ctx); err != nil {
+			return "", fmt.Errorf("load the open payment attempt: %w", err)
+		}
+		return open.PaymentURL, nil
 	}
 	return url, nil
 }

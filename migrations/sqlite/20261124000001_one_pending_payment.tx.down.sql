@@ -1,0 +1,1 @@
+DROP INDEX IF EXISTS payments_one_pending;
