@@ -253,14 +253,7 @@ func (s *Service) ReturnTo(ctx context.Context, userKey, processID string, targe
 func (s *Service) returnTo(ctx context.Context, userKey, processID string, from *int, target int) (*Form, error) {
 	var form *Form
 	err := inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
-		inst, err := loadInstance(ctx, tx, userKey, processID)
-		if err != nil {
-			return err
-		}
-		if err := checkOpen(inst); err != nil {
-			return err
-		}
-		def, err := s.defs.get(ctx, tx, inst.DefinitionID)
+		inst, def, err := s.loadOpen(ctx, tx, userKey, processID)
 		if err != nil {
 			return err
 		}

@@ -203,18 +203,11 @@ func (s *Service) Next(ctx context.Context, userKey string, in NextInput) (*Form
 	var form *Form
 	var committed *Order
 	err := inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
-		inst, err := loadInstance(ctx, tx, userKey, in.ProcessID)
+		inst, def, err := s.loadOpen(ctx, tx, userKey, in.ProcessID)
 		if err != nil {
-			return err
-		}
-		if err := checkOpen(inst); err != nil {
 			return err
 		}
 		if err := s.checkAcceptsAnswers(inst); err != nil {
-			return err
-		}
-		def, err := s.defs.get(ctx, tx, inst.DefinitionID)
-		if err != nil {
 			return err
 		}
 		current := 0

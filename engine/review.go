@@ -41,14 +41,7 @@ type ReviewAnswer struct {
 
 // Review returns the answers of a running registration for review.
 func (s *Service) Review(ctx context.Context, userKey, processID string) (*Review, error) {
-	inst, err := loadInstance(ctx, s.db, userKey, processID)
-	if err != nil {
-		return nil, err
-	}
-	if err := checkOpen(inst); err != nil {
-		return nil, err
-	}
-	def, err := s.defs.get(ctx, s.db, inst.DefinitionID)
+	inst, def, err := s.loadOpen(ctx, s.db, userKey, processID)
 	if err != nil {
 		return nil, err
 	}
@@ -121,14 +114,7 @@ func displayAnswer(step *ProcessStep, v string) string {
 // reviewed is the Review's Version: if anything changed since (another
 // window answered again), the commit is refused with a conflict.
 func (s *Service) Confirm(ctx context.Context, userKey, processID string, reviewed int64) (*Form, error) {
-	inst, err := loadInstance(ctx, s.db, userKey, processID)
-	if err != nil {
-		return nil, err
-	}
-	if err := checkOpen(inst); err != nil {
-		return nil, err
-	}
-	def, err := s.defs.get(ctx, s.db, inst.DefinitionID)
+	inst, def, err := s.loadOpen(ctx, s.db, userKey, processID)
 	if err != nil {
 		return nil, err
 	}

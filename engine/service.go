@@ -72,6 +72,23 @@ func loadInstance(ctx context.Context, db bun.IDB, userKey, processID string) (*
 	return inst, nil
 }
 
+// loadOpen loads an instance of userKey that is neither committed nor
+// finished, with its definition version.
+func (s *Service) loadOpen(ctx context.Context, db bun.IDB, userKey, processID string) (*ProcessInstance, *definition, error) {
+	inst, err := loadInstance(ctx, db, userKey, processID)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := checkOpen(inst); err != nil {
+		return nil, nil, err
+	}
+	def, err := s.defs.get(ctx, db, inst.DefinitionID)
+	if err != nil {
+		return nil, nil, err
+	}
+	return inst, def, nil
+}
+
 // bumpVersion moves an instance to its new state if nobody else changed it
 // since it was read: the optimistic lock that makes one of two racing
 // submissions win and the other get a conflict.
