@@ -10,6 +10,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"portal/relay/session"
 )
 
 // Metrics are the gateway's Prometheus metrics, on a registry of their own
@@ -57,6 +59,29 @@ func NewMetrics() *Metrics {
 		m.logins.WithLabelValues(o)
 	}
 	return m
+}
+
+// WatchSessionCache exports the session cache's counters: hits, misses,
+// invalidations, size and whether it is online (serving from memory).
+func (m *Metrics) WatchSessionCache(c *session.Cache) {
+	counter := func(name, help string, v func(session.CacheStats) uint64) prometheus.Collector {
+		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help}, func() float64 { return float64(v(c.Stats())) })
+	}
+	gauge := func(name, help string, v func(session.CacheStats) float64) prometheus.Collector {
+		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, func() float64 { return v(c.Stats()) })
+	}
+	m.reg.MustRegister(
+		counter("portal_session_cache_hits_total", "Session lookups served from memory.", func(s session.CacheStats) uint64 { return s.Hits }),
+		counter("portal_session_cache_misses_total", "Session lookups that read the store.", func(s session.CacheStats) uint64 { return s.Misses }),
+		counter("portal_session_cache_invalidations_total", "Sessions evicted because this or another instance wrote them.", func(s session.CacheStats) uint64 { return s.Invalidations }),
+		gauge("portal_session_cache_entries", "Sessions held in memory.", func(s session.CacheStats) float64 { return float64(s.Entries) }),
+		gauge("portal_session_cache_online", "1 while the cache's invalidation subscription is proven live, else 0 (every lookup reads the store).", func(s session.CacheStats) float64 {
+			if s.Online {
+				return 1
+			}
+			return 0
+		}),
+	)
 }
 
 // ObserveRefresh counts an IdP refresh; it fits oidc.Config.OnRefresh.

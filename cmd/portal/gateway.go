@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect"
 
 	"portal/handlers"
 	"portal/relay/backend"
@@ -32,6 +33,7 @@ func withGatewayDefaults(c Config) Config {
 	c.OIDCScopes = "openid profile email"
 	c.OIDCRegistrationID = "oidc"
 	c.SessionStore = "db"
+	c.SessionCache = session.DefaultCacheTTL.String()
 	return c
 }
 
@@ -112,6 +114,10 @@ func (c *Config) validateGateway() []string {
 		add("PORTAL_SESSION_STORE must be db or redis")
 	}
 
+	if v, err := time.ParseDuration(c.SessionCache); err != nil || v < 0 {
+		add("PORTAL_SESSION_CACHE must be a duration such as 5s, or 0 to turn the cache off")
+	}
+
 	needKey := c.AdminBackendURL != "" || c.oidcOn() || c.SessionStore == "redis"
 	switch {
 	case c.SessionKey != "":
@@ -180,17 +186,26 @@ func parseProxies(s string) ([]netip.Prefix, error) {
 // gatewayParts is the gateway half, wired from the configuration.
 type gatewayParts struct {
 	store    session.Store
+	cache    *session.Cache // nil when off; serve runs it
 	sessions *session.Manager
 	proxies  []netip.Prefix
 	relay    handlers.RelayDeps
 	closers  []io.Closer
 }
 
-// Close releases the Redis client, if any.
+// Close releases the Redis client and the cache's subscription, if any.
 func (g *gatewayParts) Close() {
 	for _, c := range g.closers {
 		c.Close()
 	}
+}
+
+// cacheOffReason explains a session cache that is off, for the start-up log.
+func cacheOffReason(ttl time.Duration, bus session.Bus) string {
+	if bus == nil {
+		return "SQLite cannot tell other processes about writes"
+	}
+	return "PORTAL_SESSION_CACHE=" + ttl.String()
 }
 
 // describeStore says which session store is used, for the start-up log.
@@ -218,6 +233,7 @@ func buildGateway(cfg Config, db *bun.DB, log *slog.Logger) (*gatewayParts, erro
 		}
 		opts = append(opts, session.Encrypted(keyring))
 	}
+	var bus session.Bus
 	switch cfg.SessionStore {
 	case "redis":
 		rdb, err := session.NewRedisClient(cfg.RedisURL)
@@ -226,13 +242,31 @@ func buildGateway(cfg Config, db *bun.DB, log *slog.Logger) (*gatewayParts, erro
 		}
 		g.closers = append(g.closers, rdb)
 		g.store = session.NewRedisStore(rdb, opts...)
+		bus = session.NewRedisBus(rdb, session.DefaultRedisPrefix)
 	default:
 		g.store = session.NewDBStore(db, opts...)
+		// SQLite has no way to tell other processes about a write, so
+		// sessions on it are read on every request.
+		if db.Dialect().Name() == dialect.PG {
+			bus = session.NewPGBus(db, "")
+		}
+	}
+	metrics := handlers.NewMetrics()
+	ttl, _ := time.ParseDuration(cfg.SessionCache) // validated
+	if ttl > 0 && bus != nil {
+		g.closers = append(g.closers, bus)
+		g.cache = session.NewCache(bus, session.CacheConfig{TTL: ttl})
+		metrics.WatchSessionCache(g.cache)
+		log.Info("session cache on", "ttl", ttl)
+	} else {
+		if bus != nil {
+			bus.Close()
+		}
+		log.Info("session cache off: every request reads the session store", "reason", cacheOffReason(ttl, bus))
 	}
 	secure := upstream.ForwardedHTTPS(upstream.TrustedPeers(proxies))
-	g.sessions = session.NewManager(g.store, session.Config{Secure: cfg.CookieSecure, SecureRequest: secure})
+	g.sessions = session.NewManager(g.store, session.Config{Secure: cfg.CookieSecure, SecureRequest: secure, Cache: g.cache})
 
-	metrics := handlers.NewMetrics()
 	g.relay = handlers.RelayDeps{BaseURL: cfg.BaseURL, Metrics: metrics, MetricsToken: cfg.MetricsToken}
 	g.relay.Upstream.Prefix = cfg.RelayPrefix
 	if cfg.AdminBackendURL == "" {

@@ -74,6 +74,9 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		IdleTimeout:       120 * time.Second,
 	}
 	go sweepSessions(ctx, store, log)
+	if gw.cache != nil {
+		go gw.cache.Run(ctx)
+	}
 	log.Info("portal listening", "addr", ln.Addr().String(), "base_url", cfg.BaseURL, "database", mask(cfg.DatabaseURL), "cookie_secure", cfg.CookieSecure,
 		"sessions", cfg.describeStore(), "admin_backend", cfg.AdminBackendURL, "oidc", cfg.oidcOn())
 	fmt.Fprintf(stdout, "portal listening on %s\n", ln.Addr())

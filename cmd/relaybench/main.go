@@ -1,7 +1,8 @@
 // Command relaybench measures what the gateway's relay costs: the same
 // small request directly to a test backend, through a bare
 // httputil.ReverseProxy, and through the whole gateway with a valid OIDC
-// session looked up per request (database store, then Redis store). It
+// session looked up per request (database store, then Redis store; each
+// read from the store on every request, then through the session cache). It
 // prints requests per second and p50/p99 latency for each, and the
 // gateway's ratios to the bare proxy. Run it with `make bench-relay`;
 // docs/BENCHMARKS.md has figures.
@@ -31,6 +32,7 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect"
 
 	"portal/engine"
 	"portal/handlers"
@@ -131,7 +133,10 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	stores := []namedStore{{"gateway, database sessions", session.NewDBStore(db, session.Encrypted(kr))}}
+	stores := []namedStore{{name: "gateway, database sessions", store: session.NewDBStore(db, session.Encrypted(kr))}}
+	if db.Dialect().Name() == dialect.PG {
+		stores[0].bus = session.NewPGBus(db, "relaybench_"+randomHex(6))
+	}
 	if o.redisURL != "" {
 		rdb, err := session.NewRedisClient(o.redisURL)
 		if err != nil {
@@ -148,11 +153,13 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 					rdb.Del(context.Background(), iter.Val())
 				}
 			}()
-			stores = append(stores, namedStore{"gateway, Redis sessions", session.NewRedisStore(rdb, session.RedisPrefix(prefix), session.Encrypted(kr))})
+			stores = append(stores, namedStore{name: "gateway, Redis sessions", store: session.NewRedisStore(rdb, session.RedisPrefix(prefix), session.Encrypted(kr)),
+				bus: session.NewRedisBus(rdb, prefix)})
 		}
 	}
+	var gatewayRows []string
 	for i, st := range stores {
-		gw, cookie, err := gateway(ctx, db, st.store, beURL)
+		gw, cookie, err := gateway(ctx, db, st.store, nil, beURL)
 		if err != nil {
 			return err
 		}
@@ -160,13 +167,36 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		if i == 0 {
 			// Without a cookie there is no store lookup: this row shows
 			// what the gateway costs besides the session lookup.
-			scenarios = append(scenarios, scenario{name: "gateway, guest (no lookup)", target: gw.URL + upstream.DefaultPrefix + "/api/events/7"})
+			scenarios = append(scenarios, scenario{name: guestRow, target: gw.URL + upstream.DefaultPrefix + "/api/events/7"})
+			gatewayRows = append(gatewayRows, guestRow)
 		}
-		scenarios = append(scenarios, scenario{name: st.name, target: gw.URL + upstream.DefaultPrefix + "/api/events/7", cookie: cookie})
+		name := st.name + ", store read per request"
+		scenarios = append(scenarios, scenario{name: name, target: gw.URL + upstream.DefaultPrefix + "/api/events/7", cookie: cookie})
+		gatewayRows = append(gatewayRows, name)
+		if st.bus == nil {
+			continue
+		}
+		// The deployed configuration: the session cache, kept coherent
+		// over the store's own bus, running as in portal serve.
+		cache := session.NewCache(st.bus, session.CacheConfig{})
+		cacheCtx, stopCache := context.WithCancel(ctx)
+		go cache.Run(cacheCtx)
+		defer func() { stopCache(); st.bus.Close() }()
+		if err := waitOnline(ctx, cache); err != nil {
+			return fmt.Errorf("%s: %w", st.name, err)
+		}
+		gw, cookie, err = gateway(ctx, db, st.store, cache, beURL)
+		if err != nil {
+			return err
+		}
+		defer gw.Close()
+		name = st.name + ", cached (default)"
+		scenarios = append(scenarios, scenario{name: name, target: gw.URL + upstream.DefaultPrefix + "/api/events/7", cookie: cookie})
+		gatewayRows = append(gatewayRows, name)
 	}
 
 	results := map[string]result{}
-	fmt.Fprintf(out, "%-30s %12s %10s %10s %8s\n", "scenario", "requests/s", "p50", "p99", "errors")
+	fmt.Fprintf(out, "%-54s %12s %10s %10s %8s\n", "scenario", "requests/s", "p50", "p99", "errors")
 	for _, sc := range scenarios {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -179,38 +209,48 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 			return fmt.Errorf("%s: %w", sc.name, err)
 		}
 		results[sc.name] = res
-		fmt.Fprintf(out, "%-30s %12.0f %10s %10s %8d\n", sc.name, res.rps, round(res.p50), round(res.p99), res.errors)
+		fmt.Fprintf(out, "%-54s %12.0f %10s %10s %8d\n", sc.name, res.rps, round(res.p50), round(res.p99), res.errors)
 	}
 	baseline := results["bare httputil.ReverseProxy"]
 	fmt.Fprintf(out, "\nagainst the bare reverse proxy (targets: at least 80%% of its throughput, under 2ms added p99):\n")
-	for _, name := range append([]string{"gateway, guest (no lookup)"}, storeNames(stores)...) {
+	for _, name := range gatewayRows {
 		r, ok := results[name]
 		if !ok {
 			continue
 		}
-		fmt.Fprintf(out, "%-30s throughput %5.1f%%   added p50 %8s   added p99 %8s\n", name, 100*r.rps/baseline.rps, round(r.p50-baseline.p50), round(r.p99-baseline.p99))
+		fmt.Fprintf(out, "%-54s throughput %5.1f%%   added p50 %8s   added p99 %8s\n", name, 100*r.rps/baseline.rps, round(r.p50-baseline.p50), round(r.p99-baseline.p99))
 	}
 	return nil
 }
 
+const guestRow = "gateway, guest (no lookup)"
+
+// namedStore is a session store under test and the bus its cache uses
+// (nil: no cache possible, as on SQLite).
 type namedStore struct {
 	name  string
 	store session.Store
+	bus   session.Bus
 }
 
-func storeNames(stores []namedStore) []string {
-	var names []string
-	for _, s := range stores {
-		names = append(names, s.name)
+// waitOnline waits for the cache's subscription to be proven.
+func waitOnline(ctx context.Context, c *session.Cache) error {
+	deadline := time.Now().Add(10 * time.Second)
+	for !c.Online() {
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return errors.New("the session cache did not come online")
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
-	return names
+	return nil
 }
 
-// gateway starts the whole gateway on store and returns it with the cookie
-// of a valid OIDC session (a JWT valid for an hour, so no refresh happens).
-func gateway(ctx context.Context, db *bun.DB, store session.Store, beURL *url.URL) (*httptest.Server, string, error) {
+// gateway starts the whole gateway on store (with cache, if not nil) and
+// returns it with the cookie of a valid OIDC session (a JWT valid for an
+// hour, so no refresh happens).
+func gateway(ctx context.Context, db *bun.DB, store session.Store, cache *session.Cache, beURL *url.URL) (*httptest.Server, string, error) {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil)) // the request log is formatted, as in production, then dropped
-	sessions := session.NewManager(store, session.Config{Secure: false})
+	sessions := session.NewManager(store, session.Config{Secure: false, Cache: cache})
 	rec := httptest.NewRecorder()
 	values := map[string]string{
 		session.AttrBackendJWT:       "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJiZW5jaCJ9.c2lnbmF0dXJl",

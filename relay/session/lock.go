@@ -84,7 +84,7 @@ func (m *Manager) Lookup(ctx context.Context, id string) (*Session, error) {
 // Delete ends the session with this id in the store (every instance sees
 // it gone); the caller clears the cookie if it has a response at hand.
 func (m *Manager) Delete(ctx context.Context, id string) error {
-	if err := m.store.Delete(ctx, id); err != nil {
+	if err := m.delete(ctx, id); err != nil {
 		return storeError("delete", err)
 	}
 	return nil
@@ -108,8 +108,14 @@ func (m *Manager) Ping(ctx context.Context) error {
 
 // touch slides the expiry of s, through Toucher when the store has it.
 func (m *Manager) touch(ctx context.Context, s *Session) error {
+	var err error
 	if t, ok := m.store.(Toucher); ok {
-		return t.Touch(ctx, s.ID, s.LastSeenAt, s.ExpiresAt)
+		err = t.Touch(ctx, s.ID, s.LastSeenAt, s.ExpiresAt)
+	} else {
+		err = m.store.Save(ctx, s)
 	}
-	return m.store.Save(ctx, s)
+	if ierr := m.changed(ctx, s.ID); err == nil {
+		err = ierr
+	}
+	return err
 }

@@ -47,6 +47,10 @@ type Config struct {
 	TouchEvery time.Duration
 	// Now is the clock; default time.Now.
 	Now func() time.Time
+	// Cache, when set, serves Get from memory while it is coherent with
+	// the other instances (see Cache); every write through the Manager
+	// invalidates it everywhere. Lookup always reads the store.
+	Cache *Cache
 }
 
 // Manager issues session cookies and resolves them to sessions in a Store,
@@ -83,7 +87,7 @@ func NewManager(store Store, cfg Config) *Manager {
 // before login never becomes an authenticated one.
 func (m *Manager) Start(ctx context.Context, w http.ResponseWriter, r *http.Request, userKey string, values map[string]string) (*Session, error) {
 	if old, ok := m.cookieID(r); ok {
-		if err := m.store.Delete(ctx, old); err != nil {
+		if err := m.delete(ctx, old); err != nil {
 			return nil, storeError("start: delete old session", err)
 		}
 	}
@@ -112,7 +116,7 @@ func (m *Manager) Get(ctx context.Context, r *http.Request) (*Session, error) {
 	if !ok {
 		return nil, ErrNotFound
 	}
-	s, err := m.store.Load(ctx, id)
+	s, err := m.load(ctx, id)
 	if err != nil {
 		return nil, storeError("get", err)
 	}
@@ -145,7 +149,12 @@ func (m *Manager) Save(ctx context.Context, s *Session) error {
 	}
 	s.LastSeenAt = now
 	s.ExpiresAt = m.expiresAt(s)
-	if err := m.store.Save(ctx, s); err != nil {
+	err := m.store.Save(ctx, s)
+	// Invalidate even when the save failed: it may have been written anyway.
+	if ierr := m.changed(ctx, s.ID); err == nil {
+		err = ierr
+	}
+	if err != nil {
 		return storeError("save", err)
 	}
 	return nil
@@ -158,11 +167,47 @@ func (m *Manager) Save(ctx context.Context, s *Session) error {
 func (m *Manager) End(ctx context.Context, w http.ResponseWriter, r *http.Request) error {
 	http.SetCookie(w, m.cookie(r, "", -1))
 	if id, ok := m.cookieID(r); ok {
-		if err := m.store.Delete(ctx, id); err != nil {
+		if err := m.delete(ctx, id); err != nil {
 			return storeError("end", err)
 		}
 	}
 	return nil
+}
+
+// load reads the session with this id through the cache, if there is one.
+func (m *Manager) load(ctx context.Context, id string) (*Session, error) {
+	c := m.cfg.Cache
+	if c == nil {
+		return m.store.Load(ctx, id)
+	}
+	idHash := hashID(id)
+	if s, ok := c.get(idHash); ok {
+		return s, nil
+	}
+	gen, loadedAt := c.begin(), time.Now()
+	s, err := m.store.Load(ctx, id)
+	if err == nil {
+		c.put(idHash, s, gen, loadedAt)
+	}
+	return s, err
+}
+
+// delete removes the session from the store and from every instance's cache.
+func (m *Manager) delete(ctx context.Context, id string) error {
+	err := m.store.Delete(ctx, id)
+	if ierr := m.changed(ctx, id); err == nil {
+		err = ierr
+	}
+	return err
+}
+
+// changed tells every instance's cache that the session with this id was
+// written; without a cache there is nothing to tell.
+func (m *Manager) changed(ctx context.Context, id string) error {
+	if m.cfg.Cache == nil {
+		return nil
+	}
+	return m.cfg.Cache.invalidate(ctx, hashID(id))
 }
 
 // cookie returns the session cookie with value and maxAge (0: a browser-session

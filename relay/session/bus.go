@@ -1,0 +1,128 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/driver/pgdriver"
+)
+
+// RedisBus is a Bus on Redis PUBLISH/SUBSCRIBE, for instances that share a
+// RedisStore.
+type RedisBus struct {
+	rdb     redis.UniversalClient
+	channel string
+	ps      *redis.PubSub
+}
+
+var _ Bus = (*RedisBus)(nil)
+
+// NewRedisBus subscribes to the invalidation channel under prefix (use the
+// store's prefix). A Redis that is down now is retried by Receive.
+func NewRedisBus(rdb redis.UniversalClient, prefix string) *RedisBus {
+	if prefix == "" {
+		prefix = DefaultRedisPrefix
+	}
+	channel := prefix + "session-invalidations"
+	// Subscribe records the channel even when it cannot connect yet, and
+	// every reconnect subscribes again.
+	return &RedisBus{rdb: rdb, channel: channel, ps: rdb.Subscribe(context.Background(), channel)}
+}
+
+// Publish sends msg on the channel.
+func (b *RedisBus) Publish(ctx context.Context, msg string) error {
+	return b.rdb.Publish(ctx, b.channel, msg).Err()
+}
+
+// Receive returns the next message, skipping subscription confirmations and
+// pongs.
+func (b *RedisBus) Receive(ctx context.Context, timeout time.Duration) (string, error) {
+	deadline := time.Now().Add(timeout)
+	for {
+		msg, err := b.ps.ReceiveTimeout(ctx, time.Until(deadline))
+		if err != nil {
+			return "", quiet(err)
+		}
+		if m, ok := msg.(*redis.Message); ok {
+			return m.Payload, nil
+		}
+		if time.Until(deadline) <= 0 {
+			return "", ErrBusQuiet
+		}
+	}
+}
+
+// Close ends the subscription.
+func (b *RedisBus) Close() error { return b.ps.Close() }
+
+// PGBus is a Bus on PostgreSQL LISTEN/NOTIFY, for instances that share a
+// DBStore on PostgreSQL. It holds one connection of its own, outside the
+// pool.
+type PGBus struct {
+	db      *bun.DB
+	channel string
+
+	mu        sync.Mutex // pgdriver's Listener is not safe for concurrent use
+	ln        *pgdriver.Listener
+	listening bool
+}
+
+var _ Bus = (*PGBus)(nil)
+
+// DefaultPGChannel is the notification channel of PGBus.
+const DefaultPGChannel = "portal_session_invalidations"
+
+// NewPGBus returns a bus on db, which must be opened with pgdriver, on the
+// notification channel given ("" for DefaultPGChannel). Channels are per
+// database, so portals sharing a database share the default channel.
+func NewPGBus(db *bun.DB, channel string) *PGBus {
+	if channel == "" {
+		channel = DefaultPGChannel
+	}
+	return &PGBus{db: db, channel: channel, ln: pgdriver.NewListener(db)}
+}
+
+// Publish notifies the channel; the notification goes out when the
+// statement commits, which for this one statement is at once.
+func (b *PGBus) Publish(ctx context.Context, msg string) error {
+	_, err := b.db.ExecContext(ctx, "SELECT pg_notify(?, ?)", b.channel, msg)
+	return err
+}
+
+// Receive returns the next notification; the first call (and the first
+// after the listener lost its connection) starts listening.
+func (b *PGBus) Receive(ctx context.Context, timeout time.Duration) (string, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.listening {
+		// The listener remembers the channel and listens again on every
+		// connection it makes from now on.
+		if err := b.ln.Listen(ctx, b.channel); err != nil {
+			return "", err
+		}
+		b.listening = true
+	}
+	_, payload, err := b.ln.ReceiveTimeout(ctx, timeout)
+	if err != nil {
+		return "", quiet(err)
+	}
+	return payload, nil
+}
+
+// Close releases the listener's connection.
+// It does not wait for a Receive in progress, which then fails.
+func (b *PGBus) Close() error { return b.ln.Close() }
+
+// quiet turns a read timeout into ErrBusQuiet.
+func quiet(err error) error {
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return ErrBusQuiet
+	}
+	return err
+}

@@ -1,0 +1,221 @@
+package session_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"portal/engine/dbtest"
+	"portal/relay/session"
+	"portal/relay/session/sessiontest"
+)
+
+func TestCacheConformance(t *testing.T) {
+	t.Run("memory bus", func(t *testing.T) {
+		sessiontest.RunCacheConformance(t, func(t *testing.T) (session.Store, session.Bus, session.Bus) {
+			hub := &sessiontest.MemHub{}
+			return dbStore(t), hub.NewBus(), hub.NewBus()
+		})
+	})
+	t.Run("redis", func(t *testing.T) {
+		rdb := sessiontest.Redis(t)
+		sessiontest.RunCacheConformance(t, func(t *testing.T) (session.Store, session.Bus, session.Bus) {
+			prefix := sessiontest.RedisPrefix(t, rdb)
+			a, b := session.NewRedisBus(rdb, prefix), session.NewRedisBus(rdb, prefix)
+			t.Cleanup(func() { a.Close(); b.Close() })
+			return session.NewRedisStore(rdb, session.RedisPrefix(prefix)), a, b
+		})
+	})
+	t.Run("postgres", func(t *testing.T) {
+		if os.Getenv(dbtest.EnvPostgres) == "" {
+			t.Skip("PostgreSQL was skipped: set " + dbtest.EnvPostgres)
+		}
+		sessiontest.RunCacheConformance(t, func(t *testing.T) (session.Store, session.Bus, session.Bus) {
+			db := dbtest.Postgres(t)
+			channel := "test_" + sessiontest.NewID()[:10]
+			a, b := session.NewPGBus(db, channel), session.NewPGBus(db, channel)
+			t.Cleanup(func() { a.Close(); b.Close() })
+			return session.NewDBStore(db), a, b
+		})
+	})
+}
+
+// blockingStore holds Load until released, to line a load up against an
+// invalidation.
+type blockingStore struct {
+	session.Store
+	mu      sync.Mutex
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (s *blockingStore) Load(ctx context.Context, id string) (*session.Session, error) {
+	s.mu.Lock()
+	entered, release := s.entered, s.release
+	s.mu.Unlock()
+	if entered == nil {
+		return s.Store.Load(ctx, id)
+	}
+	got, err := s.Store.Load(ctx, id) // the old state: the write comes after
+	close(entered)
+	<-release
+	return got, err
+}
+
+func (s *blockingStore) hold() (entered, release chan struct{}) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.entered, s.release = make(chan struct{}), make(chan struct{})
+	return s.entered, s.release
+}
+
+func (s *blockingStore) stopHolding() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.entered, s.release = nil, nil
+}
+
+// A load that read the store before another instance's write, and finishes
+// after that write's invalidation arrived, must not enter the cache: it
+// would serve the old state until the TTL ran out.
+func TestCacheRejectsLoadThatRacedAnInvalidation(t *testing.T) {
+	hub := &sessiontest.MemHub{}
+	base := &blockingStore{Store: dbStore(t)}
+	counting := &sessiontest.CountingStore{Store: base}
+	cfg := session.CacheConfig{TTL: time.Hour, PingEvery: 200 * time.Millisecond}
+	ca, cb := session.NewCache(hub.NewBus(), cfg), session.NewCache(hub.NewBus(), cfg)
+	sessiontest.StartCache(t, ca)
+	sessiontest.StartCache(t, cb)
+	a := session.NewManager(counting, session.Config{Cache: ca})
+	b := session.NewManager(counting, session.Config{Cache: cb})
+	s, _ := start(t, b, "user-1", map[string]string{session.AttrBackendJWT: "old"})
+	cookie := &http.Cookie{Name: session.DefaultCookieName, Value: s.ID}
+	get := func(m *session.Manager) (*session.Session, error) {
+		r := httptest.NewRequest(http.MethodGet, "/", nil)
+		r.AddCookie(cookie)
+		return m.Get(context.Background(), r)
+	}
+
+	entered, release := base.hold()
+	type result struct {
+		s   *session.Session
+		err error
+	}
+	done := make(chan result)
+	go func() { s, err := get(a); done <- result{s, err} }()
+	<-entered // A has read "old" and not yet cached it
+	base.stopHolding()
+
+	invalidations := ca.Stats().Invalidations
+	fresh, err := b.Lookup(context.Background(), s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh.Values[session.AttrBackendJWT] = "new"
+	if err := b.Save(context.Background(), fresh); err != nil {
+		t.Fatal(err)
+	}
+	sessiontest.WaitFor(t, 2*time.Second, "A to receive the invalidation", func() bool {
+		return ca.Stats().Invalidations > invalidations
+	})
+	close(release)
+	if r := <-done; r.err != nil || r.s.Values[session.AttrBackendJWT] != "old" {
+		t.Fatalf("the raced load = %v, %v; want the old state", r.s, r.err)
+	}
+	got, err := get(a)
+	if err != nil || got.Values[session.AttrBackendJWT] != "new" {
+		t.Fatalf("after the raced load A serves %v, %v; want the saved value", got, err)
+	}
+}
+
+// A cache whose bus fails serves nothing, so it cannot miss a logout: every
+// read goes to the store until the bus is back.
+func TestCacheOfflineReadsTheStore(t *testing.T) {
+	hub := &sessiontest.MemHub{}
+	bus := hub.NewBus()
+	counting := &sessiontest.CountingStore{Store: dbStore(t)}
+	c := session.NewCache(bus, session.CacheConfig{TTL: time.Hour, PingEvery: 50 * time.Millisecond})
+	sessiontest.StartCache(t, c)
+	m := session.NewManager(counting, session.Config{Cache: c})
+	s, _ := start(t, m, "user-1", nil)
+	r := httptest.NewRequest(http.MethodGet, "/", nil)
+	r.AddCookie(&http.Cookie{Name: session.DefaultCookieName, Value: s.ID})
+	reads := func(n int) int {
+		before := counting.Loads()
+		for range n {
+			if _, err := m.Get(context.Background(), r); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return counting.Loads() - before
+	}
+	if n := reads(5); n != 1 {
+		t.Fatalf("online: 5 reads made %d loads, want 1", n)
+	}
+
+	bus.Break(true)
+	sessiontest.WaitFor(t, 2*time.Second, "the cache to go offline", func() bool { return !c.Online() })
+	if n := reads(5); n != 5 {
+		t.Fatalf("offline: 5 reads made %d loads, want 5", n)
+	}
+	// A logout published elsewhere while this bus is down is lost to it;
+	// coming back online must not serve what was cached before.
+	other := session.NewManager(counting, session.Config{})
+	if err := other.Delete(context.Background(), s.ID); err != nil {
+		t.Fatal(err)
+	}
+	bus.Break(false)
+	sessiontest.WaitFor(t, 2*time.Second, "the cache to come back", c.Online)
+	if _, err := m.Get(context.Background(), r); !errors.Is(err, session.ErrNotFound) {
+		t.Fatalf("after the outage Get = %v, want ErrNotFound", err)
+	}
+}
+
+// A ping that does not come back (a subscription that is silently dead)
+// takes the cache offline, though Publish still works.
+func TestCacheOfflineWhenPingsAreLost(t *testing.T) {
+	hub := &sessiontest.MemHub{}
+	listen := hub.NewBus()
+	c := session.NewCache(&deafBus{Bus: listen}, session.CacheConfig{PingEvery: 20 * time.Millisecond})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go c.Run(ctx)
+	time.Sleep(300 * time.Millisecond)
+	if c.Online() {
+		t.Fatal("a cache whose pings never come back is online")
+	}
+}
+
+// deafBus publishes but never receives anything.
+type deafBus struct{ session.Bus }
+
+func (deafBus) Publish(context.Context, string) error { return nil }
+
+func (deafBus) Receive(_ context.Context, timeout time.Duration) (string, error) {
+	time.Sleep(timeout)
+	return "", session.ErrBusQuiet
+}
+
+// Writes invalidate the local cache even when the bus is gone, and report
+// the failure: other instances may not have heard of a logout.
+func TestCacheInvalidateReportsBusFailure(t *testing.T) {
+	hub := &sessiontest.MemHub{}
+	bus := hub.NewBus()
+	c := session.NewCache(bus, session.CacheConfig{TTL: time.Hour, PingEvery: 50 * time.Millisecond})
+	sessiontest.StartCache(t, c)
+	m := session.NewManager(dbStore(t), session.Config{Cache: c})
+	s, _ := start(t, m, "user-1", nil)
+	bus.Break(true)
+	err := m.Delete(context.Background(), s.ID)
+	if !errors.Is(err, session.ErrUnavailable) {
+		t.Fatalf("Delete with a broken bus = %v, want ErrUnavailable", err)
+	}
+	if _, err := m.Lookup(context.Background(), s.ID); !errors.Is(err, session.ErrNotFound) {
+		t.Fatalf("the session survived the delete: %v", err)
+	}
+}
