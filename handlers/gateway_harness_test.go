@@ -33,6 +33,7 @@ import (
 	"portal/relay/hashlink"
 	"portal/relay/oidc"
 	"portal/relay/session"
+	"portal/relay/session/sessiontest"
 	"portal/relay/upstream"
 )
 
@@ -316,6 +317,7 @@ func (b *gwBackend) echo(w http.ResponseWriter, r *http.Request) {
 // gwOptions shape one gateway instance.
 type gwOptions struct {
 	store          session.Store // default: the database store on db, encrypted
+	bus            session.Bus   // when set, sessions go through a cache on it (TTL a minute: only invalidations keep it right)
 	noBackend      bool
 	noOIDC         bool
 	trustedProxies []netip.Prefix
@@ -333,6 +335,7 @@ type gwEnv struct {
 	backend  *gwBackend
 	srv      *httptest.Server
 	store    session.Store
+	cache    *session.Cache // nil without gwOptions.bus
 	sessions *session.Manager
 	client   *http.Client
 	scan     *leakScan
@@ -366,9 +369,14 @@ func newGatewayWith(t *testing.T, db *bun.DB, idp *gwIdP, be *gwBackend, o gwOpt
 	env.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { handler.ServeHTTP(w, r) }))
 	t.Cleanup(env.srv.Close)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	env.sessions = session.NewManager(env.store, session.Config{Secure: false,
-		SecureRequest: upstream.ForwardedHTTPS(upstream.TrustedPeers(o.trustedProxies))})
 	metrics := handlers.NewMetrics()
+	if o.bus != nil {
+		env.cache = session.NewCache(o.bus, session.CacheConfig{TTL: time.Minute, PingEvery: 200 * time.Millisecond})
+		sessiontest.StartCache(t, env.cache)
+		metrics.WatchSessionCache(env.cache)
+	}
+	env.sessions = session.NewManager(env.store, session.Config{Secure: false, Cache: env.cache,
+		SecureRequest: upstream.ForwardedHTTPS(upstream.TrustedPeers(o.trustedProxies))})
 	relay := handlers.RelayDeps{BaseURL: env.srv.URL, Metrics: metrics, MetricsToken: o.metricsToken}
 	if !o.noBackend {
 		relay.Upstream = upstream.Config{Backend: be.url(), Prefix: gwPrefix, ResponseHeaderTimeout: o.responseTTO, MaxBodyBytes: o.maxBody}

@@ -19,6 +19,7 @@ import (
 	"portal/handlers"
 	"portal/relay/oidc"
 	"portal/relay/session"
+	"portal/relay/session/sessiontest"
 )
 
 func TestOIDCLogin(t *testing.T) {
@@ -207,7 +208,11 @@ func TestLogout(t *testing.T) {
 // Many concurrent requests of one session at expiry make one IdP refresh
 // and one token exchange, and all get the new token.
 func TestRefreshIsSingleFlight(t *testing.T) {
-	env := newGateway(t, dbtest.SQLite(t), gwOptions{})
+	withAndWithoutCache(t, testRefreshIsSingleFlight)
+}
+
+func testRefreshIsSingleFlight(t *testing.T, o gwOptions) {
+	env := newGateway(t, dbtest.SQLite(t), o)
 	env.backend.exchangeTTL.Store(int64(5 * time.Second))
 	c := env.newClient()
 	env.mustOIDCLogin(c, "/")
@@ -280,11 +285,11 @@ func sessionCookie(t *testing.T, env *gwEnv, c *http.Client) string {
 // other, a logout on one ends it on both, and a refresh at expiry happens
 // once across both.
 func TestTwoInstancesShareSessions(t *testing.T) {
-	relaySessionsOn(t, func(t *testing.T, db *bun.DB, store func() session.Store) {
+	relaySessionsOn(t, func(t *testing.T, db *bun.DB, instance func() gwOptions) {
 		idp := newIdP(t)
 		be := newBackend(t, idp)
-		a := newGatewayWith(t, db, idp, be, gwOptions{store: store()})
-		b := newGatewayWith(t, db, idp, be, gwOptions{store: store()})
+		a := newGatewayWith(t, db, idp, be, instance())
+		b := newGatewayWith(t, db, idp, be, instance())
 
 		c := a.newClient()
 		be.exchangeTTL.Store(int64(5 * time.Second))
@@ -317,11 +322,26 @@ func TestTwoInstancesShareSessions(t *testing.T) {
 		if _, e := b.relayEcho(hb); e.Authorization == "" {
 			t.Fatal("a session made on A gives no token on B")
 		}
+		if _, e := a.relayEcho(h); e.Authorization == "" { // now cached on A, where there is a cache
+			t.Fatal("the session gives no token on A")
+		}
 		if res := b.request(hb, http.MethodPost, handlers.LogoutPath, nil, "Accept", "application/json"); res.status != http.StatusOK {
 			t.Fatalf("logout on B: %d", res.status)
 		}
-		if _, e := a.relayEcho(h); e.Authorization != "" {
-			t.Fatal("a logout on B did not end the session on A")
+		if a.cache == nil {
+			if _, e := a.relayEcho(h); e.Authorization != "" {
+				t.Fatal("a logout on B did not end the session on A")
+			}
+			return
+		}
+		// With caches the logout reaches A over the bus, within its
+		// delivery time; the caches' TTL is a minute, so nothing else can.
+		sessiontest.WaitFor(t, 2*time.Second, "the logout on B to end the session on A", func() bool {
+			_, e := a.relayEcho(h)
+			return e.Authorization == ""
+		})
+		if st := a.cache.Stats(); st.Hits == 0 || st.Invalidations == 0 {
+			t.Fatalf("A's cache was not exercised: %+v", st)
 		}
 	})
 }

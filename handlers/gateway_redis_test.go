@@ -63,12 +63,20 @@ func freePort(t *testing.T) int {
 }
 
 // Redis going away answers 503 and keeps the session; once Redis is back,
-// the same cookie works again without a new login.
+// the same cookie works again without a new login. With the session cache
+// (as deployed), losing Redis also takes the cache offline, so the outage
+// shows within the bus's failure detection instead of being hidden.
 func TestRedisRestart(t *testing.T) {
 	sessiontest.Redis(t) // runs where the Redis suites run, says so plainly otherwise
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		t.Skip("Redis restart test skipped: no redis-server binary on PATH")
 	}
+	for _, cached := range []bool{false, true} {
+		t.Run(map[bool]string{false: "store", true: "cached"}[cached], func(t *testing.T) { testRedisRestart(t, cached) })
+	}
+}
+
+func testRedisRestart(t *testing.T, cached bool) {
 	p := &redisProcess{t: t, dir: t.TempDir(), port: freePort(t)}
 	p.start()
 	t.Cleanup(p.crash)
@@ -77,7 +85,13 @@ func TestRedisRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { rdb.Close() })
-	env := newGateway(t, dbtest.SQLite(t), gwOptions{noOIDC: true, store: session.NewRedisStore(rdb, session.Encrypted(gwKeyring))})
+	o := gwOptions{noOIDC: true, store: session.NewRedisStore(rdb, session.Encrypted(gwKeyring))}
+	if cached {
+		bus := session.NewRedisBus(rdb, "")
+		t.Cleanup(func() { bus.Close() })
+		o.bus = bus
+	}
+	env := newGateway(t, dbtest.SQLite(t), o)
 	c := env.newClient()
 	if res := env.hashLogin(c, "demo"); res.status != http.StatusOK {
 		t.Fatalf("login: %d", res.status)
@@ -88,6 +102,9 @@ func TestRedisRestart(t *testing.T) {
 	}
 
 	p.crash()
+	if cached {
+		sessiontest.WaitFor(t, 5*time.Second, "the session cache to notice the outage", func() bool { return !env.cache.Online() })
+	}
 	res, _ := env.relayEcho(c)
 	expectHTTPError(t, res, http.StatusServiceUnavailable, gwPrefix+"/echo/x")
 	if res.header.Get("Set-Cookie") != "" {
@@ -110,6 +127,9 @@ func TestRedisRestart(t *testing.T) {
 			t.Fatalf("still %d after Redis came back", res.status)
 		}
 		time.Sleep(20 * time.Millisecond) // the client's pool may hold dead connections for a moment
+	}
+	if cached {
+		sessiontest.WaitFor(t, 10*time.Second, "the session cache to come back online", env.cache.Online)
 	}
 }
 

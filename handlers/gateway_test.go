@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect"
 
 	"portal/engine/dbtest"
 	"portal/handlers"
@@ -101,7 +102,11 @@ func TestHashLoginCallsBackend(t *testing.T) {
 
 // One test per row of the spec's relay filter table.
 func TestRelayFilterTable(t *testing.T) {
-	env := newGateway(t, dbtest.SQLite(t), gwOptions{})
+	withAndWithoutCache(t, testRelayFilterTable)
+}
+
+func testRelayFilterTable(t *testing.T, o gwOptions) {
+	env := newGateway(t, dbtest.SQLite(t), o)
 
 	t.Run("guest: no Authorization, inbound one dropped", func(t *testing.T) {
 		res, e := env.relayEcho(env.newClient(), "Authorization", "Bearer forged-by-the-client")
@@ -234,9 +239,11 @@ func TestRelayFilterTable(t *testing.T) {
 			t.Fatalf("%d %q, want the old, still valid token relayed", res.status, e.Authorization)
 		}
 		// Now the token has expired as well: 503, and the session stays.
+		// (Written through the Manager, as any instance would, so that a
+		// session cache hears of it.)
 		s := env.storedSession(c)
 		s.Values[session.AttrBackendJWTExpiry] = time.Now().Add(-time.Second).UTC().Format(time.RFC3339Nano)
-		if err := env.store.Save(context.Background(), s); err != nil {
+		if err := env.sessions.Save(context.Background(), s); err != nil {
 			t.Fatal(err)
 		}
 		res, _ = env.relayEcho(c)
@@ -387,17 +394,39 @@ func TestRelayBehindTrustedProxy(t *testing.T) {
 	}
 }
 
+// withAndWithoutCache runs fn with sessions read from the store on every
+// request, and through the session cache (on an in-process bus), so that
+// the relay's rules hold either way.
+func withAndWithoutCache(t *testing.T, fn func(t *testing.T, o gwOptions)) {
+	t.Run("store", func(t *testing.T) { fn(t, gwOptions{}) })
+	t.Run("cached", func(t *testing.T) { fn(t, gwOptions{bus: (&sessiontest.MemHub{}).NewBus()}) })
+}
+
 // relaySessionsOn runs fn on every shared store available: the database
 // stores (SQLite, PostgreSQL when configured) and Redis when configured.
-func relaySessionsOn(t *testing.T, fn func(t *testing.T, db *bun.DB, store func() session.Store)) {
+// instance gives the options of one more gateway instance on that store:
+// on PostgreSQL and Redis with the session cache, as deployed, on a bus
+// all of the test's instances share.
+func relaySessionsOn(t *testing.T, fn func(t *testing.T, db *bun.DB, instance func() gwOptions)) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		fn(t, db, func() session.Store { return session.NewDBStore(db, session.Encrypted(gwKeyring)) })
+		channel := "test_" + strings.ToLower(sessiontest.NewID()[:10])
+		fn(t, db, func() gwOptions {
+			o := gwOptions{store: session.NewDBStore(db, session.Encrypted(gwKeyring))}
+			if db.Dialect().Name() == dialect.PG {
+				bus := session.NewPGBus(db, channel)
+				t.Cleanup(func() { bus.Close() })
+				o.bus = bus
+			}
+			return o
+		})
 	})
 	t.Run("redis", func(t *testing.T) {
 		rdb := sessiontest.Redis(t)
 		prefix := sessiontest.RedisPrefix(t, rdb)
-		fn(t, dbtest.SQLite(t), func() session.Store {
-			return session.NewRedisStore(rdb, session.RedisPrefix(prefix), session.Encrypted(gwKeyring))
+		fn(t, dbtest.SQLite(t), func() gwOptions {
+			bus := session.NewRedisBus(rdb, prefix)
+			t.Cleanup(func() { bus.Close() })
+			return gwOptions{store: session.NewRedisStore(rdb, session.RedisPrefix(prefix), session.Encrypted(gwKeyring)), bus: bus}
 		})
 	})
 }

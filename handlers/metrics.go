@@ -74,6 +74,7 @@ func (m *Metrics) WatchSessionCache(c *session.Cache) {
 		counter("portal_session_cache_hits_total", "Session lookups served from memory.", func(s session.CacheStats) uint64 { return s.Hits }),
 		counter("portal_session_cache_misses_total", "Session lookups that read the store.", func(s session.CacheStats) uint64 { return s.Misses }),
 		counter("portal_session_cache_invalidations_total", "Sessions evicted because this or another instance wrote them.", func(s session.CacheStats) uint64 { return s.Invalidations }),
+		counter("portal_session_cache_outages_total", "Times the cache lost its invalidation subscription and went offline.", func(s session.CacheStats) uint64 { return s.Outages }),
 		gauge("portal_session_cache_entries", "Sessions held in memory.", func(s session.CacheStats) float64 { return float64(s.Entries) }),
 		gauge("portal_session_cache_online", "1 while the cache's invalidation subscription is proven live, else 0 (every lookup reads the store).", func(s session.CacheStats) float64 {
 			if s.Online {

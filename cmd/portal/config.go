@@ -32,7 +32,7 @@ type Config struct {
 	RelayConnectTimeout, RelayResponseTimeout, RelayMaxBody string
 	OIDCIssuer, OIDCClientID, OIDCClientSecret, OIDCScopes  string
 	OIDCRegistrationID, SessionStore, RedisURL, SessionKey  string
-	SessionCache                                           string
+	SessionCache                                            string
 	TrustedProxies, MetricsToken                            string
 }
 

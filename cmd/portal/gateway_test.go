@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"portal/engine/dbtest"
 	"portal/relay/session"
 )
 
@@ -48,6 +49,9 @@ func TestGatewayConfig(t *testing.T) {
 		{"unknown store", with(base, "PORTAL_SESSION_STORE", "memcached"), []string{"PORTAL_SESSION_STORE"}},
 		{"redis without url", with(base, "PORTAL_SESSION_STORE", "redis", "PORTAL_SESSION_KEY", key), []string{"PORTAL_REDIS_URL"}},
 		{"redis without session key", with(base, "PORTAL_SESSION_STORE", "redis", "PORTAL_REDIS_URL", "redis://127.0.0.1:6379/0"), []string{"PORTAL_SESSION_KEY"}},
+		{"session cache off", with(base, "PORTAL_SESSION_CACHE", "0"), nil},
+		{"bad session cache", with(base, "PORTAL_SESSION_CACHE", "-1s"), []string{"PORTAL_SESSION_CACHE"}},
+		{"session cache not a duration", with(base, "PORTAL_SESSION_CACHE", "on"), []string{"PORTAL_SESSION_CACHE"}},
 		{"bad proxy", with(base, "PORTAL_TRUSTED_PROXIES", "proxy.example"), []string{"PORTAL_TRUSTED_PROXIES"}},
 		{"every problem at once", with(base, "PORTAL_ADMIN_BACKEND_URL", "nope", "PORTAL_RELAY_PREFIX", "x", "PORTAL_SESSION_STORE", "x"),
 			[]string{"PORTAL_ADMIN_BACKEND_URL", "PORTAL_API_KEY", "PORTAL_RELAY_PREFIX", "PORTAL_SESSION_STORE", "PORTAL_SESSION_KEY"}},
@@ -112,18 +116,30 @@ func TestParseBytes(t *testing.T) {
 
 func TestBuildGateway(t *testing.T) {
 	key := session.GenerateKey()
+	redis := []string{"PORTAL_SESSION_STORE", "redis", "PORTAL_REDIS_URL", "redis://127.0.0.1:1/0", "PORTAL_SESSION_KEY", key}
 	tests := []struct {
-		name              string
-		env               []string
-		relay, oidc, redi bool
+		name                     string
+		env                      []string
+		postgres                 bool
+		relay, oidc, redi, cache bool
 	}{
-		{"off", nil, false, false, false},
-		{"backend", []string{"PORTAL_ADMIN_BACKEND_URL", "http://127.0.0.1:1", "PORTAL_API_KEY", "k", "PORTAL_SESSION_KEY", key}, true, false, false},
-		{"backend, oidc, redis", []string{"PORTAL_ADMIN_BACKEND_URL", "http://127.0.0.1:1", "PORTAL_API_KEY", "k", "PORTAL_SESSION_KEY", key,
-			"PORTAL_OIDC_ISSUER", "http://127.0.0.1:2", "PORTAL_OIDC_CLIENT_ID", "c", "PORTAL_SESSION_STORE", "redis", "PORTAL_REDIS_URL", "redis://127.0.0.1:1/0"}, true, true, true},
+		{"off, SQLite: no cache", nil, false, false, false, false, false},
+		{"backend", []string{"PORTAL_ADMIN_BACKEND_URL", "http://127.0.0.1:1", "PORTAL_API_KEY", "k", "PORTAL_SESSION_KEY", key}, false, true, false, false, false},
+		{"backend, oidc, redis", append([]string{"PORTAL_ADMIN_BACKEND_URL", "http://127.0.0.1:1", "PORTAL_API_KEY", "k",
+			"PORTAL_OIDC_ISSUER", "http://127.0.0.1:2", "PORTAL_OIDC_CLIENT_ID", "c"}, redis...), false, true, true, true, true},
+		{"redis with the cache off", append([]string{"PORTAL_SESSION_CACHE", "0"}, redis...), false, false, false, true, false},
+		{"database store on PostgreSQL: cached", nil, true, false, false, false, true},
+		{"PostgreSQL with the cache off", []string{"PORTAL_SESSION_CACHE", "0"}, true, false, false, false, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			db := dbtest.SQLite(t)
+			if tc.postgres {
+				if os.Getenv(dbtest.EnvPostgres) == "" {
+					t.Skip("PostgreSQL was skipped: set " + dbtest.EnvPostgres)
+				}
+				db = dbtest.Postgres(t)
+			}
 			cfg, _, err := loadConfig(newFlagSet("test", &strings.Builder{}), nil, env(append([]string{"PORTAL_HASH_SECRET", "0123456789abcdef", "PORTAL_PAYMENT_PROVIDER", "test", "PORTAL_COOKIE_SECURE", "false"}, tc.env...)...))
 			if err != nil {
 				t.Fatal(err)
@@ -131,7 +147,7 @@ func TestBuildGateway(t *testing.T) {
 			if err := cfg.validateServe(); err != nil {
 				t.Fatal(err)
 			}
-			g, err := buildGateway(cfg, nil, slog.New(slog.DiscardHandler))
+			g, err := buildGateway(cfg, db, slog.New(slog.DiscardHandler))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -141,6 +157,9 @@ func TestBuildGateway(t *testing.T) {
 			}
 			if _, isRedis := g.store.(*session.RedisStore); isRedis != tc.redi {
 				t.Fatalf("store %T", g.store)
+			}
+			if (g.cache != nil) != tc.cache {
+				t.Fatalf("session cache %v, want %v", g.cache != nil, tc.cache)
 			}
 		})
 	}

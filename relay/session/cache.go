@@ -83,7 +83,7 @@ type Cache struct {
 	gen    uint64
 	online bool
 
-	hits, misses, invalidations atomic.Uint64
+	hits, misses, invalidations, outages atomic.Uint64
 }
 
 type cacheEntry struct {
@@ -108,16 +108,18 @@ func NewCache(bus Bus, cfg CacheConfig) *Cache {
 
 // CacheStats are counters for metrics.
 type CacheStats struct {
-	Hits, Misses, Invalidations uint64
-	Entries                     int
-	Online                      bool
+	// Outages counts the times the cache went offline.
+	Hits, Misses, Invalidations, Outages uint64
+	Entries                              int
+	Online                               bool
 }
 
 // Stats reports the cache's counters.
 func (c *Cache) Stats() CacheStats {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	return CacheStats{Hits: c.hits.Load(), Misses: c.misses.Load(), Invalidations: c.invalidations.Load(), Entries: len(c.entries), Online: c.online}
+	return CacheStats{Hits: c.hits.Load(), Misses: c.misses.Load(), Invalidations: c.invalidations.Load(), Outages: c.outages.Load(),
+		Entries: len(c.entries), Online: c.online}
 }
 
 // Online reports whether the cache currently serves entries.
@@ -190,6 +192,9 @@ func (c *Cache) invalidate(ctx context.Context, idHash string) error {
 func (c *Cache) setOnline(on bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.online && !on {
+		c.outages.Add(1)
+	}
 	c.gen++
 	clear(c.entries)
 	c.online = on

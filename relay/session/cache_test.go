@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -218,4 +219,31 @@ func TestCacheInvalidateReportsBusFailure(t *testing.T) {
 	if _, err := m.Lookup(context.Background(), s.ID); !errors.Is(err, session.ErrNotFound) {
 		t.Fatalf("the session survived the delete: %v", err)
 	}
+}
+
+// PostgreSQL ending the listener's connection (a restart, a failover, an
+// idle-connection killer) takes the cache offline at once, and it comes
+// back by itself on a new connection.
+func TestPGBusRecoversFromLostConnection(t *testing.T) {
+	if os.Getenv(dbtest.EnvPostgres) == "" {
+		t.Skip("PostgreSQL was skipped: set " + dbtest.EnvPostgres)
+	}
+	db := dbtest.Postgres(t)
+	channel := "test_" + strings.ToLower(sessiontest.NewID()[:10])
+	bus := session.NewPGBus(db, channel)
+	t.Cleanup(func() { bus.Close() })
+	c := session.NewCache(bus, session.CacheConfig{PingEvery: 100 * time.Millisecond})
+	sessiontest.StartCache(t, c)
+
+	var killed int
+	if err := db.NewRaw(`SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE query = ?`, `LISTEN "`+channel+`"`).Scan(context.Background(), &killed); err != nil {
+		t.Fatal(err)
+	}
+	if killed != 1 {
+		t.Fatalf("terminated %d listener connections, want 1", killed)
+	}
+	// pgdriver reconnects at once, so the outage may be too short to
+	// observe as a state: count it instead.
+	sessiontest.WaitFor(t, 2*time.Second, "the cache to go offline", func() bool { return c.Stats().Outages == 1 })
+	sessiontest.WaitFor(t, 5*time.Second, "the cache to come back online", c.Online)
 }
