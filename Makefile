@@ -123,9 +123,9 @@ BENCH_THINK   ?= 0s
 bench: build
 	$(GO) run ./cmd/loadgen -portal $(BIN) -members $(BENCH_MEMBERS) -flows $(BENCH_FLOWS) -think $(BENCH_THINK)
 
-## bench-relay: the relay with a valid OIDC session (database, then Redis sessions) against the
+## bench-relay: the relay with a valid OIDC session (database, then Redis sessions; store read per request and cached) against the
 ## backend directly and a bare httputil.ReverseProxy: requests/s, p50/p99 and ratios; see docs/BENCHMARKS.md
-RELAY_BENCH_FLAGS ?= -duration 5s -concurrency 32
+RELAY_BENCH_FLAGS ?= -duration 3s -rounds 3 -concurrency 32
 .PHONY: bench-relay
 bench-relay:
 	$(GO) run ./cmd/relaybench $(RELAY_BENCH_FLAGS)

@@ -54,6 +54,7 @@ func main() {
 
 type options struct {
 	duration, warmup time.Duration
+	rounds           int
 	concurrency      int
 	databaseURL      string
 	redisURL         string
@@ -65,8 +66,9 @@ type options struct {
 func run(ctx context.Context, args []string, out io.Writer) error {
 	var o options
 	fs := flag.NewFlagSet("relaybench", flag.ContinueOnError)
-	fs.DurationVar(&o.duration, "duration", 5*time.Second, "measuring time per scenario")
-	fs.DurationVar(&o.warmup, "warmup", time.Second, "unmeasured load before each scenario")
+	fs.DurationVar(&o.duration, "duration", 3*time.Second, "measuring time per scenario and round")
+	fs.IntVar(&o.rounds, "rounds", 3, "rounds: every scenario runs once per round, in turn")
+	fs.DurationVar(&o.warmup, "warmup", 500*time.Millisecond, "unmeasured load before each scenario in each round")
 	fs.IntVar(&o.concurrency, "concurrency", 32, "concurrent clients")
 	fs.StringVar(&o.databaseURL, "database-url", envOr("PORTAL_BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"), "database of the database store (postgres://... or sqlite:PATH)")
 	fs.StringVar(&o.redisURL, "redis-url", envOr("PORTAL_BENCH_REDIS_URL", "redis://127.0.0.1:6379/0"), "Redis of the Redis store; empty skips it")
@@ -107,8 +109,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	defer cleanup()
 
-	fmt.Fprintf(out, "relay benchmark: %d concurrent clients, %s per scenario (after %s warm-up), backend delay %s, GOMAXPROCS=%d, all in one process on 127.0.0.1\n",
-		o.concurrency, o.duration, o.warmup, o.backendDelay, maxprocs())
+	fmt.Fprintf(out, "relay benchmark: %d concurrent clients, %d rounds of %s per scenario (each after %s warm-up), backend delay %s, GOMAXPROCS=%d, all in one process on 127.0.0.1\n",
+		o.concurrency, o.rounds, o.duration, o.warmup, o.backendDelay, maxprocs())
 	fmt.Fprintf(out, "database store: %s\n\n", redact(o.databaseURL))
 
 	type scenario struct {
@@ -195,16 +197,36 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		gatewayRows = append(gatewayRows, name)
 	}
 
-	results := map[string]result{}
-	fmt.Fprintf(out, "%-54s %12s %10s %10s %8s\n", "scenario", "requests/s", "p50", "p99", "errors")
-	for _, sc := range scenarios {
-		if err := ctx.Err(); err != nil {
-			return err
+	// The scenarios take turns, round after round, so that a slow patch
+	// of the shared machine spreads over all of them instead of skewing one.
+	samples := map[string]*sample{}
+	for r := range o.rounds {
+		fmt.Fprintf(out, "round %d of %d...\n", r+1, o.rounds)
+		for _, sc := range scenarios {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if o.only != "" && !strings.Contains(sc.name, o.only) && sc.name != "bare httputil.ReverseProxy" {
+				continue
+			}
+			got, err := load(ctx, sc.target, sc.cookie, o)
+			if err != nil {
+				return fmt.Errorf("%s: %w", sc.name, err)
+			}
+			if samples[sc.name] == nil {
+				samples[sc.name] = &sample{}
+			}
+			samples[sc.name].add(got)
 		}
-		if o.only != "" && !strings.Contains(sc.name, o.only) && sc.name != "bare httputil.ReverseProxy" {
+	}
+	results := map[string]result{}
+	fmt.Fprintf(out, "\n%-54s %12s %10s %10s %8s\n", "scenario", "requests/s", "p50", "p99", "errors")
+	for _, sc := range scenarios {
+		smp, ok := samples[sc.name]
+		if !ok {
 			continue
 		}
-		res, err := load(ctx, sc.target, sc.cookie, o)
+		res, err := smp.result()
 		if err != nil {
 			return fmt.Errorf("%s: %w", sc.name, err)
 		}
@@ -299,9 +321,39 @@ type result struct {
 	errors   int
 }
 
+// sample is what the rounds of one scenario measured.
+type sample struct {
+	latencies []time.Duration
+	errors    int
+	measured  time.Duration
+}
+
+func (s *sample) add(o sample) {
+	s.latencies = append(s.latencies, o.latencies...)
+	s.errors += o.errors
+	s.measured += o.measured
+}
+
+// result summarises the sample: requests per second over all rounds, and
+// the percentiles of every request measured.
+func (s *sample) result() (result, error) {
+	all := s.latencies
+	if len(all) == 0 {
+		return result{}, errors.New("no successful requests")
+	}
+	if s.errors > len(all)/100 {
+		return result{}, fmt.Errorf("%d of %d requests failed", s.errors, s.errors+len(all))
+	}
+	slices.Sort(all)
+	return result{
+		rps: float64(len(all)) / s.measured.Seconds(),
+		p50: all[len(all)/2], p99: all[len(all)*99/100], errors: s.errors,
+	}, nil
+}
+
 // load runs o.concurrency clients against target, each on its own
 // keep-alive connection, and measures every request after the warm-up.
-func load(ctx context.Context, target, cookie string, o options) (result, error) {
+func load(ctx context.Context, target, cookie string, o options) (sample, error) {
 	tr := &http.Transport{MaxIdleConnsPerHost: o.concurrency, MaxIdleConns: o.concurrency, DisableCompression: true}
 	defer tr.CloseIdleConnections()
 	client := &http.Client{Transport: tr, Timeout: 10 * time.Second}
@@ -348,16 +400,9 @@ func load(ctx context.Context, target, cookie string, o options) (result, error)
 	}
 	wg.Wait()
 	if len(all) == 0 {
-		return result{}, errors.New("no successful requests")
+		return sample{}, errors.New("no successful requests")
 	}
-	if errs > len(all)/100 {
-		return result{}, fmt.Errorf("%d of %d requests failed", errs, errs+len(all))
-	}
-	slices.Sort(all)
-	return result{
-		rps: float64(len(all)) / o.duration.Seconds(),
-		p50: all[len(all)/2], p99: all[len(all)*99/100], errors: errs,
-	}, nil
+	return sample{latencies: all, errors: errs, measured: o.duration}, nil
 }
 
 // openDB opens the database of the database store on a schema (PostgreSQL)
