@@ -271,10 +271,23 @@ func (c *Cache) follow(ctx context.Context) {
 		case pending != "" && time.Since(sentAt) > 3*c.pingEvery:
 			return
 		case pending == "" && time.Since(sentAt) >= c.pingEvery:
+			c.sweep()
 			pending, sentAt = newPing(), time.Now()
 			if err := c.bus.Publish(ctx, pending); err != nil {
 				return
 			}
+		}
+	}
+}
+
+// sweep drops entries past their TTL, so that sessions nobody uses any
+// more do not keep their tokens in memory.
+func (c *Cache) sweep() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k, e := range c.entries {
+		if time.Since(e.loadedAt) >= c.ttl {
+			delete(c.entries, k)
 		}
 	}
 }

@@ -247,3 +247,22 @@ func TestPGBusRecoversFromLostConnection(t *testing.T) {
 	sessiontest.WaitFor(t, 2*time.Second, "the cache to go offline", func() bool { return c.Stats().Outages == 1 })
 	sessiontest.WaitFor(t, 5*time.Second, "the cache to come back online", c.Online)
 }
+
+// Entries past their TTL are dropped, not just ignored: a session nobody
+// uses any more does not keep its tokens in memory.
+func TestCacheSweepsStaleEntries(t *testing.T) {
+	hub := &sessiontest.MemHub{}
+	c := session.NewCache(hub.NewBus(), session.CacheConfig{TTL: 50 * time.Millisecond, PingEvery: 20 * time.Millisecond})
+	sessiontest.StartCache(t, c)
+	m := session.NewManager(dbStore(t), session.Config{Cache: c})
+	s, _ := start(t, m, "user-1", map[string]string{session.AttrBackendJWT: "jwt"})
+	r := httptest.NewRequest(http.MethodGet, "/", nil)
+	r.AddCookie(&http.Cookie{Name: session.DefaultCookieName, Value: s.ID})
+	if _, err := m.Get(context.Background(), r); err != nil {
+		t.Fatal(err)
+	}
+	if n := c.Stats().Entries; n != 1 {
+		t.Fatalf("%d entries after a read, want 1", n)
+	}
+	sessiontest.WaitFor(t, 2*time.Second, "the stale entry to be swept", func() bool { return c.Stats().Entries == 0 })
+}
