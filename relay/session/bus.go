@@ -39,8 +39,11 @@ func (b *RedisBus) Publish(ctx context.Context, msg string) error {
 	return b.rdb.Publish(ctx, b.channel, msg).Err()
 }
 
-// Receive returns the next message, skipping subscription confirmations and
-// pongs.
+// Receive returns the next message, skipping pongs. A subscription
+// confirmation is reported as ErrBusResubscribed: go-redis reconnects and
+// subscribes again by itself in some cases without returning an error (a
+// connection it finds unusable, a server hand-off), and whatever was
+// published in between is lost to this subscriber.
 func (b *RedisBus) Receive(ctx context.Context, timeout time.Duration) (string, error) {
 	deadline := time.Now().Add(timeout)
 	for {
@@ -48,8 +51,13 @@ func (b *RedisBus) Receive(ctx context.Context, timeout time.Duration) (string, 
 		if err != nil {
 			return "", quiet(err)
 		}
-		if m, ok := msg.(*redis.Message); ok {
+		switch m := msg.(type) {
+		case *redis.Message:
 			return m.Payload, nil
+		case *redis.Subscription:
+			if m.Kind == "subscribe" {
+				return "", ErrBusResubscribed
+			}
 		}
 		if time.Until(deadline) <= 0 {
 			return "", ErrBusQuiet

@@ -21,15 +21,23 @@ type Bus interface {
 	// Publish sends msg to every subscriber, this instance's included.
 	Publish(ctx context.Context, msg string) error
 	// Receive waits up to timeout for the next message. It returns
-	// ErrBusQuiet when none came in time, and any other error when the
-	// subscription is broken (the next call reconnects).
+	// ErrBusQuiet when none came in time, ErrBusResubscribed when the
+	// subscription was made anew (messages may have been lost), and any
+	// other error when the subscription is broken (the next call
+	// reconnects).
 	Receive(ctx context.Context, timeout time.Duration) (string, error)
 	// Close ends the subscription.
 	Close() error
 }
 
-// ErrBusQuiet means no message arrived within Receive's timeout.
-var ErrBusQuiet = errors.New("session: no message on the bus")
+var (
+	// ErrBusQuiet means no message arrived within Receive's timeout.
+	ErrBusQuiet = errors.New("session: no message on the bus")
+	// ErrBusResubscribed means the subscription was (re)established: what
+	// was published before may have been missed. The cache then proves the
+	// subscription again before it serves anything.
+	ErrBusResubscribed = errors.New("session: bus subscribed anew")
+)
 
 // Defaults of CacheConfig.
 const (
@@ -245,7 +253,9 @@ func (c *Cache) connect(ctx context.Context) bool {
 			return true
 		case err == nil:
 			c.apply(msg)
-		case !errors.Is(err, ErrBusQuiet):
+		case errors.Is(err, ErrBusQuiet), errors.Is(err, ErrBusResubscribed):
+			// Not online yet: a fresh subscription is what we are proving.
+		default:
 			return false
 		}
 	}
@@ -265,7 +275,7 @@ func (c *Cache) follow(ctx context.Context) {
 		case err == nil:
 			c.apply(msg)
 		case !errors.Is(err, ErrBusQuiet):
-			return
+			return // broken or resubscribed: go offline and prove it again
 		}
 		switch {
 		case pending != "" && time.Since(sentAt) > 3*c.pingEvery:

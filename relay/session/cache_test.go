@@ -266,3 +266,26 @@ func TestCacheSweepsStaleEntries(t *testing.T) {
 	}
 	sessiontest.WaitFor(t, 2*time.Second, "the stale entry to be swept", func() bool { return c.Stats().Entries == 0 })
 }
+
+// A subscription made anew behind the cache's back (a client library that
+// reconnected by itself) may have missed invalidations: the cache empties,
+// goes offline and proves the subscription again.
+func TestCacheResubscriptionTakesItOffline(t *testing.T) {
+	hub := &sessiontest.MemHub{}
+	bus := hub.NewBus()
+	c := session.NewCache(bus, session.CacheConfig{TTL: time.Hour, PingEvery: 50 * time.Millisecond})
+	sessiontest.StartCache(t, c)
+	m := session.NewManager(dbStore(t), session.Config{Cache: c})
+	s, _ := start(t, m, "user-1", nil)
+	r := httptest.NewRequest(http.MethodGet, "/", nil)
+	r.AddCookie(&http.Cookie{Name: session.DefaultCookieName, Value: s.ID})
+	if _, err := m.Get(context.Background(), r); err != nil {
+		t.Fatal(err)
+	}
+	bus.Resubscribe()
+	sessiontest.WaitFor(t, 2*time.Second, "the cache to go offline", func() bool { return c.Stats().Outages == 1 })
+	if n := c.Stats().Entries; n != 0 {
+		t.Fatalf("%d entries survived the resubscription", n)
+	}
+	sessiontest.WaitFor(t, 2*time.Second, "the cache to come back online", c.Online)
+}

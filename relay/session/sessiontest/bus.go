@@ -79,6 +79,9 @@ func (b *MemBus) Receive(ctx context.Context, timeout time.Duration) (string, er
 		if b.isBroken() {
 			return "", errBroken
 		}
+		if msg == resubscribed {
+			return "", session.ErrBusResubscribed
+		}
 		return msg, nil
 	case <-time.After(timeout):
 		return "", session.ErrBusQuiet
@@ -86,6 +89,14 @@ func (b *MemBus) Receive(ctx context.Context, timeout time.Duration) (string, er
 		return "", ctx.Err()
 	}
 }
+
+// resubscribed is queued by Resubscribe; Receive reports it as
+// session.ErrBusResubscribed.
+const resubscribed = "\x00resubscribed"
+
+// Resubscribe makes the bus report a new subscription, as a client library
+// that reconnected by itself would.
+func (b *MemBus) Resubscribe() { b.ch <- resubscribed }
 
 // Close does nothing: the hub goes away with the test.
 func (b *MemBus) Close() error { return nil }
