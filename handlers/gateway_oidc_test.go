@@ -323,8 +323,10 @@ func TestTwoInstancesShareSessions(t *testing.T) {
 		if _, e := b.relayEcho(hb); e.Authorization == "" {
 			t.Fatal("a session made on A gives no token on B")
 		}
-		if _, e := a.relayEcho(h); e.Authorization == "" { // now cached on A, where there is a cache
-			t.Fatal("the session gives no token on A")
+		for range 2 { // the second read is served from A's cache, where there is one
+			if _, e := a.relayEcho(h); e.Authorization == "" {
+				t.Fatal("the session gives no token on A")
+			}
 		}
 		if res := b.request(hb, http.MethodPost, handlers.LogoutPath, nil, "Accept", "application/json"); res.status != http.StatusOK {
 			t.Fatalf("logout on B: %d", res.status)

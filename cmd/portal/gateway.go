@@ -114,8 +114,10 @@ func (c *Config) validateGateway() []string {
 		add("PORTAL_SESSION_STORE must be db or redis")
 	}
 
-	if v, err := time.ParseDuration(c.SessionCache); err != nil || v < 0 {
-		add("PORTAL_SESSION_CACHE must be a duration such as 5s, or 0 to turn the cache off")
+	// The cap bounds how long a lost invalidation could keep a logged-out
+	// session alive on another instance.
+	if v, err := time.ParseDuration(c.SessionCache); err != nil || v < 0 || v > time.Minute {
+		add("PORTAL_SESSION_CACHE must be a duration from 0 (cache off) to 1m, such as 5s")
 	}
 
 	needKey := c.AdminBackendURL != "" || c.oidcOn() || c.SessionStore == "redis"

@@ -51,6 +51,7 @@ func TestGatewayConfig(t *testing.T) {
 		{"redis without session key", with(base, "PORTAL_SESSION_STORE", "redis", "PORTAL_REDIS_URL", "redis://127.0.0.1:6379/0"), []string{"PORTAL_SESSION_KEY"}},
 		{"session cache off", with(base, "PORTAL_SESSION_CACHE", "0"), nil},
 		{"bad session cache", with(base, "PORTAL_SESSION_CACHE", "-1s"), []string{"PORTAL_SESSION_CACHE"}},
+		{"session cache too long", with(base, "PORTAL_SESSION_CACHE", "1h"), []string{"PORTAL_SESSION_CACHE"}},
 		{"session cache not a duration", with(base, "PORTAL_SESSION_CACHE", "on"), []string{"PORTAL_SESSION_CACHE"}},
 		{"bad proxy", with(base, "PORTAL_TRUSTED_PROXIES", "proxy.example"), []string{"PORTAL_TRUSTED_PROXIES"}},
 		{"every problem at once", with(base, "PORTAL_ADMIN_BACKEND_URL", "nope", "PORTAL_RELAY_PREFIX", "x", "PORTAL_SESSION_STORE", "x"),

@@ -137,7 +137,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	stores := []namedStore{{name: "gateway, database sessions", store: session.NewDBStore(db, session.Encrypted(kr))}}
 	if db.Dialect().Name() == dialect.PG {
-		stores[0].bus = session.NewPGBus(db, "relaybench_"+randomHex(6))
+		stores[0].bus = session.NewPGBus(db, "") // where the sessions table's trigger announces writes
 	}
 	if o.redisURL != "" {
 		rdb, err := session.NewRedisClient(o.redisURL)

@@ -28,7 +28,7 @@ func NewRedisBus(rdb redis.UniversalClient, prefix string) *RedisBus {
 	if prefix == "" {
 		prefix = DefaultRedisPrefix
 	}
-	channel := prefix + "session-invalidations"
+	channel := redisChannel(prefix)
 	// Subscribe records the channel even when it cannot connect yet, and
 	// every reconnect subscribes again.
 	return &RedisBus{rdb: rdb, channel: channel, ps: rdb.Subscribe(context.Background(), channel)}
@@ -47,7 +47,13 @@ func (b *RedisBus) Publish(ctx context.Context, msg string) error {
 func (b *RedisBus) Receive(ctx context.Context, timeout time.Duration) (string, error) {
 	deadline := time.Now().Add(timeout)
 	for {
-		msg, err := b.ps.ReceiveTimeout(ctx, time.Until(deadline))
+		left := time.Until(deadline)
+		if left <= 0 {
+			// go-redis takes a non-positive timeout as "keep the old
+			// deadline", which has passed: a read would fail and reconnect.
+			return "", ErrBusQuiet
+		}
+		msg, err := b.ps.ReceiveTimeout(ctx, left)
 		if err != nil {
 			return "", quiet(err)
 		}
@@ -58,9 +64,6 @@ func (b *RedisBus) Receive(ctx context.Context, timeout time.Duration) (string, 
 			if m.Kind == "subscribe" {
 				return "", ErrBusResubscribed
 			}
-		}
-		if time.Until(deadline) <= 0 {
-			return "", ErrBusQuiet
 		}
 	}
 }
@@ -82,7 +85,9 @@ type PGBus struct {
 
 var _ Bus = (*PGBus)(nil)
 
-// DefaultPGChannel is the notification channel of PGBus.
+// DefaultPGChannel is the notification channel of PGBus, on which the
+// trigger of the sessions table announces every change and removal
+// (migration 20261125000001_announce_session_writes).
 const DefaultPGChannel = "portal_session_invalidations"
 
 // NewPGBus returns a bus on db, which must be opened with pgdriver, on the

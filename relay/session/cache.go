@@ -66,9 +66,12 @@ type CacheConfig struct {
 
 // Cache keeps recently loaded sessions in memory so that most requests of
 // a busy session skip the store's round trip, while staying coherent with
-// every other instance: each write through a Manager evicts the session here
-// and publishes its id hash on the Bus, and every instance evicts what it
-// receives.
+// every other instance: every write of a session is announced with its id
+// hash on the Bus, and every instance evicts what it receives. Stores that
+// implement Announcer announce in the same atomic step as the write (a
+// Redis script's PUBLISH, a PostgreSQL trigger's NOTIFY), so a writer that
+// dies or loses its client in between cannot leave others stale; for other
+// stores the Manager publishes after the write.
 //
 // The cache serves nothing unless its subscription is proven live: it
 // publishes pings and must receive them back, and on any bus failure it
@@ -85,11 +88,19 @@ type Cache struct {
 
 	mu      sync.RWMutex
 	entries map[string]cacheEntry // by id hash
-	// gen changes with every eviction and every change of online, so that
-	// a load that raced with an invalidation never enters the cache: put
-	// takes the generation read before the store was.
-	gen    uint64
-	online bool
+	online  bool
+	// A load that raced with an invalidation of its session must not enter
+	// the cache: the store may have answered with what the invalidation
+	// replaced. So begin hands out a ticket, and put compares it with:
+	//   - gen, counting evictions, and evicted, the gen of each session's
+	//     latest eviction (kept for evictionMemory; horizon is the latest
+	//     gen forgotten, and older tickets are refused);
+	//   - epoch, counting changes of online: invalidations may have been
+	//     missed while offline.
+	gen     uint64
+	evicted map[string]eviction
+	horizon uint64
+	epoch   uint64
 
 	hits, misses, invalidations, outages atomic.Uint64
 }
@@ -98,6 +109,18 @@ type cacheEntry struct {
 	s        *Session
 	loadedAt time.Time
 }
+
+type eviction struct {
+	gen uint64
+	at  time.Time
+}
+
+// ticket is the cache's state when a load from the store began.
+type ticket struct{ gen, epoch uint64 }
+
+// evictionMemory is how long evictions are remembered for loads in flight;
+// a load older than that is not cached.
+const evictionMemory = time.Minute
 
 // NewCache returns a cache fed by bus; it stays offline until Run has
 // proven the subscription.
@@ -111,7 +134,8 @@ func NewCache(bus Bus, cfg CacheConfig) *Cache {
 	if cfg.PingEvery <= 0 {
 		cfg.PingEvery = DefaultCachePingEvery
 	}
-	return &Cache{bus: bus, ttl: cfg.TTL, max: cfg.MaxEntries, pingEvery: cfg.PingEvery, entries: map[string]cacheEntry{}}
+	return &Cache{bus: bus, ttl: cfg.TTL, max: cfg.MaxEntries, pingEvery: cfg.PingEvery,
+		entries: map[string]cacheEntry{}, evicted: map[string]eviction{}}
 }
 
 // CacheStats are counters for metrics.
@@ -151,20 +175,20 @@ func (c *Cache) get(idHash string) (*Session, bool) {
 	return e.s.clone(), true
 }
 
-// begin returns the generation to hand to put after reading the store.
-func (c *Cache) begin() uint64 {
+// begin returns the ticket to hand to put after reading the store.
+func (c *Cache) begin() ticket {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	return c.gen
+	return ticket{gen: c.gen, epoch: c.epoch}
 }
 
-// put caches a copy of s, loaded from the store after begin returned gen,
-// unless anything was invalidated since: the store may then have answered
-// with what the invalidation replaced.
-func (c *Cache) put(idHash string, s *Session, gen uint64, loadedAt time.Time) {
+// put caches a copy of s, loaded from the store after begin returned t,
+// unless the session was invalidated since or the cache went offline or
+// online meanwhile.
+func (c *Cache) put(idHash string, s *Session, t ticket, loadedAt time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if !c.online || gen != c.gen {
+	if !c.online || t.epoch != c.epoch || t.gen < c.horizon || c.evicted[idHash].gen > t.gen {
 		return
 	}
 	if _, ok := c.entries[idHash]; !ok && len(c.entries) >= c.max {
@@ -180,6 +204,7 @@ func (c *Cache) put(idHash string, s *Session, gen uint64, loadedAt time.Time) {
 func (c *Cache) evict(idHash string) {
 	c.mu.Lock()
 	c.gen++
+	c.evicted[idHash] = eviction{gen: c.gen, at: time.Now()}
 	delete(c.entries, idHash)
 	c.mu.Unlock()
 	c.invalidations.Add(1)
@@ -203,8 +228,10 @@ func (c *Cache) setOnline(on bool) {
 	if c.online && !on {
 		c.outages.Add(1)
 	}
-	c.gen++
+	c.epoch++
 	clear(c.entries)
+	clear(c.evicted) // the epoch refuses every load in flight already
+	c.horizon = c.gen
 	c.online = on
 }
 
@@ -291,13 +318,19 @@ func (c *Cache) follow(ctx context.Context) {
 }
 
 // sweep drops entries past their TTL, so that sessions nobody uses any
-// more do not keep their tokens in memory.
+// more do not keep their tokens in memory, and forgets old evictions.
 func (c *Cache) sweep() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for k, e := range c.entries {
 		if time.Since(e.loadedAt) >= c.ttl {
 			delete(c.entries, k)
+		}
+	}
+	for k, e := range c.evicted {
+		if time.Since(e.at) >= evictionMemory {
+			c.horizon = max(c.horizon, e.gen)
+			delete(c.evicted, k)
 		}
 	}
 }

@@ -38,8 +38,8 @@ func TestCacheConformance(t *testing.T) {
 		}
 		sessiontest.RunCacheConformance(t, func(t *testing.T) (session.Store, session.Bus, session.Bus) {
 			db := dbtest.Postgres(t)
-			channel := "test_" + sessiontest.NewID()[:10]
-			a, b := session.NewPGBus(db, channel), session.NewPGBus(db, channel)
+			// The default channel: the sessions table's trigger announces there.
+			a, b := session.NewPGBus(db, ""), session.NewPGBus(db, "")
 			t.Cleanup(func() { a.Close(); b.Close() })
 			return session.NewDBStore(db), a, b
 		})
@@ -288,4 +288,153 @@ func TestCacheResubscriptionTakesItOffline(t *testing.T) {
 		t.Fatalf("%d entries survived the resubscription", n)
 	}
 	sessiontest.WaitFor(t, 2*time.Second, "the cache to come back online", c.Online)
+}
+
+// A cache that was online and whose subscription then dies without an error
+// (its pings stop coming back) goes offline.
+func TestCacheOfflineWhenPingsStopComingBack(t *testing.T) {
+	hub := &sessiontest.MemHub{}
+	bus := hub.NewBus()
+	c := session.NewCache(bus, session.CacheConfig{PingEvery: 20 * time.Millisecond})
+	sessiontest.StartCache(t, c)
+	bus.Deafen(true)
+	sessiontest.WaitFor(t, 2*time.Second, "the cache to go offline", func() bool { return c.Stats().Outages == 1 })
+	if c.Online() {
+		t.Fatal("a deaf subscription came back online")
+	}
+	bus.Deafen(false)
+	sessiontest.WaitFor(t, 2*time.Second, "the cache to come back online", c.Online)
+}
+
+// A load that read the store while the cache was offline, and finishes
+// once it is online again, must not enter the cache: invalidations were
+// missed meanwhile.
+func TestCacheRejectsLoadFromBeforeComingOnline(t *testing.T) {
+	hub := &sessiontest.MemHub{}
+	bus := hub.NewBus()
+	base := &blockingStore{Store: dbStore(t)}
+	c := session.NewCache(bus, session.CacheConfig{TTL: time.Hour, PingEvery: 20 * time.Millisecond})
+	sessiontest.StartCache(t, c)
+	m := session.NewManager(base, session.Config{Cache: c})
+	s, _ := start(t, m, "user-1", nil)
+	r := httptest.NewRequest(http.MethodGet, "/", nil)
+	r.AddCookie(&http.Cookie{Name: session.DefaultCookieName, Value: s.ID})
+
+	bus.Break(true)
+	sessiontest.WaitFor(t, 2*time.Second, "the cache to go offline", func() bool { return !c.Online() })
+	entered, release := base.hold()
+	done := make(chan error)
+	go func() { _, err := m.Get(context.Background(), r); done <- err }()
+	<-entered // read the session, not yet returned
+	base.stopHolding()
+	// A logout elsewhere, its announcement lost to the broken bus.
+	if err := session.NewManager(base, session.Config{}).Delete(context.Background(), s.ID); err != nil {
+		t.Fatal(err)
+	}
+	bus.Break(false)
+	sessiontest.WaitFor(t, 2*time.Second, "the cache to come back online", c.Online)
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Get(context.Background(), r); !errors.Is(err, session.ErrNotFound) {
+		t.Fatalf("after coming online the cache served a session deleted while it was offline: %v", err)
+	}
+}
+
+// go-redis reconnects a subscription by itself; RedisBus reports the error
+// of the lost connection and then the new subscription, so the cache
+// proves the subscription again instead of trusting a gap.
+func TestRedisBusReportsResubscription(t *testing.T) {
+	sessiontest.Redis(t)
+	name := "portal-test-bus-" + strings.ToLower(sessiontest.NewID()[:8])
+	rdb, err := session.NewRedisClient(os.Getenv(sessiontest.EnvRedis))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdb.Options().ClientName = name
+	t.Cleanup(func() { rdb.Close() })
+	bus := session.NewRedisBus(rdb, sessiontest.RedisPrefix(t, rdb))
+	t.Cleanup(func() { bus.Close() })
+	ctx := context.Background()
+	if _, err := bus.Receive(ctx, time.Second); !errors.Is(err, session.ErrBusResubscribed) {
+		t.Fatalf("first Receive = %v, want the subscription confirmed", err)
+	}
+	// Kill our subscriber connection only: other tests share this Redis.
+	list, err := rdb.ClientList(ctx).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	killed := 0
+	for _, line := range strings.Split(list, "\n") {
+		if strings.Contains(line, " name="+name+" ") && strings.Contains(line, " sub=1 ") {
+			for _, f := range strings.Fields(line) {
+				if id, ok := strings.CutPrefix(f, "id="); ok {
+					if err := rdb.Do(ctx, "CLIENT", "KILL", "ID", id).Err(); err != nil {
+						t.Fatal(err)
+					}
+					killed++
+				}
+			}
+		}
+	}
+	if killed != 1 {
+		t.Fatalf("killed %d subscriber connections, want 1:\n%s", killed, list)
+	}
+	sawError := false
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		_, err := bus.Receive(ctx, 200*time.Millisecond)
+		switch {
+		case errors.Is(err, session.ErrBusResubscribed):
+			if !sawError {
+				t.Fatal("resubscribed without reporting the lost connection first")
+			}
+			return
+		case errors.Is(err, session.ErrBusQuiet), err == nil:
+		default:
+			sawError = true
+		}
+	}
+	t.Fatal("the bus never reported the new subscription")
+}
+
+// Invalidations are per session: a write of another session while a load
+// is in flight does not keep that load out of the cache (with busy
+// instances, some session is always being touched).
+func TestCacheInvalidationOfAnotherSessionKeepsLoad(t *testing.T) {
+	hub := &sessiontest.MemHub{}
+	base := &blockingStore{Store: dbStore(t)}
+	counting := &sessiontest.CountingStore{Store: base}
+	c := session.NewCache(hub.NewBus(), session.CacheConfig{TTL: time.Hour, PingEvery: 50 * time.Millisecond})
+	sessiontest.StartCache(t, c)
+	m := session.NewManager(counting, session.Config{Cache: c})
+	s1, _ := start(t, m, "user-1", nil)
+	s2, _ := start(t, m, "user-2", nil)
+	r := httptest.NewRequest(http.MethodGet, "/", nil)
+	r.AddCookie(&http.Cookie{Name: session.DefaultCookieName, Value: s1.ID})
+
+	entered, release := base.hold()
+	done := make(chan error)
+	go func() { _, err := m.Get(context.Background(), r); done <- err }()
+	<-entered
+	base.stopHolding()
+	other, err := m.Lookup(context.Background(), s2.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Save(context.Background(), other); err != nil {
+		t.Fatal(err)
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	loads := counting.Loads()
+	if _, err := m.Get(context.Background(), r); err != nil {
+		t.Fatal(err)
+	}
+	if counting.Loads() != loads {
+		t.Fatal("a write of another session kept the load out of the cache")
+	}
 }

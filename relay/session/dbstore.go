@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect"
 )
 
 // DBStore keeps sessions in the sessions table of the portal database
@@ -29,7 +30,15 @@ func NewDBStore(db *bun.DB, opts ...StoreOption) *DBStore {
 	return &DBStore{db: db, codec: o.codec, now: time.Now}
 }
 
-var _ Store = (*DBStore)(nil)
+var (
+	_ Store     = (*DBStore)(nil)
+	_ Announcer = (*DBStore)(nil)
+)
+
+// AnnouncesWrites reports whether the database announces session writes by
+// itself: on PostgreSQL a trigger NOTIFYs DefaultPGChannel at commit of
+// every update and delete of a session; SQLite cannot tell anyone.
+func (st *DBStore) AnnouncesWrites() bool { return st.db.Dialect().Name() == dialect.PG }
 
 // sessionRow is one row of the sessions table.
 type sessionRow struct {

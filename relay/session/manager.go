@@ -184,10 +184,10 @@ func (m *Manager) load(ctx context.Context, id string) (*Session, error) {
 	if s, ok := c.get(idHash); ok {
 		return s, nil
 	}
-	gen, loadedAt := c.begin(), time.Now()
+	t, loadedAt := c.begin(), time.Now()
 	s, err := m.store.Load(ctx, id)
 	if err == nil {
-		c.put(idHash, s, gen, loadedAt)
+		c.put(idHash, s, t, loadedAt)
 	}
 	return s, err
 }
@@ -202,12 +202,18 @@ func (m *Manager) delete(ctx context.Context, id string) error {
 }
 
 // changed tells every instance's cache that the session with this id was
-// written; without a cache there is nothing to tell.
+// written; without a cache there is nothing to tell, and a store that
+// announces its own writes has told the others already.
 func (m *Manager) changed(ctx context.Context, id string) error {
-	if m.cfg.Cache == nil {
+	c := m.cfg.Cache
+	if c == nil {
 		return nil
 	}
-	return m.cfg.Cache.invalidate(ctx, hashID(id))
+	if a, ok := m.store.(Announcer); ok && a.AnnouncesWrites() {
+		c.evict(hashID(id))
+		return nil
+	}
+	return c.invalidate(ctx, hashID(id))
 }
 
 // cookie returns the session cookie with value and maxAge (0: a browser-session

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
 )
 
 // RedisStore keeps sessions in Redis, shared by every gateway instance that
@@ -23,9 +24,10 @@ type RedisStore struct {
 }
 
 var (
-	_ Store   = (*RedisStore)(nil)
-	_ Toucher = (*RedisStore)(nil)
-	_ Locker  = (*RedisStore)(nil)
+	_ Store     = (*RedisStore)(nil)
+	_ Toucher   = (*RedisStore)(nil)
+	_ Locker    = (*RedisStore)(nil)
+	_ Announcer = (*RedisStore)(nil)
 )
 
 // DefaultRedisPrefix starts every key the Redis store writes.
@@ -62,11 +64,24 @@ func NewRedisClient(url string) (*redis.Client, error) {
 	opt.MaxRetries = 1
 	opt.DialerRetries = 1
 	opt.DialerRetryTimeout = 50 * time.Millisecond
+	// Maintenance notifications let go-redis move a subscription to
+	// another endpoint by itself and relax read timeouts; the session
+	// cache wants every reconnect of its subscription to be seen.
+	opt.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
 	return redis.NewClient(opt), nil
 }
 
 func (st *RedisStore) key(id string) string     { return st.prefix + "session:" + hashID(id) }
+func (st *RedisStore) channel() string          { return redisChannel(st.prefix) }
 func (st *RedisStore) lockKey(id string) string { return st.prefix + "session-lock:" + hashID(id) }
+
+// redisChannel is the pub/sub channel on which the writes of the sessions
+// under prefix are announced (RedisBus subscribes to it).
+func redisChannel(prefix string) string { return prefix + "session-invalidations" }
+
+// AnnouncesWrites reports that every save, touch and delete publishes the
+// session's id hash on the store's channel, in the same script as the write.
+func (st *RedisStore) AnnouncesWrites() bool { return true }
 
 // micros and fromMicros store times as Unix microseconds: exact in Lua's
 // doubles until the year 2255, and the precision the stores promise.
@@ -96,13 +111,15 @@ redis.call('HSET', KEYS[1], 'u', ARGV[1], 'd', ARGV[2], 'c', ARGV[3], 'l', ARGV[
 redis.call('PEXPIREAT', KEYS[1], ARGV[6])
 return 1`)
 
-// saveScript updates a live session; ARGV[7] is now, and an expired or
-// missing session is left alone (0).
+// saveScript updates a live session; ARGV[5] is now, and an expired or
+// missing session is left alone (0). A write is announced on ARGV[7] with
+// the id hash ARGV[8], atomically with it.
 var saveScript = redis.NewScript(`
 local e = redis.call('HGET', KEYS[1], 'e')
 if not e or tonumber(e) < tonumber(ARGV[5]) then return 0 end
 redis.call('HSET', KEYS[1], 'u', ARGV[1], 'd', ARGV[2], 'l', ARGV[3], 'e', ARGV[4])
 redis.call('PEXPIREAT', KEYS[1], ARGV[6])
+redis.call('PUBLISH', ARGV[7], ARGV[8])
 return 1`)
 
 var touchScript = redis.NewScript(`
@@ -110,6 +127,14 @@ local e = redis.call('HGET', KEYS[1], 'e')
 if not e or tonumber(e) < tonumber(ARGV[3]) then return 0 end
 redis.call('HSET', KEYS[1], 'l', ARGV[1], 'e', ARGV[2])
 redis.call('PEXPIREAT', KEYS[1], ARGV[4])
+redis.call('PUBLISH', ARGV[5], ARGV[6])
+return 1`)
+
+// deleteScript removes a session and announces it, even when it was
+// already gone: announcing costs little, and a cache elsewhere may hold it.
+var deleteScript = redis.NewScript(`
+redis.call('DEL', KEYS[1])
+redis.call('PUBLISH', ARGV[1], ARGV[2])
 return 1`)
 
 var unlockScript = redis.NewScript(`
@@ -177,7 +202,7 @@ func (st *RedisStore) Save(ctx context.Context, s *Session) error {
 		return fmt.Errorf("session: save: %w", err)
 	}
 	n, err := saveScript.Run(ctx, st.rdb, []string{st.key(s.ID)},
-		s.UserKey, data, micros(s.LastSeenAt), micros(s.ExpiresAt), micros(st.now()), expireAtMillis(s.ExpiresAt)).Int()
+		s.UserKey, data, micros(s.LastSeenAt), micros(s.ExpiresAt), micros(st.now()), expireAtMillis(s.ExpiresAt), st.channel(), hashID(s.ID)).Int()
 	if err != nil {
 		return unavailable("save", err)
 	}
@@ -190,7 +215,7 @@ func (st *RedisStore) Save(ctx context.Context, s *Session) error {
 // Touch slides the expiry of a live session without rewriting its values.
 func (st *RedisStore) Touch(ctx context.Context, id string, lastSeenAt, expiresAt time.Time) error {
 	n, err := touchScript.Run(ctx, st.rdb, []string{st.key(id)},
-		micros(lastSeenAt), micros(expiresAt), micros(st.now()), expireAtMillis(expiresAt)).Int()
+		micros(lastSeenAt), micros(expiresAt), micros(st.now()), expireAtMillis(expiresAt), st.channel(), hashID(id)).Int()
 	if err != nil {
 		return unavailable("touch", err)
 	}
@@ -202,7 +227,7 @@ func (st *RedisStore) Touch(ctx context.Context, id string, lastSeenAt, expiresA
 
 // Delete removes the session and any lease on it.
 func (st *RedisStore) Delete(ctx context.Context, id string) error {
-	if err := st.rdb.Del(ctx, st.key(id)).Err(); err != nil {
+	if err := deleteScript.Run(ctx, st.rdb, []string{st.key(id)}, st.channel(), hashID(id)).Err(); err != nil {
 		return unavailable("delete", err)
 	}
 	return nil

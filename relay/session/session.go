@@ -66,6 +66,15 @@ type Store interface {
 	DeleteExpired(ctx context.Context, now time.Time) (int, error)
 }
 
+// Announcer is implemented by stores that announce every change and
+// removal of a session on their Bus in the same atomic step as the write:
+// the Redis store's scripts PUBLISH, and on PostgreSQL a trigger on the
+// sessions table NOTIFYs at commit. Then no writer can fail between the
+// write and its announcement, and the Manager does not publish again.
+type Announcer interface {
+	AnnouncesWrites() bool
+}
+
 var (
 	// ErrNotFound means there is no valid session: none was sent, it never
 	// existed, it expired or it was ended. Callers ask the client to log in.

@@ -26,6 +26,7 @@ type MemBus struct {
 	ch     chan string
 	mu     sync.Mutex
 	broken bool
+	deaf   bool
 }
 
 var errBroken = errors.New("sessiontest: bus connection lost")
@@ -47,6 +48,20 @@ func (b *MemBus) Break(broken bool) {
 	b.broken = broken
 }
 
+// Deafen makes the bus drop what is published to it without any error, as
+// a subscription that died silently would.
+func (b *MemBus) Deafen(deaf bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.deaf = deaf
+}
+
+func (b *MemBus) isDeaf() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.deaf
+}
+
 func (b *MemBus) isBroken() bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -61,7 +76,7 @@ func (b *MemBus) Publish(_ context.Context, msg string) error {
 	b.hub.mu.Lock()
 	defer b.hub.mu.Unlock()
 	for _, s := range b.hub.subs {
-		if !s.isBroken() {
+		if !s.isBroken() && !s.isDeaf() {
 			s.ch <- msg
 		}
 	}
@@ -213,6 +228,26 @@ func RunCacheConformance(t *testing.T, newInstances func(t *testing.T) (session.
 		WaitFor(t, 2*time.Second, "B to see the saved value", func() bool {
 			s, err := get(b, c)
 			return err == nil && s.Values[session.AttrBackendJWT] == "new"
+		})
+	})
+
+	t.Run("a store that announces its writes needs no Manager to announce them", func(t *testing.T) {
+		a, b, _, _, store := setup(t)
+		if an, ok := store.Store.(session.Announcer); !ok || !an.AnnouncesWrites() {
+			t.Skip("the store does not announce its writes")
+		}
+		c := login(t, a, nil)
+		if _, err := get(b, c); err != nil {
+			t.Fatal(err)
+		}
+		// Written straight to the store, as a writer that died before any
+		// publish of its own would leave it.
+		if err := store.Store.Delete(context.Background(), c.Value); err != nil {
+			t.Fatal(err)
+		}
+		WaitFor(t, 2*time.Second, "B to hear of the delete from the store", func() bool {
+			_, err := get(b, c)
+			return errors.Is(err, session.ErrNotFound)
 		})
 	})
 
