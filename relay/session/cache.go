@@ -204,7 +204,9 @@ func (c *Cache) put(idHash string, s *Session, t ticket, loadedAt time.Time) {
 func (c *Cache) evict(idHash string) {
 	c.mu.Lock()
 	c.gen++
-	c.evicted[idHash] = eviction{gen: c.gen, at: time.Now()}
+	if c.online { // offline, put refuses everything anyway
+		c.evicted[idHash] = eviction{gen: c.gen, at: time.Now()}
+	}
 	delete(c.entries, idHash)
 	c.mu.Unlock()
 	c.invalidations.Add(1)

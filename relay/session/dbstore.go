@@ -35,10 +35,13 @@ var (
 	_ Announcer = (*DBStore)(nil)
 )
 
-// AnnouncesWrites reports whether the database announces session writes by
-// itself: on PostgreSQL a trigger NOTIFYs DefaultPGChannel at commit of
-// every update and delete of a session; SQLite cannot tell anyone.
-func (st *DBStore) AnnouncesWrites() bool { return st.db.Dialect().Name() == dialect.PG }
+// AnnouncesOn reports whether bus hears the database's own announcements:
+// on PostgreSQL a trigger NOTIFYs DefaultPGChannel at commit of every
+// update and delete of a session; SQLite cannot tell anyone.
+func (st *DBStore) AnnouncesOn(bus Bus) bool {
+	b, ok := bus.(*PGBus)
+	return ok && b.channel == DefaultPGChannel && st.db.Dialect().Name() == dialect.PG
+}
 
 // sessionRow is one row of the sessions table.
 type sessionRow struct {

@@ -209,7 +209,7 @@ func (m *Manager) changed(ctx context.Context, id string) error {
 	if c == nil {
 		return nil
 	}
-	if a, ok := m.store.(Announcer); ok && a.AnnouncesWrites() {
+	if a, ok := m.store.(Announcer); ok && a.AnnouncesOn(c.bus) {
 		c.evict(hashID(id))
 		return nil
 	}

@@ -51,7 +51,8 @@ func NewRedisStore(rdb redis.UniversalClient, opts ...StoreOption) *RedisStore {
 
 // NewRedisClient connects to the Redis named by url (redis://, rediss:// or
 // unix://) with timeouts short enough that an outage becomes a prompt 503
-// instead of a hanging request.
+// instead of a hanging request. It talks to the primary only: the session
+// cache relies on a read after an announced write seeing that write.
 func NewRedisClient(url string) (*redis.Client, error) {
 	opt, err := redis.ParseURL(url)
 	if err != nil {
@@ -79,9 +80,13 @@ func (st *RedisStore) lockKey(id string) string { return st.prefix + "session-lo
 // under prefix are announced (RedisBus subscribes to it).
 func redisChannel(prefix string) string { return prefix + "session-invalidations" }
 
-// AnnouncesWrites reports that every save, touch and delete publishes the
-// session's id hash on the store's channel, in the same script as the write.
-func (st *RedisStore) AnnouncesWrites() bool { return true }
+// AnnouncesOn reports whether bus subscribes to the channel on which every
+// save, touch and delete publishes the session's id hash, in the same
+// script as the write.
+func (st *RedisStore) AnnouncesOn(bus Bus) bool {
+	b, ok := bus.(*RedisBus)
+	return ok && b.channel == st.channel()
+}
 
 // micros and fromMicros store times as Unix microseconds: exact in Lua's
 // doubles until the year 2255, and the precision the stores promise.

@@ -67,12 +67,15 @@ type Store interface {
 }
 
 // Announcer is implemented by stores that announce every change and
-// removal of a session on their Bus in the same atomic step as the write:
-// the Redis store's scripts PUBLISH, and on PostgreSQL a trigger on the
-// sessions table NOTIFYs at commit. Then no writer can fail between the
-// write and its announcement, and the Manager does not publish again.
+// removal of a session in the same atomic step as the write: the Redis
+// store's scripts PUBLISH, and on PostgreSQL a trigger on the sessions
+// table NOTIFYs at commit. Then no writer can fail between the write and
+// its announcement, and the Manager does not publish again.
 type Announcer interface {
-	AnnouncesWrites() bool
+	// AnnouncesOn reports whether the store's announcements reach bus's
+	// subscribers. A bus on another channel hears nothing of them, so the
+	// Manager then publishes itself.
+	AnnouncesOn(bus Bus) bool
 }
 
 var (
