@@ -136,9 +136,7 @@ func TestBuildGateway(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			db := dbtest.SQLite(t)
 			if tc.postgres {
-				if os.Getenv(dbtest.EnvPostgres) == "" {
-					t.Skip("PostgreSQL was skipped: set " + dbtest.EnvPostgres)
-				}
+				dbtest.SkipWithoutPostgres(t)
 				db = dbtest.Postgres(t)
 			}
 			cfg, _, err := loadConfig(newFlagSet("test", &strings.Builder{}), nil, env(append([]string{"PORTAL_HASH_SECRET", "0123456789abcdef", "PORTAL_PAYMENT_PROVIDER", "test", "PORTAL_COOKIE_SECURE", "false"}, tc.env...)...))

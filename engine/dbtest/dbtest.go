@@ -25,6 +25,15 @@ const EnvPostgres = "PORTAL_TEST_DATABASE_URL"
 
 var skipOnce sync.Once
 
+// SkipWithoutPostgres skips the test, saying so plainly, when
+// PORTAL_TEST_DATABASE_URL is not set.
+func SkipWithoutPostgres(t testing.TB) {
+	t.Helper()
+	if os.Getenv(EnvPostgres) == "" {
+		t.Skipf("PostgreSQL was skipped: set %s", EnvPostgres)
+	}
+}
+
 // Each runs fn once per available database as subtests "sqlite" and "postgres".
 func Each(t *testing.T, fn func(t *testing.T, db *bun.DB)) {
 	t.Helper()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"strings"
 	"sync"
@@ -33,9 +32,7 @@ func TestCacheConformance(t *testing.T) {
 		})
 	})
 	t.Run("postgres", func(t *testing.T) {
-		if os.Getenv(dbtest.EnvPostgres) == "" {
-			t.Skip("PostgreSQL was skipped: set " + dbtest.EnvPostgres)
-		}
+		dbtest.SkipWithoutPostgres(t)
 		sessiontest.RunCacheConformance(t, func(t *testing.T) (session.Store, session.Bus, session.Bus) {
 			db := dbtest.Postgres(t)
 			// The default channel: the sessions table's trigger announces there.
@@ -97,9 +94,7 @@ func TestCacheRejectsLoadThatRacedAnInvalidation(t *testing.T) {
 	s, _ := start(t, b, "user-1", map[string]string{session.AttrBackendJWT: "old"})
 	cookie := &http.Cookie{Name: session.DefaultCookieName, Value: s.ID}
 	get := func(m *session.Manager) (*session.Session, error) {
-		r := httptest.NewRequest(http.MethodGet, "/", nil)
-		r.AddCookie(cookie)
-		return m.Get(context.Background(), r)
+		return m.Get(context.Background(), request(cookie))
 	}
 
 	entered, release := base.hold()
@@ -144,8 +139,7 @@ func TestCacheOfflineReadsTheStore(t *testing.T) {
 	sessiontest.StartCache(t, c)
 	m := session.NewManager(counting, session.Config{Cache: c})
 	s, _ := start(t, m, "user-1", nil)
-	r := httptest.NewRequest(http.MethodGet, "/", nil)
-	r.AddCookie(&http.Cookie{Name: session.DefaultCookieName, Value: s.ID})
+	r := request(&http.Cookie{Name: session.DefaultCookieName, Value: s.ID})
 	reads := func(n int) int {
 		before := counting.Loads()
 		for range n {
@@ -225,9 +219,7 @@ func TestCacheInvalidateReportsBusFailure(t *testing.T) {
 // idle-connection killer) takes the cache offline at once, and it comes
 // back by itself on a new connection.
 func TestPGBusRecoversFromLostConnection(t *testing.T) {
-	if os.Getenv(dbtest.EnvPostgres) == "" {
-		t.Skip("PostgreSQL was skipped: set " + dbtest.EnvPostgres)
-	}
+	dbtest.SkipWithoutPostgres(t)
 	db := dbtest.Postgres(t)
 	channel := "test_" + strings.ToLower(sessiontest.NewID()[:10])
 	bus := session.NewPGBus(db, channel)
@@ -256,8 +248,7 @@ func TestCacheSweepsStaleEntries(t *testing.T) {
 	sessiontest.StartCache(t, c)
 	m := session.NewManager(dbStore(t), session.Config{Cache: c})
 	s, _ := start(t, m, "user-1", map[string]string{session.AttrBackendJWT: "jwt"})
-	r := httptest.NewRequest(http.MethodGet, "/", nil)
-	r.AddCookie(&http.Cookie{Name: session.DefaultCookieName, Value: s.ID})
+	r := request(&http.Cookie{Name: session.DefaultCookieName, Value: s.ID})
 	if _, err := m.Get(context.Background(), r); err != nil {
 		t.Fatal(err)
 	}
@@ -277,8 +268,7 @@ func TestCacheResubscriptionTakesItOffline(t *testing.T) {
 	sessiontest.StartCache(t, c)
 	m := session.NewManager(dbStore(t), session.Config{Cache: c})
 	s, _ := start(t, m, "user-1", nil)
-	r := httptest.NewRequest(http.MethodGet, "/", nil)
-	r.AddCookie(&http.Cookie{Name: session.DefaultCookieName, Value: s.ID})
+	r := request(&http.Cookie{Name: session.DefaultCookieName, Value: s.ID})
 	if _, err := m.Get(context.Background(), r); err != nil {
 		t.Fatal(err)
 	}
@@ -317,8 +307,7 @@ func TestCacheRejectsLoadFromBeforeComingOnline(t *testing.T) {
 	sessiontest.StartCache(t, c)
 	m := session.NewManager(base, session.Config{Cache: c})
 	s, _ := start(t, m, "user-1", nil)
-	r := httptest.NewRequest(http.MethodGet, "/", nil)
-	r.AddCookie(&http.Cookie{Name: session.DefaultCookieName, Value: s.ID})
+	r := request(&http.Cookie{Name: session.DefaultCookieName, Value: s.ID})
 
 	bus.Break(true)
 	sessiontest.WaitFor(t, 2*time.Second, "the cache to go offline", func() bool { return !c.Online() })
@@ -411,8 +400,7 @@ func TestCacheInvalidationOfAnotherSessionKeepsLoad(t *testing.T) {
 	m := session.NewManager(counting, session.Config{Cache: c})
 	s1, _ := start(t, m, "user-1", nil)
 	s2, _ := start(t, m, "user-2", nil)
-	r := httptest.NewRequest(http.MethodGet, "/", nil)
-	r.AddCookie(&http.Cookie{Name: session.DefaultCookieName, Value: s1.ID})
+	r := request(&http.Cookie{Name: session.DefaultCookieName, Value: s1.ID})
 
 	entered, release := base.hold()
 	done := make(chan error)

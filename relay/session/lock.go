@@ -108,14 +108,8 @@ func (m *Manager) Ping(ctx context.Context) error {
 
 // touch slides the expiry of s, through Toucher when the store has it.
 func (m *Manager) touch(ctx context.Context, s *Session) error {
-	var err error
 	if t, ok := m.store.(Toucher); ok {
-		err = t.Touch(ctx, s.ID, s.LastSeenAt, s.ExpiresAt)
-	} else {
-		err = m.store.Save(ctx, s)
+		return m.written(ctx, s.ID, t.Touch(ctx, s.ID, s.LastSeenAt, s.ExpiresAt))
 	}
-	if ierr := m.changed(ctx, s.ID); err == nil {
-		err = ierr
-	}
-	return err
+	return m.written(ctx, s.ID, m.store.Save(ctx, s))
 }

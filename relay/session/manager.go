@@ -149,12 +149,7 @@ func (m *Manager) Save(ctx context.Context, s *Session) error {
 	}
 	s.LastSeenAt = now
 	s.ExpiresAt = m.expiresAt(s)
-	err := m.store.Save(ctx, s)
-	// Invalidate even when the save failed: it may have been written anyway.
-	if ierr := m.changed(ctx, s.ID); err == nil {
-		err = ierr
-	}
-	if err != nil {
+	if err := m.written(ctx, s.ID, m.store.Save(ctx, s)); err != nil {
 		return storeError("save", err)
 	}
 	return nil
@@ -194,9 +189,15 @@ func (m *Manager) load(ctx context.Context, id string) (*Session, error) {
 
 // delete removes the session from the store and from every instance's cache.
 func (m *Manager) delete(ctx context.Context, id string) error {
-	err := m.store.Delete(ctx, id)
-	if ierr := m.changed(ctx, id); err == nil {
-		err = ierr
+	return m.written(ctx, id, m.store.Delete(ctx, id))
+}
+
+// written follows a store write of the session id that returned err: it
+// tells the caches even when the write failed, since it may have been made
+// anyway, and returns the write's error, else the telling's.
+func (m *Manager) written(ctx context.Context, id string, err error) error {
+	if cerr := m.changed(ctx, id); err == nil {
+		err = cerr
 	}
 	return err
 }
