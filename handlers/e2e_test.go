@@ -960,6 +960,16 @@ func (b *e2eBrowser) enter() {
 }
 
 // tabTo presses Tab until the focused element matches sel.
+// submitByKeyboard tabs to the submit button, presses Enter and waits for
+// the page showing sel, with the focus moved to its heading.
+func (b *e2eBrowser) submitByKeyboard(sel string) {
+	b.t.Helper()
+	b.tabTo(`[data-testid=submit]`)
+	b.enter()
+	b.waitVisible(sel)
+	b.waitFocus("h1")
+}
+
 func (b *e2eBrowser) tabTo(sel string) {
 	b.t.Helper()
 	var seen []string
@@ -993,10 +1003,7 @@ func TestE2EKeyboardOnly(t *testing.T) {
 	b.key(" ")
 	b.tabTo(`#answer-3`)
 	b.key(" ")
-	b.tabTo(`[data-testid=submit]`)
-	b.enter()
-	b.waitVisible(stepSel(1))
-	b.waitFocus("h1")
+	b.submitByKeyboard(stepSel(1))
 
 	b.logf("question 1, with an error")
 	b.tabTo(`#answer-1`)
@@ -1011,10 +1018,7 @@ func TestE2EKeyboardOnly(t *testing.T) {
 	b.waitFocus(`#answer-1`)
 	b.key(kb.End)
 	b.key("8")
-	b.tabTo(`[data-testid=submit]`)
-	b.enter()
-	b.waitVisible(stepSel(2))
-	b.waitFocus("h1")
+	b.submitByKeyboard(stepSel(2))
 
 	b.logf("question 2")
 	b.tabTo(`#answer-1`)
@@ -1024,18 +1028,12 @@ func TestE2EKeyboardOnly(t *testing.T) {
 	if a, r := e2eEval[string](b, `document.querySelector("#answer-1").value`), e2eEval[string](b, `document.querySelector("#answer-3").value`); a != "M" || r != "S" {
 		t.Fatalf("keyboard selection gave sizes %q and %q, want M and S", a, r)
 	}
-	b.tabTo(`[data-testid=submit]`)
-	b.enter()
-	b.waitVisible(stepSel(3))
-	b.waitFocus("h1")
+	b.submitByKeyboard(stepSel(3))
 
 	b.logf("question 3 and back")
 	b.tabTo(`#answer-1`)
 	b.key(" ")
-	b.tabTo(`[data-testid=submit]`)
-	b.enter()
-	b.waitVisible(stepSel(4))
-	b.waitFocus("h1")
+	b.submitByKeyboard(stepSel(4))
 	b.tabTo(`[data-testid=back]`)
 	b.enter()
 	b.waitVisible(stepSel(3))
@@ -1043,36 +1041,21 @@ func TestE2EKeyboardOnly(t *testing.T) {
 	if !b.checked(`#answer-1`) {
 		t.Errorf("after Back, Alex's insurance is not checked")
 	}
-	b.tabTo(`[data-testid=submit]`)
-	b.enter()
-	b.waitVisible(stepSel(4))
-	b.waitFocus("h1")
-	b.tabTo(`[data-testid=submit]`)
-	b.enter()
-	b.waitVisible(stepSel(5))
-	b.waitFocus("h1")
+	b.submitByKeyboard(stepSel(4))
+	b.submitByKeyboard(stepSel(5))
 
 	b.logf("questions 5 to 7")
 	b.tabTo(`#answer-3`)
 	b.key(" ")
-	b.tabTo(`[data-testid=submit]`)
-	b.enter()
-	b.waitVisible(stepSel(6))
-	b.waitFocus("h1")
+	b.submitByKeyboard(stepSel(6))
 	b.tabTo(`#answer-1`)
 	b.key(" ")
-	b.tabTo(`[data-testid=submit]`)
-	b.enter()
-	b.waitVisible(stepSel(7))
-	b.waitFocus("h1")
+	b.submitByKeyboard(stepSel(7))
 	b.tabTo(`#answer-1`)
 	b.key(" ")
 	b.tabTo(`#answer-3`)
 	b.key(" ")
-	b.tabTo(`[data-testid=submit]`)
-	b.enter()
-	b.waitVisible(`[data-testid=review]`)
-	b.waitFocus("h1")
+	b.submitByKeyboard(`[data-testid=review]`)
 
 	b.logf("review and pay")
 	b.tabTo(`[data-testid=confirm]`)
