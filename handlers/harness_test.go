@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -34,6 +35,18 @@ type testEnv struct {
 
 func newEnv(t testing.TB, db *bun.DB) *testEnv {
 	t.Helper()
+	return newEnvWith(t, db, envOptions{})
+}
+
+// envOptions shape a testEnv: where its log goes (default nowhere) and
+// which peers are trusted proxies.
+type envOptions struct {
+	log            io.Writer
+	trustedProxies []netip.Prefix
+}
+
+func newEnvWith(t testing.TB, db *bun.DB, o envOptions) *testEnv {
+	t.Helper()
 	if err := engine.SeedDemo(context.Background(), db, 3, time.Now()); err != nil {
 		t.Fatalf("seed: %v", err)
 	}
@@ -42,13 +55,17 @@ func newEnv(t testing.TB, db *bun.DB) *testEnv {
 	env.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { handler.ServeHTTP(w, r) }))
 	t.Cleanup(env.srv.Close)
 	env.gw = engine.NewTestGateway(testSecret, env.srv.URL)
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	if o.log == nil {
+		o.log = io.Discard
+	}
+	log := slog.New(slog.NewTextHandler(o.log, nil))
 	handler = handlers.New(handlers.Deps{
-		Engine:     engine.NewService(db, env.gw, engine.WithLogger(log)),
-		Sessions:   session.NewManager(session.NewDBStore(db), session.Config{Secure: false}),
-		Gateway:    env.gw,
-		HashSecret: testSecret,
-		Logger:     log,
+		Engine:         engine.NewService(db, env.gw, engine.WithLogger(log)),
+		Sessions:       session.NewManager(session.NewDBStore(db), session.Config{Secure: false}),
+		Gateway:        env.gw,
+		HashSecret:     testSecret,
+		Logger:         log,
+		TrustedProxies: o.trustedProxies,
 	})
 	env.client = env.newClient()
 	return env

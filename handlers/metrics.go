@@ -31,7 +31,7 @@ func NewMetrics() *Metrics {
 		reg: prometheus.NewRegistry(),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "portal_http_requests_total",
-			Help: "HTTP requests by route pattern, method and status.",
+			Help: "HTTP requests by route pattern, method (OTHER for any but the standard nine) and status.",
 		}, []string{"route", "method", "status"}),
 		relay: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "portal_relay_duration_seconds",
@@ -110,7 +110,7 @@ func (m *Metrics) countRequests(next echo.HandlerFunc) echo.HandlerFunc {
 		if route == "" || c.Response().Status == http.StatusNotFound && route == "/*" {
 			route = "(unmatched)"
 		}
-		m.requests.WithLabelValues(route, c.Request().Method, strconv.Itoa(c.Response().Status)).Inc()
+		m.requests.WithLabelValues(route, methodLabel(c.Request().Method), strconv.Itoa(c.Response().Status)).Inc()
 		return nil
 	}
 }

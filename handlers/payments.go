@@ -78,6 +78,18 @@ func (s *Server) ownPayment(c echo.Context, reference string) (*engine.PaymentVi
 // paymentReturn answers GET /membership/payment-return?reference=&status=&transactionId=&signature=.
 // The status in the query is only believed after the provider verified it;
 // a replayed or forged return changes nothing.
+//
+// It is a GET with a side effect (settling the payment), because that is
+// how payment gateways send members back. That is safe because settlement
+// is idempotent and monotonic: the same return again, a reload or a
+// prefetch finds the attempt settled and only shows the outcome.
+//
+// The address travels in browser history and the provider's logs, so the
+// page shows names, order lines and amounts only to the signed-in member
+// who owns the order. Anyone else (no session, or another user key's) reads
+// what happened and nothing personal. A member coming back from an external
+// gateway arrives cross-site, without the SameSite=Strict cookie: the link
+// to the registration, a same-site navigation, shows them the details.
 func (s *Server) paymentReturn(c echo.Context) error {
 	ret := engine.PaymentReturn{
 		Reference: c.QueryParam("reference"), Status: c.QueryParam("status"),
@@ -86,13 +98,22 @@ func (s *Server) paymentReturn(c echo.Context) error {
 	if ret.Reference == "" || ret.Status == "" {
 		return newAPIError(http.StatusBadRequest, "The payment return is missing its reference or status.")
 	}
-	res, err := s.engine.CompletePayment(c.Request().Context(), ret)
+	ctx := c.Request().Context()
+	res, err := s.engine.CompletePayment(ctx, ret)
 	if err != nil {
 		return err
 	}
-	lines, total := orderLines(res.Order)
-	m := views.PaymentReturnModel{Reference: res.Reference, Lines: lines, Total: total, Outcome: res.Outcome,
-		RegisterURL: registerPath(res.PeriodID)}
+	owner := false
+	if sess, err := s.sessions.Get(ctx, c.Request()); err == nil {
+		owner = sess.UserKey != "" && sess.UserKey == res.UserKey
+	} else if !errors.Is(err, session.ErrNotFound) {
+		// The payment is settled; only the details depend on the session.
+		s.log.Warn("payment return: session store unavailable; showing the outcome without details", "request_id", requestID(c), "err", err)
+	}
+	m := views.PaymentReturnModel{Reference: res.Reference, Outcome: res.Outcome, RegisterURL: registerPath(res.PeriodID), DetailsHidden: !owner}
+	if owner {
+		m.Lines, m.Total = orderLines(res.Order)
+	}
 	switch {
 	case res.Stale:
 		m.Chrome, m.Outcome = s.chrome("This payment is no longer needed"), "stale"
@@ -100,7 +121,9 @@ func (s *Server) paymentReturn(c echo.Context) error {
 	case res.Outcome == engine.OutcomeSuccess:
 		m.Chrome = s.chrome("Payment received: registration complete")
 		m.Message = "Thank you. The memberships are now active and a confirmation message is on its way."
-		m.RegisterURL = ""
+		if owner {
+			m.RegisterURL = ""
+		}
 	case res.Outcome == engine.OutcomeFailed:
 		m.Chrome = s.chrome("The payment failed")
 		m.Chrome.Error = true
@@ -111,8 +134,8 @@ func (s *Server) paymentReturn(c echo.Context) error {
 		m.Message = "You cancelled the payment. Your registration is saved: you can pay now or come back later."
 		m.RetryReference = res.Reference
 	}
-	if res.Order.Status != engine.OrderUnpaid {
-		m.RetryReference = ""
+	if res.Order.Status != engine.OrderUnpaid || !owner {
+		m.RetryReference = "" // a retry is for the owner's session only (paymentRetry checks it again)
 	}
 	return render(c, http.StatusOK, views.PaymentReturnPage(m))
 }

@@ -61,14 +61,14 @@ func New(d Deps) *echo.Echo {
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.errorHandler
 	e.IPExtractor = echo.ExtractIPDirect() // X-Forwarded-* from untrusted peers is ignored
-	e.Use(middleware.RequestID())
+	e.Use(s.assignRequestID)
 	if d.ServerTiming {
 		e.Use(serverTiming)
 	}
 	e.Use(s.logRequests)
 	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{DisablePrintStack: true,
 		LogErrorFunc: func(c echo.Context, err error, stack []byte) error {
-			s.log.Error("panic", "err", err, "stack", string(stack), "request_id", c.Response().Header().Get(echo.HeaderXRequestID))
+			s.log.Error("panic", "err", err, "stack", string(stack), "request_id", requestID(c))
 			return err
 		}}))
 	e.Use(securityHeaders)
@@ -121,23 +121,6 @@ func New(d Deps) *echo.Echo {
 	}
 	s.mountGateway(e, d.Relay)
 	return e
-}
-
-// logRequests logs one line per request with its request id.
-func (s *Server) logRequests(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		start := time.Now()
-		err := next(c)
-		if err != nil {
-			c.Error(err)
-		}
-		req := c.Request()
-		s.log.LogAttrs(req.Context(), slog.LevelInfo, "request",
-			slog.String("request_id", c.Response().Header().Get(echo.HeaderXRequestID)),
-			slog.String("method", req.Method), slog.String("path", req.URL.Path),
-			slog.Int("status", c.Response().Status), slog.Duration("duration", time.Since(start)))
-		return nil
-	}
 }
 
 // securityHeaders sets headers every response carries.

@@ -59,6 +59,7 @@ type PaymentReturnModel struct {
 	Total          string
 	RetryReference string // set when a new attempt may be started
 	RegisterURL    string // back to the registration
+	DetailsHidden  bool   // the viewer is not the order's owner: no names, lines or amounts
 }
 
 // PersonStatusModel is a person with a status badge on the overview.

@@ -77,7 +77,7 @@ var resetText = struct {
 }
 
 var paymentText = struct {
-	SuccessNext, Retry, BackToRegistration, Reference, Total, Item, Amount string
+	SuccessNext, Retry, BackToRegistration, Reference, Total, Item, Amount, DetailsHidden string
 }{
 	SuccessNext:        "What happens next: you receive a confirmation message, and the club sends membership details before the season starts.",
 	Retry:              "Try the payment again",
@@ -86,4 +86,5 @@ var paymentText = struct {
 	Total:              "Total",
 	Item:               "Item",
 	Amount:             "Amount",
+	DetailsHidden:      "For your privacy, the order's details are shown only to the member who registered, once signed in. Open your registration to see them.",
 }

@@ -1,0 +1,72 @@
+package handlers_test
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/uptrace/bun"
+
+	"portal/engine/dbtest"
+)
+
+// The payment-return address travels in browser history and the
+// provider's logs: whoever holds it without being the order's owner learns
+// what happened, never names, order lines or amounts. Following it again
+// settles nothing twice.
+func TestPaymentReturnShowsDetailsOnlyToTheOwner(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		env := newEnv(t, db)
+		owner := env.newClient()
+		f := env.completeDemo(owner)
+		pay, _ := url.Parse(*f.PaymentURL)
+		decided := env.post(owner, pay.Path, url.Values{"status": {"success"}})
+		ret, err := url.Parse(decided.header.Get("Location"))
+		if decided.status != http.StatusSeeOther || err != nil {
+			t.Fatalf("gateway: %d %q", decided.status, decided.header.Get("Location"))
+		}
+		other := env.newClient()
+		env.login(other, "demo-1")
+		personal := []string{"Alex", "Robin", "Morgan", "184", "CHF", "EUR"}
+		for _, tc := range []struct {
+			name   string
+			client *http.Client
+			owner  bool
+		}{
+			{"no session (first, settles)", env.newClient(), false},
+			{"another user key", other, false},
+			{"the owner", owner, true},
+			{"no session again", env.newClient(), false},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				p := env.get(tc.client, ret.RequestURI())
+				if p.status != http.StatusOK || p.testid("payment-return").AttrOr("data-outcome", "") != "success" {
+					t.Fatalf("return page: %d, outcome %q", p.status, p.testid("payment-return").AttrOr("data-outcome", ""))
+				}
+				main := p.doc.Find("main").Text()
+				if tc.owner {
+					if p.testid("order-lines").Length() == 0 || p.testid("details-hidden").Length() != 0 {
+						t.Fatalf("the owner does not see the order:\n%s", main)
+					}
+					return
+				}
+				for _, s := range personal {
+					if strings.Contains(main, s) {
+						t.Errorf("the page shows %q to someone who is not the owner:\n%s", s, main)
+					}
+				}
+				if p.testid("details-hidden").Length() != 1 || p.testid("retry-payment").Length() != 0 {
+					t.Errorf("want the privacy note and no retry button")
+				}
+			})
+		}
+		var paid, confirmations int
+		if err := db.NewRaw("SELECT count(*) FROM orders WHERE status = 'Paid'").Scan(t.Context(), &paid); err != nil || paid != 1 {
+			t.Fatalf("paid orders: %d %v", paid, err)
+		}
+		if err := db.NewRaw("SELECT count(*) FROM outbox_messages").Scan(t.Context(), &confirmations); err != nil || confirmations != 1 {
+			t.Fatalf("confirmations: %d %v (the return settled twice?)", confirmations, err)
+		}
+	})
+}

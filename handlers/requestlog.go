@@ -1,0 +1,121 @@
+package handlers
+
+import (
+	"crypto/rand"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+	"unicode/utf8"
+
+	"github.com/labstack/echo/v4"
+)
+
+// maxRequestIDLen bounds an incoming X-Request-Id a trusted proxy may hand
+// on; longer ids are replaced by our own.
+const maxRequestIDLen = 64
+
+// assignRequestID gives every request one id, in the X-Request-Id response
+// header, in the log lines and on to the admin backend. An incoming id is
+// kept only when a trusted proxy sent it and it is short and plain
+// ([A-Za-z0-9._-]); anyone else's would otherwise be echoed into headers,
+// error texts, logs and the backend's logs, where it could forge lines or
+// carry a payload.
+func (s *Server) assignRequestID(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		req := c.Request()
+		id := req.Header.Get(echo.HeaderXRequestID)
+		if !acceptableRequestID(id) || !s.fromTrustedProxy(req) {
+			id = newRequestID()
+		}
+		req.Header.Set(echo.HeaderXRequestID, id) // nothing later reads the client's own value
+		c.Response().Header().Set(echo.HeaderXRequestID, id)
+		return next(c)
+	}
+}
+
+// acceptableRequestID reports whether id is 1 to 64 of [A-Za-z0-9._-].
+func acceptableRequestID(id string) bool {
+	if id == "" || len(id) > maxRequestIDLen {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		switch b := id[i]; {
+		case b >= 'a' && b <= 'z', b >= 'A' && b <= 'Z', b >= '0' && b <= '9', b == '.', b == '_', b == '-':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// newRequestID is 26 random base32 characters (128 bits).
+func newRequestID() string { return rand.Text() }
+
+// requestID is the id assignRequestID gave the request.
+func requestID(c echo.Context) string { return c.Response().Header().Get(echo.HeaderXRequestID) }
+
+// Bounds of what a log line copies from a request: a request line can be
+// hundreds of kilobytes, and every copy of it costs memory and log volume.
+const (
+	maxLoggedMethod = 16
+	maxLoggedPath   = 512
+)
+
+// clip returns s cut to at most max bytes on a character boundary, marked
+// with how much was left out.
+func clip(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…(+" + strconv.Itoa(len(s)-cut) + " bytes)"
+}
+
+// requestAttrs are the attributes every log line about a request carries:
+// its id, the client's address (the direct peer, or the address trusted
+// proxies put in X-Forwarded-For: echo's IPExtractor as configured in New),
+// and the method and path, bounded.
+func requestAttrs(c echo.Context) []slog.Attr {
+	req := c.Request()
+	return []slog.Attr{
+		slog.String("request_id", requestID(c)),
+		slog.String("client", c.RealIP()),
+		slog.String("method", clip(req.Method, maxLoggedMethod)),
+		slog.String("path", clip(req.URL.Path, maxLoggedPath)),
+	}
+}
+
+// logRequests logs one line per request: requestAttrs, the final status
+// and the duration.
+func (s *Server) logRequests(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		start := time.Now()
+		err := next(c)
+		if err != nil {
+			c.Error(err)
+		}
+		attrs := append(requestAttrs(c), slog.Int("status", c.Response().Status), slog.Duration("duration", time.Since(start)))
+		s.log.LogAttrs(c.Request().Context(), slog.LevelInfo, "request", attrs...)
+		return nil
+	}
+}
+
+// knownMethods are the methods a metric label may name; any other method
+// counts as OTHER, so that clients cannot mint label values (each one a
+// series kept in memory for the life of the process).
+var knownMethods = map[string]bool{
+	http.MethodGet: true, http.MethodHead: true, http.MethodPost: true, http.MethodPut: true, http.MethodPatch: true,
+	http.MethodDelete: true, http.MethodOptions: true, http.MethodConnect: true, http.MethodTrace: true,
+}
+
+// methodLabel is the metric label of a request method.
+func methodLabel(method string) string {
+	if knownMethods[method] {
+		return method
+	}
+	return "OTHER"
+}
