@@ -49,6 +49,9 @@ type RelayDeps struct {
 	Metrics *Metrics
 	// MetricsToken, when set, is the bearer token GET /metrics requires.
 	MetricsToken string
+	// MetricsElsewhere keeps /metrics off the public address: a listener
+	// of its own serves Metrics.Handler (PORTAL_METRICS_ADDR).
+	MetricsElsewhere bool
 }
 
 // gatewayState is the gateway half of the Server.
@@ -101,7 +104,9 @@ func (s *Server) mountGateway(e *echo.Echo, d RelayDeps) {
 	}
 
 	e.Pre(g.metrics.countRequests)
-	e.GET(MetricsPath, g.metrics.handler(g.metricsToken))
+	if !d.MetricsElsewhere {
+		e.GET(MetricsPath, g.metrics.handler(g.metricsToken))
+	}
 	e.GET(LoginPath, s.login)
 	e.GET(CallbackPath, s.loginCallback)
 	e.POST(LogoutPath, s.logout)

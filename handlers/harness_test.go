@@ -43,6 +43,7 @@ func newEnv(t testing.TB, db *bun.DB) *testEnv {
 type envOptions struct {
 	log            io.Writer
 	trustedProxies []netip.Prefix
+	hsts           time.Duration
 }
 
 func newEnvWith(t testing.TB, db *bun.DB, o envOptions) *testEnv {
@@ -66,6 +67,7 @@ func newEnvWith(t testing.TB, db *bun.DB, o envOptions) *testEnv {
 		HashSecret:     testSecret,
 		Logger:         log,
 		TrustedProxies: o.trustedProxies,
+		HSTSMaxAge:     o.hsts,
 	})
 	env.client = env.newClient()
 	return env

@@ -115,17 +115,39 @@ func (m *Metrics) countRequests(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// handler serves GET /metrics; with a token, only to requests that bear it.
+// handler serves GET /metrics on the public address; with a token, only
+// to requests that bear it.
 func (m *Metrics) handler(token string) echo.HandlerFunc {
-	h := promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{DisableCompression: true}) // the server compresses
+	h := m.Handler(token)
 	return func(c echo.Context) error {
-		if token != "" {
-			got := c.Request().Header.Get("Authorization")
-			if subtle.ConstantTimeCompare([]byte(got), []byte("Bearer "+token)) != 1 {
-				return newAPIError(http.StatusUnauthorized, "The metrics need a bearer token.")
-			}
+		if !bearsToken(c.Request(), token) {
+			return newAPIError(http.StatusUnauthorized, "The metrics need a bearer token.")
 		}
 		h.ServeHTTP(c.Response(), c.Request())
 		return nil
 	}
+}
+
+// Handler serves the metrics in Prometheus' format, for a listener of
+// their own (PORTAL_METRICS_ADDR); with a token, only to requests that
+// bear it.
+func (m *Metrics) Handler(token string) http.Handler {
+	h := promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{DisableCompression: true}) // the server compresses
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !bearsToken(r, token) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="metrics"`)
+			http.Error(w, "The metrics need a bearer token.", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// bearsToken reports whether r carries "Authorization: Bearer token", in
+// constant time; with no token configured, every request does.
+func bearsToken(r *http.Request, token string) bool {
+	if token == "" {
+		return true
+	}
+	return subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), []byte("Bearer "+token)) == 1
 }

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/netip"
+	"strconv"
 	"strings"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 
 	"portal/engine"
 	"portal/relay/session"
+	"portal/relay/upstream"
 	"portal/static"
 )
 
@@ -36,6 +38,12 @@ type Deps struct {
 	TrustedProxies []netip.Prefix
 	// Relay is the gateway half: relay, backend login, OIDC, metrics (gateway.go).
 	Relay RelayDeps
+	// HSTSMaxAge is the Strict-Transport-Security max-age sent on https
+	// requests; 0 sends none.
+	HSTSMaxAge time.Duration
+	// Stopping is closed when the server begins to shut down: /readyz then
+	// fails, so load balancers stop sending new requests. nil: never.
+	Stopping <-chan struct{}
 }
 
 // Server holds the handlers' dependencies.
@@ -48,12 +56,19 @@ type Server struct {
 	csrf       *http.CrossOriginProtection
 	proxies    []netip.Prefix
 	gw         *gatewayState
+	hsts       string                   // the Strict-Transport-Security value, "" for none
+	isHTTPS    func(*http.Request) bool // its own TLS, or X-Forwarded-Proto: https from a trusted proxy
+	stopping   <-chan struct{}
 }
 
 // New returns the application's echo instance with every route.
 func New(d Deps) *echo.Echo {
 	s := &Server{engine: d.Engine, sessions: d.Sessions, gateway: d.Gateway, hashSecret: d.HashSecret,
-		log: d.Logger, csrf: http.NewCrossOriginProtection(), proxies: d.TrustedProxies}
+		log: d.Logger, csrf: http.NewCrossOriginProtection(), proxies: d.TrustedProxies, stopping: d.Stopping}
+	s.isHTTPS = upstream.ForwardedHTTPS(s.fromTrustedProxy)
+	if d.HSTSMaxAge > 0 {
+		s.hsts = "max-age=" + strconv.FormatInt(int64(d.HSTSMaxAge/time.Second), 10)
+	}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -71,7 +86,7 @@ func New(d Deps) *echo.Echo {
 			s.log.Error("panic", "err", err, "stack", string(stack), "request_id", requestID(c))
 			return err
 		}}))
-	e.Use(securityHeaders)
+	e.Use(s.securityHeaders)
 	e.Use(middleware.GzipWithConfig(middleware.GzipConfig{Skipper: func(c echo.Context) bool {
 		// Static files are compressed once at start; relayed responses stream as
 		// they come; API answers are small JSON, where a gzip writer per
@@ -123,10 +138,16 @@ func New(d Deps) *echo.Echo {
 	return e
 }
 
-// securityHeaders sets headers every response carries.
-func securityHeaders(next echo.HandlerFunc) echo.HandlerFunc {
+// securityHeaders sets headers every response carries, and HSTS on
+// requests that came over https (directly, or as a trusted proxy says):
+// over plain http browsers ignore it, and a header that a client's
+// X-Forwarded-Proto could switch on would let anyone pin a test host.
+func (s *Server) securityHeaders(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		h := c.Response().Header()
+		if s.hsts != "" && s.isHTTPS(c.Request()) {
+			h.Set("Strict-Transport-Security", s.hsts)
+		}
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("Referrer-Policy", "no-referrer")
 		h.Set("X-Frame-Options", "DENY")
@@ -167,8 +188,14 @@ func (s *Server) healthz(c echo.Context) error {
 	return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
 }
 
-// readyz answers GET /readyz: the database is reachable.
+// readyz answers GET /readyz: the server is not shutting down and the
+// database (and a session store of its own) is reachable.
 func (s *Server) readyz(c echo.Context) error {
+	select {
+	case <-s.stopping:
+		return c.JSON(http.StatusServiceUnavailable, map[string]string{"status": "stopping"})
+	default:
+	}
 	ctx, cancel := context.WithTimeout(c.Request().Context(), 2*time.Second)
 	defer cancel()
 	if err := s.engine.DB().PingContext(ctx); err != nil {

@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/url"
 	"os"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Config is every setting of the portal. Each field comes from a flag or a
@@ -34,6 +36,15 @@ type Config struct {
 	OIDCRegistrationID, SessionStore, RedisURL, SessionKey  string
 	SessionCache                                            string
 	TrustedProxies, MetricsToken                            string
+	// MetricsAddr, when set, serves /metrics on a listener of its own
+	// instead of the public one.
+	MetricsAddr string
+	// HSTSMaxAge is the Strict-Transport-Security max-age on https
+	// requests ("0": no header).
+	HSTSMaxAge string
+	// ShutdownDelay is how long serve keeps answering, with /readyz
+	// failing, before it stops accepting connections.
+	ShutdownDelay string
 }
 
 // setting describes one field for flags, environment and printing.
@@ -74,11 +85,15 @@ func (c *Config) settings() []setting {
 		{flag: "session-key", env: "PORTAL_SESSION_KEY", usage: "32-byte key(s), base64 or hex, comma separated (first encrypts): session contents at rest and login cookies", str: &c.SessionKey, secret: true},
 		{flag: "trusted-proxies", env: "PORTAL_TRUSTED_PROXIES", usage: "IPs or CIDRs of proxies whose X-Forwarded-* headers are believed, comma separated", str: &c.TrustedProxies},
 		{flag: "metrics-token", env: "PORTAL_METRICS_TOKEN", usage: "bearer token GET /metrics requires; empty: open", str: &c.MetricsToken, secret: true},
+		{flag: "metrics-addr", env: "PORTAL_METRICS_ADDR", usage: "listen address of /metrics alone (e.g. 127.0.0.1:9090); empty: /metrics on the public address", str: &c.MetricsAddr},
+		{flag: "hsts-max-age", env: "PORTAL_HSTS_MAX_AGE", usage: "Strict-Transport-Security max-age on https requests (direct, or X-Forwarded-Proto from a trusted proxy), seconds or a duration such as 8760h; 0: no header", str: &c.HSTSMaxAge},
+		{flag: "shutdown-delay", env: "PORTAL_SHUTDOWN_DELAY", usage: "on SIGTERM, keep serving this long with /readyz failing (so load balancers stop sending) before draining; e.g. 5s in a cluster", str: &c.ShutdownDelay},
 	}
 }
 
 func defaultConfig() Config {
-	return withGatewayDefaults(Config{Addr: ":8080", DatabaseURL: "sqlite:portal.db", CookieSecure: true, AutoMigrate: true, LogFormat: "text", LogLevel: "info"})
+	return withGatewayDefaults(Config{Addr: ":8080", DatabaseURL: "sqlite:portal.db", CookieSecure: true, AutoMigrate: true, LogFormat: "text", LogLevel: "info",
+		HSTSMaxAge: strconv.Itoa(int(defaultHSTSMaxAge / time.Second)), ShutdownDelay: "0s"})
 }
 
 // loadConfig reads the environment, then the flags of fs from args.
@@ -164,10 +179,40 @@ func (c *Config) validate() error {
 	if err := lvl.UnmarshalText([]byte(c.LogLevel)); err != nil {
 		problems = append(problems, "PORTAL_LOG_LEVEL must be debug, info, warn or error")
 	}
+	if _, err := parseSeconds(c.HSTSMaxAge); err != nil {
+		problems = append(problems, "PORTAL_HSTS_MAX_AGE must be 0 or a positive number of seconds or duration such as 8760h")
+	}
+	if d, err := time.ParseDuration(c.ShutdownDelay); err != nil || d < 0 || d > 5*time.Minute {
+		problems = append(problems, "PORTAL_SHUTDOWN_DELAY must be a duration from 0s to 5m")
+	}
+	if c.MetricsAddr != "" {
+		if _, port, err := net.SplitHostPort(c.MetricsAddr); err != nil {
+			problems = append(problems, "PORTAL_METRICS_ADDR must be host:port, such as 127.0.0.1:9090")
+		} else if c.MetricsAddr == c.Addr && port != "0" {
+			problems = append(problems, "PORTAL_METRICS_ADDR must differ from PORTAL_ADDR")
+		}
+	}
 	if len(problems) > 0 {
 		return errors.New("invalid configuration: " + strings.Join(problems, "; "))
 	}
 	return nil
+}
+
+// defaultHSTSMaxAge is a year: what browsers' preload lists ask for, and
+// long enough that a member's browser never falls back to plain http.
+const defaultHSTSMaxAge = 365 * 24 * time.Hour
+
+// parseSeconds reads "31536000" (seconds) or a duration such as "8760h".
+func parseSeconds(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil && n >= 0 {
+		return time.Duration(n) * time.Second, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return 0, errors.New("want seconds or a duration")
+	}
+	return d, nil
 }
 
 // validateServe adds what only a running server needs.

@@ -52,6 +52,12 @@ func TestConfig(t *testing.T) {
 		{name: "bad database url", getenv: env("PORTAL_DATABASE_URL", "mysql://x"), wantErr: "PORTAL_DATABASE_URL"},
 		{name: "bad log format", getenv: env("PORTAL_LOG_FORMAT", "xml"), wantErr: "PORTAL_LOG_FORMAT"},
 		{name: "bad base url", getenv: env("PORTAL_BASE_URL", "localhost"), wantErr: "PORTAL_BASE_URL"},
+		{name: "hsts default a year", getenv: env(), want: []string{"PORTAL_HSTS_MAX_AGE=31536000", "PORTAL_SHUTDOWN_DELAY=0s", "PORTAL_METRICS_ADDR="}},
+		{name: "hsts as a duration", getenv: env("PORTAL_HSTS_MAX_AGE", "720h"), want: []string{"PORTAL_HSTS_MAX_AGE=720h"}},
+		{name: "bad hsts", getenv: env("PORTAL_HSTS_MAX_AGE", "-5"), wantErr: "PORTAL_HSTS_MAX_AGE"},
+		{name: "bad shutdown delay", getenv: env("PORTAL_SHUTDOWN_DELAY", "forever"), wantErr: "PORTAL_SHUTDOWN_DELAY"},
+		{name: "metrics on the public address", getenv: env("PORTAL_ADDR", ":8080", "PORTAL_METRICS_ADDR", ":8080"), wantErr: "PORTAL_METRICS_ADDR"},
+		{name: "metrics address without a port", getenv: env("PORTAL_METRICS_ADDR", "localhost"), wantErr: "PORTAL_METRICS_ADDR"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -51,6 +51,11 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	}
 	defer gw.Close()
+	hsts, _ := parseSeconds(cfg.HSTSMaxAge)           // validated
+	delay, _ := time.ParseDuration(cfg.ShutdownDelay) // validated
+	write, grace := serveTimeouts(cfg)
+	stopping := make(chan struct{})
+	gw.relay.MetricsElsewhere = cfg.MetricsAddr != ""
 	store, sessions := gw.store, gw.sessions
 	e := handlers.New(handlers.Deps{
 		Engine:         engine.NewService(db, gateway, engine.WithLogger(log)),
@@ -61,6 +66,8 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		ServerTiming:   cfg.ServerTiming,
 		TrustedProxies: gw.proxies,
 		Relay:          gw.relay,
+		HSTSMaxAge:     hsts,
+		Stopping:       stopping,
 	})
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
@@ -70,8 +77,23 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		Handler:           e,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      60 * time.Second,
+		WriteTimeout:      write,
 		IdleTimeout:       120 * time.Second,
+	}
+	servers := []*http.Server{srv}
+	errc := make(chan error, 2)
+	if cfg.MetricsAddr != "" {
+		mln, err := net.Listen("tcp", cfg.MetricsAddr)
+		if err != nil {
+			ln.Close()
+			return fmt.Errorf("PORTAL_METRICS_ADDR: %w", err)
+		}
+		mux := http.NewServeMux()
+		mux.Handle("GET "+handlers.MetricsPath, gw.relay.Metrics.Handler(cfg.MetricsToken))
+		msrv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, WriteTimeout: 30 * time.Second, IdleTimeout: 120 * time.Second}
+		servers = append(servers, msrv)
+		go func() { errc <- msrv.Serve(mln) }()
+		log.Info("metrics listening", "addr", mln.Addr().String())
 	}
 	go sweepSessions(ctx, store, log)
 	if gw.cache != nil {
@@ -80,23 +102,50 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	log.Info("portal listening", "addr", ln.Addr().String(), "base_url", cfg.BaseURL, "database", mask(cfg.DatabaseURL), "cookie_secure", cfg.CookieSecure,
 		"sessions", cfg.describeStore(), "admin_backend", cfg.AdminBackendURL, "oidc", cfg.oidcOn())
 	fmt.Fprintf(stdout, "portal listening on %s\n", ln.Addr())
-	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
 	case err := <-errc:
 		return err
 	case <-ctx.Done():
 	}
-	log.Info("shutting down")
-	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(shutdownCtx); err != nil {
+	// /readyz fails from now on; during the delay load balancers notice
+	// and stop sending, while requests still in flight or already on
+	// their way are served.
+	close(stopping)
+	log.Info("shutting down", "delay", delay, "grace", grace)
+	select {
+	case <-time.After(delay):
+	case err := <-errc:
 		return err
 	}
-	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
-		return err
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), grace)
+	defer cancel()
+	for _, s := range servers {
+		if err := s.Shutdown(shutdownCtx); err != nil {
+			return err
+		}
+	}
+	for range servers {
+		if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
 	}
 	return nil
+}
+
+// relayMargin is what a relayed request needs beyond waiting for the
+// backend: reading the request, the session lookup, streaming the answer.
+const relayMargin = 30 * time.Second
+
+// serveTimeouts derives from the relay's timeouts the server's write
+// timeout, which must not cut a relayed answer the relay still waits for,
+// and the grace period of a shutdown, which must let such a request
+// finish.
+func serveTimeouts(cfg Config) (write, grace time.Duration) {
+	connect, _ := time.ParseDuration(cfg.RelayConnectTimeout)   // validated
+	response, _ := time.ParseDuration(cfg.RelayResponseTimeout) // validated
+	relay := connect + response + relayMargin
+	return max(60*time.Second, relay), max(15*time.Second, relay)
 }
 
 // sweepSessions deletes expired sessions every few minutes.

@@ -1,0 +1,146 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"portal/relay/session"
+)
+
+// syncBuffer is an io.Writer the server writes to while the test reads.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// waitMatch polls s until re matches, for up to ten seconds.
+func waitMatch(t *testing.T, s *syncBuffer, re *regexp.Regexp) []string {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if m := re.FindStringSubmatch(s.String()); m != nil {
+			return m
+		}
+	}
+	t.Fatalf("no %s in:\n%s", re, s.String())
+	return nil
+}
+
+func get(t *testing.T, url string) (int, string) {
+	t.Helper()
+	c := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	res, err := c.Get(url)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
+	return res.StatusCode, string(body)
+}
+
+// A shutdown fails /readyz at once, keeps serving through the delay, lets
+// a relayed request in flight finish, and /metrics lives on its own
+// listener when PORTAL_METRICS_ADDR is set.
+func TestServeShutdownAndMetricsAddress(t *testing.T) {
+	arrived := make(chan struct{}, 1)
+	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/slow" {
+			arrived <- struct{}{}
+			time.Sleep(1500 * time.Millisecond)
+		}
+		io.WriteString(w, "done")
+	}))
+	defer backend.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stdout, stderr syncBuffer
+	getenv := env("PORTAL_DATABASE_URL", "sqlite:"+filepath.Join(t.TempDir(), "p.db"), "PORTAL_HASH_SECRET", "0123456789abcdef",
+		"PORTAL_PAYMENT_PROVIDER", "test", "PORTAL_COOKIE_SECURE", "false", "PORTAL_ADDR", "127.0.0.1:0",
+		"PORTAL_ADMIN_BACKEND_URL", backend.URL, "PORTAL_API_KEY", "k", "PORTAL_SESSION_KEY", session.GenerateKey(),
+		"PORTAL_METRICS_ADDR", "127.0.0.1:0", "PORTAL_SHUTDOWN_DELAY", "1s")
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, []string{"serve"}, getenv, &stdout, &stderr) }()
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("serve's log:\n%s", stderr.String())
+			select {
+			case err := <-done:
+				t.Logf("serve returned %v", err)
+			default:
+			}
+		}
+	})
+	base := "http://" + waitMatch(t, &stdout, regexp.MustCompile(`portal listening on (\S+)`))[1]
+	metrics := "http://" + waitMatch(t, &stderr, regexp.MustCompile(`msg="metrics listening" addr=(\S+)`))[1]
+
+	if status, _ := get(t, base+"/readyz"); status != http.StatusOK {
+		t.Fatalf("readyz before shutdown: %d", status)
+	}
+	if status, _ := get(t, base+"/metrics"); status != http.StatusNotFound {
+		t.Fatalf("/metrics on the public address: %d, want 404 when PORTAL_METRICS_ADDR is set", status)
+	}
+	if status, body := get(t, metrics+"/metrics"); status != http.StatusOK || !strings.Contains(body, "portal_http_requests_total") {
+		t.Fatalf("/metrics on its own address: %d %.200s", status, body)
+	}
+
+	relayed := make(chan string, 1)
+	go func() {
+		status, body := get(t, base+"/services/admin-service/slow")
+		relayed <- http.StatusText(status) + " " + body
+	}()
+	<-arrived
+	cancel()
+	var readyz int
+	for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if readyz, _ = get(t, base+"/readyz"); readyz == http.StatusServiceUnavailable {
+			break
+		}
+	}
+	if readyz != http.StatusServiceUnavailable {
+		t.Fatalf("readyz during shutdown: %d, want 503", readyz)
+	}
+	if got := <-relayed; got != "OK done" {
+		t.Fatalf("the relayed request in flight got %q", got)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("serve: %v\n%s", err, stderr.String())
+	}
+}
+
+// The write timeout and the shutdown grace outlast the relay's own
+// timeouts, whatever they are configured to.
+func TestServeTimeoutsOutlastTheRelay(t *testing.T) {
+	for _, tc := range []struct{ connect, response string }{{"5s", "30s"}, {"10s", "2m"}, {"1s", "1s"}} {
+		cfg := defaultConfig()
+		cfg.RelayConnectTimeout, cfg.RelayResponseTimeout = tc.connect, tc.response
+		write, grace := serveTimeouts(cfg)
+		c, _ := time.ParseDuration(tc.connect)
+		r, _ := time.ParseDuration(tc.response)
+		if write < c+r+15*time.Second || grace < c+r+15*time.Second {
+			t.Errorf("connect %s, response %s: write timeout %s, grace %s", tc.connect, tc.response, write, grace)
+		}
+		if write < 60*time.Second || grace < 15*time.Second {
+			t.Errorf("below the floors: write %s, grace %s", write, grace)
+		}
+	}
+}
