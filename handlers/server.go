@@ -16,6 +16,7 @@ import (
 
 	"portal/engine"
 	"portal/relay/session"
+	"portal/relay/throttle"
 	"portal/static"
 )
 
@@ -36,6 +37,11 @@ type Deps struct {
 	TrustedProxies []netip.Prefix
 	// Relay is the gateway half: relay, backend login, OIDC, metrics (gateway.go).
 	Relay RelayDeps
+	// SignInLimiter keeps the budgets of failed sign-ins (hash login and
+	// hash links); nil: in this process's memory.
+	SignInLimiter throttle.Limiter
+	// SignInLimits are those budgets; zero fields take the defaults.
+	SignInLimits throttle.SignInConfig
 }
 
 // Server holds the handlers' dependencies.
@@ -48,6 +54,7 @@ type Server struct {
 	csrf       *http.CrossOriginProtection
 	proxies    []netip.Prefix
 	gw         *gatewayState
+	signIn     *throttle.SignIn
 }
 
 // New returns the application's echo instance with every route.
@@ -57,6 +64,10 @@ func New(d Deps) *echo.Echo {
 	if s.log == nil {
 		s.log = slog.Default()
 	}
+	if d.SignInLimiter == nil {
+		d.SignInLimiter = throttle.NewMemory()
+	}
+	s.signIn = throttle.NewSignIn(d.SignInLimiter, d.SignInLimits)
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.errorHandler
