@@ -61,6 +61,7 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		ServerTiming:   cfg.ServerTiming,
 		TrustedProxies: gw.proxies,
 		Relay:          gw.relay,
+		SignInLimiter:  gw.signIn,
 	})
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
