@@ -8,7 +8,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"portal/relay/hashlink"
 	"portal/relay/session"
 )
 
@@ -20,17 +19,26 @@ type externalLoginRequest struct {
 
 // externalLogin answers POST /api/auth/external-login: a valid hash of the
 // user key starts a new server-side session (a new id, so a planted cookie
-// is worthless) and answers 200 with an empty body.
+// is worthless) and answers 200 with an empty body. Failed sign-ins are
+// throttled per client address and user key (429, signin.go).
 func (s *Server) externalLogin(c echo.Context) error {
 	var body externalLoginRequest
 	if err := decodeJSON(c.Request().Body, &body); err != nil {
 		return err
 	}
-	if body.UserKey == "" || body.Hash == "" || len(body.UserKey) > 200 || !hashlink.Verify(s.hashSecret, body.UserKey, body.Hash) {
+	if err := s.checkSignIn(c, body.UserKey); err != nil { // signin.go: 429 over the budget of failures
+		return err
+	}
+	if problem := s.signInProblem(body.UserKey, body.Hash); problem != "" {
+		s.signInFailed(c, body.UserKey, problem)
 		return newAPIError(http.StatusUnauthorized, "The user key and hash do not match.")
 	}
 	values, err := s.backendLogin(c.Request().Context(), body.UserKey, body.Hash) // gateway.go: BACKEND_JWT when a backend is set
 	if err != nil {
+		var ae *apiError
+		if errors.As(err, &ae) && ae.status == http.StatusUnauthorized {
+			s.signInFailed(c, body.UserKey, failRejected) // a backend that is down (502) is not the member's failure
+		}
 		return err
 	}
 	if _, err := s.sessions.Start(c.Request().Context(), c.Response(), c.Request(), body.UserKey, values); err != nil {

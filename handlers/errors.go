@@ -11,7 +11,7 @@ import (
 	"portal/engine"
 )
 
-// HTTPErrorBody is the spec's error body for 400/401/404/409/413/415/500/503.
+// HTTPErrorBody is the spec's error body for 400/401/404/409/413/415/429/500/503.
 type HTTPErrorBody struct {
 	Timestamp string           `json:"timestamp"`
 	Status    int              `json:"status"`

@@ -48,8 +48,8 @@ var echoParam = regexp.MustCompile(`:([A-Za-z0-9_]+)`)
 func TestOpenAPIDocument(t *testing.T) {
 	doc := loadOpenAPI(t)
 
-	if doc.OpenAPI != "3.0.3" || doc.Info == nil || doc.Info.Version != "1.0.0" {
-		t.Errorf("openapi %q, info.version %v: want 3.0.3 and 1.0.0", doc.OpenAPI, doc.Info)
+	if doc.OpenAPI != "3.0.3" || doc.Info == nil || doc.Info.Version != "1.1.0" {
+		t.Errorf("openapi %q, info.version %v: want 3.0.3 and 1.1.0", doc.OpenAPI, doc.Info)
 	}
 	if len(doc.Servers) != 1 || doc.Servers[0].URL != "/" {
 		t.Errorf("servers %v, want one entry \"/\"", doc.Servers)
@@ -341,6 +341,11 @@ func TestOpenAPIResponses(t *testing.T) {
 		wantStatus(t, ck.do(anon, http.MethodPost, login, "userKey=demo", "Content-Type", "application/x-www-form-urlencoded"), http.StatusUnsupportedMediaType)
 		wantStatus(t, ck.do(anon, http.MethodPost, login, map[string]string{"userKey": "demo", "hash": hashlink.Sign(testSecret, "demo")}, crossSite...), http.StatusForbidden)
 		wantStatus(t, ck.do(anon, http.MethodPost, login, big), http.StatusRequestEntityTooLarge)
+		// 429: a user key's budget of failed sign-ins (ten) is spent; then even its right hash is refused.
+		for range 10 {
+			wantStatus(t, ck.conforming(anon, http.MethodPost, login, map[string]string{"userKey": "guesser", "hash": "00000000000000000000000000000000"}), http.StatusUnauthorized)
+		}
+		wantStatus(t, ck.conforming(anon, http.MethodPost, login, map[string]string{"userKey": "guesser", "hash": hashlink.Sign(testSecret, "guesser")}), http.StatusTooManyRequests)
 
 		// Load: 201 creates, 200 finds it again.
 		load := "/api/forms/membership/1?userKey=demo"

@@ -10,7 +10,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
-	"portal/relay/hashlink"
 	"portal/relay/session"
 	"portal/static"
 	"portal/views"
@@ -60,8 +59,9 @@ func periodParam(c echo.Context) (int64, bool) {
 // With a hash link it runs the guard: on success it starts a new session
 // bound to the user key and answers 303 to the clean address, so that the
 // hash stays out of history, logs and Referer; on failure it redirects to
-// the same route with ?error=. Without one it shows the overview of the
-// signed-in user.
+// the same route with ?error=. Failed links are throttled per client
+// address and user key (a 429 page, signin.go). Without a hash link it
+// shows the overview of the signed-in user.
 func (s *Server) registerEntry(c echo.Context) error {
 	periodID, ok := periodParam(c)
 	if !ok {
@@ -81,10 +81,16 @@ func (s *Server) registerEntry(c echo.Context) error {
 	deny := func(reason string) error {
 		return c.Redirect(http.StatusSeeOther, registerPath(periodID)+"?error="+reason)
 	}
-	if userKey == "" || hash == "" {
-		return deny("missing")
+	if err := s.checkSignIn(c, userKey); err != nil { // signin.go: a 429 page over the budget of failures
+		return err
 	}
-	if !hashlink.Verify(s.hashSecret, userKey, hash) {
+	switch problem := s.signInProblem(userKey, hash); problem {
+	case "":
+	case failMissing:
+		s.signInFailed(c, userKey, problem)
+		return deny("missing")
+	default:
+		s.signInFailed(c, userKey, problem)
 		return deny("invalid")
 	}
 	if err := s.engine.CheckRegistrationAccess(c.Request().Context(), userKey, periodID); err != nil {

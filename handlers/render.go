@@ -29,6 +29,7 @@ var statusTitles = map[int]string{
 	http.StatusForbidden:           "Access denied",
 	http.StatusNotFound:            "Page not found",
 	http.StatusConflict:            "This cannot be done now",
+	http.StatusTooManyRequests:     "Too many attempts",
 	http.StatusServiceUnavailable:  "Temporarily unavailable",
 	http.StatusInternalServerError: "Something went wrong",
 }

@@ -1,51 +1,16 @@
 package handlers_test
 
 import (
-	"bytes"
 	"net/http"
 	"net/netip"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"portal/engine/dbtest"
 	"portal/handlers"
 )
-
-// logBuffer collects a server's log lines; the server writes from many goroutines.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-// lines returns the log lines that contain every one of parts.
-func (b *logBuffer) lines(parts ...string) []string {
-	var out []string
-	for line := range strings.SplitSeq(b.String(), "\n") {
-		all := line != ""
-		for _, p := range parts {
-			all = all && strings.Contains(line, p)
-		}
-		if all {
-			out = append(out, line)
-		}
-	}
-	return out
-}
 
 var ownRequestID = regexp.MustCompile(`^[A-Z2-7]{26}$`)
 

@@ -17,6 +17,7 @@ import (
 
 	"portal/engine"
 	"portal/relay/session"
+	"portal/relay/throttle"
 	"portal/relay/upstream"
 	"portal/static"
 )
@@ -44,6 +45,11 @@ type Deps struct {
 	// Stopping is closed when the server begins to shut down: /readyz then
 	// fails, so load balancers stop sending new requests. nil: never.
 	Stopping <-chan struct{}
+	// SignInLimiter keeps the budgets of failed sign-ins (hash login and
+	// hash links); nil: in this process's memory.
+	SignInLimiter throttle.Limiter
+	// SignInLimits are those budgets; zero fields take the defaults.
+	SignInLimits throttle.SignInConfig
 }
 
 // Server holds the handlers' dependencies.
@@ -59,6 +65,7 @@ type Server struct {
 	hsts       string                   // the Strict-Transport-Security value, "" for none
 	isHTTPS    func(*http.Request) bool // its own TLS, or X-Forwarded-Proto: https from a trusted proxy
 	stopping   <-chan struct{}
+	signIn     *throttle.SignIn
 }
 
 // New returns the application's echo instance with every route.
@@ -72,6 +79,10 @@ func New(d Deps) *echo.Echo {
 	if s.log == nil {
 		s.log = slog.Default()
 	}
+	if d.SignInLimiter == nil {
+		d.SignInLimiter = throttle.NewMemory()
+	}
+	s.signIn = throttle.NewSignIn(d.SignInLimiter, d.SignInLimits)
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.errorHandler

@@ -81,7 +81,7 @@ func (c *Config) settings() []setting {
 		{flag: "oidc-registration-id", env: "PORTAL_OIDC_REGISTRATION_ID", usage: "clientRegistrationId sent to the token exchange", str: &c.OIDCRegistrationID},
 		{flag: "session-store", env: "PORTAL_SESSION_STORE", usage: "db or redis", str: &c.SessionStore},
 		{flag: "session-cache", env: "PORTAL_SESSION_CACHE", usage: "longest a session is served from memory (at most 1m), kept coherent across instances over Redis pub/sub or PostgreSQL LISTEN/NOTIFY; 0: read the store on every request (SQLite: always)", str: &c.SessionCache},
-		{flag: "redis-url", env: "PORTAL_REDIS_URL", usage: "redis://... for PORTAL_SESSION_STORE=redis", str: &c.RedisURL, secret: true},
+		{flag: "redis-url", env: "PORTAL_REDIS_URL", usage: "redis://...: shares the limits of failed sign-ins between instances whenever set; also the session store with PORTAL_SESSION_STORE=redis", str: &c.RedisURL, secret: true},
 		{flag: "session-key", env: "PORTAL_SESSION_KEY", usage: "32-byte key(s), base64 or hex, comma separated (first encrypts): session contents at rest and login cookies", str: &c.SessionKey, secret: true},
 		{flag: "trusted-proxies", env: "PORTAL_TRUSTED_PROXIES", usage: "IPs or CIDRs of proxies whose X-Forwarded-* headers are believed, comma separated", str: &c.TrustedProxies},
 		{flag: "metrics-token", env: "PORTAL_METRICS_TOKEN", usage: "bearer token GET /metrics requires; empty: open", str: &c.MetricsToken, secret: true},

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect"
 
@@ -20,6 +21,7 @@ import (
 	"portal/relay/backend"
 	"portal/relay/oidc"
 	"portal/relay/session"
+	"portal/relay/throttle"
 	"portal/relay/upstream"
 )
 
@@ -102,13 +104,16 @@ func (c *Config) validateGateway() []string {
 		}
 	}
 
+	if c.RedisURL != "" { // sessions with PORTAL_SESSION_STORE=redis; sign-in limits always
+		if _, err := session.NewRedisClient(c.RedisURL); err != nil {
+			add("PORTAL_REDIS_URL is not a redis:// address")
+		}
+	}
 	switch c.SessionStore {
 	case "db":
 	case "redis":
 		if c.RedisURL == "" {
 			add("PORTAL_REDIS_URL is required with PORTAL_SESSION_STORE=redis")
-		} else if _, err := session.NewRedisClient(c.RedisURL); err != nil {
-			add("PORTAL_REDIS_URL is not a redis:// address")
 		}
 	default:
 		add("PORTAL_SESSION_STORE must be db or redis")
@@ -192,7 +197,10 @@ type gatewayParts struct {
 	sessions *session.Manager
 	proxies  []netip.Prefix
 	relay    handlers.RelayDeps
-	closers  []io.Closer
+	// signIn keeps the budgets of failed sign-ins: in Redis whenever
+	// PORTAL_REDIS_URL is set, else nil (the handlers keep them in memory).
+	signIn  throttle.Limiter
+	closers []io.Closer
 }
 
 // Close releases the Redis client and the cache's subscription, if any.
@@ -235,14 +243,22 @@ func buildGateway(cfg Config, db *bun.DB, log *slog.Logger) (*gatewayParts, erro
 		}
 		opts = append(opts, session.Encrypted(keyring))
 	}
-	var bus session.Bus
-	switch cfg.SessionStore {
-	case "redis":
-		rdb, err := session.NewRedisClient(cfg.RedisURL)
-		if err != nil {
+	var rdb *redis.Client
+	if cfg.RedisURL != "" {
+		if rdb, err = session.NewRedisClient(cfg.RedisURL); err != nil {
 			return nil, err
 		}
 		g.closers = append(g.closers, rdb)
+		// Failed sign-ins count in Redis, so that a guesser spreading
+		// attempts over the instances meets one budget, not one each.
+		g.signIn = throttle.NewRedis(rdb, throttle.DefaultRedisPrefix)
+		log.Info("sign-in throttle shared through redis")
+	} else {
+		log.Info("sign-in throttle in memory: each instance counts failed sign-ins on its own (set PORTAL_REDIS_URL to share)")
+	}
+	var bus session.Bus
+	switch cfg.SessionStore {
+	case "redis":
 		g.store = session.NewRedisStore(rdb, opts...)
 		bus = session.NewRedisBus(rdb, session.DefaultRedisPrefix)
 	default:

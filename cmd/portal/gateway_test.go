@@ -9,6 +9,7 @@ import (
 
 	"portal/engine/dbtest"
 	"portal/relay/session"
+	"portal/relay/throttle"
 )
 
 func TestGatewayConfig(t *testing.T) {
@@ -48,6 +49,8 @@ func TestGatewayConfig(t *testing.T) {
 		{"oidc over http on loopback", with(oidcOn, "PORTAL_OIDC_ISSUER", "http://127.0.0.1:9000/realms/x"), nil},
 		{"unknown store", with(base, "PORTAL_SESSION_STORE", "memcached"), []string{"PORTAL_SESSION_STORE"}},
 		{"redis without url", with(base, "PORTAL_SESSION_STORE", "redis", "PORTAL_SESSION_KEY", key), []string{"PORTAL_REDIS_URL"}},
+		{"redis url with the database store: shared sign-in limits", with(base, "PORTAL_REDIS_URL", "redis://127.0.0.1:6379/0"), nil},
+		{"bad redis url with the database store", with(base, "PORTAL_REDIS_URL", "memcached://127.0.0.1"), []string{"PORTAL_REDIS_URL"}},
 		{"redis without session key", with(base, "PORTAL_SESSION_STORE", "redis", "PORTAL_REDIS_URL", "redis://127.0.0.1:6379/0"), []string{"PORTAL_SESSION_KEY"}},
 		{"session cache off", with(base, "PORTAL_SESSION_CACHE", "0"), nil},
 		{"bad session cache", with(base, "PORTAL_SESSION_CACHE", "-1s"), []string{"PORTAL_SESSION_CACHE"}},
@@ -159,6 +162,43 @@ func TestBuildGateway(t *testing.T) {
 			}
 			if (g.cache != nil) != tc.cache {
 				t.Fatalf("session cache %v, want %v", g.cache != nil, tc.cache)
+			}
+		})
+	}
+}
+
+// PORTAL_REDIS_URL, whatever the session store, makes failed sign-ins
+// count across instances; without it each instance counts its own.
+func TestBuildGatewaySignInThrottle(t *testing.T) {
+	key := session.GenerateKey()
+	tests := []struct {
+		name   string
+		env    []string
+		shared bool
+	}{
+		{"no redis: in memory", nil, false},
+		{"redis url with the database store", []string{"PORTAL_REDIS_URL", "redis://127.0.0.1:1/0"}, true},
+		{"redis store", []string{"PORTAL_SESSION_STORE", "redis", "PORTAL_REDIS_URL", "redis://127.0.0.1:1/0", "PORTAL_SESSION_KEY", key}, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, _, err := loadConfig(newFlagSet("test", &strings.Builder{}), nil, env(append([]string{"PORTAL_HASH_SECRET", "0123456789abcdef", "PORTAL_PAYMENT_PROVIDER", "test", "PORTAL_COOKIE_SECURE", "false"}, tc.env...)...))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cfg.validateServe(); err != nil {
+				t.Fatal(err)
+			}
+			g, err := buildGateway(cfg, dbtest.SQLite(t), slog.New(slog.DiscardHandler))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer g.Close()
+			if _, isRedis := g.signIn.(*throttle.Redis); isRedis != tc.shared {
+				t.Fatalf("sign-in limiter %T, want shared through Redis: %v", g.signIn, tc.shared)
+			}
+			if _, isStore := g.store.(*session.RedisStore); isStore && cfg.SessionStore != "redis" {
+				t.Fatal("PORTAL_REDIS_URL alone moved the sessions to Redis")
 			}
 		})
 	}

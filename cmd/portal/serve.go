@@ -68,6 +68,7 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		Relay:          gw.relay,
 		HSTSMaxAge:     hsts,
 		Stopping:       stopping,
+		SignInLimiter:  gw.signIn,
 	})
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
