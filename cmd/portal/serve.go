@@ -66,13 +66,7 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{
-		Handler:           e,
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      60 * time.Second,
-		IdleTimeout:       120 * time.Second,
-	}
+	srv := newHTTPServer(e)
 	go sweepSessions(ctx, store, log)
 	if gw.cache != nil {
 		go gw.cache.Run(ctx)
@@ -97,6 +91,23 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	}
 	return nil
+}
+
+// newHTTPServer is the portal's server for h. It speaks HTTP/1.1 and
+// HTTP/2 without TLS (h2c, prior knowledge only), so that a TLS-ending
+// proxy in front may use either; TLS itself is the proxy's job.
+func newHTTPServer(h http.Handler) *http.Server {
+	protocols := new(http.Protocols)
+	protocols.SetHTTP1(true)
+	protocols.SetUnencryptedHTTP2(true)
+	return &http.Server{
+		Handler:           h,
+		Protocols:         protocols,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+	}
 }
 
 // sweepSessions deletes expired sessions every few minutes.
