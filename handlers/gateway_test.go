@@ -539,6 +539,7 @@ func TestRelayActiveContent(t *testing.T) {
 		{"HTML on a trusted path", "/content/swagger-ui/index.html", "text/html", "", false},
 		{"HTML at a trusted path itself", "/content/swagger-ui", "text/html", "", false},
 		{"HTML beside a trusted path", "/content/swagger-uix/index.html", "text/html", "", true},
+		{"HTML behind an encoded slash", "/content/swagger-ui%2Findex.html", "text/html", "", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -154,7 +154,7 @@ func (p *Proxy) Forward(w http.ResponseWriter, r *http.Request, token string) {
 		p.cfg.ErrorResponse(w, r, http.StatusRequestEntityTooLarge, p.tooLargeMessage())
 		return
 	}
-	st := &relayState{token: token, in: r, trusted: p.isTrustedPath(r.URL.Path)}
+	st := &relayState{token: token, in: r, trusted: p.isTrustedPath(r.URL.EscapedPath())}
 	if r.Body != nil && r.Body != http.NoBody {
 		r.Body = &limitedBody{rc: r.Body, left: p.cfg.MaxBodyBytes, st: st}
 	}
@@ -162,11 +162,13 @@ func (p *Proxy) Forward(w http.ResponseWriter, r *http.Request, token string) {
 	p.rp.ServeHTTP(rw, r.WithContext(context.WithValue(r.Context(), relayKey{}, st)))
 }
 
-// isTrustedPath reports whether path (with the prefix) lies in one of
-// TrustedPaths, on a segment boundary: /swagger-ui covers /swagger-ui and
-// /swagger-ui/index.html, not /swagger-uix.
-func (p *Proxy) isTrustedPath(path string) bool {
-	rel := strings.TrimPrefix(path, p.cfg.Prefix)
+// isTrustedPath reports whether an escaped path (with the prefix) lies in
+// one of TrustedPaths, on a segment boundary: /swagger-ui covers
+// /swagger-ui and /swagger-ui/index.html, not /swagger-uix. It compares
+// the path as sent, so an encoded slash (/swagger-ui%2Fx), which the
+// backend may read as one segment, is not in /swagger-ui.
+func (p *Proxy) isTrustedPath(escaped string) bool {
+	rel := strings.TrimPrefix(escaped, p.cfg.Prefix)
 	for _, t := range p.cfg.TrustedPaths {
 		t = "/" + strings.Trim(t, "/")
 		if rel == t || strings.HasPrefix(rel, t+"/") {
@@ -215,6 +217,7 @@ func (p *Proxy) rewrite(pr *httputil.ProxyRequest) {
 // front. The backend builds absolute links (redirects, the API docs'
 // servers) from X-Forwarded-Host and -Proto, so they name the configured
 // public address: the client's Host header is whatever the client chose.
+// A path in that address (a portal served below one) goes before the prefix.
 func (p *Proxy) setForwarded(pr *httputil.ProxyRequest) {
 	pr.SetXForwarded()
 	pub := p.cfg.PublicURL
