@@ -130,9 +130,14 @@ func (s *Server) isGatewayCookie(name string) bool {
 	return name == s.sessions.CookieName() || oidc.IsAttemptCookie(name)
 }
 
-// gatewayHeaders are set on every answer by securityHeaders; a relayed
-// answer carries the backend's own instead.
-var gatewayHeaders = []string{"Content-Security-Policy", "X-Frame-Options", "Referrer-Policy", "X-Content-Type-Options"}
+// gatewayHeaders are set on every answer by securityHeaders and are
+// removed from a relayed one: the portal's page policy (script-src 'self')
+// would both break the backend's own pages and, being same-origin, let
+// their scripts run anyway; framing and referrers are the backend's pages'
+// business. The relay instead sandboxes active content in an opaque origin
+// (upstream.Config.TrustedPaths). X-Content-Type-Options: nosniff stays on
+// every answer, relayed or not.
+var gatewayHeaders = []string{"Content-Security-Policy", "X-Frame-Options", "Referrer-Policy"}
 
 // relay answers any method on /services/admin-service/** (the prefix is
 // configurable): the relay filter picks the session's backend JWT, and the

@@ -129,10 +129,12 @@ func newIdP(t *testing.T) *gwIdP {
 
 // gwBackend is a test admin backend: token exchange (verifying the IdP's
 // ID token like the real one), external login, an endpoint echoing what it
-// received, a slow one, a streaming one and /v3/api-docs.
+// received, a slow one, a streaming one, interim (1xx) answers, content of
+// any type and /v3/api-docs.
 type gwBackend struct {
 	t         *testing.T
 	srv       *httptest.Server
+	requests  atomic.Int32 // every request received, whatever its path
 	verifier  *gooidc.IDTokenVerifier
 	exchanges atomic.Int32
 	logins    atomic.Int32
@@ -150,6 +152,7 @@ type gwBackend struct {
 type echoed struct {
 	Method        string              `json:"method"`
 	Path          string              `json:"path"`
+	RawPath       string              `json:"rawPath"` // the path as escaped on the wire
 	RawQuery      string              `json:"rawQuery"`
 	Body          string              `json:"body"`
 	Authorization string              `json:"authorization"` // "" or "Bearer sha256:<hex>"
@@ -191,7 +194,41 @@ func newBackend(t *testing.T, idp *gwIdP) *gwBackend {
 	mux.HandleFunc("/set-cookie", func(w http.ResponseWriter, r *http.Request) {
 		http.SetCookie(w, &http.Cookie{Name: "JSESSIONID", Value: "planted-by-backend", Path: "/"})
 		http.SetCookie(w, &http.Cookie{Name: "backend_pref", Value: "dark", Path: "/"})
+		http.SetCookie(w, &http.Cookie{Name: "tracker", Value: "unlisted", Path: "/"})
 		w.WriteHeader(http.StatusNoContent)
+	})
+	// 100 Continue, then a refusal: what Spring Security answers a large
+	// POST without a valid token.
+	mux.HandleFunc("POST /interim/continue", func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusContinue)
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("WWW-Authenticate", "Bearer")
+		w.WriteHeader(http.StatusUnauthorized)
+		io.WriteString(w, `{"error":"unauthorized"}`)
+	})
+	mux.HandleFunc("GET /interim/hints", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Link", "</static/app.css>; rel=preload; as=style")
+		w.WriteHeader(http.StatusEarlyHints)
+		w.Header().Del("Link")
+		w.Header().Set("Location", "/services/admin-service/elsewhere")
+		w.Header().Set("Content-Type", "text/plain")
+		w.WriteHeader(http.StatusFound)
+		io.WriteString(w, "moved")
+	})
+	// /content/** answers with the Content-Type ?type= names ("none": no
+	// Content-Type at all) and the backend's own CSP from ?csp=.
+	mux.HandleFunc("/content/", func(w http.ResponseWriter, r *http.Request) {
+		switch ct := r.URL.Query().Get("type"); ct {
+		case "none":
+			w.Header()["Content-Type"] = nil // keeps net/http from sniffing one
+		default:
+			w.Header().Set("Content-Type", ct)
+		}
+		if csp := r.URL.Query().Get("csp"); csp != "" {
+			w.Header().Set("Content-Security-Policy", csp)
+		}
+		io.WriteString(w, `<html><script>fetch("/api/forms/next",{method:"POST",credentials:"include"})</script></html>`)
 	})
 	mux.HandleFunc("GET /v3/api-docs", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -199,7 +236,10 @@ func newBackend(t *testing.T, idp *gwIdP) *gwBackend {
 			"servers": []map[string]string{{"url": r.Header.Get("X-Forwarded-Proto") + "://" + r.Header.Get("X-Forwarded-Host") + r.Header.Get("X-Forwarded-Prefix")}},
 			"paths":   map[string]any{}})
 	})
-	b.srv = httptest.NewServer(mux)
+	b.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b.requests.Add(1)
+		mux.ServeHTTP(w, r)
+	}))
 	t.Cleanup(b.srv.Close)
 	return b
 }
@@ -297,7 +337,7 @@ func (b *gwBackend) externalLogin(w http.ResponseWriter, r *http.Request) {
 
 func (b *gwBackend) echo(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
-	e := echoed{Method: r.Method, Path: r.URL.Path, RawQuery: r.URL.RawQuery, Body: string(body), Headers: map[string][]string{}}
+	e := echoed{Method: r.Method, Path: r.URL.Path, RawPath: r.URL.EscapedPath(), RawQuery: r.URL.RawQuery, Body: string(body), Headers: map[string][]string{}}
 	for k, v := range r.Header {
 		if k == "Authorization" {
 			continue
@@ -324,6 +364,10 @@ type gwOptions struct {
 	responseTTO    time.Duration
 	maxBody        int64
 	metricsToken   string
+	publicURL      string    // PORTAL_BASE_URL; default: the test server's address
+	trustedPaths   []string  // PORTAL_RELAY_TRUSTED_PATHS
+	allowedCookies []string  // PORTAL_RELAY_ALLOWED_COOKIES
+	logTo          io.Writer // the server's log; default: discarded
 }
 
 // gwEnv is a gateway instance with its IdP and backend, and a leak scan of
@@ -366,9 +410,18 @@ func newGatewayWith(t *testing.T, db *bun.DB, idp *gwIdP, be *gwBackend, o gwOpt
 		env.store = session.NewDBStore(db, session.Encrypted(gwKeyring))
 	}
 	var handler http.Handler
-	env.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { handler.ServeHTTP(w, r) }))
+	env.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { handler.ServeHTTP(w, r) }))
+	// As serve does: HTTP/1.1, and h2c for a proxy in front that speaks it.
+	env.srv.Config.Protocols = new(http.Protocols)
+	env.srv.Config.Protocols.SetHTTP1(true)
+	env.srv.Config.Protocols.SetUnencryptedHTTP2(true)
+	env.srv.Start()
 	t.Cleanup(env.srv.Close)
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	logTo := o.logTo
+	if logTo == nil {
+		logTo = io.Discard
+	}
+	log := slog.New(slog.NewTextHandler(logTo, nil))
 	metrics := handlers.NewMetrics()
 	if o.bus != nil {
 		env.cache = session.NewCache(o.bus, session.CacheConfig{TTL: time.Minute, PingEvery: 200 * time.Millisecond})
@@ -377,9 +430,18 @@ func newGatewayWith(t *testing.T, db *bun.DB, idp *gwIdP, be *gwBackend, o gwOpt
 	}
 	env.sessions = session.NewManager(env.store, session.Config{Secure: false, Cache: env.cache,
 		SecureRequest: upstream.ForwardedHTTPS(upstream.TrustedPeers(o.trustedProxies))})
+	publicURL := o.publicURL
+	if publicURL == "" {
+		publicURL = env.srv.URL
+	}
+	public, err := url.Parse(publicURL)
+	if err != nil {
+		t.Fatal(err)
+	}
 	relay := handlers.RelayDeps{BaseURL: env.srv.URL, Metrics: metrics, MetricsToken: o.metricsToken}
 	if !o.noBackend {
-		relay.Upstream = upstream.Config{Backend: be.url(), Prefix: gwPrefix, ResponseHeaderTimeout: o.responseTTO, MaxBodyBytes: o.maxBody}
+		relay.Upstream = upstream.Config{Backend: be.url(), Prefix: gwPrefix, ResponseHeaderTimeout: o.responseTTO, MaxBodyBytes: o.maxBody,
+			PublicURL: public, TrustedPaths: o.trustedPaths, AllowedCookies: o.allowedCookies}
 		relay.Backend = backend.New(backend.Config{BaseURL: be.url(), APIKey: gwAPIKey})
 		if !o.noOIDC {
 			provider := oidc.NewProvider(oidc.ProviderConfig{Issuer: idp.m.Issuer(), ClientID: idp.m.ClientID, ClientSecret: idp.m.ClientSecret,
@@ -572,4 +634,50 @@ func (b *gwBackend) lastIssued() string {
 		return ""
 	}
 	return toks[len(toks)-1]
+}
+
+// newH2CClient is a client that speaks only HTTP/2 without TLS (prior
+// knowledge), as a proxy in front of the portal may.
+func (env *gwEnv) newH2CClient() *http.Client {
+	p := new(http.Protocols)
+	p.SetUnencryptedHTTP2(true)
+	tr := &http.Transport{Protocols: p, ExpectContinueTimeout: time.Second}
+	env.t.Cleanup(tr.CloseIdleConnections)
+	jar, _ := cookiejar.New(nil)
+	return &http.Client{Jar: jar, Transport: scanTransport{next: tr, scan: env.scan},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+}
+
+// rawRequest sends target as the request line's path exactly as given
+// (backslashes, dot segments), which http.NewRequest would escape.
+func (env *gwEnv) rawRequest(c *http.Client, method, target string) response {
+	env.t.Helper()
+	req, err := http.NewRequest(method, env.srv.URL, nil)
+	if err != nil {
+		env.t.Fatal(err)
+	}
+	req.URL.Opaque = target
+	res, err := c.Do(req)
+	if err != nil {
+		env.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	raw, err := io.ReadAll(res.Body)
+	if err != nil {
+		env.t.Fatal(err)
+	}
+	return response{status: res.StatusCode, header: res.Header, body: raw}
+}
+
+// waitFor polls cond until it holds or a few seconds pass: the access log
+// and the metrics are written after the client has its answer.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }

@@ -3,9 +3,13 @@ package handlers_test
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
+	"net/http/httptrace"
 	"net/netip"
+	"net/textproto"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -295,14 +299,6 @@ func TestRelayForwarding(t *testing.T) {
 		}
 	})
 
-	t.Run("the backend cannot set the session cookie", func(t *testing.T) {
-		res := env.request(env.newClient(), http.MethodGet, gwPrefix+"/set-cookie", nil)
-		sc := strings.Join(res.header.Values("Set-Cookie"), "\n")
-		if strings.Contains(sc, "JSESSIONID") || !strings.Contains(sc, "backend_pref=dark") {
-			t.Fatalf("Set-Cookie %q", sc)
-		}
-	})
-
 	t.Run("api-docs servers reflect X-Forwarded-Prefix", func(t *testing.T) {
 		res := env.request(c, http.MethodGet, gwPrefix+"/v3/api-docs", nil)
 		var doc struct{ Servers []struct{ URL string } }
@@ -428,4 +424,262 @@ func relaySessionsOn(t *testing.T, fn func(t *testing.T, db *bun.DB, instance fu
 			return gwOptions{store: session.NewRedisStore(rdb, session.RedisPrefix(prefix), session.Encrypted(gwKeyring)), bus: bus}
 		})
 	})
+}
+
+// A backend's interim answers (100 Continue, 103 Early Hints) pass on to
+// the client, and its final status and headers follow unchanged, over
+// HTTP/1.1 and h2c; the access log and the metrics see the final status.
+func TestRelayInterimResponses(t *testing.T) {
+	logs := &logBuffer{}
+	env := newGateway(t, dbtest.SQLite(t), gwOptions{noOIDC: true, logTo: logs, metricsToken: "metrics-token-0123"})
+	clients := []struct {
+		name       string
+		c          *http.Client
+		protoMajor int
+	}{{"HTTP/1.1", env.newClient(), 1}, {"h2c", env.newH2CClient(), 2}}
+	h1 := clients[0].c.Transport.(scanTransport).next.(*http.Transport)
+	h1.ExpectContinueTimeout = time.Second // as curl, which waits for 100 Continue before a body over 1 KiB
+	for _, cl := range clients {
+		t.Run(cl.name+": 100 Continue then 401", func(t *testing.T) {
+			req, _ := http.NewRequest(http.MethodPost, env.srv.URL+gwPrefix+"/interim/continue", strings.NewReader(strings.Repeat("x", 2048)))
+			req.Header.Set("Expect", "100-continue")
+			req.Header.Set("Content-Type", "text/plain")
+			res, body := send(t, cl.c, req)
+			if res.ProtoMajor != cl.protoMajor {
+				t.Fatalf("answered over %s", res.Proto)
+			}
+			if res.StatusCode != http.StatusUnauthorized || string(body) != `{"error":"unauthorized"}` || res.Header.Get("WWW-Authenticate") != "Bearer" {
+				t.Fatalf("%d %q (WWW-Authenticate %q), want the backend's 401", res.StatusCode, body, res.Header.Get("WWW-Authenticate"))
+			}
+			if res.Header.Get("X-Request-Id") == "" {
+				t.Fatal("the answer lost its X-Request-Id")
+			}
+		})
+		t.Run(cl.name+": 103 Early Hints then 302", func(t *testing.T) {
+			req, _ := http.NewRequest(http.MethodGet, env.srv.URL+gwPrefix+"/interim/hints", nil)
+			var hints []string
+			req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{
+				Got1xxResponse: func(code int, h textproto.MIMEHeader) error {
+					if code == http.StatusEarlyHints {
+						hints = append(hints, h.Get("Link"))
+					}
+					return nil
+				}}))
+			res, body := send(t, cl.c, req)
+			if res.StatusCode != http.StatusFound || res.Header.Get("Location") != gwPrefix+"/elsewhere" || string(body) != "moved" {
+				t.Fatalf("%d Location %q %q, want the backend's 302", res.StatusCode, res.Header.Get("Location"), body)
+			}
+			if res.Header.Get("X-Request-Id") == "" {
+				t.Fatal("the answer lost its X-Request-Id")
+			}
+			if len(hints) != 1 || !strings.Contains(hints[0], "/static/app.css") {
+				t.Fatalf("early hints %q, want the backend's Link", hints)
+			}
+			if res.Header.Get("Link") != "" {
+				t.Fatalf("the hint's Link %q stayed on the final answer", res.Header.Get("Link"))
+			}
+		})
+	}
+	waitFor(t, "access log lines with the final statuses", func() bool {
+		l := logs.String()
+		return strings.Count(l, "path="+gwPrefix+"/interim/continue status=401") == 2 && strings.Count(l, "path="+gwPrefix+"/interim/hints status=302") == 2
+	})
+	if l := logs.String(); strings.Contains(l, "status=100") || strings.Contains(l, "status=103") {
+		t.Fatalf("the access log records an interim status:\n%s", l)
+	}
+	waitFor(t, "metrics with the final statuses", func() bool {
+		res := env.request(env.newClient(), http.MethodGet, handlers.MetricsPath, nil, "Authorization", "Bearer metrics-token-0123")
+		m := string(res.body)
+		return strings.Contains(m, `portal_http_requests_total{method="POST",route="/services/admin-service/*",status="401"} 2`) &&
+			strings.Contains(m, `portal_http_requests_total{method="GET",route="/services/admin-service/*",status="302"} 2`) &&
+			strings.Contains(m, `portal_relay_duration_seconds_count{status_class="4xx"} 2`) &&
+			strings.Contains(m, `portal_relay_duration_seconds_count{status_class="3xx"} 2`) &&
+			!strings.Contains(m, `status_class="1xx"`)
+	})
+}
+
+// send does req with c and reads the whole answer.
+func send(t *testing.T, c *http.Client, req *http.Request) (*http.Response, []byte) {
+	t.Helper()
+	res, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, body
+}
+
+// Relayed HTML, SVG and XML run sandboxed in an opaque origin, so their
+// scripts cannot use the member's session; nothing relayed is sniffed.
+func TestRelayActiveContent(t *testing.T) {
+	env := newGateway(t, dbtest.SQLite(t), gwOptions{noOIDC: true, trustedPaths: []string{"/content/swagger-ui"}})
+	c := env.newClient()
+	env.hashLogin(c, "demo")
+	tests := []struct {
+		name, path, ctype, backendCSP string
+		sandboxed                     bool
+	}{
+		{"HTML", "/content/page", "text/html; charset=utf-8", "", true},
+		{"XHTML", "/content/page", "application/xhtml+xml", "", true},
+		{"SVG", "/content/logo.svg", "image/svg+xml", "", true},
+		{"XML", "/content/feed", "application/xml", "", true},
+		{"text XML", "/content/feed", "text/xml", "", true},
+		{"an XML dialect", "/content/feed", "application/atom+xml", "", true},
+		{"upper-case type", "/content/page", "TEXT/HTML", "", true},
+		{"no Content-Type", "/content/page", "none", "", true},
+		{"unparsable Content-Type", "/content/page", "html", "", true},
+		{"JSON", "/content/data", "application/json", "", false},
+		{"plain text", "/content/notes", "text/plain; charset=utf-8", "", false},
+		{"PNG", "/content/logo.png", "image/png", "", false},
+		{"HTML with the backend's own CSP", "/content/page", "text/html", "default-src 'self'; script-src 'unsafe-inline'", true},
+		{"HTML on a trusted path", "/content/swagger-ui/index.html", "text/html", "", false},
+		{"HTML at a trusted path itself", "/content/swagger-ui", "text/html", "", false},
+		{"HTML beside a trusted path", "/content/swagger-uix/index.html", "text/html", "", true},
+		{"HTML behind an encoded slash", "/content/swagger-ui%2Findex.html", "text/html", "", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			q := url.Values{"type": {tt.ctype}}
+			if tt.backendCSP != "" {
+				q.Set("csp", tt.backendCSP)
+			}
+			res := env.request(c, http.MethodGet, gwPrefix+tt.path+"?"+q.Encode(), nil)
+			if res.status != http.StatusOK {
+				t.Fatalf("status %d", res.status)
+			}
+			if got := res.header.Values("X-Content-Type-Options"); len(got) != 1 || got[0] != "nosniff" {
+				t.Errorf("X-Content-Type-Options %q, want one nosniff", got)
+			}
+			csp := res.header.Values("Content-Security-Policy")
+			var sandbox []string
+			for _, p := range csp {
+				if strings.HasPrefix(p, "sandbox") {
+					sandbox = append(sandbox, p)
+				}
+			}
+			if tt.sandboxed != (len(sandbox) == 1) || len(sandbox) > 1 {
+				t.Fatalf("Content-Security-Policy %q, want a sandbox: %v", csp, tt.sandboxed)
+			}
+			if tt.sandboxed && (!strings.Contains(sandbox[0], "allow-scripts") || strings.Contains(sandbox[0], "allow-same-origin")) {
+				t.Errorf("sandbox %q must let scripts run, but never in the portal's origin", sandbox[0])
+			}
+			if tt.backendCSP != "" && !slices.Contains(csp, tt.backendCSP) {
+				t.Errorf("Content-Security-Policy %q lost the backend's own", csp)
+			}
+			if tt.backendCSP == "" && len(csp) != len(sandbox) {
+				t.Errorf("Content-Security-Policy %q: the gateway's page policy is not the relay's", csp)
+			}
+		})
+	}
+	t.Run("the gateway's own answers keep nosniff", func(t *testing.T) {
+		res := env.request(c, http.MethodGet, gwPrefix+"/slow/%2e%2e/x", nil)
+		if res.status != http.StatusBadRequest || res.header.Get("X-Content-Type-Options") != "nosniff" {
+			t.Fatalf("%d with X-Content-Type-Options %q", res.status, res.header.Get("X-Content-Type-Options"))
+		}
+	})
+}
+
+// The backend sets only the cookies an operator allowed, never the
+// gateway's own.
+func TestRelayCookieAllowList(t *testing.T) {
+	env := newGateway(t, dbtest.SQLite(t), gwOptions{noOIDC: true, allowedCookies: []string{"backend_pref", "JSESSIONID"}})
+	res := env.request(env.newClient(), http.MethodGet, gwPrefix+"/set-cookie", nil)
+	sc := strings.Join(res.header.Values("Set-Cookie"), "\n")
+	if !strings.Contains(sc, "backend_pref=dark") {
+		t.Errorf("Set-Cookie %q lacks the allowed backend_pref", sc)
+	}
+	if strings.Contains(sc, "tracker") {
+		t.Errorf("Set-Cookie %q carries a cookie nobody allowed", sc)
+	}
+	if strings.Contains(sc, "planted-by-backend") {
+		t.Errorf("Set-Cookie %q sets the session cookie, listed or not", sc)
+	}
+	none := newGateway(t, dbtest.SQLite(t), gwOptions{noOIDC: true})
+	if res := none.request(none.newClient(), http.MethodGet, gwPrefix+"/set-cookie", nil); len(res.header.Values("Set-Cookie")) != 0 {
+		t.Errorf("Set-Cookie %q without an allow-list", res.header.Values("Set-Cookie"))
+	}
+}
+
+// Segments that a Java backend (Tomcat, Jetty) reads as "." or "..", after
+// path parameters, one or two rounds of percent-decoding or with
+// backslashes, are refused and never reach the backend; ordinary paths
+// still pass as before.
+func TestRelayRefusesDotSegments(t *testing.T) {
+	env := newGateway(t, dbtest.SQLite(t), gwOptions{noOIDC: true})
+	c := env.newClient()
+	for _, target := range []string{
+		"/..;/actuator/env",
+		"/echo/..;/..;/actuator/env",
+		"/echo/..;jsessionid=x/admin",
+		"/echo/.;/admin",
+		"/echo/%2e%2e/admin",
+		"/echo/%2E%2E;x/admin",
+		"/echo/%252e%252e/admin",
+		"/echo/%25%32%65%25%32%65/admin",
+		"/echo/.%2e/admin",
+		"/echo/%2e/admin",
+		"/echo/..%2fadmin",
+		`/echo/..\admin`,
+		`/echo\..\admin`,
+		"/echo/..%5cadmin",
+		"/echo/..%5Cadmin",
+		"/echo/..%255cadmin",
+		"/echo/%2e%2e%3bx/admin",
+		"/..",
+	} {
+		t.Run(target, func(t *testing.T) {
+			before := env.backend.requests.Load()
+			res := env.rawRequest(c, http.MethodGet, gwPrefix+target)
+			if res.status != http.StatusBadRequest {
+				t.Fatalf("status %d, want 400: %s", res.status, res.body)
+			}
+			var e httpError
+			res.json(t, &e)
+			if e.Status != http.StatusBadRequest || !strings.Contains(e.Message, "segments") {
+				t.Fatalf("error body %s", res.body)
+			}
+			if n := env.backend.requests.Load(); n != before {
+				t.Fatalf("the backend received it (%d requests)", n-before)
+			}
+		})
+	}
+	for _, tt := range []struct{ target, path, rawPath string }{
+		{"/echo/x;jsessionid=abc", "/echo/x;jsessionid=abc", "/echo/x;jsessionid=abc"},
+		{"/echo/a%2Fb", "/echo/a/b", "/echo/a%2Fb"},
+		{"/echo/..x/y..", "/echo/..x/y..", "/echo/..x/y.."},
+		{"/echo/x..;y", "/echo/x..;y", "/echo/x..;y"},
+		{"/echo/100%25", "/echo/100%", "/echo/100%25"},
+		{"/echo/.well-known/x", "/echo/.well-known/x", "/echo/.well-known/x"},
+	} {
+		t.Run("passes "+tt.target, func(t *testing.T) {
+			res := env.rawRequest(c, http.MethodGet, gwPrefix+tt.target)
+			var e echoed
+			res.json(t, &e)
+			if res.status != http.StatusOK || e.Path != tt.path || e.RawPath != tt.rawPath {
+				t.Fatalf("%d, backend got %q (%q), want %q (%q)", res.status, e.Path, e.RawPath, tt.path, tt.rawPath)
+			}
+		})
+	}
+}
+
+// Without a trusted proxy in front, the backend learns the portal's public
+// address from the configuration, never from the client's Host.
+func TestRelayForwardsPublicAddress(t *testing.T) {
+	env := newGateway(t, dbtest.SQLite(t), gwOptions{noOIDC: true, publicURL: "https://portal.example"})
+	req, _ := http.NewRequest(http.MethodGet, env.srv.URL+gwPrefix+"/echo/x", nil)
+	req.Host = "evil.example"
+	req.Header.Set("X-Forwarded-Host", "evil.example")
+	res, body := send(t, env.newClient(), req)
+	var e echoed
+	response{status: res.StatusCode, header: res.Header, body: body}.json(t, &e)
+	want := map[string]string{"X-Forwarded-Host": "portal.example", "X-Forwarded-Proto": "https", "X-Forwarded-Prefix": gwPrefix}
+	for h, v := range want {
+		if got := strings.Join(e.Headers[h], ","); got != v {
+			t.Errorf("%s = %q, want %q", h, got, v)
+		}
+	}
 }

@@ -34,7 +34,7 @@ type Config struct {
 	RelayConnectTimeout, RelayResponseTimeout, RelayMaxBody string
 	OIDCIssuer, OIDCClientID, OIDCClientSecret, OIDCScopes  string
 	OIDCRegistrationID, SessionStore, RedisURL, SessionKey  string
-	SessionCache                                            string
+	SessionCache, RelayTrustedPaths, RelayAllowedCookies    string
 	TrustedProxies, MetricsToken                            string
 	// MetricsAddr, when set, serves /metrics on a listener of its own
 	// instead of the public one.
@@ -73,6 +73,8 @@ func (c *Config) settings() []setting {
 		{flag: "backend-login-path", env: "PORTAL_BACKEND_LOGIN_PATH", usage: "admin backend path of the hash login", str: &c.BackendLoginPath},
 		{flag: "relay-connect-timeout", env: "PORTAL_RELAY_CONNECT_TIMEOUT", usage: "connect timeout to the admin backend (then 502)", str: &c.RelayConnectTimeout},
 		{flag: "relay-response-timeout", env: "PORTAL_RELAY_RESPONSE_TIMEOUT", usage: "wait for the admin backend's response headers (then 504)", str: &c.RelayResponseTimeout},
+		{flag: "relay-trusted-paths", env: "PORTAL_RELAY_TRUSTED_PATHS", usage: "path prefixes below the relay prefix (such as /swagger-ui) whose HTML, SVG and XML may run in the portal's origin, comma separated; elsewhere such content is sandboxed", str: &c.RelayTrustedPaths},
+		{flag: "relay-allowed-cookies", env: "PORTAL_RELAY_ALLOWED_COOKIES", usage: "names of the cookies the admin backend may set through the relay, comma separated; others are dropped", str: &c.RelayAllowedCookies},
 		{flag: "relay-max-body", env: "PORTAL_RELAY_MAX_BODY", usage: "largest relayed request body, bytes or with KiB/MiB (then 413)", str: &c.RelayMaxBody},
 		{flag: "oidc-issuer", env: "PORTAL_OIDC_ISSUER", usage: "OIDC issuer URL; empty: OIDC login off", str: &c.OIDCIssuer},
 		{flag: "oidc-client-id", env: "PORTAL_OIDC_CLIENT_ID", usage: "OIDC client id", str: &c.OIDCClientID},

@@ -137,7 +137,66 @@ func (c *Config) validateGateway() []string {
 	if _, err := parseProxies(c.TrustedProxies); err != nil {
 		add("PORTAL_TRUSTED_PROXIES: %v", err)
 	}
+	if _, err := parseRelayPaths(c.RelayTrustedPaths); err != nil {
+		add("PORTAL_RELAY_TRUSTED_PATHS: %v", err)
+	}
+	if _, err := parseCookieNames(c.RelayAllowedCookies); err != nil {
+		add("PORTAL_RELAY_ALLOWED_COOKIES: %v", err)
+	}
 	return problems
+}
+
+// list splits a comma-separated setting, dropping empty entries.
+func list(s string) []string {
+	var out []string
+	for part := range strings.SplitSeq(s, ",") {
+		if part = strings.TrimSpace(part); part != "" {
+			out = append(out, part)
+		}
+	}
+	return out
+}
+
+// parseRelayPaths reads PORTAL_RELAY_TRUSTED_PATHS. "/" is refused: it
+// would trust everything the backend serves, which is no longer a choice
+// of paths.
+func parseRelayPaths(s string) ([]string, error) {
+	var out []string
+	for _, p := range list(s) {
+		trimmed := strings.TrimRight(p, "/")
+		if !relayPrefixPattern.MatchString(trimmed) || hasDotSegment(trimmed) {
+			return nil, fmt.Errorf("%q is not a path below the relay prefix such as /swagger-ui", p)
+		}
+		out = append(out, trimmed)
+	}
+	return out, nil
+}
+
+func hasDotSegment(path string) bool {
+	for seg := range strings.SplitSeq(path, "/") {
+		if seg == "." || seg == ".." {
+			return true
+		}
+	}
+	return false
+}
+
+var cookieNamePattern = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+
+// parseCookieNames reads PORTAL_RELAY_ALLOWED_COOKIES. The gateway's own
+// cookies are refused: the relay never lets the backend set them, so
+// listing one is a mistake better told at start-up.
+func parseCookieNames(s string) ([]string, error) {
+	names := list(s)
+	for _, n := range names {
+		switch {
+		case !cookieNamePattern.MatchString(n):
+			return nil, fmt.Errorf("%q is not a cookie name", n)
+		case n == session.DefaultCookieName || oidc.IsAttemptCookie(n):
+			return nil, fmt.Errorf("%s is the gateway's own cookie, which the backend may never set", n)
+		}
+	}
+	return names, nil
 }
 
 func isLoopback(host string) bool {
@@ -297,8 +356,15 @@ func buildGateway(cfg Config, db *bun.DB, log *slog.Logger) (*gatewayParts, erro
 	connect, _ := time.ParseDuration(cfg.RelayConnectTimeout)   // validated
 	response, _ := time.ParseDuration(cfg.RelayResponseTimeout) // validated
 	maxBody, _ := parseBytes(cfg.RelayMaxBody)                  // validated
+	publicURL, err := url.Parse(cfg.BaseURL)
+	if err != nil {
+		return nil, err
+	}
+	trustedPaths, _ := parseRelayPaths(cfg.RelayTrustedPaths)      // validated
+	allowedCookies, _ := parseCookieNames(cfg.RelayAllowedCookies) // validated
 	g.relay.Upstream = upstream.Config{Backend: backendURL, Prefix: cfg.RelayPrefix,
-		ConnectTimeout: connect, ResponseHeaderTimeout: response, MaxBodyBytes: maxBody}
+		ConnectTimeout: connect, ResponseHeaderTimeout: response, MaxBodyBytes: maxBody,
+		PublicURL: publicURL, TrustedPaths: trustedPaths, AllowedCookies: allowedCookies}
 	g.relay.Backend = backend.New(backend.Config{BaseURL: backendURL, APIKey: cfg.APIKey, ExternalLoginPath: cfg.BackendLoginPath})
 	if !cfg.oidcOn() {
 		return g, nil

@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -57,6 +58,14 @@ func TestGatewayConfig(t *testing.T) {
 		{"session cache too long", with(base, "PORTAL_SESSION_CACHE", "1h"), []string{"PORTAL_SESSION_CACHE"}},
 		{"session cache not a duration", with(base, "PORTAL_SESSION_CACHE", "on"), []string{"PORTAL_SESSION_CACHE"}},
 		{"bad proxy", with(base, "PORTAL_TRUSTED_PROXIES", "proxy.example"), []string{"PORTAL_TRUSTED_PROXIES"}},
+		{"trusted relay paths", with(backend, "PORTAL_RELAY_TRUSTED_PATHS", "/swagger-ui, /v3/api-docs/"), nil},
+		{"trusted relay path not a path", with(backend, "PORTAL_RELAY_TRUSTED_PATHS", "swagger-ui"), []string{"PORTAL_RELAY_TRUSTED_PATHS"}},
+		{"trusted relay path with dots", with(backend, "PORTAL_RELAY_TRUSTED_PATHS", "/docs/../admin"), []string{"PORTAL_RELAY_TRUSTED_PATHS"}},
+		{"trusted relay path: all of it", with(backend, "PORTAL_RELAY_TRUSTED_PATHS", "/"), []string{"PORTAL_RELAY_TRUSTED_PATHS"}},
+		{"allowed backend cookies", with(backend, "PORTAL_RELAY_ALLOWED_COOKIES", "XSRF-TOKEN, backend_pref"), nil},
+		{"allowed cookie: the session's", with(backend, "PORTAL_RELAY_ALLOWED_COOKIES", "backend_pref,JSESSIONID"), []string{"PORTAL_RELAY_ALLOWED_COOKIES", "JSESSIONID"}},
+		{"allowed cookie: a login attempt's", with(backend, "PORTAL_RELAY_ALLOWED_COOKIES", "portal_login_0123456789abcdef"), []string{"PORTAL_RELAY_ALLOWED_COOKIES"}},
+		{"allowed cookie: not a name", with(backend, "PORTAL_RELAY_ALLOWED_COOKIES", "a b"), []string{"PORTAL_RELAY_ALLOWED_COOKIES"}},
 		{"every problem at once", with(base, "PORTAL_ADMIN_BACKEND_URL", "nope", "PORTAL_RELAY_PREFIX", "x", "PORTAL_SESSION_STORE", "x"),
 			[]string{"PORTAL_ADMIN_BACKEND_URL", "PORTAL_API_KEY", "PORTAL_RELAY_PREFIX", "PORTAL_SESSION_STORE", "PORTAL_SESSION_KEY"}},
 	}
@@ -115,6 +124,36 @@ func TestParseBytes(t *testing.T) {
 		if _, err := parseBytes(in); err == nil {
 			t.Errorf("parseBytes(%q) accepted", in)
 		}
+	}
+}
+
+// The relay gets the public address and the operator's trusted paths and
+// allowed cookies.
+func TestBuildGatewayRelaySettings(t *testing.T) {
+	cfg, _, err := loadConfig(newFlagSet("test", &strings.Builder{}), []string{"--relay-allowed-cookies", "XSRF-TOKEN, backend_pref"},
+		env("PORTAL_HASH_SECRET", "0123456789abcdef", "PORTAL_PAYMENT_PROVIDER", "test", "PORTAL_COOKIE_SECURE", "false",
+			"PORTAL_ADMIN_BACKEND_URL", "http://127.0.0.1:1", "PORTAL_API_KEY", "k", "PORTAL_SESSION_KEY", session.GenerateKey(),
+			"PORTAL_BASE_URL", "https://portal.example/", "PORTAL_RELAY_TRUSTED_PATHS", "/swagger-ui,/v3/api-docs/"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.validateServe(); err != nil {
+		t.Fatal(err)
+	}
+	g, err := buildGateway(cfg, dbtest.SQLite(t), slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	u := g.relay.Upstream
+	if u.PublicURL == nil || u.PublicURL.String() != "https://portal.example" {
+		t.Errorf("PublicURL %v, want https://portal.example", u.PublicURL)
+	}
+	if !slices.Equal(u.TrustedPaths, []string{"/swagger-ui", "/v3/api-docs"}) {
+		t.Errorf("TrustedPaths %q", u.TrustedPaths)
+	}
+	if !slices.Equal(u.AllowedCookies, []string{"XSRF-TOKEN", "backend_pref"}) {
+		t.Errorf("AllowedCookies %q", u.AllowedCookies)
 	}
 }
 

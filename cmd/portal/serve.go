@@ -74,13 +74,7 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{
-		Handler:           e,
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      write,
-		IdleTimeout:       120 * time.Second,
-	}
+	srv := newHTTPServer(e, write)
 	servers := []*http.Server{srv}
 	errc := make(chan error, 2)
 	if cfg.MetricsAddr != "" {
@@ -147,6 +141,24 @@ func serveTimeouts(cfg Config) (write, grace time.Duration) {
 	response, _ := time.ParseDuration(cfg.RelayResponseTimeout) // validated
 	relay := connect + response + relayMargin
 	return max(60*time.Second, relay), max(15*time.Second, relay)
+}
+
+// newHTTPServer is the portal's server for h, with the write timeout
+// serveTimeouts derives. It speaks HTTP/1.1 and HTTP/2 without TLS (h2c,
+// prior knowledge only), so that a TLS-ending proxy in front may use
+// either; TLS itself is the proxy's job.
+func newHTTPServer(h http.Handler, writeTimeout time.Duration) *http.Server {
+	protocols := new(http.Protocols)
+	protocols.SetHTTP1(true)
+	protocols.SetUnencryptedHTTP2(true)
+	return &http.Server{
+		Handler:           h,
+		Protocols:         protocols,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      writeTimeout,
+		IdleTimeout:       120 * time.Second,
+	}
 }
 
 // sweepSessions deletes expired sessions every few minutes.

@@ -15,6 +15,7 @@ import (
 	"net/http/httputil"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -49,6 +50,18 @@ type Config struct {
 	// (the session and login cookies): such cookies are never forwarded,
 	// and the backend cannot set them.
 	GatewayCookie func(name string) bool
+	// PublicURL is the portal's public address (PORTAL_BASE_URL). Without a
+	// trusted proxy in front, the backend's X-Forwarded-Host and -Proto
+	// come from it rather than from the client's Host; nil: from the
+	// request.
+	PublicURL *url.URL
+	// TrustedPaths are path prefixes below Prefix (such as /swagger-ui)
+	// whose HTML, SVG and XML the operator trusts to run in the portal's
+	// origin; everywhere else such content is sandboxed.
+	TrustedPaths []string
+	// AllowedCookies names the cookies the backend may set; any other
+	// Set-Cookie is dropped, and the gateway's own even when listed.
+	AllowedCookies []string
 	// ErrorResponse writes the gateway's own error answers (400, 413, 502,
 	// 504) in the spec's error body.
 	ErrorResponse func(w http.ResponseWriter, r *http.Request, status int, message string)
@@ -124,14 +137,16 @@ type relayKey struct{}
 type relayState struct {
 	token    string
 	in       *http.Request // the inbound request, for error answers
+	trusted  bool          // the path is one of TrustedPaths
 	tooLarge atomic.Bool
 }
 
 // Forward relays r to the backend, with token as the bearer credential
 // ("" for none), and streams the answer to w.
 func (p *Proxy) Forward(w http.ResponseWriter, r *http.Request, token string) {
-	if hasDotSegment(r.URL.Path) {
-		// "/services/admin-service/../x" would leave the backend's base path.
+	if hasDotSegment(r.URL.EscapedPath()) {
+		// "/services/admin-service/../x" would leave the backend's base
+		// path, and so would "..;", "%2e%2e" or `..\` on a Java backend.
 		p.cfg.ErrorResponse(w, r, http.StatusBadRequest, "The path must not contain . or .. segments.")
 		return
 	}
@@ -139,11 +154,28 @@ func (p *Proxy) Forward(w http.ResponseWriter, r *http.Request, token string) {
 		p.cfg.ErrorResponse(w, r, http.StatusRequestEntityTooLarge, p.tooLargeMessage())
 		return
 	}
-	st := &relayState{token: token, in: r}
+	st := &relayState{token: token, in: r, trusted: p.isTrustedPath(r.URL.EscapedPath())}
 	if r.Body != nil && r.Body != http.NoBody {
 		r.Body = &limitedBody{rc: r.Body, left: p.cfg.MaxBodyBytes, st: st}
 	}
-	p.rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), relayKey{}, st)))
+	rw := newRelayWriter(w, func(h http.Header) { secureAnswer(h, st.trusted) })
+	p.rp.ServeHTTP(rw, r.WithContext(context.WithValue(r.Context(), relayKey{}, st)))
+}
+
+// isTrustedPath reports whether an escaped path (with the prefix) lies in
+// one of TrustedPaths, on a segment boundary: /swagger-ui covers
+// /swagger-ui and /swagger-ui/index.html, not /swagger-uix. It compares
+// the path as sent, so an encoded slash (/swagger-ui%2Fx), which the
+// backend may read as one segment, is not in /swagger-ui.
+func (p *Proxy) isTrustedPath(escaped string) bool {
+	rel := strings.TrimPrefix(escaped, p.cfg.Prefix)
+	for _, t := range p.cfg.TrustedPaths {
+		t = "/" + strings.Trim(t, "/")
+		if rel == t || strings.HasPrefix(rel, t+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 func (p *Proxy) tooLargeMessage() string {
@@ -168,8 +200,7 @@ func (p *Proxy) rewrite(pr *httputil.ProxyRequest) {
 	if p.cfg.TrustedPeer(pr.In) {
 		p.setForwardedFromProxy(pr)
 	} else {
-		pr.SetXForwarded()
-		pr.Out.Header.Set("X-Forwarded-Prefix", p.cfg.Prefix)
+		p.setForwarded(pr)
 	}
 
 	// Credentials: the session's token and nothing the browser sent.
@@ -180,6 +211,25 @@ func (p *Proxy) rewrite(pr *httputil.ProxyRequest) {
 		pr.Out.Header.Set("Authorization", "Bearer "+st.token)
 	}
 	p.stripGatewayCookies(pr.Out.Header)
+}
+
+// setForwarded describes a request from a client with no trusted proxy in
+// front. The backend builds absolute links (redirects, the API docs'
+// servers) from X-Forwarded-Host and -Proto, so they name the configured
+// public address: the client's Host header is whatever the client chose.
+// A path in that address (a portal served below one) goes before the prefix.
+func (p *Proxy) setForwarded(pr *httputil.ProxyRequest) {
+	pr.SetXForwarded()
+	pub := p.cfg.PublicURL
+	if pub == nil {
+		pr.Out.Header.Set("X-Forwarded-Prefix", p.cfg.Prefix)
+		return
+	}
+	pr.Out.Header.Set("X-Forwarded-Host", pub.Host)
+	if pr.In.TLS == nil {
+		pr.Out.Header.Set("X-Forwarded-Proto", pub.Scheme)
+	}
+	pr.Out.Header.Set("X-Forwarded-Prefix", strings.TrimRight(pub.Path, "/")+p.cfg.Prefix)
 }
 
 // setForwardedFromProxy extends the trusted proxy's X-Forwarded-* headers.
@@ -232,8 +282,11 @@ func (p *Proxy) stripGatewayCookies(h http.Header) {
 	}
 }
 
-// modifyResponse keeps the backend from setting the gateway's cookies; the
-// rest of the answer passes unchanged.
+// modifyResponse lets the backend set only the cookies the operator
+// allowed, and never the gateway's own: every cookie it sets lands in the
+// portal's origin, where it could shadow or fix the portal's cookies. The
+// rest of the answer's headers pass unchanged, but for those secureAnswer
+// adds.
 func (p *Proxy) modifyResponse(res *http.Response) error {
 	lines := res.Header.Values("Set-Cookie")
 	if len(lines) == 0 {
@@ -242,11 +295,17 @@ func (p *Proxy) modifyResponse(res *http.Response) error {
 	res.Header.Del("Set-Cookie")
 	for _, line := range lines {
 		name, _, _ := strings.Cut(line, "=")
-		if !p.cfg.GatewayCookie(strings.TrimSpace(name)) {
+		if p.cookieAllowed(strings.TrimSpace(name)) {
 			res.Header.Add("Set-Cookie", line)
+		} else {
+			p.cfg.Log.Debug("relay: backend cookie dropped", "name", strings.TrimSpace(name), "path", res.Request.URL.Path)
 		}
 	}
 	return nil
+}
+
+func (p *Proxy) cookieAllowed(name string) bool {
+	return !p.cfg.GatewayCookie(name) && slices.Contains(p.cfg.AllowedCookies, name)
 }
 
 // errorHandler answers for a backend that could not be asked: 413 for a
@@ -284,9 +343,31 @@ func isDial(err error) bool {
 	return errors.As(err, &oe) && oe.Op == "dial"
 }
 
-// hasDotSegment reports whether a path has a "." or ".." segment.
-func hasDotSegment(path string) bool {
-	for seg := range strings.SplitSeq(path, "/") {
+// hasDotSegment reports whether an escaped path has a segment that a
+// backend may read as "." or "..": as sent, or percent-decoded once or
+// twice (a proxy or framework in front may decode once more); with ";"
+// path parameters removed (Tomcat and Jetty read "..;x" as ".."); and with
+// backslashes as separators (as some servers and Windows file systems do).
+func hasDotSegment(escaped string) bool {
+	p := escaped
+	for range 3 {
+		if dotSegmentIn(p) {
+			return true
+		}
+		next, err := url.PathUnescape(p)
+		if err != nil || next == p {
+			// Not valid escaping (a literal "%" in a name), or nothing left
+			// to decode: no further reading differs.
+			return false
+		}
+		p = next
+	}
+	return false
+}
+
+func dotSegmentIn(path string) bool {
+	for seg := range strings.FieldsFuncSeq(path, func(r rune) bool { return r == '/' || r == '\\' }) {
+		seg, _, _ = strings.Cut(seg, ";")
 		if seg == "." || seg == ".." {
 			return true
 		}
