@@ -317,7 +317,15 @@ func (p *Proxy) errorHandler(w http.ResponseWriter, r *http.Request, err error) 
 	if st != nil {
 		r = st.in.WithContext(r.Context())
 	}
-	log := p.cfg.Log.With("method", r.Method, "path", r.URL.Path)
+	// The gateway's request log line has the method, path and client under
+	// the same request id (the gateway sets X-Request-Id to its own). Only
+	// the cause is logged here, without the outbound URL a *url.Error
+	// carries: a path can be hundreds of kilobytes.
+	log := p.cfg.Log.With("request_id", r.Header.Get("X-Request-Id"))
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
 	switch {
 	case st != nil && st.tooLarge.Load():
 		p.cfg.ErrorResponse(w, r, http.StatusRequestEntityTooLarge, p.tooLargeMessage())
