@@ -545,19 +545,7 @@ func (env *gwEnv) request(c *http.Client, method, path string, body io.Reader, h
 	if err != nil {
 		env.t.Fatal(err)
 	}
-	for i := 0; i+1 < len(headers); i += 2 {
-		req.Header.Set(headers[i], headers[i+1])
-	}
-	res, err := c.Do(req)
-	if err != nil {
-		env.t.Fatal(err)
-	}
-	defer res.Body.Close()
-	raw, err := io.ReadAll(res.Body)
-	if err != nil {
-		env.t.Fatal(err)
-	}
-	return response{status: res.StatusCode, header: res.Header, body: raw}
+	return roundTrip(env.t, c, req, headers...)
 }
 
 // relayEcho calls /echo through the relay and decodes what the backend got.
@@ -657,16 +645,7 @@ func (env *gwEnv) rawRequest(c *http.Client, method, target string) response {
 		env.t.Fatal(err)
 	}
 	req.URL.Opaque = target
-	res, err := c.Do(req)
-	if err != nil {
-		env.t.Fatal(err)
-	}
-	defer res.Body.Close()
-	raw, err := io.ReadAll(res.Body)
-	if err != nil {
-		env.t.Fatal(err)
-	}
-	return response{status: res.StatusCode, header: res.Header, body: raw}
+	return roundTrip(env.t, c, req)
 }
 
 // waitFor polls cond until it holds or a few seconds pass: the access log

@@ -10,6 +10,7 @@ import (
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/netip"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -19,8 +20,10 @@ import (
 
 	"portal/engine"
 	"portal/handlers"
+	"portal/relay/backend"
 	"portal/relay/hashlink"
 	"portal/relay/session"
+	"portal/relay/throttle"
 )
 
 const testSecret = "test-hash-secret-0123456789"
@@ -39,12 +42,14 @@ func newEnv(t testing.TB, db *bun.DB) *testEnv {
 	return newEnvWith(t, db, envOptions{})
 }
 
-// envOptions shape a testEnv: where its log goes (default nowhere) and
-// which peers are trusted proxies.
+// envOptions shape a testEnv.
 type envOptions struct {
-	log            io.Writer
+	log            io.Writer // default: nowhere
 	trustedProxies []netip.Prefix
 	hsts           time.Duration
+	limiter        throttle.Limiter // sign-in budgets; nil: the default (memory)
+	limits         throttle.SignInConfig
+	backend        *url.URL // set: the hash login asks this admin backend
 }
 
 func newEnvWith(t testing.TB, db *bun.DB, o envOptions) *testEnv {
@@ -61,6 +66,10 @@ func newEnvWith(t testing.TB, db *bun.DB, o envOptions) *testEnv {
 		o.log = io.Discard
 	}
 	log := slog.New(slog.NewTextHandler(o.log, nil))
+	var relay handlers.RelayDeps
+	if o.backend != nil {
+		relay.Backend = backend.New(backend.Config{BaseURL: o.backend, APIKey: "test-api-key"})
+	}
 	handler = handlers.New(handlers.Deps{
 		Engine:         engine.NewService(db, env.gw, engine.WithLogger(log)),
 		Sessions:       session.NewManager(session.NewDBStore(db), session.Config{Secure: false}),
@@ -69,6 +78,9 @@ func newEnvWith(t testing.TB, db *bun.DB, o envOptions) *testEnv {
 		Logger:         log,
 		TrustedProxies: o.trustedProxies,
 		HSTSMaxAge:     o.hsts,
+		Relay:          relay,
+		SignInLimiter:  o.limiter,
+		SignInLimits:   o.limits,
 	})
 	env.client = env.newClient()
 	return env
@@ -116,17 +128,23 @@ func (env *testEnv) do(c *http.Client, method, path string, body any, headers ..
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
+	return roundTrip(env.t, c, req, headers...)
+}
+
+// roundTrip sends req with c, headers given as pairs, and reads the whole answer.
+func roundTrip(t testing.TB, c *http.Client, req *http.Request, headers ...string) response {
+	t.Helper()
 	for i := 0; i+1 < len(headers); i += 2 {
 		req.Header.Set(headers[i], headers[i+1])
 	}
 	res, err := c.Do(req)
 	if err != nil {
-		env.t.Fatal(err)
+		t.Fatal(err)
 	}
 	defer res.Body.Close()
 	raw, err := io.ReadAll(res.Body)
 	if err != nil {
-		env.t.Fatal(err)
+		t.Fatal(err)
 	}
 	return response{status: res.StatusCode, header: res.Header, body: raw}
 }

@@ -33,17 +33,7 @@ func (env *testEnv) post(c *http.Client, path string, form url.Values, headers .
 		env.t.Fatal(err)
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	for i := 0; i+1 < len(headers); i += 2 {
-		req.Header.Set(headers[i], headers[i+1])
-	}
-	res, err := c.Do(req)
-	if err != nil {
-		env.t.Fatal(err)
-	}
-	defer res.Body.Close()
-	var buf bytes.Buffer
-	buf.ReadFrom(res.Body)
-	return env.parse(response{status: res.StatusCode, header: res.Header, body: buf.Bytes()})
+	return env.parse(roundTrip(env.t, c, req, headers...))
 }
 
 func (env *testEnv) parse(r response) page {

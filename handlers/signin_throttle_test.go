@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -19,62 +17,14 @@ import (
 
 	"github.com/PuerkitoBio/goquery"
 	"github.com/redis/go-redis/v9"
-	"github.com/uptrace/bun"
 
-	"portal/engine"
 	"portal/engine/dbtest"
-	"portal/handlers"
-	"portal/relay/backend"
 	"portal/relay/hashlink"
-	"portal/relay/session"
 	"portal/relay/session/sessiontest"
 	"portal/relay/throttle"
 )
 
 const loginPath = "/api/auth/external-login"
-
-// throttleOptions shape a server for the sign-in throttle tests.
-type throttleOptions struct {
-	limiter        throttle.Limiter // nil: the default (memory)
-	limits         throttle.SignInConfig
-	trustedProxies []netip.Prefix
-	backend        *url.URL // set: the hash login asks this backend
-	log            *slog.Logger
-}
-
-// newThrottleEnv is newEnv with the sign-in throttle's settings.
-func newThrottleEnv(t *testing.T, db *bun.DB, o throttleOptions) *testEnv {
-	t.Helper()
-	if err := engine.SeedDemo(context.Background(), db, 3, time.Now()); err != nil {
-		t.Fatalf("seed: %v", err)
-	}
-	env := &testEnv{t: t, db: db}
-	var handler http.Handler
-	env.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { handler.ServeHTTP(w, r) }))
-	t.Cleanup(env.srv.Close)
-	env.gw = engine.NewTestGateway(testSecret, env.srv.URL)
-	log := o.log
-	if log == nil {
-		log = slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
-	var relay handlers.RelayDeps
-	if o.backend != nil {
-		relay.Backend = backend.New(backend.Config{BaseURL: o.backend, APIKey: "test-api-key"})
-	}
-	handler = handlers.New(handlers.Deps{
-		Engine:         engine.NewService(db, env.gw, engine.WithLogger(log)),
-		Sessions:       session.NewManager(session.NewDBStore(db), session.Config{Secure: false}),
-		Gateway:        env.gw,
-		HashSecret:     testSecret,
-		Logger:         log,
-		TrustedProxies: o.trustedProxies,
-		Relay:          relay,
-		SignInLimiter:  o.limiter,
-		SignInLimits:   o.limits,
-	})
-	env.client = env.newClient()
-	return env
-}
 
 // wrongHash is a well-formed hash that matches no user key.
 const wrongHash = "0123456789abcdef0123456789abcdef"
@@ -102,7 +52,7 @@ func expectThrottled(t *testing.T, res response, max time.Duration) {
 // Ten failures per user key by default; then 429 with the spec's body, even
 // for the right hash, while other user keys still sign in.
 func TestSignInThrottleAPI(t *testing.T) {
-	env := newThrottleEnv(t, dbtest.SQLite(t), throttleOptions{})
+	env := newEnvWith(t, dbtest.SQLite(t), envOptions{})
 	for i := range 10 {
 		res := env.hashLogin("demo", wrongHash)
 		if res.status != http.StatusUnauthorized {
@@ -137,7 +87,7 @@ func TestSignInThrottleCountsEveryFailure(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			env := newThrottleEnv(t, dbtest.SQLite(t), throttleOptions{limits: throttle.SignInConfig{
+			env := newEnvWith(t, dbtest.SQLite(t), envOptions{limits: throttle.SignInConfig{
 				PerAddress: throttle.Limit{Burst: 3, Period: time.Hour}}})
 			for i := range 3 {
 				if res := env.do(env.newClient(), http.MethodPost, loginPath, tc.body); res.status != http.StatusUnauthorized {
@@ -151,7 +101,7 @@ func TestSignInThrottleCountsEveryFailure(t *testing.T) {
 
 // Fifty failures per address by default, whatever user keys they name.
 func TestSignInThrottlePerAddress(t *testing.T) {
-	env := newThrottleEnv(t, dbtest.SQLite(t), throttleOptions{})
+	env := newEnvWith(t, dbtest.SQLite(t), envOptions{})
 	for i := range 50 {
 		if res := env.hashLogin(fmt.Sprint("guess-", i), wrongHash); res.status != http.StatusUnauthorized {
 			t.Fatalf("failure %d: status %d, want 401", i+1, res.status)
@@ -166,7 +116,7 @@ func TestSignInThrottlePerAddress(t *testing.T) {
 // one address signs in hundreds of members, and that address still has its
 // whole budget of failures afterwards.
 func TestSignInThrottleSuccessesAreFree(t *testing.T) {
-	env := newThrottleEnv(t, dbtest.SQLite(t), throttleOptions{})
+	env := newEnvWith(t, dbtest.SQLite(t), envOptions{})
 	for i := range 300 {
 		key := fmt.Sprint("member-", i%40)
 		if res := env.hashLogin(key, hashlink.Sign(testSecret, key)); res.status != http.StatusOK {
@@ -201,7 +151,7 @@ func TestSignInThrottleBackend(t *testing.T) {
 	}))
 	t.Cleanup(be.Close)
 	u, _ := url.Parse(be.URL)
-	env := newThrottleEnv(t, dbtest.SQLite(t), throttleOptions{backend: u,
+	env := newEnvWith(t, dbtest.SQLite(t), envOptions{backend: u,
 		limits: throttle.SignInConfig{PerUserKey: throttle.Limit{Burst: 3, Period: time.Hour}}})
 	good := hashlink.Sign(testSecret, "demo")
 
@@ -230,7 +180,7 @@ func TestSignInThrottleBackend(t *testing.T) {
 
 // The hash link answers a browser with a page: 429, HTML, Retry-After.
 func TestSignInThrottleHashLink(t *testing.T) {
-	env := newThrottleEnv(t, dbtest.SQLite(t), throttleOptions{})
+	env := newEnvWith(t, dbtest.SQLite(t), envOptions{})
 	good := "/membership/register/1?u=demo&h=" + hashlink.Sign(testSecret, "demo")
 	if res := env.do(env.newClient(), http.MethodGet, good, nil); res.status != http.StatusSeeOther || res.header.Get("Location") != "/membership/register/1" {
 		t.Fatalf("a good link: %d %s, want 303 to the clean address", res.status, res.header.Get("Location"))
@@ -269,14 +219,14 @@ func TestSignInThrottleHashLink(t *testing.T) {
 // only from a trusted proxy.
 func TestSignInThrottleForwardedFor(t *testing.T) {
 	t.Run("spoofed by an untrusted peer", func(t *testing.T) {
-		env := newThrottleEnv(t, dbtest.SQLite(t), throttleOptions{})
+		env := newEnvWith(t, dbtest.SQLite(t), envOptions{})
 		for i := range 50 {
 			env.hashLogin(fmt.Sprint("guess-", i), wrongHash, "X-Forwarded-For", fmt.Sprintf("198.51.100.%d", i+1))
 		}
 		expectThrottled(t, env.hashLogin("guess-x", wrongHash, "X-Forwarded-For", "203.0.113.99"), 18*time.Second)
 	})
 	t.Run("from a trusted proxy", func(t *testing.T) {
-		env := newThrottleEnv(t, dbtest.SQLite(t), throttleOptions{trustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}})
+		env := newEnvWith(t, dbtest.SQLite(t), envOptions{trustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}})
 		for i := range 50 {
 			env.hashLogin(fmt.Sprint("guess-", i), wrongHash, "X-Forwarded-For", "203.0.113.1")
 		}
@@ -287,17 +237,11 @@ func TestSignInThrottleForwardedFor(t *testing.T) {
 	})
 }
 
-// newLogBuffer is a logger at debug level writing into a logBuffer.
-func newLogBuffer() (*logBuffer, *slog.Logger) {
-	b := &logBuffer{}
-	return b, slog.New(slog.NewTextHandler(b, &slog.HandlerOptions{Level: slog.LevelDebug}))
-}
-
 // A failed sign-in is logged at warn with the client address and the user
 // key (cut short), never the hash.
 func TestSignInFailureLog(t *testing.T) {
-	logs, log := newLogBuffer()
-	env := newThrottleEnv(t, dbtest.SQLite(t), throttleOptions{log: log})
+	logs := &logBuffer{}
+	env := newEnvWith(t, dbtest.SQLite(t), envOptions{log: logs})
 	secretish := "fedcba9876543210fedcba9876543210"
 	env.hashLogin("demo", secretish)
 	env.do(env.newClient(), http.MethodGet, "/membership/register/1?u=link-user&h="+secretish, nil)
@@ -334,7 +278,7 @@ func TestSignInThrottleRedisShared(t *testing.T) {
 	instance := func() *testEnv {
 		client := redis.NewClient(rdb.Options()) // a client of each instance's own
 		t.Cleanup(func() { client.Close() })
-		return newThrottleEnv(t, dbtest.SQLite(t), throttleOptions{limiter: throttle.NewRedis(client, prefix)})
+		return newEnvWith(t, dbtest.SQLite(t), envOptions{limiter: throttle.NewRedis(client, prefix)})
 	}
 	a, b := instance(), instance()
 	for i := range 5 {
@@ -354,8 +298,8 @@ func TestSignInThrottleRedisShared(t *testing.T) {
 func TestSignInThrottleFailsOpen(t *testing.T) {
 	down := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
 	t.Cleanup(func() { down.Close() })
-	logs, log := newLogBuffer()
-	env := newThrottleEnv(t, dbtest.SQLite(t), throttleOptions{log: log, limiter: throttle.NewRedis(down, "")})
+	logs := &logBuffer{}
+	env := newEnvWith(t, dbtest.SQLite(t), envOptions{log: logs, limiter: throttle.NewRedis(down, "")})
 	if res := env.hashLogin("demo", wrongHash); res.status != http.StatusUnauthorized {
 		t.Fatalf("wrong hash: %d %s, want 401", res.status, res.body)
 	}

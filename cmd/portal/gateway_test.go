@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/uptrace/bun"
+
 	"portal/engine/dbtest"
 	"portal/relay/session"
 	"portal/relay/throttle"
@@ -130,21 +132,10 @@ func TestParseBytes(t *testing.T) {
 // The relay gets the public address and the operator's trusted paths and
 // allowed cookies.
 func TestBuildGatewayRelaySettings(t *testing.T) {
-	cfg, _, err := loadConfig(newFlagSet("test", &strings.Builder{}), []string{"--relay-allowed-cookies", "XSRF-TOKEN, backend_pref"},
+	_, g := servedGateway(t, dbtest.SQLite(t), []string{"--relay-allowed-cookies", "XSRF-TOKEN, backend_pref"},
 		env("PORTAL_HASH_SECRET", "0123456789abcdef", "PORTAL_PAYMENT_PROVIDER", "test", "PORTAL_COOKIE_SECURE", "false",
 			"PORTAL_ADMIN_BACKEND_URL", "http://127.0.0.1:1", "PORTAL_API_KEY", "k", "PORTAL_SESSION_KEY", session.GenerateKey(),
 			"PORTAL_BASE_URL", "https://portal.example/", "PORTAL_RELAY_TRUSTED_PATHS", "/swagger-ui,/v3/api-docs/"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cfg.validateServe(); err != nil {
-		t.Fatal(err)
-	}
-	g, err := buildGateway(cfg, dbtest.SQLite(t), slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer g.Close()
 	u := g.relay.Upstream
 	if u.PublicURL == nil || u.PublicURL.String() != "https://portal.example" {
 		t.Errorf("PublicURL %v, want https://portal.example", u.PublicURL)
@@ -181,18 +172,7 @@ func TestBuildGateway(t *testing.T) {
 				dbtest.SkipWithoutPostgres(t)
 				db = dbtest.Postgres(t)
 			}
-			cfg, _, err := loadConfig(newFlagSet("test", &strings.Builder{}), nil, env(append([]string{"PORTAL_HASH_SECRET", "0123456789abcdef", "PORTAL_PAYMENT_PROVIDER", "test", "PORTAL_COOKIE_SECURE", "false"}, tc.env...)...))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := cfg.validateServe(); err != nil {
-				t.Fatal(err)
-			}
-			g, err := buildGateway(cfg, db, slog.New(slog.DiscardHandler))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer g.Close()
+			_, g := servedGateway(t, db, nil, env(append([]string{"PORTAL_HASH_SECRET", "0123456789abcdef", "PORTAL_PAYMENT_PROVIDER", "test", "PORTAL_COOKIE_SECURE", "false"}, tc.env...)...))
 			if (g.relay.Upstream.Backend != nil) != tc.relay || (g.relay.Backend != nil) != tc.relay || (g.relay.OIDC != nil) != tc.oidc {
 				t.Fatalf("relay %v backend %v oidc %v, want relay %v oidc %v", g.relay.Upstream.Backend, g.relay.Backend, g.relay.OIDC, tc.relay, tc.oidc)
 			}
@@ -221,18 +201,7 @@ func TestBuildGatewaySignInThrottle(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg, _, err := loadConfig(newFlagSet("test", &strings.Builder{}), nil, env(append([]string{"PORTAL_HASH_SECRET", "0123456789abcdef", "PORTAL_PAYMENT_PROVIDER", "test", "PORTAL_COOKIE_SECURE", "false"}, tc.env...)...))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := cfg.validateServe(); err != nil {
-				t.Fatal(err)
-			}
-			g, err := buildGateway(cfg, dbtest.SQLite(t), slog.New(slog.DiscardHandler))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer g.Close()
+			cfg, g := servedGateway(t, dbtest.SQLite(t), nil, env(append([]string{"PORTAL_HASH_SECRET", "0123456789abcdef", "PORTAL_PAYMENT_PROVIDER", "test", "PORTAL_COOKIE_SECURE", "false"}, tc.env...)...))
 			if _, isRedis := g.signIn.(*throttle.Redis); isRedis != tc.shared {
 				t.Fatalf("sign-in limiter %T, want shared through Redis: %v", g.signIn, tc.shared)
 			}
@@ -241,4 +210,23 @@ func TestBuildGatewaySignInThrottle(t *testing.T) {
 			}
 		})
 	}
+}
+
+// servedGateway loads the configuration from args and getenv as serve
+// does, validates it and builds the gateway on db, closed at cleanup.
+func servedGateway(t *testing.T, db *bun.DB, args []string, getenv func(string) string) (Config, *gatewayParts) {
+	t.Helper()
+	cfg, _, err := loadConfig(newFlagSet("test", &strings.Builder{}), args, getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.validateServe(); err != nil {
+		t.Fatal(err)
+	}
+	g, err := buildGateway(cfg, db, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(g.Close)
+	return cfg, g
 }
