@@ -3,8 +3,10 @@ package engine
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect"
 )
 
 // pricingInputs loads what pricing needs beyond the instance: membership
@@ -64,6 +66,9 @@ func (s *Service) quoteFor(ctx context.Context, tx bun.IDB, inst *ProcessInstanc
 // commit turns a fully answered instance into memberships pending payment
 // and an unpaid order with frozen lines, inside the caller's transaction.
 func (s *Service) commit(ctx context.Context, tx bun.Tx, inst *ProcessInstance, def *definition, selected []Person, answers map[int64]map[int64]string) (*Order, error) {
+	if err := checkStillLinked(ctx, tx, inst, len(def.Steps), selected); err != nil {
+		return nil, err
+	}
 	quote, people, err := s.quoteFor(ctx, tx, inst, def, selected, answers)
 	if err != nil {
 		return nil, err
@@ -103,6 +108,41 @@ func (s *Service) commit(ctx context.Context, tx bun.Tx, inst *ProcessInstance, 
 		}
 	}
 	return order, nil
+}
+
+// checkStillLinked refuses the commit when a selected person is no longer
+// linked to the user key: links are checked at selection, but the
+// organisation may unlink a person while the member answers the questions,
+// and a commit must not register someone the key may no longer act for.
+// On PostgreSQL the links are read FOR SHARE, so an unlink running at the
+// same time waits for this transaction instead of slipping in after the
+// check; SQLite runs one writer at a time anyway.
+func checkStillLinked(ctx context.Context, tx bun.Tx, inst *ProcessInstance, step int, selected []Person) error {
+	ids := make([]int64, len(selected))
+	for i, p := range selected {
+		ids[i] = p.ID
+	}
+	var linked []int64
+	q := tx.NewSelect().Model((*UserPerson)(nil)).Column("person_id").
+		Where("user_key = ? AND organisation_id = ? AND person_id IN (?)", inst.UserKey, inst.OrganisationID, bun.In(ids))
+	if tx.Dialect().Name() == dialect.PG {
+		q = q.For("SHARE")
+	}
+	if err := q.Scan(ctx, &linked); err != nil {
+		return fmt.Errorf("check person links: %w", err)
+	}
+	var problems []PersonError
+	for _, p := range selected {
+		if !slices.Contains(linked, p.ID) {
+			problems = append(problems, PersonError{PersonID: p.ID,
+				Message: fmt.Sprintf("%s %s can no longer be registered with this link: the organisation removed the link meanwhile. Start again to choose persons.", p.FirstName, p.LastName)})
+		}
+	}
+	if len(problems) > 0 {
+		return &Error{Code: CodeValidation, Message: "Some persons can no longer be registered with this link.",
+			People: problems, ProcessID: strconv64(inst.ID), Step: step}
+	}
+	return nil
 }
 
 // Quote prices a running registration as its commit would, for a
