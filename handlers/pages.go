@@ -19,8 +19,8 @@ import (
 // Access-denied reasons: the `error` query value of a denied hash link, and
 // the message each one shows.
 var deniedMessages = map[string]string{
-	"missing":    "The security verification parameters are missing from this link. Open the link from your e-mail again, in full.",
-	"invalid":    "The security verification of this link is invalid. Open the link from your e-mail again, or ask the club for a new one.",
+	"missing": "The security verification parameters are missing from this link. Open the link from your e-mail again, in full.",
+	"invalid": "The security verification of this link is invalid. Open the link from your e-mail again, or ask the club for a new one.",
 	"period":  "This membership period is unknown, closed or expired. Registration is not possible with this link.",
 	"session": "Your session has ended. Open the link from your e-mail again to continue.",
 }
