@@ -147,7 +147,8 @@ func checkStillLinked(ctx context.Context, tx bun.Tx, inst *ProcessInstance, ste
 
 // Quote prices a running registration as its commit would, for a
 // check-your-answers page. It writes nothing.
-func (s *Service) Quote(ctx context.Context, userKey, processID string) (Quote, error) {
+func (s *Service) Quote(ctx context.Context, userKey, processID string) (_ Quote, err error) {
+	defer classifyUnavailable(&err)
 	inst, err := loadInstance(ctx, s.db, userKey, processID)
 	if err != nil {
 		return Quote{}, err
@@ -196,9 +197,10 @@ func liveOrder(ctx context.Context, db bun.IDB, instanceID int64) (*Order, error
 // its memberships and order are cancelled (kept for the record, never
 // deleted) and pending payment attempts are cancelled. A completed
 // registration cannot be reset.
-func (s *Service) Reset(ctx context.Context, userKey, processID string) (*Form, error) {
+func (s *Service) Reset(ctx context.Context, userKey, processID string) (_ *Form, err error) {
+	defer classifyUnavailable(&err)
 	var form *Form
-	err := inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		inst, err := loadInstance(ctx, tx, userKey, processID)
 		if err != nil {
 			return err
@@ -250,9 +252,10 @@ func cancelCommit(ctx context.Context, tx bun.Tx, instanceID int64) error {
 // Resume returns the current step with its saved answers and sets the state
 // to RUNNING (the spec's operation description; its example said RESUME).
 // A committed registration resumes at its payment link.
-func (s *Service) Resume(ctx context.Context, userKey, processID string) (*Form, error) {
+func (s *Service) Resume(ctx context.Context, userKey, processID string) (_ *Form, err error) {
+	defer classifyUnavailable(&err)
 	var form *Form
-	err := inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		inst, err := loadInstance(ctx, tx, userKey, processID)
 		if err != nil {
 			return err
@@ -275,14 +278,16 @@ func (s *Service) Resume(ctx context.Context, userKey, processID string) (*Form,
 // Back moves a running registration to the previous step and returns it
 // with its saved answers; answering it again continues forward with the
 // later answers pre-filled. step, when given, must be the current step.
-func (s *Service) Back(ctx context.Context, userKey, processID string, step *int) (*Form, error) {
+func (s *Service) Back(ctx context.Context, userKey, processID string, step *int) (_ *Form, err error) {
+	defer classifyUnavailable(&err)
 	return s.returnTo(ctx, userKey, processID, step, -1)
 }
 
 // ReturnTo moves a running registration back to an earlier step (0 is person
 // selection), for the "Change" links of a check-your-answers page. The
 // target must not be after the current step.
-func (s *Service) ReturnTo(ctx context.Context, userKey, processID string, target int) (*Form, error) {
+func (s *Service) ReturnTo(ctx context.Context, userKey, processID string, target int) (_ *Form, err error) {
+	defer classifyUnavailable(&err)
 	if target < 0 {
 		return nil, Errorf(CodeInvalid, "there is no step %d", target)
 	}

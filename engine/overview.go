@@ -42,8 +42,9 @@ func (s *Service) registrationTarget(ctx context.Context, userKey string, period
 // the user key has persons in the period's organisation (not found
 // otherwise, as for an unknown period) and the period is open (conflict).
 // The hash-link guard uses it.
-func (s *Service) CheckRegistrationAccess(ctx context.Context, userKey string, periodID int64) error {
-	_, _, err := s.registrationTarget(ctx, userKey, periodID, nil)
+func (s *Service) CheckRegistrationAccess(ctx context.Context, userKey string, periodID int64) (err error) {
+	defer classifyUnavailable(&err)
+	_, _, err = s.registrationTarget(ctx, userKey, periodID, nil)
 	return err
 }
 
@@ -57,7 +58,8 @@ type Overview struct {
 }
 
 // LoadOverview loads (or starts) the registration of userKey for a period.
-func (s *Service) LoadOverview(ctx context.Context, userKey string, periodID int64) (*Overview, error) {
+func (s *Service) LoadOverview(ctx context.Context, userKey string, periodID int64) (_ *Overview, err error) {
+	defer classifyUnavailable(&err)
 	form, _, err := s.LoadMembershipForm(ctx, userKey, periodID, nil)
 	if err != nil {
 		return nil, err

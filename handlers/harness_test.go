@@ -34,6 +34,14 @@ type testEnv struct {
 
 func newEnv(t testing.TB, db *bun.DB) *testEnv {
 	t.Helper()
+	return newEnvWith(t, db, db, slog.New(slog.NewTextHandler(io.Discard, nil)))
+}
+
+// newEnvWith is newEnv with the sessions on their own database and a logger
+// of the test's choosing (a test that cuts the engine's database keeps its
+// sessions, so requests get past the session check).
+func newEnvWith(t testing.TB, db, sessionDB *bun.DB, log *slog.Logger) *testEnv {
+	t.Helper()
 	if err := engine.SeedDemo(context.Background(), db, 3, time.Now()); err != nil {
 		t.Fatalf("seed: %v", err)
 	}
@@ -42,10 +50,9 @@ func newEnv(t testing.TB, db *bun.DB) *testEnv {
 	env.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { handler.ServeHTTP(w, r) }))
 	t.Cleanup(env.srv.Close)
 	env.gw = engine.NewTestGateway(testSecret, env.srv.URL)
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	handler = handlers.New(handlers.Deps{
 		Engine:     engine.NewService(db, env.gw, engine.WithLogger(log)),
-		Sessions:   session.NewManager(session.NewDBStore(db), session.Config{Secure: false}),
+		Sessions:   session.NewManager(session.NewDBStore(sessionDB), session.Config{Secure: false}),
 		Gateway:    env.gw,
 		HashSecret: testSecret,
 		Logger:     log,
