@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -336,6 +337,84 @@ func TestOtherOrganisationsPeriodsDoNotLeak(t *testing.T) {
 			if !strings.Contains(e.Message, "closed") {
 				t.Fatalf("message %q", e.Message)
 			}
+		})
+	})
+}
+
+// unlinkRobin removes demo's link to person 3 (Robin Morgan), as the
+// organisation might while the member answers the questions.
+func unlinkRobin(t testing.TB, db *bun.DB) {
+	t.Helper()
+	if _, err := db.NewDelete().Model((*engine.UserPerson)(nil)).Where("user_key = ? AND person_id = ?", "demo", 3).
+		Exec(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// expectNothingCommitted checks that no membership or order was written for the demo period.
+func expectNothingCommitted(t testing.TB, db *bun.DB) {
+	t.Helper()
+	ctx := context.Background()
+	ms, err := db.NewSelect().Model((*engine.Membership)(nil)).Where("period_id = ? AND process_instance_id IS NOT NULL", 1).Count(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	orders, err := db.NewSelect().Model((*engine.Order)(nil)).Count(ctx)
+	if err != nil || ms != 0 || orders != 0 {
+		t.Fatalf("%d memberships and %d orders written (%v), want none", ms, orders, err)
+	}
+}
+
+// A person unlinked after selection stops the commit with a 422 naming them,
+// over the API (the spec's process error body) and on the review page.
+func TestCommitRechecksPersonLinksOverHTTP(t *testing.T) {
+	t.Run("api", func(t *testing.T) {
+		dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+			env := newEnv(t, db)
+			c := env.newClient()
+			f := env.startDemo(c)
+			res, f := env.next(c, f.ProcessID, 0, []map[string]any{{"id": 1}, {"id": 3}})
+			for step := 1; step < 7 && res.status == http.StatusOK; step++ {
+				res, f = env.next(c, f.ProcessID, step, demoAnswers[step])
+			}
+			if res.status != http.StatusOK || f.Step != 7 {
+				t.Fatalf("at step %d: %d %s", f.Step, res.status, res.body)
+			}
+			unlinkRobin(t, db)
+			res, _ = env.next(c, f.ProcessID, 7, demoAnswers[7])
+			if res.status != http.StatusUnprocessableEntity {
+				t.Fatalf("status %d, want 422: %s", res.status, res.body)
+			}
+			var e processError
+			res.json(t, &e)
+			if e.ProcessState != engine.StateError || len(e.Errors.People) != 1 || e.Errors.People[0].ID != 3 ||
+				!strings.Contains(e.Errors.People[0].Error, "Robin Morgan") {
+				t.Fatalf("body %s does not name Robin Morgan", res.body)
+			}
+			expectNothingCommitted(t, db)
+		})
+	})
+	t.Run("review page", func(t *testing.T) {
+		dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+			env := newEnv(t, db)
+			c := env.browserLogin("demo")
+			expectRedirect(t, env.post(c, "/membership/register/1/persons", url.Values{"person": {"1", "3"}}), "/membership/register/1/step/1")
+			for i, form := range []url.Values{
+				{"answer-1": {"0612345678"}, "answer-3": {"0687654321"}}, {"answer-1": {"M"}, "answer-3": {"S"}},
+				{"answer-1": {"1"}}, {}, {"answer-3": {"1"}}, {"one": {"1"}},
+			} {
+				if p := env.post(c, "/membership/register/1/step/"+strconv.Itoa(i+1), form); p.status != http.StatusSeeOther {
+					t.Fatalf("step %d: %d", i+1, p.status)
+				}
+			}
+			expectRedirect(t, env.post(c, "/membership/register/1/step/7", url.Values{"answer-1": {"1"}, "answer-3": {"1"}}), "/membership/register/1/review")
+			version := env.get(c, "/membership/register/1/review").doc.Find(`input[name="version"]`).AttrOr("value", "")
+			unlinkRobin(t, db)
+			p := env.post(c, "/membership/register/1/confirm", url.Values{"version": {version}})
+			if p.status != http.StatusUnprocessableEntity || !strings.Contains(p.testid("notice").Text(), "Robin Morgan") {
+				t.Fatalf("confirm: %d notice %q", p.status, p.testid("notice").Text())
+			}
+			expectNothingCommitted(t, db)
 		})
 	})
 }
