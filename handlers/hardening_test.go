@@ -418,3 +418,18 @@ func TestCommitRechecksPersonLinksOverHTTP(t *testing.T) {
 		})
 	})
 }
+
+// The relay forwards requests as they came: control characters in its
+// paths, queries and forms are the backend's to judge, not refused here.
+func TestRelayForwardsControlCharacters(t *testing.T) {
+	env := newGateway(t, dbtest.SQLite(t), gwOptions{})
+	res := env.request(env.client, http.MethodPost, gwPrefix+"/echo/x?q=a%00b", strings.NewReader("f=c%00d"),
+		"Accept", "application/json", "Content-Type", "application/x-www-form-urlencoded")
+	var e echoed
+	if res.status == http.StatusOK {
+		res.json(t, &e)
+	}
+	if res.status != http.StatusOK || e.RawQuery != "q=a%00b" || e.Body != "f=c%00d" {
+		t.Fatalf("relay: %d %+v, want the request forwarded unchanged", res.status, e)
+	}
+}
