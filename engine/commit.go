@@ -113,29 +113,39 @@ func (s *Service) commit(ctx context.Context, tx bun.Tx, inst *ProcessInstance, 
 // checkStillLinked refuses the commit when a selected person is no longer
 // linked to the user key: links are checked at selection, but the
 // organisation may unlink a person while the member answers the questions,
-// and a commit must not register someone the key may no longer act for.
+// and a commit must not register someone the key may no longer act for. It
+// goes by the instance's selection, not by the persons loaded for it, so
+// that a person who could not be loaded is refused too rather than
+// silently left out of the order.
 // On PostgreSQL the links are read FOR SHARE, so an unlink running at the
 // same time waits for this transaction instead of slipping in after the
 // check; SQLite runs one writer at a time anyway.
 func checkStillLinked(ctx context.Context, tx bun.Tx, inst *ProcessInstance, step int, selected []Person) error {
-	ids := make([]int64, len(selected))
-	for i, p := range selected {
-		ids[i] = p.ID
+	if len(inst.SelectedPersons) == 0 {
+		return &Error{Code: CodeValidation, Message: "Select at least one person.", ProcessID: strconv64(inst.ID), Step: step}
 	}
 	var linked []int64
 	q := tx.NewSelect().Model((*UserPerson)(nil)).Column("person_id").
-		Where("user_key = ? AND organisation_id = ? AND person_id IN (?)", inst.UserKey, inst.OrganisationID, bun.In(ids))
+		Where("user_key = ? AND organisation_id = ? AND person_id IN (?)", inst.UserKey, inst.OrganisationID, bun.In(inst.SelectedPersons))
 	if tx.Dialect().Name() == dialect.PG {
 		q = q.For("SHARE")
 	}
 	if err := q.Scan(ctx, &linked); err != nil {
 		return fmt.Errorf("check person links: %w", err)
 	}
-	var problems []PersonError
+	names := make(map[int64]string, len(selected))
 	for _, p := range selected {
-		if !slices.Contains(linked, p.ID) {
-			problems = append(problems, PersonError{PersonID: p.ID,
-				Message: fmt.Sprintf("%s %s can no longer be registered with this link: the organisation removed the link meanwhile. Start again to choose persons.", p.FirstName, p.LastName)})
+		names[p.ID] = p.FirstName + " " + p.LastName
+	}
+	var problems []PersonError
+	for _, id := range inst.SelectedPersons {
+		name, known := names[id]
+		if !known {
+			name = "A selected person"
+		}
+		if !known || !slices.Contains(linked, id) {
+			problems = append(problems, PersonError{PersonID: id,
+				Message: name + " can no longer be registered with this link: the organisation removed the link meanwhile. Start again to choose persons."})
 		}
 	}
 	if len(problems) > 0 {
