@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"mime/multipart"
 	"net"
 	"net/http"
 	"net/url"
@@ -120,6 +121,16 @@ func TestControlCharactersAreRefused(t *testing.T) {
 			p := env.post(c, "/membership/payment-retry", url.Values{"reference": {"PAY-\x00x"}})
 			if p.status != http.StatusBadRequest {
 				t.Fatalf("status %d, want 400", p.status)
+			}
+		})
+		t.Run("payment retry, multipart", func(t *testing.T) {
+			var body bytes.Buffer
+			w := multipart.NewWriter(&body)
+			w.WriteField("reference", "PAY-\x00x")
+			w.Close()
+			res := env.do(c, http.MethodPost, "/membership/payment-retry", body.Bytes(), "Content-Type", w.FormDataContentType())
+			if res.status != http.StatusBadRequest {
+				t.Fatalf("status %d, want 400", res.status)
 			}
 		})
 	})

@@ -35,8 +35,14 @@ func (s *Server) rejectControlCharacters(next echo.HandlerFunc) echo.HandlerFunc
 			bad = append(bad, "path")
 		}
 		bad = append(bad, unplainFields(req.URL.Query(), "")...)
-		if hasFormBody(req) {
-			if err := req.ParseForm(); err != nil {
+		if kind := formBody(req); kind != "" {
+			var err error
+			if kind == echo.MIMEMultipartForm {
+				err = req.ParseMultipartForm(MaxBodyBytes) // fills PostForm too
+			} else {
+				err = req.ParseForm()
+			}
+			if err != nil {
 				if tooLarge(err) {
 					return err
 				}
@@ -79,14 +85,18 @@ func unplainFields(values map[string][]string, skipPrefix string) []string {
 	return bad
 }
 
-// hasFormBody reports whether the request carries a URL-encoded form, the
-// only body our pages post.
-func hasFormBody(r *http.Request) bool {
+// formBody returns the media type of a form body (URL-encoded, as our
+// pages post, or multipart, which c.FormValue reads just as well), or "".
+func formBody(r *http.Request) string {
 	switch r.Method {
 	case http.MethodPost, http.MethodPut, http.MethodPatch:
 	default:
-		return false
+		return ""
 	}
 	mt, _, _ := strings.Cut(r.Header.Get(echo.HeaderContentType), ";")
-	return strings.EqualFold(strings.TrimSpace(mt), echo.MIMEApplicationForm)
+	mt = strings.ToLower(strings.TrimSpace(mt))
+	if mt == echo.MIMEApplicationForm || mt == echo.MIMEMultipartForm {
+		return mt
+	}
+	return ""
 }
