@@ -3,8 +3,10 @@ package engine
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect"
 )
 
 // pricingInputs loads what pricing needs beyond the instance: membership
@@ -64,6 +66,9 @@ func (s *Service) quoteFor(ctx context.Context, tx bun.IDB, inst *ProcessInstanc
 // commit turns a fully answered instance into memberships pending payment
 // and an unpaid order with frozen lines, inside the caller's transaction.
 func (s *Service) commit(ctx context.Context, tx bun.Tx, inst *ProcessInstance, def *definition, selected []Person, answers map[int64]map[int64]string) (*Order, error) {
+	if err := checkStillLinked(ctx, tx, inst, len(def.Steps), selected); err != nil {
+		return nil, err
+	}
 	quote, people, err := s.quoteFor(ctx, tx, inst, def, selected, answers)
 	if err != nil {
 		return nil, err
@@ -105,9 +110,55 @@ func (s *Service) commit(ctx context.Context, tx bun.Tx, inst *ProcessInstance, 
 	return order, nil
 }
 
+// checkStillLinked refuses the commit when a selected person is no longer
+// linked to the user key: links are checked at selection, but the
+// organisation may unlink a person while the member answers the questions,
+// and a commit must not register someone the key may no longer act for. It
+// goes by the instance's selection, not by the persons loaded for it, so
+// that a person who could not be loaded is refused too rather than
+// silently left out of the order.
+// On PostgreSQL the links are read FOR SHARE, so an unlink running at the
+// same time waits for this transaction instead of slipping in after the
+// check; SQLite runs one writer at a time anyway.
+func checkStillLinked(ctx context.Context, tx bun.Tx, inst *ProcessInstance, step int, selected []Person) error {
+	if len(inst.SelectedPersons) == 0 {
+		return &Error{Code: CodeValidation, Message: "Select at least one person.", ProcessID: strconv64(inst.ID), Step: step}
+	}
+	var linked []int64
+	q := tx.NewSelect().Model((*UserPerson)(nil)).Column("person_id").
+		Where("user_key = ? AND organisation_id = ? AND person_id IN (?)", inst.UserKey, inst.OrganisationID, bun.In(inst.SelectedPersons))
+	if tx.Dialect().Name() == dialect.PG {
+		q = q.For("SHARE")
+	}
+	if err := q.Scan(ctx, &linked); err != nil {
+		return fmt.Errorf("check person links: %w", err)
+	}
+	names := make(map[int64]string, len(selected))
+	for _, p := range selected {
+		names[p.ID] = p.FirstName + " " + p.LastName
+	}
+	var problems []PersonError
+	for _, id := range inst.SelectedPersons {
+		name, known := names[id]
+		if !known {
+			name = "A selected person"
+		}
+		if !known || !slices.Contains(linked, id) {
+			problems = append(problems, PersonError{PersonID: id,
+				Message: name + " can no longer be registered with this link: the organisation removed the link meanwhile. Start again to choose persons."})
+		}
+	}
+	if len(problems) > 0 {
+		return &Error{Code: CodeValidation, Message: "Some persons can no longer be registered with this link.",
+			People: problems, ProcessID: strconv64(inst.ID), Step: step}
+	}
+	return nil
+}
+
 // Quote prices a running registration as its commit would, for a
 // check-your-answers page. It writes nothing.
-func (s *Service) Quote(ctx context.Context, userKey, processID string) (Quote, error) {
+func (s *Service) Quote(ctx context.Context, userKey, processID string) (_ Quote, err error) {
+	defer classifyUnavailable(&err)
 	inst, err := loadInstance(ctx, s.db, userKey, processID)
 	if err != nil {
 		return Quote{}, err
@@ -156,9 +207,10 @@ func liveOrder(ctx context.Context, db bun.IDB, instanceID int64) (*Order, error
 // its memberships and order are cancelled (kept for the record, never
 // deleted) and pending payment attempts are cancelled. A completed
 // registration cannot be reset.
-func (s *Service) Reset(ctx context.Context, userKey, processID string) (*Form, error) {
+func (s *Service) Reset(ctx context.Context, userKey, processID string) (_ *Form, err error) {
+	defer classifyUnavailable(&err)
 	var form *Form
-	err := inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		inst, err := loadInstance(ctx, tx, userKey, processID)
 		if err != nil {
 			return err
@@ -210,9 +262,10 @@ func cancelCommit(ctx context.Context, tx bun.Tx, instanceID int64) error {
 // Resume returns the current step with its saved answers and sets the state
 // to RUNNING (the spec's operation description; its example said RESUME).
 // A committed registration resumes at its payment link.
-func (s *Service) Resume(ctx context.Context, userKey, processID string) (*Form, error) {
+func (s *Service) Resume(ctx context.Context, userKey, processID string) (_ *Form, err error) {
+	defer classifyUnavailable(&err)
 	var form *Form
-	err := inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		inst, err := loadInstance(ctx, tx, userKey, processID)
 		if err != nil {
 			return err
@@ -235,14 +288,16 @@ func (s *Service) Resume(ctx context.Context, userKey, processID string) (*Form,
 // Back moves a running registration to the previous step and returns it
 // with its saved answers; answering it again continues forward with the
 // later answers pre-filled. step, when given, must be the current step.
-func (s *Service) Back(ctx context.Context, userKey, processID string, step *int) (*Form, error) {
+func (s *Service) Back(ctx context.Context, userKey, processID string, step *int) (_ *Form, err error) {
+	defer classifyUnavailable(&err)
 	return s.returnTo(ctx, userKey, processID, step, -1)
 }
 
 // ReturnTo moves a running registration back to an earlier step (0 is person
 // selection), for the "Change" links of a check-your-answers page. The
 // target must not be after the current step.
-func (s *Service) ReturnTo(ctx context.Context, userKey, processID string, target int) (*Form, error) {
+func (s *Service) ReturnTo(ctx context.Context, userKey, processID string, target int) (_ *Form, err error) {
+	defer classifyUnavailable(&err)
 	if target < 0 {
 		return nil, Errorf(CodeInvalid, "there is no step %d", target)
 	}

@@ -14,6 +14,7 @@ import (
 // created reports whether a new instance was made. orgID, when given, must
 // be the period's organisation.
 func (s *Service) LoadMembershipForm(ctx context.Context, userKey string, periodID int64, orgID *int64) (form *Form, created bool, err error) {
+	defer classifyUnavailable(&err)
 	period, persons, err := s.registrationTarget(ctx, userKey, periodID, orgID)
 	if err != nil {
 		return nil, false, err
@@ -199,10 +200,11 @@ func (s *Service) doneForm(ctx context.Context, db bun.IDB, inst *ProcessInstanc
 // Next stores the answers of the current step and moves on: to the first
 // question after person selection, to the following question, or, after the
 // last one, commits the registration (state DONE).
-func (s *Service) Next(ctx context.Context, userKey string, in NextInput) (*Form, error) {
+func (s *Service) Next(ctx context.Context, userKey string, in NextInput) (_ *Form, err error) {
+	defer classifyUnavailable(&err)
 	var form *Form
 	var committed *Order
-	err := inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		inst, def, err := s.loadOpen(ctx, tx, userKey, in.ProcessID)
 		if err != nil {
 			return err

@@ -2,40 +2,49 @@ package engine
 
 import (
 	"context"
+	"database/sql"
 	"errors"
+	"fmt"
 )
 
-// ErrNotLinked says a user key has no persons in the period's organisation.
-var ErrNotLinked = errors.New("user key not linked to the organisation")
-
 // registrationTarget loads a period that accepts registrations and the
-// persons userKey may register there.
+// persons userKey may register there. A period whose organisation has no
+// persons linked to userKey answers exactly as a period that does not
+// exist, before anything about it is looked at: whether it is open, and its
+// name, belong to its own organisation (the review found both leaking to any
+// signed-in user who counted period ids).
 func (s *Service) registrationTarget(ctx context.Context, userKey string, periodID int64, orgID *int64) (*MembershipPeriod, []Person, error) {
+	notFound := Errorf(CodeNotFound, "membership period not found")
 	period := new(MembershipPeriod)
 	if err := s.db.NewSelect().Model(period).Where("id = ?", periodID).Scan(ctx); err != nil {
-		return nil, nil, notFoundOr(err, "membership period")
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, nil, notFound
+		}
+		return nil, nil, fmt.Errorf("load membership period: %w", err)
 	}
 	if orgID != nil && *orgID != period.OrganisationID {
-		return nil, nil, Errorf(CodeNotFound, "membership period not found")
-	}
-	if !period.AcceptsRegistrations(s.clock()) {
-		return nil, nil, Errorf(CodeConflict, "registration for %s is closed", period.Name)
+		return nil, nil, notFound
 	}
 	persons, err := linkedPersons(ctx, s.db, userKey, period.OrganisationID)
 	if err != nil {
 		return nil, nil, err
 	}
 	if len(persons) == 0 {
-		return nil, nil, &Error{Code: CodeNotFound, Message: "no persons are linked to this user key in the period's organisation", Err: ErrNotLinked}
+		return nil, nil, notFound
+	}
+	if !period.AcceptsRegistrations(s.clock()) {
+		return nil, nil, Errorf(CodeConflict, "registration for %s is closed", period.Name)
 	}
 	return period, persons, nil
 }
 
 // CheckRegistrationAccess says whether userKey may register for a period:
-// the period exists and is open, and the user key is linked to persons of
-// its organisation (ErrNotLinked otherwise). The hash-link guard uses it.
-func (s *Service) CheckRegistrationAccess(ctx context.Context, userKey string, periodID int64) error {
-	_, _, err := s.registrationTarget(ctx, userKey, periodID, nil)
+// the user key has persons in the period's organisation (not found
+// otherwise, as for an unknown period) and the period is open (conflict).
+// The hash-link guard uses it.
+func (s *Service) CheckRegistrationAccess(ctx context.Context, userKey string, periodID int64) (err error) {
+	defer classifyUnavailable(&err)
+	_, _, err = s.registrationTarget(ctx, userKey, periodID, nil)
 	return err
 }
 
@@ -49,7 +58,8 @@ type Overview struct {
 }
 
 // LoadOverview loads (or starts) the registration of userKey for a period.
-func (s *Service) LoadOverview(ctx context.Context, userKey string, periodID int64) (*Overview, error) {
+func (s *Service) LoadOverview(ctx context.Context, userKey string, periodID int64) (_ *Overview, err error) {
+	defer classifyUnavailable(&err)
 	form, _, err := s.LoadMembershipForm(ctx, userKey, periodID, nil)
 	if err != nil {
 		return nil, err

@@ -71,7 +71,8 @@ func (s *Service) paymentURLFor(ctx context.Context, db bun.IDB, instanceID int6
 
 // RetryPayment starts a new payment attempt for a committed registration
 // (after a failed or cancelled payment) and returns the form with its link.
-func (s *Service) RetryPayment(ctx context.Context, userKey, processID string) (*Form, error) {
+func (s *Service) RetryPayment(ctx context.Context, userKey, processID string) (_ *Form, err error) {
+	defer classifyUnavailable(&err)
 	inst, err := loadInstance(ctx, s.db, userKey, processID)
 	if err != nil {
 		return nil, err
@@ -102,13 +103,14 @@ type PaymentView struct {
 }
 
 // PaymentForPage loads a payment attempt and its order by reference.
-func (s *Service) PaymentForPage(ctx context.Context, reference string) (*PaymentView, error) {
+func (s *Service) PaymentForPage(ctx context.Context, reference string) (_ *PaymentView, err error) {
+	defer classifyUnavailable(&err)
 	p := new(Payment)
 	if err := s.db.NewSelect().Model(p).Where("reference = ?", reference).Scan(ctx); err != nil {
 		return nil, notFoundOr(err, "payment")
 	}
 	order := new(Order)
-	err := s.db.NewSelect().Model(order).Where("?TableAlias.id = ?", p.OrderID).
+	err = s.db.NewSelect().Model(order).Where("?TableAlias.id = ?", p.OrderID).
 		Relation("Lines", func(q *bun.SelectQuery) *bun.SelectQuery { return q.Order("line_no ASC") }).Scan(ctx)
 	if err != nil {
 		return nil, notFoundOr(err, "order")
@@ -124,7 +126,8 @@ func (s *Service) PaymentForPage(ctx context.Context, reference string) (*Paymen
 // COMPLETED and one confirmation is put in the outbox, in one transaction.
 // failed and cancelled: the attempt is closed and the registration stays
 // DONE, so the member can retry with a new attempt.
-func (s *Service) CompletePayment(ctx context.Context, ret PaymentReturn) (*PaymentResult, error) {
+func (s *Service) CompletePayment(ctx context.Context, ret PaymentReturn) (_ *PaymentResult, err error) {
+	defer classifyUnavailable(&err)
 	outcome, err := s.payments.VerifyReturn(ctx, ret)
 	if err != nil {
 		if errors.Is(err, ErrForgedReturn) {

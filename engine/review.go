@@ -40,7 +40,8 @@ type ReviewAnswer struct {
 }
 
 // Review returns the answers of a running registration for review.
-func (s *Service) Review(ctx context.Context, userKey, processID string) (*Review, error) {
+func (s *Service) Review(ctx context.Context, userKey, processID string) (_ *Review, err error) {
+	defer classifyUnavailable(&err)
 	inst, def, err := s.loadOpen(ctx, s.db, userKey, processID)
 	if err != nil {
 		return nil, err
@@ -113,7 +114,8 @@ func displayAnswer(step *ProcessStep, v string) string {
 // (NextInput.HoldCommit): the same commit as answering the last question.
 // reviewed is the Review's Version: if anything changed since (another
 // window answered again), the commit is refused with a conflict.
-func (s *Service) Confirm(ctx context.Context, userKey, processID string, reviewed int64) (*Form, error) {
+func (s *Service) Confirm(ctx context.Context, userKey, processID string, reviewed int64) (_ *Form, err error) {
+	defer classifyUnavailable(&err)
 	inst, def, err := s.loadOpen(ctx, s.db, userKey, processID)
 	if err != nil {
 		return nil, err

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -68,6 +69,10 @@ func validateStep(step *ProcessStep, pattern *regexp.Regexp, people []answerFor)
 		shown++
 		value := ""
 		if p.Answer != nil {
+			if !PlainText(*p.Answer) {
+				fail(p.PersonID, "The answer contains characters that are not allowed (control characters or invalid text).")
+				continue
+			}
 			value = strings.TrimSpace(*p.Answer)
 		}
 		if value == "" && isCheckboxType(step.QuestionType) {
@@ -105,6 +110,24 @@ func validateStep(step *ProcessStep, pattern *regexp.Regexp, people []answerFor)
 	}
 	slices.SortStableFunc(errs, func(a, b PersonError) int { return int(a.PersonID - b.PersonID) })
 	return out, errs
+}
+
+// PlainText reports whether s is valid UTF-8 without control characters
+// other than tab, CR and LF. Everything the portal stores or looks up must
+// be: PostgreSQL refuses NUL and invalid UTF-8 in text (a 500 rather than
+// an answer), SQLite stores them and breaks whatever reads them later, and no
+// member means to send the other control characters. The HTTP layer uses
+// the same rule for paths, queries and form fields.
+func PlainText(s string) bool {
+	if !utf8.ValidString(s) {
+		return false
+	}
+	for _, r := range s {
+		if unicode.IsControl(r) && r != '\t' && r != '\r' && r != '\n' {
+			return false
+		}
+	}
+	return true
 }
 
 // checkValue checks one non-hidden person's answer and returns an error

@@ -110,6 +110,8 @@ func parseNext(body io.Reader) (engine.NextInput, error) {
 		bad("processId", "is required")
 	case !ok:
 		bad("processId", "must be a string")
+	case !engine.PlainText(id):
+		bad("processId", "contains control characters or invalid text")
 	default:
 		in.ProcessID = id
 	}

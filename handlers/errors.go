@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"errors"
+	"log/slog"
 	"net/http"
 	"strings"
 	"time"
@@ -103,6 +104,13 @@ func describe(err error) (status int, message string, fields []FieldErrorBody, f
 	return http.StatusInternalServerError, "", nil, true
 }
 
+// retryAfterSeconds is the Retry-After of a 503: long enough for a pool to
+// reconnect or a database to fail over, short enough that a member who
+// reloads by hand is not made to wait.
+const retryAfterSeconds = "5"
+
+const unavailableMessage = "The service is temporarily unavailable. Please try again shortly."
+
 // errorHandler is echo's one error handler: JSON bodies of the spec for the
 // API, a small page for browsers. Internal error text never reaches a client.
 func (s *Server) errorHandler(err error, c echo.Context) {
@@ -111,15 +119,23 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 	}
 	req := c.Request()
 	status, message, fields, fault := describe(err)
-	reqID := c.Response().Header().Get(echo.HeaderXRequestID)
-	log := s.log.With("request_id", reqID, "method", req.Method, "path", req.URL.Path, "status", status)
-	if fault {
+	reqID := requestID(c)
+	attrs := append(requestAttrs(c), slog.Int("status", status))
+	log := slog.New(s.log.Handler().WithAttrs(attrs))
+	switch {
+	case status == http.StatusServiceUnavailable:
+		// A dependency is down (database, session store, payment provider):
+		// an operator's concern, not a defect, and the client should simply
+		// come back. No request id: there is nothing to report.
+		c.Response().Header().Set("Retry-After", retryAfterSeconds)
+		log.WarnContext(req.Context(), "dependency unavailable", "err", err)
+		if message == "" {
+			message = unavailableMessage
+		}
+	case fault:
 		log.ErrorContext(req.Context(), "request failed", "err", err)
 		message = "An unexpected error occurred. Quote request id " + reqID + " when you contact support."
-		if status == http.StatusServiceUnavailable {
-			message = "The service is temporarily unavailable. Please try again shortly."
-		}
-	} else {
+	default:
 		log.DebugContext(req.Context(), "request rejected", "err", err)
 	}
 	var ee *engine.Error

@@ -293,7 +293,7 @@ func (s *Server) loginCallback(c echo.Context) error {
 	if err == nil {
 		return c.Redirect(http.StatusSeeOther, returnTo)
 	}
-	log := s.log.With("request_id", w.Header().Get(echo.HeaderXRequestID))
+	log := s.log.With("request_id", requestID(c))
 	switch {
 	case errors.Is(err, oidc.ErrAttempt):
 		log.Info("oidc: callback without a matching attempt", "err", err)

@@ -50,6 +50,10 @@ type envOptions struct {
 	limiter        throttle.Limiter // sign-in budgets; nil: the default (memory)
 	limits         throttle.SignInConfig
 	backend        *url.URL // set: the hash login asks this admin backend
+	// sessionDB holds the sessions; default db. A test that cuts the
+	// engine's database keeps its sessions, so requests get past the
+	// session check.
+	sessionDB *bun.DB
 }
 
 func newEnvWith(t testing.TB, db *bun.DB, o envOptions) *testEnv {
@@ -65,6 +69,9 @@ func newEnvWith(t testing.TB, db *bun.DB, o envOptions) *testEnv {
 	if o.log == nil {
 		o.log = io.Discard
 	}
+	if o.sessionDB == nil {
+		o.sessionDB = db
+	}
 	log := slog.New(slog.NewTextHandler(o.log, nil))
 	var relay handlers.RelayDeps
 	if o.backend != nil {
@@ -72,7 +79,7 @@ func newEnvWith(t testing.TB, db *bun.DB, o envOptions) *testEnv {
 	}
 	handler = handlers.New(handlers.Deps{
 		Engine:         engine.NewService(db, env.gw, engine.WithLogger(log)),
-		Sessions:       session.NewManager(session.NewDBStore(db), session.Config{Secure: false}),
+		Sessions:       session.NewManager(session.NewDBStore(o.sessionDB), session.Config{Secure: false}),
 		Gateway:        env.gw,
 		HashSecret:     testSecret,
 		Logger:         log,
@@ -271,6 +278,15 @@ func (b *logBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.Write(p)
+}
+
+// take returns what was logged since the last take, and forgets it.
+func (b *logBuffer) take() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	s := b.buf.String()
+	b.buf.Reset()
+	return s
 }
 
 func (b *logBuffer) String() string {

@@ -18,11 +18,10 @@ import (
 // Access-denied reasons: the `error` query value of a denied hash link, and
 // the message each one shows.
 var deniedMessages = map[string]string{
-	"missing":    "The security verification parameters are missing from this link. Open the link from your e-mail again, in full.",
-	"invalid":    "The security verification of this link is invalid. Open the link from your e-mail again, or ask the club for a new one.",
-	"period":     "This membership period is unknown, closed or expired. Registration is not possible with this link.",
-	"not-linked": "This link is not authorised for the organisation of this membership period.",
-	"session":    "Your session has ended. Open the link from your e-mail again to continue.",
+	"missing": "The security verification parameters are missing from this link. Open the link from your e-mail again, in full.",
+	"invalid": "The security verification of this link is invalid. Open the link from your e-mail again, or ask the club for a new one.",
+	"period":  "This membership period is unknown, closed or expired. Registration is not possible with this link.",
+	"session": "Your session has ended. Open the link from your e-mail again to continue.",
 }
 
 const deniedDefault = "Access denied. Open the link from your e-mail again, or ask the club for help."
@@ -94,11 +93,10 @@ func (s *Server) registerEntry(c echo.Context) error {
 		return deny("invalid")
 	}
 	if err := s.engine.CheckRegistrationAccess(c.Request().Context(), userKey, periodID); err != nil {
+		// A period of an organisation the key has no persons in is "not
+		// found" in the engine, so it reads as an unknown period here too.
 		switch engine.ErrorCode(err) {
 		case engine.CodeNotFound, engine.CodeConflict:
-			if errors.Is(err, engine.ErrNotLinked) {
-				return deny("not-linked")
-			}
 			return deny("period")
 		}
 		return err

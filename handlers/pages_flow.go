@@ -288,7 +288,10 @@ func first(v []string) string {
 	return v[0]
 }
 
-func fieldID(personID int64) string { return "answer-" + strconv.FormatInt(personID, 10) }
+// answerFieldPrefix starts the name of every answer field of a question page.
+const answerFieldPrefix = "answer-"
+
+func fieldID(personID int64) string { return answerFieldPrefix + strconv.FormatInt(personID, 10) }
 
 // stepModel builds a step page. values, when set, are what the member just
 // posted (kept on a validation error); e holds the errors.

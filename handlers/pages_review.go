@@ -3,6 +3,7 @@ package handlers
 import (
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -110,6 +111,16 @@ func (s *Server) confirm(c echo.Context) error {
 		if engine.ErrorCode(err) == engine.CodeConflict {
 			// Show the current answers to check again, or the current step.
 			return s.showReview(c, http.StatusConflict, staleNotice)
+		}
+		if e, ok := engine.AsError(err); ok && e.Code == engine.CodeValidation && len(e.People) > 0 {
+			// A person who can no longer be registered (unlinked since the
+			// selection): say who, on the review page, whose Change links
+			// lead back to person selection.
+			msgs := make([]string, len(e.People))
+			for i, p := range e.People {
+				msgs[i] = p.Message
+			}
+			return s.showReview(c, http.StatusUnprocessableEntity, strings.Join(msgs, " "))
 		}
 		if e, ok := engine.AsError(err); ok && (e.Code == engine.CodeConflict || e.Code == engine.CodeValidation) {
 			return s.reloadWithNotice(c, r)

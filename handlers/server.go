@@ -107,6 +107,7 @@ func New(d Deps) *echo.Echo {
 	}}))
 	e.Use(middleware.BodyLimitWithConfig(middleware.BodyLimitConfig{Limit: "64K", Skipper: s.relayOwnsBodyLimit}))
 	e.Use(s.rejectCrossOrigin)
+	e.Use(s.rejectControlCharacters)
 
 	e.GET("/healthz", s.healthz)
 	e.GET("/readyz", s.readyz)

@@ -68,7 +68,7 @@ func (s *Server) checkSignIn(c echo.Context, userKey string) error {
 	secs := max(1, int(math.Ceil(d.RetryAfter.Seconds())))
 	c.Response().Header().Set("Retry-After", strconv.Itoa(secs))
 	s.log.WarnContext(ctx, "sign-in throttled", "client", addr, "user_key", loggedUserKey(userKey), "retry_after_s", secs,
-		"request_id", c.Response().Header().Get(echo.HeaderXRequestID))
+		"request_id", requestID(c))
 	return newAPIError(http.StatusTooManyRequests,
 		"Too many failed sign-in attempts. Please wait "+waitText(secs)+", then try again.")
 }
@@ -80,7 +80,7 @@ func (s *Server) signInFailed(c echo.Context, userKey, reason string) {
 	ctx, cancel := context.WithTimeout(c.Request().Context(), throttleTimeout)
 	defer cancel()
 	s.log.WarnContext(ctx, "sign-in failed", "reason", reason, "client", addr, "user_key", loggedUserKey(userKey),
-		"request_id", c.Response().Header().Get(echo.HeaderXRequestID))
+		"request_id", requestID(c))
 	if err := s.signIn.Failed(ctx, addr, userKey); err != nil {
 		s.log.WarnContext(ctx, "sign-in throttle unavailable: failure not counted", "err", err, "client", addr)
 	}

@@ -8,9 +8,9 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 
@@ -57,6 +57,15 @@ func SQLite(t testing.TB) *bun.DB {
 // It fails the test when PORTAL_TEST_DATABASE_URL is not set.
 func Postgres(t testing.TB) *bun.DB {
 	t.Helper()
+	return PostgresVia(t, "")
+}
+
+// PostgresVia is Postgres with the test's connections going to hostPort
+// instead of the URL's host (a forwarder a test can cut to simulate an
+// outage); the schema is created and dropped over a direct connection.
+// An empty hostPort connects directly.
+func PostgresVia(t testing.TB, hostPort string) *bun.DB {
+	t.Helper()
 	base := os.Getenv(EnvPostgres)
 	if base == "" {
 		t.Fatalf("%s is not set", EnvPostgres)
@@ -75,11 +84,17 @@ func Postgres(t testing.TB) *bun.DB {
 		admin.Exec("DROP SCHEMA " + schema + " CASCADE")
 		admin.Close()
 	})
-	sep := "?"
-	if strings.Contains(base, "?") {
-		sep = "&"
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatalf("%s: %v", EnvPostgres, err)
 	}
-	return open(t, base+sep+"search_path="+schema)
+	if hostPort != "" {
+		u.Host = hostPort
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return open(t, u.String())
 }
 
 func open(t testing.TB, url string) *bun.DB {

@@ -1,0 +1,425 @@
+package handlers_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"mime/multipart"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"portal/engine"
+	"portal/engine/dbtest"
+	"portal/relay/hashlink"
+)
+
+// freeTextPhone drops the demo phone question's pattern so that it takes any
+// text, and the answer reaches the database as the member sent it.
+func freeTextPhone(t testing.TB, db *bun.DB) {
+	t.Helper()
+	if _, err := db.NewUpdate().Model((*engine.ProcessStep)(nil)).Set("format_pattern = NULL").
+		Where("name = ?", "emergency_phone").Exec(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+type processError struct {
+	ProcessID    string `json:"processId"`
+	Step         int    `json:"step"`
+	ProcessState string `json:"processState"`
+	Message      string `json:"message"`
+	Errors       struct {
+		People []struct {
+			ID    int64  `json:"id"`
+			Error string `json:"error"`
+		} `json:"people"`
+	} `json:"errors"`
+}
+
+func answerCount(t testing.TB, db *bun.DB) int64 {
+	t.Helper()
+	n, err := db.NewSelect().Model((*engine.ProcessData)(nil)).Where("data_key = ?", engine.DataAnswer).Count(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// A NUL (or another control character) is a 422 in an answer and a 400 in
+// an identifier, never a 500, on SQLite and on PostgreSQL.
+func TestControlCharactersAreRefused(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		env := newEnv(t, db)
+		freeTextPhone(t, db)
+		t.Run("answer over the API", func(t *testing.T) {
+			c := env.newClient()
+			f := env.startDemo(c)
+			res, f := env.next(c, f.ProcessID, 0, []map[string]any{{"id": 1}, {"id": 3}})
+			if res.status != http.StatusOK {
+				t.Fatalf("select: %d %s", res.status, res.body)
+			}
+			res, _ = env.next(c, f.ProcessID, 1, []map[string]any{{"id": 1, "answer": "0612345678"}, {"id": 3, "answer": "06\x0012"}})
+			if res.status != http.StatusUnprocessableEntity {
+				t.Fatalf("status %d, want 422: %s", res.status, res.body)
+			}
+			var e processError
+			res.json(t, &e)
+			if e.ProcessState != engine.StateError || e.ProcessID != f.ProcessID || e.Step != 1 || len(e.Errors.People) != 1 || e.Errors.People[0].ID != 3 {
+				t.Fatalf("body %s is not the process error for person 3", res.body)
+			}
+			if n := answerCount(t, db); n != 0 {
+				t.Fatalf("%d answers stored", n)
+			}
+			res = env.do(c, http.MethodPost, "/api/forms/next", map[string]any{"processId": f.ProcessID + "\x00", "step": 1, "people": []any{}})
+			expectHTTPError(t, res, http.StatusBadRequest, "/api/forms/next")
+			res = env.do(c, http.MethodGet, "/api/forms/membership/1?userKey=demo%00", nil)
+			expectHTTPError(t, res, http.StatusBadRequest, "/api/forms/membership/1")
+			res = env.do(c, http.MethodPost, "/api/forms/processes/1%00/reset", map[string]any{})
+			expectHTTPError(t, res, http.StatusBadRequest, "/api/forms/processes/1\x00/reset")
+		})
+		c := env.browserLogin("demo")
+		t.Run("answer on the question page", func(t *testing.T) {
+			// The API subtest left demo's registration at step 1 with persons 1 and 3.
+			p := env.post(c, "/membership/register/1/step/1", url.Values{"answer-1": {"0612345678"}, "answer-3": {"06\x0012"}})
+			if p.status != http.StatusUnprocessableEntity {
+				t.Fatalf("status %d, want 422", p.status)
+			}
+			if n := answerCount(t, db); n != 0 {
+				t.Fatalf("%d answers stored", n)
+			}
+		})
+		for _, tc := range []struct{ name, method, path string }{
+			{"test gateway page", http.MethodGet, "/dev/pay/PAY-%00x"},
+			{"test gateway decision", http.MethodPost, "/dev/pay/PAY-%00x"},
+			{"payment return", http.MethodGet, "/membership/payment-return?reference=PAY-%00x&status=success&transactionId=TX-1&signature=x"},
+			{"payment return, escape", http.MethodGet, "/membership/payment-return?reference=PAY-%1Bx&status=success"},
+			{"hash link", http.MethodGet, "/membership/register/1?u=demo%00&h=" + hashlink.Sign(testSecret, "demo\x00")},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				var p page
+				if tc.method == http.MethodPost {
+					p = env.post(c, tc.path, url.Values{"status": {"success"}})
+				} else {
+					p = env.get(c, tc.path)
+				}
+				if p.status != http.StatusBadRequest {
+					t.Fatalf("status %d, want 400", p.status)
+				}
+			})
+		}
+		t.Run("payment retry", func(t *testing.T) {
+			p := env.post(c, "/membership/payment-retry", url.Values{"reference": {"PAY-\x00x"}})
+			if p.status != http.StatusBadRequest {
+				t.Fatalf("status %d, want 400", p.status)
+			}
+		})
+		t.Run("payment retry, multipart", func(t *testing.T) {
+			var body bytes.Buffer
+			w := multipart.NewWriter(&body)
+			w.WriteField("reference", "PAY-\x00x")
+			w.Close()
+			res := env.do(c, http.MethodPost, "/membership/payment-retry", body.Bytes(), "Content-Type", w.FormDataContentType())
+			if res.status != http.StatusBadRequest {
+				t.Fatalf("status %d, want 400", res.status)
+			}
+		})
+	})
+}
+
+// forwarder is a TCP proxy to PostgreSQL that a test can cut and restore,
+// to take the database away from a running server.
+type forwarder struct {
+	t      testing.TB
+	target string
+	addr   string
+	mu     sync.Mutex
+	ln     net.Listener
+	conns  map[net.Conn]struct{}
+}
+
+func newForwarder(t testing.TB, target string) *forwarder {
+	t.Helper()
+	fw := &forwarder{t: t, target: target, conns: map[net.Conn]struct{}{}}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fw.addr = ln.Addr().String()
+	fw.serve(ln)
+	t.Cleanup(fw.cut)
+	return fw
+}
+
+func (fw *forwarder) serve(ln net.Listener) {
+	fw.mu.Lock()
+	fw.ln = ln
+	fw.mu.Unlock()
+	go func() {
+		for {
+			in, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			out, err := net.Dial("tcp", fw.target)
+			if err != nil {
+				in.Close()
+				continue
+			}
+			fw.mu.Lock()
+			fw.conns[in], fw.conns[out] = struct{}{}, struct{}{}
+			fw.mu.Unlock()
+			pipe := func(dst, src net.Conn) {
+				io.Copy(dst, src)
+				dst.Close()
+				src.Close()
+			}
+			go pipe(in, out)
+			go pipe(out, in)
+		}
+	}()
+}
+
+// cut closes the listener and every live connection: new connections are refused.
+func (fw *forwarder) cut() {
+	fw.mu.Lock()
+	defer fw.mu.Unlock()
+	if fw.ln != nil {
+		fw.ln.Close()
+		fw.ln = nil
+	}
+	for c := range fw.conns {
+		c.Close()
+		delete(fw.conns, c)
+	}
+}
+
+// restore listens again on the same address.
+func (fw *forwarder) restore() {
+	fw.t.Helper()
+	ln, err := net.Listen("tcp", fw.addr)
+	if err != nil {
+		fw.t.Fatalf("listen again on %s: %v", fw.addr, err)
+	}
+	fw.serve(ln)
+}
+
+// A database outage is a calm 503 with Retry-After on the hash link, the
+// pages and the API, logged as a warning; when the database is back the
+// same requests succeed without a restart.
+func TestDatabaseOutageIsUnavailable(t *testing.T) {
+	dbtest.SkipWithoutPostgres(t)
+	base, err := url.Parse(os.Getenv(dbtest.EnvPostgres))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fw := newForwarder(t, base.Host)
+	db := dbtest.PostgresVia(t, fw.addr)
+	var logs logBuffer
+	env := newEnvWith(t, db, envOptions{sessionDB: dbtest.Postgres(t), log: &logs})
+	page := env.browserLogin("demo")
+	api := env.newClient()
+	env.startDemo(api)
+	link := "/membership/register/1?u=demo&h=" + hashlink.Sign(testSecret, "demo")
+
+	fw.cut()
+	logs.take()
+	for _, tc := range []struct {
+		name   string
+		client *http.Client
+		path   string
+	}{
+		{"hash link", env.newClient(), link},
+		{"page load", page, "/membership/register/1"},
+		{"api", api, "/api/forms/membership/1?userKey=demo"},
+	} {
+		t.Run("down/"+tc.name, func(t *testing.T) {
+			res := env.do(tc.client, http.MethodGet, tc.path, nil)
+			if res.status != http.StatusServiceUnavailable || res.header.Get("Retry-After") == "" {
+				t.Fatalf("got %d Retry-After %q, want 503 with Retry-After: %s", res.status, res.header.Get("Retry-After"), res.body)
+			}
+			u, _ := url.Parse(tc.path)
+			if strings.HasPrefix(tc.path, "/api/") {
+				e := expectHTTPError(t, res, http.StatusServiceUnavailable, u.Path)
+				if !strings.Contains(e.Message, "temporarily unavailable") {
+					t.Fatalf("message %q", e.Message)
+				}
+			} else {
+				p := env.parse(res)
+				msg := p.testid("error-message").Text()
+				if !strings.Contains(msg, "temporarily unavailable") || strings.Contains(msg, "request id") {
+					t.Fatalf("page message %q", msg)
+				}
+			}
+			out := logs.take()
+			if strings.Contains(out, "level=ERROR") || !strings.Contains(out, "level=WARN") {
+				t.Fatalf("logs should warn, not error:\n%s", out)
+			}
+		})
+	}
+
+	fw.restore()
+	deadline := time.Now().Add(10 * time.Second)
+	for env.do(env.newClient(), http.MethodGet, link, nil).status != http.StatusSeeOther {
+		if time.Now().After(deadline) {
+			t.Fatal("the hash link did not recover within 10s of the database's return")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if p := env.get(page, "/membership/register/1"); p.status != http.StatusOK {
+		t.Fatalf("page after recovery: %d", p.status)
+	}
+	if res := env.do(api, http.MethodGet, "/api/forms/membership/1?userKey=demo", nil); res.status != http.StatusOK {
+		t.Fatalf("api after recovery: %d %s", res.status, res.body)
+	}
+}
+
+// Periods of other organisations answer exactly as unknown periods, on the
+// API and on the hash link; one's own closed period may say so by name.
+func TestOtherOrganisationsPeriodsDoNotLeak(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		env := newEnv(t, db)
+		now := time.Now().UTC()
+		for _, row := range []any{
+			&engine.Organisation{ID: 2, Name: "Hillside Hockey Club"},
+			&engine.MembershipPeriod{ID: 10, OrganisationID: 2, Name: "Hillside Open Season", StartDate: now.AddDate(0, -1, 0),
+				EndDate: now.AddDate(0, 6, 0), Status: engine.PeriodOpen, Currency: "EUR", DefinitionKey: "membership"},
+			&engine.MembershipPeriod{ID: 11, OrganisationID: 2, Name: "Hillside Closed Season", StartDate: now.AddDate(-1, -1, 0),
+				EndDate: now.AddDate(0, -1, 0), Status: engine.PeriodClosed, Currency: "EUR", DefinitionKey: "membership"},
+		} {
+			if _, err := db.NewInsert().Model(row).Exec(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		c := env.newClient()
+		env.login(c, "demo")
+		hash := hashlink.Sign(testSecret, "demo")
+		unknown := env.do(c, http.MethodGet, "/api/forms/membership/99?userKey=demo", nil)
+		want := expectHTTPError(t, unknown, http.StatusNotFound, "/api/forms/membership/99")
+		unknownLink := env.get(env.newClient(), "/membership/register/99?u=demo&h="+hash).header.Get("Location")
+		for _, id := range []string{"10", "11"} {
+			t.Run("period "+id, func(t *testing.T) {
+				path := "/api/forms/membership/" + id
+				got := expectHTTPError(t, env.do(c, http.MethodGet, path+"?userKey=demo", nil), http.StatusNotFound, path)
+				if got.Message != want.Message {
+					t.Fatalf("message %q, want the unknown period's %q", got.Message, want.Message)
+				}
+				got = expectHTTPError(t, env.do(c, http.MethodGet, path+"?userKey=demo&organisationId=2", nil), http.StatusNotFound, path)
+				if got.Message != want.Message {
+					t.Fatalf("with organisationId: message %q, want %q", got.Message, want.Message)
+				}
+				p := env.get(env.newClient(), "/membership/register/"+id+"?u=demo&h="+hash)
+				if loc := strings.Replace(p.header.Get("Location"), "/"+id+"?", "/99?", 1); p.status != http.StatusSeeOther || loc != unknownLink {
+					t.Fatalf("hash link: %d to %q, want the unknown period's %q", p.status, p.header.Get("Location"), unknownLink)
+				}
+			})
+		}
+		t.Run("own closed period", func(t *testing.T) {
+			e := expectHTTPError(t, env.do(c, http.MethodGet, "/api/forms/membership/2?userKey=demo", nil), http.StatusConflict, "/api/forms/membership/2")
+			if !strings.Contains(e.Message, "closed") {
+				t.Fatalf("message %q", e.Message)
+			}
+		})
+	})
+}
+
+// unlinkRobin removes demo's link to person 3 (Robin Morgan), as the
+// organisation might while the member answers the questions.
+func unlinkRobin(t testing.TB, db *bun.DB) {
+	t.Helper()
+	if _, err := db.NewDelete().Model((*engine.UserPerson)(nil)).Where("user_key = ? AND person_id = ?", "demo", 3).
+		Exec(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// expectNothingCommitted checks that no membership or order was written for the demo period.
+func expectNothingCommitted(t testing.TB, db *bun.DB) {
+	t.Helper()
+	ctx := context.Background()
+	ms, err := db.NewSelect().Model((*engine.Membership)(nil)).Where("period_id = ? AND process_instance_id IS NOT NULL", 1).Count(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	orders, err := db.NewSelect().Model((*engine.Order)(nil)).Count(ctx)
+	if err != nil || ms != 0 || orders != 0 {
+		t.Fatalf("%d memberships and %d orders written (%v), want none", ms, orders, err)
+	}
+}
+
+// A person unlinked after selection stops the commit with a 422 naming them,
+// over the API (the spec's process error body) and on the review page.
+func TestCommitRechecksPersonLinksOverHTTP(t *testing.T) {
+	t.Run("api", func(t *testing.T) {
+		dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+			env := newEnv(t, db)
+			c := env.newClient()
+			f := env.startDemo(c)
+			res, f := env.next(c, f.ProcessID, 0, []map[string]any{{"id": 1}, {"id": 3}})
+			for step := 1; step < 7 && res.status == http.StatusOK; step++ {
+				res, f = env.next(c, f.ProcessID, step, demoAnswers[step])
+			}
+			if res.status != http.StatusOK || f.Step != 7 {
+				t.Fatalf("at step %d: %d %s", f.Step, res.status, res.body)
+			}
+			unlinkRobin(t, db)
+			res, _ = env.next(c, f.ProcessID, 7, demoAnswers[7])
+			if res.status != http.StatusUnprocessableEntity {
+				t.Fatalf("status %d, want 422: %s", res.status, res.body)
+			}
+			var e processError
+			res.json(t, &e)
+			if e.ProcessState != engine.StateError || len(e.Errors.People) != 1 || e.Errors.People[0].ID != 3 ||
+				!strings.Contains(e.Errors.People[0].Error, "Robin Morgan") {
+				t.Fatalf("body %s does not name Robin Morgan", res.body)
+			}
+			expectNothingCommitted(t, db)
+		})
+	})
+	t.Run("review page", func(t *testing.T) {
+		dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+			env := newEnv(t, db)
+			c := env.browserLogin("demo")
+			expectRedirect(t, env.post(c, "/membership/register/1/persons", url.Values{"person": {"1", "3"}}), "/membership/register/1/step/1")
+			for i, form := range []url.Values{
+				{"answer-1": {"0612345678"}, "answer-3": {"0687654321"}}, {"answer-1": {"M"}, "answer-3": {"S"}},
+				{"answer-1": {"1"}}, {}, {"answer-3": {"1"}}, {"one": {"1"}},
+			} {
+				if p := env.post(c, "/membership/register/1/step/"+strconv.Itoa(i+1), form); p.status != http.StatusSeeOther {
+					t.Fatalf("step %d: %d", i+1, p.status)
+				}
+			}
+			expectRedirect(t, env.post(c, "/membership/register/1/step/7", url.Values{"answer-1": {"1"}, "answer-3": {"1"}}), "/membership/register/1/review")
+			version := env.get(c, "/membership/register/1/review").doc.Find(`input[name="version"]`).AttrOr("value", "")
+			unlinkRobin(t, db)
+			p := env.post(c, "/membership/register/1/confirm", url.Values{"version": {version}})
+			if p.status != http.StatusUnprocessableEntity || !strings.Contains(p.testid("notice").Text(), "Robin Morgan") {
+				t.Fatalf("confirm: %d notice %q", p.status, p.testid("notice").Text())
+			}
+			expectNothingCommitted(t, db)
+		})
+	})
+}
+
+// The relay forwards requests as they came: control characters in its
+// paths, queries and forms are the backend's to judge, not refused here.
+func TestRelayForwardsControlCharacters(t *testing.T) {
+	env := newGateway(t, dbtest.SQLite(t), gwOptions{})
+	res := env.request(env.client, http.MethodPost, gwPrefix+"/echo/x?q=a%00b", strings.NewReader("f=c%00d"),
+		"Accept", "application/json", "Content-Type", "application/x-www-form-urlencoded")
+	var e echoed
+	if res.status == http.StatusOK {
+		res.json(t, &e)
+	}
+	if res.status != http.StatusOK || e.RawQuery != "q=a%00b" || e.Body != "f=c%00d" {
+		t.Fatalf("relay: %d %+v, want the request forwarded unchanged", res.status, e)
+	}
+}
