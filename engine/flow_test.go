@@ -26,7 +26,7 @@ func seededWithGateway(t *testing.T, db *bun.DB) (*engine.Service, *engine.TestG
 	if err := engine.SeedDemo(context.Background(), db, 2, now); err != nil {
 		t.Fatalf("seed: %v", err)
 	}
-	gw := engine.NewTestGateway("secret", "http://portal.test")
+	gw := engine.NewTestGateway("secret", testGatewayURLs)
 	return engine.NewService(db, gw), gw
 }
 

@@ -20,6 +20,13 @@ const (
 	jamie int64 = 4 // junior, already registered for the demo period
 )
 
+// testGatewayURLs are the test gateway's addresses as the HTTP layer builds
+// them for the base URL http://portal.test.
+var testGatewayURLs = engine.TestGatewayURLs{
+	PayURL:    func(reference string) string { return "http://portal.test/dev/pay/" + url.PathEscape(reference) },
+	ReturnURL: "http://portal.test/membership/payment-return",
+}
+
 // demoSteps is the number of questions of the demo definition.
 const demoSteps = 7
 

@@ -55,23 +55,30 @@ var ErrForgedReturn = errors.New("payment return failed verification")
 // payment page is served by this application, and it signs the return with
 // an HMAC so that a return cannot be forged by editing the query.
 type TestGateway struct {
-	key     []byte
-	baseURL string
+	key  []byte
+	urls TestGatewayURLs
+}
+
+// TestGatewayURLs are the full addresses of the pages the test gateway sends
+// the browser to. The HTTP layer serves them and owns their routes, so it
+// builds them; the gateway only adds the query.
+type TestGatewayURLs struct {
+	// PayURL returns the address of the payment page for a reference, without a query.
+	PayURL func(reference string) string
+	// ReturnURL is the address the browser comes back to after paying, without a query.
+	ReturnURL string
 }
 
 // NewTestGateway derives the gateway's signing key from secret (the hash
 // secret, so that no further configuration is needed) with a fixed label.
-func NewTestGateway(secret, baseURL string) *TestGateway {
+func NewTestGateway(secret string, urls TestGatewayURLs) *TestGateway {
 	mac := hmac.New(sha256.New, []byte(secret))
 	mac.Write([]byte("portal test payment gateway v1"))
-	return &TestGateway{key: mac.Sum(nil), baseURL: baseURL}
+	return &TestGateway{key: mac.Sum(nil), urls: urls}
 }
 
 // Name implements PaymentProvider.
 func (g *TestGateway) Name() string { return "test" }
-
-// PayPath is where the test gateway's page lives, relative to the base URL.
-func PayPath(reference string) string { return "/dev/pay/" + url.PathEscape(reference) }
 
 // CreatePayment implements PaymentProvider.
 func (g *TestGateway) CreatePayment(_ context.Context, req PaymentRequest) (string, error) {
@@ -79,7 +86,7 @@ func (g *TestGateway) CreatePayment(_ context.Context, req PaymentRequest) (stri
 	q.Set("reference", req.Reference)
 	q.Set("amount", formatMinor(req.AmountMinor))
 	q.Set("currency", req.Currency)
-	return g.baseURL + PayPath(req.Reference) + "?" + q.Encode(), nil
+	return g.urls.PayURL(req.Reference) + "?" + q.Encode(), nil
 }
 
 // Sign returns the signature of a return for the given values.
@@ -96,7 +103,7 @@ func (g *TestGateway) ReturnURL(reference, status, transactionID string) string 
 	q.Set("status", status)
 	q.Set("transactionId", transactionID)
 	q.Set("signature", g.Sign(reference, status, transactionID))
-	return g.baseURL + "/membership/payment-return?" + q.Encode()
+	return g.urls.ReturnURL + "?" + q.Encode()
 }
 
 // VerifyReturn implements PaymentProvider.

@@ -974,7 +974,7 @@ func TestPaymentReturnForged(t *testing.T) {
 		f := newFixture(t, db)
 		r := f.start(engine.DemoUserKey, alex, robin)
 		ref := referenceOf(t, r.commit().PaymentURL)
-		other := engine.NewTestGateway("another secret", "http://portal.test")
+		other := engine.NewTestGateway("another secret", testGatewayURLs)
 		tests := []struct {
 			name string
 			ret  func() engine.PaymentReturn

@@ -65,7 +65,7 @@ func newEnvWith(t testing.TB, db *bun.DB, o envOptions) *testEnv {
 	var handler http.Handler
 	env.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { handler.ServeHTTP(w, r) }))
 	t.Cleanup(env.srv.Close)
-	env.gw = engine.NewTestGateway(testSecret, env.srv.URL)
+	env.gw = engine.NewTestGateway(testSecret, handlers.TestGatewayURLs(env.srv.URL))
 	if o.log == nil {
 		o.log = io.Discard
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 
 	"github.com/labstack/echo/v4"
 
@@ -11,6 +12,27 @@ import (
 	"portal/relay/session"
 	"portal/views"
 )
+
+// Routes of the payment pages. The test gateway gets their full addresses
+// from TestGatewayURLs, so the engine need not know them.
+const (
+	testGatewayPayPrefix = "/dev/pay/"
+	paymentReturnPath    = "/membership/payment-return"
+)
+
+// testGatewayPayPath is the test gateway's page for a payment, relative to the base URL.
+func testGatewayPayPath(reference string) string {
+	return testGatewayPayPrefix + url.PathEscape(reference)
+}
+
+// TestGatewayURLs returns the addresses of the test gateway's payment page
+// and of the payment return under baseURL, for engine.NewTestGateway.
+func TestGatewayURLs(baseURL string) engine.TestGatewayURLs {
+	return engine.TestGatewayURLs{
+		PayURL:    func(reference string) string { return baseURL + testGatewayPayPath(reference) },
+		ReturnURL: baseURL + paymentReturnPath,
+	}
+}
 
 func orderLines(order *engine.Order) ([]views.OrderLineModel, string) {
 	lines := make([]views.OrderLineModel, len(order.Lines))
@@ -30,7 +52,7 @@ func (s *Server) testGatewayPage(c echo.Context) error {
 	lines, total := orderLines(view.Order)
 	return render(c, http.StatusOK, views.TestGatewayPage(views.TestGatewayModel{
 		Chrome:    s.chrome("Test payment"),
-		Reference: view.Payment.Reference, Action: engine.PayPath(view.Payment.Reference),
+		Reference: view.Payment.Reference, Action: testGatewayPayPath(view.Payment.Reference),
 		Lines: lines, Total: total, Open: view.Payment.Status == engine.PaymentPending, Status: view.Payment.Status,
 	}))
 }

@@ -140,11 +140,11 @@ func New(d Deps) *echo.Echo {
 	reg.POST("/reset", s.resetRegistration)
 	reg.POST("/resume", s.resumeRegistration)
 
-	e.GET("/membership/payment-return", s.paymentReturn)
+	e.GET(paymentReturnPath, s.paymentReturn)
 	e.POST("/membership/payment-retry", s.paymentRetry)
 	if s.gateway != nil {
-		e.GET("/dev/pay/:reference", s.testGatewayPage)
-		e.POST("/dev/pay/:reference", s.testGatewayDecide)
+		e.GET(testGatewayPayPrefix+":reference", s.testGatewayPage)
+		e.POST(testGatewayPayPrefix+":reference", s.testGatewayDecide)
 	}
 	s.mountGateway(e, d.Relay)
 	return e

@@ -45,7 +45,7 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	} else if err := migrations.CheckCurrent(ctx, db); err != nil {
 		return err
 	}
-	gateway := engine.NewTestGateway(cfg.HashSecret, cfg.BaseURL)
+	gateway := engine.NewTestGateway(cfg.HashSecret, handlers.TestGatewayURLs(cfg.BaseURL))
 	gw, err := buildGateway(cfg, db, log) // gateway.go: session store, relay, backend, OIDC
 	if err != nil {
 		return err

@@ -284,7 +284,7 @@ func gateway(ctx context.Context, db *bun.DB, store session.Store, cache *sessio
 	}
 	cookie := rec.Result().Cookies()[0].Value
 	e := handlers.New(handlers.Deps{
-		Engine:   engine.NewService(db, engine.NewTestGateway("bench-secret-0123456789", "http://127.0.0.1"), engine.WithLogger(log)),
+		Engine:   engine.NewService(db, engine.NewTestGateway("bench-secret-0123456789", handlers.TestGatewayURLs("http://127.0.0.1")), engine.WithLogger(log)),
 		Sessions: sessions, HashSecret: "bench-secret-0123456789", Logger: log,
 		Relay: handlers.RelayDeps{
 			Upstream: upstream.Config{Backend: beURL, Transport: benchTransport(), Log: log},
