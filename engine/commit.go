@@ -2,38 +2,26 @@ package engine
 
 import (
 	"context"
-	"fmt"
 	"slices"
+	"time"
 
 	"github.com/uptrace/bun"
-	"github.com/uptrace/bun/dialect"
 )
 
 // pricingInputs loads what pricing needs beyond the instance: membership
 // types, the types each person held in the previous period, and the rules.
 func pricingInputs(ctx context.Context, tx bun.IDB, inst *ProcessInstance, personIDs []int64) ([]MembershipType, map[int64][]int64, []PriceRule, error) {
-	var types []MembershipType
-	if err := tx.NewSelect().Model(&types).Where("organisation_id = ?", inst.OrganisationID).Scan(ctx); err != nil {
-		return nil, nil, nil, fmt.Errorf("load membership types: %w", err)
-	}
-	// The previous period is the organisation's latest one that ended before this one starts.
-	var held []Membership
-	err := tx.NewSelect().Model(&held).Column("person_id", "membership_type_id").
-		Where("person_id IN (?) AND status = ?", bun.In(personIDs), MembershipActive).
-		Where("period_id = (?)", tx.NewSelect().Model((*MembershipPeriod)(nil)).Column("id").
-			Where("organisation_id = ? AND end_date < ?", inst.OrganisationID, inst.Period.StartDate).
-			Order("end_date DESC").Limit(1)).
-		Scan(ctx)
+	types, err := membershipTypes(ctx, tx, inst.OrganisationID)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("load previous memberships: %w", err)
+		return nil, nil, nil, err
 	}
-	previous := map[int64][]int64{}
-	for _, m := range held {
-		previous[m.PersonID] = append(previous[m.PersonID], m.MembershipTypeID)
+	previous, err := previousMembershipTypes(ctx, tx, inst.OrganisationID, inst.Period.StartDate, personIDs)
+	if err != nil {
+		return nil, nil, nil, err
 	}
-	var rules []PriceRule
-	if err := tx.NewSelect().Model(&rules).Where("period_id = ?", inst.RelatedEntityID).Order("id ASC").Scan(ctx); err != nil {
-		return nil, nil, nil, fmt.Errorf("load price rules: %w", err)
+	rules, err := priceRules(ctx, tx, inst.RelatedEntityID)
+	if err != nil {
+		return nil, nil, nil, err
 	}
 	return types, previous, rules, nil
 }
@@ -81,31 +69,20 @@ func (s *Service) commit(ctx context.Context, tx bun.Tx, inst *ProcessInstance, 
 			MemberType: pp.MemberType, Status: MembershipPending, ProcessInstanceID: &inst.ID, CreatedAt: now,
 		}
 	}
-	if _, err := tx.NewInsert().Model(&memberships).Exec(ctx); err != nil {
-		if isUniqueViolation(err) {
-			return nil, Errorf(CodeConflict, "a selected person was registered for this period in the meantime; start again to choose persons")
-		}
-		return nil, fmt.Errorf("create memberships: %w", err)
+	if err := insertMemberships(ctx, tx, memberships); err != nil {
+		return nil, err
 	}
 	order := &Order{
 		ProcessInstanceID: inst.ID, OrganisationID: inst.OrganisationID, PeriodID: inst.RelatedEntityID,
 		UserKey: inst.UserKey, Status: OrderUnpaid, TotalMinor: quote.TotalMinor, Currency: quote.Currency, CreatedAt: now,
+		Lines: make([]OrderLine, len(quote.Lines)),
 	}
-	if _, err := tx.NewInsert().Model(order).Exec(ctx); err != nil {
-		if isUniqueViolation(err) {
-			return nil, Errorf(CodeConflict, "this registration was already submitted")
-		}
-		return nil, fmt.Errorf("create order: %w", err)
-	}
-	order.Lines = make([]OrderLine, len(quote.Lines))
 	for i, l := range quote.Lines {
-		order.Lines[i] = OrderLine{OrderID: order.ID, LineNo: i + 1, PersonID: l.PersonID, Kind: l.Kind,
+		order.Lines[i] = OrderLine{LineNo: i + 1, PersonID: l.PersonID, Kind: l.Kind,
 			Code: l.Code, Description: l.Description, AmountMinor: l.AmountMinor, Currency: quote.Currency}
 	}
-	if len(order.Lines) > 0 {
-		if _, err := tx.NewInsert().Model(&order.Lines).Exec(ctx); err != nil {
-			return nil, fmt.Errorf("create order lines: %w", err)
-		}
+	if err := insertOrder(ctx, tx, order); err != nil {
+		return nil, err
 	}
 	return order, nil
 }
@@ -116,22 +93,15 @@ func (s *Service) commit(ctx context.Context, tx bun.Tx, inst *ProcessInstance, 
 // and a commit must not register someone the key may no longer act for. It
 // goes by the instance's selection, not by the persons loaded for it, so
 // that a person who could not be loaded is refused too rather than
-// silently left out of the order.
-// On PostgreSQL the links are read FOR SHARE, so an unlink running at the
-// same time waits for this transaction instead of slipping in after the
-// check; SQLite runs one writer at a time anyway.
+// silently left out of the order. The links are read with a share lock
+// (linkedAmong), so an unlink cannot slip in after the check.
 func checkStillLinked(ctx context.Context, tx bun.Tx, inst *ProcessInstance, step int, selected []Person) error {
 	if len(inst.SelectedPersons) == 0 {
 		return &Error{Code: CodeValidation, Message: "Select at least one person.", ProcessID: strconv64(inst.ID), Step: step}
 	}
-	var linked []int64
-	q := tx.NewSelect().Model((*UserPerson)(nil)).Column("person_id").
-		Where("user_key = ? AND organisation_id = ? AND person_id IN (?)", inst.UserKey, inst.OrganisationID, bun.In(inst.SelectedPersons))
-	if tx.Dialect().Name() == dialect.PG {
-		q = q.For("SHARE")
-	}
-	if err := q.Scan(ctx, &linked); err != nil {
-		return fmt.Errorf("check person links: %w", err)
+	linked, err := linkedAmong(ctx, tx, inst.UserKey, inst.OrganisationID, inst.SelectedPersons)
+	if err != nil {
+		return err
 	}
 	names := make(map[int64]string, len(selected))
 	for _, p := range selected {
@@ -190,18 +160,6 @@ func (s *Service) Quote(ctx context.Context, userKey, processID string) (_ Quote
 	return q, err
 }
 
-// liveOrder loads the instance's order that is not cancelled, with its lines.
-func liveOrder(ctx context.Context, db bun.IDB, instanceID int64) (*Order, error) {
-	order := new(Order)
-	err := db.NewSelect().Model(order).
-		Relation("Lines", func(q *bun.SelectQuery) *bun.SelectQuery { return q.Order("line_no ASC") }).
-		Where("?TableAlias.process_instance_id = ? AND ?TableAlias.status <> ?", instanceID, OrderCancelled).Scan(ctx)
-	if err != nil {
-		return nil, notFoundOr(err, "order")
-	}
-	return order, nil
-}
-
 // Reset deletes every answer of an instance and returns it to person
 // selection in state INIT. A committed but unpaid registration is undone:
 // its memberships and order are cancelled (kept for the record, never
@@ -219,15 +177,16 @@ func (s *Service) Reset(ctx context.Context, userKey, processID string) (_ *Form
 			return Errorf(CodeConflict, "this registration is already %s and cannot be reset", stateWord(inst.Status))
 		}
 		wasDone := inst.Status == StateDone
+		now := s.clock()
 		inst.Status, inst.CurrentStepID, inst.SelectedPersons = StateInit, nil, []int64{}
-		if err := bumpVersion(ctx, tx, inst, "status", "current_step_id", "selected_persons"); err != nil {
+		if err := bumpVersion(ctx, tx, inst, now, "status", "current_step_id", "selected_persons"); err != nil {
 			return err
 		}
-		if _, err := tx.NewDelete().Model((*ProcessData)(nil)).Where("instance_id = ?", inst.ID).Exec(ctx); err != nil {
-			return fmt.Errorf("delete process data: %w", err)
+		if err := deleteInstanceData(ctx, tx, inst.ID); err != nil {
+			return err
 		}
 		if wasDone {
-			if err := cancelCommit(ctx, tx, inst.ID); err != nil {
+			if err := cancelCommit(ctx, tx, inst.ID, now); err != nil {
 				return err
 			}
 		}
@@ -242,21 +201,15 @@ func (s *Service) Reset(ctx context.Context, userKey, processID string) (_ *Form
 }
 
 // cancelCommit cancels the pending memberships, the unpaid order and its pending payments of an instance.
-func cancelCommit(ctx context.Context, tx bun.Tx, instanceID int64) error {
-	if _, err := tx.NewUpdate().Model((*Membership)(nil)).Set("status = ?", MembershipCancelled).
-		Where("process_instance_id = ? AND status = ?", instanceID, MembershipPending).Exec(ctx); err != nil {
-		return fmt.Errorf("cancel memberships: %w", err)
+// The payments go before the order: they are found through the unpaid order.
+func cancelCommit(ctx context.Context, tx bun.Tx, instanceID int64, now time.Time) error {
+	if err := cancelPendingMemberships(ctx, tx, instanceID); err != nil {
+		return err
 	}
-	orderIDs := tx.NewSelect().Model((*Order)(nil)).Column("id").Where("process_instance_id = ? AND status = ?", instanceID, OrderUnpaid)
-	if _, err := tx.NewUpdate().Model((*Payment)(nil)).Set("status = ?", PaymentCancelled).Set("updated_at = ?", nowUTC()).
-		Where("order_id IN (?) AND status = ?", orderIDs, PaymentPending).Exec(ctx); err != nil {
-		return fmt.Errorf("cancel payments: %w", err)
+	if err := cancelPendingPayments(ctx, tx, instanceID, now); err != nil {
+		return err
 	}
-	if _, err := tx.NewUpdate().Model((*Order)(nil)).Set("status = ?", OrderCancelled).
-		Where("process_instance_id = ? AND status = ?", instanceID, OrderUnpaid).Exec(ctx); err != nil {
-		return fmt.Errorf("cancel order: %w", err)
-	}
-	return nil
+	return cancelUnpaidOrders(ctx, tx, instanceID)
 }
 
 // Resume returns the current step with its saved answers and sets the state
@@ -275,7 +228,7 @@ func (s *Service) Resume(ctx context.Context, userKey, processID string) (_ *For
 		}
 		if inst.Status == StateSuspended || inst.Status == StateResume {
 			inst.Status = StateRunning
-			if err := bumpVersion(ctx, tx, inst, "status"); err != nil {
+			if err := bumpVersion(ctx, tx, inst, s.clock(), "status"); err != nil {
 				return err
 			}
 		}
@@ -334,7 +287,7 @@ func (s *Service) returnTo(ctx context.Context, userKey, processID string, from 
 			inst.CurrentStepID = &def.Steps[target-1].ID
 		}
 		inst.Status = StateRunning
-		if err := bumpVersion(ctx, tx, inst, "current_step_id", "status"); err != nil {
+		if err := bumpVersion(ctx, tx, inst, s.clock(), "current_step_id", "status"); err != nil {
 			return err
 		}
 		form, err = s.formFor(ctx, tx, inst, nil)

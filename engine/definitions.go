@@ -213,47 +213,29 @@ func ImportDefinition(ctx context.Context, db *bun.DB, spec *DefinitionSpec) (Im
 	}
 	hash := spec.contentHash()
 	err := inTx(ctx, db, func(ctx context.Context, tx bun.Tx) error {
-		var latest ProcessDefinition
-		err := tx.NewSelect().Model(&latest).
-			Where("organisation_id = ? AND key = ?", spec.OrganisationID, spec.Key).
-			Order("version DESC").Limit(1).Scan(ctx)
+		latest, err := latestDefinition(ctx, tx, spec.OrganisationID, spec.Key)
 		switch {
 		case err == nil && latest.ContentHash == hash && latest.Active:
 			res = ImportResult{DefinitionID: latest.ID, Version: latest.Version, Unchanged: true}
 			return nil
 		case err == nil:
 			res.Version = latest.Version + 1
-		default:
-			if nf := notFoundOr(err, "definition"); ErrorCode(nf) != CodeNotFound {
-				return nf
-			}
+		case ErrorCode(err) == CodeNotFound:
 			res.Version = 1
+		default:
+			return err
 		}
 		def := &ProcessDefinition{
 			OrganisationID: spec.OrganisationID, Key: spec.Key, Name: spec.Name,
 			Category: spec.Category, Version: res.Version, Active: true, ContentHash: hash,
 		}
-		if _, err := tx.NewInsert().Model(def).Exec(ctx); err != nil {
-			if isUniqueViolation(err) {
-				return Errorf(CodeConflict, "another import of %q ran at the same time; try again", spec.Key)
-			}
-			return fmt.Errorf("insert definition: %w", err)
+		if err := insertDefinition(ctx, tx, def); err != nil {
+			return err
 		}
 		res.DefinitionID = def.ID
 		for _, s := range spec.Steps {
-			step := stepFromSpec(def.ID, s)
-			if _, err := tx.NewInsert().Model(step).Exec(ctx); err != nil {
-				return fmt.Errorf("insert step %s: %w", s.Name, err)
-			}
-			if len(s.Options) == 0 {
-				continue
-			}
-			opts := make([]ProcessStepOption, len(s.Options))
-			for i, o := range s.Options {
-				opts[i] = ProcessStepOption{StepID: step.ID, OrderIndex: i + 1, Value: o.Value, Label: o.Label}
-			}
-			if _, err := tx.NewInsert().Model(&opts).Exec(ctx); err != nil {
-				return fmt.Errorf("insert options of %s: %w", s.Name, err)
+			if err := insertStep(ctx, tx, stepFromSpec(def.ID, s), s.Options); err != nil {
+				return err
 			}
 		}
 		return nil
@@ -315,13 +297,9 @@ func (c *definitionCache) get(ctx context.Context, db bun.IDB, id int64) (*defin
 	if ok {
 		return d, nil
 	}
-	def := new(ProcessDefinition)
-	err := db.NewSelect().Model(def).Where("?TableAlias.id = ?", id).
-		Relation("Steps", func(q *bun.SelectQuery) *bun.SelectQuery { return q.Order("order_index ASC") }).
-		Relation("Steps.Options", func(q *bun.SelectQuery) *bun.SelectQuery { return q.Order("order_index ASC") }).
-		Scan(ctx)
+	def, err := loadDefinition(ctx, db, id)
 	if err != nil {
-		return nil, notFoundOr(err, "process definition")
+		return nil, err
 	}
 	d = &definition{ProcessDefinition: def, patterns: map[int64]*regexp.Regexp{}}
 	for _, s := range def.Steps {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/uptrace/bun"
 )
@@ -35,19 +34,7 @@ func (s *Service) LoadMembershipForm(ctx context.Context, userKey string, period
 
 // openInstance finds the unfinished instance of userKey for a period, or nil.
 func (s *Service) openInstance(ctx context.Context, userKey string, period *MembershipPeriod) (*ProcessInstance, error) {
-	var found []ProcessInstance
-	err := s.db.NewSelect().Model(&found).
-		Where("user_key = ? AND related_entity_type = ? AND related_entity_id = ? AND definition_key = ?",
-			userKey, EntityMembership, period.ID, period.DefinitionKey).
-		Where("status NOT IN (?)", bun.In([]string{StateCompleted, StateCancelled, StateFailed})).
-		Limit(1).Scan(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("find open instance: %w", err)
-	}
-	if len(found) == 0 {
-		return nil, nil //nolint:nilnil // "none open" is a normal answer, not an error
-	}
-	return &found[0], nil
+	return findOpenInstance(ctx, s.db, userKey, period.ID, period.DefinitionKey)
 }
 
 // startInstance creates an INIT instance on the newest active definition
@@ -55,15 +42,12 @@ func (s *Service) openInstance(ctx context.Context, userKey string, period *Memb
 // unique index lets one insert win and the other reads it; created says
 // which of them made it.
 func (s *Service) startInstance(ctx context.Context, userKey string, period *MembershipPeriod) (*ProcessInstance, bool, error) {
-	var def ProcessDefinition
-	err := s.db.NewSelect().Model(&def).
-		Where("organisation_id = ? AND key = ? AND active", period.OrganisationID, period.DefinitionKey).
-		Order("version DESC").Limit(1).Scan(ctx)
+	def, err := latestActiveDefinition(ctx, s.db, period.OrganisationID, period.DefinitionKey)
 	if err != nil {
-		if ErrorCode(notFoundOr(err, "")) == CodeNotFound {
+		if ErrorCode(err) == CodeNotFound {
 			return nil, false, Errorf(CodeConflict, "registration is not available: the registration form is inactive; please contact the organisation")
 		}
-		return nil, false, fmt.Errorf("load definition: %w", err)
+		return nil, false, err
 	}
 	now := s.clock()
 	inst := &ProcessInstance{
@@ -71,14 +55,16 @@ func (s *Service) startInstance(ctx context.Context, userKey string, period *Mem
 		RelatedEntityType: EntityMembership, RelatedEntityID: period.ID, OrganisationID: period.OrganisationID,
 		UserKey: userKey, SelectedPersons: []int64{}, Version: 1, UpdatedAt: now,
 	}
-	if _, err := s.db.NewInsert().Model(inst).Exec(ctx); err != nil {
-		if isUniqueViolation(err) {
-			existing, ferr := s.openInstance(ctx, userKey, period)
-			if ferr == nil && existing != nil {
-				return existing, false, nil
-			}
+	if err := insertInstance(ctx, s.db, inst); err != nil {
+		e, conflict := AsError(err)
+		if !conflict || e.Code != CodeConflict {
+			return nil, false, err
 		}
-		return nil, false, fmt.Errorf("create process instance: %w", err)
+		existing, ferr := s.openInstance(ctx, userKey, period)
+		if ferr == nil && existing != nil {
+			return existing, false, nil
+		}
+		return nil, false, fmt.Errorf("create process instance: %w", e.Err)
 	}
 	return inst, true, nil
 }
@@ -286,9 +272,9 @@ func (s *Service) submitSelection(ctx context.Context, tx bun.Tx, inst *ProcessI
 	if err != nil {
 		return nil, err
 	}
-	var types []MembershipType
-	if err := tx.NewSelect().Model(&types).Where("organisation_id = ?", inst.OrganisationID).Scan(ctx); err != nil {
-		return nil, fmt.Errorf("load membership types: %w", err)
+	types, err := membershipTypes(ctx, tx, inst.OrganisationID)
+	if err != nil {
+		return nil, err
 	}
 	var chosen []int64
 	var problems []PersonError
@@ -319,22 +305,12 @@ func (s *Service) submitSelection(ctx context.Context, tx bun.Tx, inst *ProcessI
 	reselect := inst.Status != StateInit
 	first := def.Steps[0].ID
 	inst.SelectedPersons, inst.CurrentStepID, inst.Status = chosen, &first, StateRunning
-	if err := bumpVersion(ctx, tx, inst, "selected_persons", "current_step_id", "status"); err != nil {
+	now := s.clock()
+	if err := bumpVersion(ctx, tx, inst, now, "selected_persons", "current_step_id", "status"); err != nil {
 		return nil, err
 	}
-	now := s.clock()
-	if reselect {
-		if _, err := tx.NewDelete().Model((*ProcessData)(nil)).
-			Where("instance_id = ? AND data_key = ?", inst.ID, DataSelected).Exec(ctx); err != nil {
-			return nil, fmt.Errorf("clear selection: %w", err)
-		}
-	}
-	rows := make([]ProcessData, len(chosen))
-	for i, id := range chosen {
-		rows[i] = ProcessData{InstanceID: inst.ID, PersonID: &id, DataKey: DataSelected, DataValue: "true", CreatedAt: now}
-	}
-	if _, err := tx.NewInsert().Model(&rows).Exec(ctx); err != nil {
-		return nil, fmt.Errorf("store selection: %w", err)
+	if err := storeSelection(ctx, tx, inst.ID, reselect, chosen, now); err != nil {
+		return nil, err
 	}
 	var data []ProcessData
 	if reselect {
@@ -399,12 +375,13 @@ func (s *Service) submitAnswers(ctx context.Context, tx bun.Tx, inst *ProcessIns
 		return nil, nil, err
 	}
 	last := number == len(def.Steps)
+	now := s.clock()
 	if last && in.HoldCommit {
-		if err := bumpVersion(ctx, tx, inst, "status"); err != nil {
+		if err := bumpVersion(ctx, tx, inst, now, "status"); err != nil {
 			return nil, nil, err
 		}
 		all := answersOf(data)
-		if err := storeAnswers(ctx, tx, inst.ID, step.ID, all[step.ID] != nil, answers, s.clock()); err != nil {
+		if err := storeAnswers(ctx, tx, inst.ID, step.ID, all[step.ID] != nil, answers, now); err != nil {
 			return nil, nil, err
 		}
 		all[step.ID] = answers
@@ -415,11 +392,11 @@ func (s *Service) submitAnswers(ctx context.Context, tx bun.Tx, inst *ProcessIns
 	} else {
 		inst.CurrentStepID, inst.Status = &def.Steps[number].ID, StateRunning
 	}
-	if err := bumpVersion(ctx, tx, inst, "current_step_id", "status"); err != nil {
+	if err := bumpVersion(ctx, tx, inst, now, "current_step_id", "status"); err != nil {
 		return nil, nil, err
 	}
 	all := answersOf(data)
-	if err := storeAnswers(ctx, tx, inst.ID, step.ID, all[step.ID] != nil, answers, s.clock()); err != nil {
+	if err := storeAnswers(ctx, tx, inst.ID, step.ID, all[step.ID] != nil, answers, now); err != nil {
 		return nil, nil, err
 	}
 	all[step.ID] = answers
@@ -438,31 +415,4 @@ func (s *Service) submitAnswers(ctx context.Context, tx bun.Tx, inst *ProcessIns
 		})
 	}
 	return form, order, nil
-}
-
-// storeAnswers replaces a step's answers. The delete only runs when the step
-// was answered before (after Back), which keeps a forward step to one write.
-func storeAnswers(ctx context.Context, tx bun.Tx, instanceID, stepID int64, hadAnswers bool, answers map[int64]string, now time.Time) error {
-	if hadAnswers {
-		if _, err := tx.NewDelete().Model((*ProcessData)(nil)).
-			Where("instance_id = ? AND step_id = ? AND data_key = ?", instanceID, stepID, DataAnswer).Exec(ctx); err != nil {
-			return fmt.Errorf("replace answers: %w", err)
-		}
-	}
-	if len(answers) == 0 {
-		return nil
-	}
-	ids := make([]int64, 0, len(answers))
-	for id := range answers {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	rows := make([]ProcessData, len(ids))
-	for i, id := range ids {
-		rows[i] = ProcessData{InstanceID: instanceID, StepID: &stepID, PersonID: &ids[i], DataKey: DataAnswer, DataValue: answers[id], CreatedAt: now}
-	}
-	if _, err := tx.NewInsert().Model(&rows).Exec(ctx); err != nil {
-		return fmt.Errorf("store answers: %w", err)
-	}
-	return nil
 }

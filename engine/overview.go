@@ -2,9 +2,6 @@ package engine
 
 import (
 	"context"
-	"database/sql"
-	"errors"
-	"fmt"
 )
 
 // registrationTarget loads a period that accepts registrations and the
@@ -15,12 +12,9 @@ import (
 // signed-in user who counted period ids).
 func (s *Service) registrationTarget(ctx context.Context, userKey string, periodID int64, orgID *int64) (*MembershipPeriod, []Person, error) {
 	notFound := Errorf(CodeNotFound, "membership period not found")
-	period := new(MembershipPeriod)
-	if err := s.db.NewSelect().Model(period).Where("id = ?", periodID).Scan(ctx); err != nil {
-		if errors.Is(err, sql.ErrNoRows) {
-			return nil, nil, notFound
-		}
-		return nil, nil, fmt.Errorf("load membership period: %w", err)
+	period, err := loadPeriod(ctx, s.db, periodID)
+	if err != nil {
+		return nil, nil, err
 	}
 	if orgID != nil && *orgID != period.OrganisationID {
 		return nil, nil, notFound

@@ -8,10 +8,7 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
-	"github.com/uptrace/bun/dialect"
 )
-
-func nowUTC() time.Time { return time.Now().UTC() }
 
 // startPayment opens a new payment attempt for an unpaid order and returns its address.
 func (s *Service) startPayment(ctx context.Context, db bun.IDB, order *Order) (string, error) {
@@ -26,17 +23,15 @@ func (s *Service) startPayment(ctx context.Context, db bun.IDB, order *Order) (s
 	now := s.clock()
 	p := &Payment{OrderID: order.ID, Provider: s.payments.Name(), Reference: ref, AmountMinor: order.TotalMinor,
 		Currency: order.Currency, Status: PaymentPending, PaymentURL: url, CreatedAt: now, UpdatedAt: now}
-	// ON CONFLICT rather than catching the violation: on PostgreSQL an error
-	// would abort the caller's transaction.
-	res, err := db.NewInsert().Model(p).On("CONFLICT (order_id) WHERE status = 'PENDING' DO NOTHING").Exec(ctx)
+	inserted, err := insertPendingPayment(ctx, db, p)
 	if err != nil {
-		return "", fmt.Errorf("store payment attempt: %w", err)
+		return "", err
 	}
-	if n, err := res.RowsAffected(); err == nil && n == 0 {
+	if !inserted {
 		// Another request opened an attempt for this order meanwhile: use that one.
-		var open Payment
-		if err := db.NewSelect().Model(&open).Where("order_id = ? AND status = ?", order.ID, PaymentPending).Scan(ctx); err != nil {
-			return "", fmt.Errorf("load the open payment attempt: %w", err)
+		open, err := pendingPayment(ctx, db, order.ID)
+		if err != nil {
+			return "", err
 		}
 		return open.PaymentURL, nil
 	}
@@ -54,12 +49,12 @@ func (s *Service) paymentURLFor(ctx context.Context, db bun.IDB, instanceID int6
 	if order.Status != OrderUnpaid {
 		return "", nil
 	}
-	var last []Payment
-	if err := db.NewSelect().Model(&last).Where("order_id = ?", order.ID).Order("id DESC").Limit(1).Scan(ctx); err != nil {
-		return "", fmt.Errorf("load payment attempts: %w", err)
+	last, err := lastPayment(ctx, db, order.ID)
+	if err != nil {
+		return "", err
 	}
-	if len(last) == 1 && last[0].Status == PaymentPending {
-		return last[0].PaymentURL, nil
+	if last != nil && last.Status == PaymentPending {
+		return last.PaymentURL, nil
 	}
 	url, err := s.startPayment(ctx, db, order)
 	if err != nil {
@@ -105,15 +100,13 @@ type PaymentView struct {
 // PaymentForPage loads a payment attempt and its order by reference.
 func (s *Service) PaymentForPage(ctx context.Context, reference string) (_ *PaymentView, err error) {
 	defer classifyUnavailable(&err)
-	p := new(Payment)
-	if err := s.db.NewSelect().Model(p).Where("reference = ?", reference).Scan(ctx); err != nil {
-		return nil, notFoundOr(err, "payment")
-	}
-	order := new(Order)
-	err = s.db.NewSelect().Model(order).Where("?TableAlias.id = ?", p.OrderID).
-		Relation("Lines", func(q *bun.SelectQuery) *bun.SelectQuery { return q.Order("line_no ASC") }).Scan(ctx)
+	p, err := paymentByReference(ctx, s.db, reference)
 	if err != nil {
-		return nil, notFoundOr(err, "order")
+		return nil, err
+	}
+	order, err := loadOrder(ctx, s.db, p.OrderID)
+	if err != nil {
+		return nil, err
 	}
 	return &PaymentView{Payment: *p, Order: order}, nil
 }
@@ -192,78 +185,39 @@ func settledOutcome(status string) string {
 // what is read here is what the other committed. (SQLite runs one
 // transaction at a time: it needs no lock.)
 func lockPayment(ctx context.Context, tx bun.Tx, reference string) (*Payment, *Order, error) {
-	var instanceID int64
-	err := tx.NewSelect().Model((*Order)(nil)).Column("process_instance_id").
-		Where("id = (?)", tx.NewSelect().Model((*Payment)(nil)).Column("order_id").Where("reference = ?", reference)).
-		Scan(ctx, &instanceID)
+	instanceID, err := instanceOfPayment(ctx, tx, reference)
 	if err != nil {
-		return nil, nil, notFoundOr(err, "payment")
+		return nil, nil, err
 	}
-	if tx.Dialect().Name() == dialect.PG {
-		if _, err := tx.NewSelect().Model((*ProcessInstance)(nil)).Column("id").Where("id = ?", instanceID).
-			For("UPDATE").Exec(ctx); err != nil {
-			return nil, nil, fmt.Errorf("lock process instance: %w", err)
-		}
+	if err := lockInstance(ctx, tx, instanceID); err != nil {
+		return nil, nil, err
 	}
-	p := new(Payment)
-	if err := tx.NewSelect().Model(p).Where("reference = ?", reference).Scan(ctx); err != nil {
-		return nil, nil, notFoundOr(err, "payment")
+	p, err := paymentByReference(ctx, tx, reference)
+	if err != nil {
+		return nil, nil, err
 	}
-	order := new(Order)
-	if err := tx.NewSelect().Model(order).Where("?TableAlias.id = ?", p.OrderID).
-		Relation("Lines", func(q *bun.SelectQuery) *bun.SelectQuery { return q.Order("line_no ASC") }).Scan(ctx); err != nil {
-		return nil, nil, notFoundOr(err, "order")
+	order, err := loadOrder(ctx, tx, p.OrderID)
+	if err != nil {
+		return nil, nil, err
 	}
 	return p, order, nil
 }
 
-// settlePayment records a payment attempt's outcome.
-func settlePayment(ctx context.Context, tx bun.Tx, p *Payment, status, transactionID string, now time.Time) error {
-	q := tx.NewUpdate().Model((*Payment)(nil)).Set("status = ?", status).Set("updated_at = ?", now).
-		Where("id = ? AND status = ?", p.ID, p.Status)
-	if transactionID != "" {
-		q = q.Set("transaction_id = ?", transactionID)
-	}
-	r, err := q.Exec(ctx)
-	if err != nil {
-		if isUniqueViolation(err) {
-			return Errorf(CodeConflict, "this payment transaction was already used")
-		}
-		return fmt.Errorf("settle payment: %w", err)
-	}
-	if n, err := r.RowsAffected(); err != nil || n != 1 {
-		// Under the instance lock nobody else can settle it; this is a bug.
-		return fmt.Errorf("settle payment %d: %d rows changed", p.ID, n)
-	}
-	return nil
-}
-
 // activate marks a paid order's registration complete and queues the confirmation.
 func (s *Service) activate(ctx context.Context, tx bun.Tx, order *Order, now time.Time) error {
-	r, err := tx.NewUpdate().Model((*Order)(nil)).Set("status = ?", OrderPaid).Set("paid_at = ?", now).
-		Where("id = ? AND status = ?", order.ID, OrderUnpaid).Exec(ctx)
-	if err != nil {
-		return fmt.Errorf("mark order paid: %w", err)
-	}
-	if n, err := r.RowsAffected(); err != nil || n != 1 {
-		return fmt.Errorf("mark order %d paid: %d rows changed", order.ID, n)
+	if err := markOrderPaid(ctx, tx, order.ID, now); err != nil {
+		return err
 	}
 	order.Status, order.PaidAt = OrderPaid, &now
-	if _, err := tx.NewUpdate().Model((*Membership)(nil)).Set("status = ?", MembershipActive).Set("activated_at = ?", now).
-		Where("process_instance_id = ? AND status = ?", order.ProcessInstanceID, MembershipPending).Exec(ctx); err != nil {
-		return fmt.Errorf("activate memberships: %w", err)
+	if err := activatePendingMemberships(ctx, tx, order.ProcessInstanceID, now); err != nil {
+		return err
 	}
-	if _, err := tx.NewUpdate().Model((*ProcessInstance)(nil)).Set("status = ?", StateCompleted).Set("end_time = ?", now).
-		Set("version = version + 1").Set("updated_at = ?", now).
-		Where("id = ? AND status = ?", order.ProcessInstanceID, StateDone).Exec(ctx); err != nil {
-		return fmt.Errorf("complete process instance: %w", err)
+	if err := completeInstance(ctx, tx, order.ProcessInstanceID, now); err != nil {
+		return err
 	}
-	var persons []Person
-	if err := tx.NewSelect().Model(&persons).
-		Where("id IN (?)", tx.NewSelect().Model((*Membership)(nil)).Column("person_id").
-			Where("process_instance_id = ? AND status = ?", order.ProcessInstanceID, MembershipActive)).
-		Order("id ASC").Scan(ctx); err != nil {
-		return fmt.Errorf("load persons to confirm: %w", err)
+	persons, err := activeMembersOf(ctx, tx, order.ProcessInstanceID)
+	if err != nil {
+		return err
 	}
 	names := make([]string, len(persons))
 	recipient := ""
@@ -282,8 +236,5 @@ func (s *Service) activate(ctx context.Context, tx bun.Tx, order *Order, now tim
 	}
 	msg := &OutboxMessage{Kind: "membership_confirmation", DedupKey: fmt.Sprintf("membership_confirmation:order:%d", order.ID),
 		Recipient: recipient, Payload: string(payload), CreatedAt: now}
-	if _, err := tx.NewInsert().Model(msg).On("CONFLICT (dedup_key) DO NOTHING").Exec(ctx); err != nil {
-		return fmt.Errorf("queue confirmation: %w", err)
-	}
-	return nil
+	return queueMessage(ctx, tx, msg)
 }

@@ -124,8 +124,8 @@ func (s *Service) Confirm(ctx context.Context, userKey, processID string, review
 		return nil, Errorf(CodeConflict, "this registration changed in another window: answer the remaining questions first")
 	}
 	last := def.Steps[len(def.Steps)-1]
-	var rows []ProcessData
-	if err := s.db.NewSelect().Model(&rows).Where("instance_id = ? AND step_id = ? AND data_key = ?", inst.ID, last.ID, DataAnswer).Scan(ctx); err != nil {
+	rows, err := stepAnswers(ctx, s.db, inst.ID, last.ID)
+	if err != nil {
 		return nil, err
 	}
 	if reviewed != inst.Version {

@@ -1,0 +1,86 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/uptrace/bun"
+)
+
+// Store functions for what a member entered in an instance (process_data):
+// the selected persons and the answers per step and person.
+
+// instanceData loads every stored answer and selection of an instance.
+func instanceData(ctx context.Context, db bun.IDB, instanceID int64) ([]ProcessData, error) {
+	var rows []ProcessData
+	if err := db.NewSelect().Model(&rows).Where("instance_id = ?", instanceID).Order("id ASC").Scan(ctx); err != nil {
+		return nil, fmt.Errorf("load process data: %w", err)
+	}
+	return rows, nil
+}
+
+// stepAnswers loads the answers of one step of an instance.
+func stepAnswers(ctx context.Context, db bun.IDB, instanceID, stepID int64) ([]ProcessData, error) {
+	var rows []ProcessData
+	if err := db.NewSelect().Model(&rows).Where("instance_id = ? AND step_id = ? AND data_key = ?", instanceID, stepID, DataAnswer).Scan(ctx); err != nil {
+		return nil, fmt.Errorf("load step answers: %w", err)
+	}
+	return rows, nil
+}
+
+// storeSelection replaces the selected persons of an instance. The delete
+// only runs when there was a selection before (reselect), which keeps a
+// first selection to one write.
+func storeSelection(ctx context.Context, db bun.IDB, instanceID int64, reselect bool, personIDs []int64, now time.Time) error {
+	if reselect {
+		if _, err := db.NewDelete().Model((*ProcessData)(nil)).
+			Where("instance_id = ? AND data_key = ?", instanceID, DataSelected).Exec(ctx); err != nil {
+			return fmt.Errorf("clear selection: %w", err)
+		}
+	}
+	rows := make([]ProcessData, len(personIDs))
+	for i := range personIDs {
+		rows[i] = ProcessData{InstanceID: instanceID, PersonID: &personIDs[i], DataKey: DataSelected, DataValue: "true", CreatedAt: now}
+	}
+	if _, err := db.NewInsert().Model(&rows).Exec(ctx); err != nil {
+		return fmt.Errorf("store selection: %w", err)
+	}
+	return nil
+}
+
+// storeAnswers replaces a step's answers. The delete only runs when the step
+// was answered before (after Back), which keeps a forward step to one write.
+func storeAnswers(ctx context.Context, db bun.IDB, instanceID, stepID int64, hadAnswers bool, answers map[int64]string, now time.Time) error {
+	if hadAnswers {
+		if _, err := db.NewDelete().Model((*ProcessData)(nil)).
+			Where("instance_id = ? AND step_id = ? AND data_key = ?", instanceID, stepID, DataAnswer).Exec(ctx); err != nil {
+			return fmt.Errorf("replace answers: %w", err)
+		}
+	}
+	if len(answers) == 0 {
+		return nil
+	}
+	ids := make([]int64, 0, len(answers))
+	for id := range answers {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	rows := make([]ProcessData, len(ids))
+	for i, id := range ids {
+		rows[i] = ProcessData{InstanceID: instanceID, StepID: &stepID, PersonID: &ids[i], DataKey: DataAnswer, DataValue: answers[id], CreatedAt: now}
+	}
+	if _, err := db.NewInsert().Model(&rows).Exec(ctx); err != nil {
+		return fmt.Errorf("store answers: %w", err)
+	}
+	return nil
+}
+
+// deleteInstanceData deletes every selection and answer of an instance.
+func deleteInstanceData(ctx context.Context, db bun.IDB, instanceID int64) error {
+	if _, err := db.NewDelete().Model((*ProcessData)(nil)).Where("instance_id = ?", instanceID).Exec(ctx); err != nil {
+		return fmt.Errorf("delete process data: %w", err)
+	}
+	return nil
+}

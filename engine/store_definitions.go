@@ -1,0 +1,81 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/uptrace/bun"
+)
+
+// Store functions for process definitions (process_definitions) with their
+// steps (process_steps) and options (process_step_options). A version is
+// written once and never changed, except for its active flag.
+
+// latestDefinition loads the newest version of a definition key of an organisation.
+func latestDefinition(ctx context.Context, db bun.IDB, orgID int64, key string) (*ProcessDefinition, error) {
+	def := new(ProcessDefinition)
+	err := db.NewSelect().Model(def).
+		Where("organisation_id = ? AND key = ?", orgID, key).
+		Order("version DESC").Limit(1).Scan(ctx)
+	if err != nil {
+		return nil, notFoundOr(err, "definition")
+	}
+	return def, nil
+}
+
+// latestActiveDefinition loads the newest active version of a definition key of an organisation.
+func latestActiveDefinition(ctx context.Context, db bun.IDB, orgID int64, key string) (*ProcessDefinition, error) {
+	def := new(ProcessDefinition)
+	err := db.NewSelect().Model(def).
+		Where("organisation_id = ? AND key = ? AND active", orgID, key).
+		Order("version DESC").Limit(1).Scan(ctx)
+	if err != nil {
+		return nil, notFoundOr(err, "definition")
+	}
+	return def, nil
+}
+
+// loadDefinition loads a definition version with its steps and their
+// options, each in order.
+func loadDefinition(ctx context.Context, db bun.IDB, id int64) (*ProcessDefinition, error) {
+	def := new(ProcessDefinition)
+	err := db.NewSelect().Model(def).Where("?TableAlias.id = ?", id).
+		Relation("Steps", func(q *bun.SelectQuery) *bun.SelectQuery { return q.Order("order_index ASC") }).
+		Relation("Steps.Options", func(q *bun.SelectQuery) *bun.SelectQuery { return q.Order("order_index ASC") }).
+		Scan(ctx)
+	if err != nil {
+		return nil, notFoundOr(err, "process definition")
+	}
+	return def, nil
+}
+
+// insertDefinition stores a new definition version. A unique violation
+// means another import made the same version meanwhile: a conflict.
+func insertDefinition(ctx context.Context, db bun.IDB, def *ProcessDefinition) error {
+	if _, err := db.NewInsert().Model(def).Exec(ctx); err != nil {
+		if isUniqueViolation(err) {
+			return Errorf(CodeConflict, "another import of %q ran at the same time; try again", def.Key)
+		}
+		return fmt.Errorf("insert definition: %w", err)
+	}
+	return nil
+}
+
+// insertStep stores a step of a definition version and its options,
+// numbered from 1 in the order given.
+func insertStep(ctx context.Context, db bun.IDB, step *ProcessStep, options []OptionSpec) error {
+	if _, err := db.NewInsert().Model(step).Exec(ctx); err != nil {
+		return fmt.Errorf("insert step %s: %w", step.Name, err)
+	}
+	if len(options) == 0 {
+		return nil
+	}
+	opts := make([]ProcessStepOption, len(options))
+	for i, o := range options {
+		opts[i] = ProcessStepOption{StepID: step.ID, OrderIndex: i + 1, Value: o.Value, Label: o.Label}
+	}
+	if _, err := db.NewInsert().Model(&opts).Exec(ctx); err != nil {
+		return fmt.Errorf("insert options of %s: %w", step.Name, err)
+	}
+	return nil
+}

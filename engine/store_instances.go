@@ -1,0 +1,102 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect"
+)
+
+// Store functions for process instances (process_instances).
+
+// loadInstance loads an instance of userKey with its period. Instances of
+// other user keys are not found, so their existence does not leak.
+func loadInstance(ctx context.Context, db bun.IDB, userKey, processID string) (*ProcessInstance, error) {
+	id, err := parseProcessID(processID)
+	if err != nil {
+		return nil, err
+	}
+	inst := new(ProcessInstance)
+	// The period and the definition's active flag come in the same statement:
+	// both can change while a registration runs.
+	err = db.NewSelect().Model(inst).Relation("Period").Relation("Definition").
+		Where("?TableAlias.id = ? AND ?TableAlias.user_key = ?", id, userKey).Scan(ctx)
+	if err != nil {
+		return nil, notFoundOr(err, "process instance")
+	}
+	return inst, nil
+}
+
+// findOpenInstance finds the unfinished membership instance of userKey for
+// a period on the definition key, or nil when there is none.
+func findOpenInstance(ctx context.Context, db bun.IDB, userKey string, periodID int64, definitionKey string) (*ProcessInstance, error) {
+	var found []ProcessInstance
+	err := db.NewSelect().Model(&found).
+		Where("user_key = ? AND related_entity_type = ? AND related_entity_id = ? AND definition_key = ?",
+			userKey, EntityMembership, periodID, definitionKey).
+		Where("status NOT IN (?)", bun.In([]string{StateCompleted, StateCancelled, StateFailed})).
+		Limit(1).Scan(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("find open instance: %w", err)
+	}
+	if len(found) == 0 {
+		return nil, nil //nolint:nilnil // "none open" is a normal answer, not an error
+	}
+	return &found[0], nil
+}
+
+// insertInstance stores a new instance. A unique violation (another open
+// instance for the same period) is a conflict that wraps the violation.
+func insertInstance(ctx context.Context, db bun.IDB, inst *ProcessInstance) error {
+	if _, err := db.NewInsert().Model(inst).Exec(ctx); err != nil {
+		if isUniqueViolation(err) {
+			return &Error{Code: CodeConflict, Message: "a registration for this period is already open", Err: err}
+		}
+		return fmt.Errorf("create process instance: %w", err)
+	}
+	return nil
+}
+
+// bumpVersion moves an instance to its new state if nobody else changed it
+// since it was read: the optimistic lock that makes one of two racing
+// submissions win and the other get a conflict.
+func bumpVersion(ctx context.Context, db bun.IDB, inst *ProcessInstance, now time.Time, columns ...string) error {
+	inst.Version++
+	inst.UpdatedAt = now
+	res, err := db.NewUpdate().Model(inst).
+		Column(append(columns, "version", "updated_at")...).
+		Where("id = ? AND version = ?", inst.ID, inst.Version-1).
+		Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("update process instance: %w", err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n != 1 {
+		return Errorf(CodeConflict, "this registration changed in another window; reload it to continue")
+	}
+	return nil
+}
+
+// lockInstance takes the row lock of an instance on PostgreSQL. SQLite runs
+// one transaction at a time: it needs no lock.
+func lockInstance(ctx context.Context, tx bun.Tx, instanceID int64) error {
+	if tx.Dialect().Name() != dialect.PG {
+		return nil
+	}
+	if _, err := tx.NewSelect().Model((*ProcessInstance)(nil)).Column("id").Where("id = ?", instanceID).
+		For("UPDATE").Exec(ctx); err != nil {
+		return fmt.Errorf("lock process instance: %w", err)
+	}
+	return nil
+}
+
+// completeInstance moves a committed (DONE) instance to COMPLETED.
+func completeInstance(ctx context.Context, db bun.IDB, instanceID int64, now time.Time) error {
+	if _, err := db.NewUpdate().Model((*ProcessInstance)(nil)).Set("status = ?", StateCompleted).Set("end_time = ?", now).
+		Set("version = version + 1").Set("updated_at = ?", now).
+		Where("id = ? AND status = ?", instanceID, StateDone).Exec(ctx); err != nil {
+		return fmt.Errorf("complete process instance: %w", err)
+	}
+	return nil
+}

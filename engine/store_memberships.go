@@ -1,0 +1,89 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/uptrace/bun"
+)
+
+// Store functions for memberships (memberships): a person's membership of
+// a period, pending until its order is paid.
+
+// membershipStatuses returns the person status of each person for a period.
+func membershipStatuses(ctx context.Context, db bun.IDB, periodID int64, personIDs []int64) (map[int64]string, error) {
+	out := make(map[int64]string, len(personIDs))
+	for _, id := range personIDs {
+		out[id] = PersonAvailable
+	}
+	if len(personIDs) == 0 {
+		return out, nil
+	}
+	var ms []Membership
+	err := db.NewSelect().Model(&ms).Column("person_id", "status").
+		Where("period_id = ? AND person_id IN (?) AND status IN (?)", periodID, bun.In(personIDs),
+			bun.In([]string{MembershipPending, MembershipActive})).Scan(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("load membership statuses: %w", err)
+	}
+	for _, m := range ms {
+		if m.Status == MembershipActive {
+			out[m.PersonID] = PersonRegistered
+		} else {
+			out[m.PersonID] = PersonPendingPayment
+		}
+	}
+	return out, nil
+}
+
+// previousMembershipTypes returns the membership types each person held
+// (active) in the previous period: the organisation's latest one that ended
+// before start.
+func previousMembershipTypes(ctx context.Context, db bun.IDB, orgID int64, start time.Time, personIDs []int64) (map[int64][]int64, error) {
+	var held []Membership
+	err := db.NewSelect().Model(&held).Column("person_id", "membership_type_id").
+		Where("person_id IN (?) AND status = ?", bun.In(personIDs), MembershipActive).
+		Where("period_id = (?)", db.NewSelect().Model((*MembershipPeriod)(nil)).Column("id").
+			Where("organisation_id = ? AND end_date < ?", orgID, start).
+			Order("end_date DESC").Limit(1)).
+		Scan(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("load previous memberships: %w", err)
+	}
+	previous := map[int64][]int64{}
+	for _, m := range held {
+		previous[m.PersonID] = append(previous[m.PersonID], m.MembershipTypeID)
+	}
+	return previous, nil
+}
+
+// insertMemberships stores new memberships. A unique violation means a
+// person already has a live membership of the period: a conflict.
+func insertMemberships(ctx context.Context, db bun.IDB, memberships []Membership) error {
+	if _, err := db.NewInsert().Model(&memberships).Exec(ctx); err != nil {
+		if isUniqueViolation(err) {
+			return Errorf(CodeConflict, "a selected person was registered for this period in the meantime; start again to choose persons")
+		}
+		return fmt.Errorf("create memberships: %w", err)
+	}
+	return nil
+}
+
+// cancelPendingMemberships cancels the memberships of an instance that wait for payment.
+func cancelPendingMemberships(ctx context.Context, db bun.IDB, instanceID int64) error {
+	if _, err := db.NewUpdate().Model((*Membership)(nil)).Set("status = ?", MembershipCancelled).
+		Where("process_instance_id = ? AND status = ?", instanceID, MembershipPending).Exec(ctx); err != nil {
+		return fmt.Errorf("cancel memberships: %w", err)
+	}
+	return nil
+}
+
+// activatePendingMemberships activates the memberships of an instance that wait for payment.
+func activatePendingMemberships(ctx context.Context, db bun.IDB, instanceID int64, now time.Time) error {
+	if _, err := db.NewUpdate().Model((*Membership)(nil)).Set("status = ?", MembershipActive).Set("activated_at = ?", now).
+		Where("process_instance_id = ? AND status = ?", instanceID, MembershipPending).Exec(ctx); err != nil {
+		return fmt.Errorf("activate memberships: %w", err)
+	}
+	return nil
+}

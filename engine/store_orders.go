@@ -1,0 +1,80 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/uptrace/bun"
+)
+
+// Store functions for orders (orders) and their frozen lines (order_lines).
+
+// withLines loads an order's lines in line order.
+func withLines(q *bun.SelectQuery) *bun.SelectQuery {
+	return q.Relation("Lines", func(q *bun.SelectQuery) *bun.SelectQuery { return q.Order("line_no ASC") })
+}
+
+// loadOrder loads an order by id, with its lines.
+func loadOrder(ctx context.Context, db bun.IDB, orderID int64) (*Order, error) {
+	order := new(Order)
+	if err := withLines(db.NewSelect().Model(order).Where("?TableAlias.id = ?", orderID)).Scan(ctx); err != nil {
+		return nil, notFoundOr(err, "order")
+	}
+	return order, nil
+}
+
+// liveOrder loads the instance's order that is not cancelled, with its lines.
+func liveOrder(ctx context.Context, db bun.IDB, instanceID int64) (*Order, error) {
+	order := new(Order)
+	err := withLines(db.NewSelect().Model(order).
+		Where("?TableAlias.process_instance_id = ? AND ?TableAlias.status <> ?", instanceID, OrderCancelled)).Scan(ctx)
+	if err != nil {
+		return nil, notFoundOr(err, "order")
+	}
+	return order, nil
+}
+
+// insertOrder stores a new order and its lines (numbered from 1 as given).
+// A unique violation means the instance has a live order already: a conflict.
+func insertOrder(ctx context.Context, db bun.IDB, order *Order) error {
+	if _, err := db.NewInsert().Model(order).Exec(ctx); err != nil {
+		if isUniqueViolation(err) {
+			return Errorf(CodeConflict, "this registration was already submitted")
+		}
+		return fmt.Errorf("create order: %w", err)
+	}
+	if len(order.Lines) == 0 {
+		return nil
+	}
+	for i := range order.Lines {
+		order.Lines[i].OrderID = order.ID
+	}
+	if _, err := db.NewInsert().Model(&order.Lines).Exec(ctx); err != nil {
+		return fmt.Errorf("create order lines: %w", err)
+	}
+	return nil
+}
+
+// cancelUnpaidOrders cancels the unpaid order of an instance.
+func cancelUnpaidOrders(ctx context.Context, db bun.IDB, instanceID int64) error {
+	if _, err := db.NewUpdate().Model((*Order)(nil)).Set("status = ?", OrderCancelled).
+		Where("process_instance_id = ? AND status = ?", instanceID, OrderUnpaid).Exec(ctx); err != nil {
+		return fmt.Errorf("cancel order: %w", err)
+	}
+	return nil
+}
+
+// markOrderPaid marks an unpaid order paid. Anything but exactly one row
+// changed is a defect: the caller holds the instance lock.
+func markOrderPaid(ctx context.Context, db bun.IDB, orderID int64, now time.Time) error {
+	r, err := db.NewUpdate().Model((*Order)(nil)).Set("status = ?", OrderPaid).Set("paid_at = ?", now).
+		Where("id = ? AND status = ?", orderID, OrderUnpaid).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("mark order paid: %w", err)
+	}
+	if n, err := r.RowsAffected(); err != nil || n != 1 {
+		return fmt.Errorf("mark order %d paid: %d rows changed", orderID, n)
+	}
+	return nil
+}

@@ -1,0 +1,39 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/uptrace/bun"
+)
+
+// Store functions for membership periods (membership_periods) and what they
+// offer: the organisation's membership types (membership_types) and the
+// period's price rules (price_rules).
+
+// loadPeriod loads a membership period by id.
+func loadPeriod(ctx context.Context, db bun.IDB, periodID int64) (*MembershipPeriod, error) {
+	period := new(MembershipPeriod)
+	if err := db.NewSelect().Model(period).Where("id = ?", periodID).Scan(ctx); err != nil {
+		return nil, notFoundOr(err, "membership period")
+	}
+	return period, nil
+}
+
+// membershipTypes lists the membership types of an organisation.
+func membershipTypes(ctx context.Context, db bun.IDB, orgID int64) ([]MembershipType, error) {
+	var types []MembershipType
+	if err := db.NewSelect().Model(&types).Where("organisation_id = ?", orgID).Scan(ctx); err != nil {
+		return nil, fmt.Errorf("load membership types: %w", err)
+	}
+	return types, nil
+}
+
+// priceRules lists the price rules of a period in the order they were made.
+func priceRules(ctx context.Context, db bun.IDB, periodID int64) ([]PriceRule, error) {
+	var rules []PriceRule
+	if err := db.NewSelect().Model(&rules).Where("period_id = ?", periodID).Order("id ASC").Scan(ctx); err != nil {
+		return nil, fmt.Errorf("load price rules: %w", err)
+	}
+	return rules, nil
+}

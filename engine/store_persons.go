@@ -1,0 +1,75 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect"
+)
+
+// Store functions for persons (persons) and their links to user keys (user_persons).
+
+// linkedPersons lists the persons userKey may register in an organisation.
+func linkedPersons(ctx context.Context, db bun.IDB, userKey string, orgID int64) ([]Person, error) {
+	var persons []Person
+	err := db.NewSelect().Model(&persons).
+		Join("JOIN user_persons AS up ON up.person_id = person.id").
+		Where("up.user_key = ? AND up.organisation_id = ?", userKey, orgID).
+		Order("person.date_of_birth ASC", "person.id ASC").Scan(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("load linked persons: %w", err)
+	}
+	return persons, nil
+}
+
+// personsByID loads persons in the order of ids.
+func personsByID(ctx context.Context, db bun.IDB, ids []int64) ([]Person, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	var rows []Person
+	if err := db.NewSelect().Model(&rows).Where("id IN (?)", bun.In(ids)).Scan(ctx); err != nil {
+		return nil, fmt.Errorf("load persons: %w", err)
+	}
+	byID := make(map[int64]Person, len(rows))
+	for _, p := range rows {
+		byID[p.ID] = p
+	}
+	out := make([]Person, 0, len(ids))
+	for _, id := range ids {
+		if p, ok := byID[id]; ok {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// linkedAmong returns which of personIDs are still linked to userKey in an
+// organisation. On PostgreSQL the links are read FOR SHARE, so an unlink
+// running at the same time waits for this transaction instead of slipping
+// in after the check; SQLite runs one writer at a time anyway.
+func linkedAmong(ctx context.Context, tx bun.Tx, userKey string, orgID int64, personIDs []int64) ([]int64, error) {
+	var linked []int64
+	q := tx.NewSelect().Model((*UserPerson)(nil)).Column("person_id").
+		Where("user_key = ? AND organisation_id = ? AND person_id IN (?)", userKey, orgID, bun.In(personIDs))
+	if tx.Dialect().Name() == dialect.PG {
+		q = q.For("SHARE")
+	}
+	if err := q.Scan(ctx, &linked); err != nil {
+		return nil, fmt.Errorf("check person links: %w", err)
+	}
+	return linked, nil
+}
+
+// activeMembersOf loads the persons whose membership from an instance is active, by id.
+func activeMembersOf(ctx context.Context, db bun.IDB, instanceID int64) ([]Person, error) {
+	var persons []Person
+	if err := db.NewSelect().Model(&persons).
+		Where("id IN (?)", db.NewSelect().Model((*Membership)(nil)).Column("person_id").
+			Where("process_instance_id = ? AND status = ?", instanceID, MembershipActive)).
+		Order("id ASC").Scan(ctx); err != nil {
+		return nil, fmt.Errorf("load persons to confirm: %w", err)
+	}
+	return persons, nil
+}
