@@ -27,7 +27,7 @@ func pricingInputs(ctx context.Context, tx bun.IDB, inst *ProcessInstance, perso
 }
 
 // quoteFor prices the selected persons with their answers.
-func (s *Service) quoteFor(ctx context.Context, tx bun.IDB, inst *ProcessInstance, def *definition, selected []Person, answers map[int64]map[int64]string) (Quote, []pricedPerson, error) {
+func (s *Service) quoteFor(ctx context.Context, tx bun.IDB, inst *ProcessInstance, def *definition, selected []Person, answers map[int64]map[int64]string, now time.Time) (Quote, []pricedPerson, error) {
 	types, previous, rules, err := pricingInputs(ctx, tx, inst, inst.SelectedPersons)
 	if err != nil {
 		return Quote{}, nil, err
@@ -47,21 +47,21 @@ func (s *Service) quoteFor(ctx context.Context, tx bun.IDB, inst *ProcessInstanc
 		}
 		people[i] = pricedPerson{Person: p, Type: t, MemberType: mt, Answers: own}
 	}
-	q, err := priceRegistration(inst.Period, def.Steps, people, rules, s.clock())
+	q, err := priceRegistration(inst.Period, def.Steps, people, rules, now)
 	return q, people, err
 }
 
 // commit turns a fully answered instance into memberships pending payment
-// and an unpaid order with frozen lines, inside the caller's transaction.
-func (s *Service) commit(ctx context.Context, tx bun.Tx, inst *ProcessInstance, def *definition, selected []Person, answers map[int64]map[int64]string) (*Order, error) {
+// and an unpaid order with frozen lines, inside the caller's transaction;
+// now is the transaction's time, for the price and the records.
+func (s *Service) commit(ctx context.Context, tx bun.Tx, inst *ProcessInstance, def *definition, selected []Person, answers map[int64]map[int64]string, now time.Time) (*Order, error) {
 	if err := checkStillLinked(ctx, tx, inst, len(def.Steps), selected); err != nil {
 		return nil, err
 	}
-	quote, people, err := s.quoteFor(ctx, tx, inst, def, selected, answers)
+	quote, people, err := s.quoteFor(ctx, tx, inst, def, selected, answers, now)
 	if err != nil {
 		return nil, err
 	}
-	now := s.clock()
 	memberships := make([]Membership, len(people))
 	for i, pp := range people {
 		memberships[i] = Membership{
@@ -156,7 +156,7 @@ func (s *Service) Quote(ctx context.Context, userKey, processID string) (_ Quote
 	if err != nil {
 		return Quote{}, err
 	}
-	q, _, err := s.quoteFor(ctx, s.db, inst, def, selected, answersOf(data))
+	q, _, err := s.quoteFor(ctx, s.db, inst, def, selected, answersOf(data), s.clock())
 	return q, err
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/uptrace/bun"
 )
@@ -195,7 +196,8 @@ func (s *Service) Next(ctx context.Context, userKey string, in NextInput) (_ *Fo
 		if err != nil {
 			return err
 		}
-		if err := s.checkAcceptsAnswers(inst); err != nil {
+		now := s.clock() // one time for the whole transaction: the checks, the price and the records
+		if err := checkAcceptsAnswers(inst, now); err != nil {
 			return err
 		}
 		current := 0
@@ -210,10 +212,10 @@ func (s *Service) Next(ctx context.Context, userKey string, in NextInput) (_ *Fo
 				Message: fmt.Sprintf("this registration changed in another window: it is at step %d, the answers were for step %d", current, in.Step)}
 		}
 		if current == 0 {
-			form, err = s.submitSelection(ctx, tx, inst, def, in)
+			form, err = s.submitSelection(ctx, tx, inst, def, in, now)
 			return err
 		}
-		form, committed, err = s.submitAnswers(ctx, tx, inst, def, current, in)
+		form, committed, err = s.submitAnswers(ctx, tx, inst, def, current, in, now)
 		return err
 	})
 	if err != nil {
@@ -235,8 +237,8 @@ func (s *Service) Next(ctx context.Context, userKey string, in NextInput) (_ *Fo
 
 // checkAcceptsAnswers rejects answers once the period has closed or the
 // definition was deactivated, even for a registration already under way.
-func (s *Service) checkAcceptsAnswers(inst *ProcessInstance) error {
-	if !inst.Period.AcceptsRegistrations(s.clock()) {
+func checkAcceptsAnswers(inst *ProcessInstance, now time.Time) error {
+	if !inst.Period.AcceptsRegistrations(now) {
 		return Errorf(CodeConflict, "registration for %s is closed", inst.Period.Name)
 	}
 	if inst.Definition != nil && !inst.Definition.Active {
@@ -257,7 +259,7 @@ func checkOpen(inst *ProcessInstance) error {
 }
 
 // submitSelection stores which persons are registered and opens the first question.
-func (s *Service) submitSelection(ctx context.Context, tx bun.Tx, inst *ProcessInstance, def *definition, in NextInput) (*Form, error) {
+func (s *Service) submitSelection(ctx context.Context, tx bun.Tx, inst *ProcessInstance, def *definition, in NextInput, now time.Time) (*Form, error) {
 	persons, err := linkedPersons(ctx, tx, inst.UserKey, inst.OrganisationID)
 	if err != nil {
 		return nil, err
@@ -305,7 +307,6 @@ func (s *Service) submitSelection(ctx context.Context, tx bun.Tx, inst *ProcessI
 	reselect := inst.Status != StateInit
 	first := def.Steps[0].ID
 	inst.SelectedPersons, inst.CurrentStepID, inst.Status = chosen, &first, StateRunning
-	now := s.clock()
 	if err := bumpVersion(ctx, tx, inst, now, "selected_persons", "current_step_id", "status"); err != nil {
 		return nil, err
 	}
@@ -339,7 +340,7 @@ func strconv64(id int64) string { return fmt.Sprint(id) }
 
 // submitAnswers validates and stores the answers of question number, then
 // returns the next question or commits after the last one.
-func (s *Service) submitAnswers(ctx context.Context, tx bun.Tx, inst *ProcessInstance, def *definition, number int, in NextInput) (*Form, *Order, error) {
+func (s *Service) submitAnswers(ctx context.Context, tx bun.Tx, inst *ProcessInstance, def *definition, number int, in NextInput, now time.Time) (*Form, *Order, error) {
 	step := &def.Steps[number-1]
 	selected, err := personsByID(ctx, tx, inst.SelectedPersons)
 	if err != nil {
@@ -375,7 +376,6 @@ func (s *Service) submitAnswers(ctx context.Context, tx bun.Tx, inst *ProcessIns
 		return nil, nil, err
 	}
 	last := number == len(def.Steps)
-	now := s.clock()
 	if last && in.HoldCommit {
 		if err := bumpVersion(ctx, tx, inst, now, "status"); err != nil {
 			return nil, nil, err
@@ -403,7 +403,7 @@ func (s *Service) submitAnswers(ctx context.Context, tx bun.Tx, inst *ProcessIns
 	if !last {
 		return questionForm(inst, def, number+1, selected, all), nil, nil
 	}
-	order, err := s.commit(ctx, tx, inst, def, selected, all)
+	order, err := s.commit(ctx, tx, inst, def, selected, all, now)
 	if err != nil {
 		return nil, nil, err
 	}

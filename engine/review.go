@@ -77,7 +77,7 @@ func (s *Service) Review(ctx context.Context, userKey, processID string) (_ *Rev
 		}
 		r.Persons = append(r.Persons, rp)
 	}
-	if q, _, err := s.quoteFor(ctx, s.db, inst, def, selected, answers); err != nil {
+	if q, _, err := s.quoteFor(ctx, s.db, inst, def, selected, answers, s.clock()); err != nil {
 		if e, ok := AsError(err); ok && e.Code != CodeInternal {
 			r.QuoteError = e.Message
 		} else {
