@@ -72,3 +72,24 @@ func TestWholeFlow(t *testing.T) {
 		t.Logf("payment url %s", form.PaymentURL)
 	})
 }
+
+// TestTestGatewayAddresses: the test gateway adds only the query to the
+// addresses its caller gives it.
+func TestTestGatewayAddresses(t *testing.T) {
+	gw := engine.NewTestGateway("secret", engine.TestGatewayURLs{
+		PayURL:    func(reference string) string { return "https://pay.example/p/" + reference },
+		ReturnURL: "https://portal.example/back",
+	})
+	pay, err := gw.CreatePayment(context.Background(), engine.PaymentRequest{Reference: "PR-1", AmountMinor: 1250, Currency: "EUR"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "https://pay.example/p/PR-1?amount=12.50&currency=EUR&reference=PR-1"; pay != want {
+		t.Errorf("CreatePayment = %q, want %q", pay, want)
+	}
+	ret := gw.ReturnURL("PR-1", engine.OutcomeSuccess, "TX-1")
+	if want := "https://portal.example/back?reference=PR-1&signature=" + gw.Sign("PR-1", engine.OutcomeSuccess, "TX-1") +
+		"&status=success&transactionId=TX-1"; ret != want {
+		t.Errorf("ReturnURL = %q, want %q", ret, want)
+	}
+}

@@ -9,7 +9,21 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine/dbtest"
+	"portal/handlers"
 )
+
+// TestTestGatewayURLs: the test gateway's addresses are the routes the
+// server serves, byte for byte as the engine built them before it got them
+// from here.
+func TestTestGatewayURLs(t *testing.T) {
+	urls := handlers.TestGatewayURLs("https://portal.example")
+	if got, want := urls.PayURL("PR-A/B C"), "https://portal.example/dev/pay/PR-A%2FB%20C"; got != want {
+		t.Errorf("PayURL = %q, want %q", got, want)
+	}
+	if got, want := urls.ReturnURL, "https://portal.example/membership/payment-return"; got != want {
+		t.Errorf("ReturnURL = %q, want %q", got, want)
+	}
+}
 
 // The payment-return address travels in browser history and the
 // provider's logs: whoever holds it without being the order's owner learns
