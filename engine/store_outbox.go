@@ -14,7 +14,7 @@ import (
 // key is already there is left as it is.
 func queueMessage(ctx context.Context, db bun.IDB, msg *OutboxMessage) error {
 	if _, err := db.NewInsert().Model(msg).On("CONFLICT (dedup_key) DO NOTHING").Exec(ctx); err != nil {
-		return fmt.Errorf("queue confirmation: %w", err)
+		return fmt.Errorf("queue %s: %w", msg.Kind, err)
 	}
 	return nil
 }
