@@ -4,7 +4,7 @@ BIN       := bin/portal
 DEV_SECRET := dev-only-hash-secret-change-me
 DEV_ENV   := PORTAL_HASH_SECRET=$(DEV_SECRET) PORTAL_COOKIE_SECURE=false PORTAL_PAYMENT_PROVIDER=test
 
-.PHONY: run build test fmt-check vet templ templ-check bench clean
+.PHONY: run build test fmt-check vet lint templ templ-check bench clean
 
 ## run: build, migrate, seed the demo data and serve on :8080 (development settings)
 run: build
@@ -16,8 +16,8 @@ run: build
 build:
 	CGO_ENABLED=0 $(GO) build -o $(BIN) ./cmd/portal
 
-## test: formatting, vet, generated-code drift, then every test with the race detector
-test: fmt-check vet templ-check css-check spec-check spec-lint spec-diff contract-client
+## test: formatting, vet, lint, generated-code drift, then every test with the race detector
+test: fmt-check vet lint templ-check css-check spec-check spec-lint spec-diff contract-client
 	@[ -n "$$PORTAL_TEST_DATABASE_URL" ] || echo "test: PostgreSQL SKIPPED: set PORTAL_TEST_DATABASE_URL to run the store, engine and API suites on PostgreSQL too"
 	@[ -x "$${PORTAL_CHROMIUM:-/usr/bin/chromium}" ] || echo "test: browser end-to-end suite SKIPPED: Chromium not found (apt-get install chromium, or set PORTAL_CHROMIUM)"
 	@[ -n "$$PORTAL_TEST_REDIS_URL" ] || echo "test: Redis session store suites SKIPPED: set PORTAL_TEST_REDIS_URL"
@@ -29,6 +29,16 @@ fmt-check:
 
 vet:
 	$(GO) vet ./...
+
+## lint: staticcheck, pinned, installed into bin/ on first use (its own module: it does not touch go.mod)
+STATICCHECK_VERSION := v0.6.1
+STATICCHECK := bin/tools/staticcheck-$(STATICCHECK_VERSION)
+$(STATICCHECK):
+	@mkdir -p bin/tools
+	GOBIN=$(CURDIR)/bin/tools/$(STATICCHECK_VERSION) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+	mv bin/tools/$(STATICCHECK_VERSION)/staticcheck $@ && rmdir bin/tools/$(STATICCHECK_VERSION)
+lint: $(STATICCHECK)
+	$(STATICCHECK) ./...
 
 ## templ: regenerate the templ components
 templ:

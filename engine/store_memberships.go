@@ -22,8 +22,8 @@ func membershipStatuses(ctx context.Context, db bun.IDB, periodID int64, personI
 	}
 	var ms []Membership
 	err := db.NewSelect().Model(&ms).Column("person_id", "status").
-		Where("period_id = ? AND person_id IN (?) AND status IN (?)", periodID, bun.In(personIDs),
-			bun.In([]string{MembershipPending, MembershipActive})).Scan(ctx)
+		Where("period_id = ? AND person_id IN (?) AND status IN (?)", periodID, bun.List(personIDs),
+			bun.List([]string{MembershipPending, MembershipActive})).Scan(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("load membership statuses: %w", err)
 	}
@@ -43,7 +43,7 @@ func membershipStatuses(ctx context.Context, db bun.IDB, periodID int64, personI
 func previousMembershipTypes(ctx context.Context, db bun.IDB, orgID int64, start time.Time, personIDs []int64) (map[int64][]int64, error) {
 	var held []Membership
 	err := db.NewSelect().Model(&held).Column("person_id", "membership_type_id").
-		Where("person_id IN (?) AND status = ?", bun.In(personIDs), MembershipActive).
+		Where("person_id IN (?) AND status = ?", bun.List(personIDs), MembershipActive).
 		Where("period_id = (?)", db.NewSelect().Model((*MembershipPeriod)(nil)).Column("id").
 			Where("organisation_id = ? AND end_date < ?", orgID, start).
 			Order("end_date DESC").Limit(1)).

@@ -29,7 +29,7 @@ func personsByID(ctx context.Context, db bun.IDB, ids []int64) ([]Person, error)
 		return nil, nil
 	}
 	var rows []Person
-	if err := db.NewSelect().Model(&rows).Where("id IN (?)", bun.In(ids)).Scan(ctx); err != nil {
+	if err := db.NewSelect().Model(&rows).Where("id IN (?)", bun.List(ids)).Scan(ctx); err != nil {
 		return nil, fmt.Errorf("load persons: %w", err)
 	}
 	byID := make(map[int64]Person, len(rows))
@@ -52,7 +52,7 @@ func personsByID(ctx context.Context, db bun.IDB, ids []int64) ([]Person, error)
 func linkedAmong(ctx context.Context, tx bun.Tx, userKey string, orgID int64, personIDs []int64) ([]int64, error) {
 	var linked []int64
 	q := tx.NewSelect().Model((*UserPerson)(nil)).Column("person_id").
-		Where("user_key = ? AND organisation_id = ? AND person_id IN (?)", userKey, orgID, bun.In(personIDs))
+		Where("user_key = ? AND organisation_id = ? AND person_id IN (?)", userKey, orgID, bun.List(personIDs))
 	if tx.Dialect().Name() == dialect.PG {
 		q = q.For("SHARE")
 	}

@@ -33,7 +33,7 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	}
 	defer db.Close()
-	db.AddQueryHook(engine.QueryHook{Log: log})
+	db = db.WithQueryHook(engine.QueryHook{Log: log}) // statements at debug level
 	if cfg.AutoMigrate {
 		applied, err := migrations.Up(ctx, db)
 		if err != nil {
