@@ -6,8 +6,6 @@ import (
 	"net/netip"
 
 	"github.com/labstack/echo/v4"
-
-	"portal/relay/contract"
 )
 
 // OpenAPIDocument is the OpenAPI 3 description of the JSON API.
@@ -26,7 +24,7 @@ func (s *Server) openAPI(c echo.Context) error {
 	c.Response().Header().Add(echo.HeaderVary, headerForwardedPrefix)
 	doc := OpenAPIDocument
 	if prefix := c.Request().Header.Get(headerForwardedPrefix); prefix != "" && s.fromTrustedProxy(c.Request()) {
-		prefixed, err := contract.WithServerPrefix(doc, prefix)
+		prefixed, err := withServerPrefix(doc, prefix)
 		if err != nil {
 			s.log.Warn("ignored X-Forwarded-Prefix from a trusted proxy", "prefix", prefix, "err", err)
 		} else {
