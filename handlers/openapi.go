@@ -3,7 +3,6 @@ package handlers
 import (
 	_ "embed"
 	"net/http"
-	"net/netip"
 
 	"github.com/labstack/echo/v4"
 )
@@ -23,7 +22,7 @@ const headerForwardedPrefix = "X-Forwarded-Prefix"
 func (s *Server) openAPI(c echo.Context) error {
 	c.Response().Header().Add(echo.HeaderVary, headerForwardedPrefix)
 	doc := OpenAPIDocument
-	if prefix := c.Request().Header.Get(headerForwardedPrefix); prefix != "" && s.fromTrustedProxy(c.Request()) {
+	if prefix := c.Request().Header.Get(headerForwardedPrefix); prefix != "" && s.proxies.Trusts(c.Request()) {
 		prefixed, err := withServerPrefix(doc, prefix)
 		if err != nil {
 			s.log.Warn("ignored X-Forwarded-Prefix from a trusted proxy", "prefix", prefix, "err", err)
@@ -32,23 +31,4 @@ func (s *Server) openAPI(c echo.Context) error {
 		}
 	}
 	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, doc)
-}
-
-// fromTrustedProxy reports whether the direct peer, never an address a
-// header names, is one of the trusted proxies.
-func (s *Server) fromTrustedProxy(r *http.Request) bool {
-	if len(s.proxies) == 0 {
-		return false
-	}
-	peer, err := netip.ParseAddrPort(r.RemoteAddr)
-	if err != nil {
-		return false
-	}
-	addr := peer.Addr().Unmap()
-	for _, p := range s.proxies {
-		if p.Contains(addr) {
-			return true
-		}
-	}
-	return false
 }

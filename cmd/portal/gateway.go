@@ -41,10 +41,6 @@ func withGatewayDefaults(c Config) Config {
 
 var relayPrefixPattern = regexp.MustCompile(`^(/[A-Za-z0-9._~-]+)+$`)
 
-// reservedPrefixes are the gateway's own routes, which the relay must not shadow.
-var reservedPrefixes = []string{"/api", "/static", "/membership", "/dev", "/healthz", "/readyz",
-	handlers.LoginPath, "/oauth2", handlers.LogoutPath, handlers.MetricsPath}
-
 // oidcOn reports whether any OIDC setting is given (then all must be).
 func (c *Config) oidcOn() bool {
 	return c.OIDCIssuer != "" || c.OIDCClientID != "" || c.OIDCClientSecret != ""
@@ -67,7 +63,7 @@ func (c *Config) validateGateway() []string {
 	if !relayPrefixPattern.MatchString(c.RelayPrefix) || strings.Contains(c.RelayPrefix, "/..") || strings.Contains(c.RelayPrefix, "/./") || strings.HasSuffix(c.RelayPrefix, "/.") {
 		add("PORTAL_RELAY_PREFIX must be a path like /services/admin-service")
 	} else {
-		for _, r := range reservedPrefixes {
+		for _, r := range handlers.ReservedPrefixes() { // the gateway's own routes
 			if c.RelayPrefix == r || strings.HasPrefix(c.RelayPrefix, r+"/") || strings.HasPrefix(r, c.RelayPrefix+"/") {
 				add("PORTAL_RELAY_PREFIX %s overlaps the gateway's own %s", c.RelayPrefix, r)
 			}
@@ -228,8 +224,8 @@ func parseBytes(s string) (int64, error) {
 }
 
 // parseProxies reads a comma-separated list of IPs and CIDRs.
-func parseProxies(s string) ([]netip.Prefix, error) {
-	var out []netip.Prefix
+func parseProxies(s string) (upstream.TrustedProxies, error) {
+	var out upstream.TrustedProxies
 	for part := range strings.SplitSeq(s, ",") {
 		part = strings.TrimSpace(part)
 		if part == "" {
@@ -254,7 +250,7 @@ type gatewayParts struct {
 	store    session.Store
 	cache    *session.Cache // nil when off; serve runs it
 	sessions *session.Manager
-	proxies  []netip.Prefix
+	proxies  upstream.TrustedProxies
 	relay    handlers.RelayDeps
 	// signIn keeps the budgets of failed sign-ins: in Redis whenever
 	// PORTAL_REDIS_URL is set, else nil (the handlers keep them in memory).
@@ -341,7 +337,7 @@ func buildGateway(cfg Config, db *bun.DB, log *slog.Logger) (*gatewayParts, erro
 		}
 		log.Info("session cache off: every request reads the session store", "reason", cacheOffReason(ttl, bus))
 	}
-	secure := upstream.ForwardedHTTPS(upstream.TrustedPeers(proxies))
+	secure := proxies.HTTPS
 	g.sessions = session.NewManager(g.store, session.Config{Secure: cfg.CookieSecure, SecureRequest: secure, Cache: g.cache})
 
 	g.relay = handlers.RelayDeps{BaseURL: cfg.BaseURL, Metrics: metrics, MetricsToken: cfg.MetricsToken}
