@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -35,8 +34,10 @@ const (
 // backend, the backend login and the OIDC login. Its zero value keeps
 // both off: the relay then answers 503 and /login 404.
 type RelayDeps struct {
-	// Upstream configures the relay; with Backend nil the relay answers
-	// 503. ErrorResponse, GatewayCookie and TrustedPeer are filled in here.
+	// Upstream is the operator's relay configuration, finished; with
+	// Backend nil the relay answers 503. mountGateway builds the one
+	// upstream.Proxy from it, adding the hooks only the HTTP layer has:
+	// its error body, its cookies and Deps.TrustedProxies.
 	Upstream upstream.Config
 	// Backend is the admin backend client for the hash login's backend
 	// call; nil: the hash login makes no backend call.
@@ -79,29 +80,16 @@ func (s *Server) mountGateway(e *echo.Echo, d RelayDeps) {
 	}
 	g.prefix = "/" + strings.Trim(uc.Prefix, "/")
 	if uc.Backend != nil {
-		uc.ErrorResponse = s.writeRelayError
-		uc.GatewayCookie = s.isGatewayCookie
-		uc.TrustedPeer = s.fromTrustedProxy
 		if uc.Log == nil {
 			uc.Log = s.log
 		}
-		g.proxy = upstream.New(uc)
+		g.proxy = upstream.New(uc, upstream.Hooks{ErrorResponse: s.writeRelayError, GatewayCookie: s.isGatewayCookie, Trusted: s.proxies})
 	}
 	g.filter = &upstream.Filter{Sessions: s.sessions, Log: s.log}
 	if d.OIDC != nil {
 		g.filter.Refresher = d.OIDC
 	}
 	s.gw = g
-
-	if len(s.proxies) > 0 {
-		// The client address in logs comes from X-Forwarded-For, but only
-		// the part the trusted proxies added.
-		opts := []echo.TrustOption{echo.TrustLoopback(false), echo.TrustLinkLocal(false), echo.TrustPrivateNet(false)}
-		for _, p := range s.proxies {
-			opts = append(opts, echo.TrustIPRange(&net.IPNet{IP: p.Addr().AsSlice(), Mask: net.CIDRMask(p.Bits(), p.Addr().BitLen())}))
-		}
-		e.IPExtractor = echo.ExtractIPFromXFFHeader(opts...)
-	}
 
 	e.Pre(g.metrics.countRequests)
 	if !d.MetricsElsewhere {

@@ -429,7 +429,7 @@ func newGatewayWith(t *testing.T, db *bun.DB, idp *gwIdP, be *gwBackend, o gwOpt
 		metrics.WatchSessionCache(env.cache)
 	}
 	env.sessions = session.NewManager(env.store, session.Config{Secure: false, Cache: env.cache,
-		SecureRequest: upstream.ForwardedHTTPS(upstream.TrustedPeers(o.trustedProxies))})
+		SecureRequest: upstream.TrustedProxies(o.trustedProxies).HTTPS})
 	publicURL := o.publicURL
 	if publicURL == "" {
 		publicURL = env.srv.URL

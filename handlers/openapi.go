@@ -3,11 +3,8 @@ package handlers
 import (
 	_ "embed"
 	"net/http"
-	"net/netip"
 
 	"github.com/labstack/echo/v4"
-
-	"portal/relay/contract"
 )
 
 // OpenAPIDocument is the OpenAPI 3 description of the JSON API.
@@ -25,8 +22,8 @@ const headerForwardedPrefix = "X-Forwarded-Prefix"
 func (s *Server) openAPI(c echo.Context) error {
 	c.Response().Header().Add(echo.HeaderVary, headerForwardedPrefix)
 	doc := OpenAPIDocument
-	if prefix := c.Request().Header.Get(headerForwardedPrefix); prefix != "" && s.fromTrustedProxy(c.Request()) {
-		prefixed, err := contract.WithServerPrefix(doc, prefix)
+	if prefix := c.Request().Header.Get(headerForwardedPrefix); prefix != "" && s.proxies.Trusts(c.Request()) {
+		prefixed, err := withServerPrefix(doc, prefix)
 		if err != nil {
 			s.log.Warn("ignored X-Forwarded-Prefix from a trusted proxy", "prefix", prefix, "err", err)
 		} else {
@@ -34,23 +31,4 @@ func (s *Server) openAPI(c echo.Context) error {
 		}
 	}
 	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, doc)
-}
-
-// fromTrustedProxy reports whether the direct peer, never an address a
-// header names, is one of the trusted proxies.
-func (s *Server) fromTrustedProxy(r *http.Request) bool {
-	if len(s.proxies) == 0 {
-		return false
-	}
-	peer, err := netip.ParseAddrPort(r.RemoteAddr)
-	if err != nil {
-		return false
-	}
-	addr := peer.Addr().Unmap()
-	for _, p := range s.proxies {
-		if p.Contains(addr) {
-			return true
-		}
-	}
-	return false
 }

@@ -25,7 +25,7 @@ func (s *Server) assignRequestID(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		req := c.Request()
 		id := req.Header.Get(echo.HeaderXRequestID)
-		if !acceptableRequestID(id) || !s.fromTrustedProxy(req) {
+		if !acceptableRequestID(id) || !s.proxies.Trusts(req) {
 			id = newRequestID()
 		}
 		req.Header.Set(echo.HeaderXRequestID, id) // nothing later reads the client's own value

@@ -6,8 +6,8 @@ package handlers
 import (
 	"context"
 	"log/slog"
+	"net"
 	"net/http"
-	"net/netip"
 	"strconv"
 	"strings"
 	"time"
@@ -34,9 +34,10 @@ type Deps struct {
 	Logger     *slog.Logger
 	// ServerTiming adds statement counts per request in a Server-Timing header (for benchmarks).
 	ServerTiming bool
-	// TrustedProxies are the peers whose X-Forwarded-Prefix is believed
-	// (the servers entry of /api/openapi.json); nil trusts nobody.
-	TrustedProxies []netip.Prefix
+	// TrustedProxies are the peers whose X-Forwarded-* headers are
+	// believed: by the relay, HSTS, the request log's client address and
+	// request id, the servers entry of /api/openapi.json; nil trusts nobody.
+	TrustedProxies upstream.TrustedProxies
 	// Relay is the gateway half: relay, backend login, OIDC, metrics (gateway.go).
 	Relay RelayDeps
 	// HSTSMaxAge is the Strict-Transport-Security max-age sent on https
@@ -60,10 +61,9 @@ type Server struct {
 	hashSecret string
 	log        *slog.Logger
 	csrf       *http.CrossOriginProtection
-	proxies    []netip.Prefix
+	proxies    upstream.TrustedProxies
 	gw         *gatewayState
-	hsts       string                   // the Strict-Transport-Security value, "" for none
-	isHTTPS    func(*http.Request) bool // its own TLS, or X-Forwarded-Proto: https from a trusted proxy
+	hsts       string // the Strict-Transport-Security value, "" for none
 	stopping   <-chan struct{}
 	signIn     *throttle.SignIn
 }
@@ -72,7 +72,6 @@ type Server struct {
 func New(d Deps) *echo.Echo {
 	s := &Server{engine: d.Engine, sessions: d.Sessions, gateway: d.Gateway, hashSecret: d.HashSecret,
 		log: d.Logger, csrf: http.NewCrossOriginProtection(), proxies: d.TrustedProxies, stopping: d.Stopping}
-	s.isHTTPS = upstream.ForwardedHTTPS(s.fromTrustedProxy)
 	if d.HSTSMaxAge > 0 {
 		s.hsts = "max-age=" + strconv.FormatInt(int64(d.HSTSMaxAge/time.Second), 10)
 	}
@@ -86,7 +85,7 @@ func New(d Deps) *echo.Echo {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.errorHandler
-	e.IPExtractor = echo.ExtractIPDirect() // X-Forwarded-* from untrusted peers is ignored
+	e.IPExtractor = ipExtractor(s.proxies)
 	e.Use(s.assignRequestID)
 	if d.ServerTiming {
 		e.Use(serverTiming)
@@ -150,6 +149,20 @@ func New(d Deps) *echo.Echo {
 	return e
 }
 
+// ipExtractor reads the client address for logs and echo's RealIP: from
+// X-Forwarded-For, but only the part the trusted proxies added; with none
+// trusted, the direct peer (X-Forwarded-* from untrusted peers is ignored).
+func ipExtractor(proxies upstream.TrustedProxies) echo.IPExtractor {
+	if len(proxies) == 0 {
+		return echo.ExtractIPDirect()
+	}
+	opts := []echo.TrustOption{echo.TrustLoopback(false), echo.TrustLinkLocal(false), echo.TrustPrivateNet(false)}
+	for _, p := range proxies {
+		opts = append(opts, echo.TrustIPRange(&net.IPNet{IP: p.Addr().AsSlice(), Mask: net.CIDRMask(p.Bits(), p.Addr().BitLen())}))
+	}
+	return echo.ExtractIPFromXFFHeader(opts...)
+}
+
 // securityHeaders sets headers every response carries, and HSTS on
 // requests that came over https (directly, or as a trusted proxy says):
 // over plain http browsers ignore it, and a header that a client's
@@ -157,7 +170,7 @@ func New(d Deps) *echo.Echo {
 func (s *Server) securityHeaders(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		h := c.Response().Header()
-		if s.hsts != "" && s.isHTTPS(c.Request()) {
+		if s.hsts != "" && s.proxies.HTTPS(c.Request()) {
 			h.Set("Strict-Transport-Security", s.hsts)
 		}
 		h.Set("X-Content-Type-Options", "nosniff")

@@ -12,118 +12,252 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"portal/relay/backend"
+	"portal/relay/session"
+	"portal/relay/upstream"
 )
 
 // Config is every setting of the portal. Each field comes from a flag or a
 // PORTAL_-prefixed environment variable (the flag wins); secrets can also
-// come from a file named by the variable with a _FILE suffix.
+// come from a file named by the variable with a _FILE suffix. A setting's
+// text is parsed into its typed field as it is read; text that does not
+// parse is kept as a problem that validation reports with the others, so
+// that nothing after validation parses a setting again.
 type Config struct {
-	Addr         string
-	DatabaseURL  string
-	HashSecret   string
+	Addr        string
+	DatabaseURL string
+	HashSecret  string
+	// BaseURL is the portal's public address without a trailing slash;
+	// PublicURL is the same address parsed (nil while it does not parse).
 	BaseURL      string
+	PublicURL    *url.URL
 	CookieSecure bool
 	AutoMigrate  bool
 	LogFormat    string
-	LogLevel     string
+	LogLevel     slog.Level
 	ServerTiming bool
 	// PaymentProvider names the payment gateway; "test" is the built-in one.
 	PaymentProvider string
+
 	// The gateway half (gateway.go validates and wires these).
-	AdminBackendURL, APIKey, RelayPrefix, BackendLoginPath  string
-	RelayConnectTimeout, RelayResponseTimeout, RelayMaxBody string
-	OIDCIssuer, OIDCClientID, OIDCClientSecret, OIDCScopes  string
-	OIDCRegistrationID, SessionStore, RedisURL, SessionKey  string
-	SessionCache, RelayTrustedPaths, RelayAllowedCookies    string
-	TrustedProxies, MetricsToken                            string
+
+	// AdminBackendURL is the admin backend's address; nil: no relay.
+	AdminBackendURL                            *url.URL
+	APIKey, RelayPrefix, BackendLoginPath      string
+	RelayConnectTimeout, RelayResponseTimeout  time.Duration
+	RelayMaxBody                               int64
+	RelayTrustedPaths, RelayAllowedCookies     []string
+	OIDCIssuer, OIDCClientID, OIDCClientSecret string
+	OIDCScopes                                 []string
+	OIDCRegistrationID, SessionStore, RedisURL string
+	// SessionKey encrypts sessions at rest and login cookies; nil: none given.
+	SessionKey     *session.Keyring
+	SessionCache   time.Duration
+	TrustedProxies upstream.TrustedProxies
+	MetricsToken   string
 	// MetricsAddr, when set, serves /metrics on a listener of its own
 	// instead of the public one.
 	MetricsAddr string
 	// HSTSMaxAge is the Strict-Transport-Security max-age on https
-	// requests ("0": no header).
-	HSTSMaxAge string
+	// requests (0: no header).
+	HSTSMaxAge time.Duration
 	// ShutdownDelay is how long serve keeps answering, with /readyz
 	// failing, before it stops accepting connections.
-	ShutdownDelay string
+	ShutdownDelay time.Duration
+
+	// text is each setting's text as given (or its default), by variable:
+	// what String prints and what tells a setting given from one not.
+	text map[string]string
+	// invalid holds, by variable, the problem of each setting whose text
+	// did not parse; validation reports them in its order.
+	invalid map[string]error
 }
 
 // setting describes one field for flags, environment and printing.
 type setting struct {
 	flag, env, usage string
 	secret           bool
-	str              *string
-	boolean          *bool
+	// def is the default as it would be written.
+	def string
+	// boolean is the field of a boolean setting, which is a boolean flag.
+	boolean *bool
+	// parse stores raw's typed value in the field; its error is the
+	// problem validation reports.
+	parse func(raw string) error
+}
+
+// text stores a string setting as it is.
+func text(dst *string) func(string) error {
+	return func(raw string) error { *dst = raw; return nil }
+}
+
+// typed stores the value conv reads from raw; on an error it stores the zero
+// value and returns problem, or the error itself when problem is empty.
+func typed[T any](dst *T, conv func(string) (T, error), problem string) func(string) error {
+	return func(raw string) error {
+		v, err := conv(raw)
+		if err != nil {
+			var zero T
+			*dst = zero
+			if problem != "" {
+				return errors.New(problem)
+			}
+			return err
+		}
+		*dst = v
+		return nil
+	}
 }
 
 func (c *Config) settings() []setting {
 	return []setting{
-		{flag: "addr", env: "PORTAL_ADDR", usage: "listen address", str: &c.Addr},
-		{flag: "database-url", env: "PORTAL_DATABASE_URL", usage: "postgres://... or sqlite:PATH", str: &c.DatabaseURL, secret: true},
-		{flag: "hash-secret", env: "PORTAL_HASH_SECRET", usage: "secret of the hash links (md5(secret+userKey))", str: &c.HashSecret, secret: true},
-		{flag: "base-url", env: "PORTAL_BASE_URL", usage: "public address of this portal, for links", str: &c.BaseURL},
-		{flag: "cookie-secure", env: "PORTAL_COOKIE_SECURE", usage: "Secure flag on the session cookie (false only for plain-http development)", boolean: &c.CookieSecure},
-		{flag: "auto-migrate", env: "PORTAL_AUTO_MIGRATE", usage: "migrate the database when serve starts", boolean: &c.AutoMigrate},
-		{flag: "log-format", env: "PORTAL_LOG_FORMAT", usage: "text or json", str: &c.LogFormat},
-		{flag: "log-level", env: "PORTAL_LOG_LEVEL", usage: "debug, info, warn or error", str: &c.LogLevel},
-		{flag: "payment-provider", env: "PORTAL_PAYMENT_PROVIDER", usage: "payment gateway: test (the built-in test gateway; development only, needs PORTAL_COOKIE_SECURE=false)", str: &c.PaymentProvider},
-		{flag: "server-timing", env: "PORTAL_SERVER_TIMING", usage: "report SQL statements per request in a Server-Timing header (benchmarks only)", boolean: &c.ServerTiming},
-		{flag: "admin-backend-url", env: "PORTAL_ADMIN_BACKEND_URL", usage: "admin backend address; empty: no relay (503) and no backend login", str: &c.AdminBackendURL},
-		{flag: "api-key", env: "PORTAL_API_KEY", usage: "service API key sent to the admin backend as X-API-KEY", str: &c.APIKey, secret: true},
-		{flag: "relay-prefix", env: "PORTAL_RELAY_PREFIX", usage: "path prefix relayed to the admin backend", str: &c.RelayPrefix},
-		{flag: "backend-login-path", env: "PORTAL_BACKEND_LOGIN_PATH", usage: "admin backend path of the hash login", str: &c.BackendLoginPath},
-		{flag: "relay-connect-timeout", env: "PORTAL_RELAY_CONNECT_TIMEOUT", usage: "connect timeout to the admin backend (then 502)", str: &c.RelayConnectTimeout},
-		{flag: "relay-response-timeout", env: "PORTAL_RELAY_RESPONSE_TIMEOUT", usage: "wait for the admin backend's response headers (then 504)", str: &c.RelayResponseTimeout},
-		{flag: "relay-trusted-paths", env: "PORTAL_RELAY_TRUSTED_PATHS", usage: "path prefixes below the relay prefix (such as /swagger-ui) whose HTML, SVG and XML may run in the portal's origin, comma separated; elsewhere such content is sandboxed", str: &c.RelayTrustedPaths},
-		{flag: "relay-allowed-cookies", env: "PORTAL_RELAY_ALLOWED_COOKIES", usage: "names of the cookies the admin backend may set through the relay, comma separated; others are dropped", str: &c.RelayAllowedCookies},
-		{flag: "relay-max-body", env: "PORTAL_RELAY_MAX_BODY", usage: "largest relayed request body, bytes or with KiB/MiB (then 413)", str: &c.RelayMaxBody},
-		{flag: "oidc-issuer", env: "PORTAL_OIDC_ISSUER", usage: "OIDC issuer URL; empty: OIDC login off", str: &c.OIDCIssuer},
-		{flag: "oidc-client-id", env: "PORTAL_OIDC_CLIENT_ID", usage: "OIDC client id", str: &c.OIDCClientID},
-		{flag: "oidc-client-secret", env: "PORTAL_OIDC_CLIENT_SECRET", usage: "OIDC client secret", str: &c.OIDCClientSecret, secret: true},
-		{flag: "oidc-scopes", env: "PORTAL_OIDC_SCOPES", usage: "OIDC scopes, space or comma separated (openid is always added)", str: &c.OIDCScopes},
-		{flag: "oidc-registration-id", env: "PORTAL_OIDC_REGISTRATION_ID", usage: "clientRegistrationId sent to the token exchange", str: &c.OIDCRegistrationID},
-		{flag: "session-store", env: "PORTAL_SESSION_STORE", usage: "db or redis", str: &c.SessionStore},
-		{flag: "session-cache", env: "PORTAL_SESSION_CACHE", usage: "longest a session is served from memory (at most 1m), kept coherent across instances over Redis pub/sub or PostgreSQL LISTEN/NOTIFY; 0: read the store on every request (SQLite: always)", str: &c.SessionCache},
-		{flag: "redis-url", env: "PORTAL_REDIS_URL", usage: "redis://...: shares the limits of failed sign-ins between instances whenever set; also the session store with PORTAL_SESSION_STORE=redis", str: &c.RedisURL, secret: true},
-		{flag: "session-key", env: "PORTAL_SESSION_KEY", usage: "32-byte key(s), base64 or hex, comma separated (first encrypts): session contents at rest and login cookies", str: &c.SessionKey, secret: true},
-		{flag: "trusted-proxies", env: "PORTAL_TRUSTED_PROXIES", usage: "IPs or CIDRs of proxies whose X-Forwarded-* headers are believed, comma separated", str: &c.TrustedProxies},
-		{flag: "metrics-token", env: "PORTAL_METRICS_TOKEN", usage: "bearer token GET /metrics requires; empty: open", str: &c.MetricsToken, secret: true},
-		{flag: "metrics-addr", env: "PORTAL_METRICS_ADDR", usage: "listen address of /metrics alone (e.g. 127.0.0.1:9090); empty: /metrics on the public address", str: &c.MetricsAddr},
-		{flag: "hsts-max-age", env: "PORTAL_HSTS_MAX_AGE", usage: "Strict-Transport-Security max-age on https requests (direct, or X-Forwarded-Proto from a trusted proxy), seconds or a duration such as 8760h; 0: no header", str: &c.HSTSMaxAge},
-		{flag: "shutdown-delay", env: "PORTAL_SHUTDOWN_DELAY", usage: "on SIGTERM, keep serving this long with /readyz failing (so load balancers stop sending) before draining; e.g. 5s in a cluster", str: &c.ShutdownDelay},
+		{flag: "addr", env: "PORTAL_ADDR", usage: "listen address", def: ":8080", parse: text(&c.Addr)},
+		{flag: "database-url", env: "PORTAL_DATABASE_URL", usage: "postgres://... or sqlite:PATH", def: "sqlite:portal.db", parse: text(&c.DatabaseURL), secret: true},
+		{flag: "hash-secret", env: "PORTAL_HASH_SECRET", usage: "secret of the hash links (md5(secret+userKey))", parse: text(&c.HashSecret), secret: true},
+		{flag: "base-url", env: "PORTAL_BASE_URL", usage: "public address of this portal, for links", parse: text(&c.BaseURL)},
+		{flag: "cookie-secure", env: "PORTAL_COOKIE_SECURE", usage: "Secure flag on the session cookie (false only for plain-http development)", def: "true", boolean: &c.CookieSecure, parse: typed(&c.CookieSecure, parseBool, "")},
+		{flag: "auto-migrate", env: "PORTAL_AUTO_MIGRATE", usage: "migrate the database when serve starts", def: "true", boolean: &c.AutoMigrate, parse: typed(&c.AutoMigrate, parseBool, "")},
+		{flag: "log-format", env: "PORTAL_LOG_FORMAT", usage: "text or json", def: "text", parse: text(&c.LogFormat)},
+		{flag: "log-level", env: "PORTAL_LOG_LEVEL", usage: "debug, info, warn or error", def: "info",
+			parse: typed(&c.LogLevel, parseLevel, "PORTAL_LOG_LEVEL must be debug, info, warn or error")},
+		{flag: "payment-provider", env: "PORTAL_PAYMENT_PROVIDER", usage: "payment gateway: test (the built-in test gateway; development only, needs PORTAL_COOKIE_SECURE=false)", parse: text(&c.PaymentProvider)},
+		{flag: "server-timing", env: "PORTAL_SERVER_TIMING", usage: "report SQL statements per request in a Server-Timing header (benchmarks only)", def: "false", boolean: &c.ServerTiming, parse: typed(&c.ServerTiming, parseBool, "")},
+		{flag: "admin-backend-url", env: "PORTAL_ADMIN_BACKEND_URL", usage: "admin backend address; empty: no relay (503) and no backend login",
+			parse: typed(&c.AdminBackendURL, parseBackendURL, "PORTAL_ADMIN_BACKEND_URL must be an absolute http(s) address without user info, query or fragment")},
+		{flag: "api-key", env: "PORTAL_API_KEY", usage: "service API key sent to the admin backend as X-API-KEY", parse: text(&c.APIKey), secret: true},
+		{flag: "relay-prefix", env: "PORTAL_RELAY_PREFIX", usage: "path prefix relayed to the admin backend", def: upstream.DefaultPrefix, parse: text(&c.RelayPrefix)},
+		{flag: "backend-login-path", env: "PORTAL_BACKEND_LOGIN_PATH", usage: "admin backend path of the hash login", def: backend.DefaultExternalLoginPath, parse: text(&c.BackendLoginPath)},
+		{flag: "relay-connect-timeout", env: "PORTAL_RELAY_CONNECT_TIMEOUT", usage: "connect timeout to the admin backend (then 502)", def: upstream.DefaultConnectTimeout.String(),
+			parse: typed(&c.RelayConnectTimeout, parsePositiveDuration, "PORTAL_RELAY_CONNECT_TIMEOUT must be a positive duration such as 5s")},
+		{flag: "relay-response-timeout", env: "PORTAL_RELAY_RESPONSE_TIMEOUT", usage: "wait for the admin backend's response headers (then 504)", def: upstream.DefaultResponseHeaderTimeout.String(),
+			parse: typed(&c.RelayResponseTimeout, parsePositiveDuration, "PORTAL_RELAY_RESPONSE_TIMEOUT must be a positive duration such as 5s")},
+		{flag: "relay-trusted-paths", env: "PORTAL_RELAY_TRUSTED_PATHS", usage: "path prefixes below the relay prefix (such as /swagger-ui) whose HTML, SVG and XML may run in the portal's origin, comma separated; elsewhere such content is sandboxed",
+			parse: typed(&c.RelayTrustedPaths, prefixed("PORTAL_RELAY_TRUSTED_PATHS", parseRelayPaths), "")},
+		{flag: "relay-allowed-cookies", env: "PORTAL_RELAY_ALLOWED_COOKIES", usage: "names of the cookies the admin backend may set through the relay, comma separated; others are dropped",
+			parse: typed(&c.RelayAllowedCookies, prefixed("PORTAL_RELAY_ALLOWED_COOKIES", parseCookieNames), "")},
+		{flag: "relay-max-body", env: "PORTAL_RELAY_MAX_BODY", usage: "largest relayed request body, bytes or with KiB/MiB (then 413)", def: "10MiB",
+			parse: typed(&c.RelayMaxBody, prefixed("PORTAL_RELAY_MAX_BODY", parseBytes), "")},
+		{flag: "oidc-issuer", env: "PORTAL_OIDC_ISSUER", usage: "OIDC issuer URL; empty: OIDC login off", parse: text(&c.OIDCIssuer)},
+		{flag: "oidc-client-id", env: "PORTAL_OIDC_CLIENT_ID", usage: "OIDC client id", parse: text(&c.OIDCClientID)},
+		{flag: "oidc-client-secret", env: "PORTAL_OIDC_CLIENT_SECRET", usage: "OIDC client secret", parse: text(&c.OIDCClientSecret), secret: true},
+		{flag: "oidc-scopes", env: "PORTAL_OIDC_SCOPES", usage: "OIDC scopes, space or comma separated (openid is always added)", def: "openid profile email",
+			parse: typed(&c.OIDCScopes, parseScopes, "")},
+		{flag: "oidc-registration-id", env: "PORTAL_OIDC_REGISTRATION_ID", usage: "clientRegistrationId sent to the token exchange", def: "oidc", parse: text(&c.OIDCRegistrationID)},
+		{flag: "session-store", env: "PORTAL_SESSION_STORE", usage: "db or redis", def: "db", parse: text(&c.SessionStore)},
+		// The cap bounds how long a lost invalidation could keep a
+		// logged-out session alive on another instance.
+		{flag: "session-cache", env: "PORTAL_SESSION_CACHE", usage: "longest a session is served from memory (at most 1m), kept coherent across instances over Redis pub/sub or PostgreSQL LISTEN/NOTIFY; 0: read the store on every request (SQLite: always)", def: session.DefaultCacheTTL.String(),
+			parse: typed(&c.SessionCache, durationUpTo(time.Minute), "PORTAL_SESSION_CACHE must be a duration from 0 (cache off) to 1m, such as 5s")},
+		{flag: "redis-url", env: "PORTAL_REDIS_URL", usage: "redis://...: shares the limits of failed sign-ins between instances whenever set; also the session store with PORTAL_SESSION_STORE=redis", parse: text(&c.RedisURL), secret: true},
+		{flag: "session-key", env: "PORTAL_SESSION_KEY", usage: "32-byte key(s), base64 or hex, comma separated (first encrypts): session contents at rest and login cookies",
+			parse: typed(&c.SessionKey, prefixed("PORTAL_SESSION_KEY", parseSessionKey), ""), secret: true},
+		{flag: "trusted-proxies", env: "PORTAL_TRUSTED_PROXIES", usage: "IPs or CIDRs of proxies whose X-Forwarded-* headers are believed, comma separated",
+			parse: typed(&c.TrustedProxies, prefixed("PORTAL_TRUSTED_PROXIES", parseProxies), "")},
+		{flag: "metrics-token", env: "PORTAL_METRICS_TOKEN", usage: "bearer token GET /metrics requires; empty: open", parse: text(&c.MetricsToken), secret: true},
+		{flag: "metrics-addr", env: "PORTAL_METRICS_ADDR", usage: "listen address of /metrics alone (e.g. 127.0.0.1:9090); empty: /metrics on the public address", parse: text(&c.MetricsAddr)},
+		{flag: "hsts-max-age", env: "PORTAL_HSTS_MAX_AGE", usage: "Strict-Transport-Security max-age on https requests (direct, or X-Forwarded-Proto from a trusted proxy), seconds or a duration such as 8760h; 0: no header", def: strconv.Itoa(int(defaultHSTSMaxAge / time.Second)),
+			parse: typed(&c.HSTSMaxAge, parseSeconds, "PORTAL_HSTS_MAX_AGE must be 0 or a positive number of seconds or duration such as 8760h")},
+		{flag: "shutdown-delay", env: "PORTAL_SHUTDOWN_DELAY", usage: "on SIGTERM, keep serving this long with /readyz failing (so load balancers stop sending) before draining; e.g. 5s in a cluster", def: "0s",
+			parse: typed(&c.ShutdownDelay, durationUpTo(5*time.Minute), "PORTAL_SHUTDOWN_DELAY must be a duration from 0s to 5m")},
 	}
 }
 
+// defaultConfig is the configuration with every setting at its default.
 func defaultConfig() Config {
-	return withGatewayDefaults(Config{Addr: ":8080", DatabaseURL: "sqlite:portal.db", CookieSecure: true, AutoMigrate: true, LogFormat: "text", LogLevel: "info",
-		HSTSMaxAge: strconv.Itoa(int(defaultHSTSMaxAge / time.Second)), ShutdownDelay: "0s"})
+	c := Config{text: map[string]string{}, invalid: map[string]error{}}
+	for _, s := range c.settings() {
+		c.set(s, s.def)
+		if err := c.invalid[s.env]; err != nil {
+			panic(fmt.Sprintf("the default of %s: %v", s.env, err)) // a defect of the table above
+		}
+	}
+	return c
+}
+
+// set reads raw into s's field; text that does not parse is kept as a
+// problem for validation.
+func (c *Config) set(s setting, raw string) {
+	c.text[s.env] = raw
+	if err := s.parse(raw); err != nil {
+		c.invalid[s.env] = err
+	} else {
+		delete(c.invalid, s.env)
+	}
+}
+
+// parseBool reads a boolean setting.
+func parseBool(raw string) (bool, error) {
+	b, err := strconv.ParseBool(raw)
+	if err != nil {
+		return false, fmt.Errorf("want true or false, got %q", raw)
+	}
+	return b, nil
+}
+
+// given reports whether the setting named by env is not empty (a value
+// that does not parse is given too).
+func (c *Config) given(env string) bool { return c.text[env] != "" }
+
+// finishBaseURL derives the public address from the listen address when
+// none is given, and parses it.
+func (c *Config) finishBaseURL() {
+	if c.BaseURL == "" {
+		c.BaseURL = "http://localhost" + portOf(c.Addr)
+	}
+	c.BaseURL = strings.TrimRight(c.BaseURL, "/")
+	c.text["PORTAL_BASE_URL"] = c.BaseURL
+	c.PublicURL = nil
+	if u, err := url.Parse(c.BaseURL); err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" {
+		c.PublicURL = u
+	}
 }
 
 // loadConfig reads the environment, then the flags of fs from args.
 func loadConfig(fs *flag.FlagSet, args []string, getenv func(string) string) (Config, []string, error) {
 	cfg := defaultConfig()
-	for _, s := range cfg.settings() {
+	settings := cfg.settings()
+	flagText := make([]string, len(settings))
+	for i, s := range settings {
 		raw, ok, err := fromEnv(s, getenv)
 		if err != nil {
 			return cfg, nil, err
 		}
 		if ok {
-			if err := s.set(raw); err != nil {
+			cfg.set(s, raw)
+			// A boolean that does not parse is an error at once, as the
+			// flag package makes it of a flag.
+			if err := cfg.invalid[s.env]; s.boolean != nil && err != nil {
 				return cfg, nil, fmt.Errorf("%s: %w", s.env, err)
 			}
 		}
 		if s.boolean != nil {
 			fs.BoolVar(s.boolean, s.flag, *s.boolean, s.usage+" ("+s.env+")")
 		} else {
-			fs.StringVar(s.str, s.flag, *s.str, s.usage+" ("+s.env+")")
+			fs.StringVar(&flagText[i], s.flag, cfg.text[s.env], s.usage+" ("+s.env+")")
 		}
 	}
 	if err := fs.Parse(args); err != nil {
 		return cfg, nil, err
 	}
-	if cfg.BaseURL == "" {
-		cfg.BaseURL = "http://localhost" + portOf(cfg.Addr)
+	// String flags (rather than a flag.Value per type, which -h would
+	// show as "value") hold the text; the flags given are parsed now.
+	byFlag := map[string]int{}
+	for i, s := range settings {
+		byFlag[s.flag] = i
 	}
-	cfg.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
+	fs.Visit(func(f *flag.Flag) {
+		i, ok := byFlag[f.Name]
+		if !ok {
+			return // a command's own flag
+		}
+		if s := settings[i]; s.boolean != nil {
+			cfg.text[s.env] = strconv.FormatBool(*s.boolean) // the flag package parsed it
+		} else {
+			cfg.set(s, flagText[i])
+		}
+	})
+	cfg.finishBaseURL()
 	return cfg, fs.Args(), nil
 }
 
@@ -145,19 +279,6 @@ func fromEnv(s setting, getenv func(string) string) (string, bool, error) {
 	return strings.TrimSpace(string(b)), true, nil
 }
 
-func (s setting) set(raw string) error {
-	if s.boolean != nil {
-		b, err := strconv.ParseBool(raw)
-		if err != nil {
-			return fmt.Errorf("want true or false, got %q", raw)
-		}
-		*s.boolean = b
-		return nil
-	}
-	*s.str = raw
-	return nil
-}
-
 func portOf(addr string) string {
 	if i := strings.LastIndex(addr, ":"); i >= 0 {
 		return addr[i:]
@@ -171,22 +292,13 @@ func (c *Config) validate() error {
 	if !strings.HasPrefix(c.DatabaseURL, "postgres://") && !strings.HasPrefix(c.DatabaseURL, "postgresql://") && !strings.HasPrefix(c.DatabaseURL, "sqlite:") {
 		problems = append(problems, "PORTAL_DATABASE_URL must start with postgres:// or sqlite:")
 	}
-	if u, err := url.Parse(c.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+	if c.PublicURL == nil {
 		problems = append(problems, "PORTAL_BASE_URL must be an absolute http(s) address")
 	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		problems = append(problems, "PORTAL_LOG_FORMAT must be text or json")
 	}
-	var lvl slog.Level
-	if err := lvl.UnmarshalText([]byte(c.LogLevel)); err != nil {
-		problems = append(problems, "PORTAL_LOG_LEVEL must be debug, info, warn or error")
-	}
-	if _, err := parseSeconds(c.HSTSMaxAge); err != nil {
-		problems = append(problems, "PORTAL_HSTS_MAX_AGE must be 0 or a positive number of seconds or duration such as 8760h")
-	}
-	if d, err := time.ParseDuration(c.ShutdownDelay); err != nil || d < 0 || d > 5*time.Minute {
-		problems = append(problems, "PORTAL_SHUTDOWN_DELAY must be a duration from 0s to 5m")
-	}
+	problems = c.appendInvalid(problems, "PORTAL_LOG_LEVEL", "PORTAL_HSTS_MAX_AGE", "PORTAL_SHUTDOWN_DELAY")
 	if c.MetricsAddr != "" {
 		if _, port, err := net.SplitHostPort(c.MetricsAddr); err != nil {
 			problems = append(problems, "PORTAL_METRICS_ADDR must be host:port, such as 127.0.0.1:9090")
@@ -198,6 +310,53 @@ func (c *Config) validate() error {
 		return errors.New("invalid configuration: " + strings.Join(problems, "; "))
 	}
 	return nil
+}
+
+// appendInvalid adds the problems of those of the named settings whose
+// text did not parse.
+func (c *Config) appendInvalid(problems []string, envs ...string) []string {
+	for _, env := range envs {
+		if err := c.invalid[env]; err != nil {
+			problems = append(problems, err.Error())
+		}
+	}
+	return problems
+}
+
+// prefixed names the setting in conv's errors.
+func prefixed[T any](env string, conv func(string) (T, error)) func(string) (T, error) {
+	return func(raw string) (T, error) {
+		v, err := conv(raw)
+		if err != nil {
+			return v, fmt.Errorf("%s: %w", env, err)
+		}
+		return v, nil
+	}
+}
+
+func parseLevel(s string) (slog.Level, error) {
+	var lvl slog.Level
+	err := lvl.UnmarshalText([]byte(s))
+	return lvl, err
+}
+
+func parsePositiveDuration(s string) (time.Duration, error) {
+	d, err := time.ParseDuration(s)
+	if err == nil && d <= 0 {
+		err = errors.New("not positive")
+	}
+	return d, err
+}
+
+// durationUpTo reads a duration from 0 to most.
+func durationUpTo(most time.Duration) func(string) (time.Duration, error) {
+	return func(s string) (time.Duration, error) {
+		d, err := time.ParseDuration(s)
+		if err == nil && (d < 0 || d > most) {
+			err = errors.New("out of range")
+		}
+		return d, err
+	}
 }
 
 // defaultHSTSMaxAge is a year: what browsers' preload lists ask for, and
@@ -249,10 +408,10 @@ func (c Config) String() string {
 		switch {
 		case s.boolean != nil:
 			v = strconv.FormatBool(*s.boolean)
-		case s.secret && *s.str != "":
-			v = mask(*s.str)
+		case s.secret && c.text[s.env] != "":
+			v = mask(c.text[s.env])
 		default:
-			v = *s.str
+			v = c.text[s.env]
 		}
 		fmt.Fprintf(&b, "%s=%s\n", s.env, v)
 	}
@@ -273,9 +432,7 @@ func mask(secret string) string {
 }
 
 func (c Config) logger(w io.Writer) *slog.Logger {
-	var lvl slog.Level
-	_ = lvl.UnmarshalText([]byte(c.LogLevel)) // validated before
-	opts := &slog.HandlerOptions{Level: lvl}
+	opts := &slog.HandlerOptions{Level: c.LogLevel}
 	if c.LogFormat == "json" {
 		return slog.New(slog.NewJSONHandler(w, opts))
 	}

@@ -25,25 +25,7 @@ import (
 	"portal/relay/upstream"
 )
 
-// withGatewayDefaults fills in the gateway settings' defaults.
-func withGatewayDefaults(c Config) Config {
-	c.RelayPrefix = upstream.DefaultPrefix
-	c.BackendLoginPath = backend.DefaultExternalLoginPath
-	c.RelayConnectTimeout = upstream.DefaultConnectTimeout.String()
-	c.RelayResponseTimeout = upstream.DefaultResponseHeaderTimeout.String()
-	c.RelayMaxBody = "10MiB"
-	c.OIDCScopes = "openid profile email"
-	c.OIDCRegistrationID = "oidc"
-	c.SessionStore = "db"
-	c.SessionCache = session.DefaultCacheTTL.String()
-	return c
-}
-
 var relayPrefixPattern = regexp.MustCompile(`^(/[A-Za-z0-9._~-]+)+$`)
-
-// reservedPrefixes are the gateway's own routes, which the relay must not shadow.
-var reservedPrefixes = []string{"/api", "/static", "/membership", "/dev", "/healthz", "/readyz",
-	handlers.LoginPath, "/oauth2", handlers.LogoutPath, handlers.MetricsPath}
 
 // oidcOn reports whether any OIDC setting is given (then all must be).
 func (c *Config) oidcOn() bool {
@@ -55,11 +37,9 @@ func (c *Config) validateGateway() []string {
 	var problems []string
 	add := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
 
-	if c.AdminBackendURL != "" {
-		u, err := url.Parse(c.AdminBackendURL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
-			add("PORTAL_ADMIN_BACKEND_URL must be an absolute http(s) address without user info, query or fragment")
-		}
+	backendGiven := c.given("PORTAL_ADMIN_BACKEND_URL")
+	if backendGiven {
+		problems = c.appendInvalid(problems, "PORTAL_ADMIN_BACKEND_URL")
 		if c.APIKey == "" {
 			add("PORTAL_API_KEY (or PORTAL_API_KEY_FILE) is required with PORTAL_ADMIN_BACKEND_URL")
 		}
@@ -67,7 +47,7 @@ func (c *Config) validateGateway() []string {
 	if !relayPrefixPattern.MatchString(c.RelayPrefix) || strings.Contains(c.RelayPrefix, "/..") || strings.Contains(c.RelayPrefix, "/./") || strings.HasSuffix(c.RelayPrefix, "/.") {
 		add("PORTAL_RELAY_PREFIX must be a path like /services/admin-service")
 	} else {
-		for _, r := range reservedPrefixes {
+		for _, r := range handlers.ReservedPrefixes() { // the gateway's own routes
 			if c.RelayPrefix == r || strings.HasPrefix(c.RelayPrefix, r+"/") || strings.HasPrefix(r, c.RelayPrefix+"/") {
 				add("PORTAL_RELAY_PREFIX %s overlaps the gateway's own %s", c.RelayPrefix, r)
 			}
@@ -76,14 +56,7 @@ func (c *Config) validateGateway() []string {
 	if !strings.HasPrefix(c.BackendLoginPath, "/") {
 		add("PORTAL_BACKEND_LOGIN_PATH must start with /")
 	}
-	for _, d := range []struct{ env, v string }{{"PORTAL_RELAY_CONNECT_TIMEOUT", c.RelayConnectTimeout}, {"PORTAL_RELAY_RESPONSE_TIMEOUT", c.RelayResponseTimeout}} {
-		if v, err := time.ParseDuration(d.v); err != nil || v <= 0 {
-			add("%s must be a positive duration such as 5s", d.env)
-		}
-	}
-	if _, err := parseBytes(c.RelayMaxBody); err != nil {
-		add("PORTAL_RELAY_MAX_BODY: %v", err)
-	}
+	problems = c.appendInvalid(problems, "PORTAL_RELAY_CONNECT_TIMEOUT", "PORTAL_RELAY_RESPONSE_TIMEOUT", "PORTAL_RELAY_MAX_BODY")
 
 	if c.oidcOn() {
 		u, err := url.Parse(c.OIDCIssuer)
@@ -96,7 +69,7 @@ func (c *Config) validateGateway() []string {
 		if c.OIDCClientID == "" {
 			add("PORTAL_OIDC_CLIENT_ID is required with PORTAL_OIDC_ISSUER")
 		}
-		if c.AdminBackendURL == "" {
+		if !backendGiven {
 			add("OIDC login needs PORTAL_ADMIN_BACKEND_URL: its tokens are exchanged there")
 		}
 		if c.OIDCRegistrationID == "" {
@@ -105,7 +78,7 @@ func (c *Config) validateGateway() []string {
 	}
 
 	if c.RedisURL != "" { // sessions with PORTAL_SESSION_STORE=redis; sign-in limits always
-		if _, err := session.NewRedisClient(c.RedisURL); err != nil {
+		if _, err := redis.ParseURL(c.RedisURL); err != nil {
 			add("PORTAL_REDIS_URL is not a redis:// address")
 		}
 	}
@@ -118,32 +91,41 @@ func (c *Config) validateGateway() []string {
 	default:
 		add("PORTAL_SESSION_STORE must be db or redis")
 	}
+	problems = c.appendInvalid(problems, "PORTAL_SESSION_CACHE")
 
-	// The cap bounds how long a lost invalidation could keep a logged-out
-	// session alive on another instance.
-	if v, err := time.ParseDuration(c.SessionCache); err != nil || v < 0 || v > time.Minute {
-		add("PORTAL_SESSION_CACHE must be a duration from 0 (cache off) to 1m, such as 5s")
-	}
-
-	needKey := c.AdminBackendURL != "" || c.oidcOn() || c.SessionStore == "redis"
+	needKey := backendGiven || c.oidcOn() || c.SessionStore == "redis"
 	switch {
-	case c.SessionKey != "":
-		if _, err := session.ParseKeyring(c.SessionKey); err != nil {
-			add("PORTAL_SESSION_KEY: %v", err)
-		}
+	case c.given("PORTAL_SESSION_KEY"):
+		problems = c.appendInvalid(problems, "PORTAL_SESSION_KEY")
 	case needKey:
 		add("PORTAL_SESSION_KEY (or PORTAL_SESSION_KEY_FILE) is required with a backend, OIDC or Redis: sessions then hold tokens, kept encrypted at rest (generate one with: openssl rand -base64 32)")
 	}
-	if _, err := parseProxies(c.TrustedProxies); err != nil {
-		add("PORTAL_TRUSTED_PROXIES: %v", err)
+	return c.appendInvalid(problems, "PORTAL_TRUSTED_PROXIES", "PORTAL_RELAY_TRUSTED_PATHS", "PORTAL_RELAY_ALLOWED_COOKIES")
+}
+
+// parseBackendURL reads PORTAL_ADMIN_BACKEND_URL; empty is no backend.
+func parseBackendURL(s string) (*url.URL, error) {
+	if s == "" {
+		return nil, nil
 	}
-	if _, err := parseRelayPaths(c.RelayTrustedPaths); err != nil {
-		add("PORTAL_RELAY_TRUSTED_PATHS: %v", err)
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+		return nil, errors.New("not an absolute http(s) address without user info, query or fragment")
 	}
-	if _, err := parseCookieNames(c.RelayAllowedCookies); err != nil {
-		add("PORTAL_RELAY_ALLOWED_COOKIES: %v", err)
+	return u, nil
+}
+
+// parseSessionKey reads PORTAL_SESSION_KEY; empty is none.
+func parseSessionKey(s string) (*session.Keyring, error) {
+	if s == "" {
+		return nil, nil
 	}
-	return problems
+	return session.ParseKeyring(s)
+}
+
+// parseScopes reads PORTAL_OIDC_SCOPES, space or comma separated.
+func parseScopes(s string) ([]string, error) {
+	return strings.FieldsFunc(s, func(r rune) bool { return r == ' ' || r == ',' }), nil
 }
 
 // list splits a comma-separated setting, dropping empty entries.
@@ -228,8 +210,8 @@ func parseBytes(s string) (int64, error) {
 }
 
 // parseProxies reads a comma-separated list of IPs and CIDRs.
-func parseProxies(s string) ([]netip.Prefix, error) {
-	var out []netip.Prefix
+func parseProxies(s string) (upstream.TrustedProxies, error) {
+	var out upstream.TrustedProxies
 	for part := range strings.SplitSeq(s, ",") {
 		part = strings.TrimSpace(part)
 		if part == "" {
@@ -254,7 +236,6 @@ type gatewayParts struct {
 	store    session.Store
 	cache    *session.Cache // nil when off; serve runs it
 	sessions *session.Manager
-	proxies  []netip.Prefix
 	relay    handlers.RelayDeps
 	// signIn keeps the budgets of failed sign-ins: in Redis whenever
 	// PORTAL_REDIS_URL is set, else nil (the handlers keep them in memory).
@@ -289,21 +270,13 @@ func (c *Config) describeStore() string {
 // cfg, which validateServe has checked.
 func buildGateway(cfg Config, db *bun.DB, log *slog.Logger) (*gatewayParts, error) {
 	g := &gatewayParts{}
-	proxies, err := parseProxies(cfg.TrustedProxies)
-	if err != nil {
-		return nil, err
-	}
-	g.proxies = proxies
 	var opts []session.StoreOption
-	var keyring *session.Keyring
-	if cfg.SessionKey != "" {
-		if keyring, err = session.ParseKeyring(cfg.SessionKey); err != nil {
-			return nil, err
-		}
-		opts = append(opts, session.Encrypted(keyring))
+	if cfg.SessionKey != nil {
+		opts = append(opts, session.Encrypted(cfg.SessionKey))
 	}
 	var rdb *redis.Client
 	if cfg.RedisURL != "" {
+		var err error
 		if rdb, err = session.NewRedisClient(cfg.RedisURL); err != nil {
 			return nil, err
 		}
@@ -329,7 +302,7 @@ func buildGateway(cfg Config, db *bun.DB, log *slog.Logger) (*gatewayParts, erro
 		}
 	}
 	metrics := handlers.NewMetrics()
-	ttl, _ := time.ParseDuration(cfg.SessionCache) // validated
+	ttl := cfg.SessionCache
 	if ttl > 0 && bus != nil {
 		g.closers = append(g.closers, bus)
 		g.cache = session.NewCache(bus, session.CacheConfig{TTL: ttl})
@@ -341,42 +314,28 @@ func buildGateway(cfg Config, db *bun.DB, log *slog.Logger) (*gatewayParts, erro
 		}
 		log.Info("session cache off: every request reads the session store", "reason", cacheOffReason(ttl, bus))
 	}
-	secure := upstream.ForwardedHTTPS(upstream.TrustedPeers(proxies))
-	g.sessions = session.NewManager(g.store, session.Config{Secure: cfg.CookieSecure, SecureRequest: secure, Cache: g.cache})
+	g.sessions = session.NewManager(g.store, session.Config{Secure: cfg.CookieSecure, SecureRequest: cfg.TrustedProxies.HTTPS, Cache: g.cache})
 
 	g.relay = handlers.RelayDeps{BaseURL: cfg.BaseURL, Metrics: metrics, MetricsToken: cfg.MetricsToken}
 	g.relay.Upstream.Prefix = cfg.RelayPrefix
-	if cfg.AdminBackendURL == "" {
+	if cfg.AdminBackendURL == nil {
 		return g, nil
 	}
-	backendURL, err := url.Parse(cfg.AdminBackendURL)
-	if err != nil {
-		return nil, err
-	}
-	connect, _ := time.ParseDuration(cfg.RelayConnectTimeout)   // validated
-	response, _ := time.ParseDuration(cfg.RelayResponseTimeout) // validated
-	maxBody, _ := parseBytes(cfg.RelayMaxBody)                  // validated
-	publicURL, err := url.Parse(cfg.BaseURL)
-	if err != nil {
-		return nil, err
-	}
-	trustedPaths, _ := parseRelayPaths(cfg.RelayTrustedPaths)      // validated
-	allowedCookies, _ := parseCookieNames(cfg.RelayAllowedCookies) // validated
-	g.relay.Upstream = upstream.Config{Backend: backendURL, Prefix: cfg.RelayPrefix,
-		ConnectTimeout: connect, ResponseHeaderTimeout: response, MaxBodyBytes: maxBody,
-		PublicURL: publicURL, TrustedPaths: trustedPaths, AllowedCookies: allowedCookies}
-	g.relay.Backend = backend.New(backend.Config{BaseURL: backendURL, APIKey: cfg.APIKey, ExternalLoginPath: cfg.BackendLoginPath})
+	g.relay.Upstream = upstream.Config{Backend: cfg.AdminBackendURL, Prefix: cfg.RelayPrefix,
+		ConnectTimeout: cfg.RelayConnectTimeout, ResponseHeaderTimeout: cfg.RelayResponseTimeout, MaxBodyBytes: cfg.RelayMaxBody,
+		PublicURL: cfg.PublicURL, TrustedPaths: cfg.RelayTrustedPaths, AllowedCookies: cfg.RelayAllowedCookies}
+	g.relay.Backend = backend.New(backend.Config{BaseURL: cfg.AdminBackendURL, APIKey: cfg.APIKey, ExternalLoginPath: cfg.BackendLoginPath})
 	if !cfg.oidcOn() {
 		return g, nil
 	}
 	provider := oidc.NewProvider(oidc.ProviderConfig{
 		Issuer: cfg.OIDCIssuer, ClientID: cfg.OIDCClientID, ClientSecret: cfg.OIDCClientSecret,
-		Scopes:      strings.FieldsFunc(cfg.OIDCScopes, func(r rune) bool { return r == ' ' || r == ',' }),
+		Scopes:      cfg.OIDCScopes,
 		RedirectURL: cfg.BaseURL + handlers.CallbackPath,
 	})
 	g.relay.OIDC = oidc.NewService(oidc.Config{
 		Provider: provider, Backend: g.relay.Backend, Sessions: g.sessions,
-		Attempts:       oidc.NewAttemptCookies(keyring, handlers.CallbackPath, func(r *http.Request) bool { return g.sessions.SecureFor(r) }),
+		Attempts:       oidc.NewAttemptCookies(cfg.SessionKey, handlers.CallbackPath, func(r *http.Request) bool { return g.sessions.SecureFor(r) }),
 		RegistrationID: cfg.OIDCRegistrationID,
 		OnRefresh:      metrics.ObserveRefresh, OnExchange: metrics.ObserveExchange,
 	})

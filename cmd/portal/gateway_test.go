@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/uptrace/bun"
 
@@ -229,4 +230,35 @@ func servedGateway(t *testing.T, db *bun.DB, args []string, getenv func(string) 
 	}
 	t.Cleanup(g.Close)
 	return cfg, g
+}
+
+// Each setting is parsed once, as it is read: the typed fields hold the
+// values, and a flag that replaces text which did not parse replaces its
+// problem too.
+func TestLoadConfigTyped(t *testing.T) {
+	key := session.GenerateKey()
+	cfg, _, err := loadConfig(newFlagSet("test", &strings.Builder{}), []string{"--relay-connect-timeout", "2s", "--hsts-max-age", "720h"},
+		env("PORTAL_RELAY_CONNECT_TIMEOUT", "soon", "PORTAL_RELAY_RESPONSE_TIMEOUT", "1m", "PORTAL_RELAY_MAX_BODY", "64KiB",
+			"PORTAL_TRUSTED_PROXIES", "10.0.0.0/8, 192.168.1.10", "PORTAL_SESSION_KEY", key, "PORTAL_ADMIN_BACKEND_URL", "https://admin.example/root", "PORTAL_API_KEY", "k",
+			"PORTAL_OIDC_SCOPES", "openid,email groups", "PORTAL_SESSION_CACHE", "0", "PORTAL_LOG_LEVEL", "warn", "PORTAL_BASE_URL", "https://portal.example/"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.RelayConnectTimeout != 2*time.Second || cfg.RelayResponseTimeout != time.Minute || cfg.RelayMaxBody != 64<<10 ||
+		cfg.HSTSMaxAge != 720*time.Hour || cfg.SessionCache != 0 || cfg.LogLevel != slog.LevelWarn {
+		t.Errorf("typed settings: connect %s response %s body %d hsts %s cache %s level %s", cfg.RelayConnectTimeout, cfg.RelayResponseTimeout,
+			cfg.RelayMaxBody, cfg.HSTSMaxAge, cfg.SessionCache, cfg.LogLevel)
+	}
+	if len(cfg.TrustedProxies) != 2 || cfg.TrustedProxies[1].String() != "192.168.1.10/32" {
+		t.Errorf("TrustedProxies %v", cfg.TrustedProxies)
+	}
+	if cfg.SessionKey == nil || cfg.AdminBackendURL == nil || cfg.AdminBackendURL.Path != "/root" || cfg.PublicURL == nil || cfg.PublicURL.Host != "portal.example" {
+		t.Errorf("SessionKey %v, AdminBackendURL %v, PublicURL %v", cfg.SessionKey, cfg.AdminBackendURL, cfg.PublicURL)
+	}
+	if !slices.Equal(cfg.OIDCScopes, []string{"openid", "email", "groups"}) {
+		t.Errorf("OIDCScopes %q", cfg.OIDCScopes)
+	}
+	if problems := cfg.validateGateway(); len(problems) > 0 {
+		t.Errorf("the flag's valid timeout left a problem: %q", problems)
+	}
 }

@@ -51,8 +51,6 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	}
 	defer gw.Close()
-	hsts, _ := parseSeconds(cfg.HSTSMaxAge)           // validated
-	delay, _ := time.ParseDuration(cfg.ShutdownDelay) // validated
 	write, grace := serveTimeouts(cfg)
 	stopping := make(chan struct{})
 	gw.relay.MetricsElsewhere = cfg.MetricsAddr != ""
@@ -64,9 +62,9 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		HashSecret:     cfg.HashSecret,
 		Logger:         log,
 		ServerTiming:   cfg.ServerTiming,
-		TrustedProxies: gw.proxies,
+		TrustedProxies: cfg.TrustedProxies,
 		Relay:          gw.relay,
-		HSTSMaxAge:     hsts,
+		HSTSMaxAge:     cfg.HSTSMaxAge,
 		Stopping:       stopping,
 		SignInLimiter:  gw.signIn,
 	})
@@ -95,7 +93,7 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		go gw.cache.Run(ctx)
 	}
 	log.Info("portal listening", "addr", ln.Addr().String(), "base_url", cfg.BaseURL, "database", mask(cfg.DatabaseURL), "cookie_secure", cfg.CookieSecure,
-		"sessions", cfg.describeStore(), "admin_backend", cfg.AdminBackendURL, "oidc", cfg.oidcOn())
+		"sessions", cfg.describeStore(), "admin_backend", cfg.text["PORTAL_ADMIN_BACKEND_URL"], "oidc", cfg.oidcOn())
 	fmt.Fprintf(stdout, "portal listening on %s\n", ln.Addr())
 	go func() { errc <- srv.Serve(ln) }()
 	select {
@@ -107,9 +105,9 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	// and stop sending, while requests still in flight or already on
 	// their way are served.
 	close(stopping)
-	log.Info("shutting down", "delay", delay, "grace", grace)
+	log.Info("shutting down", "delay", cfg.ShutdownDelay, "grace", grace)
 	select {
-	case <-time.After(delay):
+	case <-time.After(cfg.ShutdownDelay):
 	case err := <-errc:
 		return err
 	}
@@ -137,9 +135,7 @@ const relayMargin = 30 * time.Second
 // and the grace period of a shutdown, which must let such a request
 // finish.
 func serveTimeouts(cfg Config) (write, grace time.Duration) {
-	connect, _ := time.ParseDuration(cfg.RelayConnectTimeout)   // validated
-	response, _ := time.ParseDuration(cfg.RelayResponseTimeout) // validated
-	relay := connect + response + relayMargin
+	relay := cfg.RelayConnectTimeout + cfg.RelayResponseTimeout + relayMargin
 	return max(60*time.Second, relay), max(15*time.Second, relay)
 }
 

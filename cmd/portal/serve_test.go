@@ -132,11 +132,17 @@ func TestServeShutdownAndMetricsAddress(t *testing.T) {
 // timeouts, whatever they are configured to.
 func TestServeTimeoutsOutlastTheRelay(t *testing.T) {
 	for _, tc := range []struct{ connect, response string }{{"5s", "30s"}, {"10s", "2m"}, {"1s", "1s"}} {
+		c, err := time.ParseDuration(tc.connect)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := time.ParseDuration(tc.response)
+		if err != nil {
+			t.Fatal(err)
+		}
 		cfg := defaultConfig()
-		cfg.RelayConnectTimeout, cfg.RelayResponseTimeout = tc.connect, tc.response
+		cfg.RelayConnectTimeout, cfg.RelayResponseTimeout = c, r
 		write, grace := serveTimeouts(cfg)
-		c, _ := time.ParseDuration(tc.connect)
-		r, _ := time.ParseDuration(tc.response)
 		if write < c+r+15*time.Second || grace < c+r+15*time.Second {
 			t.Errorf("connect %s, response %s: write timeout %s, grace %s", tc.connect, tc.response, write, grace)
 		}

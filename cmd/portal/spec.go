@@ -8,8 +8,8 @@ import (
 	"fmt"
 	"io"
 
+	"portal/cmd/portal/contract"
 	"portal/handlers"
-	"portal/relay/contract"
 )
 
 const specUsage = `usage: portal spec <command> [flags]

@@ -14,7 +14,7 @@ import (
 	"portal/handlers"
 )
 
-const fixtures = "../../relay/contract/testdata/"
+const fixtures = "contract/testdata/"
 
 // runSpec runs `portal spec ...` as main would and returns the exit status.
 func runSpec(t *testing.T, args ...string) (status int, stdout, stderr string) {

@@ -13,7 +13,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httputil"
-	"net/netip"
 	"net/url"
 	"slices"
 	"strconv"
@@ -43,13 +42,6 @@ type Config struct {
 	// MaxBodyBytes is the largest request body relayed (then 413);
 	// default 10 MiB.
 	MaxBodyBytes int64
-	// TrustedPeer reports whether r comes from a trusted proxy, whose
-	// X-Forwarded-* headers are then extended rather than replaced.
-	TrustedPeer func(r *http.Request) bool
-	// GatewayCookie reports whether a cookie name belongs to the gateway
-	// (the session and login cookies): such cookies are never forwarded,
-	// and the backend cannot set them.
-	GatewayCookie func(name string) bool
 	// PublicURL is the portal's public address (PORTAL_BASE_URL). Without a
 	// trusted proxy in front, the backend's X-Forwarded-Host and -Proto
 	// come from it rather than from the client's Host; nil: from the
@@ -62,23 +54,37 @@ type Config struct {
 	// AllowedCookies names the cookies the backend may set; any other
 	// Set-Cookie is dropped, and the gateway's own even when listed.
 	AllowedCookies []string
-	// ErrorResponse writes the gateway's own error answers (400, 413, 502,
-	// 504) in the spec's error body.
-	ErrorResponse func(w http.ResponseWriter, r *http.Request, status int, message string)
 	// Transport overrides the transport to the backend (benchmarks, tests).
 	Transport http.RoundTripper
 	// Log receives relay failures; default slog.Default().
 	Log *slog.Logger
 }
 
-// Proxy forwards requests to the admin backend.
-type Proxy struct {
-	cfg Config
-	rp  *httputil.ReverseProxy
+// Hooks are what the HTTP layer adds to an operator's Config: its own
+// error answers, its own cookies and its trust in the peers in front.
+type Hooks struct {
+	// ErrorResponse writes the gateway's own error answers (400, 413, 502,
+	// 504) in the spec's error body.
+	ErrorResponse func(w http.ResponseWriter, r *http.Request, status int, message string)
+	// GatewayCookie reports whether a cookie name belongs to the gateway
+	// (the session and login cookies): such cookies are never forwarded,
+	// and the backend cannot set them.
+	GatewayCookie func(name string) bool
+	// Trusted are the proxies whose X-Forwarded-* headers are extended
+	// rather than replaced.
+	Trusted TrustedProxies
 }
 
-// New returns a Proxy for cfg, whose Backend must be set.
-func New(cfg Config) *Proxy {
+// Proxy forwards requests to the admin backend.
+type Proxy struct {
+	cfg   Config
+	hooks Hooks
+	rp    *httputil.ReverseProxy
+}
+
+// New returns a Proxy for cfg, whose Backend must be set, answering and
+// trusting as hooks say.
+func New(cfg Config, hooks Hooks) *Proxy {
 	if cfg.Prefix == "" {
 		cfg.Prefix = DefaultPrefix
 	}
@@ -92,11 +98,8 @@ func New(cfg Config) *Proxy {
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = DefaultMaxBodyBytes
 	}
-	if cfg.TrustedPeer == nil {
-		cfg.TrustedPeer = func(*http.Request) bool { return false }
-	}
-	if cfg.GatewayCookie == nil {
-		cfg.GatewayCookie = func(string) bool { return false }
+	if hooks.GatewayCookie == nil {
+		hooks.GatewayCookie = func(string) bool { return false }
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
@@ -114,7 +117,7 @@ func New(cfg Config) *Proxy {
 			ForceAttemptHTTP2:     true,
 		}
 	}
-	p := &Proxy{cfg: cfg}
+	p := &Proxy{cfg: cfg, hooks: hooks}
 	p.rp = &httputil.ReverseProxy{
 		Rewrite:        p.rewrite,
 		Transport:      cfg.Transport,
@@ -147,11 +150,11 @@ func (p *Proxy) Forward(w http.ResponseWriter, r *http.Request, token string) {
 	if hasDotSegment(r.URL.EscapedPath()) {
 		// "/services/admin-service/../x" would leave the backend's base
 		// path, and so would "..;", "%2e%2e" or `..\` on a Java backend.
-		p.cfg.ErrorResponse(w, r, http.StatusBadRequest, "The path must not contain . or .. segments.")
+		p.hooks.ErrorResponse(w, r, http.StatusBadRequest, "The path must not contain . or .. segments.")
 		return
 	}
 	if r.ContentLength > p.cfg.MaxBodyBytes {
-		p.cfg.ErrorResponse(w, r, http.StatusRequestEntityTooLarge, p.tooLargeMessage())
+		p.hooks.ErrorResponse(w, r, http.StatusRequestEntityTooLarge, p.tooLargeMessage())
 		return
 	}
 	st := &relayState{token: token, in: r, trusted: p.isTrustedPath(r.URL.EscapedPath())}
@@ -197,7 +200,7 @@ func (p *Proxy) rewrite(pr *httputil.ProxyRequest) {
 	}
 	pr.SetURL(p.cfg.Backend)
 
-	if p.cfg.TrustedPeer(pr.In) {
+	if p.hooks.Trusted.Trusts(pr.In) {
 		p.setForwardedFromProxy(pr)
 	} else {
 		p.setForwarded(pr)
@@ -271,7 +274,7 @@ func (p *Proxy) stripGatewayCookies(h http.Header) {
 				continue
 			}
 			name, _, _ := strings.Cut(part, "=")
-			if !p.cfg.GatewayCookie(strings.TrimSpace(name)) {
+			if !p.hooks.GatewayCookie(strings.TrimSpace(name)) {
 				kept = append(kept, part)
 			}
 		}
@@ -305,7 +308,7 @@ func (p *Proxy) modifyResponse(res *http.Response) error {
 }
 
 func (p *Proxy) cookieAllowed(name string) bool {
-	return !p.cfg.GatewayCookie(name) && slices.Contains(p.cfg.AllowedCookies, name)
+	return !p.hooks.GatewayCookie(name) && slices.Contains(p.cfg.AllowedCookies, name)
 }
 
 // errorHandler answers for a backend that could not be asked: 413 for a
@@ -328,16 +331,16 @@ func (p *Proxy) errorHandler(w http.ResponseWriter, r *http.Request, err error) 
 	}
 	switch {
 	case st != nil && st.tooLarge.Load():
-		p.cfg.ErrorResponse(w, r, http.StatusRequestEntityTooLarge, p.tooLargeMessage())
+		p.hooks.ErrorResponse(w, r, http.StatusRequestEntityTooLarge, p.tooLargeMessage())
 	case r.Context().Err() != nil:
 		// The client went away; nobody is left to answer.
 		log.Debug("relay: client gone", "err", err)
 	case isTimeout(err) && !isDial(err):
 		log.Warn("relay: backend too slow", "err", err)
-		p.cfg.ErrorResponse(w, r, http.StatusGatewayTimeout, "The admin backend did not answer in time.")
+		p.hooks.ErrorResponse(w, r, http.StatusGatewayTimeout, "The admin backend did not answer in time.")
 	default:
 		log.Warn("relay: backend unreachable", "err", err)
-		p.cfg.ErrorResponse(w, r, http.StatusBadGateway, "The admin backend cannot be reached.")
+		p.hooks.ErrorResponse(w, r, http.StatusBadGateway, "The admin backend cannot be reached.")
 	}
 }
 
@@ -413,36 +416,3 @@ func (b *limitedBody) Read(p []byte) (int, error) {
 }
 
 func (b *limitedBody) Close() error { return b.rc.Close() }
-
-// TrustedPeers returns a check of whether a request's direct peer (never an
-// address a header names) is in one of prefixes.
-func TrustedPeers(prefixes []netip.Prefix) func(*http.Request) bool {
-	return func(r *http.Request) bool {
-		if len(prefixes) == 0 {
-			return false
-		}
-		ap, err := netip.ParseAddrPort(r.RemoteAddr)
-		if err != nil {
-			return false
-		}
-		a := ap.Addr().Unmap()
-		for _, p := range prefixes {
-			if p.Contains(a) {
-				return true
-			}
-		}
-		return false
-	}
-}
-
-// ForwardedHTTPS returns a check of whether a request came over https: its
-// own TLS, or X-Forwarded-Proto: https from a trusted peer. Headers from
-// anyone else are ignored.
-func ForwardedHTTPS(trusted func(*http.Request) bool) func(*http.Request) bool {
-	return func(r *http.Request) bool {
-		if r.TLS != nil {
-			return true
-		}
-		return trusted(r) && strings.EqualFold(strings.TrimSpace(r.Header.Get("X-Forwarded-Proto")), "https")
-	}
-}

@@ -29,7 +29,7 @@ func TestForwardKeepsGatewayHeadersAcrossInterimAnswers(t *testing.T) {
 	}))
 	t.Cleanup(backend.Close)
 	u, _ := url.Parse(backend.URL)
-	p := upstream.New(upstream.Config{Backend: u, ErrorResponse: func(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	p := upstream.New(upstream.Config{Backend: u}, upstream.Hooks{ErrorResponse: func(w http.ResponseWriter, r *http.Request, status int, msg string) {
 		http.Error(w, msg, status)
 	}})
 	gw := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -42,9 +42,8 @@ func TestJWTExpiry(t *testing.T) {
 	}
 }
 
-func TestForwardedHTTPS(t *testing.T) {
-	trusted := upstream.TrustedPeers([]netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("::1/128")})
-	secure := upstream.ForwardedHTTPS(trusted)
+func TestTrustedProxiesHTTPS(t *testing.T) {
+	trusted := upstream.TrustedProxies{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("::1/128")}
 	tests := []struct {
 		name   string
 		remote string
@@ -69,12 +68,12 @@ func TestForwardedHTTPS(t *testing.T) {
 			if tt.tls {
 				r.TLS = &tls.ConnectionState{}
 			}
-			if got := secure(r); got != tt.want {
-				t.Fatalf("ForwardedHTTPS = %v, want %v", got, tt.want)
+			if got := trusted.HTTPS(r); got != tt.want {
+				t.Fatalf("HTTPS = %v, want %v", got, tt.want)
 			}
 		})
 	}
-	if upstream.TrustedPeers(nil)(httptest.NewRequest(http.MethodGet, "/", nil)) {
+	if upstream.TrustedProxies(nil).Trusts(httptest.NewRequest(http.MethodGet, "/", nil)) {
 		t.Fatal("an empty list trusts someone")
 	}
 }

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"portal/relay/contract"
+	"portal/cmd/portal/contract"
 )
 
 func mustLoad(t *testing.T, source string) *contract.Spec {

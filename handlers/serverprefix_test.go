@@ -1,10 +1,10 @@
-package contract_test
+package handlers_test
 
 import (
 	"encoding/json"
 	"testing"
 
-	"portal/relay/contract"
+	"portal/handlers"
 )
 
 func TestWithServerPrefix(t *testing.T) {
@@ -49,7 +49,7 @@ func TestWithServerPrefix(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := contract.WithServerPrefix([]byte(tt.doc), tt.prefix)
+			got, err := handlers.WithServerPrefix([]byte(tt.doc), tt.prefix)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -67,13 +67,32 @@ func TestWithServerPrefixRefuses(t *testing.T) {
 	doc := []byte(`{"servers":[{"url":"/"}]}`)
 	for _, prefix := range []string{"portal", "//evil.example", "/a/../b", "/a/./b", "https://evil.example/x", "/a?b", "/a#b",
 		"/a b", "/a,/b", "/a\"b", "/a<script>", "/\u00e9"} {
-		if got, err := contract.WithServerPrefix(doc, prefix); err == nil {
+		if got, err := handlers.WithServerPrefix(doc, prefix); err == nil {
 			t.Errorf("prefix %q accepted: %s", prefix, got)
 		}
 	}
 	for _, bad := range []string{``, `[]`, `{"servers": {"url": "/"}}`, `{"servers": [{"url": 1}]}`, `{"servers": [{"url": "/"}`, `{"a": }`} {
-		if got, err := contract.WithServerPrefix([]byte(bad), "/p"); err == nil {
+		if got, err := handlers.WithServerPrefix([]byte(bad), "/p"); err == nil {
 			t.Errorf("document %q accepted: %s", bad, got)
 		}
 	}
+}
+
+// FuzzWithServerPrefix: a rewritten document is still JSON, whatever the
+// document and the prefix.
+func FuzzWithServerPrefix(f *testing.F) {
+	f.Add([]byte(`{"servers":[{"url":"/"}]}`), "/portal")
+	f.Add([]byte(`{"openapi":"3.0.3"}`), "/a/b")
+	f.Add([]byte(`{"servers":[{"url":"https://h/x","url":"/y"}]}`), "/p")
+	f.Add([]byte(`{"servers":[{"description":"\u0022","url":"\/"}] }  `), "/p")
+	f.Add([]byte(` {}`), "/p")
+	f.Fuzz(func(t *testing.T, doc []byte, prefix string) {
+		out, err := handlers.WithServerPrefix(doc, prefix)
+		if err != nil {
+			return
+		}
+		if !json.Valid(out) {
+			t.Fatalf("WithServerPrefix(%q, %q) = %q, not JSON", doc, prefix, out)
+		}
+	})
 }

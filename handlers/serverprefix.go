@@ -1,4 +1,4 @@
-package contract
+package handlers
 
 import (
 	"bytes"
@@ -13,9 +13,9 @@ import (
 // maxPrefixLen bounds an X-Forwarded-Prefix; real ones are a few segments.
 const maxPrefixLen = 256
 
-// ValidPrefix reports whether p can stand before a path: it starts with
+// validPrefix reports whether p can stand before a path: it starts with
 // one slash and holds only path characters, no "..", no query, no fragment.
-func ValidPrefix(p string) bool {
+func validPrefix(p string) bool {
 	if len(p) < 2 || len(p) > maxPrefixLen || p[0] != '/' || strings.HasPrefix(p, "//") {
 		return false
 	}
@@ -35,18 +35,18 @@ func ValidPrefix(p string) bool {
 	return true
 }
 
-// WithServerPrefix returns the JSON OpenAPI document doc with prefix put
+// withServerPrefix returns the JSON OpenAPI document doc with prefix put
 // before the path of every servers entry, as a backend behind a proxy
 // that sets X-Forwarded-Prefix publishes it ("/" becomes "/portal",
 // "https://h/api" becomes "https://h/portal/api"). Only the url strings
 // change; every other byte stays as it was. A document without servers
 // gets one entry, the prefix. An empty prefix or "/" returns doc as it is.
-func WithServerPrefix(doc []byte, prefix string) ([]byte, error) {
+func withServerPrefix(doc []byte, prefix string) ([]byte, error) {
 	prefix = strings.TrimSuffix(prefix, "/")
 	if prefix == "" {
 		return doc, nil
 	}
-	if !ValidPrefix(prefix) {
+	if !validPrefix(prefix) {
 		return nil, fmt.Errorf("server prefix %q is not a path prefix", prefix)
 	}
 	if !json.Valid(doc) {

@@ -4,7 +4,7 @@ import (
 	"slices"
 	"testing"
 
-	"portal/relay/contract"
+	"portal/cmd/portal/contract"
 )
 
 type lintFinding struct {

@@ -2,9 +2,9 @@
 // "Versioning" and "Published backend contract for errors" sections name:
 // the model allow-list closed under $ref (Check), the published error
 // conventions (Lint), the breaking and additive changes between two
-// releases with the version bump they call for (Diff), and the servers
-// entry behind a proxy (WithServerPrefix). The portal runs them on the
-// admin backend's description and on its own, as `portal spec ...`.
+// releases with the version bump they call for (Diff). The portal runs them
+// on the admin backend's description and on its own, as `portal spec ...`;
+// it is the command's logic, so the HTTP layer never links kin-openapi.
 package contract
 
 import (

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"portal/relay/contract"
+	"portal/cmd/portal/contract"
 )
 
 // finding is the part of a Finding a test states.

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"testing"
 
-	"portal/relay/contract"
+	"portal/cmd/portal/contract"
 )
 
 // edit is a change to the realistic backend's description, as text.

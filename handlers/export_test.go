@@ -1,0 +1,4 @@
+package handlers
+
+// Exported for the tests of package handlers_test.
+var WithServerPrefix = withServerPrefix
