@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/uptrace/bun"
@@ -349,27 +348,18 @@ func TestConcurrentSubmissionsOverHTTP(t *testing.T) {
 		}
 		const n = 50
 		statuses := make([]int, n)
-		start := make(chan struct{})
-		var wg sync.WaitGroup
-		for i := range n {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				<-start
-				req, _ := http.NewRequest(http.MethodPost, env.srv.URL+"/api/forms/next",
-					strings.NewReader(fmt.Sprintf(`{"processId":%q,"step":7,"people":[{"id":1,"answer":"1"},{"id":3,"answer":"1"}]}`, f.ProcessID)))
-				req.Header.Set("Content-Type", "application/json")
-				res, err := c.Do(req)
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				res.Body.Close()
-				statuses[i] = res.StatusCode
-			}()
-		}
-		close(start)
-		wg.Wait()
+		together(n, func(i int) {
+			req, _ := http.NewRequest(http.MethodPost, env.srv.URL+"/api/forms/next",
+				strings.NewReader(fmt.Sprintf(`{"processId":%q,"step":7,"people":[{"id":1,"answer":"1"},{"id":3,"answer":"1"}]}`, f.ProcessID)))
+			req.Header.Set("Content-Type", "application/json")
+			res, err := c.Do(req)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			res.Body.Close()
+			statuses[i] = res.StatusCode
+		})
 		count := map[int]int{}
 		for _, s := range statuses {
 			count[s]++

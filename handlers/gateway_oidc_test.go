@@ -10,7 +10,6 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -237,32 +236,25 @@ func testRefreshIsSingleFlight(t *testing.T, o gwOptions) {
 func parallelRelay(t *testing.T, n int, instance func(i int) *gwEnv, c *http.Client) map[string]bool {
 	t.Helper()
 	id := sessionCookie(t, instance(0), c)
-	var wg sync.WaitGroup
 	auths := make(chan string, n)
-	start := make(chan struct{})
-	for i := range n {
-		wg.Go(func() {
-			env := instance(i)
-			<-start
-			req, _ := http.NewRequest(http.MethodGet, env.srv.URL+gwPrefix+"/echo/x", nil)
-			req.Header.Set("Accept", "application/json")
-			req.AddCookie(&http.Cookie{Name: "JSESSIONID", Value: id})
-			res, err := env.client.Do(req)
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			defer res.Body.Close()
-			var e echoed
-			if res.StatusCode != http.StatusOK || jsonDecode(res, &e) != nil {
-				t.Errorf("request %d: %d", i, res.StatusCode)
-				return
-			}
-			auths <- e.Authorization
-		})
-	}
-	close(start)
-	wg.Wait()
+	together(n, func(i int) {
+		env := instance(i)
+		req, _ := http.NewRequest(http.MethodGet, env.srv.URL+gwPrefix+"/echo/x", nil)
+		req.Header.Set("Accept", "application/json")
+		req.AddCookie(&http.Cookie{Name: "JSESSIONID", Value: id})
+		res, err := env.client.Do(req)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer res.Body.Close()
+		var e echoed
+		if res.StatusCode != http.StatusOK || jsonDecode(res, &e) != nil {
+			t.Errorf("request %d: %d", i, res.StatusCode)
+			return
+		}
+		auths <- e.Authorization
+	})
 	close(auths)
 	got := map[string]bool{}
 	for a := range auths {

@@ -14,13 +14,13 @@ import (
 
 // Texts of the flow that handlers compose into view models.
 const (
-	staleNotice     = "This registration changed in another window. Here is where it stands now."
-	questionOf      = "Question %d of %d"
-	selectProgress  = "Step 1: choose who to register"
-	continueText    = "Continue"
-	toReviewText    = "Continue to check your answers"
-	bornFormat      = "Born 2 January 2006"
-	paymentCountdwn = 5 // seconds before the browser goes to the payment page
+	staleNotice      = "This registration changed in another window. Here is where it stands now."
+	questionOf       = "Question %d of %d"
+	selectProgress   = "Step 1: choose who to register"
+	continueText     = "Continue"
+	toReviewText     = "Continue to check your answers"
+	bornFormat       = "Born 2 January 2006"
+	paymentCountdown = 5 // seconds before the browser goes to the payment page
 )
 
 // registration is a page request's signed-in user and period.

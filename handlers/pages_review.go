@@ -149,7 +149,7 @@ func (s *Server) donePage(c echo.Context) error {
 	}
 	m := views.DoneModel{Chrome: s.chrome("Registration saved"), Period: o.Period.Name,
 		Persons:    personStatuses(o.Form.People, func(p engine.FormPerson) string { return p.Status }),
-		PaymentURL: o.Form.PaymentURL, Seconds: paymentCountdwn}
+		PaymentURL: o.Form.PaymentURL, Seconds: paymentCountdown}
 	m.Lines, m.Total = quoteLines(o.Order)
 	return render(c, http.StatusOK, views.Done(m))
 }
