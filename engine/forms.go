@@ -39,7 +39,7 @@ func (s *Service) openInstance(ctx context.Context, userKey string, period *Memb
 	err := s.db.NewSelect().Model(&found).
 		Where("user_key = ? AND related_entity_type = ? AND related_entity_id = ? AND definition_key = ?",
 			userKey, EntityMembership, period.ID, period.DefinitionKey).
-		Where("status NOT IN (?)", bun.In([]string{StateCompleted, StateCancelled, StateFailed})).
+		Where("status NOT IN (?)", bun.In([]ProcessState{StateCompleted, StateCancelled, StateFailed})).
 		Limit(1).Scan(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("find open instance: %w", err)
@@ -109,7 +109,7 @@ func (s *Service) formFor(ctx context.Context, db bun.IDB, inst *ProcessInstance
 	return questionForm(inst, def, def.stepNumber(*inst.CurrentStepID), selected, answersOf(data)), nil
 }
 
-func stateWord(state string) string {
+func stateWord(state ProcessState) string {
 	switch state {
 	case StateCompleted:
 		return "completed"

@@ -149,9 +149,9 @@ func referenceOf(t *testing.T, paymentURL string) string {
 
 // paymentReturn is what the browser brings back from the test gateway: the
 // query of its signed return address.
-func (f *fixture) paymentReturn(reference, status, transactionID string) engine.PaymentReturn {
+func (f *fixture) paymentReturn(reference string, status engine.PaymentOutcome, transactionID string) engine.PaymentReturn {
 	f.t.Helper()
-	u, err := url.Parse(f.gw.ReturnURL(reference, status, transactionID))
+	u, err := url.Parse(f.gw.ReturnURL(reference, string(status), transactionID))
 	if err != nil {
 		f.t.Fatalf("return url: %v", err)
 	}
@@ -161,9 +161,9 @@ func (f *fixture) paymentReturn(reference, status, transactionID string) engine.
 }
 
 // pay applies a signed payment return with a transaction id of its own.
-func (f *fixture) pay(reference, status string) *engine.PaymentResult {
+func (f *fixture) pay(reference string, status engine.PaymentOutcome) *engine.PaymentResult {
 	f.t.Helper()
-	res, err := f.svc.CompletePayment(f.ctx, f.paymentReturn(reference, status, "tx-"+status+"-"+reference))
+	res, err := f.svc.CompletePayment(f.ctx, f.paymentReturn(reference, status, "tx-"+string(status)+"-"+reference))
 	if err != nil {
 		f.t.Fatalf("payment return %s for %s: %v", status, reference, err)
 	}

@@ -141,7 +141,7 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 	var ee *engine.Error
 	jsonBody := isAPI(req) || (s.gw != nil && s.isRelayPath(req.URL.Path))
 	if status == http.StatusUnprocessableEntity && errors.As(err, &ee) && jsonBody {
-		body := ProcessErrorBody{ProcessID: ee.ProcessID, Step: ee.Step, ProcessState: engine.StateError,
+		body := ProcessErrorBody{ProcessID: ee.ProcessID, Step: ee.Step, ProcessState: string(engine.StateError),
 			Message: ee.Message, Errors: ProcessErrorsBody{People: []PersonErrorBody{}}}
 		for _, p := range ee.People {
 			body.Errors.People = append(body.Errors.People, PersonErrorBody{ID: p.PersonID, Error: p.Message})

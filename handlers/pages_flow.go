@@ -126,18 +126,18 @@ func (s *Server) overview(c echo.Context, periodID int64) error {
 	}
 	switch f.State {
 	case engine.StateRunning, engine.StateResume, engine.StateSuspended:
-		m.State = "in-progress"
+		m.State = views.OverviewInProgress
 	case engine.StateDone:
-		m.State, m.PayURL = "committed", f.PaymentURL
+		m.State, m.PayURL = views.OverviewCommitted, f.PaymentURL
 		m.Lines, m.Total = quoteLines(o.Order)
 	default:
-		m.State = "new"
+		m.State = views.OverviewNew
 		selectable := false
 		for _, p := range o.Persons {
 			selectable = selectable || p.CanSelect
 		}
 		if !selectable {
-			m.State = "nothing-to-do"
+			m.State = views.OverviewNothingToDo
 		}
 	}
 	return render(c, http.StatusOK, views.Overview(m))
@@ -293,6 +293,19 @@ const answerFieldPrefix = "answer-"
 
 func fieldID(personID int64) string { return answerFieldPrefix + strconv.FormatInt(personID, 10) }
 
+// questionKinds maps the engine's question types to the step page's kinds.
+// Definitions admit no other types (engine.QuestionTypes).
+var questionKinds = map[engine.QuestionType]views.QuestionKind{
+	engine.TypeText:     views.KindText,
+	engine.TypeNumber:   views.KindNumber,
+	engine.TypeDropdown: views.KindDropdown,
+	engine.TypeCheckbox: views.KindCheckbox,
+	engine.TypeAccept:   views.KindAccept,
+	engine.TypeOne:      views.KindOne,
+	engine.TypeRadio:    views.KindRadio,
+	engine.TypeMulti:    views.KindMulti,
+}
+
 // stepModel builds a step page. values, when set, are what the member just
 // posted (kept on a validation error); e holds the errors.
 func (s *Server) stepModel(form *engine.Form, values map[string][]string, e *engine.Error, notice string) views.StepModel {
@@ -311,7 +324,7 @@ func (s *Server) stepModel(form *engine.Form, values map[string][]string, e *eng
 		m.BackAction, m.BackStep = registerPath(form.PeriodID, "back"), form.Step
 	}
 	if form.Step == 0 {
-		m.Type, m.Heading, m.Progress, m.Required = "SELECT", "Who do you want to register?", selectProgress, true
+		m.Type, m.Heading, m.Progress, m.Required = views.KindSelectPersons, views.SelectPersonsHeading(), selectProgress, true
 		chosen := map[string]bool{}
 		for _, v := range values["person"] {
 			chosen[v] = true
@@ -332,7 +345,7 @@ func (s *Server) stepModel(form *engine.Form, values map[string][]string, e *eng
 		}
 	} else {
 		q := form.Question
-		m.Type, m.Heading, m.Required = q.Type, q.Text, q.Required
+		m.Type, m.Heading, m.Required = questionKinds[q.Type], q.Text, q.Required
 		m.Progress = fmt.Sprintf(questionOf, form.Step, form.TotalSteps)
 		if form.Step == form.TotalSteps {
 			m.SubmitText = toReviewText
@@ -372,7 +385,7 @@ func (s *Server) stepModel(form *engine.Form, values map[string][]string, e *eng
 			continue
 		}
 		href := "#" + f.ID
-		if m.Type == engine.TypeRadio || m.Type == engine.TypeMulti {
+		if m.Type == views.KindRadio || m.Type == views.KindMulti {
 			href += "-0"
 		}
 		m.Errors = append(m.Errors, views.ErrorLink{Href: href, Message: f.Label + ": " + f.Error})

@@ -31,7 +31,7 @@ func (s *Server) testGatewayPage(c echo.Context) error {
 	return render(c, http.StatusOK, views.TestGatewayPage(views.TestGatewayModel{
 		Chrome:    s.chrome("Test payment"),
 		Reference: view.Payment.Reference, Action: engine.PayPath(view.Payment.Reference),
-		Lines: lines, Total: total, Open: view.Payment.Status == engine.PaymentPending, Status: view.Payment.Status,
+		Lines: lines, Total: total, Open: view.Payment.Status == engine.PaymentPending, Status: string(view.Payment.Status),
 	}))
 }
 
@@ -40,7 +40,7 @@ func (s *Server) testGatewayPage(c echo.Context) error {
 // gateway would.
 func (s *Server) testGatewayDecide(c echo.Context) error {
 	status := c.FormValue("status")
-	switch status {
+	switch engine.PaymentOutcome(status) {
 	case engine.OutcomeSuccess, engine.OutcomeFailed, engine.OutcomeCancelled:
 	default:
 		return newAPIError(http.StatusBadRequest, "Choose success, failed or cancelled.",
@@ -73,6 +73,13 @@ func (s *Server) ownPayment(c echo.Context, reference string) (*engine.PaymentVi
 		return nil, engine.Errorf(engine.CodeNotFound, "payment not found")
 	}
 	return view, nil
+}
+
+// paymentOutcomes maps the engine's payment outcomes to the return page's.
+var paymentOutcomes = map[engine.PaymentOutcome]views.PaymentOutcome{
+	engine.OutcomeSuccess:   views.OutcomeSuccess,
+	engine.OutcomeFailed:    views.OutcomeFailed,
+	engine.OutcomeCancelled: views.OutcomeCancelled,
 }
 
 // paymentReturn answers GET /membership/payment-return?reference=&status=&transactionId=&signature=.
@@ -110,13 +117,13 @@ func (s *Server) paymentReturn(c echo.Context) error {
 		// The payment is settled; only the details depend on the session.
 		s.log.Warn("payment return: session store unavailable; showing the outcome without details", "request_id", requestID(c), "err", err)
 	}
-	m := views.PaymentReturnModel{Reference: res.Reference, Outcome: res.Outcome, RegisterURL: registerPath(res.PeriodID), DetailsHidden: !owner}
+	m := views.PaymentReturnModel{Reference: res.Reference, Outcome: paymentOutcomes[res.Outcome], RegisterURL: registerPath(res.PeriodID), DetailsHidden: !owner}
 	if owner {
 		m.Lines, m.Total = orderLines(res.Order)
 	}
 	switch {
 	case res.Stale:
-		m.Chrome, m.Outcome = s.chrome("This payment is no longer needed"), "stale"
+		m.Chrome, m.Outcome = s.chrome("This payment is no longer needed"), views.OutcomeStale
 		m.Message = "The registration was changed after this payment was started. If money was taken, the organisation will refund it."
 	case res.Outcome == engine.OutcomeSuccess:
 		m.Chrome = s.chrome("Payment received: registration complete")
