@@ -120,8 +120,7 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 	req := c.Request()
 	status, message, fields, fault := describe(err)
 	reqID := requestID(c)
-	attrs := append(requestAttrs(c), slog.Int("status", status))
-	log := slog.New(s.log.Handler().WithAttrs(attrs))
+	log := s.logFor(c).With(slog.Int("status", status))
 	switch {
 	case status == http.StatusServiceUnavailable:
 		// A dependency is down (database, session store, payment provider):
@@ -164,7 +163,7 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 
 func (s *Server) writeJSON(c echo.Context, status int, body any) {
 	if err := c.JSON(status, body); err != nil {
-		s.log.Warn("write error response", "err", err)
+		s.logFor(c).Warn("write error response", "err", err)
 	}
 }
 

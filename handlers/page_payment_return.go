@@ -51,7 +51,7 @@ func (s *Server) paymentReturn(c echo.Context) error {
 		owner = sess.UserKey != "" && sess.UserKey == res.UserKey
 	} else if !errors.Is(err, session.ErrNotFound) {
 		// The payment is settled; only the details depend on the session.
-		s.log.Warn("payment return: session store unavailable; showing the outcome without details", "request_id", requestID(c), "err", err)
+		s.logFor(c).Warn("payment return: session store unavailable; showing the outcome without details", "err", err)
 	}
 	m := views.PaymentReturnModel{Reference: res.Reference, Outcome: paymentOutcomes[res.Outcome], RegisterURL: registerPath(res.PeriodID), DetailsHidden: !owner}
 	if owner {
