@@ -29,7 +29,7 @@ type StepSpec struct {
 	OrderIndex    int          `json:"orderIndex,omitempty" yaml:"orderIndex,omitempty"`
 	Name          string       `json:"name" yaml:"name"`
 	Question      string       `json:"questionText" yaml:"questionText"`
-	Type          string       `json:"questionType" yaml:"questionType"`
+	Type          QuestionType `json:"questionType" yaml:"questionType"`
 	Required      bool         `json:"required" yaml:"required"`
 	Options       []OptionSpec `json:"options,omitempty" yaml:"options,omitempty"`
 	Format        *FormatSpec  `json:"format,omitempty" yaml:"format,omitempty"`
@@ -137,7 +137,7 @@ func (d *DefinitionSpec) Validate() error {
 			add("%s: questionText is required", where)
 		}
 		if !slices.Contains(QuestionTypes, s.Type) {
-			add("%s: questionType %q is not one of %s", where, s.Type, strings.Join(QuestionTypes, " "))
+			add("%s: questionType %q is not one of %s", where, s.Type, strings.Join(questionTypeCodes(), " "))
 		}
 		hasOptions := s.Type == TypeDropdown || s.Type == TypeRadio || s.Type == TypeMulti
 		if hasOptions && len(s.Options) == 0 {

@@ -79,7 +79,7 @@ func TestParseDefinition(t *testing.T) {
 			}
 			var steps []string
 			for _, s := range spec.Steps {
-				steps = append(steps, s.Name+":"+s.Type)
+				steps = append(steps, s.Name+":"+string(s.Type))
 			}
 			if want := []string{"phone:TXT", "hours:NUM", "role:DRP", "juniors:ITC"}; !slices.Equal(steps, want) {
 				t.Fatalf("steps = %v, want %v", steps, want)

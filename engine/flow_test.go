@@ -87,8 +87,8 @@ func TestTestGatewayAddresses(t *testing.T) {
 	if want := "https://pay.example/p/PR-1?amount=12.50&currency=EUR&reference=PR-1"; pay != want {
 		t.Errorf("CreatePayment = %q, want %q", pay, want)
 	}
-	ret := gw.ReturnURL("PR-1", engine.OutcomeSuccess, "TX-1")
-	if want := "https://portal.example/back?reference=PR-1&signature=" + gw.Sign("PR-1", engine.OutcomeSuccess, "TX-1") +
+	ret := gw.ReturnURL("PR-1", string(engine.OutcomeSuccess), "TX-1")
+	if want := "https://portal.example/back?reference=PR-1&signature=" + gw.Sign("PR-1", string(engine.OutcomeSuccess), "TX-1") +
 		"&status=success&transactionId=TX-1"; ret != want {
 		t.Errorf("ReturnURL = %q, want %q", ret, want)
 	}

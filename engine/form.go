@@ -11,7 +11,7 @@ type Form struct {
 	ProcessID  int64
 	Step       int // 0 is person selection, 1..TotalSteps the questions, TotalSteps+1 done
 	TotalSteps int
-	State      string
+	State      ProcessState
 	PeriodID   int64
 	Question   *Question // nil outside question steps
 	People     []FormPerson
@@ -22,7 +22,7 @@ type Form struct {
 type Question struct {
 	Name     string
 	Text     string
-	Type     string
+	Type     QuestionType
 	Required bool
 	Options  []Option
 }

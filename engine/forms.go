@@ -96,7 +96,7 @@ func (s *Service) formFor(ctx context.Context, db bun.IDB, inst *ProcessInstance
 	return questionForm(inst, def, def.stepNumber(*inst.CurrentStepID), selected, answersOf(data)), nil
 }
 
-func stateWord(state string) string {
+func stateWord(state ProcessState) string {
 	switch state {
 	case StateCompleted:
 		return "completed"

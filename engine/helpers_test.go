@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/uptrace/bun"
@@ -155,9 +156,9 @@ func referenceOf(t *testing.T, paymentURL string) string {
 
 // paymentReturn is what the browser brings back from the test gateway: the
 // query of its signed return address.
-func (f *fixture) paymentReturn(reference, status, transactionID string) engine.PaymentReturn {
+func (f *fixture) paymentReturn(reference string, status engine.PaymentOutcome, transactionID string) engine.PaymentReturn {
 	f.t.Helper()
-	u, err := url.Parse(f.gw.ReturnURL(reference, status, transactionID))
+	u, err := url.Parse(f.gw.ReturnURL(reference, string(status), transactionID))
 	if err != nil {
 		f.t.Fatalf("return url: %v", err)
 	}
@@ -167,9 +168,9 @@ func (f *fixture) paymentReturn(reference, status, transactionID string) engine.
 }
 
 // pay applies a signed payment return with a transaction id of its own.
-func (f *fixture) pay(reference, status string) *engine.PaymentResult {
+func (f *fixture) pay(reference string, status engine.PaymentOutcome) *engine.PaymentResult {
 	f.t.Helper()
-	res, err := f.svc.CompletePayment(f.ctx, f.paymentReturn(reference, status, "tx-"+status+"-"+reference))
+	res, err := f.svc.CompletePayment(f.ctx, f.paymentReturn(reference, status, "tx-"+string(status)+"-"+reference))
 	if err != nil {
 		f.t.Fatalf("payment return %s for %s: %v", status, reference, err)
 	}
@@ -325,4 +326,19 @@ func formAnswers(form *engine.Form) map[int64]string {
 		}
 	}
 	return out
+}
+
+// together runs f(0) … f(n-1) in n goroutines released at the same moment,
+// so that they race, and returns when every one has returned.
+func together(n int, f func(i int)) {
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			<-start
+			f(i)
+		})
+	}
+	close(start)
+	wg.Wait()
 }

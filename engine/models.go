@@ -126,11 +126,14 @@ type Membership struct {
 	ActivatedAt       *time.Time `bun:"activated_at"`
 }
 
+// OrderStatus is the stored status of an order.
+type OrderStatus string
+
 // Order statuses.
 const (
-	OrderUnpaid    = "Unpaid"
-	OrderPaid      = "Paid"
-	OrderCancelled = "Cancelled"
+	OrderUnpaid    OrderStatus = "Unpaid"
+	OrderPaid      OrderStatus = "Paid"
+	OrderCancelled OrderStatus = "Cancelled"
 )
 
 // Order is what a committed registration costs.
@@ -141,7 +144,7 @@ type Order struct {
 	OrganisationID    int64       `bun:"organisation_id,notnull"`
 	PeriodID          int64       `bun:"period_id,notnull"`
 	UserKey           string      `bun:"user_key,notnull"`
-	Status            string      `bun:"status,notnull"`
+	Status            OrderStatus `bun:"status,notnull"`
 	TotalMinor        int64       `bun:"total_minor,notnull"`
 	Currency          string      `bun:"currency,notnull"`
 	CreatedAt         time.Time   `bun:"created_at,notnull"`
@@ -163,28 +166,31 @@ type OrderLine struct {
 	Currency      string `bun:"currency,notnull"`
 }
 
+// PaymentStatus is the stored status of a payment attempt.
+type PaymentStatus string
+
 // Payment statuses.
 const (
-	PaymentPending   = "PENDING"
-	PaymentSucceeded = "SUCCEEDED"
-	PaymentFailed    = "FAILED"
-	PaymentCancelled = "CANCELLED"
+	PaymentPending   PaymentStatus = "PENDING"
+	PaymentSucceeded PaymentStatus = "SUCCEEDED"
+	PaymentFailed    PaymentStatus = "FAILED"
+	PaymentCancelled PaymentStatus = "CANCELLED"
 )
 
 // Payment is one attempt to pay an order at a payment provider.
 type Payment struct {
 	bun.BaseModel `bun:"table:payments"`
-	ID            int64     `bun:"id,pk,autoincrement"`
-	OrderID       int64     `bun:"order_id,notnull"`
-	Provider      string    `bun:"provider,notnull"`
-	Reference     string    `bun:"reference,notnull"`
-	AmountMinor   int64     `bun:"amount_minor,notnull"`
-	Currency      string    `bun:"currency,notnull"`
-	Status        string    `bun:"status,notnull"`
-	TransactionID *string   `bun:"transaction_id"`
-	PaymentURL    string    `bun:"payment_url,notnull"`
-	CreatedAt     time.Time `bun:"created_at,notnull"`
-	UpdatedAt     time.Time `bun:"updated_at,notnull"`
+	ID            int64         `bun:"id,pk,autoincrement"`
+	OrderID       int64         `bun:"order_id,notnull"`
+	Provider      string        `bun:"provider,notnull"`
+	Reference     string        `bun:"reference,notnull"`
+	AmountMinor   int64         `bun:"amount_minor,notnull"`
+	Currency      string        `bun:"currency,notnull"`
+	Status        PaymentStatus `bun:"status,notnull"`
+	TransactionID *string       `bun:"transaction_id"`
+	PaymentURL    string        `bun:"payment_url,notnull"`
+	CreatedAt     time.Time     `bun:"created_at,notnull"`
+	UpdatedAt     time.Time     `bun:"updated_at,notnull"`
 }
 
 // OutboxMessage is a message to send, recorded with the change it announces.

@@ -80,9 +80,9 @@ func (s *Service) RetryPayment(ctx context.Context, userKey, processID string) (
 
 // PaymentResult is what a payment return did.
 type PaymentResult struct {
-	Outcome    string // success, failed or cancelled
-	Replayed   bool   // the attempt was already settled: nothing changed
-	Stale      bool   // the order was cancelled (reset) before this return: nothing changed
+	Outcome    PaymentOutcome
+	Replayed   bool // the attempt was already settled: nothing changed
+	Stale      bool // the order was cancelled (reset) before this return: nothing changed
 	Reference  string
 	ProcessID  int64
 	PeriodID   int64
@@ -144,7 +144,7 @@ func (s *Service) CompletePayment(ctx context.Context, ret PaymentReturn) (_ *Pa
 			// The provider took the money for an attempt we had closed (the
 			// member cancelled, or a reset cancelled it): it counts.
 		}
-		status := map[string]string{OutcomeSuccess: PaymentSucceeded, OutcomeFailed: PaymentFailed, OutcomeCancelled: PaymentCancelled}[outcome]
+		status := map[PaymentOutcome]PaymentStatus{OutcomeSuccess: PaymentSucceeded, OutcomeFailed: PaymentFailed, OutcomeCancelled: PaymentCancelled}[outcome]
 		if err := settlePayment(ctx, tx, p, status, ret.TransactionID, now); err != nil {
 			return err
 		}
@@ -169,7 +169,7 @@ func (s *Service) CompletePayment(ctx context.Context, ret PaymentReturn) (_ *Pa
 	return res, nil
 }
 
-func settledOutcome(status string) string {
+func settledOutcome(status PaymentStatus) PaymentOutcome {
 	switch status {
 	case PaymentSucceeded:
 		return OutcomeSuccess

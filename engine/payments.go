@@ -13,11 +13,14 @@ import (
 	"strconv"
 )
 
+// PaymentOutcome is what a provider confirms a payment attempt came to.
+type PaymentOutcome string
+
 // Payment outcomes reported by a provider's return.
 const (
-	OutcomeSuccess   = "success"
-	OutcomeFailed    = "failed"
-	OutcomeCancelled = "cancelled"
+	OutcomeSuccess   PaymentOutcome = "success"
+	OutcomeFailed    PaymentOutcome = "failed"
+	OutcomeCancelled PaymentOutcome = "cancelled"
 )
 
 // PaymentRequest asks a provider for a payment page.
@@ -45,7 +48,7 @@ type PaymentProvider interface {
 	CreatePayment(ctx context.Context, req PaymentRequest) (string, error)
 	// VerifyReturn confirms a return really came from the provider and
 	// returns the outcome it confirms. A real provider asks its API here.
-	VerifyReturn(ctx context.Context, ret PaymentReturn) (string, error)
+	VerifyReturn(ctx context.Context, ret PaymentReturn) (PaymentOutcome, error)
 }
 
 // ErrForgedReturn says a payment return failed verification.
@@ -107,14 +110,14 @@ func (g *TestGateway) ReturnURL(reference, status, transactionID string) string 
 }
 
 // VerifyReturn implements PaymentProvider.
-func (g *TestGateway) VerifyReturn(_ context.Context, ret PaymentReturn) (string, error) {
+func (g *TestGateway) VerifyReturn(_ context.Context, ret PaymentReturn) (PaymentOutcome, error) {
 	want := g.Sign(ret.Reference, ret.Status, ret.TransactionID)
 	if !hmac.Equal([]byte(want), []byte(ret.Signature)) {
 		return "", ErrForgedReturn
 	}
-	switch ret.Status {
+	switch outcome := PaymentOutcome(ret.Status); outcome {
 	case OutcomeSuccess, OutcomeFailed, OutcomeCancelled:
-		return ret.Status, nil
+		return outcome, nil
 	}
 	return "", ErrForgedReturn
 }

@@ -1,7 +1,6 @@
 package engine_test
 
 import (
-	"sync"
 	"testing"
 
 	"github.com/uptrace/bun"
@@ -20,23 +19,14 @@ func TestOnePendingPaymentPerOrder(t *testing.T) {
 		f.pay(referenceOf(t, r.commit().PaymentURL), engine.OutcomeFailed)
 		const n = 10
 		urls := make([]string, n)
-		start := make(chan struct{})
-		var wg sync.WaitGroup
-		for i := range n {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				<-start
-				form, err := f.svc.Resume(f.ctx, r.userKey, r.pid)
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				urls[i] = form.PaymentURL
-			}()
-		}
-		close(start)
-		wg.Wait()
+		together(n, func(i int) {
+			form, err := f.svc.Resume(f.ctx, r.userKey, r.pid)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			urls[i] = form.PaymentURL
+		})
 		for _, u := range urls {
 			if u == "" || u != urls[0] {
 				t.Fatalf("payment links %v, want one shared link", urls)

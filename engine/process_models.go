@@ -6,20 +6,33 @@ import (
 	"github.com/uptrace/bun"
 )
 
+// QuestionType is the code of a step's kind of question, as stored and as
+// definitions spell it.
+type QuestionType string
+
 // Question types of a step.
 const (
-	TypeText     = "TXT"
-	TypeNumber   = "NUM"
-	TypeDropdown = "DRP"
-	TypeCheckbox = "BCB"
-	TypeAccept   = "ITC"
-	TypeOne      = "ONE"
-	TypeRadio    = "RDO"
-	TypeMulti    = "SEL"
+	TypeText     QuestionType = "TXT"
+	TypeNumber   QuestionType = "NUM"
+	TypeDropdown QuestionType = "DRP"
+	TypeCheckbox QuestionType = "BCB"
+	TypeAccept   QuestionType = "ITC"
+	TypeOne      QuestionType = "ONE"
+	TypeRadio    QuestionType = "RDO"
+	TypeMulti    QuestionType = "SEL"
 )
 
 // QuestionTypes lists every valid question type code.
-var QuestionTypes = []string{TypeText, TypeNumber, TypeDropdown, TypeCheckbox, TypeAccept, TypeOne, TypeRadio, TypeMulti}
+var QuestionTypes = []QuestionType{TypeText, TypeNumber, TypeDropdown, TypeCheckbox, TypeAccept, TypeOne, TypeRadio, TypeMulti}
+
+// questionTypeCodes is QuestionTypes as plain strings, for messages.
+func questionTypeCodes() []string {
+	out := make([]string, len(QuestionTypes))
+	for i, t := range QuestionTypes {
+		out[i] = string(t)
+	}
+	return out
+}
 
 // ProcessDefinition is one immutable version of a registration process.
 type ProcessDefinition struct {
@@ -44,7 +57,7 @@ type ProcessStep struct {
 	OrderIndex       int                 `bun:"order_index,notnull"`
 	Name             string              `bun:"name,notnull"`
 	QuestionText     string              `bun:"question_text,notnull"`
-	QuestionType     string              `bun:"question_type,notnull"`
+	QuestionType     QuestionType        `bun:"question_type,notnull"`
 	Required         bool                `bun:"required,notnull"`
 	FormatPattern    *string             `bun:"format_pattern"`
 	FormatMessage    *string             `bun:"format_message"`
@@ -70,23 +83,26 @@ type ProcessStepOption struct {
 	Label         string `bun:"label,notnull"`
 }
 
+// ProcessState is the stored status of a process instance.
+type ProcessState string
+
 // Stored instance statuses. INIT is the person-selection state of a new or reset instance.
 const (
-	StateNone           = "NONE"
-	StateInit           = "INIT"
-	StateRunning        = "RUNNING"
-	StateResume         = "RESUME"
-	StateSuspended      = "SUSPENDED"
-	StateDone           = "DONE"
-	StatePendingPayment = "PENDING_PAYMENT"
-	StateCompleted      = "COMPLETED"
-	StateCancelled      = "CANCELLED"
-	StateFailed         = "FAILED"
-	StateError          = "ERROR"
+	StateNone           ProcessState = "NONE"
+	StateInit           ProcessState = "INIT"
+	StateRunning        ProcessState = "RUNNING"
+	StateResume         ProcessState = "RESUME"
+	StateSuspended      ProcessState = "SUSPENDED"
+	StateDone           ProcessState = "DONE"
+	StatePendingPayment ProcessState = "PENDING_PAYMENT"
+	StateCompleted      ProcessState = "COMPLETED"
+	StateCancelled      ProcessState = "CANCELLED"
+	StateFailed         ProcessState = "FAILED"
+	StateError          ProcessState = "ERROR"
 )
 
 // finished reports whether an instance in state s can no longer change.
-func finished(s string) bool {
+func finished(s ProcessState) bool {
 	return s == StateCompleted || s == StateCancelled || s == StateFailed
 }
 
@@ -100,7 +116,7 @@ type ProcessInstance struct {
 	DefinitionID      int64              `bun:"definition_id,notnull"`
 	DefinitionKey     string             `bun:"definition_key,notnull"`
 	CurrentStepID     *int64             `bun:"current_step_id"`
-	Status            string             `bun:"status,notnull"`
+	Status            ProcessState       `bun:"status,notnull"`
 	StartTime         time.Time          `bun:"start_time,notnull"`
 	EndTime           *time.Time         `bun:"end_time"`
 	RelatedEntityType string             `bun:"related_entity_type,notnull"`

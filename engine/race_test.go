@@ -3,7 +3,6 @@ package engine_test
 import (
 	"context"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -51,19 +50,10 @@ func TestConcurrentNext(t *testing.T) {
 					in = demoAnswers(tc.step, persons)
 				}
 
-				start := make(chan struct{})
 				errs := make([]error, racers)
-				var wg sync.WaitGroup
-				for i := range racers {
-					wg.Add(1)
-					go func() {
-						defer wg.Done()
-						<-start
-						_, errs[i] = f.svc.Next(context.Background(), engine.DemoUserKey, engine.NextInput{ProcessID: pid, Step: tc.step, People: in})
-					}()
-				}
-				close(start)
-				wg.Wait()
+				together(racers, func(i int) {
+					_, errs[i] = f.svc.Next(context.Background(), engine.DemoUserKey, engine.NextInput{ProcessID: pid, Step: tc.step, People: in})
+				})
 
 				wins, conflicts := 0, 0
 				for _, err := range errs {
@@ -163,18 +153,9 @@ func raceLoads(t *testing.T, db *bun.DB, userKey string, n int) (ids []int64, cr
 	forms := make([]*engine.Form, n)
 	made := make([]bool, n)
 	errs := make([]error, n)
-	start := make(chan struct{})
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			forms[i], made[i], errs[i] = svc.LoadMembershipForm(context.Background(), userKey, engine.DemoPeriodID, nil)
-		}()
-	}
-	close(start)
-	wg.Wait()
+	together(n, func(i int) {
+		forms[i], made[i], errs[i] = svc.LoadMembershipForm(context.Background(), userKey, engine.DemoPeriodID, nil)
+	})
 	if got := barrier.arrived.Load(); got != int32(n) {
 		t.Fatalf("%d of %d loads tried to insert an instance: they did not race", got, n)
 	}

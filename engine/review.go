@@ -34,7 +34,7 @@ type ReviewPerson struct {
 type ReviewAnswer struct {
 	Step     int
 	Question string
-	Type     string
+	Type     QuestionType
 	Answer   string // for people: option labels, "Yes"/"No" for 0/1 questions
 	Given    bool
 }

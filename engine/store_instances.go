@@ -36,7 +36,7 @@ func findOpenInstance(ctx context.Context, db bun.IDB, userKey string, periodID 
 	err := db.NewSelect().Model(&found).
 		Where("user_key = ? AND related_entity_type = ? AND related_entity_id = ? AND definition_key = ?",
 			userKey, EntityMembership, periodID, definitionKey).
-		Where("status NOT IN (?)", bun.List([]string{StateCompleted, StateCancelled, StateFailed})).
+		Where("status NOT IN (?)", bun.List([]ProcessState{StateCompleted, StateCancelled, StateFailed})).
 		Limit(1).Scan(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("find open instance: %w", err)

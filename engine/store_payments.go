@@ -68,7 +68,7 @@ func instanceOfPayment(ctx context.Context, db bun.IDB, reference string) (int64
 }
 
 // settlePayment records a payment attempt's outcome.
-func settlePayment(ctx context.Context, db bun.IDB, p *Payment, status, transactionID string, now time.Time) error {
+func settlePayment(ctx context.Context, db bun.IDB, p *Payment, status PaymentStatus, transactionID string, now time.Time) error {
 	q := db.NewUpdate().Model((*Payment)(nil)).Set("status = ?", status).Set("updated_at = ?", now).
 		Where("id = ? AND status = ?", p.ID, p.Status)
 	if transactionID != "" {

@@ -118,7 +118,7 @@ func TestNextAnswersAdvanceStep(t *testing.T) {
 	t.Parallel()
 	type question struct {
 		name     string
-		typ      string
+		typ      engine.QuestionType
 		required bool
 		hidden   []int64
 	}
@@ -259,7 +259,7 @@ func TestNextLastAnswerCommits(t *testing.T) {
 func TestResumeSuspended(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
-		from     string
+		from     engine.ProcessState
 		wantBump bool
 	}{
 		{from: engine.StateSuspended, wantBump: true},
@@ -267,7 +267,7 @@ func TestResumeSuspended(t *testing.T) {
 		{from: engine.StateRunning, wantBump: false},
 	}
 	for _, tc := range tests {
-		t.Run("from "+tc.from, func(t *testing.T) {
+		t.Run("from "+string(tc.from), func(t *testing.T) {
 			dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 				f := newFixture(t, db)
 				r := f.start(engine.DemoUserKey, alex, robin)
@@ -378,10 +378,10 @@ func TestResetFromDone(t *testing.T) {
 				ms = append(ms, fmt.Sprintf("%d %s", m.PersonID, m.Status))
 			}
 			for _, o := range f.orders(r.id) {
-				ords = append(ords, o.Status)
+				ords = append(ords, string(o.Status))
 			}
 			for _, p := range f.payments(r.id) {
-				ps = append(ps, p.Status)
+				ps = append(ps, string(p.Status))
 			}
 			return ms, ords, ps
 		}
@@ -389,10 +389,10 @@ func TestResetFromDone(t *testing.T) {
 		if want := []string{"1 Cancelled", "3 Cancelled"}; !slices.Equal(ms, want) {
 			t.Errorf("memberships = %q, want %q", ms, want)
 		}
-		if want := []string{engine.OrderCancelled}; !slices.Equal(ords, want) {
+		if want := []string{string(engine.OrderCancelled)}; !slices.Equal(ords, want) {
 			t.Errorf("orders = %q, want %q", ords, want)
 		}
-		if want := []string{engine.PaymentCancelled}; !slices.Equal(ps, want) {
+		if want := []string{string(engine.PaymentCancelled)}; !slices.Equal(ps, want) {
 			t.Errorf("payments = %q, want %q", ps, want)
 		}
 		if n := f.count((*engine.ProcessData)(nil), "instance_id = ?", r.id); n != 0 {
@@ -408,10 +408,10 @@ func TestResetFromDone(t *testing.T) {
 		if want := []string{"1 Cancelled", "1 Pending Payment", "3 Cancelled", "3 Pending Payment"}; !slices.Equal(ms, want) {
 			t.Errorf("memberships after the second commit = %q, want %q", ms, want)
 		}
-		if want := []string{engine.OrderCancelled, engine.OrderUnpaid}; !slices.Equal(ords, want) {
+		if want := []string{string(engine.OrderCancelled), string(engine.OrderUnpaid)}; !slices.Equal(ords, want) {
 			t.Errorf("orders after the second commit = %q, want %q", ords, want)
 		}
-		if want := []string{engine.PaymentCancelled, engine.PaymentPending}; !slices.Equal(ps, want) {
+		if want := []string{string(engine.PaymentCancelled), string(engine.PaymentPending)}; !slices.Equal(ps, want) {
 			t.Errorf("payments after the second commit = %q, want %q", ps, want)
 		}
 	})
@@ -520,7 +520,7 @@ func TestPaymentReturnFailed(t *testing.T) {
 				}
 				var ps []string
 				for _, p := range f.payments(r.id) {
-					ps = append(ps, p.Reference+" "+p.Status)
+					ps = append(ps, p.Reference+" "+string(p.Status))
 				}
 				if want := []string{referenceOf(t, first) + " FAILED", second + " PENDING"}; !slices.Equal(ps, want) {
 					t.Errorf("payments = %q, want %q", ps, want)
@@ -981,11 +981,11 @@ func TestPaymentReturnForged(t *testing.T) {
 			want engine.Code
 		}{
 			{name: "signed with another key", want: engine.CodeInvalid, ret: func() engine.PaymentReturn {
-				return engine.PaymentReturn{Reference: ref, Status: engine.OutcomeSuccess, TransactionID: "tx-1", Signature: other.Sign(ref, engine.OutcomeSuccess, "tx-1")}
+				return engine.PaymentReturn{Reference: ref, Status: string(engine.OutcomeSuccess), TransactionID: "tx-1", Signature: other.Sign(ref, string(engine.OutcomeSuccess), "tx-1")}
 			}},
 			{name: "failed status edited to success", want: engine.CodeInvalid, ret: func() engine.PaymentReturn {
 				ret := f.paymentReturn(ref, engine.OutcomeFailed, "tx-1")
-				ret.Status = engine.OutcomeSuccess
+				ret.Status = string(engine.OutcomeSuccess)
 				return ret
 			}},
 			{name: "reference edited", want: engine.CodeInvalid, ret: func() engine.PaymentReturn {
@@ -999,7 +999,7 @@ func TestPaymentReturnForged(t *testing.T) {
 				return ret
 			}},
 			{name: "no signature", want: engine.CodeInvalid, ret: func() engine.PaymentReturn {
-				return engine.PaymentReturn{Reference: ref, Status: engine.OutcomeSuccess, TransactionID: "tx-1"}
+				return engine.PaymentReturn{Reference: ref, Status: string(engine.OutcomeSuccess), TransactionID: "tx-1"}
 			}},
 			{name: "signed status the gateway never sends", want: engine.CodeInvalid, ret: func() engine.PaymentReturn {
 				return f.paymentReturn(ref, "refunded", "tx-1")

@@ -36,7 +36,7 @@ func hiddenFor(step *ProcessStep, dob, periodStart time.Time) bool {
 
 // isCheckboxType reports whether the type's answers are 0/1 flags, for which
 // a missing answer means "no" (the spec: a missing answer is sent as 0).
-func isCheckboxType(t string) bool {
+func isCheckboxType(t QuestionType) bool {
 	return t == TypeCheckbox || t == TypeAccept || t == TypeOne
 }
 

@@ -24,7 +24,7 @@ func patternOf(step *ProcessStep) *regexp.Regexp {
 // TestValidateStep covers the spec's six answer rules, in its order, and the
 // rule that a missing checkbox-like answer counts as "0".
 func TestValidateStep(t *testing.T) {
-	step := func(typ string, required bool) ProcessStep {
+	step := func(typ QuestionType, required bool) ProcessStep {
 		return ProcessStep{ID: 7, Name: "q", QuestionType: typ, Required: required}
 	}
 	tests := []struct {

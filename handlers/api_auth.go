@@ -33,7 +33,7 @@ func (s *Server) externalLogin(c echo.Context) error {
 		s.signInFailed(c, body.UserKey, problem)
 		return newAPIError(http.StatusUnauthorized, "The user key and hash do not match.")
 	}
-	values, err := s.backendLogin(c.Request().Context(), body.UserKey, body.Hash) // gateway.go: BACKEND_JWT when a backend is set
+	values, err := s.backendLogin(c, body.UserKey, body.Hash) // gateway.go: BACKEND_JWT when a backend is set
 	if err != nil {
 		var ae *apiError
 		if errors.As(err, &ae) && ae.status == http.StatusUnauthorized {

@@ -51,11 +51,12 @@ func optional(s string) *string {
 // formDTO converts the engine's form to the wire shape.
 func formDTO(f *engine.Form) FormDTO {
 	dto := FormDTO{
-		ProcessID: f.ProcessIDString(), Step: f.Step, ProcessState: f.State,
+		ProcessID: f.ProcessIDString(), Step: f.Step, ProcessState: string(f.State),
 		PaymentURL: optional(f.PaymentURL), People: make([]FormPersonDTO, 0, len(f.People)),
 	}
 	if q := f.Question; q != nil {
-		dto.Question, dto.QuestionType, dto.Required = &q.Text, &q.Type, &q.Required
+		questionType := string(q.Type)
+		dto.Question, dto.QuestionType, dto.Required = &q.Text, &questionType, &q.Required
 		if len(q.Options) > 0 {
 			dto.Options = make([]string, len(q.Options))
 			for i, o := range q.Options {

@@ -120,8 +120,7 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 	req := c.Request()
 	status, message, fields, fault := describe(err)
 	reqID := requestID(c)
-	attrs := append(requestAttrs(c), slog.Int("status", status))
-	log := slog.New(s.log.Handler().WithAttrs(attrs))
+	log := s.logFor(c).With(slog.Int("status", status))
 	switch {
 	case status == http.StatusServiceUnavailable:
 		// A dependency is down (database, session store, payment provider):
@@ -141,7 +140,7 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 	var ee *engine.Error
 	jsonBody := isAPI(req) || (s.gw != nil && s.isRelayPath(req.URL.Path))
 	if status == http.StatusUnprocessableEntity && errors.As(err, &ee) && jsonBody {
-		body := ProcessErrorBody{ProcessID: ee.ProcessID, Step: ee.Step, ProcessState: engine.StateError,
+		body := ProcessErrorBody{ProcessID: ee.ProcessID, Step: ee.Step, ProcessState: string(engine.StateError),
 			Message: ee.Message, Errors: ProcessErrorsBody{People: []PersonErrorBody{}}}
 		for _, p := range ee.People {
 			body.Errors.People = append(body.Errors.People, PersonErrorBody{ID: p.PersonID, Error: p.Message})
@@ -164,7 +163,7 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 
 func (s *Server) writeJSON(c echo.Context, status int, body any) {
 	if err := c.JSON(status, body); err != nil {
-		s.log.Warn("write error response", "err", err)
+		s.logFor(c).Warn("write error response", "err", err)
 	}
 }
 

@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -146,12 +145,12 @@ func (s *Server) relay(c echo.Context) error {
 	case errors.Is(err, oidc.ErrLoginRequired):
 		return s.loginRequired(c)
 	case errors.Is(err, upstream.ErrRefreshUnavailable):
-		s.log.Warn("relay: token refresh unavailable", "err", err)
+		s.logFor(c).Warn("relay: token refresh unavailable", "err", err)
 		w.Header().Set("Retry-After", "5")
 		s.writeRelayError(w, r, http.StatusServiceUnavailable, "Your sign-in cannot be renewed right now. Please try again shortly.")
 		return nil
 	case errors.Is(err, session.ErrUnavailable):
-		s.log.Warn("relay: session store unavailable", "err", err)
+		s.logFor(c).Warn("relay: session store unavailable", "err", err)
 		w.Header().Set("Retry-After", "5")
 		s.writeRelayError(w, r, http.StatusServiceUnavailable, "Sessions are temporarily unavailable. Please try again shortly.")
 		return nil
@@ -257,7 +256,7 @@ func (s *Server) login(c echo.Context) error {
 	returnTo := oidc.ReturnPathOr(c.QueryParam("rd"), "/")
 	target, err := g.oidc.Begin(r.Context(), w, r, returnTo)
 	if err != nil {
-		s.log.Warn("oidc: login could not start", "err", err)
+		s.logFor(c).Warn("oidc: login could not start", "err", err)
 		return s.gatewayPage(c, http.StatusServiceUnavailable, "Sign-in is unavailable",
 			"The sign-in service cannot be reached right now. Please try again shortly.", LoginPath, "Try again")
 	}
@@ -281,7 +280,7 @@ func (s *Server) loginCallback(c echo.Context) error {
 	if err == nil {
 		return c.Redirect(http.StatusSeeOther, returnTo)
 	}
-	log := s.log.With("request_id", requestID(c))
+	log := s.logFor(c)
 	switch {
 	case errors.Is(err, oidc.ErrAttempt):
 		log.Info("oidc: callback without a matching attempt", "err", err)
@@ -360,23 +359,23 @@ func (s *Server) logout(c echo.Context) error {
 // is configured, and returns the session values to start with: the
 // backend's JWT as BACKEND_JWT, without an expiry. The backend refusing is
 // a 401, the backend failing a 502; either way no session is started.
-func (s *Server) backendLogin(ctx context.Context, userKey, hash string) (map[string]string, error) {
+func (s *Server) backendLogin(c echo.Context, userKey, hash string) (map[string]string, error) {
 	g := s.gw
 	if g == nil || g.backend == nil {
 		return nil, nil
 	}
-	tok, err := g.backend.ExternalLogin(ctx, userKey, hash)
+	tok, err := g.backend.ExternalLogin(c.Request().Context(), userKey, hash)
 	switch {
 	case err == nil:
 		g.metrics.observeBackendLogin("ok")
 		return map[string]string{session.AttrBackendJWT: tok.Value}, nil
 	case errors.Is(err, backend.ErrRejected):
 		g.metrics.observeBackendLogin("rejected")
-		s.log.Info("hash login refused by the admin backend", "err", err)
+		s.logFor(c).Info("hash login refused by the admin backend", "err", err)
 		return nil, newAPIError(http.StatusUnauthorized, "The admin backend did not accept this sign-in.")
 	default:
 		g.metrics.observeBackendLogin("error")
-		s.log.Warn("hash login: admin backend unavailable", "err", err)
+		s.logFor(c).Warn("hash login: admin backend unavailable", "err", err)
 		return nil, newAPIError(http.StatusBadGateway, "The admin backend cannot be reached. Please try again shortly.")
 	}
 }

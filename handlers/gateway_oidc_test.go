@@ -8,9 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -237,32 +235,25 @@ func testRefreshIsSingleFlight(t *testing.T, o gwOptions) {
 func parallelRelay(t *testing.T, n int, instance func(i int) *gwEnv, c *http.Client) map[string]bool {
 	t.Helper()
 	id := sessionCookie(t, instance(0), c)
-	var wg sync.WaitGroup
 	auths := make(chan string, n)
-	start := make(chan struct{})
-	for i := range n {
-		wg.Go(func() {
-			env := instance(i)
-			<-start
-			req, _ := http.NewRequest(http.MethodGet, env.srv.URL+gwPrefix+"/echo/x", nil)
-			req.Header.Set("Accept", "application/json")
-			req.AddCookie(&http.Cookie{Name: "JSESSIONID", Value: id})
-			res, err := env.client.Do(req)
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			defer res.Body.Close()
-			var e echoed
-			if res.StatusCode != http.StatusOK || jsonDecode(res, &e) != nil {
-				t.Errorf("request %d: %d", i, res.StatusCode)
-				return
-			}
-			auths <- e.Authorization
-		})
-	}
-	close(start)
-	wg.Wait()
+	together(n, func(i int) {
+		env := instance(i)
+		req, _ := http.NewRequest(http.MethodGet, env.srv.URL+gwPrefix+"/echo/x", nil)
+		req.Header.Set("Accept", "application/json")
+		req.AddCookie(&http.Cookie{Name: "JSESSIONID", Value: id})
+		res, err := env.client.Do(req)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer res.Body.Close()
+		var e echoed
+		if res.StatusCode != http.StatusOK || jsonDecode(res, &e) != nil {
+			t.Errorf("request %d: %d", i, res.StatusCode)
+			return
+		}
+		auths <- e.Authorization
+	})
 	close(auths)
 	got := map[string]bool{}
 	for a := range auths {
@@ -347,39 +338,6 @@ func TestTwoInstancesShareSessions(t *testing.T) {
 			t.Fatalf("A's cache was not exercised: %+v", st)
 		}
 	})
-}
-
-func TestMetrics(t *testing.T) {
-	env := newGateway(t, dbtest.SQLite(t), gwOptions{metricsToken: "metrics-token-0123", bus: (&sessiontest.MemHub{}).NewBus()})
-	env.backend.exchangeTTL.Store(int64(5 * time.Second))
-	c := env.newClient()
-	env.mustOIDCLogin(c, "/")
-	env.backend.exchangeTTL.Store(int64(5 * time.Minute))
-	env.relayEcho(c) // refreshes the token, which evicts the session from the cache
-	env.relayEcho(c) // reads the refreshed session from the store
-	env.relayEcho(c) // finds it in memory
-	if res := env.request(env.newClient(), http.MethodGet, handlers.MetricsPath, nil); res.status != http.StatusUnauthorized {
-		t.Fatalf("metrics without the token: %d", res.status)
-	}
-	res := env.request(env.newClient(), http.MethodGet, handlers.MetricsPath, nil, "Authorization", "Bearer metrics-token-0123")
-	body := string(res.body)
-	for _, want := range []string{
-		`portal_http_requests_total{method="GET",route="/services/admin-service/*",status="200"} 3`,
-		`portal_http_requests_total{method="GET",route="/oauth2/callback",status="303"} 1`,
-		`portal_oidc_refreshes_total{outcome="ok"} 1`,
-		`portal_token_exchanges_total{outcome="ok"} 2`,
-		`portal_relay_duration_seconds_count{status_class="2xx"} 3`,
-		`portal_session_cache_online 1`,
-		`portal_session_cache_outages_total 0`,
-		`go_goroutines`,
-	} {
-		if !strings.Contains(body, want) {
-			t.Errorf("metrics lack %s", want)
-		}
-	}
-	if m := regexp.MustCompile(`(?m)^portal_session_cache_hits_total (\d+)$`).FindStringSubmatch(body); m == nil || m[1] == "0" {
-		t.Errorf("metrics show no session cache hits: %v", m)
-	}
 }
 
 // errorRecorder stands in for a *testing.T to see what a check reports.

@@ -73,7 +73,7 @@ func TestControlCharactersAreRefused(t *testing.T) {
 			}
 			var e processError
 			res.json(t, &e)
-			if e.ProcessState != engine.StateError || e.ProcessID != f.ProcessID || e.Step != 1 || len(e.Errors.People) != 1 || e.Errors.People[0].ID != 3 {
+			if e.ProcessState != string(engine.StateError) || e.ProcessID != f.ProcessID || e.Step != 1 || len(e.Errors.People) != 1 || e.Errors.People[0].ID != 3 {
 				t.Fatalf("body %s is not the process error for person 3", res.body)
 			}
 			if n := answerCount(t, db); n != 0 {
@@ -377,7 +377,7 @@ func TestCommitRechecksPersonLinksOverHTTP(t *testing.T) {
 			}
 			var e processError
 			res.json(t, &e)
-			if e.ProcessState != engine.StateError || len(e.Errors.People) != 1 || e.Errors.People[0].ID != 3 ||
+			if e.ProcessState != string(engine.StateError) || len(e.Errors.People) != 1 || e.Errors.People[0].ID != 3 ||
 				!strings.Contains(e.Errors.People[0].Error, "Robin Morgan") {
 				t.Fatalf("body %s does not name Robin Morgan", res.body)
 			}

@@ -309,3 +309,18 @@ func (b *logBuffer) lines(parts ...string) []string {
 	}
 	return out
 }
+
+// together runs f(0) … f(n-1) in n goroutines released at the same moment,
+// so that they race, and returns when every one has returned.
+func together(n int, f func(i int)) {
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			<-start
+			f(i)
+		})
+	}
+	close(start)
+	wg.Wait()
+}

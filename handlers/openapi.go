@@ -25,7 +25,7 @@ func (s *Server) openAPI(c echo.Context) error {
 	if prefix := c.Request().Header.Get(headerForwardedPrefix); prefix != "" && s.proxies.Trusts(c.Request()) {
 		prefixed, err := withServerPrefix(doc, prefix)
 		if err != nil {
-			s.log.Warn("ignored X-Forwarded-Prefix from a trusted proxy", "prefix", prefix, "err", err)
+			s.logFor(c).Warn("ignored X-Forwarded-Prefix from a trusted proxy", "prefix", prefix, "err", err)
 		} else {
 			doc = prefixed
 		}

@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"errors"
-	"fmt"
 	"net/http"
 	"net/url"
 
@@ -42,40 +41,6 @@ func orderLines(order *engine.Order) ([]views.OrderLineModel, string) {
 	return lines, engine.FormatMoney(order.TotalMinor, order.Currency)
 }
 
-// testGatewayPage answers GET /dev/pay/:reference: the built-in gateway's
-// payment page with the order lines and total.
-func (s *Server) testGatewayPage(c echo.Context) error {
-	view, err := s.ownPayment(c, c.Param("reference"))
-	if err != nil {
-		return err
-	}
-	lines, total := orderLines(view.Order)
-	return render(c, http.StatusOK, views.TestGatewayPage(views.TestGatewayModel{
-		Chrome:    s.chrome("Test payment"),
-		Reference: view.Payment.Reference, Action: testGatewayPayPath(view.Payment.Reference),
-		Lines: lines, Total: total, Open: view.Payment.Status == engine.PaymentPending, Status: view.Payment.Status,
-	}))
-}
-
-// testGatewayDecide answers POST /dev/pay/:reference with status=success|failed|cancelled:
-// it sends the browser back to the portal with a signed return, as a real
-// gateway would.
-func (s *Server) testGatewayDecide(c echo.Context) error {
-	status := c.FormValue("status")
-	switch status {
-	case engine.OutcomeSuccess, engine.OutcomeFailed, engine.OutcomeCancelled:
-	default:
-		return newAPIError(http.StatusBadRequest, "Choose success, failed or cancelled.",
-			FieldErrorBody{Field: "status", Message: "must be success, failed or cancelled"})
-	}
-	view, err := s.ownPayment(c, c.Param("reference"))
-	if err != nil {
-		return err
-	}
-	tx := engine.NewReference("TX-")
-	return c.Redirect(http.StatusSeeOther, s.gateway.ReturnURL(view.Payment.Reference, status, tx))
-}
-
 // ownPayment loads a payment attempt for the signed-in user who owns its
 // order. The test gateway signs whatever outcome it is told, so only the
 // member who registered may use it, and nobody else sees their order.
@@ -95,88 +60,4 @@ func (s *Server) ownPayment(c echo.Context, reference string) (*engine.PaymentVi
 		return nil, engine.Errorf(engine.CodeNotFound, "payment not found")
 	}
 	return view, nil
-}
-
-// paymentReturn answers GET /membership/payment-return?reference=&status=&transactionId=&signature=.
-// The status in the query is only believed after the provider verified it;
-// a replayed or forged return changes nothing.
-//
-// It is a GET with a side effect (settling the payment), because that is
-// how payment gateways send members back. That is safe because settlement
-// is idempotent and monotonic: the same return again, a reload or a
-// prefetch finds the attempt settled and only shows the outcome.
-//
-// The address travels in browser history and the provider's logs, so the
-// page shows names, order lines and amounts only to the signed-in member
-// who owns the order. Anyone else (no session, or another user key's) reads
-// what happened and nothing personal. A member coming back from an external
-// gateway arrives cross-site, without the SameSite=Strict cookie: the link
-// to the registration, a same-site navigation, shows them the details.
-func (s *Server) paymentReturn(c echo.Context) error {
-	ret := engine.PaymentReturn{
-		Reference: c.QueryParam("reference"), Status: c.QueryParam("status"),
-		TransactionID: c.QueryParam("transactionId"), Signature: c.QueryParam("signature"),
-	}
-	if ret.Reference == "" || ret.Status == "" {
-		return newAPIError(http.StatusBadRequest, "The payment return is missing its reference or status.")
-	}
-	ctx := c.Request().Context()
-	res, err := s.engine.CompletePayment(ctx, ret)
-	if err != nil {
-		return err
-	}
-	owner := false
-	if sess, err := s.sessions.Get(ctx, c.Request()); err == nil {
-		owner = sess.UserKey != "" && sess.UserKey == res.UserKey
-	} else if !errors.Is(err, session.ErrNotFound) {
-		// The payment is settled; only the details depend on the session.
-		s.log.Warn("payment return: session store unavailable; showing the outcome without details", "request_id", requestID(c), "err", err)
-	}
-	m := views.PaymentReturnModel{Reference: res.Reference, Outcome: res.Outcome, RegisterURL: registerPath(res.PeriodID), DetailsHidden: !owner}
-	if owner {
-		m.Lines, m.Total = orderLines(res.Order)
-	}
-	switch {
-	case res.Stale:
-		m.Chrome, m.Outcome = s.chrome("This payment is no longer needed"), "stale"
-		m.Message = "The registration was changed after this payment was started. If money was taken, the organisation will refund it."
-	case res.Outcome == engine.OutcomeSuccess:
-		m.Chrome = s.chrome("Payment received: registration complete")
-		m.Message = "Thank you. The memberships are now active and a confirmation message is on its way."
-		if owner {
-			m.RegisterURL = ""
-		}
-	case res.Outcome == engine.OutcomeFailed:
-		m.Chrome = s.chrome("The payment failed")
-		m.Chrome.Error = true
-		m.Message = "The payment did not go through. No money was taken. You can try again."
-		m.RetryReference = res.Reference
-	default:
-		m.Chrome = s.chrome("Payment cancelled")
-		m.Message = "You cancelled the payment. Your registration is saved: you can pay now or come back later."
-		m.RetryReference = res.Reference
-	}
-	if res.Order.Status != engine.OrderUnpaid || !owner {
-		m.RetryReference = "" // a retry is for the owner's session only (paymentRetry checks it again)
-	}
-	return render(c, http.StatusOK, views.PaymentReturnPage(m))
-}
-
-// paymentRetry answers POST /membership/payment-retry (form field reference):
-// a new payment attempt for the registration that reference belongs to, for
-// the signed-in user only.
-func (s *Server) paymentRetry(c echo.Context) error {
-	ctx := c.Request().Context()
-	view, err := s.ownPayment(c, c.FormValue("reference"))
-	if err != nil {
-		return err
-	}
-	form, err := s.engine.RetryPayment(ctx, view.Order.UserKey, fmt.Sprint(view.Order.ProcessInstanceID))
-	if err != nil {
-		return err
-	}
-	if form.PaymentURL == "" {
-		return &engine.Error{Code: engine.CodeUnavailable, Message: "The payment provider is unavailable. Please try again shortly."}
-	}
-	return c.Redirect(http.StatusSeeOther, form.PaymentURL)
 }

@@ -40,6 +40,6 @@ func (s *Server) renderErrorPage(c echo.Context, status int, message string) {
 		title = http.StatusText(status)
 	}
 	if err := render(c, status, views.ErrorPage(views.ErrorModel{Chrome: s.chrome(title), Message: message})); err != nil {
-		s.log.Error("render error page", "err", err)
+		s.logFor(c).Error("render error page", "err", err)
 	}
 }

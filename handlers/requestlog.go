@@ -89,6 +89,14 @@ func requestAttrs(c echo.Context) []slog.Attr {
 	}
 }
 
+// logFor is the server's logger for lines about the request c: every line
+// carries requestAttrs, so that it can be found by the request id a member
+// quotes. It is built on each call rather than kept in the context: apart
+// from the request log, handlers log rarely (failures and refusals).
+func (s *Server) logFor(c echo.Context) *slog.Logger {
+	return slog.New(s.log.Handler().WithAttrs(requestAttrs(c)))
+}
+
 // logRequests logs one line per request: requestAttrs, the final status
 // and the duration.
 func (s *Server) logRequests(next echo.HandlerFunc) echo.HandlerFunc {
@@ -98,8 +106,8 @@ func (s *Server) logRequests(next echo.HandlerFunc) echo.HandlerFunc {
 		if err != nil {
 			c.Error(err)
 		}
-		attrs := append(requestAttrs(c), slog.Int("status", c.Response().Status), slog.Duration("duration", time.Since(start)))
-		s.log.LogAttrs(c.Request().Context(), slog.LevelInfo, "request", attrs...)
+		s.logFor(c).LogAttrs(c.Request().Context(), slog.LevelInfo, "request",
+			slog.Int("status", c.Response().Status), slog.Duration("duration", time.Since(start)))
 		return nil
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"portal/engine/dbtest"
 	"portal/handlers"
@@ -123,31 +122,4 @@ func grepLines(s, sub string) string {
 		}
 	}
 	return strings.Join(out, "\n")
-}
-
-// HSTS is sent on https requests only: the connection's own TLS, or
-// X-Forwarded-Proto from a trusted proxy, never a client's say-so.
-func TestHSTSOnHTTPSOnly(t *testing.T) {
-	trusted := []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}
-	for _, tc := range []struct {
-		name    string
-		proxies []netip.Prefix
-		proto   string
-		want    string
-	}{
-		{"plain http", nil, "", ""},
-		{"a client claims https", nil, "https", ""},
-		{"a trusted proxy says https", trusted, "https", "max-age=31536000"},
-		{"a trusted proxy says http", trusted, "http", ""},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			env := newEnvWith(t, dbtest.SQLite(t), envOptions{trustedProxies: tc.proxies, hsts: 365 * 24 * time.Hour})
-			for _, path := range []string{"/healthz", "/membership/register/1", "/api/forms/membership/1"} {
-				res := env.do(env.newClient(), http.MethodGet, path, nil, "X-Forwarded-Proto", tc.proto)
-				if got := res.header.Get("Strict-Transport-Security"); got != tc.want {
-					t.Errorf("%s: Strict-Transport-Security %q, want %q", path, got, tc.want)
-				}
-			}
-		})
-	}
 }

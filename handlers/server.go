@@ -93,7 +93,7 @@ func New(d Deps) *echo.Echo {
 	e.Use(s.logRequests)
 	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{DisablePrintStack: true,
 		LogErrorFunc: func(c echo.Context, err error, stack []byte) error {
-			s.log.Error("panic", "err", err, "stack", string(stack), "request_id", requestID(c))
+			s.logFor(c).Error("panic", "err", err, "stack", string(stack))
 			return err
 		}}))
 	e.Use(s.securityHeaders)
@@ -224,11 +224,11 @@ func (s *Server) readyz(c echo.Context) error {
 	ctx, cancel := context.WithTimeout(c.Request().Context(), 2*time.Second)
 	defer cancel()
 	if err := s.engine.DB().PingContext(ctx); err != nil {
-		s.log.Warn("readiness check failed", "err", err)
+		s.logFor(c).Warn("readiness check failed", "err", err)
 		return c.JSON(http.StatusServiceUnavailable, map[string]string{"status": "unavailable"})
 	}
 	if err := s.sessions.Ping(ctx); err != nil { // a session store of its own (Redis)
-		s.log.Warn("readiness check failed", "err", err)
+		s.logFor(c).Warn("readiness check failed", "err", err)
 		return c.JSON(http.StatusServiceUnavailable, map[string]string{"status": "unavailable"})
 	}
 	return c.JSON(http.StatusOK, map[string]string{"status": "ok"})

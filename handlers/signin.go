@@ -59,7 +59,7 @@ func (s *Server) checkSignIn(c echo.Context, userKey string) error {
 		// Fail open: with the throttle's store (Redis) down, every member
 		// would otherwise be locked out. Guessing goes unslowed meanwhile,
 		// which a 128-bit hash withstands for the length of an outage.
-		s.log.WarnContext(ctx, "sign-in throttle unavailable: sign-in not limited", "err", err, "client", addr)
+		s.logFor(c).WarnContext(ctx, "sign-in throttle unavailable: sign-in not limited", "err", err)
 		return nil
 	}
 	if d.Allowed {
@@ -67,8 +67,7 @@ func (s *Server) checkSignIn(c echo.Context, userKey string) error {
 	}
 	secs := max(1, int(math.Ceil(d.RetryAfter.Seconds())))
 	c.Response().Header().Set("Retry-After", strconv.Itoa(secs))
-	s.log.WarnContext(ctx, "sign-in throttled", "client", addr, "user_key", loggedUserKey(userKey), "retry_after_s", secs,
-		"request_id", requestID(c))
+	s.logFor(c).WarnContext(ctx, "sign-in throttled", "user_key", loggedUserKey(userKey), "retry_after_s", secs)
 	return newAPIError(http.StatusTooManyRequests,
 		"Too many failed sign-in attempts. Please wait "+waitText(secs)+", then try again.")
 }
@@ -79,10 +78,9 @@ func (s *Server) signInFailed(c echo.Context, userKey, reason string) {
 	addr := c.RealIP()
 	ctx, cancel := context.WithTimeout(c.Request().Context(), throttleTimeout)
 	defer cancel()
-	s.log.WarnContext(ctx, "sign-in failed", "reason", reason, "client", addr, "user_key", loggedUserKey(userKey),
-		"request_id", requestID(c))
+	s.logFor(c).WarnContext(ctx, "sign-in failed", "reason", reason, "user_key", loggedUserKey(userKey))
 	if err := s.signIn.Failed(ctx, addr, userKey); err != nil {
-		s.log.WarnContext(ctx, "sign-in throttle unavailable: failure not counted", "err", err, "client", addr)
+		s.logFor(c).WarnContext(ctx, "sign-in throttle unavailable: failure not counted", "err", err)
 	}
 }
 

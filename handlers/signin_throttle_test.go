@@ -237,8 +237,8 @@ func TestSignInThrottleForwardedFor(t *testing.T) {
 	})
 }
 
-// A failed sign-in is logged at warn with the client address and the user
-// key (cut short), never the hash.
+// A failed sign-in is logged at warn with the request id, the client
+// address and the user key (cut short), never the hash.
 func TestSignInFailureLog(t *testing.T) {
 	logs := &logBuffer{}
 	env := newEnvWith(t, dbtest.SQLite(t), envOptions{log: logs})
@@ -261,6 +261,11 @@ func TestSignInFailureLog(t *testing.T) {
 	}
 	if strings.Contains(logs.String(), secretish) || strings.Contains(logs.String(), good) {
 		t.Errorf("a hash reached the log:\n%s", logs)
+	}
+	for _, l := range logs.lines("level=WARN") {
+		if !strings.Contains(l, "request_id=") {
+			t.Errorf("a warn line about a request without its request id: %s", l)
+		}
 	}
 }
 

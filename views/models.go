@@ -49,10 +49,22 @@ type TestGatewayModel struct {
 	Status    string
 }
 
+// PaymentOutcome is how a payment attempt ended, as the return page tells it.
+// Its value is the page's data-outcome.
+type PaymentOutcome string
+
+// Outcomes of the payment return page.
+const (
+	OutcomeSuccess   PaymentOutcome = "success"
+	OutcomeFailed    PaymentOutcome = "failed"
+	OutcomeCancelled PaymentOutcome = "cancelled"
+	OutcomeStale     PaymentOutcome = "stale" // the registration changed after the payment started
+)
+
 // PaymentReturnModel is the page after a payment.
 type PaymentReturnModel struct {
 	Chrome
-	Outcome        string // success, failed, cancelled or stale
+	Outcome        PaymentOutcome
 	Message        string
 	Reference      string
 	Lines          []OrderLineModel
@@ -70,19 +82,30 @@ type PersonStatusModel struct {
 	Badge  string // badge-available, badge-registered or badge-pending
 }
 
+// OverviewState is where a registration stands, as the overview offers the
+// way on. Its value is the overview's data-state.
+type OverviewState string
+
+// States of the overview.
+const (
+	OverviewNew         OverviewState = "new"           // nothing started: Start
+	OverviewInProgress  OverviewState = "in-progress"   // started: Continue or Start again
+	OverviewCommitted   OverviewState = "committed"     // saved, waiting for payment: Pay now
+	OverviewNothingToDo OverviewState = "nothing-to-do" // nobody left to register
+)
+
 // OverviewModel is the registration's start page.
 type OverviewModel struct {
 	Chrome
-	Period      string
-	Persons     []PersonStatusModel
-	State       string // "new", "in-progress", "review", "committed", "nothing-to-do"
-	StartURL    string
-	ContinueURL string
-	ResumeURL   string // POST target that resumes and goes to the current step
-	ResetURL    string // confirmation page of "start again"
-	PayURL      string
-	Lines       []OrderLineModel
-	Total       string
+	Period    string
+	Persons   []PersonStatusModel
+	State     OverviewState
+	StartURL  string
+	ResumeURL string // POST target that resumes and goes to the current step
+	ResetURL  string // confirmation page of "start again"
+	PayURL    string
+	Lines     []OrderLineModel
+	Total     string
 }
 
 // FieldModel is one input of a step, usually one person's answer.
@@ -109,7 +132,24 @@ type ErrorLink struct {
 	Message string
 }
 
-// StepModel is a question page, or person selection (Type "SELECT").
+// QuestionKind is what a step page asks for: the choice of persons, or one
+// kind of question. Its value is the page's data-type.
+type QuestionKind string
+
+// Kinds of step page.
+const (
+	KindSelectPersons QuestionKind = "SELECT" // person selection
+	KindText          QuestionKind = "TXT"
+	KindNumber        QuestionKind = "NUM"
+	KindDropdown      QuestionKind = "DRP"
+	KindCheckbox      QuestionKind = "BCB" // yes or no
+	KindAccept        QuestionKind = "ITC" // accept the terms
+	KindOne           QuestionKind = "ONE" // one person of the selection
+	KindRadio         QuestionKind = "RDO"
+	KindMulti         QuestionKind = "SEL" // several options
+)
+
+// StepModel is a question page, or person selection (KindSelectPersons).
 type StepModel struct {
 	Chrome
 	Action     string // POST target
@@ -119,7 +159,7 @@ type StepModel struct {
 	Total      int
 	Progress   string
 	Heading    string // the question: the page's heading and the legend
-	Type       string
+	Type       QuestionKind
 	Required   bool
 	Fields     []FieldModel
 	Choices    []ChoiceModel

@@ -12,7 +12,7 @@ var layoutText = struct {
 
 var overviewText = struct {
 	Heading, Intro, PersonsHeading, Start, Continue, ContinueIntro, StartAgain,
-	ReviewIntro, Review, CommittedIntro, PayNow, NothingToDo string
+	CommittedIntro, PayNow, NothingToDo string
 }{
 	Heading:        "Register for membership",
 	Intro:          "Choose who you want to register, answer a few questions for each person, check your answers and pay online.",
@@ -21,37 +21,35 @@ var overviewText = struct {
 	Continue:       "Continue where you left off",
 	ContinueIntro:  "You started a registration earlier. You can continue where you left off or start again.",
 	StartAgain:     "Start again",
-	ReviewIntro:    "You answered every question. Check your answers and confirm.",
-	Review:         "Check your answers",
 	CommittedIntro: "Your registration is saved and waits for payment.",
 	PayNow:         "Pay now",
 	NothingToDo:    "Everyone linked to your account is already registered for this period. There is nothing left to do.",
 }
 
 var stepText = struct {
-	SelectHeading, SelectHint, Continue, Back, ErrorSummary, Accept, Yes, ChooseOne, Required, Optional, CannotSelect string
+	SelectHeading, SelectHint, Back, ErrorSummary, Accept, Yes, ChooseOne, Optional string
 }{
 	SelectHeading: "Who do you want to register?",
 	SelectHint:    "Select everyone you want to register now. People who are already registered cannot be selected.",
-	Continue:      "Continue",
 	Back:          "Back",
 	ErrorSummary:  "There is a problem",
 	Accept:        "I accept",
 	Yes:           "Yes",
 	ChooseOne:     "Choose…",
-	Required:      "Required",
 	Optional:      "Optional",
-	CannotSelect:  "cannot be selected",
 }
 
+// SelectPersonsHeading is the heading and title of the person-selection
+// page, which the handler puts into the StepModel like a question's text.
+func SelectPersonsHeading() string { return stepText.SelectHeading }
+
 var reviewText = struct {
-	Heading, Intro, Change, Price, Total, Confirm, PriceProblem string
+	Heading, Intro, Change, Price, Confirm, PriceProblem string
 }{
 	Heading:      "Check your answers",
 	Intro:        "Make sure everything is right before you confirm. You pay on the next page.",
 	Change:       "Change",
 	Price:        "Price",
-	Total:        "Total",
 	Confirm:      "Confirm and pay",
 	PriceProblem: "The price cannot be calculated:",
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -176,22 +177,32 @@ func TestCacheOfflineReadsTheStore(t *testing.T) {
 func TestCacheOfflineWhenPingsAreLost(t *testing.T) {
 	hub := &sessiontest.MemHub{}
 	listen := hub.NewBus()
-	c := session.NewCache(&deafBus{Bus: listen}, session.CacheConfig{PingEvery: 20 * time.Millisecond})
+	bus := &deafBus{Bus: listen}
+	c := session.NewCache(bus, session.CacheConfig{PingEvery: 20 * time.Millisecond})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go c.Run(ctx)
-	time.Sleep(300 * time.Millisecond)
-	if c.Online() {
+	// Each attempt to come online publishes one ping and gives up after
+	// three ping intervals; a third ping means two attempts failed.
+	online := false
+	sessiontest.WaitFor(t, 5*time.Second, "three unanswered pings", func() bool {
+		online = online || c.Online()
+		return bus.pings.Load() >= 3
+	})
+	if online || c.Online() {
 		t.Fatal("a cache whose pings never come back is online")
 	}
 }
 
-// deafBus publishes but never receives anything.
-type deafBus struct{ session.Bus }
+// deafBus publishes but never receives anything. It counts what it publishes.
+type deafBus struct {
+	session.Bus
+	pings atomic.Int32
+}
 
-func (deafBus) Publish(context.Context, string) error { return nil }
+func (b *deafBus) Publish(context.Context, string) error { b.pings.Add(1); return nil }
 
-func (deafBus) Receive(_ context.Context, timeout time.Duration) (string, error) {
+func (*deafBus) Receive(_ context.Context, timeout time.Duration) (string, error) {
 	time.Sleep(timeout)
 	return "", session.ErrBusQuiet
 }

@@ -1,0 +1,49 @@
+package handlers
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"portal/engine"
+)
+
+// confirm answers POST /membership/register/:periodId/confirm: the commit
+// (memberships pending payment, an unpaid order), then the done page.
+func (s *Server) confirm(c echo.Context) error {
+	r, form, ok, err := s.currentForm(c)
+	if !ok {
+		return err
+	}
+	if form.State == engine.StateDone {
+		// A double click: the first one committed.
+		return c.Redirect(http.StatusSeeOther, stepURL(form))
+	}
+	reviewed, err := strconv.ParseInt(c.FormValue("version"), 10, 64)
+	if err != nil {
+		return s.showReview(c, http.StatusConflict, staleNotice)
+	}
+	if _, err := s.engine.Confirm(c.Request().Context(), r.userKey, form.ProcessIDString(), reviewed); err != nil {
+		if engine.ErrorCode(err) == engine.CodeConflict {
+			// Show the current answers to check again, or the current step.
+			return s.showReview(c, http.StatusConflict, staleNotice)
+		}
+		if e, ok := engine.AsError(err); ok && e.Code == engine.CodeValidation && len(e.People) > 0 {
+			// A person who can no longer be registered (unlinked since the
+			// selection): say who, on the review page, whose Change links
+			// lead back to person selection.
+			msgs := make([]string, len(e.People))
+			for i, p := range e.People {
+				msgs[i] = p.Message
+			}
+			return s.showReview(c, http.StatusUnprocessableEntity, strings.Join(msgs, " "))
+		}
+		if e, ok := engine.AsError(err); ok && (e.Code == engine.CodeConflict || e.Code == engine.CodeValidation) {
+			return s.reloadWithNotice(c, r)
+		}
+		return err
+	}
+	return c.Redirect(http.StatusSeeOther, registerPath(r.periodID, "done"))
+}

@@ -1,0 +1,47 @@
+package handlers_test
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"portal/engine/dbtest"
+)
+
+// TestTestGatewayOnlyForTheOwner: the test gateway signs whatever outcome it
+// is told, so only the member who registered may use it or see the order.
+func TestTestGatewayOnlyForTheOwner(t *testing.T) {
+	env := newEnv(t, dbtest.SQLite(t))
+	f := env.completeDemo(env.newClient())
+	pay, _ := url.Parse(*f.PaymentURL)
+	stranger := env.newClient()
+	for _, tc := range []struct {
+		name   string
+		client *http.Client
+		status int
+	}{
+		{"no session", stranger, http.StatusUnauthorized},
+		{"another user key", func() *http.Client { c := env.newClient(); env.login(c, "demo-1"); return c }(), http.StatusNotFound},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if res := env.do(tc.client, http.MethodGet, pay.RequestURI(), nil); res.status != tc.status {
+				t.Fatalf("page: %d, want %d", res.status, tc.status)
+			}
+			req, _ := http.NewRequest(http.MethodPost, env.srv.URL+pay.Path, strings.NewReader("status=success"))
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			res, err := tc.client.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res.Body.Close()
+			if res.StatusCode != tc.status || res.Header.Get("Location") != "" {
+				t.Fatalf("decide: %d to %q, want %d", res.StatusCode, res.Header.Get("Location"), tc.status)
+			}
+		})
+	}
+	var paid int
+	if err := env.db.NewRaw("SELECT count(*) FROM orders WHERE status = 'Paid'").Scan(t.Context(), &paid); err != nil || paid != 0 {
+		t.Fatalf("paid orders: %d %v", paid, err)
+	}
+}

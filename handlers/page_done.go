@@ -1,0 +1,34 @@
+package handlers
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"portal/engine"
+	"portal/views"
+)
+
+// donePage answers GET /membership/register/:periodId/done: the order and
+// the payment link, followed after a visible countdown.
+func (s *Server) donePage(c echo.Context) error {
+	r, ok, err := s.registrationOf(c)
+	if !ok {
+		return err
+	}
+	o, err := s.engine.LoadOverview(c.Request().Context(), r.userKey, r.periodID)
+	if err != nil {
+		if code := engine.ErrorCode(err); code == engine.CodeNotFound || code == engine.CodeConflict {
+			return s.accessDenied(c, "period")
+		}
+		return err
+	}
+	if o.Form.State != engine.StateDone {
+		return c.Redirect(http.StatusSeeOther, stepURL(o.Form))
+	}
+	m := views.DoneModel{Chrome: s.chrome("Registration saved"), Period: o.Period.Name,
+		Persons:    personStatuses(o.Form.People, func(p engine.FormPerson) string { return p.Status }),
+		PaymentURL: o.Form.PaymentURL, Seconds: paymentCountdown}
+	m.Lines, m.Total = quoteLines(o.Order)
+	return render(c, http.StatusOK, views.Done(m))
+}

@@ -1,0 +1,84 @@
+package handlers
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"portal/engine"
+	"portal/relay/session"
+	"portal/views"
+)
+
+// paymentOutcomes maps the engine's payment outcomes to the return page's.
+var paymentOutcomes = map[engine.PaymentOutcome]views.PaymentOutcome{
+	engine.OutcomeSuccess:   views.OutcomeSuccess,
+	engine.OutcomeFailed:    views.OutcomeFailed,
+	engine.OutcomeCancelled: views.OutcomeCancelled,
+}
+
+// paymentReturn answers GET /membership/payment-return?reference=&status=&transactionId=&signature=.
+// The status in the query is only believed after the provider verified it;
+// a replayed or forged return changes nothing.
+//
+// It is a GET with a side effect (settling the payment), because that is
+// how payment gateways send members back. That is safe because settlement
+// is idempotent and monotonic: the same return again, a reload or a
+// prefetch finds the attempt settled and only shows the outcome.
+//
+// The address travels in browser history and the provider's logs, so the
+// page shows names, order lines and amounts only to the signed-in member
+// who owns the order. Anyone else (no session, or another user key's) reads
+// what happened and nothing personal. A member coming back from an external
+// gateway arrives cross-site, without the SameSite=Strict cookie: the link
+// to the registration, a same-site navigation, shows them the details.
+func (s *Server) paymentReturn(c echo.Context) error {
+	ret := engine.PaymentReturn{
+		Reference: c.QueryParam("reference"), Status: c.QueryParam("status"),
+		TransactionID: c.QueryParam("transactionId"), Signature: c.QueryParam("signature"),
+	}
+	if ret.Reference == "" || ret.Status == "" {
+		return newAPIError(http.StatusBadRequest, "The payment return is missing its reference or status.")
+	}
+	ctx := c.Request().Context()
+	res, err := s.engine.CompletePayment(ctx, ret)
+	if err != nil {
+		return err
+	}
+	owner := false
+	if sess, err := s.sessions.Get(ctx, c.Request()); err == nil {
+		owner = sess.UserKey != "" && sess.UserKey == res.UserKey
+	} else if !errors.Is(err, session.ErrNotFound) {
+		// The payment is settled; only the details depend on the session.
+		s.logFor(c).Warn("payment return: session store unavailable; showing the outcome without details", "err", err)
+	}
+	m := views.PaymentReturnModel{Reference: res.Reference, Outcome: paymentOutcomes[res.Outcome], RegisterURL: registerPath(res.PeriodID), DetailsHidden: !owner}
+	if owner {
+		m.Lines, m.Total = orderLines(res.Order)
+	}
+	switch {
+	case res.Stale:
+		m.Chrome, m.Outcome = s.chrome("This payment is no longer needed"), views.OutcomeStale
+		m.Message = "The registration was changed after this payment was started. If money was taken, the organisation will refund it."
+	case res.Outcome == engine.OutcomeSuccess:
+		m.Chrome = s.chrome("Payment received: registration complete")
+		m.Message = "Thank you. The memberships are now active and a confirmation message is on its way."
+		if owner {
+			m.RegisterURL = ""
+		}
+	case res.Outcome == engine.OutcomeFailed:
+		m.Chrome = s.chrome("The payment failed")
+		m.Chrome.Error = true
+		m.Message = "The payment did not go through. No money was taken. You can try again."
+		m.RetryReference = res.Reference
+	default:
+		m.Chrome = s.chrome("Payment cancelled")
+		m.Message = "You cancelled the payment. Your registration is saved: you can pay now or come back later."
+		m.RetryReference = res.Reference
+	}
+	if res.Order.Status != engine.OrderUnpaid || !owner {
+		m.RetryReference = "" // a retry is for the owner's session only (paymentRetry checks it again)
+	}
+	return render(c, http.StatusOK, views.PaymentReturnPage(m))
+}

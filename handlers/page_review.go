@@ -1,0 +1,52 @@
+package handlers
+
+import (
+	"net/http"
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+
+	"portal/engine"
+	"portal/views"
+)
+
+// reviewPage answers GET /membership/register/:periodId/review: every
+// answer grouped by person, the price the commit will charge, and "Confirm
+// and pay". It comes before the commit.
+func (s *Server) reviewPage(c echo.Context) error {
+	return s.showReview(c, http.StatusOK, "")
+}
+
+func (s *Server) showReview(c echo.Context, status int, notice string) error {
+	r, form, ok, err := s.currentForm(c)
+	if !ok {
+		return err
+	}
+	if form.State == engine.StateDone || form.Step != form.TotalSteps {
+		return c.Redirect(http.StatusSeeOther, stepURL(form))
+	}
+	rv, err := s.engine.Review(c.Request().Context(), r.userKey, form.ProcessIDString())
+	if err != nil {
+		return err
+	}
+	if !rv.Complete {
+		return c.Redirect(http.StatusSeeOther, stepURL(form))
+	}
+	m := views.ReviewModel{
+		Chrome: s.chrome("Check your answers"), Period: rv.Period, Notice: notice,
+		ChangeAction: registerPath(r.periodID, "change"), ConfirmAction: registerPath(r.periodID, "confirm"),
+		Version:      strconv.FormatInt(rv.Version, 10),
+		PriceProblem: rv.QuoteError, CanConfirm: rv.QuoteError == "",
+	}
+	if rv.QuoteError == "" {
+		m.Lines, m.Total = quoteLines(&rv.Quote)
+	}
+	for _, p := range rv.Persons {
+		pm := views.ReviewPersonModel{Name: p.FirstName + " " + p.LastName}
+		for _, a := range p.Answers {
+			pm.Rows = append(pm.Rows, views.ReviewRow{Question: a.Question, Answer: a.Answer, ChangeStep: a.Step})
+		}
+		m.Persons = append(m.Persons, pm)
+	}
+	return render(c, status, views.Review(m))
+}
