@@ -1,0 +1,65 @@
+package engine
+
+import (
+	"context"
+
+	"github.com/uptrace/bun"
+)
+
+// Back moves a running registration to the previous step and returns it
+// with its saved answers; answering it again continues forward with the
+// later answers pre-filled. step, when given, must be the current step.
+func (s *Service) Back(ctx context.Context, userKey, processID string, step *int) (_ *Form, err error) {
+	defer classifyUnavailable(&err)
+	return s.returnTo(ctx, userKey, processID, step, -1)
+}
+
+// ReturnTo moves a running registration back to an earlier step (0 is person
+// selection), for the "Change" links of a check-your-answers page. The
+// target must not be after the current step.
+func (s *Service) ReturnTo(ctx context.Context, userKey, processID string, target int) (_ *Form, err error) {
+	defer classifyUnavailable(&err)
+	if target < 0 {
+		return nil, Errorf(CodeInvalid, "there is no step %d", target)
+	}
+	return s.returnTo(ctx, userKey, processID, nil, target)
+}
+
+// returnTo moves to target, or to the step before the current one when target is -1.
+func (s *Service) returnTo(ctx context.Context, userKey, processID string, from *int, target int) (*Form, error) {
+	var form *Form
+	err := inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		inst, def, err := s.loadOpen(ctx, tx, userKey, processID)
+		if err != nil {
+			return err
+		}
+		current := 0
+		if inst.CurrentStepID != nil {
+			current = def.stepNumber(*inst.CurrentStepID)
+		}
+		if from != nil && *from != current {
+			return Errorf(CodeConflict, "this registration changed in another window: it is at step %d", current)
+		}
+		if target == -1 {
+			if current == 0 {
+				return Errorf(CodeConflict, "there is no step before person selection")
+			}
+			target = current - 1
+		}
+		if target > current {
+			return Errorf(CodeConflict, "step %d is not answered yet: the registration is at step %d", target, current)
+		}
+		if target == 0 {
+			inst.CurrentStepID = nil
+		} else {
+			inst.CurrentStepID = &def.Steps[target-1].ID
+		}
+		inst.Status = StateRunning
+		if err := bumpVersion(ctx, tx, inst, s.clock(), "current_step_id", "status"); err != nil {
+			return err
+		}
+		form, err = s.formFor(ctx, tx, inst, nil)
+		return err
+	})
+	return form, err
+}

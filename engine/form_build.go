@@ -1,0 +1,122 @@
+package engine
+
+import (
+	"context"
+	"slices"
+
+	"github.com/uptrace/bun"
+)
+
+// formFor renders an instance's current state. persons are the linked persons
+// when the caller already has them (nil otherwise).
+func (s *Service) formFor(ctx context.Context, db bun.IDB, inst *ProcessInstance, persons []Person) (*Form, error) {
+	def, err := s.defs.get(ctx, db, inst.DefinitionID)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case inst.Status == StateDone:
+		return s.doneForm(ctx, db, inst, def)
+	case finished(inst.Status):
+		return nil, Errorf(CodeConflict, "this registration is already %s", stateWord(inst.Status))
+	case inst.CurrentStepID == nil:
+		return s.selectionForm(ctx, db, inst, def, persons)
+	}
+	data, err := instanceData(ctx, db, inst.ID)
+	if err != nil {
+		return nil, err
+	}
+	selected, err := personsByID(ctx, db, inst.SelectedPersons)
+	if err != nil {
+		return nil, err
+	}
+	return questionForm(inst, def, def.stepNumber(*inst.CurrentStepID), selected, answersOf(data)), nil
+}
+
+func stateWord(state ProcessState) string {
+	switch state {
+	case StateCompleted:
+		return "completed"
+	case StateCancelled:
+		return "cancelled"
+	case StateFailed:
+		return "failed"
+	}
+	return "finished"
+}
+
+func baseForm(inst *ProcessInstance, def *definition, step int) *Form {
+	return &Form{ProcessID: inst.ID, Step: step, TotalSteps: len(def.Steps), State: inst.Status, PeriodID: inst.RelatedEntityID}
+}
+
+// selectionForm is step 0: every linked person with their status.
+func (s *Service) selectionForm(ctx context.Context, db bun.IDB, inst *ProcessInstance, def *definition, persons []Person) (*Form, error) {
+	if persons == nil {
+		var err error
+		if persons, err = linkedPersons(ctx, db, inst.UserKey, inst.OrganisationID); err != nil {
+			return nil, err
+		}
+	}
+	ids := make([]int64, len(persons))
+	for i, p := range persons {
+		ids[i] = p.ID
+	}
+	statuses, err := membershipStatuses(ctx, db, inst.RelatedEntityID, ids)
+	if err != nil {
+		return nil, err
+	}
+	form := baseForm(inst, def, 0)
+	for _, p := range persons {
+		status := statuses[p.ID]
+		form.People = append(form.People, FormPerson{
+			ID: p.ID, FirstName: p.FirstName, LastName: p.LastName, DateOfBirth: p.DateOfBirth,
+			Selected:  slices.Contains(inst.SelectedPersons, p.ID) && status == PersonAvailable,
+			CanSelect: status == PersonAvailable, Status: status,
+		})
+	}
+	return form, nil
+}
+
+// questionForm is a question step with the saved answers of the selected persons.
+func questionForm(inst *ProcessInstance, def *definition, number int, selected []Person, answers map[int64]map[int64]string) *Form {
+	step := &def.Steps[number-1]
+	form := baseForm(inst, def, number)
+	q := &Question{Name: step.Name, Text: step.QuestionText, Type: step.QuestionType, Required: step.Required}
+	for _, o := range step.Options {
+		q.Options = append(q.Options, Option{Value: o.Value, Label: o.Label})
+	}
+	form.Question = q
+	for _, p := range selected {
+		fp := FormPerson{
+			ID: p.ID, FirstName: p.FirstName, LastName: p.LastName, DateOfBirth: p.DateOfBirth,
+			Hide: hiddenFor(step, p.DateOfBirth, inst.Period.StartDate), Selected: true, CanSelect: true,
+			Status: PersonAvailable,
+		}
+		if v, ok := answers[step.ID][p.ID]; ok {
+			fp.Answer = &v
+		}
+		form.People = append(form.People, fp)
+	}
+	return form
+}
+
+// doneForm is the committed state: persons pending payment and the payment link.
+func (s *Service) doneForm(ctx context.Context, db bun.IDB, inst *ProcessInstance, def *definition) (*Form, error) {
+	selected, err := personsByID(ctx, db, inst.SelectedPersons)
+	if err != nil {
+		return nil, err
+	}
+	url, err := s.paymentURLFor(ctx, db, inst.ID)
+	if err != nil {
+		return nil, err
+	}
+	form := baseForm(inst, def, len(def.Steps)+1)
+	form.PaymentURL = url
+	for _, p := range selected {
+		form.People = append(form.People, FormPerson{
+			ID: p.ID, FirstName: p.FirstName, LastName: p.LastName, DateOfBirth: p.DateOfBirth,
+			Selected: true, Status: PersonPendingPayment, PaymentURL: url,
+		})
+	}
+	return form, nil
+}

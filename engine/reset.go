@@ -1,0 +1,60 @@
+package engine
+
+import (
+	"context"
+	"time"
+
+	"github.com/uptrace/bun"
+)
+
+// Reset deletes every answer of an instance and returns it to person
+// selection in state INIT. A committed but unpaid registration is undone:
+// its memberships and order are cancelled (kept for the record, never
+// deleted) and pending payment attempts are cancelled. A completed
+// registration cannot be reset.
+func (s *Service) Reset(ctx context.Context, userKey, processID string) (_ *Form, err error) {
+	defer classifyUnavailable(&err)
+	var form *Form
+	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		inst, err := loadInstance(ctx, tx, userKey, processID)
+		if err != nil {
+			return err
+		}
+		if finished(inst.Status) {
+			return Errorf(CodeConflict, "this registration is already %s and cannot be reset", stateWord(inst.Status))
+		}
+		wasDone := inst.Status == StateDone
+		now := s.clock()
+		inst.Status, inst.CurrentStepID, inst.SelectedPersons = StateInit, nil, []int64{}
+		if err := bumpVersion(ctx, tx, inst, now, "status", "current_step_id", "selected_persons"); err != nil {
+			return err
+		}
+		if err := deleteInstanceData(ctx, tx, inst.ID); err != nil {
+			return err
+		}
+		if wasDone {
+			if err := cancelCommit(ctx, tx, inst.ID, now); err != nil {
+				return err
+			}
+		}
+		def, err := s.defs.get(ctx, tx, inst.DefinitionID)
+		if err != nil {
+			return err
+		}
+		form, err = s.selectionForm(ctx, tx, inst, def, nil)
+		return err
+	})
+	return form, err
+}
+
+// cancelCommit cancels the pending memberships, the unpaid order and its pending payments of an instance.
+// The payments go before the order: they are found through the unpaid order.
+func cancelCommit(ctx context.Context, tx bun.Tx, instanceID int64, now time.Time) error {
+	if err := cancelPendingMemberships(ctx, tx, instanceID); err != nil {
+		return err
+	}
+	if err := cancelPendingPayments(ctx, tx, instanceID, now); err != nil {
+		return err
+	}
+	return cancelUnpaidOrders(ctx, tx, instanceID)
+}

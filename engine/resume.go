@@ -1,0 +1,33 @@
+package engine
+
+import (
+	"context"
+
+	"github.com/uptrace/bun"
+)
+
+// Resume returns the current step with its saved answers and sets the state
+// to RUNNING (the spec's operation description; its example said RESUME).
+// A committed registration resumes at its payment link.
+func (s *Service) Resume(ctx context.Context, userKey, processID string) (_ *Form, err error) {
+	defer classifyUnavailable(&err)
+	var form *Form
+	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		inst, err := loadInstance(ctx, tx, userKey, processID)
+		if err != nil {
+			return err
+		}
+		if finished(inst.Status) {
+			return Errorf(CodeConflict, "this registration is already %s", stateWord(inst.Status))
+		}
+		if inst.Status == StateSuspended || inst.Status == StateResume {
+			inst.Status = StateRunning
+			if err := bumpVersion(ctx, tx, inst, s.clock(), "status"); err != nil {
+				return err
+			}
+		}
+		form, err = s.formFor(ctx, tx, inst, nil)
+		return err
+	})
+	return form, err
+}

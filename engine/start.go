@@ -1,0 +1,67 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+)
+
+// LoadMembershipForm returns the registration of userKey for a period: the
+// unfinished one if there is one, otherwise a new instance in state INIT.
+// created reports whether a new instance was made. orgID, when given, must
+// be the period's organisation.
+func (s *Service) LoadMembershipForm(ctx context.Context, userKey string, periodID int64, orgID *int64) (form *Form, created bool, err error) {
+	defer classifyUnavailable(&err)
+	period, persons, err := s.registrationTarget(ctx, userKey, periodID, orgID)
+	if err != nil {
+		return nil, false, err
+	}
+	inst, err := s.openInstance(ctx, userKey, period)
+	if err != nil {
+		return nil, false, err
+	}
+	if inst == nil {
+		if inst, created, err = s.startInstance(ctx, userKey, period); err != nil {
+			return nil, false, err
+		}
+	}
+	inst.Period = period
+	form, err = s.formFor(ctx, s.db, inst, persons)
+	return form, created, err
+}
+
+// openInstance finds the unfinished instance of userKey for a period, or nil.
+func (s *Service) openInstance(ctx context.Context, userKey string, period *MembershipPeriod) (*ProcessInstance, error) {
+	return findOpenInstance(ctx, s.db, userKey, period.ID, period.DefinitionKey)
+}
+
+// startInstance creates an INIT instance on the newest active definition
+// version. Two tabs starting at once both end up on the same instance: the
+// unique index lets one insert win and the other reads it; created says
+// which of them made it.
+func (s *Service) startInstance(ctx context.Context, userKey string, period *MembershipPeriod) (*ProcessInstance, bool, error) {
+	def, err := latestActiveDefinition(ctx, s.db, period.OrganisationID, period.DefinitionKey)
+	if err != nil {
+		if ErrorCode(err) == CodeNotFound {
+			return nil, false, Errorf(CodeConflict, "registration is not available: the registration form is inactive; please contact the organisation")
+		}
+		return nil, false, err
+	}
+	now := s.clock()
+	inst := &ProcessInstance{
+		DefinitionID: def.ID, DefinitionKey: def.Key, Status: StateInit, StartTime: now,
+		RelatedEntityType: EntityMembership, RelatedEntityID: period.ID, OrganisationID: period.OrganisationID,
+		UserKey: userKey, SelectedPersons: []int64{}, Version: 1, UpdatedAt: now,
+	}
+	if err := insertInstance(ctx, s.db, inst); err != nil {
+		e, conflict := AsError(err)
+		if !conflict || e.Code != CodeConflict {
+			return nil, false, err
+		}
+		existing, ferr := s.openInstance(ctx, userKey, period)
+		if ferr == nil && existing != nil {
+			return existing, false, nil
+		}
+		return nil, false, fmt.Errorf("create process instance: %w", e.Err)
+	}
+	return inst, true, nil
+}
