@@ -16,12 +16,9 @@ func (s *Service) Reset(ctx context.Context, userKey, processID string) (_ *Form
 	defer classifyUnavailable(&err)
 	var form *Form
 	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
-		inst, err := loadInstance(ctx, tx, userKey, processID)
+		inst, err := loadUnfinished(ctx, tx, userKey, processID, " and cannot be reset")
 		if err != nil {
 			return err
-		}
-		if finished(inst.Status) {
-			return Errorf(CodeConflict, "this registration is already %s and cannot be reset", stateWord(inst.Status))
 		}
 		wasDone := inst.Status == StateDone
 		now := s.clock()

@@ -13,12 +13,9 @@ func (s *Service) Resume(ctx context.Context, userKey, processID string) (_ *For
 	defer classifyUnavailable(&err)
 	var form *Form
 	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
-		inst, err := loadInstance(ctx, tx, userKey, processID)
+		inst, err := loadUnfinished(ctx, tx, userKey, processID, "")
 		if err != nil {
 			return err
-		}
-		if finished(inst.Status) {
-			return Errorf(CodeConflict, "this registration is already %s", stateWord(inst.Status))
 		}
 		if inst.Status == StateSuspended || inst.Status == StateResume {
 			inst.Status = StateRunning

@@ -87,3 +87,18 @@ func answersOf(rows []ProcessData) map[int64]map[int64]string {
 	}
 	return out
 }
+
+// loadUnfinished loads an instance of userKey that is not finished
+// (completed, cancelled, failed); a finished one is a conflict: "this
+// registration is already completed" and then refusal, such as " and
+// cannot be reset".
+func loadUnfinished(ctx context.Context, db bun.IDB, userKey, processID, refusal string) (*ProcessInstance, error) {
+	inst, err := loadInstance(ctx, db, userKey, processID)
+	if err != nil {
+		return nil, err
+	}
+	if finished(inst.Status) {
+		return nil, Errorf(CodeConflict, "this registration is already %s%s", stateWord(inst.Status), refusal)
+	}
+	return inst, nil
+}
