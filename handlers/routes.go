@@ -9,7 +9,7 @@ import (
 )
 
 // ReservedPrefixes are the first path segments of the gateway's own routes
-// ("/api", "/login", ...), which a relay prefix must not shadow. They are
+// ("/api", "/login", ...), which a relay prefix must not overlap. They are
 // read from the router with every optional route on (the test payment
 // gateway's, /metrics), so that a route added to New is reserved as it is
 // added; the relay's own routes are left out.
