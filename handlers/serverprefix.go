@@ -121,7 +121,7 @@ func prefixServerURLs(doc []byte, dec *json.Decoder, prefix string) ([]byte, err
 			if err != nil {
 				return nil, err
 			}
-			out.Write(doc[last:start])
+			out.Write(doc[:start][last:]) // not doc[last:start], which Tailwind's class scanner reads as a CSS property
 			out.Write(prefixed)
 			last = end
 		}
