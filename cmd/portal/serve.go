@@ -28,6 +28,11 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	}
 	log := cfg.logger(stderr)
+	unlock, err := lockSQLite(cfg.DatabaseURL) // held for serve's life: one process per SQLite file
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	db, err := engine.OpenDB(cfg.DatabaseURL)
 	if err != nil {
 		return err
