@@ -133,12 +133,13 @@ BENCH_THINK   ?= 0s
 bench: build
 	$(GO) run ./cmd/loadgen -portal $(BIN) -members $(BENCH_MEMBERS) -flows $(BENCH_FLOWS) -think $(BENCH_THINK)
 
-## bench-relay: the relay with a valid OIDC session (database, then Redis sessions; store read per request and cached) against the
-## backend directly and a bare httputil.ReverseProxy: requests/s, p50/p99 and ratios; see docs/BENCHMARKS.md
+## bench-relay: the portal as users run it (bin/portal serve, its own process) relaying a small GET, against a bare
+## pooled httputil.ReverseProxy (its own process too): guest, a hash-login session on SQLite (the default), on PostgreSQL
+## (PORTAL_BENCH_DATABASE_URL) and on Redis (PORTAL_BENCH_REDIS_URL); requests/s, p50/p99 and ratios; see docs/BENCHMARKS.md
 RELAY_BENCH_FLAGS ?= -duration 3s -rounds 3 -concurrency 32
 .PHONY: bench-relay
-bench-relay:
-	$(GO) run ./cmd/relaybench $(RELAY_BENCH_FLAGS)
+bench-relay: build
+	$(GO) run ./cmd/relaybench -portal $(BIN) $(RELAY_BENCH_FLAGS)
 
 clean:
 	rm -rf bin

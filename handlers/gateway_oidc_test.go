@@ -162,17 +162,31 @@ func TestOIDCLogin(t *testing.T) {
 }
 
 func TestLogout(t *testing.T) {
-	env := newGateway(t, dbtest.SQLite(t), gwOptions{})
+	withAndWithoutCache(t, testLogout)
+}
+
+func testLogout(t *testing.T, o gwOptions) {
+	env := newGateway(t, dbtest.SQLite(t), o)
 	t.Run("hash session: ended, back to /", func(t *testing.T) {
 		c := env.newClient()
 		env.hashLogin(c, "demo")
 		id := env.sessionID(c)
+		if _, e := env.relayEcho(c); e.Authorization == "" { // through the cache, if there is one
+			t.Fatal("the relay sends no token before the logout")
+		}
 		res := env.request(c, http.MethodPost, handlers.LogoutPath, nil, "Accept", "text/html")
 		if res.status != http.StatusSeeOther || res.header.Get("Location") != "/" || !strings.Contains(res.header.Get("Set-Cookie"), "Max-Age=0") {
 			t.Fatalf("%d to %q, Set-Cookie %q", res.status, res.header.Get("Location"), res.header.Get("Set-Cookie"))
 		}
 		if _, err := env.store.Load(context.Background(), id); !errors.Is(err, session.ErrNotFound) {
 			t.Fatal("the session survived the logout")
+		}
+		// The old cookie, replayed at once, finds no session: a cache must
+		// not serve what the logout ended.
+		u, _ := url.Parse(env.srv.URL)
+		c.Jar.SetCookies(u, []*http.Cookie{{Name: "JSESSIONID", Value: id, Path: "/"}})
+		if _, e := env.relayEcho(c); e.Authorization != "" {
+			t.Fatal("the relay still sends a token for the logged-out session")
 		}
 	})
 	t.Run("OIDC session: ended, then the IdP's logout", func(t *testing.T) {

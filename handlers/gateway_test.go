@@ -396,6 +396,9 @@ func TestRelayBehindTrustedProxy(t *testing.T) {
 func withAndWithoutCache(t *testing.T, fn func(t *testing.T, o gwOptions)) {
 	t.Run("store", func(t *testing.T) { fn(t, gwOptions{}) })
 	t.Run("cached", func(t *testing.T) { fn(t, gwOptions{bus: (&sessiontest.MemHub{}).NewBus()}) })
+	// As serve runs on SQLite: the cache on a LocalBus, where only this
+	// process's own writes (logout, refresh) evict.
+	t.Run("cached in process", func(t *testing.T) { fn(t, gwOptions{bus: session.NewLocalBus()}) })
 }
 
 // relaySessionsOn runs fn on every shared store available: the database

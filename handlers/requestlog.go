@@ -81,12 +81,13 @@ func clip(s string, max int) string {
 // and the method and path, bounded.
 func requestAttrs(c echo.Context) []slog.Attr {
 	req := c.Request()
-	return []slog.Attr{
+	attrs := make([]slog.Attr, 0, 6) // room for the request log's status and duration
+	return append(attrs,
 		slog.String("request_id", requestID(c)),
 		slog.String("client", c.RealIP()),
 		slog.String("method", clip(req.Method, maxLoggedMethod)),
 		slog.String("path", clip(req.URL.Path, maxLoggedPath)),
-	}
+	)
 }
 
 // logFor is the server's logger for lines about the request c: every line
@@ -106,8 +107,15 @@ func (s *Server) logRequests(next echo.HandlerFunc) echo.HandlerFunc {
 		if err != nil {
 			c.Error(err)
 		}
-		s.logFor(c).LogAttrs(c.Request().Context(), slog.LevelInfo, "request",
-			slog.Int("status", c.Response().Status), slog.Duration("duration", time.Since(start)))
+		// The same line logFor(c) would write, without building a logger
+		// (and formatting its attributes once more) per request: this line
+		// is on every request's path, the relay's included.
+		ctx := c.Request().Context()
+		if !s.log.Enabled(ctx, slog.LevelInfo) {
+			return nil
+		}
+		attrs := append(requestAttrs(c), slog.Int("status", c.Response().Status), slog.Duration("duration", time.Since(start)))
+		s.log.LogAttrs(ctx, slog.LevelInfo, "request", attrs...)
 		return nil
 	}
 }

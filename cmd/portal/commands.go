@@ -23,12 +23,21 @@ func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
 	return fs
 }
 
-// openDatabase validates cfg and opens its database.
-func openDatabase(cfg Config) (*bun.DB, error) {
+// openDatabase validates cfg and opens its database, under the SQLite
+// file's lock (sqlitelock.go); closing releases both.
+func openDatabase(cfg Config) (db *bun.DB, closeDB func(), err error) {
 	if err := cfg.validate(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return engine.OpenDB(cfg.DatabaseURL)
+	unlock, err := lockSQLite(cfg.DatabaseURL)
+	if err != nil {
+		return nil, nil, err
+	}
+	if db, err = engine.OpenDB(cfg.DatabaseURL); err != nil {
+		unlock()
+		return nil, nil, err
+	}
+	return db, func() { db.Close(); unlock() }, nil
 }
 
 func cmdMigrate(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
@@ -39,11 +48,11 @@ func cmdMigrate(ctx context.Context, args []string, getenv func(string) string, 
 	if len(rest) != 1 {
 		return errors.New("usage: portal migrate up|down|status")
 	}
-	db, err := openDatabase(cfg)
+	db, closeDB, err := openDatabase(cfg)
 	if err != nil {
 		return err
 	}
-	defer db.Close()
+	defer closeDB()
 	switch rest[0] {
 	case "up":
 		applied, err := migrations.Up(ctx, db)
@@ -98,11 +107,11 @@ func cmdSeed(ctx context.Context, args []string, getenv func(string) string, std
 	if len(rest) > 0 || *members < 0 {
 		return errors.New("usage: portal seed demo [--members N]")
 	}
-	db, err := openDatabase(cfg)
+	db, closeDB, err := openDatabase(cfg)
 	if err != nil {
 		return err
 	}
-	defer db.Close()
+	defer closeDB()
 	if _, err := migrations.Up(ctx, db); err != nil {
 		return err
 	}
@@ -145,11 +154,11 @@ func cmdDefinitions(ctx context.Context, args []string, getenv func(string) stri
 	if err != nil {
 		return err
 	}
-	db, err := openDatabase(cfg)
+	db, closeDB, err := openDatabase(cfg)
 	if err != nil {
 		return err
 	}
-	defer db.Close()
+	defer closeDB()
 	if err := migrations.CheckCurrent(ctx, db); err != nil {
 		return err
 	}

@@ -65,6 +65,9 @@ type Config struct {
 	// ShutdownDelay is how long serve keeps answering, with /readyz
 	// failing, before it stops accepting connections.
 	ShutdownDelay time.Duration
+	// CPUProfile, when set, is the file serve writes a CPU profile of its
+	// whole run to (for measurements such as make bench-relay); off by default.
+	CPUProfile string
 
 	// text is each setting's text as given (or its default), by variable:
 	// what String prints and what tells a setting given from one not.
@@ -155,6 +158,7 @@ func (c *Config) settings() []setting {
 		{flag: "trusted-proxies", env: "PORTAL_TRUSTED_PROXIES", usage: "IPs or CIDRs of proxies whose X-Forwarded-* headers are believed, comma separated",
 			parse: typed(&c.TrustedProxies, prefixed("PORTAL_TRUSTED_PROXIES", parseProxies), "")},
 		{flag: "metrics-token", env: "PORTAL_METRICS_TOKEN", usage: "bearer token GET /metrics requires; empty: open", parse: text(&c.MetricsToken), secret: true},
+		{flag: "cpu-profile", env: "PORTAL_CPU_PROFILE", usage: "serve writes a CPU profile (pprof) of its whole run to this file, for measurements; empty: off", parse: text(&c.CPUProfile)},
 		{flag: "metrics-addr", env: "PORTAL_METRICS_ADDR", usage: "listen address of /metrics alone (e.g. 127.0.0.1:9090); empty: /metrics on the public address", parse: text(&c.MetricsAddr)},
 		{flag: "hsts-max-age", env: "PORTAL_HSTS_MAX_AGE", usage: "Strict-Transport-Security max-age on https requests (direct, or X-Forwarded-Proto from a trusted proxy), seconds or a duration such as 8760h; 0: no header", def: strconv.Itoa(int(defaultHSTSMaxAge / time.Second)),
 			parse: typed(&c.HSTSMaxAge, parseSeconds, "PORTAL_HSTS_MAX_AGE must be 0 or a positive number of seconds or duration such as 8760h")},

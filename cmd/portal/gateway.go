@@ -11,7 +11,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/uptrace/bun"
@@ -250,12 +249,17 @@ func (g *gatewayParts) Close() {
 	}
 }
 
-// cacheOffReason explains a session cache that is off, for the start-up log.
-func cacheOffReason(ttl time.Duration, bus session.Bus) string {
-	if bus == nil {
-		return "SQLite cannot tell other processes about writes"
+// cacheCoherence says how the session cache stays coherent, for the
+// start-up log.
+func cacheCoherence(bus session.Bus) string {
+	switch bus.(type) {
+	case *session.LocalBus:
+		return "in process: serve holds the SQLite file's lock, so every session write is its own"
+	case *session.PGBus:
+		return "PostgreSQL LISTEN/NOTIFY"
+	default:
+		return "Redis pub/sub"
 	}
-	return "PORTAL_SESSION_CACHE=" + ttl.String()
 }
 
 // describeStore says which session store is used, for the start-up log.
@@ -295,24 +299,25 @@ func buildGateway(cfg Config, db *bun.DB, log *slog.Logger) (*gatewayParts, erro
 		bus = session.NewRedisBus(rdb, session.DefaultRedisPrefix)
 	default:
 		g.store = session.NewDBStore(db, opts...)
-		// SQLite has no way to tell other processes about a write, so
-		// sessions on it are read on every request.
 		if db.Dialect().Name() == dialect.PG {
 			bus = session.NewPGBus(db, "")
+		} else {
+			// SQLite cannot tell other processes about a write, and needs
+			// not: serve holds the file's lock (sqlitelock.go), so every
+			// session write goes through this process's Manager.
+			bus = session.NewLocalBus()
 		}
 	}
 	metrics := handlers.NewMetrics()
 	ttl := cfg.SessionCache
-	if ttl > 0 && bus != nil {
+	if ttl > 0 {
 		g.closers = append(g.closers, bus)
 		g.cache = session.NewCache(bus, session.CacheConfig{TTL: ttl})
 		metrics.WatchSessionCache(g.cache)
-		log.Info("session cache on", "ttl", ttl)
+		log.Info("session cache on", "ttl", ttl, "coherence", cacheCoherence(bus))
 	} else {
-		if bus != nil {
-			bus.Close()
-		}
-		log.Info("session cache off: every request reads the session store", "reason", cacheOffReason(ttl, bus))
+		bus.Close()
+		log.Info("session cache off: every request reads the session store", "reason", "PORTAL_SESSION_CACHE="+ttl.String())
 	}
 	g.sessions = session.NewManager(g.store, session.Config{Secure: cfg.CookieSecure, SecureRequest: cfg.TrustedProxies.HTTPS, Cache: g.cache})
 

@@ -158,8 +158,9 @@ func TestBuildGateway(t *testing.T) {
 		postgres                 bool
 		relay, oidc, redi, cache bool
 	}{
-		{"off, SQLite: no cache", nil, false, false, false, false, false},
-		{"backend", []string{"PORTAL_ADMIN_BACKEND_URL", "http://127.0.0.1:1", "PORTAL_API_KEY", "k", "PORTAL_SESSION_KEY", key}, false, true, false, false, false},
+		{"off, SQLite: cached in process", nil, false, false, false, false, true},
+		{"SQLite with the cache off", []string{"PORTAL_SESSION_CACHE", "0"}, false, false, false, false, false},
+		{"backend", []string{"PORTAL_ADMIN_BACKEND_URL", "http://127.0.0.1:1", "PORTAL_API_KEY", "k", "PORTAL_SESSION_KEY", key}, false, true, false, false, true},
 		{"backend, oidc, redis", append([]string{"PORTAL_ADMIN_BACKEND_URL", "http://127.0.0.1:1", "PORTAL_API_KEY", "k",
 			"PORTAL_OIDC_ISSUER", "http://127.0.0.1:2", "PORTAL_OIDC_CLIENT_ID", "c"}, redis...), false, true, true, true, true},
 		{"redis with the cache off", append([]string{"PORTAL_SESSION_CACHE", "0"}, redis...), false, false, false, true, false},

@@ -7,6 +7,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"runtime/pprof"
 	"time"
 
 	"portal/engine"
@@ -28,6 +30,19 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	}
 	log := cfg.logger(stderr)
+	if cfg.CPUProfile != "" {
+		stop, err := startCPUProfile(cfg.CPUProfile)
+		if err != nil {
+			return fmt.Errorf("PORTAL_CPU_PROFILE: %w", err)
+		}
+		defer stop()
+		log.Warn("writing a CPU profile of this run", "file", cfg.CPUProfile)
+	}
+	unlock, err := lockSQLite(cfg.DatabaseURL) // held for serve's life: one process per SQLite file
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	db, err := engine.OpenDB(cfg.DatabaseURL)
 	if err != nil {
 		return err
@@ -124,6 +139,19 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		}
 	}
 	return nil
+}
+
+// startCPUProfile profiles the process into path until stop is called.
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
 // relayMargin is what a relayed request needs beyond waiting for the

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -183,5 +184,36 @@ func TestServerSpeaksH2C(t *testing.T) {
 				t.Fatalf("answered over %s (server saw %q), want %s", res.Proto, body, tc.want)
 			}
 		})
+	}
+}
+
+// One process serves a SQLite file: serve holds the file's lock for its
+// life, a second serve and a migration on the same file are refused while
+// it runs, and the lock is free again once it stopped. With the lock the
+// session cache is on, coherent in process.
+func TestServeHoldsTheSQLiteLock(t *testing.T) {
+	dbURL := "sqlite:" + filepath.Join(t.TempDir(), "p.db")
+	getenv := env("PORTAL_DATABASE_URL", dbURL, "PORTAL_HASH_SECRET", "0123456789abcdef",
+		"PORTAL_PAYMENT_PROVIDER", "test", "PORTAL_COOKIE_SECURE", "false", "PORTAL_ADDR", "127.0.0.1:0")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stdout, stderr syncBuffer
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, []string{"serve"}, getenv, &stdout, &stderr) }()
+	waitMatch(t, &stdout, regexp.MustCompile(`portal listening on (\S+)`))
+	waitMatch(t, &stderr, regexp.MustCompile(`msg="session cache on" ttl=5s coherence="in process`))
+
+	for _, cmd := range [][]string{{"serve"}, {"migrate", "up"}} {
+		out, err := runCmd(t, getenv, cmd...)
+		if !errors.Is(err, errSQLiteInUse) || !strings.Contains(err.Error(), "p.db.lock") {
+			t.Fatalf("%s while serve runs: %v\n%s", cmd, err, out)
+		}
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("serve: %v\n%s", err, stderr.String())
+	}
+	if out, err := runCmd(t, getenv, "migrate", "status"); err != nil {
+		t.Fatalf("migrate after serve stopped: %v\n%s", err, out)
 	}
 }

@@ -1,50 +1,56 @@
-// Command relaybench measures what the gateway's relay costs: the same
-// small request directly to a test backend, through a bare
-// httputil.ReverseProxy, and through the whole gateway with a valid OIDC
-// session looked up per request (database store, then Redis store; each
-// read from the store on every request, then through the session cache). It
-// prints requests per second and p50/p99 latency for each, and the
-// gateway's ratios to the bare proxy. Run it with `make bench-relay`;
-// docs/BENCHMARKS.md has figures.
+// Command relaybench measures what the gateway's relay costs, as users run
+// it: the load generator, a test backend, a bare pooled
+// httputil.ReverseProxy and each portal (`bin/portal serve`) are separate
+// processes. It sends the same small request directly to the backend,
+// through the bare proxy, and through the portal as a guest and with a
+// session made by the real hash login (POST /api/auth/external-login, the
+// backend answering a JWT valid for an hour) on the default SQLite
+// configuration, on PostgreSQL and on Redis, the session cache on as by
+// default. It prints requests per second and p50/p99 latency for each, and
+// the portal's ratios to the bare proxy of the same run. Run it with
+// `make bench-relay`; docs/BENCHMARKS.md has figures.
+//
+// relaybench re-executes itself with the hidden flag -serve (backend or
+// bare) for the backend and the bare proxy.
 package main
 
 import (
+	"bufio"
 	"context"
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
 	"os"
+	"os/exec"
 	"os/signal"
+	"path/filepath"
+	"regexp"
 	"runtime"
-	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
-	"github.com/uptrace/bun"
-	"github.com/uptrace/bun/dialect"
-
 	"portal/engine"
-	"portal/handlers"
-	"portal/migrations"
-	"portal/relay/backend"
-	"portal/relay/oidc"
+	"portal/relay/hashlink"
 	"portal/relay/session"
 	"portal/relay/upstream"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, os.Args[1:], os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "relaybench:", err)
@@ -56,12 +62,25 @@ type options struct {
 	duration, warmup time.Duration
 	rounds           int
 	concurrency      int
+	portal           string
 	databaseURL      string
 	redisURL         string
 	cpuProfile       string
 	only             string
 	backendDelay     time.Duration
+	// The hidden child roles.
+	serveRole, backendURL string
 }
+
+const (
+	bareRow  = "bare httputil.ReverseProxy"
+	guestRow = "portal, guest (no lookup)"
+	// benchSecret is the hash-link secret of the portals; benchUser the
+	// user key of the hash login.
+	benchSecret = "bench-secret-0123456789"
+	benchUser   = "bench"
+	benchAPIKey = "bench-api-key"
+)
 
 func run(ctx context.Context, args []string, out io.Writer) error {
 	var o options
@@ -70,132 +89,115 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	fs.IntVar(&o.rounds, "rounds", 3, "rounds: every scenario runs once per round, in turn")
 	fs.DurationVar(&o.warmup, "warmup", 500*time.Millisecond, "unmeasured load before each scenario in each round")
 	fs.IntVar(&o.concurrency, "concurrency", 32, "concurrent clients")
-	fs.StringVar(&o.databaseURL, "database-url", envOr("PORTAL_BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"), "database of the database store (postgres://... or sqlite:PATH)")
-	fs.StringVar(&o.redisURL, "redis-url", envOr("PORTAL_BENCH_REDIS_URL", "redis://127.0.0.1:6379/0"), "Redis of the Redis store; empty skips it")
+	fs.StringVar(&o.portal, "portal", "bin/portal", "the portal binary (make bench-relay builds it)")
+	fs.StringVar(&o.databaseURL, "database-url", envOr("PORTAL_BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"), "PostgreSQL of the PostgreSQL scenario (a schema of its own, dropped afterwards); empty skips it")
+	fs.StringVar(&o.redisURL, "redis-url", envOr("PORTAL_BENCH_REDIS_URL", "redis://127.0.0.1:6379/0"), "Redis of the Redis scenario; empty skips it")
 	fs.DurationVar(&o.backendDelay, "backend-delay", 0, "time the test backend takes per request (0: answers at once, the worst case for the ratios)")
-	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the measured scenarios to this file")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "each portal process writes a CPU profile of its run to this file plus .sqlite, .postgres or .redis (use -only to profile one scenario)")
 	fs.StringVar(&o.only, "only", "", "run only the scenarios whose name contains this text (and the bare proxy)")
+	fs.StringVar(&o.serveRole, "serve", "", "internal: serve as the backend or the bare proxy")
+	fs.StringVar(&o.backendURL, "backend", "", "internal: the backend of the bare proxy")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if o.cpuProfile != "" {
-		f, err := os.Create(o.cpuProfile)
+	if o.serveRole != "" {
+		return serveRole(ctx, o)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp("", "relaybench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	var procs []*child
+	defer func() {
+		for _, p := range slices.Backward(procs) {
+			p.stop()
+		}
+	}()
+	start := func(name string, env []string, cmd string, args ...string) (*child, error) {
+		p, err := startChild(ctx, name, env, filepath.Join(tmp, name+".log"), cmd, args...)
+		if err == nil {
+			procs = append(procs, p)
+		}
+		return p, err
+	}
+
+	be, err := start("backend", nil, self, "-serve", "backend", "-backend-delay", o.backendDelay.String())
+	if err != nil {
+		return err
+	}
+	bare, err := start("bare", nil, self, "-serve", "bare", "-backend", be.url)
+	if err != nil {
+		return err
+	}
+
+	fmt.Fprintf(out, "relay benchmark: %d concurrent clients, %d rounds of %s per scenario (each after %s warm-up), backend delay %s, GOMAXPROCS=%d, %d CPUs\n",
+		o.concurrency, o.rounds, o.duration, o.warmup, o.backendDelay, maxprocs(), runtime.NumCPU())
+	fmt.Fprintf(out, "processes: load generator, backend, bare proxy and each portal (%s serve) on 127.0.0.1; the portals log at info to a file\n", o.portal)
+
+	type scenario struct{ name, target, cookie string }
+	scenarios := []scenario{
+		{name: "direct to the backend", target: be.url + "/api/events/7"},
+		{name: bareRow, target: bare.url + "/api/events/7"},
+	}
+	var portalRows []string
+	key := session.GenerateKey()
+	base := []string{"PORTAL_ADDR=127.0.0.1:0", "PORTAL_HASH_SECRET=" + benchSecret, "PORTAL_PAYMENT_PROVIDER=test", "PORTAL_COOKIE_SECURE=false",
+		"PORTAL_ADMIN_BACKEND_URL=" + be.url, "PORTAL_API_KEY=" + benchAPIKey, "PORTAL_SESSION_KEY=" + key}
+	type portalConf struct {
+		name, row string
+		env       []string
+	}
+	confs := []portalConf{{name: "sqlite", row: "portal, SQLite (default), hash session, cached",
+		env: []string{"PORTAL_DATABASE_URL=sqlite:" + filepath.Join(tmp, "portal.db")}}}
+	if o.databaseURL != "" {
+		pgURL, drop, err := pgSchema(ctx, o.databaseURL)
 		if err != nil {
 			return err
 		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
-	}
-
-	be, err := serve(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if o.backendDelay > 0 {
-			time.Sleep(o.backendDelay) // a backend doing work (a database query, say)
-		}
-		w.Header().Set("Content-Type", "application/json")
-		io.WriteString(w, `{"id":7,"name":"Summer regatta","date":"2026-07-04","participants":42,"authorized":`+fmt.Sprint(r.Header.Get("Authorization") != "")+`}`)
-	}))
-	if err != nil {
-		return err
-	}
-	defer be.Close()
-	beURL, _ := url.Parse(be.URL)
-
-	db, cleanup, err := openDB(ctx, o.databaseURL)
-	if err != nil {
-		return err
-	}
-	defer cleanup()
-
-	fmt.Fprintf(out, "relay benchmark: %d concurrent clients, %d rounds of %s per scenario (each after %s warm-up), backend delay %s, GOMAXPROCS=%d, all in one process on 127.0.0.1\n",
-		o.concurrency, o.rounds, o.duration, o.warmup, o.backendDelay, maxprocs())
-	fmt.Fprintf(out, "database store: %s\n\n", redact(o.databaseURL))
-
-	type scenario struct {
-		name   string
-		target string
-		cookie string
-	}
-	var scenarios []scenario
-	scenarios = append(scenarios, scenario{name: "direct to the backend", target: be.URL + "/api/events/7"})
-
-	bare, err := serve(&httputil.ReverseProxy{
-		Rewrite:   func(pr *httputil.ProxyRequest) { pr.SetURL(beURL); pr.SetXForwarded() },
-		Transport: benchTransport(),
-	})
-	if err != nil {
-		return err
-	}
-	defer bare.Close()
-	scenarios = append(scenarios, scenario{name: "bare httputil.ReverseProxy", target: bare.URL + "/api/events/7"})
-
-	kr, err := session.ParseKeyring(session.GenerateKey())
-	if err != nil {
-		return err
-	}
-	stores := []namedStore{{name: "gateway, database sessions", store: session.NewDBStore(db, session.Encrypted(kr))}}
-	if db.Dialect().Name() == dialect.PG {
-		stores[0].bus = session.NewPGBus(db, "") // where the sessions table's trigger announces writes
+		defer drop()
+		confs = append(confs, portalConf{name: "postgres", row: "portal, PostgreSQL, hash session, cached", env: []string{"PORTAL_DATABASE_URL=" + pgURL}})
 	}
 	if o.redisURL != "" {
-		rdb, err := session.NewRedisClient(o.redisURL)
-		if err != nil {
-			return err
-		}
-		defer rdb.Close()
-		if err := rdb.Ping(ctx).Err(); err != nil {
-			fmt.Fprintf(out, "Redis at %s does not answer (%v): the Redis scenario is skipped\n\n", redact(o.redisURL), err)
+		if err := pingRedis(ctx, o.redisURL); err != nil {
+			fmt.Fprintf(out, "Redis at %s does not answer (%v): the Redis scenario is skipped\n", redact(o.redisURL), err)
 		} else {
-			prefix := "relaybench:" + randomHex(6) + ":"
-			defer func() {
-				iter := rdb.Scan(context.Background(), 0, prefix+"*", 100).Iterator()
-				for iter.Next(context.Background()) {
-					rdb.Del(context.Background(), iter.Val())
-				}
-			}()
-			stores = append(stores, namedStore{name: "gateway, Redis sessions", store: session.NewRedisStore(rdb, session.RedisPrefix(prefix), session.Encrypted(kr)),
-				bus: session.NewRedisBus(rdb, prefix)})
+			confs = append(confs, portalConf{name: "redis", row: "portal, Redis sessions, hash session, cached",
+				env: []string{"PORTAL_DATABASE_URL=sqlite:" + filepath.Join(tmp, "portal-redis.db"), "PORTAL_SESSION_STORE=redis", "PORTAL_REDIS_URL=" + o.redisURL}})
 		}
 	}
-	var gatewayRows []string
-	for i, st := range stores {
-		gw, cookie, err := gateway(ctx, db, st.store, nil, beURL)
+	for i, pc := range confs {
+		env := append(slices.Clone(base), pc.env...)
+		if o.cpuProfile != "" {
+			prof, err := filepath.Abs(o.cpuProfile + "." + pc.name)
+			if err != nil {
+				return err
+			}
+			env = append(env, "PORTAL_CPU_PROFILE="+prof)
+		}
+		p, err := start("portal-"+pc.name, env, o.portal, "serve")
 		if err != nil {
 			return err
 		}
-		defer gw.Close()
+		cookie, err := hashLogin(ctx, p.url)
+		if err != nil {
+			return fmt.Errorf("%s: %w (log: %s)", pc.name, err, p.logPath)
+		}
+		target := p.url + upstream.DefaultPrefix + "/api/events/7"
 		if i == 0 {
-			// Without a cookie there is no store lookup: this row shows
-			// what the gateway costs besides the session lookup.
-			scenarios = append(scenarios, scenario{name: guestRow, target: gw.URL + upstream.DefaultPrefix + "/api/events/7"})
-			gatewayRows = append(gatewayRows, guestRow)
+			// Without a cookie there is no session lookup: this row shows
+			// what the portal costs besides it.
+			scenarios = append(scenarios, scenario{name: guestRow, target: target})
+			portalRows = append(portalRows, guestRow)
 		}
-		name := st.name + ", store read per request"
-		scenarios = append(scenarios, scenario{name: name, target: gw.URL + upstream.DefaultPrefix + "/api/events/7", cookie: cookie})
-		gatewayRows = append(gatewayRows, name)
-		if st.bus == nil {
-			continue
-		}
-		// The deployed configuration: the session cache, kept coherent
-		// over the store's own bus, running as in portal serve.
-		cache := session.NewCache(st.bus, session.CacheConfig{})
-		cacheCtx, stopCache := context.WithCancel(ctx)
-		go cache.Run(cacheCtx)
-		defer func() { stopCache(); st.bus.Close() }()
-		if err := waitOnline(ctx, cache); err != nil {
-			return fmt.Errorf("%s: %w", st.name, err)
-		}
-		gw, cookie, err = gateway(ctx, db, st.store, cache, beURL)
-		if err != nil {
-			return err
-		}
-		defer gw.Close()
-		name = st.name + ", cached (default)"
-		scenarios = append(scenarios, scenario{name: name, target: gw.URL + upstream.DefaultPrefix + "/api/events/7", cookie: cookie})
-		gatewayRows = append(gatewayRows, name)
+		scenarios = append(scenarios, scenario{name: pc.row, target: target, cookie: cookie})
+		portalRows = append(portalRows, pc.row)
 	}
+	fmt.Fprintln(out)
 
 	// The scenarios take turns, round after round, so that a slow patch
 	// of the shared machine spreads over all of them instead of skewing one.
@@ -206,7 +208,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			if o.only != "" && !strings.Contains(sc.name, o.only) && sc.name != "bare httputil.ReverseProxy" {
+			if o.only != "" && !strings.Contains(sc.name, o.only) && sc.name != bareRow {
 				continue
 			}
 			got, err := load(ctx, sc.target, sc.cookie, o)
@@ -220,7 +222,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		}
 	}
 	results := map[string]result{}
-	fmt.Fprintf(out, "\n%-54s %12s %10s %10s %8s\n", "scenario", "requests/s", "p50", "p99", "errors")
+	fmt.Fprintf(out, "\n%-50s %12s %10s %10s %8s\n", "scenario", "requests/s", "p50", "p99", "errors")
 	for _, sc := range scenarios {
 		smp, ok := samples[sc.name]
 		if !ok {
@@ -231,71 +233,222 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 			return fmt.Errorf("%s: %w", sc.name, err)
 		}
 		results[sc.name] = res
-		fmt.Fprintf(out, "%-54s %12.0f %10s %10s %8d\n", sc.name, res.rps, round(res.p50), round(res.p99), res.errors)
+		fmt.Fprintf(out, "%-50s %12.0f %10s %10s %8d\n", sc.name, res.rps, round(res.p50), round(res.p99), res.errors)
 	}
-	baseline := results["bare httputil.ReverseProxy"]
+	baseline := results[bareRow]
 	fmt.Fprintf(out, "\nagainst the bare reverse proxy (targets: at least 80%% of its throughput, under 2ms added p99):\n")
-	for _, name := range gatewayRows {
+	for _, name := range portalRows {
 		r, ok := results[name]
 		if !ok {
 			continue
 		}
-		fmt.Fprintf(out, "%-54s throughput %5.1f%%   added p50 %8s   added p99 %8s\n", name, 100*r.rps/baseline.rps, round(r.p50-baseline.p50), round(r.p99-baseline.p99))
+		fmt.Fprintf(out, "%-50s throughput %5.1f%%   added p50 %8s   added p99 %8s\n", name, 100*r.rps/baseline.rps, round(r.p50-baseline.p50), round(r.p99-baseline.p99))
 	}
 	return nil
 }
 
-const guestRow = "gateway, guest (no lookup)"
-
-// namedStore is a session store under test and the bus its cache uses
-// (nil: no cache possible, as on SQLite).
-type namedStore struct {
-	name  string
-	store session.Store
-	bus   session.Bus
+// child is a process of the benchmark serving HTTP on url.
+type child struct {
+	name, url, logPath string
+	cmd                *exec.Cmd
+	done               chan error
 }
 
-// waitOnline waits for the cache's subscription to be proven.
-func waitOnline(ctx context.Context, c *session.Cache) error {
-	deadline := time.Now().Add(10 * time.Second)
-	for !c.Online() {
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			return errors.New("the session cache did not come online")
+var listeningRE = regexp.MustCompile(`listening on (\S+)`)
+
+// startChild starts cmd with env added to this process's environment
+// (PORTAL_ variables removed, so that only env configures a portal), its
+// stderr to logPath, and waits for "listening on ADDR" on its stdout.
+func startChild(ctx context.Context, name string, env []string, logPath, cmd string, args ...string) (*child, error) {
+	logf, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	c := exec.Command(cmd, args...)
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "PORTAL_") {
+			c.Env = append(c.Env, kv)
 		}
-		time.Sleep(10 * time.Millisecond)
+	}
+	c.Env = append(c.Env, env...)
+	c.Stderr = logf
+	stdout, err := c.StdoutPipe()
+	if err != nil {
+		logf.Close()
+		return nil, err
+	}
+	if err := c.Start(); err != nil {
+		logf.Close()
+		return nil, fmt.Errorf("start %s: %w", name, err)
+	}
+	p := &child{name: name, logPath: logPath, cmd: c, done: make(chan error, 1)}
+	addr := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if m := listeningRE.FindStringSubmatch(sc.Text()); m != nil {
+				select {
+				case addr <- m[1]:
+				default:
+				}
+			}
+		}
+		io.Copy(io.Discard, stdout)
+	}()
+	go func() { p.done <- c.Wait(); logf.Close() }()
+	select {
+	case a := <-addr:
+		p.url = "http://" + a
+		return p, nil
+	case err := <-p.done:
+		return nil, fmt.Errorf("%s exited before listening (%v); its log: %s", name, err, logPath)
+	case <-time.After(30 * time.Second):
+		p.stop()
+		return nil, fmt.Errorf("%s did not listen within 30s; its log: %s", name, logPath)
+	case <-ctx.Done():
+		p.stop()
+		return nil, ctx.Err()
+	}
+}
+
+// stop interrupts the process (a portal then shuts down gracefully and
+// writes its CPU profile) and waits for it, killing it after 20 s.
+func (p *child) stop() {
+	p.cmd.Process.Signal(os.Interrupt)
+	select {
+	case <-p.done:
+	case <-time.After(20 * time.Second):
+		p.cmd.Process.Kill()
+		<-p.done
+	}
+}
+
+// serveRole runs this process as the test backend or the bare proxy until
+// interrupted.
+func serveRole(ctx context.Context, o options) error {
+	var h http.Handler
+	switch o.serveRole {
+	case "backend":
+		h = backendHandler(o.backendDelay)
+	case "bare":
+		u, err := url.Parse(o.backendURL)
+		if err != nil || u.Host == "" {
+			return fmt.Errorf("-backend %q: want the backend's URL", o.backendURL)
+		}
+		h = &httputil.ReverseProxy{
+			Rewrite:   func(pr *httputil.ProxyRequest) { pr.SetURL(u); pr.SetXForwarded() },
+			Transport: benchTransport(),
+		}
+	default:
+		return fmt.Errorf("-serve %q: want backend or bare", o.serveRole)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	fmt.Printf("%s listening on %s\n", o.serveRole, ln.Addr())
+	go func() { <-ctx.Done(); srv.Close() }()
+	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		return err
 	}
 	return nil
 }
 
-// gateway starts the whole gateway on store (with cache, if not nil) and
-// returns it with the cookie of a valid OIDC session (a JWT valid for an
-// hour, so no refresh happens).
-func gateway(ctx context.Context, db *bun.DB, store session.Store, cache *session.Cache, beURL *url.URL) (*httptest.Server, string, error) {
-	log := slog.New(slog.NewTextHandler(io.Discard, nil)) // the request log is formatted, as in production, then dropped
-	sessions := session.NewManager(store, session.Config{Secure: false, Cache: cache})
-	rec := httptest.NewRecorder()
-	values := map[string]string{
-		session.AttrBackendJWT:       "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJiZW5jaCJ9.c2lnbmF0dXJl",
-		session.AttrBackendJWTExpiry: time.Now().Add(time.Hour).UTC().Format(time.RFC3339Nano),
-		oidc.AttrRefreshToken:        "refresh", oidc.AttrIDToken: "id", oidc.AttrSubject: "bench",
-	}
-	if _, err := sessions.Start(ctx, rec, httptest.NewRequest(http.MethodGet, "/", nil), "", values); err != nil {
-		return nil, "", err
-	}
-	cookie := rec.Result().Cookies()[0].Value
-	e := handlers.New(handlers.Deps{
-		Engine:   engine.NewService(db, engine.NewTestGateway("bench-secret-0123456789", handlers.TestGatewayURLs("http://127.0.0.1")), engine.WithLogger(log)),
-		Sessions: sessions, HashSecret: "bench-secret-0123456789", Logger: log,
-		Relay: handlers.RelayDeps{
-			Upstream: upstream.Config{Backend: beURL, Transport: benchTransport(), Log: log},
-			Backend:  backend.New(backend.Config{BaseURL: beURL, APIKey: "bench"}),
-		},
+// backendHandler is the test admin backend: the hash login answers a JWT
+// valid for an hour (so no refresh happens), everything else a small JSON
+// answer.
+func backendHandler(delay time.Duration) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /auth/external-login", func(w http.ResponseWriter, r *http.Request) {
+		var req struct{ UserKey, Hash string }
+		if r.Header.Get("X-API-KEY") != benchAPIKey || json.NewDecoder(r.Body).Decode(&req) != nil || req.UserKey == "" {
+			http.Error(w, `{"error":"bad request"}`, http.StatusBadRequest)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(map[string]string{"token": mintJWT("user:"+req.UserKey, time.Hour)})
 	})
-	srv, err := serve(e)
-	return srv, cookie, err
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if delay > 0 {
+			time.Sleep(delay) // a backend doing work (a database query, say)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"id":7,"name":"Summer regatta","date":"2026-07-04","participants":42,"authorized":`+fmt.Sprint(r.Header.Get("Authorization") != "")+`}`)
+	})
+	return mux
 }
 
-// benchTransport is the relay's transport settings, for the bare proxy too.
+// mintJWT returns an HS256 JWT for sub expiring after ttl; the portal reads
+// its exp without verifying it, as it does the real backend's.
+func mintJWT(sub string, ttl time.Duration) string {
+	enc := base64.RawURLEncoding
+	payload, _ := json.Marshal(map[string]any{"sub": sub, "iat": time.Now().Unix(), "exp": time.Now().Add(ttl).Unix()})
+	signing := enc.EncodeToString([]byte(`{"alg":"HS256","typ":"JWT"}`)) + "." + enc.EncodeToString(payload)
+	mac := hmac.New(sha256.New, []byte("relaybench-backend-key"))
+	mac.Write([]byte(signing))
+	return signing + "." + enc.EncodeToString(mac.Sum(nil))
+}
+
+// hashLogin makes a session on the portal at base by the real hash login
+// and returns its cookie.
+func hashLogin(ctx context.Context, base string) (string, error) {
+	body := fmt.Sprintf(`{"userKey":%q,"hash":%q}`, benchUser, hashlink.Sign(benchSecret, benchUser))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/api/auth/external-login", strings.NewReader(body))
+	if err != nil {
+		return "", err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer res.Body.Close()
+	msg, _ := io.ReadAll(io.LimitReader(res.Body, 512))
+	if res.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("hash login: %s %s", res.Status, msg)
+	}
+	for _, c := range res.Cookies() {
+		if c.Name == session.DefaultCookieName && c.Value != "" {
+			return c.Value, nil
+		}
+	}
+	return "", errors.New("hash login: no session cookie")
+}
+
+// pgSchema creates a schema of its own on the PostgreSQL at dbURL and
+// returns the URL that uses it, and its removal.
+func pgSchema(ctx context.Context, dbURL string) (string, func(), error) {
+	schema := "relaybench_" + randomHex(6)
+	admin, err := engine.OpenDB(dbURL)
+	if err != nil {
+		return "", nil, err
+	}
+	if _, err := admin.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
+		admin.Close()
+		return "", nil, fmt.Errorf("create schema (is PostgreSQL at %s running?): %w", redact(dbURL), err)
+	}
+	sep := "?"
+	if strings.Contains(dbURL, "?") {
+		sep = "&"
+	}
+	return dbURL + sep + "search_path=" + schema, func() {
+		admin.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
+		admin.Close()
+	}, nil
+}
+
+// pingRedis checks that Redis at redisURL answers.
+func pingRedis(ctx context.Context, redisURL string) error {
+	rdb, err := session.NewRedisClient(redisURL)
+	if err != nil {
+		return err
+	}
+	defer rdb.Close()
+	return rdb.Ping(ctx).Err()
+}
+
+// benchTransport is the relay's transport settings, for the bare proxy.
 func benchTransport() *http.Transport {
 	return &http.Transport{
 		DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
@@ -303,16 +456,6 @@ func benchTransport() *http.Transport {
 		MaxIdleConnsPerHost: 256,
 		IdleConnTimeout:     90 * time.Second,
 	}
-}
-
-func serve(h http.Handler) (*httptest.Server, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	srv := &httptest.Server{Listener: ln, Config: &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}}
-	srv.Start()
-	return srv, nil
 }
 
 type result struct {
@@ -403,43 +546,6 @@ func load(ctx context.Context, target, cookie string, o options) (sample, error)
 		return sample{}, errors.New("no successful requests")
 	}
 	return sample{latencies: all, errors: errs, measured: o.duration}, nil
-}
-
-// openDB opens the database of the database store on a schema (PostgreSQL)
-// or file (SQLite) of its own, migrated, and removes it afterwards.
-func openDB(ctx context.Context, dbURL string) (*bun.DB, func(), error) {
-	cleanup := func() {}
-	if strings.HasPrefix(dbURL, "postgres://") || strings.HasPrefix(dbURL, "postgresql://") {
-		schema := "relaybench_" + randomHex(6)
-		admin, err := engine.OpenDB(dbURL)
-		if err != nil {
-			return nil, nil, err
-		}
-		if _, err := admin.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
-			admin.Close()
-			return nil, nil, fmt.Errorf("create schema (is PostgreSQL at %s running?): %w", redact(dbURL), err)
-		}
-		cleanup = func() {
-			admin.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
-			admin.Close()
-		}
-		sep := "?"
-		if strings.Contains(dbURL, "?") {
-			sep = "&"
-		}
-		dbURL += sep + "search_path=" + schema
-	}
-	db, err := engine.OpenDB(dbURL)
-	if err != nil {
-		cleanup()
-		return nil, nil, err
-	}
-	if _, err := migrations.Up(ctx, db); err != nil {
-		db.Close()
-		cleanup()
-		return nil, nil, err
-	}
-	return db, func() { db.Close(); cleanup() }, nil
 }
 
 func envOr(name, fallback string) string {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -139,3 +140,55 @@ func quiet(err error) error {
 	}
 	return err
 }
+
+// LocalBus is a Bus within one process, for a store that only this process
+// writes: a SQLite file, which `portal serve` holds under an exclusive
+// lock. Every write of a session then goes through this process's Manager,
+// which evicts it from the cache before it publishes, so nothing needs to
+// travel further; the bus only carries the cache's own pings and those
+// evictions, and keeps the cache's "online only when proven" rule the same
+// for every store.
+type LocalBus struct {
+	ch       chan string
+	overflow atomic.Bool
+}
+
+var _ Bus = (*LocalBus)(nil)
+
+// localBusDepth bounds the messages waiting for the cache's Run.
+const localBusDepth = 4096
+
+// NewLocalBus returns an in-process bus.
+func NewLocalBus() *LocalBus { return &LocalBus{ch: make(chan string, localBusDepth)} }
+
+// Publish queues msg. When the queue is full the message is dropped and the
+// next Receive reports ErrBusResubscribed, so that the cache empties itself
+// and proves the bus again rather than trust what it may have missed.
+func (b *LocalBus) Publish(_ context.Context, msg string) error {
+	select {
+	case b.ch <- msg:
+	default:
+		b.overflow.Store(true)
+	}
+	return nil
+}
+
+// Receive returns the next message, ErrBusQuiet after timeout.
+func (b *LocalBus) Receive(ctx context.Context, timeout time.Duration) (string, error) {
+	if b.overflow.Swap(false) {
+		return "", ErrBusResubscribed
+	}
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case msg := <-b.ch:
+		return msg, nil
+	case <-t.C:
+		return "", ErrBusQuiet
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+}
+
+// Close does nothing: there is no connection to release.
+func (b *LocalBus) Close() error { return nil }

@@ -14,9 +14,9 @@ import (
 // Bus carries "this session changed" between the gateway instances that
 // share a session store, so that each can keep a Cache of sessions that
 // never outlives a write made elsewhere by more than the bus's delivery time.
-// RedisBus (Redis PUBLISH/SUBSCRIBE) and PGBus (PostgreSQL LISTEN/NOTIFY)
-// implement it; messages are ids hashed like the stores key them, never
-// session tokens.
+// RedisBus (Redis PUBLISH/SUBSCRIBE), PGBus (PostgreSQL LISTEN/NOTIFY) and
+// LocalBus (one process: SQLite under serve's lock) implement it; messages
+// are ids hashed like the stores key them, never session tokens.
 type Bus interface {
 	// Publish sends msg to every subscriber, this instance's included.
 	Publish(ctx context.Context, msg string) error

@@ -3,6 +3,7 @@ package session_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"os"
 	"strings"
@@ -435,5 +436,65 @@ func TestCacheInvalidationOfAnotherSessionKeepsLoad(t *testing.T) {
 	}
 	if counting.Loads() != loads {
 		t.Fatal("a write of another session kept the load out of the cache")
+	}
+}
+
+// On a store only this process writes (SQLite under serve's lock), the
+// cache runs on a LocalBus: the Manager's own writes evict at once, so a
+// logout or a save is seen by the very next request, while reads of an
+// unchanged session skip the store.
+func TestCacheOnLocalBus(t *testing.T) {
+	counting := &sessiontest.CountingStore{Store: dbStore(t)}
+	c := session.NewCache(session.NewLocalBus(), session.CacheConfig{TTL: time.Hour, PingEvery: 50 * time.Millisecond})
+	sessiontest.StartCache(t, c)
+	sessiontest.WaitFor(t, 2*time.Second, "the cache to come online", c.Online)
+	m := session.NewManager(counting, session.Config{Cache: c})
+	s, _ := start(t, m, "user-1", map[string]string{"k": "old"})
+	r := request(&http.Cookie{Name: session.DefaultCookieName, Value: s.ID})
+	get := func() (*session.Session, error) { return m.Get(context.Background(), r) }
+	before := counting.Loads()
+	for range 5 {
+		if _, err := get(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := counting.Loads() - before; n != 1 {
+		t.Fatalf("5 reads made %d loads, want 1", n)
+	}
+
+	got, err := get()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got.Values["k"] = "new" // a token refresh, say
+	if err := m.Save(context.Background(), got); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := get(); err != nil || got.Values["k"] != "new" {
+		t.Fatalf("after Save: %v, %v; want the new value at once", got, err)
+	}
+
+	if err := m.Delete(context.Background(), s.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := get(); !errors.Is(err, session.ErrNotFound) {
+		t.Fatalf("after logout Get = %v, want ErrNotFound at once", err)
+	}
+}
+
+// A LocalBus that dropped messages (its queue full) says so, and the cache
+// empties itself and proves the bus again instead of trusting its entries.
+func TestLocalBusOverflowReportsResubscription(t *testing.T) {
+	bus := session.NewLocalBus()
+	for i := range 5000 {
+		if err := bus.Publish(context.Background(), fmt.Sprint(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := bus.Receive(context.Background(), time.Second); !errors.Is(err, session.ErrBusResubscribed) {
+		t.Fatalf("Receive after an overflow = %v, want ErrBusResubscribed", err)
+	}
+	if msg, err := bus.Receive(context.Background(), time.Second); err != nil || msg != "0" {
+		t.Fatalf("then Receive = %q, %v; want the first message queued", msg, err)
 	}
 }
