@@ -1,10 +1,16 @@
 // Command loadgen is the benchmark behind `make bench`: it starts `portal
-// serve` on a fresh PostgreSQL schema with demo members, runs N concurrent
-// members through the whole JSON flow (sign-in, load, selection, every
-// question, commit, payment at the test gateway, return) and prints
-// completed flows per second, p50 and p99 of POST /api/forms/next, the SQL
-// statements per next (from the server's Server-Timing header) and the
-// server's peak RSS.
+// serve` on a fresh PostgreSQL schema (or, with -sqlite, a fresh SQLite
+// file) with demo members, runs N concurrent members through the whole
+// JSON flow (sign-in, load, selection, every question, commit, payment at
+// the test gateway, return) and prints completed flows per second, next/s,
+// p50 and p99 of POST /api/forms/next, the SQL statements per next (from
+// the server's Server-Timing header) and the server's peak RSS. Then N
+// signed-in members load their step page in a closed loop (p50/p99), and,
+// with the server stopped, the reference runs on the same database: the
+// raw step transaction (lock the instance, insert three answers, bump the
+// version) with the same concurrency, through pgbench on PostgreSQL or
+// database/sql with the portal's driver on SQLite. next/s against the
+// reference's transactions/s is the ratio the benchmark is about.
 package main
 
 import (
@@ -50,6 +56,10 @@ type options struct {
 	members     int
 	flows       int
 	think       time.Duration
+	sqlite      bool
+	pages       time.Duration
+	reference   time.Duration
+	pgbench     string
 }
 
 func run() error {
@@ -59,18 +69,29 @@ func run() error {
 	flag.IntVar(&o.members, "members", 32, "concurrent members")
 	flag.IntVar(&o.flows, "flows", 10, "flows per member")
 	flag.DurationVar(&o.think, "think", 0, "mean pause between a member's answers, spread over 0.5x to 1.5x (0: closed loop, as fast as the server answers)")
+	flag.BoolVar(&o.sqlite, "sqlite", os.Getenv("BENCH_DB") == "sqlite", "run on a fresh SQLite file instead of PostgreSQL (also BENCH_DB=sqlite)")
+	flag.DurationVar(&o.pages, "pages", 5*time.Second, "how long signed-in members load their step page after the flows (0: skip)")
+	flag.DurationVar(&o.reference, "reference", 10*time.Second, "how long the raw step transaction runs as the reference (0: skip)")
+	flag.StringVar(&o.pgbench, "pgbench", "pgbench", "the pgbench binary (PostgreSQL reference)")
 	flag.Parse()
 	ctx := context.Background()
+	if load, err := os.ReadFile("/proc/loadavg"); err == nil {
+		fmt.Printf("load average before        %s", load) // is someone else using the machine?
+	}
 
-	schema, dbURL, cleanup, err := freshSchema(ctx, o.databaseURL)
+	schema, dbURL, cleanup, err := freshDatabase(ctx, o)
 	if err != nil {
 		return err
 	}
 	defer cleanup()
 	total := o.members * o.flows
+	pageKeys := 0
+	if o.pages > 0 {
+		pageKeys = o.members
+	}
 	env := append(os.Environ(), "PORTAL_DATABASE_URL="+dbURL, "PORTAL_HASH_SECRET="+secret,
 		"PORTAL_COOKIE_SECURE=false", "PORTAL_PAYMENT_PROVIDER=test", "PORTAL_LOG_LEVEL=warn", "PORTAL_SERVER_TIMING=true")
-	seed := exec.Command(o.binary, "seed", "demo", "--members", strconv.Itoa(total))
+	seed := exec.Command(o.binary, "seed", "demo", "--members", strconv.Itoa(total+pageKeys))
 	seed.Env, seed.Stderr = env, os.Stderr
 	if out, err := seed.Output(); err != nil {
 		return fmt.Errorf("seed: %w (%s)", err, out)
@@ -86,7 +107,8 @@ func run() error {
 	if err := server.Start(); err != nil {
 		return err
 	}
-	defer func() { server.Process.Kill(); server.Wait() }()
+	stopServer := sync.OnceFunc(func() { server.Process.Kill(); server.Wait() })
+	defer stopServer()
 	if err := waitReady(base + "/readyz"); err != nil {
 		return err
 	}
@@ -128,7 +150,21 @@ func run() error {
 	if failure != nil {
 		return failure
 	}
-	report(o, schema, total, elapsed, stats, peak)
+	var pages []time.Duration
+	if o.pages > 0 {
+		if pages, err = pageLoads(base, total, o); err != nil {
+			return fmt.Errorf("page loads: %w", err)
+		}
+	}
+	peak = max(peak, rss.stopAgain())
+	stopServer()
+	var ref referenceResult
+	if o.reference > 0 {
+		if ref, err = runReference(ctx, o, dbURL, schema); err != nil {
+			return fmt.Errorf("reference: %w", err)
+		}
+	}
+	report(o, schema, total, elapsed, stats, peak, pages, ref)
 	return nil
 }
 
@@ -137,6 +173,20 @@ func envOr(name, def string) string {
 		return v
 	}
 	return def
+}
+
+// freshDatabase creates the database of this run: a schema on PostgreSQL,
+// a file in a temporary directory with -sqlite.
+func freshDatabase(ctx context.Context, o options) (string, string, func(), error) {
+	if !o.sqlite {
+		return freshSchema(ctx, o.databaseURL)
+	}
+	dir, err := os.MkdirTemp("", "portal-bench-")
+	if err != nil {
+		return "", "", nil, err
+	}
+	path := dir + "/bench.db"
+	return path, "sqlite:" + path, func() { os.RemoveAll(dir) }, nil
 }
 
 // freshSchema creates a schema for this run and returns the URL that uses it.
@@ -361,6 +411,9 @@ func newRSSWatch(pid int) *rssWatch {
 
 func (w *rssWatch) stop() int { close(w.done); return <-w.peak }
 
+// stopAgain reads the peak once more after stop (VmHWM only grows).
+func (w *rssWatch) stopAgain() int { return readHWM(w.pid) }
+
 // readHWM reads the peak resident set size in KiB from /proc.
 func readHWM(pid int) int {
 	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
@@ -384,7 +437,7 @@ func percentile(sorted []time.Duration, p float64) time.Duration {
 	return sorted[i]
 }
 
-func report(o options, schema string, flows int, elapsed time.Duration, stats []sample, peakKB int) {
+func report(o options, schema string, flows int, elapsed time.Duration, stats []sample, peakKB int, pages []time.Duration, ref referenceResult) {
 	var all, mid []time.Duration
 	var midHandler, commitHandler, sessionTotal, midMax, commitMax, commits, txTotal int
 	for _, s := range stats {
@@ -416,5 +469,20 @@ func report(o options, schema string, flows int, elapsed time.Duration, stats []
 		fmt.Printf("BEGIN/COMMIT per next       %.2f avg (not counted above)\n", float64(txTotal)/float64(len(all)))
 	}
 	fmt.Printf("server peak RSS             %.1f MB\n", float64(peakKB)/1024)
-	fmt.Printf("(schema %s, dropped)\n", schema)
+	if len(pages) > 0 {
+		slices.Sort(pages)
+		fmt.Printf("step page loads             %d, p50 / p99 %s / %s (GET /membership/register/1/step/1, %d signed-in members)\n",
+			len(pages), percentile(pages, 0.50).Round(10*time.Microsecond), percentile(pages, 0.99).Round(10*time.Microsecond), o.members)
+	}
+	nextPerSecond := float64(len(all)) / elapsed.Seconds()
+	fmt.Printf("next/s                      %.0f (next requests over the whole run, sign-in and payment included)\n", nextPerSecond)
+	if ref.tps > 0 {
+		fmt.Printf("reference                   %.0f tx/s (%s, %s)\n", ref.tps, ref.name, o.reference)
+		fmt.Printf("ratio next/s : reference    %.2f (target at least 0.5)\n", nextPerSecond/ref.tps)
+	}
+	if o.sqlite {
+		fmt.Printf("(SQLite file %s, removed)\n", schema)
+	} else {
+		fmt.Printf("(schema %s, dropped)\n", schema)
+	}
 }
