@@ -150,6 +150,7 @@ func run() error {
 	if failure != nil {
 		return failure
 	}
+	flowWaits := waits.snapshot()
 	var pages []time.Duration
 	if o.pages > 0 {
 		if pages, err = pageLoads(base, total, o); err != nil {
@@ -164,7 +165,7 @@ func run() error {
 			return fmt.Errorf("reference: %w", err)
 		}
 	}
-	report(o, schema, total, elapsed, stats, peak, pages, ref)
+	report(o, schema, total, elapsed, stats, peak, pages, ref, flowWaits)
 	return nil
 }
 
@@ -273,6 +274,7 @@ func (m *member) call(method, path string, body any, want int) (*http.Response, 
 	raw, err := io.ReadAll(res.Body)
 	res.Body.Close()
 	took := time.Since(start)
+	waits.add(kindOf(path), took)
 	if err != nil {
 		return nil, nil, 0, err
 	}
@@ -371,11 +373,14 @@ func flow(base, key string, think time.Duration) ([]sample, error) {
 	}
 	req, _ := http.NewRequest(http.MethodPost, base+pay.Path, strings.NewReader("status=success"))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	payStart := time.Now()
 	res, err := m.client.Do(req)
 	if err != nil {
 		return samples, err
 	}
+	io.Copy(io.Discard, res.Body)
 	res.Body.Close()
+	waits.add("test gateway payment", time.Since(payStart))
 	ret, err := url.Parse(res.Header.Get("Location"))
 	if err != nil || res.StatusCode != http.StatusSeeOther {
 		return samples, fmt.Errorf("gateway: %d", res.StatusCode)
@@ -385,6 +390,52 @@ func flow(base, key string, think time.Duration) ([]sample, error) {
 		err = errors.New("payment return did not confirm")
 	}
 	return samples, err
+}
+
+// waitTimes adds up, per kind of request, how long members waited for
+// answers: where a flow's time goes, besides next.
+type waitTimes struct {
+	mu    sync.Mutex
+	kinds []string
+	total map[string]time.Duration
+	count map[string]int
+}
+
+var waits = &waitTimes{total: map[string]time.Duration{}, count: map[string]int{}}
+
+func (w *waitTimes) add(kind string, d time.Duration) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if _, ok := w.total[kind]; !ok {
+		w.kinds = append(w.kinds, kind)
+	}
+	w.total[kind] += d
+	w.count[kind]++
+}
+
+// snapshot copies the times so far (the flows', before the page loads).
+func (w *waitTimes) snapshot() *waitTimes {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	c := &waitTimes{kinds: slices.Clone(w.kinds), total: map[string]time.Duration{}, count: map[string]int{}}
+	for k, v := range w.total {
+		c.total[k], c.count[k] = v, w.count[k]
+	}
+	return c
+}
+
+func kindOf(path string) string {
+	switch {
+	case strings.HasPrefix(path, "/api/auth/"):
+		return "sign-in"
+	case strings.HasPrefix(path, "/api/forms/next"):
+		return "next"
+	case strings.HasPrefix(path, "/api/forms/"):
+		return "load form"
+	case strings.HasPrefix(path, "/membership/payment-return"):
+		return "payment return"
+	}
+	return "page"
 }
 
 // rssWatch samples the server's peak resident set (VmHWM) until stopped.
@@ -437,7 +488,7 @@ func percentile(sorted []time.Duration, p float64) time.Duration {
 	return sorted[i]
 }
 
-func report(o options, schema string, flows int, elapsed time.Duration, stats []sample, peakKB int, pages []time.Duration, ref referenceResult) {
+func report(o options, schema string, flows int, elapsed time.Duration, stats []sample, peakKB int, pages []time.Duration, ref referenceResult, waits *waitTimes) {
 	var all, mid []time.Duration
 	var midHandler, commitHandler, sessionTotal, midMax, commitMax, commits, txTotal int
 	for _, s := range stats {
@@ -456,6 +507,10 @@ func report(o options, schema string, flows int, elapsed time.Duration, stats []
 	}
 	slices.Sort(all)
 	slices.Sort(mid)
+	var waited time.Duration
+	for _, d := range waits.total {
+		waited += d
+	}
 	fmt.Printf("members (concurrent)        %d, think time %s\n", o.members, o.think)
 	fmt.Printf("flows completed             %d in %s\n", flows, elapsed.Round(time.Millisecond))
 	fmt.Printf("flows/s                     %.1f\n", float64(flows)/elapsed.Seconds())
@@ -467,6 +522,10 @@ func report(o options, schema string, flows int, elapsed time.Duration, stats []
 		fmt.Printf("statements per commit next  %.2f avg, %d max (last step: memberships, order, lines, payment)\n", float64(commitHandler)/float64(commits), commitMax)
 		fmt.Printf("session lookup statements   %.2f avg per request\n", float64(sessionTotal)/float64(len(all)))
 		fmt.Printf("BEGIN/COMMIT per next       %.2f avg (not counted above)\n", float64(txTotal)/float64(len(all)))
+	}
+	for _, k := range waits.kinds {
+		fmt.Printf("  waiting for %-15s %4.1f%% of the members' time (%d requests, mean %s)\n", k,
+			100*float64(waits.total[k])/float64(waited), waits.count[k], (waits.total[k] / time.Duration(waits.count[k])).Round(10*time.Microsecond))
 	}
 	fmt.Printf("server peak RSS             %.1f MB\n", float64(peakKB)/1024)
 	if len(pages) > 0 {
