@@ -126,12 +126,15 @@ contract-client: build
 	docs/contract-client/run.sh $(BIN)
 
 ## bench: N concurrent members through the whole JSON flow against a server on PostgreSQL
-## (PORTAL_BENCH_DATABASE_URL, default the local test database); see docs/BENCHMARKS.md
+## (PORTAL_BENCH_DATABASE_URL, default the local test database) or SQLite (BENCH_DB=sqlite),
+## then their step page, then the raw step transaction as the reference (pgbench on PostgreSQL,
+## database/sql on SQLite): next/s against its tx/s; see docs/BENCHMARKS.md
 BENCH_MEMBERS ?= 32
 BENCH_FLOWS   ?= 10
 BENCH_THINK   ?= 0s
+BENCH_DB      ?= postgres
 bench: build
-	$(GO) run ./cmd/loadgen -portal $(BIN) -members $(BENCH_MEMBERS) -flows $(BENCH_FLOWS) -think $(BENCH_THINK)
+	$(GO) run ./cmd/loadgen -portal $(BIN) -members $(BENCH_MEMBERS) -flows $(BENCH_FLOWS) -think $(BENCH_THINK) $(if $(filter sqlite,$(BENCH_DB)),-sqlite)
 
 ## bench-relay: the portal as users run it (bin/portal serve, its own process) relaying a small GET, against a bare
 ## pooled httputil.ReverseProxy (its own process too): guest, a hash-login session on SQLite (the default), on PostgreSQL

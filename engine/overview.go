@@ -2,6 +2,8 @@ package engine
 
 import (
 	"context"
+
+	"github.com/uptrace/bun"
 )
 
 // registrationTarget loads a period that accepts registrations and the
@@ -10,16 +12,16 @@ import (
 // exist, before anything about it is looked at: whether it is open, and its
 // name, belong to its own organisation (the review found both leaking to any
 // signed-in user who counted period ids).
-func (s *Service) registrationTarget(ctx context.Context, userKey string, periodID int64, orgID *int64) (*MembershipPeriod, []Person, error) {
+func (s *Service) registrationTarget(ctx context.Context, db bun.IDB, userKey string, periodID int64, orgID *int64) (*MembershipPeriod, []Person, error) {
 	notFound := Errorf(CodeNotFound, "membership period not found")
-	period, err := loadPeriod(ctx, s.db, periodID)
+	period, err := loadPeriod(ctx, db, periodID)
 	if err != nil {
 		return nil, nil, err
 	}
 	if orgID != nil && *orgID != period.OrganisationID {
 		return nil, nil, notFound
 	}
-	persons, err := linkedPersons(ctx, s.db, userKey, period.OrganisationID)
+	persons, err := linkedPersons(ctx, db, userKey, period.OrganisationID)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -38,7 +40,7 @@ func (s *Service) registrationTarget(ctx context.Context, userKey string, period
 // The hash-link guard uses it.
 func (s *Service) CheckRegistrationAccess(ctx context.Context, userKey string, periodID int64) (err error) {
 	defer classifyUnavailable(&err)
-	_, _, err = s.registrationTarget(ctx, userKey, periodID, nil)
+	_, _, err = s.registrationTarget(ctx, s.db, userKey, periodID, nil)
 	return err
 }
 
@@ -54,19 +56,27 @@ type Overview struct {
 // LoadOverview loads (or starts) the registration of userKey for a period.
 func (s *Service) LoadOverview(ctx context.Context, userKey string, periodID int64) (_ *Overview, err error) {
 	defer classifyUnavailable(&err)
-	form, _, err := s.LoadMembershipForm(ctx, userKey, periodID, nil)
-	if err != nil {
-		return nil, err
-	}
-	period, persons, err := s.registrationTarget(ctx, userKey, periodID, nil)
-	if err != nil {
-		return nil, err
-	}
-	ids := make([]int64, len(persons))
-	for i, p := range persons {
-		ids[i] = p.ID
-	}
-	statuses, err := membershipStatuses(ctx, s.db, periodID, ids)
+	var (
+		form     *Form
+		period   *MembershipPeriod
+		persons  []Person
+		statuses map[int64]string
+	)
+	err = s.onOneConn(ctx, func(db bun.IDB) error {
+		var err error
+		if form, _, err = s.loadMembershipForm(ctx, db, userKey, periodID, nil); err != nil {
+			return err
+		}
+		if period, persons, err = s.registrationTarget(ctx, db, userKey, periodID, nil); err != nil {
+			return err
+		}
+		ids := make([]int64, len(persons))
+		for i, p := range persons {
+			ids[i] = p.ID
+		}
+		statuses, err = membershipStatuses(ctx, db, periodID, ids)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,9 @@ package engine
 import (
 	"context"
 	"fmt"
+
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect"
 )
 
 // LoadMembershipForm returns the registration of userKey for a period: the
@@ -11,35 +14,61 @@ import (
 // be the period's organisation.
 func (s *Service) LoadMembershipForm(ctx context.Context, userKey string, periodID int64, orgID *int64) (form *Form, created bool, err error) {
 	defer classifyUnavailable(&err)
-	period, persons, err := s.registrationTarget(ctx, userKey, periodID, orgID)
+	err = s.onOneConn(ctx, func(db bun.IDB) error {
+		form, created, err = s.loadMembershipForm(ctx, db, userKey, periodID, orgID)
+		return err
+	})
+	return form, created, err
+}
+
+// onOneConn runs fn with one pooled connection on PostgreSQL. A form load
+// runs about eight statements outside a transaction; taking a connection
+// once instead of before each of them keeps a busy pool from making the
+// load queue eight times. On SQLite the pool is one connection: holding it
+// would serialise loads that otherwise interleave, so fn gets the pool.
+func (s *Service) onOneConn(ctx context.Context, fn func(db bun.IDB) error) error {
+	if s.db.Dialect().Name() != dialect.PG {
+		return fn(s.db)
+	}
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("take a database connection: %w", err)
+	}
+	defer conn.Close()
+	return fn(conn)
+}
+
+// loadMembershipForm is LoadMembershipForm on db (see onOneConn).
+func (s *Service) loadMembershipForm(ctx context.Context, db bun.IDB, userKey string, periodID int64, orgID *int64) (form *Form, created bool, err error) {
+	period, persons, err := s.registrationTarget(ctx, db, userKey, periodID, orgID)
 	if err != nil {
 		return nil, false, err
 	}
-	inst, err := s.openInstance(ctx, userKey, period)
+	inst, err := s.openInstance(ctx, db, userKey, period)
 	if err != nil {
 		return nil, false, err
 	}
 	if inst == nil {
-		if inst, created, err = s.startInstance(ctx, userKey, period); err != nil {
+		if inst, created, err = s.startInstance(ctx, db, userKey, period); err != nil {
 			return nil, false, err
 		}
 	}
 	inst.Period = period
-	form, err = s.formFor(ctx, s.db, inst, persons)
+	form, err = s.formFor(ctx, db, inst, persons)
 	return form, created, err
 }
 
 // openInstance finds the unfinished instance of userKey for a period, or nil.
-func (s *Service) openInstance(ctx context.Context, userKey string, period *MembershipPeriod) (*ProcessInstance, error) {
-	return findOpenInstance(ctx, s.db, userKey, period.ID, period.DefinitionKey)
+func (s *Service) openInstance(ctx context.Context, db bun.IDB, userKey string, period *MembershipPeriod) (*ProcessInstance, error) {
+	return findOpenInstance(ctx, db, userKey, period.ID, period.DefinitionKey)
 }
 
 // startInstance creates an INIT instance on the newest active definition
 // version. Two tabs starting at once both end up on the same instance: the
 // unique index lets one insert win and the other reads it; created says
 // which of them made it.
-func (s *Service) startInstance(ctx context.Context, userKey string, period *MembershipPeriod) (*ProcessInstance, bool, error) {
-	def, err := latestActiveDefinition(ctx, s.db, period.OrganisationID, period.DefinitionKey)
+func (s *Service) startInstance(ctx context.Context, db bun.IDB, userKey string, period *MembershipPeriod) (*ProcessInstance, bool, error) {
+	def, err := latestActiveDefinition(ctx, db, period.OrganisationID, period.DefinitionKey)
 	if err != nil {
 		if ErrorCode(err) == CodeNotFound {
 			return nil, false, Errorf(CodeConflict, "registration is not available: the registration form is inactive; please contact the organisation")
@@ -52,12 +81,12 @@ func (s *Service) startInstance(ctx context.Context, userKey string, period *Mem
 		RelatedEntityType: EntityMembership, RelatedEntityID: period.ID, OrganisationID: period.OrganisationID,
 		UserKey: userKey, SelectedPersons: []int64{}, Version: 1, UpdatedAt: now,
 	}
-	if err := insertInstance(ctx, s.db, inst); err != nil {
+	if err := insertInstance(ctx, db, inst); err != nil {
 		e, conflict := AsError(err)
 		if !conflict || e.Code != CodeConflict {
 			return nil, false, err
 		}
-		existing, ferr := s.openInstance(ctx, userKey, period)
+		existing, ferr := s.openInstance(ctx, db, userKey, period)
 		if ferr == nil && existing != nil {
 			return existing, false, nil
 		}

@@ -1,10 +1,16 @@
 // Command loadgen is the benchmark behind `make bench`: it starts `portal
-// serve` on a fresh PostgreSQL schema with demo members, runs N concurrent
-// members through the whole JSON flow (sign-in, load, selection, every
-// question, commit, payment at the test gateway, return) and prints
-// completed flows per second, p50 and p99 of POST /api/forms/next, the SQL
-// statements per next (from the server's Server-Timing header) and the
-// server's peak RSS.
+// serve` on a fresh PostgreSQL schema (or, with -sqlite, a fresh SQLite
+// file) with demo members, runs N concurrent members through the whole
+// JSON flow (sign-in, load, selection, every question, commit, payment at
+// the test gateway, return) and prints completed flows per second, next/s,
+// p50 and p99 of POST /api/forms/next, the SQL statements per next (from
+// the server's Server-Timing header) and the server's peak RSS. Then N
+// signed-in members load their step page in a closed loop (p50/p99), and,
+// with the server stopped, the reference runs on the same database: the
+// raw step transaction (lock the instance, insert three answers, bump the
+// version) with the same concurrency, through pgbench on PostgreSQL or
+// database/sql with the portal's driver on SQLite. next/s against the
+// reference's transactions/s is the ratio the benchmark is about.
 package main
 
 import (
@@ -50,6 +56,10 @@ type options struct {
 	members     int
 	flows       int
 	think       time.Duration
+	sqlite      bool
+	pages       time.Duration
+	reference   time.Duration
+	pgbench     string
 }
 
 func run() error {
@@ -59,18 +69,29 @@ func run() error {
 	flag.IntVar(&o.members, "members", 32, "concurrent members")
 	flag.IntVar(&o.flows, "flows", 10, "flows per member")
 	flag.DurationVar(&o.think, "think", 0, "mean pause between a member's answers, spread over 0.5x to 1.5x (0: closed loop, as fast as the server answers)")
+	flag.BoolVar(&o.sqlite, "sqlite", os.Getenv("BENCH_DB") == "sqlite", "run on a fresh SQLite file instead of PostgreSQL (also BENCH_DB=sqlite)")
+	flag.DurationVar(&o.pages, "pages", 5*time.Second, "how long signed-in members load their step page after the flows (0: skip)")
+	flag.DurationVar(&o.reference, "reference", 10*time.Second, "how long the raw step transaction runs as the reference (0: skip)")
+	flag.StringVar(&o.pgbench, "pgbench", "pgbench", "the pgbench binary (PostgreSQL reference)")
 	flag.Parse()
 	ctx := context.Background()
+	if load, err := os.ReadFile("/proc/loadavg"); err == nil {
+		fmt.Printf("load average before        %s", load) // is someone else using the machine?
+	}
 
-	schema, dbURL, cleanup, err := freshSchema(ctx, o.databaseURL)
+	schema, dbURL, cleanup, err := freshDatabase(ctx, o)
 	if err != nil {
 		return err
 	}
 	defer cleanup()
 	total := o.members * o.flows
+	pageKeys := 0
+	if o.pages > 0 {
+		pageKeys = o.members
+	}
 	env := append(os.Environ(), "PORTAL_DATABASE_URL="+dbURL, "PORTAL_HASH_SECRET="+secret,
 		"PORTAL_COOKIE_SECURE=false", "PORTAL_PAYMENT_PROVIDER=test", "PORTAL_LOG_LEVEL=warn", "PORTAL_SERVER_TIMING=true")
-	seed := exec.Command(o.binary, "seed", "demo", "--members", strconv.Itoa(total))
+	seed := exec.Command(o.binary, "seed", "demo", "--members", strconv.Itoa(total+pageKeys))
 	seed.Env, seed.Stderr = env, os.Stderr
 	if out, err := seed.Output(); err != nil {
 		return fmt.Errorf("seed: %w (%s)", err, out)
@@ -86,7 +107,8 @@ func run() error {
 	if err := server.Start(); err != nil {
 		return err
 	}
-	defer func() { server.Process.Kill(); server.Wait() }()
+	stopServer := sync.OnceFunc(func() { server.Process.Kill(); server.Wait() })
+	defer stopServer()
 	if err := waitReady(base + "/readyz"); err != nil {
 		return err
 	}
@@ -128,7 +150,22 @@ func run() error {
 	if failure != nil {
 		return failure
 	}
-	report(o, schema, total, elapsed, stats, peak)
+	flowWaits := waits.snapshot()
+	var pages []time.Duration
+	if o.pages > 0 {
+		if pages, err = pageLoads(base, total, o); err != nil {
+			return fmt.Errorf("page loads: %w", err)
+		}
+	}
+	peak = max(peak, rss.stopAgain())
+	stopServer()
+	var ref referenceResult
+	if o.reference > 0 {
+		if ref, err = runReference(ctx, o, dbURL, schema); err != nil {
+			return fmt.Errorf("reference: %w", err)
+		}
+	}
+	report(o, schema, total, elapsed, stats, peak, pages, ref, flowWaits)
 	return nil
 }
 
@@ -137,6 +174,20 @@ func envOr(name, def string) string {
 		return v
 	}
 	return def
+}
+
+// freshDatabase creates the database of this run: a schema on PostgreSQL,
+// a file in a temporary directory with -sqlite.
+func freshDatabase(ctx context.Context, o options) (string, string, func(), error) {
+	if !o.sqlite {
+		return freshSchema(ctx, o.databaseURL)
+	}
+	dir, err := os.MkdirTemp("", "portal-bench-")
+	if err != nil {
+		return "", "", nil, err
+	}
+	path := dir + "/bench.db"
+	return path, "sqlite:" + path, func() { os.RemoveAll(dir) }, nil
 }
 
 // freshSchema creates a schema for this run and returns the URL that uses it.
@@ -223,6 +274,7 @@ func (m *member) call(method, path string, body any, want int) (*http.Response, 
 	raw, err := io.ReadAll(res.Body)
 	res.Body.Close()
 	took := time.Since(start)
+	waits.add(kindOf(path), took)
 	if err != nil {
 		return nil, nil, 0, err
 	}
@@ -321,11 +373,14 @@ func flow(base, key string, think time.Duration) ([]sample, error) {
 	}
 	req, _ := http.NewRequest(http.MethodPost, base+pay.Path, strings.NewReader("status=success"))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	payStart := time.Now()
 	res, err := m.client.Do(req)
 	if err != nil {
 		return samples, err
 	}
+	io.Copy(io.Discard, res.Body)
 	res.Body.Close()
+	waits.add("test gateway payment", time.Since(payStart))
 	ret, err := url.Parse(res.Header.Get("Location"))
 	if err != nil || res.StatusCode != http.StatusSeeOther {
 		return samples, fmt.Errorf("gateway: %d", res.StatusCode)
@@ -335,6 +390,52 @@ func flow(base, key string, think time.Duration) ([]sample, error) {
 		err = errors.New("payment return did not confirm")
 	}
 	return samples, err
+}
+
+// waitTimes adds up, per kind of request, how long members waited for
+// answers: where a flow's time goes, besides next.
+type waitTimes struct {
+	mu    sync.Mutex
+	kinds []string
+	total map[string]time.Duration
+	count map[string]int
+}
+
+var waits = &waitTimes{total: map[string]time.Duration{}, count: map[string]int{}}
+
+func (w *waitTimes) add(kind string, d time.Duration) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if _, ok := w.total[kind]; !ok {
+		w.kinds = append(w.kinds, kind)
+	}
+	w.total[kind] += d
+	w.count[kind]++
+}
+
+// snapshot copies the times so far (the flows', before the page loads).
+func (w *waitTimes) snapshot() *waitTimes {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	c := &waitTimes{kinds: slices.Clone(w.kinds), total: map[string]time.Duration{}, count: map[string]int{}}
+	for k, v := range w.total {
+		c.total[k], c.count[k] = v, w.count[k]
+	}
+	return c
+}
+
+func kindOf(path string) string {
+	switch {
+	case strings.HasPrefix(path, "/api/auth/"):
+		return "sign-in"
+	case strings.HasPrefix(path, "/api/forms/next"):
+		return "next"
+	case strings.HasPrefix(path, "/api/forms/"):
+		return "load form"
+	case strings.HasPrefix(path, "/membership/payment-return"):
+		return "payment return"
+	}
+	return "page"
 }
 
 // rssWatch samples the server's peak resident set (VmHWM) until stopped.
@@ -361,6 +462,9 @@ func newRSSWatch(pid int) *rssWatch {
 
 func (w *rssWatch) stop() int { close(w.done); return <-w.peak }
 
+// stopAgain reads the peak once more after stop (VmHWM only grows).
+func (w *rssWatch) stopAgain() int { return readHWM(w.pid) }
+
 // readHWM reads the peak resident set size in KiB from /proc.
 func readHWM(pid int) int {
 	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
@@ -384,7 +488,7 @@ func percentile(sorted []time.Duration, p float64) time.Duration {
 	return sorted[i]
 }
 
-func report(o options, schema string, flows int, elapsed time.Duration, stats []sample, peakKB int) {
+func report(o options, schema string, flows int, elapsed time.Duration, stats []sample, peakKB int, pages []time.Duration, ref referenceResult, waits *waitTimes) {
 	var all, mid []time.Duration
 	var midHandler, commitHandler, sessionTotal, midMax, commitMax, commits, txTotal int
 	for _, s := range stats {
@@ -403,6 +507,10 @@ func report(o options, schema string, flows int, elapsed time.Duration, stats []
 	}
 	slices.Sort(all)
 	slices.Sort(mid)
+	var waited time.Duration
+	for _, d := range waits.total {
+		waited += d
+	}
 	fmt.Printf("members (concurrent)        %d, think time %s\n", o.members, o.think)
 	fmt.Printf("flows completed             %d in %s\n", flows, elapsed.Round(time.Millisecond))
 	fmt.Printf("flows/s                     %.1f\n", float64(flows)/elapsed.Seconds())
@@ -415,6 +523,25 @@ func report(o options, schema string, flows int, elapsed time.Duration, stats []
 		fmt.Printf("session lookup statements   %.2f avg per request\n", float64(sessionTotal)/float64(len(all)))
 		fmt.Printf("BEGIN/COMMIT per next       %.2f avg (not counted above)\n", float64(txTotal)/float64(len(all)))
 	}
+	for _, k := range waits.kinds {
+		fmt.Printf("  waiting for %-15s %4.1f%% of the members' time (%d requests, mean %s)\n", k,
+			100*float64(waits.total[k])/float64(waited), waits.count[k], (waits.total[k] / time.Duration(waits.count[k])).Round(10*time.Microsecond))
+	}
 	fmt.Printf("server peak RSS             %.1f MB\n", float64(peakKB)/1024)
-	fmt.Printf("(schema %s, dropped)\n", schema)
+	if len(pages) > 0 {
+		slices.Sort(pages)
+		fmt.Printf("step page loads             %d, p50 / p99 %s / %s (GET /membership/register/1/step/1, %d signed-in members)\n",
+			len(pages), percentile(pages, 0.50).Round(10*time.Microsecond), percentile(pages, 0.99).Round(10*time.Microsecond), o.members)
+	}
+	nextPerSecond := float64(len(all)) / elapsed.Seconds()
+	fmt.Printf("next/s                      %.0f (next requests over the whole run, sign-in and payment included)\n", nextPerSecond)
+	if ref.tps > 0 {
+		fmt.Printf("reference                   %.0f tx/s (%s, %s)\n", ref.tps, ref.name, o.reference)
+		fmt.Printf("ratio next/s : reference    %.2f (target at least 0.5)\n", nextPerSecond/ref.tps)
+	}
+	if o.sqlite {
+		fmt.Printf("(SQLite file %s, removed)\n", schema)
+	} else {
+		fmt.Printf("(schema %s, dropped)\n", schema)
+	}
 }

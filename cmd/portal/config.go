@@ -59,6 +59,9 @@ type Config struct {
 	// MetricsAddr, when set, serves /metrics on a listener of its own
 	// instead of the public one.
 	MetricsAddr string
+	// DebugAddr, when set, serves net/http/pprof on a loopback listener
+	// of its own (profiling under load); empty, the default: off.
+	DebugAddr string
 	// HSTSMaxAge is the Strict-Transport-Security max-age on https
 	// requests (0: no header).
 	HSTSMaxAge time.Duration
@@ -160,6 +163,7 @@ func (c *Config) settings() []setting {
 		{flag: "metrics-token", env: "PORTAL_METRICS_TOKEN", usage: "bearer token GET /metrics requires; empty: open", parse: text(&c.MetricsToken), secret: true},
 		{flag: "cpu-profile", env: "PORTAL_CPU_PROFILE", usage: "serve writes a CPU profile (pprof) of its whole run to this file, for measurements; empty: off", parse: text(&c.CPUProfile)},
 		{flag: "metrics-addr", env: "PORTAL_METRICS_ADDR", usage: "listen address of /metrics alone (e.g. 127.0.0.1:9090); empty: /metrics on the public address", parse: text(&c.MetricsAddr)},
+		{flag: "debug-addr", env: "PORTAL_DEBUG_ADDR", usage: "loopback listen address of net/http/pprof (e.g. 127.0.0.1:6060), for profiling; empty: off", parse: text(&c.DebugAddr)},
 		{flag: "hsts-max-age", env: "PORTAL_HSTS_MAX_AGE", usage: "Strict-Transport-Security max-age on https requests (direct, or X-Forwarded-Proto from a trusted proxy), seconds or a duration such as 8760h; 0: no header", def: strconv.Itoa(int(defaultHSTSMaxAge / time.Second)),
 			parse: typed(&c.HSTSMaxAge, parseSeconds, "PORTAL_HSTS_MAX_AGE must be 0 or a positive number of seconds or duration such as 8760h")},
 		{flag: "shutdown-delay", env: "PORTAL_SHUTDOWN_DELAY", usage: "on SIGTERM, keep serving this long with /readyz failing (so load balancers stop sending) before draining; e.g. 5s in a cluster", def: "0s",
@@ -309,6 +313,9 @@ func (c *Config) validate() error {
 		} else if c.MetricsAddr == c.Addr && port != "0" {
 			problems = append(problems, "PORTAL_METRICS_ADDR must differ from PORTAL_ADDR")
 		}
+	}
+	if c.DebugAddr != "" && !loopbackAddr(c.DebugAddr) {
+		problems = append(problems, "PORTAL_DEBUG_ADDR must be a loopback host:port, such as 127.0.0.1:6060: the profiler must not be reachable from outside")
 	}
 	if len(problems) > 0 {
 		return errors.New("invalid configuration: " + strings.Join(problems, "; "))

@@ -103,6 +103,16 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		go func() { errc <- msrv.Serve(mln) }()
 		log.Info("metrics listening", "addr", mln.Addr().String())
 	}
+	if cfg.DebugAddr != "" {
+		dsrv, dln, err := listenDebug(cfg.DebugAddr)
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		servers = append(servers, dsrv)
+		go func() { errc <- dsrv.Serve(dln) }()
+		log.Warn("pprof listening (PORTAL_DEBUG_ADDR): profiling only", "addr", dln.Addr().String())
+	}
 	go sweepSessions(ctx, store, log)
 	if gw.cache != nil {
 		go gw.cache.Run(ctx)

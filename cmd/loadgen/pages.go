@@ -1,0 +1,89 @@
+package main
+
+import (
+	"crypto/md5"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"sync"
+	"time"
+)
+
+// pageLoads signs in o.members fresh members (the user keys after the
+// flows'), selects their persons, then has each load its first question
+// page (GET /membership/register/1/step/1, the server-rendered page) in a
+// closed loop for o.pages. It returns every page load's latency.
+func pageLoads(base string, firstKey int, o options) ([]time.Duration, error) {
+	var (
+		mu      sync.Mutex
+		all     []time.Duration
+		failure error
+		wg      sync.WaitGroup
+	)
+	ready := make(chan struct{})
+	var signedIn sync.WaitGroup
+	for i := range o.members {
+		wg.Add(1)
+		signedIn.Add(1)
+		go func() {
+			defer wg.Done()
+			m, err := startedMember(base, fmt.Sprintf("demo-%d", firstKey+1+i))
+			signedIn.Done()
+			<-ready
+			var mine []time.Duration
+			if err == nil {
+				deadline := time.Now().Add(o.pages)
+				for time.Now().Before(deadline) {
+					var took time.Duration
+					if _, _, took, err = m.call(http.MethodGet, "/membership/register/1/step/1", nil, 200); err != nil {
+						break
+					}
+					mine = append(mine, took)
+				}
+			}
+			mu.Lock()
+			all = append(all, mine...)
+			if err != nil && failure == nil {
+				failure = err
+			}
+			mu.Unlock()
+		}()
+	}
+	signedIn.Wait()
+	close(ready)
+	wg.Wait()
+	return all, failure
+}
+
+// startedMember signs key in and selects its persons, so that its
+// registration stands at the first question.
+func startedMember(base, key string) (*member, error) {
+	jar, _ := cookiejar.New(nil)
+	m := &member{base: base, client: &http.Client{Jar: jar, Timeout: 15 * time.Second, Transport: transport,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
+	sum := md5.Sum([]byte(secret + key))
+	if _, _, _, err := m.call(http.MethodPost, "/api/auth/external-login", map[string]string{"userKey": key, "hash": hex.EncodeToString(sum[:])}, 200); err != nil {
+		return nil, err
+	}
+	_, raw, _, err := m.call(http.MethodGet, "/api/forms/membership/1?userKey="+url.QueryEscape(key), nil, 201)
+	if err != nil {
+		return nil, err
+	}
+	var f formDTO
+	if err := json.Unmarshal(raw, &f); err != nil {
+		return nil, err
+	}
+	var people []map[string]any
+	for _, p := range f.People {
+		if p.CanSelect {
+			people = append(people, map[string]any{"id": p.ID})
+		}
+	}
+	if _, _, _, err := m.call(http.MethodPost, "/api/forms/next", map[string]any{"processId": f.ProcessID, "step": f.Step, "people": people}, 200); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
