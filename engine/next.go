@@ -17,15 +17,11 @@ func (s *Service) Next(ctx context.Context, userKey string, in NextInput) (_ *Fo
 	defer classifyUnavailable(&err)
 	var form *Form
 	var committed *Order
-	var cache func() // records the selected persons once the transaction committed
-	var instID int64
 	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
-		cache = nil // a retried function starts over
 		inst, def, err := s.loadOpen(ctx, tx, userKey, in.ProcessID)
 		if err != nil {
 			return err
 		}
-		instID = inst.ID
 		now := s.clock() // one time for the whole transaction: the checks, the price and the records
 		if err := checkAcceptsAnswers(inst, now); err != nil {
 			return err
@@ -41,25 +37,15 @@ func (s *Service) Next(ctx context.Context, userKey string, in NextInput) (_ *Fo
 			return &Error{Code: CodeConflict, ProcessID: in.ProcessID, Step: current,
 				Message: fmt.Sprintf("this registration changed in another window: it is at step %d, the answers were for step %d", current, in.Step)}
 		}
-		var selected []Person
 		if current == 0 {
-			form, selected, err = s.submitSelection(ctx, tx, inst, def, in, now)
-		} else {
-			form, selected, committed, err = s.submitAnswers(ctx, tx, inst, def, current, in, now)
+			form, err = s.submitSelection(ctx, tx, inst, def, in, now)
+			return err
 		}
-		if err == nil && committed == nil {
-			id, version := inst.ID, inst.Version
-			cache = func() { s.selected.put(id, version, selected) }
-		}
+		form, committed, err = s.submitAnswers(ctx, tx, inst, def, current, in, now)
 		return err
 	})
 	if err != nil {
 		return nil, err
-	}
-	if cache != nil {
-		cache()
-	} else {
-		s.selected.drop(instID) // committed: no further question step
 	}
 	if committed != nil {
 		url, err := s.startPayment(ctx, s.db, committed)
@@ -99,11 +85,10 @@ func checkOpen(inst *ProcessInstance) error {
 }
 
 // submitSelection stores which persons are registered and opens the first question.
-// It also returns the selected persons.
-func (s *Service) submitSelection(ctx context.Context, tx bun.Tx, inst *ProcessInstance, def *definition, in NextInput, now time.Time) (*Form, []Person, error) {
+func (s *Service) submitSelection(ctx context.Context, tx bun.Tx, inst *ProcessInstance, def *definition, in NextInput, now time.Time) (*Form, error) {
 	persons, err := linkedPersons(ctx, tx, inst.UserKey, inst.OrganisationID)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	byID := map[int64]Person{}
 	ids := make([]int64, len(persons))
@@ -113,11 +98,11 @@ func (s *Service) submitSelection(ctx context.Context, tx bun.Tx, inst *ProcessI
 	}
 	statuses, err := membershipStatuses(ctx, tx, inst.RelatedEntityID, ids)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	types, err := membershipTypes(ctx, tx, inst.OrganisationID)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	var chosen []int64
 	var problems []PersonError
@@ -138,10 +123,10 @@ func (s *Service) submitSelection(ctx context.Context, tx bun.Tx, inst *ProcessI
 		}
 	}
 	if len(problems) > 0 {
-		return nil, nil, &Error{Code: CodeValidation, Message: "Some persons cannot be selected.", People: problems, ProcessID: strconv64(inst.ID)}
+		return nil, &Error{Code: CodeValidation, Message: "Some persons cannot be selected.", People: problems, ProcessID: strconv64(inst.ID)}
 	}
 	if len(chosen) == 0 {
-		return nil, nil, &Error{Code: CodeValidation, Message: "Select at least one person.", ProcessID: strconv64(inst.ID)}
+		return nil, &Error{Code: CodeValidation, Message: "Select at least one person.", ProcessID: strconv64(inst.ID)}
 	}
 	// A first selection (state INIT) has no earlier selection or answers to
 	// replace or pre-fill, which saves two statements on the common path.
@@ -149,22 +134,22 @@ func (s *Service) submitSelection(ctx context.Context, tx bun.Tx, inst *ProcessI
 	first := def.Steps[0].ID
 	inst.SelectedPersons, inst.CurrentStepID, inst.Status = chosen, &first, StateRunning
 	if err := bumpVersion(ctx, tx, inst, now, "selected_persons", "current_step_id", "status"); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if err := storeSelection(ctx, tx, inst.ID, reselect, chosen, now); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	var data []ProcessData
 	if reselect {
 		if data, err = instanceData(ctx, tx, inst.ID); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 	}
 	selected := make([]Person, len(chosen))
 	for i, id := range chosen {
 		selected[i] = byID[id]
 	}
-	return questionForm(inst, def, 1, selected, answersOf(data)), selected, nil
+	return questionForm(inst, def, 1, selected, answersOf(data)), nil
 }
 
 func lowerStatus(status string) string {
@@ -180,18 +165,13 @@ func lowerStatus(status string) string {
 func strconv64(id int64) string { return fmt.Sprint(id) }
 
 // submitAnswers validates and stores the answers of question number, then
-// returns the next question or commits after the last one. It also returns
-// the selected persons.
-func (s *Service) submitAnswers(ctx context.Context, tx bun.Tx, inst *ProcessInstance, def *definition, number int, in NextInput, now time.Time) (*Form, []Person, *Order, error) {
+// returns the next question or commits after the last one.
+func (s *Service) submitAnswers(ctx context.Context, tx bun.Tx, inst *ProcessInstance, def *definition, number int, in NextInput, now time.Time) (*Form, *Order, error) {
 	step := &def.Steps[number-1]
 	last := number == len(def.Steps)
-	// The committing step reads the persons fresh: price and membership type depend on them.
-	selected, cached := s.selected.get(inst.ID, inst.Version, inst.SelectedPersons)
-	if !cached || last {
-		var err error
-		if selected, err = personsByID(ctx, tx, inst.SelectedPersons); err != nil {
-			return nil, nil, nil, err
-		}
+	selected, err := personsByID(ctx, tx, inst.SelectedPersons)
+	if err != nil {
+		return nil, nil, err
 	}
 	given := map[int64]*string{}
 	var fields []FieldError
@@ -207,7 +187,7 @@ func (s *Service) submitAnswers(ctx context.Context, tx bun.Tx, inst *ProcessIns
 		given[p.ID] = p.Answer
 	}
 	if len(fields) > 0 {
-		return nil, nil, nil, &Error{Code: CodeInvalid, Message: "The request names persons that are not part of this registration.", Fields: fields}
+		return nil, nil, &Error{Code: CodeInvalid, Message: "The request names persons that are not part of this registration.", Fields: fields}
 	}
 	inputs := make([]answerFor, len(selected))
 	for i, p := range selected {
@@ -215,7 +195,7 @@ func (s *Service) submitAnswers(ctx context.Context, tx bun.Tx, inst *ProcessIns
 	}
 	answers, problems := validateStep(step, def.patterns[step.ID], inputs)
 	if len(problems) > 0 {
-		return nil, nil, nil, &Error{Code: CodeValidation, Message: "Some answers are not valid.", People: problems,
+		return nil, nil, &Error{Code: CodeValidation, Message: "Some answers are not valid.", People: problems,
 			ProcessID: strconv64(inst.ID), Step: number}
 	}
 	if !last && tx.Dialect().Name() == dialect.PG {
@@ -225,24 +205,24 @@ func (s *Service) submitAnswers(ctx context.Context, tx bun.Tx, inst *ProcessIns
 		inst.CurrentStepID, inst.Status = &next.ID, StateRunning
 		prefill, err := advanceWithAnswers(ctx, tx, inst, now, step.ID, answers, next.ID)
 		if err != nil {
-			return nil, nil, nil, err
+			return nil, nil, err
 		}
-		return questionForm(inst, def, number+1, selected, map[int64]map[int64]string{next.ID: prefill}), selected, nil, nil
+		return questionForm(inst, def, number+1, selected, map[int64]map[int64]string{next.ID: prefill}), nil, nil
 	}
 	data, err := instanceData(ctx, tx, inst.ID)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
 	if last && in.HoldCommit {
 		if err := bumpVersion(ctx, tx, inst, now, "status"); err != nil {
-			return nil, nil, nil, err
+			return nil, nil, err
 		}
 		all := answersOf(data)
 		if err := storeAnswers(ctx, tx, inst.ID, step.ID, all[step.ID] != nil, answers, now); err != nil {
-			return nil, nil, nil, err
+			return nil, nil, err
 		}
 		all[step.ID] = answers
-		return questionForm(inst, def, number, selected, all), selected, nil, nil
+		return questionForm(inst, def, number, selected, all), nil, nil
 	}
 	if last {
 		inst.CurrentStepID, inst.Status = nil, StateDone
@@ -250,19 +230,19 @@ func (s *Service) submitAnswers(ctx context.Context, tx bun.Tx, inst *ProcessIns
 		inst.CurrentStepID, inst.Status = &def.Steps[number].ID, StateRunning
 	}
 	if err := bumpVersion(ctx, tx, inst, now, "current_step_id", "status"); err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
 	all := answersOf(data)
 	if err := storeAnswers(ctx, tx, inst.ID, step.ID, all[step.ID] != nil, answers, now); err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
 	all[step.ID] = answers
 	if !last {
-		return questionForm(inst, def, number+1, selected, all), selected, nil, nil
+		return questionForm(inst, def, number+1, selected, all), nil, nil
 	}
 	order, err := s.commit(ctx, tx, inst, def, selected, all, now)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
 	form := baseForm(inst, def, len(def.Steps)+1)
 	for _, p := range selected {
@@ -271,5 +251,5 @@ func (s *Service) submitAnswers(ctx context.Context, tx bun.Tx, inst *ProcessIns
 			Selected: true, Status: PersonPendingPayment,
 		})
 	}
-	return form, selected, order, nil
+	return form, order, nil
 }

@@ -17,7 +17,6 @@ type Service struct {
 	db       *bun.DB
 	payments PaymentProvider
 	defs     definitionCache
-	selected selectedCache
 	now      func() time.Time
 	log      *slog.Logger
 }
