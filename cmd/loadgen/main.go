@@ -318,28 +318,36 @@ func answerFor(f formDTO, i int) string {
 // idle connections per host, and re-dialling would measure TCP set-up instead.
 var transport = &http.Transport{MaxIdleConns: 1024, MaxIdleConnsPerHost: 1024, IdleConnTimeout: time.Minute}
 
-// flow runs one member from sign-in to a paid registration.
-func flow(base, key string, think time.Duration) ([]sample, error) {
+// signIn signs key in with its hash link's hash and loads its new
+// registration; people are the persons it can select.
+func signIn(base, key string) (m *member, f formDTO, people []map[string]any, err error) {
 	jar, _ := cookiejar.New(nil)
-	m := &member{base: base, client: &http.Client{Jar: jar, Timeout: 15 * time.Second, Transport: transport,
+	m = &member{base: base, client: &http.Client{Jar: jar, Timeout: 15 * time.Second, Transport: transport,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
 	sum := md5.Sum([]byte(secret + key))
 	if _, _, _, err := m.call(http.MethodPost, "/api/auth/external-login", map[string]string{"userKey": key, "hash": hex.EncodeToString(sum[:])}, 200); err != nil {
-		return nil, err
+		return nil, f, nil, err
 	}
 	_, raw, _, err := m.call(http.MethodGet, "/api/forms/membership/1?userKey="+url.QueryEscape(key), nil, 201)
 	if err != nil {
-		return nil, err
+		return nil, f, nil, err
 	}
-	var f formDTO
 	if err := json.Unmarshal(raw, &f); err != nil {
-		return nil, err
+		return nil, f, nil, err
 	}
-	var people []map[string]any
 	for _, p := range f.People {
 		if p.CanSelect {
 			people = append(people, map[string]any{"id": p.ID})
 		}
+	}
+	return m, f, people, nil
+}
+
+// flow runs one member from sign-in to a paid registration.
+func flow(base, key string, think time.Duration) ([]sample, error) {
+	m, f, people, err := signIn(base, key)
+	if err != nil {
+		return nil, err
 	}
 	var samples []sample
 	for f.ProcessState != "DONE" {
@@ -385,8 +393,8 @@ func flow(base, key string, think time.Duration) ([]sample, error) {
 	if err != nil || res.StatusCode != http.StatusSeeOther {
 		return samples, fmt.Errorf("gateway: %d", res.StatusCode)
 	}
-	_, raw, _, err = m.call(http.MethodGet, ret.RequestURI(), nil, 200)
-	if err == nil && !bytes.Contains(raw, []byte("registration complete")) {
+	_, page, _, err := m.call(http.MethodGet, ret.RequestURI(), nil, 200)
+	if err == nil && !bytes.Contains(page, []byte("registration complete")) {
 		err = errors.New("payment return did not confirm")
 	}
 	return samples, err

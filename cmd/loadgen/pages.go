@@ -1,13 +1,8 @@
 package main
 
 import (
-	"crypto/md5"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/cookiejar"
-	"net/url"
 	"sync"
 	"time"
 )
@@ -61,26 +56,9 @@ func pageLoads(base string, firstKey int, o options) ([]time.Duration, error) {
 // startedMember signs key in and selects its persons, so that its
 // registration stands at the first question.
 func startedMember(base, key string) (*member, error) {
-	jar, _ := cookiejar.New(nil)
-	m := &member{base: base, client: &http.Client{Jar: jar, Timeout: 15 * time.Second, Transport: transport,
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
-	sum := md5.Sum([]byte(secret + key))
-	if _, _, _, err := m.call(http.MethodPost, "/api/auth/external-login", map[string]string{"userKey": key, "hash": hex.EncodeToString(sum[:])}, 200); err != nil {
-		return nil, err
-	}
-	_, raw, _, err := m.call(http.MethodGet, "/api/forms/membership/1?userKey="+url.QueryEscape(key), nil, 201)
+	m, f, people, err := signIn(base, key)
 	if err != nil {
 		return nil, err
-	}
-	var f formDTO
-	if err := json.Unmarshal(raw, &f); err != nil {
-		return nil, err
-	}
-	var people []map[string]any
-	for _, p := range f.People {
-		if p.CanSelect {
-			people = append(people, map[string]any{"id": p.ID})
-		}
 	}
 	if _, _, _, err := m.call(http.MethodPost, "/api/forms/next", map[string]any{"processId": f.ProcessID, "step": f.Step, "people": people}, 200); err != nil {
 		return nil, err
