@@ -209,8 +209,12 @@ func newBackend(t *testing.T, idp *gwIdP) *gwBackend {
 	})
 	mux.HandleFunc("GET /interim/hints", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Link", "</static/app.css>; rel=preload; as=style")
+		w.Header().Set("Set-Cookie", "JSESSIONID=planted-in-a-hint; Path=/")
+		w.Header().Set("X-Backend-Note", "interim")
 		w.WriteHeader(http.StatusEarlyHints)
 		w.Header().Del("Link")
+		w.Header().Del("Set-Cookie")
+		w.Header().Del("X-Backend-Note")
 		w.Header().Set("Location", "/services/admin-service/elsewhere")
 		w.Header().Set("Content-Type", "text/plain")
 		w.WriteHeader(http.StatusFound)
@@ -222,8 +226,8 @@ func newBackend(t *testing.T, idp *gwIdP) *gwBackend {
 		switch ct := r.URL.Query().Get("type"); ct {
 		case "none":
 			w.Header()["Content-Type"] = nil // keeps net/http from sniffing one
-		default:
-			w.Header().Set("Content-Type", ct)
+		default: // several, one per line
+			w.Header()["Content-Type"] = strings.Split(ct, "\n")
 		}
 		if csp := r.URL.Query().Get("csp"); csp != "" {
 			w.Header().Set("Content-Security-Policy", csp)

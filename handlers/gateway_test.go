@@ -465,6 +465,9 @@ func TestRelayInterimResponses(t *testing.T) {
 				Got1xxResponse: func(code int, h textproto.MIMEHeader) error {
 					if code == http.StatusEarlyHints {
 						hints = append(hints, h.Get("Link"))
+						if h.Get("Set-Cookie") != "" || h.Get("X-Backend-Note") != "" {
+							t.Errorf("the early hints carried more than Link: %v", h)
+						}
 					}
 					return nil
 				}}))
@@ -543,6 +546,7 @@ func TestRelayActiveContent(t *testing.T) {
 		{"HTML at a trusted path itself", "/content/swagger-ui", "text/html", "", false},
 		{"HTML beside a trusted path", "/content/swagger-uix/index.html", "text/html", "", true},
 		{"HTML behind an encoded slash", "/content/swagger-ui%2Findex.html", "text/html", "", true},
+		{"two Content-Types, the last HTML", "/content/page", "text/plain\ntext/html", "", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -633,6 +637,9 @@ func TestRelayRefusesDotSegments(t *testing.T) {
 		"/echo/..%255cadmin",
 		"/echo/%2e%2e%3bx/admin",
 		"/..",
+		"/echo/%252e%252e/%25zz/admin", // an invalid escape elsewhere must not end the check
+		"/echo/%25252e%25252e/admin",   // encoded three times
+		"/echo/%25252e%25252e/%25zz/y", // both
 	} {
 		t.Run(target, func(t *testing.T) {
 			before := env.backend.requests.Load()
@@ -676,10 +683,16 @@ func TestRelayForwardsPublicAddress(t *testing.T) {
 	req, _ := http.NewRequest(http.MethodGet, env.srv.URL+gwPrefix+"/echo/x", nil)
 	req.Host = "evil.example"
 	req.Header.Set("X-Forwarded-Host", "evil.example")
+	// Other forwarding headers backends believe (Spring's ForwardedHeaderFilter):
+	// from a client with no trusted proxy in front, they must not arrive.
+	for _, h := range []string{"X-Forwarded-Port", "X-Forwarded-Ssl", "X-Forwarded-Server", "X-Real-Ip", "X-Forwarded-Prefix"} {
+		req.Header.Set(h, "8443")
+	}
 	res, body := send(t, env.newClient(), req)
 	var e echoed
 	response{status: res.StatusCode, header: res.Header, body: body}.json(t, &e)
-	want := map[string]string{"X-Forwarded-Host": "portal.example", "X-Forwarded-Proto": "https", "X-Forwarded-Prefix": gwPrefix}
+	want := map[string]string{"X-Forwarded-Host": "portal.example", "X-Forwarded-Proto": "https", "X-Forwarded-Prefix": gwPrefix,
+		"X-Forwarded-Port": "", "X-Forwarded-Ssl": "", "X-Forwarded-Server": "", "X-Real-Ip": ""}
 	for h, v := range want {
 		if got := strings.Join(e.Headers[h], ","); got != v {
 			t.Errorf("%s = %q, want %q", h, got, v)

@@ -244,12 +244,22 @@ func (p *Proxy) rewrite(pr *httputil.ProxyRequest) {
 	p.stripGatewayCookies(pr.Out.Header)
 }
 
+// spoofableForwarding are forwarding headers besides X-Forwarded-For,
+// -Host and -Proto (which ReverseProxy removes itself) that backends such as
+// Spring's ForwardedHeaderFilter believe when building absolute links.
+// Without a trusted proxy in front, the client wrote them.
+var spoofableForwarding = []string{"X-Forwarded-Port", "X-Forwarded-Ssl", "X-Forwarded-Server", "X-Forwarded-Scheme",
+	"X-Forwarded-Prefix", "X-Real-Ip", "X-Url-Scheme", "Front-End-Https"}
+
 // setForwarded describes a request from a client with no trusted proxy in
 // front. The backend builds absolute links (redirects, the API docs'
 // servers) from X-Forwarded-Host and -Proto, so they name the configured
 // public address: the client's Host header is whatever the client chose.
 // A path in that address (a portal served below one) goes before the prefix.
 func (p *Proxy) setForwarded(pr *httputil.ProxyRequest) {
+	for _, h := range spoofableForwarding {
+		pr.Out.Header.Del(h)
+	}
 	pr.SetXForwarded()
 	pub := p.cfg.PublicURL
 	if pub == nil {
@@ -383,25 +393,57 @@ func isDial(err error) bool {
 }
 
 // hasDotSegment reports whether an escaped path has a segment that a
-// backend may read as "." or "..": as sent, or percent-decoded once or
-// twice (a proxy or framework in front may decode once more); with ";"
-// path parameters removed (Tomcat and Jetty read "..;x" as ".."); and with
-// backslashes as separators (as some servers and Windows file systems do).
+// backend may read as "." or "..": as sent, or after any number of rounds
+// of percent-decoding (a proxy or framework in front may decode again);
+// with ";" path parameters removed (Tomcat and Jetty read "..;x" as "..");
+// and with backslashes as separators (as some servers and Windows file
+// systems do). Decoding is lenient, as most servers' is: an invalid escape
+// elsewhere in the path ("%zz") stays as it is and does not end the check.
 func hasDotSegment(escaped string) bool {
 	p := escaped
-	for range 3 {
+	for range 8 { // each round shortens the path; more rounds than any server decodes
 		if dotSegmentIn(p) {
 			return true
 		}
-		next, err := url.PathUnescape(p)
-		if err != nil || next == p {
-			// Not valid escaping (a literal "%" in a name), or nothing left
-			// to decode: no further reading differs.
+		next := lenientUnescape(p)
+		if next == p {
 			return false
 		}
 		p = next
 	}
-	return false
+	return true // still decoding after eight rounds: no honest path looks like that
+}
+
+// lenientUnescape decodes every valid %HH and leaves anything else as it is.
+func lenientUnescape(s string) string {
+	if !strings.Contains(s, "%") {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); i++ {
+		if s[i] == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]) {
+			b.WriteByte(unhex(s[i+1])<<4 | unhex(s[i+2]))
+			i += 2
+			continue
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+func unhex(c byte) byte {
+	switch {
+	case c <= '9':
+		return c - '0'
+	case c >= 'a':
+		return c - 'a' + 10
+	}
+	return c - 'A' + 10
 }
 
 func dotSegmentIn(path string) bool {

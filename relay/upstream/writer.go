@@ -68,14 +68,24 @@ func (w *relayWriter) WriteHeader(code int) {
 	w.ResponseWriter.WriteHeader(code)
 }
 
-// writeInterim sends the backend's interim answer with its own headers
-// only: ReverseProxy has added them to the gateway's.
+// interimHeaders are the headers an interim answer may pass on: Link, what
+// 103 Early Hints exists for. Anything else a backend puts on a 1xx (a
+// Set-Cookie above all) would bypass what the relay checks on final answers.
+var interimHeaders = []string{"Link"}
+
+// writeInterim sends the backend's interim answer with its Link headers
+// only: ReverseProxy has added all its headers to the gateway's.
 func (w *relayWriter) writeInterim(code int) {
 	h := w.Header()
 	for k, vv := range w.before {
 		if rest := h[k][min(len(vv), len(h[k])):]; len(rest) > 0 {
 			h[k] = rest
 		} else {
+			delete(h, k)
+		}
+	}
+	for k := range h {
+		if !slices.Contains(interimHeaders, k) {
 			delete(h, k)
 		}
 	}
@@ -109,9 +119,19 @@ const sandboxPolicy = "sandbox allow-scripts allow-forms allow-popups allow-down
 // applies, so the backend's cannot lift ours).
 func secureAnswer(h http.Header, trusted bool) {
 	h.Set("X-Content-Type-Options", "nosniff")
-	if !trusted && isActiveContent(h.Get("Content-Type")) {
+	if !trusted && isActive(h.Values("Content-Type")) {
 		h.Add("Content-Security-Policy", sandboxPolicy)
 	}
+}
+
+// isActive reports whether an answer with these Content-Type headers may
+// be run as a document. Several of them count as active: browsers take the
+// last valid one, other clients the first.
+func isActive(types []string) bool {
+	if len(types) != 1 {
+		return true
+	}
+	return isActiveContent(types[0])
 }
 
 // isActiveContent reports whether a browser could run scripts from an
