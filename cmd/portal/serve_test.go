@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -207,6 +208,18 @@ func TestServeHoldsTheSQLiteLock(t *testing.T) {
 		out, err := runCmd(t, getenv, cmd...)
 		if !errors.Is(err, errSQLiteInUse) || !strings.Contains(err.Error(), "p.db.lock") {
 			t.Fatalf("%s while serve runs: %v\n%s", cmd, err, out)
+		}
+	}
+	// The same file spelt otherwise, as SQLite reads its URI: the same lock.
+	dir := strings.TrimSuffix(strings.TrimPrefix(dbURL, "sqlite:"), "/p.db")
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(dir, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, other := range []string{"sqlite:" + dir + "/p%2Edb", "sqlite:" + dir + "/./p.db#x", "sqlite:" + link + "/p.db"} {
+		_, err := runCmd(t, env("PORTAL_DATABASE_URL", other, "PORTAL_HASH_SECRET", "0123456789abcdef"), "migrate", "up")
+		if !errors.Is(err, errSQLiteInUse) {
+			t.Fatalf("migrate on %s while serve runs: %v, want the lock refused", other, err)
 		}
 	}
 	cancel()

@@ -3,7 +3,9 @@ package main
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 )
 
@@ -45,17 +47,35 @@ func lockSQLite(databaseURL string) (release func(), err error) {
 	return func() { f.Close() }, nil
 }
 
-// sqliteFile returns the file path of a sqlite: URL, false for other
-// databases and for in-memory ones.
+// sqliteFile returns the file of a sqlite: URL as SQLite opens it, false
+// for other databases and for in-memory ones. The database is opened as an
+// SQLite URI ("file:" + path, engine.OpenDB), where "#" ends the name and
+// %HH is decoded; the result is made absolute with its directory's
+// symbolic links resolved, so that every spelling of one file ("p.db",
+// "./p.db", "p%2Edb", a link to its folder) takes the same lock. A hard
+// link to the file under another name would still escape it.
 func sqliteFile(databaseURL string) (string, bool) {
 	rest, ok := strings.CutPrefix(databaseURL, "sqlite:")
 	if !ok {
 		return "", false
 	}
 	rest = strings.TrimPrefix(rest, "//")
+	rest, _, _ = strings.Cut(rest, "#")
 	path, query, _ := strings.Cut(rest, "?")
+	if decoded, err := url.PathUnescape(path); err == nil {
+		path = decoded
+	}
 	if path == "" || path == ":memory:" || strings.HasPrefix(path, "file::memory:") || strings.Contains(query, "mode=memory") {
 		return "", false
+	}
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+		if dir, err := filepath.EvalSymlinks(filepath.Dir(abs)); err == nil {
+			path = filepath.Join(dir, filepath.Base(abs))
+		}
+		if target, err := filepath.EvalSymlinks(path); err == nil {
+			path = target // the database file itself is a link
+		}
 	}
 	return path, true
 }
