@@ -208,18 +208,7 @@ func TestFormErrors(t *testing.T) {
 			if res.status != http.StatusUnprocessableEntity {
 				t.Fatalf("status %d %s", res.status, res.body)
 			}
-			var body struct {
-				ProcessID    string `json:"processId"`
-				Step         int    `json:"step"`
-				ProcessState string `json:"processState"`
-				Message      string `json:"message"`
-				Errors       struct {
-					People []struct {
-						ID    int64  `json:"id"`
-						Error string `json:"error"`
-					} `json:"people"`
-				} `json:"errors"`
-			}
+			var body processError
 			res.json(t, &body)
 			if body.ProcessID != pid || body.Step != 1 || body.ProcessState != "ERROR" || body.Message == "" ||
 				len(body.Errors.People) != 1 || body.Errors.People[0].ID != 1 || body.Errors.People[0].Error != "Phone number must be 10 digits" {

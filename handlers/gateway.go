@@ -146,12 +146,12 @@ func (s *Server) relay(c echo.Context) error {
 		return s.loginRequired(c)
 	case errors.Is(err, upstream.ErrRefreshUnavailable):
 		s.logFor(c).Warn("relay: token refresh unavailable", "err", err)
-		w.Header().Set("Retry-After", "5")
+		w.Header().Set("Retry-After", retryAfterSeconds)
 		s.writeRelayError(w, r, http.StatusServiceUnavailable, "Your sign-in cannot be renewed right now. Please try again shortly.")
 		return nil
 	case errors.Is(err, session.ErrUnavailable):
 		s.logFor(c).Warn("relay: session store unavailable", "err", err)
-		w.Header().Set("Retry-After", "5")
+		w.Header().Set("Retry-After", retryAfterSeconds)
 		s.writeRelayError(w, r, http.StatusServiceUnavailable, "Sessions are temporarily unavailable. Please try again shortly.")
 		return nil
 	case err != nil:
@@ -160,7 +160,6 @@ func (s *Server) relay(c echo.Context) error {
 	for _, h := range gatewayHeaders {
 		w.Header().Del(h)
 	}
-	r.Header.Set(echo.HeaderXRequestID, w.Header().Get(echo.HeaderXRequestID)) // one id in both logs
 	g.proxy.Forward(w, r, token)
 	return nil
 }

@@ -32,19 +32,6 @@ func freeTextPhone(t testing.TB, db *bun.DB) {
 	}
 }
 
-type processError struct {
-	ProcessID    string `json:"processId"`
-	Step         int    `json:"step"`
-	ProcessState string `json:"processState"`
-	Message      string `json:"message"`
-	Errors       struct {
-		People []struct {
-			ID    int64  `json:"id"`
-			Error string `json:"error"`
-		} `json:"people"`
-	} `json:"errors"`
-}
-
 func answerCount(t testing.TB, db *bun.DB) int64 {
 	t.Helper()
 	n, err := db.NewSelect().Model((*engine.ProcessData)(nil)).Where("data_key = ?", engine.DataAnswer).Count(context.Background())

@@ -199,6 +199,20 @@ type httpError struct {
 	} `json:"errors"`
 }
 
+// processError is the spec's process error body.
+type processError struct {
+	ProcessID    string `json:"processId"`
+	Step         int    `json:"step"`
+	ProcessState string `json:"processState"`
+	Message      string `json:"message"`
+	Errors       struct {
+		People []struct {
+			ID    int64  `json:"id"`
+			Error string `json:"error"`
+		} `json:"people"`
+	} `json:"errors"`
+}
+
 // expectHTTPError checks a response is the spec's HTTP error body with status.
 func expectHTTPError(t *testing.T, res response, status int, path string) httpError {
 	t.Helper()

@@ -93,9 +93,7 @@ func formBody(r *http.Request) string {
 	default:
 		return ""
 	}
-	mt, _, _ := strings.Cut(r.Header.Get(echo.HeaderContentType), ";")
-	mt = strings.ToLower(strings.TrimSpace(mt))
-	if mt == echo.MIMEApplicationForm || mt == echo.MIMEMultipartForm {
+	if mt := mediaType(r); mt == echo.MIMEApplicationForm || mt == echo.MIMEMultipartForm {
 		return mt
 	}
 	return ""

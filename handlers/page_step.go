@@ -21,8 +21,8 @@ func (s *Server) personsPage(c echo.Context) error {
 // step than the current one redirects there: addresses in history stay
 // valid without letting the member skip ahead.
 func (s *Server) stepPage(c echo.Context) error {
-	n, err := strconv.Atoi(c.Param("n"))
-	if err != nil || n < 1 {
+	n, ok := stepParam(c)
+	if !ok {
 		n = -1
 	}
 	return s.showStep(c, n)

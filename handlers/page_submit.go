@@ -18,8 +18,8 @@ func (s *Server) submitPersons(c echo.Context) error {
 
 // submitAnswers answers POST /membership/register/:periodId/step/:n.
 func (s *Server) submitAnswers(c echo.Context) error {
-	n, err := strconv.Atoi(c.Param("n"))
-	if err != nil || n < 1 {
+	n, ok := stepParam(c)
+	if !ok {
 		return newAPIError(http.StatusNotFound, "No such step.")
 	}
 	return s.submitStep(c, n)

@@ -48,6 +48,12 @@ func registerPath(periodID int64, sub ...string) string {
 	return p
 }
 
+// stepParam is the question number of a step address (1 or more).
+func stepParam(c echo.Context) (int, bool) {
+	n, err := strconv.Atoi(c.Param("n"))
+	return n, err == nil && n >= 1
+}
+
 func periodParam(c echo.Context) (int64, bool) {
 	id, err := strconv.ParseInt(c.Param("periodId"), 10, 64)
 	return id, err == nil && id > 0

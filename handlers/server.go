@@ -196,12 +196,17 @@ func (s *Server) rejectCrossOrigin(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
+// mediaType is r's Content-Type without parameters, in lower case.
+func mediaType(r *http.Request) string {
+	mt, _, _ := strings.Cut(r.Header.Get(echo.HeaderContentType), ";")
+	return strings.ToLower(strings.TrimSpace(mt))
+}
+
 // requireJSON makes state-changing API calls declare a JSON body, which a
 // plain HTML form on another site cannot do without a CORS preflight.
 func requireJSON(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		ct := c.Request().Header.Get(echo.HeaderContentType)
-		if mt, _, _ := strings.Cut(ct, ";"); !strings.EqualFold(strings.TrimSpace(mt), echo.MIMEApplicationJSON) {
+		if mediaType(c.Request()) != echo.MIMEApplicationJSON {
 			return newAPIError(http.StatusUnsupportedMediaType, "The request must have Content-Type application/json.")
 		}
 		return next(c)
