@@ -4,9 +4,11 @@ go 1.26.8
 
 require (
 	github.com/a-h/templ v0.3.977
+	github.com/boombuler/barcode v1.1.0
 	github.com/getkin/kin-openapi v0.152.0
 	github.com/go-redis/redis_rate/v10 v10.0.1
 	github.com/labstack/echo/v4 v4.16.0
+	github.com/makiuchi-d/gozxing v0.1.1
 	github.com/oasdiff/oasdiff v1.35.0
 	github.com/oasdiff/yaml v0.1.1
 	github.com/uptrace/bun v1.3.0
@@ -16,6 +18,8 @@ require (
 	github.com/uptrace/bun/driver/sqliteshim v1.3.0
 	gopkg.in/yaml.v3 v3.0.1
 )
+
+require golang.org/x/xerrors v0.0.0-20200804184101-5ec99f83aff1 // indirect
 
 require (
 	cloud.google.com/go v0.123.0 // indirect
