@@ -1,0 +1,375 @@
+package banking
+
+import (
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Statement is what a bank statement file says about incoming money.
+type Statement struct {
+	// Message is the ISO 20022 message, such as "camt.053.001.08", read
+	// from the document's namespace ("camt.053" or "camt.054" alone when
+	// the file has none).
+	Message string
+	// MessageID is the bank's id of the file (GrpHdr/MsgId): importing a
+	// file twice can be told by it.
+	MessageID string
+	// Credits are the booked incoming transfers, one per transaction.
+	Credits []Credit
+	// Skipped counts the entries that are not booked credits (debits,
+	// pending or informational entries, reversals), which an import
+	// reports but never captures.
+	Skipped int
+}
+
+// Credit is one booked incoming transfer.
+type Credit struct {
+	// ID is the account servicer's reference of the transaction (or of
+	// its entry, with the transaction's position when the entry is a
+	// batch): the bank's unique id, by which a credit is recorded once.
+	ID string
+	// Account is the IBAN (or other id) of the statement's account.
+	Account     string
+	AmountMinor int64
+	Currency    string
+	BookingDate time.Time
+	ValueDate   time.Time
+	// References are the structured creditor references
+	// (RmtInf/Strd/CdtrRefInf/Ref) as given.
+	References []string
+	// Unstructured is the free remittance text (RmtInf/Ustrd), lines joined.
+	Unstructured string
+	DebtorName   string
+}
+
+// MaxStatementBytes bounds a statement file; the largest monthly camt.053
+// of a club account is a few megabytes.
+const MaxStatementBytes = 64 << 20
+
+var messageName = regexp.MustCompile(`(camt\.05[34])\.001\.(\d{2})$`)
+
+// ParseStatement reads an ISO 20022 camt.053 (BkToCstmrStmt) or camt.054
+// (BkToCstmrDbtCdtNtfctn) document of any version (.001.02 to .001.13 share
+// the elements read here) and returns its booked credits. Elements are
+// matched by local name, so the namespace of any version, or none, works.
+func ParseStatement(r io.Reader) (Statement, error) {
+	lr := &io.LimitedReader{R: r, N: MaxStatementBytes + 1}
+	d := xml.NewDecoder(lr)
+	d.CharsetReader = latin1Reader
+	var st Statement
+	var path []string
+	account := ""
+	entries := 0
+	for {
+		tok, err := d.Token()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			if lr.N <= 0 {
+				return Statement{}, fmt.Errorf("statement: larger than %d MiB", MaxStatementBytes>>20)
+			}
+			return Statement{}, fmt.Errorf("statement: not well-formed XML: %w", err)
+		}
+		switch t := tok.(type) {
+		case xml.StartElement:
+			name := t.Name.Local
+			parent := ""
+			if len(path) > 0 {
+				parent = path[len(path)-1]
+			}
+			switch {
+			case len(path) == 1 && (name == "BkToCstmrStmt" || name == "BkToCstmrDbtCdtNtfctn"):
+				st.Message = "camt.053"
+				if name == "BkToCstmrDbtCdtNtfctn" {
+					st.Message = "camt.054"
+				}
+				if m := messageName.FindStringSubmatch(path[0]); m != nil {
+					if m[1] != st.Message {
+						return Statement{}, fmt.Errorf("statement: namespace %s does not match element %s", path[0], name)
+					}
+					if v, _ := strconv.Atoi(m[2]); v < 2 {
+						return Statement{}, fmt.Errorf("statement: %s versions before .001.02 are not supported", m[0])
+					}
+					st.Message = m[0]
+				}
+			case len(path) == 1:
+				return Statement{}, fmt.Errorf("statement: %s is not a camt.053 statement or camt.054 notification", name)
+			case name == "MsgId" && parent == "GrpHdr":
+				var id string
+				if err := d.DecodeElement(&id, &t); err != nil {
+					return Statement{}, fmt.Errorf("statement: GrpHdr/MsgId: %w", err)
+				}
+				st.MessageID = strings.TrimSpace(id)
+				continue
+			case name == "Acct" && (parent == "Stmt" || parent == "Ntfctn"):
+				var a xmlAccount
+				if err := d.DecodeElement(&a, &t); err != nil {
+					return Statement{}, fmt.Errorf("statement: account: %w", err)
+				}
+				account = strings.TrimSpace(a.Id.IBAN)
+				if account == "" {
+					account = strings.TrimSpace(a.Id.Othr.Id)
+				}
+				continue
+			case name == "Ntry" && (parent == "Stmt" || parent == "Ntfctn"):
+				var e xmlEntry
+				if err := d.DecodeElement(&e, &t); err != nil {
+					return Statement{}, fmt.Errorf("statement: entry %d: %w", entries+1, err)
+				}
+				entries++
+				credits, err := e.credits(account)
+				if err != nil {
+					return Statement{}, fmt.Errorf("statement: entry %d: %w", entries, err)
+				}
+				if credits == nil {
+					st.Skipped++
+				}
+				st.Credits = append(st.Credits, credits...)
+				continue
+			}
+			if len(path) == 0 {
+				if name != "Document" {
+					return Statement{}, fmt.Errorf("statement: root element %s is not an ISO 20022 Document", name)
+				}
+				// The namespace stands in for the root in path, for the version.
+				path = append(path, t.Name.Space)
+				continue
+			}
+			path = append(path, name)
+		case xml.EndElement:
+			if len(path) > 0 {
+				path = path[:len(path)-1]
+			}
+		}
+	}
+	if st.Message == "" {
+		return Statement{}, errors.New("statement: no BkToCstmrStmt or BkToCstmrDbtCdtNtfctn in the document")
+	}
+	return st, nil
+}
+
+type xmlAccount struct {
+	Id struct {
+		IBAN string `xml:"IBAN"`
+		Othr struct {
+			Id string `xml:"Id"`
+		} `xml:"Othr"`
+	} `xml:"Id"`
+}
+
+type xmlAmount struct {
+	Value    string `xml:",chardata"`
+	Currency string `xml:"Ccy,attr"`
+}
+
+// xmlDate is Dt (a date) or DtTm (a date and time) of BookgDt and ValDt.
+type xmlDate struct {
+	Dt   string `xml:"Dt"`
+	DtTm string `xml:"DtTm"`
+}
+
+type xmlEntry struct {
+	Amt       xmlAmount `xml:"Amt"`
+	CdtDbtInd string    `xml:"CdtDbtInd"`
+	RvslInd   string    `xml:"RvslInd"`
+	// Sts is <Sts>BOOK</Sts> up to version 07 and <Sts><Cd>BOOK</Cd></Sts>
+	// from 08.
+	Sts struct {
+		Text string `xml:",chardata"`
+		Cd   string `xml:"Cd"`
+	} `xml:"Sts"`
+	BookgDt     xmlDate `xml:"BookgDt"`
+	ValDt       xmlDate `xml:"ValDt"`
+	AcctSvcrRef string  `xml:"AcctSvcrRef"`
+	NtryRef     string  `xml:"NtryRef"`
+	TxDtls      []xmlTx `xml:"NtryDtls>TxDtls"`
+}
+
+type xmlParty struct {
+	Nm  string `xml:"Nm"`
+	Pty struct {
+		Nm string `xml:"Nm"`
+	} `xml:"Pty"`
+}
+
+type xmlTx struct {
+	Refs struct {
+		AcctSvcrRef string `xml:"AcctSvcrRef"`
+		EndToEndId  string `xml:"EndToEndId"`
+	} `xml:"Refs"`
+	// Amt is the transaction's amount from version 03; AmtDtls/TxAmt/Amt
+	// in 02.
+	Amt       *xmlAmount `xml:"Amt"`
+	TxAmt     *xmlAmount `xml:"AmtDtls>TxAmt>Amt"`
+	CdtDbtInd string     `xml:"CdtDbtInd"`
+	// Dbtr/Nm up to version 07, Dbtr/Pty/Nm from 08.
+	Dbtr   xmlParty `xml:"RltdPties>Dbtr"`
+	RmtInf struct {
+		Ustrd []string `xml:"Ustrd"`
+		Strd  []struct {
+			Ref string `xml:"CdtrRefInf>Ref"`
+		} `xml:"Strd"`
+	} `xml:"RmtInf"`
+}
+
+// credits returns the entry's booked credits, one per transaction; nil
+// when the entry is not one.
+func (e xmlEntry) credits(account string) ([]Credit, error) {
+	status := strings.TrimSpace(e.Sts.Cd)
+	if status == "" {
+		status = strings.TrimSpace(e.Sts.Text)
+	}
+	if strings.TrimSpace(e.CdtDbtInd) != "CRDT" || status != "BOOK" || strings.TrimSpace(e.RvslInd) == "true" {
+		return nil, nil
+	}
+	booked, err := e.BookgDt.parse()
+	if err != nil {
+		return nil, fmt.Errorf("booking date: %w", err)
+	}
+	value, err := e.ValDt.parse()
+	if err != nil {
+		return nil, fmt.Errorf("value date: %w", err)
+	}
+	entryID := strings.TrimSpace(e.AcctSvcrRef)
+	if entryID == "" {
+		entryID = strings.TrimSpace(e.NtryRef)
+	}
+	txs := e.TxDtls
+	if len(txs) == 0 {
+		txs = []xmlTx{{}} // an entry without details is one transaction
+	}
+	var out []Credit
+	for i, tx := range txs {
+		if ind := strings.TrimSpace(tx.CdtDbtInd); ind != "" && ind != "CRDT" {
+			continue // a debit inside a credit batch (a fee, say)
+		}
+		amt := e.Amt
+		if len(txs) > 1 {
+			// Within a batch the entry's amount is the sum; each
+			// transaction carries its own.
+			switch {
+			case tx.Amt != nil:
+				amt = *tx.Amt
+			case tx.TxAmt != nil:
+				amt = *tx.TxAmt
+			default:
+				return nil, fmt.Errorf("transaction %d of a batch has no amount", i+1)
+			}
+		}
+		minor, err := parseMinor(amt.Value, amt.Currency)
+		if err != nil {
+			return nil, err
+		}
+		// A transaction's own reference identifies it, unless a bank
+		// repeats the entry's on every transaction of a batch.
+		id := strings.TrimSpace(tx.Refs.AcctSvcrRef)
+		if id == "" || (len(txs) > 1 && id == entryID) {
+			id = entryID
+			if len(txs) > 1 && entryID != "" {
+				id = fmt.Sprintf("%s/%d", entryID, i+1)
+			}
+		}
+		if id == "" {
+			return nil, errors.New("credit has no account servicer reference, so it could not be recorded once")
+		}
+		c := Credit{
+			ID: id, Account: account, AmountMinor: minor, Currency: strings.TrimSpace(amt.Currency),
+			BookingDate: booked, ValueDate: value,
+			Unstructured: strings.TrimSpace(strings.Join(tx.RmtInf.Ustrd, " ")),
+			DebtorName:   strings.TrimSpace(tx.Dbtr.Nm),
+		}
+		if c.DebtorName == "" {
+			c.DebtorName = strings.TrimSpace(tx.Dbtr.Pty.Nm)
+		}
+		for _, s := range tx.RmtInf.Strd {
+			if r := strings.TrimSpace(s.Ref); r != "" {
+				c.References = append(c.References, r)
+			}
+		}
+		out = append(out, c)
+	}
+	if out == nil {
+		return nil, nil
+	}
+	return out, nil
+}
+
+// parse reads Dt or DtTm; neither: the zero time.
+func (d xmlDate) parse() (time.Time, error) {
+	switch {
+	case strings.TrimSpace(d.Dt) != "":
+		return time.Parse(time.DateOnly, strings.TrimSpace(d.Dt))
+	case strings.TrimSpace(d.DtTm) != "":
+		s := strings.TrimSpace(d.DtTm)
+		if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+			return t, nil
+		}
+		// ISO 20022 allows a local time without offset.
+		return time.Parse("2006-01-02T15:04:05.999999999", s)
+	}
+	return time.Time{}, nil
+}
+
+// minorDigits is the number of decimals of the currencies that do not have
+// two (ISO 4217).
+var minorDigits = map[string]int{
+	"BHD": 3, "IQD": 3, "JOD": 3, "KWD": 3, "LYD": 3, "OMR": 3, "TND": 3,
+	"CLP": 0, "ISK": 0, "JPY": 0, "KRW": 0, "PYG": 0, "UGX": 0, "VND": 0, "XAF": 0, "XOF": 0,
+}
+
+var currencyShape = regexp.MustCompile(`^[A-Z]{3}$`)
+
+var decimalShape = regexp.MustCompile(`^(\d{1,15})(?:\.(\d{1,5}))?$`)
+
+// parseMinor reads an ISO 20022 amount ("184.5") into minor units of its
+// currency, refusing more decimals than the currency has.
+func parseMinor(s, currency string) (int64, error) {
+	currency = strings.TrimSpace(currency)
+	if !currencyShape.MatchString(currency) {
+		return 0, fmt.Errorf("amount %q has no ISO 4217 currency (Ccy %q)", s, currency)
+	}
+	m := decimalShape.FindStringSubmatch(strings.TrimSpace(s))
+	if m == nil {
+		return 0, fmt.Errorf("amount %q is not a decimal number", s)
+	}
+	digits, ok := minorDigits[currency]
+	if !ok {
+		digits = 2
+	}
+	frac := strings.TrimRight(m[2], "0")
+	if len(frac) > digits {
+		return 0, fmt.Errorf("amount %q has more decimals than %s has", s, currency)
+	}
+	frac += strings.Repeat("0", digits-len(frac))
+	n, err := strconv.ParseInt(m[1]+frac, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("amount %q is out of range", s)
+	}
+	return n, nil
+}
+
+// latin1Reader reads the ISO-8859-1 some older bank exports declare
+// (ISO 20022 asks for UTF-8, which needs no reader).
+func latin1Reader(charset string, r io.Reader) (io.Reader, error) {
+	switch strings.ToLower(charset) {
+	case "iso-8859-1", "iso8859-1", "latin1", "latin-1":
+	default:
+		return nil, fmt.Errorf("character set %q is not supported (use UTF-8)", charset)
+	}
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return nil, err
+	}
+	var s strings.Builder
+	for _, c := range b {
+		s.WriteRune(rune(c)) // Latin-1 bytes are the first 256 code points
+	}
+	return strings.NewReader(s.String()), nil
+}
