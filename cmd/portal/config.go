@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"portal/engine/banking"
 	"portal/relay/backend"
 	"portal/relay/session"
 	"portal/relay/upstream"
@@ -39,6 +40,11 @@ type Config struct {
 	ServerTiming bool
 	// PaymentProvider names the payment gateway; "test" is the built-in one.
 	PaymentProvider string
+	// BankCreditor is the environment's account for payment by bank
+	// transfer, the default of every organisation: name, IBAN, optional
+	// BIC and structured address, validated together. Its IBAN is empty
+	// when no bank details are configured.
+	BankCreditor banking.Creditor
 
 	// The gateway half (gateway.go validates and wires these).
 
@@ -128,6 +134,13 @@ func (c *Config) settings() []setting {
 		{flag: "log-level", env: "PORTAL_LOG_LEVEL", usage: "debug, info, warn or error", def: "info",
 			parse: typed(&c.LogLevel, parseLevel, "PORTAL_LOG_LEVEL must be debug, info, warn or error")},
 		{flag: "payment-provider", env: "PORTAL_PAYMENT_PROVIDER", usage: "payment gateway: test (the built-in test gateway; development only, needs PORTAL_COOKIE_SECURE=false)", parse: text(&c.PaymentProvider)},
+		{flag: "bank-creditor-name", env: "PORTAL_BANK_CREDITOR_NAME", usage: "account holder of the bank account members transfer to (at most 70 characters)", parse: text(&c.BankCreditor.Name)},
+		{flag: "bank-iban", env: "PORTAL_BANK_IBAN", usage: "IBAN of that account, spaces allowed; empty: no bank details",
+			parse: typed(&c.BankCreditor.IBAN, prefixed("PORTAL_BANK_IBAN", parseOptionalIBAN), "")},
+		{flag: "bank-bic", env: "PORTAL_BANK_BIC", usage: "BIC of that account (optional: SEPA transfers need only the IBAN)",
+			parse: typed(&c.BankCreditor.BIC, prefixed("PORTAL_BANK_BIC", parseOptionalBIC), "")},
+		{flag: "bank-creditor-address", env: "PORTAL_BANK_CREDITOR_ADDRESS", usage: "account holder's address as street;number;postcode;town;country (e.g. Bahnhofstrasse;1;8001;Zürich;CH); required for CH and LI accounts (QR-bill)",
+			parse: typed(&c.BankCreditor.Address, prefixed("PORTAL_BANK_CREDITOR_ADDRESS", parseOptionalAddress), "")},
 		{flag: "server-timing", env: "PORTAL_SERVER_TIMING", usage: "report SQL statements per request in a Server-Timing header (benchmarks only)", def: "false", boolean: &c.ServerTiming, parse: typed(&c.ServerTiming, parseBool, "")},
 		{flag: "admin-backend-url", env: "PORTAL_ADMIN_BACKEND_URL", usage: "admin backend address; empty: no relay (503) and no backend login",
 			parse: typed(&c.AdminBackendURL, parseBackendURL, "PORTAL_ADMIN_BACKEND_URL must be an absolute http(s) address without user info, query or fragment")},
@@ -307,6 +320,7 @@ func (c *Config) validate() error {
 		problems = append(problems, "PORTAL_LOG_FORMAT must be text or json")
 	}
 	problems = c.appendInvalid(problems, "PORTAL_LOG_LEVEL", "PORTAL_HSTS_MAX_AGE", "PORTAL_SHUTDOWN_DELAY")
+	problems = c.appendBankProblems(problems)
 	if c.MetricsAddr != "" {
 		if _, port, err := net.SplitHostPort(c.MetricsAddr); err != nil {
 			problems = append(problems, "PORTAL_METRICS_ADDR must be host:port, such as 127.0.0.1:9090")
@@ -321,6 +335,95 @@ func (c *Config) validate() error {
 		return errors.New("invalid configuration: " + strings.Join(problems, "; "))
 	}
 	return nil
+}
+
+// bankSettings are the settings of BankCreditor, by the field names of
+// banking's errors.
+var bankSettings = map[string]string{
+	"creditor name":    "PORTAL_BANK_CREDITOR_NAME",
+	"IBAN":             "PORTAL_BANK_IBAN",
+	"BIC":              "PORTAL_BANK_BIC",
+	"creditor address": "PORTAL_BANK_CREDITOR_ADDRESS",
+}
+
+// appendBankProblems checks the bank details as a whole: none, or at least
+// a name and an IBAN that banking accepts for the QR codes it will print
+// (so that a Swiss account without an address fails at start-up, not on a
+// member's done page).
+func (c *Config) appendBankProblems(problems []string) []string {
+	envs := []string{"PORTAL_BANK_CREDITOR_NAME", "PORTAL_BANK_IBAN", "PORTAL_BANK_BIC", "PORTAL_BANK_CREDITOR_ADDRESS"}
+	given := false
+	for _, env := range envs {
+		given = given || c.given(env)
+	}
+	if !given {
+		return problems
+	}
+	if invalid := c.appendInvalid(nil, envs...); len(invalid) > 0 {
+		return append(problems, invalid...)
+	}
+	if !c.given("PORTAL_BANK_IBAN") {
+		return append(problems, "PORTAL_BANK_IBAN is required with the other PORTAL_BANK_ settings")
+	}
+	err := c.BankCreditor.Validate()
+	var fe *banking.FieldError
+	for _, e := range flattenErrors(err) {
+		if errors.As(e, &fe) {
+			name := fe.Field
+			for field, env := range bankSettings {
+				if strings.HasPrefix(fe.Field, field) {
+					name = env + strings.TrimPrefix(fe.Field, field)
+				}
+			}
+			problems = append(problems, name+" "+fe.Problem)
+		} else {
+			problems = append(problems, e.Error())
+		}
+	}
+	return problems
+}
+
+// flattenErrors lists the errors errors.Join joined, at any depth.
+func flattenErrors(err error) []error {
+	if err == nil {
+		return nil
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []error
+		for _, e := range j.Unwrap() {
+			out = append(out, flattenErrors(e)...)
+		}
+		return out
+	}
+	return []error{err}
+}
+
+// parseOptionalIBAN reads an IBAN; empty is none.
+func parseOptionalIBAN(s string) (banking.IBAN, error) {
+	if strings.TrimSpace(s) == "" {
+		return "", nil
+	}
+	return banking.ParseIBAN(s)
+}
+
+// parseOptionalBIC reads a BIC; empty is none.
+func parseOptionalBIC(s string) (string, error) {
+	if strings.TrimSpace(s) == "" {
+		return "", nil
+	}
+	return banking.ParseBIC(s)
+}
+
+// parseOptionalAddress reads street;number;postcode;town;country; empty is none.
+func parseOptionalAddress(s string) (*banking.Address, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	a, err := banking.ParseAddress(s)
+	if err != nil {
+		return nil, err
+	}
+	return &a, nil
 }
 
 // appendInvalid adds the problems of those of the named settings whose

@@ -11,6 +11,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"portal/engine/banking"
 	"portal/engine/dbtest"
 	"portal/relay/session"
 	"portal/relay/throttle"
@@ -241,7 +242,8 @@ func TestLoadConfigTyped(t *testing.T) {
 	cfg, _, err := loadConfig(newFlagSet("test", &strings.Builder{}), []string{"--relay-connect-timeout", "2s", "--hsts-max-age", "720h"},
 		env("PORTAL_RELAY_CONNECT_TIMEOUT", "soon", "PORTAL_RELAY_RESPONSE_TIMEOUT", "1m", "PORTAL_RELAY_MAX_BODY", "64KiB",
 			"PORTAL_TRUSTED_PROXIES", "10.0.0.0/8, 192.168.1.10", "PORTAL_SESSION_KEY", key, "PORTAL_ADMIN_BACKEND_URL", "https://admin.example/root", "PORTAL_API_KEY", "k",
-			"PORTAL_OIDC_SCOPES", "openid,email groups", "PORTAL_SESSION_CACHE", "0", "PORTAL_LOG_LEVEL", "warn", "PORTAL_BASE_URL", "https://portal.example/"))
+			"PORTAL_OIDC_SCOPES", "openid,email groups", "PORTAL_BANK_CREDITOR_NAME", "FC Biel", "PORTAL_BANK_IBAN", "ch93 0076 2011 6238 5295 7",
+			"PORTAL_BANK_BIC", "pofi chbe xxx", "PORTAL_BANK_CREDITOR_ADDRESS", "Rue du Lac;1268;2501;Biel;ch", "PORTAL_SESSION_CACHE", "0", "PORTAL_LOG_LEVEL", "warn", "PORTAL_BASE_URL", "https://portal.example/"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,6 +257,10 @@ func TestLoadConfigTyped(t *testing.T) {
 	}
 	if cfg.SessionKey == nil || cfg.AdminBackendURL == nil || cfg.AdminBackendURL.Path != "/root" || cfg.PublicURL == nil || cfg.PublicURL.Host != "portal.example" {
 		t.Errorf("SessionKey %v, AdminBackendURL %v, PublicURL %v", cfg.SessionKey, cfg.AdminBackendURL, cfg.PublicURL)
+	}
+	if b := cfg.BankCreditor; b.Name != "FC Biel" || b.IBAN != "CH9300762011623852957" || b.BIC != "POFICHBEXXX" || b.Address == nil ||
+		*b.Address != (banking.Address{Street: "Rue du Lac", Number: "1268", PostCode: "2501", Town: "Biel", Country: "CH"}) {
+		t.Errorf("BankCreditor %+v (address %+v)", b, b.Address)
 	}
 	if !slices.Equal(cfg.OIDCScopes, []string{"openid", "email", "groups"}) {
 		t.Errorf("OIDCScopes %q", cfg.OIDCScopes)

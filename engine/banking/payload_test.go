@@ -254,3 +254,47 @@ func rasterise(t *testing.T, svg string, cross bool) image.Image {
 	}
 	return img
 }
+
+func TestCreditorValidate(t *testing.T) {
+	if err := epcTransfer(t).Creditor.Validate(); err != nil {
+		t.Fatalf("German creditor: %v", err)
+	}
+	if err := swissTransfer(t).Creditor.Validate(); err != nil {
+		t.Fatalf("Swiss creditor: %v", err)
+	}
+	for _, tc := range []struct {
+		name, want string
+		c          Creditor
+	}{
+		{"empty", "creditor name: is required", Creditor{}},
+		{"bad IBAN", "IBAN: \"DE88370400440532013000\": check digits", Creditor{Name: "Club", IBAN: "DE88370400440532013000"}},
+		{"bad BIC", "BIC", Creditor{Name: "Club", IBAN: "DE89370400440532013000", BIC: "X"}},
+		{"Swiss without address", "creditor address: is required for a CH account", Creditor{Name: "Club", IBAN: "CH9300762011623852957"}},
+		{"QR-IBAN", "QR-IBAN", Creditor{Name: "Club", IBAN: "CH4431999123000889012", Address: swissTransfer(t).Creditor.Address}},
+		{"bad address", "creditor address postcode: is required", Creditor{Name: "Club", IBAN: "DE89370400440532013000", Address: &Address{Street: "A", Town: "B", Country: "DE"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := tc.c.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Validate = %v, want an error about %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestParseAddress(t *testing.T) {
+	a, err := ParseAddress(" Bahnhofstrasse ; 1 ; 8001 ; Zürich ; ch ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (Address{"Bahnhofstrasse", "1", "8001", "Zürich", "CH"}); a != want || a.String() != "Bahnhofstrasse;1;8001;Zürich;CH" {
+		t.Fatalf("got %+v (%s)", a, a)
+	}
+	if a, err := ParseAddress("Dorfplatz;;9490;Vaduz;LI"); err != nil || a.Number != "" {
+		t.Fatalf("no number: %+v, %v", a, err)
+	}
+	for _, bad := range []string{"", "Bahnhofstrasse 1, 8001 Zürich", "a;1;2;b;Schweiz", ";1;8001;Zürich;CH", "a;1;2;b;CH;extra"} {
+		if _, err := ParseAddress(bad); err == nil {
+			t.Errorf("ParseAddress(%q): want an error", bad)
+		}
+	}
+}

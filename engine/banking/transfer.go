@@ -22,6 +22,41 @@ type Creditor struct {
 	Address *Address
 }
 
+// Validate checks the creditor once, where the bank details are
+// configured, so that building a payload later fails only on the
+// payment's own fields: a name of at most 70 characters, a valid IBAN, the
+// BIC if given, the address if given, and for a Swiss or Liechtenstein
+// account (paid with QR-bills) the structured address and an ordinary
+// IBAN rather than a QR-IBAN. Its errors are FieldErrors, joined.
+func (c Creditor) Validate() error {
+	var errs []error
+	if err := checkText("creditor name", c.Name, true, 70); err != nil {
+		errs = append(errs, err)
+	}
+	if _, err := ParseIBAN(string(c.IBAN)); err != nil {
+		errs = append(errs, &FieldError{Field: "IBAN", Problem: strings.TrimPrefix(err.Error(), "IBAN ")})
+	}
+	if c.BIC != "" {
+		if _, err := ParseBIC(c.BIC); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if c.Address != nil {
+		if err := c.Address.validate("creditor address"); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if country := c.IBAN.Country(); country == "CH" || country == "LI" {
+		if c.Address == nil {
+			errs = append(errs, &FieldError{Field: "creditor address", Problem: "is required for a " + country + " account: Swiss QR-bills carry the structured address"})
+		}
+		if c.IBAN.IsQRIBAN() {
+			errs = append(errs, &FieldError{Field: "IBAN", Problem: "is a QR-IBAN, which takes only QR references; give the account's ordinary IBAN, the portal uses RF references"})
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // Address is a structured postal address as Swiss QR-bills require it
 // (address type S): no free-form lines.
 type Address struct {
