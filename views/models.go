@@ -222,3 +222,55 @@ type ContinueModel struct {
 	Chrome
 	URL string
 }
+
+// BankTransferModel is what a member needs to pay by bank transfer: the
+// fields to type into a banking app, each also in the form to copy, and
+// the QR code that fills them in. The handler or mail builder maps
+// engine/banking's types to these strings.
+type BankTransferModel struct {
+	Creditor string
+	// IBAN is printed in groups of four; IBANCompact, without spaces, is
+	// what the copy button copies (some banking apps refuse spaces).
+	IBAN, IBANCompact string
+	// BIC is optional; empty: the row is left out.
+	BIC string
+	// Amount is "184.50" (what the amount field of a banking app takes),
+	// Currency "EUR" or "CHF".
+	Amount, Currency string
+	// Reference is the RF creditor reference in groups of four;
+	// ReferenceCompact is its electronic form.
+	Reference, ReferenceCompact string
+	// QRSVG is the code as an inline SVG element from engine/banking,
+	// which names it (role img, aria-label) and escapes all text in it.
+	QRSVG string
+	// QRImageURL, when set, shows the code as an image instead (e-mails:
+	// a cid: or data: URL of its PNG), with QRName as its alternative text.
+	QRImageURL string
+	QRName     string
+	// Interactive adds the copy buttons (pages, not e-mails).
+	Interactive bool
+}
+
+// BankTransferField is one printed field of a bank transfer.
+type BankTransferField struct {
+	// Key names the field in ids and data-testid: creditor, iban, bic,
+	// amount, reference.
+	Key, Label string
+	// Shown is printed; Copy is what the copy button puts on the clipboard.
+	Shown, Copy string
+}
+
+// Fields lists the fields in the order banking apps ask for them.
+func (m BankTransferModel) Fields() []BankTransferField {
+	fs := []BankTransferField{
+		{Key: "creditor", Label: bankTransferText.Creditor, Shown: m.Creditor, Copy: m.Creditor},
+		{Key: "iban", Label: bankTransferText.IBAN, Shown: m.IBAN, Copy: m.IBANCompact},
+	}
+	if m.BIC != "" {
+		fs = append(fs, BankTransferField{Key: "bic", Label: bankTransferText.BIC, Shown: m.BIC, Copy: m.BIC})
+	}
+	return append(fs,
+		BankTransferField{Key: "amount", Label: bankTransferText.Amount, Shown: m.Currency + " " + m.Amount, Copy: m.Amount},
+		BankTransferField{Key: "reference", Label: bankTransferText.Reference, Shown: m.Reference, Copy: m.ReferenceCompact},
+	)
+}

@@ -86,3 +86,19 @@ var paymentText = struct {
 	Amount:             "Amount",
 	DetailsHidden:      "For your privacy, the order's details are shown only to the member who registered, once signed in. Open your registration to see them.",
 }
+
+var bankTransferText = struct {
+	Heading, Intro, ScanHint, Creditor, IBAN, BIC, Amount, Reference, ReferenceHint, Copy, Copied string
+}{
+	Heading:       "Pay by bank transfer",
+	Intro:         "Scan the code with your banking app, or copy the details below into a new transfer.",
+	ScanHint:      "Most banking apps fill in the transfer when you scan this code.",
+	Creditor:      "Account holder",
+	IBAN:          "IBAN",
+	BIC:           "BIC",
+	Amount:        "Amount",
+	Reference:     "Reference",
+	ReferenceHint: "Enter the reference exactly as shown, in the reference field if your bank has one: it is how we match your payment to your registration.",
+	Copy:          "Copy",
+	Copied:        "Copied",
+}

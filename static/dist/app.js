@@ -1,4 +1,4 @@
-// The portal's own script: two small enhancements, loaded with <script defer>.
+// The portal's own script: three small enhancements, loaded with <script defer>.
 // Every page works without it (and without htmx); it only adds:
 //
 //  1. Countdown then redirect. An element with data-countdown, data-redirect-url
@@ -7,6 +7,10 @@
 //     to the same URL is what works without JavaScript.
 //  2. Focus after an htmx swap: to #error-summary when there is one, else to the
 //     first h1 of the swapped region, so that screen readers announce the new step.
+//  3. Copy buttons: a button[data-copy] (hidden in the HTML) is shown where the
+//     clipboard can be written, and copies its data-copy text; the nearest
+//     [data-copy-status] live region announces it and the button says
+//     data-copied for a moment. Without it the values stay selectable text.
 (function () {
   'use strict';
 
@@ -79,14 +83,54 @@
     var region = evt.target;
     if (!region || !region.isConnected || !region.querySelectorAll) return;
     moveFocus(region);
-    startCountdowns(region);
+    enhance(region);
   });
+
+  // The Clipboard API exists only in secure contexts (https, localhost).
+  var canCopy = !!(navigator.clipboard && navigator.clipboard.writeText);
+
+  function showCopyButtons(root) {
+    if (!canCopy) return;
+    var btns = root.querySelectorAll('button[data-copy]');
+    for (var i = 0; i < btns.length; i++) btns[i].hidden = false;
+  }
+
+  document.addEventListener('click', function (evt) {
+    var btn = evt.target && evt.target.closest ? evt.target.closest('button[data-copy]') : null;
+    if (!btn || !canCopy) return;
+    var text = btn.getAttribute('data-copy') || '';
+    navigator.clipboard.writeText(text).then(function () {
+      var done = btn.getAttribute('data-copied') || 'Copied';
+      var section = btn.closest('section') || document;
+      var status = section.querySelector('[data-copy-status]');
+      // Clear first, so that copying the same field twice is announced twice.
+      if (status) {
+        status.textContent = '';
+        window.setTimeout(function () {
+          status.textContent = done + ': ' + text;
+        }, 50);
+      }
+      if (!btn.dataset.copyLabel) btn.dataset.copyLabel = btn.innerHTML;
+      btn.firstChild.nodeValue = done;
+      window.clearTimeout(Number(btn.dataset.copyTimer || 0));
+      btn.dataset.copyTimer = String(window.setTimeout(function () {
+        btn.innerHTML = btn.dataset.copyLabel;
+      }, 2000));
+    }, function () {
+      // Refused (permissions): the value stays selectable text.
+    });
+  });
+
+  function enhance(root) {
+    startCountdowns(root);
+    showCopyButtons(root);
+  }
 
   if (document.readyState === 'loading') {
     document.addEventListener('DOMContentLoaded', function () {
-      startCountdowns(document);
+      enhance(document);
     });
   } else {
-    startCountdowns(document);
+    enhance(document);
   }
 })();
