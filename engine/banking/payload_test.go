@@ -127,6 +127,8 @@ func TestSwissQRPayloadRejects(t *testing.T) {
 		{"no town", "creditor address town: is required", func(tr *Transfer) { tr.Creditor.Address.Town = "" }},
 		{"long town", "at most 35", func(tr *Transfer) { tr.Creditor.Address.Town = strings.Repeat("x", 36) }},
 		{"bad country", "ISO 3166", func(tr *Transfer) { tr.Creditor.Address.Country = "Schweiz" }},
+		{"Cyrillic name", "creditor name: holds 'Ф'", func(tr *Transfer) { tr.Creditor.Name = "ФК Жуков" }},
+		{"emoji in town", "creditor address town: holds", func(tr *Transfer) { tr.Creditor.Address.Town = "Biel ⚽" }},
 		{"USD", "CHF or EUR", func(tr *Transfer) { tr.Currency = "USD" }},
 		{"negative", "amount", func(tr *Transfer) { tr.AmountMinor = -100 }},
 		{"no reference", "reference", func(tr *Transfer) { tr.Reference = "" }},
@@ -270,6 +272,7 @@ func TestCreditorValidate(t *testing.T) {
 		{"bad IBAN", "IBAN: \"DE88370400440532013000\": check digits", Creditor{Name: "Club", IBAN: "DE88370400440532013000"}},
 		{"bad BIC", "BIC", Creditor{Name: "Club", IBAN: "DE89370400440532013000", BIC: "X"}},
 		{"Swiss without address", "creditor address: is required for a CH account", Creditor{Name: "Club", IBAN: "CH9300762011623852957"}},
+		{"Swiss account, Greek name", "creditor name: holds", Creditor{Name: "Ομάδα", IBAN: "CH9300762011623852957", Address: swissTransfer(t).Creditor.Address}},
 		{"QR-IBAN", "QR-IBAN", Creditor{Name: "Club", IBAN: "CH4431999123000889012", Address: swissTransfer(t).Creditor.Address}},
 		{"bad address", "creditor address postcode: is required", Creditor{Name: "Club", IBAN: "DE89370400440532013000", Address: &Address{Street: "A", Town: "B", Country: "DE"}}},
 	} {

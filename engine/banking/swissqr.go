@@ -33,6 +33,8 @@ func SwissQRPayload(t Transfer) (string, error) {
 	}
 	if err := checkText("creditor name", c.Name, true, 70); err != nil {
 		errs = append(errs, err)
+	} else if err := checkSwissCharset("creditor name", c.Name); err != nil {
+		errs = append(errs, err)
 	}
 	if c.Address == nil {
 		errs = append(errs, &FieldError{Field: "creditor address", Problem: "a QR-bill needs the creditor's structured address"})

@@ -50,6 +50,9 @@ func (c Creditor) Validate() error {
 		if c.Address == nil {
 			errs = append(errs, &FieldError{Field: "creditor address", Problem: "is required for a " + country + " account: Swiss QR-bills carry the structured address"})
 		}
+		if err := checkSwissCharset("creditor name", c.Name); err != nil {
+			errs = append(errs, err)
+		}
 		if c.IBAN.IsQRIBAN() {
 			errs = append(errs, &FieldError{Field: "IBAN", Problem: "is a QR-IBAN, which takes only QR references; give the account's ordinary IBAN, the portal uses RF references"})
 		}
@@ -101,6 +104,8 @@ func (a Address) validate(field string) error {
 		{"town", a.Town, true, 35},
 	} {
 		if err := checkText(field+" "+f.name, f.value, f.required, f.most); err != nil {
+			errs = append(errs, err)
+		} else if err := checkSwissCharset(field+" "+f.name, f.value); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -154,6 +159,20 @@ func checkText(field, s string, required bool, most int) error {
 		return &FieldError{Field: field, Problem: "must not hold line breaks or control characters"}
 	case utf8.RuneCountInString(s) > most:
 		return &FieldError{Field: field, Problem: fmt.Sprintf("has %d characters, at most %d fit", utf8.RuneCountInString(s), most)}
+	}
+	return nil
+}
+
+// checkSwissCharset accepts the characters a QR-bill may hold (Implementation
+// Guidelines QR-bill 2.3, section 4.1.1): Basic Latin, Latin-1 Supplement,
+// Latin Extended-A, Ș ș Ț ț and €. Banks reject a bill with others.
+func checkSwissCharset(field, s string) error {
+	for _, r := range s {
+		switch {
+		case r >= 0x20 && r <= 0x7e, r >= 0xa0 && r <= 0x17f, r >= 0x218 && r <= 0x21b, r == 0x20ac:
+		default:
+			return &FieldError{Field: field, Problem: fmt.Sprintf("holds %q, which QR-bills do not allow (Latin letters only)", r)}
+		}
 	}
 	return nil
 }
