@@ -28,6 +28,19 @@ type Statement struct {
 	Skipped int
 }
 
+// CreditsTo returns the credits booked to account (an IBAN, compared
+// without spaces and case): a statement file may hold several accounts,
+// and only the payee's own are matched against its open payments.
+func (s Statement) CreditsTo(account string) []Credit {
+	var out []Credit
+	for _, c := range s.Credits {
+		if compact(c.Account) == compact(account) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
 // Credit is one booked incoming transfer.
 type Credit struct {
 	// ID is the account servicer's reference of the transaction (or of
@@ -189,6 +202,9 @@ type xmlEntry struct {
 	ValDt       xmlDate `xml:"ValDt"`
 	AcctSvcrRef string  `xml:"AcctSvcrRef"`
 	NtryRef     string  `xml:"NtryRef"`
+	// AddtlNtryInf is where some banks put the remittance text of an
+	// entry without transaction details.
+	AddtlNtryInf string `xml:"AddtlNtryInf"`
 	TxDtls      []xmlTx `xml:"NtryDtls>TxDtls"`
 }
 
@@ -285,13 +301,16 @@ func (e xmlEntry) credits(account string) ([]Credit, error) {
 			Unstructured: strings.TrimSpace(strings.Join(tx.RmtInf.Ustrd, " ")),
 			DebtorName:   strings.TrimSpace(tx.Dbtr.Nm),
 		}
-		if c.DebtorName == "" {
-			c.DebtorName = strings.TrimSpace(tx.Dbtr.Pty.Nm)
-		}
 		for _, s := range tx.RmtInf.Strd {
 			if r := strings.TrimSpace(s.Ref); r != "" {
 				c.References = append(c.References, r)
 			}
+		}
+		if c.Unstructured == "" && len(c.References) == 0 && len(txs) == 1 {
+			c.Unstructured = strings.TrimSpace(e.AddtlNtryInf)
+		}
+		if c.DebtorName == "" {
+			c.DebtorName = strings.TrimSpace(tx.Dbtr.Pty.Nm)
 		}
 		out = append(out, c)
 	}

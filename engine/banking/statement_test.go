@@ -75,7 +75,7 @@ func TestParseCamt053V02(t *testing.T) {
 
 func TestParseCamt053V08(t *testing.T) {
 	st := parseFile(t, "camt053_v08.xml")
-	if st.Message != "camt.053.001.08" || st.Skipped != 1 || len(st.Credits) != 1 {
+	if st.Message != "camt.053.001.08" || st.Skipped != 1 || len(st.Credits) != 3 {
 		t.Fatalf("message %q, skipped %d, credits %+v", st.Message, st.Skipped, st.Credits)
 	}
 	c := st.Credits[0]
@@ -85,6 +85,20 @@ func TestParseCamt053V08(t *testing.T) {
 	}
 	if want := time.Date(2026, 11, 21, 8, 15, 0, 0, time.UTC); !c.BookingDate.Equal(want) {
 		t.Errorf("booking time %v, want %v", c.BookingDate, want)
+	}
+	if c := st.Credits[1]; c.ID != "ZKB-ENTRY-3" || c.Unstructured != "GUTSCHRIFT RF71 2348 231 MUSTER" || c.AmountMinor != 4500 {
+		t.Errorf("entry without details: %+v", c)
+	}
+	mine := st.CreditsTo("ch93 0076 2011 6238 5295 7")
+	if len(mine) != 2 || mine[0].ID != "ZKB-TX-1" || mine[1].ID != "ZKB-ENTRY-3" {
+		t.Errorf("CreditsTo the current account: %+v", mine)
+	}
+	if savings := st.CreditsTo("CH5604835012345678009"); len(savings) != 1 || savings[0].ID != "ZKB-SAVINGS-1" {
+		t.Errorf("CreditsTo the savings account: %+v", savings)
+	}
+	got := Match(mine, []Expected{{Reference: "RF712348231", AmountMinor: 4500, Currency: "CHF"}})
+	if got[0].Outcome != OutcomeUnknown || got[1].Outcome != OutcomeExact {
+		t.Errorf("match: %s (%s), %s (%s)", got[0].Outcome, got[0].Reason, got[1].Outcome, got[1].Reason)
 	}
 }
 
