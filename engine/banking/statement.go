@@ -204,8 +204,8 @@ type xmlEntry struct {
 	NtryRef     string  `xml:"NtryRef"`
 	// AddtlNtryInf is where some banks put the remittance text of an
 	// entry without transaction details.
-	AddtlNtryInf string `xml:"AddtlNtryInf"`
-	TxDtls      []xmlTx `xml:"NtryDtls>TxDtls"`
+	AddtlNtryInf string  `xml:"AddtlNtryInf"`
+	TxDtls       []xmlTx `xml:"NtryDtls>TxDtls"`
 }
 
 type xmlParty struct {
