@@ -314,9 +314,6 @@ func (e xmlEntry) credits(account string) ([]Credit, error) {
 		}
 		out = append(out, c)
 	}
-	if out == nil {
-		return nil, nil
-	}
 	return out, nil
 }
 
