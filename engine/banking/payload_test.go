@@ -2,6 +2,7 @@ package banking
 
 import (
 	"bytes"
+	"fmt"
 	"image"
 	"image/png"
 	"regexp"
@@ -170,6 +171,10 @@ func decode(t *testing.T, img image.Image) string {
 	res, err := qrcode.NewQRCodeReader().Decode(bmp, hints)
 	if err != nil {
 		t.Fatalf("decode QR: %v", err)
+	}
+	// Both standards prescribe error correction level M.
+	if ec := fmt.Sprint(res.GetResultMetadata()[gozxing.ResultMetadataType_ERROR_CORRECTION_LEVEL]); ec != "M" {
+		t.Errorf("error correction level %s, want M", ec)
 	}
 	return res.GetText()
 }
