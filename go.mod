@@ -17,6 +17,8 @@ require (
 	gopkg.in/yaml.v3 v3.0.1
 )
 
+require github.com/stripe/stripe-go/v86 v86.4.0 // indirect
+
 require (
 	cloud.google.com/go v0.123.0 // indirect
 	github.com/PuerkitoBio/goquery v1.13.0

@@ -65,7 +65,7 @@ func newEnvWith(t testing.TB, db *bun.DB, o envOptions) *testEnv {
 	var handler http.Handler
 	env.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { handler.ServeHTTP(w, r) }))
 	t.Cleanup(env.srv.Close)
-	env.gw = engine.NewTestGateway(testSecret, handlers.TestGatewayURLs(env.srv.URL))
+	env.gw = engine.NewTestGateway(handlers.TestGatewayURLs(env.srv.URL))
 	if o.log == nil {
 		o.log = io.Discard
 	}
@@ -78,7 +78,7 @@ func newEnvWith(t testing.TB, db *bun.DB, o envOptions) *testEnv {
 		relay.Backend = backend.New(backend.Config{BaseURL: o.backend, APIKey: "test-api-key"})
 	}
 	handler = handlers.New(handlers.Deps{
-		Engine:         engine.NewService(db, env.gw, engine.WithLogger(log)),
+		Engine:         engine.NewService(db, env.gw, engine.WithLogger(log), engine.WithPaymentLinks(handlers.PaymentLinks(env.srv.URL))),
 		Sessions:       session.NewManager(session.NewDBStore(o.sessionDB), session.Config{Secure: false}),
 		Gateway:        env.gw,
 		HashSecret:     testSecret,
@@ -337,4 +337,23 @@ func together(n int, f func(i int)) {
 	}
 	close(start)
 	wg.Wait()
+}
+
+// checkout follows an order's stable pay link (as the browser does) and
+// returns the provider's checkout it redirects to: the test gateway's page.
+func (env *testEnv) checkout(c *http.Client, payLink string) *url.URL {
+	env.t.Helper()
+	u, err := url.Parse(payLink)
+	if err != nil {
+		env.t.Fatalf("pay link %q: %v", payLink, err)
+	}
+	if !strings.HasPrefix(u.Path, "/pay/") {
+		return u
+	}
+	res := env.do(c, http.MethodGet, u.RequestURI(), nil)
+	to, err := url.Parse(res.header.Get("Location"))
+	if res.status != http.StatusSeeOther || err != nil || !strings.HasPrefix(to.Path, "/dev/pay/") {
+		env.t.Fatalf("pay link %q: %d to %q, want 303 to the test gateway", payLink, res.status, res.header.Get("Location"))
+	}
+	return to
 }

@@ -2,7 +2,6 @@ package handlers_test
 
 import (
 	"net/http"
-	"net/url"
 	"strings"
 	"testing"
 
@@ -13,8 +12,9 @@ import (
 // is told, so only the member who registered may use it or see the order.
 func TestTestGatewayOnlyForTheOwner(t *testing.T) {
 	env := newEnv(t, dbtest.SQLite(t))
-	f := env.completeDemo(env.newClient())
-	pay, _ := url.Parse(*f.PaymentURL)
+	owner := env.newClient()
+	f := env.completeDemo(owner)
+	pay := env.checkout(owner, *f.PaymentURL)
 	stranger := env.newClient()
 	for _, tc := range []struct {
 		name   string
