@@ -58,11 +58,11 @@ var doneText = struct {
 	Heading, Intro, Redirect, PayNow, Seconds, LinkFollows string
 }{
 	LinkFollows: "The payment service is not reachable right now. Your registration is saved; we will send you the payment link by e-mail, and it appears here as soon as it is ready.",
-	Heading:  "Registration saved: pay to finish",
-	Intro:    "Your registration is saved. The memberships become active as soon as the payment is received.",
-	Redirect: "You will be taken to the payment page in",
-	PayNow:   "Pay now",
-	Seconds:  "seconds.",
+	Heading:     "Registration saved: pay to finish",
+	Intro:       "Your registration is saved. The memberships become active as soon as the payment is received.",
+	Redirect:    "You will be taken to the payment page in",
+	PayNow:      "Pay now",
+	Seconds:     "seconds.",
 }
 
 var resetText = struct {
