@@ -169,8 +169,8 @@ func markRefunded(ctx context.Context, db bun.IDB, paymentID int64, refundID str
 func unpaidOrdersWithoutAttempt(ctx context.Context, db bun.IDB, orderID int64, limit int) ([]Order, error) {
 	var orders []Order
 	q := withLines(db.NewSelect().Model(&orders)).Where("?TableAlias.status = ?", OrderUnpaid).
-		Where("NOT EXISTS (SELECT 1 FROM payments AS p WHERE p.order_id = ?TableAlias.id)").
-		Order("?TableAlias.id ASC").Limit(int64(limit))
+		Where("NOT EXISTS (SELECT 1 FROM payments AS p WHERE p.order_id = ?)", bun.Ident("order.id")).
+		OrderExpr("?TableAlias.id ASC").Limit(int64(limit))
 	if orderID != 0 {
 		q = q.Where("?TableAlias.id = ?", orderID)
 	}
