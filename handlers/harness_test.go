@@ -54,6 +54,9 @@ type envOptions struct {
 	// engine's database keeps its sessions, so requests get past the
 	// session check.
 	sessionDB *bun.DB
+	// provider, when set, takes the payments instead of the test gateway
+	// (Stripe on stripe-mock: its webhook route is mounted).
+	provider engine.PaymentProvider
 }
 
 func newEnvWith(t testing.TB, db *bun.DB, o envOptions) *testEnv {
@@ -77,10 +80,16 @@ func newEnvWith(t testing.TB, db *bun.DB, o envOptions) *testEnv {
 	if o.backend != nil {
 		relay.Backend = backend.New(backend.Config{BaseURL: o.backend, APIKey: "test-api-key"})
 	}
+	var provider engine.PaymentProvider = env.gw
+	gateway := env.gw
+	if o.provider != nil {
+		provider, gateway = o.provider, nil
+	}
 	handler = handlers.New(handlers.Deps{
-		Engine:         engine.NewService(db, env.gw, engine.WithLogger(log), engine.WithPaymentLinks(handlers.PaymentLinks(env.srv.URL))),
+		Engine:         engine.NewService(db, provider, engine.WithLogger(log), engine.WithPaymentLinks(handlers.PaymentLinks(env.srv.URL))),
 		Sessions:       session.NewManager(session.NewDBStore(o.sessionDB), session.Config{Secure: false}),
-		Gateway:        env.gw,
+		Gateway:        gateway,
+		StripeWebhook:  o.provider != nil && o.provider.Name() == "stripe",
 		HashSecret:     testSecret,
 		Logger:         log,
 		TrustedProxies: o.trustedProxies,

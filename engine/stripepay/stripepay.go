@@ -130,18 +130,17 @@ func lineItems(req engine.CheckoutRequest) []engine.CheckoutLine {
 
 // CreateCheckout implements engine.PaymentProvider.
 func (p *Provider) CreateCheckout(ctx context.Context, req engine.CheckoutRequest) (engine.Checkout, error) {
-	cs, err := p.client.V1CheckoutSessions.Create(ctx, CheckoutParams(req, time.Now()))
+	params := CheckoutParams(req, time.Now())
+	cs, err := p.client.V1CheckoutSessions.Create(ctx, params)
 	if err != nil {
 		return engine.Checkout{}, fmt.Errorf("stripe: create checkout session: %w", err)
 	}
 	if cs.URL == "" || cs.ID == "" {
 		return engine.Checkout{}, errors.New("stripe: the checkout session has no id or url")
 	}
-	co := engine.Checkout{ProviderID: cs.ID, URL: cs.URL}
-	if cs.ExpiresAt > 0 {
-		co.ExpiresAt = time.Unix(cs.ExpiresAt, 0).UTC()
-	}
-	return co, nil
+	// The expiry is the one asked for: Stripe honours it (and stripe-mock
+	// answers a fixed date in 2009, which would renew every checkout).
+	return engine.Checkout{ProviderID: cs.ID, URL: cs.URL, ExpiresAt: time.Unix(*params.ExpiresAt, 0).UTC()}, nil
 }
 
 // Retrieve implements engine.PaymentProvider: the session's state now.
