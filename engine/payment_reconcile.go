@@ -15,6 +15,9 @@ func WithReconcileAfter(d time.Duration) ServiceOption {
 	return func(s *Service) { s.reconcileAfter = d }
 }
 
+// reconcileOnLoadTimeout bounds the reconciliation a registration's load runs.
+const reconcileOnLoadTimeout = 5 * time.Second
+
 // ReconcileReport counts what a reconciliation did.
 type ReconcileReport struct {
 	Checked  int                 // pending attempts asked about
@@ -65,6 +68,10 @@ func (s *Service) reconcile(ctx context.Context, orderID int64, olderThan time.D
 // the state a lost webhook would have set, and a link the provider could
 // not make at commit. Failures are logged only: the page shows what is known.
 func (s *Service) reconcileRegistration(ctx context.Context, userKey string, periodID int64) {
+	// A provider that is down must not hold the page for the SDK's timeouts
+	// and retries: what it could not tell now, the next load asks again.
+	ctx, cancel := context.WithTimeout(ctx, reconcileOnLoadTimeout)
+	defer cancel()
 	order, err := unpaidOrderOf(ctx, s.db, userKey, periodID)
 	if err != nil || order == nil {
 		if err != nil {

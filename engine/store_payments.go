@@ -118,15 +118,6 @@ func recordPaymentEvent(ctx context.Context, db bun.IDB, ev *PaymentEvent) (inse
 	return n == 1, nil
 }
 
-// paymentEvents lists the confirmations recorded for an attempt, oldest first.
-func paymentEvents(ctx context.Context, db bun.IDB, reference string) ([]PaymentEvent, error) {
-	var evs []PaymentEvent
-	if err := db.NewSelect().Model(&evs).Where("reference = ?", reference).Order("id ASC").Scan(ctx); err != nil {
-		return nil, fmt.Errorf("load payment events: %w", err)
-	}
-	return evs, nil
-}
-
 // pendingPaymentsBefore lists up to limit pending attempts created before
 // cutoff, oldest first: the ones a missed webhook may have left open.
 func pendingPaymentsBefore(ctx context.Context, db bun.IDB, cutoff time.Time, orderID int64, limit int) ([]Payment, error) {
