@@ -228,6 +228,13 @@ func TestStripeWebhook(t *testing.T) {
 		if s := sc.orderStatus(t); s != engine.OrderUnpaid {
 			t.Fatalf("the return's query settled the order: %s", s)
 		}
+		back := sc.env.get(sc.c, "/membership/payment-return?reference="+sc.pay.Reference+"&status=cancelled")
+		if back.testid("payment-return").AttrOr("data-outcome", "") != "cancelled" || back.testid("retry-payment").Length() != 1 {
+			t.Errorf("back from Stripe without paying, want not completed with a retry:\n%s", back.body)
+		}
+		if p := sc.attempt(t); p.Status != engine.PaymentPending {
+			t.Errorf("the cancel return changed the attempt: %s", p.Status)
+		}
 		sc.post(t, "evt_done", stripepay.EventCompleted, completedPaid(sc), now, testWhsec)
 		done := sc.env.get(sc.c, confirming.testid("check-again").AttrOr("href", ""))
 		if done.testid("payment-return").AttrOr("data-outcome", "") != "success" {
