@@ -265,6 +265,15 @@ func (s *Service) settle(ctx context.Context, provider PaymentProvider, c Paymen
 	if err != nil {
 		return nil, err
 	}
+	if len(closeAtProvider) == 0 && !refund {
+		return res, nil
+	}
+	// The settlement is committed; what follows is owed to the provider
+	// whatever the caller does now (a webhook's sender hanging up), and
+	// bounded, so that the webhook still answers in Stripe's time. A refund
+	// not made here stays due for the reconciliation.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), afterSettleTimeout)
+	defer cancel()
 	for _, o := range closeAtProvider {
 		if err := provider.Expire(ctx, o); err != nil {
 			s.log.WarnContext(ctx, "a superseded checkout could not be closed at the provider", "reference", o.Reference, "err", err)
@@ -275,6 +284,9 @@ func (s *Service) settle(ctx context.Context, provider PaymentProvider, c Paymen
 	}
 	return res, nil
 }
+
+// afterSettleTimeout bounds the provider calls that follow a settlement.
+const afterSettleTimeout = 10 * time.Second
 
 // refundDue gives back the money of an order's attempts marked for a
 // refund (or of every order's, for orderID 0), outside any transaction, and
