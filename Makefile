@@ -21,6 +21,7 @@ test: fmt-check vet lint templ-check css-check spec-check spec-lint spec-diff co
 	@[ -n "$$PORTAL_TEST_DATABASE_URL" ] || echo "test: PostgreSQL SKIPPED: set PORTAL_TEST_DATABASE_URL to run the store, engine and API suites on PostgreSQL too"
 	@[ -x "$${PORTAL_CHROMIUM:-/usr/bin/chromium}" ] || echo "test: browser end-to-end suite SKIPPED: Chromium not found (apt-get install chromium, or set PORTAL_CHROMIUM)"
 	@[ -n "$$PORTAL_TEST_REDIS_URL" ] || echo "test: Redis session store suites SKIPPED: set PORTAL_TEST_REDIS_URL"
+	@[ -x "$(STRIPE_MOCK)" ] || [ -n "$$PORTAL_STRIPE_MOCK_BIN" ] || echo "test: Stripe suites SKIPPED: stripe-mock not installed (make stripe-mock)"
 	$(GO) test -race -count=1 ./...
 
 fmt-check:
@@ -39,6 +40,18 @@ $(STATICCHECK):
 	mv bin/tools/$(STATICCHECK_VERSION)/staticcheck $@ && rmdir bin/tools/$(STATICCHECK_VERSION)
 lint: $(STATICCHECK)
 	$(STATICCHECK) ./...
+
+## stripe-mock: Stripe's API mock, pinned, installed into bin/tools like staticcheck; the Stripe
+## suites (engine/stripepay, the webhook tests) find it there, and skip without it unless
+## PORTAL_STRIPE_MOCK=required (as in CI)
+STRIPE_MOCK_VERSION := v0.203.0
+STRIPE_MOCK := bin/tools/stripe-mock-$(STRIPE_MOCK_VERSION)
+.PHONY: stripe-mock
+stripe-mock: $(STRIPE_MOCK)
+$(STRIPE_MOCK):
+	@mkdir -p bin/tools
+	GOBIN=$(CURDIR)/bin/tools/sm-$(STRIPE_MOCK_VERSION) $(GO) install github.com/stripe/stripe-mock@$(STRIPE_MOCK_VERSION)
+	mv bin/tools/sm-$(STRIPE_MOCK_VERSION)/stripe-mock $@ && rmdir bin/tools/sm-$(STRIPE_MOCK_VERSION)
 
 ## templ: regenerate the templ components
 templ:

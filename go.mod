@@ -21,6 +21,8 @@ require (
 
 require golang.org/x/xerrors v0.0.0-20200804184101-5ec99f83aff1 // indirect
 
+require github.com/stripe/stripe-go/v86 v86.4.0
+
 require (
 	cloud.google.com/go v0.123.0 // indirect
 	github.com/PuerkitoBio/goquery v1.13.0

@@ -26,7 +26,7 @@ func seededWithGateway(t *testing.T, db *bun.DB) (*engine.Service, *engine.TestG
 	if err := engine.SeedDemo(context.Background(), db, 2, now); err != nil {
 		t.Fatalf("seed: %v", err)
 	}
-	gw := engine.NewTestGateway("secret", testGatewayURLs)
+	gw := engine.NewTestGateway(testGatewayURLs)
 	return engine.NewService(db, gw), gw
 }
 
@@ -74,22 +74,30 @@ func TestWholeFlow(t *testing.T) {
 }
 
 // TestTestGatewayAddresses: the test gateway adds only the query to the
-// addresses its caller gives it.
+// addresses its caller gives it, and signs the amount paid with the rest.
 func TestTestGatewayAddresses(t *testing.T) {
-	gw := engine.NewTestGateway("secret", engine.TestGatewayURLs{
+	gw := engine.NewTestGateway(engine.TestGatewayURLs{
 		PayURL:    func(reference string) string { return "https://pay.example/p/" + reference },
 		ReturnURL: "https://portal.example/back",
 	})
-	pay, err := gw.CreatePayment(context.Background(), engine.PaymentRequest{Reference: "PR-1", AmountMinor: 1250, Currency: "EUR"})
+	co, err := gw.CreateCheckout(context.Background(), engine.CheckoutRequest{Reference: "PR-1", AmountMinor: 1250, Currency: "EUR"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "https://pay.example/p/PR-1?amount=12.50&currency=EUR&reference=PR-1"; pay != want {
-		t.Errorf("CreatePayment = %q, want %q", pay, want)
+	if want := "https://pay.example/p/PR-1?amount=12.50&currency=EUR&reference=PR-1"; co.URL != want {
+		t.Errorf("CreateCheckout URL = %q, want %q", co.URL, want)
 	}
-	ret := gw.ReturnURL("PR-1", string(engine.OutcomeSuccess), "TX-1")
-	if want := "https://portal.example/back?reference=PR-1&signature=" + gw.Sign("PR-1", string(engine.OutcomeSuccess), "TX-1") +
+	if co.ProviderID == "" || co.ExpiresAt.IsZero() {
+		t.Errorf("checkout = %+v, want a provider id and an expiry", co)
+	}
+	ret := gw.ReturnURL("PR-1", string(engine.OutcomeSuccess), "TX-1", 1250, "EUR")
+	if want := "https://portal.example/back?amount=12.50&currency=EUR&reference=PR-1&signature=" + gw.Sign("PR-1", string(engine.OutcomeSuccess), "TX-1", "12.50", "EUR") +
 		"&status=success&transactionId=TX-1"; ret != want {
 		t.Errorf("ReturnURL = %q, want %q", ret, want)
+	}
+	// Each gateway has a key of its own: another one's signature is worthless.
+	other := engine.NewTestGateway(engine.TestGatewayURLs{PayURL: func(string) string { return "" }})
+	if gw.Sign("PR-1", "success", "TX-1", "12.50", "EUR") == other.Sign("PR-1", "success", "TX-1", "12.50", "EUR") {
+		t.Error("two test gateways sign alike: the key is not random")
 	}
 }

@@ -106,7 +106,7 @@ func (s *Service) doneForm(ctx context.Context, db bun.IDB, inst *ProcessInstanc
 	if err != nil {
 		return nil, err
 	}
-	url, err := s.paymentURLFor(ctx, db, inst.ID)
+	url, err := s.payLinkFor(ctx, db, inst.ID)
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -140,31 +141,61 @@ func demoAnswers(step int, persons []int64) []engine.PersonInput {
 	return in
 }
 
-// referenceOf reads the payment reference from a payment URL.
-func referenceOf(t *testing.T, paymentURL string) string {
-	t.Helper()
+// attemptOf reads the payment reference from a payment URL. The stable pay
+// link carries the order's reference: following it (as a browser would)
+// gives the open attempt's reference, which returns and events name.
+func (f *fixture) attemptOf(paymentURL string) string {
+	f.t.Helper()
 	u, err := url.Parse(paymentURL)
 	if err != nil {
-		t.Fatalf("payment url %q: %v", paymentURL, err)
+		f.t.Fatalf("payment url %q: %v", paymentURL, err)
 	}
 	ref := u.Query().Get("reference")
 	if ref == "" {
-		t.Fatalf("payment url %q has no reference", paymentURL)
+		f.t.Fatalf("payment url %q has no reference", paymentURL)
 	}
-	return ref
+	if !strings.HasPrefix(ref, "PO-") {
+		return ref
+	}
+	p, err := f.svc.FollowPayLink(f.ctx, ref)
+	if err != nil {
+		f.t.Fatalf("follow the pay link %q: %v", paymentURL, err)
+	}
+	return p.Reference
+}
+
+// orderRefOf reads the order's reference from a stable pay link.
+func (f *fixture) orderRefOf(paymentURL string) string {
+	f.t.Helper()
+	u, err := url.Parse(paymentURL)
+	if err != nil || !strings.HasPrefix(u.Query().Get("reference"), "PO-") {
+		f.t.Fatalf("payment url %q is not a stable pay link (%v)", paymentURL, err)
+	}
+	return u.Query().Get("reference")
 }
 
 // paymentReturn is what the browser brings back from the test gateway: the
-// query of its signed return address.
+// query of its signed return address, with the attempt's amount (or the
+// demo total for an unknown reference).
 func (f *fixture) paymentReturn(reference string, status engine.PaymentOutcome, transactionID string) engine.PaymentReturn {
 	f.t.Helper()
-	u, err := url.Parse(f.gw.ReturnURL(reference, string(status), transactionID))
+	amount, currency := int64(100), "EUR"
+	if v, err := f.svc.PaymentForPage(f.ctx, reference); err == nil {
+		amount, currency = v.Payment.AmountMinor, v.Payment.Currency
+	}
+	return f.signedReturn(reference, status, transactionID, amount, currency)
+}
+
+// signedReturn is a validly signed return with the amount given.
+func (f *fixture) signedReturn(reference string, status engine.PaymentOutcome, transactionID string, amountMinor int64, currency string) engine.PaymentReturn {
+	f.t.Helper()
+	u, err := url.Parse(f.gw.ReturnURL(reference, string(status), transactionID, amountMinor, currency))
 	if err != nil {
 		f.t.Fatalf("return url: %v", err)
 	}
 	q := u.Query()
-	return engine.PaymentReturn{Reference: q.Get("reference"), Status: q.Get("status"),
-		TransactionID: q.Get("transactionId"), Signature: q.Get("signature")}
+	return engine.PaymentReturn{Reference: q.Get("reference"), Status: q.Get("status"), TransactionID: q.Get("transactionId"),
+		Amount: q.Get("amount"), Currency: q.Get("currency"), Signature: q.Get("signature")}
 }
 
 // pay applies a signed payment return with a transaction id of its own.

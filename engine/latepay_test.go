@@ -16,7 +16,7 @@ func TestLateSuccessAfterCancel(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		f := newFixture(t, db)
 		r := f.start(engine.DemoUserKey, alex, robin)
-		ref := referenceOf(t, r.commit().PaymentURL)
+		ref := f.attemptOf(r.commit().PaymentURL)
 		if res := f.pay(ref, engine.OutcomeCancelled); res.Outcome != engine.OutcomeCancelled {
 			t.Fatalf("cancel: %+v", res)
 		}
@@ -38,13 +38,13 @@ func TestTwoAttemptsBothPaid(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		f := newFixture(t, db)
 		r := f.start(engine.DemoUserKey, alex, robin)
-		first := referenceOf(t, r.commit().PaymentURL)
+		first := f.attemptOf(r.commit().PaymentURL)
 		f.pay(first, engine.OutcomeFailed)
 		retry, err := f.svc.RetryPayment(f.ctx, r.userKey, r.pid)
 		if err != nil {
 			t.Fatal(err)
 		}
-		second := referenceOf(t, retry.PaymentURL)
+		second := f.attemptOf(retry.PaymentURL)
 		if second == first {
 			t.Fatalf("retry reused the failed attempt")
 		}

@@ -149,7 +149,10 @@ type Order struct {
 	Currency          string      `bun:"currency,notnull"`
 	CreatedAt         time.Time   `bun:"created_at,notnull"`
 	PaidAt            *time.Time  `bun:"paid_at"`
-	Lines             []OrderLine `bun:"rel:has-many,join:id=order_id"`
+	// PayReference is the order's stable payment reference, the one the pay
+	// link {base}/pay/{reference} carries across attempts.
+	PayReference string      `bun:"pay_reference,nullzero"`
+	Lines        []OrderLine `bun:"rel:has-many,join:id=order_id"`
 }
 
 // OrderLine is one frozen price component of an order.
@@ -191,6 +194,44 @@ type Payment struct {
 	PaymentURL    string        `bun:"payment_url,notnull"`
 	CreatedAt     time.Time     `bun:"created_at,notnull"`
 	UpdatedAt     time.Time     `bun:"updated_at,notnull"`
+	// ProviderID is the provider's id of the checkout (a Stripe Checkout Session id).
+	ProviderID *string `bun:"provider_id"`
+	// ExpiresAt is when the checkout stops taking payments; nil: never.
+	ExpiresAt *time.Time `bun:"expires_at"`
+	// ConfirmingAt is when the provider reported the payment as processing
+	// (an asynchronous method such as SEPA debit confirms later).
+	ConfirmingAt *time.Time `bun:"confirming_at"`
+	// Problem describes a confirmation that did not match the attempt
+	// (amount or currency); such an attempt never completes an order.
+	Problem         string  `bun:"problem,notnull"`
+	PaidAmountMinor *int64  `bun:"paid_amount_minor"`
+	PaidCurrency    *string `bun:"paid_currency"`
+	// RefundStatus is "" (none), "DUE" (a second payment of a paid or
+	// cancelled order, to be refunded) or "DONE" (refunded: RefundID).
+	RefundStatus string  `bun:"refund_status,notnull"`
+	RefundID     *string `bun:"refund_id"`
+}
+
+// Refund statuses of a payment attempt.
+const (
+	RefundDue  = "DUE"
+	RefundDone = "DONE"
+)
+
+// PaymentEvent is one confirmation of an attempt as a provider sent it (a
+// webhook event, with its id stored once) or as we retrieved it.
+type PaymentEvent struct {
+	bun.BaseModel `bun:"table:payment_events"`
+	ID            int64     `bun:"id,pk,autoincrement"`
+	Provider      string    `bun:"provider,notnull"`
+	EventID       *string   `bun:"event_id"`
+	EventType     string    `bun:"event_type,notnull"`
+	Reference     string    `bun:"reference,notnull"`
+	Outcome       string    `bun:"outcome,notnull"`
+	AmountMinor   *int64    `bun:"amount_minor"`
+	Currency      *string   `bun:"currency"`
+	Note          string    `bun:"note,notnull"`
+	CreatedAt     time.Time `bun:"created_at,notnull"`
 }
 
 // OutboxMessage is a message to send, recorded with the change it announces.

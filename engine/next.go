@@ -48,11 +48,9 @@ func (s *Service) Next(ctx context.Context, userKey string, in NextInput) (_ *Fo
 		return nil, err
 	}
 	if committed != nil {
-		url, err := s.startPayment(ctx, s.db, committed)
-		if err != nil {
-			// The registration stands; the link is made again on the next load.
-			s.log.WarnContext(ctx, "payment link could not be created", "order", committed.ID, "err", err)
-		}
+		// After the commit, outside its transaction: the provider is never
+		// called inside one. Without a link the registration stands.
+		url := s.startPayment(ctx, committed)
 		form.PaymentURL = url
 		for i := range form.People {
 			form.People[i].PaymentURL = url

@@ -56,6 +56,7 @@ type Overview struct {
 // LoadOverview loads (or starts) the registration of userKey for a period.
 func (s *Service) LoadOverview(ctx context.Context, userKey string, periodID int64) (_ *Overview, err error) {
 	defer classifyUnavailable(&err)
+	s.reconcileRegistration(ctx, userKey, periodID) // before the load, outside any transaction: it may ask the provider
 	var (
 		form     *Form
 		period   *MembershipPeriod

@@ -2,43 +2,156 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net/url"
+	"time"
 
 	"github.com/uptrace/bun"
 )
 
-// startPayment opens a new payment attempt for an unpaid order and returns its address.
-func (s *Service) startPayment(ctx context.Context, db bun.IDB, order *Order) (string, error) {
-	ref := NewReference("PR-")
-	url, err := s.payments.CreatePayment(ctx, PaymentRequest{
-		Reference: ref, AmountMinor: order.TotalMinor, Currency: order.Currency,
-		Description: fmt.Sprintf("Membership registration, order %d", order.ID),
-	})
-	if err != nil {
-		return "", fmt.Errorf("payment provider: %w", err)
-	}
-	now := s.clock()
-	p := &Payment{OrderID: order.ID, Provider: s.payments.Name(), Reference: ref, AmountMinor: order.TotalMinor,
-		Currency: order.Currency, Status: PaymentPending, PaymentURL: url, CreatedAt: now, UpdatedAt: now}
-	inserted, err := insertPendingPayment(ctx, db, p)
-	if err != nil {
-		return "", err
-	}
-	if !inserted {
-		// Another request opened an attempt for this order meanwhile: use that one.
-		open, err := pendingPayment(ctx, db, order.ID)
-		if err != nil {
-			return "", err
-		}
-		return open.PaymentURL, nil
-	}
-	return url, nil
+// PaymentLinks are the portal's own payment addresses. The HTTP layer owns
+// the routes and builds them; the engine only fills in references.
+type PaymentLinks struct {
+	// PayLink is the stable pay link of an order: following it creates or
+	// reuses the provider's checkout (the spec's paymentUrl).
+	PayLink func(orderReference string, amountMinor int64) string
+	// ReturnURL and CancelURL are where a provider sends the browser back
+	// for an attempt.
+	ReturnURL func(reference string) string
+	CancelURL func(reference string) string
 }
 
-// paymentURLFor returns the link of the instance's open payment attempt,
-// starting a new attempt when the last one failed, was cancelled or never
-// got made. An empty link with no error means the provider is unavailable.
-func (s *Service) paymentURLFor(ctx context.Context, db bun.IDB, instanceID int64) (string, error) {
+// WithPaymentLinks sets the portal's payment addresses (relative ones by default).
+func WithPaymentLinks(l PaymentLinks) ServiceOption { return func(s *Service) { s.links = l } }
+
+// WithPaymentProviders replaces how a registration's provider is chosen:
+// pick returns the provider of an organisation. The default is the
+// environment's one provider for every organisation; per-organisation
+// payment settings plug in here.
+func WithPaymentProviders(pick func(organisationID int64) PaymentProvider) ServiceOption {
+	return func(s *Service) { s.pickProvider = pick }
+}
+
+// defaultPaymentLinks are relative addresses, for a service without WithPaymentLinks.
+func defaultPaymentLinks() PaymentLinks {
+	back := func(status string) func(string) string {
+		return func(ref string) string {
+			return "/membership/payment-return?" + url.Values{"reference": {ref}, "status": {status}}.Encode()
+		}
+	}
+	return PaymentLinks{
+		PayLink: func(ref string, amount int64) string {
+			return "/pay/" + url.PathEscape(ref) + "?" + url.Values{"reference": {ref}, "amount": {formatMinor(amount)}}.Encode()
+		},
+		ReturnURL: back(string(OutcomeSuccess)),
+		CancelURL: back(string(OutcomeCancelled)),
+	}
+}
+
+// checkoutLifetime is how long a new checkout takes payments. Stripe allows
+// 30 minutes to 24 hours; the pay link makes a new one after it expires.
+const checkoutLifetime = 24 * time.Hour
+
+// checkoutMargin: a checkout about to expire is not handed out, so that the
+// member does not land on a page that closes while they type.
+const checkoutMargin = 10 * time.Minute
+
+// providerFor is the payment provider of an organisation.
+func (s *Service) providerFor(organisationID int64) PaymentProvider {
+	if s.pickProvider != nil {
+		if p := s.pickProvider(organisationID); p != nil {
+			return p
+		}
+	}
+	return s.payments
+}
+
+// providerNamed is the provider that made an attempt (the default one
+// when the name is not known: a provider switched off since).
+func (s *Service) providerNamed(organisationID int64, name string) PaymentProvider {
+	if p := s.providerFor(organisationID); p.Name() == name {
+		return p
+	}
+	return s.payments
+}
+
+// checkoutFor returns the open attempt of an unpaid order with a live
+// checkout, creating one when there is none or the last one expired. It
+// runs outside any transaction: the provider is called between short ones.
+func (s *Service) checkoutFor(ctx context.Context, order *Order) (*Payment, error) {
+	provider := s.providerFor(order.OrganisationID)
+	now := s.clock()
+	last, err := lastPayment(ctx, s.db, order.ID)
+	if err != nil {
+		return nil, err
+	}
+	if last != nil && last.Status == PaymentPending {
+		if last.ExpiresAt == nil || last.ExpiresAt.After(now.Add(checkoutMargin)) {
+			return last, nil
+		}
+		// Expired or about to: close it at the provider first, so that it
+		// cannot be paid beside the new one, then here.
+		if err := s.providerNamed(order.OrganisationID, last.Provider).Expire(ctx, *last); err != nil {
+			s.log.WarnContext(ctx, "an expiring checkout could not be closed at the provider", "reference", last.Reference, "err", err)
+		}
+		if _, err := cancelPayment(ctx, s.db, last.ID, now); err != nil {
+			return nil, err
+		}
+	}
+	ref := NewReference("PR-")
+	req := CheckoutRequest{
+		Reference: ref, OrderReference: order.PayReference, AmountMinor: order.TotalMinor, Currency: order.Currency,
+		Description: fmt.Sprintf("Membership registration, order %d", order.ID),
+		ReturnURL:   s.links.ReturnURL(ref), CancelURL: s.links.CancelURL(ref), ExpiresAt: now.Add(checkoutLifetime),
+	}
+	for _, l := range order.Lines {
+		req.Lines = append(req.Lines, CheckoutLine{Description: l.Description, AmountMinor: l.AmountMinor})
+	}
+	co, err := provider.CreateCheckout(ctx, req)
+	if err != nil {
+		return nil, fmt.Errorf("payment provider: %w", err)
+	}
+	p := &Payment{OrderID: order.ID, Provider: provider.Name(), Reference: ref, AmountMinor: order.TotalMinor,
+		Currency: order.Currency, Status: PaymentPending, PaymentURL: co.URL, CreatedAt: now, UpdatedAt: now}
+	if co.ProviderID != "" {
+		p.ProviderID = &co.ProviderID
+	}
+	if !co.ExpiresAt.IsZero() {
+		exp := co.ExpiresAt.UTC()
+		p.ExpiresAt = &exp
+	}
+	inserted, err := insertPendingPayment(ctx, s.db, p)
+	if err != nil {
+		return nil, err
+	}
+	if !inserted {
+		// Another request opened an attempt for this order meanwhile (two
+		// tabs): use that one, and close ours so that only one can be paid.
+		if err := provider.Expire(ctx, *p); err != nil {
+			s.log.WarnContext(ctx, "a surplus checkout could not be closed at the provider", "reference", ref, "err", err)
+		}
+		return pendingPayment(ctx, s.db, order.ID)
+	}
+	return p, nil
+}
+
+// startPayment opens the first payment attempt of a just committed order.
+// When the provider is down the registration stands without one ("payment
+// generation failed"): the member is told the link follows, and the next
+// load, the pay link or CreateMissingPaymentLinks makes it.
+func (s *Service) startPayment(ctx context.Context, order *Order) string {
+	if _, err := s.checkoutFor(ctx, order); err != nil {
+		s.log.WarnContext(ctx, "payment link could not be created; it follows later", "order", order.ID, "err", err)
+		return ""
+	}
+	return s.links.PayLink(order.PayReference, order.TotalMinor)
+}
+
+// payLinkFor returns the stable pay link of an instance's unpaid order, or
+// "" while the order has no payment attempt yet (the provider was down at
+// commit) or is not unpaid. It only reads: it is called inside transactions.
+func (s *Service) payLinkFor(ctx context.Context, db bun.IDB, instanceID int64) (string, error) {
 	order, err := liveOrder(ctx, db, instanceID)
 	if err != nil {
 		return "", err
@@ -47,18 +160,38 @@ func (s *Service) paymentURLFor(ctx context.Context, db bun.IDB, instanceID int6
 		return "", nil
 	}
 	last, err := lastPayment(ctx, db, order.ID)
-	if err != nil {
+	if err != nil || last == nil {
 		return "", err
 	}
-	if last != nil && last.Status == PaymentPending {
-		return last.PaymentURL, nil
-	}
-	url, err := s.startPayment(ctx, db, order)
+	return s.links.PayLink(order.PayReference, order.TotalMinor), nil
+}
+
+// FollowPayLink answers the stable pay link of an order: the address of
+// the provider's checkout for its open attempt, made anew when the last one
+// expired, failed or was cancelled. Paying is not tied to a session: the
+// link is in e-mails, and its reference is unguessable. A paid or cancelled
+// order is a conflict, an unknown reference not found.
+func (s *Service) FollowPayLink(ctx context.Context, orderReference string) (_ *Payment, err error) {
+	defer classifyUnavailable(&err)
+	order, err := orderByPayReference(ctx, s.db, orderReference)
 	if err != nil {
-		s.log.WarnContext(ctx, "payment link could not be created", "order", order.ID, "err", err)
-		return "", nil
+		return nil, err
 	}
-	return url, nil
+	switch order.Status {
+	case OrderPaid:
+		return nil, Errorf(CodeConflict, "this registration is already paid")
+	case OrderCancelled:
+		return nil, Errorf(CodeConflict, "this registration was changed and this payment link is no longer valid")
+	}
+	p, err := s.checkoutFor(ctx, order)
+	if err != nil {
+		var e *Error
+		if errors.As(err, &e) {
+			return nil, err
+		}
+		return nil, &Error{Code: CodeUnavailable, Message: "the payment provider could not be reached; try again shortly", Err: err}
+	}
+	return p, nil
 }
 
 // RetryPayment starts a new payment attempt for a committed registration
@@ -72,10 +205,52 @@ func (s *Service) RetryPayment(ctx context.Context, userKey, processID string) (
 	if inst.Status != StateDone {
 		return nil, Errorf(CodeConflict, "this registration is not waiting for payment")
 	}
+	order, err := liveOrder(ctx, s.db, inst.ID)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := s.checkoutFor(ctx, order); err != nil {
+		s.log.WarnContext(ctx, "payment link could not be created", "order", order.ID, "err", err)
+	}
 	return s.formFor(ctx, s.db, inst, nil)
 }
 
-// PaymentView is what the payment page of the test gateway shows.
+// PaymentLinkNotice is a payment link made after the commit, for the
+// member's e-mail.
+type PaymentLinkNotice struct {
+	OrderID  int64
+	UserKey  string
+	PeriodID int64
+	Link     string
+}
+
+// CreateMissingPaymentLinks makes the checkouts that failed at commit
+// ("payment generation failed"), at most limit, and returns the links made,
+// for the messages' job to e-mail. The job runner calls it periodically;
+// an order whose provider is still down is simply tried the next time.
+func (s *Service) CreateMissingPaymentLinks(ctx context.Context, limit int) (_ []PaymentLinkNotice, err error) {
+	defer classifyUnavailable(&err)
+	return s.createMissingLinks(ctx, 0, limit)
+}
+
+func (s *Service) createMissingLinks(ctx context.Context, orderID int64, limit int) ([]PaymentLinkNotice, error) {
+	orders, err := unpaidOrdersWithoutAttempt(ctx, s.db, orderID, limit)
+	if err != nil {
+		return nil, err
+	}
+	var made []PaymentLinkNotice
+	for i := range orders {
+		o := &orders[i]
+		if _, err := s.checkoutFor(ctx, o); err != nil {
+			s.log.WarnContext(ctx, "payment link still could not be created", "order", o.ID, "err", err)
+			continue
+		}
+		made = append(made, PaymentLinkNotice{OrderID: o.ID, UserKey: o.UserKey, PeriodID: o.PeriodID, Link: s.links.PayLink(o.PayReference, o.TotalMinor)})
+	}
+	return made, nil
+}
+
+// PaymentView is what a payment page shows: the attempt and its order.
 type PaymentView struct {
 	Payment Payment
 	Order   *Order

@@ -5,90 +5,326 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/uptrace/bun"
 )
 
-// PaymentResult is what a payment return did.
+// PaymentResult is what a confirmation did, and the attempt's state after it.
 type PaymentResult struct {
-	Outcome    PaymentOutcome
-	Replayed   bool // the attempt was already settled: nothing changed
-	Stale      bool // the order was cancelled (reset) before this return: nothing changed
-	Reference  string
-	ProcessID  int64
-	PeriodID   int64
-	UserKey    string
-	Order      *Order
-	PaymentURL string
+	// Outcome is the attempt's state: success, failed, cancelled, pending
+	// (an asynchronous payment confirms later) or open (not paid yet).
+	Outcome   PaymentOutcome
+	Replayed  bool // the confirmation was seen before or came too late: nothing changed
+	Stale     bool // the order was paid by another attempt or cancelled (reset): this payment is refunded
+	Mismatch  bool // the amount or currency did not match the attempt: recorded for staff, nothing completed
+	Reference string
+	ProcessID int64
+	PeriodID  int64
+	UserKey   string
+	Order     *Order
 }
 
-// CompletePayment applies a payment return. The query's status is never
-// trusted: the provider verifies it first. Settling is idempotent: an
-// attempt settles once, and a replayed or late return changes nothing.
-//
-// success: the order is paid, the memberships active, the instance
-// COMPLETED and one confirmation is put in the outbox, in one transaction.
-// failed and cancelled: the attempt is closed and the registration stays
-// DONE, so the member can retry with a new attempt.
+// attemptOutcome is the outcome an attempt's stored state stands for.
+func attemptOutcome(p *Payment) PaymentOutcome {
+	switch p.Status {
+	case PaymentSucceeded:
+		return OutcomeSuccess
+	case PaymentFailed:
+		return OutcomeFailed
+	case PaymentCancelled:
+		return OutcomeCancelled
+	}
+	if p.ConfirmingAt != nil {
+		return OutcomePending
+	}
+	return OutcomeOpen
+}
+
+// CompletePayment applies a browser's return from the provider. The query
+// is never trusted: a provider with a signed return (the test gateway)
+// verifies it; for any other the return only shows what its webhook
+// established, or, while the attempt is still pending, what a retrieval
+// from the provider's API says.
 func (s *Service) CompletePayment(ctx context.Context, ret PaymentReturn) (_ *PaymentResult, err error) {
 	defer classifyUnavailable(&err)
-	outcome, err := s.payments.VerifyReturn(ctx, ret)
+	view, err := s.PaymentForPage(ctx, ret.Reference)
 	if err != nil {
-		if errors.Is(err, ErrForgedReturn) {
-			return nil, Errorf(CodeInvalid, "this payment confirmation could not be verified")
-		}
-		return nil, &Error{Code: CodeUnavailable, Message: "the payment provider could not be reached; try again shortly", Err: err}
+		return nil, err
 	}
-	res := &PaymentResult{Outcome: outcome, Reference: ret.Reference}
-	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
-		p, order, err := lockPayment(ctx, tx, ret.Reference)
+	provider := s.providerNamed(view.Order.OrganisationID, view.Payment.Provider)
+	if v, ok := provider.(ReturnVerifier); ok && provider.Name() == view.Payment.Provider {
+		c, err := v.VerifyReturn(ctx, ret)
+		if err != nil {
+			if errors.Is(err, ErrForgedReturn) {
+				return nil, Errorf(CodeInvalid, "this payment confirmation could not be verified")
+			}
+			return nil, &Error{Code: CodeUnavailable, Message: "the payment provider could not be reached; try again shortly", Err: err}
+		}
+		return s.settle(ctx, provider, c)
+	}
+	return s.refreshPayment(ctx, provider, &view.Payment)
+}
+
+// PaymentState is the attempt's state as the portal knows it, retrieving
+// it from the provider while it is pending (the confirming page polls it).
+func (s *Service) PaymentState(ctx context.Context, reference string) (_ *PaymentResult, err error) {
+	defer classifyUnavailable(&err)
+	view, err := s.PaymentForPage(ctx, reference)
+	if err != nil {
+		return nil, err
+	}
+	return s.refreshPayment(ctx, s.providerNamed(view.Order.OrganisationID, view.Payment.Provider), &view.Payment)
+}
+
+// refreshPayment asks the provider about a pending attempt and settles what
+// it says; a provider that cannot be reached leaves the state as it is.
+func (s *Service) refreshPayment(ctx context.Context, provider PaymentProvider, p *Payment) (*PaymentResult, error) {
+	if p.Status == PaymentPending && provider.Name() == p.Provider {
+		c, err := provider.Retrieve(ctx, *p)
+		if err == nil && c.Outcome != OutcomeOpen {
+			c.Reference = p.Reference // the retrieval was for this attempt, whatever it echoes
+			return s.settle(ctx, provider, c)
+		}
+		if err != nil {
+			s.log.WarnContext(ctx, "payment state could not be retrieved from the provider", "reference", p.Reference, "err", err)
+		}
+	}
+	return s.currentResult(ctx, p.Reference)
+}
+
+// currentResult is an attempt's state without any change.
+func (s *Service) currentResult(ctx context.Context, reference string) (*PaymentResult, error) {
+	view, err := s.PaymentForPage(ctx, reference)
+	if err != nil {
+		return nil, err
+	}
+	o := view.Order
+	return &PaymentResult{Outcome: attemptOutcome(&view.Payment), Replayed: true, Reference: reference, Order: o,
+		ProcessID: o.ProcessInstanceID, PeriodID: o.PeriodID, UserKey: o.UserKey,
+		Stale: view.Payment.Status == PaymentSucceeded && view.Payment.RefundStatus != "", Mismatch: view.Payment.Problem != ""}, nil
+}
+
+// ReceivePaymentEvent handles a provider's signed event (a webhook): it
+// verifies the signature, stores the event id once and settles the attempt
+// the event names, in one transaction. A nil result with no error is an
+// event the portal does not act on. A forged event is invalid; an event
+// for an attempt the portal does not know is not found.
+func (s *Service) ReceivePaymentEvent(ctx context.Context, providerName string, payload []byte, signature string) (_ *PaymentResult, err error) {
+	defer classifyUnavailable(&err)
+	parser, ok := s.payments.(EventParser)
+	if !ok || s.payments.Name() != providerName {
+		return nil, Errorf(CodeNotFound, "no payment provider %q takes events here", providerName)
+	}
+	c, err := parser.ParseEvent(payload, signature)
+	if err != nil {
+		if errors.Is(err, ErrForgedEvent) {
+			return nil, Errorf(CodeInvalid, "the payment event could not be verified")
+		}
+		return nil, Errorf(CodeInvalid, "the payment event could not be read")
+	}
+	if c == nil {
+		return nil, nil //nolint:nilnil // an event of a kind the portal does not act on
+	}
+	return s.settle(ctx, s.payments, *c)
+}
+
+// settle applies a verified confirmation to its attempt, in one transaction
+// with the record of the confirmation (a provider event id once).
+// Settling is idempotent and monotonic: a succeeded attempt never changes
+// again, a failed or cancelled one only to succeeded (the provider took the
+// money after all), and a duplicate or late event changes nothing.
+//
+// success for an unpaid order: the order is paid, the memberships active,
+// the instance COMPLETED, one confirmation queued, the order's other open
+// checkouts closed. success for an order paid by another attempt, or
+// cancelled by a reset: the money is refunded through the provider.
+// Amount or currency other than the attempt's: recorded and logged, and
+// the attempt never completes anything.
+func (s *Service) settle(ctx context.Context, provider PaymentProvider, c PaymentConfirmation) (*PaymentResult, error) {
+	res := &PaymentResult{Reference: c.Reference}
+	var closeAtProvider []Payment
+	refund := false
+	err := inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		closeAtProvider, refund = nil, false
+		p, order, err := lockPayment(ctx, tx, c.Reference)
 		if err != nil {
 			return err
 		}
+		if p.Provider != provider.Name() {
+			return Errorf(CodeNotFound, "payment not found")
+		}
 		res.Order, res.ProcessID, res.PeriodID, res.UserKey = order, order.ProcessInstanceID, order.PeriodID, order.UserKey
 		now := s.clock()
-		if p.Status != PaymentPending {
-			if outcome != OutcomeSuccess || p.Status == PaymentSucceeded {
-				res.Replayed, res.Outcome = true, settledOutcome(p.Status)
-				return nil
-			}
-			// The provider took the money for an attempt we had closed (the
-			// member cancelled, or a reset cancelled it): it counts.
+		ev := &PaymentEvent{Provider: provider.Name(), EventType: c.EventType, Reference: p.Reference, Outcome: string(c.Outcome), CreatedAt: now}
+		if ev.EventType == "" {
+			ev.EventType = "retrieval"
 		}
-		status := map[PaymentOutcome]PaymentStatus{OutcomeSuccess: PaymentSucceeded, OutcomeFailed: PaymentFailed, OutcomeCancelled: PaymentCancelled}[outcome]
-		if err := settlePayment(ctx, tx, p, status, ret.TransactionID, now); err != nil {
+		if c.EventID != "" {
+			ev.EventID = &c.EventID
+		}
+		paid := c.Outcome == OutcomeSuccess || c.Outcome == OutcomePending
+		if paid {
+			amount, currency := c.AmountMinor, strings.ToUpper(c.Currency)
+			ev.AmountMinor, ev.Currency = &amount, &currency
+		}
+		mismatch := paid && (c.AmountMinor != p.AmountMinor || !strings.EqualFold(c.Currency, p.Currency))
+		if mismatch {
+			ev.Note = fmt.Sprintf("amount mismatch: the provider reports %s, the attempt is for %s",
+				FormatMoney(c.AmountMinor, strings.ToUpper(c.Currency)), FormatMoney(p.AmountMinor, p.Currency))
+		}
+		inserted, err := recordPaymentEvent(ctx, tx, ev)
+		if err != nil {
 			return err
 		}
-		if outcome != OutcomeSuccess {
+		res.Outcome = attemptOutcome(p)
+		if !inserted {
+			res.Replayed = true // this event was settled before
 			return nil
 		}
+		switch {
+		case p.Problem != "":
+			res.Replayed, res.Mismatch = true, true
+			return nil
+		case mismatch:
+			res.Mismatch = true
+			p.Problem = ev.Note
+			s.log.ErrorContext(ctx, "payment confirmation does not match its attempt; not completing the registration (staff to check)",
+				"reference", p.Reference, "order", order.ID, "paid", FormatMoney(c.AmountMinor, c.Currency),
+				"expected", FormatMoney(p.AmountMinor, p.Currency), "event", c.EventID)
+			if err := updatePayment(ctx, tx, p, "problem", "updated_at"); err != nil {
+				return err
+			}
+			if p.Status == PaymentPending {
+				// Closed, so that the member can pay the right amount with a new checkout.
+				if err := settlePayment(ctx, tx, p, PaymentFailed, PaymentConfirmation{}, now); err != nil {
+					return err
+				}
+			}
+			res.Outcome = attemptOutcome(p)
+			return nil
+		case c.Outcome == OutcomeOpen:
+			return nil
+		case c.Outcome == OutcomePending:
+			if p.Status == PaymentPending && p.ConfirmingAt == nil {
+				p.ConfirmingAt, p.UpdatedAt = &now, now
+				if err := updatePayment(ctx, tx, p, "confirming_at", "updated_at"); err != nil {
+					return err
+				}
+			} else {
+				res.Replayed = true // late: the attempt was decided already
+			}
+			res.Outcome = attemptOutcome(p)
+			return nil
+		case c.Outcome != OutcomeSuccess:
+			if p.Status != PaymentPending {
+				res.Replayed = true // never back from succeeded, and closed stays closed
+				return nil
+			}
+			status := map[PaymentOutcome]PaymentStatus{OutcomeFailed: PaymentFailed, OutcomeCancelled: PaymentCancelled}[c.Outcome]
+			if status == "" {
+				return fmt.Errorf("settle payment %s: unknown outcome %q", p.Reference, c.Outcome)
+			}
+			if err := settlePayment(ctx, tx, p, status, c, now); err != nil {
+				return err
+			}
+			res.Outcome = attemptOutcome(p)
+			return nil
+		}
+		if p.Status == PaymentSucceeded {
+			res.Replayed = true
+			return nil
+		}
+		// The provider took the money, even for an attempt we had closed
+		// (the member cancelled, a reset, an expiry): it counts.
+		if err := settlePayment(ctx, tx, p, PaymentSucceeded, c, now); err != nil {
+			return err
+		}
+		res.Outcome = OutcomeSuccess
 		if order.Status != OrderUnpaid {
-			// Cancelled by a reset, or paid by another attempt already.
-			res.Stale = true
-			s.log.ErrorContext(ctx, "payment succeeded for an order that is not waiting for payment; refund needed",
+			// Paid by another attempt already (two tabs), or cancelled by a reset.
+			res.Stale, refund = true, true
+			p.RefundStatus = RefundDue
+			s.log.WarnContext(ctx, "payment succeeded for an order that is not waiting for payment; refunding it",
 				"order", order.ID, "order_status", order.Status, "reference", p.Reference)
-			return nil
+			return updatePayment(ctx, tx, p, "refund_status")
 		}
+		others, err := otherPendingPayments(ctx, tx, order.ID, p.ID)
+		if err != nil {
+			return err
+		}
+		for _, o := range others {
+			if _, err := cancelPayment(ctx, tx, o.ID, now); err != nil {
+				return err
+			}
+		}
+		closeAtProvider = others
 		return s.activate(ctx, tx, order, now)
 	})
 	if err != nil {
 		return nil, err
 	}
-	if !res.Replayed && !res.Stale && outcome != OutcomeSuccess {
-		res.Order.Status = OrderUnpaid
+	if len(closeAtProvider) == 0 && !refund {
+		return res, nil
+	}
+	// The settlement is committed; what follows is owed to the provider
+	// whatever the caller does now (a webhook's sender hanging up), and
+	// bounded, so that the webhook still answers in Stripe's time. A refund
+	// not made here stays due for the reconciliation.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), afterSettleTimeout)
+	defer cancel()
+	for _, o := range closeAtProvider {
+		if err := provider.Expire(ctx, o); err != nil {
+			s.log.WarnContext(ctx, "a superseded checkout could not be closed at the provider", "reference", o.Reference, "err", err)
+		}
+	}
+	if refund {
+		s.refundDue(ctx, res.Order.ID)
 	}
 	return res, nil
 }
 
-func settledOutcome(status PaymentStatus) PaymentOutcome {
-	switch status {
-	case PaymentSucceeded:
-		return OutcomeSuccess
-	case PaymentFailed:
-		return OutcomeFailed
+// afterSettleTimeout bounds the provider calls that follow a settlement.
+const afterSettleTimeout = 10 * time.Second
+
+// refundDue gives back the money of an order's attempts marked for a
+// refund (or of every order's, for orderID 0), outside any transaction, and
+// records each refund made. A refund the provider refused stays due: the
+// reconciliation tries it again.
+func (s *Service) refundDue(ctx context.Context, orderID int64) int {
+	due, err := refundsDue(ctx, s.db, orderID, 50)
+	if err != nil {
+		s.log.ErrorContext(ctx, "refunds due could not be loaded", "err", err)
+		return 0
 	}
-	return OutcomeCancelled
+	done := 0
+	for _, p := range due {
+		order, err := loadOrder(ctx, s.db, p.OrderID)
+		if err != nil {
+			s.log.ErrorContext(ctx, "refund: order could not be loaded", "reference", p.Reference, "err", err)
+			continue
+		}
+		req := RefundRequest{Reference: p.Reference, AmountMinor: p.AmountMinor, Currency: p.Currency}
+		if p.ProviderID != nil {
+			req.ProviderID = *p.ProviderID
+		}
+		if p.TransactionID != nil {
+			req.TransactionID = *p.TransactionID
+		}
+		id, err := s.providerNamed(order.OrganisationID, p.Provider).Refund(ctx, req)
+		if err != nil {
+			s.log.ErrorContext(ctx, "refund of a second payment failed; it is retried", "reference", p.Reference, "order", p.OrderID, "err", err)
+			continue
+		}
+		if err := markRefunded(ctx, s.db, p.ID, id, s.clock()); err != nil {
+			s.log.ErrorContext(ctx, "refund made but not recorded", "reference", p.Reference, "refund", id, "err", err)
+			continue
+		}
+		s.log.InfoContext(ctx, "second payment refunded", "reference", p.Reference, "order", p.OrderID, "refund", id)
+		done++
+	}
+	return done
 }
 
 // lockPayment loads a payment attempt and its order, after locking their

@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/uptrace/bun"
@@ -9,14 +10,17 @@ import (
 	"portal/engine/dbtest"
 )
 
-// TestOnePendingPaymentPerOrder: after a failed payment, several tabs asking
-// for a new payment link at once share one attempt.
+// TestOnePendingPaymentPerOrder: after a failed payment, several tabs
+// following the stable pay link at once share one new attempt (and the
+// surplus checkouts they made are closed at the provider).
 func TestOnePendingPaymentPerOrder(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		f := newFixture(t, db)
 		r := f.start(engine.DemoUserKey, alex, robin)
-		f.pay(referenceOf(t, r.commit().PaymentURL), engine.OutcomeFailed)
+		link := r.commit().PaymentURL
+		first := f.attemptOf(link)
+		f.pay(first, engine.OutcomeFailed)
 		const n = 10
 		urls := make([]string, n)
 		together(n, func(i int) {
@@ -25,8 +29,19 @@ func TestOnePendingPaymentPerOrder(t *testing.T) {
 				t.Error(err)
 				return
 			}
-			urls[i] = form.PaymentURL
+			if form.PaymentURL != link {
+				t.Errorf("link after a failure = %q, want the stable %q", form.PaymentURL, link)
+			}
+			p, err := f.svc.FollowPayLink(f.ctx, f.orderRefOf(link))
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			urls[i] = p.PaymentURL
 		})
+		if urls[0] == "" || strings.Contains(urls[0], first) {
+			t.Fatalf("checkout %q after a failed attempt %s, want a new one", urls[0], first)
+		}
 		for _, u := range urls {
 			if u == "" || u != urls[0] {
 				t.Fatalf("payment links %v, want one shared link", urls)

@@ -15,7 +15,9 @@ import (
 func (s *Service) Reset(ctx context.Context, userKey, processID string) (_ *Form, err error) {
 	defer classifyUnavailable(&err)
 	var form *Form
+	var open []Payment
 	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		open = nil
 		inst, err := loadUnfinished(ctx, tx, userKey, processID, " and cannot be reset")
 		if err != nil {
 			return err
@@ -30,6 +32,9 @@ func (s *Service) Reset(ctx context.Context, userKey, processID string) (_ *Form
 			return err
 		}
 		if wasDone {
+			if open, err = pendingPaymentsOfInstance(ctx, tx, inst.ID); err != nil {
+				return err
+			}
 			if err := cancelCommit(ctx, tx, inst.ID, now); err != nil {
 				return err
 			}
@@ -41,7 +46,17 @@ func (s *Service) Reset(ctx context.Context, userKey, processID string) (_ *Form
 		form, err = s.selectionForm(ctx, tx, inst, def, nil)
 		return err
 	})
-	return form, err
+	if err != nil {
+		return nil, err
+	}
+	// Close the cancelled attempts' checkouts at the provider, after the
+	// transaction: a payment that still lands is refunded (settle).
+	for _, p := range open {
+		if err := s.payments.Expire(ctx, p); err != nil {
+			s.log.WarnContext(ctx, "a cancelled checkout could not be closed at the provider", "reference", p.Reference, "err", err)
+		}
+	}
+	return form, nil
 }
 
 // cancelCommit cancels the pending memberships, the unpaid order and its pending payments of an instance.

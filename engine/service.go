@@ -16,9 +16,14 @@ import (
 type Service struct {
 	db       *bun.DB
 	payments PaymentProvider
-	defs     definitionCache
-	now      func() time.Time
-	log      *slog.Logger
+	// pickProvider chooses an organisation's provider; nil: payments for all.
+	pickProvider func(organisationID int64) PaymentProvider
+	links        PaymentLinks
+	// reconcileAfter: a pending attempt older than this is asked about on load.
+	reconcileAfter time.Duration
+	defs           definitionCache
+	now            func() time.Time
+	log            *slog.Logger
 }
 
 // ServiceOption configures a Service.
@@ -32,7 +37,7 @@ func WithLogger(l *slog.Logger) ServiceOption { return func(s *Service) { s.log 
 
 // NewService returns a Service on db that takes payments through payments.
 func NewService(db *bun.DB, payments PaymentProvider, opts ...ServiceOption) *Service {
-	s := &Service{db: db, payments: payments, now: time.Now, log: slog.Default()}
+	s := &Service{db: db, payments: payments, links: defaultPaymentLinks(), reconcileAfter: DefaultReconcileAfter, now: time.Now, log: slog.Default()}
 	for _, o := range opts {
 		o(s)
 	}

@@ -14,6 +14,7 @@ import (
 // be the period's organisation.
 func (s *Service) LoadMembershipForm(ctx context.Context, userKey string, periodID int64, orgID *int64) (form *Form, created bool, err error) {
 	defer classifyUnavailable(&err)
+	s.reconcileRegistration(ctx, userKey, periodID) // before the load, outside any transaction: it may ask the provider
 	err = s.onOneConn(ctx, func(db bun.IDB) error {
 		form, created, err = s.loadMembershipForm(ctx, db, userKey, periodID, orgID)
 		return err

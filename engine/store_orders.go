@@ -38,6 +38,10 @@ func liveOrder(ctx context.Context, db bun.IDB, instanceID int64) (*Order, error
 // insertOrder stores a new order and its lines (numbered from 1 as given).
 // A unique violation means the instance has a live order already: a conflict.
 func insertOrder(ctx context.Context, db bun.IDB, order *Order) error {
+	if order.PayReference == "" {
+		// Random rather than derived from the id: the pay link must not be guessable.
+		order.PayReference = NewReference("PO-")
+	}
 	if _, err := db.NewInsert().Model(order).Exec(ctx); err != nil {
 		if isUniqueViolation(err) {
 			return Errorf(CodeConflict, "this registration was already submitted")

@@ -67,12 +67,17 @@ func instanceOfPayment(ctx context.Context, db bun.IDB, reference string) (int64
 	return instanceID, nil
 }
 
-// settlePayment records a payment attempt's outcome.
-func settlePayment(ctx context.Context, db bun.IDB, p *Payment, status PaymentStatus, transactionID string, now time.Time) error {
+// settlePayment records a payment attempt's outcome, with what the
+// provider said was paid. It changes the row only from the status the
+// caller read (under the instance lock), so settling stays monotonic.
+func settlePayment(ctx context.Context, db bun.IDB, p *Payment, status PaymentStatus, c PaymentConfirmation, now time.Time) error {
 	q := db.NewUpdate().Model((*Payment)(nil)).Set("status = ?", status).Set("updated_at = ?", now).
 		Where("id = ? AND status = ?", p.ID, p.Status)
-	if transactionID != "" {
-		q = q.Set("transaction_id = ?", transactionID)
+	if c.TransactionID != "" {
+		q = q.Set("transaction_id = ?", c.TransactionID)
+	}
+	if c.Outcome == OutcomeSuccess {
+		q = q.Set("paid_amount_minor = ?", c.AmountMinor).Set("paid_currency = ?", c.Currency)
 	}
 	r, err := q.Exec(ctx)
 	if err != nil {
@@ -85,7 +90,124 @@ func settlePayment(ctx context.Context, db bun.IDB, p *Payment, status PaymentSt
 		// Under the instance lock nobody else can settle it; this is a bug.
 		return fmt.Errorf("settle payment %d: %d rows changed", p.ID, n)
 	}
+	p.Status = status
 	return nil
+}
+
+// updatePayment writes the named columns of an attempt.
+func updatePayment(ctx context.Context, db bun.IDB, p *Payment, columns ...string) error {
+	if _, err := db.NewUpdate().Model(p).Column(columns...).WherePK().Exec(ctx); err != nil {
+		return fmt.Errorf("update payment attempt: %w", err)
+	}
+	return nil
+}
+
+// recordPaymentEvent stores a confirmation. A provider event id is stored
+// once: inserted is false when the event was seen before (a redelivery),
+// and then nothing else may change. ON CONFLICT rather than catching the
+// violation, which would abort the caller's transaction on PostgreSQL.
+func recordPaymentEvent(ctx context.Context, db bun.IDB, ev *PaymentEvent) (inserted bool, err error) {
+	res, err := db.NewInsert().Model(ev).On("CONFLICT (provider, event_id) WHERE event_id IS NOT NULL DO NOTHING").Exec(ctx)
+	if err != nil {
+		return false, fmt.Errorf("store payment event: %w", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, fmt.Errorf("store payment event: %w", err)
+	}
+	return n == 1, nil
+}
+
+// pendingPaymentsBefore lists up to limit pending attempts created before
+// cutoff, oldest first: the ones a missed webhook may have left open.
+func pendingPaymentsBefore(ctx context.Context, db bun.IDB, cutoff time.Time, orderID int64, limit int) ([]Payment, error) {
+	var ps []Payment
+	q := db.NewSelect().Model(&ps).Where("status = ? AND created_at < ?", PaymentPending, cutoff).Order("id ASC").Limit(int64(limit))
+	if orderID != 0 {
+		q = q.Where("order_id = ?", orderID)
+	}
+	if err := q.Scan(ctx); err != nil {
+		return nil, fmt.Errorf("load pending payment attempts: %w", err)
+	}
+	return ps, nil
+}
+
+// refundsDue lists up to limit attempts whose money is to be given back.
+func refundsDue(ctx context.Context, db bun.IDB, orderID int64, limit int) ([]Payment, error) {
+	var ps []Payment
+	q := db.NewSelect().Model(&ps).Where("refund_status = ?", RefundDue).Order("id ASC").Limit(int64(limit))
+	if orderID != 0 {
+		q = q.Where("order_id = ?", orderID)
+	}
+	if err := q.Scan(ctx); err != nil {
+		return nil, fmt.Errorf("load refunds due: %w", err)
+	}
+	return ps, nil
+}
+
+// markRefunded records a refund made, once.
+func markRefunded(ctx context.Context, db bun.IDB, paymentID int64, refundID string, now time.Time) error {
+	if _, err := db.NewUpdate().Model((*Payment)(nil)).Set("refund_status = ?", RefundDone).Set("refund_id = ?", refundID).
+		Set("updated_at = ?", now).Where("id = ? AND refund_status = ?", paymentID, RefundDue).Exec(ctx); err != nil {
+		return fmt.Errorf("record refund: %w", err)
+	}
+	return nil
+}
+
+// unpaidOrdersWithoutAttempt lists up to limit unpaid orders of committed
+// registrations that never got a payment attempt (the provider was down at
+// commit), oldest first; orderID narrows it to one order.
+func unpaidOrdersWithoutAttempt(ctx context.Context, db bun.IDB, orderID int64, limit int) ([]Order, error) {
+	var orders []Order
+	q := withLines(db.NewSelect().Model(&orders)).Where("?TableAlias.status = ?", OrderUnpaid).
+		Where("NOT EXISTS (SELECT 1 FROM payments AS p WHERE p.order_id = ?)", bun.Ident("order.id")).
+		OrderExpr("?TableAlias.id ASC").Limit(int64(limit))
+	if orderID != 0 {
+		q = q.Where("?TableAlias.id = ?", orderID)
+	}
+	if err := q.Scan(ctx); err != nil {
+		return nil, fmt.Errorf("load orders without payment attempt: %w", err)
+	}
+	return orders, nil
+}
+
+// orderByPayReference loads an order by its stable payment reference, with its lines.
+func orderByPayReference(ctx context.Context, db bun.IDB, reference string) (*Order, error) {
+	order := new(Order)
+	if err := withLines(db.NewSelect().Model(order).Where("?TableAlias.pay_reference = ?", reference)).Scan(ctx); err != nil {
+		return nil, notFoundOr(err, "order")
+	}
+	return order, nil
+}
+
+// pendingPaymentsOfInstance lists the pending attempts of an instance's unpaid order.
+func pendingPaymentsOfInstance(ctx context.Context, db bun.IDB, instanceID int64) ([]Payment, error) {
+	var ps []Payment
+	orderIDs := db.NewSelect().Model((*Order)(nil)).Column("id").Where("process_instance_id = ? AND status = ?", instanceID, OrderUnpaid)
+	if err := db.NewSelect().Model(&ps).Where("order_id IN (?) AND status = ?", orderIDs, PaymentPending).Scan(ctx); err != nil {
+		return nil, fmt.Errorf("load pending payment attempts: %w", err)
+	}
+	return ps, nil
+}
+
+// otherPendingPayments lists an order's pending attempts other than one.
+func otherPendingPayments(ctx context.Context, db bun.IDB, orderID, exceptID int64) ([]Payment, error) {
+	var ps []Payment
+	if err := db.NewSelect().Model(&ps).Where("order_id = ? AND status = ? AND id <> ?", orderID, PaymentPending, exceptID).Scan(ctx); err != nil {
+		return nil, fmt.Errorf("load pending payment attempts: %w", err)
+	}
+	return ps, nil
+}
+
+// cancelPayment closes a pending attempt; false when it was no longer pending.
+func cancelPayment(ctx context.Context, db bun.IDB, paymentID int64, now time.Time) (bool, error) {
+	r, err := db.NewUpdate().Model((*Payment)(nil)).Set("status = ?", PaymentCancelled).Set("updated_at = ?", now).
+		Where("id = ? AND status = ?", paymentID, PaymentPending).Exec(ctx)
+	if err != nil {
+		return false, fmt.Errorf("cancel payment attempt: %w", err)
+	}
+	n, err := r.RowsAffected()
+	return n == 1, err
 }
 
 // cancelPendingPayments cancels the pending attempts of an instance's unpaid order.
@@ -96,4 +218,18 @@ func cancelPendingPayments(ctx context.Context, db bun.IDB, instanceID int64, no
 		return fmt.Errorf("cancel payments: %w", err)
 	}
 	return nil
+}
+
+// unpaidOrderOf loads the unpaid order of userKey's registration for a
+// period, or nil when there is none.
+func unpaidOrderOf(ctx context.Context, db bun.IDB, userKey string, periodID int64) (*Order, error) {
+	var orders []Order
+	if err := db.NewSelect().Model(&orders).Where("user_key = ? AND period_id = ? AND status = ?", userKey, periodID, OrderUnpaid).
+		Order("id DESC").Limit(1).Scan(ctx); err != nil {
+		return nil, fmt.Errorf("load unpaid order: %w", err)
+	}
+	if len(orders) == 0 {
+		return nil, nil //nolint:nilnil // no unpaid order is a normal answer
+	}
+	return &orders[0], nil
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/uptrace/bun"
@@ -232,8 +233,14 @@ func TestNextLastAnswerCommits(t *testing.T) {
 			t.Fatalf("%d payments, want 1", len(payments))
 		}
 		p := payments[0]
-		if p.Status != engine.PaymentPending || p.Reference != referenceOf(t, form.PaymentURL) || p.AmountMinor != 18450 || p.PaymentURL != form.PaymentURL {
-			t.Errorf("payment = %s %s %d %q, want PENDING %s 18450 at the form's link", p.Status, p.Reference, p.AmountMinor, p.PaymentURL, referenceOf(t, form.PaymentURL))
+		// The form carries the stable pay link of the order; the attempt has
+		// the provider's checkout, which the link leads to.
+		if want := "/pay/" + order.PayReference + "?amount=184.50&reference=" + order.PayReference; form.PaymentURL != want {
+			t.Errorf("form link = %q, want %q", form.PaymentURL, want)
+		}
+		if p.Status != engine.PaymentPending || p.Reference != f.attemptOf(form.PaymentURL) || p.AmountMinor != 18450 ||
+			!strings.HasPrefix(p.PaymentURL, "http://portal.test/dev/pay/"+p.Reference) || p.ProviderID == nil || p.ExpiresAt == nil {
+			t.Errorf("payment = %s %s %d %q, want PENDING %s 18450 with its checkout", p.Status, p.Reference, p.AmountMinor, p.PaymentURL, f.attemptOf(form.PaymentURL))
 		}
 
 		later, created := f.load(engine.DemoUserKey)
@@ -356,7 +363,7 @@ func TestResetFromDone(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		f := newFixture(t, db)
 		r := f.start(engine.DemoUserKey, alex, robin)
-		first := referenceOf(t, r.commit().PaymentURL)
+		first := f.attemptOf(r.commit().PaymentURL)
 
 		form, err := f.svc.Reset(f.ctx, r.userKey, r.pid)
 		if err != nil {
@@ -400,7 +407,7 @@ func TestResetFromDone(t *testing.T) {
 		}
 
 		again := f.start(engine.DemoUserKey, alex, robin)
-		second := referenceOf(t, again.commit().PaymentURL)
+		second := f.attemptOf(again.commit().PaymentURL)
 		if again.id != r.id || second == first {
 			t.Errorf("second commit: process %d reference %s, want process %d with a reference other than %s", again.id, second, r.id, first)
 		}
@@ -424,7 +431,7 @@ func TestPaymentReturnSuccess(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		f := newFixture(t, db)
 		r := f.start(engine.DemoUserKey, alex, robin)
-		ref := referenceOf(t, r.commit().PaymentURL)
+		ref := f.attemptOf(r.commit().PaymentURL)
 
 		res := f.pay(ref, engine.OutcomeSuccess)
 		if res.Outcome != engine.OutcomeSuccess || res.Replayed || res.Stale || res.ProcessID != r.id ||
@@ -490,8 +497,9 @@ func TestPaymentReturnFailed(t *testing.T) {
 				f := newFixture(t, db)
 				r := f.start(engine.DemoUserKey, alex, robin)
 				first := r.commit().PaymentURL
+				firstRef := f.attemptOf(first)
 
-				res := f.pay(referenceOf(t, first), engine.OutcomeFailed)
+				res := f.pay(firstRef, engine.OutcomeFailed)
 				if res.Outcome != engine.OutcomeFailed || res.Replayed || res.Stale || res.Order.Status != engine.OrderUnpaid {
 					t.Fatalf("result = %+v, want a fresh failure with the order unpaid", res)
 				}
@@ -511,18 +519,18 @@ func TestPaymentReturnFailed(t *testing.T) {
 				if err != nil {
 					t.Fatalf("retry: %v", err)
 				}
-				if form.State != engine.StateDone || form.PaymentURL == "" || form.PaymentURL == first {
-					t.Fatalf("retry form = state %s link %q, want DONE with a new link (old %q)", form.State, form.PaymentURL, first)
+				if form.State != engine.StateDone || form.PaymentURL != first {
+					t.Fatalf("retry form = state %s link %q, want DONE with the stable link %q", form.State, form.PaymentURL, first)
 				}
-				second := referenceOf(t, form.PaymentURL)
-				if second == referenceOf(t, first) {
+				second := f.attemptOf(form.PaymentURL)
+				if second == firstRef {
 					t.Fatalf("retry reused reference %s", second)
 				}
 				var ps []string
 				for _, p := range f.payments(r.id) {
 					ps = append(ps, p.Reference+" "+string(p.Status))
 				}
-				if want := []string{referenceOf(t, first) + " FAILED", second + " PENDING"}; !slices.Equal(ps, want) {
+				if want := []string{firstRef + " FAILED", second + " PENDING"}; !slices.Equal(ps, want) {
 					t.Errorf("payments = %q, want %q", ps, want)
 				}
 
@@ -544,7 +552,7 @@ func TestPaymentReturnCancelled(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		f := newFixture(t, db)
 		r := f.start(engine.DemoUserKey, alex, robin)
-		first := referenceOf(t, r.commit().PaymentURL)
+		first := f.attemptOf(r.commit().PaymentURL)
 
 		res := f.pay(first, engine.OutcomeCancelled)
 		if res.Outcome != engine.OutcomeCancelled || res.Replayed || res.Stale {
@@ -564,7 +572,7 @@ func TestPaymentReturnCancelled(t *testing.T) {
 		if form.State != engine.StateDone || form.Step != demoSteps+1 || form.Question != nil || form.PaymentURL == "" {
 			t.Fatalf("resume form = state %s step %d question %v link %q, want the DONE form with a link", form.State, form.Step, form.Question, form.PaymentURL)
 		}
-		if ref := referenceOf(t, form.PaymentURL); ref == first {
+		if ref := f.attemptOf(form.PaymentURL); ref == first {
 			t.Errorf("resume reused the cancelled reference %s", ref)
 		}
 		if got := personIDs(form); !slices.Equal(got, []int64{alex, robin}) {
@@ -640,7 +648,7 @@ func TestFinishedProcessRejectsChanges(t *testing.T) {
 				r := f.start(engine.DemoUserKey, alex, robin)
 				form := r.commit()
 				if tc.paid {
-					f.pay(referenceOf(t, form.PaymentURL), engine.OutcomeSuccess)
+					f.pay(f.attemptOf(form.PaymentURL), engine.OutcomeSuccess)
 				}
 				for _, o := range tc.ops {
 					t.Run(o.name, func(t *testing.T) {
@@ -973,15 +981,15 @@ func TestPaymentReturnForged(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		f := newFixture(t, db)
 		r := f.start(engine.DemoUserKey, alex, robin)
-		ref := referenceOf(t, r.commit().PaymentURL)
-		other := engine.NewTestGateway("another secret", testGatewayURLs)
+		ref := f.attemptOf(r.commit().PaymentURL)
+		other := engine.NewTestGateway(testGatewayURLs)
 		tests := []struct {
 			name string
 			ret  func() engine.PaymentReturn
 			want engine.Code
 		}{
 			{name: "signed with another key", want: engine.CodeInvalid, ret: func() engine.PaymentReturn {
-				return engine.PaymentReturn{Reference: ref, Status: string(engine.OutcomeSuccess), TransactionID: "tx-1", Signature: other.Sign(ref, string(engine.OutcomeSuccess), "tx-1")}
+				return engine.PaymentReturn{Reference: ref, Status: string(engine.OutcomeSuccess), TransactionID: "tx-1", Amount: "100.00", Currency: "EUR", Signature: other.Sign(ref, string(engine.OutcomeSuccess), "tx-1", "100.00", "EUR")}
 			}},
 			{name: "failed status edited to success", want: engine.CodeInvalid, ret: func() engine.PaymentReturn {
 				ret := f.paymentReturn(ref, engine.OutcomeFailed, "tx-1")
@@ -1026,7 +1034,7 @@ func TestPaymentReturnReplayed(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		f := newFixture(t, db)
 		r := f.start(engine.DemoUserKey, alex, robin)
-		ref := referenceOf(t, r.commit().PaymentURL)
+		ref := f.attemptOf(r.commit().PaymentURL)
 		success := f.paymentReturn(ref, engine.OutcomeSuccess, "tx-1")
 		if _, err := f.svc.CompletePayment(f.ctx, success); err != nil {
 			t.Fatalf("first return: %v", err)
@@ -1066,12 +1074,12 @@ func TestPaymentReturnAfterReset(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		f := newFixture(t, db)
 		r := f.start(engine.DemoUserKey, alex, robin)
-		old := referenceOf(t, r.commit().PaymentURL)
+		old := f.attemptOf(r.commit().PaymentURL)
 		if _, err := f.svc.Reset(f.ctx, r.userKey, r.pid); err != nil {
 			t.Fatalf("reset: %v", err)
 		}
 		again := f.start(engine.DemoUserKey, alex, robin)
-		current := referenceOf(t, again.commit().PaymentURL)
+		current := f.attemptOf(again.commit().PaymentURL)
 
 		before := f.state()
 		res, err := f.svc.CompletePayment(f.ctx, f.paymentReturn(old, engine.OutcomeSuccess, "tx-old"))
@@ -1094,7 +1102,7 @@ func TestPaymentReturnAfterReset(t *testing.T) {
 		}
 
 		form, _ := f.load(engine.DemoUserKey)
-		if form.State != engine.StateDone || referenceOf(t, form.PaymentURL) != current {
+		if form.State != engine.StateDone || f.attemptOf(form.PaymentURL) != current {
 			t.Errorf("new run = %s with %q, want DONE with reference %s", form.State, form.PaymentURL, current)
 		}
 		if res := f.pay(current, engine.OutcomeSuccess); res.Replayed || res.Stale || res.Outcome != engine.OutcomeSuccess {
@@ -1115,7 +1123,7 @@ func TestPaymentReturnAfterResetIsReportedStale(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		f := newFixture(t, db)
 		r := f.start(engine.DemoUserKey, alex, robin)
-		old := referenceOf(t, r.commit().PaymentURL)
+		old := f.attemptOf(r.commit().PaymentURL)
 		if _, err := f.svc.Reset(f.ctx, r.userKey, r.pid); err != nil {
 			t.Fatalf("reset: %v", err)
 		}

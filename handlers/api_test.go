@@ -152,6 +152,10 @@ func TestCommitAndPayOverHTTP(t *testing.T) {
 		if err != nil || payURL.Query().Get("reference") == "" || payURL.Query().Get("amount") == "" {
 			t.Fatalf("payment url %q", *f.PaymentURL)
 		}
+		if !strings.HasPrefix(payURL.Path, "/pay/") || payURL.Query().Get("amount") != "184.50" {
+			t.Fatalf("payment url %q, want the stable pay link with amount 184.50", *f.PaymentURL)
+		}
+		payURL = env.checkout(c, *f.PaymentURL)
 		page := env.do(c, http.MethodGet, payURL.RequestURI(), nil)
 		if page.status != http.StatusOK || !strings.Contains(string(page.body), "Total") {
 			t.Fatalf("pay page %d", page.status)

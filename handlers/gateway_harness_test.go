@@ -456,7 +456,7 @@ func newGatewayWith(t *testing.T, db *bun.DB, idp *gwIdP, be *gwBackend, o gwOpt
 		}
 	}
 	handler = handlers.New(handlers.Deps{
-		Engine:         engine.NewService(db, engine.NewTestGateway(testSecret, handlers.TestGatewayURLs(env.srv.URL)), engine.WithLogger(log)),
+		Engine:         engine.NewService(db, engine.NewTestGateway(handlers.TestGatewayURLs(env.srv.URL)), engine.WithLogger(log)),
 		Sessions:       env.sessions,
 		HashSecret:     testSecret,
 		Logger:         log,

@@ -54,6 +54,9 @@ type envOptions struct {
 	// engine's database keeps its sessions, so requests get past the
 	// session check.
 	sessionDB *bun.DB
+	// provider, when set, takes the payments instead of the test gateway
+	// (Stripe on stripe-mock: its webhook route is mounted).
+	provider engine.PaymentProvider
 }
 
 func newEnvWith(t testing.TB, db *bun.DB, o envOptions) *testEnv {
@@ -65,7 +68,7 @@ func newEnvWith(t testing.TB, db *bun.DB, o envOptions) *testEnv {
 	var handler http.Handler
 	env.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { handler.ServeHTTP(w, r) }))
 	t.Cleanup(env.srv.Close)
-	env.gw = engine.NewTestGateway(testSecret, handlers.TestGatewayURLs(env.srv.URL))
+	env.gw = engine.NewTestGateway(handlers.TestGatewayURLs(env.srv.URL))
 	if o.log == nil {
 		o.log = io.Discard
 	}
@@ -77,10 +80,16 @@ func newEnvWith(t testing.TB, db *bun.DB, o envOptions) *testEnv {
 	if o.backend != nil {
 		relay.Backend = backend.New(backend.Config{BaseURL: o.backend, APIKey: "test-api-key"})
 	}
+	var provider engine.PaymentProvider = env.gw
+	gateway := env.gw
+	if o.provider != nil {
+		provider, gateway = o.provider, nil
+	}
 	handler = handlers.New(handlers.Deps{
-		Engine:         engine.NewService(db, env.gw, engine.WithLogger(log)),
+		Engine:         engine.NewService(db, provider, engine.WithLogger(log), engine.WithPaymentLinks(handlers.PaymentLinks(env.srv.URL))),
 		Sessions:       session.NewManager(session.NewDBStore(o.sessionDB), session.Config{Secure: false}),
-		Gateway:        env.gw,
+		Gateway:        gateway,
+		StripeWebhook:  o.provider != nil && o.provider.Name() == "stripe",
 		HashSecret:     testSecret,
 		Logger:         log,
 		TrustedProxies: o.trustedProxies,
@@ -337,4 +346,23 @@ func together(n int, f func(i int)) {
 	}
 	close(start)
 	wg.Wait()
+}
+
+// checkout follows an order's stable pay link (as the browser does) and
+// returns the provider's checkout it redirects to: the test gateway's page.
+func (env *testEnv) checkout(c *http.Client, payLink string) *url.URL {
+	env.t.Helper()
+	u, err := url.Parse(payLink)
+	if err != nil {
+		env.t.Fatalf("pay link %q: %v", payLink, err)
+	}
+	if !strings.HasPrefix(u.Path, "/pay/") {
+		return u
+	}
+	res := env.do(c, http.MethodGet, u.RequestURI(), nil)
+	to, err := url.Parse(res.header.Get("Location"))
+	if res.status != http.StatusSeeOther || err != nil || !strings.HasPrefix(to.Path, "/dev/pay/") {
+		env.t.Fatalf("pay link %q: %d to %q, want 303 to the test gateway", payLink, res.status, res.header.Get("Location"))
+	}
+	return to
 }

@@ -523,10 +523,7 @@ func TestOpenAPIResponses(t *testing.T) {
 // pay settles the payment of paymentURL with success at the test gateway.
 func pay(t *testing.T, env *testEnv, c *http.Client, paymentURL string) {
 	t.Helper()
-	u, err := url.Parse(paymentURL)
-	if err != nil {
-		t.Fatal(err)
-	}
+	u := env.checkout(c, paymentURL)
 	req, _ := http.NewRequest(http.MethodPost, env.srv.URL+u.Path, strings.NewReader("status=success"))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	res, err := c.Do(req)

@@ -39,6 +39,10 @@ func (s *Server) testGatewayDecide(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if view.Payment.Status != engine.PaymentPending {
+		// The gateway decides open attempts only: a settled one stays as it is.
+		return engine.Errorf(engine.CodeConflict, "this payment attempt is already settled")
+	}
 	tx := engine.NewReference("TX-")
-	return c.Redirect(http.StatusSeeOther, s.gateway.ReturnURL(view.Payment.Reference, status, tx))
+	return c.Redirect(http.StatusSeeOther, s.gateway.ReturnURL(view.Payment.Reference, status, tx, view.Payment.AmountMinor, view.Payment.Currency))
 }

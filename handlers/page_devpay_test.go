@@ -13,8 +13,9 @@ import (
 // is told, so only the member who registered may use it or see the order.
 func TestTestGatewayOnlyForTheOwner(t *testing.T) {
 	env := newEnv(t, dbtest.SQLite(t))
-	f := env.completeDemo(env.newClient())
-	pay, _ := url.Parse(*f.PaymentURL)
+	owner := env.newClient()
+	f := env.completeDemo(owner)
+	pay := env.checkout(owner, *f.PaymentURL)
 	stranger := env.newClient()
 	for _, tc := range []struct {
 		name   string
@@ -43,5 +44,24 @@ func TestTestGatewayOnlyForTheOwner(t *testing.T) {
 	var paid int
 	if err := env.db.NewRaw("SELECT count(*) FROM orders WHERE status = 'Paid'").Scan(t.Context(), &paid); err != nil || paid != 0 {
 		t.Fatalf("paid orders: %d %v", paid, err)
+	}
+}
+
+// TestTestGatewayDecidesPendingOnly: a settled attempt is not decided again
+// (no second signed return for it), even by its owner.
+func TestTestGatewayDecidesPendingOnly(t *testing.T) {
+	env := newEnv(t, dbtest.SQLite(t))
+	owner := env.newClient()
+	f := env.completeDemo(owner)
+	pay := env.checkout(owner, *f.PaymentURL)
+	if failed := env.followPayment(owner, pay, "failed"); failed.testid("payment-return").AttrOr("data-outcome", "") != "failed" {
+		t.Fatalf("first decision:\n%s", failed.body)
+	}
+	again := env.post(owner, pay.Path, url.Values{"status": {"success"}})
+	if again.status != http.StatusConflict || again.header.Get("Location") != "" {
+		t.Fatalf("deciding a settled attempt: %d to %q, want 409", again.status, again.header.Get("Location"))
+	}
+	if closed := env.get(owner, pay.RequestURI()); closed.testid("pay-closed").Length() != 1 {
+		t.Errorf("the page of a settled attempt offers to pay:\n%s", closed.body)
 	}
 }

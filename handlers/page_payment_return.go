@@ -3,6 +3,7 @@ package handlers
 import (
 	"errors"
 	"net/http"
+	"net/url"
 
 	"github.com/labstack/echo/v4"
 
@@ -16,11 +17,17 @@ var paymentOutcomes = map[engine.PaymentOutcome]views.PaymentOutcome{
 	engine.OutcomeSuccess:   views.OutcomeSuccess,
 	engine.OutcomeFailed:    views.OutcomeFailed,
 	engine.OutcomeCancelled: views.OutcomeCancelled,
+	engine.OutcomePending:   views.OutcomePending,
+	engine.OutcomeOpen:      views.OutcomePending,
 }
 
 // paymentReturn answers GET /membership/payment-return?reference=&status=&transactionId=&signature=.
-// The status in the query is only believed after the provider verified it;
-// a replayed or forged return changes nothing.
+// The status in the query is never believed: the test gateway's return is
+// verified by its signature; for a real provider (Stripe) the page shows
+// what its webhook settled or, while the attempt is pending, what a
+// retrieval from its API says, and "we are confirming your payment" until
+// then (checked again by htmx every few seconds, or by a link without
+// JavaScript). A replayed or forged return changes nothing.
 //
 // It is a GET with a side effect (settling the payment), because that is
 // how payment gateways send members back. That is safe because settlement
@@ -38,8 +45,9 @@ func (s *Server) paymentReturn(c echo.Context) error {
 		Reference: c.QueryParam("reference"), Status: c.QueryParam("status"),
 		TransactionID: c.QueryParam("transactionId"), Signature: c.QueryParam("signature"),
 	}
-	if ret.Reference == "" || ret.Status == "" {
-		return newAPIError(http.StatusBadRequest, "The payment return is missing its reference or status.")
+	ret.Amount, ret.Currency = c.QueryParam("amount"), c.QueryParam("currency")
+	if ret.Reference == "" {
+		return newAPIError(http.StatusBadRequest, "The payment return is missing its reference.")
 	}
 	ctx := c.Request().Context()
 	res, err := s.engine.CompletePayment(ctx, ret)
@@ -58,9 +66,22 @@ func (s *Server) paymentReturn(c echo.Context) error {
 		m.Lines, m.Total = orderLines(res.Order)
 	}
 	switch {
+	case res.Mismatch:
+		m.Chrome, m.Outcome = s.chrome("We are checking your payment"), views.OutcomeMismatch
+		m.Message = "The payment received does not match the order. The organisation checks it and contacts you; your registration is saved."
 	case res.Stale:
 		m.Chrome, m.Outcome = s.chrome("This payment is no longer needed"), views.OutcomeStale
-		m.Message = "The registration was changed after this payment was started. If money was taken, the organisation will refund it."
+		m.Message = "The registration was already paid or was changed after this payment was started. The money is refunded to you."
+	case res.Outcome == engine.OutcomePending || (res.Outcome == engine.OutcomeOpen && c.QueryParam("status") == string(engine.OutcomeSuccess)):
+		// Back from the provider before its confirmation: the query's
+		// "success" only chooses this wording, it settles nothing.
+		m.Chrome, m.Outcome = s.chrome("We are confirming your payment"), views.OutcomePending
+		m.Message = "Your payment is being confirmed with the payment provider. This page updates by itself; you may also close it: you receive a confirmation message once the payment is confirmed."
+		m.PollURL = paymentReturnPath + "?" + url.Values{"reference": {res.Reference}, "status": {string(engine.OutcomeSuccess)}}.Encode()
+	case res.Outcome == engine.OutcomeOpen:
+		m.Chrome, m.Outcome = s.chrome("Payment not completed"), views.OutcomeCancelled
+		m.Message = "The payment was not completed. Your registration is saved: you can pay now or come back later."
+		m.RetryReference = res.Reference
 	case res.Outcome == engine.OutcomeSuccess:
 		m.Chrome = s.chrome("Payment received: registration complete")
 		m.Message = "Thank you. The memberships are now active and a confirmation message is on its way."

@@ -34,7 +34,7 @@ func TestPaymentReturnShowsDetailsOnlyToTheOwner(t *testing.T) {
 		env := newEnv(t, db)
 		owner := env.newClient()
 		f := env.completeDemo(owner)
-		pay, _ := url.Parse(*f.PaymentURL)
+		pay := env.checkout(owner, *f.PaymentURL)
 		decided := env.post(owner, pay.Path, url.Values{"status": {"success"}})
 		ret, err := url.Parse(decided.header.Get("Location"))
 		if decided.status != http.StatusSeeOther || err != nil {

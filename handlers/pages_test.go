@@ -234,9 +234,10 @@ func TestRegistrationPages(t *testing.T) {
 		if failed.testid("payment-return").AttrOr("data-outcome", "") != "failed" || !strings.HasPrefix(failed.doc.Find("title").Text(), "Error:") {
 			t.Fatalf("failed page:\n%s", failed.body)
 		}
-		retry := env.post(c, "/membership/payment-retry", url.Values{"reference": {failed.testid("retry-payment").Parent().Find(`input[name="reference"]`).AttrOr("value", "")}})
+		failedRef := failed.testid("retry-payment").Parent().Find(`input[name="reference"]`).AttrOr("value", "")
+		retry := env.post(c, "/membership/payment-retry", url.Values{"reference": {failedRef}})
 		newPay, _ := url.Parse(retry.header.Get("Location"))
-		if retry.status != http.StatusSeeOther || newPay.Query().Get("reference") == payURL.Query().Get("reference") {
+		if retry.status != http.StatusSeeOther || failedRef == "" || !strings.HasPrefix(newPay.Path, "/dev/pay/") || newPay.Query().Get("reference") == failedRef {
 			t.Fatalf("retry: %d %q", retry.status, retry.header.Get("Location"))
 		}
 		cancelled := env.followPayment(c, newPay, "cancelled")
@@ -260,6 +261,7 @@ func TestRegistrationPages(t *testing.T) {
 // followPayment decides at the test gateway and follows its return.
 func (env *testEnv) followPayment(c *http.Client, pay *url.URL, outcome string) page {
 	env.t.Helper()
+	pay = env.checkout(c, pay.String())
 	decided := env.post(c, pay.Path, url.Values{"status": {outcome}})
 	ret, err := url.Parse(decided.header.Get("Location"))
 	if decided.status != http.StatusSeeOther || err != nil {

@@ -17,7 +17,32 @@ import (
 const (
 	testGatewayPayPrefix = "/dev/pay/"
 	paymentReturnPath    = "/membership/payment-return"
+	// payLinkPrefix is the stable pay link of an order (the spec's paymentUrl).
+	payLinkPrefix = "/pay/"
+	// StripeWebhookPath is where Stripe sends its events; register
+	// {base}/webhooks/stripe at Stripe.
+	StripeWebhookPath = "/webhooks/stripe"
 )
+
+// PaymentLinks returns the portal's payment addresses under baseURL for
+// engine.WithPaymentLinks: the stable pay link {base}/pay/{reference}
+// with reference and amount in the query (as the spec's paymentUrl), and
+// the return and cancel addresses a provider sends the browser back to.
+func PaymentLinks(baseURL string) engine.PaymentLinks {
+	back := func(status string) func(string) string {
+		return func(ref string) string {
+			return baseURL + paymentReturnPath + "?" + url.Values{"reference": {ref}, "status": {status}}.Encode()
+		}
+	}
+	return engine.PaymentLinks{
+		PayLink: func(ref string, amountMinor int64) string {
+			return baseURL + payLinkPrefix + url.PathEscape(ref) + "?" +
+				url.Values{"reference": {ref}, "amount": {engine.FormatAmount(amountMinor)}}.Encode()
+		},
+		ReturnURL: back(string(engine.OutcomeSuccess)),
+		CancelURL: back(string(engine.OutcomeCancelled)),
+	}
+}
 
 // testGatewayPayPath is the test gateway's page for a payment, relative to the base URL.
 func testGatewayPayPath(reference string) string {

@@ -27,11 +27,13 @@ const MaxBodyBytes = 64 << 10
 
 // Deps is what the HTTP layer needs.
 type Deps struct {
-	Engine     *engine.Service
-	Sessions   *session.Manager
-	Gateway    *engine.TestGateway // the built-in payment gateway; nil when a real provider is used
-	HashSecret string
-	Logger     *slog.Logger
+	Engine   *engine.Service
+	Sessions *session.Manager
+	Gateway  *engine.TestGateway // the built-in payment gateway; nil when a real provider is used
+	// StripeWebhook mounts POST /webhooks/stripe (the provider is Stripe).
+	StripeWebhook bool
+	HashSecret    string
+	Logger        *slog.Logger
 	// ServerTiming adds statement counts per request in a Server-Timing header (for benchmarks).
 	ServerTiming bool
 	// TrustedProxies are the peers whose X-Forwarded-* headers are
@@ -140,6 +142,10 @@ func New(d Deps) *echo.Echo {
 	reg.POST("/resume", s.resumeRegistration)
 
 	e.GET(paymentReturnPath, s.paymentReturn)
+	e.GET(payLinkPrefix+":reference", s.payLink)
+	if d.StripeWebhook {
+		e.POST(StripeWebhookPath, s.stripeWebhook)
+	}
 	e.POST("/membership/payment-retry", s.paymentRetry)
 	if s.gateway != nil {
 		e.GET(testGatewayPayPrefix+":reference", s.testGatewayPage)
@@ -189,6 +195,9 @@ func (s *Server) securityHeaders(next echo.HandlerFunc) echo.HandlerFunc {
 // send neither header and pass.
 func (s *Server) rejectCrossOrigin(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
+		if c.Request().URL.Path == StripeWebhookPath {
+			return next(c) // a server-to-server call, authenticated by its signature
+		}
 		if err := s.csrf.Check(c.Request()); err != nil {
 			return newAPIError(http.StatusForbidden, "Cross-origin requests are not allowed.")
 		}

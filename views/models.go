@@ -59,6 +59,11 @@ const (
 	OutcomeFailed    PaymentOutcome = "failed"
 	OutcomeCancelled PaymentOutcome = "cancelled"
 	OutcomeStale     PaymentOutcome = "stale" // the registration changed after the payment started
+	// OutcomePending: the portal is still confirming the payment with the
+	// provider; the page checks again by itself (htmx) or on a click.
+	OutcomePending PaymentOutcome = "pending"
+	// OutcomeMismatch: the provider reported another amount; staff check it.
+	OutcomeMismatch PaymentOutcome = "mismatch"
 )
 
 // PaymentReturnModel is the page after a payment.
@@ -72,6 +77,9 @@ type PaymentReturnModel struct {
 	RetryReference string // set when a new attempt may be started
 	RegisterURL    string // back to the registration
 	DetailsHidden  bool   // the viewer is not the order's owner: no names, lines or amounts
+	// PollURL, set while the payment is being confirmed, is the address
+	// the page is checked again at.
+	PollURL string
 }
 
 // PersonStatusModel is a person with a status badge on the overview.

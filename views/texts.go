@@ -55,13 +55,14 @@ var reviewText = struct {
 }
 
 var doneText = struct {
-	Heading, Intro, Redirect, PayNow, Seconds string
+	Heading, Intro, Redirect, PayNow, Seconds, LinkFollows string
 }{
-	Heading:  "Registration saved: pay to finish",
-	Intro:    "Your registration is saved. The memberships become active as soon as the payment is received.",
-	Redirect: "You will be taken to the payment page in",
-	PayNow:   "Pay now",
-	Seconds:  "seconds.",
+	LinkFollows: "The payment service is not reachable right now. Your registration is saved; we will send you the payment link by e-mail, and it appears here as soon as it is ready.",
+	Heading:     "Registration saved: pay to finish",
+	Intro:       "Your registration is saved. The memberships become active as soon as the payment is received.",
+	Redirect:    "You will be taken to the payment page in",
+	PayNow:      "Pay now",
+	Seconds:     "seconds.",
 }
 
 var resetText = struct {
@@ -75,8 +76,9 @@ var resetText = struct {
 }
 
 var paymentText = struct {
-	SuccessNext, Retry, BackToRegistration, Reference, Total, Item, Amount, DetailsHidden string
+	SuccessNext, Retry, BackToRegistration, Reference, Total, Item, Amount, DetailsHidden, CheckAgain string
 }{
+	CheckAgain:         "Check again",
 	SuccessNext:        "What happens next: you receive a confirmation message, and the club sends membership details before the season starts.",
 	Retry:              "Try the payment again",
 	BackToRegistration: "Back to your registration",

@@ -38,13 +38,19 @@ type Config struct {
 	LogFormat    string
 	LogLevel     slog.Level
 	ServerTiming bool
-	// PaymentProvider names the payment gateway; "test" is the built-in one.
+	// PaymentProvider names the payment gateway: "stripe" (Stripe
+	// Checkout) or "test", the built-in one for development.
 	PaymentProvider string
 	// BankCreditor is the environment's account for payment by bank
 	// transfer, the default of every organisation: name, IBAN, optional
 	// BIC and structured address, validated together. Its IBAN is empty
 	// when no bank details are configured.
 	BankCreditor banking.Creditor
+	// StripeSecretKey and StripeWebhookSecret are the Stripe account's API
+	// key and the webhook endpoint's signing secret; StripeAPIURL is the
+	// API's address (stripe-mock in tests).
+	StripeSecretKey, StripeWebhookSecret string
+	StripeAPIURL                         *url.URL
 
 	// The gateway half (gateway.go validates and wires these).
 
@@ -133,7 +139,6 @@ func (c *Config) settings() []setting {
 		{flag: "log-format", env: "PORTAL_LOG_FORMAT", usage: "text or json", def: "text", parse: text(&c.LogFormat)},
 		{flag: "log-level", env: "PORTAL_LOG_LEVEL", usage: "debug, info, warn or error", def: "info",
 			parse: typed(&c.LogLevel, parseLevel, "PORTAL_LOG_LEVEL must be debug, info, warn or error")},
-		{flag: "payment-provider", env: "PORTAL_PAYMENT_PROVIDER", usage: "payment gateway: test (the built-in test gateway; development only, needs PORTAL_COOKIE_SECURE=false)", parse: text(&c.PaymentProvider)},
 		{flag: "bank-creditor-name", env: "PORTAL_BANK_CREDITOR_NAME", usage: "account holder of the bank account members transfer to (at most 70 characters)", parse: text(&c.BankCreditor.Name)},
 		{flag: "bank-iban", env: "PORTAL_BANK_IBAN", usage: "IBAN of that account, spaces allowed; empty: no bank details",
 			parse: typed(&c.BankCreditor.IBAN, prefixed("PORTAL_BANK_IBAN", parseOptionalIBAN), "")},
@@ -141,6 +146,11 @@ func (c *Config) settings() []setting {
 			parse: typed(&c.BankCreditor.BIC, prefixed("PORTAL_BANK_BIC", parseOptionalBIC), "")},
 		{flag: "bank-creditor-address", env: "PORTAL_BANK_CREDITOR_ADDRESS", usage: "account holder's address as street;number;postcode;town;country (e.g. Bahnhofstrasse;1;8001;Zürich;CH); required for CH and LI accounts (QR-bill)",
 			parse: typed(&c.BankCreditor.Address, prefixed("PORTAL_BANK_CREDITOR_ADDRESS", parseOptionalAddress), "")},
+		{flag: "payment-provider", env: "PORTAL_PAYMENT_PROVIDER", usage: "payment gateway: stripe (Stripe Checkout), or test (the built-in test gateway; development only, on an http loopback PORTAL_BASE_URL)", parse: text(&c.PaymentProvider)},
+		{flag: "stripe-secret-key", env: "PORTAL_STRIPE_SECRET_KEY", usage: "Stripe secret API key (sk_live_..., sk_test_... or a restricted rk_...), with PORTAL_PAYMENT_PROVIDER=stripe", parse: text(&c.StripeSecretKey), secret: true},
+		{flag: "stripe-webhook-secret", env: "PORTAL_STRIPE_WEBHOOK_SECRET", usage: "signing secret (whsec_...) of the Stripe webhook endpoint {PORTAL_BASE_URL}/webhooks/stripe", parse: text(&c.StripeWebhookSecret), secret: true},
+		{flag: "stripe-api-url", env: "PORTAL_STRIPE_API_URL", usage: "Stripe API address (tests: a stripe-mock)", def: "https://api.stripe.com",
+			parse: typed(&c.StripeAPIURL, parseBackendURL, "PORTAL_STRIPE_API_URL must be an absolute http(s) address without user info, query or fragment")},
 		{flag: "server-timing", env: "PORTAL_SERVER_TIMING", usage: "report SQL statements per request in a Server-Timing header (benchmarks only)", def: "false", boolean: &c.ServerTiming, parse: typed(&c.ServerTiming, parseBool, "")},
 		{flag: "admin-backend-url", env: "PORTAL_ADMIN_BACKEND_URL", usage: "admin backend address; empty: no relay (503) and no backend login",
 			parse: typed(&c.AdminBackendURL, parseBackendURL, "PORTAL_ADMIN_BACKEND_URL must be an absolute http(s) address without user info, query or fragment")},
@@ -498,20 +508,53 @@ func (c *Config) validateServe() error {
 	if len(c.HashSecret) < 16 {
 		return errors.New("invalid configuration: PORTAL_HASH_SECRET (or PORTAL_HASH_SECRET_FILE) is required and must be at least 16 characters")
 	}
-	switch {
-	case c.PaymentProvider == "":
-		return errors.New("invalid configuration: PORTAL_PAYMENT_PROVIDER is required; the only provider so far is `test`, the built-in test gateway for development")
-	case c.PaymentProvider != "test":
-		return fmt.Errorf("invalid configuration: PORTAL_PAYMENT_PROVIDER %q is unknown; the only provider so far is `test`", c.PaymentProvider)
-	case c.CookieSecure:
-		// Anyone holding a payment reference can mark it paid at the test
-		// gateway: it must never run where real members register.
-		return errors.New("invalid configuration: the test payment gateway (PORTAL_PAYMENT_PROVIDER=test) is for development only and needs PORTAL_COOKIE_SECURE=false")
+	if err := c.validatePayments(); err != nil {
+		return err
 	}
 	if problems := c.validateGateway(); len(problems) > 0 {
 		return errors.New("invalid configuration: " + strings.Join(problems, "; "))
 	}
 	return nil
+}
+
+// validatePayments checks the payment provider's settings.
+func (c *Config) validatePayments() error {
+	switch c.PaymentProvider {
+	case "":
+		return errors.New("invalid configuration: PORTAL_PAYMENT_PROVIDER is required: `stripe` (Stripe Checkout), or `test`, the built-in test gateway for development")
+	case "test":
+		// Whoever reaches the test gateway's page marks their own order
+		// paid: it must never run where real members register. Only a
+		// plain-http address on this machine is safe, whatever the cookie
+		// setting says.
+		if c.PublicURL == nil || c.PublicURL.Scheme != "http" || !loopbackHost(c.PublicURL.Hostname()) {
+			return errors.New("invalid configuration: the test payment gateway (PORTAL_PAYMENT_PROVIDER=test) is for development only: PORTAL_BASE_URL must be an http address on a loopback host (localhost, 127.0.0.1, [::1])")
+		}
+	case "stripe":
+		var problems []string
+		if !strings.HasPrefix(c.StripeSecretKey, "sk_") && !strings.HasPrefix(c.StripeSecretKey, "rk_") {
+			problems = append(problems, "PORTAL_STRIPE_SECRET_KEY (or PORTAL_STRIPE_SECRET_KEY_FILE) is required with PORTAL_PAYMENT_PROVIDER=stripe and starts with sk_ or rk_")
+		}
+		if !strings.HasPrefix(c.StripeWebhookSecret, "whsec_") {
+			problems = append(problems, "PORTAL_STRIPE_WEBHOOK_SECRET (or PORTAL_STRIPE_WEBHOOK_SECRET_FILE) is required with PORTAL_PAYMENT_PROVIDER=stripe and starts with whsec_")
+		}
+		problems = c.appendInvalid(problems, "PORTAL_STRIPE_API_URL")
+		if len(problems) > 0 {
+			return errors.New("invalid configuration: " + strings.Join(problems, "; "))
+		}
+	default:
+		return fmt.Errorf("invalid configuration: PORTAL_PAYMENT_PROVIDER %q is unknown; use `stripe` or `test`", c.PaymentProvider)
+	}
+	return nil
+}
+
+// loopbackHost says whether host names this machine only.
+func loopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // String prints the configuration with secrets masked.

@@ -135,7 +135,8 @@ func TestParseBytes(t *testing.T) {
 // allowed cookies.
 func TestBuildGatewayRelaySettings(t *testing.T) {
 	_, g := servedGateway(t, dbtest.SQLite(t), []string{"--relay-allowed-cookies", "XSRF-TOKEN, backend_pref"},
-		env("PORTAL_HASH_SECRET", "0123456789abcdef", "PORTAL_PAYMENT_PROVIDER", "test", "PORTAL_COOKIE_SECURE", "false",
+		env("PORTAL_HASH_SECRET", "0123456789abcdef", "PORTAL_PAYMENT_PROVIDER", "stripe", "PORTAL_STRIPE_SECRET_KEY", "sk_test_1",
+			"PORTAL_STRIPE_WEBHOOK_SECRET", "whsec_1",
 			"PORTAL_ADMIN_BACKEND_URL", "http://127.0.0.1:1", "PORTAL_API_KEY", "k", "PORTAL_SESSION_KEY", session.GenerateKey(),
 			"PORTAL_BASE_URL", "https://portal.example/", "PORTAL_RELAY_TRUSTED_PATHS", "/swagger-ui,/v3/api-docs/"))
 	u := g.relay.Upstream

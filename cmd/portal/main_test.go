@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -110,22 +111,58 @@ func TestServeRefusesWithoutSecret(t *testing.T) {
 }
 
 // TestServeRefusesTestPaymentsInProduction: the test gateway marks paid
-// whatever it is told, so it must be chosen explicitly and only in development.
+// whatever it is told, so it must be chosen explicitly and runs only on an
+// http loopback base URL, whatever the cookie setting; Stripe needs its keys.
 func TestServeRefusesTestPaymentsInProduction(t *testing.T) {
 	db := "sqlite:" + filepath.Join(t.TempDir(), "p.db")
-	cases := []struct{ name, provider, secure, want string }{
-		{"no provider", "", "false", "PORTAL_PAYMENT_PROVIDER is required"},
-		{"unknown provider", "acme", "false", "is unknown"},
-		{"test gateway with secure cookies", "test", "true", "development only"},
+	cases := []struct {
+		name string
+		env  []string
+		want string
+	}{
+		{"no provider", []string{"PORTAL_COOKIE_SECURE", "false"}, "PORTAL_PAYMENT_PROVIDER is required"},
+		{"unknown provider", []string{"PORTAL_PAYMENT_PROVIDER", "acme"}, "is unknown"},
+		{"test gateway on https", []string{"PORTAL_PAYMENT_PROVIDER", "test", "PORTAL_BASE_URL", "https://localhost:8443"}, "development only"},
+		{"test gateway on a public host", []string{"PORTAL_PAYMENT_PROVIDER", "test", "PORTAL_COOKIE_SECURE", "false", "PORTAL_BASE_URL", "http://portal.example.org"}, "loopback"},
+		{"test gateway on a private address", []string{"PORTAL_PAYMENT_PROVIDER", "test", "PORTAL_COOKIE_SECURE", "false", "PORTAL_BASE_URL", "http://10.0.0.5:8080"}, "loopback"},
+		{"stripe without keys", []string{"PORTAL_PAYMENT_PROVIDER", "stripe"}, "PORTAL_STRIPE_SECRET_KEY"},
+		{"stripe without webhook secret", []string{"PORTAL_PAYMENT_PROVIDER", "stripe", "PORTAL_STRIPE_SECRET_KEY", "sk_test_123"}, "PORTAL_STRIPE_WEBHOOK_SECRET"},
+		{"stripe with a bad api url", []string{"PORTAL_PAYMENT_PROVIDER", "stripe", "PORTAL_STRIPE_SECRET_KEY", "sk_test_123",
+			"PORTAL_STRIPE_WEBHOOK_SECRET", "whsec_123", "PORTAL_STRIPE_API_URL", "ftp://x"}, "PORTAL_STRIPE_API_URL"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := runCmd(t, env("PORTAL_DATABASE_URL", db, "PORTAL_HASH_SECRET", "0123456789abcdef", "PORTAL_ADDR", "127.0.0.1:0",
-				"PORTAL_PAYMENT_PROVIDER", tc.provider, "PORTAL_COOKIE_SECURE", tc.secure), "serve")
+			_, err := runCmd(t, env(append([]string{"PORTAL_DATABASE_URL", db, "PORTAL_HASH_SECRET", "0123456789abcdef", "PORTAL_ADDR", "127.0.0.1:0"}, tc.env...)...), "serve")
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("serve: %v, want an error saying %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestStripeSecretsMasked: the Stripe keys come from *_FILE too and never print.
+func TestStripeSecretsMasked(t *testing.T) {
+	dir := t.TempDir()
+	keyFile := filepath.Join(dir, "key")
+	if err := os.WriteFile(keyFile, []byte("sk_test_from_file_123\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, _, err := loadConfig(newFlagSet("config", io.Discard), nil, env("PORTAL_STRIPE_SECRET_KEY_FILE", keyFile, "PORTAL_STRIPE_WEBHOOK_SECRET", "whsec_secret_456",
+		"PORTAL_PAYMENT_PROVIDER", "stripe"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.StripeSecretKey != "sk_test_from_file_123" {
+		t.Errorf("secret key from file = %q", cfg.StripeSecretKey)
+	}
+	if err := cfg.validatePayments(); err != nil {
+		t.Errorf("validatePayments: %v", err)
+	}
+	out := cfg.String()
+	for _, secret := range []string{"sk_test_from_file_123", "whsec_secret_456"} {
+		if strings.Contains(out, secret) {
+			t.Errorf("config prints the secret %q:\n%s", secret, out)
+		}
 	}
 }
 

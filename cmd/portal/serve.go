@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"portal/engine"
+	"portal/engine/stripepay"
 	"portal/handlers"
 	"portal/migrations"
 	"portal/relay/session"
@@ -60,7 +61,10 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	} else if err := migrations.CheckCurrent(ctx, db); err != nil {
 		return err
 	}
-	gateway := engine.NewTestGateway(cfg.HashSecret, handlers.TestGatewayURLs(cfg.BaseURL))
+	provider, testGateway, err := paymentProvider(cfg)
+	if err != nil {
+		return err
+	}
 	gw, err := buildGateway(cfg, db, log) // gateway.go: session store, relay, backend, OIDC
 	if err != nil {
 		return err
@@ -71,9 +75,10 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	gw.relay.MetricsElsewhere = cfg.MetricsAddr != ""
 	store, sessions := gw.store, gw.sessions
 	e := handlers.New(handlers.Deps{
-		Engine:         engine.NewService(db, gateway, engine.WithLogger(log)),
+		Engine:         engine.NewService(db, provider, engine.WithLogger(log), engine.WithPaymentLinks(handlers.PaymentLinks(cfg.BaseURL))),
 		Sessions:       sessions,
-		Gateway:        gateway,
+		Gateway:        testGateway,
+		StripeWebhook:  provider.Name() == stripepay.Name,
 		HashSecret:     cfg.HashSecret,
 		Logger:         log,
 		ServerTiming:   cfg.ServerTiming,

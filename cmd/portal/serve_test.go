@@ -230,3 +230,45 @@ func TestServeHoldsTheSQLiteLock(t *testing.T) {
 		t.Fatalf("migrate after serve stopped: %v\n%s", err, out)
 	}
 }
+
+// serve wires the configured payment provider: with Stripe the webhook
+// route is mounted (and refuses an unsigned event) and the test gateway's
+// pages are not; with the test gateway it is the other way round.
+func TestServePaymentProviderWiring(t *testing.T) {
+	for _, tc := range []struct {
+		name            string
+		env             []string
+		webhook, devPay int
+	}{
+		{"stripe", []string{"PORTAL_PAYMENT_PROVIDER", "stripe", "PORTAL_STRIPE_SECRET_KEY", "sk_test_1", "PORTAL_STRIPE_WEBHOOK_SECRET", "whsec_1",
+			"PORTAL_STRIPE_API_URL", "http://127.0.0.1:1"}, http.StatusBadRequest, http.StatusNotFound},
+		{"test gateway", []string{"PORTAL_PAYMENT_PROVIDER", "test", "PORTAL_COOKIE_SECURE", "false"}, http.StatusNotFound, http.StatusUnauthorized},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			var stdout, stderr syncBuffer
+			getenv := env(append([]string{"PORTAL_DATABASE_URL", "sqlite:" + filepath.Join(t.TempDir(), "p.db"), "PORTAL_HASH_SECRET", "0123456789abcdef",
+				"PORTAL_ADDR", "127.0.0.1:0"}, tc.env...)...)
+			done := make(chan error, 1)
+			go func() { done <- run(ctx, []string{"serve"}, getenv, &stdout, &stderr) }()
+			t.Cleanup(func() {
+				cancel()
+				if err := <-done; err != nil {
+					t.Errorf("serve: %v\n%s", err, stderr.String())
+				}
+			})
+			base := "http://" + waitMatch(t, &stdout, regexp.MustCompile(`portal listening on (\S+)`))[1]
+			res, err := http.Post(base+"/webhooks/stripe", "application/json", strings.NewReader(`{"id":"evt_1","type":"checkout.session.completed"}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			res.Body.Close()
+			if res.StatusCode != tc.webhook {
+				t.Errorf("POST /webhooks/stripe unsigned: %d, want %d", res.StatusCode, tc.webhook)
+			}
+			if status, _ := get(t, base+"/dev/pay/PR-X"); status != tc.devPay {
+				t.Errorf("GET /dev/pay/PR-X: %d, want %d", status, tc.devPay)
+			}
+		})
+	}
+}

@@ -1,0 +1,85 @@
+package engine
+
+import (
+	"context"
+	"time"
+)
+
+// DefaultReconcileAfter is how long an attempt stays pending before the
+// portal asks the provider about it itself (a webhook may have been lost).
+const DefaultReconcileAfter = 10 * time.Minute
+
+// WithReconcileAfter sets how long an attempt may stay pending before a
+// load of its registration asks the provider (DefaultReconcileAfter).
+func WithReconcileAfter(d time.Duration) ServiceOption {
+	return func(s *Service) { s.reconcileAfter = d }
+}
+
+// reconcileOnLoadTimeout bounds the reconciliation a registration's load runs.
+const reconcileOnLoadTimeout = 5 * time.Second
+
+// ReconcileReport counts what a reconciliation did.
+type ReconcileReport struct {
+	Checked  int                 // pending attempts asked about
+	Settled  int                 // of those, settled by what the provider said
+	Refunded int                 // second payments refunded
+	Links    []PaymentLinkNotice // payment links made after a failed commit, to e-mail
+}
+
+// ReconcilePayments is the periodic job: it asks the provider about
+// attempts pending for longer than olderThan (missed webhooks), makes the
+// refunds still due and the payment links that failed at commit; at most
+// limit of each. The job runner calls it; until then a load of a
+// registration does the same for that registration (reconcileOrder).
+func (s *Service) ReconcilePayments(ctx context.Context, olderThan time.Duration, limit int) (_ ReconcileReport, err error) {
+	defer classifyUnavailable(&err)
+	return s.reconcile(ctx, 0, olderThan, limit)
+}
+
+func (s *Service) reconcile(ctx context.Context, orderID int64, olderThan time.Duration, limit int) (ReconcileReport, error) {
+	var rep ReconcileReport
+	pending, err := pendingPaymentsBefore(ctx, s.db, s.clock().Add(-olderThan), orderID, limit)
+	if err != nil {
+		return rep, err
+	}
+	for i := range pending {
+		p := &pending[i]
+		order, err := loadOrder(ctx, s.db, p.OrderID)
+		if err != nil {
+			return rep, err
+		}
+		rep.Checked++
+		res, err := s.refreshPayment(ctx, s.providerNamed(order.OrganisationID, p.Provider), p)
+		if err != nil {
+			s.log.WarnContext(ctx, "reconciliation: payment could not be settled", "reference", p.Reference, "err", err)
+			continue
+		}
+		if !res.Replayed {
+			rep.Settled++
+		}
+	}
+	rep.Refunded = s.refundDue(ctx, orderID)
+	rep.Links, err = s.createMissingLinks(ctx, orderID, limit)
+	return rep, err
+}
+
+// reconcileRegistration runs the reconciliation for the unpaid order of
+// one registration, as its page or form loads: a member coming back finds
+// the state a lost webhook would have set, and a link the provider could
+// not make at commit. Failures are logged only: the page shows what is known.
+func (s *Service) reconcileRegistration(ctx context.Context, userKey string, periodID int64) {
+	// A provider that is down must not hold the page for the SDK's timeouts
+	// and retries: what it could not tell now, the next load asks again.
+	ctx, cancel := context.WithTimeout(ctx, reconcileOnLoadTimeout)
+	defer cancel()
+	order, err := unpaidOrderOf(ctx, s.db, userKey, periodID)
+	if err != nil || order == nil {
+		if err != nil {
+			s.log.WarnContext(ctx, "reconciliation on load: order could not be loaded", "err", err)
+		}
+		return
+	}
+	if _, err := s.reconcile(ctx, order.ID, s.reconcileAfter, 10); err != nil {
+		s.log.WarnContext(ctx, "reconciliation on load failed", "order", order.ID, "err", err)
+	}
+}

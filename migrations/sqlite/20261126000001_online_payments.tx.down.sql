@@ -1,0 +1,14 @@
+DROP TABLE IF EXISTS payment_events;
+DROP INDEX IF EXISTS payments_refund_due;
+DROP INDEX IF EXISTS payments_pending_since;
+DROP INDEX IF EXISTS payments_provider_id;
+ALTER TABLE payments DROP COLUMN refund_id;
+ALTER TABLE payments DROP COLUMN refund_status;
+ALTER TABLE payments DROP COLUMN paid_currency;
+ALTER TABLE payments DROP COLUMN paid_amount_minor;
+ALTER TABLE payments DROP COLUMN problem;
+ALTER TABLE payments DROP COLUMN confirming_at;
+ALTER TABLE payments DROP COLUMN expires_at;
+ALTER TABLE payments DROP COLUMN provider_id;
+DROP INDEX IF EXISTS orders_pay_reference;
+ALTER TABLE orders DROP COLUMN pay_reference;
