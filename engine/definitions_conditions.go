@@ -320,8 +320,9 @@ func ExportDefinition(ctx context.Context, db bun.IDB, orgID int64, key string, 
 		head, err = latestDefinition(ctx, db, orgID, key)
 	} else {
 		head = new(ProcessDefinition)
-		err = db.NewSelect().Model(head).Where("organisation_id = ? AND key = ? AND version = ?", orgID, key, version).Scan(ctx)
-		err = notFoundOr(err, "definition version")
+		if err = db.NewSelect().Model(head).Where("organisation_id = ? AND key = ? AND version = ?", orgID, key, version).Scan(ctx); err != nil {
+			err = notFoundOr(err, "definition version")
+		}
 	}
 	if err != nil {
 		return nil, err
