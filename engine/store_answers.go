@@ -177,7 +177,7 @@ func deleteOffPathAnswers(ctx context.Context, db bun.IDB, instanceID int64, dat
 		return nil
 	}
 	if _, err := db.NewDelete().Model((*ProcessData)(nil)).
-		Where("instance_id = ? AND id IN (?)", instanceID, bun.In(ids)).Exec(ctx); err != nil {
+		Where("instance_id = ? AND id IN (?)", instanceID, bun.List(ids)).Exec(ctx); err != nil {
 		return fmt.Errorf("delete answers off the path: %w", err)
 	}
 	return nil
