@@ -40,14 +40,25 @@ func (s *Service) returnTo(ctx context.Context, userKey, processID string, from 
 		if from != nil && *from != current {
 			return Errorf(CodeConflict, "this registration changed in another window: it is at step %d", current)
 		}
-		if target == -1 {
-			if current == 0 {
-				return Errorf(CodeConflict, "there is no step before person selection")
-			}
-			target = current - 1
+		if target == -1 && current == 0 {
+			return Errorf(CodeConflict, "there is no step before person selection")
 		}
 		if target > current {
 			return Errorf(CodeConflict, "step %d is not answered yet: the registration is at step %d", target, current)
+		}
+		if current > 0 {
+			// Back and Change follow the path of the answers saved now: an
+			// earlier answer may have left steps out or brought them in.
+			r, err := s.routeOf(ctx, tx, inst, def)
+			if err != nil {
+				return err
+			}
+			switch {
+			case target == -1:
+				target = r.previous(current)
+			case target > 0 && !r.includes(target):
+				return Errorf(CodeConflict, "step %d is not one of this registration's questions with the answers given", target)
+			}
 		}
 		if target == 0 {
 			inst.CurrentStepID = nil
@@ -62,4 +73,21 @@ func (s *Service) returnTo(ctx context.Context, userKey, processID string, from 
 		return err
 	})
 	return form, err
+}
+
+// routeOf computes an instance's current path from its selection and saved answers.
+func (s *Service) routeOf(ctx context.Context, db bun.IDB, inst *ProcessInstance, def *definition) (*route, error) {
+	selected, err := personsByID(ctx, db, inst.SelectedPersons)
+	if err != nil {
+		return nil, err
+	}
+	var answers map[int64]map[int64]string
+	if def.hasConditions() {
+		data, err := instanceData(ctx, db, inst.ID)
+		if err != nil {
+			return nil, err
+		}
+		answers = answersOf(data)
+	}
+	return def.routeFor(selected, inst.Period.StartDate, answers), nil
 }

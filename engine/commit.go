@@ -32,6 +32,8 @@ func (s *Service) quoteFor(ctx context.Context, tx bun.IDB, inst *ProcessInstanc
 	if err != nil {
 		return Quote{}, nil, err
 	}
+	// Only answers on the path are priced: a skipped priced step adds nothing.
+	answers = def.routeFor(selected, inst.Period.StartDate, answers).answered(def, answers)
 	people := make([]pricedPerson, len(selected))
 	for i, p := range selected {
 		own := map[int64]string{}

@@ -37,6 +37,28 @@ type StepSpec struct {
 	Persons       *AgeSpec     `json:"persons,omitempty" yaml:"persons,omitempty"`
 	Price         *PriceSpec   `json:"price,omitempty" yaml:"price,omitempty"`
 	MarksTransfer bool         `json:"marksTransfer,omitempty" yaml:"marksTransfer,omitempty"`
+	// Conditions skip this step or jump past later ones depending on
+	// earlier answers (conditions.go); the README shows the format.
+	Conditions []ConditionSpec `json:"conditions,omitempty" yaml:"conditions,omitempty"`
+}
+
+// ConditionSpec is one condition of a step. Exactly one of Equals, OneOf
+// and NotGiven says when it holds.
+type ConditionSpec struct {
+	// Action is "skip" (leave this step out) or "jump" (after this step,
+	// continue at To).
+	Action string `json:"action" yaml:"action"`
+	// Scope is "person" (the default: each person by their own answer) or
+	// "registration" (everyone, when it holds for any selected person).
+	Scope string `json:"scope,omitempty" yaml:"scope,omitempty"`
+	// Step names the step whose answer is read: an earlier step, or for a
+	// jump this step itself.
+	Step     string   `json:"step" yaml:"step"`
+	Equals   *string  `json:"equals,omitempty" yaml:"equals,omitempty"`
+	OneOf    []string `json:"oneOf,omitempty" yaml:"oneOf,omitempty"`
+	NotGiven bool     `json:"notGiven,omitempty" yaml:"notGiven,omitempty"`
+	// To names the later step a jump continues at.
+	To string `json:"to,omitempty" yaml:"to,omitempty"`
 }
 
 // OptionSpec is a choice of a DRP, RDO or SEL step.
@@ -184,6 +206,9 @@ func (d *DefinitionSpec) Validate() error {
 			add("%s: persons minAge is above maxAge", where)
 		}
 	}
+	if len(problems) == 0 {
+		problems = append(problems, d.validateConditions()...)
+	}
 	if len(problems) > 0 {
 		return Errorf(CodeInvalid, "invalid definition: %s", strings.Join(problems, "; "))
 	}
@@ -233,8 +258,17 @@ func ImportDefinition(ctx context.Context, db *bun.DB, spec *DefinitionSpec) (Im
 			return err
 		}
 		res.DefinitionID = def.ID
+		ids := make(map[string]int64, len(spec.Steps))
 		for _, s := range spec.Steps {
-			if err := insertStep(ctx, tx, stepFromSpec(def.ID, s), s.Options); err != nil {
+			step := stepFromSpec(def.ID, s)
+			if err := insertStep(ctx, tx, step, s.Options); err != nil {
+				return err
+			}
+			ids[s.Name] = step.ID
+		}
+		// Conditions go in once every step has its id: a jump names a later step.
+		for _, s := range spec.Steps {
+			if err := insertConditions(ctx, tx, ids[s.Name], len(s.Options), s.Conditions, ids); err != nil {
 				return err
 			}
 		}
@@ -269,6 +303,13 @@ func stepFromSpec(defID int64, s StepSpec) *ProcessStep {
 type definition struct {
 	*ProcessDefinition
 	patterns map[int64]*regexp.Regexp // by step id
+	conds    [][]condition            // by step index; the steps' Options hold only choices
+}
+
+// hasConditions reports whether any step carries a condition: without
+// them the path depends on the persons' ages only, never on answers.
+func (d *definition) hasConditions() bool {
+	return slices.ContainsFunc(d.conds, func(c []condition) bool { return len(c) > 0 })
 }
 
 // stepNumber returns the 1-based position of the step with id, or 0.
@@ -302,6 +343,9 @@ func (c *definitionCache) get(ctx context.Context, db bun.IDB, id int64) (*defin
 		return nil, err
 	}
 	d = &definition{ProcessDefinition: def, patterns: map[int64]*regexp.Regexp{}}
+	if d.conds, err = compileConditions(def); err != nil {
+		return nil, err
+	}
 	for _, s := range def.Steps {
 		if s.FormatPattern != nil {
 			re, err := regexp.Compile(*s.FormatPattern)

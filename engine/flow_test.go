@@ -55,12 +55,13 @@ func TestWholeFlow(t *testing.T) {
 			1: {{ID: 1, Answer: str("0612345678")}, {ID: 3, Answer: str("0612345678")}},
 			2: {{ID: 1, Answer: str("M")}, {ID: 3, Answer: str("S")}},
 			3: {{ID: 1, Answer: str("1")}, {ID: 3, Answer: str("0")}},
-			4: {{ID: 1}, {ID: 3}},
-			5: {{ID: 3, Answer: str("1")}},
-			6: {{ID: 1, Answer: str("1")}, {ID: 3, Answer: str("0")}},
-			7: {{ID: 1, Answer: str("1")}, {ID: 3, Answer: str("1")}},
+			4: {{ID: 1, Answer: str("1")}, {ID: 3}}, // person 1 transfers: transfer_club asks them only
+			5: {{ID: 1, Answer: str("Old Club")}},
+			6: {{ID: 3, Answer: str("1")}},
+			7: {{ID: 1, Answer: str("1")}, {ID: 3, Answer: str("0")}},
+			8: {{ID: 1, Answer: str("1")}, {ID: 3, Answer: str("1")}},
 		}
-		for step := 1; step <= 7; step++ {
+		for step := 1; step <= 8; step++ {
 			form, err = svc.Next(ctx, "demo", engine.NextInput{ProcessID: pid, Step: step, People: answers[step]})
 			if err != nil {
 				t.Fatalf("step %d: %v", step, err)

@@ -10,7 +10,12 @@ import (
 type Form struct {
 	ProcessID  int64
 	Step       int // 0 is person selection, 1..TotalSteps the questions, TotalSteps+1 done
-	TotalSteps int
+	TotalSteps int // the definition's steps; Step == TotalSteps is the last question of every path
+	// Position and PathLength place a question on the current path (the
+	// steps left out by conditions not counted): "Question Position of
+	// PathLength". Both are 0 outside question steps.
+	Position   int
+	PathLength int
 	State      ProcessState
 	PeriodID   int64
 	Question   *Question // nil outside question steps

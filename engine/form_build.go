@@ -77,10 +77,16 @@ func (s *Service) selectionForm(ctx context.Context, db bun.IDB, inst *ProcessIn
 	return form, nil
 }
 
-// questionForm is a question step with the saved answers of the selected persons.
+// questionForm is a question step with the saved answers of the selected
+// persons (answers of steps off the path too: they pre-fill a step that
+// comes back onto it). The path is computed from answers, so they must
+// hold every answer of the steps before number when the definition has
+// conditions.
 func questionForm(inst *ProcessInstance, def *definition, number int, selected []Person, answers map[int64]map[int64]string) *Form {
 	step := &def.Steps[number-1]
 	form := baseForm(inst, def, number)
+	r := def.routeFor(selected, inst.Period.StartDate, answers)
+	form.Position, form.PathLength = r.position(number), len(r.steps)
 	q := &Question{Name: step.Name, Text: step.QuestionText, Type: step.QuestionType, Required: step.Required}
 	for _, o := range step.Options {
 		q.Options = append(q.Options, Option{Value: o.Value, Label: o.Label})
@@ -89,7 +95,7 @@ func questionForm(inst *ProcessInstance, def *definition, number int, selected [
 	for _, p := range selected {
 		fp := FormPerson{
 			ID: p.ID, FirstName: p.FirstName, LastName: p.LastName, DateOfBirth: p.DateOfBirth,
-			Hide: hiddenFor(step, p.DateOfBirth, inst.Period.StartDate), Selected: true, CanSelect: true,
+			Hide: r.hides(number, p.ID), Selected: true, CanSelect: true,
 			Status: PersonAvailable,
 		}
 		if v, ok := answers[step.ID][p.ID]; ok {

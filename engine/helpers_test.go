@@ -29,8 +29,10 @@ var testGatewayURLs = engine.TestGatewayURLs{
 	ReturnURL: "http://portal.test/membership/payment-return",
 }
 
-// demoSteps is the number of questions of the demo definition.
-const demoSteps = 7
+// demoSteps is the number of questions of the demo definition (of its
+// longest path: transfer_club is asked only after a yes to transfer,
+// guardian_consent only of juniors).
+const demoSteps = 8
 
 // fixture is a seeded database with its service and the payment gateway the
 // service was made with; its helpers fail the test on any error.
@@ -128,12 +130,14 @@ func demoAnswers(step int, persons []int64) []engine.PersonInput {
 			a = str("M")
 		case 3: // insurance
 			a = str(first)
-		case 4: // transfer: no answer means 0
-		case 5: // guardian_consent: adults are hidden, their answers ignored
+		case 4: // transfer: no answer means 0, so transfer_club is left out
+		case 5: // transfer_club, when someone transfers
+			a = str("Old Club")
+		case 6: // guardian_consent: adults are hidden, their answers ignored
 			a = str("1")
-		case 6: // main_contact
+		case 7: // main_contact
 			a = str(first)
-		case 7: // terms
+		case 8: // terms
 			a = str("1")
 		}
 		in[i] = engine.PersonInput{ID: id, Answer: a}

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -129,14 +130,6 @@ func (s *Service) submitSelection(ctx context.Context, tx bun.Tx, inst *ProcessI
 	// A first selection (state INIT) has no earlier selection or answers to
 	// replace or pre-fill, which saves two statements on the common path.
 	reselect := inst.Status != StateInit
-	first := def.Steps[0].ID
-	inst.SelectedPersons, inst.CurrentStepID, inst.Status = chosen, &first, StateRunning
-	if err := bumpVersion(ctx, tx, inst, now, "selected_persons", "current_step_id", "status"); err != nil {
-		return nil, err
-	}
-	if err := storeSelection(ctx, tx, inst.ID, reselect, chosen, now); err != nil {
-		return nil, err
-	}
 	var data []ProcessData
 	if reselect {
 		if data, err = instanceData(ctx, tx, inst.ID); err != nil {
@@ -147,7 +140,19 @@ func (s *Service) submitSelection(ctx context.Context, tx bun.Tx, inst *ProcessI
 	for i, id := range chosen {
 		selected[i] = byID[id]
 	}
-	return questionForm(inst, def, 1, selected, answersOf(data)), nil
+	// The first question is the first one on the path of the persons
+	// chosen: a step may apply to none of them (the last step always does).
+	answers := answersOf(data)
+	number := def.routeFor(selected, inst.Period.StartDate, answers).next(0)
+	first := def.Steps[number-1].ID
+	inst.SelectedPersons, inst.CurrentStepID, inst.Status = chosen, &first, StateRunning
+	if err := bumpVersion(ctx, tx, inst, now, "selected_persons", "current_step_id", "status"); err != nil {
+		return nil, err
+	}
+	if err := storeSelection(ctx, tx, inst.ID, reselect, chosen, now); err != nil {
+		return nil, err
+	}
+	return questionForm(inst, def, number, selected, answers), nil
 }
 
 func lowerStatus(status string) string {
@@ -163,10 +168,9 @@ func lowerStatus(status string) string {
 func strconv64(id int64) string { return fmt.Sprint(id) }
 
 // submitAnswers validates and stores the answers of question number, then
-// returns the next question or commits after the last one.
+// returns the next question on the path or commits after the last one.
 func (s *Service) submitAnswers(ctx context.Context, tx bun.Tx, inst *ProcessInstance, def *definition, number int, in NextInput, now time.Time) (*Form, *Order, error) {
 	step := &def.Steps[number-1]
-	last := number == len(def.Steps)
 	selected, err := personsByID(ctx, tx, inst.SelectedPersons)
 	if err != nil {
 		return nil, nil, err
@@ -187,35 +191,63 @@ func (s *Service) submitAnswers(ctx context.Context, tx bun.Tx, inst *ProcessIns
 	if len(fields) > 0 {
 		return nil, nil, &Error{Code: CodeInvalid, Message: "The request names persons that are not part of this registration.", Fields: fields}
 	}
+	// With conditions the path depends on the saved answers, so they are
+	// read first; without, it depends on the persons' ages only and a step
+	// on PostgreSQL can stay one statement (the fast path below).
+	conditional := def.hasConditions()
+	var data []ProcessData
+	if conditional {
+		if data, err = instanceData(ctx, tx, inst.ID); err != nil {
+			return nil, nil, err
+		}
+	}
+	all := answersOf(data)
+	r := def.routeFor(selected, inst.Period.StartDate, all)
 	inputs := make([]answerFor, len(selected))
 	for i, p := range selected {
-		inputs[i] = answerFor{PersonID: p.ID, Hide: hiddenFor(step, p.DateOfBirth, inst.Period.StartDate), Answer: given[p.ID]}
+		inputs[i] = answerFor{PersonID: p.ID, Hide: r.hides(number, p.ID), Answer: given[p.ID]}
 	}
 	answers, problems := validateStep(step, def.patterns[step.ID], inputs)
 	if len(problems) > 0 {
 		return nil, nil, &Error{Code: CodeValidation, Message: "Some answers are not valid.", People: problems,
 			ProcessID: strconv64(inst.ID), Step: number}
 	}
+	var withThis map[int64]map[int64]string
+	if conditional {
+		// The answer just given can change which steps follow.
+		withThis = maps.Clone(all)
+		withThis[step.ID] = answers
+		r = def.routeFor(selected, inst.Period.StartDate, withThis)
+	}
+	nextNumber := r.next(number)
+	last := nextNumber == 0
 	if !last && tx.Dialect().Name() == dialect.PG {
 		// One statement instead of four (the answers read, the move, the
-		// delete after Back, the insert): see advanceWithAnswers.
-		next := &def.Steps[number]
+		// delete after Back, the insert): see advanceWithAnswers. With
+		// conditions the answers were read above, for the path: two.
+		next := &def.Steps[nextNumber-1]
 		inst.CurrentStepID, inst.Status = &next.ID, StateRunning
 		prefill, err := advanceWithAnswers(ctx, tx, inst, now, step.ID, answers, next.ID)
 		if err != nil {
 			return nil, nil, err
 		}
-		return questionForm(inst, def, number+1, selected, map[int64]map[int64]string{next.ID: prefill}), nil, nil
+		shown := map[int64]map[int64]string{}
+		if conditional {
+			shown = withThis
+		}
+		shown[next.ID] = prefill
+		return questionForm(inst, def, nextNumber, selected, shown), nil, nil
 	}
-	data, err := instanceData(ctx, tx, inst.ID)
-	if err != nil {
-		return nil, nil, err
+	if !conditional {
+		if data, err = instanceData(ctx, tx, inst.ID); err != nil {
+			return nil, nil, err
+		}
+		all = answersOf(data)
 	}
 	if last && in.HoldCommit {
 		if err := bumpVersion(ctx, tx, inst, now, "status"); err != nil {
 			return nil, nil, err
 		}
-		all := answersOf(data)
 		if err := storeAnswers(ctx, tx, inst.ID, step.ID, all[step.ID] != nil, answers, now); err != nil {
 			return nil, nil, err
 		}
@@ -225,18 +257,22 @@ func (s *Service) submitAnswers(ctx context.Context, tx bun.Tx, inst *ProcessIns
 	if last {
 		inst.CurrentStepID, inst.Status = nil, StateDone
 	} else {
-		inst.CurrentStepID, inst.Status = &def.Steps[number].ID, StateRunning
+		inst.CurrentStepID, inst.Status = &def.Steps[nextNumber-1].ID, StateRunning
 	}
 	if err := bumpVersion(ctx, tx, inst, now, "current_step_id", "status"); err != nil {
 		return nil, nil, err
 	}
-	all := answersOf(data)
 	if err := storeAnswers(ctx, tx, inst.ID, step.ID, all[step.ID] != nil, answers, now); err != nil {
 		return nil, nil, err
 	}
 	all[step.ID] = answers
 	if !last {
-		return questionForm(inst, def, number+1, selected, all), nil, nil
+		return questionForm(inst, def, nextNumber, selected, all), nil, nil
+	}
+	// A committed registration cannot come back to a step, so the answers
+	// off its final path go: what stays is exactly what was committed.
+	if err := deleteOffPathAnswers(ctx, tx, inst.ID, data, def, r, step.ID); err != nil {
+		return nil, nil, err
 	}
 	order, err := s.commit(ctx, tx, inst, def, selected, all, now)
 	if err != nil {

@@ -73,15 +73,36 @@ type ProcessStep struct {
 	Options          []ProcessStepOption `bun:"rel:has-many,join:id=step_id"`
 }
 
-// ProcessStepOption is a choice of a DRP, RDO or SEL step.
+// ProcessStepOption is a row attached to a step: a choice of a DRP, RDO or
+// SEL step (kind CHOICE), or a condition that skips the step or jumps past
+// later steps depending on an earlier answer (kind CONDITION, see
+// conditions.go). Conditions live in this table because the spec names
+// step options as what "define branches between steps".
 type ProcessStepOption struct {
 	bun.BaseModel `bun:"table:process_step_options"`
-	ID            int64  `bun:"id,pk,autoincrement"`
-	StepID        int64  `bun:"step_id,notnull"`
-	OrderIndex    int    `bun:"order_index,notnull"`
-	Value         string `bun:"value,notnull"`
-	Label         string `bun:"label,notnull"`
+	ID            int64      `bun:"id,pk,autoincrement"`
+	StepID        int64      `bun:"step_id,notnull"`
+	OrderIndex    int        `bun:"order_index,notnull"`
+	Kind          OptionKind `bun:"kind,notnull"`
+	Value         string     `bun:"value,notnull"` // a choice's value; a condition's name within its step
+	Label         string     `bun:"label,notnull"` // a choice's label; a condition's readable form
+	// The fields of a condition; nil on choices.
+	Action       *ConditionAction   `bun:"cond_action"`
+	Scope        *ConditionScope    `bun:"cond_scope"`
+	Operator     *ConditionOperator `bun:"cond_operator"`
+	SourceStepID *int64             `bun:"source_step_id"`
+	MatchValues  *string            `bun:"match_values"` // JSON array of the compared values
+	TargetStepID *int64             `bun:"target_step_id"`
 }
+
+// OptionKind says what a ProcessStepOption row is.
+type OptionKind string
+
+// Kinds of ProcessStepOption rows.
+const (
+	OptionChoice    OptionKind = "CHOICE"
+	OptionCondition OptionKind = "CONDITION"
+)
 
 // ProcessState is the stored status of a process instance.
 type ProcessState string

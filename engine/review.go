@@ -59,13 +59,16 @@ func (s *Service) Review(ctx context.Context, userKey, processID string) (_ *Rev
 	if inst.CurrentStepID != nil {
 		current = def.stepNumber(*inst.CurrentStepID)
 	}
+	path := def.routeFor(selected, inst.Period.StartDate, answers)
 	r := &Review{ProcessID: inst.ID, PeriodID: inst.RelatedEntityID, Period: inst.Period.Name, Step: current, Version: inst.Version,
 		Complete: current == len(def.Steps) && len(selected) > 0}
 	for _, p := range selected {
 		rp := ReviewPerson{ID: p.ID, FirstName: p.FirstName, LastName: p.LastName}
 		for i := range def.Steps {
 			step := &def.Steps[i]
-			if hiddenFor(step, p.DateOfBirth, inst.Period.StartDate) {
+			// Only the current path: answers off it stay stored but are
+			// not part of what would be committed.
+			if !path.includes(i+1) || path.hides(i+1, p.ID) {
 				continue
 			}
 			v, given := answers[step.ID][p.ID]

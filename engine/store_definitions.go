@@ -72,7 +72,7 @@ func insertStep(ctx context.Context, db bun.IDB, step *ProcessStep, options []Op
 	}
 	opts := make([]ProcessStepOption, len(options))
 	for i, o := range options {
-		opts[i] = ProcessStepOption{StepID: step.ID, OrderIndex: i + 1, Value: o.Value, Label: o.Label}
+		opts[i] = ProcessStepOption{StepID: step.ID, OrderIndex: i + 1, Kind: OptionChoice, Value: o.Value, Label: o.Label}
 	}
 	if _, err := db.NewInsert().Model(&opts).Exec(ctx); err != nil {
 		return fmt.Errorf("insert options of %s: %w", step.Name, err)

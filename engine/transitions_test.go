@@ -123,26 +123,36 @@ func TestNextAnswersAdvanceStep(t *testing.T) {
 		required bool
 		hidden   []int64
 	}
-	// The demo definition's questions 2 to 7, the ones an answer leads to.
+	// The demo definition's questions an answer leads to. Without a
+	// transfer, transfer_club (5) is not on the path: 4 leads to 6.
 	next := map[int]question{
 		2: {name: "shirt_size", typ: engine.TypeDropdown, required: true},
 		3: {name: "insurance", typ: engine.TypeCheckbox},
 		4: {name: "transfer", typ: engine.TypeCheckbox},
-		5: {name: "guardian_consent", typ: engine.TypeAccept, required: true, hidden: []int64{alex}},
-		6: {name: "main_contact", typ: engine.TypeOne, required: true},
-		7: {name: "terms", typ: engine.TypeAccept, required: true},
+		6: {name: "guardian_consent", typ: engine.TypeAccept, required: true, hidden: []int64{alex}},
+		7: {name: "main_contact", typ: engine.TypeOne, required: true},
+		8: {name: "terms", typ: engine.TypeAccept, required: true},
 	}
+	path := []int{1, 2, 3, 4, 6, 7, 8}
 	// Answers stored after each step: hidden persons store none.
-	stored := map[int]int{1: 2, 2: 4, 3: 6, 4: 8, 5: 9, 6: 11}
+	stored := map[int]int{1: 2, 2: 4, 3: 6, 4: 8, 6: 9, 7: 11}
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		f := newFixture(t, db)
 		r := f.start(engine.DemoUserKey, alex, robin)
-		for step := 1; step < demoSteps; step++ {
-			want := next[step+1]
+		for i, step := range path[:len(path)-1] {
+			want, wantStep := next[path[i+1]], path[i+1]
 			ok := t.Run(fmt.Sprintf("step %d to %s", step, want.name), func(t *testing.T) {
 				form := r.next(demoAnswers(step, r.persons))
-				if form.State != engine.StateRunning || form.Step != step+1 {
-					t.Fatalf("form = state %s step %d, want RUNNING step %d", form.State, form.Step, step+1)
+				if form.State != engine.StateRunning || form.Step != wantStep {
+					t.Fatalf("form = state %s step %d, want RUNNING step %d", form.State, form.Step, wantStep)
+				}
+				// Until transfer is answered, transfer_club counts as ahead.
+				wantLen := len(path)
+				if wantStep <= 4 {
+					wantLen++
+				}
+				if form.Position != i+2 || form.PathLength != wantLen {
+					t.Errorf("form at question %d of %d, want %d of %d", form.Position, form.PathLength, i+2, wantLen)
 				}
 				q := form.Question
 				if q == nil || q.Name != want.name || q.Type != want.typ || q.Required != want.required {
@@ -156,7 +166,7 @@ func TestNextAnswersAdvanceStep(t *testing.T) {
 				if n := f.count((*engine.ProcessData)(nil), "instance_id = ? AND data_key = ?", r.id, engine.DataAnswer); n != stored[step] {
 					t.Errorf("%d answers stored, want %d", n, stored[step])
 				}
-				if step+1 == 2 {
+				if wantStep == 2 {
 					var opts []string
 					for _, o := range q.Options {
 						opts = append(opts, o.Value+"="+o.Label)
@@ -755,13 +765,13 @@ func TestNextInvalidAnswersChangeNothing(t *testing.T) {
 			wantCode: engine.CodeValidation, want: []engine.PersonError{{PersonID: alex, Message: "Choose one of the listed options."}}},
 		{name: "checkbox answered yes", step: 3, in: answers(alex, "yes", robin, "0"),
 			wantCode: engine.CodeValidation, want: []engine.PersonError{{PersonID: alex, Message: "The answer must be 0 or 1."}}},
-		{name: "junior without guardian consent", step: 5, in: answers(alex, nil, robin, "0"),
+		{name: "junior without guardian consent", step: 6, in: answers(alex, nil, robin, "0"),
 			wantCode: engine.CodeValidation, want: []engine.PersonError{{PersonID: robin, Message: "Please accept the terms for this person."}}},
-		{name: "two main contacts", step: 6, in: answers(alex, "1", robin, "1"),
+		{name: "two main contacts", step: 7, in: answers(alex, "1", robin, "1"),
 			wantCode: engine.CodeValidation, want: []engine.PersonError{{PersonID: alex, Message: "Choose only one person."}, {PersonID: robin, Message: "Choose only one person."}}},
-		{name: "no main contact", step: 6, in: answers(alex, "0", robin, nil),
+		{name: "no main contact", step: 7, in: answers(alex, "0", robin, nil),
 			wantCode: engine.CodeValidation, want: []engine.PersonError{{PersonID: alex, Message: "Choose one person."}}},
-		{name: "terms not accepted", step: 7, in: answers(alex, "1", robin, "0"),
+		{name: "terms not accepted", step: 8, in: answers(alex, "1", robin, "0"),
 			wantCode: engine.CodeValidation, want: []engine.PersonError{{PersonID: robin, Message: "Please accept the terms for this person."}}},
 	}
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {

@@ -13,6 +13,7 @@ package handlers_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -644,8 +645,9 @@ func e2eRegistrationFlow(t *testing.T, js bool) {
 	if got := b.text(`[data-testid=question]`); got != "Emergency contact phone number" {
 		t.Errorf("question 1 heading %q", got)
 	}
-	if got := b.text(`[data-testid=progress]`); got != "Question 1 of 7" {
-		t.Errorf("progress %q, want Question 1 of 7", got)
+	// Eight until the transfer question is answered: "Which club?" may follow it.
+	if got := b.text(`[data-testid=progress]`); got != "Question 1 of 8" {
+		t.Errorf("progress %q, want Question 1 of 8", got)
 	}
 	b.checkPage("question-1")
 	b.typeInto(`#answer-1`, "12345")
@@ -706,6 +708,10 @@ func e2eRegistrationFlow(t *testing.T, js bool) {
 		t.Errorf("after Back, question 3 lost its answers (Alex insured: %v, Robin insured: %v)", b.checked(`#answer-1`), b.checked(`#answer-3`))
 	}
 	b.clickTo(`[data-testid=submit]`, stepSel(4))
+
+	// Question 4 branches: Alex transfers from another club, so "Which
+	// club?" (5) follows, for Alex only.
+	b.click(`#answer-1`)
 	if js {
 		// A double click: htmx disables the button for the first request,
 		// so one post is sent (checkPosts counts them). Without JavaScript
@@ -717,14 +723,27 @@ func e2eRegistrationFlow(t *testing.T, js bool) {
 	} else {
 		b.clickTo(`[data-testid=submit]`, stepSel(5))
 	}
+	b.logf("the transfer branch")
+	if got := b.text(`[data-testid=question]`); got != "Which club is this person transferring from?" {
+		t.Errorf("question 5 heading %q", got)
+	}
+	if n := b.count(`#answer-3`); n != 0 {
+		t.Errorf("Which club? is asked for Robin, who does not transfer")
+	}
+	if got := b.text(`[data-testid=progress]`); got != "Question 5 of 8" {
+		t.Errorf("progress %q, want Question 5 of 8", got)
+	}
+	b.checkPage("question-5-branch")
+	b.typeInto(`#answer-1`, "Old Club")
+	b.clickTo(`[data-testid=submit]`, stepSel(6))
 
-	// Question 5 is for juniors only: Alex is hidden.
+	// Question 6 is for juniors only: Alex is hidden.
 	if n := b.count(`#answer-1`); n != 0 {
 		t.Errorf("guardian consent is asked for the adult Alex")
 	}
-	b.checkPage("question-5")
+	b.checkPage("question-6")
 	b.click(`#answer-3`)
-	b.clickTo(`[data-testid=submit]`, stepSel(6))
+	b.clickTo(`[data-testid=submit]`, stepSel(7))
 
 	// Leave for the overview, then continue where we left off.
 	b.logf("leave and resume")
@@ -736,14 +755,14 @@ func e2eRegistrationFlow(t *testing.T, js bool) {
 	b.clickTo(`[data-testid=start-again]`, `[data-testid=reset-confirm]`)
 	b.checkPage("reset-confirm")
 	b.clickTo(`[data-testid=cancel-reset]`, `[data-testid=overview][data-state=in-progress]`)
-	b.clickTo(`[data-testid=continue]`, stepSel(6))
-	b.checkPage("question-6")
+	b.clickTo(`[data-testid=continue]`, stepSel(7))
+	b.checkPage("question-7")
 	b.click(`#answer-1`)
-	b.clickTo(`[data-testid=submit]`, stepSel(7))
+	b.clickTo(`[data-testid=submit]`, stepSel(8))
 	if got := b.text(`[data-testid=submit]`); got != "Continue to check your answers" {
 		t.Errorf("last question's button says %q", got)
 	}
-	b.checkPage("question-7")
+	b.checkPage("question-8")
 	b.click(`#answer-1`)
 	b.click(`#answer-3`)
 	b.clickTo(`[data-testid=submit]`, `[data-testid=review]`)
@@ -757,6 +776,9 @@ func e2eRegistrationFlow(t *testing.T, js bool) {
 	b.do("reload the review page", chromedp.Reload())
 	b.waitVisible(`[data-testid=review]`)
 	b.checkReview(map[string]string{"Alex Morgan": "Medium", "Robin Morgan": "Small"})
+	if got := b.reviewAnswers(clubQuestion); !maps.Equal(got, map[string]string{"Alex Morgan": "Old Club"}) {
+		t.Errorf("review: Which club? answers %v, want Alex's Old Club only", got)
+	}
 	b.checkPage("review")
 	b.logf("change")
 	b.clickTo(`form:has(input[name=step][value="2"]) [data-testid=change]`, stepSel(2))
@@ -764,11 +786,30 @@ func e2eRegistrationFlow(t *testing.T, js bool) {
 		t.Errorf("Change: the saved answer is %q, want M", got)
 	}
 	b.do("change Alex's size", chromedp.SetValue(chromedp.CSS(`#answer-1`), "L"))
-	for n := 3; n <= 7; n++ {
+	for n := 3; n <= 8; n++ {
 		b.clickTo(`[data-testid=submit]`, stepSel(n))
 	}
 	b.clickTo(`[data-testid=submit]`, `[data-testid=review]`)
 	b.checkReview(map[string]string{"Alex Morgan": "Large", "Robin Morgan": "Small"})
+
+	// Changing the transfer answer to no takes "Which club?" off the path:
+	// from question 4 the form goes on at 6, and the review leaves it out.
+	b.logf("change the branch")
+	b.clickTo(`form:has(input[name=step][value="4"]) [data-testid=change]`, stepSel(4))
+	if !b.checked(`#answer-1`) {
+		t.Errorf("Change: Alex's saved transfer answer is not ticked")
+	}
+	b.click(`#answer-1`)
+	b.clickTo(`[data-testid=submit]`, stepSel(6))
+	if got := b.text(`[data-testid=progress]`); got != "Question 5 of 7" {
+		t.Errorf("progress %q, want Question 5 of 7", got)
+	}
+	b.clickTo(`[data-testid=submit]`, stepSel(7))
+	b.clickTo(`[data-testid=submit]`, stepSel(8))
+	b.clickTo(`[data-testid=submit]`, `[data-testid=review]`)
+	if got := b.reviewAnswers(clubQuestion); len(got) != 0 {
+		t.Errorf("review after the branch was left: Which club? answers %v, want none", got)
+	}
 	b.clickTo(`[data-testid=confirm]`, `[data-testid=done]`)
 
 	// Done: the countdown goes to the payment page by itself (JS), or the
@@ -858,11 +899,23 @@ func e2eRegistrationFlow(t *testing.T, js bool) {
 		t.Errorf("at the end, htmx loaded: %v, want %v", htmx, js)
 	}
 
-	// Selection, 2 x question 1, questions 2 and 3, Back, 3 to 7, Change,
-	// 2 to 7 again, Confirm; the resume post.
-	b.checkPosts(1 + 2 + 2 + 1 + 5 + 1 + 6 + 1 + 1)
+	// Selection, 2 x question 1, questions 2 and 3, Back, 3 to 8, Change,
+	// 2 to 8 again, Change, 4, 6, 7 and 8, Confirm; the resume post.
+	b.checkPosts(1 + 2 + 2 + 1 + 6 + 1 + 7 + 1 + 4 + 1 + 1)
 	b.checkTraffic(hash)
 	b.logf("finished; %d pages checked", b.shots)
+}
+
+// clubQuestion is the demo's branch question, asked after a yes to transfer.
+const clubQuestion = "Which club is this person transferring from?"
+
+// reviewAnswers returns the review page's answers to one question, by person.
+func (b *e2eBrowser) reviewAnswers(question string) map[string]string {
+	b.t.Helper()
+	return e2eEval[map[string]string](b, fmt.Sprintf(`Object.fromEntries([...document.querySelectorAll("[data-testid=review-person]")].flatMap(h => {
+		const row = [...h.nextElementSibling.querySelectorAll("[data-testid=review-row]")].find(r => r.querySelector("dt").textContent.trim() === %q);
+		return row ? [[h.textContent.trim(), row.querySelector("dd").textContent.trim()]] : [];
+	}))`, question))
 }
 
 // checkReview checks the check-your-answers page: both persons, a Change
@@ -1042,15 +1095,16 @@ func TestE2EKeyboardOnly(t *testing.T) {
 		t.Errorf("after Back, Alex's insurance is not checked")
 	}
 	b.submitByKeyboard(stepSel(4))
-	b.submitByKeyboard(stepSel(5))
+	// Nobody transfers: "Which club?" (5) is left out.
+	b.submitByKeyboard(stepSel(6))
 
-	b.logf("questions 5 to 7")
+	b.logf("questions 6 to 8")
 	b.tabTo(`#answer-3`)
 	b.key(" ")
-	b.submitByKeyboard(stepSel(6))
+	b.submitByKeyboard(stepSel(7))
 	b.tabTo(`#answer-1`)
 	b.key(" ")
-	b.submitByKeyboard(stepSel(7))
+	b.submitByKeyboard(stepSel(8))
 	b.tabTo(`#answer-1`)
 	b.key(" ")
 	b.tabTo(`#answer-3`)
@@ -1073,7 +1127,7 @@ func TestE2EKeyboardOnly(t *testing.T) {
 	b.waitVisible(`[data-testid=overview]`)
 	b.expectStatuses(map[string]string{"Alex Morgan": "Registered", "Robin Morgan": "Registered"})
 	// One post per Enter: selection, 2 x question 1, questions 2 and 3,
-	// Back, 3 to 7, Confirm.
+	// Back, 3, 4, 6, 7 and 8, Confirm.
 	b.checkPosts(1 + 2 + 2 + 1 + 5 + 1)
 	b.checkTraffic(hash)
 	b.logf("finished")

@@ -239,16 +239,24 @@ func expectHTTPError(t *testing.T, res response, status int, path string) httpEr
 	return e
 }
 
-// answers for the demo definition's seven steps, for persons 1 (adult) and 3 (junior).
+// answers for the demo definition's steps, for persons 1 (adult) and 3 (junior).
 var demoAnswers = map[int][]map[string]any{
 	1: {{"id": 1, "answer": "0612345678"}, {"id": 3, "answer": "0687654321"}},
 	2: {{"id": 1, "answer": "M"}, {"id": 3, "answer": "S"}},
 	3: {{"id": 1, "answer": "1"}, {"id": 3, "answer": "0"}},
 	4: {{"id": 1, "answer": "0"}, {"id": 3, "answer": "0"}},
-	5: {{"id": 3, "answer": "1"}},
-	6: {{"id": 1, "answer": "1"}, {"id": 3, "answer": "0"}},
-	7: {{"id": 1, "answer": "1"}, {"id": 3, "answer": "1"}},
+	5: {{"id": 1, "answer": "Old Club"}}, // transfer_club: only after a yes at 4
+	6: {{"id": 3, "answer": "1"}},
+	7: {{"id": 1, "answer": "1"}, {"id": 3, "answer": "0"}},
+	8: {{"id": 1, "answer": "1"}, {"id": 3, "answer": "1"}},
 }
+
+// demoPath is the path of demoAnswers through the demo definition: nobody
+// transfers, so transfer_club (5) is left out.
+var demoPath = []int{1, 2, 3, 4, 6, 7, 8}
+
+// demoLast is the demo definition's last step; demoLast+1 is the DONE form's step.
+const demoLast = 8
 
 // startDemo signs in as demo and returns the new process at person selection.
 func (env *testEnv) startDemo(c *http.Client) form {
@@ -282,7 +290,7 @@ func (env *testEnv) completeDemo(c *http.Client) form {
 	if res.status != http.StatusOK {
 		env.t.Fatalf("select: %d %s", res.status, res.body)
 	}
-	for step := 1; step <= 7; step++ {
+	for _, step := range demoPath {
 		res, f = env.next(c, f.ProcessID, step, demoAnswers[step])
 		if res.status != http.StatusOK {
 			env.t.Fatalf("step %d: %d %s", step, res.status, res.body)

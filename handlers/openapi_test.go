@@ -424,15 +424,15 @@ func TestOpenAPIResponses(t *testing.T) {
 		if f.Step != 1 || f.ProcessState != "RUNNING" {
 			t.Fatalf("resume: %+v", f)
 		}
-		for step := 1; step <= 7; step++ {
+		for _, step := range demoPath {
 			f = decodeForm(t, ck.conforming(c, http.MethodPost, next, nextBody(step, demoAnswers[step])), http.StatusOK)
 		}
-		if f.ProcessState != "DONE" || f.Step != 8 || f.PaymentURL == nil {
+		if f.ProcessState != "DONE" || f.Step != demoLast+1 || f.PaymentURL == nil {
 			t.Fatalf("after the last step: %+v", f)
 		}
 
 		// Committed: next and back are refused, resume shows the payment state, reset undoes it.
-		wantStatus(t, ck.conforming(c, http.MethodPost, next, nextBody(8, []map[string]any{})), http.StatusConflict)
+		wantStatus(t, ck.conforming(c, http.MethodPost, next, nextBody(demoLast+1, []map[string]any{})), http.StatusConflict)
 		wantStatus(t, ck.conforming(c, http.MethodPost, proc(pid, "back"), map[string]any{}), http.StatusConflict)
 		if g := decodeForm(t, ck.conforming(c, http.MethodPost, proc(pid, "resume"), map[string]any{}), http.StatusOK); g.ProcessState != "DONE" || g.PaymentURL == nil {
 			t.Fatalf("resume of a committed registration: %+v", g)
@@ -460,7 +460,7 @@ func TestOpenAPIResponses(t *testing.T) {
 
 		// Commit again and pay: a completed registration is refused everywhere.
 		decodeForm(t, ck.conforming(c, http.MethodPost, next, nextBody(0, []map[string]any{{"id": 1}, {"id": 3}})), http.StatusOK)
-		for step := 1; step <= 7; step++ {
+		for _, step := range demoPath {
 			f = decodeForm(t, ck.conforming(c, http.MethodPost, next, nextBody(step, demoAnswers[step])), http.StatusOK)
 		}
 		if f.PaymentURL == nil {
@@ -470,7 +470,7 @@ func TestOpenAPIResponses(t *testing.T) {
 		for _, op := range []string{"reset", "resume", "back"} {
 			wantStatus(t, ck.conforming(c, http.MethodPost, proc(pid, op), map[string]any{}), http.StatusConflict)
 		}
-		wantStatus(t, ck.conforming(c, http.MethodPost, next, nextBody(8, []map[string]any{})), http.StatusConflict)
+		wantStatus(t, ck.conforming(c, http.MethodPost, next, nextBody(demoLast+1, []map[string]any{})), http.StatusConflict)
 		if g := decodeForm(t, ck.conforming(c, http.MethodGet, load, nil), http.StatusCreated); g.ProcessID == pid || g.ProcessState != "INIT" {
 			t.Fatalf("load after payment: %+v", g)
 		}

@@ -61,7 +61,7 @@ var questionKinds = map[engine.QuestionType]views.QuestionKind{
 // posted (kept on a validation error); e holds the errors.
 func (s *Server) stepModel(form *engine.Form, values map[string][]string, e *engine.Error, notice string) views.StepModel {
 	m := views.StepModel{
-		Chrome: s.chrome(""), Number: form.Step, Total: form.TotalSteps, Notice: notice,
+		Chrome: s.chrome(""), Number: form.Step, Total: form.PathLength, Notice: notice,
 		Action: stepURL(form), SubmitText: continueText,
 	}
 	problems := map[int64]string{}
@@ -97,7 +97,9 @@ func (s *Server) stepModel(form *engine.Form, values map[string][]string, e *eng
 	} else {
 		q := form.Question
 		m.Type, m.Heading, m.Required = questionKinds[q.Type], q.Text, q.Required
-		m.Progress = fmt.Sprintf(questionOf, form.Step, form.TotalSteps)
+		// The count of the current path: steps that conditions leave out
+		// are not questions for this registration.
+		m.Progress = fmt.Sprintf(questionOf, form.Position, form.PathLength)
 		if form.Step == form.TotalSteps {
 			m.SubmitText = toReviewText
 		}

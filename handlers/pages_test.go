@@ -132,7 +132,7 @@ func TestRegistrationPages(t *testing.T) {
 		expectRedirect(t, env.get(c, "/membership/register/1/step/5"), "/membership/register/1/step/2")
 
 		step2 := env.get(c, "/membership/register/1/step/2")
-		if step2.testid("progress").Text() != "Question 2 of 7" || step2.doc.Find("select#answer-1 option").Length() != 6 {
+		if step2.testid("progress").Text() != "Question 2 of 8" || step2.doc.Find("select#answer-1 option").Length() != 6 {
 			t.Fatalf("step 2: %q", step2.testid("progress").Text())
 		}
 		// Back keeps the saved answers.
@@ -143,26 +143,30 @@ func TestRegistrationPages(t *testing.T) {
 		env.post(c, "/membership/register/1/step/1", url.Values{"answer-1": {"0612345678"}, "answer-3": {"0687654321"}})
 		expectRedirect(t, env.post(c, "/membership/register/1/step/2", url.Values{"answer-1": {"M"}, "answer-3": {"S"}}), "/membership/register/1/step/3")
 		expectRedirect(t, env.post(c, "/membership/register/1/step/3", url.Values{"answer-1": {"1"}}), "/membership/register/1/step/4")
-		expectRedirect(t, env.post(c, "/membership/register/1/step/4", url.Values{}), "/membership/register/1/step/5")
+		// Nobody transfers, so "Which club?" (5) is left out.
+		expectRedirect(t, env.post(c, "/membership/register/1/step/4", url.Values{}), "/membership/register/1/step/6")
 
 		// Only the junior is asked for guardian consent.
-		consent := env.get(c, "/membership/register/1/step/5")
+		consent := env.get(c, "/membership/register/1/step/6")
+		if got := consent.testid("progress").Text(); got != "Question 5 of 7" {
+			t.Fatalf("progress on the consent step %q, want Question 5 of 7", got)
+		}
 		if consent.doc.Find(`input[type="checkbox"]`).Length() != 1 || consent.doc.Find("#answer-3").Length() != 1 {
 			t.Fatalf("guardian consent must show only the junior")
 		}
-		expectRedirect(t, env.post(c, "/membership/register/1/step/5", url.Values{"answer-3": {"1"}}), "/membership/register/1/step/6")
-		expectRedirect(t, env.post(c, "/membership/register/1/step/6", url.Values{"one": {"1"}}), "/membership/register/1/step/7")
+		expectRedirect(t, env.post(c, "/membership/register/1/step/6", url.Values{"answer-3": {"1"}}), "/membership/register/1/step/7")
+		expectRedirect(t, env.post(c, "/membership/register/1/step/7", url.Values{"one": {"1"}}), "/membership/register/1/step/8")
 
 		// Leaving and coming back offers to continue.
 		if state, _ := env.get(c, "/membership/register/1").testid("overview").Attr("data-state"); state != "in-progress" {
 			t.Fatalf("overview while running: %q", state)
 		}
-		expectRedirect(t, env.post(c, "/membership/register/1/resume", url.Values{}), "/membership/register/1/step/7")
-		last := env.get(c, "/membership/register/1/step/7")
+		expectRedirect(t, env.post(c, "/membership/register/1/resume", url.Values{}), "/membership/register/1/step/8")
+		last := env.get(c, "/membership/register/1/step/8")
 		if last.testid("submit").Text() != "Continue to check your answers" {
 			t.Fatalf("last step button %q", last.testid("submit").Text())
 		}
-		expectRedirect(t, env.post(c, "/membership/register/1/step/7", url.Values{"answer-1": {"1"}, "answer-3": {"1"}}), "/membership/register/1/review")
+		expectRedirect(t, env.post(c, "/membership/register/1/step/8", url.Values{"answer-1": {"1"}, "answer-3": {"1"}}), "/membership/register/1/review")
 
 		review := env.get(c, "/membership/register/1/review")
 		if review.testid("review-person").Length() != 2 || review.testid("confirm").Text() != "Confirm and pay" || review.testid("order-lines").Find("tbody tr").Length() < 4 {
@@ -183,7 +187,7 @@ func TestRegistrationPages(t *testing.T) {
 		expectRedirect(t, env.post(c, "/membership/register/1/change", url.Values{"step": {"2"}}), "/membership/register/1/step/2")
 		env.post(c, "/membership/register/1/step/2", url.Values{"answer-1": {"L"}, "answer-3": {"S"}})
 		// The later steps come pre-filled: resubmit each as the page shows it.
-		for step := 3; step <= 7; step++ {
+		for _, step := range []int{3, 4, 6, 7, 8} {
 			p := env.get(c, "/membership/register/1/step/"+strconv.Itoa(step))
 			form := url.Values{}
 			p.doc.Find("input, select").Each(func(_ int, s *goquery.Selection) {

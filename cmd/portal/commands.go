@@ -2,15 +2,18 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"net/url"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/uptrace/bun"
+	"gopkg.in/yaml.v3"
 
 	"portal/engine"
 	"portal/migrations"
@@ -135,16 +138,28 @@ func demoLink(cfg Config) string {
 		url.QueryEscape(engine.DemoUserKey), hashlink.Sign(cfg.HashSecret, engine.DemoUserKey))
 }
 
+// definitionsUsage names the definitions sub-commands.
+const definitionsUsage = "usage: portal definitions import FILE | portal definitions export [--json] ORGANISATION_ID KEY [VERSION]"
+
+// cmdDefinitions imports a definition file as a new version, or exports a
+// stored version (the newest by default) in the same format, conditions
+// included, so that a definition can be taken from one installation,
+// edited and imported again.
 func cmdDefinitions(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] != "import" {
-		return errors.New("usage: portal definitions import FILE")
+	if len(args) == 0 || (args[0] != "import" && args[0] != "export") {
+		return errors.New(definitionsUsage)
 	}
-	cfg, rest, err := loadConfig(newFlagSet("definitions", stderr), args[1:], getenv)
+	fs := newFlagSet("definitions", stderr)
+	asJSON := fs.Bool("json", false, "export: write JSON instead of YAML")
+	cfg, rest, err := loadConfig(fs, args[1:], getenv)
 	if err != nil {
 		return err
 	}
+	if args[0] == "export" {
+		return exportDefinition(ctx, cfg, rest, *asJSON, stdout)
+	}
 	if len(rest) != 1 {
-		return errors.New("usage: portal definitions import FILE")
+		return errors.New(definitionsUsage)
 	}
 	data, err := os.ReadFile(rest[0])
 	if err != nil {
@@ -172,4 +187,44 @@ func cmdDefinitions(ctx context.Context, args []string, getenv func(string) stri
 		fmt.Fprintf(stdout, "imported definition %q version %d (id %d)\n", spec.Key, res.Version, res.DefinitionID)
 	}
 	return nil
+}
+
+// exportDefinition writes a stored definition version as YAML or JSON.
+func exportDefinition(ctx context.Context, cfg Config, rest []string, asJSON bool, stdout io.Writer) error {
+	if len(rest) < 2 || len(rest) > 3 {
+		return errors.New(definitionsUsage)
+	}
+	orgID, err := strconv.ParseInt(rest[0], 10, 64)
+	if err != nil || orgID <= 0 {
+		return fmt.Errorf("organisation id %q is not a positive number", rest[0])
+	}
+	version := 0
+	if len(rest) == 3 {
+		if version, err = strconv.Atoi(rest[2]); err != nil || version <= 0 {
+			return fmt.Errorf("version %q is not a positive number", rest[2])
+		}
+	}
+	db, closeDB, err := openDatabase(cfg)
+	if err != nil {
+		return err
+	}
+	defer closeDB()
+	if err := migrations.CheckCurrent(ctx, db); err != nil {
+		return err
+	}
+	spec, err := engine.ExportDefinition(ctx, db, orgID, rest[1], version)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(spec)
+	}
+	enc := yaml.NewEncoder(stdout)
+	enc.SetIndent(2)
+	if err := enc.Encode(spec); err != nil {
+		return err
+	}
+	return enc.Close()
 }

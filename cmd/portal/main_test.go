@@ -203,6 +203,25 @@ func TestMigrateSeedAndImport(t *testing.T) {
 	if out, err = runCmd(t, e, "definitions", "import", def); err != nil || !strings.Contains(out, "unchanged") {
 		t.Fatalf("import again: %v\n%s", err, out)
 	}
+	// The exported demo (version 1, with its conditions) imports unchanged.
+	out, err = runCmd(t, e, "definitions", "export", "1", "membership", "1")
+	if err != nil || !strings.Contains(out, "conditions:") || !strings.Contains(out, "step: transfer") {
+		t.Fatalf("export: %v\n%s", err, out)
+	}
+	os.WriteFile(def, []byte(out), 0o600)
+	if out, err = runCmd(t, e, "definitions", "import", def); err != nil || !strings.Contains(out, "version 3") {
+		t.Fatalf("import of the export (version 2 is newer, so it comes back as 3): %v\n%s", err, out)
+	}
+	if out, err = runCmd(t, e, "definitions", "export", "--json", "1", "membership"); err != nil || !strings.Contains(out, `"conditions": [`) {
+		t.Fatalf("export --json: %v\n%s", err, out)
+	}
+	os.WriteFile(def, []byte(out), 0o600)
+	if out, err = runCmd(t, e, "definitions", "import", def); err != nil || !strings.Contains(out, "unchanged (version 3)") {
+		t.Fatalf("import of the JSON export: %v\n%s", err, out)
+	}
+	if _, err = runCmd(t, e, "definitions", "export", "1", "nonexistent"); err == nil {
+		t.Fatalf("export of an unknown definition succeeded")
+	}
 	os.WriteFile(def, []byte(`{"key":"membership","steps":[]}`), 0o600)
 	if _, err = runCmd(t, e, "definitions", "import", def); err == nil {
 		t.Fatalf("an invalid definition was imported")

@@ -1,0 +1,249 @@
+package engine_test
+
+import (
+	"encoding/json"
+	"slices"
+	"testing"
+
+	"github.com/uptrace/bun"
+	"gopkg.in/yaml.v3"
+
+	"portal/engine"
+	"portal/engine/dbtest"
+)
+
+// The demo's branch step.
+const (
+	transferStep     = 4
+	transferClubStep = 5
+	consentStep      = 6
+)
+
+// TestTransferBranch walks the demo's branch through the service: a yes to
+// transfer asks "Which club?" of that person only; Back follows the path;
+// a changed answer takes the step off the path again, keeping its answer
+// until the commit, which leaves only the answers on the path.
+func TestTransferBranch(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		f := newFixture(t, db)
+		r := f.start(engine.DemoUserKey, alex, robin)
+		r.advanceTo(transferStep)
+		form := r.next([]engine.PersonInput{{ID: alex, Answer: str("1")}, {ID: robin}})
+		if form.Step != transferClubStep || form.Question.Name != "transfer_club" || form.Position != 5 || form.PathLength != 8 {
+			t.Fatalf("after a yes: step %d %v, question %d of %d; want transfer_club, 5 of 8", form.Step, form.Question, form.Position, form.PathLength)
+		}
+		if hide := hiddenPersons(form); !slices.Equal(hide, []int64{robin}) {
+			t.Fatalf("Which club? hides %v, want Robin only", hide)
+		}
+		// Robin's answer is ignored (hidden); Alex's is required.
+		_, err := f.svc.Next(f.ctx, r.userKey, engine.NextInput{ProcessID: r.pid, Step: transferClubStep,
+			People: []engine.PersonInput{{ID: robin, Answer: str("Some Club")}}})
+		if e := wantCode(t, err, engine.CodeValidation); len(e.People) != 1 || e.People[0].PersonID != alex {
+			t.Fatalf("errors %+v, want Alex's missing answer only", e.People)
+		}
+		form = r.next([]engine.PersonInput{{ID: alex, Answer: str("Old Club")}, {ID: robin, Answer: str("Some Club")}})
+		if form.Step != consentStep {
+			t.Fatalf("after Which club?: step %d, want %d", form.Step, consentStep)
+		}
+		// Back follows the path: to Which club?, with Alex's answer.
+		form, err = f.svc.Back(f.ctx, r.userKey, r.pid, nil)
+		if err != nil || form.Step != transferClubStep || formAnswers(form)[alex] != "Old Club" {
+			t.Fatalf("back: %v step %d answers %v", err, form.Step, formAnswers(form))
+		}
+		if a := formAnswers(form)[robin]; a != "<nil>" {
+			t.Fatalf("Robin's ignored answer was stored: %q", a)
+		}
+		r.form = form
+		r.form, err = f.svc.Back(f.ctx, r.userKey, r.pid, nil)
+		if err != nil || r.form.Step != transferStep {
+			t.Fatalf("back again: %v step %d", err, r.form.Step)
+		}
+		// No after all: Which club? leaves the path, its answer stays stored.
+		form = r.next([]engine.PersonInput{{ID: alex, Answer: str("0")}, {ID: robin}})
+		if form.Step != consentStep || form.Position != 5 || form.PathLength != 7 {
+			t.Fatalf("after a no: step %d question %d of %d, want %d, 5 of 7", form.Step, form.Position, form.PathLength, consentStep)
+		}
+		clubID := stepID(t, f, "transfer_club")
+		if n := f.count((*engine.ProcessData)(nil), "instance_id = ? AND step_id = ?", r.id, clubID); n != 1 {
+			t.Fatalf("%d stored answers of Which club?, want Alex's kept", n)
+		}
+		back, err := f.svc.Back(f.ctx, r.userKey, r.pid, nil)
+		if err != nil || back.Step != transferStep {
+			t.Fatalf("back from %d: %v step %d, want %d (Which club? is off the path)", consentStep, err, back.Step, transferStep)
+		}
+		r.form = back
+		r.next([]engine.PersonInput{{ID: alex, Answer: str("0")}, {ID: robin}})
+		// Change cannot open a step off the path.
+		if _, err := f.svc.ReturnTo(f.ctx, r.userKey, r.pid, transferClubStep); engine.ErrorCode(err) != engine.CodeConflict {
+			t.Fatalf("ReturnTo an off-path step: %v, want a conflict", err)
+		}
+		r.advanceTo(demoSteps)
+		review, err := f.svc.Review(f.ctx, r.userKey, r.pid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range review.Persons {
+			for _, a := range p.Answers {
+				if a.Step == transferClubStep {
+					t.Fatalf("the review shows the off-path answer %+v", a)
+				}
+			}
+		}
+		r.commit()
+		if n := f.count((*engine.ProcessData)(nil), "instance_id = ? AND step_id = ?", r.id, clubID); n != 0 {
+			t.Fatalf("after the commit %d answers of the off-path Which club? remain", n)
+		}
+		for _, m := range f.memberships(r.id) {
+			if m.MemberType == engine.MemberTransfer {
+				t.Fatalf("membership %+v is a transfer, but the final answer was no", m)
+			}
+		}
+	})
+}
+
+// pricedBranch has a priced step that only persons wanting extras see.
+const pricedBranch = `
+key: membership
+name: Membership with extras
+category: MEMBERSHIP
+organisationId: 1
+steps:
+  - {name: extras, questionText: Extras, questionType: BCB}
+  - name: insurance
+    questionText: Insurance
+    questionType: BCB
+    price: {code: insurance, label: Insurance, answer: "1", amountMinor: 1500}
+    conditions: [{action: skip, step: extras, equals: "0"}]
+  - {name: terms, questionText: Terms, questionType: ITC, required: true}
+`
+
+// TestSkippedPricedStepAddsNothing: an answer that would cost money adds
+// nothing once its step is off the path, in the quote and the order.
+func TestSkippedPricedStepAddsNothing(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		f := newFixture(t, db)
+		importDefinition(t, f, pricedBranch)
+		r := f.start(engine.DemoUserKey, alex)
+		r.next([]engine.PersonInput{{ID: alex, Answer: str("1")}})
+		r.next([]engine.PersonInput{{ID: alex, Answer: str("1")}})
+		if !slices.ContainsFunc(f.quote(r).Lines, isInsurance) {
+			t.Fatalf("the insurance chosen on the path is not priced")
+		}
+		form, err := f.svc.ReturnTo(f.ctx, r.userKey, r.pid, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.form = form
+		if next := r.next([]engine.PersonInput{{ID: alex, Answer: str("0")}}); next.Step != 3 {
+			t.Fatalf("without extras: step %d, want 3", next.Step)
+		}
+		if slices.ContainsFunc(f.quote(r).Lines, isInsurance) {
+			t.Fatalf("the off-path insurance answer is priced")
+		}
+		r.next([]engine.PersonInput{{ID: alex, Answer: str("1")}})
+		orders := f.orders(r.id)
+		if len(orders) != 1 || slices.ContainsFunc(orders[0].Lines, func(l engine.OrderLine) bool { return l.Code == "insurance" }) {
+			t.Fatalf("order %+v: want one order without insurance", orders)
+		}
+	})
+}
+
+func isInsurance(l engine.QuoteLine) bool { return l.Code == "insurance" }
+
+func (f *fixture) quote(r *run) engine.Quote {
+	f.t.Helper()
+	q, err := f.svc.Quote(f.ctx, r.userKey, r.pid)
+	if err != nil {
+		f.t.Fatalf("quote: %v", err)
+	}
+	return q
+}
+
+// TestDefinitionExportRoundTrip: the exported demo (conditions included)
+// imports again unchanged, as YAML and as JSON; a changed import adds a
+// version and leaves the one in use as it was.
+func TestDefinitionExportRoundTrip(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		f := newFixture(t, db)
+		spec, err := engine.ExportDefinition(f.ctx, db, 1, "membership", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		i := slices.IndexFunc(spec.Steps, func(s engine.StepSpec) bool { return s.Name == "transfer_club" })
+		if i < 0 || len(spec.Steps[i].Conditions) != 1 || spec.Steps[i].Conditions[0].Step != "transfer" ||
+			spec.Steps[i].Conditions[0].Action != "skip" || deref(spec.Steps[i].Conditions[0].Equals) != "0" {
+			t.Fatalf("exported transfer_club: %+v", spec.Steps)
+		}
+		asYAML, err := yaml.Marshal(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		asJSON, err := json.Marshal(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, data := range map[string][]byte{"yaml": asYAML, "json": asJSON} {
+			again, err := engine.ParseDefinition(data)
+			if err != nil {
+				t.Fatalf("%s: the export does not parse: %v\n%s", name, err, data)
+			}
+			res, err := engine.ImportDefinition(f.ctx, db, again)
+			if err != nil || !res.Unchanged || res.Version != 1 {
+				t.Fatalf("%s: import of the export = %+v, %v; want version 1 unchanged", name, res, err)
+			}
+		}
+		r := f.start(engine.DemoUserKey, alex)
+		options := f.count((*engine.ProcessStepOption)(nil), "step_id IN (?)",
+			db.NewSelect().Model((*engine.ProcessStep)(nil)).Column("id").Where("definition_id = ?", definitionOf(t, f, r)))
+		importDefinition(t, f, pricedBranch)
+		after := f.count((*engine.ProcessStepOption)(nil), "step_id IN (?)",
+			db.NewSelect().Model((*engine.ProcessStep)(nil)).Column("id").Where("definition_id = ?", definitionOf(t, f, r)))
+		if options == 0 || after != options {
+			t.Fatalf("the version in use had %d option rows, %d after another import", options, after)
+		}
+		if r.advanceTo(2).Question.Name != "shirt_size" {
+			t.Fatalf("the running registration left its version")
+		}
+	})
+}
+
+func definitionOf(t *testing.T, f *fixture, r *run) int64 {
+	t.Helper()
+	return f.instance(r.id).DefinitionID
+}
+
+func importDefinition(t *testing.T, f *fixture, text string) {
+	t.Helper()
+	spec, err := engine.ParseDefinition([]byte(text))
+	if err != nil {
+		t.Fatalf("parse: %v", err)
+	}
+	if _, err := engine.ImportDefinition(f.ctx, f.db, spec); err != nil {
+		t.Fatalf("import: %v", err)
+	}
+}
+
+func hiddenPersons(form *engine.Form) []int64 {
+	var out []int64
+	for _, p := range form.People {
+		if p.Hide {
+			out = append(out, p.ID)
+		}
+	}
+	return out
+}
+
+// stepID finds a step of the demo definition's first version by name.
+func stepID(t *testing.T, f *fixture, name string) int64 {
+	t.Helper()
+	var id int64
+	err := f.db.NewSelect().Model((*engine.ProcessStep)(nil)).Column("id").
+		Where("name = ? AND definition_id = (SELECT min(id) FROM process_definitions)", name).Scan(f.ctx, &id)
+	if err != nil {
+		t.Fatalf("step %s: %v", name, err)
+	}
+	return id
+}
