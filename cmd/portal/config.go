@@ -72,6 +72,10 @@ type Config struct {
 	// whole run to (for measurements such as make bench-relay); off by default.
 	CPUProfile string
 
+	// JobWorkers is how many jobs (e-mail, schedules) this instance runs
+	// at once; every instance runs workers.
+	JobWorkers int
+
 	// text is each setting's text as given (or its default), by variable:
 	// what String prints and what tells a setting given from one not.
 	text map[string]string
@@ -168,6 +172,8 @@ func (c *Config) settings() []setting {
 			parse: typed(&c.HSTSMaxAge, parseSeconds, "PORTAL_HSTS_MAX_AGE must be 0 or a positive number of seconds or duration such as 8760h")},
 		{flag: "shutdown-delay", env: "PORTAL_SHUTDOWN_DELAY", usage: "on SIGTERM, keep serving this long with /readyz failing (so load balancers stop sending) before draining; e.g. 5s in a cluster", def: "0s",
 			parse: typed(&c.ShutdownDelay, durationUpTo(5*time.Minute), "PORTAL_SHUTDOWN_DELAY must be a duration from 0s to 5m")},
+		{flag: "job-workers", env: "PORTAL_JOB_WORKERS", usage: "jobs (e-mail, scheduled work) this instance runs at once; every instance runs workers, no leader", def: "2",
+			parse: typed(&c.JobWorkers, intBetween(1, 64), "PORTAL_JOB_WORKERS must be a whole number from 1 to 64")},
 	}
 }
 
@@ -191,6 +197,17 @@ func (c *Config) set(s setting, raw string) {
 		c.invalid[s.env] = err
 	} else {
 		delete(c.invalid, s.env)
+	}
+}
+
+// intBetween reads a whole number from lo to hi.
+func intBetween(lo, hi int) func(string) (int, error) {
+	return func(raw string) (int, error) {
+		n, err := strconv.Atoi(strings.TrimSpace(raw))
+		if err != nil || n < lo || n > hi {
+			return 0, fmt.Errorf("want a whole number from %d to %d", lo, hi)
+		}
+		return n, nil
 	}
 }
 

@@ -309,3 +309,20 @@ func (r *Runner) runSchedules(ctx context.Context) {
 		}
 	}
 }
+
+// PruneKind is the kind of the daily job that deletes old succeeded jobs.
+const PruneKind = "jobs.prune"
+
+// KeepSucceeded has the cluster delete succeeded jobs once a day when they
+// finished more than keep ago, so the table holds what is pending or
+// failed plus a recent history.
+func (r *Runner) KeepSucceeded(keep time.Duration) {
+	r.Every(PruneKind, 24*time.Hour)
+	r.Handle(PruneKind, func(ctx context.Context, _ *Job) error {
+		n, err := Prune(ctx, r.db, r.cfg.Now().Add(-keep))
+		if err == nil && n > 0 {
+			r.cfg.Logger.Info("pruned succeeded jobs", "count", n, "older_than", keep)
+		}
+		return err
+	})
+}
