@@ -114,7 +114,12 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		log.Warn("pprof listening (PORTAL_DEBUG_ADDR): profiling only", "addr", dln.Addr().String())
 	}
 	go sweepSessions(ctx, store, log)
-	runner := buildRunner(cfg, db, log, gw.relay.Metrics)
+	mailer, err := buildMailer(cfg, log)
+	if err != nil {
+		return err
+	}
+	log.Info("e-mail goes to "+mailer.Describe(), "job_workers", cfg.JobWorkers)
+	runner := buildRunner(cfg, db, log, gw.relay.Metrics, mailer)
 	jobsCtx, stopJobs := context.WithCancel(ctx)
 	jobsDone := make(chan struct{})
 	go func() { runner.Run(jobsCtx); close(jobsDone) }()

@@ -1,0 +1,111 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/uptrace/bun"
+)
+
+// ConfirmedMember is one person whose membership an order paid for.
+type ConfirmedMember struct {
+	Person     Person
+	Membership Membership
+	Type       MembershipType
+}
+
+// Confirmation is what the confirmation after payment tells: the order
+// and its lines, the period, the members and their types, and to whom.
+type Confirmation struct {
+	Organisation Organisation
+	Period       MembershipPeriod
+	Order        Order
+	// Reference is the succeeded payment's reference, what the member saw
+	// on the return page ("" when none is recorded).
+	Reference string
+	Members   []ConfirmedMember
+	// Recipients are the members' e-mail addresses, each once (a parent's
+	// address on several children's records is written to once), in the
+	// order of the persons.
+	Recipients []string
+}
+
+// confirmationPayload is the outbox payload of a membership_confirmation.
+type confirmationPayload struct {
+	OrderID int64 `json:"orderId"`
+}
+
+// ConfirmationOrder reads the order id from a membership_confirmation's payload.
+func ConfirmationOrder(msg *OutboxMessage) (int64, error) {
+	var p confirmationPayload
+	if err := json.Unmarshal([]byte(msg.Payload), &p); err != nil || p.OrderID <= 0 {
+		return 0, fmt.Errorf("outbox message %d: no order id in its payload", msg.ID)
+	}
+	return p.OrderID, nil
+}
+
+// LoadConfirmation gathers the confirmation of a paid order.
+func LoadConfirmation(ctx context.Context, db bun.IDB, orderID int64) (*Confirmation, error) {
+	order, err := loadOrder(ctx, db, orderID)
+	if err != nil {
+		return nil, err
+	}
+	if order.Status != OrderPaid {
+		return nil, Errorf(CodeConflict, "order %d is %s, not paid", order.ID, order.Status)
+	}
+	c := &Confirmation{Order: *order}
+	if err := db.NewSelect().Model(&c.Organisation).Where("id = ?", order.OrganisationID).Scan(ctx); err != nil {
+		return nil, notFoundOr(err, "organisation")
+	}
+	period, err := loadPeriod(ctx, db, order.PeriodID)
+	if err != nil {
+		return nil, err
+	}
+	c.Period = *period
+	var ref []string
+	if err := db.NewSelect().Model((*Payment)(nil)).Column("reference").
+		Where("order_id = ? AND status = ?", order.ID, PaymentSucceeded).OrderExpr("id").Limit(1).Scan(ctx, &ref); err != nil {
+		return nil, fmt.Errorf("load payment reference: %w", err)
+	}
+	if len(ref) > 0 {
+		c.Reference = ref[0]
+	}
+	var ms []Membership
+	if err := db.NewSelect().Model(&ms).Where("process_instance_id = ? AND period_id = ? AND status = ?",
+		order.ProcessInstanceID, order.PeriodID, MembershipActive).Order("person_id ASC").Scan(ctx); err != nil {
+		return nil, fmt.Errorf("load confirmed memberships: %w", err)
+	}
+	ids := make([]int64, len(ms))
+	for i, m := range ms {
+		ids[i] = m.PersonID
+	}
+	persons, err := personsByID(ctx, db, ids)
+	if err != nil {
+		return nil, err
+	}
+	byID := map[int64]Person{}
+	for _, p := range persons {
+		byID[p.ID] = p
+	}
+	types, err := membershipTypes(ctx, db, order.OrganisationID)
+	if err != nil {
+		return nil, err
+	}
+	typeByID := map[int64]MembershipType{}
+	for _, t := range types {
+		typeByID[t.ID] = t
+	}
+	seen := map[string]bool{}
+	for _, m := range ms {
+		p := byID[m.PersonID]
+		c.Members = append(c.Members, ConfirmedMember{Person: p, Membership: m, Type: typeByID[m.MembershipTypeID]})
+		addr := strings.TrimSpace(p.Email)
+		if addr != "" && !seen[strings.ToLower(addr)] {
+			seen[strings.ToLower(addr)] = true
+			c.Recipients = append(c.Recipients, addr)
+		}
+	}
+	return c, nil
+}

@@ -1,0 +1,200 @@
+package messages_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"mime"
+	"mime/multipart"
+	"mime/quotedprintable"
+	netmail "net/mail"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/emersion/go-smtp"
+	"github.com/uptrace/bun"
+
+	"portal/engine"
+	"portal/engine/dbtest"
+	"portal/engine/enginetest"
+	"portal/engine/jobs"
+	"portal/handlers/mail"
+	"portal/handlers/mail/mailtest"
+	"portal/handlers/messages"
+)
+
+const alex, sam, robin = 1, 2, 3
+
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+
+func (c *clock) Advance(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
+
+type env struct {
+	demo   *enginetest.Demo
+	srv    *mailtest.Server
+	runner *jobs.Runner
+	clock  *clock
+}
+
+func newEnv(t *testing.T, db *bun.DB) *env {
+	srv := mailtest.Start(t, mailtest.Options{})
+	u, _ := mail.ParseURL("smtp://" + srv.Addr)
+	from, _ := mail.ParseFrom("Portal <portal@club.example>")
+	sender, err := mail.NewSMTP(mail.Config{URL: u, From: from, Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A minute ahead of the engine, whose real clock dates the jobs paying enqueues.
+	clk := &clock{t: time.Now().UTC().Add(time.Minute)}
+	r := jobs.New(db, jobs.Config{Now: clk.Now, BackoffBase: time.Minute})
+	messages.Register(r, messages.Deps{DB: db, Sender: sender, BaseURL: "https://portal.example", Now: clk.Now})
+	return &env{demo: enginetest.Seed(t, db), srv: srv, runner: r, clock: clk}
+}
+
+func (e *env) work(t *testing.T) int {
+	t.Helper()
+	n, err := e.runner.Work(context.Background(), 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// decoded is a received message's header and its parts by content type.
+func decoded(t *testing.T, data []byte) (netmail.Header, map[string]string) {
+	t.Helper()
+	m, err := netmail.ReadMessage(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	var walk func(ct string, r io.Reader)
+	walk = func(ct string, r io.Reader) {
+		mt, params, _ := mime.ParseMediaType(ct)
+		if strings.HasPrefix(mt, "multipart/") {
+			mr := multipart.NewReader(r, params["boundary"])
+			for {
+				p, err := mr.NextRawPart()
+				if err != nil {
+					return
+				}
+				var body io.Reader = p
+				if p.Header.Get("Content-Transfer-Encoding") == "quoted-printable" {
+					body = quotedprintable.NewReader(p)
+				}
+				walk(p.Header.Get("Content-Type"), body)
+			}
+		}
+		b, _ := io.ReadAll(r)
+		out[mt] = string(b)
+	}
+	walk(m.Header.Get("Content-Type"), m.Body)
+	return m.Header, out
+}
+
+func TestConfirmationAfterPayment(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		e := newEnv(t, db)
+		form := e.demo.Commit(alex, robin)
+		res := e.demo.Pay(form)
+		if n := e.work(t); n != 1 {
+			t.Fatalf("ran %d jobs, want the confirmation", n)
+		}
+		got := e.srv.Wait(t, 1)
+		if len(got) != 1 || strings.Join(got[0].To, ",") != "alex.morgan@example.org" {
+			t.Fatalf("received %d messages, first to %v: want one to Alex's address (Robin's is the same)", len(got), got[0].To)
+		}
+		h, parts := decoded(t, got[0].Data)
+		subject, _ := new(mime.WordDecoder).DecodeHeader(h.Get("Subject"))
+		from, _ := h.AddressList("From")
+		if !strings.Contains(subject, "Riverside Rowing Club") || len(from) != 1 || from[0].Name != "Riverside Rowing Club" || h.Get("Message-Id") == "" {
+			t.Errorf("subject %q from %v id %q", subject, from, h.Get("Message-Id"))
+		}
+		for _, part := range []string{"text/plain", "text/html"} {
+			body := parts[part]
+			for _, want := range []string{res.Reference, "Alex Morgan", "Robin Morgan", "Adult", "Junior", engine.FormatMoney(res.Order.TotalMinor, res.Order.Currency), "Season", "What happens next"} {
+				if !strings.Contains(body, want) {
+					t.Errorf("%s part lacks %q:\n%s", part, want, body)
+				}
+			}
+		}
+		if !strings.Contains(parts["text/html"], `style="`) || strings.Contains(parts["text/html"], "ZgotmplZ") {
+			t.Errorf("HTML part without its inline styles:\n%s", parts["text/html"])
+		}
+		// A replayed payment return sends nothing more.
+		if again := e.demo.Pay(form); !again.Replayed {
+			t.Fatalf("second return: %+v", again)
+		}
+		e.clock.Advance(time.Hour)
+		if n := e.work(t); n != 0 {
+			t.Fatalf("ran %d jobs after a replayed return", n)
+		}
+		if n := len(e.srv.Received()); n != 1 {
+			t.Fatalf("%d messages after a replayed return", n)
+		}
+	})
+}
+
+// TestMailServerOutageDelaysMail: the server stops mid-run; the
+// confirmation fails, waits, and arrives once the server is back.
+func TestMailServerOutageDelaysMail(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		e := newEnv(t, db)
+		e.demo.Pay(e.demo.Commit(alex, sam))
+		e.srv.Stop()
+		if n := e.work(t); n != 1 {
+			t.Fatalf("ran %d jobs", n)
+		}
+		failed, _ := jobs.List(context.Background(), db, 10, jobs.StateFailed)
+		if len(failed) != 1 || failed[0].Kind != messages.KindConfirmation || failed[0].LastError == "" {
+			t.Fatalf("failed jobs %+v", failed)
+		}
+		msg, _ := engine.OutboxMessageByKey(context.Background(), db, strings.TrimPrefix(*failed[0].DedupKey, "outbox:"))
+		if msg == nil || msg.SentAt != nil {
+			t.Fatalf("message marked sent while the server was down: %+v", msg)
+		}
+		e.srv.Restart(t)
+		if n := e.work(t); n != 0 {
+			t.Fatalf("retried before its backoff: %d", n)
+		}
+		e.clock.Advance(time.Minute)
+		if n := e.work(t); n != 1 {
+			t.Fatalf("ran %d jobs after the backoff", n)
+		}
+		got := e.srv.Wait(t, 1)
+		if strings.Join(got[0].To, ",") != "alex.morgan@example.org,sam.morgan@example.org" {
+			t.Fatalf("to %v", got[0].To)
+		}
+		if msg, _ := engine.OutboxMessageByKey(context.Background(), db, msg.DedupKey); msg.SentAt == nil {
+			t.Fatal("delivered message not marked sent")
+		}
+	})
+}
+
+// TestRefusedRecipientIsDead: a 5xx answer is permanent.
+func TestRefusedRecipientIsDead(t *testing.T) {
+	db := dbtest.SQLite(t)
+	srv := mailtest.Start(t, mailtest.Options{RefuseRcpt: func(string) error {
+		return &smtp.SMTPError{Code: 550, EnhancedCode: smtp.EnhancedCode{5, 1, 1}, Message: "no such user"}
+	}})
+	u, _ := mail.ParseURL("smtp://" + srv.Addr)
+	sender, _ := mail.NewSMTP(mail.Config{URL: u, From: netmail.Address{Name: "Portal", Address: "portal@club.example"}})
+	r := jobs.New(db, jobs.Config{})
+	messages.Register(r, messages.Deps{DB: db, Sender: sender, BaseURL: "https://portal.example"})
+	demo := enginetest.Seed(t, db)
+	demo.Pay(demo.Commit(alex))
+	if n, err := r.Work(context.Background(), 10); err != nil || n != 1 {
+		t.Fatalf("work = %d, %v", n, err)
+	}
+	dead, _ := jobs.List(context.Background(), db, 10, jobs.StateDead)
+	if len(dead) != 1 || !strings.Contains(dead[0].LastError, "550") || dead[0].Attempts != 1 {
+		t.Fatalf("dead = %+v", dead)
+	}
+}

@@ -1,0 +1,64 @@
+package views
+
+import (
+	"strings"
+	"text/template"
+)
+
+// E-mail view models. The HTML part of a message is a templ component
+// (mail_*.templ) with inlined styles, since mail clients drop style sheets;
+// the text part is a text/template below, since templ escapes HTML.
+
+// MailMemberModel is one member in a message.
+type MailMemberModel struct {
+	Name string
+	Type string // membership type name
+}
+
+// ConfirmationMailModel is the confirmation after payment.
+type ConfirmationMailModel struct {
+	Club      string
+	Subject   string
+	Reference string
+	Order     string // the order number
+	Period    string // name and dates
+	Members   []MailMemberModel
+	Lines     []OrderLineModel
+	Total     string
+	// CardsAttached says a membership card per member is attached.
+	CardsAttached bool
+	PortalURL     string
+}
+
+var confirmationText = template.Must(template.New("confirmation").Parse(`Hello,
+
+your payment to {{.Club}} has arrived: the memberships below are active.
+
+Reference: {{.Reference}}
+Order:     {{.Order}}
+Period:    {{.Period}}
+
+Members
+{{range .Members}}  - {{.Name}}: {{.Type}}
+{{end}}
+Order
+{{range .Lines}}  {{.Description}}: {{.Amount}}
+{{end}}  Total paid: {{.Total}}
+
+What happens next
+{{if .CardsAttached}}  - Each member's membership card is attached as a PDF. Its QR code lets
+    club volunteers check the membership; keep it on your phone or print it.
+{{end}}  - Nothing else is needed from you for this season. Your registrations are
+    listed at {{.PortalURL}}.
+
+{{.Club}}
+`))
+
+// ConfirmationText is the text/plain part of the confirmation.
+func ConfirmationText(m ConfirmationMailModel) (string, error) {
+	var b strings.Builder
+	if err := confirmationText.Execute(&b, m); err != nil {
+		return "", err
+	}
+	return b.String(), nil
+}
