@@ -140,6 +140,7 @@ func New(d Deps) *echo.Echo {
 	reg.POST("/resume", s.resumeRegistration)
 
 	e.GET(paymentReturnPath, s.paymentReturn)
+	e.GET("/verify/:token", s.verifyCard)
 	e.POST("/membership/payment-retry", s.paymentRetry)
 	if s.gateway != nil {
 		e.GET(testGatewayPayPrefix+":reference", s.testGatewayPage)

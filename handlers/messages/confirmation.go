@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"portal/engine"
 	"portal/engine/jobs"
 	"portal/handlers/mail"
 	"portal/views"
+	"portal/views/card"
 )
 
 // confirmation composes the confirmation after payment of the order in
@@ -39,6 +41,10 @@ func confirmation(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*mail
 		m.Lines = append(m.Lines, views.OrderLineModel{Description: l.Description, Amount: engine.FormatMoney(l.AmountMinor, l.Currency)})
 	}
 	out := &mail.Message{FromName: c.Organisation.Name, To: c.Recipients, Subject: m.Subject}
+	if out.Attachments, err = cards(ctx, d, c); err != nil {
+		return nil, err
+	}
+	m.CardsAttached = len(out.Attachments) > 0
 	if out.Text, err = views.ConfirmationText(m); err != nil {
 		return nil, err
 	}
@@ -60,4 +66,48 @@ func permanentIfFinal(err error) error {
 		return jobs.Permanent(err)
 	}
 	return err
+}
+
+// cards renders a membership card per member, its QR code linking to the
+// card's verification page.
+func cards(ctx context.Context, d Deps, c *engine.Confirmation) ([]mail.Attachment, error) {
+	ids := make([]int64, len(c.Members))
+	for i, mem := range c.Members {
+		ids[i] = mem.Membership.ID
+	}
+	tokens, err := engine.CardTokens(ctx, d.DB, ids, d.Now())
+	if err != nil {
+		return nil, err
+	}
+	var out []mail.Attachment
+	for _, mem := range c.Members {
+		issued := mem.Membership.CreatedAt
+		if mem.Membership.ActivatedAt != nil {
+			issued = *mem.Membership.ActivatedAt
+		}
+		pdf, err := card.Render(card.Model{
+			Club: c.Organisation.Name, Name: mem.Person.FirstName + " " + mem.Person.LastName, Type: mem.Type.Name,
+			Period: c.Period.Name, ValidFrom: c.Period.StartDate, ValidTo: c.Period.EndDate,
+			VerifyURL: d.BaseURL + "/verify/" + tokens[mem.Membership.ID], Issued: issued,
+		})
+		if err != nil {
+			return nil, jobs.Permanent(err)
+		}
+		out = append(out, mail.Attachment{Name: cardFileName(mem.Person), ContentType: "application/pdf", Data: pdf})
+	}
+	return out, nil
+}
+
+// cardFileName is a plain ASCII file name for a person's card.
+func cardFileName(p engine.Person) string {
+	name := strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
+			return r
+		case r >= 'A' && r <= 'Z':
+			return r + ('a' - 'A')
+		}
+		return '-'
+	}, p.FirstName+"-"+p.LastName)
+	return "membership-card-" + strings.Trim(name, "-") + ".pdf"
 }

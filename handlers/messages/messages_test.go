@@ -2,6 +2,7 @@ package messages_test
 
 import (
 	"bytes"
+	"encoding/base64"
 	"context"
 	"io"
 	"mime"
@@ -86,8 +87,16 @@ func decoded(t *testing.T, data []byte) (netmail.Header, map[string]string) {
 					return
 				}
 				var body io.Reader = p
-				if p.Header.Get("Content-Transfer-Encoding") == "quoted-printable" {
+				switch p.Header.Get("Content-Transfer-Encoding") {
+				case "quoted-printable":
 					body = quotedprintable.NewReader(p)
+				case "base64":
+					body = base64.NewDecoder(base64.StdEncoding, p)
+				}
+				if _, dp, err := mime.ParseMediaType(p.Header.Get("Content-Disposition")); err == nil && dp["filename"] != "" {
+					b, _ := io.ReadAll(body)
+					out["file:"+dp["filename"]] = string(b)
+					continue
 				}
 				walk(p.Header.Get("Content-Type"), body)
 			}
@@ -127,6 +136,23 @@ func TestConfirmationAfterPayment(t *testing.T) {
 		}
 		if !strings.Contains(parts["text/html"], `style="`) || strings.Contains(parts["text/html"], "ZgotmplZ") {
 			t.Errorf("HTML part without its inline styles:\n%s", parts["text/html"])
+		}
+		// A card per member, each linking to its own verification page.
+		var cards []engine.MembershipCard
+		if err := db.NewSelect().Model(&cards).Order("membership_id").Scan(context.Background()); err != nil || len(cards) != 2 {
+			t.Fatalf("cards %+v, %v", cards, err)
+		}
+		for i, name := range []string{"membership-card-alex-morgan.pdf", "membership-card-robin-morgan.pdf"} {
+			pdf := parts["file:"+name]
+			if !strings.HasPrefix(pdf, "%PDF-") {
+				t.Errorf("attachment %s missing or not a PDF", name)
+			}
+			if link := "/URI (https://portal.example/verify/" + cards[i].Token + ")"; !strings.Contains(pdf, link) {
+				t.Errorf("card %s lacks %s", name, link)
+			}
+		}
+		if !strings.Contains(parts["text/plain"], "membership card is attached") {
+			t.Errorf("text part does not mention the cards")
 		}
 		// A replayed payment return sends nothing more.
 		if again := e.demo.Pay(form); !again.Replayed {
