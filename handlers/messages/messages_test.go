@@ -2,8 +2,8 @@ package messages_test
 
 import (
 	"bytes"
-	"encoding/base64"
 	"context"
+	"encoding/base64"
 	"io"
 	"mime"
 	"mime/multipart"
