@@ -97,15 +97,27 @@ func LoadConfirmation(ctx context.Context, db bun.IDB, orderID int64) (*Confirma
 	for _, t := range types {
 		typeByID[t.ID] = t
 	}
-	seen := map[string]bool{}
+	members := make([]Person, 0, len(ms))
 	for _, m := range ms {
 		p := byID[m.PersonID]
+		members = append(members, p)
 		c.Members = append(c.Members, ConfirmedMember{Person: p, Membership: m, Type: typeByID[m.MembershipTypeID]})
+	}
+	c.Recipients = uniqueAddresses(members)
+	return c, nil
+}
+
+// uniqueAddresses are the persons' e-mail addresses in order, each once
+// (compared without case), skipping persons without one.
+func uniqueAddresses(persons []Person) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, p := range persons {
 		addr := strings.TrimSpace(p.Email)
 		if addr != "" && !seen[strings.ToLower(addr)] {
 			seen[strings.ToLower(addr)] = true
-			c.Recipients = append(c.Recipients, addr)
+			out = append(out, addr)
 		}
 	}
-	return c, nil
+	return out
 }

@@ -62,3 +62,32 @@ func ConfirmationText(m ConfirmationMailModel) (string, error) {
 	}
 	return b.String(), nil
 }
+
+// ResumeMailModel is the e-mail with the link back to a suspended registration.
+type ResumeMailModel struct {
+	Club    string
+	Subject string
+	Persons []string
+	Link    string
+}
+
+var resumeText = template.Must(template.New("resume").Parse(`Hello,
+
+your registration with {{.Club}}{{if .Persons}} for {{range $i, $p := .Persons}}{{if $i}}, {{end}}{{$p}}{{end}}{{end}} is not finished yet.
+Your answers are saved: this link takes you back to where you left off.
+
+{{.Link}}
+
+If you no longer want to register, you can ignore this message.
+
+{{.Club}}
+`))
+
+// ResumeText is the text/plain part of the resume-link e-mail.
+func ResumeText(m ResumeMailModel) (string, error) {
+	var b strings.Builder
+	if err := resumeText.Execute(&b, m); err != nil {
+		return "", err
+	}
+	return b.String(), nil
+}

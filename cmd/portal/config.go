@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"portal/engine"
 	"portal/handlers/mail"
 	"portal/relay/backend"
 	"portal/relay/session"
@@ -85,6 +86,9 @@ type Config struct {
 	// DKIM signing, when DKIMKey is set.
 	DKIMDomain, DKIMSelector string
 	DKIMKey                  crypto.Signer
+	// ArchiveMode is what the daily archive does with the answers of
+	// registrations finished 90 days ago.
+	ArchiveMode engine.ArchiveMode
 
 	// text is each setting's text as given (or its default), by variable:
 	// what String prints and what tells a setting given from one not.
@@ -188,6 +192,8 @@ func (c *Config) settings() []setting {
 			parse: typed(&c.SMTPURL, optional(prefixed("PORTAL_SMTP_URL", mail.ParseURL)), "")},
 		{flag: "mail-from", env: "PORTAL_MAIL_FROM", usage: `sender of e-mail, "Name <address>"; each message shows the club's name with this address (required with PORTAL_SMTP_URL)`,
 			parse: typed(&c.MailFrom, optional(prefixed("PORTAL_MAIL_FROM", mail.ParseFrom)), "")},
+		{flag: "archive-mode", env: "PORTAL_ARCHIVE_MODE", usage: "what the daily archive does with the answers of registrations finished 90 days ago: archive (moved to process_archives as JSON) or remove (deleted; order, memberships and a summary stay)", def: "archive",
+			parse: typed(&c.ArchiveMode, parseArchiveMode, "PORTAL_ARCHIVE_MODE must be archive or remove")},
 		{flag: "dkim-domain", env: "PORTAL_DKIM_DOMAIN", usage: "DKIM signing domain (d=); default: the domain of PORTAL_MAIL_FROM", parse: text(&c.DKIMDomain)},
 		{flag: "dkim-selector", env: "PORTAL_DKIM_SELECTOR", usage: "DKIM selector (s=): the public key is published at SELECTOR._domainkey.DOMAIN", parse: text(&c.DKIMSelector)},
 		{flag: "dkim-key", env: "PORTAL_DKIM_KEY", usage: "DKIM private key, PEM (RSA or Ed25519; PORTAL_DKIM_KEY_FILE to read it from a file); empty: mail is not signed", secret: true,
@@ -222,6 +228,14 @@ func (c *Config) set(s setting, raw string) {
 	} else {
 		delete(c.invalid, s.env)
 	}
+}
+
+func parseArchiveMode(raw string) (engine.ArchiveMode, error) {
+	switch m := engine.ArchiveMode(strings.TrimSpace(raw)); m {
+	case engine.ArchiveKeep, engine.ArchiveRemove:
+		return m, nil
+	}
+	return "", errors.New("unknown archive mode")
 }
 
 // optional parses raw with conv unless it is empty (the zero value).
@@ -359,7 +373,7 @@ func (c *Config) validate() error {
 		problems = append(problems, "PORTAL_LOG_FORMAT must be text or json")
 	}
 	problems = c.appendInvalid(problems, "PORTAL_LOG_LEVEL", "PORTAL_HSTS_MAX_AGE", "PORTAL_SHUTDOWN_DELAY", "PORTAL_JOB_WORKERS",
-		"PORTAL_SMTP_URL", "PORTAL_MAIL_FROM", "PORTAL_DKIM_KEY")
+		"PORTAL_SMTP_URL", "PORTAL_MAIL_FROM", "PORTAL_DKIM_KEY", "PORTAL_ARCHIVE_MODE")
 	problems = append(problems, c.mailProblems()...)
 	if c.MetricsAddr != "" {
 		if _, port, err := net.SplitHostPort(c.MetricsAddr); err != nil {

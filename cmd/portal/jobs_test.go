@@ -97,6 +97,9 @@ func TestMailConfig(t *testing.T) {
 		{name: "bad dkim key", getenv: env("PORTAL_DKIM_KEY", "not a key", "PORTAL_DKIM_SELECTOR", "portal"), wantErr: "PORTAL_DKIM_KEY must be a PEM"},
 		{name: "selector without key", getenv: env("PORTAL_DKIM_SELECTOR", "portal"), wantErr: "need PORTAL_DKIM_KEY"},
 		{name: "bad workers", getenv: env("PORTAL_JOB_WORKERS", "0"), wantErr: "PORTAL_JOB_WORKERS"},
+		{name: "archive mode default", getenv: env(), want: []string{"PORTAL_ARCHIVE_MODE=archive"}},
+		{name: "archive mode remove", getenv: env("PORTAL_ARCHIVE_MODE", "remove"), want: []string{"PORTAL_ARCHIVE_MODE=remove"}},
+		{name: "bad archive mode", getenv: env("PORTAL_ARCHIVE_MODE", "shred"), wantErr: "PORTAL_ARCHIVE_MODE must be archive or remove"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

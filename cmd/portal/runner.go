@@ -7,6 +7,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"portal/engine"
 	"portal/engine/jobs"
 	"portal/handlers"
 	"portal/handlers/mail"
@@ -48,6 +49,7 @@ func buildRunner(cfg Config, db *bun.DB, log *slog.Logger, metrics *handlers.Met
 	metrics.WatchJobs(db)
 	r := jobs.New(db, jobs.Config{Workers: cfg.JobWorkers, Logger: log, Observer: metrics})
 	r.KeepSucceeded(keepSucceededJobs)
-	messages.Register(r, messages.Deps{DB: db, Sender: sender, BaseURL: cfg.BaseURL, Logger: log})
+	messages.Register(r, messages.Deps{DB: db, Sender: sender, BaseURL: cfg.BaseURL, HashSecret: cfg.HashSecret, Logger: log})
+	engine.ScheduleLifecycle(r, db, cfg.ArchiveMode, time.Now, log)
 	return r
 }

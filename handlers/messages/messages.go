@@ -39,8 +39,10 @@ type Deps struct {
 	Sender mail.Sender
 	// BaseURL is the portal's public address, for links.
 	BaseURL string
-	Now     func() time.Time
-	Logger  *slog.Logger
+	// HashSecret signs the hash links in messages (resume links).
+	HashSecret string
+	Now        func() time.Time
+	Logger     *slog.Logger
 }
 
 // Register adds the handlers of every message kind to r.
@@ -52,6 +54,7 @@ func Register(r *jobs.Runner, d Deps) {
 		d.Logger = slog.Default()
 	}
 	r.Handle(KindConfirmation, outbox(d, confirmation))
+	r.Handle(engine.KindResumeLink, outbox(d, resumeLink))
 }
 
 // composer builds the e-mail of an outbox message.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"io"
+	"log/slog"
 	"mime"
 	"mime/multipart"
 	"mime/quotedprintable"
@@ -24,6 +25,7 @@ import (
 	"portal/handlers/mail"
 	"portal/handlers/mail/mailtest"
 	"portal/handlers/messages"
+	"portal/relay/hashlink"
 )
 
 const alex, sam, robin = 1, 2, 3
@@ -223,4 +225,58 @@ func TestRefusedRecipientIsDead(t *testing.T) {
 	if len(dead) != 1 || !strings.Contains(dead[0].LastError, "550") || dead[0].Attempts != 1 {
 		t.Fatalf("dead = %+v", dead)
 	}
+}
+
+// TestResumeLinkAfterADayIdle: the hourly schedule suspends a registration
+// left alone for a day, and its member gets a link back.
+func TestResumeLinkAfterADayIdle(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		srv := mailtest.Start(t, mailtest.Options{})
+		u, _ := mail.ParseURL("smtp://" + srv.Addr)
+		sender, _ := mail.NewSMTP(mail.Config{URL: u, From: netmail.Address{Name: "Portal", Address: "portal@club.example"}})
+		clk := &clock{t: time.Now().UTC()}
+		r := jobs.New(db, jobs.Config{Now: clk.Now, Logger: slog.New(slog.DiscardHandler)})
+		messages.Register(r, messages.Deps{DB: db, Sender: sender, BaseURL: "https://portal.example", HashSecret: "resume-secret-0123456789", Now: clk.Now})
+		engine.ScheduleLifecycle(r, db, engine.ArchiveKeep, clk.Now, slog.New(slog.DiscardHandler))
+		demo := enginetest.Seed(t, db, engine.WithClock(clk.Now))
+		form, _, err := demo.Svc.LoadMembershipForm(ctx, engine.DemoUserKey, engine.DemoPeriodID, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := demo.Svc.Next(ctx, engine.DemoUserKey, engine.NextInput{ProcessID: form.ProcessIDString(), Step: 0,
+			People: []engine.PersonInput{{ID: sam}}}); err != nil {
+			t.Fatal(err)
+		}
+		for hour := 1; hour <= 25; hour++ {
+			clk.Advance(time.Hour)
+			if err := r.EnqueueSchedules(ctx); err != nil {
+				t.Fatal(err)
+			}
+			for {
+				if n, err := r.Work(ctx, 10); err != nil {
+					t.Fatal(err)
+				} else if n == 0 {
+					break
+				}
+			}
+			if hour < 24 && len(srv.Received()) > 0 {
+				t.Fatalf("a resume link after %d hours", hour)
+			}
+		}
+		got := srv.Wait(t, 1)
+		if len(got) != 1 || strings.Join(got[0].To, ",") != "sam.morgan@example.org" {
+			t.Fatalf("received %d, to %v", len(got), got[0].To)
+		}
+		_, parts := decoded(t, got[0].Data)
+		link := "https://portal.example/membership/register/1?u=" + engine.DemoUserKey + "&h=" + hashlink.Sign("resume-secret-0123456789", engine.DemoUserKey)
+		if !strings.Contains(parts["text/plain"], link) || !strings.Contains(parts["text/html"], strings.ReplaceAll(link, "&", "&amp;")) || !strings.Contains(parts["text/plain"], "Sam Morgan") {
+			t.Fatalf("the message lacks the link %s:\n%s\n%s", link, parts["text/plain"], parts["text/html"])
+		}
+		var inst engine.ProcessInstance
+		db.NewSelect().Model(&inst).Where("id = ?", form.ProcessID).Scan(ctx)
+		if inst.Status != engine.StateSuspended {
+			t.Fatalf("status %s", inst.Status)
+		}
+	})
 }
