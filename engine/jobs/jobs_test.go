@@ -27,15 +27,6 @@ func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
 
 func (c *clock) Advance(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
 
-func load(t *testing.T, db bun.IDB, id int64) jobs.Job {
-	t.Helper()
-	var j jobs.Job
-	if err := db.NewSelect().Model(&j).Where("id = ?", id).Scan(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	return j
-}
-
 func only(t *testing.T, db bun.IDB) jobs.Job {
 	t.Helper()
 	var all []jobs.Job

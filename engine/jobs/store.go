@@ -150,7 +150,7 @@ func claim(ctx context.Context, db bun.IDB, kinds []string, owner string, now ti
 	if _, err := db.NewRaw(`UPDATE jobs SET state = ?, last_error = ?, finished_at = ?, updated_at = ?, locked_by = NULL, locked_until = NULL
 		WHERE state = ? AND locked_until < ? AND attempts >= max_attempts AND kind IN (?)`,
 		StateDead, "lease expired: the worker stopped without reporting (crash or shutdown)", now, now,
-		StateRunning, now, bun.In(kinds)).Exec(ctx); err != nil {
+		StateRunning, now, bun.List(kinds)).Exec(ctx); err != nil {
 		return nil, fmt.Errorf("claim jobs: reap expired leases: %w", err)
 	}
 	var out []Job
@@ -160,7 +160,7 @@ func claim(ctx context.Context, db bun.IDB, kinds []string, owner string, now ti
 			ORDER BY run_at, id LIMIT ?`+lock+`)
 		RETURNING *`,
 		StateRunning, owner, now.Add(lease), now,
-		bun.In(kinds), StateQueued, StateFailed, now, StateRunning, now, limit).Scan(ctx, &out)
+		bun.List(kinds), StateQueued, StateFailed, now, StateRunning, now, limit).Scan(ctx, &out)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("claim jobs: %w", err)
 	}
@@ -232,7 +232,7 @@ func List(ctx context.Context, db bun.IDB, limit int, states ...State) ([]Job, e
 		states = []State{StateQueued, StateRunning, StateFailed, StateDead}
 	}
 	var out []Job
-	if err := db.NewSelect().Model(&out).Where("state IN (?)", bun.In(states)).
+	if err := db.NewSelect().Model(&out).Where("state IN (?)", bun.List(states)).
 		OrderExpr("run_at, id").Limit(int64(limit)).Scan(ctx); err != nil {
 		return nil, fmt.Errorf("list jobs: %w", err)
 	}
