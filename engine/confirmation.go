@@ -97,7 +97,14 @@ func LoadConfirmation(ctx context.Context, db bun.IDB, orderID int64) (*Confirma
 	for _, t := range types {
 		typeByID[t.ID] = t
 	}
+	contact, err := mainContact(ctx, db, order.ProcessInstanceID)
+	if err != nil {
+		return nil, err
+	}
 	members := make([]Person, 0, len(ms))
+	if p, ok := byID[contact]; ok {
+		members = append(members, p) // the main contact's address comes first
+	}
 	for _, m := range ms {
 		p := byID[m.PersonID]
 		members = append(members, p)
@@ -105,6 +112,24 @@ func LoadConfirmation(ctx context.Context, db bun.IDB, orderID int64) (*Confirma
 	}
 	c.Recipients = uniqueAddresses(members)
 	return c, nil
+}
+
+// mainContact is the person who answered 1 to the definition's ONE
+// question (exactly one person of a registration: the main contact), or 0
+// when the definition has none.
+func mainContact(ctx context.Context, db bun.IDB, instanceID int64) (int64, error) {
+	var ids []int64
+	err := db.NewSelect().TableExpr("process_data AS d").Column("d.person_id").
+		Join("JOIN process_steps AS s ON s.id = d.step_id").
+		Where("d.instance_id = ? AND d.data_key = ? AND d.data_value = '1' AND s.question_type = ?", instanceID, DataAnswer, TypeOne).
+		Where("d.person_id IS NOT NULL").OrderExpr("d.id").Limit(1).Scan(ctx, &ids)
+	if err != nil {
+		return 0, fmt.Errorf("find the main contact: %w", err)
+	}
+	if len(ids) == 0 {
+		return 0, nil
+	}
+	return ids[0], nil
 }
 
 // uniqueAddresses are the persons' e-mail addresses in order, each once

@@ -1,13 +1,16 @@
 package engine_test
 
 import (
+	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/uptrace/bun"
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/enginetest"
 	"portal/engine/jobs"
 )
 
@@ -37,6 +40,25 @@ func TestConfirmationIsOneJob(t *testing.T) {
 		msg, err := engine.OutboxMessageByKey(f.ctx, db, msgKey)
 		if err != nil || msg.SentAt != nil {
 			t.Fatalf("message = %+v, %v", msg, err)
+		}
+	})
+}
+
+// TestConfirmationRecipients: the main contact (the ONE question) first,
+// then the other members' addresses, each once.
+func TestConfirmationRecipients(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		d := enginetest.Seed(t, db)
+		res := d.Pay(d.Commit(sam, alex, robin)) // Sam answers main_contact 1
+		c, err := engine.LoadConfirmation(context.Background(), db, res.Order.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Join(c.Recipients, ","); got != "sam.morgan@example.org,alex.morgan@example.org" {
+			t.Fatalf("recipients %s: want the main contact first, Robin's (Alex's) address once", got)
+		}
+		if len(c.Members) != 3 || c.Members[0].Person.FirstName != "Alex" || c.Members[0].Type.Name != "Adult" || c.Reference == "" {
+			t.Fatalf("confirmation %+v", c)
 		}
 	})
 }
