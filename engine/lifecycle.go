@@ -219,15 +219,23 @@ const (
 	KindArchiveFinished = "registrations.archive"
 )
 
-// ScheduleLifecycle has r suspend idle registrations every hour and
-// archive finished ones every day, with mode, on every instance (each
-// period's run happens once in the cluster). now is the clock.
+// ScheduleLifecycle has r suspend idle registrations every hour, archive
+// finished ones (with mode) and queue unpaid reminders every day, on every
+// instance (each period's run happens once in the cluster). now is the clock.
 func ScheduleLifecycle(r *jobs.Runner, db *bun.DB, mode ArchiveMode, now func() time.Time, log *slog.Logger) {
 	r.Every(KindSuspendIdle, time.Hour)
 	r.Handle(KindSuspendIdle, func(ctx context.Context, _ *jobs.Job) error {
 		n, err := SuspendIdle(ctx, db, now())
 		if n > 0 {
 			log.Info("suspended idle registrations", "count", n)
+		}
+		return err
+	})
+	r.Every(KindQueueReminders, 24*time.Hour)
+	r.Handle(KindQueueReminders, func(ctx context.Context, _ *jobs.Job) error {
+		n, err := QueueUnpaidReminders(ctx, db, now(), DefaultUnpaidReminderDays)
+		if n > 0 {
+			log.Info("queued unpaid reminders", "count", n)
 		}
 		return err
 	})

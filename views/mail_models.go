@@ -71,9 +71,9 @@ type ResumeMailModel struct {
 	Link    string
 }
 
-var resumeText = template.Must(template.New("resume").Parse(`Hello,
+var resumeText = template.Must(template.New("resume").Funcs(template.FuncMap{"names": joinNames}).Parse(`Hello,
 
-your registration with {{.Club}}{{if .Persons}} for {{range $i, $p := .Persons}}{{if $i}}, {{end}}{{$p}}{{end}}{{end}} is not finished yet.
+your registration with {{.Club}}{{if .Persons}} for {{names .Persons}}{{end}} is not finished yet.
 Your answers are saved: this link takes you back to where you left off.
 
 {{.Link}}
@@ -90,4 +90,47 @@ func ResumeText(m ResumeMailModel) (string, error) {
 		return "", err
 	}
 	return b.String(), nil
+}
+
+// UnpaidReminderMailModel is the reminder of an order still unpaid.
+type UnpaidReminderMailModel struct {
+	Club    string
+	Subject string
+	Period  string
+	Persons []string
+	Total   string
+	Days    int // since the registration was committed
+	Link    string
+}
+
+var unpaidText = template.Must(template.New("unpaid").Funcs(template.FuncMap{"names": joinNames}).Parse(`Hello,
+
+{{.Days}} days ago you registered {{names .Persons}} with {{.Club}} for {{.Period}}.
+The payment of {{.Total}} has not arrived yet. This link takes you to your registration and its payment:
+
+{{.Link}}
+
+If you have paid in the meantime, thank you: please ignore this message.
+
+{{.Club}}
+`))
+
+// UnpaidReminderText is the text/plain part of the unpaid reminder.
+func UnpaidReminderText(m UnpaidReminderMailModel) (string, error) {
+	var b strings.Builder
+	if err := unpaidText.Execute(&b, m); err != nil {
+		return "", err
+	}
+	return b.String(), nil
+}
+
+// joinNames lists names for a sentence: "A", "A and B", "A, B and C".
+func joinNames(names []string) string {
+	switch len(names) {
+	case 0:
+		return ""
+	case 1:
+		return names[0]
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }

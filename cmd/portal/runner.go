@@ -49,7 +49,12 @@ func buildRunner(cfg Config, db *bun.DB, log *slog.Logger, metrics *handlers.Met
 	metrics.WatchJobs(db)
 	r := jobs.New(db, jobs.Config{Workers: cfg.JobWorkers, Logger: log, Observer: metrics})
 	r.KeepSucceeded(keepSucceededJobs)
-	messages.Register(r, messages.Deps{DB: db, Sender: sender, BaseURL: cfg.BaseURL, HashSecret: cfg.HashSecret, Logger: log})
+	from := cfg.MailFrom.Address
+	if from == "" {
+		f, _ := mail.ParseFrom(devMailFrom)
+		from = f.Address
+	}
+	messages.Register(r, messages.Deps{DB: db, Sender: sender, BaseURL: cfg.BaseURL, HashSecret: cfg.HashSecret, UnsubscribeAddress: from, Logger: log})
 	engine.ScheduleLifecycle(r, db, cfg.ArchiveMode, time.Now, log)
 	return r
 }

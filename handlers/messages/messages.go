@@ -41,8 +41,11 @@ type Deps struct {
 	BaseURL string
 	// HashSecret signs the hash links in messages (resume links).
 	HashSecret string
-	Now        func() time.Time
-	Logger     *slog.Logger
+	// UnsubscribeAddress receives List-Unsubscribe requests of reminders
+	// (the sender's address); empty: no such header.
+	UnsubscribeAddress string
+	Now                func() time.Time
+	Logger             *slog.Logger
 }
 
 // Register adds the handlers of every message kind to r.
@@ -55,7 +58,12 @@ func Register(r *jobs.Runner, d Deps) {
 	}
 	r.Handle(KindConfirmation, outbox(d, confirmation))
 	r.Handle(engine.KindResumeLink, outbox(d, resumeLink))
+	r.Handle(engine.KindUnpaidReminder, outbox(d, unpaidReminder))
 }
+
+// errSkip says a message is no longer due (a reminder of an order paid
+// since it was queued).
+var errSkip = errors.New("message no longer due")
 
 // composer builds the e-mail of an outbox message.
 type composer func(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*mail.Message, error)
@@ -81,6 +89,9 @@ func outbox(d Deps, compose composer) jobs.Handler {
 			return nil
 		}
 		m, err := compose(ctx, d, msg)
+		if errors.Is(err, errSkip) {
+			return nil // no longer due: the job is done, the message stays unsent
+		}
 		if err != nil {
 			return err
 		}

@@ -280,3 +280,96 @@ func TestResumeLinkAfterADayIdle(t *testing.T) {
 		}
 	})
 }
+
+// TestUnpaidReminders: day 3 and day 10 after the commit, with the link
+// back and List-Unsubscribe; none once paid.
+func TestUnpaidReminders(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		srv := mailtest.Start(t, mailtest.Options{})
+		u, _ := mail.ParseURL("smtp://" + srv.Addr)
+		sender, _ := mail.NewSMTP(mail.Config{URL: u, From: netmail.Address{Name: "Portal", Address: "portal@club.example"}})
+		clk := &clock{t: time.Now().UTC()}
+		quiet := slog.New(slog.DiscardHandler)
+		r := jobs.New(db, jobs.Config{Now: clk.Now, Logger: quiet})
+		messages.Register(r, messages.Deps{DB: db, Sender: sender, BaseURL: "https://portal.example", HashSecret: "reminder-secret-0123456789",
+			UnsubscribeAddress: "portal@club.example", Now: clk.Now})
+		engine.ScheduleLifecycle(r, db, engine.ArchiveKeep, clk.Now, quiet)
+		demo := enginetest.Seed(t, db, engine.WithClock(clk.Now))
+		form := demo.Commit(alex, robin)
+		day := func(n int) {
+			for range n {
+				clk.Advance(24 * time.Hour)
+				if err := r.EnqueueSchedules(ctx); err != nil {
+					t.Fatal(err)
+				}
+				for {
+					k, err := r.Work(ctx, 10)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if k == 0 {
+						break
+					}
+				}
+			}
+		}
+		day(2)
+		if n := len(srv.Received()); n != 0 {
+			t.Fatalf("%d messages on day 2", n)
+		}
+		day(1)
+		got := srv.Wait(t, 1)
+		h, parts := decoded(t, got[0].Data)
+		if strings.Join(got[0].To, ",") != "alex.morgan@example.org" || h.Get("List-Unsubscribe") != "<mailto:portal@club.example?subject=unsubscribe>" ||
+			!strings.Contains(parts["text/plain"], "3 days ago") || !strings.Contains(parts["text/plain"], "u="+engine.DemoUserKey) || !strings.Contains(parts["text/html"], "EUR") {
+			t.Fatalf("day-3 reminder to %v, List-Unsubscribe %q:\n%s", got[0].To, h.Get("List-Unsubscribe"), parts["text/plain"])
+		}
+		day(6)
+		if n := len(srv.Received()); n != 1 {
+			t.Fatalf("%d messages by day 9", n)
+		}
+		day(1)
+		if got := srv.Wait(t, 2); !strings.Contains(string(got[1].Data), "10 days ago") {
+			t.Fatal("no day-10 reminder")
+		}
+		day(5)
+		if n := len(srv.Received()); n != 2 {
+			t.Fatalf("%d messages by day 15, want 2", n)
+		}
+		// Paid: a reminder queued before the payment is not sent.
+		demo.Pay(form)
+		if n, err := engine.QueueUnpaidReminders(ctx, db, clk.Now(), []int{3, 10, 20}); err != nil || n != 0 {
+			t.Fatalf("reminders after paying: %d, %v", n, err)
+		}
+	})
+}
+
+// TestReminderOfAPaidOrderIsNotSent: queued, then paid before delivery.
+func TestReminderOfAPaidOrderIsNotSent(t *testing.T) {
+	db := dbtest.SQLite(t)
+	ctx := context.Background()
+	srv := mailtest.Start(t, mailtest.Options{})
+	u, _ := mail.ParseURL("smtp://" + srv.Addr)
+	sender, _ := mail.NewSMTP(mail.Config{URL: u, From: netmail.Address{Name: "Portal", Address: "portal@club.example"}})
+	clk := &clock{t: time.Now().UTC().Add(4 * 24 * time.Hour)}
+	r := jobs.New(db, jobs.Config{Now: clk.Now, Logger: slog.New(slog.DiscardHandler)})
+	messages.Register(r, messages.Deps{DB: db, Sender: sender, BaseURL: "https://portal.example", HashSecret: "reminder-secret-0123456789", Now: clk.Now})
+	demo := enginetest.Seed(t, db)
+	form := demo.Commit(alex)
+	if n, err := engine.QueueUnpaidReminders(ctx, db, clk.Now(), engine.DefaultUnpaidReminderDays); err != nil || n != 1 {
+		t.Fatalf("queued %d, %v", n, err)
+	}
+	demo.Pay(form)
+	for {
+		if n, _ := r.Work(ctx, 10); n == 0 {
+			break
+		}
+	}
+	if len(srv.Received()) != 1 { // the confirmation only
+		t.Fatalf("%d messages, want only the confirmation", len(srv.Received()))
+	}
+	if !strings.Contains(string(srv.Received()[0].Data), "confirmed") {
+		t.Fatal("the one message is not the confirmation")
+	}
+}

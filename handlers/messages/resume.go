@@ -23,9 +23,6 @@ func resumeLink(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*mail.M
 	if err := json.Unmarshal([]byte(msg.Payload), &p); err != nil || p.InstanceID == 0 {
 		return nil, jobs.Permanent(fmt.Errorf("outbox message %d: bad resume-link payload", msg.ID))
 	}
-	if d.HashSecret == "" {
-		return nil, jobs.Permanent(fmt.Errorf("no hash secret to sign the resume link"))
-	}
 	to, err := engine.ResumeRecipients(ctx, d.DB, p)
 	if err != nil {
 		return nil, err
@@ -34,11 +31,15 @@ func resumeLink(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*mail.M
 	if err != nil {
 		return nil, permanentIfFinal(err)
 	}
-	link := fmt.Sprintf("%s/membership/register/%d?u=%s&h=%s", d.BaseURL, p.PeriodID, url.QueryEscape(p.UserKey), hashlink.Sign(d.HashSecret, p.UserKey))
+	link, err := registrationLink(d, p.PeriodID, p.UserKey)
+	if err != nil {
+		return nil, err
+	}
 	m := views.ResumeMailModel{Club: club, Subject: club + ": your registration is waiting for you", Persons: persons, Link: link}
 	out := &mail.Message{FromName: club, To: to, Subject: m.Subject,
 		// Automated, not a conversation: no out-of-office replies.
-		Headers: map[string]string{"Auto-Submitted": "auto-generated", "X-Portal-Registration": strconv.FormatInt(p.InstanceID, 10)}}
+		Headers: reminderHeaders(d)}
+	out.Headers["X-Portal-Registration"] = strconv.FormatInt(p.InstanceID, 10)
 	if out.Text, err = views.ResumeText(m); err != nil {
 		return nil, err
 	}
@@ -46,4 +47,13 @@ func resumeLink(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*mail.M
 		return nil, err
 	}
 	return out, nil
+}
+
+// registrationLink is the signed hash link to a period's registration of
+// userKey: the link staff send, which opens the registration where it is.
+func registrationLink(d Deps, periodID int64, userKey string) (string, error) {
+	if d.HashSecret == "" {
+		return "", jobs.Permanent(fmt.Errorf("no hash secret to sign the link"))
+	}
+	return fmt.Sprintf("%s/membership/register/%d?u=%s&h=%s", d.BaseURL, periodID, url.QueryEscape(userKey), hashlink.Sign(d.HashSecret, userKey)), nil
 }
