@@ -9,6 +9,7 @@ DEV_ENV   := PORTAL_HASH_SECRET=$(DEV_SECRET) PORTAL_COOKIE_SECURE=false PORTAL_
 ## run: build, migrate, seed the demo data and serve on :8080 (development settings)
 run: build
 	@echo "Development hash secret: $(DEV_SECRET) (never use it in production)"
+	@[ -n "$$PORTAL_SMTP_URL$$PORTAL_SMTP_URL_FILE" ] || echo "No PORTAL_SMTP_URL: e-mail is written to the log (level info), not sent"
 	$(DEV_ENV) ./$(BIN) seed demo
 	$(DEV_ENV) ./$(BIN) serve
 

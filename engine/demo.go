@@ -69,8 +69,9 @@ func seedDemoCore(ctx context.Context, tx bun.Tx, now time.Time) error {
 		&MembershipType{ID: 2, OrganisationID: 1, Code: "JUNIOR", Name: "Junior", MaxAge: ptr(17)},
 		&Person{ID: 1, OrganisationID: 1, FirstName: "Alex", LastName: "Morgan", DateOfBirth: date("1985-04-12"), Email: "alex.morgan@example.org"},
 		&Person{ID: 2, OrganisationID: 1, FirstName: "Sam", LastName: "Morgan", DateOfBirth: date("1987-09-30"), Email: "sam.morgan@example.org"},
-		&Person{ID: 3, OrganisationID: 1, FirstName: "Robin", LastName: "Morgan", DateOfBirth: date("2014-06-02")},
-		&Person{ID: 4, OrganisationID: 1, FirstName: "Jamie", LastName: "Morgan", DateOfBirth: date("2011-02-17")},
+		// The juniors are reached through a parent's address: a confirmation goes to each address once.
+		&Person{ID: 3, OrganisationID: 1, FirstName: "Robin", LastName: "Morgan", DateOfBirth: date("2014-06-02"), Email: "alex.morgan@example.org"},
+		&Person{ID: 4, OrganisationID: 1, FirstName: "Jamie", LastName: "Morgan", DateOfBirth: date("2011-02-17"), Email: "sam.morgan@example.org"},
 	}
 	for _, r := range rows {
 		if _, err := tx.NewInsert().Model(r).Exec(ctx); err != nil {
@@ -131,8 +132,8 @@ func seedDemoMembers(ctx context.Context, tx bun.Tx, n int) error {
 			continue
 		}
 		persons := []Person{
-			{OrganisationID: 1, FirstName: "Load", LastName: fmt.Sprintf("Tester %d A", i), DateOfBirth: date("1990-01-15")},
-			{OrganisationID: 1, FirstName: "Load", LastName: fmt.Sprintf("Tester %d B", i), DateOfBirth: date("1992-07-04")},
+			{OrganisationID: 1, FirstName: "Load", LastName: fmt.Sprintf("Tester %d A", i), DateOfBirth: date("1990-01-15"), Email: fmt.Sprintf("load-%d@example.invalid", i)},
+			{OrganisationID: 1, FirstName: "Load", LastName: fmt.Sprintf("Tester %d B", i), DateOfBirth: date("1992-07-04"), Email: fmt.Sprintf("load-%d@example.invalid", i)},
 		}
 		if _, err := tx.NewInsert().Model(&persons).Exec(ctx); err != nil {
 			return fmt.Errorf("seed persons of %s: %w", key, err)

@@ -3,18 +3,58 @@ package engine
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/uptrace/bun"
+
+	"portal/engine/jobs"
 )
 
 // Store functions for the outbox (outbox_messages): messages to send,
 // written in the transaction that caused them.
+//
+// outbox_messages is the record of what a member is told (kind, recipient,
+// payload, when it went out); the jobs table (engine/jobs) is how it gets
+// there. queueMessage writes both in the caller's transaction, so a message
+// exists exactly when its cause committed, and a mail server outage delays
+// it (the job retries) instead of losing it.
 
-// queueMessage puts a message in the outbox once: a message whose dedup
-// key is already there is left as it is.
+// OutboxJobKey is the dedup key of the job that delivers the outbox message
+// with dedup key messageKey.
+func OutboxJobKey(messageKey string) string { return "outbox:" + messageKey }
+
+// OutboxJob is the payload of a job delivering an outbox message.
+type OutboxJob struct {
+	Message string `json:"message"` // the message's dedup key
+}
+
+// queueMessage puts a message in the outbox once, with the job that
+// delivers it: a message whose dedup key is already there is left as it is,
+// and so is its job. The job's kind is the message's kind.
 func queueMessage(ctx context.Context, db bun.IDB, msg *OutboxMessage) error {
 	if _, err := db.NewInsert().Model(msg).On("CONFLICT (dedup_key) DO NOTHING").Exec(ctx); err != nil {
 		return fmt.Errorf("queue %s: %w", msg.Kind, err)
+	}
+	if _, err := jobs.Enqueue(ctx, db, msg.CreatedAt, jobs.Spec{Kind: msg.Kind, DedupKey: OutboxJobKey(msg.DedupKey),
+		Payload: OutboxJob{Message: msg.DedupKey}}); err != nil {
+		return fmt.Errorf("queue %s: %w", msg.Kind, err)
+	}
+	return nil
+}
+
+// OutboxMessageByKey loads the outbox message with the given dedup key.
+func OutboxMessageByKey(ctx context.Context, db bun.IDB, key string) (*OutboxMessage, error) {
+	msg := new(OutboxMessage)
+	if err := db.NewSelect().Model(msg).Where("dedup_key = ?", key).Scan(ctx); err != nil {
+		return nil, notFoundOr(err, "outbox message")
+	}
+	return msg, nil
+}
+
+// MarkMessageSent records when an outbox message went out.
+func MarkMessageSent(ctx context.Context, db bun.IDB, id int64, at time.Time) error {
+	if _, err := db.NewUpdate().Model((*OutboxMessage)(nil)).Set("sent_at = ?", at.UTC()).Where("id = ?", id).Exec(ctx); err != nil {
+		return fmt.Errorf("mark message %d sent: %w", id, err)
 	}
 	return nil
 }

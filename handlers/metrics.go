@@ -23,6 +23,9 @@ type Metrics struct {
 	refreshes *prometheus.CounterVec
 	exchanges *prometheus.CounterVec
 	logins    *prometheus.CounterVec
+	// Set by WatchJobs (metrics_jobs.go).
+	jobRuns     *prometheus.CounterVec
+	jobDuration *prometheus.HistogramVec
 }
 
 // NewMetrics returns the metrics with the Go runtime and process collectors.

@@ -1,19 +1,23 @@
 package main
 
 import (
+	"crypto"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
+	netmail "net/mail"
 	"net/url"
 	"os"
 	"strconv"
 	"strings"
 	"time"
 
+	"portal/engine"
 	"portal/engine/banking"
+	"portal/handlers/mail"
 	"portal/relay/backend"
 	"portal/relay/session"
 	"portal/relay/upstream"
@@ -83,6 +87,20 @@ type Config struct {
 	// CPUProfile, when set, is the file serve writes a CPU profile of its
 	// whole run to (for measurements such as make bench-relay); off by default.
 	CPUProfile string
+
+	// JobWorkers is how many jobs (e-mail, schedules) this instance runs
+	// at once; every instance runs workers.
+	JobWorkers int
+	// SMTPURL is the mail server (nil: mail is written to the log);
+	// MailFrom the sender, whose name the club's name replaces per message.
+	SMTPURL  *url.URL
+	MailFrom netmail.Address
+	// DKIM signing, when DKIMKey is set.
+	DKIMDomain, DKIMSelector string
+	DKIMKey                  crypto.Signer
+	// ArchiveMode is what the daily archive does with the answers of
+	// registrations finished 90 days ago.
+	ArchiveMode engine.ArchiveMode
 
 	// text is each setting's text as given (or its default), by variable:
 	// what String prints and what tells a setting given from one not.
@@ -191,6 +209,24 @@ func (c *Config) settings() []setting {
 			parse: typed(&c.HSTSMaxAge, parseSeconds, "PORTAL_HSTS_MAX_AGE must be 0 or a positive number of seconds or duration such as 8760h")},
 		{flag: "shutdown-delay", env: "PORTAL_SHUTDOWN_DELAY", usage: "on SIGTERM, keep serving this long with /readyz failing (so load balancers stop sending) before draining; e.g. 5s in a cluster", def: "0s",
 			parse: typed(&c.ShutdownDelay, durationUpTo(5*time.Minute), "PORTAL_SHUTDOWN_DELAY must be a duration from 0s to 5m")},
+		{flag: "job-workers", env: "PORTAL_JOB_WORKERS", usage: "jobs (e-mail, scheduled work) this instance runs at once; every instance runs workers, no leader", def: "2",
+			parse: typed(&c.JobWorkers, intBetween(1, 64), "PORTAL_JOB_WORKERS must be a whole number from 1 to 64")},
+		{flag: "smtp-url", env: "PORTAL_SMTP_URL", usage: "mail server: smtp://[user:password@]host[:587] (STARTTLS when offered, required with credentials) or smtps://...[:465] (implicit TLS); empty: e-mail is written to the log, not sent", secret: true,
+			parse: typed(&c.SMTPURL, optional(prefixed("PORTAL_SMTP_URL", mail.ParseURL)), "")},
+		{flag: "mail-from", env: "PORTAL_MAIL_FROM", usage: `sender of e-mail, "Name <address>"; each message shows the club's name with this address (required with PORTAL_SMTP_URL)`,
+			parse: typed(&c.MailFrom, optional(prefixed("PORTAL_MAIL_FROM", mail.ParseFrom)), "")},
+		{flag: "archive-mode", env: "PORTAL_ARCHIVE_MODE", usage: "what the daily archive does with the answers of registrations finished 90 days ago: archive (moved to process_archives as JSON) or remove (deleted; order, memberships and a summary stay)", def: "archive",
+			parse: typed(&c.ArchiveMode, parseArchiveMode, "PORTAL_ARCHIVE_MODE must be archive or remove")},
+		{flag: "dkim-domain", env: "PORTAL_DKIM_DOMAIN", usage: "DKIM signing domain (d=); default: the domain of PORTAL_MAIL_FROM", parse: text(&c.DKIMDomain)},
+		{flag: "dkim-selector", env: "PORTAL_DKIM_SELECTOR", usage: "DKIM selector (s=): the public key is published at SELECTOR._domainkey.DOMAIN", parse: text(&c.DKIMSelector)},
+		{flag: "dkim-key", env: "PORTAL_DKIM_KEY", usage: "DKIM private key, PEM (RSA or Ed25519; PORTAL_DKIM_KEY_FILE to read it from a file); empty: mail is not signed", secret: true,
+			parse: typed(&c.DKIMKey, optional(func(raw string) (crypto.Signer, error) {
+				k, err := mail.ParseDKIMKey([]byte(raw))
+				if err != nil {
+					return nil, errors.New("PORTAL_DKIM_KEY must be a PEM private key (RSA PKCS#1 or PKCS#8, or Ed25519)")
+				}
+				return k, nil
+			}), "")},
 	}
 }
 
@@ -214,6 +250,36 @@ func (c *Config) set(s setting, raw string) {
 		c.invalid[s.env] = err
 	} else {
 		delete(c.invalid, s.env)
+	}
+}
+
+func parseArchiveMode(raw string) (engine.ArchiveMode, error) {
+	switch m := engine.ArchiveMode(strings.TrimSpace(raw)); m {
+	case engine.ArchiveKeep, engine.ArchiveRemove:
+		return m, nil
+	}
+	return "", errors.New("unknown archive mode")
+}
+
+// optional parses raw with conv unless it is empty (the zero value).
+func optional[T any](conv func(string) (T, error)) func(string) (T, error) {
+	return func(raw string) (T, error) {
+		if strings.TrimSpace(raw) == "" {
+			var zero T
+			return zero, nil
+		}
+		return conv(raw)
+	}
+}
+
+// intBetween reads a whole number from lo to hi.
+func intBetween(lo, hi int) func(string) (int, error) {
+	return func(raw string) (int, error) {
+		n, err := strconv.Atoi(strings.TrimSpace(raw))
+		if err != nil || n < lo || n > hi {
+			return 0, fmt.Errorf("want a whole number from %d to %d", lo, hi)
+		}
+		return n, nil
 	}
 }
 
@@ -329,7 +395,9 @@ func (c *Config) validate() error {
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		problems = append(problems, "PORTAL_LOG_FORMAT must be text or json")
 	}
-	problems = c.appendInvalid(problems, "PORTAL_LOG_LEVEL", "PORTAL_HSTS_MAX_AGE", "PORTAL_SHUTDOWN_DELAY")
+	problems = c.appendInvalid(problems, "PORTAL_LOG_LEVEL", "PORTAL_HSTS_MAX_AGE", "PORTAL_SHUTDOWN_DELAY", "PORTAL_JOB_WORKERS",
+		"PORTAL_SMTP_URL", "PORTAL_MAIL_FROM", "PORTAL_DKIM_KEY", "PORTAL_ARCHIVE_MODE")
+	problems = append(problems, c.mailProblems()...)
 	problems = c.appendBankProblems(problems)
 	if c.MetricsAddr != "" {
 		if _, port, err := net.SplitHostPort(c.MetricsAddr); err != nil {
@@ -389,6 +457,24 @@ func (c *Config) appendBankProblems(problems []string) []string {
 		} else {
 			problems = append(problems, e.Error())
 		}
+	}
+	return problems
+}
+
+// mailProblems checks that the mail settings go together.
+func (c *Config) mailProblems() []string {
+	var problems []string
+	if c.SMTPURL != nil && c.MailFrom.Address == "" && c.invalid["PORTAL_MAIL_FROM"] == nil {
+		problems = append(problems, `PORTAL_MAIL_FROM ("Name <address>") is required with PORTAL_SMTP_URL`)
+	}
+	if c.DKIMKey != nil && c.DKIMSelector == "" {
+		problems = append(problems, "PORTAL_DKIM_SELECTOR is required with PORTAL_DKIM_KEY")
+	}
+	if c.DKIMKey != nil && c.DKIMDomain == "" && c.MailFrom.Address == "" {
+		problems = append(problems, "PORTAL_DKIM_DOMAIN (or PORTAL_MAIL_FROM) is required with PORTAL_DKIM_KEY")
+	}
+	if c.DKIMKey == nil && (c.DKIMSelector != "" || c.DKIMDomain != "") && c.invalid["PORTAL_DKIM_KEY"] == nil {
+		problems = append(problems, "PORTAL_DKIM_SELECTOR and PORTAL_DKIM_DOMAIN need PORTAL_DKIM_KEY (or PORTAL_DKIM_KEY_FILE)")
 	}
 	return problems
 }

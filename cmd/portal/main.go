@@ -27,6 +27,8 @@ commands:
   migrate up|down|status     manage the database schema
   seed demo [--members N]    load the demo data (idempotent)
   definitions import FILE    add a process definition version from YAML or JSON
+  jobs [list] [--state S]    list queued, running, failed and dead jobs
+  jobs retry ID              run a failed or dead job again
   config                     print the effective configuration (secrets masked)
   spec check|diff|lint|export  OpenAPI contract tools (docs/CONTRACT.md)
 
@@ -48,6 +50,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return cmdSeed(ctx, args[1:], getenv, stdout, stderr)
 	case "definitions":
 		return cmdDefinitions(ctx, args[1:], getenv, stdout, stderr)
+	case "jobs":
+		return cmdJobs(ctx, args[1:], getenv, stdout, stderr)
 	case "config":
 		cfg, _, err := loadConfig(newFlagSet("config", stderr), args[1:], getenv)
 		if err != nil {

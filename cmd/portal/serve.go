@@ -119,6 +119,26 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		log.Warn("pprof listening (PORTAL_DEBUG_ADDR): profiling only", "addr", dln.Addr().String())
 	}
 	go sweepSessions(ctx, store, log)
+	mailer, err := buildMailer(cfg, log)
+	if err != nil {
+		return err
+	}
+	log.Info("e-mail goes to "+mailer.Describe(), "job_workers", cfg.JobWorkers)
+	runner := buildRunner(cfg, db, log, gw.relay.Metrics, mailer)
+	jobsCtx, stopJobs := context.WithCancel(ctx)
+	jobsDone := make(chan struct{})
+	go func() { runner.Run(jobsCtx); close(jobsDone) }()
+	// Jobs in hand finish before the database closes; one that outlasts
+	// the grace period is claimed again by any instance once its lease
+	// expires, so waiting longer gains nothing.
+	defer func() {
+		stopJobs()
+		select {
+		case <-jobsDone:
+		case <-time.After(grace):
+			log.Warn("jobs still running at shutdown; another instance takes them over when their lease expires")
+		}
+	}()
 	if gw.cache != nil {
 		go gw.cache.Run(ctx)
 	}

@@ -1,0 +1,108 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"portal/engine"
+	"portal/engine/jobs"
+	"portal/migrations"
+)
+
+// jobsUsage is the usage of `portal jobs`.
+const jobsUsage = "usage: portal jobs [list] [--state queued,running,failed,dead,succeeded] [--limit N] | portal jobs retry ID"
+
+// cmdJobs lists the job queue or retries a failed or dead job. It opens the
+// database without the SQLite file lock that migrate and seed take: staff
+// run it beside a serving portal, and what it writes (one job row) is what
+// the server's own workers write too.
+func cmdJobs(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("jobs", stderr)
+	states := fs.String("state", "", "comma-separated states to list (default: all but succeeded)")
+	limit := fs.Int("limit", 100, "list at most this many jobs")
+	action := "list"
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		action, args = args[0], args[1:]
+	}
+	cfg, rest, err := loadConfig(fs, args, getenv)
+	if err != nil {
+		return err
+	}
+	if err := cfg.validate(); err != nil {
+		return err
+	}
+	db, err := engine.OpenDB(cfg.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if err := migrations.CheckCurrent(ctx, db); err != nil {
+		return err
+	}
+	switch action {
+	case "list":
+		if len(rest) > 0 || *limit <= 0 {
+			return errors.New(jobsUsage)
+		}
+		var want []jobs.State
+		for s := range strings.SplitSeq(*states, ",") {
+			switch st := jobs.State(strings.TrimSpace(s)); st {
+			case "":
+			case jobs.StateQueued, jobs.StateRunning, jobs.StateFailed, jobs.StateDead, jobs.StateSucceeded:
+				want = append(want, st)
+			default:
+				return fmt.Errorf("unknown job state %q: want queued, running, failed, dead or succeeded", st)
+			}
+		}
+		list, err := jobs.List(ctx, db, *limit, want...)
+		if err != nil {
+			return err
+		}
+		printJobs(stdout, list)
+		return nil
+	case "retry":
+		if len(rest) != 1 {
+			return errors.New(jobsUsage)
+		}
+		id, err := strconv.ParseInt(rest[0], 10, 64)
+		if err != nil || id <= 0 {
+			return fmt.Errorf("job id %q is not a number", rest[0])
+		}
+		if err := jobs.Retry(ctx, db, id, time.Now()); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "job %d queued again with a fresh set of attempts\n", id)
+		return nil
+	}
+	return fmt.Errorf("unknown jobs action %q; %s", action, jobsUsage)
+}
+
+// printJobs writes the jobs as a table, one line each, the last error cut
+// to a line.
+func printJobs(w io.Writer, list []jobs.Job) {
+	if len(list) == 0 {
+		fmt.Fprintln(w, "no jobs")
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tKIND\tSTATE\tATTEMPTS\tRUN AT (UTC)\tKEY\tLAST ERROR")
+	for _, j := range list {
+		key := ""
+		if j.DedupKey != nil {
+			key = *j.DedupKey
+		}
+		msg := strings.Join(strings.Fields(j.LastError), " ")
+		if r := []rune(msg); len(r) > 80 {
+			msg = string(r[:79]) + "…"
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%d/%d\t%s\t%s\t%s\n", j.ID, j.Kind, j.State, j.Attempts, j.MaxAttempts,
+			j.RunAt.UTC().Format("2006-01-02 15:04:05"), key, msg)
+	}
+	tw.Flush()
+}

@@ -1,0 +1,60 @@
+package main
+
+import (
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"portal/engine"
+	"portal/engine/jobs"
+	"portal/handlers"
+	"portal/handlers/mail"
+	"portal/handlers/messages"
+)
+
+// keepSucceededJobs is how long finished jobs stay, with their dedup keys:
+// longer than any deduplicated work is enqueued again (a replayed payment
+// return, a schedule's period).
+const keepSucceededJobs = 30 * 24 * time.Hour
+
+// devMailFrom is the sender while no PORTAL_MAIL_FROM is set (mail goes
+// to the log then).
+const devMailFrom = "Registration portal <portal@localhost>"
+
+// buildMailer is where e-mail goes: the SMTP server of PORTAL_SMTP_URL, or
+// the log.
+func buildMailer(cfg Config, log *slog.Logger) (mail.Sender, error) {
+	from := cfg.MailFrom
+	if from.Address == "" {
+		from, _ = mail.ParseFrom(devMailFrom)
+	}
+	if cfg.SMTPURL == nil {
+		return mail.Log{Logger: log, From: from}, nil
+	}
+	mc := mail.Config{URL: cfg.SMTPURL, From: from}
+	if cfg.DKIMKey != nil {
+		domain := cfg.DKIMDomain
+		if domain == "" {
+			domain = from.Address[strings.LastIndexByte(from.Address, '@')+1:]
+		}
+		mc.DKIM = &mail.DKIM{Domain: domain, Selector: cfg.DKIMSelector, Key: cfg.DKIMKey}
+	}
+	return mail.NewSMTP(mc)
+}
+
+// buildRunner is the job runner of serve with every job kind's handler.
+func buildRunner(cfg Config, db *bun.DB, log *slog.Logger, metrics *handlers.Metrics, sender mail.Sender) *jobs.Runner {
+	metrics.WatchJobs(db)
+	r := jobs.New(db, jobs.Config{Workers: cfg.JobWorkers, Logger: log, Observer: metrics})
+	r.KeepSucceeded(keepSucceededJobs)
+	from := cfg.MailFrom.Address
+	if from == "" {
+		f, _ := mail.ParseFrom(devMailFrom)
+		from = f.Address
+	}
+	messages.Register(r, messages.Deps{DB: db, Sender: sender, BaseURL: cfg.BaseURL, HashSecret: cfg.HashSecret, UnsubscribeAddress: from, Logger: log})
+	engine.ScheduleLifecycle(r, db, cfg.ArchiveMode, time.Now, log)
+	return r
+}

@@ -1,0 +1,119 @@
+// Package enginetest walks the demo registration through the engine's
+// public API for tests outside the engine (message jobs, pages): seed the
+// demo data, register persons, commit, pay.
+package enginetest
+
+import (
+	"context"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"portal/engine"
+)
+
+// Demo is a seeded demo database with a service and its test gateway.
+type Demo struct {
+	T   testing.TB
+	DB  *bun.DB
+	Svc *engine.Service
+	GW  *engine.TestGateway
+}
+
+// Seed loads the demo data into db.
+func Seed(t testing.TB, db *bun.DB, opts ...engine.ServiceOption) *Demo {
+	t.Helper()
+	if err := engine.SeedDemo(context.Background(), db, 0, time.Now().UTC()); err != nil {
+		t.Fatalf("seed: %v", err)
+	}
+	gw := engine.NewTestGateway(engine.TestGatewayURLs{
+		PayURL:    func(ref string) string { return "https://portal.test/pay/" + ref },
+		ReturnURL: "https://portal.test/membership/payment-return",
+	})
+	return &Demo{T: t, DB: db, Svc: engine.NewService(db, gw, opts...), GW: gw}
+}
+
+// Commit registers persons of the demo user with valid answers and commits:
+// the registration is DONE with an unpaid order. It returns the final form.
+func (d *Demo) Commit(persons ...int64) *engine.Form {
+	d.T.Helper()
+	ctx := context.Background()
+	form, _, err := d.Svc.LoadMembershipForm(ctx, engine.DemoUserKey, engine.DemoPeriodID, nil)
+	if err != nil {
+		d.T.Fatal(err)
+	}
+	pid := form.ProcessIDString()
+	in := make([]engine.PersonInput, len(persons))
+	for i, id := range persons {
+		in[i] = engine.PersonInput{ID: id}
+	}
+	for form.State != engine.StateDone {
+		if form.Step > 0 {
+			if form.Question == nil {
+				d.T.Fatalf("step %d in state %s has no question", form.Step, form.State)
+			}
+			in = answers(form.Question.Name, persons)
+		}
+		if form, err = d.Svc.Next(ctx, engine.DemoUserKey, engine.NextInput{ProcessID: pid, Step: form.Step, People: in}); err != nil {
+			d.T.Fatalf("step %d: %v", form.Step, err)
+		}
+	}
+	return form
+}
+
+// Pay completes the payment of a committed form with outcome success.
+func (d *Demo) Pay(form *engine.Form) *engine.PaymentResult {
+	d.T.Helper()
+	u, err := url.Parse(form.PaymentURL)
+	if err != nil {
+		d.T.Fatal(err)
+	}
+	// The stable pay link names the order; following it (as a browser
+	// would) opens the checkout of its current attempt, which the test
+	// gateway's signed return then settles.
+	p, err := d.Svc.FollowPayLink(context.Background(), u.Query().Get("reference"))
+	if err != nil {
+		d.T.Fatalf("follow the pay link %s: %v", form.PaymentURL, err)
+	}
+	ref := p.Reference
+	back, err := url.Parse(d.GW.ReturnURL(ref, string(engine.OutcomeSuccess), "tx-"+ref, p.AmountMinor, p.Currency))
+	if err != nil {
+		d.T.Fatal(err)
+	}
+	q := back.Query()
+	res, err := d.Svc.CompletePayment(context.Background(), engine.PaymentReturn{Reference: q.Get("reference"), Status: q.Get("status"),
+		TransactionID: q.Get("transactionId"), Amount: q.Get("amount"), Currency: q.Get("currency"), Signature: q.Get("signature")})
+	if err != nil {
+		d.T.Fatalf("pay %s: %v", ref, err)
+	}
+	return res
+}
+
+// answers are valid answers to a question of the demo definition: the
+// first person takes the insurance and is the main contact.
+func answers(question string, persons []int64) []engine.PersonInput {
+	in := make([]engine.PersonInput, len(persons))
+	for i, id := range persons {
+		first := "0"
+		if i == 0 {
+			first = "1"
+		}
+		var a *string
+		switch question {
+		case "emergency_phone":
+			a = ptr("0612345678")
+		case "shirt_size":
+			a = ptr("M")
+		case "insurance", "main_contact":
+			a = ptr(first)
+		case "guardian_consent", "terms":
+			a = ptr("1")
+		}
+		in[i] = engine.PersonInput{ID: id, Answer: a}
+	}
+	return in
+}
+
+func ptr(s string) *string { return &s }

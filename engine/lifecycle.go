@@ -1,0 +1,250 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect"
+
+	"portal/engine/jobs"
+)
+
+// Lifecycle of registrations over time: suspension of abandoned ones and
+// the archive of finished ones. Both run as daily or hourly jobs on every
+// instance (engine/jobs schedules, one run per period) and are idempotent:
+// a second run finds nothing left to do.
+
+// SuspendAfter is how long a RUNNING registration may sit without
+// activity (its last write) before it is SUSPENDED.
+const SuspendAfter = 24 * time.Hour
+
+// ArchiveAfter is how long after it ended a finished registration keeps
+// its answers (the spec's limit).
+const ArchiveAfter = 90 * 24 * time.Hour
+
+// KindResumeLink is the outbox message (and job) kind of the e-mail with
+// the link back to a suspended registration.
+const KindResumeLink = "resume_link"
+
+// ResumeLinkPayload is the outbox payload of a resume-link message.
+type ResumeLinkPayload struct {
+	InstanceID int64   `json:"instanceId"`
+	PeriodID   int64   `json:"periodId"`
+	UserKey    string  `json:"userKey"`
+	PersonIDs  []int64 `json:"personIds"`
+}
+
+// SuspendIdle moves RUNNING registrations without activity since
+// now-SuspendAfter to SUSPENDED and queues a resume-link message for each,
+// in one transaction. The message's key names the instance and its last
+// activity, so a re-run sends nothing twice while a registration that is
+// resumed and left alone again gets a new message. It returns how many it
+// suspended.
+func SuspendIdle(ctx context.Context, db *bun.DB, now time.Time) (int, error) {
+	now = now.UTC()
+	n := 0
+	err := inTx(ctx, db, func(ctx context.Context, tx bun.Tx) error {
+		var idle []ProcessInstance
+		q := tx.NewSelect().Model(&idle).Where("status = ? AND updated_at < ?", StateRunning, now.Add(-SuspendAfter)).
+			OrderExpr("id").Limit(500)
+		if tx.Dialect().Name() == dialect.PG {
+			q = q.For("UPDATE SKIP LOCKED")
+		}
+		if err := q.Scan(ctx); err != nil {
+			return fmt.Errorf("find idle registrations: %w", err)
+		}
+		for i := range idle {
+			inst := &idle[i]
+			lastActive := inst.UpdatedAt
+			res, err := tx.NewUpdate().Model((*ProcessInstance)(nil)).Set("status = ?", StateSuspended).Set("version = version + 1").
+				Where("id = ? AND version = ? AND status = ?", inst.ID, inst.Version, StateRunning).Exec(ctx)
+			if err != nil {
+				return fmt.Errorf("suspend registration %d: %w", inst.ID, err)
+			}
+			if k, _ := res.RowsAffected(); k != 1 {
+				continue // changed meanwhile: it is active again
+			}
+			payload, err := json.Marshal(ResumeLinkPayload{InstanceID: inst.ID, PeriodID: inst.RelatedEntityID, UserKey: inst.UserKey, PersonIDs: inst.SelectedPersons})
+			if err != nil {
+				return err
+			}
+			msg := &OutboxMessage{Kind: KindResumeLink, DedupKey: fmt.Sprintf("%s:instance:%d:%d", KindResumeLink, inst.ID, lastActive.Unix()),
+				Payload: string(payload), CreatedAt: now}
+			if err := queueMessage(ctx, tx, msg); err != nil {
+				return err
+			}
+			n++
+		}
+		return nil
+	})
+	return n, err
+}
+
+// resumeSuspended moves a SUSPENDED registration back to RUNNING when its
+// member loads it (Resume does the same for an explicit resume).
+func resumeSuspended(ctx context.Context, db bun.IDB, inst *ProcessInstance, now time.Time) error {
+	if inst.Status != StateSuspended {
+		return nil
+	}
+	res, err := db.NewUpdate().Model((*ProcessInstance)(nil)).Set("status = ?", StateRunning).Set("version = version + 1").Set("updated_at = ?", now.UTC()).
+		Where("id = ? AND status = ?", inst.ID, StateSuspended).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("resume registration %d: %w", inst.ID, err)
+	}
+	if k, _ := res.RowsAffected(); k == 1 {
+		inst.Status, inst.Version, inst.UpdatedAt = StateRunning, inst.Version+1, now.UTC()
+	}
+	return nil
+}
+
+// ResumeRecipients are the e-mail addresses of a suspended registration's
+// selected persons, each once.
+func ResumeRecipients(ctx context.Context, db bun.IDB, p ResumeLinkPayload) ([]string, error) {
+	persons, err := personsByID(ctx, db, p.PersonIDs)
+	if err != nil {
+		return nil, err
+	}
+	return uniqueAddresses(persons), nil
+}
+
+// ArchiveMode says what the archive does with a finished registration's answers.
+type ArchiveMode string
+
+// Archive modes.
+const (
+	ArchiveKeep   ArchiveMode = "archive" // answers move to process_archives.data as JSON
+	ArchiveRemove ArchiveMode = "remove"  // answers are deleted; a summary stays
+)
+
+// archivedAnswer is one answer in the archive form.
+type archivedAnswer struct {
+	StepID   *int64 `json:"stepId,omitempty"`
+	PersonID *int64 `json:"personId,omitempty"`
+	Key      string `json:"key"`
+	Value    string `json:"value"`
+}
+
+// ArchiveFinished archives registrations that are COMPLETED or CANCELLED
+// and ended before now-ArchiveAfter: their process_data rows leave the
+// live table (into an archive form, or removed, by mode) and a
+// process_archives row records it; orders and memberships are untouched.
+// Each instance is one transaction; an archived instance is never taken
+// again. It returns how many it archived.
+func ArchiveFinished(ctx context.Context, db *bun.DB, now time.Time, mode ArchiveMode) (int, error) {
+	if mode != ArchiveKeep && mode != ArchiveRemove {
+		return 0, fmt.Errorf("archive mode %q: want archive or remove", mode)
+	}
+	now = now.UTC()
+	var ids []int64
+	err := db.NewSelect().Model((*ProcessInstance)(nil)).Column("id").
+		Where("status IN (?)", bun.List([]ProcessState{StateCompleted, StateCancelled})).
+		Where("COALESCE(end_time, updated_at) < ?", now.Add(-ArchiveAfter)).
+		Where("NOT EXISTS (SELECT 1 FROM process_archives AS a WHERE a.instance_id = process_instance.id)").
+		OrderExpr("id").Limit(1000).Scan(ctx, &ids)
+	if err != nil {
+		return 0, fmt.Errorf("find registrations to archive: %w", err)
+	}
+	n := 0
+	for _, id := range ids {
+		err := inTx(ctx, db, func(ctx context.Context, tx bun.Tx) error {
+			var rows []ProcessData
+			if err := tx.NewSelect().Model(&rows).Where("instance_id = ?", id).OrderExpr("id").Scan(ctx); err != nil {
+				return fmt.Errorf("load answers of %d: %w", id, err)
+			}
+			persons := map[int64]bool{}
+			answers := make([]archivedAnswer, len(rows))
+			for i, r := range rows {
+				answers[i] = archivedAnswer{StepID: r.StepID, PersonID: r.PersonID, Key: r.DataKey, Value: r.DataValue}
+				if r.PersonID != nil {
+					persons[*r.PersonID] = true
+				}
+			}
+			summary, _ := json.Marshal(map[string]any{"answers": len(rows), "persons": len(persons)})
+			a := map[string]any{"instance_id": id, "mode": string(mode), "archived_at": now, "answers": len(rows), "summary": string(summary), "data": nil}
+			if mode == ArchiveKeep {
+				data, err := json.Marshal(answers)
+				if err != nil {
+					return err
+				}
+				a["data"] = string(data)
+			}
+			res, err := tx.NewInsert().Model(&a).TableExpr("process_archives").On("CONFLICT (instance_id) DO NOTHING").Exec(ctx)
+			if err != nil {
+				return fmt.Errorf("archive %d: %w", id, err)
+			}
+			if k, _ := res.RowsAffected(); k != 1 {
+				return nil // another instance archived it first
+			}
+			if _, err := tx.NewDelete().Model((*ProcessData)(nil)).Where("instance_id = ?", id).Exec(ctx); err != nil {
+				return fmt.Errorf("remove answers of %d: %w", id, err)
+			}
+			n++
+			return nil
+		})
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// ResumeContext is the club's name and the selected persons' names of a
+// suspended registration, for its resume-link message.
+func ResumeContext(ctx context.Context, db bun.IDB, p ResumeLinkPayload) (club string, persons []string, err error) {
+	period, err := loadPeriod(ctx, db, p.PeriodID)
+	if err != nil {
+		return "", nil, err
+	}
+	var org Organisation
+	if err := db.NewSelect().Model(&org).Where("id = ?", period.OrganisationID).Scan(ctx); err != nil {
+		return "", nil, notFoundOr(err, "organisation")
+	}
+	ps, err := personsByID(ctx, db, p.PersonIDs)
+	if err != nil {
+		return "", nil, err
+	}
+	for _, person := range ps {
+		persons = append(persons, person.FirstName+" "+person.LastName)
+	}
+	return org.Name, persons, nil
+}
+
+// Job kinds of the lifecycle schedules.
+const (
+	KindSuspendIdle     = "registrations.suspend"
+	KindArchiveFinished = "registrations.archive"
+)
+
+// ScheduleLifecycle has r suspend idle registrations every hour, archive
+// finished ones (with mode) and queue unpaid reminders every day, on every
+// instance (each period's run happens once in the cluster). now is the clock.
+func ScheduleLifecycle(r *jobs.Runner, db *bun.DB, mode ArchiveMode, now func() time.Time, log *slog.Logger) {
+	r.Every(KindSuspendIdle, time.Hour)
+	r.Handle(KindSuspendIdle, func(ctx context.Context, _ *jobs.Job) error {
+		n, err := SuspendIdle(ctx, db, now())
+		if n > 0 {
+			log.Info("suspended idle registrations", "count", n)
+		}
+		return err
+	})
+	r.Every(KindQueueReminders, 24*time.Hour)
+	r.Handle(KindQueueReminders, func(ctx context.Context, _ *jobs.Job) error {
+		n, err := QueueUnpaidReminders(ctx, db, now(), DefaultUnpaidReminderDays)
+		if n > 0 {
+			log.Info("queued unpaid reminders", "count", n)
+		}
+		return err
+	})
+	r.Every(KindArchiveFinished, 24*time.Hour)
+	r.Handle(KindArchiveFinished, func(ctx context.Context, _ *jobs.Job) error {
+		n, err := ArchiveFinished(ctx, db, now(), mode)
+		if n > 0 {
+			log.Info("archived finished registrations", "count", n, "mode", mode)
+		}
+		return err
+	})
+}

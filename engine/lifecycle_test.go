@@ -1,0 +1,157 @@
+package engine_test
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"portal/engine"
+	"portal/engine/dbtest"
+	"portal/engine/enginetest"
+	"portal/engine/jobs"
+)
+
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *fakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+
+func (c *fakeClock) Advance(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
+
+func countRows(t *testing.T, db bun.IDB, model any, where string, args ...any) int {
+	t.Helper()
+	n, err := db.NewSelect().Model(model).Where(where, args...).Count(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return int(n)
+}
+
+func TestSuspendIdleAndResumeByLoading(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		clk := &fakeClock{t: time.Now().UTC()}
+		d := enginetest.Seed(t, db, engine.WithClock(clk.Now))
+		form, _, err := d.Svc.LoadMembershipForm(ctx, engine.DemoUserKey, engine.DemoPeriodID, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := d.Svc.Next(ctx, engine.DemoUserKey, engine.NextInput{ProcessID: form.ProcessIDString(), Step: 0,
+			People: []engine.PersonInput{{ID: alex}, {ID: robin}}}); err != nil {
+			t.Fatal(err)
+		}
+		status := func() engine.ProcessState {
+			var inst engine.ProcessInstance
+			db.NewSelect().Model(&inst).Where("id = ?", form.ProcessID).Scan(ctx)
+			return inst.Status
+		}
+		clk.Advance(engine.SuspendAfter - time.Minute)
+		if n, err := engine.SuspendIdle(ctx, db, clk.Now()); err != nil || n != 0 {
+			t.Fatalf("before 24 h: suspended %d, %v", n, err)
+		}
+		clk.Advance(2 * time.Minute)
+		if n, err := engine.SuspendIdle(ctx, db, clk.Now()); err != nil || n != 1 || status() != engine.StateSuspended {
+			t.Fatalf("after 24 h: suspended %d (%v), status %s", n, err, status())
+		}
+		if n, _ := engine.SuspendIdle(ctx, db, clk.Now()); n != 0 {
+			t.Fatalf("a second run suspended %d", n)
+		}
+		if n := countRows(t, db, (*engine.OutboxMessage)(nil), "kind = ?", engine.KindResumeLink); n != 1 {
+			t.Fatalf("%d resume-link messages", n)
+		}
+		if n := countRows(t, db, (*jobs.Job)(nil), "kind = ?", engine.KindResumeLink); n != 1 {
+			t.Fatalf("%d resume-link jobs", n)
+		}
+		// Loading it moves it back to RUNNING, where the member left it.
+		again, _, err := d.Svc.LoadMembershipForm(ctx, engine.DemoUserKey, engine.DemoPeriodID, nil)
+		if err != nil || again.ProcessID != form.ProcessID || again.State != engine.StateRunning || again.Step != 1 || status() != engine.StateRunning {
+			t.Fatalf("load after suspension: %+v %v, stored %s", again, err, status())
+		}
+		// Left alone again: suspended again, with a new message.
+		clk.Advance(engine.SuspendAfter + time.Minute)
+		if n, _ := engine.SuspendIdle(ctx, db, clk.Now()); n != 1 {
+			t.Fatalf("second suspension: %d", n)
+		}
+		if n := countRows(t, db, (*engine.OutboxMessage)(nil), "kind = ?", engine.KindResumeLink); n != 2 {
+			t.Fatalf("%d resume-link messages after the second suspension", n)
+		}
+		// Resume moves it to RUNNING too.
+		if f, err := d.Svc.Resume(ctx, engine.DemoUserKey, form.ProcessIDString()); err != nil || f.State != engine.StateRunning || status() != engine.StateRunning {
+			t.Fatalf("resume: %v, %s", err, status())
+		}
+		var msg engine.OutboxMessage
+		db.NewSelect().Model(&msg).Where("kind = ?", engine.KindResumeLink).Limit(1).Scan(ctx)
+		var p engine.ResumeLinkPayload
+		if err := jsonUnmarshal(msg.Payload, &p); err != nil || p.InstanceID != form.ProcessID || p.PeriodID != engine.DemoPeriodID || len(p.PersonIDs) != 2 {
+			t.Fatalf("payload %s", msg.Payload)
+		}
+		if to, _ := engine.ResumeRecipients(ctx, db, p); len(to) != 1 || to[0] != "alex.morgan@example.org" {
+			t.Fatalf("recipients %v (Robin shares Alex's address)", to)
+		}
+	})
+}
+
+func TestArchiveFinishedAfter90Days(t *testing.T) {
+	for _, mode := range []engine.ArchiveMode{engine.ArchiveKeep, engine.ArchiveRemove} {
+		t.Run(string(mode), func(t *testing.T) {
+			dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+				ctx := context.Background()
+				clk := &fakeClock{t: time.Now().UTC()}
+				d := enginetest.Seed(t, db, engine.WithClock(clk.Now))
+				res := d.Pay(d.Commit(alex, robin))
+				id := res.ProcessID
+				answers := countRows(t, db, (*engine.ProcessData)(nil), "instance_id = ?", id)
+				if answers == 0 {
+					t.Fatal("no answers to archive")
+				}
+				// An unfinished registration of another user is never archived.
+				clk.Advance(engine.ArchiveAfter - time.Hour)
+				if n, err := engine.ArchiveFinished(ctx, db, clk.Now(), mode); err != nil || n != 0 {
+					t.Fatalf("before 90 days: %d, %v", n, err)
+				}
+				clk.Advance(2 * time.Hour)
+				if n, err := engine.ArchiveFinished(ctx, db, clk.Now(), mode); err != nil || n != 1 {
+					t.Fatalf("after 90 days: %d, %v", n, err)
+				}
+				if n, _ := engine.ArchiveFinished(ctx, db, clk.Now().Add(24*time.Hour), mode); n != 0 {
+					t.Fatalf("a second run archived %d", n)
+				}
+				if n := countRows(t, db, (*engine.ProcessData)(nil), "instance_id = ?", id); n != 0 {
+					t.Fatalf("%d answers left in the live table", n)
+				}
+				var a struct {
+					Mode    string  `bun:"mode"`
+					Answers int     `bun:"answers"`
+					Data    *string `bun:"data"`
+				}
+				if err := db.NewSelect().TableExpr("process_archives").Column("mode", "answers", "data").Where("instance_id = ?", id).Scan(ctx, &a); err != nil {
+					t.Fatal(err)
+				}
+				if a.Mode != string(mode) || a.Answers != answers || (mode == engine.ArchiveKeep) != (a.Data != nil) {
+					t.Fatalf("archive row %+v, want %d answers", a, answers)
+				}
+				if mode == engine.ArchiveKeep {
+					var rows []map[string]any
+					if err := jsonUnmarshal(*a.Data, &rows); err != nil || len(rows) != answers {
+						t.Fatalf("archive form holds %d answers (%v), want %d", len(rows), err, answers)
+					}
+				}
+				// The order and the memberships stay.
+				if n := countRows(t, db, (*engine.Order)(nil), "process_instance_id = ? AND status = ?", id, engine.OrderPaid); n != 1 {
+					t.Fatalf("%d paid orders after archiving", n)
+				}
+				if n := countRows(t, db, (*engine.Membership)(nil), "process_instance_id = ? AND status = ?", id, engine.MembershipActive); n != 2 {
+					t.Fatalf("%d memberships after archiving", n)
+				}
+			})
+		})
+	}
+}
+
+func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) }

@@ -1,0 +1,113 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/uptrace/bun"
+)
+
+// KindUnpaidReminder is the outbox message (and job) kind of the reminder
+// of an order still unpaid some days after its commit.
+const KindUnpaidReminder = "unpaid_reminder"
+
+// KindQueueReminders is the daily job that queues the reminders.
+const KindQueueReminders = "reminders.unpaid"
+
+// DefaultUnpaidReminderDays are the days after the commit on which an
+// unpaid order is reminded. Per organisation later; this is the seam.
+var DefaultUnpaidReminderDays = []int{3, 10}
+
+// UnpaidReminderPayload is the outbox payload of an unpaid reminder.
+type UnpaidReminderPayload struct {
+	OrderID int64 `json:"orderId"`
+	Day     int   `json:"day"`
+}
+
+// QueueUnpaidReminders queues a reminder for every unpaid order of a
+// committed (DONE) registration that has reached one of days since its
+// commit: one per order and day, the latest day reached only (an order
+// first seen at day 11 gets the day-10 reminder, not both). Its keys name
+// the order and the day, so re-runs and every instance's run queue each
+// reminder once. It returns how many it queued.
+func QueueUnpaidReminders(ctx context.Context, db *bun.DB, now time.Time, days []int) (int, error) {
+	days = append([]int(nil), days...)
+	sort.Sort(sort.Reverse(sort.IntSlice(days)))
+	if len(days) == 0 || days[len(days)-1] <= 0 {
+		return 0, fmt.Errorf("reminder days must be positive: %v", days)
+	}
+	now = now.UTC()
+	var orders []Order
+	err := db.NewSelect().Model(&orders).
+		Where("status = ? AND created_at <= ?", OrderUnpaid, now.AddDate(0, 0, -days[len(days)-1])).
+		Where("process_instance_id IN (?)", db.NewSelect().Model((*ProcessInstance)(nil)).Column("id").Where("status = ?", StateDone)).
+		OrderExpr("id").Scan(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("find unpaid orders: %w", err)
+	}
+	n := 0
+	for _, o := range orders {
+		age := now.Sub(o.CreatedAt.UTC())
+		for _, d := range days {
+			if age < time.Duration(d)*24*time.Hour {
+				continue
+			}
+			payload, _ := json.Marshal(UnpaidReminderPayload{OrderID: o.ID, Day: d})
+			msg := &OutboxMessage{Kind: KindUnpaidReminder, DedupKey: fmt.Sprintf("%s:order:%d:day:%d", KindUnpaidReminder, o.ID, d),
+				Payload: string(payload), CreatedAt: now}
+			if err := inTx(ctx, db, func(ctx context.Context, tx bun.Tx) error { return queueMessage(ctx, tx, msg) }); err != nil {
+				return n, err
+			}
+			n++
+			break
+		}
+	}
+	return n, nil
+}
+
+// UnpaidReminder is what an unpaid reminder says; Due is false when the
+// order was paid or cancelled since the reminder was queued (then nothing
+// is sent).
+type UnpaidReminder struct {
+	Due          bool
+	Organisation Organisation
+	Period       MembershipPeriod
+	Order        Order
+	UserKey      string
+	Persons      []Person
+	Recipients   []string
+}
+
+// LoadUnpaidReminder gathers an unpaid reminder.
+func LoadUnpaidReminder(ctx context.Context, db bun.IDB, p UnpaidReminderPayload) (*UnpaidReminder, error) {
+	order, err := loadOrder(ctx, db, p.OrderID)
+	if err != nil {
+		return nil, err
+	}
+	r := &UnpaidReminder{Order: *order, UserKey: order.UserKey}
+	if order.Status != OrderUnpaid {
+		return r, nil
+	}
+	r.Due = true
+	if err := db.NewSelect().Model(&r.Organisation).Where("id = ?", order.OrganisationID).Scan(ctx); err != nil {
+		return nil, notFoundOr(err, "organisation")
+	}
+	period, err := loadPeriod(ctx, db, order.PeriodID)
+	if err != nil {
+		return nil, err
+	}
+	r.Period = *period
+	var ids []int64
+	if err := db.NewSelect().Model((*Membership)(nil)).Column("person_id").
+		Where("process_instance_id = ? AND status = ?", order.ProcessInstanceID, MembershipPending).OrderExpr("person_id").Scan(ctx, &ids); err != nil {
+		return nil, fmt.Errorf("load reminded persons: %w", err)
+	}
+	if r.Persons, err = personsByID(ctx, db, ids); err != nil {
+		return nil, err
+	}
+	r.Recipients = uniqueAddresses(r.Persons)
+	return r, nil
+}

@@ -1,0 +1,118 @@
+// Package messages turns outbox messages and scheduled work into e-mail:
+// one job handler per message kind, which loads what the message is about
+// from the engine, renders its text (text/template) and HTML (templ)
+// alternatives from views, and hands it to a mail.Sender. It lives in
+// handlers because, like an HTTP handler, it joins the engine to views and
+// to the outside world.
+package messages
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/a-h/templ"
+	"github.com/uptrace/bun"
+
+	"portal/engine"
+	"portal/engine/jobs"
+	"portal/handlers/mail"
+)
+
+// KindConfirmation is the job (and outbox message) kind of the
+// confirmation after payment.
+const KindConfirmation = "membership_confirmation"
+
+// KindPaymentLink is reserved for the "payment link later" message (the
+// payment provider was down at commit): its handler comes with the
+// provider work.
+const KindPaymentLink = "payment_link"
+
+// Deps are what the message handlers need.
+type Deps struct {
+	DB     *bun.DB
+	Sender mail.Sender
+	// BaseURL is the portal's public address, for links.
+	BaseURL string
+	// HashSecret signs the hash links in messages (resume links).
+	HashSecret string
+	// UnsubscribeAddress receives List-Unsubscribe requests of reminders
+	// (the sender's address); empty: no such header.
+	UnsubscribeAddress string
+	Now                func() time.Time
+	Logger             *slog.Logger
+}
+
+// Register adds the handlers of every message kind to r.
+func Register(r *jobs.Runner, d Deps) {
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	if d.Logger == nil {
+		d.Logger = slog.Default()
+	}
+	r.Handle(KindConfirmation, outbox(d, confirmation))
+	r.Handle(engine.KindResumeLink, outbox(d, resumeLink))
+	r.Handle(engine.KindUnpaidReminder, outbox(d, unpaidReminder))
+}
+
+// errSkip says a message is no longer due (a reminder of an order paid
+// since it was queued).
+var errSkip = errors.New("message no longer due")
+
+// composer builds the e-mail of an outbox message.
+type composer func(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*mail.Message, error)
+
+// outbox is the job handler delivering an outbox message composed by
+// compose: once, since a message already marked sent is skipped, and with
+// a Message-ID derived from its key, so that a retry after a delivery whose
+// outcome was lost carries the same id.
+func outbox(d Deps, compose composer) jobs.Handler {
+	return func(ctx context.Context, j *jobs.Job) error {
+		var p engine.OutboxJob
+		if err := j.Decode(&p); err != nil {
+			return err
+		}
+		msg, err := engine.OutboxMessageByKey(ctx, d.DB, p.Message)
+		if err != nil {
+			if e, ok := engine.AsError(err); ok && e.Code == engine.CodeNotFound {
+				return jobs.Permanent(err)
+			}
+			return err
+		}
+		if msg.SentAt != nil {
+			return nil
+		}
+		m, err := compose(ctx, d, msg)
+		if errors.Is(err, errSkip) {
+			return nil // no longer due: the job is done, the message stays unsent
+		}
+		if err != nil {
+			return err
+		}
+		if len(m.To) == 0 {
+			return jobs.Permanent(errors.New("no recipient has an e-mail address"))
+		}
+		sum := sha256.Sum256([]byte(msg.DedupKey))
+		m.ID = hex.EncodeToString(sum[:16])
+		m.Date = d.Now()
+		if err := d.Sender.Send(ctx, m); err != nil {
+			return err
+		}
+		return engine.MarkMessageSent(ctx, d.DB, msg.ID, d.Now())
+	}
+}
+
+// render renders a templ component to a string.
+func render(ctx context.Context, c templ.Component) (string, error) {
+	var b bytes.Buffer
+	if err := c.Render(ctx, &b); err != nil {
+		return "", fmt.Errorf("render: %w", err)
+	}
+	return b.String(), nil
+}

@@ -1,0 +1,375 @@
+package messages_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"io"
+	"log/slog"
+	"mime"
+	"mime/multipart"
+	"mime/quotedprintable"
+	netmail "net/mail"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/emersion/go-smtp"
+	"github.com/uptrace/bun"
+
+	"portal/engine"
+	"portal/engine/dbtest"
+	"portal/engine/enginetest"
+	"portal/engine/jobs"
+	"portal/handlers/mail"
+	"portal/handlers/mail/mailtest"
+	"portal/handlers/messages"
+	"portal/relay/hashlink"
+)
+
+const alex, sam, robin = 1, 2, 3
+
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+
+func (c *clock) Advance(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
+
+type env struct {
+	demo   *enginetest.Demo
+	srv    *mailtest.Server
+	runner *jobs.Runner
+	clock  *clock
+}
+
+func newEnv(t *testing.T, db *bun.DB) *env {
+	srv := mailtest.Start(t, mailtest.Options{})
+	u, _ := mail.ParseURL("smtp://" + srv.Addr)
+	from, _ := mail.ParseFrom("Portal <portal@club.example>")
+	sender, err := mail.NewSMTP(mail.Config{URL: u, From: from, Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A minute ahead of the engine, whose real clock dates the jobs paying enqueues.
+	clk := &clock{t: time.Now().UTC().Add(time.Minute)}
+	r := jobs.New(db, jobs.Config{Now: clk.Now, BackoffBase: time.Minute})
+	messages.Register(r, messages.Deps{DB: db, Sender: sender, BaseURL: "https://portal.example", Now: clk.Now})
+	return &env{demo: enginetest.Seed(t, db), srv: srv, runner: r, clock: clk}
+}
+
+func (e *env) work(t *testing.T) int {
+	t.Helper()
+	n, err := e.runner.Work(context.Background(), 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// decoded is a received message's header and its parts by content type.
+func decoded(t *testing.T, data []byte) (netmail.Header, map[string]string) {
+	t.Helper()
+	m, err := netmail.ReadMessage(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	var walk func(ct string, r io.Reader)
+	walk = func(ct string, r io.Reader) {
+		mt, params, _ := mime.ParseMediaType(ct)
+		if strings.HasPrefix(mt, "multipart/") {
+			mr := multipart.NewReader(r, params["boundary"])
+			for {
+				p, err := mr.NextRawPart()
+				if err != nil {
+					return
+				}
+				var body io.Reader = p
+				switch p.Header.Get("Content-Transfer-Encoding") {
+				case "quoted-printable":
+					body = quotedprintable.NewReader(p)
+				case "base64":
+					body = base64.NewDecoder(base64.StdEncoding, p)
+				}
+				if _, dp, err := mime.ParseMediaType(p.Header.Get("Content-Disposition")); err == nil && dp["filename"] != "" {
+					b, _ := io.ReadAll(body)
+					out["file:"+dp["filename"]] = string(b)
+					continue
+				}
+				walk(p.Header.Get("Content-Type"), body)
+			}
+		}
+		b, _ := io.ReadAll(r)
+		out[mt] = string(b)
+	}
+	walk(m.Header.Get("Content-Type"), m.Body)
+	return m.Header, out
+}
+
+func TestConfirmationAfterPayment(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		e := newEnv(t, db)
+		form := e.demo.Commit(alex, robin)
+		res := e.demo.Pay(form)
+		if n := e.work(t); n != 1 {
+			t.Fatalf("ran %d jobs, want the confirmation", n)
+		}
+		got := e.srv.Wait(t, 1)
+		if len(got) != 1 || strings.Join(got[0].To, ",") != "alex.morgan@example.org" {
+			t.Fatalf("received %d messages, first to %v: want one to Alex's address (Robin's is the same)", len(got), got[0].To)
+		}
+		h, parts := decoded(t, got[0].Data)
+		subject, _ := new(mime.WordDecoder).DecodeHeader(h.Get("Subject"))
+		from, _ := h.AddressList("From")
+		if !strings.Contains(subject, "Riverside Rowing Club") || len(from) != 1 || from[0].Name != "Riverside Rowing Club" || h.Get("Message-Id") == "" {
+			t.Errorf("subject %q from %v id %q", subject, from, h.Get("Message-Id"))
+		}
+		for _, part := range []string{"text/plain", "text/html"} {
+			body := parts[part]
+			for _, want := range []string{res.Reference, "Alex Morgan", "Robin Morgan", "Adult", "Junior", engine.FormatMoney(res.Order.TotalMinor, res.Order.Currency), "Season", "What happens next"} {
+				if !strings.Contains(body, want) {
+					t.Errorf("%s part lacks %q:\n%s", part, want, body)
+				}
+			}
+		}
+		if !strings.Contains(parts["text/html"], `style="`) || strings.Contains(parts["text/html"], "ZgotmplZ") {
+			t.Errorf("HTML part without its inline styles:\n%s", parts["text/html"])
+		}
+		// A card per member, each linking to its own verification page.
+		var cards []engine.MembershipCard
+		if err := db.NewSelect().Model(&cards).Order("membership_id").Scan(context.Background()); err != nil || len(cards) != 2 {
+			t.Fatalf("cards %+v, %v", cards, err)
+		}
+		for i, name := range []string{"membership-card-alex-morgan.pdf", "membership-card-robin-morgan.pdf"} {
+			pdf := parts["file:"+name]
+			if !strings.HasPrefix(pdf, "%PDF-") {
+				t.Errorf("attachment %s missing or not a PDF", name)
+			}
+			if link := "/URI (https://portal.example/verify/" + cards[i].Token + ")"; !strings.Contains(pdf, link) {
+				t.Errorf("card %s lacks %s", name, link)
+			}
+		}
+		if !strings.Contains(parts["text/plain"], "membership card is attached") {
+			t.Errorf("text part does not mention the cards")
+		}
+		// A replayed payment return sends nothing more.
+		if again := e.demo.Pay(form); !again.Replayed {
+			t.Fatalf("second return: %+v", again)
+		}
+		e.clock.Advance(time.Hour)
+		if n := e.work(t); n != 0 {
+			t.Fatalf("ran %d jobs after a replayed return", n)
+		}
+		if n := len(e.srv.Received()); n != 1 {
+			t.Fatalf("%d messages after a replayed return", n)
+		}
+	})
+}
+
+// TestMailServerOutageDelaysMail: the server stops mid-run; the
+// confirmation fails, waits, and arrives once the server is back.
+func TestMailServerOutageDelaysMail(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		e := newEnv(t, db)
+		e.demo.Pay(e.demo.Commit(alex, sam))
+		e.srv.Stop()
+		if n := e.work(t); n != 1 {
+			t.Fatalf("ran %d jobs", n)
+		}
+		failed, _ := jobs.List(context.Background(), db, 10, jobs.StateFailed)
+		if len(failed) != 1 || failed[0].Kind != messages.KindConfirmation || failed[0].LastError == "" {
+			t.Fatalf("failed jobs %+v", failed)
+		}
+		msg, _ := engine.OutboxMessageByKey(context.Background(), db, strings.TrimPrefix(*failed[0].DedupKey, "outbox:"))
+		if msg == nil || msg.SentAt != nil {
+			t.Fatalf("message marked sent while the server was down: %+v", msg)
+		}
+		e.srv.Restart(t)
+		if n := e.work(t); n != 0 {
+			t.Fatalf("retried before its backoff: %d", n)
+		}
+		e.clock.Advance(time.Minute)
+		if n := e.work(t); n != 1 {
+			t.Fatalf("ran %d jobs after the backoff", n)
+		}
+		got := e.srv.Wait(t, 1)
+		if strings.Join(got[0].To, ",") != "alex.morgan@example.org,sam.morgan@example.org" {
+			t.Fatalf("to %v", got[0].To)
+		}
+		if msg, _ := engine.OutboxMessageByKey(context.Background(), db, msg.DedupKey); msg.SentAt == nil {
+			t.Fatal("delivered message not marked sent")
+		}
+	})
+}
+
+// TestRefusedRecipientIsDead: a 5xx answer is permanent.
+func TestRefusedRecipientIsDead(t *testing.T) {
+	db := dbtest.SQLite(t)
+	srv := mailtest.Start(t, mailtest.Options{RefuseRcpt: func(string) error {
+		return &smtp.SMTPError{Code: 550, EnhancedCode: smtp.EnhancedCode{5, 1, 1}, Message: "no such user"}
+	}})
+	u, _ := mail.ParseURL("smtp://" + srv.Addr)
+	sender, _ := mail.NewSMTP(mail.Config{URL: u, From: netmail.Address{Name: "Portal", Address: "portal@club.example"}})
+	r := jobs.New(db, jobs.Config{})
+	messages.Register(r, messages.Deps{DB: db, Sender: sender, BaseURL: "https://portal.example"})
+	demo := enginetest.Seed(t, db)
+	demo.Pay(demo.Commit(alex))
+	if n, err := r.Work(context.Background(), 10); err != nil || n != 1 {
+		t.Fatalf("work = %d, %v", n, err)
+	}
+	dead, _ := jobs.List(context.Background(), db, 10, jobs.StateDead)
+	if len(dead) != 1 || !strings.Contains(dead[0].LastError, "550") || dead[0].Attempts != 1 {
+		t.Fatalf("dead = %+v", dead)
+	}
+}
+
+// TestResumeLinkAfterADayIdle: the hourly schedule suspends a registration
+// left alone for a day, and its member gets a link back.
+func TestResumeLinkAfterADayIdle(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		srv := mailtest.Start(t, mailtest.Options{})
+		u, _ := mail.ParseURL("smtp://" + srv.Addr)
+		sender, _ := mail.NewSMTP(mail.Config{URL: u, From: netmail.Address{Name: "Portal", Address: "portal@club.example"}})
+		clk := &clock{t: time.Now().UTC()}
+		r := jobs.New(db, jobs.Config{Now: clk.Now, Logger: slog.New(slog.DiscardHandler)})
+		messages.Register(r, messages.Deps{DB: db, Sender: sender, BaseURL: "https://portal.example", HashSecret: "resume-secret-0123456789", Now: clk.Now})
+		engine.ScheduleLifecycle(r, db, engine.ArchiveKeep, clk.Now, slog.New(slog.DiscardHandler))
+		demo := enginetest.Seed(t, db, engine.WithClock(clk.Now))
+		form, _, err := demo.Svc.LoadMembershipForm(ctx, engine.DemoUserKey, engine.DemoPeriodID, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := demo.Svc.Next(ctx, engine.DemoUserKey, engine.NextInput{ProcessID: form.ProcessIDString(), Step: 0,
+			People: []engine.PersonInput{{ID: sam}}}); err != nil {
+			t.Fatal(err)
+		}
+		for hour := 1; hour <= 25; hour++ {
+			clk.Advance(time.Hour)
+			if err := r.EnqueueSchedules(ctx); err != nil {
+				t.Fatal(err)
+			}
+			for {
+				if n, err := r.Work(ctx, 10); err != nil {
+					t.Fatal(err)
+				} else if n == 0 {
+					break
+				}
+			}
+			if hour < 24 && len(srv.Received()) > 0 {
+				t.Fatalf("a resume link after %d hours", hour)
+			}
+		}
+		got := srv.Wait(t, 1)
+		if len(got) != 1 || strings.Join(got[0].To, ",") != "sam.morgan@example.org" {
+			t.Fatalf("received %d, to %v", len(got), got[0].To)
+		}
+		_, parts := decoded(t, got[0].Data)
+		link := "https://portal.example/membership/register/1?u=" + engine.DemoUserKey + "&h=" + hashlink.Sign("resume-secret-0123456789", engine.DemoUserKey)
+		if !strings.Contains(parts["text/plain"], link) || !strings.Contains(parts["text/html"], strings.ReplaceAll(link, "&", "&amp;")) || !strings.Contains(parts["text/plain"], "Sam Morgan") {
+			t.Fatalf("the message lacks the link %s:\n%s\n%s", link, parts["text/plain"], parts["text/html"])
+		}
+		var inst engine.ProcessInstance
+		db.NewSelect().Model(&inst).Where("id = ?", form.ProcessID).Scan(ctx)
+		if inst.Status != engine.StateSuspended {
+			t.Fatalf("status %s", inst.Status)
+		}
+	})
+}
+
+// TestUnpaidReminders: day 3 and day 10 after the commit, with the link
+// back and List-Unsubscribe; none once paid.
+func TestUnpaidReminders(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		srv := mailtest.Start(t, mailtest.Options{})
+		u, _ := mail.ParseURL("smtp://" + srv.Addr)
+		sender, _ := mail.NewSMTP(mail.Config{URL: u, From: netmail.Address{Name: "Portal", Address: "portal@club.example"}})
+		clk := &clock{t: time.Now().UTC()}
+		quiet := slog.New(slog.DiscardHandler)
+		r := jobs.New(db, jobs.Config{Now: clk.Now, Logger: quiet})
+		messages.Register(r, messages.Deps{DB: db, Sender: sender, BaseURL: "https://portal.example", HashSecret: "reminder-secret-0123456789",
+			UnsubscribeAddress: "portal@club.example", Now: clk.Now})
+		engine.ScheduleLifecycle(r, db, engine.ArchiveKeep, clk.Now, quiet)
+		demo := enginetest.Seed(t, db, engine.WithClock(clk.Now))
+		form := demo.Commit(alex, robin)
+		day := func(n int) {
+			for range n {
+				clk.Advance(24 * time.Hour)
+				if err := r.EnqueueSchedules(ctx); err != nil {
+					t.Fatal(err)
+				}
+				for {
+					k, err := r.Work(ctx, 10)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if k == 0 {
+						break
+					}
+				}
+			}
+		}
+		day(2)
+		if n := len(srv.Received()); n != 0 {
+			t.Fatalf("%d messages on day 2", n)
+		}
+		day(1)
+		got := srv.Wait(t, 1)
+		h, parts := decoded(t, got[0].Data)
+		if strings.Join(got[0].To, ",") != "alex.morgan@example.org" || h.Get("List-Unsubscribe") != "<mailto:portal@club.example?subject=unsubscribe>" ||
+			!strings.Contains(parts["text/plain"], "3 days ago") || !strings.Contains(parts["text/plain"], "u="+engine.DemoUserKey) || !strings.Contains(parts["text/html"], "EUR") {
+			t.Fatalf("day-3 reminder to %v, List-Unsubscribe %q:\n%s", got[0].To, h.Get("List-Unsubscribe"), parts["text/plain"])
+		}
+		day(6)
+		if n := len(srv.Received()); n != 1 {
+			t.Fatalf("%d messages by day 9", n)
+		}
+		day(1)
+		if got := srv.Wait(t, 2); !strings.Contains(string(got[1].Data), "10 days ago") {
+			t.Fatal("no day-10 reminder")
+		}
+		day(5)
+		if n := len(srv.Received()); n != 2 {
+			t.Fatalf("%d messages by day 15, want 2", n)
+		}
+		// Paid: a reminder queued before the payment is not sent.
+		demo.Pay(form)
+		if n, err := engine.QueueUnpaidReminders(ctx, db, clk.Now(), []int{3, 10, 20}); err != nil || n != 0 {
+			t.Fatalf("reminders after paying: %d, %v", n, err)
+		}
+	})
+}
+
+// TestReminderOfAPaidOrderIsNotSent: queued, then paid before delivery.
+func TestReminderOfAPaidOrderIsNotSent(t *testing.T) {
+	db := dbtest.SQLite(t)
+	ctx := context.Background()
+	srv := mailtest.Start(t, mailtest.Options{})
+	u, _ := mail.ParseURL("smtp://" + srv.Addr)
+	sender, _ := mail.NewSMTP(mail.Config{URL: u, From: netmail.Address{Name: "Portal", Address: "portal@club.example"}})
+	clk := &clock{t: time.Now().UTC().Add(4 * 24 * time.Hour)}
+	r := jobs.New(db, jobs.Config{Now: clk.Now, Logger: slog.New(slog.DiscardHandler)})
+	messages.Register(r, messages.Deps{DB: db, Sender: sender, BaseURL: "https://portal.example", HashSecret: "reminder-secret-0123456789", Now: clk.Now})
+	demo := enginetest.Seed(t, db)
+	form := demo.Commit(alex)
+	if n, err := engine.QueueUnpaidReminders(ctx, db, clk.Now(), engine.DefaultUnpaidReminderDays); err != nil || n != 1 {
+		t.Fatalf("queued %d, %v", n, err)
+	}
+	demo.Pay(form)
+	for {
+		if n, _ := r.Work(ctx, 10); n == 0 {
+			break
+		}
+	}
+	if len(srv.Received()) != 1 { // the confirmation only
+		t.Fatalf("%d messages, want only the confirmation", len(srv.Received()))
+	}
+	if !strings.Contains(string(srv.Received()[0].Data), "confirmed") {
+		t.Fatal("the one message is not the confirmation")
+	}
+}

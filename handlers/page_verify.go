@@ -1,0 +1,40 @@
+package handlers
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"portal/engine"
+	"portal/views"
+)
+
+// verifyCard answers GET /verify/:token, the page a membership card's QR
+// code opens: public (a volunteer at the club door has no session), so it
+// shows only the name, the type, the period and validity, and an unknown
+// token is a plain 404. Search engines are asked not to index it.
+func (s *Server) verifyCard(c echo.Context) error {
+	c.Response().Header().Set("X-Robots-Tag", "noindex, nofollow")
+	c.Response().Header().Set("Cache-Control", "no-store")
+	check, err := s.engine.VerifyCard(c.Request().Context(), c.Param("token"))
+	if err != nil {
+		if engine.ErrorCode(err) == engine.CodeNotFound {
+			s.renderErrorPage(c, http.StatusNotFound, "This membership card is not known. Ask the member for the card sent with their confirmation.")
+			return nil
+		}
+		return err
+	}
+	m := views.VerifyModel{Chrome: s.chrome("Membership card"), Name: check.Name, Type: check.Type, Period: check.Period,
+		Dates: check.StartDate.Format("2 Jan 2006") + " – " + check.EndDate.Format("2 Jan 2006"), Valid: check.Valid}
+	switch {
+	case check.Valid:
+		m.State = "Valid"
+	case check.Expired:
+		m.State = "Expired"
+	case check.NotStarted:
+		m.State = "Not yet valid"
+	default:
+		m.State = "Not valid (" + check.Status + ")"
+	}
+	return render(c, http.StatusOK, views.VerifyPage(m))
+}

@@ -1,0 +1,66 @@
+package handlers_test
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"portal/engine"
+	"portal/engine/dbtest"
+)
+
+// TestVerifyCard: the page a card's QR code opens shows the name, type,
+// period and validity to anyone, nothing else; unknown tokens are 404.
+func TestVerifyCard(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		env := newEnv(t, db)
+		owner := env.newClient()
+		f := env.completeDemo(owner)
+		pay, _ := url.Parse(*f.PaymentURL)
+		if res := env.post(owner, pay.Path, url.Values{"status": {"success"}}); res.status != http.StatusSeeOther {
+			t.Fatalf("pay: %d", res.status)
+		}
+		ctx := context.Background()
+		var ms []engine.Membership
+		if err := db.NewSelect().Model(&ms).Where("status = ? AND period_id = ?", engine.MembershipActive, engine.DemoPeriodID).
+			Order("id").Scan(ctx); err != nil || len(ms) == 0 {
+			t.Fatalf("memberships %v %v", ms, err)
+		}
+		tokens, err := engine.CardTokens(ctx, db, []int64{ms[0].ID}, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var p engine.Person
+		db.NewSelect().Model(&p).Where("id = ?", ms[0].PersonID).Scan(ctx)
+
+		page := env.get(env.newClient(), "/verify/"+tokens[ms[0].ID])
+		if page.status != http.StatusOK || page.testid("verify-page").AttrOr("data-valid", "") != "true" ||
+			page.testid("verify-name").Text() != p.FirstName+" "+p.LastName || page.testid("verify-state").Text() != "Valid" {
+			t.Fatalf("verify page: %d valid %q name %q", page.status, page.testid("verify-page").AttrOr("data-valid", ""), page.testid("verify-name").Text())
+		}
+		main := page.doc.Find("main").Text()
+		for _, private := range []string{p.Email, p.DateOfBirth.Format("2006"), "EUR", "0612345678"} {
+			if strings.Contains(main, private) {
+				t.Errorf("the public page shows %q", private)
+			}
+		}
+		if page.header.Get("X-Robots-Tag") == "" {
+			t.Error("the page may be indexed")
+		}
+		// A cancelled membership's card says so.
+		db.NewUpdate().Model((*engine.Membership)(nil)).Set("status = ?", engine.MembershipCancelled).Where("id = ?", ms[0].ID).Exec(ctx)
+		if page := env.get(env.newClient(), "/verify/"+tokens[ms[0].ID]); page.testid("verify-page").AttrOr("data-valid", "") != "false" {
+			t.Errorf("a cancelled membership verifies as valid")
+		}
+		for _, bad := range []string{"x", strings.Repeat("A", 43), strings.Repeat("b", 80)} {
+			if page := env.get(env.newClient(), "/verify/"+bad); page.status != http.StatusNotFound {
+				t.Errorf("/verify/%s: %d, want 404", bad, page.status)
+			}
+		}
+	})
+}

@@ -1,0 +1,124 @@
+// Package card renders a membership card as a PDF (codeberg.org/go-pdf/fpdf)
+// with a QR code (github.com/boombuler/barcode) that links to the card's
+// public verification page. Output is deterministic: the same card gives
+// the same bytes (fixed creation date, no random ids), so a message sent
+// again carries an identical attachment.
+package card
+
+import (
+	"bytes"
+	_ "embed"
+	"fmt"
+	"image/png"
+	"strings"
+	"time"
+
+	"codeberg.org/go-pdf/fpdf"
+	"github.com/boombuler/barcode"
+	"github.com/boombuler/barcode/qr"
+)
+
+// The DejaVu Sans font (its licence is fonts/LICENSE): the PDF core fonts
+// know only cp1252, and members' names are not all Latin-1.
+var (
+	//go:embed fonts/DejaVuSans.ttf
+	regular []byte
+	//go:embed fonts/DejaVuSans-Bold.ttf
+	bold []byte
+)
+
+// Model is what a card shows.
+type Model struct {
+	Club      string
+	Name      string
+	Type      string // membership type name
+	Period    string // the period's name
+	ValidFrom time.Time
+	ValidTo   time.Time
+	// VerifyURL is the address the QR code holds.
+	VerifyURL string
+	// Issued dates the document (its creation date); fixed per card.
+	Issued time.Time
+}
+
+// Render returns the card as a PDF of credit-card proportions (85.6 × 54 mm
+// scaled up to 171.2 × 108 mm, easy to read on a phone and to print).
+func Render(m Model) ([]byte, error) {
+	pdf := fpdf.NewCustom(&fpdf.InitType{UnitStr: "mm", Size: fpdf.SizeType{Wd: 171.2, Ht: 108}, OrientationStr: "L"})
+	pdf.SetCreationDate(m.Issued.UTC())
+	pdf.SetModificationDate(m.Issued.UTC())
+	pdf.SetCatalogSort(true)
+	pdf.SetProducer("portal", true)
+	pdf.SetTitle(clean("Membership card "+m.Name), true)
+	pdf.SetAutoPageBreak(false, 0)
+	pdf.SetMargins(0, 0, 0)
+	pdf.AddUTF8FontFromBytes("DejaVu", "", regular)
+	pdf.AddUTF8FontFromBytes("DejaVu", "B", bold)
+	pdf.AddPage()
+
+	// A band with the club's name, then the member on the left and the QR
+	// code on the right.
+	pdf.SetFillColor(31, 85, 112) // brand-700
+	pdf.Rect(0, 0, 171.2, 24, "F")
+	pdf.SetTextColor(255, 255, 255)
+	pdf.SetFont("DejaVu", "B", 16)
+	pdf.SetXY(10, 6)
+	pdf.CellFormat(151, 8, clean(m.Club), "", 0, "L", false, 0, "")
+	pdf.SetFont("DejaVu", "", 10)
+	pdf.SetXY(10, 14)
+	pdf.CellFormat(151, 6, "Membership card", "", 0, "L", false, 0, "")
+
+	pdf.SetTextColor(30, 41, 59)
+	pdf.SetFont("DejaVu", "B", 18)
+	pdf.SetXY(10, 34)
+	pdf.MultiCell(100, 8, clean(m.Name), "", "L", false)
+	y := pdf.GetY() + 3
+	rows := [][2]string{
+		{"Membership", m.Type},
+		{"Period", m.Period},
+		{"Valid", m.ValidFrom.Format("2 Jan 2006") + " – " + m.ValidTo.Format("2 Jan 2006")},
+	}
+	for _, r := range rows {
+		pdf.SetFont("DejaVu", "", 9)
+		pdf.SetXY(10, y)
+		pdf.CellFormat(100, 5, r[0], "", 0, "L", false, 0, "")
+		pdf.SetFont("DejaVu", "B", 12)
+		pdf.SetXY(10, y+5)
+		pdf.CellFormat(100, 6, clean(r[1]), "", 0, "L", false, 0, "")
+		y += 13
+	}
+
+	code, err := qr.Encode(m.VerifyURL, qr.M, qr.Auto)
+	if err != nil {
+		return nil, fmt.Errorf("card QR code: %w", err)
+	}
+	if code, err = barcode.Scale(code, 400, 400); err != nil {
+		return nil, fmt.Errorf("card QR code: %w", err)
+	}
+	var img bytes.Buffer
+	if err := png.Encode(&img, code); err != nil {
+		return nil, fmt.Errorf("card QR code: %w", err)
+	}
+	pdf.RegisterImageOptionsReader("qr", fpdf.ImageOptions{ImageType: "PNG"}, &img)
+	pdf.ImageOptions("qr", 118, 32, 46, 46, false, fpdf.ImageOptions{ImageType: "PNG"}, 0, m.VerifyURL)
+	pdf.SetFont("DejaVu", "", 7)
+	pdf.SetXY(112, 80)
+	pdf.CellFormat(58, 4, "Scan to verify", "", 0, "C", false, 0, "")
+
+	var out bytes.Buffer
+	if err := pdf.Output(&out); err != nil {
+		return nil, fmt.Errorf("card PDF: %w", err)
+	}
+	return out.Bytes(), nil
+}
+
+// clean drops characters above U+FFFF (emoji and the like), on which fpdf
+// panics, and control characters.
+func clean(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r > 0xFFFF || r < 0x20 || r == 0x7F {
+			return -1
+		}
+		return r
+	}, s)
+}

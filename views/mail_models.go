@@ -1,0 +1,136 @@
+package views
+
+import (
+	"strings"
+	"text/template"
+)
+
+// E-mail view models. The HTML part of a message is a templ component
+// (mail_*.templ) with inlined styles, since mail clients drop style sheets;
+// the text part is a text/template below, since templ escapes HTML.
+
+// MailMemberModel is one member in a message.
+type MailMemberModel struct {
+	Name string
+	Type string // membership type name
+}
+
+// ConfirmationMailModel is the confirmation after payment.
+type ConfirmationMailModel struct {
+	Club      string
+	Subject   string
+	Reference string
+	Order     string // the order number
+	Period    string // name and dates
+	Members   []MailMemberModel
+	Lines     []OrderLineModel
+	Total     string
+	// CardsAttached says a membership card per member is attached.
+	CardsAttached bool
+	PortalURL     string
+}
+
+var confirmationText = template.Must(template.New("confirmation").Parse(`Hello,
+
+your payment to {{.Club}} has arrived: the memberships below are active.
+
+Reference: {{.Reference}}
+Order:     {{.Order}}
+Period:    {{.Period}}
+
+Members
+{{range .Members}}  - {{.Name}}: {{.Type}}
+{{end}}
+Order
+{{range .Lines}}  {{.Description}}: {{.Amount}}
+{{end}}  Total paid: {{.Total}}
+
+What happens next
+{{if .CardsAttached}}  - Each member's membership card is attached as a PDF. Its QR code lets
+    club volunteers check the membership; keep it on your phone or print it.
+{{end}}  - Nothing else is needed from you for this season. Your registrations are
+    listed at {{.PortalURL}}.
+
+{{.Club}}
+`))
+
+// ConfirmationText is the text/plain part of the confirmation.
+func ConfirmationText(m ConfirmationMailModel) (string, error) {
+	var b strings.Builder
+	if err := confirmationText.Execute(&b, m); err != nil {
+		return "", err
+	}
+	return b.String(), nil
+}
+
+// ResumeMailModel is the e-mail with the link back to a suspended registration.
+type ResumeMailModel struct {
+	Club    string
+	Subject string
+	Persons []string
+	Link    string
+}
+
+var resumeText = template.Must(template.New("resume").Funcs(template.FuncMap{"names": joinNames}).Parse(`Hello,
+
+your registration with {{.Club}}{{if .Persons}} for {{names .Persons}}{{end}} is not finished yet.
+Your answers are saved: this link takes you back to where you left off.
+
+{{.Link}}
+
+If you no longer want to register, you can ignore this message.
+
+{{.Club}}
+`))
+
+// ResumeText is the text/plain part of the resume-link e-mail.
+func ResumeText(m ResumeMailModel) (string, error) {
+	var b strings.Builder
+	if err := resumeText.Execute(&b, m); err != nil {
+		return "", err
+	}
+	return b.String(), nil
+}
+
+// UnpaidReminderMailModel is the reminder of an order still unpaid.
+type UnpaidReminderMailModel struct {
+	Club    string
+	Subject string
+	Period  string
+	Persons []string
+	Total   string
+	Days    int // since the registration was committed
+	Link    string
+}
+
+var unpaidText = template.Must(template.New("unpaid").Funcs(template.FuncMap{"names": joinNames}).Parse(`Hello,
+
+{{.Days}} days ago you registered {{names .Persons}} with {{.Club}} for {{.Period}}.
+The payment of {{.Total}} has not arrived yet. This link takes you to your registration and its payment:
+
+{{.Link}}
+
+If you have paid in the meantime, thank you: please ignore this message.
+
+{{.Club}}
+`))
+
+// UnpaidReminderText is the text/plain part of the unpaid reminder.
+func UnpaidReminderText(m UnpaidReminderMailModel) (string, error) {
+	var b strings.Builder
+	if err := unpaidText.Execute(&b, m); err != nil {
+		return "", err
+	}
+	return b.String(), nil
+}
+
+// joinNames lists names for a sentence: "A", "A and B", "A, B and C".
+func joinNames(names []string) string {
+	switch len(names) {
+	case 0:
+		return ""
+	case 1:
+		return names[0]
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+}
