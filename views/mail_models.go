@@ -134,3 +134,36 @@ func joinNames(names []string) string {
 	}
 	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }
+
+// PaymentLinkMailModel is the payment link of a registration whose payment
+// could not be created at commit.
+type PaymentLinkMailModel struct {
+	Club    string
+	Subject string
+	Period  string
+	Persons []string
+	Total   string
+	Link    string
+}
+
+var paymentLinkText = template.Must(template.New("paylink").Funcs(template.FuncMap{"names": joinNames}).Parse(`Hello,
+
+your registration of {{names .Persons}} with {{.Club}} for {{.Period}} is saved.
+When you registered, the payment could not be prepared; it is ready now.
+Please pay {{.Total}} to finish your registration:
+
+{{.Link}}
+
+The link stays valid until the registration is paid.
+
+{{.Club}}
+`))
+
+// PaymentLinkText is the text/plain part of the payment-link e-mail.
+func PaymentLinkText(m PaymentLinkMailModel) (string, error) {
+	var b strings.Builder
+	if err := paymentLinkText.Execute(&b, m); err != nil {
+		return "", err
+	}
+	return b.String(), nil
+}

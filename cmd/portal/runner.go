@@ -45,7 +45,7 @@ func buildMailer(cfg Config, log *slog.Logger) (mail.Sender, error) {
 }
 
 // buildRunner is the job runner of serve with every job kind's handler.
-func buildRunner(cfg Config, db *bun.DB, log *slog.Logger, metrics *handlers.Metrics, sender mail.Sender) *jobs.Runner {
+func buildRunner(cfg Config, db *bun.DB, svc *engine.Service, log *slog.Logger, metrics *handlers.Metrics, sender mail.Sender) *jobs.Runner {
 	metrics.WatchJobs(db)
 	r := jobs.New(db, jobs.Config{Workers: cfg.JobWorkers, Logger: log, Observer: metrics})
 	r.KeepSucceeded(keepSucceededJobs)
@@ -54,7 +54,9 @@ func buildRunner(cfg Config, db *bun.DB, log *slog.Logger, metrics *handlers.Met
 		f, _ := mail.ParseFrom(devMailFrom)
 		from = f.Address
 	}
-	messages.Register(r, messages.Deps{DB: db, Sender: sender, BaseURL: cfg.BaseURL, HashSecret: cfg.HashSecret, UnsubscribeAddress: from, Logger: log})
+	messages.Register(r, messages.Deps{DB: db, Sender: sender, BaseURL: cfg.BaseURL, HashSecret: cfg.HashSecret, UnsubscribeAddress: from,
+		Payments: svc, Logger: log})
 	engine.ScheduleLifecycle(r, db, cfg.ArchiveMode, time.Now, log)
+	svc.SchedulePayments(r, time.Now)
 	return r
 }

@@ -74,8 +74,9 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	stopping := make(chan struct{})
 	gw.relay.MetricsElsewhere = cfg.MetricsAddr != ""
 	store, sessions := gw.store, gw.sessions
+	svc := engine.NewService(db, provider, engine.WithLogger(log), engine.WithPaymentLinks(handlers.PaymentLinks(cfg.BaseURL)))
 	e := handlers.New(handlers.Deps{
-		Engine:         engine.NewService(db, provider, engine.WithLogger(log), engine.WithPaymentLinks(handlers.PaymentLinks(cfg.BaseURL))),
+		Engine:         svc,
 		Sessions:       sessions,
 		Gateway:        testGateway,
 		StripeWebhook:  provider.Name() == stripepay.Name,
@@ -124,7 +125,7 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	}
 	log.Info("e-mail goes to "+mailer.Describe(), "job_workers", cfg.JobWorkers)
-	runner := buildRunner(cfg, db, log, gw.relay.Metrics, mailer)
+	runner := buildRunner(cfg, db, svc, log, gw.relay.Metrics, mailer)
 	jobsCtx, stopJobs := context.WithCancel(ctx)
 	jobsDone := make(chan struct{})
 	go func() { runner.Run(jobsCtx); close(jobsDone) }()

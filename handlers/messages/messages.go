@@ -44,8 +44,16 @@ type Deps struct {
 	// UnsubscribeAddress receives List-Unsubscribe requests of reminders
 	// (the sender's address); empty: no such header.
 	UnsubscribeAddress string
-	Now                func() time.Time
-	Logger             *slog.Logger
+	// Payments makes the checkout of a payment link sent after the commit
+	// (the engine's Service); nil: those messages cannot be sent.
+	Payments PaymentLinks
+	Now      func() time.Time
+	Logger   *slog.Logger
+}
+
+// PaymentLinks is the part of the engine a payment-link message needs.
+type PaymentLinks interface {
+	PaymentLinkLater(ctx context.Context, p engine.PaymentLinkPayload) (*engine.PaymentLinkMessage, error)
 }
 
 // Register adds the handlers of every message kind to r.
@@ -59,6 +67,7 @@ func Register(r *jobs.Runner, d Deps) {
 	r.Handle(KindConfirmation, outbox(d, confirmation))
 	r.Handle(engine.KindResumeLink, outbox(d, resumeLink))
 	r.Handle(engine.KindUnpaidReminder, outbox(d, unpaidReminder))
+	r.Handle(engine.KindPaymentLink, outbox(d, paymentLink))
 }
 
 // errSkip says a message is no longer due (a reminder of an order paid

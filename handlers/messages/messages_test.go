@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"errors"
 	"io"
 	"log/slog"
 	"mime"
@@ -22,6 +23,7 @@ import (
 	"portal/engine/dbtest"
 	"portal/engine/enginetest"
 	"portal/engine/jobs"
+	"portal/handlers"
 	"portal/handlers/mail"
 	"portal/handlers/mail/mailtest"
 	"portal/handlers/messages"
@@ -372,4 +374,92 @@ func TestReminderOfAPaidOrderIsNotSent(t *testing.T) {
 	if !strings.Contains(string(srv.Received()[0].Data), "confirmed") {
 		t.Fatal("the one message is not the confirmation")
 	}
+}
+
+// outage is the test gateway with a switch: while down, creating a
+// checkout fails as a provider that cannot be reached does.
+type outage struct {
+	*engine.TestGateway
+	mu   sync.Mutex
+	down bool
+}
+
+func (o *outage) setDown(down bool) { o.mu.Lock(); o.down = down; o.mu.Unlock() }
+
+func (o *outage) CreateCheckout(ctx context.Context, req engine.CheckoutRequest) (engine.Checkout, error) {
+	o.mu.Lock()
+	down := o.down
+	o.mu.Unlock()
+	if down {
+		return engine.Checkout{}, errors.New("provider unreachable")
+	}
+	return o.TestGateway.CreateCheckout(ctx, req)
+}
+
+// TestPaymentLinkAfterProviderOutage: a registration committed while the
+// provider was down gets its payment link by e-mail once the provider is
+// back, once, and not before (a link that cannot be paid yet is never
+// sent).
+func TestPaymentLinkAfterProviderOutage(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		srv := mailtest.Start(t, mailtest.Options{})
+		u, _ := mail.ParseURL("smtp://" + srv.Addr)
+		sender, _ := mail.NewSMTP(mail.Config{URL: u, From: netmail.Address{Name: "Portal", Address: "portal@club.example"}})
+		clk := &clock{t: time.Now().UTC()}
+		quiet := slog.New(slog.DiscardHandler)
+		provider := &outage{TestGateway: engine.NewTestGateway(engine.TestGatewayURLs{
+			PayURL: func(ref string) string { return "https://portal.example/dev/pay/" + ref }, ReturnURL: "https://portal.example/membership/payment-return"}), down: true}
+		demo := enginetest.Seed(t, db, engine.WithClock(clk.Now), engine.WithLogger(quiet),
+			engine.WithPaymentLinks(handlers.PaymentLinks("https://portal.example")),
+			engine.WithPaymentProviders(func(int64) engine.PaymentProvider { return provider }))
+		r := jobs.New(db, jobs.Config{Now: clk.Now, Logger: quiet})
+		messages.Register(r, messages.Deps{DB: db, Sender: sender, BaseURL: "https://portal.example", HashSecret: "paylink-secret-0123456789",
+			Payments: demo.Svc, Now: clk.Now})
+		demo.Svc.SchedulePayments(r, clk.Now)
+		run := func(after time.Duration) {
+			clk.Advance(after)
+			if err := r.EnqueueSchedules(ctx); err != nil {
+				t.Fatal(err)
+			}
+			for {
+				k, err := r.Work(ctx, 10)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if k == 0 {
+					return
+				}
+			}
+		}
+		form := demo.Commit(alex, robin)
+		if form.State != engine.StateDone || form.PaymentURL != "" {
+			t.Fatalf("committed while the provider is down: state %s, link %q", form.State, form.PaymentURL)
+		}
+		run(10 * time.Minute)
+		if n := len(srv.Received()); n != 0 {
+			t.Fatalf("%d messages while the provider is down", n)
+		}
+		var msgs int64
+		if msgs, _ = db.NewSelect().Model((*engine.OutboxMessage)(nil)).Where("kind = ?", engine.KindPaymentLink).Count(ctx); msgs != 1 {
+			t.Fatalf("%d payment-link messages queued, want 1 waiting", msgs)
+		}
+		provider.setDown(false)
+		for range 10 { // the message's job retries with backoff
+			if len(srv.Received()) > 0 {
+				break
+			}
+			run(15 * time.Minute)
+		}
+		got := srv.Wait(t, 1)
+		_, parts := decoded(t, got[0].Data)
+		if strings.Join(got[0].To, ",") != "alex.morgan@example.org" || !strings.Contains(parts["text/plain"], "https://portal.example/pay/PO-") ||
+			!strings.Contains(parts["text/html"], "Pay now") {
+			t.Fatalf("payment link to %v:\n%s", got[0].To, parts["text/plain"])
+		}
+		run(time.Hour)
+		if n := len(srv.Received()); n != 1 {
+			t.Fatalf("%d messages after another run, want the one link", n)
+		}
+	})
 }

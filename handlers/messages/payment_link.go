@@ -1,0 +1,48 @@
+package messages
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"portal/engine"
+	"portal/engine/jobs"
+	"portal/handlers/mail"
+	"portal/views"
+)
+
+// paymentLink composes the e-mail with the stable pay link of an order
+// whose payment could not be created at commit ("payment generation
+// failed"). The engine makes the checkout first: while the provider is
+// still down the job fails and retries, so the member never gets a link
+// that cannot be paid yet. An order paid or cancelled meanwhile gets
+// nothing (errSkip).
+func paymentLink(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*mail.Message, error) {
+	var p engine.PaymentLinkPayload
+	if err := json.Unmarshal([]byte(msg.Payload), &p); err != nil || p.OrderID == 0 {
+		return nil, jobs.Permanent(fmt.Errorf("outbox message %d: bad payment-link payload", msg.ID))
+	}
+	if d.Payments == nil {
+		return nil, jobs.Permanent(fmt.Errorf("outbox message %d: no payment service to make the link", msg.ID))
+	}
+	r, err := d.Payments.PaymentLinkLater(ctx, p)
+	if err != nil {
+		return nil, permanentIfFinal(err)
+	}
+	if !r.Due {
+		return nil, errSkip
+	}
+	m := views.PaymentLinkMailModel{Club: r.Organisation.Name, Subject: r.Organisation.Name + ": your payment link",
+		Period: r.Period.Name, Total: engine.FormatMoney(r.Order.TotalMinor, r.Order.Currency), Link: r.Link}
+	for _, person := range r.Persons {
+		m.Persons = append(m.Persons, person.FirstName+" "+person.LastName)
+	}
+	out := &mail.Message{FromName: m.Club, To: r.Recipients, Subject: m.Subject, Headers: map[string]string{"Auto-Submitted": "auto-generated"}}
+	if out.Text, err = views.PaymentLinkText(m); err != nil {
+		return nil, err
+	}
+	if out.HTML, err = render(ctx, views.PaymentLinkMail(m)); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
