@@ -3,7 +3,6 @@ package handlers_test
 import (
 	"context"
 	"net/http"
-	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -21,10 +20,7 @@ func TestVerifyCard(t *testing.T) {
 		env := newEnv(t, db)
 		owner := env.newClient()
 		f := env.completeDemo(owner)
-		pay, _ := url.Parse(*f.PaymentURL)
-		if res := env.post(owner, pay.Path, url.Values{"status": {"success"}}); res.status != http.StatusSeeOther {
-			t.Fatalf("pay: %d", res.status)
-		}
+		pay(t, env, owner, *f.PaymentURL)
 		ctx := context.Background()
 		var ms []engine.Membership
 		if err := db.NewSelect().Model(&ms).Where("status = ? AND period_id = ?", engine.MembershipActive, engine.DemoPeriodID).

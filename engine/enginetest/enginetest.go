@@ -20,6 +20,9 @@ type Demo struct {
 	DB  *bun.DB
 	Svc *engine.Service
 	GW  *engine.TestGateway
+	// attempts remembers the attempt each pay link was paid with, so that
+	// Pay can replay a return (a paid order's link no longer opens one).
+	attempts map[string]*engine.Payment
 }
 
 // Seed loads the demo data into db.
@@ -63,7 +66,8 @@ func (d *Demo) Commit(persons ...int64) *engine.Form {
 	return form
 }
 
-// Pay completes the payment of a committed form with outcome success.
+// Pay completes the payment of a committed form with outcome success; a
+// second call replays the same signed return.
 func (d *Demo) Pay(form *engine.Form) *engine.PaymentResult {
 	d.T.Helper()
 	u, err := url.Parse(form.PaymentURL)
@@ -73,9 +77,15 @@ func (d *Demo) Pay(form *engine.Form) *engine.PaymentResult {
 	// The stable pay link names the order; following it (as a browser
 	// would) opens the checkout of its current attempt, which the test
 	// gateway's signed return then settles.
-	p, err := d.Svc.FollowPayLink(context.Background(), u.Query().Get("reference"))
-	if err != nil {
-		d.T.Fatalf("follow the pay link %s: %v", form.PaymentURL, err)
+	p := d.attempts[form.PaymentURL]
+	if p == nil {
+		if p, err = d.Svc.FollowPayLink(context.Background(), u.Query().Get("reference")); err != nil {
+			d.T.Fatalf("follow the pay link %s: %v", form.PaymentURL, err)
+		}
+		if d.attempts == nil {
+			d.attempts = map[string]*engine.Payment{}
+		}
+		d.attempts[form.PaymentURL] = p
 	}
 	ref := p.Reference
 	back, err := url.Parse(d.GW.ReturnURL(ref, string(engine.OutcomeSuccess), "tx-"+ref, p.AmountMinor, p.Currency))
