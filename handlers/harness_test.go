@@ -54,6 +54,8 @@ type envOptions struct {
 	// engine's database keeps its sessions, so requests get past the
 	// session check.
 	sessionDB *bun.DB
+	// hashSecrets opens the organisations' own hash secrets; nil: none.
+	hashSecrets *session.Sealer
 }
 
 func newEnvWith(t testing.TB, db *bun.DB, o envOptions) *testEnv {
@@ -88,6 +90,8 @@ func newEnvWith(t testing.TB, db *bun.DB, o envOptions) *testEnv {
 		Relay:          relay,
 		SignInLimiter:  o.limiter,
 		SignInLimits:   o.limits,
+		HashSecrets:    o.hashSecrets,
+		TenantRefresh:  -1, // tests change organisations in the database directly
 	})
 	env.client = env.newClient()
 	return env
@@ -142,6 +146,10 @@ func (env *testEnv) do(c *http.Client, method, path string, body any, headers ..
 func roundTrip(t testing.TB, c *http.Client, req *http.Request, headers ...string) response {
 	t.Helper()
 	for i := 0; i+1 < len(headers); i += 2 {
+		if headers[i] == "Host" { // net/http sends req.Host, not a Host header
+			req.Host = headers[i+1]
+			continue
+		}
 		req.Header.Set(headers[i], headers[i+1])
 	}
 	res, err := c.Do(req)
