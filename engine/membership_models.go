@@ -39,7 +39,10 @@ type Person struct {
 	LastName       string    `bun:"last_name,notnull"`
 	DateOfBirth    time.Time `bun:"date_of_birth,notnull,type:date"`
 	Email          string    `bun:"email,notnull"`
-	CreatedAt      time.Time `bun:"created_at,nullzero,notnull,default:current_timestamp"`
+	// ExternalID is the external system's own id of the person, the key of
+	// the admin API's person import; nil for persons made otherwise.
+	ExternalID *string   `bun:"external_id"`
+	CreatedAt  time.Time `bun:"created_at,nullzero,notnull,default:current_timestamp"`
 }
 
 // UserPerson links a user key (the identity of a hash link) to a person it may register.

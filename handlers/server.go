@@ -118,7 +118,9 @@ func New(d Deps) *echo.Echo {
 		p := c.Request().URL.Path
 		return strings.HasPrefix(p, "/static/") || isAPI(c.Request()) || s.relayOwnsBodyLimit(c)
 	}}))
-	e.Use(middleware.BodyLimitWithConfig(middleware.BodyLimitConfig{Limit: "64K", Skipper: s.relayOwnsBodyLimit}))
+	e.Use(middleware.BodyLimitWithConfig(middleware.BodyLimitConfig{Limit: "64K", Skipper: func(c echo.Context) bool {
+		return s.relayOwnsBodyLimit(c) || isImport(c.Request()) // both set limits of their own
+	}}))
 	e.Use(s.rejectCrossOrigin)
 	e.Use(s.rejectControlCharacters)
 
@@ -136,6 +138,7 @@ func New(d Deps) *echo.Echo {
 	forms.POST("/processes/:processid/reset", s.postReset, requireJSON)
 	forms.POST("/processes/:processid/resume", s.postResume, requireJSON)
 	forms.POST("/processes/:processid/back", s.postBack, requireJSON)
+	s.mountAdmin(api) // api_admin.go: API keys instead of sessions
 	api.Any("/*", func(c echo.Context) error { return echo.ErrNotFound }, s.requireSession)
 
 	reg := e.Group("/membership/register/:periodId")

@@ -219,7 +219,8 @@ func (d *tenantDirectory) resolve(r *http.Request) (t *tenant, none bool) {
 }
 
 // tenantFree says which paths answer without an organisation: probes,
-// assets, metrics, the OpenAPI document, the OIDC login (the identity
+// assets, metrics, the OpenAPI document, the admin API (its key names the
+// organisation), the OIDC login (the identity
 // provider returns to one address), the payment return (the provider
 // returns to one address) and the relay to the admin backend, which
 // decides for itself.
@@ -228,7 +229,8 @@ func (s *Server) tenantFree(p string) bool {
 	case "/healthz", "/readyz", MetricsPath, "/api/openapi.json", LoginPath, CallbackPath, LogoutPath, paymentReturnPath, "/membership/payment-retry":
 		return true
 	}
-	return strings.HasPrefix(p, "/static/") || strings.HasPrefix(p, testGatewayPayPrefix) || (s.gw != nil && s.isRelayPath(p))
+	return strings.HasPrefix(p, "/static/") || strings.HasPrefix(p, testGatewayPayPrefix) || strings.HasPrefix(p, AdminPrefix+"/") ||
+		(s.gw != nil && s.isRelayPath(p))
 }
 
 // requireTenant answers a plain 404 to a request that resolved to no

@@ -1,3 +1,5 @@
+DROP INDEX IF EXISTS persons_external_id;
+ALTER TABLE persons DROP COLUMN IF EXISTS external_id;
 DROP TABLE IF EXISTS api_keys;
 DROP TABLE IF EXISTS organisation_hosts;
 DROP INDEX IF EXISTS organisations_slug;

@@ -37,3 +37,8 @@ CREATE TABLE api_keys (
     revoked_at      TIMESTAMPTZ
 );
 CREATE INDEX api_keys_org_idx ON api_keys (organisation_id);
+
+-- The external system's own id of a person: the key of the admin API's
+-- idempotent person import (one per organisation).
+ALTER TABLE persons ADD COLUMN external_id TEXT;
+CREATE UNIQUE INDEX persons_external_id ON persons (organisation_id, external_id) WHERE external_id IS NOT NULL;
