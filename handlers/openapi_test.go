@@ -557,7 +557,9 @@ func checkAdminResponses(t *testing.T, ck *apiChecker, env *testEnv, anon *http.
 	}
 	write, _ := env.apiKey(1, engine.ScopeWrite)
 	read, _ := env.apiKey(1, engine.ScopeRead)
-	bearer := func(key string, more ...string) []string { return append([]string{"Authorization", "Bearer " + key}, more...) }
+	bearer := func(key string, more ...string) []string {
+		return append([]string{"Authorization", "Bearer " + key}, more...)
+	}
 	org := "/api/admin/organisation"
 	wantStatus(t, ck.conforming(anon, http.MethodGet, org, nil, bearer(read)...), http.StatusOK)
 	wantStatus(t, ck.do(anon, http.MethodGet, org, nil), http.StatusUnauthorized)
