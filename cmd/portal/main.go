@@ -30,6 +30,7 @@ commands:
                              and the hostnames localhost and 127.0.0.1
   orgs list|create|set       organisations (tenants) and their settings
   apikeys create|list|revoke API keys of the admin API (/api/admin/...)
+  persons import|unlink      members from a CSV or JSON file (as POST /api/admin/persons/import)
   definitions import FILE    add a process definition version from YAML or JSON
   config                     print the effective configuration (secrets masked)
   spec check|diff|lint|export  OpenAPI contract tools (docs/CONTRACT.md)
@@ -52,6 +53,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return cmdSeed(ctx, args[1:], getenv, stdout, stderr)
 	case "orgs":
 		return cmdOrgs(ctx, args[1:], getenv, stdout, stderr)
+	case "persons":
+		return cmdPersons(ctx, args[1:], getenv, stdout, stderr)
 	case "apikeys":
 		return cmdAPIKeys(ctx, args[1:], getenv, stdout, stderr)
 	case "definitions":
