@@ -36,6 +36,14 @@ func (s *Server) mountAdmin(api *echo.Group) {
 	admin.PATCH("/organisation", s.patchAdminOrganisation, requireJSON)
 	admin.POST("/persons/import", s.importPersons, middleware.BodyLimit(fmt.Sprint(MaxImportBytes)))
 	admin.POST("/persons/unlink", s.unlinkPersons, requireJSON)
+	admin.GET("/membership-types", s.listMembershipTypes)
+	admin.POST("/membership-types", s.createMembershipType, requireJSON)
+	admin.POST("/definitions", s.importDefinition)
+	admin.GET("/periods", s.listPeriods)
+	admin.POST("/periods", s.createPeriod, requireJSON)
+	admin.PATCH("/periods/:id", s.patchPeriod, requireJSON)
+	admin.GET("/periods/:id/price-rules", s.listPriceRules)
+	admin.PUT("/periods/:id/price-rules", s.putPriceRules, requireJSON)
 }
 
 // isImport reports whether r is a person import, whose body may be larger

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/uptrace/bun"
 
@@ -30,7 +31,7 @@ func (env *testEnv) admin(key, method, path string, body any, headers ...string)
 	return env.do(env.newClient(), method, path, body, append([]string{"Authorization", "Bearer " + key}, headers...)...)
 }
 
-func (env *testEnv) adminCSV(key, csv string) response {
+func (env *testEnv) adminCSV(key, csv string, headers ...string) response {
 	env.t.Helper()
 	req, err := http.NewRequest(http.MethodPost, env.srv.URL+"/api/admin/persons/import", strings.NewReader(csv))
 	if err != nil {
@@ -38,7 +39,7 @@ func (env *testEnv) adminCSV(key, csv string) response {
 	}
 	req.Header.Set("Content-Type", "text/csv")
 	req.Header.Set("Authorization", "Bearer "+key)
-	return roundTrip(env.t, env.newClient(), req)
+	return roundTrip(env.t, env.newClient(), req, headers...)
 }
 
 type importReport struct {
@@ -208,3 +209,159 @@ func TestAdminPersonImport(t *testing.T) {
 		expectHTTPError(t, res, http.StatusUnprocessableEntity, "/api/admin/persons/unlink")
 	})
 }
+
+const hockeyDefinition = `key: membership
+name: Hockey membership
+category: MEMBERSHIP
+organisationId: 1
+steps:
+  - name: stick_hand
+    questionText: Which hand holds the stick?
+    questionType: DRP
+    required: true
+    options:
+      - {value: R, label: Right}
+      - {value: L, label: Left}
+  - name: terms
+    questionText: I accept the club rules
+    questionType: ITC
+    required: true
+`
+
+// A third club is built entirely through the admin API (after the
+// operator's `portal orgs create`), its members registered through its own
+// hostname, and nothing of the other clubs shows through.
+func TestBuildOrganisationThroughAdminAPI(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		env := newTenantEnv(t, db, envOptions{})
+		svc := engine.NewService(db, nil)
+		org, err := svc.CreateOrganisation(context.Background(), engine.OrganisationChange{Name: ptrTo("Hill Hockey"), Slug: ptrTo("hill")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		key, _ := env.apiKey(org.ID, engine.ScopeWrite)
+		const host = "hill.example"
+		// The admin API on the club's own hostname (unknown until the first PATCH names it).
+		adm := func(method, path string, body any, headers ...string) response {
+			t.Helper()
+			return env.admin(key, method, path, body, append(headers, "Host", host)...)
+		}
+		must := func(res response, status int) response {
+			t.Helper()
+			if res.status != status {
+				t.Fatalf("status %d, want %d: %s", res.status, status, res.body)
+			}
+			return res
+		}
+		must(adm(http.MethodPatch, "/api/admin/organisation", map[string]any{"hostnames": []string{host}, "accentColour": "#7c2d12", "contactEmail": "board@hill.example"}), http.StatusOK)
+		must(adm(http.MethodPost, "/api/admin/membership-types", map[string]any{"code": "SENIOR", "name": "Senior", "minAge": 18}), http.StatusCreated)
+		must(adm(http.MethodPost, "/api/admin/membership-types", map[string]any{"code": "YOUTH", "name": "Youth", "maxAge": 17}), http.StatusCreated)
+		must(adm(http.MethodPost, "/api/admin/membership-types", map[string]any{"code": "YOUTH", "name": "Again"}), http.StatusConflict)
+		must(adm(http.MethodPost, "/api/admin/definitions", hockeyDefinition, "Content-Type", "application/yaml"), http.StatusCreated)
+		must(adm(http.MethodPost, "/api/admin/definitions", hockeyDefinition, "Content-Type", "application/yaml"), http.StatusOK)
+		e := expectHTTPError(t, adm(http.MethodPost, "/api/admin/periods", map[string]any{"name": "Season", "startDate": "2026-13-01", "endDate": "2026-01-01", "currency": "gbp", "definitionKey": "nope"}), http.StatusUnprocessableEntity, "/api/admin/periods")
+		if len(e.Errors) != 3 {
+			t.Fatalf("want startDate, currency and definitionKey named: %+v", e.Errors)
+		}
+		var period struct {
+			ID     int64  `json:"id"`
+			Status string `json:"status"`
+		}
+		now := time.Now().UTC()
+		must(adm(http.MethodPost, "/api/admin/periods", map[string]any{"name": "Hockey season", "startDate": now.AddDate(0, -1, 0).Format(time.DateOnly),
+			"endDate": now.AddDate(0, 11, 0).Format(time.DateOnly), "currency": "GBP", "definitionKey": "membership"}), http.StatusCreated).json(t, &period)
+		if period.Status != "closed" {
+			t.Fatalf("a new period is %q, want closed", period.Status)
+		}
+		pid := fmt.Sprint(period.ID)
+		var typeList []struct {
+			ID   int64
+			Code string
+		}
+		must(adm(http.MethodGet, "/api/admin/membership-types", nil), http.StatusOK).json(t, &typeList)
+		senior, youth := typeList[0].ID, typeList[1].ID
+		rules := "/api/admin/periods/" + pid + "/price-rules"
+		early := now.AddDate(0, 1, 0)
+		e = expectHTTPError(t, adm(http.MethodPut, rules, map[string]any{"rules": []map[string]any{
+			{"code": "senior-fee", "kind": "MEMBERSHIP_FEE", "label": "Senior", "membershipTypeId": senior, "amountMinor": 10000},
+			{"code": "eb-1", "kind": "EARLY_BIRD", "label": "Early", "validUntil": early, "percentBp": -1000},
+			{"code": "eb-2", "kind": "EARLY_BIRD", "label": "Earlier", "validUntil": early.AddDate(0, -1, 0), "percentBp": -500},
+			{"code": "loyal", "kind": "MEMBER_TYPE", "label": "Loyal", "memberType": "RENEWAL", "amountMinor": -20000},
+		}}), http.StatusUnprocessableEntity, rules)
+		if len(e.Errors) != 2 || e.Errors[0].Field != "[2].validFrom" {
+			t.Fatalf("want the overlapping early-bird and the negative total named: %+v", e.Errors)
+		}
+		must(adm(http.MethodPut, rules, map[string]any{"rules": []map[string]any{
+			{"code": "senior-fee", "kind": "MEMBERSHIP_FEE", "label": "Senior membership", "membershipTypeId": senior, "amountMinor": 9000},
+			{"code": "youth-fee", "kind": "MEMBERSHIP_FEE", "label": "Youth membership", "membershipTypeId": youth, "amountMinor": 4000},
+			{"code": "eb", "kind": "EARLY_BIRD", "label": "Early bird", "validUntil": early, "percentBp": -1000},
+			{"code": "admin", "kind": "ADMIN_FEE", "label": "Administration", "amountMinor": 300},
+		}}), http.StatusOK)
+		res := env.adminCSV(key, personsCSV(500, 0, func(i int) string { return fmt.Sprintf("hill-%d", i/2) }), "Host", host)
+		var rep importReport
+		must(res, http.StatusOK).json(t, &rep)
+		if rep.Created != 500 {
+			t.Fatalf("created %d", rep.Created)
+		}
+
+		// Closed: the household's link says so; opened: it registers.
+		c, p := env.hashLinkAt(host, pid, "hill-10", testSecret)
+		if p.header.Get("Location") != "/membership/register/"+pid+"?error=period" {
+			t.Fatalf("link to a closed period: %d %q", p.status, p.header.Get("Location"))
+		}
+		must(adm(http.MethodPatch, "/api/admin/periods/"+pid, map[string]any{"status": "open"}), http.StatusOK)
+		c, p = env.hashLinkAt(host, pid, "hill-10", testSecret)
+		expectRedirect(t, p, "/membership/register/"+pid)
+		overview := env.get(c, "/membership/register/"+pid, "Host", host)
+		if overview.testid("brand-name").Text() != "Hill Hockey" || !strings.Contains(string(overview.body), "Number 20") || !strings.Contains(string(overview.body), "Number 21") {
+			t.Fatalf("overview at %s: %d %s", host, overview.status, names(overview))
+		}
+		api := env.newClient()
+		must(env.do(api, http.MethodPost, "/api/auth/external-login", map[string]string{"userKey": "hill-10", "hash": hashlink.Sign(testSecret, "hill-10")}, "Host", host), http.StatusOK)
+		var f form
+		must(env.do(api, http.MethodGet, "/api/forms/membership/"+pid+"?userKey=hill-10", nil, "Host", host), http.StatusOK).json(t, &f) // 200: the overview page made it
+		people := []map[string]any{{"id": f.People[0].ID}, {"id": f.People[1].ID}}
+		next := func(step int, answer string) form {
+			t.Helper()
+			var out form
+			body := map[string]any{"processId": f.ProcessID, "step": step, "people": people}
+			if answer != "" {
+				body["people"] = []map[string]any{{"id": f.People[0].ID, "answer": answer}, {"id": f.People[1].ID, "answer": answer}}
+			}
+			must(env.do(api, http.MethodPost, "/api/forms/next", body, "Host", host), http.StatusOK).json(t, &out)
+			return out
+		}
+		next(0, "")
+		next(1, "L")
+		done := next(2, "1")
+		if done.ProcessState != "DONE" || done.PaymentURL == nil {
+			t.Fatalf("registration at the new club: %+v", done)
+		}
+		var order struct {
+			Total    int64
+			Currency string
+		}
+		if err := db.NewSelect().Table("orders").Column("total_minor", "currency").Where("process_instance_id = ?", f.ProcessID).Scan(context.Background(), &order.Total, &order.Currency); err != nil {
+			t.Fatal(err)
+		}
+		if order.Currency != "GBP" || order.Total != 2*8100+300 { // two seniors at 90.00 less 10% early bird, plus 3.00
+			t.Fatalf("order %d %s", order.Total, order.Currency)
+		}
+
+		// Nothing of the other clubs from here: pages, form API, admin API.
+		if p := env.get(c, "/membership/register/1", "Host", host); p.status == http.StatusOK || strings.Contains(string(p.body), "Alex") {
+			t.Fatalf("rowing period at the hockey club: %d", p.status)
+		}
+		expectHTTPError(t, env.do(api, http.MethodGet, "/api/forms/membership/3?userKey=hill-10", nil, "Host", host), http.StatusNotFound, "/api/forms/membership/3")
+		expectHTTPError(t, adm(http.MethodPatch, "/api/admin/periods/1", map[string]any{"status": "closed"}), http.StatusNotFound, "/api/admin/periods/1")
+		var periods []struct{ ID int64 }
+		must(adm(http.MethodGet, "/api/admin/periods", nil), http.StatusOK).json(t, &periods)
+		var types []struct{ Code string }
+		must(adm(http.MethodGet, "/api/admin/membership-types", nil), http.StatusOK).json(t, &types)
+		if len(periods) != 1 || periods[0].ID != period.ID || len(types) != 2 {
+			t.Fatalf("the hockey key sees periods %v and types %v", periods, types)
+		}
+	})
+}
+
+func ptrTo[T any](v T) *T { return &v }

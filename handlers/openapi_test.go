@@ -587,6 +587,63 @@ func checkAdminResponses(t *testing.T, ck *apiChecker, env *testEnv, anon *http.
 	huge := "externalId,firstName,lastName,dateOfBirth\n\"" + strings.Repeat("a", handlers.MaxImportBytes+1)
 	wantStatus(t, ck.do(anon, http.MethodPost, imp, huge, bearer(write, "Content-Type", "text/csv")...), http.StatusRequestEntityTooLarge)
 
+	types := "/api/admin/membership-types"
+	wantStatus(t, ck.conforming(anon, http.MethodGet, types, nil, bearer(read)...), http.StatusOK)
+	wantStatus(t, ck.do(anon, http.MethodGet, types, nil), http.StatusUnauthorized)
+	wantStatus(t, ck.conforming(anon, http.MethodPost, types, map[string]any{"code": "SENIOR", "name": "Senior", "minAge": 60}, bearer(write)...), http.StatusCreated)
+	wantStatus(t, ck.conforming(anon, http.MethodPost, types, map[string]any{"code": "SENIOR", "name": "Again"}, bearer(write)...), http.StatusConflict)
+	wantStatus(t, ck.do(anon, http.MethodPost, types, map[string]any{"code": "senior", "name": ""}, bearer(write)...), http.StatusUnprocessableEntity)
+	wantStatus(t, ck.do(anon, http.MethodPost, types, `{"code":`, bearer(write)...), http.StatusBadRequest)
+	wantStatus(t, ck.do(anon, http.MethodPost, types, "x", bearer(write, "Content-Type", "text/plain")...), http.StatusUnsupportedMediaType)
+	wantStatus(t, ck.do(anon, http.MethodPost, types, map[string]any{}, bearer(read)...), http.StatusForbidden)
+	wantStatus(t, ck.do(anon, http.MethodPost, types, map[string]any{}), http.StatusUnauthorized)
+
+	defs := "/api/admin/definitions"
+	def := "key: extra\nname: Extra\ncategory: MEMBERSHIP\norganisationId: 9\nsteps:\n  - name: terms\n    questionText: I accept\n    questionType: ITC\n    required: true\n"
+	wantStatus(t, ck.do(anon, http.MethodPost, defs, def, bearer(write, "Content-Type", "application/yaml")...), http.StatusCreated)
+	wantStatus(t, ck.do(anon, http.MethodPost, defs, def, bearer(write, "Content-Type", "application/yaml")...), http.StatusOK)
+	wantStatus(t, ck.do(anon, http.MethodPost, defs, "key: [", bearer(write, "Content-Type", "application/yaml")...), http.StatusBadRequest)
+	wantStatus(t, ck.do(anon, http.MethodPost, defs, "x", bearer(write, "Content-Type", "text/plain")...), http.StatusUnsupportedMediaType)
+	wantStatus(t, ck.do(anon, http.MethodPost, defs, def, bearer(read, "Content-Type", "application/yaml")...), http.StatusForbidden)
+	wantStatus(t, ck.do(anon, http.MethodPost, defs, def, "Content-Type", "application/yaml"), http.StatusUnauthorized)
+	wantStatus(t, ck.do(anon, http.MethodPost, defs, strings.Repeat("#", 70<<10), bearer(write, "Content-Type", "application/yaml")...), http.StatusRequestEntityTooLarge)
+
+	periods := "/api/admin/periods"
+	wantStatus(t, ck.conforming(anon, http.MethodGet, periods, nil, bearer(read)...), http.StatusOK)
+	wantStatus(t, ck.do(anon, http.MethodGet, periods, nil), http.StatusUnauthorized)
+	newPeriod := map[string]any{"name": "Next season", "startDate": "2030-01-01", "endDate": "2030-12-31", "currency": "EUR", "definitionKey": "membership"}
+	created := ck.conforming(anon, http.MethodPost, periods, newPeriod, bearer(write)...)
+	wantStatus(t, created, http.StatusCreated)
+	var period struct{ ID int64 }
+	created.json(t, &period)
+	wantStatus(t, ck.do(anon, http.MethodPost, periods, map[string]any{"name": "X"}, bearer(write)...), http.StatusUnprocessableEntity)
+	wantStatus(t, ck.do(anon, http.MethodPost, periods, `{"name":`, bearer(write)...), http.StatusBadRequest)
+	wantStatus(t, ck.do(anon, http.MethodPost, periods, "x", bearer(write, "Content-Type", "text/plain")...), http.StatusUnsupportedMediaType)
+	wantStatus(t, ck.do(anon, http.MethodPost, periods, newPeriod, bearer(read)...), http.StatusForbidden)
+	wantStatus(t, ck.do(anon, http.MethodPost, periods, newPeriod), http.StatusUnauthorized)
+	one := fmt.Sprintf("/api/admin/periods/%d", period.ID)
+	wantStatus(t, ck.conforming(anon, http.MethodPatch, one, map[string]any{"status": "open"}, bearer(write)...), http.StatusOK)
+	wantStatus(t, ck.do(anon, http.MethodPatch, one, map[string]any{"status": "ajar"}, bearer(write)...), http.StatusUnprocessableEntity)
+	wantStatus(t, ck.conforming(anon, http.MethodPatch, "/api/admin/periods/999", map[string]any{"status": "open"}, bearer(write)...), http.StatusNotFound)
+	wantStatus(t, ck.do(anon, http.MethodPatch, one, `{"status":`, bearer(write)...), http.StatusBadRequest)
+	wantStatus(t, ck.do(anon, http.MethodPatch, one, "x", bearer(write, "Content-Type", "text/plain")...), http.StatusUnsupportedMediaType)
+	wantStatus(t, ck.do(anon, http.MethodPatch, one, map[string]any{}, bearer(read)...), http.StatusForbidden)
+	wantStatus(t, ck.do(anon, http.MethodPatch, one, map[string]any{}), http.StatusUnauthorized)
+
+	rules := one + "/price-rules"
+	fee := map[string]any{"rules": []map[string]any{{"code": "adult-fee", "kind": "MEMBERSHIP_FEE", "label": "Adult", "membershipTypeId": 1, "amountMinor": 5000},
+		{"code": "eb", "kind": "EARLY_BIRD", "label": "Early", "validUntil": "2030-02-01T00:00:00Z", "percentBp": -1000}}}
+	wantStatus(t, ck.conforming(anon, http.MethodPut, rules, fee, bearer(write)...), http.StatusOK)
+	wantStatus(t, ck.conforming(anon, http.MethodGet, rules, nil, bearer(read)...), http.StatusOK)
+	wantStatus(t, ck.conforming(anon, http.MethodGet, "/api/admin/periods/999/price-rules", nil, bearer(read)...), http.StatusNotFound)
+	wantStatus(t, ck.do(anon, http.MethodGet, rules, nil), http.StatusUnauthorized)
+	wantStatus(t, ck.conforming(anon, http.MethodPut, "/api/admin/periods/999/price-rules", fee, bearer(write)...), http.StatusNotFound)
+	wantStatus(t, ck.do(anon, http.MethodPut, rules, map[string]any{"rules": []map[string]any{{"code": "x", "kind": "NONE", "label": "x", "amountMinor": 1}}}, bearer(write)...), http.StatusUnprocessableEntity)
+	wantStatus(t, ck.do(anon, http.MethodPut, rules, `{"rules":`, bearer(write)...), http.StatusBadRequest)
+	wantStatus(t, ck.do(anon, http.MethodPut, rules, "x", bearer(write, "Content-Type", "text/plain")...), http.StatusUnsupportedMediaType)
+	wantStatus(t, ck.do(anon, http.MethodPut, rules, fee, bearer(read)...), http.StatusForbidden)
+	wantStatus(t, ck.do(anon, http.MethodPut, rules, fee), http.StatusUnauthorized)
+
 	unlink := "/api/admin/persons/unlink"
 	wantStatus(t, ck.conforming(anon, http.MethodPost, unlink, map[string]any{"links": []map[string]string{{"externalId": "M-1", "userKey": "family-1"}}}, bearer(write)...), http.StatusOK)
 	wantStatus(t, ck.conforming(anon, http.MethodPost, unlink, map[string]any{"links": []map[string]string{{"externalId": "nobody", "userKey": "family-1"}}}, bearer(write)...), http.StatusUnprocessableEntity)
