@@ -56,6 +56,10 @@ type envOptions struct {
 	sessionDB *bun.DB
 	// hashSecrets opens the organisations' own hash secrets; nil: none.
 	hashSecrets *session.Sealer
+	// tenantRefresh: 0 the server's default; negative re-reads the
+	// organisations on every request, for tests that change them in the
+	// database between requests.
+	tenantRefresh time.Duration
 }
 
 func newEnvWith(t testing.TB, db *bun.DB, o envOptions) *testEnv {
@@ -91,7 +95,7 @@ func newEnvWith(t testing.TB, db *bun.DB, o envOptions) *testEnv {
 		SignInLimiter:  o.limiter,
 		SignInLimits:   o.limits,
 		HashSecrets:    o.hashSecrets,
-		TenantRefresh:  -1, // tests change organisations in the database directly
+		TenantRefresh:  o.tenantRefresh,
 	})
 	env.client = env.newClient()
 	return env

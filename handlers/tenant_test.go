@@ -185,7 +185,7 @@ func TestTenantHashSecret(t *testing.T) {
 		t.Fatal(err)
 	}
 	sealer := kr.Sealer(handlers.HashSecretPurpose)
-	env := newTenantEnv(t, dbtest.SQLite(t), envOptions{hashSecrets: sealer})
+	env := newTenantEnv(t, dbtest.SQLite(t), envOptions{hashSecrets: sealer, tenantRefresh: -1})
 	const own = "tennis-club-secret"
 	setSealed := func(sealed string) {
 		t.Helper()
