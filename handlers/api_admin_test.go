@@ -305,12 +305,12 @@ func TestBuildOrganisationThroughAdminAPI(t *testing.T) {
 		}
 
 		// Closed: the household's link says so; opened: it registers.
-		c, p := env.hashLinkAt(host, pid, "hill-10", testSecret)
+		_, p := env.hashLinkAt(host, pid, "hill-10", testSecret)
 		if p.header.Get("Location") != "/membership/register/"+pid+"?error=period" {
 			t.Fatalf("link to a closed period: %d %q", p.status, p.header.Get("Location"))
 		}
 		must(adm(http.MethodPatch, "/api/admin/periods/"+pid, map[string]any{"status": "open"}), http.StatusOK)
-		c, p = env.hashLinkAt(host, pid, "hill-10", testSecret)
+		c, p := env.hashLinkAt(host, pid, "hill-10", testSecret)
 		expectRedirect(t, p, "/membership/register/"+pid)
 		overview := env.get(c, "/membership/register/"+pid, "Host", host)
 		if overview.testid("brand-name").Text() != "Hill Hockey" || !strings.Contains(string(overview.body), "Number 20") || !strings.Contains(string(overview.body), "Number 21") {
