@@ -6,11 +6,11 @@ DEV_ENV   := PORTAL_HASH_SECRET=$(DEV_SECRET) PORTAL_COOKIE_SECURE=false PORTAL_
 
 .PHONY: run build test fmt-check vet lint templ templ-check bench clean
 
-## run: build, migrate, seed the demo data and serve on :8080 (development settings)
+## run: build, migrate, seed the demo data (two clubs: localhost and 127.0.0.1) and serve on :8080 (development settings)
 run: build
 	@echo "Development hash secret: $(DEV_SECRET) (never use it in production)"
 	@[ -n "$$PORTAL_SMTP_URL$$PORTAL_SMTP_URL_FILE" ] || echo "No PORTAL_SMTP_URL: e-mail is written to the log (level info), not sent"
-	$(DEV_ENV) ./$(BIN) seed demo
+	$(DEV_ENV) ./$(BIN) seed demo --tenants
 	$(DEV_ENV) ./$(BIN) serve
 
 ## build: the portal binary, pure Go (no cgo needed)

@@ -60,7 +60,7 @@ func seedDemoCore(ctx context.Context, tx bun.Tx, now time.Time) error {
 	start := time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, time.UTC)
 	end := start.AddDate(1, 0, -1)
 	rows := []any{
-		&Organisation{ID: 1, Name: "Riverside Rowing Club"},
+		&Organisation{ID: 1, Name: "Riverside Rowing Club", Slug: "riverside", DefaultLanguage: "en"},
 		&MembershipPeriod{ID: DemoPeriodID, OrganisationID: 1, Name: fmt.Sprintf("Season %d/%d", start.Year(), end.Year()),
 			StartDate: start, EndDate: end, Status: PeriodOpen, Currency: "EUR", DefinitionKey: "membership"},
 		&MembershipPeriod{ID: 2, OrganisationID: 1, Name: fmt.Sprintf("Season %d/%d", start.Year()-1, end.Year()-1),
@@ -108,13 +108,19 @@ func seedDemoCore(ctx context.Context, tx bun.Tx, now time.Time) error {
 	if _, err := tx.NewInsert().Model(&rules).Exec(ctx); err != nil {
 		return fmt.Errorf("seed price rules: %w", err)
 	}
-	if tx.Dialect().Name() == dialect.PG {
-		// The rows above carry explicit ids; move the sequences past them.
-		for _, table := range []string{"organisations", "membership_periods", "membership_types", "persons"} {
-			if _, err := tx.ExecContext(ctx, fmt.Sprintf(
-				"SELECT setval(pg_get_serial_sequence('%[1]s', 'id'), (SELECT max(id) FROM %[1]s))", table)); err != nil {
-				return fmt.Errorf("advance %s id sequence: %w", table, err)
-			}
+	return advanceSequences(ctx, tx)
+}
+
+// advanceSequences moves PostgreSQL's id sequences past the rows the demo
+// inserted with explicit ids.
+func advanceSequences(ctx context.Context, tx bun.Tx) error {
+	if tx.Dialect().Name() != dialect.PG {
+		return nil
+	}
+	for _, table := range []string{"organisations", "membership_periods", "membership_types", "persons"} {
+		if _, err := tx.ExecContext(ctx, fmt.Sprintf(
+			"SELECT setval(pg_get_serial_sequence('%[1]s', 'id'), (SELECT max(id) FROM %[1]s))", table)); err != nil {
+			return fmt.Errorf("advance %s id sequence: %w", table, err)
 		}
 	}
 	return nil

@@ -21,8 +21,8 @@ const (
 
 // FieldError names one bad field of a request, as `people[0].answer`.
 type FieldError struct {
-	Field   string
-	Message string
+	Field   string `json:"field"`
+	Message string `json:"message"`
 }
 
 // PersonError is a validation failure of one person's answer.

@@ -7,11 +7,27 @@ import (
 )
 
 // Organisation is a club or federation that runs membership periods.
+// It is the tenant: a request resolves to one organisation (tenants.go),
+// which scopes everything it may see.
 type Organisation struct {
-	bun.BaseModel `bun:"table:organisations"`
-	ID            int64     `bun:"id,pk,autoincrement"`
-	Name          string    `bun:"name,notnull"`
-	CreatedAt     time.Time `bun:"created_at,nullzero,notnull,default:current_timestamp"`
+	bun.BaseModel   `bun:"table:organisations"`
+	ID              int64  `bun:"id,pk,autoincrement"`
+	Name            string `bun:"name,notnull"`
+	Slug            string `bun:"slug,notnull"`
+	ContactEmail    string `bun:"contact_email,notnull"`
+	LogoURL         string `bun:"logo_url,notnull"`
+	AccentColour    string `bun:"accent_colour,notnull"`
+	DefaultLanguage string `bun:"default_language,notnull"`
+	// RegistrationSystemID is what the hash login tells the admin backend
+	// this organisation is; "" tells it nothing.
+	RegistrationSystemID string `bun:"registration_system_id,notnull"`
+	// HashSecretSealed is the organisation's own hash-link secret, sealed
+	// by the caller with the session key; "" means the environment's.
+	// The engine never sees it in clear.
+	HashSecretSealed string    `bun:"hash_secret_sealed,notnull"`
+	CreatedAt        time.Time `bun:"created_at,nullzero,notnull,default:current_timestamp"`
+	// Hostnames are the hosts that resolve to it (organisation_hosts).
+	Hostnames []string `bun:"-"`
 }
 
 // Person is someone who can hold a membership.
@@ -23,7 +39,10 @@ type Person struct {
 	LastName       string    `bun:"last_name,notnull"`
 	DateOfBirth    time.Time `bun:"date_of_birth,notnull,type:date"`
 	Email          string    `bun:"email,notnull"`
-	CreatedAt      time.Time `bun:"created_at,nullzero,notnull,default:current_timestamp"`
+	// ExternalID is the external system's own id of the person, the key of
+	// the admin API's person import; nil for persons made otherwise.
+	ExternalID *string   `bun:"external_id"`
+	CreatedAt  time.Time `bun:"created_at,nullzero,notnull,default:current_timestamp"`
 }
 
 // UserPerson links a user key (the identity of a hash link) to a person it may register.

@@ -18,7 +18,7 @@ func (s *Service) registrationTarget(ctx context.Context, db bun.IDB, userKey st
 	if err != nil {
 		return nil, nil, err
 	}
-	if orgID != nil && *orgID != period.OrganisationID {
+	if (orgID != nil && *orgID != period.OrganisationID) || !inScope(ctx, period.OrganisationID) {
 		return nil, nil, notFound
 	}
 	persons, err := linkedPersons(ctx, db, userKey, period.OrganisationID)

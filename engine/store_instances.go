@@ -26,6 +26,9 @@ func loadInstance(ctx context.Context, db bun.IDB, userKey, processID string) (*
 	if err != nil {
 		return nil, notFoundOr(err, "process instance")
 	}
+	if !inScope(ctx, inst.OrganisationID) { // another tenant's instance reads as none (tenants.go)
+		return nil, Errorf(CodeNotFound, "process instance not found")
+	}
 	return inst, nil
 }
 

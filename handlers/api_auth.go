@@ -29,7 +29,7 @@ func (s *Server) externalLogin(c echo.Context) error {
 	if err := s.checkSignIn(c, body.UserKey); err != nil { // signin.go: 429 over the budget of failures
 		return err
 	}
-	if problem := s.signInProblem(body.UserKey, body.Hash); problem != "" {
+	if problem := s.signInProblem(c, body.UserKey, body.Hash); problem != "" {
 		s.signInFailed(c, body.UserKey, problem)
 		return newAPIError(http.StatusUnauthorized, "The user key and hash do not match.")
 	}
@@ -41,7 +41,7 @@ func (s *Server) externalLogin(c echo.Context) error {
 		}
 		return err
 	}
-	if _, err := s.sessions.Start(c.Request().Context(), c.Response(), c.Request(), body.UserKey, values); err != nil {
+	if _, err := s.sessions.Start(c.Request().Context(), c.Response(), c.Request(), body.UserKey, startValues(c, values)); err != nil {
 		return sessionStoreError(err)
 	}
 	return c.NoContent(http.StatusOK)
@@ -79,7 +79,7 @@ type sessionKey struct{}
 func (s *Server) requireSession(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		req := c.Request()
-		sess, err := s.sessions.Get(req.Context(), req)
+		sess, err := s.sessionFor(c) // tenant.go: a session of another organisation is none
 		markSessionLoaded(req.Context())
 		switch {
 		case errors.Is(err, session.ErrNotFound):

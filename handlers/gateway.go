@@ -363,7 +363,11 @@ func (s *Server) backendLogin(c echo.Context, userKey, hash string) (map[string]
 	if g == nil || g.backend == nil {
 		return nil, nil
 	}
-	tok, err := g.backend.ExternalLogin(c.Request().Context(), userKey, hash)
+	var system string // the organisation's registration system id (spec: "from the tenant context")
+	if t := tenantOf(c); t != nil {
+		system = t.RegistrationSystemID
+	}
+	tok, err := g.backend.ExternalLoginFor(c.Request().Context(), userKey, hash, system)
 	switch {
 	case err == nil:
 		g.metrics.observeBackendLogin("ok")

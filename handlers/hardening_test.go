@@ -276,7 +276,10 @@ func TestOtherOrganisationsPeriodsDoNotLeak(t *testing.T) {
 		env := newEnv(t, db)
 		now := time.Now().UTC()
 		for _, row := range []any{
-			&engine.Organisation{ID: 2, Name: "Hillside Hockey Club"},
+			&engine.Organisation{ID: 2, Name: "Hillside Hockey Club", Slug: "hillside", DefaultLanguage: "en"},
+			// With two organisations each needs its hostname; the test server is 127.0.0.1.
+			&engine.OrganisationHost{Hostname: "127.0.0.1", OrganisationID: 1},
+			&engine.OrganisationHost{Hostname: "hillside.example", OrganisationID: 2},
 			&engine.MembershipPeriod{ID: 10, OrganisationID: 2, Name: "Hillside Open Season", StartDate: now.AddDate(0, -1, 0),
 				EndDate: now.AddDate(0, 6, 0), Status: engine.PeriodOpen, Currency: "EUR", DefinitionKey: "membership"},
 			&engine.MembershipPeriod{ID: 11, OrganisationID: 2, Name: "Hillside Closed Season", StartDate: now.AddDate(-1, -1, 0),

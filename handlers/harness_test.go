@@ -57,6 +57,12 @@ type envOptions struct {
 	// provider, when set, takes the payments instead of the test gateway
 	// (Stripe on stripe-mock: its webhook route is mounted).
 	provider engine.PaymentProvider
+	// hashSecrets opens the organisations' own hash secrets; nil: none.
+	hashSecrets *session.Sealer
+	// tenantRefresh: 0 the server's default; negative re-reads the
+	// organisations on every request, for tests that change them in the
+	// database between requests.
+	tenantRefresh time.Duration
 }
 
 func newEnvWith(t testing.TB, db *bun.DB, o envOptions) *testEnv {
@@ -97,6 +103,8 @@ func newEnvWith(t testing.TB, db *bun.DB, o envOptions) *testEnv {
 		Relay:          relay,
 		SignInLimiter:  o.limiter,
 		SignInLimits:   o.limits,
+		HashSecrets:    o.hashSecrets,
+		TenantRefresh:  o.tenantRefresh,
 	})
 	env.client = env.newClient()
 	return env
@@ -151,6 +159,10 @@ func (env *testEnv) do(c *http.Client, method, path string, body any, headers ..
 func roundTrip(t testing.TB, c *http.Client, req *http.Request, headers ...string) response {
 	t.Helper()
 	for i := 0; i+1 < len(headers); i += 2 {
+		if headers[i] == "Host" { // net/http sends req.Host, not a Host header
+			req.Host = headers[i+1]
+			continue
+		}
 		req.Header.Set(headers[i], headers[i+1])
 	}
 	res, err := c.Do(req)

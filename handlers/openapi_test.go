@@ -22,6 +22,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/uptrace/bun"
 
+	"portal/engine"
 	"portal/engine/dbtest"
 	"portal/handlers"
 	"portal/relay/hashlink"
@@ -48,8 +49,8 @@ var echoParam = regexp.MustCompile(`:([A-Za-z0-9_]+)`)
 func TestOpenAPIDocument(t *testing.T) {
 	doc := loadOpenAPI(t)
 
-	if doc.OpenAPI != "3.0.3" || doc.Info == nil || doc.Info.Version != "1.1.0" {
-		t.Errorf("openapi %q, info.version %v: want 3.0.3 and 1.1.0", doc.OpenAPI, doc.Info)
+	if doc.OpenAPI != "3.0.3" || doc.Info == nil || doc.Info.Version != "1.2.0" {
+		t.Errorf("openapi %q, info.version %v: want 3.0.3 and 1.2.0", doc.OpenAPI, doc.Info)
 	}
 	if len(doc.Servers) != 1 || doc.Servers[0].URL != "/" {
 		t.Errorf("servers %v, want one entry \"/\"", doc.Servers)
@@ -506,6 +507,10 @@ func TestOpenAPIResponses(t *testing.T) {
 			t.Errorf("checker accepted a login without Set-Cookie")
 		}
 
+		// The admin API, last: it adds a second organisation (without
+		// hostnames, which leaves the pages and form API above unresolvable).
+		checkAdminResponses(t, ck, env, anon, crossSite)
+
 		// Every documented response was produced, except the server faults.
 		for path, item := range doc.Paths.Map() {
 			for method, op := range item.Operations() {
@@ -539,4 +544,108 @@ func pay(t *testing.T, env *testEnv, c *http.Client, paymentURL string) {
 	if page := env.do(c, http.MethodGet, ret.RequestURI(), nil); page.status != http.StatusOK {
 		t.Fatalf("payment return: %d %s", page.status, page.body)
 	}
+}
+
+// checkAdminResponses produces every documented response of the admin API.
+func checkAdminResponses(t *testing.T, ck *apiChecker, env *testEnv, anon *http.Client, crossSite []string) {
+	t.Helper()
+	if _, err := env.db.NewInsert().Model(&engine.Organisation{ID: 2, Name: "Hillside Hockey Club", Slug: "hillside", DefaultLanguage: "en"}).Exec(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	write, _ := env.apiKey(1, engine.ScopeWrite)
+	read, _ := env.apiKey(1, engine.ScopeRead)
+	bearer := func(key string, more ...string) []string {
+		return append([]string{"Authorization", "Bearer " + key}, more...)
+	}
+	org := "/api/admin/organisation"
+	wantStatus(t, ck.conforming(anon, http.MethodGet, org, nil, bearer(read)...), http.StatusOK)
+	wantStatus(t, ck.do(anon, http.MethodGet, org, nil), http.StatusUnauthorized)
+	wantStatus(t, ck.do(anon, http.MethodGet, org, nil, bearer(read, crossSite...)...), http.StatusOK) // a GET is not cross-origin checked
+	wantStatus(t, ck.do(anon, http.MethodGet, org, nil, bearer("ptl_unknown")...), http.StatusUnauthorized)
+	wantStatus(t, ck.conforming(anon, http.MethodPatch, org, map[string]any{"contactEmail": "office@riverside.example"}, bearer(write)...), http.StatusOK)
+	wantStatus(t, ck.do(anon, http.MethodPatch, org, map[string]any{"name": "X"}, bearer(read)...), http.StatusForbidden)
+	wantStatus(t, ck.do(anon, http.MethodPatch, org, `{"name":`, bearer(write)...), http.StatusBadRequest)
+	wantStatus(t, ck.do(anon, http.MethodPatch, org, "name=x", bearer(write, "Content-Type", "application/x-www-form-urlencoded")...), http.StatusUnsupportedMediaType)
+	wantStatus(t, ck.conforming(anon, http.MethodPatch, org, map[string]any{"slug": "hillside"}, bearer(write)...), http.StatusConflict)
+	wantStatus(t, ck.conforming(anon, http.MethodPatch, org, map[string]any{"accentColour": "red"}, bearer(write)...), http.StatusUnprocessableEntity)
+	wantStatus(t, ck.do(anon, http.MethodGet, org, nil, bearer(read, crossSite...)...), http.StatusOK)
+	wantStatus(t, ck.do(anon, http.MethodPatch, org, map[string]any{"name": "X"}, bearer(write, crossSite...)...), http.StatusForbidden)
+	wantStatus(t, ck.do(anon, http.MethodPatch, org, map[string]any{"name": "X"}), http.StatusUnauthorized)
+
+	imp := "/api/admin/persons/import"
+	csv := "externalId,firstName,lastName,dateOfBirth,email,userKeys\nM-1,Kim,Keller,1979-03-08,,family-1\n"
+	wantStatus(t, ck.do(anon, http.MethodPost, imp, csv, bearer(write, "Content-Type", "text/csv")...), http.StatusOK)
+	wantStatus(t, ck.conforming(anon, http.MethodPost, imp, map[string]any{"persons": []map[string]any{{"externalId": "J-1", "firstName": "Jo", "lastName": "Json", "dateOfBirth": "2001-02-03"}}}, bearer(write)...), http.StatusOK)
+	wantStatus(t, ck.conforming(anon, http.MethodPost, imp, map[string]any{"persons": []map[string]any{{"externalId": "J-2", "firstName": "", "lastName": "Json", "dateOfBirth": "2001-02-03"}}}, bearer(write)...), http.StatusUnprocessableEntity)
+	wantStatus(t, ck.do(anon, http.MethodPost, imp, "externalId\n", bearer(write, "Content-Type", "text/csv")...), http.StatusBadRequest)
+	wantStatus(t, ck.do(anon, http.MethodPost, imp, "x", bearer(write, "Content-Type", "text/plain")...), http.StatusUnsupportedMediaType)
+	wantStatus(t, ck.do(anon, http.MethodPost, imp, csv, bearer(read, "Content-Type", "text/csv")...), http.StatusForbidden)
+	wantStatus(t, ck.do(anon, http.MethodPost, imp, csv, "Content-Type", "text/csv"), http.StatusUnauthorized)
+	huge := "externalId,firstName,lastName,dateOfBirth\n\"" + strings.Repeat("a", handlers.MaxImportBytes+1)
+	wantStatus(t, ck.do(anon, http.MethodPost, imp, huge, bearer(write, "Content-Type", "text/csv")...), http.StatusRequestEntityTooLarge)
+
+	types := "/api/admin/membership-types"
+	wantStatus(t, ck.conforming(anon, http.MethodGet, types, nil, bearer(read)...), http.StatusOK)
+	wantStatus(t, ck.do(anon, http.MethodGet, types, nil), http.StatusUnauthorized)
+	wantStatus(t, ck.conforming(anon, http.MethodPost, types, map[string]any{"code": "SENIOR", "name": "Senior", "minAge": 60}, bearer(write)...), http.StatusCreated)
+	wantStatus(t, ck.conforming(anon, http.MethodPost, types, map[string]any{"code": "SENIOR", "name": "Again"}, bearer(write)...), http.StatusConflict)
+	wantStatus(t, ck.do(anon, http.MethodPost, types, map[string]any{"code": "senior", "name": ""}, bearer(write)...), http.StatusUnprocessableEntity)
+	wantStatus(t, ck.do(anon, http.MethodPost, types, `{"code":`, bearer(write)...), http.StatusBadRequest)
+	wantStatus(t, ck.do(anon, http.MethodPost, types, "x", bearer(write, "Content-Type", "text/plain")...), http.StatusUnsupportedMediaType)
+	wantStatus(t, ck.do(anon, http.MethodPost, types, map[string]any{}, bearer(read)...), http.StatusForbidden)
+	wantStatus(t, ck.do(anon, http.MethodPost, types, map[string]any{}), http.StatusUnauthorized)
+
+	defs := "/api/admin/definitions"
+	def := "key: extra\nname: Extra\ncategory: MEMBERSHIP\norganisationId: 9\nsteps:\n  - name: terms\n    questionText: I accept\n    questionType: ITC\n    required: true\n"
+	wantStatus(t, ck.do(anon, http.MethodPost, defs, def, bearer(write, "Content-Type", "application/yaml")...), http.StatusCreated)
+	wantStatus(t, ck.do(anon, http.MethodPost, defs, def, bearer(write, "Content-Type", "application/yaml")...), http.StatusOK)
+	wantStatus(t, ck.do(anon, http.MethodPost, defs, "key: [", bearer(write, "Content-Type", "application/yaml")...), http.StatusBadRequest)
+	wantStatus(t, ck.do(anon, http.MethodPost, defs, "x", bearer(write, "Content-Type", "text/plain")...), http.StatusUnsupportedMediaType)
+	wantStatus(t, ck.do(anon, http.MethodPost, defs, def, bearer(read, "Content-Type", "application/yaml")...), http.StatusForbidden)
+	wantStatus(t, ck.do(anon, http.MethodPost, defs, def, "Content-Type", "application/yaml"), http.StatusUnauthorized)
+	wantStatus(t, ck.do(anon, http.MethodPost, defs, strings.Repeat("#", 70<<10), bearer(write, "Content-Type", "application/yaml")...), http.StatusRequestEntityTooLarge)
+
+	periods := "/api/admin/periods"
+	wantStatus(t, ck.conforming(anon, http.MethodGet, periods, nil, bearer(read)...), http.StatusOK)
+	wantStatus(t, ck.do(anon, http.MethodGet, periods, nil), http.StatusUnauthorized)
+	newPeriod := map[string]any{"name": "Next season", "startDate": "2030-01-01", "endDate": "2030-12-31", "currency": "EUR", "definitionKey": "membership"}
+	created := ck.conforming(anon, http.MethodPost, periods, newPeriod, bearer(write)...)
+	wantStatus(t, created, http.StatusCreated)
+	var period struct{ ID int64 }
+	created.json(t, &period)
+	wantStatus(t, ck.do(anon, http.MethodPost, periods, map[string]any{"name": "X"}, bearer(write)...), http.StatusUnprocessableEntity)
+	wantStatus(t, ck.do(anon, http.MethodPost, periods, `{"name":`, bearer(write)...), http.StatusBadRequest)
+	wantStatus(t, ck.do(anon, http.MethodPost, periods, "x", bearer(write, "Content-Type", "text/plain")...), http.StatusUnsupportedMediaType)
+	wantStatus(t, ck.do(anon, http.MethodPost, periods, newPeriod, bearer(read)...), http.StatusForbidden)
+	wantStatus(t, ck.do(anon, http.MethodPost, periods, newPeriod), http.StatusUnauthorized)
+	one := fmt.Sprintf("/api/admin/periods/%d", period.ID)
+	wantStatus(t, ck.conforming(anon, http.MethodPatch, one, map[string]any{"status": "open"}, bearer(write)...), http.StatusOK)
+	wantStatus(t, ck.do(anon, http.MethodPatch, one, map[string]any{"status": "ajar"}, bearer(write)...), http.StatusUnprocessableEntity)
+	wantStatus(t, ck.conforming(anon, http.MethodPatch, "/api/admin/periods/999", map[string]any{"status": "open"}, bearer(write)...), http.StatusNotFound)
+	wantStatus(t, ck.do(anon, http.MethodPatch, one, `{"status":`, bearer(write)...), http.StatusBadRequest)
+	wantStatus(t, ck.do(anon, http.MethodPatch, one, "x", bearer(write, "Content-Type", "text/plain")...), http.StatusUnsupportedMediaType)
+	wantStatus(t, ck.do(anon, http.MethodPatch, one, map[string]any{}, bearer(read)...), http.StatusForbidden)
+	wantStatus(t, ck.do(anon, http.MethodPatch, one, map[string]any{}), http.StatusUnauthorized)
+
+	rules := one + "/price-rules"
+	fee := map[string]any{"rules": []map[string]any{{"code": "adult-fee", "kind": "MEMBERSHIP_FEE", "label": "Adult", "membershipTypeId": 1, "amountMinor": 5000},
+		{"code": "eb", "kind": "EARLY_BIRD", "label": "Early", "validUntil": "2030-02-01T00:00:00Z", "percentBp": -1000}}}
+	wantStatus(t, ck.conforming(anon, http.MethodPut, rules, fee, bearer(write)...), http.StatusOK)
+	wantStatus(t, ck.conforming(anon, http.MethodGet, rules, nil, bearer(read)...), http.StatusOK)
+	wantStatus(t, ck.conforming(anon, http.MethodGet, "/api/admin/periods/999/price-rules", nil, bearer(read)...), http.StatusNotFound)
+	wantStatus(t, ck.do(anon, http.MethodGet, rules, nil), http.StatusUnauthorized)
+	wantStatus(t, ck.conforming(anon, http.MethodPut, "/api/admin/periods/999/price-rules", fee, bearer(write)...), http.StatusNotFound)
+	wantStatus(t, ck.do(anon, http.MethodPut, rules, map[string]any{"rules": []map[string]any{{"code": "x", "kind": "NONE", "label": "x", "amountMinor": 1}}}, bearer(write)...), http.StatusUnprocessableEntity)
+	wantStatus(t, ck.do(anon, http.MethodPut, rules, `{"rules":`, bearer(write)...), http.StatusBadRequest)
+	wantStatus(t, ck.do(anon, http.MethodPut, rules, "x", bearer(write, "Content-Type", "text/plain")...), http.StatusUnsupportedMediaType)
+	wantStatus(t, ck.do(anon, http.MethodPut, rules, fee, bearer(read)...), http.StatusForbidden)
+	wantStatus(t, ck.do(anon, http.MethodPut, rules, fee), http.StatusUnauthorized)
+
+	unlink := "/api/admin/persons/unlink"
+	wantStatus(t, ck.conforming(anon, http.MethodPost, unlink, map[string]any{"links": []map[string]string{{"externalId": "M-1", "userKey": "family-1"}}}, bearer(write)...), http.StatusOK)
+	wantStatus(t, ck.conforming(anon, http.MethodPost, unlink, map[string]any{"links": []map[string]string{{"externalId": "nobody", "userKey": "family-1"}}}, bearer(write)...), http.StatusUnprocessableEntity)
+	wantStatus(t, ck.do(anon, http.MethodPost, unlink, map[string]any{"links": []any{}}, bearer(write)...), http.StatusBadRequest)
+	wantStatus(t, ck.do(anon, http.MethodPost, unlink, "x", bearer(write, "Content-Type", "text/plain")...), http.StatusUnsupportedMediaType)
+	wantStatus(t, ck.do(anon, http.MethodPost, unlink, map[string]any{"links": []any{}}, bearer(read)...), http.StatusForbidden)
+	wantStatus(t, ck.do(anon, http.MethodPost, unlink, map[string]any{"links": []any{}}), http.StatusUnauthorized)
 }

@@ -26,5 +26,5 @@ func (s *Server) changeStep(c echo.Context) error {
 	} else if err != nil {
 		return err
 	}
-	return c.Redirect(http.StatusSeeOther, stepURL(next))
+	return c.Redirect(http.StatusSeeOther, stepURL(c, next))
 }

@@ -19,7 +19,7 @@ func (s *Server) confirm(c echo.Context) error {
 	}
 	if form.State == engine.StateDone {
 		// A double click: the first one committed.
-		return c.Redirect(http.StatusSeeOther, stepURL(form))
+		return c.Redirect(http.StatusSeeOther, stepURL(c, form))
 	}
 	reviewed, err := strconv.ParseInt(c.FormValue("version"), 10, 64)
 	if err != nil {
@@ -45,5 +45,5 @@ func (s *Server) confirm(c echo.Context) error {
 		}
 		return err
 	}
-	return c.Redirect(http.StatusSeeOther, registerPath(r.periodID, "done"))
+	return c.Redirect(http.StatusSeeOther, registerPath(c, r.periodID, "done"))
 }

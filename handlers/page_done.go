@@ -24,7 +24,7 @@ func (s *Server) donePage(c echo.Context) error {
 		return err
 	}
 	if o.Form.State != engine.StateDone {
-		return c.Redirect(http.StatusSeeOther, stepURL(o.Form))
+		return c.Redirect(http.StatusSeeOther, stepURL(c, o.Form))
 	}
 	m := views.DoneModel{Chrome: s.chrome("Registration saved"), Period: o.Period.Name,
 		Persons:    personStatuses(o.Form.People, func(p engine.FormPerson) string { return p.Status }),

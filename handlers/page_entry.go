@@ -32,12 +32,12 @@ func (s *Server) registerEntry(c echo.Context) error {
 		return s.overview(c, periodID)
 	}
 	deny := func(reason string) error {
-		return c.Redirect(http.StatusSeeOther, registerPath(periodID)+"?error="+reason)
+		return c.Redirect(http.StatusSeeOther, registerPath(c, periodID)+"?error="+reason)
 	}
 	if err := s.checkSignIn(c, userKey); err != nil { // signin.go: a 429 page over the budget of failures
 		return err
 	}
-	switch problem := s.signInProblem(userKey, hash); problem {
+	switch problem := s.signInProblem(c, userKey, hash); problem {
 	case "":
 	case failMissing:
 		s.signInFailed(c, userKey, problem)
@@ -55,8 +55,8 @@ func (s *Server) registerEntry(c echo.Context) error {
 		}
 		return err
 	}
-	if _, err := s.sessions.Start(c.Request().Context(), c.Response(), c.Request(), userKey, nil); err != nil {
+	if _, err := s.sessions.Start(c.Request().Context(), c.Response(), c.Request(), userKey, startValues(c, nil)); err != nil {
 		return sessionStoreError(err)
 	}
-	return c.Redirect(http.StatusSeeOther, registerPath(periodID))
+	return c.Redirect(http.StatusSeeOther, registerPath(c, periodID))
 }

@@ -26,9 +26,9 @@ func (s *Server) overview(c echo.Context, periodID int64) error {
 	m := views.OverviewModel{
 		Chrome: s.chrome(o.Period.Name), Period: o.Period.Name,
 		Persons:   personStatuses(o.Persons, func(p engine.FormPerson) string { return p.Status }),
-		StartURL:  registerPath(periodID, "persons"),
-		ResumeURL: registerPath(periodID, "resume"),
-		ResetURL:  registerPath(periodID, "reset"),
+		StartURL:  registerPath(c, periodID, "persons"),
+		ResumeURL: registerPath(c, periodID, "resume"),
+		ResetURL:  registerPath(c, periodID, "reset"),
 	}
 	switch f.State {
 	case engine.StateRunning, engine.StateResume, engine.StateSuspended:

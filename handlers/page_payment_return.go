@@ -55,13 +55,13 @@ func (s *Server) paymentReturn(c echo.Context) error {
 		return err
 	}
 	owner := false
-	if sess, err := s.sessions.Get(ctx, c.Request()); err == nil {
-		owner = sess.UserKey != "" && sess.UserKey == res.UserKey
+	if sess, err := s.sessionFor(c); err == nil {
+		owner = sess.UserKey != "" && sess.UserKey == res.UserKey && (res.Order == nil || boundTo(sess, res.Order.OrganisationID))
 	} else if !errors.Is(err, session.ErrNotFound) {
 		// The payment is settled; only the details depend on the session.
 		s.logFor(c).Warn("payment return: session store unavailable; showing the outcome without details", "err", err)
 	}
-	m := views.PaymentReturnModel{Reference: res.Reference, Outcome: paymentOutcomes[res.Outcome], RegisterURL: registerPath(res.PeriodID), DetailsHidden: !owner}
+	m := views.PaymentReturnModel{Reference: res.Reference, Outcome: paymentOutcomes[res.Outcome], RegisterURL: registerPath(c, res.PeriodID), DetailsHidden: !owner}
 	if owner {
 		m.Lines, m.Total = orderLines(res.Order)
 	}

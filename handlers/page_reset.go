@@ -16,7 +16,7 @@ func (s *Server) resetPage(c echo.Context) error {
 		return err
 	}
 	return render(c, http.StatusOK, views.ResetConfirm(views.ResetModel{Chrome: s.chrome("Start again?"),
-		Action: registerPath(r.periodID, "reset"), CancelURL: registerPath(r.periodID), Committed: form.State == engine.StateDone}))
+		Action: registerPath(c, r.periodID, "reset"), CancelURL: registerPath(c, r.periodID), Committed: form.State == engine.StateDone}))
 }
 
 // resetRegistration answers POST /membership/register/:periodId/reset.
@@ -31,5 +31,5 @@ func (s *Server) resetRegistration(c echo.Context) error {
 	} else if err != nil {
 		return err
 	}
-	return c.Redirect(http.StatusSeeOther, stepURL(next))
+	return c.Redirect(http.StatusSeeOther, stepURL(c, next))
 }

@@ -21,8 +21,8 @@ func (s *Server) resumeRegistration(c echo.Context) error {
 	}
 	if next.State != engine.StateDone && next.Step == next.TotalSteps {
 		if rv, err := s.engine.Review(c.Request().Context(), r.userKey, next.ProcessIDString()); err == nil && rv.Complete {
-			return c.Redirect(http.StatusSeeOther, registerPath(r.periodID, "review"))
+			return c.Redirect(http.StatusSeeOther, registerPath(c, r.periodID, "review"))
 		}
 	}
-	return c.Redirect(http.StatusSeeOther, stepURL(next))
+	return c.Redirect(http.StatusSeeOther, stepURL(c, next))
 }

@@ -23,18 +23,18 @@ func (s *Server) showReview(c echo.Context, status int, notice string) error {
 		return err
 	}
 	if form.State == engine.StateDone || form.Step != form.TotalSteps {
-		return c.Redirect(http.StatusSeeOther, stepURL(form))
+		return c.Redirect(http.StatusSeeOther, stepURL(c, form))
 	}
 	rv, err := s.engine.Review(c.Request().Context(), r.userKey, form.ProcessIDString())
 	if err != nil {
 		return err
 	}
 	if !rv.Complete {
-		return c.Redirect(http.StatusSeeOther, stepURL(form))
+		return c.Redirect(http.StatusSeeOther, stepURL(c, form))
 	}
 	m := views.ReviewModel{
 		Chrome: s.chrome("Check your answers"), Period: rv.Period, Notice: notice,
-		ChangeAction: registerPath(r.periodID, "change"), ConfirmAction: registerPath(r.periodID, "confirm"),
+		ChangeAction: registerPath(c, r.periodID, "change"), ConfirmAction: registerPath(c, r.periodID, "confirm"),
 		Version:      strconv.FormatInt(rv.Version, 10),
 		PriceProblem: rv.QuoteError, CanConfirm: rv.QuoteError == "",
 	}

@@ -34,9 +34,9 @@ func (s *Server) showStep(c echo.Context, n int) error {
 		return err
 	}
 	if form.State == engine.StateDone || form.Step != n {
-		return c.Redirect(http.StatusSeeOther, stepURL(form))
+		return c.Redirect(http.StatusSeeOther, stepURL(c, form))
 	}
-	return render(c, http.StatusOK, views.Step(s.stepModel(form, nil, nil, "")))
+	return render(c, http.StatusOK, views.Step(s.stepModel(c, form, nil, nil, "")))
 }
 
 // answerFieldPrefix starts the name of every answer field of a question page.
@@ -59,10 +59,10 @@ var questionKinds = map[engine.QuestionType]views.QuestionKind{
 
 // stepModel builds a step page. values, when set, are what the member just
 // posted (kept on a validation error); e holds the errors.
-func (s *Server) stepModel(form *engine.Form, values map[string][]string, e *engine.Error, notice string) views.StepModel {
+func (s *Server) stepModel(c echo.Context, form *engine.Form, values map[string][]string, e *engine.Error, notice string) views.StepModel {
 	m := views.StepModel{
 		Chrome: s.chrome(""), Number: form.Step, Total: form.PathLength, Notice: notice,
-		Action: stepURL(form), SubmitText: continueText,
+		Action: stepURL(c, form), SubmitText: continueText,
 	}
 	problems := map[int64]string{}
 	if e != nil {
@@ -72,7 +72,7 @@ func (s *Server) stepModel(form *engine.Form, values map[string][]string, e *eng
 		}
 	}
 	if form.Step > 0 {
-		m.BackAction, m.BackStep = registerPath(form.PeriodID, "back"), form.Step
+		m.BackAction, m.BackStep = registerPath(c, form.PeriodID, "back"), form.Step
 	}
 	if form.Step == 0 {
 		m.Type, m.Heading, m.Progress, m.Required = views.KindSelectPersons, views.SelectPersonsHeading(), selectProgress, true

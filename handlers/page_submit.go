@@ -59,7 +59,7 @@ func (s *Server) submitStep(c echo.Context, n int) error {
 		if e, ok := engine.AsError(err); ok {
 			switch e.Code {
 			case engine.CodeValidation:
-				m := s.stepModel(form, values, e, "")
+				m := s.stepModel(c, form, values, e, "")
 				return render(c, http.StatusUnprocessableEntity, views.Step(m))
 			case engine.CodeConflict:
 				return s.reloadWithNotice(c, r)
@@ -68,9 +68,9 @@ func (s *Server) submitStep(c echo.Context, n int) error {
 		return err
 	}
 	if in.HoldCommit {
-		return c.Redirect(http.StatusSeeOther, registerPath(r.periodID, "review"))
+		return c.Redirect(http.StatusSeeOther, registerPath(c, r.periodID, "review"))
 	}
-	return c.Redirect(http.StatusSeeOther, stepURL(next))
+	return c.Redirect(http.StatusSeeOther, stepURL(c, next))
 }
 
 // postedAnswers reads a question page's inputs as the engine's answers.

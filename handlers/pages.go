@@ -40,12 +40,12 @@ func (s *Server) accessDenied(c echo.Context, reason string) error {
 }
 
 // registerPath is the clean address of a period's registration, plus an optional sub-path.
-func registerPath(periodID int64, sub ...string) string {
+func registerPath(c echo.Context, periodID int64, sub ...string) string {
 	p := fmt.Sprintf("/membership/register/%d", periodID)
 	if len(sub) > 0 {
 		p += "/" + strings.Join(sub, "/")
 	}
-	return p
+	return tenantPath(c, p) // under /o/{slug} when the request came so
 }
 
 // stepParam is the question number of a step address (1 or more).
@@ -65,7 +65,7 @@ func periodParam(c echo.Context) (int64, bool) {
 // request), or access denied.
 func (s *Server) browserSession(c echo.Context) (*session.Session, bool, error) {
 	req := c.Request()
-	sess, err := s.sessions.Get(req.Context(), req)
+	sess, err := s.sessionFor(c) // tenant.go: a session of another organisation is none
 	switch {
 	case err == nil && sess.UserKey != "":
 		return sess, true, nil

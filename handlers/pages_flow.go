@@ -66,14 +66,14 @@ func (s *Server) currentForm(c echo.Context) (registration, *engine.Form, bool, 
 }
 
 // stepURL is the page of a form's current step.
-func stepURL(f *engine.Form) string {
+func stepURL(c echo.Context, f *engine.Form) string {
 	switch {
 	case f.State == engine.StateDone:
-		return registerPath(f.PeriodID, "done")
+		return registerPath(c, f.PeriodID, "done")
 	case f.Step == 0:
-		return registerPath(f.PeriodID, "persons")
+		return registerPath(c, f.PeriodID, "persons")
 	}
-	return registerPath(f.PeriodID, "step", strconv.Itoa(f.Step))
+	return registerPath(c, f.PeriodID, "step", strconv.Itoa(f.Step))
 }
 
 func personName(p engine.FormPerson) string { return p.FirstName + " " + p.LastName }
@@ -114,7 +114,7 @@ func (s *Server) reloadWithNotice(c echo.Context, r registration) error {
 // or sends the member to it when it is not a question page.
 func (s *Server) renderCurrent(c echo.Context, form *engine.Form, notice string) error {
 	if form.State == engine.StateDone {
-		return c.Redirect(http.StatusSeeOther, stepURL(form))
+		return c.Redirect(http.StatusSeeOther, stepURL(c, form))
 	}
-	return render(c, http.StatusConflict, views.Step(s.stepModel(form, nil, nil, notice)))
+	return render(c, http.StatusConflict, views.Step(s.stepModel(c, form, nil, nil, notice)))
 }

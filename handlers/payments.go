@@ -71,7 +71,7 @@ func orderLines(order *engine.Order) ([]views.OrderLineModel, string) {
 // member who registered may use it, and nobody else sees their order.
 func (s *Server) ownPayment(c echo.Context, reference string) (*engine.PaymentView, error) {
 	ctx := c.Request().Context()
-	sess, err := s.sessions.Get(ctx, c.Request())
+	sess, err := s.sessionFor(c)
 	if errors.Is(err, session.ErrNotFound) {
 		return nil, newAPIError(http.StatusUnauthorized, "Your session has ended. Open the link from your e-mail again to continue.")
 	} else if err != nil {
@@ -81,7 +81,7 @@ func (s *Server) ownPayment(c echo.Context, reference string) (*engine.PaymentVi
 	if err != nil {
 		return nil, err
 	}
-	if view.Order.UserKey != sess.UserKey {
+	if view.Order.UserKey != sess.UserKey || !boundTo(sess, view.Order.OrganisationID) {
 		return nil, engine.Errorf(engine.CodeNotFound, "payment not found")
 	}
 	return view, nil

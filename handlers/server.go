@@ -53,6 +53,14 @@ type Deps struct {
 	SignInLimiter throttle.Limiter
 	// SignInLimits are those budgets; zero fields take the defaults.
 	SignInLimits throttle.SignInConfig
+	// HashSecrets opens the organisations' own hash secrets (sealed with
+	// the session key for HashSecretPurpose); nil: no session key, and an
+	// organisation with a secret of its own has its hash links refused.
+	HashSecrets *session.Sealer
+	// TenantRefresh is how long the organisations' settings are trusted
+	// before they are read again; 0: TenantRefresh; negative: read on every
+	// request (tests that change them in the database directly).
+	TenantRefresh time.Duration
 }
 
 // Server holds the handlers' dependencies.
@@ -68,6 +76,7 @@ type Server struct {
 	hsts       string // the Strict-Transport-Security value, "" for none
 	stopping   <-chan struct{}
 	signIn     *throttle.SignIn
+	tenants    *tenantDirectory
 }
 
 // New returns the application's echo instance with every route.
@@ -84,6 +93,10 @@ func New(d Deps) *echo.Echo {
 		d.SignInLimiter = throttle.NewMemory()
 	}
 	s.signIn = throttle.NewSignIn(d.SignInLimiter, d.SignInLimits)
+	s.tenants = &tenantDirectory{engine: d.Engine, sealer: d.HashSecrets, log: s.log, refresh: d.TenantRefresh}
+	if s.tenants.refresh == 0 {
+		s.tenants.refresh = TenantRefresh
+	}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.errorHandler
@@ -99,6 +112,7 @@ func New(d Deps) *echo.Echo {
 			return err
 		}}))
 	e.Use(s.securityHeaders)
+	e.Use(s.requireTenant) // resolveTenant (pre-routing, below) found the organisation, or none
 	e.Use(middleware.GzipWithConfig(middleware.GzipConfig{Skipper: func(c echo.Context) bool {
 		// Static files are compressed once at start; relayed responses stream as
 		// they come; API answers are small JSON, where a gzip writer per
@@ -106,10 +120,13 @@ func New(d Deps) *echo.Echo {
 		p := c.Request().URL.Path
 		return strings.HasPrefix(p, "/static/") || isAPI(c.Request()) || s.relayOwnsBodyLimit(c)
 	}}))
-	e.Use(middleware.BodyLimitWithConfig(middleware.BodyLimitConfig{Limit: "64K", Skipper: s.relayOwnsBodyLimit}))
+	e.Use(middleware.BodyLimitWithConfig(middleware.BodyLimitConfig{Limit: "64K", Skipper: func(c echo.Context) bool {
+		return s.relayOwnsBodyLimit(c) || isImport(c.Request()) // both set limits of their own
+	}}))
 	e.Use(s.rejectCrossOrigin)
 	e.Use(s.rejectControlCharacters)
 
+	e.GET("/brand.css", s.brandStylesheet)
 	e.GET("/healthz", s.healthz)
 	e.GET("/readyz", s.readyz)
 	e.Match([]string{http.MethodGet, http.MethodHead}, "/static/*", echo.WrapHandler(static.Handler())) // echo's GET does not answer HEAD
@@ -123,6 +140,7 @@ func New(d Deps) *echo.Echo {
 	forms.POST("/processes/:processid/reset", s.postReset, requireJSON)
 	forms.POST("/processes/:processid/resume", s.postResume, requireJSON)
 	forms.POST("/processes/:processid/back", s.postBack, requireJSON)
+	s.mountAdmin(api) // api_admin.go: API keys instead of sessions
 	api.Any("/*", func(c echo.Context) error { return echo.ErrNotFound }, s.requireSession)
 
 	reg := e.Group("/membership/register/:periodId")
@@ -153,6 +171,7 @@ func New(d Deps) *echo.Echo {
 		e.POST(testGatewayPayPrefix+":reference", s.testGatewayDecide)
 	}
 	s.mountGateway(e, d.Relay)
+	e.Pre(s.resolveTenant) // after mountGateway's countRequests, which must wrap everything
 	return e
 }
 
@@ -183,7 +202,7 @@ func (s *Server) securityHeaders(next echo.HandlerFunc) echo.HandlerFunc {
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("Referrer-Policy", "no-referrer")
 		h.Set("X-Frame-Options", "DENY")
-		h.Set("Content-Security-Policy", "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+		h.Set("Content-Security-Policy", "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: https:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
 		if strings.HasPrefix(c.Request().URL.Path, "/api/") {
 			h.Set("Cache-Control", "no-store")
 		}

@@ -31,16 +31,21 @@ const (
 	failUserKey  = "user key refused (characters or length)"
 	failHash     = "hash does not match"
 	failRejected = "admin backend refused the sign-in"
+	failSecret   = "the organisation's hash secret cannot be decrypted (PORTAL_SESSION_KEY)"
 )
 
-// signInProblem says why a hash sign-in fails, or "" when the hash matches.
-func (s *Server) signInProblem(userKey, hash string) string {
+// signInProblem says why a hash sign-in fails, or "" when the hash matches
+// the secret of the request's organisation (tenant.go).
+func (s *Server) signInProblem(c echo.Context, userKey, hash string) string {
+	secret, ok := s.hashSecretFor(c)
 	switch {
 	case userKey == "" || hash == "":
 		return failMissing
 	case !hashlink.ValidUserKey(userKey):
 		return failUserKey
-	case !hashlink.Verify(s.hashSecret, userKey, hash):
+	case !ok:
+		return failSecret
+	case !hashlink.Verify(secret, userKey, hash):
 		return failHash
 	}
 	return ""

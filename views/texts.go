@@ -4,10 +4,11 @@ package views
 // in one place. Dynamic texts (names, amounts) come from the view models.
 
 var layoutText = struct {
-	Brand, SkipLink string
+	Brand, SkipLink, Questions string
 }{
-	Brand:    "Membership registration",
-	SkipLink: "Skip to content",
+	Brand:     "Membership registration",
+	SkipLink:  "Skip to content",
+	Questions: "Questions? Write to",
 }
 
 var overviewText = struct {

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"net/url"
 	"os"
 	"strconv"
@@ -100,15 +101,16 @@ func cmdMigrate(ctx context.Context, args []string, getenv func(string) string, 
 func cmdSeed(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("seed", stderr)
 	members := fs.Int("members", 0, "also create user keys demo-1 ... demo-N with two persons each")
+	tenants := fs.Bool("tenants", false, "also a second club, and the hostnames localhost (rowing) and 127.0.0.1 (tennis)")
 	if len(args) == 0 || args[0] != "demo" {
-		return errors.New("usage: portal seed demo [--members N]")
+		return errors.New("usage: portal seed demo [--members N] [--tenants]")
 	}
 	cfg, rest, err := loadConfig(fs, args[1:], getenv)
 	if err != nil {
 		return err
 	}
 	if len(rest) > 0 || *members < 0 {
-		return errors.New("usage: portal seed demo [--members N]")
+		return errors.New("usage: portal seed demo [--members N] [--tenants]")
 	}
 	db, closeDB, err := openDatabase(cfg)
 	if err != nil {
@@ -126,9 +128,25 @@ func cmdSeed(ctx context.Context, args []string, getenv func(string) string, std
 		fmt.Fprintf(stdout, ", plus demo-1 ... demo-%d", *members)
 	}
 	fmt.Fprintln(stdout, ")")
-	if cfg.HashSecret != "" {
-		fmt.Fprintln(stdout, "demo link:", demoLink(cfg))
+	if *tenants {
+		if err := engine.SeedDemoTenants(ctx, db, time.Now()); err != nil {
+			return err
+		}
 	}
+	if cfg.HashSecret == "" {
+		return nil
+	}
+	if !*tenants {
+		fmt.Fprintln(stdout, "demo link:", demoLink(cfg))
+		return nil
+	}
+	port := "8080"
+	if _, p, err := net.SplitHostPort(cfg.Addr); err == nil && p != "" && p != "0" {
+		port = p
+	}
+	hash := hashlink.Sign(cfg.HashSecret, engine.DemoUserKey)
+	fmt.Fprintf(stdout, "rowing club (EUR): http://%s:%s/membership/register/%d?u=%s&h=%s\n", engine.DemoFirstHost, port, engine.DemoPeriodID, engine.DemoUserKey, hash)
+	fmt.Fprintf(stdout, "tennis club (CHF): http://%s:%s/membership/register/%d?u=%s&h=%s\n", engine.DemoSecondHost, port, engine.DemoSecondPeriodID, engine.DemoUserKey, hash)
 	return nil
 }
 

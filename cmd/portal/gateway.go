@@ -347,3 +347,14 @@ func buildGateway(cfg Config, db *bun.DB, log *slog.Logger) (*gatewayParts, erro
 	log.Info("oidc login on", "issuer", cfg.OIDCIssuer, "client_id", cfg.OIDCClientID, "redirect_url", cfg.BaseURL+handlers.CallbackPath)
 	return g, nil
 }
+
+// hashSecretSealer seals and opens the organisations' own hash secrets
+// with the session key; nil without one (then no organisation may have a
+// secret of its own: `portal orgs set --hash-secret` refuses, and the
+// server refuses such an organisation's links).
+func hashSecretSealer(cfg Config) *session.Sealer {
+	if cfg.SessionKey == nil {
+		return nil
+	}
+	return cfg.SessionKey.Sealer(handlers.HashSecretPurpose)
+}

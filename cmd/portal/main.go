@@ -25,7 +25,12 @@ const usage = `usage: portal <command> [flags]
 commands:
   serve                      run the server
   migrate up|down|status     manage the database schema
-  seed demo [--members N]    load the demo data (idempotent)
+  seed demo [--members N] [--tenants]
+                             load the demo data (idempotent); --tenants adds a second club
+                             and the hostnames localhost and 127.0.0.1
+  orgs list|create|set       organisations (tenants) and their settings
+  apikeys create|list|revoke API keys of the admin API (/api/admin/...)
+  persons import|unlink      members from a CSV or JSON file (as POST /api/admin/persons/import)
   definitions import FILE    add a process definition version from YAML or JSON
   jobs [list] [--state S]    list queued, running, failed and dead jobs
   jobs retry ID              run a failed or dead job again
@@ -48,6 +53,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return cmdMigrate(ctx, args[1:], getenv, stdout, stderr)
 	case "seed":
 		return cmdSeed(ctx, args[1:], getenv, stdout, stderr)
+	case "orgs":
+		return cmdOrgs(ctx, args[1:], getenv, stdout, stderr)
+	case "persons":
+		return cmdPersons(ctx, args[1:], getenv, stdout, stderr)
+	case "apikeys":
+		return cmdAPIKeys(ctx, args[1:], getenv, stdout, stderr)
 	case "definitions":
 		return cmdDefinitions(ctx, args[1:], getenv, stdout, stderr)
 	case "jobs":

@@ -88,6 +88,7 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		HSTSMaxAge:     cfg.HSTSMaxAge,
 		Stopping:       stopping,
 		SignInLimiter:  gw.signIn,
+		HashSecrets:    hashSecretSealer(cfg),
 	})
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {

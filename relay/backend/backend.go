@@ -96,10 +96,21 @@ type Token struct {
 // ExternalLogin asks the backend for a JWT for a hash login (the user key
 // and its hash, checked again by the backend).
 func (c *Client) ExternalLogin(ctx context.Context, userKey, hash string) (Token, error) {
+	return c.ExternalLoginFor(ctx, userKey, hash, "")
+}
+
+// ExternalLoginFor is ExternalLogin for the registration system of one
+// organisation (a tenant): its id goes along as registrationSystemId,
+// unless it is "".
+func (c *Client) ExternalLoginFor(ctx context.Context, userKey, hash, registrationSystemID string) (Token, error) {
 	var out struct {
 		Token string `json:"token"`
 	}
-	if err := c.post(ctx, c.loginPath, map[string]string{"userKey": userKey, "hash": hash}, &out); err != nil {
+	body := map[string]string{"userKey": userKey, "hash": hash}
+	if registrationSystemID != "" {
+		body["registrationSystemId"] = registrationSystemID
+	}
+	if err := c.post(ctx, c.loginPath, body, &out); err != nil {
 		return Token{}, fmt.Errorf("external login: %w", err)
 	}
 	if out.Token == "" {

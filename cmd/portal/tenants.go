@@ -1,0 +1,379 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"portal/engine"
+	"portal/handlers"
+	"portal/migrations"
+	"portal/relay/hashlink"
+)
+
+// The tenant commands: `portal orgs` manages organisations (creating one is
+// an operator's act: API keys belong to one organisation and cannot make
+// another), `portal apikeys` their admin API keys.
+
+const orgsUsage = `usage:
+  portal orgs list
+  portal orgs create --name NAME --slug SLUG [settings]
+  portal orgs set --org ID [settings]
+settings (only those given change):
+  --name, --slug, --hosts h1,h2 ("" for none), --contact EMAIL, --logo HTTPS-URL,
+  --accent #rrggbb, --language TAG, --registration-system-id ID,
+  --hash-secret-file FILE (the organisation's own hash-link secret; "" in the file
+  returns it to PORTAL_HASH_SECRET; needs PORTAL_SESSION_KEY, which seals it)`
+
+const apikeysUsage = `usage:
+  portal apikeys create --org ID --scope read|write --name NAME   (prints the key once)
+  portal apikeys list --org ID
+  portal apikeys revoke --org ID KEY-ID`
+
+// withService opens the database (which must be migrated) and runs fn with a service on it.
+func withService(ctx context.Context, cfg Config, fn func(*engine.Service) error) error {
+	db, closeDB, err := openDatabase(cfg)
+	if err != nil {
+		return err
+	}
+	defer closeDB()
+	if err := migrations.CheckCurrent(ctx, db); err != nil {
+		return err
+	}
+	return fn(engine.NewService(db, nil))
+}
+
+// orgFlags are the settings flags of orgs create and set.
+type orgFlags struct {
+	name, slug, hosts, contact, logo, accent, language, system, secretFile string
+}
+
+func (f *orgFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.name, "name", "", "organisation name")
+	fs.StringVar(&f.slug, "slug", "", "short name for /o/{slug}/ addresses")
+	fs.StringVar(&f.hosts, "hosts", "", "comma-separated hostnames that resolve to it")
+	fs.StringVar(&f.contact, "contact", "", "contact e-mail address shown on every page")
+	fs.StringVar(&f.logo, "logo", "", "logo address (https)")
+	fs.StringVar(&f.accent, "accent", "", "accent colour #rrggbb")
+	fs.StringVar(&f.language, "language", "", "default language tag")
+	fs.StringVar(&f.system, "registration-system-id", "", "id sent with the hash login to the admin backend")
+	fs.StringVar(&f.secretFile, "hash-secret-file", "", "file holding the organisation's own hash secret")
+}
+
+// change builds the change from the flags that were given on the command line.
+func (f *orgFlags) change(fs *flag.FlagSet, cfg Config, orgID int64) (engine.OrganisationChange, error) {
+	var c engine.OrganisationChange
+	var err error
+	fs.Visit(func(fl *flag.Flag) {
+		switch fl.Name {
+		case "name":
+			c.Name = &f.name
+		case "slug":
+			c.Slug = &f.slug
+		case "hosts":
+			hosts := []string{}
+			for _, h := range strings.Split(f.hosts, ",") {
+				if h = strings.TrimSpace(h); h != "" {
+					hosts = append(hosts, h)
+				}
+			}
+			c.Hostnames = &hosts
+		case "contact":
+			c.ContactEmail = &f.contact
+		case "logo":
+			c.LogoURL = &f.logo
+		case "accent":
+			c.AccentColour = &f.accent
+		case "language":
+			c.DefaultLanguage = &f.language
+		case "registration-system-id":
+			c.RegistrationSystemID = &f.system
+		case "hash-secret-file":
+			var sealed string
+			sealed, err = sealHashSecretFile(cfg, orgID, f.secretFile)
+			c.HashSecretSealed = &sealed
+		}
+	})
+	return c, err
+}
+
+// minOrgHashSecret is the shortest organisation hash secret accepted, as for PORTAL_HASH_SECRET.
+const minOrgHashSecret = 16
+
+// sealHashSecretFile reads an organisation's hash secret from a file and
+// seals it with the session key; an empty file means "" (the environment's).
+func sealHashSecretFile(cfg Config, orgID int64, path string) (string, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("--hash-secret-file: %w", err)
+	}
+	secret := strings.TrimSpace(string(raw))
+	if secret == "" {
+		return "", nil
+	}
+	return sealHashSecret(cfg, orgID, secret)
+}
+
+func sealHashSecret(cfg Config, orgID int64, secret string) (string, error) {
+	if len(secret) < minOrgHashSecret {
+		return "", fmt.Errorf("the hash secret must be at least %d characters", minOrgHashSecret)
+	}
+	sealer := hashSecretSealer(cfg)
+	if sealer == nil {
+		return "", errors.New("an organisation's own hash secret is kept encrypted with PORTAL_SESSION_KEY: set it first")
+	}
+	return sealer.Seal([]byte(secret), handlers.HashSecretAAD(orgID)), nil
+}
+
+func cmdOrgs(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		return errors.New(orgsUsage)
+	}
+	fs := newFlagSet("orgs "+args[0], stderr)
+	var f orgFlags
+	org := fs.Int64("org", 0, "organisation id")
+	if args[0] != "list" {
+		f.register(fs)
+	}
+	cfg, rest, err := loadConfig(fs, args[1:], getenv)
+	if err != nil {
+		return err
+	}
+	if len(rest) > 0 {
+		return errors.New(orgsUsage)
+	}
+	return withService(ctx, cfg, func(svc *engine.Service) error {
+		switch args[0] {
+		case "list":
+			orgs, err := svc.Organisations(ctx)
+			if err != nil {
+				return err
+			}
+			w := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(w, "ID\tSLUG\tNAME\tHOSTNAMES\tOWN HASH SECRET")
+			for _, o := range orgs {
+				fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%v\n", o.ID, o.Slug, o.Name, strings.Join(o.Hostnames, ","), o.HashSecretSealed != "")
+			}
+			return w.Flush()
+		case "create":
+			c, err := f.change(fs, cfg, 0)
+			if err != nil {
+				return err
+			}
+			if c.HashSecretSealed != nil {
+				return errors.New("set --hash-secret-file with orgs set, once the organisation has its id")
+			}
+			o, err := svc.CreateOrganisation(ctx, c)
+			if err != nil {
+				return describeEngineError(err)
+			}
+			fmt.Fprintf(stdout, "created organisation %d (%s)\n", o.ID, o.Slug)
+			return nil
+		case "set":
+			if *org <= 0 {
+				return errors.New(orgsUsage)
+			}
+			c, err := f.change(fs, cfg, *org)
+			if err != nil {
+				return err
+			}
+			o, err := svc.UpdateOrganisation(ctx, *org, c)
+			if err != nil {
+				return describeEngineError(err)
+			}
+			fmt.Fprintf(stdout, "updated organisation %d (%s)\n", o.ID, o.Slug)
+			return nil
+		}
+		return errors.New(orgsUsage)
+	})
+}
+
+func cmdAPIKeys(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		return errors.New(apikeysUsage)
+	}
+	fs := newFlagSet("apikeys "+args[0], stderr)
+	org := fs.Int64("org", 0, "organisation id")
+	scope := fs.String("scope", "read", "read or write")
+	name := fs.String("name", "", "what the key is for")
+	cfg, rest, err := loadConfig(fs, args[1:], getenv)
+	if err != nil {
+		return err
+	}
+	if *org <= 0 {
+		return errors.New(apikeysUsage)
+	}
+	return withService(ctx, cfg, func(svc *engine.Service) error {
+		switch args[0] {
+		case "create":
+			if len(rest) > 0 {
+				return errors.New(apikeysUsage)
+			}
+			key, k, err := svc.CreateAPIKey(ctx, *org, *name, engine.APIKeyScope(*scope))
+			if err != nil {
+				return describeEngineError(err)
+			}
+			fmt.Fprintf(stderr, "API key %d (%s, %s) for organisation %d; it is shown only now:\n", k.ID, k.Name, k.Scope, k.OrganisationID)
+			fmt.Fprintln(stdout, key)
+			return nil
+		case "list":
+			keys, err := svc.APIKeys(ctx, *org)
+			if err != nil {
+				return err
+			}
+			w := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(w, "ID\tPREFIX\tSCOPE\tNAME\tCREATED\tLAST USED\tREVOKED")
+			for _, k := range keys {
+				fmt.Fprintf(w, "%d\t%s…\t%s\t%s\t%s\t%s\t%s\n", k.ID, k.Prefix, k.Scope, k.Name, k.CreatedAt.Format("2006-01-02 15:04"), timeOrDash(k.LastUsedAt), timeOrDash(k.RevokedAt))
+			}
+			return w.Flush()
+		case "revoke":
+			if len(rest) != 1 {
+				return errors.New(apikeysUsage)
+			}
+			id, err := strconv.ParseInt(rest[0], 10, 64)
+			if err != nil {
+				return errors.New(apikeysUsage)
+			}
+			if err := svc.RevokeAPIKey(ctx, *org, id); err != nil {
+				return describeEngineError(err)
+			}
+			fmt.Fprintf(stdout, "revoked API key %d\n", id)
+			return nil
+		}
+		return errors.New(apikeysUsage)
+	})
+}
+
+// describeEngineError spells out an engine error's field problems for the terminal.
+func describeEngineError(err error) error {
+	e, ok := engine.AsError(err)
+	if !ok || e.Code == engine.CodeInternal || e.Code == engine.CodeUnavailable {
+		return err
+	}
+	var b strings.Builder
+	b.WriteString(e.Message)
+	for _, f := range e.Fields {
+		fmt.Fprintf(&b, "\n  %s: %s", f.Field, f.Message)
+	}
+	return errors.New(b.String())
+}
+
+func timeOrDash(t *time.Time) string {
+	if t == nil {
+		return "-"
+	}
+	return t.Format("2006-01-02 15:04")
+}
+
+const personsUsage = `usage:
+  portal persons import FILE.csv|FILE.json --org ID   (CSV: a header line with the columns
+      externalId, firstName, lastName, dateOfBirth, email, userKeys; JSON: {"persons": [...]})
+  portal persons unlink --org ID EXTERNAL-ID USER-KEY`
+
+// cmdPersons runs the admin API's person operations from the command line,
+// so that a small club can sync from a spreadsheet export.
+func cmdPersons(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		return errors.New(personsUsage)
+	}
+	fs := newFlagSet("persons "+args[0], stderr)
+	org := fs.Int64("org", 0, "organisation id")
+	flags, positional := splitPositional(args[1:])
+	cfg, rest, err := loadConfig(fs, flags, getenv)
+	if err != nil {
+		return err
+	}
+	rest = append(rest, positional...)
+	if *org <= 0 {
+		return errors.New(personsUsage)
+	}
+	switch {
+	case args[0] == "import" && len(rest) == 1:
+		rows, err := readPersonFile(rest[0])
+		if err != nil {
+			return err
+		}
+		return withService(ctx, cfg, func(svc *engine.Service) error {
+			rep, err := svc.ImportPersons(ctx, *org, rows, hashlink.ValidUserKey)
+			if rep != nil && rep.Errors > 0 {
+				for _, r := range rep.Rows {
+					for _, f := range r.Errors {
+						fmt.Fprintf(stderr, "%s: line %d: %s %s\n", rest[0], r.Line, f.Field, f.Message)
+					}
+				}
+			}
+			if err != nil {
+				return describeEngineError(err)
+			}
+			fmt.Fprintf(stdout, "%d created, %d updated, %d unchanged\n", rep.Created, rep.Updated, rep.Unchanged)
+			return nil
+		})
+	case args[0] == "unlink" && len(rest) == 2:
+		return withService(ctx, cfg, func(svc *engine.Service) error {
+			n, err := svc.UnlinkPersons(ctx, *org, []engine.PersonLink{{ExternalID: rest[0], UserKey: rest[1]}})
+			if err != nil {
+				return describeEngineError(err)
+			}
+			fmt.Fprintf(stdout, "%d link(s) removed\n", n)
+			return nil
+		})
+	}
+	return errors.New(personsUsage)
+}
+
+// readPersonFile reads an import file, CSV or JSON by its extension.
+func readPersonFile(path string) ([]engine.PersonRow, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if strings.EqualFold(filepath.Ext(path), ".json") {
+		var body struct {
+			Persons []engine.PersonRow `json:"persons"`
+		}
+		if err := json.NewDecoder(f).Decode(&body); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		return body.Persons, nil
+	}
+	rows, err := engine.ParsePersonCSV(f)
+	if err != nil {
+		return nil, describeEngineError(err)
+	}
+	return rows, nil
+}
+
+// splitPositional separates the positional arguments from the flags, so
+// that `portal persons import members.csv --org 2` reads as it is written
+// (the flag package stops at the first positional argument). A flag
+// without "=" takes the next argument as its value; these commands have no
+// boolean flags of their own.
+func splitPositional(args []string) (flags, positional []string) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			return flags, append(positional, args[i+1:]...)
+		case strings.HasPrefix(a, "-") && len(a) > 1:
+			flags = append(flags, a)
+			if !strings.Contains(a, "=") && i+1 < len(args) {
+				i++
+				flags = append(flags, args[i])
+			}
+		default:
+			positional = append(positional, a)
+		}
+	}
+	return flags, positional
+}

@@ -1,0 +1,95 @@
+package engine
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"time"
+
+	"github.com/uptrace/bun"
+)
+
+//go:embed demo_tenants_definition.yaml
+var demoTenantsDefinition []byte
+
+// Demo tenants: `portal seed demo --tenants` (what `make run` does) adds a
+// second club beside the rowing club, so that tenant separation can be
+// seen by clicking. Each club gets a hostname: the rowing club localhost,
+// the tennis club 127.0.0.1, both on the same port.
+const (
+	// DemoSecondOrgID is the second demo club.
+	DemoSecondOrgID = 2
+	// DemoSecondPeriodID is the second club's open period.
+	DemoSecondPeriodID = 3
+	// DemoFirstHost and DemoSecondHost are the demo clubs' hostnames.
+	DemoFirstHost, DemoSecondHost = "localhost", "127.0.0.1"
+)
+
+// SeedDemoTenants adds the second demo club (another sport, another
+// currency) and the two hostnames. The user key "demo" has persons in both
+// clubs, so the same key shows different households on the two hosts.
+// Idempotent: what exists is left alone. Run SeedDemo first.
+func SeedDemoTenants(ctx context.Context, db *bun.DB, now time.Time) error {
+	spec, err := ParseDefinition(demoTenantsDefinition)
+	if err != nil {
+		return fmt.Errorf("demo tenants definition: %w", err)
+	}
+	err = inTx(ctx, db, func(ctx context.Context, tx bun.Tx) error {
+		exists, err := tx.NewSelect().Model((*Organisation)(nil)).Where("id = ?", DemoSecondOrgID).Exists(ctx)
+		if err != nil || exists {
+			return err
+		}
+		return seedSecondClub(ctx, tx, now)
+	})
+	if err != nil {
+		return err
+	}
+	_, err = ImportDefinition(ctx, db, spec)
+	return err
+}
+
+func seedSecondClub(ctx context.Context, tx bun.Tx, now time.Time) error {
+	start := time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, time.UTC)
+	end := start.AddDate(1, 0, -1)
+	org := DemoSecondOrgID
+	rows := []any{
+		&Organisation{ID: int64(org), Name: "Lakeside Tennis Club", Slug: "lakeside", DefaultLanguage: "en",
+			AccentColour: "#047857", ContactEmail: "office@lakeside-tennis.example"},
+		&OrganisationHost{Hostname: DemoFirstHost, OrganisationID: 1},
+		&OrganisationHost{Hostname: DemoSecondHost, OrganisationID: int64(org)},
+		&MembershipPeriod{ID: DemoSecondPeriodID, OrganisationID: int64(org), Name: fmt.Sprintf("Tennis year %d", start.Year()),
+			StartDate: start, EndDate: end, Status: PeriodOpen, Currency: "CHF", DefinitionKey: "membership"},
+		&MembershipType{ID: 3, OrganisationID: int64(org), Code: "PLAYER", Name: "Player", MinAge: ptr(16)},
+		&MembershipType{ID: 4, OrganisationID: int64(org), Code: "YOUTH", Name: "Youth", MaxAge: ptr(15)},
+	}
+	for _, r := range rows {
+		if _, err := tx.NewInsert().Model(r).Exec(ctx); err != nil {
+			return fmt.Errorf("seed %T: %w", r, err)
+		}
+	}
+	if err := advanceSequences(ctx, tx); err != nil {
+		return err
+	}
+	// Persons without explicit ids: load-test members may already have taken any.
+	persons := []Person{
+		{OrganisationID: int64(org), FirstName: "Kim", LastName: "Keller", DateOfBirth: date("1979-03-08"), Email: "kim.keller@example.org"},
+		{OrganisationID: int64(org), FirstName: "Noa", LastName: "Keller", DateOfBirth: date("2013-11-21")},
+	}
+	if _, err := tx.NewInsert().Model(&persons).Exec(ctx); err != nil {
+		return fmt.Errorf("seed persons: %w", err)
+	}
+	links := []UserPerson{{UserKey: DemoUserKey, PersonID: persons[0].ID, OrganisationID: int64(org)}, {UserKey: DemoUserKey, PersonID: persons[1].ID, OrganisationID: int64(org)}}
+	if _, err := tx.NewInsert().Model(&links).Exec(ctx); err != nil {
+		return fmt.Errorf("seed user links: %w", err)
+	}
+	player, youth := int64(3), int64(4)
+	rules := []PriceRule{
+		{PeriodID: DemoSecondPeriodID, Code: "player-fee", Kind: RuleMembershipFee, Label: "Player membership", MembershipTypeID: &player, AmountMinor: ptr(int64(28000))},
+		{PeriodID: DemoSecondPeriodID, Code: "youth-fee", Kind: RuleMembershipFee, Label: "Youth membership", MembershipTypeID: &youth, AmountMinor: ptr(int64(9000))},
+		{PeriodID: DemoSecondPeriodID, Code: "admin-fee", Kind: RuleAdminFee, Label: "Administration fee", AmountMinor: ptr(int64(500))},
+	}
+	if _, err := tx.NewInsert().Model(&rules).Exec(ctx); err != nil {
+		return fmt.Errorf("seed price rules: %w", err)
+	}
+	return nil
+}

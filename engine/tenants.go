@@ -1,0 +1,324 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"net/mail"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/uptrace/bun"
+)
+
+// Organisations are the portal's tenants. The HTTP layer resolves every
+// request to one of them (by hostname or by /o/{slug}/) and puts its id in
+// the context with WithOrganisation; from then on the engine refuses
+// anything of another organisation as not found, exactly as if it did not
+// exist, so that counting ids reveals nothing across tenants.
+
+type organisationKey struct{}
+
+// WithOrganisation scopes ctx to one organisation: registrations, periods
+// and process instances of other organisations are then not found. The
+// scope travels in the context rather than in every method's parameters
+// because it is a property of the request (like its deadline), set once at
+// the front; methods called without it (the command line, the demo seed)
+// see every organisation, as before tenants existed.
+func WithOrganisation(ctx context.Context, orgID int64) context.Context {
+	return context.WithValue(ctx, organisationKey{}, orgID)
+}
+
+// OrganisationOf returns the organisation ctx is scoped to, if any.
+func OrganisationOf(ctx context.Context) (int64, bool) {
+	id, ok := ctx.Value(organisationKey{}).(int64)
+	return id, ok
+}
+
+// inScope reports whether something of orgID may be seen under ctx's scope.
+func inScope(ctx context.Context, orgID int64) bool {
+	scope, ok := OrganisationOf(ctx)
+	return !ok || scope == orgID
+}
+
+// OrganisationHost maps one hostname to its organisation.
+type OrganisationHost struct {
+	bun.BaseModel  `bun:"table:organisation_hosts"`
+	Hostname       string `bun:"hostname,pk"`
+	OrganisationID int64  `bun:"organisation_id,notnull"`
+}
+
+// Organisations lists every organisation with its hostnames, by id: what
+// the tenant resolver keeps in memory.
+func (s *Service) Organisations(ctx context.Context) (orgs []Organisation, err error) {
+	defer classifyUnavailable(&err)
+	return listOrganisations(ctx, s.db)
+}
+
+// Organisation loads one organisation with its hostnames.
+func (s *Service) Organisation(ctx context.Context, id int64) (org *Organisation, err error) {
+	defer classifyUnavailable(&err)
+	return loadOrganisation(ctx, s.db, id)
+}
+
+func listOrganisations(ctx context.Context, db bun.IDB) ([]Organisation, error) {
+	var orgs []Organisation
+	if err := db.NewSelect().Model(&orgs).Order("id ASC").Scan(ctx); err != nil {
+		return nil, fmt.Errorf("load organisations: %w", err)
+	}
+	var hosts []OrganisationHost
+	if err := db.NewSelect().Model(&hosts).Order("hostname ASC").Scan(ctx); err != nil {
+		return nil, fmt.Errorf("load organisation hostnames: %w", err)
+	}
+	byID := make(map[int64]*Organisation, len(orgs))
+	for i := range orgs {
+		orgs[i].Hostnames = []string{}
+		byID[orgs[i].ID] = &orgs[i]
+	}
+	for _, h := range hosts {
+		if o := byID[h.OrganisationID]; o != nil {
+			o.Hostnames = append(o.Hostnames, h.Hostname)
+		}
+	}
+	return orgs, nil
+}
+
+func loadOrganisation(ctx context.Context, db bun.IDB, id int64) (*Organisation, error) {
+	org := new(Organisation)
+	if err := db.NewSelect().Model(org).Where("id = ?", id).Scan(ctx); err != nil {
+		return nil, notFoundOr(err, "organisation")
+	}
+	org.Hostnames = []string{}
+	if err := db.NewSelect().Model((*OrganisationHost)(nil)).Column("hostname").
+		Where("organisation_id = ?", id).Order("hostname ASC").Scan(ctx, &org.Hostnames); err != nil {
+		return nil, fmt.Errorf("load organisation hostnames: %w", err)
+	}
+	return org, nil
+}
+
+// OrganisationChange is a partial update of an organisation's settings:
+// nil fields stay as they are. HashSecretSealed is sealed by the caller;
+// "" returns the organisation to the environment's secret.
+type OrganisationChange struct {
+	Name            *string
+	Slug            *string
+	Hostnames       *[]string
+	ContactEmail    *string
+	LogoURL         *string
+	AccentColour    *string
+	DefaultLanguage *string
+	// RegistrationSystemID is sent with the hash login to the admin backend.
+	RegistrationSystemID *string
+	HashSecretSealed     *string
+}
+
+var (
+	slugPattern     = regexp.MustCompile(`^[a-z0-9](?:[a-z0-9-]{0,38}[a-z0-9])?$`)
+	colourPattern   = regexp.MustCompile(`^#[0-9a-fA-F]{6}$`)
+	languagePattern = regexp.MustCompile(`^[a-z]{2,3}(?:-[A-Z]{2})?$`)
+	hostLabel       = regexp.MustCompile(`^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$`)
+)
+
+// maxHostnames bounds the hostnames of one organisation.
+const maxHostnames = 20
+
+// NormalizeHostname returns a hostname as the resolver compares it: lower
+// case, without a port or a trailing dot, or "" when it is not a hostname
+// or an IP address.
+func NormalizeHostname(h string) string {
+	h = strings.ToLower(strings.TrimSpace(h))
+	if strings.HasPrefix(h, "[") { // [::1]:8080
+		if end := strings.IndexByte(h, ']'); end > 0 {
+			return h[:end+1]
+		}
+		return ""
+	}
+	if i := strings.LastIndexByte(h, ':'); i >= 0 {
+		h = h[:i]
+	}
+	h = strings.TrimSuffix(h, ".")
+	if h == "" || len(h) > 253 {
+		return ""
+	}
+	for _, label := range strings.Split(h, ".") {
+		if !hostLabel.MatchString(label) {
+			return ""
+		}
+	}
+	return h
+}
+
+// validate checks a change and normalises its hostnames; every problem is
+// named by its field.
+func (c *OrganisationChange) validate() error {
+	var fields []FieldError
+	bad := func(field, msg string) { fields = append(fields, FieldError{Field: field, Message: msg}) }
+	if c.Name != nil {
+		if n := strings.TrimSpace(*c.Name); n == "" || len(n) > 200 {
+			bad("name", "must be 1 to 200 characters")
+		} else {
+			*c.Name = n
+		}
+	}
+	if c.Slug != nil && (!slugPattern.MatchString(*c.Slug) || *c.Slug == "o") {
+		bad("slug", "must be 1 to 40 lower-case letters, digits and inner hyphens")
+	}
+	if c.Hostnames != nil {
+		if len(*c.Hostnames) > maxHostnames {
+			bad("hostnames", fmt.Sprintf("at most %d hostnames", maxHostnames))
+		}
+		var out []string
+		for i, h := range *c.Hostnames {
+			n := NormalizeHostname(h)
+			if n == "" || strings.Contains(strings.TrimSpace(h), "/") {
+				bad(fmt.Sprintf("hostnames[%d]", i), "must be a hostname such as club.example.org, without scheme or path")
+				continue
+			}
+			if !slices.Contains(out, n) {
+				out = append(out, n)
+			}
+		}
+		*c.Hostnames = out
+	}
+	if c.ContactEmail != nil && *c.ContactEmail != "" {
+		if a, err := mail.ParseAddress(*c.ContactEmail); err != nil || a.Address != *c.ContactEmail {
+			bad("contactEmail", "must be an e-mail address such as office@club.example.org")
+		}
+	}
+	if c.LogoURL != nil && *c.LogoURL != "" {
+		if u, err := url.Parse(*c.LogoURL); err != nil || u.Scheme != "https" || u.Host == "" || len(*c.LogoURL) > 2000 {
+			bad("logoUrl", "must be an https address")
+		}
+	}
+	if c.AccentColour != nil && *c.AccentColour != "" {
+		if !colourPattern.MatchString(*c.AccentColour) {
+			bad("accentColour", "must be a colour as #rrggbb")
+		} else {
+			*c.AccentColour = strings.ToLower(*c.AccentColour)
+		}
+	}
+	if c.DefaultLanguage != nil && !languagePattern.MatchString(*c.DefaultLanguage) {
+		bad("defaultLanguage", "must be a language tag such as en or de-CH")
+	}
+	if c.RegistrationSystemID != nil && !printable(*c.RegistrationSystemID, 100) {
+		bad("registrationSystemId", "must be at most 100 printable characters")
+	}
+	if len(fields) > 0 {
+		return &Error{Code: CodeValidation, Message: "Some settings are not valid.", Fields: fields}
+	}
+	return nil
+}
+
+// CreateOrganisation adds an organisation; name and slug are required.
+func (s *Service) CreateOrganisation(ctx context.Context, c OrganisationChange) (org *Organisation, err error) {
+	defer classifyUnavailable(&err)
+	if c.Name == nil || c.Slug == nil {
+		return nil, &Error{Code: CodeValidation, Message: "An organisation needs a name and a slug.",
+			Fields: []FieldError{{Field: "name", Message: "is required"}, {Field: "slug", Message: "is required"}}}
+	}
+	if c.DefaultLanguage == nil {
+		c.DefaultLanguage = ptr("en")
+	}
+	if err := c.validate(); err != nil {
+		return nil, err
+	}
+	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		o := &Organisation{Name: *c.Name, Slug: *c.Slug}
+		if _, err := tx.NewInsert().Model(o).Exec(ctx); err != nil {
+			return orgConflictOr(err)
+		}
+		if err := applyOrganisationChange(ctx, tx, o.ID, c); err != nil {
+			return err
+		}
+		org, err = loadOrganisation(ctx, tx, o.ID)
+		return err
+	})
+	return org, err
+}
+
+// UpdateOrganisation applies a change to an organisation, in one
+// transaction: a hostname or slug taken by another organisation is a
+// conflict and changes nothing.
+func (s *Service) UpdateOrganisation(ctx context.Context, id int64, c OrganisationChange) (org *Organisation, err error) {
+	defer classifyUnavailable(&err)
+	if !inScope(ctx, id) {
+		return nil, Errorf(CodeNotFound, "organisation not found")
+	}
+	if err := c.validate(); err != nil {
+		return nil, err
+	}
+	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		if _, err := loadOrganisation(ctx, tx, id); err != nil {
+			return err
+		}
+		if err := applyOrganisationChange(ctx, tx, id, c); err != nil {
+			return err
+		}
+		org, err = loadOrganisation(ctx, tx, id)
+		return err
+	})
+	return org, err
+}
+
+func applyOrganisationChange(ctx context.Context, tx bun.Tx, id int64, c OrganisationChange) error {
+	q := tx.NewUpdate().Model((*Organisation)(nil)).Where("id = ?", id)
+	set := 0
+	for _, col := range []struct {
+		name string
+		v    *string
+	}{{"name", c.Name}, {"slug", c.Slug}, {"contact_email", c.ContactEmail}, {"logo_url", c.LogoURL},
+		{"accent_colour", c.AccentColour}, {"default_language", c.DefaultLanguage},
+		{"registration_system_id", c.RegistrationSystemID}, {"hash_secret_sealed", c.HashSecretSealed}} {
+		if col.v != nil {
+			q = q.Set("? = ?", bun.Ident(col.name), *col.v)
+			set++
+		}
+	}
+	if set > 0 {
+		if _, err := q.Exec(ctx); err != nil {
+			return orgConflictOr(err)
+		}
+	}
+	if c.Hostnames == nil {
+		return nil
+	}
+	if _, err := tx.NewDelete().Model((*OrganisationHost)(nil)).Where("organisation_id = ?", id).Exec(ctx); err != nil {
+		return fmt.Errorf("clear hostnames: %w", err)
+	}
+	if len(*c.Hostnames) == 0 {
+		return nil
+	}
+	rows := make([]OrganisationHost, 0, len(*c.Hostnames))
+	for _, h := range *c.Hostnames {
+		rows = append(rows, OrganisationHost{Hostname: h, OrganisationID: id})
+	}
+	if _, err := tx.NewInsert().Model(&rows).Exec(ctx); err != nil {
+		if isUniqueViolation(err) {
+			return &Error{Code: CodeConflict, Message: "A hostname is already used by another organisation.",
+				Fields: []FieldError{{Field: "hostnames", Message: "already used by another organisation"}}, Err: err}
+		}
+		return fmt.Errorf("store hostnames: %w", err)
+	}
+	return nil
+}
+
+func orgConflictOr(err error) error {
+	if isUniqueViolation(err) {
+		return &Error{Code: CodeConflict, Message: "The slug is already used by another organisation.",
+			Fields: []FieldError{{Field: "slug", Message: "already used by another organisation"}}, Err: err}
+	}
+	return fmt.Errorf("store organisation: %w", err)
+}
+
+// printable reports whether s has at most max runes, none a control character.
+func printable(s string, max int) bool {
+	n := 0
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+			return false
+		}
+		n++
+	}
+	return n <= max
+}

@@ -1,0 +1,274 @@
+package handlers
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+
+	"portal/engine"
+	"portal/relay/hashlink"
+)
+
+// The admin API (/api/admin/...): what an external system or a club's
+// administrator uses to set the organisation up and keep its members in
+// sync. It is authenticated by API keys (Authorization: Bearer ptl_...,
+// made with `portal apikeys create`), each of one organisation, whose
+// scope says whether it may change things. Everything is scoped to the
+// key's organisation: another organisation's resources are not found.
+
+// AdminPrefix is where the admin API lives.
+const AdminPrefix = "/api/admin"
+
+// MaxImportBytes bounds a person import's body: thousands of rows.
+const MaxImportBytes = 16 << 20
+
+type apiKeyKey struct{}
+
+// mountAdmin adds the admin API's routes.
+func (s *Server) mountAdmin(api *echo.Group) {
+	admin := api.Group("/admin", s.requireAPIKey)
+	admin.GET("/organisation", s.getAdminOrganisation)
+	admin.PATCH("/organisation", s.patchAdminOrganisation, requireJSON)
+	admin.POST("/persons/import", s.importPersons, middleware.BodyLimit(fmt.Sprint(MaxImportBytes)))
+	admin.POST("/persons/unlink", s.unlinkPersons, requireJSON)
+	admin.GET("/membership-types", s.listMembershipTypes)
+	admin.POST("/membership-types", s.createMembershipType, requireJSON)
+	admin.POST("/definitions", s.importDefinition)
+	admin.GET("/periods", s.listPeriods)
+	admin.POST("/periods", s.createPeriod, requireJSON)
+	admin.PATCH("/periods/:id", s.patchPeriod, requireJSON)
+	admin.GET("/periods/:id/price-rules", s.listPriceRules)
+	admin.PUT("/periods/:id/price-rules", s.putPriceRules, requireJSON)
+}
+
+// isImport reports whether r is a person import, whose body may be larger
+// than the API's 64 KiB (its route sets its own limit).
+func isImport(r *http.Request) bool { return r.URL.Path == AdminPrefix+"/persons/import" }
+
+// requireAPIKey authenticates an admin API request by its bearer key and
+// scopes it to the key's organisation. A read key may only GET (403
+// otherwise). A key used on another organisation's hostname or /o/{slug}/
+// is refused like an invalid one.
+func (s *Server) requireAPIKey(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		req := c.Request()
+		scheme, key, _ := strings.Cut(req.Header.Get("Authorization"), " ")
+		if !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(key) == "" {
+			c.Response().Header().Set("WWW-Authenticate", `Bearer realm="portal admin API"`)
+			return newAPIError(http.StatusUnauthorized, "The admin API needs an API key: Authorization: Bearer <key>.")
+		}
+		k, err := s.engine.AuthenticateAPIKey(req.Context(), strings.TrimSpace(key))
+		if err != nil {
+			if engine.ErrorCode(err) == engine.CodeUnauthorized {
+				c.Response().Header().Set("WWW-Authenticate", `Bearer realm="portal admin API", error="invalid_token"`)
+				return newAPIError(http.StatusUnauthorized, "The API key is not valid (unknown or revoked).")
+			}
+			return err
+		}
+		if t := tenantOf(c); t != nil && t.ID != k.OrganisationID {
+			c.Response().Header().Set("WWW-Authenticate", `Bearer realm="portal admin API", error="invalid_token"`)
+			return newAPIError(http.StatusUnauthorized, "The API key is not valid for this organisation's address.")
+		}
+		if !k.Allows(req.Method != http.MethodGet && req.Method != http.MethodHead) {
+			return newAPIError(http.StatusForbidden, "This API key may only read: changes need a key with scope write.")
+		}
+		ctx := engine.WithOrganisation(req.Context(), k.OrganisationID)
+		ctx = context.WithValue(ctx, apiKeyKey{}, k)
+		c.SetRequest(req.WithContext(ctx))
+		return next(c)
+	}
+}
+
+// keyOf returns the API key requireAPIKey put in the context.
+func keyOf(c echo.Context) *engine.APIKey {
+	if k, ok := c.Request().Context().Value(apiKeyKey{}).(*engine.APIKey); ok {
+		return k
+	}
+	return &engine.APIKey{} // organisation 0: nothing is found
+}
+
+// OrganisationDTO is an organisation's settings in the admin API. The hash
+// secret is never returned, only whether one is set.
+type OrganisationDTO struct {
+	ID                   int64    `json:"id"`
+	Name                 string   `json:"name"`
+	Slug                 string   `json:"slug"`
+	Hostnames            []string `json:"hostnames"`
+	ContactEmail         string   `json:"contactEmail"`
+	LogoURL              string   `json:"logoUrl"`
+	AccentColour         string   `json:"accentColour"`
+	DefaultLanguage      string   `json:"defaultLanguage"`
+	RegistrationSystemID string   `json:"registrationSystemId"`
+	HashSecretSet        bool     `json:"hashSecretSet"`
+}
+
+func organisationDTO(o *engine.Organisation) OrganisationDTO {
+	return OrganisationDTO{ID: o.ID, Name: o.Name, Slug: o.Slug, Hostnames: o.Hostnames, ContactEmail: o.ContactEmail,
+		LogoURL: o.LogoURL, AccentColour: o.AccentColour, DefaultLanguage: o.DefaultLanguage,
+		RegistrationSystemID: o.RegistrationSystemID, HashSecretSet: o.HashSecretSealed != ""}
+}
+
+// getAdminOrganisation answers GET /api/admin/organisation.
+func (s *Server) getAdminOrganisation(c echo.Context) error {
+	o, err := s.engine.Organisation(c.Request().Context(), keyOf(c).OrganisationID)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, organisationDTO(o))
+}
+
+// OrganisationPatch is the body of PATCH /api/admin/organisation: absent
+// fields stay as they are.
+type OrganisationPatch struct {
+	Name                 *string   `json:"name"`
+	Slug                 *string   `json:"slug"`
+	Hostnames            *[]string `json:"hostnames"`
+	ContactEmail         *string   `json:"contactEmail"`
+	LogoURL              *string   `json:"logoUrl"`
+	AccentColour         *string   `json:"accentColour"`
+	DefaultLanguage      *string   `json:"defaultLanguage"`
+	RegistrationSystemID *string   `json:"registrationSystemId"`
+	// HashSecret sets the organisation's own hash-link secret (at least 16
+	// characters; "" returns to the environment's). Write-only.
+	HashSecret *string `json:"hashSecret"`
+}
+
+// minHashSecret is the shortest organisation hash secret accepted.
+const minHashSecret = 16
+
+// patchAdminOrganisation answers PATCH /api/admin/organisation: a partial
+// update in one transaction; a taken slug or hostname is 409, invalid
+// settings 422, and either changes nothing.
+func (s *Server) patchAdminOrganisation(c echo.Context) error {
+	var body OrganisationPatch
+	if err := decodeJSON(c.Request().Body, &body); err != nil {
+		return err
+	}
+	orgID := keyOf(c).OrganisationID
+	change := engine.OrganisationChange{Name: body.Name, Slug: body.Slug, Hostnames: body.Hostnames, ContactEmail: body.ContactEmail,
+		LogoURL: body.LogoURL, AccentColour: body.AccentColour, DefaultLanguage: body.DefaultLanguage, RegistrationSystemID: body.RegistrationSystemID}
+	if body.HashSecret != nil {
+		sealed := ""
+		switch {
+		case *body.HashSecret == "":
+		case len(*body.HashSecret) < minHashSecret || len(*body.HashSecret) > 200:
+			return newAPIError(http.StatusUnprocessableEntity, "Some settings are not valid.",
+				FieldErrorBody{Field: "hashSecret", Message: fmt.Sprintf("must be %d to 200 characters", minHashSecret)})
+		case s.tenants.sealer == nil:
+			return newAPIError(http.StatusUnprocessableEntity, "Some settings are not valid.",
+				FieldErrorBody{Field: "hashSecret", Message: "this server has no PORTAL_SESSION_KEY to keep it encrypted with"})
+		default:
+			sealed = s.tenants.sealer.Seal([]byte(*body.HashSecret), HashSecretAAD(orgID))
+		}
+		change.HashSecretSealed = &sealed
+	}
+	o, err := s.engine.UpdateOrganisation(c.Request().Context(), orgID, change)
+	if err != nil {
+		return adminError(err)
+	}
+	s.RefreshTenants()
+	return c.JSON(http.StatusOK, organisationDTO(o))
+}
+
+// adminError gives the admin API's validation errors the spec's HTTP
+// error body with their fields (the form API's 422 is the process error).
+func adminError(err error) error {
+	e, ok := engine.AsError(err)
+	if !ok || e.Code != engine.CodeValidation {
+		return err
+	}
+	fields := make([]FieldErrorBody, 0, len(e.Fields))
+	for _, f := range e.Fields {
+		fields = append(fields, FieldErrorBody{Field: f.Field, Message: f.Message})
+	}
+	return newAPIError(http.StatusUnprocessableEntity, e.Message, fields...)
+}
+
+// PersonImportRequest is the JSON body of POST /api/admin/persons/import.
+type PersonImportRequest struct {
+	Persons []engine.PersonRow `json:"persons"`
+}
+
+// ImportErrorBody is the 422 answer of an import with bad rows: the spec's
+// HTTP error body (errors named "line N: field") plus the per-row report.
+type ImportErrorBody struct {
+	HTTPErrorBody
+	Report *engine.ImportReport `json:"report"`
+}
+
+// importPersons answers POST /api/admin/persons/import with a JSON body
+// ({"persons": [...]}) or a CSV one (Content-Type text/csv, a header line,
+// engine.PersonCSVColumns): an idempotent upsert keyed by externalId, in
+// one transaction, answered with a report per row. Any bad row: 422 with
+// every error and nothing written.
+func (s *Server) importPersons(c echo.Context) error {
+	req := c.Request()
+	var rows []engine.PersonRow
+	switch mediaType(req) {
+	case echo.MIMEApplicationJSON:
+		var body PersonImportRequest
+		if err := decodeJSON(req.Body, &body); err != nil {
+			return err
+		}
+		rows = body.Persons
+	case "text/csv":
+		parsed, err := engine.ParsePersonCSV(req.Body)
+		if err != nil {
+			return err // a body over the limit stays echo's 413
+		}
+		rows = parsed
+	default:
+		return newAPIError(http.StatusUnsupportedMediaType, "The import must be application/json or text/csv.")
+	}
+	if len(rows) == 0 {
+		return newAPIError(http.StatusBadRequest, "The import holds no persons.", FieldErrorBody{Field: "persons", Message: "at least one person is required"})
+	}
+	rep, err := s.engine.ImportPersons(req.Context(), keyOf(c).OrganisationID, rows, hashlink.ValidUserKey)
+	if err != nil {
+		if e, ok := engine.AsError(err); ok && e.Code == engine.CodeValidation && rep != nil {
+			body := ImportErrorBody{HTTPErrorBody: HTTPErrorBody{Timestamp: time.Now().UTC().Format(time.RFC3339Nano),
+				Status: http.StatusUnprocessableEntity, Error: http.StatusText(http.StatusUnprocessableEntity),
+				Message: e.Message, Path: req.URL.Path, Errors: []FieldErrorBody{}}, Report: rep}
+			for _, r := range rep.Rows {
+				for _, f := range r.Errors {
+					body.Errors = append(body.Errors, FieldErrorBody{Field: fmt.Sprintf("line %d: %s", r.Line, f.Field), Message: f.Message})
+				}
+			}
+			return c.JSON(http.StatusUnprocessableEntity, body)
+		}
+		return err
+	}
+	return c.JSON(http.StatusOK, rep)
+}
+
+// PersonUnlinkRequest is the body of POST /api/admin/persons/unlink.
+type PersonUnlinkRequest struct {
+	Links []engine.PersonLink `json:"links"`
+}
+
+// UnlinkResult answers an unlink.
+type UnlinkResult struct {
+	Removed int `json:"removed"`
+}
+
+// unlinkPersons answers POST /api/admin/persons/unlink: removes user-key
+// links named by external person id, idempotently, in one transaction.
+func (s *Server) unlinkPersons(c echo.Context) error {
+	var body PersonUnlinkRequest
+	if err := decodeJSON(c.Request().Body, &body); err != nil {
+		return err
+	}
+	if len(body.Links) == 0 || len(body.Links) > engine.MaxImportRows {
+		return newAPIError(http.StatusBadRequest, "Name 1 to 20000 links.", FieldErrorBody{Field: "links", Message: "1 to 20000 links"})
+	}
+	n, err := s.engine.UnlinkPersons(c.Request().Context(), keyOf(c).OrganisationID, body.Links)
+	if err != nil {
+		return adminError(err)
+	}
+	return c.JSON(http.StatusOK, UnlinkResult{Removed: n})
+}

@@ -1,0 +1,367 @@
+package handlers_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"portal/engine"
+	"portal/engine/dbtest"
+	"portal/relay/hashlink"
+	"portal/relay/session"
+)
+
+// apiKey makes an admin API key of an organisation.
+func (env *testEnv) apiKey(orgID int64, scope engine.APIKeyScope) (string, int64) {
+	env.t.Helper()
+	key, k, err := engine.NewService(env.db, nil).CreateAPIKey(context.Background(), orgID, "test", scope)
+	if err != nil {
+		env.t.Fatal(err)
+	}
+	return key, k.ID
+}
+
+func (env *testEnv) admin(key, method, path string, body any, headers ...string) response {
+	env.t.Helper()
+	return env.do(env.newClient(), method, path, body, append([]string{"Authorization", "Bearer " + key}, headers...)...)
+}
+
+func (env *testEnv) adminCSV(key, csv string, headers ...string) response {
+	env.t.Helper()
+	req, err := http.NewRequest(http.MethodPost, env.srv.URL+"/api/admin/persons/import", strings.NewReader(csv))
+	if err != nil {
+		env.t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "text/csv")
+	req.Header.Set("Authorization", "Bearer "+key)
+	return roundTrip(env.t, env.newClient(), req, headers...)
+}
+
+type importReport struct {
+	Created, Updated, Unchanged, Errors int
+	Rows                                []struct {
+		Line       int    `json:"line"`
+		ExternalID string `json:"externalId"`
+		Outcome    string `json:"outcome"`
+	} `json:"rows"`
+}
+
+func TestAdminAPIKeys(t *testing.T) {
+	env := newTenantEnv(t, dbtest.SQLite(t), envOptions{})
+	write, writeID := env.apiKey(2, engine.ScopeWrite)
+	read, _ := env.apiKey(2, engine.ScopeRead)
+
+	res := env.do(env.client, http.MethodGet, "/api/admin/organisation", nil)
+	expectHTTPError(t, res, http.StatusUnauthorized, "/api/admin/organisation")
+	if !strings.HasPrefix(res.header.Get("WWW-Authenticate"), "Bearer") {
+		t.Fatalf("WWW-Authenticate %q", res.header.Get("WWW-Authenticate"))
+	}
+	expectHTTPError(t, env.admin("ptl_nonsense", http.MethodGet, "/api/admin/organisation", nil), http.StatusUnauthorized, "/api/admin/organisation")
+
+	var org struct {
+		ID            int64    `json:"id"`
+		Slug          string   `json:"slug"`
+		Hostnames     []string `json:"hostnames"`
+		HashSecretSet bool     `json:"hashSecretSet"`
+	}
+	res = env.admin(read, http.MethodGet, "/api/admin/organisation", nil)
+	res.json(t, &org)
+	if res.status != http.StatusOK || org.ID != 2 || org.Slug != "lakeside" || len(org.Hostnames) != 1 {
+		t.Fatalf("organisation: %d %s", res.status, res.body)
+	}
+	if strings.Contains(string(res.body), "hash_secret") || strings.Contains(string(res.body), "s1.") {
+		t.Fatalf("the organisation leaks its secret: %s", res.body)
+	}
+	expectHTTPError(t, env.admin(read, http.MethodPatch, "/api/admin/organisation", map[string]string{"name": "X"}), http.StatusForbidden, "/api/admin/organisation")
+	// A key of the tennis club on the rowing club's hostname is not valid there.
+	expectHTTPError(t, env.admin(read, http.MethodGet, "/api/admin/organisation", nil, "Host", rowingHost), http.StatusUnauthorized, "/api/admin/organisation")
+
+	if err := engine.NewService(env.db, nil).RevokeAPIKey(context.Background(), 2, writeID); err != nil {
+		t.Fatal(err)
+	}
+	expectHTTPError(t, env.admin(write, http.MethodGet, "/api/admin/organisation", nil), http.StatusUnauthorized, "/api/admin/organisation")
+}
+
+func TestAdminOrganisationSettings(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		kr, _ := session.NewKeyring([]byte(strings.Repeat("s", 32)))
+		env := newTenantEnv(t, db, envOptions{hashSecrets: kr.Sealer("organisation hash secret")})
+		key, _ := env.apiKey(2, engine.ScopeWrite)
+		bad := env.admin(key, http.MethodPatch, "/api/admin/organisation", map[string]any{"accentColour": "red", "hostnames": []string{"https://x/"}, "hashSecret": "short"})
+		e := expectHTTPError(t, bad, http.StatusUnprocessableEntity, "/api/admin/organisation")
+		if len(e.Errors) == 0 {
+			t.Fatalf("no field errors: %s", bad.body)
+		}
+		bad = env.admin(key, http.MethodPatch, "/api/admin/organisation", map[string]any{"accentColour": "red", "hostnames": []string{"https://x/"}})
+		if e := expectHTTPError(t, bad, http.StatusUnprocessableEntity, "/api/admin/organisation"); len(e.Errors) != 2 {
+			t.Fatalf("want accentColour and hostnames[0]: %s", bad.body)
+		}
+		expectHTTPError(t, env.admin(key, http.MethodPatch, "/api/admin/organisation", map[string]any{"slug": "riverside"}), http.StatusConflict, "/api/admin/organisation")
+		expectHTTPError(t, env.admin(key, http.MethodPatch, "/api/admin/organisation", map[string]any{"name": "Renamed", "hostnames": []string{"localhost"}}), http.StatusConflict, "/api/admin/organisation")
+		if o, _ := engine.NewService(db, nil).Organisation(context.Background(), 2); o.Name != "Lakeside Tennis Club" {
+			t.Fatalf("a refused change wrote the name %q", o.Name)
+		}
+
+		ok := env.admin(key, http.MethodPatch, "/api/admin/organisation", map[string]any{"name": "Lakeside TC", "accentColour": "#AA0000",
+			"hostnames": []string{"Tennis.Example:8080", tennisHost}, "hashSecret": "lakeside-own-secret-1"})
+		if ok.status != http.StatusOK || !strings.Contains(string(ok.body), `"hashSecretSet":true`) || !strings.Contains(string(ok.body), `"accentColour":"#aa0000"`) {
+			t.Fatalf("patch: %d %s", ok.status, ok.body)
+		}
+		p := env.get(env.newClient(), "/membership/register/3?u=demo&h="+hashlink.Sign("lakeside-own-secret-1", "demo"), "Host", "tennis.example")
+		expectRedirect(t, p, "/membership/register/3")
+	})
+}
+
+func personsCSV(n int, from int, userKey func(i int) string) string {
+	var b strings.Builder
+	b.WriteString("externalId,firstName,lastName,dateOfBirth,email,userKeys\n")
+	for i := from; i < from+n; i++ {
+		fmt.Fprintf(&b, "M-%04d,Member,Number %d,1990-01-%02d,m%d@example.org,%s\n", i, i, 1+i%28, i, userKey(i))
+	}
+	return b.String()
+}
+
+func TestAdminPersonImport(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		env := newTenantEnv(t, db, envOptions{})
+		key, _ := env.apiKey(2, engine.ScopeWrite)
+		household := func(i int) string { return fmt.Sprintf("family-%d", i/2) } // two persons a household
+		csv := personsCSV(500, 0, household)
+
+		var rep importReport
+		res := env.adminCSV(key, csv)
+		res.json(t, &rep)
+		if res.status != http.StatusOK || rep.Created != 500 || rep.Updated+rep.Unchanged+rep.Errors != 0 || len(rep.Rows) != 500 || rep.Rows[0].Line != 2 {
+			t.Fatalf("first import: %d created %d updated %d unchanged %d errors %d", res.status, rep.Created, rep.Updated, rep.Unchanged, rep.Errors)
+		}
+		res = env.adminCSV(key, csv)
+		rep = importReport{}
+		res.json(t, &rep)
+		if res.status != http.StatusOK || rep.Unchanged != 500 {
+			t.Fatalf("the same file again: %d %+v", res.status, rep.Unchanged)
+		}
+		changed := strings.Replace(csv, "M-0007,Member,Number 7,", "M-0007,Member,Renamed,", 1)
+		res = env.adminCSV(key, changed)
+		rep = importReport{}
+		res.json(t, &rep)
+		if res.status != http.StatusOK || rep.Updated != 1 || rep.Unchanged != 499 || rep.Rows[7].Outcome != "updated" {
+			t.Fatalf("one change: %d updated %d", res.status, rep.Updated)
+		}
+
+		// Bad rows: every error by line and field, nothing written.
+		count := func() int {
+			n, err := db.NewSelect().Model((*engine.Person)(nil)).Where("organisation_id = 2").Count(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			return int(n)
+		}
+		before := count()
+		badCSV := personsCSV(3, 1000, household) + "M-2000,,Nobody,1990-13-01,,bad key\nM-1000,Dup,Licate,1990-01-01,,\n"
+		res = env.adminCSV(key, badCSV)
+		e := expectHTTPError(t, res, http.StatusUnprocessableEntity, "/api/admin/persons/import")
+		fields := map[string]bool{}
+		for _, f := range e.Errors {
+			fields[f.Field] = true
+		}
+		for _, want := range []string{"line 5: firstName", "line 5: dateOfBirth", "line 5: userKeys[0]", "line 6: externalId"} {
+			if !fields[want] {
+				t.Errorf("error %q missing from %s", want, res.body)
+			}
+		}
+		if count() != before {
+			t.Fatalf("a refused import wrote persons: %d, was %d", count(), before)
+		}
+		expectHTTPError(t, env.adminCSV(key, "externalId,first\nx,y\n"), http.StatusBadRequest, "/api/admin/persons/import")
+
+		// JSON, and unlinking.
+		res = env.admin(key, http.MethodPost, "/api/admin/persons/import", map[string]any{"persons": []map[string]any{
+			{"externalId": "J-1", "firstName": "Jo", "lastName": "Json", "dateOfBirth": "2001-02-03", "userKeys": []string{"json-family"}}}})
+		rep = importReport{}
+		res.json(t, &rep)
+		if res.status != http.StatusOK || rep.Created != 1 {
+			t.Fatalf("json import: %d %s", res.status, res.body)
+		}
+		res = env.admin(key, http.MethodPost, "/api/admin/persons/unlink", map[string]any{"links": []map[string]string{{"externalId": "M-0000", "userKey": "family-0"}}})
+		if res.status != http.StatusOK || !strings.Contains(string(res.body), `"removed":1`) {
+			t.Fatalf("unlink: %d %s", res.status, res.body)
+		}
+
+		// A household of the import registers at its club's hostname; the
+		// rowing club's hostname does not know it.
+		c, p := env.hashLinkAt(tennisHost, "3", "family-3", testSecret)
+		expectRedirect(t, p, "/membership/register/3")
+		overview := env.get(c, "/membership/register/3", "Host", tennisHost)
+		if !strings.Contains(string(overview.body), "Number 6") || !strings.Contains(string(overview.body), "Number 7") && !strings.Contains(string(overview.body), "Renamed") {
+			t.Fatalf("imported household not shown: %d", overview.status)
+		}
+		if _, p := env.hashLinkAt(rowingHost, "1", "family-3", testSecret); p.header.Get("Location") != "/membership/register/1?error=period" {
+			t.Fatalf("imported household at the rowing club: %q", p.header.Get("Location"))
+		}
+		// The rowing club's key sees none of it.
+		rowing, _ := env.apiKey(1, engine.ScopeWrite)
+		res = env.admin(rowing, http.MethodPost, "/api/admin/persons/unlink", map[string]any{"links": []map[string]string{{"externalId": "M-0001", "userKey": "family-0"}}}, "Host", rowingHost)
+		expectHTTPError(t, res, http.StatusUnprocessableEntity, "/api/admin/persons/unlink")
+	})
+}
+
+const hockeyDefinition = `key: membership
+name: Hockey membership
+category: MEMBERSHIP
+organisationId: 1
+steps:
+  - name: stick_hand
+    questionText: Which hand holds the stick?
+    questionType: DRP
+    required: true
+    options:
+      - {value: R, label: Right}
+      - {value: L, label: Left}
+  - name: terms
+    questionText: I accept the club rules
+    questionType: ITC
+    required: true
+`
+
+// A third club is built entirely through the admin API (after the
+// operator's `portal orgs create`), its members registered through its own
+// hostname, and nothing of the other clubs shows through.
+func TestBuildOrganisationThroughAdminAPI(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		env := newTenantEnv(t, db, envOptions{})
+		svc := engine.NewService(db, nil)
+		org, err := svc.CreateOrganisation(context.Background(), engine.OrganisationChange{Name: ptrTo("Hill Hockey"), Slug: ptrTo("hill")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		key, _ := env.apiKey(org.ID, engine.ScopeWrite)
+		const host = "hill.example"
+		// The admin API on the club's own hostname (unknown until the first PATCH names it).
+		adm := func(method, path string, body any, headers ...string) response {
+			t.Helper()
+			return env.admin(key, method, path, body, append(headers, "Host", host)...)
+		}
+		must := func(res response, status int) response {
+			t.Helper()
+			if res.status != status {
+				t.Fatalf("status %d, want %d: %s", res.status, status, res.body)
+			}
+			return res
+		}
+		must(adm(http.MethodPatch, "/api/admin/organisation", map[string]any{"hostnames": []string{host}, "accentColour": "#7c2d12", "contactEmail": "board@hill.example"}), http.StatusOK)
+		must(adm(http.MethodPost, "/api/admin/membership-types", map[string]any{"code": "SENIOR", "name": "Senior", "minAge": 18}), http.StatusCreated)
+		must(adm(http.MethodPost, "/api/admin/membership-types", map[string]any{"code": "YOUTH", "name": "Youth", "maxAge": 17}), http.StatusCreated)
+		must(adm(http.MethodPost, "/api/admin/membership-types", map[string]any{"code": "YOUTH", "name": "Again"}), http.StatusConflict)
+		must(adm(http.MethodPost, "/api/admin/definitions", hockeyDefinition, "Content-Type", "application/yaml"), http.StatusCreated)
+		must(adm(http.MethodPost, "/api/admin/definitions", hockeyDefinition, "Content-Type", "application/yaml"), http.StatusOK)
+		e := expectHTTPError(t, adm(http.MethodPost, "/api/admin/periods", map[string]any{"name": "Season", "startDate": "2026-13-01", "endDate": "2026-01-01", "currency": "gbp", "definitionKey": "nope"}), http.StatusUnprocessableEntity, "/api/admin/periods")
+		if len(e.Errors) != 3 {
+			t.Fatalf("want startDate, currency and definitionKey named: %+v", e.Errors)
+		}
+		var period struct {
+			ID     int64  `json:"id"`
+			Status string `json:"status"`
+		}
+		now := time.Now().UTC()
+		must(adm(http.MethodPost, "/api/admin/periods", map[string]any{"name": "Hockey season", "startDate": now.AddDate(0, -1, 0).Format(time.DateOnly),
+			"endDate": now.AddDate(0, 11, 0).Format(time.DateOnly), "currency": "GBP", "definitionKey": "membership"}), http.StatusCreated).json(t, &period)
+		if period.Status != "closed" {
+			t.Fatalf("a new period is %q, want closed", period.Status)
+		}
+		pid := fmt.Sprint(period.ID)
+		var typeList []struct {
+			ID   int64
+			Code string
+		}
+		must(adm(http.MethodGet, "/api/admin/membership-types", nil), http.StatusOK).json(t, &typeList)
+		senior, youth := typeList[0].ID, typeList[1].ID
+		rules := "/api/admin/periods/" + pid + "/price-rules"
+		early := now.AddDate(0, 1, 0)
+		e = expectHTTPError(t, adm(http.MethodPut, rules, map[string]any{"rules": []map[string]any{
+			{"code": "senior-fee", "kind": "MEMBERSHIP_FEE", "label": "Senior", "membershipTypeId": senior, "amountMinor": 10000},
+			{"code": "eb-1", "kind": "EARLY_BIRD", "label": "Early", "validUntil": early, "percentBp": -1000},
+			{"code": "eb-2", "kind": "EARLY_BIRD", "label": "Earlier", "validUntil": early.AddDate(0, -1, 0), "percentBp": -500},
+			{"code": "loyal", "kind": "MEMBER_TYPE", "label": "Loyal", "memberType": "RENEWAL", "amountMinor": -20000},
+		}}), http.StatusUnprocessableEntity, rules)
+		if len(e.Errors) != 2 || e.Errors[0].Field != "[2].validFrom" {
+			t.Fatalf("want the overlapping early-bird and the negative total named: %+v", e.Errors)
+		}
+		must(adm(http.MethodPut, rules, map[string]any{"rules": []map[string]any{
+			{"code": "senior-fee", "kind": "MEMBERSHIP_FEE", "label": "Senior membership", "membershipTypeId": senior, "amountMinor": 9000},
+			{"code": "youth-fee", "kind": "MEMBERSHIP_FEE", "label": "Youth membership", "membershipTypeId": youth, "amountMinor": 4000},
+			{"code": "eb", "kind": "EARLY_BIRD", "label": "Early bird", "validUntil": early, "percentBp": -1000},
+			{"code": "admin", "kind": "ADMIN_FEE", "label": "Administration", "amountMinor": 300},
+		}}), http.StatusOK)
+		res := env.adminCSV(key, personsCSV(500, 0, func(i int) string { return fmt.Sprintf("hill-%d", i/2) }), "Host", host)
+		var rep importReport
+		must(res, http.StatusOK).json(t, &rep)
+		if rep.Created != 500 {
+			t.Fatalf("created %d", rep.Created)
+		}
+
+		// Closed: the household's link says so; opened: it registers.
+		_, p := env.hashLinkAt(host, pid, "hill-10", testSecret)
+		if p.header.Get("Location") != "/membership/register/"+pid+"?error=period" {
+			t.Fatalf("link to a closed period: %d %q", p.status, p.header.Get("Location"))
+		}
+		must(adm(http.MethodPatch, "/api/admin/periods/"+pid, map[string]any{"status": "open"}), http.StatusOK)
+		c, p := env.hashLinkAt(host, pid, "hill-10", testSecret)
+		expectRedirect(t, p, "/membership/register/"+pid)
+		overview := env.get(c, "/membership/register/"+pid, "Host", host)
+		if overview.testid("brand-name").Text() != "Hill Hockey" || !strings.Contains(string(overview.body), "Number 20") || !strings.Contains(string(overview.body), "Number 21") {
+			t.Fatalf("overview at %s: %d %s", host, overview.status, names(overview))
+		}
+		api := env.newClient()
+		must(env.do(api, http.MethodPost, "/api/auth/external-login", map[string]string{"userKey": "hill-10", "hash": hashlink.Sign(testSecret, "hill-10")}, "Host", host), http.StatusOK)
+		var f form
+		must(env.do(api, http.MethodGet, "/api/forms/membership/"+pid+"?userKey=hill-10", nil, "Host", host), http.StatusOK).json(t, &f) // 200: the overview page made it
+		people := []map[string]any{{"id": f.People[0].ID}, {"id": f.People[1].ID}}
+		next := func(step int, answer string) form {
+			t.Helper()
+			var out form
+			body := map[string]any{"processId": f.ProcessID, "step": step, "people": people}
+			if answer != "" {
+				body["people"] = []map[string]any{{"id": f.People[0].ID, "answer": answer}, {"id": f.People[1].ID, "answer": answer}}
+			}
+			must(env.do(api, http.MethodPost, "/api/forms/next", body, "Host", host), http.StatusOK).json(t, &out)
+			return out
+		}
+		next(0, "")
+		next(1, "L")
+		done := next(2, "1")
+		if done.ProcessState != "DONE" || done.PaymentURL == nil {
+			t.Fatalf("registration at the new club: %+v", done)
+		}
+		var order struct {
+			Total    int64
+			Currency string
+		}
+		if err := db.NewSelect().Table("orders").Column("total_minor", "currency").Where("process_instance_id = ?", f.ProcessID).Scan(context.Background(), &order.Total, &order.Currency); err != nil {
+			t.Fatal(err)
+		}
+		if order.Currency != "GBP" || order.Total != 2*8100+300 { // two seniors at 90.00 less 10% early bird, plus 3.00
+			t.Fatalf("order %d %s", order.Total, order.Currency)
+		}
+
+		// Nothing of the other clubs from here: pages, form API, admin API.
+		if p := env.get(c, "/membership/register/1", "Host", host); p.status == http.StatusOK || strings.Contains(string(p.body), "Alex") {
+			t.Fatalf("rowing period at the hockey club: %d", p.status)
+		}
+		expectHTTPError(t, env.do(api, http.MethodGet, "/api/forms/membership/3?userKey=hill-10", nil, "Host", host), http.StatusNotFound, "/api/forms/membership/3")
+		expectHTTPError(t, adm(http.MethodPatch, "/api/admin/periods/1", map[string]any{"status": "closed"}), http.StatusNotFound, "/api/admin/periods/1")
+		var periods []struct{ ID int64 }
+		must(adm(http.MethodGet, "/api/admin/periods", nil), http.StatusOK).json(t, &periods)
+		var types []struct{ Code string }
+		must(adm(http.MethodGet, "/api/admin/membership-types", nil), http.StatusOK).json(t, &types)
+		if len(periods) != 1 || periods[0].ID != period.ID || len(types) != 2 {
+			t.Fatalf("the hockey key sees periods %v and types %v", periods, types)
+		}
+	})
+}
+
+func ptrTo[T any](v T) *T { return &v }

@@ -1,0 +1,12 @@
+DROP INDEX IF EXISTS persons_external_id;
+ALTER TABLE persons DROP COLUMN IF EXISTS external_id;
+DROP TABLE IF EXISTS api_keys;
+DROP TABLE IF EXISTS organisation_hosts;
+DROP INDEX IF EXISTS organisations_slug;
+ALTER TABLE organisations DROP COLUMN IF EXISTS hash_secret_sealed;
+ALTER TABLE organisations DROP COLUMN IF EXISTS default_language;
+ALTER TABLE organisations DROP COLUMN IF EXISTS registration_system_id;
+ALTER TABLE organisations DROP COLUMN IF EXISTS accent_colour;
+ALTER TABLE organisations DROP COLUMN IF EXISTS logo_url;
+ALTER TABLE organisations DROP COLUMN IF EXISTS contact_email;
+ALTER TABLE organisations DROP COLUMN IF EXISTS slug;

@@ -1,0 +1,12 @@
+DROP INDEX IF EXISTS persons_external_id;
+ALTER TABLE persons DROP COLUMN external_id;
+DROP TABLE IF EXISTS api_keys;
+DROP TABLE IF EXISTS organisation_hosts;
+DROP INDEX IF EXISTS organisations_slug;
+ALTER TABLE organisations DROP COLUMN hash_secret_sealed;
+ALTER TABLE organisations DROP COLUMN default_language;
+ALTER TABLE organisations DROP COLUMN registration_system_id;
+ALTER TABLE organisations DROP COLUMN accent_colour;
+ALTER TABLE organisations DROP COLUMN logo_url;
+ALTER TABLE organisations DROP COLUMN contact_email;
+ALTER TABLE organisations DROP COLUMN slug;
