@@ -164,7 +164,7 @@ func New(d Deps) *echo.Echo {
 	if d.StripeWebhook {
 		e.POST(StripeWebhookPath, s.stripeWebhook)
 	}
-	e.GET("/verify/:token", s.verifyCard)
+	e.GET(verifyPrefix+":token", s.verifyCard)
 	e.POST("/membership/payment-retry", s.paymentRetry)
 	if s.gateway != nil {
 		e.GET(testGatewayPayPrefix+":reference", s.testGatewayPage)

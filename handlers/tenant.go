@@ -222,14 +222,17 @@ func (d *tenantDirectory) resolve(r *http.Request) (t *tenant, none bool) {
 // assets, metrics, the OpenAPI document, the admin API (its key names the
 // organisation), the OIDC login (the identity
 // provider returns to one address), the payment return (the provider
-// returns to one address) and the relay to the admin backend, which
-// decides for itself.
+// returns to one address), the links built on PORTAL_BASE_URL for e-mails
+// and cards (the stable pay link and the card check: their unguessable
+// reference names the order or card), the payment provider's webhook and
+// the relay to the admin backend, which decides for itself.
 func (s *Server) tenantFree(p string) bool {
 	switch p {
 	case "/healthz", "/readyz", MetricsPath, "/api/openapi.json", LoginPath, CallbackPath, LogoutPath, paymentReturnPath, "/membership/payment-retry":
 		return true
 	}
 	return strings.HasPrefix(p, "/static/") || strings.HasPrefix(p, testGatewayPayPrefix) || strings.HasPrefix(p, AdminPrefix+"/") ||
+		strings.HasPrefix(p, payLinkPrefix) || strings.HasPrefix(p, verifyPrefix) || p == StripeWebhookPath ||
 		(s.gw != nil && s.isRelayPath(p))
 }
 

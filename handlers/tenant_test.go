@@ -137,6 +137,14 @@ func TestUnknownHostIsNotFound(t *testing.T) {
 	if res := env.do(env.client, http.MethodGet, "/services/admin-service/x", nil, "Host", "nobody.example"); res.status != http.StatusServiceUnavailable {
 		t.Fatalf("relay on an unknown host: %d %s", res.status, res.body)
 	}
+	// Links built on PORTAL_BASE_URL for e-mails and cards name their order
+	// or card by an unguessable reference: they answer on any host.
+	for _, path := range []string{"/pay/PO-UNKNOWN0000000000", "/verify/unknown-token"} {
+		p := env.get(env.client, path, "Host", "nobody.example", "Accept", "text/html")
+		if strings.Contains(p.testid("error-message").Text(), "No organisation") {
+			t.Errorf("%s on an unknown host: the tenant 404 (%d), want the page's own answer", path, p.status)
+		}
+	}
 }
 
 // One hostname serving many clubs: /o/{slug}/ picks the club, and every
