@@ -18,12 +18,14 @@ build:
 	CGO_ENABLED=0 $(GO) build -o $(BIN) ./cmd/portal
 
 ## test: formatting, vet, lint, generated-code drift, then every test with the race detector
+## (-timeout 20m: the handlers package, browser suite included, takes minutes under -race on a
+## busy two-core machine, close to Go's default of 10 minutes per package)
 test: fmt-check vet lint templ-check css-check spec-check spec-lint spec-diff contract-client
 	@[ -n "$$PORTAL_TEST_DATABASE_URL" ] || echo "test: PostgreSQL SKIPPED: set PORTAL_TEST_DATABASE_URL to run the store, engine and API suites on PostgreSQL too"
 	@[ -x "$${PORTAL_CHROMIUM:-/usr/bin/chromium}" ] || echo "test: browser end-to-end suite SKIPPED: Chromium not found (apt-get install chromium, or set PORTAL_CHROMIUM)"
 	@[ -n "$$PORTAL_TEST_REDIS_URL" ] || echo "test: Redis session store suites SKIPPED: set PORTAL_TEST_REDIS_URL"
 	@[ -x "$(STRIPE_MOCK)" ] || [ -n "$$PORTAL_STRIPE_MOCK_BIN" ] || echo "test: Stripe suites SKIPPED: stripe-mock not installed (make stripe-mock)"
-	$(GO) test -race -count=1 ./...
+	$(GO) test -race -count=1 -timeout 20m ./...
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

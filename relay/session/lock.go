@@ -48,6 +48,11 @@ func (m *Manager) Lock(ctx context.Context, id string, ttl time.Duration) (relea
 	}
 	for {
 		release, ok, err := l.TryLock(ctx, id, ttl)
+		if err != nil && ctx.Err() != nil {
+			// The caller's deadline ran out during an attempt rather than
+			// between two (a busy store): still a lease not had in time.
+			return nil, fmt.Errorf("%w: %w", ErrLockTimeout, ctx.Err())
+		}
 		if err != nil {
 			return nil, storeError("lock", err)
 		}
