@@ -55,8 +55,22 @@ func buildRunner(cfg Config, db *bun.DB, svc *engine.Service, log *slog.Logger, 
 		from = f.Address
 	}
 	messages.Register(r, messages.Deps{DB: db, Sender: sender, BaseURL: cfg.BaseURL, HashSecret: cfg.HashSecret, UnsubscribeAddress: from,
-		Payments: svc, Logger: log})
+		OpenHashSecret: openHashSecret(cfg), Payments: svc, Logger: log})
 	engine.ScheduleLifecycle(r, db, cfg.ArchiveMode, time.Now, log)
 	svc.SchedulePayments(r, time.Now)
 	return r
+}
+
+// openHashSecret opens an organisation's own hash secret for the links in
+// messages, as the server does for the links it checks; nil without a
+// session key (then no organisation has one).
+func openHashSecret(cfg Config) func(orgID int64, sealed string) (string, error) {
+	sealer := hashSecretSealer(cfg)
+	if sealer == nil {
+		return nil
+	}
+	return func(orgID int64, sealed string) (string, error) {
+		pt, err := sealer.Open(sealed, handlers.HashSecretAAD(orgID))
+		return string(pt), err
+	}
 }

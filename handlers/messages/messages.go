@@ -39,8 +39,12 @@ type Deps struct {
 	Sender mail.Sender
 	// BaseURL is the portal's public address, for links.
 	BaseURL string
-	// HashSecret signs the hash links in messages (resume links).
+	// HashSecret signs the hash links in messages (resume links) of
+	// organisations without a secret of their own.
 	HashSecret string
+	// OpenHashSecret opens an organisation's own sealed hash secret; nil:
+	// no organisation may have one (no session key).
+	OpenHashSecret func(orgID int64, sealed string) (string, error)
 	// UnsubscribeAddress receives List-Unsubscribe requests of reminders
 	// (the sender's address); empty: no such header.
 	UnsubscribeAddress string

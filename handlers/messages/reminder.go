@@ -26,7 +26,7 @@ func unpaidReminder(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*ma
 	if !r.Due {
 		return nil, errSkip
 	}
-	link, err := registrationLink(d, r.Period.ID, r.UserKey)
+	link, err := registrationLink(ctx, d, r.Period.ID, r.UserKey)
 	if err != nil {
 		return nil, err
 	}

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/url"
 	"strconv"
+	"strings"
 
 	"portal/engine"
 	"portal/engine/jobs"
@@ -31,7 +33,7 @@ func resumeLink(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*mail.M
 	if err != nil {
 		return nil, permanentIfFinal(err)
 	}
-	link, err := registrationLink(d, p.PeriodID, p.UserKey)
+	link, err := registrationLink(ctx, d, p.PeriodID, p.UserKey)
 	if err != nil {
 		return nil, err
 	}
@@ -51,9 +53,67 @@ func resumeLink(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*mail.M
 
 // registrationLink is the signed hash link to a period's registration of
 // userKey: the link staff send, which opens the registration where it is.
-func registrationLink(d Deps, periodID int64, userKey string) (string, error) {
-	if d.HashSecret == "" {
+// It is made for the period's organisation: on its own address and signed
+// with its own hash secret (see orgAddress), since the portal resolves the
+// organisation from the link's host and checks the hash with its secret.
+func registrationLink(ctx context.Context, d Deps, periodID int64, userKey string) (string, error) {
+	var period engine.MembershipPeriod
+	if err := d.DB.NewSelect().Model(&period).Column("id", "organisation_id").Where("id = ?", periodID).Scan(ctx); err != nil {
+		return "", fmt.Errorf("load period %d: %w", periodID, err)
+	}
+	base, secret, err := orgAddress(ctx, d, period.OrganisationID)
+	if err != nil {
+		return "", err
+	}
+	if secret == "" {
 		return "", jobs.Permanent(fmt.Errorf("no hash secret to sign the link"))
 	}
-	return fmt.Sprintf("%s/membership/register/%d?u=%s&h=%s", d.BaseURL, periodID, url.QueryEscape(userKey), hashlink.Sign(d.HashSecret, userKey)), nil
+	return fmt.Sprintf("%s/membership/register/%d?u=%s&h=%s", base, periodID, url.QueryEscape(userKey), hashlink.Sign(secret, userKey)), nil
+}
+
+// orgAddress is where an organisation's members open their registration
+// and the secret its hash links are signed with: its first hostname, on
+// PORTAL_BASE_URL's scheme and port; without a hostname, PORTAL_BASE_URL
+// (with /o/{slug} when several organisations share the portal); its own
+// hash secret, else the environment's.
+func orgAddress(ctx context.Context, d Deps, orgID int64) (base, secret string, err error) {
+	var org engine.Organisation
+	if err := d.DB.NewSelect().Model(&org).Where("id = ?", orgID).Scan(ctx); err != nil {
+		return "", "", fmt.Errorf("load organisation %d: %w", orgID, err)
+	}
+	secret = d.HashSecret
+	if org.HashSecretSealed != "" {
+		if d.OpenHashSecret == nil {
+			return "", "", jobs.Permanent(fmt.Errorf("organisation %d has a hash secret of its own but no key to open it", orgID))
+		}
+		if secret, err = d.OpenHashSecret(orgID, org.HashSecretSealed); err != nil {
+			return "", "", jobs.Permanent(fmt.Errorf("open the hash secret of organisation %d: %w", orgID, err))
+		}
+	}
+	var hosts []string
+	if err := d.DB.NewSelect().Model((*engine.OrganisationHost)(nil)).Column("hostname").Where("organisation_id = ?", orgID).
+		OrderExpr("hostname").Scan(ctx, &hosts); err != nil {
+		return "", "", fmt.Errorf("load hostnames of organisation %d: %w", orgID, err)
+	}
+	u, err := url.Parse(d.BaseURL)
+	if err != nil {
+		return "", "", jobs.Permanent(fmt.Errorf("base URL: %w", err))
+	}
+	if len(hosts) > 0 {
+		if port := u.Port(); port != "" {
+			u.Host = net.JoinHostPort(hosts[0], port)
+		} else {
+			u.Host = hosts[0]
+		}
+		return strings.TrimSuffix(u.String(), "/"), secret, nil
+	}
+	n, err := d.DB.NewSelect().Model((*engine.Organisation)(nil)).Count(ctx)
+	if err != nil {
+		return "", "", fmt.Errorf("count organisations: %w", err)
+	}
+	base = strings.TrimSuffix(d.BaseURL, "/")
+	if n > 1 {
+		base += "/o/" + url.PathEscape(org.Slug)
+	}
+	return base, secret, nil
 }
