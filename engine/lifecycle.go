@@ -239,6 +239,22 @@ func ScheduleLifecycle(r *jobs.Runner, db *bun.DB, mode ArchiveMode, now func() 
 		}
 		return err
 	})
+	r.Every(KindQueueWelcomes, time.Hour)
+	r.Handle(KindQueueWelcomes, func(ctx context.Context, _ *jobs.Job) error {
+		n, err := QueueWelcomes(ctx, db, now())
+		if n > 0 {
+			log.Info("welcome messages queued", "count", n)
+		}
+		return err
+	})
+	r.Every(KindQueueExpiry, 24*time.Hour)
+	r.Handle(KindQueueExpiry, func(ctx context.Context, _ *jobs.Job) error {
+		n, err := QueueExpiryReminders(ctx, db, now(), DefaultExpiryReminderDays)
+		if n > 0 {
+			log.Info("memberships ending soon: expiry reminders queued", "count", n)
+		}
+		return err
+	})
 	r.Every(KindArchiveFinished, 24*time.Hour)
 	r.Handle(KindArchiveFinished, func(ctx context.Context, _ *jobs.Job) error {
 		n, err := ArchiveFinished(ctx, db, now(), mode)

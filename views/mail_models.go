@@ -167,3 +167,48 @@ func PaymentLinkText(m PaymentLinkMailModel) (string, error) {
 	}
 	return b.String(), nil
 }
+
+// MemberMailModel is a message about one person's membership: the welcome
+// and the expiry reminder.
+type MemberMailModel struct {
+	Club    string
+	Subject string
+	Name    string // the member's first name
+	Type    string // membership type name
+	Period  string
+	Ends    string // the period's last day, e.g. 31 December 2026
+	Contact string // the club's contact address, may be empty
+}
+
+var welcomeText = template.Must(template.New("welcome").Parse(`Hello {{.Name}},
+
+welcome to {{.Club}}! Your membership ({{.Type}}, {{.Period}}) is active.
+{{if .Contact}}
+Questions? Write to {{.Contact}}.
+{{end}}
+{{.Club}}
+`))
+
+// WelcomeText is the text/plain part of the welcome message.
+func WelcomeText(m MemberMailModel) (string, error) { return execText(welcomeText, m) }
+
+var expiryText = template.Must(template.New("expiry").Parse(`Hello {{.Name}},
+
+your membership with {{.Club}} ({{.Type}}, {{.Period}}) ends on {{.Ends}}.
+When registration for the next season opens, you will receive a link to renew.
+{{if .Contact}}
+Questions? Write to {{.Contact}}.
+{{end}}
+{{.Club}}
+`))
+
+// ExpiryText is the text/plain part of the expiry reminder.
+func ExpiryText(m MemberMailModel) (string, error) { return execText(expiryText, m) }
+
+func execText(t *template.Template, data any) (string, error) {
+	var b strings.Builder
+	if err := t.Execute(&b, data); err != nil {
+		return "", err
+	}
+	return b.String(), nil
+}

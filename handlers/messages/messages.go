@@ -72,6 +72,8 @@ func Register(r *jobs.Runner, d Deps) {
 	r.Handle(engine.KindResumeLink, outbox(d, resumeLink))
 	r.Handle(engine.KindUnpaidReminder, outbox(d, unpaidReminder))
 	r.Handle(engine.KindPaymentLink, outbox(d, paymentLink))
+	r.Handle(engine.KindWelcome, outbox(d, welcome))
+	r.Handle(engine.KindExpiryReminder, outbox(d, expiryReminder))
 }
 
 // errSkip says a message is no longer due (a reminder of an order paid

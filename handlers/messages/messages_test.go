@@ -463,3 +463,87 @@ func TestPaymentLinkAfterProviderOutage(t *testing.T) {
 		}
 	})
 }
+
+// TestWelcomeAndExpiryReminder: an hour after a person's first membership
+// with the club became active the person is welcomed, once (a member of
+// an earlier season is not); a month before the period ends each member is
+// reminded, once.
+func TestWelcomeAndExpiryReminder(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		srv := mailtest.Start(t, mailtest.Options{})
+		u, _ := mail.ParseURL("smtp://" + srv.Addr)
+		sender, _ := mail.NewSMTP(mail.Config{URL: u, From: netmail.Address{Name: "Portal", Address: "portal@club.example"}})
+		clk := &clock{t: time.Now().UTC()}
+		quiet := slog.New(slog.DiscardHandler)
+		r := jobs.New(db, jobs.Config{Now: clk.Now, Logger: quiet})
+		messages.Register(r, messages.Deps{DB: db, Sender: sender, BaseURL: "https://portal.example", HashSecret: "welcome-secret-0123456789",
+			UnsubscribeAddress: "portal@club.example", Now: clk.Now})
+		engine.ScheduleLifecycle(r, db, engine.ArchiveKeep, clk.Now, quiet)
+		demo := enginetest.Seed(t, db, engine.WithClock(clk.Now))
+		run := func(after time.Duration) {
+			clk.Advance(after)
+			if err := r.EnqueueSchedules(ctx); err != nil {
+				t.Fatal(err)
+			}
+			for {
+				k, err := r.Work(ctx, 10)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if k == 0 {
+					return
+				}
+			}
+		}
+		subjects := func() map[string]int {
+			out := map[string]int{}
+			for _, m := range srv.Received() {
+				h, _ := decoded(t, m.Data)
+				s, _ := new(mime.WordDecoder).DecodeHeader(h.Get("Subject"))
+				out[s]++
+			}
+			return out
+		}
+		demo.Pay(demo.Commit(alex, robin))
+		run(30 * time.Minute)
+		if got := subjects(); got["Welcome to Riverside Rowing Club"] != 0 {
+			t.Fatalf("welcomed in the confirmation's minute: %v", got)
+		}
+		run(time.Hour)
+		srv.Wait(t, 2)
+		run(time.Hour)
+		// Robin is new; Alex was a member last season and is not welcomed.
+		welcomes := ""
+		for _, m := range srv.Received() {
+			if _, parts := decoded(t, m.Data); strings.Contains(parts["text/plain"], "welcome to") {
+				welcomes += parts["text/plain"]
+			}
+		}
+		if got := subjects(); got["Welcome to Riverside Rowing Club"] != 1 || len(srv.Received()) != 2 ||
+			!strings.Contains(welcomes, "Hello Robin") || strings.Contains(welcomes, "Hello Alex") {
+			t.Fatalf("after two hours: %v, want the confirmation and one welcome, Robin's:\n%s", got, welcomes)
+		}
+		var period engine.MembershipPeriod
+		if err := db.NewSelect().Model(&period).Where("id = ?", engine.DemoPeriodID).Scan(ctx); err != nil {
+			t.Fatal(err)
+		}
+		ends := period.EndDate.Format("2 January 2006")
+		// Twenty days before the period ends: inside the 30-day window.
+		run(time.Date(period.EndDate.Year(), period.EndDate.Month(), period.EndDate.Day(), 12, 0, 0, 0, time.UTC).AddDate(0, 0, -20).Sub(clk.Now()))
+		srv.Wait(t, 4)
+		run(24 * time.Hour)
+		run(24 * time.Hour)
+		// Every active membership of the period is reminded: Alex's and
+		// Robin's, and those the demo seeds as registered already.
+		n, err := db.NewSelect().Model((*engine.Membership)(nil)).Where("period_id = ? AND status = ?", period.ID, engine.MembershipActive).Count(ctx)
+		active := int(n)
+		if err != nil || active < 2 {
+			t.Fatalf("%d active memberships, %v", active, err)
+		}
+		got := subjects()
+		if want := "Riverside Rowing Club: your membership ends on " + ends; got[want] != active || len(srv.Received()) != 2+active {
+			t.Fatalf("near the end: %v, want %d of %q", got, active, want)
+		}
+	})
+}

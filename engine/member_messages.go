@@ -1,0 +1,189 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/uptrace/bun"
+)
+
+// Messages about a person's membership rather than an order: the welcome
+// after a person's first membership with an organisation became active,
+// and the reminder before a membership's period ends. Both are keyed by
+// what they are about (the person and organisation; the membership), so
+// every re-run, replayed payment or second instance queues each once.
+
+// Message kinds of membership messages.
+const (
+	KindWelcome        = "welcome"
+	KindExpiryReminder = "membership_expiry"
+	// KindQueueWelcomes and KindQueueExpiry are the jobs that queue them.
+	KindQueueWelcomes = "messages.welcome"
+	KindQueueExpiry   = "reminders.expiry"
+)
+
+// DefaultExpiryReminderDays is how long before its period ends a
+// membership's reminder goes out: time enough to plan next season, not so
+// long that it reads as a renewal request. Per organisation later.
+const DefaultExpiryReminderDays = 30
+
+// MemberMessagePayload names what a membership message is about.
+type MemberMessagePayload struct {
+	PersonID       int64 `json:"personId"`
+	OrganisationID int64 `json:"organisationId"`
+	MembershipID   int64 `json:"membershipId"`
+}
+
+// welcomeDelay is how long after its activation a first membership gets
+// its welcome: not in the same minute as the payment's confirmation, which
+// would double the member's mail for one event.
+const welcomeDelay = time.Hour
+
+// welcomeWindow bounds how far back the welcome job looks, so that turning
+// the portal's messages on does not welcome every member of past seasons.
+const welcomeWindow = 7 * 24 * time.Hour
+
+// QueueWelcomes queues the welcome of every person whose first membership
+// with an organisation became active between welcomeWindow and
+// welcomeDelay ago. It returns how many it found (welcomes queued before
+// count again; their keys, per organisation and person, keep them single).
+func QueueWelcomes(ctx context.Context, db *bun.DB, now time.Time) (int, error) {
+	now = now.UTC()
+	var ms []Membership
+	// A renewal is not new to the club, even when the portal's records do
+	// not go back to the person's first season.
+	if err := db.NewSelect().Model(&ms).Where("status = ? AND member_type <> ? AND activated_at <= ? AND activated_at > ?", MembershipActive,
+		MemberRenewal, now.Add(-welcomeDelay), now.Add(-welcomeWindow)).OrderExpr("id").Scan(ctx); err != nil {
+		return 0, fmt.Errorf("find activated memberships: %w", err)
+	}
+	n := 0
+	for _, m := range ms {
+		var org int64
+		if err := db.NewSelect().Model((*MembershipPeriod)(nil)).Column("organisation_id").Where("id = ?", m.PeriodID).Scan(ctx, &org); err != nil {
+			return n, fmt.Errorf("load period %d: %w", m.PeriodID, err)
+		}
+		// An earlier membership with the organisation (activated before
+		// this one) means the person is not new.
+		earlier, err := db.NewSelect().Model((*Membership)(nil)).
+			Where("person_id = ? AND id <> ? AND activated_at IS NOT NULL AND (activated_at < ? OR (activated_at = ? AND id < ?))",
+				m.PersonID, m.ID, m.ActivatedAt, m.ActivatedAt, m.ID).
+			Where("period_id IN (?)", db.NewSelect().Model((*MembershipPeriod)(nil)).Column("id").Where("organisation_id = ?", org)).
+			Exists(ctx)
+		if err != nil {
+			return n, fmt.Errorf("earlier memberships of person %d: %w", m.PersonID, err)
+		}
+		if earlier {
+			continue
+		}
+		payload, _ := json.Marshal(MemberMessagePayload{PersonID: m.PersonID, OrganisationID: org, MembershipID: m.ID})
+		msg := &OutboxMessage{Kind: KindWelcome, DedupKey: fmt.Sprintf("%s:org:%d:person:%d", KindWelcome, org, m.PersonID),
+			Payload: string(payload), CreatedAt: now}
+		if err := inTx(ctx, db, func(ctx context.Context, tx bun.Tx) error { return queueMessage(ctx, tx, msg) }); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
+}
+
+// QueueExpiryReminders queues the reminder of every active membership
+// whose period ends within days of now (and has not ended). It returns how
+// many memberships it found (reminders queued before count again; their
+// keys keep them single).
+func QueueExpiryReminders(ctx context.Context, db *bun.DB, now time.Time, days int) (int, error) {
+	if days <= 0 {
+		return 0, fmt.Errorf("expiry reminder days must be positive: %d", days)
+	}
+	today := now.UTC().Truncate(24 * time.Hour)
+	// The periods ending in the window, decided in Go on the dates as
+	// scanned: SQLite keeps dates as text, whose comparison with a bound
+	// depends on how each was written.
+	var periods []MembershipPeriod
+	if err := db.NewSelect().Model(&periods).Scan(ctx); err != nil {
+		return 0, fmt.Errorf("load periods: %w", err)
+	}
+	var ending []int64
+	orgOf := map[int64]int64{}
+	for _, p := range periods {
+		end := time.Date(p.EndDate.Year(), p.EndDate.Month(), p.EndDate.Day(), 0, 0, 0, 0, time.UTC)
+		if !end.Before(today) && !end.After(today.AddDate(0, 0, days)) {
+			ending = append(ending, p.ID)
+			orgOf[p.ID] = p.OrganisationID
+		}
+	}
+	if len(ending) == 0 {
+		return 0, nil
+	}
+	var rows []Membership
+	if err := db.NewSelect().Model(&rows).Where("status = ? AND period_id IN (?)", MembershipActive, bun.List(ending)).
+		OrderExpr("id").Scan(ctx); err != nil {
+		return 0, fmt.Errorf("find memberships ending soon: %w", err)
+	}
+	for i, r := range rows {
+		r := struct {
+			Membership
+			OrganisationID int64
+		}{r, orgOf[r.PeriodID]}
+		payload, _ := json.Marshal(MemberMessagePayload{PersonID: r.PersonID, OrganisationID: r.OrganisationID, MembershipID: r.ID})
+		msg := &OutboxMessage{Kind: KindExpiryReminder, DedupKey: fmt.Sprintf("%s:membership:%d", KindExpiryReminder, r.ID),
+			Payload: string(payload), CreatedAt: now.UTC()}
+		if err := inTx(ctx, db, func(ctx context.Context, tx bun.Tx) error { return queueMessage(ctx, tx, msg) }); err != nil {
+			return i, err
+		}
+	}
+	return len(rows), nil
+}
+
+// MemberMessage is what a welcome or expiry reminder says.
+type MemberMessage struct {
+	Organisation Organisation
+	Person       Person
+	Type         MembershipType
+	Period       MembershipPeriod
+	Membership   Membership
+	// Due is false when the membership is no longer active (cancelled
+	// since the message was queued): nothing is sent.
+	Due bool
+	// Recipients: the person's address, or, for a person without one
+	// (a junior), the addresses of the registration's other persons.
+	Recipients []string
+}
+
+// LoadMemberMessage gathers a membership message.
+func LoadMemberMessage(ctx context.Context, db bun.IDB, p MemberMessagePayload) (*MemberMessage, error) {
+	m := &MemberMessage{}
+	if err := db.NewSelect().Model(&m.Membership).Where("id = ?", p.MembershipID).Scan(ctx); err != nil {
+		return nil, notFoundOr(err, "membership")
+	}
+	m.Due = m.Membership.Status == MembershipActive
+	if err := db.NewSelect().Model(&m.Person).Where("id = ?", m.Membership.PersonID).Scan(ctx); err != nil {
+		return nil, notFoundOr(err, "person")
+	}
+	if err := db.NewSelect().Model(&m.Type).Where("id = ?", m.Membership.MembershipTypeID).Scan(ctx); err != nil {
+		return nil, notFoundOr(err, "membership type")
+	}
+	period, err := loadPeriod(ctx, db, m.Membership.PeriodID)
+	if err != nil {
+		return nil, err
+	}
+	m.Period = *period
+	if err := db.NewSelect().Model(&m.Organisation).Where("id = ?", m.Period.OrganisationID).Scan(ctx); err != nil {
+		return nil, notFoundOr(err, "organisation")
+	}
+	m.Recipients = uniqueAddresses([]Person{m.Person})
+	if len(m.Recipients) == 0 && m.Membership.ProcessInstanceID != nil {
+		var ids []int64
+		if err := db.NewSelect().Model((*Membership)(nil)).Column("person_id").
+			Where("process_instance_id = ?", *m.Membership.ProcessInstanceID).OrderExpr("person_id").Scan(ctx, &ids); err != nil {
+			return nil, fmt.Errorf("load the registration's persons: %w", err)
+		}
+		household, err := personsByID(ctx, db, ids)
+		if err != nil {
+			return nil, err
+		}
+		m.Recipients = uniqueAddresses(household)
+	}
+	return m, nil
+}

@@ -1,0 +1,66 @@
+package messages
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"portal/engine"
+	"portal/engine/jobs"
+	"portal/handlers/mail"
+	"portal/views"
+)
+
+// welcome composes the welcome of a person whose first membership with
+// the organisation became active.
+func welcome(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*mail.Message, error) {
+	m, model, err := memberMessage(ctx, d, msg)
+	if err != nil {
+		return nil, err
+	}
+	model.Subject = "Welcome to " + model.Club
+	out := &mail.Message{FromName: model.Club, To: m.Recipients, Subject: model.Subject, Headers: map[string]string{"Auto-Submitted": "auto-generated"}}
+	if out.Text, err = views.WelcomeText(model); err != nil {
+		return nil, err
+	}
+	if out.HTML, err = render(ctx, views.WelcomeMail(model)); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// expiryReminder composes the reminder before a membership's period ends.
+func expiryReminder(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*mail.Message, error) {
+	m, model, err := memberMessage(ctx, d, msg)
+	if err != nil {
+		return nil, err
+	}
+	model.Subject = model.Club + ": your membership ends on " + model.Ends
+	out := &mail.Message{FromName: model.Club, To: m.Recipients, Subject: model.Subject, Headers: reminderHeaders(d)}
+	if out.Text, err = views.ExpiryText(model); err != nil {
+		return nil, err
+	}
+	if out.HTML, err = render(ctx, views.ExpiryMail(model)); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// memberMessage loads what a membership message is about; a membership no
+// longer active (cancelled since) or a person without any address to
+// write to gets nothing (errSkip).
+func memberMessage(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*engine.MemberMessage, views.MemberMailModel, error) {
+	var p engine.MemberMessagePayload
+	if err := json.Unmarshal([]byte(msg.Payload), &p); err != nil || p.MembershipID == 0 {
+		return nil, views.MemberMailModel{}, jobs.Permanent(fmt.Errorf("outbox message %d: bad membership payload", msg.ID))
+	}
+	m, err := engine.LoadMemberMessage(ctx, d.DB, p)
+	if err != nil {
+		return nil, views.MemberMailModel{}, permanentIfFinal(err)
+	}
+	if !m.Due || len(m.Recipients) == 0 {
+		return nil, views.MemberMailModel{}, errSkip
+	}
+	return m, views.MemberMailModel{Club: m.Organisation.Name, Name: m.Person.FirstName, Type: m.Type.Name, Period: m.Period.Name,
+		Ends: m.Period.EndDate.Format("2 January 2006"), Contact: m.Organisation.ContactEmail}, nil
+}
