@@ -30,7 +30,9 @@ func TestRegistrationLinkPerOrganisation(t *testing.T) {
 		}
 		org := period.OrganisationID
 		d := Deps{DB: db, BaseURL: "https://portal.example:8443", HashSecret: "environment-secret-0123456789",
-			OpenHashSecret: func(id int64, sealed string) (string, error) { return "own-secret-of-" + strconv.FormatInt(id, 10) + "-" + sealed, nil }}
+			OpenHashSecret: func(id int64, sealed string) (string, error) {
+				return "own-secret-of-" + strconv.FormatInt(id, 10) + "-" + sealed, nil
+			}}
 		link := func() string {
 			t.Helper()
 			l, err := registrationLink(ctx, d, period.ID, "demo")
