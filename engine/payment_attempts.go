@@ -15,11 +15,13 @@ import (
 type PaymentLinks struct {
 	// PayLink is the stable pay link of an order: following it creates or
 	// reuses the provider's checkout (the spec's paymentUrl).
-	PayLink func(orderReference string, amountMinor int64) string
+	// base is the organisation's address (OrganisationAddress), "" for the
+	// links' own.
+	PayLink func(base, orderReference string, amountMinor int64) string
 	// ReturnURL and CancelURL are where a provider sends the browser back
 	// for an attempt.
-	ReturnURL func(reference string) string
-	CancelURL func(reference string) string
+	ReturnURL func(base, reference string) string
+	CancelURL func(base, reference string) string
 }
 
 // WithPaymentLinks sets the portal's payment addresses (relative ones by default).
@@ -35,14 +37,14 @@ func WithPaymentProviders(pick func(organisationID int64) PaymentProvider) Servi
 
 // defaultPaymentLinks are relative addresses, for a service without WithPaymentLinks.
 func defaultPaymentLinks() PaymentLinks {
-	back := func(status string) func(string) string {
-		return func(ref string) string {
-			return "/membership/payment-return?" + url.Values{"reference": {ref}, "status": {status}}.Encode()
+	back := func(status string) func(string, string) string {
+		return func(base, ref string) string {
+			return base + "/membership/payment-return?" + url.Values{"reference": {ref}, "status": {status}}.Encode()
 		}
 	}
 	return PaymentLinks{
-		PayLink: func(ref string, amount int64) string {
-			return "/pay/" + url.PathEscape(ref) + "?" + url.Values{"reference": {ref}, "amount": {formatMinor(amount)}}.Encode()
+		PayLink: func(base, ref string, amount int64) string {
+			return base + "/pay/" + url.PathEscape(ref) + "?" + url.Values{"reference": {ref}, "amount": {formatMinor(amount)}}.Encode()
 		},
 		ReturnURL: back(string(OutcomeSuccess)),
 		CancelURL: back(string(OutcomeCancelled)),
@@ -103,8 +105,10 @@ func (s *Service) checkoutFor(ctx context.Context, order *Order) (*Payment, erro
 	req := CheckoutRequest{
 		Reference: ref, OrderReference: order.PayReference, AmountMinor: order.TotalMinor, Currency: order.Currency,
 		Description: fmt.Sprintf("Membership registration, order %d", order.ID),
-		ReturnURL:   s.links.ReturnURL(ref), CancelURL: s.links.CancelURL(ref), ExpiresAt: now.Add(checkoutLifetime),
+		ExpiresAt:   now.Add(checkoutLifetime),
 	}
+	base := s.orgBase(ctx, order.OrganisationID)
+	req.ReturnURL, req.CancelURL = s.links.ReturnURL(base, ref), s.links.CancelURL(base, ref)
 	for _, l := range order.Lines {
 		req.Lines = append(req.Lines, CheckoutLine{Description: l.Description, AmountMinor: l.AmountMinor})
 	}
@@ -145,7 +149,7 @@ func (s *Service) startPayment(ctx context.Context, order *Order) string {
 		s.log.WarnContext(ctx, "payment link could not be created; it follows later", "order", order.ID, "err", err)
 		return ""
 	}
-	return s.links.PayLink(order.PayReference, order.TotalMinor)
+	return s.payLink(ctx, order)
 }
 
 // payLinkFor returns the stable pay link of an instance's unpaid order, or
@@ -163,7 +167,7 @@ func (s *Service) payLinkFor(ctx context.Context, db bun.IDB, instanceID int64) 
 	if err != nil || last == nil {
 		return "", err
 	}
-	return s.links.PayLink(order.PayReference, order.TotalMinor), nil
+	return s.payLink(ctx, order), nil
 }
 
 // FollowPayLink answers the stable pay link of an order: the address of
@@ -245,7 +249,7 @@ func (s *Service) createMissingLinks(ctx context.Context, orderID int64, limit i
 			s.log.WarnContext(ctx, "payment link still could not be created", "order", o.ID, "err", err)
 			continue
 		}
-		made = append(made, PaymentLinkNotice{OrderID: o.ID, UserKey: o.UserKey, PeriodID: o.PeriodID, Link: s.links.PayLink(o.PayReference, o.TotalMinor)})
+		made = append(made, PaymentLinkNotice{OrderID: o.ID, UserKey: o.UserKey, PeriodID: o.PeriodID, Link: s.payLink(ctx, o)})
 	}
 	return made, nil
 }
@@ -271,4 +275,9 @@ func (s *Service) PaymentForPage(ctx context.Context, reference string) (_ *Paym
 		return nil, Errorf(CodeNotFound, "payment not found")
 	}
 	return &PaymentView{Payment: *p, Order: order}, nil
+}
+
+// payLink is an order's stable pay link on its organisation's address.
+func (s *Service) payLink(ctx context.Context, order *Order) string {
+	return s.links.PayLink(s.orgBase(ctx, order.OrganisationID), order.PayReference, order.TotalMinor)
 }

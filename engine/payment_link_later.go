@@ -99,7 +99,7 @@ func (s *Service) PaymentLinkLater(ctx context.Context, p PaymentLinkPayload) (*
 	if attempts == 0 {
 		return nil, ErrPaymentLinkNotYet
 	}
-	m.Link = s.links.PayLink(r.Order.PayReference, r.Order.TotalMinor)
+	m.Link = s.payLink(ctx, &r.Order)
 	return m, nil
 }
 

@@ -21,9 +21,12 @@ type Service struct {
 	links        PaymentLinks
 	// reconcileAfter: a pending attempt older than this is asked about on load.
 	reconcileAfter time.Duration
-	defs           definitionCache
-	now            func() time.Time
-	log            *slog.Logger
+	// publicURL: the portal's public address (WithPublicURL), for each
+	// organisation's payment addresses; "" uses the links' own base.
+	publicURL string
+	defs      definitionCache
+	now       func() time.Time
+	log       *slog.Logger
 }
 
 // ServiceOption configures a Service.

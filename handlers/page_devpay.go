@@ -1,7 +1,9 @@
 package handlers
 
 import (
+	"net"
 	"net/http"
+	"net/netip"
 
 	"github.com/labstack/echo/v4"
 
@@ -12,6 +14,9 @@ import (
 // testGatewayPage answers GET /dev/pay/:reference: the built-in gateway's
 // payment page with the order lines and total.
 func (s *Server) testGatewayPage(c echo.Context) error {
+	if !loopbackPeer(c.Request()) {
+		return echo.ErrNotFound
+	}
 	view, err := s.ownPayment(c, c.Param("reference"))
 	if err != nil {
 		return err
@@ -19,7 +24,7 @@ func (s *Server) testGatewayPage(c echo.Context) error {
 	lines, total := orderLines(view.Order)
 	return render(c, http.StatusOK, views.TestGatewayPage(views.TestGatewayModel{
 		Chrome:    s.chrome("Test payment"),
-		Reference: view.Payment.Reference, Action: testGatewayPayPath(view.Payment.Reference),
+		Reference: view.Payment.Reference, Action: tenantPath(c, testGatewayPayPath(view.Payment.Reference)),
 		Lines: lines, Total: total, Open: view.Payment.Status == engine.PaymentPending, Status: string(view.Payment.Status),
 	}))
 }
@@ -35,6 +40,9 @@ func (s *Server) testGatewayDecide(c echo.Context) error {
 		return newAPIError(http.StatusBadRequest, "Choose success, failed or cancelled.",
 			FieldErrorBody{Field: "status", Message: "must be success, failed or cancelled"})
 	}
+	if !loopbackPeer(c.Request()) {
+		return echo.ErrNotFound
+	}
 	view, err := s.ownPayment(c, c.Param("reference"))
 	if err != nil {
 		return err
@@ -44,5 +52,19 @@ func (s *Server) testGatewayDecide(c echo.Context) error {
 		return engine.Errorf(engine.CodeConflict, "this payment attempt is already settled")
 	}
 	tx := engine.NewReference("TX-")
-	return c.Redirect(http.StatusSeeOther, s.gateway.ReturnURL(view.Payment.Reference, status, tx, view.Payment.AmountMinor, view.Payment.Currency))
+	return c.Redirect(http.StatusSeeOther, sameSite(c, s.gateway.ReturnURL(view.Payment.Reference, status, tx, view.Payment.AmountMinor, view.Payment.Currency)))
+}
+
+// loopbackPeer says the request comes straight from this machine. The test
+// gateway lets whoever reaches it mark their own payment paid: serve allows
+// it only on a loopback PORTAL_BASE_URL, but PORTAL_ADDR may still listen
+// on every interface (the default :8080), so its pages answer only to
+// clients on this machine.
+func loopbackPeer(r *http.Request) bool {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return false
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.Unmap().IsLoopback()
 }

@@ -2,11 +2,13 @@ package handlers_test
 
 import (
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
 
 	"portal/engine/dbtest"
+	"portal/handlers"
 )
 
 // TestTestGatewayOnlyForTheOwner: the test gateway signs whatever outcome it
@@ -63,5 +65,18 @@ func TestTestGatewayDecidesPendingOnly(t *testing.T) {
 	}
 	if closed := env.get(owner, pay.RequestURI()); closed.testid("pay-closed").Length() != 1 {
 		t.Errorf("the page of a settled attempt offers to pay:\n%s", closed.body)
+	}
+}
+
+// TestTestGatewayOnlyForThisMachine: the test gateway answers only to
+// clients on this machine, whatever interface the portal listens on.
+func TestTestGatewayOnlyForThisMachine(t *testing.T) {
+	for addr, want := range map[string]bool{"127.0.0.1:5000": true, "[::1]:5000": true, "[::ffff:127.0.0.1]:5000": true,
+		"192.0.2.7:5000": false, "[2001:db8::1]:5000": false, "garbage": false} {
+		r := httptest.NewRequest(http.MethodGet, "/dev/pay/PR-X", nil)
+		r.RemoteAddr = addr
+		if got := handlers.LoopbackPeer(r); got != want {
+			t.Errorf("%s: loopback %v, want %v", addr, got, want)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"net/http"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 )
@@ -18,5 +19,17 @@ func (s *Server) payLink(c echo.Context) error {
 		return err
 	}
 	c.Response().Header().Set("Cache-Control", "no-store")
-	return c.Redirect(http.StatusSeeOther, p.PaymentURL)
+	return c.Redirect(http.StatusSeeOther, sameSite(c, p.PaymentURL))
+}
+
+// sameSite keeps a relative address of this site (the test gateway's
+// pages, which serve puts under no host of their own) on the request's
+// organisation: its /o/{slug} prefix goes in front. The member stays on the
+// host and prefix where their session cookie and organisation are, whichever
+// club's hostname they paid from. Absolute addresses (a provider's) pass.
+func sameSite(c echo.Context, u string) string {
+	if strings.HasPrefix(u, "/") && !strings.HasPrefix(u, "//") {
+		return tenantPath(c, u)
+	}
+	return u
 }

@@ -24,19 +24,26 @@ const (
 	StripeWebhookPath = "/webhooks/stripe"
 )
 
-// PaymentLinks returns the portal's payment addresses under baseURL for
-// engine.WithPaymentLinks: the stable pay link {base}/pay/{reference}
-// with reference and amount in the query (as the spec's paymentUrl), and
-// the return and cancel addresses a provider sends the browser back to.
+// PaymentLinks returns the portal's payment addresses for
+// engine.WithPaymentLinks: the stable pay link {base}/pay/{reference} with
+// reference and amount in the query (as the spec's paymentUrl), and the
+// return and cancel addresses a provider sends the browser back to. base is
+// the organisation's address the engine passes, baseURL when it passes none.
 func PaymentLinks(baseURL string) engine.PaymentLinks {
-	back := func(status string) func(string) string {
-		return func(ref string) string {
-			return baseURL + paymentReturnPath + "?" + url.Values{"reference": {ref}, "status": {status}}.Encode()
+	or := func(base string) string {
+		if base == "" {
+			return baseURL
+		}
+		return base
+	}
+	back := func(status string) func(string, string) string {
+		return func(base, ref string) string {
+			return or(base) + paymentReturnPath + "?" + url.Values{"reference": {ref}, "status": {status}}.Encode()
 		}
 	}
 	return engine.PaymentLinks{
-		PayLink: func(ref string, amountMinor int64) string {
-			return baseURL + payLinkPrefix + url.PathEscape(ref) + "?" +
+		PayLink: func(base, ref string, amountMinor int64) string {
+			return or(base) + payLinkPrefix + url.PathEscape(ref) + "?" +
 				url.Values{"reference": {ref}, "amount": {engine.FormatAmount(amountMinor)}}.Encode()
 		},
 		ReturnURL: back(string(engine.OutcomeSuccess)),

@@ -15,6 +15,8 @@ func paymentProvider(cfg Config) (engine.PaymentProvider, *engine.TestGateway, e
 			APIURL: cfg.StripeAPIURL.String()})
 		return p, nil, err
 	}
-	gw := engine.NewTestGateway(handlers.TestGatewayURLs(cfg.BaseURL))
+	// Relative addresses: the test gateway's pages and its return stay on
+	// the host (and /o/{slug}) the member pays from, where their session is.
+	gw := engine.NewTestGateway(handlers.TestGatewayURLs(""))
 	return gw, gw, nil
 }

@@ -74,7 +74,7 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	stopping := make(chan struct{})
 	gw.relay.MetricsElsewhere = cfg.MetricsAddr != ""
 	store, sessions := gw.store, gw.sessions
-	svc := engine.NewService(db, provider, engine.WithLogger(log), engine.WithPaymentLinks(handlers.PaymentLinks(cfg.BaseURL)))
+	svc := engine.NewService(db, provider, engine.WithLogger(log), engine.WithPaymentLinks(handlers.PaymentLinks(cfg.BaseURL)), engine.WithPublicURL(cfg.BaseURL))
 	e := handlers.New(handlers.Deps{
 		Engine:         svc,
 		Sessions:       sessions,

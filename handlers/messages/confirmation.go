@@ -25,6 +25,10 @@ func confirmation(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*mail
 	if err != nil {
 		return nil, permanentIfFinal(err)
 	}
+	base, err := engine.OrganisationAddress(ctx, d.DB, d.BaseURL, c.Period.OrganisationID)
+	if err != nil {
+		return nil, err
+	}
 	m := views.ConfirmationMailModel{
 		Club:      c.Organisation.Name,
 		Subject:   fmt.Sprintf("%s: your membership for %s is confirmed", c.Organisation.Name, c.Period.Name),
@@ -32,7 +36,7 @@ func confirmation(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*mail
 		Order:     strconv.FormatInt(c.Order.ID, 10),
 		Period:    periodText(c.Period),
 		Total:     engine.FormatMoney(c.Order.TotalMinor, c.Order.Currency),
-		PortalURL: d.BaseURL + "/membership/register/" + strconv.FormatInt(c.Period.ID, 10),
+		PortalURL: base + "/membership/register/" + strconv.FormatInt(c.Period.ID, 10),
 	}
 	for _, mem := range c.Members {
 		m.Members = append(m.Members, views.MailMemberModel{Name: mem.Person.FirstName + " " + mem.Person.LastName, Type: mem.Type.Name})

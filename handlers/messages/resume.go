@@ -4,10 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/url"
 	"strconv"
-	"strings"
 
 	"portal/engine"
 	"portal/engine/jobs"
@@ -72,10 +70,8 @@ func registrationLink(ctx context.Context, d Deps, periodID int64, userKey strin
 }
 
 // orgAddress is where an organisation's members open their registration
-// and the secret its hash links are signed with: its first hostname, on
-// PORTAL_BASE_URL's scheme and port; without a hostname, PORTAL_BASE_URL
-// (with /o/{slug} when several organisations share the portal); its own
-// hash secret, else the environment's.
+// (engine.OrganisationAddress) and the secret its hash links are signed
+// with: its own, else the environment's.
 func orgAddress(ctx context.Context, d Deps, orgID int64) (base, secret string, err error) {
 	var org engine.Organisation
 	if err := d.DB.NewSelect().Model(&org).Where("id = ?", orgID).Scan(ctx); err != nil {
@@ -90,30 +86,8 @@ func orgAddress(ctx context.Context, d Deps, orgID int64) (base, secret string, 
 			return "", "", jobs.Permanent(fmt.Errorf("open the hash secret of organisation %d: %w", orgID, err))
 		}
 	}
-	var hosts []string
-	if err := d.DB.NewSelect().Model((*engine.OrganisationHost)(nil)).Column("hostname").Where("organisation_id = ?", orgID).
-		OrderExpr("hostname").Scan(ctx, &hosts); err != nil {
-		return "", "", fmt.Errorf("load hostnames of organisation %d: %w", orgID, err)
-	}
-	u, err := url.Parse(d.BaseURL)
-	if err != nil {
-		return "", "", jobs.Permanent(fmt.Errorf("base URL: %w", err))
-	}
-	if len(hosts) > 0 {
-		if port := u.Port(); port != "" {
-			u.Host = net.JoinHostPort(hosts[0], port)
-		} else {
-			u.Host = hosts[0]
-		}
-		return strings.TrimSuffix(u.String(), "/"), secret, nil
-	}
-	n, err := d.DB.NewSelect().Model((*engine.Organisation)(nil)).Count(ctx)
-	if err != nil {
-		return "", "", fmt.Errorf("count organisations: %w", err)
-	}
-	base = strings.TrimSuffix(d.BaseURL, "/")
-	if n > 1 {
-		base += "/o/" + url.PathEscape(org.Slug)
+	if base, err = engine.OrganisationAddress(ctx, d.DB, d.BaseURL, orgID); err != nil {
+		return "", "", err
 	}
 	return base, secret, nil
 }
