@@ -321,4 +321,6 @@ func (s *Service) ImportStatement(ctx context.Context, st banking.Statement, opt
 
 // ProviderFor is the payment provider of an organisation, for the pages
 // that show a provider's own checkout (bank transfer).
-func (s *Service) ProviderFor(organisationID int64) PaymentProvider { return s.providerFor(organisationID) }
+func (s *Service) ProviderFor(organisationID int64) PaymentProvider {
+	return s.providerFor(organisationID)
+}
