@@ -255,7 +255,7 @@ func (s *Service) ImportStatement(ctx context.Context, st banking.Statement, opt
 	}
 	var seen []string
 	if err := s.db.NewSelect().Model((*PaymentEvent)(nil)).Column("event_id").
-		Where("provider = ? AND event_id IN (?)", BankTransferProvider, bun.In(ids)).Scan(ctx, &seen); err != nil {
+		Where("provider = ? AND event_id IN (?)", BankTransferProvider, bun.List(ids)).Scan(ctx, &seen); err != nil {
 		return nil, fmt.Errorf("load imported credits: %w", err)
 	}
 	done := make(map[string]bool, len(seen))
