@@ -311,7 +311,9 @@ func (s *Service) ImportStatement(ctx context.Context, st banking.Statement, opt
 			line.Err = err
 			s.log.ErrorContext(ctx, "statement credit could not be captured", "credit", pr.Credit.ID, "err", err)
 		} else {
-			line.Captured = !res.Replayed
+			// A credit on a payment that already has a problem is recorded too
+			// (its event is stored), though it changes nothing more.
+			line.Captured = !res.Replayed || res.Mismatch
 			line.Completed = !res.Replayed && !res.Mismatch && !res.Stale && res.Outcome == OutcomeSuccess
 		}
 		rep.Lines = append(rep.Lines, line)
