@@ -190,8 +190,8 @@ func (manualTransfers) Refund(context.Context, RefundRequest) (string, error) {
 	return "", errors.New("bank transfer: a refund is a transfer staff make from the bank account")
 }
 
-// ImportOptions steer a statement import.
-type ImportOptions struct {
+// StatementOptions steer a statement import.
+type StatementOptions struct {
 	// Account is the IBAN of the bank-transfer account: credits to other
 	// accounts in the file are left alone.
 	Account banking.IBAN
@@ -199,8 +199,8 @@ type ImportOptions struct {
 	DryRun bool
 }
 
-// ImportLine is the import's word on one credit.
-type ImportLine struct {
+// StatementLine is the import's word on one credit.
+type StatementLine struct {
 	Credit  banking.Credit
 	Outcome banking.Outcome
 	Reason  string
@@ -215,15 +215,15 @@ type ImportLine struct {
 	Err error
 }
 
-// ImportReport is what an import did.
-type ImportReport struct {
+// StatementImport is what an import did.
+type StatementImport struct {
 	Message, MessageID string
 	// OtherAccounts counts credits to accounts other than Account;
 	// AlreadyImported credits captured by an earlier import (by the bank's
 	// id), both left out of Lines; NotCredits the entries that are not
 	// booked credits.
 	OtherAccounts, AlreadyImported, NotCredits int
-	Lines                                      []ImportLine
+	Lines                                      []StatementLine
 }
 
 // creditEventID is the payment event id of a captured statement credit.
@@ -238,12 +238,12 @@ func creditEventID(c banking.Credit) string { return "credit:" + c.ID }
 // so a credit already captured by an earlier import is left out and
 // re-running an import captures nothing twice. Duplicates and unknown
 // credits are only listed, with the reason.
-func (s *Service) ImportStatement(ctx context.Context, st banking.Statement, opt ImportOptions) (_ *ImportReport, err error) {
+func (s *Service) ImportStatement(ctx context.Context, st banking.Statement, opt StatementOptions) (_ *StatementImport, err error) {
 	defer classifyUnavailable(&err)
 	if opt.Account == "" {
 		return nil, Errorf(CodeInvalid, "the account to import for is required (PORTAL_BANK_IBAN)")
 	}
-	rep := &ImportReport{Message: st.Message, MessageID: st.MessageID, NotCredits: st.Skipped}
+	rep := &StatementImport{Message: st.Message, MessageID: st.MessageID, NotCredits: st.Skipped}
 	mine := st.CreditsTo(string(opt.Account))
 	rep.OtherAccounts = len(st.Credits) - len(mine)
 	if len(mine) == 0 {
@@ -280,7 +280,7 @@ func (s *Service) ImportStatement(ctx context.Context, st banking.Statement, opt
 		expected[i] = banking.Expected{Reference: banking.Reference(*p.ProviderID), AmountMinor: p.AmountMinor, Currency: p.Currency}
 	}
 	for _, pr := range banking.Match(fresh, expected) {
-		line := ImportLine{Credit: pr.Credit, Outcome: pr.Outcome, Reason: pr.Reason}
+		line := StatementLine{Credit: pr.Credit, Outcome: pr.Outcome, Reason: pr.Reason}
 		if pr.Expected != nil {
 			line.RF = pr.Expected.Reference
 		}

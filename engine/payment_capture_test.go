@@ -212,7 +212,7 @@ func TestImportStatementFixture(t *testing.T) {
 		iban, _ := banking.ParseIBAN(demoIBAN)
 
 		before := f.state()
-		dry, err := f.svc.ImportStatement(f.ctx, st, engine.ImportOptions{Account: iban, DryRun: true})
+		dry, err := f.svc.ImportStatement(f.ctx, st, engine.StatementOptions{Account: iban, DryRun: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -221,7 +221,7 @@ func TestImportStatementFixture(t *testing.T) {
 			t.Fatalf("dry run: %d lines, want 8", len(dry.Lines))
 		}
 
-		rep, err := f.svc.ImportStatement(f.ctx, st, engine.ImportOptions{Account: iban})
+		rep, err := f.svc.ImportStatement(f.ctx, st, engine.StatementOptions{Account: iban})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -276,7 +276,7 @@ func TestImportStatementFixture(t *testing.T) {
 
 		// Again: the captured credits are known by the bank's id.
 		before = f.state()
-		again, err := f.svc.ImportStatement(f.ctx, st, engine.ImportOptions{Account: iban})
+		again, err := f.svc.ImportStatement(f.ctx, st, engine.StatementOptions{Account: iban})
 		if err != nil {
 			t.Fatal(err)
 		}

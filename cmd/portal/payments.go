@@ -142,7 +142,7 @@ func importStatement(ctx context.Context, svc *engine.Service, cfg Config, file 
 	if err != nil {
 		return fmt.Errorf("payments import: %w", err)
 	}
-	rep, err := svc.ImportStatement(ctx, st, engine.ImportOptions{Account: cfg.BankCreditor.IBAN, DryRun: dryRun})
+	rep, err := svc.ImportStatement(ctx, st, engine.StatementOptions{Account: cfg.BankCreditor.IBAN, DryRun: dryRun})
 	if err != nil {
 		return err
 	}
