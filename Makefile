@@ -2,11 +2,17 @@
 GO        ?= go
 BIN       := bin/portal
 DEV_SECRET := dev-only-hash-secret-change-me
-DEV_ENV   := PORTAL_HASH_SECRET=$(DEV_SECRET) PORTAL_COOKIE_SECURE=false PORTAL_PAYMENT_PROVIDER=test
+# PAYMENT picks the payment provider of `make run`: test (the built-in test
+# gateway) or bank_transfer (to a demo account: a valid example IBAN, so
+# the QR code scans; nobody owns it, send no money).
+PAYMENT   ?= test
+DEV_BANK  := PORTAL_BANK_CREDITOR_NAME='TV Demo 1848 e.V.' PORTAL_BANK_IBAN=DE89370400440532013000 PORTAL_BANK_BIC=COBADEFFXXX
+DEV_ENV   := PORTAL_HASH_SECRET=$(DEV_SECRET) PORTAL_COOKIE_SECURE=false PORTAL_PAYMENT_PROVIDER=$(PAYMENT) $(if $(filter bank_transfer,$(PAYMENT)),$(DEV_BANK))
 
 .PHONY: run build test fmt-check vet lint templ templ-check bench clean
 
-## run: build, migrate, seed the demo data (two clubs: localhost and 127.0.0.1) and serve on :8080 (development settings)
+## run: build, migrate, seed the demo data (two clubs: localhost and 127.0.0.1) and serve on :8080 (development settings;
+## `make run PAYMENT=bank_transfer` for payment by bank transfer)
 run: build
 	@echo "Development hash secret: $(DEV_SECRET) (never use it in production)"
 	@[ -n "$$PORTAL_SMTP_URL$$PORTAL_SMTP_URL_FILE" ] || echo "No PORTAL_SMTP_URL: e-mail is written to the log (level info), not sent"

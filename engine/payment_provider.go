@@ -75,6 +75,9 @@ type PaymentConfirmation struct {
 	// an event id is settled once.
 	EventID   string
 	EventType string
+	// Note is recorded with the confirmation (a bank transfer's booking
+	// date and the staff's note).
+	Note string
 }
 
 // RefundRequest asks a provider to give back a payment.

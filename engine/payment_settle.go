@@ -157,7 +157,7 @@ func (s *Service) settle(ctx context.Context, provider PaymentProvider, c Paymen
 		}
 		res.Order, res.ProcessID, res.PeriodID, res.UserKey = order, order.ProcessInstanceID, order.PeriodID, order.UserKey
 		now := s.clock()
-		ev := &PaymentEvent{Provider: provider.Name(), EventType: c.EventType, Reference: p.Reference, Outcome: string(c.Outcome), CreatedAt: now}
+		ev := &PaymentEvent{Provider: provider.Name(), EventType: c.EventType, Reference: p.Reference, Outcome: string(c.Outcome), Note: c.Note, CreatedAt: now}
 		if ev.EventType == "" {
 			ev.EventType = "retrieval"
 		}
@@ -170,9 +170,11 @@ func (s *Service) settle(ctx context.Context, provider PaymentProvider, c Paymen
 			ev.AmountMinor, ev.Currency = &amount, &currency
 		}
 		mismatch := paid && (c.AmountMinor != p.AmountMinor || !strings.EqualFold(c.Currency, p.Currency))
+		problem := ""
 		if mismatch {
-			ev.Note = fmt.Sprintf("amount mismatch: the provider reports %s, the attempt is for %s",
+			problem = fmt.Sprintf("amount mismatch: the provider reports %s, the attempt is for %s",
 				FormatMoney(c.AmountMinor, strings.ToUpper(c.Currency)), FormatMoney(p.AmountMinor, p.Currency))
+			ev.Note = strings.TrimPrefix(ev.Note+"; "+problem, "; ")
 		}
 		inserted, err := recordPaymentEvent(ctx, tx, ev)
 		if err != nil {
@@ -189,7 +191,7 @@ func (s *Service) settle(ctx context.Context, provider PaymentProvider, c Paymen
 			return nil
 		case mismatch:
 			res.Mismatch = true
-			p.Problem = ev.Note
+			p.Problem = problem
 			s.log.ErrorContext(ctx, "payment confirmation does not match its attempt; not completing the registration (staff to check)",
 				"reference", p.Reference, "order", order.ID, "paid", FormatMoney(c.AmountMinor, c.Currency),
 				"expected", FormatMoney(p.AmountMinor, p.Currency), "event", c.EventID)

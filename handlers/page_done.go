@@ -30,5 +30,8 @@ func (s *Server) donePage(c echo.Context) error {
 		Persons:    personStatuses(o.Form.People, func(p engine.FormPerson) string { return p.Status }),
 		PaymentURL: o.Form.PaymentURL, Seconds: paymentCountdown}
 	m.Lines, m.Total = quoteLines(o.Order)
+	if m.BankTransfer, err = s.bankTransferOf(c.Request().Context(), o.Period.OrganisationID, o.Form.PaymentURL); err != nil {
+		return err
+	}
 	return render(c, http.StatusOK, views.Done(m))
 }

@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/labstack/echo/v4"
+
+	"portal/views"
 )
 
 // payLink answers GET /pay/:reference?reference=&amount=: the stable pay
@@ -12,11 +14,21 @@ import (
 // creates or reuses the provider's checkout for the order's open attempt
 // (a new one when the last expired, failed or was cancelled) and sends the
 // browser there. The query only mirrors the spec's paymentUrl: the order
-// and its amount come from the database, never from it.
+// and its amount come from the database, never from it. For a bank
+// transfer the portal's own page is the checkout: the account, amount,
+// reference and QR code (no order lines: the link travels in e-mails).
 func (s *Server) payLink(c echo.Context) error {
-	p, err := s.engine.FollowPayLink(c.Request().Context(), c.Param("reference"))
+	ctx := c.Request().Context()
+	p, err := s.engine.FollowPayLink(ctx, c.Param("reference"))
 	if err != nil {
 		return err
+	}
+	bt, err := s.bankTransferModel(ctx, p)
+	if err != nil {
+		return err
+	}
+	if bt != nil {
+		return render(c, http.StatusOK, views.PayByTransfer(views.PayByTransferModel{Chrome: s.chrome("Pay by bank transfer"), Transfer: *bt}))
 	}
 	c.Response().Header().Set("Cache-Control", "no-store")
 	return c.Redirect(http.StatusSeeOther, sameSite(c, p.PaymentURL))

@@ -214,6 +214,15 @@ type DoneModel struct {
 	Total      string
 	PaymentURL string
 	Seconds    int
+	// BankTransfer, when the registration is paid by bank transfer, is
+	// shown instead of the countdown to a payment page.
+	BankTransfer *BankTransferModel
+}
+
+// PayByTransferModel is the pay link's page for a bank transfer.
+type PayByTransferModel struct {
+	Chrome
+	Transfer BankTransferModel
 }
 
 // ResetModel confirms "start again".

@@ -56,14 +56,15 @@ var reviewText = struct {
 }
 
 var doneText = struct {
-	Heading, Intro, Redirect, PayNow, Seconds, LinkFollows string
+	Heading, Intro, Redirect, PayNow, Seconds, LinkFollows, BankTransfer string
 }{
-	LinkFollows: "The payment service is not reachable right now. Your registration is saved; we will send you the payment link by e-mail, and it appears here as soon as it is ready.",
-	Heading:     "Registration saved: pay to finish",
-	Intro:       "Your registration is saved. The memberships become active as soon as the payment is received.",
-	Redirect:    "You will be taken to the payment page in",
-	PayNow:      "Pay now",
-	Seconds:     "seconds.",
+	BankTransfer: "Transfer the amount below with its reference. Banks take one to three working days; we confirm by e-mail when the money has arrived, and this page keeps the details.",
+	LinkFollows:  "The payment service is not reachable right now. Your registration is saved; we will send you the payment link by e-mail, and it appears here as soon as it is ready.",
+	Heading:      "Registration saved: pay to finish",
+	Intro:        "Your registration is saved. The memberships become active as soon as the payment is received.",
+	Redirect:     "You will be taken to the payment page in",
+	PayNow:       "Pay now",
+	Seconds:      "seconds.",
 }
 
 var resetText = struct {
@@ -88,6 +89,13 @@ var paymentText = struct {
 	Item:               "Item",
 	Amount:             "Amount",
 	DetailsHidden:      "For your privacy, the order's details are shown only to the member who registered, once signed in. Open your registration to see them.",
+}
+
+var payByTransferText = struct {
+	Heading, Intro string
+}{
+	Heading: "Pay your registration",
+	Intro:   "Your registration is saved. The memberships become active as soon as your transfer has arrived.",
 }
 
 var bankTransferText = struct {

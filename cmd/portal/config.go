@@ -164,7 +164,7 @@ func (c *Config) settings() []setting {
 			parse: typed(&c.BankCreditor.BIC, prefixed("PORTAL_BANK_BIC", parseOptionalBIC), "")},
 		{flag: "bank-creditor-address", env: "PORTAL_BANK_CREDITOR_ADDRESS", usage: "account holder's address as street;number;postcode;town;country (e.g. Bahnhofstrasse;1;8001;Zürich;CH); required for CH and LI accounts (QR-bill)",
 			parse: typed(&c.BankCreditor.Address, prefixed("PORTAL_BANK_CREDITOR_ADDRESS", parseOptionalAddress), "")},
-		{flag: "payment-provider", env: "PORTAL_PAYMENT_PROVIDER", usage: "payment gateway: stripe (Stripe Checkout), or test (the built-in test gateway; development only, on an http loopback PORTAL_BASE_URL)", parse: text(&c.PaymentProvider)},
+		{flag: "payment-provider", env: "PORTAL_PAYMENT_PROVIDER", usage: "payment gateway: stripe (Stripe Checkout), bank_transfer (the PORTAL_BANK_ account, QR code and RF reference), or test (the built-in test gateway; development only, on an http loopback PORTAL_BASE_URL)", parse: text(&c.PaymentProvider)},
 		{flag: "stripe-secret-key", env: "PORTAL_STRIPE_SECRET_KEY", usage: "Stripe secret API key (sk_live_..., sk_test_... or a restricted rk_...), with PORTAL_PAYMENT_PROVIDER=stripe", parse: text(&c.StripeSecretKey), secret: true},
 		{flag: "stripe-webhook-secret", env: "PORTAL_STRIPE_WEBHOOK_SECRET", usage: "signing secret (whsec_...) of the Stripe webhook endpoint {PORTAL_BASE_URL}/webhooks/stripe", parse: text(&c.StripeWebhookSecret), secret: true},
 		{flag: "stripe-api-url", env: "PORTAL_STRIPE_API_URL", usage: "Stripe API address (tests: a stripe-mock)", def: "https://api.stripe.com",
@@ -607,7 +607,7 @@ func (c *Config) validateServe() error {
 func (c *Config) validatePayments() error {
 	switch c.PaymentProvider {
 	case "":
-		return errors.New("invalid configuration: PORTAL_PAYMENT_PROVIDER is required: `stripe` (Stripe Checkout), or `test`, the built-in test gateway for development")
+		return errors.New("invalid configuration: PORTAL_PAYMENT_PROVIDER is required: `stripe` (Stripe Checkout), `bank_transfer` (the PORTAL_BANK_ account), or `test`, the built-in test gateway for development")
 	case "test":
 		// Whoever reaches the test gateway's page marks their own order
 		// paid: it must never run where real members register. Only a
@@ -628,8 +628,14 @@ func (c *Config) validatePayments() error {
 		if len(problems) > 0 {
 			return errors.New("invalid configuration: " + strings.Join(problems, "; "))
 		}
+	case "bank_transfer":
+		// The bank details themselves are checked by validate
+		// (appendBankProblems); here only that there are some.
+		if c.BankCreditor.IBAN == "" {
+			return errors.New("invalid configuration: PORTAL_PAYMENT_PROVIDER=bank_transfer needs the account members transfer to: PORTAL_BANK_CREDITOR_NAME and PORTAL_BANK_IBAN (and PORTAL_BANK_CREDITOR_ADDRESS for a CH or LI account)")
+		}
 	default:
-		return fmt.Errorf("invalid configuration: PORTAL_PAYMENT_PROVIDER %q is unknown; use `stripe` or `test`", c.PaymentProvider)
+		return fmt.Errorf("invalid configuration: PORTAL_PAYMENT_PROVIDER %q is unknown; use `stripe`, `bank_transfer` or `test`", c.PaymentProvider)
 	}
 	return nil
 }

@@ -35,6 +35,8 @@ commands:
   jobs [list] [--state S]    list queued, running, failed and dead jobs
   jobs retry ID              run a failed or dead job again
   config                     print the effective configuration (secrets masked)
+  payments capture REF --amount 184.50   record a bank transfer that arrived
+  payments import FILE [--dry-run]       capture the credits of a camt.053/054 statement
   spec check|diff|lint|export  OpenAPI contract tools (docs/CONTRACT.md)
 
 Every flag also reads a PORTAL_* environment variable; run "portal serve -h".
@@ -70,6 +72,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 		fmt.Fprint(stdout, cfg.String())
 		return cfg.validate()
+	case "payments":
+		return cmdPayments(ctx, args[1:], getenv, stdout, stderr)
 	case "spec":
 		return cmdSpec(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":

@@ -1,0 +1,76 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestBankTransferRequiresBankDetails: bank_transfer is refused at
+// start-up without an account, and accepted with one.
+func TestBankTransferRequiresBankDetails(t *testing.T) {
+	_, err := runCmd(t, env("PORTAL_PAYMENT_PROVIDER", "bank_transfer", "PORTAL_HASH_SECRET", "0123456789abcdef", "PORTAL_ADDR", "127.0.0.1:0"), "serve")
+	if err == nil || !strings.Contains(err.Error(), "PORTAL_BANK_IBAN") {
+		t.Fatalf("serve with bank_transfer and no account: %v", err)
+	}
+	cfg, _, err := loadConfig(newFlagSet("config", nil), nil, env("PORTAL_PAYMENT_PROVIDER", "bank_transfer",
+		"PORTAL_BANK_CREDITOR_NAME", "TV Demo", "PORTAL_BANK_IBAN", "DE89 3704 0044 0532 0130 00"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.validatePayments(); err != nil {
+		t.Fatalf("validatePayments: %v", err)
+	}
+	p, _, err := paymentProvider(cfg)
+	if err != nil || p.Name() != "bank_transfer" {
+		t.Fatalf("provider %v, %v", p, err)
+	}
+}
+
+// TestPaymentsCommands runs capture and import against a migrated SQLite
+// database without open payments (the engine's tests settle real ones):
+// usage errors, an unknown reference, and the fixture statement listed
+// with every credit unknown, nothing captured.
+func TestPaymentsCommands(t *testing.T) {
+	dir := t.TempDir()
+	e := env("PORTAL_DATABASE_URL", "sqlite:"+filepath.Join(dir, "p.db"), "PORTAL_BANK_CREDITOR_NAME", "TV Demo",
+		"PORTAL_BANK_IBAN", "DE89370400440532013000")
+	if out, err := runCmd(t, e, "migrate", "up"); err != nil {
+		t.Fatalf("migrate: %v\n%s", err, out)
+	}
+	for _, args := range [][]string{{"payments"}, {"payments", "refund"}, {"payments", "capture", "RF18539007547034"}, {"payments", "import"}} {
+		if _, err := runCmd(t, e, args...); err == nil || !strings.Contains(err.Error(), "usage") && !strings.Contains(err.Error(), "--amount") {
+			t.Errorf("%v: %v", args, err)
+		}
+	}
+	if _, err := runCmd(t, e, "payments", "capture", "RF18539007547034", "--amount", "1.5x"); err == nil || !strings.Contains(err.Error(), "amount") {
+		t.Errorf("bad amount: %v", err)
+	}
+	if _, err := runCmd(t, e, "payments", "capture", "RF18539007547034", "--amount", "184.50", "--date", "yesterday"); err == nil || !strings.Contains(err.Error(), "--date") {
+		t.Errorf("bad date: %v", err)
+	}
+	if _, err := runCmd(t, e, "payments", "capture", "RF18 5390 0754 7034", "--amount", "184.50"); err == nil || !strings.Contains(err.Error(), "no bank transfer has the reference") {
+		t.Errorf("unknown reference: %v", err)
+	}
+	if _, err := runCmd(t, env("PORTAL_DATABASE_URL", "sqlite:"+filepath.Join(dir, "p.db")), "payments", "import", "x.xml"); err == nil || !strings.Contains(err.Error(), "PORTAL_BANK_IBAN") {
+		t.Errorf("import without bank details: %v", err)
+	}
+	fixture := filepath.Join("..", "..", "engine", "banking", "testdata", "camt053_v02.xml")
+	for _, dry := range []bool{true, false} {
+		args := []string{"payments", "import", fixture}
+		if dry {
+			args = append(args, "--dry-run")
+		}
+		out, err := runCmd(t, e, args...)
+		if err != nil {
+			t.Fatalf("%v: %v\n%s", args, err, out)
+		}
+		if !strings.Contains(out, "camt.053.001.02 STMT-2026-11-0001") || !strings.Contains(out, "2026110300001") ||
+			strings.Contains(out, "captured, completed") || strings.Contains(out, "recorded, not") || strings.Contains(out, "would capture") || strings.Count(out, " unknown ") != 8 {
+			t.Errorf("%v:\n%s", args, out)
+		}
+		if dry != strings.Contains(out, "dry run") {
+			t.Errorf("%v: dry run not said:\n%s", args, out)
+		}
+	}
+}

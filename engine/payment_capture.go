@@ -1,0 +1,328 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"portal/engine/banking"
+)
+
+// BankTransferProvider is the name of the bank-transfer provider
+// (engine/banktransfer) on stored payments. The engine knows it because
+// staff capture and the statement import settle only its attempts.
+const BankTransferProvider = "bank_transfer"
+
+// Capture is money staff saw arrive on the bank account for a payment by
+// bank transfer.
+type Capture struct {
+	// Reference names the payment: its RF creditor reference (spaces and
+	// case as people write it), the order's payment reference (PO-…) or
+	// the attempt's (PR-…).
+	Reference string
+	// AmountMinor and Currency are what arrived; Currency "" is the
+	// payment's own.
+	AmountMinor int64
+	Currency    string
+	// BookedOn is the booking date on the statement; zero: today.
+	BookedOn time.Time
+	// Note is free text for the record (who captured it, why).
+	Note string
+	// ID identifies the credit once: a capture with an ID seen before
+	// changes nothing. The import uses the bank's id of the credit; a
+	// capture by hand without one is identified by the reference, date and
+	// amount, so that running the same command twice captures once.
+	ID string
+}
+
+// CaptureResult is what a capture did.
+type CaptureResult struct {
+	PaymentResult
+	// RF is the payment's creditor reference; Expected what it asked for.
+	RF            banking.Reference
+	ExpectedMinor int64
+	Currency      string
+	// Problem is "" when the amount was exactly the payment's; otherwise
+	// "partial", "excess" or "currency": recorded on the payment for
+	// staff, and the registration not completed.
+	Problem string
+}
+
+// bankCaptureEvent is the payment event type of a capture.
+const bankCaptureEvent = "bank_transfer.capture"
+
+// CapturePayment records money that arrived by bank transfer and settles
+// its payment exactly as an online payment settles (settle): the exact
+// amount completes the registration (order paid, memberships active, the
+// process COMPLETED, one confirmation queued), all in one transaction with
+// the record of the capture, whose ID is stored once. A partial or excess
+// amount, or another currency, is recorded on the payment as its problem
+// and never completes anything; staff settle it with the member.
+func (s *Service) CapturePayment(ctx context.Context, c Capture) (_ *CaptureResult, err error) {
+	defer classifyUnavailable(&err)
+	if c.AmountMinor <= 0 {
+		return nil, Errorf(CodeInvalid, "the amount captured must be more than zero")
+	}
+	p, err := s.bankAttempt(ctx, c.Reference)
+	if err != nil {
+		return nil, err
+	}
+	currency := strings.ToUpper(strings.TrimSpace(c.Currency))
+	if currency == "" {
+		currency = p.Currency
+	}
+	if len(currency) != 3 {
+		return nil, Errorf(CodeInvalid, "currency %q: want a three-letter ISO 4217 code such as EUR", c.Currency)
+	}
+	booked := c.BookedOn
+	if booked.IsZero() {
+		booked = s.clock()
+	}
+	rf := banking.Reference(*p.ProviderID)
+	id := c.ID
+	if id == "" {
+		id = fmt.Sprintf("manual:%s:%s:%s", rf, booked.Format(time.DateOnly), FormatMoney(c.AmountMinor, currency))
+	}
+	note := "booked " + booked.Format(time.DateOnly)
+	if n := strings.TrimSpace(c.Note); n != "" {
+		note += "; " + n
+	}
+	conf := PaymentConfirmation{Reference: p.Reference, Outcome: OutcomeSuccess, AmountMinor: c.AmountMinor, Currency: currency,
+		EventID: id, EventType: bankCaptureEvent, TransactionID: id, Note: note}
+	provider := s.providerNamed(s.orgOfOrder(ctx, p.OrderID), BankTransferProvider)
+	if provider.Name() != BankTransferProvider {
+		// Bank transfer switched off since the member was asked to pay:
+		// the money still arrived and counts.
+		provider = manualTransfers{}
+	}
+	res, err := s.settle(ctx, provider, conf)
+	if err != nil {
+		return nil, err
+	}
+	out := &CaptureResult{PaymentResult: *res, RF: rf, ExpectedMinor: p.AmountMinor, Currency: p.Currency}
+	switch {
+	case currency != p.Currency:
+		out.Problem = "currency"
+	case c.AmountMinor < p.AmountMinor:
+		out.Problem = "partial"
+	case c.AmountMinor > p.AmountMinor:
+		out.Problem = "excess"
+	}
+	if out.Problem != "" {
+		s.log.WarnContext(ctx, "bank transfer captured with a problem; the registration is not completed",
+			"rf", string(rf), "problem", out.Problem, "paid", FormatMoney(c.AmountMinor, currency), "expected", FormatMoney(p.AmountMinor, p.Currency))
+	}
+	return out, nil
+}
+
+// orgOfOrder is an order's organisation (0 when it cannot be read: the
+// default provider then).
+func (s *Service) orgOfOrder(ctx context.Context, orderID int64) int64 {
+	o, err := loadOrder(ctx, s.db, orderID)
+	if err != nil {
+		return 0
+	}
+	return o.OrganisationID
+}
+
+// bankAttempt finds the bank-transfer attempt a reference names: the
+// newest attempt with that RF reference (an order's attempts share it),
+// the newest attempt of an order by its payment reference, or an attempt
+// by its own reference.
+func (s *Service) bankAttempt(ctx context.Context, reference string) (*Payment, error) {
+	ref := strings.TrimSpace(reference)
+	var p *Payment
+	switch {
+	case strings.HasPrefix(strings.ToUpper(ref), "RF"):
+		rf, err := banking.ParseReference(ref)
+		if err != nil {
+			return nil, Errorf(CodeInvalid, "%s", err.Error())
+		}
+		var ps []Payment
+		if err := s.db.NewSelect().Model(&ps).Where("provider = ? AND provider_id = ?", BankTransferProvider, string(rf)).
+			Order("id DESC").Limit(1).Scan(ctx); err != nil {
+			return nil, fmt.Errorf("load the payment of %s: %w", rf, err)
+		}
+		if len(ps) == 0 {
+			return nil, Errorf(CodeNotFound, "no bank transfer has the reference %s", rf.String())
+		}
+		p = &ps[0]
+	case strings.HasPrefix(ref, "PO-"):
+		order, err := orderByPayReference(ctx, s.db, ref)
+		if err != nil {
+			return nil, err
+		}
+		if p, err = lastPayment(ctx, s.db, order.ID); err != nil {
+			return nil, err
+		}
+		if p == nil {
+			return nil, Errorf(CodeNotFound, "order %s has no payment yet", ref)
+		}
+	default:
+		var err error
+		if p, err = paymentByReference(ctx, s.db, ref); err != nil {
+			return nil, err
+		}
+	}
+	if p.Provider != BankTransferProvider || p.ProviderID == nil {
+		return nil, Errorf(CodeInvalid, "payment %s is not a bank transfer (it is paid with %s)", ref, p.Provider)
+	}
+	return p, nil
+}
+
+// manualTransfers stands in for the bank-transfer provider when it is no
+// longer configured: settling needs its name, and it has nothing to close.
+type manualTransfers struct{}
+
+func (manualTransfers) Name() string { return BankTransferProvider }
+func (manualTransfers) CreateCheckout(context.Context, CheckoutRequest) (Checkout, error) {
+	return Checkout{}, errors.New("bank transfer is not configured")
+}
+func (manualTransfers) Retrieve(_ context.Context, p Payment) (PaymentConfirmation, error) {
+	return PaymentConfirmation{Reference: p.Reference, Outcome: OutcomeOpen}, nil
+}
+func (manualTransfers) Expire(context.Context, Payment) error { return nil }
+func (manualTransfers) Refund(context.Context, RefundRequest) (string, error) {
+	return "", errors.New("bank transfer: a refund is a transfer staff make from the bank account")
+}
+
+// StatementOptions steer a statement import.
+type StatementOptions struct {
+	// Account is the IBAN of the bank-transfer account: credits to other
+	// accounts in the file are left alone.
+	Account banking.IBAN
+	// DryRun reports what would be captured without capturing.
+	DryRun bool
+}
+
+// StatementLine is the import's word on one credit.
+type StatementLine struct {
+	Credit  banking.Credit
+	Outcome banking.Outcome
+	Reason  string
+	// RF is the payment the credit was matched to ("" when none).
+	RF banking.Reference
+	// Captured: the credit was captured (completing its registration, or
+	// recording a partial, excess or currency problem on its payment).
+	Captured bool
+	// Completed: the capture completed the registration.
+	Completed bool
+	// Err is why a capture failed (the rest of the import goes on).
+	Err error
+}
+
+// StatementImport is what an import did.
+type StatementImport struct {
+	Message, MessageID string
+	// OtherAccounts counts credits to accounts other than Account;
+	// AlreadyImported credits captured by an earlier import (by the bank's
+	// id), both left out of Lines; NotCredits the entries that are not
+	// booked credits.
+	OtherAccounts, AlreadyImported, NotCredits int
+	Lines                                      []StatementLine
+}
+
+// creditEventID is the payment event id of a captured statement credit.
+func creditEventID(c banking.Credit) string { return "credit:" + c.ID }
+
+// ImportStatement matches a bank statement's credits to the account
+// against the open bank-transfer payments (banking.Match) and captures the
+// ones it can tell: an exact reference and amount, a unique amount without
+// a usable reference, and (recorded as problems, never completing) a
+// reference with a partial or excess amount or another currency. Every
+// capture is its own transaction and stores the bank's id of the credit,
+// so a credit already captured by an earlier import is left out and
+// re-running an import captures nothing twice. Duplicates and unknown
+// credits are only listed, with the reason.
+func (s *Service) ImportStatement(ctx context.Context, st banking.Statement, opt StatementOptions) (_ *StatementImport, err error) {
+	defer classifyUnavailable(&err)
+	if opt.Account == "" {
+		return nil, Errorf(CodeInvalid, "the account to import for is required (PORTAL_BANK_IBAN)")
+	}
+	rep := &StatementImport{Message: st.Message, MessageID: st.MessageID, NotCredits: st.Skipped}
+	mine := st.CreditsTo(string(opt.Account))
+	rep.OtherAccounts = len(st.Credits) - len(mine)
+	if len(mine) == 0 {
+		return rep, nil
+	}
+	ids := make([]string, len(mine))
+	for i, c := range mine {
+		ids[i] = creditEventID(c)
+	}
+	var seen []string
+	if err := s.db.NewSelect().Model((*PaymentEvent)(nil)).Column("event_id").
+		Where("provider = ? AND event_id IN (?)", BankTransferProvider, bun.List(ids)).Scan(ctx, &seen); err != nil {
+		return nil, fmt.Errorf("load imported credits: %w", err)
+	}
+	done := make(map[string]bool, len(seen))
+	for _, id := range seen {
+		done[id] = true
+	}
+	fresh := mine[:0:0]
+	for _, c := range mine {
+		if done[creditEventID(c)] {
+			rep.AlreadyImported++
+			continue
+		}
+		fresh = append(fresh, c)
+	}
+	var open []Payment
+	if err := s.db.NewSelect().Model(&open).Where("provider = ? AND status = ? AND provider_id IS NOT NULL", BankTransferProvider, PaymentPending).
+		Order("id ASC").Scan(ctx); err != nil {
+		return nil, fmt.Errorf("load open bank transfers: %w", err)
+	}
+	expected := make([]banking.Expected, len(open))
+	for i, p := range open {
+		expected[i] = banking.Expected{Reference: banking.Reference(*p.ProviderID), AmountMinor: p.AmountMinor, Currency: p.Currency}
+	}
+	for _, pr := range banking.Match(fresh, expected) {
+		line := StatementLine{Credit: pr.Credit, Outcome: pr.Outcome, Reason: pr.Reason}
+		if pr.Expected != nil {
+			line.RF = pr.Expected.Reference
+		}
+		switch pr.Outcome {
+		case banking.OutcomeExact, banking.OutcomeByAmount, banking.OutcomePartial, banking.OutcomeExcess, banking.OutcomeCurrency:
+		default:
+			rep.Lines = append(rep.Lines, line)
+			continue
+		}
+		if opt.DryRun {
+			rep.Lines = append(rep.Lines, line)
+			continue
+		}
+		note := fmt.Sprintf("statement %s, credit %s", st.MessageID, pr.Credit.ID)
+		if pr.Credit.DebtorName != "" {
+			note += " from " + pr.Credit.DebtorName
+		}
+		if pr.Outcome == banking.OutcomeByAmount {
+			note += "; matched by amount only (no usable reference)"
+		}
+		booked := pr.Credit.BookingDate
+		if booked.IsZero() {
+			booked = pr.Credit.ValueDate
+		}
+		res, err := s.CapturePayment(ctx, Capture{Reference: string(pr.Expected.Reference), AmountMinor: pr.Credit.AmountMinor,
+			Currency: pr.Credit.Currency, BookedOn: booked, Note: note, ID: creditEventID(pr.Credit)})
+		if err != nil {
+			line.Err = err
+			s.log.ErrorContext(ctx, "statement credit could not be captured", "credit", pr.Credit.ID, "err", err)
+		} else {
+			// A credit on a payment that already has a problem is recorded too
+			// (its event is stored), though it changes nothing more.
+			line.Captured = !res.Replayed || res.Mismatch
+			line.Completed = !res.Replayed && !res.Mismatch && !res.Stale && res.Outcome == OutcomeSuccess
+		}
+		rep.Lines = append(rep.Lines, line)
+	}
+	return rep, nil
+}
+
+// ProviderFor is the payment provider of an organisation, for the pages
+// that show a provider's own checkout (bank transfer).
+func (s *Service) ProviderFor(organisationID int64) PaymentProvider {
+	return s.providerFor(organisationID)
+}

@@ -1,0 +1,293 @@
+package engine_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"portal/engine"
+	"portal/engine/banking"
+	"portal/engine/banktransfer"
+	"portal/engine/dbtest"
+)
+
+// demoIBAN is the account of engine/banking's statement fixtures.
+const demoIBAN = "DE89370400440532013000"
+
+// bankFixture is a fixture whose service takes payment by bank transfer.
+func bankFixture(t *testing.T, db *bun.DB, members int) *fixture {
+	t.Helper()
+	if err := engine.SeedDemo(context.Background(), db, members, time.Now().UTC()); err != nil {
+		t.Fatalf("seed: %v", err)
+	}
+	iban, err := banking.ParseIBAN(demoIBAN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bt, err := banktransfer.New(banking.Creditor{Name: "TV Demo 1848 e.V.", IBAN: iban},
+		func(ref string, amount int64) string { return "http://portal.test/pay/" + ref + "?reference=" + ref })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &fixture{t: t, ctx: context.Background(), db: db, svc: engine.NewService(db, bt)}
+}
+
+func (f *fixture) capture(c engine.Capture) *engine.CaptureResult {
+	f.t.Helper()
+	res, err := f.svc.CapturePayment(f.ctx, c)
+	if err != nil {
+		f.t.Fatalf("capture %+v: %v", c, err)
+	}
+	return res
+}
+
+// TestBankTransferCommitAndCapture: the commit opens a pending attempt
+// with the order's RF reference and no expiry; a partial capture is
+// recorded as a problem and completes nothing; after the member follows
+// the pay link again, the exact amount completes the registration as an
+// online payment does, once, however often the capture is repeated.
+func TestBankTransferCommitAndCapture(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		f := bankFixture(t, db, 0)
+		r := f.start(engine.DemoUserKey, alex, robin)
+		form := r.commit()
+		orderRef := f.orderRefOf(form.PaymentURL)
+		ps := f.payments(r.id)
+		if len(ps) != 1 {
+			t.Fatalf("%d attempts after the commit, want 1", len(ps))
+		}
+		p := ps[0]
+		rf, err := banking.CreditorReference(orderRef)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Provider != "bank_transfer" || p.Status != engine.PaymentPending || deref(p.ProviderID) != string(rf) || p.ExpiresAt != nil {
+			t.Fatalf("attempt %+v: want pending bank_transfer with provider id %s and no expiry", p, rf)
+		}
+		total := p.AmountMinor
+		// Loading the registration (which reconciles pending attempts)
+		// leaves a bank transfer alone.
+		if _, err := f.svc.ReconcilePayments(f.ctx, 0, 10); err != nil {
+			t.Fatal(err)
+		}
+		if got := f.payments(r.id)[0].Status; got != engine.PaymentPending {
+			t.Fatalf("after reconciliation: %s", got)
+		}
+
+		// Nonsense is refused and changes nothing.
+		before := f.state()
+		_, err = f.svc.CapturePayment(f.ctx, engine.Capture{Reference: "RF00" + string(rf)[4:], AmountMinor: total})
+		wantCode(t, err, engine.CodeInvalid)
+		_, err = f.svc.CapturePayment(f.ctx, engine.Capture{Reference: string(rf), AmountMinor: 0})
+		wantCode(t, err, engine.CodeInvalid)
+		other, _ := banking.CreditorReference("PO-NOTANORDER")
+		_, err = f.svc.CapturePayment(f.ctx, engine.Capture{Reference: string(other), AmountMinor: total})
+		wantCode(t, err, engine.CodeNotFound)
+		assertUnchanged(t, before, f.state())
+
+		// Partial: recorded, shown, not paid.
+		booked := time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)
+		res := f.capture(engine.Capture{Reference: strings.ToLower(rf.String()), AmountMinor: total - 1000, BookedOn: booked, Note: "first half"})
+		if res.Problem != "partial" || !res.Mismatch || res.Outcome == engine.OutcomeSuccess {
+			t.Fatalf("partial capture: %+v", res)
+		}
+		p = f.payments(r.id)[0]
+		if !strings.Contains(p.Problem, "amount mismatch") || p.Status != engine.PaymentFailed {
+			t.Fatalf("after a partial capture the attempt is %s with problem %q", p.Status, p.Problem)
+		}
+		if inst := f.instance(r.id); inst.Status != engine.StateDone {
+			t.Fatalf("instance %s after a partial capture", inst.Status)
+		}
+		if n := f.count((*engine.OutboxMessage)(nil), "kind = 'membership_confirmation'"); n != 0 {
+			t.Fatalf("%d confirmations after a partial capture", n)
+		}
+		var ev engine.PaymentEvent
+		if err := db.NewSelect().Model(&ev).Where("event_id = ?", fmt.Sprintf("manual:%s:2026-11-20:EUR %s", rf, engine.FormatAmount(total-1000))).Scan(f.ctx); err != nil {
+			t.Fatalf("capture event: %v", err)
+		}
+		if !strings.Contains(ev.Note, "booked 2026-11-20; first half") || !strings.Contains(ev.Note, "amount mismatch") {
+			t.Fatalf("event note %q", ev.Note)
+		}
+
+		// The pay link opens a new attempt with the same reference.
+		again, err := f.svc.FollowPayLink(f.ctx, orderRef)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if deref(again.ProviderID) != string(rf) || again.Status != engine.PaymentPending {
+			t.Fatalf("new attempt %+v", again)
+		}
+
+		// Exact, by the order's reference: completed as an online payment.
+		res = f.capture(engine.Capture{Reference: orderRef, AmountMinor: total, Currency: "eur", BookedOn: booked, ID: "credit-1"})
+		if res.Problem != "" || res.Mismatch || res.Replayed || res.Outcome != engine.OutcomeSuccess {
+			t.Fatalf("exact capture: %+v", res)
+		}
+		if inst := f.instance(r.id); inst.Status != engine.StateCompleted {
+			t.Fatalf("instance %s after the capture", inst.Status)
+		}
+		for _, m := range f.memberships(r.id) {
+			if m.Status != engine.MembershipActive {
+				t.Fatalf("membership %d is %s", m.ID, m.Status)
+			}
+		}
+		if o := f.orders(r.id)[0]; o.Status != engine.OrderPaid {
+			t.Fatalf("order %s", o.Status)
+		}
+		// Again with the same id, or by hand once more: nothing changes.
+		before = f.state()
+		if res = f.capture(engine.Capture{Reference: string(rf), AmountMinor: total, ID: "credit-1"}); !res.Replayed {
+			t.Fatalf("repeated capture: %+v", res)
+		}
+		if res = f.capture(engine.Capture{Reference: string(rf), AmountMinor: total}); !res.Replayed {
+			t.Fatalf("second capture: %+v", res)
+		}
+		assertUnchanged(t, before, f.state())
+		if n := f.count((*engine.OutboxMessage)(nil), "kind = 'membership_confirmation'"); n != 1 {
+			t.Fatalf("%d confirmations, want 1", n)
+		}
+	})
+}
+
+// fixtureOpen are the open payments engine/banking's camt053_v02.xml is
+// written against (its match_test): their RF references and amounts.
+var fixtureOpen = []banking.Expected{
+	{Reference: "RF48PRALPHA2345ALPHA234", AmountMinor: 18450, Currency: "EUR"},
+	{Reference: "RF32PRBRAVO2345BRAVO234", AmountMinor: 6000, Currency: "EUR"},
+	{Reference: "RF59PRCHARL2345CHARL234", AmountMinor: 7525, Currency: "EUR"},
+	{Reference: "RF38PRDELTA2345DELTA234", AmountMinor: 12000, Currency: "EUR"},
+	{Reference: "RF65PRECHOO2345ECHOO234", AmountMinor: 5000, Currency: "EUR"},
+	{Reference: "RF57PRFOXTR2345FOXTR234", AmountMinor: 3000, Currency: "EUR"},
+	{Reference: "RF72PRGOLFF2345GOLFF234", AmountMinor: 3000, Currency: "EUR"},
+}
+
+func readFixture(t *testing.T, name string) banking.Statement {
+	t.Helper()
+	fh, err := os.Open("banking/testdata/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	st, err := banking.ParseStatement(fh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// TestImportStatementFixture imports the camt.053 fixture against seven
+// committed registrations paying by bank transfer (their attempts given
+// the fixture's references and amounts): exact references, a reference
+// mangled in free text and a unique amount are captured and complete their
+// registrations; partial and excess amounts are recorded as problems;
+// unknown references, an ambiguous amount and a second payment are listed.
+// A dry run changes nothing; re-importing captures nothing twice.
+func TestImportStatementFixture(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		f := bankFixture(t, db, len(fixtureOpen))
+		byRF := map[banking.Reference]int64{} // instance by reference
+		for i, e := range fixtureOpen {
+			key := fmt.Sprintf("demo-%d", i+1)
+			form, _ := f.load(key)
+			r := f.start(key, form.People[0].ID)
+			r.commit()
+			ps := f.payments(r.id)
+			if len(ps) != 1 {
+				t.Fatalf("%s: %d attempts", key, len(ps))
+			}
+			if _, err := db.NewUpdate().Model((*engine.Payment)(nil)).Set("provider_id = ?", string(e.Reference)).
+				Set("amount_minor = ?", e.AmountMinor).Where("id = ?", ps[0].ID).Exec(f.ctx); err != nil {
+				t.Fatal(err)
+			}
+			byRF[e.Reference] = r.id
+		}
+		st := readFixture(t, "camt053_v02.xml")
+		iban, _ := banking.ParseIBAN(demoIBAN)
+
+		before := f.state()
+		dry, err := f.svc.ImportStatement(f.ctx, st, engine.StatementOptions{Account: iban, DryRun: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		assertUnchanged(t, before, f.state())
+		if len(dry.Lines) != 8 {
+			t.Fatalf("dry run: %d lines, want 8", len(dry.Lines))
+		}
+
+		rep, err := f.svc.ImportStatement(f.ctx, st, engine.StatementOptions{Account: iban})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []struct {
+			credit              string
+			outcome             banking.Outcome
+			rf                  banking.Reference
+			captured, completed bool
+		}{
+			{"2026110300001", banking.OutcomeExact, "RF48PRALPHA2345ALPHA234", true, true},
+			{"2026110400002", banking.OutcomeExact, "RF32PRBRAVO2345BRAVO234", true, true},
+			{"2026110600003", banking.OutcomeByAmount, "RF59PRCHARL2345CHARL234", true, true},
+			{"2026110700004", banking.OutcomeUnknown, "", false, false},
+			{"2026111000007/1", banking.OutcomePartial, "RF38PRDELTA2345DELTA234", true, false},
+			{"2026111000007/2", banking.OutcomeExcess, "RF65PRECHOO2345ECHOO234", true, false},
+			{"2026111200008", banking.OutcomeUnknown, "", false, false},
+			{"2026111400009", banking.OutcomeDuplicate, "RF48PRALPHA2345ALPHA234", false, false},
+		}
+		if len(rep.Lines) != len(want) {
+			t.Fatalf("%d lines, want %d: %+v", len(rep.Lines), len(want), rep.Lines)
+		}
+		for i, w := range want {
+			l := rep.Lines[i]
+			if l.Credit.ID != w.credit || l.Outcome != w.outcome || l.RF != w.rf || l.Captured != w.captured || l.Completed != w.completed || l.Err != nil {
+				t.Errorf("line %d: %s %s %s captured=%v completed=%v err=%v (%s); want %+v", i, l.Credit.ID, l.Outcome, l.RF, l.Captured, l.Completed, l.Err, l.Reason, w)
+			}
+			if l.Reason == "" {
+				t.Errorf("line %d has no reason", i)
+			}
+		}
+		for _, e := range fixtureOpen {
+			inst := f.instance(byRF[e.Reference])
+			p := f.payments(inst.ID)[0]
+			switch e.Reference {
+			case "RF48PRALPHA2345ALPHA234", "RF32PRBRAVO2345BRAVO234", "RF59PRCHARL2345CHARL234":
+				if inst.Status != engine.StateCompleted || p.Status != engine.PaymentSucceeded {
+					t.Errorf("%s: instance %s, attempt %s; want completed and paid", e.Reference, inst.Status, p.Status)
+				}
+			case "RF38PRDELTA2345DELTA234", "RF65PRECHOO2345ECHOO234":
+				if inst.Status != engine.StateDone || p.Problem == "" {
+					t.Errorf("%s: instance %s, problem %q; want DONE with the problem recorded", e.Reference, inst.Status, p.Problem)
+				}
+			default:
+				if inst.Status != engine.StateDone || p.Status != engine.PaymentPending {
+					t.Errorf("%s: instance %s, attempt %s; want untouched", e.Reference, inst.Status, p.Status)
+				}
+			}
+		}
+		if n := f.count((*engine.OutboxMessage)(nil), "kind = 'membership_confirmation'"); n != 3 {
+			t.Fatalf("%d confirmations, want 3", n)
+		}
+
+		// Again: the captured credits are known by the bank's id.
+		before = f.state()
+		again, err := f.svc.ImportStatement(f.ctx, st, engine.StatementOptions{Account: iban})
+		if err != nil {
+			t.Fatal(err)
+		}
+		assertUnchanged(t, before, f.state())
+		if again.AlreadyImported != 5 || len(again.Lines) != 3 {
+			t.Fatalf("re-import: %d already imported, %d lines; want 5 and 3", again.AlreadyImported, len(again.Lines))
+		}
+		for _, l := range again.Lines {
+			if l.Captured {
+				t.Errorf("re-import captured %s", l.Credit.ID)
+			}
+		}
+	})
+}
