@@ -125,15 +125,6 @@ func (s *Service) SchedulePayments(r *jobs.Runner, now func() time.Time) {
 		if rep.Checked+rep.Refunded > 0 {
 			s.log.InfoContext(ctx, "reconciled payments", "checked", rep.Checked, "settled", rep.Settled, "refunded", rep.Refunded)
 		}
-		// Links the reconciliation made itself are mailed like the others.
-		for _, l := range rep.Links {
-			payload, _ := json.Marshal(PaymentLinkPayload{OrderID: l.OrderID})
-			msg := &OutboxMessage{Kind: KindPaymentLink, DedupKey: fmt.Sprintf("%s:order:%d", KindPaymentLink, l.OrderID),
-				Payload: string(payload), CreatedAt: now().UTC()}
-			if qerr := inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error { return queueMessage(ctx, tx, msg) }); qerr != nil {
-				return qerr
-			}
-		}
 		return err
 	})
 }

@@ -27,10 +27,11 @@ type ReconcileReport struct {
 }
 
 // ReconcilePayments is the periodic job: it asks the provider about
-// attempts pending for longer than olderThan (missed webhooks), makes the
-// refunds still due and the payment links that failed at commit; at most
-// limit of each. The job runner calls it; until then a load of a
-// registration does the same for that registration (reconcileOrder).
+// attempts pending for longer than olderThan (missed webhooks) and makes
+// the refunds still due; at most limit of each. The payment job
+// (SchedulePayments) runs it every few minutes; a load of a registration
+// does the same for that registration, and makes a payment link missing
+// since the commit.
 func (s *Service) ReconcilePayments(ctx context.Context, olderThan time.Duration, limit int) (_ ReconcileReport, err error) {
 	defer classifyUnavailable(&err)
 	return s.reconcile(ctx, 0, olderThan, limit)
@@ -59,7 +60,13 @@ func (s *Service) reconcile(ctx context.Context, orderID int64, olderThan time.D
 		}
 	}
 	rep.Refunded = s.refundDue(ctx, orderID)
-	rep.Links, err = s.createMissingLinks(ctx, orderID, limit)
+	if orderID != 0 {
+		// A member loading their registration gets the link the provider
+		// could not make at commit. The periodic run leaves those to the
+		// payment-link messages (QueueMissingPaymentLinks), which wait out
+		// a commit still talking to the provider and mail the link once.
+		rep.Links, err = s.createMissingLinks(ctx, orderID, limit)
+	}
 	return rep, err
 }
 

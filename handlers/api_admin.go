@@ -150,6 +150,14 @@ func (s *Server) patchAdminOrganisation(c echo.Context) error {
 		return err
 	}
 	orgID := keyOf(c).OrganisationID
+	if body.Hostnames != nil && s.publicHost != "" {
+		for _, h := range *body.Hostnames {
+			if engine.NormalizeHostname(h) == s.publicHost {
+				return newAPIError(http.StatusUnprocessableEntity, "Some settings are not valid.",
+					FieldErrorBody{Field: "hostnames", Message: "the portal's own address is shared by every organisation and cannot be claimed; ask the operator"})
+			}
+		}
+	}
 	change := engine.OrganisationChange{Name: body.Name, Slug: body.Slug, Hostnames: body.Hostnames, ContactEmail: body.ContactEmail,
 		LogoURL: body.LogoURL, AccentColour: body.AccentColour, DefaultLanguage: body.DefaultLanguage, RegistrationSystemID: body.RegistrationSystemID}
 	if body.HashSecret != nil {

@@ -90,8 +90,14 @@ func TestAdminAPIKeys(t *testing.T) {
 func TestAdminOrganisationSettings(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		kr, _ := session.NewKeyring([]byte(strings.Repeat("s", 32)))
-		env := newTenantEnv(t, db, envOptions{hashSecrets: kr.Sealer("organisation hash secret")})
+		env := newTenantEnv(t, db, envOptions{hashSecrets: kr.Sealer("organisation hash secret"), publicHost: "portal.example:8443"})
 		key, _ := env.apiKey(2, engine.ScopeWrite)
+		// The portal's own address serves every club's /o/{slug} pages: no
+		// club's key may claim it.
+		claim := env.admin(key, http.MethodPatch, "/api/admin/organisation", map[string]any{"hostnames": []string{"PORTAL.example"}})
+		if e := expectHTTPError(t, claim, http.StatusUnprocessableEntity, "/api/admin/organisation"); len(e.Errors) != 1 || e.Errors[0].Field != "hostnames" {
+			t.Fatalf("claiming the portal's host: %s", claim.body)
+		}
 		bad := env.admin(key, http.MethodPatch, "/api/admin/organisation", map[string]any{"accentColour": "red", "hostnames": []string{"https://x/"}, "hashSecret": "short"})
 		e := expectHTTPError(t, bad, http.StatusUnprocessableEntity, "/api/admin/organisation")
 		if len(e.Errors) == 0 {

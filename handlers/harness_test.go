@@ -63,6 +63,8 @@ type envOptions struct {
 	// organisations on every request, for tests that change them in the
 	// database between requests.
 	tenantRefresh time.Duration
+	// publicHost is the host of the portal's base URL (Deps.PublicHost).
+	publicHost string
 }
 
 func newEnvWith(t testing.TB, db *bun.DB, o envOptions) *testEnv {
@@ -105,6 +107,7 @@ func newEnvWith(t testing.TB, db *bun.DB, o envOptions) *testEnv {
 		SignInLimits:   o.limits,
 		HashSecrets:    o.hashSecrets,
 		TenantRefresh:  o.tenantRefresh,
+		PublicHost:     o.publicHost,
 	})
 	env.client = env.newClient()
 	return env

@@ -61,6 +61,11 @@ type Deps struct {
 	// before they are read again; 0: TenantRefresh; negative: read on every
 	// request (tests that change them in the database directly).
 	TenantRefresh time.Duration
+	// PublicHost is the host of PORTAL_BASE_URL. An organisation's admin API
+	// key may not claim it as the organisation's hostname: it carries every
+	// organisation's /o/{slug} pages, and a hostname wins over the prefix.
+	// Operators may still assign it (portal orgs set).
+	PublicHost string
 }
 
 // Server holds the handlers' dependencies.
@@ -77,6 +82,7 @@ type Server struct {
 	stopping   <-chan struct{}
 	signIn     *throttle.SignIn
 	tenants    *tenantDirectory
+	publicHost string
 }
 
 // New returns the application's echo instance with every route.
@@ -93,6 +99,7 @@ func New(d Deps) *echo.Echo {
 		d.SignInLimiter = throttle.NewMemory()
 	}
 	s.signIn = throttle.NewSignIn(d.SignInLimiter, d.SignInLimits)
+	s.publicHost = engine.NormalizeHostname(d.PublicHost)
 	s.tenants = &tenantDirectory{engine: d.Engine, sealer: d.HashSecrets, log: s.log, refresh: d.TenantRefresh}
 	if s.tenants.refresh == 0 {
 		s.tenants.refresh = TenantRefresh

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"runtime/pprof"
 	"time"
@@ -89,6 +90,7 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		Stopping:       stopping,
 		SignInLimiter:  gw.signIn,
 		HashSecrets:    hashSecretSealer(cfg),
+		PublicHost:     publicHost(cfg.BaseURL),
 	})
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
@@ -238,4 +240,13 @@ func sweepSessions(ctx context.Context, store session.Store, log interface {
 			}
 		}
 	}
+}
+
+// publicHost is the host of PORTAL_BASE_URL (handlers normalises it).
+func publicHost(baseURL string) string {
+	u, err := url.Parse(baseURL)
+	if err != nil {
+		return ""
+	}
+	return u.Host
 }

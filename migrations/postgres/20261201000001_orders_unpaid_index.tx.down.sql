@@ -1,0 +1,1 @@
+DROP INDEX orders_unpaid_by_user_period;
