@@ -58,12 +58,13 @@ func QueueWelcomes(ctx context.Context, db *bun.DB, now time.Time) (int, error) 
 		MemberRenewal, now.Add(-welcomeDelay), now.Add(-welcomeWindow)).OrderExpr("id").Scan(ctx); err != nil {
 		return 0, fmt.Errorf("find activated memberships: %w", err)
 	}
+	periods, err := periodsByID(ctx, db)
+	if err != nil {
+		return 0, err
+	}
 	n := 0
 	for _, m := range ms {
-		var org int64
-		if err := db.NewSelect().Model((*MembershipPeriod)(nil)).Column("organisation_id").Where("id = ?", m.PeriodID).Scan(ctx, &org); err != nil {
-			return n, fmt.Errorf("load period %d: %w", m.PeriodID, err)
-		}
+		org := periods[m.PeriodID].OrganisationID
 		// An earlier membership with the organisation (activated before
 		// this one) means the person is not new.
 		earlier, err := db.NewSelect().Model((*Membership)(nil)).
@@ -80,7 +81,7 @@ func QueueWelcomes(ctx context.Context, db *bun.DB, now time.Time) (int, error) 
 		payload, _ := json.Marshal(MemberMessagePayload{PersonID: m.PersonID, OrganisationID: org, MembershipID: m.ID})
 		msg := &OutboxMessage{Kind: KindWelcome, DedupKey: fmt.Sprintf("%s:org:%d:person:%d", KindWelcome, org, m.PersonID),
 			Payload: string(payload), CreatedAt: now}
-		if err := inTx(ctx, db, func(ctx context.Context, tx bun.Tx) error { return queueMessage(ctx, tx, msg) }); err != nil {
+		if err := queueMessageNow(ctx, db, msg); err != nil {
 			return n, err
 		}
 		n++
@@ -100,17 +101,15 @@ func QueueExpiryReminders(ctx context.Context, db *bun.DB, now time.Time, days i
 	// The periods ending in the window, decided in Go on the dates as
 	// scanned: SQLite keeps dates as text, whose comparison with a bound
 	// depends on how each was written.
-	var periods []MembershipPeriod
-	if err := db.NewSelect().Model(&periods).Scan(ctx); err != nil {
-		return 0, fmt.Errorf("load periods: %w", err)
+	periods, err := periodsByID(ctx, db)
+	if err != nil {
+		return 0, err
 	}
 	var ending []int64
-	orgOf := map[int64]int64{}
 	for _, p := range periods {
 		end := time.Date(p.EndDate.Year(), p.EndDate.Month(), p.EndDate.Day(), 0, 0, 0, 0, time.UTC)
 		if !end.Before(today) && !end.After(today.AddDate(0, 0, days)) {
 			ending = append(ending, p.ID)
-			orgOf[p.ID] = p.OrganisationID
 		}
 	}
 	if len(ending) == 0 {
@@ -122,14 +121,10 @@ func QueueExpiryReminders(ctx context.Context, db *bun.DB, now time.Time, days i
 		return 0, fmt.Errorf("find memberships ending soon: %w", err)
 	}
 	for i, r := range rows {
-		r := struct {
-			Membership
-			OrganisationID int64
-		}{r, orgOf[r.PeriodID]}
-		payload, _ := json.Marshal(MemberMessagePayload{PersonID: r.PersonID, OrganisationID: r.OrganisationID, MembershipID: r.ID})
+		payload, _ := json.Marshal(MemberMessagePayload{PersonID: r.PersonID, OrganisationID: periods[r.PeriodID].OrganisationID, MembershipID: r.ID})
 		msg := &OutboxMessage{Kind: KindExpiryReminder, DedupKey: fmt.Sprintf("%s:membership:%d", KindExpiryReminder, r.ID),
 			Payload: string(payload), CreatedAt: now.UTC()}
-		if err := inTx(ctx, db, func(ctx context.Context, tx bun.Tx) error { return queueMessage(ctx, tx, msg) }); err != nil {
+		if err := queueMessageNow(ctx, db, msg); err != nil {
 			return i, err
 		}
 	}
@@ -186,4 +181,19 @@ func LoadMemberMessage(ctx context.Context, db bun.IDB, p MemberMessagePayload) 
 		m.Recipients = uniqueAddresses(household)
 	}
 	return m, nil
+}
+
+// periodsByID loads every period, for the scheduled jobs that need the
+// organisation or the dates of many memberships' periods: one query
+// instead of one per membership.
+func periodsByID(ctx context.Context, db bun.IDB) (map[int64]MembershipPeriod, error) {
+	var periods []MembershipPeriod
+	if err := db.NewSelect().Model(&periods).Scan(ctx); err != nil {
+		return nil, fmt.Errorf("load periods: %w", err)
+	}
+	byID := make(map[int64]MembershipPeriod, len(periods))
+	for _, p := range periods {
+		byID[p.ID] = p
+	}
+	return byID, nil
 }

@@ -57,7 +57,7 @@ func QueueMissingPaymentLinks(ctx context.Context, db *bun.DB, now time.Time) (i
 		payload, _ := json.Marshal(PaymentLinkPayload{OrderID: o.ID})
 		msg := &OutboxMessage{Kind: KindPaymentLink, DedupKey: fmt.Sprintf("%s:order:%d", KindPaymentLink, o.ID),
 			Payload: string(payload), CreatedAt: now.UTC()}
-		if err := inTx(ctx, db, func(ctx context.Context, tx bun.Tx) error { return queueMessage(ctx, tx, msg) }); err != nil {
+		if err := queueMessageNow(ctx, db, msg); err != nil {
 			return i, err
 		}
 	}

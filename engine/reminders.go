@@ -58,7 +58,7 @@ func QueueUnpaidReminders(ctx context.Context, db *bun.DB, now time.Time, days [
 			payload, _ := json.Marshal(UnpaidReminderPayload{OrderID: o.ID, Day: d})
 			msg := &OutboxMessage{Kind: KindUnpaidReminder, DedupKey: fmt.Sprintf("%s:order:%d:day:%d", KindUnpaidReminder, o.ID, d),
 				Payload: string(payload), CreatedAt: now}
-			if err := inTx(ctx, db, func(ctx context.Context, tx bun.Tx) error { return queueMessage(ctx, tx, msg) }); err != nil {
+			if err := queueMessageNow(ctx, db, msg); err != nil {
 				return n, err
 			}
 			n++

@@ -58,3 +58,9 @@ func MarkMessageSent(ctx context.Context, db bun.IDB, id int64, at time.Time) er
 	}
 	return nil
 }
+
+// queueMessageNow queues a message in a transaction of its own: for the
+// scheduled jobs, whose messages announce no other write.
+func queueMessageNow(ctx context.Context, db *bun.DB, msg *OutboxMessage) error {
+	return inTx(ctx, db, func(ctx context.Context, tx bun.Tx) error { return queueMessage(ctx, tx, msg) })
+}

@@ -55,13 +55,7 @@ What happens next
 `))
 
 // ConfirmationText is the text/plain part of the confirmation.
-func ConfirmationText(m ConfirmationMailModel) (string, error) {
-	var b strings.Builder
-	if err := confirmationText.Execute(&b, m); err != nil {
-		return "", err
-	}
-	return b.String(), nil
-}
+func ConfirmationText(m ConfirmationMailModel) (string, error) { return execText(confirmationText, m) }
 
 // ResumeMailModel is the e-mail with the link back to a suspended registration.
 type ResumeMailModel struct {
@@ -84,13 +78,7 @@ If you no longer want to register, you can ignore this message.
 `))
 
 // ResumeText is the text/plain part of the resume-link e-mail.
-func ResumeText(m ResumeMailModel) (string, error) {
-	var b strings.Builder
-	if err := resumeText.Execute(&b, m); err != nil {
-		return "", err
-	}
-	return b.String(), nil
-}
+func ResumeText(m ResumeMailModel) (string, error) { return execText(resumeText, m) }
 
 // UnpaidReminderMailModel is the reminder of an order still unpaid.
 type UnpaidReminderMailModel struct {
@@ -116,13 +104,7 @@ If you have paid in the meantime, thank you: please ignore this message.
 `))
 
 // UnpaidReminderText is the text/plain part of the unpaid reminder.
-func UnpaidReminderText(m UnpaidReminderMailModel) (string, error) {
-	var b strings.Builder
-	if err := unpaidText.Execute(&b, m); err != nil {
-		return "", err
-	}
-	return b.String(), nil
-}
+func UnpaidReminderText(m UnpaidReminderMailModel) (string, error) { return execText(unpaidText, m) }
 
 // joinNames lists names for a sentence: "A", "A and B", "A, B and C".
 func joinNames(names []string) string {
@@ -160,13 +142,7 @@ The link stays valid until the registration is paid.
 `))
 
 // PaymentLinkText is the text/plain part of the payment-link e-mail.
-func PaymentLinkText(m PaymentLinkMailModel) (string, error) {
-	var b strings.Builder
-	if err := paymentLinkText.Execute(&b, m); err != nil {
-		return "", err
-	}
-	return b.String(), nil
-}
+func PaymentLinkText(m PaymentLinkMailModel) (string, error) { return execText(paymentLinkText, m) }
 
 // MemberMailModel is a message about one person's membership: the welcome
 // and the expiry reminder.
@@ -205,6 +181,7 @@ Questions? Write to {{.Contact}}.
 // ExpiryText is the text/plain part of the expiry reminder.
 func ExpiryText(m MemberMailModel) (string, error) { return execText(expiryText, m) }
 
+// execText runs a text part's template.
 func execText(t *template.Template, data any) (string, error) {
 	var b strings.Builder
 	if err := t.Execute(&b, data); err != nil {

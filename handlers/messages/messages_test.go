@@ -230,17 +230,54 @@ func TestRefusedRecipientIsDead(t *testing.T) {
 }
 
 // TestResumeLinkAfterADayIdle: the hourly schedule suspends a registration
+
+// scheduledEnv is what the tests of scheduled messages share: a real SMTP
+// server, a sender to it, a fake clock and a job runner on that clock.
+type scheduledEnv struct {
+	srv    *mailtest.Server
+	sender *mail.SMTP
+	clk    *clock
+	quiet  *slog.Logger
+	r      *jobs.Runner
+}
+
+func newScheduledEnv(t *testing.T, db *bun.DB) *scheduledEnv {
+	srv := mailtest.Start(t, mailtest.Options{})
+	u, _ := mail.ParseURL("smtp://" + srv.Addr)
+	sender, _ := mail.NewSMTP(mail.Config{URL: u, From: netmail.Address{Name: "Portal", Address: "portal@club.example"}})
+	clk := &clock{t: time.Now().UTC()}
+	quiet := slog.New(slog.DiscardHandler)
+	return &scheduledEnv{srv: srv, sender: sender, clk: clk, quiet: quiet, r: jobs.New(db, jobs.Config{Now: clk.Now, Logger: quiet})}
+}
+
+// run moves the clock on, enqueues the schedules now due and works until
+// no job is left.
+func (e *scheduledEnv) run(t *testing.T, after time.Duration) {
+	t.Helper()
+	ctx := context.Background()
+	e.clk.Advance(after)
+	if err := e.r.EnqueueSchedules(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		k, err := e.r.Work(ctx, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if k == 0 {
+			return
+		}
+	}
+}
+
 // left alone for a day, and its member gets a link back.
 func TestResumeLinkAfterADayIdle(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
-		srv := mailtest.Start(t, mailtest.Options{})
-		u, _ := mail.ParseURL("smtp://" + srv.Addr)
-		sender, _ := mail.NewSMTP(mail.Config{URL: u, From: netmail.Address{Name: "Portal", Address: "portal@club.example"}})
-		clk := &clock{t: time.Now().UTC()}
-		r := jobs.New(db, jobs.Config{Now: clk.Now, Logger: slog.New(slog.DiscardHandler)})
-		messages.Register(r, messages.Deps{DB: db, Sender: sender, BaseURL: "https://portal.example", HashSecret: "resume-secret-0123456789", Now: clk.Now})
-		engine.ScheduleLifecycle(r, db, engine.ArchiveKeep, clk.Now, slog.New(slog.DiscardHandler))
+		e := newScheduledEnv(t, db)
+		srv, clk := e.srv, e.clk
+		messages.Register(e.r, messages.Deps{DB: db, Sender: e.sender, BaseURL: "https://portal.example", HashSecret: "resume-secret-0123456789", Now: clk.Now})
+		engine.ScheduleLifecycle(e.r, db, engine.ArchiveKeep, clk.Now, e.quiet)
 		demo := enginetest.Seed(t, db, engine.WithClock(clk.Now))
 		form, _, err := demo.Svc.LoadMembershipForm(ctx, engine.DemoUserKey, engine.DemoPeriodID, nil)
 		if err != nil {
@@ -251,17 +288,7 @@ func TestResumeLinkAfterADayIdle(t *testing.T) {
 			t.Fatal(err)
 		}
 		for hour := 1; hour <= 25; hour++ {
-			clk.Advance(time.Hour)
-			if err := r.EnqueueSchedules(ctx); err != nil {
-				t.Fatal(err)
-			}
-			for {
-				if n, err := r.Work(ctx, 10); err != nil {
-					t.Fatal(err)
-				} else if n == 0 {
-					break
-				}
-			}
+			e.run(t, time.Hour)
 			if hour < 24 && len(srv.Received()) > 0 {
 				t.Fatalf("a resume link after %d hours", hour)
 			}
@@ -288,32 +315,16 @@ func TestResumeLinkAfterADayIdle(t *testing.T) {
 func TestUnpaidReminders(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
-		srv := mailtest.Start(t, mailtest.Options{})
-		u, _ := mail.ParseURL("smtp://" + srv.Addr)
-		sender, _ := mail.NewSMTP(mail.Config{URL: u, From: netmail.Address{Name: "Portal", Address: "portal@club.example"}})
-		clk := &clock{t: time.Now().UTC()}
-		quiet := slog.New(slog.DiscardHandler)
-		r := jobs.New(db, jobs.Config{Now: clk.Now, Logger: quiet})
-		messages.Register(r, messages.Deps{DB: db, Sender: sender, BaseURL: "https://portal.example", HashSecret: "reminder-secret-0123456789",
+		e := newScheduledEnv(t, db)
+		srv, clk := e.srv, e.clk
+		messages.Register(e.r, messages.Deps{DB: db, Sender: e.sender, BaseURL: "https://portal.example", HashSecret: "reminder-secret-0123456789",
 			UnsubscribeAddress: "portal@club.example", Now: clk.Now})
-		engine.ScheduleLifecycle(r, db, engine.ArchiveKeep, clk.Now, quiet)
+		engine.ScheduleLifecycle(e.r, db, engine.ArchiveKeep, clk.Now, e.quiet)
 		demo := enginetest.Seed(t, db, engine.WithClock(clk.Now))
 		form := demo.Commit(alex, robin)
 		day := func(n int) {
 			for range n {
-				clk.Advance(24 * time.Hour)
-				if err := r.EnqueueSchedules(ctx); err != nil {
-					t.Fatal(err)
-				}
-				for {
-					k, err := r.Work(ctx, 10)
-					if err != nil {
-						t.Fatal(err)
-					}
-					if k == 0 {
-						break
-					}
-				}
+				e.run(t, 24*time.Hour)
 			}
 		}
 		day(2)
@@ -403,35 +414,17 @@ func (o *outage) CreateCheckout(ctx context.Context, req engine.CheckoutRequest)
 func TestPaymentLinkAfterProviderOutage(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
-		srv := mailtest.Start(t, mailtest.Options{})
-		u, _ := mail.ParseURL("smtp://" + srv.Addr)
-		sender, _ := mail.NewSMTP(mail.Config{URL: u, From: netmail.Address{Name: "Portal", Address: "portal@club.example"}})
-		clk := &clock{t: time.Now().UTC()}
-		quiet := slog.New(slog.DiscardHandler)
+		e := newScheduledEnv(t, db)
+		srv, clk, quiet := e.srv, e.clk, e.quiet
 		provider := &outage{TestGateway: engine.NewTestGateway(engine.TestGatewayURLs{
 			PayURL: func(ref string) string { return "https://portal.example/dev/pay/" + ref }, ReturnURL: "https://portal.example/membership/payment-return"}), down: true}
 		demo := enginetest.Seed(t, db, engine.WithClock(clk.Now), engine.WithLogger(quiet),
 			engine.WithPaymentLinks(handlers.PaymentLinks("https://portal.example")),
 			engine.WithPaymentProviders(func(int64) engine.PaymentProvider { return provider }))
-		r := jobs.New(db, jobs.Config{Now: clk.Now, Logger: quiet})
-		messages.Register(r, messages.Deps{DB: db, Sender: sender, BaseURL: "https://portal.example", HashSecret: "paylink-secret-0123456789",
+		messages.Register(e.r, messages.Deps{DB: db, Sender: e.sender, BaseURL: "https://portal.example", HashSecret: "paylink-secret-0123456789",
 			Payments: demo.Svc, Now: clk.Now})
-		demo.Svc.SchedulePayments(r, clk.Now)
-		run := func(after time.Duration) {
-			clk.Advance(after)
-			if err := r.EnqueueSchedules(ctx); err != nil {
-				t.Fatal(err)
-			}
-			for {
-				k, err := r.Work(ctx, 10)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if k == 0 {
-					return
-				}
-			}
-		}
+		demo.Svc.SchedulePayments(e.r, clk.Now)
+		run := func(after time.Duration) { e.run(t, after) }
 		form := demo.Commit(alex, robin)
 		if form.State != engine.StateDone || form.PaymentURL != "" {
 			t.Fatalf("committed while the provider is down: state %s, link %q", form.State, form.PaymentURL)
@@ -471,31 +464,13 @@ func TestPaymentLinkAfterProviderOutage(t *testing.T) {
 func TestWelcomeAndExpiryReminder(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
-		srv := mailtest.Start(t, mailtest.Options{})
-		u, _ := mail.ParseURL("smtp://" + srv.Addr)
-		sender, _ := mail.NewSMTP(mail.Config{URL: u, From: netmail.Address{Name: "Portal", Address: "portal@club.example"}})
-		clk := &clock{t: time.Now().UTC()}
-		quiet := slog.New(slog.DiscardHandler)
-		r := jobs.New(db, jobs.Config{Now: clk.Now, Logger: quiet})
-		messages.Register(r, messages.Deps{DB: db, Sender: sender, BaseURL: "https://portal.example", HashSecret: "welcome-secret-0123456789",
+		e := newScheduledEnv(t, db)
+		srv, clk := e.srv, e.clk
+		messages.Register(e.r, messages.Deps{DB: db, Sender: e.sender, BaseURL: "https://portal.example", HashSecret: "welcome-secret-0123456789",
 			UnsubscribeAddress: "portal@club.example", Now: clk.Now})
-		engine.ScheduleLifecycle(r, db, engine.ArchiveKeep, clk.Now, quiet)
+		engine.ScheduleLifecycle(e.r, db, engine.ArchiveKeep, clk.Now, e.quiet)
 		demo := enginetest.Seed(t, db, engine.WithClock(clk.Now))
-		run := func(after time.Duration) {
-			clk.Advance(after)
-			if err := r.EnqueueSchedules(ctx); err != nil {
-				t.Fatal(err)
-			}
-			for {
-				k, err := r.Work(ctx, 10)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if k == 0 {
-					return
-				}
-			}
-		}
+		run := func(after time.Duration) { e.run(t, after) }
 		subjects := func() map[string]int {
 			out := map[string]int{}
 			for _, m := range srv.Received() {
