@@ -111,10 +111,22 @@ func (s *Service) currentResult(ctx context.Context, reference string) (*Payment
 // the event names, in one transaction. A nil result with no error is an
 // event the portal does not act on. A forged event is invalid; an event
 // for an attempt the portal does not know is not found.
+//
+// The signature is checked with the keys of the account the event was
+// sent for: ctx scoped to an organisation (WithOrganisation: its own
+// webhook address) means that organisation's provider, and only its
+// attempts; no scope means the environment's provider, and only attempts
+// of organisations that pay through it. An event of one account never
+// settles an attempt made with another.
 func (s *Service) ReceivePaymentEvent(ctx context.Context, providerName string, payload []byte, signature string) (_ *PaymentResult, err error) {
 	defer classifyUnavailable(&err)
-	parser, ok := s.payments.(EventParser)
-	if !ok || s.payments.Name() != providerName {
+	provider := s.payments
+	orgID, scoped := OrganisationOf(ctx)
+	if scoped {
+		provider = s.ownProvider(orgID)
+	}
+	parser, ok := provider.(EventParser)
+	if !ok || provider.Name() != providerName {
 		return nil, Errorf(CodeNotFound, "no payment provider %q takes events here", providerName)
 	}
 	c, err := parser.ParseEvent(payload, signature)
@@ -127,7 +139,14 @@ func (s *Service) ReceivePaymentEvent(ctx context.Context, providerName string, 
 	if c == nil {
 		return nil, nil //nolint:nilnil // an event of a kind the portal does not act on
 	}
-	return s.settle(ctx, s.payments, *c)
+	view, err := s.PaymentForPage(ctx, c.Reference) // scoped: another organisation's attempt is not found
+	if err != nil {
+		return nil, err
+	}
+	if !scoped && s.providerFor(view.Order.OrganisationID) != s.payments {
+		return nil, Errorf(CodeNotFound, "payment not found for this account")
+	}
+	return s.settle(ctx, provider, *c)
 }
 
 // settle applies a verified confirmation to its attempt, in one transaction
