@@ -187,7 +187,7 @@ func (manualTransfers) Retrieve(_ context.Context, p Payment) (PaymentConfirmati
 }
 func (manualTransfers) Expire(context.Context, Payment) error { return nil }
 func (manualTransfers) Refund(context.Context, RefundRequest) (string, error) {
-	return "", errors.New("bank transfer: a refund is a transfer staff make from the bank account")
+	return "", ErrManualRefund
 }
 
 // StatementOptions steer a statement import.

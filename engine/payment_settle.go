@@ -158,15 +158,15 @@ func (s *Service) ReceivePaymentEvent(ctx context.Context, providerName string, 
 // success for an unpaid order: the order is paid, the memberships active,
 // the instance COMPLETED, one confirmation queued, the order's other open
 // checkouts closed. success for an order paid by another attempt, or
-// cancelled by a reset: the money is refunded through the provider.
+// cancelled by a reset: the money is refunded through the provider by a
+// job queued in the same transaction, or owed by hand for a bank transfer.
 // Amount or currency other than the attempt's: recorded and logged, and
 // the attempt never completes anything.
 func (s *Service) settle(ctx context.Context, provider PaymentProvider, c PaymentConfirmation) (*PaymentResult, error) {
 	res := &PaymentResult{Reference: c.Reference}
 	var closeAtProvider []Payment
-	refund := false
 	err := inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
-		closeAtProvider, refund = nil, false
+		closeAtProvider = nil
 		p, order, err := lockPayment(ctx, tx, c.Reference)
 		if err != nil {
 			return err
@@ -265,11 +265,8 @@ func (s *Service) settle(ctx context.Context, provider PaymentProvider, c Paymen
 		res.Outcome = OutcomeSuccess
 		if order.Status != OrderUnpaid {
 			// Paid by another attempt already (two tabs), or cancelled by a reset.
-			res.Stale, refund = true, true
-			p.RefundStatus = RefundDue
-			s.log.WarnContext(ctx, "payment succeeded for an order that is not waiting for payment; refunding it",
-				"order", order.ID, "order_status", order.Status, "reference", p.Reference)
-			return updatePayment(ctx, tx, p, "refund_status")
+			res.Stale = true
+			return s.owe(ctx, tx, p, order, now)
 		}
 		others, err := otherPendingPayments(ctx, tx, order.ID, p.ID)
 		if err != nil {
@@ -286,13 +283,13 @@ func (s *Service) settle(ctx context.Context, provider PaymentProvider, c Paymen
 	if err != nil {
 		return nil, err
 	}
-	if len(closeAtProvider) == 0 && !refund {
+	if len(closeAtProvider) == 0 {
 		return res, nil
 	}
-	// The settlement is committed; what follows is owed to the provider
-	// whatever the caller does now (a webhook's sender hanging up), and
-	// bounded, so that the webhook still answers in Stripe's time. A refund
-	// not made here stays due for the reconciliation.
+	// The settlement is committed; closing the superseded checkouts is owed
+	// to the provider whatever the caller does now (a webhook's sender
+	// hanging up), and bounded, so that the webhook still answers in
+	// Stripe's time. (A refund is a job: owe.)
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), afterSettleTimeout)
 	defer cancel()
 	for _, o := range closeAtProvider {
@@ -300,53 +297,11 @@ func (s *Service) settle(ctx context.Context, provider PaymentProvider, c Paymen
 			s.log.WarnContext(ctx, "a superseded checkout could not be closed at the provider", "reference", o.Reference, "err", err)
 		}
 	}
-	if refund {
-		s.refundDue(ctx, res.Order.ID)
-	}
 	return res, nil
 }
 
 // afterSettleTimeout bounds the provider calls that follow a settlement.
 const afterSettleTimeout = 10 * time.Second
-
-// refundDue gives back the money of an order's attempts marked for a
-// refund (or of every order's, for orderID 0), outside any transaction, and
-// records each refund made. A refund the provider refused stays due: the
-// reconciliation tries it again.
-func (s *Service) refundDue(ctx context.Context, orderID int64) int {
-	due, err := refundsDue(ctx, s.db, orderID, 50)
-	if err != nil {
-		s.log.ErrorContext(ctx, "refunds due could not be loaded", "err", err)
-		return 0
-	}
-	done := 0
-	for _, p := range due {
-		order, err := loadOrder(ctx, s.db, p.OrderID)
-		if err != nil {
-			s.log.ErrorContext(ctx, "refund: order could not be loaded", "reference", p.Reference, "err", err)
-			continue
-		}
-		req := RefundRequest{Reference: p.Reference, AmountMinor: p.AmountMinor, Currency: p.Currency}
-		if p.ProviderID != nil {
-			req.ProviderID = *p.ProviderID
-		}
-		if p.TransactionID != nil {
-			req.TransactionID = *p.TransactionID
-		}
-		id, err := s.providerNamed(order.OrganisationID, p.Provider).Refund(ctx, req)
-		if err != nil {
-			s.log.ErrorContext(ctx, "refund of a second payment failed; it is retried", "reference", p.Reference, "order", p.OrderID, "err", err)
-			continue
-		}
-		if err := markRefunded(ctx, s.db, p.ID, id, s.clock()); err != nil {
-			s.log.ErrorContext(ctx, "refund made but not recorded", "reference", p.Reference, "refund", id, "err", err)
-			continue
-		}
-		s.log.InfoContext(ctx, "second payment refunded", "reference", p.Reference, "order", p.OrderID, "refund", id)
-		done++
-	}
-	return done
-}
 
 // lockPayment loads a payment attempt and its order, after locking their
 // process instance. Reset takes the instance first too, so a payment return
