@@ -106,25 +106,35 @@ func (s *Service) currentResult(ctx context.Context, reference string) (*Payment
 		Stale: view.Payment.Status == PaymentSucceeded && view.Payment.RefundStatus != "", Mismatch: view.Payment.Problem != ""}, nil
 }
 
-// ReceivePaymentEvent handles a provider's signed event (a webhook): it
-// verifies the signature, stores the event id once and settles the attempt
-// the event names, in one transaction. A nil result with no error is an
-// event the portal does not act on. A forged event is invalid; an event
-// for an attempt the portal does not know is not found.
-//
-// The signature is checked with the keys of the account the event was
-// sent for: ctx scoped to an organisation (WithOrganisation: its own
-// webhook address) means that organisation's provider, and only its
-// attempts; no scope means the environment's provider, and only attempts
-// of organisations that pay through it. An event of one account never
-// settles an attempt made with another.
+// ReceivePaymentEvent handles a provider's signed event (a webhook) sent
+// for the environment's account (PORTAL_STRIPE_...): it verifies the
+// signature, stores the event id once and settles the attempt the event
+// names, in one transaction. Only attempts of organisations that pay
+// through the environment's provider are settled by it: an event of one
+// account never settles an attempt made with another. A nil result with
+// no error is an event the portal does not act on. A forged event is
+// invalid; an event for an attempt the portal does not know is not found.
 func (s *Service) ReceivePaymentEvent(ctx context.Context, providerName string, payload []byte, signature string) (_ *PaymentResult, err error) {
 	defer classifyUnavailable(&err)
-	provider := s.payments
-	orgID, scoped := OrganisationOf(ctx)
-	if scoped {
-		provider = s.ownProvider(orgID)
+	return s.receiveEvent(ctx, s.payments, 0, providerName, payload, signature)
+}
+
+// ReceiveOrganisationPaymentEvent is ReceivePaymentEvent for the account
+// of an organisation's own payment settings (its own webhook address): the
+// signature is checked with its webhook secret, and only its attempts are
+// settled. An organisation without a provider of its own that takes
+// events is not found.
+func (s *Service) ReceiveOrganisationPaymentEvent(ctx context.Context, orgID int64, providerName string, payload []byte, signature string) (_ *PaymentResult, err error) {
+	defer classifyUnavailable(&err)
+	if !inScope(ctx, orgID) {
+		return nil, Errorf(CodeNotFound, "organisation not found")
 	}
+	return s.receiveEvent(WithOrganisation(ctx, orgID), s.ownProvider(orgID), orgID, providerName, payload, signature)
+}
+
+// receiveEvent verifies an event with provider's keys and settles it;
+// orgID 0 is the environment's account.
+func (s *Service) receiveEvent(ctx context.Context, provider PaymentProvider, orgID int64, providerName string, payload []byte, signature string) (*PaymentResult, error) {
 	parser, ok := provider.(EventParser)
 	if !ok || provider.Name() != providerName {
 		return nil, Errorf(CodeNotFound, "no payment provider %q takes events here", providerName)
@@ -139,11 +149,11 @@ func (s *Service) ReceivePaymentEvent(ctx context.Context, providerName string, 
 	if c == nil {
 		return nil, nil //nolint:nilnil // an event of a kind the portal does not act on
 	}
-	view, err := s.PaymentForPage(ctx, c.Reference) // scoped: another organisation's attempt is not found
+	view, err := s.PaymentForPage(ctx, c.Reference)
 	if err != nil {
 		return nil, err
 	}
-	if !scoped && s.providerFor(view.Order.OrganisationID) != s.payments {
+	if orgID == 0 && s.providerFor(view.Order.OrganisationID) != s.payments || orgID != 0 && view.Order.OrganisationID != orgID {
 		return nil, Errorf(CodeNotFound, "payment not found for this account")
 	}
 	return s.settle(ctx, provider, *c)
