@@ -168,6 +168,9 @@ func (s *Service) bankAttempt(ctx context.Context, reference string) (*Payment, 
 			return nil, err
 		}
 	}
+	if !inScope(ctx, s.orgOfOrder(ctx, p.OrderID)) { // another tenant's payment reads as none (tenants.go)
+		return nil, Errorf(CodeNotFound, "payment not found")
+	}
 	if p.Provider != BankTransferProvider || p.ProviderID == nil {
 		return nil, Errorf(CodeInvalid, "payment %s is not a bank transfer (it is paid with %s)", ref, p.Provider)
 	}
