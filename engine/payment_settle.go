@@ -19,6 +19,11 @@ type PaymentResult struct {
 	Replayed  bool // the confirmation was seen before or came too late: nothing changed
 	Stale     bool // the order was paid by another attempt or cancelled (reset): this payment is refunded
 	Mismatch  bool // the amount or currency did not match the attempt: recorded for staff, nothing completed
+	// Partial: a bank transfer's capture that, with the earlier ones,
+	// is still less than the attempt's amount: recorded, the attempt stays
+	// open. CapturedMinor is what its order's captures add up to.
+	Partial       bool
+	CapturedMinor int64
 	Reference string
 	ProcessID int64
 	PeriodID  int64
@@ -186,6 +191,12 @@ func (s *Service) settle(ctx context.Context, provider PaymentProvider, c Paymen
 		}
 		res.Order, res.ProcessID, res.PeriodID, res.UserKey = order, order.ProcessInstanceID, order.PeriodID, order.UserKey
 		now := s.clock()
+		if c.Accumulate {
+			partial, err := s.accumulate(ctx, tx, p, order, &c, res, now)
+			if err != nil || partial {
+				return err
+			}
+		}
 		ev := &PaymentEvent{Provider: provider.Name(), EventType: c.EventType, Reference: p.Reference, Outcome: string(c.Outcome), Note: c.Note, CreatedAt: now}
 		if ev.EventType == "" {
 			ev.EventType = "retrieval"

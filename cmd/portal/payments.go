@@ -224,6 +224,9 @@ func cmdPayments(ctx context.Context, args []string, getenv func(string) string,
 	switch {
 	case res.Replayed:
 		fmt.Fprintf(stdout, "%s: nothing changed (this capture was recorded before, or the payment was already settled)\n", res.RF)
+	case res.Problem == "partial":
+		fmt.Fprintf(stdout, "%s: partial payment recorded: %s of %s so far; the registration completes when the rest arrives.\n", res.RF,
+			engine.FormatMoney(res.CapturedMinor, res.Currency), expected)
 	case res.Problem != "":
 		fmt.Fprintf(stdout, "%s: %s payment recorded, registration NOT completed: %s paid, %s expected. Settle the difference with the member.\n", res.RF, res.Problem, paid, expected)
 	case res.Stale:
