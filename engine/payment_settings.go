@@ -253,26 +253,41 @@ func (s *Service) sealSecret(orgID int64, field, secret string) string {
 // bankCreditorOf reads the stored bank details as banking's creditor,
 // checked by banking's own rules.
 func bankCreditorOf(ps *PaymentSettings) (banking.Creditor, error) {
+	var errs []error
 	iban, err := banking.ParseIBAN(ps.BankIBAN)
 	if err != nil {
-		return banking.Creditor{}, &banking.FieldError{Field: "IBAN", Problem: strings.TrimPrefix(err.Error(), "IBAN ")}
+		errs = append(errs, &banking.FieldError{Field: "IBAN", Problem: strings.TrimPrefix(err.Error(), "IBAN ")})
 	}
-	c := banking.Creditor{Name: ps.BankCreditorName, IBAN: iban, BIC: ps.BankBIC}
+	c := banking.Creditor{Name: ps.BankCreditorName, IBAN: iban}
 	if ps.BankBIC != "" {
 		bic, err := banking.ParseBIC(ps.BankBIC)
 		if err != nil {
-			return banking.Creditor{}, err
+			errs = append(errs, err)
 		}
 		c.BIC = bic
 	}
 	if ps.BankCreditorAddress != "" {
 		a, err := banking.ParseAddress(ps.BankCreditorAddress)
 		if err != nil {
-			return banking.Creditor{}, &banking.FieldError{Field: "creditor address", Problem: err.Error()}
+			errs = append(errs, &banking.FieldError{Field: "creditor address", Problem: err.Error()})
+		} else {
+			c.Address = &a
 		}
-		c.Address = &a
+	}
+	if len(errs) > 0 {
+		if err := checkCreditorName(c); err != nil {
+			errs = append(errs, err)
+		}
+		return banking.Creditor{}, errors.Join(errs...)
 	}
 	return c, c.Validate()
+}
+
+// checkCreditorName applies banking's rules to the name alone (Validate
+// needs a parsed IBAN), so that a form with several mistakes names them all.
+func checkCreditorName(c banking.Creditor) error {
+	c.IBAN, c.BIC, c.Address = "DE89370400440532013000", "", nil
+	return c.Validate()
 }
 
 // bankFieldNames maps banking's field names to the settings' own.

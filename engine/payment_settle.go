@@ -15,20 +15,20 @@ import (
 type PaymentResult struct {
 	// Outcome is the attempt's state: success, failed, cancelled, pending
 	// (an asynchronous payment confirms later) or open (not paid yet).
-	Outcome   PaymentOutcome
-	Replayed  bool // the confirmation was seen before or came too late: nothing changed
-	Stale     bool // the order was paid by another attempt or cancelled (reset): this payment is refunded
-	Mismatch  bool // the amount or currency did not match the attempt: recorded for staff, nothing completed
+	Outcome  PaymentOutcome
+	Replayed bool // the confirmation was seen before or came too late: nothing changed
+	Stale    bool // the order was paid by another attempt or cancelled (reset): this payment is refunded
+	Mismatch bool // the amount or currency did not match the attempt: recorded for staff, nothing completed
 	// Partial: a bank transfer's capture that, with the earlier ones,
 	// is still less than the attempt's amount: recorded, the attempt stays
 	// open. CapturedMinor is what its order's captures add up to.
 	Partial       bool
 	CapturedMinor int64
-	Reference string
-	ProcessID int64
-	PeriodID  int64
-	UserKey   string
-	Order     *Order
+	Reference     string
+	ProcessID     int64
+	PeriodID      int64
+	UserKey       string
+	Order         *Order
 }
 
 // attemptOutcome is the outcome an attempt's stored state stands for.
