@@ -31,7 +31,6 @@ func (testSealer) Open(sealed string, aad []byte) ([]byte, error) {
 	return base64.RawURLEncoding.DecodeString(parts[2])
 }
 
-
 func fieldsOf(t *testing.T, err error) []string {
 	t.Helper()
 	e, ok := engine.AsError(err)

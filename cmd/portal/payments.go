@@ -61,7 +61,7 @@ const PaymentSecretPurpose = "organisation payment secret"
 func orgPaymentOptions(cfg Config, gw *engine.TestGateway, log *slog.Logger, svc **engine.Service) []engine.ServiceOption {
 	dir := payproviders.New(func(ctx context.Context) ([]engine.OrganisationPaymentConfig, error) {
 		return (*svc).OrganisationPaymentConfigs(ctx)
-	}, orgProviderBuilder(cfg, gw), log, 0)
+	}, payproviders.Build(payproviders.Options{StripeAPIURL: cfg.StripeAPIURL.String(), TestGateway: testGatewayOrNil(gw), PayLink: relativePayLink}), log, 0)
 	opts := []engine.ServiceOption{engine.WithPaymentProviders(dir.Provider), engine.WithPaymentSettingsChanged(dir.Invalidate),
 		engine.WithTestPayments(gw != nil)}
 	if cfg.SessionKey != nil {
@@ -70,34 +70,29 @@ func orgPaymentOptions(cfg Config, gw *engine.TestGateway, log *slog.Logger, svc
 	return opts
 }
 
-// orgProviderBuilder builds an organisation's provider from its settings.
-func orgProviderBuilder(cfg Config, gw *engine.TestGateway) payproviders.Builder {
-	return func(c engine.OrganisationPaymentConfig) (engine.PaymentProvider, error) {
-		switch c.Provider {
-		case stripepay.Name:
-			return stripepay.New(stripepay.Config{SecretKey: c.StripeSecretKey, WebhookSecret: c.StripeWebhookSecret, APIURL: cfg.StripeAPIURL.String()})
-		case banktransfer.Name:
-			return bankTransfer(c.Creditor)
-		case engine.TestGatewayProvider:
-			if gw == nil {
-				return nil, errors.New("the test gateway runs only on an http loopback PORTAL_BASE_URL")
-			}
-			return gw, nil
-		}
-		return nil, fmt.Errorf("unknown payment provider %q", c.Provider)
-	}
-}
-
 // bankTransfer is the bank-transfer provider of an account (the
 // PORTAL_BANK_ one, or an organisation's), whose page is the portal's stable pay link.
 func bankTransfer(creditor banking.Creditor) (*banktransfer.Provider, error) {
 	if creditor.IBAN == "" {
 		return nil, errors.New("invalid configuration: bank transfers need the account members transfer to: PORTAL_BANK_CREDITOR_NAME and PORTAL_BANK_IBAN")
 	}
-	// A relative pay link: the member stays on the host (and /o/{slug}) of
-	// the link they followed, as with the test gateway.
-	links := handlers.PaymentLinks("")
-	return banktransfer.New(creditor, func(ref string, amountMinor int64) string { return links.PayLink("", ref, amountMinor) })
+	return banktransfer.New(creditor, relativePayLink)
+}
+
+// relativePayLink is a bank transfer's page: a relative pay link, so that
+// the member stays on the host (and /o/{slug}) of the link they followed,
+// as with the test gateway.
+func relativePayLink(ref string, amountMinor int64) string {
+	return handlers.PaymentLinks("").PayLink("", ref, amountMinor)
+}
+
+// testGatewayOrNil keeps a nil gateway a nil provider (not an interface
+// holding a nil pointer).
+func testGatewayOrNil(gw *engine.TestGateway) engine.PaymentProvider {
+	if gw == nil {
+		return nil
+	}
+	return gw
 }
 
 const paymentsUsage = `usage:

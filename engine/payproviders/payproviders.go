@@ -8,11 +8,14 @@ package payproviders
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
 
 	"portal/engine"
+	"portal/engine/banktransfer"
+	"portal/engine/stripepay"
 )
 
 // DefaultRefresh is how long the directory trusts its copy of the
@@ -131,4 +134,33 @@ func (unusable) Retrieve(context.Context, engine.Payment) (engine.PaymentConfirm
 func (unusable) Expire(context.Context, engine.Payment) error { return errUnusable }
 func (unusable) Refund(context.Context, engine.RefundRequest) (string, error) {
 	return "", errUnusable
+}
+
+// Options are what the providers of the organisations share with the
+// environment's: the Stripe API's address, the test gateway (nil where it
+// may not run) and the portal's pay link, which a bank transfer's page is.
+type Options struct {
+	StripeAPIURL string
+	TestGateway  engine.PaymentProvider
+	PayLink      func(orderReference string, amountMinor int64) string
+}
+
+// Build returns the Builder of the providers the portal offers: Stripe
+// with the organisation's own keys, bank transfer to its own account, and
+// the test gateway where it may run.
+func Build(o Options) Builder {
+	return func(c engine.OrganisationPaymentConfig) (engine.PaymentProvider, error) {
+		switch c.Provider {
+		case stripepay.Name:
+			return stripepay.New(stripepay.Config{SecretKey: c.StripeSecretKey, WebhookSecret: c.StripeWebhookSecret, APIURL: o.StripeAPIURL})
+		case banktransfer.Name:
+			return banktransfer.New(c.Creditor, o.PayLink)
+		case engine.TestGatewayProvider:
+			if o.TestGateway == nil {
+				return nil, errors.New("the test gateway runs only on an http loopback PORTAL_BASE_URL")
+			}
+			return o.TestGateway, nil
+		}
+		return nil, fmt.Errorf("unknown payment provider %q", c.Provider)
+	}
 }
