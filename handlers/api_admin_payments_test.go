@@ -28,9 +28,6 @@ func checkAdminPaymentResponses(t *testing.T, ck *apiChecker, env *testEnv, anon
 	t.Helper()
 	write, _ := env.apiKey(1, engine.ScopeWrite)
 	read, _ := env.apiKey(1, engine.ScopeRead)
-	bearer := func(key string, more ...string) []string {
-		return append([]string{"Authorization", "Bearer " + key}, more...)
-	}
 	settings := "/api/admin/payment-settings"
 	wantStatus(t, ck.conforming(anon, http.MethodGet, settings, nil, bearer(read)...), http.StatusOK)
 	wantStatus(t, ck.do(anon, http.MethodGet, settings, nil), http.StatusUnauthorized)
@@ -112,6 +109,11 @@ func checkAdminPaymentResponses(t *testing.T, ck *apiChecker, env *testEnv, anon
 	if list := ck.do(anon, http.MethodGet, attention, nil, bearer(read)...); strings.TrimSpace(string(list.body)) != "[]" {
 		t.Fatalf("still needing attention: %s", list.body)
 	}
+}
+
+// bearer is the admin API's Authorization header for key, with more headers.
+func bearer(key string, more ...string) []string {
+	return append([]string{"Authorization", "Bearer " + key}, more...)
 }
 
 // TestOrganisationStripeAccount: a club with its own Stripe account (set
