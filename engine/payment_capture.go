@@ -205,6 +205,12 @@ type StatementOptions struct {
 	// Account is the IBAN of the bank-transfer account: credits to other
 	// accounts in the file are left alone.
 	Account banking.IBAN
+	// Organisation is the organisation whose own account Account is; 0
+	// for the environment's account (PORTAL_BANK_IBAN), which takes the
+	// transfers of the organisations without a bank account of their own.
+	// Only that account's open payments are matched: a credit without a
+	// reference never pays another club's order of the same amount.
+	Organisation int64
 	// DryRun reports what would be captured without capturing.
 	DryRun bool
 }
@@ -281,8 +287,14 @@ func (s *Service) ImportStatement(ctx context.Context, st banking.Statement, opt
 		fresh = append(fresh, c)
 	}
 	var open []Payment
-	if err := s.db.NewSelect().Model(&open).Where("provider = ? AND status = ? AND provider_id IS NOT NULL", BankTransferProvider, PaymentPending).
-		Order("id ASC").Scan(ctx); err != nil {
+	q := s.db.NewSelect().Model(&open).Where("provider = ? AND status = ? AND provider_id IS NOT NULL", BankTransferProvider, PaymentPending)
+	ownAccounts := s.db.NewSelect().Model((*PaymentSettings)(nil)).Column("organisation_id").Where("provider = ? AND bank_iban <> ''", BankTransferProvider)
+	if opt.Organisation != 0 {
+		q = q.Where("order_id IN (?)", s.db.NewSelect().Model((*Order)(nil)).Column("id").Where("organisation_id = ?", opt.Organisation))
+	} else {
+		q = q.Where("order_id NOT IN (?)", s.db.NewSelect().Model((*Order)(nil)).Column("id").Where("organisation_id IN (?)", ownAccounts))
+	}
+	if err := q.Order("id ASC").Scan(ctx); err != nil {
 		return nil, fmt.Errorf("load open bank transfers: %w", err)
 	}
 	partial, err := partialCapturesByReference(ctx, s.db)

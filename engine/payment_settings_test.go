@@ -11,6 +11,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/banking"
 	"portal/engine/dbtest"
 )
 
@@ -260,6 +261,47 @@ func TestBankRefundOwedByHand(t *testing.T) {
 		}
 		if list, _ := f.svc.PaymentsNeedingAttention(f.ctx, 10); len(list) != 0 {
 			t.Fatalf("still listed: %+v", list)
+		}
+	})
+}
+
+// TestStatementImportPerAccount: a statement of a club's own account
+// matches only that club's open transfers, and the environment's account
+// only those of clubs without one: a credit without a reference never
+// pays another club's order of the same amount.
+func TestStatementImportPerAccount(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		f := bankFixture(t, db, 0)
+		r := f.start(engine.DemoUserKey, alex, robin)
+		r.commit()
+		p := f.payments(r.id)[0]
+		club, err := f.svc.CreateOrganisation(f.ctx, engine.OrganisationChange{Name: str("Lakeside"), Slug: str("lakeside")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		const clubIBAN = "CH9300762011623852957"
+		if _, err := f.svc.SetPaymentSettings(f.ctx, club.ID, engine.PaymentSettingsChange{Provider: str("bank_transfer"),
+			BankCreditorName: str("Lakeside TC"), BankIBAN: str(clubIBAN), BankCreditorAddress: str("Seestrasse;1;8800;Thalwil;CH")}); err != nil {
+			t.Fatal(err)
+		}
+		credit := func(account string) banking.Statement {
+			return banking.Statement{MessageID: "S", Credits: []banking.Credit{{ID: "c-" + account, Account: account, AmountMinor: p.AmountMinor,
+				Currency: p.Currency, Unstructured: "Mitgliedsbeitrag", BookingDate: time.Now()}}}
+		}
+		clubRep, err := f.svc.ImportStatement(f.ctx, credit(clubIBAN), engine.StatementOptions{Account: clubIBAN, Organisation: club.ID, DryRun: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l := clubRep.Lines[0]; l.Outcome != banking.OutcomeUnknown || l.RF != "" {
+			t.Fatalf("a club's statement matched another club's order: %+v", l)
+		}
+		envRep, err := f.svc.ImportStatement(f.ctx, credit(demoIBAN), engine.StatementOptions{Account: demoIBAN, DryRun: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l := envRep.Lines[0]; l.Outcome != banking.OutcomeByAmount || string(l.RF) != deref(p.ProviderID) {
+			t.Fatalf("the environment's statement: %+v", l)
 		}
 	})
 }

@@ -192,7 +192,7 @@ func cmdPayments(ctx context.Context, args []string, getenv func(string) string,
 		if account == "" {
 			return errors.New("payments import: the statement's account is needed: PORTAL_BANK_IBAN, or --org for an organisation's own account")
 		}
-		return importStatement(ctx, svc, account, pos[0], *dryRun, stdout)
+		return importStatement(ctx, svc, engine.StatementOptions{Account: account, Organisation: *org, DryRun: *dryRun}, pos[0], stdout)
 	}
 	if *amount == "" {
 		return errors.New("payments capture: --amount is required\n" + paymentsUsage)
@@ -234,7 +234,8 @@ func cmdPayments(ctx context.Context, args []string, getenv func(string) string,
 
 // importStatement imports one statement file and prints every credit to
 // the account with what became of it.
-func importStatement(ctx context.Context, svc *engine.Service, account banking.IBAN, file string, dryRun bool, stdout io.Writer) error {
+func importStatement(ctx context.Context, svc *engine.Service, opt engine.StatementOptions, file string, stdout io.Writer) error {
+	account, dryRun := opt.Account, opt.DryRun
 	f, err := os.Open(file)
 	if err != nil {
 		return err
@@ -244,7 +245,7 @@ func importStatement(ctx context.Context, svc *engine.Service, account banking.I
 	if err != nil {
 		return fmt.Errorf("payments import: %w", err)
 	}
-	rep, err := svc.ImportStatement(ctx, st, engine.StatementOptions{Account: account, DryRun: dryRun})
+	rep, err := svc.ImportStatement(ctx, st, opt)
 	if err != nil {
 		return err
 	}
