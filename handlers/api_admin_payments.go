@@ -101,7 +101,8 @@ type CaptureResultDTO struct {
 	// Result: completed (the registration is complete), recorded (a
 	// partial or excess amount or another currency: nothing completed),
 	// refund (the order was paid or cancelled already: the money is owed
-	// back) or unchanged (this capture was recorded before).
+	// back) or unchanged (this capture was recorded before, or the
+	// payment was settled already).
 	Result         string `json:"result"`
 	Problem        string `json:"problem,omitempty"`
 	Reference      string `json:"reference"`
@@ -166,8 +167,8 @@ func (s *Server) capturePayment(c echo.Context) error {
 		out.OrderReference = res.Order.PayReference
 	}
 	switch {
-	case res.Replayed && res.Problem == "":
-		out.Result = "unchanged"
+	case res.Replayed && !res.Mismatch:
+		out.Result = "unchanged" // this capture before, or a payment settled already
 	case res.Problem != "":
 		out.Result = "recorded"
 	case res.Stale:
