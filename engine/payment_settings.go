@@ -253,19 +253,8 @@ func (s *Service) sealSecret(orgID int64, field, secret string) string {
 // bankCreditorOf reads the stored bank details as banking's creditor,
 // checked by banking's own rules.
 func bankCreditorOf(ps *PaymentSettings) (banking.Creditor, error) {
+	c := banking.Creditor{Name: ps.BankCreditorName, IBAN: banking.IBAN(ps.BankIBAN), BIC: ps.BankBIC}
 	var errs []error
-	iban, err := banking.ParseIBAN(ps.BankIBAN)
-	if err != nil {
-		errs = append(errs, &banking.FieldError{Field: "IBAN", Problem: strings.TrimPrefix(err.Error(), "IBAN ")})
-	}
-	c := banking.Creditor{Name: ps.BankCreditorName, IBAN: iban}
-	if ps.BankBIC != "" {
-		bic, err := banking.ParseBIC(ps.BankBIC)
-		if err != nil {
-			errs = append(errs, err)
-		}
-		c.BIC = bic
-	}
 	if ps.BankCreditorAddress != "" {
 		a, err := banking.ParseAddress(ps.BankCreditorAddress)
 		if err != nil {
@@ -274,20 +263,19 @@ func bankCreditorOf(ps *PaymentSettings) (banking.Creditor, error) {
 			c.Address = &a
 		}
 	}
+	// Validate checks every field on its own, so that settings with
+	// several mistakes are told all of them at once.
+	if err := c.Validate(); err != nil {
+		errs = append(errs, err)
+	}
 	if len(errs) > 0 {
-		if err := checkCreditorName(c); err != nil {
-			errs = append(errs, err)
-		}
 		return banking.Creditor{}, errors.Join(errs...)
 	}
-	return c, c.Validate()
-}
-
-// checkCreditorName applies banking's rules to the name alone (Validate
-// needs a parsed IBAN), so that a form with several mistakes names them all.
-func checkCreditorName(c banking.Creditor) error {
-	c.IBAN, c.BIC, c.Address = "DE89370400440532013000", "", nil
-	return c.Validate()
+	c.IBAN, _ = banking.ParseIBAN(ps.BankIBAN) // valid: Validate parsed it
+	if c.BIC != "" {
+		c.BIC, _ = banking.ParseBIC(c.BIC)
+	}
+	return c, nil
 }
 
 // bankFieldNames maps banking's field names to the settings' own.
