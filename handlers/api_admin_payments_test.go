@@ -31,7 +31,7 @@ func checkAdminPaymentResponses(t *testing.T, ck *apiChecker, env *testEnv, anon
 	settings := "/api/admin/payment-settings"
 	wantStatus(t, ck.conforming(anon, http.MethodGet, settings, nil, bearer(read)...), http.StatusOK)
 	wantStatus(t, ck.do(anon, http.MethodGet, settings, nil), http.StatusUnauthorized)
-	bank := map[string]any{"provider": "bank_transfer", "bankCreditorName": "Riverside Rowing Club", "bankIban": "DE89 3704 0044 0532 0130 00"}
+	bank := map[string]any{"provider": "bank_transfer", "bankCreditorName": "Riverside Rowing Club", "bankIban": "AT61 1904 3002 3457 3201"}
 	wantStatus(t, ck.do(anon, http.MethodPatch, settings, bank, bearer(read)...), http.StatusForbidden)
 	wantStatus(t, ck.do(anon, http.MethodPatch, settings, bank, bearer(write, crossSite...)...), http.StatusForbidden)
 	wantStatus(t, ck.do(anon, http.MethodPatch, settings, bank), http.StatusUnauthorized)
@@ -46,7 +46,7 @@ func checkAdminPaymentResponses(t *testing.T, ck *apiChecker, env *testEnv, anon
 	}
 	ok := ck.conforming(anon, http.MethodPatch, settings, bank, bearer(write)...)
 	wantStatus(t, ok, http.StatusOK)
-	if !strings.Contains(string(ok.body), `"bankIban":"DE89370400440532013000"`) {
+	if !strings.Contains(string(ok.body), `"bankIban":"AT611904300234573201"`) {
 		t.Fatalf("settings after the change: %s", ok.body)
 	}
 
@@ -64,6 +64,11 @@ func checkAdminPaymentResponses(t *testing.T, ck *apiChecker, env *testEnv, anon
 	var p engine.Payment
 	if err := env.db.NewSelect().Model(&p).Where("provider = 'bank_transfer'").Order("id DESC").Limit(1).Scan(context.Background()); err != nil {
 		t.Fatalf("no bank transfer attempt: %v", err)
+	}
+	// Its pay link shows the transfer to the club's own account, not the
+	// environment's test gateway.
+	if page := env.get(env.newClient(), u.RequestURI()); page.status != http.StatusOK || !strings.Contains(string(page.body), "AT61 1904 3002 3457 3201") {
+		t.Fatalf("pay link of a club paid by bank transfer: %d\n%s", page.status, page.body)
 	}
 	capture := "/api/admin/payments/" + orderRef + "/capture"
 	part := ck.conforming(anon, http.MethodPost, capture, map[string]any{"amount": "1.00", "date": "2026-11-20", "note": "first part"}, bearer(write)...)
