@@ -229,6 +229,12 @@ type Payment struct {
 	// cancelled order, to be refunded) or "DONE" (refunded: RefundID).
 	RefundStatus string  `bun:"refund_status,notnull"`
 	RefundID     *string `bun:"refund_id"`
+	// RefundManual: the refund due is a transfer staff make (the money
+	// came by bank transfer); RefundedAt and RefundNote record when they
+	// marked it paid back (MarkRefundPaidBack) and their note.
+	RefundManual bool       `bun:"refund_manual,notnull"`
+	RefundedAt   *time.Time `bun:"refunded_at"`
+	RefundNote   string     `bun:"refund_note,notnull"`
 }
 
 // Refund statuses of a payment attempt.

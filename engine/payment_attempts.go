@@ -59,14 +59,22 @@ const checkoutLifetime = 24 * time.Hour
 // member does not land on a page that closes while they type.
 const checkoutMargin = 10 * time.Minute
 
-// providerFor is the payment provider of an organisation.
+// providerFor is the payment provider of an organisation: its own, or
+// the environment's.
 func (s *Service) providerFor(organisationID int64) PaymentProvider {
-	if s.pickProvider != nil {
-		if p := s.pickProvider(organisationID); p != nil {
-			return p
-		}
+	if p := s.ownProvider(organisationID); p != nil {
+		return p
 	}
 	return s.payments
+}
+
+// ownProvider is the provider of an organisation's own payment settings,
+// nil when it pays through the environment's.
+func (s *Service) ownProvider(organisationID int64) PaymentProvider {
+	if s.pickProvider == nil {
+		return nil
+	}
+	return s.pickProvider(organisationID)
 }
 
 // providerNamed is the provider that made an attempt (the default one

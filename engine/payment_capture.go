@@ -46,9 +46,10 @@ type CaptureResult struct {
 	RF            banking.Reference
 	ExpectedMinor int64
 	Currency      string
-	// Problem is "" when the amount was exactly the payment's; otherwise
-	// "partial", "excess" or "currency": recorded on the payment for
-	// staff, and the registration not completed.
+	// Problem is "" when the amount (with the order's earlier partial
+	// captures) was exactly the payment's; "partial" while it is less
+	// (recorded, the payment stays open for the rest); "excess" or
+	// "currency": recorded on the payment for staff, nothing completed.
 	Problem string
 }
 
@@ -59,9 +60,12 @@ const bankCaptureEvent = "bank_transfer.capture"
 // its payment exactly as an online payment settles (settle): the exact
 // amount completes the registration (order paid, memberships active, the
 // process COMPLETED, one confirmation queued), all in one transaction with
-// the record of the capture, whose ID is stored once. A partial or excess
-// amount, or another currency, is recorded on the payment as its problem
-// and never completes anything; staff settle it with the member.
+// the record of the capture, whose ID is stored once. Members who pay in
+// parts are added up: a capture short of the amount is recorded as
+// partial and leaves the payment open, and the one that brings the sum to
+// the amount completes it. An excess amount, or another currency, is
+// recorded on the payment as its problem and never completes anything;
+// staff settle it with the member.
 func (s *Service) CapturePayment(ctx context.Context, c Capture) (_ *CaptureResult, err error) {
 	defer classifyUnavailable(&err)
 	if c.AmountMinor <= 0 {
@@ -92,7 +96,7 @@ func (s *Service) CapturePayment(ctx context.Context, c Capture) (_ *CaptureResu
 		note += "; " + n
 	}
 	conf := PaymentConfirmation{Reference: p.Reference, Outcome: OutcomeSuccess, AmountMinor: c.AmountMinor, Currency: currency,
-		EventID: id, EventType: bankCaptureEvent, TransactionID: id, Note: note}
+		EventID: id, EventType: bankCaptureEvent, TransactionID: id, Note: note, Accumulate: true}
 	provider := s.providerNamed(s.orgOfOrder(ctx, p.OrderID), BankTransferProvider)
 	if provider.Name() != BankTransferProvider {
 		// Bank transfer switched off since the member was asked to pay:
@@ -104,17 +108,20 @@ func (s *Service) CapturePayment(ctx context.Context, c Capture) (_ *CaptureResu
 		return nil, err
 	}
 	out := &CaptureResult{PaymentResult: *res, RF: rf, ExpectedMinor: p.AmountMinor, Currency: p.Currency}
+	if out.CapturedMinor == 0 { // not added up (another currency, a payment settled before)
+		out.CapturedMinor = c.AmountMinor
+	}
 	switch {
 	case currency != p.Currency:
 		out.Problem = "currency"
-	case c.AmountMinor < p.AmountMinor:
+	case res.Partial || out.CapturedMinor < p.AmountMinor:
 		out.Problem = "partial"
-	case c.AmountMinor > p.AmountMinor:
+	case out.CapturedMinor > p.AmountMinor:
 		out.Problem = "excess"
 	}
 	if out.Problem != "" {
 		s.log.WarnContext(ctx, "bank transfer captured with a problem; the registration is not completed",
-			"rf", string(rf), "problem", out.Problem, "paid", FormatMoney(c.AmountMinor, currency), "expected", FormatMoney(p.AmountMinor, p.Currency))
+			"rf", string(rf), "problem", out.Problem, "paid", FormatMoney(out.CapturedMinor, currency), "expected", FormatMoney(p.AmountMinor, p.Currency))
 	}
 	return out, nil
 }
@@ -168,6 +175,9 @@ func (s *Service) bankAttempt(ctx context.Context, reference string) (*Payment, 
 			return nil, err
 		}
 	}
+	if !inScope(ctx, s.orgOfOrder(ctx, p.OrderID)) { // another tenant's payment reads as none (tenants.go)
+		return nil, Errorf(CodeNotFound, "payment not found")
+	}
 	if p.Provider != BankTransferProvider || p.ProviderID == nil {
 		return nil, Errorf(CodeInvalid, "payment %s is not a bank transfer (it is paid with %s)", ref, p.Provider)
 	}
@@ -187,7 +197,7 @@ func (manualTransfers) Retrieve(_ context.Context, p Payment) (PaymentConfirmati
 }
 func (manualTransfers) Expire(context.Context, Payment) error { return nil }
 func (manualTransfers) Refund(context.Context, RefundRequest) (string, error) {
-	return "", errors.New("bank transfer: a refund is a transfer staff make from the bank account")
+	return "", ErrManualRefund
 }
 
 // StatementOptions steer a statement import.
@@ -195,6 +205,12 @@ type StatementOptions struct {
 	// Account is the IBAN of the bank-transfer account: credits to other
 	// accounts in the file are left alone.
 	Account banking.IBAN
+	// Organisation is the organisation whose own account Account is; 0
+	// for the environment's account (PORTAL_BANK_IBAN), which takes the
+	// transfers of the organisations without a bank account of their own.
+	// Only that account's open payments are matched: a credit without a
+	// reference never pays another club's order of the same amount.
+	Organisation int64
 	// DryRun reports what would be captured without capturing.
 	DryRun bool
 }
@@ -271,13 +287,24 @@ func (s *Service) ImportStatement(ctx context.Context, st banking.Statement, opt
 		fresh = append(fresh, c)
 	}
 	var open []Payment
-	if err := s.db.NewSelect().Model(&open).Where("provider = ? AND status = ? AND provider_id IS NOT NULL", BankTransferProvider, PaymentPending).
-		Order("id ASC").Scan(ctx); err != nil {
+	q := s.db.NewSelect().Model(&open).Where("provider = ? AND status = ? AND provider_id IS NOT NULL", BankTransferProvider, PaymentPending)
+	ownAccounts := s.db.NewSelect().Model((*PaymentSettings)(nil)).Column("organisation_id").Where("provider = ? AND bank_iban <> ''", BankTransferProvider)
+	if opt.Organisation != 0 {
+		q = q.Where("order_id IN (?)", s.db.NewSelect().Model((*Order)(nil)).Column("id").Where("organisation_id = ?", opt.Organisation))
+	} else {
+		q = q.Where("order_id NOT IN (?)", s.db.NewSelect().Model((*Order)(nil)).Column("id").Where("organisation_id IN (?)", ownAccounts))
+	}
+	if err := q.Order("id ASC").Scan(ctx); err != nil {
 		return nil, fmt.Errorf("load open bank transfers: %w", err)
+	}
+	partial, err := partialCapturesByReference(ctx, s.db)
+	if err != nil {
+		return nil, err
 	}
 	expected := make([]banking.Expected, len(open))
 	for i, p := range open {
-		expected[i] = banking.Expected{Reference: banking.Reference(*p.ProviderID), AmountMinor: p.AmountMinor, Currency: p.Currency}
+		expected[i] = banking.Expected{Reference: banking.Reference(*p.ProviderID), AmountMinor: p.AmountMinor, Currency: p.Currency,
+			PaidMinor: partial[*p.ProviderID+" "+p.Currency]}
 	}
 	for _, pr := range banking.Match(fresh, expected) {
 		line := StatementLine{Credit: pr.Credit, Outcome: pr.Outcome, Reason: pr.Reason}
@@ -325,4 +352,68 @@ func (s *Service) ImportStatement(ctx context.Context, st banking.Statement, opt
 // that show a provider's own checkout (bank transfer).
 func (s *Service) ProviderFor(organisationID int64) PaymentProvider {
 	return s.providerFor(organisationID)
+}
+
+// partialCaptureOutcome is the payment event outcome of a capture short of
+// the amount, which later captures add to.
+const partialCaptureOutcome = "partial"
+
+// accumulate adds a capture to the earlier partial captures of its order,
+// in settle's transaction (the instance is locked). Short of the amount,
+// the capture is recorded as partial and the attempt stays open (partial
+// true); otherwise c's amount becomes the sum, which settle checks as
+// usual (exact: completed; more: an excess for staff).
+func (s *Service) accumulate(ctx context.Context, tx bun.Tx, p *Payment, order *Order, c *PaymentConfirmation, res *PaymentResult, now time.Time) (bool, error) {
+	if p.Status != PaymentPending || p.Problem != "" || !strings.EqualFold(c.Currency, p.Currency) {
+		return false, nil
+	}
+	var prior int64
+	if err := tx.NewSelect().Model((*PaymentEvent)(nil)).ColumnExpr("COALESCE(SUM(amount_minor), 0)").
+		Where("event_type = ? AND outcome = ? AND currency = ?", bankCaptureEvent, partialCaptureOutcome, p.Currency).
+		Where("reference IN (?)", tx.NewSelect().Model((*Payment)(nil)).Column("reference").Where("order_id = ?", order.ID)).
+		Where("event_id <> ?", c.EventID).
+		Scan(ctx, &prior); err != nil {
+		return false, fmt.Errorf("add up partial captures: %w", err)
+	}
+	total := prior + c.AmountMinor
+	res.CapturedMinor = total
+	if total >= p.AmountMinor {
+		if prior > 0 {
+			c.Note += fmt.Sprintf("; with earlier partial payments of %s", FormatMoney(prior, p.Currency))
+			c.AmountMinor = total
+		}
+		return false, nil
+	}
+	amount, currency := c.AmountMinor, p.Currency
+	ev := &PaymentEvent{Provider: p.Provider, EventID: &c.EventID, EventType: c.EventType, Reference: p.Reference,
+		Outcome: partialCaptureOutcome, AmountMinor: &amount, Currency: &currency, CreatedAt: now,
+		Note: fmt.Sprintf("%s; partial: %s of %s so far", c.Note, FormatMoney(total, currency), FormatMoney(p.AmountMinor, currency))}
+	inserted, err := recordPaymentEvent(ctx, tx, ev)
+	if err != nil {
+		return false, err
+	}
+	res.Outcome, res.Partial, res.Replayed = attemptOutcome(p), true, !inserted
+	return true, nil
+}
+
+// partialCapturesByReference adds up the partial captures of the bank
+// transfers, keyed by RF reference (one per order) and currency: what
+// Match counts as paid already.
+func partialCapturesByReference(ctx context.Context, db bun.IDB) (map[string]int64, error) {
+	var rows []struct {
+		RF       string `bun:"rf"`
+		Currency string `bun:"currency"`
+		Sum      int64  `bun:"sum"`
+	}
+	if err := db.NewSelect().TableExpr("payment_events AS e").Join("JOIN payments AS p ON p.reference = e.reference").
+		ColumnExpr("p.provider_id AS rf, e.currency AS currency, SUM(e.amount_minor) AS sum").
+		Where("e.event_type = ? AND e.outcome = ? AND p.provider = ?", bankCaptureEvent, partialCaptureOutcome, BankTransferProvider).
+		GroupExpr("p.provider_id, e.currency").Scan(ctx, &rows); err != nil {
+		return nil, fmt.Errorf("load partial captures: %w", err)
+	}
+	out := make(map[string]int64, len(rows))
+	for _, r := range rows {
+		out[r.RF+" "+r.Currency] = r.Sum
+	}
+	return out, nil
 }

@@ -91,15 +91,15 @@ func TestBankTransferCommitAndCapture(t *testing.T) {
 		wantCode(t, err, engine.CodeNotFound)
 		assertUnchanged(t, before, f.state())
 
-		// Partial: recorded, shown, not paid.
+		// Partial: recorded, the payment stays open for the rest.
 		booked := time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)
 		res := f.capture(engine.Capture{Reference: strings.ToLower(rf.String()), AmountMinor: total - 1000, BookedOn: booked, Note: "first half"})
-		if res.Problem != "partial" || !res.Mismatch || res.Outcome == engine.OutcomeSuccess {
+		if res.Problem != "partial" || !res.Partial || res.CapturedMinor != total-1000 || res.Outcome == engine.OutcomeSuccess {
 			t.Fatalf("partial capture: %+v", res)
 		}
 		p = f.payments(r.id)[0]
-		if !strings.Contains(p.Problem, "amount mismatch") || p.Status != engine.PaymentFailed {
-			t.Fatalf("after a partial capture the attempt is %s with problem %q", p.Status, p.Problem)
+		if p.Problem != "" || p.Status != engine.PaymentPending {
+			t.Fatalf("after a partial capture the attempt is %s with problem %q; want open for the rest", p.Status, p.Problem)
 		}
 		if inst := f.instance(r.id); inst.Status != engine.StateDone {
 			t.Fatalf("instance %s after a partial capture", inst.Status)
@@ -111,23 +111,28 @@ func TestBankTransferCommitAndCapture(t *testing.T) {
 		if err := db.NewSelect().Model(&ev).Where("event_id = ?", fmt.Sprintf("manual:%s:2026-11-20:EUR %s", rf, engine.FormatAmount(total-1000))).Scan(f.ctx); err != nil {
 			t.Fatalf("capture event: %v", err)
 		}
-		if !strings.Contains(ev.Note, "booked 2026-11-20; first half") || !strings.Contains(ev.Note, "amount mismatch") {
-			t.Fatalf("event note %q", ev.Note)
+		if !strings.Contains(ev.Note, "booked 2026-11-20; first half") || ev.Outcome != "partial" {
+			t.Fatalf("event %q note %q", ev.Outcome, ev.Note)
+		}
+		// The same capture again adds nothing.
+		if res := f.capture(engine.Capture{Reference: string(rf), AmountMinor: total - 1000, BookedOn: booked}); !res.Replayed || res.CapturedMinor != total-1000 {
+			t.Fatalf("repeated partial capture: %+v", res)
 		}
 
-		// The pay link opens a new attempt with the same reference.
+		// The pay link still shows the open attempt with the same reference.
 		again, err := f.svc.FollowPayLink(f.ctx, orderRef)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if deref(again.ProviderID) != string(rf) || again.Status != engine.PaymentPending {
-			t.Fatalf("new attempt %+v", again)
+		if deref(again.ProviderID) != string(rf) || again.Status != engine.PaymentPending || again.ID != p.ID {
+			t.Fatalf("attempt after a partial payment %+v", again)
 		}
 
-		// Exact, by the order's reference: completed as an online payment.
-		res = f.capture(engine.Capture{Reference: orderRef, AmountMinor: total, Currency: "eur", BookedOn: booked, ID: "credit-1"})
-		if res.Problem != "" || res.Mismatch || res.Replayed || res.Outcome != engine.OutcomeSuccess {
-			t.Fatalf("exact capture: %+v", res)
+		// The rest, by the order's reference: the two parts complete the
+		// registration as an online payment.
+		res = f.capture(engine.Capture{Reference: orderRef, AmountMinor: 1000, Currency: "eur", BookedOn: booked, ID: "credit-1"})
+		if res.Problem != "" || res.Mismatch || res.Replayed || res.Outcome != engine.OutcomeSuccess || res.CapturedMinor != total {
+			t.Fatalf("capture of the rest: %+v", res)
 		}
 		if inst := f.instance(r.id); inst.Status != engine.StateCompleted {
 			t.Fatalf("instance %s after the capture", inst.Status)
@@ -260,7 +265,11 @@ func TestImportStatementFixture(t *testing.T) {
 				if inst.Status != engine.StateCompleted || p.Status != engine.PaymentSucceeded {
 					t.Errorf("%s: instance %s, attempt %s; want completed and paid", e.Reference, inst.Status, p.Status)
 				}
-			case "RF38PRDELTA2345DELTA234", "RF65PRECHOO2345ECHOO234":
+			case "RF38PRDELTA2345DELTA234":
+				if inst.Status != engine.StateDone || p.Problem != "" || p.Status != engine.PaymentPending {
+					t.Errorf("%s: instance %s, attempt %s, problem %q; want DONE and open for the rest", e.Reference, inst.Status, p.Status, p.Problem)
+				}
+			case "RF65PRECHOO2345ECHOO234":
 				if inst.Status != engine.StateDone || p.Problem == "" {
 					t.Errorf("%s: instance %s, problem %q; want DONE with the problem recorded", e.Reference, inst.Status, p.Problem)
 				}
@@ -288,6 +297,23 @@ func TestImportStatementFixture(t *testing.T) {
 			if l.Captured {
 				t.Errorf("re-import captured %s", l.Credit.ID)
 			}
+		}
+
+		// Next month's statement brings the rest of the partial payment:
+		// the two parts add up and complete the registration.
+		delta := fixtureOpen[3]
+		next := banking.Statement{Message: "camt.053.001.02", MessageID: "STMT-NEXT", Credits: []banking.Credit{
+			{ID: "2026120100001", Account: demoIBAN, AmountMinor: 2000, Currency: "EUR", References: []string{string(delta.Reference)},
+				BookingDate: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)}}}
+		rest, err := f.svc.ImportStatement(f.ctx, next, engine.StatementOptions{Account: iban})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l := rest.Lines[0]; l.Outcome != banking.OutcomeExact || !l.Captured || !l.Completed || !strings.Contains(l.Reason, "paid before") {
+			t.Fatalf("the rest of a partial payment: %+v", l)
+		}
+		if inst := f.instance(byRF[delta.Reference]); inst.Status != engine.StateCompleted {
+			t.Fatalf("instance %s after the rest arrived", inst.Status)
 		}
 	})
 }

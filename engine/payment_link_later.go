@@ -127,4 +127,5 @@ func (s *Service) SchedulePayments(r *jobs.Runner, now func() time.Time) {
 		}
 		return err
 	})
+	r.Handle(KindRefundPayment, s.refundJobHandler)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"sync"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/jobs"
 )
 
 // fakeProvider is a provider with state of its own, standing in for one
@@ -272,6 +274,10 @@ func TestSecondPaymentRefunded(t *testing.T) {
 		if !res.Stale || res.Outcome != engine.OutcomeSuccess {
 			t.Fatalf("second payment: %+v, want stale", res)
 		}
+		if len(fp.refunds) != 0 {
+			t.Fatalf("refunded inline (%+v): the refund is the job's", fp.refunds)
+		}
+		f.runJobs()
 		if len(fp.refunds) != 1 || fp.refunds[0].Reference != first || fp.refunds[0].TransactionID != "pi_"+first || fp.refunds[0].AmountMinor != 18450 {
 			t.Fatalf("refunds = %+v, want the first attempt's payment", fp.refunds)
 		}
@@ -302,6 +308,7 @@ func TestSecondPaymentRefunded(t *testing.T) {
 		if res := f.event(c); !res.Stale {
 			t.Fatalf("payment after reset: %+v", res)
 		}
+		f.runJobs()
 		if n := f.count((*engine.Payment)(nil), "reference = ? AND refund_status = ?", oref, engine.RefundDue); n != 1 {
 			t.Fatalf("refund not left due while the provider is down")
 		}
@@ -432,4 +439,17 @@ func TestReconcileMissedWebhook(t *testing.T) {
 			t.Errorf("state = %+v, %v", res, err)
 		}
 	})
+}
+
+// runJobs runs the due jobs with the payment jobs' handlers of the
+// fixture's service (a refund), failures included, and returns how many ran.
+func (f *fixture) runJobs() int {
+	f.t.Helper()
+	r := jobs.New(f.db, jobs.Config{Logger: slog.New(slog.DiscardHandler)})
+	f.svc.SchedulePayments(r, time.Now)
+	n, err := r.Work(f.ctx, 100)
+	if err != nil {
+		f.t.Fatalf("run jobs: %v", err)
+	}
+	return n
 }

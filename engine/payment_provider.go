@@ -78,6 +78,9 @@ type PaymentConfirmation struct {
 	// Note is recorded with the confirmation (a bank transfer's booking
 	// date and the staff's note).
 	Note string
+	// Accumulate: the amount adds to the earlier partial captures of the
+	// attempt's order (bank transfers paid in parts); their sum is checked.
+	Accumulate bool
 }
 
 // RefundRequest asks a provider to give back a payment.

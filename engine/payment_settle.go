@@ -15,15 +15,20 @@ import (
 type PaymentResult struct {
 	// Outcome is the attempt's state: success, failed, cancelled, pending
 	// (an asynchronous payment confirms later) or open (not paid yet).
-	Outcome   PaymentOutcome
-	Replayed  bool // the confirmation was seen before or came too late: nothing changed
-	Stale     bool // the order was paid by another attempt or cancelled (reset): this payment is refunded
-	Mismatch  bool // the amount or currency did not match the attempt: recorded for staff, nothing completed
-	Reference string
-	ProcessID int64
-	PeriodID  int64
-	UserKey   string
-	Order     *Order
+	Outcome  PaymentOutcome
+	Replayed bool // the confirmation was seen before or came too late: nothing changed
+	Stale    bool // the order was paid by another attempt or cancelled (reset): this payment is refunded
+	Mismatch bool // the amount or currency did not match the attempt: recorded for staff, nothing completed
+	// Partial: a bank transfer's capture that, with the earlier ones,
+	// is still less than the attempt's amount: recorded, the attempt stays
+	// open. CapturedMinor is what its order's captures add up to.
+	Partial       bool
+	CapturedMinor int64
+	Reference     string
+	ProcessID     int64
+	PeriodID      int64
+	UserKey       string
+	Order         *Order
 }
 
 // attemptOutcome is the outcome an attempt's stored state stands for.
@@ -106,15 +111,37 @@ func (s *Service) currentResult(ctx context.Context, reference string) (*Payment
 		Stale: view.Payment.Status == PaymentSucceeded && view.Payment.RefundStatus != "", Mismatch: view.Payment.Problem != ""}, nil
 }
 
-// ReceivePaymentEvent handles a provider's signed event (a webhook): it
-// verifies the signature, stores the event id once and settles the attempt
-// the event names, in one transaction. A nil result with no error is an
-// event the portal does not act on. A forged event is invalid; an event
-// for an attempt the portal does not know is not found.
+// ReceivePaymentEvent handles a provider's signed event (a webhook) sent
+// for the environment's account (PORTAL_STRIPE_...): it verifies the
+// signature, stores the event id once and settles the attempt the event
+// names, in one transaction. Only attempts of organisations that pay
+// through the environment's provider are settled by it: an event of one
+// account never settles an attempt made with another. A nil result with
+// no error is an event the portal does not act on. A forged event is
+// invalid; an event for an attempt the portal does not know is not found.
 func (s *Service) ReceivePaymentEvent(ctx context.Context, providerName string, payload []byte, signature string) (_ *PaymentResult, err error) {
 	defer classifyUnavailable(&err)
-	parser, ok := s.payments.(EventParser)
-	if !ok || s.payments.Name() != providerName {
+	return s.receiveEvent(ctx, s.payments, 0, providerName, payload, signature)
+}
+
+// ReceiveOrganisationPaymentEvent is ReceivePaymentEvent for the account
+// of an organisation's own payment settings (its own webhook address): the
+// signature is checked with its webhook secret, and only its attempts are
+// settled. An organisation without a provider of its own that takes
+// events is not found.
+func (s *Service) ReceiveOrganisationPaymentEvent(ctx context.Context, orgID int64, providerName string, payload []byte, signature string) (_ *PaymentResult, err error) {
+	defer classifyUnavailable(&err)
+	if !inScope(ctx, orgID) {
+		return nil, Errorf(CodeNotFound, "organisation not found")
+	}
+	return s.receiveEvent(WithOrganisation(ctx, orgID), s.ownProvider(orgID), orgID, providerName, payload, signature)
+}
+
+// receiveEvent verifies an event with provider's keys and settles it;
+// orgID 0 is the environment's account.
+func (s *Service) receiveEvent(ctx context.Context, provider PaymentProvider, orgID int64, providerName string, payload []byte, signature string) (*PaymentResult, error) {
+	parser, ok := provider.(EventParser)
+	if !ok || provider.Name() != providerName {
 		return nil, Errorf(CodeNotFound, "no payment provider %q takes events here", providerName)
 	}
 	c, err := parser.ParseEvent(payload, signature)
@@ -127,7 +154,14 @@ func (s *Service) ReceivePaymentEvent(ctx context.Context, providerName string, 
 	if c == nil {
 		return nil, nil //nolint:nilnil // an event of a kind the portal does not act on
 	}
-	return s.settle(ctx, s.payments, *c)
+	view, err := s.PaymentForPage(ctx, c.Reference)
+	if err != nil {
+		return nil, err
+	}
+	if orgID == 0 && s.providerFor(view.Order.OrganisationID) != s.payments || orgID != 0 && view.Order.OrganisationID != orgID {
+		return nil, Errorf(CodeNotFound, "payment not found for this account")
+	}
+	return s.settle(ctx, provider, *c)
 }
 
 // settle applies a verified confirmation to its attempt, in one transaction
@@ -139,15 +173,15 @@ func (s *Service) ReceivePaymentEvent(ctx context.Context, providerName string, 
 // success for an unpaid order: the order is paid, the memberships active,
 // the instance COMPLETED, one confirmation queued, the order's other open
 // checkouts closed. success for an order paid by another attempt, or
-// cancelled by a reset: the money is refunded through the provider.
+// cancelled by a reset: the money is refunded through the provider by a
+// job queued in the same transaction, or owed by hand for a bank transfer.
 // Amount or currency other than the attempt's: recorded and logged, and
 // the attempt never completes anything.
 func (s *Service) settle(ctx context.Context, provider PaymentProvider, c PaymentConfirmation) (*PaymentResult, error) {
 	res := &PaymentResult{Reference: c.Reference}
 	var closeAtProvider []Payment
-	refund := false
 	err := inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
-		closeAtProvider, refund = nil, false
+		closeAtProvider = nil
 		p, order, err := lockPayment(ctx, tx, c.Reference)
 		if err != nil {
 			return err
@@ -157,6 +191,12 @@ func (s *Service) settle(ctx context.Context, provider PaymentProvider, c Paymen
 		}
 		res.Order, res.ProcessID, res.PeriodID, res.UserKey = order, order.ProcessInstanceID, order.PeriodID, order.UserKey
 		now := s.clock()
+		if c.Accumulate {
+			partial, err := s.accumulate(ctx, tx, p, order, &c, res, now)
+			if err != nil || partial {
+				return err
+			}
+		}
 		ev := &PaymentEvent{Provider: provider.Name(), EventType: c.EventType, Reference: p.Reference, Outcome: string(c.Outcome), Note: c.Note, CreatedAt: now}
 		if ev.EventType == "" {
 			ev.EventType = "retrieval"
@@ -246,11 +286,8 @@ func (s *Service) settle(ctx context.Context, provider PaymentProvider, c Paymen
 		res.Outcome = OutcomeSuccess
 		if order.Status != OrderUnpaid {
 			// Paid by another attempt already (two tabs), or cancelled by a reset.
-			res.Stale, refund = true, true
-			p.RefundStatus = RefundDue
-			s.log.WarnContext(ctx, "payment succeeded for an order that is not waiting for payment; refunding it",
-				"order", order.ID, "order_status", order.Status, "reference", p.Reference)
-			return updatePayment(ctx, tx, p, "refund_status")
+			res.Stale = true
+			return s.owe(ctx, tx, p, order, now)
 		}
 		others, err := otherPendingPayments(ctx, tx, order.ID, p.ID)
 		if err != nil {
@@ -267,13 +304,13 @@ func (s *Service) settle(ctx context.Context, provider PaymentProvider, c Paymen
 	if err != nil {
 		return nil, err
 	}
-	if len(closeAtProvider) == 0 && !refund {
+	if len(closeAtProvider) == 0 {
 		return res, nil
 	}
-	// The settlement is committed; what follows is owed to the provider
-	// whatever the caller does now (a webhook's sender hanging up), and
-	// bounded, so that the webhook still answers in Stripe's time. A refund
-	// not made here stays due for the reconciliation.
+	// The settlement is committed; closing the superseded checkouts is owed
+	// to the provider whatever the caller does now (a webhook's sender
+	// hanging up), and bounded, so that the webhook still answers in
+	// Stripe's time. (A refund is a job: owe.)
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), afterSettleTimeout)
 	defer cancel()
 	for _, o := range closeAtProvider {
@@ -281,53 +318,11 @@ func (s *Service) settle(ctx context.Context, provider PaymentProvider, c Paymen
 			s.log.WarnContext(ctx, "a superseded checkout could not be closed at the provider", "reference", o.Reference, "err", err)
 		}
 	}
-	if refund {
-		s.refundDue(ctx, res.Order.ID)
-	}
 	return res, nil
 }
 
 // afterSettleTimeout bounds the provider calls that follow a settlement.
 const afterSettleTimeout = 10 * time.Second
-
-// refundDue gives back the money of an order's attempts marked for a
-// refund (or of every order's, for orderID 0), outside any transaction, and
-// records each refund made. A refund the provider refused stays due: the
-// reconciliation tries it again.
-func (s *Service) refundDue(ctx context.Context, orderID int64) int {
-	due, err := refundsDue(ctx, s.db, orderID, 50)
-	if err != nil {
-		s.log.ErrorContext(ctx, "refunds due could not be loaded", "err", err)
-		return 0
-	}
-	done := 0
-	for _, p := range due {
-		order, err := loadOrder(ctx, s.db, p.OrderID)
-		if err != nil {
-			s.log.ErrorContext(ctx, "refund: order could not be loaded", "reference", p.Reference, "err", err)
-			continue
-		}
-		req := RefundRequest{Reference: p.Reference, AmountMinor: p.AmountMinor, Currency: p.Currency}
-		if p.ProviderID != nil {
-			req.ProviderID = *p.ProviderID
-		}
-		if p.TransactionID != nil {
-			req.TransactionID = *p.TransactionID
-		}
-		id, err := s.providerNamed(order.OrganisationID, p.Provider).Refund(ctx, req)
-		if err != nil {
-			s.log.ErrorContext(ctx, "refund of a second payment failed; it is retried", "reference", p.Reference, "order", p.OrderID, "err", err)
-			continue
-		}
-		if err := markRefunded(ctx, s.db, p.ID, id, s.clock()); err != nil {
-			s.log.ErrorContext(ctx, "refund made but not recorded", "reference", p.Reference, "refund", id, "err", err)
-			continue
-		}
-		s.log.InfoContext(ctx, "second payment refunded", "reference", p.Reference, "order", p.OrderID, "refund", id)
-		done++
-	}
-	return done
-}
 
 // lockPayment loads a payment attempt and its order, after locking their
 // process instance. Reset takes the instance first too, so a payment return

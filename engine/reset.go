@@ -16,6 +16,7 @@ func (s *Service) Reset(ctx context.Context, userKey, processID string) (_ *Form
 	defer classifyUnavailable(&err)
 	var form *Form
 	var open []Payment
+	var orgID int64
 	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		open = nil
 		inst, err := loadUnfinished(ctx, tx, userKey, processID, " and cannot be reset")
@@ -23,6 +24,7 @@ func (s *Service) Reset(ctx context.Context, userKey, processID string) (_ *Form
 			return err
 		}
 		wasDone := inst.Status == StateDone
+		orgID = inst.OrganisationID
 		now := s.clock()
 		inst.Status, inst.CurrentStepID, inst.SelectedPersons = StateInit, nil, []int64{}
 		if err := bumpVersion(ctx, tx, inst, now, "status", "current_step_id", "selected_persons"); err != nil {
@@ -52,7 +54,7 @@ func (s *Service) Reset(ctx context.Context, userKey, processID string) (_ *Form
 	// Close the cancelled attempts' checkouts at the provider, after the
 	// transaction: a payment that still lands is refunded (settle).
 	for _, p := range open {
-		if err := s.payments.Expire(ctx, p); err != nil {
+		if err := s.providerNamed(orgID, p.Provider).Expire(ctx, p); err != nil {
 			s.log.WarnContext(ctx, "a cancelled checkout could not be closed at the provider", "reference", p.Reference, "err", err)
 		}
 	}

@@ -24,9 +24,15 @@ type Service struct {
 	// publicURL: the portal's public address (WithPublicURL), for each
 	// organisation's payment addresses; "" uses the links' own base.
 	publicURL string
-	defs      definitionCache
-	now       func() time.Time
-	log       *slog.Logger
+	// sealer seals the organisations' payment secrets; testPayments lets
+	// them choose the test gateway; settingsChanged hears of a change to
+	// an organisation's payment settings (payment_settings.go).
+	sealer          SecretSealer
+	testPayments    bool
+	settingsChanged func(organisationID int64)
+	defs            definitionCache
+	now             func() time.Time
+	log             *slog.Logger
 }
 
 // ServiceOption configures a Service.

@@ -135,7 +135,7 @@ func pendingPaymentsBefore(ctx context.Context, db bun.IDB, cutoff time.Time, or
 // refundsDue lists up to limit attempts whose money is to be given back.
 func refundsDue(ctx context.Context, db bun.IDB, orderID int64, limit int) ([]Payment, error) {
 	var ps []Payment
-	q := db.NewSelect().Model(&ps).Where("refund_status = ?", RefundDue).Order("id ASC").Limit(int64(limit))
+	q := db.NewSelect().Model(&ps).Where("refund_status = ? AND NOT refund_manual", RefundDue).Order("id ASC").Limit(int64(limit))
 	if orderID != 0 {
 		q = q.Where("order_id = ?", orderID)
 	}

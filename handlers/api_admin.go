@@ -44,6 +44,7 @@ func (s *Server) mountAdmin(api *echo.Group) {
 	admin.PATCH("/periods/:id", s.patchPeriod, requireJSON)
 	admin.GET("/periods/:id/price-rules", s.listPriceRules)
 	admin.PUT("/periods/:id/price-rules", s.putPriceRules, requireJSON)
+	s.mountAdminPayments(admin)
 }
 
 // isImport reports whether r is a person import, whose body may be larger

@@ -19,6 +19,8 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/jobs"
+	"portal/engine/payproviders"
 	"portal/handlers"
 	"portal/relay/backend"
 	"portal/relay/hashlink"
@@ -35,6 +37,7 @@ type testEnv struct {
 	srv    *httptest.Server
 	client *http.Client
 	gw     *engine.TestGateway
+	svc    *engine.Service // the server's engine
 }
 
 func newEnv(t testing.TB, db *bun.DB) *testEnv {
@@ -65,6 +68,29 @@ type envOptions struct {
 	tenantRefresh time.Duration
 	// publicHost is the host of the portal's base URL (Deps.PublicHost).
 	publicHost string
+	// stripeAPIURL is the Stripe API (a stripe-mock) of the organisations
+	// that choose Stripe in their own payment settings.
+	stripeAPIURL string
+}
+
+// testPaymentSecrets seals the organisations' own payment secrets in tests.
+var testPaymentSecrets = func() *session.Sealer {
+	kr, err := session.NewKeyring([]byte(strings.Repeat("p", 32)))
+	if err != nil {
+		panic(err)
+	}
+	return kr.Sealer("organisation payment secret")
+}()
+
+// orgPayments wires the organisations' own payment settings as serve does
+// (cmd/portal orgPaymentOptions): their providers, built by payproviders.
+func orgPayments(db *bun.DB, o envOptions, gw *engine.TestGateway) []engine.ServiceOption {
+	settings := engine.NewService(db, nil, engine.WithSecretSealer(testPaymentSecrets))
+	links := handlers.PaymentLinks("")
+	dir := payproviders.New(settings.OrganisationPaymentConfigs, payproviders.Build(payproviders.Options{StripeAPIURL: o.stripeAPIURL, TestGateway: gw,
+		PayLink: func(ref string, amount int64) string { return links.PayLink("", ref, amount) }}), slog.New(slog.DiscardHandler), 0)
+	return []engine.ServiceOption{engine.WithSecretSealer(testPaymentSecrets), engine.WithTestPayments(true),
+		engine.WithPaymentProviders(dir.Provider), engine.WithPaymentSettingsChanged(dir.Invalidate)}
 }
 
 func newEnvWith(t testing.TB, db *bun.DB, o envOptions) *testEnv {
@@ -93,8 +119,10 @@ func newEnvWith(t testing.TB, db *bun.DB, o envOptions) *testEnv {
 	if o.provider != nil {
 		provider, gateway = o.provider, nil
 	}
+	env.svc = engine.NewService(db, provider, append([]engine.ServiceOption{engine.WithLogger(log), engine.WithPaymentLinks(handlers.PaymentLinks(env.srv.URL))},
+		orgPayments(db, o, env.gw)...)...)
 	handler = handlers.New(handlers.Deps{
-		Engine:         engine.NewService(db, provider, engine.WithLogger(log), engine.WithPaymentLinks(handlers.PaymentLinks(env.srv.URL))),
+		Engine:         env.svc,
 		Sessions:       session.NewManager(session.NewDBStore(o.sessionDB), session.Config{Secure: false}),
 		Gateway:        gateway,
 		StripeWebhook:  o.provider != nil && o.provider.Name() == "stripe",
@@ -111,6 +139,19 @@ func newEnvWith(t testing.TB, db *bun.DB, o envOptions) *testEnv {
 	})
 	env.client = env.newClient()
 	return env
+}
+
+// runJobs runs the due jobs with the payment jobs' handlers of the
+// server's engine (a refund) and returns how many ran.
+func (env *testEnv) runJobs() int {
+	env.t.Helper()
+	r := jobs.New(env.db, jobs.Config{Logger: slog.New(slog.DiscardHandler)})
+	env.svc.SchedulePayments(r, time.Now)
+	n, err := r.Work(context.Background(), 100)
+	if err != nil {
+		env.t.Fatalf("run jobs: %v", err)
+	}
+	return n
 }
 
 func (env *testEnv) newClient() *http.Client {

@@ -507,6 +507,9 @@ func TestOpenAPIResponses(t *testing.T) {
 			t.Errorf("checker accepted a login without Set-Cookie")
 		}
 
+		// The admin API's payments, while organisation 1 is the only one.
+		checkAdminPaymentResponses(t, ck, env, anon, crossSite)
+
 		// The admin API, last: it adds a second organisation (without
 		// hostnames, which leaves the pages and form API above unresolvable).
 		checkAdminResponses(t, ck, env, anon, crossSite)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -20,9 +21,18 @@ const (
 	// payLinkPrefix is the stable pay link of an order (the spec's paymentUrl).
 	payLinkPrefix = "/pay/"
 	// StripeWebhookPath is where Stripe sends its events; register
-	// {base}/webhooks/stripe at Stripe.
+	// {base}/webhooks/stripe at Stripe (the environment's account), and
+	// {base}/webhooks/stripe/{slug} for an organisation's own account.
 	StripeWebhookPath = "/webhooks/stripe"
 )
+
+// isStripeWebhook says whether p is a Stripe webhook address (the
+// environment's or an organisation's): a server-to-server call,
+// authenticated by its signature, without session or cross-origin check.
+func isStripeWebhook(p string) bool {
+	rest, ok := strings.CutPrefix(p, StripeWebhookPath)
+	return ok && (rest == "" || rest[0] == '/' && !strings.Contains(rest[1:], "/"))
+}
 
 // PaymentLinks returns the portal's payment addresses for
 // engine.WithPaymentLinks: the stable pay link {base}/pay/{reference} with

@@ -171,6 +171,7 @@ func New(d Deps) *echo.Echo {
 	if d.StripeWebhook {
 		e.POST(StripeWebhookPath, s.stripeWebhook)
 	}
+	e.POST(StripeWebhookPath+"/:org", s.organisationStripeWebhook)
 	e.GET(verifyPrefix+":token", s.verifyCard)
 	e.POST("/membership/payment-retry", s.paymentRetry)
 	if s.gateway != nil {
@@ -222,7 +223,7 @@ func (s *Server) securityHeaders(next echo.HandlerFunc) echo.HandlerFunc {
 // send neither header and pass.
 func (s *Server) rejectCrossOrigin(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		if c.Request().URL.Path == StripeWebhookPath {
+		if isStripeWebhook(c.Request().URL.Path) {
 			return next(c) // a server-to-server call, authenticated by its signature
 		}
 		if err := s.csrf.Check(c.Request()); err != nil {

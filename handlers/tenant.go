@@ -96,6 +96,16 @@ func (d *tenantDirectory) snapshot(ctx context.Context) (*tenantDirectory, error
 	return d, nil
 }
 
+// bySlugOf returns the organisation with slug, nil when there is none.
+func (d *tenantDirectory) bySlugOf(ctx context.Context, slug string) (*tenant, error) {
+	if _, err := d.snapshot(ctx); err != nil {
+		return nil, err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.bySlug[slug], nil
+}
+
 // invalidate makes the next request read the organisations again.
 func (d *tenantDirectory) invalidate() {
 	d.mu.Lock()
@@ -232,7 +242,7 @@ func (s *Server) tenantFree(p string) bool {
 		return true
 	}
 	return strings.HasPrefix(p, "/static/") || strings.HasPrefix(p, testGatewayPayPrefix) || strings.HasPrefix(p, AdminPrefix+"/") ||
-		strings.HasPrefix(p, payLinkPrefix) || strings.HasPrefix(p, verifyPrefix) || p == StripeWebhookPath ||
+		strings.HasPrefix(p, payLinkPrefix) || strings.HasPrefix(p, verifyPrefix) || isStripeWebhook(p) ||
 		(s.gw != nil && s.isRelayPath(p))
 }
 

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"errors"
 	"io"
 	"net/http"
@@ -22,6 +23,34 @@ const maxWebhookBytes = 64 << 10
 // before, or of no concern (so that Stripe stops resending it), 400 for a
 // forged or unreadable one, 503 when the database is down (Stripe retries).
 func (s *Server) stripeWebhook(c echo.Context) error {
+	return s.receiveStripeEvent(c, func(ctx context.Context, body []byte, signature string) (*engine.PaymentResult, error) {
+		return s.engine.ReceivePaymentEvent(ctx, "stripe", body, signature)
+	})
+}
+
+// organisationStripeWebhook answers POST /webhooks/stripe/{slug}: the
+// events of an organisation's own Stripe account (its payment settings),
+// verified with that account's webhook secret, settling only its
+// attempts. One address per account, rather than one address trying every
+// club's secret in turn: each event is checked against exactly one
+// secret, a club's events never reach another's account, and Stripe's
+// dashboard shows each club the address it registered. An unknown slug
+// is 404 (nothing to acknowledge: Stripe's endpoint is misconfigured).
+func (s *Server) organisationStripeWebhook(c echo.Context) error {
+	t, err := s.tenants.bySlugOf(c.Request().Context(), c.Param("org"))
+	if err != nil {
+		return err
+	}
+	if t == nil {
+		return newAPIError(http.StatusNotFound, "No organisation has this webhook address.")
+	}
+	return s.receiveStripeEvent(c, func(ctx context.Context, body []byte, signature string) (*engine.PaymentResult, error) {
+		return s.engine.ReceiveOrganisationPaymentEvent(ctx, t.ID, "stripe", body, signature)
+	})
+}
+
+// receiveStripeEvent reads a webhook's body and answers what receive made of it.
+func (s *Server) receiveStripeEvent(c echo.Context, receive func(ctx context.Context, body []byte, signature string) (*engine.PaymentResult, error)) error {
 	body, err := io.ReadAll(http.MaxBytesReader(c.Response(), c.Request().Body, maxWebhookBytes))
 	if err != nil {
 		var tooBig *http.MaxBytesError
@@ -30,7 +59,7 @@ func (s *Server) stripeWebhook(c echo.Context) error {
 		}
 		return newAPIError(http.StatusBadRequest, "The event could not be read.")
 	}
-	res, err := s.engine.ReceivePaymentEvent(c.Request().Context(), "stripe", body, c.Request().Header.Get("Stripe-Signature"))
+	res, err := receive(c.Request().Context(), body, c.Request().Header.Get("Stripe-Signature"))
 	switch code := engine.ErrorCode(err); {
 	case err == nil:
 	case code == engine.CodeNotFound:

@@ -200,6 +200,12 @@ func TestStripeWebhook(t *testing.T) {
 		}
 		st, w := sc.post(t, "evt_late", stripepay.EventCompleted, completedPaid(sc), now, testWhsec)
 		wantEvent(t, st, w, http.StatusOK, "settled")
+		if p := sc.attempt(t); p.RefundStatus != engine.RefundDue {
+			t.Fatalf("refund %q before its job ran, want it due (the webhook answers without calling Stripe)", p.RefundStatus)
+		}
+		if n := sc.env.runJobs(); n != 1 {
+			t.Fatalf("%d jobs ran, want the refund", n)
+		}
 		p := sc.attempt(t)
 		if p.Status != engine.PaymentSucceeded || p.RefundStatus != engine.RefundDone || p.RefundID == nil || !strings.HasPrefix(*p.RefundID, "re_") {
 			t.Errorf("late payment: %s refund %q %v, want SUCCEEDED and refunded at Stripe", p.Status, p.RefundStatus, p.RefundID)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"strings"
 	"text/tabwriter"
@@ -13,59 +14,124 @@ import (
 	"portal/engine"
 	"portal/engine/banking"
 	"portal/engine/banktransfer"
+	"portal/engine/payproviders"
 	"portal/engine/stripepay"
 	"portal/handlers"
 	"portal/migrations"
 )
 
 // paymentProvider builds the configured payment provider (validated by
-// validatePayments), and the test gateway when it is the one, whose pages
-// the HTTP layer serves.
+// validatePayments), and the test gateway when it is the one or when
+// organisations may choose it (testPaymentsAllowed), whose pages the HTTP
+// layer serves.
 func paymentProvider(cfg Config) (engine.PaymentProvider, *engine.TestGateway, error) {
+	var gw *engine.TestGateway
+	if cfg.testPaymentsAllowed() {
+		// Relative addresses: the test gateway's pages and its return stay on
+		// the host (and /o/{slug}) the member pays from, where their session is.
+		gw = engine.NewTestGateway(handlers.TestGatewayURLs(""))
+	}
 	switch cfg.PaymentProvider {
 	case stripepay.Name:
 		p, err := stripepay.New(stripepay.Config{SecretKey: cfg.StripeSecretKey, WebhookSecret: cfg.StripeWebhookSecret,
 			APIURL: cfg.StripeAPIURL.String()})
-		return p, nil, err
+		return p, gw, err
 	case banktransfer.Name:
-		p, err := bankTransfer(cfg)
-		return p, nil, err
+		p, err := bankTransfer(cfg.BankCreditor)
+		return p, gw, err
 	}
-	// Relative addresses: the test gateway's pages and its return stay on
-	// the host (and /o/{slug}) the member pays from, where their session is.
-	gw := engine.NewTestGateway(handlers.TestGatewayURLs(""))
 	return gw, gw, nil
 }
 
-// bankTransfer is the bank-transfer provider of the PORTAL_BANK_ account,
-// whose page is the portal's stable pay link.
-func bankTransfer(cfg Config) (*banktransfer.Provider, error) {
-	if cfg.BankCreditor.IBAN == "" {
+// testPaymentsAllowed says whether the test gateway may run: only on a
+// plain-http loopback PORTAL_BASE_URL (validatePayments says why).
+func (c *Config) testPaymentsAllowed() bool {
+	return c.PublicURL != nil && c.PublicURL.Scheme == "http" && loopbackHost(c.PublicURL.Hostname())
+}
+
+// PaymentSecretPurpose is the purpose the organisations' Stripe keys are
+// sealed for with the session key.
+const PaymentSecretPurpose = "organisation payment secret"
+
+// orgPaymentOptions wires the organisations' own payment settings into
+// the service *svc will be: their secrets sealed with the session key, and
+// the directory of their providers (engine/payproviders), which reads the
+// settings through the service and builds each provider as the
+// environment's would be built, with the organisation's keys or account.
+func orgPaymentOptions(cfg Config, gw *engine.TestGateway, log *slog.Logger, svc **engine.Service) []engine.ServiceOption {
+	dir := payproviders.New(func(ctx context.Context) ([]engine.OrganisationPaymentConfig, error) {
+		return (*svc).OrganisationPaymentConfigs(ctx)
+	}, payproviders.Build(payproviders.Options{StripeAPIURL: cfg.StripeAPIURL.String(), TestGateway: testGatewayOrNil(gw), PayLink: relativePayLink}), log, 0)
+	opts := []engine.ServiceOption{engine.WithPaymentProviders(dir.Provider), engine.WithPaymentSettingsChanged(dir.Invalidate),
+		engine.WithTestPayments(gw != nil)}
+	if cfg.SessionKey != nil {
+		opts = append(opts, engine.WithSecretSealer(cfg.SessionKey.Sealer(PaymentSecretPurpose)))
+	}
+	return opts
+}
+
+// bankTransfer is the bank-transfer provider of an account (the
+// PORTAL_BANK_ one, or an organisation's), whose page is the portal's stable pay link.
+func bankTransfer(creditor banking.Creditor) (*banktransfer.Provider, error) {
+	if creditor.IBAN == "" {
 		return nil, errors.New("invalid configuration: bank transfers need the account members transfer to: PORTAL_BANK_CREDITOR_NAME and PORTAL_BANK_IBAN")
 	}
-	// A relative pay link: the member stays on the host (and /o/{slug}) of
-	// the link they followed, as with the test gateway.
-	links := handlers.PaymentLinks("")
-	return banktransfer.New(cfg.BankCreditor, func(ref string, amountMinor int64) string { return links.PayLink("", ref, amountMinor) })
+	return banktransfer.New(creditor, relativePayLink)
+}
+
+// relativePayLink is a bank transfer's page: a relative pay link, so that
+// the member stays on the host (and /o/{slug}) of the link they followed,
+// as with the test gateway.
+func relativePayLink(ref string, amountMinor int64) string {
+	return handlers.PaymentLinks("").PayLink("", ref, amountMinor)
+}
+
+// testGatewayOrNil keeps a nil gateway a nil provider (not an interface
+// holding a nil pointer).
+func testGatewayOrNil(gw *engine.TestGateway) engine.PaymentProvider {
+	if gw == nil {
+		return nil
+	}
+	return gw
 }
 
 const paymentsUsage = `usage:
   portal payments capture REFERENCE --amount 184.50 [--currency EUR] [--date 2026-11-20] [--note TEXT] [--id ID]
-  portal payments import FILE [--dry-run]`
+  portal payments import FILE [--org ID] [--dry-run]
+  portal payments refunded REFERENCE [--note TEXT]
+  portal payments attention [--org ID]
+  portal payments settings --org ID [--provider stripe|bank_transfer|test|""] [--stripe-key-file FILE]
+      [--stripe-webhook-secret-file FILE] [--creditor-name NAME] [--iban IBAN] [--bic BIC]
+      [--creditor-address "street;number;postcode;town;country"]`
 
-// cmdPayments is staff's side of payment by bank transfer: capturing money
-// seen on the account, and importing a bank statement (camt.053/054).
+// paymentsCommands are the sub-commands of portal payments, with whether
+// each takes one positional argument.
+var paymentsCommands = map[string]bool{"capture": true, "import": true, "refunded": true, "attention": false, "settings": false}
+
+// cmdPayments is staff's side of payments: capturing money seen on the
+// account, importing a bank statement (camt.053/054), recording refunds
+// made by hand, listing what needs attention, and an organisation's own
+// payment settings.
 func cmdPayments(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || (args[0] != "capture" && args[0] != "import") {
+	if len(args) == 0 {
+		return errors.New(paymentsUsage)
+	}
+	positional, known := paymentsCommands[args[0]]
+	if !known {
 		return errors.New(paymentsUsage)
 	}
 	fs := newFlagSet("payments "+args[0], stderr)
 	amount := fs.String("amount", "", "capture: the amount that arrived, such as 184.50")
 	currency := fs.String("currency", "", "capture: its currency (default: the payment's)")
 	date := fs.String("date", "", "capture: the booking date, YYYY-MM-DD (default: today)")
-	note := fs.String("note", "", "capture: a note for the record")
+	note := fs.String("note", "", "capture, refunded: a note for the record")
 	id := fs.String("id", "", "capture: the bank's id of the credit, so that it is captured once (default: reference, date and amount)")
 	dryRun := fs.Bool("dry-run", false, "import: report what would be captured, capture nothing")
+	org := fs.Int64("org", 0, "import: the organisation whose bank account the statement is of (default: PORTAL_BANK_IBAN); attention, settings: the organisation")
+	var sf settingsFlags
+	if args[0] == "settings" {
+		sf.register(fs)
+	}
 	// The positional argument may come first (as in the usage) or last:
 	// the flag package stops at the first non-flag.
 	rest := args[1:]
@@ -78,13 +144,13 @@ func cmdPayments(ctx context.Context, args []string, getenv func(string) string,
 		return err
 	}
 	pos = append(pos, more...)
-	if len(pos) != 1 {
+	if positional != (len(pos) == 1) || len(pos) > 1 {
 		return errors.New(paymentsUsage)
 	}
 	if err := cfg.validate(); err != nil {
 		return err
 	}
-	provider, err := bankTransfer(cfg)
+	provider, gw, err := paymentProvider(cfg)
 	if err != nil {
 		return err
 	}
@@ -96,9 +162,37 @@ func cmdPayments(ctx context.Context, args []string, getenv func(string) string,
 	if err := migrations.CheckCurrent(ctx, db); err != nil {
 		return err
 	}
-	svc := engine.NewService(db, provider, engine.WithLogger(cfg.logger(stderr)), engine.WithPaymentLinks(handlers.PaymentLinks(cfg.BaseURL)))
-	if args[0] == "import" {
-		return importStatement(ctx, svc, cfg, pos[0], *dryRun, stdout)
+	log := cfg.logger(stderr)
+	var svc *engine.Service
+	svc = engine.NewService(db, provider, append([]engine.ServiceOption{engine.WithLogger(log), engine.WithPaymentLinks(handlers.PaymentLinks(cfg.BaseURL))},
+		orgPaymentOptions(cfg, gw, log, &svc)...)...)
+	switch args[0] {
+	case "settings":
+		return paymentSettings(ctx, svc, *org, fs, sf, stdout)
+	case "attention":
+		return paymentsAttention(ctx, svc, *org, stdout)
+	case "refunded":
+		p, err := svc.MarkRefundPaidBack(ctx, pos[0], *note)
+		if err != nil {
+			return describeEngineError(err)
+		}
+		fmt.Fprintf(stdout, "%s: refund of %s recorded as paid back\n", p.Reference, engine.FormatMoney(p.AmountMinor, p.Currency))
+		return nil
+	case "import":
+		account := cfg.BankCreditor.IBAN
+		if *org != 0 {
+			ps, err := svc.PaymentSettings(ctx, *org)
+			if err != nil {
+				return describeEngineError(err)
+			}
+			if account = banking.IBAN(ps.BankIBAN); account == "" {
+				return fmt.Errorf("payments import: organisation %d has no bank account of its own (payments settings --iban)", *org)
+			}
+		}
+		if account == "" {
+			return errors.New("payments import: the statement's account is needed: PORTAL_BANK_IBAN, or --org for an organisation's own account")
+		}
+		return importStatement(ctx, svc, engine.StatementOptions{Account: account, Organisation: *org, DryRun: *dryRun}, pos[0], stdout)
 	}
 	if *amount == "" {
 		return errors.New("payments capture: --amount is required\n" + paymentsUsage)
@@ -125,6 +219,9 @@ func cmdPayments(ctx context.Context, args []string, getenv func(string) string,
 	switch {
 	case res.Replayed:
 		fmt.Fprintf(stdout, "%s: nothing changed (this capture was recorded before, or the payment was already settled)\n", res.RF)
+	case res.Problem == "partial":
+		fmt.Fprintf(stdout, "%s: partial payment recorded: %s of %s so far; the registration completes when the rest arrives.\n", res.RF,
+			engine.FormatMoney(res.CapturedMinor, res.Currency), expected)
 	case res.Problem != "":
 		fmt.Fprintf(stdout, "%s: %s payment recorded, registration NOT completed: %s paid, %s expected. Settle the difference with the member.\n", res.RF, res.Problem, paid, expected)
 	case res.Stale:
@@ -137,7 +234,8 @@ func cmdPayments(ctx context.Context, args []string, getenv func(string) string,
 
 // importStatement imports one statement file and prints every credit to
 // the account with what became of it.
-func importStatement(ctx context.Context, svc *engine.Service, cfg Config, file string, dryRun bool, stdout io.Writer) error {
+func importStatement(ctx context.Context, svc *engine.Service, opt engine.StatementOptions, file string, stdout io.Writer) error {
+	account, dryRun := opt.Account, opt.DryRun
 	f, err := os.Open(file)
 	if err != nil {
 		return err
@@ -147,7 +245,7 @@ func importStatement(ctx context.Context, svc *engine.Service, cfg Config, file 
 	if err != nil {
 		return fmt.Errorf("payments import: %w", err)
 	}
-	rep, err := svc.ImportStatement(ctx, st, engine.StatementOptions{Account: cfg.BankCreditor.IBAN, DryRun: dryRun})
+	rep, err := svc.ImportStatement(ctx, st, opt)
 	if err != nil {
 		return err
 	}
@@ -156,7 +254,7 @@ func importStatement(ctx context.Context, svc *engine.Service, cfg Config, file 
 		mode = " (dry run: nothing captured)"
 	}
 	fmt.Fprintf(stdout, "%s %s%s: %d credits to %s, %d imported before, %d to other accounts, %d other entries\n",
-		rep.Message, rep.MessageID, mode, len(rep.Lines)+rep.AlreadyImported, cfg.BankCreditor.IBAN, rep.AlreadyImported, rep.OtherAccounts, rep.NotCredits)
+		rep.Message, rep.MessageID, mode, len(rep.Lines)+rep.AlreadyImported, account, rep.AlreadyImported, rep.OtherAccounts, rep.NotCredits)
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "CREDIT\tBOOKED\tAMOUNT\tMATCH\tRESULT\tREASON")
 	failed := 0

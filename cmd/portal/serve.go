@@ -75,7 +75,9 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	stopping := make(chan struct{})
 	gw.relay.MetricsElsewhere = cfg.MetricsAddr != ""
 	store, sessions := gw.store, gw.sessions
-	svc := engine.NewService(db, provider, engine.WithLogger(log), engine.WithPaymentLinks(handlers.PaymentLinks(cfg.BaseURL)), engine.WithPublicURL(cfg.BaseURL))
+	var svc *engine.Service
+	svc = engine.NewService(db, provider, append([]engine.ServiceOption{engine.WithLogger(log), engine.WithPaymentLinks(handlers.PaymentLinks(cfg.BaseURL)),
+		engine.WithPublicURL(cfg.BaseURL)}, orgPaymentOptions(cfg, testGateway, log, &svc)...)...)
 	e := handlers.New(handlers.Deps{
 		Engine:         svc,
 		Sessions:       sessions,

@@ -232,8 +232,9 @@ func TestServeHoldsTheSQLiteLock(t *testing.T) {
 }
 
 // serve wires the configured payment provider: with Stripe the webhook
-// route is mounted (and refuses an unsigned event) and the test gateway's
-// pages are not; with the test gateway it is the other way round.
+// route is mounted (and refuses an unsigned event); with the test gateway
+// it is not. The test gateway's pages exist only on a development portal
+// (an http loopback base URL), where organisations may choose it too.
 func TestServePaymentProviderWiring(t *testing.T) {
 	for _, tc := range []struct {
 		name            string
@@ -241,7 +242,9 @@ func TestServePaymentProviderWiring(t *testing.T) {
 		webhook, devPay int
 	}{
 		{"stripe", []string{"PORTAL_PAYMENT_PROVIDER", "stripe", "PORTAL_STRIPE_SECRET_KEY", "sk_test_1", "PORTAL_STRIPE_WEBHOOK_SECRET", "whsec_1",
-			"PORTAL_STRIPE_API_URL", "http://127.0.0.1:1"}, http.StatusBadRequest, http.StatusNotFound},
+			"PORTAL_STRIPE_API_URL", "http://127.0.0.1:1"}, http.StatusBadRequest, http.StatusUnauthorized},
+		{"stripe, public address", []string{"PORTAL_PAYMENT_PROVIDER", "stripe", "PORTAL_STRIPE_SECRET_KEY", "sk_test_1", "PORTAL_STRIPE_WEBHOOK_SECRET", "whsec_1",
+			"PORTAL_STRIPE_API_URL", "http://127.0.0.1:1", "PORTAL_BASE_URL", "https://portal.example"}, http.StatusBadRequest, http.StatusNotFound},
 		{"test gateway", []string{"PORTAL_PAYMENT_PROVIDER", "test", "PORTAL_COOKIE_SECURE", "false"}, http.StatusNotFound, http.StatusUnauthorized},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

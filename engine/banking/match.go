@@ -13,6 +13,8 @@ type Expected struct {
 	Reference   Reference
 	AmountMinor int64
 	Currency    string
+	// PaidMinor is what earlier partial credits paid of it already.
+	PaidMinor int64
 }
 
 // Outcome is what Match proposes for one credit.
@@ -22,13 +24,15 @@ type Outcome string
 // person looking at it; the others are listed for staff with their reason.
 const (
 	// OutcomeExact: the credit carries an open payment's reference and
-	// exactly its amount and currency.
+	// exactly its amount and currency, or exactly what is left of it after
+	// partial credits (this statement's or earlier ones').
 	OutcomeExact Outcome = "exact"
 	// OutcomeByAmount: no usable reference, but the amount and currency
 	// are those of exactly one open payment and of no other credit
 	// without a reference. A proposal for staff to confirm.
 	OutcomeByAmount Outcome = "by_amount"
-	// OutcomePartial: an open payment's reference with less than its amount.
+	// OutcomePartial: an open payment's reference with less than what is
+	// left of its amount: captured as a part, completed by later credits.
 	OutcomePartial Outcome = "partial"
 	// OutcomeExcess: an open payment's reference with more than its amount.
 	OutcomeExcess Outcome = "excess"
@@ -58,9 +62,14 @@ var rfStart = regexp.MustCompile(`^RF[0-9]{2}`)
 // Match pairs credits with the open payments, one proposal per credit in
 // the credits' order. References are found in the structured field or
 // anywhere in the free text, whatever the spacing or case; an open
-// reference wins over a well-formed unknown one. Credits without a usable
-// reference are matched by amount only when the amount is unique among the
-// open payments and among those credits. The caller drops the credits it
+// reference wins over a well-formed unknown one. Credits with the same
+// reference add up: parts short of the amount are partial, and the credit
+// that brings the sum (with Expected.PaidMinor) to the amount is exact.
+// Credits without a usable reference are matched by amount only when the
+// amount is unique among the open payments (not partly paid) and among
+// those credits: when two orders are open for the same amount, a credit
+// without a reference never completes either of them, it is listed for
+// staff. The caller drops the credits it
 // recorded before (by Credit.ID): Match sees one import at a time.
 func Match(credits []Credit, open []Expected) []Proposal {
 	byRef := make(map[Reference]int, len(open))
@@ -68,8 +77,12 @@ func Match(credits []Credit, open []Expected) []Proposal {
 		byRef[Reference(compact(string(e.Reference)))] = i
 	}
 	// paidBy holds, per open payment, the ID of the credit that paid it
-	// in full in this run.
+	// in full in this run; paid what its credits added up to so far.
 	paidBy := make(map[int]string)
+	paid := make(map[int]int64, len(open))
+	for i, e := range open {
+		paid[i] = e.PaidMinor
+	}
 	seen := make(map[string]bool, len(credits))
 	out := make([]Proposal, len(credits))
 	var noRef []int
@@ -97,13 +110,22 @@ func Match(credits []Credit, open []Expected) []Proposal {
 			out[ci].Outcome, out[ci].Reason = OutcomeDuplicate, fmt.Sprintf("%s was already paid by credit %s", e.Reference.String(), paidBy[idx])
 		case c.Currency != e.Currency:
 			out[ci].Outcome, out[ci].Reason = OutcomeCurrency, fmt.Sprintf("paid %s, %s asks for %s", money(c.AmountMinor, c.Currency), e.Reference.String(), money(e.AmountMinor, e.Currency))
-		case c.AmountMinor == e.AmountMinor:
+		case paid[idx]+c.AmountMinor == e.AmountMinor:
 			paidBy[idx] = c.ID
 			out[ci].Outcome, out[ci].Reason = OutcomeExact, fmt.Sprintf("reference %s and amount %s", e.Reference.String(), money(e.AmountMinor, e.Currency))
-		case c.AmountMinor < e.AmountMinor:
-			out[ci].Outcome, out[ci].Reason = OutcomePartial, fmt.Sprintf("paid %s of %s for %s", money(c.AmountMinor, c.Currency), money(e.AmountMinor, e.Currency), e.Reference.String())
+			if paid[idx] > 0 {
+				out[ci].Reason = fmt.Sprintf("reference %s: %s completes %s with the %s paid before", e.Reference.String(),
+					money(c.AmountMinor, c.Currency), money(e.AmountMinor, e.Currency), money(paid[idx], e.Currency))
+			}
+		case paid[idx]+c.AmountMinor < e.AmountMinor:
+			paid[idx] += c.AmountMinor
+			out[ci].Outcome, out[ci].Reason = OutcomePartial, fmt.Sprintf("paid %s of %s for %s (%s so far)", money(c.AmountMinor, c.Currency),
+				money(e.AmountMinor, e.Currency), e.Reference.String(), money(paid[idx], e.Currency))
 		default:
 			out[ci].Outcome, out[ci].Reason = OutcomeExcess, fmt.Sprintf("paid %s for %s of %s", money(c.AmountMinor, c.Currency), e.Reference.String(), money(e.AmountMinor, e.Currency))
+			if paid[idx] > 0 {
+				out[ci].Reason += fmt.Sprintf(" (%s paid before)", money(paid[idx], e.Currency))
+			}
 		}
 	}
 	matchByAmount(out, noRef, open, paidBy)
@@ -151,6 +173,9 @@ func matchByAmount(out []Proposal, noRef []int, open []Expected, paidBy map[int]
 	key := func(minor int64, currency string) string { return strconv.FormatInt(minor, 10) + " " + currency }
 	openByAmount := map[string][]int{}
 	for i, e := range open {
+		if e.PaidMinor > 0 {
+			continue // partly paid: only its reference tells a credit for the rest
+		}
 		k := key(e.AmountMinor, e.Currency)
 		openByAmount[k] = append(openByAmount[k], i)
 	}

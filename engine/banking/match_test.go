@@ -85,7 +85,10 @@ func TestMatchRules(t *testing.T) {
 		{"amount in another currency", []Credit{credit("1", 2500, "EUR", "", "")}, []Outcome{OutcomeUnknown}, "no open payment of EUR 25.00"},
 		{"mangled, amount unique", []Credit{credit("1", 2500, "CHF", "RF712348213", "")}, []Outcome{OutcomeByAmount}, "only open payment of CHF 25.00"},
 		{"unknown valid reference in free text groups", []Credit{credit("1", 2500, "CHF", "", "Ref RF04 0000 0000 0000 0000 0000 0 thanks")}, []Outcome{OutcomeUnknown}, "not an open payment"},
-		{"a partial payment then the rest", []Credit{credit("1", 2000, "EUR", "RF18539007547034", ""), credit("2", 3000, "EUR", "RF18539007547034", "")}, []Outcome{OutcomePartial, OutcomePartial}, "EUR 30.00 of EUR 50.00"},
+		{"a partial payment then the rest", []Credit{credit("1", 2000, "EUR", "RF18539007547034", ""), credit("2", 3000, "EUR", "RF18539007547034", "")}, []Outcome{OutcomePartial, OutcomeExact}, "EUR 30.00 completes EUR 50.00 with the EUR 20.00 paid before"},
+		{"three parts, the last one too much", []Credit{credit("1", 2000, "EUR", "RF18539007547034", ""), credit("2", 1000, "EUR", "RF18539007547034", ""), credit("3", 2500, "EUR", "RF18539007547034", "")}, []Outcome{OutcomePartial, OutcomePartial, OutcomeExcess}, "EUR 30.00 paid before"},
+		{"paid after completion by parts", []Credit{credit("1", 2000, "EUR", "RF18539007547034", ""), credit("2", 3000, "EUR", "RF18539007547034", ""), credit("3", 10, "EUR", "RF18539007547034", "")}, []Outcome{OutcomePartial, OutcomeExact, OutcomeDuplicate}, "already paid by credit 2"},
+		{"parts of two payments do not mix", []Credit{credit("1", 2000, "EUR", "RF18539007547034", ""), credit("2", 500, "CHF", "RF712348231", ""), credit("3", 2000, "CHF", "RF712348231", "")}, []Outcome{OutcomePartial, OutcomePartial, OutcomeExact}, "CHF 20.00 completes"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := Match(tc.credits, []Expected{a, b})
@@ -119,5 +122,37 @@ func TestReferenceInText(t *testing.T) {
 		if got != tc.want || ok != (tc.want != "") {
 			t.Errorf("referenceInText(%q) = %q, %v; want %q", tc.text, got, ok, tc.want)
 		}
+	}
+}
+
+// TestMatchAddsToEarlierParts: a payment partly paid by an earlier
+// statement (Expected.PaidMinor) is completed by the credit for the rest,
+// and is never matched by amount alone.
+func TestMatchAddsToEarlierParts(t *testing.T) {
+	a := Expected{Reference: "RF18539007547034", AmountMinor: 5000, Currency: "EUR", PaidMinor: 2000}
+	got := Match([]Credit{credit("1", 3000, "EUR", "RF18539007547034", "")}, []Expected{a})
+	if got[0].Outcome != OutcomeExact || !strings.Contains(got[0].Reason, "with the EUR 20.00 paid before") {
+		t.Errorf("the rest of a partly paid payment: %s (%s)", got[0].Outcome, got[0].Reason)
+	}
+	got = Match([]Credit{credit("1", 5000, "EUR", "", "Beitrag"), credit("2", 3000, "EUR", "", "Rest")}, []Expected{a})
+	for i, p := range got {
+		if p.Outcome != OutcomeUnknown {
+			t.Errorf("credit %d without a reference matched a partly paid payment by amount: %s (%s)", i, p.Outcome, p.Reason)
+		}
+	}
+}
+
+// TestMatchByAmountNeedsOneOpenPayment: a credit without a usable
+// reference never completes a registration when more than one order is
+// open for its amount; with exactly one it is proposed by amount.
+func TestMatchByAmountNeedsOneOpenPayment(t *testing.T) {
+	one := Expected{Reference: "RF18539007547034", AmountMinor: 5000, Currency: "EUR"}
+	two := Expected{Reference: "RF712348231", AmountMinor: 5000, Currency: "EUR"}
+	c := credit("1", 5000, "EUR", "", "Mitgliedsbeitrag Familie Muster")
+	if got := Match([]Credit{c}, []Expected{one, two}); got[0].Outcome != OutcomeUnknown || got[0].Expected != nil || !strings.Contains(got[0].Reason, "2 open payments") {
+		t.Errorf("two open orders of the amount: %s %v (%s)", got[0].Outcome, got[0].Expected, got[0].Reason)
+	}
+	if got := Match([]Credit{c}, []Expected{one}); got[0].Outcome != OutcomeByAmount || got[0].Expected == nil || got[0].Expected.Reference != one.Reference {
+		t.Errorf("one open order of the amount: %s (%s)", got[0].Outcome, got[0].Reason)
 	}
 }

@@ -20,7 +20,8 @@ const Name = engine.BankTransferProvider
 
 // ErrManualRefund: money that came by bank transfer goes back by bank
 // transfer, which staff make; the portal cannot.
-var ErrManualRefund = errors.New("bank transfer: a refund is a transfer staff make from the bank account")
+// It is the engine's ErrManualRefund, so that the refund is owed by hand.
+var ErrManualRefund = engine.ErrManualRefund
 
 // Provider is payment by bank transfer to one account.
 type Provider struct {
@@ -79,8 +80,8 @@ func (p *Provider) Retrieve(_ context.Context, pay engine.Payment) (engine.Payme
 // by the import for staff.
 func (p *Provider) Expire(context.Context, engine.Payment) error { return nil }
 
-// Refund cannot be made by the portal: the refund stays due (and logged)
-// until staff transfer the money back.
+// Refund cannot be made by the portal: the refund stays owed by hand
+// until staff mark it paid back (engine.Service.MarkRefundPaidBack).
 func (p *Provider) Refund(context.Context, engine.RefundRequest) (string, error) {
 	return "", ErrManualRefund
 }

@@ -1,0 +1,138 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"portal/engine"
+)
+
+// settingsFlags are the flags of portal payments settings: an
+// organisation's own payment settings. The Stripe keys come from files, so
+// that they are not in the shell's history or the process list.
+type settingsFlags struct {
+	provider, keyFile, webhookSecretFile, creditorName, iban, bic, address string
+}
+
+func (f *settingsFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.provider, "provider", "", `the organisation's payment provider: stripe, bank_transfer, test (development only) or "" for the portal's default`)
+	fs.StringVar(&f.keyFile, "stripe-key-file", "", "file holding the organisation's Stripe secret key (sk_... or rk_...); an empty file clears it")
+	fs.StringVar(&f.webhookSecretFile, "stripe-webhook-secret-file", "", "file holding the signing secret (whsec_...) of the organisation's webhook endpoint {PORTAL_BASE_URL}/webhooks/stripe/{slug}")
+	fs.StringVar(&f.creditorName, "creditor-name", "", "account holder of the organisation's bank account (at most 70 characters)")
+	fs.StringVar(&f.iban, "iban", "", "IBAN of that account, spaces allowed")
+	fs.StringVar(&f.bic, "bic", "", "BIC of that account (optional)")
+	fs.StringVar(&f.address, "creditor-address", "", "account holder's address as street;number;postcode;town;country (required for CH and LI accounts)")
+}
+
+// change builds the change from the settings flags given on the command
+// line, and says whether there is one.
+func (f *settingsFlags) change(fs *flag.FlagSet) (engine.PaymentSettingsChange, bool, error) {
+	var c engine.PaymentSettingsChange
+	var errs []error
+	readSecret := func(flagName, file string) *string {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("--%s: %w", flagName, err))
+		}
+		v := strings.TrimSpace(string(b))
+		return &v
+	}
+	fs.Visit(func(fl *flag.Flag) {
+		switch fl.Name {
+		case "provider":
+			c.Provider = &f.provider
+		case "stripe-key-file":
+			c.StripeSecretKey = readSecret(fl.Name, f.keyFile)
+		case "stripe-webhook-secret-file":
+			c.StripeWebhookSecret = readSecret(fl.Name, f.webhookSecretFile)
+		case "creditor-name":
+			c.BankCreditorName = &f.creditorName
+		case "iban":
+			c.BankIBAN = &f.iban
+		case "bic":
+			c.BankBIC = &f.bic
+		case "creditor-address":
+			c.BankCreditorAddress = &f.address
+		}
+	})
+	// Other flags (the database's) change nothing.
+	return c, c != (engine.PaymentSettingsChange{}), errors.Join(errs...)
+}
+
+// paymentSettings shows an organisation's own payment settings, after
+// applying the settings flags given.
+func paymentSettings(ctx context.Context, svc *engine.Service, orgID int64, fs *flag.FlagSet, f settingsFlags, stdout io.Writer) error {
+	if orgID <= 0 {
+		return errors.New("payments settings: --org ID is required\n" + paymentsUsage)
+	}
+	c, changed, err := f.change(fs)
+	if err != nil {
+		return err
+	}
+	var view *engine.PaymentSettingsView
+	if changed {
+		view, err = svc.SetPaymentSettings(ctx, orgID, c)
+	} else {
+		view, err = svc.PaymentSettings(ctx, orgID)
+	}
+	if err != nil {
+		return describeEngineError(err)
+	}
+	provider := view.Provider
+	if provider == "" {
+		provider = `"" (the portal's default: PORTAL_PAYMENT_PROVIDER)`
+	}
+	w := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(w, "provider\t%s\n", provider)
+	fmt.Fprintf(w, "stripe secret key\t%s\n", setOrNot(view.StripeSecretKeySet))
+	fmt.Fprintf(w, "stripe webhook secret\t%s\n", setOrNot(view.StripeWebhookSecretSet))
+	fmt.Fprintf(w, "creditor name\t%s\n", dashIfEmpty(view.BankCreditorName))
+	fmt.Fprintf(w, "IBAN\t%s\n", dashIfEmpty(view.BankIBAN))
+	fmt.Fprintf(w, "BIC\t%s\n", dashIfEmpty(view.BankBIC))
+	fmt.Fprintf(w, "creditor address\t%s\n", dashIfEmpty(view.BankCreditorAddress))
+	fmt.Fprintf(w, "updated\t%s\n", timeOrDash(view.UpdatedAt))
+	return w.Flush()
+}
+
+// paymentsAttention lists the payments staff are to act on.
+func paymentsAttention(ctx context.Context, svc *engine.Service, orgID int64, stdout io.Writer) error {
+	if orgID > 0 {
+		ctx = engine.WithOrganisation(ctx, orgID)
+	}
+	list, err := svc.PaymentsNeedingAttention(ctx, 500)
+	if err != nil {
+		return describeEngineError(err)
+	}
+	w := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "ORG\tORDER\tPAYMENT\tAMOUNT\tSINCE\tTO DO")
+	for _, a := range list {
+		todo := "check: " + a.Problem
+		if a.RefundByHand {
+			todo = "transfer the money back, then: portal payments refunded " + a.Payment.Reference
+		}
+		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\n", a.OrganisationID, a.OrderReference, a.Payment.Reference,
+			engine.FormatMoney(a.Payment.AmountMinor, a.Payment.Currency), a.Payment.UpdatedAt.Format(time.DateOnly), todo)
+	}
+	return w.Flush()
+}
+
+func setOrNot(set bool) string {
+	if set {
+		return "set (write-only)"
+	}
+	return "-"
+}
+
+func dashIfEmpty(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

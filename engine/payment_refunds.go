@@ -1,0 +1,232 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"portal/engine/jobs"
+)
+
+// Refunds of money that came in although it was not owed: a second payment
+// of an order (two tabs, two checkouts) or a payment landing on an order a
+// reset cancelled. An online provider gives the money back through its API,
+// in a job queued with the settlement (so that a webhook answers at once
+// and a provider outage only delays the refund); money that came by bank
+// transfer goes back by a transfer staff make, so the refund is owed by
+// hand until staff mark it paid back (MarkRefundPaidBack).
+
+// KindRefundPayment is the job that refunds one payment through its provider.
+const KindRefundPayment = "payment_refund"
+
+// refundJob is the payload of a KindRefundPayment job.
+type refundJob struct {
+	Reference string `json:"reference"`
+}
+
+// ErrManualRefund is a provider's answer when it cannot give money back
+// itself (a bank transfer): the refund is then owed by hand.
+var ErrManualRefund = errors.New("a refund is a transfer staff make from the bank account")
+
+// owe marks a succeeded attempt's money as to be given back, in the
+// settlement's transaction, and queues its refund (or, for a bank
+// transfer, leaves it to staff).
+func (s *Service) owe(ctx context.Context, tx bun.Tx, p *Payment, order *Order, now time.Time) error {
+	p.RefundStatus, p.RefundManual, p.UpdatedAt = RefundDue, p.Provider == BankTransferProvider, now
+	if err := updatePayment(ctx, tx, p, "refund_status", "refund_manual", "updated_at"); err != nil {
+		return err
+	}
+	if p.RefundManual {
+		s.log.WarnContext(ctx, "a bank transfer arrived for an order that is not waiting for payment; staff are to transfer it back",
+			"order", order.ID, "order_status", order.Status, "reference", p.Reference)
+		return nil
+	}
+	s.log.WarnContext(ctx, "payment succeeded for an order that is not waiting for payment; refunding it",
+		"order", order.ID, "order_status", order.Status, "reference", p.Reference)
+	if _, err := jobs.Enqueue(ctx, tx, now, jobs.Spec{Kind: KindRefundPayment, DedupKey: "payment_refund:" + p.Reference,
+		Payload: refundJob{Reference: p.Reference}}); err != nil {
+		return fmt.Errorf("queue refund of %s: %w", p.Reference, err)
+	}
+	return nil
+}
+
+// refundJobHandler runs a KindRefundPayment job: a provider that fails is
+// retried with the runner's backoff (and, past its attempts, by the
+// periodic reconciliation, which makes every refund still due).
+func (s *Service) refundJobHandler(ctx context.Context, j *jobs.Job) error {
+	var job refundJob
+	if err := j.Decode(&job); err != nil {
+		return jobs.Permanent(err)
+	}
+	p, err := paymentByReference(ctx, s.db, job.Reference)
+	if err != nil {
+		if ErrorCode(err) == CodeNotFound {
+			return jobs.Permanent(err)
+		}
+		return err
+	}
+	_, err = s.refundOne(ctx, p)
+	return err
+}
+
+// refundOne gives back the money of one attempt due for a refund, outside
+// any transaction, and records the refund. It reports whether a refund was
+// made; an attempt no longer due (refunded meanwhile) makes none.
+func (s *Service) refundOne(ctx context.Context, p *Payment) (bool, error) {
+	if p.RefundStatus != RefundDue || p.RefundManual {
+		return false, nil
+	}
+	order, err := loadOrder(ctx, s.db, p.OrderID)
+	if err != nil {
+		return false, err
+	}
+	req := RefundRequest{Reference: p.Reference, AmountMinor: p.AmountMinor, Currency: p.Currency}
+	if p.ProviderID != nil {
+		req.ProviderID = *p.ProviderID
+	}
+	if p.TransactionID != nil {
+		req.TransactionID = *p.TransactionID
+	}
+	id, err := s.providerNamed(order.OrganisationID, p.Provider).Refund(ctx, req)
+	if errors.Is(err, ErrManualRefund) {
+		// The provider cannot: owed by hand from now on, asked no more.
+		if _, err := s.db.NewUpdate().Model((*Payment)(nil)).Set("refund_manual = ?", true).Set("updated_at = ?", s.clock()).
+			Where("id = ? AND refund_status = ?", p.ID, RefundDue).Exec(ctx); err != nil {
+			return false, fmt.Errorf("record manual refund of %s: %w", p.Reference, err)
+		}
+		s.log.WarnContext(ctx, "this refund is a transfer staff make; it is listed until marked paid back", "reference", p.Reference, "order", p.OrderID)
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("refund %s: %w", p.Reference, err)
+	}
+	if err := markRefunded(ctx, s.db, p.ID, id, s.clock()); err != nil {
+		return false, fmt.Errorf("refund %s made (%s) but not recorded: %w", p.Reference, id, err)
+	}
+	s.log.InfoContext(ctx, "second payment refunded", "reference", p.Reference, "order", p.OrderID, "refund", id)
+	return true, nil
+}
+
+// refundDue makes the refunds still due through their providers (of one
+// order, or of every order for orderID 0): the reconciliation's safety net
+// behind the refund jobs. A refund the provider refused stays due.
+func (s *Service) refundDue(ctx context.Context, orderID int64) int {
+	due, err := refundsDue(ctx, s.db, orderID, 50)
+	if err != nil {
+		s.log.ErrorContext(ctx, "refunds due could not be loaded", "err", err)
+		return 0
+	}
+	done := 0
+	for i := range due {
+		made, err := s.refundOne(ctx, &due[i])
+		if err != nil {
+			s.log.ErrorContext(ctx, "refund of a second payment failed; it is retried", "reference", due[i].Reference, "order", due[i].OrderID, "err", err)
+		}
+		if made {
+			done++
+		}
+	}
+	return done
+}
+
+// PaymentAttention is a payment staff are to look at: money to give back
+// by hand, or a confirmation that did not match its attempt.
+type PaymentAttention struct {
+	Payment        Payment
+	OrderReference string
+	OrganisationID int64
+	// RefundByHand: the money is to be transferred back by staff
+	// (MarkRefundPaidBack once done).
+	RefundByHand bool
+	// Problem is the payment's recorded mismatch ("" when none).
+	Problem string
+}
+
+// PaymentsNeedingAttention lists, oldest first and at most limit, the
+// payments of the context's organisation (all without a scope) that staff
+// are to act on: refunds owed by hand and confirmations whose amount or
+// currency did not match. The staff pages list them.
+func (s *Service) PaymentsNeedingAttention(ctx context.Context, limit int) (_ []PaymentAttention, err error) {
+	defer classifyUnavailable(&err)
+	var rows []struct {
+		Payment        `bun:",extend"`
+		OrderReference string `bun:"order_reference"`
+		OrganisationID int64  `bun:"order_organisation_id"`
+	}
+	q := s.db.NewSelect().Model((*Payment)(nil)).ColumnExpr("p.*").
+		ColumnExpr("o.pay_reference AS order_reference, o.organisation_id AS order_organisation_id").
+		ModelTableExpr("payments AS p").Join("JOIN orders AS o ON o.id = p.order_id").
+		Where("(p.refund_status = ? AND p.refund_manual) OR (p.problem <> '' AND o.status = ?)", RefundDue, OrderUnpaid).
+		Order("p.id ASC").Limit(int64(limit))
+	if org, ok := OrganisationOf(ctx); ok {
+		q = q.Where("o.organisation_id = ?", org)
+	}
+	if err := q.Scan(ctx, &rows); err != nil {
+		return nil, fmt.Errorf("load payments needing attention: %w", err)
+	}
+	out := make([]PaymentAttention, len(rows))
+	for i, r := range rows {
+		out[i] = PaymentAttention{Payment: r.Payment, OrderReference: r.OrderReference, OrganisationID: r.OrganisationID,
+			RefundByHand: r.RefundStatus == RefundDue && r.RefundManual, Problem: r.Problem}
+	}
+	return out, nil
+}
+
+// MarkRefundPaidBack records that staff transferred back the money of a
+// payment owed by hand (reference: the attempt's PR-…, or a bank
+// transfer's RF reference), with their note. Marking it twice changes
+// nothing and says so (a conflict); a payment owing nothing is a conflict too.
+func (s *Service) MarkRefundPaidBack(ctx context.Context, reference, note string) (_ *Payment, err error) {
+	defer classifyUnavailable(&err)
+	p, err := s.refundTarget(ctx, reference)
+	if err != nil {
+		return nil, err
+	}
+	if !inScope(ctx, s.orgOfOrder(ctx, p.OrderID)) {
+		return nil, Errorf(CodeNotFound, "payment not found")
+	}
+	switch {
+	case p.RefundStatus == RefundDone:
+		return nil, Errorf(CodeConflict, "the refund of %s was recorded before", p.Reference)
+	case p.RefundStatus != RefundDue || !p.RefundManual:
+		return nil, Errorf(CodeConflict, "payment %s owes no refund by hand", p.Reference)
+	}
+	now := s.clock()
+	res, err := s.db.NewUpdate().Model((*Payment)(nil)).Set("refund_status = ?", RefundDone).
+		Set("refund_id = ?", "manual:"+p.Reference).Set("refunded_at = ?", now).Set("refund_note = ?", note).
+		Set("updated_at = ?", now).Where("id = ? AND refund_status = ?", p.ID, RefundDue).Exec(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("record refund paid back: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		return nil, Errorf(CodeConflict, "the refund of %s was recorded before", p.Reference)
+	}
+	return paymentByReference(ctx, s.db, p.Reference)
+}
+
+// refundTarget finds the attempt a staff reference names: a bank
+// transfer's RF reference (or an order's PO- reference) names the oldest
+// attempt of that order owing a refund, an attempt's own reference itself.
+func (s *Service) refundTarget(ctx context.Context, reference string) (*Payment, error) {
+	ref := strings.TrimSpace(reference)
+	if !strings.HasPrefix(strings.ToUpper(ref), "RF") && !strings.HasPrefix(ref, "PO-") {
+		return paymentByReference(ctx, s.db, ref)
+	}
+	p, err := s.bankAttempt(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	var owing []Payment
+	if err := s.db.NewSelect().Model(&owing).Where("order_id = ? AND refund_status <> ''", p.OrderID).
+		Order("refund_status DESC", "id ASC").Limit(1).Scan(ctx); err != nil {
+		return nil, fmt.Errorf("load refunds of %s: %w", ref, err)
+	}
+	if len(owing) == 1 {
+		return &owing[0], nil
+	}
+	return p, nil
+}

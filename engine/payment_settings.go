@@ -1,0 +1,382 @@
+package engine
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"portal/engine/banking"
+)
+
+// An organisation's own payment settings: which provider its members pay
+// through, its Stripe account's keys and its bank account. An
+// organisation without them pays through the environment's provider
+// (PORTAL_PAYMENT_PROVIDER and its settings). The Stripe keys are sealed
+// before they are stored and never leave the engine in clear except
+// towards the provider directory that builds the organisation's provider
+// (OrganisationPaymentConfigs).
+
+// Names of the payment providers an organisation may choose.
+const (
+	StripeProvider      = "stripe"
+	TestGatewayProvider = "test"
+)
+
+// PaymentSettings is an organisation's stored payment settings row.
+type PaymentSettings struct {
+	bun.BaseModel             `bun:"table:organisation_payment_settings"`
+	OrganisationID            int64  `bun:"organisation_id,pk"`
+	Provider                  string `bun:"provider,notnull"`
+	StripeSecretKeySealed     string `bun:"stripe_secret_key_sealed,notnull"`
+	StripeWebhookSecretSealed string `bun:"stripe_webhook_secret_sealed,notnull"`
+	BankCreditorName          string `bun:"bank_creditor_name,notnull"`
+	BankIBAN                  string `bun:"bank_iban,notnull"`
+	BankBIC                   string `bun:"bank_bic,notnull"`
+	// BankCreditorAddress is street;number;postcode;town;country, as
+	// PORTAL_BANK_CREDITOR_ADDRESS; "" for none.
+	BankCreditorAddress string    `bun:"bank_creditor_address,notnull"`
+	UpdatedAt           time.Time `bun:"updated_at,notnull"`
+}
+
+// SecretSealer encrypts the organisations' payment secrets at rest (the
+// session key's session.Sealer); aad binds a sealed value to its
+// organisation and field, so that it does not open when copied elsewhere.
+type SecretSealer interface {
+	Seal(plaintext, aad []byte) string
+	Open(sealed string, aad []byte) ([]byte, error)
+}
+
+// WithSecretSealer sets what seals the organisations' Stripe keys. Without
+// one, an organisation cannot be given keys of its own.
+func WithSecretSealer(s SecretSealer) ServiceOption { return func(svc *Service) { svc.sealer = s } }
+
+// WithTestPayments allows organisations to choose the test gateway; only
+// a portal on an http loopback address does (as PORTAL_PAYMENT_PROVIDER=test).
+func WithTestPayments(allowed bool) ServiceOption {
+	return func(svc *Service) { svc.testPayments = allowed }
+}
+
+// WithPaymentSettingsChanged is told the organisation whose payment
+// settings were just changed, so that its provider is rebuilt at once.
+func WithPaymentSettingsChanged(fn func(organisationID int64)) ServiceOption {
+	return func(svc *Service) { svc.settingsChanged = fn }
+}
+
+// paymentSecretAAD binds a sealed payment secret to its organisation and field.
+func paymentSecretAAD(orgID int64, field string) []byte {
+	return []byte("organisation:" + strconv.FormatInt(orgID, 10) + ":" + field)
+}
+
+// PaymentSettingsChange is a partial update of an organisation's payment
+// settings: nil fields stay as they are. The secrets come in clear and are
+// sealed here; "" clears a field, and Provider "" returns the organisation
+// to the environment's provider.
+type PaymentSettingsChange struct {
+	Provider            *string
+	StripeSecretKey     *string
+	StripeWebhookSecret *string
+	BankCreditorName    *string
+	BankIBAN            *string
+	BankBIC             *string
+	BankCreditorAddress *string
+}
+
+// PaymentSettingsView is what staff see of an organisation's payment
+// settings: the secrets only as whether they are set.
+type PaymentSettingsView struct {
+	// Provider is the organisation's own choice; "" uses the environment's.
+	Provider               string
+	StripeSecretKeySet     bool
+	StripeWebhookSecretSet bool
+	BankCreditorName       string
+	BankIBAN               string
+	BankBIC                string
+	BankCreditorAddress    string
+	UpdatedAt              *time.Time
+}
+
+func paymentSettingsView(ps *PaymentSettings) *PaymentSettingsView {
+	v := &PaymentSettingsView{Provider: ps.Provider, StripeSecretKeySet: ps.StripeSecretKeySealed != "",
+		StripeWebhookSecretSet: ps.StripeWebhookSecretSealed != "", BankCreditorName: ps.BankCreditorName,
+		BankIBAN: ps.BankIBAN, BankBIC: ps.BankBIC, BankCreditorAddress: ps.BankCreditorAddress}
+	if !ps.UpdatedAt.IsZero() {
+		at := ps.UpdatedAt
+		v.UpdatedAt = &at
+	}
+	return v
+}
+
+// PaymentSettings returns an organisation's own payment settings (all
+// empty when it has none: the environment's apply).
+func (s *Service) PaymentSettings(ctx context.Context, orgID int64) (_ *PaymentSettingsView, err error) {
+	defer classifyUnavailable(&err)
+	if !inScope(ctx, orgID) {
+		return nil, Errorf(CodeNotFound, "organisation not found")
+	}
+	if _, err := loadOrganisation(ctx, s.db, orgID); err != nil {
+		return nil, err
+	}
+	ps, err := loadPaymentSettings(ctx, s.db, orgID)
+	if err != nil {
+		return nil, err
+	}
+	return paymentSettingsView(ps), nil
+}
+
+// SetPaymentSettings applies a change to an organisation's payment
+// settings, in one transaction, after checking the settings as they will
+// be: a provider this portal offers, a Stripe account's two keys for
+// stripe, a valid account (name, IBAN with its check digits and length,
+// BIC, the address a Swiss account needs) for bank_transfer or whenever
+// bank details are given. Every problem is named by its field and nothing
+// changes.
+func (s *Service) SetPaymentSettings(ctx context.Context, orgID int64, c PaymentSettingsChange) (_ *PaymentSettingsView, err error) {
+	defer classifyUnavailable(&err)
+	if !inScope(ctx, orgID) {
+		return nil, Errorf(CodeNotFound, "organisation not found")
+	}
+	var view *PaymentSettingsView
+	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		if _, err := loadOrganisation(ctx, tx, orgID); err != nil {
+			return err
+		}
+		ps, err := loadPaymentSettings(ctx, tx, orgID)
+		if err != nil {
+			return err
+		}
+		existed := !ps.UpdatedAt.IsZero()
+		if err := s.applyPaymentSettings(ps, c); err != nil {
+			return err
+		}
+		ps.OrganisationID, ps.UpdatedAt = orgID, s.clock()
+		if existed {
+			_, err = tx.NewUpdate().Model(ps).WherePK().Exec(ctx)
+		} else {
+			_, err = tx.NewInsert().Model(ps).Exec(ctx)
+		}
+		if err != nil {
+			return fmt.Errorf("store payment settings: %w", err)
+		}
+		view = paymentSettingsView(ps)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if s.settingsChanged != nil {
+		s.settingsChanged(orgID)
+	}
+	return view, nil
+}
+
+// applyPaymentSettings merges a change into ps, checking the result.
+func (s *Service) applyPaymentSettings(ps *PaymentSettings, c PaymentSettingsChange) error {
+	var fields []FieldError
+	bad := func(field, msg string) { fields = append(fields, FieldError{Field: field, Message: msg}) }
+	set := func(dst *string, v *string) {
+		if v != nil {
+			*dst = strings.TrimSpace(*v)
+		}
+	}
+	set(&ps.Provider, c.Provider)
+	set(&ps.BankCreditorName, c.BankCreditorName)
+	set(&ps.BankBIC, c.BankBIC)
+	set(&ps.BankCreditorAddress, c.BankCreditorAddress)
+	if c.BankIBAN != nil {
+		ps.BankIBAN = strings.ToUpper(strings.Join(strings.Fields(*c.BankIBAN), ""))
+	}
+	// The keys are checked in clear, then sealed.
+	stripeKey, stripeKeySet := "", ps.StripeSecretKeySealed != ""
+	if c.StripeSecretKey != nil {
+		stripeKey, stripeKeySet = strings.TrimSpace(*c.StripeSecretKey), strings.TrimSpace(*c.StripeSecretKey) != ""
+		if stripeKey != "" && (!(strings.HasPrefix(stripeKey, "sk_") || strings.HasPrefix(stripeKey, "rk_")) || !printable(stripeKey, 300)) {
+			bad("stripeSecretKey", "must be a Stripe secret key: sk_live_..., sk_test_... or a restricted rk_...")
+		}
+	}
+	hookSecret, hookSecretSet := "", ps.StripeWebhookSecretSealed != ""
+	if c.StripeWebhookSecret != nil {
+		hookSecret, hookSecretSet = strings.TrimSpace(*c.StripeWebhookSecret), strings.TrimSpace(*c.StripeWebhookSecret) != ""
+		if hookSecret != "" && (!strings.HasPrefix(hookSecret, "whsec_") || !printable(hookSecret, 300)) {
+			bad("stripeWebhookSecret", "must be the signing secret of a Stripe webhook endpoint: whsec_...")
+		}
+	}
+	if (stripeKey != "" || hookSecret != "") && s.sealer == nil {
+		bad("stripeSecretKey", "this server has no PORTAL_SESSION_KEY to keep the keys encrypted with")
+	}
+	bankGiven := ps.BankCreditorName != "" || ps.BankIBAN != "" || ps.BankBIC != "" || ps.BankCreditorAddress != ""
+	switch ps.Provider {
+	case "", BankTransferProvider:
+	case StripeProvider:
+		if !stripeKeySet {
+			bad("stripeSecretKey", "is required with the provider stripe")
+		}
+		if !hookSecretSet {
+			bad("stripeWebhookSecret", "is required with the provider stripe")
+		}
+	case TestGatewayProvider:
+		if !s.testPayments {
+			bad("provider", "the test gateway runs only on a development portal (an http loopback PORTAL_BASE_URL)")
+		}
+	default:
+		bad("provider", "must be stripe, bank_transfer or \"\" (the portal's default provider)")
+	}
+	if ps.Provider == BankTransferProvider || bankGiven {
+		if _, err := bankCreditorOf(ps); err != nil {
+			fields = append(fields, bankFieldErrors(err)...)
+		}
+	}
+	if len(fields) > 0 {
+		return &Error{Code: CodeValidation, Message: "Some payment settings are not valid.", Fields: fields}
+	}
+	if c.StripeSecretKey != nil {
+		ps.StripeSecretKeySealed = s.sealSecret(ps.OrganisationID, "stripe_secret_key", stripeKey)
+	}
+	if c.StripeWebhookSecret != nil {
+		ps.StripeWebhookSecretSealed = s.sealSecret(ps.OrganisationID, "stripe_webhook_secret", hookSecret)
+	}
+	return nil
+}
+
+func (s *Service) sealSecret(orgID int64, field, secret string) string {
+	if secret == "" {
+		return ""
+	}
+	return s.sealer.Seal([]byte(secret), paymentSecretAAD(orgID, field))
+}
+
+// bankCreditorOf reads the stored bank details as banking's creditor,
+// checked by banking's own rules.
+func bankCreditorOf(ps *PaymentSettings) (banking.Creditor, error) {
+	c := banking.Creditor{Name: ps.BankCreditorName, IBAN: banking.IBAN(ps.BankIBAN), BIC: ps.BankBIC}
+	var errs []error
+	if ps.BankCreditorAddress != "" {
+		a, err := banking.ParseAddress(ps.BankCreditorAddress)
+		if err != nil {
+			errs = append(errs, &banking.FieldError{Field: "creditor address", Problem: err.Error()})
+		} else {
+			c.Address = &a
+		}
+	}
+	// Validate checks every field on its own, so that settings with
+	// several mistakes are told all of them at once.
+	if err := c.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if len(errs) > 0 {
+		return banking.Creditor{}, errors.Join(errs...)
+	}
+	c.IBAN, _ = banking.ParseIBAN(ps.BankIBAN) // valid: Validate parsed it
+	if c.BIC != "" {
+		c.BIC, _ = banking.ParseBIC(c.BIC)
+	}
+	return c, nil
+}
+
+// bankFieldNames maps banking's field names to the settings' own.
+var bankFieldNames = map[string]string{
+	"creditor name": "bankCreditorName", "IBAN": "bankIban", "BIC": "bankBic", "creditor address": "bankCreditorAddress",
+}
+
+// bankFieldErrors names banking's validation errors by the settings' fields.
+func bankFieldErrors(err error) []FieldError {
+	var out []FieldError
+	var walk func(error)
+	walk = func(err error) {
+		if joined, ok := err.(interface{ Unwrap() []error }); ok {
+			for _, e := range joined.Unwrap() {
+				walk(e)
+			}
+			return
+		}
+		var fe *banking.FieldError
+		if errors.As(err, &fe) {
+			name := fe.Field
+			for prefix, field := range bankFieldNames {
+				if strings.HasPrefix(fe.Field, prefix) {
+					name = field
+				}
+			}
+			out = append(out, FieldError{Field: name, Message: fe.Problem})
+			return
+		}
+		out = append(out, FieldError{Field: "bankIban", Message: err.Error()})
+	}
+	walk(err)
+	return out
+}
+
+// OrganisationPaymentConfig is an organisation's own payment settings in
+// clear, for building its provider; only the provider directory asks.
+type OrganisationPaymentConfig struct {
+	OrganisationID      int64
+	Provider            string
+	StripeSecretKey     string
+	StripeWebhookSecret string
+	// Creditor is the bank account; its IBAN is "" when none is set.
+	Creditor  banking.Creditor
+	UpdatedAt time.Time
+	// Err says why the settings could not be used (a secret no key opens,
+	// bank details no longer valid): the organisation then has no provider.
+	Err error
+}
+
+// OrganisationPaymentConfigs lists the organisations that chose a
+// provider of their own, with their secrets opened.
+func (s *Service) OrganisationPaymentConfigs(ctx context.Context) (_ []OrganisationPaymentConfig, err error) {
+	defer classifyUnavailable(&err)
+	var rows []PaymentSettings
+	if err := s.db.NewSelect().Model(&rows).Where("provider <> ''").Order("organisation_id ASC").Scan(ctx); err != nil {
+		return nil, fmt.Errorf("load payment settings: %w", err)
+	}
+	out := make([]OrganisationPaymentConfig, 0, len(rows))
+	for _, ps := range rows {
+		cfg := OrganisationPaymentConfig{OrganisationID: ps.OrganisationID, Provider: ps.Provider, UpdatedAt: ps.UpdatedAt}
+		var errs []error
+		open := func(field, sealed string) string {
+			if sealed == "" {
+				return ""
+			}
+			if s.sealer == nil {
+				errs = append(errs, fmt.Errorf("%s: no PORTAL_SESSION_KEY to open it", field))
+				return ""
+			}
+			pt, err := s.sealer.Open(sealed, paymentSecretAAD(ps.OrganisationID, field))
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", field, err))
+			}
+			return string(pt)
+		}
+		cfg.StripeSecretKey = open("stripe_secret_key", ps.StripeSecretKeySealed)
+		cfg.StripeWebhookSecret = open("stripe_webhook_secret", ps.StripeWebhookSecretSealed)
+		if ps.BankIBAN != "" {
+			c, err := bankCreditorOf(&ps)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("bank details: %w", err))
+			}
+			cfg.Creditor = c
+		}
+		cfg.Err = errors.Join(errs...)
+		out = append(out, cfg)
+	}
+	return out, nil
+}
+
+// loadPaymentSettings loads an organisation's row; an empty one (zero
+// UpdatedAt) when it has none.
+func loadPaymentSettings(ctx context.Context, db bun.IDB, orgID int64) (*PaymentSettings, error) {
+	ps := &PaymentSettings{OrganisationID: orgID}
+	err := db.NewSelect().Model(ps).WherePK().Scan(ctx)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("load payment settings: %w", err)
+	}
+	if err != nil {
+		return &PaymentSettings{OrganisationID: orgID}, nil
+	}
+	return ps, nil
+}
