@@ -133,22 +133,25 @@ const EntityMembership = "MEMBERSHIP"
 // ProcessInstance is one member's run through a definition.
 type ProcessInstance struct {
 	bun.BaseModel     `bun:"table:process_instances"`
-	ID                int64              `bun:"id,pk,autoincrement"`
-	DefinitionID      int64              `bun:"definition_id,notnull"`
-	DefinitionKey     string             `bun:"definition_key,notnull"`
-	CurrentStepID     *int64             `bun:"current_step_id"`
-	Status            ProcessState       `bun:"status,notnull"`
-	StartTime         time.Time          `bun:"start_time,notnull"`
-	EndTime           *time.Time         `bun:"end_time"`
-	RelatedEntityType string             `bun:"related_entity_type,notnull"`
-	RelatedEntityID   int64              `bun:"related_entity_id,notnull"`
-	OrganisationID    int64              `bun:"organisation_id,notnull"`
-	UserKey           string             `bun:"user_key,notnull"`
-	SelectedPersons   []int64            `bun:"selected_persons,notnull,type:text"`
-	Version           int64              `bun:"version,notnull"`
-	UpdatedAt         time.Time          `bun:"updated_at,notnull"`
-	Period            *MembershipPeriod  `bun:"rel:belongs-to,join:related_entity_id=id"`
-	Definition        *ProcessDefinition `bun:"rel:belongs-to,join:definition_id=id"`
+	ID                int64        `bun:"id,pk,autoincrement"`
+	DefinitionID      int64        `bun:"definition_id,notnull"`
+	DefinitionKey     string       `bun:"definition_key,notnull"`
+	CurrentStepID     *int64       `bun:"current_step_id"`
+	Status            ProcessState `bun:"status,notnull"`
+	StartTime         time.Time    `bun:"start_time,notnull"`
+	EndTime           *time.Time   `bun:"end_time"`
+	RelatedEntityType string       `bun:"related_entity_type,notnull"`
+	RelatedEntityID   int64        `bun:"related_entity_id,notnull"`
+	OrganisationID    int64        `bun:"organisation_id,notnull"`
+	UserKey           string       `bun:"user_key,notnull"`
+	SelectedPersons   []int64      `bun:"selected_persons,notnull,type:text"`
+	Version           int64        `bun:"version,notnull"`
+	UpdatedAt         time.Time    `bun:"updated_at,notnull"`
+	// Language is the member's language when the registration last moved
+	// on (WithLanguage); its e-mails and cards use it. "" is the organisation's default.
+	Language   string             `bun:"language,notnull"`
+	Period     *MembershipPeriod  `bun:"rel:belongs-to,join:related_entity_id=id"`
+	Definition *ProcessDefinition `bun:"rel:belongs-to,join:definition_id=id"`
 }
 
 // Data keys of process data.

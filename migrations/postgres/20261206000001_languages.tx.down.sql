@@ -1,0 +1,2 @@
+ALTER TABLE process_instances DROP COLUMN IF EXISTS language;
+ALTER TABLE organisations DROP COLUMN IF EXISTS enabled_languages;

@@ -1,0 +1,2 @@
+ALTER TABLE process_instances DROP COLUMN language;
+ALTER TABLE organisations DROP COLUMN enabled_languages;
