@@ -12,7 +12,8 @@ import (
 
 // Money writes an amount in minor units (cents) of a currency the way
 // readers of the language and region expect: CHF 1’234.50 (de-CH),
-// 1 234,50 CHF (fr-CH), 1.234,50 EUR (de-DE), EUR 1,234.50 (en).
+// 1 234,50 CHF (fr-CH), 1.234,50 EUR (de-DE), EUR 1,234.50 (en); the
+// code after the amount is bound to it by a no-break space.
 func (l Language) Money(minor int64, code string) string {
 	unit, err := currency.ParseISO(code)
 	if err != nil {
@@ -21,7 +22,7 @@ func (l Language) Money(minor int64, code string) string {
 	amount := l.Number(float64(minor)/100, 2)
 	tag := l.tag()
 	if b, _ := tag.Base(); b.String() == "en" || tag == language.MustParse("de-CH") || tag == language.MustParse("de-LI") {
-		return unit.String() + "\u00a0" + amount // the code before the amount: en, and German in Switzerland
+		return unit.String() + " " + amount // the code before the amount: en, and German in Switzerland
 	}
 	return amount + "\u00a0" + unit.String()
 }

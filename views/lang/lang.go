@@ -225,3 +225,7 @@ func messageIDs(code string) (map[string]bool, error) {
 	}
 	return ids, nil
 }
+
+// LocaleFile is the message file of a language, for tests that compare
+// pages against the catalogue.
+func LocaleFile(code string) ([]byte, error) { return localeFiles.ReadFile("locales/" + code + ".json") }

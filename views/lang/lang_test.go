@@ -92,11 +92,11 @@ func TestChoose(t *testing.T) {
 
 func TestMoneyAndDates(t *testing.T) {
 	tests := []struct{ tag, code, want string }{
-		{"de-CH", "CHF", "CHF\u00a01’234.50"},
+		{"de-CH", "CHF", "CHF 1’234.50"},
 		{"fr-CH", "CHF", "1\u00a0234,50\u00a0CHF"},
 		{"de-DE", "EUR", "1.234,50\u00a0EUR"},
 		{"fr-FR", "EUR", "1\u00a0234,50\u00a0EUR"},
-		{"en", "EUR", "EUR\u00a01,234.50"},
+		{"en", "EUR", "EUR 1,234.50"},
 	}
 	for _, tc := range tests {
 		l := New(tc.tag[:2], language.MustParse(tc.tag))
