@@ -1173,7 +1173,7 @@ func TestCommitConflictsWithAnotherUserKey(t *testing.T) {
 		form, _ := f.load("demo-2")
 		_, err = f.svc.Next(f.ctx, "demo-2", engine.NextInput{ProcessID: form.ProcessIDString(), Step: 0, People: []engine.PersonInput{{ID: robin}}})
 		e := wantCode(t, err, engine.CodeValidation)
-		want := []engine.PersonError{{PersonID: robin, Message: "Robin Morgan is already registered and waiting for payment."}}
+		want := []engine.PersonError{{PersonID: robin, Message: "Robin Morgan is already registered and waiting for payment.", Key: "already_pending_payment", Param: "Robin Morgan"}}
 		if !slices.Equal(e.People, want) {
 			t.Errorf("person errors = %v, want %v", e.People, want)
 		}

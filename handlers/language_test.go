@@ -53,13 +53,15 @@ func englishCatalogue(t *testing.T) []string {
 var englishWords = regexp.MustCompile(`(?i)\b(the|and|your|you|Continue|Back|Error|Question|Step|Please|Choose|Yes|Pay|Check|Start|Born|Available|Registered)\b`)
 
 // pageData collects the texts of a registration that are data, not the
-// portal's: the definition's questions and options (translated by the
-// definition itself, not the catalogue), people's names, the period.
+// portal's: people's names, the club's and the period's names, and the
+// order lines (membership types and price rules, which staff name). The
+// definition's questions and options are not data: the demo definition
+// carries them in German.
 type pageData map[string]bool
 
 // collect adds the data texts of a page.
 func (d pageData) collect(p page) {
-	p.doc.Find(`[data-testid="question"], option:not([value=""]), label span.font-medium, label[for], [data-testid="brand-name"], p.text-brand-800, [data-testid="order-lines"] tbody td:first-child`).Each(func(_ int, s *goquery.Selection) {
+	p.doc.Find(`label span.font-medium, label[for], [data-testid="brand-name"], p.text-brand-800, [data-testid="order-lines"] tbody td:first-child`).Each(func(_ int, s *goquery.Selection) {
 		if t := strings.TrimSpace(s.Text()); t != "" {
 			d[t] = true
 		}
