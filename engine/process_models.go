@@ -52,28 +52,28 @@ type ProcessDefinition struct {
 // ProcessStep is one question of a definition. Optional rules are nil when absent.
 type ProcessStep struct {
 	bun.BaseModel    `bun:"table:process_steps"`
-	ID               int64               `bun:"id,pk,autoincrement"`
-	DefinitionID     int64               `bun:"definition_id,notnull"`
-	OrderIndex       int                 `bun:"order_index,notnull"`
-	Name             string              `bun:"name,notnull"`
-	QuestionText     string              `bun:"question_text,notnull"`
-	QuestionType     QuestionType        `bun:"question_type,notnull"`
-	Required         bool                `bun:"required,notnull"`
-	FormatPattern    *string             `bun:"format_pattern"`
-	FormatMessage    *string             `bun:"format_message"`
-	MinValue         *float64            `bun:"min_value"`
-	MaxValue         *float64            `bun:"max_value"`
-	PersonMinAge     *int                `bun:"person_min_age"`
-	PersonMaxAge     *int                `bun:"person_max_age"`
-	PriceCode        *string             `bun:"price_code"`
-	PriceLabel       *string             `bun:"price_label"`
-	PriceAnswer      *string             `bun:"price_answer"`
-	PriceAmountMinor *int64              `bun:"price_amount_minor"`
-	MarksTransfer    bool                `bun:"marks_transfer,notnull"`
+	ID               int64        `bun:"id,pk,autoincrement"`
+	DefinitionID     int64        `bun:"definition_id,notnull"`
+	OrderIndex       int          `bun:"order_index,notnull"`
+	Name             string       `bun:"name,notnull"`
+	QuestionText     string       `bun:"question_text,notnull"`
+	QuestionType     QuestionType `bun:"question_type,notnull"`
+	Required         bool         `bun:"required,notnull"`
+	FormatPattern    *string      `bun:"format_pattern"`
+	FormatMessage    *string      `bun:"format_message"`
+	MinValue         *float64     `bun:"min_value"`
+	MaxValue         *float64     `bun:"max_value"`
+	PersonMinAge     *int         `bun:"person_min_age"`
+	PersonMaxAge     *int         `bun:"person_max_age"`
+	PriceCode        *string      `bun:"price_code"`
+	PriceLabel       *string      `bun:"price_label"`
+	PriceAnswer      *string      `bun:"price_answer"`
+	PriceAmountMinor *int64       `bun:"price_amount_minor"`
+	MarksTransfer    bool         `bun:"marks_transfer,notnull"`
 	// Texts are the step's texts per language (JSON, definition_texts.go);
 	// the columns above hold the default language's. "" when plain.
-	Texts string `bun:"texts,notnull"`
-	Options          []ProcessStepOption `bun:"rel:has-many,join:id=step_id"`
+	Texts   string              `bun:"texts,notnull"`
+	Options []ProcessStepOption `bun:"rel:has-many,join:id=step_id"`
 }
 
 // ProcessStepOption is a row attached to a step: a choice of a DRP, RDO or

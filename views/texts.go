@@ -13,7 +13,9 @@ import (
 // from the view models.
 
 // tr is a page text in the request's language.
-func tr(ctx context.Context, id string, data ...map[string]any) string { return lang.T(ctx, id, data...) }
+func tr(ctx context.Context, id string, data ...map[string]any) string {
+	return lang.T(ctx, id, data...)
+}
 
 // SelectPersonsHeading is the heading and title of the person-selection
 // page, which the handler puts into the StepModel like a question's text.

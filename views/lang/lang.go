@@ -228,4 +228,6 @@ func messageIDs(code string) (map[string]bool, error) {
 
 // LocaleFile is the message file of a language, for tests that compare
 // pages against the catalogue.
-func LocaleFile(code string) ([]byte, error) { return localeFiles.ReadFile("locales/" + code + ".json") }
+func LocaleFile(code string) ([]byte, error) {
+	return localeFiles.ReadFile("locales/" + code + ".json")
+}
