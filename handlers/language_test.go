@@ -243,3 +243,58 @@ func TestLanguageFromBrowserAndOrganisation(t *testing.T) {
 		}
 	})
 }
+
+// TestAdminEnabledLanguages: the admin API reads and sets an organisation's
+// languages; a language the portal does not ship, a repeated one or none is
+// refused with the field named, and changes nothing.
+func TestAdminEnabledLanguages(t *testing.T) {
+	env := newTenantEnv(t, dbtest.SQLite(t), envOptions{})
+	key, _ := env.apiKey(2, engine.ScopeWrite)
+	var org struct {
+		EnabledLanguages []string `json:"enabledLanguages"`
+	}
+	env.admin(key, http.MethodGet, "/api/admin/organisation", nil).json(t, &org)
+	if strings.Join(org.EnabledLanguages, ",") != "en,de,fr" {
+		t.Fatalf("default languages %v", org.EnabledLanguages)
+	}
+	for _, bad := range [][]string{{"en", "it"}, {"de", "de"}, {}} {
+		res := env.admin(key, http.MethodPatch, "/api/admin/organisation", map[string]any{"enabledLanguages": bad})
+		e := expectHTTPError(t, res, http.StatusUnprocessableEntity, "/api/admin/organisation")
+		if len(e.Errors) != 1 || e.Errors[0].Field != "enabledLanguages" {
+			t.Errorf("%v: errors %+v", bad, e.Errors)
+		}
+	}
+	res := env.admin(key, http.MethodPatch, "/api/admin/organisation", map[string]any{"enabledLanguages": []string{"fr", "de"}})
+	res.json(t, &org)
+	if res.status != http.StatusOK || strings.Join(org.EnabledLanguages, ",") != "fr,de" {
+		t.Fatalf("PATCH: %d %v", res.status, org.EnabledLanguages)
+	}
+}
+
+// TestFormAPIInTheBrowsersLanguage: the form API gives the question and
+// the person validation messages in the Accept-Language language.
+func TestFormAPIInTheBrowsersLanguage(t *testing.T) {
+	env := newEnv(t, dbtest.SQLite(t))
+	c := env.newClient()
+	f := env.startDemo(c)
+	res, _ := env.next(c, f.ProcessID, 0, []map[string]any{{"id": 1}, {"id": 3}})
+	if res.status != http.StatusOK {
+		t.Fatalf("selection: %d %s", res.status, res.body)
+	}
+	body := map[string]any{"processId": f.ProcessID, "step": 1, "people": []map[string]any{{"id": 1, "answer": "12"}, {"id": 3, "answer": ""}}}
+	bad := env.do(c, http.MethodPost, "/api/forms/next", body, "Accept-Language", "fr-CH, fr;q=0.9")
+	if bad.status != http.StatusUnprocessableEntity || !strings.Contains(string(bad.body), "Le numéro de téléphone doit comporter 10 chiffres") ||
+		!strings.Contains(string(bad.body), "Une réponse est obligatoire.") {
+		t.Fatalf("French validation: %d %s", bad.status, bad.body)
+	}
+	if bad.header.Get("Content-Language") != "fr" {
+		t.Errorf("Content-Language %q", bad.header.Get("Content-Language"))
+	}
+	body["people"] = []map[string]any{{"id": 1, "answer": "0612345678"}, {"id": 3, "answer": "0687654321"}}
+	ok := env.do(c, http.MethodPost, "/api/forms/next", body, "Accept-Language", "de")
+	var next form
+	ok.json(t, &next)
+	if ok.status != http.StatusOK || next.Question == nil || *next.Question != "Grösse des Vereinsshirts" || len(next.Options) == 0 {
+		t.Fatalf("German question 2: %d %s", ok.status, ok.body)
+	}
+}
