@@ -46,7 +46,7 @@ func randomDefinition(t *testing.T, rng *rand.Rand) *engine.DefinitionSpec {
 		spec := &engine.DefinitionSpec{Key: "membership", Name: "Random", Category: "MEMBERSHIP", OrganisationID: 1}
 		n := 3 + rng.IntN(6)
 		for i := range n - 1 {
-			s := engine.StepSpec{Name: fmt.Sprintf("s%d", i+1), Question: fmt.Sprintf("Question %d", i+1)}
+			s := engine.StepSpec{Name: fmt.Sprintf("s%d", i+1), Question: engine.Plain(fmt.Sprintf("Question %d", i+1))}
 			switch rng.IntN(4) {
 			case 0:
 				s.Type = engine.TypeCheckbox
@@ -66,7 +66,7 @@ func randomDefinition(t *testing.T, rng *rand.Rand) *engine.DefinitionSpec {
 			}
 			spec.Steps = append(spec.Steps, s)
 		}
-		spec.Steps = append(spec.Steps, engine.StepSpec{Name: "terms", Question: "Terms", Type: engine.TypeAccept, Required: true})
+		spec.Steps = append(spec.Steps, engine.StepSpec{Name: "terms", Question: engine.Plain("Terms"), Type: engine.TypeAccept, Required: true})
 		for i := 1; i < n-1; i++ {
 			for range rng.IntN(3) {
 				spec.Steps[i].Conditions = append(spec.Steps[i].Conditions, randomCondition(rng, spec.Steps, i))

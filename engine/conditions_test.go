@@ -28,10 +28,10 @@ func compiledSpec(t testing.TB, spec *DefinitionSpec) *definition {
 		ids[s.Name] = int64(101 + i)
 	}
 	for _, s := range spec.Steps {
-		step := stepFromSpec(def.ID, s)
+		step := stepFromSpec(def.ID, s, "en")
 		step.ID = ids[s.Name]
 		for j, o := range s.Options {
-			step.Options = append(step.Options, ProcessStepOption{StepID: step.ID, OrderIndex: j + 1, Kind: OptionChoice, Value: o.Value, Label: o.Label})
+			step.Options = append(step.Options, ProcessStepOption{StepID: step.ID, OrderIndex: j + 1, Kind: OptionChoice, Value: o.Value, Label: o.Label.In("en", "")})
 		}
 		for j, c := range s.Conditions {
 			step.Options = append(step.Options, conditionRow(step.ID, len(s.Options)+j+1, j+1, c, ids))

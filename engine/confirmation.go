@@ -30,6 +30,9 @@ type Confirmation struct {
 	// address on several children's records is written to once), in the
 	// order of the persons.
 	Recipients []string
+	// Language is the one the member registered in (en, de, fr), "" when
+	// the registration did not record one: the organisation's default.
+	Language string
 }
 
 // confirmationPayload is the outbox payload of a membership_confirmation.
@@ -64,6 +67,14 @@ func LoadConfirmation(ctx context.Context, db bun.IDB, orderID int64) (*Confirma
 		return nil, err
 	}
 	c.Period = *period
+	var language []string
+	if err := db.NewSelect().Model((*ProcessInstance)(nil)).Column("language").
+		Where("id = ?", order.ProcessInstanceID).Scan(ctx, &language); err != nil {
+		return nil, fmt.Errorf("load the registration's language: %w", err)
+	}
+	if len(language) > 0 {
+		c.Language = language[0]
+	}
 	var ref []string
 	if err := db.NewSelect().Model((*Payment)(nil)).Column("reference").
 		Where("order_id = ? AND status = ?", order.ID, PaymentSucceeded).OrderExpr("id").Limit(1).Scan(ctx, &ref); err != nil {

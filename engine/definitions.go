@@ -28,7 +28,7 @@ type DefinitionSpec struct {
 type StepSpec struct {
 	OrderIndex    int          `json:"orderIndex,omitempty" yaml:"orderIndex,omitempty"`
 	Name          string       `json:"name" yaml:"name"`
-	Question      string       `json:"questionText" yaml:"questionText"`
+	Question      Text         `json:"questionText" yaml:"questionText"`
 	Type          QuestionType `json:"questionType" yaml:"questionType"`
 	Required      bool         `json:"required" yaml:"required"`
 	Options       []OptionSpec `json:"options,omitempty" yaml:"options,omitempty"`
@@ -64,13 +64,13 @@ type ConditionSpec struct {
 // OptionSpec is a choice of a DRP, RDO or SEL step.
 type OptionSpec struct {
 	Value string `json:"value" yaml:"value"`
-	Label string `json:"label" yaml:"label"`
+	Label Text   `json:"label" yaml:"label"`
 }
 
 // FormatSpec is a pattern an answer must match, with the message shown otherwise.
 type FormatSpec struct {
 	Pattern string `json:"pattern" yaml:"pattern"`
-	Message string `json:"message" yaml:"message"`
+	Message Text   `json:"message" yaml:"message"`
 }
 
 // RangeSpec bounds a numeric answer.
@@ -89,7 +89,7 @@ type AgeSpec struct {
 // PriceSpec adds a per-person fee when a person's answer equals Answer.
 type PriceSpec struct {
 	Code        string `json:"code" yaml:"code"`
-	Label       string `json:"label" yaml:"label"`
+	Label       Text   `json:"label" yaml:"label"`
 	Answer      string `json:"answer" yaml:"answer"`
 	AmountMinor int64  `json:"amountMinor" yaml:"amountMinor"`
 }
@@ -155,8 +155,16 @@ func (d *DefinitionSpec) Validate() error {
 			add("%s: name %q must be a unique lower-case key", where, s.Name)
 		}
 		names[s.Name] = true
-		if strings.TrimSpace(s.Question) == "" {
+		if s.Question.Empty() {
 			add("%s: questionText is required", where)
+		}
+		for _, t := range []struct {
+			field string
+			text  Text
+		}{{"questionText", s.Question}, {"format.message", formatMessage(s.Format)}, {"price.label", priceLabel(s.Price)}} {
+			if bad := t.text.unknown(); len(bad) > 0 {
+				add("%s.%s: languages %s are not among %s", where, t.field, strings.Join(bad, ", "), strings.Join(Languages, ", "))
+			}
 		}
 		if !slices.Contains(QuestionTypes, s.Type) {
 			add("%s: questionType %q is not one of %s", where, s.Type, strings.Join(questionTypeCodes(), " "))
@@ -174,15 +182,18 @@ func (d *DefinitionSpec) Validate() error {
 				add("%s.options[%d]: value %q must be unique, non-empty and without commas", where, j, o.Value)
 			}
 			seen[o.Value] = true
-			if o.Label == "" {
-				s.Options[j].Label = o.Value
+			if o.Label.Empty() {
+				s.Options[j].Label = Plain(o.Value)
+			}
+			if bad := o.Label.unknown(); len(bad) > 0 {
+				add("%s.options[%d].label: languages %s are not among %s", where, j, strings.Join(bad, ", "), strings.Join(Languages, ", "))
 			}
 		}
 		if s.Format != nil {
 			if _, err := regexp.Compile(s.Format.Pattern); err != nil || s.Format.Pattern == "" {
 				add("%s: format pattern %q does not compile", where, s.Format.Pattern)
 			}
-			if s.Format.Message == "" {
+			if s.Format.Message.Empty() {
 				add("%s: format needs a message", where)
 			}
 		}
@@ -195,7 +206,7 @@ func (d *DefinitionSpec) Validate() error {
 			}
 		}
 		if s.Price != nil {
-			if s.Price.Code == "" || s.Price.Label == "" || s.Price.Answer == "" {
+			if s.Price.Code == "" || s.Price.Label.Empty() || s.Price.Answer == "" {
 				add("%s: price needs code, label and answer", where)
 			}
 			if s.Price.AmountMinor < 0 {
@@ -238,6 +249,10 @@ func ImportDefinition(ctx context.Context, db *bun.DB, spec *DefinitionSpec) (Im
 	}
 	hash := spec.contentHash()
 	err := inTx(ctx, db, func(ctx context.Context, tx bun.Tx) error {
+		lang, err := definitionLanguages(ctx, tx, spec)
+		if err != nil {
+			return err
+		}
 		latest, err := latestDefinition(ctx, tx, spec.OrganisationID, spec.Key)
 		switch {
 		case err == nil && latest.ContentHash == hash && latest.Active:
@@ -260,8 +275,8 @@ func ImportDefinition(ctx context.Context, db *bun.DB, spec *DefinitionSpec) (Im
 		res.DefinitionID = def.ID
 		ids := make(map[string]int64, len(spec.Steps))
 		for _, s := range spec.Steps {
-			step := stepFromSpec(def.ID, s)
-			if err := insertStep(ctx, tx, step, s.Options); err != nil {
+			step := stepFromSpec(def.ID, s, lang)
+			if err := insertStep(ctx, tx, step, s.Options, lang); err != nil {
 				return err
 			}
 			ids[s.Name] = step.ID
@@ -277,14 +292,31 @@ func ImportDefinition(ctx context.Context, db *bun.DB, spec *DefinitionSpec) (Im
 	return res, err
 }
 
-func stepFromSpec(defID int64, s StepSpec) *ProcessStep {
+// definitionLanguages checks that every text of spec given per language
+// has each language its organisation enables, and returns the
+// organisation's default language, whose texts the steps' own columns hold.
+func definitionLanguages(ctx context.Context, db bun.IDB, spec *DefinitionSpec) (string, error) {
+	org := new(Organisation)
+	if err := db.NewSelect().Model(org).Where("id = ?", spec.OrganisationID).Scan(ctx); err != nil {
+		return "", notFoundOr(err, "organisation")
+	}
+	if problems := spec.missingLanguages(org.EnabledLanguageList()); len(problems) > 0 {
+		return "", Errorf(CodeInvalid, "invalid definition: the organisation offers %s: %s",
+			strings.Join(org.EnabledLanguageList(), ", "), strings.Join(problems, "; "))
+	}
+	lang, _, _ := strings.Cut(org.DefaultLanguage, "-")
+	return lang, nil
+}
+
+func stepFromSpec(defID int64, s StepSpec, lang string) *ProcessStep {
 	step := &ProcessStep{
 		DefinitionID: defID, OrderIndex: s.OrderIndex, Name: s.Name,
-		QuestionText: s.Question, QuestionType: s.Type, Required: s.Required,
-		MarksTransfer: s.MarksTransfer,
+		QuestionText: s.Question.In(lang, "en"), QuestionType: s.Type, Required: s.Required,
+		MarksTransfer: s.MarksTransfer, Texts: textsOf(s),
 	}
 	if s.Format != nil {
-		step.FormatPattern, step.FormatMessage = &s.Format.Pattern, &s.Format.Message
+		msg := s.Format.Message.In(lang, "en")
+		step.FormatPattern, step.FormatMessage = &s.Format.Pattern, &msg
 	}
 	if s.Range != nil {
 		step.MinValue, step.MaxValue = s.Range.Min, s.Range.Max
@@ -293,7 +325,8 @@ func stepFromSpec(defID int64, s StepSpec) *ProcessStep {
 		step.PersonMinAge, step.PersonMaxAge = s.Persons.MinAge, s.Persons.MaxAge
 	}
 	if s.Price != nil {
-		step.PriceCode, step.PriceLabel = &s.Price.Code, &s.Price.Label
+		label := s.Price.Label.In(lang, "en")
+		step.PriceCode, step.PriceLabel = &s.Price.Code, &label
 		step.PriceAnswer, step.PriceAmountMinor = &s.Price.Answer, &s.Price.AmountMinor
 	}
 	return step
@@ -304,6 +337,7 @@ type definition struct {
 	*ProcessDefinition
 	patterns map[int64]*regexp.Regexp // by step id
 	conds    [][]condition            // by step index; the steps' Options hold only choices
+	texts    *localized               // its copies per language; nil when every text is plain
 }
 
 // hasConditions reports whether any step carries a condition: without
@@ -336,7 +370,7 @@ func (c *definitionCache) get(ctx context.Context, db bun.IDB, id int64) (*defin
 	d, ok := c.byID[id]
 	c.mu.RUnlock()
 	if ok {
-		return d, nil
+		return d.in(LanguageOf(ctx))
 	}
 	def, err := loadDefinition(ctx, db, id)
 	if err != nil {
@@ -354,6 +388,9 @@ func (c *definitionCache) get(ctx context.Context, db bun.IDB, id int64) (*defin
 			}
 			d.patterns[s.ID] = re
 		}
+		if s.Texts != "" {
+			d.texts = &localized{}
+		}
 	}
 	c.mu.Lock()
 	if c.byID == nil {
@@ -361,5 +398,40 @@ func (c *definitionCache) get(ctx context.Context, db bun.IDB, id int64) (*defin
 	}
 	c.byID[id] = d
 	c.mu.Unlock()
-	return d, nil
+	return d.in(LanguageOf(ctx))
+}
+
+func formatMessage(f *FormatSpec) Text {
+	if f == nil {
+		return nil
+	}
+	return f.Message
+}
+
+func priceLabel(p *PriceSpec) Text {
+	if p == nil {
+		return nil
+	}
+	return p.Label
+}
+
+// missingLanguages names every text of spec that lacks one of the
+// languages (a plain text lacks none), for the import's refusal.
+func (d *DefinitionSpec) missingLanguages(languages []string) []string {
+	var problems []string
+	check := func(where string, t Text) {
+		if miss := t.missing(languages); len(miss) > 0 {
+			problems = append(problems, fmt.Sprintf("%s has no text in %s", where, strings.Join(miss, ", ")))
+		}
+	}
+	for i, s := range d.Steps {
+		where := fmt.Sprintf("steps[%d] (%s)", i, s.Name)
+		check(where+".questionText", s.Question)
+		check(where+".format.message", formatMessage(s.Format))
+		check(where+".price.label", priceLabel(s.Price))
+		for j, o := range s.Options {
+			check(fmt.Sprintf("%s.options[%d].label", where, j), o.Label)
+		}
+	}
+	return problems
 }

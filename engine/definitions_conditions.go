@@ -337,10 +337,14 @@ func ExportDefinition(ctx context.Context, db bun.IDB, orgID int64, key string, 
 	}
 	spec := &DefinitionSpec{Key: def.Key, Name: def.Name, Category: def.Category, OrganisationID: def.OrganisationID}
 	for _, s := range def.Steps {
-		ss := StepSpec{OrderIndex: s.OrderIndex, Name: s.Name, Question: s.QuestionText, Type: s.QuestionType,
+		texts, err := parseTexts(s.Texts)
+		if err != nil {
+			return nil, fmt.Errorf("export step %s: stored texts do not parse: %w", s.Name, err)
+		}
+		ss := StepSpec{OrderIndex: s.OrderIndex, Name: s.Name, Question: textOr(texts.Question, s.QuestionText), Type: s.QuestionType,
 			Required: s.Required, MarksTransfer: s.MarksTransfer}
 		if s.FormatPattern != nil && s.FormatMessage != nil {
-			ss.Format = &FormatSpec{Pattern: *s.FormatPattern, Message: *s.FormatMessage}
+			ss.Format = &FormatSpec{Pattern: *s.FormatPattern, Message: textOr(texts.Format, *s.FormatMessage)}
 		}
 		if s.MinValue != nil || s.MaxValue != nil {
 			ss.Range = &RangeSpec{Min: s.MinValue, Max: s.MaxValue}
@@ -349,11 +353,11 @@ func ExportDefinition(ctx context.Context, db bun.IDB, orgID int64, key string, 
 			ss.Persons = &AgeSpec{MinAge: s.PersonMinAge, MaxAge: s.PersonMaxAge}
 		}
 		if s.PriceCode != nil && s.PriceLabel != nil && s.PriceAnswer != nil && s.PriceAmountMinor != nil {
-			ss.Price = &PriceSpec{Code: *s.PriceCode, Label: *s.PriceLabel, Answer: *s.PriceAnswer, AmountMinor: *s.PriceAmountMinor}
+			ss.Price = &PriceSpec{Code: *s.PriceCode, Label: textOr(texts.Price, *s.PriceLabel), Answer: *s.PriceAnswer, AmountMinor: *s.PriceAmountMinor}
 		}
 		for _, o := range s.Options {
 			if o.Kind != OptionCondition {
-				ss.Options = append(ss.Options, OptionSpec{Value: o.Value, Label: o.Label})
+				ss.Options = append(ss.Options, OptionSpec{Value: o.Value, Label: textOr(texts.Options[o.Value], o.Label)})
 				continue
 			}
 			c, err := conditionSpecOf(o, names)
@@ -401,4 +405,13 @@ func conditionSpecOf(o ProcessStepOption, names map[int64]string) (ConditionSpec
 		c.OneOf = values
 	}
 	return c, nil
+}
+
+// textOr is a stored text per language, or the plain text of the step's
+// column when it has none.
+func textOr(t Text, plain string) Text {
+	if t.IsPlain() {
+		return Plain(plain)
+	}
+	return t
 }

@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -90,20 +91,20 @@ func TestParseDefinition(t *testing.T) {
 				}
 			}
 			phone, hours, role, juniors := spec.Steps[0], spec.Steps[1], spec.Steps[2], spec.Steps[3]
-			if !phone.Required || phone.Format == nil || phone.Format.Pattern != "^[0-9]{10}$" || phone.Format.Message != "Phone number must be 10 digits" {
+			if !phone.Required || phone.Format == nil || phone.Format.Pattern != "^[0-9]{10}$" || phone.Format.Message.In("en", "") != "Phone number must be 10 digits" {
 				t.Errorf("phone = %+v, format %+v", phone, phone.Format)
 			}
 			if hours.Range == nil || *hours.Range.Min != 1 || *hours.Range.Max != 40 {
 				t.Errorf("hours range = %+v", hours.Range)
 			}
 			// An option without a label is labelled with its value.
-			if want := []engine.OptionSpec{{Value: "coach", Label: "Coach"}, {Value: "driver", Label: "driver"}}; !slices.Equal(role.Options, want) {
+			if want := []engine.OptionSpec{{Value: "coach", Label: engine.Plain("Coach")}, {Value: "driver", Label: engine.Plain("driver")}}; !reflect.DeepEqual(role.Options, want) {
 				t.Errorf("role options = %+v, want %+v", role.Options, want)
 			}
 			if juniors.Persons == nil || juniors.Persons.MaxAge == nil || *juniors.Persons.MaxAge != 17 || juniors.Persons.MinAge != nil {
 				t.Errorf("juniors persons = %+v", juniors.Persons)
 			}
-			if juniors.Price == nil || *juniors.Price != (engine.PriceSpec{Code: "kit", Label: "Kit", Answer: "1", AmountMinor: 500}) {
+			if juniors.Price == nil || !reflect.DeepEqual(*juniors.Price, engine.PriceSpec{Code: "kit", Label: engine.Plain("Kit"), Answer: "1", AmountMinor: 500}) {
 				t.Errorf("juniors price = %+v", juniors.Price)
 			}
 		})

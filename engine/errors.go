@@ -29,6 +29,21 @@ type FieldError struct {
 type PersonError struct {
 	PersonID int64
 	Message  string
+	// Key names the message for translation (the views' message
+	// validation_<Key>), Param fills its placeholder (a name, a limit);
+	// Key is "" for a text that has no translation (a definition's own
+	// format message).
+	Key   string
+	Param string
+}
+
+// problem is a validation message: its English text and its translation key.
+type problem struct {
+	key, text, param string
+}
+
+func (p problem) forPerson(id int64) PersonError {
+	return PersonError{PersonID: id, Message: p.text, Key: p.key, Param: p.param}
 }
 
 // Error is the engine's error: a code, a message safe to show to users and,

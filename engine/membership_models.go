@@ -18,6 +18,9 @@ type Organisation struct {
 	LogoURL         string `bun:"logo_url,notnull"`
 	AccentColour    string `bun:"accent_colour,notnull"`
 	DefaultLanguage string `bun:"default_language,notnull"`
+	// EnabledLanguages are the languages offered to its members, as
+	// comma-separated codes out of Languages (EnabledLanguageList).
+	EnabledLanguages string `bun:"enabled_languages,notnull"`
 	// RegistrationSystemID is what the hash login tells the admin backend
 	// this organisation is; "" tells it nothing.
 	RegistrationSystemID string `bun:"registration_system_id,notnull"`

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -112,11 +113,13 @@ func (s *Service) submitSelection(ctx context.Context, tx bun.Tx, inst *ProcessI
 		person, linked := byID[p.ID]
 		switch {
 		case !linked:
-			problems = append(problems, PersonError{PersonID: p.ID, Message: "This person cannot be registered with this link."})
+			problems = append(problems, problem{key: "not_linked", text: "This person cannot be registered with this link."}.forPerson(p.ID))
 		case statuses[p.ID] != PersonAvailable:
-			problems = append(problems, PersonError{PersonID: p.ID, Message: fmt.Sprintf("%s %s is already %s.", person.FirstName, person.LastName, lowerStatus(statuses[p.ID]))})
+			problems = append(problems, problem{key: "already_" + strings.ToLower(strings.ReplaceAll(statuses[p.ID], " ", "_")), text: fmt.Sprintf("%s %s is already %s.", person.FirstName, person.LastName, lowerStatus(statuses[p.ID])),
+				param: person.FirstName + " " + person.LastName}.forPerson(p.ID))
 		case chooseMembershipType(types, person.DateOfBirth, inst.Period.StartDate) == nil:
-			problems = append(problems, PersonError{PersonID: p.ID, Message: fmt.Sprintf("%s %s is not eligible for any membership type of this period.", person.FirstName, person.LastName)})
+			problems = append(problems, problem{key: "not_eligible", text: fmt.Sprintf("%s %s is not eligible for any membership type of this period.", person.FirstName, person.LastName),
+				param: person.FirstName + " " + person.LastName}.forPerson(p.ID))
 		case !slices.Contains(chosen, p.ID):
 			chosen = append(chosen, p.ID)
 		}

@@ -52,25 +52,28 @@ type ProcessDefinition struct {
 // ProcessStep is one question of a definition. Optional rules are nil when absent.
 type ProcessStep struct {
 	bun.BaseModel    `bun:"table:process_steps"`
-	ID               int64               `bun:"id,pk,autoincrement"`
-	DefinitionID     int64               `bun:"definition_id,notnull"`
-	OrderIndex       int                 `bun:"order_index,notnull"`
-	Name             string              `bun:"name,notnull"`
-	QuestionText     string              `bun:"question_text,notnull"`
-	QuestionType     QuestionType        `bun:"question_type,notnull"`
-	Required         bool                `bun:"required,notnull"`
-	FormatPattern    *string             `bun:"format_pattern"`
-	FormatMessage    *string             `bun:"format_message"`
-	MinValue         *float64            `bun:"min_value"`
-	MaxValue         *float64            `bun:"max_value"`
-	PersonMinAge     *int                `bun:"person_min_age"`
-	PersonMaxAge     *int                `bun:"person_max_age"`
-	PriceCode        *string             `bun:"price_code"`
-	PriceLabel       *string             `bun:"price_label"`
-	PriceAnswer      *string             `bun:"price_answer"`
-	PriceAmountMinor *int64              `bun:"price_amount_minor"`
-	MarksTransfer    bool                `bun:"marks_transfer,notnull"`
-	Options          []ProcessStepOption `bun:"rel:has-many,join:id=step_id"`
+	ID               int64        `bun:"id,pk,autoincrement"`
+	DefinitionID     int64        `bun:"definition_id,notnull"`
+	OrderIndex       int          `bun:"order_index,notnull"`
+	Name             string       `bun:"name,notnull"`
+	QuestionText     string       `bun:"question_text,notnull"`
+	QuestionType     QuestionType `bun:"question_type,notnull"`
+	Required         bool         `bun:"required,notnull"`
+	FormatPattern    *string      `bun:"format_pattern"`
+	FormatMessage    *string      `bun:"format_message"`
+	MinValue         *float64     `bun:"min_value"`
+	MaxValue         *float64     `bun:"max_value"`
+	PersonMinAge     *int         `bun:"person_min_age"`
+	PersonMaxAge     *int         `bun:"person_max_age"`
+	PriceCode        *string      `bun:"price_code"`
+	PriceLabel       *string      `bun:"price_label"`
+	PriceAnswer      *string      `bun:"price_answer"`
+	PriceAmountMinor *int64       `bun:"price_amount_minor"`
+	MarksTransfer    bool         `bun:"marks_transfer,notnull"`
+	// Texts are the step's texts per language (JSON, definition_texts.go);
+	// the columns above hold the default language's. "" when plain.
+	Texts   string              `bun:"texts,notnull"`
+	Options []ProcessStepOption `bun:"rel:has-many,join:id=step_id"`
 }
 
 // ProcessStepOption is a row attached to a step: a choice of a DRP, RDO or
@@ -133,22 +136,25 @@ const EntityMembership = "MEMBERSHIP"
 // ProcessInstance is one member's run through a definition.
 type ProcessInstance struct {
 	bun.BaseModel     `bun:"table:process_instances"`
-	ID                int64              `bun:"id,pk,autoincrement"`
-	DefinitionID      int64              `bun:"definition_id,notnull"`
-	DefinitionKey     string             `bun:"definition_key,notnull"`
-	CurrentStepID     *int64             `bun:"current_step_id"`
-	Status            ProcessState       `bun:"status,notnull"`
-	StartTime         time.Time          `bun:"start_time,notnull"`
-	EndTime           *time.Time         `bun:"end_time"`
-	RelatedEntityType string             `bun:"related_entity_type,notnull"`
-	RelatedEntityID   int64              `bun:"related_entity_id,notnull"`
-	OrganisationID    int64              `bun:"organisation_id,notnull"`
-	UserKey           string             `bun:"user_key,notnull"`
-	SelectedPersons   []int64            `bun:"selected_persons,notnull,type:text"`
-	Version           int64              `bun:"version,notnull"`
-	UpdatedAt         time.Time          `bun:"updated_at,notnull"`
-	Period            *MembershipPeriod  `bun:"rel:belongs-to,join:related_entity_id=id"`
-	Definition        *ProcessDefinition `bun:"rel:belongs-to,join:definition_id=id"`
+	ID                int64        `bun:"id,pk,autoincrement"`
+	DefinitionID      int64        `bun:"definition_id,notnull"`
+	DefinitionKey     string       `bun:"definition_key,notnull"`
+	CurrentStepID     *int64       `bun:"current_step_id"`
+	Status            ProcessState `bun:"status,notnull"`
+	StartTime         time.Time    `bun:"start_time,notnull"`
+	EndTime           *time.Time   `bun:"end_time"`
+	RelatedEntityType string       `bun:"related_entity_type,notnull"`
+	RelatedEntityID   int64        `bun:"related_entity_id,notnull"`
+	OrganisationID    int64        `bun:"organisation_id,notnull"`
+	UserKey           string       `bun:"user_key,notnull"`
+	SelectedPersons   []int64      `bun:"selected_persons,notnull,type:text"`
+	Version           int64        `bun:"version,notnull"`
+	UpdatedAt         time.Time    `bun:"updated_at,notnull"`
+	// Language is the member's language when the registration last moved
+	// on (WithLanguage); its e-mails and cards use it. "" is the organisation's default.
+	Language   string             `bun:"language,notnull"`
+	Period     *MembershipPeriod  `bun:"rel:belongs-to,join:related_entity_id=id"`
+	Definition *ProcessDefinition `bun:"rel:belongs-to,join:definition_id=id"`
 }
 
 // Data keys of process data.

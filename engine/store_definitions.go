@@ -62,8 +62,9 @@ func insertDefinition(ctx context.Context, db bun.IDB, def *ProcessDefinition) e
 }
 
 // insertStep stores a step of a definition version and its options,
-// numbered from 1 in the order given.
-func insertStep(ctx context.Context, db bun.IDB, step *ProcessStep, options []OptionSpec) error {
+// numbered from 1 in the order given, with their labels in the default
+// language lang (the other languages are in the step's Texts).
+func insertStep(ctx context.Context, db bun.IDB, step *ProcessStep, options []OptionSpec, lang string) error {
 	if _, err := db.NewInsert().Model(step).Exec(ctx); err != nil {
 		return fmt.Errorf("insert step %s: %w", step.Name, err)
 	}
@@ -72,7 +73,7 @@ func insertStep(ctx context.Context, db bun.IDB, step *ProcessStep, options []Op
 	}
 	opts := make([]ProcessStepOption, len(options))
 	for i, o := range options {
-		opts[i] = ProcessStepOption{StepID: step.ID, OrderIndex: i + 1, Kind: OptionChoice, Value: o.Value, Label: o.Label}
+		opts[i] = ProcessStepOption{StepID: step.ID, OrderIndex: i + 1, Kind: OptionChoice, Value: o.Value, Label: o.Label.In(lang, "en")}
 	}
 	if _, err := db.NewInsert().Model(&opts).Exec(ctx); err != nil {
 		return fmt.Errorf("insert options of %s: %w", step.Name, err)

@@ -53,6 +53,9 @@ func findOpenInstance(ctx context.Context, db bun.IDB, userKey string, periodID 
 // insertInstance stores a new instance. A unique violation (another open
 // instance for the same period) is a conflict that wraps the violation.
 func insertInstance(ctx context.Context, db bun.IDB, inst *ProcessInstance) error {
+	if inst.Language == "" {
+		inst.Language = LanguageOf(ctx)
+	}
 	if _, err := db.NewInsert().Model(inst).Exec(ctx); err != nil {
 		if isUniqueViolation(err) {
 			return &Error{Code: CodeConflict, Message: "a registration for this period is already open", Err: err}
@@ -68,6 +71,10 @@ func insertInstance(ctx context.Context, db bun.IDB, inst *ProcessInstance) erro
 func bumpVersion(ctx context.Context, db bun.IDB, inst *ProcessInstance, now time.Time, columns ...string) error {
 	inst.Version++
 	inst.UpdatedAt = now
+	if l := LanguageOf(ctx); l != "" {
+		inst.Language = l
+		columns = append(columns, "language")
+	}
 	res, err := db.NewUpdate().Model(inst).
 		Column(append(columns, "version", "updated_at")...).
 		Where("id = ? AND version = ?", inst.ID, inst.Version-1).

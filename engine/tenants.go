@@ -108,6 +108,8 @@ type OrganisationChange struct {
 	LogoURL         *string
 	AccentColour    *string
 	DefaultLanguage *string
+	// EnabledLanguages replaces the languages offered to members.
+	EnabledLanguages *[]string
 	// RegistrationSystemID is sent with the hash login to the admin backend.
 	RegistrationSystemID *string
 	HashSecretSealed     *string
@@ -201,6 +203,11 @@ func (c *OrganisationChange) validate() error {
 	if c.DefaultLanguage != nil && !languagePattern.MatchString(*c.DefaultLanguage) {
 		bad("defaultLanguage", "must be a language tag such as en or de-CH")
 	}
+	if c.EnabledLanguages != nil {
+		if problem := checkLanguages(*c.EnabledLanguages); problem != "" {
+			bad("enabledLanguages", problem)
+		}
+	}
 	if c.RegistrationSystemID != nil && !printable(*c.RegistrationSystemID, 100) {
 		bad("registrationSystemId", "must be at most 100 printable characters")
 	}
@@ -264,6 +271,10 @@ func (s *Service) UpdateOrganisation(ctx context.Context, id int64, c Organisati
 func applyOrganisationChange(ctx context.Context, tx bun.Tx, id int64, c OrganisationChange) error {
 	q := tx.NewUpdate().Model((*Organisation)(nil)).Where("id = ?", id)
 	set := 0
+	if c.EnabledLanguages != nil {
+		q = q.Set("enabled_languages = ?", strings.Join(*c.EnabledLanguages, ","))
+		set++
+	}
 	for _, col := range []struct {
 		name string
 		v    *string

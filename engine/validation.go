@@ -59,7 +59,7 @@ type answerFor struct {
 func validateStep(step *ProcessStep, pattern *regexp.Regexp, people []answerFor) (map[int64]string, []PersonError) {
 	out := make(map[int64]string, len(people))
 	var errs []PersonError
-	fail := func(id int64, msg string) { errs = append(errs, PersonError{PersonID: id, Message: msg}) }
+	fail := func(id int64, p problem) { errs = append(errs, p.forPerson(id)) }
 	ones := 0
 	shown := 0
 	for _, p := range people {
@@ -70,7 +70,7 @@ func validateStep(step *ProcessStep, pattern *regexp.Regexp, people []answerFor)
 		value := ""
 		if p.Answer != nil {
 			if !PlainText(*p.Answer) {
-				fail(p.PersonID, "The answer contains characters that are not allowed (control characters or invalid text).")
+				fail(p.PersonID, problem{key: "invalid_text", text: "The answer contains characters that are not allowed (control characters or invalid text)."})
 				continue
 			}
 			value = strings.TrimSpace(*p.Answer)
@@ -79,7 +79,7 @@ func validateStep(step *ProcessStep, pattern *regexp.Regexp, people []answerFor)
 			value = "0"
 		}
 		msg, normalised := checkValue(step, pattern, value)
-		if msg != "" {
+		if msg.text != "" {
 			fail(p.PersonID, msg)
 			continue
 		}
@@ -88,7 +88,7 @@ func validateStep(step *ProcessStep, pattern *regexp.Regexp, people []answerFor)
 			ones++
 		}
 		if step.QuestionType == TypeAccept && step.Required && normalised != "1" {
-			fail(p.PersonID, "Please accept the terms for this person.")
+			fail(p.PersonID, problem{key: "accept", text: "Please accept the terms for this person."})
 		}
 	}
 	if step.QuestionType == TypeOne {
@@ -96,13 +96,13 @@ func validateStep(step *ProcessStep, pattern *regexp.Regexp, people []answerFor)
 		case ones > 1:
 			for _, p := range people {
 				if !p.Hide && out[p.PersonID] == "1" {
-					fail(p.PersonID, "Choose only one person.")
+					fail(p.PersonID, problem{key: "only_one", text: "Choose only one person."})
 				}
 			}
 		case ones == 0 && step.Required && shown > 0:
 			for _, p := range people {
 				if !p.Hide {
-					fail(p.PersonID, "Choose one person.")
+					fail(p.PersonID, problem{key: "one_person", text: "Choose one person."})
 					break
 				}
 			}
@@ -131,60 +131,60 @@ func PlainText(s string) bool {
 }
 
 // checkValue checks one non-hidden person's answer and returns an error
-// message (empty when valid) and the value to store.
-func checkValue(step *ProcessStep, pattern *regexp.Regexp, value string) (string, string) {
+// message (none when valid) and the value to store.
+func checkValue(step *ProcessStep, pattern *regexp.Regexp, value string) (problem, string) {
 	if value == "" {
 		if step.Required {
-			return "An answer is required.", ""
+			return problem{key: "required", text: "An answer is required."}, ""
 		}
-		return "", ""
+		return problem{}, ""
 	}
 	if utf8.RuneCountInString(value) > 1000 {
-		return "The answer is too long (at most 1000 characters).", ""
+		return problem{key: "too_long", text: "The answer is too long (at most 1000 characters)."}, ""
 	}
 	switch step.QuestionType {
 	case TypeCheckbox, TypeAccept, TypeOne:
 		if value != "0" && value != "1" {
-			return "The answer must be 0 or 1.", ""
+			return problem{key: "zero_or_one", text: "The answer must be 0 or 1."}, ""
 		}
 	case TypeNumber:
 		n, err := strconv.ParseFloat(value, 64)
 		if err != nil || math.IsNaN(n) || math.IsInf(n, 0) {
-			return "Enter a number.", ""
+			return problem{key: "number", text: "Enter a number."}, ""
 		}
 		if step.MinValue != nil && n < *step.MinValue {
-			return "Enter a number of at least " + formatNumber(*step.MinValue) + ".", ""
+			return problem{key: "min", text: "Enter a number of at least " + formatNumber(*step.MinValue) + ".", param: formatNumber(*step.MinValue)}, ""
 		}
 		if step.MaxValue != nil && n > *step.MaxValue {
-			return "Enter a number of at most " + formatNumber(*step.MaxValue) + ".", ""
+			return problem{key: "max", text: "Enter a number of at most " + formatNumber(*step.MaxValue) + ".", param: formatNumber(*step.MaxValue)}, ""
 		}
 	case TypeDropdown, TypeRadio:
 		if !hasOption(step, value) {
-			return "Choose one of the listed options.", ""
+			return problem{key: "option", text: "Choose one of the listed options."}, ""
 		}
 	case TypeMulti:
 		values, ok := splitMulti(value)
 		if !ok {
-			return "Choose from the listed options.", ""
+			return problem{key: "options", text: "Choose from the listed options."}, ""
 		}
 		for _, v := range values {
 			if !hasOption(step, v) {
-				return "Choose from the listed options.", ""
+				return problem{key: "options", text: "Choose from the listed options."}, ""
 			}
 		}
 		if len(values) == 0 && step.Required {
-			return "Choose at least one option.", ""
+			return problem{key: "at_least_one", text: "Choose at least one option."}, ""
 		}
 		value = strings.Join(values, ",")
 	}
 	if pattern != nil && !pattern.MatchString(value) {
-		msg := "The answer does not have the expected format."
+		msg := problem{key: "format", text: "The answer does not have the expected format."}
 		if step.FormatMessage != nil && *step.FormatMessage != "" {
-			msg = *step.FormatMessage
+			msg = problem{text: *step.FormatMessage}
 		}
 		return msg, ""
 	}
-	return "", value
+	return problem{}, value
 }
 
 // splitMulti reads a SEL answer: a JSON array of option values, or the values

@@ -64,7 +64,7 @@ func TestValidateStep(t *testing.T) {
 			step: ProcessStep{QuestionType: TypeText, FormatPattern: ptr(`^[0-9]{10}$`),
 				FormatMessage: ptr("Phone number must be 10 digits")},
 			people:   []answerFor{shown(1, nil), shown(2, ptr("123"))},
-			wantErrs: []PersonError{{2, "Phone number must be 10 digits"}},
+			wantErrs: []PersonError{{PersonID: 2, Message: "Phone number must be 10 digits"}},
 		},
 
 		// Rule 2: ITC, every shown person must answer 1.
@@ -78,19 +78,19 @@ func TestValidateStep(t *testing.T) {
 			name:     "ITC required one person answers 0",
 			step:     step(TypeAccept, true),
 			people:   []answerFor{shown(1, ptr("1")), shown(2, ptr("0"))},
-			wantErrs: []PersonError{{2, "Please accept the terms for this person."}},
+			wantErrs: []PersonError{{PersonID: 2, Message: "Please accept the terms for this person."}},
 		},
 		{
 			name:     "ITC required missing answer counts as 0",
 			step:     step(TypeAccept, true),
 			people:   []answerFor{shown(1, nil), shown(2, ptr("1"))},
-			wantErrs: []PersonError{{1, "Please accept the terms for this person."}},
+			wantErrs: []PersonError{{PersonID: 1, Message: "Please accept the terms for this person."}},
 		},
 		{
 			name:     "ITC answer other than 0 or 1",
 			step:     step(TypeAccept, true),
 			people:   []answerFor{shown(1, ptr("yes"))},
-			wantErrs: []PersonError{{1, "The answer must be 0 or 1."}},
+			wantErrs: []PersonError{{PersonID: 1, Message: "The answer must be 0 or 1."}},
 		},
 		{
 			name:   "ITC required hidden person is skipped",
@@ -122,7 +122,7 @@ func TestValidateStep(t *testing.T) {
 			name:     "every shown person is checked and errors are sorted by person",
 			step:     step(TypeText, true),
 			people:   []answerFor{shown(3, nil), shown(2, ptr("ok")), shown(1, ptr(""))},
-			wantErrs: []PersonError{{1, "An answer is required."}, {3, "An answer is required."}},
+			wantErrs: []PersonError{{PersonID: 1, Message: "An answer is required."}, {PersonID: 3, Message: "An answer is required."}},
 		},
 
 		// Rule 4: BCB is always valid, but only 0 or 1.
@@ -142,7 +142,7 @@ func TestValidateStep(t *testing.T) {
 			name:     "BCB rejects anything but 0 and 1",
 			step:     step(TypeCheckbox, false),
 			people:   []answerFor{shown(1, ptr("true")), shown(2, ptr("2"))},
-			wantErrs: []PersonError{{1, "The answer must be 0 or 1."}, {2, "The answer must be 0 or 1."}},
+			wantErrs: []PersonError{{PersonID: 1, Message: "The answer must be 0 or 1."}, {PersonID: 2, Message: "The answer must be 0 or 1."}},
 		},
 
 		// Rule 5: ONE needs some 1 when required, and at most one.
@@ -162,25 +162,25 @@ func TestValidateStep(t *testing.T) {
 			name:     "ONE required nobody chosen fails on the first shown person",
 			step:     step(TypeOne, true),
 			people:   []answerFor{hidden(1, nil), shown(2, nil), shown(3, ptr("0"))},
-			wantErrs: []PersonError{{2, "Choose one person."}},
+			wantErrs: []PersonError{{PersonID: 2, Message: "Choose one person."}},
 		},
 		{
 			name:     "ONE hidden person's 1 does not count",
 			step:     step(TypeOne, true),
 			people:   []answerFor{hidden(1, ptr("1")), shown(2, ptr("0"))},
-			wantErrs: []PersonError{{2, "Choose one person."}},
+			wantErrs: []PersonError{{PersonID: 2, Message: "Choose one person."}},
 		},
 		{
 			name:     "ONE two persons chosen fails both",
 			step:     step(TypeOne, true),
 			people:   []answerFor{shown(1, ptr("1")), shown(2, ptr("1")), shown(3, ptr("0"))},
-			wantErrs: []PersonError{{1, "Choose only one person."}, {2, "Choose only one person."}},
+			wantErrs: []PersonError{{PersonID: 1, Message: "Choose only one person."}, {PersonID: 2, Message: "Choose only one person."}},
 		},
 		{
 			name:     "ONE not required still allows at most one",
 			step:     step(TypeOne, false),
 			people:   []answerFor{shown(1, ptr("1")), shown(2, ptr("1"))},
-			wantErrs: []PersonError{{1, "Choose only one person."}, {2, "Choose only one person."}},
+			wantErrs: []PersonError{{PersonID: 1, Message: "Choose only one person."}, {PersonID: 2, Message: "Choose only one person."}},
 		},
 		{
 			name:   "ONE required with every person hidden is valid",
@@ -194,37 +194,37 @@ func TestValidateStep(t *testing.T) {
 			name:     "TXT required missing answer",
 			step:     step(TypeText, true),
 			people:   []answerFor{shown(1, nil)},
-			wantErrs: []PersonError{{1, "An answer is required."}},
+			wantErrs: []PersonError{{PersonID: 1, Message: "An answer is required."}},
 		},
 		{
 			name:     "TXT required blank answer",
 			step:     step(TypeText, true),
 			people:   []answerFor{shown(1, ptr(" \t "))},
-			wantErrs: []PersonError{{1, "An answer is required."}},
+			wantErrs: []PersonError{{PersonID: 1, Message: "An answer is required."}},
 		},
 		{
 			name:     "NUM required missing answer",
 			step:     step(TypeNumber, true),
 			people:   []answerFor{shown(1, ptr(""))},
-			wantErrs: []PersonError{{1, "An answer is required."}},
+			wantErrs: []PersonError{{PersonID: 1, Message: "An answer is required."}},
 		},
 		{
 			name:     "DRP required missing answer",
 			step:     ProcessStep{QuestionType: TypeDropdown, Required: true, Options: []ProcessStepOption{{Value: "S"}}},
 			people:   []answerFor{shown(1, nil)},
-			wantErrs: []PersonError{{1, "An answer is required."}},
+			wantErrs: []PersonError{{PersonID: 1, Message: "An answer is required."}},
 		},
 		{
 			name:     "RDO required missing answer",
 			step:     ProcessStep{QuestionType: TypeRadio, Required: true, Options: []ProcessStepOption{{Value: "a"}}},
 			people:   []answerFor{shown(1, nil)},
-			wantErrs: []PersonError{{1, "An answer is required."}},
+			wantErrs: []PersonError{{PersonID: 1, Message: "An answer is required."}},
 		},
 		{
 			name:     "SEL required missing answer",
 			step:     ProcessStep{QuestionType: TypeMulti, Required: true, Options: []ProcessStepOption{{Value: "a"}}},
 			people:   []answerFor{shown(1, nil)},
-			wantErrs: []PersonError{{1, "An answer is required."}},
+			wantErrs: []PersonError{{PersonID: 1, Message: "An answer is required."}},
 		},
 		{
 			name:   "TXT required answer is trimmed before it is stored",
@@ -236,7 +236,7 @@ func TestValidateStep(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			got, errs := validateStep(&tc.step, patternOf(&tc.step), tc.people)
-			if !slices.Equal(errs, tc.wantErrs) {
+			if !slices.EqualFunc(errs, tc.wantErrs, samePersonError) {
 				t.Fatalf("errors = %v, want %v", errs, tc.wantErrs)
 			}
 			if len(tc.wantErrs) > 0 {
@@ -324,7 +324,8 @@ func TestCheckValue(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			msg, got := checkValue(&tc.step, patternOf(&tc.step), tc.value)
+			p, got := checkValue(&tc.step, patternOf(&tc.step), tc.value)
+			msg := p.text
 			if msg != tc.wantMsg {
 				t.Fatalf("message = %q, want %q", msg, tc.wantMsg)
 			}
@@ -350,7 +351,8 @@ func TestCheckValueLimitCountsCharacters(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			msg, _ := checkValue(&step, nil, tc.value)
+			p, _ := checkValue(&step, nil, tc.value)
+			msg := p.text
 			if ok := msg == ""; ok != tc.ok {
 				t.Fatalf("%d characters (%d bytes): message %q, want valid=%v", len([]rune(tc.value)), len(tc.value), msg, tc.ok)
 			}
@@ -410,4 +412,10 @@ func TestHiddenFor(t *testing.T) {
 			}
 		})
 	}
+}
+
+// samePersonError compares the person and the English text of two person
+// errors (their translation keys are checked by the handlers' tests).
+func samePersonError(a, b PersonError) bool {
+	return a.PersonID == b.PersonID && a.Message == b.Message
 }

@@ -104,13 +104,14 @@ type OrganisationDTO struct {
 	LogoURL              string   `json:"logoUrl"`
 	AccentColour         string   `json:"accentColour"`
 	DefaultLanguage      string   `json:"defaultLanguage"`
+	EnabledLanguages     []string `json:"enabledLanguages"`
 	RegistrationSystemID string   `json:"registrationSystemId"`
 	HashSecretSet        bool     `json:"hashSecretSet"`
 }
 
 func organisationDTO(o *engine.Organisation) OrganisationDTO {
 	return OrganisationDTO{ID: o.ID, Name: o.Name, Slug: o.Slug, Hostnames: o.Hostnames, ContactEmail: o.ContactEmail,
-		LogoURL: o.LogoURL, AccentColour: o.AccentColour, DefaultLanguage: o.DefaultLanguage,
+		LogoURL: o.LogoURL, AccentColour: o.AccentColour, DefaultLanguage: o.DefaultLanguage, EnabledLanguages: o.EnabledLanguageList(),
 		RegistrationSystemID: o.RegistrationSystemID, HashSecretSet: o.HashSecretSealed != ""}
 }
 
@@ -126,13 +127,15 @@ func (s *Server) getAdminOrganisation(c echo.Context) error {
 // OrganisationPatch is the body of PATCH /api/admin/organisation: absent
 // fields stay as they are.
 type OrganisationPatch struct {
-	Name                 *string   `json:"name"`
-	Slug                 *string   `json:"slug"`
-	Hostnames            *[]string `json:"hostnames"`
-	ContactEmail         *string   `json:"contactEmail"`
-	LogoURL              *string   `json:"logoUrl"`
-	AccentColour         *string   `json:"accentColour"`
-	DefaultLanguage      *string   `json:"defaultLanguage"`
+	Name            *string   `json:"name"`
+	Slug            *string   `json:"slug"`
+	Hostnames       *[]string `json:"hostnames"`
+	ContactEmail    *string   `json:"contactEmail"`
+	LogoURL         *string   `json:"logoUrl"`
+	AccentColour    *string   `json:"accentColour"`
+	DefaultLanguage *string   `json:"defaultLanguage"`
+	// EnabledLanguages are the languages offered to members: one or more of en, de, fr.
+	EnabledLanguages     *[]string `json:"enabledLanguages"`
 	RegistrationSystemID *string   `json:"registrationSystemId"`
 	// HashSecret sets the organisation's own hash-link secret (at least 16
 	// characters; "" returns to the environment's). Write-only.
@@ -160,7 +163,8 @@ func (s *Server) patchAdminOrganisation(c echo.Context) error {
 		}
 	}
 	change := engine.OrganisationChange{Name: body.Name, Slug: body.Slug, Hostnames: body.Hostnames, ContactEmail: body.ContactEmail,
-		LogoURL: body.LogoURL, AccentColour: body.AccentColour, DefaultLanguage: body.DefaultLanguage, RegistrationSystemID: body.RegistrationSystemID}
+		LogoURL: body.LogoURL, AccentColour: body.AccentColour, DefaultLanguage: body.DefaultLanguage, RegistrationSystemID: body.RegistrationSystemID,
+		EnabledLanguages: body.EnabledLanguages}
 	if body.HashSecret != nil {
 		sealed := ""
 		switch {

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/views/lang"
 )
 
 // HTTPErrorBody is the spec's error body for 400/401/404/409/413/415/429/500/503.
@@ -143,7 +145,7 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 		body := ProcessErrorBody{ProcessID: ee.ProcessID, Step: ee.Step, ProcessState: string(engine.StateError),
 			Message: ee.Message, Errors: ProcessErrorsBody{People: []PersonErrorBody{}}}
 		for _, p := range ee.People {
-			body.Errors.People = append(body.Errors.People, PersonErrorBody{ID: p.PersonID, Error: p.Message})
+			body.Errors.People = append(body.Errors.People, PersonErrorBody{ID: p.PersonID, Error: personProblem(langOf(c), p)})
 		}
 		s.writeJSON(c, status, body)
 		return
@@ -158,7 +160,22 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 		})
 		return
 	}
-	s.renderErrorPage(c, status, message)
+	s.renderErrorPage(c, status, pageMessage(c, status, message))
+}
+
+// pageMessage is an error page's message in the request's language. The
+// engine's messages are English: in another language the page says the
+// status's own message (error_message_<status>) instead, less specific
+// but readable.
+func pageMessage(c echo.Context, status int, message string) string {
+	l := langOf(c)
+	if l.Code == lang.Codes[0] {
+		return message
+	}
+	if id := fmt.Sprintf("error_message_%d", status); lang.Has(id) {
+		return l.T(id, map[string]any{"RequestID": requestID(c)})
+	}
+	return message
 }
 
 func (s *Server) writeJSON(c echo.Context, status int, body any) {

@@ -18,11 +18,11 @@ func (s *Server) backStep(c echo.Context) error {
 	}
 	from, err := strconv.Atoi(c.FormValue("step"))
 	if err != nil {
-		return s.renderCurrent(c, form, staleNotice)
+		return s.renderCurrent(c, form, tr(c, "flow_stale_notice"))
 	}
 	next, err := s.engine.Back(c.Request().Context(), r.userKey, form.ProcessIDString(), &from)
 	if engine.ErrorCode(err) == engine.CodeConflict {
-		return s.renderCurrent(c, form, staleNotice)
+		return s.renderCurrent(c, form, tr(c, "flow_stale_notice"))
 	} else if err != nil {
 		return err
 	}

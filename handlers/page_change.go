@@ -18,11 +18,11 @@ func (s *Server) changeStep(c echo.Context) error {
 	}
 	target, err := strconv.Atoi(c.FormValue("step"))
 	if err != nil || target < 0 {
-		return s.renderCurrent(c, form, staleNotice)
+		return s.renderCurrent(c, form, tr(c, "flow_stale_notice"))
 	}
 	next, err := s.engine.ReturnTo(c.Request().Context(), r.userKey, form.ProcessIDString(), target)
 	if engine.ErrorCode(err) == engine.CodeConflict {
-		return s.renderCurrent(c, form, staleNotice)
+		return s.renderCurrent(c, form, tr(c, "flow_stale_notice"))
 	} else if err != nil {
 		return err
 	}

@@ -23,12 +23,12 @@ func (s *Server) confirm(c echo.Context) error {
 	}
 	reviewed, err := strconv.ParseInt(c.FormValue("version"), 10, 64)
 	if err != nil {
-		return s.showReview(c, http.StatusConflict, staleNotice)
+		return s.showReview(c, http.StatusConflict, tr(c, "flow_stale_notice"))
 	}
 	if _, err := s.engine.Confirm(c.Request().Context(), r.userKey, form.ProcessIDString(), reviewed); err != nil {
 		if engine.ErrorCode(err) == engine.CodeConflict {
 			// Show the current answers to check again, or the current step.
-			return s.showReview(c, http.StatusConflict, staleNotice)
+			return s.showReview(c, http.StatusConflict, tr(c, "flow_stale_notice"))
 		}
 		if e, ok := engine.AsError(err); ok && e.Code == engine.CodeValidation && len(e.People) > 0 {
 			// A person who can no longer be registered (unlinked since the

@@ -21,7 +21,7 @@ func (s *Server) testGatewayPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	lines, total := orderLines(view.Order)
+	lines, total := orderLines(langOf(c), view.Order)
 	return render(c, http.StatusOK, views.TestGatewayPage(views.TestGatewayModel{
 		Chrome:    s.chrome("Test payment"),
 		Reference: view.Payment.Reference, Action: tenantPath(c, testGatewayPayPath(view.Payment.Reference)),

@@ -26,10 +26,10 @@ func (s *Server) donePage(c echo.Context) error {
 	if o.Form.State != engine.StateDone {
 		return c.Redirect(http.StatusSeeOther, stepURL(c, o.Form))
 	}
-	m := views.DoneModel{Chrome: s.chrome("Registration saved"), Period: o.Period.Name,
-		Persons:    personStatuses(o.Form.People, func(p engine.FormPerson) string { return p.Status }),
+	m := views.DoneModel{Chrome: s.chrome(tr(c, "title_done")), Period: o.Period.Name,
+		Persons:    personStatuses(langOf(c), o.Form.People, func(p engine.FormPerson) string { return p.Status }),
 		PaymentURL: o.Form.PaymentURL, Seconds: paymentCountdown}
-	m.Lines, m.Total = quoteLines(o.Order)
+	m.Lines, m.Total = quoteLines(langOf(c), o.Order)
 	if m.BankTransfer, err = s.bankTransferOf(c.Request().Context(), o.Period.OrganisationID, o.Form.PaymentURL); err != nil {
 		return err
 	}

@@ -28,7 +28,7 @@ func (s *Server) payLink(c echo.Context) error {
 		return err
 	}
 	if bt != nil {
-		return render(c, http.StatusOK, views.PayByTransfer(views.PayByTransferModel{Chrome: s.chrome("Pay by bank transfer"), Transfer: *bt}))
+		return render(c, http.StatusOK, views.PayByTransfer(views.PayByTransferModel{Chrome: s.chrome(tr(c, "title_pay_transfer")), Transfer: *bt}))
 	}
 	c.Response().Header().Set("Cache-Control", "no-store")
 	return c.Redirect(http.StatusSeeOther, sameSite(c, p.PaymentURL))

@@ -63,39 +63,39 @@ func (s *Server) paymentReturn(c echo.Context) error {
 	}
 	m := views.PaymentReturnModel{Reference: res.Reference, Outcome: paymentOutcomes[res.Outcome], RegisterURL: registerPath(c, res.PeriodID), DetailsHidden: !owner}
 	if owner {
-		m.Lines, m.Total = orderLines(res.Order)
+		m.Lines, m.Total = orderLines(langOf(c), res.Order)
 	}
 	switch {
 	case res.Mismatch:
-		m.Chrome, m.Outcome = s.chrome("We are checking your payment"), views.OutcomeMismatch
-		m.Message = "The payment received does not match the order. The organisation checks it and contacts you; your registration is saved."
+		m.Chrome, m.Outcome = s.chrome(tr(c, "return_mismatch_title")), views.OutcomeMismatch
+		m.Message = tr(c, "return_mismatch")
 	case res.Stale:
-		m.Chrome, m.Outcome = s.chrome("This payment is no longer needed"), views.OutcomeStale
-		m.Message = "The registration was already paid or was changed after this payment was started. The money is refunded to you."
+		m.Chrome, m.Outcome = s.chrome(tr(c, "return_stale_title")), views.OutcomeStale
+		m.Message = tr(c, "return_stale")
 	case res.Outcome == engine.OutcomePending || (res.Outcome == engine.OutcomeOpen && c.QueryParam("status") == string(engine.OutcomeSuccess)):
 		// Back from the provider before its confirmation: the query's
 		// "success" only chooses this wording, it settles nothing.
-		m.Chrome, m.Outcome = s.chrome("We are confirming your payment"), views.OutcomePending
-		m.Message = "Your payment is being confirmed with the payment provider. This page updates by itself; you may also close it: you receive a confirmation message once the payment is confirmed."
+		m.Chrome, m.Outcome = s.chrome(tr(c, "return_pending_title")), views.OutcomePending
+		m.Message = tr(c, "return_pending")
 		m.PollURL = paymentReturnPath + "?" + url.Values{"reference": {res.Reference}, "status": {string(engine.OutcomeSuccess)}}.Encode()
 	case res.Outcome == engine.OutcomeOpen:
-		m.Chrome, m.Outcome = s.chrome("Payment not completed"), views.OutcomeCancelled
-		m.Message = "The payment was not completed. Your registration is saved: you can pay now or come back later."
+		m.Chrome, m.Outcome = s.chrome(tr(c, "return_incomplete_title")), views.OutcomeCancelled
+		m.Message = tr(c, "return_incomplete")
 		m.RetryReference = res.Reference
 	case res.Outcome == engine.OutcomeSuccess:
-		m.Chrome = s.chrome("Payment received: registration complete")
-		m.Message = "Thank you. The memberships are now active and a confirmation message is on its way."
+		m.Chrome = s.chrome(tr(c, "return_success_title"))
+		m.Message = tr(c, "return_success")
 		if owner {
 			m.RegisterURL = ""
 		}
 	case res.Outcome == engine.OutcomeFailed:
-		m.Chrome = s.chrome("The payment failed")
+		m.Chrome = s.chrome(tr(c, "return_failed_title"))
 		m.Chrome.Error = true
-		m.Message = "The payment did not go through. No money was taken. You can try again."
+		m.Message = tr(c, "return_failed")
 		m.RetryReference = res.Reference
 	default:
-		m.Chrome = s.chrome("Payment cancelled")
-		m.Message = "You cancelled the payment. Your registration is saved: you can pay now or come back later."
+		m.Chrome = s.chrome(tr(c, "return_cancelled_title"))
+		m.Message = tr(c, "return_cancelled")
 		m.RetryReference = res.Reference
 	}
 	if res.Order.Status != engine.OrderUnpaid || !owner {

@@ -15,7 +15,7 @@ func (s *Server) resetPage(c echo.Context) error {
 	if !ok {
 		return err
 	}
-	return render(c, http.StatusOK, views.ResetConfirm(views.ResetModel{Chrome: s.chrome("Start again?"),
+	return render(c, http.StatusOK, views.ResetConfirm(views.ResetModel{Chrome: s.chrome(tr(c, "title_reset")),
 		Action: registerPath(c, r.periodID, "reset"), CancelURL: registerPath(c, r.periodID), Committed: form.State == engine.StateDone}))
 }
 

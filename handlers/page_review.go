@@ -33,20 +33,34 @@ func (s *Server) showReview(c echo.Context, status int, notice string) error {
 		return c.Redirect(http.StatusSeeOther, stepURL(c, form))
 	}
 	m := views.ReviewModel{
-		Chrome: s.chrome("Check your answers"), Period: rv.Period, Notice: notice,
+		Chrome: s.chrome(tr(c, "title_review")), Period: rv.Period, Notice: notice,
 		ChangeAction: registerPath(c, r.periodID, "change"), ConfirmAction: registerPath(c, r.periodID, "confirm"),
 		Version:      strconv.FormatInt(rv.Version, 10),
 		PriceProblem: rv.QuoteError, CanConfirm: rv.QuoteError == "",
 	}
 	if rv.QuoteError == "" {
-		m.Lines, m.Total = quoteLines(&rv.Quote)
+		m.Lines, m.Total = quoteLines(langOf(c), &rv.Quote)
 	}
 	for _, p := range rv.Persons {
 		pm := views.ReviewPersonModel{Name: p.FirstName + " " + p.LastName}
 		for _, a := range p.Answers {
-			pm.Rows = append(pm.Rows, views.ReviewRow{Question: a.Question, Answer: a.Answer, ChangeStep: a.Step})
+			pm.Rows = append(pm.Rows, views.ReviewRow{Question: a.Question, Answer: reviewAnswer(c, a), ChangeStep: a.Step})
 		}
 		m.Persons = append(m.Persons, pm)
 	}
 	return render(c, status, views.Review(m))
+}
+
+// reviewAnswer is an answer as the review prints it: the engine's Yes/No of
+// 0/1 questions in the request's language, other answers as given.
+func reviewAnswer(c echo.Context, a engine.ReviewAnswer) string {
+	switch {
+	case a.Type != engine.TypeCheckbox && a.Type != engine.TypeAccept && a.Type != engine.TypeOne:
+		return a.Answer
+	case a.Answer == "Yes":
+		return tr(c, "flow_yes")
+	case a.Answer == "No":
+		return tr(c, "flow_no")
+	}
+	return a.Answer
 }

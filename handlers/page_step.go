@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -62,20 +61,20 @@ var questionKinds = map[engine.QuestionType]views.QuestionKind{
 func (s *Server) stepModel(c echo.Context, form *engine.Form, values map[string][]string, e *engine.Error, notice string) views.StepModel {
 	m := views.StepModel{
 		Chrome: s.chrome(""), Number: form.Step, Total: form.PathLength, Notice: notice,
-		Action: stepURL(c, form), SubmitText: continueText,
+		Action: stepURL(c, form), SubmitText: tr(c, "flow_continue"),
 	}
 	problems := map[int64]string{}
 	if e != nil {
 		m.Chrome.Error = true
 		for _, p := range e.People {
-			problems[p.PersonID] = p.Message
+			problems[p.PersonID] = personProblem(langOf(c), p)
 		}
 	}
 	if form.Step > 0 {
 		m.BackAction, m.BackStep = registerPath(c, form.PeriodID, "back"), form.Step
 	}
 	if form.Step == 0 {
-		m.Type, m.Heading, m.Progress, m.Required = views.KindSelectPersons, views.SelectPersonsHeading(), selectProgress, true
+		m.Type, m.Heading, m.Progress, m.Required = views.KindSelectPersons, views.SelectPersonsHeading(c.Request().Context()), tr(c, "flow_select_progress"), true
 		chosen := map[string]bool{}
 		for _, v := range values["person"] {
 			chosen[v] = true
@@ -87,21 +86,21 @@ func (s *Server) stepModel(c echo.Context, form *engine.Form, values map[string]
 				f.Checked = chosen[f.Value]
 			}
 			if !p.CanSelect {
-				f.Hint = p.Status
+				f.Hint = personStatusText(langOf(c), p.Status)
 			}
 			m.Fields = append(m.Fields, f)
 		}
 		if e != nil && len(e.People) == 0 && len(m.Fields) > 0 {
-			m.Fields[0].Error = e.Message
+			m.Fields[0].Error = tr(c, "validation_select_one") // the one failure of a selection without person errors
 		}
 	} else {
 		q := form.Question
 		m.Type, m.Heading, m.Required = questionKinds[q.Type], q.Text, q.Required
 		// The count of the current path: steps that conditions leave out
 		// are not questions for this registration.
-		m.Progress = fmt.Sprintf(questionOf, form.Position, form.PathLength)
+		m.Progress = tr(c, "flow_question_of", map[string]any{"Number": form.Position, "Total": form.PathLength})
 		if form.Step == form.TotalSteps {
-			m.SubmitText = toReviewText
+			m.SubmitText = tr(c, "flow_to_review")
 		}
 		for _, o := range q.Options {
 			m.Choices = append(m.Choices, views.ChoiceModel{Value: o.Value, Label: o.Label})

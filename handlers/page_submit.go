@@ -33,7 +33,7 @@ func (s *Server) submitStep(c echo.Context, n int) error {
 		return err
 	}
 	if form.State == engine.StateDone || form.Step != n {
-		return s.renderCurrent(c, form, staleNotice)
+		return s.renderCurrent(c, form, tr(c, "flow_stale_notice"))
 	}
 	values, err := c.FormParams()
 	if err != nil {

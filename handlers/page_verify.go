@@ -22,22 +22,22 @@ func (s *Server) verifyCard(c echo.Context) error {
 	check, err := s.engine.VerifyCard(c.Request().Context(), c.Param("token"))
 	if err != nil {
 		if engine.ErrorCode(err) == engine.CodeNotFound {
-			s.renderErrorPage(c, http.StatusNotFound, "This membership card is not known. Ask the member for the card sent with their confirmation.")
+			s.renderErrorPage(c, http.StatusNotFound, tr(c, "verify_unknown"))
 			return nil
 		}
 		return err
 	}
-	m := views.VerifyModel{Chrome: s.chrome("Membership card"), Name: check.Name, Type: check.Type, Period: check.Period,
-		Dates: check.StartDate.Format("2 Jan 2006") + " – " + check.EndDate.Format("2 Jan 2006"), Valid: check.Valid}
+	m := views.VerifyModel{Chrome: s.chrome(tr(c, "title_verify")), Name: check.Name, Type: check.Type, Period: check.Period,
+		Dates: langOf(c).Date(check.StartDate) + " – " + langOf(c).Date(check.EndDate), Valid: check.Valid}
 	switch {
 	case check.Valid:
-		m.State = "Valid"
+		m.State = tr(c, "verify_valid")
 	case check.Expired:
-		m.State = "Expired"
+		m.State = tr(c, "verify_expired")
 	case check.NotStarted:
-		m.State = "Not yet valid"
+		m.State = tr(c, "verify_not_yet")
 	default:
-		m.State = "Not valid (" + check.Status + ")"
+		m.State = tr(c, "verify_not_valid", map[string]any{"Status": check.Status})
 	}
 	return render(c, http.StatusOK, views.VerifyPage(m))
 }

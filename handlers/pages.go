@@ -14,16 +14,9 @@ import (
 	"portal/views"
 )
 
-// Access-denied reasons: the `error` query value of a denied hash link, and
-// the message each one shows.
-var deniedMessages = map[string]string{
-	"missing": "The security verification parameters are missing from this link. Open the link from your e-mail again, in full.",
-	"invalid": "The security verification of this link is invalid. Open the link from your e-mail again, or ask the club for a new one.",
-	"period":  "This membership period is unknown, closed or expired. Registration is not possible with this link.",
-	"session": "Your session has ended. Open the link from your e-mail again to continue.",
-}
-
-const deniedDefault = "Access denied. Open the link from your e-mail again, or ask the club for help."
+// Access-denied reasons: the `error` query value of a denied hash link;
+// each shows its message denied_<reason>.
+var deniedReasons = map[string]bool{"missing": true, "invalid": true, "period": true, "session": true}
 
 func (s *Server) chrome(title string) views.Chrome {
 	return views.Chrome{Title: title, Assets: views.Assets{CSS: static.URL("app.css"), HTMX: static.URL("htmx.min.js"), App: static.URL("app.js")}}
@@ -31,11 +24,10 @@ func (s *Server) chrome(title string) views.Chrome {
 
 // accessDenied renders the access-denied page for a reason.
 func (s *Server) accessDenied(c echo.Context, reason string) error {
-	msg, ok := deniedMessages[reason]
-	if !ok {
-		msg = deniedDefault
+	if !deniedReasons[reason] {
+		reason = "default"
 	}
-	m := views.ErrorModel{Chrome: s.chrome("Access denied"), Message: msg}
+	m := views.ErrorModel{Chrome: s.chrome(tr(c, "denied_title")), Message: tr(c, "denied_"+reason)}
 	return render(c, http.StatusForbidden, views.ErrorPage(m))
 }
 
@@ -74,7 +66,7 @@ func (s *Server) browserSession(c echo.Context) (*session.Session, bool, error) 
 	}
 	if req.Method == http.MethodGet && req.Header.Get("Sec-Fetch-Site") == "cross-site" && req.URL.Query().Get("continue") == "" {
 		target := req.URL.Path + "?continue=1"
-		m := views.ContinueModel{Chrome: s.chrome("Continue to your registration"), URL: target}
+		m := views.ContinueModel{Chrome: s.chrome(tr(c, "title_continue")), URL: target}
 		return nil, false, render(c, http.StatusOK, views.ContinuePage(m))
 	}
 	return nil, false, s.accessDenied(c, "session")

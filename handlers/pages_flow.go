@@ -8,18 +8,12 @@ import (
 
 	"portal/engine"
 	"portal/views"
+	"portal/views/lang"
 )
 
-// Texts of the flow that handlers compose into view models.
-const (
-	staleNotice      = "This registration changed in another window. Here is where it stands now."
-	questionOf       = "Question %d of %d"
-	selectProgress   = "Step 1: choose who to register"
-	continueText     = "Continue"
-	toReviewText     = "Continue to check your answers"
-	bornFormat       = "Born 2 January 2006"
-	paymentCountdown = 5 // seconds before the browser goes to the payment page
-)
+// The texts of the flow that handlers compose into view models are the
+// flow_* messages of views/lang.
+const paymentCountdown = 5 // seconds before the browser goes to the payment page
 
 // registration is a page request's signed-in user and period.
 type registration struct {
@@ -78,27 +72,43 @@ func stepURL(c echo.Context, f *engine.Form) string {
 
 func personName(p engine.FormPerson) string { return p.FirstName + " " + p.LastName }
 
+// personStatusKeys are the messages of the engine's person statuses.
+var personStatusKeys = map[string]string{
+	engine.PersonAvailable:      "person_available",
+	engine.PersonRegistered:     "person_registered",
+	engine.PersonPendingPayment: "person_pending_payment",
+}
+
+// personStatusText is a person's status in the request's language.
+func personStatusText(l lang.Language, status string) string {
+	if key, ok := personStatusKeys[status]; ok {
+		return l.T(key)
+	}
+	return status
+}
+
 var badges = map[string]string{
 	engine.PersonAvailable:      "badge-available",
 	engine.PersonRegistered:     "badge-registered",
 	engine.PersonPendingPayment: "badge-pending",
 }
 
-func personStatuses(people []engine.FormPerson, status func(engine.FormPerson) string) []views.PersonStatusModel {
+func personStatuses(l lang.Language, people []engine.FormPerson, status func(engine.FormPerson) string) []views.PersonStatusModel {
 	out := make([]views.PersonStatusModel, len(people))
 	for i, p := range people {
 		st := status(p)
-		out[i] = views.PersonStatusModel{Name: personName(p), Born: p.DateOfBirth.Format(bornFormat), Status: st, Badge: badges[st]}
+		out[i] = views.PersonStatusModel{Name: personName(p), Born: l.T("flow_born", map[string]any{"Date": l.Date(p.DateOfBirth)}),
+			Status: personStatusText(l, st), Badge: badges[st]}
 	}
 	return out
 }
 
-func quoteLines(q *engine.Quote) ([]views.OrderLineModel, string) {
+func quoteLines(lg lang.Language, q *engine.Quote) ([]views.OrderLineModel, string) {
 	lines := make([]views.OrderLineModel, len(q.Lines))
 	for i, l := range q.Lines {
-		lines[i] = views.OrderLineModel{Description: l.Description, Amount: engine.FormatMoney(l.AmountMinor, q.Currency)}
+		lines[i] = views.OrderLineModel{Description: l.Description, Amount: lg.Money(l.AmountMinor, q.Currency)}
 	}
-	return lines, engine.FormatMoney(q.TotalMinor, q.Currency)
+	return lines, lg.Money(q.TotalMinor, q.Currency)
 }
 
 // reloadWithNotice shows the current state after a stale or double submission.
@@ -107,7 +117,7 @@ func (s *Server) reloadWithNotice(c echo.Context, r registration) error {
 	if !ok {
 		return err
 	}
-	return s.renderCurrent(c, form, staleNotice)
+	return s.renderCurrent(c, form, tr(c, "flow_stale_notice"))
 }
 
 // renderCurrent renders the form's current step with a notice (status 409),

@@ -11,6 +11,7 @@ import (
 	"portal/engine"
 	"portal/relay/session"
 	"portal/views"
+	"portal/views/lang"
 )
 
 // Routes of the payment pages. The test gateway gets their full addresses
@@ -75,12 +76,12 @@ func TestGatewayURLs(baseURL string) engine.TestGatewayURLs {
 	}
 }
 
-func orderLines(order *engine.Order) ([]views.OrderLineModel, string) {
+func orderLines(lg lang.Language, order *engine.Order) ([]views.OrderLineModel, string) {
 	lines := make([]views.OrderLineModel, len(order.Lines))
 	for i, l := range order.Lines {
-		lines[i] = views.OrderLineModel{Description: l.Description, Amount: engine.FormatMoney(l.AmountMinor, l.Currency)}
+		lines[i] = views.OrderLineModel{Description: l.Description, Amount: lg.Money(l.AmountMinor, l.Currency)}
 	}
-	return lines, engine.FormatMoney(order.TotalMinor, order.Currency)
+	return lines, lg.Money(order.TotalMinor, order.Currency)
 }
 
 // ownPayment loads a payment attempt for the signed-in user who owns its

@@ -2,12 +2,14 @@ package handlers
 
 import (
 	"bytes"
+	"fmt"
 	"net/http"
 
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
 
 	"portal/views"
+	"portal/views/lang"
 )
 
 // render buffers a component before writing it, so that a rendering error
@@ -23,21 +25,12 @@ func render(c echo.Context, status int, component templ.Component) error {
 	return c.HTMLBlob(status, buf.Bytes())
 }
 
-var statusTitles = map[int]string{
-	http.StatusBadRequest:          "The request was not valid",
-	http.StatusUnauthorized:        "Please sign in",
-	http.StatusForbidden:           "Access denied",
-	http.StatusNotFound:            "Page not found",
-	http.StatusConflict:            "This cannot be done now",
-	http.StatusTooManyRequests:     "Too many attempts",
-	http.StatusServiceUnavailable:  "Temporarily unavailable",
-	http.StatusInternalServerError: "Something went wrong",
-}
-
+// renderErrorPage shows an error page: the status's title in the
+// request's language (error_title_<status>) and the message.
 func (s *Server) renderErrorPage(c echo.Context, status int, message string) {
-	title := statusTitles[status]
-	if title == "" {
-		title = http.StatusText(status)
+	title := http.StatusText(status)
+	if id := fmt.Sprintf("error_title_%d", status); lang.Has(id) {
+		title = tr(c, id)
 	}
 	if err := render(c, status, views.ErrorPage(views.ErrorModel{Chrome: s.chrome(title), Message: message})); err != nil {
 		s.logFor(c).Error("render error page", "err", err)

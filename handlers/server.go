@@ -120,6 +120,7 @@ func New(d Deps) *echo.Echo {
 		}}))
 	e.Use(s.securityHeaders)
 	e.Use(s.requireTenant) // resolveTenant (pre-routing, below) found the organisation, or none
+	e.Use(s.chooseLanguage)
 	e.Use(middleware.GzipWithConfig(middleware.GzipConfig{Skipper: func(c echo.Context) bool {
 		// Static files are compressed once at start; relayed responses stream as
 		// they come; API answers are small JSON, where a gzip writer per

@@ -51,6 +51,8 @@ type tenant struct {
 	Brand views.Brand
 	// RegistrationSystemID goes with the hash login to the admin backend.
 	RegistrationSystemID string
+	// Languages are the languages the organisation offers its members.
+	Languages []string
 	// hashSecret is the organisation's own secret in clear, "" for the
 	// environment's; secretBroken marks a sealed secret that no key opens:
 	// its links are refused rather than checked against the wrong secret.
@@ -127,7 +129,7 @@ func (d *tenantDirectory) reload(ctx context.Context) error {
 	for _, o := range orgs {
 		t := &tenant{ID: o.ID, Slug: o.Slug, Brand: views.Brand{Name: o.Name, LogoURL: o.LogoURL,
 			Accent: o.AccentColour, Contact: o.ContactEmail, Language: o.DefaultLanguage},
-			RegistrationSystemID: o.RegistrationSystemID}
+			RegistrationSystemID: o.RegistrationSystemID, Languages: o.EnabledLanguageList()}
 		if o.HashSecretSealed != "" {
 			secret, err := d.openSecret(o.ID, o.HashSecretSealed)
 			if err != nil {

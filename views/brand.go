@@ -37,9 +37,9 @@ func BrandOf(ctx context.Context) Brand {
 
 // title is the name shown in the page header: the organisation's, or the
 // portal's own without one.
-func (b Brand) title() string {
+func (b Brand) title(ctx context.Context) string {
 	if b.Name == "" {
-		return layoutText.Brand
+		return tr(ctx, "layout_brand")
 	}
 	return b.Name
 }

@@ -1,8 +1,11 @@
 package views
 
 import (
+	"context"
 	"strings"
 	"text/template"
+
+	"portal/views/lang"
 )
 
 // E-mail view models. The HTML part of a message is a templ component
@@ -30,32 +33,35 @@ type ConfirmationMailModel struct {
 	PortalURL     string
 }
 
-var confirmationText = template.Must(template.New("confirmation").Parse(`Hello,
+// The confirmation's texts are the mail_* messages of views/lang, in the
+// member's language (t, bound per message by execTextIn).
+var confirmationText = template.Must(template.New("confirmation").Funcs(textFuncs).Parse(`{{t "mail_hello" .}}
 
-your payment to {{.Club}} has arrived: the memberships below are active.
+{{t "mail_confirmation_intro" .}}
 
-Reference: {{.Reference}}
-Order:     {{.Order}}
-Period:    {{.Period}}
+{{t "mail_reference" .}}: {{.Reference}}
+{{t "mail_order" .}}: {{.Order}}
+{{t "mail_period" .}}: {{.Period}}
 
-Members
+{{t "mail_members" .}}
 {{range .Members}}  - {{.Name}}: {{.Type}}
 {{end}}
-Order
+{{t "mail_order" .}}
 {{range .Lines}}  {{.Description}}: {{.Amount}}
-{{end}}  Total paid: {{.Total}}
+{{end}}  {{t "mail_total_paid" .}}: {{.Total}}
 
-What happens next
-{{if .CardsAttached}}  - Each member's membership card is attached as a PDF. Its QR code lets
-    club volunteers check the membership; keep it on your phone or print it.
-{{end}}  - Nothing else is needed from you for this season. Your registrations are
-    listed at {{.PortalURL}}.
+{{t "mail_next" .}}
+{{if .CardsAttached}}  - {{t "mail_cards_attached" .}}
+{{end}}  - {{t "mail_nothing_else" .}} {{.PortalURL}}
 
 {{.Club}}
 `))
 
-// ConfirmationText is the text/plain part of the confirmation.
-func ConfirmationText(m ConfirmationMailModel) (string, error) { return execText(confirmationText, m) }
+// ConfirmationText is the text/plain part of the confirmation, in the
+// language of ctx.
+func ConfirmationText(ctx context.Context, m ConfirmationMailModel) (string, error) {
+	return execTextIn(ctx, confirmationText, m)
+}
 
 // ResumeMailModel is the e-mail with the link back to a suspended registration.
 type ResumeMailModel struct {
@@ -182,6 +188,31 @@ Questions? Write to {{.Contact}}.
 func ExpiryText(m MemberMailModel) (string, error) { return execText(expiryText, m) }
 
 // execText runs a text part's template.
+// textFuncs are the functions of the text parts' templates; t stands in
+// until execTextIn binds it to a language.
+var textFuncs = template.FuncMap{"t": func(id string, _ any) string { return id }}
+
+// execTextIn runs a text part whose texts are messages ({{t "id" .}},
+// filled from the model) in the language of ctx.
+func execTextIn(ctx context.Context, t *template.Template, data any) (string, error) {
+	l := lang.Of(ctx)
+	bound, err := t.Clone()
+	if err != nil {
+		return "", err
+	}
+	bound.Funcs(template.FuncMap{"t": func(id string, m any) string { return l.T(id, modelData(m)) }})
+	return execText(bound, data)
+}
+
+// modelData is a view model as a message's placeholder data.
+func modelData(m any) map[string]any {
+	switch v := m.(type) {
+	case ConfirmationMailModel:
+		return map[string]any{"Club": v.Club, "Period": v.Period}
+	}
+	return nil
+}
+
 func execText(t *template.Template, data any) (string, error) {
 	var b strings.Builder
 	if err := t.Execute(&b, data); err != nil {

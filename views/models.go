@@ -2,6 +2,8 @@
 // everything ready to print: no database, no services.
 package views
 
+import "context"
+
 // Chrome is what every page frame needs: its title and the asset addresses.
 type Chrome struct {
 	Title  string // without the "Error: " prefix; Error adds it
@@ -17,11 +19,11 @@ type Assets struct {
 }
 
 // FullTitle is the document title.
-func (c Chrome) FullTitle() string {
+func (c Chrome) FullTitle(ctx context.Context) string {
 	if c.Error {
-		return "Error: " + c.Title + " – Membership registration"
+		return tr(ctx, "title_error", map[string]any{"Title": c.Title})
 	}
-	return c.Title + " – Membership registration"
+	return tr(ctx, "title", map[string]any{"Title": c.Title})
 }
 
 // ErrorModel is an error page.
@@ -278,16 +280,16 @@ type BankTransferField struct {
 }
 
 // Fields lists the fields in the order banking apps ask for them.
-func (m BankTransferModel) Fields() []BankTransferField {
+func (m BankTransferModel) Fields(ctx context.Context) []BankTransferField {
 	fs := []BankTransferField{
-		{Key: "creditor", Label: bankTransferText.Creditor, Shown: m.Creditor, Copy: m.Creditor},
-		{Key: "iban", Label: bankTransferText.IBAN, Shown: m.IBAN, Copy: m.IBANCompact},
+		{Key: "creditor", Label: tr(ctx, "bank_transfer_creditor"), Shown: m.Creditor, Copy: m.Creditor},
+		{Key: "iban", Label: tr(ctx, "bank_transfer_iban"), Shown: m.IBAN, Copy: m.IBANCompact},
 	}
 	if m.BIC != "" {
-		fs = append(fs, BankTransferField{Key: "bic", Label: bankTransferText.BIC, Shown: m.BIC, Copy: m.BIC})
+		fs = append(fs, BankTransferField{Key: "bic", Label: tr(ctx, "bank_transfer_bic"), Shown: m.BIC, Copy: m.BIC})
 	}
 	return append(fs,
-		BankTransferField{Key: "amount", Label: bankTransferText.Amount, Shown: m.Currency + " " + m.Amount, Copy: m.Amount},
-		BankTransferField{Key: "reference", Label: bankTransferText.Reference, Shown: m.Reference, Copy: m.ReferenceCompact},
+		BankTransferField{Key: "amount", Label: tr(ctx, "bank_transfer_amount"), Shown: m.Currency + " " + m.Amount, Copy: m.Amount},
+		BankTransferField{Key: "reference", Label: tr(ctx, "bank_transfer_reference"), Shown: m.Reference, Copy: m.ReferenceCompact},
 	)
 }

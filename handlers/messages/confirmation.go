@@ -2,7 +2,9 @@ package messages
 
 import (
 	"context"
+
 	"fmt"
+	"golang.org/x/text/language"
 	"strconv"
 	"strings"
 
@@ -11,6 +13,7 @@ import (
 	"portal/handlers/mail"
 	"portal/views"
 	"portal/views/card"
+	"portal/views/lang"
 )
 
 // confirmation composes the confirmation after payment of the order in
@@ -29,27 +32,29 @@ func confirmation(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*mail
 	if err != nil {
 		return nil, err
 	}
+	l := memberLanguage(c.Language, c.Organisation.DefaultLanguage)
+	ctx = lang.With(ctx, l)
 	m := views.ConfirmationMailModel{
 		Club:      c.Organisation.Name,
-		Subject:   fmt.Sprintf("%s: your membership for %s is confirmed", c.Organisation.Name, c.Period.Name),
+		Subject:   l.T("mail_confirmation_subject", map[string]any{"Club": c.Organisation.Name, "Period": c.Period.Name}),
 		Reference: c.Reference,
 		Order:     strconv.FormatInt(c.Order.ID, 10),
-		Period:    periodText(c.Period),
-		Total:     engine.FormatMoney(c.Order.TotalMinor, c.Order.Currency),
+		Period:    periodText(l, c.Period),
+		Total:     l.Money(c.Order.TotalMinor, c.Order.Currency),
 		PortalURL: base + "/membership/register/" + strconv.FormatInt(c.Period.ID, 10),
 	}
 	for _, mem := range c.Members {
 		m.Members = append(m.Members, views.MailMemberModel{Name: mem.Person.FirstName + " " + mem.Person.LastName, Type: mem.Type.Name})
 	}
-	for _, l := range c.Order.Lines {
-		m.Lines = append(m.Lines, views.OrderLineModel{Description: l.Description, Amount: engine.FormatMoney(l.AmountMinor, l.Currency)})
+	for _, line := range c.Order.Lines {
+		m.Lines = append(m.Lines, views.OrderLineModel{Description: line.Description, Amount: l.Money(line.AmountMinor, line.Currency)})
 	}
 	out := &mail.Message{FromName: c.Organisation.Name, To: c.Recipients, Subject: m.Subject}
-	if out.Attachments, err = cards(ctx, d, c); err != nil {
+	if out.Attachments, err = cards(ctx, d, c, l); err != nil {
 		return nil, err
 	}
 	m.CardsAttached = len(out.Attachments) > 0
-	if out.Text, err = views.ConfirmationText(m); err != nil {
+	if out.Text, err = views.ConfirmationText(ctx, m); err != nil {
 		return nil, err
 	}
 	if out.HTML, err = render(ctx, views.ConfirmationMail(m)); err != nil {
@@ -59,8 +64,19 @@ func confirmation(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*mail
 }
 
 // periodText is a period's name and dates, as members read them.
-func periodText(p engine.MembershipPeriod) string {
-	return fmt.Sprintf("%s (%s – %s)", p.Name, p.StartDate.Format("2 January 2006"), p.EndDate.Format("2 January 2006"))
+func periodText(l lang.Language, p engine.MembershipPeriod) string {
+	return fmt.Sprintf("%s (%s – %s)", p.Name, l.Date(p.StartDate), l.Date(p.EndDate))
+}
+
+// memberLanguage is the language of a member's messages: the one they
+// registered in, else the organisation's default, with the default's
+// region for money when it is the same language (de-CH).
+func memberLanguage(registered, orgDefault string) lang.Language {
+	code := registered
+	if code == "" {
+		code, _, _ = strings.Cut(orgDefault, "-")
+	}
+	return lang.New(code, language.Make(orgDefault))
 }
 
 // permanentIfFinal makes the engine's not-found and conflict (an order
@@ -74,7 +90,7 @@ func permanentIfFinal(err error) error {
 
 // cards renders a membership card per member, its QR code linking to the
 // card's verification page.
-func cards(ctx context.Context, d Deps, c *engine.Confirmation) ([]mail.Attachment, error) {
+func cards(ctx context.Context, d Deps, c *engine.Confirmation, l lang.Language) ([]mail.Attachment, error) {
 	ids := make([]int64, len(c.Members))
 	for i, mem := range c.Members {
 		ids[i] = mem.Membership.ID
@@ -93,6 +109,9 @@ func cards(ctx context.Context, d Deps, c *engine.Confirmation) ([]mail.Attachme
 			Club: c.Organisation.Name, Name: mem.Person.FirstName + " " + mem.Person.LastName, Type: mem.Type.Name,
 			Period: c.Period.Name, ValidFrom: c.Period.StartDate, ValidTo: c.Period.EndDate,
 			VerifyURL: d.BaseURL + "/verify/" + tokens[mem.Membership.ID], Issued: issued,
+			Texts: card.Texts{Title: l.T("title_verify"), Membership: l.T("verify_membership"), Period: l.T("verify_period"),
+				Valid: l.T("card_valid"), Scan: l.T("card_scan")},
+			Dates: l.Date(c.Period.StartDate) + " – " + l.Date(c.Period.EndDate),
 		})
 		if err != nil {
 			return nil, jobs.Permanent(err)

@@ -39,7 +39,20 @@ type Model struct {
 	VerifyURL string
 	// Issued dates the document (its creation date); fixed per card.
 	Issued time.Time
+	// Texts are the card's labels in the member's language; zero is English.
+	Texts Texts
+	// Dates is the validity as the member reads it ("1. März 2027 – …");
+	// "" writes ValidFrom and ValidTo in English.
+	Dates string
 }
+
+// Texts are the labels printed on a card.
+type Texts struct {
+	Title, Membership, Period, Valid, Scan string
+}
+
+// english are the labels of a card without Texts.
+var english = Texts{Title: "Membership card", Membership: "Membership", Period: "Period", Valid: "Valid", Scan: "Scan to verify"}
 
 // Render returns the card as a PDF of credit-card proportions (85.6 × 54 mm
 // scaled up to 171.2 × 108 mm, easy to read on a phone and to print).
@@ -49,7 +62,13 @@ func Render(m Model) ([]byte, error) {
 	pdf.SetModificationDate(m.Issued.UTC())
 	pdf.SetCatalogSort(true)
 	pdf.SetProducer("portal", true)
-	pdf.SetTitle(clean("Membership card "+m.Name), true)
+	if m.Texts == (Texts{}) {
+		m.Texts = english
+	}
+	if m.Dates == "" {
+		m.Dates = m.ValidFrom.Format("2 Jan 2006") + " – " + m.ValidTo.Format("2 Jan 2006")
+	}
+	pdf.SetTitle(clean(m.Texts.Title+" "+m.Name), true)
 	pdf.SetAutoPageBreak(false, 0)
 	pdf.SetMargins(0, 0, 0)
 	pdf.AddUTF8FontFromBytes("DejaVu", "", regular)
@@ -66,7 +85,7 @@ func Render(m Model) ([]byte, error) {
 	pdf.CellFormat(151, 8, clean(m.Club), "", 0, "L", false, 0, "")
 	pdf.SetFont("DejaVu", "", 10)
 	pdf.SetXY(10, 14)
-	pdf.CellFormat(151, 6, "Membership card", "", 0, "L", false, 0, "")
+	pdf.CellFormat(151, 6, m.Texts.Title, "", 0, "L", false, 0, "")
 
 	pdf.SetTextColor(30, 41, 59)
 	pdf.SetFont("DejaVu", "B", 18)
@@ -74,9 +93,9 @@ func Render(m Model) ([]byte, error) {
 	pdf.MultiCell(100, 8, clean(m.Name), "", "L", false)
 	y := pdf.GetY() + 3
 	rows := [][2]string{
-		{"Membership", m.Type},
-		{"Period", m.Period},
-		{"Valid", m.ValidFrom.Format("2 Jan 2006") + " – " + m.ValidTo.Format("2 Jan 2006")},
+		{m.Texts.Membership, m.Type},
+		{m.Texts.Period, m.Period},
+		{m.Texts.Valid, m.Dates},
 	}
 	for _, r := range rows {
 		pdf.SetFont("DejaVu", "", 9)
@@ -103,7 +122,7 @@ func Render(m Model) ([]byte, error) {
 	pdf.ImageOptions("qr", 118, 32, 46, 46, false, fpdf.ImageOptions{ImageType: "PNG"}, 0, m.VerifyURL)
 	pdf.SetFont("DejaVu", "", 7)
 	pdf.SetXY(112, 80)
-	pdf.CellFormat(58, 4, "Scan to verify", "", 0, "C", false, 0, "")
+	pdf.CellFormat(58, 4, m.Texts.Scan, "", 0, "C", false, 0, "")
 
 	var out bytes.Buffer
 	if err := pdf.Output(&out); err != nil {

@@ -1,0 +1,300 @@
+package handlers_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/PuerkitoBio/goquery"
+	"github.com/uptrace/bun"
+	"golang.org/x/net/html"
+	"golang.org/x/text/language"
+
+	"portal/engine"
+	"portal/engine/dbtest"
+	"portal/views/lang"
+)
+
+// englishCatalogue is every English page text long enough to be telling,
+// cut at its placeholders, that German does not share.
+func englishCatalogue(t *testing.T) []string {
+	t.Helper()
+	raw, err := lang.LocaleFile("en")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var en map[string]string
+	if err := json.Unmarshal(raw, &en); err != nil {
+		t.Fatal(err)
+	}
+	de := lang.New("de", language.Und)
+	placeholder := regexp.MustCompile(`\{\{[^}]*\}\}`)
+	var out []string
+	for id, text := range en {
+		if de.T(id) == text {
+			continue // the same word in both (IBAN, Total)
+		}
+		for _, part := range placeholder.Split(text, -1) {
+			if part = strings.TrimSpace(part); len(part) >= 8 {
+				out = append(out, part)
+			}
+		}
+	}
+	return out
+}
+
+// englishWords are words no German page text has; the page's data (names,
+// the definition's questions and options, order lines) is taken out first.
+var englishWords = regexp.MustCompile(`(?i)\b(the|and|your|you|Continue|Back|Error|Question|Step|Please|Choose|Yes|Pay|Check|Start|Born|Available|Registered)\b`)
+
+// pageData collects the texts of a registration that are data, not the
+// portal's: people's names, the club's and the period's names, and the
+// order lines (membership types and price rules, which staff name). The
+// definition's questions and options are not data: the demo definition
+// carries them in German.
+type pageData map[string]bool
+
+// collect adds the data texts of a page.
+func (d pageData) collect(p page) {
+	p.doc.Find(`label span.font-medium, label[for], [data-testid="brand-name"], p.text-brand-800, [data-testid="order-lines"] tbody td:first-child`).Each(func(_ int, s *goquery.Selection) {
+		if t := strings.TrimSpace(s.Text()); t != "" {
+			d[t] = true
+		}
+	})
+}
+
+// chromeText is the text of a page without its data.
+func (d pageData) chromeText(p page) string {
+	doc := goquery.CloneDocument(p.doc)
+	doc.Find(`[data-testid="language-switcher"], script, style`).Remove()
+	text := spacedText(doc.Find("title")) + " " + spacedText(doc.Find("body"))
+	texts := make([]string, 0, len(d))
+	for t := range d {
+		texts = append(texts, t)
+	}
+	sort.Slice(texts, func(i, j int) bool { return len(texts[i]) > len(texts[j]) })
+	for _, t := range texts {
+		text = strings.ReplaceAll(text, t, " ")
+	}
+	return text
+}
+
+// spacedText is the text of a selection with its text nodes apart, so
+// that words of adjacent elements do not run together.
+func spacedText(s *goquery.Selection) string {
+	var b strings.Builder
+	var walk func(n *html.Node)
+	walk = func(n *html.Node) {
+		if n.Type == html.TextNode {
+			b.WriteString(n.Data)
+			b.WriteByte(' ')
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			walk(c)
+		}
+	}
+	for _, n := range s.Nodes {
+		walk(n)
+	}
+	return b.String()
+}
+
+// expectGerman fails when a page is not German: its lang, an English text
+// of the catalogue or an English word outside the page's data.
+func (d pageData) expectGerman(t *testing.T, name string, p page, catalogue []string) {
+	t.Helper()
+	if l := p.doc.Find("html").AttrOr("lang", ""); l != "de" {
+		t.Errorf("%s: <html lang=%q>, want de", name, l)
+	}
+	d.collect(p)
+	text := d.chromeText(p)
+	for _, en := range catalogue {
+		if strings.Contains(text, en) {
+			t.Errorf("%s shows the English %q", name, en)
+		}
+	}
+	if w := englishWords.FindAllString(text, -1); len(w) > 0 {
+		t.Errorf("%s shows English words %v in:\n%s", name, w, strings.Join(strings.Fields(text), " "))
+	}
+}
+
+// TestRegistrationInGerman walks the registration with German chosen in
+// the switcher: every page of the flow, its errors included, is German;
+// switching to French keeps the answers.
+func TestRegistrationInGerman(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		env := newEnv(t, db)
+		c := env.browserLogin("demo")
+		catalogue := englishCatalogue(t)
+		data := pageData{}
+
+		switched := env.get(c, "/membership/register/1?lang=de")
+		expectRedirect(t, switched, "/membership/register/1")
+		if ck := switched.header.Get("Set-Cookie"); !strings.Contains(ck, "portal_lang=de") || !strings.Contains(ck, "HttpOnly") {
+			t.Fatalf("switch cookie %q", ck)
+		}
+		overview := env.get(c, "/membership/register/1")
+		data.expectGerman(t, "overview", overview, catalogue)
+		if got := overview.testid("person-status").First().Text(); got != "Verfügbar" {
+			t.Fatalf("status %q", got)
+		}
+		if cur := overview.testid("lang-de").AttrOr("aria-current", ""); cur != "true" || overview.testid("lang-fr").AttrOr("href", "") != "/membership/register/1?lang=fr" {
+			t.Fatalf("switcher:\n%s", overview.testid("language-switcher").Text())
+		}
+
+		none := env.post(c, "/membership/register/1/persons", url.Values{})
+		data.expectGerman(t, "selection with an error", none, catalogue)
+		if !strings.HasPrefix(none.doc.Find("title").Text(), "Fehler: ") || !strings.Contains(none.testid("error-summary").Text(), "Es gibt ein Problem") ||
+			!strings.Contains(none.testid("error-summary").Text(), "Wählen Sie mindestens eine Person aus.") {
+			t.Fatalf("error page: %q\n%s", none.doc.Find("title").Text(), none.testid("error-summary").Text())
+		}
+		expectRedirect(t, env.post(c, "/membership/register/1/persons", url.Values{"person": {"1", "3"}}), "/membership/register/1/step/1")
+		data.expectGerman(t, "question 1", env.get(c, "/membership/register/1/step/1"), catalogue)
+
+		// A validation message of the engine, translated (the phone step's own
+		// format message is the definition's text: data).
+		step2 := env.get(c, "/membership/register/1/step/2")
+		expectRedirect(t, step2, "/membership/register/1/step/1")
+		env.post(c, "/membership/register/1/step/1", url.Values{"answer-1": {"0612345678"}, "answer-3": {"0687654321"}})
+		empty := env.post(c, "/membership/register/1/step/2", url.Values{})
+		data.expectGerman(t, "question with an error", empty, catalogue)
+		if got := empty.doc.Find("#answer-1-error").Text(); got != "Eine Antwort ist erforderlich." {
+			t.Fatalf("required message %q", got)
+		}
+		if got := empty.testid("progress").Text(); got != "Frage 2 von 8" {
+			t.Fatalf("progress %q", got)
+		}
+		env.post(c, "/membership/register/1/step/2", url.Values{"answer-1": {"M"}, "answer-3": {"S"}})
+
+		// Switching to French mid-registration keeps the saved answers.
+		expectRedirect(t, env.get(c, "/membership/register/1/step/3?lang=fr"), "/membership/register/1/step/3")
+		expectRedirect(t, env.post(c, "/membership/register/1/back", url.Values{"step": {"3"}}), "/membership/register/1/step/2")
+		fr := env.get(c, "/membership/register/1/step/2")
+		if fr.doc.Find("html").AttrOr("lang", "") != "fr" || fr.doc.Find("#answer-1 option[selected]").AttrOr("value", "") != "M" ||
+			fr.testid("submit").Text() != "Continuer" || fr.testid("progress").Text() != "Question 2 sur 8" {
+			t.Fatalf("French step 2: lang %q, answer %q, button %q", fr.doc.Find("html").AttrOr("lang", ""),
+				fr.doc.Find("#answer-1 option[selected]").AttrOr("value", ""), fr.testid("submit").Text())
+		}
+		expectRedirect(t, env.get(c, "/membership/register/1/step/2?lang=de"), "/membership/register/1/step/2")
+		env.post(c, "/membership/register/1/step/2", url.Values{"answer-1": {"M"}, "answer-3": {"S"}})
+
+		// The remaining steps, each submitted as the page shows it, checked on the way.
+		answers := map[int]url.Values{3: {"answer-1": {"1"}}, 4: {}, 6: {"answer-3": {"1"}}, 7: {"one": {"1"}}, 8: {"answer-1": {"1"}, "answer-3": {"1"}}}
+		for _, step := range []int{3, 4, 6, 7, 8} {
+			p := env.get(c, "/membership/register/1/step/"+strconv.Itoa(step))
+			data.expectGerman(t, "question "+strconv.Itoa(step), p, catalogue)
+			env.post(c, "/membership/register/1/step/"+strconv.Itoa(step), answers[step])
+		}
+		review := env.get(c, "/membership/register/1/review")
+		data.expectGerman(t, "review", review, catalogue)
+		if review.testid("confirm").Text() != "Bestätigen und bezahlen" || !strings.Contains(review.testid("order-total").Text(), "184,50") {
+			t.Fatalf("review: %q %q", review.testid("confirm").Text(), review.testid("order-total").Text())
+		}
+		version := review.doc.Find(`input[name="version"]`).AttrOr("value", "")
+		expectRedirect(t, env.post(c, "/membership/register/1/confirm", url.Values{"version": {version}}), "/membership/register/1/done")
+		done := env.get(c, "/membership/register/1/done")
+		data.expectGerman(t, "done", done, catalogue)
+
+		var language string
+		if err := db.NewRaw("SELECT language FROM process_instances WHERE user_key = 'demo'").Scan(t.Context(), &language); err != nil || language != "de" {
+			t.Fatalf("the registration's language %q (%v), want de", language, err)
+		}
+
+		payURL, _ := url.Parse(done.testid("pay-now").AttrOr("href", ""))
+		failed := env.followPayment(c, payURL, "failed")
+		data.expectGerman(t, "failed payment", failed, catalogue)
+		if !strings.HasPrefix(failed.doc.Find("title").Text(), "Fehler: Die Zahlung ist fehlgeschlagen") {
+			t.Fatalf("failed title %q", failed.doc.Find("title").Text())
+		}
+		missing := env.get(c, "/membership/register/99")
+		data.expectGerman(t, "unknown period", missing, catalogue)
+	})
+}
+
+// TestLanguageFromBrowserAndOrganisation: without a choice, the browser's
+// Accept-Language decides, within the organisation's enabled languages;
+// a language the organisation does not enable cannot be chosen.
+func TestLanguageFromBrowserAndOrganisation(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		env := newEnvWith(t, db, envOptions{tenantRefresh: -1})
+		c := env.browserLogin("demo")
+		if l := env.get(c, "/membership/register/1", "Accept-Language", "fr-CH, fr;q=0.9").doc.Find("html").AttrOr("lang", ""); l != "fr" {
+			t.Fatalf("Accept-Language fr: lang %q", l)
+		}
+		if l := env.get(c, "/membership/register/1", "Accept-Language", "it").doc.Find("html").AttrOr("lang", ""); l != "en" {
+			t.Fatalf("Accept-Language it: lang %q, want the organisation's default en", l)
+		}
+		// The organisation offers English and German only.
+		if _, err := db.NewUpdate().Model((*engine.Organisation)(nil)).Set("enabled_languages = ?", "en,de").Where("id = 1").Exec(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		p := env.get(c, "/membership/register/1", "Accept-Language", "fr")
+		if l := p.doc.Find("html").AttrOr("lang", ""); l != "en" || p.testid("lang-fr").Length() != 0 || p.testid("lang-de").Length() != 1 {
+			t.Fatalf("French not enabled: lang %q, switcher %q", l, p.testid("language-switcher").Text())
+		}
+		refused := env.get(c, "/membership/register/1?lang=fr")
+		if refused.status != http.StatusSeeOther || strings.Contains(refused.header.Get("Set-Cookie"), "portal_lang") {
+			t.Fatalf("a language not enabled was stored: %d %q", refused.status, refused.header.Get("Set-Cookie"))
+		}
+	})
+}
+
+// TestAdminEnabledLanguages: the admin API reads and sets an organisation's
+// languages; a language the portal does not ship, a repeated one or none is
+// refused with the field named, and changes nothing.
+func TestAdminEnabledLanguages(t *testing.T) {
+	env := newTenantEnv(t, dbtest.SQLite(t), envOptions{})
+	key, _ := env.apiKey(2, engine.ScopeWrite)
+	var org struct {
+		EnabledLanguages []string `json:"enabledLanguages"`
+	}
+	env.admin(key, http.MethodGet, "/api/admin/organisation", nil).json(t, &org)
+	if strings.Join(org.EnabledLanguages, ",") != "en,de,fr" {
+		t.Fatalf("default languages %v", org.EnabledLanguages)
+	}
+	for _, bad := range [][]string{{"en", "it"}, {"de", "de"}, {}} {
+		res := env.admin(key, http.MethodPatch, "/api/admin/organisation", map[string]any{"enabledLanguages": bad})
+		e := expectHTTPError(t, res, http.StatusUnprocessableEntity, "/api/admin/organisation")
+		if len(e.Errors) != 1 || e.Errors[0].Field != "enabledLanguages" {
+			t.Errorf("%v: errors %+v", bad, e.Errors)
+		}
+	}
+	res := env.admin(key, http.MethodPatch, "/api/admin/organisation", map[string]any{"enabledLanguages": []string{"fr", "de"}})
+	res.json(t, &org)
+	if res.status != http.StatusOK || strings.Join(org.EnabledLanguages, ",") != "fr,de" {
+		t.Fatalf("PATCH: %d %v", res.status, org.EnabledLanguages)
+	}
+}
+
+// TestFormAPIInTheBrowsersLanguage: the form API gives the question and
+// the person validation messages in the Accept-Language language.
+func TestFormAPIInTheBrowsersLanguage(t *testing.T) {
+	env := newEnv(t, dbtest.SQLite(t))
+	c := env.newClient()
+	f := env.startDemo(c)
+	res, _ := env.next(c, f.ProcessID, 0, []map[string]any{{"id": 1}, {"id": 3}})
+	if res.status != http.StatusOK {
+		t.Fatalf("selection: %d %s", res.status, res.body)
+	}
+	body := map[string]any{"processId": f.ProcessID, "step": 1, "people": []map[string]any{{"id": 1, "answer": "12"}, {"id": 3, "answer": ""}}}
+	bad := env.do(c, http.MethodPost, "/api/forms/next", body, "Accept-Language", "fr-CH, fr;q=0.9")
+	if bad.status != http.StatusUnprocessableEntity || !strings.Contains(string(bad.body), "Le numéro de téléphone doit comporter 10 chiffres") ||
+		!strings.Contains(string(bad.body), "Une réponse est obligatoire.") {
+		t.Fatalf("French validation: %d %s", bad.status, bad.body)
+	}
+	if bad.header.Get("Content-Language") != "fr" {
+		t.Errorf("Content-Language %q", bad.header.Get("Content-Language"))
+	}
+	body["people"] = []map[string]any{{"id": 1, "answer": "0612345678"}, {"id": 3, "answer": "0687654321"}}
+	ok := env.do(c, http.MethodPost, "/api/forms/next", body, "Accept-Language", "de")
+	var next form
+	ok.json(t, &next)
+	if ok.status != http.StatusOK || next.Question == nil || *next.Question != "Grösse des Vereinsshirts" || len(next.Options) == 0 {
+		t.Fatalf("German question 2: %d %s", ok.status, ok.body)
+	}
+}

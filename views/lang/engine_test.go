@@ -1,0 +1,5 @@
+package lang
+
+import "portal/engine"
+
+var engineLanguages = engine.Languages
