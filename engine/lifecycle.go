@@ -255,6 +255,14 @@ func ScheduleLifecycle(r *jobs.Runner, db *bun.DB, mode ArchiveMode, now func() 
 		}
 		return err
 	})
+	r.Every(KindQueueRenewals, 24*time.Hour)
+	r.Handle(KindQueueRenewals, func(ctx context.Context, _ *jobs.Job) error {
+		n, err := QueueRenewalPrompts(ctx, db, now(), func(int64) int { return DefaultRenewalLeadDays })
+		if n > 0 {
+			log.Info("next periods open: renewal prompts queued", "households", n)
+		}
+		return err
+	})
 	r.Every(KindArchiveFinished, 24*time.Hour)
 	r.Handle(KindArchiveFinished, func(ctx context.Context, _ *jobs.Job) error {
 		n, err := ArchiveFinished(ctx, db, now(), mode)

@@ -287,13 +287,16 @@ func TestResumeLinkAfterADayIdle(t *testing.T) {
 			People: []engine.PersonInput{{ID: sam}}}); err != nil {
 			t.Fatal(err)
 		}
+		// Alex, a member last season, is prompted to renew meanwhile: only
+		// the resume links count here.
+		resumes := func() []mailtest.Received { return withSubject(t, srv.Received(), "your registration is waiting") }
 		for hour := 1; hour <= 25; hour++ {
 			e.run(t, time.Hour)
-			if hour < 24 && len(srv.Received()) > 0 {
+			if hour < 24 && len(resumes()) > 0 {
 				t.Fatalf("a resume link after %d hours", hour)
 			}
 		}
-		got := srv.Wait(t, 1)
+		got := resumes()
 		if len(got) != 1 || strings.Join(got[0].To, ",") != "sam.morgan@example.org" {
 			t.Fatalf("received %d, to %v", len(got), got[0].To)
 		}
@@ -521,4 +524,89 @@ func TestWelcomeAndExpiryReminder(t *testing.T) {
 			t.Fatalf("near the end: %v, want %d of %q", got, active, want)
 		}
 	})
+}
+
+// TestRenewalPrompts: when the next season is open, each household of the
+// ending season gets one prompt, from the lead time before its end on,
+// naming only the persons not registered yet, with the hash link into the
+// next season and List-Unsubscribe; re-runs send nothing more.
+func TestRenewalPrompts(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		e := newScheduledEnv(t, db)
+		srv, clk := e.srv, e.clk
+		messages.Register(e.r, messages.Deps{DB: db, Sender: e.sender, BaseURL: "https://portal.example", HashSecret: "renewal-secret-0123456789",
+			UnsubscribeAddress: "portal@club.example", Now: clk.Now})
+		demo := enginetest.Seed(t, db, engine.WithClock(clk.Now))
+		demo.Pay(demo.Commit(alex, robin))
+		next := demo.OpenNextPeriod()
+		// Jamie (seeded as a member of this season) is registered for the
+		// next one already; Kim, of another household, is not.
+		if _, err := db.NewInsert().Model(&engine.Membership{PersonID: 4, PeriodID: next.ID, MembershipTypeID: 2, MemberType: engine.MemberRenewal,
+			Status: engine.MembershipPending, CreatedAt: clk.Now()}).Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+		kim := &engine.Person{OrganisationID: 1, FirstName: "Kim", LastName: "Lee", DateOfBirth: time.Date(1990, 1, 1, 0, 0, 0, 0, time.UTC), Email: "kim@example.org"}
+		if _, err := db.NewInsert().Model(kim).Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.NewInsert().Model(&engine.UserPerson{UserKey: "kim-key", PersonID: kim.ID, OrganisationID: 1}).Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.NewInsert().Model(&engine.Membership{PersonID: kim.ID, PeriodID: engine.DemoPeriodID, MembershipTypeID: 1, MemberType: engine.MemberNew,
+			Status: engine.MembershipActive, CreatedAt: clk.Now(), ActivatedAt: ptrTime(clk.Now())}).Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+		engine.ScheduleLifecycle(e.r, db, engine.ArchiveKeep, clk.Now, e.quiet)
+		prompts := func() []mailtest.Received { return withSubject(t, srv.Received(), "renew your membership") }
+		var ending engine.MembershipPeriod
+		if err := db.NewSelect().Model(&ending).Where("id = ?", engine.DemoPeriodID).Scan(ctx); err != nil {
+			t.Fatal(err)
+		}
+		endNoon := time.Date(ending.EndDate.Year(), ending.EndDate.Month(), ending.EndDate.Day(), 12, 0, 0, 0, time.UTC)
+		e.run(t, endNoon.AddDate(0, 0, -engine.DefaultRenewalLeadDays-1).Sub(clk.Now()))
+		if got := prompts(); len(got) != 0 {
+			t.Fatalf("%d prompts before the lead time", len(got))
+		}
+		e.run(t, 48*time.Hour)
+		e.run(t, 24*time.Hour)
+		got := prompts()
+		if len(got) != 2 {
+			t.Fatalf("%d prompts, want one per household (2)", len(got))
+		}
+		byTo := map[string]string{}
+		for _, m := range got {
+			h, parts := decoded(t, m.Data)
+			if !strings.Contains(h.Get("List-Unsubscribe"), "mailto:portal@club.example") {
+				t.Fatalf("no List-Unsubscribe: %v", h)
+			}
+			byTo[strings.Join(m.To, ",")] = parts["text/plain"]
+		}
+		demoText, kimText := byTo["alex.morgan@example.org"], byTo["kim@example.org"]
+		link := "https://portal.example/membership/register/3?u=" + engine.DemoUserKey + "&h=" + hashlink.Sign("renewal-secret-0123456789", engine.DemoUserKey)
+		if !strings.Contains(demoText, link) || !strings.Contains(demoText, "Alex and Robin") || strings.Contains(demoText, "Jamie") {
+			t.Fatalf("the household's prompt (want %s, Alex and Robin, not Jamie):\n%s", link, demoText)
+		}
+		if !strings.Contains(kimText, "/membership/register/3?u=kim-key&h=") || !strings.Contains(kimText, next.Name) {
+			t.Fatalf("Kim's prompt:\n%s", kimText)
+		}
+		if n, err := db.NewSelect().Model((*engine.OutboxMessage)(nil)).Where("kind = ?", engine.KindRenewalPrompt).Count(ctx); err != nil || n != 2 {
+			t.Fatalf("%d renewal messages queued, %v", n, err)
+		}
+	})
+}
+
+func ptrTime(t time.Time) *time.Time { return &t }
+
+// withSubject are the messages whose subject contains part.
+func withSubject(t *testing.T, got []mailtest.Received, part string) []mailtest.Received {
+	t.Helper()
+	var out []mailtest.Received
+	for _, m := range got {
+		h, _ := decoded(t, m.Data)
+		if s, _ := new(mime.WordDecoder).DecodeHeader(h.Get("Subject")); strings.Contains(s, part) {
+			out = append(out, m)
+		}
+	}
+	return out
 }
