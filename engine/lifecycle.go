@@ -19,7 +19,9 @@ import (
 // a second run finds nothing left to do.
 
 // SuspendAfter is how long a RUNNING registration may sit without
-// activity (its last write) before it is SUSPENDED.
+// activity (its last write or, at a coarser grain, page view: see
+// TouchActivity) before it is SUSPENDED, unless its organisation chose
+// otherwise (MessageSettings.ResumeAfter).
 const SuspendAfter = 24 * time.Hour
 
 // ArchiveAfter is how long after it ended a finished registration keeps
@@ -38,18 +40,26 @@ type ResumeLinkPayload struct {
 	PersonIDs  []int64 `json:"personIds"`
 }
 
-// SuspendIdle moves RUNNING registrations without activity since
-// now-SuspendAfter to SUSPENDED and queues a resume-link message for each,
+// SuspendIdle moves RUNNING registrations without activity for their
+// organisation's MessageSettings.ResumeAfter to SUSPENDED and queues a resume-link message for each,
 // in one transaction. The message's key names the instance and its last
 // activity, so a re-run sends nothing twice while a registration that is
 // resumed and left alone again gets a new message. It returns how many it
 // suspended.
 func SuspendIdle(ctx context.Context, db *bun.DB, now time.Time) (int, error) {
 	now = now.UTC()
+	settings, err := AllMessageSettings(ctx, db)
+	if err != nil {
+		return 0, err
+	}
+	shortest := SuspendAfter
+	for _, s := range settings {
+		shortest = min(shortest, s.ResumeAfter)
+	}
 	n := 0
-	err := inTx(ctx, db, func(ctx context.Context, tx bun.Tx) error {
+	err = inTx(ctx, db, func(ctx context.Context, tx bun.Tx) error {
 		var idle []ProcessInstance
-		q := tx.NewSelect().Model(&idle).Where("status = ? AND updated_at < ?", StateRunning, now.Add(-SuspendAfter)).
+		q := tx.NewSelect().Model(&idle).Where("status = ? AND updated_at < ?", StateRunning, now.Add(-shortest)).
 			OrderExpr("id").Limit(500)
 		if tx.Dialect().Name() == dialect.PG {
 			q = q.For("UPDATE SKIP LOCKED")
@@ -60,6 +70,9 @@ func SuspendIdle(ctx context.Context, db *bun.DB, now time.Time) (int, error) {
 		for i := range idle {
 			inst := &idle[i]
 			lastActive := inst.UpdatedAt
+			if now.Sub(lastActive) < settings.Of(inst.OrganisationID).ResumeAfter {
+				continue // its organisation waits longer
+			}
 			res, err := tx.NewUpdate().Model((*ProcessInstance)(nil)).Set("status = ?", StateSuspended).Set("version = version + 1").
 				Where("id = ? AND version = ? AND status = ?", inst.ID, inst.Version, StateRunning).Exec(ctx)
 			if err != nil {
@@ -192,25 +205,24 @@ func ArchiveFinished(ctx context.Context, db *bun.DB, now time.Time, mode Archiv
 	return n, nil
 }
 
-// ResumeContext is the club's name and the selected persons' names of a
+// ResumeContext is the organisation and the selected persons' names of a
 // suspended registration, for its resume-link message.
-func ResumeContext(ctx context.Context, db bun.IDB, p ResumeLinkPayload) (club string, persons []string, err error) {
+func ResumeContext(ctx context.Context, db bun.IDB, p ResumeLinkPayload) (org Organisation, persons []string, err error) {
 	period, err := loadPeriod(ctx, db, p.PeriodID)
 	if err != nil {
-		return "", nil, err
+		return org, nil, err
 	}
-	var org Organisation
 	if err := db.NewSelect().Model(&org).Where("id = ?", period.OrganisationID).Scan(ctx); err != nil {
-		return "", nil, notFoundOr(err, "organisation")
+		return org, nil, notFoundOr(err, "organisation")
 	}
 	ps, err := personsByID(ctx, db, p.PersonIDs)
 	if err != nil {
-		return "", nil, err
+		return org, nil, err
 	}
 	for _, person := range ps {
 		persons = append(persons, person.FirstName+" "+person.LastName)
 	}
-	return org.Name, persons, nil
+	return org, persons, nil
 }
 
 // Job kinds of the lifecycle schedules.
@@ -233,7 +245,7 @@ func ScheduleLifecycle(r *jobs.Runner, db *bun.DB, mode ArchiveMode, now func() 
 	})
 	r.Every(KindQueueReminders, 24*time.Hour)
 	r.Handle(KindQueueReminders, func(ctx context.Context, _ *jobs.Job) error {
-		n, err := QueueUnpaidReminders(ctx, db, now(), DefaultUnpaidReminderDays)
+		n, err := QueueUnpaidReminders(ctx, db, now())
 		if n > 0 {
 			log.Info("queued unpaid reminders", "count", n)
 		}
@@ -249,7 +261,7 @@ func ScheduleLifecycle(r *jobs.Runner, db *bun.DB, mode ArchiveMode, now func() 
 	})
 	r.Every(KindQueueExpiry, 24*time.Hour)
 	r.Handle(KindQueueExpiry, func(ctx context.Context, _ *jobs.Job) error {
-		n, err := QueueExpiryReminders(ctx, db, now(), DefaultExpiryReminderDays)
+		n, err := QueueExpiryReminders(ctx, db, now())
 		if n > 0 {
 			log.Info("memberships ending soon: expiry reminders queued", "count", n)
 		}
@@ -257,7 +269,7 @@ func ScheduleLifecycle(r *jobs.Runner, db *bun.DB, mode ArchiveMode, now func() 
 	})
 	r.Every(KindQueueRenewals, 24*time.Hour)
 	r.Handle(KindQueueRenewals, func(ctx context.Context, _ *jobs.Job) error {
-		n, err := QueueRenewalPrompts(ctx, db, now(), func(int64) int { return DefaultRenewalLeadDays })
+		n, err := QueueRenewalPrompts(ctx, db, now())
 		if n > 0 {
 			log.Info("next periods open: renewal prompts queued", "households", n)
 		}

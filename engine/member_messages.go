@@ -24,11 +24,6 @@ const (
 	KindQueueExpiry   = "reminders.expiry"
 )
 
-// DefaultExpiryReminderDays is how long before its period ends a
-// membership's reminder goes out: time enough to plan next season, not so
-// long that it reads as a renewal request. Per organisation later.
-const DefaultExpiryReminderDays = 30
-
 // MemberMessagePayload names what a membership message is about.
 type MemberMessagePayload struct {
 	PersonID       int64 `json:"personId"`
@@ -90,12 +85,14 @@ func QueueWelcomes(ctx context.Context, db *bun.DB, now time.Time) (int, error) 
 }
 
 // QueueExpiryReminders queues the reminder of every active membership
-// whose period ends within days of now (and has not ended). It returns how
-// many memberships it found (reminders queued before count again; their
-// keys keep them single).
-func QueueExpiryReminders(ctx context.Context, db *bun.DB, now time.Time, days int) (int, error) {
-	if days <= 0 {
-		return 0, fmt.Errorf("expiry reminder days must be positive: %d", days)
+// whose period ends within its organisation's expiry reminder days
+// (MessageSettings.ExpiryReminderDays) of now and has not ended. It
+// returns how many memberships it found (reminders queued before count
+// again; their keys keep them single).
+func QueueExpiryReminders(ctx context.Context, db *bun.DB, now time.Time) (int, error) {
+	settings, err := AllMessageSettings(ctx, db)
+	if err != nil {
+		return 0, err
 	}
 	today := now.UTC().Truncate(24 * time.Hour)
 	// The periods ending in the window, decided in Go on the dates as
@@ -108,7 +105,7 @@ func QueueExpiryReminders(ctx context.Context, db *bun.DB, now time.Time, days i
 	var ending []int64
 	for _, p := range periods {
 		end := time.Date(p.EndDate.Year(), p.EndDate.Month(), p.EndDate.Day(), 0, 0, 0, 0, time.UTC)
-		if !end.Before(today) && !end.After(today.AddDate(0, 0, days)) {
+		if !end.Before(today) && !end.After(today.AddDate(0, 0, settings.Of(p.OrganisationID).ExpiryReminderDays)) {
 			ending = append(ending, p.ID)
 		}
 	}

@@ -28,7 +28,8 @@ const (
 )
 
 // DefaultRenewalLeadDays is how long before the ending period's last day
-// the prompts start when the next period opens early: a next season that
+// the prompts start when the next period opens early (unless the
+// organisation chose otherwise): a next season that
 // opens three months ahead does not ask members to renew three months
 // before their membership ends. A next period opening later prompts on
 // the day it opens.
@@ -62,12 +63,17 @@ func previousPeriod(periods map[int64]MembershipPeriod, next MembershipPeriod) *
 // QueueRenewalPrompts queues the renewal prompt of every household with
 // an active membership in a period whose next period accepts
 // registrations, for the persons not registered (pending or active) in the
-// next one. leadDays gives an organisation's renewal lead time. The keys
+// next one, from the organisation's renewal lead time
+// (MessageSettings.RenewalLeadDays) before the ending period's end. The keys
 // name the next period and the household, so re-runs, every instance's run
 // and a household's second person queue one message. It returns how many
 // households it found.
-func QueueRenewalPrompts(ctx context.Context, db *bun.DB, now time.Time, leadDays func(orgID int64) int) (int, error) {
+func QueueRenewalPrompts(ctx context.Context, db *bun.DB, now time.Time) (int, error) {
 	now = now.UTC()
+	settings, err := AllMessageSettings(ctx, db)
+	if err != nil {
+		return 0, err
+	}
 	today := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)
 	periods, err := periodsByID(ctx, db)
 	if err != nil {
@@ -89,7 +95,7 @@ func QueueRenewalPrompts(ctx context.Context, db *bun.DB, now time.Time, leadDay
 			continue
 		}
 		end := time.Date(prev.EndDate.Year(), prev.EndDate.Month(), prev.EndDate.Day(), 0, 0, 0, 0, time.UTC)
-		if today.Before(end.AddDate(0, 0, -leadDays(next.OrganisationID))) {
+		if today.Before(end.AddDate(0, 0, -settings.Of(next.OrganisationID).RenewalLeadDays)) {
 			continue
 		}
 		households, err := householdsToRenew(ctx, db, prev.ID, next.ID, next.OrganisationID)

@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"log/slog"
 	"mime"
 	"mime/multipart"
-	"log/slog"
 	netmail "net/mail"
 	"net/url"
 	"regexp"
@@ -50,7 +50,7 @@ func TestRenewalLinkOpensPrefilledRegistration(t *testing.T) {
 		at := ending.EndDate.AddDate(0, 0, -1).Add(12 * time.Hour)
 		r := jobs.New(db, jobs.Config{Logger: slog.New(slog.DiscardHandler), Now: func() time.Time { return at }})
 		messages.Register(r, messages.Deps{DB: db, Sender: sender, BaseURL: env.srv.URL, HashSecret: testSecret})
-		if _, err := engine.QueueRenewalPrompts(ctx, db, at, func(int64) int { return engine.DefaultRenewalLeadDays }); err != nil {
+		if _, err := engine.QueueRenewalPrompts(ctx, db, at); err != nil {
 			t.Fatal(err)
 		}
 		for {

@@ -337,7 +337,8 @@ func TestUnpaidReminders(t *testing.T) {
 		day(1)
 		got := srv.Wait(t, 1)
 		h, parts := decoded(t, got[0].Data)
-		if strings.Join(got[0].To, ",") != "alex.morgan@example.org" || h.Get("List-Unsubscribe") != "<mailto:portal@club.example?subject=unsubscribe>" ||
+		if strings.Join(got[0].To, ",") != "alex.morgan@example.org" || !strings.HasPrefix(h.Get("List-Unsubscribe"), "<https://portal.example/unsubscribe?t=") ||
+			!strings.HasSuffix(h.Get("List-Unsubscribe"), ", <mailto:portal@club.example?subject=unsubscribe>") || h.Get("List-Unsubscribe-Post") != "List-Unsubscribe=One-Click" ||
 			!strings.Contains(parts["text/plain"], "3 days ago") || !strings.Contains(parts["text/plain"], "u="+engine.DemoUserKey) || !strings.Contains(parts["text/html"], "EUR") {
 			t.Fatalf("day-3 reminder to %v, List-Unsubscribe %q:\n%s", got[0].To, h.Get("List-Unsubscribe"), parts["text/plain"])
 		}
@@ -355,7 +356,7 @@ func TestUnpaidReminders(t *testing.T) {
 		}
 		// Paid: a reminder queued before the payment is not sent.
 		demo.Pay(form)
-		if n, err := engine.QueueUnpaidReminders(ctx, db, clk.Now(), []int{3, 10, 20}); err != nil || n != 0 {
+		if n, err := engine.QueueUnpaidReminders(ctx, db, clk.Now()); err != nil || n != 0 {
 			t.Fatalf("reminders after paying: %d, %v", n, err)
 		}
 	})
@@ -373,7 +374,7 @@ func TestReminderOfAPaidOrderIsNotSent(t *testing.T) {
 	messages.Register(r, messages.Deps{DB: db, Sender: sender, BaseURL: "https://portal.example", HashSecret: "reminder-secret-0123456789", Now: clk.Now})
 	demo := enginetest.Seed(t, db)
 	form := demo.Commit(alex)
-	if n, err := engine.QueueUnpaidReminders(ctx, db, clk.Now(), engine.DefaultUnpaidReminderDays); err != nil || n != 1 {
+	if n, err := engine.QueueUnpaidReminders(ctx, db, clk.Now()); err != nil || n != 1 {
 		t.Fatalf("queued %d, %v", n, err)
 	}
 	demo.Pay(form)

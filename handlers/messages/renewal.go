@@ -37,7 +37,10 @@ func renewalPrompt(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*mai
 	for _, person := range r.Persons {
 		m.Persons = append(m.Persons, person.FirstName)
 	}
-	out := &mail.Message{FromName: m.Club, To: r.Recipients, Subject: m.Subject, Headers: reminderHeaders(d)}
+	out, err := envelope(ctx, d, r.Organisation, engine.OptOutRenewals, r.Recipients, m.Subject)
+	if err != nil {
+		return nil, err
+	}
 	if out.Text, err = views.RenewalText(m); err != nil {
 		return nil, err
 	}
