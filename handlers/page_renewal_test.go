@@ -36,32 +36,18 @@ func TestRenewalLinkOpensPrefilledRegistration(t *testing.T) {
 		demo.Pay(demo.Commit(1, 3))
 		next := demo.OpenNextPeriod()
 
-		srv := mailtest.Start(t, mailtest.Options{})
-		u, _ := mail.ParseURL("smtp://" + srv.Addr)
-		sender, err := mail.NewSMTP(mail.Config{URL: u, From: netmail.Address{Name: "Portal", Address: "portal@club.example"}})
-		if err != nil {
-			t.Fatal(err)
-		}
 		var ending engine.MembershipPeriod
 		if err := db.NewSelect().Model(&ending).Where("id = ?", engine.DemoPeriodID).Scan(ctx); err != nil {
 			t.Fatal(err)
 		}
 		// The day before the season ends.
 		at := ending.EndDate.AddDate(0, 0, -1).Add(12 * time.Hour)
-		r := jobs.New(db, jobs.Config{Logger: slog.New(slog.DiscardHandler), Now: func() time.Time { return at }})
-		messages.Register(r, messages.Deps{DB: db, Sender: sender, BaseURL: env.srv.URL, HashSecret: testSecret})
+		mr := env.newMailRunner(func() time.Time { return at })
 		if _, err := engine.QueueRenewalPrompts(ctx, db, at); err != nil {
 			t.Fatal(err)
 		}
-		for {
-			n, err := r.Work(ctx, 10)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if n == 0 {
-				break
-			}
-		}
+		mr.work()
+		srv := mr.srv
 		// The confirmation of the payment went out too: the prompt is the
 		// message with a link into the next period.
 		link, text := "", ""
@@ -121,4 +107,39 @@ func plainPart(t *testing.T, data []byte) string {
 		}
 	}
 	return find(m.Header.Get("Content-Type"), m.Body)
+}
+
+// mailRunner delivers the jobs of env's database (messages through a real
+// SMTP server in-process), on a clock of the test's.
+type mailRunner struct {
+	t   testing.TB
+	srv *mailtest.Server
+	r   *jobs.Runner
+}
+
+func (env *testEnv) newMailRunner(now func() time.Time) *mailRunner {
+	env.t.Helper()
+	srv := mailtest.Start(env.t, mailtest.Options{})
+	u, _ := mail.ParseURL("smtp://" + srv.Addr)
+	sender, err := mail.NewSMTP(mail.Config{URL: u, From: netmail.Address{Name: "Portal", Address: "portal@club.example"}})
+	if err != nil {
+		env.t.Fatal(err)
+	}
+	r := jobs.New(env.db, jobs.Config{Logger: slog.New(slog.DiscardHandler), Now: now})
+	messages.Register(r, messages.Deps{DB: env.db, Sender: sender, BaseURL: env.srv.URL, HashSecret: testSecret, UnsubscribeAddress: "portal@club.example", Now: now})
+	return &mailRunner{t: env.t, srv: srv, r: r}
+}
+
+// work runs jobs until none is due.
+func (m *mailRunner) work() {
+	m.t.Helper()
+	for {
+		n, err := m.r.Work(context.Background(), 10)
+		if err != nil {
+			m.t.Fatal(err)
+		}
+		if n == 0 {
+			return
+		}
+	}
 }
