@@ -155,3 +155,32 @@ func TestArchiveFinishedAfter90Days(t *testing.T) {
 }
 
 func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) }
+
+// TestSuspendIdleAfterTheOrganisationsTime: an organisation that waits two
+// hours instead of a day.
+func TestSuspendIdleAfterTheOrganisationsTime(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		clk := &fakeClock{t: time.Now().UTC()}
+		d := enginetest.Seed(t, db, engine.WithClock(clk.Now))
+		hours := 2
+		if _, err := d.Svc.UpdateMessageSettings(ctx, 1, engine.MessageSettingsChange{ResumeAfterHours: &hours}); err != nil {
+			t.Fatal(err)
+		}
+		form, _, err := d.Svc.LoadMembershipForm(ctx, engine.DemoUserKey, engine.DemoPeriodID, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := d.Svc.Next(ctx, engine.DemoUserKey, engine.NextInput{ProcessID: form.ProcessIDString(), Step: 0, People: []engine.PersonInput{{ID: alex}}}); err != nil {
+			t.Fatal(err)
+		}
+		clk.Advance(2*time.Hour - time.Minute)
+		if n, err := engine.SuspendIdle(ctx, db, clk.Now()); err != nil || n != 0 {
+			t.Fatalf("before two hours: %d, %v", n, err)
+		}
+		clk.Advance(2 * time.Minute)
+		if n, err := engine.SuspendIdle(ctx, db, clk.Now()); err != nil || n != 1 {
+			t.Fatalf("after two hours: %d, %v", n, err)
+		}
+	})
+}

@@ -243,6 +243,16 @@ func (c *MessageSettingsChange) apply(row *messageSettingsRow) {
 	}
 }
 
+// CheckMessageSettings validates a change without applying it, so a
+// caller changing more in one request can refuse it before any write. Its
+// fields are named as in the admin API ("messages.renewalLeadDays").
+func CheckMessageSettings(c MessageSettingsChange) error {
+	if fields := c.validate("messages."); len(fields) > 0 {
+		return &Error{Code: CodeValidation, Message: "Some settings are not valid.", Fields: fields}
+	}
+	return nil
+}
+
 // UpdateMessageSettings applies a change to an organisation's message
 // settings in one transaction; an invalid field changes nothing.
 func (s *Service) UpdateMessageSettings(ctx context.Context, orgID int64, c MessageSettingsChange) (_ MessageSettings, err error) {
@@ -250,8 +260,8 @@ func (s *Service) UpdateMessageSettings(ctx context.Context, orgID int64, c Mess
 	if !inScope(ctx, orgID) {
 		return MessageSettings{}, Errorf(CodeNotFound, "organisation not found")
 	}
-	if fields := c.validate("messages."); len(fields) > 0 {
-		return MessageSettings{}, &Error{Code: CodeValidation, Message: "Some settings are not valid.", Fields: fields}
+	if err := CheckMessageSettings(c); err != nil {
+		return MessageSettings{}, err
 	}
 	var out MessageSettings
 	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {

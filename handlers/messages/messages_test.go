@@ -611,3 +611,38 @@ func withSubject(t *testing.T, got []mailtest.Received, part string) []mailtest.
 	}
 	return out
 }
+
+// TestOrganisationMessageSettings: an organisation's own reminder days
+// and sender replace the defaults: the unpaid reminder comes on day 2 and
+// not on day 3, from its sender name, with replies to its address.
+func TestOrganisationMessageSettings(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		e := newScheduledEnv(t, db)
+		srv, clk := e.srv, e.clk
+		messages.Register(e.r, messages.Deps{DB: db, Sender: e.sender, BaseURL: "https://portal.example", HashSecret: "settings-secret-0123456789", Now: clk.Now})
+		engine.ScheduleLifecycle(e.r, db, engine.ArchiveKeep, clk.Now, e.quiet)
+		demo := enginetest.Seed(t, db, engine.WithClock(clk.Now))
+		days, name, replyTo := []int{2}, "Riverside Office", "office@riverside.example"
+		if _, err := demo.Svc.UpdateMessageSettings(ctx, 1, engine.MessageSettingsChange{UnpaidReminderDays: &days, SenderName: &name, ReplyTo: &replyTo}); err != nil {
+			t.Fatal(err)
+		}
+		demo.Commit(alex, robin)
+		reminders := func() []mailtest.Received { return withSubject(t, srv.Received(), "payment is still open") }
+		e.run(t, 24*time.Hour)
+		if n := len(reminders()); n != 0 {
+			t.Fatalf("%d reminders on day 1", n)
+		}
+		e.run(t, 24*time.Hour)
+		e.run(t, 24*time.Hour)
+		got := reminders()
+		if len(got) != 1 {
+			t.Fatalf("%d reminders by day 3, want the day-2 one", len(got))
+		}
+		h, parts := decoded(t, got[0].Data)
+		from, err := netmail.ParseAddress(h.Get("From"))
+		if err != nil || from.Name != name || from.Address != "portal@club.example" || h.Get("Reply-To") != replyTo || !strings.Contains(parts["text/plain"], "2 days ago") {
+			t.Fatalf("From %q (%v), Reply-To %q:\n%s", h.Get("From"), err, h.Get("Reply-To"), parts["text/plain"])
+		}
+	})
+}
