@@ -114,6 +114,30 @@ func resumeSuspended(ctx context.Context, db bun.IDB, inst *ProcessInstance, now
 	return nil
 }
 
+// activityGrain is how often at most a member's page reads move their
+// RUNNING registration's last activity (updated_at), which decides its
+// suspension: reading counts as activity, but a write on every request
+// would put a busy page's load on the database for a timer measured in
+// hours.
+const activityGrain = 5 * time.Minute
+
+// touchActivity records a read of a RUNNING registration as activity when
+// its last activity is older than activityGrain. The condition in the
+// update makes concurrent reads (other tabs, other portal instances) write
+// once; the version stays, so a touch never conflicts with a step.
+func touchActivity(ctx context.Context, db bun.IDB, inst *ProcessInstance, now time.Time) error {
+	now = now.UTC()
+	if inst.Status != StateRunning || now.Sub(inst.UpdatedAt) < activityGrain {
+		return nil
+	}
+	if _, err := db.NewUpdate().Model((*ProcessInstance)(nil)).Set("updated_at = ?", now).
+		Where("id = ? AND status = ? AND updated_at < ?", inst.ID, StateRunning, now.Add(-activityGrain)).Exec(ctx); err != nil {
+		return fmt.Errorf("record activity of registration %d: %w", inst.ID, err)
+	}
+	inst.UpdatedAt = now
+	return nil
+}
+
 // ResumeRecipients are the e-mail addresses of a suspended registration's
 // selected persons, each once.
 func ResumeRecipients(ctx context.Context, db bun.IDB, p ResumeLinkPayload) ([]string, error) {
