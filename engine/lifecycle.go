@@ -259,52 +259,28 @@ const (
 // finished ones (with mode) and queue unpaid reminders every day, on every
 // instance (each period's run happens once in the cluster). now is the clock.
 func ScheduleLifecycle(r *jobs.Runner, db *bun.DB, mode ArchiveMode, now func() time.Time, log *slog.Logger) {
-	r.Every(KindSuspendIdle, time.Hour)
-	r.Handle(KindSuspendIdle, func(ctx context.Context, _ *jobs.Job) error {
-		n, err := SuspendIdle(ctx, db, now())
-		if n > 0 {
-			log.Info("suspended idle registrations", "count", n)
-		}
-		return err
-	})
-	r.Every(KindQueueReminders, 24*time.Hour)
-	r.Handle(KindQueueReminders, func(ctx context.Context, _ *jobs.Job) error {
-		n, err := QueueUnpaidReminders(ctx, db, now())
-		if n > 0 {
-			log.Info("queued unpaid reminders", "count", n)
-		}
-		return err
-	})
-	r.Every(KindQueueWelcomes, time.Hour)
-	r.Handle(KindQueueWelcomes, func(ctx context.Context, _ *jobs.Job) error {
-		n, err := QueueWelcomes(ctx, db, now())
-		if n > 0 {
-			log.Info("welcome messages queued", "count", n)
-		}
-		return err
-	})
-	r.Every(KindQueueExpiry, 24*time.Hour)
-	r.Handle(KindQueueExpiry, func(ctx context.Context, _ *jobs.Job) error {
-		n, err := QueueExpiryReminders(ctx, db, now())
-		if n > 0 {
-			log.Info("memberships ending soon: expiry reminders queued", "count", n)
-		}
-		return err
-	})
-	r.Every(KindQueueRenewals, 24*time.Hour)
-	r.Handle(KindQueueRenewals, func(ctx context.Context, _ *jobs.Job) error {
-		n, err := QueueRenewalPrompts(ctx, db, now())
-		if n > 0 {
-			log.Info("next periods open: renewal prompts queued", "households", n)
-		}
-		return err
-	})
-	r.Every(KindArchiveFinished, 24*time.Hour)
-	r.Handle(KindArchiveFinished, func(ctx context.Context, _ *jobs.Job) error {
-		n, err := ArchiveFinished(ctx, db, now(), mode)
-		if n > 0 {
-			log.Info("archived finished registrations", "count", n, "mode", mode)
-		}
-		return err
-	})
+	for _, sc := range []struct {
+		kind  string
+		every time.Duration
+		run   func(ctx context.Context, db *bun.DB, now time.Time) (int, error)
+		done  string // logged with the count when it did something
+	}{
+		{KindSuspendIdle, time.Hour, SuspendIdle, "suspended idle registrations"},
+		{KindQueueReminders, 24 * time.Hour, QueueUnpaidReminders, "queued unpaid reminders"},
+		{KindQueueWelcomes, time.Hour, QueueWelcomes, "welcome messages queued"},
+		{KindQueueExpiry, 24 * time.Hour, QueueExpiryReminders, "memberships ending soon: expiry reminders queued"},
+		{KindQueueRenewals, 24 * time.Hour, QueueRenewalPrompts, "next periods open: renewal prompts queued (households)"},
+		{KindArchiveFinished, 24 * time.Hour, func(ctx context.Context, db *bun.DB, now time.Time) (int, error) {
+			return ArchiveFinished(ctx, db, now, mode)
+		}, "archived finished registrations (mode " + string(mode) + ")"},
+	} {
+		r.Every(sc.kind, sc.every)
+		r.Handle(sc.kind, func(ctx context.Context, _ *jobs.Job) error {
+			n, err := sc.run(ctx, db, now())
+			if n > 0 {
+				log.Info(sc.done, "count", n)
+			}
+			return err
+		})
+	}
 }

@@ -38,14 +38,7 @@ func TestSuspendIdleAndResumeByLoading(t *testing.T) {
 		ctx := context.Background()
 		clk := &fakeClock{t: time.Now().UTC()}
 		d := enginetest.Seed(t, db, engine.WithClock(clk.Now))
-		form, _, err := d.Svc.LoadMembershipForm(ctx, engine.DemoUserKey, engine.DemoPeriodID, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := d.Svc.Next(ctx, engine.DemoUserKey, engine.NextInput{ProcessID: form.ProcessIDString(), Step: 0,
-			People: []engine.PersonInput{{ID: alex}, {ID: robin}}}); err != nil {
-			t.Fatal(err)
-		}
+		form := startWith(t, d, alex, robin)
 		status := func() engine.ProcessState {
 			var inst engine.ProcessInstance
 			db.NewSelect().Model(&inst).Where("id = ?", form.ProcessID).Scan(ctx)
@@ -167,13 +160,7 @@ func TestSuspendIdleAfterTheOrganisationsTime(t *testing.T) {
 		if _, err := d.Svc.UpdateMessageSettings(ctx, 1, engine.MessageSettingsChange{ResumeAfterHours: &hours}); err != nil {
 			t.Fatal(err)
 		}
-		form, _, err := d.Svc.LoadMembershipForm(ctx, engine.DemoUserKey, engine.DemoPeriodID, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := d.Svc.Next(ctx, engine.DemoUserKey, engine.NextInput{ProcessID: form.ProcessIDString(), Step: 0, People: []engine.PersonInput{{ID: alex}}}); err != nil {
-			t.Fatal(err)
-		}
+		startWith(t, d, alex)
 		clk.Advance(2*time.Hour - time.Minute)
 		if n, err := engine.SuspendIdle(ctx, db, clk.Now()); err != nil || n != 0 {
 			t.Fatalf("before two hours: %d, %v", n, err)
@@ -193,13 +180,7 @@ func TestReadingCountsAsActivity(t *testing.T) {
 		ctx := context.Background()
 		clk := &fakeClock{t: time.Now().UTC()}
 		d := enginetest.Seed(t, db, engine.WithClock(clk.Now))
-		form, _, err := d.Svc.LoadMembershipForm(ctx, engine.DemoUserKey, engine.DemoPeriodID, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := d.Svc.Next(ctx, engine.DemoUserKey, engine.NextInput{ProcessID: form.ProcessIDString(), Step: 0, People: []engine.PersonInput{{ID: alex}}}); err != nil {
-			t.Fatal(err)
-		}
+		form := startWith(t, d, alex)
 		lastActive := func() time.Time {
 			var inst engine.ProcessInstance
 			if err := db.NewSelect().Model(&inst).Where("id = ?", form.ProcessID).Scan(ctx); err != nil {
@@ -228,4 +209,23 @@ func TestReadingCountsAsActivity(t *testing.T) {
 			t.Fatalf("a day after the read: suspended %d, %v", n, err)
 		}
 	})
+}
+
+// startWith opens the demo registration and selects persons: a RUNNING
+// registration on its first question.
+func startWith(t *testing.T, d *enginetest.Demo, persons ...int64) *engine.Form {
+	t.Helper()
+	ctx := context.Background()
+	form, _, err := d.Svc.LoadMembershipForm(ctx, engine.DemoUserKey, engine.DemoPeriodID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := make([]engine.PersonInput, len(persons))
+	for i, id := range persons {
+		in[i] = engine.PersonInput{ID: id}
+	}
+	if _, err := d.Svc.Next(ctx, engine.DemoUserKey, engine.NextInput{ProcessID: form.ProcessIDString(), Step: 0, People: in}); err != nil {
+		t.Fatal(err)
+	}
+	return form
 }
