@@ -530,7 +530,8 @@ func TestWelcomeAndExpiryReminder(t *testing.T) {
 // TestRenewalPrompts: when the next season is open, each household of the
 // ending season gets one prompt, from the lead time before its end on,
 // naming only the persons not registered yet, with the hash link into the
-// next season and List-Unsubscribe; re-runs send nothing more.
+// next season and List-Unsubscribe; re-runs send nothing more, and no
+// expiry reminder goes out beside them.
 func TestRenewalPrompts(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
@@ -593,6 +594,10 @@ func TestRenewalPrompts(t *testing.T) {
 		}
 		if n, err := db.NewSelect().Model((*engine.OutboxMessage)(nil)).Where("kind = ?", engine.KindRenewalPrompt).Count(ctx); err != nil || n != 2 {
 			t.Fatalf("%d renewal messages queued, %v", n, err)
+		}
+		// The next season is open: the prompts replace the expiry reminders.
+		if n := len(withSubject(t, srv.Received(), "your membership ends on")); n != 0 {
+			t.Fatalf("%d expiry reminders beside the renewal prompts", n)
 		}
 	})
 }
