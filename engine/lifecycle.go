@@ -19,7 +19,9 @@ import (
 // a second run finds nothing left to do.
 
 // SuspendAfter is how long a RUNNING registration may sit without
-// activity (its last write) before it is SUSPENDED.
+// activity (its last write or, at a coarser grain, page view: see
+// TouchActivity) before it is SUSPENDED, unless its organisation chose
+// otherwise (MessageSettings.ResumeAfter).
 const SuspendAfter = 24 * time.Hour
 
 // ArchiveAfter is how long after it ended a finished registration keeps
@@ -38,18 +40,26 @@ type ResumeLinkPayload struct {
 	PersonIDs  []int64 `json:"personIds"`
 }
 
-// SuspendIdle moves RUNNING registrations without activity since
-// now-SuspendAfter to SUSPENDED and queues a resume-link message for each,
+// SuspendIdle moves RUNNING registrations without activity for their
+// organisation's MessageSettings.ResumeAfter to SUSPENDED and queues a resume-link message for each,
 // in one transaction. The message's key names the instance and its last
 // activity, so a re-run sends nothing twice while a registration that is
 // resumed and left alone again gets a new message. It returns how many it
 // suspended.
 func SuspendIdle(ctx context.Context, db *bun.DB, now time.Time) (int, error) {
 	now = now.UTC()
+	settings, err := AllMessageSettings(ctx, db)
+	if err != nil {
+		return 0, err
+	}
+	shortest := SuspendAfter
+	for _, s := range settings {
+		shortest = min(shortest, s.ResumeAfter)
+	}
 	n := 0
-	err := inTx(ctx, db, func(ctx context.Context, tx bun.Tx) error {
+	err = inTx(ctx, db, func(ctx context.Context, tx bun.Tx) error {
 		var idle []ProcessInstance
-		q := tx.NewSelect().Model(&idle).Where("status = ? AND updated_at < ?", StateRunning, now.Add(-SuspendAfter)).
+		q := tx.NewSelect().Model(&idle).Where("status = ? AND updated_at < ?", StateRunning, now.Add(-shortest)).
 			OrderExpr("id").Limit(500)
 		if tx.Dialect().Name() == dialect.PG {
 			q = q.For("UPDATE SKIP LOCKED")
@@ -60,6 +70,9 @@ func SuspendIdle(ctx context.Context, db *bun.DB, now time.Time) (int, error) {
 		for i := range idle {
 			inst := &idle[i]
 			lastActive := inst.UpdatedAt
+			if now.Sub(lastActive) < settings.Of(inst.OrganisationID).ResumeAfter {
+				continue // its organisation waits longer
+			}
 			res, err := tx.NewUpdate().Model((*ProcessInstance)(nil)).Set("status = ?", StateSuspended).Set("version = version + 1").
 				Where("id = ? AND version = ? AND status = ?", inst.ID, inst.Version, StateRunning).Exec(ctx)
 			if err != nil {
@@ -98,6 +111,30 @@ func resumeSuspended(ctx context.Context, db bun.IDB, inst *ProcessInstance, now
 	if k, _ := res.RowsAffected(); k == 1 {
 		inst.Status, inst.Version, inst.UpdatedAt = StateRunning, inst.Version+1, now.UTC()
 	}
+	return nil
+}
+
+// activityGrain is how often at most a member's page reads move their
+// RUNNING registration's last activity (updated_at), which decides its
+// suspension: reading counts as activity, but a write on every request
+// would put a busy page's load on the database for a timer measured in
+// hours.
+const activityGrain = 5 * time.Minute
+
+// touchActivity records a read of a RUNNING registration as activity when
+// its last activity is older than activityGrain. The condition in the
+// update makes concurrent reads (other tabs, other portal instances) write
+// once; the version stays, so a touch never conflicts with a step.
+func touchActivity(ctx context.Context, db bun.IDB, inst *ProcessInstance, now time.Time) error {
+	now = now.UTC()
+	if inst.Status != StateRunning || now.Sub(inst.UpdatedAt) < activityGrain {
+		return nil
+	}
+	if _, err := db.NewUpdate().Model((*ProcessInstance)(nil)).Set("updated_at = ?", now).
+		Where("id = ? AND status = ? AND updated_at < ?", inst.ID, StateRunning, now.Add(-activityGrain)).Exec(ctx); err != nil {
+		return fmt.Errorf("record activity of registration %d: %w", inst.ID, err)
+	}
+	inst.UpdatedAt = now
 	return nil
 }
 
@@ -192,25 +229,24 @@ func ArchiveFinished(ctx context.Context, db *bun.DB, now time.Time, mode Archiv
 	return n, nil
 }
 
-// ResumeContext is the club's name and the selected persons' names of a
+// ResumeContext is the organisation and the selected persons' names of a
 // suspended registration, for its resume-link message.
-func ResumeContext(ctx context.Context, db bun.IDB, p ResumeLinkPayload) (club string, persons []string, err error) {
+func ResumeContext(ctx context.Context, db bun.IDB, p ResumeLinkPayload) (org Organisation, persons []string, err error) {
 	period, err := loadPeriod(ctx, db, p.PeriodID)
 	if err != nil {
-		return "", nil, err
+		return org, nil, err
 	}
-	var org Organisation
 	if err := db.NewSelect().Model(&org).Where("id = ?", period.OrganisationID).Scan(ctx); err != nil {
-		return "", nil, notFoundOr(err, "organisation")
+		return org, nil, notFoundOr(err, "organisation")
 	}
 	ps, err := personsByID(ctx, db, p.PersonIDs)
 	if err != nil {
-		return "", nil, err
+		return org, nil, err
 	}
 	for _, person := range ps {
 		persons = append(persons, person.FirstName+" "+person.LastName)
 	}
-	return org.Name, persons, nil
+	return org, persons, nil
 }
 
 // Job kinds of the lifecycle schedules.
@@ -223,44 +259,28 @@ const (
 // finished ones (with mode) and queue unpaid reminders every day, on every
 // instance (each period's run happens once in the cluster). now is the clock.
 func ScheduleLifecycle(r *jobs.Runner, db *bun.DB, mode ArchiveMode, now func() time.Time, log *slog.Logger) {
-	r.Every(KindSuspendIdle, time.Hour)
-	r.Handle(KindSuspendIdle, func(ctx context.Context, _ *jobs.Job) error {
-		n, err := SuspendIdle(ctx, db, now())
-		if n > 0 {
-			log.Info("suspended idle registrations", "count", n)
-		}
-		return err
-	})
-	r.Every(KindQueueReminders, 24*time.Hour)
-	r.Handle(KindQueueReminders, func(ctx context.Context, _ *jobs.Job) error {
-		n, err := QueueUnpaidReminders(ctx, db, now(), DefaultUnpaidReminderDays)
-		if n > 0 {
-			log.Info("queued unpaid reminders", "count", n)
-		}
-		return err
-	})
-	r.Every(KindQueueWelcomes, time.Hour)
-	r.Handle(KindQueueWelcomes, func(ctx context.Context, _ *jobs.Job) error {
-		n, err := QueueWelcomes(ctx, db, now())
-		if n > 0 {
-			log.Info("welcome messages queued", "count", n)
-		}
-		return err
-	})
-	r.Every(KindQueueExpiry, 24*time.Hour)
-	r.Handle(KindQueueExpiry, func(ctx context.Context, _ *jobs.Job) error {
-		n, err := QueueExpiryReminders(ctx, db, now(), DefaultExpiryReminderDays)
-		if n > 0 {
-			log.Info("memberships ending soon: expiry reminders queued", "count", n)
-		}
-		return err
-	})
-	r.Every(KindArchiveFinished, 24*time.Hour)
-	r.Handle(KindArchiveFinished, func(ctx context.Context, _ *jobs.Job) error {
-		n, err := ArchiveFinished(ctx, db, now(), mode)
-		if n > 0 {
-			log.Info("archived finished registrations", "count", n, "mode", mode)
-		}
-		return err
-	})
+	for _, sc := range []struct {
+		kind  string
+		every time.Duration
+		run   func(ctx context.Context, db *bun.DB, now time.Time) (int, error)
+		done  string // logged with the count when it did something
+	}{
+		{KindSuspendIdle, time.Hour, SuspendIdle, "suspended idle registrations"},
+		{KindQueueReminders, 24 * time.Hour, QueueUnpaidReminders, "queued unpaid reminders"},
+		{KindQueueWelcomes, time.Hour, QueueWelcomes, "welcome messages queued"},
+		{KindQueueExpiry, 24 * time.Hour, QueueExpiryReminders, "memberships ending soon: expiry reminders queued"},
+		{KindQueueRenewals, 24 * time.Hour, QueueRenewalPrompts, "next periods open: renewal prompts queued (households)"},
+		{KindArchiveFinished, 24 * time.Hour, func(ctx context.Context, db *bun.DB, now time.Time) (int, error) {
+			return ArchiveFinished(ctx, db, now, mode)
+		}, "archived finished registrations (mode " + string(mode) + ")"},
+	} {
+		r.Every(sc.kind, sc.every)
+		r.Handle(sc.kind, func(ctx context.Context, _ *jobs.Job) error {
+			n, err := sc.run(ctx, db, now())
+			if n > 0 {
+				log.Info(sc.done, "count", n)
+			}
+			return err
+		})
+	}
 }

@@ -38,14 +38,7 @@ func TestSuspendIdleAndResumeByLoading(t *testing.T) {
 		ctx := context.Background()
 		clk := &fakeClock{t: time.Now().UTC()}
 		d := enginetest.Seed(t, db, engine.WithClock(clk.Now))
-		form, _, err := d.Svc.LoadMembershipForm(ctx, engine.DemoUserKey, engine.DemoPeriodID, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := d.Svc.Next(ctx, engine.DemoUserKey, engine.NextInput{ProcessID: form.ProcessIDString(), Step: 0,
-			People: []engine.PersonInput{{ID: alex}, {ID: robin}}}); err != nil {
-			t.Fatal(err)
-		}
+		form := startWith(t, d, alex, robin)
 		status := func() engine.ProcessState {
 			var inst engine.ProcessInstance
 			db.NewSelect().Model(&inst).Where("id = ?", form.ProcessID).Scan(ctx)
@@ -155,3 +148,84 @@ func TestArchiveFinishedAfter90Days(t *testing.T) {
 }
 
 func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) }
+
+// TestSuspendIdleAfterTheOrganisationsTime: an organisation that waits two
+// hours instead of a day.
+func TestSuspendIdleAfterTheOrganisationsTime(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		clk := &fakeClock{t: time.Now().UTC()}
+		d := enginetest.Seed(t, db, engine.WithClock(clk.Now))
+		hours := 2
+		if _, err := d.Svc.UpdateMessageSettings(ctx, 1, engine.MessageSettingsChange{ResumeAfterHours: &hours}); err != nil {
+			t.Fatal(err)
+		}
+		startWith(t, d, alex)
+		clk.Advance(2*time.Hour - time.Minute)
+		if n, err := engine.SuspendIdle(ctx, db, clk.Now()); err != nil || n != 0 {
+			t.Fatalf("before two hours: %d, %v", n, err)
+		}
+		clk.Advance(2 * time.Minute)
+		if n, err := engine.SuspendIdle(ctx, db, clk.Now()); err != nil || n != 1 {
+			t.Fatalf("after two hours: %d, %v", n, err)
+		}
+	})
+}
+
+// TestReadingCountsAsActivity: a member who only reads their registration
+// (the form, the review) keeps it from being suspended; reads within a few
+// minutes of the last recorded activity write nothing.
+func TestReadingCountsAsActivity(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		clk := &fakeClock{t: time.Now().UTC()}
+		d := enginetest.Seed(t, db, engine.WithClock(clk.Now))
+		form := startWith(t, d, alex)
+		lastActive := func() time.Time {
+			var inst engine.ProcessInstance
+			if err := db.NewSelect().Model(&inst).Where("id = ?", form.ProcessID).Scan(ctx); err != nil {
+				t.Fatal(err)
+			}
+			return inst.UpdatedAt.UTC()
+		}
+		clk.Advance(time.Minute)
+		before := lastActive()
+		if _, _, err := d.Svc.LoadMembershipForm(ctx, engine.DemoUserKey, engine.DemoPeriodID, nil); err != nil {
+			t.Fatal(err)
+		}
+		if !lastActive().Equal(before) {
+			t.Fatalf("a read a minute after the last step wrote: %v -> %v", before, lastActive())
+		}
+		clk.Advance(engine.SuspendAfter - 2*time.Hour)
+		if _, err := d.Svc.Review(ctx, engine.DemoUserKey, form.ProcessIDString()); err != nil {
+			t.Fatal(err)
+		}
+		clk.Advance(3 * time.Hour) // a day and an hour after the last write, three hours after the read
+		if n, err := engine.SuspendIdle(ctx, db, clk.Now()); err != nil || n != 0 {
+			t.Fatalf("suspended %d (%v) three hours after a read", n, err)
+		}
+		clk.Advance(engine.SuspendAfter)
+		if n, err := engine.SuspendIdle(ctx, db, clk.Now()); err != nil || n != 1 {
+			t.Fatalf("a day after the read: suspended %d, %v", n, err)
+		}
+	})
+}
+
+// startWith opens the demo registration and selects persons: a RUNNING
+// registration on its first question.
+func startWith(t *testing.T, d *enginetest.Demo, persons ...int64) *engine.Form {
+	t.Helper()
+	ctx := context.Background()
+	form, _, err := d.Svc.LoadMembershipForm(ctx, engine.DemoUserKey, engine.DemoPeriodID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := make([]engine.PersonInput, len(persons))
+	for i, id := range persons {
+		in[i] = engine.PersonInput{ID: id}
+	}
+	if _, err := d.Svc.Next(ctx, engine.DemoUserKey, engine.NextInput{ProcessID: form.ProcessIDString(), Step: 0, People: in}); err != nil {
+		t.Fatal(err)
+	}
+	return form
+}

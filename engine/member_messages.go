@@ -24,11 +24,6 @@ const (
 	KindQueueExpiry   = "reminders.expiry"
 )
 
-// DefaultExpiryReminderDays is how long before its period ends a
-// membership's reminder goes out: time enough to plan next season, not so
-// long that it reads as a renewal request. Per organisation later.
-const DefaultExpiryReminderDays = 30
-
 // MemberMessagePayload names what a membership message is about.
 type MemberMessagePayload struct {
 	PersonID       int64 `json:"personId"`
@@ -90,12 +85,15 @@ func QueueWelcomes(ctx context.Context, db *bun.DB, now time.Time) (int, error) 
 }
 
 // QueueExpiryReminders queues the reminder of every active membership
-// whose period ends within days of now (and has not ended). It returns how
-// many memberships it found (reminders queued before count again; their
-// keys keep them single).
-func QueueExpiryReminders(ctx context.Context, db *bun.DB, now time.Time, days int) (int, error) {
-	if days <= 0 {
-		return 0, fmt.Errorf("expiry reminder days must be positive: %d", days)
+// whose period ends within its organisation's expiry reminder days
+// (MessageSettings.ExpiryReminderDays) of now and has not ended, unless
+// the next period already takes registrations. It
+// returns how many memberships it found (reminders queued before count
+// again; their keys keep them single).
+func QueueExpiryReminders(ctx context.Context, db *bun.DB, now time.Time) (int, error) {
+	settings, err := AllMessageSettings(ctx, db)
+	if err != nil {
+		return 0, err
 	}
 	today := now.UTC().Truncate(24 * time.Hour)
 	// The periods ending in the window, decided in Go on the dates as
@@ -105,10 +103,19 @@ func QueueExpiryReminders(ctx context.Context, db *bun.DB, now time.Time, days i
 	if err != nil {
 		return 0, err
 	}
+	// A period whose successor already takes registrations gets renewal
+	// prompts instead (renewals.go): its reminder would promise a link
+	// that is already on its way, and remind those who renewed.
+	renewing := map[int64]bool{}
+	for _, next := range periods {
+		if prev := previousPeriod(periods, next); prev != nil && next.AcceptsRegistrations(now) {
+			renewing[prev.ID] = true
+		}
+	}
 	var ending []int64
 	for _, p := range periods {
 		end := time.Date(p.EndDate.Year(), p.EndDate.Month(), p.EndDate.Day(), 0, 0, 0, 0, time.UTC)
-		if !end.Before(today) && !end.After(today.AddDate(0, 0, days)) {
+		if !renewing[p.ID] && !end.Before(today) && !end.After(today.AddDate(0, 0, settings.Of(p.OrganisationID).ExpiryReminderDays)) {
 			ending = append(ending, p.ID)
 		}
 	}

@@ -146,6 +146,25 @@ func (s *Service) submitSelection(ctx context.Context, tx bun.Tx, inst *ProcessI
 	// The first question is the first one on the path of the persons
 	// chosen: a step may apply to none of them (the last step always does).
 	answers := answersOf(data)
+	// Persons new to the registration start from last season's answers
+	// (prefill.go), stored before the path is computed since a carried
+	// answer may decide a condition.
+	var fresh []int64
+	for _, id := range chosen {
+		if !hasAnswers(answers, id) {
+			fresh = append(fresh, id)
+		}
+	}
+	carried, err := s.prefillFromLastSeason(ctx, tx, inst, def, fresh, now)
+	if err != nil {
+		return nil, err
+	}
+	for stepID, byPerson := range carried {
+		if answers[stepID] == nil {
+			answers[stepID] = map[int64]string{}
+		}
+		maps.Copy(answers[stepID], byPerson)
+	}
 	number := def.routeFor(selected, inst.Period.StartDate, answers).next(0)
 	first := def.Steps[number-1].ID
 	inst.SelectedPersons, inst.CurrentStepID, inst.Status = chosen, &first, StateRunning
@@ -156,6 +175,16 @@ func (s *Service) submitSelection(ctx context.Context, tx bun.Tx, inst *ProcessI
 		return nil, err
 	}
 	return questionForm(inst, def, number, selected, answers), nil
+}
+
+// hasAnswers reports whether a person has any answer in answers.
+func hasAnswers(answers map[int64]map[int64]string, personID int64) bool {
+	for _, byPerson := range answers {
+		if _, ok := byPerson[personID]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 func lowerStatus(status string) string {

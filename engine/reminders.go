@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sort"
+	"slices"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -17,10 +17,6 @@ const KindUnpaidReminder = "unpaid_reminder"
 // KindQueueReminders is the daily job that queues the reminders.
 const KindQueueReminders = "reminders.unpaid"
 
-// DefaultUnpaidReminderDays are the days after the commit on which an
-// unpaid order is reminded. Per organisation later; this is the seam.
-var DefaultUnpaidReminderDays = []int{3, 10}
-
 // UnpaidReminderPayload is the outbox payload of an unpaid reminder.
 type UnpaidReminderPayload struct {
 	OrderID int64 `json:"orderId"`
@@ -28,21 +24,25 @@ type UnpaidReminderPayload struct {
 }
 
 // QueueUnpaidReminders queues a reminder for every unpaid order of a
-// committed (DONE) registration that has reached one of days since its
-// commit: one per order and day, the latest day reached only (an order
+// committed (DONE) registration that has reached one of its
+// organisation's reminder days (MessageSettings.UnpaidReminderDays) since
+// its commit: one per order and day, the latest day reached only (an order
 // first seen at day 11 gets the day-10 reminder, not both). Its keys name
 // the order and the day, so re-runs and every instance's run queue each
 // reminder once. It returns how many it queued.
-func QueueUnpaidReminders(ctx context.Context, db *bun.DB, now time.Time, days []int) (int, error) {
-	days = append([]int(nil), days...)
-	sort.Sort(sort.Reverse(sort.IntSlice(days)))
-	if len(days) == 0 || days[len(days)-1] <= 0 {
-		return 0, fmt.Errorf("reminder days must be positive: %v", days)
+func QueueUnpaidReminders(ctx context.Context, db *bun.DB, now time.Time) (int, error) {
+	settings, err := AllMessageSettings(ctx, db)
+	if err != nil {
+		return 0, err
+	}
+	earliest := DefaultMessageSettings().UnpaidReminderDays[0]
+	for _, s := range settings {
+		earliest = min(earliest, s.UnpaidReminderDays[0])
 	}
 	now = now.UTC()
 	var orders []Order
-	err := db.NewSelect().Model(&orders).
-		Where("status = ? AND created_at <= ?", OrderUnpaid, now.AddDate(0, 0, -days[len(days)-1])).
+	err = db.NewSelect().Model(&orders).
+		Where("status = ? AND created_at <= ?", OrderUnpaid, now.AddDate(0, 0, -earliest)).
 		Where("process_instance_id IN (?)", db.NewSelect().Model((*ProcessInstance)(nil)).Column("id").Where("status = ?", StateDone)).
 		OrderExpr("id").Scan(ctx)
 	if err != nil {
@@ -51,6 +51,8 @@ func QueueUnpaidReminders(ctx context.Context, db *bun.DB, now time.Time, days [
 	n := 0
 	for _, o := range orders {
 		age := now.Sub(o.CreatedAt.UTC())
+		days := slices.Clone(settings.Of(o.OrganisationID).UnpaidReminderDays)
+		slices.Reverse(days) // the latest day reached first
 		for _, d := range days {
 			if age < time.Duration(d)*24*time.Hour {
 				continue

@@ -46,6 +46,9 @@ func (s *Service) Review(ctx context.Context, userKey, processID string) (_ *Rev
 	if err != nil {
 		return nil, err
 	}
+	if err := touchActivity(ctx, s.db, inst, s.clock()); err != nil { // reading counts as activity (lifecycle.go)
+		return nil, err
+	}
 	selected, err := personsByID(ctx, s.db, inst.SelectedPersons)
 	if err != nil {
 		return nil, err

@@ -57,6 +57,9 @@ func (s *Service) loadMembershipForm(ctx context.Context, db bun.IDB, userKey st
 	if err := resumeSuspended(ctx, db, inst, s.clock()); err != nil { // lifecycle.go
 		return nil, false, err
 	}
+	if err := touchActivity(ctx, db, inst, s.clock()); err != nil { // lifecycle.go
+		return nil, false, err
+	}
 	inst.Period = period
 	form, err = s.formFor(ctx, db, inst, persons)
 	return form, created, err

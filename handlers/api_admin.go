@@ -107,6 +107,8 @@ type OrganisationDTO struct {
 	EnabledLanguages     []string `json:"enabledLanguages"`
 	RegistrationSystemID string   `json:"registrationSystemId"`
 	HashSecretSet        bool     `json:"hashSecretSet"`
+	// Messages are its message settings (api_admin_messages.go).
+	Messages *MessageSettingsDTO `json:"messages,omitempty"`
 }
 
 func organisationDTO(o *engine.Organisation) OrganisationDTO {
@@ -121,7 +123,11 @@ func (s *Server) getAdminOrganisation(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, organisationDTO(o))
+	dto, err := s.withMessageSettings(c.Request().Context(), organisationDTO(o))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, dto)
 }
 
 // OrganisationPatch is the body of PATCH /api/admin/organisation: absent
@@ -140,6 +146,8 @@ type OrganisationPatch struct {
 	// HashSecret sets the organisation's own hash-link secret (at least 16
 	// characters; "" returns to the environment's). Write-only.
 	HashSecret *string `json:"hashSecret"`
+	// Messages changes its message settings (api_admin_messages.go).
+	Messages *MessageSettingsPatch `json:"messages"`
 }
 
 // minHashSecret is the shortest organisation hash secret accepted.
@@ -180,12 +188,26 @@ func (s *Server) patchAdminOrganisation(c echo.Context) error {
 		}
 		change.HashSecretSealed = &sealed
 	}
+	if body.Messages != nil {
+		if err := engine.CheckMessageSettings(body.Messages.change()); err != nil {
+			return adminError(err) // before any change: an invalid request changes nothing
+		}
+	}
 	o, err := s.engine.UpdateOrganisation(c.Request().Context(), orgID, change)
 	if err != nil {
 		return adminError(err)
 	}
 	s.RefreshTenants()
-	return c.JSON(http.StatusOK, organisationDTO(o))
+	if body.Messages != nil {
+		if _, err := s.engine.UpdateMessageSettings(c.Request().Context(), orgID, body.Messages.change()); err != nil {
+			return adminError(err)
+		}
+	}
+	dto, err := s.withMessageSettings(c.Request().Context(), organisationDTO(o))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, dto)
 }
 
 // adminError gives the admin API's validation errors the spec's HTTP

@@ -174,6 +174,8 @@ func New(d Deps) *echo.Echo {
 	}
 	e.POST(StripeWebhookPath+"/:org", s.organisationStripeWebhook)
 	e.GET(verifyPrefix+":token", s.verifyCard)
+	e.GET(UnsubscribePath, s.unsubscribePage)
+	e.POST(UnsubscribePath, s.unsubscribeNow)
 	e.POST("/membership/payment-retry", s.paymentRetry)
 	if s.gateway != nil {
 		e.GET(testGatewayPayPrefix+":reference", s.testGatewayPage)

@@ -32,7 +32,8 @@ settings (only those given change):
   --name, --slug, --hosts h1,h2 ("" for none), --contact EMAIL, --logo HTTPS-URL,
   --accent #rrggbb, --language TAG, --registration-system-id ID,
   --hash-secret-file FILE (the organisation's own hash-link secret; "" in the file
-  returns it to PORTAL_HASH_SECRET; needs PORTAL_SESSION_KEY, which seals it)`
+  returns it to PORTAL_HASH_SECRET; needs PORTAL_SESSION_KEY, which seals it)
+` + orgMessagesUsage
 
 const apikeysUsage = `usage:
   portal apikeys create --org ID --scope read|write --name NAME   (prints the key once)
@@ -140,9 +141,13 @@ func cmdOrgs(ctx context.Context, args []string, getenv func(string) string, std
 	}
 	fs := newFlagSet("orgs "+args[0], stderr)
 	var f orgFlags
+	var mf messageFlags // orgs_messages.go
 	org := fs.Int64("org", 0, "organisation id")
 	if args[0] != "list" {
 		f.register(fs)
+	}
+	if args[0] == "set" {
+		mf.register(fs)
 	}
 	cfg, rest, err := loadConfig(fs, args[1:], getenv)
 	if err != nil {
@@ -186,9 +191,23 @@ func cmdOrgs(ctx context.Context, args []string, getenv func(string) string, std
 			if err != nil {
 				return err
 			}
+			mc, err := mf.change(fs)
+			if err != nil {
+				return err
+			}
+			if mc != nil {
+				if err := engine.CheckMessageSettings(*mc); err != nil {
+					return describeEngineError(err) // before any change
+				}
+			}
 			o, err := svc.UpdateOrganisation(ctx, *org, c)
 			if err != nil {
 				return describeEngineError(err)
+			}
+			if mc != nil {
+				if _, err := svc.UpdateMessageSettings(ctx, *org, *mc); err != nil {
+					return describeEngineError(err)
+				}
 			}
 			fmt.Fprintf(stdout, "updated organisation %d (%s)\n", o.ID, o.Slug)
 			return nil

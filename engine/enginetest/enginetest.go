@@ -5,6 +5,7 @@ package enginetest
 
 import (
 	"context"
+	"fmt"
 	"net/url"
 	"testing"
 	"time"
@@ -127,3 +128,37 @@ func answers(question string, persons []int64) []engine.PersonInput {
 }
 
 func ptr(s string) *string { return &s }
+
+// NextPeriodID is the period OpenNextPeriod adds.
+const NextPeriodID = 3
+
+// OpenNextPeriod adds the demo period's successor: the following year,
+// open, on the same registration definition, with the demo period's price
+// rules. It returns the new period.
+func (d *Demo) OpenNextPeriod() engine.MembershipPeriod {
+	d.T.Helper()
+	ctx := context.Background()
+	var cur engine.MembershipPeriod
+	if err := d.DB.NewSelect().Model(&cur).Where("id = ?", engine.DemoPeriodID).Scan(ctx); err != nil {
+		d.T.Fatal(err)
+	}
+	start := cur.EndDate.AddDate(0, 0, 1)
+	next := engine.MembershipPeriod{ID: NextPeriodID, OrganisationID: cur.OrganisationID, Name: fmt.Sprintf("Season %d/%d", start.Year(), start.Year()+1),
+		StartDate: start, EndDate: start.AddDate(1, 0, -1), Status: engine.PeriodOpen, Currency: cur.Currency, DefinitionKey: cur.DefinitionKey}
+	if _, err := d.DB.NewInsert().Model(&next).Exec(ctx); err != nil {
+		d.T.Fatal(err)
+	}
+	var rules []engine.PriceRule
+	if err := d.DB.NewSelect().Model(&rules).Where("period_id = ?", engine.DemoPeriodID).Scan(ctx); err != nil {
+		d.T.Fatal(err)
+	}
+	for i := range rules {
+		rules[i].ID, rules[i].PeriodID = 0, NextPeriodID
+	}
+	if len(rules) > 0 {
+		if _, err := d.DB.NewInsert().Model(&rules).Exec(ctx); err != nil {
+			d.T.Fatal(err)
+		}
+	}
+	return next
+}

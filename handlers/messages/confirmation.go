@@ -49,7 +49,10 @@ func confirmation(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*mail
 	for _, line := range c.Order.Lines {
 		m.Lines = append(m.Lines, views.OrderLineModel{Description: line.Description, Amount: l.Money(line.AmountMinor, line.Currency)})
 	}
-	out := &mail.Message{FromName: c.Organisation.Name, To: c.Recipients, Subject: m.Subject}
+	out, err := envelope(ctx, d, c.Organisation, "", c.Recipients, m.Subject)
+	if err != nil {
+		return nil, err
+	}
 	if out.Attachments, err = cards(ctx, d, c, l); err != nil {
 		return nil, err
 	}

@@ -19,7 +19,10 @@ func welcome(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*mail.Mess
 		return nil, err
 	}
 	model.Subject = "Welcome to " + model.Club
-	out := &mail.Message{FromName: model.Club, To: m.Recipients, Subject: model.Subject, Headers: map[string]string{"Auto-Submitted": "auto-generated"}}
+	out, err := envelope(ctx, d, m.Organisation, "", m.Recipients, model.Subject)
+	if err != nil {
+		return nil, err
+	}
 	if out.Text, err = views.WelcomeText(model); err != nil {
 		return nil, err
 	}
@@ -36,7 +39,10 @@ func expiryReminder(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*ma
 		return nil, err
 	}
 	model.Subject = model.Club + ": your membership ends on " + model.Ends
-	out := &mail.Message{FromName: model.Club, To: m.Recipients, Subject: model.Subject, Headers: reminderHeaders(d)}
+	out, err := envelope(ctx, d, m.Organisation, engine.OptOutReminders, m.Recipients, model.Subject)
+	if err != nil {
+		return nil, err
+	}
 	if out.Text, err = views.ExpiryText(model); err != nil {
 		return nil, err
 	}

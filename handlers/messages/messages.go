@@ -74,6 +74,7 @@ func Register(r *jobs.Runner, d Deps) {
 	r.Handle(engine.KindPaymentLink, outbox(d, paymentLink))
 	r.Handle(engine.KindWelcome, outbox(d, welcome))
 	r.Handle(engine.KindExpiryReminder, outbox(d, expiryReminder))
+	r.Handle(engine.KindRenewalPrompt, outbox(d, renewalPrompt))
 }
 
 // errSkip says a message is no longer due (a reminder of an order paid

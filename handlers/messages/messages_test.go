@@ -287,13 +287,16 @@ func TestResumeLinkAfterADayIdle(t *testing.T) {
 			People: []engine.PersonInput{{ID: sam}}}); err != nil {
 			t.Fatal(err)
 		}
+		// Alex, a member last season, is prompted to renew meanwhile: only
+		// the resume links count here.
+		resumes := func() []mailtest.Received { return withSubject(t, srv.Received(), "your registration is waiting") }
 		for hour := 1; hour <= 25; hour++ {
 			e.run(t, time.Hour)
-			if hour < 24 && len(srv.Received()) > 0 {
+			if hour < 24 && len(resumes()) > 0 {
 				t.Fatalf("a resume link after %d hours", hour)
 			}
 		}
-		got := srv.Wait(t, 1)
+		got := resumes()
 		if len(got) != 1 || strings.Join(got[0].To, ",") != "sam.morgan@example.org" {
 			t.Fatalf("received %d, to %v", len(got), got[0].To)
 		}
@@ -334,7 +337,8 @@ func TestUnpaidReminders(t *testing.T) {
 		day(1)
 		got := srv.Wait(t, 1)
 		h, parts := decoded(t, got[0].Data)
-		if strings.Join(got[0].To, ",") != "alex.morgan@example.org" || h.Get("List-Unsubscribe") != "<mailto:portal@club.example?subject=unsubscribe>" ||
+		if strings.Join(got[0].To, ",") != "alex.morgan@example.org" || !strings.HasPrefix(h.Get("List-Unsubscribe"), "<https://portal.example/unsubscribe?t=") ||
+			!strings.HasSuffix(h.Get("List-Unsubscribe"), ", <mailto:portal@club.example?subject=unsubscribe>") || h.Get("List-Unsubscribe-Post") != "List-Unsubscribe=One-Click" ||
 			!strings.Contains(parts["text/plain"], "3 days ago") || !strings.Contains(parts["text/plain"], "u="+engine.DemoUserKey) || !strings.Contains(parts["text/html"], "EUR") {
 			t.Fatalf("day-3 reminder to %v, List-Unsubscribe %q:\n%s", got[0].To, h.Get("List-Unsubscribe"), parts["text/plain"])
 		}
@@ -352,7 +356,7 @@ func TestUnpaidReminders(t *testing.T) {
 		}
 		// Paid: a reminder queued before the payment is not sent.
 		demo.Pay(form)
-		if n, err := engine.QueueUnpaidReminders(ctx, db, clk.Now(), []int{3, 10, 20}); err != nil || n != 0 {
+		if n, err := engine.QueueUnpaidReminders(ctx, db, clk.Now()); err != nil || n != 0 {
 			t.Fatalf("reminders after paying: %d, %v", n, err)
 		}
 	})
@@ -370,7 +374,7 @@ func TestReminderOfAPaidOrderIsNotSent(t *testing.T) {
 	messages.Register(r, messages.Deps{DB: db, Sender: sender, BaseURL: "https://portal.example", HashSecret: "reminder-secret-0123456789", Now: clk.Now})
 	demo := enginetest.Seed(t, db)
 	form := demo.Commit(alex)
-	if n, err := engine.QueueUnpaidReminders(ctx, db, clk.Now(), engine.DefaultUnpaidReminderDays); err != nil || n != 1 {
+	if n, err := engine.QueueUnpaidReminders(ctx, db, clk.Now()); err != nil || n != 1 {
 		t.Fatalf("queued %d, %v", n, err)
 	}
 	demo.Pay(form)
@@ -519,6 +523,131 @@ func TestWelcomeAndExpiryReminder(t *testing.T) {
 		got := subjects()
 		if want := "Riverside Rowing Club: your membership ends on " + ends; got[want] != active || len(srv.Received()) != 2+active {
 			t.Fatalf("near the end: %v, want %d of %q", got, active, want)
+		}
+	})
+}
+
+// TestRenewalPrompts: when the next season is open, each household of the
+// ending season gets one prompt, from the lead time before its end on,
+// naming only the persons not registered yet, with the hash link into the
+// next season and List-Unsubscribe; re-runs send nothing more, and no
+// expiry reminder goes out beside them.
+func TestRenewalPrompts(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		e := newScheduledEnv(t, db)
+		srv, clk := e.srv, e.clk
+		messages.Register(e.r, messages.Deps{DB: db, Sender: e.sender, BaseURL: "https://portal.example", HashSecret: "renewal-secret-0123456789",
+			UnsubscribeAddress: "portal@club.example", Now: clk.Now})
+		demo := enginetest.Seed(t, db, engine.WithClock(clk.Now))
+		demo.Pay(demo.Commit(alex, robin))
+		next := demo.OpenNextPeriod()
+		// Jamie (seeded as a member of this season) is registered for the
+		// next one already; Kim, of another household, is not.
+		if _, err := db.NewInsert().Model(&engine.Membership{PersonID: 4, PeriodID: next.ID, MembershipTypeID: 2, MemberType: engine.MemberRenewal,
+			Status: engine.MembershipPending, CreatedAt: clk.Now()}).Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+		kim := &engine.Person{OrganisationID: 1, FirstName: "Kim", LastName: "Lee", DateOfBirth: time.Date(1990, 1, 1, 0, 0, 0, 0, time.UTC), Email: "kim@example.org"}
+		if _, err := db.NewInsert().Model(kim).Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.NewInsert().Model(&engine.UserPerson{UserKey: "kim-key", PersonID: kim.ID, OrganisationID: 1}).Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.NewInsert().Model(&engine.Membership{PersonID: kim.ID, PeriodID: engine.DemoPeriodID, MembershipTypeID: 1, MemberType: engine.MemberNew,
+			Status: engine.MembershipActive, CreatedAt: clk.Now(), ActivatedAt: ptrTime(clk.Now())}).Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+		engine.ScheduleLifecycle(e.r, db, engine.ArchiveKeep, clk.Now, e.quiet)
+		prompts := func() []mailtest.Received { return withSubject(t, srv.Received(), "renew your membership") }
+		var ending engine.MembershipPeriod
+		if err := db.NewSelect().Model(&ending).Where("id = ?", engine.DemoPeriodID).Scan(ctx); err != nil {
+			t.Fatal(err)
+		}
+		endNoon := time.Date(ending.EndDate.Year(), ending.EndDate.Month(), ending.EndDate.Day(), 12, 0, 0, 0, time.UTC)
+		e.run(t, endNoon.AddDate(0, 0, -engine.DefaultRenewalLeadDays-1).Sub(clk.Now()))
+		if got := prompts(); len(got) != 0 {
+			t.Fatalf("%d prompts before the lead time", len(got))
+		}
+		e.run(t, 48*time.Hour)
+		e.run(t, 24*time.Hour)
+		got := prompts()
+		if len(got) != 2 {
+			t.Fatalf("%d prompts, want one per household (2)", len(got))
+		}
+		byTo := map[string]string{}
+		for _, m := range got {
+			h, parts := decoded(t, m.Data)
+			if !strings.Contains(h.Get("List-Unsubscribe"), "mailto:portal@club.example") {
+				t.Fatalf("no List-Unsubscribe: %v", h)
+			}
+			byTo[strings.Join(m.To, ",")] = parts["text/plain"]
+		}
+		demoText, kimText := byTo["alex.morgan@example.org"], byTo["kim@example.org"]
+		link := "https://portal.example/membership/register/3?u=" + engine.DemoUserKey + "&h=" + hashlink.Sign("renewal-secret-0123456789", engine.DemoUserKey)
+		if !strings.Contains(demoText, link) || !strings.Contains(demoText, "Alex and Robin") || strings.Contains(demoText, "Jamie") {
+			t.Fatalf("the household's prompt (want %s, Alex and Robin, not Jamie):\n%s", link, demoText)
+		}
+		if !strings.Contains(kimText, "/membership/register/3?u=kim-key&h=") || !strings.Contains(kimText, next.Name) {
+			t.Fatalf("Kim's prompt:\n%s", kimText)
+		}
+		if n, err := db.NewSelect().Model((*engine.OutboxMessage)(nil)).Where("kind = ?", engine.KindRenewalPrompt).Count(ctx); err != nil || n != 2 {
+			t.Fatalf("%d renewal messages queued, %v", n, err)
+		}
+		// The next season is open: the prompts replace the expiry reminders.
+		if n := len(withSubject(t, srv.Received(), "your membership ends on")); n != 0 {
+			t.Fatalf("%d expiry reminders beside the renewal prompts", n)
+		}
+	})
+}
+
+func ptrTime(t time.Time) *time.Time { return &t }
+
+// withSubject are the messages whose subject contains part.
+func withSubject(t *testing.T, got []mailtest.Received, part string) []mailtest.Received {
+	t.Helper()
+	var out []mailtest.Received
+	for _, m := range got {
+		h, _ := decoded(t, m.Data)
+		if s, _ := new(mime.WordDecoder).DecodeHeader(h.Get("Subject")); strings.Contains(s, part) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// TestOrganisationMessageSettings: an organisation's own reminder days
+// and sender replace the defaults: the unpaid reminder comes on day 2 and
+// not on day 3, from its sender name, with replies to its address.
+func TestOrganisationMessageSettings(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		e := newScheduledEnv(t, db)
+		srv, clk := e.srv, e.clk
+		messages.Register(e.r, messages.Deps{DB: db, Sender: e.sender, BaseURL: "https://portal.example", HashSecret: "settings-secret-0123456789", Now: clk.Now})
+		engine.ScheduleLifecycle(e.r, db, engine.ArchiveKeep, clk.Now, e.quiet)
+		demo := enginetest.Seed(t, db, engine.WithClock(clk.Now))
+		days, name, replyTo := []int{2}, "Riverside Office", "office@riverside.example"
+		if _, err := demo.Svc.UpdateMessageSettings(ctx, 1, engine.MessageSettingsChange{UnpaidReminderDays: &days, SenderName: &name, ReplyTo: &replyTo}); err != nil {
+			t.Fatal(err)
+		}
+		demo.Commit(alex, robin)
+		reminders := func() []mailtest.Received { return withSubject(t, srv.Received(), "payment is still open") }
+		e.run(t, 24*time.Hour)
+		if n := len(reminders()); n != 0 {
+			t.Fatalf("%d reminders on day 1", n)
+		}
+		e.run(t, 24*time.Hour)
+		e.run(t, 24*time.Hour)
+		got := reminders()
+		if len(got) != 1 {
+			t.Fatalf("%d reminders by day 3, want the day-2 one", len(got))
+		}
+		h, parts := decoded(t, got[0].Data)
+		from, err := netmail.ParseAddress(h.Get("From"))
+		if err != nil || from.Name != name || from.Address != "portal@club.example" || h.Get("Reply-To") != replyTo || !strings.Contains(parts["text/plain"], "2 days ago") {
+			t.Fatalf("From %q (%v), Reply-To %q:\n%s", h.Get("From"), err, h.Get("Reply-To"), parts["text/plain"])
 		}
 	})
 }

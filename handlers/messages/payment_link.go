@@ -37,7 +37,10 @@ func paymentLink(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*mail.
 	for _, person := range r.Persons {
 		m.Persons = append(m.Persons, person.FirstName+" "+person.LastName)
 	}
-	out := &mail.Message{FromName: m.Club, To: r.Recipients, Subject: m.Subject, Headers: map[string]string{"Auto-Submitted": "auto-generated"}}
+	out, err := envelope(ctx, d, r.Organisation, "", r.Recipients, m.Subject)
+	if err != nil {
+		return nil, err
+	}
 	if out.Text, err = views.PaymentLinkText(m); err != nil {
 		return nil, err
 	}

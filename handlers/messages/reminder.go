@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"portal/engine"
 	"portal/engine/jobs"
 	"portal/handlers/mail"
+	"portal/handlers/optout"
 	"portal/views"
 )
 
@@ -35,7 +37,10 @@ func unpaidReminder(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*ma
 	for _, person := range r.Persons {
 		m.Persons = append(m.Persons, person.FirstName+" "+person.LastName)
 	}
-	out := &mail.Message{FromName: m.Club, To: r.Recipients, Subject: m.Subject, Headers: reminderHeaders(d)}
+	out, err := envelope(ctx, d, r.Organisation, engine.OptOutReminders, r.Recipients, m.Subject)
+	if err != nil {
+		return nil, err
+	}
 	if out.Text, err = views.UnpaidReminderText(m); err != nil {
 		return nil, err
 	}
@@ -45,13 +50,27 @@ func unpaidReminder(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*ma
 	return out, nil
 }
 
-// reminderHeaders mark a reminder as automated and say how to stop them:
-// List-Unsubscribe with a mailto to the sender's address, where staff
-// receive the request (there is no automated opt-out yet).
-func reminderHeaders(d Deps) map[string]string {
-	h := map[string]string{"Auto-Submitted": "auto-generated"}
-	if d.UnsubscribeAddress != "" {
-		h["List-Unsubscribe"] = "<mailto:" + d.UnsubscribeAddress + "?subject=unsubscribe>"
+// unsubscribeHeaders say how to stop a category of messages
+// (List-Unsubscribe): the one-click https link (RFC 8058) with a token
+// naming the organisation, the category and the message's recipients,
+// signed with the environment's hash secret, and a mailto to the sender's
+// address, where staff receive the request.
+func unsubscribeHeaders(ctx context.Context, d Deps, orgID int64, category string, m *mail.Message) error {
+	var links []string
+	if d.HashSecret != "" {
+		base, err := engine.OrganisationAddress(ctx, d.DB, d.BaseURL, orgID)
+		if err != nil {
+			return err
+		}
+		token := optout.Sign(d.HashSecret, optout.Token{Organisation: orgID, Category: category, Addresses: m.To})
+		links = append(links, "<"+base+"/unsubscribe?t="+token+">")
+		m.Headers["List-Unsubscribe-Post"] = "List-Unsubscribe=One-Click"
 	}
-	return h
+	if d.UnsubscribeAddress != "" {
+		links = append(links, "<mailto:"+d.UnsubscribeAddress+"?subject=unsubscribe>")
+	}
+	if len(links) > 0 {
+		m.Headers["List-Unsubscribe"] = strings.Join(links, ", ")
+	}
+	return nil
 }

@@ -27,7 +27,7 @@ func resumeLink(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*mail.M
 	if err != nil {
 		return nil, err
 	}
-	club, persons, err := engine.ResumeContext(ctx, d.DB, p)
+	org, persons, err := engine.ResumeContext(ctx, d.DB, p)
 	if err != nil {
 		return nil, permanentIfFinal(err)
 	}
@@ -35,10 +35,11 @@ func resumeLink(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*mail.M
 	if err != nil {
 		return nil, err
 	}
-	m := views.ResumeMailModel{Club: club, Subject: club + ": your registration is waiting for you", Persons: persons, Link: link}
-	out := &mail.Message{FromName: club, To: to, Subject: m.Subject,
-		// Automated, not a conversation: no out-of-office replies.
-		Headers: reminderHeaders(d)}
+	m := views.ResumeMailModel{Club: org.Name, Subject: org.Name + ": your registration is waiting for you", Persons: persons, Link: link}
+	out, err := envelope(ctx, d, org, engine.OptOutReminders, to, m.Subject)
+	if err != nil {
+		return nil, err
+	}
 	out.Headers["X-Portal-Registration"] = strconv.FormatInt(p.InstanceID, 10)
 	if out.Text, err = views.ResumeText(m); err != nil {
 		return nil, err

@@ -1,0 +1,88 @@
+package engine_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/uptrace/bun"
+
+	"portal/engine"
+	"portal/engine/dbtest"
+	"portal/engine/enginetest"
+)
+
+// TestNextSeasonStartsFromLastSeasonsAnswers: registering the same
+// persons for the next season fills in last season's answers where the
+// question is the same and the answer passes the new rules: a changed
+// phone format and a dropped shirt size are asked afresh, consents are
+// never carried, the main contact is.
+func TestNextSeasonStartsFromLastSeasonsAnswers(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		d := enginetest.Seed(t, db)
+		d.Pay(d.Commit(alex, robin))
+		next := d.OpenNextPeriod()
+		// The next season's form: international phone numbers, no size M.
+		spec, err := engine.ParseDefinition([]byte(strings.NewReplacer(
+			`pattern: "^[0-9]{10}$"`, `pattern: "^\\+[0-9]{11}$"`,
+			"      - {value: M, label: Medium}\n", "").Replace(string(engine.DemoDefinitionYAML()))))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := engine.ImportDefinition(ctx, db, spec); err != nil {
+			t.Fatal(err)
+		}
+		form, _, err := d.Svc.LoadMembershipForm(ctx, engine.DemoUserKey, next.ID, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pid := form.ProcessIDString()
+		form, err = d.Svc.Next(ctx, engine.DemoUserKey, engine.NextInput{ProcessID: pid, Step: 0, People: []engine.PersonInput{{ID: alex}, {ID: robin}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// What each step shows, by step name and person; then the answers
+		// a member would give to move on.
+		want := map[string]map[int64]string{
+			"emergency_phone":  {},
+			"shirt_size":       {},
+			"insurance":        {alex: "1", robin: "0"},
+			"transfer":         {alex: "0", robin: "0"},
+			"guardian_consent": {},
+			"main_contact":     {alex: "1", robin: "0"},
+			"terms":            {},
+		}
+		give := map[string]string{"emergency_phone": "+31612345678", "shirt_size": "L", "guardian_consent": "1", "terms": "1"}
+		seen := 0
+		for form.State != engine.StateDone {
+			q := form.Question
+			expect, ok := want[q.Name]
+			if !ok {
+				t.Fatalf("unexpected step %s", q.Name)
+			}
+			seen++
+			var in []engine.PersonInput
+			for _, p := range form.People {
+				got := ""
+				if p.Answer != nil {
+					got = *p.Answer
+				}
+				if !p.Hide && got != expect[p.ID] {
+					t.Fatalf("step %s, person %d: pre-filled %q, want %q", q.Name, p.ID, got, expect[p.ID])
+				}
+				a := got
+				if v, ok := give[q.Name]; ok {
+					a = v
+				}
+				in = append(in, engine.PersonInput{ID: p.ID, Answer: &a})
+			}
+			if form, err = d.Svc.Next(ctx, engine.DemoUserKey, engine.NextInput{ProcessID: pid, Step: form.Step, People: in}); err != nil {
+				t.Fatalf("step %s: %v", q.Name, err)
+			}
+		}
+		if seen != 7 { // every step but transfer_club: nobody transfers
+			t.Fatalf("walked %d steps", seen)
+		}
+	})
+}

@@ -1,0 +1,51 @@
+package messages
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"portal/engine"
+	"portal/engine/jobs"
+	"portal/handlers/mail"
+	"portal/views"
+)
+
+// renewalPrompt composes the renewal prompt of a household: the signed
+// hash link into the next period's registration, on the club's own
+// address, which starts it with last season's answers filled in. Nothing
+// is sent when every person registered since it was queued, or when the
+// next period stopped taking registrations.
+func renewalPrompt(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*mail.Message, error) {
+	var p engine.RenewalPromptPayload
+	if err := json.Unmarshal([]byte(msg.Payload), &p); err != nil || p.NextPeriodID == 0 || p.UserKey == "" {
+		return nil, jobs.Permanent(fmt.Errorf("outbox message %d: bad renewal payload", msg.ID))
+	}
+	r, err := engine.LoadRenewalPrompt(ctx, d.DB, p)
+	if err != nil {
+		return nil, permanentIfFinal(err)
+	}
+	if len(r.Persons) == 0 || len(r.Recipients) == 0 || !r.Next.AcceptsRegistrations(d.Now()) {
+		return nil, errSkip
+	}
+	link, err := registrationLink(ctx, d, r.Next.ID, p.UserKey)
+	if err != nil {
+		return nil, err
+	}
+	m := views.RenewalMailModel{Club: r.Organisation.Name, Subject: r.Organisation.Name + ": renew your membership for " + r.Next.Name,
+		Ending: r.Ending.Name, Ends: r.Ending.EndDate.Format("2 January 2006"), Next: r.Next.Name, Link: link, Contact: r.Organisation.ContactEmail}
+	for _, person := range r.Persons {
+		m.Persons = append(m.Persons, person.FirstName)
+	}
+	out, err := envelope(ctx, d, r.Organisation, engine.OptOutRenewals, r.Recipients, m.Subject)
+	if err != nil {
+		return nil, err
+	}
+	if out.Text, err = views.RenewalText(m); err != nil {
+		return nil, err
+	}
+	if out.HTML, err = render(ctx, views.RenewalMail(m)); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
