@@ -80,3 +80,13 @@ func (s *Signer) Verify(orgID int64, token string) (id int64, expires time.Time,
 	}
 	return 0, time.Time{}, ErrForged
 }
+
+// PathPrefix starts an invitation link's path (under /o/{slug} when the
+// organisation is addressed by slug).
+const PathPrefix = "/invite/"
+
+// URL is the link of invitation id of orgID on base, the organisation's
+// public address (engine.OrganisationAddress).
+func (s *Signer) URL(base string, orgID, id int64, expires time.Time) string {
+	return strings.TrimSuffix(base, "/") + PathPrefix + s.Token(orgID, id, expires)
+}
