@@ -22,6 +22,7 @@ import (
 	"portal/handlers"
 	"portal/relay/backend"
 	"portal/relay/hashlink"
+	"portal/relay/invitelink"
 	"portal/relay/session"
 	"portal/relay/throttle"
 )
@@ -65,6 +66,8 @@ type envOptions struct {
 	tenantRefresh time.Duration
 	// publicHost is the host of the portal's base URL (Deps.PublicHost).
 	publicHost string
+	// invitations checks invitation links; nil: none.
+	invitations *invitelink.Signer
 }
 
 func newEnvWith(t testing.TB, db *bun.DB, o envOptions) *testEnv {
@@ -108,6 +111,7 @@ func newEnvWith(t testing.TB, db *bun.DB, o envOptions) *testEnv {
 		HashSecrets:    o.hashSecrets,
 		TenantRefresh:  o.tenantRefresh,
 		PublicHost:     o.publicHost,
+		Invitations:    o.invitations,
 	})
 	env.client = env.newClient()
 	return env
