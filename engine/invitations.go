@@ -547,3 +547,8 @@ func LoadInvitationMail(ctx context.Context, db bun.IDB, p InvitationPayload, no
 	}
 	return m, nil
 }
+
+// PublicAddress is where orgID's members reach its pages
+// (OrganisationAddress on the portal's public URL, WithPublicURL), for the
+// links the HTTP layer hands out; "" when the engine has no public URL.
+func (s *Service) PublicAddress(ctx context.Context, orgID int64) string { return s.orgBase(ctx, orgID) }

@@ -44,6 +44,9 @@ func (s *Server) mountAdmin(api *echo.Group) {
 	admin.PATCH("/periods/:id", s.patchPeriod, requireJSON)
 	admin.GET("/periods/:id/price-rules", s.listPriceRules)
 	admin.PUT("/periods/:id/price-rules", s.putPriceRules, requireJSON)
+	admin.GET("/periods/:id/invitations", s.listInvitations)
+	admin.POST("/periods/:id/invitations", s.createInvitations, requireJSON)
+	admin.POST("/invitations/:id/revoke", s.revokeInvitation)
 }
 
 // isImport reports whether r is a person import, whose body may be larger
