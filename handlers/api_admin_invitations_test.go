@@ -81,3 +81,33 @@ func TestAdminInvitations(t *testing.T) {
 		}
 	})
 }
+
+// checkInvitationResponses produces every documented response of the
+// invitation operations, for TestOpenAPIResponses (organisation 1's keys;
+// period 1 is open, period 2 closed).
+func checkInvitationResponses(t *testing.T, ck *apiChecker, anon *http.Client, write, read string, crossSite []string) {
+	t.Helper()
+	bearer := func(key string, more ...string) []string { return append([]string{"Authorization", "Bearer " + key}, more...) }
+	invs := "/api/admin/periods/1/invitations"
+	created := ck.conforming(anon, http.MethodPost, invs, map[string]any{"userKeys": []string{"demo-2", "nobody"}, "send": true}, bearer(write)...)
+	wantStatus(t, created, http.StatusCreated)
+	var rep struct{ Created []invitationDTO }
+	created.json(t, &rep)
+	wantStatus(t, ck.conforming(anon, http.MethodPost, invs, map[string]any{}, bearer(write)...), http.StatusUnprocessableEntity)
+	wantStatus(t, ck.conforming(anon, http.MethodPost, "/api/admin/periods/2/invitations", map[string]any{"all": true}, bearer(write)...), http.StatusConflict)
+	wantStatus(t, ck.conforming(anon, http.MethodPost, "/api/admin/periods/999/invitations", map[string]any{"all": true}, bearer(write)...), http.StatusNotFound)
+	wantStatus(t, ck.do(anon, http.MethodPost, invs, `{"all":`, bearer(write)...), http.StatusBadRequest)
+	wantStatus(t, ck.do(anon, http.MethodPost, invs, "x", bearer(write, "Content-Type", "text/plain")...), http.StatusUnsupportedMediaType)
+	wantStatus(t, ck.do(anon, http.MethodPost, invs, map[string]any{"all": true}, bearer(read)...), http.StatusForbidden)
+	wantStatus(t, ck.do(anon, http.MethodPost, invs, map[string]any{"all": true}, bearer(write, crossSite...)...), http.StatusForbidden)
+	wantStatus(t, ck.do(anon, http.MethodPost, invs, map[string]any{"all": true}), http.StatusUnauthorized)
+	wantStatus(t, ck.conforming(anon, http.MethodGet, invs, nil, bearer(read)...), http.StatusOK)
+	wantStatus(t, ck.conforming(anon, http.MethodGet, "/api/admin/periods/999/invitations", nil, bearer(read)...), http.StatusNotFound)
+	wantStatus(t, ck.do(anon, http.MethodGet, invs, nil), http.StatusUnauthorized)
+
+	revoke := fmt.Sprintf("/api/admin/invitations/%d/revoke", rep.Created[0].ID)
+	wantStatus(t, ck.conforming(anon, http.MethodPost, revoke, nil, bearer(write)...), http.StatusOK)
+	wantStatus(t, ck.conforming(anon, http.MethodPost, "/api/admin/invitations/999/revoke", nil, bearer(write)...), http.StatusNotFound)
+	wantStatus(t, ck.do(anon, http.MethodPost, revoke, nil, bearer(read)...), http.StatusForbidden)
+	wantStatus(t, ck.do(anon, http.MethodPost, revoke, nil), http.StatusUnauthorized)
+}
