@@ -551,4 +551,6 @@ func LoadInvitationMail(ctx context.Context, db bun.IDB, p InvitationPayload, no
 // PublicAddress is where orgID's members reach its pages
 // (OrganisationAddress on the portal's public URL, WithPublicURL), for the
 // links the HTTP layer hands out; "" when the engine has no public URL.
-func (s *Service) PublicAddress(ctx context.Context, orgID int64) string { return s.orgBase(ctx, orgID) }
+func (s *Service) PublicAddress(ctx context.Context, orgID int64) string {
+	return s.orgBase(ctx, orgID)
+}

@@ -38,6 +38,8 @@ func (s *Server) mountAdmin(api *echo.Group) {
 	admin.POST("/persons/unlink", s.unlinkPersons, requireJSON)
 	admin.GET("/membership-types", s.listMembershipTypes)
 	admin.POST("/membership-types", s.createMembershipType, requireJSON)
+	admin.PATCH("/membership-types/:id", s.patchMembershipType, requireJSON)
+	admin.DELETE("/membership-types/:id", s.deleteMembershipType)
 	admin.POST("/definitions", s.importDefinition)
 	admin.GET("/periods", s.listPeriods)
 	admin.POST("/periods", s.createPeriod, requireJSON)

@@ -87,7 +87,9 @@ func TestAdminInvitations(t *testing.T) {
 // period 1 is open, period 2 closed).
 func checkInvitationResponses(t *testing.T, ck *apiChecker, anon *http.Client, write, read string, crossSite []string) {
 	t.Helper()
-	bearer := func(key string, more ...string) []string { return append([]string{"Authorization", "Bearer " + key}, more...) }
+	bearer := func(key string, more ...string) []string {
+		return append([]string{"Authorization", "Bearer " + key}, more...)
+	}
 	invs := "/api/admin/periods/1/invitations"
 	created := ck.conforming(anon, http.MethodPost, invs, map[string]any{"userKeys": []string{"demo-2", "nobody"}, "send": true}, bearer(write)...)
 	wantStatus(t, created, http.StatusCreated)
