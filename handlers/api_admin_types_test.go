@@ -60,3 +60,29 @@ func TestAdminMembershipTypeChangeAndDelete(t *testing.T) {
 		expectHTTPError(t, env.admin(write, http.MethodDelete, one, nil), http.StatusNotFound, one)
 	})
 }
+
+// checkMembershipTypeResponses produces every documented response of the
+// membership type change and delete, for TestOpenAPIResponses
+// (organisation 1's keys; its type 1 has memberships).
+func checkMembershipTypeResponses(t *testing.T, ck *apiChecker, anon *http.Client, write, read string, crossSite []string) {
+	t.Helper()
+	bearer := func(key string, more ...string) []string { return append([]string{"Authorization", "Bearer " + key}, more...) }
+	created := ck.conforming(anon, http.MethodPost, "/api/admin/membership-types", map[string]any{"code": "VETERAN", "name": "Veteran"}, bearer(write)...)
+	var typ struct{ ID int64 }
+	created.json(t, &typ)
+	one := fmt.Sprintf("/api/admin/membership-types/%d", typ.ID)
+	wantStatus(t, ck.conforming(anon, http.MethodPatch, one, map[string]any{"name": "Veterans", "minAge": 70}, bearer(write)...), http.StatusOK)
+	wantStatus(t, ck.conforming(anon, http.MethodPatch, one, map[string]any{"minAge": -1}, bearer(write)...), http.StatusUnprocessableEntity)
+	wantStatus(t, ck.conforming(anon, http.MethodPatch, one, map[string]any{"code": "SENIOR"}, bearer(write)...), http.StatusConflict)
+	wantStatus(t, ck.conforming(anon, http.MethodPatch, "/api/admin/membership-types/999", map[string]any{"name": "X"}, bearer(write)...), http.StatusNotFound)
+	wantStatus(t, ck.do(anon, http.MethodPatch, one, `{"name":`, bearer(write)...), http.StatusBadRequest)
+	wantStatus(t, ck.do(anon, http.MethodPatch, one, "x", bearer(write, "Content-Type", "text/plain")...), http.StatusUnsupportedMediaType)
+	wantStatus(t, ck.do(anon, http.MethodPatch, one, map[string]any{}, bearer(read)...), http.StatusForbidden)
+	wantStatus(t, ck.do(anon, http.MethodPatch, one, map[string]any{}, bearer(write, crossSite...)...), http.StatusForbidden)
+	wantStatus(t, ck.do(anon, http.MethodPatch, one, map[string]any{}), http.StatusUnauthorized)
+	wantStatus(t, ck.conforming(anon, http.MethodDelete, "/api/admin/membership-types/1", nil, bearer(write)...), http.StatusConflict)
+	wantStatus(t, ck.do(anon, http.MethodDelete, one, nil, bearer(read)...), http.StatusForbidden)
+	wantStatus(t, ck.do(anon, http.MethodDelete, one, nil), http.StatusUnauthorized)
+	wantStatus(t, ck.conforming(anon, http.MethodDelete, one, nil, bearer(write)...), http.StatusNoContent)
+	wantStatus(t, ck.conforming(anon, http.MethodDelete, one, nil, bearer(write)...), http.StatusNotFound)
+}

@@ -649,5 +649,6 @@ func checkAdminResponses(t *testing.T, ck *apiChecker, env *testEnv, anon *http.
 	wantStatus(t, ck.do(anon, http.MethodPost, unlink, map[string]any{"links": []any{}}, bearer(read)...), http.StatusForbidden)
 	wantStatus(t, ck.do(anon, http.MethodPost, unlink, map[string]any{"links": []any{}}), http.StatusUnauthorized)
 
-	checkInvitationResponses(t, ck, anon, write, read, crossSite) // api_admin_invitations_test.go
+	checkInvitationResponses(t, ck, anon, write, read, crossSite)     // api_admin_invitations_test.go
+	checkMembershipTypeResponses(t, ck, anon, write, read, crossSite) // api_admin_types_test.go
 }
