@@ -651,4 +651,5 @@ func checkAdminResponses(t *testing.T, ck *apiChecker, env *testEnv, anon *http.
 
 	checkInvitationResponses(t, ck, anon, write, read, crossSite)     // api_admin_invitations_test.go
 	checkMembershipTypeResponses(t, ck, anon, write, read, crossSite) // api_admin_types_test.go
+	checkDefinitionResponses(t, ck, anon, write, read, crossSite)     // api_admin_definitions_test.go
 }
