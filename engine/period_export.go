@@ -122,7 +122,9 @@ func (s *Service) ExportPeriod(ctx context.Context, orgID, periodID int64, kind 
 			ColumnExpr("o.status AS order_status, o.total_minor, o.currency, o.created_at AS ordered_at, o.paid_at").
 			Join("JOIN persons AS p ON p.id = m.person_id").
 			Join("JOIN membership_types AS t ON t.id = m.membership_type_id").
-			Join("LEFT JOIN orders AS o ON o.process_instance_id = m.process_instance_id AND o.status <> ?", OrderCancelled).
+			// A cancelled membership's order was cancelled with it (a reset):
+			// the registration's live order is another commit's.
+			Join("LEFT JOIN orders AS o ON o.process_instance_id = m.process_instance_id AND o.status <> ? AND m.status <> ?", OrderCancelled, MembershipCancelled).
 			Where("m.period_id = ?", periodID).OrderExpr("m.id")
 	case ExportPayments:
 		q = q.TableExpr("payments AS pay").

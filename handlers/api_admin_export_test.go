@@ -66,3 +66,15 @@ func TestAdminPeriodExport(t *testing.T) {
 		expectHTTPError(t, env.do(env.newClient(), http.MethodGet, "/api/admin/periods/1/export/payments", nil, "Host", rowingHost), http.StatusUnauthorized, "/api/admin/periods/1/export/payments")
 	})
 }
+
+// checkExportResponses produces every documented response of the period
+// export, for TestOpenAPIResponses (organisation 1's read key).
+func checkExportResponses(t *testing.T, ck *apiChecker, anon *http.Client, read string) {
+	t.Helper()
+	bearer := []string{"Authorization", "Bearer " + read}
+	wantStatus(t, ck.conforming(anon, http.MethodGet, "/api/admin/periods/1/export/payments?format=json", nil, bearer...), http.StatusOK)
+	wantStatus(t, ck.do(anon, http.MethodGet, "/api/admin/periods/1/export/registrations", nil, bearer...), http.StatusOK)
+	wantStatus(t, ck.do(anon, http.MethodGet, "/api/admin/periods/1/export/payments?format=xml", nil, bearer...), http.StatusBadRequest)
+	wantStatus(t, ck.conforming(anon, http.MethodGet, "/api/admin/periods/999/export/payments", nil, bearer...), http.StatusNotFound)
+	wantStatus(t, ck.do(anon, http.MethodGet, "/api/admin/periods/1/export/payments", nil), http.StatusUnauthorized)
+}

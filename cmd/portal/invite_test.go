@@ -45,3 +45,22 @@ func TestInviteCommands(t *testing.T) {
 		t.Fatalf("list: %v\n%s", err, out)
 	}
 }
+
+func TestExportCommand(t *testing.T) {
+	dbURL := "sqlite:" + filepath.Join(t.TempDir(), "p.db")
+	e := env("PORTAL_DATABASE_URL", dbURL, "PORTAL_HASH_SECRET", "0123456789abcdef")
+	if out, err := runCmd(t, e, "seed", "demo"); err != nil {
+		t.Fatalf("seed: %v %s", err, out)
+	}
+	// The demo's Jamie holds an active membership of period 1 (renewal).
+	out, err := runCmd(t, e, "export", "registrations", "--org", "1", "--period", "1")
+	if err != nil || !strings.HasPrefix(out, "membershipId,registrationId,orderId,") || !strings.Contains(out, "Jamie,Morgan,2011-02-17") {
+		t.Fatalf("export registrations: %v\n%s", err, out)
+	}
+	if out, err = runCmd(t, e, "export", "--org", "1", "--period", "1", "payments", "--json"); err != nil || strings.TrimSpace(out) != "[\n]" {
+		t.Fatalf("export payments: %v %q", err, out)
+	}
+	if _, err = runCmd(t, e, "export", "registrations", "--org", "2", "--period", "1"); err == nil {
+		t.Fatal("exported a period of another organisation")
+	}
+}
