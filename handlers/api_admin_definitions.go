@@ -3,7 +3,6 @@ package handlers
 import (
 	"bytes"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -48,11 +47,8 @@ func (s *Server) listDefinitions(c echo.Context) error {
 }
 
 func definitionVersionParam(c echo.Context) (int, error) {
-	v, err := strconv.Atoi(c.Param("version"))
-	if err != nil || v <= 0 {
-		return 0, engine.Errorf(engine.CodeNotFound, "definition version not found")
-	}
-	return v, nil
+	v, err := idParam(c, "version", "definition version")
+	return int(v), err
 }
 
 // exportDefinitionVersion answers GET /api/admin/definitions/:key/versions/:version:

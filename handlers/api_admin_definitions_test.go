@@ -85,20 +85,19 @@ func TestAdminDefinitionVersions(t *testing.T) {
 // 1's keys; by then "membership" has version 1 and "extra" version 1).
 func checkDefinitionResponses(t *testing.T, ck *apiChecker, anon *http.Client, write, read string, crossSite []string) {
 	t.Helper()
-	bearer := func(key string, more ...string) []string { return append([]string{"Authorization", "Bearer " + key}, more...) }
-	wantStatus(t, ck.conforming(anon, http.MethodGet, "/api/admin/definitions", nil, bearer(read)...), http.StatusOK)
+	wantStatus(t, ck.conforming(anon, http.MethodGet, "/api/admin/definitions", nil, bearerOf(read)...), http.StatusOK)
 	wantStatus(t, ck.do(anon, http.MethodGet, "/api/admin/definitions", nil), http.StatusUnauthorized)
 	const v1 = "/api/admin/definitions/membership/versions/1"
-	wantStatus(t, ck.conforming(anon, http.MethodGet, v1, nil, bearer(read)...), http.StatusOK)
-	wantStatus(t, ck.conforming(anon, http.MethodGet, "/api/admin/definitions/membership/versions/9", nil, bearer(read)...), http.StatusNotFound)
+	wantStatus(t, ck.conforming(anon, http.MethodGet, v1, nil, bearerOf(read)...), http.StatusOK)
+	wantStatus(t, ck.conforming(anon, http.MethodGet, "/api/admin/definitions/membership/versions/9", nil, bearerOf(read)...), http.StatusNotFound)
 	wantStatus(t, ck.do(anon, http.MethodGet, v1, nil), http.StatusUnauthorized)
 	for _, op := range []string{"/deactivate", "/activate"} {
-		wantStatus(t, ck.do(anon, http.MethodPost, v1+op, nil, bearer(read)...), http.StatusForbidden)
-		wantStatus(t, ck.do(anon, http.MethodPost, v1+op, nil, bearer(write, crossSite...)...), http.StatusForbidden)
+		wantStatus(t, ck.do(anon, http.MethodPost, v1+op, nil, bearerOf(read)...), http.StatusForbidden)
+		wantStatus(t, ck.do(anon, http.MethodPost, v1+op, nil, bearerOf(write, crossSite...)...), http.StatusForbidden)
 		wantStatus(t, ck.do(anon, http.MethodPost, v1+op, nil), http.StatusUnauthorized)
-		wantStatus(t, ck.conforming(anon, http.MethodPost, "/api/admin/definitions/membership/versions/9"+op, nil, bearer(write)...), http.StatusNotFound)
+		wantStatus(t, ck.conforming(anon, http.MethodPost, "/api/admin/definitions/membership/versions/9"+op, nil, bearerOf(write)...), http.StatusNotFound)
 	}
-	wantStatus(t, ck.conforming(anon, http.MethodPost, v1+"/deactivate", nil, bearer(write)...), http.StatusConflict) // the open period 1 uses it
-	wantStatus(t, ck.conforming(anon, http.MethodPost, "/api/admin/definitions/extra/versions/1/deactivate", nil, bearer(write)...), http.StatusOK)
-	wantStatus(t, ck.conforming(anon, http.MethodPost, "/api/admin/definitions/extra/versions/1/activate", nil, bearer(write)...), http.StatusOK)
+	wantStatus(t, ck.conforming(anon, http.MethodPost, v1+"/deactivate", nil, bearerOf(write)...), http.StatusConflict) // the open period 1 uses it
+	wantStatus(t, ck.conforming(anon, http.MethodPost, "/api/admin/definitions/extra/versions/1/deactivate", nil, bearerOf(write)...), http.StatusOK)
+	wantStatus(t, ck.conforming(anon, http.MethodPost, "/api/admin/definitions/extra/versions/1/activate", nil, bearerOf(write)...), http.StatusOK)
 }

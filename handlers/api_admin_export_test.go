@@ -71,7 +71,7 @@ func TestAdminPeriodExport(t *testing.T) {
 // export, for TestOpenAPIResponses (organisation 1's read key).
 func checkExportResponses(t *testing.T, ck *apiChecker, anon *http.Client, read string) {
 	t.Helper()
-	bearer := []string{"Authorization", "Bearer " + read}
+	bearer := bearerOf(read)
 	wantStatus(t, ck.conforming(anon, http.MethodGet, "/api/admin/periods/1/export/payments?format=json", nil, bearer...), http.StatusOK)
 	wantStatus(t, ck.do(anon, http.MethodGet, "/api/admin/periods/1/export/registrations", nil, bearer...), http.StatusOK)
 	wantStatus(t, ck.do(anon, http.MethodGet, "/api/admin/periods/1/export/payments?format=xml", nil, bearer...), http.StatusBadRequest)

@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -119,9 +118,9 @@ func (s *Server) listInvitations(c echo.Context) error {
 // revokeInvitation answers POST /api/admin/invitations/:id/revoke: the
 // link is refused from then on; revoking again changes nothing.
 func (s *Server) revokeInvitation(c echo.Context) error {
-	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
-	if err != nil || id <= 0 {
-		return engine.Errorf(engine.CodeNotFound, "invitation not found")
+	id, err := idParam(c, "id", "invitation")
+	if err != nil {
+		return err
 	}
 	inv, err := s.engine.RevokeInvitation(c.Request().Context(), keyOf(c).OrganisationID, id)
 	if err != nil {

@@ -87,29 +87,31 @@ func TestAdminInvitations(t *testing.T) {
 // period 1 is open, period 2 closed).
 func checkInvitationResponses(t *testing.T, ck *apiChecker, anon *http.Client, write, read string, crossSite []string) {
 	t.Helper()
-	bearer := func(key string, more ...string) []string {
-		return append([]string{"Authorization", "Bearer " + key}, more...)
-	}
 	invs := "/api/admin/periods/1/invitations"
-	created := ck.conforming(anon, http.MethodPost, invs, map[string]any{"userKeys": []string{"demo-2", "nobody"}, "send": true}, bearer(write)...)
+	created := ck.conforming(anon, http.MethodPost, invs, map[string]any{"userKeys": []string{"demo-2", "nobody"}, "send": true}, bearerOf(write)...)
 	wantStatus(t, created, http.StatusCreated)
 	var rep struct{ Created []invitationDTO }
 	created.json(t, &rep)
-	wantStatus(t, ck.conforming(anon, http.MethodPost, invs, map[string]any{}, bearer(write)...), http.StatusUnprocessableEntity)
-	wantStatus(t, ck.conforming(anon, http.MethodPost, "/api/admin/periods/2/invitations", map[string]any{"all": true}, bearer(write)...), http.StatusConflict)
-	wantStatus(t, ck.conforming(anon, http.MethodPost, "/api/admin/periods/999/invitations", map[string]any{"all": true}, bearer(write)...), http.StatusNotFound)
-	wantStatus(t, ck.do(anon, http.MethodPost, invs, `{"all":`, bearer(write)...), http.StatusBadRequest)
-	wantStatus(t, ck.do(anon, http.MethodPost, invs, "x", bearer(write, "Content-Type", "text/plain")...), http.StatusUnsupportedMediaType)
-	wantStatus(t, ck.do(anon, http.MethodPost, invs, map[string]any{"all": true}, bearer(read)...), http.StatusForbidden)
-	wantStatus(t, ck.do(anon, http.MethodPost, invs, map[string]any{"all": true}, bearer(write, crossSite...)...), http.StatusForbidden)
+	wantStatus(t, ck.conforming(anon, http.MethodPost, invs, map[string]any{}, bearerOf(write)...), http.StatusUnprocessableEntity)
+	wantStatus(t, ck.conforming(anon, http.MethodPost, "/api/admin/periods/2/invitations", map[string]any{"all": true}, bearerOf(write)...), http.StatusConflict)
+	wantStatus(t, ck.conforming(anon, http.MethodPost, "/api/admin/periods/999/invitations", map[string]any{"all": true}, bearerOf(write)...), http.StatusNotFound)
+	wantStatus(t, ck.do(anon, http.MethodPost, invs, `{"all":`, bearerOf(write)...), http.StatusBadRequest)
+	wantStatus(t, ck.do(anon, http.MethodPost, invs, "x", bearerOf(write, "Content-Type", "text/plain")...), http.StatusUnsupportedMediaType)
+	wantStatus(t, ck.do(anon, http.MethodPost, invs, map[string]any{"all": true}, bearerOf(read)...), http.StatusForbidden)
+	wantStatus(t, ck.do(anon, http.MethodPost, invs, map[string]any{"all": true}, bearerOf(write, crossSite...)...), http.StatusForbidden)
 	wantStatus(t, ck.do(anon, http.MethodPost, invs, map[string]any{"all": true}), http.StatusUnauthorized)
-	wantStatus(t, ck.conforming(anon, http.MethodGet, invs, nil, bearer(read)...), http.StatusOK)
-	wantStatus(t, ck.conforming(anon, http.MethodGet, "/api/admin/periods/999/invitations", nil, bearer(read)...), http.StatusNotFound)
+	wantStatus(t, ck.conforming(anon, http.MethodGet, invs, nil, bearerOf(read)...), http.StatusOK)
+	wantStatus(t, ck.conforming(anon, http.MethodGet, "/api/admin/periods/999/invitations", nil, bearerOf(read)...), http.StatusNotFound)
 	wantStatus(t, ck.do(anon, http.MethodGet, invs, nil), http.StatusUnauthorized)
 
 	revoke := fmt.Sprintf("/api/admin/invitations/%d/revoke", rep.Created[0].ID)
-	wantStatus(t, ck.conforming(anon, http.MethodPost, revoke, nil, bearer(write)...), http.StatusOK)
-	wantStatus(t, ck.conforming(anon, http.MethodPost, "/api/admin/invitations/999/revoke", nil, bearer(write)...), http.StatusNotFound)
-	wantStatus(t, ck.do(anon, http.MethodPost, revoke, nil, bearer(read)...), http.StatusForbidden)
+	wantStatus(t, ck.conforming(anon, http.MethodPost, revoke, nil, bearerOf(write)...), http.StatusOK)
+	wantStatus(t, ck.conforming(anon, http.MethodPost, "/api/admin/invitations/999/revoke", nil, bearerOf(write)...), http.StatusNotFound)
+	wantStatus(t, ck.do(anon, http.MethodPost, revoke, nil, bearerOf(read)...), http.StatusForbidden)
 	wantStatus(t, ck.do(anon, http.MethodPost, revoke, nil), http.StatusUnauthorized)
+}
+
+// bearerOf is the Authorization header of an admin API key, with more headers.
+func bearerOf(key string, more ...string) []string {
+	return append([]string{"Authorization", "Bearer " + key}, more...)
 }

@@ -197,10 +197,14 @@ func priceRuleDTOs(rules []engine.PriceRule) []PriceRuleDTO {
 	return out
 }
 
-func periodIDParam(c echo.Context) (int64, error) {
-	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
+func periodIDParam(c echo.Context) (int64, error) { return idParam(c, "id", "membership period") }
+
+// idParam reads a positive whole number from the path parameter name; any
+// other value names nothing, so it is "what not found" (404).
+func idParam(c echo.Context, name, what string) (int64, error) {
+	id, err := strconv.ParseInt(c.Param(name), 10, 64)
 	if err != nil || id <= 0 {
-		return 0, engine.Errorf(engine.CodeNotFound, "membership period not found")
+		return 0, engine.Errorf(engine.CodeNotFound, "%s not found", what)
 	}
 	return id, nil
 }
@@ -270,13 +274,7 @@ func optionalAge(field string, raw json.RawMessage) (age *int, clear bool, err e
 	return &n, false, nil
 }
 
-func membershipTypeIDParam(c echo.Context) (int64, error) {
-	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
-	if err != nil || id <= 0 {
-		return 0, engine.Errorf(engine.CodeNotFound, "membership type not found")
-	}
-	return id, nil
-}
+func membershipTypeIDParam(c echo.Context) (int64, error) { return idParam(c, "id", "membership type") }
 
 // patchMembershipType answers PATCH /api/admin/membership-types/:id.
 func (s *Server) patchMembershipType(c echo.Context) error {
