@@ -32,6 +32,18 @@ func (s *Service) MembershipTypes(ctx context.Context, orgID int64) (types []Mem
 // period's start) decides which persons it fits.
 func (s *Service) CreateMembershipType(ctx context.Context, t MembershipType) (_ *MembershipType, err error) {
 	defer classifyUnavailable(&err)
+	if err := checkMembershipType(&t); err != nil {
+		return nil, err
+	}
+	t.ID = 0
+	if _, err := s.db.NewInsert().Model(&t).Exec(ctx); err != nil {
+		return nil, membershipTypeStoreError(err)
+	}
+	return &t, nil
+}
+
+// checkMembershipType validates a membership type as created or changed.
+func checkMembershipType(t *MembershipType) error {
 	var fields []FieldError
 	bad := func(f, m string) { fields = append(fields, FieldError{Field: f, Message: m}) }
 	t.Name = strings.TrimSpace(t.Name)
@@ -50,17 +62,94 @@ func (s *Service) CreateMembershipType(ctx context.Context, t MembershipType) (_
 		bad("maxAge", "must not be below minAge")
 	}
 	if len(fields) > 0 {
-		return nil, &Error{Code: CodeValidation, Message: "The membership type is not valid.", Fields: fields}
+		return &Error{Code: CodeValidation, Message: "The membership type is not valid.", Fields: fields}
 	}
-	t.ID = 0
-	if _, err := s.db.NewInsert().Model(&t).Exec(ctx); err != nil {
-		if isUniqueViolation(err) {
-			return nil, &Error{Code: CodeConflict, Message: "The organisation already has a membership type with this code.",
-				Fields: []FieldError{{Field: "code", Message: "already used"}}, Err: err}
+	return nil
+}
+
+func membershipTypeStoreError(err error) error {
+	if isUniqueViolation(err) {
+		return &Error{Code: CodeConflict, Message: "The organisation already has a membership type with this code.",
+			Fields: []FieldError{{Field: "code", Message: "already used"}}, Err: err}
+	}
+	return fmt.Errorf("store membership type: %w", err)
+}
+
+// MembershipTypeChange is a partial update of a membership type: nil
+// fields stay; ClearMinAge and ClearMaxAge remove a bound.
+type MembershipTypeChange struct {
+	Code, Name               *string
+	MinAge, MaxAge           *int
+	ClearMinAge, ClearMaxAge bool
+}
+
+// UpdateMembershipType changes a membership type of orgID. Memberships
+// already made keep their type (by id): a renamed type is renamed for them too.
+func (s *Service) UpdateMembershipType(ctx context.Context, orgID, id int64, ch MembershipTypeChange) (t *MembershipType, err error) {
+	defer classifyUnavailable(&err)
+	t, err = orgMembershipType(ctx, s.db, orgID, id)
+	if err != nil {
+		return nil, err
+	}
+	if ch.Code != nil {
+		t.Code = *ch.Code
+	}
+	if ch.Name != nil {
+		t.Name = *ch.Name
+	}
+	if ch.ClearMinAge {
+		t.MinAge = nil
+	} else if ch.MinAge != nil {
+		t.MinAge = ch.MinAge
+	}
+	if ch.ClearMaxAge {
+		t.MaxAge = nil
+	} else if ch.MaxAge != nil {
+		t.MaxAge = ch.MaxAge
+	}
+	if err := checkMembershipType(t); err != nil {
+		return nil, err
+	}
+	if _, err := s.db.NewUpdate().Model(t).WherePK().Exec(ctx); err != nil {
+		return nil, membershipTypeStoreError(err)
+	}
+	return t, nil
+}
+
+// DeleteMembershipType removes a membership type of orgID that nothing
+// uses: one that a membership or a price rule names is refused (conflict),
+// since deleting it would rewrite history or prices.
+func (s *Service) DeleteMembershipType(ctx context.Context, orgID, id int64) (err error) {
+	defer classifyUnavailable(&err)
+	return inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		if _, err := orgMembershipType(ctx, tx, orgID, id); err != nil {
+			return err
 		}
-		return nil, fmt.Errorf("store membership type: %w", err)
+		for _, use := range []struct {
+			what  string
+			model any
+		}{{"memberships", (*Membership)(nil)}, {"price rules", (*PriceRule)(nil)}} {
+			n, err := tx.NewSelect().Model(use.model).Where("membership_type_id = ?", id).Count(ctx)
+			if err != nil {
+				return fmt.Errorf("check membership type use: %w", err)
+			}
+			if n > 0 {
+				return Errorf(CodeConflict, "The membership type is in use by %d %s: it cannot be deleted (rename it instead).", n, use.what)
+			}
+		}
+		if _, err := tx.NewDelete().Model((*MembershipType)(nil)).Where("id = ?", id).Exec(ctx); err != nil {
+			return fmt.Errorf("delete membership type: %w", err)
+		}
+		return nil
+	})
+}
+
+func orgMembershipType(ctx context.Context, db bun.IDB, orgID, id int64) (*MembershipType, error) {
+	t := new(MembershipType)
+	if err := db.NewSelect().Model(t).Where("id = ? AND organisation_id = ?", id, orgID).Scan(ctx); err != nil {
+		return nil, notFoundOr(err, "membership type")
 	}
-	return &t, nil
+	return t, nil
 }
 
 // Periods lists an organisation's membership periods, newest start first.

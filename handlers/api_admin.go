@@ -38,13 +38,23 @@ func (s *Server) mountAdmin(api *echo.Group) {
 	admin.POST("/persons/unlink", s.unlinkPersons, requireJSON)
 	admin.GET("/membership-types", s.listMembershipTypes)
 	admin.POST("/membership-types", s.createMembershipType, requireJSON)
+	admin.PATCH("/membership-types/:id", s.patchMembershipType, requireJSON)
+	admin.DELETE("/membership-types/:id", s.deleteMembershipType)
 	admin.POST("/definitions", s.importDefinition)
+	admin.GET("/definitions", s.listDefinitions)
+	admin.GET("/definitions/:key/versions/:version", s.exportDefinitionVersion)
+	admin.POST("/definitions/:key/versions/:version/activate", s.setDefinitionActive(true))
+	admin.POST("/definitions/:key/versions/:version/deactivate", s.setDefinitionActive(false))
 	admin.GET("/periods", s.listPeriods)
 	admin.POST("/periods", s.createPeriod, requireJSON)
 	admin.PATCH("/periods/:id", s.patchPeriod, requireJSON)
 	admin.GET("/periods/:id/price-rules", s.listPriceRules)
 	admin.PUT("/periods/:id/price-rules", s.putPriceRules, requireJSON)
 	s.mountAdminPayments(admin)
+	admin.GET("/periods/:id/invitations", s.listInvitations)
+	admin.POST("/periods/:id/invitations", s.createInvitations, requireJSON)
+	admin.POST("/invitations/:id/revoke", s.revokeInvitation)
+	admin.GET("/periods/:id/export/:kind", s.exportPeriod)
 }
 
 // isImport reports whether r is a person import, whose body may be larger

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"encoding/json"
 	"io"
 	"net/http"
 	"strconv"
@@ -196,10 +197,14 @@ func priceRuleDTOs(rules []engine.PriceRule) []PriceRuleDTO {
 	return out
 }
 
-func periodIDParam(c echo.Context) (int64, error) {
-	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
+func periodIDParam(c echo.Context) (int64, error) { return idParam(c, "id", "membership period") }
+
+// idParam reads a positive whole number from the path parameter name; any
+// other value names nothing, so it is "what not found" (404).
+func idParam(c echo.Context, name, what string) (int64, error) {
+	id, err := strconv.ParseInt(c.Param(name), 10, 64)
 	if err != nil || id <= 0 {
-		return 0, engine.Errorf(engine.CodeNotFound, "membership period not found")
+		return 0, engine.Errorf(engine.CodeNotFound, "%s not found", what)
 	}
 	return id, nil
 }
@@ -241,4 +246,69 @@ func (s *Server) putPriceRules(c echo.Context) error {
 		return adminError(err)
 	}
 	return c.JSON(http.StatusOK, PriceRulesRequest{Rules: priceRuleDTOs(out)})
+}
+
+// MembershipTypePatch is the body of PATCH /api/admin/membership-types/{id}:
+// absent fields stay; minAge or maxAge null removes the bound.
+type MembershipTypePatch struct {
+	Code   *string         `json:"code"`
+	Name   *string         `json:"name"`
+	MinAge json.RawMessage `json:"minAge"`
+	MaxAge json.RawMessage `json:"maxAge"`
+}
+
+// optionalAge reads an age bound of a patch: absent (nil raw), null
+// (clear) or a whole number.
+func optionalAge(field string, raw json.RawMessage) (age *int, clear bool, err error) {
+	switch {
+	case raw == nil:
+		return nil, false, nil
+	case string(raw) == "null":
+		return nil, true, nil
+	}
+	var n int
+	if json.Unmarshal(raw, &n) != nil {
+		return nil, false, newAPIError(http.StatusBadRequest, "The request body is not valid JSON for this operation.",
+			FieldErrorBody{Field: field, Message: "must be a whole number or null"})
+	}
+	return &n, false, nil
+}
+
+func membershipTypeIDParam(c echo.Context) (int64, error) { return idParam(c, "id", "membership type") }
+
+// patchMembershipType answers PATCH /api/admin/membership-types/:id.
+func (s *Server) patchMembershipType(c echo.Context) error {
+	id, err := membershipTypeIDParam(c)
+	if err != nil {
+		return err
+	}
+	var body MembershipTypePatch
+	if err := decodeJSON(c.Request().Body, &body); err != nil {
+		return err
+	}
+	ch := engine.MembershipTypeChange{Code: body.Code, Name: body.Name}
+	if ch.MinAge, ch.ClearMinAge, err = optionalAge("minAge", body.MinAge); err != nil {
+		return err
+	}
+	if ch.MaxAge, ch.ClearMaxAge, err = optionalAge("maxAge", body.MaxAge); err != nil {
+		return err
+	}
+	t, err := s.engine.UpdateMembershipType(c.Request().Context(), keyOf(c).OrganisationID, id, ch)
+	if err != nil {
+		return adminError(err)
+	}
+	return c.JSON(http.StatusOK, membershipTypeDTO(*t))
+}
+
+// deleteMembershipType answers DELETE /api/admin/membership-types/:id:
+// 204, or 409 while a membership or price rule uses the type.
+func (s *Server) deleteMembershipType(c echo.Context) error {
+	id, err := membershipTypeIDParam(c)
+	if err != nil {
+		return err
+	}
+	if err := s.engine.DeleteMembershipType(c.Request().Context(), keyOf(c).OrganisationID, id); err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusNoContent)
 }

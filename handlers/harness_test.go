@@ -24,6 +24,7 @@ import (
 	"portal/handlers"
 	"portal/relay/backend"
 	"portal/relay/hashlink"
+	"portal/relay/invitelink"
 	"portal/relay/session"
 	"portal/relay/throttle"
 )
@@ -71,6 +72,8 @@ type envOptions struct {
 	// stripeAPIURL is the Stripe API (a stripe-mock) of the organisations
 	// that choose Stripe in their own payment settings.
 	stripeAPIURL string
+	// invitations checks invitation links; nil: none.
+	invitations *invitelink.Signer
 }
 
 // testPaymentSecrets seals the organisations' own payment secrets in tests.
@@ -136,6 +139,7 @@ func newEnvWith(t testing.TB, db *bun.DB, o envOptions) *testEnv {
 		HashSecrets:    o.hashSecrets,
 		TenantRefresh:  o.tenantRefresh,
 		PublicHost:     o.publicHost,
+		Invitations:    o.invitations,
 	})
 	env.client = env.newClient()
 	return env

@@ -16,6 +16,7 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 
 	"portal/engine"
+	"portal/relay/invitelink"
 	"portal/relay/session"
 	"portal/relay/throttle"
 	"portal/relay/upstream"
@@ -61,6 +62,10 @@ type Deps struct {
 	// before they are read again; 0: TenantRefresh; negative: read on every
 	// request (tests that change them in the database directly).
 	TenantRefresh time.Duration
+	// Invitations checks the portal's own invitation links (keys derived
+	// from the session key); nil: no session key, and every invitation
+	// link is refused.
+	Invitations *invitelink.Signer
 	// PublicHost is the host of PORTAL_BASE_URL. An organisation's admin API
 	// key may not claim it as the organisation's hostname: it carries every
 	// organisation's /o/{slug} pages, and a hostname wins over the prefix.
@@ -83,6 +88,8 @@ type Server struct {
 	signIn     *throttle.SignIn
 	tenants    *tenantDirectory
 	publicHost string
+	// invitations checks invitation links (page_invitation.go); nil: none.
+	invitations *invitelink.Signer
 }
 
 // New returns the application's echo instance with every route.
@@ -100,6 +107,7 @@ func New(d Deps) *echo.Echo {
 	}
 	s.signIn = throttle.NewSignIn(d.SignInLimiter, d.SignInLimits)
 	s.publicHost = engine.NormalizeHostname(d.PublicHost)
+	s.invitations = d.Invitations
 	s.tenants = &tenantDirectory{engine: d.Engine, sealer: d.HashSecrets, log: s.log, refresh: d.TenantRefresh}
 	if s.tenants.refresh == 0 {
 		s.tenants.refresh = TenantRefresh
@@ -177,6 +185,8 @@ func New(d Deps) *echo.Echo {
 	e.GET(UnsubscribePath, s.unsubscribePage)
 	e.POST(UnsubscribePath, s.unsubscribeNow)
 	e.POST("/membership/payment-retry", s.paymentRetry)
+	e.POST(paymentRetryPath, s.paymentRetry)
+	e.GET(invitationPath, s.openInvitation)
 	if s.gateway != nil {
 		e.GET(testGatewayPayPrefix+":reference", s.testGatewayPage)
 		e.POST(testGatewayPayPrefix+":reference", s.testGatewayDecide)

@@ -240,7 +240,7 @@ func (d *tenantDirectory) resolve(r *http.Request) (t *tenant, none bool) {
 // the relay to the admin backend, which decides for itself.
 func (s *Server) tenantFree(p string) bool {
 	switch p {
-	case "/healthz", "/readyz", MetricsPath, "/api/openapi.json", LoginPath, CallbackPath, LogoutPath, paymentReturnPath, "/membership/payment-retry":
+	case "/healthz", "/readyz", MetricsPath, "/api/openapi.json", LoginPath, CallbackPath, LogoutPath, paymentReturnPath, paymentRetryPath:
 		return true
 	}
 	return strings.HasPrefix(p, "/static/") || strings.HasPrefix(p, testGatewayPayPrefix) || strings.HasPrefix(p, AdminPrefix+"/") ||

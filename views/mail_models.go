@@ -220,3 +220,28 @@ func execText(t *template.Template, data any) (string, error) {
 	}
 	return b.String(), nil
 }
+
+// InvitationMailModel is the e-mail inviting a household to register for a period.
+type InvitationMailModel struct {
+	Club    string
+	Subject string
+	Period  string
+	Persons []string
+	Link    string
+	Expires string // the last day the link works, as a date
+}
+
+var invitationText = template.Must(template.New("invitation").Funcs(template.FuncMap{"names": joinNames}).Parse(`Hello,
+
+{{.Club}} invites you to register{{if .Persons}} {{names .Persons}}{{end}} for {{.Period}}.
+This personal link signs you in and takes you to the registration:
+
+{{.Link}}
+
+The link works until {{.Expires}}. Please do not forward it: it opens your household's registration.
+
+{{.Club}}
+`))
+
+// InvitationText is the text/plain part of the invitation e-mail.
+func InvitationText(m InvitationMailModel) (string, error) { return execText(invitationText, m) }

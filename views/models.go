@@ -77,6 +77,7 @@ type PaymentReturnModel struct {
 	Lines          []OrderLineModel
 	Total          string
 	RetryReference string // set when a new attempt may be started
+	RetryURL       string // where the retry form posts: /membership/payment-retry, under /o/{slug} when the page is
 	RegisterURL    string // back to the registration
 	DetailsHidden  bool   // the viewer is not the order's owner: no names, lines or amounts
 	// PollURL, set while the payment is being confirmed, is the address

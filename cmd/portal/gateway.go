@@ -18,6 +18,7 @@ import (
 
 	"portal/handlers"
 	"portal/relay/backend"
+	"portal/relay/invitelink"
 	"portal/relay/oidc"
 	"portal/relay/session"
 	"portal/relay/throttle"
@@ -357,4 +358,14 @@ func hashSecretSealer(cfg Config) *session.Sealer {
 		return nil
 	}
 	return cfg.SessionKey.Sealer(handlers.HashSecretPurpose)
+}
+
+// invitationSigner signs and checks the portal's invitation links with
+// keys derived from the session key; nil without one (then `portal invite`
+// refuses and the server refuses every invitation link).
+func invitationSigner(cfg Config) *invitelink.Signer {
+	if cfg.SessionKey == nil {
+		return nil
+	}
+	return invitelink.NewSigner(cfg.SessionKey.DeriveKeys(invitelink.Purpose))
 }

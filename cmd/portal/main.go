@@ -31,6 +31,8 @@ commands:
   orgs list|create|set       organisations (tenants) and their settings
   apikeys create|list|revoke API keys of the admin API (/api/admin/...)
   persons import|unlink      members from a CSV or JSON file (as POST /api/admin/persons/import)
+  invite [list|revoke]       invitation links to a period, e-mailed through the job runner
+  export registrations|payments --org ID --period ID [--json]   a period's export (CSV or JSON)
   definitions import FILE    add a process definition version from YAML or JSON
   jobs [list] [--state S]    list queued, running, failed and dead jobs
   jobs retry ID              run a failed or dead job again
@@ -61,6 +63,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return cmdPersons(ctx, args[1:], getenv, stdout, stderr)
 	case "apikeys":
 		return cmdAPIKeys(ctx, args[1:], getenv, stdout, stderr)
+	case "invite":
+		return cmdInvite(ctx, args[1:], getenv, stdout, stderr)
+	case "export":
+		return cmdExport(ctx, args[1:], getenv, stdout, stderr)
 	case "definitions":
 		return cmdDefinitions(ctx, args[1:], getenv, stdout, stderr)
 	case "jobs":

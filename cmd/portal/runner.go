@@ -55,7 +55,7 @@ func buildRunner(cfg Config, db *bun.DB, svc *engine.Service, log *slog.Logger, 
 		from = f.Address
 	}
 	messages.Register(r, messages.Deps{DB: db, Sender: sender, BaseURL: cfg.BaseURL, HashSecret: cfg.HashSecret, UnsubscribeAddress: from,
-		OpenHashSecret: openHashSecret(cfg), Payments: svc, Logger: log})
+		OpenHashSecret: openHashSecret(cfg), Payments: svc, Invitations: invitationSigner(cfg), Logger: log})
 	engine.ScheduleLifecycle(r, db, cfg.ArchiveMode, time.Now, log)
 	svc.SchedulePayments(r, time.Now)
 	return r

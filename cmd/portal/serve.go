@@ -93,6 +93,7 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		SignInLimiter:  gw.signIn,
 		HashSecrets:    hashSecretSealer(cfg),
 		PublicHost:     publicHost(cfg.BaseURL),
+		Invitations:    invitationSigner(cfg),
 	})
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {

@@ -81,12 +81,7 @@ func (f *orgFlags) change(fs *flag.FlagSet, cfg Config, orgID int64) (engine.Org
 		case "slug":
 			c.Slug = &f.slug
 		case "hosts":
-			hosts := []string{}
-			for _, h := range strings.Split(f.hosts, ",") {
-				if h = strings.TrimSpace(h); h != "" {
-					hosts = append(hosts, h)
-				}
-			}
+			hosts := append([]string{}, splitList(f.hosts)...) // "" for none: an empty list, not nil
 			c.Hostnames = &hosts
 		case "contact":
 			c.ContactEmail = &f.contact

@@ -22,6 +22,7 @@ import (
 	"portal/engine"
 	"portal/engine/jobs"
 	"portal/handlers/mail"
+	"portal/relay/invitelink"
 )
 
 // KindConfirmation is the job (and outbox message) kind of the
@@ -51,8 +52,11 @@ type Deps struct {
 	// Payments makes the checkout of a payment link sent after the commit
 	// (the engine's Service); nil: those messages cannot be sent.
 	Payments PaymentLinks
-	Now      func() time.Time
-	Logger   *slog.Logger
+	// Invitations signs the links of invitation e-mails; nil: no session
+	// key, and invitations cannot be sent.
+	Invitations *invitelink.Signer
+	Now         func() time.Time
+	Logger      *slog.Logger
 }
 
 // PaymentLinks is the part of the engine a payment-link message needs.
@@ -75,6 +79,7 @@ func Register(r *jobs.Runner, d Deps) {
 	r.Handle(engine.KindWelcome, outbox(d, welcome))
 	r.Handle(engine.KindExpiryReminder, outbox(d, expiryReminder))
 	r.Handle(engine.KindRenewalPrompt, outbox(d, renewalPrompt))
+	r.Handle(engine.KindInvitation, outbox(d, invitation))
 }
 
 // errSkip says a message is no longer due (a reminder of an order paid

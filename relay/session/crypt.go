@@ -94,11 +94,7 @@ type Sealer struct {
 // Sealer returns the sealer for purpose, e.g. "session data".
 func (k *Keyring) Sealer(purpose string) *Sealer {
 	s := &Sealer{prefix: "s1."}
-	for _, master := range k.keys {
-		sub, err := hkdf.Key(sha256.New, master, nil, "portal "+purpose+" v1", keyBytes)
-		if err != nil {
-			panic(fmt.Sprintf("session: derive key: %v", err)) // only fails for absurd lengths
-		}
+	for _, sub := range k.DeriveKeys(purpose) {
 		block, err := aes.NewCipher(sub)
 		if err != nil {
 			panic(fmt.Sprintf("session: aes: %v", err))
@@ -110,6 +106,22 @@ func (k *Keyring) Sealer(purpose string) *Sealer {
 		s.aeads = append(s.aeads, aead)
 	}
 	return s
+}
+
+// DeriveKeys returns one 32-byte key per key of the keyring, derived
+// (HKDF-SHA256) for purpose, the first from the key that encrypts: for
+// MACs of other packages (invitation links), which sign with the first and
+// accept any, so they survive a rotation like sessions do.
+func (k *Keyring) DeriveKeys(purpose string) [][]byte {
+	out := make([][]byte, 0, len(k.keys))
+	for _, master := range k.keys {
+		sub, err := hkdf.Key(sha256.New, master, nil, "portal "+purpose+" v1", keyBytes)
+		if err != nil {
+			panic(fmt.Sprintf("session: derive key: %v", err)) // only fails for absurd lengths
+		}
+		out = append(out, sub)
+	}
+	return out
 }
 
 // ErrUnsealable means a sealed value was not made by any key of the keyring

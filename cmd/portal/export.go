@@ -1,0 +1,53 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"io"
+
+	"portal/engine"
+)
+
+const exportUsage = `usage:
+  portal export --org ID --period ID registrations|payments [--json]
+      the period's registrations (one row per membership) or payments (one per
+      attempt) as CSV (or JSON) on standard output, as GET /api/admin/periods/{id}/export/{kind}`
+
+// cmdExport writes a period's export (engine.ExportPeriod) to stdout.
+func cmdExport(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("export", stderr)
+	org := fs.Int64("org", 0, "organisation id")
+	period := fs.Int64("period", 0, "membership period id")
+	asJSON := fs.Bool("json", false, "JSON instead of CSV")
+	// The kind may stand anywhere among the flags (the flag package would
+	// stop at it): it is taken out first.
+	var kind string
+	var flags []string
+	for _, a := range args {
+		if kind == "" && (a == string(engine.ExportRegistrations) || a == string(engine.ExportPayments)) {
+			kind = a
+			continue
+		}
+		flags = append(flags, a)
+	}
+	cfg, rest, err := loadConfig(fs, flags, getenv)
+	if err != nil {
+		return err
+	}
+	if len(rest) > 0 {
+		return errors.New(exportUsage)
+	}
+	if *org <= 0 || *period <= 0 || kind == "" {
+		return errors.New(exportUsage)
+	}
+	return withService(ctx, cfg, func(svc *engine.Service) error {
+		w := engine.CSVExport(stdout)
+		if *asJSON {
+			w = engine.JSONExport(stdout)
+		}
+		if err := svc.ExportPeriod(ctx, *org, *period, engine.ExportKind(kind), w); err != nil {
+			return describeEngineError(err)
+		}
+		return w.Close()
+	})
+}

@@ -1,0 +1,137 @@
+package engine_test
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"portal/engine"
+	"portal/engine/dbtest"
+	"portal/engine/jobs"
+)
+
+func TestInvitations(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		f := newFixture(t, db)
+		now := time.Now().UTC()
+		clock := now
+		svc := engine.NewService(db, f.gw, engine.WithClock(func() time.Time { return clock }))
+		if _, err := db.NewUpdate().Model((*engine.Person)(nil)).Set("external_id = 'P-' || CAST(id AS TEXT)").Where("organisation_id = 1").Exec(f.ctx); err != nil {
+			t.Fatal(err)
+		}
+
+		t.Run("bad requests change nothing", func(t *testing.T) {
+			for name, req := range map[string]engine.InvitationRequest{
+				"nobody":       {PeriodID: engine.DemoPeriodID},
+				"two choices":  {PeriodID: engine.DemoPeriodID, All: true, UserKeys: []string{"demo"}},
+				"short expiry": {PeriodID: engine.DemoPeriodID, All: true, Expires: time.Minute},
+			} {
+				_, err := svc.CreateInvitations(f.ctx, 1, req)
+				wantCode(t, err, engine.CodeValidation)
+				_ = name
+			}
+			_, err := svc.CreateInvitations(f.ctx, 1, engine.InvitationRequest{PeriodID: 2, All: true})
+			wantCode(t, err, engine.CodeConflict) // period 2 is closed
+			_, err = svc.CreateInvitations(f.ctx, 2, engine.InvitationRequest{PeriodID: engine.DemoPeriodID, All: true})
+			wantCode(t, err, engine.CodeNotFound) // another organisation's period
+			if n := f.count((*engine.Invitation)(nil), "1=1"); n != 0 {
+				t.Fatalf("%d invitations after refusals", n)
+			}
+		})
+
+		// demo-1 started its registration: it is skipped as registered.
+		f.load("demo-1")
+		rep, err := svc.CreateInvitations(f.ctx, 1, engine.InvitationRequest{PeriodID: engine.DemoPeriodID, ExternalIDs: []string{"P-1", "P-999"}, Send: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rep.Created) != 1 || rep.Created[0].UserKey != engine.DemoUserKey || !rep.Created[0].ExpiresAt.Equal(now.Add(engine.DefaultInvitationExpiry)) {
+			t.Fatalf("created %+v", rep.Created)
+		}
+		if len(rep.Skipped) != 1 || rep.Skipped[0].ExternalID != "P-999" || rep.Skipped[0].Reason != engine.SkipUnknownPerson {
+			t.Fatalf("skipped %+v", rep.Skipped)
+		}
+		if n := f.count((*engine.OutboxMessage)(nil), "kind = ? AND recipient = ?", engine.KindInvitation, "alex.morgan@example.org, sam.morgan@example.org"); n != 1 {
+			t.Fatalf("%d invitation messages to the household", n)
+		}
+		if n := f.count((*jobs.Job)(nil), "kind = ?", engine.KindInvitation); n != 1 {
+			t.Fatalf("%d invitation jobs", n)
+		}
+
+		// Everyone: only demo-2 is new (demo holds a valid link, demo-1 registered).
+		rep, err = svc.CreateInvitations(f.ctx, 1, engine.InvitationRequest{PeriodID: engine.DemoPeriodID, All: true, Expires: 48 * time.Hour})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rep.Created) != 1 || rep.Created[0].UserKey != "demo-2" {
+			t.Fatalf("second run created %+v", rep.Created)
+		}
+		reasons := map[string]string{}
+		for _, s := range rep.Skipped {
+			reasons[s.UserKey] = s.Reason
+		}
+		if reasons["demo"] != engine.SkipAlreadyInvited || reasons["demo-1"] != engine.SkipRegistered {
+			t.Fatalf("second run skipped %+v", rep.Skipped)
+		}
+		demoInv, demo2Inv := f.count((*engine.Invitation)(nil), "user_key = 'demo'"), rep.Created[0]
+		if demoInv != 1 {
+			t.Fatalf("%d invitations of demo", demoInv)
+		}
+
+		// Open, revoke, expire.
+		var first engine.Invitation
+		if err := db.NewSelect().Model(&first).Where("user_key = 'demo'").Scan(f.ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := svc.OpenInvitation(f.ctx, 2, first.ID); engine.ErrorCode(err) != engine.CodeNotFound {
+			t.Fatalf("open under another organisation: %v", err)
+		}
+		opened, err := svc.OpenInvitation(f.ctx, 1, first.ID)
+		if err != nil || opened.UserKey != engine.DemoUserKey || opened.OpenedAt == nil {
+			t.Fatalf("open: %+v, %v", opened, err)
+		}
+		if _, err := svc.RevokeInvitation(f.ctx, 1, first.ID); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := svc.OpenInvitation(f.ctx, 1, first.ID); !errors.Is(err, engine.ErrInvitationRevoked) {
+			t.Fatalf("open revoked: %v", err)
+		}
+		clock = now.Add(49 * time.Hour)
+		if _, err := svc.OpenInvitation(f.ctx, 1, demo2Inv.ID); !errors.Is(err, engine.ErrInvitationExpired) {
+			t.Fatalf("open expired: %v", err)
+		}
+
+		list, err := svc.Invitations(f.ctx, 1, engine.DemoPeriodID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		states := map[string]engine.InvitationState{}
+		for _, st := range list {
+			states[st.UserKey] = st.State
+		}
+		if states["demo"] != engine.InvitationRevoked || states["demo-2"] != engine.InvitationExpired || len(list) != 2 {
+			t.Fatalf("states %v", states)
+		}
+		if _, err := svc.Invitations(f.ctx, 2, engine.DemoPeriodID); engine.ErrorCode(err) != engine.CodeNotFound {
+			t.Fatalf("list of another organisation's period: %v", err)
+		}
+
+		// After a revocation (and the expiry) the household can be invited again; registered and paid show.
+		clock = now
+		rep, err = svc.CreateInvitations(f.ctx, 1, engine.InvitationRequest{PeriodID: engine.DemoPeriodID, UserKeys: []string{"demo", "nobody"}})
+		if err != nil || len(rep.Created) != 1 || len(rep.Skipped) != 1 || rep.Skipped[0].Reason != engine.SkipUnknownUserKey {
+			t.Fatalf("re-invite: %+v, %v", rep, err)
+		}
+		r := f.start(engine.DemoUserKey, sam)
+		f.pay(f.attemptOf(r.commit().PaymentURL), engine.OutcomeSuccess)
+		list, _ = svc.Invitations(f.ctx, 1, engine.DemoPeriodID)
+		if list[0].UserKey != engine.DemoUserKey || list[0].State != engine.InvitationPaid || len(list[0].Persons) != 4 {
+			t.Fatalf("newest invitation: %+v", list[0])
+		}
+		if n, err := svc.RevokeInvitationsOf(f.ctx, 1, engine.DemoPeriodID, engine.DemoUserKey); err != nil || n != 1 {
+			t.Fatalf("revoke of user key: %d, %v", n, err)
+		}
+	})
+}

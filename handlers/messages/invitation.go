@@ -1,0 +1,56 @@
+package messages
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"portal/engine"
+	"portal/engine/jobs"
+	"portal/handlers/mail"
+	"portal/views"
+)
+
+// invitation composes the e-mail inviting a household to a period with
+// its personal link (relay/invitelink). An invitation revoked or expired
+// since it was queued, or a household that registered meanwhile, gets
+// nothing.
+func invitation(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*mail.Message, error) {
+	var p engine.InvitationPayload
+	if err := json.Unmarshal([]byte(msg.Payload), &p); err != nil || p.InvitationID == 0 {
+		return nil, jobs.Permanent(fmt.Errorf("outbox message %d: bad invitation payload", msg.ID))
+	}
+	if d.Invitations == nil {
+		return nil, jobs.Permanent(errors.New("no key to sign invitation links (PORTAL_SESSION_KEY)"))
+	}
+	inv, err := engine.LoadInvitationMail(ctx, d.DB, p, d.Now())
+	if errors.Is(err, engine.ErrInvitationNotDue) {
+		return nil, errSkip
+	}
+	if err != nil {
+		return nil, permanentIfFinal(err)
+	}
+	base, err := engine.OrganisationAddress(ctx, d.DB, d.BaseURL, inv.Invitation.OrganisationID)
+	if err != nil {
+		return nil, err
+	}
+	m := views.InvitationMailModel{Club: inv.Club, Subject: inv.Club + ": registration for " + inv.Period, Period: inv.Period,
+		Persons: inv.Persons, Expires: inv.Invitation.ExpiresAt.Format("2 January 2006"),
+		Link: d.Invitations.URL(base, inv.Invitation.OrganisationID, inv.Invitation.ID, inv.Invitation.ExpiresAt)}
+	// An invitation asks the household to register, as a renewal prompt
+	// does: an address that unsubscribed from those gets none.
+	out, err := envelope(ctx, d, inv.Organisation, engine.OptOutRenewals, inv.To, m.Subject)
+	if err != nil {
+		return nil, err
+	}
+	out.Headers["X-Portal-Invitation"] = strconv.FormatInt(inv.Invitation.ID, 10)
+	if out.Text, err = views.InvitationText(m); err != nil {
+		return nil, err
+	}
+	if out.HTML, err = render(ctx, views.InvitationMail(m)); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
