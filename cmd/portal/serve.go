@@ -76,7 +76,13 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	gw.relay.MetricsElsewhere = cfg.MetricsAddr != ""
 	store, sessions := gw.store, gw.sessions
 	svc := engine.NewService(db, provider, engine.WithLogger(log), engine.WithPaymentLinks(handlers.PaymentLinks(cfg.BaseURL)), engine.WithPublicURL(cfg.BaseURL))
+	staff, stopStaffIdP, err := staffSignIn(cfg, gw.store, gw.cache, svc, log) // staff.go
+	if err != nil {
+		return err
+	}
+	defer stopStaffIdP()
 	e := handlers.New(handlers.Deps{
+		Staff:          staff,
 		Engine:         svc,
 		Sessions:       sessions,
 		Gateway:        testGateway,

@@ -8,6 +8,7 @@ package oidc
 import (
 	"context"
 	"crypto/subtle"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -136,6 +137,10 @@ type Tokens struct {
 	IDToken      string
 	RefreshToken string
 	Subject      string
+	// Claims are the verified ID token's claims as JSON (Redeem only), for
+	// sign-ins that decide on more than the subject: the staff pages read
+	// email, email_verified and a role claim.
+	Claims json.RawMessage
 }
 
 // Redeem trades the authorization code of attempt a for tokens and verifies
@@ -166,7 +171,11 @@ func (p *Provider) Redeem(ctx context.Context, code string, a *Attempt) (*Tokens
 			return nil, fmt.Errorf("%w: %w", ErrInvalidToken, err)
 		}
 	}
-	return &Tokens{AccessToken: tok.AccessToken, IDToken: raw, RefreshToken: tok.RefreshToken, Subject: idt.Subject}, nil
+	var claims json.RawMessage
+	if err := idt.Claims(&claims); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidToken, err)
+	}
+	return &Tokens{AccessToken: tok.AccessToken, IDToken: raw, RefreshToken: tok.RefreshToken, Subject: idt.Subject, Claims: claims}, nil
 }
 
 // Refresh uses a refresh token for new tokens. An ID token in the answer

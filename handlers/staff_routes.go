@@ -1,0 +1,45 @@
+package handlers
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"portal/engine"
+)
+
+// StaffRoute is one staff page or action and the least role it needs.
+// Every staff route is a row of StaffRoutes, so the role check
+// (requireStaff) stands in front of each, and the role-matrix test walks
+// the same table.
+type StaffRoute struct {
+	Method string
+	// Path is below StaffPrefix, "" for the overview.
+	Path string
+	Min  engine.StaffRole
+	// Example is Path with its parameters filled in, for the role matrix;
+	// "" when Path has none.
+	Example string
+	handler func(*Server, echo.Context) error
+}
+
+// StaffRoutes is the route table of the staff pages. Add a row per route.
+func StaffRoutes() []StaffRoute {
+	return []StaffRoute{
+		{Method: http.MethodGet, Path: "", Min: engine.RoleViewer, handler: (*Server).staffHome},
+		{Method: http.MethodGet, Path: "/audit", Min: engine.RoleViewer, handler: (*Server).staffAuditPage},
+	}
+}
+
+// mountStaff adds the staff sign-in and every row of StaffRoutes behind
+// requireStaff.
+func (s *Server) mountStaff(e *echo.Echo) {
+	e.GET(StaffLoginPath, s.staffLoginPage)
+	e.GET(StaffLoginPath+"/start", s.staffLogin)
+	e.GET(StaffCallbackPath, s.staffCallback)
+	e.POST(StaffLogoutPath, s.staffLogout)
+	for _, r := range StaffRoutes() {
+		h := r.handler
+		e.Add(r.Method, StaffPrefix+r.Path, s.requireStaff(r.Min, func(c echo.Context) error { return h(s, c) }))
+	}
+}
