@@ -258,3 +258,30 @@ func (s *Service) StaffSignIn(ctx context.Context, orgID int64, id StaffIdentity
 	}
 	return m, nil
 }
+
+// DemoStaffRoles are the staff every demo club gets, as
+// <role>@<slug>.example (`portal seed demo`): an admin, a treasurer and a
+// registrar, for the development IdP's sign-in page.
+var DemoStaffRoles = []StaffRole{RoleAdmin, RoleTreasurer, RoleRegistrar}
+
+// DemoStaffEmail is the demo staff address of a role in a club.
+func DemoStaffEmail(slug string, role StaffRole) string { return string(role) + "@" + slug + ".example" }
+
+// SeedDemoStaff adds the demo staff to every organisation that has none of
+// them yet. Idempotent.
+func (s *Service) SeedDemoStaff(ctx context.Context) error {
+	orgs, err := s.Organisations(ctx)
+	if err != nil {
+		return err
+	}
+	for _, o := range orgs {
+		for _, r := range DemoStaffRoles {
+			name := strings.ToUpper(string(r[:1])) + string(r[1:]) + " of " + o.Name
+			_, err := s.AddStaff(ctx, CommandLine, o.ID, StaffInput{Email: DemoStaffEmail(o.Slug, r), Name: name, Role: r})
+			if err != nil && ErrorCode(err) != CodeConflict {
+				return err
+			}
+		}
+	}
+	return nil
+}

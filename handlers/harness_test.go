@@ -65,6 +65,9 @@ type envOptions struct {
 	tenantRefresh time.Duration
 	// publicHost is the host of the portal's base URL (Deps.PublicHost).
 	publicHost string
+	// staff, when set, gives the staff sign-in for the server's address
+	// (staff_test.go: staffDeps).
+	staff func(t testing.TB, db *bun.DB, serverURL string) handlers.StaffDeps
 }
 
 func newEnvWith(t testing.TB, db *bun.DB, o envOptions) *testEnv {
@@ -93,7 +96,12 @@ func newEnvWith(t testing.TB, db *bun.DB, o envOptions) *testEnv {
 	if o.provider != nil {
 		provider, gateway = o.provider, nil
 	}
+	var staff handlers.StaffDeps
+	if o.staff != nil {
+		staff = o.staff(t, o.sessionDB, env.srv.URL)
+	}
 	handler = handlers.New(handlers.Deps{
+		Staff:          staff,
 		Engine:         engine.NewService(db, provider, engine.WithLogger(log), engine.WithPaymentLinks(handlers.PaymentLinks(env.srv.URL))),
 		Sessions:       session.NewManager(session.NewDBStore(o.sessionDB), session.Config{Secure: false}),
 		Gateway:        gateway,

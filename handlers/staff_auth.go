@@ -64,6 +64,9 @@ type StaffDeps struct {
 	// RoleMap maps a claim value to a role, for every organisation or
 	// (StaffRoleGrant.Organisation) for one.
 	RoleMap []StaffRoleGrant
+	// BaseURL is PORTAL_BASE_URL: the callback is on it, except for a
+	// club on a hostname of its own, whose callback is on that host.
+	BaseURL string
 }
 
 // StaffRoleGrant maps one value of the role claim to a role.
@@ -136,7 +139,7 @@ func (s *Server) staffLogin(c echo.Context) error {
 	}
 	w, r := c.Response(), c.Request()
 	a := oidc.NewAttempt(tenantPath(c, rd), d.Sessions.Now())
-	a.Organisation = t.ID
+	a.Organisation, a.RedirectURL = t.ID, s.staffCallbackURL(c, t)
 	u, err := d.Provider.AuthCodeURL(r.Context(), a)
 	if err != nil {
 		s.logFor(c).Warn("staff sign-in: identity provider unavailable", "err", err)
@@ -147,6 +150,23 @@ func (s *Server) staffLogin(c echo.Context) error {
 	}
 	w.Header().Set("Cache-Control", "no-store")
 	return c.Redirect(http.StatusSeeOther, u)
+}
+
+// staffCallbackURL is where the IdP returns a staff sign-in begun on c:
+// on the host the sign-in began on when that is the club's own hostname
+// (its cookies live there), else on PORTAL_BASE_URL. The IdP must know
+// each of these addresses.
+func (s *Server) staffCallbackURL(c echo.Context, t *tenant) string {
+	base := strings.TrimRight(s.staff.BaseURL, "/")
+	u, err := url.Parse(base)
+	if err != nil || u.Host == "" {
+		return "" // the provider's own
+	}
+	host := c.Request().Host
+	if s.tenants.hostOf(host, t.ID) && engine.NormalizeHostname(host) != engine.NormalizeHostname(u.Host) {
+		return u.Scheme + "://" + host + StaffCallbackPath
+	}
+	return base + StaffCallbackPath
 }
 
 // staffClaims are the ID token claims a staff sign-in reads.
@@ -180,6 +200,9 @@ func (s *Server) staffCallback(c echo.Context) error {
 	log := s.logFor(c)
 	q := r.URL.Query()
 	a, err := d.Attempts.Take(w, r, q.Get("state"), d.Sessions.Now())
+	if t := tenantOf(c); err == nil && t != nil && t.ID != a.Organisation {
+		err = errors.New("the callback arrived on another organisation's address")
+	}
 	if err != nil || a.Organisation == 0 {
 		log.Info("staff sign-in: callback without a matching attempt", "err", err)
 		return s.staffErrorPage(c, http.StatusBadRequest, staffText.SignInExpired)
@@ -376,6 +399,14 @@ func (s *Server) requireStaff(min engine.StaffRole, next echo.HandlerFunc) echo.
 		c.SetRequest(r.WithContext(context.WithValue(r.Context(), staffUserKey{}, u)))
 		return next(c)
 	}
+}
+
+// hostOf reports whether host is a hostname of the organisation orgID.
+func (d *tenantDirectory) hostOf(host string, orgID int64) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	t := d.byHost[engine.NormalizeHostname(host)]
+	return t != nil && t.ID == orgID
 }
 
 // byIDOrNil returns the organisation with this id from the resolver's

@@ -6,8 +6,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"net/url"
 	"slices"
+	"strings"
 	"text/tabwriter"
+
+	"github.com/uptrace/bun"
 
 	"portal/engine"
 	"portal/handlers"
@@ -81,7 +86,7 @@ func cmdStaff(ctx context.Context, args []string, getenv func(string) string, st
 // PORTAL_OIDC_ISSUER, the development IdP in this process. Otherwise
 // staff sign-in is off. The returned closer stops the development IdP.
 func staffSignIn(cfg Config, store session.Store, cache *session.Cache, svc *engine.Service, log *slog.Logger) (handlers.StaffDeps, func(), error) {
-	d := handlers.StaffDeps{RoleClaim: cfg.StaffRoleClaim, RoleMap: cfg.StaffRoleMap,
+	d := handlers.StaffDeps{RoleClaim: cfg.StaffRoleClaim, RoleMap: cfg.StaffRoleMap, BaseURL: cfg.BaseURL,
 		Sessions: session.NewManager(store, session.Config{CookieName: handlers.StaffCookieName, Secure: cfg.CookieSecure,
 			SecureRequest: cfg.TrustedProxies.HTTPS, IdleTimeout: cfg.StaffIdleTimeout, MaxLifetime: cfg.StaffMaxLifetime, Cache: cache})}
 	issuer, clientID, clientSecret := cfg.OIDCIssuer, cfg.OIDCClientID, cfg.OIDCClientSecret
@@ -139,4 +144,38 @@ func demoStaffAccounts(svc *engine.Service) func(context.Context) []string {
 		}
 		return out
 	}
+}
+
+// printDemoStaff adds the demo staff to every organisation and prints
+// where each club's staff pages are, and who to sign in as at the
+// development IdP.
+func printDemoStaff(ctx context.Context, cfg Config, db *bun.DB, stdout io.Writer) error {
+	svc := engine.NewService(db, nil)
+	if err := svc.SeedDemoStaff(ctx); err != nil {
+		return err
+	}
+	orgs, err := svc.Organisations(ctx)
+	if err != nil {
+		return err
+	}
+	base, _ := url.Parse(cfg.BaseURL)
+	for _, o := range orgs {
+		link := cfg.BaseURL + handlers.TenantPathPrefix + o.Slug + handlers.StaffPrefix
+		if len(o.Hostnames) > 0 && base != nil {
+			link = base.Scheme + "://" + hostPort(o.Hostnames[0], base.Port()) + handlers.StaffPrefix
+		}
+		var as []string
+		for _, r := range engine.DemoStaffRoles {
+			as = append(as, engine.DemoStaffEmail(o.Slug, r))
+		}
+		fmt.Fprintf(stdout, "staff pages of %s: %s (sign in as %s)\n", o.Name, link, strings.Join(as, ", "))
+	}
+	return nil
+}
+
+func hostPort(host, port string) string {
+	if port == "" {
+		return host
+	}
+	return net.JoinHostPort(host, port)
 }

@@ -8,11 +8,13 @@ package devidp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"html/template"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/mail"
 	"net/netip"
 	"net/url"
@@ -30,7 +32,10 @@ type IdP struct {
 	m *mockoidc.MockOIDC
 	// Accounts suggests addresses on the sign-in page (the demo staff).
 	accounts func(context.Context) []string
-	mu       sync.Mutex // one sign-in at a time: mockoidc hands the next queued user to the next authorisation
+	// mu serialises every request: mockoidc's session map is not safe for
+	// concurrent use, and it hands the next queued user to the next
+	// authorisation, which must be the one that queued it.
+	mu sync.Mutex
 }
 
 // Loopback reports whether the portal's base URL is on a loopback host.
@@ -59,6 +64,9 @@ func Start(baseURL string, accounts func(context.Context) []string) (*IdP, error
 		return nil, err
 	}
 	idp := &IdP{m: m, accounts: accounts}
+	if err := m.AddMiddleware(idp.serialise); err != nil {
+		return nil, err
+	}
 	if err := m.AddMiddleware(idp.signInAs); err != nil {
 		return nil, err
 	}
@@ -128,11 +136,33 @@ func (idp *IdP) signInAs(next http.Handler) http.Handler {
 			return
 		}
 		email := strings.ToLower(addr.Address)
-		idp.mu.Lock()
-		defer idp.mu.Unlock()
 		idp.m.QueueUser(&mockoidc.MockUser{Subject: "dev:" + email, Email: email, EmailVerified: true,
 			PreferredUsername: strings.SplitN(email, "@", 2)[0]})
 		next.ServeHTTP(w, r)
+	})
+}
+
+// serialise runs one request at a time, and announces in the discovery
+// document that the client authenticates in the form (all mockoidc reads),
+// so that clients do not try HTTP Basic first.
+func (idp *IdP) serialise(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		idp.mu.Lock()
+		defer idp.mu.Unlock()
+		if r.URL.Path != mockoidc.DiscoveryEndpoint {
+			next.ServeHTTP(w, r)
+			return
+		}
+		rec := httptest.NewRecorder()
+		next.ServeHTTP(rec, r)
+		var doc map[string]any
+		if err := json.Unmarshal(rec.Body.Bytes(), &doc); err != nil {
+			http.Error(w, "discovery failed", http.StatusInternalServerError)
+			return
+		}
+		doc["token_endpoint_auth_methods_supported"] = []string{"client_secret_post"}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(doc)
 	})
 }
 

@@ -128,7 +128,16 @@ func (p *Provider) AuthCodeURL(ctx context.Context, a *Attempt) (string, error) 
 	if err != nil {
 		return "", err
 	}
-	return oc.AuthCodeURL(a.State, gooidc.Nonce(a.Nonce), oauth2.S256ChallengeOption(a.Verifier)), nil
+	return oc.AuthCodeURL(a.State, append(a.redirectOption(), gooidc.Nonce(a.Nonce), oauth2.S256ChallengeOption(a.Verifier))...), nil
+}
+
+// redirectOption sends the attempt's own callback address, if it has one
+// (the token request must repeat the authorisation's).
+func (a *Attempt) redirectOption() []oauth2.AuthCodeOption {
+	if a.RedirectURL == "" {
+		return nil
+	}
+	return []oauth2.AuthCodeOption{oauth2.SetAuthURLParam("redirect_uri", a.RedirectURL)}
 }
 
 // Tokens are what the IdP issued for one user.
@@ -151,7 +160,7 @@ func (p *Provider) Redeem(ctx context.Context, code string, a *Attempt) (*Tokens
 	if err != nil {
 		return nil, err
 	}
-	tok, err := oc.Exchange(p.ctx(ctx), code, oauth2.VerifierOption(a.Verifier))
+	tok, err := oc.Exchange(p.ctx(ctx), code, append(a.redirectOption(), oauth2.VerifierOption(a.Verifier))...)
 	if err != nil {
 		return nil, classify(err, ErrInvalidToken)
 	}
