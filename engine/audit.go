@@ -122,3 +122,35 @@ func (s *Service) AuditLog(ctx context.Context, q AuditQuery) (out []AuditRecord
 	}
 	return out, nil
 }
+
+type pendingAuditKey struct{}
+
+type pendingAudit struct {
+	actor Actor
+	entry AuditEntry
+}
+
+// WithAudit returns ctx carrying an audit entry that the engine operation
+// called with it writes in its own transaction, when that commits: for
+// staff actions made through an operation with a transaction of its own
+// (a capture settles in settle's), so that the change and its entry
+// commit together.
+func WithAudit(ctx context.Context, actor Actor, e AuditEntry) context.Context {
+	return context.WithValue(ctx, pendingAuditKey{}, pendingAudit{actor: actor, entry: e})
+}
+
+// auditedTx wraps a transaction's function: after it succeeds, the audit
+// entry the context carries (WithAudit), if any, is appended in the same
+// transaction.
+func (s *Service) auditedTx(fn func(ctx context.Context, tx bun.Tx) error) func(ctx context.Context, tx bun.Tx) error {
+	return func(ctx context.Context, tx bun.Tx) error {
+		if err := fn(ctx, tx); err != nil {
+			return err
+		}
+		p, ok := ctx.Value(pendingAuditKey{}).(pendingAudit)
+		if !ok {
+			return nil
+		}
+		return s.appendAudit(ctx, tx, p.actor, p.entry)
+	}
+}

@@ -146,7 +146,7 @@ func (s *Service) settle(ctx context.Context, provider PaymentProvider, c Paymen
 	res := &PaymentResult{Reference: c.Reference}
 	var closeAtProvider []Payment
 	refund := false
-	err := inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err := inTx(ctx, s.db, s.auditedTx(func(ctx context.Context, tx bun.Tx) error { // audit.go: a staff capture's entry, if any
 		closeAtProvider, refund = nil, false
 		p, order, err := lockPayment(ctx, tx, c.Reference)
 		if err != nil {
@@ -263,7 +263,7 @@ func (s *Service) settle(ctx context.Context, provider PaymentProvider, c Paymen
 		}
 		closeAtProvider = others
 		return s.activate(ctx, tx, order, now)
-	})
+	}))
 	if err != nil {
 		return nil, err
 	}

@@ -26,12 +26,21 @@ type staffNavItem struct {
 // staffNav is the navigation, in order. Add an entry per page.
 var staffNav = []staffNavItem{
 	{Label: func() string { return staffText.NavOverview }, Path: "", Min: engine.RoleViewer},
+	{Label: func() string { return staffText.NavRegistrations }, Path: "/registrations", Min: engine.RoleViewer},
 	{Label: func() string { return staffText.NavAudit }, Path: "/audit", Min: engine.RoleViewer},
 }
 
 // staffFlashes are the result messages an action may name in ?done=: the
 // message is chosen from this list, never taken from the address.
-var staffFlashes = map[string]string{}
+var staffFlashes = map[string]string{
+	"resent-confirmation": staffText.DoneResentConfirmation,
+	"resent-link":         staffText.DoneResentLink,
+	"reset":               staffText.DoneReset,
+	"cancelled":           staffText.DoneCancelled,
+	"captured":            staffText.DoneCaptured,
+	"captured-problem":    staffText.DoneCapturedProblem,
+	"refunded":            staffText.DoneRefunded,
+}
 
 // staffChrome is the frame of a staff page titled title, with the
 // navigation the signed-in member's role sees.

@@ -28,6 +28,15 @@ func StaffRoutes() []StaffRoute {
 	return []StaffRoute{
 		{Method: http.MethodGet, Path: "", Min: engine.RoleViewer, handler: (*Server).staffHome},
 		{Method: http.MethodGet, Path: "/audit", Min: engine.RoleViewer, handler: (*Server).staffAuditPage},
+		{Method: http.MethodGet, Path: "/registrations", Min: engine.RoleViewer, handler: (*Server).staffRegistrations},
+		{Method: http.MethodGet, Path: "/registrations.csv", Min: engine.RoleTreasurer, handler: (*Server).staffRegistrationsCSV},
+		{Method: http.MethodGet, Path: "/registrations/:id", Example: "/registrations/1", Min: engine.RoleViewer, handler: (*Server).staffRegistration},
+		{Method: http.MethodPost, Path: "/registrations/:id/resend-confirmation", Example: "/registrations/1/resend-confirmation", Min: engine.RoleRegistrar, handler: (*Server).staffResendConfirmation},
+		{Method: http.MethodPost, Path: "/registrations/:id/resend-payment-link", Example: "/registrations/1/resend-payment-link", Min: engine.RoleRegistrar, handler: (*Server).staffResendPaymentLink},
+		{Method: http.MethodPost, Path: "/registrations/:id/reset", Example: "/registrations/1/reset", Min: engine.RoleRegistrar, handler: (*Server).staffResetRegistration},
+		{Method: http.MethodPost, Path: "/registrations/:id/cancel", Example: "/registrations/1/cancel", Min: engine.RoleRegistrar, handler: (*Server).staffCancelRegistration},
+		{Method: http.MethodPost, Path: "/registrations/:id/capture", Example: "/registrations/1/capture", Min: engine.RoleTreasurer, handler: (*Server).staffCapture},
+		{Method: http.MethodPost, Path: "/registrations/:id/refund", Example: "/registrations/1/refund", Min: engine.RoleTreasurer, handler: (*Server).staffRefund},
 	}
 }
 

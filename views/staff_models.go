@@ -57,3 +57,96 @@ type StaffAuditModel struct {
 type StaffAuditRow struct {
 	When, Who, Action, Target, TargetURL, Before, After string
 }
+
+// StaffOption is one choice of a filter.
+type StaffOption struct {
+	Value, Label string
+	Selected     bool
+}
+
+// StaffRegistrationsModel is the registrations list.
+type StaffRegistrationsModel struct {
+	StaffChrome
+	Action                    string // the filter form's address
+	Search, UnpaidDays        string
+	Periods, States, Types    []StaffOption
+	Rows                      []StaffRegistrationRow
+	Total                     int
+	PrevURL, NextURL, CSVURL  string // "" when there is none or the role may not
+	PageText                  string
+}
+
+// StaffRegistrationRow is one registration in the list.
+type StaffRegistrationRow struct {
+	URL, ID, Household, UserKey, State, StateKey, Reference, Total, Started, Updated string
+}
+
+// StaffDetailModel is one registration.
+type StaffDetailModel struct {
+	StaffChrome
+	ID, UserKey, State, StateKey, Period, Started, Updated, Definition string
+	Household   []StaffPersonRow
+	Steps       []StaffStepRow
+	Archive     string // the archive's summary, "" when not archived
+	Memberships []StaffMembershipRow
+	Order       *StaffOrderModel
+	Payments    []StaffPaymentRow
+	Messages    []StaffMessageRow
+	Audit       []StaffAuditRow
+	Actions     StaffDetailActions
+	Today       string // the capture form's default date
+}
+
+// StaffPersonRow is one person of the household.
+type StaffPersonRow struct {
+	Name, Born, Email string
+	Selected          bool
+}
+
+// StaffStepRow is one question and its answers.
+type StaffStepRow struct {
+	Question string
+	Answers  []string // "Name: answer", or the answer alone
+}
+
+// StaffMembershipRow is one membership of the registration.
+type StaffMembershipRow struct{ Person, Type, Kind, Status string }
+
+// StaffOrderModel is the registration's order.
+type StaffOrderModel struct {
+	Reference, Status, Total, Created, Paid string
+	Lines                                   []OrderLineModel
+}
+
+// StaffPaymentRow is one payment attempt with its provider events.
+type StaffPaymentRow struct {
+	Reference, Provider, Status, Amount, Created, Problem, Refund string
+	Events                                                        []string
+	// RefundURL is where the refund posts; "" when it cannot be refunded
+	// or the role may not.
+	RefundURL string
+}
+
+// StaffMessageRow is one message about the registration.
+type StaffMessageRow struct{ Kind, Recipient, Created, Sent, Delivery, Error string }
+
+// StaffDetailActions are the actions the role may take now; "" hides one.
+type StaffDetailActions struct {
+	ResendConfirmation, ResendPaymentLink, Capture, Cancel, Reset string
+	CaptureCurrency                                               string
+}
+
+// staffStateClass colours a state badge.
+func staffStateClass(key string) string {
+	switch key {
+	case "paid":
+		return "bg-green-100 text-green-900"
+	case "awaiting_payment":
+		return "bg-amber-100 text-amber-900"
+	case "cancelled":
+		return "bg-slate-200 text-slate-800"
+	case "suspended":
+		return "bg-orange-100 text-orange-900"
+	}
+	return "bg-sky-100 text-sky-900"
+}

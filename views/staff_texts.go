@@ -21,6 +21,19 @@ type StaffTexts struct {
 	AuditEmpty, AuditOlder string
 	// Roles, for display
 	RoleViewer, RoleRegistrar, RoleTreasurer, RoleAdmin string
+	// Registrations
+	RegTitle, RegSearch, RegSearchHint, RegPeriod, RegState, RegType, RegUnpaidDays, RegApply, RegExport, RegEmpty,
+	RegNumber, RegHousehold, RegReference, RegTotal, RegUpdated, RegPages, RegPrev, RegNext, RegAll, RegPageText string
+	StateInProgress, StateSuspended, StateAwaitingPayment, StatePaid, StateCancelled string
+	// Registration detail
+	DetTitle, DetSummary, DetUserKey, DetStarted, DetDefinition, DetActions, DetNoActions, DetHousehold, DetSelected,
+	DetMemberships, DetAnswers, DetArchived, DetOrder, DetPaid, DetPayments, DetMessages, DetNone,
+	DelSent, DelQueued, DelFailed, DelDead, DelSkipped string
+	// Actions
+	ActResendConfirmation, ActResendLink, ActReset, ActCancel, ActCapture, ActRefund, CapAmount, CapDate, CapNote,
+	ConfirmReset, ConfirmResetDetail, ConfirmCancel, ConfirmCancelDetail, ConfirmRefund, ConfirmRefundDetail,
+	DoneResentConfirmation, DoneResentLink, DoneReset, DoneCancelled, DoneCaptured, DoneCapturedProblem, DoneRefunded,
+	BadAmount, BadDate, BadFilter string
 }
 
 // StaffText holds the staff pages' texts in English.
@@ -77,4 +90,82 @@ var StaffText = StaffTexts{
 	RoleRegistrar: "Registrar",
 	RoleTreasurer: "Treasurer",
 	RoleAdmin:     "Administrator",
+
+	RegTitle:      "Registrations",
+	RegSearch:     "Search",
+	RegSearchHint: "Name, e-mail, user key or payment reference",
+	RegPeriod:     "Period",
+	RegState:      "State",
+	RegType:       "Membership type",
+	RegUnpaidDays: "Unpaid for more than (days)",
+	RegApply:      "Apply",
+	RegExport:     "Export CSV",
+	RegEmpty:      "No registrations match.",
+	RegNumber:     "No.",
+	RegHousehold:  "Household",
+	RegReference:  "Payment reference",
+	RegTotal:      "Total",
+	RegUpdated:    "Last change",
+	RegPages:      "Pages",
+	RegPrev:       "Previous page",
+	RegNext:       "Next page",
+	RegAll:        "All",
+	RegPageText:   "%d registrations · page %d of %d",
+
+	StateInProgress:      "In progress",
+	StateSuspended:       "Suspended",
+	StateAwaitingPayment: "Awaiting payment",
+	StatePaid:            "Paid",
+	StateCancelled:       "Cancelled",
+
+	DetTitle:       "Registration %d",
+	DetSummary:     "Summary",
+	DetUserKey:     "User key",
+	DetStarted:     "Started",
+	DetDefinition:  "Process",
+	DetActions:     "Actions",
+	DetNoActions:   "Nothing to do for your role in this state.",
+	DetHousehold:   "Household",
+	DetSelected:    "registered",
+	DetMemberships: "Memberships",
+	DetAnswers:     "Answers by step",
+	DetArchived:    "Archived:",
+	DetOrder:       "Order",
+	DetPaid:        "paid",
+	DetPayments:    "Payment attempts",
+	DetMessages:    "Messages",
+	DetNone:        "None.",
+	DelSent:        "sent %s",
+	DelQueued:      "queued",
+	DelFailed:      "retrying (attempt %d)",
+	DelDead:        "failed",
+	DelSkipped:     "not sent (no longer due)",
+
+	ActResendConfirmation: "Resend confirmation",
+	ActResendLink:         "Resend payment link",
+	ActReset:              "Reset for the member",
+	ActCancel:             "Cancel registration",
+	ActCapture:            "Capture bank transfer",
+	ActRefund:             "Refund",
+	CapAmount:             "Amount received",
+	CapDate:               "Booked on",
+	CapNote:               "Note (optional)",
+	ConfirmReset:          "Reset this registration for the member?",
+	ConfirmResetDetail:    "Their answers are deleted and an unpaid order is cancelled. They start again from the choice of persons.",
+	ConfirmCancel:         "Cancel this registration?",
+	ConfirmCancelDetail:   "Its memberships and order are cancelled. Money already received stays recorded; refund it afterwards from this page.",
+	ConfirmRefund:         "Refund payment %s?",
+	ConfirmRefundDetail:   "Card payments are refunded through the payment provider. A bank transfer is recorded as refunded: make the transfer from the club's account yourself.",
+
+	DoneResentConfirmation: "The confirmation is queued to be sent again.",
+	DoneResentLink:         "The payment link is queued to be sent.",
+	DoneReset:              "The registration was reset.",
+	DoneCancelled:          "The registration was cancelled.",
+	DoneCaptured:           "The bank transfer was captured.",
+	DoneCapturedProblem:    "The bank transfer was recorded, but its amount or currency does not match: the registration is not completed. Check the payment.",
+	DoneRefunded:           "The payment was refunded.",
+
+	BadAmount: "Enter the amount received, such as 184.50.",
+	BadDate:   "Enter the booking date as YYYY-MM-DD, not in the future.",
+	BadFilter: "The filter was not valid.",
 }
