@@ -157,7 +157,7 @@ func (s *Service) RegistrationDetail(ctx context.Context, orgID, id int64) (d *R
 // loadMessages finds the outbox messages about the registration by their
 // keys (they name the order or the instance) with their jobs' state.
 func (s *Service) loadMessages(ctx context.Context, d *RegistrationDetail) error {
-	q := s.db.NewSelect().Model(&d.Messages).ColumnExpr("outbox_message.*").
+	q := s.db.NewSelect().TableExpr("outbox_messages AS outbox_message").ColumnExpr("outbox_message.*").
 		ColumnExpr("j.state AS job_state, j.attempts, j.last_error").
 		Join("LEFT JOIN jobs AS j ON j.dedup_key = 'outbox:' || outbox_message.dedup_key").
 		WhereGroup(" AND ", func(w *bun.SelectQuery) *bun.SelectQuery {
@@ -168,7 +168,7 @@ func (s *Service) loadMessages(ctx context.Context, d *RegistrationDetail) error
 			}
 			return w
 		}).OrderExpr("outbox_message.id")
-	if err := q.Scan(ctx); err != nil {
+	if err := q.Scan(ctx, &d.Messages); err != nil {
 		return fmt.Errorf("load messages: %w", err)
 	}
 	return nil

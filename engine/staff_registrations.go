@@ -19,9 +19,9 @@ type RegistrationState string
 
 // Registration states as staff filter them.
 const (
-	RegInProgress      RegistrationState = "in_progress"      // INIT, RUNNING, RESUME, DONE
+	RegInProgress      RegistrationState = "in_progress"      // INIT, RUNNING, RESUME
 	RegSuspended       RegistrationState = "suspended"        // SUSPENDED
-	RegAwaitingPayment RegistrationState = "awaiting_payment" // PENDING_PAYMENT
+	RegAwaitingPayment RegistrationState = "awaiting_payment" // DONE (committed, order unpaid), PENDING_PAYMENT
 	RegPaid            RegistrationState = "paid"             // COMPLETED
 	RegCancelled       RegistrationState = "cancelled"        // CANCELLED, FAILED, ERROR
 )
@@ -33,11 +33,11 @@ var RegistrationStates = []RegistrationState{RegInProgress, RegSuspended, RegAwa
 func (r RegistrationState) processStates() []ProcessState {
 	switch r {
 	case RegInProgress:
-		return []ProcessState{StateInit, StateRunning, StateResume, StateDone}
+		return []ProcessState{StateInit, StateRunning, StateResume}
 	case RegSuspended:
 		return []ProcessState{StateSuspended}
 	case RegAwaitingPayment:
-		return []ProcessState{StatePendingPayment}
+		return []ProcessState{StateDone, StatePendingPayment}
 	case RegPaid:
 		return []ProcessState{StateCompleted}
 	case RegCancelled:

@@ -67,13 +67,13 @@ type StaffOption struct {
 // StaffRegistrationsModel is the registrations list.
 type StaffRegistrationsModel struct {
 	StaffChrome
-	Action                    string // the filter form's address
-	Search, UnpaidDays        string
-	Periods, States, Types    []StaffOption
-	Rows                      []StaffRegistrationRow
-	Total                     int
-	PrevURL, NextURL, CSVURL  string // "" when there is none or the role may not
-	PageText                  string
+	Action                   string // the filter form's address
+	Search, UnpaidDays       string
+	Periods, States, Types   []StaffOption
+	Rows                     []StaffRegistrationRow
+	Total                    int
+	PrevURL, NextURL, CSVURL string // "" when there is none or the role may not
+	PageText                 string
 }
 
 // StaffRegistrationRow is one registration in the list.
@@ -85,16 +85,16 @@ type StaffRegistrationRow struct {
 type StaffDetailModel struct {
 	StaffChrome
 	ID, UserKey, State, StateKey, Period, Started, Updated, Definition string
-	Household   []StaffPersonRow
-	Steps       []StaffStepRow
-	Archive     string // the archive's summary, "" when not archived
-	Memberships []StaffMembershipRow
-	Order       *StaffOrderModel
-	Payments    []StaffPaymentRow
-	Messages    []StaffMessageRow
-	Audit       []StaffAuditRow
-	Actions     StaffDetailActions
-	Today       string // the capture form's default date
+	Household                                                          []StaffPersonRow
+	Steps                                                              []StaffStepRow
+	Archive                                                            string // the archive's summary, "" when not archived
+	Memberships                                                        []StaffMembershipRow
+	Order                                                              *StaffOrderModel
+	Payments                                                           []StaffPaymentRow
+	Messages                                                           []StaffMessageRow
+	Audit                                                              []StaffAuditRow
+	Actions                                                            StaffDetailActions
+	Today                                                              string // the capture form's default date
 }
 
 // StaffPersonRow is one person of the household.
