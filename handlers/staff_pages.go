@@ -173,11 +173,6 @@ func (s *Server) staffLoginPage(c echo.Context) error {
 	return staffRender(c, http.StatusOK, views.StaffMessagePage(m))
 }
 
-// staffHome answers GET /staff: the season overview.
-func (s *Server) staffHome(c echo.Context) error {
-	return s.staffOverview(c)
-}
-
 // staffAuditPage answers GET /staff/audit?before=ID: the audit log of
 // the organisation, newest first, 50 a page.
 func (s *Server) staffAuditPage(c echo.Context) error {

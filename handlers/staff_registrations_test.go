@@ -133,6 +133,25 @@ func TestStaffRegistrationPages(t *testing.T) {
 			t.Errorf("audit names %q", d.testid("audit-who").First().Text())
 		}
 
+		// The overview counts it paid, with the money received and a bar for today.
+		ov := env.get(c, "/staff")
+		if ov.status != http.StatusOK || ov.testid("overview-state").Filter(`[data-state=paid]`).Find(`[data-testid=overview-count]`).Text() != "1" ||
+			ov.testid("overview-state").Filter(`[data-state=awaiting_payment]`).Find(`[data-testid=overview-count]`).Text() != "0" {
+			t.Fatalf("overview states: %d %s", ov.status, ov.testid("overview-states").Text())
+		}
+		if got := ov.testid("money-received").Text(); got != "EUR "+amount {
+			t.Errorf("received %q", got)
+		}
+		if got := ov.testid("overview-types").Text(); !strings.Contains(got, "Adult") || !strings.Contains(got, "Junior") {
+			t.Errorf("by type %q", got)
+		}
+		if ov.doc.Find(`[data-testid=overview-svg] rect[data-series=payments]`).Length() != 1 || ov.doc.Find(`[data-testid=overview-svg] rect[data-series=registrations]`).Length() != 1 {
+			t.Errorf("chart bars: %s", ov.testid("overview-chart").Text())
+		}
+		if p := env.get(c, "/staff?period=999"); p.status != http.StatusNotFound {
+			t.Errorf("another period: %d", p.status)
+		}
+
 		// Resend the confirmation: a second message.
 		expectRedirect(t, env.post(c, detailURL+"/resend-confirmation", url.Values{}), detailURL+"?done=resent-confirmation")
 		if n := env.get(c, detailURL).testid("message").Length(); n != 2 {

@@ -26,7 +26,7 @@ type StaffRoute struct {
 // StaffRoutes is the route table of the staff pages. Add a row per route.
 func StaffRoutes() []StaffRoute {
 	return []StaffRoute{
-		{Method: http.MethodGet, Path: "", Min: engine.RoleViewer, handler: (*Server).staffHome},
+		{Method: http.MethodGet, Path: "", Min: engine.RoleViewer, handler: (*Server).staffOverview},
 		{Method: http.MethodGet, Path: "/audit", Min: engine.RoleViewer, handler: (*Server).staffAuditPage},
 		{Method: http.MethodGet, Path: "/registrations", Min: engine.RoleViewer, handler: (*Server).staffRegistrations},
 		{Method: http.MethodGet, Path: "/registrations.csv", Min: engine.RoleTreasurer, handler: (*Server).staffRegistrationsCSV},

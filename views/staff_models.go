@@ -150,3 +150,40 @@ func staffStateClass(key string) string {
 	}
 	return "bg-sky-100 text-sky-900"
 }
+
+// StaffOverviewModel is the season overview of one period.
+type StaffOverviewModel struct {
+	StaffChrome
+	Action  string // the period choice's address
+	Periods []StaffOption
+	// States are the registrations per state, each linking to the list.
+	States                       []StaffCountLink
+	ByType, ByAge                []StaffCountLink
+	Expected, Received, Refunded string
+	Chart                        StaffChart
+	Attention                    StaffCountLink
+}
+
+// StaffCountLink is a count with a label and, optionally, where it leads.
+type StaffCountLink struct {
+	Label, Key, URL string
+	Count           int
+}
+
+// StaffChart is the registrations and payments per day, drawn as SVG by
+// the server: bars of two series over the days.
+type StaffChart struct {
+	Width, Height int
+	Bars          []StaffChartBar
+	Max           int
+	FirstDay      string
+	LastDay       string
+	Summary       string // the chart's text alternative
+}
+
+// StaffChartBar is one bar: x, y, width and height in the SVG's units.
+type StaffChartBar struct {
+	X, Y, W, H int
+	Series     string // "registrations" or "payments"
+	Title      string
+}

@@ -34,6 +34,9 @@ type StaffTexts struct {
 	ConfirmReset, ConfirmResetDetail, ConfirmCancel, ConfirmCancelDetail, ConfirmRefund, ConfirmRefundDetail,
 	DoneResentConfirmation, DoneResentLink, DoneReset, DoneCancelled, DoneCaptured, DoneCapturedProblem, DoneRefunded,
 	BadAmount, BadDate, BadFilter string
+	// Overview
+	OvTitle, OvShow, OvRegistrations, OvMoney, OvExpected, OvReceived, OvRefunded, OvAttention, OvByType, OvByAge,
+	OvChart, OvChartRegistrations, OvChartPayments, OvChartMax, OvChartSummary, OvNoPeriod string
 }
 
 // StaffText holds the staff pages' texts in English.
@@ -168,4 +171,21 @@ var StaffText = StaffTexts{
 	BadAmount: "Enter the amount received, such as 184.50.",
 	BadDate:   "Enter the booking date as YYYY-MM-DD, not in the future.",
 	BadFilter: "The filter was not valid.",
+
+	OvTitle:              "Season overview",
+	OvShow:               "Show",
+	OvRegistrations:      "Registrations",
+	OvMoney:              "Money",
+	OvExpected:           "Expected (open and paid orders)",
+	OvReceived:           "Received",
+	OvRefunded:           "Refunded",
+	OvAttention:          "Payments needing attention",
+	OvByType:             "Members by membership type",
+	OvByAge:              "Members by age group",
+	OvChart:              "Registrations and payments per day",
+	OvChartRegistrations: "Registrations started",
+	OvChartPayments:      "Payments received",
+	OvChartMax:           "highest day:",
+	OvChartSummary:       "%d registrations started and %d payments received in the last %d days",
+	OvNoPeriod:           "This organisation has no membership period yet.",
 }
