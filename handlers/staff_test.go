@@ -27,6 +27,8 @@ type staffEnv struct {
 	*testEnv
 	idp *gwIdP
 	svc *engine.Service
+	// provider takes the payments (envOptions.provider); nil: the test gateway.
+	provider engine.PaymentProvider
 }
 
 // staffRoleGroups are the role claim values the test environment maps.
@@ -53,7 +55,7 @@ func newStaffEnv(t *testing.T, db *bun.DB, o envOptions) *staffEnv {
 		}
 	}
 	env := newEnvWith(t, db, o)
-	return &staffEnv{testEnv: env, idp: idp, svc: engine.NewService(db, nil)}
+	return &staffEnv{testEnv: env, idp: idp, svc: engine.NewService(db, nil), provider: o.provider}
 }
 
 // addStaff adds a staff record to the demo organisation.
