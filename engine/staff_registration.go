@@ -200,7 +200,25 @@ func newestOrder(ctx context.Context, db bun.IDB, instanceID int64) (*Order, err
 	return &orders[0], nil
 }
 
-// registrationTargetOf names a registration in the audit log.
+// orderForAction locks a registration of orgID in tx and returns its
+// newest order, which must have the status want (else a conflict saying
+// refusal).
+func orderForAction(ctx context.Context, tx bun.Tx, orgID, id int64, want OrderStatus, refusal string) (*Order, error) {
+	inst, err := registrationForAction(ctx, tx, orgID, id)
+	if err != nil {
+		return nil, err
+	}
+	order, err := newestOrder(ctx, tx, inst.ID)
+	if err != nil {
+		return nil, err
+	}
+	if order == nil || order.Status != want {
+		return nil, Errorf(CodeConflict, "%s", refusal)
+	}
+	return order, nil
+}
+
+// registrationEntry names a registration in the audit log.
 func registrationEntry(orgID, id int64, action string, before, after any) AuditEntry {
 	return AuditEntry{OrganisationID: orgID, Action: action, TargetType: "registration", TargetID: fmt.Sprint(id),
 		InstanceID: &id, Before: before, After: after}
@@ -211,16 +229,9 @@ func registrationEntry(orgID, id int64, action string, before, after any) AuditE
 func (s *Service) ResendConfirmation(ctx context.Context, actor Actor, orgID, id int64) (err error) {
 	defer classifyUnavailable(&err)
 	return inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
-		inst, err := registrationForAction(ctx, tx, orgID, id)
+		order, err := orderForAction(ctx, tx, orgID, id, OrderPaid, "Only a paid registration has a confirmation to send again.")
 		if err != nil {
 			return err
-		}
-		order, err := newestOrder(ctx, tx, inst.ID)
-		if err != nil {
-			return err
-		}
-		if order == nil || order.Status != OrderPaid {
-			return Errorf(CodeConflict, "Only a paid registration has a confirmation to send again.")
 		}
 		orig := new(OutboxMessage)
 		if err := tx.NewSelect().Model(orig).Where("dedup_key = ?", fmt.Sprintf("membership_confirmation:order:%d", order.ID)).Scan(ctx); err != nil {
@@ -242,16 +253,9 @@ func (s *Service) ResendConfirmation(ctx context.Context, actor Actor, orgID, id
 func (s *Service) ResendPaymentLink(ctx context.Context, actor Actor, orgID, id int64) (err error) {
 	defer classifyUnavailable(&err)
 	return inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
-		inst, err := registrationForAction(ctx, tx, orgID, id)
+		order, err := orderForAction(ctx, tx, orgID, id, OrderUnpaid, "Only a registration waiting for payment has a payment link to send.")
 		if err != nil {
 			return err
-		}
-		order, err := newestOrder(ctx, tx, inst.ID)
-		if err != nil {
-			return err
-		}
-		if order == nil || order.Status != OrderUnpaid {
-			return Errorf(CodeConflict, "Only a registration waiting for payment has a payment link to send.")
 		}
 		now := s.clock()
 		payload, _ := json.Marshal(PaymentLinkPayload{OrderID: order.ID})

@@ -121,7 +121,7 @@ func (q RegistrationQuery) filter(sel *bun.SelectQuery, now time.Time) *bun.Sele
 		sel = sel.Where("pi.related_entity_id = ?", q.PeriodID)
 	}
 	if states := q.State.processStates(); len(states) > 0 {
-		sel = sel.Where("pi.status IN (?)", bun.In(states))
+		sel = sel.Where("pi.status IN (?)", bun.List(states))
 	}
 	if q.MembershipTypeID != 0 {
 		sel = sel.Where("EXISTS (SELECT 1 FROM memberships m WHERE m.process_instance_id = pi.id AND m.membership_type_id = ?)", q.MembershipTypeID)
@@ -172,7 +172,7 @@ func (s *Service) Registrations(ctx context.Context, q RegistrationQuery) (page 
 	err = s.db.NewSelect().TableExpr("process_instances AS pi").Join(latestOrderJoin).
 		ColumnExpr("pi.id, pi.user_key, pi.status, pi.related_entity_id AS period_id, pi.start_time, pi.updated_at").
 		ColumnExpr("o.id AS order_id, o.pay_reference, o.total_minor, o.currency, o.status AS order_status, o.created_at AS ordered_at, o.paid_at").
-		Where("pi.id IN (?)", bun.In(ids)).OrderExpr("pi.id DESC").Scan(ctx, &page.Rows)
+		Where("pi.id IN (?)", bun.List(ids)).OrderExpr("pi.id DESC").Scan(ctx, &page.Rows)
 	if err != nil {
 		return nil, fmt.Errorf("load registrations: %w", err)
 	}
@@ -198,7 +198,7 @@ func (s *Service) fillHouseholds(ctx context.Context, orgID int64, rows []Regist
 	}
 	err := s.db.NewSelect().TableExpr("user_persons AS up").Join("JOIN persons AS pe ON pe.id = up.person_id").
 		ColumnExpr("up.user_key, pe.first_name, pe.last_name").
-		Where("up.organisation_id = ? AND up.user_key IN (?)", orgID, bun.In(keys)).OrderExpr("pe.id").Scan(ctx, &links)
+		Where("up.organisation_id = ? AND up.user_key IN (?)", orgID, bun.List(keys)).OrderExpr("pe.id").Scan(ctx, &links)
 	if err != nil {
 		return fmt.Errorf("load households: %w", err)
 	}

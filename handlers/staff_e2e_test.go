@@ -144,7 +144,7 @@ func TestE2EStaffPages(t *testing.T) {
 func staffScreenshot(t *testing.T, b *e2eBrowser, name string) {
 	t.Helper()
 	b.do("viewport", chromedp.EmulateViewport(1280, 900))
-	png := e2eRun(b, "screenshot", chromedp.FullScreenshot(90))
+	png := e2eRun(b, "screenshot", chromedp.FullScreenshot(100))
 	if err := os.WriteFile(filepath.Join(e2eModuleRoot(t), "docs", "img", name), png, 0o644); err != nil {
 		t.Fatal(err)
 	}
