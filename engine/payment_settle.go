@@ -180,7 +180,7 @@ func (s *Service) receiveEvent(ctx context.Context, provider PaymentProvider, or
 func (s *Service) settle(ctx context.Context, provider PaymentProvider, c PaymentConfirmation) (*PaymentResult, error) {
 	res := &PaymentResult{Reference: c.Reference}
 	var closeAtProvider []Payment
-	err := inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err := inTx(ctx, s.db, s.auditedTx(func(ctx context.Context, tx bun.Tx) error { // audit.go: a staff capture's entry, if any
 		closeAtProvider = nil
 		p, order, err := lockPayment(ctx, tx, c.Reference)
 		if err != nil {
@@ -300,7 +300,7 @@ func (s *Service) settle(ctx context.Context, provider PaymentProvider, c Paymen
 		}
 		closeAtProvider = others
 		return s.activate(ctx, tx, order, now)
-	})
+	}))
 	if err != nil {
 		return nil, err
 	}

@@ -17,7 +17,7 @@ func (s *Service) Reset(ctx context.Context, userKey, processID string) (_ *Form
 	var form *Form
 	var open []Payment
 	var orgID int64
-	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err = inTx(ctx, s.db, s.auditedTx(func(ctx context.Context, tx bun.Tx) error { // audit.go: a staff reset's entry, if any
 		open = nil
 		inst, err := loadUnfinished(ctx, tx, userKey, processID, " and cannot be reset")
 		if err != nil {
@@ -47,7 +47,7 @@ func (s *Service) Reset(ctx context.Context, userKey, processID string) (_ *Form
 		}
 		form, err = s.selectionForm(ctx, tx, inst, def, nil)
 		return err
-	})
+	}))
 	if err != nil {
 		return nil, err
 	}

@@ -74,6 +74,9 @@ type envOptions struct {
 	stripeAPIURL string
 	// invitations checks invitation links; nil: none.
 	invitations *invitelink.Signer
+	// staff, when set, gives the staff sign-in for the server's address
+	// (staff_test.go: staffDeps).
+	staff func(t testing.TB, db *bun.DB, serverURL string) handlers.StaffDeps
 }
 
 // testPaymentSecrets seals the organisations' own payment secrets in tests.
@@ -122,9 +125,14 @@ func newEnvWith(t testing.TB, db *bun.DB, o envOptions) *testEnv {
 	if o.provider != nil {
 		provider, gateway = o.provider, nil
 	}
+	var staff handlers.StaffDeps
+	if o.staff != nil {
+		staff = o.staff(t, o.sessionDB, env.srv.URL)
+	}
 	env.svc = engine.NewService(db, provider, append([]engine.ServiceOption{engine.WithLogger(log), engine.WithPaymentLinks(handlers.PaymentLinks(env.srv.URL))},
 		orgPayments(db, o, env.gw)...)...)
 	handler = handlers.New(handlers.Deps{
+		Staff:          staff,
 		Engine:         env.svc,
 		Sessions:       session.NewManager(session.NewDBStore(o.sessionDB), session.Config{Secure: false}),
 		Gateway:        gateway,

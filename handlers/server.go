@@ -71,6 +71,9 @@ type Deps struct {
 	// organisation's /o/{slug} pages, and a hostname wins over the prefix.
 	// Operators may still assign it (portal orgs set).
 	PublicHost string
+	// Staff is the staff pages' sign-in (staff_auth.go); its zero value
+	// leaves staff sign-in off.
+	Staff StaffDeps
 }
 
 // Server holds the handlers' dependencies.
@@ -90,6 +93,7 @@ type Server struct {
 	publicHost string
 	// invitations checks invitation links (page_invitation.go); nil: none.
 	invitations *invitelink.Signer
+	staff      StaffDeps
 }
 
 // New returns the application's echo instance with every route.
@@ -108,6 +112,7 @@ func New(d Deps) *echo.Echo {
 	s.signIn = throttle.NewSignIn(d.SignInLimiter, d.SignInLimits)
 	s.publicHost = engine.NormalizeHostname(d.PublicHost)
 	s.invitations = d.Invitations
+	s.staff = d.Staff
 	s.tenants = &tenantDirectory{engine: d.Engine, sealer: d.HashSecrets, log: s.log, refresh: d.TenantRefresh}
 	if s.tenants.refresh == 0 {
 		s.tenants.refresh = TenantRefresh
@@ -191,6 +196,7 @@ func New(d Deps) *echo.Echo {
 		e.GET(testGatewayPayPrefix+":reference", s.testGatewayPage)
 		e.POST(testGatewayPayPrefix+":reference", s.testGatewayDecide)
 	}
+	s.mountStaff(e) // staff_routes.go
 	s.mountGateway(e, d.Relay)
 	e.Pre(s.resolveTenant) // after mountGateway's countRequests, which must wrap everything
 	return e

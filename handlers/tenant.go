@@ -240,7 +240,8 @@ func (d *tenantDirectory) resolve(r *http.Request) (t *tenant, none bool) {
 // the relay to the admin backend, which decides for itself.
 func (s *Server) tenantFree(p string) bool {
 	switch p {
-	case "/healthz", "/readyz", MetricsPath, "/api/openapi.json", LoginPath, CallbackPath, LogoutPath, paymentReturnPath, paymentRetryPath:
+	case "/healthz", "/readyz", MetricsPath, "/api/openapi.json", LoginPath, CallbackPath, LogoutPath, paymentReturnPath, paymentRetryPath,
+		StaffCallbackPath: // the IdP returns to one address; the sign-in attempt names the organisation
 		return true
 	}
 	return strings.HasPrefix(p, "/static/") || strings.HasPrefix(p, testGatewayPayPrefix) || strings.HasPrefix(p, AdminPrefix+"/") ||

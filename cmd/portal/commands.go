@@ -133,6 +133,9 @@ func cmdSeed(ctx context.Context, args []string, getenv func(string) string, std
 			return err
 		}
 	}
+	if err := printDemoStaff(ctx, cfg, db, stdout); err != nil { // staff.go
+		return err
+	}
 	if cfg.HashSecret == "" {
 		return nil
 	}

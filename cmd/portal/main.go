@@ -30,6 +30,7 @@ commands:
                              and the hostnames localhost and 127.0.0.1
   orgs list|create|set       organisations (tenants) and their settings
   apikeys create|list|revoke API keys of the admin API (/api/admin/...)
+  staff add|list|remove      staff who sign in to /staff, with their roles
   persons import|unlink      members from a CSV or JSON file (as POST /api/admin/persons/import)
   invite [list|revoke]       invitation links to a period, e-mailed through the job runner
   export registrations|payments --org ID --period ID [--json]   a period's export (CSV or JSON)
@@ -67,6 +68,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return cmdInvite(ctx, args[1:], getenv, stdout, stderr)
 	case "export":
 		return cmdExport(ctx, args[1:], getenv, stdout, stderr)
+	case "staff":
+		return cmdStaff(ctx, args[1:], getenv, stdout, stderr)
 	case "definitions":
 		return cmdDefinitions(ctx, args[1:], getenv, stdout, stderr)
 	case "jobs":

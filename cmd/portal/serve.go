@@ -78,7 +78,13 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	var svc *engine.Service
 	svc = engine.NewService(db, provider, append([]engine.ServiceOption{engine.WithLogger(log), engine.WithPaymentLinks(handlers.PaymentLinks(cfg.BaseURL)),
 		engine.WithPublicURL(cfg.BaseURL)}, orgPaymentOptions(cfg, testGateway, log, &svc)...)...)
+	staff, stopStaffIdP, err := staffSignIn(cfg, gw.store, gw.cache, svc, log) // staff.go
+	if err != nil {
+		return err
+	}
+	defer stopStaffIdP()
 	e := handlers.New(handlers.Deps{
+		Staff:          staff,
 		Engine:         svc,
 		Sessions:       sessions,
 		Gateway:        testGateway,

@@ -28,6 +28,13 @@ type Attempt struct {
 	// callback cannot see it (the SameSite=Strict session cookie does not
 	// come along on the IdP's redirect), yet must end it.
 	Previous string `json:"p,omitempty"`
+	// Organisation is the organisation a staff sign-in is for: the IdP
+	// returns to one callback address for every club.
+	Organisation int64 `json:"o,omitempty"`
+	// RedirectURL, when set, is the callback address of this attempt
+	// instead of the Provider's: a club on a hostname of its own gets its
+	// staff sign-in back on that host, where its cookies live.
+	RedirectURL string `json:"u,omitempty"`
 }
 
 // NewAttempt starts an attempt that returns to returnTo (a path already

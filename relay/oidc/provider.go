@@ -8,6 +8,7 @@ package oidc
 import (
 	"context"
 	"crypto/subtle"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -127,7 +128,16 @@ func (p *Provider) AuthCodeURL(ctx context.Context, a *Attempt) (string, error) 
 	if err != nil {
 		return "", err
 	}
-	return oc.AuthCodeURL(a.State, gooidc.Nonce(a.Nonce), oauth2.S256ChallengeOption(a.Verifier)), nil
+	return oc.AuthCodeURL(a.State, append(a.redirectOption(), gooidc.Nonce(a.Nonce), oauth2.S256ChallengeOption(a.Verifier))...), nil
+}
+
+// redirectOption sends the attempt's own callback address, if it has one
+// (the token request must repeat the authorisation's).
+func (a *Attempt) redirectOption() []oauth2.AuthCodeOption {
+	if a.RedirectURL == "" {
+		return nil
+	}
+	return []oauth2.AuthCodeOption{oauth2.SetAuthURLParam("redirect_uri", a.RedirectURL)}
 }
 
 // Tokens are what the IdP issued for one user.
@@ -136,6 +146,10 @@ type Tokens struct {
 	IDToken      string
 	RefreshToken string
 	Subject      string
+	// Claims are the verified ID token's claims as JSON (Redeem only), for
+	// sign-ins that decide on more than the subject: the staff pages read
+	// email, email_verified and a role claim.
+	Claims json.RawMessage
 }
 
 // Redeem trades the authorization code of attempt a for tokens and verifies
@@ -146,7 +160,7 @@ func (p *Provider) Redeem(ctx context.Context, code string, a *Attempt) (*Tokens
 	if err != nil {
 		return nil, err
 	}
-	tok, err := oc.Exchange(p.ctx(ctx), code, oauth2.VerifierOption(a.Verifier))
+	tok, err := oc.Exchange(p.ctx(ctx), code, append(a.redirectOption(), oauth2.VerifierOption(a.Verifier))...)
 	if err != nil {
 		return nil, classify(err, ErrInvalidToken)
 	}
@@ -166,7 +180,11 @@ func (p *Provider) Redeem(ctx context.Context, code string, a *Attempt) (*Tokens
 			return nil, fmt.Errorf("%w: %w", ErrInvalidToken, err)
 		}
 	}
-	return &Tokens{AccessToken: tok.AccessToken, IDToken: raw, RefreshToken: tok.RefreshToken, Subject: idt.Subject}, nil
+	var claims json.RawMessage
+	if err := idt.Claims(&claims); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidToken, err)
+	}
+	return &Tokens{AccessToken: tok.AccessToken, IDToken: raw, RefreshToken: tok.RefreshToken, Subject: idt.Subject, Claims: claims}, nil
 }
 
 // Refresh uses a refresh token for new tokens. An ID token in the answer

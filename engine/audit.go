@@ -1,0 +1,156 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/uptrace/bun"
+)
+
+// The audit log: every change staff make is appended, in the same
+// transaction as the change, with who made it and the values before and
+// after. Rows are never changed or deleted (the database refuses both).
+
+// Actor is who makes a change: a staff record, or a person the IdP's role
+// claim lets in without one (StaffID nil), or the command line.
+type Actor struct {
+	StaffID *int64
+	// Name is how the log shows the actor: an e-mail address, or
+	// "command line".
+	Name string
+}
+
+// CommandLine is the actor of the portal's sub-commands.
+var CommandLine = Actor{Name: "command line"}
+
+// AuditEntry is one change to append.
+type AuditEntry struct {
+	OrganisationID int64
+	// Action names the change, "noun.verb": "payment.capture", "staff.add".
+	Action string
+	// TargetType and TargetID name what was changed: "registration" and
+	// its process id, "staff" and its id.
+	TargetType, TargetID string
+	// InstanceID is the registration the change belongs to, so its
+	// detail page can show it; nil for changes to no registration.
+	InstanceID *int64
+	// Before and After are the changed values, stored as JSON; nil: none.
+	Before, After any
+}
+
+// AuditRecord is one stored row of the audit log.
+type AuditRecord struct {
+	bun.BaseModel  `bun:"table:audit_log"`
+	ID             int64     `bun:"id,pk,autoincrement"`
+	OrganisationID int64     `bun:"organisation_id,notnull"`
+	Actor          string    `bun:"actor,notnull"`
+	StaffID        *int64    `bun:"staff_id"`
+	Action         string    `bun:"action,notnull"`
+	TargetType     string    `bun:"target_type,notnull"`
+	TargetID       string    `bun:"target_id,notnull"`
+	InstanceID     *int64    `bun:"instance_id"`
+	BeforeJSON     string    `bun:"before_json,notnull"`
+	AfterJSON      string    `bun:"after_json,notnull"`
+	CreatedAt      time.Time `bun:"created_at,notnull"`
+}
+
+// Audit appends one entry in the caller's transaction: every staff action
+// calls it inside the transaction that makes its change, so a change is
+// never without its entry, nor an entry without its change.
+func (s *Service) Audit(ctx context.Context, tx bun.IDB, actor Actor, e AuditEntry) error {
+	return s.appendAudit(ctx, tx, actor, e)
+}
+
+func (s *Service) appendAudit(ctx context.Context, tx bun.IDB, actor Actor, e AuditEntry) error {
+	before, err := auditJSON(e.Before)
+	if err != nil {
+		return err
+	}
+	after, err := auditJSON(e.After)
+	if err != nil {
+		return err
+	}
+	r := &AuditRecord{OrganisationID: e.OrganisationID, Actor: actor.Name, StaffID: actor.StaffID, Action: e.Action,
+		TargetType: e.TargetType, TargetID: e.TargetID, InstanceID: e.InstanceID, BeforeJSON: before, AfterJSON: after,
+		CreatedAt: s.clock()}
+	if _, err := tx.NewInsert().Model(r).Exec(ctx); err != nil {
+		return fmt.Errorf("append audit entry: %w", err)
+	}
+	return nil
+}
+
+func auditJSON(v any) (string, error) {
+	if v == nil {
+		return "", nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "", fmt.Errorf("audit entry: %w", err)
+	}
+	return string(b), nil
+}
+
+// AuditQuery selects audit rows of one organisation, newest first.
+type AuditQuery struct {
+	OrganisationID int64
+	// InstanceID narrows to one registration; 0: all.
+	InstanceID int64
+	// BeforeID pages: rows older than this id; 0: from the newest.
+	BeforeID int64
+	// Limit is at most 200; 0 is 50.
+	Limit int
+}
+
+// AuditLog lists audit rows as q selects them.
+func (s *Service) AuditLog(ctx context.Context, q AuditQuery) (out []AuditRecord, err error) {
+	defer classifyUnavailable(&err)
+	if q.Limit <= 0 {
+		q.Limit = 50
+	}
+	q.Limit = min(q.Limit, 200)
+	sel := s.db.NewSelect().Model(&out).Where("organisation_id = ?", q.OrganisationID)
+	if q.InstanceID != 0 {
+		sel = sel.Where("instance_id = ?", q.InstanceID)
+	}
+	if q.BeforeID != 0 {
+		sel = sel.Where("id < ?", q.BeforeID)
+	}
+	if err := sel.Order("id DESC").Limit(int64(q.Limit)).Scan(ctx); err != nil {
+		return nil, fmt.Errorf("load audit log: %w", err)
+	}
+	return out, nil
+}
+
+type pendingAuditKey struct{}
+
+type pendingAudit struct {
+	actor Actor
+	entry AuditEntry
+}
+
+// WithAudit returns ctx carrying an audit entry that the engine operation
+// called with it writes in its own transaction, when that commits: for
+// staff actions made through an operation with a transaction of its own
+// (a capture settles in settle's), so that the change and its entry
+// commit together.
+func WithAudit(ctx context.Context, actor Actor, e AuditEntry) context.Context {
+	return context.WithValue(ctx, pendingAuditKey{}, pendingAudit{actor: actor, entry: e})
+}
+
+// auditedTx wraps a transaction's function: after it succeeds, the audit
+// entry the context carries (WithAudit), if any, is appended in the same
+// transaction.
+func (s *Service) auditedTx(fn func(ctx context.Context, tx bun.Tx) error) func(ctx context.Context, tx bun.Tx) error {
+	return func(ctx context.Context, tx bun.Tx) error {
+		if err := fn(ctx, tx); err != nil {
+			return err
+		}
+		p, ok := ctx.Value(pendingAuditKey{}).(pendingAudit)
+		if !ok {
+			return nil
+		}
+		return s.appendAudit(ctx, tx, p.actor, p.entry)
+	}
+}

@@ -1,0 +1,143 @@
+package engine_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"portal/engine"
+	"portal/engine/dbtest"
+)
+
+// seedSeason adds n registrations of one household each to the demo
+// club's period 1: persons, user keys, instances in every state, orders
+// and memberships, inserted in bulk.
+func seedSeason(b testing.TB, db *bun.DB, n int) {
+	b.Helper()
+	ctx := context.Background()
+	if err := engine.SeedDemo(ctx, db, 0, time.Now()); err != nil {
+		b.Fatal(err)
+	}
+	var def engine.ProcessDefinition
+	if err := db.NewSelect().Model(&def).Where("organisation_id = 1").Limit(1).Scan(ctx); err != nil {
+		b.Fatal(err)
+	}
+	states := []engine.ProcessState{engine.StateRunning, engine.StateSuspended, engine.StateDone, engine.StateCompleted, engine.StateCompleted, engine.StateCancelled}
+	now := time.Now().UTC()
+	const batch = 500
+	for start := 0; start < n; start += batch {
+		var persons []engine.Person
+		var links []engine.UserPerson
+		var insts []engine.ProcessInstance
+		for i := start; i < min(start+batch, n); i++ {
+			key := fmt.Sprintf("bench-%d", i)
+			persons = append(persons, engine.Person{OrganisationID: 1, FirstName: fmt.Sprintf("First%d", i), LastName: fmt.Sprintf("Family%d", i/3),
+				DateOfBirth: time.Date(1950+i%60, 1, 1, 0, 0, 0, 0, time.UTC), Email: key + "@example.org", CreatedAt: now})
+			insts = append(insts, engine.ProcessInstance{DefinitionID: def.ID, DefinitionKey: def.Key, Status: states[i%len(states)],
+				StartTime: now.Add(-time.Duration(i) * time.Minute), RelatedEntityType: engine.EntityMembership, RelatedEntityID: engine.DemoPeriodID,
+				OrganisationID: 1, UserKey: key, SelectedPersons: []int64{}, UpdatedAt: now})
+		}
+		if _, err := db.NewInsert().Model(&persons).Exec(ctx); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := db.NewInsert().Model(&insts).Exec(ctx); err != nil {
+			b.Fatal(err)
+		}
+		var orders []engine.Order
+		var members []engine.Membership
+		for j, inst := range insts {
+			links = append(links, engine.UserPerson{UserKey: inst.UserKey, PersonID: persons[j].ID, OrganisationID: 1})
+			status := map[engine.ProcessState]engine.OrderStatus{engine.StateDone: engine.OrderUnpaid, engine.StateCompleted: engine.OrderPaid, engine.StateCancelled: engine.OrderCancelled}[inst.Status]
+			if status == "" {
+				continue
+			}
+			orders = append(orders, engine.Order{ProcessInstanceID: inst.ID, OrganisationID: 1, PeriodID: engine.DemoPeriodID, UserKey: inst.UserKey,
+				Status: status, TotalMinor: 12000, Currency: "EUR", CreatedAt: inst.StartTime, PayReference: fmt.Sprintf("PO-BENCH%06d", start+j)})
+			members = append(members, engine.Membership{PersonID: persons[j].ID, PeriodID: engine.DemoPeriodID, MembershipTypeID: int64(1 + j%2),
+				MemberType: "NEW", Status: map[engine.OrderStatus]string{engine.OrderUnpaid: "Pending Payment", engine.OrderPaid: engine.MembershipActive, engine.OrderCancelled: engine.MembershipCancelled}[status],
+				ProcessInstanceID: &insts[j].ID, CreatedAt: now})
+		}
+		for _, rows := range []any{&links, &orders, &members} {
+			if _, err := db.NewInsert().Model(rows).Exec(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	if db.Dialect().Name().String() == "pg" {
+		if _, err := db.ExecContext(ctx, "ANALYZE"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkStaffRegistrations pages and filters a season of 10,000
+// registrations as the staff list does (count and page of 50), on
+// PostgreSQL: `make bench-staff` (docs/BENCHMARKS.md).
+func BenchmarkStaffRegistrations(b *testing.B) {
+	dbtest.SkipWithoutPostgres(b)
+	db := dbtest.Postgres(b)
+	seedSeason(b, db, 10000)
+	svc := engine.NewService(db, nil)
+	ctx := context.Background()
+	for _, q := range []struct {
+		name string
+		q    engine.RegistrationQuery
+	}{
+		{"first page", engine.RegistrationQuery{}},
+		{"page 100", engine.RegistrationQuery{Page: 100}},
+		{"period and state", engine.RegistrationQuery{PeriodID: engine.DemoPeriodID, State: engine.RegAwaitingPayment}},
+		{"membership type", engine.RegistrationQuery{MembershipTypeID: 2}},
+		{"unpaid for 3 days", engine.RegistrationQuery{UnpaidDays: 3}},
+		{"search name", engine.RegistrationQuery{Search: "family1234"}},
+		{"search reference", engine.RegistrationQuery{Search: "PO-BENCH004321"}},
+		{"search e-mail", engine.RegistrationQuery{Search: "bench-777@example.org"}},
+	} {
+		q.q.OrganisationID = 1
+		b.Run(q.name, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := svc.Registrations(ctx, q.q); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// TestStaffRegistrationsAtScale checks the list's answers on a seeded
+// season: filters count what they should.
+func TestStaffRegistrationsAtScale(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		seedSeason(t, db, 600)
+		svc := engine.NewService(db, nil)
+		ctx := context.Background()
+		for _, tc := range []struct {
+			q     engine.RegistrationQuery
+			total int
+		}{
+			{engine.RegistrationQuery{}, 600},
+			{engine.RegistrationQuery{State: engine.RegPaid}, 200},
+			{engine.RegistrationQuery{State: engine.RegAwaitingPayment}, 100},
+			{engine.RegistrationQuery{MembershipTypeID: 2}, 200},
+			{engine.RegistrationQuery{Search: "PO-BENCH000002"}, 1},
+			{engine.RegistrationQuery{Search: "bench-7@EXAMPLE.org"}, 1},
+			{engine.RegistrationQuery{Search: "family10"}, 3 * 11},
+		} {
+			tc.q.OrganisationID = 1
+			page, err := svc.Registrations(ctx, tc.q)
+			if err != nil || page.Total != tc.total {
+				t.Errorf("%+v: %v, total %v, want %d", tc.q, err, page, tc.total)
+			}
+		}
+		page, err := svc.Registrations(ctx, engine.RegistrationQuery{OrganisationID: 1, Page: 12})
+		if err != nil || len(page.Rows) != 50 || page.PageCount != 12 || page.Rows[0].ID <= page.Rows[49].ID {
+			t.Fatalf("page 12: %v %+v", err, page)
+		}
+		other, err := svc.Registrations(ctx, engine.RegistrationQuery{OrganisationID: 2})
+		if err != nil || other.Total != 0 {
+			t.Fatalf("another organisation sees %v %v", other, err)
+		}
+	})
+}

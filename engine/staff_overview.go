@@ -1,0 +1,151 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// SeasonOverview is one period of a club at a glance.
+type SeasonOverview struct {
+	Period MembershipPeriod
+	// ByState counts registrations per state group.
+	ByState map[RegistrationState]int
+	// ByType and ByAge count persons with a live (pending or active)
+	// membership, per membership type name and per age group at the
+	// period's start.
+	ByType, ByAge []NamedCount
+	// Money in the period's currency, in minor units: ordered (unpaid and
+	// paid orders), received (succeeded payments) and refunded.
+	ExpectedMinor, ReceivedMinor, RefundedMinor int64
+	// Days are the last OverviewDays days, oldest first: registrations
+	// started and payments received per day.
+	Days []DayCount
+	// PaymentsNeedingAttention are attempts with a problem (amount
+	// mismatch) or a refund due.
+	PaymentsNeedingAttention int
+}
+
+// NamedCount is a label and a count.
+type NamedCount struct {
+	Name  string
+	Count int
+}
+
+// DayCount is one day of the chart.
+type DayCount struct {
+	Day                     time.Time
+	Registrations, Payments int
+}
+
+// OverviewDays is how many days the overview's chart shows.
+const OverviewDays = 30
+
+// AgeGroups are the overview's age groups: a person falls in the first
+// whose upper bound is above their age at the period's start.
+var AgeGroups = []struct {
+	Name  string
+	Below int
+}{{"under 12", 12}, {"12–17", 18}, {"18–25", 26}, {"26–64", 65}, {"65 and over", 1000}}
+
+// SeasonOverview gathers the overview of one period of an organisation.
+func (s *Service) SeasonOverview(ctx context.Context, orgID, periodID int64) (o *SeasonOverview, err error) {
+	defer classifyUnavailable(&err)
+	o = &SeasonOverview{ByState: map[RegistrationState]int{}}
+	if err := s.db.NewSelect().Model(&o.Period).Where("id = ? AND organisation_id = ?", periodID, orgID).Scan(ctx); err != nil {
+		return nil, notFoundOr(err, "period")
+	}
+	var states []struct {
+		Status ProcessState `bun:"status"`
+		N      int          `bun:"n"`
+	}
+	if err := s.db.NewSelect().TableExpr("process_instances AS pi").ColumnExpr("pi.status, COUNT(*) AS n").
+		Where("pi.organisation_id = ? AND pi.related_entity_type = ? AND pi.related_entity_id = ?", orgID, EntityMembership, periodID).
+		GroupExpr("pi.status").Scan(ctx, &states); err != nil {
+		return nil, fmt.Errorf("count registrations: %w", err)
+	}
+	for _, st := range states {
+		o.ByState[RegistrationStateOf(st.Status)] += st.N
+	}
+	var members []struct {
+		Type string    `bun:"type_name"`
+		Born time.Time `bun:"date_of_birth"`
+	}
+	if err := s.db.NewSelect().TableExpr("memberships AS m").Join("JOIN membership_types AS t ON t.id = m.membership_type_id").
+		Join("JOIN persons AS pe ON pe.id = m.person_id").ColumnExpr("t.name AS type_name, pe.date_of_birth").
+		Where("m.period_id = ? AND m.status IN (?, ?)", periodID, MembershipPending, MembershipActive).Scan(ctx, &members); err != nil {
+		return nil, fmt.Errorf("count members: %w", err)
+	}
+	byType, byAge := map[string]int{}, make([]int, len(AgeGroups))
+	var typeOrder []string
+	for _, m := range members {
+		if byType[m.Type] == 0 {
+			typeOrder = append(typeOrder, m.Type)
+		}
+		byType[m.Type]++
+		age := ageAt(m.Born, o.Period.StartDate)
+		for i, g := range AgeGroups {
+			if age < g.Below {
+				byAge[i]++
+				break
+			}
+		}
+	}
+	for _, t := range typeOrder {
+		o.ByType = append(o.ByType, NamedCount{Name: t, Count: byType[t]})
+	}
+	for i, g := range AgeGroups {
+		o.ByAge = append(o.ByAge, NamedCount{Name: g.Name, Count: byAge[i]})
+	}
+	orders := s.db.NewSelect().Model((*Order)(nil)).Column("id").Where("organisation_id = ? AND period_id = ?", orgID, periodID)
+	var money struct {
+		Expected int64 `bun:"expected"`
+	}
+	if err := s.db.NewSelect().Model((*Order)(nil)).ColumnExpr("COALESCE(SUM(total_minor), 0) AS expected").
+		Where("organisation_id = ? AND period_id = ? AND status IN (?, ?)", orgID, periodID, OrderUnpaid, OrderPaid).Scan(ctx, &money); err != nil {
+		return nil, fmt.Errorf("sum orders: %w", err)
+	}
+	o.ExpectedMinor = money.Expected
+	var pays []Payment
+	if err := s.db.NewSelect().Model(&pays).Where("order_id IN (?)", orders).
+		Where("status = ? OR problem <> '' OR refund_status <> ''", PaymentSucceeded).Scan(ctx); err != nil {
+		return nil, fmt.Errorf("load payments: %w", err)
+	}
+	since := s.clock().Truncate(24*time.Hour).AddDate(0, 0, -(OverviewDays - 1))
+	dayIndex := func(t time.Time) int { return int(t.UTC().Sub(since) / (24 * time.Hour)) }
+	o.Days = make([]DayCount, OverviewDays)
+	for i := range o.Days {
+		o.Days[i].Day = since.AddDate(0, 0, i)
+	}
+	for _, p := range pays {
+		if p.Problem != "" || p.RefundStatus == RefundDue {
+			o.PaymentsNeedingAttention++
+		}
+		if p.Status != PaymentSucceeded {
+			continue
+		}
+		amount := p.AmountMinor
+		if p.PaidAmountMinor != nil {
+			amount = *p.PaidAmountMinor
+		}
+		o.ReceivedMinor += amount
+		if p.RefundStatus == RefundDone {
+			o.RefundedMinor += amount
+		}
+		if i := dayIndex(p.UpdatedAt); i >= 0 && i < OverviewDays {
+			o.Days[i].Payments++
+		}
+	}
+	var started []time.Time
+	if err := s.db.NewSelect().TableExpr("process_instances AS pi").ColumnExpr("pi.start_time").
+		Where("pi.organisation_id = ? AND pi.related_entity_type = ? AND pi.related_entity_id = ? AND pi.start_time >= ?", orgID, EntityMembership, periodID, since).
+		Scan(ctx, &started); err != nil {
+		return nil, fmt.Errorf("load registration days: %w", err)
+	}
+	for _, t := range started {
+		if i := dayIndex(t); i >= 0 && i < OverviewDays {
+			o.Days[i].Registrations++
+		}
+	}
+	return o, nil
+}

@@ -1,0 +1,413 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"portal/engine/jobs"
+)
+
+// One registration as staff see it, and what staff may do to it. Every
+// action is audited in its own transaction and is scoped to the staff
+// member's organisation: another club's registration is not found.
+
+// RegistrationDetail is everything about one registration.
+type RegistrationDetail struct {
+	Instance   ProcessInstance
+	Period     MembershipPeriod
+	Definition ProcessDefinition
+	// Household are the persons the user key may register; Selected the
+	// ids of those chosen in this registration.
+	Household []Person
+	Selected  map[int64]bool
+	// Steps are the definition's questions in order with this
+	// registration's answers (none for an archived one: see Archive).
+	Steps []AnsweredStep
+	// Archive is set when the answers were archived (90 days after the end).
+	Archive     *ProcessArchive
+	Memberships []StaffMembership
+	Order       *Order // the newest order, with its lines; nil before the commit
+	Payments    []PaymentWithEvents
+	Messages    []MessageDelivery
+}
+
+// AnsweredStep is one question and the answers given to it.
+type AnsweredStep struct {
+	Step    ProcessStep
+	Answers []StepAnswer
+}
+
+// StepAnswer is one answer: of a person, or of the registration (PersonID nil).
+type StepAnswer struct {
+	PersonID *int64
+	Value    string
+}
+
+// ProcessArchive is the archive row of an archived registration.
+type ProcessArchive struct {
+	bun.BaseModel `bun:"table:process_archives"`
+	InstanceID    int64     `bun:"instance_id,pk"`
+	Mode          string    `bun:"mode,notnull"`
+	ArchivedAt    time.Time `bun:"archived_at,notnull"`
+	Answers       int       `bun:"answers,notnull"`
+	Summary       string    `bun:"summary,notnull"`
+}
+
+// StaffMembership is a membership of the registration with its type's name.
+type StaffMembership struct {
+	Membership
+	TypeName string `bun:"type_name"`
+}
+
+// PaymentWithEvents is a payment attempt and its provider events.
+type PaymentWithEvents struct {
+	Payment
+	Events []PaymentEvent
+}
+
+// MessageDelivery is an outbox message about the registration and the
+// state of the job that delivers it.
+type MessageDelivery struct {
+	OutboxMessage
+	JobState  jobs.State
+	Attempts  int
+	LastError string
+}
+
+// RegistrationDetail loads one registration of an organisation.
+func (s *Service) RegistrationDetail(ctx context.Context, orgID, id int64) (d *RegistrationDetail, err error) {
+	defer classifyUnavailable(&err)
+	d = &RegistrationDetail{Selected: map[int64]bool{}}
+	if err := s.db.NewSelect().Model(&d.Instance).Where("id = ? AND organisation_id = ?", id, orgID).Scan(ctx); err != nil {
+		return nil, notFoundOr(err, "registration")
+	}
+	inst := &d.Instance
+	for _, p := range inst.SelectedPersons {
+		d.Selected[p] = true
+	}
+	if err := s.db.NewSelect().Model(&d.Period).Where("id = ?", inst.RelatedEntityID).Scan(ctx); err != nil {
+		return nil, notFoundOr(err, "period")
+	}
+	def, err := loadDefinition(ctx, s.db, inst.DefinitionID)
+	if err != nil {
+		return nil, err
+	}
+	d.Definition = *def
+	if err := s.db.NewSelect().Model(&d.Household).
+		Where("id IN (?)", s.db.NewSelect().Model((*UserPerson)(nil)).Column("person_id").Where("user_key = ? AND organisation_id = ?", inst.UserKey, orgID)).
+		OrderExpr("id").Scan(ctx); err != nil {
+		return nil, fmt.Errorf("load household: %w", err)
+	}
+	var steps []ProcessStep
+	if err := s.db.NewSelect().Model(&steps).Where("definition_id = ?", inst.DefinitionID).OrderExpr("order_index, id").Scan(ctx); err != nil {
+		return nil, fmt.Errorf("load steps: %w", err)
+	}
+	var data []ProcessData
+	if err := s.db.NewSelect().Model(&data).Where("instance_id = ? AND data_key = ?", inst.ID, DataAnswer).OrderExpr("id").Scan(ctx); err != nil {
+		return nil, fmt.Errorf("load answers: %w", err)
+	}
+	for _, st := range steps {
+		as := AnsweredStep{Step: st}
+		for _, a := range data {
+			if a.StepID != nil && *a.StepID == st.ID {
+				as.Answers = append(as.Answers, StepAnswer{PersonID: a.PersonID, Value: a.DataValue})
+			}
+		}
+		d.Steps = append(d.Steps, as)
+	}
+	var archives []ProcessArchive
+	if err := s.db.NewSelect().Model(&archives).Where("instance_id = ?", inst.ID).Scan(ctx); err != nil {
+		return nil, fmt.Errorf("load archive: %w", err)
+	}
+	if len(archives) > 0 {
+		d.Archive = &archives[0]
+	}
+	if err := s.db.NewSelect().TableExpr("memberships AS m").Join("JOIN membership_types AS t ON t.id = m.membership_type_id").
+		ColumnExpr("m.*, t.name AS type_name").Where("m.process_instance_id = ?", inst.ID).OrderExpr("m.id").Scan(ctx, &d.Memberships); err != nil {
+		return nil, fmt.Errorf("load memberships: %w", err)
+	}
+	var orders []Order
+	if err := s.db.NewSelect().Model(&orders).Relation("Lines", func(q *bun.SelectQuery) *bun.SelectQuery { return q.OrderExpr("line_no") }).
+		Where("process_instance_id = ?", inst.ID).OrderExpr("id DESC").Limit(1).Scan(ctx); err != nil {
+		return nil, fmt.Errorf("load order: %w", err)
+	}
+	if len(orders) == 0 {
+		return d, s.loadMessages(ctx, d)
+	}
+	d.Order = &orders[0]
+	var payments []Payment
+	if err := s.db.NewSelect().Model(&payments).Where("order_id = ?", d.Order.ID).OrderExpr("id").Scan(ctx); err != nil {
+		return nil, fmt.Errorf("load payments: %w", err)
+	}
+	for _, p := range payments {
+		pe := PaymentWithEvents{Payment: p}
+		if err := s.db.NewSelect().Model(&pe.Events).Where("reference = ?", p.Reference).OrderExpr("id").Scan(ctx); err != nil {
+			return nil, fmt.Errorf("load payment events: %w", err)
+		}
+		d.Payments = append(d.Payments, pe)
+	}
+	return d, s.loadMessages(ctx, d)
+}
+
+// loadMessages finds the outbox messages about the registration by their
+// keys (they name the order or the instance) with their jobs' state.
+func (s *Service) loadMessages(ctx context.Context, d *RegistrationDetail) error {
+	q := s.db.NewSelect().TableExpr("outbox_messages AS outbox_message").ColumnExpr("outbox_message.*").
+		ColumnExpr("j.state AS job_state, j.attempts, j.last_error").
+		Join("LEFT JOIN jobs AS j ON j.dedup_key = 'outbox:' || outbox_message.dedup_key").
+		WhereGroup(" AND ", func(w *bun.SelectQuery) *bun.SelectQuery {
+			w = w.Where("outbox_message.dedup_key LIKE ?", fmt.Sprintf("%%:instance:%d:%%", d.Instance.ID))
+			if d.Order != nil {
+				w = w.WhereOr("outbox_message.dedup_key LIKE ?", fmt.Sprintf("%%:order:%d", d.Order.ID)).
+					WhereOr("outbox_message.dedup_key LIKE ?", fmt.Sprintf("%%:order:%d:%%", d.Order.ID))
+			}
+			return w
+		}).OrderExpr("outbox_message.id")
+	if err := q.Scan(ctx, &d.Messages); err != nil {
+		return fmt.Errorf("load messages: %w", err)
+	}
+	return nil
+}
+
+// registrationForAction loads and locks a registration of orgID for a
+// staff action in tx.
+func registrationForAction(ctx context.Context, tx bun.Tx, orgID, id int64) (*ProcessInstance, error) {
+	inst := new(ProcessInstance)
+	q := tx.NewSelect().Model(inst).Where("id = ? AND organisation_id = ?", id, orgID)
+	if tx.Dialect().Name().String() == "pg" {
+		q = q.For("UPDATE")
+	}
+	if err := q.Scan(ctx); err != nil {
+		return nil, notFoundOr(err, "registration")
+	}
+	return inst, nil
+}
+
+// newestOrder is the registration's newest order, nil before the commit.
+func newestOrder(ctx context.Context, db bun.IDB, instanceID int64) (*Order, error) {
+	var orders []Order
+	if err := db.NewSelect().Model(&orders).Where("process_instance_id = ?", instanceID).OrderExpr("id DESC").Limit(1).Scan(ctx); err != nil {
+		return nil, fmt.Errorf("load order: %w", err)
+	}
+	if len(orders) == 0 {
+		return nil, nil
+	}
+	return &orders[0], nil
+}
+
+// orderForAction locks a registration of orgID in tx and returns its
+// newest order, which must have the status want (else a conflict saying
+// refusal).
+func orderForAction(ctx context.Context, tx bun.Tx, orgID, id int64, want OrderStatus, refusal string) (*Order, error) {
+	inst, err := registrationForAction(ctx, tx, orgID, id)
+	if err != nil {
+		return nil, err
+	}
+	order, err := newestOrder(ctx, tx, inst.ID)
+	if err != nil {
+		return nil, err
+	}
+	if order == nil || order.Status != want {
+		return nil, Errorf(CodeConflict, "%s", refusal)
+	}
+	return order, nil
+}
+
+// registrationEntry names a registration in the audit log.
+func registrationEntry(orgID, id int64, action string, before, after any) AuditEntry {
+	return AuditEntry{OrganisationID: orgID, Action: action, TargetType: "registration", TargetID: fmt.Sprint(id),
+		InstanceID: &id, Before: before, After: after}
+}
+
+// ResendConfirmation queues the confirmation of a paid registration again,
+// to the addresses it went to (a new message: the first may have been sent).
+func (s *Service) ResendConfirmation(ctx context.Context, actor Actor, orgID, id int64) (err error) {
+	defer classifyUnavailable(&err)
+	return inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		order, err := orderForAction(ctx, tx, orgID, id, OrderPaid, "Only a paid registration has a confirmation to send again.")
+		if err != nil {
+			return err
+		}
+		orig := new(OutboxMessage)
+		if err := tx.NewSelect().Model(orig).Where("dedup_key = ?", fmt.Sprintf("membership_confirmation:order:%d", order.ID)).Scan(ctx); err != nil {
+			return notFoundOr(err, "confirmation")
+		}
+		now := s.clock()
+		msg := &OutboxMessage{Kind: orig.Kind, DedupKey: fmt.Sprintf("%s:resend:%d", orig.DedupKey, now.UnixNano()),
+			Recipient: orig.Recipient, Payload: orig.Payload, CreatedAt: now}
+		if err := queueMessage(ctx, tx, msg); err != nil {
+			return err
+		}
+		return s.appendAudit(ctx, tx, actor, registrationEntry(orgID, id, "registration.resend_confirmation", nil,
+			map[string]any{"message": msg.DedupKey, "order": order.ID}))
+	})
+}
+
+// ResendPaymentLink queues a message with the stable pay link of a
+// registration that waits for payment.
+func (s *Service) ResendPaymentLink(ctx context.Context, actor Actor, orgID, id int64) (err error) {
+	defer classifyUnavailable(&err)
+	return inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		order, err := orderForAction(ctx, tx, orgID, id, OrderUnpaid, "Only a registration waiting for payment has a payment link to send.")
+		if err != nil {
+			return err
+		}
+		now := s.clock()
+		payload, _ := json.Marshal(PaymentLinkPayload{OrderID: order.ID})
+		msg := &OutboxMessage{Kind: KindPaymentLink, DedupKey: fmt.Sprintf("%s:order:%d:resend:%d", KindPaymentLink, order.ID, now.UnixNano()),
+			Payload: string(payload), CreatedAt: now}
+		if err := queueMessage(ctx, tx, msg); err != nil {
+			return err
+		}
+		return s.appendAudit(ctx, tx, actor, registrationEntry(orgID, id, "registration.resend_payment_link", nil,
+			map[string]any{"message": msg.DedupKey, "order": order.ID}))
+	})
+}
+
+// StaffCapture records a bank transfer for a registration's order, as
+// CapturePayment does, with the audit entry in the settlement's
+// transaction.
+func (s *Service) StaffCapture(ctx context.Context, actor Actor, orgID, id int64, c Capture) (_ *CaptureResult, err error) {
+	defer classifyUnavailable(&err)
+	inst, err := s.RegistrationDetail(ctx, orgID, id)
+	if err != nil {
+		return nil, err
+	}
+	if inst.Order == nil || inst.Order.Status != OrderUnpaid {
+		return nil, Errorf(CodeConflict, "Only a registration waiting for payment can have a bank transfer captured.")
+	}
+	c.Reference = inst.Order.PayReference
+	note := strings.TrimSpace(c.Note)
+	c.Note = strings.TrimSpace("captured by " + actor.Name + "; " + note)
+	after := map[string]any{"order": inst.Order.ID, "amount": FormatMoney(c.AmountMinor, cmpOrString(c.Currency, inst.Order.Currency)),
+		"booked": c.BookedOn.Format(time.DateOnly), "note": note}
+	ctx = WithAudit(ctx, actor, registrationEntry(orgID, id, "payment.capture", map[string]any{"order_status": inst.Order.Status}, after))
+	return s.CapturePayment(ctx, c)
+}
+
+func cmpOrString(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// StaffReset resets a registration on the member's behalf, as the member's
+// own reset does (answers deleted, an unpaid order cancelled), audited.
+func (s *Service) StaffReset(ctx context.Context, actor Actor, orgID, id int64) (err error) {
+	defer classifyUnavailable(&err)
+	inst := new(ProcessInstance)
+	if err := s.db.NewSelect().Model(inst).Where("id = ? AND organisation_id = ?", id, orgID).Scan(ctx); err != nil {
+		return notFoundOr(err, "registration")
+	}
+	ctx = WithAudit(ctx, actor, registrationEntry(orgID, id, "registration.reset", map[string]any{"status": inst.Status}, map[string]any{"status": StateInit}))
+	_, err = s.Reset(ctx, inst.UserKey, fmt.Sprint(inst.ID))
+	return err
+}
+
+// CancelRegistration cancels a registration: its memberships (pending or
+// active) and its order, and the instance. Money already paid stays
+// recorded; staff refund it with RefundPayment (the page offers it).
+func (s *Service) CancelRegistration(ctx context.Context, actor Actor, orgID, id int64) (err error) {
+	defer classifyUnavailable(&err)
+	var open []Payment
+	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		inst, err := registrationForAction(ctx, tx, orgID, id)
+		if err != nil {
+			return err
+		}
+		if inst.Status == StateCancelled {
+			return Errorf(CodeConflict, "The registration is cancelled already.")
+		}
+		before := map[string]any{"status": inst.Status}
+		order, err := newestOrder(ctx, tx, inst.ID)
+		if err != nil {
+			return err
+		}
+		if order != nil {
+			before["order_status"] = order.Status
+		}
+		now := s.clock()
+		if open, err = pendingPaymentsOfInstance(ctx, tx, inst.ID); err != nil {
+			return err
+		}
+		if err := cancelCommit(ctx, tx, inst.ID, now); err != nil {
+			return err
+		}
+		if _, err := tx.NewUpdate().Model((*Membership)(nil)).Set("status = ?", MembershipCancelled).
+			Where("process_instance_id = ? AND status = ?", inst.ID, MembershipActive).Exec(ctx); err != nil {
+			return fmt.Errorf("cancel memberships: %w", err)
+		}
+		if order != nil && order.Status == OrderPaid {
+			if _, err := tx.NewUpdate().Model((*Order)(nil)).Set("status = ?", OrderCancelled).Where("id = ?", order.ID).Exec(ctx); err != nil {
+				return fmt.Errorf("cancel order: %w", err)
+			}
+		}
+		inst.Status, inst.EndTime = StateCancelled, &now
+		if err := bumpVersion(ctx, tx, inst, now, "status", "end_time"); err != nil {
+			return err
+		}
+		return s.appendAudit(ctx, tx, actor, registrationEntry(orgID, id, "registration.cancel", before,
+			map[string]any{"status": StateCancelled, "order_status": OrderCancelled}))
+	})
+	if err != nil {
+		return err
+	}
+	for _, p := range open {
+		if err := s.providerNamed(orgID, p.Provider).Expire(ctx, p); err != nil {
+			s.log.WarnContext(ctx, "a cancelled checkout could not be closed at the provider", "reference", p.Reference, "err", err)
+		}
+	}
+	return nil
+}
+
+// RefundPayment refunds a succeeded payment of a registration: through
+// the provider's API (Stripe), or, for a bank transfer, recorded as
+// refunded by staff (they make the transfer from the bank account).
+func (s *Service) RefundPayment(ctx context.Context, actor Actor, orgID, id int64, reference, note string) (err error) {
+	defer classifyUnavailable(&err)
+	p := new(Payment)
+	if err := s.db.NewSelect().Model(p).Where("reference = ?", reference).
+		Where("order_id IN (?)", s.db.NewSelect().Model((*Order)(nil)).Column("id").Where("process_instance_id = ? AND organisation_id = ?", id, orgID)).
+		Scan(ctx); err != nil {
+		return notFoundOr(err, "payment")
+	}
+	if p.Status != PaymentSucceeded || p.RefundStatus == RefundDone {
+		return Errorf(CodeConflict, "Only a received payment that was not refunded yet can be refunded.")
+	}
+	refundID := ""
+	if p.Provider == BankTransferProvider {
+		refundID = fmt.Sprintf("manual:%s:%s", actor.Name, s.clock().Format(time.DateOnly))
+	} else {
+		req := RefundRequest{Reference: p.Reference, AmountMinor: p.AmountMinor, Currency: p.Currency}
+		if p.ProviderID != nil {
+			req.ProviderID = *p.ProviderID
+		}
+		if p.TransactionID != nil {
+			req.TransactionID = *p.TransactionID
+		}
+		if refundID, err = s.providerNamed(orgID, p.Provider).Refund(ctx, req); err != nil {
+			s.log.ErrorContext(ctx, "staff refund failed at the provider", "reference", p.Reference, "err", err)
+			return &Error{Code: CodeUnavailable, Message: "The payment provider did not make the refund. Please try again later.", Err: err}
+		}
+	}
+	return inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		now := s.clock()
+		res, err := tx.NewUpdate().Model((*Payment)(nil)).Set("refund_status = ?", RefundDone).Set("refund_id = ?", refundID).
+			Set("updated_at = ?", now).Where("id = ? AND refund_status <> ?", p.ID, RefundDone).Exec(ctx)
+		if err != nil {
+			return fmt.Errorf("record refund: %w", err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return Errorf(CodeConflict, "The payment was refunded meanwhile.")
+		}
+		return s.appendAudit(ctx, tx, actor, registrationEntry(orgID, id, "payment.refund",
+			map[string]any{"payment": p.Reference, "refund_status": p.RefundStatus},
+			map[string]any{"payment": p.Reference, "refund_status": RefundDone, "refund": refundID, "amount": FormatMoney(p.AmountMinor, p.Currency), "note": strings.TrimSpace(note)}))
+	})
+}

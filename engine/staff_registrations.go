@@ -1,0 +1,259 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/uptrace/bun"
+)
+
+// The registrations of a club as staff see them: one row per process
+// instance with its latest order, searched and filtered in the database
+// (indexes of migration 20261205000002) so that a season of ten thousand
+// pages in milliseconds.
+
+// RegistrationState is the staff pages' grouping of process states.
+type RegistrationState string
+
+// Registration states as staff filter them.
+const (
+	RegInProgress      RegistrationState = "in_progress"      // INIT, RUNNING, RESUME
+	RegSuspended       RegistrationState = "suspended"        // SUSPENDED
+	RegAwaitingPayment RegistrationState = "awaiting_payment" // DONE (committed, order unpaid), PENDING_PAYMENT
+	RegPaid            RegistrationState = "paid"             // COMPLETED
+	RegCancelled       RegistrationState = "cancelled"        // CANCELLED, FAILED, ERROR
+)
+
+// RegistrationStates lists the states in the order pages show them.
+var RegistrationStates = []RegistrationState{RegInProgress, RegSuspended, RegAwaitingPayment, RegPaid, RegCancelled}
+
+// processStates are the stored states of a group.
+func (r RegistrationState) processStates() []ProcessState {
+	switch r {
+	case RegInProgress:
+		return []ProcessState{StateInit, StateRunning, StateResume}
+	case RegSuspended:
+		return []ProcessState{StateSuspended}
+	case RegAwaitingPayment:
+		return []ProcessState{StateDone, StatePendingPayment}
+	case RegPaid:
+		return []ProcessState{StateCompleted}
+	case RegCancelled:
+		return []ProcessState{StateCancelled, StateFailed, StateError}
+	}
+	return nil
+}
+
+// RegistrationStateOf groups a stored process state.
+func RegistrationStateOf(s ProcessState) RegistrationState {
+	for _, r := range RegistrationStates {
+		for _, p := range r.processStates() {
+			if p == s {
+				return r
+			}
+		}
+	}
+	return RegInProgress
+}
+
+// RegistrationQuery selects registrations of one organisation.
+type RegistrationQuery struct {
+	OrganisationID int64
+	// PeriodID narrows to one period; 0: all.
+	PeriodID int64
+	// Search matches a person's name (part of it), an e-mail address, the
+	// user key, or an order's or payment's reference (exactly).
+	Search string
+	// State narrows to one group; "": all.
+	State RegistrationState
+	// MembershipTypeID narrows to registrations with a membership of this type.
+	MembershipTypeID int64
+	// UnpaidDays > 0 narrows to orders unpaid for more than this many days.
+	UnpaidDays int
+	// Page counts from 1; PageSize is at most 200, 0 is 50.
+	Page, PageSize int
+}
+
+// RegistrationRow is one registration in a list.
+type RegistrationRow struct {
+	ID        int64        `bun:"id"`
+	UserKey   string       `bun:"user_key"`
+	Status    ProcessState `bun:"status"`
+	PeriodID  int64        `bun:"period_id"`
+	StartTime time.Time    `bun:"start_time"`
+	UpdatedAt time.Time    `bun:"updated_at"`
+	OrderID   *int64       `bun:"order_id"`
+	Reference *string      `bun:"pay_reference"`
+	Total     *int64       `bun:"total_minor"`
+	Currency  *string      `bun:"currency"`
+	Order     *OrderStatus `bun:"order_status"`
+	OrderedAt *time.Time   `bun:"ordered_at"`
+	PaidAt    *time.Time   `bun:"paid_at"`
+	// Household are the names of the persons the user key may register.
+	Household []string `bun:"-"`
+}
+
+// RegistrationPage is one page of a query's rows and how many there are.
+type RegistrationPage struct {
+	Rows            []RegistrationRow
+	Total           int
+	Page, PageSize  int
+	PageCount       int
+	HouseholdEmails map[string][]string // by user key
+}
+
+// normalise bounds a query's paging.
+func (q *RegistrationQuery) normalise() {
+	if q.PageSize <= 0 {
+		q.PageSize = 50
+	}
+	q.PageSize = min(q.PageSize, 200)
+	q.Page = max(q.Page, 1)
+	q.Search = strings.TrimSpace(q.Search)
+}
+
+// filter adds q's conditions to a select on process_instances AS pi.
+func (q RegistrationQuery) filter(sel *bun.SelectQuery, now time.Time) *bun.SelectQuery {
+	sel = sel.Where("pi.organisation_id = ?", q.OrganisationID).Where("pi.related_entity_type = ?", EntityMembership)
+	if q.PeriodID != 0 {
+		sel = sel.Where("pi.related_entity_id = ?", q.PeriodID)
+	}
+	if states := q.State.processStates(); len(states) > 0 {
+		sel = sel.Where("pi.status IN (?)", bun.List(states))
+	}
+	if q.MembershipTypeID != 0 {
+		sel = sel.Where("EXISTS (SELECT 1 FROM memberships m WHERE m.process_instance_id = pi.id AND m.membership_type_id = ?)", q.MembershipTypeID)
+	}
+	// Every filter is a semi-join on the instance, so that the count
+	// needs no join with the orders and the planner can hash each.
+	if q.UnpaidDays > 0 {
+		sel = sel.Where("pi.id IN (SELECT uo.process_instance_id FROM orders AS uo WHERE uo.organisation_id = ? AND uo.status = ? AND uo.created_at < ?)",
+			q.OrganisationID, OrderUnpaid, now.AddDate(0, 0, -q.UnpaidDays))
+	}
+	if s := q.Search; s != "" {
+		like := "%" + strings.ToLower(s) + "%"
+		sel = sel.WhereGroup(" AND ", func(w *bun.SelectQuery) *bun.SelectQuery {
+			return w.Where("pi.user_key = ?", s).
+				WhereOr(`pi.user_key IN (SELECT up.user_key FROM user_persons AS up JOIN persons AS pe ON pe.id = up.person_id
+					WHERE up.organisation_id = ? AND (LOWER(pe.first_name || ' ' || pe.last_name) LIKE ? OR LOWER(pe.email) = ?))`, q.OrganisationID, like, strings.ToLower(s)).
+				WhereOr(`pi.id IN (SELECT ro.process_instance_id FROM orders AS ro WHERE ro.pay_reference = ?
+					UNION SELECT po.process_instance_id FROM payments AS rp JOIN orders AS po ON po.id = rp.order_id WHERE rp.reference = ?)`, s, s)
+		})
+	}
+	return sel
+}
+
+// latestOrderJoin joins each instance's newest order.
+const latestOrderJoin = "LEFT JOIN orders AS o ON o.id = (SELECT MAX(o2.id) FROM orders o2 WHERE o2.process_instance_id = pi.id)"
+
+// Registrations lists a page of the registrations q selects, newest first.
+func (s *Service) Registrations(ctx context.Context, q RegistrationQuery) (page *RegistrationPage, err error) {
+	defer classifyUnavailable(&err)
+	q.normalise()
+	now := s.clock()
+	base := func() *bun.SelectQuery { return q.filter(s.db.NewSelect().TableExpr("process_instances AS pi"), now) }
+	n, err := base().Count(ctx)
+	total := int(n)
+	if err != nil {
+		return nil, fmt.Errorf("count registrations: %w", err)
+	}
+	page = &RegistrationPage{Total: total, Page: q.Page, PageSize: q.PageSize, PageCount: max(1, (total+q.PageSize-1)/q.PageSize)}
+	// The page's ids first, from the instances alone (an index walk),
+	// then their orders for those fifty only.
+	var ids []int64
+	if err := base().Column("pi.id").OrderExpr("pi.id DESC").Limit(int64(q.PageSize)).Offset(int64((q.Page-1)*q.PageSize)).Scan(ctx, &ids); err != nil {
+		return nil, fmt.Errorf("load registrations: %w", err)
+	}
+	if len(ids) == 0 {
+		return page, nil
+	}
+	err = s.db.NewSelect().TableExpr("process_instances AS pi").Join(latestOrderJoin).
+		ColumnExpr("pi.id, pi.user_key, pi.status, pi.related_entity_id AS period_id, pi.start_time, pi.updated_at").
+		ColumnExpr("o.id AS order_id, o.pay_reference, o.total_minor, o.currency, o.status AS order_status, o.created_at AS ordered_at, o.paid_at").
+		Where("pi.id IN (?)", bun.List(ids)).OrderExpr("pi.id DESC").Scan(ctx, &page.Rows)
+	if err != nil {
+		return nil, fmt.Errorf("load registrations: %w", err)
+	}
+	if err := s.fillHouseholds(ctx, q.OrganisationID, page.Rows); err != nil {
+		return nil, err
+	}
+	return page, nil
+}
+
+// fillHouseholds adds the household names to rows, in one query.
+func (s *Service) fillHouseholds(ctx context.Context, orgID int64, rows []RegistrationRow) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	keys := make([]string, 0, len(rows))
+	for _, r := range rows {
+		keys = append(keys, r.UserKey)
+	}
+	var links []struct {
+		UserKey   string `bun:"user_key"`
+		FirstName string `bun:"first_name"`
+		LastName  string `bun:"last_name"`
+	}
+	err := s.db.NewSelect().TableExpr("user_persons AS up").Join("JOIN persons AS pe ON pe.id = up.person_id").
+		ColumnExpr("up.user_key, pe.first_name, pe.last_name").
+		Where("up.organisation_id = ? AND up.user_key IN (?)", orgID, bun.List(keys)).OrderExpr("pe.id").Scan(ctx, &links)
+	if err != nil {
+		return fmt.Errorf("load households: %w", err)
+	}
+	names := map[string][]string{}
+	for _, l := range links {
+		names[l.UserKey] = append(names[l.UserKey], strings.TrimSpace(l.FirstName+" "+l.LastName))
+	}
+	for i := range rows {
+		rows[i].Household = names[rows[i].UserKey]
+	}
+	return nil
+}
+
+// RegistrationsCSV writes every registration q selects (no paging) as
+// rows for a CSV export: the header first.
+func (s *Service) RegistrationsCSV(ctx context.Context, q RegistrationQuery, row func([]string) error) (err error) {
+	defer classifyUnavailable(&err)
+	if err := row([]string{"registration", "user_key", "state", "status", "period", "household", "started", "reference", "total", "currency", "order_status", "ordered", "paid"}); err != nil {
+		return err
+	}
+	q.PageSize = 200
+	for q.Page = 1; ; q.Page++ {
+		page, err := s.Registrations(ctx, q)
+		if err != nil {
+			return err
+		}
+		for _, r := range page.Rows {
+			rec := []string{fmt.Sprint(r.ID), r.UserKey, string(RegistrationStateOf(r.Status)), string(r.Status), fmt.Sprint(r.PeriodID),
+				strings.Join(r.Household, "; "), r.StartTime.UTC().Format(time.RFC3339), deref(r.Reference), "", deref(r.Currency), "", timeText(r.OrderedAt), timeText(r.PaidAt)}
+			if r.Total != nil && r.Currency != nil {
+				rec[8] = formatMinor(*r.Total)
+			}
+			if r.Order != nil {
+				rec[10] = string(*r.Order)
+			}
+			if err := row(rec); err != nil {
+				return err
+			}
+		}
+		if q.Page >= page.PageCount {
+			return nil
+		}
+	}
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+func timeText(t *time.Time) string {
+	if t == nil {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339)
+}

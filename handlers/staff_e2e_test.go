@@ -1,0 +1,151 @@
+package handlers_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"portal/engine"
+	"portal/engine/dbtest"
+	"portal/engine/jobs"
+	"portal/handlers"
+	"portal/handlers/mail"
+	"portal/handlers/mail/mailtest"
+	"portal/handlers/messages"
+)
+
+// staffMail delivers the portal's messages over a real SMTP conversation
+// with a server in the test process.
+type staffMail struct {
+	srv    *mailtest.Server
+	runner *jobs.Runner
+}
+
+func newStaffMail(t *testing.T, env *staffEnv) *staffMail {
+	t.Helper()
+	srv := mailtest.Start(t, mailtest.Options{})
+	u, _ := mail.ParseURL("smtp://" + srv.Addr)
+	from, _ := mail.ParseFrom("Riverside Rowing Club <office@riverside.example>")
+	sender, err := mail.NewSMTP(mail.Config{URL: u, From: from, Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := jobs.New(env.db, jobs.Config{})
+	svc := engine.NewService(env.db, env.provider, engine.WithPaymentLinks(handlers.PaymentLinks(env.srv.URL)))
+	messages.Register(r, messages.Deps{DB: env.db, Sender: sender, BaseURL: env.srv.URL, HashSecret: testSecret, Payments: svc})
+	return &staffMail{srv: srv, runner: r}
+}
+
+// deliver runs the due message jobs and waits for n messages in all.
+func (m *staffMail) deliver(t *testing.T, n int) []mailtest.Received {
+	t.Helper()
+	if _, err := m.runner.Work(context.Background(), 10); err != nil {
+		t.Fatal(err)
+	}
+	return m.srv.Wait(t, n)
+}
+
+// staffBrowserSignIn signs the browser in at the test IdP as email.
+func (env *staffEnv) staffBrowserSignIn(b *e2eBrowser, email, next string) {
+	b.t.Helper()
+	env.idp.m.QueueUser(idpUser("sub-"+email, email))
+	b.navigate("/staff")
+	b.waitVisible(`[data-testid=staff-message-link]`)
+	b.checkPage("staff-sign-in")
+	b.click(`[data-testid=staff-message-link]`)
+	b.waitVisible(next)
+	b.settled()
+}
+
+// TestE2EStaffPages: a registrar finds a household and resends its
+// payment link, a treasurer captures its bank transfer, the registration
+// completes and the confirmation goes out, all in Chromium, with axe on
+// every staff page. PORTAL_DOCS_SCREENSHOTS=1 also writes the README's
+// docs/img/staff-overview.png and docs/img/staff-registration.png.
+func TestE2EStaffPages(t *testing.T) {
+	t.Parallel()
+	env := bankTransferStaffEnv(t, dbtest.SQLite(t))
+	env.completeDemo(env.newClient())
+	env.addStaff("registrar@example.org", engine.RoleRegistrar)
+	env.addStaff("treasurer@example.org", engine.RoleTreasurer)
+	post := newStaffMail(t, env)
+	b := newE2EBrowser(t, env.testEnv, "staff", true, true)
+
+	// The registrar finds the household and resends its link.
+	env.staffBrowserSignIn(b, "registrar@example.org", `[data-testid=overview-states]`)
+	b.checkPage("staff-overview")
+	b.click(`[data-testid=staff-nav] a[href="/staff/registrations"]`)
+	b.waitVisible(`[data-testid=registrations-filter]`)
+	b.typeInto(`#q`, "robin")
+	b.clickTo(`[data-testid=registrations-apply]`, `#q[value=robin]`) // the list before the search had the row too
+	if n := b.count(`[data-testid=registration-row]`); n != 1 {
+		t.Fatalf("%d rows found for robin", n)
+	}
+	if n := b.count(`[data-testid=registrations-csv]`); n != 0 {
+		t.Error("a registrar is offered the export")
+	}
+	b.checkPage("staff-registrations")
+	b.clickTo(`[data-testid=registration-link]`, `[data-testid=detail-household]`)
+	if n := b.count(`[data-testid=capture-form]`); n != 0 {
+		t.Error("a registrar is offered the capture")
+	}
+	b.clickTo(`[data-testid=action-resend-link]`, `[data-testid=staff-flash]`)
+	got := post.deliver(t, 1)
+	if len(got[0].To) == 0 || !strings.Contains(got[0].To[0], "morgan@example.org") || !strings.Contains(string(got[0].Data), "/pay/") {
+		t.Fatalf("payment link mail to %v:\n%s", got[0].To, got[0].Data)
+	}
+	b.click(`[data-testid=staff-sign-out]`)
+	b.waitVisible(`[data-testid=staff-message]`)
+
+	// The treasurer captures the transfer.
+	env.staffBrowserSignIn(b, "treasurer@example.org", `[data-testid=overview-states]`)
+	b.navigate("/staff/registrations?state=awaiting_payment")
+	b.clickTo(`[data-testid=registration-link]`, `[data-testid=capture-form]`)
+	total := b.text(`[data-testid=order-total]`)
+	b.checkPage("staff-registration")
+	if os.Getenv("PORTAL_DOCS_SCREENSHOTS") == "1" {
+		staffScreenshot(t, b, "staff-registration.png")
+	}
+	b.typeInto(`#amount`, strings.TrimPrefix(total, "EUR "))
+	b.typeInto(`#note`, "statement 42")
+	b.clickTo(`[data-testid=capture-submit]`, `[data-testid=staff-flash]`)
+	if st := b.attr(`[data-testid=detail-summary] [data-testid=state]`, "data-state"); st != "paid" {
+		t.Fatalf("state after the capture: %s", st)
+	}
+	if a := b.text(`[data-testid=audit-action]`); a != "payment.capture" {
+		t.Fatalf("audit after the capture: %q", a)
+	}
+	b.checkPage("staff-captured")
+	got = post.deliver(t, 2)
+	if !strings.Contains(string(got[1].Data), "is confirmed") {
+		t.Fatalf("second mail is not the confirmation:\n%s", got[1].Data)
+	}
+	b.navigate("/staff/audit")
+	b.waitVisible(`[data-testid=audit-table]`)
+	b.checkPage("staff-audit")
+	b.navigate("/staff")
+	b.waitVisible(`[data-testid=overview-chart]`)
+	if os.Getenv("PORTAL_DOCS_SCREENSHOTS") == "1" {
+		staffScreenshot(t, b, "staff-overview.png")
+	}
+	// The cancel asks first, in the staff frame.
+	b.navigate("/staff/registrations?state=paid")
+	b.clickTo(`[data-testid=registration-link]`, `[data-testid=action-cancel]`)
+	b.clickTo(`[data-testid=action-cancel]`, `[data-testid=staff-confirm]`)
+	b.checkPage("staff-confirm")
+}
+
+// staffScreenshot writes the page at 1280 px to docs/img/name.
+func staffScreenshot(t *testing.T, b *e2eBrowser, name string) {
+	t.Helper()
+	b.do("viewport", chromedp.EmulateViewport(1280, 900))
+	png := e2eRun(b, "screenshot", chromedp.FullScreenshot(100))
+	if err := os.WriteFile(filepath.Join(e2eModuleRoot(t), "docs", "img", name), png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,208 @@
+package handlers
+
+import (
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/a-h/templ"
+	"github.com/labstack/echo/v4"
+
+	"portal/engine"
+	"portal/views"
+)
+
+// staffText are the staff pages' texts (views/staff_texts.go).
+var staffText = &views.StaffText
+
+// staffNavItem is one entry of the staff navigation, shown to roles from Min.
+type staffNavItem struct {
+	Label func() string
+	Path  string // below StaffPrefix
+	Min   engine.StaffRole
+}
+
+// staffNav is the navigation, in order. Add an entry per page.
+var staffNav = []staffNavItem{
+	{Label: func() string { return staffText.NavOverview }, Path: "", Min: engine.RoleViewer},
+	{Label: func() string { return staffText.NavRegistrations }, Path: "/registrations", Min: engine.RoleViewer},
+	{Label: func() string { return staffText.NavAudit }, Path: "/audit", Min: engine.RoleViewer},
+}
+
+// staffFlashes are the result messages an action may name in ?done=: the
+// message is chosen from this list, never taken from the address.
+var staffFlashes = map[string]string{
+	"resent-confirmation": staffText.DoneResentConfirmation,
+	"resent-link":         staffText.DoneResentLink,
+	"reset":               staffText.DoneReset,
+	"cancelled":           staffText.DoneCancelled,
+	"captured":            staffText.DoneCaptured,
+	"captured-problem":    staffText.DoneCapturedProblem,
+	"refunded":            staffText.DoneRefunded,
+}
+
+// staffChrome is the frame of a staff page titled title, with the
+// navigation the signed-in member's role sees.
+func (s *Server) staffChrome(c echo.Context, title string) views.StaffChrome {
+	ch := views.StaffChrome{Chrome: s.chrome(title), LogoutURL: tenantPath(c, StaffLogoutPath)}
+	u := staffUserOf(c)
+	if u == nil {
+		return ch
+	}
+	ch.UserName, ch.UserRole = u.Name, staffRoleLabel(u.Role)
+	path := c.Path()
+	for _, n := range staffNav {
+		if u.Role.AtLeast(n.Min) {
+			ch.Nav = append(ch.Nav, views.StaffNavItem{Label: n.Label(), Href: tenantPath(c, StaffPrefix+n.Path),
+				Current: path == StaffPrefix+n.Path || (n.Path != "" && len(path) > len(StaffPrefix+n.Path) && path[:len(StaffPrefix+n.Path)+1] == StaffPrefix+n.Path+"/")})
+		}
+	}
+	ch.Flash = staffFlashes[c.QueryParam("done")]
+	return ch
+}
+
+// staffRoleLabel is how a role is shown.
+func staffRoleLabel(r engine.StaffRole) string {
+	switch r {
+	case engine.RoleViewer:
+		return staffText.RoleViewer
+	case engine.RoleRegistrar:
+		return staffText.RoleRegistrar
+	case engine.RoleTreasurer:
+		return staffText.RoleTreasurer
+	case engine.RoleAdmin:
+		return staffText.RoleAdmin
+	}
+	return string(r)
+}
+
+// staffRender renders a staff page; pages carry personal data and are never cached.
+func staffRender(c echo.Context, status int, component templ.Component) error {
+	return render(c, status, component)
+}
+
+// staffErrorPage tells a staff member what went wrong, in the staff frame.
+func (s *Server) staffErrorPage(c echo.Context, status int, message string) error {
+	m := views.StaffMessageModel{StaffChrome: s.staffChrome(c, staffText.ErrorTitle), Message: message, Kind: "error"}
+	if staffUserOf(c) != nil {
+		m.Link, m.LinkText = tenantPath(c, StaffPrefix), staffText.BackToOverview
+	}
+	if status >= 500 {
+		m.RequestID = c.Response().Header().Get(echo.HeaderXRequestID)
+	}
+	return staffRender(c, status, views.StaffMessagePage(m))
+}
+
+// staffEngineError answers an engine error of a staff action: its code
+// picks the status, its message (meant for users) is shown; internal
+// failures are logged and shown as such, without their text.
+func (s *Server) staffEngineError(c echo.Context, err error) error {
+	e, ok := engine.AsError(err)
+	if !ok {
+		return err // the one error handler logs it and answers 500
+	}
+	switch e.Code {
+	case engine.CodeNotFound:
+		return s.staffErrorPage(c, http.StatusNotFound, staffText.NotFound)
+	case engine.CodeValidation, engine.CodeInvalid:
+		return s.staffErrorPage(c, http.StatusUnprocessableEntity, e.Message+fieldSummary(e))
+	case engine.CodeConflict:
+		return s.staffErrorPage(c, http.StatusConflict, e.Message)
+	case engine.CodeUnavailable:
+		c.Response().Header().Set("Retry-After", retryAfterSeconds)
+		return s.staffErrorPage(c, http.StatusServiceUnavailable, staffText.Unavailable)
+	case engine.CodeUnauthorized:
+		return s.staffErrorPage(c, http.StatusForbidden, e.Message)
+	}
+	return err
+}
+
+// fieldSummary lists an engine error's field problems after its message.
+func fieldSummary(e *engine.Error) string {
+	out := ""
+	for _, f := range e.Fields {
+		out += " " + f.Field + ": " + f.Message + "."
+	}
+	return out
+}
+
+// staffConfirmed reports whether a destructive POST was confirmed; when
+// not, it renders the confirmation page, which posts the same fields
+// again with confirmed=1, and the caller returns its error.
+func (s *Server) staffConfirmed(c echo.Context, question, detail, cancelURL string) (bool, error) {
+	if c.FormValue("confirmed") == "1" {
+		return true, nil
+	}
+	form, err := c.FormParams()
+	if err != nil {
+		return false, s.staffErrorPage(c, http.StatusBadRequest, staffText.Invalid)
+	}
+	m := views.StaffConfirmModel{StaffChrome: s.staffChrome(c, staffText.ConfirmTitle), Question: question, Detail: detail,
+		Action: tenantPath(c, c.Request().URL.Path), CancelURL: cancelURL}
+	for name, vals := range form {
+		for _, v := range vals {
+			if name != "confirmed" {
+				m.Fields = append(m.Fields, views.StaffHiddenField{Name: name, Value: v})
+			}
+		}
+	}
+	return false, staffRender(c, http.StatusOK, views.StaffConfirmPage(m))
+}
+
+// staffLoginPage answers GET /staff/login: a page with the sign-in
+// button, or a note after signing out. A signed-in staff member goes on.
+func (s *Server) staffLoginPage(c echo.Context) error {
+	if tenantOf(c) == nil {
+		return s.staffErrorPage(c, http.StatusNotFound, staffText.NoOrganisation)
+	}
+	rd := c.QueryParam("rd")
+	m := views.StaffMessageModel{StaffChrome: s.staffChrome(c, staffText.SignInTitle), Message: staffText.SignInIntro, Kind: "info"}
+	if c.QueryParam("signed_out") != "" {
+		m.Heading = staffText.SignedOut
+	}
+	if s.staff.Provider == nil {
+		m.Message, m.Kind = staffText.SignInOff, "error"
+		return staffRender(c, http.StatusServiceUnavailable, views.StaffMessagePage(m))
+	}
+	start := StaffLoginPath + "/start"
+	if rd != "" {
+		start += "?rd=" + url.QueryEscape(rd)
+	}
+	m.Link, m.LinkText = tenantPath(c, start), staffText.SignInButton
+	return staffRender(c, http.StatusOK, views.StaffMessagePage(m))
+}
+
+// staffAuditPage answers GET /staff/audit?before=ID: the audit log of
+// the organisation, newest first, 50 a page.
+func (s *Server) staffAuditPage(c echo.Context) error {
+	u := staffUserOf(c)
+	before, _ := strconv.ParseInt(c.QueryParam("before"), 10, 64)
+	const pageSize = 50
+	rows, err := s.engine.AuditLog(c.Request().Context(), engine.AuditQuery{OrganisationID: u.OrganisationID, BeforeID: max(before, 0), Limit: pageSize})
+	if err != nil {
+		return s.staffEngineError(c, err)
+	}
+	m := views.StaffAuditModel{StaffChrome: s.staffChrome(c, staffText.AuditTitle), Rows: s.staffAuditRows(c, rows)}
+	if len(rows) == pageSize {
+		m.OlderURL = tenantPath(c, StaffPrefix+"/audit?before="+strconv.FormatInt(rows[len(rows)-1].ID, 10))
+	}
+	return staffRender(c, http.StatusOK, views.StaffAuditPage(m))
+}
+
+// staffAuditRows prints audit records.
+func (s *Server) staffAuditRows(c echo.Context, rows []engine.AuditRecord) []views.StaffAuditRow {
+	out := make([]views.StaffAuditRow, 0, len(rows))
+	for _, r := range rows {
+		row := views.StaffAuditRow{When: staffTime(r.CreatedAt), Who: r.Actor, Action: r.Action,
+			Target: r.TargetType + " " + r.TargetID, Before: r.BeforeJSON, After: r.AfterJSON}
+		if r.InstanceID != nil {
+			row.TargetURL = tenantPath(c, StaffPrefix+"/registrations/"+strconv.FormatInt(*r.InstanceID, 10))
+		}
+		out = append(out, row)
+	}
+	return out
+}
+
+// staffTime prints a time for staff pages (UTC, minutes).
+func staffTime(t time.Time) string { return t.UTC().Format("2006-01-02 15:04") }

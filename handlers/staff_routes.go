@@ -1,0 +1,54 @@
+package handlers
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"portal/engine"
+)
+
+// StaffRoute is one staff page or action and the least role it needs.
+// Every staff route is a row of StaffRoutes, so the role check
+// (requireStaff) stands in front of each, and the role-matrix test walks
+// the same table.
+type StaffRoute struct {
+	Method string
+	// Path is below StaffPrefix, "" for the overview.
+	Path string
+	Min  engine.StaffRole
+	// Example is Path with its parameters filled in, for the role matrix;
+	// "" when Path has none.
+	Example string
+	handler func(*Server, echo.Context) error
+}
+
+// StaffRoutes is the route table of the staff pages. Add a row per route.
+func StaffRoutes() []StaffRoute {
+	return []StaffRoute{
+		{Method: http.MethodGet, Path: "", Min: engine.RoleViewer, handler: (*Server).staffOverview},
+		{Method: http.MethodGet, Path: "/audit", Min: engine.RoleViewer, handler: (*Server).staffAuditPage},
+		{Method: http.MethodGet, Path: "/registrations", Min: engine.RoleViewer, handler: (*Server).staffRegistrations},
+		{Method: http.MethodGet, Path: "/registrations.csv", Min: engine.RoleTreasurer, handler: (*Server).staffRegistrationsCSV},
+		{Method: http.MethodGet, Path: "/registrations/:id", Example: "/registrations/1", Min: engine.RoleViewer, handler: (*Server).staffRegistration},
+		{Method: http.MethodPost, Path: "/registrations/:id/resend-confirmation", Example: "/registrations/1/resend-confirmation", Min: engine.RoleRegistrar, handler: (*Server).staffResendConfirmation},
+		{Method: http.MethodPost, Path: "/registrations/:id/resend-payment-link", Example: "/registrations/1/resend-payment-link", Min: engine.RoleRegistrar, handler: (*Server).staffResendPaymentLink},
+		{Method: http.MethodPost, Path: "/registrations/:id/reset", Example: "/registrations/1/reset", Min: engine.RoleRegistrar, handler: (*Server).staffResetRegistration},
+		{Method: http.MethodPost, Path: "/registrations/:id/cancel", Example: "/registrations/1/cancel", Min: engine.RoleRegistrar, handler: (*Server).staffCancelRegistration},
+		{Method: http.MethodPost, Path: "/registrations/:id/capture", Example: "/registrations/1/capture", Min: engine.RoleTreasurer, handler: (*Server).staffCapture},
+		{Method: http.MethodPost, Path: "/registrations/:id/refund", Example: "/registrations/1/refund", Min: engine.RoleTreasurer, handler: (*Server).staffRefund},
+	}
+}
+
+// mountStaff adds the staff sign-in and every row of StaffRoutes behind
+// requireStaff.
+func (s *Server) mountStaff(e *echo.Echo) {
+	e.GET(StaffLoginPath, s.staffLoginPage)
+	e.GET(StaffLoginPath+"/start", s.staffLogin)
+	e.GET(StaffCallbackPath, s.staffCallback)
+	e.POST(StaffLogoutPath, s.staffLogout)
+	for _, r := range StaffRoutes() {
+		h := r.handler
+		e.Add(r.Method, StaffPrefix+r.Path, s.requireStaff(r.Min, func(c echo.Context) error { return h(s, c) }))
+	}
+}
