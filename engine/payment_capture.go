@@ -37,6 +37,12 @@ type Capture struct {
 	// capture by hand without one is identified by the reference, date and
 	// amount, so that running the same command twice captures once.
 	ID string
+	// Actor is the staff member capturing on the staff pages (audited);
+	// nil from the command line.
+	Actor *Actor
+	// OrganisationID, when not 0, limits the capture to that
+	// organisation's payments: staff capture for their own club only.
+	OrganisationID int64
 }
 
 // CaptureResult is what a capture did.
@@ -71,6 +77,9 @@ func (s *Service) CapturePayment(ctx context.Context, c Capture) (_ *CaptureResu
 	if err != nil {
 		return nil, err
 	}
+	if c.OrganisationID != 0 && s.orgOfOrder(ctx, p.OrderID) != c.OrganisationID {
+		return nil, Errorf(CodeNotFound, "payment not found")
+	}
 	currency := strings.ToUpper(strings.TrimSpace(c.Currency))
 	if currency == "" {
 		currency = p.Currency
@@ -92,7 +101,7 @@ func (s *Service) CapturePayment(ctx context.Context, c Capture) (_ *CaptureResu
 		note += "; " + n
 	}
 	conf := PaymentConfirmation{Reference: p.Reference, Outcome: OutcomeSuccess, AmountMinor: c.AmountMinor, Currency: currency,
-		EventID: id, EventType: bankCaptureEvent, TransactionID: id, Note: note}
+		EventID: id, EventType: bankCaptureEvent, TransactionID: id, Note: note, Actor: c.Actor}
 	provider := s.providerNamed(s.orgOfOrder(ctx, p.OrderID), BankTransferProvider)
 	if provider.Name() != BankTransferProvider {
 		// Bank transfer switched off since the member was asked to pay:
@@ -197,6 +206,12 @@ type StatementOptions struct {
 	Account banking.IBAN
 	// DryRun reports what would be captured without capturing.
 	DryRun bool
+	// OrganisationID, when not 0, matches the credits against that
+	// organisation's open payments only (a club's statement on the staff
+	// pages); 0 matches against every organisation's (the command line).
+	OrganisationID int64
+	// Actor is who imports (audited per capture); nil from the command line.
+	Actor *Actor
 }
 
 // StatementLine is the import's word on one credit.
@@ -271,8 +286,11 @@ func (s *Service) ImportStatement(ctx context.Context, st banking.Statement, opt
 		fresh = append(fresh, c)
 	}
 	var open []Payment
-	if err := s.db.NewSelect().Model(&open).Where("provider = ? AND status = ? AND provider_id IS NOT NULL", BankTransferProvider, PaymentPending).
-		Order("id ASC").Scan(ctx); err != nil {
+	q := s.db.NewSelect().Model(&open).Where("provider = ? AND status = ? AND provider_id IS NOT NULL", BankTransferProvider, PaymentPending)
+	if opt.OrganisationID != 0 {
+		q = q.Where("order_id IN (SELECT id FROM orders WHERE organisation_id = ?)", opt.OrganisationID)
+	}
+	if err := q.Order("id ASC").Scan(ctx); err != nil {
 		return nil, fmt.Errorf("load open bank transfers: %w", err)
 	}
 	expected := make([]banking.Expected, len(open))
@@ -306,7 +324,8 @@ func (s *Service) ImportStatement(ctx context.Context, st banking.Statement, opt
 			booked = pr.Credit.ValueDate
 		}
 		res, err := s.CapturePayment(ctx, Capture{Reference: string(pr.Expected.Reference), AmountMinor: pr.Credit.AmountMinor,
-			Currency: pr.Credit.Currency, BookedOn: booked, Note: note, ID: creditEventID(pr.Credit)})
+			Currency: pr.Credit.Currency, BookedOn: booked, Note: note, ID: creditEventID(pr.Credit),
+			Actor: opt.Actor, OrganisationID: opt.OrganisationID})
 		if err != nil {
 			line.Err = err
 			s.log.ErrorContext(ctx, "statement credit could not be captured", "credit", pr.Credit.ID, "err", err)

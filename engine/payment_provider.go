@@ -78,6 +78,10 @@ type PaymentConfirmation struct {
 	// Note is recorded with the confirmation (a bank transfer's booking
 	// date and the staff's note).
 	Note string
+	// Actor, when set, is the staff member confirming by hand (a capture
+	// on the staff pages): the change is written to the audit log in the
+	// same transaction.
+	Actor *Actor
 }
 
 // RefundRequest asks a provider to give back a payment.

@@ -265,7 +265,9 @@ func (s *Service) StaffSignIn(ctx context.Context, orgID int64, id StaffIdentity
 var DemoStaffRoles = []StaffRole{RoleAdmin, RoleTreasurer, RoleRegistrar}
 
 // DemoStaffEmail is the demo staff address of a role in a club.
-func DemoStaffEmail(slug string, role StaffRole) string { return string(role) + "@" + slug + ".example" }
+func DemoStaffEmail(slug string, role StaffRole) string {
+	return string(role) + "@" + slug + ".example"
+}
 
 // SeedDemoStaff adds the demo staff to every organisation that has none of
 // them yet. Idempotent.

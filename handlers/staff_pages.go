@@ -26,6 +26,9 @@ type staffNavItem struct {
 // staffNav is the navigation, in order. Add an entry per page.
 var staffNav = []staffNavItem{
 	{Label: func() string { return staffText.NavOverview }, Path: "", Min: engine.RoleViewer},
+	{Label: func() string { return staffOpsText.NavPayments }, Path: "/payments", Min: engine.RoleViewer},
+	{Label: func() string { return staffOpsText.NavInvitations }, Path: "/invitations", Min: engine.RoleRegistrar},
+	{Label: func() string { return staffOpsText.NavJobs }, Path: "/jobs", Min: engine.RoleViewer},
 	{Label: func() string { return staffText.NavAudit }, Path: "/audit", Min: engine.RoleViewer},
 }
 

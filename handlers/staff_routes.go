@@ -28,6 +28,12 @@ func StaffRoutes() []StaffRoute {
 	return []StaffRoute{
 		{Method: http.MethodGet, Path: "", Min: engine.RoleViewer, handler: (*Server).staffHome},
 		{Method: http.MethodGet, Path: "/audit", Min: engine.RoleViewer, handler: (*Server).staffAuditPage},
+		{Method: http.MethodGet, Path: "/jobs", Min: engine.RoleViewer, handler: (*Server).staffJobsPage},
+		{Method: http.MethodPost, Path: "/jobs/:id/retry", Example: "/jobs/0/retry", Min: engine.RoleRegistrar, handler: (*Server).staffRetryJob},
+		{Method: http.MethodGet, Path: "/payments", Min: engine.RoleViewer, handler: (*Server).staffPaymentsPage},
+		{Method: http.MethodPost, Path: staffStatementPath, Min: engine.RoleTreasurer, handler: (*Server).staffImportStatement},
+		{Method: http.MethodGet, Path: "/invitations", Min: engine.RoleRegistrar, handler: (*Server).staffInvitationsPage},
+		{Method: http.MethodPost, Path: staffImportPath, Min: engine.RoleRegistrar, handler: (*Server).staffImportPersons},
 	}
 }
 
