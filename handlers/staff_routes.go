@@ -34,6 +34,12 @@ func StaffRoutes() []StaffRoute {
 		{Method: http.MethodPost, Path: staffStatementPath, Min: engine.RoleTreasurer, handler: (*Server).staffImportStatement},
 		{Method: http.MethodGet, Path: "/invitations", Min: engine.RoleRegistrar, handler: (*Server).staffInvitationsPage},
 		{Method: http.MethodPost, Path: staffImportPath, Min: engine.RoleRegistrar, handler: (*Server).staffImportPersons},
+		{Method: http.MethodGet, Path: staffSetupPath, Min: engine.RoleAdmin, handler: (*Server).staffSetupPage},
+		{Method: http.MethodPost, Path: staffSetupPath + "/organisation", Min: engine.RoleAdmin, handler: (*Server).staffSaveOrganisation},
+		{Method: http.MethodPost, Path: staffSetupPath + "/periods/:id/status", Example: staffSetupPath + "/periods/0/status", Min: engine.RoleAdmin, handler: (*Server).staffSetPeriodStatus},
+		{Method: http.MethodPost, Path: staffSetupPath + "/staff", Min: engine.RoleAdmin, handler: (*Server).staffAddStaff},
+		{Method: http.MethodPost, Path: staffSetupPath + "/staff/:id/role", Example: staffSetupPath + "/staff/0/role", Min: engine.RoleAdmin, handler: (*Server).staffChangeRole},
+		{Method: http.MethodPost, Path: staffSetupPath + "/staff/:id/disable", Example: staffSetupPath + "/staff/0/disable", Min: engine.RoleAdmin, handler: (*Server).staffDisableStaff},
 	}
 }
 
