@@ -94,3 +94,24 @@ func TestE2EStaffPaymentsStatement(t *testing.T) {
 		b.checkPage(strings.TrimPrefix(strings.ReplaceAll(p.path, "/", "-"), "-"))
 	}
 }
+
+// TestE2EStaffSetup: the administrator's setup page with a price
+// calculation, and the processes page, pass axe at both widths.
+func TestE2EStaffSetup(t *testing.T) {
+	t.Parallel()
+	env := newStaffEnv(t, dbtest.SQLite(t), envOptions{})
+	env.addStaff("admin@example.org", engine.RoleAdmin)
+	b := newE2EBrowser(t, env.testEnv, "staff-setup", true, true)
+	env.idp.m.QueueUser(idpUser("sub-admin", "admin@example.org"))
+	b.navigate("/staff/login?rd=%2Fstaff%2Fsetup")
+	b.click(`[data-testid=staff-message-link]`)
+	b.waitVisible(`[data-testid=org-form]`)
+	b.do("choose a household", chromedp.SetValue(`#calc-type-1`, "1"), chromedp.SetValue(`#calc-member-1`, "RENEWAL"),
+		chromedp.SetValue(`#calc-type-2`, "2"))
+	b.click(`[data-testid=calc-submit]`)
+	b.waitVisible(`[data-testid=calc-total]`)
+	b.checkPage("staff-setup")
+	b.navigate("/staff/processes")
+	b.waitVisible(`[data-testid=definition-steps]`)
+	b.checkPage("staff-processes")
+}

@@ -40,6 +40,9 @@ func StaffRoutes() []StaffRoute {
 		{Method: http.MethodPost, Path: staffSetupPath + "/staff", Min: engine.RoleAdmin, handler: (*Server).staffAddStaff},
 		{Method: http.MethodPost, Path: staffSetupPath + "/staff/:id/role", Example: staffSetupPath + "/staff/0/role", Min: engine.RoleAdmin, handler: (*Server).staffChangeRole},
 		{Method: http.MethodPost, Path: staffSetupPath + "/staff/:id/disable", Example: staffSetupPath + "/staff/0/disable", Min: engine.RoleAdmin, handler: (*Server).staffDisableStaff},
+		{Method: http.MethodGet, Path: staffDefinitionsPath, Min: engine.RoleAdmin, handler: (*Server).staffDefinitionsPage},
+		{Method: http.MethodPost, Path: staffDefinitionsPath, Min: engine.RoleAdmin, handler: (*Server).staffUploadDefinition},
+		{Method: http.MethodPost, Path: staffDefinitionsPath + "/:id/activate", Example: staffDefinitionsPath + "/0/activate", Min: engine.RoleAdmin, handler: (*Server).staffActivateDefinition},
 	}
 }
 

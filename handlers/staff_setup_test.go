@@ -3,6 +3,7 @@ package handlers_test
 import (
 	"net/http"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -116,7 +117,9 @@ func TestStaffSetupChanges(t *testing.T) {
 		if tess == 0 {
 			t.Fatalf("staff not added: %+v", list)
 		}
-		path := func(id int64, what string) string { return "/staff/setup/staff/" + strconv.FormatInt(id, 10) + "/" + what }
+		path := func(id int64, what string) string {
+			return "/staff/setup/staff/" + strconv.FormatInt(id, 10) + "/" + what
+		}
 
 		// The last administrator can neither step down nor be disabled.
 		if res := env.post(admin, path(me, "role"), url.Values{"role": {"viewer"}}, origin...); res.status != http.StatusConflict ||
@@ -145,6 +148,57 @@ func TestStaffSetupChanges(t *testing.T) {
 			if got := env.auditActions(action); got != want {
 				t.Errorf("%d %s audit entries, want %d", got, action, want)
 			}
+		}
+	})
+}
+
+// TestStaffProcesses: an administrator sees the steps of the version in
+// use, uploads a new version (used at once), goes back to the first
+// version after confirming, and a broken file is refused by its field.
+func TestStaffProcesses(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		env := newStaffEnv(t, db, envOptions{})
+		env.addStaff("admin@example.org", engine.RoleAdmin)
+		admin := env.mustStaffSignIn("admin@example.org", "/staff")
+		inUse := func() int {
+			t.Helper()
+			var def engine.ProcessDefinition
+			if err := db.NewSelect().Model(&def).Where("organisation_id = 1 AND key = 'membership' AND active").Order("version DESC").Limit(1).Scan(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			return def.Version
+		}
+		p := env.get(admin, "/staff/processes")
+		if p.status != http.StatusOK || p.testid("definition-in-use").Length() != 1 || p.testid("step-question").Eq(1).Text() != "Club shirt size" {
+			t.Fatalf("processes page: %d %s", p.status, p.testid("staff-main").Text())
+		}
+		if !strings.Contains(p.testid("definition-steps").Text(), "Extra small") {
+			t.Error("the choices of a step are not shown")
+		}
+
+		if res := env.postFile(admin, "/staff/processes", nil, "broken.yaml", []byte("key: membership\nsteps: [")); res.status != http.StatusUnprocessableEntity ||
+			res.testid("definition-error").Length() != 1 || inUse() != 1 {
+			t.Fatalf("broken file: %d %s", res.status, res.testid("definition-error").Text())
+		}
+		raw, err := os.ReadFile("../engine/demo_definition.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		v2 := strings.Replace(string(raw), "questionText: Club shirt size", "questionText: Club shirt size (new cut)", 1)
+		res := env.postFile(admin, "/staff/processes", nil, "membership.yaml", []byte(v2))
+		expectRedirect(t, res, "/staff/processes?done=definition-imported")
+		p = env.get(admin, res.header.Get("Location"))
+		if inUse() != 2 || p.testid("step-question").Eq(1).Text() != "Club shirt size (new cut)" ||
+			p.doc.Find(`[data-testid=definition-row][data-version="2"] [data-testid=definition-in-use]`).Length() != 1 {
+			t.Fatalf("after the upload: version %d in use; %s", inUse(), p.testid("staff-main").Text())
+		}
+		activate := p.doc.Find(`[data-testid=definition-row][data-version="1"] form`).AttrOr("action", "")
+		if ask := env.post(admin, activate, url.Values{}, "Origin", env.srv.URL); ask.testid("staff-confirm").Length() != 1 || inUse() != 2 {
+			t.Fatalf("activation without confirmation: %d", ask.status)
+		}
+		expectRedirect(t, env.post(admin, activate, url.Values{"confirmed": {"1"}}, "Origin", env.srv.URL), "/staff/processes?done=definition-activated")
+		if inUse() != 1 || env.auditActions("definition.import") != 1 || env.auditActions("definition.activate") != 1 {
+			t.Fatalf("after activation: version %d in use, audit %d/%d", inUse(), env.auditActions("definition.import"), env.auditActions("definition.activate"))
 		}
 	})
 }

@@ -25,7 +25,8 @@ const maxStaffUploadBody = maxStaffUploadBytes*4/3 + 64<<10
 
 // staffUploadPaths are the staff routes that take files; the server's
 // 64 KB body limit leaves them to staffUpload's.
-var staffUploadPaths = map[string]bool{StaffPrefix + staffStatementPath: true, StaffPrefix + staffImportPath: true}
+var staffUploadPaths = map[string]bool{StaffPrefix + staffStatementPath: true, StaffPrefix + staffImportPath: true,
+	StaffPrefix + staffDefinitionsPath: true}
 
 // isStaffUpload reports whether r posts a file to a staff page.
 func isStaffUpload(r *http.Request) bool {
@@ -40,8 +41,8 @@ var (
 )
 
 // staffUpload reads the file of a staff upload: the base64 copy in the
-// field copyField (fromCopy: the preview's form, to apply), or else the
-// file chosen in the field "file".
+// field copyField (fromCopy: the preview's form, to apply; "" for an
+// upload without preview), or else the file chosen in the field "file".
 func staffUpload(c echo.Context, copyField string) (data []byte, fromCopy bool, err error) {
 	req := c.Request()
 	req.Body = http.MaxBytesReader(c.Response(), req.Body, maxStaffUploadBody)
@@ -51,7 +52,7 @@ func staffUpload(c echo.Context, copyField string) (data []byte, fromCopy bool, 
 		}
 		return nil, false, errUploadMissing
 	}
-	if v := req.FormValue(copyField); v != "" {
+	if v := req.FormValue(copyField); copyField != "" && v != "" {
 		data, err := base64.StdEncoding.DecodeString(v)
 		if err != nil || len(data) > maxStaffUploadBytes {
 			return nil, false, errUploadMissing

@@ -32,6 +32,10 @@ type StaffOpsTexts struct {
 	CalcTitle, CalcIntro, CalcPeriod, CalcOn, CalcPersons, CalcType, CalcMember, CalcNoPerson, CalcButton, CalcTotal,
 	MemberNew, MemberRenewal, MemberTransfer, StaffWho, StaffLastSignIn, StaffRole, StaffDisable, StaffDisabled, StaffAdd,
 	StaffEmail, StaffName, StaffAdded, StaffRoleChanged, StaffDisabledDone, StaffDisableQuestion, StaffDisableDetail, Never string
+	// Process definitions
+	NavDefinitions, DefTitle, DefName, DefVersion, DefCreated, DefActivate, DefInUse, DefRequired, DefUpload, DefUploadIntro,
+	DefFile, DefUploadButton, DefMissing, DefTooLarge, DefImported, DefUnchanged, DefActivated, DefActivateQuestion,
+	DefActivateDetail, DefStepsOf, DefAges, DefPattern, DefRange string
 }
 
 // StaffOpsText holds those texts in English.
@@ -202,4 +206,28 @@ var StaffOpsText = StaffOpsTexts{
 	StaffDisableQuestion: "Disable this staff member?",
 	StaffDisableDetail:   "They can no longer sign in, and their open sessions end. Adding their address again gives access back.",
 	Never:                "never",
+
+	NavDefinitions:      "Processes",
+	DefTitle:            "Registration processes",
+	DefName:             "Process",
+	DefVersion:          "Version",
+	DefCreated:          "Uploaded",
+	DefActivate:         "Use this version",
+	DefInUse:            "in use",
+	DefRequired:         "required",
+	DefUpload:           "Upload a new version",
+	DefUploadIntro:      "A process definition in YAML or JSON, as `portal definitions export` writes it. It becomes the version new registrations of its key use; registrations already begun keep theirs.",
+	DefFile:             "Definition file (YAML or JSON)",
+	DefUploadButton:     "Upload",
+	DefMissing:          "Choose a YAML or JSON definition file to upload.",
+	DefTooLarge:         "The file is too large: a definition may be at most 4 MB.",
+	DefImported:         "The new version was stored and is in use.",
+	DefUnchanged:        "The file is the version in use already: nothing was stored.",
+	DefActivated:        "New registrations now use the chosen version.",
+	DefActivateQuestion: "Use this version for new registrations?",
+	DefActivateDetail:   "The newer versions of this process are set aside; registrations already begun on them keep theirs.",
+	DefStepsOf:          "Steps of",
+	DefAges:             "ages",
+	DefPattern:          "format",
+	DefRange:            "range",
 }

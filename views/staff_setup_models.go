@@ -100,3 +100,34 @@ func calcMembers() []StaffOption {
 func calcID(what string, i int) string { return "calc-" + what + "-" + strconv.Itoa(i+1) }
 
 func calcLabel(label string, i int) string { return label + " " + strconv.Itoa(i+1) }
+
+// StaffDefinitionsModel is the process definitions page: the versions,
+// one version's steps, the upload of a new version.
+type StaffDefinitionsModel struct {
+	StaffChrome
+	Versions  []StaffDefinitionRow
+	Shown     *StaffDefinitionView
+	UploadURL string
+	Error     string
+}
+
+// StaffDefinitionRow is one version of a definition key.
+type StaffDefinitionRow struct {
+	ID, Key, Name, Version, Created, ViewURL, ActivateURL string
+	// InUse: the version new registrations of its key start with.
+	InUse bool
+}
+
+// StaffDefinitionView is one version's steps as members see them.
+type StaffDefinitionView struct {
+	Title string
+	Steps []StaffStepView
+}
+
+// StaffStepView is one step: its question, kind, choices and rules.
+type StaffStepView struct {
+	Number, Question, Kind, Rules string
+	Required                      bool
+	Choices                       []string
+	Conditions                    []string
+}
