@@ -243,6 +243,12 @@ type ImportResult struct {
 // ImportDefinition stores spec as a new version of its key, in one transaction.
 // Importing the same content again stores nothing.
 func ImportDefinition(ctx context.Context, db *bun.DB, spec *DefinitionSpec) (ImportResult, error) {
+	return importDefinition(ctx, db, spec, nil)
+}
+
+// importDefinition is ImportDefinition; audit, when set, runs in its
+// transaction once a new version is stored (the staff pages' import).
+func importDefinition(ctx context.Context, db *bun.DB, spec *DefinitionSpec, audit func(context.Context, bun.Tx, ImportResult) error) (ImportResult, error) {
 	var res ImportResult
 	if err := spec.Validate(); err != nil {
 		return res, err
@@ -286,6 +292,9 @@ func ImportDefinition(ctx context.Context, db *bun.DB, spec *DefinitionSpec) (Im
 			if err := insertConditions(ctx, tx, ids[s.Name], len(s.Options), s.Conditions, ids); err != nil {
 				return err
 			}
+		}
+		if audit != nil {
+			return audit(ctx, tx, res)
 		}
 		return nil
 	})

@@ -207,21 +207,38 @@ func (s *Service) CreatePeriod(ctx context.Context, orgID int64, in PeriodInput)
 // UpdatePeriod changes a period of the organisation (open or close it,
 // rename it, move its dates), in one transaction.
 func (s *Service) UpdatePeriod(ctx context.Context, orgID, id int64, in PeriodInput) (p *MembershipPeriod, err error) {
+	return s.updatePeriod(ctx, nil, orgID, id, in)
+}
+
+// updatePeriod is UpdatePeriod, audited in its transaction when actor is
+// set (the staff pages).
+func (s *Service) updatePeriod(ctx context.Context, actor *Actor, orgID, id int64, in PeriodInput) (p *MembershipPeriod, err error) {
 	defer classifyUnavailable(&err)
 	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		p = new(MembershipPeriod)
 		if err := tx.NewSelect().Model(p).Where("id = ? AND organisation_id = ?", id, orgID).Scan(ctx); err != nil {
 			return notFoundOr(err, "membership period")
 		}
+		before := *p
 		if err := applyPeriodInput(ctx, tx, p, in); err != nil {
 			return err
 		}
 		if _, err := tx.NewUpdate().Model(p).WherePK().Exec(ctx); err != nil {
 			return fmt.Errorf("store period: %w", err)
 		}
-		return nil
+		if actor == nil {
+			return nil
+		}
+		return s.Audit(ctx, tx, *actor, AuditEntry{OrganisationID: orgID, Action: "period.update", TargetType: "period",
+			TargetID: fmt.Sprint(id), Before: periodAuditView(&before), After: periodAuditView(p)})
 	})
 	return p, err
+}
+
+// periodAuditView is what the audit log keeps of a period.
+func periodAuditView(p *MembershipPeriod) map[string]any {
+	return map[string]any{"name": p.Name, "status": p.Status, "startDate": p.StartDate.Format(time.DateOnly),
+		"endDate": p.EndDate.Format(time.DateOnly), "currency": p.Currency, "definitionKey": p.DefinitionKey}
 }
 
 func applyPeriodInput(ctx context.Context, tx bun.Tx, p *MembershipPeriod, in PeriodInput) error {

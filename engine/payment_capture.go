@@ -37,6 +37,12 @@ type Capture struct {
 	// capture by hand without one is identified by the reference, date and
 	// amount, so that running the same command twice captures once.
 	ID string
+	// Actor is the staff member capturing on the staff pages (audited);
+	// nil from the command line.
+	Actor *Actor
+	// OrganisationID, when not 0, limits the capture to that
+	// organisation's payments: staff capture for their own club only.
+	OrganisationID int64
 }
 
 // CaptureResult is what a capture did.
@@ -75,6 +81,9 @@ func (s *Service) CapturePayment(ctx context.Context, c Capture) (_ *CaptureResu
 	if err != nil {
 		return nil, err
 	}
+	if c.OrganisationID != 0 && s.orgOfOrder(ctx, p.OrderID) != c.OrganisationID {
+		return nil, Errorf(CodeNotFound, "payment not found")
+	}
 	currency := strings.ToUpper(strings.TrimSpace(c.Currency))
 	if currency == "" {
 		currency = p.Currency
@@ -96,7 +105,7 @@ func (s *Service) CapturePayment(ctx context.Context, c Capture) (_ *CaptureResu
 		note += "; " + n
 	}
 	conf := PaymentConfirmation{Reference: p.Reference, Outcome: OutcomeSuccess, AmountMinor: c.AmountMinor, Currency: currency,
-		EventID: id, EventType: bankCaptureEvent, TransactionID: id, Note: note, Accumulate: true}
+		EventID: id, EventType: bankCaptureEvent, TransactionID: id, Note: note, Accumulate: true, Actor: c.Actor}
 	provider := s.providerNamed(s.orgOfOrder(ctx, p.OrderID), BankTransferProvider)
 	if provider.Name() != BankTransferProvider {
 		// Bank transfer switched off since the member was asked to pay:
@@ -213,6 +222,8 @@ type StatementOptions struct {
 	Organisation int64
 	// DryRun reports what would be captured without capturing.
 	DryRun bool
+	// Actor is who imports (audited per capture); nil from the command line.
+	Actor *Actor
 }
 
 // StatementLine is the import's word on one credit.
@@ -333,7 +344,8 @@ func (s *Service) ImportStatement(ctx context.Context, st banking.Statement, opt
 			booked = pr.Credit.ValueDate
 		}
 		res, err := s.CapturePayment(ctx, Capture{Reference: string(pr.Expected.Reference), AmountMinor: pr.Credit.AmountMinor,
-			Currency: pr.Credit.Currency, BookedOn: booked, Note: note, ID: creditEventID(pr.Credit)})
+			Currency: pr.Credit.Currency, BookedOn: booked, Note: note, ID: creditEventID(pr.Credit),
+			Actor: opt.Actor, OrganisationID: opt.Organisation})
 		if err != nil {
 			line.Err = err
 			s.log.ErrorContext(ctx, "statement credit could not be captured", "credit", pr.Credit.ID, "err", err)

@@ -81,6 +81,10 @@ type PaymentConfirmation struct {
 	// Accumulate: the amount adds to the earlier partial captures of the
 	// attempt's order (bank transfers paid in parts); their sum is checked.
 	Accumulate bool
+	// Actor, when set, is the staff member confirming by hand (a capture
+	// on the staff pages): the change is written to the audit log in the
+	// same transaction.
+	Actor *Actor
 }
 
 // RefundRequest asks a provider to give back a payment.

@@ -225,6 +225,11 @@ func (s *Service) settle(ctx context.Context, provider PaymentProvider, c Paymen
 			res.Replayed = true // this event was settled before
 			return nil
 		}
+		if c.Actor != nil {
+			if err := s.auditConfirmation(ctx, tx, *c.Actor, p, order, ev); err != nil {
+				return err
+			}
+		}
 		switch {
 		case p.Problem != "":
 			res.Replayed, res.Mismatch = true, true

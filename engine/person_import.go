@@ -187,6 +187,30 @@ func checkPersonRow(r *PersonRow, validKey func(string) bool) (importable, []Fie
 // report then lists every error and the result is a validation error
 // carrying it.
 func (s *Service) ImportPersons(ctx context.Context, orgID int64, rows []PersonRow, validKey func(string) bool) (rep *ImportReport, err error) {
+	return s.importPersons(ctx, orgID, rows, validKey, PersonImportOptions{})
+}
+
+// PersonImportOptions are the staff pages' ways of importing.
+type PersonImportOptions struct {
+	// DryRun reports what the import would do and writes nothing: the
+	// preview before applying.
+	DryRun bool
+	// Actor, when set, is the staff member applying it: the import's
+	// counts are written to the audit log in its transaction.
+	Actor *Actor
+}
+
+// errDryRun rolls back a dry run's transaction.
+var errDryRun = errors.New("dry run")
+
+// StaffImportPersons is ImportPersons for the staff pages: a preview
+// (DryRun) computed by the same transaction rolled back, or the import
+// applied with its audit entry.
+func (s *Service) StaffImportPersons(ctx context.Context, orgID int64, rows []PersonRow, validKey func(string) bool, opt PersonImportOptions) (*ImportReport, error) {
+	return s.importPersons(ctx, orgID, rows, validKey, opt)
+}
+
+func (s *Service) importPersons(ctx context.Context, orgID int64, rows []PersonRow, validKey func(string) bool, opt PersonImportOptions) (rep *ImportReport, err error) {
 	defer classifyUnavailable(&err)
 	if !inScope(ctx, orgID) {
 		return nil, Errorf(CodeNotFound, "organisation not found")
@@ -221,9 +245,19 @@ func (s *Service) ImportPersons(ctx context.Context, orgID int64, rows []PersonR
 		if _, err := loadOrganisation(ctx, tx, orgID); err != nil {
 			return err
 		}
-		return upsertPersons(ctx, tx, orgID, checked, rep)
+		if err := upsertPersons(ctx, tx, orgID, checked, rep); err != nil {
+			return err
+		}
+		if opt.DryRun {
+			return errDryRun
+		}
+		if opt.Actor == nil {
+			return nil
+		}
+		return s.Audit(ctx, tx, *opt.Actor, AuditEntry{OrganisationID: orgID, Action: "persons.import", TargetType: "organisation",
+			TargetID: fmt.Sprint(orgID), After: map[string]int{"rows": len(rows), "created": rep.Created, "updated": rep.Updated, "unchanged": rep.Unchanged}})
 	})
-	if err != nil {
+	if err != nil && !errors.Is(err, errDryRun) {
 		return nil, err
 	}
 	return rep, nil

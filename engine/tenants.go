@@ -248,6 +248,12 @@ func (s *Service) CreateOrganisation(ctx context.Context, c OrganisationChange) 
 // transaction: a hostname or slug taken by another organisation is a
 // conflict and changes nothing.
 func (s *Service) UpdateOrganisation(ctx context.Context, id int64, c OrganisationChange) (org *Organisation, err error) {
+	return s.updateOrganisation(ctx, nil, id, c)
+}
+
+// updateOrganisation is UpdateOrganisation, audited in its transaction
+// when actor is set (the staff pages).
+func (s *Service) updateOrganisation(ctx context.Context, actor *Actor, id int64, c OrganisationChange) (org *Organisation, err error) {
 	defer classifyUnavailable(&err)
 	if !inScope(ctx, id) {
 		return nil, Errorf(CodeNotFound, "organisation not found")
@@ -256,16 +262,27 @@ func (s *Service) UpdateOrganisation(ctx context.Context, id int64, c Organisati
 		return nil, err
 	}
 	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
-		if _, err := loadOrganisation(ctx, tx, id); err != nil {
+		before, err := loadOrganisation(ctx, tx, id)
+		if err != nil {
 			return err
 		}
 		if err := applyOrganisationChange(ctx, tx, id, c); err != nil {
 			return err
 		}
-		org, err = loadOrganisation(ctx, tx, id)
-		return err
+		if org, err = loadOrganisation(ctx, tx, id); err != nil || actor == nil {
+			return err
+		}
+		return s.Audit(ctx, tx, *actor, AuditEntry{OrganisationID: id, Action: "organisation.update", TargetType: "organisation",
+			TargetID: fmt.Sprint(id), Before: organisationAuditView(before), After: organisationAuditView(org)})
 	})
 	return org, err
+}
+
+// organisationAuditView is what the audit log keeps of an organisation's
+// settings: its secret only as set or not.
+func organisationAuditView(o *Organisation) map[string]any {
+	return map[string]any{"name": o.Name, "slug": o.Slug, "contactEmail": o.ContactEmail, "logoUrl": o.LogoURL,
+		"accentColour": o.AccentColour, "defaultLanguage": o.DefaultLanguage, "hashSecretSet": o.HashSecretSealed != ""}
 }
 
 func applyOrganisationChange(ctx context.Context, tx bun.Tx, id int64, c OrganisationChange) error {

@@ -93,7 +93,7 @@ type Server struct {
 	publicHost string
 	// invitations checks invitation links (page_invitation.go); nil: none.
 	invitations *invitelink.Signer
-	staff      StaffDeps
+	staff       StaffDeps
 }
 
 // New returns the application's echo instance with every route.
@@ -142,7 +142,7 @@ func New(d Deps) *echo.Echo {
 		return strings.HasPrefix(p, "/static/") || isAPI(c.Request()) || s.relayOwnsBodyLimit(c)
 	}}))
 	e.Use(middleware.BodyLimitWithConfig(middleware.BodyLimitConfig{Limit: "64K", Skipper: func(c echo.Context) bool {
-		return s.relayOwnsBodyLimit(c) || isImport(c.Request()) // both set limits of their own
+		return s.relayOwnsBodyLimit(c) || isImport(c.Request()) || isStaffUpload(c.Request()) // all set limits of their own
 	}}))
 	e.Use(s.rejectCrossOrigin)
 	e.Use(s.rejectControlCharacters)

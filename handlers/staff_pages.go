@@ -27,6 +27,11 @@ type staffNavItem struct {
 var staffNav = []staffNavItem{
 	{Label: func() string { return staffText.NavOverview }, Path: "", Min: engine.RoleViewer},
 	{Label: func() string { return staffText.NavRegistrations }, Path: "/registrations", Min: engine.RoleViewer},
+	{Label: func() string { return staffOpsText.NavPayments }, Path: "/payments", Min: engine.RoleViewer},
+	{Label: func() string { return staffOpsText.NavInvitations }, Path: "/invitations", Min: engine.RoleRegistrar},
+	{Label: func() string { return staffOpsText.NavJobs }, Path: "/jobs", Min: engine.RoleViewer},
+	{Label: func() string { return staffOpsText.NavSetup }, Path: staffSetupPath, Min: engine.RoleAdmin},
+	{Label: func() string { return staffOpsText.NavDefinitions }, Path: staffDefinitionsPath, Min: engine.RoleAdmin},
 	{Label: func() string { return staffText.NavAudit }, Path: "/audit", Min: engine.RoleViewer},
 }
 

@@ -37,6 +37,21 @@ func StaffRoutes() []StaffRoute {
 		{Method: http.MethodPost, Path: "/registrations/:id/cancel", Example: "/registrations/1/cancel", Min: engine.RoleRegistrar, handler: (*Server).staffCancelRegistration},
 		{Method: http.MethodPost, Path: "/registrations/:id/capture", Example: "/registrations/1/capture", Min: engine.RoleTreasurer, handler: (*Server).staffCapture},
 		{Method: http.MethodPost, Path: "/registrations/:id/refund", Example: "/registrations/1/refund", Min: engine.RoleTreasurer, handler: (*Server).staffRefund},
+		{Method: http.MethodGet, Path: "/jobs", Min: engine.RoleViewer, handler: (*Server).staffJobsPage},
+		{Method: http.MethodPost, Path: "/jobs/:id/retry", Example: "/jobs/0/retry", Min: engine.RoleRegistrar, handler: (*Server).staffRetryJob},
+		{Method: http.MethodGet, Path: "/payments", Min: engine.RoleViewer, handler: (*Server).staffPaymentsPage},
+		{Method: http.MethodPost, Path: staffStatementPath, Min: engine.RoleTreasurer, handler: (*Server).staffImportStatement},
+		{Method: http.MethodGet, Path: "/invitations", Min: engine.RoleRegistrar, handler: (*Server).staffInvitationsPage},
+		{Method: http.MethodPost, Path: staffImportPath, Min: engine.RoleRegistrar, handler: (*Server).staffImportPersons},
+		{Method: http.MethodGet, Path: staffSetupPath, Min: engine.RoleAdmin, handler: (*Server).staffSetupPage},
+		{Method: http.MethodPost, Path: staffSetupPath + "/organisation", Min: engine.RoleAdmin, handler: (*Server).staffSaveOrganisation},
+		{Method: http.MethodPost, Path: staffSetupPath + "/periods/:id/status", Example: staffSetupPath + "/periods/0/status", Min: engine.RoleAdmin, handler: (*Server).staffSetPeriodStatus},
+		{Method: http.MethodPost, Path: staffSetupPath + "/staff", Min: engine.RoleAdmin, handler: (*Server).staffAddStaff},
+		{Method: http.MethodPost, Path: staffSetupPath + "/staff/:id/role", Example: staffSetupPath + "/staff/0/role", Min: engine.RoleAdmin, handler: (*Server).staffChangeRole},
+		{Method: http.MethodPost, Path: staffSetupPath + "/staff/:id/disable", Example: staffSetupPath + "/staff/0/disable", Min: engine.RoleAdmin, handler: (*Server).staffDisableStaff},
+		{Method: http.MethodGet, Path: staffDefinitionsPath, Min: engine.RoleAdmin, handler: (*Server).staffDefinitionsPage},
+		{Method: http.MethodPost, Path: staffDefinitionsPath, Min: engine.RoleAdmin, handler: (*Server).staffUploadDefinition},
+		{Method: http.MethodPost, Path: staffDefinitionsPath + "/:id/activate", Example: staffDefinitionsPath + "/0/activate", Min: engine.RoleAdmin, handler: (*Server).staffActivateDefinition},
 	}
 }
 

@@ -1,0 +1,126 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/uptrace/bun"
+
+	"portal/engine/jobs"
+)
+
+// The staff jobs page: the jobs table is the portal's, not a club's, so
+// each failed job is attributed to the organisation its message is about
+// (a member message names its organisation, period or order), and staff
+// see their own organisation's only. Jobs about no organisation (the
+// schedules) are the portal's; StaffJobs returns them with organisation 0.
+
+// StaffJob is a failed or dead job and the organisation it belongs to.
+type StaffJob struct {
+	jobs.Job
+	// OrganisationID is 0 for a job of the portal as a whole.
+	OrganisationID int64
+	// Recipient is who its message goes to, "" for no message.
+	Recipient string
+}
+
+// maxStaffJobs bounds how many failed jobs the page reads.
+const maxStaffJobs = 500
+
+// messageOwner is what an outbox message's payload says about whose it is.
+type messageOwner struct {
+	OrganisationID int64 `json:"organisationId"`
+	PeriodID       int64 `json:"periodId"`
+	OrderID        int64 `json:"orderId"`
+}
+
+// StaffJobs lists the failed and dead jobs of the organisation, and those
+// of the portal as a whole when portalWide, oldest due first.
+func (s *Service) StaffJobs(ctx context.Context, organisationID int64, portalWide bool) (_ []StaffJob, err error) {
+	defer classifyUnavailable(&err)
+	list, err := jobs.List(ctx, s.db, maxStaffJobs, jobs.StateFailed, jobs.StateDead)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]StaffJob, 0, len(list))
+	for _, j := range list {
+		sj := StaffJob{Job: j}
+		if err := s.attributeJob(ctx, &sj); err != nil {
+			return nil, err
+		}
+		if sj.OrganisationID == organisationID || (portalWide && sj.OrganisationID == 0) {
+			out = append(out, sj)
+		}
+	}
+	return out, nil
+}
+
+// StaffJob loads one failed or dead job visible to the organisation (as
+// StaffJobs decides), or a not-found error.
+func (s *Service) StaffJob(ctx context.Context, organisationID int64, portalWide bool, id int64) (*StaffJob, error) {
+	list, err := s.StaffJobs(ctx, organisationID, portalWide)
+	if err != nil {
+		return nil, err
+	}
+	for i := range list {
+		if list[i].ID == id {
+			return &list[i], nil
+		}
+	}
+	return nil, Errorf(CodeNotFound, "no failed job %d in this organisation", id)
+}
+
+// RetryStaffJob queues a failed or dead job of the organisation again with
+// a fresh set of attempts, audited in the same transaction.
+func (s *Service) RetryStaffJob(ctx context.Context, actor Actor, organisationID int64, portalWide bool, id int64) error {
+	j, err := s.StaffJob(ctx, organisationID, portalWide, id)
+	if err != nil {
+		return err
+	}
+	return inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		if err := jobs.Retry(ctx, tx, id, s.clock()); err != nil {
+			if errors.Is(err, jobs.ErrNotRetryable) {
+				return Errorf(CodeConflict, "job %d is no longer failed: it was retried or finished meanwhile", id)
+			}
+			return err
+		}
+		return s.Audit(ctx, tx, actor, AuditEntry{OrganisationID: organisationID, Action: "job.retry", TargetType: "job",
+			TargetID: fmt.Sprint(id), Before: map[string]any{"state": string(j.State), "attempts": j.Attempts, "error": j.LastError},
+			After: map[string]any{"state": string(jobs.StateQueued), "attempts": 0}})
+	})
+}
+
+// attributeJob finds the organisation of a job delivering an outbox
+// message; other jobs stay the portal's.
+func (s *Service) attributeJob(ctx context.Context, j *StaffJob) error {
+	var ref OutboxJob
+	if json.Unmarshal([]byte(j.Payload), &ref) != nil || ref.Message == "" {
+		return nil
+	}
+	msg, err := OutboxMessageByKey(ctx, s.db, ref.Message)
+	if err != nil {
+		if e, ok := AsError(err); ok && e.Code == CodeNotFound {
+			return nil
+		}
+		return err
+	}
+	j.Recipient = msg.Recipient
+	var owner messageOwner
+	if json.Unmarshal([]byte(msg.Payload), &owner) != nil {
+		return nil
+	}
+	switch {
+	case owner.OrganisationID != 0:
+		j.OrganisationID = owner.OrganisationID
+	case owner.OrderID != 0:
+		j.OrganisationID = s.orgOfOrder(ctx, owner.OrderID)
+	case owner.PeriodID != 0:
+		var p MembershipPeriod
+		if err := s.db.NewSelect().Model(&p).Column("organisation_id").Where("id = ?", owner.PeriodID).Scan(ctx); err == nil {
+			j.OrganisationID = p.OrganisationID
+		}
+	}
+	return nil
+}

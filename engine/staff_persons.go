@@ -1,0 +1,50 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/uptrace/bun"
+)
+
+// PersonWithKeys is a person of an organisation and the user keys that
+// may register them.
+type PersonWithKeys struct {
+	Person   Person
+	UserKeys []string
+}
+
+// PersonsPage lists an organisation's persons by name, limit a page from
+// offset, with their user keys; more reports whether another page follows.
+func (s *Service) PersonsPage(ctx context.Context, orgID int64, offset, limit int) (_ []PersonWithKeys, more bool, err error) {
+	defer classifyUnavailable(&err)
+	var persons []Person
+	if err := s.db.NewSelect().Model(&persons).Where("organisation_id = ?", orgID).
+		OrderExpr("last_name, first_name, id").Offset(int64(offset)).Limit(int64(limit + 1)).Scan(ctx); err != nil {
+		return nil, false, fmt.Errorf("list persons: %w", err)
+	}
+	if len(persons) > limit {
+		persons, more = persons[:limit], true
+	}
+	if len(persons) == 0 {
+		return nil, false, nil
+	}
+	ids := make([]int64, len(persons))
+	for i, p := range persons {
+		ids[i] = p.ID
+	}
+	var links []UserPerson
+	if err := s.db.NewSelect().Model(&links).Where("organisation_id = ? AND person_id IN (?)", orgID, bun.List(ids)).
+		Order("user_key").Scan(ctx); err != nil {
+		return nil, false, fmt.Errorf("list user keys: %w", err)
+	}
+	keys := map[int64][]string{}
+	for _, l := range links {
+		keys[l.PersonID] = append(keys[l.PersonID], l.UserKey)
+	}
+	out := make([]PersonWithKeys, len(persons))
+	for i, p := range persons {
+		out[i] = PersonWithKeys{Person: p, UserKeys: keys[p.ID]}
+	}
+	return out, more, nil
+}

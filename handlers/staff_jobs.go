@@ -1,0 +1,61 @@
+package handlers
+
+import (
+	"net/http"
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+
+	"portal/engine"
+	"portal/views"
+)
+
+// staffOpsText are the texts of the payments, jobs and invitations pages.
+var staffOpsText = &views.StaffOpsText
+
+// Flash keys of the operations pages (?done=).
+const flashJobRetried = "job-retried"
+
+// The result messages of the operations pages join the staff flashes.
+func init() {
+	staffFlashes[flashJobRetried] = staffOpsText.JobRetried
+}
+
+// staffJobsPortalWide reports whether u sees the portal's own jobs (the
+// schedules, no organisation's): administrators do.
+func staffJobsPortalWide(u *staffUser) bool { return u.Role.AtLeast(engine.RoleAdmin) }
+
+// staffJobsPage answers GET /staff/jobs: the organisation's failed and
+// dead jobs with their last error, and a retry for registrars and up.
+func (s *Server) staffJobsPage(c echo.Context) error {
+	u := staffUserOf(c)
+	list, err := s.engine.StaffJobs(c.Request().Context(), u.OrganisationID, staffJobsPortalWide(u))
+	if err != nil {
+		return s.staffEngineError(c, err)
+	}
+	m := views.StaffJobsModel{StaffChrome: s.staffChrome(c, staffOpsText.JobsTitle)}
+	for _, j := range list {
+		row := views.StaffJobRow{ID: strconv.FormatInt(j.ID, 10), Kind: j.Kind, State: string(j.State),
+			Attempts: strconv.Itoa(j.Attempts) + "/" + strconv.Itoa(j.MaxAttempts), Recipient: j.Recipient,
+			Error: j.LastError, Due: staffTime(j.RunAt), PortalWide: j.OrganisationID == 0}
+		if u.Role.AtLeast(engine.RoleRegistrar) {
+			row.RetryURL = tenantPath(c, StaffPrefix+"/jobs/"+row.ID+"/retry")
+		}
+		m.Jobs = append(m.Jobs, row)
+	}
+	return staffRender(c, http.StatusOK, views.StaffJobsPage(m))
+}
+
+// staffRetryJob answers POST /staff/jobs/{id}/retry: the job is due now
+// with a fresh set of attempts (audited), then back to the list.
+func (s *Server) staffRetryJob(c echo.Context) error {
+	u := staffUserOf(c)
+	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
+	if err != nil || id <= 0 {
+		return s.staffErrorPage(c, http.StatusNotFound, staffText.NotFound)
+	}
+	if err := s.engine.RetryStaffJob(c.Request().Context(), u.actor(), u.OrganisationID, staffJobsPortalWide(u), id); err != nil {
+		return s.staffEngineError(c, err)
+	}
+	return c.Redirect(http.StatusSeeOther, tenantPath(c, StaffPrefix+"/jobs?done="+flashJobRetried))
+}

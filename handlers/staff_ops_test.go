@@ -1,0 +1,419 @@
+package handlers_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"mime/multipart"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/PuerkitoBio/goquery"
+	"github.com/uptrace/bun"
+
+	"portal/engine"
+	"portal/engine/banking"
+	"portal/engine/banktransfer"
+	"portal/engine/dbtest"
+	"portal/engine/jobs"
+	"portal/handlers"
+	"portal/views"
+)
+
+// staffCreditor is the account of the staff payments tests.
+var staffCreditor = banking.Creditor{Name: "TV Demo 1848 e.V.", IBAN: "DE89370400440532013000", BIC: "COBADEFFXXX"}
+
+// newStaffBankEnv is a staffEnv whose payments are bank transfers to
+// staffCreditor.
+func newStaffBankEnv(t *testing.T, db *bun.DB) *staffEnv {
+	t.Helper()
+	var base string // known once the server runs, before any registration
+	bt, err := banktransfer.New(staffCreditor, func(ref string, amount int64) string { return handlers.PaymentLinks(base).PayLink("", ref, amount) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := newStaffEnv(t, db, envOptions{provider: bt})
+	base = env.srv.URL
+	return env
+}
+
+// postFile posts a multipart form with fields and, when name is not "",
+// a file of that name, as a browser's upload form does.
+func (env *staffEnv) postFile(c *http.Client, path string, fields map[string]string, name string, content []byte) page {
+	env.t.Helper()
+	var body bytes.Buffer
+	w := multipart.NewWriter(&body)
+	for k, v := range fields {
+		if err := w.WriteField(k, v); err != nil {
+			env.t.Fatal(err)
+		}
+	}
+	if name != "" {
+		fw, err := w.CreateFormFile("file", name)
+		if err != nil {
+			env.t.Fatal(err)
+		}
+		fw.Write(content)
+	}
+	w.Close()
+	req, err := http.NewRequest(http.MethodPost, env.srv.URL+path, &body)
+	if err != nil {
+		env.t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", w.FormDataContentType())
+	return env.parse(roundTrip(env.t, c, req, "Origin", env.srv.URL))
+}
+
+// camtCredit is one incoming transfer of a test notification.
+type camtCredit struct {
+	id, amount, ref, debtor string
+}
+
+// camt054 is a credit notification (camt.054.001.04) of account with the
+// credits, as a bank sends it.
+func camt054(account string, credits ...camtCredit) []byte {
+	var b strings.Builder
+	b.WriteString(`<?xml version="1.0" encoding="UTF-8"?>
+<Document xmlns="urn:iso:std:iso:20022:tech:xsd:camt.054.001.04"><BkToCstmrDbtCdtNtfctn>
+<GrpHdr><MsgId>NTF-TEST</MsgId><CreDtTm>2026-11-22T07:00:00Z</CreDtTm></GrpHdr>
+<Ntfctn><Id>NTF-1</Id><Acct><Id><IBAN>` + account + `</IBAN></Id></Acct>`)
+	for _, c := range credits {
+		fmt.Fprintf(&b, `<Ntry><Amt Ccy="EUR">%s</Amt><CdtDbtInd>CRDT</CdtDbtInd><Sts>BOOK</Sts>
+<BookgDt><Dt>2026-11-22</Dt></BookgDt><ValDt><Dt>2026-11-22</Dt></ValDt><AcctSvcrRef>%s</AcctSvcrRef>
+<NtryDtls><TxDtls><Amt Ccy="EUR">%s</Amt><CdtDbtInd>CRDT</CdtDbtInd><RltdPties><Dbtr><Nm>%s</Nm></Dbtr></RltdPties>
+<RmtInf><Strd><CdtrRefInf><Ref>%s</Ref></CdtrRefInf></Strd></RmtInf></TxDtls></NtryDtls></Ntry>`, c.amount, c.id, c.amount, c.debtor, c.ref)
+	}
+	b.WriteString(`</Ntfctn></BkToCstmrDbtCdtNtfctn></Document>`)
+	return []byte(b.String())
+}
+
+// unpaidDemoOrder registers the demo household with bank transfer and
+// returns its order and the RF reference members transfer with.
+func (env *staffEnv) unpaidDemoOrder() (engine.Order, banking.Reference) {
+	env.t.Helper()
+	f := env.completeDemo(env.newClient())
+	if f.ProcessState != "DONE" {
+		env.t.Fatalf("commit: %s", f.ProcessState)
+	}
+	var order engine.Order
+	if err := env.db.NewSelect().Model(&order).Where("status = ?", engine.OrderUnpaid).Scan(env.t.Context()); err != nil {
+		env.t.Fatal(err)
+	}
+	rf, err := banking.CreditorReference(order.PayReference)
+	if err != nil {
+		env.t.Fatal(err)
+	}
+	return order, rf
+}
+
+// auditActions are the organisation's audit actions, newest first.
+func (env *staffEnv) auditActions(action string) int {
+	env.t.Helper()
+	n, err := env.db.NewSelect().Model((*engine.AuditRecord)(nil)).Where("action = ?", action).Count(env.t.Context())
+	if err != nil {
+		env.t.Fatal(err)
+	}
+	return int(n)
+}
+
+// TestStaffPaymentsStatementImport: a treasurer uploads a camt.054, sees
+// the proposed matches without anything captured, confirms, and the
+// registration completes; confirming the same file again captures nothing
+// more. Bad files are refused by their field and change nothing.
+func TestStaffPaymentsStatementImport(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		env := newStaffBankEnv(t, db)
+		ctx := context.Background()
+		order, rf := env.unpaidDemoOrder()
+		env.addStaff("treasurer@example.org", engine.RoleTreasurer)
+		env.addStaff("viewer@example.org", engine.RoleViewer)
+		tr := env.mustStaffSignIn("treasurer@example.org", "/staff")
+		viewer := env.mustStaffSignIn("viewer@example.org", "/staff")
+
+		// The page: nothing needs attention yet; viewers read without the upload.
+		p := env.get(tr, "/staff/payments")
+		if p.status != http.StatusOK || p.testid("attention-empty").Length() != 1 || p.testid("statement-form").Length() != 1 {
+			t.Fatalf("payments page: %d %s", p.status, p.body)
+		}
+		if p.doc.Find(`nav a[aria-current="page"]`).Text() != views.StaffOpsText.NavPayments {
+			t.Errorf("current nav item %q", p.doc.Find(`nav a[aria-current="page"]`).Text())
+		}
+		if v := env.get(viewer, "/staff/payments"); v.status != http.StatusOK || v.testid("statement-form").Length() != 0 {
+			t.Fatalf("viewer's payments page: %d, upload form %d", v.status, v.testid("statement-form").Length())
+		}
+
+		// Attention: an attempt pending for weeks, then one with a problem.
+		if _, err := db.NewUpdate().Model((*engine.Payment)(nil)).Set("created_at = ?", time.Now().Add(-20*24*time.Hour).UTC()).
+			Where("order_id = ?", order.ID).Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+		p = env.get(tr, "/staff/payments")
+		if p.testid("attention-row").Length() != 1 || p.testid("attention-reason").Text() != views.StaffOpsText.AttentionPending {
+			t.Fatalf("pending too long not listed: %s", p.testid("staff-main").Text())
+		}
+		if !strings.Contains(p.testid("attention-table").Text(), rf.String()) {
+			t.Errorf("attention row without its reference %s", rf)
+		}
+
+		// Bad uploads: no file, not a statement.
+		if res := env.postFile(tr, "/staff/payments/statement", nil, "", nil); res.status != http.StatusUnprocessableEntity ||
+			res.testid("statement-error").Text() != views.StaffOpsText.StatementMissing {
+			t.Fatalf("no file: %d %s", res.status, res.testid("statement-error").Text())
+		}
+		res := env.postFile(tr, "/staff/payments/statement", nil, "statement.xml", []byte("<html>not camt</html>"))
+		if res.status != http.StatusUnprocessableEntity || !strings.HasPrefix(res.testid("statement-error").Text(), views.StaffOpsText.StatementInvalid) {
+			t.Fatalf("not a statement: %d %s", res.status, res.testid("statement-error").Text())
+		}
+		big := bytes.Repeat([]byte("x"), 5<<20)
+		if res := env.postFile(tr, "/staff/payments/statement", nil, "big.xml", big); res.status != http.StatusRequestEntityTooLarge {
+			t.Fatalf("a file over the limit: %d", res.status)
+		}
+
+		// The preview proposes the match and captures nothing.
+		amount := engine.FormatAmount(order.TotalMinor)
+		file := camt054(string(staffCreditor.IBAN),
+			camtCredit{id: "C-1", amount: amount, ref: string(rf), debtor: "Demo Household"},
+			camtCredit{id: "C-2", amount: "12.34", ref: "RF18539007547034", debtor: "Someone Else"})
+		prev := env.postFile(tr, "/staff/payments/statement", nil, "camt054.xml", file)
+		if prev.status != http.StatusOK || prev.testid("statement-preview").Length() != 1 {
+			t.Fatalf("preview: %d %s", prev.status, prev.body)
+		}
+		matched := prev.testid("matched-table").Find(`[data-testid="credit-row"]`)
+		if matched.Length() != 1 || matched.Find(`[data-testid="credit-result"]`).Text() != views.StaffOpsText.LineWillComplete ||
+			matched.Find(`[data-testid="credit-reference"]`).Text() != rf.String() {
+			t.Fatalf("proposed matches: %s", prev.testid("matched-table").Text())
+		}
+		if u := prev.testid("unmatched-table").Find(`[data-testid="credit-row"]`); u.Length() != 1 || !strings.Contains(u.Text(), "EUR 12.34") {
+			t.Fatalf("unmatched credits: %s", prev.testid("unmatched-table").Text())
+		}
+		if got := env.orderStatus(order.ID); got != engine.OrderUnpaid {
+			t.Fatalf("the preview changed the order: %s", got)
+		}
+		if env.auditActions("payment.capture") != 0 {
+			t.Fatal("the preview was audited as a capture")
+		}
+
+		// Confirming captures, completes the registration and audits it.
+		copyOf := prev.doc.Find(`input[name="statement"]`).AttrOr("value", "")
+		confirm := map[string]string{"statement": copyOf, "capture": "1"}
+		done := env.postFile(tr, "/staff/payments/statement", confirm, "", nil)
+		if done.status != http.StatusOK || done.testid("statement-result").Length() != 1 ||
+			done.testid("matched-table").Find(`[data-testid="credit-result"]`).Text() != views.StaffOpsText.LineCompleted {
+			t.Fatalf("capture: %d %s", done.status, done.testid("staff-main").Text())
+		}
+		if got := env.orderStatus(order.ID); got != engine.OrderPaid {
+			t.Fatalf("order after the capture: %s", got)
+		}
+		if env.auditActions("payment.capture") != 1 {
+			t.Fatal("the capture was not audited")
+		}
+		if p := env.get(tr, "/staff/payments"); p.testid("attention-empty").Length() != 1 {
+			t.Fatalf("a paid attempt still needs attention: %s", p.testid("staff-main").Text())
+		}
+
+		// Confirming twice captures nothing more.
+		again := env.postFile(tr, "/staff/payments/statement", confirm, "", nil)
+		if again.status != http.StatusOK || again.testid("statement-nothing").Length() != 1 ||
+			!strings.HasPrefix(again.testid("statement-note").Text(), "1 ") {
+			t.Fatalf("second confirmation: %d %s", again.status, again.testid("staff-main").Text())
+		}
+		n, err := db.NewSelect().Model((*engine.PaymentEvent)(nil)).Where("event_id = ?", "credit:C-1").Count(ctx)
+		if err != nil || n != 1 || env.auditActions("payment.capture") != 1 {
+			t.Fatalf("credit recorded %d times (%v), %d audit entries", n, err, env.auditActions("payment.capture"))
+		}
+	})
+}
+
+// orderStatus reads an order's status.
+func (env *staffEnv) orderStatus(id int64) engine.OrderStatus {
+	env.t.Helper()
+	var o engine.Order
+	if err := env.db.NewSelect().Model(&o).Where("id = ?", id).Scan(env.t.Context()); err != nil {
+		env.t.Fatal(err)
+	}
+	return o.Status
+}
+
+// A payment with a problem is listed first, with the problem; an
+// organisation without bank transfer has no statement upload.
+func TestStaffPaymentsAttention(t *testing.T) {
+	env := newStaffEnv(t, dbtest.SQLite(t), envOptions{})
+	ctx := context.Background()
+	f := env.completeDemo(env.newClient())
+	if f.ProcessState != "DONE" {
+		t.Fatalf("commit: %s", f.ProcessState)
+	}
+	const problem = "amount mismatch: the provider reports EUR 10.00, the attempt is for EUR 184.50"
+	if _, err := env.db.NewUpdate().Model((*engine.Payment)(nil)).Set("problem = ?", problem).Where("1 = 1").Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	env.addStaff("treasurer@example.org", engine.RoleTreasurer)
+	tr := env.mustStaffSignIn("treasurer@example.org", "/staff")
+	p := env.get(tr, "/staff/payments")
+	if p.testid("attention-reason").First().Text() != views.StaffOpsText.AttentionProblem || !strings.Contains(p.testid("attention-table").Text(), problem) {
+		t.Fatalf("problem not listed: %s", p.testid("staff-main").Text())
+	}
+	if p.testid("statement-no-bank").Length() != 1 || p.testid("statement-form").Length() != 0 {
+		t.Fatalf("upload offered without bank transfer: %s", p.body)
+	}
+	if res := env.postFile(tr, "/staff/payments/statement", nil, "x.xml", camt054(string(staffCreditor.IBAN))); res.status != http.StatusConflict {
+		t.Fatalf("import without bank transfer: %d", res.status)
+	}
+}
+
+// TestStaffJobs: staff see their organisation's failed jobs with the
+// error, registrars retry them (audited), administrators also see the
+// portal's own; another organisation's jobs are neither shown nor
+// retried.
+func TestStaffJobs(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		env := newStaffEnv(t, db, envOptions{})
+		ctx := context.Background()
+		other, err := env.svc.CreateOrganisation(ctx, engine.OrganisationChange{Name: ptr("Other club"), Slug: ptr("other")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		deadJob := func(key, recipient, payload, lastError string) int64 {
+			t.Helper()
+			kind := "archive"
+			var jobPayload any
+			if key != "" {
+				kind = engine.KindWelcome
+				msg := &engine.OutboxMessage{Kind: kind, DedupKey: key, Recipient: recipient, Payload: payload, CreatedAt: time.Now().UTC()}
+				if _, err := db.NewInsert().Model(msg).Exec(ctx); err != nil {
+					t.Fatal(err)
+				}
+				jobPayload = engine.OutboxJob{Message: key}
+			}
+			if _, err := jobs.Enqueue(ctx, db, time.Now(), jobs.Spec{Kind: kind, DedupKey: "test:" + key + lastError, Payload: jobPayload}); err != nil {
+				t.Fatal(err)
+			}
+			var j jobs.Job
+			if err := db.NewSelect().Model(&j).Where("dedup_key = ?", "test:"+key+lastError).Scan(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := db.NewUpdate().Model((*jobs.Job)(nil)).Set("state = ?, attempts = 10, last_error = ?", jobs.StateDead, lastError).
+				Where("id = ?", j.ID).Exec(ctx); err != nil {
+				t.Fatal(err)
+			}
+			return j.ID
+		}
+		mine := deadJob("welcome:mine", "anna@example.org", `{"organisationId":1,"personId":1}`, "550 mailbox unavailable")
+		theirs := deadJob("welcome:theirs", "bert@other.example", fmt.Sprintf(`{"organisationId":%d,"personId":9}`, other.ID), "550 no such user bert")
+		deadJob("", "", "", "archive failed: disk full")
+
+		// With two clubs and no hostnames, each is addressed as /o/{slug}.
+		env.addStaff("viewer@example.org", engine.RoleViewer)
+		env.addStaff("registrar@example.org", engine.RoleRegistrar)
+		env.addStaff("admin@example.org", engine.RoleAdmin)
+		viewer := env.mustStaffSignIn("viewer@example.org", "/o/riverside/staff")
+		reg := env.mustStaffSignIn("registrar@example.org", "/o/riverside/staff")
+		admin := env.mustStaffSignIn("admin@example.org", "/o/riverside/staff")
+
+		p := env.get(viewer, "/o/riverside/staff/jobs")
+		if p.status != http.StatusOK || p.testid("job-row").Length() != 1 || p.testid("job-error").Text() != "550 mailbox unavailable" ||
+			p.testid("job-retry").Length() != 0 {
+			t.Fatalf("viewer's jobs: %d %s", p.status, p.testid("staff-main").Text())
+		}
+		if strings.Contains(string(p.body), "bert") || strings.Contains(string(p.body), "disk full") {
+			t.Fatal("another organisation's or the portal's job shown to a club's viewer")
+		}
+		if a := env.get(admin, "/o/riverside/staff/jobs"); a.testid("job-row").Length() != 2 || !strings.Contains(a.testid("jobs-table").Text(), "disk full") {
+			t.Fatalf("admin's jobs: %s", a.testid("staff-main").Text())
+		}
+
+		// Another organisation's job cannot be retried by id.
+		if res := env.post(reg, fmt.Sprintf("/o/riverside/staff/jobs/%d/retry", theirs), url.Values{}, "Origin", env.srv.URL); res.status != http.StatusNotFound {
+			t.Fatalf("retry of another organisation's job: %d", res.status)
+		}
+		r := env.get(reg, "/o/riverside/staff/jobs")
+		retry := r.testid("job-retry").Closest("form").AttrOr("action", "")
+		if retry != fmt.Sprintf("/o/riverside/staff/jobs/%d/retry", mine) {
+			t.Fatalf("retry form posts to %q", retry)
+		}
+		res := env.post(reg, retry, url.Values{}, "Origin", env.srv.URL)
+		expectRedirect(t, res, "/o/riverside/staff/jobs?done=job-retried")
+		after := env.get(reg, res.header.Get("Location"))
+		if after.testid("staff-flash").Text() != views.StaffOpsText.JobRetried || after.testid("jobs-empty").Length() != 1 {
+			t.Fatalf("after the retry: %s", after.testid("staff-main").Text())
+		}
+		var j jobs.Job
+		if err := db.NewSelect().Model(&j).Where("id = ?", mine).Scan(ctx); err != nil || j.State != jobs.StateQueued || j.Attempts != 0 {
+			t.Fatalf("job after retry: %+v %v", j, err)
+		}
+		if env.auditActions("job.retry") != 1 {
+			t.Fatal("the retry was not audited")
+		}
+		// Retried already: nothing to retry.
+		if res := env.post(reg, retry, url.Values{}, "Origin", env.srv.URL); res.status != http.StatusNotFound {
+			t.Fatalf("second retry: %d", res.status)
+		}
+	})
+}
+
+// TestStaffInvitationsImport: a registrar previews a person CSV (nothing
+// written), applies it (audited), and sees the persons with their user
+// keys; a file with bad rows lists them and cannot be applied.
+func TestStaffInvitationsImport(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		env := newStaffEnv(t, db, envOptions{})
+		env.addStaff("registrar@example.org", engine.RoleRegistrar)
+		reg := env.mustStaffSignIn("registrar@example.org", "/staff")
+		countPersons := func() int {
+			n, err := db.NewSelect().Model((*engine.Person)(nil)).Where("organisation_id = 1 AND external_id IS NOT NULL").Count(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			return int(n)
+		}
+		p := env.get(reg, "/staff/invitations")
+		if p.status != http.StatusOK || p.testid("import-form").Length() != 1 {
+			t.Fatalf("invitations page: %d %s", p.status, p.body)
+		}
+
+		bad := "externalId,firstName,lastName,dateOfBirth,email,userKeys\nX-1,Zoe,Zander,1990-13-45,zoe@example.org,zkey\n"
+		res := env.postFile(reg, "/staff/invitations/import", nil, "persons.csv", []byte(bad))
+		if res.status != http.StatusUnprocessableEntity || res.testid("import-errors").Length() != 1 ||
+			!strings.Contains(res.testid("import-problems").Text(), "dateOfBirth") || res.testid("import-apply").Length() != 0 {
+			t.Fatalf("bad rows: %d %s", res.status, res.testid("staff-main").Text())
+		}
+		if res := env.postFile(reg, "/staff/invitations/import", nil, "", nil); res.status != http.StatusUnprocessableEntity ||
+			res.testid("import-error").Text() != views.StaffOpsText.ImportMissing {
+			t.Fatalf("no file: %d", res.status)
+		}
+
+		good := "externalId,firstName,lastName,dateOfBirth,email,userKeys\nX-1,Zoe,Zander,1990-03-04,zoe@example.org,zkey\nX-2,Yann,Young,2012-05-06,,zkey;ykey\n"
+		prev := env.postFile(reg, "/staff/invitations/import", nil, "persons.csv", []byte(good))
+		if prev.status != http.StatusOK || prev.testid("count-created").Text() != "2" || prev.testid("import-row").Length() != 2 {
+			t.Fatalf("preview: %d %s", prev.status, prev.testid("staff-main").Text())
+		}
+		if countPersons() != 0 || env.auditActions("persons.import") != 0 {
+			t.Fatal("the preview wrote")
+		}
+		apply := map[string]string{"csv": prev.doc.Find(`input[name="csv"]`).AttrOr("value", ""), "apply": "1"}
+		done := env.postFile(reg, "/staff/invitations/import", apply, "", nil)
+		if done.status != http.StatusOK || done.testid("count-created").Text() != "2" || done.testid("import-apply").Length() != 0 {
+			t.Fatalf("apply: %d %s", done.status, done.testid("staff-main").Text())
+		}
+		if countPersons() != 2 || env.auditActions("persons.import") != 1 {
+			t.Fatalf("after apply: %d persons, %d audit entries", countPersons(), env.auditActions("persons.import"))
+		}
+		again := env.postFile(reg, "/staff/invitations/import", apply, "", nil)
+		if again.testid("count-unchanged").Text() != "2" || again.testid("count-created").Text() != "0" || countPersons() != 2 {
+			t.Fatalf("applied twice: %s", again.testid("import-counts").Text())
+		}
+		list := env.get(reg, "/staff/invitations")
+		var found bool
+		list.testid("person-row").Each(func(_ int, s *goquery.Selection) {
+			if s.Find(`[data-testid="person-name"]`).Text() == "Yann Young" && s.Find(`[data-testid="person-keys"]`).Text() == "ykey, zkey" {
+				found = true
+			}
+		})
+		if !found {
+			t.Fatalf("persons list: %s", list.testid("persons-table").Text())
+		}
+	})
+}

@@ -1,0 +1,204 @@
+package handlers
+
+import (
+	"bytes"
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"portal/engine"
+	"portal/engine/banking"
+	"portal/engine/banktransfer"
+	"portal/views"
+)
+
+// staffStatementPath takes a bank statement: POST /staff/payments/statement.
+const staffStatementPath = "/payments/statement"
+
+// staffPendingTooLong is when an open payment attempt needs attention.
+const staffPendingTooLong = 14 * 24 * time.Hour
+
+// staffAttentionLimit bounds the attention list.
+const staffAttentionLimit = 200
+
+// staffPaymentsPage answers GET /staff/payments: the payment attempts
+// needing attention, and for treasurers the bank statement upload.
+func (s *Server) staffPaymentsPage(c echo.Context) error {
+	return s.renderStaffPayments(c, http.StatusOK, "")
+}
+
+// renderStaffPayments renders the payments page, with a problem of the
+// uploaded file when uploadError is not "".
+func (s *Server) renderStaffPayments(c echo.Context, status int, uploadError string) error {
+	u := staffUserOf(c)
+	list, err := s.engine.StaffPaymentsNeedingAttention(c.Request().Context(), u.OrganisationID, time.Now().Add(-staffPendingTooLong), staffAttentionLimit)
+	if err != nil {
+		return s.staffEngineError(c, err)
+	}
+	m := views.StaffPaymentsModel{StaffChrome: s.staffChrome(c, staffOpsText.PaymentsTitle), Error: uploadError}
+	for _, a := range list {
+		m.Attention = append(m.Attention, s.staffAttentionRow(c, a))
+	}
+	if u.Role.AtLeast(engine.RoleTreasurer) {
+		if s.bankAccountOf(u.OrganisationID) == "" {
+			m.NoBank = true
+		} else {
+			m.UploadURL = tenantPath(c, StaffPrefix+staffStatementPath)
+		}
+	}
+	return staffRender(c, status, views.StaffPaymentsPage(m))
+}
+
+// staffAttentionRow prints one attempt needing attention.
+func (s *Server) staffAttentionRow(c echo.Context, a engine.AttentionPayment) views.StaffAttentionRow {
+	p := a.Payment
+	row := views.StaffAttentionRow{Amount: engine.FormatMoney(p.AmountMinor, p.Currency), UserKey: a.Order.UserKey,
+		Created: staffTime(p.CreatedAt), Reference: p.Reference,
+		DetailURL: tenantPath(c, StaffPrefix+"/registrations/"+strconv.FormatInt(a.Order.ProcessInstanceID, 10))}
+	if p.Provider == engine.BankTransferProvider && p.ProviderID != nil {
+		row.Reference = banking.Reference(*p.ProviderID).String()
+	}
+	switch a.Reason {
+	case engine.AttentionProblem:
+		row.Reason, row.Detail = staffOpsText.AttentionProblem, p.Problem
+	case engine.AttentionSecondPayment:
+		row.Reason = staffOpsText.AttentionSecond
+	default:
+		row.Reason = staffOpsText.AttentionPending
+	}
+	return row
+}
+
+// bankAccountOf is the IBAN the organisation's members transfer to, ""
+// when its payments are not bank transfers.
+func (s *Server) bankAccountOf(orgID int64) banking.IBAN {
+	bt, ok := s.engine.ProviderFor(orgID).(*banktransfer.Provider)
+	if !ok {
+		return ""
+	}
+	return bt.Creditor().IBAN
+}
+
+// staffImportStatement answers POST /staff/payments/statement. A chosen
+// file is matched without capturing anything, and the proposed matches
+// shown with a form that posts the same file back with capture=1; that
+// post captures them (each credit once, by the bank's id: confirming
+// twice captures nothing more) and shows what became of every credit.
+func (s *Server) staffImportStatement(c echo.Context) error {
+	u := staffUserOf(c)
+	account := s.bankAccountOf(u.OrganisationID)
+	if account == "" {
+		return s.staffErrorPage(c, http.StatusConflict, staffOpsText.StatementNoBank)
+	}
+	data, fromCopy, err := staffUpload(c, "statement")
+	switch {
+	case errors.Is(err, errUploadTooLarge):
+		return s.renderStaffPayments(c, http.StatusRequestEntityTooLarge, staffOpsText.StatementTooLarge)
+	case errors.Is(err, errUploadMissing):
+		return s.renderStaffPayments(c, http.StatusUnprocessableEntity, staffOpsText.StatementMissing)
+	case err != nil:
+		return err
+	}
+	st, err := banking.ParseStatement(bytes.NewReader(data))
+	if err != nil {
+		return s.renderStaffPayments(c, http.StatusUnprocessableEntity, staffOpsText.StatementInvalid+": "+err.Error()+".")
+	}
+	capture := fromCopy && c.FormValue("capture") == "1"
+	actor := u.actor()
+	rep, err := s.engine.ImportStatement(c.Request().Context(), st, engine.StatementOptions{Account: account, DryRun: !capture,
+		Organisation: u.OrganisationID, Actor: &actor})
+	if err != nil {
+		return s.staffEngineError(c, err)
+	}
+	title := staffOpsText.PreviewTitle
+	if capture {
+		title = staffOpsText.ResultTitle
+	}
+	m := views.StaffStatementModel{StaffChrome: s.staffChrome(c, title), Preview: !capture,
+		CaptureURL: tenantPath(c, StaffPrefix+staffStatementPath), BackURL: tenantPath(c, StaffPrefix+"/payments")}
+	if !capture {
+		m.Statement = staffUploadCopy(data)
+	}
+	if rep.AlreadyImported > 0 {
+		m.Notes = append(m.Notes, strconv.Itoa(rep.AlreadyImported)+" "+staffOpsText.AlreadyImported)
+	}
+	if rep.OtherAccounts > 0 {
+		m.Notes = append(m.Notes, strconv.Itoa(rep.OtherAccounts)+" "+staffOpsText.OtherAccounts)
+	}
+	for _, l := range rep.Lines {
+		row, matched := staffCreditRow(l, capture)
+		if matched {
+			m.Matched = append(m.Matched, row)
+		} else {
+			m.Unmatched = append(m.Unmatched, row)
+		}
+	}
+	return staffRender(c, http.StatusOK, views.StaffStatementPage(m))
+}
+
+// staffCreditOutcomes name the match outcomes; those with a payment are
+// the proposed matches.
+var staffCreditOutcomes = map[banking.Outcome]struct {
+	text     func() string
+	matched  bool
+	complete bool // an exact capture completes the registration
+}{
+	banking.OutcomeExact:     {func() string { return staffOpsText.OutcomeExact }, true, true},
+	banking.OutcomeByAmount:  {func() string { return staffOpsText.OutcomeByAmount }, true, true},
+	banking.OutcomePartial:   {func() string { return staffOpsText.OutcomePartial }, true, false},
+	banking.OutcomeExcess:    {func() string { return staffOpsText.OutcomeExcess }, true, false},
+	banking.OutcomeCurrency:  {func() string { return staffOpsText.OutcomeCurrency }, true, false},
+	banking.OutcomeDuplicate: {func() string { return staffOpsText.OutcomeDuplicate }, false, false},
+	banking.OutcomeUnknown:   {func() string { return staffOpsText.OutcomeUnknown }, false, false},
+}
+
+// staffCreditRow prints one credit of an import, and whether it was
+// matched to a payment.
+func staffCreditRow(l engine.StatementLine, captured bool) (views.StaffCreditRow, bool) {
+	cr := l.Credit
+	date := cr.BookingDate
+	if date.IsZero() {
+		date = cr.ValueDate
+	}
+	row := views.StaffCreditRow{Amount: engine.FormatMoney(cr.AmountMinor, cr.Currency), From: cr.DebtorName, Kind: "ok"}
+	if !date.IsZero() {
+		row.Date = date.Format(time.DateOnly)
+	}
+	row.Reference = cr.Unstructured
+	if len(cr.References) > 0 {
+		row.Reference = cr.References[0]
+	}
+	if l.RF != "" {
+		row.Reference = l.RF.String()
+	}
+	o, ok := staffCreditOutcomes[l.Outcome]
+	if !ok || !o.matched {
+		row.Outcome, row.Result, row.Kind = string(l.Outcome), l.Reason, "problem"
+		if ok {
+			row.Outcome = o.text()
+		}
+		return row, false
+	}
+	row.Outcome = o.text()
+	switch {
+	case !captured && o.complete:
+		row.Result = staffOpsText.LineWillComplete
+	case !captured:
+		row.Result, row.Kind = staffOpsText.LineWillRecord, "problem"
+	case l.Err != nil:
+		row.Result, row.Kind = staffOpsText.LineFailed, "error"
+		if e, ok := engine.AsError(l.Err); ok {
+			row.Result += ": " + e.Message
+		}
+	case l.Completed:
+		row.Result = staffOpsText.LineCompleted
+	case l.Captured:
+		row.Result, row.Kind = staffOpsText.LineCaptured, "problem"
+	default:
+		row.Result = l.Reason
+	}
+	return row, true
+}

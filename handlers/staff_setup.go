@@ -1,0 +1,385 @@
+package handlers
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"portal/engine"
+	"portal/views"
+)
+
+// The administrators' setup page (GET /staff/setup) and its changes. Each
+// change calls the engine function the admin API calls, with the same
+// validation; field errors are shown by their field on the page again.
+
+// staffSetupPath is the setup page.
+const staffSetupPath = "/setup"
+
+// calcSlots is how many persons the price calculator offers.
+const calcSlots = 4
+
+// Flash keys of the setup page.
+const (
+	flashOrgSaved      = "org-saved"
+	flashPeriodOpened  = "period-opened"
+	flashPeriodClosed  = "period-closed"
+	flashStaffAdded    = "staff-added"
+	flashStaffRole     = "staff-role"
+	flashStaffDisabled = "staff-disabled"
+)
+
+func init() {
+	for k, v := range map[string]string{flashOrgSaved: staffOpsText.OrgSaved, flashPeriodOpened: staffOpsText.PeriodOpened,
+		flashPeriodClosed: staffOpsText.PeriodClosed, flashStaffAdded: staffOpsText.StaffAdded, flashStaffRole: staffOpsText.StaffRoleChanged,
+		flashStaffDisabled: staffOpsText.StaffDisabledDone} {
+		staffFlashes[k] = v
+	}
+}
+
+// staffSetupPage answers GET /staff/setup, with the price calculator's
+// result when its form was sent (calc_period=...).
+func (s *Server) staffSetupPage(c echo.Context) error {
+	return s.renderSetup(c, http.StatusOK, nil)
+}
+
+// renderSetup renders the setup page; adjust, when set, puts a failed
+// change's values and errors on the model.
+func (s *Server) renderSetup(c echo.Context, status int, adjust func(*views.StaffSetupModel)) error {
+	ctx := c.Request().Context()
+	u := staffUserOf(c)
+	org, err := s.engine.Organisation(ctx, u.OrganisationID)
+	if err != nil {
+		return s.staffEngineError(c, err)
+	}
+	periods, err := s.engine.Periods(ctx, u.OrganisationID)
+	if err != nil {
+		return s.staffEngineError(c, err)
+	}
+	types, err := s.engine.MembershipTypes(ctx, u.OrganisationID)
+	if err != nil {
+		return s.staffEngineError(c, err)
+	}
+	staff, err := s.engine.ListStaff(ctx, u.OrganisationID)
+	if err != nil {
+		return s.staffEngineError(c, err)
+	}
+	base := tenantPath(c, StaffPrefix+staffSetupPath)
+	m := views.StaffSetupModel{StaffChrome: s.staffChrome(c, staffOpsText.SetupTitle),
+		Org: views.StaffOrgForm{Action: base + "/organisation", Name: org.Name, ContactEmail: org.ContactEmail, LogoURL: org.LogoURL,
+			AccentColour: org.AccentColour, Language: org.DefaultLanguage, HashSecretSet: org.HashSecretSealed != ""},
+		AddForm: views.StaffAddForm{Action: base + "/staff", Role: string(engine.RoleViewer)}}
+	typeNames := map[int64]string{}
+	for _, t := range types {
+		typeNames[t.ID] = t.Name
+		m.Types = append(m.Types, views.StaffTypeRow{ID: strconv.FormatInt(t.ID, 10), Code: t.Code, Name: t.Name, Ages: ageRange(t.MinAge, t.MaxAge)})
+	}
+	for _, p := range periods {
+		id := strconv.FormatInt(p.ID, 10)
+		m.Periods = append(m.Periods, views.StaffPeriodRow{ID: id, Name: p.Name, Dates: p.StartDate.Format(time.DateOnly) + " – " + p.EndDate.Format(time.DateOnly),
+			Status: p.Status, Currency: p.Currency, Definition: p.DefinitionKey, Open: p.Status == engine.PeriodOpen,
+			StatusURL: base + "/periods/" + id + "/status"})
+		rules, err := s.engine.PriceRules(ctx, u.OrganisationID, p.ID)
+		if err != nil {
+			return s.staffEngineError(c, err)
+		}
+		rt := views.StaffRuleTable{Period: p.Name}
+		for _, r := range rules {
+			rt.Rules = append(rt.Rules, ruleRow(r, p.Currency, typeNames))
+		}
+		m.Rules = append(m.Rules, rt)
+	}
+	for _, sm := range staff {
+		id := strconv.FormatInt(sm.ID, 10)
+		row := views.StaffMemberRow{ID: id, Email: sm.Email, Name: sm.Name, Role: string(sm.Role), RoleLabel: staffRoleLabel(sm.Role),
+			Active: sm.Active(), LastSignIn: staffOpsText.Never, RoleURL: base + "/staff/" + id + "/role", DisableURL: base + "/staff/" + id + "/disable"}
+		if sm.LastSignInAt != nil {
+			row.LastSignIn = staffTime(*sm.LastSignInAt)
+		}
+		m.Staff = append(m.Staff, row)
+	}
+	m.Calc = s.priceCalculator(c, base, periods, types)
+	if adjust != nil {
+		adjust(&m)
+	}
+	return staffRender(c, status, views.StaffSetupPage(m))
+}
+
+// ageRange prints a membership type's ages.
+func ageRange(minAge, maxAge *int) string {
+	switch {
+	case minAge != nil && maxAge != nil:
+		return fmt.Sprintf("%d–%d", *minAge, *maxAge)
+	case minAge != nil:
+		return fmt.Sprintf("%d+", *minAge)
+	case maxAge != nil:
+		return fmt.Sprintf("0–%d", *maxAge)
+	}
+	return staffOpsText.TypeAnyAge
+}
+
+// ruleRow prints a price rule.
+func ruleRow(r engine.PriceRule, currency string, typeNames map[int64]string) views.StaffRuleRow {
+	row := views.StaffRuleRow{Code: r.Code, Kind: r.Kind, Label: r.Label, Valid: staffOpsText.RuleAlways}
+	var applies []string
+	if r.MembershipTypeID != nil {
+		applies = append(applies, typeNames[*r.MembershipTypeID])
+	}
+	if r.MemberType != nil {
+		applies = append(applies, memberTypeLabel(*r.MemberType))
+	}
+	if r.MinPersons != nil {
+		applies = append(applies, fmt.Sprintf("%s %d", staffOpsText.RuleFromPersons, *r.MinPersons))
+	}
+	row.AppliesTo = strings.Join(applies, ", ")
+	if row.AppliesTo == "" {
+		row.AppliesTo = staffOpsText.RuleEveryone
+	}
+	switch {
+	case r.AmountMinor != nil:
+		row.Amount = engine.FormatMoney(*r.AmountMinor, currency)
+	case r.PercentBP != nil:
+		row.Amount = fmt.Sprintf("%.2f %%", float64(*r.PercentBP)/100)
+	}
+	if r.ValidFrom != nil || r.ValidUntil != nil {
+		from, until := "…", "…"
+		if r.ValidFrom != nil {
+			from = r.ValidFrom.Format(time.DateOnly)
+		}
+		if r.ValidUntil != nil {
+			until = r.ValidUntil.Format(time.DateOnly)
+		}
+		row.Valid = from + " – " + until
+	}
+	return row
+}
+
+// memberTypeLabel names new, renewal and transfer.
+func memberTypeLabel(t string) string {
+	switch t {
+	case engine.MemberNew:
+		return staffOpsText.MemberNew
+	case engine.MemberRenewal:
+		return staffOpsText.MemberRenewal
+	case engine.MemberTransfer:
+		return staffOpsText.MemberTransfer
+	}
+	return t
+}
+
+// priceCalculator is the calculator's form and, when it was sent, the
+// price the engine computes for it.
+func (s *Server) priceCalculator(c echo.Context, base string, periods []engine.MembershipPeriod, types []engine.MembershipType) views.StaffCalcForm {
+	q := c.QueryParams()
+	f := views.StaffCalcForm{Action: base, Period: q.Get("calc_period"), On: q.Get("calc_on"), Persons: make([]views.StaffCalcPerson, calcSlots)}
+	for _, p := range periods {
+		f.Periods = append(f.Periods, views.StaffOption{Value: strconv.FormatInt(p.ID, 10), Label: p.Name})
+	}
+	f.Types = []views.StaffOption{{Value: "", Label: staffOpsText.CalcNoPerson}}
+	for _, t := range types {
+		f.Types = append(f.Types, views.StaffOption{Value: strconv.FormatInt(t.ID, 10), Label: t.Name})
+	}
+	typeVals, memberVals := q["calc_type"], q["calc_member"]
+	for i := range f.Persons {
+		f.Persons[i].Member = engine.MemberNew
+		if i < len(typeVals) {
+			f.Persons[i].Type = typeVals[i]
+		}
+		if i < len(memberVals) {
+			f.Persons[i].Member = memberVals[i]
+		}
+	}
+	if f.On == "" {
+		f.On = time.Now().Format(time.DateOnly)
+	}
+	if f.Period == "" {
+		return f
+	}
+	f.Done = true
+	periodID, err := strconv.ParseInt(f.Period, 10, 64)
+	on, dateErr := time.Parse(time.DateOnly, f.On)
+	if err != nil || dateErr != nil {
+		f.Error = staffText.Invalid
+		return f
+	}
+	var people []engine.PriceCheckPerson
+	for _, p := range f.Persons {
+		if p.Type == "" {
+			continue
+		}
+		id, _ := strconv.ParseInt(p.Type, 10, 64)
+		people = append(people, engine.PriceCheckPerson{MembershipTypeID: id, MemberType: p.Member})
+	}
+	quote, err := s.engine.PriceCheck(c.Request().Context(), staffUserOf(c).OrganisationID, periodID, people, on)
+	if err != nil {
+		e, ok := engine.AsError(err)
+		if !ok {
+			s.logFor(c).Error("price calculator", "err", err)
+			f.Error = staffText.Internal
+			return f
+		}
+		f.Error = e.Message + fieldSummary(e)
+		return f
+	}
+	for _, l := range quote.Lines {
+		f.Lines = append(f.Lines, views.StaffCalcLine{Description: l.Description, Amount: engine.FormatMoney(l.AmountMinor, quote.Currency)})
+	}
+	f.Total = engine.FormatMoney(quote.TotalMinor, quote.Currency)
+	return f
+}
+
+// staffSetupDone goes back to the setup page with a result message.
+func staffSetupDone(c echo.Context, flash, anchor string) error {
+	return c.Redirect(http.StatusSeeOther, tenantPath(c, StaffPrefix+staffSetupPath+"?done="+flash+"#"+anchor))
+}
+
+// fieldErrors are an engine validation error's field messages by field.
+func fieldErrors(err error) (map[string]string, bool) {
+	e, ok := engine.AsError(err)
+	if !ok || (e.Code != engine.CodeValidation && e.Code != engine.CodeInvalid) || len(e.Fields) == 0 {
+		return nil, false
+	}
+	out := map[string]string{}
+	for _, f := range e.Fields {
+		out[f.Field] = f.Message
+	}
+	return out, true
+}
+
+// staffSetupProblem shows a change's error on the setup page: field
+// errors by their field (put by show; nil: at the top too), others at
+// the top.
+func (s *Server) staffSetupProblem(c echo.Context, err error, show func(*views.StaffSetupModel, map[string]string)) error {
+	if errs, ok := fieldErrors(err); ok && show != nil {
+		return s.renderSetup(c, http.StatusUnprocessableEntity, func(m *views.StaffSetupModel) { show(m, errs) })
+	}
+	e, ok := engine.AsError(err)
+	if !ok || e.Code == engine.CodeUnavailable {
+		return s.staffEngineError(c, err)
+	}
+	status := http.StatusUnprocessableEntity
+	switch e.Code {
+	case engine.CodeConflict:
+		status = http.StatusConflict
+	case engine.CodeNotFound:
+		status = http.StatusNotFound
+	}
+	return s.renderSetup(c, status, func(m *views.StaffSetupModel) { m.Problem = e.Message + fieldSummary(e) })
+}
+
+// staffSaveOrganisation answers POST /staff/setup/organisation.
+func (s *Server) staffSaveOrganisation(c echo.Context) error {
+	u := staffUserOf(c)
+	form := views.StaffOrgForm{Name: c.FormValue("name"), ContactEmail: c.FormValue("contactEmail"), LogoURL: c.FormValue("logoUrl"),
+		AccentColour: c.FormValue("accentColour"), Language: c.FormValue("defaultLanguage")}
+	show := func(m *views.StaffSetupModel, errs map[string]string) {
+		form.Action, form.HashSecretSet, form.Errors = m.Org.Action, m.Org.HashSecretSet, errs
+		m.Org = form
+	}
+	change := engine.OrganisationChange{Name: &form.Name, ContactEmail: &form.ContactEmail, LogoURL: &form.LogoURL,
+		AccentColour: &form.AccentColour, DefaultLanguage: &form.Language}
+	if secret := c.FormValue("hashSecret"); secret != "" {
+		switch {
+		case len(secret) < minHashSecret || len(secret) > 200:
+			return s.renderSetup(c, http.StatusUnprocessableEntity, func(m *views.StaffSetupModel) {
+				show(m, map[string]string{"hashSecret": staffOpsText.OrgSecretShort})
+			})
+		case s.tenants.sealer == nil:
+			return s.renderSetup(c, http.StatusUnprocessableEntity, func(m *views.StaffSetupModel) {
+				show(m, map[string]string{"hashSecret": staffOpsText.OrgSecretNoKey})
+			})
+		}
+		sealed := s.tenants.sealer.Seal([]byte(secret), HashSecretAAD(u.OrganisationID))
+		change.HashSecretSealed = &sealed
+	}
+	if _, err := s.engine.StaffUpdateOrganisation(c.Request().Context(), u.actor(), u.OrganisationID, change); err != nil {
+		return s.staffSetupProblem(c, err, show)
+	}
+	return staffSetupDone(c, flashOrgSaved, "organisation")
+}
+
+// staffSetPeriodStatus answers POST /staff/setup/periods/{id}/status with
+// status=open or closed; closing asks first.
+func (s *Server) staffSetPeriodStatus(c echo.Context) error {
+	u := staffUserOf(c)
+	status := c.FormValue("status")
+	if status != engine.PeriodOpen && status != engine.PeriodClosed {
+		return s.staffErrorPage(c, http.StatusUnprocessableEntity, staffText.Invalid)
+	}
+	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
+	if err != nil {
+		return s.staffErrorPage(c, http.StatusNotFound, staffText.NotFound)
+	}
+	if status == engine.PeriodClosed {
+		if ok, err := s.staffConfirmed(c, staffOpsText.PeriodCloseQuestion, staffOpsText.PeriodCloseDetail,
+			tenantPath(c, StaffPrefix+staffSetupPath+"#periods")); !ok {
+			return err
+		}
+	}
+	if _, err := s.engine.StaffUpdatePeriod(c.Request().Context(), u.actor(), u.OrganisationID, id, engine.PeriodInput{Status: &status}); err != nil {
+		return s.staffSetupProblem(c, err, nil)
+	}
+	flash := flashPeriodOpened
+	if status == engine.PeriodClosed {
+		flash = flashPeriodClosed
+	}
+	return staffSetupDone(c, flash, "periods")
+}
+
+// staffAddStaff answers POST /staff/setup/staff: a staff member added (or
+// a disabled one given access back).
+func (s *Server) staffAddStaff(c echo.Context) error {
+	u := staffUserOf(c)
+	form := views.StaffAddForm{Email: c.FormValue("email"), Name: c.FormValue("name"), Role: c.FormValue("role")}
+	_, err := s.engine.AddStaff(c.Request().Context(), u.actor(), u.OrganisationID,
+		engine.StaffInput{Email: form.Email, Name: form.Name, Role: engine.StaffRole(form.Role)})
+	if err != nil {
+		return s.staffSetupProblem(c, err, func(m *views.StaffSetupModel, errs map[string]string) {
+			form.Action, form.Errors = m.AddForm.Action, errs
+			m.AddForm = form
+		})
+	}
+	return staffSetupDone(c, flashStaffAdded, "staff")
+}
+
+// staffIDParam reads the staff record id of the path.
+func staffIDParam(c echo.Context) (int64, bool) {
+	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
+	return id, err == nil && id > 0
+}
+
+// staffChangeRole answers POST /staff/setup/staff/{id}/role.
+func (s *Server) staffChangeRole(c echo.Context) error {
+	u := staffUserOf(c)
+	id, ok := staffIDParam(c)
+	if !ok {
+		return s.staffErrorPage(c, http.StatusNotFound, staffText.NotFound)
+	}
+	err := s.engine.ChangeStaffRole(c.Request().Context(), u.actor(), u.OrganisationID, id, engine.StaffRole(c.FormValue("role")))
+	if err != nil {
+		return s.staffSetupProblem(c, err, nil)
+	}
+	return staffSetupDone(c, flashStaffRole, "staff")
+}
+
+// staffDisableStaff answers POST /staff/setup/staff/{id}/disable, after
+// asking.
+func (s *Server) staffDisableStaff(c echo.Context) error {
+	u := staffUserOf(c)
+	id, ok := staffIDParam(c)
+	if !ok {
+		return s.staffErrorPage(c, http.StatusNotFound, staffText.NotFound)
+	}
+	if ok, err := s.staffConfirmed(c, staffOpsText.StaffDisableQuestion, staffOpsText.StaffDisableDetail,
+		tenantPath(c, StaffPrefix+staffSetupPath+"#staff")); !ok {
+		return err
+	}
+	if err := s.engine.DisableStaff(c.Request().Context(), u.actor(), u.OrganisationID, id); err != nil {
+		return s.staffSetupProblem(c, err, nil)
+	}
+	return staffSetupDone(c, flashStaffDisabled, "staff")
+}

@@ -1,0 +1,87 @@
+package handlers
+
+import (
+	"encoding/base64"
+	"errors"
+	"io"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+)
+
+// Staff uploads (a bank statement, a person import) are two posts: the
+// chosen file, answered with a preview, and the preview's own form, which
+// carries the same file back as a base64 copy to apply it. Nothing is
+// kept on the server between the two; the copy is no more trusted than a
+// fresh upload (the same staff member could upload any file), and what is
+// applied is computed again from it.
+
+// maxStaffUploadBytes bounds an uploaded file.
+const maxStaffUploadBytes = 4 << 20
+
+// maxStaffUploadBody bounds the request carrying it: the base64 copy of
+// the largest file, and the form around it.
+const maxStaffUploadBody = maxStaffUploadBytes*4/3 + 64<<10
+
+// staffUploadPaths are the staff routes that take files; the server's
+// 64 KB body limit leaves them to staffUpload's.
+var staffUploadPaths = map[string]bool{StaffPrefix + staffStatementPath: true, StaffPrefix + staffImportPath: true,
+	StaffPrefix + staffDefinitionsPath: true}
+
+// isStaffUpload reports whether r posts a file to a staff page.
+func isStaffUpload(r *http.Request) bool {
+	return r.Method == http.MethodPost && staffUploadPaths[r.URL.Path]
+}
+
+// errUploadMissing and errUploadTooLarge are the problems of an upload
+// the page shows by its field.
+var (
+	errUploadMissing  = errors.New("no file")
+	errUploadTooLarge = errors.New("file too large")
+)
+
+// staffUpload reads the file of a staff upload: the base64 copy in the
+// field copyField (fromCopy: the preview's form, to apply; "" for an
+// upload without preview), or else the file chosen in the field "file".
+func staffUpload(c echo.Context, copyField string) (data []byte, fromCopy bool, err error) {
+	req := c.Request()
+	req.Body = http.MaxBytesReader(c.Response(), req.Body, maxStaffUploadBody)
+	if err := req.ParseMultipartForm(1 << 20); err != nil && !errors.Is(err, http.ErrNotMultipart) {
+		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+			return nil, false, errUploadTooLarge
+		}
+		return nil, false, errUploadMissing
+	}
+	if v := req.FormValue(copyField); copyField != "" && v != "" {
+		data, err := base64.StdEncoding.DecodeString(v)
+		if err != nil || len(data) > maxStaffUploadBytes {
+			return nil, false, errUploadMissing
+		}
+		return data, true, nil
+	}
+	fh, err := c.FormFile("file")
+	if err != nil {
+		return nil, false, errUploadMissing
+	}
+	if fh.Size > maxStaffUploadBytes {
+		return nil, false, errUploadTooLarge
+	}
+	f, err := fh.Open()
+	if err != nil {
+		return nil, false, err
+	}
+	defer f.Close()
+	data, err = io.ReadAll(io.LimitReader(f, maxStaffUploadBytes+1))
+	switch {
+	case err != nil:
+		return nil, false, err
+	case len(data) > maxStaffUploadBytes:
+		return nil, false, errUploadTooLarge
+	case len(data) == 0:
+		return nil, false, errUploadMissing
+	}
+	return data, false, nil
+}
+
+// staffUploadCopy is the base64 copy a preview's form carries.
+func staffUploadCopy(data []byte) string { return base64.StdEncoding.EncodeToString(data) }

@@ -1,0 +1,84 @@
+package views
+
+// StaffJobsModel is the failed jobs page.
+type StaffJobsModel struct {
+	StaffChrome
+	Jobs []StaffJobRow
+}
+
+// StaffJobRow is one failed or dead job, ready to print.
+type StaffJobRow struct {
+	ID, Kind, State, Attempts, Recipient, Error, Due string
+	PortalWide                                       bool
+	// RetryURL is where its retry posts; "" when the role may not retry.
+	RetryURL string
+}
+
+// StaffPaymentsModel is the payments page: attempts needing attention and
+// the statement upload.
+type StaffPaymentsModel struct {
+	StaffChrome
+	Attention []StaffAttentionRow
+	// UploadURL is where a statement is posted; "" when the role may not
+	// import, or bank transfer is not set up (NoBank).
+	UploadURL string
+	NoBank    bool
+	// Error is a problem with the uploaded file, shown by its field.
+	Error string
+}
+
+// StaffAttentionRow is one payment attempt needing attention.
+type StaffAttentionRow struct {
+	Reason, Detail, Reference, Amount, UserKey, Created, DetailURL string
+}
+
+// StaffStatementModel is a statement's proposed matches (Preview) or the
+// import's result.
+type StaffStatementModel struct {
+	StaffChrome
+	Preview   bool
+	Matched   []StaffCreditRow
+	Unmatched []StaffCreditRow
+	// Notes are counts of credits left out (imported before, other accounts).
+	Notes []string
+	// CaptureURL and Statement post the same file again to capture it.
+	CaptureURL, Statement string
+	BackURL               string
+}
+
+// StaffCreditRow is one credit of a statement.
+type StaffCreditRow struct {
+	Date, Amount, From, Reference, Outcome, Result string
+	// Kind is "ok", "problem" or "error" for the row's data-kind.
+	Kind string
+}
+
+// StaffInvitationsModel is the invitations page: the CSV import and the
+// persons list.
+type StaffInvitationsModel struct {
+	StaffChrome
+	ImportURL string
+	Error     string
+	Persons   []StaffDirectoryRow
+	MoreURL   string
+}
+
+// StaffDirectoryRow is one person of the organisation with their user keys.
+type StaffDirectoryRow struct {
+	Name, ExternalID, Born, Email, UserKeys string
+}
+
+// StaffImportModel is an import's preview (Preview, with the form that
+// applies it), its result, or its errors.
+type StaffImportModel struct {
+	StaffChrome
+	Preview                             bool
+	Created, Updated, Unchanged, Errors int
+	Rows                                []StaffImportRow
+	ApplyURL, File, FileName, BackURL   string
+}
+
+// StaffImportRow is one row of an import report.
+type StaffImportRow struct {
+	Line, ExternalID, Outcome, Problems string
+}

@@ -1,0 +1,130 @@
+package views
+
+import "strconv"
+
+// StaffSetupModel is the administrators' setup page.
+type StaffSetupModel struct {
+	StaffChrome
+	// Problem is an error of an action not tied to one field (the last
+	// administrator, a conflict), shown at the top.
+	Problem string
+	Org     StaffOrgForm
+	Periods []StaffPeriodRow
+	Types   []StaffTypeRow
+	Rules   []StaffRuleTable
+	Calc    StaffCalcForm
+	Staff   []StaffMemberRow
+	AddForm StaffAddForm
+}
+
+// StaffOrgForm is the organisation settings form: values and errors by
+// field name.
+type StaffOrgForm struct {
+	Action                                              string
+	Name, ContactEmail, LogoURL, AccentColour, Language string
+	// HashSecretSet says whether the organisation has its own hash secret;
+	// the secret itself is never shown.
+	HashSecretSet bool
+	Errors        map[string]string
+}
+
+// StaffPeriodRow is one period with the action that opens or closes it.
+type StaffPeriodRow struct {
+	ID, Name, Dates, Status, Currency, Definition string
+	Open                                          bool
+	StatusURL                                     string
+}
+
+// StaffTypeRow is one membership type.
+type StaffTypeRow struct{ ID, Code, Name, Ages string }
+
+// StaffRuleTable is the price rules of one period.
+type StaffRuleTable struct {
+	Period string
+	Rules  []StaffRuleRow
+}
+
+// StaffRuleRow is one price rule, ready to print.
+type StaffRuleRow struct{ Code, Kind, Label, AppliesTo, Amount, Valid string }
+
+// StaffCalcForm is the price calculator: the chosen period, day and
+// persons, and the result.
+type StaffCalcForm struct {
+	Action  string
+	Periods []StaffOption
+	Types   []StaffOption
+	Period  string
+	On      string
+	Persons []StaffCalcPerson
+	// Done: a calculation was asked for; then Lines and Total, or Error.
+	Done  bool
+	Lines []StaffCalcLine
+	Total string
+	Error string
+}
+
+// StaffCalcPerson is one person slot of the calculator.
+type StaffCalcPerson struct{ Type, Member string }
+
+// StaffCalcLine is one priced line of the result.
+type StaffCalcLine struct{ Description, Amount string }
+
+// StaffMemberRow is one staff record with its actions.
+type StaffMemberRow struct {
+	ID, Email, Name, Role, RoleLabel, LastSignIn string
+	Active                                       bool
+	RoleURL, DisableURL                          string
+}
+
+// StaffAddForm adds a staff member.
+type StaffAddForm struct {
+	Action, Email, Name, Role string
+	Errors                    map[string]string
+}
+
+// StaffRoleOptions are the roles to choose from, least first.
+func StaffRoleOptions() []StaffOption {
+	return []StaffOption{{Value: "viewer", Label: StaffText.RoleViewer}, {Value: "registrar", Label: StaffText.RoleRegistrar},
+		{Value: "treasurer", Label: StaffText.RoleTreasurer}, {Value: "admin", Label: StaffText.RoleAdmin}}
+}
+
+// calcMembers are the member types of the calculator.
+func calcMembers() []StaffOption {
+	return []StaffOption{{Value: "NEW", Label: opsText.MemberNew}, {Value: "RENEWAL", Label: opsText.MemberRenewal}, {Value: "TRANSFER", Label: opsText.MemberTransfer}}
+}
+
+// calcID and calcLabel name the calculator's person slot i.
+func calcID(what string, i int) string { return "calc-" + what + "-" + strconv.Itoa(i+1) }
+
+func calcLabel(label string, i int) string { return label + " " + strconv.Itoa(i+1) }
+
+// StaffDefinitionsModel is the process definitions page: the versions,
+// one version's steps, the upload of a new version.
+type StaffDefinitionsModel struct {
+	StaffChrome
+	Versions  []StaffDefinitionRow
+	Shown     *StaffDefinitionView
+	UploadURL string
+	Error     string
+}
+
+// StaffDefinitionRow is one version of a definition key.
+type StaffDefinitionRow struct {
+	ID, Key, Name, Version, Created, ViewURL, ActivateURL string
+	// InUse: the version new registrations of its key start with.
+	InUse bool
+}
+
+// StaffDefinitionView is one version's steps as members see them.
+type StaffDefinitionView struct {
+	Title string
+	Steps []StaffStepView
+}
+
+// StaffStepView is one step: its question, kind, choices and rules.
+type StaffStepView struct {
+	Number, Question, Kind, Rules string
+	Required                      bool
+	Choices                       []string
+	Conditions                    []string
+}
