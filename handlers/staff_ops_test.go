@@ -27,8 +27,9 @@ import (
 var staffCreditor = banking.Creditor{Name: "TV Demo 1848 e.V.", IBAN: "DE89370400440532013000", BIC: "COBADEFFXXX"}
 
 // newStaffBankEnv is a staffEnv whose payments are bank transfers to
-// staffCreditor.
-func newStaffBankEnv(t *testing.T, db *bun.DB) *staffEnv {
+// staffCreditor: the environment's account, and with ownAccount also the
+// organisation's own (which its staff may import statements of).
+func newStaffBankEnv(t *testing.T, db *bun.DB, ownAccount bool) *staffEnv {
 	t.Helper()
 	var base string // known once the server runs, before any registration
 	bt, err := banktransfer.New(staffCreditor, func(ref string, amount int64) string { return handlers.PaymentLinks(base).PayLink("", ref, amount) })
@@ -37,7 +38,28 @@ func newStaffBankEnv(t *testing.T, db *bun.DB) *staffEnv {
 	}
 	env := newStaffEnv(t, db, envOptions{provider: bt})
 	base = env.srv.URL
+	if ownAccount {
+		prov, name, iban, bic := engine.BankTransferProvider, staffCreditor.Name, string(staffCreditor.IBAN), staffCreditor.BIC
+		if _, err := env.svc.SetPaymentSettings(context.Background(), 1, engine.PaymentSettingsChange{Provider: &prov,
+			BankCreditorName: &name, BankIBAN: &iban, BankBIC: &bic}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	return env
+}
+
+// The portal's shared account (the environment's bank details) takes the
+// transfers of every club without its own: no club's staff import it.
+func TestStaffStatementImportNeedsOwnAccount(t *testing.T) {
+	env := newStaffBankEnv(t, dbtest.SQLite(t), false)
+	env.addStaff("treasurer@example.org", engine.RoleTreasurer)
+	tr := env.mustStaffSignIn("treasurer@example.org", "/staff")
+	if p := env.get(tr, "/staff/payments"); p.testid("statement-no-bank").Length() != 1 || p.testid("statement-form").Length() != 0 {
+		t.Fatalf("shared account offered for import: %d", p.status)
+	}
+	if p := env.postFile(tr, "/staff/payments/statement", nil, "statement.xml", []byte("<Document/>")); p.status != http.StatusConflict {
+		t.Fatalf("import of the shared account: %d", p.status)
+	}
 }
 
 // postFile posts a multipart form with fields and, when name is not "",
@@ -125,7 +147,7 @@ func (env *staffEnv) auditActions(action string) int {
 // more. Bad files are refused by their field and change nothing.
 func TestStaffPaymentsStatementImport(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		env := newStaffBankEnv(t, db)
+		env := newStaffBankEnv(t, db, true)
 		ctx := context.Background()
 		order, rf := env.unpaidDemoOrder()
 		env.addStaff("treasurer@example.org", engine.RoleTreasurer)
