@@ -326,6 +326,9 @@ func TestStaffJobs(t *testing.T) {
 		mine := deadJob("welcome:mine", "anna@example.org", `{"organisationId":1,"personId":1}`, "550 mailbox unavailable")
 		theirs := deadJob("welcome:theirs", "bert@other.example", fmt.Sprintf(`{"organisationId":%d,"personId":9}`, other.ID), "550 no such user bert")
 		deadJob("", "", "", "archive failed: disk full")
+		// A member's message whose organisation cannot be told is no club's
+		// and not the portal's either: no one sees it.
+		deadJob("welcome:nobody", "carla@example.net", `{"personId":5}`, "550 carla unknown")
 
 		// With two clubs and no hostnames, each is addressed as /o/{slug}.
 		env.addStaff("viewer@example.org", engine.RoleViewer)
@@ -343,7 +346,8 @@ func TestStaffJobs(t *testing.T) {
 		if strings.Contains(string(p.body), "bert") || strings.Contains(string(p.body), "disk full") {
 			t.Fatal("another organisation's or the portal's job shown to a club's viewer")
 		}
-		if a := env.get(admin, "/o/riverside/staff/jobs"); a.testid("job-row").Length() != 2 || !strings.Contains(a.testid("jobs-table").Text(), "disk full") {
+		if a := env.get(admin, "/o/riverside/staff/jobs"); a.testid("job-row").Length() != 2 || !strings.Contains(a.testid("jobs-table").Text(), "disk full") ||
+			strings.Contains(string(a.body), "carla") {
 			t.Fatalf("admin's jobs: %s", a.testid("staff-main").Text())
 		}
 
