@@ -203,7 +203,6 @@ func (s *Server) staffRegistrationsCSV(c echo.Context) error {
 	return w.Error()
 }
 
-
 // staffRegistrationID reads :id of a registration route.
 func staffRegistrationID(c echo.Context) (int64, bool) {
 	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
