@@ -26,7 +26,7 @@ const (
 )
 
 // SeedDemoTenants adds the second demo club (another sport, another
-// currency) and the two hostnames. The user key "demo" has persons in both
+// currency, bank transfer to its own account) and the two hostnames. The user key "demo" has persons in both
 // clubs, so the same key shows different households on the two hosts.
 // Idempotent: what exists is left alone. Run SeedDemo first.
 func SeedDemoTenants(ctx context.Context, db *bun.DB, now time.Time) error {
@@ -61,6 +61,10 @@ func seedSecondClub(ctx context.Context, tx bun.Tx, now time.Time) error {
 			StartDate: start, EndDate: end, Status: PeriodOpen, Currency: "CHF", DefinitionKey: "membership"},
 		&MembershipType{ID: 3, OrganisationID: int64(org), Code: "PLAYER", Name: "Player", MinAge: ptr(16)},
 		&MembershipType{ID: 4, OrganisationID: int64(org), Code: "YOUTH", Name: "Youth", MaxAge: ptr(15)},
+		// The tennis club takes bank transfers to its own Swiss account: its
+		// members see a QR-bill, the rowing club's the environment's provider.
+		&PaymentSettings{OrganisationID: int64(org), Provider: BankTransferProvider, BankCreditorName: "Lakeside Tennis Club",
+			BankIBAN: "CH9300762011623852957", BankCreditorAddress: "Seestrasse;1;8002;Zürich;CH", UpdatedAt: now},
 	}
 	for _, r := range rows {
 		if _, err := tx.NewInsert().Model(r).Exec(ctx); err != nil {

@@ -120,7 +120,11 @@ var (
 func (s *Service) CreateInvitations(ctx context.Context, orgID int64, req InvitationRequest) (rep *InvitationReport, err error) {
 	defer classifyUnavailable(&err)
 	if req.Expires == 0 {
-		req.Expires = DefaultInvitationExpiry
+		org, err := loadOrganisation(ctx, s.db, orgID)
+		if err != nil {
+			return nil, err
+		}
+		req.Expires = org.InvitationExpiry()
 	}
 	var fields []FieldError
 	chosen := 0
@@ -555,3 +559,15 @@ func LoadInvitationMail(ctx context.Context, db bun.IDB, p InvitationPayload, no
 func (s *Service) PublicAddress(ctx context.Context, orgID int64) string {
 	return s.orgBase(ctx, orgID)
 }
+
+// InvitationExpiry is how long the organisation's new invitations stay
+// valid: its own setting, else DefaultInvitationExpiry.
+func (o *Organisation) InvitationExpiry() time.Duration {
+	if o.InvitationExpiryDays > 0 {
+		return time.Duration(o.InvitationExpiryDays) * 24 * time.Hour
+	}
+	return DefaultInvitationExpiry
+}
+
+// maxInvitationDays is the longest invitation expiry in whole days.
+func maxInvitationDays() int { return int(MaxInvitationExpiry / (24 * time.Hour)) }

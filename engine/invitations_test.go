@@ -135,3 +135,31 @@ func TestInvitations(t *testing.T) {
 		}
 	})
 }
+
+// An organisation's own invitation expiry is the default of its new
+// invitations; out-of-range settings are refused by name.
+func TestInvitationExpiryPerOrganisation(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		f := newFixture(t, db)
+		now := time.Now().UTC()
+		svc := engine.NewService(db, f.gw, engine.WithClock(func() time.Time { return now }))
+		for _, bad := range []int{-1, 367} {
+			_, err := svc.UpdateOrganisation(f.ctx, 1, engine.OrganisationChange{InvitationExpiryDays: &bad})
+			wantCode(t, err, engine.CodeValidation)
+			if e, ok := err.(*engine.Error); !ok || len(e.Fields) != 1 || e.Fields[0].Field != "invitationExpiryDays" {
+				t.Fatalf("%d days: %v", bad, err)
+			}
+		}
+		days := 14
+		if _, err := svc.UpdateOrganisation(f.ctx, 1, engine.OrganisationChange{InvitationExpiryDays: &days}); err != nil {
+			t.Fatal(err)
+		}
+		rep, err := svc.CreateInvitations(f.ctx, 1, engine.InvitationRequest{PeriodID: engine.DemoPeriodID, UserKeys: []string{engine.DemoUserKey}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rep.Created) != 1 || !rep.Created[0].ExpiresAt.Equal(now.Add(14*24*time.Hour)) {
+			t.Fatalf("created %+v, want an expiry in 14 days", rep.Created)
+		}
+	})
+}

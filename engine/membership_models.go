@@ -27,8 +27,14 @@ type Organisation struct {
 	// HashSecretSealed is the organisation's own hash-link secret, sealed
 	// by the caller with the session key; "" means the environment's.
 	// The engine never sees it in clear.
-	HashSecretSealed string    `bun:"hash_secret_sealed,notnull"`
-	CreatedAt        time.Time `bun:"created_at,nullzero,notnull,default:current_timestamp"`
+	HashSecretSealed string `bun:"hash_secret_sealed,notnull"`
+	// HashLinksOff refuses the spec's never-expiring hash links once the
+	// organisation's external system sends the portal's invitation links.
+	HashLinksOff bool `bun:"hash_links_off,notnull"`
+	// InvitationExpiryDays is how long a new invitation stays valid;
+	// 0: DefaultInvitationExpiry.
+	InvitationExpiryDays int       `bun:"invitation_expiry_days,notnull"`
+	CreatedAt            time.Time `bun:"created_at,nullzero,notnull,default:current_timestamp"`
 	// Hostnames are the hosts that resolve to it (organisation_hosts).
 	Hostnames []string `bun:"-"`
 }

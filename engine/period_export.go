@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -175,7 +176,11 @@ type csvExport struct {
 func (e *csvExport) Header(columns []string) error { return e.w.Write(columns) }
 
 func (e *csvExport) Row(values []string) error {
-	if err := e.w.Write(values); err != nil {
+	safe := make([]string, len(values))
+	for i, v := range values {
+		safe[i] = CSVCell(v)
+	}
+	if err := e.w.Write(safe); err != nil {
 		return err
 	}
 	if e.n++; e.n%200 == 0 {
@@ -231,4 +236,18 @@ func (e *jsonExport) Close() error {
 	}
 	e.w.WriteString("\n]\n")
 	return e.w.Flush()
+}
+
+// CSVCell keeps a spreadsheet from reading a cell as a formula: a value
+// that begins with = + - @ or a tab or carriage return is prefixed with an
+// apostrophe, unless it is a plain number (a negative amount stays one).
+// Names and e-mail addresses come from members and external systems.
+func CSVCell(v string) string {
+	if v == "" || !strings.ContainsRune("=+-@\t\r", rune(v[0])) {
+		return v
+	}
+	if _, err := strconv.ParseFloat(v, 64); err == nil && v[0] == '-' {
+		return v
+	}
+	return "'" + v
 }

@@ -205,6 +205,10 @@ type StaffIdentity struct {
 // one or a disabled record.
 var ErrStaffDenied = Errorf(CodeUnauthorized, "You are not a staff member of this organisation.")
 
+// ErrStaffDisabled refuses a staff member whose record was disabled: no
+// role claim of the identity provider lets them back in.
+var ErrStaffDisabled = Errorf(CodeUnauthorized, "Your staff access to this organisation was withdrawn.")
+
 // StaffSignIn finds the active staff record of an organisation for an IdP
 // identity: by subject when one is bound, else by the verified e-mail
 // address, binding the subject to it. An address the IdP has not verified
@@ -233,7 +237,7 @@ func (s *Service) StaffSignIn(ctx context.Context, orgID int64, id StaffIdentity
 				return fmt.Errorf("load staff member: %w", err)
 			}
 			if !m.Active() {
-				return ErrStaffDenied
+				return ErrStaffDisabled
 			}
 			m.Subject = &id.Subject
 			if err := s.appendAudit(ctx, tx, Actor{StaffID: &m.ID, Name: m.Email}, AuditEntry{OrganisationID: orgID,
@@ -242,7 +246,7 @@ func (s *Service) StaffSignIn(ctx context.Context, orgID int64, id StaffIdentity
 			}
 		}
 		if !m.Active() {
-			return ErrStaffDenied
+			return ErrStaffDisabled
 		}
 		m.LastSignInAt = &now
 		if _, err := tx.NewUpdate().Model(m).Column("subject", "last_sign_in_at").WherePK().Exec(ctx); err != nil {

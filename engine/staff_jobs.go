@@ -20,8 +20,13 @@ import (
 // StaffJob is a failed or dead job and the organisation it belongs to.
 type StaffJob struct {
 	jobs.Job
-	// OrganisationID is 0 for a job of the portal as a whole.
+	// OrganisationID is 0 for a job of the portal as a whole (Portal) or
+	// one whose organisation could not be found.
 	OrganisationID int64
+	// Portal: a job about no organisation (a schedule), which carries no
+	// member's data. A job about a member whose organisation is not found
+	// is neither any club's nor the portal's: no staff page shows it.
+	Portal bool
 	// Recipient is who its message goes to, "" for no message.
 	Recipient string
 }
@@ -34,6 +39,7 @@ type messageOwner struct {
 	OrganisationID int64 `json:"organisationId"`
 	PeriodID       int64 `json:"periodId"`
 	OrderID        int64 `json:"orderId"`
+	InvitationID   int64 `json:"invitationId"`
 }
 
 // StaffJobs lists the failed and dead jobs of the organisation, and those
@@ -50,7 +56,7 @@ func (s *Service) StaffJobs(ctx context.Context, organisationID int64, portalWid
 		if err := s.attributeJob(ctx, &sj); err != nil {
 			return nil, err
 		}
-		if sj.OrganisationID == organisationID || (portalWide && sj.OrganisationID == 0) {
+		if (sj.OrganisationID != 0 && sj.OrganisationID == organisationID) || (portalWide && sj.Portal) {
 			out = append(out, sj)
 		}
 	}
@@ -93,10 +99,21 @@ func (s *Service) RetryStaffJob(ctx context.Context, actor Actor, organisationID
 }
 
 // attributeJob finds the organisation of a job delivering an outbox
-// message; other jobs stay the portal's.
+// message or refunding a payment; other jobs are the portal's.
 func (s *Service) attributeJob(ctx context.Context, j *StaffJob) error {
+	if j.Kind == KindRefundPayment {
+		var ref refundJob
+		if json.Unmarshal([]byte(j.Payload), &ref) == nil && ref.Reference != "" {
+			var p Payment
+			if err := s.db.NewSelect().Model(&p).Column("order_id").Where("reference = ?", ref.Reference).Scan(ctx); err == nil {
+				j.OrganisationID = s.orgOfOrder(ctx, p.OrderID)
+			}
+		}
+		return nil
+	}
 	var ref OutboxJob
 	if json.Unmarshal([]byte(j.Payload), &ref) != nil || ref.Message == "" {
+		j.Portal = true
 		return nil
 	}
 	msg, err := OutboxMessageByKey(ctx, s.db, ref.Message)
@@ -116,6 +133,11 @@ func (s *Service) attributeJob(ctx context.Context, j *StaffJob) error {
 		j.OrganisationID = owner.OrganisationID
 	case owner.OrderID != 0:
 		j.OrganisationID = s.orgOfOrder(ctx, owner.OrderID)
+	case owner.InvitationID != 0:
+		var inv Invitation
+		if err := s.db.NewSelect().Model(&inv).Column("organisation_id").Where("id = ?", owner.InvitationID).Scan(ctx); err == nil {
+			j.OrganisationID = inv.OrganisationID
+		}
 	case owner.PeriodID != 0:
 		var p MembershipPeriod
 		if err := s.db.NewSelect().Model(&p).Column("organisation_id").Where("id = ?", owner.PeriodID).Scan(ctx); err == nil {

@@ -113,6 +113,11 @@ type OrganisationChange struct {
 	// RegistrationSystemID is sent with the hash login to the admin backend.
 	RegistrationSystemID *string
 	HashSecretSealed     *string
+	// HashLinks accepts (true) or refuses (false) the spec's hash links.
+	HashLinks *bool
+	// InvitationExpiryDays is how long new invitations stay valid, 1 to
+	// 366 days; 0: the portal's default (30).
+	InvitationExpiryDays *int
 }
 
 var (
@@ -208,6 +213,9 @@ func (c *OrganisationChange) validate() error {
 			bad("enabledLanguages", problem)
 		}
 	}
+	if c.InvitationExpiryDays != nil && (*c.InvitationExpiryDays < 0 || *c.InvitationExpiryDays > maxInvitationDays()) {
+		bad("invitationExpiryDays", fmt.Sprintf("must be a number of days from 1 to %d, or 0 for the default (30)", maxInvitationDays()))
+	}
 	if c.RegistrationSystemID != nil && !printable(*c.RegistrationSystemID, 100) {
 		bad("registrationSystemId", "must be at most 100 printable characters")
 	}
@@ -282,7 +290,8 @@ func (s *Service) updateOrganisation(ctx context.Context, actor *Actor, id int64
 // settings: its secret only as set or not.
 func organisationAuditView(o *Organisation) map[string]any {
 	return map[string]any{"name": o.Name, "slug": o.Slug, "contactEmail": o.ContactEmail, "logoUrl": o.LogoURL,
-		"accentColour": o.AccentColour, "defaultLanguage": o.DefaultLanguage, "hashSecretSet": o.HashSecretSealed != ""}
+		"accentColour": o.AccentColour, "defaultLanguage": o.DefaultLanguage, "hashSecretSet": o.HashSecretSealed != "",
+		"hashLinks": !o.HashLinksOff, "invitationExpiryDays": o.InvitationExpiryDays}
 }
 
 func applyOrganisationChange(ctx context.Context, tx bun.Tx, id int64, c OrganisationChange) error {
@@ -290,6 +299,14 @@ func applyOrganisationChange(ctx context.Context, tx bun.Tx, id int64, c Organis
 	set := 0
 	if c.EnabledLanguages != nil {
 		q = q.Set("enabled_languages = ?", strings.Join(*c.EnabledLanguages, ","))
+		set++
+	}
+	if c.HashLinks != nil {
+		q = q.Set("hash_links_off = ?", !*c.HashLinks)
+		set++
+	}
+	if c.InvitationExpiryDays != nil {
+		q = q.Set("invitation_expiry_days = ?", *c.InvitationExpiryDays)
 		set++
 	}
 	for _, col := range []struct {

@@ -117,6 +117,11 @@ type OrganisationDTO struct {
 	EnabledLanguages     []string `json:"enabledLanguages"`
 	RegistrationSystemID string   `json:"registrationSystemId"`
 	HashSecretSet        bool     `json:"hashSecretSet"`
+	// HashLinks: the spec's hash links (?u=&h=) are accepted; false once
+	// the organisation sends only the portal's invitation links.
+	HashLinks bool `json:"hashLinks"`
+	// InvitationExpiryDays is how long new invitations stay valid (0: 30 days).
+	InvitationExpiryDays int `json:"invitationExpiryDays"`
 	// Messages are its message settings (api_admin_messages.go).
 	Messages *MessageSettingsDTO `json:"messages,omitempty"`
 }
@@ -124,7 +129,8 @@ type OrganisationDTO struct {
 func organisationDTO(o *engine.Organisation) OrganisationDTO {
 	return OrganisationDTO{ID: o.ID, Name: o.Name, Slug: o.Slug, Hostnames: o.Hostnames, ContactEmail: o.ContactEmail,
 		LogoURL: o.LogoURL, AccentColour: o.AccentColour, DefaultLanguage: o.DefaultLanguage, EnabledLanguages: o.EnabledLanguageList(),
-		RegistrationSystemID: o.RegistrationSystemID, HashSecretSet: o.HashSecretSealed != ""}
+		RegistrationSystemID: o.RegistrationSystemID, HashSecretSet: o.HashSecretSealed != "",
+		HashLinks: !o.HashLinksOff, InvitationExpiryDays: o.InvitationExpiryDays}
 }
 
 // getAdminOrganisation answers GET /api/admin/organisation.
@@ -156,6 +162,10 @@ type OrganisationPatch struct {
 	// HashSecret sets the organisation's own hash-link secret (at least 16
 	// characters; "" returns to the environment's). Write-only.
 	HashSecret *string `json:"hashSecret"`
+	// HashLinks accepts (true) or refuses (false) the spec's hash links.
+	HashLinks *bool `json:"hashLinks"`
+	// InvitationExpiryDays: 1 to 366, or 0 for the default (30 days).
+	InvitationExpiryDays *int `json:"invitationExpiryDays"`
 	// Messages changes its message settings (api_admin_messages.go).
 	Messages *MessageSettingsPatch `json:"messages"`
 }
@@ -182,7 +192,7 @@ func (s *Server) patchAdminOrganisation(c echo.Context) error {
 	}
 	change := engine.OrganisationChange{Name: body.Name, Slug: body.Slug, Hostnames: body.Hostnames, ContactEmail: body.ContactEmail,
 		LogoURL: body.LogoURL, AccentColour: body.AccentColour, DefaultLanguage: body.DefaultLanguage, RegistrationSystemID: body.RegistrationSystemID,
-		EnabledLanguages: body.EnabledLanguages}
+		EnabledLanguages: body.EnabledLanguages, HashLinks: body.HashLinks, InvitationExpiryDays: body.InvitationExpiryDays}
 	if body.HashSecret != nil {
 		sealed := ""
 		switch {

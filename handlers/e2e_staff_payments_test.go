@@ -22,7 +22,7 @@ import (
 // docs/img/staff-payments.png.
 func TestE2EStaffPaymentsStatement(t *testing.T) {
 	t.Parallel()
-	env := newStaffBankEnv(t, dbtest.SQLite(t))
+	env := newStaffBankEnv(t, dbtest.SQLite(t), true)
 	order, rf := env.unpaidDemoOrder()
 	// The transfer was asked for three weeks ago: it needs attention.
 	if _, err := env.db.NewUpdate().Model((*engine.Payment)(nil)).Set("created_at = ?", time.Now().Add(-21*24*time.Hour).UTC()).

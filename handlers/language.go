@@ -7,6 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/relay/oidc"
 	"portal/views"
 	"portal/views/lang"
 )
@@ -46,7 +47,7 @@ func (s *Server) chooseLanguage(next echo.HandlerFunc) echo.HandlerFunc {
 			}
 			q := req.URL.Query()
 			q.Del(languageParam)
-			back := tenantPath(c, req.URL.Path)
+			back := tenantPath(c, samePage(req.URL.Path))
 			if enc := q.Encode(); enc != "" {
 				back += "?" + enc
 			}
@@ -79,10 +80,16 @@ func languageLinks(c echo.Context, enabled []string, current string) []views.Lan
 		q := req.URL.Query()
 		q.Set(languageParam, code)
 		links = append(links, views.LanguageLink{Code: code, Name: lang.Names[code],
-			Href: tenantPath(c, req.URL.Path) + "?" + q.Encode(), Current: code == current})
+			Href: tenantPath(c, samePage(req.URL.Path)) + "?" + q.Encode(), Current: code == current})
 	}
 	return links
 }
+
+// samePage is the path a language choice returns to: the request's own
+// path when it is a plain local one, else "/". A path such as
+// "//evil.example/" or "/\\evil.example/" would otherwise become a
+// redirect (or a switcher link) to another site.
+func samePage(p string) string { return oidc.ReturnPathOr(p, "/") }
 
 // isAPIPath reports whether p is the JSON API's, which takes its language
 // from Accept-Language (and the cookie) but is never redirected.

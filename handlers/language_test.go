@@ -298,3 +298,21 @@ func TestFormAPIInTheBrowsersLanguage(t *testing.T) {
 		t.Fatalf("German question 2: %d %s", ok.status, ok.body)
 	}
 }
+
+// A language choice returns to the same page only when the path is a plain
+// local one: "//host/" and "/\host/" would send the member to another site.
+func TestLanguageChoiceStaysOnSite(t *testing.T) {
+	env := newEnvWith(t, dbtest.SQLite(t), envOptions{})
+	c := env.newClient()
+	for path, want := range map[string]string{
+		"/membership/register/1?lang=de&x=1": "/membership/register/1?x=1",
+		"//evil.example/?lang=de":            "/",
+		"/%5Cevil.example/?lang=de":          "/",
+		"/%2F%2Fevil.example/?lang=de":       "/",
+	} {
+		p := env.get(c, path)
+		if p.status != http.StatusSeeOther || p.header.Get("Location") != want {
+			t.Errorf("%s: %d to %q, want 303 to %q", path, p.status, p.header.Get("Location"), want)
+		}
+	}
+}

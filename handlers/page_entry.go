@@ -42,6 +42,8 @@ func (s *Server) registerEntry(c echo.Context) error {
 	case failMissing:
 		s.signInFailed(c, userKey, problem)
 		return deny("missing")
+	case failLinksOff: // not a guess: the link is right but no longer accepted
+		return deny("links_off")
 	default:
 		s.signInFailed(c, userKey, problem)
 		return deny("invalid")

@@ -16,7 +16,7 @@ import (
 
 // Access-denied reasons: the `error` query value of a denied hash link;
 // each shows its message denied_<reason>.
-var deniedReasons = map[string]bool{"missing": true, "invalid": true, "period": true, "session": true}
+var deniedReasons = map[string]bool{"missing": true, "invalid": true, "period": true, "session": true, "links_off": true}
 
 func (s *Server) chrome(title string) views.Chrome {
 	return views.Chrome{Title: title, Assets: views.Assets{CSS: static.URL("app.css"), HTMX: static.URL("htmx.min.js"), App: static.URL("app.js")}}

@@ -5,10 +5,13 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
+
+	"portal/relay/invitelink"
 )
 
 // maxRequestIDLen bounds an incoming X-Request-Id a trusted proxy may hand
@@ -86,8 +89,23 @@ func requestAttrs(c echo.Context) []slog.Attr {
 		slog.String("request_id", requestID(c)),
 		slog.String("client", c.RealIP()),
 		slog.String("method", clip(req.Method, maxLoggedMethod)),
-		slog.String("path", clip(req.URL.Path, maxLoggedPath)),
+		slog.String("path", loggedPath(req.URL.Path)),
 	)
+}
+
+// tokenPaths are the routes whose last segment is a bearer token: an
+// invitation link signs its holder in, a card's token shows the member.
+// Logs keep the route and drop the token, so reading logs signs no one in.
+var tokenPaths = []string{invitelink.PathPrefix, verifyPrefix}
+
+// loggedPath is the path as logged: bounded, tokens left out.
+func loggedPath(p string) string {
+	for _, prefix := range tokenPaths {
+		if i := strings.Index(p, prefix); i >= 0 && len(p) > i+len(prefix) {
+			return clip(p[:i+len(prefix)], maxLoggedPath) + "…"
+		}
+	}
+	return clip(p, maxLoggedPath)
 }
 
 // logFor is the server's logger for lines about the request c: every line

@@ -123,3 +123,21 @@ func grepLines(s, sub string) string {
 	}
 	return strings.Join(out, "\n")
 }
+
+// Invitation and card tokens are bearer secrets: the request log names the
+// route, never the token.
+func TestRequestLogLeavesTokensOut(t *testing.T) {
+	var logs logBuffer
+	env := newEnvWith(t, dbtest.SQLite(t), envOptions{log: &logs})
+	c := env.newClient()
+	const token = "42.1893456000.c2VjcmV0LXRva2VuLW9mLWEtaG91c2Vob2xk"
+	for _, path := range []string{"/invite/" + token, "/verify/" + token} {
+		env.do(c, http.MethodGet, path, nil)
+	}
+	if strings.Contains(logs.String(), token) || strings.Contains(logs.String(), "c2VjcmV0") {
+		t.Fatalf("a token reached the log:\n%s", logs.String())
+	}
+	if lines := logs.lines("path=/invite/…"); len(lines) == 0 {
+		t.Fatalf("no request line names the invitation route:\n%s", logs.String())
+	}
+}

@@ -32,6 +32,7 @@ const (
 	failHash     = "hash does not match"
 	failRejected = "admin backend refused the sign-in"
 	failSecret   = "the organisation's hash secret cannot be decrypted (PORTAL_SESSION_KEY)"
+	failLinksOff = "the organisation accepts its invitation links only (hash links switched off)"
 )
 
 // signInProblem says why a hash sign-in fails, or "" when the hash matches
@@ -43,6 +44,8 @@ func (s *Server) signInProblem(c echo.Context, userKey, hash string) string {
 		return failMissing
 	case !hashlink.ValidUserKey(userKey):
 		return failUserKey
+	case hashLinksOff(c):
+		return failLinksOff
 	case !ok:
 		return failSecret
 	case !hashlink.Verify(secret, userKey, hash):
@@ -101,4 +104,11 @@ func waitText(secs int) string {
 		return fmt.Sprintf("%d seconds", secs)
 	}
 	return fmt.Sprintf("%d minutes", (secs+59)/60)
+}
+
+// hashLinksOff reports whether the request's organisation refuses the
+// spec's hash links: its members open the portal's invitation links.
+func hashLinksOff(c echo.Context) bool {
+	t := tenantOf(c)
+	return t != nil && t.hashLinksOff
 }

@@ -260,8 +260,8 @@ func (s *Server) staffIdentity(ctx context.Context, orgID int64, tokens *oidc.To
 		id := m.ID
 		return &staffUser{OrganisationID: orgID, StaffID: &id, Name: m.Name, Email: m.Email, Role: m.Role}, nil
 	}
-	if engine.ErrorCode(err) != engine.CodeUnauthorized {
-		return nil, err
+	if engine.ErrorCode(err) != engine.CodeUnauthorized || errors.Is(err, engine.ErrStaffDisabled) {
+		return nil, err // a disabled record is refused whatever the claims say
 	}
 	role := s.claimRole(orgID, tokens.Claims)
 	if !role.Valid() {

@@ -27,8 +27,9 @@ import (
 var staffCreditor = banking.Creditor{Name: "TV Demo 1848 e.V.", IBAN: "DE89370400440532013000", BIC: "COBADEFFXXX"}
 
 // newStaffBankEnv is a staffEnv whose payments are bank transfers to
-// staffCreditor.
-func newStaffBankEnv(t *testing.T, db *bun.DB) *staffEnv {
+// staffCreditor: the environment's account, and with ownAccount also the
+// organisation's own (which its staff may import statements of).
+func newStaffBankEnv(t *testing.T, db *bun.DB, ownAccount bool) *staffEnv {
 	t.Helper()
 	var base string // known once the server runs, before any registration
 	bt, err := banktransfer.New(staffCreditor, func(ref string, amount int64) string { return handlers.PaymentLinks(base).PayLink("", ref, amount) })
@@ -37,7 +38,28 @@ func newStaffBankEnv(t *testing.T, db *bun.DB) *staffEnv {
 	}
 	env := newStaffEnv(t, db, envOptions{provider: bt})
 	base = env.srv.URL
+	if ownAccount {
+		prov, name, iban, bic := engine.BankTransferProvider, staffCreditor.Name, string(staffCreditor.IBAN), staffCreditor.BIC
+		if _, err := env.svc.SetPaymentSettings(context.Background(), 1, engine.PaymentSettingsChange{Provider: &prov,
+			BankCreditorName: &name, BankIBAN: &iban, BankBIC: &bic}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	return env
+}
+
+// The portal's shared account (the environment's bank details) takes the
+// transfers of every club without its own: no club's staff import it.
+func TestStaffStatementImportNeedsOwnAccount(t *testing.T) {
+	env := newStaffBankEnv(t, dbtest.SQLite(t), false)
+	env.addStaff("treasurer@example.org", engine.RoleTreasurer)
+	tr := env.mustStaffSignIn("treasurer@example.org", "/staff")
+	if p := env.get(tr, "/staff/payments"); p.testid("statement-no-bank").Length() != 1 || p.testid("statement-form").Length() != 0 {
+		t.Fatalf("shared account offered for import: %d", p.status)
+	}
+	if p := env.postFile(tr, "/staff/payments/statement", nil, "statement.xml", []byte("<Document/>")); p.status != http.StatusConflict {
+		t.Fatalf("import of the shared account: %d", p.status)
+	}
 }
 
 // postFile posts a multipart form with fields and, when name is not "",
@@ -125,7 +147,7 @@ func (env *staffEnv) auditActions(action string) int {
 // more. Bad files are refused by their field and change nothing.
 func TestStaffPaymentsStatementImport(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		env := newStaffBankEnv(t, db)
+		env := newStaffBankEnv(t, db, true)
 		ctx := context.Background()
 		order, rf := env.unpaidDemoOrder()
 		env.addStaff("treasurer@example.org", engine.RoleTreasurer)
@@ -304,6 +326,9 @@ func TestStaffJobs(t *testing.T) {
 		mine := deadJob("welcome:mine", "anna@example.org", `{"organisationId":1,"personId":1}`, "550 mailbox unavailable")
 		theirs := deadJob("welcome:theirs", "bert@other.example", fmt.Sprintf(`{"organisationId":%d,"personId":9}`, other.ID), "550 no such user bert")
 		deadJob("", "", "", "archive failed: disk full")
+		// A member's message whose organisation cannot be told is no club's
+		// and not the portal's either: no one sees it.
+		deadJob("welcome:nobody", "carla@example.net", `{"personId":5}`, "550 carla unknown")
 
 		// With two clubs and no hostnames, each is addressed as /o/{slug}.
 		env.addStaff("viewer@example.org", engine.RoleViewer)
@@ -321,7 +346,8 @@ func TestStaffJobs(t *testing.T) {
 		if strings.Contains(string(p.body), "bert") || strings.Contains(string(p.body), "disk full") {
 			t.Fatal("another organisation's or the portal's job shown to a club's viewer")
 		}
-		if a := env.get(admin, "/o/riverside/staff/jobs"); a.testid("job-row").Length() != 2 || !strings.Contains(a.testid("jobs-table").Text(), "disk full") {
+		if a := env.get(admin, "/o/riverside/staff/jobs"); a.testid("job-row").Length() != 2 || !strings.Contains(a.testid("jobs-table").Text(), "disk full") ||
+			strings.Contains(string(a.body), "carla") {
 			t.Fatalf("admin's jobs: %s", a.testid("staff-main").Text())
 		}
 

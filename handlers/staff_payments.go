@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"net/http"
 	"strconv"
@@ -43,7 +44,7 @@ func (s *Server) renderStaffPayments(c echo.Context, status int, uploadError str
 		m.Attention = append(m.Attention, s.staffAttentionRow(c, a))
 	}
 	if u.Role.AtLeast(engine.RoleTreasurer) {
-		if s.bankAccountOf(u.OrganisationID) == "" {
+		if s.bankAccountOf(c.Request().Context(), u.OrganisationID) == "" {
 			m.NoBank = true
 		} else {
 			m.UploadURL = tenantPath(c, StaffPrefix+staffStatementPath)
@@ -72,9 +73,16 @@ func (s *Server) staffAttentionRow(c echo.Context, a engine.AttentionPayment) vi
 	return row
 }
 
-// bankAccountOf is the IBAN the organisation's members transfer to, ""
-// when its payments are not bank transfers.
-func (s *Server) bankAccountOf(orgID int64) banking.IBAN {
+// bankAccountOf is the organisation's own IBAN its members transfer to,
+// "" when its payments are not bank transfers to an account of its own.
+// The portal's shared account (PORTAL_BANK_IBAN) takes several clubs'
+// transfers: one club's staff importing its statement would see the
+// others' payers and could match their money to its own orders by amount,
+// so that statement is the operator's to import (portal payments import).
+func (s *Server) bankAccountOf(ctx context.Context, orgID int64) banking.IBAN {
+	if ps, err := s.engine.PaymentSettings(ctx, orgID); err != nil || ps.BankIBAN == "" {
+		return ""
+	}
 	bt, ok := s.engine.ProviderFor(orgID).(*banktransfer.Provider)
 	if !ok {
 		return ""
@@ -89,7 +97,7 @@ func (s *Server) bankAccountOf(orgID int64) banking.IBAN {
 // twice captures nothing more) and shows what became of every credit.
 func (s *Server) staffImportStatement(c echo.Context) error {
 	u := staffUserOf(c)
-	account := s.bankAccountOf(u.OrganisationID)
+	account := s.bankAccountOf(c.Request().Context(), u.OrganisationID)
 	if account == "" {
 		return s.staffErrorPage(c, http.StatusConflict, staffOpsText.StatementNoBank)
 	}

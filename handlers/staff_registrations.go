@@ -188,7 +188,7 @@ func (s *Server) staffRegistrationsCSV(c echo.Context) error {
 			started = true
 		}
 		for i, v := range rec {
-			rec[i] = csvSafe(v)
+			rec[i] = engine.CSVCell(v)
 		}
 		return w.Write(rec)
 	})
@@ -201,14 +201,6 @@ func (s *Server) staffRegistrationsCSV(c echo.Context) error {
 	}
 	w.Flush()
 	return w.Error()
-}
-
-// csvSafe keeps a spreadsheet from reading a cell as a formula.
-func csvSafe(v string) string {
-	if v != "" && strings.ContainsRune("=+-@\t\r", rune(v[0])) {
-		return "'" + v
-	}
-	return v
 }
 
 // staffRegistrationID reads :id of a registration route.

@@ -208,6 +208,12 @@ func TestStaffSignIn(t *testing.T) {
 		if res := env.staffSignIn(env.newClient(), idpUser("sub-treasurer@example.org", "treasurer@example.org"), "/staff"); res.status != http.StatusForbidden {
 			t.Fatalf("removed staff signs in: %d", res.status)
 		}
+		// Nor does a role claim let a removed staff member back in.
+		removed := idpUser("sub-treasurer@example.org", "treasurer@example.org")
+		removed.Groups = []string{staffClaimTreasurers}
+		if res := env.staffSignIn(env.newClient(), removed, "/staff"); res.status != http.StatusForbidden {
+			t.Fatalf("removed staff signs in by the role claim: %d", res.status)
+		}
 
 		// Sign-out ends the session on the server.
 		cookie := env.staffCookie(claimed)

@@ -58,6 +58,8 @@ type tenant struct {
 	// its links are refused rather than checked against the wrong secret.
 	hashSecret   string
 	secretBroken bool
+	// hashLinksOff: the organisation refuses the spec's hash links.
+	hashLinksOff bool
 }
 
 // tenantDirectory is the resolver's copy of the organisations.
@@ -129,7 +131,7 @@ func (d *tenantDirectory) reload(ctx context.Context) error {
 	for _, o := range orgs {
 		t := &tenant{ID: o.ID, Slug: o.Slug, Brand: views.Brand{Name: o.Name, LogoURL: o.LogoURL,
 			Accent: o.AccentColour, Contact: o.ContactEmail, Language: o.DefaultLanguage},
-			RegistrationSystemID: o.RegistrationSystemID, Languages: o.EnabledLanguageList()}
+			RegistrationSystemID: o.RegistrationSystemID, Languages: o.EnabledLanguageList(), hashLinksOff: o.HashLinksOff}
 		if o.HashSecretSealed != "" {
 			secret, err := d.openSecret(o.ID, o.HashSecretSealed)
 			if err != nil {

@@ -253,3 +253,33 @@ func TestTenantRegistrationSystemID(t *testing.T) {
 		t.Fatalf("the rowing club has no registration system id, backend got %v", got[1])
 	}
 }
+
+// An organisation that switched the spec's hash links off refuses them
+// with a page of its own (not counted as a guess); the other club still
+// takes them, and the switch back on is immediate.
+func TestHashLinksSwitchedOff(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		env := newTenantEnv(t, db, envOptions{tenantRefresh: -1})
+		off, on := false, true
+		if _, err := env.svc.UpdateOrganisation(context.Background(), engine.DemoSecondOrgID, engine.OrganisationChange{HashLinks: &off}); err != nil {
+			t.Fatal(err)
+		}
+		c, p := env.hashLinkAt(tennisHost, "3", "demo", testSecret)
+		expectRedirect(t, p, "/membership/register/3?error=links_off")
+		denied := env.get(c, "/membership/register/3?error=links_off", "Host", tennisHost)
+		if denied.status != http.StatusForbidden || !strings.Contains(string(denied.body), "no longer accepts this kind of link") {
+			t.Fatalf("links off: %d %s", denied.status, denied.body)
+		}
+		if overview := env.get(c, "/membership/register/3", "Host", tennisHost); strings.Contains(string(overview.body), "Kim") {
+			t.Fatal("a refused hash link signed the member in")
+		}
+		_, p = env.hashLinkAt(rowingHost, "1", "demo", testSecret)
+		expectRedirect(t, p, "/membership/register/1")
+
+		if _, err := env.svc.UpdateOrganisation(context.Background(), engine.DemoSecondOrgID, engine.OrganisationChange{HashLinks: &on}); err != nil {
+			t.Fatal(err)
+		}
+		_, p = env.hashLinkAt(tennisHost, "3", "demo", testSecret)
+		expectRedirect(t, p, "/membership/register/3")
+	})
+}

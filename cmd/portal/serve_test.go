@@ -37,10 +37,11 @@ func (b *syncBuffer) String() string {
 	return b.buf.String()
 }
 
-// waitMatch polls s until re matches, for up to ten seconds.
+// waitMatch polls s until re matches, for up to a minute: serve migrates
+// its database first, which takes seconds on a loaded machine under -race.
 func waitMatch(t *testing.T, s *syncBuffer, re *regexp.Regexp) []string {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		if m := re.FindStringSubmatch(s.String()); m != nil {
 			return m
 		}

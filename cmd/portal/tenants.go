@@ -32,7 +32,9 @@ settings (only those given change):
   --name, --slug, --hosts h1,h2 ("" for none), --contact EMAIL, --logo HTTPS-URL,
   --accent #rrggbb, --language TAG, --registration-system-id ID,
   --hash-secret-file FILE (the organisation's own hash-link secret; "" in the file
-  returns it to PORTAL_HASH_SECRET; needs PORTAL_SESSION_KEY, which seals it)
+  returns it to PORTAL_HASH_SECRET; needs PORTAL_SESSION_KEY, which seals it),
+  --hash-links=false (refuse the spec's ?u=&h= links: invitation links only; true again
+  accepts them), --invitation-days N (new invitations valid N days, 1-366; 0: 30)
 ` + orgMessagesUsage
 
 const apikeysUsage = `usage:
@@ -56,6 +58,8 @@ func withService(ctx context.Context, cfg Config, fn func(*engine.Service) error
 // orgFlags are the settings flags of orgs create and set.
 type orgFlags struct {
 	name, slug, hosts, contact, logo, accent, language, system, secretFile string
+	hashLinks                                                              bool
+	invitationDays                                                         int
 }
 
 func (f *orgFlags) register(fs *flag.FlagSet) {
@@ -68,6 +72,8 @@ func (f *orgFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.language, "language", "", "default language tag")
 	fs.StringVar(&f.system, "registration-system-id", "", "id sent with the hash login to the admin backend")
 	fs.StringVar(&f.secretFile, "hash-secret-file", "", "file holding the organisation's own hash secret")
+	fs.BoolVar(&f.hashLinks, "hash-links", true, "accept the spec's hash links (false: invitation links only)")
+	fs.IntVar(&f.invitationDays, "invitation-days", 0, "days a new invitation stays valid (0: 30)")
 }
 
 // change builds the change from the flags that were given on the command line.
@@ -93,6 +99,10 @@ func (f *orgFlags) change(fs *flag.FlagSet, cfg Config, orgID int64) (engine.Org
 			c.DefaultLanguage = &f.language
 		case "registration-system-id":
 			c.RegistrationSystemID = &f.system
+		case "hash-links":
+			c.HashLinks = &f.hashLinks
+		case "invitation-days":
+			c.InvitationExpiryDays = &f.invitationDays
 		case "hash-secret-file":
 			var sealed string
 			sealed, err = sealHashSecretFile(cfg, orgID, f.secretFile)
