@@ -305,3 +305,29 @@ func TestStatementImportPerAccount(t *testing.T) {
 		}
 	})
 }
+
+// TestPartialTransferOwedAfterReset: part of the amount arrived, then the
+// registration was reset: the part received is owed back by hand, listed
+// for staff, not lost with the cancelled attempt.
+func TestPartialTransferOwedAfterReset(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		f := bankFixture(t, db, 0)
+		r := f.start(engine.DemoUserKey, alex, robin)
+		orderRef := f.orderRefOf(r.commit().PaymentURL)
+		p := f.payments(r.id)[0]
+		if res := f.capture(engine.Capture{Reference: orderRef, AmountMinor: p.AmountMinor / 2, ID: "credit-half"}); res.Problem != "partial" {
+			t.Fatalf("half the amount: %+v", res)
+		}
+		if _, err := f.svc.Reset(f.ctx, r.userKey, r.pid); err != nil {
+			t.Fatal(err)
+		}
+		list, err := f.svc.PaymentsNeedingAttention(f.ctx, 10)
+		if err != nil || len(list) != 1 || !list[0].RefundByHand || list[0].Payment.Reference != p.Reference {
+			t.Fatalf("attention after the reset %+v %v", list, err)
+		}
+		if paid, err := f.svc.MarkRefundPaidBack(f.ctx, orderRef, "half returned"); err != nil || paid.RefundStatus != engine.RefundDone {
+			t.Fatalf("marked: %+v %v", paid, err)
+		}
+	})
+}

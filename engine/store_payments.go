@@ -213,6 +213,16 @@ func cancelPayment(ctx context.Context, db bun.IDB, paymentID int64, now time.Ti
 // cancelPendingPayments cancels the pending attempts of an instance's unpaid order.
 func cancelPendingPayments(ctx context.Context, db bun.IDB, instanceID int64, now time.Time) error {
 	orderIDs := db.NewSelect().Model((*Order)(nil)).Column("id").Where("process_instance_id = ? AND status = ?", instanceID, OrderUnpaid)
+	// Money already received in part (partial bank-transfer captures) does
+	// not vanish with its cancelled attempt: it is owed back by hand and
+	// listed for staff until they mark it paid back.
+	partlyPaid := db.NewSelect().Model((*PaymentEvent)(nil)).Column("reference").
+		Where("event_type = ? AND outcome = ?", bankCaptureEvent, partialCaptureOutcome)
+	if _, err := db.NewUpdate().Model((*Payment)(nil)).Set("refund_status = ?", RefundDue).Set("refund_manual = ?", true).
+		Where("order_id IN (?) AND status = ? AND reference IN (?) AND refund_status <> ?", orderIDs, PaymentPending, partlyPaid, RefundDone).
+		Exec(ctx); err != nil {
+		return fmt.Errorf("owe partial payments back: %w", err)
+	}
 	if _, err := db.NewUpdate().Model((*Payment)(nil)).Set("status = ?", PaymentCancelled).Set("updated_at = ?", now).
 		Where("order_id IN (?) AND status = ?", orderIDs, PaymentPending).Exec(ctx); err != nil {
 		return fmt.Errorf("cancel payments: %w", err)
