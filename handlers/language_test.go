@@ -1,7 +1,6 @@
 package handlers_test
 
 import (
-	"encoding/json"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -13,7 +12,6 @@ import (
 	"github.com/PuerkitoBio/goquery"
 	"github.com/uptrace/bun"
 	"golang.org/x/net/html"
-	"golang.org/x/text/language"
 
 	"portal/engine"
 	"portal/engine/dbtest"
@@ -24,30 +22,9 @@ import (
 // cut at its placeholders, that German does not share.
 func englishCatalogue(t *testing.T) []string {
 	t.Helper()
-	raw, err := lang.LocaleFile("en")
+	out, err := lang.EnglishFragments("de", 8)
 	if err != nil {
 		t.Fatal(err)
-	}
-	var en map[string]any
-	if err := json.Unmarshal(raw, &en); err != nil {
-		t.Fatal(err)
-	}
-	de := lang.New("de", language.Und)
-	placeholder := regexp.MustCompile(`\{\{[^}]*\}\}`)
-	var out []string
-	for id, v := range en {
-		text, ok := v.(string)
-		if !ok {
-			continue // a message with plural forms: e-mail only
-		}
-		if de.T(id) == text {
-			continue // the same word in both (IBAN, Total)
-		}
-		for _, part := range placeholder.Split(text, -1) {
-			if part = strings.TrimSpace(part); len(part) >= 8 {
-				out = append(out, part)
-			}
-		}
 	}
 	return out
 }
