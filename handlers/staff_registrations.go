@@ -260,7 +260,7 @@ func (s *Server) staffRegistration(c echo.Context) error {
 		m.Archive = fmt.Sprintf("%s (%s, %d)", d.Archive.Summary, staffTime(d.Archive.ArchivedAt), d.Archive.Answers)
 	}
 	for _, ms := range d.Memberships {
-		m.Memberships = append(m.Memberships, views.StaffMembershipRow{Person: names[ms.PersonID], Type: ms.TypeName, Kind: ms.MemberType, Status: ms.Status})
+		m.Memberships = append(m.Memberships, views.StaffMembershipRow{Person: names[ms.PersonID], Type: ms.TypeName, Kind: memberTypeLabel(c, ms.MemberType), Status: ms.Status})
 	}
 	base := registrationURL(c, id)
 	if o := d.Order; o != nil {
