@@ -265,7 +265,7 @@ func TestFormAPIInTheBrowsersLanguage(t *testing.T) {
 	body := map[string]any{"processId": f.ProcessID, "step": 1, "people": []map[string]any{{"id": 1, "answer": "12"}, {"id": 3, "answer": ""}}}
 	bad := env.do(c, http.MethodPost, "/api/forms/next", body, "Accept-Language", "fr-CH, fr;q=0.9")
 	if bad.status != http.StatusUnprocessableEntity || !strings.Contains(string(bad.body), "Le numéro de téléphone doit comporter 10 chiffres") ||
-		!strings.Contains(string(bad.body), "Une réponse est obligatoire.") {
+		!strings.Contains(string(bad.body), "Une réponse est obligatoire.") || !strings.Contains(string(bad.body), `"message":"Certaines réponses ne sont pas valables."`) {
 		t.Fatalf("French validation: %d %s", bad.status, bad.body)
 	}
 	if bad.header.Get("Content-Language") != "fr" {
