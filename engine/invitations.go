@@ -512,6 +512,8 @@ type InvitationMail struct {
 	Period       string
 	Persons      []string
 	To           []string
+	// Language is the household's last registration's (HouseholdLanguage).
+	Language string
 }
 
 // ErrInvitationNotDue says an invitation's e-mail is no longer worth
@@ -549,6 +551,9 @@ func LoadInvitationMail(ctx context.Context, db bun.IDB, p InvitationPayload, no
 	m.Organisation, m.Club, m.Period, m.To = *org, org.Name, period.Name, uniqueAddresses(persons[inv.UserKey])
 	for _, p := range persons[inv.UserKey] {
 		m.Persons = append(m.Persons, p.FirstName+" "+p.LastName)
+	}
+	if m.Language, err = HouseholdLanguage(ctx, db, inv.OrganisationID, inv.UserKey); err != nil {
+		return nil, err
 	}
 	return m, nil
 }

@@ -151,6 +151,9 @@ type MemberMessage struct {
 	// Recipients: the person's address, or, for a person without one
 	// (a junior), the addresses of the registration's other persons.
 	Recipients []string
+	// Language is the one the membership's registration was made in, else
+	// the person's household's last one; "" for the organisation's default.
+	Language string
 }
 
 // LoadMemberMessage gathers a membership message.
@@ -186,6 +189,16 @@ func LoadMemberMessage(ctx context.Context, db bun.IDB, p MemberMessagePayload) 
 			return nil, err
 		}
 		m.Recipients = uniqueAddresses(household)
+	}
+	if m.Membership.ProcessInstanceID != nil {
+		if m.Language, err = RegistrationLanguage(ctx, db, *m.Membership.ProcessInstanceID); err != nil {
+			return nil, err
+		}
+	}
+	if m.Language == "" {
+		if m.Language, err = personLanguage(ctx, db, m.Organisation.ID, m.Person.ID); err != nil {
+			return nil, err
+		}
 	}
 	return m, nil
 }

@@ -81,6 +81,9 @@ type UnpaidReminder struct {
 	UserKey      string
 	Persons      []Person
 	Recipients   []string
+	// Language is the one the member registered in, "" for the
+	// organisation's default (RegistrationLanguage).
+	Language string
 }
 
 // LoadUnpaidReminder gathers an unpaid reminder.
@@ -111,5 +114,8 @@ func LoadUnpaidReminder(ctx context.Context, db bun.IDB, p UnpaidReminderPayload
 		return nil, err
 	}
 	r.Recipients = uniqueAddresses(r.Persons)
+	if r.Language, err = RegistrationLanguage(ctx, db, order.ProcessInstanceID); err != nil {
+		return nil, err
+	}
 	return r, nil
 }

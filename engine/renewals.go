@@ -179,6 +179,8 @@ type RenewalPrompt struct {
 	// period when the message goes out; none: nothing is sent.
 	Persons    []Person
 	Recipients []string
+	// Language is the household's last registration's (HouseholdLanguage).
+	Language string
 }
 
 // LoadRenewalPrompt gathers a renewal prompt, leaving out the persons who
@@ -212,5 +214,8 @@ func LoadRenewalPrompt(ctx context.Context, db bun.IDB, p RenewalPromptPayload) 
 		return nil, err
 	}
 	r.Recipients = uniqueAddresses(r.Persons)
+	if r.Language, err = HouseholdLanguage(ctx, db, p.OrganisationID, p.UserKey); err != nil {
+		return nil, err
+	}
 	return r, nil
 }

@@ -144,6 +144,9 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 	if status == http.StatusUnprocessableEntity && errors.As(err, &ee) && jsonBody {
 		body := ProcessErrorBody{ProcessID: ee.ProcessID, Step: ee.Step, ProcessState: string(engine.StateError),
 			Message: ee.Message, Errors: ProcessErrorsBody{People: []PersonErrorBody{}}}
+		if len(ee.People) > 0 {
+			body.Message = tr(c, "api_answers_invalid") // the engine's "Some answers are not valid.", in the request's language
+		}
 		for _, p := range ee.People {
 			body.Errors.People = append(body.Errors.People, PersonErrorBody{ID: p.PersonID, Error: personProblem(langOf(c), p)})
 		}

@@ -14,8 +14,8 @@ import (
 // renewal prompts (List-Unsubscribe, RFC 8058), with its token in t.
 const UnsubscribePath = "/unsubscribe"
 
-// unsubscribeWords are the categories in the page's words.
-var unsubscribeWords = map[string]string{engine.OptOutReminders: "reminders", engine.OptOutRenewals: "renewal prompts"}
+// unsubscribeWords are the message ids of the categories in the page's words.
+var unsubscribeWords = map[string]string{engine.OptOutReminders: "unsubscribe_what_reminders", engine.OptOutRenewals: "unsubscribe_what_renewals"}
 
 // unsubscribeToken checks the request's token: signed with the portal's
 // hash secret, for a known category, and for the organisation the request
@@ -50,7 +50,7 @@ func (s *Server) unsubscribe(c echo.Context, confirm bool) error {
 	c.Response().Header().Set("Cache-Control", "no-store")
 	t, ok := s.unsubscribeToken(c)
 	if !ok {
-		s.renderErrorPage(c, http.StatusNotFound, "This unsubscribe link is not valid. Use the link of the latest message, or write to the club.")
+		s.renderErrorPage(c, http.StatusNotFound, tr(c, "unsubscribe_invalid"))
 		return nil
 	}
 	ctx := c.Request().Context()
@@ -63,10 +63,10 @@ func (s *Server) unsubscribe(c echo.Context, confirm bool) error {
 	if err != nil {
 		return err
 	}
-	title := "Unsubscribe"
+	title := tr(c, "unsubscribe_title")
 	if confirm {
-		title = "Unsubscribed"
+		title = tr(c, "unsubscribe_title_done")
 	}
 	return render(c, http.StatusOK, views.UnsubscribePage(views.UnsubscribeModel{Chrome: s.chrome(title), Club: org.Name,
-		What: unsubscribeWords[t.Category], Addresses: t.Addresses, Action: tenantPath(c, UnsubscribePath) + "?t=" + c.QueryParam("t"), Done: confirm}))
+		What: tr(c, unsubscribeWords[t.Category]), Addresses: t.Addresses, Action: tenantPath(c, UnsubscribePath) + "?t=" + c.QueryParam("t"), Done: confirm}))
 }

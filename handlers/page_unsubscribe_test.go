@@ -57,6 +57,16 @@ func TestOneClickUnsubscribe(t *testing.T) {
 		if page.status != http.StatusOK || page.testid("confirm-unsubscribe").Length() != 1 || optedOut() != 0 {
 			t.Fatalf("opening the link: %d, opted out %d:\n%s", page.status, optedOut(), page.body)
 		}
+		// In the reader's language: German asked, no English text left.
+		german := env.get(env.newClient(), path, "Accept-Language", "de-CH")
+		if body := string(german.body); german.status != http.StatusOK || german.doc.Find("html").AttrOr("lang", "") != "de" ||
+			!strings.Contains(body, "Keine Erinnerungen mehr erhalten?") || !strings.Contains(body, "sendet keine Erinnerungen mehr an alex.morgan@example.org") ||
+			german.testid("confirm-unsubscribe").Text() != "Abmelden" || strings.Contains(body, "will send no more") || strings.Contains(body, "reminders") {
+			t.Fatalf("the page in German:\n%s", body)
+		}
+		if bad := env.get(env.newClient(), "/unsubscribe?t=x", "Accept-Language", "fr"); bad.status != http.StatusNotFound || !strings.Contains(string(bad.body), "Ce lien de désabonnement n’est pas valable") {
+			t.Fatalf("a bad link in French: %d\n%s", bad.status, bad.body)
+		}
 		for _, bad := range []string{path[:len(path)-2] + "xx", "/unsubscribe?t=", "/unsubscribe"} {
 			if p := env.post(env.newClient(), bad, nil); p.status != http.StatusNotFound || optedOut() != 0 {
 				t.Fatalf("POST %s: %d, opted out %d", bad, p.status, optedOut())

@@ -127,11 +127,11 @@ func staffUserOf(c echo.Context) *staffUser {
 func (s *Server) staffLogin(c echo.Context) error {
 	d := s.staff
 	if d.Provider == nil {
-		return s.staffErrorPage(c, http.StatusServiceUnavailable, staffText.SignInOff)
+		return s.staffErrorPage(c, http.StatusServiceUnavailable, staffTextIn(c).SignInOff)
 	}
 	t := tenantOf(c)
 	if t == nil {
-		return s.staffErrorPage(c, http.StatusNotFound, staffText.NoOrganisation)
+		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NoOrganisation)
 	}
 	rd := c.QueryParam("rd")
 	if p, ok := oidc.SafeReturnPath(rd); !ok || !strings.HasPrefix(p, StaffPrefix) {
@@ -143,7 +143,7 @@ func (s *Server) staffLogin(c echo.Context) error {
 	u, err := d.Provider.AuthCodeURL(r.Context(), a)
 	if err != nil {
 		s.logFor(c).Warn("staff sign-in: identity provider unavailable", "err", err)
-		return s.staffErrorPage(c, http.StatusBadGateway, staffText.IdPUnavailable)
+		return s.staffErrorPage(c, http.StatusBadGateway, staffTextIn(c).IdPUnavailable)
 	}
 	if err := d.Attempts.Set(w, r, a); err != nil {
 		return err
@@ -205,19 +205,19 @@ func (s *Server) staffCallback(c echo.Context) error {
 	}
 	if err != nil || a.Organisation == 0 {
 		log.Info("staff sign-in: callback without a matching attempt", "err", err)
-		return s.staffErrorPage(c, http.StatusBadRequest, staffText.SignInExpired)
+		return s.staffErrorPage(c, http.StatusBadRequest, staffTextIn(c).SignInExpired)
 	}
 	if q.Get("error") != "" || q.Get("code") == "" {
-		return s.staffErrorPage(c, http.StatusUnauthorized, staffText.SignInCancelled)
+		return s.staffErrorPage(c, http.StatusUnauthorized, staffTextIn(c).SignInCancelled)
 	}
 	tokens, err := d.Provider.Redeem(r.Context(), q.Get("code"), a)
 	switch {
 	case errors.Is(err, oidc.ErrProviderUnavailable):
 		log.Warn("staff sign-in: identity provider unavailable", "err", err)
-		return s.staffErrorPage(c, http.StatusBadGateway, staffText.IdPUnavailable)
+		return s.staffErrorPage(c, http.StatusBadGateway, staffTextIn(c).IdPUnavailable)
 	case err != nil:
 		log.Warn("staff sign-in: token not accepted", "err", err)
-		return s.staffErrorPage(c, http.StatusUnauthorized, staffText.SignInFailed)
+		return s.staffErrorPage(c, http.StatusUnauthorized, staffTextIn(c).SignInFailed)
 	}
 	var claims staffClaims
 	_ = json.Unmarshal(tokens.Claims, &claims) // verified JSON; a claim of another type is simply absent
@@ -225,7 +225,7 @@ func (s *Server) staffCallback(c echo.Context) error {
 	if err != nil {
 		if engine.ErrorCode(err) == engine.CodeUnauthorized {
 			log.Info("staff sign-in refused", "organisation", a.Organisation, "subject", tokens.Subject)
-			return s.staffErrorPage(c, http.StatusForbidden, staffText.NotStaff)
+			return s.staffErrorPage(c, http.StatusForbidden, staffTextIn(c).NotStaff)
 		}
 		return err
 	}
@@ -248,7 +248,7 @@ func (s *Server) staffCallback(c echo.Context) error {
 	// The IdP's redirect was a cross-site navigation, on which the
 	// SameSite=Strict cookie just set would not come along with a plain
 	// redirect: a page of this site carries the browser on.
-	return render(c, http.StatusOK, views.ContinuePage(views.ContinueModel{Chrome: s.chrome(staffText.Continue), URL: a.ReturnTo}))
+	return render(c, http.StatusOK, views.ContinuePage(views.ContinueModel{Chrome: s.chrome(staffTextIn(c).Continue), URL: a.ReturnTo}))
 }
 
 // staffIdentity decides who signed in: the staff record (by subject, or
@@ -391,10 +391,10 @@ func (s *Server) requireStaff(min engine.StaffRole, next echo.HandlerFunc) echo.
 			if r.Method == http.MethodGet && r.Header.Get("HX-Request") == "" {
 				return c.Redirect(http.StatusSeeOther, tenantPath(c, StaffLoginPath+"?rd="+url.QueryEscape(r.URL.RequestURI())))
 			}
-			return s.staffErrorPage(c, http.StatusUnauthorized, staffText.SignInRequired)
+			return s.staffErrorPage(c, http.StatusUnauthorized, staffTextIn(c).SignInRequired)
 		}
 		if !u.Role.AtLeast(min) {
-			return s.staffErrorPage(c, http.StatusForbidden, staffText.Forbidden)
+			return s.staffErrorPage(c, http.StatusForbidden, staffTextIn(c).Forbidden)
 		}
 		c.SetRequest(r.WithContext(context.WithValue(r.Context(), staffUserKey{}, u)))
 		return next(c)

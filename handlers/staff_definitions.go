@@ -30,9 +30,9 @@ const (
 )
 
 func init() {
-	staffFlashes[flashDefImported] = staffOpsText.DefImported
-	staffFlashes[flashDefUnchanged] = staffOpsText.DefUnchanged
-	staffFlashes[flashDefActivated] = staffOpsText.DefActivated
+	staffFlashes[flashDefImported] = func(c echo.Context) string { return staffOpsTextIn(c).DefImported }
+	staffFlashes[flashDefUnchanged] = func(c echo.Context) string { return staffOpsTextIn(c).DefUnchanged }
+	staffFlashes[flashDefActivated] = func(c echo.Context) string { return staffOpsTextIn(c).DefActivated }
 }
 
 // staffDefinitionsPage answers GET /staff/processes.
@@ -52,7 +52,7 @@ func (s *Server) renderDefinitions(c echo.Context, status int, uploadError strin
 		return cmp.Or(cmp.Compare(a.Key, b.Key), cmp.Compare(b.Version, a.Version))
 	})
 	base := tenantPath(c, StaffPrefix+staffDefinitionsPath)
-	m := views.StaffDefinitionsModel{StaffChrome: s.staffChrome(c, staffOpsText.DefTitle), UploadURL: base, Error: uploadError}
+	m := views.StaffDefinitionsModel{StaffChrome: s.staffChrome(c, staffOpsTextIn(c).DefTitle), UploadURL: base, Error: uploadError}
 	inUse := map[string]bool{} // keys whose version in use is listed: the newest active one, versions come newest first
 	show, _ := strconv.ParseInt(c.QueryParam("version"), 10, 64)
 	for _, d := range versions {
@@ -72,25 +72,25 @@ func (s *Server) renderDefinitions(c echo.Context, status int, uploadError strin
 		if err != nil {
 			return s.staffEngineError(c, err)
 		}
-		m.Shown = definitionView(def)
+		m.Shown = definitionView(c, def)
 	}
 	return staffRender(c, status, views.StaffDefinitionsPage(m))
 }
 
 // definitionView prints a version's steps as the member meets them.
-func definitionView(def *engine.ProcessDefinition) *views.StaffDefinitionView {
-	v := &views.StaffDefinitionView{Title: fmt.Sprintf("%s %s, %s %d", staffOpsText.DefStepsOf, def.Name, strings.ToLower(staffOpsText.DefVersion), def.Version)}
+func definitionView(c echo.Context, def *engine.ProcessDefinition) *views.StaffDefinitionView {
+	v := &views.StaffDefinitionView{Title: fmt.Sprintf("%s %s, %s %d", staffOpsTextIn(c).DefStepsOf, def.Name, strings.ToLower(staffOpsTextIn(c).DefVersion), def.Version)}
 	for i, st := range def.Steps {
 		sv := views.StaffStepView{Number: strconv.Itoa(i + 1), Question: st.QuestionText, Kind: string(st.QuestionType), Required: st.Required}
 		var rules []string
 		if st.PersonMinAge != nil || st.PersonMaxAge != nil {
-			rules = append(rules, staffOpsText.DefAges+" "+ageRange(st.PersonMinAge, st.PersonMaxAge))
+			rules = append(rules, staffOpsTextIn(c).DefAges+" "+ageRange(c, st.PersonMinAge, st.PersonMaxAge))
 		}
 		if st.FormatPattern != nil {
-			rules = append(rules, staffOpsText.DefPattern+" "+*st.FormatPattern)
+			rules = append(rules, staffOpsTextIn(c).DefPattern+" "+*st.FormatPattern)
 		}
 		if st.MinValue != nil || st.MaxValue != nil {
-			rules = append(rules, staffOpsText.DefRange+" "+numberRange(st.MinValue, st.MaxValue))
+			rules = append(rules, staffOpsTextIn(c).DefRange+" "+numberRange(st.MinValue, st.MaxValue))
 		}
 		if st.PriceLabel != nil && st.PriceAmountMinor != nil {
 			rules = append(rules, *st.PriceLabel+" "+engine.FormatAmount(*st.PriceAmountMinor))
@@ -128,9 +128,9 @@ func (s *Server) staffUploadDefinition(c echo.Context) error {
 	data, _, err := staffUpload(c, "")
 	switch {
 	case errors.Is(err, errUploadTooLarge):
-		return s.renderDefinitions(c, http.StatusRequestEntityTooLarge, staffOpsText.DefTooLarge)
+		return s.renderDefinitions(c, http.StatusRequestEntityTooLarge, staffOpsTextIn(c).DefTooLarge)
 	case errors.Is(err, errUploadMissing):
-		return s.renderDefinitions(c, http.StatusUnprocessableEntity, staffOpsText.DefMissing)
+		return s.renderDefinitions(c, http.StatusUnprocessableEntity, staffOpsTextIn(c).DefMissing)
 	case err != nil:
 		return err
 	}
@@ -159,9 +159,9 @@ func (s *Server) staffActivateDefinition(c echo.Context) error {
 	u := staffUserOf(c)
 	id, ok := staffIDParam(c)
 	if !ok {
-		return s.staffErrorPage(c, http.StatusNotFound, staffText.NotFound)
+		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
 	}
-	if ok, err := s.staffConfirmed(c, staffOpsText.DefActivateQuestion, staffOpsText.DefActivateDetail,
+	if ok, err := s.staffConfirmed(c, staffOpsTextIn(c).DefActivateQuestion, staffOpsTextIn(c).DefActivateDetail,
 		tenantPath(c, StaffPrefix+staffDefinitionsPath)); !ok {
 		return err
 	}

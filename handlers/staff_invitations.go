@@ -35,7 +35,7 @@ func (s *Server) renderStaffInvitations(c echo.Context, status int, uploadError 
 	if err != nil {
 		return s.staffEngineError(c, err)
 	}
-	m := views.StaffInvitationsModel{StaffChrome: s.staffChrome(c, staffOpsText.InvitationsTitle),
+	m := views.StaffInvitationsModel{StaffChrome: s.staffChrome(c, staffOpsTextIn(c).InvitationsTitle),
 		ImportURL: tenantPath(c, StaffPrefix+staffImportPath), Error: uploadError}
 	for _, p := range persons {
 		row := views.StaffDirectoryRow{Name: p.Person.FirstName + " " + p.Person.LastName, Born: p.Person.DateOfBirth.Format(time.DateOnly),
@@ -62,9 +62,9 @@ func (s *Server) staffImportPersons(c echo.Context) error {
 	data, fromCopy, err := staffUpload(c, "csv")
 	switch {
 	case errors.Is(err, errUploadTooLarge):
-		return s.renderStaffInvitations(c, http.StatusRequestEntityTooLarge, staffOpsText.ImportTooLarge)
+		return s.renderStaffInvitations(c, http.StatusRequestEntityTooLarge, staffOpsTextIn(c).ImportTooLarge)
 	case errors.Is(err, errUploadMissing):
-		return s.renderStaffInvitations(c, http.StatusUnprocessableEntity, staffOpsText.ImportMissing)
+		return s.renderStaffInvitations(c, http.StatusUnprocessableEntity, staffOpsTextIn(c).ImportMissing)
 	case err != nil:
 		return err
 	}
@@ -76,7 +76,7 @@ func (s *Server) staffImportPersons(c echo.Context) error {
 		return err
 	}
 	if len(rows) == 0 {
-		return s.renderStaffInvitations(c, http.StatusUnprocessableEntity, staffOpsText.ImportEmpty)
+		return s.renderStaffInvitations(c, http.StatusUnprocessableEntity, staffOpsTextIn(c).ImportEmpty)
 	}
 	apply := fromCopy && c.FormValue("apply") == "1"
 	actor := u.actor()
@@ -89,9 +89,9 @@ func (s *Server) staffImportPersons(c echo.Context) error {
 		}
 		status = http.StatusUnprocessableEntity // rows in error, listed below
 	}
-	title := staffOpsText.ImportPreviewTitle
+	title := staffOpsTextIn(c).ImportPreviewTitle
 	if apply {
-		title = staffOpsText.ImportDoneTitle
+		title = staffOpsTextIn(c).ImportDoneTitle
 	}
 	m := views.StaffImportModel{StaffChrome: s.staffChrome(c, title), Preview: !apply, Created: rep.Created, Updated: rep.Updated,
 		Unchanged: rep.Unchanged, Errors: rep.Errors, ApplyURL: tenantPath(c, StaffPrefix+staffImportPath),
@@ -99,8 +99,8 @@ func (s *Server) staffImportPersons(c echo.Context) error {
 	if !apply && rep.Errors == 0 {
 		m.File = staffUploadCopy(data)
 	}
-	outcomes := map[engine.RowOutcome]string{engine.RowCreated: staffOpsText.ImportCreated, engine.RowUpdated: staffOpsText.ImportUpdated,
-		engine.RowUnchanged: staffOpsText.ImportUnchanged, engine.RowError: staffOpsText.ImportErrors}
+	outcomes := map[engine.RowOutcome]string{engine.RowCreated: staffOpsTextIn(c).ImportCreated, engine.RowUpdated: staffOpsTextIn(c).ImportUpdated,
+		engine.RowUnchanged: staffOpsTextIn(c).ImportUnchanged, engine.RowError: staffOpsTextIn(c).ImportErrors}
 	for _, r := range rep.Rows {
 		if r.Outcome == engine.RowUnchanged {
 			continue // the changes are what a preview is for

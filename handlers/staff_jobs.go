@@ -10,15 +10,12 @@ import (
 	"portal/views"
 )
 
-// staffOpsText are the texts of the payments, jobs and invitations pages.
-var staffOpsText = &views.StaffOpsText
-
 // Flash keys of the operations pages (?done=).
 const flashJobRetried = "job-retried"
 
 // The result messages of the operations pages join the staff flashes.
 func init() {
-	staffFlashes[flashJobRetried] = staffOpsText.JobRetried
+	staffFlashes[flashJobRetried] = func(c echo.Context) string { return staffOpsTextIn(c).JobRetried }
 }
 
 // staffJobsPortalWide reports whether u sees the portal's own jobs (the
@@ -33,7 +30,7 @@ func (s *Server) staffJobsPage(c echo.Context) error {
 	if err != nil {
 		return s.staffEngineError(c, err)
 	}
-	m := views.StaffJobsModel{StaffChrome: s.staffChrome(c, staffOpsText.JobsTitle)}
+	m := views.StaffJobsModel{StaffChrome: s.staffChrome(c, staffOpsTextIn(c).JobsTitle)}
 	for _, j := range list {
 		row := views.StaffJobRow{ID: strconv.FormatInt(j.ID, 10), Kind: j.Kind, State: string(j.State),
 			Attempts: strconv.Itoa(j.Attempts) + "/" + strconv.Itoa(j.MaxAttempts), Recipient: j.Recipient,
@@ -52,7 +49,7 @@ func (s *Server) staffRetryJob(c echo.Context) error {
 	u := staffUserOf(c)
 	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
 	if err != nil || id <= 0 {
-		return s.staffErrorPage(c, http.StatusNotFound, staffText.NotFound)
+		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
 	}
 	if err := s.engine.RetryStaffJob(c.Request().Context(), u.actor(), u.OrganisationID, staffJobsPortalWide(u), id); err != nil {
 		return s.staffEngineError(c, err)

@@ -22,28 +22,28 @@ func (s *Server) staffOverview(c echo.Context) error {
 		return s.staffEngineError(c, err)
 	}
 	if len(periods) == 0 {
-		m := views.StaffMessageModel{StaffChrome: s.staffChrome(c, staffText.OvTitle), Message: staffText.OvNoPeriod, Kind: "info"}
+		m := views.StaffMessageModel{StaffChrome: s.staffChrome(c, staffTextIn(c).OvTitle), Message: staffTextIn(c).OvNoPeriod, Kind: "info"}
 		return staffRender(c, http.StatusOK, views.StaffMessagePage(m))
 	}
 	periodID := currentPeriod(periods, time.Now())
 	if raw := c.QueryParam("period"); raw != "" {
 		if periodID, err = strconv.ParseInt(raw, 10, 64); err != nil {
-			return s.staffErrorPage(c, http.StatusBadRequest, staffText.BadFilter)
+			return s.staffErrorPage(c, http.StatusBadRequest, staffTextIn(c).BadFilter)
 		}
 	}
 	o, err := s.engine.SeasonOverview(ctx, u.OrganisationID, periodID)
 	if err != nil {
 		return s.staffEngineError(c, err)
 	}
-	m := views.StaffOverviewModel{StaffChrome: s.staffChrome(c, staffText.OvTitle), Action: tenantPath(c, StaffPrefix),
+	m := views.StaffOverviewModel{StaffChrome: s.staffChrome(c, staffTextIn(c).OvTitle), Action: tenantPath(c, StaffPrefix),
 		Expected: engine.FormatMoney(o.ExpectedMinor, o.Period.Currency), Received: engine.FormatMoney(o.ReceivedMinor, o.Period.Currency),
-		Refunded: engine.FormatMoney(o.RefundedMinor, o.Period.Currency), Chart: overviewChart(o),
-		Attention: views.StaffCountLink{Label: staffText.OvAttention, Count: o.PaymentsNeedingAttention}}
+		Refunded: engine.FormatMoney(o.RefundedMinor, o.Period.Currency), Chart: overviewChart(c, o),
+		Attention: views.StaffCountLink{Label: staffTextIn(c).OvAttention, Count: o.PaymentsNeedingAttention}}
 	for _, p := range periods {
 		m.Periods = append(m.Periods, views.StaffOption{Value: strconv.FormatInt(p.ID, 10), Label: p.Name, Selected: p.ID == periodID})
 	}
 	for _, st := range engine.RegistrationStates {
-		m.States = append(m.States, views.StaffCountLink{Label: stateLabel(st), Key: string(st), Count: o.ByState[st],
+		m.States = append(m.States, views.StaffCountLink{Label: stateLabel(c, st), Key: string(st), Count: o.ByState[st],
 			URL: listURL(c, registrationsPath, engine.RegistrationQuery{PeriodID: periodID, State: st}, 1)})
 	}
 	for _, t := range o.ByType {
@@ -71,7 +71,7 @@ func currentPeriod(periods []engine.MembershipPeriod, now time.Time) int64 {
 
 // overviewChart lays out the bars of the per-day chart: per day a pair of
 // bars, registrations and payments, scaled to the busiest day.
-func overviewChart(o *engine.SeasonOverview) views.StaffChart {
+func overviewChart(c echo.Context, o *engine.SeasonOverview) views.StaffChart {
 	const dayWidth, barWidth, height = 20, 8, 100
 	ch := views.StaffChart{Width: dayWidth * len(o.Days), Height: height}
 	regs, pays := 0, 0
@@ -90,16 +90,16 @@ func overviewChart(o *engine.SeasonOverview) views.StaffChart {
 		day := d.Day.Format(time.DateOnly)
 		if h := scale(d.Registrations); h > 0 {
 			ch.Bars = append(ch.Bars, views.StaffChartBar{X: i*dayWidth + 2, Y: height - h, W: barWidth, H: h, Series: "registrations",
-				Title: fmt.Sprintf("%s: %d %s", day, d.Registrations, staffText.OvChartRegistrations)})
+				Title: fmt.Sprintf("%s: %d %s", day, d.Registrations, staffTextIn(c).OvChartRegistrations)})
 		}
 		if h := scale(d.Payments); h > 0 {
 			ch.Bars = append(ch.Bars, views.StaffChartBar{X: i*dayWidth + 2 + barWidth, Y: height - h, W: barWidth, H: h, Series: "payments",
-				Title: fmt.Sprintf("%s: %d %s", day, d.Payments, staffText.OvChartPayments)})
+				Title: fmt.Sprintf("%s: %d %s", day, d.Payments, staffTextIn(c).OvChartPayments)})
 		}
 	}
 	if n := len(o.Days); n > 0 {
 		ch.FirstDay, ch.LastDay = o.Days[0].Day.Format(time.DateOnly), o.Days[n-1].Day.Format(time.DateOnly)
 	}
-	ch.Summary = fmt.Sprintf(staffText.OvChartSummary, regs, pays, len(o.Days))
+	ch.Summary = fmt.Sprintf(staffTextIn(c).OvChartSummary, regs, pays, len(o.Days))
 	return ch
 }

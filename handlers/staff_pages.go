@@ -13,38 +13,48 @@ import (
 	"portal/views"
 )
 
-// staffText are the staff pages' texts (views/staff_texts.go).
-var staffText = &views.StaffText
+// staffTextIn is the staff pages' texts (views/staff_texts.go) in the
+// request's language.
+func staffTextIn(c echo.Context) *views.StaffTexts { return views.StaffTextIn(c.Request().Context()) }
+
+// staffOpsTextIn is the operations pages' texts (views/staff_ops_texts.go)
+// in the request's language.
+func staffOpsTextIn(c echo.Context) *views.StaffOpsTexts {
+	return views.StaffOpsTextIn(c.Request().Context())
+}
+
+// staffFlash is a result message, chosen in the request's language.
+type staffFlash func(c echo.Context) string
 
 // staffNavItem is one entry of the staff navigation, shown to roles from Min.
 type staffNavItem struct {
-	Label func() string
+	Label staffFlash
 	Path  string // below StaffPrefix
 	Min   engine.StaffRole
 }
 
 // staffNav is the navigation, in order. Add an entry per page.
 var staffNav = []staffNavItem{
-	{Label: func() string { return staffText.NavOverview }, Path: "", Min: engine.RoleViewer},
-	{Label: func() string { return staffText.NavRegistrations }, Path: "/registrations", Min: engine.RoleViewer},
-	{Label: func() string { return staffOpsText.NavPayments }, Path: "/payments", Min: engine.RoleViewer},
-	{Label: func() string { return staffOpsText.NavInvitations }, Path: "/invitations", Min: engine.RoleRegistrar},
-	{Label: func() string { return staffOpsText.NavJobs }, Path: "/jobs", Min: engine.RoleViewer},
-	{Label: func() string { return staffOpsText.NavSetup }, Path: staffSetupPath, Min: engine.RoleAdmin},
-	{Label: func() string { return staffOpsText.NavDefinitions }, Path: staffDefinitionsPath, Min: engine.RoleAdmin},
-	{Label: func() string { return staffText.NavAudit }, Path: "/audit", Min: engine.RoleViewer},
+	{Label: func(c echo.Context) string { return staffTextIn(c).NavOverview }, Path: "", Min: engine.RoleViewer},
+	{Label: func(c echo.Context) string { return staffTextIn(c).NavRegistrations }, Path: "/registrations", Min: engine.RoleViewer},
+	{Label: func(c echo.Context) string { return staffOpsTextIn(c).NavPayments }, Path: "/payments", Min: engine.RoleViewer},
+	{Label: func(c echo.Context) string { return staffOpsTextIn(c).NavInvitations }, Path: "/invitations", Min: engine.RoleRegistrar},
+	{Label: func(c echo.Context) string { return staffOpsTextIn(c).NavJobs }, Path: "/jobs", Min: engine.RoleViewer},
+	{Label: func(c echo.Context) string { return staffOpsTextIn(c).NavSetup }, Path: staffSetupPath, Min: engine.RoleAdmin},
+	{Label: func(c echo.Context) string { return staffOpsTextIn(c).NavDefinitions }, Path: staffDefinitionsPath, Min: engine.RoleAdmin},
+	{Label: func(c echo.Context) string { return staffTextIn(c).NavAudit }, Path: "/audit", Min: engine.RoleViewer},
 }
 
 // staffFlashes are the result messages an action may name in ?done=: the
 // message is chosen from this list, never taken from the address.
-var staffFlashes = map[string]string{
-	"resent-confirmation": staffText.DoneResentConfirmation,
-	"resent-link":         staffText.DoneResentLink,
-	"reset":               staffText.DoneReset,
-	"cancelled":           staffText.DoneCancelled,
-	"captured":            staffText.DoneCaptured,
-	"captured-problem":    staffText.DoneCapturedProblem,
-	"refunded":            staffText.DoneRefunded,
+var staffFlashes = map[string]staffFlash{
+	"resent-confirmation": func(c echo.Context) string { return staffTextIn(c).DoneResentConfirmation },
+	"resent-link":         func(c echo.Context) string { return staffTextIn(c).DoneResentLink },
+	"reset":               func(c echo.Context) string { return staffTextIn(c).DoneReset },
+	"cancelled":           func(c echo.Context) string { return staffTextIn(c).DoneCancelled },
+	"captured":            func(c echo.Context) string { return staffTextIn(c).DoneCaptured },
+	"captured-problem":    func(c echo.Context) string { return staffTextIn(c).DoneCapturedProblem },
+	"refunded":            func(c echo.Context) string { return staffTextIn(c).DoneRefunded },
 }
 
 // staffChrome is the frame of a staff page titled title, with the
@@ -55,29 +65,31 @@ func (s *Server) staffChrome(c echo.Context, title string) views.StaffChrome {
 	if u == nil {
 		return ch
 	}
-	ch.UserName, ch.UserRole = u.Name, staffRoleLabel(u.Role)
+	ch.UserName, ch.UserRole = u.Name, staffRoleLabel(c, u.Role)
 	path := c.Path()
 	for _, n := range staffNav {
 		if u.Role.AtLeast(n.Min) {
-			ch.Nav = append(ch.Nav, views.StaffNavItem{Label: n.Label(), Href: tenantPath(c, StaffPrefix+n.Path),
+			ch.Nav = append(ch.Nav, views.StaffNavItem{Label: n.Label(c), Href: tenantPath(c, StaffPrefix+n.Path),
 				Current: path == StaffPrefix+n.Path || (n.Path != "" && len(path) > len(StaffPrefix+n.Path) && path[:len(StaffPrefix+n.Path)+1] == StaffPrefix+n.Path+"/")})
 		}
 	}
-	ch.Flash = staffFlashes[c.QueryParam("done")]
+	if flash, ok := staffFlashes[c.QueryParam("done")]; ok {
+		ch.Flash = flash(c)
+	}
 	return ch
 }
 
 // staffRoleLabel is how a role is shown.
-func staffRoleLabel(r engine.StaffRole) string {
+func staffRoleLabel(c echo.Context, r engine.StaffRole) string {
 	switch r {
 	case engine.RoleViewer:
-		return staffText.RoleViewer
+		return staffTextIn(c).RoleViewer
 	case engine.RoleRegistrar:
-		return staffText.RoleRegistrar
+		return staffTextIn(c).RoleRegistrar
 	case engine.RoleTreasurer:
-		return staffText.RoleTreasurer
+		return staffTextIn(c).RoleTreasurer
 	case engine.RoleAdmin:
-		return staffText.RoleAdmin
+		return staffTextIn(c).RoleAdmin
 	}
 	return string(r)
 }
@@ -89,9 +101,9 @@ func staffRender(c echo.Context, status int, component templ.Component) error {
 
 // staffErrorPage tells a staff member what went wrong, in the staff frame.
 func (s *Server) staffErrorPage(c echo.Context, status int, message string) error {
-	m := views.StaffMessageModel{StaffChrome: s.staffChrome(c, staffText.ErrorTitle), Message: message, Kind: "error"}
+	m := views.StaffMessageModel{StaffChrome: s.staffChrome(c, staffTextIn(c).ErrorTitle), Message: message, Kind: "error"}
 	if staffUserOf(c) != nil {
-		m.Link, m.LinkText = tenantPath(c, StaffPrefix), staffText.BackToOverview
+		m.Link, m.LinkText = tenantPath(c, StaffPrefix), staffTextIn(c).BackToOverview
 	}
 	if status >= 500 {
 		m.RequestID = c.Response().Header().Get(echo.HeaderXRequestID)
@@ -109,14 +121,14 @@ func (s *Server) staffEngineError(c echo.Context, err error) error {
 	}
 	switch e.Code {
 	case engine.CodeNotFound:
-		return s.staffErrorPage(c, http.StatusNotFound, staffText.NotFound)
+		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
 	case engine.CodeValidation, engine.CodeInvalid:
 		return s.staffErrorPage(c, http.StatusUnprocessableEntity, e.Message+fieldSummary(e))
 	case engine.CodeConflict:
 		return s.staffErrorPage(c, http.StatusConflict, e.Message)
 	case engine.CodeUnavailable:
 		c.Response().Header().Set("Retry-After", retryAfterSeconds)
-		return s.staffErrorPage(c, http.StatusServiceUnavailable, staffText.Unavailable)
+		return s.staffErrorPage(c, http.StatusServiceUnavailable, staffTextIn(c).Unavailable)
 	case engine.CodeUnauthorized:
 		return s.staffErrorPage(c, http.StatusForbidden, e.Message)
 	}
@@ -141,9 +153,9 @@ func (s *Server) staffConfirmed(c echo.Context, question, detail, cancelURL stri
 	}
 	form, err := c.FormParams()
 	if err != nil {
-		return false, s.staffErrorPage(c, http.StatusBadRequest, staffText.Invalid)
+		return false, s.staffErrorPage(c, http.StatusBadRequest, staffTextIn(c).Invalid)
 	}
-	m := views.StaffConfirmModel{StaffChrome: s.staffChrome(c, staffText.ConfirmTitle), Question: question, Detail: detail,
+	m := views.StaffConfirmModel{StaffChrome: s.staffChrome(c, staffTextIn(c).ConfirmTitle), Question: question, Detail: detail,
 		Action: tenantPath(c, c.Request().URL.Path), CancelURL: cancelURL}
 	for name, vals := range form {
 		for _, v := range vals {
@@ -159,22 +171,22 @@ func (s *Server) staffConfirmed(c echo.Context, question, detail, cancelURL stri
 // button, or a note after signing out. A signed-in staff member goes on.
 func (s *Server) staffLoginPage(c echo.Context) error {
 	if tenantOf(c) == nil {
-		return s.staffErrorPage(c, http.StatusNotFound, staffText.NoOrganisation)
+		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NoOrganisation)
 	}
 	rd := c.QueryParam("rd")
-	m := views.StaffMessageModel{StaffChrome: s.staffChrome(c, staffText.SignInTitle), Message: staffText.SignInIntro, Kind: "info"}
+	m := views.StaffMessageModel{StaffChrome: s.staffChrome(c, staffTextIn(c).SignInTitle), Message: staffTextIn(c).SignInIntro, Kind: "info"}
 	if c.QueryParam("signed_out") != "" {
-		m.Heading = staffText.SignedOut
+		m.Heading = staffTextIn(c).SignedOut
 	}
 	if s.staff.Provider == nil {
-		m.Message, m.Kind = staffText.SignInOff, "error"
+		m.Message, m.Kind = staffTextIn(c).SignInOff, "error"
 		return staffRender(c, http.StatusServiceUnavailable, views.StaffMessagePage(m))
 	}
 	start := StaffLoginPath + "/start"
 	if rd != "" {
 		start += "?rd=" + url.QueryEscape(rd)
 	}
-	m.Link, m.LinkText = tenantPath(c, start), staffText.SignInButton
+	m.Link, m.LinkText = tenantPath(c, start), staffTextIn(c).SignInButton
 	return staffRender(c, http.StatusOK, views.StaffMessagePage(m))
 }
 
@@ -188,7 +200,7 @@ func (s *Server) staffAuditPage(c echo.Context) error {
 	if err != nil {
 		return s.staffEngineError(c, err)
 	}
-	m := views.StaffAuditModel{StaffChrome: s.staffChrome(c, staffText.AuditTitle), Rows: s.staffAuditRows(c, rows)}
+	m := views.StaffAuditModel{StaffChrome: s.staffChrome(c, staffTextIn(c).AuditTitle), Rows: s.staffAuditRows(c, rows)}
 	if len(rows) == pageSize {
 		m.OlderURL = tenantPath(c, StaffPrefix+"/audit?before="+strconv.FormatInt(rows[len(rows)-1].ID, 10))
 	}

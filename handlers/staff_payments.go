@@ -39,7 +39,7 @@ func (s *Server) renderStaffPayments(c echo.Context, status int, uploadError str
 	if err != nil {
 		return s.staffEngineError(c, err)
 	}
-	m := views.StaffPaymentsModel{StaffChrome: s.staffChrome(c, staffOpsText.PaymentsTitle), Error: uploadError}
+	m := views.StaffPaymentsModel{StaffChrome: s.staffChrome(c, staffOpsTextIn(c).PaymentsTitle), Error: uploadError}
 	for _, a := range list {
 		m.Attention = append(m.Attention, s.staffAttentionRow(c, a))
 	}
@@ -64,11 +64,11 @@ func (s *Server) staffAttentionRow(c echo.Context, a engine.AttentionPayment) vi
 	}
 	switch a.Reason {
 	case engine.AttentionProblem:
-		row.Reason, row.Detail = staffOpsText.AttentionProblem, p.Problem
+		row.Reason, row.Detail = staffOpsTextIn(c).AttentionProblem, p.Problem
 	case engine.AttentionSecondPayment:
-		row.Reason = staffOpsText.AttentionSecond
+		row.Reason = staffOpsTextIn(c).AttentionSecond
 	default:
-		row.Reason = staffOpsText.AttentionPending
+		row.Reason = staffOpsTextIn(c).AttentionPending
 	}
 	return row
 }
@@ -99,20 +99,20 @@ func (s *Server) staffImportStatement(c echo.Context) error {
 	u := staffUserOf(c)
 	account := s.bankAccountOf(c.Request().Context(), u.OrganisationID)
 	if account == "" {
-		return s.staffErrorPage(c, http.StatusConflict, staffOpsText.StatementNoBank)
+		return s.staffErrorPage(c, http.StatusConflict, staffOpsTextIn(c).StatementNoBank)
 	}
 	data, fromCopy, err := staffUpload(c, "statement")
 	switch {
 	case errors.Is(err, errUploadTooLarge):
-		return s.renderStaffPayments(c, http.StatusRequestEntityTooLarge, staffOpsText.StatementTooLarge)
+		return s.renderStaffPayments(c, http.StatusRequestEntityTooLarge, staffOpsTextIn(c).StatementTooLarge)
 	case errors.Is(err, errUploadMissing):
-		return s.renderStaffPayments(c, http.StatusUnprocessableEntity, staffOpsText.StatementMissing)
+		return s.renderStaffPayments(c, http.StatusUnprocessableEntity, staffOpsTextIn(c).StatementMissing)
 	case err != nil:
 		return err
 	}
 	st, err := banking.ParseStatement(bytes.NewReader(data))
 	if err != nil {
-		return s.renderStaffPayments(c, http.StatusUnprocessableEntity, staffOpsText.StatementInvalid+": "+err.Error()+".")
+		return s.renderStaffPayments(c, http.StatusUnprocessableEntity, staffOpsTextIn(c).StatementInvalid+": "+err.Error()+".")
 	}
 	capture := fromCopy && c.FormValue("capture") == "1"
 	actor := u.actor()
@@ -121,9 +121,9 @@ func (s *Server) staffImportStatement(c echo.Context) error {
 	if err != nil {
 		return s.staffEngineError(c, err)
 	}
-	title := staffOpsText.PreviewTitle
+	title := staffOpsTextIn(c).PreviewTitle
 	if capture {
-		title = staffOpsText.ResultTitle
+		title = staffOpsTextIn(c).ResultTitle
 	}
 	m := views.StaffStatementModel{StaffChrome: s.staffChrome(c, title), Preview: !capture,
 		CaptureURL: tenantPath(c, StaffPrefix+staffStatementPath), BackURL: tenantPath(c, StaffPrefix+"/payments")}
@@ -131,13 +131,13 @@ func (s *Server) staffImportStatement(c echo.Context) error {
 		m.Statement = staffUploadCopy(data)
 	}
 	if rep.AlreadyImported > 0 {
-		m.Notes = append(m.Notes, strconv.Itoa(rep.AlreadyImported)+" "+staffOpsText.AlreadyImported)
+		m.Notes = append(m.Notes, strconv.Itoa(rep.AlreadyImported)+" "+staffOpsTextIn(c).AlreadyImported)
 	}
 	if rep.OtherAccounts > 0 {
-		m.Notes = append(m.Notes, strconv.Itoa(rep.OtherAccounts)+" "+staffOpsText.OtherAccounts)
+		m.Notes = append(m.Notes, strconv.Itoa(rep.OtherAccounts)+" "+staffOpsTextIn(c).OtherAccounts)
 	}
 	for _, l := range rep.Lines {
-		row, matched := staffCreditRow(l, capture)
+		row, matched := staffCreditRow(c, l, capture)
 		if matched {
 			m.Matched = append(m.Matched, row)
 		} else {
@@ -150,22 +150,22 @@ func (s *Server) staffImportStatement(c echo.Context) error {
 // staffCreditOutcomes name the match outcomes; those with a payment are
 // the proposed matches.
 var staffCreditOutcomes = map[banking.Outcome]struct {
-	text     func() string
+	text     func(c echo.Context) string
 	matched  bool
 	complete bool // an exact capture completes the registration
 }{
-	banking.OutcomeExact:     {func() string { return staffOpsText.OutcomeExact }, true, true},
-	banking.OutcomeByAmount:  {func() string { return staffOpsText.OutcomeByAmount }, true, true},
-	banking.OutcomePartial:   {func() string { return staffOpsText.OutcomePartial }, true, false},
-	banking.OutcomeExcess:    {func() string { return staffOpsText.OutcomeExcess }, true, false},
-	banking.OutcomeCurrency:  {func() string { return staffOpsText.OutcomeCurrency }, true, false},
-	banking.OutcomeDuplicate: {func() string { return staffOpsText.OutcomeDuplicate }, false, false},
-	banking.OutcomeUnknown:   {func() string { return staffOpsText.OutcomeUnknown }, false, false},
+	banking.OutcomeExact:     {func(c echo.Context) string { return staffOpsTextIn(c).OutcomeExact }, true, true},
+	banking.OutcomeByAmount:  {func(c echo.Context) string { return staffOpsTextIn(c).OutcomeByAmount }, true, true},
+	banking.OutcomePartial:   {func(c echo.Context) string { return staffOpsTextIn(c).OutcomePartial }, true, false},
+	banking.OutcomeExcess:    {func(c echo.Context) string { return staffOpsTextIn(c).OutcomeExcess }, true, false},
+	banking.OutcomeCurrency:  {func(c echo.Context) string { return staffOpsTextIn(c).OutcomeCurrency }, true, false},
+	banking.OutcomeDuplicate: {func(c echo.Context) string { return staffOpsTextIn(c).OutcomeDuplicate }, false, false},
+	banking.OutcomeUnknown:   {func(c echo.Context) string { return staffOpsTextIn(c).OutcomeUnknown }, false, false},
 }
 
 // staffCreditRow prints one credit of an import, and whether it was
 // matched to a payment.
-func staffCreditRow(l engine.StatementLine, captured bool) (views.StaffCreditRow, bool) {
+func staffCreditRow(c echo.Context, l engine.StatementLine, captured bool) (views.StaffCreditRow, bool) {
 	cr := l.Credit
 	date := cr.BookingDate
 	if date.IsZero() {
@@ -186,25 +186,25 @@ func staffCreditRow(l engine.StatementLine, captured bool) (views.StaffCreditRow
 	if !ok || !o.matched {
 		row.Outcome, row.Result, row.Kind = string(l.Outcome), l.Reason, "problem"
 		if ok {
-			row.Outcome = o.text()
+			row.Outcome = o.text(c)
 		}
 		return row, false
 	}
-	row.Outcome = o.text()
+	row.Outcome = o.text(c)
 	switch {
 	case !captured && o.complete:
-		row.Result = staffOpsText.LineWillComplete
+		row.Result = staffOpsTextIn(c).LineWillComplete
 	case !captured:
-		row.Result, row.Kind = staffOpsText.LineWillRecord, "problem"
+		row.Result, row.Kind = staffOpsTextIn(c).LineWillRecord, "problem"
 	case l.Err != nil:
-		row.Result, row.Kind = staffOpsText.LineFailed, "error"
+		row.Result, row.Kind = staffOpsTextIn(c).LineFailed, "error"
 		if e, ok := engine.AsError(l.Err); ok {
 			row.Result += ": " + e.Message
 		}
 	case l.Completed:
-		row.Result = staffOpsText.LineCompleted
+		row.Result = staffOpsTextIn(c).LineCompleted
 	case l.Captured:
-		row.Result, row.Kind = staffOpsText.LineCaptured, "problem"
+		row.Result, row.Kind = staffOpsTextIn(c).LineCaptured, "problem"
 	default:
 		row.Result = l.Reason
 	}

@@ -20,18 +20,18 @@ import (
 const registrationsPath = "/registrations"
 
 // stateLabels are the registration states as the pages name them.
-func stateLabel(r engine.RegistrationState) string {
+func stateLabel(c echo.Context, r engine.RegistrationState) string {
 	switch r {
 	case engine.RegSuspended:
-		return staffText.StateSuspended
+		return staffTextIn(c).StateSuspended
 	case engine.RegAwaitingPayment:
-		return staffText.StateAwaitingPayment
+		return staffTextIn(c).StateAwaitingPayment
 	case engine.RegPaid:
-		return staffText.StatePaid
+		return staffTextIn(c).StatePaid
 	case engine.RegCancelled:
-		return staffText.StateCancelled
+		return staffTextIn(c).StateCancelled
 	}
-	return staffText.StateInProgress
+	return staffTextIn(c).StateInProgress
 }
 
 // registrationQuery reads the list's filters from the query string;
@@ -105,7 +105,7 @@ func (s *Server) staffRegistrations(c echo.Context) error {
 	u := staffUserOf(c)
 	q, ok := registrationQuery(c, u.OrganisationID)
 	if !ok {
-		return s.staffErrorPage(c, http.StatusBadRequest, staffText.BadFilter)
+		return s.staffErrorPage(c, http.StatusBadRequest, staffTextIn(c).BadFilter)
 	}
 	ctx := c.Request().Context()
 	page, err := s.engine.Registrations(ctx, q)
@@ -120,30 +120,30 @@ func (s *Server) staffRegistrations(c echo.Context) error {
 	if err != nil {
 		return s.staffEngineError(c, err)
 	}
-	m := views.StaffRegistrationsModel{StaffChrome: s.staffChrome(c, staffText.RegTitle), Action: tenantPath(c, StaffPrefix+registrationsPath),
+	m := views.StaffRegistrationsModel{StaffChrome: s.staffChrome(c, staffTextIn(c).RegTitle), Action: tenantPath(c, StaffPrefix+registrationsPath),
 		Search: q.Search, Total: page.Total,
-		PageText: fmt.Sprintf(staffText.RegPageText, page.Total, page.Page, page.PageCount)}
+		PageText: fmt.Sprintf(staffTextIn(c).RegPageText, page.Total, page.Page, page.PageCount)}
 	if q.UnpaidDays > 0 {
 		m.UnpaidDays = strconv.Itoa(q.UnpaidDays)
 	}
 	periodsByID := map[int64]string{}
-	m.Periods = []views.StaffOption{{Value: "", Label: staffText.RegAll}}
+	m.Periods = []views.StaffOption{{Value: "", Label: staffTextIn(c).RegAll}}
 	for _, p := range periods {
 		periodsByID[p.ID] = p.Name
 		m.Periods = append(m.Periods, views.StaffOption{Value: strconv.FormatInt(p.ID, 10), Label: p.Name, Selected: p.ID == q.PeriodID})
 	}
-	m.States = []views.StaffOption{{Value: "", Label: staffText.RegAll}}
+	m.States = []views.StaffOption{{Value: "", Label: staffTextIn(c).RegAll}}
 	for _, st := range engine.RegistrationStates {
-		m.States = append(m.States, views.StaffOption{Value: string(st), Label: stateLabel(st), Selected: st == q.State})
+		m.States = append(m.States, views.StaffOption{Value: string(st), Label: stateLabel(c, st), Selected: st == q.State})
 	}
-	m.Types = []views.StaffOption{{Value: "", Label: staffText.RegAll}}
+	m.Types = []views.StaffOption{{Value: "", Label: staffTextIn(c).RegAll}}
 	for _, t := range types {
 		m.Types = append(m.Types, views.StaffOption{Value: strconv.FormatInt(t.ID, 10), Label: t.Name, Selected: t.ID == q.MembershipTypeID})
 	}
 	for _, r := range page.Rows {
 		st := engine.RegistrationStateOf(r.Status)
 		row := views.StaffRegistrationRow{URL: registrationURL(c, r.ID), ID: strconv.FormatInt(r.ID, 10), Household: strings.Join(r.Household, ", "),
-			UserKey: r.UserKey, State: stateLabel(st), StateKey: string(st), Started: staffTime(r.StartTime), Updated: staffTime(r.UpdatedAt)}
+			UserKey: r.UserKey, State: stateLabel(c, st), StateKey: string(st), Started: staffTime(r.StartTime), Updated: staffTime(r.UpdatedAt)}
 		if r.Reference != nil {
 			row.Reference = *r.Reference
 		}
@@ -175,7 +175,7 @@ func (s *Server) staffRegistrationsCSV(c echo.Context) error {
 	u := staffUserOf(c)
 	q, ok := registrationQuery(c, u.OrganisationID)
 	if !ok {
-		return s.staffErrorPage(c, http.StatusBadRequest, staffText.BadFilter)
+		return s.staffErrorPage(c, http.StatusBadRequest, staffTextIn(c).BadFilter)
 	}
 	h := c.Response().Header()
 	h.Set(echo.HeaderContentType, "text/csv; charset=utf-8")
@@ -214,7 +214,7 @@ func (s *Server) staffRegistration(c echo.Context) error {
 	u := staffUserOf(c)
 	id, ok := staffRegistrationID(c)
 	if !ok {
-		return s.staffErrorPage(c, http.StatusNotFound, staffText.NotFound)
+		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
 	}
 	ctx := c.Request().Context()
 	d, err := s.engine.RegistrationDetail(ctx, u.OrganisationID, id)
@@ -226,8 +226,8 @@ func (s *Server) staffRegistration(c echo.Context) error {
 		return s.staffEngineError(c, err)
 	}
 	st := engine.RegistrationStateOf(d.Instance.Status)
-	m := views.StaffDetailModel{StaffChrome: s.staffChrome(c, fmt.Sprintf(staffText.DetTitle, id)), ID: strconv.FormatInt(id, 10),
-		UserKey: d.Instance.UserKey, State: stateLabel(st), StateKey: string(st), Period: d.Period.Name,
+	m := views.StaffDetailModel{StaffChrome: s.staffChrome(c, fmt.Sprintf(staffTextIn(c).DetTitle, id)), ID: strconv.FormatInt(id, 10),
+		UserKey: d.Instance.UserKey, State: stateLabel(c, st), StateKey: string(st), Period: d.Period.Name,
 		Started: staffTime(d.Instance.StartTime), Updated: staffTime(d.Instance.UpdatedAt),
 		Definition: fmt.Sprintf("%s v%d", d.Definition.Key, d.Definition.Version), Audit: s.staffAuditRows(c, audit),
 		Today: time.Now().UTC().Format(time.DateOnly)}
@@ -252,7 +252,7 @@ func (s *Server) staffRegistration(c echo.Context) error {
 		m.Archive = fmt.Sprintf("%s (%s, %d)", d.Archive.Summary, staffTime(d.Archive.ArchivedAt), d.Archive.Answers)
 	}
 	for _, ms := range d.Memberships {
-		m.Memberships = append(m.Memberships, views.StaffMembershipRow{Person: names[ms.PersonID], Type: ms.TypeName, Kind: ms.MemberType, Status: ms.Status})
+		m.Memberships = append(m.Memberships, views.StaffMembershipRow{Person: names[ms.PersonID], Type: ms.TypeName, Kind: memberTypeLabel(c, ms.MemberType), Status: ms.Status})
 	}
 	base := registrationURL(c, id)
 	if o := d.Order; o != nil {
@@ -293,15 +293,15 @@ func (s *Server) staffRegistration(c echo.Context) error {
 		row := views.StaffMessageRow{Kind: msg.Kind, Recipient: msg.Recipient, Created: staffTime(msg.CreatedAt)}
 		switch {
 		case msg.SentAt != nil:
-			row.Delivery = fmt.Sprintf(staffText.DelSent, staffTime(*msg.SentAt))
+			row.Delivery = fmt.Sprintf(staffTextIn(c).DelSent, staffTime(*msg.SentAt))
 		case msg.JobState == jobs.StateDead:
-			row.Delivery, row.Error = staffText.DelDead, msg.LastError
+			row.Delivery, row.Error = staffTextIn(c).DelDead, msg.LastError
 		case msg.JobState == jobs.StateFailed:
-			row.Delivery, row.Error = fmt.Sprintf(staffText.DelFailed, msg.Attempts), msg.LastError
+			row.Delivery, row.Error = fmt.Sprintf(staffTextIn(c).DelFailed, msg.Attempts), msg.LastError
 		case msg.JobState == jobs.StateSucceeded:
-			row.Delivery = staffText.DelSkipped
+			row.Delivery = staffTextIn(c).DelSkipped
 		default:
-			row.Delivery = staffText.DelQueued
+			row.Delivery = staffTextIn(c).DelQueued
 		}
 		m.Messages = append(m.Messages, row)
 	}
@@ -367,14 +367,14 @@ func (s *Server) staffResendPaymentLink(c echo.Context) error {
 
 // staffResetRegistration answers POST /staff/registrations/:id/reset, after a confirmation.
 func (s *Server) staffResetRegistration(c echo.Context) error {
-	return s.staffConfirmedAction(c, staffText.ConfirmReset, staffText.ConfirmResetDetail, "reset", func(u *staffUser, id int64) error {
+	return s.staffConfirmedAction(c, staffTextIn(c).ConfirmReset, staffTextIn(c).ConfirmResetDetail, "reset", func(u *staffUser, id int64) error {
 		return s.engine.StaffReset(c.Request().Context(), u.actor(), u.OrganisationID, id)
 	})
 }
 
 // staffCancelRegistration answers POST /staff/registrations/:id/cancel, after a confirmation.
 func (s *Server) staffCancelRegistration(c echo.Context) error {
-	return s.staffConfirmedAction(c, staffText.ConfirmCancel, staffText.ConfirmCancelDetail, "cancelled", func(u *staffUser, id int64) error {
+	return s.staffConfirmedAction(c, staffTextIn(c).ConfirmCancel, staffTextIn(c).ConfirmCancelDetail, "cancelled", func(u *staffUser, id int64) error {
 		return s.engine.CancelRegistration(c.Request().Context(), u.actor(), u.OrganisationID, id)
 	})
 }
@@ -382,7 +382,7 @@ func (s *Server) staffCancelRegistration(c echo.Context) error {
 // staffRefund answers POST /staff/registrations/:id/refund (payment=REF), after a confirmation.
 func (s *Server) staffRefund(c echo.Context) error {
 	ref := c.FormValue("payment")
-	return s.staffConfirmedAction(c, fmt.Sprintf(staffText.ConfirmRefund, ref), staffText.ConfirmRefundDetail, "refunded", func(u *staffUser, id int64) error {
+	return s.staffConfirmedAction(c, fmt.Sprintf(staffTextIn(c).ConfirmRefund, ref), staffTextIn(c).ConfirmRefundDetail, "refunded", func(u *staffUser, id int64) error {
 		return s.engine.RefundPayment(c.Request().Context(), u.actor(), u.OrganisationID, id, ref, "")
 	})
 }
@@ -393,15 +393,15 @@ func (s *Server) staffCapture(c echo.Context) error {
 	u := staffUserOf(c)
 	id, ok := staffRegistrationID(c)
 	if !ok {
-		return s.staffErrorPage(c, http.StatusNotFound, staffText.NotFound)
+		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
 	}
 	amount, err := engine.ParseAmount(strings.TrimSpace(c.FormValue("amount")))
 	if err != nil || amount <= 0 {
-		return s.staffErrorPage(c, http.StatusUnprocessableEntity, staffText.BadAmount)
+		return s.staffErrorPage(c, http.StatusUnprocessableEntity, staffTextIn(c).BadAmount)
 	}
 	booked, err := time.Parse(time.DateOnly, strings.TrimSpace(c.FormValue("booked")))
 	if err != nil || booked.After(time.Now().UTC()) {
-		return s.staffErrorPage(c, http.StatusUnprocessableEntity, staffText.BadDate)
+		return s.staffErrorPage(c, http.StatusUnprocessableEntity, staffTextIn(c).BadDate)
 	}
 	note := strings.TrimSpace(c.FormValue("note"))
 	if len(note) > 200 {
@@ -421,7 +421,7 @@ func (s *Server) staffCapture(c echo.Context) error {
 func (s *Server) staffAction(c echo.Context, done string, act func(*staffUser, int64) error) error {
 	id, ok := staffRegistrationID(c)
 	if !ok {
-		return s.staffErrorPage(c, http.StatusNotFound, staffText.NotFound)
+		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
 	}
 	if err := act(staffUserOf(c), id); err != nil {
 		return s.staffEngineError(c, err)
@@ -433,7 +433,7 @@ func (s *Server) staffAction(c echo.Context, done string, act func(*staffUser, i
 func (s *Server) staffConfirmedAction(c echo.Context, question, detail, done string, act func(*staffUser, int64) error) error {
 	id, ok := staffRegistrationID(c)
 	if !ok {
-		return s.staffErrorPage(c, http.StatusNotFound, staffText.NotFound)
+		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
 	}
 	if ok, err := s.staffConfirmed(c, question, detail, registrationURL(c, id)); !ok {
 		return err

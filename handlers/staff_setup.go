@@ -34,10 +34,15 @@ const (
 )
 
 func init() {
-	for k, v := range map[string]string{flashOrgSaved: staffOpsText.OrgSaved, flashPeriodOpened: staffOpsText.PeriodOpened,
-		flashPeriodClosed: staffOpsText.PeriodClosed, flashStaffAdded: staffOpsText.StaffAdded, flashStaffRole: staffOpsText.StaffRoleChanged,
-		flashStaffDisabled: staffOpsText.StaffDisabledDone} {
-		staffFlashes[k] = v
+	for k, text := range map[string]func(*views.StaffOpsTexts) string{
+		flashOrgSaved:      func(t *views.StaffOpsTexts) string { return t.OrgSaved },
+		flashPeriodOpened:  func(t *views.StaffOpsTexts) string { return t.PeriodOpened },
+		flashPeriodClosed:  func(t *views.StaffOpsTexts) string { return t.PeriodClosed },
+		flashStaffAdded:    func(t *views.StaffOpsTexts) string { return t.StaffAdded },
+		flashStaffRole:     func(t *views.StaffOpsTexts) string { return t.StaffRoleChanged },
+		flashStaffDisabled: func(t *views.StaffOpsTexts) string { return t.StaffDisabledDone },
+	} {
+		staffFlashes[k] = func(c echo.Context) string { return text(staffOpsTextIn(c)) }
 	}
 }
 
@@ -69,14 +74,14 @@ func (s *Server) renderSetup(c echo.Context, status int, adjust func(*views.Staf
 		return s.staffEngineError(c, err)
 	}
 	base := tenantPath(c, StaffPrefix+staffSetupPath)
-	m := views.StaffSetupModel{StaffChrome: s.staffChrome(c, staffOpsText.SetupTitle),
+	m := views.StaffSetupModel{StaffChrome: s.staffChrome(c, staffOpsTextIn(c).SetupTitle),
 		Org: views.StaffOrgForm{Action: base + "/organisation", Name: org.Name, ContactEmail: org.ContactEmail, LogoURL: org.LogoURL,
 			AccentColour: org.AccentColour, Language: org.DefaultLanguage, HashSecretSet: org.HashSecretSealed != ""},
 		AddForm: views.StaffAddForm{Action: base + "/staff", Role: string(engine.RoleViewer)}}
 	typeNames := map[int64]string{}
 	for _, t := range types {
 		typeNames[t.ID] = t.Name
-		m.Types = append(m.Types, views.StaffTypeRow{ID: strconv.FormatInt(t.ID, 10), Code: t.Code, Name: t.Name, Ages: ageRange(t.MinAge, t.MaxAge)})
+		m.Types = append(m.Types, views.StaffTypeRow{ID: strconv.FormatInt(t.ID, 10), Code: t.Code, Name: t.Name, Ages: ageRange(c, t.MinAge, t.MaxAge)})
 	}
 	for _, p := range periods {
 		id := strconv.FormatInt(p.ID, 10)
@@ -89,14 +94,14 @@ func (s *Server) renderSetup(c echo.Context, status int, adjust func(*views.Staf
 		}
 		rt := views.StaffRuleTable{Period: p.Name}
 		for _, r := range rules {
-			rt.Rules = append(rt.Rules, ruleRow(r, p.Currency, typeNames))
+			rt.Rules = append(rt.Rules, ruleRow(c, r, p.Currency, typeNames))
 		}
 		m.Rules = append(m.Rules, rt)
 	}
 	for _, sm := range staff {
 		id := strconv.FormatInt(sm.ID, 10)
-		row := views.StaffMemberRow{ID: id, Email: sm.Email, Name: sm.Name, Role: string(sm.Role), RoleLabel: staffRoleLabel(sm.Role),
-			Active: sm.Active(), LastSignIn: staffOpsText.Never, RoleURL: base + "/staff/" + id + "/role", DisableURL: base + "/staff/" + id + "/disable"}
+		row := views.StaffMemberRow{ID: id, Email: sm.Email, Name: sm.Name, Role: string(sm.Role), RoleLabel: staffRoleLabel(c, sm.Role),
+			Active: sm.Active(), LastSignIn: staffOpsTextIn(c).Never, RoleURL: base + "/staff/" + id + "/role", DisableURL: base + "/staff/" + id + "/disable"}
 		if sm.LastSignInAt != nil {
 			row.LastSignIn = staffTime(*sm.LastSignInAt)
 		}
@@ -110,7 +115,7 @@ func (s *Server) renderSetup(c echo.Context, status int, adjust func(*views.Staf
 }
 
 // ageRange prints a membership type's ages.
-func ageRange(minAge, maxAge *int) string {
+func ageRange(c echo.Context, minAge, maxAge *int) string {
 	switch {
 	case minAge != nil && maxAge != nil:
 		return fmt.Sprintf("%d–%d", *minAge, *maxAge)
@@ -119,25 +124,25 @@ func ageRange(minAge, maxAge *int) string {
 	case maxAge != nil:
 		return fmt.Sprintf("0–%d", *maxAge)
 	}
-	return staffOpsText.TypeAnyAge
+	return staffOpsTextIn(c).TypeAnyAge
 }
 
 // ruleRow prints a price rule.
-func ruleRow(r engine.PriceRule, currency string, typeNames map[int64]string) views.StaffRuleRow {
-	row := views.StaffRuleRow{Code: r.Code, Kind: r.Kind, Label: r.Label, Valid: staffOpsText.RuleAlways}
+func ruleRow(c echo.Context, r engine.PriceRule, currency string, typeNames map[int64]string) views.StaffRuleRow {
+	row := views.StaffRuleRow{Code: r.Code, Kind: r.Kind, Label: r.Label, Valid: staffOpsTextIn(c).RuleAlways}
 	var applies []string
 	if r.MembershipTypeID != nil {
 		applies = append(applies, typeNames[*r.MembershipTypeID])
 	}
 	if r.MemberType != nil {
-		applies = append(applies, memberTypeLabel(*r.MemberType))
+		applies = append(applies, memberTypeLabel(c, *r.MemberType))
 	}
 	if r.MinPersons != nil {
-		applies = append(applies, fmt.Sprintf("%s %d", staffOpsText.RuleFromPersons, *r.MinPersons))
+		applies = append(applies, fmt.Sprintf("%s %d", staffOpsTextIn(c).RuleFromPersons, *r.MinPersons))
 	}
 	row.AppliesTo = strings.Join(applies, ", ")
 	if row.AppliesTo == "" {
-		row.AppliesTo = staffOpsText.RuleEveryone
+		row.AppliesTo = staffOpsTextIn(c).RuleEveryone
 	}
 	switch {
 	case r.AmountMinor != nil:
@@ -159,14 +164,14 @@ func ruleRow(r engine.PriceRule, currency string, typeNames map[int64]string) vi
 }
 
 // memberTypeLabel names new, renewal and transfer.
-func memberTypeLabel(t string) string {
+func memberTypeLabel(c echo.Context, t string) string {
 	switch t {
 	case engine.MemberNew:
-		return staffOpsText.MemberNew
+		return staffOpsTextIn(c).MemberNew
 	case engine.MemberRenewal:
-		return staffOpsText.MemberRenewal
+		return staffOpsTextIn(c).MemberRenewal
 	case engine.MemberTransfer:
-		return staffOpsText.MemberTransfer
+		return staffOpsTextIn(c).MemberTransfer
 	}
 	return t
 }
@@ -179,7 +184,7 @@ func (s *Server) priceCalculator(c echo.Context, base string, periods []engine.M
 	for _, p := range periods {
 		f.Periods = append(f.Periods, views.StaffOption{Value: strconv.FormatInt(p.ID, 10), Label: p.Name})
 	}
-	f.Types = []views.StaffOption{{Value: "", Label: staffOpsText.CalcNoPerson}}
+	f.Types = []views.StaffOption{{Value: "", Label: staffOpsTextIn(c).CalcNoPerson}}
 	for _, t := range types {
 		f.Types = append(f.Types, views.StaffOption{Value: strconv.FormatInt(t.ID, 10), Label: t.Name})
 	}
@@ -203,7 +208,7 @@ func (s *Server) priceCalculator(c echo.Context, base string, periods []engine.M
 	periodID, err := strconv.ParseInt(f.Period, 10, 64)
 	on, dateErr := time.Parse(time.DateOnly, f.On)
 	if err != nil || dateErr != nil {
-		f.Error = staffText.Invalid
+		f.Error = staffTextIn(c).Invalid
 		return f
 	}
 	var people []engine.PriceCheckPerson
@@ -219,7 +224,7 @@ func (s *Server) priceCalculator(c echo.Context, base string, periods []engine.M
 		e, ok := engine.AsError(err)
 		if !ok {
 			s.logFor(c).Error("price calculator", "err", err)
-			f.Error = staffText.Internal
+			f.Error = staffTextIn(c).Internal
 			return f
 		}
 		f.Error = e.Message + fieldSummary(e)
@@ -286,11 +291,11 @@ func (s *Server) staffSaveOrganisation(c echo.Context) error {
 		switch {
 		case len(secret) < minHashSecret || len(secret) > 200:
 			return s.renderSetup(c, http.StatusUnprocessableEntity, func(m *views.StaffSetupModel) {
-				show(m, map[string]string{"hashSecret": staffOpsText.OrgSecretShort})
+				show(m, map[string]string{"hashSecret": staffOpsTextIn(c).OrgSecretShort})
 			})
 		case s.tenants.sealer == nil:
 			return s.renderSetup(c, http.StatusUnprocessableEntity, func(m *views.StaffSetupModel) {
-				show(m, map[string]string{"hashSecret": staffOpsText.OrgSecretNoKey})
+				show(m, map[string]string{"hashSecret": staffOpsTextIn(c).OrgSecretNoKey})
 			})
 		}
 		sealed := s.tenants.sealer.Seal([]byte(secret), HashSecretAAD(u.OrganisationID))
@@ -308,14 +313,14 @@ func (s *Server) staffSetPeriodStatus(c echo.Context) error {
 	u := staffUserOf(c)
 	status := c.FormValue("status")
 	if status != engine.PeriodOpen && status != engine.PeriodClosed {
-		return s.staffErrorPage(c, http.StatusUnprocessableEntity, staffText.Invalid)
+		return s.staffErrorPage(c, http.StatusUnprocessableEntity, staffTextIn(c).Invalid)
 	}
 	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
 	if err != nil {
-		return s.staffErrorPage(c, http.StatusNotFound, staffText.NotFound)
+		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
 	}
 	if status == engine.PeriodClosed {
-		if ok, err := s.staffConfirmed(c, staffOpsText.PeriodCloseQuestion, staffOpsText.PeriodCloseDetail,
+		if ok, err := s.staffConfirmed(c, staffOpsTextIn(c).PeriodCloseQuestion, staffOpsTextIn(c).PeriodCloseDetail,
 			tenantPath(c, StaffPrefix+staffSetupPath+"#periods")); !ok {
 			return err
 		}
@@ -357,7 +362,7 @@ func (s *Server) staffChangeRole(c echo.Context) error {
 	u := staffUserOf(c)
 	id, ok := staffIDParam(c)
 	if !ok {
-		return s.staffErrorPage(c, http.StatusNotFound, staffText.NotFound)
+		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
 	}
 	err := s.engine.ChangeStaffRole(c.Request().Context(), u.actor(), u.OrganisationID, id, engine.StaffRole(c.FormValue("role")))
 	if err != nil {
@@ -372,9 +377,9 @@ func (s *Server) staffDisableStaff(c echo.Context) error {
 	u := staffUserOf(c)
 	id, ok := staffIDParam(c)
 	if !ok {
-		return s.staffErrorPage(c, http.StatusNotFound, staffText.NotFound)
+		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
 	}
-	if ok, err := s.staffConfirmed(c, staffOpsText.StaffDisableQuestion, staffOpsText.StaffDisableDetail,
+	if ok, err := s.staffConfirmed(c, staffOpsTextIn(c).StaffDisableQuestion, staffOpsTextIn(c).StaffDisableDetail,
 		tenantPath(c, StaffPrefix+staffSetupPath+"#staff")); !ok {
 		return err
 	}

@@ -57,6 +57,10 @@ var confirmationText = template.Must(template.New("confirmation").Funcs(textFunc
 {{.Club}}
 `))
 
+func (m ConfirmationMailModel) messageData(lang.Language) map[string]any {
+	return map[string]any{"Club": m.Club, "Period": m.Period}
+}
+
 // ConfirmationText is the text/plain part of the confirmation, in the
 // language of ctx.
 func ConfirmationText(ctx context.Context, m ConfirmationMailModel) (string, error) {
@@ -71,20 +75,27 @@ type ResumeMailModel struct {
 	Link    string
 }
 
-var resumeText = template.Must(template.New("resume").Funcs(template.FuncMap{"names": joinNames}).Parse(`Hello,
+func (m ResumeMailModel) messageData(l lang.Language) map[string]any {
+	return map[string]any{"Club": m.Club, "Persons": joinNames(l, m.Persons)}
+}
 
-your registration with {{.Club}}{{if .Persons}} for {{names .Persons}}{{end}} is not finished yet.
-Your answers are saved: this link takes you back to where you left off.
+var resumeText = template.Must(template.New("resume").Funcs(textFuncs).Parse(`{{t "mail_hello" .}}
+
+{{if .Persons}}{{t "mail_resume_intro_persons" .}}{{else}}{{t "mail_resume_intro" .}}{{end}}
+{{t "mail_resume_saved" .}}
 
 {{.Link}}
 
-If you no longer want to register, you can ignore this message.
+{{t "mail_resume_ignore" .}}
 
 {{.Club}}
 `))
 
-// ResumeText is the text/plain part of the resume-link e-mail.
-func ResumeText(m ResumeMailModel) (string, error) { return execText(resumeText, m) }
+// ResumeText is the text/plain part of the resume-link e-mail, in the
+// language of ctx.
+func ResumeText(ctx context.Context, m ResumeMailModel) (string, error) {
+	return execTextIn(ctx, resumeText, m)
+}
 
 // UnpaidReminderMailModel is the reminder of an order still unpaid.
 type UnpaidReminderMailModel struct {
@@ -97,30 +108,38 @@ type UnpaidReminderMailModel struct {
 	Link    string
 }
 
-var unpaidText = template.Must(template.New("unpaid").Funcs(template.FuncMap{"names": joinNames}).Parse(`Hello,
+func (m UnpaidReminderMailModel) messageData(l lang.Language) map[string]any {
+	return map[string]any{"Club": m.Club, "Period": m.Period, "Persons": joinNames(l, m.Persons), "Total": m.Total}
+}
 
-{{.Days}} days ago you registered {{names .Persons}} with {{.Club}} for {{.Period}}.
-The payment of {{.Total}} has not arrived yet. This link takes you to your registration and its payment:
+var unpaidText = template.Must(template.New("unpaid").Funcs(textFuncs).Parse(`{{t "mail_hello" .}}
+
+{{tn "mail_unpaid_intro" .Days .}}
+{{t "mail_unpaid_open" .}} {{t "mail_unpaid_link" .}}
 
 {{.Link}}
 
-If you have paid in the meantime, thank you: please ignore this message.
+{{t "mail_unpaid_paid" .}}
 
 {{.Club}}
 `))
 
-// UnpaidReminderText is the text/plain part of the unpaid reminder.
-func UnpaidReminderText(m UnpaidReminderMailModel) (string, error) { return execText(unpaidText, m) }
+// UnpaidReminderText is the text/plain part of the unpaid reminder, in the
+// language of ctx.
+func UnpaidReminderText(ctx context.Context, m UnpaidReminderMailModel) (string, error) {
+	return execTextIn(ctx, unpaidText, m)
+}
 
-// joinNames lists names for a sentence: "A", "A and B", "A, B and C".
-func joinNames(names []string) string {
+// joinNames lists names for a sentence in l: "A", "A and B", "A, B and C"
+// ("A, B und C", "A, B et C").
+func joinNames(l lang.Language, names []string) string {
 	switch len(names) {
 	case 0:
 		return ""
 	case 1:
 		return names[0]
 	}
-	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+	return strings.Join(names[:len(names)-1], ", ") + " " + l.T("mail_and") + " " + names[len(names)-1]
 }
 
 // PaymentLinkMailModel is the payment link of a registration whose payment
@@ -134,21 +153,27 @@ type PaymentLinkMailModel struct {
 	Link    string
 }
 
-var paymentLinkText = template.Must(template.New("paylink").Funcs(template.FuncMap{"names": joinNames}).Parse(`Hello,
+func (m PaymentLinkMailModel) messageData(l lang.Language) map[string]any {
+	return map[string]any{"Club": m.Club, "Period": m.Period, "Persons": joinNames(l, m.Persons), "Total": m.Total}
+}
 
-your registration of {{names .Persons}} with {{.Club}} for {{.Period}} is saved.
-When you registered, the payment could not be prepared; it is ready now.
-Please pay {{.Total}} to finish your registration:
+var paymentLinkText = template.Must(template.New("paylink").Funcs(textFuncs).Parse(`{{t "mail_hello" .}}
+
+{{t "mail_paylink_saved" .}}
+{{t "mail_paylink_ready" .}}
 
 {{.Link}}
 
-The link stays valid until the registration is paid.
+{{t "mail_paylink_valid" .}}
 
 {{.Club}}
 `))
 
-// PaymentLinkText is the text/plain part of the payment-link e-mail.
-func PaymentLinkText(m PaymentLinkMailModel) (string, error) { return execText(paymentLinkText, m) }
+// PaymentLinkText is the text/plain part of the payment-link e-mail, in
+// the language of ctx.
+func PaymentLinkText(ctx context.Context, m PaymentLinkMailModel) (string, error) {
+	return execTextIn(ctx, paymentLinkText, m)
+}
 
 // MemberMailModel is a message about one person's membership: the welcome
 // and the expiry reminder.
@@ -162,55 +187,81 @@ type MemberMailModel struct {
 	Contact string // the club's contact address, may be empty
 }
 
-var welcomeText = template.Must(template.New("welcome").Parse(`Hello {{.Name}},
+func (m MemberMailModel) messageData(lang.Language) map[string]any {
+	return map[string]any{"Club": m.Club, "Name": m.Name, "Type": m.Type, "Period": m.Period, "Ends": m.Ends}
+}
 
-welcome to {{.Club}}! Your membership ({{.Type}}, {{.Period}}) is active.
+var welcomeText = template.Must(template.New("welcome").Funcs(textFuncs).Parse(`{{t "mail_hello_name" .}}
+
+{{t "mail_welcome_intro" .}} {{t "mail_welcome_active" .}}
 {{if .Contact}}
-Questions? Write to {{.Contact}}.
+{{t "mail_questions" .}} {{.Contact}}.
 {{end}}
 {{.Club}}
 `))
 
-// WelcomeText is the text/plain part of the welcome message.
-func WelcomeText(m MemberMailModel) (string, error) { return execText(welcomeText, m) }
+// WelcomeText is the text/plain part of the welcome message, in the
+// language of ctx.
+func WelcomeText(ctx context.Context, m MemberMailModel) (string, error) {
+	return execTextIn(ctx, welcomeText, m)
+}
 
-var expiryText = template.Must(template.New("expiry").Parse(`Hello {{.Name}},
+var expiryText = template.Must(template.New("expiry").Funcs(textFuncs).Parse(`{{t "mail_hello_name" .}}
 
-your membership with {{.Club}} ({{.Type}}, {{.Period}}) ends on {{.Ends}}.
-When registration for the next season opens, you will receive a link to renew.
+{{t "mail_expiry_intro" .}}
+{{t "mail_expiry_next" .}}
 {{if .Contact}}
-Questions? Write to {{.Contact}}.
+{{t "mail_questions" .}} {{.Contact}}.
 {{end}}
 {{.Club}}
 `))
 
-// ExpiryText is the text/plain part of the expiry reminder.
-func ExpiryText(m MemberMailModel) (string, error) { return execText(expiryText, m) }
+// ExpiryText is the text/plain part of the expiry reminder, in the
+// language of ctx.
+func ExpiryText(ctx context.Context, m MemberMailModel) (string, error) {
+	return execTextIn(ctx, expiryText, m)
+}
 
-// execText runs a text part's template.
-// textFuncs are the functions of the text parts' templates; t stands in
-// until execTextIn binds it to a language.
-var textFuncs = template.FuncMap{"t": func(id string, _ any) string { return id }}
+// textFuncs are the functions of the text parts' templates; t and tn
+// stand in until execTextIn binds them to a language.
+var textFuncs = template.FuncMap{
+	"t":  func(id string, _ any) string { return id },
+	"tn": func(id string, _ int, _ any) string { return id },
+}
+
+// mailModel is a message's view model, which fills the placeholders of
+// its texts ({{.Club}}, {{.Persons}}) in a language.
+type mailModel interface {
+	messageData(l lang.Language) map[string]any
+}
 
 // execTextIn runs a text part whose texts are messages ({{t "id" .}},
-// filled from the model) in the language of ctx.
-func execTextIn(ctx context.Context, t *template.Template, data any) (string, error) {
+// {{tn "id" count .}} for a plural, filled from the model) in the
+// language of ctx.
+func execTextIn(ctx context.Context, t *template.Template, m mailModel) (string, error) {
 	l := lang.Of(ctx)
 	bound, err := t.Clone()
 	if err != nil {
 		return "", err
 	}
-	bound.Funcs(template.FuncMap{"t": func(id string, m any) string { return l.T(id, modelData(m)) }})
-	return execText(bound, data)
+	bound.Funcs(template.FuncMap{
+		"t":  func(id string, m mailModel) string { return l.T(id, m.messageData(l)) },
+		"tn": func(id string, n int, m mailModel) string { return l.Plural(id, n, m.messageData(l)) },
+	})
+	return execText(bound, m)
 }
 
-// modelData is a view model as a message's placeholder data.
-func modelData(m any) map[string]any {
-	switch v := m.(type) {
-	case ConfirmationMailModel:
-		return map[string]any{"Club": v.Club, "Period": v.Period}
-	}
-	return nil
+// mailText is a message's text in the language of ctx, its placeholders
+// filled from the model, for the HTML parts.
+func mailText(ctx context.Context, id string, m mailModel) string {
+	l := lang.Of(ctx)
+	return l.T(id, m.messageData(l))
+}
+
+// mailPlural is mailText of a message with plural forms for n.
+func mailPlural(ctx context.Context, id string, n int, m mailModel) string {
+	l := lang.Of(ctx)
+	return l.Plural(id, n, m.messageData(l))
 }
 
 func execText(t *template.Template, data any) (string, error) {
@@ -231,17 +282,24 @@ type InvitationMailModel struct {
 	Expires string // the last day the link works, as a date
 }
 
-var invitationText = template.Must(template.New("invitation").Funcs(template.FuncMap{"names": joinNames}).Parse(`Hello,
+func (m InvitationMailModel) messageData(l lang.Language) map[string]any {
+	return map[string]any{"Club": m.Club, "Period": m.Period, "Persons": joinNames(l, m.Persons), "Expires": m.Expires}
+}
 
-{{.Club}} invites you to register{{if .Persons}} {{names .Persons}}{{end}} for {{.Period}}.
-This personal link signs you in and takes you to the registration:
+var invitationText = template.Must(template.New("invitation").Funcs(textFuncs).Parse(`{{t "mail_hello" .}}
+
+{{if .Persons}}{{t "mail_invitation_intro_persons" .}}{{else}}{{t "mail_invitation_intro" .}}{{end}}
+{{t "mail_invitation_link" .}}
 
 {{.Link}}
 
-The link works until {{.Expires}}. Please do not forward it: it opens your household's registration.
+{{t "mail_invitation_expires" .}}
 
 {{.Club}}
 `))
 
-// InvitationText is the text/plain part of the invitation e-mail.
-func InvitationText(m InvitationMailModel) (string, error) { return execText(invitationText, m) }
+// InvitationText is the text/plain part of the invitation e-mail, in the
+// language of ctx.
+func InvitationText(ctx context.Context, m InvitationMailModel) (string, error) {
+	return execTextIn(ctx, invitationText, m)
+}

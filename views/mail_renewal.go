@@ -1,6 +1,11 @@
 package views
 
-import "text/template"
+import (
+	"context"
+	"text/template"
+
+	"portal/views/lang"
+)
 
 // RenewalMailModel is the renewal prompt: the next season is open and the
 // household's members of the ending one have not registered yet.
@@ -15,18 +20,25 @@ type RenewalMailModel struct {
 	Contact string // the club's contact address, may be empty
 }
 
-var renewalText = template.Must(template.New("renewal").Funcs(template.FuncMap{"names": joinNames}).Parse(`Hello,
+func (m RenewalMailModel) messageData(l lang.Language) map[string]any {
+	return map[string]any{"Club": m.Club, "Persons": joinNames(l, m.Persons), "Ending": m.Ending, "Ends": m.Ends, "Next": m.Next}
+}
 
-registration for {{.Next}} with {{.Club}} is open. The membership of {{names .Persons}} for {{.Ending}} ends on {{.Ends}}.
-This link renews it; last season's answers are filled in for you to check:
+var renewalText = template.Must(template.New("renewal").Funcs(textFuncs).Parse(`{{t "mail_hello" .}}
+
+{{t "mail_renewal_open" .}}
+{{t "mail_renewal_prefilled" .}} {{t "mail_renewal_link" .}}
 
 {{.Link}}
 
-If you do not want to renew, you can ignore this message.
-{{if .Contact}}Questions? Write to {{.Contact}}.
+{{t "mail_renewal_ignore" .}}
+{{if .Contact}}{{t "mail_questions" .}} {{.Contact}}.
 {{end}}
 {{.Club}}
 `))
 
-// RenewalText is the text/plain part of the renewal prompt.
-func RenewalText(m RenewalMailModel) (string, error) { return execText(renewalText, m) }
+// RenewalText is the text/plain part of the renewal prompt, in the
+// language of ctx.
+func RenewalText(ctx context.Context, m RenewalMailModel) (string, error) {
+	return execTextIn(ctx, renewalText, m)
+}

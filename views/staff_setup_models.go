@@ -1,6 +1,9 @@
 package views
 
-import "strconv"
+import (
+	"context"
+	"strconv"
+)
 
 // StaffSetupModel is the administrators' setup page.
 type StaffSetupModel struct {
@@ -83,14 +86,14 @@ type StaffAddForm struct {
 }
 
 // StaffRoleOptions are the roles to choose from, least first.
-func StaffRoleOptions() []StaffOption {
-	return []StaffOption{{Value: "viewer", Label: StaffText.RoleViewer}, {Value: "registrar", Label: StaffText.RoleRegistrar},
-		{Value: "treasurer", Label: StaffText.RoleTreasurer}, {Value: "admin", Label: StaffText.RoleAdmin}}
+func StaffRoleOptions(ctx context.Context) []StaffOption {
+	return []StaffOption{{Value: "viewer", Label: StaffTextIn(ctx).RoleViewer}, {Value: "registrar", Label: StaffTextIn(ctx).RoleRegistrar},
+		{Value: "treasurer", Label: StaffTextIn(ctx).RoleTreasurer}, {Value: "admin", Label: StaffTextIn(ctx).RoleAdmin}}
 }
 
 // calcMembers are the member types of the calculator.
-func calcMembers() []StaffOption {
-	return []StaffOption{{Value: "NEW", Label: opsText.MemberNew}, {Value: "RENEWAL", Label: opsText.MemberRenewal}, {Value: "TRANSFER", Label: opsText.MemberTransfer}}
+func calcMembers(ctx context.Context) []StaffOption {
+	return []StaffOption{{Value: "NEW", Label: StaffOpsTextIn(ctx).MemberNew}, {Value: "RENEWAL", Label: StaffOpsTextIn(ctx).MemberRenewal}, {Value: "TRANSFER", Label: StaffOpsTextIn(ctx).MemberTransfer}}
 }
 
 // calcID and calcLabel name the calculator's person slot i.

@@ -11,6 +11,7 @@ import (
 	"portal/engine/jobs"
 	"portal/handlers/mail"
 	"portal/views"
+	"portal/views/lang"
 )
 
 // invitation composes the e-mail inviting a household to a period with
@@ -36,8 +37,10 @@ func invitation(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*mail.M
 	if err != nil {
 		return nil, err
 	}
-	m := views.InvitationMailModel{Club: inv.Club, Subject: inv.Club + ": registration for " + inv.Period, Period: inv.Period,
-		Persons: inv.Persons, Expires: inv.Invitation.ExpiresAt.Format("2 January 2006"),
+	l := memberLanguage(inv.Language, inv.Organisation.DefaultLanguage)
+	ctx = lang.With(ctx, l)
+	m := views.InvitationMailModel{Club: inv.Club, Subject: l.T("mail_invitation_subject", map[string]any{"Club": inv.Club, "Period": inv.Period}), Period: inv.Period,
+		Persons: inv.Persons, Expires: l.Date(inv.Invitation.ExpiresAt),
 		Link: d.Invitations.URL(base, inv.Invitation.OrganisationID, inv.Invitation.ID, inv.Invitation.ExpiresAt)}
 	// An invitation asks the household to register, as a renewal prompt
 	// does: an address that unsubscribed from those gets none.
@@ -46,7 +49,7 @@ func invitation(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*mail.M
 		return nil, err
 	}
 	out.Headers["X-Portal-Invitation"] = strconv.FormatInt(inv.Invitation.ID, 10)
-	if out.Text, err = views.InvitationText(m); err != nil {
+	if out.Text, err = views.InvitationText(ctx, m); err != nil {
 		return nil, err
 	}
 	if out.HTML, err = render(ctx, views.InvitationMail(m)); err != nil {

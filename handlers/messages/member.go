@@ -9,21 +9,22 @@ import (
 	"portal/engine/jobs"
 	"portal/handlers/mail"
 	"portal/views"
+	"portal/views/lang"
 )
 
 // welcome composes the welcome of a person whose first membership with
 // the organisation became active.
 func welcome(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*mail.Message, error) {
-	m, model, err := memberMessage(ctx, d, msg)
+	m, model, ctx, err := memberMessage(ctx, d, msg)
 	if err != nil {
 		return nil, err
 	}
-	model.Subject = "Welcome to " + model.Club
+	model.Subject = lang.T(ctx, "mail_welcome_subject", map[string]any{"Club": model.Club})
 	out, err := envelope(ctx, d, m.Organisation, "", m.Recipients, model.Subject)
 	if err != nil {
 		return nil, err
 	}
-	if out.Text, err = views.WelcomeText(model); err != nil {
+	if out.Text, err = views.WelcomeText(ctx, model); err != nil {
 		return nil, err
 	}
 	if out.HTML, err = render(ctx, views.WelcomeMail(model)); err != nil {
@@ -34,16 +35,16 @@ func welcome(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*mail.Mess
 
 // expiryReminder composes the reminder before a membership's period ends.
 func expiryReminder(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*mail.Message, error) {
-	m, model, err := memberMessage(ctx, d, msg)
+	m, model, ctx, err := memberMessage(ctx, d, msg)
 	if err != nil {
 		return nil, err
 	}
-	model.Subject = model.Club + ": your membership ends on " + model.Ends
+	model.Subject = lang.T(ctx, "mail_expiry_subject", map[string]any{"Club": model.Club, "Ends": model.Ends})
 	out, err := envelope(ctx, d, m.Organisation, engine.OptOutReminders, m.Recipients, model.Subject)
 	if err != nil {
 		return nil, err
 	}
-	if out.Text, err = views.ExpiryText(model); err != nil {
+	if out.Text, err = views.ExpiryText(ctx, model); err != nil {
 		return nil, err
 	}
 	if out.HTML, err = render(ctx, views.ExpiryMail(model)); err != nil {
@@ -52,21 +53,23 @@ func expiryReminder(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*ma
 	return out, nil
 }
 
-// memberMessage loads what a membership message is about; a membership no
-// longer active (cancelled since) or a person without any address to
-// write to gets nothing (errSkip).
-func memberMessage(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*engine.MemberMessage, views.MemberMailModel, error) {
+// memberMessage loads what a membership message is about, and returns ctx
+// in the member's language; a membership no longer active (cancelled
+// since) or a person without any address to write to gets nothing
+// (errSkip).
+func memberMessage(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*engine.MemberMessage, views.MemberMailModel, context.Context, error) {
 	var p engine.MemberMessagePayload
 	if err := json.Unmarshal([]byte(msg.Payload), &p); err != nil || p.MembershipID == 0 {
-		return nil, views.MemberMailModel{}, jobs.Permanent(fmt.Errorf("outbox message %d: bad membership payload", msg.ID))
+		return nil, views.MemberMailModel{}, ctx, jobs.Permanent(fmt.Errorf("outbox message %d: bad membership payload", msg.ID))
 	}
 	m, err := engine.LoadMemberMessage(ctx, d.DB, p)
 	if err != nil {
-		return nil, views.MemberMailModel{}, permanentIfFinal(err)
+		return nil, views.MemberMailModel{}, ctx, permanentIfFinal(err)
 	}
 	if !m.Due || len(m.Recipients) == 0 {
-		return nil, views.MemberMailModel{}, errSkip
+		return nil, views.MemberMailModel{}, ctx, errSkip
 	}
+	l := memberLanguage(m.Language, m.Organisation.DefaultLanguage)
 	return m, views.MemberMailModel{Club: m.Organisation.Name, Name: m.Person.FirstName, Type: m.Type.Name, Period: m.Period.Name,
-		Ends: m.Period.EndDate.Format("2 January 2006"), Contact: m.Organisation.ContactEmail}, nil
+		Ends: l.Date(m.Period.EndDate), Contact: m.Organisation.ContactEmail}, lang.With(ctx, l), nil
 }

@@ -495,7 +495,7 @@ func TestWelcomeAndExpiryReminder(t *testing.T) {
 		// Robin is new; Alex was a member last season and is not welcomed.
 		welcomes := ""
 		for _, m := range srv.Received() {
-			if _, parts := decoded(t, m.Data); strings.Contains(parts["text/plain"], "welcome to") {
+			if _, parts := decoded(t, m.Data); strings.Contains(parts["text/plain"], "Welcome to") {
 				welcomes += parts["text/plain"]
 			}
 		}

@@ -9,6 +9,7 @@ import (
 	"portal/engine/jobs"
 	"portal/handlers/mail"
 	"portal/views"
+	"portal/views/lang"
 )
 
 // paymentLink composes the e-mail with the stable pay link of an order
@@ -32,8 +33,10 @@ func paymentLink(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*mail.
 	if !r.Due {
 		return nil, errSkip
 	}
-	m := views.PaymentLinkMailModel{Club: r.Organisation.Name, Subject: r.Organisation.Name + ": your payment link",
-		Period: r.Period.Name, Total: engine.FormatMoney(r.Order.TotalMinor, r.Order.Currency), Link: r.Link}
+	l := memberLanguage(r.Language, r.Organisation.DefaultLanguage)
+	ctx = lang.With(ctx, l)
+	m := views.PaymentLinkMailModel{Club: r.Organisation.Name, Subject: l.T("mail_paylink_subject", map[string]any{"Club": r.Organisation.Name}),
+		Period: r.Period.Name, Total: l.Money(r.Order.TotalMinor, r.Order.Currency), Link: r.Link}
 	for _, person := range r.Persons {
 		m.Persons = append(m.Persons, person.FirstName+" "+person.LastName)
 	}
@@ -41,7 +44,7 @@ func paymentLink(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*mail.
 	if err != nil {
 		return nil, err
 	}
-	if out.Text, err = views.PaymentLinkText(m); err != nil {
+	if out.Text, err = views.PaymentLinkText(ctx, m); err != nil {
 		return nil, err
 	}
 	if out.HTML, err = render(ctx, views.PaymentLinkMail(m)); err != nil {

@@ -11,6 +11,7 @@ import (
 	"portal/handlers/mail"
 	"portal/handlers/optout"
 	"portal/views"
+	"portal/views/lang"
 )
 
 // unpaidReminder composes the reminder of an order still unpaid: the
@@ -32,8 +33,10 @@ func unpaidReminder(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*ma
 	if err != nil {
 		return nil, err
 	}
-	m := views.UnpaidReminderMailModel{Club: r.Organisation.Name, Subject: r.Organisation.Name + ": your membership payment is still open",
-		Period: r.Period.Name, Total: engine.FormatMoney(r.Order.TotalMinor, r.Order.Currency), Days: p.Day, Link: link}
+	l := memberLanguage(r.Language, r.Organisation.DefaultLanguage)
+	ctx = lang.With(ctx, l)
+	m := views.UnpaidReminderMailModel{Club: r.Organisation.Name, Subject: l.T("mail_unpaid_subject", map[string]any{"Club": r.Organisation.Name}),
+		Period: r.Period.Name, Total: l.Money(r.Order.TotalMinor, r.Order.Currency), Days: p.Day, Link: link}
 	for _, person := range r.Persons {
 		m.Persons = append(m.Persons, person.FirstName+" "+person.LastName)
 	}
@@ -41,7 +44,7 @@ func unpaidReminder(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*ma
 	if err != nil {
 		return nil, err
 	}
-	if out.Text, err = views.UnpaidReminderText(m); err != nil {
+	if out.Text, err = views.UnpaidReminderText(ctx, m); err != nil {
 		return nil, err
 	}
 	if out.HTML, err = render(ctx, views.UnpaidReminderMail(m)); err != nil {

@@ -9,6 +9,7 @@ import (
 	"portal/engine/jobs"
 	"portal/handlers/mail"
 	"portal/views"
+	"portal/views/lang"
 )
 
 // renewalPrompt composes the renewal prompt of a household: the signed
@@ -32,8 +33,10 @@ func renewalPrompt(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*mai
 	if err != nil {
 		return nil, err
 	}
-	m := views.RenewalMailModel{Club: r.Organisation.Name, Subject: r.Organisation.Name + ": renew your membership for " + r.Next.Name,
-		Ending: r.Ending.Name, Ends: r.Ending.EndDate.Format("2 January 2006"), Next: r.Next.Name, Link: link, Contact: r.Organisation.ContactEmail}
+	l := memberLanguage(r.Language, r.Organisation.DefaultLanguage)
+	ctx = lang.With(ctx, l)
+	m := views.RenewalMailModel{Club: r.Organisation.Name, Subject: l.T("mail_renewal_subject", map[string]any{"Club": r.Organisation.Name, "Next": r.Next.Name}),
+		Ending: r.Ending.Name, Ends: l.Date(r.Ending.EndDate), Next: r.Next.Name, Link: link, Contact: r.Organisation.ContactEmail}
 	for _, person := range r.Persons {
 		m.Persons = append(m.Persons, person.FirstName)
 	}
@@ -41,7 +44,7 @@ func renewalPrompt(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*mai
 	if err != nil {
 		return nil, err
 	}
-	if out.Text, err = views.RenewalText(m); err != nil {
+	if out.Text, err = views.RenewalText(ctx, m); err != nil {
 		return nil, err
 	}
 	if out.HTML, err = render(ctx, views.RenewalMail(m)); err != nil {

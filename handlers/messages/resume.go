@@ -12,6 +12,7 @@ import (
 	"portal/handlers/mail"
 	"portal/relay/hashlink"
 	"portal/views"
+	"portal/views/lang"
 )
 
 // resumeLink composes the e-mail to a registration that was suspended
@@ -35,13 +36,19 @@ func resumeLink(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*mail.M
 	if err != nil {
 		return nil, err
 	}
-	m := views.ResumeMailModel{Club: org.Name, Subject: org.Name + ": your registration is waiting for you", Persons: persons, Link: link}
+	code, err := engine.RegistrationLanguage(ctx, d.DB, p.InstanceID)
+	if err != nil {
+		return nil, err
+	}
+	l := memberLanguage(code, org.DefaultLanguage)
+	ctx = lang.With(ctx, l)
+	m := views.ResumeMailModel{Club: org.Name, Subject: l.T("mail_resume_subject", map[string]any{"Club": org.Name}), Persons: persons, Link: link}
 	out, err := envelope(ctx, d, org, engine.OptOutReminders, to, m.Subject)
 	if err != nil {
 		return nil, err
 	}
 	out.Headers["X-Portal-Registration"] = strconv.FormatInt(p.InstanceID, 10)
-	if out.Text, err = views.ResumeText(m); err != nil {
+	if out.Text, err = views.ResumeText(ctx, m); err != nil {
 		return nil, err
 	}
 	if out.HTML, err = render(ctx, views.ResumeMail(m)); err != nil {

@@ -9,6 +9,7 @@ import (
 	"embed"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/nicksnyder/go-i18n/v2/i18n"
@@ -231,3 +232,45 @@ func messageIDs(code string) (map[string]bool, error) {
 func LocaleFile(code string) ([]byte, error) {
 	return localeFiles.ReadFile("locales/" + code + ".json")
 }
+
+// EnglishFragments are the English catalogue's texts that language code
+// writes differently, cut at their placeholders, each at least minLen
+// long: for tests that look for English left on a page or in a message.
+func EnglishFragments(code string, minLen int) ([]string, error) {
+	raw, err := LocaleFile(Codes[0])
+	if err != nil {
+		return nil, err
+	}
+	var en map[string]any
+	if err := json.Unmarshal(raw, &en); err != nil {
+		return nil, err
+	}
+	other := New(code, language.Und)
+	var out []string
+	for id, v := range en {
+		var texts []string
+		switch v := v.(type) {
+		case string:
+			if other.T(id) == v {
+				continue // the same in both (IBAN, Total)
+			}
+			texts = []string{v}
+		case map[string]any: // plural forms
+			for _, form := range v {
+				if s, ok := form.(string); ok {
+					texts = append(texts, s)
+				}
+			}
+		}
+		for _, text := range texts {
+			for _, part := range placeholder.Split(text, -1) {
+				if part = strings.TrimSpace(part); len(part) >= minLen {
+					out = append(out, part)
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+var placeholder = regexp.MustCompile(`\{\{[^}]*\}\}`)

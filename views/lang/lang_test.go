@@ -45,7 +45,8 @@ func TestPlaceholdersMatch(t *testing.T) {
 	placeholder := regexp.MustCompile(`\{\{\s*\.(\w+)\s*\}\}`)
 	// Rendered with markers as data, the placeholders show by name.
 	data := map[string]any{}
-	for _, name := range []string{"Title", "Number", "Total", "Date", "Status", "RequestID", "Param"} {
+	for _, name := range []string{"Title", "Number", "Total", "Date", "Status", "RequestID", "Param",
+		"Club", "Period", "Persons", "Name", "Type", "Ends", "Ending", "Next", "Expires", "What", "Addresses"} {
 		data[name] = "{{." + name + "}}"
 	}
 	ids, _ := messageIDs("en")

@@ -1,0 +1,104 @@
+package handlers_test
+
+import (
+	"net/http"
+	"reflect"
+	"regexp"
+	"strings"
+	"testing"
+
+	"golang.org/x/text/language"
+
+	"portal/engine"
+	"portal/engine/dbtest"
+	"portal/views"
+	"portal/views/lang"
+)
+
+// englishStaffTexts are the English staff texts long enough to be
+// telling, cut at their fmt verbs, that German writes differently.
+func englishStaffTexts(t *testing.T) []string {
+	t.Helper()
+	de := lang.With(t.Context(), lang.New("de", language.Und))
+	verb := regexp.MustCompile(`%[a-z]`)
+	var out []string
+	for _, pair := range [][2]any{{views.StaffText, *views.StaffTextIn(de)}, {views.StaffOpsText, *views.StaffOpsTextIn(de)}} {
+		en, other := reflect.ValueOf(pair[0]), reflect.ValueOf(pair[1])
+		for i := range en.NumField() {
+			if en.Field(i).String() == other.Field(i).String() {
+				continue // the same in both (Total, Version)
+			}
+			for _, part := range verb.Split(en.Field(i).String(), -1) {
+				if part = strings.TrimSpace(part); len(part) >= 8 {
+					out = append(out, part)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// TestStaffPagesInGerman: the staff frame has the language switcher; once
+// German is chosen, every staff page an administrator sees is German (its
+// <html lang>, navigation, titles, tables, forms and result messages),
+// with no English staff text but the club's data; French likewise for the
+// frame.
+func TestStaffPagesInGerman(t *testing.T) {
+	env := bankTransferStaffEnv(t, dbtest.SQLite(t))
+	env.completeDemo(env.newClient())
+	env.addStaff("admin@example.org", engine.RoleAdmin)
+	c := env.mustStaffSignIn("admin@example.org", "/staff")
+	english := env.get(c, "/staff")
+	if english.status != http.StatusOK || english.doc.Find("html").AttrOr("lang", "") != "en" || english.testid("lang-de").Length() != 1 {
+		t.Fatalf("the overview in English, with a switcher: %d\n%s", english.status, english.body)
+	}
+	expectRedirect(t, env.get(c, english.testid("lang-de").AttrOr("href", "")), "/staff")
+	catalogue := englishStaffTexts(t)
+	if len(catalogue) < 200 {
+		t.Fatalf("%d English staff texts", len(catalogue))
+	}
+	detail := env.get(c, "/staff/registrations").testid("registration-link").AttrOr("href", "")
+	if detail == "" {
+		t.Fatal("no registration to show")
+	}
+	for _, path := range []string{"/staff", "/staff/registrations", detail, "/staff/payments", "/staff/jobs", "/staff/invitations",
+		"/staff/setup?done=org-saved", "/staff/processes", "/staff/audit"} {
+		p := env.get(c, path)
+		if p.status != http.StatusOK {
+			t.Fatalf("%s: %d\n%s", path, p.status, p.body)
+		}
+		if l := p.doc.Find("html").AttrOr("lang", ""); l != "de" {
+			t.Errorf("%s: lang %q", path, l)
+		}
+		if p.testid("lang-de").AttrOr("aria-current", "") != "true" || p.testid("lang-fr").Length() != 1 {
+			t.Errorf("%s: no switcher with German current", path)
+		}
+		// The engine describes a definition's conditions in English (not
+		// translated yet); the rest that is English is the club's data.
+		p.doc.Find(`[data-testid="language-switcher"], [data-testid="definition-condition"], script, style`).Remove()
+		text := spacedText(p.doc.Find("title")) + " " + spacedText(p.doc.Find("body"))
+		for _, data := range []string{"Joining fee (new member)", "Is this person transferring from another club?",
+			"Which club is this person transferring from?", `{"disabled":false`} {
+			text = strings.ReplaceAll(text, data, "")
+		}
+		if testing.Verbose() {
+			t.Logf("%s:\n%s", path, text)
+		}
+		for _, en := range catalogue {
+			if strings.Contains(text, en) {
+				t.Errorf("%s shows the English %q:\n%s", path, en, text)
+			}
+		}
+		if nav := spacedText(p.testid("staff-nav")); !strings.Contains(nav, "Übersicht") || !strings.Contains(nav, "Einstellungen") {
+			t.Errorf("%s: navigation %q", path, nav)
+		}
+	}
+	if flash := env.get(c, "/staff/setup?done=org-saved").testid("staff-flash").Text(); flash != "Die Einstellungen der Organisation wurden gespeichert." {
+		t.Errorf("flash %q", flash)
+	}
+	expectRedirect(t, env.get(c, "/staff?lang=fr"), "/staff")
+	if p := env.get(c, "/staff"); p.doc.Find("html").AttrOr("lang", "") != "fr" || p.testid("staff-sign-out").Text() != "Se déconnecter" ||
+		!strings.Contains(p.doc.Find("title").Text(), "Vue d’ensemble de la saison – Gestion") {
+		t.Errorf("the overview in French: %s", p.body)
+	}
+}
