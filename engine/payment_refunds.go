@@ -104,7 +104,14 @@ func (s *Service) refundOne(ctx context.Context, p *Payment) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("refund %s: %w", p.Reference, err)
 	}
-	if err := markRefunded(ctx, s.db, p.ID, id, s.clock()); err != nil {
+	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		now := s.clock()
+		if err := markRefunded(ctx, tx, p.ID, id, now); err != nil {
+			return err
+		}
+		return emitPaymentEvent(ctx, tx, EventPaymentRefunded, p, order, id, now)
+	})
+	if err != nil {
 		return false, fmt.Errorf("refund %s made (%s) but not recorded: %w", p.Reference, id, err)
 	}
 	s.log.InfoContext(ctx, "second payment refunded", "reference", p.Reference, "order", p.OrderID, "refund", id)
