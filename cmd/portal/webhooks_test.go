@@ -49,3 +49,16 @@ func TestWebhooksCommands(t *testing.T) {
 		t.Fatalf("list after remove: %v\n%s", err, out)
 	}
 }
+
+// Only a portal on a loopback address delivers webhooks to private and
+// loopback endpoints.
+func TestBaseURLIsLoopback(t *testing.T) {
+	for base, want := range map[string]bool{
+		"http://localhost:8080": true, "http://127.0.0.1:8080": true, "http://[::1]:8080": true,
+		"https://portal.club.example": false, "https://10.0.0.5": false, "": false,
+	} {
+		if got := baseURLIsLoopback(base); got != want {
+			t.Errorf("baseURLIsLoopback(%q) = %v, want %v", base, got, want)
+		}
+	}
+}
