@@ -32,10 +32,11 @@ const (
 	EventRegistrationCancelled = "registration.cancelled"
 	EventPaymentSucceeded      = "payment.succeeded"
 	EventPaymentRefunded       = "payment.refunded"
+	EventInvitationOpened      = "invitation.opened"
 )
 
 // WebhookEventTypes lists every event type, in the order documented.
-var WebhookEventTypes = []string{EventRegistrationCommitted, EventPaymentSucceeded, EventPaymentRefunded, EventRegistrationCancelled}
+var WebhookEventTypes = []string{EventRegistrationCommitted, EventPaymentSucceeded, EventPaymentRefunded, EventRegistrationCancelled, EventInvitationOpened}
 
 // KindWebhookDelivery is the job kind that sends one delivery.
 const KindWebhookDelivery = "webhook_delivery"
@@ -565,4 +566,11 @@ type PaymentEventData struct {
 func emitPaymentEvent(ctx context.Context, tx bun.IDB, eventType string, p *Payment, order *Order, refundID string, now time.Time) error {
 	return emitEvent(ctx, tx, order.OrganisationID, eventType, PaymentEventData{Reference: p.Reference, OrderID: order.ID,
 		RegistrationID: order.ProcessInstanceID, Provider: p.Provider, AmountMinor: p.AmountMinor, Currency: p.Currency, RefundID: refundID}, now)
+}
+
+// InvitationEventData is the data of invitation.opened (the first open).
+type InvitationEventData struct {
+	InvitationID int64  `json:"invitationId"`
+	PeriodID     int64  `json:"periodId"`
+	UserKey      string `json:"userKey"`
 }

@@ -20,7 +20,7 @@ const webhooksUsage = `usage:
   portal webhooks rotate --org ID ENDPOINT-ID      a new signing secret, printed once
   portal webhooks remove --org ID ENDPOINT-ID
   portal webhooks deliveries --org ID ENDPOINT-ID [--limit 20]
-events: ` + "registration.committed, payment.succeeded, payment.refunded, registration.cancelled"
+events: ` + "registration.committed, payment.succeeded, payment.refunded, registration.cancelled, invitation.opened"
 
 // cmdWebhooks manages an organisation's webhook endpoints
 // (engine/webhooks.go) from the command line, as the admin API does.

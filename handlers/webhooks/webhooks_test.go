@@ -358,3 +358,35 @@ func TestEndpointValidation(t *testing.T) {
 		}
 	})
 }
+
+// TestInvitationOpenedOnce: the first open of an invitation link is
+// announced, a second open is not.
+func TestInvitationOpenedOnce(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		e := newEnv(t, db)
+		recv := newReceiver(t, 200)
+		_, secret := e.endpoint(t, 1, recv.srv.URL, engine.EventInvitationOpened)
+		ctx := context.Background()
+		rep, err := e.demo.Svc.CreateInvitations(ctx, 1, engine.InvitationRequest{PeriodID: engine.DemoPeriodID, UserKeys: []string{engine.DemoUserKey}})
+		if err != nil || len(rep.Created) != 1 {
+			t.Fatalf("invite: %+v, %v", rep, err)
+		}
+		inv := rep.Created[0]
+		for range 2 {
+			if _, err := e.demo.Svc.OpenInvitation(ctx, 1, inv.ID); err != nil {
+				t.Fatal(err)
+			}
+		}
+		e.work(t)
+		got := recv.requests()
+		if len(got) != 1 || !verify(t, secret, got[0]) {
+			t.Fatalf("%d requests after two opens", len(got))
+		}
+		var env engine.WebhookEnvelope
+		var data engine.InvitationEventData
+		if err := json.Unmarshal(got[0].body, &env); err != nil || json.Unmarshal(env.Data, &data) != nil ||
+			env.Type != engine.EventInvitationOpened || data.InvitationID != inv.ID || data.UserKey != engine.DemoUserKey {
+			t.Fatalf("payload: %s", got[0].body)
+		}
+	})
+}
