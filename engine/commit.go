@@ -86,6 +86,15 @@ func (s *Service) commit(ctx context.Context, tx bun.Tx, inst *ProcessInstance, 
 	if err := insertOrder(ctx, tx, order); err != nil {
 		return nil, err
 	}
+	personIDs := make([]int64, len(people))
+	for i, pp := range people {
+		personIDs[i] = pp.Person.ID
+	}
+	if err := emitEvent(ctx, tx, inst.OrganisationID, EventRegistrationCommitted, RegistrationEventData{RegistrationID: inst.ID,
+		PeriodID: inst.RelatedEntityID, UserKey: inst.UserKey, PersonIDs: personIDs, OrderID: &order.ID,
+		TotalMinor: &order.TotalMinor, Currency: order.Currency}, now); err != nil {
+		return nil, err
+	}
 	return order, nil
 }
 

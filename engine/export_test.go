@@ -1,5 +1,24 @@
 package engine
 
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/uptrace/bun"
+)
+
 // DemoDefinitionYAML is the demo definition's source, for tests that import
 // a changed version of it.
 func DemoDefinitionYAML() []byte { return demoDefinition }
+
+// EmitThenRollBack writes an event in a transaction that then fails, as a
+// change that rolls back after announcing itself would.
+func EmitThenRollBack(ctx context.Context, db *bun.DB, orgID int64, eventType string, now time.Time) error {
+	return inTx(ctx, db, func(ctx context.Context, tx bun.Tx) error {
+		if err := emitEvent(ctx, tx, orgID, eventType, map[string]int{"n": 1}, now); err != nil {
+			return err
+		}
+		return errors.New("the change failed after its event")
+	})
+}

@@ -495,9 +495,20 @@ func (s *Service) OpenInvitation(ctx context.Context, orgID, id int64) (inv *Inv
 		return nil, ErrInvitationExpired
 	}
 	if inv.OpenedAt == nil {
-		if _, err := s.db.NewUpdate().Model((*Invitation)(nil)).Set("opened_at = ?", now).
-			Where("id = ? AND opened_at IS NULL", id).Exec(ctx); err != nil {
-			return nil, fmt.Errorf("record invitation %d opened: %w", id, err)
+		err := inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+			res, err := tx.NewUpdate().Model((*Invitation)(nil)).Set("opened_at = ?", now).
+				Where("id = ? AND opened_at IS NULL", id).Exec(ctx)
+			if err != nil {
+				return fmt.Errorf("record invitation %d opened: %w", id, err)
+			}
+			if n, _ := res.RowsAffected(); n != 1 {
+				return nil // opened meanwhile in another tab: announced there
+			}
+			return emitEvent(ctx, tx, orgID, EventInvitationOpened, InvitationEventData{InvitationID: inv.ID,
+				PeriodID: inv.PeriodID, UserKey: inv.UserKey}, now)
+		})
+		if err != nil {
+			return nil, err
 		}
 		inv.OpenedAt = &now
 	}

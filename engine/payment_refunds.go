@@ -104,7 +104,14 @@ func (s *Service) refundOne(ctx context.Context, p *Payment) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("refund %s: %w", p.Reference, err)
 	}
-	if err := markRefunded(ctx, s.db, p.ID, id, s.clock()); err != nil {
+	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		now := s.clock()
+		if err := markRefunded(ctx, tx, p.ID, id, now); err != nil {
+			return err
+		}
+		return emitPaymentEvent(ctx, tx, EventPaymentRefunded, p, order, id, now)
+	})
+	if err != nil {
 		return false, fmt.Errorf("refund %s made (%s) but not recorded: %w", p.Reference, id, err)
 	}
 	s.log.InfoContext(ctx, "second payment refunded", "reference", p.Reference, "order", p.OrderID, "refund", id)
@@ -195,15 +202,25 @@ func (s *Service) MarkRefundPaidBack(ctx context.Context, reference, note string
 	case p.RefundStatus != RefundDue || !p.RefundManual:
 		return nil, Errorf(CodeConflict, "payment %s owes no refund by hand", p.Reference)
 	}
-	now := s.clock()
-	res, err := s.db.NewUpdate().Model((*Payment)(nil)).Set("refund_status = ?", RefundDone).
-		Set("refund_id = ?", "manual:"+p.Reference).Set("refunded_at = ?", now).Set("refund_note = ?", note).
-		Set("updated_at = ?", now).Where("id = ? AND refund_status = ?", p.ID, RefundDue).Exec(ctx)
+	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		now := s.clock()
+		res, err := tx.NewUpdate().Model((*Payment)(nil)).Set("refund_status = ?", RefundDone).
+			Set("refund_id = ?", "manual:"+p.Reference).Set("refunded_at = ?", now).Set("refund_note = ?", note).
+			Set("updated_at = ?", now).Where("id = ? AND refund_status = ?", p.ID, RefundDue).Exec(ctx)
+		if err != nil {
+			return fmt.Errorf("record refund paid back: %w", err)
+		}
+		if n, _ := res.RowsAffected(); n != 1 {
+			return Errorf(CodeConflict, "the refund of %s was recorded before", p.Reference)
+		}
+		order, err := loadOrder(ctx, tx, p.OrderID)
+		if err != nil {
+			return err
+		}
+		return emitPaymentEvent(ctx, tx, EventPaymentRefunded, p, order, "manual:"+p.Reference, now)
+	})
 	if err != nil {
-		return nil, fmt.Errorf("record refund paid back: %w", err)
-	}
-	if n, _ := res.RowsAffected(); n != 1 {
-		return nil, Errorf(CodeConflict, "the refund of %s was recorded before", p.Reference)
+		return nil, err
 	}
 	return paymentByReference(ctx, s.db, p.Reference)
 }

@@ -288,6 +288,9 @@ func (s *Service) settle(ctx context.Context, provider PaymentProvider, c Paymen
 		if err := settlePayment(ctx, tx, p, PaymentSucceeded, c, now); err != nil {
 			return err
 		}
+		if err := emitPaymentEvent(ctx, tx, EventPaymentSucceeded, p, order, "", now); err != nil {
+			return err
+		}
 		res.Outcome = OutcomeSuccess
 		if order.Status != OrderUnpaid {
 			// Paid by another attempt already (two tabs), or cancelled by a reset.

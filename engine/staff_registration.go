@@ -352,6 +352,13 @@ func (s *Service) CancelRegistration(ctx context.Context, actor Actor, orgID, id
 		if err := bumpVersion(ctx, tx, inst, now, "status", "end_time"); err != nil {
 			return err
 		}
+		cancelled := RegistrationEventData{RegistrationID: inst.ID, PeriodID: inst.RelatedEntityID, UserKey: inst.UserKey}
+		if order != nil {
+			cancelled.OrderID = &order.ID
+		}
+		if err := emitEvent(ctx, tx, orgID, EventRegistrationCancelled, cancelled, now); err != nil {
+			return err
+		}
 		return s.appendAudit(ctx, tx, actor, registrationEntry(orgID, id, "registration.cancel", before,
 			map[string]any{"status": StateCancelled, "order_status": OrderCancelled}))
 	})
@@ -405,6 +412,13 @@ func (s *Service) RefundPayment(ctx context.Context, actor Actor, orgID, id int6
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
 			return Errorf(CodeConflict, "The payment was refunded meanwhile.")
+		}
+		order, err := loadOrder(ctx, tx, p.OrderID)
+		if err != nil {
+			return err
+		}
+		if err := emitPaymentEvent(ctx, tx, EventPaymentRefunded, p, order, refundID, now); err != nil {
+			return err
 		}
 		return s.appendAudit(ctx, tx, actor, registrationEntry(orgID, id, "payment.refund",
 			map[string]any{"payment": p.Reference, "refund_status": p.RefundStatus},

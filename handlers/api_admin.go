@@ -55,6 +55,7 @@ func (s *Server) mountAdmin(api *echo.Group) {
 	admin.POST("/periods/:id/invitations", s.createInvitations, requireJSON)
 	admin.POST("/invitations/:id/revoke", s.revokeInvitation)
 	admin.GET("/periods/:id/export/:kind", s.exportPeriod)
+	s.mountAdminWebhooks(admin)
 }
 
 // isImport reports whether r is a person import, whose body may be larger

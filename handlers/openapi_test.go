@@ -49,8 +49,8 @@ var echoParam = regexp.MustCompile(`:([A-Za-z0-9_]+)`)
 func TestOpenAPIDocument(t *testing.T) {
 	doc := loadOpenAPI(t)
 
-	if doc.OpenAPI != "3.0.3" || doc.Info == nil || doc.Info.Version != "1.3.0" {
-		t.Errorf("openapi %q, info.version %v: want 3.0.3 and 1.3.0", doc.OpenAPI, doc.Info)
+	if doc.OpenAPI != "3.0.3" || doc.Info == nil || doc.Info.Version != "1.4.0" {
+		t.Errorf("openapi %q, info.version %v: want 3.0.3 and 1.4.0", doc.OpenAPI, doc.Info)
 	}
 	if len(doc.Servers) != 1 || doc.Servers[0].URL != "/" {
 		t.Errorf("servers %v, want one entry \"/\"", doc.Servers)
@@ -658,4 +658,5 @@ func checkAdminResponses(t *testing.T, ck *apiChecker, env *testEnv, anon *http.
 	checkMembershipTypeResponses(t, ck, anon, write, read, crossSite) // api_admin_types_test.go
 	checkDefinitionResponses(t, ck, anon, write, read, crossSite)     // api_admin_definitions_test.go
 	checkExportResponses(t, ck, anon, read)                           // api_admin_export_test.go
+	checkWebhookResponses(t, ck, anon, write, read)                   // api_admin_webhooks_test.go
 }

@@ -33,6 +33,7 @@ commands:
   staff add|list|remove      staff who sign in to /staff, with their roles
   persons import|unlink      members from a CSV or JSON file (as POST /api/admin/persons/import)
   invite [list|revoke]       invitation links to a period, e-mailed through the job runner
+  webhooks add|list|update|remove|rotate|deliveries --org ID   signed event webhooks
   export registrations|payments --org ID --period ID [--json]   a period's export (CSV or JSON)
   definitions import FILE    add a process definition version from YAML or JSON
   jobs [list] [--state S]    list queued, running, failed and dead jobs
@@ -66,6 +67,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return cmdAPIKeys(ctx, args[1:], getenv, stdout, stderr)
 	case "invite":
 		return cmdInvite(ctx, args[1:], getenv, stdout, stderr)
+	case "webhooks":
+		return cmdWebhooks(ctx, args[1:], getenv, stdout, stderr)
 	case "export":
 		return cmdExport(ctx, args[1:], getenv, stdout, stderr)
 	case "staff":

@@ -2,6 +2,7 @@ package main
 
 import (
 	"log/slog"
+	"net/url"
 	"strings"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"portal/handlers"
 	"portal/handlers/mail"
 	"portal/handlers/messages"
+	"portal/handlers/webhooks"
 )
 
 // keepSucceededJobs is how long finished jobs stay, with their dedup keys:
@@ -56,6 +58,7 @@ func buildRunner(cfg Config, db *bun.DB, svc *engine.Service, log *slog.Logger, 
 	}
 	messages.Register(r, messages.Deps{DB: db, Sender: sender, BaseURL: cfg.BaseURL, HashSecret: cfg.HashSecret, UnsubscribeAddress: from,
 		OpenHashSecret: openHashSecret(cfg), Payments: svc, Invitations: invitationSigner(cfg), Logger: log})
+	webhooks.Register(r, webhooks.Deps{Engine: svc, AllowPrivate: baseURLIsLoopback(cfg.BaseURL), Logger: log})
 	engine.ScheduleLifecycle(r, db, cfg.ArchiveMode, time.Now, log)
 	svc.SchedulePayments(r, time.Now)
 	return r
@@ -73,4 +76,12 @@ func openHashSecret(cfg Config) func(orgID int64, sealed string) (string, error)
 		pt, err := sealer.Open(sealed, handlers.HashSecretAAD(orgID))
 		return string(pt), err
 	}
+}
+
+// baseURLIsLoopback reports whether the portal runs on a loopback address
+// (tests, development): then webhook endpoints on private and loopback
+// addresses are allowed.
+func baseURLIsLoopback(base string) bool {
+	u, err := url.Parse(base)
+	return err == nil && engine.IsLoopbackHost(u.Hostname())
 }

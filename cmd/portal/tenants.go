@@ -43,7 +43,7 @@ const apikeysUsage = `usage:
   portal apikeys revoke --org ID KEY-ID`
 
 // withService opens the database (which must be migrated) and runs fn with a service on it.
-func withService(ctx context.Context, cfg Config, fn func(*engine.Service) error) error {
+func withService(ctx context.Context, cfg Config, fn func(*engine.Service) error, opts ...engine.ServiceOption) error {
 	db, closeDB, err := openDatabase(cfg)
 	if err != nil {
 		return err
@@ -52,7 +52,7 @@ func withService(ctx context.Context, cfg Config, fn func(*engine.Service) error
 	if err := migrations.CheckCurrent(ctx, db); err != nil {
 		return err
 	}
-	return fn(engine.NewService(db, nil))
+	return fn(engine.NewService(db, nil, opts...))
 }
 
 // orgFlags are the settings flags of orgs create and set.

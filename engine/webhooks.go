@@ -1,0 +1,576 @@
+package engine
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"portal/engine/jobs"
+)
+
+// Outbound webhooks: an organisation's endpoints, the events written in
+// the transaction of the change they announce (emitEvent), and the record
+// of each delivery. Sending is not the engine's: the job of kind
+// KindWebhookDelivery is handled by handlers/webhooks, which asks the
+// engine what to send (WebhookAttemptFor) and tells it what happened
+// (RecordWebhookAttempt).
+
+// Event types an endpoint can subscribe to.
+const (
+	EventRegistrationCommitted = "registration.committed"
+	EventRegistrationCancelled = "registration.cancelled"
+	EventPaymentSucceeded      = "payment.succeeded"
+	EventPaymentRefunded       = "payment.refunded"
+	EventInvitationOpened      = "invitation.opened"
+)
+
+// WebhookEventTypes lists every event type, in the order documented.
+var WebhookEventTypes = []string{EventRegistrationCommitted, EventPaymentSucceeded, EventPaymentRefunded, EventRegistrationCancelled, EventInvitationOpened}
+
+// KindWebhookDelivery is the job kind that sends one delivery.
+const KindWebhookDelivery = "webhook_delivery"
+
+// WebhookMaxAttempts is how often a delivery is tried before it is dead:
+// with the runner's backoff (10 s doubling, at most 1 h) about four hours.
+const WebhookMaxAttempts = jobs.DefaultMaxAttempts
+
+// Delivery statuses as recorded after each attempt.
+const (
+	DeliveryPending   = "pending"   // not tried yet
+	DeliveryDelivered = "delivered" // the endpoint answered 2xx
+	DeliveryFailed    = "failed"    // the last attempt failed; retried unless dead
+	DeliveryGone      = "gone"      // the endpoint answered 410: it is disabled
+	DeliverySkipped   = "skipped"   // the endpoint was inactive when its turn came
+	DeliveryDead      = "dead"      // out of attempts (read from the job)
+)
+
+// WebhookEndpoint is where an organisation wants its events POSTed.
+type WebhookEndpoint struct {
+	bun.BaseModel  `bun:"table:webhook_endpoints"`
+	ID             int64     `bun:"id,pk,autoincrement"`
+	OrganisationID int64     `bun:"organisation_id,notnull"`
+	URL            string    `bun:"url,notnull"`
+	SecretSealed   string    `bun:"secret_sealed,notnull"`
+	EventsList     string    `bun:"events,notnull"` // comma-separated
+	Active         bool      `bun:"active,notnull"`
+	DisabledReason string    `bun:"disabled_reason,notnull"`
+	CreatedAt      time.Time `bun:"created_at,notnull"`
+	UpdatedAt      time.Time `bun:"updated_at,notnull"`
+}
+
+// Events is the endpoint's subscribed event types.
+func (e *WebhookEndpoint) Events() []string {
+	if e.EventsList == "" {
+		return []string{}
+	}
+	return strings.Split(e.EventsList, ",")
+}
+
+// webhookEvent is one event, its body frozen when it was written so that
+// every attempt sends the same bytes.
+type webhookEvent struct {
+	bun.BaseModel  `bun:"table:webhook_events"`
+	ID             int64     `bun:"id,pk,autoincrement"`
+	PublicID       string    `bun:"public_id,notnull"`
+	OrganisationID int64     `bun:"organisation_id,notnull"`
+	Type           string    `bun:"type,notnull"`
+	Body           string    `bun:"body,notnull"`
+	CreatedAt      time.Time `bun:"created_at,notnull"`
+}
+
+// webhookDelivery is one event's delivery to one endpoint.
+type webhookDelivery struct {
+	bun.BaseModel   `bun:"table:webhook_deliveries,alias:d"`
+	ID              int64      `bun:"id,pk,autoincrement"`
+	EventID         int64      `bun:"event_id,notnull"`
+	EndpointID      int64      `bun:"endpoint_id,notnull"`
+	JobKey          string     `bun:"job_key,notnull"`
+	Status          string     `bun:"status,notnull"`
+	Attempts        int        `bun:"attempts,notnull"`
+	ResponseCode    *int       `bun:"response_code"`
+	ResponseSnippet string     `bun:"response_snippet,notnull"`
+	LastError       string     `bun:"last_error,notnull"`
+	LastAttemptAt   *time.Time `bun:"last_attempt_at"`
+	CreatedAt       time.Time  `bun:"created_at,notnull"`
+}
+
+// WebhookJob is the payload of a delivery job.
+type WebhookJob struct {
+	Delivery int64 `json:"delivery"`
+}
+
+// WebhookEndpointInput creates an endpoint; Active nil is true.
+type WebhookEndpointInput struct {
+	URL    string
+	Events []string
+	Active *bool
+}
+
+// WebhookEndpointChange is a partial update; nil fields stay.
+type WebhookEndpointChange struct {
+	URL    *string
+	Events *[]string
+	Active *bool
+}
+
+// webhookSecretAAD binds a sealed endpoint secret to its organisation. The
+// sealer is the payment secrets' one (the session key's); the AAD keeps
+// the two kinds of secret from opening as each other.
+func webhookSecretAAD(orgID int64) []byte {
+	return []byte("organisation:" + strconv.FormatInt(orgID, 10) + ":webhook-endpoint-secret")
+}
+
+// newWebhookSecret is a signing secret in the Standard Webhooks form:
+// "whsec_" and the base64 of 24 random bytes, which are the HMAC key.
+func newWebhookSecret() string {
+	b := make([]byte, 24)
+	rand.Read(b)
+	return "whsec_" + base64.StdEncoding.EncodeToString(b)
+}
+
+// WebhookKey is the HMAC key of a secret made by newWebhookSecret.
+func WebhookKey(secret string) ([]byte, error) {
+	return base64.StdEncoding.DecodeString(strings.TrimPrefix(secret, "whsec_"))
+}
+
+// checkWebhookURL names what is wrong with an endpoint's address: it must
+// be https, or http on a loopback host (tests, development).
+func checkWebhookURL(raw string) string {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	switch {
+	case raw == "":
+		return "is required"
+	case err != nil || u.Host == "" || u.Hostname() == "":
+		return "must be an absolute https:// address"
+	case u.User != nil:
+		return "must not carry a user name or password"
+	case u.Fragment != "":
+		return "must not have a #fragment"
+	case u.Scheme == "https":
+		return ""
+	case u.Scheme == "http" && IsLoopbackHost(u.Hostname()):
+		return ""
+	case u.Scheme == "http":
+		return "must use https (http only for localhost or a loopback address)"
+	default:
+		return "must be an https:// address"
+	}
+}
+
+// IsLoopbackHost reports whether host is localhost or a loopback IP.
+func IsLoopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") || strings.HasSuffix(strings.ToLower(host), ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// checkWebhookEvents names what is wrong with a subscription list, and
+// returns it without duplicates in the documented order.
+func checkWebhookEvents(events []string) ([]string, string) {
+	if len(events) == 0 {
+		return nil, "must name at least one event: " + strings.Join(WebhookEventTypes, ", ")
+	}
+	var out []string
+	for _, t := range WebhookEventTypes {
+		if slices.Contains(events, t) {
+			out = append(out, t)
+		}
+	}
+	for _, e := range events {
+		if !slices.Contains(WebhookEventTypes, e) {
+			return nil, fmt.Sprintf("unknown event %q (known: %s)", e, strings.Join(WebhookEventTypes, ", "))
+		}
+	}
+	return out, ""
+}
+
+// CreateWebhookEndpoint adds an endpoint to an organisation and returns it
+// with its signing secret, which is shown this once and stored sealed.
+func (s *Service) CreateWebhookEndpoint(ctx context.Context, orgID int64, in WebhookEndpointInput) (_ *WebhookEndpoint, secret string, err error) {
+	defer classifyUnavailable(&err)
+	var fields []FieldError
+	if msg := checkWebhookURL(in.URL); msg != "" {
+		fields = append(fields, FieldError{Field: "url", Message: msg})
+	}
+	events, msg := checkWebhookEvents(in.Events)
+	if msg != "" {
+		fields = append(fields, FieldError{Field: "events", Message: msg})
+	}
+	if len(fields) > 0 {
+		return nil, "", &Error{Code: CodeValidation, Message: "The webhook endpoint is not valid.", Fields: fields}
+	}
+	if s.sealer == nil {
+		return nil, "", Errorf(CodeUnavailable, "Webhook secrets need the portal's session key (PORTAL_SESSION_KEY), which is not configured.")
+	}
+	if _, err := loadOrganisation(ctx, s.db, orgID); err != nil {
+		return nil, "", err
+	}
+	now := s.clock()
+	secret = newWebhookSecret()
+	ep := &WebhookEndpoint{OrganisationID: orgID, URL: strings.TrimSpace(in.URL), EventsList: strings.Join(events, ","),
+		Active: in.Active == nil || *in.Active, SecretSealed: s.sealer.Seal([]byte(secret), webhookSecretAAD(orgID)),
+		CreatedAt: now, UpdatedAt: now}
+	if _, err := s.db.NewInsert().Model(ep).Exec(ctx); err != nil {
+		return nil, "", fmt.Errorf("create webhook endpoint: %w", err)
+	}
+	return ep, secret, nil
+}
+
+// WebhookEndpoints lists an organisation's endpoints, oldest first.
+func (s *Service) WebhookEndpoints(ctx context.Context, orgID int64) (_ []WebhookEndpoint, err error) {
+	defer classifyUnavailable(&err)
+	var list []WebhookEndpoint
+	if err := s.db.NewSelect().Model(&list).Where("organisation_id = ?", orgID).Order("id").Scan(ctx); err != nil {
+		return nil, fmt.Errorf("list webhook endpoints: %w", err)
+	}
+	return list, nil
+}
+
+func webhookEndpoint(ctx context.Context, db bun.IDB, orgID, id int64) (*WebhookEndpoint, error) {
+	ep := new(WebhookEndpoint)
+	if err := db.NewSelect().Model(ep).Where("id = ? AND organisation_id = ?", id, orgID).Scan(ctx); err != nil {
+		return nil, notFoundOr(err, "webhook endpoint")
+	}
+	return ep, nil
+}
+
+// UpdateWebhookEndpoint changes an endpoint's address, events or active
+// flag. Making it active again clears why it was disabled.
+func (s *Service) UpdateWebhookEndpoint(ctx context.Context, orgID, id int64, ch WebhookEndpointChange) (_ *WebhookEndpoint, err error) {
+	defer classifyUnavailable(&err)
+	var fields []FieldError
+	var events []string
+	if ch.URL != nil {
+		if msg := checkWebhookURL(*ch.URL); msg != "" {
+			fields = append(fields, FieldError{Field: "url", Message: msg})
+		}
+	}
+	if ch.Events != nil {
+		var msg string
+		if events, msg = checkWebhookEvents(*ch.Events); msg != "" {
+			fields = append(fields, FieldError{Field: "events", Message: msg})
+		}
+	}
+	if len(fields) > 0 {
+		return nil, &Error{Code: CodeValidation, Message: "The webhook endpoint is not valid.", Fields: fields}
+	}
+	ep, err := webhookEndpoint(ctx, s.db, orgID, id)
+	if err != nil {
+		return nil, err
+	}
+	if ch.URL != nil {
+		ep.URL = strings.TrimSpace(*ch.URL)
+	}
+	if ch.Events != nil {
+		ep.EventsList = strings.Join(events, ",")
+	}
+	if ch.Active != nil {
+		ep.Active = *ch.Active
+		if ep.Active {
+			ep.DisabledReason = ""
+		}
+	}
+	ep.UpdatedAt = s.clock()
+	if _, err := s.db.NewUpdate().Model(ep).Column("url", "events", "active", "disabled_reason", "updated_at").WherePK().Exec(ctx); err != nil {
+		return nil, fmt.Errorf("update webhook endpoint: %w", err)
+	}
+	return ep, nil
+}
+
+// DeleteWebhookEndpoint removes an endpoint with its delivery log; its
+// deliveries still queued find nothing to send and end.
+func (s *Service) DeleteWebhookEndpoint(ctx context.Context, orgID, id int64) (err error) {
+	defer classifyUnavailable(&err)
+	res, err := s.db.NewDelete().Model((*WebhookEndpoint)(nil)).Where("id = ? AND organisation_id = ?", id, orgID).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("delete webhook endpoint: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return Errorf(CodeNotFound, "webhook endpoint not found")
+	}
+	return nil
+}
+
+// RotateWebhookSecret gives an endpoint a new signing secret, returned
+// this once; attempts from now on are signed with it.
+func (s *Service) RotateWebhookSecret(ctx context.Context, orgID, id int64) (secret string, err error) {
+	defer classifyUnavailable(&err)
+	if s.sealer == nil {
+		return "", Errorf(CodeUnavailable, "Webhook secrets need the portal's session key (PORTAL_SESSION_KEY), which is not configured.")
+	}
+	secret = newWebhookSecret()
+	res, err := s.db.NewUpdate().Model((*WebhookEndpoint)(nil)).Set("secret_sealed = ?", s.sealer.Seal([]byte(secret), webhookSecretAAD(orgID))).
+		Set("updated_at = ?", s.clock()).Where("id = ? AND organisation_id = ?", id, orgID).Exec(ctx)
+	if err != nil {
+		return "", fmt.Errorf("rotate webhook secret: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return "", Errorf(CodeNotFound, "webhook endpoint not found")
+	}
+	return secret, nil
+}
+
+// WebhookEnvelope is the JSON body of every delivery.
+type WebhookEnvelope struct {
+	ID           string          `json:"id"`
+	Type         string          `json:"type"`
+	CreatedAt    time.Time       `json:"createdAt"`
+	Organisation WebhookOrg      `json:"organisation"`
+	Data         json.RawMessage `json:"data"`
+}
+
+// WebhookOrg names the organisation an event belongs to.
+type WebhookOrg struct {
+	ID   int64  `json:"id"`
+	Slug string `json:"slug"`
+}
+
+// emitEvent writes an event of the organisation, in the transaction of the
+// change it announces, with one delivery and its job per active endpoint
+// subscribed to its type: a change that rolls back announces nothing, and
+// one that commits is announced even if the endpoint is down now. With no
+// such endpoint nothing is written.
+func emitEvent(ctx context.Context, tx bun.IDB, orgID int64, eventType string, data any, now time.Time) error {
+	var endpoints []WebhookEndpoint
+	if err := tx.NewSelect().Model(&endpoints).Where("organisation_id = ? AND active", orgID).Order("id").Scan(ctx); err != nil {
+		return fmt.Errorf("emit %s: %w", eventType, err)
+	}
+	endpoints = slices.DeleteFunc(endpoints, func(e WebhookEndpoint) bool { return !slices.Contains(e.Events(), eventType) })
+	if len(endpoints) == 0 {
+		return nil
+	}
+	org, err := loadOrganisation(ctx, tx, orgID)
+	if err != nil {
+		return err
+	}
+	raw, err := json.Marshal(data)
+	if err != nil {
+		return fmt.Errorf("emit %s: %w", eventType, err)
+	}
+	id := make([]byte, 16)
+	rand.Read(id)
+	now = now.UTC().Truncate(time.Millisecond)
+	env := WebhookEnvelope{ID: "evt_" + hex.EncodeToString(id), Type: eventType, CreatedAt: now,
+		Organisation: WebhookOrg{ID: org.ID, Slug: org.Slug}, Data: raw}
+	body, err := json.Marshal(env)
+	if err != nil {
+		return fmt.Errorf("emit %s: %w", eventType, err)
+	}
+	ev := &webhookEvent{PublicID: env.ID, OrganisationID: orgID, Type: eventType, Body: string(body), CreatedAt: now}
+	if _, err := tx.NewInsert().Model(ev).Exec(ctx); err != nil {
+		return fmt.Errorf("emit %s: %w", eventType, err)
+	}
+	for _, ep := range endpoints {
+		d := &webhookDelivery{EventID: ev.ID, EndpointID: ep.ID, JobKey: "webhook:" + env.ID + ":" + strconv.FormatInt(ep.ID, 10),
+			Status: DeliveryPending, CreatedAt: now}
+		if _, err := tx.NewInsert().Model(d).Exec(ctx); err != nil {
+			return fmt.Errorf("emit %s: %w", eventType, err)
+		}
+		if _, err := jobs.Enqueue(ctx, tx, now, jobs.Spec{Kind: KindWebhookDelivery, DedupKey: d.JobKey,
+			Payload: WebhookJob{Delivery: d.ID}, MaxAttempts: WebhookMaxAttempts}); err != nil {
+			return fmt.Errorf("emit %s: %w", eventType, err)
+		}
+	}
+	return nil
+}
+
+// WebhookAttempt is what one delivery attempt sends.
+type WebhookAttempt struct {
+	DeliveryID int64
+	EventID    string // the webhook-id header
+	URL        string
+	Secret     string
+	Body       []byte
+	// Active is false when the endpoint was deactivated (or disabled by a
+	// 410) since the event: the attempt is skipped.
+	Active bool
+}
+
+// WebhookAttemptFor loads what delivery id sends, with the endpoint's
+// current address and secret (a rotation applies to retries).
+func (s *Service) WebhookAttemptFor(ctx context.Context, id int64) (*WebhookAttempt, error) {
+	d := new(webhookDelivery)
+	if err := s.db.NewSelect().Model(d).Where("id = ?", id).Scan(ctx); err != nil {
+		return nil, notFoundOr(err, "webhook delivery")
+	}
+	ev := new(webhookEvent)
+	if err := s.db.NewSelect().Model(ev).Where("id = ?", d.EventID).Scan(ctx); err != nil {
+		return nil, notFoundOr(err, "webhook event")
+	}
+	ep, err := webhookEndpoint(ctx, s.db, ev.OrganisationID, d.EndpointID)
+	if err != nil {
+		return nil, err
+	}
+	if s.sealer == nil {
+		return nil, Errorf(CodeUnavailable, "no PORTAL_SESSION_KEY to open the webhook secret with")
+	}
+	secret, err := s.sealer.Open(ep.SecretSealed, webhookSecretAAD(ep.OrganisationID))
+	if err != nil {
+		return nil, fmt.Errorf("open webhook secret of endpoint %d: %w", ep.ID, err)
+	}
+	return &WebhookAttempt{DeliveryID: d.ID, EventID: ev.PublicID, URL: ep.URL, Secret: string(secret), Body: []byte(ev.Body), Active: ep.Active}, nil
+}
+
+// WebhookAttemptResult is what became of one attempt.
+type WebhookAttemptResult struct {
+	Status       string // DeliveryDelivered, DeliveryFailed, DeliveryGone, DeliverySkipped
+	ResponseCode int    // 0: no response
+	Snippet      string // the start of the response body
+	Error        string // why it failed, for staff
+}
+
+// maxSnippet bounds the stored start of a response body.
+const maxSnippet = 256
+
+// RecordWebhookAttempt records an attempt's outcome; a 410 (gone) also
+// disables the endpoint, so that nothing more is sent to it until it is
+// made active again.
+func (s *Service) RecordWebhookAttempt(ctx context.Context, id int64, r WebhookAttemptResult) error {
+	now := s.clock()
+	return inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		q := tx.NewUpdate().Model((*webhookDelivery)(nil)).Set("status = ?", r.Status).Set("last_attempt_at = ?", now).
+			Set("response_snippet = ?", truncateRunes(r.Snippet, maxSnippet)).Set("last_error = ?", truncateRunes(r.Error, maxSnippet)).
+			Where("id = ?", id)
+		if r.Status != DeliverySkipped {
+			q = q.Set("attempts = attempts + 1")
+		}
+		if r.ResponseCode != 0 {
+			q = q.Set("response_code = ?", r.ResponseCode)
+		} else {
+			q = q.Set("response_code = NULL")
+		}
+		if _, err := q.Exec(ctx); err != nil {
+			return fmt.Errorf("record webhook attempt: %w", err)
+		}
+		if r.Status != DeliveryGone {
+			return nil
+		}
+		_, err := tx.NewUpdate().Model((*WebhookEndpoint)(nil)).Set("active = ?", false).
+			Set("disabled_reason = ?", fmt.Sprintf("the endpoint answered 410 Gone on %s", now.Format(time.RFC3339))).Set("updated_at = ?", now).
+			Where("id = (?)", tx.NewSelect().Model((*webhookDelivery)(nil)).Column("endpoint_id").Where("id = ?", id)).Exec(ctx)
+		if err != nil {
+			return fmt.Errorf("disable webhook endpoint: %w", err)
+		}
+		return nil
+	})
+}
+
+func truncateRunes(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n])
+}
+
+// WebhookDelivery is a delivery as the admin API and `portal webhooks
+// deliveries` show it.
+type WebhookDelivery struct {
+	ID              int64      `json:"id"`
+	EventID         string     `json:"eventId"`
+	EventType       string     `json:"type"`
+	Status          string     `json:"status"`
+	Attempts        int        `json:"attempts"`
+	ResponseCode    *int       `json:"responseCode"`
+	ResponseSnippet string     `json:"responseSnippet"`
+	LastError       string     `json:"lastError"`
+	CreatedAt       time.Time  `json:"createdAt"`
+	LastAttemptAt   *time.Time `json:"lastAttemptAt"`
+	NextRetryAt     *time.Time `json:"nextRetryAt"`
+}
+
+// WebhookDeliveries lists the newest deliveries of an endpoint (at most
+// limit), with the state of their jobs: when the next retry is due, and
+// dead once the attempts ran out.
+func (s *Service) WebhookDeliveries(ctx context.Context, orgID, endpointID int64, limit int) (_ []WebhookDelivery, err error) {
+	defer classifyUnavailable(&err)
+	if _, err := webhookEndpoint(ctx, s.db, orgID, endpointID); err != nil {
+		return nil, err
+	}
+	var rows []struct {
+		webhookDelivery `bun:",extend"`
+		PublicID        string     `bun:"public_id"`
+		Type            string     `bun:"type"`
+		JobState        *string    `bun:"job_state"`
+		JobRunAt        *time.Time `bun:"job_run_at"`
+	}
+	err = s.db.NewSelect().Model(&rows).ColumnExpr("d.*").ColumnExpr("e.public_id, e.type").
+		ColumnExpr("j.state AS job_state, j.run_at AS job_run_at").
+		Join("JOIN webhook_events AS e ON e.id = d.event_id").Join("LEFT JOIN jobs AS j ON j.dedup_key = d.job_key").
+		Where("d.endpoint_id = ?", endpointID).OrderExpr("d.id DESC").Limit(int64(limit)).Scan(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list webhook deliveries: %w", err)
+	}
+	out := make([]WebhookDelivery, 0, len(rows))
+	for _, r := range rows {
+		d := WebhookDelivery{ID: r.ID, EventID: r.PublicID, EventType: r.Type, Status: r.Status, Attempts: r.Attempts,
+			ResponseCode: r.ResponseCode, ResponseSnippet: r.ResponseSnippet, LastError: r.LastError, CreatedAt: r.CreatedAt,
+			LastAttemptAt: r.LastAttemptAt}
+		if r.JobState != nil {
+			switch jobs.State(*r.JobState) {
+			case jobs.StateDead:
+				if d.Status == DeliveryFailed || d.Status == DeliveryPending {
+					d.Status = DeliveryDead
+				}
+			case jobs.StateFailed, jobs.StateQueued:
+				if d.Status == DeliveryFailed && r.JobRunAt != nil {
+					at := r.JobRunAt.UTC()
+					d.NextRetryAt = &at
+				}
+			}
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// Event payloads: the data of each event type.
+
+// RegistrationEventData is the data of registration.committed and
+// registration.cancelled.
+type RegistrationEventData struct {
+	RegistrationID int64   `json:"registrationId"`
+	PeriodID       int64   `json:"periodId"`
+	UserKey        string  `json:"userKey"`
+	PersonIDs      []int64 `json:"personIds,omitempty"`
+	OrderID        *int64  `json:"orderId,omitempty"`
+	TotalMinor     *int64  `json:"totalMinor,omitempty"`
+	Currency       string  `json:"currency,omitempty"`
+}
+
+// PaymentEventData is the data of payment.succeeded and payment.refunded.
+type PaymentEventData struct {
+	Reference      string `json:"reference"`
+	OrderID        int64  `json:"orderId"`
+	RegistrationID int64  `json:"registrationId"`
+	Provider       string `json:"provider"`
+	AmountMinor    int64  `json:"amountMinor"`
+	Currency       string `json:"currency"`
+	RefundID       string `json:"refundId,omitempty"`
+}
+
+// emitPaymentEvent announces a payment attempt's success or refund.
+func emitPaymentEvent(ctx context.Context, tx bun.IDB, eventType string, p *Payment, order *Order, refundID string, now time.Time) error {
+	return emitEvent(ctx, tx, order.OrganisationID, eventType, PaymentEventData{Reference: p.Reference, OrderID: order.ID,
+		RegistrationID: order.ProcessInstanceID, Provider: p.Provider, AmountMinor: p.AmountMinor, Currency: p.Currency, RefundID: refundID}, now)
+}
+
+// InvitationEventData is the data of invitation.opened (the first open).
+type InvitationEventData struct {
+	InvitationID int64  `json:"invitationId"`
+	PeriodID     int64  `json:"periodId"`
+	UserKey      string `json:"userKey"`
+}
