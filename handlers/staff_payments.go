@@ -18,7 +18,6 @@ import (
 // staffStatementPath takes a bank statement: POST /staff/payments/statement.
 const staffStatementPath = "/payments/statement"
 
-
 // staffAttentionLimit bounds the attention list.
 const staffAttentionLimit = 200
 
