@@ -325,6 +325,16 @@ func TestStaffJobs(t *testing.T) {
 		if a := env.get(admin, "/o/riverside/staff/jobs"); a.testid("job-row").Length() != 2 || !strings.Contains(a.testid("jobs-table").Text(), "disk full") {
 			t.Fatalf("admin's jobs: %s", a.testid("staff-main").Text())
 		}
+		// The season overview counts what the jobs page lists, and links to it.
+		for _, who := range []struct {
+			c    *http.Client
+			want string
+		}{{viewer, "1"}, {admin, "2"}} {
+			ov := env.get(who.c, "/o/riverside/staff")
+			if jobsLine := ov.testid("overview-jobs"); jobsLine.Find("span").Text() != who.want || jobsLine.Find("a").AttrOr("href", "") != "/o/riverside/staff/jobs" {
+				t.Fatalf("overview jobs: %d %q", ov.status, jobsLine.Text())
+			}
+		}
 
 		// Another organisation's job cannot be retried by id.
 		if res := env.post(reg, fmt.Sprintf("/o/riverside/staff/jobs/%d/retry", theirs), url.Values{}, "Origin", env.srv.URL); res.status != http.StatusNotFound {
