@@ -49,36 +49,80 @@ func (s *Service) DefinitionVersions(ctx context.Context, orgID int64, key strin
 	return out, nil
 }
 
-// SetDefinitionActive activates or deactivates one version of orgID's
-// definition key. Deactivating the last active version of a key that an
-// open period uses is refused (conflict): its new registrations would have
-// no definition to start on.
-func (s *Service) SetDefinitionActive(ctx context.Context, orgID int64, key string, version int, active bool) (v *DefinitionVersion, err error) {
+// DefinitionActivation is what SetDefinitionActive does to a version.
+type DefinitionActivation int
+
+const (
+	// DefinitionActivate makes the version active; the other versions keep
+	// theirs (the admin API's .../activate).
+	DefinitionActivate DefinitionActivation = iota
+	// DefinitionDeactivate makes it inactive (the admin API's .../deactivate).
+	DefinitionDeactivate
+	// DefinitionUse makes it the version new registrations of its key start
+	// on: it is active and the newer versions are not (the staff setup
+	// page's "use this version"). Registrations begun on a newer version go
+	// on with theirs.
+	DefinitionUse
+)
+
+// DefinitionRef names one version of an organisation's: by its id, or
+// (ID 0) by key and version number.
+type DefinitionRef struct {
+	ID      int64
+	Key     string
+	Version int
+}
+
+// SetDefinitionActive activates, deactivates or puts to use one version of
+// orgID's definitions, audited as actor's. Deactivating the last active
+// version of a key that an open period uses is refused (conflict): its new
+// registrations would have no definition to start on.
+func (s *Service) SetDefinitionActive(ctx context.Context, actor Actor, orgID int64, ref DefinitionRef, change DefinitionActivation) (v *DefinitionVersion, err error) {
 	defer classifyUnavailable(&err)
 	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		def := new(ProcessDefinition)
-		if err := tx.NewSelect().Model(def).Where("organisation_id = ? AND key = ? AND version = ?", orgID, key, version).Scan(ctx); err != nil {
+		q := tx.NewSelect().Model(def).Where("organisation_id = ?", orgID)
+		if ref.ID != 0 {
+			q = q.Where("id = ?", ref.ID)
+		} else {
+			q = q.Where("key = ? AND version = ?", ref.Key, ref.Version)
+		}
+		if err := q.Scan(ctx); err != nil {
 			return notFoundOr(err, "definition version")
 		}
-		if def.Active && !active {
-			others, err := tx.NewSelect().Model((*ProcessDefinition)(nil)).
-				Where("organisation_id = ? AND key = ? AND active AND id <> ?", orgID, key, def.ID).Count(ctx)
-			if err != nil {
-				return fmt.Errorf("count active versions: %w", err)
-			}
-			open, err := tx.NewSelect().Model((*MembershipPeriod)(nil)).
-				Where("organisation_id = ? AND definition_key = ? AND status = ?", orgID, key, PeriodOpen).Count(ctx)
-			if err != nil {
-				return fmt.Errorf("count open periods: %w", err)
-			}
-			if others == 0 && open > 0 {
-				return Errorf(CodeConflict, "This is the only active version of %q and %d open period(s) use it: activate another version first.", key, open)
+		before, err := definitionInUse(ctx, tx, def)
+		if err != nil {
+			return err
+		}
+		if def.Active && change == DefinitionDeactivate {
+			if err := refuseLastActive(ctx, tx, def); err != nil {
+				return err
 			}
 		}
-		if _, err := tx.NewUpdate().Model((*ProcessDefinition)(nil)).Set("active = ?", active).Where("id = ?", def.ID).Exec(ctx); err != nil {
+		upd := tx.NewUpdate().Model((*ProcessDefinition)(nil))
+		switch change {
+		case DefinitionUse:
+			upd = upd.Set("active = (version <= ?)", def.Version).
+				Where("organisation_id = ? AND key = ? AND (id = ? OR version > ?)", orgID, def.Key, def.ID, def.Version)
+		default:
+			upd = upd.Set("active = ?", change == DefinitionActivate).Where("id = ?", def.ID)
+		}
+		if _, err := upd.Exec(ctx); err != nil {
 			return fmt.Errorf("set definition active: %w", err)
 		}
-		def.Active = active
+		def.Active = change != DefinitionDeactivate
+		after, err := definitionInUse(ctx, tx, def)
+		if err != nil {
+			return err
+		}
+		action := "definition.activate"
+		if change == DefinitionDeactivate {
+			action = "definition.deactivate"
+		}
+		if err := s.Audit(ctx, tx, actor, AuditEntry{OrganisationID: orgID, Action: action, TargetType: "definition",
+			TargetID: fmt.Sprint(def.ID), Before: before, After: after}); err != nil {
+			return err
+		}
 		n, err := tx.NewSelect().Model((*ProcessInstance)(nil)).Where("definition_id = ?", def.ID).Count(ctx)
 		if err != nil {
 			return fmt.Errorf("count registrations: %w", err)
@@ -87,4 +131,38 @@ func (s *Service) SetDefinitionActive(ctx context.Context, orgID int64, key stri
 		return nil
 	})
 	return v, err
+}
+
+// definitionInUse is what the audit log keeps of a change to def: its
+// key and version, whether it is active, and the version new
+// registrations of its key start on (nil when none).
+func definitionInUse(ctx context.Context, tx bun.IDB, def *ProcessDefinition) (map[string]any, error) {
+	out := map[string]any{"key": def.Key, "version": def.Version, "active": def.Active, "activeVersion": nil}
+	current, err := latestActiveDefinition(ctx, tx, def.OrganisationID, def.Key)
+	switch {
+	case err == nil:
+		out["activeVersion"] = current.Version
+	case ErrorCode(err) != CodeNotFound:
+		return nil, err
+	}
+	return out, nil
+}
+
+// refuseLastActive refuses to deactivate def when it is its key's only
+// active version and an open period uses the key.
+func refuseLastActive(ctx context.Context, tx bun.IDB, def *ProcessDefinition) error {
+	others, err := tx.NewSelect().Model((*ProcessDefinition)(nil)).
+		Where("organisation_id = ? AND key = ? AND active AND id <> ?", def.OrganisationID, def.Key, def.ID).Count(ctx)
+	if err != nil {
+		return fmt.Errorf("count active versions: %w", err)
+	}
+	open, err := tx.NewSelect().Model((*MembershipPeriod)(nil)).
+		Where("organisation_id = ? AND definition_key = ? AND status = ?", def.OrganisationID, def.Key, PeriodOpen).Count(ctx)
+	if err != nil {
+		return fmt.Errorf("count open periods: %w", err)
+	}
+	if others == 0 && open > 0 {
+		return Errorf(CodeConflict, "This is the only active version of %q and %d open period(s) use it: activate another version first.", def.Key, open)
+	}
+	return nil
 }

@@ -116,8 +116,9 @@ var (
 // CreateInvitations issues invitations to a period of orgID, one per user
 // key, in one transaction. It skips households that already registered
 // and those holding a link still valid, so running it again invites only
-// the new ones. With Send each gets an e-mail through the job runner.
-func (s *Service) CreateInvitations(ctx context.Context, orgID int64, req InvitationRequest) (rep *InvitationReport, err error) {
+// the new ones. With Send each gets an e-mail through the job runner. The
+// audit log keeps what actor asked for and how many were invited.
+func (s *Service) CreateInvitations(ctx context.Context, actor Actor, orgID int64, req InvitationRequest) (rep *InvitationReport, err error) {
 	defer classifyUnavailable(&err)
 	if req.Expires == 0 {
 		org, err := loadOrganisation(ctx, s.db, orgID)
@@ -191,7 +192,16 @@ func (s *Service) CreateInvitations(ctx context.Context, orgID int64, req Invita
 			}
 			rep.Created = append(rep.Created, inv)
 		}
-		return nil
+		if len(rep.Created) == 0 {
+			return nil
+		}
+		whom := "all"
+		if !req.All {
+			whom = fmt.Sprintf("%d chosen", len(req.ExternalIDs)+len(req.UserKeys))
+		}
+		return s.Audit(ctx, tx, actor, AuditEntry{OrganisationID: orgID, Action: "invitation.create", TargetType: "period",
+			TargetID: fmt.Sprint(period.ID), After: map[string]any{"whom": whom, "invited": len(rep.Created), "skipped": len(rep.Skipped),
+				"send": req.Send, "expires": now.Add(req.Expires).UTC().Format(time.RFC3339)}})
 	})
 	if err != nil {
 		return nil, err
@@ -442,20 +452,29 @@ func (st *InvitationStatus) state(now time.Time) InvitationState {
 }
 
 // RevokeInvitation withdraws one invitation of orgID: its link is refused
-// from then on. Revoking a revoked one changes nothing.
-func (s *Service) RevokeInvitation(ctx context.Context, orgID, id int64) (inv *Invitation, err error) {
+// from then on (audited as actor's). Revoking a revoked one changes nothing.
+func (s *Service) RevokeInvitation(ctx context.Context, actor Actor, orgID, id int64) (inv *Invitation, err error) {
 	defer classifyUnavailable(&err)
 	inv = new(Invitation)
-	if err := s.db.NewSelect().Model(inv).Where("id = ? AND organisation_id = ?", id, orgID).Scan(ctx); err != nil {
-		return nil, notFoundOr(err, "invitation")
-	}
-	if inv.RevokedAt == nil {
+	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		if err := tx.NewSelect().Model(inv).Where("id = ? AND organisation_id = ?", id, orgID).Scan(ctx); err != nil {
+			return notFoundOr(err, "invitation")
+		}
+		if inv.RevokedAt != nil {
+			return nil
+		}
 		now := s.clock()
-		if _, err := s.db.NewUpdate().Model((*Invitation)(nil)).Set("revoked_at = ?", now).
+		if _, err := tx.NewUpdate().Model((*Invitation)(nil)).Set("revoked_at = ?", now).
 			Where("id = ? AND revoked_at IS NULL", id).Exec(ctx); err != nil {
-			return nil, fmt.Errorf("revoke invitation %d: %w", id, err)
+			return fmt.Errorf("revoke invitation %d: %w", id, err)
 		}
 		inv.RevokedAt = &now
+		return s.Audit(ctx, tx, actor, AuditEntry{OrganisationID: orgID, Action: "invitation.revoke", TargetType: "invitation",
+			TargetID: fmt.Sprint(id), Before: map[string]any{"userKey": inv.UserKey, "revoked": false},
+			After: map[string]any{"userKey": inv.UserKey, "revoked": true}})
+	})
+	if err != nil {
+		return nil, err
 	}
 	return inv, nil
 }

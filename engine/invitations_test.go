@@ -28,13 +28,13 @@ func TestInvitations(t *testing.T) {
 				"two choices":  {PeriodID: engine.DemoPeriodID, All: true, UserKeys: []string{"demo"}},
 				"short expiry": {PeriodID: engine.DemoPeriodID, All: true, Expires: time.Minute},
 			} {
-				_, err := svc.CreateInvitations(f.ctx, 1, req)
+				_, err := svc.CreateInvitations(f.ctx, engine.CommandLine, 1, req)
 				wantCode(t, err, engine.CodeValidation)
 				_ = name
 			}
-			_, err := svc.CreateInvitations(f.ctx, 1, engine.InvitationRequest{PeriodID: 2, All: true})
+			_, err := svc.CreateInvitations(f.ctx, engine.CommandLine, 1, engine.InvitationRequest{PeriodID: 2, All: true})
 			wantCode(t, err, engine.CodeConflict) // period 2 is closed
-			_, err = svc.CreateInvitations(f.ctx, 2, engine.InvitationRequest{PeriodID: engine.DemoPeriodID, All: true})
+			_, err = svc.CreateInvitations(f.ctx, engine.CommandLine, 2, engine.InvitationRequest{PeriodID: engine.DemoPeriodID, All: true})
 			wantCode(t, err, engine.CodeNotFound) // another organisation's period
 			if n := f.count((*engine.Invitation)(nil), "1=1"); n != 0 {
 				t.Fatalf("%d invitations after refusals", n)
@@ -43,7 +43,7 @@ func TestInvitations(t *testing.T) {
 
 		// demo-1 started its registration: it is skipped as registered.
 		f.load("demo-1")
-		rep, err := svc.CreateInvitations(f.ctx, 1, engine.InvitationRequest{PeriodID: engine.DemoPeriodID, ExternalIDs: []string{"P-1", "P-999"}, Send: true})
+		rep, err := svc.CreateInvitations(f.ctx, engine.CommandLine, 1, engine.InvitationRequest{PeriodID: engine.DemoPeriodID, ExternalIDs: []string{"P-1", "P-999"}, Send: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -61,7 +61,7 @@ func TestInvitations(t *testing.T) {
 		}
 
 		// Everyone: only demo-2 is new (demo holds a valid link, demo-1 registered).
-		rep, err = svc.CreateInvitations(f.ctx, 1, engine.InvitationRequest{PeriodID: engine.DemoPeriodID, All: true, Expires: 48 * time.Hour})
+		rep, err = svc.CreateInvitations(f.ctx, engine.CommandLine, 1, engine.InvitationRequest{PeriodID: engine.DemoPeriodID, All: true, Expires: 48 * time.Hour})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -92,7 +92,7 @@ func TestInvitations(t *testing.T) {
 		if err != nil || opened.UserKey != engine.DemoUserKey || opened.OpenedAt == nil {
 			t.Fatalf("open: %+v, %v", opened, err)
 		}
-		if _, err := svc.RevokeInvitation(f.ctx, 1, first.ID); err != nil {
+		if _, err := svc.RevokeInvitation(f.ctx, engine.CommandLine, 1, first.ID); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := svc.OpenInvitation(f.ctx, 1, first.ID); !errors.Is(err, engine.ErrInvitationRevoked) {
@@ -120,7 +120,7 @@ func TestInvitations(t *testing.T) {
 
 		// After a revocation (and the expiry) the household can be invited again; registered and paid show.
 		clock = now
-		rep, err = svc.CreateInvitations(f.ctx, 1, engine.InvitationRequest{PeriodID: engine.DemoPeriodID, UserKeys: []string{"demo", "nobody"}})
+		rep, err = svc.CreateInvitations(f.ctx, engine.CommandLine, 1, engine.InvitationRequest{PeriodID: engine.DemoPeriodID, UserKeys: []string{"demo", "nobody"}})
 		if err != nil || len(rep.Created) != 1 || len(rep.Skipped) != 1 || rep.Skipped[0].Reason != engine.SkipUnknownUserKey {
 			t.Fatalf("re-invite: %+v, %v", rep, err)
 		}
@@ -154,7 +154,7 @@ func TestInvitationExpiryPerOrganisation(t *testing.T) {
 		if _, err := svc.UpdateOrganisation(f.ctx, 1, engine.OrganisationChange{InvitationExpiryDays: &days}); err != nil {
 			t.Fatal(err)
 		}
-		rep, err := svc.CreateInvitations(f.ctx, 1, engine.InvitationRequest{PeriodID: engine.DemoPeriodID, UserKeys: []string{engine.DemoUserKey}})
+		rep, err := svc.CreateInvitations(f.ctx, engine.CommandLine, 1, engine.InvitationRequest{PeriodID: engine.DemoPeriodID, UserKeys: []string{engine.DemoUserKey}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -140,49 +140,6 @@ func (s *Service) refundDue(ctx context.Context, orderID int64) int {
 	return done
 }
 
-// PaymentAttention is a payment staff are to look at: money to give back
-// by hand, or a confirmation that did not match its attempt.
-type PaymentAttention struct {
-	Payment        Payment
-	OrderReference string
-	OrganisationID int64
-	// RefundByHand: the money is to be transferred back by staff
-	// (MarkRefundPaidBack once done).
-	RefundByHand bool
-	// Problem is the payment's recorded mismatch ("" when none).
-	Problem string
-}
-
-// PaymentsNeedingAttention lists, oldest first and at most limit, the
-// payments of the context's organisation (all without a scope) that staff
-// are to act on: refunds owed by hand and confirmations whose amount or
-// currency did not match. The staff pages list them.
-func (s *Service) PaymentsNeedingAttention(ctx context.Context, limit int) (_ []PaymentAttention, err error) {
-	defer classifyUnavailable(&err)
-	var rows []struct {
-		Payment        `bun:",extend"`
-		OrderReference string `bun:"order_reference"`
-		OrganisationID int64  `bun:"order_organisation_id"`
-	}
-	q := s.db.NewSelect().Model((*Payment)(nil)).ColumnExpr("p.*").
-		ColumnExpr("o.pay_reference AS order_reference, o.organisation_id AS order_organisation_id").
-		ModelTableExpr("payments AS p").Join("JOIN orders AS o ON o.id = p.order_id").
-		Where("(p.refund_status = ? AND p.refund_manual) OR (p.problem <> '' AND o.status = ?)", RefundDue, OrderUnpaid).
-		Order("p.id ASC").Limit(int64(limit))
-	if org, ok := OrganisationOf(ctx); ok {
-		q = q.Where("o.organisation_id = ?", org)
-	}
-	if err := q.Scan(ctx, &rows); err != nil {
-		return nil, fmt.Errorf("load payments needing attention: %w", err)
-	}
-	out := make([]PaymentAttention, len(rows))
-	for i, r := range rows {
-		out[i] = PaymentAttention{Payment: r.Payment, OrderReference: r.OrderReference, OrganisationID: r.OrganisationID,
-			RefundByHand: r.RefundStatus == RefundDue && r.RefundManual, Problem: r.Problem}
-	}
-	return out, nil
-}
-
 // MarkRefundPaidBack records that staff transferred back the money of a
 // payment owed by hand (reference: the attempt's PR-…, or a bank
 // transfer's RF reference), with their note. Marking it twice changes

@@ -21,8 +21,8 @@ type SeasonOverview struct {
 	// Days are the last OverviewDays days, oldest first: registrations
 	// started and payments received per day.
 	Days []DayCount
-	// PaymentsNeedingAttention are attempts with a problem (amount
-	// mismatch) or a refund due.
+	// PaymentsNeedingAttention counts the period's attempts the payments
+	// page lists (see Service.PaymentsNeedingAttention).
 	PaymentsNeedingAttention int
 }
 
@@ -118,9 +118,6 @@ func (s *Service) SeasonOverview(ctx context.Context, orgID, periodID int64) (o 
 		o.Days[i].Day = since.AddDate(0, 0, i)
 	}
 	for _, p := range pays {
-		if p.Problem != "" || p.RefundStatus == RefundDue {
-			o.PaymentsNeedingAttention++
-		}
 		if p.Status != PaymentSucceeded {
 			continue
 		}
@@ -146,6 +143,9 @@ func (s *Service) SeasonOverview(ctx context.Context, orgID, periodID int64) (o 
 		if i := dayIndex(t); i >= 0 && i < OverviewDays {
 			o.Days[i].Registrations++
 		}
+	}
+	if o.PaymentsNeedingAttention, err = s.CountPaymentsNeedingAttention(ctx, AttentionQuery{OrganisationID: orgID}, periodID); err != nil {
+		return nil, err
 	}
 	return o, nil
 }

@@ -24,29 +24,50 @@ const (
 	AttentionPendingTooLong = "pending_too_long"
 )
 
+// PendingTooLong is how long a payment attempt may stay open before it
+// needs attention.
+const PendingTooLong = 14 * 24 * time.Hour
+
 // AttentionPayment is one attempt needing attention, with its order.
 type AttentionPayment struct {
 	Payment Payment
 	Order   Order
 	// Reason is one of the Attention* constants.
 	Reason string
+	// RefundByHand: the money is due back and staff transfer it (a bank
+	// transfer; MarkRefundPaidBack once done). A second payment through a
+	// provider is refunded by the portal's jobs.
+	RefundByHand bool
 }
 
-// StaffPaymentsNeedingAttention lists an organisation's payment attempts that
-// need a person: a problem recorded, a second payment to give back, or
-// pending since before pendingSince. At most limit, problems first, then
-// oldest first.
-func (s *Service) StaffPaymentsNeedingAttention(ctx context.Context, organisationID int64, pendingSince time.Time, limit int) (_ []AttentionPayment, err error) {
+// AttentionQuery says whose attempts PaymentsNeedingAttention lists.
+type AttentionQuery struct {
+	// OrganisationID: 0 for the context's organisation, or every
+	// organisation without a scope (the command line).
+	OrganisationID int64
+	// PendingSince: attempts open since before it are listed too; zero for
+	// PendingTooLong before now.
+	PendingSince time.Time
+	// Limit: at most this many (0: 500).
+	Limit int
+}
+
+// PaymentsNeedingAttention lists the payment attempts that need a person:
+// a confirmation whose amount or currency did not match an order still
+// unpaid, money due back (a second payment), or an attempt pending since
+// before q.PendingSince. Problems first, then refunds due, then oldest
+// first. The staff payments page, the admin API and `portal payments
+// attention` list them; the season overview counts them.
+func (s *Service) PaymentsNeedingAttention(ctx context.Context, q AttentionQuery) (_ []AttentionPayment, err error) {
 	defer classifyUnavailable(&err)
+	if q.Limit <= 0 {
+		q.Limit = 500
+	}
 	var pays []Payment
-	if err := s.db.NewSelect().Model(&pays).
-		Where("order_id IN (SELECT id FROM orders WHERE organisation_id = ?)", organisationID).
-		WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
-			return q.Where("problem <> ''").WhereOr("refund_status = ?", RefundDue).
-				WhereOr("status = ? AND created_at < ?", PaymentPending, pendingSince.UTC())
-		}).
+	sel := s.attentionQuery(ctx, s.db.NewSelect().Model(&pays), q).
 		OrderExpr("CASE WHEN problem <> '' THEN 0 WHEN refund_status = ? THEN 1 ELSE 2 END, created_at, id", RefundDue).
-		Limit(int64(limit)).Scan(ctx); err != nil {
+		Limit(int64(q.Limit))
+	if err := sel.Scan(ctx); err != nil {
 		return nil, fmt.Errorf("payments needing attention: %w", err)
 	}
 	if len(pays) == 0 {
@@ -68,14 +89,48 @@ func (s *Service) StaffPaymentsNeedingAttention(ctx context.Context, organisatio
 	for _, p := range pays {
 		a := AttentionPayment{Payment: p, Order: byID[p.OrderID], Reason: AttentionPendingTooLong}
 		switch {
-		case p.Problem != "":
+		case p.Problem != "" && a.Order.Status == OrderUnpaid:
 			a.Reason = AttentionProblem
 		case p.RefundStatus == RefundDue:
-			a.Reason = AttentionSecondPayment
+			a.Reason, a.RefundByHand = AttentionSecondPayment, p.RefundManual
 		}
 		out = append(out, a)
 	}
 	return out, nil
+}
+
+// CountPaymentsNeedingAttention counts what PaymentsNeedingAttention lists
+// (of one period's orders when periodID is not 0).
+func (s *Service) CountPaymentsNeedingAttention(ctx context.Context, q AttentionQuery, periodID int64) (_ int, err error) {
+	defer classifyUnavailable(&err)
+	sel := s.attentionQuery(ctx, s.db.NewSelect().Model((*Payment)(nil)), q)
+	if periodID != 0 {
+		sel = sel.Where("order_id IN (SELECT id FROM orders WHERE period_id = ?)", periodID)
+	}
+	n, err := sel.Count(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("count payments needing attention: %w", err)
+	}
+	return int(n), nil
+}
+
+// attentionQuery narrows a select of payments to those needing attention.
+func (s *Service) attentionQuery(ctx context.Context, sel *bun.SelectQuery, q AttentionQuery) *bun.SelectQuery {
+	if q.PendingSince.IsZero() {
+		q.PendingSince = s.clock().Add(-PendingTooLong)
+	}
+	org := q.OrganisationID
+	if scope, ok := OrganisationOf(ctx); ok && org == 0 {
+		org = scope
+	}
+	if org != 0 {
+		sel = sel.Where("order_id IN (SELECT id FROM orders WHERE organisation_id = ?)", org)
+	}
+	return sel.WhereGroup(" AND ", func(w *bun.SelectQuery) *bun.SelectQuery {
+		return w.Where("problem <> '' AND order_id IN (SELECT id FROM orders WHERE status = ?)", OrderUnpaid).
+			WhereOr("refund_status = ?", RefundDue).
+			WhereOr("status = ? AND created_at < ?", PaymentPending, q.PendingSince.UTC())
+	})
 }
 
 // auditConfirmation writes a payment confirmed by staff (a bank transfer

@@ -43,8 +43,8 @@ func (s *Server) mountAdmin(api *echo.Group) {
 	admin.POST("/definitions", s.importDefinition)
 	admin.GET("/definitions", s.listDefinitions)
 	admin.GET("/definitions/:key/versions/:version", s.exportDefinitionVersion)
-	admin.POST("/definitions/:key/versions/:version/activate", s.setDefinitionActive(true))
-	admin.POST("/definitions/:key/versions/:version/deactivate", s.setDefinitionActive(false))
+	admin.POST("/definitions/:key/versions/:version/activate", s.setDefinitionActive(engine.DefinitionActivate))
+	admin.POST("/definitions/:key/versions/:version/deactivate", s.setDefinitionActive(engine.DefinitionDeactivate))
 	admin.GET("/periods", s.listPeriods)
 	admin.POST("/periods", s.createPeriod, requireJSON)
 	admin.PATCH("/periods/:id", s.patchPeriod, requireJSON)
@@ -102,6 +102,13 @@ func keyOf(c echo.Context) *engine.APIKey {
 		return k
 	}
 	return &engine.APIKey{} // organisation 0: nothing is found
+}
+
+// apiActor is who the audit log names for a change made through the admin
+// API: the key, by name and prefix (never the key itself).
+func apiActor(c echo.Context) engine.Actor {
+	k := keyOf(c)
+	return engine.Actor{Name: fmt.Sprintf("API key %s (%s…)", k.Name, k.Prefix)}
 }
 
 // OrganisationDTO is an organisation's settings in the admin API. The hash

@@ -77,13 +77,14 @@ func (s *Server) exportDefinitionVersion(c echo.Context) error {
 
 // setDefinitionActive answers POST /api/admin/definitions/:key/versions/:version/activate
 // and .../deactivate.
-func (s *Server) setDefinitionActive(active bool) echo.HandlerFunc {
+func (s *Server) setDefinitionActive(change engine.DefinitionActivation) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		version, err := definitionVersionParam(c)
 		if err != nil {
 			return err
 		}
-		v, err := s.engine.SetDefinitionActive(c.Request().Context(), keyOf(c).OrganisationID, c.Param("key"), version, active)
+		ref := engine.DefinitionRef{Key: c.Param("key"), Version: version}
+		v, err := s.engine.SetDefinitionActive(c.Request().Context(), apiActor(c), keyOf(c).OrganisationID, ref, change)
 		if err != nil {
 			return err
 		}

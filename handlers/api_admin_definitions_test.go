@@ -1,6 +1,7 @@
 package handlers_test
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -75,6 +76,15 @@ func TestAdminDefinitionVersions(t *testing.T) {
 		env.admin(read, http.MethodGet, "/api/admin/definitions", nil).json(t, &list)
 		if len(list) != 2 || !list[0].Active || !list[1].Active {
 			t.Fatalf("list after: %+v", list)
+		}
+		// The API's changes are audited as the staff pages' are, naming the key.
+		var audit []engine.AuditRecord
+		if err := db.NewSelect().Model(&audit).Where("organisation_id = 2 AND target_type = 'definition'").Order("id").Scan(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if len(audit) != 2 || audit[0].Action != "definition.deactivate" || audit[1].Action != "definition.activate" ||
+			!strings.HasPrefix(audit[0].Actor, "API key ") || !strings.Contains(audit[0].BeforeJSON, `"active":true`) || !strings.Contains(audit[0].AfterJSON, `"active":false`) {
+			t.Fatalf("audit: %+v", audit)
 		}
 		expectHTTPError(t, env.admin(rowing, http.MethodGet, two, nil, "Host", rowingHost), http.StatusNotFound, two)
 	})

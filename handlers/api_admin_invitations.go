@@ -86,7 +86,7 @@ func (s *Server) createInvitations(c echo.Context) error {
 	if s.invitations == nil {
 		return newAPIError(http.StatusServiceUnavailable, "Invitations need the portal's session key (PORTAL_SESSION_KEY), which is not configured.")
 	}
-	rep, err := s.engine.CreateInvitations(c.Request().Context(), keyOf(c).OrganisationID, engine.InvitationRequest{PeriodID: id,
+	rep, err := s.engine.CreateInvitations(c.Request().Context(), apiActor(c), keyOf(c).OrganisationID, engine.InvitationRequest{PeriodID: id,
 		All: body.All, ExternalIDs: body.ExternalIDs, UserKeys: body.UserKeys, Expires: time.Duration(body.ExpiresInHours) * time.Hour, Send: body.Send})
 	if err != nil {
 		return adminError(err)
@@ -122,7 +122,7 @@ func (s *Server) revokeInvitation(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	inv, err := s.engine.RevokeInvitation(c.Request().Context(), keyOf(c).OrganisationID, id)
+	inv, err := s.engine.RevokeInvitation(c.Request().Context(), apiActor(c), keyOf(c).OrganisationID, id)
 	if err != nil {
 		return err
 	}

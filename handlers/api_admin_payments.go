@@ -200,8 +200,12 @@ type PaymentAttentionDTO struct {
 	Amount         string `json:"amount"`
 	Currency       string `json:"currency"`
 	// Action: refundByHand (transfer the money back, then mark it
-	// refunded) or check (a confirmation did not match: problem says how).
-	Action    string    `json:"action"`
+	// refunded) or check (reason says what to look at).
+	Action string `json:"action"`
+	// Reason: problem (a confirmation did not match: problem says how),
+	// second_payment (money due back; refundDue when by hand) or
+	// pending_too_long (open for more than 14 days).
+	Reason    string    `json:"reason"`
 	Problem   string    `json:"problem"`
 	RefundDue bool      `json:"refundDue"`
 	UpdatedAt time.Time `json:"updatedAt"`
@@ -227,14 +231,14 @@ func (s *Server) markRefundPaidBack(c echo.Context) error {
 
 // listPaymentsNeedingAttention answers GET /api/admin/payments/attention.
 func (s *Server) listPaymentsNeedingAttention(c echo.Context) error {
-	list, err := s.engine.PaymentsNeedingAttention(c.Request().Context(), 500)
+	list, err := s.engine.PaymentsNeedingAttention(c.Request().Context(), engine.AttentionQuery{Limit: 500})
 	if err != nil {
 		return err
 	}
 	out := make([]PaymentAttentionDTO, 0, len(list))
 	for _, a := range list {
-		d := PaymentAttentionDTO{Reference: a.Payment.Reference, OrderReference: a.OrderReference, Amount: engine.FormatAmount(a.Payment.AmountMinor),
-			Currency: a.Payment.Currency, Action: "check", Problem: a.Problem, RefundDue: a.RefundByHand, UpdatedAt: a.Payment.UpdatedAt}
+		d := PaymentAttentionDTO{Reference: a.Payment.Reference, OrderReference: a.Order.PayReference, Amount: engine.FormatAmount(a.Payment.AmountMinor),
+			Currency: a.Payment.Currency, Action: "check", Reason: a.Reason, Problem: a.Payment.Problem, RefundDue: a.RefundByHand, UpdatedAt: a.Payment.UpdatedAt}
 		if a.RefundByHand {
 			d.Action = "refundByHand"
 		}

@@ -25,7 +25,7 @@ var testInvitations = invitelink.NewSigner([][]byte{bytes.Repeat([]byte("v"), 32
 func (env *testEnv) invite(t testing.TB, orgID, periodID int64, userKey string, now time.Time, valid time.Duration) (engine.Invitation, string) {
 	t.Helper()
 	svc := engine.NewService(env.db, env.gw, engine.WithClock(func() time.Time { return now }))
-	rep, err := svc.CreateInvitations(context.Background(), orgID, engine.InvitationRequest{PeriodID: periodID, UserKeys: []string{userKey}, Expires: valid})
+	rep, err := svc.CreateInvitations(context.Background(), engine.CommandLine, orgID, engine.InvitationRequest{PeriodID: periodID, UserKeys: []string{userKey}, Expires: valid})
 	if err != nil || len(rep.Created) != 1 {
 		t.Fatalf("invite: %+v, %v", rep, err)
 	}
@@ -91,7 +91,7 @@ func TestInvitationLinks(t *testing.T) {
 		})
 		t.Run("revoked link", func(t *testing.T) {
 			svc := engine.NewService(db, env.gw)
-			if _, err := svc.RevokeInvitation(context.Background(), 1, inv.ID); err != nil {
+			if _, err := svc.RevokeInvitation(context.Background(), engine.CommandLine, 1, inv.ID); err != nil {
 				t.Fatal(err)
 			}
 			c := env.newClient()

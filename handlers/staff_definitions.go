@@ -165,7 +165,7 @@ func (s *Server) staffActivateDefinition(c echo.Context) error {
 		tenantPath(c, StaffPrefix+staffDefinitionsPath)); !ok {
 		return err
 	}
-	if err := s.engine.ActivateDefinition(c.Request().Context(), u.actor(), u.OrganisationID, id); err != nil {
+	if _, err := s.engine.SetDefinitionActive(c.Request().Context(), u.actor(), u.OrganisationID, engine.DefinitionRef{ID: id}, engine.DefinitionUse); err != nil {
 		return s.staffEngineError(c, err)
 	}
 	return c.Redirect(http.StatusSeeOther, tenantPath(c, StaffPrefix+staffDefinitionsPath+"?done="+flashDefActivated))

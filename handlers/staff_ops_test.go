@@ -7,6 +7,7 @@ import (
 	"mime/multipart"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -350,6 +351,16 @@ func TestStaffJobs(t *testing.T) {
 			strings.Contains(string(a.body), "carla") {
 			t.Fatalf("admin's jobs: %s", a.testid("staff-main").Text())
 		}
+		// The season overview counts what the jobs page lists, and links to it.
+		for _, who := range []struct {
+			c    *http.Client
+			want string
+		}{{viewer, "1"}, {admin, "2"}} {
+			ov := env.get(who.c, "/o/riverside/staff")
+			if jobsLine := ov.testid("overview-jobs"); jobsLine.Find("span").Text() != who.want || jobsLine.Find("a").AttrOr("href", "") != "/o/riverside/staff/jobs" {
+				t.Fatalf("overview jobs: %d %q", ov.status, jobsLine.Text())
+			}
+		}
 
 		// Another organisation's job cannot be retried by id.
 		if res := env.post(reg, fmt.Sprintf("/o/riverside/staff/jobs/%d/retry", theirs), url.Values{}, "Origin", env.srv.URL); res.status != http.StatusNotFound {
@@ -440,6 +451,96 @@ func TestStaffInvitationsImport(t *testing.T) {
 		})
 		if !found {
 			t.Fatalf("persons list: %s", list.testid("persons-table").Text())
+		}
+	})
+}
+
+// TestStaffInvitationsSend: a registrar invites chosen persons to the
+// period (errors per field change nothing), sees who was left out, the
+// list with its state and counts, and revokes one after confirming; each
+// change is audited.
+func TestStaffInvitationsSend(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		env := newStaffEnv(t, db, envOptions{})
+		env.addStaff("registrar@example.org", engine.RoleRegistrar)
+		reg := env.mustStaffSignIn("registrar@example.org", "/staff")
+		origin := []string{"Origin", env.srv.URL}
+		period := strconv.FormatInt(engine.DemoPeriodID, 10)
+		invitations := func() int {
+			n, err := db.NewSelect().Model((*engine.Invitation)(nil)).Where("organisation_id = 1").Count(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			return int(n)
+		}
+		// Alex of the demo household came from the club's own system.
+		if _, err := db.NewUpdate().Model((*engine.Person)(nil)).Set("external_id = 'P-1'").Where("organisation_id = 1 AND first_name = 'Alex'").Exec(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		p := env.get(reg, "/staff/invitations?period="+period)
+		if p.status != http.StatusOK || p.testid("invite-form").Length() != 1 || p.testid("invitations-empty").Length() != 1 {
+			t.Fatalf("invitations page: %d %s", p.status, p.testid("staff-main").Text())
+		}
+		if p := env.get(reg, "/staff/invitations?period=999"); p.status != http.StatusNotFound {
+			t.Fatalf("another period: %d", p.status)
+		}
+
+		bad := env.post(reg, "/staff/invitations/send", url.Values{"period": {period}, "whom": {"chosen"}, "externalIds": {" "}, "days": {"0"}}, origin...)
+		if bad.status != http.StatusUnprocessableEntity || bad.testid("error-externalIds").Text() != views.StaffOpsText.InvWhomMissing ||
+			bad.testid("error-days").Text() != views.StaffOpsText.InvDaysInvalid || bad.testid("invite-error").Length() != 1 || invitations() != 0 {
+			t.Fatalf("bad form: %d %s", bad.status, bad.testid("invite-section").Text())
+		}
+		if bad.doc.Find(`#invite-days`).AttrOr("aria-invalid", "") != "true" || bad.doc.Find(`#invite-days`).AttrOr("value", "") != "0" {
+			t.Fatal("the days field is not marked, or lost its value")
+		}
+
+		sent := env.post(reg, "/staff/invitations/send", url.Values{"period": {period}, "whom": {"chosen"}, "externalIds": {"P-1\nP-999"}, "days": {"10"}}, origin...)
+		if sent.status != http.StatusOK || sent.testid("invite-invited").Text() != "1" || sent.testid("invite-skipped").Text() != "1" ||
+			!strings.Contains(sent.testid("invite-skip").Text(), "P-999") {
+			t.Fatalf("sent: %d %s", sent.status, sent.testid("staff-main").Text())
+		}
+		if sent.testid("invitation-row").Length() != 1 || sent.testid("invitation-key").Text() != engine.DemoUserKey ||
+			sent.testid("invitation-state").AttrOr("data-state", "") != string(engine.InvitationInvited) {
+			t.Fatalf("list: %s", sent.testid("invitations-table").Text())
+		}
+		counts := map[string]string{}
+		sent.testid("invitation-count").Each(func(_ int, s *goquery.Selection) {
+			counts[s.AttrOr("data-state", "")] = s.Find("span").Text()
+		})
+		if len(counts) != 7 || counts["invited"] != "1" || counts["paid"] != "0" || counts["revoked"] != "0" {
+			t.Fatalf("counts %v", counts)
+		}
+		if invitations() != 1 || env.auditActions("invitation.create") != 1 {
+			t.Fatalf("%d invitations, %d audit entries", invitations(), env.auditActions("invitation.create"))
+		}
+		// Again, everyone: the household holding a valid link is left out,
+		// the other linked households are invited.
+		again := env.post(reg, "/staff/invitations/send", url.Values{"period": {period}, "whom": {"all"}, "days": {"10"}}, origin...)
+		if again.status != http.StatusOK || !strings.Contains(again.testid("invite-result").Text(), engine.SkipAlreadyInvited) {
+			t.Fatalf("again: %s", again.testid("invite-result").Text())
+		}
+
+		revoke := sent.testid("invitation-revoke").Closest("form").AttrOr("action", "")
+		if ask := env.post(reg, revoke, url.Values{}, origin...); ask.testid("staff-confirm").Length() != 1 {
+			t.Fatalf("revoke without asking: %d", ask.status)
+		}
+		var inv engine.Invitation
+		if err := db.NewSelect().Model(&inv).Where("user_key = ?", engine.DemoUserKey).Scan(t.Context()); err != nil || inv.RevokedAt != nil {
+			t.Fatalf("revoked before confirming: %+v %v", inv, err)
+		}
+		expectRedirect(t, env.post(reg, revoke, url.Values{"confirmed": {"1"}}, origin...), "/staff/invitations?period="+period+"&done=invitation-revoked")
+		after := env.get(reg, "/staff/invitations?period="+period+"&done=invitation-revoked")
+		demo := after.testid("invitation-row").FilterFunction(func(_ int, s *goquery.Selection) bool {
+			return s.Find(`[data-testid="invitation-key"]`).Text() == engine.DemoUserKey
+		})
+		if demo.Find(`[data-testid="invitation-state"]`).AttrOr("data-state", "") != string(engine.InvitationRevoked) ||
+			demo.Find(`[data-testid="invitation-revoke"]`).Length() != 0 || after.testid("invitation-revoke").Length() != after.testid("invitation-row").Length()-1 ||
+			env.auditActions("invitation.revoke") != 1 || after.testid("staff-flash").Length() != 1 {
+			t.Fatalf("after revoking: %s", after.testid("invitations-table").Text())
+		}
+		// Another organisation's invitation is not found.
+		if res := env.post(reg, "/staff/invitations/99999/revoke", url.Values{"confirmed": {"1"}}, origin...); res.status != http.StatusNotFound {
+			t.Fatalf("unknown invitation: %d", res.status)
 		}
 	})
 }

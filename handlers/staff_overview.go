@@ -38,7 +38,12 @@ func (s *Server) staffOverview(c echo.Context) error {
 	m := views.StaffOverviewModel{StaffChrome: s.staffChrome(c, staffTextIn(c).OvTitle), Action: tenantPath(c, StaffPrefix),
 		Expected: engine.FormatMoney(o.ExpectedMinor, o.Period.Currency), Received: engine.FormatMoney(o.ReceivedMinor, o.Period.Currency),
 		Refunded: engine.FormatMoney(o.RefundedMinor, o.Period.Currency), Chart: overviewChart(c, o),
-		Attention: views.StaffCountLink{Label: staffTextIn(c).OvAttention, Count: o.PaymentsNeedingAttention}}
+		Attention: views.StaffCountLink{Label: staffTextIn(c).OvAttention, Count: o.PaymentsNeedingAttention, URL: tenantPath(c, StaffPrefix+"/payments")}}
+	failed, err := s.engine.StaffJobs(ctx, u.OrganisationID, staffJobsPortalWide(u))
+	if err != nil {
+		return s.staffEngineError(c, err)
+	}
+	m.Jobs = views.StaffCountLink{Label: staffTextIn(c).OvJobs, Count: len(failed), URL: tenantPath(c, StaffPrefix+"/jobs")}
 	for _, p := range periods {
 		m.Periods = append(m.Periods, views.StaffOption{Value: strconv.FormatInt(p.ID, 10), Label: p.Name, Selected: p.ID == periodID})
 	}

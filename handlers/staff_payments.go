@@ -19,9 +19,6 @@ import (
 // staffStatementPath takes a bank statement: POST /staff/payments/statement.
 const staffStatementPath = "/payments/statement"
 
-// staffPendingTooLong is when an open payment attempt needs attention.
-const staffPendingTooLong = 14 * 24 * time.Hour
-
 // staffAttentionLimit bounds the attention list.
 const staffAttentionLimit = 200
 
@@ -35,7 +32,7 @@ func (s *Server) staffPaymentsPage(c echo.Context) error {
 // uploaded file when uploadError is not "".
 func (s *Server) renderStaffPayments(c echo.Context, status int, uploadError string) error {
 	u := staffUserOf(c)
-	list, err := s.engine.StaffPaymentsNeedingAttention(c.Request().Context(), u.OrganisationID, time.Now().Add(-staffPendingTooLong), staffAttentionLimit)
+	list, err := s.engine.PaymentsNeedingAttention(c.Request().Context(), engine.AttentionQuery{OrganisationID: u.OrganisationID, Limit: staffAttentionLimit})
 	if err != nil {
 		return s.staffEngineError(c, err)
 	}

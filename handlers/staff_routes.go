@@ -43,6 +43,8 @@ func StaffRoutes() []StaffRoute {
 		{Method: http.MethodPost, Path: staffStatementPath, Min: engine.RoleTreasurer, handler: (*Server).staffImportStatement},
 		{Method: http.MethodGet, Path: "/invitations", Min: engine.RoleRegistrar, handler: (*Server).staffInvitationsPage},
 		{Method: http.MethodPost, Path: staffImportPath, Min: engine.RoleRegistrar, handler: (*Server).staffImportPersons},
+		{Method: http.MethodPost, Path: staffInvitePath, Min: engine.RoleRegistrar, handler: (*Server).staffSendInvitations},
+		{Method: http.MethodPost, Path: "/invitations/:id/revoke", Example: "/invitations/0/revoke", Min: engine.RoleRegistrar, handler: (*Server).staffRevokeInvitation},
 		{Method: http.MethodGet, Path: staffSetupPath, Min: engine.RoleAdmin, handler: (*Server).staffSetupPage},
 		{Method: http.MethodPost, Path: staffSetupPath + "/organisation", Min: engine.RoleAdmin, handler: (*Server).staffSaveOrganisation},
 		{Method: http.MethodPost, Path: staffSetupPath + "/periods/:id/status", Example: staffSetupPath + "/periods/0/status", Min: engine.RoleAdmin, handler: (*Server).staffSetPeriodStatus},

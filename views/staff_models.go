@@ -162,6 +162,8 @@ type StaffOverviewModel struct {
 	Expected, Received, Refunded string
 	Chart                        StaffChart
 	Attention                    StaffCountLink
+	// Jobs counts the failed and dead jobs, linking to the jobs page.
+	Jobs StaffCountLink
 }
 
 // StaffCountLink is a count with a label and, optionally, where it leads.

@@ -61,6 +61,41 @@ type StaffInvitationsModel struct {
 	Error     string
 	Persons   []StaffDirectoryRow
 	MoreURL   string
+	// The invitations of the chosen period: the period choice (a GET to
+	// PeriodURL), the send form, its result and the list with counts.
+	PeriodURL   string
+	Periods     []StaffOption
+	Send        StaffInviteForm
+	Sent        *StaffInviteResult
+	Counts      []StaffCountLink
+	Invitations []StaffInvitationRow
+}
+
+// StaffInviteForm is the form that invites households to a period.
+type StaffInviteForm struct {
+	Action   string // "" when the period is not open: nothing to send
+	PeriodID string
+	// Whom is "all" or "chosen"; ExternalIDs the chosen persons, one a line.
+	Whom, ExternalIDs, Days string
+	Mail                    bool
+	// Errors per field name (whom, externalIds, days), and the summary.
+	Errors map[string]string
+	Error  string
+}
+
+// StaffInviteResult is what a send did.
+type StaffInviteResult struct {
+	Invited int
+	Skipped []StaffInviteSkip
+}
+
+// StaffInviteSkip is one person or user key not invited, and why.
+type StaffInviteSkip struct{ Who, Reason string }
+
+// StaffInvitationRow is one invitation with its state.
+type StaffInvitationRow struct {
+	UserKey, Persons, State, StateKey, Created, Expires string
+	RevokeURL                                           string // "" when it cannot be revoked
 }
 
 // StaffDirectoryRow is one person of the organisation with their user keys.

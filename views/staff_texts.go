@@ -35,7 +35,7 @@ type StaffTexts struct {
 	DoneResentConfirmation, DoneResentLink, DoneReset, DoneCancelled, DoneCaptured, DoneCapturedProblem, DoneRefunded,
 	BadAmount, BadDate, BadFilter string
 	// Overview
-	OvTitle, OvShow, OvRegistrations, OvMoney, OvExpected, OvReceived, OvRefunded, OvAttention, OvByType, OvByAge,
+	OvTitle, OvShow, OvRegistrations, OvMoney, OvExpected, OvReceived, OvRefunded, OvAttention, OvJobs, OvByType, OvByAge,
 	OvChart, OvChartRegistrations, OvChartPayments, OvChartMax, OvChartSummary, OvNoPeriod string
 }
 
@@ -180,6 +180,7 @@ var StaffText = StaffTexts{
 	OvReceived:           "Received",
 	OvRefunded:           "Refunded",
 	OvAttention:          "Payments needing attention",
+	OvJobs:               "Failed jobs (e-mails and other background work)",
 	OvByType:             "Members by membership type",
 	OvByAge:              "Members by age group",
 	OvChart:              "Registrations and payments per day",

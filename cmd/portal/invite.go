@@ -53,7 +53,7 @@ func cmdInvite(ctx context.Context, args []string, getenv func(string) string, s
 			if signer == nil {
 				return errors.New("invitations need PORTAL_SESSION_KEY: their links are signed with a key derived from it")
 			}
-			rep, err := svc.CreateInvitations(ctx, *org, engine.InvitationRequest{PeriodID: *period, All: *all,
+			rep, err := svc.CreateInvitations(ctx, engine.CommandLine, *org, engine.InvitationRequest{PeriodID: *period, All: *all,
 				ExternalIDs: splitList(*persons), UserKeys: splitList(*userKeys), Expires: *expires, Send: *mail})
 			if err != nil {
 				return describeEngineError(err)
@@ -94,7 +94,7 @@ func cmdInvite(ctx context.Context, args []string, getenv func(string) string, s
 			if err != nil {
 				return errors.New(inviteUsage)
 			}
-			if _, err := svc.RevokeInvitation(ctx, *org, id); err != nil {
+			if _, err := svc.RevokeInvitation(ctx, engine.CommandLine, *org, id); err != nil {
 				return describeEngineError(err)
 			}
 			fmt.Fprintf(stdout, "revoked invitation %d\n", id)

@@ -106,18 +106,23 @@ func paymentsAttention(ctx context.Context, svc *engine.Service, orgID int64, st
 	if orgID > 0 {
 		ctx = engine.WithOrganisation(ctx, orgID)
 	}
-	list, err := svc.PaymentsNeedingAttention(ctx, 500)
+	list, err := svc.PaymentsNeedingAttention(ctx, engine.AttentionQuery{Limit: 500})
 	if err != nil {
 		return describeEngineError(err)
 	}
 	w := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "ORG\tORDER\tPAYMENT\tAMOUNT\tSINCE\tTO DO")
 	for _, a := range list {
-		todo := "check: " + a.Problem
-		if a.RefundByHand {
+		todo := "check: " + a.Payment.Problem
+		switch {
+		case a.RefundByHand:
 			todo = "transfer the money back, then: portal payments refunded " + a.Payment.Reference
+		case a.Reason == engine.AttentionSecondPayment:
+			todo = "second payment: the portal refunds it through the provider"
+		case a.Reason == engine.AttentionPendingTooLong:
+			todo = "pending for more than 14 days: remind the member or cancel"
 		}
-		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\n", a.OrganisationID, a.OrderReference, a.Payment.Reference,
+		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\n", a.Order.OrganisationID, a.Order.PayReference, a.Payment.Reference,
 			engine.FormatMoney(a.Payment.AmountMinor, a.Payment.Currency), a.Payment.UpdatedAt.Format(time.DateOnly), todo)
 	}
 	return w.Flush()

@@ -27,14 +27,14 @@ func TestInvitationMail(t *testing.T) {
 		messages.Register(e.r, messages.Deps{DB: db, Sender: e.sender, BaseURL: "https://portal.example", Invitations: signer, Now: e.clk.Now})
 		demo := enginetest.Seed(t, db, engine.WithClock(e.clk.Now))
 		invite := func() engine.Invitation {
-			rep, err := demo.Svc.CreateInvitations(ctx, 1, engine.InvitationRequest{PeriodID: engine.DemoPeriodID, UserKeys: []string{engine.DemoUserKey}, Send: true})
+			rep, err := demo.Svc.CreateInvitations(ctx, engine.CommandLine, 1, engine.InvitationRequest{PeriodID: engine.DemoPeriodID, UserKeys: []string{engine.DemoUserKey}, Send: true})
 			if err != nil || len(rep.Created) != 1 {
 				t.Fatalf("invite: %+v, %v", rep, err)
 			}
 			return rep.Created[0]
 		}
 		withdrawn := invite()
-		if _, err := demo.Svc.RevokeInvitation(ctx, 1, withdrawn.ID); err != nil {
+		if _, err := demo.Svc.RevokeInvitation(ctx, engine.CommandLine, 1, withdrawn.ID); err != nil {
 			t.Fatal(err)
 		}
 		inv := invite()

@@ -367,7 +367,7 @@ func TestInvitationOpenedOnce(t *testing.T) {
 		recv := newReceiver(t, 200)
 		_, secret := e.endpoint(t, 1, recv.srv.URL, engine.EventInvitationOpened)
 		ctx := context.Background()
-		rep, err := e.demo.Svc.CreateInvitations(ctx, 1, engine.InvitationRequest{PeriodID: engine.DemoPeriodID, UserKeys: []string{engine.DemoUserKey}})
+		rep, err := e.demo.Svc.CreateInvitations(ctx, engine.CommandLine, 1, engine.InvitationRequest{PeriodID: engine.DemoPeriodID, UserKeys: []string{engine.DemoUserKey}})
 		if err != nil || len(rep.Created) != 1 {
 			t.Fatalf("invite: %+v, %v", rep, err)
 		}

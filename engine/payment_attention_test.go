@@ -1,0 +1,75 @@
+package engine_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"portal/engine"
+	"portal/engine/dbtest"
+)
+
+// TestPaymentsNeedingAttention: one list serves the staff page, the admin
+// API and the command line: an attempt open too long is listed once its
+// threshold passes, a mismatch on an unpaid order before it, only while
+// the order is unpaid, never for another organisation; the count agrees.
+func TestPaymentsNeedingAttention(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		f := bankFixture(t, db, 0)
+		first := f.start(engine.DemoUserKey, alex, robin)
+		first.commit()
+		p := f.payments(first.id)[0]
+		list := func(ctx context.Context, q engine.AttentionQuery) []engine.AttentionPayment {
+			t.Helper()
+			l, err := f.svc.PaymentsNeedingAttention(ctx, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n, err := f.svc.CountPaymentsNeedingAttention(ctx, q, 0)
+			if err != nil || n != len(l) {
+				t.Fatalf("count %d %v, listed %d", n, err, len(l))
+			}
+			return l
+		}
+		if l := list(f.ctx, engine.AttentionQuery{}); len(l) != 0 {
+			t.Fatalf("a fresh attempt needs attention: %+v", l)
+		}
+		later := engine.AttentionQuery{PendingSince: time.Now().Add(time.Hour)}
+		l := list(f.ctx, later)
+		if len(l) != 1 || l[0].Reason != engine.AttentionPendingTooLong || l[0].Payment.Reference != p.Reference || l[0].Order.ID != p.OrderID || l[0].RefundByHand {
+			t.Fatalf("pending too long: %+v", l)
+		}
+		if l := list(engine.WithOrganisation(f.ctx, 2), later); len(l) != 0 {
+			t.Fatalf("another organisation sees %+v", l)
+		}
+		if l := list(f.ctx, engine.AttentionQuery{OrganisationID: 2, PendingSince: later.PendingSince}); len(l) != 0 {
+			t.Fatalf("organisation 2 sees %+v", l)
+		}
+
+		// A confirmation that did not match (as the settlement records it).
+		if _, err := db.NewUpdate().Model((*engine.Payment)(nil)).Set("problem = ?", "amount mismatch").Where("id = ?", p.ID).Exec(f.ctx); err != nil {
+			t.Fatal(err)
+		}
+		l = list(f.ctx, engine.AttentionQuery{})
+		if len(l) != 1 || l[0].Reason != engine.AttentionProblem {
+			t.Fatalf("problem: %+v", l)
+		}
+		var order engine.Order
+		if err := db.NewSelect().Model(&order).Where("id = ?", p.OrderID).Scan(f.ctx); err != nil {
+			t.Fatal(err)
+		}
+		// Once the order is no longer unpaid, the mismatch is history.
+		if _, err := db.NewUpdate().Model((*engine.Order)(nil)).Set("status = ?", engine.OrderPaid).Where("id = ?", order.ID).Exec(f.ctx); err != nil {
+			t.Fatal(err)
+		}
+		if l := list(f.ctx, engine.AttentionQuery{}); len(l) != 0 {
+			t.Fatalf("a mismatch of a paid order: %+v", l)
+		}
+		if n, err := f.svc.CountPaymentsNeedingAttention(f.ctx, later, order.PeriodID+1000); err != nil || n != 0 {
+			t.Fatalf("another period counts %d %v", n, err)
+		}
+	})
+}
