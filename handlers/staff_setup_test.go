@@ -184,7 +184,7 @@ func TestStaffProcesses(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		v2 := strings.Replace(string(raw), "questionText: Club shirt size", "questionText: Club shirt size (new cut)", 1)
+		v2 := strings.Replace(string(raw), "en: Club shirt size", "en: Club shirt size (new cut)", 1)
 		res := env.postFile(admin, "/staff/processes", nil, "membership.yaml", []byte(v2))
 		expectRedirect(t, res, "/staff/processes?done=definition-imported")
 		p = env.get(admin, res.header.Get("Location"))
