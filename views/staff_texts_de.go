@@ -141,6 +141,7 @@ var staffTextDE = StaffTexts{
 	OvReceived:           "Erhalten",
 	OvRefunded:           "Zurückerstattet",
 	OvAttention:          "Zahlungen, die Aufmerksamkeit brauchen",
+	OvJobs:               "Fehlgeschlagene Aufträge (E-Mails und andere Hintergrundarbeit)",
 	OvByType:             "Mitglieder nach Mitgliedschaftsart",
 	OvByAge:              "Mitglieder nach Altersgruppe",
 	OvChart:              "Anmeldungen und Zahlungen pro Tag",

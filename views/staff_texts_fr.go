@@ -141,6 +141,7 @@ var staffTextFR = StaffTexts{
 	OvReceived:           "Reçu",
 	OvRefunded:           "Remboursé",
 	OvAttention:          "Paiements à examiner",
+	OvJobs:               "Tâches en échec (e-mails et autres travaux en arrière-plan)",
 	OvByType:             "Membres par type d’adhésion",
 	OvByAge:              "Membres par tranche d’âge",
 	OvChart:              "Inscriptions et paiements par jour",
