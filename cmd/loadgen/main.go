@@ -1,16 +1,24 @@
 // Command loadgen is the benchmark behind `make bench`: it starts `portal
-// serve` on a fresh PostgreSQL schema (or, with -sqlite, a fresh SQLite
-// file) with demo members, runs N concurrent members through the whole
-// JSON flow (sign-in, load, selection, every question, commit, payment at
-// the test gateway, return) and prints completed flows per second, next/s,
-// p50 and p99 of POST /api/forms/next, the SQL statements per next (from
-// the server's Server-Timing header) and the server's peak RSS. Then N
-// signed-in members load their step page in a closed loop (p50/p99), and,
-// with the server stopped, the reference runs on the same database: the
-// raw step transaction (lock the instance, insert three answers, bump the
-// version) with the same concurrency, through pgbench on PostgreSQL or
-// database/sql with the portal's driver on SQLite. next/s against the
-// reference's transactions/s is the ratio the benchmark is about.
+// serve` as its own process on a fresh PostgreSQL schema (or, with -sqlite,
+// a fresh SQLite file) with demo members and runs, in turn:
+//
+//  1. one flow alone, to warm up and find the step that commits;
+//  2. the step loop: N signed-in members answering question steps (POST
+//     /api/forms/next) in a closed loop, starting over with a reset before
+//     the committing step: next/s, p50 and p99, statements per next and the
+//     CPU time the portal and PostgreSQL spent per next;
+//  3. page loads: N members loading their step page in a closed loop;
+//  4. flows: N concurrent members through the whole JSON flow (sign-in,
+//     load, selection, every question, commit, payment at the test gateway,
+//     return): flows/s, next/s over the phase, where the time went and the
+//     server's peak RSS;
+//  5. with the server stopped, the reference on the same database: the raw
+//     step transaction (lock the instance, insert three answers, bump the
+//     version) with the same concurrency, through pgbench on PostgreSQL or
+//     database/sql with the portal's driver on SQLite.
+//
+// The step loop's next/s against the reference's transactions/s is the
+// ratio the benchmark is about (issue 11's target: at least 0.5).
 package main
 
 import (
@@ -57,6 +65,7 @@ type options struct {
 	flows       int
 	think       time.Duration
 	sqlite      bool
+	steps       time.Duration
 	pages       time.Duration
 	reference   time.Duration
 	pgbench     string
@@ -70,6 +79,7 @@ func run() error {
 	flag.IntVar(&o.flows, "flows", 10, "flows per member")
 	flag.DurationVar(&o.think, "think", 0, "mean pause between a member's answers, spread over 0.5x to 1.5x (0: closed loop, as fast as the server answers)")
 	flag.BoolVar(&o.sqlite, "sqlite", os.Getenv("BENCH_DB") == "sqlite", "run on a fresh SQLite file instead of PostgreSQL (also BENCH_DB=sqlite)")
+	flag.DurationVar(&o.steps, "steps", 10*time.Second, "how long signed-in members answer question steps in a closed loop after the flows (0: skip)")
 	flag.DurationVar(&o.pages, "pages", 5*time.Second, "how long signed-in members load their step page after the flows (0: skip)")
 	flag.DurationVar(&o.reference, "reference", 10*time.Second, "how long the raw step transaction runs as the reference (0: skip)")
 	flag.StringVar(&o.pgbench, "pgbench", "pgbench", "the pgbench binary (PostgreSQL reference)")
@@ -85,13 +95,16 @@ func run() error {
 	}
 	defer cleanup()
 	total := o.members * o.flows
-	pageKeys := 0
+	stepKeys, pageKeys := 0, 0
+	if o.steps > 0 {
+		stepKeys = o.members
+	}
 	if o.pages > 0 {
 		pageKeys = o.members
 	}
 	env := append(os.Environ(), "PORTAL_DATABASE_URL="+dbURL, "PORTAL_HASH_SECRET="+secret,
 		"PORTAL_COOKIE_SECURE=false", "PORTAL_PAYMENT_PROVIDER=test", "PORTAL_LOG_LEVEL=warn", "PORTAL_SERVER_TIMING=true")
-	seed := exec.Command(o.binary, "seed", "demo", "--members", strconv.Itoa(total+pageKeys))
+	seed := exec.Command(o.binary, "seed", "demo", "--members", strconv.Itoa(total+stepKeys+pageKeys+1))
 	seed.Env, seed.Stderr = env, os.Stderr
 	if out, err := seed.Output(); err != nil {
 		return fmt.Errorf("seed: %w (%s)", err, out)
@@ -113,6 +126,28 @@ func run() error {
 		return err
 	}
 
+	// The step loop and the page loads run first, on a quiet server: the
+	// flows leave confirmation mails (with PDF cards) in the job queue,
+	// whose work would be counted against them. One flow first, alone,
+	// finds the committing step, which the step loop stops before.
+	rss := newRSSWatch(server.Process.Pid)
+	if _, err := flow(base, fmt.Sprintf("demo-%d", total+stepKeys+pageKeys+1), 0); err != nil {
+		return fmt.Errorf("warm-up flow: %w", err)
+	}
+	var steps stepLoopResult
+	if o.steps > 0 {
+		if steps, err = stepLoop(base, server.Process.Pid, total, lastQuestion.get(), o); err != nil {
+			return fmt.Errorf("step loop: %w", err)
+		}
+	}
+	var pages []time.Duration
+	if o.pages > 0 {
+		if pages, err = pageLoads(base, total+stepKeys, o); err != nil {
+			return fmt.Errorf("page loads: %w", err)
+		}
+	}
+	waits.reset()
+
 	keys := make(chan string, total)
 	for i := 1; i <= total; i++ {
 		keys <- fmt.Sprintf("demo-%d", i)
@@ -123,7 +158,6 @@ func run() error {
 		stats   []sample
 		failure error
 	)
-	rss := newRSSWatch(server.Process.Pid)
 	start := time.Now()
 	var wg sync.WaitGroup
 	for range o.members {
@@ -150,13 +184,6 @@ func run() error {
 	if failure != nil {
 		return failure
 	}
-	flowWaits := waits.snapshot()
-	var pages []time.Duration
-	if o.pages > 0 {
-		if pages, err = pageLoads(base, total, o); err != nil {
-			return fmt.Errorf("page loads: %w", err)
-		}
-	}
 	peak = max(peak, rss.stopAgain())
 	stopServer()
 	var ref referenceResult
@@ -165,7 +192,7 @@ func run() error {
 			return fmt.Errorf("reference: %w", err)
 		}
 	}
-	report(o, schema, total, elapsed, stats, peak, pages, ref, flowWaits)
+	report(o, schema, total, elapsed, stats, peak, steps, pages, ref, waits)
 	return nil
 }
 
@@ -353,36 +380,38 @@ func flow(base, key string, think time.Duration) ([]sample, error) {
 	for f.ProcessState != "DONE" {
 		// People do not answer in lockstep: spread the pause over 0.5x to 1.5x.
 		time.Sleep(time.Duration(float64(think) * (0.5 + mrand.Float64())))
-		res, raw, took, err := m.call(http.MethodPost, "/api/forms/next", map[string]any{"processId": f.ProcessID, "step": f.Step, "people": people}, 200)
-		if err != nil {
+		asked := f.Step
+		var s sample
+		if f, s, err = m.next(f, people); err != nil {
 			return samples, err
 		}
-		s := sample{latency: took}
-		if mt := timingPattern.FindStringSubmatch(res.Header.Get("Server-Timing")); mt != nil {
-			s.session, _ = strconv.Atoi(mt[1])
-			s.handler, _ = strconv.Atoi(mt[2])
-			s.tx, _ = strconv.Atoi(mt[3])
+		if s.committed {
+			lastQuestion.note(asked)
 		}
-		if err := json.Unmarshal(raw, &f); err != nil {
-			return samples, err
-		}
-		s.committed = f.ProcessState == "DONE"
 		samples = append(samples, s)
-		people = people[:0]
-		for i, p := range f.People {
-			if !p.Hide && f.QuestionType != nil {
-				people = append(people, map[string]any{"id": p.ID, "answer": answerFor(f, i)})
-			}
-		}
+		people = answersTo(f)
 	}
+	// The payment URL is the portal's stable pay link: following it opens
+	// (or reuses) the attempt's checkout and redirects to the test gateway,
+	// where the member decides.
 	pay, err := url.Parse(*f.PaymentURL)
 	if err != nil {
 		return samples, err
 	}
-	req, _ := http.NewRequest(http.MethodPost, base+pay.Path, strings.NewReader("status=success"))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	payStart := time.Now()
-	res, err := m.client.Do(req)
+	res, err := m.client.Get(base + pay.RequestURI())
+	if err != nil {
+		return samples, err
+	}
+	io.Copy(io.Discard, res.Body)
+	res.Body.Close()
+	checkout, err := url.Parse(res.Header.Get("Location"))
+	if err != nil || res.StatusCode != http.StatusSeeOther {
+		return samples, fmt.Errorf("pay link: %d", res.StatusCode)
+	}
+	req, _ := http.NewRequest(http.MethodPost, base+checkout.Path, strings.NewReader("status=success"))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	res, err = m.client.Do(req)
 	if err != nil {
 		return samples, err
 	}
@@ -398,6 +427,60 @@ func flow(base, key string, think time.Duration) ([]sample, error) {
 		err = errors.New("payment return did not confirm")
 	}
 	return samples, err
+}
+
+// next posts people's answers to f's step and returns the next form.
+func (m *member) next(f formDTO, people []map[string]any) (formDTO, sample, error) {
+	res, raw, took, err := m.call(http.MethodPost, "/api/forms/next", map[string]any{"processId": f.ProcessID, "step": f.Step, "people": people}, 200)
+	if err != nil {
+		return f, sample{}, err
+	}
+	s := sample{latency: took}
+	if mt := timingPattern.FindStringSubmatch(res.Header.Get("Server-Timing")); mt != nil {
+		s.session, _ = strconv.Atoi(mt[1])
+		s.handler, _ = strconv.Atoi(mt[2])
+		s.tx, _ = strconv.Atoi(mt[3])
+	}
+	var next formDTO
+	if err := json.Unmarshal(raw, &next); err != nil {
+		return f, s, err
+	}
+	s.committed = next.ProcessState == "DONE"
+	return next, s, nil
+}
+
+// answersTo gives a valid answer of every person the question asks.
+func answersTo(f formDTO) []map[string]any {
+	var people []map[string]any
+	for i, p := range f.People {
+		if !p.Hide && f.QuestionType != nil {
+			people = append(people, map[string]any{"id": p.ID, "answer": answerFor(f, i)})
+		}
+	}
+	return people
+}
+
+// lastQuestion is the lowest step number whose answer committed a flow:
+// the step loop stops before it, so that it never commits.
+var lastQuestion = &lowest{}
+
+type lowest struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (l *lowest) note(n int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.n == 0 || n < l.n {
+		l.n = n
+	}
+}
+
+func (l *lowest) get() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.n
 }
 
 // waitTimes adds up, per kind of request, how long members waited for
@@ -419,6 +502,13 @@ func (w *waitTimes) add(kind string, d time.Duration) {
 	}
 	w.total[kind] += d
 	w.count[kind]++
+}
+
+// reset forgets the waits so far (the warm-up's, the step loop's and the page loads').
+func (w *waitTimes) reset() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.kinds, w.total, w.count = nil, map[string]time.Duration{}, map[string]int{}
 }
 
 // snapshot copies the times so far (the flows', before the page loads).
@@ -496,7 +586,7 @@ func percentile(sorted []time.Duration, p float64) time.Duration {
 	return sorted[i]
 }
 
-func report(o options, schema string, flows int, elapsed time.Duration, stats []sample, peakKB int, pages []time.Duration, ref referenceResult, waits *waitTimes) {
+func report(o options, schema string, flows int, elapsed time.Duration, stats []sample, peakKB int, steps stepLoopResult, pages []time.Duration, ref referenceResult, waits *waitTimes) {
 	var all, mid []time.Duration
 	var midHandler, commitHandler, sessionTotal, midMax, commitMax, commits, txTotal int
 	for _, s := range stats {
@@ -542,10 +632,30 @@ func report(o options, schema string, flows int, elapsed time.Duration, stats []
 			len(pages), percentile(pages, 0.50).Round(10*time.Microsecond), percentile(pages, 0.99).Round(10*time.Microsecond), o.members)
 	}
 	nextPerSecond := float64(len(all)) / elapsed.Seconds()
-	fmt.Printf("next/s                      %.0f (next requests over the whole run, sign-in and payment included)\n", nextPerSecond)
+	fmt.Printf("flows: next/s               %.0f (next requests over the whole flows phase, sign-in, form load and payment included)\n", nextPerSecond)
+	var loopPerSecond float64
+	if len(steps.nexts) > 0 {
+		lat := make([]time.Duration, len(steps.nexts))
+		handler := 0
+		for i, s := range steps.nexts {
+			lat[i] = s.latency
+			handler += s.handler
+		}
+		slices.Sort(lat)
+		loopPerSecond = float64(len(lat)) / steps.elapsed.Seconds()
+		fmt.Printf("step loop: next/s           %.0f (%d members answering questions in a closed loop for %s; %d resets to start over, %d next)\n",
+			loopPerSecond, o.members, steps.elapsed.Round(time.Millisecond), steps.resets, len(lat))
+		fmt.Printf("step loop: next p50 / p99   %s / %s (target p99 under 50 ms), %.2f statements per next\n",
+			percentile(lat, 0.50).Round(10*time.Microsecond), percentile(lat, 0.99).Round(10*time.Microsecond), float64(handler)/float64(len(lat)))
+		fmt.Printf("step loop: CPU per next     portal %.2f ms, PostgreSQL %.2f ms (CPU time over the loop, resets included, / next)\n",
+			1000*steps.portalCPU/float64(len(lat)), 1000*steps.databaseCPU/float64(len(lat)))
+	}
 	if ref.tps > 0 {
 		fmt.Printf("reference                   %.0f tx/s (%s, %s)\n", ref.tps, ref.name, o.reference)
-		fmt.Printf("ratio next/s : reference    %.2f (target at least 0.5)\n", nextPerSecond/ref.tps)
+		fmt.Printf("ratio flows next/s : ref    %.2f\n", nextPerSecond/ref.tps)
+		if loopPerSecond > 0 {
+			fmt.Printf("ratio step loop next/s : ref %.2f (target at least 0.5)\n", loopPerSecond/ref.tps)
+		}
 	}
 	if o.sqlite {
 		fmt.Printf("(SQLite file %s, removed)\n", schema)
