@@ -17,6 +17,11 @@ import (
 // last one, commits the registration (state DONE).
 func (s *Service) Next(ctx context.Context, userKey string, in NextInput) (_ *Form, err error) {
 	defer classifyUnavailable(&err)
+	if s.db.Dialect().Name() == dialect.PG && in.Step > 0 {
+		if form, done, err := s.nextQuestion(ctx, userKey, in); done || err != nil {
+			return form, err
+		}
+	}
 	var form *Form
 	var committed *Order
 	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
@@ -25,25 +30,19 @@ func (s *Service) Next(ctx context.Context, userKey string, in NextInput) (_ *Fo
 			return err
 		}
 		now := s.clock() // one time for the whole transaction: the checks, the price and the records
-		if err := checkAcceptsAnswers(inst, now); err != nil {
+		current, err := checkNext(inst, def, in, now)
+		if err != nil {
 			return err
-		}
-		current := 0
-		if inst.CurrentStepID != nil {
-			current = def.stepNumber(*inst.CurrentStepID)
-		}
-		if in.ExpectVersion != 0 && in.ExpectVersion != inst.Version {
-			return Errorf(CodeConflict, "this registration changed in another window after you checked it; check it again")
-		}
-		if in.Step != current {
-			return &Error{Code: CodeConflict, ProcessID: in.ProcessID, Step: current,
-				Message: fmt.Sprintf("this registration changed in another window: it is at step %d, the answers were for step %d", current, in.Step)}
 		}
 		if current == 0 {
 			form, err = s.submitSelection(ctx, tx, inst, def, in, now)
 			return err
 		}
-		form, committed, err = s.submitAnswers(ctx, tx, inst, def, current, in, now)
+		plan, err := planAnswers(ctx, tx, inst, def, current, in)
+		if err != nil {
+			return err
+		}
+		form, committed, err = s.submitAnswers(ctx, tx, inst, def, plan, in, now)
 		return err
 	})
 	if err != nil {
@@ -59,6 +58,59 @@ func (s *Service) Next(ctx context.Context, userKey string, in NextInput) (_ *Fo
 		}
 	}
 	return form, nil
+}
+
+// nextQuestion answers a question step that is not the last on
+// PostgreSQL without a transaction, which saves its BEGIN and COMMIT: the
+// reads need none (the instance's version is read with it, and every write
+// to a registration's answers moves that version), and the one write is a
+// single statement that checks the version (advanceWithAnswers), so a
+// registration changed in between gets the same conflict as in a
+// transaction. done is false for a step that needs one, the selection and
+// the last question (the commit): the caller runs it in a transaction,
+// reading again.
+func (s *Service) nextQuestion(ctx context.Context, userKey string, in NextInput) (form *Form, done bool, err error) {
+	inst, def, err := s.loadOpen(ctx, s.db, userKey, in.ProcessID)
+	if err != nil {
+		return nil, true, err
+	}
+	now := s.clock()
+	current, err := checkNext(inst, def, in, now)
+	if err != nil {
+		return nil, true, err
+	}
+	if current == 0 {
+		return nil, false, nil
+	}
+	plan, err := planAnswers(ctx, s.db, inst, def, current, in)
+	if err != nil {
+		return nil, true, err
+	}
+	if plan.last() {
+		return nil, false, nil
+	}
+	form, err = advance(ctx, s.db, inst, def, plan, now)
+	return form, true, err
+}
+
+// checkNext checks that answers for in.Step may be given now and returns
+// the registration's current step number (0: person selection).
+func checkNext(inst *ProcessInstance, def *definition, in NextInput, now time.Time) (int, error) {
+	if err := checkAcceptsAnswers(inst, now); err != nil {
+		return 0, err
+	}
+	current := 0
+	if inst.CurrentStepID != nil {
+		current = def.stepNumber(*inst.CurrentStepID)
+	}
+	if in.ExpectVersion != 0 && in.ExpectVersion != inst.Version {
+		return 0, Errorf(CodeConflict, "this registration changed in another window after you checked it; check it again")
+	}
+	if in.Step != current {
+		return 0, &Error{Code: CodeConflict, ProcessID: in.ProcessID, Step: current,
+			Message: fmt.Sprintf("this registration changed in another window: it is at step %d, the answers were for step %d", current, in.Step)}
+	}
+	return current, nil
 }
 
 // checkAcceptsAnswers rejects answers once the period has closed or the
@@ -199,13 +251,30 @@ func lowerStatus(status string) string {
 
 func strconv64(id int64) string { return fmt.Sprint(id) }
 
-// submitAnswers validates and stores the answers of question number, then
-// returns the next question on the path or commits after the last one.
-func (s *Service) submitAnswers(ctx context.Context, tx bun.Tx, inst *ProcessInstance, def *definition, number int, in NextInput, now time.Time) (*Form, *Order, error) {
+// answerPlan is a question step's answers, validated, and where they lead:
+// everything read and decided before anything is written.
+type answerPlan struct {
+	number      int // the step answered
+	step        *ProcessStep
+	selected    []Person
+	conditional bool                       // the definition has conditions: the path depends on the answers
+	data        []ProcessData              // the saved answers, read when conditional
+	all         map[int64]map[int64]string // the saved answers by step and person
+	withThis    map[int64]map[int64]string // all with this step's answers, when conditional
+	answers     map[int64]string           // this step's answers by person
+	route       *route
+	nextNumber  int // 0 after the last question: the commit
+}
+
+func (p *answerPlan) last() bool { return p.nextNumber == 0 }
+
+// planAnswers reads what question number needs, validates the answers of in
+// against it and works out the next question on the path.
+func planAnswers(ctx context.Context, db bun.IDB, inst *ProcessInstance, def *definition, number int, in NextInput) (*answerPlan, error) {
 	step := &def.Steps[number-1]
-	selected, err := personsByID(ctx, tx, inst.SelectedPersons)
+	selected, err := personsByID(ctx, db, inst.SelectedPersons)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	given := map[int64]*string{}
 	var fields []FieldError
@@ -221,16 +290,16 @@ func (s *Service) submitAnswers(ctx context.Context, tx bun.Tx, inst *ProcessIns
 		given[p.ID] = p.Answer
 	}
 	if len(fields) > 0 {
-		return nil, nil, &Error{Code: CodeInvalid, Message: "The request names persons that are not part of this registration.", Fields: fields}
+		return nil, &Error{Code: CodeInvalid, Message: "The request names persons that are not part of this registration.", Fields: fields}
 	}
 	// With conditions the path depends on the saved answers, so they are
 	// read first; without, it depends on the persons' ages only and a step
-	// on PostgreSQL can stay one statement (the fast path below).
+	// on PostgreSQL can stay one statement (advance).
 	conditional := def.hasConditions()
 	var data []ProcessData
 	if conditional {
-		if data, err = instanceData(ctx, tx, inst.ID); err != nil {
-			return nil, nil, err
+		if data, err = instanceData(ctx, db, inst.ID); err != nil {
+			return nil, err
 		}
 	}
 	all := answersOf(data)
@@ -241,7 +310,7 @@ func (s *Service) submitAnswers(ctx context.Context, tx bun.Tx, inst *ProcessIns
 	}
 	answers, problems := validateStep(step, def.patterns[step.ID], inputs)
 	if len(problems) > 0 {
-		return nil, nil, &Error{Code: CodeValidation, Message: "Some answers are not valid.", People: problems,
+		return nil, &Error{Code: CodeValidation, Message: "Some answers are not valid.", People: problems,
 			ProcessID: strconv64(inst.ID), Step: number}
 	}
 	var withThis map[int64]map[int64]string
@@ -251,25 +320,39 @@ func (s *Service) submitAnswers(ctx context.Context, tx bun.Tx, inst *ProcessIns
 		withThis[step.ID] = answers
 		r = def.routeFor(selected, inst.Period.StartDate, withThis)
 	}
-	nextNumber := r.next(number)
-	last := nextNumber == 0
-	if !last && tx.Dialect().Name() == dialect.PG {
-		// One statement instead of four (the answers read, the move, the
-		// delete after Back, the insert): see advanceWithAnswers. With
-		// conditions the answers were read above, for the path: two.
-		next := &def.Steps[nextNumber-1]
-		inst.CurrentStepID, inst.Status = &next.ID, StateRunning
-		prefill, err := advanceWithAnswers(ctx, tx, inst, now, step.ID, answers, next.ID)
-		if err != nil {
-			return nil, nil, err
-		}
-		shown := map[int64]map[int64]string{}
-		if conditional {
-			shown = withThis
-		}
-		shown[next.ID] = prefill
-		return questionForm(inst, def, nextNumber, selected, shown), nil, nil
+	return &answerPlan{number: number, step: step, selected: selected, conditional: conditional, data: data,
+		all: all, withThis: withThis, answers: answers, route: r, nextNumber: r.next(number)}, nil
+}
+
+// advance stores plan's answers and moves inst to the next question in one
+// statement on PostgreSQL (advanceWithAnswers: the move, the delete after
+// Back, the insert and the next step's saved answers to pre-fill it).
+func advance(ctx context.Context, db bun.IDB, inst *ProcessInstance, def *definition, plan *answerPlan, now time.Time) (*Form, error) {
+	next := &def.Steps[plan.nextNumber-1]
+	inst.CurrentStepID, inst.Status = &next.ID, StateRunning
+	prefill, err := advanceWithAnswers(ctx, db, inst, now, plan.step.ID, plan.answers, next.ID)
+	if err != nil {
+		return nil, err
 	}
+	shown := map[int64]map[int64]string{}
+	if plan.conditional {
+		shown = plan.withThis
+	}
+	shown[next.ID] = prefill
+	return questionForm(inst, def, plan.nextNumber, plan.selected, shown), nil
+}
+
+// submitAnswers stores the answers of plan, then returns the next question
+// on the path or commits after the last one.
+func (s *Service) submitAnswers(ctx context.Context, tx bun.Tx, inst *ProcessInstance, def *definition, plan *answerPlan, in NextInput, now time.Time) (*Form, *Order, error) {
+	if !plan.last() && tx.Dialect().Name() == dialect.PG {
+		form, err := advance(ctx, tx, inst, def, plan, now)
+		return form, nil, err
+	}
+	step, selected, data, all, answers, r, conditional := plan.step, plan.selected, plan.data, plan.all, plan.answers, plan.route, plan.conditional
+	var err error
+	number, nextNumber := plan.number, plan.nextNumber
+	last := plan.last()
 	if !conditional {
 		if data, err = instanceData(ctx, tx, inst.ID); err != nil {
 			return nil, nil, err

@@ -652,6 +652,9 @@ func report(o options, schema string, flows int, elapsed time.Duration, stats []
 	}
 	if ref.tps > 0 {
 		fmt.Printf("reference                   %.0f tx/s (%s, %s)\n", ref.tps, ref.name, o.reference)
+		if ref.databaseCPU > 0 {
+			fmt.Printf("reference: CPU per tx       PostgreSQL %.2f ms\n", 1000*ref.databaseCPU)
+		}
 		fmt.Printf("ratio flows next/s : ref    %.2f\n", nextPerSecond/ref.tps)
 		if loopPerSecond > 0 {
 			fmt.Printf("ratio step loop next/s : ref %.2f (target at least 0.5)\n", loopPerSecond/ref.tps)

@@ -21,6 +21,8 @@ import (
 type referenceResult struct {
 	name string
 	tps  float64
+	// databaseCPU is PostgreSQL's CPU time per transaction (0 on SQLite).
+	databaseCPU float64
 }
 
 // stepScript is the raw step transaction for pgbench: what one `next` on a
@@ -70,7 +72,28 @@ func runReference(ctx context.Context, o options, dbURL, schema string) (referen
 		"-T", strconv.Itoa(int(o.reference.Seconds())), "-D", fmt.Sprintf("lo=%d", lo), "-D", fmt.Sprintf("hi=%d", hi), "-D", fmt.Sprintf("step=%d", step),
 		o.databaseURL)
 	cmd.Env = append(os.Environ(), "PGOPTIONS=-c search_path="+schema)
+	// pgbench's backends exit with it, taking their CPU times along: the
+	// last sample taken while they ran stands for the run.
+	cpuBefore, started := cpuSeconds(0, "postgres"), time.Now()
+	var cpu, sampled float64
+	stopSampling := make(chan struct{})
+	sampling := make(chan struct{})
+	go func() {
+		defer close(sampling)
+		for {
+			select {
+			case <-stopSampling:
+				return
+			case <-time.After(250 * time.Millisecond):
+				if at := time.Since(started).Seconds(); at < o.reference.Seconds()-0.25 {
+					cpu, sampled = cpuSeconds(0, "postgres")-cpuBefore, at
+				}
+			}
+		}
+	}()
 	out, err := cmd.CombinedOutput()
+	close(stopSampling)
+	<-sampling
 	if err != nil {
 		return referenceResult{}, fmt.Errorf("pgbench: %w\n%s", err, out)
 	}
@@ -79,7 +102,11 @@ func runReference(ctx context.Context, o options, dbURL, schema string) (referen
 		return referenceResult{}, fmt.Errorf("pgbench printed no tps:\n%s", out)
 	}
 	tps, _ := strconv.ParseFloat(string(m[1]), 64)
-	return referenceResult{name: fmt.Sprintf("pgbench -c %d -j %d, raw step script", o.members, threads), tps: tps}, nil
+	res := referenceResult{name: fmt.Sprintf("pgbench -c %d -j %d, raw step script", o.members, threads), tps: tps}
+	if sampled > 0 {
+		res.databaseCPU = cpu / (tps * sampled)
+	}
+	return res, nil
 }
 
 // sqliteReference runs the raw step transaction through database/sql on
