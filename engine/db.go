@@ -6,11 +6,19 @@ import (
 	"strings"
 
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect"
 	"github.com/uptrace/bun/dialect/pgdialect"
 	"github.com/uptrace/bun/dialect/sqlitedialect"
 	"github.com/uptrace/bun/driver/pgdriver"
 	"github.com/uptrace/bun/driver/sqliteshim"
 )
+
+// defaultMaxConns is the PostgreSQL pool's size unless SetMaxConns changes
+// it: with 32 members answering at once, 8 connections left requests
+// queueing for one while PostgreSQL waited for commits to reach the disk
+// (docs/BENCHMARKS.md); a few instances of 16 stay well within PostgreSQL's
+// default of 100 connections.
+const defaultMaxConns = 16
 
 // OpenDB opens the database named by url: "postgres://..." (or "postgresql://")
 // or "sqlite:PATH". SQLite runs with one connection, WAL and a busy timeout:
@@ -20,8 +28,8 @@ func OpenDB(url string) (*bun.DB, error) {
 	switch {
 	case strings.HasPrefix(url, "postgres://"), strings.HasPrefix(url, "postgresql://"):
 		sqldb := sql.OpenDB(pgdriver.NewConnector(pgdriver.WithDSN(url)))
-		sqldb.SetMaxOpenConns(8)
-		sqldb.SetMaxIdleConns(8)
+		sqldb.SetMaxOpenConns(defaultMaxConns)
+		sqldb.SetMaxIdleConns(defaultMaxConns)
 		return bun.NewDB(sqldb, pgdialect.New()), nil
 	case strings.HasPrefix(url, "sqlite:"):
 		path := strings.TrimPrefix(url, "sqlite:")
@@ -45,6 +53,16 @@ func OpenDB(url string) (*bun.DB, error) {
 	default:
 		return nil, fmt.Errorf("database url must start with postgres:// or sqlite: (got scheme of %q)", schemeOf(url))
 	}
+}
+
+// SetMaxConns sets how many connections db opens at most on PostgreSQL
+// (PORTAL_DATABASE_MAX_CONNS); SQLite keeps its one connection.
+func SetMaxConns(db *bun.DB, n int) {
+	if db.Dialect().Name() != dialect.PG || n < 1 {
+		return
+	}
+	db.DB.SetMaxOpenConns(n)
+	db.DB.SetMaxIdleConns(n)
 }
 
 func schemeOf(url string) string {

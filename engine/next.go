@@ -38,7 +38,11 @@ func (s *Service) Next(ctx context.Context, userKey string, in NextInput) (_ *Fo
 			form, err = s.submitSelection(ctx, tx, inst, def, in, now)
 			return err
 		}
-		plan, err := planAnswers(ctx, tx, inst, def, current, in)
+		selected, data, err := readPlanInputs(ctx, tx, inst, def)
+		if err != nil {
+			return err
+		}
+		plan, err := planAnswers(inst, def, current, in, selected, data)
 		if err != nil {
 			return err
 		}
@@ -58,39 +62,6 @@ func (s *Service) Next(ctx context.Context, userKey string, in NextInput) (_ *Fo
 		}
 	}
 	return form, nil
-}
-
-// nextQuestion answers a question step that is not the last on
-// PostgreSQL without a transaction, which saves its BEGIN and COMMIT: the
-// reads need none (the instance's version is read with it, and every write
-// to a registration's answers moves that version), and the one write is a
-// single statement that checks the version (advanceWithAnswers), so a
-// registration changed in between gets the same conflict as in a
-// transaction. done is false for a step that needs one, the selection and
-// the last question (the commit): the caller runs it in a transaction,
-// reading again.
-func (s *Service) nextQuestion(ctx context.Context, userKey string, in NextInput) (form *Form, done bool, err error) {
-	inst, def, err := s.loadOpen(ctx, s.db, userKey, in.ProcessID)
-	if err != nil {
-		return nil, true, err
-	}
-	now := s.clock()
-	current, err := checkNext(inst, def, in, now)
-	if err != nil {
-		return nil, true, err
-	}
-	if current == 0 {
-		return nil, false, nil
-	}
-	plan, err := planAnswers(ctx, s.db, inst, def, current, in)
-	if err != nil {
-		return nil, true, err
-	}
-	if plan.last() {
-		return nil, false, nil
-	}
-	form, err = advance(ctx, s.db, inst, def, plan, now)
-	return form, true, err
 }
 
 // checkNext checks that answers for in.Step may be given now and returns
@@ -268,14 +239,23 @@ type answerPlan struct {
 
 func (p *answerPlan) last() bool { return p.nextNumber == 0 }
 
-// planAnswers reads what question number needs, validates the answers of in
-// against it and works out the next question on the path.
-func planAnswers(ctx context.Context, db bun.IDB, inst *ProcessInstance, def *definition, number int, in NextInput) (*answerPlan, error) {
-	step := &def.Steps[number-1]
+// readPlanInputs reads what planAnswers needs in a transaction: the
+// selected persons and, when the definition has conditions, the saved
+// answers (with the selections: deleteOffPathAnswers needs all of them).
+func readPlanInputs(ctx context.Context, db bun.IDB, inst *ProcessInstance, def *definition) ([]Person, []ProcessData, error) {
 	selected, err := personsByID(ctx, db, inst.SelectedPersons)
-	if err != nil {
-		return nil, err
+	if err != nil || !def.hasConditions() {
+		return selected, nil, err
 	}
+	data, err := instanceData(ctx, db, inst.ID)
+	return selected, data, err
+}
+
+// planAnswers validates the answers of in for question number and works
+// out the next question on the path, from the selected persons and the
+// saved answers (data, read only when the definition has conditions).
+func planAnswers(inst *ProcessInstance, def *definition, number int, in NextInput, selected []Person, data []ProcessData) (*answerPlan, error) {
+	step := &def.Steps[number-1]
 	given := map[int64]*string{}
 	var fields []FieldError
 	for i, p := range in.People {
@@ -292,15 +272,11 @@ func planAnswers(ctx context.Context, db bun.IDB, inst *ProcessInstance, def *de
 	if len(fields) > 0 {
 		return nil, &Error{Code: CodeInvalid, Message: "The request names persons that are not part of this registration.", Fields: fields}
 	}
-	// With conditions the path depends on the saved answers, so they are
-	// read first; without, it depends on the persons' ages only and a step
-	// on PostgreSQL can stay one statement (advance).
+	// With conditions the path depends on the saved answers; without, on
+	// the persons' ages only.
 	conditional := def.hasConditions()
-	var data []ProcessData
-	if conditional {
-		if data, err = instanceData(ctx, db, inst.ID); err != nil {
-			return nil, err
-		}
+	if !conditional {
+		data = nil
 	}
 	all := answersOf(data)
 	r := def.routeFor(selected, inst.Period.StartDate, all)
@@ -327,10 +303,10 @@ func planAnswers(ctx context.Context, db bun.IDB, inst *ProcessInstance, def *de
 // advance stores plan's answers and moves inst to the next question in one
 // statement on PostgreSQL (advanceWithAnswers: the move, the delete after
 // Back, the insert and the next step's saved answers to pre-fill it).
-func advance(ctx context.Context, db bun.IDB, inst *ProcessInstance, def *definition, plan *answerPlan, now time.Time) (*Form, error) {
+func (s *Service) advance(ctx context.Context, db bun.IDB, inst *ProcessInstance, def *definition, plan *answerPlan, now time.Time) (*Form, error) {
 	next := &def.Steps[plan.nextNumber-1]
 	inst.CurrentStepID, inst.Status = &next.ID, StateRunning
-	prefill, err := advanceWithAnswers(ctx, db, inst, now, plan.step.ID, plan.answers, next.ID)
+	prefill, err := s.advanceWithAnswers(ctx, db, inst, now, plan.step.ID, plan.answers, next.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -346,7 +322,7 @@ func advance(ctx context.Context, db bun.IDB, inst *ProcessInstance, def *defini
 // on the path or commits after the last one.
 func (s *Service) submitAnswers(ctx context.Context, tx bun.Tx, inst *ProcessInstance, def *definition, plan *answerPlan, in NextInput, now time.Time) (*Form, *Order, error) {
 	if !plan.last() && tx.Dialect().Name() == dialect.PG {
-		form, err := advance(ctx, tx, inst, def, plan, now)
+		form, err := s.advance(ctx, tx, inst, def, plan, now)
 		return form, nil, err
 	}
 	step, selected, data, all, answers, r, conditional := plan.step, plan.selected, plan.data, plan.all, plan.answers, plan.route, plan.conditional

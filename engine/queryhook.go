@@ -52,6 +52,14 @@ func (h QueryHook) BeforeQuery(ctx context.Context, e *bun.QueryEvent) context.C
 	return ctx
 }
 
+// countStatement counts one statement run outside bun's query builder
+// (prepared.go) in the context's StatementCount, if any.
+func countStatement(ctx context.Context) {
+	if c, ok := ctx.Value(statementCountKey{}).(*StatementCount); ok {
+		c.n.Add(1)
+	}
+}
+
 // AfterQuery implements bun.QueryHook.
 func (h QueryHook) AfterQuery(ctx context.Context, e *bun.QueryEvent) {
 	if h.Log == nil || !h.Log.Enabled(ctx, slog.LevelDebug) {

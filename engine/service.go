@@ -31,6 +31,7 @@ type Service struct {
 	testPayments    bool
 	settingsChanged func(organisationID int64)
 	defs            definitionCache
+	prepared        *preparedStatements // the question step's statements on PostgreSQL (question_step.go)
 	now             func() time.Time
 	log             *slog.Logger
 }
@@ -50,6 +51,7 @@ func NewService(db *bun.DB, payments PaymentProvider, opts ...ServiceOption) *Se
 	for _, o := range opts {
 		o(s)
 	}
+	s.prepared = newPreparedStatements(db)
 	return s
 }
 

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
-	"github.com/uptrace/bun/dialect/pgdialect"
 )
 
 // Store functions for what a member entered in an instance (process_data):
@@ -84,74 +83,6 @@ func deleteInstanceData(ctx context.Context, db bun.IDB, instanceID int64) error
 		return fmt.Errorf("delete process data: %w", err)
 	}
 	return nil
-}
-
-// advanceQuery is a question step's whole write on PostgreSQL in one
-// statement: the version-checked move of the instance (as bumpVersion),
-// the step's answers replaced (as storeAnswers: answers of persons no
-// longer answered deleted, the others upserted on the unique answer key),
-// and the answers already stored for the next step read back to pre-fill
-// it (after Back). Every part depends on the move, so a version conflict
-// writes nothing and returns no row. The text is constant (the answers go
-// in as arrays), so PostgreSQL sees one statement shape per step.
-const advanceQuery = `WITH moved AS (
-	UPDATE process_instances SET current_step_id = ?, status = ?, version = ?, updated_at = ?
-	WHERE id = ? AND version = ? RETURNING id
-), cleared AS (
-	DELETE FROM process_data WHERE instance_id IN (SELECT id FROM moved) AND step_id = ? AND data_key = ?
-	AND NOT (person_id = ANY (?::bigint[]))
-), stored AS (
-	INSERT INTO process_data (instance_id, step_id, person_id, data_key, data_value, created_at)
-	SELECT moved.id, ?, a.person_id, ?, a.data_value, ? FROM moved, unnest(?::bigint[], ?::text[]) AS a (person_id, data_value)
-	ON CONFLICT (instance_id, (COALESCE(step_id, 0)), person_id, data_key) DO UPDATE SET data_value = EXCLUDED.data_value, created_at = EXCLUDED.created_at
-)
-SELECT moved.id AS instance_id, d.person_id, d.data_value FROM moved
-LEFT JOIN process_data AS d ON d.instance_id = moved.id AND d.step_id = ? AND d.data_key = ?`
-
-// advanceRow is one row of advanceQuery: the instance and, if any, one
-// stored answer of the next step.
-type advanceRow struct {
-	InstanceID int64   `bun:"instance_id"`
-	PersonID   *int64  `bun:"person_id"`
-	DataValue  *string `bun:"data_value"`
-}
-
-// advanceWithAnswers moves inst to its next question on PostgreSQL (its
-// CurrentStepID and Status already set by the caller), replaces the answers
-// of stepID and returns the answers stored for nextStepID by person, in one
-// statement (advanceQuery). A version conflict is the same conflict as
-// bumpVersion's.
-func advanceWithAnswers(ctx context.Context, db bun.IDB, inst *ProcessInstance, now time.Time, stepID int64, answers map[int64]string, nextStepID int64) (map[int64]string, error) {
-	ids := make([]int64, 0, len(answers))
-	for id := range answers {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	values := make([]string, len(ids))
-	for i, id := range ids {
-		values[i] = answers[id]
-	}
-	inst.Version++
-	inst.UpdatedAt = now
-	var rows []advanceRow
-	err := db.NewRaw(advanceQuery,
-		inst.CurrentStepID, inst.Status, inst.Version, now, inst.ID, inst.Version-1,
-		stepID, DataAnswer, pgdialect.Array(ids),
-		stepID, DataAnswer, now, pgdialect.Array(ids), pgdialect.Array(values),
-		nextStepID, DataAnswer).Scan(ctx, &rows)
-	if err != nil {
-		return nil, fmt.Errorf("store answers and move process instance: %w", err)
-	}
-	if len(rows) == 0 {
-		return nil, Errorf(CodeConflict, "this registration changed in another window; reload it to continue")
-	}
-	prefill := map[int64]string{}
-	for _, r := range rows {
-		if r.PersonID != nil && r.DataValue != nil {
-			prefill[*r.PersonID] = *r.DataValue
-		}
-	}
-	return prefill, nil
 }
 
 // deleteOffPathAnswers deletes, at commit, the stored answers (of data) that

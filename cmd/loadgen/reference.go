@@ -74,7 +74,7 @@ func runReference(ctx context.Context, o options, dbURL, schema string) (referen
 	cmd.Env = append(os.Environ(), "PGOPTIONS=-c search_path="+schema)
 	// pgbench's backends exit with it, taking their CPU times along: the
 	// last sample taken while they ran stands for the run.
-	cpuBefore, started := cpuSeconds(0, "postgres"), time.Now()
+	cpuBefore, started := databaseCPU(o), time.Now()
 	var cpu, sampled float64
 	stopSampling := make(chan struct{})
 	sampling := make(chan struct{})
@@ -86,7 +86,7 @@ func runReference(ctx context.Context, o options, dbURL, schema string) (referen
 				return
 			case <-time.After(250 * time.Millisecond):
 				if at := time.Since(started).Seconds(); at < o.reference.Seconds()-0.25 {
-					cpu, sampled = cpuSeconds(0, "postgres")-cpuBefore, at
+					cpu, sampled = databaseCPU(o)-cpuBefore, at
 				}
 			}
 		}

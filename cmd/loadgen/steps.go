@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -75,52 +76,65 @@ func stepLoop(base string, serverPID, firstKey, lastStep int, o options) (stepLo
 		}()
 	}
 	signedIn.Wait()
-	portalCPU, databaseCPU := cpuSeconds(serverPID, ""), cpuSeconds(0, "postgres")
+	portalBefore, databaseBefore := processCPU(serverPID), databaseCPU(o)
 	start := time.Now()
 	close(ready)
 	wg.Wait()
 	res.elapsed = time.Since(start)
-	res.portalCPU, res.databaseCPU = cpuSeconds(serverPID, "")-portalCPU, cpuSeconds(0, "postgres")-databaseCPU
+	res.portalCPU, res.databaseCPU = processCPU(serverPID)-portalBefore, databaseCPU(o)-databaseBefore
 	return res, failure
 }
 
-// cpuSeconds is the CPU time (user and system) used so far by the process
-// pid, or, with pid 0, by every process named comm (PostgreSQL's backends):
-// where the step loop's time goes, the portal or the database.
-func cpuSeconds(pid int, comm string) float64 {
-	ticks := func(p string) float64 {
-		raw, err := os.ReadFile("/proc/" + p + "/stat")
-		if err != nil {
-			return 0
-		}
-		// The command name is in parentheses and may hold spaces; the
-		// fields after it are numbered from the state (field 3).
-		s := string(raw)
-		open, closing := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
-		if open < 0 || closing < open {
-			return 0
-		}
-		if comm != "" && s[open+1:closing] != comm {
-			return 0
-		}
-		f := strings.Fields(s[closing+1:])
-		if len(f) < 13 {
-			return 0
-		}
-		user, _ := strconv.ParseFloat(f[11], 64)
-		system, _ := strconv.ParseFloat(f[12], 64)
-		return user + system
+// processCPU is the CPU time (user and system) used so far by process pid.
+func processCPU(pid int) float64 {
+	return cpuOf(strconv.Itoa(pid), func(string) bool { return true })
+}
+
+// databaseCPU is the CPU time used so far by the PostgreSQL backends of
+// database (their title is "postgres: user database client state"), so that
+// other databases' work on the machine is not counted; 0 on SQLite.
+func databaseCPU(o options) float64 {
+	if o.sqlite {
+		return 0
 	}
-	const hz = 100 // USER_HZ, 100 on Linux
-	if pid != 0 {
-		return ticks(strconv.Itoa(pid)) / hz
+	u, err := url.Parse(o.databaseURL)
+	if err != nil {
+		return 0
 	}
+	name := " " + strings.TrimPrefix(u.Path, "/") + " "
 	entries, _ := os.ReadDir("/proc")
 	var total float64
 	for _, e := range entries {
-		if e.Name()[0] >= '0' && e.Name()[0] <= '9' {
-			total += ticks(e.Name())
+		if e.Name()[0] < '0' || e.Name()[0] > '9' {
+			continue
 		}
+		total += cpuOf(e.Name(), func(title string) bool {
+			return strings.HasPrefix(title, "postgres: ") && strings.Contains(title, name)
+		})
 	}
-	return total / hz
+	return total
+}
+
+// cpuOf reads the CPU time of process pid from /proc if its title (the
+// command line) is one the caller wants.
+func cpuOf(pid string, want func(title string) bool) float64 {
+	title, err := os.ReadFile("/proc/" + pid + "/cmdline")
+	if err != nil || !want(strings.TrimRight(strings.ReplaceAll(string(title), "\x00", " "), " ")) {
+		return 0
+	}
+	raw, err := os.ReadFile("/proc/" + pid + "/stat")
+	if err != nil {
+		return 0
+	}
+	// The fields after the command name (in parentheses, which may hold
+	// spaces) are numbered from the state, field 3; utime and stime are
+	// fields 14 and 15, in clock ticks of USER_HZ (100 on Linux).
+	s := string(raw)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) < 13 {
+		return 0
+	}
+	user, _ := strconv.ParseFloat(f[11], 64)
+	system, _ := strconv.ParseFloat(f[12], 64)
+	return (user + system) / 100
 }

@@ -96,6 +96,10 @@ type Config struct {
 	// whole run to (for measurements such as make bench-relay); off by default.
 	CPUProfile string
 
+	// DatabaseMaxConns is the PostgreSQL pool's size per instance (SQLite
+	// always has one connection).
+	DatabaseMaxConns int
+
 	// JobWorkers is how many jobs (e-mail, schedules) this instance runs
 	// at once; every instance runs workers.
 	JobWorkers int
@@ -158,6 +162,8 @@ func (c *Config) settings() []setting {
 	return []setting{
 		{flag: "addr", env: "PORTAL_ADDR", usage: "listen address", def: ":8080", parse: text(&c.Addr)},
 		{flag: "database-url", env: "PORTAL_DATABASE_URL", usage: "postgres://... or sqlite:PATH", def: "sqlite:portal.db", parse: text(&c.DatabaseURL), secret: true},
+		{flag: "database-max-conns", env: "PORTAL_DATABASE_MAX_CONNS", usage: "PostgreSQL connections this instance opens at most (SQLite uses one)", def: "16",
+			parse: typed(&c.DatabaseMaxConns, intBetween(1, 500), "PORTAL_DATABASE_MAX_CONNS must be a whole number from 1 to 500")},
 		{flag: "hash-secret", env: "PORTAL_HASH_SECRET", usage: "secret of the hash links (md5(secret+userKey))", parse: text(&c.HashSecret), secret: true},
 		{flag: "base-url", env: "PORTAL_BASE_URL", usage: "public address of this portal, for links", parse: text(&c.BaseURL)},
 		{flag: "cookie-secure", env: "PORTAL_COOKIE_SECURE", usage: "Secure flag on the session cookie (false only for plain-http development)", def: "true", boolean: &c.CookieSecure, parse: typed(&c.CookieSecure, parseBool, "")},
@@ -410,7 +416,7 @@ func (c *Config) validate() error {
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		problems = append(problems, "PORTAL_LOG_FORMAT must be text or json")
 	}
-	problems = c.appendInvalid(problems, "PORTAL_LOG_LEVEL", "PORTAL_HSTS_MAX_AGE", "PORTAL_SHUTDOWN_DELAY", "PORTAL_JOB_WORKERS",
+	problems = c.appendInvalid(problems, "PORTAL_LOG_LEVEL", "PORTAL_HSTS_MAX_AGE", "PORTAL_SHUTDOWN_DELAY", "PORTAL_JOB_WORKERS", "PORTAL_DATABASE_MAX_CONNS",
 		"PORTAL_SMTP_URL", "PORTAL_MAIL_FROM", "PORTAL_DKIM_KEY", "PORTAL_ARCHIVE_MODE")
 	problems = append(problems, c.mailProblems()...)
 	problems = c.appendBankProblems(problems)

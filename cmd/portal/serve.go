@@ -50,6 +50,7 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	}
 	defer db.Close()
+	engine.SetMaxConns(db, cfg.DatabaseMaxConns)
 	db = db.WithQueryHook(engine.QueryHook{Log: log}) // statements at debug level
 	if cfg.AutoMigrate {
 		applied, err := migrations.Up(ctx, db)
