@@ -1,0 +1,68 @@
+package engine_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/uptrace/bun"
+
+	"portal/engine"
+	"portal/engine/dbtest"
+)
+
+// TestQuestionStepStatements: a question step that is not the last is two
+// statements on PostgreSQL (one read, one write, both prepared) without a
+// transaction; on SQLite it keeps its transaction. Both give the same form
+// and store the same answers.
+func TestQuestionStepStatements(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		db = db.WithQueryHook(engine.QueryHook{}) // counts bun's statements, as serve does
+		f := newFixture(t, db)
+		persons := []int64{alex, robin}
+		r := f.start(engine.DemoUserKey, persons...)
+		r.advanceTo(2)
+		ctx, count := engine.WithStatementCount(context.Background())
+		form, err := f.svc.Next(ctx, engine.DemoUserKey, engine.NextInput{ProcessID: r.pid, Step: 2, People: demoAnswers(2, persons)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if form.Step != 3 {
+			t.Fatalf("step %d after answering step 2, want 3", form.Step)
+		}
+		if db.Dialect().Name().String() == "pg" {
+			if count.Load() != 2 || count.TxControl() != 0 {
+				t.Errorf("%d statements and %d BEGIN/COMMIT, want 2 and 0", count.Load(), count.TxControl())
+			}
+		} else if count.TxControl() != 2 {
+			t.Errorf("%d BEGIN/COMMIT on SQLite, want 2", count.TxControl())
+		}
+		// Back to step 2 and the same answers again: the step's answers are
+		// replaced, not added, and the saved ones pre-fill it.
+		if _, err := f.svc.Back(context.Background(), engine.DemoUserKey, r.pid, nil); err != nil {
+			t.Fatal(err)
+		}
+		again, err := f.svc.Next(context.Background(), engine.DemoUserKey, engine.NextInput{ProcessID: r.pid, Step: 2, People: demoAnswers(2, persons)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if again.Step != 3 {
+			t.Errorf("step %d after Back and Next, want 3", again.Step)
+		}
+		var answers int
+		if err := db.NewRaw("SELECT count(*) FROM process_data WHERE instance_id = ? AND data_key = 'answer'", r.id).Scan(context.Background(), &answers); err != nil {
+			t.Fatal(err)
+		}
+		if answers != 2*len(persons) {
+			t.Errorf("%d answers stored after two steps of %d persons, want %d", answers, len(persons), 2*len(persons))
+		}
+		// A stale step is a conflict that writes nothing.
+		if _, err := f.svc.Next(context.Background(), engine.DemoUserKey, engine.NextInput{ProcessID: r.pid, Step: 2, People: demoAnswers(2, persons)}); engine.ErrorCode(err) != engine.CodeConflict {
+			t.Errorf("answering step 2 again at step 3: %v, want a conflict", err)
+		}
+		// Another user key's registration reads as not found.
+		if _, err := f.svc.Next(context.Background(), "someone-else", engine.NextInput{ProcessID: r.pid, Step: 3, People: demoAnswers(3, persons)}); engine.ErrorCode(err) != engine.CodeNotFound {
+			t.Errorf("another user's registration: %v, want not found", err)
+		}
+	})
+}
