@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
-	"github.com/uptrace/bun/dialect"
 )
 
 // Next stores the answers of the current step and moves on: to the first
@@ -17,7 +16,7 @@ import (
 // last one, commits the registration (state DONE).
 func (s *Service) Next(ctx context.Context, userKey string, in NextInput) (_ *Form, err error) {
 	defer classifyUnavailable(&err)
-	if s.db.Dialect().Name() == dialect.PG && in.Step > 0 {
+	if in.Step > 0 {
 		if form, done, err := s.nextQuestion(ctx, userKey, in); done || err != nil {
 			return form, err
 		}
@@ -319,23 +318,22 @@ func (s *Service) advance(ctx context.Context, db bun.IDB, inst *ProcessInstance
 }
 
 // submitAnswers stores the answers of plan, then returns the next question
-// on the path or commits after the last one.
+// on the path or, after the last one, commits (or, with in.HoldCommit,
+// stays at the last step for a check of the answers).
 func (s *Service) submitAnswers(ctx context.Context, tx bun.Tx, inst *ProcessInstance, def *definition, plan *answerPlan, in NextInput, now time.Time) (*Form, *Order, error) {
-	if !plan.last() && tx.Dialect().Name() == dialect.PG {
+	if !plan.last() { // nextQuestion answers these; here only if it left one to the transaction
 		form, err := s.advance(ctx, tx, inst, def, plan, now)
 		return form, nil, err
 	}
-	step, selected, data, all, answers, r, conditional := plan.step, plan.selected, plan.data, plan.all, plan.answers, plan.route, plan.conditional
-	var err error
-	number, nextNumber := plan.number, plan.nextNumber
-	last := plan.last()
-	if !conditional {
+	step, selected, data, all, answers := plan.step, plan.selected, plan.data, plan.all, plan.answers
+	if !plan.conditional {
+		var err error
 		if data, err = instanceData(ctx, tx, inst.ID); err != nil {
 			return nil, nil, err
 		}
 		all = answersOf(data)
 	}
-	if last && in.HoldCommit {
+	if in.HoldCommit {
 		if err := bumpVersion(ctx, tx, inst, now, "status"); err != nil {
 			return nil, nil, err
 		}
@@ -343,13 +341,9 @@ func (s *Service) submitAnswers(ctx context.Context, tx bun.Tx, inst *ProcessIns
 			return nil, nil, err
 		}
 		all[step.ID] = answers
-		return questionForm(inst, def, number, selected, all), nil, nil
+		return questionForm(inst, def, plan.number, selected, all), nil, nil
 	}
-	if last {
-		inst.CurrentStepID, inst.Status = nil, StateDone
-	} else {
-		inst.CurrentStepID, inst.Status = &def.Steps[nextNumber-1].ID, StateRunning
-	}
+	inst.CurrentStepID, inst.Status = nil, StateDone
 	if err := bumpVersion(ctx, tx, inst, now, "current_step_id", "status"); err != nil {
 		return nil, nil, err
 	}
@@ -357,12 +351,9 @@ func (s *Service) submitAnswers(ctx context.Context, tx bun.Tx, inst *ProcessIns
 		return nil, nil, err
 	}
 	all[step.ID] = answers
-	if !last {
-		return questionForm(inst, def, nextNumber, selected, all), nil, nil
-	}
 	// A committed registration cannot come back to a step, so the answers
 	// off its final path go: what stays is exactly what was committed.
-	if err := deleteOffPathAnswers(ctx, tx, inst.ID, data, def, r, step.ID); err != nil {
+	if err := deleteOffPathAnswers(ctx, tx, inst.ID, data, def, plan.route, step.ID); err != nil {
 		return nil, nil, err
 	}
 	order, err := s.commit(ctx, tx, inst, def, selected, all, now)

@@ -10,32 +10,51 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect"
 )
 
-// The question step on PostgreSQL, the registration's most frequent
-// request, in two prepared statements (prepared.go) and no transaction: one
-// read of everything the step needs (questionStateQuery) and one write
-// (advanceQuery). docs/BENCHMARKS.md has the figures behind it.
+// The question step, the registration's most frequent request, in
+// prepared statements (prepared.go): one read of everything the step needs
+// (questionState), outside a transaction, and the write, on PostgreSQL one
+// statement without a transaction (advanceQuery), on SQLite four in one
+// (sqliteAdvance). docs/BENCHMARKS.md has the figures behind it.
 
-// questionStateQuery reads a registration with what a question step needs
-// in one statement: the instance, its period, whether its definition is
-// still active, the selected persons and the saved answers (as JSON, one
-// row). $1 is the instance id, $2 the user key.
-const questionStateQuery = `SELECT i.id, i.definition_id, i.definition_key, i.current_step_id, i.status,
+// questionStatePG reads a registration with what a question step needs in
+// one statement: the instance, its period, whether its definition is still
+// active, the selected persons and the saved answers (as JSON, one row).
+// $1 is the instance id, $2 the user key. questionStateSQLite is the same
+// in SQLite's JSON functions.
+const questionStatePG = `SELECT i.id, i.definition_id, i.definition_key, i.current_step_id, i.status,
 	i.start_time, i.end_time, i.related_entity_type, i.related_entity_id, i.organisation_id, i.user_key,
 	i.selected_persons, i.version, i.updated_at, i.language,
 	p.id, p.organisation_id, p.name, p.start_date, p.end_date, p.status, p.currency, p.definition_key,
 	d.active,
 	(SELECT coalesce(json_agg(json_build_object('id', x.id, 'organisationId', x.organisation_id,
 		'firstName', x.first_name, 'lastName', x.last_name, 'dateOfBirth', x.date_of_birth, 'email', x.email,
-		'externalId', x.external_id, 'createdAt', x.created_at)), '[]')
+		'externalId', x.external_id)), '[]')
 		FROM persons AS x WHERE x.id IN (SELECT value::bigint FROM json_array_elements_text(i.selected_persons::json))),
-	(SELECT coalesce(json_agg(json_build_array(a.step_id, a.person_id, a.data_value) ORDER BY a.id), '[]')
+	(SELECT coalesce(json_agg(json_build_array(a.step_id, a.person_id, a.data_value)), '[]')
 		FROM process_data AS a WHERE a.instance_id = i.id AND a.data_key = 'answer')
 FROM process_instances AS i
 JOIN membership_periods AS p ON p.id = i.related_entity_id
 JOIN process_definitions AS d ON d.id = i.definition_id
 WHERE i.id = $1 AND i.user_key = $2`
+
+const questionStateSQLite = `SELECT i.id, i.definition_id, i.definition_key, i.current_step_id, i.status,
+	i.start_time, i.end_time, i.related_entity_type, i.related_entity_id, i.organisation_id, i.user_key,
+	i.selected_persons, i.version, i.updated_at, i.language,
+	p.id, p.organisation_id, p.name, p.start_date, p.end_date, p.status, p.currency, p.definition_key,
+	d.active,
+	(SELECT coalesce(json_group_array(json_object('id', x.id, 'organisationId', x.organisation_id,
+		'firstName', x.first_name, 'lastName', x.last_name, 'dateOfBirth', x.date_of_birth, 'email', x.email,
+		'externalId', x.external_id)), '[]')
+		FROM persons AS x WHERE x.id IN (SELECT value FROM json_each(i.selected_persons))),
+	(SELECT coalesce(json_group_array(json_array(a.step_id, a.person_id, a.data_value)), '[]')
+		FROM process_data AS a WHERE a.instance_id = i.id AND a.data_key = 'answer')
+FROM process_instances AS i
+JOIN membership_periods AS p ON p.id = i.related_entity_id
+JOIN process_definitions AS d ON d.id = i.definition_id
+WHERE i.id = ? AND i.user_key = ?`
 
 // questionState is what questionStateQuery read.
 type questionState struct {
@@ -51,7 +70,11 @@ func (s *Service) loadQuestionState(ctx context.Context, userKey, processID stri
 	if err != nil {
 		return nil, err
 	}
-	rows, err := s.prepared.query(ctx, s.db, questionStateQuery, id, userKey)
+	query := questionStatePG
+	if s.db.Dialect().Name() != dialect.PG {
+		query = questionStateSQLite
+	}
+	rows, err := s.prepared.query(ctx, s.db, query, id, userKey)
 	if err != nil {
 		return nil, fmt.Errorf("load question state: %w", err)
 	}
@@ -65,11 +88,11 @@ func (s *Service) loadQuestionState(ctx context.Context, userKey, processID stri
 	inst := &ProcessInstance{Period: &MembershipPeriod{}, Definition: &ProcessDefinition{}}
 	p := inst.Period
 	var selectedJSON, personsJSON, answersJSON []byte
-	var startDate, endDate string // dates come as text: YYYY-MM-DD
+	var endTime sql.Null[storedTime]
 	if err := rows.Scan(&inst.ID, &inst.DefinitionID, &inst.DefinitionKey, &inst.CurrentStepID, &inst.Status,
-		&inst.StartTime, &inst.EndTime, &inst.RelatedEntityType, &inst.RelatedEntityID, &inst.OrganisationID, &inst.UserKey,
-		&selectedJSON, &inst.Version, &inst.UpdatedAt, &inst.Language,
-		&p.ID, &p.OrganisationID, &p.Name, &startDate, &endDate, &p.Status, &p.Currency, &p.DefinitionKey,
+		(*storedTime)(&inst.StartTime), &endTime, &inst.RelatedEntityType, &inst.RelatedEntityID, &inst.OrganisationID, &inst.UserKey,
+		&selectedJSON, &inst.Version, (*storedTime)(&inst.UpdatedAt), &inst.Language,
+		&p.ID, &p.OrganisationID, &p.Name, (*storedTime)(&p.StartDate), (*storedTime)(&p.EndDate), &p.Status, &p.Currency, &p.DefinitionKey,
 		&inst.Definition.Active, &personsJSON, &answersJSON); err != nil {
 		return nil, fmt.Errorf("load question state: %w", err)
 	}
@@ -80,11 +103,9 @@ func (s *Service) loadQuestionState(ctx context.Context, userKey, processID stri
 		return nil, Errorf(CodeNotFound, "process instance not found")
 	}
 	inst.Definition.ID = inst.DefinitionID
-	if p.StartDate, err = time.Parse(time.DateOnly, startDate); err != nil {
-		return nil, fmt.Errorf("load question state: period start: %w", err)
-	}
-	if p.EndDate, err = time.Parse(time.DateOnly, endDate); err != nil {
-		return nil, fmt.Errorf("load question state: period end: %w", err)
+	if endTime.Valid {
+		t := time.Time(endTime.V)
+		inst.EndTime = &t
 	}
 	if err := json.Unmarshal(selectedJSON, &inst.SelectedPersons); err != nil {
 		return nil, fmt.Errorf("load question state: selected persons: %w", err)
@@ -99,16 +120,46 @@ func (s *Service) loadQuestionState(ctx context.Context, userKey, processID stri
 	return state, nil
 }
 
-// statePerson is a person as questionStateQuery writes it in JSON.
+// storedTime scans a time or date as either database gives it: a
+// time.Time (PostgreSQL; SQLite for columns declared DATE or TIMESTAMP) or
+// its text.
+type storedTime time.Time
+
+func (t *storedTime) Scan(src any) error {
+	switch v := src.(type) {
+	case time.Time:
+		*t = storedTime(v)
+		return nil
+	case []byte:
+		return t.parse(string(v))
+	case string:
+		return t.parse(v)
+	}
+	return fmt.Errorf("cannot read %T as a time", src)
+}
+
+// parse reads the text forms the databases write: a date, SQLite's
+// "2006-01-02 15:04:05.999999999-07:00" or RFC 3339.
+func (t *storedTime) parse(text string) error {
+	for _, layout := range []string{time.DateOnly, "2006-01-02 15:04:05.999999999-07:00", time.RFC3339Nano} {
+		if v, err := time.Parse(layout, text); err == nil {
+			*t = storedTime(v)
+			return nil
+		}
+	}
+	return fmt.Errorf("cannot read %q as a time", text)
+}
+
+// statePerson is a person as questionState writes it in JSON; a question
+// step needs no more of a person than these (not when the record was made).
 type statePerson struct {
-	ID             int64     `json:"id"`
-	OrganisationID int64     `json:"organisationId"`
-	FirstName      string    `json:"firstName"`
-	LastName       string    `json:"lastName"`
-	DateOfBirth    string    `json:"dateOfBirth"` // a date: YYYY-MM-DD
-	Email          string    `json:"email"`
-	ExternalID     *string   `json:"externalId"`
-	CreatedAt      time.Time `json:"createdAt"`
+	ID             int64   `json:"id"`
+	OrganisationID int64   `json:"organisationId"`
+	FirstName      string  `json:"firstName"`
+	LastName       string  `json:"lastName"`
+	DateOfBirth    string  `json:"dateOfBirth"` // a date, on SQLite with a time of day after it
+	Email          string  `json:"email"`
+	ExternalID     *string `json:"externalId"`
 }
 
 // decodePersons reads the persons of questionStateQuery in the order of
@@ -125,12 +176,12 @@ func decodePersons(raw []byte, ids []int64) ([]Person, error) {
 			continue
 		}
 		r := rows[i]
-		born, err := time.Parse(time.DateOnly, r.DateOfBirth)
+		born, err := time.Parse(time.DateOnly, r.DateOfBirth[:min(len(r.DateOfBirth), len(time.DateOnly))])
 		if err != nil {
 			return nil, fmt.Errorf("load question state: date of birth of person %d: %w", r.ID, err)
 		}
 		out = append(out, Person{ID: r.ID, OrganisationID: r.OrganisationID, FirstName: r.FirstName, LastName: r.LastName,
-			DateOfBirth: born, Email: r.Email, ExternalID: r.ExternalID, CreatedAt: r.CreatedAt})
+			DateOfBirth: born, Email: r.Email, ExternalID: r.ExternalID})
 	}
 	return out, nil
 }
@@ -152,13 +203,13 @@ func decodeAnswers(raw []byte, instanceID int64) ([]ProcessData, error) {
 	return out, nil
 }
 
-// nextQuestion answers a question step that is not the last on
-// PostgreSQL without a transaction, which saves its BEGIN and COMMIT: the
-// read needs none (the instance's version is read with it, and every write
-// to a registration's answers moves that version), and the one write is a
-// single statement that checks the version (advanceWithAnswers), so a
-// registration changed in between gets the same conflict as in a
-// transaction. done is false for a step that needs one, the selection and
+// nextQuestion answers a question step that is not the last. Its read
+// needs no transaction (the instance's version is read with it, and every
+// write to a registration's answers moves that version), and its write
+// checks the version (advanceWithAnswers), so a registration changed in
+// between gets the same conflict as in a transaction; on PostgreSQL the
+// write is one statement and needs no transaction either, which saves
+// BEGIN and COMMIT. done is false for a step that needs one, the selection and
 // the last question (the commit): the caller runs it in a transaction,
 // reading again.
 func (s *Service) nextQuestion(ctx context.Context, userKey string, in NextInput) (form *Form, done bool, err error) {
@@ -220,10 +271,23 @@ const advanceQuery = `WITH moved AS (
 SELECT moved.id, d.person_id, d.data_value FROM moved
 LEFT JOIN process_data AS d ON d.instance_id = moved.id AND d.step_id = $9 AND d.data_key = 'answer'`
 
-// advanceWithAnswers moves inst to its next question on PostgreSQL (its
-// CurrentStepID and Status already set by the caller), replaces the answers
-// of stepID and returns the answers stored for nextStepID by person, in one
-// statement (advanceQuery), on db: the pool or a transaction. A version
+// sqliteAdvance is advanceQuery on SQLite, which has no data-modifying
+// WITH: four statements, run in one transaction (the same $ numbering).
+var sqliteAdvance = [...]string{
+	`UPDATE process_instances SET current_step_id = ?, status = ?, version = ?, updated_at = ? WHERE id = ? AND version = ?`,
+	`DELETE FROM process_data WHERE instance_id = ? AND step_id = ? AND data_key = 'answer'
+	AND person_id NOT IN (SELECT CAST(key AS INTEGER) FROM json_each(?))`,
+	`INSERT INTO process_data (instance_id, step_id, person_id, data_key, data_value, created_at)
+	SELECT ?, ?, CAST(key AS INTEGER), 'answer', value, ? FROM json_each(?) WHERE true
+	ON CONFLICT (instance_id, COALESCE(step_id, 0), person_id, data_key) DO UPDATE SET data_value = excluded.data_value, created_at = excluded.created_at`,
+	`SELECT person_id, data_value FROM process_data WHERE instance_id = ? AND step_id = ? AND data_key = 'answer'`,
+}
+
+// advanceWithAnswers moves inst to its next question (its CurrentStepID and
+// Status already set by the caller), replaces the answers of stepID and
+// returns the answers stored for nextStepID by person, on db: the pool or
+// a transaction. On PostgreSQL in one statement (advanceQuery); on SQLite
+// in four, in a transaction of their own if db is not one. A version
 // conflict is the same conflict as bumpVersion's.
 func (s *Service) advanceWithAnswers(ctx context.Context, db bun.IDB, inst *ProcessInstance, now time.Time, stepID int64, answers map[int64]string, nextStepID int64) (map[int64]string, error) {
 	given := make(map[string]string, len(answers))
@@ -234,33 +298,88 @@ func (s *Service) advanceWithAnswers(ctx context.Context, db bun.IDB, inst *Proc
 	if err != nil {
 		return nil, err
 	}
+	var prefill map[int64]string
+	if db.Dialect().Name() == dialect.PG {
+		prefill, err = s.advancePG(ctx, db, inst, now, stepID, string(answersJSON), nextStepID)
+	} else if tx, ok := db.(bun.Tx); ok {
+		prefill, err = s.advanceSQLite(ctx, tx, inst, now, stepID, string(answersJSON), nextStepID)
+	} else if err = s.prepared.prepare(ctx, sqliteAdvance[:]...); err == nil {
+		err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+			prefill, err = s.advanceSQLite(ctx, tx, inst, now, stepID, string(answersJSON), nextStepID)
+			return err
+		})
+	}
+	if err != nil {
+		return nil, err
+	}
+	inst.Version++
+	inst.UpdatedAt = now
+	return prefill, nil
+}
+
+// errMovedMeanwhile is the version conflict of advanceWithAnswers.
+var errMovedMeanwhile = Errorf(CodeConflict, "this registration changed in another window; reload it to continue")
+
+func (s *Service) advancePG(ctx context.Context, db bun.IDB, inst *ProcessInstance, now time.Time, stepID int64, answersJSON string, nextStepID int64) (map[int64]string, error) {
 	rows, err := s.prepared.query(ctx, db, advanceQuery, *inst.CurrentStepID, string(inst.Status), inst.Version+1, now,
-		inst.ID, inst.Version, stepID, string(answersJSON), nextStepID)
+		inst.ID, inst.Version, stepID, answersJSON, nextStepID)
 	if err != nil {
 		return nil, fmt.Errorf("store answers and move process instance: %w", err)
 	}
-	defer rows.Close()
 	moved := false
+	prefill, err := scanPrefill(rows, func() { moved = true }, new(int64))
+	if err != nil {
+		return nil, err
+	}
+	if !moved {
+		return nil, errMovedMeanwhile
+	}
+	return prefill, nil
+}
+
+func (s *Service) advanceSQLite(ctx context.Context, tx bun.Tx, inst *ProcessInstance, now time.Time, stepID int64, answersJSON string, nextStepID int64) (map[int64]string, error) {
+	res, err := s.prepared.exec(ctx, tx, sqliteAdvance[0], *inst.CurrentStepID, string(inst.Status), inst.Version+1, now, inst.ID, inst.Version)
+	if err != nil {
+		return nil, fmt.Errorf("move process instance: %w", err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n != 1 {
+		return nil, errors.Join(errMovedMeanwhile, err)
+	}
+	if _, err := s.prepared.exec(ctx, tx, sqliteAdvance[1], inst.ID, stepID, answersJSON); err != nil {
+		return nil, fmt.Errorf("replace answers: %w", err)
+	}
+	if _, err := s.prepared.exec(ctx, tx, sqliteAdvance[2], inst.ID, stepID, now, answersJSON); err != nil {
+		return nil, fmt.Errorf("store answers: %w", err)
+	}
+	rows, err := s.prepared.query(ctx, tx, sqliteAdvance[3], inst.ID, nextStepID)
+	if err != nil {
+		return nil, fmt.Errorf("load answers of the next step: %w", err)
+	}
+	return scanPrefill(rows, func() {}, nil)
+}
+
+// scanPrefill reads rows of (person, answer), with the instance id first
+// when instanceID is not nil (advanceQuery's rows), calling seen per row.
+func scanPrefill(rows *sql.Rows, seen func(), instanceID *int64) (map[int64]string, error) {
+	defer rows.Close()
 	prefill := map[int64]string{}
 	for rows.Next() {
-		var id int64
 		var person sql.NullInt64
 		var value sql.NullString
-		if err := rows.Scan(&id, &person, &value); err != nil {
-			return nil, fmt.Errorf("store answers and move process instance: %w", err)
+		dest := []any{&person, &value}
+		if instanceID != nil {
+			dest = append([]any{instanceID}, dest...)
 		}
-		moved = true
+		if err := rows.Scan(dest...); err != nil {
+			return nil, fmt.Errorf("load answers of the next step: %w", err)
+		}
+		seen()
 		if person.Valid && value.Valid {
 			prefill[person.Int64] = value.String
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store answers and move process instance: %w", err)
+		return nil, fmt.Errorf("load answers of the next step: %w", err)
 	}
-	if !moved {
-		return nil, Errorf(CodeConflict, "this registration changed in another window; reload it to continue")
-	}
-	inst.Version++
-	inst.UpdatedAt = now
 	return prefill, nil
 }
