@@ -76,12 +76,22 @@ func (s *Server) renderSetup(c echo.Context, status int, adjust func(*views.Staf
 	base := tenantPath(c, StaffPrefix+staffSetupPath)
 	m := views.StaffSetupModel{StaffChrome: s.staffChrome(c, staffOpsTextIn(c).SetupTitle),
 		Org: views.StaffOrgForm{Action: base + "/organisation", Name: org.Name, ContactEmail: org.ContactEmail, LogoURL: org.LogoURL,
-			AccentColour: org.AccentColour, Language: org.DefaultLanguage, HashSecretSet: org.HashSecretSealed != ""},
+			AccentColour: org.AccentColour, HashSecretSet: org.HashSecretSealed != ""},
 		AddForm: views.StaffAddForm{Action: base + "/staff", Role: string(engine.RoleViewer)}}
 	typeNames := map[int64]string{}
 	for _, t := range types {
 		typeNames[t.ID] = t.Name
-		m.Types = append(m.Types, views.StaffTypeRow{ID: strconv.FormatInt(t.ID, 10), Code: t.Code, Name: t.Name, Ages: ageRange(c, t.MinAge, t.MaxAge)})
+		id := strconv.FormatInt(t.ID, 10)
+		m.Types = append(m.Types, views.StaffTypeRow{ID: id, Code: t.Code, Name: t.Name, Ages: ageRange(c, t.MinAge, t.MaxAge),
+			EditURL: base + "?edit_type=" + id + "#type-form", DeleteURL: base + "/types/" + id + "/delete"})
+	}
+	m.TypeForm = typeForm(c, base, types)
+	m.Languages = languagesForm(base, org)
+	if m.Payments, err = s.paymentForm(c, base, u.OrganisationID); err != nil {
+		return s.staffEngineError(c, err)
+	}
+	if m.Messages, err = s.messagesForm(c, base, u.OrganisationID); err != nil {
+		return s.staffEngineError(c, err)
 	}
 	for _, p := range periods {
 		id := strconv.FormatInt(p.ID, 10)
@@ -280,13 +290,13 @@ func (s *Server) staffSetupProblem(c echo.Context, err error, show func(*views.S
 func (s *Server) staffSaveOrganisation(c echo.Context) error {
 	u := staffUserOf(c)
 	form := views.StaffOrgForm{Name: c.FormValue("name"), ContactEmail: c.FormValue("contactEmail"), LogoURL: c.FormValue("logoUrl"),
-		AccentColour: c.FormValue("accentColour"), Language: c.FormValue("defaultLanguage")}
+		AccentColour: c.FormValue("accentColour")}
 	show := func(m *views.StaffSetupModel, errs map[string]string) {
 		form.Action, form.HashSecretSet, form.Errors = m.Org.Action, m.Org.HashSecretSet, errs
 		m.Org = form
 	}
 	change := engine.OrganisationChange{Name: &form.Name, ContactEmail: &form.ContactEmail, LogoURL: &form.LogoURL,
-		AccentColour: &form.AccentColour, DefaultLanguage: &form.Language}
+		AccentColour: &form.AccentColour}
 	if secret := c.FormValue("hashSecret"); secret != "" {
 		switch {
 		case len(secret) < minHashSecret || len(secret) > 200:
@@ -304,6 +314,7 @@ func (s *Server) staffSaveOrganisation(c echo.Context) error {
 	if _, err := s.engine.StaffUpdateOrganisation(c.Request().Context(), u.actor(), u.OrganisationID, change); err != nil {
 		return s.staffSetupProblem(c, err, show)
 	}
+	s.RefreshTenants() // the member pages show the new name, logo and colour at once
 	return staffSetupDone(c, flashOrgSaved, "organisation")
 }
 
