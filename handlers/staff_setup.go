@@ -252,10 +252,11 @@ func staffSetupDone(c echo.Context, flash, anchor string) error {
 	return c.Redirect(http.StatusSeeOther, tenantPath(c, StaffPrefix+staffSetupPath+"?done="+flash+"#"+anchor))
 }
 
-// fieldErrors are an engine validation error's field messages by field.
+// fieldErrors are an engine validation error's field messages by field,
+// or a conflict's that names its field (a code already used).
 func fieldErrors(err error) (map[string]string, bool) {
 	e, ok := engine.AsError(err)
-	if !ok || (e.Code != engine.CodeValidation && e.Code != engine.CodeInvalid) || len(e.Fields) == 0 {
+	if !ok || (e.Code != engine.CodeValidation && e.Code != engine.CodeInvalid && e.Code != engine.CodeConflict) || len(e.Fields) == 0 {
 		return nil, false
 	}
 	out := map[string]string{}
@@ -270,7 +271,11 @@ func fieldErrors(err error) (map[string]string, bool) {
 // the top.
 func (s *Server) staffSetupProblem(c echo.Context, err error, show func(*views.StaffSetupModel, map[string]string)) error {
 	if errs, ok := fieldErrors(err); ok && show != nil {
-		return s.renderSetup(c, http.StatusUnprocessableEntity, func(m *views.StaffSetupModel) { show(m, errs) })
+		status := http.StatusUnprocessableEntity
+		if engine.ErrorCode(err) == engine.CodeConflict {
+			status = http.StatusConflict
+		}
+		return s.renderSetup(c, status, func(m *views.StaffSetupModel) { show(m, errs) })
 	}
 	e, ok := engine.AsError(err)
 	if !ok || e.Code == engine.CodeUnavailable {
