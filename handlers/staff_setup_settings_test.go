@@ -88,7 +88,7 @@ func TestStaffSetupPaymentSettings(t *testing.T) {
 		}
 
 		p := env.get(admin, "/staff/setup")
-		if p.testid("pay-stripe-key-state").Text() != views.StaffOpsText.SecretNotSet || p.testid("pay-qr-kind").Text() != views.StaffSetupText.PayQRNone {
+		if p.testid("pay-stripe-key-state").Text() != views.StaffSetupText.PaySecretNotSet || p.testid("pay-qr-kind").Text() != views.StaffSetupText.PayQRNone {
 			t.Fatalf("payment form: %s", p.testid("payments-form").Text())
 		}
 		form := url.Values{"provider": {"stripe"}, "stripeSecretKey": {key1}, "stripeWebhookSecret": {hook}, "bankCreditorName": {"Riverside RC"},

@@ -405,7 +405,7 @@ func setupSelect(id, name, label, value string, options []StaffOption) templ.Com
 
 // secretState says whether a write-only secret is set; the secret itself
 // never reaches the page.
-func secretState(label, testid string, set bool) templ.Component {
+func secretState(label, testid, notSet string, set bool) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -468,9 +468,9 @@ func secretState(label, testid string, set bool) templ.Component {
 			}
 		} else {
 			var templ_7745c5c3_Var29 string
-			templ_7745c5c3_Var29, templ_7745c5c3_Err = templ.JoinStringErrs(StaffOpsTextIn(ctx).SecretNotSet)
+			templ_7745c5c3_Var29, templ_7745c5c3_Err = templ.JoinStringErrs(notSet)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `staff_setup.templ`, Line: 48, Col: 37}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `staff_setup.templ`, Line: 48, Col: 11}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var29))
 			if templ_7745c5c3_Err != nil {
@@ -783,7 +783,7 @@ func StaffSetupPage(m StaffSetupModel) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = secretState(StaffOpsTextIn(ctx).OrgHashSecret, "org-secret-state", m.Org.HashSecretSet).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = secretState(StaffOpsTextIn(ctx).OrgHashSecret, "org-secret-state", StaffOpsTextIn(ctx).SecretNotSet, m.Org.HashSecretSet).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -1074,7 +1074,7 @@ func StaffSetupPage(m StaffSetupModel) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = secretState(StaffSetupTextIn(ctx).PayStripeKey, "pay-stripe-key-state", m.Payments.StripeKeySet).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = secretState(StaffSetupTextIn(ctx).PayStripeKey, "pay-stripe-key-state", StaffSetupTextIn(ctx).PaySecretNotSet, m.Payments.StripeKeySet).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -1088,7 +1088,7 @@ func StaffSetupPage(m StaffSetupModel) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = secretState(StaffSetupTextIn(ctx).PayWebhookSecret, "pay-webhook-secret-state", m.Payments.WebhookSecretSet).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = secretState(StaffSetupTextIn(ctx).PayWebhookSecret, "pay-webhook-secret-state", StaffSetupTextIn(ctx).PaySecretNotSet, m.Payments.WebhookSecretSet).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

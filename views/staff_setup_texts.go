@@ -17,7 +17,7 @@ type StaffSetupTexts struct {
 	LangIntro, LangEnabled, LangDefault, LangSaved string
 	// Payment settings
 	PayIntro, PayProvider, PayProviderDefault, PayProviderStripe, PayProviderBank, PayProviderTest, PayStripeTitle,
-	PayStripeKey, PayStripeKeyNew, PayWebhookSecret, PayWebhookSecretNew, PayClearSecret, PayBankTitle, PayCreditor,
+	PayStripeKey, PayStripeKeyNew, PayWebhookSecret, PayWebhookSecretNew, PayClearSecret, PaySecretNotSet, PayBankTitle, PayCreditor,
 	PayAddress, PayIBAN, PayBIC, PayQRKind, PayQREPC, PayQRSwiss, PayQRNone, PaySaved string
 	// Message settings
 	MsgIntro, MsgUnpaidDays, MsgExpiryDays, MsgResumeHours, MsgRenewalDays, MsgSenderName, MsgReplyTo, MsgSaved,
@@ -50,6 +50,7 @@ var StaffSetupText = StaffSetupTexts{
 	PayWebhookSecret:    "Stripe webhook signing secret",
 	PayWebhookSecretNew: "New webhook signing secret (whsec_…; leave empty to keep the current one)",
 	PayClearSecret:      "Remove this secret",
+	PaySecretNotSet:     "Not set.",
 	PayBankTitle:        "Bank account",
 	PayCreditor:         "Account holder",
 	PayAddress:          "Account holder's address as street;number;postcode;town;country (a Swiss account needs it)",

@@ -23,6 +23,7 @@ var staffSetupTextDE = StaffSetupTexts{
 	PayWebhookSecret:    "Signaturgeheimnis des Stripe-Webhooks",
 	PayWebhookSecretNew: "Neues Signaturgeheimnis (whsec_…; leer lassen, um das bisherige zu behalten)",
 	PayClearSecret:      "Dieses Geheimnis entfernen",
+	PaySecretNotSet:     "Nicht gesetzt.",
 	PayBankTitle:        "Bankkonto",
 	PayCreditor:         "Kontoinhaber",
 	PayAddress:          "Adresse des Kontoinhabers als Strasse;Nummer;PLZ;Ort;Land (für ein Schweizer Konto nötig)",

@@ -23,6 +23,7 @@ var staffSetupTextFR = StaffSetupTexts{
 	PayWebhookSecret:    "Secret de signature du webhook Stripe",
 	PayWebhookSecretNew: "Nouveau secret de signature (whsec_… ; laisser vide pour garder l’actuel)",
 	PayClearSecret:      "Supprimer ce secret",
+	PaySecretNotSet:     "Non défini.",
 	PayBankTitle:        "Compte bancaire",
 	PayCreditor:         "Titulaire du compte",
 	PayAddress:          "Adresse du titulaire sous la forme rue;numéro;code postal;localité;pays (nécessaire pour un compte suisse)",
