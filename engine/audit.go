@@ -2,6 +2,8 @@ package engine
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -90,6 +92,19 @@ func auditJSON(v any) (string, error) {
 		return "", fmt.Errorf("audit entry: %w", err)
 	}
 	return string(b), nil
+}
+
+// secretAuditValue is what the audit log keeps of a sealed secret: "" when
+// none is set, else "set " and a short fingerprint of its sealed form. A
+// new secret is sealed afresh, so a rotation changes the fingerprint and
+// shows in before and after, while the log holds nothing derived from the
+// secret itself (a hash of a short secret could be guessed back).
+func secretAuditValue(sealed string) string {
+	if sealed == "" {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(sealed))
+	return "set " + hex.EncodeToString(sum[:4])
 }
 
 // AuditQuery selects audit rows of one organisation, newest first.

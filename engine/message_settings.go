@@ -256,6 +256,24 @@ func CheckMessageSettings(c MessageSettingsChange) error {
 // UpdateMessageSettings applies a change to an organisation's message
 // settings in one transaction; an invalid field changes nothing.
 func (s *Service) UpdateMessageSettings(ctx context.Context, orgID int64, c MessageSettingsChange) (_ MessageSettings, err error) {
+	return s.updateMessageSettings(ctx, nil, orgID, c)
+}
+
+// StaffUpdateMessageSettings is UpdateMessageSettings by a staff member,
+// audited in its transaction.
+func (s *Service) StaffUpdateMessageSettings(ctx context.Context, actor Actor, orgID int64, c MessageSettingsChange) (MessageSettings, error) {
+	return s.updateMessageSettings(ctx, &actor, orgID, c)
+}
+
+// messageSettingsAuditView is what the audit log keeps of message
+// settings: the effective values, as the admin API names them.
+func messageSettingsAuditView(m MessageSettings) map[string]any {
+	return map[string]any{"unpaidReminderDays": m.UnpaidReminderDays, "expiryReminderDays": m.ExpiryReminderDays,
+		"resumeAfterHours": int(m.ResumeAfter / time.Hour), "renewalLeadDays": m.RenewalLeadDays, "senderName": m.SenderName, "replyTo": m.ReplyTo}
+}
+
+// updateMessageSettings is UpdateMessageSettings, audited when actor is set.
+func (s *Service) updateMessageSettings(ctx context.Context, actor *Actor, orgID int64, c MessageSettingsChange) (_ MessageSettings, err error) {
 	defer classifyUnavailable(&err)
 	if !inScope(ctx, orgID) {
 		return MessageSettings{}, Errorf(CodeNotFound, "organisation not found")
@@ -272,6 +290,7 @@ func (s *Service) UpdateMessageSettings(ctx context.Context, orgID int64, c Mess
 		if err := tx.NewSelect().Model(row).WherePK().Scan(ctx); err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("load message settings: %w", err)
 		}
+		before := row.effective()
 		c.apply(row)
 		if _, err := tx.NewInsert().Model(row).On("CONFLICT (organisation_id) DO UPDATE").
 			Set("unpaid_reminder_days = EXCLUDED.unpaid_reminder_days, expiry_reminder_days = EXCLUDED.expiry_reminder_days").
@@ -280,7 +299,11 @@ func (s *Service) UpdateMessageSettings(ctx context.Context, orgID int64, c Mess
 			return fmt.Errorf("store message settings: %w", err)
 		}
 		out = row.effective()
-		return nil
+		if actor == nil {
+			return nil
+		}
+		return s.appendAudit(ctx, tx, *actor, AuditEntry{OrganisationID: orgID, Action: "message_settings.update",
+			TargetType: "organisation", TargetID: fmt.Sprint(orgID), Before: messageSettingsAuditView(before), After: messageSettingsAuditView(out)})
 	})
 	return out, err
 }

@@ -30,16 +30,48 @@ func (s *Service) MembershipTypes(ctx context.Context, orgID int64) (types []Mem
 
 // CreateMembershipType adds a membership type; the age range (at the
 // period's start) decides which persons it fits.
-func (s *Service) CreateMembershipType(ctx context.Context, t MembershipType) (_ *MembershipType, err error) {
+func (s *Service) CreateMembershipType(ctx context.Context, t MembershipType) (*MembershipType, error) {
+	return s.createMembershipType(ctx, nil, t)
+}
+
+// StaffCreateMembershipType is CreateMembershipType by a staff member,
+// audited in its transaction.
+func (s *Service) StaffCreateMembershipType(ctx context.Context, actor Actor, t MembershipType) (*MembershipType, error) {
+	return s.createMembershipType(ctx, &actor, t)
+}
+
+func (s *Service) createMembershipType(ctx context.Context, actor *Actor, t MembershipType) (_ *MembershipType, err error) {
 	defer classifyUnavailable(&err)
 	if err := checkMembershipType(&t); err != nil {
 		return nil, err
 	}
 	t.ID = 0
-	if _, err := s.db.NewInsert().Model(&t).Exec(ctx); err != nil {
-		return nil, membershipTypeStoreError(err)
+	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		if _, err := tx.NewInsert().Model(&t).Exec(ctx); err != nil {
+			return membershipTypeStoreError(err)
+		}
+		return s.auditMembershipType(ctx, tx, actor, "membership_type.add", t.OrganisationID, t.ID, nil, &t)
+	})
+	if err != nil {
+		return nil, err
 	}
 	return &t, nil
+}
+
+// auditMembershipType appends a membership type's change when actor is
+// set (the staff pages); before or after is nil for an addition or a deletion.
+func (s *Service) auditMembershipType(ctx context.Context, tx bun.IDB, actor *Actor, action string, orgID, id int64, before, after *MembershipType) error {
+	if actor == nil {
+		return nil
+	}
+	view := func(t *MembershipType) any {
+		if t == nil {
+			return nil
+		}
+		return map[string]any{"code": t.Code, "name": t.Name, "minAge": t.MinAge, "maxAge": t.MaxAge}
+	}
+	return s.appendAudit(ctx, tx, *actor, AuditEntry{OrganisationID: orgID, Action: action, TargetType: "membership_type",
+		TargetID: fmt.Sprint(id), Before: view(before), After: view(after)})
 }
 
 // checkMembershipType validates a membership type as created or changed.
@@ -85,33 +117,49 @@ type MembershipTypeChange struct {
 
 // UpdateMembershipType changes a membership type of orgID. Memberships
 // already made keep their type (by id): a renamed type is renamed for them too.
-func (s *Service) UpdateMembershipType(ctx context.Context, orgID, id int64, ch MembershipTypeChange) (t *MembershipType, err error) {
+func (s *Service) UpdateMembershipType(ctx context.Context, orgID, id int64, ch MembershipTypeChange) (*MembershipType, error) {
+	return s.updateMembershipType(ctx, nil, orgID, id, ch)
+}
+
+// StaffUpdateMembershipType is UpdateMembershipType by a staff member,
+// audited in its transaction.
+func (s *Service) StaffUpdateMembershipType(ctx context.Context, actor Actor, orgID, id int64, ch MembershipTypeChange) (*MembershipType, error) {
+	return s.updateMembershipType(ctx, &actor, orgID, id, ch)
+}
+
+func (s *Service) updateMembershipType(ctx context.Context, actor *Actor, orgID, id int64, ch MembershipTypeChange) (t *MembershipType, err error) {
 	defer classifyUnavailable(&err)
-	t, err = orgMembershipType(ctx, s.db, orgID, id)
+	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		if t, err = orgMembershipType(ctx, tx, orgID, id); err != nil {
+			return err
+		}
+		before := *t
+		if ch.Code != nil {
+			t.Code = *ch.Code
+		}
+		if ch.Name != nil {
+			t.Name = *ch.Name
+		}
+		if ch.ClearMinAge {
+			t.MinAge = nil
+		} else if ch.MinAge != nil {
+			t.MinAge = ch.MinAge
+		}
+		if ch.ClearMaxAge {
+			t.MaxAge = nil
+		} else if ch.MaxAge != nil {
+			t.MaxAge = ch.MaxAge
+		}
+		if err := checkMembershipType(t); err != nil {
+			return err
+		}
+		if _, err := tx.NewUpdate().Model(t).WherePK().Exec(ctx); err != nil {
+			return membershipTypeStoreError(err)
+		}
+		return s.auditMembershipType(ctx, tx, actor, "membership_type.update", orgID, id, &before, t)
+	})
 	if err != nil {
 		return nil, err
-	}
-	if ch.Code != nil {
-		t.Code = *ch.Code
-	}
-	if ch.Name != nil {
-		t.Name = *ch.Name
-	}
-	if ch.ClearMinAge {
-		t.MinAge = nil
-	} else if ch.MinAge != nil {
-		t.MinAge = ch.MinAge
-	}
-	if ch.ClearMaxAge {
-		t.MaxAge = nil
-	} else if ch.MaxAge != nil {
-		t.MaxAge = ch.MaxAge
-	}
-	if err := checkMembershipType(t); err != nil {
-		return nil, err
-	}
-	if _, err := s.db.NewUpdate().Model(t).WherePK().Exec(ctx); err != nil {
-		return nil, membershipTypeStoreError(err)
 	}
 	return t, nil
 }
@@ -119,10 +167,21 @@ func (s *Service) UpdateMembershipType(ctx context.Context, orgID, id int64, ch 
 // DeleteMembershipType removes a membership type of orgID that nothing
 // uses: one that a membership or a price rule names is refused (conflict),
 // since deleting it would rewrite history or prices.
-func (s *Service) DeleteMembershipType(ctx context.Context, orgID, id int64) (err error) {
+func (s *Service) DeleteMembershipType(ctx context.Context, orgID, id int64) error {
+	return s.deleteMembershipType(ctx, nil, orgID, id)
+}
+
+// StaffDeleteMembershipType is DeleteMembershipType by a staff member,
+// audited in its transaction.
+func (s *Service) StaffDeleteMembershipType(ctx context.Context, actor Actor, orgID, id int64) error {
+	return s.deleteMembershipType(ctx, &actor, orgID, id)
+}
+
+func (s *Service) deleteMembershipType(ctx context.Context, actor *Actor, orgID, id int64) (err error) {
 	defer classifyUnavailable(&err)
 	return inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
-		if _, err := orgMembershipType(ctx, tx, orgID, id); err != nil {
+		t, err := orgMembershipType(ctx, tx, orgID, id)
+		if err != nil {
 			return err
 		}
 		for _, use := range []struct {
@@ -140,7 +199,7 @@ func (s *Service) DeleteMembershipType(ctx context.Context, orgID, id int64) (er
 		if _, err := tx.NewDelete().Model((*MembershipType)(nil)).Where("id = ?", id).Exec(ctx); err != nil {
 			return fmt.Errorf("delete membership type: %w", err)
 		}
-		return nil
+		return s.auditMembershipType(ctx, tx, actor, "membership_type.delete", orgID, id, t, nil)
 	})
 }
 

@@ -137,6 +137,25 @@ func (s *Service) PaymentSettings(ctx context.Context, orgID int64) (_ *PaymentS
 // bank details are given. Every problem is named by its field and nothing
 // changes.
 func (s *Service) SetPaymentSettings(ctx context.Context, orgID int64, c PaymentSettingsChange) (_ *PaymentSettingsView, err error) {
+	return s.setPaymentSettings(ctx, nil, orgID, c)
+}
+
+// StaffSetPaymentSettings is SetPaymentSettings by a staff member, audited
+// in its transaction.
+func (s *Service) StaffSetPaymentSettings(ctx context.Context, actor Actor, orgID int64, c PaymentSettingsChange) (*PaymentSettingsView, error) {
+	return s.setPaymentSettings(ctx, &actor, orgID, c)
+}
+
+// paymentSettingsAuditView is what the audit log keeps of payment
+// settings: the secrets only as fingerprints (secretAuditValue).
+func paymentSettingsAuditView(ps *PaymentSettings) map[string]any {
+	return map[string]any{"provider": ps.Provider, "stripeSecretKey": secretAuditValue(ps.StripeSecretKeySealed),
+		"stripeWebhookSecret": secretAuditValue(ps.StripeWebhookSecretSealed), "bankCreditorName": ps.BankCreditorName,
+		"bankIban": ps.BankIBAN, "bankBic": ps.BankBIC, "bankCreditorAddress": ps.BankCreditorAddress}
+}
+
+// setPaymentSettings is SetPaymentSettings, audited when actor is set.
+func (s *Service) setPaymentSettings(ctx context.Context, actor *Actor, orgID int64, c PaymentSettingsChange) (_ *PaymentSettingsView, err error) {
 	defer classifyUnavailable(&err)
 	if !inScope(ctx, orgID) {
 		return nil, Errorf(CodeNotFound, "organisation not found")
@@ -151,6 +170,7 @@ func (s *Service) SetPaymentSettings(ctx context.Context, orgID int64, c Payment
 			return err
 		}
 		existed := !ps.UpdatedAt.IsZero()
+		before := paymentSettingsAuditView(ps)
 		if err := s.applyPaymentSettings(ps, c); err != nil {
 			return err
 		}
@@ -164,7 +184,11 @@ func (s *Service) SetPaymentSettings(ctx context.Context, orgID int64, c Payment
 			return fmt.Errorf("store payment settings: %w", err)
 		}
 		view = paymentSettingsView(ps)
-		return nil
+		if actor == nil {
+			return nil
+		}
+		return s.appendAudit(ctx, tx, *actor, AuditEntry{OrganisationID: orgID, Action: "payment_settings.update",
+			TargetType: "organisation", TargetID: fmt.Sprint(orgID), Before: before, After: paymentSettingsAuditView(ps)})
 	})
 	if err != nil {
 		return nil, err

@@ -277,8 +277,16 @@ func (s *Service) updateOrganisation(ctx context.Context, actor *Actor, id int64
 		if err := applyOrganisationChange(ctx, tx, id, c); err != nil {
 			return err
 		}
-		if org, err = loadOrganisation(ctx, tx, id); err != nil || actor == nil {
+		if org, err = loadOrganisation(ctx, tx, id); err != nil {
 			return err
+		}
+		if c.DefaultLanguage != nil || c.EnabledLanguages != nil {
+			if err := checkDefaultEnabled(org); err != nil {
+				return err
+			}
+		}
+		if actor == nil {
+			return nil
 		}
 		return s.Audit(ctx, tx, *actor, AuditEntry{OrganisationID: id, Action: "organisation.update", TargetType: "organisation",
 			TargetID: fmt.Sprint(id), Before: organisationAuditView(before), After: organisationAuditView(org)})
@@ -286,12 +294,25 @@ func (s *Service) updateOrganisation(ctx context.Context, actor *Actor, id int64
 	return org, err
 }
 
+// checkDefaultEnabled refuses an organisation whose default language (or
+// its primary subtag: de for de-CH) is not one it offers: members would
+// land in a language they cannot choose.
+func checkDefaultEnabled(o *Organisation) error {
+	enabled := o.EnabledLanguageList()
+	base, _, _ := strings.Cut(o.DefaultLanguage, "-")
+	if slices.Contains(enabled, base) {
+		return nil
+	}
+	return &Error{Code: CodeValidation, Message: "Some settings are not valid.", Fields: []FieldError{{Field: "defaultLanguage",
+		Message: "must be one of the enabled languages (" + strings.Join(enabled, ", ") + ")"}}}
+}
+
 // organisationAuditView is what the audit log keeps of an organisation's
-// settings: its secret only as set or not.
+// settings: its secret only as a fingerprint (secretAuditValue).
 func organisationAuditView(o *Organisation) map[string]any {
 	return map[string]any{"name": o.Name, "slug": o.Slug, "contactEmail": o.ContactEmail, "logoUrl": o.LogoURL,
-		"accentColour": o.AccentColour, "defaultLanguage": o.DefaultLanguage, "hashSecretSet": o.HashSecretSealed != "",
-		"hashLinks": !o.HashLinksOff, "invitationExpiryDays": o.InvitationExpiryDays}
+		"accentColour": o.AccentColour, "defaultLanguage": o.DefaultLanguage, "enabledLanguages": o.EnabledLanguageList(),
+		"hashSecret": secretAuditValue(o.HashSecretSealed), "hashLinks": !o.HashLinksOff, "invitationExpiryDays": o.InvitationExpiryDays}
 }
 
 func applyOrganisationChange(ctx context.Context, tx bun.Tx, id int64, c OrganisationChange) error {

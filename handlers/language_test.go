@@ -226,8 +226,9 @@ func TestLanguageFromBrowserAndOrganisation(t *testing.T) {
 }
 
 // TestAdminEnabledLanguages: the admin API reads and sets an organisation's
-// languages; a language the portal does not ship, a repeated one or none is
-// refused with the field named, and changes nothing.
+// languages; a language the portal does not ship, a repeated one, none, or
+// a set without the default language is refused with the field named, and
+// changes nothing.
 func TestAdminEnabledLanguages(t *testing.T) {
 	env := newTenantEnv(t, dbtest.SQLite(t), envOptions{})
 	key, _ := env.apiKey(2, engine.ScopeWrite)
@@ -245,7 +246,12 @@ func TestAdminEnabledLanguages(t *testing.T) {
 			t.Errorf("%v: errors %+v", bad, e.Errors)
 		}
 	}
+	// The default language (en) must stay one of them.
 	res := env.admin(key, http.MethodPatch, "/api/admin/organisation", map[string]any{"enabledLanguages": []string{"fr", "de"}})
+	if e := expectHTTPError(t, res, http.StatusUnprocessableEntity, "/api/admin/organisation"); len(e.Errors) != 1 || e.Errors[0].Field != "defaultLanguage" {
+		t.Errorf("a default not enabled: errors %+v", e.Errors)
+	}
+	res = env.admin(key, http.MethodPatch, "/api/admin/organisation", map[string]any{"enabledLanguages": []string{"fr", "de"}, "defaultLanguage": "fr"})
 	res.json(t, &org)
 	if res.status != http.StatusOK || strings.Join(org.EnabledLanguages, ",") != "fr,de" {
 		t.Fatalf("PATCH: %d %v", res.status, org.EnabledLanguages)

@@ -22,7 +22,8 @@ func englishStaffTexts(t *testing.T) []string {
 	de := lang.With(t.Context(), lang.New("de", language.Und))
 	verb := regexp.MustCompile(`%[a-z]`)
 	var out []string
-	for _, pair := range [][2]any{{views.StaffText, *views.StaffTextIn(de)}, {views.StaffOpsText, *views.StaffOpsTextIn(de)}} {
+	for _, pair := range [][2]any{{views.StaffText, *views.StaffTextIn(de)}, {views.StaffOpsText, *views.StaffOpsTextIn(de)},
+		{views.StaffSetupText, *views.StaffSetupTextIn(de)}} {
 		en, other := reflect.ValueOf(pair[0]), reflect.ValueOf(pair[1])
 		for i := range en.NumField() {
 			if en.Field(i).String() == other.Field(i).String() {

@@ -76,12 +76,22 @@ func (s *Server) renderSetup(c echo.Context, status int, adjust func(*views.Staf
 	base := tenantPath(c, StaffPrefix+staffSetupPath)
 	m := views.StaffSetupModel{StaffChrome: s.staffChrome(c, staffOpsTextIn(c).SetupTitle),
 		Org: views.StaffOrgForm{Action: base + "/organisation", Name: org.Name, ContactEmail: org.ContactEmail, LogoURL: org.LogoURL,
-			AccentColour: org.AccentColour, Language: org.DefaultLanguage, HashSecretSet: org.HashSecretSealed != ""},
+			AccentColour: org.AccentColour, HashSecretSet: org.HashSecretSealed != ""},
 		AddForm: views.StaffAddForm{Action: base + "/staff", Role: string(engine.RoleViewer)}}
 	typeNames := map[int64]string{}
 	for _, t := range types {
 		typeNames[t.ID] = t.Name
-		m.Types = append(m.Types, views.StaffTypeRow{ID: strconv.FormatInt(t.ID, 10), Code: t.Code, Name: t.Name, Ages: ageRange(c, t.MinAge, t.MaxAge)})
+		id := strconv.FormatInt(t.ID, 10)
+		m.Types = append(m.Types, views.StaffTypeRow{ID: id, Code: t.Code, Name: t.Name, Ages: ageRange(c, t.MinAge, t.MaxAge),
+			EditURL: base + "?edit_type=" + id + "#type-form", DeleteURL: base + "/types/" + id + "/delete"})
+	}
+	m.TypeForm = typeForm(c, base, types)
+	m.Languages = languagesForm(base, org)
+	if m.Payments, err = s.paymentForm(c, base, u.OrganisationID); err != nil {
+		return s.staffEngineError(c, err)
+	}
+	if m.Messages, err = s.messagesForm(c, base, u.OrganisationID); err != nil {
+		return s.staffEngineError(c, err)
 	}
 	for _, p := range periods {
 		id := strconv.FormatInt(p.ID, 10)
@@ -242,10 +252,11 @@ func staffSetupDone(c echo.Context, flash, anchor string) error {
 	return c.Redirect(http.StatusSeeOther, tenantPath(c, StaffPrefix+staffSetupPath+"?done="+flash+"#"+anchor))
 }
 
-// fieldErrors are an engine validation error's field messages by field.
+// fieldErrors are an engine validation error's field messages by field,
+// or a conflict's that names its field (a code already used).
 func fieldErrors(err error) (map[string]string, bool) {
 	e, ok := engine.AsError(err)
-	if !ok || (e.Code != engine.CodeValidation && e.Code != engine.CodeInvalid) || len(e.Fields) == 0 {
+	if !ok || (e.Code != engine.CodeValidation && e.Code != engine.CodeInvalid && e.Code != engine.CodeConflict) || len(e.Fields) == 0 {
 		return nil, false
 	}
 	out := map[string]string{}
@@ -260,7 +271,11 @@ func fieldErrors(err error) (map[string]string, bool) {
 // the top.
 func (s *Server) staffSetupProblem(c echo.Context, err error, show func(*views.StaffSetupModel, map[string]string)) error {
 	if errs, ok := fieldErrors(err); ok && show != nil {
-		return s.renderSetup(c, http.StatusUnprocessableEntity, func(m *views.StaffSetupModel) { show(m, errs) })
+		status := http.StatusUnprocessableEntity
+		if engine.ErrorCode(err) == engine.CodeConflict {
+			status = http.StatusConflict
+		}
+		return s.renderSetup(c, status, func(m *views.StaffSetupModel) { show(m, errs) })
 	}
 	e, ok := engine.AsError(err)
 	if !ok || e.Code == engine.CodeUnavailable {
@@ -280,13 +295,13 @@ func (s *Server) staffSetupProblem(c echo.Context, err error, show func(*views.S
 func (s *Server) staffSaveOrganisation(c echo.Context) error {
 	u := staffUserOf(c)
 	form := views.StaffOrgForm{Name: c.FormValue("name"), ContactEmail: c.FormValue("contactEmail"), LogoURL: c.FormValue("logoUrl"),
-		AccentColour: c.FormValue("accentColour"), Language: c.FormValue("defaultLanguage")}
+		AccentColour: c.FormValue("accentColour")}
 	show := func(m *views.StaffSetupModel, errs map[string]string) {
 		form.Action, form.HashSecretSet, form.Errors = m.Org.Action, m.Org.HashSecretSet, errs
 		m.Org = form
 	}
 	change := engine.OrganisationChange{Name: &form.Name, ContactEmail: &form.ContactEmail, LogoURL: &form.LogoURL,
-		AccentColour: &form.AccentColour, DefaultLanguage: &form.Language}
+		AccentColour: &form.AccentColour}
 	if secret := c.FormValue("hashSecret"); secret != "" {
 		switch {
 		case len(secret) < minHashSecret || len(secret) > 200:
@@ -304,6 +319,7 @@ func (s *Server) staffSaveOrganisation(c echo.Context) error {
 	if _, err := s.engine.StaffUpdateOrganisation(c.Request().Context(), u.actor(), u.OrganisationID, change); err != nil {
 		return s.staffSetupProblem(c, err, show)
 	}
+	s.RefreshTenants() // the member pages show the new name, logo and colour at once
 	return staffSetupDone(c, flashOrgSaved, "organisation")
 }
 

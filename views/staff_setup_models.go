@@ -18,13 +18,59 @@ type StaffSetupModel struct {
 	Calc    StaffCalcForm
 	Staff   []StaffMemberRow
 	AddForm StaffAddForm
+	// TypeForm adds a membership type, or changes the one chosen.
+	TypeForm  StaffTypeForm
+	Languages StaffLanguagesForm
+	Payments  StaffPaymentForm
+	Messages  StaffMessagesForm
+}
+
+// StaffLanguagesForm chooses the languages offered to members and the
+// default among them.
+type StaffLanguagesForm struct {
+	Action  string
+	Options []StaffLanguageOption
+	Default string
+	Errors  map[string]string
+}
+
+// StaffLanguageOption is one language the portal has texts in.
+type StaffLanguageOption struct {
+	Code, Label string
+	Enabled     bool
+}
+
+// StaffPaymentForm is the organisation's payment settings. The Stripe
+// secrets are write-only: the form knows only whether they are set.
+type StaffPaymentForm struct {
+	Action                               string
+	Provider                             string
+	Providers                            []StaffOption
+	StripeKeySet, WebhookSecretSet       bool
+	Creditor, Address, IBAN, BIC, QRKind string
+	Errors                               map[string]string
+}
+
+// StaffMessagesForm is the organisation's message settings, as typed.
+type StaffMessagesForm struct {
+	Action                                                                string
+	UnpaidDays, ExpiryDays, ResumeHours, RenewalDays, SenderName, ReplyTo string
+	Errors                                                                map[string]string
+}
+
+// StaffTypeForm adds a membership type (Editing false) or changes one.
+type StaffTypeForm struct {
+	Action, CancelURL          string
+	Editing                    bool
+	Code, Name, MinAge, MaxAge string
+	Errors                     map[string]string
 }
 
 // StaffOrgForm is the organisation settings form: values and errors by
 // field name.
 type StaffOrgForm struct {
-	Action                                              string
-	Name, ContactEmail, LogoURL, AccentColour, Language string
+	Action                                    string
+	Name, ContactEmail, LogoURL, AccentColour string
 	// HashSecretSet says whether the organisation has its own hash secret;
 	// the secret itself is never shown.
 	HashSecretSet bool
@@ -38,8 +84,8 @@ type StaffPeriodRow struct {
 	StatusURL                                     string
 }
 
-// StaffTypeRow is one membership type.
-type StaffTypeRow struct{ ID, Code, Name, Ages string }
+// StaffTypeRow is one membership type with its actions.
+type StaffTypeRow struct{ ID, Code, Name, Ages, EditURL, DeleteURL string }
 
 // StaffRuleTable is the price rules of one period.
 type StaffRuleTable struct {
@@ -130,4 +176,13 @@ type StaffStepView struct {
 	Required                      bool
 	Choices                       []string
 	Conditions                    []string
+}
+
+// languageOptions are the languages to choose the default from.
+func languageOptions(langs []StaffLanguageOption) []StaffOption {
+	out := make([]StaffOption, len(langs))
+	for i, l := range langs {
+		out[i] = StaffOption{Value: l.Code, Label: l.Label}
+	}
+	return out
 }

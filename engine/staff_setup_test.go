@@ -1,0 +1,140 @@
+package engine_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"portal/engine"
+	"portal/engine/dbtest"
+)
+
+// auditOf lists an organisation's audit rows of one action, oldest first.
+func auditOf(t *testing.T, svc *engine.Service, orgID int64, action string) []engine.AuditRecord {
+	t.Helper()
+	rows, err := svc.AuditLog(context.Background(), engine.AuditQuery{OrganisationID: orgID, Limit: 200})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []engine.AuditRecord
+	for i := len(rows) - 1; i >= 0; i-- {
+		if rows[i].Action == action {
+			out = append(out, rows[i])
+		}
+	}
+	return out
+}
+
+// TestStaffSettingsAudited: the setup page's changes of payment and
+// message settings, membership types and languages are audited with
+// before and after; a secret is never in the log, but its rotation shows
+// as a changed fingerprint; a refused change writes neither the change
+// nor an entry.
+func TestStaffSettingsAudited(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		if err := engine.SeedDemo(ctx, db, 0, time.Now().UTC()); err != nil {
+			t.Fatal(err)
+		}
+		svc := engine.NewService(db, nil, engine.WithSecretSealer(testSealer{}))
+		admin := engine.Actor{Name: "admin@example.org"}
+		const key1, key2, hook = "sk_test_firstsecretkey", "sk_test_secondsecretkey", "whsec_hooksecret"
+
+		// Payment settings: refused as a whole, then set, then the key rotated.
+		_, err := svc.StaffSetPaymentSettings(ctx, admin, 1, engine.PaymentSettingsChange{Provider: ptrTo("stripe"),
+			StripeSecretKey: ptrTo(key1), StripeWebhookSecret: ptrTo(hook), BankIBAN: ptrTo("DE00 0000 0000 0000 0000 00"), BankCreditorName: ptrTo("RRC")})
+		if f := fieldsOf(t, err); !strings.Contains(strings.Join(f, ","), "bankIban") {
+			t.Fatalf("a bad IBAN: fields %v", f)
+		}
+		if n := len(auditOf(t, svc, 1, "payment_settings.update")); n != 0 {
+			t.Fatalf("a refused change was audited (%d)", n)
+		}
+		if v, _ := svc.PaymentSettings(ctx, 1); v.Provider != "" || v.StripeSecretKeySet {
+			t.Fatalf("a refused change was stored: %+v", v)
+		}
+		for _, key := range []string{key1, key2} {
+			if _, err := svc.StaffSetPaymentSettings(ctx, admin, 1, engine.PaymentSettingsChange{Provider: ptrTo("stripe"),
+				StripeSecretKey: ptrTo(key), StripeWebhookSecret: ptrTo(hook)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		entries := auditOf(t, svc, 1, "payment_settings.update")
+		if len(entries) != 2 {
+			t.Fatalf("%d payment settings entries, want 2", len(entries))
+		}
+		for _, e := range entries {
+			for _, secret := range []string{key1, key2, hook, "sealed."} {
+				if strings.Contains(e.BeforeJSON+e.AfterJSON, secret) {
+					t.Fatalf("a secret in the audit log: %s %s", e.BeforeJSON, e.AfterJSON)
+				}
+			}
+		}
+		first, rotated := entries[0], entries[1]
+		if !strings.Contains(first.BeforeJSON, `"stripeSecretKey":""`) || !strings.Contains(first.AfterJSON, `"stripeSecretKey":"set `) {
+			t.Fatalf("first key: %s → %s", first.BeforeJSON, first.AfterJSON)
+		}
+		if first.AfterJSON != rotated.BeforeJSON || rotated.BeforeJSON == rotated.AfterJSON {
+			t.Fatalf("the rotation does not show: %s → %s", rotated.BeforeJSON, rotated.AfterJSON)
+		}
+
+		// Message settings.
+		if _, err := svc.StaffUpdateMessageSettings(ctx, admin, 1, engine.MessageSettingsChange{ExpiryReminderDays: ptrTo(0), ReplyTo: ptrTo("nope")}); err == nil {
+			t.Fatal("a bad reply-to was accepted")
+		}
+		if _, err := svc.StaffUpdateMessageSettings(ctx, admin, 1, engine.MessageSettingsChange{ExpiryReminderDays: ptrTo(14), SenderName: ptrTo("Riverside")}); err != nil {
+			t.Fatal(err)
+		}
+		if m := auditOf(t, svc, 1, "message_settings.update"); len(m) != 1 || !strings.Contains(m[0].BeforeJSON, `"expiryReminderDays":30`) ||
+			!strings.Contains(m[0].AfterJSON, `"expiryReminderDays":14`) || !strings.Contains(m[0].AfterJSON, `"senderName":"Riverside"`) {
+			t.Fatalf("message settings audit: %+v", m)
+		}
+
+		// Membership types: add, rename, delete; one with price rules stays.
+		typ, err := svc.StaffCreateMembershipType(ctx, admin, engine.MembershipType{OrganisationID: 1, Code: "GUEST", Name: "Guest"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := svc.StaffUpdateMembershipType(ctx, admin, 1, typ.ID, engine.MembershipTypeChange{Name: ptrTo("Guest rower"), MinAge: ptrTo(16)}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := svc.StaffUpdateMembershipType(ctx, admin, 1, typ.ID, engine.MembershipTypeChange{Name: ptrTo(" ")}); engine.ErrorCode(err) != engine.CodeValidation {
+			t.Fatalf("an empty name: %v", err)
+		}
+		if err := svc.StaffDeleteMembershipType(ctx, admin, 1, 1); engine.ErrorCode(err) != engine.CodeConflict {
+			t.Fatalf("a type in use deleted: %v", err)
+		}
+		if err := svc.StaffDeleteMembershipType(ctx, admin, 1, typ.ID); err != nil {
+			t.Fatal(err)
+		}
+		add, upd, del := auditOf(t, svc, 1, "membership_type.add"), auditOf(t, svc, 1, "membership_type.update"), auditOf(t, svc, 1, "membership_type.delete")
+		if len(add) != 1 || add[0].BeforeJSON != "" || !strings.Contains(add[0].AfterJSON, `"name":"Guest"`) ||
+			len(upd) != 1 || !strings.Contains(upd[0].BeforeJSON, `"minAge":null`) || !strings.Contains(upd[0].AfterJSON, `"minAge":16,"name":"Guest rower"`) ||
+			len(del) != 1 || del[0].AfterJSON != "" || !strings.Contains(del[0].BeforeJSON, `"Guest rower"`) {
+			t.Fatalf("membership type audit: %+v %+v %+v", add, upd, del)
+		}
+
+		// Languages: the default must be enabled; the hash secret's rotation shows.
+		_, err = svc.StaffUpdateOrganisation(ctx, admin, 1, engine.OrganisationChange{EnabledLanguages: &[]string{"de", "fr"}, DefaultLanguage: ptrTo("en")})
+		if f := fieldsOf(t, err); len(f) != 1 || f[0] != "defaultLanguage" {
+			t.Fatalf("a default that is not enabled: %v", f)
+		}
+		if o, _ := svc.Organisation(ctx, 1); len(o.EnabledLanguageList()) != 3 {
+			t.Fatalf("a refused change was stored: %q", o.EnabledLanguages)
+		}
+		for _, secret := range []string{"sealed.first-hash-secret", "sealed.second-hash-secret"} {
+			if _, err := svc.StaffUpdateOrganisation(ctx, admin, 1, engine.OrganisationChange{EnabledLanguages: &[]string{"de", "fr"},
+				DefaultLanguage: ptrTo("de"), HashSecretSealed: ptrTo(secret)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		org := auditOf(t, svc, 1, "organisation.update")
+		if len(org) != 2 || !strings.Contains(org[0].AfterJSON, `"enabledLanguages":["de","fr"]`) || !strings.Contains(org[0].AfterJSON, `"defaultLanguage":"de"`) ||
+			org[1].BeforeJSON == org[1].AfterJSON || strings.Contains(org[0].AfterJSON+org[1].AfterJSON, "hash-secret") {
+			t.Fatalf("organisation audit: %+v", org)
+		}
+	})
+}
