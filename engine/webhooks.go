@@ -31,12 +31,15 @@ const (
 	EventRegistrationCommitted = "registration.committed"
 	EventRegistrationCancelled = "registration.cancelled"
 	EventPaymentSucceeded      = "payment.succeeded"
+	EventPaymentFailed         = "payment.failed"
 	EventPaymentRefunded       = "payment.refunded"
+	EventMembershipActivated   = "membership.activated"
 	EventInvitationOpened      = "invitation.opened"
 )
 
 // WebhookEventTypes lists every event type, in the order documented.
-var WebhookEventTypes = []string{EventRegistrationCommitted, EventPaymentSucceeded, EventPaymentRefunded, EventRegistrationCancelled, EventInvitationOpened}
+var WebhookEventTypes = []string{EventRegistrationCommitted, EventPaymentSucceeded, EventPaymentFailed, EventPaymentRefunded,
+	EventMembershipActivated, EventRegistrationCancelled, EventInvitationOpened}
 
 // KindWebhookDelivery is the job kind that sends one delivery.
 const KindWebhookDelivery = "webhook_delivery"
@@ -551,7 +554,8 @@ type RegistrationEventData struct {
 	Currency       string  `json:"currency,omitempty"`
 }
 
-// PaymentEventData is the data of payment.succeeded and payment.refunded.
+// PaymentEventData is the data of payment.succeeded, payment.failed and
+// payment.refunded.
 type PaymentEventData struct {
 	Reference      string `json:"reference"`
 	OrderID        int64  `json:"orderId"`
@@ -560,12 +564,46 @@ type PaymentEventData struct {
 	AmountMinor    int64  `json:"amountMinor"`
 	Currency       string `json:"currency"`
 	RefundID       string `json:"refundId,omitempty"`
+	// Outcome (payment.failed only): "failed" when the provider refused
+	// the payment, "cancelled" when the checkout expired or the member
+	// cancelled it. The order stays unpaid; the member can pay again.
+	Outcome string `json:"outcome,omitempty"`
+	// Reason (payment.failed only), when the portal closed the attempt
+	// itself: why (an amount that did not match the attempt).
+	Reason string `json:"reason,omitempty"`
 }
 
 // emitPaymentEvent announces a payment attempt's success or refund.
 func emitPaymentEvent(ctx context.Context, tx bun.IDB, eventType string, p *Payment, order *Order, refundID string, now time.Time) error {
 	return emitEvent(ctx, tx, order.OrganisationID, eventType, PaymentEventData{Reference: p.Reference, OrderID: order.ID,
 		RegistrationID: order.ProcessInstanceID, Provider: p.Provider, AmountMinor: p.AmountMinor, Currency: p.Currency, RefundID: refundID}, now)
+}
+
+// emitPaymentFailed announces an attempt that closed without the money:
+// outcome is OutcomeFailed or OutcomeCancelled.
+func emitPaymentFailed(ctx context.Context, tx bun.IDB, p *Payment, order *Order, outcome PaymentOutcome, reason string, now time.Time) error {
+	return emitEvent(ctx, tx, order.OrganisationID, EventPaymentFailed, PaymentEventData{Reference: p.Reference, OrderID: order.ID,
+		RegistrationID: order.ProcessInstanceID, Provider: p.Provider, AmountMinor: p.AmountMinor, Currency: p.Currency,
+		Outcome: string(outcome), Reason: reason}, now)
+}
+
+// MembershipEventData is the data of membership.activated: the
+// memberships a paid order made active, one per person.
+type MembershipEventData struct {
+	RegistrationID int64                 `json:"registrationId"`
+	OrderID        int64                 `json:"orderId"`
+	PeriodID       int64                 `json:"periodId"`
+	UserKey        string                `json:"userKey"`
+	Memberships    []ActivatedMembership `json:"memberships"`
+}
+
+// ActivatedMembership is one membership of membership.activated.
+type ActivatedMembership struct {
+	MembershipID     int64     `json:"membershipId"`
+	PersonID         int64     `json:"personId"`
+	MembershipTypeID int64     `json:"membershipTypeId"`
+	MemberType       string    `json:"memberType"`
+	ActivatedAt      time.Time `json:"activatedAt"`
 }
 
 // InvitationEventData is the data of invitation.opened (the first open).

@@ -12,7 +12,7 @@ import (
 	"portal/engine"
 )
 
-const webhooksUsage = `usage:
+var webhooksUsage = `usage:
   portal webhooks add --org ID --url URL [--events E1,E2] [--inactive]
       add an endpoint (default: every event) and print its signing secret, shown this once
   portal webhooks list --org ID
@@ -20,7 +20,7 @@ const webhooksUsage = `usage:
   portal webhooks rotate --org ID ENDPOINT-ID      a new signing secret, printed once
   portal webhooks remove --org ID ENDPOINT-ID
   portal webhooks deliveries --org ID ENDPOINT-ID [--limit 20]
-events: ` + "registration.committed, payment.succeeded, payment.refunded, registration.cancelled, invitation.opened"
+events: ` + strings.Join(engine.WebhookEventTypes, ", ")
 
 // cmdWebhooks manages an organisation's webhook endpoints
 // (engine/webhooks.go) from the command line, as the admin API does.

@@ -213,7 +213,7 @@ func TestDeliveriesSignedRetriedAndScoped(t *testing.T) {
 			json.Unmarshal(r.body, &env)
 			types = append(types, env.Type)
 		}
-		if len(types) != 3 || types[0] != engine.EventPaymentSucceeded || types[1] != engine.EventPaymentRefunded || types[2] != engine.EventRegistrationCancelled {
+		if len(types) != 4 || types[0] != engine.EventPaymentSucceeded || types[1] != engine.EventMembershipActivated || types[2] != engine.EventPaymentRefunded || types[3] != engine.EventRegistrationCancelled {
 			t.Fatalf("events after paying and cancelling: %v", types)
 		}
 		if n := len(other.requests()); n != 0 {
@@ -296,7 +296,8 @@ func TestRotatedSecretSigns(t *testing.T) {
 		e.demo.Pay(form)
 		e.work(t)
 		got := recv.requests()
-		if len(got) != 2 || !verify(t, old, got[0]) || verify(t, old, got[1]) || !verify(t, rotated, got[1]) || got[0].signature == got[1].signature {
+		if len(got) != 3 || !verify(t, old, got[0]) || verify(t, old, got[1]) || !verify(t, rotated, got[1]) || !verify(t, rotated, got[2]) ||
+			got[0].signature == got[1].signature {
 			t.Fatalf("signatures before and after the rotation: %+v", got)
 		}
 		if _, err := e.demo.Svc.RotateWebhookSecret(context.Background(), engine.DemoSecondOrgID, ep.ID); engine.ErrorCode(err) != engine.CodeNotFound {
