@@ -503,6 +503,12 @@ func (s *Service) WebhookDeliveries(ctx context.Context, orgID, endpointID int64
 	if _, err := webhookEndpoint(ctx, s.db, orgID, endpointID); err != nil {
 		return nil, err
 	}
+	return webhookDeliveries(ctx, s.db, endpointID, 0, limit)
+}
+
+// webhookDeliveries lists an endpoint's deliveries, newest first, or only
+// delivery id (id 0: all).
+func webhookDeliveries(ctx context.Context, db bun.IDB, endpointID, id int64, limit int) ([]WebhookDelivery, error) {
 	var rows []struct {
 		webhookDelivery `bun:",extend"`
 		PublicID        string     `bun:"public_id"`
@@ -510,11 +516,14 @@ func (s *Service) WebhookDeliveries(ctx context.Context, orgID, endpointID int64
 		JobState        *string    `bun:"job_state"`
 		JobRunAt        *time.Time `bun:"job_run_at"`
 	}
-	err = s.db.NewSelect().Model(&rows).ColumnExpr("d.*").ColumnExpr("e.public_id, e.type").
+	q := db.NewSelect().Model(&rows).ColumnExpr("d.*").ColumnExpr("e.public_id, e.type").
 		ColumnExpr("j.state AS job_state, j.run_at AS job_run_at").
 		Join("JOIN webhook_events AS e ON e.id = d.event_id").Join("LEFT JOIN jobs AS j ON j.dedup_key = d.job_key").
-		Where("d.endpoint_id = ?", endpointID).OrderExpr("d.id DESC").Limit(int64(limit)).Scan(ctx)
-	if err != nil {
+		Where("d.endpoint_id = ?", endpointID).OrderExpr("d.id DESC").Limit(int64(limit))
+	if id != 0 {
+		q = q.Where("d.id = ?", id)
+	}
+	if err := q.Scan(ctx); err != nil {
 		return nil, fmt.Errorf("list webhook deliveries: %w", err)
 	}
 	out := make([]WebhookDelivery, 0, len(rows))
@@ -536,6 +545,71 @@ func (s *Service) WebhookDeliveries(ctx context.Context, orgID, endpointID int64
 			}
 		}
 		out = append(out, d)
+	}
+	return out, nil
+}
+
+// ReplayWebhookDelivery sends a delivery's event to its endpoint again, as
+// a new delivery with a job of its own: the same event id and body (the
+// receiver de-duplicates by the id), signed with the endpoint's current
+// secret. Only a delivery that has ended (delivered, dead, gone or
+// skipped) is replayed; one still being tried is a conflict, as is an
+// inactive endpoint. The replay is audited in its transaction.
+func (s *Service) ReplayWebhookDelivery(ctx context.Context, actor Actor, orgID, endpointID, deliveryID int64) (_ *WebhookDelivery, err error) {
+	defer classifyUnavailable(&err)
+	var out *WebhookDelivery
+	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		ep, err := webhookEndpoint(ctx, tx, orgID, endpointID)
+		if err != nil {
+			return err
+		}
+		list, err := webhookDeliveries(ctx, tx, endpointID, deliveryID, 1)
+		if err != nil {
+			return err
+		}
+		if len(list) == 0 {
+			return Errorf(CodeNotFound, "webhook delivery not found")
+		}
+		orig := list[0]
+		switch {
+		case !ep.Active:
+			return Errorf(CodeConflict, "The endpoint is not active: make it active before replaying its deliveries.")
+		case orig.Status == DeliveryPending || orig.Status == DeliveryFailed:
+			return Errorf(CodeConflict, "Delivery %d is still being tried (status %s): wait until it is delivered or dead.", orig.ID, orig.Status)
+		}
+		var eventID int64
+		if err := tx.NewSelect().Model((*webhookDelivery)(nil)).Column("event_id").Where("id = ?", deliveryID).Scan(ctx, &eventID); err != nil {
+			return fmt.Errorf("replay webhook delivery: %w", err)
+		}
+		// The n-th replay of the event to the endpoint gets the n-th key, so
+		// that two replays racing each other collide rather than both send.
+		n, err := tx.NewSelect().Model((*webhookDelivery)(nil)).Where("event_id = ? AND endpoint_id = ?", eventID, endpointID).Count(ctx)
+		if err != nil {
+			return fmt.Errorf("replay webhook delivery: %w", err)
+		}
+		now := s.clock()
+		d := &webhookDelivery{EventID: eventID, EndpointID: endpointID, Status: DeliveryPending, CreatedAt: now,
+			JobKey: fmt.Sprintf("webhook:%s:%d:replay:%d", orig.EventID, endpointID, n)}
+		if _, err := tx.NewInsert().Model(d).Exec(ctx); err != nil {
+			if isUniqueViolation(err) {
+				return Errorf(CodeConflict, "Delivery %d is being replayed already.", orig.ID)
+			}
+			return fmt.Errorf("replay webhook delivery: %w", err)
+		}
+		if _, err := jobs.Enqueue(ctx, tx, now, jobs.Spec{Kind: KindWebhookDelivery, DedupKey: d.JobKey,
+			Payload: WebhookJob{Delivery: d.ID}, MaxAttempts: WebhookMaxAttempts}); err != nil {
+			return fmt.Errorf("replay webhook delivery: %w", err)
+		}
+		if err := s.Audit(ctx, tx, actor, AuditEntry{OrganisationID: orgID, Action: "webhook.replay", TargetType: "webhook_delivery",
+			TargetID: strconv.FormatInt(orig.ID, 10), Before: map[string]any{"status": orig.Status, "attempts": orig.Attempts},
+			After: map[string]any{"delivery": d.ID, "eventId": orig.EventID, "endpoint": endpointID}}); err != nil {
+			return err
+		}
+		out = &WebhookDelivery{ID: d.ID, EventID: orig.EventID, EventType: orig.EventType, Status: DeliveryPending, CreatedAt: now}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }

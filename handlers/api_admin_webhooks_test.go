@@ -1,10 +1,12 @@
 package handlers_test
 
 import (
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/uptrace/bun"
 
@@ -135,6 +137,39 @@ func checkWebhookResponses(t *testing.T, ck *apiChecker, anon *http.Client, writ
 	wantStatus(t, ck.conforming(anon, http.MethodGet, one+"/deliveries", nil, bearerOf(read)...), http.StatusOK)
 	wantStatus(t, ck.conforming(anon, http.MethodGet, missing+"/deliveries", nil, bearerOf(read)...), http.StatusNotFound)
 	wantStatus(t, ck.do(anon, http.MethodGet, one+"/deliveries", nil), http.StatusUnauthorized)
+
+	// A delivered event to replay, written as the engine would have.
+	wantStatus(t, ck.conforming(anon, http.MethodPatch, one, map[string]any{"active": true}, bearerOf(write)...), http.StatusOK)
+	ctx := t.Context()
+	db := ck.env.db
+	if _, err := db.ExecContext(ctx, "INSERT INTO webhook_events (public_id, organisation_id, type, body, created_at) VALUES (?, 1, ?, ?, ?)",
+		"evt_replay", engine.EventRegistrationCommitted, `{"id":"evt_replay"}`, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ExecContext(ctx, "INSERT INTO webhook_deliveries (event_id, endpoint_id, job_key, status, attempts, created_at) "+
+		"SELECT id, ?, 'webhook:evt_replay', ?, 1, ? FROM webhook_events WHERE public_id = 'evt_replay'", ep.ID, engine.DeliveryDelivered, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	var delivered int64
+	if err := db.NewSelect().Table("webhook_deliveries").Column("id").Where("job_key = 'webhook:evt_replay'").Scan(ctx, &delivered); err != nil {
+		t.Fatal(err)
+	}
+	replay := fmt.Sprintf("%s/deliveries/%d/replay", one, delivered)
+	wantStatus(t, ck.do(anon, http.MethodPost, replay, nil, bearerOf(read)...), http.StatusForbidden)
+	wantStatus(t, ck.do(anon, http.MethodPost, replay, nil), http.StatusUnauthorized)
+	queued := ck.conforming(anon, http.MethodPost, replay, nil, bearerOf(write)...)
+	wantStatus(t, queued, http.StatusAccepted)
+	var again struct {
+		ID      int64  `json:"id"`
+		EventID string `json:"eventId"`
+		Status  string `json:"status"`
+	}
+	queued.json(t, &again)
+	if again.EventID != "evt_replay" || again.Status != engine.DeliveryPending || again.ID == delivered {
+		t.Fatalf("replay: %s", queued.body)
+	}
+	wantStatus(t, ck.conforming(anon, http.MethodPost, fmt.Sprintf("%s/deliveries/%d/replay", one, again.ID), nil, bearerOf(write)...), http.StatusConflict)
+	wantStatus(t, ck.conforming(anon, http.MethodPost, one+"/deliveries/999/replay", nil, bearerOf(write)...), http.StatusNotFound)
 
 	wantStatus(t, ck.do(anon, http.MethodDelete, one, nil, bearerOf(read)...), http.StatusForbidden)
 	wantStatus(t, ck.do(anon, http.MethodDelete, one, nil), http.StatusUnauthorized)

@@ -20,6 +20,8 @@ var webhooksUsage = `usage:
   portal webhooks rotate --org ID ENDPOINT-ID      a new signing secret, printed once
   portal webhooks remove --org ID ENDPOINT-ID
   portal webhooks deliveries --org ID ENDPOINT-ID [--limit 20]
+  portal webhooks replay --org ID ENDPOINT-ID DELIVERY-ID
+      send a delivered or dead delivery's event again (same event id) as a new delivery
 events: ` + strings.Join(engine.WebhookEventTypes, ", ")
 
 // cmdWebhooks manages an organisation's webhook endpoints
@@ -47,15 +49,27 @@ func cmdWebhooks(ctx context.Context, args []string, getenv func(string) string,
 	if cfg.SessionKey != nil {
 		opts = append(opts, engine.WithSecretSealer(cfg.SessionKey.Sealer(PaymentSecretPurpose)))
 	}
+	// ids reads the n positive ids the sub-command takes.
+	ids := func(n int) ([]int64, error) {
+		if len(rest) != n {
+			return nil, errors.New(webhooksUsage)
+		}
+		out := make([]int64, n)
+		for i, a := range rest {
+			id, err := strconv.ParseInt(a, 10, 64)
+			if err != nil || id <= 0 {
+				return nil, errors.New(webhooksUsage)
+			}
+			out[i] = id
+		}
+		return out, nil
+	}
 	endpointID := func() (int64, error) {
-		if len(rest) != 1 {
-			return 0, errors.New(webhooksUsage)
+		id, err := ids(1)
+		if err != nil {
+			return 0, err
 		}
-		id, err := strconv.ParseInt(rest[0], 10, 64)
-		if err != nil || id <= 0 {
-			return 0, errors.New(webhooksUsage)
-		}
-		return id, nil
+		return id[0], nil
 	}
 	return withService(ctx, cfg, func(svc *engine.Service) error {
 		switch sub {
@@ -129,6 +143,18 @@ func cmdWebhooks(ctx context.Context, args []string, getenv func(string) string,
 				return describeEngineError(err)
 			}
 			fmt.Fprintf(stdout, "removed endpoint %d\n", id)
+			return nil
+		case "replay":
+			pair, err := ids(2)
+			if err != nil {
+				return err
+			}
+			d, err := svc.ReplayWebhookDelivery(ctx, engine.CommandLine, *org, pair[0], pair[1])
+			if err != nil {
+				return describeEngineError(err)
+			}
+			fmt.Fprintf(stdout, "replaying event %s (%s) to endpoint %d as delivery %d; the job runner of portal serve sends it\n",
+				d.EventID, d.EventType, pair[0], d.ID)
 			return nil
 		case "deliveries":
 			id, err := endpointID()

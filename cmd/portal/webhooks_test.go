@@ -39,6 +39,12 @@ func TestWebhooksCommands(t *testing.T) {
 	if out, err = runCmd(t, e, "webhooks", "deliveries", "--org", "1", "1"); err != nil || !strings.Contains(out, "NEXT RETRY") {
 		t.Fatalf("deliveries: %v\n%s", err, out)
 	}
+	if _, err = runCmd(t, e, "webhooks", "replay", "--org", "1", "1", "99"); err == nil || !strings.Contains(err.Error(), "not found") {
+		t.Fatalf("replay of an unknown delivery: %v", err)
+	}
+	if _, err = runCmd(t, e, "webhooks", "replay", "--org", "1", "1"); err == nil || !strings.Contains(err.Error(), "DELIVERY-ID") {
+		t.Fatalf("replay without a delivery id: %v", err)
+	}
 	if _, err = runCmd(t, e, "webhooks", "remove", "--org", "2", "1"); err == nil {
 		t.Fatal("another organisation removed the endpoint")
 	}

@@ -391,3 +391,68 @@ func TestInvitationOpenedOnce(t *testing.T) {
 		}
 	})
 }
+
+// TestReplaySendsTheSameEvent: a delivered delivery and a dead one are
+// replayed as new deliveries that send the same event id and body, signed;
+// a delivery still being tried, one of an inactive endpoint or of another
+// organisation is not replayed; every replay is in the audit log.
+func TestReplaySendsTheSameEvent(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		e := newEnv(t, db)
+		recv := newReceiver(t, 200, 503) // the first attempt succeeds, then down
+		ep, secret := e.endpoint(t, 1, recv.srv.URL, engine.EventRegistrationCommitted)
+		e.demo.Commit(alex)
+		e.work(t)
+		first := e.deliveries(t, ep)[0]
+		if first.Status != engine.DeliveryDelivered {
+			t.Fatalf("first delivery: %+v", first)
+		}
+		actor := engine.Actor{Name: "replayer"}
+		if _, err := e.demo.Svc.ReplayWebhookDelivery(ctx, actor, engine.DemoSecondOrgID, ep.ID, first.ID); engine.ErrorCode(err) != engine.CodeNotFound {
+			t.Fatalf("replay from another organisation: %v", err)
+		}
+		replay, err := e.demo.Svc.ReplayWebhookDelivery(ctx, actor, 1, ep.ID, first.ID)
+		if err != nil || replay.ID == first.ID || replay.EventID != first.EventID || replay.Status != engine.DeliveryPending {
+			t.Fatalf("replay: %+v, %v", replay, err)
+		}
+		if _, err := e.demo.Svc.ReplayWebhookDelivery(ctx, actor, 1, ep.ID, replay.ID); engine.ErrorCode(err) != engine.CodeConflict {
+			t.Fatalf("replaying a pending delivery: %v", err)
+		}
+		// The replay fails until it is dead; then it can be replayed itself.
+		for range engine.WebhookMaxAttempts {
+			e.work(t)
+			e.clock.Advance(2 * time.Hour)
+		}
+		d := e.deliveries(t, ep)
+		if len(d) != 2 || d[0].ID != replay.ID || d[0].Status != engine.DeliveryDead || d[1].Status != engine.DeliveryDelivered {
+			t.Fatalf("deliveries after the replay died: %+v", d)
+		}
+		got := recv.requests()
+		if len(got) != 1+engine.WebhookMaxAttempts || got[1].id != got[0].id || string(got[1].body) != string(got[0].body) || !verify(t, secret, got[1]) {
+			t.Fatalf("the replay did not send the same event, signed: %d requests", len(got))
+		}
+		recv.mu.Lock()
+		recv.codes = []int{204}
+		recv.mu.Unlock()
+		again, err := e.demo.Svc.ReplayWebhookDelivery(ctx, actor, 1, ep.ID, replay.ID)
+		if err != nil {
+			t.Fatalf("replaying a dead delivery: %v", err)
+		}
+		e.work(t)
+		if d := e.deliveries(t, ep); d[0].ID != again.ID || d[0].Status != engine.DeliveryDelivered || d[0].EventID != first.EventID {
+			t.Fatalf("after replaying the dead one: %+v", d[0])
+		}
+		off := false
+		if _, err := e.demo.Svc.UpdateWebhookEndpoint(ctx, 1, ep.ID, engine.WebhookEndpointChange{Active: &off}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.demo.Svc.ReplayWebhookDelivery(ctx, actor, 1, ep.ID, first.ID); engine.ErrorCode(err) != engine.CodeConflict {
+			t.Fatalf("replaying to an inactive endpoint: %v", err)
+		}
+		n, err := db.NewSelect().Model((*engine.AuditRecord)(nil)).Where("action = ? AND actor = ? AND organisation_id = 1", "webhook.replay", "replayer").Count(ctx)
+		if err != nil || n != 2 {
+			t.Fatalf("%d replays audited (%v), want 2", n, err)
+		}
+	})
+}
