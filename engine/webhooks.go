@@ -147,9 +147,20 @@ func WebhookKey(secret string) ([]byte, error) {
 	return base64.StdEncoding.DecodeString(strings.TrimPrefix(secret, "whsec_"))
 }
 
+// WithPrivateWebhookAddresses lets webhook endpoints be on loopback and
+// private addresses: for a portal that itself runs on a loopback address
+// (development, tests), as the delivery's dial guard does
+// (handlers/webhooks Deps.AllowPrivate).
+func WithPrivateWebhookAddresses() ServiceOption {
+	return func(s *Service) { s.privateWebhooks = true }
+}
+
 // checkWebhookURL names what is wrong with an endpoint's address: it must
-// be https, or http on a loopback host (tests, development).
-func checkWebhookURL(raw string) string {
+// be https, or http on a loopback host (tests, development); unless
+// allowPrivate, not on a loopback, private, link-local or otherwise
+// internal address. A name is not resolved here: the delivery refuses
+// the address it actually dials (DNS may change after this check).
+func checkWebhookURL(raw string, allowPrivate bool) string {
 	u, err := url.Parse(strings.TrimSpace(raw))
 	switch {
 	case raw == "":
@@ -160,6 +171,8 @@ func checkWebhookURL(raw string) string {
 		return "must not carry a user name or password"
 	case u.Fragment != "":
 		return "must not have a #fragment"
+	case !allowPrivate && internalHost(u.Hostname()):
+		return "must be a public address: loopback, private and link-local addresses (localhost, 127.0.0.1, 10.x, 192.168.x, 169.254.x, …) are refused"
 	case u.Scheme == "https":
 		return ""
 	case u.Scheme == "http" && IsLoopbackHost(u.Hostname()):
@@ -169,6 +182,29 @@ func checkWebhookURL(raw string) string {
 	default:
 		return "must be an https:// address"
 	}
+}
+
+// internalHost reports whether host is localhost or an IP literal that
+// ForbiddenWebhookIP refuses.
+func internalHost(host string) bool {
+	if IsLoopbackHost(host) {
+		return true
+	}
+	ip := net.ParseIP(strings.TrimSuffix(strings.TrimPrefix(host, "["), "]"))
+	return ip != nil && ForbiddenWebhookIP(ip)
+}
+
+// ForbiddenWebhookIP reports whether a webhook may not be sent to ip:
+// loopback, private, link-local, unspecified, multicast or carrier-grade
+// NAT (100.64.0.0/10), all of which are usually inside the portal's own
+// network.
+func ForbiddenWebhookIP(ip net.IP) bool {
+	if v4 := ip.To4(); v4 != nil {
+		ip = v4
+	}
+	return ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
+		ip.IsUnspecified() || ip.IsMulticast() || ip.IsInterfaceLocalMulticast() ||
+		(len(ip) == net.IPv4len && ip[0] == 100 && ip[1]&0xc0 == 64)
 }
 
 // IsLoopbackHost reports whether host is localhost or a loopback IP.
@@ -205,7 +241,7 @@ func checkWebhookEvents(events []string) ([]string, string) {
 func (s *Service) CreateWebhookEndpoint(ctx context.Context, orgID int64, in WebhookEndpointInput) (_ *WebhookEndpoint, secret string, err error) {
 	defer classifyUnavailable(&err)
 	var fields []FieldError
-	if msg := checkWebhookURL(in.URL); msg != "" {
+	if msg := checkWebhookURL(in.URL, s.privateWebhooks); msg != "" {
 		fields = append(fields, FieldError{Field: "url", Message: msg})
 	}
 	events, msg := checkWebhookEvents(in.Events)
@@ -257,7 +293,7 @@ func (s *Service) UpdateWebhookEndpoint(ctx context.Context, orgID, id int64, ch
 	var fields []FieldError
 	var events []string
 	if ch.URL != nil {
-		if msg := checkWebhookURL(*ch.URL); msg != "" {
+		if msg := checkWebhookURL(*ch.URL, s.privateWebhooks); msg != "" {
 			fields = append(fields, FieldError{Field: "url", Message: msg})
 		}
 	}

@@ -75,10 +75,22 @@ func TestAdminWebhooks(t *testing.T) {
 		if e := expectHTTPError(t, bad, http.StatusUnprocessableEntity, one); len(e.Errors) != 1 || e.Errors[0].Field != "events" {
 			t.Fatalf("empty events: %s", bad.body)
 		}
-		res = env.admin(write, http.MethodPatch, one, map[string]any{"active": false, "url": "http://127.0.0.1:9/hooks"})
+		// Internal addresses are refused when the endpoint is set, not only
+		// when a delivery dials them.
+		for _, internal := range []string{"http://127.0.0.1:9/hooks", "https://localhost/h", "https://10.1.2.3/h", "https://192.168.0.7/h",
+			"https://169.254.169.254/latest", "https://[::1]/h", "https://[fe80::1]/h", "https://100.64.0.1/h"} {
+			bad = env.admin(write, http.MethodPatch, one, map[string]any{"url": internal})
+			if e := expectHTTPError(t, bad, http.StatusUnprocessableEntity, one); len(e.Errors) != 1 || e.Errors[0].Field != "url" ||
+				!strings.Contains(e.Errors[0].Message, "public address") {
+				t.Fatalf("%s: %s", internal, bad.body)
+			}
+		}
+		created2 := env.admin(write, http.MethodPost, path, map[string]any{"url": "https://172.16.0.1/h", "events": []string{"payment.succeeded"}})
+		expectHTTPError(t, created2, http.StatusUnprocessableEntity, path)
+		res = env.admin(write, http.MethodPatch, one, map[string]any{"active": false, "url": "https://8.8.8.8/hooks"})
 		var patched webhookEndpointDTO
 		res.json(t, &patched)
-		if res.status != http.StatusOK || patched.Active || patched.URL != "http://127.0.0.1:9/hooks" || len(patched.Events) != 2 || patched.Secret != "" {
+		if res.status != http.StatusOK || patched.Active || patched.URL != "https://8.8.8.8/hooks" || len(patched.Events) != 2 || patched.Secret != "" {
 			t.Fatalf("patch: %d %s", res.status, res.body)
 		}
 

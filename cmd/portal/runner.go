@@ -85,3 +85,12 @@ func baseURLIsLoopback(base string) bool {
 	u, err := url.Parse(base)
 	return err == nil && engine.IsLoopbackHost(u.Hostname())
 }
+
+// webhookOptions are the engine's webhook settings: a portal on a loopback
+// address may have endpoints on loopback and private addresses too.
+func webhookOptions(cfg Config) []engine.ServiceOption {
+	if baseURLIsLoopback(cfg.BaseURL) {
+		return []engine.ServiceOption{engine.WithPrivateWebhookAddresses()}
+	}
+	return nil
+}

@@ -45,7 +45,7 @@ func cmdWebhooks(ctx context.Context, args []string, getenv func(string) string,
 	if *org <= 0 {
 		return errors.New(webhooksUsage)
 	}
-	var opts []engine.ServiceOption
+	opts := webhookOptions(cfg)
 	if cfg.SessionKey != nil {
 		opts = append(opts, engine.WithSecretSealer(cfg.SessionKey.Sealer(PaymentSecretPurpose)))
 	}

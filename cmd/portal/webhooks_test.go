@@ -23,6 +23,9 @@ func TestWebhooksCommands(t *testing.T) {
 		!strings.Contains(err.Error(), "url") || !strings.Contains(err.Error(), "events") {
 		t.Fatalf("add with a bad url and event: %v", err)
 	}
+	if _, err := runCmd(t, e, "webhooks", "add", "--org", "1", "--url", "https://192.168.1.20/h"); err == nil || !strings.Contains(err.Error(), "public address") {
+		t.Fatalf("add on a private address: %v", err)
+	}
 	out, err := runCmd(t, e, "webhooks", "add", "--org", "1", "--url", "https://club.example/h", "--events", "payment.succeeded")
 	if err != nil || !regexp.MustCompile(`added endpoint 1: .*\nsigning secret \(shown once\): whsec_\S+`).MatchString(out) {
 		t.Fatalf("add: %v\n%s", err, out)

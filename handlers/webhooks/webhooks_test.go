@@ -104,7 +104,7 @@ func newEnv(t *testing.T, db *bun.DB) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	demo := enginetest.Seed(t, db, engine.WithSecretSealer(ring.Sealer("payment secrets")))
+	demo := enginetest.Seed(t, db, engine.WithSecretSealer(ring.Sealer("payment secrets")), engine.WithPrivateWebhookAddresses())
 	if err := engine.SeedDemoTenants(context.Background(), db, time.Now().UTC()); err != nil {
 		t.Fatal(err)
 	}
