@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/url"
 	"slices"
@@ -83,7 +84,7 @@ func (e *WebhookEndpoint) Events() []string {
 // webhookEvent is one event, its body frozen when it was written so that
 // every attempt sends the same bytes.
 type webhookEvent struct {
-	bun.BaseModel  `bun:"table:webhook_events"`
+	bun.BaseModel  `bun:"table:webhook_events,alias:ev"`
 	ID             int64     `bun:"id,pk,autoincrement"`
 	PublicID       string    `bun:"public_id,notnull"`
 	OrganisationID int64     `bun:"organisation_id,notnull"`
@@ -721,4 +722,56 @@ type InvitationEventData struct {
 	InvitationID int64  `json:"invitationId"`
 	PeriodID     int64  `json:"periodId"`
 	UserKey      string `json:"userKey"`
+}
+
+// KindPruneWebhookEvents is the daily job that deletes old delivered events.
+const KindPruneWebhookEvents = "webhooks.prune"
+
+// DefaultWebhookRetention is how long a delivered event and its delivery
+// log are kept (PORTAL_WEBHOOK_RETENTION_DAYS).
+const DefaultWebhookRetention = 30 * 24 * time.Hour
+
+// PruneWebhookEvents deletes the events older than retention whose every
+// delivery was delivered (or that have none left: their endpoints were
+// deleted), with their deliveries. An event with a delivery pending,
+// failing, dead, gone or skipped stays, for staff to see and replay,
+// however old. It returns how many events it deleted.
+func PruneWebhookEvents(ctx context.Context, db *bun.DB, now time.Time, retention time.Duration) (int, error) {
+	if retention <= 0 {
+		retention = DefaultWebhookRetention
+	}
+	var n int64
+	err := inTx(ctx, db, func(ctx context.Context, tx bun.Tx) error {
+		var ids []int64
+		if err := tx.NewSelect().Model((*webhookEvent)(nil)).Column("ev.id").Where("ev.created_at < ?", now.Add(-retention)).
+			Where("NOT EXISTS (SELECT 1 FROM webhook_deliveries AS u WHERE u.event_id = ev.id AND u.status <> ?)", DeliveryDelivered).
+			Scan(ctx, &ids); err != nil {
+			return fmt.Errorf("find prunable webhook events: %w", err)
+		}
+		for chunk := range slices.Chunk(ids, 500) {
+			if _, err := tx.NewDelete().Model((*webhookDelivery)(nil)).Where("event_id IN (?)", bun.List(chunk)).Exec(ctx); err != nil {
+				return fmt.Errorf("prune webhook deliveries: %w", err)
+			}
+			res, err := tx.NewDelete().Model((*webhookEvent)(nil)).Where("id IN (?)", bun.List(chunk)).Exec(ctx)
+			if err != nil {
+				return fmt.Errorf("prune webhook events: %w", err)
+			}
+			k, _ := res.RowsAffected()
+			n += k
+		}
+		return nil
+	})
+	return int(n), err
+}
+
+// ScheduleWebhookPruning runs PruneWebhookEvents daily on r.
+func ScheduleWebhookPruning(r *jobs.Runner, db *bun.DB, retention time.Duration, now func() time.Time, log *slog.Logger) {
+	r.Every(KindPruneWebhookEvents, 24*time.Hour)
+	r.Handle(KindPruneWebhookEvents, func(ctx context.Context, _ *jobs.Job) error {
+		n, err := PruneWebhookEvents(ctx, db, now(), retention)
+		if n > 0 {
+			log.InfoContext(ctx, "pruned delivered webhook events", "count", n, "older than", retention.String())
+		}
+		return err
+	})
 }

@@ -135,3 +135,51 @@ func TestPaymentCancelledIsAnnouncedAsFailed(t *testing.T) {
 		}
 	})
 }
+
+// TestPruneWebhookEvents: delivered events older than the retention go
+// with their deliveries; younger ones and undelivered ones, however old,
+// stay.
+func TestPruneWebhookEvents(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		demo := enginetest.Seed(t, db, engine.WithSecretSealer(testSealer{}))
+		ep, _, err := demo.Svc.CreateWebhookEndpoint(ctx, 1, engine.WebhookEndpointInput{URL: "https://hooks.example/a",
+			Events: []string{engine.EventPaymentSucceeded}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		now := time.Now().UTC()
+		for _, age := range []time.Duration{40 * 24 * time.Hour, 40 * 24 * time.Hour, 10 * 24 * time.Hour} {
+			if err := engine.EmitAt(ctx, db, 1, engine.EventPaymentSucceeded, now.Add(-age)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		list, err := demo.Svc.WebhookDeliveries(ctx, 1, ep.ID, 10) // newest first
+		if err != nil || len(list) != 3 {
+			t.Fatalf("deliveries: %+v, %v", list, err)
+		}
+		oldDelivered, oldFailed, young := list[2], list[1], list[0]
+		for _, d := range []engine.WebhookDelivery{oldDelivered, young} {
+			if err := demo.Svc.RecordWebhookAttempt(ctx, d.ID, engine.WebhookAttemptResult{Status: engine.DeliveryDelivered, ResponseCode: 200}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := demo.Svc.RecordWebhookAttempt(ctx, oldFailed.ID, engine.WebhookAttemptResult{Status: engine.DeliveryFailed, ResponseCode: 500}); err != nil {
+			t.Fatal(err)
+		}
+		n, err := engine.PruneWebhookEvents(ctx, db, now, engine.DefaultWebhookRetention)
+		if err != nil || n != 1 {
+			t.Fatalf("pruned %d (%v), want the old delivered one", n, err)
+		}
+		left, err := demo.Svc.WebhookDeliveries(ctx, 1, ep.ID, 10)
+		if err != nil || len(left) != 2 || left[0].ID != young.ID || left[1].ID != oldFailed.ID {
+			t.Fatalf("left: %+v, %v", left, err)
+		}
+		if k, err := db.NewSelect().Table("webhook_events").Count(ctx); err != nil || k != 2 {
+			t.Fatalf("%d events left (%v)", k, err)
+		}
+		if n, err := engine.PruneWebhookEvents(ctx, db, now, engine.DefaultWebhookRetention); err != nil || n != 0 {
+			t.Fatalf("second run pruned %d (%v)", n, err)
+		}
+	})
+}

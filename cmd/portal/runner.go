@@ -60,6 +60,7 @@ func buildRunner(cfg Config, db *bun.DB, svc *engine.Service, log *slog.Logger, 
 		OpenHashSecret: openHashSecret(cfg), Payments: svc, Invitations: invitationSigner(cfg), Logger: log})
 	webhooks.Register(r, webhooks.Deps{Engine: svc, AllowPrivate: baseURLIsLoopback(cfg.BaseURL), Logger: log})
 	engine.ScheduleLifecycle(r, db, cfg.ArchiveMode, time.Now, log)
+	engine.ScheduleWebhookPruning(r, db, time.Duration(cfg.WebhookRetentionDays)*24*time.Hour, time.Now, log)
 	svc.SchedulePayments(r, time.Now)
 	return r
 }
