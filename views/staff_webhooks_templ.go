@@ -1136,7 +1136,7 @@ func StaffWebhookDeliveriesPage(m StaffWebhookDeliveriesModel) templ.Component {
 	})
 }
 
-// staffWebhookDeliveriesTitle is the deliveries page's title.
+// StaffWebhookDeliveriesTitle is the deliveries page's title.
 func StaffWebhookDeliveriesTitle(t *StaffWebhookTexts, url string) string {
 	return fmt.Sprintf(t.DeliveriesTitle, url)
 }
