@@ -277,6 +277,17 @@ func TestDeadAfterMaxAttempts(t *testing.T) {
 		if err != nil || len(dead) != 1 || dead[0].Kind != engine.KindWebhookDelivery {
 			t.Fatalf("dead jobs: %+v, %v", dead, err)
 		}
+		// The staff jobs page shows it to its organisation only.
+		for _, c := range []struct {
+			org        int64
+			portalWide bool
+			want       int
+		}{{1, false, 1}, {engine.DemoSecondOrgID, true, 0}} {
+			list, err := e.demo.Svc.StaffJobs(context.Background(), c.org, c.portalWide)
+			if err != nil || len(list) != c.want {
+				t.Fatalf("staff jobs of organisation %d: %+v, %v", c.org, list, err)
+			}
+		}
 	})
 }
 
