@@ -22,3 +22,10 @@ func EmitThenRollBack(ctx context.Context, db *bun.DB, orgID int64, eventType st
 		return errors.New("the change failed after its event")
 	})
 }
+
+// EmitAt writes and commits an event as of now.
+func EmitAt(ctx context.Context, db *bun.DB, orgID int64, eventType string, now time.Time) error {
+	return inTx(ctx, db, func(ctx context.Context, tx bun.Tx) error {
+		return emitEvent(ctx, tx, orgID, eventType, map[string]int{"n": 1}, now)
+	})
+}

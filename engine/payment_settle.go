@@ -248,6 +248,9 @@ func (s *Service) settle(ctx context.Context, provider PaymentProvider, c Paymen
 				if err := settlePayment(ctx, tx, p, PaymentFailed, PaymentConfirmation{}, now); err != nil {
 					return err
 				}
+				if err := emitPaymentFailed(ctx, tx, p, order, OutcomeFailed, problem, now); err != nil {
+					return err
+				}
 			}
 			res.Outcome = attemptOutcome(p)
 			return nil
@@ -274,6 +277,9 @@ func (s *Service) settle(ctx context.Context, provider PaymentProvider, c Paymen
 				return fmt.Errorf("settle payment %s: unknown outcome %q", p.Reference, c.Outcome)
 			}
 			if err := settlePayment(ctx, tx, p, status, c, now); err != nil {
+				return err
+			}
+			if err := emitPaymentFailed(ctx, tx, p, order, c.Outcome, "", now); err != nil {
 				return err
 			}
 			res.Outcome = attemptOutcome(p)
@@ -362,8 +368,20 @@ func (s *Service) activate(ctx context.Context, tx bun.Tx, order *Order, now tim
 		return err
 	}
 	order.Status, order.PaidAt = OrderPaid, &now
-	if err := activatePendingMemberships(ctx, tx, order.ProcessInstanceID, now); err != nil {
+	activated, err := activatePendingMemberships(ctx, tx, order.ProcessInstanceID, now)
+	if err != nil {
 		return err
+	}
+	if len(activated) > 0 {
+		data := MembershipEventData{RegistrationID: order.ProcessInstanceID, OrderID: order.ID, PeriodID: order.PeriodID,
+			UserKey: order.UserKey, Memberships: make([]ActivatedMembership, len(activated))}
+		for i, m := range activated {
+			data.Memberships[i] = ActivatedMembership{MembershipID: m.ID, PersonID: m.PersonID, MembershipTypeID: m.MembershipTypeID,
+				MemberType: m.MemberType, ActivatedAt: now.UTC().Truncate(time.Millisecond)}
+		}
+		if err := emitEvent(ctx, tx, order.OrganisationID, EventMembershipActivated, data, now); err != nil {
+			return err
+		}
 	}
 	if err := completeInstance(ctx, tx, order.ProcessInstanceID, now); err != nil {
 		return err

@@ -28,6 +28,7 @@ type Service struct {
 	// them choose the test gateway; settingsChanged hears of a change to
 	// an organisation's payment settings (payment_settings.go).
 	sealer          SecretSealer
+	privateWebhooks bool // WithPrivateWebhookAddresses
 	testPayments    bool
 	settingsChanged func(organisationID int64)
 	defs            definitionCache

@@ -101,6 +101,20 @@ func (s *Service) RetryStaffJob(ctx context.Context, actor Actor, organisationID
 // attributeJob finds the organisation of a job delivering an outbox
 // message or refunding a payment; other jobs are the portal's.
 func (s *Service) attributeJob(ctx context.Context, j *StaffJob) error {
+	if j.Kind == KindWebhookDelivery {
+		// A delivery is its endpoint's organisation's; an endpoint deleted
+		// since leaves the job to no one (it ends by itself).
+		var ref WebhookJob
+		if json.Unmarshal([]byte(j.Payload), &ref) == nil && ref.Delivery != 0 {
+			var orgID int64
+			if err := s.db.NewSelect().Model((*WebhookEndpoint)(nil)).Column("organisation_id").
+				Where("id = (?)", s.db.NewSelect().Model((*webhookDelivery)(nil)).Column("endpoint_id").Where("id = ?", ref.Delivery)).
+				Scan(ctx, &orgID); err == nil {
+				j.OrganisationID = orgID
+			}
+		}
+		return nil
+	}
 	if j.Kind == KindRefundPayment {
 		var ref refundJob
 		if json.Unmarshal([]byte(j.Payload), &ref) == nil && ref.Reference != "" {

@@ -79,11 +79,25 @@ func cancelPendingMemberships(ctx context.Context, db bun.IDB, instanceID int64)
 	return nil
 }
 
-// activatePendingMemberships activates the memberships of an instance that wait for payment.
-func activatePendingMemberships(ctx context.Context, db bun.IDB, instanceID int64, now time.Time) error {
-	if _, err := db.NewUpdate().Model((*Membership)(nil)).Set("status = ?", MembershipActive).Set("activated_at = ?", now).
-		Where("process_instance_id = ? AND status = ?", instanceID, MembershipPending).Exec(ctx); err != nil {
-		return fmt.Errorf("activate memberships: %w", err)
+// activatePendingMemberships activates the memberships of an instance that
+// wait for payment and returns them as they are now.
+func activatePendingMemberships(ctx context.Context, db bun.IDB, instanceID int64, now time.Time) ([]Membership, error) {
+	var pending []Membership
+	if err := db.NewSelect().Model(&pending).Where("process_instance_id = ? AND status = ?", instanceID, MembershipPending).
+		Order("person_id").Scan(ctx); err != nil {
+		return nil, fmt.Errorf("load pending memberships: %w", err)
 	}
-	return nil
+	if len(pending) == 0 {
+		return nil, nil
+	}
+	ids := make([]int64, len(pending))
+	for i := range pending {
+		ids[i] = pending[i].ID
+		pending[i].Status, pending[i].ActivatedAt = MembershipActive, &now
+	}
+	if _, err := db.NewUpdate().Model((*Membership)(nil)).Set("status = ?", MembershipActive).Set("activated_at = ?", now).
+		Where("id IN (?) AND status = ?", bun.List(ids), MembershipPending).Exec(ctx); err != nil {
+		return nil, fmt.Errorf("activate memberships: %w", err)
+	}
+	return pending, nil
 }

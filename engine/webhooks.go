@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/url"
 	"slices"
@@ -31,12 +32,15 @@ const (
 	EventRegistrationCommitted = "registration.committed"
 	EventRegistrationCancelled = "registration.cancelled"
 	EventPaymentSucceeded      = "payment.succeeded"
+	EventPaymentFailed         = "payment.failed"
 	EventPaymentRefunded       = "payment.refunded"
+	EventMembershipActivated   = "membership.activated"
 	EventInvitationOpened      = "invitation.opened"
 )
 
 // WebhookEventTypes lists every event type, in the order documented.
-var WebhookEventTypes = []string{EventRegistrationCommitted, EventPaymentSucceeded, EventPaymentRefunded, EventRegistrationCancelled, EventInvitationOpened}
+var WebhookEventTypes = []string{EventRegistrationCommitted, EventPaymentSucceeded, EventPaymentFailed, EventPaymentRefunded,
+	EventMembershipActivated, EventRegistrationCancelled, EventInvitationOpened}
 
 // KindWebhookDelivery is the job kind that sends one delivery.
 const KindWebhookDelivery = "webhook_delivery"
@@ -80,7 +84,7 @@ func (e *WebhookEndpoint) Events() []string {
 // webhookEvent is one event, its body frozen when it was written so that
 // every attempt sends the same bytes.
 type webhookEvent struct {
-	bun.BaseModel  `bun:"table:webhook_events"`
+	bun.BaseModel  `bun:"table:webhook_events,alias:ev"`
 	ID             int64     `bun:"id,pk,autoincrement"`
 	PublicID       string    `bun:"public_id,notnull"`
 	OrganisationID int64     `bun:"organisation_id,notnull"`
@@ -144,9 +148,20 @@ func WebhookKey(secret string) ([]byte, error) {
 	return base64.StdEncoding.DecodeString(strings.TrimPrefix(secret, "whsec_"))
 }
 
+// WithPrivateWebhookAddresses lets webhook endpoints be on loopback and
+// private addresses: for a portal that itself runs on a loopback address
+// (development, tests), as the delivery's dial guard does
+// (handlers/webhooks Deps.AllowPrivate).
+func WithPrivateWebhookAddresses() ServiceOption {
+	return func(s *Service) { s.privateWebhooks = true }
+}
+
 // checkWebhookURL names what is wrong with an endpoint's address: it must
-// be https, or http on a loopback host (tests, development).
-func checkWebhookURL(raw string) string {
+// be https, or http on a loopback host (tests, development); unless
+// allowPrivate, not on a loopback, private, link-local or otherwise
+// internal address. A name is not resolved here: the delivery refuses
+// the address it actually dials (DNS may change after this check).
+func checkWebhookURL(raw string, allowPrivate bool) string {
 	u, err := url.Parse(strings.TrimSpace(raw))
 	switch {
 	case raw == "":
@@ -157,6 +172,8 @@ func checkWebhookURL(raw string) string {
 		return "must not carry a user name or password"
 	case u.Fragment != "":
 		return "must not have a #fragment"
+	case !allowPrivate && internalHost(u.Hostname()):
+		return "must be a public address: loopback, private and link-local addresses (localhost, 127.0.0.1, 10.x, 192.168.x, 169.254.x, …) are refused"
 	case u.Scheme == "https":
 		return ""
 	case u.Scheme == "http" && IsLoopbackHost(u.Hostname()):
@@ -166,6 +183,29 @@ func checkWebhookURL(raw string) string {
 	default:
 		return "must be an https:// address"
 	}
+}
+
+// internalHost reports whether host is localhost or an IP literal that
+// ForbiddenWebhookIP refuses.
+func internalHost(host string) bool {
+	if IsLoopbackHost(host) {
+		return true
+	}
+	ip := net.ParseIP(strings.TrimSuffix(strings.TrimPrefix(host, "["), "]"))
+	return ip != nil && ForbiddenWebhookIP(ip)
+}
+
+// ForbiddenWebhookIP reports whether a webhook may not be sent to ip:
+// loopback, private, link-local, unspecified, multicast or carrier-grade
+// NAT (100.64.0.0/10), all of which are usually inside the portal's own
+// network.
+func ForbiddenWebhookIP(ip net.IP) bool {
+	if v4 := ip.To4(); v4 != nil {
+		ip = v4
+	}
+	return ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
+		ip.IsUnspecified() || ip.IsMulticast() || ip.IsInterfaceLocalMulticast() ||
+		(len(ip) == net.IPv4len && ip[0] == 100 && ip[1]&0xc0 == 64)
 }
 
 // IsLoopbackHost reports whether host is localhost or a loopback IP.
@@ -202,7 +242,7 @@ func checkWebhookEvents(events []string) ([]string, string) {
 func (s *Service) CreateWebhookEndpoint(ctx context.Context, orgID int64, in WebhookEndpointInput) (_ *WebhookEndpoint, secret string, err error) {
 	defer classifyUnavailable(&err)
 	var fields []FieldError
-	if msg := checkWebhookURL(in.URL); msg != "" {
+	if msg := checkWebhookURL(in.URL, s.privateWebhooks); msg != "" {
 		fields = append(fields, FieldError{Field: "url", Message: msg})
 	}
 	events, msg := checkWebhookEvents(in.Events)
@@ -254,7 +294,7 @@ func (s *Service) UpdateWebhookEndpoint(ctx context.Context, orgID, id int64, ch
 	var fields []FieldError
 	var events []string
 	if ch.URL != nil {
-		if msg := checkWebhookURL(*ch.URL); msg != "" {
+		if msg := checkWebhookURL(*ch.URL, s.privateWebhooks); msg != "" {
 			fields = append(fields, FieldError{Field: "url", Message: msg})
 		}
 	}
@@ -500,6 +540,12 @@ func (s *Service) WebhookDeliveries(ctx context.Context, orgID, endpointID int64
 	if _, err := webhookEndpoint(ctx, s.db, orgID, endpointID); err != nil {
 		return nil, err
 	}
+	return webhookDeliveries(ctx, s.db, endpointID, 0, limit)
+}
+
+// webhookDeliveries lists an endpoint's deliveries, newest first, or only
+// delivery id (id 0: all).
+func webhookDeliveries(ctx context.Context, db bun.IDB, endpointID, id int64, limit int) ([]WebhookDelivery, error) {
 	var rows []struct {
 		webhookDelivery `bun:",extend"`
 		PublicID        string     `bun:"public_id"`
@@ -507,11 +553,14 @@ func (s *Service) WebhookDeliveries(ctx context.Context, orgID, endpointID int64
 		JobState        *string    `bun:"job_state"`
 		JobRunAt        *time.Time `bun:"job_run_at"`
 	}
-	err = s.db.NewSelect().Model(&rows).ColumnExpr("d.*").ColumnExpr("e.public_id, e.type").
+	q := db.NewSelect().Model(&rows).ColumnExpr("d.*").ColumnExpr("e.public_id, e.type").
 		ColumnExpr("j.state AS job_state, j.run_at AS job_run_at").
 		Join("JOIN webhook_events AS e ON e.id = d.event_id").Join("LEFT JOIN jobs AS j ON j.dedup_key = d.job_key").
-		Where("d.endpoint_id = ?", endpointID).OrderExpr("d.id DESC").Limit(int64(limit)).Scan(ctx)
-	if err != nil {
+		Where("d.endpoint_id = ?", endpointID).OrderExpr("d.id DESC").Limit(int64(limit))
+	if id != 0 {
+		q = q.Where("d.id = ?", id)
+	}
+	if err := q.Scan(ctx); err != nil {
 		return nil, fmt.Errorf("list webhook deliveries: %w", err)
 	}
 	out := make([]WebhookDelivery, 0, len(rows))
@@ -537,6 +586,71 @@ func (s *Service) WebhookDeliveries(ctx context.Context, orgID, endpointID int64
 	return out, nil
 }
 
+// ReplayWebhookDelivery sends a delivery's event to its endpoint again, as
+// a new delivery with a job of its own: the same event id and body (the
+// receiver de-duplicates by the id), signed with the endpoint's current
+// secret. Only a delivery that has ended (delivered, dead, gone or
+// skipped) is replayed; one still being tried is a conflict, as is an
+// inactive endpoint. The replay is audited in its transaction.
+func (s *Service) ReplayWebhookDelivery(ctx context.Context, actor Actor, orgID, endpointID, deliveryID int64) (_ *WebhookDelivery, err error) {
+	defer classifyUnavailable(&err)
+	var out *WebhookDelivery
+	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		ep, err := webhookEndpoint(ctx, tx, orgID, endpointID)
+		if err != nil {
+			return err
+		}
+		list, err := webhookDeliveries(ctx, tx, endpointID, deliveryID, 1)
+		if err != nil {
+			return err
+		}
+		if len(list) == 0 {
+			return Errorf(CodeNotFound, "webhook delivery not found")
+		}
+		orig := list[0]
+		switch {
+		case !ep.Active:
+			return Errorf(CodeConflict, "The endpoint is not active: make it active before replaying its deliveries.")
+		case orig.Status == DeliveryPending || orig.Status == DeliveryFailed:
+			return Errorf(CodeConflict, "Delivery %d is still being tried (status %s): wait until it is delivered or dead.", orig.ID, orig.Status)
+		}
+		var eventID int64
+		if err := tx.NewSelect().Model((*webhookDelivery)(nil)).Column("event_id").Where("id = ?", deliveryID).Scan(ctx, &eventID); err != nil {
+			return fmt.Errorf("replay webhook delivery: %w", err)
+		}
+		// The n-th replay of the event to the endpoint gets the n-th key, so
+		// that two replays racing each other collide rather than both send.
+		n, err := tx.NewSelect().Model((*webhookDelivery)(nil)).Where("event_id = ? AND endpoint_id = ?", eventID, endpointID).Count(ctx)
+		if err != nil {
+			return fmt.Errorf("replay webhook delivery: %w", err)
+		}
+		now := s.clock()
+		d := &webhookDelivery{EventID: eventID, EndpointID: endpointID, Status: DeliveryPending, CreatedAt: now,
+			JobKey: fmt.Sprintf("webhook:%s:%d:replay:%d", orig.EventID, endpointID, n)}
+		if _, err := tx.NewInsert().Model(d).Exec(ctx); err != nil {
+			if isUniqueViolation(err) {
+				return Errorf(CodeConflict, "Delivery %d is being replayed already.", orig.ID)
+			}
+			return fmt.Errorf("replay webhook delivery: %w", err)
+		}
+		if _, err := jobs.Enqueue(ctx, tx, now, jobs.Spec{Kind: KindWebhookDelivery, DedupKey: d.JobKey,
+			Payload: WebhookJob{Delivery: d.ID}, MaxAttempts: WebhookMaxAttempts}); err != nil {
+			return fmt.Errorf("replay webhook delivery: %w", err)
+		}
+		if err := s.Audit(ctx, tx, actor, AuditEntry{OrganisationID: orgID, Action: "webhook.replay", TargetType: "webhook_delivery",
+			TargetID: strconv.FormatInt(orig.ID, 10), Before: map[string]any{"status": orig.Status, "attempts": orig.Attempts},
+			After: map[string]any{"delivery": d.ID, "eventId": orig.EventID, "endpoint": endpointID}}); err != nil {
+			return err
+		}
+		out = &WebhookDelivery{ID: d.ID, EventID: orig.EventID, EventType: orig.EventType, Status: DeliveryPending, CreatedAt: now}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // Event payloads: the data of each event type.
 
 // RegistrationEventData is the data of registration.committed and
@@ -551,7 +665,8 @@ type RegistrationEventData struct {
 	Currency       string  `json:"currency,omitempty"`
 }
 
-// PaymentEventData is the data of payment.succeeded and payment.refunded.
+// PaymentEventData is the data of payment.succeeded, payment.failed and
+// payment.refunded.
 type PaymentEventData struct {
 	Reference      string `json:"reference"`
 	OrderID        int64  `json:"orderId"`
@@ -560,6 +675,13 @@ type PaymentEventData struct {
 	AmountMinor    int64  `json:"amountMinor"`
 	Currency       string `json:"currency"`
 	RefundID       string `json:"refundId,omitempty"`
+	// Outcome (payment.failed only): "failed" when the provider refused
+	// the payment, "cancelled" when the checkout expired or the member
+	// cancelled it. The order stays unpaid; the member can pay again.
+	Outcome string `json:"outcome,omitempty"`
+	// Reason (payment.failed only), when the portal closed the attempt
+	// itself: why (an amount that did not match the attempt).
+	Reason string `json:"reason,omitempty"`
 }
 
 // emitPaymentEvent announces a payment attempt's success or refund.
@@ -568,9 +690,88 @@ func emitPaymentEvent(ctx context.Context, tx bun.IDB, eventType string, p *Paym
 		RegistrationID: order.ProcessInstanceID, Provider: p.Provider, AmountMinor: p.AmountMinor, Currency: p.Currency, RefundID: refundID}, now)
 }
 
+// emitPaymentFailed announces an attempt that closed without the money:
+// outcome is OutcomeFailed or OutcomeCancelled.
+func emitPaymentFailed(ctx context.Context, tx bun.IDB, p *Payment, order *Order, outcome PaymentOutcome, reason string, now time.Time) error {
+	return emitEvent(ctx, tx, order.OrganisationID, EventPaymentFailed, PaymentEventData{Reference: p.Reference, OrderID: order.ID,
+		RegistrationID: order.ProcessInstanceID, Provider: p.Provider, AmountMinor: p.AmountMinor, Currency: p.Currency,
+		Outcome: string(outcome), Reason: reason}, now)
+}
+
+// MembershipEventData is the data of membership.activated: the
+// memberships a paid order made active, one per person.
+type MembershipEventData struct {
+	RegistrationID int64                 `json:"registrationId"`
+	OrderID        int64                 `json:"orderId"`
+	PeriodID       int64                 `json:"periodId"`
+	UserKey        string                `json:"userKey"`
+	Memberships    []ActivatedMembership `json:"memberships"`
+}
+
+// ActivatedMembership is one membership of membership.activated.
+type ActivatedMembership struct {
+	MembershipID     int64     `json:"membershipId"`
+	PersonID         int64     `json:"personId"`
+	MembershipTypeID int64     `json:"membershipTypeId"`
+	MemberType       string    `json:"memberType"`
+	ActivatedAt      time.Time `json:"activatedAt"`
+}
+
 // InvitationEventData is the data of invitation.opened (the first open).
 type InvitationEventData struct {
 	InvitationID int64  `json:"invitationId"`
 	PeriodID     int64  `json:"periodId"`
 	UserKey      string `json:"userKey"`
+}
+
+// KindPruneWebhookEvents is the daily job that deletes old delivered events.
+const KindPruneWebhookEvents = "webhooks.prune"
+
+// DefaultWebhookRetention is how long a delivered event and its delivery
+// log are kept (PORTAL_WEBHOOK_RETENTION_DAYS).
+const DefaultWebhookRetention = 30 * 24 * time.Hour
+
+// PruneWebhookEvents deletes the events older than retention whose every
+// delivery was delivered (or that have none left: their endpoints were
+// deleted), with their deliveries. An event with a delivery pending,
+// failing, dead, gone or skipped stays, for staff to see and replay,
+// however old. It returns how many events it deleted.
+func PruneWebhookEvents(ctx context.Context, db *bun.DB, now time.Time, retention time.Duration) (int, error) {
+	if retention <= 0 {
+		retention = DefaultWebhookRetention
+	}
+	var n int64
+	err := inTx(ctx, db, func(ctx context.Context, tx bun.Tx) error {
+		var ids []int64
+		if err := tx.NewSelect().Model((*webhookEvent)(nil)).Column("ev.id").Where("ev.created_at < ?", now.Add(-retention)).
+			Where("NOT EXISTS (SELECT 1 FROM webhook_deliveries AS u WHERE u.event_id = ev.id AND u.status <> ?)", DeliveryDelivered).
+			Scan(ctx, &ids); err != nil {
+			return fmt.Errorf("find prunable webhook events: %w", err)
+		}
+		for chunk := range slices.Chunk(ids, 500) {
+			if _, err := tx.NewDelete().Model((*webhookDelivery)(nil)).Where("event_id IN (?)", bun.List(chunk)).Exec(ctx); err != nil {
+				return fmt.Errorf("prune webhook deliveries: %w", err)
+			}
+			res, err := tx.NewDelete().Model((*webhookEvent)(nil)).Where("id IN (?)", bun.List(chunk)).Exec(ctx)
+			if err != nil {
+				return fmt.Errorf("prune webhook events: %w", err)
+			}
+			k, _ := res.RowsAffected()
+			n += k
+		}
+		return nil
+	})
+	return int(n), err
+}
+
+// ScheduleWebhookPruning runs PruneWebhookEvents daily on r.
+func ScheduleWebhookPruning(r *jobs.Runner, db *bun.DB, retention time.Duration, now func() time.Time, log *slog.Logger) {
+	r.Every(KindPruneWebhookEvents, 24*time.Hour)
+	r.Handle(KindPruneWebhookEvents, func(ctx context.Context, _ *jobs.Job) error {
+		n, err := PruneWebhookEvents(ctx, db, now(), retention)
+		if n > 0 {
+			log.InfoContext(ctx, "pruned delivered webhook events", "count", n, "older than", retention.String())
+		}
+		return err
+	})
 }

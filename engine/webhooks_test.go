@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -42,6 +43,143 @@ func TestWebhookEventRollsBackWithItsChange(t *testing.T) {
 		demo.Commit(1) // registration.committed: not subscribed
 		if n := count("webhook_events"); n != 0 {
 			t.Fatalf("an event nobody subscribed to was written (%d)", n)
+		}
+	})
+}
+
+// webhookEventsOf reads the events written for an organisation, oldest
+// first, as type and envelope.
+func webhookEventsOf(t *testing.T, db *bun.DB, orgID int64) []engine.WebhookEnvelope {
+	t.Helper()
+	var bodies []string
+	if err := db.NewSelect().Table("webhook_events").Column("body").Where("organisation_id = ?", orgID).Order("id").
+		Scan(context.Background(), &bodies); err != nil {
+		t.Fatal(err)
+	}
+	out := make([]engine.WebhookEnvelope, len(bodies))
+	for i, b := range bodies {
+		if err := json.Unmarshal([]byte(b), &out[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
+}
+
+// TestPaymentFailedAndMembershipActivated: an attempt the provider refuses
+// announces payment.failed (once, a replayed return adds nothing) and
+// activates nothing; paying then announces payment.succeeded and
+// membership.activated with each activated membership.
+func TestPaymentFailedAndMembershipActivated(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		demo := enginetest.Seed(t, db, engine.WithSecretSealer(testSealer{}))
+		if _, _, err := demo.Svc.CreateWebhookEndpoint(ctx, 1, engine.WebhookEndpointInput{URL: "https://hooks.example/a",
+			Events: []string{engine.EventPaymentSucceeded, engine.EventPaymentFailed, engine.EventMembershipActivated}}); err != nil {
+			t.Fatal(err)
+		}
+		form := demo.Commit(1, 2)
+		if res := demo.PayWith(form, engine.OutcomeFailed); res.Outcome != engine.OutcomeFailed {
+			t.Fatalf("outcome %s, want failed", res.Outcome)
+		}
+		demo.PayWith(form, engine.OutcomeFailed) // the same return again
+		evs := webhookEventsOf(t, db, 1)
+		if len(evs) != 1 || evs[0].Type != engine.EventPaymentFailed {
+			t.Fatalf("after a failed payment and its replay: %+v", evs)
+		}
+		var failed engine.PaymentEventData
+		if err := json.Unmarshal(evs[0].Data, &failed); err != nil {
+			t.Fatal(err)
+		}
+		if failed.Outcome != "failed" || failed.Reference == "" || failed.OrderID == 0 || failed.RegistrationID != form.ProcessID || failed.AmountMinor <= 0 {
+			t.Fatalf("payment.failed data: %s", evs[0].Data)
+		}
+
+		demo.Pay(form)
+		evs = webhookEventsOf(t, db, 1)
+		if len(evs) != 3 || evs[1].Type != engine.EventPaymentSucceeded || evs[2].Type != engine.EventMembershipActivated {
+			t.Fatalf("after paying: %+v", evs)
+		}
+		var activated engine.MembershipEventData
+		if err := json.Unmarshal(evs[2].Data, &activated); err != nil {
+			t.Fatal(err)
+		}
+		if activated.RegistrationID != form.ProcessID || activated.OrderID != failed.OrderID || activated.UserKey != engine.DemoUserKey ||
+			len(activated.Memberships) != 2 || activated.Memberships[0].PersonID != 1 || activated.Memberships[1].PersonID != 2 {
+			t.Fatalf("membership.activated data: %s", evs[2].Data)
+		}
+		active, err := db.NewSelect().Table("memberships").Where("process_instance_id = ? AND status = ?", form.ProcessID, engine.MembershipActive).Count(ctx)
+		if err != nil || active != 2 || activated.Memberships[0].MembershipID == 0 {
+			t.Fatalf("%d active memberships (%v)", active, err)
+		}
+		demo.Pay(form) // replayed: nothing new
+		if n := len(webhookEventsOf(t, db, 1)); n != 3 {
+			t.Fatalf("a replayed payment return wrote events: %d", n)
+		}
+	})
+}
+
+// TestPaymentCancelledIsAnnouncedAsFailed: an expired or cancelled
+// checkout is payment.failed with outcome cancelled.
+func TestPaymentCancelledIsAnnouncedAsFailed(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		demo := enginetest.Seed(t, db, engine.WithSecretSealer(testSealer{}))
+		if _, _, err := demo.Svc.CreateWebhookEndpoint(context.Background(), 1, engine.WebhookEndpointInput{URL: "https://hooks.example/a",
+			Events: []string{engine.EventPaymentFailed}}); err != nil {
+			t.Fatal(err)
+		}
+		demo.PayWith(demo.Commit(1), engine.OutcomeCancelled)
+		evs := webhookEventsOf(t, db, 1)
+		var data engine.PaymentEventData
+		if len(evs) != 1 || json.Unmarshal(evs[0].Data, &data) != nil || data.Outcome != "cancelled" {
+			t.Fatalf("events: %+v", evs)
+		}
+	})
+}
+
+// TestPruneWebhookEvents: delivered events older than the retention go
+// with their deliveries; younger ones and undelivered ones, however old,
+// stay.
+func TestPruneWebhookEvents(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		demo := enginetest.Seed(t, db, engine.WithSecretSealer(testSealer{}))
+		ep, _, err := demo.Svc.CreateWebhookEndpoint(ctx, 1, engine.WebhookEndpointInput{URL: "https://hooks.example/a",
+			Events: []string{engine.EventPaymentSucceeded}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		now := time.Now().UTC()
+		for _, age := range []time.Duration{40 * 24 * time.Hour, 40 * 24 * time.Hour, 10 * 24 * time.Hour} {
+			if err := engine.EmitAt(ctx, db, 1, engine.EventPaymentSucceeded, now.Add(-age)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		list, err := demo.Svc.WebhookDeliveries(ctx, 1, ep.ID, 10) // newest first
+		if err != nil || len(list) != 3 {
+			t.Fatalf("deliveries: %+v, %v", list, err)
+		}
+		oldDelivered, oldFailed, young := list[2], list[1], list[0]
+		for _, d := range []engine.WebhookDelivery{oldDelivered, young} {
+			if err := demo.Svc.RecordWebhookAttempt(ctx, d.ID, engine.WebhookAttemptResult{Status: engine.DeliveryDelivered, ResponseCode: 200}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := demo.Svc.RecordWebhookAttempt(ctx, oldFailed.ID, engine.WebhookAttemptResult{Status: engine.DeliveryFailed, ResponseCode: 500}); err != nil {
+			t.Fatal(err)
+		}
+		n, err := engine.PruneWebhookEvents(ctx, db, now, engine.DefaultWebhookRetention)
+		if err != nil || n != 1 {
+			t.Fatalf("pruned %d (%v), want the old delivered one", n, err)
+		}
+		left, err := demo.Svc.WebhookDeliveries(ctx, 1, ep.ID, 10)
+		if err != nil || len(left) != 2 || left[0].ID != young.ID || left[1].ID != oldFailed.ID {
+			t.Fatalf("left: %+v, %v", left, err)
+		}
+		if k, err := db.NewSelect().Table("webhook_events").Count(ctx); err != nil || k != 2 {
+			t.Fatalf("%d events left (%v)", k, err)
+		}
+		if n, err := engine.PruneWebhookEvents(ctx, db, now, engine.DefaultWebhookRetention); err != nil || n != 0 {
+			t.Fatalf("second run pruned %d (%v)", n, err)
 		}
 	})
 }

@@ -27,6 +27,11 @@ const AdminPrefix = "/api/admin"
 // MaxImportBytes bounds a person import's body: thousands of rows.
 const MaxImportBytes = 16 << 20
 
+// MaxBulkBytes bounds the bodies of the other bulk calls (invitations,
+// unlinking): tens of thousands of ids, decoded as a stream, where every
+// other API body is held to MaxBodyBytes.
+const MaxBulkBytes = 10 << 20
+
 type apiKeyKey struct{}
 
 // mountAdmin adds the admin API's routes.
@@ -35,7 +40,7 @@ func (s *Server) mountAdmin(api *echo.Group) {
 	admin.GET("/organisation", s.getAdminOrganisation)
 	admin.PATCH("/organisation", s.patchAdminOrganisation, requireJSON)
 	admin.POST("/persons/import", s.importPersons, middleware.BodyLimit(fmt.Sprint(MaxImportBytes)))
-	admin.POST("/persons/unlink", s.unlinkPersons, requireJSON)
+	admin.POST("/persons/unlink", s.unlinkPersons, middleware.BodyLimit(fmt.Sprint(MaxBulkBytes)), requireJSON)
 	admin.GET("/membership-types", s.listMembershipTypes)
 	admin.POST("/membership-types", s.createMembershipType, requireJSON)
 	admin.PATCH("/membership-types/:id", s.patchMembershipType, requireJSON)
@@ -52,15 +57,30 @@ func (s *Server) mountAdmin(api *echo.Group) {
 	admin.PUT("/periods/:id/price-rules", s.putPriceRules, requireJSON)
 	s.mountAdminPayments(admin)
 	admin.GET("/periods/:id/invitations", s.listInvitations)
-	admin.POST("/periods/:id/invitations", s.createInvitations, requireJSON)
+	admin.POST("/periods/:id/invitations", s.createInvitations, middleware.BodyLimit(fmt.Sprint(MaxBulkBytes)), requireJSON)
 	admin.POST("/invitations/:id/revoke", s.revokeInvitation)
 	admin.GET("/periods/:id/export/:kind", s.exportPeriod)
 	s.mountAdminWebhooks(admin)
 }
 
-// isImport reports whether r is a person import, whose body may be larger
-// than the API's 64 KiB (its route sets its own limit).
-func isImport(r *http.Request) bool { return r.URL.Path == AdminPrefix+"/persons/import" }
+// isBulk reports whether r is one of the admin API's bulk calls (person
+// import, unlinking, invitations), whose body may be larger than the
+// API's 64 KiB: their routes set limits of their own.
+func isBulk(r *http.Request) bool {
+	if r.Method != http.MethodPost {
+		return false
+	}
+	p, ok := strings.CutPrefix(r.URL.Path, AdminPrefix+"/")
+	if !ok {
+		return false
+	}
+	if p == "persons/import" || p == "persons/unlink" {
+		return true
+	}
+	id, ok := strings.CutPrefix(p, "periods/")
+	id, ok2 := strings.CutSuffix(id, "/invitations")
+	return ok && ok2 && id != "" && !strings.Contains(id, "/")
+}
 
 // requireAPIKey authenticates an admin API request by its bearer key and
 // scopes it to the key's organisation. A read key may only GET (403

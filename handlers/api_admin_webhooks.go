@@ -50,6 +50,7 @@ func (s *Server) mountAdminWebhooks(admin *echo.Group) {
 	admin.DELETE("/webhooks/:id", s.deleteWebhookEndpoint)
 	admin.POST("/webhooks/:id/rotate-secret", s.rotateWebhookSecret)
 	admin.GET("/webhooks/:id/deliveries", s.listWebhookDeliveries)
+	admin.POST("/webhooks/:id/deliveries/:delivery/replay", s.replayWebhookDelivery)
 }
 
 // createWebhookEndpoint answers POST /api/admin/webhooks: 201 with the
@@ -148,4 +149,24 @@ func (s *Server) listWebhookDeliveries(c echo.Context) error {
 		return err
 	}
 	return c.JSON(http.StatusOK, list)
+}
+
+// replayWebhookDelivery answers POST
+// /api/admin/webhooks/:id/deliveries/:delivery/replay: 202 with the new
+// delivery, which sends the same event (same id) again; 409 while the
+// delivery is still being tried or the endpoint is inactive.
+func (s *Server) replayWebhookDelivery(c echo.Context) error {
+	id, err := idParam(c, "id", "webhook endpoint")
+	if err != nil {
+		return err
+	}
+	delivery, err := idParam(c, "delivery", "webhook delivery")
+	if err != nil {
+		return err
+	}
+	d, err := s.engine.ReplayWebhookDelivery(c.Request().Context(), apiActor(c), keyOf(c).OrganisationID, id, delivery)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusAccepted, d)
 }

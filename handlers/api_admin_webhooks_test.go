@@ -1,10 +1,12 @@
 package handlers_test
 
 import (
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/uptrace/bun"
 
@@ -73,10 +75,22 @@ func TestAdminWebhooks(t *testing.T) {
 		if e := expectHTTPError(t, bad, http.StatusUnprocessableEntity, one); len(e.Errors) != 1 || e.Errors[0].Field != "events" {
 			t.Fatalf("empty events: %s", bad.body)
 		}
-		res = env.admin(write, http.MethodPatch, one, map[string]any{"active": false, "url": "http://127.0.0.1:9/hooks"})
+		// Internal addresses are refused when the endpoint is set, not only
+		// when a delivery dials them.
+		for _, internal := range []string{"http://127.0.0.1:9/hooks", "https://localhost/h", "https://10.1.2.3/h", "https://192.168.0.7/h",
+			"https://169.254.169.254/latest", "https://[::1]/h", "https://[fe80::1]/h", "https://100.64.0.1/h"} {
+			bad = env.admin(write, http.MethodPatch, one, map[string]any{"url": internal})
+			if e := expectHTTPError(t, bad, http.StatusUnprocessableEntity, one); len(e.Errors) != 1 || e.Errors[0].Field != "url" ||
+				!strings.Contains(e.Errors[0].Message, "public address") {
+				t.Fatalf("%s: %s", internal, bad.body)
+			}
+		}
+		created2 := env.admin(write, http.MethodPost, path, map[string]any{"url": "https://172.16.0.1/h", "events": []string{"payment.succeeded"}})
+		expectHTTPError(t, created2, http.StatusUnprocessableEntity, path)
+		res = env.admin(write, http.MethodPatch, one, map[string]any{"active": false, "url": "https://8.8.8.8/hooks"})
 		var patched webhookEndpointDTO
 		res.json(t, &patched)
-		if res.status != http.StatusOK || patched.Active || patched.URL != "http://127.0.0.1:9/hooks" || len(patched.Events) != 2 || patched.Secret != "" {
+		if res.status != http.StatusOK || patched.Active || patched.URL != "https://8.8.8.8/hooks" || len(patched.Events) != 2 || patched.Secret != "" {
 			t.Fatalf("patch: %d %s", res.status, res.body)
 		}
 
@@ -135,6 +149,39 @@ func checkWebhookResponses(t *testing.T, ck *apiChecker, anon *http.Client, writ
 	wantStatus(t, ck.conforming(anon, http.MethodGet, one+"/deliveries", nil, bearerOf(read)...), http.StatusOK)
 	wantStatus(t, ck.conforming(anon, http.MethodGet, missing+"/deliveries", nil, bearerOf(read)...), http.StatusNotFound)
 	wantStatus(t, ck.do(anon, http.MethodGet, one+"/deliveries", nil), http.StatusUnauthorized)
+
+	// A delivered event to replay, written as the engine would have.
+	wantStatus(t, ck.conforming(anon, http.MethodPatch, one, map[string]any{"active": true}, bearerOf(write)...), http.StatusOK)
+	ctx := t.Context()
+	db := ck.env.db
+	if _, err := db.ExecContext(ctx, "INSERT INTO webhook_events (public_id, organisation_id, type, body, created_at) VALUES (?, 1, ?, ?, ?)",
+		"evt_replay", engine.EventRegistrationCommitted, `{"id":"evt_replay"}`, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ExecContext(ctx, "INSERT INTO webhook_deliveries (event_id, endpoint_id, job_key, status, attempts, created_at) "+
+		"SELECT id, ?, 'webhook:evt_replay', ?, 1, ? FROM webhook_events WHERE public_id = 'evt_replay'", ep.ID, engine.DeliveryDelivered, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	var delivered int64
+	if err := db.NewSelect().Table("webhook_deliveries").Column("id").Where("job_key = 'webhook:evt_replay'").Scan(ctx, &delivered); err != nil {
+		t.Fatal(err)
+	}
+	replay := fmt.Sprintf("%s/deliveries/%d/replay", one, delivered)
+	wantStatus(t, ck.do(anon, http.MethodPost, replay, nil, bearerOf(read)...), http.StatusForbidden)
+	wantStatus(t, ck.do(anon, http.MethodPost, replay, nil), http.StatusUnauthorized)
+	queued := ck.conforming(anon, http.MethodPost, replay, nil, bearerOf(write)...)
+	wantStatus(t, queued, http.StatusAccepted)
+	var again struct {
+		ID      int64  `json:"id"`
+		EventID string `json:"eventId"`
+		Status  string `json:"status"`
+	}
+	queued.json(t, &again)
+	if again.EventID != "evt_replay" || again.Status != engine.DeliveryPending || again.ID == delivered {
+		t.Fatalf("replay: %s", queued.body)
+	}
+	wantStatus(t, ck.conforming(anon, http.MethodPost, fmt.Sprintf("%s/deliveries/%d/replay", one, again.ID), nil, bearerOf(write)...), http.StatusConflict)
+	wantStatus(t, ck.conforming(anon, http.MethodPost, one+"/deliveries/999/replay", nil, bearerOf(write)...), http.StatusNotFound)
 
 	wantStatus(t, ck.do(anon, http.MethodDelete, one, nil, bearerOf(read)...), http.StatusForbidden)
 	wantStatus(t, ck.do(anon, http.MethodDelete, one, nil), http.StatusUnauthorized)

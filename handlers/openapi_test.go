@@ -651,6 +651,7 @@ func checkAdminResponses(t *testing.T, ck *apiChecker, env *testEnv, anon *http.
 	wantStatus(t, ck.conforming(anon, http.MethodPost, unlink, map[string]any{"links": []map[string]string{{"externalId": "nobody", "userKey": "family-1"}}}, bearer(write)...), http.StatusUnprocessableEntity)
 	wantStatus(t, ck.do(anon, http.MethodPost, unlink, map[string]any{"links": []any{}}, bearer(write)...), http.StatusBadRequest)
 	wantStatus(t, ck.do(anon, http.MethodPost, unlink, "x", bearer(write, "Content-Type", "text/plain")...), http.StatusUnsupportedMediaType)
+	wantStatus(t, ck.do(anon, http.MethodPost, unlink, `{"links":["`+strings.Repeat("x", handlers.MaxBulkBytes)+`"]}`, bearer(write)...), http.StatusRequestEntityTooLarge)
 	wantStatus(t, ck.do(anon, http.MethodPost, unlink, map[string]any{"links": []any{}}, bearer(read)...), http.StatusForbidden)
 	wantStatus(t, ck.do(anon, http.MethodPost, unlink, map[string]any{"links": []any{}}), http.StatusUnauthorized)
 

@@ -142,7 +142,7 @@ func New(d Deps) *echo.Echo {
 		return strings.HasPrefix(p, "/static/") || isAPI(c.Request()) || s.relayOwnsBodyLimit(c)
 	}}))
 	e.Use(middleware.BodyLimitWithConfig(middleware.BodyLimitConfig{Limit: "64K", Skipper: func(c echo.Context) bool {
-		return s.relayOwnsBodyLimit(c) || isImport(c.Request()) || isStaffUpload(c.Request()) // all set limits of their own
+		return s.relayOwnsBodyLimit(c) || isBulk(c.Request()) || isStaffUpload(c.Request()) // all set limits of their own
 	}}))
 	e.Use(s.rejectCrossOrigin)
 	e.Use(s.rejectControlCharacters)

@@ -59,6 +59,13 @@ func StaffRoutes() []StaffRoute {
 		{Method: http.MethodPost, Path: staffSetupPath + "/staff/:id/disable", Example: staffSetupPath + "/staff/0/disable", Min: engine.RoleAdmin, handler: (*Server).staffDisableStaff},
 		{Method: http.MethodGet, Path: staffDefinitionsPath, Min: engine.RoleAdmin, handler: (*Server).staffDefinitionsPage},
 		{Method: http.MethodPost, Path: staffDefinitionsPath, Min: engine.RoleAdmin, handler: (*Server).staffUploadDefinition},
+		{Method: http.MethodGet, Path: staffWebhooksPath, Min: engine.RoleAdmin, handler: (*Server).staffWebhooksPage},
+		{Method: http.MethodPost, Path: staffWebhooksPath, Min: engine.RoleAdmin, handler: (*Server).staffAddWebhook},
+		{Method: http.MethodGet, Path: staffWebhooksPath + "/:id", Example: staffWebhooksPath + "/0", Min: engine.RoleAdmin, handler: (*Server).staffWebhookDeliveries},
+		{Method: http.MethodPost, Path: staffWebhooksPath + "/:id/active", Example: staffWebhooksPath + "/0/active", Min: engine.RoleAdmin, handler: (*Server).staffSetWebhookActive},
+		{Method: http.MethodPost, Path: staffWebhooksPath + "/:id/rotate", Example: staffWebhooksPath + "/0/rotate", Min: engine.RoleAdmin, handler: (*Server).staffRotateWebhook},
+		{Method: http.MethodPost, Path: staffWebhooksPath + "/:id/delete", Example: staffWebhooksPath + "/0/delete", Min: engine.RoleAdmin, handler: (*Server).staffDeleteWebhook},
+		{Method: http.MethodPost, Path: staffWebhooksPath + "/:id/deliveries/:delivery/replay", Example: staffWebhooksPath + "/0/deliveries/0/replay", Min: engine.RoleAdmin, handler: (*Server).staffReplayWebhook},
 		{Method: http.MethodPost, Path: staffDefinitionsPath + "/:id/activate", Example: staffDefinitionsPath + "/0/activate", Min: engine.RoleAdmin, handler: (*Server).staffActivateDefinition},
 	}
 }

@@ -90,3 +90,25 @@ func TestStaffTextFallsBackToEnglish(t *testing.T) {
 		t.Fatalf("the English texts changed: %q", StaffText.Product)
 	}
 }
+
+// TestStaffWebhookTextsInEveryLanguage: German and French have every text
+// of the webhooks page, with the English text's placeholders.
+func TestStaffWebhookTextsInEveryLanguage(t *testing.T) {
+	for name, translated := range map[string]StaffWebhookTexts{"de": staffWebhookTextDE, "fr": staffWebhookTextFR} {
+		tv, ev := reflect.ValueOf(translated), reflect.ValueOf(StaffWebhookText)
+		for i := range tv.NumField() {
+			got, want := tv.Field(i).String(), ev.Field(i).String()
+			if got == "" {
+				t.Errorf("%s: %s has no translation of %q", name, tv.Type().Field(i).Name, want)
+			}
+			if !slices.Equal(verbs.FindAllString(got, -1), verbs.FindAllString(want, -1)) {
+				t.Errorf("%s: %s %q does not keep the verbs of %q", name, tv.Type().Field(i).Name, got, want)
+			}
+		}
+	}
+	for _, code := range lang.Codes {
+		if staffWebhookTexts[code] == nil {
+			t.Errorf("no webhook texts in %s", code)
+		}
+	}
+}

@@ -113,6 +113,8 @@ type Config struct {
 	// ArchiveMode is what the daily archive does with the answers of
 	// registrations finished 90 days ago.
 	ArchiveMode engine.ArchiveMode
+	// WebhookRetentionDays is how long delivered webhook events are kept.
+	WebhookRetentionDays int
 
 	// text is each setting's text as given (or its default), by variable:
 	// what String prints and what tells a setting given from one not.
@@ -238,6 +240,8 @@ func (c *Config) settings() []setting {
 			parse: typed(&c.MailFrom, optional(prefixed("PORTAL_MAIL_FROM", mail.ParseFrom)), "")},
 		{flag: "archive-mode", env: "PORTAL_ARCHIVE_MODE", usage: "what the daily archive does with the answers of registrations finished 90 days ago: archive (moved to process_archives as JSON) or remove (deleted; order, memberships and a summary stay)", def: "archive",
 			parse: typed(&c.ArchiveMode, parseArchiveMode, "PORTAL_ARCHIVE_MODE must be archive or remove")},
+		{flag: "webhook-retention-days", env: "PORTAL_WEBHOOK_RETENTION_DAYS", usage: "days a delivered webhook event and its delivery log are kept before the daily prune deletes them (undelivered and dead ones stay)", def: "30",
+			parse: typed(&c.WebhookRetentionDays, intBetween(1, 3650), "PORTAL_WEBHOOK_RETENTION_DAYS must be a whole number of days from 1 to 3650")},
 		{flag: "dkim-domain", env: "PORTAL_DKIM_DOMAIN", usage: "DKIM signing domain (d=); default: the domain of PORTAL_MAIL_FROM", parse: text(&c.DKIMDomain)},
 		{flag: "dkim-selector", env: "PORTAL_DKIM_SELECTOR", usage: "DKIM selector (s=): the public key is published at SELECTOR._domainkey.DOMAIN", parse: text(&c.DKIMSelector)},
 		{flag: "dkim-key", env: "PORTAL_DKIM_KEY", usage: "DKIM private key, PEM (RSA or Ed25519; PORTAL_DKIM_KEY_FILE to read it from a file); empty: mail is not signed", secret: true,

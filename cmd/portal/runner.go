@@ -60,6 +60,7 @@ func buildRunner(cfg Config, db *bun.DB, svc *engine.Service, log *slog.Logger, 
 		OpenHashSecret: openHashSecret(cfg), Payments: svc, Invitations: invitationSigner(cfg), Logger: log})
 	webhooks.Register(r, webhooks.Deps{Engine: svc, AllowPrivate: baseURLIsLoopback(cfg.BaseURL), Logger: log})
 	engine.ScheduleLifecycle(r, db, cfg.ArchiveMode, time.Now, log)
+	engine.ScheduleWebhookPruning(r, db, time.Duration(cfg.WebhookRetentionDays)*24*time.Hour, time.Now, log)
 	svc.SchedulePayments(r, time.Now)
 	return r
 }
@@ -84,4 +85,13 @@ func openHashSecret(cfg Config) func(orgID int64, sealed string) (string, error)
 func baseURLIsLoopback(base string) bool {
 	u, err := url.Parse(base)
 	return err == nil && engine.IsLoopbackHost(u.Hostname())
+}
+
+// webhookOptions are the engine's webhook settings: a portal on a loopback
+// address may have endpoints on loopback and private addresses too.
+func webhookOptions(cfg Config) []engine.ServiceOption {
+	if baseURLIsLoopback(cfg.BaseURL) {
+		return []engine.ServiceOption{engine.WithPrivateWebhookAddresses()}
+	}
+	return nil
 }

@@ -78,7 +78,7 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	store, sessions := gw.store, gw.sessions
 	var svc *engine.Service
 	svc = engine.NewService(db, provider, append([]engine.ServiceOption{engine.WithLogger(log), engine.WithPaymentLinks(handlers.PaymentLinks(cfg.BaseURL)),
-		engine.WithPublicURL(cfg.BaseURL)}, orgPaymentOptions(cfg, testGateway, log, &svc)...)...)
+		engine.WithPublicURL(cfg.BaseURL)}, append(webhookOptions(cfg), orgPaymentOptions(cfg, testGateway, log, &svc)...)...)...)
 	staff, stopStaffIdP, err := staffSignIn(cfg, gw.store, gw.cache, svc, log) // staff.go
 	if err != nil {
 		return err

@@ -12,7 +12,7 @@ import (
 	"portal/engine"
 )
 
-const webhooksUsage = `usage:
+var webhooksUsage = `usage:
   portal webhooks add --org ID --url URL [--events E1,E2] [--inactive]
       add an endpoint (default: every event) and print its signing secret, shown this once
   portal webhooks list --org ID
@@ -20,7 +20,9 @@ const webhooksUsage = `usage:
   portal webhooks rotate --org ID ENDPOINT-ID      a new signing secret, printed once
   portal webhooks remove --org ID ENDPOINT-ID
   portal webhooks deliveries --org ID ENDPOINT-ID [--limit 20]
-events: ` + "registration.committed, payment.succeeded, payment.refunded, registration.cancelled, invitation.opened"
+  portal webhooks replay --org ID ENDPOINT-ID DELIVERY-ID
+      send a delivered or dead delivery's event again (same event id) as a new delivery
+events: ` + strings.Join(engine.WebhookEventTypes, ", ")
 
 // cmdWebhooks manages an organisation's webhook endpoints
 // (engine/webhooks.go) from the command line, as the admin API does.
@@ -43,19 +45,31 @@ func cmdWebhooks(ctx context.Context, args []string, getenv func(string) string,
 	if *org <= 0 {
 		return errors.New(webhooksUsage)
 	}
-	var opts []engine.ServiceOption
+	opts := webhookOptions(cfg)
 	if cfg.SessionKey != nil {
 		opts = append(opts, engine.WithSecretSealer(cfg.SessionKey.Sealer(PaymentSecretPurpose)))
 	}
+	// ids reads the n positive ids the sub-command takes.
+	ids := func(n int) ([]int64, error) {
+		if len(rest) != n {
+			return nil, errors.New(webhooksUsage)
+		}
+		out := make([]int64, n)
+		for i, a := range rest {
+			id, err := strconv.ParseInt(a, 10, 64)
+			if err != nil || id <= 0 {
+				return nil, errors.New(webhooksUsage)
+			}
+			out[i] = id
+		}
+		return out, nil
+	}
 	endpointID := func() (int64, error) {
-		if len(rest) != 1 {
-			return 0, errors.New(webhooksUsage)
+		id, err := ids(1)
+		if err != nil {
+			return 0, err
 		}
-		id, err := strconv.ParseInt(rest[0], 10, 64)
-		if err != nil || id <= 0 {
-			return 0, errors.New(webhooksUsage)
-		}
-		return id, nil
+		return id[0], nil
 	}
 	return withService(ctx, cfg, func(svc *engine.Service) error {
 		switch sub {
@@ -129,6 +143,18 @@ func cmdWebhooks(ctx context.Context, args []string, getenv func(string) string,
 				return describeEngineError(err)
 			}
 			fmt.Fprintf(stdout, "removed endpoint %d\n", id)
+			return nil
+		case "replay":
+			pair, err := ids(2)
+			if err != nil {
+				return err
+			}
+			d, err := svc.ReplayWebhookDelivery(ctx, engine.CommandLine, *org, pair[0], pair[1])
+			if err != nil {
+				return describeEngineError(err)
+			}
+			fmt.Fprintf(stdout, "replaying event %s (%s) to endpoint %d as delivery %d; the job runner of portal serve sends it\n",
+				d.EventID, d.EventType, pair[0], d.ID)
 			return nil
 		case "deliveries":
 			id, err := endpointID()

@@ -23,6 +23,9 @@ func TestWebhooksCommands(t *testing.T) {
 		!strings.Contains(err.Error(), "url") || !strings.Contains(err.Error(), "events") {
 		t.Fatalf("add with a bad url and event: %v", err)
 	}
+	if _, err := runCmd(t, e, "webhooks", "add", "--org", "1", "--url", "https://192.168.1.20/h"); err == nil || !strings.Contains(err.Error(), "public address") {
+		t.Fatalf("add on a private address: %v", err)
+	}
 	out, err := runCmd(t, e, "webhooks", "add", "--org", "1", "--url", "https://club.example/h", "--events", "payment.succeeded")
 	if err != nil || !regexp.MustCompile(`added endpoint 1: .*\nsigning secret \(shown once\): whsec_\S+`).MatchString(out) {
 		t.Fatalf("add: %v\n%s", err, out)
@@ -38,6 +41,12 @@ func TestWebhooksCommands(t *testing.T) {
 	}
 	if out, err = runCmd(t, e, "webhooks", "deliveries", "--org", "1", "1"); err != nil || !strings.Contains(out, "NEXT RETRY") {
 		t.Fatalf("deliveries: %v\n%s", err, out)
+	}
+	if _, err = runCmd(t, e, "webhooks", "replay", "--org", "1", "1", "99"); err == nil || !strings.Contains(err.Error(), "not found") {
+		t.Fatalf("replay of an unknown delivery: %v", err)
+	}
+	if _, err = runCmd(t, e, "webhooks", "replay", "--org", "1", "1"); err == nil || !strings.Contains(err.Error(), "DELIVERY-ID") {
+		t.Fatalf("replay without a delivery id: %v", err)
 	}
 	if _, err = runCmd(t, e, "webhooks", "remove", "--org", "2", "1"); err == nil {
 		t.Fatal("another organisation removed the endpoint")

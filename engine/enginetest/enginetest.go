@@ -71,6 +71,13 @@ func (d *Demo) Commit(persons ...int64) *engine.Form {
 // second call replays the same signed return.
 func (d *Demo) Pay(form *engine.Form) *engine.PaymentResult {
 	d.T.Helper()
+	return d.PayWith(form, engine.OutcomeSuccess)
+}
+
+// PayWith returns from the test gateway with outcome (failed, cancelled,
+// success) for the form's current attempt.
+func (d *Demo) PayWith(form *engine.Form, outcome engine.PaymentOutcome) *engine.PaymentResult {
+	d.T.Helper()
 	u, err := url.Parse(form.PaymentURL)
 	if err != nil {
 		d.T.Fatal(err)
@@ -89,7 +96,7 @@ func (d *Demo) Pay(form *engine.Form) *engine.PaymentResult {
 		d.attempts[form.PaymentURL] = p
 	}
 	ref := p.Reference
-	back, err := url.Parse(d.GW.ReturnURL(ref, string(engine.OutcomeSuccess), "tx-"+ref, p.AmountMinor, p.Currency))
+	back, err := url.Parse(d.GW.ReturnURL(ref, string(outcome), "tx-"+ref, p.AmountMinor, p.Currency))
 	if err != nil {
 		d.T.Fatal(err)
 	}

@@ -72,7 +72,7 @@ func Client(allowPrivate bool) *http.Client {
 				return err
 			}
 			ip := net.ParseIP(host)
-			if ip == nil || forbidden(ip) {
+			if ip == nil || engine.ForbiddenWebhookIP(ip) {
 				return ErrForbiddenAddress
 			}
 			return nil
@@ -82,13 +82,6 @@ func Client(allowPrivate bool) *http.Client {
 		ResponseHeaderTimeout: Timeout, MaxIdleConnsPerHost: 2, IdleConnTimeout: 90 * time.Second}
 	return &http.Client{Timeout: Timeout, Transport: transport,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-}
-
-func forbidden(ip net.IP) bool {
-	return ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
-		ip.IsUnspecified() || ip.IsMulticast() || ip.IsInterfaceLocalMulticast() ||
-		// 100.64.0.0/10, carrier-grade NAT, often internal too.
-		(ip.To4() != nil && ip.To4()[0] == 100 && ip.To4()[1]&0xc0 == 64)
 }
 
 // Sign is the webhook-signature header's value for a body: "v1," and the

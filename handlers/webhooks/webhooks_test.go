@@ -104,7 +104,7 @@ func newEnv(t *testing.T, db *bun.DB) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	demo := enginetest.Seed(t, db, engine.WithSecretSealer(ring.Sealer("payment secrets")))
+	demo := enginetest.Seed(t, db, engine.WithSecretSealer(ring.Sealer("payment secrets")), engine.WithPrivateWebhookAddresses())
 	if err := engine.SeedDemoTenants(context.Background(), db, time.Now().UTC()); err != nil {
 		t.Fatal(err)
 	}
@@ -213,7 +213,7 @@ func TestDeliveriesSignedRetriedAndScoped(t *testing.T) {
 			json.Unmarshal(r.body, &env)
 			types = append(types, env.Type)
 		}
-		if len(types) != 3 || types[0] != engine.EventPaymentSucceeded || types[1] != engine.EventPaymentRefunded || types[2] != engine.EventRegistrationCancelled {
+		if len(types) != 4 || types[0] != engine.EventPaymentSucceeded || types[1] != engine.EventMembershipActivated || types[2] != engine.EventPaymentRefunded || types[3] != engine.EventRegistrationCancelled {
 			t.Fatalf("events after paying and cancelling: %v", types)
 		}
 		if n := len(other.requests()); n != 0 {
@@ -277,6 +277,17 @@ func TestDeadAfterMaxAttempts(t *testing.T) {
 		if err != nil || len(dead) != 1 || dead[0].Kind != engine.KindWebhookDelivery {
 			t.Fatalf("dead jobs: %+v, %v", dead, err)
 		}
+		// The staff jobs page shows it to its organisation only.
+		for _, c := range []struct {
+			org        int64
+			portalWide bool
+			want       int
+		}{{1, false, 1}, {engine.DemoSecondOrgID, true, 0}} {
+			list, err := e.demo.Svc.StaffJobs(context.Background(), c.org, c.portalWide)
+			if err != nil || len(list) != c.want {
+				t.Fatalf("staff jobs of organisation %d: %+v, %v", c.org, list, err)
+			}
+		}
 	})
 }
 
@@ -296,7 +307,8 @@ func TestRotatedSecretSigns(t *testing.T) {
 		e.demo.Pay(form)
 		e.work(t)
 		got := recv.requests()
-		if len(got) != 2 || !verify(t, old, got[0]) || verify(t, old, got[1]) || !verify(t, rotated, got[1]) || got[0].signature == got[1].signature {
+		if len(got) != 3 || !verify(t, old, got[0]) || verify(t, old, got[1]) || !verify(t, rotated, got[1]) || !verify(t, rotated, got[2]) ||
+			got[0].signature == got[1].signature {
 			t.Fatalf("signatures before and after the rotation: %+v", got)
 		}
 		if _, err := e.demo.Svc.RotateWebhookSecret(context.Background(), engine.DemoSecondOrgID, ep.ID); engine.ErrorCode(err) != engine.CodeNotFound {
@@ -387,6 +399,71 @@ func TestInvitationOpenedOnce(t *testing.T) {
 		if err := json.Unmarshal(got[0].body, &env); err != nil || json.Unmarshal(env.Data, &data) != nil ||
 			env.Type != engine.EventInvitationOpened || data.InvitationID != inv.ID || data.UserKey != engine.DemoUserKey {
 			t.Fatalf("payload: %s", got[0].body)
+		}
+	})
+}
+
+// TestReplaySendsTheSameEvent: a delivered delivery and a dead one are
+// replayed as new deliveries that send the same event id and body, signed;
+// a delivery still being tried, one of an inactive endpoint or of another
+// organisation is not replayed; every replay is in the audit log.
+func TestReplaySendsTheSameEvent(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		e := newEnv(t, db)
+		recv := newReceiver(t, 200, 503) // the first attempt succeeds, then down
+		ep, secret := e.endpoint(t, 1, recv.srv.URL, engine.EventRegistrationCommitted)
+		e.demo.Commit(alex)
+		e.work(t)
+		first := e.deliveries(t, ep)[0]
+		if first.Status != engine.DeliveryDelivered {
+			t.Fatalf("first delivery: %+v", first)
+		}
+		actor := engine.Actor{Name: "replayer"}
+		if _, err := e.demo.Svc.ReplayWebhookDelivery(ctx, actor, engine.DemoSecondOrgID, ep.ID, first.ID); engine.ErrorCode(err) != engine.CodeNotFound {
+			t.Fatalf("replay from another organisation: %v", err)
+		}
+		replay, err := e.demo.Svc.ReplayWebhookDelivery(ctx, actor, 1, ep.ID, first.ID)
+		if err != nil || replay.ID == first.ID || replay.EventID != first.EventID || replay.Status != engine.DeliveryPending {
+			t.Fatalf("replay: %+v, %v", replay, err)
+		}
+		if _, err := e.demo.Svc.ReplayWebhookDelivery(ctx, actor, 1, ep.ID, replay.ID); engine.ErrorCode(err) != engine.CodeConflict {
+			t.Fatalf("replaying a pending delivery: %v", err)
+		}
+		// The replay fails until it is dead; then it can be replayed itself.
+		for range engine.WebhookMaxAttempts {
+			e.work(t)
+			e.clock.Advance(2 * time.Hour)
+		}
+		d := e.deliveries(t, ep)
+		if len(d) != 2 || d[0].ID != replay.ID || d[0].Status != engine.DeliveryDead || d[1].Status != engine.DeliveryDelivered {
+			t.Fatalf("deliveries after the replay died: %+v", d)
+		}
+		got := recv.requests()
+		if len(got) != 1+engine.WebhookMaxAttempts || got[1].id != got[0].id || string(got[1].body) != string(got[0].body) || !verify(t, secret, got[1]) {
+			t.Fatalf("the replay did not send the same event, signed: %d requests", len(got))
+		}
+		recv.mu.Lock()
+		recv.codes = []int{204}
+		recv.mu.Unlock()
+		again, err := e.demo.Svc.ReplayWebhookDelivery(ctx, actor, 1, ep.ID, replay.ID)
+		if err != nil {
+			t.Fatalf("replaying a dead delivery: %v", err)
+		}
+		e.work(t)
+		if d := e.deliveries(t, ep); d[0].ID != again.ID || d[0].Status != engine.DeliveryDelivered || d[0].EventID != first.EventID {
+			t.Fatalf("after replaying the dead one: %+v", d[0])
+		}
+		off := false
+		if _, err := e.demo.Svc.UpdateWebhookEndpoint(ctx, 1, ep.ID, engine.WebhookEndpointChange{Active: &off}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.demo.Svc.ReplayWebhookDelivery(ctx, actor, 1, ep.ID, first.ID); engine.ErrorCode(err) != engine.CodeConflict {
+			t.Fatalf("replaying to an inactive endpoint: %v", err)
+		}
+		n, err := db.NewSelect().Model((*engine.AuditRecord)(nil)).Where("action = ? AND actor = ? AND organisation_id = 1", "webhook.replay", "replayer").Count(ctx)
+		if err != nil || n != 2 {
+			t.Fatalf("%d replays audited (%v), want 2", n, err)
 		}
 	})
 }
