@@ -134,13 +134,12 @@ func New(d Deps) *echo.Echo {
 	e.Use(s.securityHeaders)
 	e.Use(s.requireTenant) // resolveTenant (pre-routing, below) found the organisation, or none
 	e.Use(s.chooseLanguage)
-	e.Use(middleware.GzipWithConfig(middleware.GzipConfig{Skipper: func(c echo.Context) bool {
+	e.Use(compressAnswers(func(c echo.Context) bool {
 		// Static files are compressed once at start; relayed responses stream as
-		// they come; API answers are small JSON, where a gzip writer per
-		// concurrent request costs more memory than it saves bytes.
+		// they come; API answers are small JSON, not worth the CPU.
 		p := c.Request().URL.Path
 		return strings.HasPrefix(p, "/static/") || isAPI(c.Request()) || s.relayOwnsBodyLimit(c)
-	}}))
+	}))
 	e.Use(middleware.BodyLimitWithConfig(middleware.BodyLimitConfig{Limit: "64K", Skipper: func(c echo.Context) bool {
 		return s.relayOwnsBodyLimit(c) || isBulk(c.Request()) || isStaffUpload(c.Request()) // all set limits of their own
 	}}))
