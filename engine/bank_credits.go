@@ -62,6 +62,9 @@ type BankCredit struct {
 	ResolvedStaffID  *int64     `bun:"resolved_staff_id"`
 	ResolvedAt       *time.Time `bun:"resolved_at"`
 	CreatedAt        time.Time  `bun:"created_at,notnull"`
+	// RegistrationID is the registration an assigned credit paid (read
+	// by BankCredits, not stored).
+	RegistrationID int64 `bun:"-"`
 }
 
 // storedCredit is a credit of a statement as the import keeps it.
@@ -161,6 +164,32 @@ func (s *Service) BankCredits(ctx context.Context, q CreditQuery) (out []BankCre
 	}
 	if err := sel.OrderExpr("CASE WHEN state = ? THEN 0 ELSE 1 END, id DESC", CreditUnmatched).Limit(int64(q.Limit)).Scan(ctx); err != nil {
 		return nil, fmt.Errorf("list bank credits: %w", err)
+	}
+	var refs []string
+	for _, c := range out {
+		if c.PaymentReference != nil {
+			refs = append(refs, *c.PaymentReference)
+		}
+	}
+	if len(refs) == 0 {
+		return out, nil
+	}
+	var regs []struct {
+		Reference string `bun:"reference"`
+		Instance  int64  `bun:"process_instance_id"`
+	}
+	if err := s.db.NewSelect().TableExpr("payments AS p").Join("JOIN orders AS o ON o.id = p.order_id").
+		ColumnExpr("p.reference, o.process_instance_id").Where("p.reference IN (?)", bun.List(refs)).Scan(ctx, &regs); err != nil {
+		return nil, fmt.Errorf("registrations of assigned credits: %w", err)
+	}
+	byRef := make(map[string]int64, len(regs))
+	for _, r := range regs {
+		byRef[r.Reference] = r.Instance
+	}
+	for i, c := range out {
+		if c.PaymentReference != nil {
+			out[i].RegistrationID = byRef[*c.PaymentReference]
+		}
 	}
 	return out, nil
 }

@@ -69,7 +69,9 @@ func TestResolveUnmatchedCredits(t *testing.T) {
 		if c := byID["C-1"]; c.DebtorIBAN != "DE02120300000000202051" || c.Remittance != "Beitrag Familie Payer" || c.State != engine.CreditUnmatched {
 			t.Fatalf("kept %+v", c)
 		}
-		audits := func() int { return f.count((*engine.AuditRecord)(nil), "organisation_id = ? AND target_type = 'bank_credit'", org) }
+		audits := func() int {
+			return f.count((*engine.AuditRecord)(nil), "organisation_id = ? AND target_type = 'bank_credit'", org)
+		}
 		if n := audits(); n != 3 {
 			t.Fatalf("%d audit entries for the kept credits, want 3", n)
 		}
