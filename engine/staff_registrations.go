@@ -133,11 +133,13 @@ func (q RegistrationQuery) filter(sel *bun.SelectQuery, now time.Time) *bun.Sele
 			q.OrganisationID, OrderUnpaid, now.AddDate(0, 0, -q.UnpaidDays))
 	}
 	if s := q.Search; s != "" {
-		like := "%" + strings.ToLower(s) + "%"
+		db := sel.DB()
+		folded := foldText(s)
 		sel = sel.WhereGroup(" AND ", func(w *bun.SelectQuery) *bun.SelectQuery {
 			return w.Where("pi.user_key = ?", s).
 				WhereOr(`pi.user_key IN (SELECT up.user_key FROM user_persons AS up JOIN persons AS pe ON pe.id = up.person_id
-					WHERE up.organisation_id = ? AND (LOWER(pe.first_name || ' ' || pe.last_name) LIKE ? OR LOWER(pe.email) = ?))`, q.OrganisationID, like, strings.ToLower(s)).
+					WHERE up.organisation_id = ? AND (`+foldSQL(db, "pe.first_name || ' ' || pe.last_name")+` LIKE ?`+likeEscape+` OR `+foldSQL(db, "pe.email")+` = ?))`,
+					q.OrganisationID, containsPattern(folded), folded).
 				WhereOr(`pi.id IN (SELECT ro.process_instance_id FROM orders AS ro WHERE ro.pay_reference = ?
 					UNION SELECT po.process_instance_id FROM payments AS rp JOIN orders AS po ON po.id = rp.order_id WHERE rp.reference = ?)`, s, s)
 		})
