@@ -3,7 +3,6 @@ package handlers
 import (
 	"bytes"
 	"cmp"
-	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -207,12 +206,9 @@ func (s *Server) staffSendInvitations(c echo.Context) error {
 // asking: the link is refused from then on.
 func (s *Server) staffRevokeInvitation(c echo.Context) error {
 	u := staffUserOf(c)
-	id, ok := staffIDParam(c)
-	if !ok {
-		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
-	}
 	back := tenantPath(c, StaffPrefix+"/invitations")
-	if ok, err := s.staffConfirmed(c, staffOpsTextIn(c).InvRevokeQuestion, staffOpsTextIn(c).InvRevokeDetail, back); !ok {
+	id, proceed, err := s.staffConfirmedID(c, staffOpsTextIn(c).InvRevokeQuestion, staffOpsTextIn(c).InvRevokeDetail, back)
+	if !proceed {
 		return err
 	}
 	inv, err := s.engine.RevokeInvitation(c.Request().Context(), u.actor(), u.OrganisationID, id)
@@ -238,12 +234,9 @@ func init() {
 func (s *Server) staffImportPersons(c echo.Context) error {
 	u := staffUserOf(c)
 	data, fromCopy, err := staffUpload(c, "csv")
-	switch {
-	case errors.Is(err, errUploadTooLarge):
-		return s.renderStaffInvitations(c, http.StatusRequestEntityTooLarge, staffOpsTextIn(c).ImportTooLarge)
-	case errors.Is(err, errUploadMissing):
-		return s.renderStaffInvitations(c, http.StatusUnprocessableEntity, staffOpsTextIn(c).ImportMissing)
-	case err != nil:
+	if status, problem, ok := uploadProblem(err, staffOpsTextIn(c).ImportTooLarge, staffOpsTextIn(c).ImportMissing); ok {
+		return s.renderStaffInvitations(c, status, problem)
+	} else if err != nil {
 		return err
 	}
 	rows, err := engine.ParsePersonCSV(bytes.NewReader(data))

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -109,12 +108,9 @@ func (s *Server) staffImportStatement(c echo.Context) error {
 		return s.staffErrorPage(c, http.StatusConflict, staffOpsTextIn(c).StatementNoBank)
 	}
 	data, fromCopy, err := staffUpload(c, "statement")
-	switch {
-	case errors.Is(err, errUploadTooLarge):
-		return s.renderStaffPayments(c, http.StatusRequestEntityTooLarge, staffOpsTextIn(c).StatementTooLarge)
-	case errors.Is(err, errUploadMissing):
-		return s.renderStaffPayments(c, http.StatusUnprocessableEntity, staffOpsTextIn(c).StatementMissing)
-	case err != nil:
+	if status, problem, ok := uploadProblem(err, staffOpsTextIn(c).StatementTooLarge, staffOpsTextIn(c).StatementMissing); ok {
+		return s.renderStaffPayments(c, status, problem)
+	} else if err != nil {
 		return err
 	}
 	st, err := banking.ParseStatement(bytes.NewReader(data))
