@@ -98,28 +98,6 @@ func TestStaffResolveUnmatchedCredit(t *testing.T) {
 	})
 }
 
-// TestStaffCaptureTwiceAuditsOnce: a partial capture posted twice (the back
-// button) records the money once and writes one audit entry.
-func TestStaffCaptureTwiceAuditsOnce(t *testing.T) {
-	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		env := newStaffBankEnv(t, db, true)
-		order, _ := env.unpaidDemoOrder()
-		env.addStaff("treasurer@example.org", engine.RoleTreasurer)
-		tr := env.mustStaffSignIn("treasurer@example.org", "/staff")
-		detail := "/staff/registrations/" + strconv.FormatInt(order.ProcessInstanceID, 10)
-		form := url.Values{"amount": {"1.00"}, "booked": {"2026-01-02"}, "note": {"first part"}}
-		for range 2 {
-			expectRedirect(t, env.post(tr, detail+"/capture", form), detail+"?done=captured-problem")
-		}
-		if n := env.auditActions("payment.capture"); n != 1 {
-			t.Fatalf("%d audit entries for one capture posted twice", n)
-		}
-		if n := env.count((*engine.PaymentEvent)(nil), "event_type = ?", "bank_transfer.capture"); n != 1 {
-			t.Fatalf("%d capture events", n)
-		}
-	})
-}
-
 // count counts the rows of model matching where (all without one).
 func (env *staffEnv) count(model any, where ...any) int {
 	env.t.Helper()
