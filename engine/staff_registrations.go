@@ -210,7 +210,9 @@ func (s *Service) Registrations(ctx context.Context, q RegistrationQuery) (page 
 			return nil, err
 		}
 	}
-	base := func() *bun.SelectQuery { return q.filter(s.db.NewSelect().TableExpr("process_instances AS pi"), now, found) }
+	base := func() *bun.SelectQuery {
+		return q.filter(s.db.NewSelect().TableExpr("process_instances AS pi"), now, found)
+	}
 	n, err := base().Count(ctx)
 	total := int(n)
 	if err != nil {
