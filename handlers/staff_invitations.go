@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -45,12 +46,14 @@ func (s *Server) renderInvitations(c echo.Context, status int, st invitationsSta
 	ctx := c.Request().Context()
 	from, _ := strconv.Atoi(c.QueryParam("from"))
 	from = max(from, 0)
-	persons, more, err := s.engine.PersonsPage(ctx, u.OrganisationID, from, staffPersonsPageSize)
+	search := strings.TrimSpace(c.QueryParam("q"))
+	persons, more, err := s.engine.PersonsPage(ctx, u.OrganisationID, search, from, staffPersonsPageSize)
 	if err != nil {
 		return s.staffEngineError(c, err)
 	}
 	m := views.StaffInvitationsModel{StaffChrome: s.staffChrome(c, staffOpsTextIn(c).InvitationsTitle),
-		ImportURL: tenantPath(c, StaffPrefix+staffImportPath), Error: st.uploadError, Sent: st.sent}
+		ImportURL: tenantPath(c, StaffPrefix+staffImportPath), Error: st.uploadError, Sent: st.sent,
+		PersonsURL: tenantPath(c, StaffPrefix+"/invitations"), PersonSearch: search}
 	for _, p := range persons {
 		row := views.StaffDirectoryRow{Name: p.Person.FirstName + " " + p.Person.LastName, Born: p.Person.DateOfBirth.Format(time.DateOnly),
 			Email: p.Person.Email, UserKeys: strings.Join(p.UserKeys, ", ")}
@@ -60,7 +63,7 @@ func (s *Server) renderInvitations(c echo.Context, status int, st invitationsSta
 		m.Persons = append(m.Persons, row)
 	}
 	if more {
-		m.MoreURL = tenantPath(c, StaffPrefix+"/invitations?from="+strconv.Itoa(from+staffPersonsPageSize))
+		m.MoreURL = tenantPath(c, StaffPrefix+"/invitations?"+url.Values{"q": {search}, "from": {strconv.Itoa(from + staffPersonsPageSize)}}.Encode())
 	}
 	if err := s.addInvitations(c, &m, st.form); err != nil {
 		return s.staffEngineError(c, err)

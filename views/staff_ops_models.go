@@ -79,6 +79,8 @@ type StaffInvitationsModel struct {
 	Error     string
 	Persons   []StaffDirectoryRow
 	MoreURL   string
+	// PersonsURL is where the person search GETs; PersonSearch what was searched.
+	PersonsURL, PersonSearch string
 	// The invitations of the chosen period: the period choice (a GET to
 	// PeriodURL), the send form, its result and the list with counts.
 	PeriodURL   string

@@ -21,6 +21,8 @@ type StaffOpsTexts struct {
 	CreditPayment, CreditPaymentHint, CreditNote, CreditResolveButton, CreditResolveQuestion, CreditAssignDetail,
 	CreditCloseDetail, CreditNoChoice, CreditNoPayment, CreditNoNote, CreditAssigned, CreditAssignedProblem, CreditClosed,
 	CreditAlready, CreditBy, OvCredits, LineKept, KeepButton string
+	// Person search on the invitations page
+	PersonsSearch, PersonsSearchButton, PersonsNoMatch string
 	// Outcomes of a statement line
 	OutcomeExact, OutcomeByAmount, OutcomePartial, OutcomeExcess, OutcomeCurrency, OutcomeDuplicate, OutcomeUnknown,
 	LineCompleted, LineCaptured, LineFailed, LineWillComplete, LineWillRecord string
@@ -139,6 +141,9 @@ var StaffOpsText = StaffOpsTexts{
 	OvCredits:             "Unmatched bank credits",
 	LineKept:              "Kept on the payments page for you to resolve.",
 	KeepButton:            "Keep the unmatched credits to resolve",
+	PersonsSearch:         "Find a person by name, e-mail or external id",
+	PersonsSearchButton:   "Find",
+	PersonsNoMatch:        "No person matches this search.",
 
 	OutcomeExact:     "Reference and amount match",
 	OutcomeByAmount:  "Matched by amount only",

@@ -89,6 +89,9 @@ var staffOpsTextDE = StaffOpsTexts{
 	OvCredits:             "Nicht zugeordnete Gutschriften",
 	LineKept:              "Auf der Seite Zahlungen zum Erledigen aufbewahrt.",
 	KeepButton:            "Nicht zugeordnete Gutschriften zum Erledigen aufbewahren",
+	PersonsSearch:         "Person nach Name, E-Mail oder externer ID suchen",
+	PersonsSearchButton:   "Suchen",
+	PersonsNoMatch:        "Keine Person passt zu dieser Suche.",
 
 	OutcomeExact:     "Referenz und Betrag stimmen",
 	OutcomeByAmount:  "Nur über den Betrag zugeordnet",

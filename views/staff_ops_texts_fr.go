@@ -89,6 +89,9 @@ var staffOpsTextFR = StaffOpsTexts{
 	OvCredits:             "Crédits bancaires sans correspondance",
 	LineKept:              "Conservé sur la page des paiements pour que vous le traitiez.",
 	KeepButton:            "Conserver les crédits sans correspondance à traiter",
+	PersonsSearch:         "Chercher une personne par nom, e-mail ou identifiant externe",
+	PersonsSearchButton:   "Chercher",
+	PersonsNoMatch:        "Aucune personne ne correspond à cette recherche.",
 
 	OutcomeExact:     "Référence et montant correspondent",
 	OutcomeByAmount:  "Correspondance par le montant seulement",
