@@ -140,30 +140,61 @@ func (s *Service) AuditLog(ctx context.Context, q AuditQuery) (out []AuditRecord
 
 type pendingAuditKey struct{}
 
+// pendingAudit is the entry WithAudit carries. unchanged is set by the
+// operation when it found its change made before (a replayed capture):
+// the entry is then left out, so that a repeated post does not log twice.
 type pendingAudit struct {
-	actor Actor
-	entry AuditEntry
+	actor     Actor
+	entry     AuditEntry
+	unchanged bool
 }
 
 // WithAudit returns ctx carrying an audit entry that the engine operation
 // called with it writes in its own transaction, when that commits: for
 // staff actions made through an operation with a transaction of its own
 // (a capture settles in settle's), so that the change and its entry
-// commit together.
+// commit together. When the operation changes nothing (auditUnchanged),
+// no entry is written.
 func WithAudit(ctx context.Context, actor Actor, e AuditEntry) context.Context {
-	return context.WithValue(ctx, pendingAuditKey{}, pendingAudit{actor: actor, entry: e})
+	return context.WithValue(ctx, pendingAuditKey{}, &pendingAudit{actor: actor, entry: e})
 }
 
-// auditedTx wraps a transaction's function: after it succeeds, the audit
-// entry the context carries (WithAudit), if any, is appended in the same
-// transaction.
+// auditUnchanged tells the transaction's pending audit entry, if any, that
+// the operation changed nothing (its event was recorded before).
+func auditUnchanged(ctx context.Context) {
+	if p, ok := ctx.Value(pendingAuditKey{}).(*pendingAudit); ok {
+		p.unchanged = true
+	}
+}
+
+type txStepKey struct{}
+
+// withTxStep returns ctx carrying a step that the engine operation called
+// with it runs at the end of its own transaction (auditedTx): for a change
+// that must commit or roll back with that operation's, such as a stored
+// bank credit marked assigned by the capture that books it.
+func withTxStep(ctx context.Context, step func(ctx context.Context, tx bun.Tx) error) context.Context {
+	return context.WithValue(ctx, txStepKey{}, step)
+}
+
+// auditedTx wraps a transaction's function: after it succeeds, the step
+// the context carries (withTxStep), then the audit entry (WithAudit), if
+// any, are run in the same transaction.
 func (s *Service) auditedTx(fn func(ctx context.Context, tx bun.Tx) error) func(ctx context.Context, tx bun.Tx) error {
 	return func(ctx context.Context, tx bun.Tx) error {
+		p, audited := ctx.Value(pendingAuditKey{}).(*pendingAudit)
+		if audited {
+			p.unchanged = false // a retried transaction starts over
+		}
 		if err := fn(ctx, tx); err != nil {
 			return err
 		}
-		p, ok := ctx.Value(pendingAuditKey{}).(pendingAudit)
-		if !ok {
+		if step, ok := ctx.Value(txStepKey{}).(func(ctx context.Context, tx bun.Tx) error); ok {
+			if err := step(ctx, tx); err != nil {
+				return err
+			}
+		}
+		if !audited || p.unchanged {
 			return nil
 		}
 		return s.appendAudit(ctx, tx, p.actor, p.entry)

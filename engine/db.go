@@ -10,7 +10,6 @@ import (
 	"github.com/uptrace/bun/dialect/pgdialect"
 	"github.com/uptrace/bun/dialect/sqlitedialect"
 	"github.com/uptrace/bun/driver/pgdriver"
-	"github.com/uptrace/bun/driver/sqliteshim"
 )
 
 // defaultMaxConns is the PostgreSQL pool's size unless SetMaxConns changes
@@ -19,6 +18,12 @@ import (
 // (docs/BENCHMARKS.md); a few instances of 16 stay well within PostgreSQL's
 // default of 100 connections.
 const defaultMaxConns = 16
+
+// sqliteDriver is modernc.org/sqlite's own registration (the pure-Go driver
+// sqliteshim would pick): the functions the engine registers with it
+// (search_text.go) exist only on its connections, not on sqliteshim's
+// driver value.
+const sqliteDriver = "sqlite"
 
 // OpenDB opens the database named by url: "postgres://..." (or "postgresql://")
 // or "sqlite:PATH". SQLite runs with one connection, WAL and a busy timeout:
@@ -42,7 +47,7 @@ func OpenDB(url string) (*bun.DB, error) {
 			sep = "&"
 		}
 		dsn := "file:" + path + sep + "_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_time_format=sqlite"
-		sqldb, err := sql.Open(sqliteshim.ShimName, dsn)
+		sqldb, err := sql.Open(sqliteDriver, dsn)
 		if err != nil {
 			return nil, fmt.Errorf("open sqlite: %w", err)
 		}

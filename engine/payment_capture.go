@@ -238,6 +238,9 @@ type StatementLine struct {
 	Captured bool
 	// Completed: the capture completed the registration.
 	Completed bool
+	// Kept: the credit could not be matched and was kept for a treasurer
+	// to resolve (BankCredits).
+	Kept bool
 	// Err is why a capture failed (the rest of the import goes on).
 	Err error
 }
@@ -263,8 +266,10 @@ func creditEventID(c banking.Credit) string { return "credit:" + c.ID }
 // reference with a partial or excess amount or another currency. Every
 // capture is its own transaction and stores the bank's id of the credit,
 // so a credit already captured by an earlier import is left out and
-// re-running an import captures nothing twice. Duplicates and unknown
-// credits are only listed, with the reason.
+// re-running an import captures nothing twice. Unknown credits, and
+// second payments for a payment already paid, are kept (once, by the
+// bank's id) as unmatched credits for a treasurer (ResolveCredit); a
+// credit listed twice in the file is only listed.
 func (s *Service) ImportStatement(ctx context.Context, st banking.Statement, opt StatementOptions) (_ *StatementImport, err error) {
 	defer classifyUnavailable(&err)
 	if opt.Account == "" {
@@ -289,9 +294,17 @@ func (s *Service) ImportStatement(ctx context.Context, st banking.Statement, opt
 	for _, id := range seen {
 		done[id] = true
 	}
+	bankIDs := make([]string, len(mine))
+	for i, c := range mine {
+		bankIDs[i] = c.ID
+	}
+	kept, err := keptCreditIDs(ctx, s.db, opt.Organisation, bankIDs)
+	if err != nil {
+		return nil, err
+	}
 	fresh := mine[:0:0]
 	for _, c := range mine {
-		if done[creditEventID(c)] {
+		if done[creditEventID(c)] || kept[c.ID] {
 			rep.AlreadyImported++
 			continue
 		}
@@ -324,6 +337,20 @@ func (s *Service) ImportStatement(ctx context.Context, st banking.Statement, opt
 		}
 		switch pr.Outcome {
 		case banking.OutcomeExact, banking.OutcomeByAmount, banking.OutcomePartial, banking.OutcomeExcess, banking.OutcomeCurrency:
+		case banking.OutcomeDuplicate, banking.OutcomeUnknown:
+			// Kept for a treasurer, unless it is the same credit listed
+			// twice (overlapping statements): that money is counted once.
+			if !opt.DryRun && (pr.Outcome == banking.OutcomeUnknown || pr.Expected != nil) {
+				actor := CommandLine
+				if opt.Actor != nil {
+					actor = *opt.Actor
+				}
+				if line.Kept, line.Err = s.keepUnmatchedCredit(ctx, s.storedCredit(st, opt, line), actor); line.Err != nil {
+					s.log.ErrorContext(ctx, "unmatched statement credit could not be kept", "credit", pr.Credit.ID, "err", line.Err)
+				}
+			}
+			rep.Lines = append(rep.Lines, line)
+			continue
 		default:
 			rep.Lines = append(rep.Lines, line)
 			continue
@@ -405,6 +432,9 @@ func (s *Service) accumulate(ctx context.Context, tx bun.Tx, p *Payment, order *
 		return false, err
 	}
 	res.Outcome, res.Partial, res.Replayed = attemptOutcome(p), true, !inserted
+	if !inserted {
+		auditUnchanged(ctx)
+	}
 	return true, nil
 }
 

@@ -222,6 +222,9 @@ func TestImportStatementFixture(t *testing.T) {
 			t.Fatal(err)
 		}
 		assertUnchanged(t, before, f.state())
+		if n := f.count((*engine.BankCredit)(nil), "1 = 1"); n != 0 {
+			t.Fatalf("a dry run kept %d credits", n)
+		}
 		if len(dry.Lines) != 8 {
 			t.Fatalf("dry run: %d lines, want 8", len(dry.Lines))
 		}
@@ -231,26 +234,26 @@ func TestImportStatementFixture(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := []struct {
-			credit              string
-			outcome             banking.Outcome
-			rf                  banking.Reference
-			captured, completed bool
+			credit                    string
+			outcome                   banking.Outcome
+			rf                        banking.Reference
+			captured, completed, kept bool
 		}{
-			{"2026110300001", banking.OutcomeExact, "RF48PRALPHA2345ALPHA234", true, true},
-			{"2026110400002", banking.OutcomeExact, "RF32PRBRAVO2345BRAVO234", true, true},
-			{"2026110600003", banking.OutcomeByAmount, "RF59PRCHARL2345CHARL234", true, true},
-			{"2026110700004", banking.OutcomeUnknown, "", false, false},
-			{"2026111000007/1", banking.OutcomePartial, "RF38PRDELTA2345DELTA234", true, false},
-			{"2026111000007/2", banking.OutcomeExcess, "RF65PRECHOO2345ECHOO234", true, false},
-			{"2026111200008", banking.OutcomeUnknown, "", false, false},
-			{"2026111400009", banking.OutcomeDuplicate, "RF48PRALPHA2345ALPHA234", false, false},
+			{"2026110300001", banking.OutcomeExact, "RF48PRALPHA2345ALPHA234", true, true, false},
+			{"2026110400002", banking.OutcomeExact, "RF32PRBRAVO2345BRAVO234", true, true, false},
+			{"2026110600003", banking.OutcomeByAmount, "RF59PRCHARL2345CHARL234", true, true, false},
+			{"2026110700004", banking.OutcomeUnknown, "", false, false, true},
+			{"2026111000007/1", banking.OutcomePartial, "RF38PRDELTA2345DELTA234", true, false, false},
+			{"2026111000007/2", banking.OutcomeExcess, "RF65PRECHOO2345ECHOO234", true, false, false},
+			{"2026111200008", banking.OutcomeUnknown, "", false, false, true},
+			{"2026111400009", banking.OutcomeDuplicate, "RF48PRALPHA2345ALPHA234", false, false, true},
 		}
 		if len(rep.Lines) != len(want) {
 			t.Fatalf("%d lines, want %d: %+v", len(rep.Lines), len(want), rep.Lines)
 		}
 		for i, w := range want {
 			l := rep.Lines[i]
-			if l.Credit.ID != w.credit || l.Outcome != w.outcome || l.RF != w.rf || l.Captured != w.captured || l.Completed != w.completed || l.Err != nil {
+			if l.Credit.ID != w.credit || l.Outcome != w.outcome || l.RF != w.rf || l.Captured != w.captured || l.Completed != w.completed || l.Kept != w.kept || l.Err != nil {
 				t.Errorf("line %d: %s %s %s captured=%v completed=%v err=%v (%s); want %+v", i, l.Credit.ID, l.Outcome, l.RF, l.Captured, l.Completed, l.Err, l.Reason, w)
 			}
 			if l.Reason == "" {
@@ -283,20 +286,32 @@ func TestImportStatementFixture(t *testing.T) {
 			t.Fatalf("%d confirmations, want 3", n)
 		}
 
-		// Again: the captured credits are known by the bank's id.
+		// The unmatched credits (two unknown, one second payment) are kept
+		// for a treasurer, with what the payer wrote.
+		kept, err := f.svc.BankCredits(f.ctx, engine.CreditQuery{States: []engine.CreditState{engine.CreditUnmatched}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(kept) != 3 {
+			t.Fatalf("%d kept credits, want 3: %+v", len(kept), kept)
+		}
+		if k := kept[2]; k.CreditID != "2026110700004" || k.AmountMinor != 18450 || k.Currency != "EUR" || k.DebtorName != "Udo Unbekannt" ||
+			k.Reference != "RF35PRUNKNO2345UNKNO234" || k.Reason == "" || k.OrganisationID != nil || k.BookedOn == nil || k.StatementID == "" {
+			t.Fatalf("kept credit %+v", k)
+		}
+
+		// Again: the captured and the kept credits are known by the bank's id.
 		before = f.state()
 		again, err := f.svc.ImportStatement(f.ctx, st, engine.StatementOptions{Account: iban})
 		if err != nil {
 			t.Fatal(err)
 		}
 		assertUnchanged(t, before, f.state())
-		if again.AlreadyImported != 5 || len(again.Lines) != 3 {
-			t.Fatalf("re-import: %d already imported, %d lines; want 5 and 3", again.AlreadyImported, len(again.Lines))
+		if again.AlreadyImported != 8 || len(again.Lines) != 0 {
+			t.Fatalf("re-import: %d already imported, %d lines; want 8 and 0", again.AlreadyImported, len(again.Lines))
 		}
-		for _, l := range again.Lines {
-			if l.Captured {
-				t.Errorf("re-import captured %s", l.Credit.ID)
-			}
+		if n := f.count((*engine.BankCredit)(nil), "1 = 1"); n != 3 {
+			t.Fatalf("%d credits kept after the re-import, want 3", n)
 		}
 
 		// Next month's statement brings the rest of the partial payment:

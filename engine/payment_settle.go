@@ -223,6 +223,7 @@ func (s *Service) settle(ctx context.Context, provider PaymentProvider, c Paymen
 		res.Outcome = attemptOutcome(p)
 		if !inserted {
 			res.Replayed = true // this event was settled before
+			auditUnchanged(ctx)
 			return nil
 		}
 		if c.Actor != nil {

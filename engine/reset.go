@@ -23,8 +23,19 @@ func (s *Service) Reset(ctx context.Context, userKey, processID string) (_ *Form
 		if err != nil {
 			return err
 		}
-		wasDone := inst.Status == StateDone
 		orgID = inst.OrganisationID
+		def, err := s.defs.get(ctx, tx, inst.DefinitionID)
+		if err != nil {
+			return err
+		}
+		if inst.Status == StateInit && inst.CurrentStepID == nil && len(inst.SelectedPersons) == 0 {
+			// At its start already: a second post of the staff form, or a
+			// second click. Nothing is written, nor audited twice.
+			auditUnchanged(ctx)
+			form, err = s.selectionForm(ctx, tx, inst, def, nil)
+			return err
+		}
+		wasDone := inst.Status == StateDone
 		now := s.clock()
 		inst.Status, inst.CurrentStepID, inst.SelectedPersons = StateInit, nil, []int64{}
 		if err := bumpVersion(ctx, tx, inst, now, "status", "current_step_id", "selected_persons"); err != nil {
@@ -40,10 +51,6 @@ func (s *Service) Reset(ctx context.Context, userKey, processID string) (_ *Form
 			if err := cancelCommit(ctx, tx, inst.ID, now); err != nil {
 				return err
 			}
-		}
-		def, err := s.defs.get(ctx, tx, inst.DefinitionID)
-		if err != nil {
-			return err
 		}
 		form, err = s.selectionForm(ctx, tx, inst, def, nil)
 		return err

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/uptrace/bun"
 )
@@ -16,11 +17,21 @@ type PersonWithKeys struct {
 
 // PersonsPage lists an organisation's persons by name, limit a page from
 // offset, with their user keys; more reports whether another page follows.
-func (s *Service) PersonsPage(ctx context.Context, orgID int64, offset, limit int) (_ []PersonWithKeys, more bool, err error) {
+// A search narrows to the persons whose name contains it or whose e-mail
+// or external id it is, whatever the case (search_text.go).
+func (s *Service) PersonsPage(ctx context.Context, orgID int64, search string, offset, limit int) (_ []PersonWithKeys, more bool, err error) {
 	defer classifyUnavailable(&err)
 	var persons []Person
-	if err := s.db.NewSelect().Model(&persons).Where("organisation_id = ?", orgID).
-		OrderExpr("last_name, first_name, id").Offset(int64(offset)).Limit(int64(limit + 1)).Scan(ctx); err != nil {
+	sel := s.db.NewSelect().Model(&persons).Where("organisation_id = ?", orgID)
+	if search = strings.TrimSpace(search); search != "" {
+		folded := foldText(search)
+		sel = sel.WhereGroup(" AND ", func(w *bun.SelectQuery) *bun.SelectQuery {
+			return w.Where(foldSQL(s.db, "first_name || ' ' || last_name")+" LIKE ?"+likeEscape, containsPattern(folded)).
+				WhereOr(foldSQL(s.db, "email")+" = ?", folded).
+				WhereOr("external_id = ?", search)
+		})
+	}
+	if err := sel.OrderExpr("last_name, first_name, id").Offset(int64(offset)).Limit(int64(limit + 1)).Scan(ctx); err != nil {
 		return nil, false, fmt.Errorf("list persons: %w", err)
 	}
 	if len(persons) > limit {

@@ -161,10 +161,10 @@ func (s *Service) loadMessages(ctx context.Context, d *RegistrationDetail) error
 		ColumnExpr("j.state AS job_state, j.attempts, j.last_error").
 		Join("LEFT JOIN jobs AS j ON j.dedup_key = 'outbox:' || outbox_message.dedup_key").
 		WhereGroup(" AND ", func(w *bun.SelectQuery) *bun.SelectQuery {
-			w = w.Where("outbox_message.dedup_key LIKE ?", fmt.Sprintf("%%:instance:%d:%%", d.Instance.ID))
+			w = w.Where("outbox_message.dedup_key LIKE ?"+likeEscape, containsPattern(fmt.Sprintf(":instance:%d:", d.Instance.ID)))
 			if d.Order != nil {
-				w = w.WhereOr("outbox_message.dedup_key LIKE ?", fmt.Sprintf("%%:order:%d", d.Order.ID)).
-					WhereOr("outbox_message.dedup_key LIKE ?", fmt.Sprintf("%%:order:%d:%%", d.Order.ID))
+				w = w.WhereOr("outbox_message.dedup_key LIKE ?"+likeEscape, "%"+escapeLike(fmt.Sprintf(":order:%d", d.Order.ID))).
+					WhereOr("outbox_message.dedup_key LIKE ?"+likeEscape, containsPattern(fmt.Sprintf(":order:%d:", d.Order.ID)))
 			}
 			return w
 		}).OrderExpr("outbox_message.id")

@@ -114,8 +114,54 @@ func (q *RegistrationQuery) normalise() {
 	q.Search = strings.TrimSpace(q.Search)
 }
 
-// filter adds q's conditions to a select on process_instances AS pi.
-func (q RegistrationQuery) filter(sel *bun.SelectQuery, now time.Time) *bun.SelectQuery {
+// searchMatches are what a search found, looked up once before the count
+// and the page (each would otherwise run the person search again).
+type searchMatches struct {
+	// userKeys are the user keys of the persons whose name or e-mail
+	// matched; personKeys the subquery finding them instead, when they are
+	// too many to list.
+	userKeys   []string
+	personKeys *bun.SelectQuery
+	// instanceIDs are the registrations whose order or payment has the
+	// searched reference.
+	instanceIDs []int64
+}
+
+// maxListedKeys bounds the user keys a search lists in its query; beyond
+// it the person search runs as a subquery.
+const maxListedKeys = 500
+
+// findSearch looks up what q.Search matches: persons by a part of their
+// name or their e-mail, whatever the case (search_text.go), and orders and
+// payments by their reference.
+func (s *Service) findSearch(ctx context.Context, q RegistrationQuery) (*searchMatches, error) {
+	folded := foldText(q.Search)
+	persons := s.db.NewSelect().TableExpr("persons AS pe").Column("pe.id").Where("pe.organisation_id = ?", q.OrganisationID).
+		WhereGroup(" AND ", func(w *bun.SelectQuery) *bun.SelectQuery {
+			return w.Where(foldSQL(s.db, "pe.first_name || ' ' || pe.last_name")+" LIKE ?"+likeEscape, containsPattern(folded)).
+				WhereOr(foldSQL(s.db, "pe.email")+" = ?", folded)
+		})
+	keys := s.db.NewSelect().TableExpr("user_persons AS up").ColumnExpr("DISTINCT up.user_key").
+		Where("up.organisation_id = ? AND up.person_id IN (?)", q.OrganisationID, persons)
+	m := &searchMatches{}
+	if err := keys.Limit(maxListedKeys+1).Scan(ctx, &m.userKeys); err != nil {
+		return nil, fmt.Errorf("search persons: %w", err)
+	}
+	if len(m.userKeys) > maxListedKeys {
+		m.userKeys, m.personKeys = nil, keys
+	}
+	err := s.db.NewRaw(`SELECT ro.process_instance_id FROM orders AS ro WHERE ro.organisation_id = ? AND ro.pay_reference = ?
+		UNION SELECT po.process_instance_id FROM payments AS rp JOIN orders AS po ON po.id = rp.order_id WHERE po.organisation_id = ? AND rp.reference = ?`,
+		q.OrganisationID, q.Search, q.OrganisationID, q.Search).Scan(ctx, &m.instanceIDs)
+	if err != nil {
+		return nil, fmt.Errorf("search references: %w", err)
+	}
+	return m, nil
+}
+
+// filter adds q's conditions to a select on process_instances AS pi; m
+// is what q.Search found (nil without a search).
+func (q RegistrationQuery) filter(sel *bun.SelectQuery, now time.Time, m *searchMatches) *bun.SelectQuery {
 	sel = sel.Where("pi.organisation_id = ?", q.OrganisationID).Where("pi.related_entity_type = ?", EntityMembership)
 	if q.PeriodID != 0 {
 		sel = sel.Where("pi.related_entity_id = ?", q.PeriodID)
@@ -132,14 +178,19 @@ func (q RegistrationQuery) filter(sel *bun.SelectQuery, now time.Time) *bun.Sele
 		sel = sel.Where("pi.id IN (SELECT uo.process_instance_id FROM orders AS uo WHERE uo.organisation_id = ? AND uo.status = ? AND uo.created_at < ?)",
 			q.OrganisationID, OrderUnpaid, now.AddDate(0, 0, -q.UnpaidDays))
 	}
-	if s := q.Search; s != "" {
-		like := "%" + strings.ToLower(s) + "%"
+	if m != nil {
 		sel = sel.WhereGroup(" AND ", func(w *bun.SelectQuery) *bun.SelectQuery {
-			return w.Where("pi.user_key = ?", s).
-				WhereOr(`pi.user_key IN (SELECT up.user_key FROM user_persons AS up JOIN persons AS pe ON pe.id = up.person_id
-					WHERE up.organisation_id = ? AND (LOWER(pe.first_name || ' ' || pe.last_name) LIKE ? OR LOWER(pe.email) = ?))`, q.OrganisationID, like, strings.ToLower(s)).
-				WhereOr(`pi.id IN (SELECT ro.process_instance_id FROM orders AS ro WHERE ro.pay_reference = ?
-					UNION SELECT po.process_instance_id FROM payments AS rp JOIN orders AS po ON po.id = rp.order_id WHERE rp.reference = ?)`, s, s)
+			w = w.Where("pi.user_key = ?", q.Search)
+			switch {
+			case m.personKeys != nil:
+				w = w.WhereOr("pi.user_key IN (?)", m.personKeys)
+			case len(m.userKeys) > 0:
+				w = w.WhereOr("pi.user_key IN (?)", bun.List(m.userKeys))
+			}
+			if len(m.instanceIDs) > 0 {
+				w = w.WhereOr("pi.id IN (?)", bun.List(m.instanceIDs))
+			}
+			return w
 		})
 	}
 	return sel
@@ -153,7 +204,15 @@ func (s *Service) Registrations(ctx context.Context, q RegistrationQuery) (page 
 	defer classifyUnavailable(&err)
 	q.normalise()
 	now := s.clock()
-	base := func() *bun.SelectQuery { return q.filter(s.db.NewSelect().TableExpr("process_instances AS pi"), now) }
+	var found *searchMatches
+	if q.Search != "" {
+		if found, err = s.findSearch(ctx, q); err != nil {
+			return nil, err
+		}
+	}
+	base := func() *bun.SelectQuery {
+		return q.filter(s.db.NewSelect().TableExpr("process_instances AS pi"), now, found)
+	}
 	n, err := base().Count(ctx)
 	total := int(n)
 	if err != nil {

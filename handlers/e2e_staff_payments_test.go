@@ -88,6 +88,22 @@ func TestE2EStaffPaymentsStatement(t *testing.T) {
 	b.click(`[data-testid=back-to-payments]`)
 	b.waitVisible(`[data-testid=attention-empty]`)
 
+	// The unknown sender's credit was kept: the treasurer returns it with a
+	// note, after confirming.
+	if st := b.attr(`[data-testid=stored-credit]`, "data-state"); st != "unmatched" {
+		t.Fatalf("kept credit: %q", st)
+	}
+	b.click(`[data-testid=stored-credit-resolve]`)
+	b.waitVisible(`[data-testid=credit-resolve-form]`)
+	b.checkPage("staff-payments-credit")
+	b.click(`[data-testid=credit-resolve-form] input[value=returned]`)
+	b.typeInto(`[data-testid=credit-resolve-form] input[name=note]`, "not a member; sent back")
+	b.clickTo(`[data-testid=credit-resolve-submit]`, `[data-testid=staff-confirm]`)
+	b.clickTo(`[data-testid=staff-confirm-yes]`, `[data-testid=staff-flash]`)
+	if st := b.attr(`[data-testid=stored-credit]`, "data-state"); st != "returned" {
+		t.Fatalf("credit after returning it: %q", st)
+	}
+
 	for _, p := range []struct{ path, ready string }{{"/staff/jobs", "jobs-empty"}, {"/staff/invitations", "import-form"}} {
 		b.navigate(p.path)
 		b.waitVisible(`[data-testid=` + p.ready + `]`)

@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -126,12 +125,9 @@ func numberRange(lo, hi *float64) string {
 func (s *Server) staffUploadDefinition(c echo.Context) error {
 	u := staffUserOf(c)
 	data, _, err := staffUpload(c, "")
-	switch {
-	case errors.Is(err, errUploadTooLarge):
-		return s.renderDefinitions(c, http.StatusRequestEntityTooLarge, staffOpsTextIn(c).DefTooLarge)
-	case errors.Is(err, errUploadMissing):
-		return s.renderDefinitions(c, http.StatusUnprocessableEntity, staffOpsTextIn(c).DefMissing)
-	case err != nil:
+	if status, problem, ok := uploadProblem(err, staffOpsTextIn(c).DefTooLarge, staffOpsTextIn(c).DefMissing); ok {
+		return s.renderDefinitions(c, status, problem)
+	} else if err != nil {
 		return err
 	}
 	spec, err := engine.ParseDefinition(data)
@@ -157,12 +153,9 @@ func (s *Server) staffUploadDefinition(c echo.Context) error {
 // /staff/processes/{id}/activate, after asking.
 func (s *Server) staffActivateDefinition(c echo.Context) error {
 	u := staffUserOf(c)
-	id, ok := staffIDParam(c)
-	if !ok {
-		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
-	}
-	if ok, err := s.staffConfirmed(c, staffOpsTextIn(c).DefActivateQuestion, staffOpsTextIn(c).DefActivateDetail,
-		tenantPath(c, StaffPrefix+staffDefinitionsPath)); !ok {
+	id, proceed, err := s.staffConfirmedID(c, staffOpsTextIn(c).DefActivateQuestion, staffOpsTextIn(c).DefActivateDetail,
+		tenantPath(c, StaffPrefix+staffDefinitionsPath))
+	if !proceed {
 		return err
 	}
 	if _, err := s.engine.SetDefinitionActive(c.Request().Context(), u.actor(), u.OrganisationID, engine.DefinitionRef{ID: id}, engine.DefinitionUse); err != nil {

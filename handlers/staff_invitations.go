@@ -3,8 +3,8 @@ package handlers
 import (
 	"bytes"
 	"cmp"
-	"errors"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -46,12 +46,14 @@ func (s *Server) renderInvitations(c echo.Context, status int, st invitationsSta
 	ctx := c.Request().Context()
 	from, _ := strconv.Atoi(c.QueryParam("from"))
 	from = max(from, 0)
-	persons, more, err := s.engine.PersonsPage(ctx, u.OrganisationID, from, staffPersonsPageSize)
+	search := strings.TrimSpace(c.QueryParam("q"))
+	persons, more, err := s.engine.PersonsPage(ctx, u.OrganisationID, search, from, staffPersonsPageSize)
 	if err != nil {
 		return s.staffEngineError(c, err)
 	}
 	m := views.StaffInvitationsModel{StaffChrome: s.staffChrome(c, staffOpsTextIn(c).InvitationsTitle),
-		ImportURL: tenantPath(c, StaffPrefix+staffImportPath), Error: st.uploadError, Sent: st.sent}
+		ImportURL: tenantPath(c, StaffPrefix+staffImportPath), Error: st.uploadError, Sent: st.sent,
+		PersonsURL: tenantPath(c, StaffPrefix+"/invitations"), PersonSearch: search}
 	for _, p := range persons {
 		row := views.StaffDirectoryRow{Name: p.Person.FirstName + " " + p.Person.LastName, Born: p.Person.DateOfBirth.Format(time.DateOnly),
 			Email: p.Person.Email, UserKeys: strings.Join(p.UserKeys, ", ")}
@@ -61,7 +63,7 @@ func (s *Server) renderInvitations(c echo.Context, status int, st invitationsSta
 		m.Persons = append(m.Persons, row)
 	}
 	if more {
-		m.MoreURL = tenantPath(c, StaffPrefix+"/invitations?from="+strconv.Itoa(from+staffPersonsPageSize))
+		m.MoreURL = tenantPath(c, StaffPrefix+"/invitations?"+url.Values{"q": {search}, "from": {strconv.Itoa(from + staffPersonsPageSize)}}.Encode())
 	}
 	if err := s.addInvitations(c, &m, st.form); err != nil {
 		return s.staffEngineError(c, err)
@@ -207,12 +209,9 @@ func (s *Server) staffSendInvitations(c echo.Context) error {
 // asking: the link is refused from then on.
 func (s *Server) staffRevokeInvitation(c echo.Context) error {
 	u := staffUserOf(c)
-	id, ok := staffIDParam(c)
-	if !ok {
-		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
-	}
 	back := tenantPath(c, StaffPrefix+"/invitations")
-	if ok, err := s.staffConfirmed(c, staffOpsTextIn(c).InvRevokeQuestion, staffOpsTextIn(c).InvRevokeDetail, back); !ok {
+	id, proceed, err := s.staffConfirmedID(c, staffOpsTextIn(c).InvRevokeQuestion, staffOpsTextIn(c).InvRevokeDetail, back)
+	if !proceed {
 		return err
 	}
 	inv, err := s.engine.RevokeInvitation(c.Request().Context(), u.actor(), u.OrganisationID, id)
@@ -238,12 +237,9 @@ func init() {
 func (s *Server) staffImportPersons(c echo.Context) error {
 	u := staffUserOf(c)
 	data, fromCopy, err := staffUpload(c, "csv")
-	switch {
-	case errors.Is(err, errUploadTooLarge):
-		return s.renderStaffInvitations(c, http.StatusRequestEntityTooLarge, staffOpsTextIn(c).ImportTooLarge)
-	case errors.Is(err, errUploadMissing):
-		return s.renderStaffInvitations(c, http.StatusUnprocessableEntity, staffOpsTextIn(c).ImportMissing)
-	case err != nil:
+	if status, problem, ok := uploadProblem(err, staffOpsTextIn(c).ImportTooLarge, staffOpsTextIn(c).ImportMissing); ok {
+		return s.renderStaffInvitations(c, status, problem)
+	} else if err != nil {
 		return err
 	}
 	rows, err := engine.ParsePersonCSV(bytes.NewReader(data))

@@ -240,7 +240,7 @@ func TestStaffPaymentsStatementImport(t *testing.T) {
 		// Confirming twice captures nothing more.
 		again := env.postFile(tr, "/staff/payments/statement", confirm, "", nil)
 		if again.status != http.StatusOK || again.testid("statement-nothing").Length() != 1 ||
-			!strings.HasPrefix(again.testid("statement-note").Text(), "1 ") {
+			!strings.HasPrefix(again.testid("statement-note").Text(), "2 ") {
 			t.Fatalf("second confirmation: %d %s", again.status, again.testid("staff-main").Text())
 		}
 		n, err := db.NewSelect().Model((*engine.PaymentEvent)(nil)).Where("event_id = ?", "credit:C-1").Count(ctx)

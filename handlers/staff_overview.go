@@ -44,6 +44,11 @@ func (s *Server) staffOverview(c echo.Context) error {
 		return s.staffEngineError(c, err)
 	}
 	m.Jobs = views.StaffCountLink{Label: staffTextIn(c).OvJobs, Count: len(failed), URL: tenantPath(c, StaffPrefix+"/jobs")}
+	credits, err := s.engine.CountUnmatchedCredits(ctx, u.OrganisationID)
+	if err != nil {
+		return s.staffEngineError(c, err)
+	}
+	m.Credits = views.StaffCountLink{Label: staffOpsTextIn(c).OvCredits, Count: credits, URL: tenantPath(c, StaffPrefix+"/payments")}
 	for _, p := range periods {
 		m.Periods = append(m.Periods, views.StaffOption{Value: strconv.FormatInt(p.ID, 10), Label: p.Name, Selected: p.ID == periodID})
 	}

@@ -168,6 +168,20 @@ func (s *Server) staffConfirmed(c echo.Context, question, detail, cancelURL stri
 	return false, staffRender(c, http.StatusOK, views.StaffConfirmPage(m))
 }
 
+// staffConfirmedID reads the record id of the path and asks first
+// (staffConfirmed): proceed is true once both are settled; otherwise
+// the caller returns err (a not-found page, or the question).
+func (s *Server) staffConfirmedID(c echo.Context, question, detail, cancelURL string) (id int64, proceed bool, err error) {
+	id, ok := staffIDParam(c)
+	if !ok {
+		return 0, false, s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
+	}
+	if ok, err := s.staffConfirmed(c, question, detail, cancelURL); !ok {
+		return 0, false, err
+	}
+	return id, true, nil
+}
+
 // staffLoginPage answers GET /staff/login: a page with the sign-in
 // button, or a note after signing out. A signed-in staff member goes on.
 func (s *Server) staffLoginPage(c echo.Context) error {

@@ -2,10 +2,12 @@ package handlers
 
 import (
 	"bytes"
+	"cmp"
 	"context"
-	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -39,6 +41,13 @@ func (s *Server) renderStaffPayments(c echo.Context, status int, uploadError str
 	m := views.StaffPaymentsModel{StaffChrome: s.staffChrome(c, staffOpsTextIn(c).PaymentsTitle), Error: uploadError}
 	for _, a := range list {
 		m.Attention = append(m.Attention, s.staffAttentionRow(c, a))
+	}
+	credits, err := s.engine.BankCredits(c.Request().Context(), engine.CreditQuery{OrganisationID: u.OrganisationID, Limit: staffAttentionLimit})
+	if err != nil {
+		return s.staffEngineError(c, err)
+	}
+	for _, cr := range credits {
+		m.Credits = append(m.Credits, s.staffStoredCredit(c, cr, u.Role.AtLeast(engine.RoleTreasurer)))
 	}
 	if u.Role.AtLeast(engine.RoleTreasurer) {
 		if s.bankAccountOf(c.Request().Context(), u.OrganisationID) == "" {
@@ -99,12 +108,9 @@ func (s *Server) staffImportStatement(c echo.Context) error {
 		return s.staffErrorPage(c, http.StatusConflict, staffOpsTextIn(c).StatementNoBank)
 	}
 	data, fromCopy, err := staffUpload(c, "statement")
-	switch {
-	case errors.Is(err, errUploadTooLarge):
-		return s.renderStaffPayments(c, http.StatusRequestEntityTooLarge, staffOpsTextIn(c).StatementTooLarge)
-	case errors.Is(err, errUploadMissing):
-		return s.renderStaffPayments(c, http.StatusUnprocessableEntity, staffOpsTextIn(c).StatementMissing)
-	case err != nil:
+	if status, problem, ok := uploadProblem(err, staffOpsTextIn(c).StatementTooLarge, staffOpsTextIn(c).StatementMissing); ok {
+		return s.renderStaffPayments(c, status, problem)
+	} else if err != nil {
 		return err
 	}
 	st, err := banking.ParseStatement(bytes.NewReader(data))
@@ -185,6 +191,9 @@ func staffCreditRow(c echo.Context, l engine.StatementLine, captured bool) (view
 		if ok {
 			row.Outcome = o.text(c)
 		}
+		if l.Kept {
+			row.Result += ". " + staffOpsTextIn(c).LineKept
+		}
 		return row, false
 	}
 	row.Outcome = o.text(c)
@@ -206,4 +215,118 @@ func staffCreditRow(c echo.Context, l engine.StatementLine, captured bool) (view
 		row.Result = l.Reason
 	}
 	return row, true
+}
+
+// staffStoredCredit prints a credit an import kept; resolvable says the
+// role may resolve it.
+func (s *Server) staffStoredCredit(c echo.Context, cr engine.BankCredit, resolvable bool) views.StaffStoredCredit {
+	key := strconv.FormatInt(cr.ID, 10)
+	row := views.StaffStoredCredit{Key: key, Amount: engine.FormatMoney(cr.AmountMinor, cr.Currency), From: cr.DebtorName,
+		IBAN: cr.DebtorIBAN, Reference: cr.Reference, Remittance: cr.Remittance, Reason: cr.Reason, StateKey: string(cr.State),
+		State: creditStateLabel(c, cr.State), Note: cr.Note}
+	if cr.BookedOn != nil {
+		row.Date = cr.BookedOn.UTC().Format(time.DateOnly)
+	}
+	if cr.ResolvedAt != nil {
+		row.Resolved = staffOpsTextIn(c).CreditBy + " " + cr.ResolvedBy + ", " + staffTime(*cr.ResolvedAt)
+	}
+	if cr.PaymentReference != nil {
+		row.Payment = *cr.PaymentReference
+		if cr.RegistrationID != 0 {
+			row.PaymentURL = registrationURL(c, cr.RegistrationID)
+		}
+	}
+	if resolvable && cr.State == engine.CreditUnmatched {
+		row.ResolveURL = tenantPath(c, StaffPrefix+staffCreditsPath+"/"+key+"/resolve")
+	}
+	return row
+}
+
+// creditStateLabel is how the payments page names a credit's state.
+func creditStateLabel(c echo.Context, st engine.CreditState) string {
+	switch st {
+	case engine.CreditAssigned:
+		return staffOpsTextIn(c).CreditStateAssigned
+	case engine.CreditReturned:
+		return staffOpsTextIn(c).CreditStateReturned
+	case engine.CreditIgnored:
+		return staffOpsTextIn(c).CreditStateIgnored
+	}
+	return staffOpsTextIn(c).CreditStateUnmatched
+}
+
+// staffCreditsPath holds the kept bank credits: POST
+// /staff/payments/credits/{id}/resolve.
+const staffCreditsPath = "/payments/credits"
+
+// The payments page's flashes after resolving a credit.
+const (
+	flashCreditAssigned        = "credit-assigned"
+	flashCreditAssignedProblem = "credit-assigned-problem"
+	flashCreditClosed          = "credit-closed"
+	flashCreditAlready         = "credit-already"
+)
+
+func init() {
+	staffFlashes[flashCreditAssigned] = func(c echo.Context) string { return staffOpsTextIn(c).CreditAssigned }
+	staffFlashes[flashCreditAssignedProblem] = func(c echo.Context) string { return staffOpsTextIn(c).CreditAssignedProblem }
+	staffFlashes[flashCreditClosed] = func(c echo.Context) string { return staffOpsTextIn(c).CreditClosed }
+	staffFlashes[flashCreditAlready] = func(c echo.Context) string { return staffOpsTextIn(c).CreditAlready }
+}
+
+// staffResolveCredit answers POST /staff/payments/credits/{id}/resolve
+// (resolution=assigned|returned|ignored, payment, note), after asking: an
+// assigned credit is captured for the registration or payment named, a
+// returned or ignored one closed with the note. Posted twice (the back
+// button, a double click), the second changes nothing and says so.
+func (s *Server) staffResolveCredit(c echo.Context) error {
+	u := staffUserOf(c)
+	id, ok := staffIDParam(c)
+	if !ok {
+		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
+	}
+	r := engine.CreditResolution{State: engine.CreditState(c.FormValue("resolution")), Payment: strings.TrimSpace(c.FormValue("payment")),
+		Note: strings.TrimSpace(c.FormValue("note"))}
+	detail := staffOpsTextIn(c).CreditCloseDetail
+	switch {
+	case r.State == engine.CreditAssigned && r.Payment == "":
+		return s.staffErrorPage(c, http.StatusUnprocessableEntity, staffOpsTextIn(c).CreditNoPayment)
+	case r.State == engine.CreditAssigned:
+		detail = staffOpsTextIn(c).CreditAssignDetail
+	case r.State != engine.CreditReturned && r.State != engine.CreditIgnored:
+		return s.staffErrorPage(c, http.StatusUnprocessableEntity, staffOpsTextIn(c).CreditNoChoice)
+	case r.Note == "":
+		return s.staffErrorPage(c, http.StatusUnprocessableEntity, staffOpsTextIn(c).CreditNoNote)
+	}
+	back := tenantPath(c, StaffPrefix+"/payments")
+	credits, err := s.engine.BankCredits(c.Request().Context(), engine.CreditQuery{OrganisationID: u.OrganisationID, Limit: staffAttentionLimit})
+	if err != nil {
+		return s.staffEngineError(c, err)
+	}
+	question := ""
+	for _, cr := range credits {
+		if cr.ID == id {
+			question = fmt.Sprintf(staffOpsTextIn(c).CreditResolveQuestion, engine.FormatMoney(cr.AmountMinor, cr.Currency), cmp.Or(cr.DebtorName, "?"))
+		}
+	}
+	if question == "" {
+		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
+	}
+	if ok, err := s.staffConfirmed(c, question, detail, back); !ok {
+		return err
+	}
+	res, err := s.engine.ResolveCredit(c.Request().Context(), u.actor(), u.OrganisationID, id, r)
+	if err != nil {
+		return s.staffEngineError(c, err)
+	}
+	done := flashCreditClosed
+	switch {
+	case res.Replayed:
+		done = flashCreditAlready
+	case res.Capture != nil && (res.Capture.Problem != "" || res.Capture.Stale):
+		done = flashCreditAssignedProblem
+	case res.Capture != nil:
+		done = flashCreditAssigned
+	}
+	return c.Redirect(http.StatusSeeOther, back+"?done="+done)
 }

@@ -41,6 +41,7 @@ func StaffRoutes() []StaffRoute {
 		{Method: http.MethodPost, Path: "/jobs/:id/retry", Example: "/jobs/0/retry", Min: engine.RoleRegistrar, handler: (*Server).staffRetryJob},
 		{Method: http.MethodGet, Path: "/payments", Min: engine.RoleViewer, handler: (*Server).staffPaymentsPage},
 		{Method: http.MethodPost, Path: staffStatementPath, Min: engine.RoleTreasurer, handler: (*Server).staffImportStatement},
+		{Method: http.MethodPost, Path: staffCreditsPath + "/:id/resolve", Example: staffCreditsPath + "/0/resolve", Min: engine.RoleTreasurer, handler: (*Server).staffResolveCredit},
 		{Method: http.MethodGet, Path: "/invitations", Min: engine.RoleRegistrar, handler: (*Server).staffInvitationsPage},
 		{Method: http.MethodPost, Path: staffImportPath, Min: engine.RoleRegistrar, handler: (*Server).staffImportPersons},
 		{Method: http.MethodPost, Path: staffInvitePath, Min: engine.RoleRegistrar, handler: (*Server).staffSendInvitations},

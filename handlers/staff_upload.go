@@ -40,6 +40,20 @@ var (
 	errUploadTooLarge = errors.New("file too large")
 )
 
+// uploadProblem is how a page shows an upload's problem by its field:
+// the status and which of the page's texts (too large, or no file), and
+// ok false for no problem or a failure that is not the upload's (err,
+// for the error handler).
+func uploadProblem(err error, tooLarge, missing string) (status int, message string, ok bool) {
+	switch {
+	case errors.Is(err, errUploadTooLarge):
+		return http.StatusRequestEntityTooLarge, tooLarge, true
+	case errors.Is(err, errUploadMissing):
+		return http.StatusUnprocessableEntity, missing, true
+	}
+	return 0, "", false
+}
+
 // staffUpload reads the file of a staff upload: the base64 copy in the
 // field copyField (fromCopy: the preview's form, to apply; "" for an
 // upload without preview), or else the file chosen in the field "file".

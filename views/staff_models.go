@@ -164,6 +164,8 @@ type StaffOverviewModel struct {
 	Attention                    StaffCountLink
 	// Jobs counts the failed and dead jobs, linking to the jobs page.
 	Jobs StaffCountLink
+	// Credits counts the bank credits waiting for a treasurer, linking to the payments page.
+	Credits StaffCountLink
 }
 
 // StaffCountLink is a count with a label and, optionally, where it leads.

@@ -25,6 +25,24 @@ type StaffPaymentsModel struct {
 	NoBank    bool
 	// Error is a problem with the uploaded file, shown by its field.
 	Error string
+	// Credits are the credits imports kept because they matched nothing:
+	// unmatched first, then the latest resolved.
+	Credits []StaffStoredCredit
+}
+
+// StaffStoredCredit is one kept bank credit.
+type StaffStoredCredit struct {
+	// Key is the credit's id, unique on the page (form field ids).
+	Key                                                     string
+	Date, Amount, From, IBAN, Reference, Remittance, Reason string
+	// StateKey is the state's code (data-state), State its name.
+	StateKey, State string
+	// Resolved says who resolved it when and why, and Payment what an
+	// assigned credit paid (PaymentURL its registration).
+	Resolved, Note, Payment, PaymentURL string
+	// ResolveURL is where the treasurer's decision posts; "" when the
+	// credit is resolved or the role may not resolve it.
+	ResolveURL string
 }
 
 // StaffAttentionRow is one payment attempt needing attention.
@@ -61,6 +79,8 @@ type StaffInvitationsModel struct {
 	Error     string
 	Persons   []StaffDirectoryRow
 	MoreURL   string
+	// PersonsURL is where the person search GETs; PersonSearch what was searched.
+	PersonsURL, PersonSearch string
 	// The invitations of the chosen period: the period choice (a GET to
 	// PeriodURL), the send form, its result and the list with counts.
 	PeriodURL   string

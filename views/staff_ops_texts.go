@@ -15,6 +15,14 @@ type StaffOpsTexts struct {
 	StatementInvalid, PreviewTitle, PreviewIntro, PreviewNothing, ResultTitle, ResultIntro, CreditDate, CreditAmount,
 	CreditFrom, CreditReference, CreditOutcome, CaptureButton, UnmatchedTitle, UnmatchedEmpty, AlreadyImported,
 	OtherAccounts, BackToPayments string
+	// Unmatched credits kept by imports, and their resolution
+	CreditsTitle, CreditsIntro, CreditsEmpty, CreditsResolvedTitle, CreditReason, CreditState, CreditStateUnmatched,
+	CreditStateAssigned, CreditStateReturned, CreditStateIgnored, CreditResolve, CreditAssign, CreditReturn, CreditIgnore,
+	CreditPayment, CreditPaymentHint, CreditNote, CreditResolveButton, CreditResolveQuestion, CreditAssignDetail,
+	CreditCloseDetail, CreditNoChoice, CreditNoPayment, CreditNoNote, CreditAssigned, CreditAssignedProblem, CreditClosed,
+	CreditAlready, CreditBy, OvCredits, LineKept, KeepButton string
+	// Person search on the invitations page
+	PersonsSearch, PersonsSearchButton, PersonsNoMatch string
 	// Outcomes of a statement line
 	OutcomeExact, OutcomeByAmount, OutcomePartial, OutcomeExcess, OutcomeCurrency, OutcomeDuplicate, OutcomeUnknown,
 	LineCompleted, LineCaptured, LineFailed, LineWillComplete, LineWillRecord string
@@ -100,6 +108,42 @@ var StaffOpsText = StaffOpsTexts{
 	AlreadyImported:   "credits were imported before and are left out.",
 	OtherAccounts:     "credits to other accounts are left out.",
 	BackToPayments:    "Back to payments",
+
+	CreditsTitle:          "Unmatched bank credits",
+	CreditsIntro:          "Money that arrived on the account but matched no open payment. Assign it to a registration (it is captured as a bank transfer), or record that you returned it or that it is not for the portal.",
+	CreditsEmpty:          "No unmatched credits: every imported credit found its payment.",
+	CreditsResolvedTitle:  "Resolved credits",
+	CreditReason:          "Why unmatched",
+	CreditState:           "State",
+	CreditStateUnmatched:  "Unmatched",
+	CreditStateAssigned:   "Assigned",
+	CreditStateReturned:   "Returned",
+	CreditStateIgnored:    "Ignored",
+	CreditResolve:         "Resolve",
+	CreditAssign:          "Assign to a registration",
+	CreditReturn:          "Returned to the payer",
+	CreditIgnore:          "Not for the portal (ignore)",
+	CreditPayment:         "Registration number or payment reference",
+	CreditPaymentHint:     "For an assignment: the number in the registration's address (/registrations/123), or its RF reference.",
+	CreditNote:            "Note (required to return or ignore)",
+	CreditResolveButton:   "Resolve the credit",
+	CreditResolveQuestion: "Resolve the credit of %s from %s?",
+	CreditAssignDetail:    "It is captured for the registration named, as a bank transfer: the exact amount completes the registration and its confirmation goes out.",
+	CreditCloseDetail:     "The credit is closed with your note; nothing is captured.",
+	CreditNoChoice:        "Choose what to do with the credit.",
+	CreditNoPayment:       "Name the registration number or payment reference the credit pays.",
+	CreditNoNote:          "Say in the note why the credit is returned or ignored.",
+	CreditAssigned:        "The credit was captured for the registration.",
+	CreditAssignedProblem: "The credit was captured, but its amount is not the registration's: it is recorded on the payment (see the payments needing attention).",
+	CreditClosed:          "The credit was closed with your note.",
+	CreditAlready:         "This credit was resolved this way before; nothing changed.",
+	CreditBy:              "by",
+	OvCredits:             "Unmatched bank credits",
+	LineKept:              "Kept on the payments page for you to resolve.",
+	KeepButton:            "Keep the unmatched credits to resolve",
+	PersonsSearch:         "Find a person by name, e-mail or external id",
+	PersonsSearchButton:   "Find",
+	PersonsNoMatch:        "No person matches this search.",
 
 	OutcomeExact:     "Reference and amount match",
 	OutcomeByAmount:  "Matched by amount only",

@@ -137,7 +137,7 @@ func sqliteReference(ctx context.Context, db *sql.DB, o options, lo, hi, step in
 	if failure != nil {
 		return referenceResult{}, failure
 	}
-	return referenceResult{name: fmt.Sprintf("database/sql (sqliteshim), %d goroutines, raw step", o.members),
+	return referenceResult{name: fmt.Sprintf("database/sql (modernc.org/sqlite), %d goroutines, raw step", o.members),
 		tps: float64(done.Load()) / time.Since(start).Seconds()}, nil
 }
 

@@ -69,9 +69,6 @@ func (c *Config) validateGateway() []string {
 		if c.OIDCClientID == "" {
 			add("PORTAL_OIDC_CLIENT_ID is required with PORTAL_OIDC_ISSUER")
 		}
-		if !backendGiven {
-			add("OIDC login needs PORTAL_ADMIN_BACKEND_URL: its tokens are exchanged there")
-		}
 		if c.OIDCRegistrationID == "" {
 			add("PORTAL_OIDC_REGISTRATION_ID must not be empty")
 		}
@@ -325,6 +322,9 @@ func buildGateway(cfg Config, db *bun.DB, log *slog.Logger) (*gatewayParts, erro
 	g.relay = handlers.RelayDeps{BaseURL: cfg.BaseURL, Metrics: metrics, MetricsToken: cfg.MetricsToken}
 	g.relay.Upstream.Prefix = cfg.RelayPrefix
 	if cfg.AdminBackendURL == nil {
+		if cfg.oidcOn() {
+			log.Info("member OIDC login off: it needs PORTAL_ADMIN_BACKEND_URL to exchange the tokens; staff sign-in uses the IdP alone")
+		}
 		return g, nil
 	}
 	g.relay.Upstream = upstream.Config{Backend: cfg.AdminBackendURL, Prefix: cfg.RelayPrefix,
@@ -334,6 +334,8 @@ func buildGateway(cfg Config, db *bun.DB, log *slog.Logger) (*gatewayParts, erro
 	if !cfg.oidcOn() {
 		return g, nil
 	}
+	// Members' OIDC login (here) exchanges the IdP's tokens at the admin
+	// backend, so it needs one; staff sign-in (staff.go) needs only the IdP.
 	provider := oidc.NewProvider(oidc.ProviderConfig{
 		Issuer: cfg.OIDCIssuer, ClientID: cfg.OIDCClientID, ClientSecret: cfg.OIDCClientSecret,
 		Scopes:      cfg.OIDCScopes,

@@ -100,13 +100,15 @@ const paymentsUsage = `usage:
   portal payments import FILE [--org ID] [--dry-run]
   portal payments refunded REFERENCE [--note TEXT]
   portal payments attention [--org ID]
+  portal payments credits [--org ID] [--state unmatched|assigned|returned|ignored|all]
+  portal payments credits --resolve ID --as assigned|returned|ignored [--payment REFERENCE] [--note TEXT] [--org ID]
   portal payments settings --org ID [--provider stripe|bank_transfer|test|""] [--stripe-key-file FILE]
       [--stripe-webhook-secret-file FILE] [--creditor-name NAME] [--iban IBAN] [--bic BIC]
       [--creditor-address "street;number;postcode;town;country"]`
 
 // paymentsCommands are the sub-commands of portal payments, with whether
 // each takes one positional argument.
-var paymentsCommands = map[string]bool{"capture": true, "import": true, "refunded": true, "attention": false, "settings": false}
+var paymentsCommands = map[string]bool{"capture": true, "import": true, "refunded": true, "attention": false, "settings": false, "credits": false}
 
 // cmdPayments is staff's side of payments: capturing money seen on the
 // account, importing a bank statement (camt.053/054), recording refunds
@@ -124,13 +126,17 @@ func cmdPayments(ctx context.Context, args []string, getenv func(string) string,
 	amount := fs.String("amount", "", "capture: the amount that arrived, such as 184.50")
 	currency := fs.String("currency", "", "capture: its currency (default: the payment's)")
 	date := fs.String("date", "", "capture: the booking date, YYYY-MM-DD (default: today)")
-	note := fs.String("note", "", "capture, refunded: a note for the record")
+	note := fs.String("note", "", "capture, refunded, credits --resolve: a note for the record")
 	id := fs.String("id", "", "capture: the bank's id of the credit, so that it is captured once (default: reference, date and amount)")
 	dryRun := fs.Bool("dry-run", false, "import: report what would be captured, capture nothing")
-	org := fs.Int64("org", 0, "import: the organisation whose bank account the statement is of (default: PORTAL_BANK_IBAN); attention, settings: the organisation")
+	org := fs.Int64("org", 0, "import: the organisation whose bank account the statement is of (default: PORTAL_BANK_IBAN); attention, settings: the organisation; credits: the organisation's credits (default: all, and with --resolve the shared account's)")
 	var sf settingsFlags
 	if args[0] == "settings" {
 		sf.register(fs)
+	}
+	var cf creditFlags
+	if args[0] == "credits" {
+		cf.register(fs)
 	}
 	// The positional argument may come first (as in the usage) or last:
 	// the flag package stops at the first non-flag.
@@ -171,6 +177,11 @@ func cmdPayments(ctx context.Context, args []string, getenv func(string) string,
 		return paymentSettings(ctx, svc, *org, fs, sf, stdout)
 	case "attention":
 		return paymentsAttention(ctx, svc, *org, stdout)
+	case "credits":
+		if cf.resolve != 0 {
+			return resolveCredit(ctx, svc, *org, cf, *note, stdout)
+		}
+		return listCredits(ctx, svc, *org, cf.state, stdout)
 	case "refunded":
 		p, err := svc.MarkRefundPaidBack(ctx, pos[0], *note)
 		if err != nil {
@@ -265,6 +276,8 @@ func importStatement(ctx context.Context, svc *engine.Service, opt engine.Statem
 			result, failed = "error: "+l.Err.Error(), failed+1
 		case dryRun && l.RF != "" && l.Outcome != banking.OutcomeDuplicate:
 			result = "would capture"
+		case l.Kept:
+			result = "kept unmatched (portal payments credits)"
 		case l.Completed:
 			result = "captured, completed"
 		case l.Captured:

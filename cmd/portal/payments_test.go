@@ -73,6 +73,34 @@ func TestPaymentsCommands(t *testing.T) {
 		if dry != strings.Contains(out, "dry run") {
 			t.Errorf("%v: dry run not said:\n%s", args, out)
 		}
+		if !dry && strings.Count(out, "kept unmatched") != 8 {
+			t.Errorf("%v: credits not kept:\n%s", args, out)
+		}
+	}
+
+	// The kept credits: listed, resolved from the command line, and skipped by a second import.
+	out, err := runCmd(t, e, "payments", "credits")
+	if err != nil || strings.Count(out, " unmatched ") != 8 || !strings.Contains(out, "Udo Unbekannt") || !strings.Contains(out, "RF35PRUNKNO2345UNKNO234") {
+		t.Fatalf("credits: %v\n%s", err, out)
+	}
+	id := strings.Fields(strings.Split(out, "\n")[1])[0]
+	if _, err := runCmd(t, e, "payments", "credits", "--resolve", id); err == nil || !strings.Contains(err.Error(), "--as") {
+		t.Errorf("resolve without --as: %v", err)
+	}
+	if _, err := runCmd(t, e, "payments", "credits", "--resolve", id, "--as", "returned"); err == nil || !strings.Contains(err.Error(), "note") {
+		t.Errorf("return without a note: %v", err)
+	}
+	if out, err := runCmd(t, e, "payments", "credits", "--resolve", id, "--as", "returned", "--note", "sent back 2026-11-23"); err != nil || !strings.Contains(out, "returned") {
+		t.Errorf("return: %v\n%s", err, out)
+	}
+	if out, err := runCmd(t, e, "payments", "credits", "--state", "returned"); err != nil || !strings.Contains(out, "sent back 2026-11-23") || strings.Contains(out, " unmatched ") {
+		t.Errorf("returned credits: %v\n%s", err, out)
+	}
+	if _, err := runCmd(t, e, "payments", "credits", "--state", "lost"); err == nil || !strings.Contains(err.Error(), "--state") {
+		t.Errorf("bad state: %v", err)
+	}
+	if out, err := runCmd(t, e, "payments", "import", fixture); err != nil || !strings.Contains(out, "8 imported before") {
+		t.Errorf("second import: %v\n%s", err, out)
 	}
 }
 

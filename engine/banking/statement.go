@@ -59,6 +59,9 @@ type Credit struct {
 	// Unstructured is the free remittance text (RmtInf/Ustrd), lines joined.
 	Unstructured string
 	DebtorName   string
+	// DebtorIBAN is the payer's account (RltdPties/DbtrAcct), "" when the
+	// bank does not say: where money that is not ours goes back to.
+	DebtorIBAN string
 }
 
 // MaxStatementBytes bounds a statement file; the largest monthly camt.053
@@ -226,8 +229,9 @@ type xmlTx struct {
 	TxAmt     *xmlAmount `xml:"AmtDtls>TxAmt>Amt"`
 	CdtDbtInd string     `xml:"CdtDbtInd"`
 	// Dbtr/Nm up to version 07, Dbtr/Pty/Nm from 08.
-	Dbtr   xmlParty `xml:"RltdPties>Dbtr"`
-	RmtInf struct {
+	Dbtr     xmlParty   `xml:"RltdPties>Dbtr"`
+	DbtrAcct xmlAccount `xml:"RltdPties>DbtrAcct"`
+	RmtInf   struct {
 		Ustrd []string `xml:"Ustrd"`
 		Strd  []struct {
 			Ref string `xml:"CdtrRefInf>Ref"`
@@ -300,6 +304,7 @@ func (e xmlEntry) credits(account string) ([]Credit, error) {
 			BookingDate: booked, ValueDate: value,
 			Unstructured: strings.TrimSpace(strings.Join(tx.RmtInf.Ustrd, " ")),
 			DebtorName:   strings.TrimSpace(tx.Dbtr.Nm),
+			DebtorIBAN:   strings.TrimSpace(tx.DbtrAcct.Id.IBAN),
 		}
 		for _, s := range tx.RmtInf.Strd {
 			if r := strings.TrimSpace(s.Ref); r != "" {

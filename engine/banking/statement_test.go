@@ -68,6 +68,9 @@ func TestParseCamt053V02(t *testing.T) {
 			t.Errorf("credit %d: currency %q account %q", i, c.Currency, c.Account)
 		}
 	}
+	if c := st.Credits[0]; c.DebtorIBAN != "DE02120300000000202051" {
+		t.Errorf("debtor IBAN %q", c.DebtorIBAN)
+	}
 	if c := st.Credits[1]; !c.BookingDate.Equal(day("2026-11-04")) || !c.ValueDate.Equal(day("2026-11-05")) {
 		t.Errorf("dates %v %v", c.BookingDate, c.ValueDate)
 	}
