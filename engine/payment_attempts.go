@@ -148,15 +148,17 @@ func (s *Service) checkoutFor(ctx context.Context, order *Order) (*Payment, erro
 	return p, nil
 }
 
-// startPayment opens the first payment attempt of a just committed order.
-// When the provider is down the registration stands without one ("payment
+// startPayment opens the first payment attempt of a just committed order
+// (and, for a bank transfer, queues the e-mail asking for it). When the provider is down the registration stands without one ("payment
 // generation failed"): the member is told the link follows, and the next
 // load, the pay link or CreateMissingPaymentLinks makes it.
 func (s *Service) startPayment(ctx context.Context, order *Order) string {
-	if _, err := s.checkoutFor(ctx, order); err != nil {
+	p, err := s.checkoutFor(ctx, order)
+	if err != nil {
 		s.log.WarnContext(ctx, "payment link could not be created; it follows later", "order", order.ID, "err", err)
 		return ""
 	}
+	s.queueTransferRequest(ctx, order, p)
 	return s.payLink(ctx, order)
 }
 

@@ -379,13 +379,9 @@ func (s *Service) accumulate(ctx context.Context, tx bun.Tx, p *Payment, order *
 	if p.Status != PaymentPending || p.Problem != "" || !strings.EqualFold(c.Currency, p.Currency) {
 		return false, nil
 	}
-	var prior int64
-	if err := tx.NewSelect().Model((*PaymentEvent)(nil)).ColumnExpr("COALESCE(SUM(amount_minor), 0)").
-		Where("event_type = ? AND outcome = ? AND currency = ?", bankCaptureEvent, partialCaptureOutcome, p.Currency).
-		Where("reference IN (?)", tx.NewSelect().Model((*Payment)(nil)).Column("reference").Where("order_id = ?", order.ID)).
-		Where("event_id <> ?", c.EventID).
-		Scan(ctx, &prior); err != nil {
-		return false, fmt.Errorf("add up partial captures: %w", err)
+	prior, err := partialCapturedMinor(ctx, tx, order.ID, p.Currency, c.EventID)
+	if err != nil {
+		return false, err
 	}
 	total := prior + c.AmountMinor
 	res.CapturedMinor = total
