@@ -269,6 +269,9 @@ type BankTransferModel struct {
 	QRName     string
 	// Interactive adds the copy buttons (pages, not e-mails).
 	Interactive bool
+	// PartlyPaid says part of the order's total arrived already: Amount
+	// is what is still open.
+	PartlyPaid bool
 }
 
 // BankTransferField is one printed field of a bank transfer.
