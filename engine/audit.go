@@ -143,9 +143,19 @@ func WithAudit(ctx context.Context, actor Actor, e AuditEntry) context.Context {
 // entry the context carries (WithAudit), if any, is appended in the same
 // transaction.
 func (s *Service) auditedTx(fn func(ctx context.Context, tx bun.Tx) error) func(ctx context.Context, tx bun.Tx) error {
+	return s.auditedTxIf(func() bool { return true }, fn)
+}
+
+// auditedTxIf is auditedTx whose entry is appended only when changed
+// says, after fn, that the transaction changed something: a confirmation
+// repeated (a staff form sent twice) is not audited twice.
+func (s *Service) auditedTxIf(changed func() bool, fn func(ctx context.Context, tx bun.Tx) error) func(ctx context.Context, tx bun.Tx) error {
 	return func(ctx context.Context, tx bun.Tx) error {
 		if err := fn(ctx, tx); err != nil {
 			return err
+		}
+		if !changed() {
+			return nil
 		}
 		p, ok := ctx.Value(pendingAuditKey{}).(pendingAudit)
 		if !ok {

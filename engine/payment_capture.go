@@ -117,6 +117,15 @@ func (s *Service) CapturePayment(ctx context.Context, c Capture) (_ *CaptureResu
 		return nil, err
 	}
 	out := &CaptureResult{PaymentResult: *res, RF: rf, ExpectedMinor: p.AmountMinor, Currency: p.Currency}
+	if res.SecondCredit {
+		// The order was paid already: nothing to add up, the money is
+		// owed back (res.Stale), whatever its amount.
+		if !res.Replayed {
+			s.log.WarnContext(ctx, "a second bank credit for an order already paid; it is owed back to the member",
+				"rf", string(rf), "credit", res.CreditReference, "amount", FormatMoney(c.AmountMinor, currency))
+		}
+		return out, nil
+	}
 	if out.CapturedMinor == 0 { // not added up (another currency, a payment settled before)
 		out.CapturedMinor = c.AmountMinor
 	}

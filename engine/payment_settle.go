@@ -24,11 +24,16 @@ type PaymentResult struct {
 	// open. CapturedMinor is what its order's captures add up to.
 	Partial       bool
 	CapturedMinor int64
-	Reference     string
-	ProcessID     int64
-	PeriodID      int64
-	UserKey       string
-	Order         *Order
+	// SecondCredit: a bank transfer's capture for an order it had paid
+	// already, recorded as a payment of its own (CreditReference) whose
+	// money is owed back by hand (Stale is set too).
+	SecondCredit    bool
+	CreditReference string
+	Reference       string
+	ProcessID       int64
+	PeriodID        int64
+	UserKey         string
+	Order           *Order
 }
 
 // attemptOutcome is the outcome an attempt's stored state stands for.
@@ -180,7 +185,8 @@ func (s *Service) receiveEvent(ctx context.Context, provider PaymentProvider, or
 func (s *Service) settle(ctx context.Context, provider PaymentProvider, c PaymentConfirmation) (*PaymentResult, error) {
 	res := &PaymentResult{Reference: c.Reference}
 	var closeAtProvider []Payment
-	err := inTx(ctx, s.db, s.auditedTx(func(ctx context.Context, tx bun.Tx) error { // audit.go: a staff capture's entry, if any
+	changed := func() bool { return !res.Replayed || res.Mismatch } // a replay is not audited again
+	err := inTx(ctx, s.db, s.auditedTxIf(changed, func(ctx context.Context, tx bun.Tx) error { // audit.go: a staff capture's entry, if any
 		closeAtProvider = nil
 		p, order, err := lockPayment(ctx, tx, c.Reference)
 		if err != nil {
@@ -191,6 +197,9 @@ func (s *Service) settle(ctx context.Context, provider PaymentProvider, c Paymen
 		}
 		res.Order, res.ProcessID, res.PeriodID, res.UserKey = order, order.ProcessInstanceID, order.PeriodID, order.UserKey
 		now := s.clock()
+		if c.Accumulate && c.Outcome == OutcomeSuccess && p.Status == PaymentSucceeded {
+			return s.secondCredit(ctx, tx, p, order, c, res, now)
+		}
 		if c.Accumulate {
 			partial, err := s.accumulate(ctx, tx, p, order, &c, res, now)
 			if err != nil || partial {

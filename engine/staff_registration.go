@@ -278,7 +278,9 @@ func (s *Service) StaffCapture(ctx context.Context, actor Actor, orgID, id int64
 	if err != nil {
 		return nil, err
 	}
-	if inst.Order == nil || inst.Order.Status != OrderUnpaid {
+	// A paid order takes captures too: the same form sent twice captures
+	// once, and another transfer is a second payment, owed back.
+	if inst.Order == nil || inst.Order.Status == OrderCancelled {
 		return nil, Errorf(CodeConflict, "Only a registration waiting for payment can have a bank transfer captured.")
 	}
 	c.Reference = inst.Order.PayReference

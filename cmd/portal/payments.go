@@ -219,6 +219,9 @@ func cmdPayments(ctx context.Context, args []string, getenv func(string) string,
 	switch {
 	case res.Replayed:
 		fmt.Fprintf(stdout, "%s: nothing changed (this capture was recorded before, or the payment was already settled)\n", res.RF)
+	case res.SecondCredit:
+		fmt.Fprintf(stdout, "%s: the order was already paid: %s recorded as a second payment %s, owed back to the member. Transfer it back, then run: portal payments refunded %s\n",
+			res.RF, paid, res.CreditReference, res.CreditReference)
 	case res.Problem == "partial":
 		fmt.Fprintf(stdout, "%s: partial payment recorded: %s of %s so far; the registration completes when the rest arrives.\n", res.RF,
 			engine.FormatMoney(res.CapturedMinor, res.Currency), expected)
