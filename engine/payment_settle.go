@@ -185,7 +185,9 @@ func (s *Service) receiveEvent(ctx context.Context, provider PaymentProvider, or
 func (s *Service) settle(ctx context.Context, provider PaymentProvider, c PaymentConfirmation) (*PaymentResult, error) {
 	res := &PaymentResult{Reference: c.Reference}
 	var closeAtProvider []Payment
-	changed := func() bool { return !res.Replayed || res.Mismatch }                            // a replay is not audited again
+	// A staff capture's audit entry (audit.go) is written unless it was a
+	// replay: the same capture again is not audited twice.
+	changed := func() bool { return !res.Replayed || res.Mismatch }
 	err := inTx(ctx, s.db, s.auditedTxIf(changed, func(ctx context.Context, tx bun.Tx) error { // audit.go: a staff capture's entry, if any
 		closeAtProvider = nil
 		p, order, err := lockPayment(ctx, tx, c.Reference)
