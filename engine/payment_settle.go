@@ -63,7 +63,7 @@ func (s *Service) CompletePayment(ctx context.Context, ret PaymentReturn) (_ *Pa
 	if err != nil {
 		return nil, err
 	}
-	provider := s.providerNamed(view.Order.OrganisationID, view.Payment.Provider)
+	provider := s.providerOf(view.Order.OrganisationID, &view.Payment)
 	if v, ok := provider.(ReturnVerifier); ok && provider.Name() == view.Payment.Provider {
 		c, err := v.VerifyReturn(ctx, ret)
 		if err != nil {
@@ -85,7 +85,7 @@ func (s *Service) PaymentState(ctx context.Context, reference string) (_ *Paymen
 	if err != nil {
 		return nil, err
 	}
-	return s.refreshPayment(ctx, s.providerNamed(view.Order.OrganisationID, view.Payment.Provider), &view.Payment)
+	return s.refreshPayment(ctx, s.providerOf(view.Order.OrganisationID, &view.Payment), &view.Payment)
 }
 
 // refreshPayment asks the provider about a pending attempt and settles what
@@ -139,7 +139,23 @@ func (s *Service) ReceiveOrganisationPaymentEvent(ctx context.Context, orgID int
 	if !inScope(ctx, orgID) {
 		return nil, Errorf(CodeNotFound, "organisation not found")
 	}
-	return s.receiveEvent(WithOrganisation(ctx, orgID), s.ownProvider(orgID), orgID, providerName, payload, signature)
+	ctx = WithOrganisation(ctx, orgID)
+	// Its current webhook secret first, then the earlier ones: an event of
+	// a checkout made before the organisation changed its keys is signed
+	// with the secret of that account's endpoint.
+	var forged error
+	for _, provider := range s.eventProviders(orgID) {
+		res, err := s.receiveEvent(ctx, provider, orgID, providerName, payload, signature)
+		if errors.Is(err, ErrForgedEvent) {
+			forged = err
+			continue
+		}
+		return res, err
+	}
+	if forged != nil {
+		return nil, forged
+	}
+	return nil, Errorf(CodeNotFound, "no payment provider %q takes events here", providerName)
 }
 
 // receiveEvent verifies an event with provider's keys and settles it;
@@ -152,7 +168,7 @@ func (s *Service) receiveEvent(ctx context.Context, provider PaymentProvider, or
 	c, err := parser.ParseEvent(payload, signature)
 	if err != nil {
 		if errors.Is(err, ErrForgedEvent) {
-			return nil, Errorf(CodeInvalid, "the payment event could not be verified")
+			return nil, &Error{Code: CodeInvalid, Message: "the payment event could not be verified", Err: ErrForgedEvent}
 		}
 		return nil, Errorf(CodeInvalid, "the payment event could not be read")
 	}
@@ -194,7 +210,9 @@ func (s *Service) settle(ctx context.Context, provider PaymentProvider, c Paymen
 		if err != nil {
 			return err
 		}
-		if p.Provider != provider.Name() {
+		if p.Provider != provider.Name() || p.Account != "" && accountOf(provider) != "" && p.Account != accountOf(provider) {
+			// Another provider's, or another account's: a confirmation of
+			// one account never settles an attempt made with another.
 			return Errorf(CodeNotFound, "payment not found")
 		}
 		res.Order, res.ProcessID, res.PeriodID, res.UserKey = order, order.ProcessInstanceID, order.PeriodID, order.UserKey

@@ -368,7 +368,7 @@ func (s *Service) CancelRegistration(ctx context.Context, actor Actor, orgID, id
 		return err
 	}
 	for _, p := range open {
-		if err := s.providerNamed(orgID, p.Provider).Expire(ctx, p); err != nil {
+		if err := s.providerOf(orgID, &p).Expire(ctx, p); err != nil {
 			s.log.WarnContext(ctx, "a cancelled checkout could not be closed at the provider", "reference", p.Reference, "err", err)
 		}
 	}
@@ -400,7 +400,7 @@ func (s *Service) RefundPayment(ctx context.Context, actor Actor, orgID, id int6
 		if p.TransactionID != nil {
 			req.TransactionID = *p.TransactionID
 		}
-		if refundID, err = s.providerNamed(orgID, p.Provider).Refund(ctx, req); err != nil {
+		if refundID, err = s.providerOf(orgID, p).Refund(ctx, req); err != nil {
 			s.log.ErrorContext(ctx, "staff refund failed at the provider", "reference", p.Reference, "err", err)
 			return &Error{Code: CodeUnavailable, Message: "The payment provider did not make the refund. Please try again later.", Err: err}
 		}
