@@ -46,7 +46,7 @@ func TestBankTransferMails(t *testing.T) {
 			"Part of the amount has arrived already"},
 		{"de", banking.Creditor{Name: "Ruderclub Riverside", IBAN: "CH9300762011623852957", Address: swiss}, banking.KindSwissQR,
 			"Riverside Rowing Club: Ihre Anmeldung ist gespeichert, bitte überweisen Sie",
-			[]string{"Kontoinhaber: Ruderclub Riverside", "IBAN: CH93 0076 2011 6238 5295 7", "ist gespeichert"},
+			[]string{"Kontoinhaber: Ruderclub Riverside", "Adresse: Seestrasse 7, 8002 Zürich, CH", "IBAN: CH93 0076 2011 6238 5295 7", "ist gespeichert"},
 			"Ein Teil des Betrags ist bereits eingegangen"},
 		{"fr", banking.Creditor{Name: "Club d'aviron Riverside", IBAN: "FR1420041010050500013M02606"}, banking.KindEPC,
 			"Riverside Rowing Club : votre inscription est enregistrée, veuillez virer",

@@ -35,8 +35,12 @@ func model(ctx context.Context, d Due) (views.BankTransferModel, banking.Code, e
 	if err != nil {
 		return views.BankTransferModel{}, banking.Code{}, fmt.Errorf("bank transfer QR code: %w", err)
 	}
+	address := ""
+	if a := t.Creditor.Address; a != nil {
+		address = strings.TrimSpace(a.Street+" "+a.Number) + ", " + a.PostCode + " " + a.Town + ", " + a.Country
+	}
 	return views.BankTransferModel{
-		Creditor: t.Creditor.Name, IBAN: t.Creditor.IBAN.String(), IBANCompact: string(t.Creditor.IBAN), BIC: t.Creditor.BIC,
+		Creditor: t.Creditor.Name, CreditorAddress: address, IBAN: t.Creditor.IBAN.String(), IBANCompact: string(t.Creditor.IBAN), BIC: t.Creditor.BIC,
 		Amount: engine.FormatAmount(t.AmountMinor), Currency: t.Currency,
 		Reference: t.Reference.String(), ReferenceCompact: string(t.Reference),
 		QRName:     lang.T(ctx, "bank_transfer_qr_name"),
