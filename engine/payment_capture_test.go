@@ -358,3 +358,35 @@ func TestImportStatementFixture(t *testing.T) {
 		}
 	})
 }
+
+// TestCheckoutIDsUniquePerAccount: a provider's checkout id names one
+// payment per provider account (payments_provider_account_id); another
+// account may reuse it, and a bank transfer's attempts share their RF
+// reference.
+func TestCheckoutIDsUniquePerAccount(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		f := bankFixture(t, db, 0)
+		r := f.start(engine.DemoUserKey, alex, robin)
+		r.commit()
+		first := f.payments(r.id)[0]
+		insert := func(ref, provider, account, providerID string) error {
+			now := time.Now().UTC()
+			_, err := db.NewInsert().Model(&engine.Payment{OrderID: first.OrderID, Provider: provider, Account: account, Reference: ref,
+				AmountMinor: 100, Currency: "EUR", Status: engine.PaymentFailed, ProviderID: &providerID, CreatedAt: now, UpdatedAt: now}).Exec(f.ctx)
+			return err
+		}
+		if err := insert("PR-ACCOUNTA1", "stripe", "key:a", "cs_test_same"); err != nil {
+			t.Fatal(err)
+		}
+		if err := insert("PR-ACCOUNTA2", "stripe", "key:a", "cs_test_same"); err == nil {
+			t.Fatal("a checkout id stored twice for one account")
+		}
+		if err := insert("PR-ACCOUNTB1", "stripe", "key:b", "cs_test_same"); err != nil {
+			t.Fatalf("the same id at another account: %v", err)
+		}
+		if err := insert("PR-BANKAGAIN", engine.BankTransferProvider, "", deref(first.ProviderID)); err != nil {
+			t.Fatalf("a second attempt of a bank transfer with its order's RF reference: %v", err)
+		}
+	})
+}
