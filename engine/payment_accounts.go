@@ -109,11 +109,12 @@ type RetiredPaymentAccount struct {
 }
 
 // retireStripeCredentials keeps an organisation's Stripe credentials as
-// they were before a change (old), in the change's transaction, when the
-// change replaces the key or the webhook secret: checkouts made with them
-// stay reachable, their events verifiable. Credentials already kept (the
-// same sealed pair) are not kept twice.
-func (s *Service) retireStripeCredentials(ctx context.Context, tx bun.Tx, old *PaymentSettings, now time.Time) error {
+// they were before a change (old; next is the settings after it), in the
+// change's transaction, when the change replaces the key or the webhook
+// secret: checkouts made with them stay reachable, their events
+// verifiable. Credentials already kept (the same sealed pair) are not kept
+// twice.
+func (s *Service) retireStripeCredentials(ctx context.Context, tx bun.Tx, old, next *PaymentSettings) error {
 	if old.StripeSecretKeySealed == "" {
 		return nil
 	}
@@ -123,6 +124,13 @@ func (s *Service) retireStripeCredentials(ctx context.Context, tx bun.Tx, old *P
 		s.log.WarnContext(ctx, "earlier Stripe credentials cannot be opened; not kept", "organisation", old.OrganisationID, "err", err)
 		return nil
 	}
+	// The same key and secret given again (sealed anew) retire nothing.
+	newKey, kerr := s.openSecret(next.OrganisationID, "stripe_secret_key", next.StripeSecretKeySealed)
+	oldHook, oerr := s.openSecret(old.OrganisationID, "stripe_webhook_secret", old.StripeWebhookSecretSealed)
+	newHook, nerr := s.openSecret(next.OrganisationID, "stripe_webhook_secret", next.StripeWebhookSecretSealed)
+	if kerr == nil && oerr == nil && nerr == nil && newKey == key && newHook == oldHook {
+		return nil
+	}
 	exists, err := tx.NewSelect().Model((*RetiredPaymentAccount)(nil)).
 		Where("organisation_id = ? AND stripe_secret_key_sealed = ? AND stripe_webhook_secret_sealed = ?",
 			old.OrganisationID, old.StripeSecretKeySealed, old.StripeWebhookSecretSealed).Exists(ctx)
@@ -130,7 +138,7 @@ func (s *Service) retireStripeCredentials(ctx context.Context, tx bun.Tx, old *P
 		return err
 	}
 	r := &RetiredPaymentAccount{OrganisationID: old.OrganisationID, Provider: StripeProvider, Account: PaymentAccount(key),
-		StripeSecretKeySealed: old.StripeSecretKeySealed, StripeWebhookSecretSealed: old.StripeWebhookSecretSealed, RetiredAt: now}
+		StripeSecretKeySealed: old.StripeSecretKeySealed, StripeWebhookSecretSealed: old.StripeWebhookSecretSealed, RetiredAt: next.UpdatedAt}
 	if _, err := tx.NewInsert().Model(r).Exec(ctx); err != nil {
 		return fmt.Errorf("keep earlier Stripe credentials: %w", err)
 	}

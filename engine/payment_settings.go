@@ -158,7 +158,7 @@ func (s *Service) SetPaymentSettings(ctx context.Context, orgID int64, c Payment
 		ps.OrganisationID, ps.UpdatedAt = orgID, s.clock()
 		if before.StripeSecretKeySealed != ps.StripeSecretKeySealed || before.StripeWebhookSecretSealed != ps.StripeWebhookSecretSealed {
 			before.OrganisationID = orgID
-			if err := s.retireStripeCredentials(ctx, tx, &before, ps.UpdatedAt); err != nil {
+			if err := s.retireStripeCredentials(ctx, tx, &before, ps); err != nil {
 				return err
 			}
 		}
