@@ -83,7 +83,7 @@ func TestStripeAccountSwitch(t *testing.T) {
 		}
 		setKeys(firstKey, firstWhsec)
 		setKeys(firstKey, firstWhsec) // the same keys again retire nothing
-		retired := func() int {
+		retired := func() int64 {
 			n, err := db.NewSelect().Model((*engine.RetiredPaymentAccount)(nil)).Where("organisation_id = 1").Count(t.Context())
 			if err != nil {
 				t.Fatal(err)
