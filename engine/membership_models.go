@@ -224,6 +224,10 @@ type Payment struct {
 	UpdatedAt     time.Time     `bun:"updated_at,notnull"`
 	// ProviderID is the provider's id of the checkout (a Stripe Checkout Session id).
 	ProviderID *string `bun:"provider_id"`
+	// Account is the provider account that made the attempt
+	// (PaymentAccount of its credentials; "" for providers without
+	// accounts): its retrieval, refund and expiry go there.
+	Account string `bun:"account,notnull"`
 	// ExpiresAt is when the checkout stops taking payments; nil: never.
 	ExpiresAt *time.Time `bun:"expires_at"`
 	// ConfirmingAt is when the provider reported the payment as processing

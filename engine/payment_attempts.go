@@ -77,8 +77,8 @@ func (s *Service) ownProvider(organisationID int64) PaymentProvider {
 	return s.pickProvider(organisationID)
 }
 
-// providerNamed is the provider that made an attempt (the default one
-// when the name is not known: a provider switched off since).
+// providerNamed is the organisation's provider of that name (the default
+// one when it has none: a provider switched off since).
 func (s *Service) providerNamed(organisationID int64, name string) PaymentProvider {
 	if p := s.providerFor(organisationID); p.Name() == name {
 		return p
@@ -102,7 +102,7 @@ func (s *Service) checkoutFor(ctx context.Context, order *Order) (*Payment, erro
 		}
 		// Expired or about to: close it at the provider first, so that it
 		// cannot be paid beside the new one, then here.
-		if err := s.providerNamed(order.OrganisationID, last.Provider).Expire(ctx, *last); err != nil {
+		if err := s.providerOf(order.OrganisationID, last).Expire(ctx, *last); err != nil {
 			s.log.WarnContext(ctx, "an expiring checkout could not be closed at the provider", "reference", last.Reference, "err", err)
 		}
 		if _, err := cancelPayment(ctx, s.db, last.ID, now); err != nil {
@@ -124,7 +124,7 @@ func (s *Service) checkoutFor(ctx context.Context, order *Order) (*Payment, erro
 	if err != nil {
 		return nil, fmt.Errorf("payment provider: %w", err)
 	}
-	p := &Payment{OrderID: order.ID, Provider: provider.Name(), Reference: ref, AmountMinor: order.TotalMinor,
+	p := &Payment{OrderID: order.ID, Provider: provider.Name(), Account: accountOf(provider), Reference: ref, AmountMinor: order.TotalMinor,
 		Currency: order.Currency, Status: PaymentPending, PaymentURL: co.URL, CreatedAt: now, UpdatedAt: now}
 	if co.ProviderID != "" {
 		p.ProviderID = &co.ProviderID
@@ -148,15 +148,17 @@ func (s *Service) checkoutFor(ctx context.Context, order *Order) (*Payment, erro
 	return p, nil
 }
 
-// startPayment opens the first payment attempt of a just committed order.
-// When the provider is down the registration stands without one ("payment
+// startPayment opens the first payment attempt of a just committed order
+// (and, for a bank transfer, queues the e-mail asking for it). When the provider is down the registration stands without one ("payment
 // generation failed"): the member is told the link follows, and the next
 // load, the pay link or CreateMissingPaymentLinks makes it.
 func (s *Service) startPayment(ctx context.Context, order *Order) string {
-	if _, err := s.checkoutFor(ctx, order); err != nil {
+	p, err := s.checkoutFor(ctx, order)
+	if err != nil {
 		s.log.WarnContext(ctx, "payment link could not be created; it follows later", "order", order.ID, "err", err)
 		return ""
 	}
+	s.queueTransferRequest(ctx, order, p)
 	return s.payLink(ctx, order)
 }
 

@@ -117,6 +117,15 @@ func (s *Service) CapturePayment(ctx context.Context, c Capture) (_ *CaptureResu
 		return nil, err
 	}
 	out := &CaptureResult{PaymentResult: *res, RF: rf, ExpectedMinor: p.AmountMinor, Currency: p.Currency}
+	if res.SecondCredit {
+		// The order was paid already: nothing to add up, the money is
+		// owed back (res.Stale), whatever its amount.
+		if !res.Replayed {
+			s.log.WarnContext(ctx, "a second bank credit for an order already paid; it is owed back to the member",
+				"rf", string(rf), "credit", res.CreditReference, "amount", FormatMoney(c.AmountMinor, currency))
+		}
+		return out, nil
+	}
 	if out.CapturedMinor == 0 { // not added up (another currency, a payment settled before)
 		out.CapturedMinor = c.AmountMinor
 	}
@@ -406,13 +415,9 @@ func (s *Service) accumulate(ctx context.Context, tx bun.Tx, p *Payment, order *
 	if p.Status != PaymentPending || p.Problem != "" || !strings.EqualFold(c.Currency, p.Currency) {
 		return false, nil
 	}
-	var prior int64
-	if err := tx.NewSelect().Model((*PaymentEvent)(nil)).ColumnExpr("COALESCE(SUM(amount_minor), 0)").
-		Where("event_type = ? AND outcome = ? AND currency = ?", bankCaptureEvent, partialCaptureOutcome, p.Currency).
-		Where("reference IN (?)", tx.NewSelect().Model((*Payment)(nil)).Column("reference").Where("order_id = ?", order.ID)).
-		Where("event_id <> ?", c.EventID).
-		Scan(ctx, &prior); err != nil {
-		return false, fmt.Errorf("add up partial captures: %w", err)
+	prior, err := partialCapturedMinor(ctx, tx, order.ID, p.Currency, c.EventID)
+	if err != nil {
+		return false, err
 	}
 	total := prior + c.AmountMinor
 	res.CapturedMinor = total

@@ -145,17 +145,58 @@ func TestBankTransferCommitAndCapture(t *testing.T) {
 		if o := f.orders(r.id)[0]; o.Status != engine.OrderPaid {
 			t.Fatalf("order %s", o.Status)
 		}
-		// Again with the same id, or by hand once more: nothing changes.
+		// Again with the same id: nothing changes.
 		before = f.state()
-		if res = f.capture(engine.Capture{Reference: string(rf), AmountMinor: total, ID: "credit-1"}); !res.Replayed {
+		if res = f.capture(engine.Capture{Reference: string(rf), AmountMinor: 1000, Currency: "EUR", BookedOn: booked, ID: "credit-1"}); !res.Replayed || res.SecondCredit || res.Stale {
 			t.Fatalf("repeated capture: %+v", res)
 		}
-		if res = f.capture(engine.Capture{Reference: string(rf), AmountMinor: total}); !res.Replayed {
-			t.Fatalf("second capture: %+v", res)
-		}
 		assertUnchanged(t, before, f.state())
+
+		// Another credit for the paid order (the member paid twice): a
+		// payment of its own, owed back by hand and listed for staff;
+		// the registration stays as it is. The same capture again (the
+		// staff form sent twice) records it once.
+		second := engine.Capture{Reference: string(rf), AmountMinor: total, BookedOn: booked.AddDate(0, 0, 2)}
+		res = f.capture(second)
+		if res.Replayed || !res.SecondCredit || !res.Stale || res.CreditReference == "" || res.Problem != "" || res.Outcome != engine.OutcomeSuccess {
+			t.Fatalf("second credit: %+v", res)
+		}
+		credit := res.CreditReference
+		if again := f.capture(second); !again.Replayed || !again.SecondCredit || again.CreditReference != credit {
+			t.Fatalf("the second credit again: %+v", again)
+		}
+		var credits []engine.Payment
+		for _, p := range f.payments(r.id) {
+			if p.Reference == credit {
+				credits = append(credits, p)
+			}
+		}
+		if len(f.payments(r.id)) != 2 || len(credits) != 1 {
+			t.Fatalf("%d attempts, the credit %d times; want the attempt and the credit once", len(f.payments(r.id)), len(credits))
+		}
+		if c := credits[0]; c.Status != engine.PaymentSucceeded || c.AmountMinor != total || c.RefundStatus != engine.RefundDue || !c.RefundManual || deref(c.ProviderID) != string(rf) {
+			t.Fatalf("the credit %+v: want succeeded, owed back by hand", c)
+		}
+		attention, err := f.svc.PaymentsNeedingAttention(f.ctx, engine.AttentionQuery{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		listed := false
+		for _, a := range attention {
+			listed = listed || a.Payment.Reference == credit && a.Reason == engine.AttentionSecondPayment && a.RefundByHand
+		}
+		if !listed {
+			t.Fatalf("the second credit is not listed as owed back by hand: %+v", attention)
+		}
+		if inst := f.instance(r.id); inst.Status != engine.StateCompleted {
+			t.Fatalf("instance %s after a second credit", inst.Status)
+		}
 		if n := f.count((*engine.OutboxMessage)(nil), "kind = 'membership_confirmation'"); n != 1 {
 			t.Fatalf("%d confirmations, want 1", n)
+		}
+		// Staff transfer it back and say so, by the RF reference.
+		if back, err := f.svc.MarkRefundPaidBack(f.ctx, string(rf), "sent back 2026-11-25"); err != nil || back.Reference != credit || back.RefundStatus != engine.RefundDone {
+			t.Fatalf("paid back: %+v, %v", back, err)
 		}
 	})
 }
@@ -329,6 +370,38 @@ func TestImportStatementFixture(t *testing.T) {
 		}
 		if inst := f.instance(byRF[delta.Reference]); inst.Status != engine.StateCompleted {
 			t.Fatalf("instance %s after the rest arrived", inst.Status)
+		}
+	})
+}
+
+// TestCheckoutIDsUniquePerAccount: a provider's checkout id names one
+// payment per provider account (payments_provider_account_id); another
+// account may reuse it, and a bank transfer's attempts share their RF
+// reference.
+func TestCheckoutIDsUniquePerAccount(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		f := bankFixture(t, db, 0)
+		r := f.start(engine.DemoUserKey, alex, robin)
+		r.commit()
+		first := f.payments(r.id)[0]
+		insert := func(ref, provider, account, providerID string) error {
+			now := time.Now().UTC()
+			_, err := db.NewInsert().Model(&engine.Payment{OrderID: first.OrderID, Provider: provider, Account: account, Reference: ref,
+				AmountMinor: 100, Currency: "EUR", Status: engine.PaymentFailed, ProviderID: &providerID, CreatedAt: now, UpdatedAt: now}).Exec(f.ctx)
+			return err
+		}
+		if err := insert("PR-ACCOUNTA1", "stripe", "key:a", "cs_test_same"); err != nil {
+			t.Fatal(err)
+		}
+		if err := insert("PR-ACCOUNTA2", "stripe", "key:a", "cs_test_same"); err == nil {
+			t.Fatal("a checkout id stored twice for one account")
+		}
+		if err := insert("PR-ACCOUNTB1", "stripe", "key:b", "cs_test_same"); err != nil {
+			t.Fatalf("the same id at another account: %v", err)
+		}
+		if err := insert("PR-BANKAGAIN", engine.BankTransferProvider, "", deref(first.ProviderID)); err != nil {
+			t.Fatalf("a second attempt of a bank transfer with its order's RF reference: %v", err)
 		}
 	})
 }

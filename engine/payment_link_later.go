@@ -48,7 +48,7 @@ func QueueMissingPaymentLinks(ctx context.Context, db *bun.DB, now time.Time) (i
 	err := db.NewSelect().Model(&orders).Column("id").
 		Where("status = ? AND created_at <= ?", OrderUnpaid, now.UTC().Add(-paymentLinkGrace)).
 		Where("NOT EXISTS (SELECT 1 FROM payments AS p WHERE p.order_id = ?TableAlias.id)").
-		Where("process_instance_id IN (?)", db.NewSelect().Model((*ProcessInstance)(nil)).Column("id").Where("status = ?", StateDone)).
+		Where("process_instance_id IN (?)", committedInstances(db)).
 		OrderExpr("id").Limit(500).Scan(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("find orders without a payment link: %w", err)

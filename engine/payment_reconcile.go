@@ -50,7 +50,7 @@ func (s *Service) reconcile(ctx context.Context, orderID int64, olderThan time.D
 			return rep, err
 		}
 		rep.Checked++
-		res, err := s.refreshPayment(ctx, s.providerNamed(order.OrganisationID, p.Provider), p)
+		res, err := s.refreshPayment(ctx, s.providerOf(order.OrganisationID, p), p)
 		if err != nil {
 			s.log.WarnContext(ctx, "reconciliation: payment could not be settled", "reference", p.Reference, "err", err)
 			continue

@@ -91,7 +91,7 @@ func (s *Service) refundOne(ctx context.Context, p *Payment) (bool, error) {
 	if p.TransactionID != nil {
 		req.TransactionID = *p.TransactionID
 	}
-	id, err := s.providerNamed(order.OrganisationID, p.Provider).Refund(ctx, req)
+	id, err := s.providerOf(order.OrganisationID, p).Refund(ctx, req)
 	if errors.Is(err, ErrManualRefund) {
 		// The provider cannot: owed by hand from now on, asked no more.
 		if _, err := s.db.NewUpdate().Model((*Payment)(nil)).Set("refund_manual = ?", true).Set("updated_at = ?", s.clock()).

@@ -170,11 +170,17 @@ func (s *Service) setPaymentSettings(ctx context.Context, actor *Actor, orgID in
 			return err
 		}
 		existed := !ps.UpdatedAt.IsZero()
-		before := paymentSettingsAuditView(ps)
+		before, audited := *ps, paymentSettingsAuditView(ps)
 		if err := s.applyPaymentSettings(ps, c); err != nil {
 			return err
 		}
 		ps.OrganisationID, ps.UpdatedAt = orgID, s.clock()
+		if before.StripeSecretKeySealed != ps.StripeSecretKeySealed || before.StripeWebhookSecretSealed != ps.StripeWebhookSecretSealed {
+			before.OrganisationID = orgID
+			if err := s.retireStripeCredentials(ctx, tx, &before, ps); err != nil {
+				return err
+			}
+		}
 		if existed {
 			_, err = tx.NewUpdate().Model(ps).WherePK().Exec(ctx)
 		} else {
@@ -188,7 +194,7 @@ func (s *Service) setPaymentSettings(ctx context.Context, actor *Actor, orgID in
 			return nil
 		}
 		return s.appendAudit(ctx, tx, *actor, AuditEntry{OrganisationID: orgID, Action: "payment_settings.update",
-			TargetType: "organisation", TargetID: fmt.Sprint(orgID), Before: before, After: paymentSettingsAuditView(ps)})
+			TargetType: "organisation", TargetID: fmt.Sprint(orgID), Before: audited, After: paymentSettingsAuditView(ps)})
 	})
 	if err != nil {
 		return nil, err
@@ -342,12 +348,20 @@ type OrganisationPaymentConfig struct {
 	Provider            string
 	StripeSecretKey     string
 	StripeWebhookSecret string
+	// Retired are the organisation's earlier Stripe credentials, newest
+	// first, whose checkouts may still be open or paid (payment_accounts.go).
+	Retired []RetiredStripeCredentials
 	// Creditor is the bank account; its IBAN is "" when none is set.
 	Creditor  banking.Creditor
 	UpdatedAt time.Time
 	// Err says why the settings could not be used (a secret no key opens,
 	// bank details no longer valid): the organisation then has no provider.
 	Err error
+}
+
+// RetiredStripeCredentials are earlier Stripe credentials, in clear.
+type RetiredStripeCredentials struct {
+	SecretKey, WebhookSecret string
 }
 
 // OrganisationPaymentConfigs lists the organisations that chose a
@@ -357,6 +371,14 @@ func (s *Service) OrganisationPaymentConfigs(ctx context.Context) (_ []Organisat
 	var rows []PaymentSettings
 	if err := s.db.NewSelect().Model(&rows).Where("provider <> ''").Order("organisation_id ASC").Scan(ctx); err != nil {
 		return nil, fmt.Errorf("load payment settings: %w", err)
+	}
+	var retired []RetiredPaymentAccount
+	if err := s.db.NewSelect().Model(&retired).Order("organisation_id ASC", "id DESC").Scan(ctx); err != nil {
+		return nil, fmt.Errorf("load retired payment accounts: %w", err)
+	}
+	retiredOf := map[int64][]RetiredPaymentAccount{}
+	for _, r := range retired {
+		retiredOf[r.OrganisationID] = append(retiredOf[r.OrganisationID], r)
 	}
 	out := make([]OrganisationPaymentConfig, 0, len(rows))
 	for _, ps := range rows {
@@ -378,6 +400,20 @@ func (s *Service) OrganisationPaymentConfigs(ctx context.Context) (_ []Organisat
 		}
 		cfg.StripeSecretKey = open("stripe_secret_key", ps.StripeSecretKeySealed)
 		cfg.StripeWebhookSecret = open("stripe_webhook_secret", ps.StripeWebhookSecretSealed)
+		for _, r := range retiredOf[ps.OrganisationID] {
+			key, kerr := s.openSecret(ps.OrganisationID, "stripe_secret_key", r.StripeSecretKeySealed)
+			hook, herr := s.openSecret(ps.OrganisationID, "stripe_webhook_secret", r.StripeWebhookSecretSealed)
+			if kerr != nil || herr != nil || key == "" {
+				continue // credentials no key opens are of no use; the current ones still work
+			}
+			cfg.Retired = append(cfg.Retired, RetiredStripeCredentials{SecretKey: key, WebhookSecret: hook})
+		}
+		if len(retiredOf[ps.OrganisationID]) > 0 {
+			// A retirement changes what the directory builds: it must rebuild.
+			if at := retiredOf[ps.OrganisationID][0].RetiredAt; at.After(cfg.UpdatedAt) {
+				cfg.UpdatedAt = at
+			}
+		}
 		if ps.BankIBAN != "" {
 			c, err := bankCreditorOf(&ps)
 			if err != nil {

@@ -24,11 +24,16 @@ type PaymentResult struct {
 	// open. CapturedMinor is what its order's captures add up to.
 	Partial       bool
 	CapturedMinor int64
-	Reference     string
-	ProcessID     int64
-	PeriodID      int64
-	UserKey       string
-	Order         *Order
+	// SecondCredit: a bank transfer's capture for an order it had paid
+	// already, recorded as a payment of its own (CreditReference) whose
+	// money is owed back by hand (Stale is set too).
+	SecondCredit    bool
+	CreditReference string
+	Reference       string
+	ProcessID       int64
+	PeriodID        int64
+	UserKey         string
+	Order           *Order
 }
 
 // attemptOutcome is the outcome an attempt's stored state stands for.
@@ -58,7 +63,7 @@ func (s *Service) CompletePayment(ctx context.Context, ret PaymentReturn) (_ *Pa
 	if err != nil {
 		return nil, err
 	}
-	provider := s.providerNamed(view.Order.OrganisationID, view.Payment.Provider)
+	provider := s.providerOf(view.Order.OrganisationID, &view.Payment)
 	if v, ok := provider.(ReturnVerifier); ok && provider.Name() == view.Payment.Provider {
 		c, err := v.VerifyReturn(ctx, ret)
 		if err != nil {
@@ -80,7 +85,7 @@ func (s *Service) PaymentState(ctx context.Context, reference string) (_ *Paymen
 	if err != nil {
 		return nil, err
 	}
-	return s.refreshPayment(ctx, s.providerNamed(view.Order.OrganisationID, view.Payment.Provider), &view.Payment)
+	return s.refreshPayment(ctx, s.providerOf(view.Order.OrganisationID, &view.Payment), &view.Payment)
 }
 
 // refreshPayment asks the provider about a pending attempt and settles what
@@ -134,7 +139,23 @@ func (s *Service) ReceiveOrganisationPaymentEvent(ctx context.Context, orgID int
 	if !inScope(ctx, orgID) {
 		return nil, Errorf(CodeNotFound, "organisation not found")
 	}
-	return s.receiveEvent(WithOrganisation(ctx, orgID), s.ownProvider(orgID), orgID, providerName, payload, signature)
+	ctx = WithOrganisation(ctx, orgID)
+	// Its current webhook secret first, then the earlier ones: an event of
+	// a checkout made before the organisation changed its keys is signed
+	// with the secret of that account's endpoint.
+	var forged error
+	for _, provider := range s.eventProviders(orgID) {
+		res, err := s.receiveEvent(ctx, provider, orgID, providerName, payload, signature)
+		if errors.Is(err, ErrForgedEvent) {
+			forged = err
+			continue
+		}
+		return res, err
+	}
+	if forged != nil {
+		return nil, forged
+	}
+	return nil, Errorf(CodeNotFound, "no payment provider %q takes events here", providerName)
 }
 
 // receiveEvent verifies an event with provider's keys and settles it;
@@ -147,7 +168,7 @@ func (s *Service) receiveEvent(ctx context.Context, provider PaymentProvider, or
 	c, err := parser.ParseEvent(payload, signature)
 	if err != nil {
 		if errors.Is(err, ErrForgedEvent) {
-			return nil, Errorf(CodeInvalid, "the payment event could not be verified")
+			return nil, &Error{Code: CodeInvalid, Message: "the payment event could not be verified", Err: ErrForgedEvent}
 		}
 		return nil, Errorf(CodeInvalid, "the payment event could not be read")
 	}
@@ -180,17 +201,25 @@ func (s *Service) receiveEvent(ctx context.Context, provider PaymentProvider, or
 func (s *Service) settle(ctx context.Context, provider PaymentProvider, c PaymentConfirmation) (*PaymentResult, error) {
 	res := &PaymentResult{Reference: c.Reference}
 	var closeAtProvider []Payment
-	err := inTx(ctx, s.db, s.auditedTx(func(ctx context.Context, tx bun.Tx) error { // audit.go: a staff capture's entry, if any
+	// A staff capture's audit entry (audit.go) is written unless it was a
+	// replay: the same capture again is not audited twice.
+	changed := func() bool { return !res.Replayed || res.Mismatch }
+	err := inTx(ctx, s.db, s.auditedTxIf(changed, func(ctx context.Context, tx bun.Tx) error { // audit.go: a staff capture's entry, if any
 		closeAtProvider = nil
 		p, order, err := lockPayment(ctx, tx, c.Reference)
 		if err != nil {
 			return err
 		}
-		if p.Provider != provider.Name() {
+		if p.Provider != provider.Name() || p.Account != "" && accountOf(provider) != "" && p.Account != accountOf(provider) {
+			// Another provider's, or another account's: a confirmation of
+			// one account never settles an attempt made with another.
 			return Errorf(CodeNotFound, "payment not found")
 		}
 		res.Order, res.ProcessID, res.PeriodID, res.UserKey = order, order.ProcessInstanceID, order.PeriodID, order.UserKey
 		now := s.clock()
+		if c.Accumulate && c.Outcome == OutcomeSuccess && p.Status == PaymentSucceeded {
+			return s.secondCredit(ctx, tx, p, order, c, res, now)
+		}
 		if c.Accumulate {
 			partial, err := s.accumulate(ctx, tx, p, order, &c, res, now)
 			if err != nil || partial {

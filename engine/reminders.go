@@ -43,7 +43,7 @@ func QueueUnpaidReminders(ctx context.Context, db *bun.DB, now time.Time) (int, 
 	var orders []Order
 	err = db.NewSelect().Model(&orders).
 		Where("status = ? AND created_at <= ?", OrderUnpaid, now.AddDate(0, 0, -earliest)).
-		Where("process_instance_id IN (?)", db.NewSelect().Model((*ProcessInstance)(nil)).Column("id").Where("status = ?", StateDone)).
+		Where("process_instance_id IN (?)", committedInstances(db)).
 		OrderExpr("id").Scan(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("find unpaid orders: %w", err)
@@ -118,4 +118,12 @@ func LoadUnpaidReminder(ctx context.Context, db bun.IDB, p UnpaidReminderPayload
 		return nil, err
 	}
 	return r, nil
+}
+
+// committedInstances selects the ids of committed registrations (DONE:
+// waiting for payment), whose unpaid orders the reminders and the
+// payment-link messages are about; an order of a registration reset or
+// cancelled since is left alone.
+func committedInstances(db bun.IDB) *bun.SelectQuery {
+	return db.NewSelect().Model((*ProcessInstance)(nil)).Column("id").Where("status = ?", StateDone)
 }

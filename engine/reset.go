@@ -61,7 +61,7 @@ func (s *Service) Reset(ctx context.Context, userKey, processID string) (_ *Form
 	// Close the cancelled attempts' checkouts at the provider, after the
 	// transaction: a payment that still lands is refunded (settle).
 	for _, p := range open {
-		if err := s.providerNamed(orgID, p.Provider).Expire(ctx, p); err != nil {
+		if err := s.providerOf(orgID, &p).Expire(ctx, p); err != nil {
 			s.log.WarnContext(ctx, "a cancelled checkout could not be closed at the provider", "reference", p.Reference, "err", err)
 		}
 	}

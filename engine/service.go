@@ -18,7 +18,10 @@ type Service struct {
 	payments PaymentProvider
 	// pickProvider chooses an organisation's provider; nil: payments for all.
 	pickProvider func(organisationID int64) PaymentProvider
-	links        PaymentLinks
+	// retiredProviders are an organisation's providers of earlier
+	// credentials (payment_accounts.go); nil: none.
+	retiredProviders func(organisationID int64) []PaymentProvider
+	links            PaymentLinks
 	// reconcileAfter: a pending attempt older than this is asked about on load.
 	reconcileAfter time.Duration
 	// publicURL: the portal's public address (WithPublicURL), for each

@@ -278,7 +278,9 @@ func (s *Service) StaffCapture(ctx context.Context, actor Actor, orgID, id int64
 	if err != nil {
 		return nil, err
 	}
-	if inst.Order == nil || inst.Order.Status != OrderUnpaid {
+	// A paid order takes captures too: the same form sent twice captures
+	// once, and another transfer is a second payment, owed back.
+	if inst.Order == nil || inst.Order.Status == OrderCancelled {
 		return nil, Errorf(CodeConflict, "Only a registration waiting for payment can have a bank transfer captured.")
 	}
 	c.Reference = inst.Order.PayReference
@@ -366,7 +368,7 @@ func (s *Service) CancelRegistration(ctx context.Context, actor Actor, orgID, id
 		return err
 	}
 	for _, p := range open {
-		if err := s.providerNamed(orgID, p.Provider).Expire(ctx, p); err != nil {
+		if err := s.providerOf(orgID, &p).Expire(ctx, p); err != nil {
 			s.log.WarnContext(ctx, "a cancelled checkout could not be closed at the provider", "reference", p.Reference, "err", err)
 		}
 	}
@@ -398,7 +400,7 @@ func (s *Service) RefundPayment(ctx context.Context, actor Actor, orgID, id int6
 		if p.TransactionID != nil {
 			req.TransactionID = *p.TransactionID
 		}
-		if refundID, err = s.providerNamed(orgID, p.Provider).Refund(ctx, req); err != nil {
+		if refundID, err = s.providerOf(orgID, p).Refund(ctx, req); err != nil {
 			s.log.ErrorContext(ctx, "staff refund failed at the provider", "reference", p.Reference, "err", err)
 			return &Error{Code: CodeUnavailable, Message: "The payment provider did not make the refund. Please try again later.", Err: err}
 		}

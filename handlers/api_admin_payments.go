@@ -101,7 +101,8 @@ type CaptureResultDTO struct {
 	// Result: completed (the registration is complete), recorded (a
 	// partial or excess amount or another currency: nothing completed),
 	// refund (the order was paid or cancelled already: the money is owed
-	// back) or unchanged (this capture was recorded before, or the
+	// back; for a bank transfer to a paid order, Reference is the second
+	// payment recorded for it) or unchanged (this capture was recorded before, or the
 	// payment was settled already).
 	Result         string `json:"result"`
 	Problem        string `json:"problem,omitempty"`
@@ -165,6 +166,11 @@ func (s *Server) capturePayment(c echo.Context) error {
 		Paid: engine.FormatMoney(minor, currency), Expected: engine.FormatMoney(res.ExpectedMinor, res.Currency), Currency: res.Currency}
 	if res.Order != nil {
 		out.OrderReference = res.Order.PayReference
+	}
+	if res.SecondCredit {
+		// A second payment of a paid order: the payment recorded for it,
+		// whose refund staff mark with POST .../refunded.
+		out.Reference = res.CreditReference
 	}
 	switch {
 	case res.Replayed && !res.Mismatch:

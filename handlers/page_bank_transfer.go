@@ -8,11 +8,9 @@ import (
 
 	"portal/engine"
 	"portal/engine/banktransfer"
+	"portal/handlers/transferview"
 	"portal/views"
 )
-
-// qrName names the bank-transfer QR code for screen readers.
-const qrName = "QR code of this bank transfer"
 
 // bankTransferOf returns the bank transfer a registration's pay link asks
 // for, or nil when the organisation pays another way. Only for bank
@@ -37,7 +35,8 @@ func (s *Server) bankTransferOf(ctx context.Context, organisationID int64, payLi
 }
 
 // bankTransferModel is what views.BankTransfer shows for an attempt of the
-// bank-transfer provider, with its QR code; nil for any other attempt.
+// bank-transfer provider: the transfer still owed (engine.BankTransferDue,
+// less the parts that arrived) with its QR code; nil for any other attempt.
 func (s *Server) bankTransferModel(ctx context.Context, p *engine.Payment) (*views.BankTransferModel, error) {
 	if p.Provider != banktransfer.Name {
 		return nil, nil //nolint:nilnil // not a bank transfer
@@ -46,24 +45,14 @@ func (s *Server) bankTransferModel(ctx context.Context, p *engine.Payment) (*vie
 	if err != nil {
 		return nil, err
 	}
-	bt, ok := s.engine.ProviderFor(view.Order.OrganisationID).(*banktransfer.Provider)
-	if !ok {
+	due, err := s.engine.BankTransferDue(ctx, p.OrderID)
+	if err != nil {
+		return nil, err
+	}
+	if due == nil {
 		// Bank transfer was switched off after the member was asked to
 		// transfer: the account is no longer configured to print.
 		return nil, errors.New("bank transfer attempt, but bank transfer is not configured")
 	}
-	tr, err := bt.Transfer(*p)
-	if err != nil {
-		return nil, err
-	}
-	code, err := tr.QRCode()
-	if err != nil {
-		return nil, fmt.Errorf("bank transfer QR code: %w", err)
-	}
-	return &views.BankTransferModel{
-		Creditor: tr.Creditor.Name, IBAN: tr.Creditor.IBAN.String(), IBANCompact: string(tr.Creditor.IBAN), BIC: tr.Creditor.BIC,
-		Amount: engine.FormatAmount(tr.AmountMinor), Currency: tr.Currency,
-		Reference: tr.Reference.String(), ReferenceCompact: string(tr.Reference),
-		QRSVG: code.SVG(qrName), QRName: qrName, Interactive: true,
-	}, nil
+	return transferview.Page(ctx, transferview.Due{Transfer: *due, TotalMinor: view.Order.TotalMinor})
 }

@@ -74,6 +74,10 @@ func TestE2EStaffPages(t *testing.T) {
 	env.addStaff("registrar@example.org", engine.RoleRegistrar)
 	env.addStaff("treasurer@example.org", engine.RoleTreasurer)
 	post := newStaffMail(t, env)
+	// The commit asked for the transfer by e-mail.
+	if got := post.deliver(t, 1); !strings.Contains(string(got[0].Data), "cid:qr-") {
+		t.Fatalf("the first mail is not the transfer request:\n%s", got[0].Data)
+	}
 	b := newE2EBrowser(t, env.testEnv, "staff", true, true)
 
 	// The registrar finds the household and resends its link.
@@ -95,9 +99,9 @@ func TestE2EStaffPages(t *testing.T) {
 		t.Error("a registrar is offered the capture")
 	}
 	b.clickTo(`[data-testid=action-resend-link]`, `[data-testid=staff-flash]`)
-	got := post.deliver(t, 1)
-	if len(got[0].To) == 0 || !strings.Contains(got[0].To[0], "morgan@example.org") || !strings.Contains(string(got[0].Data), "/pay/") {
-		t.Fatalf("payment link mail to %v:\n%s", got[0].To, got[0].Data)
+	got := post.deliver(t, 2)
+	if len(got[1].To) == 0 || !strings.Contains(got[1].To[0], "morgan@example.org") || !strings.Contains(string(got[1].Data), "/pay/") {
+		t.Fatalf("payment link mail to %v:\n%s", got[1].To, got[1].Data)
 	}
 	b.click(`[data-testid=staff-sign-out]`)
 	b.waitVisible(`[data-testid=staff-message]`)
@@ -121,9 +125,9 @@ func TestE2EStaffPages(t *testing.T) {
 		t.Fatalf("audit after the capture: %q", a)
 	}
 	b.checkPage("staff-captured")
-	got = post.deliver(t, 2)
-	if !strings.Contains(string(got[1].Data), "is confirmed") {
-		t.Fatalf("second mail is not the confirmation:\n%s", got[1].Data)
+	got = post.deliver(t, 3)
+	if !strings.Contains(string(got[2].Data), "is confirmed") {
+		t.Fatalf("third mail is not the confirmation:\n%s", got[2].Data)
 	}
 	b.navigate("/staff/audit")
 	b.waitVisible(`[data-testid=audit-table]`)

@@ -411,10 +411,13 @@ func (s *Server) staffCapture(c echo.Context) error {
 	if err != nil {
 		return s.staffEngineError(c, err)
 	}
-	if res.Problem != "" {
+	switch {
+	case res.SecondCredit && !res.Replayed:
+		return staffDone(c, id, "captured-second")
+	case res.Problem != "":
 		return staffDone(c, id, "captured-problem")
 	}
-	return staffDone(c, id, "captured")
+	return staffDone(c, id, "captured") // the form sent twice: captured once
 }
 
 // staffAction runs a registration action and goes back to it.

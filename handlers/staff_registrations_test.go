@@ -126,6 +126,11 @@ func TestStaffRegistrationPages(t *testing.T) {
 		if got := d.testid("message").Text(); !strings.Contains(got, "membership_confirmation") {
 			t.Fatalf("messages after the capture: %q", got)
 		}
+		// The form sent twice captures once.
+		expectRedirect(t, env.post(c, detailURL+"/capture", url.Values{"amount": {amount}, "booked": {"2026-01-02"}, "note": {"statement 7"}}), detailURL+"?done=captured")
+		if again := env.get(c, detailURL); again.testid("payment").Length() != 1 || again.testid("payment-event").Length() != 1 {
+			t.Fatalf("the capture sent twice: %d payments, %d events", again.testid("payment").Length(), again.testid("payment-event").Length())
+		}
 		if got := d.testid("audit-action").First().Text(); got != "payment.capture" {
 			t.Fatalf("audit after the capture: %q", got)
 		}
@@ -152,9 +157,10 @@ func TestStaffRegistrationPages(t *testing.T) {
 			t.Errorf("another period: %d", p.status)
 		}
 
-		// Resend the confirmation: a second message.
+		// Resend the confirmation: a second confirmation, beside the
+		// request for the transfer sent at the commit.
 		expectRedirect(t, env.post(c, detailURL+"/resend-confirmation", url.Values{}), detailURL+"?done=resent-confirmation")
-		if n := env.get(c, detailURL).testid("message").Length(); n != 2 {
+		if n := env.get(c, detailURL).testid("message").Length(); n != 3 {
 			t.Fatalf("%d messages after resending", n)
 		}
 

@@ -106,6 +106,9 @@ type UnpaidReminderMailModel struct {
 	Total   string
 	Days    int // since the registration was committed
 	Link    string
+	// Transfer, when the order is paid by bank transfer, is the transfer
+	// still owed, printed in the message.
+	Transfer *BankTransferModel
 }
 
 func (m UnpaidReminderMailModel) messageData(l lang.Language) map[string]any {
@@ -115,7 +118,10 @@ func (m UnpaidReminderMailModel) messageData(l lang.Language) map[string]any {
 var unpaidText = template.Must(template.New("unpaid").Funcs(textFuncs).Parse(`{{t "mail_hello" .}}
 
 {{tn "mail_unpaid_intro" .Days .}}
-{{t "mail_unpaid_open" .}} {{t "mail_unpaid_link" .}}
+{{t "mail_unpaid_open" .}}{{if .Transfer}}
+
+{{transfer .Transfer}}
+{{else}} {{end}}{{t "mail_unpaid_link" .}}
 
 {{.Link}}
 
@@ -151,6 +157,9 @@ type PaymentLinkMailModel struct {
 	Persons []string
 	Total   string
 	Link    string
+	// Transfer, when the order is paid by bank transfer, is the transfer
+	// still owed, printed in the message.
+	Transfer *BankTransferModel
 }
 
 func (m PaymentLinkMailModel) messageData(l lang.Language) map[string]any {
@@ -161,7 +170,8 @@ var paymentLinkText = template.Must(template.New("paylink").Funcs(textFuncs).Par
 
 {{t "mail_paylink_saved" .}}
 {{t "mail_paylink_ready" .}}
-
+{{if .Transfer}}
+{{transfer .Transfer}}{{end}}
 {{.Link}}
 
 {{t "mail_paylink_valid" .}}
@@ -173,6 +183,58 @@ var paymentLinkText = template.Must(template.New("paylink").Funcs(textFuncs).Par
 // the language of ctx.
 func PaymentLinkText(ctx context.Context, m PaymentLinkMailModel) (string, error) {
 	return execTextIn(ctx, paymentLinkText, m)
+}
+
+// TransferRequestMailModel asks for the bank transfer of a registration
+// just committed.
+type TransferRequestMailModel struct {
+	Club     string
+	Subject  string
+	Period   string
+	Persons  []string
+	Total    string // the order's total, as members read money
+	Link     string // the pay link, which shows the transfer again
+	Transfer BankTransferModel
+}
+
+func (m TransferRequestMailModel) messageData(l lang.Language) map[string]any {
+	return map[string]any{"Club": m.Club, "Period": m.Period, "Persons": joinNames(l, m.Persons), "Total": m.Total}
+}
+
+var transferRequestText = template.Must(template.New("transfer").Funcs(textFuncs).Parse(`{{t "mail_hello" .}}
+
+{{t "mail_transfer_saved" .}}
+{{t "mail_transfer_active" .}}
+
+{{transfer .Transfer}}
+{{t "mail_transfer_link" .}}
+
+{{.Link}}
+
+{{.Club}}
+`))
+
+// TransferRequestText is the text/plain part of the transfer request, in
+// the language of ctx.
+func TransferRequestText(ctx context.Context, m TransferRequestMailModel) (string, error) {
+	return execTextIn(ctx, transferRequestText, m)
+}
+
+// transferText lists a bank transfer's fields for a text part, one per
+// line, with the instructions around them: what a member types into a
+// banking app when the mail client shows no image.
+func transferText(ctx context.Context, m BankTransferModel) string {
+	var b strings.Builder
+	b.WriteString(tr(ctx, "bank_transfer_heading") + "\n" + tr(ctx, "bank_transfer_intro") + "\n")
+	if m.PartlyPaid {
+		b.WriteString(tr(ctx, "bank_transfer_partly_paid") + "\n")
+	}
+	b.WriteString("\n")
+	for _, f := range m.Fields(ctx) {
+		b.WriteString("  " + f.Label + ": " + f.Shown + "\n")
+	}
+	b.WriteString("\n" + tr(ctx, "bank_transfer_reference_hint") + "\n")
+	return b.String()
 }
 
 // MemberMailModel is a message about one person's membership: the welcome
@@ -227,6 +289,8 @@ func ExpiryText(ctx context.Context, m MemberMailModel) (string, error) {
 var textFuncs = template.FuncMap{
 	"t":  func(id string, _ any) string { return id },
 	"tn": func(id string, _ int, _ any) string { return id },
+	// transfer prints a bank transfer's fields (transferText).
+	"transfer": func(any) string { return "" },
 }
 
 // mailModel is a message's view model, which fills the placeholders of
@@ -247,6 +311,15 @@ func execTextIn(ctx context.Context, t *template.Template, m mailModel) (string,
 	bound.Funcs(template.FuncMap{
 		"t":  func(id string, m mailModel) string { return l.T(id, m.messageData(l)) },
 		"tn": func(id string, n int, m mailModel) string { return l.Plural(id, n, m.messageData(l)) },
+		"transfer": func(t any) string {
+			switch t := t.(type) {
+			case BankTransferModel:
+				return transferText(ctx, t)
+			case *BankTransferModel:
+				return transferText(ctx, *t)
+			}
+			return ""
+		},
 	})
 	return execText(bound, m)
 }

@@ -249,6 +249,9 @@ type ContinueModel struct {
 // engine/banking's types to these strings.
 type BankTransferModel struct {
 	Creditor string
+	// CreditorAddress is the account holder's postal address in one line;
+	// empty: the row is left out.
+	CreditorAddress string
 	// IBAN is printed in groups of four; IBANCompact, without spaces, is
 	// what the copy button copies (some banking apps refuse spaces).
 	IBAN, IBANCompact string
@@ -269,6 +272,9 @@ type BankTransferModel struct {
 	QRName     string
 	// Interactive adds the copy buttons (pages, not e-mails).
 	Interactive bool
+	// PartlyPaid says part of the order's total arrived already: Amount
+	// is what is still open.
+	PartlyPaid bool
 }
 
 // BankTransferField is one printed field of a bank transfer.
@@ -284,8 +290,11 @@ type BankTransferField struct {
 func (m BankTransferModel) Fields(ctx context.Context) []BankTransferField {
 	fs := []BankTransferField{
 		{Key: "creditor", Label: tr(ctx, "bank_transfer_creditor"), Shown: m.Creditor, Copy: m.Creditor},
-		{Key: "iban", Label: tr(ctx, "bank_transfer_iban"), Shown: m.IBAN, Copy: m.IBANCompact},
 	}
+	if m.CreditorAddress != "" {
+		fs = append(fs, BankTransferField{Key: "address", Label: tr(ctx, "bank_transfer_address"), Shown: m.CreditorAddress, Copy: m.CreditorAddress})
+	}
+	fs = append(fs, BankTransferField{Key: "iban", Label: tr(ctx, "bank_transfer_iban"), Shown: m.IBAN, Copy: m.IBANCompact})
 	if m.BIC != "" {
 		fs = append(fs, BankTransferField{Key: "bic", Label: tr(ctx, "bank_transfer_bic"), Shown: m.BIC, Copy: m.BIC})
 	}

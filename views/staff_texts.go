@@ -32,7 +32,7 @@ type StaffTexts struct {
 	// Actions
 	ActResendConfirmation, ActResendLink, ActReset, ActCancel, ActCapture, ActRefund, CapAmount, CapDate, CapNote,
 	ConfirmReset, ConfirmResetDetail, ConfirmCancel, ConfirmCancelDetail, ConfirmRefund, ConfirmRefundDetail,
-	DoneResentConfirmation, DoneResentLink, DoneReset, DoneCancelled, DoneCaptured, DoneCapturedProblem, DoneRefunded,
+	DoneResentConfirmation, DoneResentLink, DoneReset, DoneCancelled, DoneCaptured, DoneCapturedProblem, DoneCapturedSecond, DoneRefunded,
 	BadAmount, BadDate, BadFilter string
 	// Overview
 	OvTitle, OvShow, OvRegistrations, OvMoney, OvExpected, OvReceived, OvRefunded, OvAttention, OvJobs, OvByType, OvByAge,
@@ -166,6 +166,7 @@ var StaffText = StaffTexts{
 	DoneCancelled:          "The registration was cancelled.",
 	DoneCaptured:           "The bank transfer was captured.",
 	DoneCapturedProblem:    "The bank transfer was recorded, but its amount or currency does not match: the registration is not completed. Check the payment.",
+	DoneCapturedSecond:     "The bank transfer was recorded as a second payment: the registration was paid already. The amount is owed back to the member: transfer it back, then mark it paid back on the payments page.",
 	DoneRefunded:           "The payment was refunded.",
 
 	BadAmount: "Enter the amount received, such as 184.50.",

@@ -127,6 +127,7 @@ var staffTextDE = StaffTexts{
 	DoneCancelled:          "Die Anmeldung wurde storniert.",
 	DoneCaptured:           "Die Banküberweisung wurde erfasst.",
 	DoneCapturedProblem:    "Die Banküberweisung wurde erfasst, aber Betrag oder Währung stimmen nicht: Die Anmeldung ist nicht abgeschlossen. Prüfen Sie die Zahlung.",
+	DoneCapturedSecond:     "Die Banküberweisung wurde als zweite Zahlung erfasst: Die Anmeldung war schon bezahlt. Der Betrag steht dem Mitglied zu: Überweisen Sie ihn zurück und markieren Sie ihn dann auf der Zahlungsseite als zurückgezahlt.",
 	DoneRefunded:           "Die Zahlung wurde zurückerstattet.",
 
 	BadAmount: "Geben Sie den erhaltenen Betrag ein, zum Beispiel 184.50.",

@@ -127,6 +127,7 @@ var staffTextFR = StaffTexts{
 	DoneCancelled:          "L’inscription a été annulée.",
 	DoneCaptured:           "Le virement bancaire a été enregistré.",
 	DoneCapturedProblem:    "Le virement bancaire a été enregistré, mais son montant ou sa devise ne correspond pas : l’inscription n’est pas terminée. Vérifiez le paiement.",
+	DoneCapturedSecond:     "Le virement bancaire a été enregistré comme second paiement : l’inscription était déjà payée. Le montant est dû au membre : remboursez-le par virement, puis marquez-le comme remboursé sur la page des paiements.",
 	DoneRefunded:           "Le paiement a été remboursé.",
 
 	BadAmount: "Saisissez le montant reçu, par exemple 184.50.",

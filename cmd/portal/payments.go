@@ -62,7 +62,8 @@ func orgPaymentOptions(cfg Config, gw *engine.TestGateway, log *slog.Logger, svc
 	dir := payproviders.New(func(ctx context.Context) ([]engine.OrganisationPaymentConfig, error) {
 		return (*svc).OrganisationPaymentConfigs(ctx)
 	}, payproviders.Build(payproviders.Options{StripeAPIURL: cfg.StripeAPIURL.String(), TestGateway: testGatewayOrNil(gw), PayLink: relativePayLink}), log, 0)
-	opts := []engine.ServiceOption{engine.WithPaymentProviders(dir.Provider), engine.WithPaymentSettingsChanged(dir.Invalidate),
+	opts := []engine.ServiceOption{engine.WithPaymentProviders(dir.Provider), engine.WithRetiredPaymentProviders(dir.Retired),
+		engine.WithPaymentSettingsChanged(dir.Invalidate),
 		engine.WithTestPayments(gw != nil)}
 	if cfg.SessionKey != nil {
 		opts = append(opts, engine.WithSecretSealer(cfg.SessionKey.Sealer(PaymentSecretPurpose)))
@@ -230,6 +231,9 @@ func cmdPayments(ctx context.Context, args []string, getenv func(string) string,
 	switch {
 	case res.Replayed:
 		fmt.Fprintf(stdout, "%s: nothing changed (this capture was recorded before, or the payment was already settled)\n", res.RF)
+	case res.SecondCredit:
+		fmt.Fprintf(stdout, "%s: the order was already paid: %s recorded as a second payment %s, owed back to the member. Transfer it back, then run: portal payments refunded %s\n",
+			res.RF, paid, res.CreditReference, res.CreditReference)
 	case res.Problem == "partial":
 		fmt.Fprintf(stdout, "%s: partial payment recorded: %s of %s so far; the registration completes when the rest arrives.\n", res.RF,
 			engine.FormatMoney(res.CapturedMinor, res.Currency), expected)

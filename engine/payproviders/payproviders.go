@@ -45,10 +45,12 @@ type Directory struct {
 	byOrg  map[int64]built
 }
 
-// built is one organisation's provider and the settings it was built from.
+// built is one organisation's provider and the settings it was built
+// from, with the providers of its retired credentials.
 type built struct {
 	updated  time.Time
 	provider engine.PaymentProvider
+	retired  []engine.PaymentProvider
 }
 
 // New returns a directory that reads the settings with load and builds
@@ -75,6 +77,19 @@ func (d *Directory) Provider(orgID int64) engine.PaymentProvider {
 		d.reload()
 	}
 	return d.byOrg[orgID].provider
+}
+
+// Retired are the providers of an organisation's earlier Stripe
+// credentials (engine.WithRetiredPaymentProviders): payments made with them
+// are refunded and retrieved there, their events verified with their
+// webhook secrets.
+func (d *Directory) Retired(orgID int64) []engine.PaymentProvider {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.loaded.IsZero() || time.Since(d.loaded) >= d.refresh {
+		d.reload()
+	}
+	return d.byOrg[orgID].retired
 }
 
 // Invalidate makes the next call read the settings again (its argument is
@@ -112,6 +127,16 @@ func (d *Directory) reload() {
 			b.provider = unusable{name: c.Provider}
 			d.log.Error("an organisation's payment settings cannot be used; its members cannot pay until they are fixed",
 				"organisation", c.OrganisationID, "provider", c.Provider, "err", err)
+		}
+		for _, r := range c.Retired {
+			old := c
+			old.Provider, old.StripeSecretKey, old.StripeWebhookSecret, old.Retired = engine.StripeProvider, r.SecretKey, r.WebhookSecret, nil
+			p, err := d.build(old)
+			if err != nil {
+				d.log.Warn("earlier Stripe credentials of an organisation cannot be used", "organisation", c.OrganisationID, "err", err)
+				continue
+			}
+			b.retired = append(b.retired, p)
 		}
 		next[c.OrganisationID] = b
 	}

@@ -41,6 +41,7 @@ type Config struct {
 type Provider struct {
 	client        *stripe.Client
 	webhookSecret string
+	account       string
 }
 
 // New returns the adapter; the secret key and webhook secret are required.
@@ -60,8 +61,14 @@ func New(cfg Config) (*Provider, error) {
 	return &Provider{
 		client:        stripe.NewClient(cfg.SecretKey, stripe.WithBackends(stripe.NewBackendsWithConfig(bc))),
 		webhookSecret: cfg.WebhookSecret,
+		account:       engine.PaymentAccount(cfg.SecretKey),
 	}, nil
 }
+
+// Account implements engine.AccountHolder: the fingerprint of the secret
+// key, stored on every payment this provider makes, so that its refund
+// and retrieval still use this key after the keys changed.
+func (p *Provider) Account() string { return p.account }
 
 // Name implements engine.PaymentProvider.
 func (p *Provider) Name() string { return Name }

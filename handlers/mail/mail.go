@@ -47,6 +47,11 @@ type Attachment struct {
 	Name        string
 	ContentType string
 	Data        []byte
+	// ContentID, when set, makes the file an inline part of the HTML
+	// (Content-Disposition inline, Content-ID <ContentID>), which the
+	// HTML refers to as cid:ContentID: an image that shows without the
+	// mail client loading anything from the web.
+	ContentID string
 }
 
 // Sender delivers messages. An error is temporary (retry later) unless
@@ -231,6 +236,13 @@ func build(from netmail.Address, m *Message) (*gomail.Msg, error) {
 	}
 	for _, a := range m.Attachments {
 		ct := gomail.ContentType(a.ContentType)
+		if a.ContentID != "" {
+			if err := msg.EmbedReader(a.Name, bytes.NewReader(a.Data), gomail.WithFileContentType(ct),
+				gomail.WithFileContentID("<"+a.ContentID+">")); err != nil {
+				return nil, fmt.Errorf("embed %s: %w", a.Name, err)
+			}
+			continue
+		}
 		if err := msg.AttachReader(a.Name, bytes.NewReader(a.Data), gomail.WithFileContentType(ct)); err != nil {
 			return nil, fmt.Errorf("attach %s: %w", a.Name, err)
 		}

@@ -20,6 +20,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/banking"
 	"portal/engine/jobs"
 	"portal/handlers/mail"
 	"portal/relay/invitelink"
@@ -59,9 +60,13 @@ type Deps struct {
 	Logger      *slog.Logger
 }
 
-// PaymentLinks is the part of the engine a payment-link message needs.
+// PaymentLinks is the part of the engine the payment messages need: the
+// checkout of a payment link sent after the commit, and the bank transfer
+// an order still asks for (printed in the messages of organisations paid
+// by bank transfer).
 type PaymentLinks interface {
 	PaymentLinkLater(ctx context.Context, p engine.PaymentLinkPayload) (*engine.PaymentLinkMessage, error)
+	BankTransferDue(ctx context.Context, orderID int64) (*banking.Transfer, error)
 }
 
 // Register adds the handlers of every message kind to r.
@@ -76,6 +81,7 @@ func Register(r *jobs.Runner, d Deps) {
 	r.Handle(engine.KindResumeLink, outbox(d, resumeLink))
 	r.Handle(engine.KindUnpaidReminder, outbox(d, unpaidReminder))
 	r.Handle(engine.KindPaymentLink, outbox(d, paymentLink))
+	r.Handle(engine.KindTransferRequest, outbox(d, transferRequest))
 	r.Handle(engine.KindWelcome, outbox(d, welcome))
 	r.Handle(engine.KindExpiryReminder, outbox(d, expiryReminder))
 	r.Handle(engine.KindRenewalPrompt, outbox(d, renewalPrompt))

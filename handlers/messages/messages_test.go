@@ -97,6 +97,12 @@ func decoded(t *testing.T, data []byte) (netmail.Header, map[string]string) {
 				case "base64":
 					body = base64.NewDecoder(base64.StdEncoding, p)
 				}
+				if id := p.Header.Get("Content-ID"); id != "" { // an inline part the HTML refers to as cid:id
+					b, _ := io.ReadAll(body)
+					out["cid:"+strings.Trim(id, "<>")] = string(b)
+					out["cid-type:"+strings.Trim(id, "<>")] = p.Header.Get("Content-Type")
+					continue
+				}
 				if _, dp, err := mime.ParseMediaType(p.Header.Get("Content-Disposition")); err == nil && dp["filename"] != "" {
 					b, _ := io.ReadAll(body)
 					out["file:"+dp["filename"]] = string(b)

@@ -40,9 +40,19 @@ func paymentLink(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*mail.
 	for _, person := range r.Persons {
 		m.Persons = append(m.Persons, person.FirstName+" "+person.LastName)
 	}
+	transfer, err := transferOf(ctx, d, &r.Order)
+	if err != nil {
+		return nil, err
+	}
+	if transfer != nil {
+		m.Transfer, m.Total = transfer.Model, l.Money(transfer.OwedMinor, r.Order.Currency)
+	}
 	out, err := envelope(ctx, d, r.Organisation, "", r.Recipients, m.Subject)
 	if err != nil {
 		return nil, err
+	}
+	if transfer != nil {
+		out.Attachments = append(out.Attachments, transfer.QR)
 	}
 	if out.Text, err = views.PaymentLinkText(ctx, m); err != nil {
 		return nil, err

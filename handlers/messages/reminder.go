@@ -40,9 +40,20 @@ func unpaidReminder(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*ma
 	for _, person := range r.Persons {
 		m.Persons = append(m.Persons, person.FirstName+" "+person.LastName)
 	}
+	transfer, err := transferOf(ctx, d, &r.Order)
+	if err != nil {
+		return nil, err
+	}
+	if transfer != nil {
+		// The reminder asks for what is still open, not the whole total.
+		m.Transfer, m.Total = transfer.Model, l.Money(transfer.OwedMinor, r.Order.Currency)
+	}
 	out, err := envelope(ctx, d, r.Organisation, engine.OptOutReminders, r.Recipients, m.Subject)
 	if err != nil {
 		return nil, err
+	}
+	if transfer != nil {
+		out.Attachments = append(out.Attachments, transfer.QR)
 	}
 	if out.Text, err = views.UnpaidReminderText(ctx, m); err != nil {
 		return nil, err

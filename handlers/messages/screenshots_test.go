@@ -3,6 +3,7 @@ package messages_test
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"os"
 	"path/filepath"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/a-h/templ"
 	"github.com/chromedp/chromedp"
 
+	"portal/engine/banking"
 	"portal/views"
 )
 
@@ -27,7 +29,28 @@ func TestMailScreenshots(t *testing.T) {
 	welcome, expiry := member, member
 	welcome.Subject = "Welcome to Riverside Rowing Club"
 	expiry.Subject, expiry.Name, expiry.Type = "Riverside Rowing Club: your membership ends on 31 October 2027", "Alex", "Adult"
+	rf, err := banking.CreditorReference("PO-T7X7XVIBDYFTFYAB")
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, err := banking.Transfer{Creditor: banking.Creditor{Name: "Riverside Rowing Club", IBAN: "DE89370400440532013000", BIC: "COBADEFFXXX"},
+		AmountMinor: 18450, Currency: "EUR", Reference: rf}.QRCode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	png, err := code.PNG(4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	transfer := views.BankTransferModel{Creditor: "Riverside Rowing Club", IBAN: "DE89 3704 0044 0532 0130 00", IBANCompact: "DE89370400440532013000",
+		BIC: "COBADEFFXXX", Amount: "184.50", Currency: "EUR", Reference: rf.String(), ReferenceCompact: string(rf),
+		// The message refers to its inline part (cid:); a file in a browser needs the image itself.
+		QRImageURL: "data:image/png;base64," + base64.StdEncoding.EncodeToString(png), QRName: "QR code of this bank transfer"}
 	mails := map[string]templ.Component{
+		"transfer-request.png": views.TransferRequestMail(views.TransferRequestMailModel{Club: "Riverside Rowing Club",
+			Subject: "Riverside Rowing Club: your registration is saved, please transfer EUR 184.50", Period: "Season 2026/2027",
+			Persons: []string{"Alex Morgan", "Robin Morgan"}, Total: "EUR 184.50",
+			Link: "https://riverside.example/pay/PO-T7X7XVIBDYFTFYAB?amount=184.50&reference=PO-T7X7XVIBDYFTFYAB", Transfer: transfer}),
 		"welcome.png": views.WelcomeMail(welcome),
 		"expiry.png":  views.ExpiryMail(expiry),
 		"payment-link.png": views.PaymentLinkMail(views.PaymentLinkMailModel{Club: "Riverside Rowing Club", Subject: "Riverside Rowing Club: your payment link",

@@ -1,0 +1,94 @@
+package messages
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"portal/engine"
+	"portal/engine/jobs"
+	"portal/handlers/mail"
+	"portal/handlers/transferview"
+	"portal/views"
+	"portal/views/lang"
+)
+
+// transferRequest composes the request to pay a registration just
+// committed by bank transfer: the account, the amount, the RF reference
+// and the QR code (inline), and the pay link that shows them again. An
+// order paid or cancelled meanwhile, or no longer paid by bank transfer,
+// gets nothing (errSkip).
+func transferRequest(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*mail.Message, error) {
+	var p engine.TransferRequestPayload
+	if err := json.Unmarshal([]byte(msg.Payload), &p); err != nil || p.OrderID == 0 {
+		return nil, jobs.Permanent(fmt.Errorf("outbox message %d: bad transfer-request payload", msg.ID))
+	}
+	if d.Payments == nil {
+		return nil, jobs.Permanent(fmt.Errorf("outbox message %d: no payment service to read the transfer", msg.ID))
+	}
+	// The attempt exists (the request is queued once it was made);
+	// PaymentLinkLater gathers the message and its stable pay link.
+	r, err := d.Payments.PaymentLinkLater(ctx, engine.PaymentLinkPayload{OrderID: p.OrderID})
+	if err != nil {
+		return nil, permanentIfFinal(err)
+	}
+	if !r.Due {
+		return nil, errSkip
+	}
+	l := memberLanguage(r.Language, r.Organisation.DefaultLanguage)
+	ctx = lang.With(ctx, l)
+	transfer, err := transferOf(ctx, d, &r.Order)
+	if err != nil {
+		return nil, err
+	}
+	if transfer == nil {
+		return nil, errSkip
+	}
+	total := l.Money(transfer.OwedMinor, r.Order.Currency)
+	m := views.TransferRequestMailModel{Club: r.Organisation.Name, Period: r.Period.Name, Total: total,
+		Subject:  l.T("mail_transfer_subject", map[string]any{"Club": r.Organisation.Name, "Total": total}),
+		Link:     r.Link,
+		Transfer: *transfer.Model}
+	for _, person := range r.Persons {
+		m.Persons = append(m.Persons, person.FirstName+" "+person.LastName)
+	}
+	out, err := envelope(ctx, d, r.Organisation, "", r.Recipients, m.Subject)
+	if err != nil {
+		return nil, err
+	}
+	out.Attachments = append(out.Attachments, transfer.QR)
+	if out.Text, err = views.TransferRequestText(ctx, m); err != nil {
+		return nil, err
+	}
+	if out.HTML, err = render(ctx, views.TransferRequestMail(m)); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// owedTransfer is a bank transfer as an e-mail shows it.
+type owedTransfer struct {
+	Model *views.BankTransferModel
+	// QR is the inline image of its QR code, which Model refers to.
+	QR mail.Attachment
+	// OwedMinor is the amount still owed (the order's currency).
+	OwedMinor int64
+}
+
+// transferOf is the bank transfer an order still asks for, as an e-mail
+// shows it; nil when the order is not paid by bank transfer (or the
+// messages have no payment service).
+func transferOf(ctx context.Context, d Deps, order *engine.Order) (*owedTransfer, error) {
+	if d.Payments == nil {
+		return nil, nil //nolint:nilnil // no payment service: the message links to the page only
+	}
+	due, err := d.Payments.BankTransferDue(ctx, order.ID)
+	if err != nil || due == nil {
+		return nil, err
+	}
+	m, qr, err := transferview.Mail(ctx, transferview.Due{Transfer: *due, TotalMinor: order.TotalMinor})
+	if err != nil {
+		return nil, jobs.Permanent(err)
+	}
+	return &owedTransfer{Model: m, QR: qr, OwedMinor: due.AmountMinor}, nil
+}
