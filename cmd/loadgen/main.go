@@ -511,16 +511,6 @@ func (w *waitTimes) reset() {
 	w.kinds, w.total, w.count = nil, map[string]time.Duration{}, map[string]int{}
 }
 
-// snapshot copies the times so far (the flows', before the page loads).
-func (w *waitTimes) snapshot() *waitTimes {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	c := &waitTimes{kinds: slices.Clone(w.kinds), total: map[string]time.Duration{}, count: map[string]int{}}
-	for k, v := range w.total {
-		c.total[k], c.count[k] = v, w.count[k]
-	}
-	return c
-}
 
 func kindOf(path string) string {
 	switch {

@@ -28,7 +28,7 @@ func transferRequest(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*m
 	}
 	// The attempt exists (the request is queued once it was made);
 	// PaymentLinkLater gathers the message and its stable pay link.
-	r, err := d.Payments.PaymentLinkLater(ctx, engine.PaymentLinkPayload{OrderID: p.OrderID})
+	r, err := d.Payments.PaymentLinkLater(ctx, engine.PaymentLinkPayload(p))
 	if err != nil {
 		return nil, permanentIfFinal(err)
 	}
