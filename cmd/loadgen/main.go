@@ -511,7 +511,6 @@ func (w *waitTimes) reset() {
 	w.kinds, w.total, w.count = nil, map[string]time.Duration{}, map[string]int{}
 }
 
-
 func kindOf(path string) string {
 	switch {
 	case strings.HasPrefix(path, "/api/auth/"):
