@@ -85,10 +85,20 @@ func isBulk(r *http.Request) bool {
 // requireAPIKey authenticates an admin API request by its bearer key and
 // scopes it to the key's organisation. A read key may only GET (403
 // otherwise). A key used on another organisation's hostname or /o/{slug}/
-// is refused like an invalid one.
+// is refused like an invalid one. A request without a key may come from a
+// signed-in staff member instead (staffAPIAccess).
 func (s *Server) requireAPIKey(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		req := c.Request()
+		if req.Header.Get("Authorization") == "" {
+			u, err := s.currentStaff(c)
+			if err != nil {
+				return err
+			}
+			if u != nil {
+				return s.staffAPIAccess(c, u, next)
+			}
+		}
 		scheme, key, _ := strings.Cut(req.Header.Get("Authorization"), " ")
 		if !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(key) == "" {
 			c.Response().Header().Set("WWW-Authenticate", `Bearer realm="portal admin API"`)
@@ -116,6 +126,29 @@ func (s *Server) requireAPIKey(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
+// staffAPIAccess lets a signed-in staff member use the admin API of their
+// organisation with their staff session (the staff cookie, checked as the
+// staff pages check it, the cross-origin check included): every role may
+// read; changes need the admin role, as the setup pages do. The audit log
+// names the staff member.
+func (s *Server) staffAPIAccess(c echo.Context, u *staffUser, next echo.HandlerFunc) error {
+	req := c.Request()
+	c.Response().Header().Set("Cache-Control", "no-store")
+	if req.Method != http.MethodGet && req.Method != http.MethodHead && !u.Role.AtLeast(engine.RoleAdmin) {
+		return newAPIError(http.StatusForbidden, "Changes through the admin API need the staff role admin.")
+	}
+	scope := engine.ScopeRead
+	if u.Role.AtLeast(engine.RoleAdmin) {
+		scope = engine.ScopeWrite
+	}
+	k := &engine.APIKey{OrganisationID: u.OrganisationID, Name: "staff session of " + u.Email, Scope: scope}
+	ctx := engine.WithOrganisation(req.Context(), u.OrganisationID)
+	ctx = context.WithValue(ctx, apiKeyKey{}, k)
+	ctx = context.WithValue(ctx, staffUserKey{}, u)
+	c.SetRequest(req.WithContext(ctx))
+	return next(c)
+}
+
 // keyOf returns the API key requireAPIKey put in the context.
 func keyOf(c echo.Context) *engine.APIKey {
 	if k, ok := c.Request().Context().Value(apiKeyKey{}).(*engine.APIKey); ok {
@@ -127,6 +160,9 @@ func keyOf(c echo.Context) *engine.APIKey {
 // apiActor is who the audit log names for a change made through the admin
 // API: the key, by name and prefix (never the key itself).
 func apiActor(c echo.Context) engine.Actor {
+	if u := staffUserOf(c); u != nil {
+		return u.actor()
+	}
 	k := keyOf(c)
 	return engine.Actor{Name: fmt.Sprintf("API key %s (%s…)", k.Name, k.Prefix)}
 }
