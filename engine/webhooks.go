@@ -239,7 +239,7 @@ func checkWebhookEvents(events []string) ([]string, string) {
 
 // CreateWebhookEndpoint adds an endpoint to an organisation and returns it
 // with its signing secret, which is shown this once and stored sealed.
-func (s *Service) CreateWebhookEndpoint(ctx context.Context, orgID int64, in WebhookEndpointInput) (_ *WebhookEndpoint, secret string, err error) {
+func (s *Service) CreateWebhookEndpoint(ctx context.Context, actor Actor, orgID int64, in WebhookEndpointInput) (_ *WebhookEndpoint, secret string, err error) {
 	defer classifyUnavailable(&err)
 	var fields []FieldError
 	if msg := checkWebhookURL(in.URL, s.privateWebhooks); msg != "" {
@@ -263,10 +263,45 @@ func (s *Service) CreateWebhookEndpoint(ctx context.Context, orgID int64, in Web
 	ep := &WebhookEndpoint{OrganisationID: orgID, URL: strings.TrimSpace(in.URL), EventsList: strings.Join(events, ","),
 		Active: in.Active == nil || *in.Active, SecretSealed: s.sealer.Seal([]byte(secret), webhookSecretAAD(orgID)),
 		CreatedAt: now, UpdatedAt: now}
-	if _, err := s.db.NewInsert().Model(ep).Exec(ctx); err != nil {
-		return nil, "", fmt.Errorf("create webhook endpoint: %w", err)
+	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		if _, err := tx.NewInsert().Model(ep).Exec(ctx); err != nil {
+			return fmt.Errorf("create webhook endpoint: %w", err)
+		}
+		return s.auditWebhookEndpoint(ctx, tx, actor, "webhook.create", ep.ID, nil, ep)
+	})
+	if err != nil {
+		return nil, "", err
 	}
 	return ep, secret, nil
+}
+
+// webhookEndpointAudit is an endpoint as the audit log shows it: its
+// secret as a fingerprint of the sealed value, so that a rotation shows.
+type webhookEndpointAudit struct {
+	URL            string `json:"url"`
+	Events         string `json:"events"`
+	Active         bool   `json:"active"`
+	DisabledReason string `json:"disabledReason,omitempty"`
+	Secret         string `json:"secret"`
+}
+
+// auditWebhookEndpoint appends the audit entry of a change to an endpoint
+// (nil before or after: made or deleted) in the change's transaction.
+func (s *Service) auditWebhookEndpoint(ctx context.Context, tx bun.IDB, actor Actor, action string, id int64, before, after *WebhookEndpoint) error {
+	view := func(ep *WebhookEndpoint) any {
+		if ep == nil {
+			return nil
+		}
+		return webhookEndpointAudit{URL: ep.URL, Events: ep.EventsList, Active: ep.Active, DisabledReason: ep.DisabledReason,
+			Secret: secretAuditValue(ep.SecretSealed)}
+	}
+	e := AuditEntry{Action: action, TargetType: "webhook_endpoint", TargetID: fmt.Sprint(id), Before: view(before), After: view(after)}
+	for _, ep := range []*WebhookEndpoint{before, after} {
+		if ep != nil {
+			e.OrganisationID = ep.OrganisationID
+		}
+	}
+	return s.appendAudit(ctx, tx, actor, e)
 }
 
 // WebhookEndpoints lists an organisation's endpoints, oldest first.
@@ -289,7 +324,7 @@ func webhookEndpoint(ctx context.Context, db bun.IDB, orgID, id int64) (*Webhook
 
 // UpdateWebhookEndpoint changes an endpoint's address, events or active
 // flag. Making it active again clears why it was disabled.
-func (s *Service) UpdateWebhookEndpoint(ctx context.Context, orgID, id int64, ch WebhookEndpointChange) (_ *WebhookEndpoint, err error) {
+func (s *Service) UpdateWebhookEndpoint(ctx context.Context, actor Actor, orgID, id int64, ch WebhookEndpointChange) (_ *WebhookEndpoint, err error) {
 	defer classifyUnavailable(&err)
 	var fields []FieldError
 	var events []string
@@ -307,58 +342,75 @@ func (s *Service) UpdateWebhookEndpoint(ctx context.Context, orgID, id int64, ch
 	if len(fields) > 0 {
 		return nil, &Error{Code: CodeValidation, Message: "The webhook endpoint is not valid.", Fields: fields}
 	}
-	ep, err := webhookEndpoint(ctx, s.db, orgID, id)
+	var ep *WebhookEndpoint
+	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		var err error
+		if ep, err = webhookEndpoint(ctx, tx, orgID, id); err != nil {
+			return err
+		}
+		before := *ep
+		if ch.URL != nil {
+			ep.URL = strings.TrimSpace(*ch.URL)
+		}
+		if ch.Events != nil {
+			ep.EventsList = strings.Join(events, ",")
+		}
+		if ch.Active != nil {
+			ep.Active = *ch.Active
+			if ep.Active {
+				ep.DisabledReason = ""
+			}
+		}
+		ep.UpdatedAt = s.clock()
+		if _, err := tx.NewUpdate().Model(ep).Column("url", "events", "active", "disabled_reason", "updated_at").WherePK().Exec(ctx); err != nil {
+			return fmt.Errorf("update webhook endpoint: %w", err)
+		}
+		return s.auditWebhookEndpoint(ctx, tx, actor, "webhook.update", id, &before, ep)
+	})
 	if err != nil {
 		return nil, err
-	}
-	if ch.URL != nil {
-		ep.URL = strings.TrimSpace(*ch.URL)
-	}
-	if ch.Events != nil {
-		ep.EventsList = strings.Join(events, ",")
-	}
-	if ch.Active != nil {
-		ep.Active = *ch.Active
-		if ep.Active {
-			ep.DisabledReason = ""
-		}
-	}
-	ep.UpdatedAt = s.clock()
-	if _, err := s.db.NewUpdate().Model(ep).Column("url", "events", "active", "disabled_reason", "updated_at").WherePK().Exec(ctx); err != nil {
-		return nil, fmt.Errorf("update webhook endpoint: %w", err)
 	}
 	return ep, nil
 }
 
 // DeleteWebhookEndpoint removes an endpoint with its delivery log; its
 // deliveries still queued find nothing to send and end.
-func (s *Service) DeleteWebhookEndpoint(ctx context.Context, orgID, id int64) (err error) {
+func (s *Service) DeleteWebhookEndpoint(ctx context.Context, actor Actor, orgID, id int64) (err error) {
 	defer classifyUnavailable(&err)
-	res, err := s.db.NewDelete().Model((*WebhookEndpoint)(nil)).Where("id = ? AND organisation_id = ?", id, orgID).Exec(ctx)
-	if err != nil {
-		return fmt.Errorf("delete webhook endpoint: %w", err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return Errorf(CodeNotFound, "webhook endpoint not found")
-	}
-	return nil
+	return inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		ep, err := webhookEndpoint(ctx, tx, orgID, id)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.NewDelete().Model((*WebhookEndpoint)(nil)).Where("id = ? AND organisation_id = ?", id, orgID).Exec(ctx); err != nil {
+			return fmt.Errorf("delete webhook endpoint: %w", err)
+		}
+		return s.auditWebhookEndpoint(ctx, tx, actor, "webhook.delete", id, ep, nil)
+	})
 }
 
 // RotateWebhookSecret gives an endpoint a new signing secret, returned
 // this once; attempts from now on are signed with it.
-func (s *Service) RotateWebhookSecret(ctx context.Context, orgID, id int64) (secret string, err error) {
+func (s *Service) RotateWebhookSecret(ctx context.Context, actor Actor, orgID, id int64) (secret string, err error) {
 	defer classifyUnavailable(&err)
 	if s.sealer == nil {
 		return "", Errorf(CodeUnavailable, "Webhook secrets need the portal's session key (PORTAL_SESSION_KEY), which is not configured.")
 	}
 	secret = newWebhookSecret()
-	res, err := s.db.NewUpdate().Model((*WebhookEndpoint)(nil)).Set("secret_sealed = ?", s.sealer.Seal([]byte(secret), webhookSecretAAD(orgID))).
-		Set("updated_at = ?", s.clock()).Where("id = ? AND organisation_id = ?", id, orgID).Exec(ctx)
+	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		ep, err := webhookEndpoint(ctx, tx, orgID, id)
+		if err != nil {
+			return err
+		}
+		before := *ep
+		ep.SecretSealed, ep.UpdatedAt = s.sealer.Seal([]byte(secret), webhookSecretAAD(orgID)), s.clock()
+		if _, err := tx.NewUpdate().Model(ep).Column("secret_sealed", "updated_at").WherePK().Exec(ctx); err != nil {
+			return fmt.Errorf("rotate webhook secret: %w", err)
+		}
+		return s.auditWebhookEndpoint(ctx, tx, actor, "webhook.rotate_secret", id, &before, ep)
+	})
 	if err != nil {
-		return "", fmt.Errorf("rotate webhook secret: %w", err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return "", Errorf(CodeNotFound, "webhook endpoint not found")
+		return "", err
 	}
 	return secret, nil
 }

@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -21,7 +22,7 @@ func TestWebhookEventRollsBackWithItsChange(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		demo := enginetest.Seed(t, db, engine.WithSecretSealer(testSealer{}))
-		if _, _, err := demo.Svc.CreateWebhookEndpoint(ctx, 1, engine.WebhookEndpointInput{URL: "https://hooks.example/a",
+		if _, _, err := demo.Svc.CreateWebhookEndpoint(ctx, engine.CommandLine, 1, engine.WebhookEndpointInput{URL: "https://hooks.example/a",
 			Events: []string{engine.EventPaymentSucceeded}}); err != nil {
 			t.Fatal(err)
 		}
@@ -73,7 +74,7 @@ func TestPaymentFailedAndMembershipActivated(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		demo := enginetest.Seed(t, db, engine.WithSecretSealer(testSealer{}))
-		if _, _, err := demo.Svc.CreateWebhookEndpoint(ctx, 1, engine.WebhookEndpointInput{URL: "https://hooks.example/a",
+		if _, _, err := demo.Svc.CreateWebhookEndpoint(ctx, engine.CommandLine, 1, engine.WebhookEndpointInput{URL: "https://hooks.example/a",
 			Events: []string{engine.EventPaymentSucceeded, engine.EventPaymentFailed, engine.EventMembershipActivated}}); err != nil {
 			t.Fatal(err)
 		}
@@ -123,7 +124,7 @@ func TestPaymentFailedAndMembershipActivated(t *testing.T) {
 func TestPaymentCancelledIsAnnouncedAsFailed(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		demo := enginetest.Seed(t, db, engine.WithSecretSealer(testSealer{}))
-		if _, _, err := demo.Svc.CreateWebhookEndpoint(context.Background(), 1, engine.WebhookEndpointInput{URL: "https://hooks.example/a",
+		if _, _, err := demo.Svc.CreateWebhookEndpoint(context.Background(), engine.CommandLine, 1, engine.WebhookEndpointInput{URL: "https://hooks.example/a",
 			Events: []string{engine.EventPaymentFailed}}); err != nil {
 			t.Fatal(err)
 		}
@@ -143,7 +144,7 @@ func TestPruneWebhookEvents(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		demo := enginetest.Seed(t, db, engine.WithSecretSealer(testSealer{}))
-		ep, _, err := demo.Svc.CreateWebhookEndpoint(ctx, 1, engine.WebhookEndpointInput{URL: "https://hooks.example/a",
+		ep, _, err := demo.Svc.CreateWebhookEndpoint(ctx, engine.CommandLine, 1, engine.WebhookEndpointInput{URL: "https://hooks.example/a",
 			Events: []string{engine.EventPaymentSucceeded}})
 		if err != nil {
 			t.Fatal(err)
@@ -180,6 +181,64 @@ func TestPruneWebhookEvents(t *testing.T) {
 		}
 		if n, err := engine.PruneWebhookEvents(ctx, db, now, engine.DefaultWebhookRetention); err != nil || n != 0 {
 			t.Fatalf("second run pruned %d (%v)", n, err)
+		}
+	})
+}
+
+// TestWebhookEndpointChangesAudited: adding, changing, rotating the secret
+// of and deleting an endpoint each write an audit entry with the values
+// before and after; the secret shows only as a fingerprint that changes
+// with a rotation.
+func TestWebhookEndpointChangesAudited(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		demo := enginetest.Seed(t, db, engine.WithSecretSealer(testSealer{}))
+		actor := engine.Actor{Name: "admin@example.org"} // a role from the IdP's claim: no staff record
+		ep, secret, err := demo.Svc.CreateWebhookEndpoint(ctx, actor, 1, engine.WebhookEndpointInput{URL: "https://hooks.example/a",
+			Events: []string{engine.EventPaymentSucceeded}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		off := false
+		if _, err := demo.Svc.UpdateWebhookEndpoint(ctx, actor, 1, ep.ID, engine.WebhookEndpointChange{Active: &off}); err != nil {
+			t.Fatal(err)
+		}
+		rotated, err := demo.Svc.RotateWebhookSecret(ctx, actor, 1, ep.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := demo.Svc.DeleteWebhookEndpoint(ctx, actor, 1, ep.ID); err != nil {
+			t.Fatal(err)
+		}
+		if err := demo.Svc.DeleteWebhookEndpoint(ctx, actor, 2, ep.ID); engine.ErrorCode(err) != engine.CodeNotFound {
+			t.Errorf("deleting again: %v, want not found", err)
+		}
+		log, err := demo.Svc.AuditLog(ctx, engine.AuditQuery{OrganisationID: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []string{"webhook.delete", "webhook.rotate_secret", "webhook.update", "webhook.create"}
+		if len(log) != len(want) {
+			t.Fatalf("%d audit entries, want %d: %+v", len(log), len(want), log)
+		}
+		for i, r := range log {
+			if r.Action != want[i] || r.Actor != actor.Name {
+				t.Errorf("entry %d: %s by %s, want %s by %s", i, r.Action, r.Actor, want[i], actor.Name)
+			}
+			for _, raw := range []string{r.BeforeJSON, r.AfterJSON} {
+				if secret != "" && (strings.Contains(raw, secret) || strings.Contains(raw, rotated)) {
+					t.Errorf("entry %s holds a secret: %s", r.Action, raw)
+				}
+			}
+		}
+		var before, after struct{ Secret string }
+		json.Unmarshal([]byte(log[1].BeforeJSON), &before)
+		json.Unmarshal([]byte(log[1].AfterJSON), &after)
+		if before.Secret == "" || before.Secret == after.Secret {
+			t.Errorf("rotation shows the secret as %q before and %q after, want two fingerprints", before.Secret, after.Secret)
+		}
+		if log[0].AfterJSON != "null" && log[0].AfterJSON != "" {
+			t.Errorf("delete's after: %s, want none", log[0].AfterJSON)
 		}
 	})
 }

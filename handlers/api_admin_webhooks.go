@@ -67,7 +67,7 @@ func (s *Server) createWebhookEndpoint(c echo.Context) error {
 	if body.Events != nil {
 		in.Events = *body.Events
 	}
-	ep, secret, err := s.engine.CreateWebhookEndpoint(c.Request().Context(), keyOf(c).OrganisationID, in)
+	ep, secret, err := s.engine.CreateWebhookEndpoint(c.Request().Context(), apiActor(c), keyOf(c).OrganisationID, in)
 	if err != nil {
 		return adminError(err)
 	}
@@ -97,7 +97,7 @@ func (s *Server) patchWebhookEndpoint(c echo.Context) error {
 	if err := decodeJSON(c.Request().Body, &body); err != nil {
 		return err
 	}
-	ep, err := s.engine.UpdateWebhookEndpoint(c.Request().Context(), keyOf(c).OrganisationID, id,
+	ep, err := s.engine.UpdateWebhookEndpoint(c.Request().Context(), apiActor(c), keyOf(c).OrganisationID, id,
 		engine.WebhookEndpointChange{URL: body.URL, Events: body.Events, Active: body.Active})
 	if err != nil {
 		return adminError(err)
@@ -111,7 +111,7 @@ func (s *Server) deleteWebhookEndpoint(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := s.engine.DeleteWebhookEndpoint(c.Request().Context(), keyOf(c).OrganisationID, id); err != nil {
+	if err := s.engine.DeleteWebhookEndpoint(c.Request().Context(), apiActor(c), keyOf(c).OrganisationID, id); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)
@@ -130,7 +130,7 @@ func (s *Server) rotateWebhookSecret(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	secret, err := s.engine.RotateWebhookSecret(c.Request().Context(), keyOf(c).OrganisationID, id)
+	secret, err := s.engine.RotateWebhookSecret(c.Request().Context(), apiActor(c), keyOf(c).OrganisationID, id)
 	if err != nil {
 		return err
 	}

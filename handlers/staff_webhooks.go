@@ -67,7 +67,7 @@ func (s *Server) staffAddWebhook(c echo.Context) error {
 	for _, t := range engine.WebhookEventTypes {
 		m.Events = append(m.Events, views.StaffWebhookEventChoice{Value: t, Checked: slices.Contains(chosen, t)})
 	}
-	ep, secret, err := s.engine.CreateWebhookEndpoint(c.Request().Context(), u.OrganisationID, engine.WebhookEndpointInput{URL: m.URL, Events: chosen})
+	ep, secret, err := s.engine.CreateWebhookEndpoint(c.Request().Context(), u.actor(), u.OrganisationID, engine.WebhookEndpointInput{URL: m.URL, Events: chosen})
 	if err != nil {
 		e, ok := engine.AsError(err)
 		if !ok || e.Code != engine.CodeValidation {
@@ -104,7 +104,7 @@ func (s *Server) staffSetWebhookActive(c echo.Context) error {
 	default:
 		return s.staffErrorPage(c, http.StatusBadRequest, staffTextIn(c).Invalid)
 	}
-	if _, err := s.engine.UpdateWebhookEndpoint(c.Request().Context(), u.OrganisationID, id, engine.WebhookEndpointChange{Active: &on}); err != nil {
+	if _, err := s.engine.UpdateWebhookEndpoint(c.Request().Context(), u.actor(), u.OrganisationID, id, engine.WebhookEndpointChange{Active: &on}); err != nil {
 		return s.staffEngineError(c, err)
 	}
 	done := flashWebhookDisabled
@@ -126,7 +126,7 @@ func (s *Server) staffRotateWebhook(c echo.Context) error {
 	if ok, err := s.staffConfirmed(c, t.RotateQuestion, t.RotateDetail, tenantPath(c, StaffPrefix+staffWebhooksPath)); !ok {
 		return err
 	}
-	secret, err := s.engine.RotateWebhookSecret(c.Request().Context(), u.OrganisationID, id)
+	secret, err := s.engine.RotateWebhookSecret(c.Request().Context(), u.actor(), u.OrganisationID, id)
 	if err != nil {
 		return s.staffEngineError(c, err)
 	}
@@ -145,7 +145,7 @@ func (s *Server) staffDeleteWebhook(c echo.Context) error {
 	if ok, err := s.staffConfirmed(c, t.DeleteQuestion, t.DeleteDetail, back); !ok {
 		return err
 	}
-	if err := s.engine.DeleteWebhookEndpoint(c.Request().Context(), u.OrganisationID, id); err != nil {
+	if err := s.engine.DeleteWebhookEndpoint(c.Request().Context(), u.actor(), u.OrganisationID, id); err != nil {
 		return s.staffEngineError(c, err)
 	}
 	return c.Redirect(http.StatusSeeOther, back+"?done="+flashWebhookDeleted)

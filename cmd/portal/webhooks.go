@@ -80,7 +80,7 @@ func cmdWebhooks(ctx context.Context, args []string, getenv func(string) string,
 			}
 			on := !*inactive
 			in.Active = &on
-			ep, secret, err := svc.CreateWebhookEndpoint(ctx, *org, in)
+			ep, secret, err := svc.CreateWebhookEndpoint(ctx, engine.CommandLine, *org, in)
 			if err != nil {
 				return describeEngineError(err)
 			}
@@ -117,7 +117,7 @@ func cmdWebhooks(ctx context.Context, args []string, getenv func(string) string,
 				}
 				ch.Active = &on
 			}
-			ep, err := svc.UpdateWebhookEndpoint(ctx, *org, id, ch)
+			ep, err := svc.UpdateWebhookEndpoint(ctx, engine.CommandLine, *org, id, ch)
 			if err != nil {
 				return describeEngineError(err)
 			}
@@ -128,7 +128,7 @@ func cmdWebhooks(ctx context.Context, args []string, getenv func(string) string,
 			if err != nil {
 				return err
 			}
-			secret, err := svc.RotateWebhookSecret(ctx, *org, id)
+			secret, err := svc.RotateWebhookSecret(ctx, engine.CommandLine, *org, id)
 			if err != nil {
 				return describeEngineError(err)
 			}
@@ -139,7 +139,7 @@ func cmdWebhooks(ctx context.Context, args []string, getenv func(string) string,
 			if err != nil {
 				return err
 			}
-			if err := svc.DeleteWebhookEndpoint(ctx, *org, id); err != nil {
+			if err := svc.DeleteWebhookEndpoint(ctx, engine.CommandLine, *org, id); err != nil {
 				return describeEngineError(err)
 			}
 			fmt.Fprintf(stdout, "removed endpoint %d\n", id)

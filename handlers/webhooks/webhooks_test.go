@@ -130,7 +130,7 @@ func (e *env) endpoint(t *testing.T, orgID int64, url string, events ...string) 
 	if len(events) == 0 {
 		events = engine.WebhookEventTypes
 	}
-	ep, secret, err := e.demo.Svc.CreateWebhookEndpoint(context.Background(), orgID, engine.WebhookEndpointInput{URL: url, Events: events})
+	ep, secret, err := e.demo.Svc.CreateWebhookEndpoint(context.Background(), engine.CommandLine, orgID, engine.WebhookEndpointInput{URL: url, Events: events})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,7 +248,7 @@ func TestGoneDisablesTheEndpoint(t *testing.T) {
 			t.Fatalf("a disabled endpoint got %d requests, want the one that disabled it", n)
 		}
 		active := true
-		if _, err := e.demo.Svc.UpdateWebhookEndpoint(context.Background(), 1, ep.ID, engine.WebhookEndpointChange{Active: &active}); err != nil {
+		if _, err := e.demo.Svc.UpdateWebhookEndpoint(context.Background(), engine.CommandLine, 1, ep.ID, engine.WebhookEndpointChange{Active: &active}); err != nil {
 			t.Fatal(err)
 		}
 		if list, _ := e.demo.Svc.WebhookEndpoints(context.Background(), 1); !list[0].Active || list[0].DisabledReason != "" {
@@ -300,7 +300,7 @@ func TestRotatedSecretSigns(t *testing.T) {
 		ep, old := e.endpoint(t, 1, recv.srv.URL)
 		form := e.demo.Commit(alex)
 		e.work(t)
-		rotated, err := e.demo.Svc.RotateWebhookSecret(context.Background(), 1, ep.ID)
+		rotated, err := e.demo.Svc.RotateWebhookSecret(context.Background(), engine.CommandLine, 1, ep.ID)
 		if err != nil || rotated == old {
 			t.Fatalf("rotate: %q, %v", rotated, err)
 		}
@@ -311,7 +311,7 @@ func TestRotatedSecretSigns(t *testing.T) {
 			got[0].signature == got[1].signature {
 			t.Fatalf("signatures before and after the rotation: %+v", got)
 		}
-		if _, err := e.demo.Svc.RotateWebhookSecret(context.Background(), engine.DemoSecondOrgID, ep.ID); engine.ErrorCode(err) != engine.CodeNotFound {
+		if _, err := e.demo.Svc.RotateWebhookSecret(context.Background(), engine.CommandLine, engine.DemoSecondOrgID, ep.ID); engine.ErrorCode(err) != engine.CodeNotFound {
 			t.Fatalf("rotating another organisation's endpoint: %v", err)
 		}
 	})
@@ -353,7 +353,7 @@ func TestEndpointValidation(t *testing.T) {
 			{"both", engine.WebhookEndpointInput{URL: "", Events: nil}, []string{"url", "events"}},
 		}
 		for _, tc := range cases {
-			_, _, err := e.demo.Svc.CreateWebhookEndpoint(context.Background(), 1, tc.in)
+			_, _, err := e.demo.Svc.CreateWebhookEndpoint(context.Background(), engine.CommandLine, 1, tc.in)
 			ee, ok := engine.AsError(err)
 			if !ok || ee.Code != engine.CodeValidation || len(ee.Fields) != len(tc.fields) {
 				t.Errorf("%s: %v", tc.name, err)
@@ -455,7 +455,7 @@ func TestReplaySendsTheSameEvent(t *testing.T) {
 			t.Fatalf("after replaying the dead one: %+v", d[0])
 		}
 		off := false
-		if _, err := e.demo.Svc.UpdateWebhookEndpoint(ctx, 1, ep.ID, engine.WebhookEndpointChange{Active: &off}); err != nil {
+		if _, err := e.demo.Svc.UpdateWebhookEndpoint(ctx, engine.CommandLine, 1, ep.ID, engine.WebhookEndpointChange{Active: &off}); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := e.demo.Svc.ReplayWebhookDelivery(ctx, actor, 1, ep.ID, first.ID); engine.ErrorCode(err) != engine.CodeConflict {
