@@ -254,9 +254,11 @@ func (s *Service) nextQuestion(ctx context.Context, userKey string, in NextInput
 // of person id to answer, so the statement is prepared once for every step.
 //
 // $1 next step, $2 status, $3 new version, $4 now, $5 instance, $6 version
-// read, $7 step answered, $8 answers, $9 next step (to pre-fill).
+// read, $7 step answered, $8 answers, $9 next step (to pre-fill), $10 the
+// member's language ("" keeps the registration's, as bumpVersion does).
 const advanceQuery = `WITH moved AS (
-	UPDATE process_instances SET current_step_id = $1, status = $2, version = $3, updated_at = $4
+	UPDATE process_instances SET current_step_id = $1, status = $2, version = $3, updated_at = $4,
+	language = COALESCE(NULLIF($10, ''), language)
 	WHERE id = $5 AND version = $6 RETURNING id
 ), given AS (
 	SELECT key::bigint AS person_id, value AS data_value FROM json_each_text($8::json)
@@ -274,7 +276,8 @@ LEFT JOIN process_data AS d ON d.instance_id = moved.id AND d.step_id = $9 AND d
 // sqliteAdvance is advanceQuery on SQLite, which has no data-modifying
 // WITH: four statements, run in one transaction (the same $ numbering).
 var sqliteAdvance = [...]string{
-	`UPDATE process_instances SET current_step_id = ?, status = ?, version = ?, updated_at = ? WHERE id = ? AND version = ?`,
+	`UPDATE process_instances SET current_step_id = ?, status = ?, version = ?, updated_at = ?,
+	language = COALESCE(NULLIF(?, ''), language) WHERE id = ? AND version = ?`,
 	`DELETE FROM process_data WHERE instance_id = ? AND step_id = ? AND data_key = 'answer'
 	AND person_id NOT IN (SELECT CAST(key AS INTEGER) FROM json_each(?))`,
 	`INSERT INTO process_data (instance_id, step_id, person_id, data_key, data_value, created_at)
@@ -314,6 +317,9 @@ func (s *Service) advanceWithAnswers(ctx context.Context, db bun.IDB, inst *Proc
 	}
 	inst.Version++
 	inst.UpdatedAt = now
+	if l := LanguageOf(ctx); l != "" {
+		inst.Language = l
+	}
 	return prefill, nil
 }
 
@@ -322,7 +328,7 @@ var errMovedMeanwhile = Errorf(CodeConflict, "this registration changed in anoth
 
 func (s *Service) advancePG(ctx context.Context, db bun.IDB, inst *ProcessInstance, now time.Time, stepID int64, answersJSON string, nextStepID int64) (map[int64]string, error) {
 	rows, err := s.prepared.query(ctx, db, advanceQuery, *inst.CurrentStepID, string(inst.Status), inst.Version+1, now,
-		inst.ID, inst.Version, stepID, answersJSON, nextStepID)
+		inst.ID, inst.Version, stepID, answersJSON, nextStepID, LanguageOf(ctx))
 	if err != nil {
 		return nil, fmt.Errorf("store answers and move process instance: %w", err)
 	}
@@ -338,7 +344,8 @@ func (s *Service) advancePG(ctx context.Context, db bun.IDB, inst *ProcessInstan
 }
 
 func (s *Service) advanceSQLite(ctx context.Context, tx bun.Tx, inst *ProcessInstance, now time.Time, stepID int64, answersJSON string, nextStepID int64) (map[int64]string, error) {
-	res, err := s.prepared.exec(ctx, tx, sqliteAdvance[0], *inst.CurrentStepID, string(inst.Status), inst.Version+1, now, inst.ID, inst.Version)
+	res, err := s.prepared.exec(ctx, tx, sqliteAdvance[0], *inst.CurrentStepID, string(inst.Status), inst.Version+1, now,
+		LanguageOf(ctx), inst.ID, inst.Version)
 	if err != nil {
 		return nil, fmt.Errorf("move process instance: %w", err)
 	}

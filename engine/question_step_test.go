@@ -22,7 +22,7 @@ func TestQuestionStepStatements(t *testing.T) {
 		persons := []int64{alex, robin}
 		r := f.start(engine.DemoUserKey, persons...)
 		r.advanceTo(2)
-		ctx, count := engine.WithStatementCount(context.Background())
+		ctx, count := engine.WithStatementCount(engine.WithLanguage(context.Background(), "de"))
 		form, err := f.svc.Next(ctx, engine.DemoUserKey, engine.NextInput{ProcessID: r.pid, Step: 2, People: demoAnswers(2, persons)})
 		if err != nil {
 			t.Fatal(err)
@@ -36,6 +36,9 @@ func TestQuestionStepStatements(t *testing.T) {
 			}
 		} else if count.Load() != 5 || count.TxControl() != 2 {
 			t.Errorf("%d statements and %d BEGIN/COMMIT on SQLite, want 5 and 2", count.Load(), count.TxControl())
+		}
+		if got := f.instance(r.id).Language; got != "de" {
+			t.Errorf("language %q after a step answered in German, want de", got)
 		}
 		// Back to step 2 and the same answers again: the step's answers are
 		// replaced, not added, and the saved ones pre-fill it.

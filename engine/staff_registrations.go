@@ -141,14 +141,18 @@ func (s *Service) findSearch(ctx context.Context, q RegistrationQuery) (*searchM
 			return w.Where(foldSQL(s.db, "pe.first_name || ' ' || pe.last_name")+" LIKE ?"+likeEscape, containsPattern(folded)).
 				WhereOr(foldSQL(s.db, "pe.email")+" = ?", folded)
 		})
-	keys := s.db.NewSelect().TableExpr("user_persons AS up").ColumnExpr("DISTINCT up.user_key").
-		Where("up.organisation_id = ? AND up.person_id IN (?)", q.OrganisationID, persons)
+	// A new query each time: bun's builders change in place, so a Limit on
+	// the listing would also cut the subquery used when there are more.
+	keys := func() *bun.SelectQuery {
+		return s.db.NewSelect().TableExpr("user_persons AS up").ColumnExpr("DISTINCT up.user_key").
+			Where("up.organisation_id = ? AND up.person_id IN (?)", q.OrganisationID, persons)
+	}
 	m := &searchMatches{}
-	if err := keys.Limit(maxListedKeys+1).Scan(ctx, &m.userKeys); err != nil {
+	if err := keys().Limit(maxListedKeys+1).Scan(ctx, &m.userKeys); err != nil {
 		return nil, fmt.Errorf("search persons: %w", err)
 	}
 	if len(m.userKeys) > maxListedKeys {
-		m.userKeys, m.personKeys = nil, keys
+		m.userKeys, m.personKeys = nil, keys()
 	}
 	err := s.db.NewRaw(`SELECT ro.process_instance_id FROM orders AS ro WHERE ro.organisation_id = ? AND ro.pay_reference = ?
 		UNION SELECT po.process_instance_id FROM payments AS rp JOIN orders AS po ON po.id = rp.order_id WHERE po.organisation_id = ? AND rp.reference = ?`,

@@ -45,10 +45,14 @@ func compressAnswers(skip func(echo.Context) bool) echo.MiddlewareFunc {
 			}
 			held := &heldAnswer{ResponseWriter: res.Writer}
 			res.Writer = held
-			err := next(c)
-			res.Writer = held.ResponseWriter
-			held.finish()
-			return err
+			// Deferred, so that a panic's error page (the recover middleware
+			// runs outside this one) reaches the client: what was held goes
+			// out first, or, if nothing was, the page goes straight through.
+			defer func() {
+				res.Writer = held.ResponseWriter
+				held.finish()
+			}()
+			return next(c)
 		}
 	}
 }

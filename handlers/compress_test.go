@@ -11,12 +11,14 @@ import (
 	"testing"
 
 	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
 )
 
 func TestCompressAnswers(t *testing.T) {
 	page := strings.Repeat("<p>Hello, member.</p>\n", 200)
 	huge := strings.Repeat("x", compressMax+10)
 	e := echo.New()
+	e.Use(middleware.Recover()) // outside, as in the server
 	e.Use(compressAnswers(func(c echo.Context) bool { return c.Path() == "/skipped" }))
 	e.GET("/page", func(c echo.Context) error { return c.HTML(http.StatusOK, page) })
 	e.GET("/small", func(c echo.Context) error { return c.HTML(http.StatusOK, "<p>hi</p>") })
@@ -25,6 +27,7 @@ func TestCompressAnswers(t *testing.T) {
 	e.GET("/huge", func(c echo.Context) error { return c.Blob(http.StatusOK, "text/csv", []byte(huge)) })
 	e.GET("/skipped", func(c echo.Context) error { return c.HTML(http.StatusOK, page) })
 	e.GET("/error", func(c echo.Context) error { return echo.NewHTTPError(http.StatusTeapot, "no") })
+	e.GET("/panic", func(c echo.Context) error { panic("broken") })
 	e.GET("/stream", func(c echo.Context) error {
 		c.Response().Header().Set(echo.HeaderContentType, "text/plain")
 		c.Response().WriteHeader(http.StatusOK)
@@ -86,6 +89,15 @@ func TestCompressAnswers(t *testing.T) {
 			}
 		})
 	}
+	t.Run("panic answered by the error handler", func(t *testing.T) {
+		req := httptest.NewRequest(http.MethodGet, "/panic", nil)
+		req.Header.Set("Accept-Encoding", "gzip")
+		rec := httptest.NewRecorder()
+		e.ServeHTTP(rec, req)
+		if rec.Code != http.StatusInternalServerError || rec.Body.Len() == 0 {
+			t.Errorf("%d with %d bytes, want 500 with the error page", rec.Code, rec.Body.Len())
+		}
+	})
 	t.Run("error answered by the error handler", func(t *testing.T) {
 		req := httptest.NewRequest(http.MethodGet, "/error", nil)
 		req.Header.Set("Accept-Encoding", "gzip")
