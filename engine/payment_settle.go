@@ -143,17 +143,22 @@ func (s *Service) ReceiveOrganisationPaymentEvent(ctx context.Context, orgID int
 	// Its current webhook secret first, then the earlier ones: an event of
 	// a checkout made before the organisation changed its keys is signed
 	// with the secret of that account's endpoint.
-	var forged error
+	// One webhook secret may serve several accounts' keys (a rolled API key
+	// keeps its endpoint): an attempt of another account than the one
+	// verifying tries the next.
+	var failed error
 	for _, provider := range s.eventProviders(orgID) {
 		res, err := s.receiveEvent(ctx, provider, orgID, providerName, payload, signature)
-		if errors.Is(err, ErrForgedEvent) {
-			forged = err
+		if errors.Is(err, ErrForgedEvent) || errors.Is(err, errOtherAccount) {
+			if failed == nil || errors.Is(err, errOtherAccount) {
+				failed = err
+			}
 			continue
 		}
 		return res, err
 	}
-	if forged != nil {
-		return nil, forged
+	if failed != nil {
+		return nil, failed
 	}
 	return nil, Errorf(CodeNotFound, "no payment provider %q takes events here", providerName)
 }
@@ -185,6 +190,10 @@ func (s *Service) receiveEvent(ctx context.Context, provider PaymentProvider, or
 	return s.settle(ctx, provider, *c)
 }
 
+// errOtherAccount is settle's refusal of a confirmation verified by another
+// account than the one that made the attempt.
+var errOtherAccount = errors.New("the attempt was made with another account")
+
 // settle applies a verified confirmation to its attempt, in one transaction
 // with the record of the confirmation (a provider event id once).
 // Settling is idempotent and monotonic: a succeeded attempt never changes
@@ -213,7 +222,7 @@ func (s *Service) settle(ctx context.Context, provider PaymentProvider, c Paymen
 		if p.Provider != provider.Name() || p.Account != "" && accountOf(provider) != "" && p.Account != accountOf(provider) {
 			// Another provider's, or another account's: a confirmation of
 			// one account never settles an attempt made with another.
-			return Errorf(CodeNotFound, "payment not found")
+			return &Error{Code: CodeNotFound, Message: "payment not found", Err: errOtherAccount}
 		}
 		res.Order, res.ProcessID, res.PeriodID, res.UserKey = order, order.ProcessInstanceID, order.PeriodID, order.UserKey
 		now := s.clock()

@@ -2,6 +2,7 @@ package handlers_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -67,12 +68,28 @@ func (r *stripeRecorder) keysOf(method, path string) []string {
 // refund goes to the first account, with the first key.
 func TestStripeAccountSwitch(t *testing.T) {
 	apiURL := stripemock.Start(t)
+	// A new secret key with a new webhook endpoint, and a rolled secret key
+	// of the same account's endpoint (its webhook secret kept): either way
+	// the first key's checkout is settled by its event and refunded with
+	// the first key.
+	for _, keepWebhookSecret := range []bool{false, true} {
+		t.Run(fmt.Sprintf("webhook secret kept %v", keepWebhookSecret), func(t *testing.T) {
+			stripeAccountSwitch(t, apiURL, keepWebhookSecret)
+		})
+	}
+}
+
+func stripeAccountSwitch(t *testing.T, apiURL string, keepWebhookSecret bool) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		rec := &stripeRecorder{}
 		env := newEnvWith(t, db, envOptions{stripeAPIURL: rec.start(t, apiURL)})
 		admin, _ := env.apiKey(1, engine.ScopeWrite)
 		const firstKey, firstWhsec = stripemock.Key, "whsec_riverside_first"
-		const secondKey, secondWhsec = "sk_test_riverside_second", "whsec_riverside_second"
+		const secondKey = "sk_test_riverside_second"
+		secondWhsec := "whsec_riverside_second"
+		if keepWebhookSecret {
+			secondWhsec = firstWhsec
+		}
 		setKeys := func(key, whsec string) {
 			t.Helper()
 			res := env.admin(admin, http.MethodPatch, "/api/admin/payment-settings", map[string]any{"provider": "stripe",
@@ -141,8 +158,10 @@ func TestStripeAccountSwitch(t *testing.T) {
 			}
 			return o.Status
 		}
-		if st, _ := post("evt_wrong_account", secondWhsec); st == http.StatusOK && orderStatus() == engine.OrderPaid {
-			t.Fatal("an event signed by the new account settled the first account's checkout")
+		if !keepWebhookSecret {
+			if st, _ := post("evt_wrong_account", secondWhsec); st == http.StatusOK && orderStatus() == engine.OrderPaid {
+				t.Fatal("an event signed by the new account settled the first account's checkout")
+			}
 		}
 		if st, _ := post("evt_forged", "whsec_nobody"); st != http.StatusBadRequest {
 			t.Fatalf("forged after the switch: %d", st)
