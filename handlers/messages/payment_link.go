@@ -19,22 +19,10 @@ import (
 // that cannot be paid yet. An order paid or cancelled meanwhile gets
 // nothing (errSkip).
 func paymentLink(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*mail.Message, error) {
-	var p engine.PaymentLinkPayload
-	if err := json.Unmarshal([]byte(msg.Payload), &p); err != nil || p.OrderID == 0 {
-		return nil, jobs.Permanent(fmt.Errorf("outbox message %d: bad payment-link payload", msg.ID))
-	}
-	if d.Payments == nil {
-		return nil, jobs.Permanent(fmt.Errorf("outbox message %d: no payment service to make the link", msg.ID))
-	}
-	r, err := d.Payments.PaymentLinkLater(ctx, p)
+	ctx, r, l, err := linkedOrder(ctx, d, msg, "payment-link")
 	if err != nil {
-		return nil, permanentIfFinal(err)
+		return nil, err
 	}
-	if !r.Due {
-		return nil, errSkip
-	}
-	l := memberLanguage(r.Language, r.Organisation.DefaultLanguage)
-	ctx = lang.With(ctx, l)
 	m := views.PaymentLinkMailModel{Club: r.Organisation.Name, Subject: l.T("mail_paylink_subject", map[string]any{"Club": r.Organisation.Name}),
 		Period: r.Period.Name, Total: l.Money(r.Order.TotalMinor, r.Order.Currency), Link: r.Link}
 	for _, person := range r.Persons {
@@ -61,4 +49,28 @@ func paymentLink(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*mail.
 		return nil, err
 	}
 	return out, nil
+}
+
+// linkedOrder reads the order of a message whose payload names one (the
+// payment link, the transfer request) with its stable pay link, through
+// PaymentLinkLater, which makes the checkout first if there is none: an
+// order paid or cancelled meanwhile gets nothing (errSkip). ctx comes back
+// in the member's language, l.
+func linkedOrder(ctx context.Context, d Deps, msg *engine.OutboxMessage, kind string) (context.Context, *engine.PaymentLinkMessage, lang.Language, error) {
+	var p engine.PaymentLinkPayload
+	if err := json.Unmarshal([]byte(msg.Payload), &p); err != nil || p.OrderID == 0 {
+		return ctx, nil, lang.Language{}, jobs.Permanent(fmt.Errorf("outbox message %d: bad %s payload", msg.ID, kind))
+	}
+	if d.Payments == nil {
+		return ctx, nil, lang.Language{}, jobs.Permanent(fmt.Errorf("outbox message %d: no payment service for the %s", msg.ID, kind))
+	}
+	r, err := d.Payments.PaymentLinkLater(ctx, p)
+	if err != nil {
+		return ctx, nil, lang.Language{}, permanentIfFinal(err)
+	}
+	if !r.Due {
+		return ctx, nil, lang.Language{}, errSkip
+	}
+	l := memberLanguage(r.Language, r.Organisation.DefaultLanguage)
+	return lang.With(ctx, l), r, l, nil
 }

@@ -2,15 +2,12 @@ package messages
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 
 	"portal/engine"
 	"portal/engine/jobs"
 	"portal/handlers/mail"
 	"portal/handlers/transferview"
 	"portal/views"
-	"portal/views/lang"
 )
 
 // transferRequest composes the request to pay a registration just
@@ -19,24 +16,12 @@ import (
 // order paid or cancelled meanwhile, or no longer paid by bank transfer,
 // gets nothing (errSkip).
 func transferRequest(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*mail.Message, error) {
-	var p engine.TransferRequestPayload
-	if err := json.Unmarshal([]byte(msg.Payload), &p); err != nil || p.OrderID == 0 {
-		return nil, jobs.Permanent(fmt.Errorf("outbox message %d: bad transfer-request payload", msg.ID))
-	}
-	if d.Payments == nil {
-		return nil, jobs.Permanent(fmt.Errorf("outbox message %d: no payment service to read the transfer", msg.ID))
-	}
-	// The attempt exists (the request is queued once it was made);
-	// PaymentLinkLater gathers the message and its stable pay link.
-	r, err := d.Payments.PaymentLinkLater(ctx, engine.PaymentLinkPayload(p))
+	// The attempt exists (the request is queued once it was made). The
+	// payload has the payment link's shape: linkedOrder reads both.
+	ctx, r, l, err := linkedOrder(ctx, d, msg, "transfer-request")
 	if err != nil {
-		return nil, permanentIfFinal(err)
+		return nil, err
 	}
-	if !r.Due {
-		return nil, errSkip
-	}
-	l := memberLanguage(r.Language, r.Organisation.DefaultLanguage)
-	ctx = lang.With(ctx, l)
 	transfer, err := transferOf(ctx, d, &r.Order)
 	if err != nil {
 		return nil, err
