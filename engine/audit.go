@@ -181,13 +181,6 @@ func withTxStep(ctx context.Context, step func(ctx context.Context, tx bun.Tx) e
 // the context carries (withTxStep), then the audit entry (WithAudit), if
 // any, are run in the same transaction.
 func (s *Service) auditedTx(fn func(ctx context.Context, tx bun.Tx) error) func(ctx context.Context, tx bun.Tx) error {
-	return s.auditedTxIf(func() bool { return true }, fn)
-}
-
-// auditedTxIf is auditedTx whose entry is appended only when changed
-// says, after fn, that the transaction changed something: a confirmation
-// repeated (a staff form sent twice) is not audited twice.
-func (s *Service) auditedTxIf(changed func() bool, fn func(ctx context.Context, tx bun.Tx) error) func(ctx context.Context, tx bun.Tx) error {
 	return func(ctx context.Context, tx bun.Tx) error {
 		p, audited := ctx.Value(pendingAuditKey{}).(*pendingAudit)
 		if audited {
@@ -201,7 +194,7 @@ func (s *Service) auditedTxIf(changed func() bool, fn func(ctx context.Context, 
 				return err
 			}
 		}
-		if !audited || p.unchanged || !changed() {
+		if !audited || p.unchanged {
 			return nil
 		}
 		return s.appendAudit(ctx, tx, p.actor, p.entry)

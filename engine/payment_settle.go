@@ -210,10 +210,7 @@ var errOtherAccount = errors.New("the attempt was made with another account")
 func (s *Service) settle(ctx context.Context, provider PaymentProvider, c PaymentConfirmation) (*PaymentResult, error) {
 	res := &PaymentResult{Reference: c.Reference}
 	var closeAtProvider []Payment
-	// A staff capture's audit entry (audit.go) is written unless it was a
-	// replay: the same capture again is not audited twice.
-	changed := func() bool { return !res.Replayed || res.Mismatch }
-	err := inTx(ctx, s.db, s.auditedTxIf(changed, func(ctx context.Context, tx bun.Tx) error { // audit.go: a staff capture's entry, if any
+	settleTx := func(ctx context.Context, tx bun.Tx) error {
 		closeAtProvider = nil
 		p, order, err := lockPayment(ctx, tx, c.Reference)
 		if err != nil {
@@ -353,6 +350,17 @@ func (s *Service) settle(ctx context.Context, provider PaymentProvider, c Paymen
 		}
 		closeAtProvider = others
 		return s.activate(ctx, tx, order, now)
+	}
+	// A staff capture's audit entry (audit.go) is written unless it was a
+	// replay: the same capture again is not audited twice.
+	err := inTx(ctx, s.db, s.auditedTx(func(ctx context.Context, tx bun.Tx) error { // audit.go: a staff capture's entry, if any
+		if err := settleTx(ctx, tx); err != nil {
+			return err
+		}
+		if res.Replayed && !res.Mismatch {
+			auditUnchanged(ctx)
+		}
+		return nil
 	}))
 	if err != nil {
 		return nil, err
