@@ -131,12 +131,14 @@ func run() error {
 	// whose work would be counted against them. One flow first, alone,
 	// finds the committing step, which the step loop stops before.
 	rss := newRSSWatch(server.Process.Pid)
-	if _, err := flow(base, fmt.Sprintf("demo-%d", total+stepKeys+pageKeys+1), 0); err != nil {
+	warmUp, err := flow(base, fmt.Sprintf("demo-%d", total+stepKeys+pageKeys+1), 0)
+	if err != nil {
 		return fmt.Errorf("warm-up flow: %w", err)
 	}
+	committingStep := warmUp[len(warmUp)-1].step
 	var steps stepLoopResult
 	if o.steps > 0 {
-		if steps, err = stepLoop(base, server.Process.Pid, total, lastQuestion.get(), o); err != nil {
+		if steps, err = stepLoop(base, server.Process.Pid, total, committingStep, o); err != nil {
 			return fmt.Errorf("step loop: %w", err)
 		}
 	}
@@ -266,6 +268,7 @@ func waitReady(url string) error {
 
 // sample is one POST /api/forms/next.
 type sample struct {
+	step      int // the step answered
 	latency   time.Duration
 	session   int
 	handler   int
@@ -380,13 +383,9 @@ func flow(base, key string, think time.Duration) ([]sample, error) {
 	for f.ProcessState != "DONE" {
 		// People do not answer in lockstep: spread the pause over 0.5x to 1.5x.
 		time.Sleep(time.Duration(float64(think) * (0.5 + mrand.Float64())))
-		asked := f.Step
 		var s sample
 		if f, s, err = m.next(f, people); err != nil {
 			return samples, err
-		}
-		if s.committed {
-			lastQuestion.note(asked)
 		}
 		samples = append(samples, s)
 		people = answersTo(f)
@@ -435,7 +434,7 @@ func (m *member) next(f formDTO, people []map[string]any) (formDTO, sample, erro
 	if err != nil {
 		return f, sample{}, err
 	}
-	s := sample{latency: took}
+	s := sample{step: f.Step, latency: took}
 	if mt := timingPattern.FindStringSubmatch(res.Header.Get("Server-Timing")); mt != nil {
 		s.session, _ = strconv.Atoi(mt[1])
 		s.handler, _ = strconv.Atoi(mt[2])
@@ -458,29 +457,6 @@ func answersTo(f formDTO) []map[string]any {
 		}
 	}
 	return people
-}
-
-// lastQuestion is the lowest step number whose answer committed a flow:
-// the step loop stops before it, so that it never commits.
-var lastQuestion = &lowest{}
-
-type lowest struct {
-	mu sync.Mutex
-	n  int
-}
-
-func (l *lowest) note(n int) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.n == 0 || n < l.n {
-		l.n = n
-	}
-}
-
-func (l *lowest) get() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.n
 }
 
 // waitTimes adds up, per kind of request, how long members waited for

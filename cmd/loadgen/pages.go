@@ -16,40 +16,28 @@ func pageLoads(base string, firstKey int, o options) ([]time.Duration, error) {
 		mu      sync.Mutex
 		all     []time.Duration
 		failure error
-		wg      sync.WaitGroup
 	)
-	ready := make(chan struct{})
-	var signedIn sync.WaitGroup
-	for i := range o.members {
-		wg.Add(1)
-		signedIn.Add(1)
-		go func() {
-			defer wg.Done()
-			m, err := startedMember(base, fmt.Sprintf("demo-%d", firstKey+1+i))
-			signedIn.Done()
-			<-ready
-			var mine []time.Duration
-			if err == nil {
-				deadline := time.Now().Add(o.pages)
-				for time.Now().Before(deadline) {
-					var took time.Duration
-					if _, _, took, err = m.call(http.MethodGet, "/membership/register/1/step/1", nil, 200); err != nil {
-						break
-					}
-					mine = append(mine, took)
+	inStep(o.members, func() {}, func(i int, ready func()) {
+		m, err := startedMember(base, fmt.Sprintf("demo-%d", firstKey+1+i))
+		ready()
+		var mine []time.Duration
+		if err == nil {
+			deadline := time.Now().Add(o.pages)
+			for time.Now().Before(deadline) {
+				var took time.Duration
+				if _, _, took, err = m.call(http.MethodGet, "/membership/register/1/step/1", nil, 200); err != nil {
+					break
 				}
+				mine = append(mine, took)
 			}
-			mu.Lock()
-			all = append(all, mine...)
-			if err != nil && failure == nil {
-				failure = err
-			}
-			mu.Unlock()
-		}()
-	}
-	signedIn.Wait()
-	close(ready)
-	wg.Wait()
+		}
+		mu.Lock()
+		all = append(all, mine...)
+		if err != nil && failure == nil {
+			failure = err
+		}
+		mu.Unlock()
+	})
 	return all, failure
 }
 

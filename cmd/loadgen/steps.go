@@ -33,56 +33,67 @@ func stepLoop(base string, serverPID, firstKey, lastStep int, o options) (stepLo
 		mu      sync.Mutex
 		res     stepLoopResult
 		failure error
-		wg      sync.WaitGroup
 	)
-	ready := make(chan struct{})
-	var signedIn sync.WaitGroup
-	for i := range o.members {
-		wg.Add(1)
-		signedIn.Add(1)
-		go func() {
-			defer wg.Done()
-			m, f, people, err := signIn(base, fmt.Sprintf("demo-%d", firstKey+1+i))
-			selection := people
-			signedIn.Done()
-			<-ready
-			var mine []sample
-			resets := 0
-			if err == nil {
-				deadline := time.Now().Add(o.steps)
-				for time.Now().Before(deadline) {
-					if f.Step >= lastStep {
-						if _, _, _, err = m.call(http.MethodPost, "/api/forms/processes/"+f.ProcessID+"/reset", map[string]any{}, 200); err != nil {
-							break
-						}
-						resets++
-						f.Step, people = 0, selection
-					}
-					var s sample
-					if f, s, err = m.next(f, people); err != nil {
+	var portalBefore, databaseBefore float64
+	res.elapsed = inStep(o.members, func() {
+		portalBefore, databaseBefore = processCPU(serverPID), databaseCPU(o)
+	}, func(i int, ready func()) {
+		m, f, people, err := signIn(base, fmt.Sprintf("demo-%d", firstKey+1+i))
+		selection := people
+		ready()
+		var mine []sample
+		resets := 0
+		if err == nil {
+			deadline := time.Now().Add(o.steps)
+			for time.Now().Before(deadline) {
+				if f.Step >= lastStep {
+					if _, _, _, err = m.call(http.MethodPost, "/api/forms/processes/"+f.ProcessID+"/reset", map[string]any{}, 200); err != nil {
 						break
 					}
-					mine = append(mine, s)
-					people = answersTo(f)
+					resets++
+					f.Step, people = 0, selection
 				}
+				var s sample
+				if f, s, err = m.next(f, people); err != nil {
+					break
+				}
+				mine = append(mine, s)
+				people = answersTo(f)
 			}
-			mu.Lock()
-			res.nexts = append(res.nexts, mine...)
-			res.resets += resets
-			if err != nil && failure == nil {
-				failure = err
-			}
-			mu.Unlock()
+		}
+		mu.Lock()
+		res.nexts = append(res.nexts, mine...)
+		res.resets += resets
+		if err != nil && failure == nil {
+			failure = err
+		}
+		mu.Unlock()
+	})
+	res.portalCPU, res.databaseCPU = processCPU(serverPID)-portalBefore, databaseCPU(o)-databaseBefore
+	return res, failure
+}
+
+// inStep runs member(i, ready) for n members at once. Each calls ready
+// once signed in; none goes on until all have, so that sign-in is never
+// measured and the loops start together. atStart runs at that moment; it
+// returns the time from then until the last member is done.
+func inStep(n int, atStart func(), member func(i int, ready func())) time.Duration {
+	var signedIn, done sync.WaitGroup
+	release := make(chan struct{})
+	for i := range n {
+		signedIn.Add(1)
+		done.Add(1)
+		go func() {
+			defer done.Done()
+			member(i, func() { signedIn.Done(); <-release })
 		}()
 	}
 	signedIn.Wait()
-	portalBefore, databaseBefore := processCPU(serverPID), databaseCPU(o)
+	atStart()
 	start := time.Now()
-	close(ready)
-	wg.Wait()
-	res.elapsed = time.Since(start)
-	res.portalCPU, res.databaseCPU = processCPU(serverPID)-portalBefore, databaseCPU(o)-databaseBefore
-	return res, failure
+	close(release)
+	done.Wait()
+	return time.Since(start)
 }
 
 // processCPU is the CPU time (user and system) used so far by process pid.
