@@ -270,7 +270,7 @@ const advanceQuery = `WITH moved AS (
 	SELECT moved.id, $7, g.person_id, 'answer', g.data_value, $4 FROM moved, given AS g
 	ON CONFLICT (instance_id, (COALESCE(step_id, 0)), person_id, data_key) DO UPDATE SET data_value = EXCLUDED.data_value, created_at = EXCLUDED.created_at
 )
-SELECT moved.id, d.person_id, d.data_value FROM moved
+SELECT d.person_id, d.data_value FROM moved
 LEFT JOIN process_data AS d ON d.instance_id = moved.id AND d.step_id = $9 AND d.data_key = 'answer'`
 
 // sqliteAdvance is advanceQuery on SQLite, which has no data-modifying
@@ -332,12 +332,13 @@ func (s *Service) advancePG(ctx context.Context, db bun.IDB, inst *ProcessInstan
 	if err != nil {
 		return nil, fmt.Errorf("store answers and move process instance: %w", err)
 	}
-	moved := false
-	prefill, err := scanPrefill(rows, func() { moved = true }, new(int64))
+	// A row (the next step's answers, or NULLs) for a moved instance; none
+	// for a version that moved meanwhile.
+	prefill, n, err := scanPrefill(rows)
 	if err != nil {
 		return nil, err
 	}
-	if !moved {
+	if n == 0 {
 		return nil, errMovedMeanwhile
 	}
 	return prefill, nil
@@ -362,31 +363,29 @@ func (s *Service) advanceSQLite(ctx context.Context, tx bun.Tx, inst *ProcessIns
 	if err != nil {
 		return nil, fmt.Errorf("load answers of the next step: %w", err)
 	}
-	return scanPrefill(rows, func() {}, nil)
+	prefill, _, err := scanPrefill(rows)
+	return prefill, err
 }
 
-// scanPrefill reads rows of (person, answer), with the instance id first
-// when instanceID is not nil (advanceQuery's rows), calling seen per row.
-func scanPrefill(rows *sql.Rows, seen func(), instanceID *int64) (map[int64]string, error) {
+// scanPrefill reads rows of (person, answer) and how many there were; a
+// row of NULLs is no answer.
+func scanPrefill(rows *sql.Rows) (map[int64]string, int, error) {
 	defer rows.Close()
 	prefill := map[int64]string{}
+	n := 0
 	for rows.Next() {
 		var person sql.NullInt64
 		var value sql.NullString
-		dest := []any{&person, &value}
-		if instanceID != nil {
-			dest = append([]any{instanceID}, dest...)
+		if err := rows.Scan(&person, &value); err != nil {
+			return nil, 0, fmt.Errorf("load answers of the next step: %w", err)
 		}
-		if err := rows.Scan(dest...); err != nil {
-			return nil, fmt.Errorf("load answers of the next step: %w", err)
-		}
-		seen()
+		n++
 		if person.Valid && value.Valid {
 			prefill[person.Int64] = value.String
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("load answers of the next step: %w", err)
+		return nil, 0, fmt.Errorf("load answers of the next step: %w", err)
 	}
-	return prefill, nil
+	return prefill, n, nil
 }
