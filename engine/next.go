@@ -16,10 +16,14 @@ import (
 // last one, commits the registration (state DONE).
 func (s *Service) Next(ctx context.Context, userKey string, in NextInput) (_ *Form, err error) {
 	defer classifyUnavailable(&err)
-	if in.Step > 0 {
-		if form, done, err := s.nextQuestion(ctx, userKey, in); done || err != nil {
-			return form, err
-		}
+	// The common steps in prepared statements, without a transaction on
+	// PostgreSQL; what they leave (done false) takes the transaction below.
+	next := s.nextQuestion
+	if in.Step == 0 {
+		next = s.nextSelection
+	}
+	if form, done, err := next(ctx, userKey, in); done || err != nil {
+		return form, err
 	}
 	var form *Form
 	var committed *Order
@@ -112,10 +116,8 @@ func (s *Service) submitSelection(ctx context.Context, tx bun.Tx, inst *ProcessI
 	if err != nil {
 		return nil, err
 	}
-	byID := map[int64]Person{}
 	ids := make([]int64, len(persons))
 	for i, p := range persons {
-		byID[p.ID] = p
 		ids[i] = p.ID
 	}
 	statuses, err := membershipStatuses(ctx, tx, inst.RelatedEntityID, ids)
@@ -126,31 +128,9 @@ func (s *Service) submitSelection(ctx context.Context, tx bun.Tx, inst *ProcessI
 	if err != nil {
 		return nil, err
 	}
-	var chosen []int64
-	var problems []PersonError
-	for _, p := range in.People {
-		if p.Selected != nil && !*p.Selected {
-			continue
-		}
-		person, linked := byID[p.ID]
-		switch {
-		case !linked:
-			problems = append(problems, problem{key: "not_linked", text: "This person cannot be registered with this link."}.forPerson(p.ID))
-		case statuses[p.ID] != PersonAvailable:
-			problems = append(problems, problem{key: "already_" + strings.ToLower(strings.ReplaceAll(statuses[p.ID], " ", "_")), text: fmt.Sprintf("%s %s is already %s.", person.FirstName, person.LastName, lowerStatus(statuses[p.ID])),
-				param: person.FirstName + " " + person.LastName}.forPerson(p.ID))
-		case chooseMembershipType(types, person.DateOfBirth, inst.Period.StartDate) == nil:
-			problems = append(problems, problem{key: "not_eligible", text: fmt.Sprintf("%s %s is not eligible for any membership type of this period.", person.FirstName, person.LastName),
-				param: person.FirstName + " " + person.LastName}.forPerson(p.ID))
-		case !slices.Contains(chosen, p.ID):
-			chosen = append(chosen, p.ID)
-		}
-	}
-	if len(problems) > 0 {
-		return nil, &Error{Code: CodeValidation, Message: "Some persons cannot be selected.", People: problems, ProcessID: strconv64(inst.ID)}
-	}
-	if len(chosen) == 0 {
-		return nil, &Error{Code: CodeValidation, Message: "Select at least one person.", ProcessID: strconv64(inst.ID)}
+	chosen, selected, err := choosePersons(inst, in, persons, statuses, types)
+	if err != nil {
+		return nil, err
 	}
 	// A first selection (state INIT) has no earlier selection or answers to
 	// replace or pre-fill, which saves two statements on the common path.
@@ -160,10 +140,6 @@ func (s *Service) submitSelection(ctx context.Context, tx bun.Tx, inst *ProcessI
 		if data, err = instanceData(ctx, tx, inst.ID); err != nil {
 			return nil, err
 		}
-	}
-	selected := make([]Person, len(chosen))
-	for i, id := range chosen {
-		selected[i] = byID[id]
 	}
 	// The first question is the first one on the path of the persons
 	// chosen: a step may apply to none of them (the last step always does).
@@ -197,6 +173,48 @@ func (s *Service) submitSelection(ctx context.Context, tx bun.Tx, inst *ProcessI
 		return nil, err
 	}
 	return questionForm(inst, def, number, selected, answers), nil
+}
+
+// choosePersons checks a selection (in.People) against the persons linked
+// to the registration's user key, their statuses for the period and the
+// organisation's membership types, and returns the ids chosen, in the
+// order given, and their persons.
+func choosePersons(inst *ProcessInstance, in NextInput, persons []Person, statuses map[int64]string, types []MembershipType) ([]int64, []Person, error) {
+	byID := make(map[int64]Person, len(persons))
+	for _, p := range persons {
+		byID[p.ID] = p
+	}
+	var chosen []int64
+	var problems []PersonError
+	for _, p := range in.People {
+		if p.Selected != nil && !*p.Selected {
+			continue
+		}
+		person, linked := byID[p.ID]
+		switch {
+		case !linked:
+			problems = append(problems, problem{key: "not_linked", text: "This person cannot be registered with this link."}.forPerson(p.ID))
+		case statuses[p.ID] != PersonAvailable:
+			problems = append(problems, problem{key: "already_" + strings.ToLower(strings.ReplaceAll(statuses[p.ID], " ", "_")), text: fmt.Sprintf("%s %s is already %s.", person.FirstName, person.LastName, lowerStatus(statuses[p.ID])),
+				param: person.FirstName + " " + person.LastName}.forPerson(p.ID))
+		case chooseMembershipType(types, person.DateOfBirth, inst.Period.StartDate) == nil:
+			problems = append(problems, problem{key: "not_eligible", text: fmt.Sprintf("%s %s is not eligible for any membership type of this period.", person.FirstName, person.LastName),
+				param: person.FirstName + " " + person.LastName}.forPerson(p.ID))
+		case !slices.Contains(chosen, p.ID):
+			chosen = append(chosen, p.ID)
+		}
+	}
+	if len(problems) > 0 {
+		return nil, nil, &Error{Code: CodeValidation, Message: "Some persons cannot be selected.", People: problems, ProcessID: strconv64(inst.ID)}
+	}
+	if len(chosen) == 0 {
+		return nil, nil, &Error{Code: CodeValidation, Message: "Select at least one person.", ProcessID: strconv64(inst.ID)}
+	}
+	selected := make([]Person, len(chosen))
+	for i, id := range chosen {
+		selected[i] = byID[id]
+	}
+	return chosen, selected, nil
 }
 
 // hasAnswers reports whether a person has any answer in answers.

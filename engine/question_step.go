@@ -19,44 +19,14 @@ import (
 // statement without a transaction (advanceQuery), on SQLite four in one
 // (sqliteAdvance). docs/BENCHMARKS.md has the figures behind it.
 
-// questionStatePG reads a registration with what a question step needs in
-// one statement: the instance, its period, whether its definition is still
-// active, the selected persons and the saved answers (as JSON, one row).
-// $1 is the instance id, $2 the user key. questionStateSQLite is the same
-// in SQLite's JSON functions.
-const questionStatePG = `SELECT i.id, i.definition_id, i.definition_key, i.current_step_id, i.status,
-	i.start_time, i.end_time, i.related_entity_type, i.related_entity_id, i.organisation_id, i.user_key,
-	i.selected_persons, i.version, i.updated_at, i.language,
-	p.id, p.organisation_id, p.name, p.start_date, p.end_date, p.status, p.currency, p.definition_key,
-	d.active,
-	(SELECT coalesce(json_agg(json_build_object('id', x.id, 'organisationId', x.organisation_id,
-		'firstName', x.first_name, 'lastName', x.last_name, 'dateOfBirth', x.date_of_birth, 'email', x.email,
-		'externalId', x.external_id)), '[]')
-		FROM persons AS x WHERE x.id IN (SELECT value::bigint FROM json_array_elements_text(i.selected_persons::json))),
-	(SELECT coalesce(json_agg(json_build_array(a.step_id, a.person_id, a.data_value)), '[]')
-		FROM process_data AS a WHERE a.instance_id = i.id AND a.data_key = 'answer')
-FROM process_instances AS i
-JOIN membership_periods AS p ON p.id = i.related_entity_id
-JOIN process_definitions AS d ON d.id = i.definition_id
-WHERE i.id = $1 AND i.user_key = $2`
+// questionStateSQL is the read of a question step: the registration with its
+// selected persons and its saved answers ([step, person, value] triples).
+var questionStateSQL = newStateStatements(
+	`(SELECT coalesce({agg}({obj}(`+personJSON+`)), '[]') FROM persons AS x WHERE x.id IN {selected})`,
+	`(SELECT coalesce({agg}({arr}(a.step_id, a.person_id, a.data_value)), '[]')
+		FROM process_data AS a WHERE a.instance_id = i.id AND a.data_key = 'answer')`)
 
-const questionStateSQLite = `SELECT i.id, i.definition_id, i.definition_key, i.current_step_id, i.status,
-	i.start_time, i.end_time, i.related_entity_type, i.related_entity_id, i.organisation_id, i.user_key,
-	i.selected_persons, i.version, i.updated_at, i.language,
-	p.id, p.organisation_id, p.name, p.start_date, p.end_date, p.status, p.currency, p.definition_key,
-	d.active,
-	(SELECT coalesce(json_group_array(json_object('id', x.id, 'organisationId', x.organisation_id,
-		'firstName', x.first_name, 'lastName', x.last_name, 'dateOfBirth', x.date_of_birth, 'email', x.email,
-		'externalId', x.external_id)), '[]')
-		FROM persons AS x WHERE x.id IN (SELECT value FROM json_each(i.selected_persons))),
-	(SELECT coalesce(json_group_array(json_array(a.step_id, a.person_id, a.data_value)), '[]')
-		FROM process_data AS a WHERE a.instance_id = i.id AND a.data_key = 'answer')
-FROM process_instances AS i
-JOIN membership_periods AS p ON p.id = i.related_entity_id
-JOIN process_definitions AS d ON d.id = i.definition_id
-WHERE i.id = ? AND i.user_key = ?`
-
-// questionState is what questionStateQuery read.
+// questionState is what questionStateSQL read.
 type questionState struct {
 	inst     *ProcessInstance
 	selected []Person      // in the order of inst.SelectedPersons
@@ -66,49 +36,10 @@ type questionState struct {
 // loadQuestionState reads the registration processID of userKey for a
 // question step; not found as loadInstance has it.
 func (s *Service) loadQuestionState(ctx context.Context, userKey, processID string) (*questionState, error) {
-	id, err := parseProcessID(processID)
+	var personsJSON, answersJSON []byte
+	inst, err := s.loadState(ctx, questionStateSQL, userKey, processID, &personsJSON, &answersJSON)
 	if err != nil {
 		return nil, err
-	}
-	query := questionStatePG
-	if s.db.Dialect().Name() != dialect.PG {
-		query = questionStateSQLite
-	}
-	rows, err := s.prepared.query(ctx, s.db, query, id, userKey)
-	if err != nil {
-		return nil, fmt.Errorf("load question state: %w", err)
-	}
-	defer rows.Close()
-	if !rows.Next() {
-		if err := rows.Err(); err != nil {
-			return nil, fmt.Errorf("load question state: %w", err)
-		}
-		return nil, Errorf(CodeNotFound, "process instance not found")
-	}
-	inst := &ProcessInstance{Period: &MembershipPeriod{}, Definition: &ProcessDefinition{}}
-	p := inst.Period
-	var selectedJSON, personsJSON, answersJSON []byte
-	var endTime sql.Null[storedTime]
-	if err := rows.Scan(&inst.ID, &inst.DefinitionID, &inst.DefinitionKey, &inst.CurrentStepID, &inst.Status,
-		(*storedTime)(&inst.StartTime), &endTime, &inst.RelatedEntityType, &inst.RelatedEntityID, &inst.OrganisationID, &inst.UserKey,
-		&selectedJSON, &inst.Version, (*storedTime)(&inst.UpdatedAt), &inst.Language,
-		&p.ID, &p.OrganisationID, &p.Name, (*storedTime)(&p.StartDate), (*storedTime)(&p.EndDate), &p.Status, &p.Currency, &p.DefinitionKey,
-		&inst.Definition.Active, &personsJSON, &answersJSON); err != nil {
-		return nil, fmt.Errorf("load question state: %w", err)
-	}
-	if err := rows.Close(); err != nil {
-		return nil, fmt.Errorf("load question state: %w", err)
-	}
-	if !inScope(ctx, inst.OrganisationID) { // another tenant's instance reads as none (tenants.go)
-		return nil, Errorf(CodeNotFound, "process instance not found")
-	}
-	inst.Definition.ID = inst.DefinitionID
-	if endTime.Valid {
-		t := time.Time(endTime.V)
-		inst.EndTime = &t
-	}
-	if err := json.Unmarshal(selectedJSON, &inst.SelectedPersons); err != nil {
-		return nil, fmt.Errorf("load question state: selected persons: %w", err)
 	}
 	state := &questionState{inst: inst}
 	if state.selected, err = decodePersons(personsJSON, inst.SelectedPersons); err != nil {
@@ -120,49 +51,7 @@ func (s *Service) loadQuestionState(ctx context.Context, userKey, processID stri
 	return state, nil
 }
 
-// storedTime scans a time or date as either database gives it: a
-// time.Time (PostgreSQL; SQLite for columns declared DATE or TIMESTAMP) or
-// its text.
-type storedTime time.Time
-
-func (t *storedTime) Scan(src any) error {
-	switch v := src.(type) {
-	case time.Time:
-		*t = storedTime(v)
-		return nil
-	case []byte:
-		return t.parse(string(v))
-	case string:
-		return t.parse(v)
-	}
-	return fmt.Errorf("cannot read %T as a time", src)
-}
-
-// parse reads the text forms the databases write: a date, SQLite's
-// "2006-01-02 15:04:05.999999999-07:00" or RFC 3339.
-func (t *storedTime) parse(text string) error {
-	for _, layout := range []string{time.DateOnly, "2006-01-02 15:04:05.999999999-07:00", time.RFC3339Nano} {
-		if v, err := time.Parse(layout, text); err == nil {
-			*t = storedTime(v)
-			return nil
-		}
-	}
-	return fmt.Errorf("cannot read %q as a time", text)
-}
-
-// statePerson is a person as questionState writes it in JSON; a question
-// step needs no more of a person than these (not when the record was made).
-type statePerson struct {
-	ID             int64   `json:"id"`
-	OrganisationID int64   `json:"organisationId"`
-	FirstName      string  `json:"firstName"`
-	LastName       string  `json:"lastName"`
-	DateOfBirth    string  `json:"dateOfBirth"` // a date, on SQLite with a time of day after it
-	Email          string  `json:"email"`
-	ExternalID     *string `json:"externalId"`
-}
-
-// decodePersons reads the persons of questionStateQuery in the order of
+// decodePersons reads the persons of a state statement in the order of
 // ids, as personsByID returns them.
 func decodePersons(raw []byte, ids []int64) ([]Person, error) {
 	var rows []statePerson
@@ -175,13 +64,11 @@ func decodePersons(raw []byte, ids []int64) ([]Person, error) {
 		if i < 0 {
 			continue
 		}
-		r := rows[i]
-		born, err := time.Parse(time.DateOnly, r.DateOfBirth[:min(len(r.DateOfBirth), len(time.DateOnly))])
+		p, err := rows[i].person()
 		if err != nil {
-			return nil, fmt.Errorf("load question state: date of birth of person %d: %w", r.ID, err)
+			return nil, err
 		}
-		out = append(out, Person{ID: r.ID, OrganisationID: r.OrganisationID, FirstName: r.FirstName, LastName: r.LastName,
-			DateOfBirth: born, Email: r.Email, ExternalID: r.ExternalID})
+		out = append(out, p)
 	}
 	return out, nil
 }
@@ -315,11 +202,7 @@ func (s *Service) advanceWithAnswers(ctx context.Context, db bun.IDB, inst *Proc
 	if err != nil {
 		return nil, err
 	}
-	inst.Version++
-	inst.UpdatedAt = now
-	if l := LanguageOf(ctx); l != "" {
-		inst.Language = l
-	}
+	markMoved(ctx, inst, now)
 	return prefill, nil
 }
 

@@ -1,0 +1,185 @@
+package engine
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/uptrace/bun/dialect"
+)
+
+// A registration's state in one prepared statement: the instance of a user
+// key with its period and whether its definition is still active, and after
+// them what the request needs besides (the selected persons and the saved
+// answers for a question step, the linked persons and the membership types
+// for person selection), as JSON aggregates. One statement is one round
+// trip, and prepared (prepared.go) it is parsed and planned once per
+// connection instead of on every request.
+
+// stateSQL writes the state statement with extra columns for a dialect.
+// Texts are written once for both: {agg}, {obj} and {arr} are the JSON
+// aggregate, object and array functions, {selected} the instance's
+// selected person ids as rows of value; the statement's two parameters
+// are the instance id and the user key.
+func stateSQL(pg bool, extra ...string) string {
+	text := `SELECT i.id, i.definition_id, i.definition_key, i.current_step_id, i.status,
+	i.start_time, i.end_time, i.related_entity_type, i.related_entity_id, i.organisation_id, i.user_key,
+	i.selected_persons, i.version, i.updated_at, i.language,
+	p.id, p.organisation_id, p.name, p.start_date, p.end_date, p.status, p.currency, p.definition_key,
+	d.active, ` + strings.Join(extra, ", ") + `
+FROM process_instances AS i
+JOIN membership_periods AS p ON p.id = i.related_entity_id
+JOIN process_definitions AS d ON d.id = i.definition_id
+WHERE i.id = {id} AND i.user_key = {key}`
+	words := strings.NewReplacer("{agg}", "json_agg", "{obj}", "json_build_object", "{arr}", "json_build_array",
+		"{selected}", "(SELECT value::bigint FROM json_array_elements_text(i.selected_persons::json))",
+		"{id}", "$1", "{key}", "$2")
+	if !pg {
+		words = strings.NewReplacer("{agg}", "json_group_array", "{obj}", "json_object", "{arr}", "json_array",
+			"{selected}", "(SELECT value FROM json_each(i.selected_persons))",
+			"{id}", "?", "{key}", "?")
+	}
+	return words.Replace(text)
+}
+
+// personJSON is a person as a state statement writes it ({obj} of the
+// columns statePerson reads), status columns left to the caller.
+const personJSON = `'id', x.id, 'organisationId', x.organisation_id, 'firstName', x.first_name, 'lastName', x.last_name,
+	'dateOfBirth', x.date_of_birth, 'email', x.email, 'externalId', x.external_id`
+
+// stateStatements are a state statement's text on each database.
+type stateStatements struct{ pg, sqlite string }
+
+func newStateStatements(extra ...string) stateStatements {
+	return stateStatements{pg: stateSQL(true, extra...), sqlite: stateSQL(false, extra...)}
+}
+
+// loadState runs the state statement of st for the registration processID
+// of userKey, scanning its extra columns into extra; not found as
+// loadInstance has it (another tenant's instance reads as none).
+func (s *Service) loadState(ctx context.Context, st stateStatements, userKey, processID string, extra ...any) (*ProcessInstance, error) {
+	id, err := parseProcessID(processID)
+	if err != nil {
+		return nil, err
+	}
+	query := st.pg
+	if s.db.Dialect().Name() != dialect.PG {
+		query = st.sqlite
+	}
+	rows, err := s.prepared.query(ctx, s.db, query, id, userKey)
+	if err != nil {
+		return nil, fmt.Errorf("load registration: %w", err)
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("load registration: %w", err)
+		}
+		return nil, Errorf(CodeNotFound, "process instance not found")
+	}
+	inst := &ProcessInstance{Period: &MembershipPeriod{}, Definition: &ProcessDefinition{}}
+	p := inst.Period
+	var selectedJSON []byte
+	var endTime sql.Null[storedTime]
+	if err := rows.Scan(append([]any{&inst.ID, &inst.DefinitionID, &inst.DefinitionKey, &inst.CurrentStepID, &inst.Status,
+		(*storedTime)(&inst.StartTime), &endTime, &inst.RelatedEntityType, &inst.RelatedEntityID, &inst.OrganisationID, &inst.UserKey,
+		&selectedJSON, &inst.Version, (*storedTime)(&inst.UpdatedAt), &inst.Language,
+		&p.ID, &p.OrganisationID, &p.Name, (*storedTime)(&p.StartDate), (*storedTime)(&p.EndDate), &p.Status, &p.Currency, &p.DefinitionKey,
+		&inst.Definition.Active}, extra...)...); err != nil {
+		return nil, fmt.Errorf("load registration: %w", err)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, fmt.Errorf("load registration: %w", err)
+	}
+	if !inScope(ctx, inst.OrganisationID) { // another tenant's instance reads as none (tenants.go)
+		return nil, Errorf(CodeNotFound, "process instance not found")
+	}
+	inst.Definition.ID = inst.DefinitionID
+	if endTime.Valid {
+		t := time.Time(endTime.V)
+		inst.EndTime = &t
+	}
+	if err := json.Unmarshal(selectedJSON, &inst.SelectedPersons); err != nil {
+		return nil, fmt.Errorf("load registration: selected persons: %w", err)
+	}
+	return inst, nil
+}
+
+// storedTime scans a time or date as either database gives it: a
+// time.Time (PostgreSQL; SQLite for columns declared DATE or TIMESTAMP) or
+// its text.
+type storedTime time.Time
+
+func (t *storedTime) Scan(src any) error {
+	switch v := src.(type) {
+	case time.Time:
+		*t = storedTime(v)
+		return nil
+	case []byte:
+		return t.parse(string(v))
+	case string:
+		return t.parse(v)
+	}
+	return fmt.Errorf("cannot read %T as a time", src)
+}
+
+// parse reads the text forms the databases write: a date, SQLite's
+// "2006-01-02 15:04:05.999999999-07:00" or RFC 3339.
+func (t *storedTime) parse(text string) error {
+	for _, layout := range []string{time.DateOnly, "2006-01-02 15:04:05.999999999-07:00", time.RFC3339Nano} {
+		if v, err := time.Parse(layout, text); err == nil {
+			*t = storedTime(v)
+			return nil
+		}
+	}
+	return fmt.Errorf("cannot read %q as a time", text)
+}
+
+// statePerson is a person as a state statement writes it (personJSON); a
+// step needs no more of a person than these (not when the record was
+// made). Status is set by the selection's statement only.
+type statePerson struct {
+	ID             int64   `json:"id"`
+	OrganisationID int64   `json:"organisationId"`
+	FirstName      string  `json:"firstName"`
+	LastName       string  `json:"lastName"`
+	DateOfBirth    string  `json:"dateOfBirth"` // a date, on SQLite with a time of day after it
+	Email          string  `json:"email"`
+	ExternalID     *string `json:"externalId"`
+	Membership     *string `json:"membership"` // selection only: the person's pending or active membership of the period
+}
+
+// person is r as a Person.
+func (r statePerson) person() (Person, error) {
+	born, err := time.Parse(time.DateOnly, r.DateOfBirth[:min(len(r.DateOfBirth), len(time.DateOnly))])
+	if err != nil {
+		return Person{}, fmt.Errorf("load registration: date of birth of person %d: %w", r.ID, err)
+	}
+	return Person{ID: r.ID, OrganisationID: r.OrganisationID, FirstName: r.FirstName, LastName: r.LastName,
+		DateOfBirth: born, Email: r.Email, ExternalID: r.ExternalID}, nil
+}
+
+// status is the person's status for the period, as membershipStatuses
+// gives it.
+func (r statePerson) status() string {
+	switch {
+	case r.Membership == nil:
+		return PersonAvailable
+	case *r.Membership == MembershipActive:
+		return PersonRegistered
+	}
+	return PersonPendingPayment
+}
+
+// markMoved records on inst the write that moved it to its next version at
+// now, as bumpVersion does.
+func markMoved(ctx context.Context, inst *ProcessInstance, now time.Time) {
+	inst.Version++
+	inst.UpdatedAt = now
+	if l := LanguageOf(ctx); l != "" {
+		inst.Language = l
+	}
+}

@@ -1,0 +1,100 @@
+package engine_test
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"testing"
+
+	"github.com/uptrace/bun"
+
+	"portal/engine"
+	"portal/engine/dbtest"
+)
+
+// TestSelectionStatements: a first person selection is two prepared
+// statements on PostgreSQL (one read, one write) without a transaction; on
+// SQLite one read and two writes in a transaction. It gives the same form
+// as a selection made again (which takes the transaction), refuses what it
+// must without writing, and a stale one is a conflict.
+func TestSelectionStatements(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		db = db.WithQueryHook(engine.QueryHook{}) // counts bun's statements, as serve does
+		f := newFixture(t, db)
+		form, _ := f.load(engine.DemoUserKey)
+		pid := form.ProcessIDString()
+		before := f.instance(form.ProcessID)
+
+		// Refused: a person already registered, one not linked. Nothing is written.
+		for _, people := range [][]engine.PersonInput{{{ID: alex}, {ID: jamie}}, {{ID: 999}}, {}} {
+			_, err := f.svc.Next(context.Background(), engine.DemoUserKey, engine.NextInput{ProcessID: pid, People: people})
+			if engine.ErrorCode(err) != engine.CodeValidation {
+				t.Errorf("selecting %v: %v, want a validation error", people, err)
+			}
+		}
+		if got := f.instance(form.ProcessID); got.Version != before.Version || got.Status != engine.StateInit {
+			t.Fatalf("refused selections changed the registration: version %d, status %s", got.Version, got.Status)
+		}
+
+		ctx, count := engine.WithStatementCount(engine.WithLanguage(context.Background(), "de"))
+		people := []engine.PersonInput{{ID: robin}, {ID: alex}}
+		first, err := f.svc.Next(ctx, engine.DemoUserKey, engine.NextInput{ProcessID: pid, People: people})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if db.Dialect().Name().String() == "pg" {
+			if count.Load() != 2 || count.TxControl() != 0 {
+				t.Errorf("%d statements and %d BEGIN/COMMIT, want 2 and 0", count.Load(), count.TxControl())
+			}
+		} else if count.Load() != 3 || count.TxControl() != 2 {
+			t.Errorf("%d statements and %d BEGIN/COMMIT on SQLite, want 3 and 2", count.Load(), count.TxControl())
+		}
+		inst := f.instance(form.ProcessID)
+		if !slices.Equal(inst.SelectedPersons, []int64{robin, alex}) || inst.Status != engine.StateRunning ||
+			inst.Version != before.Version+1 || inst.Language != "de" || inst.CurrentStepID == nil {
+			t.Errorf("after the selection: persons %v, status %s, version %d (was %d), language %q, step %v",
+				inst.SelectedPersons, inst.Status, inst.Version, before.Version, inst.Language, inst.CurrentStepID)
+		}
+		if n := f.count((*engine.ProcessData)(nil), "instance_id = ? AND data_key = 'selected' AND step_id IS NULL", form.ProcessID); n != 2 {
+			t.Errorf("%d selection rows stored, want 2", n)
+		}
+		if first.Step != 1 || len(first.People) != 2 || first.People[0].ID != robin {
+			t.Errorf("form after the selection: step %d, people %+v", first.Step, first.People)
+		}
+
+		// The same selection again is stale.
+		if _, err := f.svc.Next(context.Background(), engine.DemoUserKey, engine.NextInput{ProcessID: pid, People: people}); engine.ErrorCode(err) != engine.CodeConflict {
+			t.Errorf("the selection posted twice: %v, want a conflict", err)
+		}
+		// Another user key's registration reads as not found.
+		if _, err := f.svc.Next(context.Background(), "someone-else", engine.NextInput{ProcessID: pid, People: people}); engine.ErrorCode(err) != engine.CodeNotFound {
+			t.Errorf("another user's registration: %v, want not found", err)
+		}
+
+		// Back to the selection and the same persons again: the transaction's
+		// path, which gives the same form and replaces the selection.
+		if _, err := f.svc.Back(context.Background(), engine.DemoUserKey, pid, nil); err != nil {
+			t.Fatal(err)
+		}
+		again, err := f.svc.Next(engine.WithLanguage(context.Background(), "de"), engine.DemoUserKey, engine.NextInput{ProcessID: pid, People: people})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a, b := mustJSON(t, again), mustJSON(t, first); a != b { // as the API shows them
+			t.Errorf("the selection made again gives\n%s\nthe first\n%s", a, b)
+		}
+		if n := f.count((*engine.ProcessData)(nil), "instance_id = ? AND data_key = 'selected'", form.ProcessID); n != 2 {
+			t.Errorf("%d selection rows after selecting again, want 2", n)
+		}
+	})
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	raw, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(raw)
+}
