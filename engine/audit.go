@@ -177,6 +177,12 @@ func withTxStep(ctx context.Context, step func(ctx context.Context, tx bun.Tx) e
 	return context.WithValue(ctx, txStepKey{}, step)
 }
 
+// inAudit reports whether ctx carries an audit entry or a transaction step
+// for auditedTx: a change made with one must run in its transaction.
+func inAudit(ctx context.Context) bool {
+	return ctx.Value(pendingAuditKey{}) != nil || ctx.Value(txStepKey{}) != nil
+}
+
 // auditedTx wraps a transaction's function: after it succeeds, the step
 // the context carries (withTxStep), then the audit entry (WithAudit), if
 // any, are run in the same transaction.

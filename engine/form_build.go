@@ -65,6 +65,12 @@ func (s *Service) selectionForm(ctx context.Context, db bun.IDB, inst *ProcessIn
 	if err != nil {
 		return nil, err
 	}
+	return selectionFormOf(inst, def, persons, statuses), nil
+}
+
+// selectionFormOf is the selection form of the linked persons with their
+// statuses.
+func selectionFormOf(inst *ProcessInstance, def *definition, persons []Person, statuses map[int64]string) *Form {
 	form := baseForm(inst, def, 0)
 	for _, p := range persons {
 		status := statuses[p.ID]
@@ -74,7 +80,7 @@ func (s *Service) selectionForm(ctx context.Context, db bun.IDB, inst *ProcessIn
 			CanSelect: status == PersonAvailable, Status: status,
 		})
 	}
-	return form, nil
+	return form
 }
 
 // questionForm is a question step with the saved answers of the selected

@@ -14,6 +14,11 @@ import (
 // registration cannot be reset.
 func (s *Service) Reset(ctx context.Context, userKey, processID string) (_ *Form, err error) {
 	defer classifyUnavailable(&err)
+	if !inAudit(ctx) { // a member's own reset: prepared statements (resetOpen)
+		if form, done, err := s.resetOpen(ctx, userKey, processID); done || err != nil {
+			return form, err
+		}
+	}
 	var form *Form
 	var open []Payment
 	var orgID int64
@@ -66,6 +71,64 @@ func (s *Service) Reset(ctx context.Context, userKey, processID string) (_ *Form
 		}
 	}
 	return form, nil
+}
+
+// resetStateSQL is the read of a reset: the registration with the persons
+// of the selection form it returns to.
+var resetStateSQL = newStateStatements(linkedPersonsColumn)
+
+// resetQuery is a reset's write on PostgreSQL in one statement: the
+// version-checked return to person selection (as bumpVersion) and every
+// selection and answer deleted; a row if it moved. $1 status, $2 new
+// version, $3 now, $4 instance, $5 version read, $6 the member's language
+// ("" keeps the registration's).
+const resetQuery = `WITH moved AS (
+	UPDATE process_instances SET status = $1, current_step_id = NULL, selected_persons = '[]', version = $2, updated_at = $3,
+	language = COALESCE(NULLIF($6, ''), language)
+	WHERE id = $4 AND version = $5 RETURNING id
+), cleared AS (
+	DELETE FROM process_data WHERE instance_id IN (SELECT id FROM moved)
+)
+SELECT id FROM moved`
+
+// sqliteReset is resetQuery on SQLite, two statements in one transaction.
+var sqliteReset = [...]string{
+	`UPDATE process_instances SET status = ?, current_step_id = NULL, selected_persons = '[]', version = ?, updated_at = ?,
+	language = COALESCE(NULLIF(?, ''), language) WHERE id = ? AND version = ?`,
+	`DELETE FROM process_data WHERE instance_id = ?`,
+}
+
+// resetOpen resets a registration that is not committed, in prepared
+// statements: one read and one write (on SQLite two, in a transaction).
+// done is false for one it leaves to Reset's transaction: committed (its
+// commit is undone) or finished (refused there).
+func (s *Service) resetOpen(ctx context.Context, userKey, processID string) (*Form, bool, error) {
+	var personsJSON []byte
+	inst, err := s.loadState(ctx, resetStateSQL, userKey, processID, &personsJSON)
+	if err != nil {
+		return nil, true, err
+	}
+	if inst.Status == StateDone || finished(inst.Status) {
+		return nil, false, nil
+	}
+	def, err := s.defs.get(ctx, s.db, inst.DefinitionID)
+	if err != nil {
+		return nil, true, err
+	}
+	persons, statuses, err := decodeLinkedPersons(personsJSON)
+	if err != nil {
+		return nil, true, err
+	}
+	if inst.Status != StateInit || inst.CurrentStepID != nil || len(inst.SelectedPersons) > 0 { // else at its start already: nothing to write
+		now, version, language := s.clock(), inst.Version, LanguageOf(ctx)
+		inst.Status, inst.CurrentStepID, inst.SelectedPersons = StateInit, nil, []int64{}
+		if err := s.moveInstance(ctx, inst, now,
+			resetQuery, []any{string(StateInit), version + 1, now, inst.ID, version, language},
+			sqliteReset[:], [][]any{{string(StateInit), version + 1, now, language, inst.ID, version}, {inst.ID}}); err != nil {
+			return nil, true, err
+		}
+	}
+	return selectionFormOf(inst, def, persons, statuses), true, nil
 }
 
 // cancelCommit cancels the pending memberships, the unpaid order and its pending payments of an instance.

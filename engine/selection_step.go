@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -21,12 +22,16 @@ import (
 // made again, or one that carries last season's answers, takes the
 // transaction in Next.
 
+// linkedPersonsColumn is the persons linked to the registration's user key
+// in its organisation, each with their pending or active membership of the
+// period (decodeLinkedPersons reads them).
+const linkedPersonsColumn = `(SELECT coalesce({agg}({obj}(` + personJSON + `, 'membership', (SELECT m.status FROM memberships AS m
+	WHERE m.person_id = x.id AND m.period_id = i.related_entity_id AND m.status IN ('` + MembershipPending + `', '` + MembershipActive + `')))), '[]')
+	FROM persons AS x JOIN user_persons AS up ON up.person_id = x.id
+	WHERE up.user_key = i.user_key AND up.organisation_id = i.organisation_id)`
+
 // selectionStateSQL is the read of a person selection.
-var selectionStateSQL = newStateStatements(
-	`(SELECT coalesce({agg}({obj}(`+personJSON+`, 'membership', (SELECT m.status FROM memberships AS m
-		WHERE m.person_id = x.id AND m.period_id = i.related_entity_id AND m.status IN ('`+MembershipPending+`', '`+MembershipActive+`')))), '[]')
-		FROM persons AS x JOIN user_persons AS up ON up.person_id = x.id
-		WHERE up.user_key = i.user_key AND up.organisation_id = i.organisation_id)`,
+var selectionStateSQL = newStateStatements(linkedPersonsColumn,
 	`(SELECT coalesce({agg}({obj}('id', t.id, 'organisationId', t.organisation_id, 'code', t.code, 'name', t.name,
 		'minAge', t.min_age, 'maxAge', t.max_age)), '[]') FROM membership_types AS t WHERE t.organisation_id = i.organisation_id)`,
 	`(SELECT coalesce({agg}(e.selected_persons), '[]') FROM process_instances AS e
@@ -36,7 +41,7 @@ var selectionStateSQL = newStateStatements(
 // selectQuery is a first selection's write on PostgreSQL in one statement:
 // the version-checked move of the instance (as bumpVersion) and the
 // selection stored (as storeSelection). The insert hangs off the move, so a
-// version that moved meanwhile writes nothing and inserts no row.
+// version that moved meanwhile writes nothing and returns no row.
 //
 // $1 the selected ids (JSON), $2 the first question, $3 status, $4 new
 // version, $5 now, $6 instance, $7 version read, $8 the member's language
@@ -47,7 +52,8 @@ const selectQuery = `WITH moved AS (
 	WHERE id = $6 AND version = $7 RETURNING id
 )
 INSERT INTO process_data (instance_id, person_id, data_key, data_value, created_at)
-SELECT moved.id, s.value::bigint, 'selected', 'true', $5 FROM moved, json_array_elements_text($1::json) AS s`
+SELECT moved.id, s.value::bigint, 'selected', 'true', $5 FROM moved, json_array_elements_text($1::json) AS s
+RETURNING instance_id`
 
 // sqliteSelect is selectQuery on SQLite, in two statements in one
 // transaction (the same $ numbering).
@@ -154,43 +160,59 @@ func registeredBefore(raw []byte, ids []int64) (bool, error) {
 }
 
 // storeFirstSelection writes inst's selection and first question (set by
-// the caller) if its version is still the one read: on PostgreSQL in one
-// statement (selectQuery), on SQLite in two in a transaction.
+// the caller) if its version is still the one read (moveInstance).
 func (s *Service) storeFirstSelection(ctx context.Context, inst *ProcessInstance, now time.Time) error {
 	ids, err := json.Marshal(inst.SelectedPersons)
 	if err != nil {
 		return err
 	}
-	var n int64
+	version, language := inst.Version, LanguageOf(ctx)
+	return s.moveInstance(ctx, inst, now,
+		selectQuery, []any{string(ids), *inst.CurrentStepID, string(inst.Status), version + 1, now, inst.ID, version, language},
+		sqliteSelect[:], [][]any{
+			{string(ids), *inst.CurrentStepID, string(inst.Status), version + 1, now, language, inst.ID, version},
+			{inst.ID, now, string(ids)},
+		})
+}
+
+// moveInstance runs a write that moves inst to its next version if it is
+// still at the version read, and marks it moved: on PostgreSQL one
+// statement (pg), whose rows say it moved (none: the version moved
+// meanwhile, and nothing was written); on SQLite the statements sqlite in
+// a transaction, the first of them the version-checked UPDATE. A version
+// that moved is errMovedMeanwhile.
+func (s *Service) moveInstance(ctx context.Context, inst *ProcessInstance, now time.Time, pg string, pgArgs []any, sqlite []string, sqliteArgs [][]any) error {
+	moved := false
 	if s.db.Dialect().Name() == dialect.PG {
-		res, err := s.prepared.exec(ctx, s.db, selectQuery, string(ids), *inst.CurrentStepID, string(inst.Status), inst.Version+1, now,
-			inst.ID, inst.Version, LanguageOf(ctx))
+		rows, err := s.prepared.query(ctx, s.db, pg, pgArgs...)
 		if err != nil {
-			return fmt.Errorf("store selection: %w", err)
+			return fmt.Errorf("update process instance: %w", err)
 		}
-		n, err = res.RowsAffected()
-		if err != nil {
-			return fmt.Errorf("store selection: %w", err)
+		moved = rows.Next()
+		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+			return fmt.Errorf("update process instance: %w", err)
 		}
-	} else if err := s.prepared.prepare(ctx, sqliteSelect[:]...); err != nil {
+	} else if err := s.prepared.prepare(ctx, sqlite...); err != nil {
 		return err
 	} else if err := inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
-		res, err := s.prepared.exec(ctx, tx, sqliteSelect[0], string(ids), *inst.CurrentStepID, string(inst.Status), inst.Version+1, now,
-			LanguageOf(ctx), inst.ID, inst.Version)
-		if err != nil {
-			return fmt.Errorf("move process instance: %w", err)
-		}
-		if n, err = res.RowsAffected(); err != nil || n != 1 {
-			return err
-		}
-		if _, err := s.prepared.exec(ctx, tx, sqliteSelect[1], inst.ID, now, string(ids)); err != nil {
-			return fmt.Errorf("store selection: %w", err)
+		moved = false
+		for i, text := range sqlite {
+			res, err := s.prepared.exec(ctx, tx, text, sqliteArgs[i]...)
+			if err != nil {
+				return fmt.Errorf("update process instance: %w", err)
+			}
+			if i == 0 {
+				if n, err := res.RowsAffected(); err != nil || n != 1 {
+					return err // nothing written: the version moved meanwhile
+				}
+				moved = true
+			}
 		}
 		return nil
 	}); err != nil {
 		return err
 	}
-	if n == 0 { // no row moved, none inserted: the version moved meanwhile
+	if !moved {
 		return errMovedMeanwhile
 	}
 	markMoved(ctx, inst, now)

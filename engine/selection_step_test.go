@@ -98,3 +98,58 @@ func mustJSON(t *testing.T, v any) string {
 	}
 	return string(raw)
 }
+
+// TestResetStatements: a member's reset of a registration under way is two
+// prepared statements on PostgreSQL without a transaction (one read, one
+// write), on SQLite one read and two writes in a transaction; a reset at
+// the start already writes nothing.
+func TestResetStatements(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		db = db.WithQueryHook(engine.QueryHook{})
+		f := newFixture(t, db)
+		r := f.start(engine.DemoUserKey, alex, robin)
+		r.advanceTo(3)
+		before := f.instance(r.id)
+		ctx, count := engine.WithStatementCount(context.Background())
+		form, err := f.svc.Reset(ctx, engine.DemoUserKey, r.pid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if db.Dialect().Name().String() == "pg" {
+			if count.Load() != 2 || count.TxControl() != 0 {
+				t.Errorf("%d statements and %d BEGIN/COMMIT, want 2 and 0", count.Load(), count.TxControl())
+			}
+		} else if count.Load() != 3 || count.TxControl() != 2 {
+			t.Errorf("%d statements and %d BEGIN/COMMIT on SQLite, want 3 and 2", count.Load(), count.TxControl())
+		}
+		inst := f.instance(r.id)
+		if inst.Status != engine.StateInit || inst.CurrentStepID != nil || len(inst.SelectedPersons) != 0 || inst.Version != before.Version+1 {
+			t.Errorf("after the reset: status %s, step %v, persons %v, version %d (was %d)", inst.Status, inst.CurrentStepID, inst.SelectedPersons, inst.Version, before.Version)
+		}
+		if n := f.count((*engine.ProcessData)(nil), "instance_id = ?", r.id); n != 0 {
+			t.Errorf("%d selections and answers left after the reset, want none", n)
+		}
+		statuses := map[int64]string{}
+		for _, p := range form.People {
+			statuses[p.ID] = p.Status
+			if p.Selected {
+				t.Errorf("person %d selected after the reset", p.ID)
+			}
+		}
+		if form.Step != 0 || len(form.People) != 4 || statuses[jamie] != engine.PersonRegistered || statuses[alex] != engine.PersonAvailable {
+			t.Errorf("form after the reset: step %d, statuses %v", form.Step, statuses)
+		}
+		// At the start already: the same form, nothing written.
+		again, err := f.svc.Reset(context.Background(), engine.DemoUserKey, r.pid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a, b := mustJSON(t, again), mustJSON(t, form); a != b {
+			t.Errorf("a second reset gives\n%s\nthe first\n%s", a, b)
+		}
+		if got := f.instance(r.id).Version; got != inst.Version {
+			t.Errorf("a second reset moved the version to %d from %d", got, inst.Version)
+		}
+	})
+}

@@ -1,0 +1,1 @@
+DROP INDEX process_instances_by_user_org;
