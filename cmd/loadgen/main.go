@@ -617,6 +617,10 @@ func report(o options, schema string, flows int, elapsed time.Duration, stats []
 	}
 	if ref.tps > 0 {
 		fmt.Printf("reference                   %.0f tx/s (%s, %s)\n", ref.tps, ref.name, o.reference)
+		if len(ref.latencies) > 0 {
+			fmt.Printf("reference: p50 / p99        %s / %s (the raw step alone, the same clients)\n",
+				percentile(ref.latencies, 0.50).Round(10*time.Microsecond), percentile(ref.latencies, 0.99).Round(10*time.Microsecond))
+		}
 		if ref.databaseCPU > 0 {
 			fmt.Printf("reference: CPU per tx       PostgreSQL %.2f ms\n", 1000*ref.databaseCPU)
 		}

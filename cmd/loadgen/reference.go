@@ -8,10 +8,12 @@ import (
 	mrand "math/rand/v2"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"portal/engine"
@@ -23,6 +25,9 @@ type referenceResult struct {
 	tps  float64
 	// databaseCPU is PostgreSQL's CPU time per transaction (0 on SQLite).
 	databaseCPU float64
+	// latencies are the transactions' times, sorted: what the database
+	// alone gives 32 clients, against which the step loop's p99 is read.
+	latencies []time.Duration
 }
 
 // stepScript is the raw step transaction for pgbench: what one `next` on a
@@ -67,11 +72,19 @@ func runReference(ctx context.Context, o options, dbURL, schema string) (referen
 		return referenceResult{}, err
 	}
 	script.Close()
+	// -l writes each transaction's time (µs, the third field) to
+	// pgbench_log.* files in the working directory.
+	logDir, err := os.MkdirTemp("", "portal-pgbench-*")
+	if err != nil {
+		return referenceResult{}, err
+	}
+	defer os.RemoveAll(logDir)
 	threads := min(2, o.members)
-	cmd := exec.CommandContext(ctx, o.pgbench, "-n", "-f", script.Name(), "-c", strconv.Itoa(o.members), "-j", strconv.Itoa(threads),
+	cmd := exec.CommandContext(ctx, o.pgbench, "-n", "-l", "-f", script.Name(), "-c", strconv.Itoa(o.members), "-j", strconv.Itoa(threads),
 		"-T", strconv.Itoa(int(o.reference.Seconds())), "-D", fmt.Sprintf("lo=%d", lo), "-D", fmt.Sprintf("hi=%d", hi), "-D", fmt.Sprintf("step=%d", step),
 		o.databaseURL)
 	cmd.Env = append(os.Environ(), "PGOPTIONS=-c search_path="+schema)
+	cmd.Dir = logDir
 	// pgbench's backends exit with it, taking their CPU times along: the
 	// last sample taken while they ran stands for the run.
 	cpuBefore, started := databaseCPU(o), time.Now()
@@ -106,7 +119,37 @@ func runReference(ctx context.Context, o options, dbURL, schema string) (referen
 	if sampled > 0 {
 		res.databaseCPU = cpu / (tps * sampled)
 	}
-	return res, nil
+	res.latencies, err = pgbenchLatencies(logDir)
+	return res, err
+}
+
+// pgbenchLatencies reads the transaction times of pgbench's -l logs in dir,
+// sorted.
+func pgbenchLatencies(dir string) ([]time.Duration, error) {
+	logs, err := filepath.Glob(filepath.Join(dir, "pgbench_log.*"))
+	if err != nil {
+		return nil, err
+	}
+	var out []time.Duration
+	for _, name := range logs {
+		raw, err := os.ReadFile(name)
+		if err != nil {
+			return nil, err
+		}
+		for _, line := range strings.Split(string(raw), "\n") {
+			f := strings.Fields(line)
+			if len(f) < 3 {
+				continue
+			}
+			us, err := strconv.ParseInt(f[2], 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("pgbench log %s: %w", name, err)
+			}
+			out = append(out, time.Duration(us)*time.Microsecond)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
 }
 
 // sqliteReference runs the raw step transaction through database/sql on
@@ -114,7 +157,8 @@ func runReference(ctx context.Context, o options, dbURL, schema string) (referen
 // o.members goroutines. SQLite runs one transaction at a time, so there is
 // no row lock: the SELECT reads the instance as the portal does.
 func sqliteReference(ctx context.Context, db *sql.DB, o options, lo, hi, step int64) (referenceResult, error) {
-	var done atomic.Int64
+	var mu sync.Mutex
+	var latencies []time.Duration
 	var failure error
 	var once sync.Once
 	deadline := time.Now().Add(o.reference)
@@ -124,12 +168,19 @@ func sqliteReference(ctx context.Context, db *sql.DB, o options, lo, hi, step in
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			var mine []time.Duration
+			defer func() {
+				mu.Lock()
+				latencies = append(latencies, mine...)
+				mu.Unlock()
+			}()
 			for time.Now().Before(deadline) {
+				began := time.Now()
 				if err := rawStep(ctx, db, lo+mrand.Int64N(hi-lo+1), step); err != nil {
 					once.Do(func() { failure = err })
 					return
 				}
-				done.Add(1)
+				mine = append(mine, time.Since(began))
 			}
 		}()
 	}
@@ -137,8 +188,9 @@ func sqliteReference(ctx context.Context, db *sql.DB, o options, lo, hi, step in
 	if failure != nil {
 		return referenceResult{}, failure
 	}
+	slices.Sort(latencies)
 	return referenceResult{name: fmt.Sprintf("database/sql (modernc.org/sqlite), %d goroutines, raw step", o.members),
-		tps: float64(done.Load()) / time.Since(start).Seconds()}, nil
+		tps: float64(len(latencies)) / time.Since(start).Seconds(), latencies: latencies}, nil
 }
 
 func rawStep(ctx context.Context, db *sql.DB, id, step int64) (err error) {
