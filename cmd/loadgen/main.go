@@ -612,6 +612,19 @@ func report(o options, schema string, flows int, elapsed time.Duration, stats []
 			loopPerSecond, o.members, steps.elapsed.Round(time.Millisecond), steps.resets, len(lat))
 		fmt.Printf("step loop: next p50 / p99   %s / %s (target p99 under 50 ms), %.2f statements per next\n",
 			percentile(lat, 0.50).Round(10*time.Microsecond), percentile(lat, 0.99).Round(10*time.Microsecond), float64(handler)/float64(len(lat)))
+		var selections, questions []time.Duration
+		for _, s := range steps.nexts {
+			if s.step == 0 {
+				selections = append(selections, s.latency)
+			} else {
+				questions = append(questions, s.latency)
+			}
+		}
+		slices.Sort(selections)
+		slices.Sort(questions)
+		fmt.Printf("step loop: p50 / p99 by kind person selection %s / %s, questions %s / %s\n",
+			percentile(selections, 0.50).Round(10*time.Microsecond), percentile(selections, 0.99).Round(10*time.Microsecond),
+			percentile(questions, 0.50).Round(10*time.Microsecond), percentile(questions, 0.99).Round(10*time.Microsecond))
 		fmt.Printf("step loop: CPU per next     portal %.2f ms, PostgreSQL %.2f ms (CPU time over the loop, resets included, / next)\n",
 			1000*steps.portalCPU/float64(len(lat)), 1000*steps.databaseCPU/float64(len(lat)))
 	}
