@@ -46,7 +46,7 @@ func OpenDB(url string) (*bun.DB, error) {
 		if strings.Contains(path, "?") {
 			sep = "&"
 		}
-		dsn := "file:" + path + sep + "_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_time_format=sqlite"
+		dsn := "file:" + path + sep + "_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=temp_store(2)&_time_format=sqlite"
 		sqldb, err := sql.Open(sqliteDriver, dsn)
 		if err != nil {
 			return nil, fmt.Errorf("open sqlite: %w", err)

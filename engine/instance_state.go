@@ -22,8 +22,10 @@ import (
 // stateSQL writes the state statement with extra columns for a dialect.
 // Texts are written once for both: {agg}, {obj} and {arr} are the JSON
 // aggregate, object and array functions, {selected} the instance's
-// selected person ids as rows of value; the statement's two parameters
-// are the instance id and the user key.
+// selected person ids as a table s with one row per id, {sid} the id of a
+// row of it (a join, not IN: SQLite builds an index for an IN subquery on
+// every run, whose pages its allocator maps and unmaps each time); the
+// statement's two parameters are the instance id and the user key.
 func stateSQL(pg bool, extra ...string) string {
 	text := `SELECT i.id, i.definition_id, i.definition_key, i.current_step_id, i.status,
 	i.start_time, i.end_time, i.related_entity_type, i.related_entity_id, i.organisation_id, i.user_key,
@@ -35,11 +37,11 @@ JOIN membership_periods AS p ON p.id = i.related_entity_id
 JOIN process_definitions AS d ON d.id = i.definition_id
 WHERE i.id = {id} AND i.user_key = {key}`
 	words := strings.NewReplacer("{agg}", "json_agg", "{obj}", "json_build_object", "{arr}", "json_build_array",
-		"{selected}", "(SELECT value::bigint FROM json_array_elements_text(i.selected_persons::json))",
+		"{selected}", "json_array_elements_text(i.selected_persons::json) AS s", "{sid}", "s.value::bigint",
 		"{id}", "$1", "{key}", "$2")
 	if !pg {
 		words = strings.NewReplacer("{agg}", "json_group_array", "{obj}", "json_object", "{arr}", "json_array",
-			"{selected}", "(SELECT value FROM json_each(i.selected_persons))",
+			"{selected}", "json_each(i.selected_persons) AS s", "{sid}", "s.value",
 			"{id}", "?", "{key}", "?")
 	}
 	return words.Replace(text)

@@ -41,7 +41,7 @@ func (s *Service) Next(ctx context.Context, userKey string, in NextInput) (_ *Fo
 			form, err = s.submitSelection(ctx, tx, inst, def, in, now)
 			return err
 		}
-		selected, data, err := readPlanInputs(ctx, tx, inst, def)
+		selected, data, err := readPlanInputs(ctx, tx, inst)
 		if err != nil {
 			return err
 		}
@@ -246,7 +246,7 @@ type answerPlan struct {
 	step        *ProcessStep
 	selected    []Person
 	conditional bool                       // the definition has conditions: the path depends on the answers
-	data        []ProcessData              // the saved answers, read when conditional
+	data        []ProcessData              // the saved answers (in a transaction with the selections)
 	all         map[int64]map[int64]string // the saved answers by step and person
 	withThis    map[int64]map[int64]string // all with this step's answers, when conditional
 	answers     map[int64]string           // this step's answers by person
@@ -257,12 +257,12 @@ type answerPlan struct {
 func (p *answerPlan) last() bool { return p.nextNumber == 0 }
 
 // readPlanInputs reads what planAnswers needs in a transaction: the
-// selected persons and, when the definition has conditions, the saved
-// answers (with the selections: deleteOffPathAnswers needs all of them).
-func readPlanInputs(ctx context.Context, db bun.IDB, inst *ProcessInstance, def *definition) ([]Person, []ProcessData, error) {
+// selected persons and the saved answers (with the selections:
+// deleteOffPathAnswers needs all of them).
+func readPlanInputs(ctx context.Context, db bun.IDB, inst *ProcessInstance) ([]Person, []ProcessData, error) {
 	selected, err := personsByID(ctx, db, inst.SelectedPersons)
-	if err != nil || !def.hasConditions() {
-		return selected, nil, err
+	if err != nil {
+		return nil, nil, err
 	}
 	data, err := instanceData(ctx, db, inst.ID)
 	return selected, data, err
@@ -270,7 +270,7 @@ func readPlanInputs(ctx context.Context, db bun.IDB, inst *ProcessInstance, def 
 
 // planAnswers validates the answers of in for question number and works
 // out the next question on the path, from the selected persons and the
-// saved answers (data, read only when the definition has conditions).
+// saved answers (data).
 func planAnswers(inst *ProcessInstance, def *definition, number int, in NextInput, selected []Person, data []ProcessData) (*answerPlan, error) {
 	step := &def.Steps[number-1]
 	given := map[int64]*string{}
@@ -292,9 +292,6 @@ func planAnswers(inst *ProcessInstance, def *definition, number int, in NextInpu
 	// With conditions the path depends on the saved answers; without, on
 	// the persons' ages only.
 	conditional := def.hasConditions()
-	if !conditional {
-		data = nil
-	}
 	all := answersOf(data)
 	r := def.routeFor(selected, inst.Period.StartDate, all)
 	inputs := make([]answerFor, len(selected))
@@ -317,21 +314,19 @@ func planAnswers(inst *ProcessInstance, def *definition, number int, in NextInpu
 		all: all, withThis: withThis, answers: answers, route: r, nextNumber: r.next(number)}, nil
 }
 
-// advance stores plan's answers and moves inst to the next question in one
-// statement on PostgreSQL (advanceWithAnswers: the move, the delete after
-// Back, the insert and the next step's saved answers to pre-fill it).
+// advance stores plan's answers and moves inst to the next question, on
+// PostgreSQL in one statement (storeStepAnswers), and shows it with the
+// answers saved for it (after Back).
 func (s *Service) advance(ctx context.Context, db bun.IDB, inst *ProcessInstance, def *definition, plan *answerPlan, now time.Time) (*Form, error) {
 	next := &def.Steps[plan.nextNumber-1]
 	inst.CurrentStepID, inst.Status = &next.ID, StateRunning
-	prefill, err := s.advanceWithAnswers(ctx, db, inst, now, plan.step.ID, plan.answers, next.ID)
-	if err != nil {
+	if err := s.storeStepAnswers(ctx, db, inst, now, plan.step.ID, plan.answers, plan.all[plan.step.ID] != nil); err != nil {
 		return nil, err
 	}
-	shown := map[int64]map[int64]string{}
+	shown := map[int64]map[int64]string{next.ID: plan.all[next.ID]}
 	if plan.conditional {
 		shown = plan.withThis
 	}
-	shown[next.ID] = prefill
 	return questionForm(inst, def, plan.nextNumber, plan.selected, shown), nil
 }
 
@@ -344,13 +339,6 @@ func (s *Service) submitAnswers(ctx context.Context, tx bun.Tx, inst *ProcessIns
 		return form, nil, err
 	}
 	step, selected, data, all, answers := plan.step, plan.selected, plan.data, plan.all, plan.answers
-	if !plan.conditional {
-		var err error
-		if data, err = instanceData(ctx, tx, inst.ID); err != nil {
-			return nil, nil, err
-		}
-		all = answersOf(data)
-	}
 	if in.HoldCommit {
 		if err := bumpVersion(ctx, tx, inst, now, "status"); err != nil {
 			return nil, nil, err

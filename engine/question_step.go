@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,7 +9,6 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
-	"github.com/uptrace/bun/dialect"
 )
 
 // The question step, the registration's most frequent request, in
@@ -22,7 +20,7 @@ import (
 // questionStateSQL is the read of a question step: the registration with its
 // selected persons and its saved answers ([step, person, value] triples).
 var questionStateSQL = newStateStatements(
-	`(SELECT coalesce({agg}({obj}(`+personJSON+`)), '[]') FROM persons AS x WHERE x.id IN {selected})`,
+	`(SELECT coalesce({agg}({obj}(`+personJSON+`)), '[]') FROM {selected} JOIN persons AS x ON x.id = {sid})`,
 	`(SELECT coalesce({agg}({arr}(a.step_id, a.person_id, a.data_value)), '[]')
 		FROM process_data AS a WHERE a.instance_id = i.id AND a.data_key = 'answer')`)
 
@@ -132,20 +130,21 @@ func (s *Service) nextQuestion(ctx context.Context, userKey string, in NextInput
 }
 
 // advanceQuery is a question step's whole write on PostgreSQL in one
-// statement: the version-checked move of the instance (as bumpVersion),
+// statement: the version-checked move of the instance (as bumpVersion) and
 // the step's answers replaced (as storeAnswers: answers of persons no
-// longer answered deleted, the others upserted on the unique answer key),
-// and the answers already stored for the next step read back to pre-fill
-// it (after Back). Every part depends on the move, so a version conflict
-// writes nothing and returns no row. The answers go in as one JSON object
-// of person id to answer, so the statement is prepared once for every step.
+// longer answered deleted, the others upserted on the unique answer key).
+// Every part depends on the move, so a version conflict writes nothing and
+// returns no row. The answers go in as one JSON object of person id to
+// answer, so the statement is prepared once for every step. The next
+// step's saved answers, which pre-fill it after Back, need no read: the
+// step's read had them, and no write came between (the version).
 //
 // $1 next step, $2 status, $3 new version, $4 now, $5 instance, $6 version
-// read, $7 step answered, $8 answers, $9 next step (to pre-fill), $10 the
-// member's language ("" keeps the registration's, as bumpVersion does).
+// read, $7 step answered, $8 answers, $9 the member's language ("" keeps
+// the registration's, as bumpVersion does).
 const advanceQuery = `WITH moved AS (
 	UPDATE process_instances SET current_step_id = $1, status = $2, version = $3, updated_at = $4,
-	language = COALESCE(NULLIF($10, ''), language)
+	language = COALESCE(NULLIF($9, ''), language)
 	WHERE id = $5 AND version = $6 RETURNING id
 ), given AS (
 	SELECT key::bigint AS person_id, value AS data_value FROM json_each_text($8::json)
@@ -157,118 +156,43 @@ const advanceQuery = `WITH moved AS (
 	SELECT moved.id, $7, g.person_id, 'answer', g.data_value, $4 FROM moved, given AS g
 	ON CONFLICT (instance_id, (COALESCE(step_id, 0)), person_id, data_key) DO UPDATE SET data_value = EXCLUDED.data_value, created_at = EXCLUDED.created_at
 )
-SELECT d.person_id, d.data_value FROM moved
-LEFT JOIN process_data AS d ON d.instance_id = moved.id AND d.step_id = $9 AND d.data_key = 'answer'`
+SELECT id FROM moved`
 
 // sqliteAdvance is advanceQuery on SQLite, which has no data-modifying
-// WITH: four statements, run in one transaction (the same $ numbering).
-var sqliteAdvance = [...]string{
-	`UPDATE process_instances SET current_step_id = ?, status = ?, version = ?, updated_at = ?,
+// WITH: the move, the insert and, only for a step answered before (after
+// Back), the delete, in one transaction.
+var sqliteAdvance = struct{ move, clear, store string }{
+	move: `UPDATE process_instances SET current_step_id = ?, status = ?, version = ?, updated_at = ?,
 	language = COALESCE(NULLIF(?, ''), language) WHERE id = ? AND version = ?`,
-	`DELETE FROM process_data WHERE instance_id = ? AND step_id = ? AND data_key = 'answer'
-	AND person_id NOT IN (SELECT CAST(key AS INTEGER) FROM json_each(?))`,
-	`INSERT INTO process_data (instance_id, step_id, person_id, data_key, data_value, created_at)
+	clear: `DELETE FROM process_data WHERE instance_id = ? AND step_id = ? AND data_key = 'answer'
+	AND NOT EXISTS (SELECT 1 FROM json_each(?) AS g WHERE CAST(g.key AS INTEGER) = process_data.person_id)`,
+	store: `INSERT INTO process_data (instance_id, step_id, person_id, data_key, data_value, created_at)
 	SELECT ?, ?, CAST(key AS INTEGER), 'answer', value, ? FROM json_each(?) WHERE true
 	ON CONFLICT (instance_id, COALESCE(step_id, 0), person_id, data_key) DO UPDATE SET data_value = excluded.data_value, created_at = excluded.created_at`,
-	`SELECT person_id, data_value FROM process_data WHERE instance_id = ? AND step_id = ? AND data_key = 'answer'`,
 }
 
-// advanceWithAnswers moves inst to its next question (its CurrentStepID and
-// Status already set by the caller), replaces the answers of stepID and
-// returns the answers stored for nextStepID by person, on db: the pool or
-// a transaction. On PostgreSQL in one statement (advanceQuery); on SQLite
-// in four, in a transaction of their own if db is not one. A version
-// conflict is the same conflict as bumpVersion's.
-func (s *Service) advanceWithAnswers(ctx context.Context, db bun.IDB, inst *ProcessInstance, now time.Time, stepID int64, answers map[int64]string, nextStepID int64) (map[int64]string, error) {
+// storeStepAnswers moves inst to its next question (its CurrentStepID and
+// Status already set by the caller) and replaces the answers of stepID,
+// on db (the pool or a transaction) through moveInstance. answeredBefore
+// says whether the step has saved answers (after Back), which on SQLite
+// decides whether the delete runs.
+func (s *Service) storeStepAnswers(ctx context.Context, db bun.IDB, inst *ProcessInstance, now time.Time, stepID int64, answers map[int64]string, answeredBefore bool) error {
 	given := make(map[string]string, len(answers))
 	for id, value := range answers {
 		given[fmt.Sprint(id)] = value
 	}
-	answersJSON, err := json.Marshal(given)
+	raw, err := json.Marshal(given)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	var prefill map[int64]string
-	if db.Dialect().Name() == dialect.PG {
-		prefill, err = s.advancePG(ctx, db, inst, now, stepID, string(answersJSON), nextStepID)
-	} else if tx, ok := db.(bun.Tx); ok {
-		prefill, err = s.advanceSQLite(ctx, tx, inst, now, stepID, string(answersJSON), nextStepID)
-	} else if err = s.prepared.prepare(ctx, sqliteAdvance[:]...); err == nil {
-		err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
-			prefill, err = s.advanceSQLite(ctx, tx, inst, now, stepID, string(answersJSON), nextStepID)
-			return err
-		})
+	answersJSON, version, language := string(raw), inst.Version, LanguageOf(ctx)
+	sqlite := []string{sqliteAdvance.move}
+	args := [][]any{{*inst.CurrentStepID, string(inst.Status), version + 1, now, language, inst.ID, version}}
+	if answeredBefore {
+		sqlite, args = append(sqlite, sqliteAdvance.clear), append(args, []any{inst.ID, stepID, answersJSON})
 	}
-	if err != nil {
-		return nil, err
-	}
-	markMoved(ctx, inst, now)
-	return prefill, nil
-}
-
-// errMovedMeanwhile is the version conflict of advanceWithAnswers.
-var errMovedMeanwhile = Errorf(CodeConflict, "this registration changed in another window; reload it to continue")
-
-func (s *Service) advancePG(ctx context.Context, db bun.IDB, inst *ProcessInstance, now time.Time, stepID int64, answersJSON string, nextStepID int64) (map[int64]string, error) {
-	rows, err := s.prepared.query(ctx, db, advanceQuery, *inst.CurrentStepID, string(inst.Status), inst.Version+1, now,
-		inst.ID, inst.Version, stepID, answersJSON, nextStepID, LanguageOf(ctx))
-	if err != nil {
-		return nil, fmt.Errorf("store answers and move process instance: %w", err)
-	}
-	// A row (the next step's answers, or NULLs) for a moved instance; none
-	// for a version that moved meanwhile.
-	prefill, n, err := scanPrefill(rows)
-	if err != nil {
-		return nil, err
-	}
-	if n == 0 {
-		return nil, errMovedMeanwhile
-	}
-	return prefill, nil
-}
-
-func (s *Service) advanceSQLite(ctx context.Context, tx bun.Tx, inst *ProcessInstance, now time.Time, stepID int64, answersJSON string, nextStepID int64) (map[int64]string, error) {
-	res, err := s.prepared.exec(ctx, tx, sqliteAdvance[0], *inst.CurrentStepID, string(inst.Status), inst.Version+1, now,
-		LanguageOf(ctx), inst.ID, inst.Version)
-	if err != nil {
-		return nil, fmt.Errorf("move process instance: %w", err)
-	}
-	if n, err := res.RowsAffected(); err != nil || n != 1 {
-		return nil, errors.Join(errMovedMeanwhile, err)
-	}
-	if _, err := s.prepared.exec(ctx, tx, sqliteAdvance[1], inst.ID, stepID, answersJSON); err != nil {
-		return nil, fmt.Errorf("replace answers: %w", err)
-	}
-	if _, err := s.prepared.exec(ctx, tx, sqliteAdvance[2], inst.ID, stepID, now, answersJSON); err != nil {
-		return nil, fmt.Errorf("store answers: %w", err)
-	}
-	rows, err := s.prepared.query(ctx, tx, sqliteAdvance[3], inst.ID, nextStepID)
-	if err != nil {
-		return nil, fmt.Errorf("load answers of the next step: %w", err)
-	}
-	prefill, _, err := scanPrefill(rows)
-	return prefill, err
-}
-
-// scanPrefill reads rows of (person, answer) and how many there were; a
-// row of NULLs is no answer.
-func scanPrefill(rows *sql.Rows) (map[int64]string, int, error) {
-	defer rows.Close()
-	prefill := map[int64]string{}
-	n := 0
-	for rows.Next() {
-		var person sql.NullInt64
-		var value sql.NullString
-		if err := rows.Scan(&person, &value); err != nil {
-			return nil, 0, fmt.Errorf("load answers of the next step: %w", err)
-		}
-		n++
-		if person.Valid && value.Valid {
-			prefill[person.Int64] = value.String
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return nil, 0, fmt.Errorf("load answers of the next step: %w", err)
-	}
-	return prefill, n, nil
+	sqlite, args = append(sqlite, sqliteAdvance.store), append(args, []any{inst.ID, stepID, now, answersJSON})
+	return s.moveInstance(ctx, db, inst, now,
+		advanceQuery, []any{*inst.CurrentStepID, string(inst.Status), version + 1, now, inst.ID, version, stepID, answersJSON, language},
+		sqlite, args)
 }

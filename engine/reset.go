@@ -122,7 +122,7 @@ func (s *Service) resetOpen(ctx context.Context, userKey, processID string) (*Fo
 	if inst.Status != StateInit || inst.CurrentStepID != nil || len(inst.SelectedPersons) > 0 { // else at its start already: nothing to write
 		now, version, language := s.clock(), inst.Version, LanguageOf(ctx)
 		inst.Status, inst.CurrentStepID, inst.SelectedPersons = StateInit, nil, []int64{}
-		if err := s.moveInstance(ctx, inst, now,
+		if err := s.moveInstance(ctx, s.db, inst, now,
 			resetQuery, []any{string(StateInit), version + 1, now, inst.ID, version, language},
 			sqliteReset[:], [][]any{{string(StateInit), version + 1, now, language, inst.ID, version}, {inst.ID}}); err != nil {
 			return nil, true, err

@@ -167,7 +167,7 @@ func (s *Service) storeFirstSelection(ctx context.Context, inst *ProcessInstance
 		return err
 	}
 	version, language := inst.Version, LanguageOf(ctx)
-	return s.moveInstance(ctx, inst, now,
+	return s.moveInstance(ctx, s.db, inst, now,
 		selectQuery, []any{string(ids), *inst.CurrentStepID, string(inst.Status), version + 1, now, inst.ID, version, language},
 		sqliteSelect[:], [][]any{
 			{string(ids), *inst.CurrentStepID, string(inst.Status), version + 1, now, language, inst.ID, version},
@@ -175,26 +175,19 @@ func (s *Service) storeFirstSelection(ctx context.Context, inst *ProcessInstance
 		})
 }
 
+// errMovedMeanwhile is the version conflict of moveInstance.
+var errMovedMeanwhile = Errorf(CodeConflict, "this registration changed in another window; reload it to continue")
+
 // moveInstance runs a write that moves inst to its next version if it is
-// still at the version read, and marks it moved: on PostgreSQL one
-// statement (pg), whose rows say it moved (none: the version moved
-// meanwhile, and nothing was written); on SQLite the statements sqlite in
-// a transaction, the first of them the version-checked UPDATE. A version
-// that moved is errMovedMeanwhile.
-func (s *Service) moveInstance(ctx context.Context, inst *ProcessInstance, now time.Time, pg string, pgArgs []any, sqlite []string, sqliteArgs [][]any) error {
+// still at the version read, and marks it moved, on db (the pool or a
+// transaction): on PostgreSQL one statement (pg), whose rows say it moved
+// (none: the version moved meanwhile, and nothing was written); on SQLite
+// the statements sqlite, in a transaction of their own if db is not one,
+// the first of them the version-checked UPDATE. A version that moved is
+// errMovedMeanwhile.
+func (s *Service) moveInstance(ctx context.Context, db bun.IDB, inst *ProcessInstance, now time.Time, pg string, pgArgs []any, sqlite []string, sqliteArgs [][]any) error {
 	moved := false
-	if s.db.Dialect().Name() == dialect.PG {
-		rows, err := s.prepared.query(ctx, s.db, pg, pgArgs...)
-		if err != nil {
-			return fmt.Errorf("update process instance: %w", err)
-		}
-		moved = rows.Next()
-		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
-			return fmt.Errorf("update process instance: %w", err)
-		}
-	} else if err := s.prepared.prepare(ctx, sqlite...); err != nil {
-		return err
-	} else if err := inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	write := func(ctx context.Context, tx bun.Tx) error {
 		moved = false
 		for i, text := range sqlite {
 			res, err := s.prepared.exec(ctx, tx, text, sqliteArgs[i]...)
@@ -209,7 +202,23 @@ func (s *Service) moveInstance(ctx context.Context, inst *ProcessInstance, now t
 			}
 		}
 		return nil
-	}); err != nil {
+	}
+	if db.Dialect().Name() == dialect.PG {
+		rows, err := s.prepared.query(ctx, db, pg, pgArgs...)
+		if err != nil {
+			return fmt.Errorf("update process instance: %w", err)
+		}
+		moved = rows.Next()
+		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+			return fmt.Errorf("update process instance: %w", err)
+		}
+	} else if tx, ok := db.(bun.Tx); ok {
+		if err := write(ctx, tx); err != nil {
+			return err
+		}
+	} else if err := s.prepared.prepare(ctx, sqlite...); err != nil {
+		return err
+	} else if err := inTx(ctx, s.db, write); err != nil {
 		return err
 	}
 	if !moved {
