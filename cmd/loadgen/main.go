@@ -625,8 +625,8 @@ func report(o options, schema string, flows int, elapsed time.Duration, stats []
 		fmt.Printf("step loop: p50 / p99 by kind person selection %s / %s, questions %s / %s\n",
 			percentile(selections, 0.50).Round(10*time.Microsecond), percentile(selections, 0.99).Round(10*time.Microsecond),
 			percentile(questions, 0.50).Round(10*time.Microsecond), percentile(questions, 0.99).Round(10*time.Microsecond))
-		fmt.Printf("step loop: CPU per next     portal %.2f ms, PostgreSQL %.2f ms (CPU time over the loop, resets included, / next)\n",
-			1000*steps.portalCPU/float64(len(lat)), 1000*steps.databaseCPU/float64(len(lat)))
+		fmt.Printf("step loop: CPU per next     portal %.2f ms, PostgreSQL %.2f ms, load generator %.2f ms (CPU time over the loop, resets included, / next)\n",
+			1000*steps.portalCPU/float64(len(lat)), 1000*steps.databaseCPU/float64(len(lat)), 1000*steps.clientCPU/float64(len(lat)))
 	}
 	if ref.tps > 0 {
 		fmt.Printf("reference                   %.0f tx/s (%s, %s)\n", ref.tps, ref.name, o.reference)

@@ -17,8 +17,9 @@ type stepLoopResult struct {
 	elapsed time.Duration
 	nexts   []sample
 	resets  int
-	// CPU seconds the portal and PostgreSQL (0 on SQLite) used during the loop.
-	portalCPU, databaseCPU float64
+	// CPU seconds the portal, PostgreSQL (0 on SQLite) and this load
+	// generator used during the loop: they share the machine's cores.
+	portalCPU, databaseCPU, clientCPU float64
 }
 
 // stepLoop signs in o.members fresh members (user keys from firstKey+1),
@@ -34,9 +35,9 @@ func stepLoop(base string, serverPID, firstKey, lastStep int, o options) (stepLo
 		res     stepLoopResult
 		failure error
 	)
-	var portalBefore, databaseBefore float64
+	var portalBefore, databaseBefore, clientBefore float64
 	res.elapsed = inStep(o.members, func() {
-		portalBefore, databaseBefore = processCPU(serverPID), databaseCPU(o)
+		portalBefore, databaseBefore, clientBefore = processCPU(serverPID), databaseCPU(o), processCPU(os.Getpid())
 	}, func(i int, ready func()) {
 		m, f, people, err := signIn(base, fmt.Sprintf("demo-%d", firstKey+1+i))
 		selection := people
@@ -70,6 +71,7 @@ func stepLoop(base string, serverPID, firstKey, lastStep int, o options) (stepLo
 		mu.Unlock()
 	})
 	res.portalCPU, res.databaseCPU = processCPU(serverPID)-portalBefore, databaseCPU(o)-databaseBefore
+	res.clientCPU = processCPU(os.Getpid()) - clientBefore
 	return res, failure
 }
 
