@@ -31,13 +31,7 @@ func TestQuestionStepStatements(t *testing.T) {
 		if form.Step != 3 {
 			t.Fatalf("step %d after answering step 2, want 3", form.Step)
 		}
-		if db.Dialect().Name().String() == "pg" {
-			if count.Load() != 2 || count.TxControl() != 0 {
-				t.Errorf("%d statements and %d BEGIN/COMMIT, want 2 and 0", count.Load(), count.TxControl())
-			}
-		} else if count.Load() != 3 || count.TxControl() != 2 {
-			t.Errorf("%d statements and %d BEGIN/COMMIT on SQLite, want 3 and 2", count.Load(), count.TxControl())
-		}
+		wantStatements(t, db, count, 2, 3)
 		if got := f.instance(r.id).Language; got != "de" {
 			t.Errorf("language %q after a step answered in German, want de", got)
 		}
@@ -69,13 +63,7 @@ func TestQuestionStepStatements(t *testing.T) {
 				t.Errorf("step 3 shows person %d's answer %v, want the saved %q", p.ID, p.Answer, saved[p.ID])
 			}
 		}
-		if db.Dialect().Name().String() == "pg" {
-			if count.Load() != 2 || count.TxControl() != 0 {
-				t.Errorf("after Back: %d statements and %d BEGIN/COMMIT, want 2 and 0", count.Load(), count.TxControl())
-			}
-		} else if count.Load() != 4 || count.TxControl() != 2 {
-			t.Errorf("after Back: %d statements and %d BEGIN/COMMIT on SQLite, want 4 and 2", count.Load(), count.TxControl())
-		}
+		wantStatements(t, db, count, 2, 4)
 		var answers int
 		if err := db.NewRaw("SELECT count(*) FROM process_data WHERE instance_id = ? AND data_key = 'answer'", r.id).Scan(context.Background(), &answers); err != nil {
 			t.Fatal(err)
@@ -92,4 +80,18 @@ func TestQuestionStepStatements(t *testing.T) {
 			t.Errorf("another user's registration: %v, want not found", err)
 		}
 	})
+}
+
+// wantStatements checks the statements a request ran: onPG without a
+// transaction on PostgreSQL, onSQLite with one (BEGIN and COMMIT) on
+// SQLite.
+func wantStatements(t *testing.T, db *bun.DB, count *engine.StatementCount, onPG, onSQLite int64) {
+	t.Helper()
+	want, tx := onPG, int64(0)
+	if db.Dialect().Name().String() != "pg" {
+		want, tx = onSQLite, 2
+	}
+	if count.Load() != want || count.TxControl() != tx {
+		t.Errorf("%d statements and %d BEGIN/COMMIT on %s, want %d and %d", count.Load(), count.TxControl(), db.Dialect().Name(), want, tx)
+	}
 }

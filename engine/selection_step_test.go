@@ -43,13 +43,7 @@ func TestSelectionStatements(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if db.Dialect().Name().String() == "pg" {
-			if count.Load() != 2 || count.TxControl() != 0 {
-				t.Errorf("%d statements and %d BEGIN/COMMIT, want 2 and 0", count.Load(), count.TxControl())
-			}
-		} else if count.Load() != 3 || count.TxControl() != 2 {
-			t.Errorf("%d statements and %d BEGIN/COMMIT on SQLite, want 3 and 2", count.Load(), count.TxControl())
-		}
+		wantStatements(t, db, count, 2, 3)
 		inst := f.instance(form.ProcessID)
 		if !slices.Equal(inst.SelectedPersons, []int64{robin, alex}) || inst.Status != engine.StateRunning ||
 			inst.Version != before.Version+1 || inst.Language != "de" || inst.CurrentStepID == nil {
@@ -116,13 +110,7 @@ func TestResetStatements(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if db.Dialect().Name().String() == "pg" {
-			if count.Load() != 2 || count.TxControl() != 0 {
-				t.Errorf("%d statements and %d BEGIN/COMMIT, want 2 and 0", count.Load(), count.TxControl())
-			}
-		} else if count.Load() != 3 || count.TxControl() != 2 {
-			t.Errorf("%d statements and %d BEGIN/COMMIT on SQLite, want 3 and 2", count.Load(), count.TxControl())
-		}
+		wantStatements(t, db, count, 2, 3)
 		inst := f.instance(r.id)
 		if inst.Status != engine.StateInit || inst.CurrentStepID != nil || len(inst.SelectedPersons) != 0 || inst.Version != before.Version+1 {
 			t.Errorf("after the reset: status %s, step %v, persons %v, version %d (was %d)", inst.Status, inst.CurrentStepID, inst.SelectedPersons, inst.Version, before.Version)
