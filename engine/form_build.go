@@ -10,6 +10,13 @@ import (
 // formFor renders an instance's current state. persons are the linked persons
 // when the caller already has them (nil otherwise).
 func (s *Service) formFor(ctx context.Context, db bun.IDB, inst *ProcessInstance, persons []Person) (*Form, error) {
+	return s.formFrom(ctx, db, inst, persons, nil, nil)
+}
+
+// formFrom is formFor with what a read already holds (loadOpenForm): the
+// linked persons' statuses in the period, and the instance's selected
+// persons and answers (state); each nil is read here.
+func (s *Service) formFrom(ctx context.Context, db bun.IDB, inst *ProcessInstance, persons []Person, statuses map[int64]string, state *questionState) (*Form, error) {
 	def, err := s.defs.get(ctx, db, inst.DefinitionID)
 	if err != nil {
 		return nil, err
@@ -19,18 +26,23 @@ func (s *Service) formFor(ctx context.Context, db bun.IDB, inst *ProcessInstance
 		return s.doneForm(ctx, db, inst, def)
 	case finished(inst.Status):
 		return nil, Errorf(CodeConflict, "this registration is already %s", stateWord(inst.Status))
+	case inst.CurrentStepID == nil && statuses != nil:
+		return selectionFormOf(inst, def, persons, statuses), nil
 	case inst.CurrentStepID == nil:
 		return s.selectionForm(ctx, db, inst, def, persons)
 	}
-	data, err := instanceData(ctx, db, inst.ID)
-	if err != nil {
-		return nil, err
+	if state == nil {
+		data, err := instanceData(ctx, db, inst.ID)
+		if err != nil {
+			return nil, err
+		}
+		selected, err := personsByID(ctx, db, inst.SelectedPersons)
+		if err != nil {
+			return nil, err
+		}
+		state = &questionState{inst: inst, selected: selected, answers: data}
 	}
-	selected, err := personsByID(ctx, db, inst.SelectedPersons)
-	if err != nil {
-		return nil, err
-	}
-	return questionForm(inst, def, def.stepNumber(*inst.CurrentStepID), selected, answersOf(data)), nil
+	return questionForm(inst, def, def.stepNumber(*inst.CurrentStepID), state.selected, answersOf(state.answers)), nil
 }
 
 func stateWord(state ProcessState) string {

@@ -19,23 +19,20 @@ import (
 // trip, and prepared (prepared.go) it is parsed and planned once per
 // connection instead of on every request.
 
-// stateSQL writes the state statement with extra columns for a dialect.
-// Texts are written once for both: {agg}, {obj} and {arr} are the JSON
-// aggregate, object and array functions, {selected} the instance's
-// selected person ids as a table s with one row per id, {sid} the id of a
-// row of it (a join, not IN: SQLite builds an index for an IN subquery on
-// every run, whose pages its allocator maps and unmaps each time); the
-// statement's two parameters are the instance id and the user key.
-func stateSQL(pg bool, extra ...string) string {
+// stateSQL writes the state statement with extra columns for a dialect,
+// reading from from (stateByInstance, formStateFrom). Texts are written
+// once for both: {agg}, {obj} and {arr} are the JSON aggregate, object and
+// array functions, {selected} the instance's selected person ids as a
+// table s with one row per id, {sid} the id of a row of it (a join, not
+// IN: SQLite builds an index for an IN subquery on every run, whose pages
+// its allocator maps and unmaps each time); {id} and {key} are the
+// statement's two parameters, an id and the user key.
+func stateSQL(pg bool, from string, extra ...string) string {
 	text := `SELECT i.id, i.definition_id, i.definition_key, i.current_step_id, i.status,
 	i.start_time, i.end_time, i.related_entity_type, i.related_entity_id, i.organisation_id, i.user_key,
 	i.selected_persons, i.version, i.updated_at, i.language,
 	p.id, p.organisation_id, p.name, p.start_date, p.end_date, p.status, p.currency, p.definition_key,
-	d.active, ` + strings.Join(extra, ", ") + `
-FROM process_instances AS i
-JOIN membership_periods AS p ON p.id = i.related_entity_id
-JOIN process_definitions AS d ON d.id = i.definition_id
-WHERE i.id = {id} AND i.user_key = {key}`
+	d.active, ` + strings.Join(extra, ", ") + from
 	words := strings.NewReplacer("{agg}", "json_agg", "{obj}", "json_build_object", "{arr}", "json_build_array",
 		"{selected}", "json_array_elements_text(i.selected_persons::json) AS s", "{sid}", "s.value::bigint",
 		"{id}", "$1", "{key}", "$2")
@@ -47,6 +44,14 @@ WHERE i.id = {id} AND i.user_key = {key}`
 	return words.Replace(text)
 }
 
+// stateByInstance is where a state statement reads one instance: {id} is
+// the instance's id.
+const stateByInstance = `
+FROM process_instances AS i
+JOIN membership_periods AS p ON p.id = i.related_entity_id
+JOIN process_definitions AS d ON d.id = i.definition_id
+WHERE i.id = {id} AND i.user_key = {key}`
+
 // personJSON is a person as a state statement writes it ({obj} of the
 // columns statePerson reads), status columns left to the caller.
 const personJSON = `'id', x.id, 'organisationId', x.organisation_id, 'firstName', x.first_name, 'lastName', x.last_name,
@@ -55,8 +60,14 @@ const personJSON = `'id', x.id, 'organisationId', x.organisation_id, 'firstName'
 // stateStatements are a state statement's text on each database.
 type stateStatements struct{ pg, sqlite string }
 
+// newStateStatements are the state statements of one instance
+// (stateByInstance) with extra columns.
 func newStateStatements(extra ...string) stateStatements {
-	return stateStatements{pg: stateSQL(true, extra...), sqlite: stateSQL(false, extra...)}
+	return newStateStatementsFrom(stateByInstance, extra...)
+}
+
+func newStateStatementsFrom(from string, extra ...string) stateStatements {
+	return stateStatements{pg: stateSQL(true, from, extra...), sqlite: stateSQL(false, from, extra...)}
 }
 
 // loadState runs the state statement of st for the registration processID
@@ -67,22 +78,36 @@ func (s *Service) loadState(ctx context.Context, st stateStatements, userKey, pr
 	if err != nil {
 		return nil, err
 	}
+	inst, found, err := s.readState(ctx, st, id, userKey, extra...)
+	if err != nil {
+		return nil, err
+	}
+	if !found || !inScope(ctx, inst.OrganisationID) { // another tenant's instance reads as none (tenants.go)
+		return nil, Errorf(CodeNotFound, "process instance not found")
+	}
+	return inst, nil
+}
+
+// readState runs the state statement of st with id and userKey, scanning
+// its extra columns into extra; found is false when it returns no row.
+// The caller checks the tenant's scope.
+func (s *Service) readState(ctx context.Context, st stateStatements, id int64, userKey string, extra ...any) (inst *ProcessInstance, found bool, err error) {
 	query := st.pg
 	if s.db.Dialect().Name() != dialect.PG {
 		query = st.sqlite
 	}
 	rows, err := s.prepared.query(ctx, s.db, query, id, userKey)
 	if err != nil {
-		return nil, fmt.Errorf("load registration: %w", err)
+		return nil, false, fmt.Errorf("load registration: %w", err)
 	}
 	defer rows.Close()
 	if !rows.Next() {
 		if err := rows.Err(); err != nil {
-			return nil, fmt.Errorf("load registration: %w", err)
+			return nil, false, fmt.Errorf("load registration: %w", err)
 		}
-		return nil, Errorf(CodeNotFound, "process instance not found")
+		return nil, false, nil
 	}
-	inst := &ProcessInstance{Period: &MembershipPeriod{}, Definition: &ProcessDefinition{}}
+	inst = &ProcessInstance{Period: &MembershipPeriod{}, Definition: &ProcessDefinition{}}
 	p := inst.Period
 	var selectedJSON []byte
 	var endTime sql.Null[storedTime]
@@ -91,13 +116,10 @@ func (s *Service) loadState(ctx context.Context, st stateStatements, userKey, pr
 		&selectedJSON, &inst.Version, (*storedTime)(&inst.UpdatedAt), &inst.Language,
 		&p.ID, &p.OrganisationID, &p.Name, (*storedTime)(&p.StartDate), (*storedTime)(&p.EndDate), &p.Status, &p.Currency, &p.DefinitionKey,
 		&inst.Definition.Active}, extra...)...); err != nil {
-		return nil, fmt.Errorf("load registration: %w", err)
+		return nil, false, fmt.Errorf("load registration: %w", err)
 	}
 	if err := rows.Close(); err != nil {
-		return nil, fmt.Errorf("load registration: %w", err)
-	}
-	if !inScope(ctx, inst.OrganisationID) { // another tenant's instance reads as none (tenants.go)
-		return nil, Errorf(CodeNotFound, "process instance not found")
+		return nil, false, fmt.Errorf("load registration: %w", err)
 	}
 	inst.Definition.ID = inst.DefinitionID
 	if endTime.Valid {
@@ -105,9 +127,9 @@ func (s *Service) loadState(ctx context.Context, st stateStatements, userKey, pr
 		inst.EndTime = &t
 	}
 	if err := json.Unmarshal(selectedJSON, &inst.SelectedPersons); err != nil {
-		return nil, fmt.Errorf("load registration: selected persons: %w", err)
+		return nil, false, fmt.Errorf("load registration: selected persons: %w", err)
 	}
-	return inst, nil
+	return inst, true, nil
 }
 
 // storedTime scans a time or date as either database gives it: a

@@ -13,25 +13,40 @@ import (
 // name, belong to its own organisation (the review found both leaking to any
 // signed-in user who counted period ids).
 func (s *Service) registrationTarget(ctx context.Context, db bun.IDB, userKey string, periodID int64, orgID *int64) (*MembershipPeriod, []Person, error) {
-	notFound := Errorf(CodeNotFound, "membership period not found")
 	period, err := loadPeriod(ctx, db, periodID)
 	if err != nil {
 		return nil, nil, err
 	}
-	if (orgID != nil && *orgID != period.OrganisationID) || !inScope(ctx, period.OrganisationID) {
-		return nil, nil, notFound
+	var persons []Person
+	if visibleTarget(ctx, period, orgID) { // another organisation's period has none of them
+		if persons, err = linkedPersons(ctx, db, userKey, period.OrganisationID); err != nil {
+			return nil, nil, err
+		}
 	}
-	persons, err := linkedPersons(ctx, db, userKey, period.OrganisationID)
-	if err != nil {
+	if err := s.checkTarget(ctx, period, persons, orgID); err != nil {
 		return nil, nil, err
 	}
-	if len(persons) == 0 {
-		return nil, nil, notFound
+	return period, persons, nil
+}
+
+// checkTarget is registrationTarget's verdict on a period and the persons
+// linked to the user key in its organisation: not found for a period of
+// another organisation than orgID (when given) or the request's tenant, or
+// without persons; a conflict for a period that is closed.
+func (s *Service) checkTarget(ctx context.Context, period *MembershipPeriod, persons []Person, orgID *int64) error {
+	if !visibleTarget(ctx, period, orgID) || len(persons) == 0 {
+		return Errorf(CodeNotFound, "membership period not found")
 	}
 	if !period.AcceptsRegistrations(s.clock()) {
-		return nil, nil, Errorf(CodeConflict, "registration for %s is closed", period.Name)
+		return Errorf(CodeConflict, "registration for %s is closed", period.Name)
 	}
-	return period, persons, nil
+	return nil
+}
+
+// visibleTarget says whether period belongs to orgID (when given) and to
+// the request's tenant (tenants.go).
+func visibleTarget(ctx context.Context, period *MembershipPeriod, orgID *int64) bool {
+	return (orgID == nil || *orgID == period.OrganisationID) && inScope(ctx, period.OrganisationID)
 }
 
 // CheckRegistrationAccess says whether userKey may register for a period:

@@ -17,12 +17,17 @@ import (
 // statement without a transaction (advanceQuery), on SQLite four in one
 // (sqliteAdvance). docs/BENCHMARKS.md has the figures behind it.
 
-// questionStateSQL is the read of a question step: the registration with its
-// selected persons and its saved answers ([step, person, value] triples).
-var questionStateSQL = newStateStatements(
-	`(SELECT coalesce({agg}({obj}(`+personJSON+`)), '[]') FROM {selected} JOIN persons AS x ON x.id = {sid})`,
+// questionColumns are what a question step reads besides the registration:
+// its selected persons and its saved answers ([step, person, value]
+// triples), decoded by questionStateOf.
+var questionColumns = []string{
+	`(SELECT coalesce({agg}({obj}(` + personJSON + `)), '[]') FROM {selected} JOIN persons AS x ON x.id = {sid})`,
 	`(SELECT coalesce({agg}({arr}(a.step_id, a.person_id, a.data_value)), '[]')
-		FROM process_data AS a WHERE a.instance_id = i.id AND a.data_key = 'answer')`)
+		FROM process_data AS a WHERE a.instance_id = i.id AND a.data_key = 'answer')`,
+}
+
+// questionStateSQL is the read of a question step.
+var questionStateSQL = newStateStatements(questionColumns...)
 
 // questionState is what questionStateSQL read.
 type questionState struct {
@@ -39,7 +44,13 @@ func (s *Service) loadQuestionState(ctx context.Context, userKey, processID stri
 	if err != nil {
 		return nil, err
 	}
+	return questionStateOf(inst, personsJSON, answersJSON)
+}
+
+// questionStateOf is inst with its questionColumns as read.
+func questionStateOf(inst *ProcessInstance, personsJSON, answersJSON []byte) (*questionState, error) {
 	state := &questionState{inst: inst}
+	var err error
 	if state.selected, err = decodePersons(personsJSON, inst.SelectedPersons); err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect"
@@ -14,12 +15,70 @@ import (
 // be the period's organisation.
 func (s *Service) LoadMembershipForm(ctx context.Context, userKey string, periodID int64, orgID *int64) (form *Form, created bool, err error) {
 	defer classifyUnavailable(&err)
+	if form, done, err := s.loadOpenForm(ctx, userKey, periodID, orgID); done {
+		return form, false, err
+	}
 	s.reconcileRegistration(ctx, userKey, periodID) // before the load, outside any transaction: it may ask the provider
 	err = s.onOneConn(ctx, func(db bun.IDB) error {
 		form, created, err = s.loadMembershipForm(ctx, db, userKey, periodID, orgID)
 		return err
 	})
 	return form, created, err
+}
+
+// formStateFrom is where the form's state statement reads the open
+// registration of a user key for a period ({id}): the condition of the
+// unique index process_instances_one_open, which finds it, as
+// findOpenInstance. No row when the period or an open registration is
+// missing.
+const formStateFrom = `
+FROM membership_periods AS p
+JOIN process_instances AS i ON i.related_entity_type = '` + EntityMembership + `' AND i.related_entity_id = p.id
+	AND i.definition_key = p.definition_key AND i.status NOT IN ('COMPLETED','CANCELLED','FAILED')
+JOIN process_definitions AS d ON d.id = i.definition_id
+WHERE p.id = {id} AND i.user_key = {key}`
+
+// formStateSQL is the read of a form load: the open registration with what
+// a question step reads (questionColumns), the linked persons with their
+// memberships of the period (linkedPersonsColumn) and whether the user key
+// has an unpaid order for the period (reconcileRegistration's order).
+var formStateSQL = newStateStatementsFrom(formStateFrom, slices.Concat(questionColumns, []string{linkedPersonsColumn,
+	`EXISTS (SELECT 1 FROM orders AS o WHERE o.user_key = i.user_key AND o.period_id = p.id AND o.status = '` + string(OrderUnpaid) + `')`})...)
+
+// loadOpenForm is LoadMembershipForm for a registration that is open and
+// has no unpaid order, the common case (a member going through the
+// questions), in one prepared statement (formStateSQL) and the writes of
+// resumeSuspended and touchActivity when they are due. done is false when
+// the read found no open registration or an unpaid order: the caller
+// takes the full path, which reconciles the order first, starts a
+// registration or answers for a missing period. The checks and the form
+// are loadMembershipForm's.
+func (s *Service) loadOpenForm(ctx context.Context, userKey string, periodID int64, orgID *int64) (form *Form, done bool, err error) {
+	var selectedJSON, answersJSON, personsJSON []byte
+	var unpaid bool
+	inst, found, err := s.readState(ctx, formStateSQL, periodID, userKey, &selectedJSON, &answersJSON, &personsJSON, &unpaid)
+	if err != nil || !found || unpaid {
+		return nil, err != nil, err
+	}
+	persons, statuses, err := decodeLinkedPersons(personsJSON)
+	if err != nil {
+		return nil, true, err
+	}
+	if err := s.checkTarget(ctx, inst.Period, persons, orgID); err != nil {
+		return nil, true, err
+	}
+	if err := resumeSuspended(ctx, s.db, inst, s.clock()); err != nil { // lifecycle.go
+		return nil, true, err
+	}
+	if err := touchActivity(ctx, s.db, inst, s.clock()); err != nil { // lifecycle.go
+		return nil, true, err
+	}
+	state, err := questionStateOf(inst, selectedJSON, answersJSON)
+	if err != nil {
+		return nil, true, err
+	}
+	form, err = s.formFrom(ctx, s.db, inst, persons, statuses, state)
+	return form, true, err
 }
 
 // onOneConn runs fn with one pooled connection on PostgreSQL. A form load

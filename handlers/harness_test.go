@@ -77,6 +77,9 @@ type envOptions struct {
 	// staff, when set, gives the staff sign-in for the server's address
 	// (staff_test.go: staffDeps).
 	staff func(t testing.TB, db *bun.DB, serverURL string) handlers.StaffDeps
+	// serverTiming reports each request's statements in a Server-Timing
+	// header (Deps.ServerTiming); the statements are counted as serve counts them.
+	serverTiming bool
 }
 
 // testPaymentSecrets seals the organisations' own payment secrets in tests.
@@ -103,6 +106,9 @@ func newEnvWith(t testing.TB, db *bun.DB, o envOptions) *testEnv {
 	t.Helper()
 	if err := engine.SeedDemo(context.Background(), db, 3, time.Now()); err != nil {
 		t.Fatalf("seed: %v", err)
+	}
+	if o.serverTiming {
+		db = db.WithQueryHook(engine.QueryHook{}) // counts bun's statements, as serve does
 	}
 	env := &testEnv{t: t, db: db}
 	var handler http.Handler
@@ -148,6 +154,7 @@ func newEnvWith(t testing.TB, db *bun.DB, o envOptions) *testEnv {
 		TenantRefresh:  o.tenantRefresh,
 		PublicHost:     o.publicHost,
 		Invitations:    o.invitations,
+		ServerTiming:   o.serverTiming,
 	})
 	env.client = env.newClient()
 	return env

@@ -58,6 +58,7 @@ func periodParam(c echo.Context) (int64, bool) {
 func (s *Server) browserSession(c echo.Context) (*session.Session, bool, error) {
 	req := c.Request()
 	sess, err := s.sessionFor(c) // tenant.go: a session of another organisation is none
+	markSessionLoaded(req.Context())
 	switch {
 	case err == nil && sess.UserKey != "":
 		return sess, true, nil
