@@ -31,10 +31,10 @@ func (s *Service) LoadMembershipForm(ctx context.Context, userKey string, period
 // unique index process_instances_one_open, which finds it, as
 // findOpenInstance. No row when the period or an open registration is
 // missing.
-const formStateFrom = `
+var formStateFrom = `
 FROM membership_periods AS p
 JOIN process_instances AS i ON i.related_entity_type = '` + EntityMembership + `' AND i.related_entity_id = p.id
-	AND i.definition_key = p.definition_key AND i.status NOT IN ('COMPLETED','CANCELLED','FAILED')
+	AND i.definition_key = p.definition_key AND ` + openCondition("i.status") + `
 JOIN process_definitions AS d ON d.id = i.definition_id
 WHERE p.id = {id} AND i.user_key = {key}`
 

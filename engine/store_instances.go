@@ -39,7 +39,7 @@ func findOpenInstance(ctx context.Context, db bun.IDB, userKey string, periodID 
 	err := db.NewSelect().Model(&found).
 		Where("user_key = ? AND related_entity_type = ? AND related_entity_id = ? AND definition_key = ?",
 			userKey, EntityMembership, periodID, definitionKey).
-		Where("status NOT IN (?)", bun.List([]ProcessState{StateCompleted, StateCancelled, StateFailed})).
+		Where(openCondition("status")).
 		Limit(1).Scan(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("find open instance: %w", err)
@@ -109,4 +109,14 @@ func completeInstance(ctx context.Context, db bun.IDB, instanceID int64, now tim
 		return fmt.Errorf("complete process instance: %w", err)
 	}
 	return nil
+}
+
+// openCondition is the condition of an unfinished instance on the column
+// status, as the unique index process_instances_one_open has it (so that
+// both databases use the index): three comparisons, not NOT IN, which on
+// SQLite builds a temporary index at every evaluation (migration
+// 20261216000003).
+func openCondition(status string) string {
+	return status + " <> '" + string(StateCompleted) + "' AND " + status + " <> '" + string(StateCancelled) + "' AND " +
+		status + " <> '" + string(StateFailed) + "'"
 }
