@@ -120,15 +120,21 @@ func (s *Service) resetOpen(ctx context.Context, userKey, processID string) (*Fo
 		return nil, true, err
 	}
 	if inst.Status != StateInit || inst.CurrentStepID != nil || len(inst.SelectedPersons) > 0 { // else at its start already: nothing to write
-		now, version, language := s.clock(), inst.Version, LanguageOf(ctx)
-		inst.Status, inst.CurrentStepID, inst.SelectedPersons = StateInit, nil, []int64{}
-		if err := s.moveInstance(ctx, s.db, inst, now,
-			resetQuery, []any{string(StateInit), version + 1, now, inst.ID, version, language},
-			sqliteReset[:], [][]any{{string(StateInit), version + 1, now, language, inst.ID, version}, {inst.ID}}); err != nil {
+		if err := s.writeReset(ctx, inst, s.clock()); err != nil {
 			return nil, true, err
 		}
 	}
 	return selectionFormOf(inst, def, persons, statuses), true, nil
+}
+
+// writeReset returns inst to person selection and deletes its selections
+// and answers if its version is still the one read (moveInstance).
+func (s *Service) writeReset(ctx context.Context, inst *ProcessInstance, now time.Time) error {
+	version, language := inst.Version, LanguageOf(ctx)
+	inst.Status, inst.CurrentStepID, inst.SelectedPersons = StateInit, nil, []int64{}
+	return s.moveInstance(ctx, s.db, inst, now,
+		resetQuery, []any{string(StateInit), version + 1, now, inst.ID, version, language},
+		sqliteReset[:], [][]any{{string(StateInit), version + 1, now, language, inst.ID, version}, {inst.ID}})
 }
 
 // cancelCommit cancels the pending memberships, the unpaid order and its pending payments of an instance.

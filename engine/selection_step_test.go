@@ -37,8 +37,16 @@ func TestSelectionStatements(t *testing.T) {
 			t.Fatalf("refused selections changed the registration: version %d, status %s", got.Version, got.Status)
 		}
 
-		ctx, count := engine.WithStatementCount(engine.WithLanguage(context.Background(), "de"))
 		people := []engine.PersonInput{{ID: robin}, {ID: alex}}
+		// Another tenant's registration reads as none, and nothing is written.
+		if _, err := f.svc.Next(engine.WithOrganisation(context.Background(), 2), engine.DemoUserKey, engine.NextInput{ProcessID: pid, People: people}); engine.ErrorCode(err) != engine.CodeNotFound {
+			t.Errorf("selecting in another tenant's registration: %v, want not found", err)
+		}
+		if got := f.instance(form.ProcessID); got.Version != before.Version {
+			t.Fatalf("another tenant's selection moved the version to %d", got.Version)
+		}
+
+		ctx, count := engine.WithStatementCount(engine.WithLanguage(context.Background(), "de"))
 		first, err := f.svc.Next(ctx, engine.DemoUserKey, engine.NextInput{ProcessID: pid, People: people})
 		if err != nil {
 			t.Fatal(err)
@@ -105,6 +113,12 @@ func TestResetStatements(t *testing.T) {
 		r := f.start(engine.DemoUserKey, alex, robin)
 		r.advanceTo(3)
 		before := f.instance(r.id)
+		if _, err := f.svc.Reset(engine.WithOrganisation(context.Background(), 2), engine.DemoUserKey, r.pid); engine.ErrorCode(err) != engine.CodeNotFound {
+			t.Errorf("resetting another tenant's registration: %v, want not found", err)
+		}
+		if got := f.instance(r.id).Version; got != before.Version {
+			t.Fatalf("another tenant's reset moved the version to %d", got)
+		}
 		ctx, count := engine.WithStatementCount(context.Background())
 		form, err := f.svc.Reset(ctx, engine.DemoUserKey, r.pid)
 		if err != nil {
@@ -138,6 +152,39 @@ func TestResetStatements(t *testing.T) {
 		}
 		if got := f.instance(r.id).Version; got != inst.Version {
 			t.Errorf("a second reset moved the version to %d from %d", got, inst.Version)
+		}
+	})
+}
+
+// TestStaleWrites: the question step's, the selection's and the reset's
+// writes check the version they read. Two tabs read the same version; when
+// one moves the registration first, the other's write is a conflict and
+// writes nothing, whichever of the three it is.
+func TestStaleWrites(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		f := newFixture(t, db)
+		r := f.start(engine.DemoUserKey, alex, robin)
+		read := f.instance(r.id).Version
+		r.advanceTo(2) // the other tab moves it
+		before := f.state()
+		errs, err := f.svc.StaleWrites(context.Background(), engine.DemoUserKey, r.pid, read)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, err := range errs {
+			if engine.ErrorCode(err) != engine.CodeConflict {
+				t.Errorf("write %d at a version that moved: %v, want a conflict", i, err)
+			}
+		}
+		assertUnchanged(t, before, f.state())
+		// At the version read, the same writes go through (the test can fail).
+		errs, err = f.svc.StaleWrites(context.Background(), engine.DemoUserKey, r.pid, f.instance(r.id).Version)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if errs[0] != nil {
+			t.Errorf("the question step's write at the current version: %v", errs[0])
 		}
 	})
 }
