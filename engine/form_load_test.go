@@ -86,12 +86,12 @@ func TestFormLoadStatements(t *testing.T) {
 			}
 		}
 		setInstance("updated_at", time.Now().Add(-time.Hour))
-		form, n, err = load(f.ctx, engine.DemoUserKey, nil)
+		_, n, err = load(f.ctx, engine.DemoUserKey, nil)
 		expect("question after an hour away", n, err, 2)
 		if since := time.Since(f.instance(r.id).UpdatedAt); since > time.Minute {
 			t.Errorf("activity %s ago after a load, want now", since)
 		}
-		form, n, err = load(f.ctx, engine.DemoUserKey, nil)
+		_, n, err = load(f.ctx, engine.DemoUserKey, nil)
 		expect("question loaded again", n, err, 1)
 
 		// A suspended registration resumes.
