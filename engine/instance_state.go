@@ -164,7 +164,7 @@ func (t *storedTime) parse(text string) error {
 
 // statePerson is a person as a state statement writes it (personJSON); a
 // step needs no more of a person than these (not when the record was
-// made). Status is set by the selection's statement only.
+// made). Membership is read with the linked persons only.
 type statePerson struct {
 	ID             int64   `json:"id"`
 	OrganisationID int64   `json:"organisationId"`
@@ -198,8 +198,8 @@ func (r statePerson) status() string {
 	return PersonPendingPayment
 }
 
-// markMoved records on inst the write that moved it to its next version at
-// now, as bumpVersion does.
+// markMoved records on inst the write that moves it to its next version at
+// now (bumpVersion, moveInstance).
 func markMoved(ctx context.Context, inst *ProcessInstance, now time.Time) {
 	inst.Version++
 	inst.UpdatedAt = now

@@ -33,7 +33,7 @@ func (s *Service) Reset(ctx context.Context, userKey, processID string) (_ *Form
 		if err != nil {
 			return err
 		}
-		if inst.Status == StateInit && inst.CurrentStepID == nil && len(inst.SelectedPersons) == 0 {
+		if atStart(inst) {
 			// At its start already: a second post of the staff form, or a
 			// second click. Nothing is written, nor audited twice.
 			auditUnchanged(ctx)
@@ -71,6 +71,12 @@ func (s *Service) Reset(ctx context.Context, userKey, processID string) (_ *Form
 		}
 	}
 	return form, nil
+}
+
+// atStart reports whether inst is at person selection with nothing
+// selected: a reset has nothing to write.
+func atStart(inst *ProcessInstance) bool {
+	return inst.Status == StateInit && inst.CurrentStepID == nil && len(inst.SelectedPersons) == 0
 }
 
 // resetStateSQL is the read of a reset: the registration with the persons
@@ -119,7 +125,7 @@ func (s *Service) resetOpen(ctx context.Context, userKey, processID string) (*Fo
 	if err != nil {
 		return nil, true, err
 	}
-	if inst.Status != StateInit || inst.CurrentStepID != nil || len(inst.SelectedPersons) > 0 { // else at its start already: nothing to write
+	if !atStart(inst) { // at its start already: nothing to write
 		if err := s.writeReset(ctx, inst, s.clock()); err != nil {
 			return nil, true, err
 		}

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -132,7 +133,7 @@ func decodeLinkedPersons(raw []byte) ([]Person, map[int64]string, error) {
 		if c := a.DateOfBirth.Compare(b.DateOfBirth); c != 0 {
 			return c
 		}
-		return int(a.ID - b.ID)
+		return cmp.Compare(a.ID, b.ID)
 	})
 	return persons, statuses, nil
 }
@@ -175,7 +176,7 @@ func (s *Service) storeFirstSelection(ctx context.Context, inst *ProcessInstance
 		})
 }
 
-// errMovedMeanwhile is the version conflict of moveInstance.
+// errMovedMeanwhile is the version conflict of moveInstance and bumpVersion.
 var errMovedMeanwhile = Errorf(CodeConflict, "this registration changed in another window; reload it to continue")
 
 // moveInstance runs a write that moves inst to its next version if it is

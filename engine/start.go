@@ -67,10 +67,7 @@ func (s *Service) loadOpenForm(ctx context.Context, userKey string, periodID int
 	if err := s.checkTarget(ctx, inst.Period, persons, orgID); err != nil {
 		return nil, true, err
 	}
-	if err := resumeSuspended(ctx, s.db, inst, s.clock()); err != nil { // lifecycle.go
-		return nil, true, err
-	}
-	if err := touchActivity(ctx, s.db, inst, s.clock()); err != nil { // lifecycle.go
+	if err := s.wake(ctx, s.db, inst); err != nil {
 		return nil, true, err
 	}
 	state, err := questionStateOf(inst, selectedJSON, answersJSON)
@@ -113,10 +110,7 @@ func (s *Service) loadMembershipForm(ctx context.Context, db bun.IDB, userKey st
 			return nil, false, err
 		}
 	}
-	if err := resumeSuspended(ctx, db, inst, s.clock()); err != nil { // lifecycle.go
-		return nil, false, err
-	}
-	if err := touchActivity(ctx, db, inst, s.clock()); err != nil { // lifecycle.go
+	if err := s.wake(ctx, db, inst); err != nil {
 		return nil, false, err
 	}
 	inst.Period = period
@@ -159,4 +153,13 @@ func (s *Service) startInstance(ctx context.Context, db bun.IDB, userKey string,
 		return nil, false, fmt.Errorf("create process instance: %w", e.Err)
 	}
 	return inst, true, nil
+}
+
+// wake counts a form load as the member's activity: a suspended
+// registration resumes, and the activity is touched when due (lifecycle.go).
+func (s *Service) wake(ctx context.Context, db bun.IDB, inst *ProcessInstance) error {
+	if err := resumeSuspended(ctx, db, inst, s.clock()); err != nil {
+		return err
+	}
+	return touchActivity(ctx, db, inst, s.clock())
 }

@@ -69,10 +69,8 @@ func insertInstance(ctx context.Context, db bun.IDB, inst *ProcessInstance) erro
 // since it was read: the optimistic lock that makes one of two racing
 // submissions win and the other get a conflict.
 func bumpVersion(ctx context.Context, db bun.IDB, inst *ProcessInstance, now time.Time, columns ...string) error {
-	inst.Version++
-	inst.UpdatedAt = now
-	if l := LanguageOf(ctx); l != "" {
-		inst.Language = l
+	markMoved(ctx, inst, now)
+	if LanguageOf(ctx) != "" {
 		columns = append(columns, "language")
 	}
 	res, err := db.NewUpdate().Model(inst).
@@ -83,7 +81,7 @@ func bumpVersion(ctx context.Context, db bun.IDB, inst *ProcessInstance, now tim
 		return fmt.Errorf("update process instance: %w", err)
 	}
 	if n, err := res.RowsAffected(); err != nil || n != 1 {
-		return Errorf(CodeConflict, "this registration changed in another window; reload it to continue")
+		return errMovedMeanwhile
 	}
 	return nil
 }
