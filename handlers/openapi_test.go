@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -49,7 +50,7 @@ var echoParam = regexp.MustCompile(`:([A-Za-z0-9_]+)`)
 func TestOpenAPIDocument(t *testing.T) {
 	doc := loadOpenAPI(t)
 
-	if doc.OpenAPI != "3.0.3" || doc.Info == nil || doc.Info.Version != "1.6.0" {
+	if doc.OpenAPI != "3.0.3" || doc.Info == nil || doc.Info.Version != "1.6.1" {
 		t.Errorf("openapi %q, info.version %v: want 3.0.3 and 1.6.0", doc.OpenAPI, doc.Info)
 	}
 	if len(doc.Servers) != 1 || doc.Servers[0].URL != "/" {
@@ -660,4 +661,56 @@ func checkAdminResponses(t *testing.T, ck *apiChecker, env *testEnv, anon *http.
 	checkDefinitionResponses(t, ck, anon, write, read, crossSite)     // api_admin_definitions_test.go
 	checkExportResponses(t, ck, anon, read)                           // api_admin_export_test.go
 	checkWebhookResponses(t, ck, anon, write, read)                   // api_admin_webhooks_test.go
+}
+
+// TestIDFormsAgreeWithTheDocument: each id of a next body takes exactly the
+// forms the README and the OpenAPI description name (processId a string or
+// a JSON number; step and people[].id JSON numbers only, as the spec's
+// FormPersonDTO has them): the server accepts a form exactly when the
+// document's request validation does.
+func TestIDFormsAgreeWithTheDocument(t *testing.T) {
+	doc := loadOpenAPI(t)
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		env := newEnvWith(t, db, envOptions{})
+		ck := newAPIChecker(t, env, doc)
+		c := env.newClient()
+		wantStatus(t, env.do(c, http.MethodPost, "/api/auth/external-login", map[string]string{"userKey": "demo", "hash": hashlink.Sign(testSecret, "demo")}), http.StatusOK)
+		f := decodeForm(t, env.do(c, http.MethodGet, "/api/forms/membership/1?userKey=demo", nil), http.StatusCreated)
+		pid, err := strconv.ParseInt(f.ProcessID, 10, 64)
+		if err != nil {
+			t.Fatalf("processId %q is not a number", f.ProcessID)
+		}
+		person := f.People[0].ID
+		tests := []struct {
+			name   string
+			body   map[string]any
+			accept bool
+		}{
+			{"processId as a string", map[string]any{"processId": f.ProcessID, "step": 0, "people": []map[string]any{{"id": person}}}, true},
+			{"processId as a number", map[string]any{"processId": pid, "step": 0, "people": []map[string]any{{"id": person}}}, true},
+			{"person id as a string", map[string]any{"processId": f.ProcessID, "step": 0, "people": []map[string]any{{"id": strconv.FormatInt(person, 10)}}}, false},
+			{"step as a string", map[string]any{"processId": f.ProcessID, "step": "0", "people": []map[string]any{{"id": person}}}, false},
+		}
+		for _, tc := range tests {
+			t.Run(tc.name, func(t *testing.T) {
+				req := ck.request(http.MethodPost, "/api/forms/next", tc.body)
+				route, params, err := ck.router.FindRoute(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				docErr := openapi3filter.ValidateRequest(context.Background(), &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route, Options: ck.opts})
+				if (docErr == nil) != tc.accept {
+					t.Errorf("the document accepts it: %v (%v), want %v", docErr == nil, docErr, tc.accept)
+				}
+				res := ck.do(c, http.MethodPost, "/api/forms/next", tc.body)
+				if accepted := res.status != http.StatusBadRequest; accepted != tc.accept {
+					t.Errorf("the server answers %d %s, want accepted %v", res.status, res.body, tc.accept)
+				}
+				if tc.accept {
+					// Back to person selection for the next case.
+					wantStatus(t, env.do(c, http.MethodPost, "/api/forms/processes/"+f.ProcessID+"/reset", map[string]any{}), http.StatusOK)
+				}
+			})
+		}
+	})
 }

@@ -15,6 +15,7 @@ type RenewalMailModel struct {
 	Persons []string // the first names still to register
 	Ending  string   // the ending period's name
 	Ends    string   // its last day, e.g. 31 December 2026
+	Ended   bool     // that day is past: the prompt says "ended on", not "ends on"
 	Next    string   // the next period's name
 	Link    string
 	Contact string // the club's contact address, may be empty
@@ -24,9 +25,19 @@ func (m RenewalMailModel) messageData(l lang.Language) map[string]any {
 	return map[string]any{"Club": m.Club, "Persons": joinNames(l, m.Persons), "Ending": m.Ending, "Ends": m.Ends, "Next": m.Next}
 }
 
+// OpenKey is the opening sentence's message: a prompt that goes out after
+// the ending season's last day (a next season opened late) must not say
+// the membership "ends on" a date already past.
+func (m RenewalMailModel) OpenKey() string {
+	if m.Ended {
+		return "mail_renewal_open_ended"
+	}
+	return "mail_renewal_open"
+}
+
 var renewalText = template.Must(template.New("renewal").Funcs(textFuncs).Parse(`{{t "mail_hello" .}}
 
-{{t "mail_renewal_open" .}}
+{{t .OpenKey .}}
 {{t "mail_renewal_prefilled" .}} {{t "mail_renewal_link" .}}
 
 {{.Link}}

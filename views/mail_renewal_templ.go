@@ -86,9 +86,9 @@ func RenewalMail(m RenewalMailModel) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var6 string
-			templ_7745c5c3_Var6, templ_7745c5c3_Err = templ.JoinStringErrs(mailText(ctx, "mail_renewal_open", m))
+			templ_7745c5c3_Var6, templ_7745c5c3_Err = templ.JoinStringErrs(mailText(ctx, m.OpenKey(), m))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `mail_renewal.templ`, Line: 7, Col: 60}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `mail_renewal.templ`, Line: 7, Col: 52}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var6))
 			if templ_7745c5c3_Err != nil {

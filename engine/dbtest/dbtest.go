@@ -54,7 +54,9 @@ func SQLite(t testing.TB) *bun.DB {
 }
 
 // Postgres returns a migrated database on a fresh schema, dropped at cleanup.
-// It fails the test when PORTAL_TEST_DATABASE_URL is not set.
+// It skips the test, saying so, when PORTAL_TEST_DATABASE_URL is not set:
+// a fresh clone's `make test` runs what the machine offers (make test finds
+// the local PostgreSQL and sets the variable; CI requires it).
 func Postgres(t testing.TB) *bun.DB {
 	t.Helper()
 	return PostgresVia(t, "")
@@ -66,10 +68,8 @@ func Postgres(t testing.TB) *bun.DB {
 // An empty hostPort connects directly.
 func PostgresVia(t testing.TB, hostPort string) *bun.DB {
 	t.Helper()
+	SkipWithoutPostgres(t)
 	base := os.Getenv(EnvPostgres)
-	if base == "" {
-		t.Fatalf("%s is not set", EnvPostgres)
-	}
 	b := make([]byte, 6)
 	rand.Read(b)
 	schema := "t_" + hex.EncodeToString(b)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/emersion/go-smtp"
 	"github.com/uptrace/bun"
+	"golang.org/x/text/language"
 
 	"portal/engine"
 	"portal/engine/dbtest"
@@ -28,6 +29,7 @@ import (
 	"portal/handlers/mail/mailtest"
 	"portal/handlers/messages"
 	"portal/relay/hashlink"
+	"portal/views/lang"
 )
 
 const alex, sam, robin = 1, 2, 3
@@ -604,6 +606,40 @@ func TestRenewalPrompts(t *testing.T) {
 		// The next season is open: the prompts replace the expiry reminders.
 		if n := len(withSubject(t, srv.Received(), "your membership ends on")); n != 0 {
 			t.Fatalf("%d expiry reminders beside the renewal prompts", n)
+		}
+	})
+}
+
+// TestRenewalPromptAfterTheEnd: a next season opened only after the ending
+// one's last day prompts the household with "ended on" that day, never
+// "ends on" a date already past.
+func TestRenewalPromptAfterTheEnd(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		e := newScheduledEnv(t, db)
+		messages.Register(e.r, messages.Deps{DB: db, Sender: e.sender, BaseURL: "https://portal.example", HashSecret: "renewal-secret-0123456789",
+			UnsubscribeAddress: "portal@club.example", Now: e.clk.Now})
+		demo := enginetest.Seed(t, db, engine.WithClock(e.clk.Now))
+		demo.Pay(demo.Commit(alex, robin))
+		var ending engine.MembershipPeriod
+		if err := db.NewSelect().Model(&ending).Where("id = ?", engine.DemoPeriodID).Scan(ctx); err != nil {
+			t.Fatal(err)
+		}
+		engine.ScheduleLifecycle(e.r, db, engine.ArchiveKeep, e.clk.Now, e.quiet)
+		dayAfter := time.Date(ending.EndDate.Year(), ending.EndDate.Month(), ending.EndDate.Day()+1, 12, 0, 0, 0, time.UTC)
+		e.run(t, dayAfter.Sub(e.clk.Now()))
+		demo.OpenNextPeriod()
+		e.run(t, 24*time.Hour)
+		got := withSubject(t, e.srv.Received(), "renew your membership")
+		if len(got) != 1 {
+			t.Fatalf("%d prompts after the end, want 1", len(got))
+		}
+		_, parts := decoded(t, got[0].Data)
+		ends := lang.New("en", language.Und).Date(ending.EndDate)
+		for _, part := range []string{"text/plain", "text/html"} {
+			if body := parts[part]; !strings.Contains(body, "ended on "+ends) || strings.Contains(body, "ends on") {
+				t.Fatalf("%s part, want \"ended on %s\":\n%s", part, ends, body)
+			}
 		}
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"portal/engine"
 	"portal/engine/jobs"
@@ -36,7 +37,8 @@ func renewalPrompt(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*mai
 	l := memberLanguage(r.Language, r.Organisation.DefaultLanguage)
 	ctx = lang.With(ctx, l)
 	m := views.RenewalMailModel{Club: r.Organisation.Name, Subject: l.T("mail_renewal_subject", map[string]any{"Club": r.Organisation.Name, "Next": r.Next.Name}),
-		Ending: r.Ending.Name, Ends: l.Date(r.Ending.EndDate), Next: r.Next.Name, Link: link, Contact: r.Organisation.ContactEmail}
+		Ending: r.Ending.Name, Ends: l.Date(r.Ending.EndDate), Ended: endedBefore(r.Ending.EndDate, d.Now()),
+		Next: r.Next.Name, Link: link, Contact: r.Organisation.ContactEmail}
 	for _, person := range r.Persons {
 		m.Persons = append(m.Persons, person.FirstName)
 	}
@@ -51,4 +53,12 @@ func renewalPrompt(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*mai
 		return nil, err
 	}
 	return out, nil
+}
+
+// endedBefore says whether a period whose last day is lastDay (a date) was
+// over at now: the membership holds through its last day, so it has ended
+// from the next day on.
+func endedBefore(lastDay, now time.Time) bool {
+	dayAfter := time.Date(lastDay.Year(), lastDay.Month(), lastDay.Day()+1, 0, 0, 0, 0, time.UTC)
+	return !now.UTC().Before(dayAfter)
 }
