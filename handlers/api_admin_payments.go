@@ -153,9 +153,8 @@ func (s *Server) capturePayment(c echo.Context) error {
 	if err != nil {
 		return newAPIError(http.StatusUnprocessableEntity, "The capture is not valid.", FieldErrorBody{Field: "amount", Message: "must be a positive amount such as 184.50"})
 	}
-	actor := apiActor(c)
-	res, err := s.engine.CapturePayment(c.Request().Context(), engine.Capture{Reference: c.Param("reference"), AmountMinor: minor,
-		Currency: body.Currency, BookedOn: booked, Note: body.Note, ID: body.ID, Actor: &actor})
+	res, err := s.engine.StaffCapturePayment(c.Request().Context(), apiActor(c), engine.Capture{Reference: c.Param("reference"), AmountMinor: minor,
+		Currency: body.Currency, BookedOn: booked, Note: body.Note, ID: body.ID})
 	if err != nil {
 		return paymentAdminError(err)
 	}

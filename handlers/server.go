@@ -202,7 +202,7 @@ func New(d Deps) *echo.Echo {
 	s.mountStaff(e) // staff_routes.go
 	s.mountGateway(e, d.Relay)
 	e.Pre(removeUploadedFiles) // around all but the request count: it sees the request as the handler left it
-	e.Pre(s.resolveTenant) // after mountGateway's countRequests, which must wrap everything
+	e.Pre(s.resolveTenant)     // after mountGateway's countRequests, which must wrap everything
 	return e
 }
 

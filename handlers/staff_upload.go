@@ -4,7 +4,9 @@ import (
 	"encoding/base64"
 	"errors"
 	"io"
+	"mime/multipart"
 	"net/http"
+	"net/url"
 
 	"github.com/labstack/echo/v4"
 )
@@ -61,7 +63,11 @@ func uploadProblem(err error, tooLarge, missing string) (status int, message str
 func staffUpload(c echo.Context, copyField string) (data []byte, fromCopy bool, err error) {
 	req := c.Request()
 	if req.ContentLength > maxStaffUploadBody {
-		return nil, false, errUploadTooLarge // refused before a byte of it is read
+		// Refused before a byte of it is read; the page that says so
+		// finds an empty form (c.FormValue would read the body).
+		req.Body, req.Form, req.PostForm = http.NoBody, url.Values{}, url.Values{}
+		req.MultipartForm = &multipart.Form{Value: map[string][]string{}, File: map[string][]*multipart.FileHeader{}}
+		return nil, false, errUploadTooLarge
 	}
 	req.Body = http.MaxBytesReader(c.Response(), req.Body, maxStaffUploadBody) // a body of unknown length
 	// Files over 1 MiB are spooled to temporary files, which
