@@ -47,6 +47,7 @@ const echoRouteNotFound = "echo_route_not_found"
 // key, and how the audit log must name them.
 type adminCaller struct {
 	c       *http.Client
+	key     string // the API key; "" for a staff session
 	headers []string
 	actor   func(engine.AuditRecord) bool
 }
@@ -98,7 +99,7 @@ func runAuditSteps(t *testing.T, db *bun.DB, kind string) {
 		}}
 	default:
 		key, id := env.apiKey(1, engine.ScopeWrite)
-		who = adminCaller{c: env.newClient(), headers: []string{"Authorization", "Bearer " + key}, actor: func(r engine.AuditRecord) bool {
+		who = adminCaller{c: env.newClient(), key: key, headers: []string{"Authorization", "Bearer " + key}, actor: func(r engine.AuditRecord) bool {
 			return r.StaffID == nil && strings.HasPrefix(r.Actor, fmt.Sprintf("API key test (id %d, ", id))
 		}}
 	}
@@ -267,6 +268,12 @@ func runAuditSteps(t *testing.T, db *bun.DB, kind string) {
 		for _, e := range entries {
 			if !who.actor(e) || e.OrganisationID != 1 {
 				t.Errorf("%s: entry %q by %q (staff %v) of organisation %d, want the %s", step.route, e.Action, e.Actor, e.StaffID, e.OrganisationID, kind)
+			}
+			// Secrets only as fingerprints: no hash secret, signing secret or key.
+			for _, leak := range []string{secret, "whsec_", "ptl_" + strings.TrimPrefix(who.key, "ptl_")} {
+				if leak != "ptl_" && strings.Contains(e.Actor+e.BeforeJSON+e.AfterJSON, leak) {
+					t.Errorf("%s: entry %q holds a secret: %s %s %s", step.route, e.Action, e.Actor, e.BeforeJSON, e.AfterJSON)
+				}
 			}
 		}
 		if step.check != nil {
