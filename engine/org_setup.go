@@ -233,7 +233,17 @@ type PeriodInput struct {
 // CreatePeriod adds a period; every field is required. Its definition key
 // must name a process definition of the organisation, so that the period
 // can take registrations as soon as it is open.
-func (s *Service) CreatePeriod(ctx context.Context, orgID int64, in PeriodInput) (_ *MembershipPeriod, err error) {
+func (s *Service) CreatePeriod(ctx context.Context, orgID int64, in PeriodInput) (*MembershipPeriod, error) {
+	return s.createPeriod(ctx, nil, orgID, in)
+}
+
+// StaffCreatePeriod is CreatePeriod by a staff member or an API key,
+// audited in its transaction.
+func (s *Service) StaffCreatePeriod(ctx context.Context, actor Actor, orgID int64, in PeriodInput) (*MembershipPeriod, error) {
+	return s.createPeriod(ctx, &actor, orgID, in)
+}
+
+func (s *Service) createPeriod(ctx context.Context, actor *Actor, orgID int64, in PeriodInput) (_ *MembershipPeriod, err error) {
 	defer classifyUnavailable(&err)
 	var fields []FieldError
 	for _, f := range []struct {
@@ -258,9 +268,16 @@ func (s *Service) CreatePeriod(ctx context.Context, orgID int64, in PeriodInput)
 		if _, err := tx.NewInsert().Model(p).Exec(ctx); err != nil {
 			return fmt.Errorf("store period: %w", err)
 		}
-		return nil
+		if actor == nil {
+			return nil
+		}
+		return s.Audit(ctx, tx, *actor, AuditEntry{OrganisationID: orgID, Action: "period.add", TargetType: "period",
+			TargetID: fmt.Sprint(p.ID), After: periodAuditView(p)})
 	})
-	return p, err
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
 }
 
 // UpdatePeriod changes a period of the organisation (open or close it,

@@ -144,7 +144,17 @@ func (s *Service) refundDue(ctx context.Context, orderID int64) int {
 // payment owed by hand (reference: the attempt's PR-…, or a bank
 // transfer's RF reference), with their note. Marking it twice changes
 // nothing and says so (a conflict); a payment owing nothing is a conflict too.
-func (s *Service) MarkRefundPaidBack(ctx context.Context, reference, note string) (_ *Payment, err error) {
+func (s *Service) MarkRefundPaidBack(ctx context.Context, reference, note string) (*Payment, error) {
+	return s.markRefundPaidBack(ctx, nil, reference, note)
+}
+
+// StaffMarkRefundPaidBack is MarkRefundPaidBack by a staff member or an
+// API key, audited in its transaction.
+func (s *Service) StaffMarkRefundPaidBack(ctx context.Context, actor Actor, reference, note string) (*Payment, error) {
+	return s.markRefundPaidBack(ctx, &actor, reference, note)
+}
+
+func (s *Service) markRefundPaidBack(ctx context.Context, actor *Actor, reference, note string) (_ *Payment, err error) {
 	defer classifyUnavailable(&err)
 	p, err := s.refundTarget(ctx, reference)
 	if err != nil {
@@ -174,7 +184,17 @@ func (s *Service) MarkRefundPaidBack(ctx context.Context, reference, note string
 		if err != nil {
 			return err
 		}
-		return emitPaymentEvent(ctx, tx, EventPaymentRefunded, p, order, "manual:"+p.Reference, now)
+		if err := emitPaymentEvent(ctx, tx, EventPaymentRefunded, p, order, "manual:"+p.Reference, now); err != nil {
+			return err
+		}
+		if actor == nil {
+			return nil
+		}
+		instance := order.ProcessInstanceID
+		return s.Audit(ctx, tx, *actor, AuditEntry{OrganisationID: order.OrganisationID, Action: "payment.refund_paid_back",
+			TargetType: "registration", TargetID: fmt.Sprint(instance), InstanceID: &instance,
+			Before: map[string]any{"reference": p.Reference, "refund": RefundDue},
+			After:  map[string]any{"reference": p.Reference, "refund": RefundDone, "note": note}})
 	})
 	if err != nil {
 		return nil, err

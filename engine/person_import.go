@@ -377,6 +377,16 @@ func addLinks(ctx context.Context, tx bun.Tx, orgID int64, rows []importable, re
 // It reports how many links it removed; an unknown external id is a
 // validation error and removes nothing.
 func (s *Service) UnlinkPersons(ctx context.Context, orgID int64, links []PersonLink) (removed int, err error) {
+	return s.unlinkPersons(ctx, nil, orgID, links)
+}
+
+// StaffUnlinkPersons is UnlinkPersons by a staff member or an API key,
+// audited in its transaction.
+func (s *Service) StaffUnlinkPersons(ctx context.Context, actor Actor, orgID int64, links []PersonLink) (int, error) {
+	return s.unlinkPersons(ctx, &actor, orgID, links)
+}
+
+func (s *Service) unlinkPersons(ctx context.Context, actor *Actor, orgID int64, links []PersonLink) (removed int, err error) {
 	defer classifyUnavailable(&err)
 	if !inScope(ctx, orgID) {
 		return 0, Errorf(CodeNotFound, "organisation not found")
@@ -405,7 +415,11 @@ func (s *Service) UnlinkPersons(ctx context.Context, orgID int64, links []Person
 			removed = 0
 			return &Error{Code: CodeValidation, Message: "Some links name unknown persons; nothing was unlinked.", Fields: fields}
 		}
-		return nil
+		if actor == nil {
+			return nil
+		}
+		return s.Audit(ctx, tx, *actor, AuditEntry{OrganisationID: orgID, Action: "persons.unlink", TargetType: "organisation",
+			TargetID: fmt.Sprint(orgID), After: map[string]int{"links": len(links), "removed": removed}})
 	})
 	return removed, err
 }

@@ -39,11 +39,58 @@ func orgPeriod(ctx context.Context, db bun.IDB, orgID, periodID int64) (*Members
 
 // ReplacePriceRules makes rules the period's price rules, in one
 // transaction. Orders already committed keep their frozen prices.
-func (s *Service) ReplacePriceRules(ctx context.Context, orgID, periodID int64, rules []PriceRule) (out []PriceRule, err error) {
+func (s *Service) ReplacePriceRules(ctx context.Context, orgID, periodID int64, rules []PriceRule) ([]PriceRule, error) {
+	return s.replacePriceRules(ctx, nil, orgID, periodID, rules)
+}
+
+// StaffReplacePriceRules is ReplacePriceRules by a staff member or an API
+// key, audited in its transaction with the rules before and after.
+func (s *Service) StaffReplacePriceRules(ctx context.Context, actor Actor, orgID, periodID int64, rules []PriceRule) ([]PriceRule, error) {
+	return s.replacePriceRules(ctx, &actor, orgID, periodID, rules)
+}
+
+// priceRulesAuditView is what the audit log keeps of a period's rules.
+func priceRulesAuditView(rules []PriceRule) []map[string]any {
+	out := make([]map[string]any, 0, len(rules))
+	for _, r := range rules {
+		v := map[string]any{"code": r.Code, "kind": r.Kind, "label": r.Label}
+		if r.AmountMinor != nil {
+			v["amountMinor"] = *r.AmountMinor
+		}
+		if r.PercentBP != nil {
+			v["percentBp"] = *r.PercentBP
+		}
+		if r.MembershipTypeID != nil {
+			v["membershipTypeId"] = *r.MembershipTypeID
+		}
+		if r.MemberType != nil {
+			v["memberType"] = *r.MemberType
+		}
+		if r.MinPersons != nil {
+			v["minPersons"] = *r.MinPersons
+		}
+		if r.ValidFrom != nil {
+			v["validFrom"] = r.ValidFrom.Format(time.DateOnly)
+		}
+		if r.ValidUntil != nil {
+			v["validUntil"] = r.ValidUntil.Format(time.DateOnly)
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+func (s *Service) replacePriceRules(ctx context.Context, actor *Actor, orgID, periodID int64, rules []PriceRule) (out []PriceRule, err error) {
 	defer classifyUnavailable(&err)
 	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		if _, err := orgPeriod(ctx, tx, orgID, periodID); err != nil {
 			return err
+		}
+		var before []PriceRule
+		if actor != nil {
+			if err := tx.NewSelect().Model(&before).Where("period_id = ?", periodID).Order("id ASC").Scan(ctx); err != nil {
+				return fmt.Errorf("load price rules: %w", err)
+			}
 		}
 		types, err := membershipTypes(ctx, tx, orgID)
 		if err != nil {
@@ -64,7 +111,11 @@ func (s *Service) ReplacePriceRules(ctx context.Context, orgID, periodID int64, 
 			}
 		}
 		out = rules
-		return nil
+		if actor == nil {
+			return nil
+		}
+		return s.Audit(ctx, tx, *actor, AuditEntry{OrganisationID: orgID, Action: "price_rules.replace", TargetType: "period",
+			TargetID: fmt.Sprint(periodID), Before: priceRulesAuditView(before), After: priceRulesAuditView(rules)})
 	})
 	return out, err
 }

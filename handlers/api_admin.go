@@ -36,6 +36,7 @@ type apiKeyKey struct{}
 
 // mountAdmin adds the admin API's routes.
 func (s *Server) mountAdmin(api *echo.Group) {
+	s.adminRoles = adminRoles()
 	admin := api.Group("/admin", s.requireAPIKey)
 	admin.GET("/organisation", s.getAdminOrganisation)
 	admin.PATCH("/organisation", s.patchAdminOrganisation, requireJSON)
@@ -122,30 +123,45 @@ func (s *Server) requireAPIKey(next echo.HandlerFunc) echo.HandlerFunc {
 		ctx := engine.WithOrganisation(req.Context(), k.OrganisationID)
 		ctx = context.WithValue(ctx, apiKeyKey{}, k)
 		c.SetRequest(req.WithContext(ctx))
+		if err := adminFormText(c); err != nil {
+			return err
+		}
 		return next(c)
 	}
 }
 
+// adminFormText checks a form body of an authenticated admin API request
+// as the server checks every other form (checkFormText), once the request
+// is let in. The bulk calls take JSON or CSV only, under their own limits:
+// their bodies are left to the handler, which refuses a form.
+func adminFormText(c echo.Context) error {
+	if isBulk(c.Request()) {
+		return nil
+	}
+	return checkFormText(c.Request())
+}
+
 // staffAPIAccess lets a signed-in staff member use the admin API of their
 // organisation with their staff session (the staff cookie, checked as the
-// staff pages check it, the cross-origin check included): every role may
-// read; changes need the admin role, as the setup pages do. The audit log
-// names the staff member.
+// staff pages check it, the cross-origin check included): a route needs
+// the role that the staff page doing the same needs (AdminRoutes), and
+// administrators only where no page does it. The audit log names the
+// staff member.
 func (s *Server) staffAPIAccess(c echo.Context, u *staffUser, next echo.HandlerFunc) error {
 	req := c.Request()
 	c.Response().Header().Set("Cache-Control", "no-store")
-	if req.Method != http.MethodGet && req.Method != http.MethodHead && !u.Role.AtLeast(engine.RoleAdmin) {
-		return newAPIError(http.StatusForbidden, "Changes through the admin API need the staff role admin.")
+	if min := s.adminRouteRole(c); !u.Role.AtLeast(min) {
+		return newAPIError(http.StatusForbidden, fmt.Sprintf("This needs the staff role %s, as on the staff pages.", min))
 	}
-	scope := engine.ScopeRead
-	if u.Role.AtLeast(engine.RoleAdmin) {
-		scope = engine.ScopeWrite
-	}
-	k := &engine.APIKey{OrganisationID: u.OrganisationID, Name: "staff session of " + u.Email, Scope: scope}
+	// The role decided; the scope only says what the session may do.
+	k := &engine.APIKey{OrganisationID: u.OrganisationID, Name: "staff session of " + u.Email, Scope: engine.ScopeWrite}
 	ctx := engine.WithOrganisation(req.Context(), u.OrganisationID)
 	ctx = context.WithValue(ctx, apiKeyKey{}, k)
 	ctx = context.WithValue(ctx, staffUserKey{}, u)
 	c.SetRequest(req.WithContext(ctx))
+	if err := adminFormText(c); err != nil {
+		return err
+	}
 	return next(c)
 }
 
@@ -158,13 +174,14 @@ func keyOf(c echo.Context) *engine.APIKey {
 }
 
 // apiActor is who the audit log names for a change made through the admin
-// API: the key, by name and prefix (never the key itself).
+// API: the staff member of a staff session, or the key, by name, id and
+// prefix (never the key itself).
 func apiActor(c echo.Context) engine.Actor {
 	if u := staffUserOf(c); u != nil {
 		return u.actor()
 	}
 	k := keyOf(c)
-	return engine.Actor{Name: fmt.Sprintf("API key %s (%s…)", k.Name, k.Prefix)}
+	return engine.Actor{Name: fmt.Sprintf("API key %s (id %d, %s…)", k.Name, k.ID, k.Prefix)}
 }
 
 // OrganisationDTO is an organisation's settings in the admin API. The hash
@@ -277,13 +294,13 @@ func (s *Server) patchAdminOrganisation(c echo.Context) error {
 			return adminError(err) // before any change: an invalid request changes nothing
 		}
 	}
-	o, err := s.engine.UpdateOrganisation(c.Request().Context(), orgID, change)
+	o, err := s.engine.StaffUpdateOrganisation(c.Request().Context(), apiActor(c), orgID, change)
 	if err != nil {
 		return adminError(err)
 	}
 	s.RefreshTenants()
 	if body.Messages != nil {
-		if _, err := s.engine.UpdateMessageSettings(c.Request().Context(), orgID, body.Messages.change()); err != nil {
+		if _, err := s.engine.StaffUpdateMessageSettings(c.Request().Context(), apiActor(c), orgID, body.Messages.change()); err != nil {
 			return adminError(err)
 		}
 	}
@@ -347,7 +364,8 @@ func (s *Server) importPersons(c echo.Context) error {
 	if len(rows) == 0 {
 		return newAPIError(http.StatusBadRequest, "The import holds no persons.", FieldErrorBody{Field: "persons", Message: "at least one person is required"})
 	}
-	rep, err := s.engine.ImportPersons(req.Context(), keyOf(c).OrganisationID, rows, hashlink.ValidUserKey)
+	actor := apiActor(c)
+	rep, err := s.engine.StaffImportPersons(req.Context(), keyOf(c).OrganisationID, rows, hashlink.ValidUserKey, engine.PersonImportOptions{Actor: &actor})
 	if err != nil {
 		if e, ok := engine.AsError(err); ok && e.Code == engine.CodeValidation && rep != nil {
 			body := ImportErrorBody{HTTPErrorBody: HTTPErrorBody{Timestamp: time.Now().UTC().Format(time.RFC3339Nano),
@@ -385,7 +403,7 @@ func (s *Server) unlinkPersons(c echo.Context) error {
 	if len(body.Links) == 0 || len(body.Links) > engine.MaxImportRows {
 		return newAPIError(http.StatusBadRequest, "Name 1 to 20000 links.", FieldErrorBody{Field: "links", Message: "1 to 20000 links"})
 	}
-	n, err := s.engine.UnlinkPersons(c.Request().Context(), keyOf(c).OrganisationID, body.Links)
+	n, err := s.engine.StaffUnlinkPersons(c.Request().Context(), apiActor(c), keyOf(c).OrganisationID, body.Links)
 	if err != nil {
 		return adminError(err)
 	}

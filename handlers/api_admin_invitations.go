@@ -26,8 +26,8 @@ type InvitationRequestDTO struct {
 	Send bool `json:"send"`
 }
 
-// InvitationDTO is an invitation in the admin API. Link is absent once it
-// was revoked.
+// InvitationDTO is an invitation in the admin API. Link, the live link,
+// is in the answer that issues it only: never in a list, never once revoked.
 type InvitationDTO struct {
 	ID         int64      `json:"id"`
 	PeriodID   int64      `json:"periodId"`
@@ -63,14 +63,21 @@ func (s *Server) invitationLink(c echo.Context, inv engine.Invitation) string {
 	return s.invitations.URL(base, inv.OrganisationID, inv.ID, inv.ExpiresAt)
 }
 
-func (s *Server) invitationDTO(c echo.Context, st engine.InvitationStatus) InvitationDTO {
+// invitationDTO is st in the admin API; withLink adds its live link,
+// which only issuing it shows (a list never does: whoever opens a link
+// is signed in as the household).
+func (s *Server) invitationDTO(c echo.Context, st engine.InvitationStatus, withLink bool) InvitationDTO {
 	persons := st.Persons
 	if persons == nil {
 		persons = []string{}
 	}
-	return InvitationDTO{ID: st.ID, PeriodID: st.PeriodID, UserKey: st.UserKey, State: string(st.State), CreatedAt: st.CreatedAt,
+	dto := InvitationDTO{ID: st.ID, PeriodID: st.PeriodID, UserKey: st.UserKey, State: string(st.State), CreatedAt: st.CreatedAt,
 		ExpiresAt: st.ExpiresAt, MailedAt: st.Mailed, OpenedAt: st.OpenedAt, RevokedAt: st.RevokedAt, Registered: st.Registered,
-		Paid: st.Paid, Persons: persons, Link: s.invitationLink(c, st.Invitation)}
+		Paid: st.Paid, Persons: persons}
+	if withLink {
+		dto.Link = s.invitationLink(c, st.Invitation)
+	}
+	return dto
 }
 
 // createInvitations answers POST /api/admin/periods/:id/invitations.
@@ -93,7 +100,7 @@ func (s *Server) createInvitations(c echo.Context) error {
 	}
 	out := InvitationReportDTO{Created: make([]InvitationDTO, 0, len(rep.Created)), Skipped: rep.Skipped}
 	for _, inv := range rep.Created {
-		out.Created = append(out.Created, s.invitationDTO(c, engine.InvitationStatus{Invitation: inv, State: engine.InvitationInvited}))
+		out.Created = append(out.Created, s.invitationDTO(c, engine.InvitationStatus{Invitation: inv, State: engine.InvitationInvited}, true))
 	}
 	return c.JSON(http.StatusCreated, out)
 }
@@ -110,7 +117,7 @@ func (s *Server) listInvitations(c echo.Context) error {
 	}
 	out := make([]InvitationDTO, 0, len(list))
 	for _, st := range list {
-		out = append(out, s.invitationDTO(c, st))
+		out = append(out, s.invitationDTO(c, st, false))
 	}
 	return c.JSON(http.StatusOK, out)
 }
@@ -126,5 +133,5 @@ func (s *Server) revokeInvitation(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, s.invitationDTO(c, engine.InvitationStatus{Invitation: *inv, State: engine.InvitationRevoked}))
+	return c.JSON(http.StatusOK, s.invitationDTO(c, engine.InvitationStatus{Invitation: *inv, State: engine.InvitationRevoked}, false))
 }

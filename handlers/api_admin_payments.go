@@ -73,7 +73,7 @@ func (s *Server) patchPaymentSettings(c echo.Context) error {
 	if err := decodeJSON(c.Request().Body, &body); err != nil {
 		return err
 	}
-	v, err := s.engine.SetPaymentSettings(c.Request().Context(), keyOf(c).OrganisationID, engine.PaymentSettingsChange{
+	v, err := s.engine.StaffSetPaymentSettings(c.Request().Context(), apiActor(c), keyOf(c).OrganisationID, engine.PaymentSettingsChange{
 		Provider: body.Provider, StripeSecretKey: body.StripeSecretKey, StripeWebhookSecret: body.StripeWebhookSecret,
 		BankCreditorName: body.BankCreditorName, BankIBAN: body.BankIBAN, BankBIC: body.BankBIC, BankCreditorAddress: body.BankCreditorAddress})
 	if err != nil {
@@ -153,7 +153,7 @@ func (s *Server) capturePayment(c echo.Context) error {
 	if err != nil {
 		return newAPIError(http.StatusUnprocessableEntity, "The capture is not valid.", FieldErrorBody{Field: "amount", Message: "must be a positive amount such as 184.50"})
 	}
-	res, err := s.engine.CapturePayment(c.Request().Context(), engine.Capture{Reference: c.Param("reference"), AmountMinor: minor,
+	res, err := s.engine.StaffCapturePayment(c.Request().Context(), apiActor(c), engine.Capture{Reference: c.Param("reference"), AmountMinor: minor,
 		Currency: body.Currency, BookedOn: booked, Note: body.Note, ID: body.ID})
 	if err != nil {
 		return paymentAdminError(err)
@@ -228,7 +228,7 @@ func (s *Server) markRefundPaidBack(c echo.Context) error {
 	if len(body.Note) > 500 {
 		return newAPIError(http.StatusUnprocessableEntity, "The note is too long.", FieldErrorBody{Field: "note", Message: "at most 500 characters"})
 	}
-	p, err := s.engine.MarkRefundPaidBack(c.Request().Context(), c.Param("reference"), body.Note)
+	p, err := s.engine.StaffMarkRefundPaidBack(c.Request().Context(), apiActor(c), c.Param("reference"), body.Note)
 	if err != nil {
 		return paymentAdminError(err)
 	}

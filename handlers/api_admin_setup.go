@@ -47,7 +47,7 @@ func (s *Server) createMembershipType(c echo.Context) error {
 	if err := decodeJSON(c.Request().Body, &body); err != nil {
 		return err
 	}
-	t, err := s.engine.CreateMembershipType(c.Request().Context(), engine.MembershipType{OrganisationID: keyOf(c).OrganisationID,
+	t, err := s.engine.StaffCreateMembershipType(c.Request().Context(), apiActor(c), engine.MembershipType{OrganisationID: keyOf(c).OrganisationID,
 		Code: body.Code, Name: body.Name, MinAge: body.MinAge, MaxAge: body.MaxAge})
 	if err != nil {
 		return adminError(err)
@@ -80,8 +80,7 @@ func (s *Server) importDefinition(c echo.Context) error {
 	if err != nil {
 		return adminError(err)
 	}
-	spec.OrganisationID = keyOf(c).OrganisationID
-	res, err := engine.ImportDefinition(c.Request().Context(), s.engine.DB(), spec)
+	res, err := s.engine.StaffImportDefinition(c.Request().Context(), apiActor(c), keyOf(c).OrganisationID, spec)
 	if err != nil {
 		return adminError(err)
 	}
@@ -143,7 +142,7 @@ func (s *Server) createPeriod(c echo.Context) error {
 	if err := decodeJSON(c.Request().Body, &body); err != nil {
 		return err
 	}
-	p, err := s.engine.CreatePeriod(c.Request().Context(), keyOf(c).OrganisationID, body.input())
+	p, err := s.engine.StaffCreatePeriod(c.Request().Context(), apiActor(c), keyOf(c).OrganisationID, body.input())
 	if err != nil {
 		return adminError(err)
 	}
@@ -161,7 +160,7 @@ func (s *Server) patchPeriod(c echo.Context) error {
 	if err := decodeJSON(c.Request().Body, &body); err != nil {
 		return err
 	}
-	p, err := s.engine.UpdatePeriod(c.Request().Context(), keyOf(c).OrganisationID, id, body.input())
+	p, err := s.engine.StaffUpdatePeriod(c.Request().Context(), apiActor(c), keyOf(c).OrganisationID, id, body.input())
 	if err != nil {
 		return adminError(err)
 	}
@@ -241,7 +240,7 @@ func (s *Server) putPriceRules(c echo.Context) error {
 		rules = append(rules, engine.PriceRule{Code: r.Code, Kind: r.Kind, Label: r.Label, MembershipTypeID: r.MembershipTypeID, MemberType: r.MemberType,
 			MinPersons: r.MinPersons, ValidFrom: r.ValidFrom, ValidUntil: r.ValidUntil, AmountMinor: r.AmountMinor, PercentBP: r.PercentBP})
 	}
-	out, err := s.engine.ReplacePriceRules(c.Request().Context(), keyOf(c).OrganisationID, id, rules)
+	out, err := s.engine.StaffReplacePriceRules(c.Request().Context(), apiActor(c), keyOf(c).OrganisationID, id, rules)
 	if err != nil {
 		return adminError(err)
 	}
@@ -293,7 +292,7 @@ func (s *Server) patchMembershipType(c echo.Context) error {
 	if ch.MaxAge, ch.ClearMaxAge, err = optionalAge("maxAge", body.MaxAge); err != nil {
 		return err
 	}
-	t, err := s.engine.UpdateMembershipType(c.Request().Context(), keyOf(c).OrganisationID, id, ch)
+	t, err := s.engine.StaffUpdateMembershipType(c.Request().Context(), apiActor(c), keyOf(c).OrganisationID, id, ch)
 	if err != nil {
 		return adminError(err)
 	}
@@ -307,7 +306,7 @@ func (s *Server) deleteMembershipType(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := s.engine.DeleteMembershipType(c.Request().Context(), keyOf(c).OrganisationID, id); err != nil {
+	if err := s.engine.StaffDeleteMembershipType(c.Request().Context(), apiActor(c), keyOf(c).OrganisationID, id); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)

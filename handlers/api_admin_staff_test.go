@@ -10,9 +10,10 @@ import (
 )
 
 // TestAdminAPIWithStaffSession: a signed-in staff member uses the admin API
-// of their organisation with the staff cookie instead of a key: every role
-// reads, only admins change, the audit log names the staff member, and a
-// request from another origin is refused.
+// of their organisation with the staff cookie instead of a key: a role
+// gets what it gets on the pages (a viewer reads the periods, not the
+// setup), only admins change settings, the audit log names the staff
+// member, and a request from another origin is refused.
 func TestAdminAPIWithStaffSession(t *testing.T) {
 	env := newStaffEnv(t, dbtest.SQLite(t), envOptions{})
 	env.addStaff("viewer@example.org", engine.RoleViewer)
@@ -23,8 +24,11 @@ func TestAdminAPIWithStaffSession(t *testing.T) {
 	if res := env.do(env.newClient(), http.MethodGet, "/api/admin/organisation", nil); res.status != http.StatusUnauthorized {
 		t.Fatalf("no key and no staff session: %d, want 401", res.status)
 	}
-	if res := env.do(viewer, http.MethodGet, "/api/admin/organisation", nil); res.status != http.StatusOK {
+	if res := env.do(viewer, http.MethodGet, "/api/admin/periods", nil); res.status != http.StatusOK {
 		t.Fatalf("viewer reads: %d %s", res.status, res.body)
+	}
+	if res := env.do(viewer, http.MethodGet, "/api/admin/organisation", nil); res.status != http.StatusForbidden {
+		t.Fatalf("viewer reads the setup page's settings: %d, want 403 as on /staff/setup", res.status)
 	}
 	change := map[string]any{"name": "Riverside Tennis"}
 	if res := env.do(viewer, http.MethodPatch, "/api/admin/organisation", change); res.status != http.StatusForbidden {

@@ -23,7 +23,8 @@ import (
 // them, and the answer fields of question pages, which are the engine's to
 // judge so that the member sees a per-person error next to the question
 // (422) instead of an error page. JSON bodies are checked where they are
-// decoded (parseNext).
+// decoded (parseNext). The form bodies of the staff pages and the admin
+// API are checked after their authentication (bodyAfterAuthentication).
 func (s *Server) rejectControlCharacters(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		req := c.Request()
@@ -35,29 +36,83 @@ func (s *Server) rejectControlCharacters(next echo.HandlerFunc) echo.HandlerFunc
 			bad = append(bad, "path")
 		}
 		bad = append(bad, unplainFields(req.URL.Query(), "")...)
-		if kind := formBody(req); kind != "" {
-			var err error
-			if kind == echo.MIMEMultipartForm {
-				err = req.ParseMultipartForm(MaxBodyBytes) // fills PostForm too
-			} else {
-				err = req.ParseForm()
-			}
-			if err != nil {
-				if tooLarge(err) {
-					return err
+		if len(bad) > 0 {
+			return plainTextError(bad)
+		}
+		if s.bodyAfterAuthentication(c) {
+			return next(c) // its authentication reads the form (checkFormText), never anyone before it
+		}
+		if err := checkFormText(req); err != nil {
+			return err
+		}
+		return next(c)
+	}
+}
+
+// bodyAfterAuthentication reports whether c's route is one of the staff
+// pages or the admin API, whose body no one reads before the request is
+// authenticated: their checks (requireStaff, requireAPIKey) call
+// checkFormText once they let the request in, and the staff uploads read
+// theirs in staffUpload under limits of their own. An anonymous upload
+// is then refused having read (almost) nothing, instead of parsed whole.
+func (s *Server) bodyAfterAuthentication(c echo.Context) bool {
+	p := c.Path()
+	return p == AdminPrefix || strings.HasPrefix(p, AdminPrefix+"/") || s.staffPaths[p]
+}
+
+// checkFormText reads a form body of req (URL-encoded, or multipart held
+// to MaxBodyBytes in memory) and answers 400 when a field's name or value
+// is not plain text; answer fields are the engine's to judge. A request
+// without a form body is not read.
+func checkFormText(req *http.Request) error {
+	kind := formBody(req)
+	if kind == "" {
+		return nil
+	}
+	var err error
+	if kind == echo.MIMEMultipartForm {
+		err = req.ParseMultipartForm(MaxBodyBytes) // fills PostForm too
+	} else {
+		err = req.ParseForm()
+	}
+	if err != nil {
+		if tooLarge(err) {
+			return err
+		}
+		return newAPIError(http.StatusBadRequest, "The form could not be read.")
+	}
+	if bad := unplainFields(req.PostForm, answerFieldPrefix); len(bad) > 0 {
+		return plainTextError(bad)
+	}
+	return nil
+}
+
+// plainTextError is the 400 naming the fields that are not plain text.
+func plainTextError(bad []string) error {
+	fields := make([]FieldErrorBody, len(bad))
+	for i, name := range bad {
+		fields[i] = FieldErrorBody{Field: name, Message: "contains control characters or invalid text"}
+	}
+	return newAPIError(http.StatusBadRequest, "The request contains characters that are not allowed.", fields...)
+}
+
+// removeUploadedFiles deletes the temporary files of a multipart form
+// parsed while serving the request, whatever the outcome (an answer, a
+// refusal, a client gone mid-upload). net/http removes only those of the
+// request it passed in, and the form is parsed on a copy of it (the
+// tenant, session and staff checks each put a new context on the
+// request), so without this every spooled upload would stay on disk.
+func removeUploadedFiles(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		first := c.Request()
+		defer func() {
+			for _, r := range []*http.Request{first, c.Request()} {
+				if r.MultipartForm != nil {
+					_ = r.MultipartForm.RemoveAll()
 				}
-				return newAPIError(http.StatusBadRequest, "The form could not be read.")
 			}
-			bad = append(bad, unplainFields(req.PostForm, answerFieldPrefix)...)
-		}
-		if len(bad) == 0 {
-			return next(c)
-		}
-		fields := make([]FieldErrorBody, len(bad))
-		for i, name := range bad {
-			fields[i] = FieldErrorBody{Field: name, Message: "contains control characters or invalid text"}
-		}
-		return newAPIError(http.StatusBadRequest, "The request contains characters that are not allowed.", fields...)
+		}()
+		return next(c)
 	}
 }
 

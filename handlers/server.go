@@ -94,6 +94,10 @@ type Server struct {
 	// invitations checks invitation links (page_invitation.go); nil: none.
 	invitations *invitelink.Signer
 	staff       StaffDeps
+	// staffPaths are the route paths behind requireStaff (mountStaff).
+	staffPaths map[string]bool
+	// adminRoles are the staff roles of the admin API's routes (AdminRoutes).
+	adminRoles map[string]engine.StaffRole
 }
 
 // New returns the application's echo instance with every route.
@@ -197,7 +201,8 @@ func New(d Deps) *echo.Echo {
 	}
 	s.mountStaff(e) // staff_routes.go
 	s.mountGateway(e, d.Relay)
-	e.Pre(s.resolveTenant) // after mountGateway's countRequests, which must wrap everything
+	e.Pre(removeUploadedFiles) // around all but the request count: it sees the request as the handler left it
+	e.Pre(s.resolveTenant)     // after mountGateway's countRequests, which must wrap everything
 	return e
 }
 

@@ -378,7 +378,8 @@ func (s *Server) currentStaff(c echo.Context) (*staffUser, error) {
 // requireStaff is the one check in front of every staff route: a staff
 // member of this organisation with at least the route's role. Without a
 // staff session a page load goes to the sign-in and anything else gets a
-// 401; a staff member below the role gets a 403.
+// 401; a staff member below the role gets a 403. Only then is a form
+// body read (checkFormText): nobody's upload is parsed before it.
 func (s *Server) requireStaff(min engine.StaffRole, next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		c.Response().Header().Set("Cache-Control", "no-store")
@@ -397,6 +398,11 @@ func (s *Server) requireStaff(min engine.StaffRole, next echo.HandlerFunc) echo.
 			return s.staffErrorPage(c, http.StatusForbidden, staffTextIn(c).Forbidden)
 		}
 		c.SetRequest(r.WithContext(context.WithValue(r.Context(), staffUserKey{}, u)))
+		if !isStaffUpload(r) { // an upload's form is read by staffUpload, under its own limit
+			if err := checkFormText(c.Request()); err != nil {
+				return err
+			}
+		}
 		return next(c)
 	}
 }

@@ -78,7 +78,9 @@ func (s *Server) mountStaff(e *echo.Echo) {
 	e.GET(StaffLoginPath+"/start", s.staffLogin)
 	e.GET(StaffCallbackPath, s.staffCallback)
 	e.POST(StaffLogoutPath, s.staffLogout)
+	s.staffPaths = map[string]bool{}
 	for _, r := range StaffRoutes() {
+		s.staffPaths[StaffPrefix+r.Path] = true
 		h := r.handler
 		e.Add(r.Method, StaffPrefix+r.Path, s.requireStaff(r.Min, func(c echo.Context) error { return h(s, c) }))
 	}

@@ -4,7 +4,9 @@ import (
 	"encoding/base64"
 	"errors"
 	"io"
+	"mime/multipart"
 	"net/http"
+	"net/url"
 
 	"github.com/labstack/echo/v4"
 )
@@ -54,17 +56,32 @@ func uploadProblem(err error, tooLarge, missing string) (status int, message str
 	return 0, "", false
 }
 
-// staffUpload reads the file of a staff upload: the base64 copy in the
+// staffUpload reads the file of a staff upload, after requireStaff let
+// the request in (no one reads an upload before that): the base64 copy in the
 // field copyField (fromCopy: the preview's form, to apply; "" for an
 // upload without preview), or else the file chosen in the field "file".
 func staffUpload(c echo.Context, copyField string) (data []byte, fromCopy bool, err error) {
 	req := c.Request()
-	req.Body = http.MaxBytesReader(c.Response(), req.Body, maxStaffUploadBody)
+	if req.ContentLength > maxStaffUploadBody {
+		// Refused before a byte of it is read; the page that says so
+		// finds an empty form (c.FormValue would read the body).
+		req.Body, req.Form, req.PostForm = http.NoBody, url.Values{}, url.Values{}
+		req.MultipartForm = &multipart.Form{Value: map[string][]string{}, File: map[string][]*multipart.FileHeader{}}
+		return nil, false, errUploadTooLarge
+	}
+	req.Body = http.MaxBytesReader(c.Response(), req.Body, maxStaffUploadBody) // a body of unknown length
+	// Files over 1 MiB are spooled to temporary files, which
+	// removeUploadedFiles deletes when the request ends.
 	if err := req.ParseMultipartForm(1 << 20); err != nil && !errors.Is(err, http.ErrNotMultipart) {
 		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
 			return nil, false, errUploadTooLarge
 		}
 		return nil, false, errUploadMissing
+	}
+	// The fields around the file, checked as checkFormText checks every
+	// other form (the file itself is the page's to judge).
+	if bad := unplainFields(req.PostForm, ""); len(bad) > 0 {
+		return nil, false, plainTextError(bad)
 	}
 	if v := req.FormValue(copyField); copyField != "" && v != "" {
 		data, err := base64.StdEncoding.DecodeString(v)

@@ -1,0 +1,388 @@
+package handlers_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect"
+
+	"portal/engine"
+	"portal/engine/dbtest"
+	"portal/engine/enginetest"
+	"portal/handlers"
+	"portal/relay/session"
+)
+
+// mountedAdminRoutes are the admin API's routes as the router has them,
+// "METHOD /api/admin/path", every optional route on.
+func mountedAdminRoutes(mutating bool) []string {
+	e := handlers.New(handlers.Deps{Gateway: &engine.TestGateway{}})
+	var out []string
+	for _, r := range e.Routes() {
+		if !strings.HasPrefix(r.Path, handlers.AdminPrefix+"/") || r.Method == echoRouteNotFound {
+			continue
+		}
+		if mutating && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+			continue
+		}
+		if k := r.Method + " " + r.Path; !slices.Contains(out, k) {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// echoRouteNotFound is the method echo lists for its own catch-all entries.
+const echoRouteNotFound = "echo_route_not_found"
+
+// adminCaller is who calls the admin API in a test: a staff session or a
+// key, and how the audit log must name them.
+type adminCaller struct {
+	c       *http.Client
+	key     string // the API key; "" for a staff session
+	headers []string
+	actor   func(engine.AuditRecord) bool
+}
+
+func (env *staffEnv) call(who adminCaller, method, path string, body any) response {
+	env.t.Helper()
+	return env.do(who.c, method, path, body, append([]string{"Origin", env.srv.URL}, who.headers...)...)
+}
+
+// auditStep is one change through the admin API: its route as mounted,
+// the request (built when it runs, from what earlier steps made) and the
+// status it must answer.
+type auditStep struct {
+	route   string
+	request func(t *testing.T) (path string, body any)
+	status  int
+	check   func(t *testing.T, rec engine.AuditRecord)
+}
+
+// Every change made through the admin API is in the audit log, written
+// with the change, naming the staff member of a staff session or the key
+// (name and id), its secrets as fingerprints only: one step per mutating
+// route of the router, so a route added without its audit fails here.
+func TestAdminAPIChangesAreAudited(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		t.Run("staff session", func(t *testing.T) { runAuditSteps(t, db, "staff session") })
+		t.Run("API key", func(t *testing.T) { // on a database of its own, of the same kind
+			if db.Dialect().Name() == dialect.PG {
+				runAuditSteps(t, dbtest.Postgres(t), "API key")
+			} else {
+				runAuditSteps(t, dbtest.SQLite(t), "API key")
+			}
+		})
+	})
+}
+
+func runAuditSteps(t *testing.T, db *bun.DB, kind string) {
+	kr, err := session.NewKeyring([]byte(strings.Repeat("s", 32)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := newStaffEnv(t, db, envOptions{invitations: testInvitations, hashSecrets: kr.Sealer("organisation hash secret")})
+	var who adminCaller
+	switch kind {
+	case "staff session":
+		m := env.addStaff("admin@example.org", engine.RoleAdmin)
+		who = adminCaller{c: env.mustStaffSignIn("admin@example.org", "/staff"), actor: func(r engine.AuditRecord) bool {
+			return r.Actor == "admin@example.org" && r.StaffID != nil && *r.StaffID == m.ID
+		}}
+	default:
+		key, id := env.apiKey(1, engine.ScopeWrite)
+		who = adminCaller{c: env.newClient(), key: key, headers: []string{"Authorization", "Bearer " + key}, actor: func(r engine.AuditRecord) bool {
+			return r.StaffID == nil && strings.HasPrefix(r.Actor, fmt.Sprintf("API key test (id %d, ", id))
+		}}
+	}
+	const secret = "a-new-hash-secret-of-the-club"
+	var typeID, periodID, invitationID, webhookID, deliveryID int64
+	var orderRef, paymentRef string
+	var f *engine.Form
+	idOf := func(t *testing.T, res response) int64 {
+		var v struct{ ID int64 }
+		res.json(t, &v)
+		return v.ID
+	}
+	steps := []auditStep{
+		{route: "PATCH /api/admin/payment-settings", status: http.StatusOK, request: func(*testing.T) (string, any) {
+			return "/api/admin/payment-settings", map[string]any{"provider": "bank_transfer", "bankCreditorName": "Riverside Rowing Club", "bankIban": "AT61 1904 3002 3457 3201"}
+		}, check: func(t *testing.T, r engine.AuditRecord) {
+			if !strings.Contains(r.AfterJSON, "AT611904300234573201") {
+				t.Errorf("the new account is not in the entry: %s", r.AfterJSON)
+			}
+		}},
+		{route: "PATCH /api/admin/organisation", status: http.StatusOK, request: func(*testing.T) (string, any) {
+			return "/api/admin/organisation", map[string]any{"contactEmail": "desk@rowing.example", "hashSecret": secret}
+		}, check: func(t *testing.T, r engine.AuditRecord) {
+			if !strings.Contains(r.AfterJSON, "desk@rowing.example") || !strings.Contains(r.AfterJSON, `"hashSecret":"set `) || strings.Contains(r.AfterJSON+r.BeforeJSON, secret) {
+				t.Errorf("entry %s: want the address and the secret's fingerprint only", r.AfterJSON)
+			}
+		}},
+		{route: "POST /api/admin/persons/import", status: http.StatusOK, request: func(*testing.T) (string, any) {
+			return "/api/admin/persons/import", map[string]any{"persons": []map[string]any{{"externalId": "ext-audit-1", "firstName": "Ada",
+				"lastName": "Audit", "dateOfBirth": "1990-01-02", "email": "ada@example.org"}}}
+		}},
+		{route: "POST /api/admin/persons/unlink", status: http.StatusOK, request: func(*testing.T) (string, any) {
+			return "/api/admin/persons/unlink", map[string]any{"links": []map[string]any{{"externalId": "ext-audit-1", "userKey": "nobody"}}}
+		}},
+		{route: "POST /api/admin/membership-types", status: http.StatusCreated, request: func(*testing.T) (string, any) {
+			return "/api/admin/membership-types", map[string]any{"code": "AUDIT", "name": "Audited"}
+		}},
+		{route: "PATCH /api/admin/membership-types/:id", status: http.StatusOK, request: func(*testing.T) (string, any) {
+			return fmt.Sprintf("/api/admin/membership-types/%d", typeID), map[string]any{"name": "Audited twice"}
+		}},
+		{route: "DELETE /api/admin/membership-types/:id", status: http.StatusNoContent, request: func(*testing.T) (string, any) {
+			return fmt.Sprintf("/api/admin/membership-types/%d", typeID), nil
+		}},
+		{route: "POST /api/admin/definitions", status: http.StatusCreated, request: func(t *testing.T) (string, any) {
+			v1 := env.call(who, http.MethodGet, "/api/admin/definitions/membership/versions/1", nil)
+			var spec map[string]any
+			v1.json(t, &spec)
+			spec["name"] = "Membership, audited edition"
+			return "/api/admin/definitions", spec
+		}},
+		{route: "POST /api/admin/definitions/:key/versions/:version/deactivate", status: http.StatusOK, request: func(*testing.T) (string, any) {
+			return "/api/admin/definitions/membership/versions/1/deactivate", nil
+		}},
+		{route: "POST /api/admin/definitions/:key/versions/:version/activate", status: http.StatusOK, request: func(*testing.T) (string, any) {
+			return "/api/admin/definitions/membership/versions/1/activate", nil
+		}},
+		{route: "POST /api/admin/periods", status: http.StatusCreated, request: func(*testing.T) (string, any) {
+			return "/api/admin/periods", map[string]any{"name": "Audit 2031", "startDate": "2031-01-01", "endDate": "2031-12-31", "currency": "EUR", "definitionKey": "membership"}
+		}},
+		{route: "PATCH /api/admin/periods/:id", status: http.StatusOK, request: func(*testing.T) (string, any) {
+			return fmt.Sprintf("/api/admin/periods/%d", periodID), map[string]any{"name": "Audit 2031 renamed"}
+		}},
+		{route: "PUT /api/admin/periods/:id/price-rules", status: http.StatusOK, request: func(*testing.T) (string, any) {
+			return fmt.Sprintf("/api/admin/periods/%d/price-rules", periodID), map[string]any{"rules": []any{}}
+		}},
+		{route: "POST /api/admin/periods/:id/invitations", status: http.StatusCreated, request: func(*testing.T) (string, any) {
+			return "/api/admin/periods/1/invitations", map[string]any{"userKeys": []string{engine.DemoUserKey}}
+		}},
+		{route: "POST /api/admin/invitations/:id/revoke", status: http.StatusOK, request: func(*testing.T) (string, any) {
+			return fmt.Sprintf("/api/admin/invitations/%d/revoke", invitationID), nil
+		}},
+		{route: "POST /api/admin/webhooks", status: http.StatusCreated, request: func(*testing.T) (string, any) {
+			return "/api/admin/webhooks", map[string]any{"url": "https://club.example/hooks", "events": []string{"payment.succeeded"}}
+		}, check: func(t *testing.T, r engine.AuditRecord) {
+			if strings.Contains(r.AfterJSON, "whsec_") {
+				t.Errorf("the signing secret is in the entry: %s", r.AfterJSON)
+			}
+		}},
+		{route: "PATCH /api/admin/webhooks/:id", status: http.StatusOK, request: func(*testing.T) (string, any) {
+			return fmt.Sprintf("/api/admin/webhooks/%d", webhookID), map[string]any{"active": true}
+		}},
+		{route: "POST /api/admin/webhooks/:id/rotate-secret", status: http.StatusOK, request: func(*testing.T) (string, any) {
+			return fmt.Sprintf("/api/admin/webhooks/%d/rotate-secret", webhookID), nil
+		}},
+		{route: "POST /api/admin/webhooks/:id/deliveries/:delivery/replay", status: http.StatusAccepted, request: func(t *testing.T) (string, any) {
+			ctx := context.Background()
+			if _, err := env.db.ExecContext(ctx, "INSERT INTO webhook_events (public_id, organisation_id, type, body, created_at) VALUES (?, 1, ?, ?, ?)",
+				"evt_audit", engine.EventRegistrationCommitted, `{"id":"evt_audit"}`, time.Now()); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := env.db.ExecContext(ctx, "INSERT INTO webhook_deliveries (event_id, endpoint_id, job_key, status, attempts, created_at) "+
+				"SELECT id, ?, 'webhook:evt_audit', ?, 1, ? FROM webhook_events WHERE public_id = 'evt_audit'", webhookID, engine.DeliveryDelivered, time.Now()); err != nil {
+				t.Fatal(err)
+			}
+			if err := env.db.NewSelect().Table("webhook_deliveries").Column("id").Where("job_key = 'webhook:evt_audit'").Scan(ctx, &deliveryID); err != nil {
+				t.Fatal(err)
+			}
+			return fmt.Sprintf("/api/admin/webhooks/%d/deliveries/%d/replay", webhookID, deliveryID), nil
+		}},
+		{route: "DELETE /api/admin/webhooks/:id", status: http.StatusNoContent, request: func(*testing.T) (string, any) {
+			return fmt.Sprintf("/api/admin/webhooks/%d", webhookID), nil
+		}},
+		{route: "POST /api/admin/payments/:reference/capture", status: http.StatusOK, request: func(t *testing.T) (string, any) {
+			// A registration paying by bank transfer (the settings' first step).
+			svc := engine.NewService(env.db, env.gw, orgPayments(env.db, envOptions{}, env.gw)...)
+			f = (&enginetest.Demo{T: t, DB: env.db, Svc: svc}).Commit(2)
+			u, err := url.Parse(f.PaymentURL)
+			if err != nil {
+				t.Fatal(err)
+			}
+			orderRef = strings.TrimPrefix(u.Path, "/pay/")
+			return "/api/admin/payments/" + orderRef + "/capture", map[string]any{"amount": "1.00", "date": "2026-11-20", "note": "first part"}
+		}},
+		{route: "POST /api/admin/payments/:reference/refunded", status: http.StatusOK, request: func(t *testing.T) (string, any) {
+			// The member resets; the whole transfer arrives anyway: owed back by hand.
+			var p engine.Payment
+			if err := env.db.NewSelect().Model(&p).Where("provider = 'bank_transfer'").Order("id DESC").Limit(1).Scan(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			paymentRef = p.Reference
+			svc := engine.NewService(env.db, env.gw, orgPayments(env.db, envOptions{}, env.gw)...)
+			if _, err := svc.Reset(context.Background(), engine.DemoUserKey, f.ProcessIDString()); err != nil {
+				t.Fatal(err)
+			}
+			if res := env.call(who, http.MethodPost, "/api/admin/payments/"+orderRef+"/capture", map[string]any{"amount": engine.FormatAmount(p.AmountMinor), "id": "credit-2"}); res.status != http.StatusOK {
+				t.Fatalf("the whole transfer: %d %s", res.status, res.body)
+			}
+			return "/api/admin/payments/" + paymentRef + "/refunded", map[string]any{"note": "transferred back"}
+		}},
+	}
+	// What each step made, for the steps after it.
+	made := map[string]func(t *testing.T, res response){
+		"POST /api/admin/membership-types": func(t *testing.T, res response) { typeID = idOf(t, res) },
+		"POST /api/admin/periods":          func(t *testing.T, res response) { periodID = idOf(t, res) },
+		"POST /api/admin/webhooks":         func(t *testing.T, res response) { webhookID = idOf(t, res) },
+		"POST /api/admin/periods/:id/invitations": func(t *testing.T, res response) {
+			var rep struct{ Created []struct{ ID int64 } }
+			if res.json(t, &rep); len(rep.Created) != 1 {
+				t.Fatalf("invitations: %s", res.body)
+			}
+			invitationID = rep.Created[0].ID
+		},
+	}
+
+	var covered []string
+	for _, step := range steps {
+		covered = append(covered, step.route)
+		before := lastAuditID(t, env.db)
+		method, _, _ := strings.Cut(step.route, " ")
+		path, body := step.request(t)
+		res := env.call(who, method, path, body)
+		if res.status != step.status {
+			t.Fatalf("%s: %d %s, want %d", step.route, res.status, res.body, step.status)
+		}
+		if m := made[step.route]; m != nil {
+			m(t, res)
+		}
+		var entries []engine.AuditRecord
+		if err := env.db.NewSelect().Model(&entries).Where("id > ?", before).Order("id ASC").Scan(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if len(entries) == 0 {
+			t.Errorf("%s: not audited", step.route)
+			continue
+		}
+		for _, e := range entries {
+			if !who.actor(e) || e.OrganisationID != 1 {
+				t.Errorf("%s: entry %q by %q (staff %v) of organisation %d, want the %s", step.route, e.Action, e.Actor, e.StaffID, e.OrganisationID, kind)
+			}
+			// Secrets only as fingerprints: no hash secret, signing secret or key.
+			for _, leak := range []string{secret, "whsec_", "ptl_" + strings.TrimPrefix(who.key, "ptl_")} {
+				if leak != "ptl_" && strings.Contains(e.Actor+e.BeforeJSON+e.AfterJSON, leak) {
+					t.Errorf("%s: entry %q holds a secret: %s %s %s", step.route, e.Action, e.Actor, e.BeforeJSON, e.AfterJSON)
+				}
+			}
+		}
+		if step.check != nil {
+			step.check(t, entries[len(entries)-1])
+		}
+	}
+	for _, r := range mountedAdminRoutes(true) {
+		if !slices.Contains(covered, r) {
+			t.Errorf("%s changes something and has no audit step here", r)
+		}
+	}
+}
+
+func lastAuditID(t *testing.T, db *bun.DB) int64 {
+	t.Helper()
+	var id int64
+	if err := db.NewSelect().Model((*engine.AuditRecord)(nil)).ColumnExpr("COALESCE(MAX(id), 0)").Scan(context.Background(), &id); err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// Every admin API route has its row in the role table, and every row's
+// page is a staff route: the API's staff roles are the pages'.
+func TestAdminRoutesTableIsComplete(t *testing.T) {
+	rows := map[string]handlers.AdminRoute{}
+	for _, r := range handlers.AdminRoutes() {
+		rows[r.Method+" "+handlers.AdminPrefix+r.Path] = r
+		if r.Page == "" {
+			continue
+		}
+		found := false
+		for _, p := range handlers.StaffRoutes() {
+			found = found || p.Method+" "+p.Path == r.Page
+		}
+		if !found {
+			t.Errorf("%s %s: its page %q is no staff route", r.Method, r.Path, r.Page)
+		}
+	}
+	for _, r := range mountedAdminRoutes(false) {
+		if _, ok := rows[r]; !ok {
+			t.Errorf("%s has no row in AdminRoutes", r)
+		}
+		delete(rows, r)
+	}
+	for k := range rows {
+		t.Errorf("AdminRoutes names %s, which is not mounted", k)
+	}
+}
+
+// A staff session gets through the admin API exactly what its role gets
+// on the pages: every route × every role. A registrar neither exports
+// the registrations (403, as registrations.csv) nor reads live invitation
+// links, which no list shows to anyone.
+func TestAdminAPIRolesArePagesRoles(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		env := newStaffEnv(t, db, envOptions{invitations: testInvitations})
+		callers := map[engine.StaffRole]*http.Client{}
+		for _, r := range engine.StaffRoles {
+			email := string(r) + "@example.org"
+			env.addStaff(email, r)
+			callers[r] = env.mustStaffSignIn(email, "/staff")
+		}
+		if _, err := env.svc.CreateInvitations(context.Background(), engine.CommandLine, 1, engine.InvitationRequest{PeriodID: 1,
+			UserKeys: []string{engine.DemoUserKey}}); err != nil {
+			t.Fatal(err)
+		}
+		for _, route := range handlers.AdminRoutes() {
+			path := handlers.AdminPrefix + route.Path
+			if route.Example != "" {
+				path = handlers.AdminPrefix + route.Example
+			}
+			var body any
+			if route.Method != http.MethodGet && route.Method != http.MethodDelete {
+				body = map[string]any{}
+			}
+			for _, role := range engine.StaffRoles {
+				res := env.do(callers[role], route.Method, path, body, "Origin", env.srv.URL)
+				allowed := role.AtLeast(route.Min())
+				switch {
+				case !allowed && res.status != http.StatusForbidden:
+					t.Errorf("%s %s as %s: %d, want 403 (least role %s)", route.Method, path, role, res.status, route.Min())
+				case allowed && (res.status == http.StatusUnauthorized || res.status == http.StatusForbidden || res.status >= 500):
+					t.Errorf("%s %s as %s: %d %s, want in (least role %s)", route.Method, path, role, res.status, res.body, route.Min())
+				}
+			}
+		}
+
+		registrar := callers[engine.RoleRegistrar]
+		if res := env.do(registrar, http.MethodGet, "/api/admin/periods/1/export/registrations", nil); res.status != http.StatusForbidden {
+			t.Errorf("registrar's export of the registrations: %d, want 403 as on /staff/registrations.csv", res.status)
+		}
+		if res := env.get(registrar, "/staff/registrations.csv"); res.status != http.StatusForbidden {
+			t.Errorf("registrar's registrations.csv: %d", res.status)
+		}
+		key, _ := env.apiKey(1, engine.ScopeRead)
+		for name, res := range map[string]response{
+			"registrar": env.do(registrar, http.MethodGet, "/api/admin/periods/1/invitations", nil),
+			"admin":     env.do(callers[engine.RoleAdmin], http.MethodGet, "/api/admin/periods/1/invitations", nil),
+			"key":       env.do(env.newClient(), http.MethodGet, "/api/admin/periods/1/invitations", nil, "Authorization", "Bearer "+key),
+		} {
+			var list []map[string]any
+			res.json(t, &list)
+			if res.status != http.StatusOK || len(list) != 1 {
+				t.Fatalf("invitations as %s: %d %s", name, res.status, res.body)
+			}
+			if _, ok := list[0]["link"]; ok || strings.Contains(string(res.body), "/invite/") {
+				t.Errorf("the list shows %s the live link: %s", name, res.body)
+			}
+		}
+	})
+}
