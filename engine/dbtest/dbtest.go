@@ -47,10 +47,41 @@ func Each(t *testing.T, fn func(t *testing.T, db *bun.DB)) {
 	t.Run("postgres", func(t *testing.T) { fn(t, Postgres(t)) })
 }
 
-// SQLite returns a migrated database in a fresh file.
+// SQLite returns a migrated database in a fresh file, guarded: a statement
+// that waits longer than PoolWait for the one connection (code inside a
+// transaction using the pool, which on SQLite waits forever) is cancelled
+// and fails the test, naming its caller.
 func SQLite(t testing.TB) *bun.DB {
 	t.Helper()
-	return open(t, "sqlite:"+filepath.Join(t.TempDir(), "test.db"))
+	var mu sync.Mutex
+	var stuck []error
+	db := SQLiteReporting(t, func(err error) {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", t.Name(), err) // at once, in case the test hangs on elsewhere
+		mu.Lock()
+		stuck = append(stuck, err)
+		mu.Unlock()
+	})
+	// Failing here, not from the guard's timer: the test may have ended, and
+	// the statement's caller may well have swallowed its error.
+	t.Cleanup(func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, err := range stuck {
+			t.Errorf("%v", err)
+		}
+	})
+	return db
+}
+
+// SQLiteReporting is SQLite with the guard's findings going to report
+// instead of failing the test (the guard's own tests).
+func SQLiteReporting(t testing.TB, report func(error)) *bun.DB {
+	t.Helper()
+	db, err := guardSQLite("sqlite:"+filepath.Join(t.TempDir(), "test.db"), PoolWait, report)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return migrated(t, db)
 }
 
 // Postgres returns a migrated database on a fresh schema, dropped at cleanup.
@@ -103,6 +134,11 @@ func open(t testing.TB, url string) *bun.DB {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return migrated(t, db)
+}
+
+func migrated(t testing.TB, db *bun.DB) *bun.DB {
+	t.Helper()
 	t.Cleanup(func() { db.Close() })
 	if _, err := migrations.Up(context.Background(), db); err != nil {
 		t.Fatalf("migrate: %v", err)
