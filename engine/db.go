@@ -6,6 +6,7 @@ import (
 	"database/sql/driver"
 	"fmt"
 	"strings"
+	"sync/atomic"
 
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect"
@@ -39,10 +40,31 @@ func OpenDB(url string) (*bun.DB, error) {
 		sqldb.SetMaxIdleConns(defaultMaxConns)
 		return bun.NewDB(sqldb, pgdialect.New()), nil
 	case strings.HasPrefix(url, "sqlite:"):
+		if open := sqliteOpener.Load(); open != nil {
+			return (*open)(url)
+		}
 		return OpenSQLiteVia(url, nil)
 	default:
 		return nil, fmt.Errorf("database url must start with postgres:// or sqlite: (got scheme of %q)", schemeOf(url))
 	}
+}
+
+// sqliteOpener, when set, opens OpenDB's SQLite databases: the command
+// tests, which open their databases through the commands themselves, put
+// dbtest's guard there (SetSQLiteOpener).
+var sqliteOpener atomic.Pointer[func(url string) (*bun.DB, error)]
+
+// SetSQLiteOpener makes OpenDB open SQLite databases with open (nil: as
+// usual) and returns the opener it replaced. For tests: dbtest.GuardOpenDB.
+func SetSQLiteOpener(open func(url string) (*bun.DB, error)) func(url string) (*bun.DB, error) {
+	var p *func(string) (*bun.DB, error)
+	if open != nil {
+		p = &open
+	}
+	if old := sqliteOpener.Swap(p); old != nil {
+		return *old
+	}
+	return nil
 }
 
 // OpenSQLiteVia opens the SQLite database of url ("sqlite:PATH") as OpenDB

@@ -53,16 +53,16 @@ func Each(t *testing.T, fn func(t *testing.T, db *bun.DB)) {
 // and fails the test, naming its caller.
 func SQLite(t testing.TB) *bun.DB {
 	t.Helper()
+	return SQLiteReporting(t, failAtCleanup(t))
+}
+
+// failAtCleanup returns a report of the guard that fails t when it is
+// cleaned up: the guard's timer may fire after the test ended, and the
+// statement's caller may well have swallowed its error. It also prints the
+// finding at once, in case the test hangs on elsewhere.
+func failAtCleanup(t testing.TB) func(error) {
 	var mu sync.Mutex
 	var stuck []error
-	db := SQLiteReporting(t, func(err error) {
-		fmt.Fprintf(os.Stderr, "%s: %v\n", t.Name(), err) // at once, in case the test hangs on elsewhere
-		mu.Lock()
-		stuck = append(stuck, err)
-		mu.Unlock()
-	})
-	// Failing here, not from the guard's timer: the test may have ended, and
-	// the statement's caller may well have swallowed its error.
 	t.Cleanup(func() {
 		mu.Lock()
 		defer mu.Unlock()
@@ -70,7 +70,12 @@ func SQLite(t testing.TB) *bun.DB {
 			t.Errorf("%v", err)
 		}
 	})
-	return db
+	return func(err error) {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", t.Name(), err)
+		mu.Lock()
+		stuck = append(stuck, err)
+		mu.Unlock()
+	}
 }
 
 // SQLiteReporting is SQLite with the guard's findings going to report
@@ -126,6 +131,15 @@ func PostgresVia(t testing.TB, hostPort string) *bun.DB {
 	q.Set("search_path", schema)
 	u.RawQuery = q.Encode()
 	return open(t, u.String())
+}
+
+// GuardOpenDB makes engine.OpenDB open its SQLite databases guarded as
+// SQLite's are, until report is replaced again by the returned restore: for
+// tests whose databases the code under test opens itself (the portal
+// commands). Guard findings go to report.
+func GuardOpenDB(report func(error)) (restore func()) {
+	old := engine.SetSQLiteOpener(func(url string) (*bun.DB, error) { return guardSQLite(url, PoolWait, report) })
+	return func() { engine.SetSQLiteOpener(old) }
 }
 
 func open(t testing.TB, url string) *bun.DB {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"portal/engine"
 	"portal/engine/dbtest"
 )
 
@@ -149,5 +151,35 @@ func TestPoolGuardLetsStatementsQueueAndTransactionsUseTheirConnection(t *testin
 		if err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+func TestGuardOpenDBGuardsTheDatabasesOpenDBOpens(t *testing.T) {
+	var mu sync.Mutex
+	var reported []error
+	restore := dbtest.GuardOpenDB(func(err error) {
+		mu.Lock()
+		reported = append(reported, err)
+		mu.Unlock()
+	})
+	db, err := engine.OpenDB("sqlite:" + filepath.Join(t.TempDir(), "command.db"))
+	restore()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.RunInTx(context.Background(), nil, func(ctx context.Context, tx bun.Tx) error {
+		return readThroughPool(ctx, db)
+	}); err == nil {
+		t.Fatal("a read through the pool inside a transaction succeeded")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(reported) != 1 || !strings.Contains(reported[0].Error(), "dbtest_test.readThroughPool") {
+		t.Fatalf("the guard reported %v, want the read naming readThroughPool", reported)
+	}
+	// Restored: OpenDB opens unguarded again.
+	if old := engine.SetSQLiteOpener(nil); old != nil {
+		t.Error("OpenDB still guards after restore")
 	}
 }
