@@ -1,9 +1,12 @@
 package engine
 
 import (
+	"context"
 	"database/sql"
+	"database/sql/driver"
 	"fmt"
 	"strings"
+	"sync/atomic"
 
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect"
@@ -37,28 +40,77 @@ func OpenDB(url string) (*bun.DB, error) {
 		sqldb.SetMaxIdleConns(defaultMaxConns)
 		return bun.NewDB(sqldb, pgdialect.New()), nil
 	case strings.HasPrefix(url, "sqlite:"):
-		path := strings.TrimPrefix(url, "sqlite:")
-		path = strings.TrimPrefix(path, "//")
-		if path == "" {
-			return nil, fmt.Errorf("database url %q: missing file path", "sqlite:")
+		if open := sqliteOpener.Load(); open != nil {
+			return (*open)(url)
 		}
-		sep := "?"
-		if strings.Contains(path, "?") {
-			sep = "&"
-		}
-		dsn := "file:" + path + sep + "_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=temp_store(2)&_time_format=sqlite"
-		sqldb, err := sql.Open(sqliteDriver, dsn)
-		if err != nil {
-			return nil, fmt.Errorf("open sqlite: %w", err)
-		}
-		sqldb.SetMaxOpenConns(1)
-		sqldb.SetMaxIdleConns(1)
-		sqldb.SetConnMaxLifetime(0)
-		return bun.NewDB(sqldb, sqlitedialect.New()), nil
+		return OpenSQLiteVia(url, nil)
 	default:
 		return nil, fmt.Errorf("database url must start with postgres:// or sqlite: (got scheme of %q)", schemeOf(url))
 	}
 }
+
+// sqliteOpener, when set, opens OpenDB's SQLite databases: the command
+// tests, which open their databases through the commands themselves, put
+// dbtest's guard there (SetSQLiteOpener).
+var sqliteOpener atomic.Pointer[func(url string) (*bun.DB, error)]
+
+// SetSQLiteOpener makes OpenDB open SQLite databases with open (nil: as
+// usual) and returns the opener it replaced. For tests: dbtest.GuardOpenDB.
+func SetSQLiteOpener(open func(url string) (*bun.DB, error)) func(url string) (*bun.DB, error) {
+	var p *func(string) (*bun.DB, error)
+	if open != nil {
+		p = &open
+	}
+	if old := sqliteOpener.Swap(p); old != nil {
+		return *old
+	}
+	return nil
+}
+
+// OpenSQLiteVia opens the SQLite database of url ("sqlite:PATH") as OpenDB
+// does, its connections made through wrap(the driver's connector) when wrap
+// is not nil: the tests' guard (dbtest) sees there when a statement got the
+// single connection.
+func OpenSQLiteVia(url string, wrap func(driver.Connector) driver.Connector) (*bun.DB, error) {
+	if !strings.HasPrefix(url, "sqlite:") {
+		return nil, fmt.Errorf("database url must start with sqlite: (got scheme of %q)", schemeOf(url))
+	}
+	path := strings.TrimPrefix(url, "sqlite:")
+	path = strings.TrimPrefix(path, "//")
+	if path == "" {
+		return nil, fmt.Errorf("database url %q: missing file path", "sqlite:")
+	}
+	sep := "?"
+	if strings.Contains(path, "?") {
+		sep = "&"
+	}
+	dsn := "file:" + path + sep + "_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=temp_store(2)&_time_format=sqlite"
+	// The registered driver itself, as sql.Open would use it.
+	probe, err := sql.Open(sqliteDriver, dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open sqlite: %w", err)
+	}
+	var conn driver.Connector = dsnConnector{dsn: dsn, drv: probe.Driver()}
+	probe.Close()
+	if wrap != nil {
+		conn = wrap(conn)
+	}
+	sqldb := sql.OpenDB(conn)
+	sqldb.SetMaxOpenConns(1)
+	sqldb.SetMaxIdleConns(1)
+	sqldb.SetConnMaxLifetime(0)
+	return bun.NewDB(sqldb, sqlitedialect.New()), nil
+}
+
+// dsnConnector is what sql.Open makes of a driver without a connector of
+// its own.
+type dsnConnector struct {
+	dsn string
+	drv driver.Driver
+}
+
+func (c dsnConnector) Connect(context.Context) (driver.Conn, error) { return c.drv.Open(c.dsn) }
+func (c dsnConnector) Driver() driver.Driver                        { return c.drv }
 
 // SetMaxConns sets how many connections db opens at most on PostgreSQL
 // (PORTAL_DATABASE_MAX_CONNS); SQLite keeps its one connection.

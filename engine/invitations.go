@@ -592,7 +592,7 @@ func LoadInvitationMail(ctx context.Context, db bun.IDB, p InvitationPayload, no
 // (OrganisationAddress on the portal's public URL, WithPublicURL), for the
 // links the HTTP layer hands out; "" when the engine has no public URL.
 func (s *Service) PublicAddress(ctx context.Context, orgID int64) string {
-	return s.orgBase(ctx, orgID)
+	return s.orgBase(ctx, s.db, orgID)
 }
 
 // InvitationExpiry is how long the organisation's new invitations stay

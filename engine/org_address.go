@@ -55,15 +55,17 @@ func OrganisationAddress(ctx context.Context, db bun.IDB, publicURL string, orgI
 // the addresses of WithPaymentLinks alone.
 func WithPublicURL(u string) ServiceOption { return func(s *Service) { s.publicURL = u } }
 
-// orgBase is the organisation's address for payment links, "" when the
+// orgBase is the organisation's address for payment links, read on db (the
+// pool, or the caller's transaction: inside one, the pool would wait for
+// the connection the transaction holds, on SQLite forever), "" when the
 // engine has no public URL (the links' own base applies). A failure to read
 // it falls back to that base too: a link on the portal's main address is
 // better than none.
-func (s *Service) orgBase(ctx context.Context, orgID int64) string {
+func (s *Service) orgBase(ctx context.Context, db bun.IDB, orgID int64) string {
 	if s.publicURL == "" {
 		return ""
 	}
-	base, err := OrganisationAddress(ctx, s.db, s.publicURL, orgID)
+	base, err := OrganisationAddress(ctx, db, s.publicURL, orgID)
 	if err != nil {
 		s.log.WarnContext(ctx, "organisation address unavailable; payment links use the portal's address", "organisation", orgID, "err", err)
 		return ""

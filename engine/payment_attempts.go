@@ -115,7 +115,7 @@ func (s *Service) checkoutFor(ctx context.Context, order *Order) (*Payment, erro
 		Description: fmt.Sprintf("Membership registration, order %d", order.ID),
 		ExpiresAt:   now.Add(checkoutLifetime),
 	}
-	base := s.orgBase(ctx, order.OrganisationID)
+	base := s.orgBase(ctx, s.db, order.OrganisationID)
 	req.ReturnURL, req.CancelURL = s.links.ReturnURL(base, ref), s.links.CancelURL(base, ref)
 	for _, l := range order.Lines {
 		req.Lines = append(req.Lines, CheckoutLine{Description: l.Description, AmountMinor: l.AmountMinor})
@@ -159,7 +159,7 @@ func (s *Service) startPayment(ctx context.Context, order *Order) string {
 		return ""
 	}
 	s.queueTransferRequest(ctx, order, p)
-	return s.payLink(ctx, order)
+	return s.payLink(ctx, s.db, order)
 }
 
 // payLinkFor returns the stable pay link of an instance's unpaid order, or
@@ -177,7 +177,7 @@ func (s *Service) payLinkFor(ctx context.Context, db bun.IDB, instanceID int64) 
 	if err != nil || last == nil {
 		return "", err
 	}
-	return s.payLink(ctx, order), nil
+	return s.payLink(ctx, db, order), nil
 }
 
 // FollowPayLink answers the stable pay link of an order: the address of
@@ -259,7 +259,7 @@ func (s *Service) createMissingLinks(ctx context.Context, orderID int64, limit i
 			s.log.WarnContext(ctx, "payment link still could not be created", "order", o.ID, "err", err)
 			continue
 		}
-		made = append(made, PaymentLinkNotice{OrderID: o.ID, UserKey: o.UserKey, PeriodID: o.PeriodID, Link: s.payLink(ctx, o)})
+		made = append(made, PaymentLinkNotice{OrderID: o.ID, UserKey: o.UserKey, PeriodID: o.PeriodID, Link: s.payLink(ctx, s.db, o)})
 	}
 	return made, nil
 }
@@ -287,7 +287,8 @@ func (s *Service) PaymentForPage(ctx context.Context, reference string) (_ *Paym
 	return &PaymentView{Payment: *p, Order: order}, nil
 }
 
-// payLink is an order's stable pay link on its organisation's address.
-func (s *Service) payLink(ctx context.Context, order *Order) string {
-	return s.links.PayLink(s.orgBase(ctx, order.OrganisationID), order.PayReference, order.TotalMinor)
+// payLink is an order's stable pay link on its organisation's address,
+// read on db (the pool or the caller's transaction).
+func (s *Service) payLink(ctx context.Context, db bun.IDB, order *Order) string {
+	return s.links.PayLink(s.orgBase(ctx, db, order.OrganisationID), order.PayReference, order.TotalMinor)
 }

@@ -99,7 +99,7 @@ func (s *Service) PaymentLinkLater(ctx context.Context, p PaymentLinkPayload) (*
 	if attempts == 0 {
 		return nil, ErrPaymentLinkNotYet
 	}
-	m.Link = s.payLink(ctx, &r.Order)
+	m.Link = s.payLink(ctx, s.db, &r.Order)
 	return m, nil
 }
 

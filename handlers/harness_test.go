@@ -135,7 +135,10 @@ func newEnvWith(t testing.TB, db *bun.DB, o envOptions) *testEnv {
 	if o.staff != nil {
 		staff = o.staff(t, o.sessionDB, env.srv.URL)
 	}
-	env.svc = engine.NewService(db, provider, append([]engine.ServiceOption{engine.WithLogger(log), engine.WithPaymentLinks(handlers.PaymentLinks(env.srv.URL))},
+	// The public URL as serve sets it: the payment links are then built on
+	// the organisation's address, read in the transactions that hand them out.
+	env.svc = engine.NewService(db, provider, append([]engine.ServiceOption{engine.WithLogger(log), engine.WithPaymentLinks(handlers.PaymentLinks(env.srv.URL)),
+		engine.WithPublicURL(env.srv.URL)},
 		orgPayments(db, o, env.gw)...)...)
 	handler = handlers.New(handlers.Deps{
 		Staff:          staff,

@@ -47,10 +47,46 @@ func Each(t *testing.T, fn func(t *testing.T, db *bun.DB)) {
 	t.Run("postgres", func(t *testing.T) { fn(t, Postgres(t)) })
 }
 
-// SQLite returns a migrated database in a fresh file.
+// SQLite returns a migrated database in a fresh file, guarded: a statement
+// that waits longer than PoolWait for the one connection (code inside a
+// transaction using the pool, which on SQLite waits forever) is cancelled
+// and fails the test, naming its caller.
 func SQLite(t testing.TB) *bun.DB {
 	t.Helper()
-	return open(t, "sqlite:"+filepath.Join(t.TempDir(), "test.db"))
+	return SQLiteReporting(t, failAtCleanup(t))
+}
+
+// failAtCleanup returns a report of the guard that fails t when it is
+// cleaned up: the guard's timer may fire after the test ended, and the
+// statement's caller may well have swallowed its error. It also prints the
+// finding at once, in case the test hangs on elsewhere.
+func failAtCleanup(t testing.TB) func(error) {
+	var mu sync.Mutex
+	var stuck []error
+	t.Cleanup(func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, err := range stuck {
+			t.Errorf("%v", err)
+		}
+	})
+	return func(err error) {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", t.Name(), err)
+		mu.Lock()
+		stuck = append(stuck, err)
+		mu.Unlock()
+	}
+}
+
+// SQLiteReporting is SQLite with the guard's findings going to report
+// instead of failing the test (the guard's own tests).
+func SQLiteReporting(t testing.TB, report func(error)) *bun.DB {
+	t.Helper()
+	db, err := guardSQLite("sqlite:"+filepath.Join(t.TempDir(), "test.db"), PoolWait, report)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return migrated(t, db)
 }
 
 // Postgres returns a migrated database on a fresh schema, dropped at cleanup.
@@ -97,12 +133,26 @@ func PostgresVia(t testing.TB, hostPort string) *bun.DB {
 	return open(t, u.String())
 }
 
+// GuardOpenDB makes engine.OpenDB open its SQLite databases guarded as
+// SQLite's are, until report is replaced again by the returned restore: for
+// tests whose databases the code under test opens itself (the portal
+// commands). Guard findings go to report.
+func GuardOpenDB(report func(error)) (restore func()) {
+	old := engine.SetSQLiteOpener(func(url string) (*bun.DB, error) { return guardSQLite(url, PoolWait, report) })
+	return func() { engine.SetSQLiteOpener(old) }
+}
+
 func open(t testing.TB, url string) *bun.DB {
 	t.Helper()
 	db, err := engine.OpenDB(url)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return migrated(t, db)
+}
+
+func migrated(t testing.TB, db *bun.DB) *bun.DB {
+	t.Helper()
 	t.Cleanup(func() { db.Close() })
 	if _, err := migrations.Up(context.Background(), db); err != nil {
 		t.Fatalf("migrate: %v", err)
