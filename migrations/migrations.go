@@ -25,8 +25,11 @@ type Status struct {
 	Applied bool
 }
 
-// lockKey is the PostgreSQL advisory lock id for migrations ("portal" in ASCII).
-const lockKey = 0x706f7274616c
+// lockClass is the first half of the PostgreSQL advisory lock of migrations
+// ("port" in ASCII); the second half is the schema's hash, so that
+// deployments (and test runs) in other schemas of one database never wait
+// for each other, while the instances of one deployment do.
+const lockClass = 0x706f7274
 
 func migrationsFor(db *bun.DB) (*migrate.Migrations, error) {
 	folder := "sqlite"
@@ -63,10 +66,24 @@ func withLock(ctx context.Context, db *bun.DB, m *migrate.Migrator, fn func() er
 			return err
 		}
 		defer conn.Close()
-		if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock(?)", lockKey); err != nil {
-			return fmt.Errorf("take migration lock: %w", err)
+		// Polled with try-lock rather than a blocking pg_advisory_lock: a
+		// blocking wait longer than the driver's read timeout (another
+		// instance running a long migration) would fail with an i/o timeout.
+		for {
+			var locked bool
+			if err := conn.QueryRowContext(ctx, "SELECT pg_try_advisory_lock(?, hashtext(current_schema()))", lockClass).Scan(&locked); err != nil {
+				return fmt.Errorf("take migration lock: %w", err)
+			}
+			if locked {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("take migration lock: another instance is migrating: %w", ctx.Err())
+			case <-time.After(100 * time.Millisecond):
+			}
 		}
-		defer conn.ExecContext(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock(?)", lockKey) //nolint:errcheck // the session end releases it anyway
+		defer conn.ExecContext(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock(?, hashtext(current_schema()))", lockClass) //nolint:errcheck // the session end releases it anyway
 		if err := m.Init(ctx); err != nil {
 			return fmt.Errorf("init migration tables: %w", err)
 		}
