@@ -1,0 +1,186 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"portal/handlers"
+	"portal/relay/devidp"
+	"portal/relay/session"
+)
+
+// runSplit runs a command through the entry point and returns its standard
+// output apart from its standard error (apikeys create prints the key alone
+// on standard output).
+func runSplit(t *testing.T, getenv func(string) string, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	err = run(context.Background(), args, getenv, &out, &errOut)
+	return out.String(), errOut.String(), err
+}
+
+// Operators work beside a serving portal on its SQLite file: while serve
+// holds the file, every command that changes what the server decides on
+// runs (none is refused for the lock, none fails with SQLITE_BUSY), and
+// what it changed reaches the server as a change made on another instance
+// reaches it on PostgreSQL: a revoked API key and a removed staff member
+// are refused at their very next request, organisation settings apply
+// within the resolver's refresh. Only migrate up and down refuse.
+func TestOperatorCommandsBesideServeOnSQLite(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	base := "http://" + addr
+	idp, err := devidp.Start(base, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { idp.Close() })
+
+	db := "sqlite:" + filepath.Join(t.TempDir(), "p.db")
+	sessionKey := session.GenerateKey()
+	cmdEnv := env("PORTAL_DATABASE_URL", db, "PORTAL_HASH_SECRET", "0123456789abcdef", "PORTAL_SESSION_KEY", sessionKey)
+	if out, err := runCmd(t, cmdEnv, "seed", "demo"); err != nil {
+		t.Fatalf("seed: %v\n%s", err, out)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var stdout, stderr syncBuffer
+	getenv := env("PORTAL_DATABASE_URL", db, "PORTAL_HASH_SECRET", "0123456789abcdef", "PORTAL_PAYMENT_PROVIDER", "test",
+		"PORTAL_COOKIE_SECURE", "false", "PORTAL_ADDR", addr, "PORTAL_BASE_URL", base, "PORTAL_SESSION_KEY", sessionKey,
+		"PORTAL_OIDC_ISSUER", idp.Issuer(), "PORTAL_OIDC_CLIENT_ID", idp.ClientID(), "PORTAL_OIDC_CLIENT_SECRET", idp.ClientSecret())
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, []string{"serve"}, getenv, &stdout, &stderr) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil || t.Failed() {
+			t.Logf("serve: %v\n%s", err, stderr.String())
+		}
+	})
+	waitMatch(t, &stdout, regexp.MustCompile(`portal listening on (\S+)`))
+	// The session cache is on: what follows holds with it.
+	waitMatch(t, &stderr, regexp.MustCompile(`msg="session cache on"`))
+
+	beside := func(args ...string) string {
+		t.Helper()
+		out, errOut, err := runSplit(t, cmdEnv, args...)
+		if err != nil {
+			t.Fatalf("%v beside serve: %v\n%s%s", args, err, out, errOut)
+		}
+		return out
+	}
+
+	// An API key made beside the server works at once, and is refused at
+	// its very next request once revoked beside it.
+	key := strings.TrimSpace(beside("apikeys", "create", "--org", "1", "--scope", "read", "--name", "ops"))
+	admin := func() int {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, base+"/api/admin/organisation", nil)
+		req.Header.Set("Authorization", "Bearer "+key)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		return res.StatusCode
+	}
+	if got := admin(); got != http.StatusOK {
+		t.Fatalf("a key made beside serve: %d, want 200", got)
+	}
+	keyID := regexp.MustCompile(`(?m)^\s*(\d+)\b`).FindStringSubmatch(beside("apikeys", "list", "--org", "1"))
+	if keyID == nil {
+		t.Fatal("apikeys list shows no key")
+	}
+	beside("apikeys", "revoke", "--org", "1", keyID[1])
+	if got := admin(); got != http.StatusUnauthorized {
+		t.Fatalf("the key's first request after its revocation beside serve: %d, want 401", got)
+	}
+
+	// A staff member added beside the server signs in; removed beside it,
+	// their session (served from the session cache until then) no longer
+	// opens the staff pages at their very next request.
+	beside("staff", "add", "--org", "1", "--email", "ops@club.example", "--name", "Ops", "--role", "admin")
+	jar, _ := cookiejar.New(nil)
+	c := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	step := func(u string) (int, *url.URL, string) {
+		t.Helper()
+		res, err := c.Get(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		loc, _ := res.Location()
+		return res.StatusCode, loc, string(body)
+	}
+	_, auth, _ := step(base + handlers.StaffLoginPath + "/start")
+	q := auth.Query()
+	q.Set("login_as", "ops@club.example")
+	auth.RawQuery = q.Encode()
+	_, callback, _ := step(auth.String())
+	step(callback.String())
+	for range 2 { // the second request is answered from the session cache
+		if status, _, body := step(base + handlers.StaffPrefix); status != http.StatusOK || !strings.Contains(body, `data-testid="staff-user-name">Ops<`) {
+			t.Fatalf("the staff overview before the removal: %d\n%.2000s", status, body)
+		}
+	}
+	beside("staff", "remove", "--org", "1", "--email", "ops@club.example")
+	if status, loc, _ := step(base + handlers.StaffPrefix); status != http.StatusSeeOther || !strings.Contains(loc.String(), handlers.StaffLoginPath) {
+		t.Fatalf("the removed staff member's next request: %d %v, want a redirect to the sign-in", status, loc)
+	}
+
+	// Organisation settings changed beside the server apply within the
+	// resolver's refresh, as a change made on another instance does.
+	beside("orgs", "set", "--org", "1", "--name", "Beside Rowing Club")
+	deadline := time.Now().Add(handlers.TenantRefresh + 20*time.Second)
+	for {
+		_, _, body := step(base + handlers.StaffLoginPath)
+		if strings.Contains(body, "Beside Rowing Club") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the new name never reached the server:\n%.2000s", body)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+
+	// The other commands that write run too: payment settings, definitions,
+	// seed (which only checks the schema while a server runs), jobs.
+	beside("payments", "settings", "--org", "1", "--provider", "bank_transfer", "--creditor-name", "Beside Club", "--iban", "DE89 3704 0044 0532 0130 00")
+	defFile := filepath.Join(t.TempDir(), "def.yaml")
+	def := beside("definitions", "export", "1", "membership")
+	if err := os.WriteFile(defFile, []byte(def), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	beside("definitions", "import", defFile)
+	beside("seed", "demo")
+	beside("jobs", "list")
+	beside("migrate", "status")
+
+	// migrate up and down change the schema beneath the server: refused.
+	for _, args := range [][]string{{"migrate", "up"}, {"migrate", "down"}} {
+		out, errOut, err := runSplit(t, cmdEnv, args...)
+		if !errors.Is(err, errSQLiteInUse) {
+			t.Fatalf("%v while serve runs: %v\n%s%s", args, err, out, errOut)
+		}
+	}
+	// The server still answers after all of it.
+	if status, _ := get(t, base+"/readyz"); status != http.StatusOK {
+		t.Fatalf("readyz after the commands: %d", status)
+	}
+}
