@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"portal/engine/dbtest"
 	"portal/handlers"
 	"portal/relay/devidp"
 	"portal/relay/session"
@@ -31,14 +32,25 @@ func runSplit(t *testing.T, getenv func(string) string, args ...string) (stdout,
 	return out.String(), errOut.String(), err
 }
 
-// Operators work beside a serving portal on its SQLite file: while serve
-// holds the file, every command that changes what the server decides on
-// runs (none is refused for the lock, none fails with SQLITE_BUSY), and
-// what it changed reaches the server as a change made on another instance
-// reaches it on PostgreSQL: a revoked API key and a removed staff member
-// are refused at their very next request, organisation settings apply
-// within the resolver's refresh. Only migrate up and down refuse.
-func TestOperatorCommandsBesideServeOnSQLite(t *testing.T) {
+// Operators work beside a serving portal, on its SQLite file as on
+// PostgreSQL: while serve holds the SQLite file, every command that changes
+// what the server decides on runs (none is refused for the lock, none fails
+// with SQLITE_BUSY), and what it changed reaches the server as a change
+// made on another instance reaches it on PostgreSQL: a revoked API key and
+// a removed staff member are refused at their very next request,
+// organisation settings apply within the resolver's refresh. On SQLite only
+// migrate up and down refuse.
+func TestOperatorCommandsBesideServe(t *testing.T) {
+	t.Run("sqlite", func(t *testing.T) {
+		operatorCommandsBesideServe(t, "sqlite:"+filepath.Join(t.TempDir(), "p.db"))
+	})
+	t.Run("postgres", func(t *testing.T) {
+		dbtest.SkipWithoutPostgres(t)
+		operatorCommandsBesideServe(t, dbtest.PostgresURL(t))
+	})
+}
+
+func operatorCommandsBesideServe(t *testing.T, db string) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -52,7 +64,6 @@ func TestOperatorCommandsBesideServeOnSQLite(t *testing.T) {
 	}
 	t.Cleanup(func() { idp.Close() })
 
-	db := "sqlite:" + filepath.Join(t.TempDir(), "p.db")
 	sessionKey := session.GenerateKey()
 	cmdEnv := env("PORTAL_DATABASE_URL", db, "PORTAL_HASH_SECRET", "0123456789abcdef", "PORTAL_SESSION_KEY", sessionKey)
 	if out, err := runCmd(t, cmdEnv, "seed", "demo"); err != nil {
@@ -172,8 +183,12 @@ func TestOperatorCommandsBesideServeOnSQLite(t *testing.T) {
 	beside("jobs", "list")
 	beside("migrate", "status")
 
-	// migrate up and down change the schema beneath the server: refused.
+	// migrate up and down change the schema beneath the server: refused on
+	// SQLite (PostgreSQL's instances are told apart by no file).
 	for _, args := range [][]string{{"migrate", "up"}, {"migrate", "down"}} {
+		if !strings.HasPrefix(db, "sqlite:") {
+			break
+		}
 		out, errOut, err := runSplit(t, cmdEnv, args...)
 		if !errors.Is(err, errSQLiteInUse) {
 			t.Fatalf("%v while serve runs: %v\n%s%s", args, err, out, errOut)
