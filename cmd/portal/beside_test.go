@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"portal/engine/dbtest"
+	"portal/engine/payproviders"
 	"portal/handlers"
 	"portal/relay/devidp"
 	"portal/relay/session"
@@ -170,9 +171,39 @@ func operatorCommandsBesideServe(t *testing.T, db string) {
 		time.Sleep(100 * time.Millisecond)
 	}
 
-	// The other commands that write run too: payment settings, definitions,
-	// seed (which only checks the schema while a server runs), jobs.
-	beside("payments", "settings", "--org", "1", "--provider", "bank_transfer", "--creditor-name", "Beside Club", "--iban", "DE89 3704 0044 0532 0130 00")
+	// Payment settings changed beside the server apply within the payment
+	// directory's refresh: the club's own Stripe webhook address, which
+	// acknowledged events as nobody's while the club had no Stripe account,
+	// now checks their signature.
+	event := func() int {
+		t.Helper()
+		res, err := http.Post(base+handlers.StripeWebhookPath+"/riverside", "application/json", strings.NewReader(`{"id":"evt_1","type":"checkout.session.completed"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		return res.StatusCode
+	}
+	if got := event(); got != http.StatusOK {
+		t.Fatalf("an event for a club without Stripe: %d, want 200 (ignored)", got)
+	}
+	secrets := t.TempDir()
+	for name, secret := range map[string]string{"key": "sk_test_beside", "whsec": "whsec_beside"} {
+		if err := os.WriteFile(filepath.Join(secrets, name), []byte(secret), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	beside("payments", "settings", "--org", "1", "--provider", "stripe",
+		"--stripe-key-file", filepath.Join(secrets, "key"), "--stripe-webhook-secret-file", filepath.Join(secrets, "whsec"))
+	for deadline := time.Now().Add(payproviders.DefaultRefresh + 20*time.Second); event() != http.StatusBadRequest; time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the club's Stripe settings never reached the server: its unsigned event is still not refused")
+		}
+	}
+
+	// The other commands that write run too: definitions, seed (which only
+	// checks the schema while a server runs), jobs.
 	defFile := filepath.Join(t.TempDir(), "def.yaml")
 	def := beside("definitions", "export", "1", "membership")
 	if err := os.WriteFile(defFile, []byte(def), 0o600); err != nil {
