@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -16,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"portal/engine"
 	"portal/engine/dbtest"
 	"portal/engine/payproviders"
 	"portal/handlers"
@@ -202,9 +204,28 @@ func operatorCommandsBesideServe(t *testing.T, db string) {
 		}
 	}
 
-	// The other commands that write run too: definitions, seed (which only
-	// checks the schema while a server runs), jobs.
-	defFile := filepath.Join(t.TempDir(), "def.yaml")
+	// The other commands run too: organisations, persons, invitations,
+	// webhooks, exports, definitions, payments, seed (which only checks the
+	// schema while a server runs), jobs. None of them writes a session: the
+	// server's session cache (on SQLite coherent in process only) hears of
+	// every session write because the server makes them all.
+	sessions := sessionRows(t, db)
+	files := t.TempDir()
+	csv := filepath.Join(files, "members.csv")
+	if err := os.WriteFile(csv, []byte("externalId,firstName,lastName,dateOfBirth,email,userKeys\nB1,Ann,Beside,1980-01-01,,beside-1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	beside("orgs", "create", "--name", "Hill Hockey", "--slug", "hill", "--hosts", "hill.example")
+	if out := beside("persons", "import", csv, "--org", "1"); !strings.Contains(out, "1 created") {
+		t.Fatalf("persons import beside serve: %s", out)
+	}
+	beside("invite", "--org", "1", "--period", "1", "--user-keys", "beside-1", "--mail=false")
+	beside("webhooks", "add", "--org", "1", "--url", "https://club.example/hook")
+	beside("webhooks", "list", "--org", "1")
+	beside("export", "registrations", "--org", "1", "--period", "1")
+	beside("payments", "credits")
+	beside("payments", "attention")
+	defFile := filepath.Join(files, "def.yaml")
 	def := beside("definitions", "export", "1", "membership")
 	if err := os.WriteFile(defFile, []byte(def), 0o600); err != nil {
 		t.Fatal(err)
@@ -213,6 +234,9 @@ func operatorCommandsBesideServe(t *testing.T, db string) {
 	beside("seed", "demo")
 	beside("jobs", "list")
 	beside("migrate", "status")
+	if after := sessionRows(t, db); after != sessions {
+		t.Fatalf("the commands wrote sessions:\nbefore %s\nafter  %s", sessions, after)
+	}
 
 	// migrate up and down change the schema beneath the server: refused on
 	// SQLite (PostgreSQL's instances are told apart by no file).
@@ -229,4 +253,28 @@ func operatorCommandsBesideServe(t *testing.T, db string) {
 	if status, _ := get(t, base+"/readyz"); status != http.StatusOK {
 		t.Fatalf("readyz after the commands: %d", status)
 	}
+}
+
+// sessionRows is the sessions table as text, read through a connection of
+// its own, to tell whether anything wrote a session.
+func sessionRows(t *testing.T, databaseURL string) string {
+	t.Helper()
+	db, err := engine.OpenDB(databaseURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var rows []struct {
+		IDHash     string    `bun:"id_hash"`
+		Data       string    `bun:"data"`
+		LastSeenAt time.Time `bun:"last_seen_at"`
+		ExpiresAt  time.Time `bun:"expires_at"`
+	}
+	if err := db.NewRaw("SELECT id_hash, data, last_seen_at, expires_at FROM sessions ORDER BY id_hash").Scan(context.Background(), &rows); err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) == 0 {
+		t.Fatal("no sessions to watch")
+	}
+	return fmt.Sprint(rows)
 }
