@@ -11,6 +11,7 @@ import (
 	"net/http/cookiejar"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -277,4 +278,121 @@ func sessionRows(t *testing.T, databaseURL string) string {
 		t.Fatal("no sessions to watch")
 	}
 	return fmt.Sprint(rows)
+}
+
+// commandEnv names the variable that makes the test binary run one
+// portal command (its arguments separated by newlines) instead of the
+// tests: a command in a process of its own, as an operator runs it.
+const commandEnv = "PORTAL_TEST_COMMAND"
+
+func TestMain(m *testing.M) {
+	if args := os.Getenv(commandEnv); args != "" {
+		if err := run(context.Background(), strings.Split(args, "\n"), os.Getenv, os.Stdout, os.Stderr); err != nil {
+			fmt.Fprintln(os.Stderr, "error:", err)
+			os.Exit(exitCode(err))
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// Commands in processes of their own write while the server writes the
+// same rows: every write of both sides lands, none fails with "database is
+// locked" (on SQLite each waits for the other's write lock).
+func TestCommandProcessesWriteBesideServingWrites(t *testing.T) {
+	t.Run("sqlite", func(t *testing.T) {
+		commandProcessesWriteBesideServingWrites(t, "sqlite:"+filepath.Join(t.TempDir(), "p.db"))
+	})
+	t.Run("postgres", func(t *testing.T) {
+		dbtest.SkipWithoutPostgres(t)
+		commandProcessesWriteBesideServingWrites(t, dbtest.PostgresURL(t))
+	})
+}
+
+func commandProcessesWriteBesideServingWrites(t *testing.T, db string) {
+	cmdEnv := []string{"PORTAL_DATABASE_URL=" + db, "PORTAL_HASH_SECRET=0123456789abcdef"}
+	command := func(args ...string) (string, error) {
+		c := exec.Command(os.Args[0], "-test.run=^$")
+		c.Env = append(append(os.Environ(), cmdEnv...), commandEnv+"="+strings.Join(args, "\n"))
+		out, err := c.CombinedOutput()
+		return string(out), err
+	}
+	if out, err := command("seed", "demo"); err != nil {
+		t.Fatalf("seed in a process of its own: %v\n%s", err, out)
+	}
+	key, _, err := runSplit(t, env("PORTAL_DATABASE_URL", db, "PORTAL_HASH_SECRET", "0123456789abcdef"),
+		"apikeys", "create", "--org", "1", "--scope", "write", "--name", "load")
+	if err != nil {
+		t.Fatal(err)
+	}
+	key = strings.TrimSpace(key)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	var stdout, stderr syncBuffer
+	getenv := env("PORTAL_DATABASE_URL", db, "PORTAL_HASH_SECRET", "0123456789abcdef", "PORTAL_PAYMENT_PROVIDER", "test",
+		"PORTAL_COOKIE_SECURE", "false", "PORTAL_ADDR", "127.0.0.1:0")
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, []string{"serve"}, getenv, &stdout, &stderr) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil || t.Failed() {
+			t.Logf("serve: %v\n%s", err, stderr.String())
+		}
+	})
+	base := "http://" + waitMatch(t, &stdout, regexp.MustCompile(`portal listening on (\S+)`))[1]
+
+	// The server changes the organisation (a transaction that reads, then
+	// writes, then appends to the audit log) as fast as it can while the
+	// commands do the same in their processes.
+	stop := make(chan struct{})
+	served := make(chan error, 1)
+	var patches int
+	go func() {
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				served <- nil
+				return
+			default:
+			}
+			body := fmt.Sprintf(`{"contactEmail":"office%d@club.example"}`, i)
+			req, _ := http.NewRequest(http.MethodPatch, base+"/api/admin/organisation", strings.NewReader(body))
+			req.Header.Set("Authorization", "Bearer "+key)
+			req.Header.Set("Content-Type", "application/json")
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				served <- err
+				return
+			}
+			answer, _ := io.ReadAll(res.Body)
+			res.Body.Close()
+			if res.StatusCode != http.StatusOK {
+				served <- fmt.Errorf("PATCH %d: %d %s", i, res.StatusCode, answer)
+				return
+			}
+			patches++
+		}
+	}()
+	for i, accent := range []string{"#112233", "#445566", "#778899", "#aabbcc"} {
+		if out, err := command("orgs", "set", "--org", "1", "--accent", accent, "--registration-system-id", fmt.Sprint("sys-", i)); err != nil {
+			t.Errorf("orgs set in its own process beside the server's writes: %v\n%s", err, out)
+		}
+		if out, err := command("staff", "add", "--org", "1", "--email", fmt.Sprintf("ops%d@club.example", i), "--name", "Ops", "--role", "viewer"); err != nil {
+			t.Errorf("staff add in its own process beside the server's writes: %v\n%s", err, out)
+		}
+	}
+	close(stop)
+	if err := <-served; err != nil {
+		t.Fatalf("the server's writes beside the commands: %v", err)
+	}
+	if patches == 0 {
+		t.Fatal("the server wrote nothing while the commands ran")
+	}
+	out, err := command("orgs", "list")
+	if err != nil || !strings.Contains(out, "Riverside") {
+		t.Fatalf("orgs list: %v\n%s", err, out)
+	}
+	if out, err := command("staff", "list", "--org", "1"); err != nil || !strings.Contains(out, "ops3@club.example") {
+		t.Fatalf("staff list: %v\n%s", err, out)
+	}
 }
