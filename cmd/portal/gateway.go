@@ -252,7 +252,7 @@ func (g *gatewayParts) Close() {
 func cacheCoherence(bus session.Bus) string {
 	switch bus.(type) {
 	case *session.LocalBus:
-		return "in process: serve holds the SQLite file's lock, so every session write is its own"
+		return "in process: serve holds the SQLite file's lock and the commands beside it write no session, so every session write is its own"
 	case *session.PGBus:
 		return "PostgreSQL LISTEN/NOTIFY"
 	default:
