@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -50,7 +52,7 @@ func TestOperatorCommandsBesideServe(t *testing.T) {
 	})
 	t.Run("postgres", func(t *testing.T) {
 		dbtest.SkipWithoutPostgres(t)
-		operatorCommandsBesideServe(t, dbtest.PostgresURL(t))
+		operatorCommandsBesideServe(t, postgresURL(t))
 	})
 }
 
@@ -305,7 +307,7 @@ func TestCommandProcessesWriteBesideServingWrites(t *testing.T) {
 	})
 	t.Run("postgres", func(t *testing.T) {
 		dbtest.SkipWithoutPostgres(t)
-		commandProcessesWriteBesideServingWrites(t, dbtest.PostgresURL(t))
+		commandProcessesWriteBesideServingWrites(t, postgresURL(t))
 	})
 }
 
@@ -395,4 +397,34 @@ func commandProcessesWriteBesideServingWrites(t *testing.T, db string) {
 	if out, err := command("staff", "list", "--org", "1"); err != nil || !strings.Contains(out, "ops3@club.example") {
 		t.Fatalf("staff list: %v\n%s", err, out)
 	}
+}
+
+// postgresURL returns the address of a fresh, empty schema of the test
+// PostgreSQL, dropped at cleanup, for the portal's own commands (serve
+// migrates it); dbtest gives migrated handles, not addresses.
+func postgresURL(t *testing.T) string {
+	t.Helper()
+	base := os.Getenv(dbtest.EnvPostgres)
+	b := make([]byte, 6)
+	rand.Read(b)
+	schema := "t_" + hex.EncodeToString(b)
+	admin, err := engine.OpenDB(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.Exec("CREATE SCHEMA " + schema); err != nil {
+		t.Fatalf("create schema: %v", err)
+	}
+	t.Cleanup(func() {
+		admin.Exec("DROP SCHEMA " + schema + " CASCADE")
+		admin.Close()
+	})
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String()
 }

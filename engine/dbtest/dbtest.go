@@ -66,21 +66,6 @@ func Postgres(t testing.TB) *bun.DB {
 // An empty hostPort connects directly.
 func PostgresVia(t testing.TB, hostPort string) *bun.DB {
 	t.Helper()
-	return open(t, freshSchema(t, hostPort))
-}
-
-// PostgresURL returns the address of a fresh, empty schema, dropped at
-// cleanup, for tests that run the portal's own commands on it (serve
-// migrates it). It fails the test when PORTAL_TEST_DATABASE_URL is not set.
-func PostgresURL(t testing.TB) string {
-	t.Helper()
-	return freshSchema(t, "")
-}
-
-// freshSchema creates a schema and returns the address that uses it,
-// through hostPort when it is not empty.
-func freshSchema(t testing.TB, hostPort string) string {
-	t.Helper()
 	base := os.Getenv(EnvPostgres)
 	if base == "" {
 		t.Fatalf("%s is not set", EnvPostgres)
@@ -109,7 +94,7 @@ func freshSchema(t testing.TB, hostPort string) string {
 	q := u.Query()
 	q.Set("search_path", schema)
 	u.RawQuery = q.Encode()
-	return u.String()
+	return open(t, u.String())
 }
 
 func open(t testing.TB, url string) *bun.DB {
