@@ -287,7 +287,9 @@ func sessionRows(t *testing.T, databaseURL string) string {
 // tests: a command in a process of its own, as an operator runs it.
 const commandEnv = "PORTAL_TEST_COMMAND"
 
-func TestMain(m *testing.M) {
+// init, not TestMain (the package's TestMain guards the tests' databases):
+// the command runs before any test would, and the process ends with it.
+func init() {
 	if args := os.Getenv(commandEnv); args != "" {
 		if err := run(context.Background(), strings.Split(args, "\n"), os.Getenv, os.Stdout, os.Stderr); err != nil {
 			fmt.Fprintln(os.Stderr, "error:", err)
@@ -295,7 +297,6 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
 }
 
 // Commands in processes of their own write while the server writes the
