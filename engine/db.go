@@ -32,6 +32,15 @@ const sqliteDriver = "sqlite"
 // or "sqlite:PATH". SQLite runs with one connection, WAL and a busy timeout:
 // one writer at a time is what SQLite supports anyway, and a single
 // connection turns lock contention into queueing instead of SQLITE_BUSY.
+//
+// Another process may write the same file (the operator commands beside a
+// serving portal), so a transaction that may write begins IMMEDIATE
+// (_txlock): it takes the write lock at BEGIN, where a busy writer elsewhere
+// is waited for (busy_timeout). A deferred transaction that read first
+// fails at its first write with SQLITE_BUSY at once, whatever the timeout,
+// when another process wrote since its read: SQLite cannot wait there, as
+// the snapshot it read is already stale. Read-only transactions
+// (sql.TxOptions.ReadOnly) stay deferred and never block a writer in WAL.
 func OpenDB(url string) (*bun.DB, error) {
 	switch {
 	case strings.HasPrefix(url, "postgres://"), strings.HasPrefix(url, "postgresql://"):
@@ -84,7 +93,7 @@ func OpenSQLiteVia(url string, wrap func(driver.Connector) driver.Connector) (*b
 	if strings.Contains(path, "?") {
 		sep = "&"
 	}
-	dsn := "file:" + path + sep + "_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=temp_store(2)&_time_format=sqlite"
+	dsn := "file:" + path + sep + "_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=temp_store(2)&_time_format=sqlite&_txlock=immediate"
 	// The registered driver itself, as sql.Open would use it.
 	probe, err := sql.Open(sqliteDriver, dsn)
 	if err != nil {

@@ -27,9 +27,25 @@ func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
 	return fs
 }
 
-// openDatabase validates cfg and opens its database, under the SQLite
-// file's lock (sqlitelock.go); closing releases both.
+// openDatabase validates cfg and opens its database beside whatever else
+// uses it: every operator command runs while `serve` serves the same SQLite
+// file (sqlitelock.go says why that is safe and how the server hears of
+// what the command changed).
 func openDatabase(cfg Config) (db *bun.DB, closeDB func(), err error) {
+	if err := cfg.validate(); err != nil {
+		return nil, nil, err
+	}
+	if db, err = engine.OpenDB(cfg.DatabaseURL); err != nil {
+		return nil, nil, err
+	}
+	return db, func() { db.Close() }, nil
+}
+
+// openDatabaseAlone validates cfg and opens its database under the SQLite
+// file's lock, which a serving process holds (sqlitelock.go): migrate up
+// and down, which change the schema beneath a server, refuse while one
+// serves. Closing releases both.
+func openDatabaseAlone(cfg Config) (db *bun.DB, closeDB func(), err error) {
 	if err := cfg.validate(); err != nil {
 		return nil, nil, err
 	}
@@ -52,7 +68,11 @@ func cmdMigrate(ctx context.Context, args []string, getenv func(string) string, 
 	if len(rest) != 1 {
 		return errors.New("usage: portal migrate up|down|status")
 	}
-	db, closeDB, err := openDatabase(cfg)
+	open := openDatabaseAlone
+	if rest[0] == "status" { // reads only: beside a server too
+		open = openDatabase
+	}
+	db, closeDB, err := open(cfg)
 	if err != nil {
 		return err
 	}
@@ -112,14 +132,11 @@ func cmdSeed(ctx context.Context, args []string, getenv func(string) string, std
 	if len(rest) > 0 || *members < 0 {
 		return errors.New("usage: portal seed demo [--members N] [--tenants]")
 	}
-	db, closeDB, err := openDatabase(cfg)
+	db, closeDB, err := openSeedDatabase(ctx, cfg)
 	if err != nil {
 		return err
 	}
 	defer closeDB()
-	if _, err := migrations.Up(ctx, db); err != nil {
-		return err
-	}
 	if err := engine.SeedDemo(ctx, db, *members, time.Now()); err != nil {
 		return err
 	}
@@ -151,6 +168,34 @@ func cmdSeed(ctx context.Context, args []string, getenv func(string) string, std
 	fmt.Fprintf(stdout, "rowing club (EUR): http://%s:%s/membership/register/%d?u=%s&h=%s\n", engine.DemoFirstHost, port, engine.DemoPeriodID, engine.DemoUserKey, hash)
 	fmt.Fprintf(stdout, "tennis club (CHF): http://%s:%s/membership/register/%d?u=%s&h=%s\n", engine.DemoSecondHost, port, engine.DemoSecondPeriodID, engine.DemoUserKey, hash)
 	return nil
+}
+
+// openSeedDatabase opens the database for seed, migrated. With no server
+// on the SQLite file (`make run`: seed, then serve) seed migrates first,
+// under the file's lock as migrate does. Beside a serving process it only
+// checks that the schema is current, which that server made it or checked
+// at its start: seed's demo data is added, never changed (what exists is
+// left alone), as an operator's command adds it, so it may run then too.
+func openSeedDatabase(ctx context.Context, cfg Config) (db *bun.DB, closeDB func(), err error) {
+	db, closeDB, err = openDatabaseAlone(cfg)
+	if errors.Is(err, errSQLiteInUse) {
+		if db, closeDB, err = openDatabase(cfg); err != nil {
+			return nil, nil, err
+		}
+		if err := migrations.CheckCurrent(ctx, db); err != nil {
+			closeDB()
+			return nil, nil, err
+		}
+		return db, closeDB, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := migrations.Up(ctx, db); err != nil {
+		closeDB()
+		return nil, nil, err
+	}
+	return db, closeDB, nil
 }
 
 // demoLink is the hash link a staff e-mail would carry for the demo user.

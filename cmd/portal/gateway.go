@@ -252,7 +252,7 @@ func (g *gatewayParts) Close() {
 func cacheCoherence(bus session.Bus) string {
 	switch bus.(type) {
 	case *session.LocalBus:
-		return "in process: serve holds the SQLite file's lock, so every session write is its own"
+		return "in process: serve holds the SQLite file's lock and the commands beside it write no session, so every session write is its own"
 	case *session.PGBus:
 		return "PostgreSQL LISTEN/NOTIFY"
 	default:
@@ -301,7 +301,8 @@ func buildGateway(cfg Config, db *bun.DB, log *slog.Logger) (*gatewayParts, erro
 			bus = session.NewPGBus(db, "")
 		} else {
 			// SQLite cannot tell other processes about a write, and needs
-			// not: serve holds the file's lock (sqlitelock.go), so every
+			// not: serve holds the file's lock (sqlitelock.go), and the
+			// commands that run beside it write no session, so every
 			// session write goes through this process's Manager.
 			bus = session.NewLocalBus()
 		}

@@ -10,7 +10,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"portal/engine"
 	"portal/engine/jobs"
 	"portal/migrations"
 )
@@ -18,10 +17,9 @@ import (
 // jobsUsage is the usage of `portal jobs`.
 const jobsUsage = "usage: portal jobs [list] [--state queued,running,failed,dead,succeeded] [--limit N] | portal jobs retry ID"
 
-// cmdJobs lists the job queue or retries a failed or dead job. It opens the
-// database without the SQLite file lock that migrate and seed take: staff
-// run it beside a serving portal, and what it writes (one job row) is what
-// the server's own workers write too.
+// cmdJobs lists the job queue or retries a failed or dead job. Like every
+// operator command it runs beside a serving portal (openDatabase); what it
+// writes (one job row) is what the server's own workers write too.
 func cmdJobs(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("jobs", stderr)
 	states := fs.String("state", "", "comma-separated states to list (default: all but succeeded)")
@@ -34,14 +32,11 @@ func cmdJobs(ctx context.Context, args []string, getenv func(string) string, std
 	if err != nil {
 		return err
 	}
-	if err := cfg.validate(); err != nil {
-		return err
-	}
-	db, err := engine.OpenDB(cfg.DatabaseURL)
+	db, closeDB, err := openDatabase(cfg)
 	if err != nil {
 		return err
 	}
-	defer db.Close()
+	defer closeDB()
 	if err := migrations.CheckCurrent(ctx, db); err != nil {
 		return err
 	}

@@ -11,14 +11,33 @@ import (
 
 // A SQLite file is served by one process. That is what lets the session
 // cache run on SQLite without a bus between processes (every session write
-// is this process's own, gateway.go), and what SQLite's single writer
-// suits anyway. serve takes an exclusive advisory lock on PATH.lock next to
-// the database file and holds it for its life; a second serve on the same
-// file refuses to start. migrate, seed and definitions take the same lock
-// for their run: a migration or an import under a running server would
-// change its schema or data beneath it, so they refuse while one serves the
-// file, and `make run` (seed, then serve) is unaffected. PostgreSQL needs no
-// lock: instances there share sessions through LISTEN/NOTIFY.
+// is this process's own, gateway.go). serve takes an exclusive advisory
+// lock on PATH.lock next to the database file and holds it for its life; a
+// second serve on the same file refuses to start. `migrate up|down` take
+// the same lock for their run and so refuse while a server runs: a schema
+// change beneath a server would leave it running queries of another schema.
+// seed takes it only when it migrates (openSeedDatabase).
+//
+// Every other command (apikeys, staff, orgs, payments, invite, persons,
+// webhooks, export, definitions, jobs) takes no lock and runs beside a
+// serving process, as it runs beside the instances on PostgreSQL:
+//   - SQLite in WAL mode lets the second process read while serve writes,
+//     and its writes wait for serve's (busy_timeout, IMMEDIATE
+//     transactions: engine.OpenDB), and the other way round;
+//   - what the commands change reaches the server as it reaches another
+//     instance on PostgreSQL: API keys and staff records are read from the
+//     database on every request (a revoked key or removed staff member is
+//     refused at the next one), definitions by their immutable version,
+//     organisation and payment settings again after TenantRefresh and
+//     payproviders.DefaultRefresh;
+//   - no command writes sessions, so the in-process session cache stays
+//     right: the server's own Manager is still the only session writer. A
+//     command that ends sessions must do it through a session.Manager on a
+//     bus that reaches the server (on PostgreSQL too, where the cache hears
+//     of writes only through its bus).
+//
+// PostgreSQL needs no lock: instances there share sessions through
+// LISTEN/NOTIFY, and migrations run under an advisory lock.
 
 // errSQLiteInUse is returned when another process holds the lock.
 var errSQLiteInUse = errors.New("the SQLite database is in use by another portal process")
@@ -38,7 +57,7 @@ func lockSQLite(databaseURL string) (release func(), err error) {
 	if err := flockExclusive(f); err != nil {
 		f.Close()
 		if errors.Is(err, errLocked) {
-			return nil, fmt.Errorf("%w (%s is locked): one process serves a SQLite file; stop the other one first, or use PostgreSQL to run several instances", errSQLiteInUse, lockPath)
+			return nil, fmt.Errorf("%w (%s is locked): one process serves a SQLite file, and migrate up and down refuse while it does; stop it first, or use PostgreSQL to run several instances", errSQLiteInUse, lockPath)
 		}
 		return nil, fmt.Errorf("SQLite lock %s: %w", lockPath, err)
 	}
