@@ -70,7 +70,7 @@ var rfStart = regexp.MustCompile(`^RF[0-9]{2}`)
 // those credits: when two orders are open for the same amount, a credit
 // without a reference never completes either of them, it is listed for
 // staff. The caller drops the credits it
-// recorded before (by Credit.ID): Match sees one import at a time.
+// recorded before (by Credit.Key): Match sees one import at a time.
 func Match(credits []Credit, open []Expected) []Proposal {
 	byRef := make(map[Reference]int, len(open))
 	for i, e := range open {
@@ -88,11 +88,11 @@ func Match(credits []Credit, open []Expected) []Proposal {
 	var noRef []int
 	for ci, c := range credits {
 		out[ci].Credit = c
-		if seen[c.ID] {
+		if seen[c.identity()] {
 			out[ci].Outcome, out[ci].Reason = OutcomeDuplicate, fmt.Sprintf("credit %s is listed twice (overlapping statements?)", c.ID)
 			continue
 		}
-		seen[c.ID] = true
+		seen[c.identity()] = true
 		idx, found, unknownRef := findReference(c, open, byRef)
 		if !found {
 			if unknownRef != "" {
@@ -268,4 +268,13 @@ func money(minor int64, currency string) string {
 		s = strings.Repeat("0", digits-len(s)+1) + s
 	}
 	return currency + " " + sign + s[:len(s)-digits] + "." + s[len(s)-digits:]
+}
+
+// identity is what tells a credit apart: its Key, or its ID for a credit
+// not read from a file.
+func (c Credit) identity() string {
+	if c.Key != "" {
+		return c.Key
+	}
+	return "id:" + c.ID
 }
