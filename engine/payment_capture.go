@@ -32,11 +32,16 @@ type Capture struct {
 	BookedOn time.Time
 	// Note is free text for the record (who captured it, why).
 	Note string
-	// ID identifies the credit once: a capture with an ID seen before
-	// changes nothing. The import uses the bank's id of the credit; a
-	// capture by hand without one is identified by the reference, date and
-	// amount, so that running the same command twice captures once.
+	// ID identifies the capture once: a capture with an ID seen before
+	// (for the same organisation) changes nothing. It is recorded as
+	// "capture:", the organisation and the ID, so that it never stands for
+	// a bank's credit nor another club's capture. A capture by hand
+	// without one is identified by the reference, date and amount, so
+	// that running the same command twice captures once.
 	ID string
+	// eventID is set by the statement import and credit assignment: the
+	// bank credit's own event id (creditEventID), used as is.
+	eventID string
 	// Actor is the staff member capturing on the staff pages (audited);
 	// nil from the command line.
 	Actor *Actor
@@ -96,8 +101,14 @@ func (s *Service) CapturePayment(ctx context.Context, c Capture) (_ *CaptureResu
 		booked = s.clock()
 	}
 	rf := banking.Reference(*p.ProviderID)
-	id := c.ID
-	if id == "" {
+	orgID := s.orgOfOrder(ctx, p.OrderID)
+	var id string
+	switch {
+	case c.eventID != "":
+		id = c.eventID
+	case c.ID != "":
+		id = fmt.Sprintf("capture:%d:%s", orgID, c.ID)
+	default:
 		id = fmt.Sprintf("manual:%s:%s:%s", rf, booked.Format(time.DateOnly), FormatMoney(c.AmountMinor, currency))
 	}
 	note := "booked " + booked.Format(time.DateOnly)
@@ -106,7 +117,7 @@ func (s *Service) CapturePayment(ctx context.Context, c Capture) (_ *CaptureResu
 	}
 	conf := PaymentConfirmation{Reference: p.Reference, Outcome: OutcomeSuccess, AmountMinor: c.AmountMinor, Currency: currency,
 		EventID: id, EventType: bankCaptureEvent, TransactionID: id, Note: note, Accumulate: true, Actor: c.Actor}
-	provider := s.providerNamed(s.orgOfOrder(ctx, p.OrderID), BankTransferProvider)
+	provider := s.providerNamed(orgID, BankTransferProvider)
 	if provider.Name() != BankTransferProvider {
 		// Bank transfer switched off since the member was asked to pay:
 		// the money still arrived and counts.
@@ -258,15 +269,12 @@ type StatementLine struct {
 type StatementImport struct {
 	Message, MessageID string
 	// OtherAccounts counts credits to accounts other than Account;
-	// AlreadyImported credits captured by an earlier import (by the bank's
-	// id), both left out of Lines; NotCredits the entries that are not
+	// AlreadyImported credits captured or kept by an earlier import (by
+	// the organisation, account and credit key), both left out of Lines; NotCredits the entries that are not
 	// booked credits.
 	OtherAccounts, AlreadyImported, NotCredits int
 	Lines                                      []StatementLine
 }
-
-// creditEventID is the payment event id of a captured statement credit.
-func creditEventID(c banking.Credit) string { return "credit:" + c.ID }
 
 // ImportStatement matches a bank statement's credits to the account
 // against the open bank-transfer payments (banking.Match) and captures the
@@ -292,7 +300,7 @@ func (s *Service) ImportStatement(ctx context.Context, st banking.Statement, opt
 	}
 	ids := make([]string, len(mine))
 	for i, c := range mine {
-		ids[i] = creditEventID(c)
+		ids[i] = creditEventID(opt.Organisation, string(opt.Account), creditIdentity(c))
 	}
 	var seen []string
 	if err := s.db.NewSelect().Model((*PaymentEvent)(nil)).Column("event_id").
@@ -303,17 +311,17 @@ func (s *Service) ImportStatement(ctx context.Context, st banking.Statement, opt
 	for _, id := range seen {
 		done[id] = true
 	}
-	bankIDs := make([]string, len(mine))
-	for i, c := range mine {
-		bankIDs[i] = c.ID
+	legacy, err := s.legacyImportedCredits(ctx, opt.Organisation, mine)
+	if err != nil {
+		return nil, err
 	}
-	kept, err := keptCreditIDs(ctx, s.db, opt.Organisation, bankIDs)
+	kept, err := keptCredits(ctx, s.db, opt.Organisation, string(opt.Account), mine)
 	if err != nil {
 		return nil, err
 	}
 	fresh := mine[:0:0]
-	for _, c := range mine {
-		if done[creditEventID(c)] || kept[c.ID] {
+	for i, c := range mine {
+		if done[ids[i]] || legacy[i] || kept[creditIdentity(c)] {
 			rep.AlreadyImported++
 			continue
 		}
@@ -380,7 +388,8 @@ func (s *Service) ImportStatement(ctx context.Context, st banking.Statement, opt
 			booked = pr.Credit.ValueDate
 		}
 		res, err := s.CapturePayment(ctx, Capture{Reference: string(pr.Expected.Reference), AmountMinor: pr.Credit.AmountMinor,
-			Currency: pr.Credit.Currency, BookedOn: booked, Note: note, ID: creditEventID(pr.Credit),
+			Currency: pr.Credit.Currency, BookedOn: booked, Note: note,
+			eventID: creditEventID(opt.Organisation, string(opt.Account), creditIdentity(pr.Credit)),
 			Actor: opt.Actor, OrganisationID: opt.Organisation})
 		if err != nil {
 			line.Err = err
@@ -394,6 +403,47 @@ func (s *Service) ImportStatement(ctx context.Context, st banking.Statement, opt
 		rep.Lines = append(rep.Lines, line)
 	}
 	return rep, nil
+}
+
+// legacyImportedCredits tells which credits were captured before credit
+// keys, when a capture's event id was "credit:" and the bank's id alone:
+// such an event counts only for a payment of the importing organisation
+// (or, for the shared account, of an organisation without an account of
+// its own) and only for a credit no larger than the amount it recorded (a
+// completing capture records the sum of the parts), so that neither
+// another club's capture nor another entry under the same bank id is
+// taken for this credit.
+func (s *Service) legacyImportedCredits(ctx context.Context, orgID int64, credits []banking.Credit) (map[int]bool, error) {
+	ids := make([]string, len(credits))
+	for i, c := range credits {
+		ids[i] = "credit:" + c.ID
+	}
+	var rows []struct {
+		EventID  string `bun:"event_id"`
+		Amount   int64  `bun:"amount_minor"`
+		Currency string `bun:"currency"`
+	}
+	q := s.db.NewSelect().TableExpr("payment_events AS e").Join("JOIN payments AS p ON p.reference = e.reference").
+		Join("JOIN orders AS o ON o.id = p.order_id").ColumnExpr("e.event_id, COALESCE(e.amount_minor, 0) AS amount_minor, COALESCE(e.currency, '') AS currency").
+		Where("e.provider = ? AND e.event_id IN (?)", BankTransferProvider, bun.List(ids))
+	if orgID != 0 {
+		q = q.Where("o.organisation_id = ?", orgID)
+	} else {
+		q = q.Where("o.organisation_id NOT IN (?)", s.db.NewSelect().Model((*PaymentSettings)(nil)).Column("organisation_id").
+			Where("provider = ? AND bank_iban <> ''", BankTransferProvider))
+	}
+	if err := q.Scan(ctx, &rows); err != nil {
+		return nil, fmt.Errorf("load credits imported before keys: %w", err)
+	}
+	out := make(map[int]bool)
+	for i, c := range credits {
+		for _, r := range rows {
+			if r.EventID == ids[i] && strings.EqualFold(r.Currency, c.Currency) && r.Amount >= c.AmountMinor {
+				out[i] = true
+			}
+		}
+	}
+	return out, nil
 }
 
 // ProviderFor is the payment provider of an organisation, for the pages

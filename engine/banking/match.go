@@ -55,6 +55,9 @@ type Proposal struct {
 	Outcome  Outcome
 	// Reason says why, for the import's report.
 	Reason string
+	// Reference is the well-formed reference an unknown credit names
+	// (not an open payment): the caller may know it as a paid one.
+	Reference Reference
 }
 
 var rfStart = regexp.MustCompile(`^RF[0-9]{2}`)
@@ -96,7 +99,7 @@ func Match(credits []Credit, open []Expected) []Proposal {
 		idx, found, unknownRef := findReference(c, open, byRef)
 		if !found {
 			if unknownRef != "" {
-				out[ci].Outcome = OutcomeUnknown
+				out[ci].Outcome, out[ci].Reference = OutcomeUnknown, unknownRef
 				out[ci].Reason = fmt.Sprintf("reference %s is not an open payment (already paid, cancelled or not ours)", unknownRef.String())
 				continue
 			}
