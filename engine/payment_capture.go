@@ -261,6 +261,10 @@ type StatementLine struct {
 	// Kept: the credit could not be matched and was kept for a treasurer
 	// to resolve (BankCredits).
 	Kept bool
+	// SecondCredit: the credit paid an order paid already; it was
+	// recorded as a second payment, owed back to the member and listed
+	// among the payments needing attention, as a capture by hand is.
+	SecondCredit bool
 	// Err is why a capture failed (the rest of the import goes on).
 	Err error
 }
@@ -352,7 +356,17 @@ func (s *Service) ImportStatement(ctx context.Context, st banking.Statement, opt
 		if pr.Expected != nil {
 			line.RF = pr.Expected.Reference
 		}
+		// A credit for an order paid already (before this import, or by an
+		// earlier credit of this file) is a second payment: captured as
+		// staff capture one by hand, so that it is owed back and listed,
+		// not left as a credit no one can place.
+		if rf := s.paidTransferNamed(ctx, opt.Organisation, pr); rf != "" {
+			pr.Outcome, pr.Expected = banking.OutcomeSecond, &banking.Expected{Reference: rf}
+			line.Outcome, line.RF = banking.OutcomeSecond, rf
+			line.Reason = fmt.Sprintf("%s is paid already: a second payment, owed back to the member", rf.String())
+		}
 		switch pr.Outcome {
+		case banking.OutcomeSecond:
 		case banking.OutcomeExact, banking.OutcomeByAmount, banking.OutcomePartial, banking.OutcomeExcess, banking.OutcomeCurrency:
 		case banking.OutcomeDuplicate, banking.OutcomeUnknown:
 			// Kept for a treasurer, unless it is the same credit listed
@@ -399,10 +413,37 @@ func (s *Service) ImportStatement(ctx context.Context, st banking.Statement, opt
 			// (its event is stored), though it changes nothing more.
 			line.Captured = !res.Replayed || res.Mismatch
 			line.Completed = !res.Replayed && !res.Mismatch && !res.Stale && res.Outcome == OutcomeSuccess
+			line.SecondCredit = res.SecondCredit
 		}
 		rep.Lines = append(rep.Lines, line)
 	}
 	return rep, nil
+}
+
+// paidTransferNamed is the RF reference of a bank transfer paid in full
+// that a credit names, when the credit is a second payment for it: an
+// unknown credit whose reference is such a payment of the importing
+// account's orders, or a credit for a payment an earlier credit of the same
+// file paid. "" otherwise.
+func (s *Service) paidTransferNamed(ctx context.Context, orgID int64, pr banking.Proposal) banking.Reference {
+	switch {
+	case pr.Outcome == banking.OutcomeDuplicate && pr.Expected != nil:
+		return pr.Expected.Reference
+	case pr.Outcome != banking.OutcomeUnknown || pr.Reference == "":
+		return ""
+	}
+	q := s.db.NewSelect().Model((*Payment)(nil)).
+		Where("provider = ? AND provider_id = ? AND status = ?", BankTransferProvider, string(pr.Reference), PaymentSucceeded)
+	if orgID != 0 {
+		q = q.Where("order_id IN (?)", s.db.NewSelect().Model((*Order)(nil)).Column("id").Where("organisation_id = ?", orgID))
+	} else {
+		q = q.Where("order_id NOT IN (?)", s.db.NewSelect().Model((*Order)(nil)).Column("id").Where("organisation_id IN (?)",
+			s.db.NewSelect().Model((*PaymentSettings)(nil)).Column("organisation_id").Where("provider = ? AND bank_iban <> ''", BankTransferProvider)))
+	}
+	if n, err := q.Count(ctx); err != nil || n == 0 {
+		return ""
+	}
+	return pr.Reference
 }
 
 // legacyImportedCredits tells which credits were captured before credit

@@ -25,7 +25,7 @@ type StaffOpsTexts struct {
 	PersonsSearch, PersonsSearchButton, PersonsNoMatch string
 	// Outcomes of a statement line
 	OutcomeExact, OutcomeByAmount, OutcomePartial, OutcomeExcess, OutcomeCurrency, OutcomeDuplicate, OutcomeUnknown,
-	LineCompleted, LineCaptured, LineFailed, LineWillComplete, LineWillRecord string
+	OutcomeSecond, LineCompleted, LineCaptured, LineFailed, LineWillComplete, LineWillRecord, LineOwed, LineWillOwe string
 	// Invitations (person import)
 	InvitationsTitle, ImportIntro, ImportFile, ImportPreviewButton, ImportMissing, ImportEmpty, ImportTooLarge, ImportPreviewTitle,
 	ImportPreviewIntro, ImportApply, ImportDoneTitle, ImportErrorsIntro, ImportLine, ImportExternalID, ImportOutcome,
@@ -152,6 +152,9 @@ var StaffOpsText = StaffOpsTexts{
 	OutcomeCurrency:  "Another currency",
 	OutcomeDuplicate: "Listed twice",
 	OutcomeUnknown:   "No open payment",
+	OutcomeSecond:    "Paid already: a second payment",
+	LineOwed:         "Recorded as a second payment; owed back to the member (listed under payments needing attention)",
+	LineWillOwe:      "Will be recorded as a second payment, owed back",
 	LineCompleted:    "Captured; registration completed",
 	LineCaptured:     "Captured; recorded as a problem on the payment",
 	LineFailed:       "Could not be captured",

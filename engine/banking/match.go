@@ -44,6 +44,10 @@ const (
 	OutcomeDuplicate Outcome = "duplicate"
 	// OutcomeUnknown: no open payment can be told from the credit.
 	OutcomeUnknown Outcome = "unknown"
+	// OutcomeSecond: the credit's reference is a payment already paid in
+	// full (the member paid twice). Match never says it (it knows only the
+	// open payments); the import does, and records the money as owed back.
+	OutcomeSecond Outcome = "second_payment"
 )
 
 // Proposal is Match's answer for one credit.
