@@ -404,7 +404,7 @@ func (s *Service) ImportStatement(ctx context.Context, st banking.Statement, opt
 		res, err := s.CapturePayment(ctx, Capture{Reference: string(pr.Expected.Reference), AmountMinor: pr.Credit.AmountMinor,
 			Currency: pr.Credit.Currency, BookedOn: booked, Note: note,
 			eventID: creditEventID(opt.Organisation, string(opt.Account), creditIdentity(pr.Credit)),
-			Actor: opt.Actor, OrganisationID: opt.Organisation})
+			Actor:   opt.Actor, OrganisationID: opt.Organisation})
 		if err != nil {
 			line.Err = err
 			s.log.ErrorContext(ctx, "statement credit could not be captured", "credit", pr.Credit.ID, "err", err)
