@@ -137,6 +137,13 @@ func (s *Service) CapturePayment(ctx context.Context, c Capture) (_ *CaptureResu
 		}
 		return out, nil
 	}
+	if res.Replayed && !res.Mismatch && p.Status == PaymentSucceeded && p.Problem == "" {
+		// The same capture again after the payment was completed (the
+		// completing form sent twice): it changed nothing, and the state it
+		// finds is paid, not the part this capture brought.
+		out.CapturedMinor = p.AmountMinor
+		return out, nil
+	}
 	if out.CapturedMinor == 0 { // not added up (another currency, a payment settled before)
 		out.CapturedMinor = c.AmountMinor
 	}
