@@ -1133,7 +1133,7 @@ func StaffDetailPage(m StaffDetailModel) templ.Component {
 					return templ_7745c5c3_Err
 				}
 				if m.Actions.CaptureOwed != "" {
-					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 93, "<p class=\"mt-1 text-sm text-amber-900\" data-testid=\"capture-owed\">")
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 93, "<p class=\"mt-1 text-sm text-slate-700\" data-testid=\"capture-owed\">")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
