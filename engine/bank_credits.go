@@ -13,7 +13,8 @@ import (
 )
 
 // Unmatched bank credits: money a statement import saw arrive but could not
-// tell the payment of. The import keeps each one (once, by the bank's id)
+// tell the payment of. The import keeps each one (once per organisation
+// and account, by banking.Credit.Key)
 // for a treasurer, who assigns it to a registration, which captures it as
 // the import would have, or marks it returned to the payer or ignored.
 
@@ -39,8 +40,12 @@ type BankCredit struct {
 	// credit; nil for the environment's shared account (PORTAL_BANK_IBAN).
 	OrganisationID *int64 `bun:"organisation_id"`
 	Account        string `bun:"account,notnull"`
-	// CreditID is the bank's id of the credit (banking.Credit.ID).
-	CreditID    string     `bun:"credit_id,notnull"`
+	// CreditID is the bank's id of the credit (banking.Credit.ID), as
+	// people read it on the statement; not unique.
+	CreditID string `bun:"credit_id,notnull"`
+	// CreditKey identifies the credit on Account (banking.Credit.Key);
+	// "legacy:" and the bank's id for credits kept before keys.
+	CreditKey   string     `bun:"credit_key,notnull"`
 	StatementID string     `bun:"statement_id,notnull"`
 	AmountMinor int64      `bun:"amount_minor,notnull"`
 	Currency    string     `bun:"currency,notnull"`
@@ -70,7 +75,7 @@ type BankCredit struct {
 // storedCredit is a credit of a statement as the import keeps it.
 func (s *Service) storedCredit(st banking.Statement, opt StatementOptions, l StatementLine) *BankCredit {
 	c := l.Credit
-	bc := &BankCredit{Account: string(opt.Account), CreditID: c.ID, StatementID: st.MessageID, AmountMinor: c.AmountMinor,
+	bc := &BankCredit{Account: string(opt.Account), CreditID: c.ID, CreditKey: creditIdentity(c), StatementID: st.MessageID, AmountMinor: c.AmountMinor,
 		Currency: strings.ToUpper(c.Currency), DebtorName: c.DebtorName, DebtorIBAN: c.DebtorIBAN,
 		Reference: strings.Join(c.References, " "), Remittance: c.Unstructured, Reason: l.Reason, State: CreditUnmatched,
 		CreatedAt: s.clock()}
@@ -89,7 +94,7 @@ func (s *Service) storedCredit(st banking.Statement, opt StatementOptions, l Sta
 }
 
 // keepUnmatchedCredit stores a credit the import could not capture, once
-// per organisation and bank id (a second import of the same statement
+// per organisation, account and key (a second import of the same statement
 // finds it and skips it), with its audit entry when it is an
 // organisation's. stored is false when it was kept before.
 func (s *Service) keepUnmatchedCredit(ctx context.Context, bc *BankCredit, actor Actor) (stored bool, err error) {
@@ -112,17 +117,53 @@ func (s *Service) keepUnmatchedCredit(ctx context.Context, bc *BankCredit, actor
 	return stored, err
 }
 
-// keptCreditIDs are the bank ids among ids kept as unmatched credits of the
-// organisation (0: the shared account).
-func keptCreditIDs(ctx context.Context, db bun.IDB, orgID int64, ids []string) (map[string]bool, error) {
-	var kept []string
-	q := db.NewSelect().Model((*BankCredit)(nil)).Column("credit_id").Where("credit_id IN (?)", bun.List(ids))
-	if err := creditsOf(q, orgID).Scan(ctx, &kept); err != nil {
+// creditIdentity is the key a credit is recorded by on its account: its
+// Key, or its bank id for a credit not read from a file.
+func creditIdentity(c banking.Credit) string {
+	if c.Key != "" {
+		return c.Key
+	}
+	return "id:" + c.ID
+}
+
+// creditEventID is the payment event id of a bank credit's capture:
+// scoped by the organisation (0: the shared account) and the account, so
+// that no club's credit, nor a capture's id given by hand ("capture:…"),
+// can stand for another's.
+func creditEventID(orgID int64, account, key string) string {
+	return fmt.Sprintf("bank:%d:%s:%s", orgID, compactAccount(account), key)
+}
+
+func compactAccount(s string) string { return strings.ToUpper(strings.Join(strings.Fields(s), "")) }
+
+// keptCredits are the keys among credits kept as unmatched credits of the
+// organisation (0: the shared account) on account. A credit kept before
+// keys existed ("legacy:" and the bank's id) counts for the credit with
+// that bank id and amount.
+func keptCredits(ctx context.Context, db bun.IDB, orgID int64, account string, credits []banking.Credit) (map[string]bool, error) {
+	keys := make([]string, 0, 2*len(credits))
+	for _, c := range credits {
+		keys = append(keys, creditIdentity(c), "legacy:"+c.ID)
+	}
+	var kept []BankCredit
+	q := db.NewSelect().Model(&kept).Column("credit_key", "credit_id", "amount_minor", "currency").
+		Where("credit_key IN (?)", bun.List(keys)).Where("account = ?", account)
+	if err := creditsOf(q, orgID).Scan(ctx); err != nil {
 		return nil, fmt.Errorf("load kept credits: %w", err)
 	}
 	out := make(map[string]bool, len(kept))
-	for _, id := range kept {
-		out[id] = true
+	legacy := make(map[string]bool)
+	for _, k := range kept {
+		if strings.HasPrefix(k.CreditKey, "legacy:") {
+			legacy[k.CreditID+" "+FormatMoney(k.AmountMinor, k.Currency)] = true
+			continue
+		}
+		out[k.CreditKey] = true
+	}
+	for _, c := range credits {
+		if legacy[c.ID+" "+FormatMoney(c.AmountMinor, strings.ToUpper(c.Currency))] {
+			out[creditIdentity(c)] = true
+		}
 	}
 	return out, nil
 }
@@ -296,7 +337,7 @@ func (s *Service) ResolveCredit(ctx context.Context, actor Actor, orgID, id int6
 		return s.markCredit(ctx, tx, actor, bc, CreditAssigned, captured, r.Note)
 	})
 	res, err := s.CapturePayment(ctx, Capture{Reference: ref, AmountMinor: bc.AmountMinor, Currency: bc.Currency, BookedOn: booked,
-		Note: note, ID: "credit:" + bc.CreditID, OrganisationID: orgID})
+		Note: note, eventID: creditEventID(orgID, bc.Account, bc.CreditKey), OrganisationID: orgID})
 	if err != nil {
 		return nil, err
 	}

@@ -73,9 +73,10 @@ func (s *Service) VerifyCard(ctx context.Context, token string) (_ *CardCheck, e
 		Start     time.Time `bun:"start_date"`
 		End       time.Time `bun:"end_date"`
 		Status    string    `bun:"status"`
+		OrgID     int64     `bun:"organisation_id"`
 	}
 	err = s.db.NewSelect().TableExpr("membership_cards AS c").
-		ColumnExpr("p.first_name, p.last_name, t.name AS type_name, mp.name AS period_name, mp.start_date, mp.end_date, m.status").
+		ColumnExpr("p.first_name, p.last_name, t.name AS type_name, mp.name AS period_name, mp.start_date, mp.end_date, m.status, mp.organisation_id").
 		Join("JOIN memberships AS m ON m.id = c.membership_id").
 		Join("JOIN persons AS p ON p.id = m.person_id").
 		Join("JOIN membership_types AS t ON t.id = m.membership_type_id").
@@ -83,6 +84,11 @@ func (s *Service) VerifyCard(ctx context.Context, token string) (_ *CardCheck, e
 		Where("c.token = ?", token).Limit(1).Scan(ctx, &row)
 	if err != nil {
 		return nil, notFoundOr(err, "card")
+	}
+	if !inScope(ctx, row.OrgID) {
+		// Another club's address (or /o/ prefix) never shows this club's
+		// member under its own branding: the card is none there.
+		return nil, Errorf(CodeNotFound, "card not found")
 	}
 	today := s.clock().Truncate(24 * time.Hour)
 	c := &CardCheck{Name: row.FirstName + " " + row.LastName, Type: row.Type, Period: row.Period,

@@ -191,6 +191,11 @@ func (s *Service) FollowPayLink(ctx context.Context, orderReference string) (_ *
 	if err != nil {
 		return nil, err
 	}
+	if !inScope(ctx, order.OrganisationID) {
+		// Another club's address tells nothing of this order (not even
+		// that it is paid).
+		return nil, Errorf(CodeNotFound, "order not found")
+	}
 	switch order.Status {
 	case OrderPaid:
 		return nil, Errorf(CodeConflict, "this registration is already paid")

@@ -32,11 +32,16 @@ type Capture struct {
 	BookedOn time.Time
 	// Note is free text for the record (who captured it, why).
 	Note string
-	// ID identifies the credit once: a capture with an ID seen before
-	// changes nothing. The import uses the bank's id of the credit; a
-	// capture by hand without one is identified by the reference, date and
-	// amount, so that running the same command twice captures once.
+	// ID identifies the capture once: a capture with an ID seen before
+	// (for the same organisation) changes nothing. It is recorded as
+	// "capture:", the organisation and the ID, so that it never stands for
+	// a bank's credit nor another club's capture. A capture by hand
+	// without one is identified by the reference, date and amount, so
+	// that running the same command twice captures once.
 	ID string
+	// eventID is set by the statement import and credit assignment: the
+	// bank credit's own event id (creditEventID), used as is.
+	eventID string
 	// Actor is the staff member capturing on the staff pages (audited);
 	// nil from the command line.
 	Actor *Actor
@@ -96,8 +101,14 @@ func (s *Service) CapturePayment(ctx context.Context, c Capture) (_ *CaptureResu
 		booked = s.clock()
 	}
 	rf := banking.Reference(*p.ProviderID)
-	id := c.ID
-	if id == "" {
+	orgID := s.orgOfOrder(ctx, p.OrderID)
+	var id string
+	switch {
+	case c.eventID != "":
+		id = c.eventID
+	case c.ID != "":
+		id = fmt.Sprintf("capture:%d:%s", orgID, c.ID)
+	default:
 		id = fmt.Sprintf("manual:%s:%s:%s", rf, booked.Format(time.DateOnly), FormatMoney(c.AmountMinor, currency))
 	}
 	note := "booked " + booked.Format(time.DateOnly)
@@ -106,7 +117,7 @@ func (s *Service) CapturePayment(ctx context.Context, c Capture) (_ *CaptureResu
 	}
 	conf := PaymentConfirmation{Reference: p.Reference, Outcome: OutcomeSuccess, AmountMinor: c.AmountMinor, Currency: currency,
 		EventID: id, EventType: bankCaptureEvent, TransactionID: id, Note: note, Accumulate: true, Actor: c.Actor}
-	provider := s.providerNamed(s.orgOfOrder(ctx, p.OrderID), BankTransferProvider)
+	provider := s.providerNamed(orgID, BankTransferProvider)
 	if provider.Name() != BankTransferProvider {
 		// Bank transfer switched off since the member was asked to pay:
 		// the money still arrived and counts.
@@ -124,6 +135,13 @@ func (s *Service) CapturePayment(ctx context.Context, c Capture) (_ *CaptureResu
 			s.log.WarnContext(ctx, "a second bank credit for an order already paid; it is owed back to the member",
 				"rf", string(rf), "credit", res.CreditReference, "amount", FormatMoney(c.AmountMinor, currency))
 		}
+		return out, nil
+	}
+	if res.Replayed && !res.Mismatch && p.Status == PaymentSucceeded && p.Problem == "" {
+		// The same capture again after the payment was completed (the
+		// completing form sent twice): it changed nothing, and the state it
+		// finds is paid, not the part this capture brought.
+		out.CapturedMinor = p.AmountMinor
 		return out, nil
 	}
 	if out.CapturedMinor == 0 { // not added up (another currency, a payment settled before)
@@ -250,6 +268,10 @@ type StatementLine struct {
 	// Kept: the credit could not be matched and was kept for a treasurer
 	// to resolve (BankCredits).
 	Kept bool
+	// SecondCredit: the credit paid an order paid already; it was
+	// recorded as a second payment, owed back to the member and listed
+	// among the payments needing attention, as a capture by hand is.
+	SecondCredit bool
 	// Err is why a capture failed (the rest of the import goes on).
 	Err error
 }
@@ -258,15 +280,12 @@ type StatementLine struct {
 type StatementImport struct {
 	Message, MessageID string
 	// OtherAccounts counts credits to accounts other than Account;
-	// AlreadyImported credits captured by an earlier import (by the bank's
-	// id), both left out of Lines; NotCredits the entries that are not
+	// AlreadyImported credits captured or kept by an earlier import (by
+	// the organisation, account and credit key), both left out of Lines; NotCredits the entries that are not
 	// booked credits.
 	OtherAccounts, AlreadyImported, NotCredits int
 	Lines                                      []StatementLine
 }
-
-// creditEventID is the payment event id of a captured statement credit.
-func creditEventID(c banking.Credit) string { return "credit:" + c.ID }
 
 // ImportStatement matches a bank statement's credits to the account
 // against the open bank-transfer payments (banking.Match) and captures the
@@ -292,7 +311,7 @@ func (s *Service) ImportStatement(ctx context.Context, st banking.Statement, opt
 	}
 	ids := make([]string, len(mine))
 	for i, c := range mine {
-		ids[i] = creditEventID(c)
+		ids[i] = creditEventID(opt.Organisation, string(opt.Account), creditIdentity(c))
 	}
 	var seen []string
 	if err := s.db.NewSelect().Model((*PaymentEvent)(nil)).Column("event_id").
@@ -303,17 +322,17 @@ func (s *Service) ImportStatement(ctx context.Context, st banking.Statement, opt
 	for _, id := range seen {
 		done[id] = true
 	}
-	bankIDs := make([]string, len(mine))
-	for i, c := range mine {
-		bankIDs[i] = c.ID
+	legacy, err := s.legacyImportedCredits(ctx, opt.Organisation, mine)
+	if err != nil {
+		return nil, err
 	}
-	kept, err := keptCreditIDs(ctx, s.db, opt.Organisation, bankIDs)
+	kept, err := keptCredits(ctx, s.db, opt.Organisation, string(opt.Account), mine)
 	if err != nil {
 		return nil, err
 	}
 	fresh := mine[:0:0]
-	for _, c := range mine {
-		if done[creditEventID(c)] || kept[c.ID] {
+	for i, c := range mine {
+		if done[ids[i]] || legacy[i] || kept[creditIdentity(c)] {
 			rep.AlreadyImported++
 			continue
 		}
@@ -344,7 +363,17 @@ func (s *Service) ImportStatement(ctx context.Context, st banking.Statement, opt
 		if pr.Expected != nil {
 			line.RF = pr.Expected.Reference
 		}
+		// A credit for an order paid already (before this import, or by an
+		// earlier credit of this file) is a second payment: captured as
+		// staff capture one by hand, so that it is owed back and listed,
+		// not left as a credit no one can place.
+		if rf := s.paidTransferNamed(ctx, opt.Organisation, pr); rf != "" {
+			pr.Outcome, pr.Expected = banking.OutcomeSecond, &banking.Expected{Reference: rf}
+			line.Outcome, line.RF = banking.OutcomeSecond, rf
+			line.Reason = fmt.Sprintf("%s is paid already: a second payment, owed back to the member", rf.String())
+		}
 		switch pr.Outcome {
+		case banking.OutcomeSecond:
 		case banking.OutcomeExact, banking.OutcomeByAmount, banking.OutcomePartial, banking.OutcomeExcess, banking.OutcomeCurrency:
 		case banking.OutcomeDuplicate, banking.OutcomeUnknown:
 			// Kept for a treasurer, unless it is the same credit listed
@@ -380,8 +409,9 @@ func (s *Service) ImportStatement(ctx context.Context, st banking.Statement, opt
 			booked = pr.Credit.ValueDate
 		}
 		res, err := s.CapturePayment(ctx, Capture{Reference: string(pr.Expected.Reference), AmountMinor: pr.Credit.AmountMinor,
-			Currency: pr.Credit.Currency, BookedOn: booked, Note: note, ID: creditEventID(pr.Credit),
-			Actor: opt.Actor, OrganisationID: opt.Organisation})
+			Currency: pr.Credit.Currency, BookedOn: booked, Note: note,
+			eventID: creditEventID(opt.Organisation, string(opt.Account), creditIdentity(pr.Credit)),
+			Actor:   opt.Actor, OrganisationID: opt.Organisation})
 		if err != nil {
 			line.Err = err
 			s.log.ErrorContext(ctx, "statement credit could not be captured", "credit", pr.Credit.ID, "err", err)
@@ -390,10 +420,78 @@ func (s *Service) ImportStatement(ctx context.Context, st banking.Statement, opt
 			// (its event is stored), though it changes nothing more.
 			line.Captured = !res.Replayed || res.Mismatch
 			line.Completed = !res.Replayed && !res.Mismatch && !res.Stale && res.Outcome == OutcomeSuccess
+			line.SecondCredit = res.SecondCredit
 		}
 		rep.Lines = append(rep.Lines, line)
 	}
 	return rep, nil
+}
+
+// paidTransferNamed is the RF reference of a bank transfer paid in full
+// that a credit names, when the credit is a second payment for it: an
+// unknown credit whose reference is such a payment of the importing
+// account's orders, or a credit for a payment an earlier credit of the same
+// file paid. "" otherwise.
+func (s *Service) paidTransferNamed(ctx context.Context, orgID int64, pr banking.Proposal) banking.Reference {
+	switch {
+	case pr.Outcome == banking.OutcomeDuplicate && pr.Expected != nil:
+		return pr.Expected.Reference
+	case pr.Outcome != banking.OutcomeUnknown || pr.Reference == "":
+		return ""
+	}
+	q := s.db.NewSelect().Model((*Payment)(nil)).
+		Where("provider = ? AND provider_id = ? AND status = ?", BankTransferProvider, string(pr.Reference), PaymentSucceeded)
+	if orgID != 0 {
+		q = q.Where("order_id IN (?)", s.db.NewSelect().Model((*Order)(nil)).Column("id").Where("organisation_id = ?", orgID))
+	} else {
+		q = q.Where("order_id NOT IN (?)", s.db.NewSelect().Model((*Order)(nil)).Column("id").Where("organisation_id IN (?)",
+			s.db.NewSelect().Model((*PaymentSettings)(nil)).Column("organisation_id").Where("provider = ? AND bank_iban <> ''", BankTransferProvider)))
+	}
+	if n, err := q.Count(ctx); err != nil || n == 0 {
+		return ""
+	}
+	return pr.Reference
+}
+
+// legacyImportedCredits tells which credits were captured before credit
+// keys, when a capture's event id was "credit:" and the bank's id alone:
+// such an event counts only for a payment of the importing organisation
+// (or, for the shared account, of an organisation without an account of
+// its own) and only for a credit no larger than the amount it recorded (a
+// completing capture records the sum of the parts), so that neither
+// another club's capture nor another entry under the same bank id is
+// taken for this credit.
+func (s *Service) legacyImportedCredits(ctx context.Context, orgID int64, credits []banking.Credit) (map[int]bool, error) {
+	ids := make([]string, len(credits))
+	for i, c := range credits {
+		ids[i] = "credit:" + c.ID
+	}
+	var rows []struct {
+		EventID  string `bun:"event_id"`
+		Amount   int64  `bun:"amount_minor"`
+		Currency string `bun:"currency"`
+	}
+	q := s.db.NewSelect().TableExpr("payment_events AS e").Join("JOIN payments AS p ON p.reference = e.reference").
+		Join("JOIN orders AS o ON o.id = p.order_id").ColumnExpr("e.event_id, COALESCE(e.amount_minor, 0) AS amount_minor, COALESCE(e.currency, '') AS currency").
+		Where("e.provider = ? AND e.event_id IN (?)", BankTransferProvider, bun.List(ids))
+	if orgID != 0 {
+		q = q.Where("o.organisation_id = ?", orgID)
+	} else {
+		q = q.Where("o.organisation_id NOT IN (?)", s.db.NewSelect().Model((*PaymentSettings)(nil)).Column("organisation_id").
+			Where("provider = ? AND bank_iban <> ''", BankTransferProvider))
+	}
+	if err := q.Scan(ctx, &rows); err != nil {
+		return nil, fmt.Errorf("load credits imported before keys: %w", err)
+	}
+	out := make(map[int]bool)
+	for i, c := range credits {
+		for _, r := range rows {
+			if r.EventID == ids[i] && strings.EqualFold(r.Currency, c.Currency) && r.Amount >= c.AmountMinor {
+				out[i] = true
+			}
+		}
+	}
+	return out, nil
 }
 
 // ProviderFor is the payment provider of an organisation, for the pages

@@ -287,7 +287,9 @@ func TestImportStatementFixture(t *testing.T) {
 			{"2026111000007/1", banking.OutcomePartial, "RF38PRDELTA2345DELTA234", true, false, false},
 			{"2026111000007/2", banking.OutcomeExcess, "RF65PRECHOO2345ECHOO234", true, false, false},
 			{"2026111200008", banking.OutcomeUnknown, "", false, false, true},
-			{"2026111400009", banking.OutcomeDuplicate, "RF48PRALPHA2345ALPHA234", false, false, true},
+			// ALPHA paid twice in the file: the second is owed back, as a
+			// second transfer captured by hand is.
+			{"2026111400009", banking.OutcomeSecond, "RF48PRALPHA2345ALPHA234", true, false, false},
 		}
 		if len(rep.Lines) != len(want) {
 			t.Fatalf("%d lines, want %d: %+v", len(rep.Lines), len(want), rep.Lines)
@@ -327,16 +329,31 @@ func TestImportStatementFixture(t *testing.T) {
 			t.Fatalf("%d confirmations, want 3", n)
 		}
 
-		// The unmatched credits (two unknown, one second payment) are kept
-		// for a treasurer, with what the payer wrote.
+		// The second payment is owed back, listed for staff.
+		owed, err := f.svc.PaymentsNeedingAttention(f.ctx, engine.AttentionQuery{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		seconds := 0
+		for _, a := range owed {
+			if a.Reason == engine.AttentionSecondPayment && a.RefundByHand && a.Payment.AmountMinor == 18450 {
+				seconds++
+			}
+		}
+		if seconds != 1 || !rep.Lines[7].SecondCredit {
+			t.Fatalf("the second payment of ALPHA: %d listed as owed back (%+v)", seconds, owed)
+		}
+
+		// The unknown credits are kept for a treasurer, with what the
+		// payer wrote.
 		kept, err := f.svc.BankCredits(f.ctx, engine.CreditQuery{States: []engine.CreditState{engine.CreditUnmatched}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(kept) != 3 {
-			t.Fatalf("%d kept credits, want 3: %+v", len(kept), kept)
+		if len(kept) != 2 {
+			t.Fatalf("%d kept credits, want 2: %+v", len(kept), kept)
 		}
-		if k := kept[2]; k.CreditID != "2026110700004" || k.AmountMinor != 18450 || k.Currency != "EUR" || k.DebtorName != "Udo Unbekannt" ||
+		if k := kept[1]; k.CreditID != "2026110700004" || k.AmountMinor != 18450 || k.Currency != "EUR" || k.DebtorName != "Udo Unbekannt" ||
 			k.Reference != "RF35PRUNKNO2345UNKNO234" || k.Reason == "" || k.OrganisationID != nil || k.BookedOn == nil || k.StatementID == "" {
 			t.Fatalf("kept credit %+v", k)
 		}
@@ -351,8 +368,8 @@ func TestImportStatementFixture(t *testing.T) {
 		if again.AlreadyImported != 8 || len(again.Lines) != 0 {
 			t.Fatalf("re-import: %d already imported, %d lines; want 8 and 0", again.AlreadyImported, len(again.Lines))
 		}
-		if n := f.count((*engine.BankCredit)(nil), "1 = 1"); n != 3 {
-			t.Fatalf("%d credits kept after the re-import, want 3", n)
+		if n := f.count((*engine.BankCredit)(nil), "1 = 1"); n != 2 {
+			t.Fatalf("%d credits kept after the re-import, want 2", n)
 		}
 
 		// Next month's statement brings the rest of the partial payment:

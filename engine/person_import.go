@@ -239,6 +239,14 @@ func (s *Service) importPersons(ctx context.Context, orgID int64, rows []PersonR
 		}
 	}
 	if rep.Errors > 0 {
+		// Nothing is written: every row without an error is reported
+		// unchanged (an outcome the API's schema names), never blank.
+		for i := range rep.Rows {
+			if rep.Rows[i].Outcome == "" {
+				rep.Rows[i].Outcome = RowUnchanged
+				rep.Unchanged++
+			}
+		}
 		return rep, &Error{Code: CodeValidation, Message: fmt.Sprintf("%d of %d rows have errors; nothing was imported.", rep.Errors, len(rows))}
 	}
 	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {

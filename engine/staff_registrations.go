@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
+
+	"portal/engine/banking"
 )
 
 // The registrations of a club as staff see them: one row per process
@@ -64,7 +66,9 @@ type RegistrationQuery struct {
 	// PeriodID narrows to one period; 0: all.
 	PeriodID int64
 	// Search matches a person's name (part of it), an e-mail address, the
-	// user key, or an order's or payment's reference (exactly).
+	// user key, an order's or payment's reference (exactly), or the RF
+	// creditor reference members write on their bank transfer (spaces and
+	// case as they write it).
 	Search string
 	// State narrows to one group; "": all.
 	State RegistrationState
@@ -154,9 +158,16 @@ func (s *Service) findSearch(ctx context.Context, q RegistrationQuery) (*searchM
 	if len(m.userKeys) > maxListedKeys {
 		m.userKeys, m.personKeys = nil, keys()
 	}
-	err := s.db.NewRaw(`SELECT ro.process_instance_id FROM orders AS ro WHERE ro.organisation_id = ? AND ro.pay_reference = ?
-		UNION SELECT po.process_instance_id FROM payments AS rp JOIN orders AS po ON po.id = rp.order_id WHERE po.organisation_id = ? AND rp.reference = ?`,
-		q.OrganisationID, q.Search, q.OrganisationID, q.Search).Scan(ctx, &m.instanceIDs)
+	byReference := `SELECT ro.process_instance_id FROM orders AS ro WHERE ro.organisation_id = ? AND ro.pay_reference = ?
+		UNION SELECT po.process_instance_id FROM payments AS rp JOIN orders AS po ON po.id = rp.order_id WHERE po.organisation_id = ? AND rp.reference = ?`
+	args := []any{q.OrganisationID, q.Search, q.OrganisationID, q.Search}
+	if rf, err := banking.ParseReference(q.Search); err == nil {
+		byReference += `
+		UNION SELECT fo.process_instance_id FROM payments AS fp JOIN orders AS fo ON fo.id = fp.order_id
+		WHERE fo.organisation_id = ? AND fp.provider = ? AND fp.provider_id = ?`
+		args = append(args, q.OrganisationID, BankTransferProvider, string(rf))
+	}
+	err := s.db.NewRaw(byReference, args...).Scan(ctx, &m.instanceIDs)
 	if err != nil {
 		return nil, fmt.Errorf("search references: %w", err)
 	}

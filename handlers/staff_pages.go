@@ -55,6 +55,7 @@ var staffFlashes = map[string]staffFlash{
 	"cancelled":           func(c echo.Context) string { return staffTextIn(c).DoneCancelled },
 	"captured":            func(c echo.Context) string { return staffTextIn(c).DoneCaptured },
 	"captured-problem":    func(c echo.Context) string { return staffTextIn(c).DoneCapturedProblem },
+	"captured-partial":    func(c echo.Context) string { return staffTextIn(c).DoneCapturedPartial },
 	"captured-second":     func(c echo.Context) string { return staffTextIn(c).DoneCapturedSecond },
 	"refunded":            func(c echo.Context) string { return staffTextIn(c).DoneRefunded },
 }

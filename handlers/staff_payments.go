@@ -164,6 +164,7 @@ var staffCreditOutcomes = map[banking.Outcome]struct {
 	banking.OutcomeCurrency:  {func(c echo.Context) string { return staffOpsTextIn(c).OutcomeCurrency }, true, false},
 	banking.OutcomeDuplicate: {func(c echo.Context) string { return staffOpsTextIn(c).OutcomeDuplicate }, false, false},
 	banking.OutcomeUnknown:   {func(c echo.Context) string { return staffOpsTextIn(c).OutcomeUnknown }, false, false},
+	banking.OutcomeSecond:    {func(c echo.Context) string { return staffOpsTextIn(c).OutcomeSecond }, true, false},
 }
 
 // staffCreditRow prints one credit of an import, and whether it was
@@ -198,6 +199,8 @@ func staffCreditRow(c echo.Context, l engine.StatementLine, captured bool) (view
 	}
 	row.Outcome = o.text(c)
 	switch {
+	case !captured && l.Outcome == banking.OutcomeSecond:
+		row.Result, row.Kind = staffOpsTextIn(c).LineWillOwe, "problem"
 	case !captured && o.complete:
 		row.Result = staffOpsTextIn(c).LineWillComplete
 	case !captured:
@@ -207,6 +210,8 @@ func staffCreditRow(c echo.Context, l engine.StatementLine, captured bool) (view
 		if e, ok := engine.AsError(l.Err); ok {
 			row.Result += ": " + e.Message
 		}
+	case l.SecondCredit:
+		row.Result, row.Kind = staffOpsTextIn(c).LineOwed, "problem"
 	case l.Completed:
 		row.Result = staffOpsTextIn(c).LineCompleted
 	case l.Captured:

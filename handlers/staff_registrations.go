@@ -12,6 +12,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/engine/banking"
 	"portal/engine/jobs"
 	"portal/views"
 )
@@ -257,6 +258,16 @@ func (s *Server) staffRegistration(c echo.Context) error {
 	base := registrationURL(c, id)
 	if o := d.Order; o != nil {
 		om := &views.StaffOrderModel{Reference: o.PayReference, Status: string(o.Status), Total: engine.FormatMoney(o.TotalMinor, o.Currency), Created: staffTime(o.CreatedAt)}
+		// The RF reference members write on their transfer (the newest
+		// bank-transfer attempt's: an order's attempts share it).
+		for i := len(d.Payments) - 1; i >= 0; i-- {
+			if p := d.Payments[i]; p.Provider == engine.BankTransferProvider && p.ProviderID != nil {
+				if rf, err := banking.ParseReference(*p.ProviderID); err == nil {
+					om.TransferReference = rf.String()
+				}
+				break
+			}
+		}
 		if o.PaidAt != nil {
 			om.Paid = staffTime(*o.PaidAt)
 		}
@@ -306,6 +317,20 @@ func (s *Server) staffRegistration(c echo.Context) error {
 		m.Messages = append(m.Messages, row)
 	}
 	m.Actions = detailActions(u.Role, d, base)
+	if m.Actions.Capture != "" {
+		// The capture form asks for what is still owed: the total less
+		// the parts that arrived (the same answer the pay page gives).
+		due, err := s.engine.BankTransferDue(c.Request().Context(), d.Order.ID)
+		if err != nil {
+			return s.staffEngineError(c, err)
+		}
+		if due != nil {
+			m.Actions.CaptureAmount = engine.FormatAmount(due.AmountMinor)
+			if received := d.Order.TotalMinor - due.AmountMinor; received > 0 {
+				m.Actions.CaptureOwed = fmt.Sprintf(staffTextIn(c).CapStillOwed, engine.FormatMoney(received, due.Currency), engine.FormatMoney(due.AmountMinor, due.Currency))
+			}
+		}
+	}
 	return staffRender(c, http.StatusOK, views.StaffDetailPage(m))
 }
 
@@ -414,6 +439,10 @@ func (s *Server) staffCapture(c echo.Context) error {
 	switch {
 	case res.SecondCredit && !res.Replayed:
 		return staffDone(c, id, "captured-second")
+	case res.Problem == "partial":
+		// Part arrived (now, or this form again finds it so): the page
+		// shows what is still owed beside the capture form.
+		return staffDone(c, id, "captured-partial")
 	case res.Problem != "":
 		return staffDone(c, id, "captured-problem")
 	}

@@ -22,7 +22,7 @@ func TestStaffCaptureTwiceAuditsOnce(t *testing.T) {
 		detail := "/staff/registrations/" + strconv.FormatInt(order.ProcessInstanceID, 10)
 		form := url.Values{"amount": {"1.00"}, "booked": {"2026-01-02"}, "note": {"first part"}}
 		for range 2 {
-			expectRedirect(t, env.post(tr, detail+"/capture", form), detail+"?done=captured-problem")
+			expectRedirect(t, env.post(tr, detail+"/capture", form), detail+"?done=captured-partial")
 		}
 		if n := env.auditActions("payment.capture"); n != 1 {
 			t.Fatalf("%d audit entries for one capture posted twice", n)

@@ -115,7 +115,10 @@ type StaffMembershipRow struct{ Person, Type, Kind, Status string }
 // StaffOrderModel is the registration's order.
 type StaffOrderModel struct {
 	Reference, Status, Total, Created, Paid string
-	Lines                                   []OrderLineModel
+	// TransferReference is the RF creditor reference members write on
+	// their bank transfer ("" when the order is not paid by transfer).
+	TransferReference string
+	Lines             []OrderLineModel
 }
 
 // StaffPaymentRow is one payment attempt with its provider events.
@@ -134,6 +137,10 @@ type StaffMessageRow struct{ Kind, Recipient, Created, Sent, Delivery, Error str
 type StaffDetailActions struct {
 	ResendConfirmation, ResendPaymentLink, Capture, Cancel, Reset string
 	CaptureCurrency                                               string
+	// CaptureAmount pre-fills the capture form with what is still owed
+	// (a plain amount, "184.50"); CaptureOwed says what arrived and what
+	// is owed when part arrived already.
+	CaptureAmount, CaptureOwed string
 }
 
 // staffStateClass colours a state badge.

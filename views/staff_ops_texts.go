@@ -25,7 +25,7 @@ type StaffOpsTexts struct {
 	PersonsSearch, PersonsSearchButton, PersonsNoMatch string
 	// Outcomes of a statement line
 	OutcomeExact, OutcomeByAmount, OutcomePartial, OutcomeExcess, OutcomeCurrency, OutcomeDuplicate, OutcomeUnknown,
-	LineCompleted, LineCaptured, LineFailed, LineWillComplete, LineWillRecord string
+	OutcomeSecond, LineCompleted, LineCaptured, LineFailed, LineWillComplete, LineWillRecord, LineOwed, LineWillOwe string
 	// Invitations (person import)
 	InvitationsTitle, ImportIntro, ImportFile, ImportPreviewButton, ImportMissing, ImportEmpty, ImportTooLarge, ImportPreviewTitle,
 	ImportPreviewIntro, ImportApply, ImportDoneTitle, ImportErrorsIntro, ImportLine, ImportExternalID, ImportOutcome,
@@ -85,13 +85,13 @@ var StaffOpsText = StaffOpsTexts{
 	AttentionPending: "Pending too long",
 
 	StatementTitle:    "Import a bank statement",
-	StatementIntro:    "Upload the camt.053 statement or camt.054 notification your bank gives you. You will see the proposed matches before anything is captured.",
+	StatementIntro:    "Upload the camt.053 statement, camt.054 notification or camt.052 intraday report your bank gives you. You will see the proposed matches before anything is captured.",
 	StatementFile:     "Statement file (camt.053 or camt.054, XML)",
 	StatementUpload:   "Show the proposed matches",
 	StatementNoBank:   "Bank transfer is not set up for this organisation, so there is no account to import for.",
 	StatementMissing:  "Choose a camt.053 or camt.054 file to upload.",
 	StatementTooLarge: "The file is too large: a statement may be at most 4 MB.",
-	StatementInvalid:  "This file is not a camt.053 or camt.054 statement the portal can read",
+	StatementInvalid:  "This file is not a camt.052, camt.053 or camt.054 file the portal can read",
 	PreviewTitle:      "Proposed matches",
 	PreviewIntro:      "Nothing has been captured yet. Check the matches, then capture them: exact matches complete their registration, the others are recorded on the payment for you to settle.",
 	PreviewNothing:    "No credit of this statement can be matched to an open payment.",
@@ -152,6 +152,9 @@ var StaffOpsText = StaffOpsTexts{
 	OutcomeCurrency:  "Another currency",
 	OutcomeDuplicate: "Listed twice",
 	OutcomeUnknown:   "No open payment",
+	OutcomeSecond:    "Paid already: a second payment",
+	LineOwed:         "Recorded as a second payment; owed back to the member (listed under payments needing attention)",
+	LineWillOwe:      "Will be recorded as a second payment, owed back",
 	LineCompleted:    "Captured; registration completed",
 	LineCaptured:     "Captured; recorded as a problem on the payment",
 	LineFailed:       "Could not be captured",

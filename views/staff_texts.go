@@ -27,12 +27,12 @@ type StaffTexts struct {
 	StateInProgress, StateSuspended, StateAwaitingPayment, StatePaid, StateCancelled string
 	// Registration detail
 	DetTitle, DetSummary, DetUserKey, DetStarted, DetDefinition, DetActions, DetNoActions, DetHousehold, DetSelected,
-	DetMemberships, DetAnswers, DetArchived, DetOrder, DetPaid, DetPayments, DetMessages, DetNone,
+	DetMemberships, DetAnswers, DetArchived, DetOrder, DetPaid, DetPayments, DetMessages, DetNone, DetTransferRef,
 	DelSent, DelQueued, DelFailed, DelDead, DelSkipped string
 	// Actions
-	ActResendConfirmation, ActResendLink, ActReset, ActCancel, ActCapture, ActRefund, CapAmount, CapDate, CapNote,
+	ActResendConfirmation, ActResendLink, ActReset, ActCancel, ActCapture, ActRefund, CapAmount, CapDate, CapNote, CapStillOwed,
 	ConfirmReset, ConfirmResetDetail, ConfirmCancel, ConfirmCancelDetail, ConfirmRefund, ConfirmRefundDetail,
-	DoneResentConfirmation, DoneResentLink, DoneReset, DoneCancelled, DoneCaptured, DoneCapturedProblem, DoneCapturedSecond, DoneRefunded,
+	DoneResentConfirmation, DoneResentLink, DoneReset, DoneCancelled, DoneCaptured, DoneCapturedProblem, DoneCapturedPartial, DoneCapturedSecond, DoneRefunded,
 	BadAmount, BadDate, BadFilter string
 	// Overview
 	OvTitle, OvShow, OvRegistrations, OvMoney, OvExpected, OvReceived, OvRefunded, OvAttention, OvJobs, OvByType, OvByAge,
@@ -166,6 +166,9 @@ var StaffText = StaffTexts{
 	DoneCancelled:          "The registration was cancelled.",
 	DoneCaptured:           "The bank transfer was captured.",
 	DoneCapturedProblem:    "The bank transfer was recorded, but its amount or currency does not match: the registration is not completed. Check the payment.",
+	DoneCapturedPartial:    "Part of the amount arrived and is recorded. The registration stays open until the rest arrives: what is still owed is shown with the capture form.",
+	CapStillOwed:           "%s arrived so far; %s is still owed.",
+	DetTransferRef:         "Transfer reference",
 	DoneCapturedSecond:     "The bank transfer was recorded as a second payment: the registration was paid already. The amount is owed back to the member: transfer it back, then mark it paid back on the payments page.",
 	DoneRefunded:           "The payment was refunded.",
 

@@ -127,6 +127,9 @@ var staffTextDE = StaffTexts{
 	DoneCancelled:          "Die Anmeldung wurde storniert.",
 	DoneCaptured:           "Die Banküberweisung wurde erfasst.",
 	DoneCapturedProblem:    "Die Banküberweisung wurde erfasst, aber Betrag oder Währung stimmen nicht: Die Anmeldung ist nicht abgeschlossen. Prüfen Sie die Zahlung.",
+	DoneCapturedPartial:    "Ein Teil des Betrags ist eingegangen und erfasst. Die Anmeldung bleibt offen, bis der Rest eingeht: Was noch geschuldet ist, steht beim Erfassungsformular.",
+	CapStillOwed:           "Bisher eingegangen: %s; noch geschuldet: %s.",
+	DetTransferRef:         "Überweisungsreferenz",
 	DoneCapturedSecond:     "Die Banküberweisung wurde als zweite Zahlung erfasst: Die Anmeldung war schon bezahlt. Der Betrag steht dem Mitglied zu: Überweisen Sie ihn zurück und markieren Sie ihn dann auf der Zahlungsseite als zurückgezahlt.",
 	DoneRefunded:           "Die Zahlung wurde zurückerstattet.",
 

@@ -127,6 +127,9 @@ var staffTextFR = StaffTexts{
 	DoneCancelled:          "L’inscription a été annulée.",
 	DoneCaptured:           "Le virement bancaire a été enregistré.",
 	DoneCapturedProblem:    "Le virement bancaire a été enregistré, mais son montant ou sa devise ne correspond pas : l’inscription n’est pas terminée. Vérifiez le paiement.",
+	DoneCapturedPartial:    "Une partie du montant est arrivée et a été enregistrée. L’inscription reste ouverte jusqu’à l’arrivée du reste : ce qui est encore dû figure près du formulaire d’enregistrement.",
+	CapStillOwed:           "Reçu jusqu’ici : %s ; encore dû : %s.",
+	DetTransferRef:         "Référence du virement",
 	DoneCapturedSecond:     "Le virement bancaire a été enregistré comme second paiement : l’inscription était déjà payée. Le montant est dû au membre : remboursez-le par virement, puis marquez-le comme remboursé sur la page des paiements.",
 	DoneRefunded:           "Le paiement a été remboursé.",
 

@@ -282,6 +282,8 @@ func importStatement(ctx context.Context, svc *engine.Service, opt engine.Statem
 			result = "would capture"
 		case l.Kept:
 			result = "kept unmatched (portal payments credits)"
+		case l.SecondCredit:
+			result = "second payment, owed back (portal payments attention)"
 		case l.Completed:
 			result = "captured, completed"
 		case l.Captured:

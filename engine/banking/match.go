@@ -44,6 +44,10 @@ const (
 	OutcomeDuplicate Outcome = "duplicate"
 	// OutcomeUnknown: no open payment can be told from the credit.
 	OutcomeUnknown Outcome = "unknown"
+	// OutcomeSecond: the credit's reference is a payment already paid in
+	// full (the member paid twice). Match never says it (it knows only the
+	// open payments); the import does, and records the money as owed back.
+	OutcomeSecond Outcome = "second_payment"
 )
 
 // Proposal is Match's answer for one credit.
@@ -55,6 +59,9 @@ type Proposal struct {
 	Outcome  Outcome
 	// Reason says why, for the import's report.
 	Reason string
+	// Reference is the well-formed reference an unknown credit names
+	// (not an open payment): the caller may know it as a paid one.
+	Reference Reference
 }
 
 var rfStart = regexp.MustCompile(`^RF[0-9]{2}`)
@@ -70,7 +77,7 @@ var rfStart = regexp.MustCompile(`^RF[0-9]{2}`)
 // those credits: when two orders are open for the same amount, a credit
 // without a reference never completes either of them, it is listed for
 // staff. The caller drops the credits it
-// recorded before (by Credit.ID): Match sees one import at a time.
+// recorded before (by Credit.Key): Match sees one import at a time.
 func Match(credits []Credit, open []Expected) []Proposal {
 	byRef := make(map[Reference]int, len(open))
 	for i, e := range open {
@@ -88,15 +95,15 @@ func Match(credits []Credit, open []Expected) []Proposal {
 	var noRef []int
 	for ci, c := range credits {
 		out[ci].Credit = c
-		if seen[c.ID] {
+		if seen[c.identity()] {
 			out[ci].Outcome, out[ci].Reason = OutcomeDuplicate, fmt.Sprintf("credit %s is listed twice (overlapping statements?)", c.ID)
 			continue
 		}
-		seen[c.ID] = true
+		seen[c.identity()] = true
 		idx, found, unknownRef := findReference(c, open, byRef)
 		if !found {
 			if unknownRef != "" {
-				out[ci].Outcome = OutcomeUnknown
+				out[ci].Outcome, out[ci].Reference = OutcomeUnknown, unknownRef
 				out[ci].Reason = fmt.Sprintf("reference %s is not an open payment (already paid, cancelled or not ours)", unknownRef.String())
 				continue
 			}
@@ -268,4 +275,13 @@ func money(minor int64, currency string) string {
 		s = strings.Repeat("0", digits-len(s)+1) + s
 	}
 	return currency + " " + sign + s[:len(s)-digits] + "." + s[len(s)-digits:]
+}
+
+// identity is what tells a credit apart: its Key, or its ID for a credit
+// not read from a file.
+func (c Credit) identity() string {
+	if c.Key != "" {
+		return c.Key
+	}
+	return "id:" + c.ID
 }

@@ -1,6 +1,8 @@
 package banking
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/xml"
 	"errors"
 	"fmt"
@@ -14,8 +16,8 @@ import (
 // Statement is what a bank statement file says about incoming money.
 type Statement struct {
 	// Message is the ISO 20022 message, such as "camt.053.001.08", read
-	// from the document's namespace ("camt.053" or "camt.054" alone when
-	// the file has none).
+	// from the document's namespace ("camt.052", "camt.053" or "camt.054"
+	// alone when the file has none).
 	Message string
 	// MessageID is the bank's id of the file (GrpHdr/MsgId): importing a
 	// file twice can be told by it.
@@ -45,8 +47,19 @@ func (s Statement) CreditsTo(account string) []Credit {
 type Credit struct {
 	// ID is the account servicer's reference of the transaction (or of
 	// its entry, with the transaction's position when the entry is a
-	// batch): the bank's unique id, by which a credit is recorded once.
+	// batch), as people read it on the statement. It is not unique: real
+	// files repeat one AcctSvcrRef on entries of other amounts, and
+	// every bank numbers its own entries, so Key, not ID, tells credits
+	// apart.
 	ID string
+	// Key identifies the credit on its account as banks keep it unique:
+	// a digest of the account, the booking (or value) date, the amount
+	// and currency, the entry's references (AcctSvcrRef, NtryRef), the
+	// transaction's (AcctSvcrRef, EndToEndId, TxId, InstrId, UETR) and
+	// the transaction's position in its entry. The same entry in an
+	// overlapping statement, a camt.052 report or a camt.054
+	// notification of the same booking has the same Key.
+	Key string
 	// Account is the IBAN (or other id) of the statement's account.
 	Account     string
 	AmountMinor int64
@@ -68,11 +81,20 @@ type Credit struct {
 // of a club account is a few megabytes.
 const MaxStatementBytes = 64 << 20
 
-var messageName = regexp.MustCompile(`(camt\.05[34])\.001\.(\d{2})$`)
+var messageName = regexp.MustCompile(`(camt\.05[234])\.001\.(\d{2})$`)
 
-// ParseStatement reads an ISO 20022 camt.053 (BkToCstmrStmt) or camt.054
-// (BkToCstmrDbtCdtNtfctn) document of any version (.001.02 to .001.13 share
-// the elements read here) and returns its booked credits. Elements are
+// messages are the root elements read, by the message each one is.
+var messages = map[string]string{"BkToCstmrAcctRpt": "camt.052", "BkToCstmrStmt": "camt.053", "BkToCstmrDbtCdtNtfctn": "camt.054"}
+
+// reportParents are the elements that hold an account's entries: Rpt
+// (camt.052), Stmt (camt.053) and Ntfctn (camt.054).
+var reportParents = map[string]bool{"Rpt": true, "Stmt": true, "Ntfctn": true}
+
+// ParseStatement reads an ISO 20022 camt.052 intraday account report
+// (BkToCstmrAcctRpt), camt.053 statement (BkToCstmrStmt) or camt.054
+// notification (BkToCstmrDbtCdtNtfctn) of any version (.001.02 to .001.13
+// share the elements read here) and returns its booked credits (a report's
+// pending entries are skipped like any entry not booked). Elements are
 // matched by local name, so the namespace of any version, or none, works.
 func ParseStatement(r io.Reader) (Statement, error) {
 	lr := &io.LimitedReader{R: r, N: MaxStatementBytes + 1}
@@ -101,11 +123,8 @@ func ParseStatement(r io.Reader) (Statement, error) {
 				parent = path[len(path)-1]
 			}
 			switch {
-			case len(path) == 1 && (name == "BkToCstmrStmt" || name == "BkToCstmrDbtCdtNtfctn"):
-				st.Message = "camt.053"
-				if name == "BkToCstmrDbtCdtNtfctn" {
-					st.Message = "camt.054"
-				}
+			case len(path) == 1 && messages[name] != "":
+				st.Message = messages[name]
 				if m := messageName.FindStringSubmatch(path[0]); m != nil {
 					if m[1] != st.Message {
 						return Statement{}, fmt.Errorf("statement: namespace %s does not match element %s", path[0], name)
@@ -116,7 +135,7 @@ func ParseStatement(r io.Reader) (Statement, error) {
 					st.Message = m[0]
 				}
 			case len(path) == 1:
-				return Statement{}, fmt.Errorf("statement: %s is not a camt.053 statement or camt.054 notification", name)
+				return Statement{}, fmt.Errorf("statement: %s is not a camt.052 report, camt.053 statement or camt.054 notification", name)
 			case name == "MsgId" && parent == "GrpHdr":
 				var id string
 				if err := d.DecodeElement(&id, &t); err != nil {
@@ -124,7 +143,7 @@ func ParseStatement(r io.Reader) (Statement, error) {
 				}
 				st.MessageID = strings.TrimSpace(id)
 				continue
-			case name == "Acct" && (parent == "Stmt" || parent == "Ntfctn"):
+			case name == "Acct" && reportParents[parent]:
 				var a xmlAccount
 				if err := d.DecodeElement(&a, &t); err != nil {
 					return Statement{}, fmt.Errorf("statement: account: %w", err)
@@ -134,7 +153,7 @@ func ParseStatement(r io.Reader) (Statement, error) {
 					account = strings.TrimSpace(a.Id.Othr.Id)
 				}
 				continue
-			case name == "Ntry" && (parent == "Stmt" || parent == "Ntfctn"):
+			case name == "Ntry" && reportParents[parent]:
 				var e xmlEntry
 				if err := d.DecodeElement(&e, &t); err != nil {
 					return Statement{}, fmt.Errorf("statement: entry %d: %w", entries+1, err)
@@ -166,7 +185,7 @@ func ParseStatement(r io.Reader) (Statement, error) {
 		}
 	}
 	if st.Message == "" {
-		return Statement{}, errors.New("statement: no BkToCstmrStmt or BkToCstmrDbtCdtNtfctn in the document")
+		return Statement{}, errors.New("statement: no BkToCstmrAcctRpt, BkToCstmrStmt or BkToCstmrDbtCdtNtfctn in the document")
 	}
 	return st, nil
 }
@@ -222,6 +241,9 @@ type xmlTx struct {
 	Refs struct {
 		AcctSvcrRef string `xml:"AcctSvcrRef"`
 		EndToEndId  string `xml:"EndToEndId"`
+		TxId        string `xml:"TxId"`
+		InstrId     string `xml:"InstrId"`
+		UETR        string `xml:"UETR"`
 	} `xml:"Refs"`
 	// Amt is the transaction's amount from version 03; AmtDtls/TxAmt/Amt
 	// in 02.
@@ -317,9 +339,37 @@ func (e xmlEntry) credits(account string) ([]Credit, error) {
 		if c.DebtorName == "" {
 			c.DebtorName = strings.TrimSpace(tx.Dbtr.Pty.Nm)
 		}
+		position := 0
+		if len(txs) > 1 {
+			position = i + 1
+		}
+		c.Key = creditKey(account, booked, value, minor, c.Currency,
+			e.AcctSvcrRef, e.NtryRef, tx.Refs.AcctSvcrRef, tx.Refs.EndToEndId, tx.Refs.TxId, tx.Refs.InstrId, tx.Refs.UETR, strconv.Itoa(position))
 		out = append(out, c)
 	}
 	return out, nil
+}
+
+// creditKey is Credit.Key: a SHA-256 of its parts (trimmed, the account
+// compacted, the date as a date), hex, so that it has one length and no
+// separator a reference could forge.
+func creditKey(account string, booked, value time.Time, minor int64, currency string, refs ...string) string {
+	day := booked
+	if day.IsZero() {
+		day = value
+	}
+	date := ""
+	if !day.IsZero() {
+		date = day.Format(time.DateOnly)
+	}
+	parts := append([]string{compact(account), date, strconv.FormatInt(minor, 10), strings.ToUpper(strings.TrimSpace(currency))}, refs...)
+	h := sha256.New()
+	for _, p := range parts {
+		p = strings.TrimSpace(p)
+		// Length-prefixed, so that no two lists of parts hash alike.
+		fmt.Fprintf(h, "%d:%s;", len(p), p)
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // parse reads Dt or DtTm; neither: the zero time.

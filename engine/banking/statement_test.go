@@ -122,9 +122,9 @@ func TestParseStatementRejects(t *testing.T) {
 	}
 	ns := "urn:iso:std:iso:20022:tech:xsd:camt.053.001.04"
 	for _, tc := range []struct{ name, xml, want string }{
-		{"not XML", "hello", "no BkToCstmrStmt"},
+		{"not XML", "hello", "BkToCstmrStmt or"},
 		{"truncated", doc(ns, "")[:80], "not well-formed"},
-		{"pain.001", `<Document xmlns="urn:iso:std:iso:20022:tech:xsd:pain.001.001.03"><CstmrCdtTrfInitn/></Document>`, "not a camt.053"},
+		{"pain.001", `<Document xmlns="urn:iso:std:iso:20022:tech:xsd:pain.001.001.03"><CstmrCdtTrfInitn/></Document>`, "not a camt.052 report, camt.053 statement"},
 		{"not a Document", `<Statement/>`, "not an ISO 20022 Document"},
 		{"namespace and element disagree", doc("urn:iso:std:iso:20022:tech:xsd:camt.054.001.04", ""), "does not match"},
 		{"version 01", doc("urn:iso:std:iso:20022:tech:xsd:camt.053.001.01", ""), "not supported"},

@@ -53,7 +53,7 @@ func confirmation(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*mail
 	if err != nil {
 		return nil, err
 	}
-	if out.Attachments, err = cards(ctx, d, c, l); err != nil {
+	if out.Attachments, err = cards(ctx, d, c, l, base); err != nil {
 		return nil, err
 	}
 	m.CardsAttached = len(out.Attachments) > 0
@@ -92,8 +92,9 @@ func permanentIfFinal(err error) error {
 }
 
 // cards renders a membership card per member, its QR code linking to the
-// card's verification page.
-func cards(ctx context.Context, d Deps, c *engine.Confirmation, l lang.Language) ([]mail.Attachment, error) {
+// card's verification page on the club's own address (base): the check
+// answers only there (or on the portal's address that serves no club).
+func cards(ctx context.Context, d Deps, c *engine.Confirmation, l lang.Language, base string) ([]mail.Attachment, error) {
 	ids := make([]int64, len(c.Members))
 	for i, mem := range c.Members {
 		ids[i] = mem.Membership.ID
@@ -111,7 +112,7 @@ func cards(ctx context.Context, d Deps, c *engine.Confirmation, l lang.Language)
 		pdf, err := card.Render(card.Model{
 			Club: c.Organisation.Name, Name: mem.Person.FirstName + " " + mem.Person.LastName, Type: mem.Type.Name,
 			Period: c.Period.Name, ValidFrom: c.Period.StartDate, ValidTo: c.Period.EndDate,
-			VerifyURL: d.BaseURL + "/verify/" + tokens[mem.Membership.ID], Issued: issued,
+			VerifyURL: base + "/verify/" + tokens[mem.Membership.ID], Issued: issued,
 			Texts: card.Texts{Title: l.T("title_verify"), Membership: l.T("verify_membership"), Period: l.T("verify_period"),
 				Valid: l.T("card_valid"), Scan: l.T("card_scan")},
 			Dates: l.Date(c.Period.StartDate) + " – " + l.Date(c.Period.EndDate),
