@@ -35,8 +35,9 @@ test:
 ## busy two-core machine, close to Go's default of 10 minutes per package); each part that needs
 ## a service skips with one line when it is absent (use make test to find or start them)
 .PHONY: test-suite
+RACE ?= -race
 test-suite: fmt-check vet lint templ-check css-check spec-check spec-lint spec-diff spec-published contract-client
-	$(GO) test -race -count=1 -timeout 20m ./...
+	$(GO) test $(RACE) -count=1 -timeout 20m ./...
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

@@ -39,8 +39,7 @@ func guardSQLite(url string, wait time.Duration, report func(error)) (*bun.DB, e
 	if err != nil {
 		return nil, err
 	}
-	db.AddQueryHook(&poolGuard{wait: wait, report: report})
-	return db, nil
+	return db.WithQueryHook(&poolGuard{wait: wait, report: report}), nil
 }
 
 // poolGuard is a bun query hook: every statement's context carries a
