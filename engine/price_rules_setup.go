@@ -49,7 +49,11 @@ func (s *Service) ReplacePriceRules(ctx context.Context, orgID, periodID int64, 
 		if err != nil {
 			return err
 		}
-		if err := checkPriceRules(rules, types); err != nil {
+		langs, err := orgTextLanguages(ctx, tx, orgID)
+		if err != nil {
+			return err
+		}
+		if err := checkPriceRules(rules, types, langs); err != nil {
 			return err
 		}
 		if _, err := tx.NewDelete().Model((*PriceRule)(nil)).Where("period_id = ?", periodID).Exec(ctx); err != nil {
@@ -69,7 +73,7 @@ func (s *Service) ReplacePriceRules(ctx context.Context, orgID, periodID int64, 
 	return out, err
 }
 
-func checkPriceRules(rules []PriceRule, types []MembershipType) error {
+func checkPriceRules(rules []PriceRule, types []MembershipType, langs textLanguages) error {
 	var fields []FieldError
 	bad := func(i int, f, m string) {
 		fields = append(fields, FieldError{Field: fmt.Sprintf("[%d].%s", i, f), Message: m})
@@ -81,7 +85,9 @@ func checkPriceRules(rules []PriceRule, types []MembershipType) error {
 	codes := map[string]int{}
 	for i := range rules {
 		r := &rules[i]
-		r.Label = strings.TrimSpace(r.Label)
+		for _, f := range checkClubText(langs, "label", "labelTexts", &r.Label, r.LabelTexts, 200) {
+			bad(i, f.Field, f.Message)
+		}
 		if !ruleCodePattern.MatchString(r.Code) {
 			bad(i, "code", "must be 1 to 40 lower-case letters, digits and hyphens")
 		} else if first, dup := codes[r.Code]; dup {
@@ -91,9 +97,6 @@ func checkPriceRules(rules []PriceRule, types []MembershipType) error {
 		}
 		if !slices.Contains(ruleKinds, r.Kind) {
 			bad(i, "kind", "must be one of "+strings.Join(ruleKinds, ", "))
-		}
-		if r.Label == "" || !printable(r.Label, 200) {
-			bad(i, "label", "must be 1 to 200 characters")
 		}
 		if (r.AmountMinor == nil) == (r.PercentBP == nil) {
 			bad(i, "amountMinor", "give exactly one of amountMinor and percentBp")
