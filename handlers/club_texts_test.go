@@ -1,0 +1,85 @@
+package handlers_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/uptrace/bun"
+
+	"portal/engine"
+	"portal/engine/dbtest"
+)
+
+// hasFieldError reports whether an error body names field with a message
+// containing msg.
+func hasFieldError(e httpError, field, msg string) bool {
+	for _, f := range e.Errors {
+		if f.Field == field && strings.Contains(f.Message, msg) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestClubTextsThroughAdminAPI: price-rule labels, membership type and
+// period names take texts per language; one given in some languages but
+// not in every one the organisation enables is refused naming the field;
+// clients that send only the plain text keep working.
+func TestClubTextsThroughAdminAPI(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		env := newEnv(t, db)
+		key, _ := env.apiKey(1, engine.ScopeWrite)
+		adm := func(method, path string, body any) response {
+			t.Helper()
+			return env.admin(key, method, path, body)
+		}
+		const rules = "/api/admin/periods/1/price-rules"
+		var got struct {
+			Rules []map[string]any `json:"rules"`
+		}
+		res := adm(http.MethodGet, rules, nil)
+		res.json(t, &got)
+		if texts, _ := got.Rules[0]["labelTexts"].(map[string]any); texts["de"] != "Mitgliedschaft Erwachsene" || got.Rules[0]["label"] != "Adult membership" {
+			t.Fatalf("rule 0 = %v", got.Rules[0])
+		}
+		delete(got.Rules[0]["labelTexts"].(map[string]any), "fr")
+		e := expectHTTPError(t, adm(http.MethodPut, rules, got), http.StatusUnprocessableEntity, rules)
+		if !hasFieldError(e, "[0].labelTexts.fr", "has no text in fr") {
+			t.Fatalf("errors %+v do not name [0].labelTexts.fr", e.Errors)
+		}
+		// A client that knows no languages: a plain label is every language's.
+		got.Rules[0]["labelTexts"] = map[string]any{}
+		got.Rules[0]["label"] = "Full membership"
+		delete(got.Rules[1], "labelTexts")
+		res = adm(http.MethodPut, rules, got)
+		if res.status != http.StatusOK {
+			t.Fatalf("plain labels: %d %s", res.status, res.body)
+		}
+		if !strings.Contains(string(res.body), `"label":"Full membership","labelTexts":{}`) {
+			t.Fatalf("answer %s", res.body)
+		}
+
+		const types = "/api/admin/membership-types"
+		e = expectHTTPError(t, adm(http.MethodPost, types, map[string]any{"code": "SENIOR", "name": "Senior", "minAge": 65,
+			"nameTexts": map[string]string{"de": "Senioren"}}), http.StatusUnprocessableEntity, types)
+		if !hasFieldError(e, "nameTexts.fr", "has no text in fr") {
+			t.Fatalf("errors %+v do not name nameTexts.fr", e.Errors)
+		}
+		res = adm(http.MethodPost, types, map[string]any{"code": "SENIOR", "minAge": 65,
+			"nameTexts": map[string]string{"en": "Senior", "de": "Senioren", "fr": "Seniors"}})
+		if res.status != http.StatusCreated || !strings.Contains(string(res.body), `"name":"Senior"`) || !strings.Contains(string(res.body), `"de":"Senioren"`) {
+			t.Fatalf("type: %d %s", res.status, res.body)
+		}
+
+		e = expectHTTPError(t, adm(http.MethodPatch, "/api/admin/periods/1", map[string]any{"nameTexts": map[string]string{"fr": "Saison"}}),
+			http.StatusUnprocessableEntity, "/api/admin/periods/1")
+		if !hasFieldError(e, "nameTexts.de", "has no text in de") {
+			t.Fatalf("errors %+v do not name nameTexts.de", e.Errors)
+		}
+		res = adm(http.MethodPatch, "/api/admin/periods/1", map[string]any{"name": "Season one", "nameTexts": map[string]string{"de": "Saison eins", "fr": "Saison un"}})
+		if res.status != http.StatusOK || !strings.Contains(string(res.body), `"fr":"Saison un"`) {
+			t.Fatalf("period: %d %s", res.status, res.body)
+		}
+	})
+}
