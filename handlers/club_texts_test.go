@@ -2,6 +2,7 @@ package handlers_test
 
 import (
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -80,6 +81,43 @@ func TestClubTextsThroughAdminAPI(t *testing.T) {
 		res = adm(http.MethodPatch, "/api/admin/periods/1", map[string]any{"name": "Season one", "nameTexts": map[string]string{"de": "Saison eins", "fr": "Saison un"}})
 		if res.status != http.StatusOK || !strings.Contains(string(res.body), `"fr":"Saison un"`) {
 			t.Fatalf("period: %d %s", res.status, res.body)
+		}
+	})
+}
+
+// TestStaffSetupTypeNamesPerLanguage: the setup page's type form edits
+// the name in each language the organisation offers; a name given in
+// some other languages but not in all is refused at its field, nothing
+// stored.
+func TestStaffSetupTypeNamesPerLanguage(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		env := newStaffEnv(t, db, envOptions{})
+		env.addStaff("admin@example.org", engine.RoleAdmin)
+		admin := env.mustStaffSignIn("admin@example.org", "/staff")
+		origin := []string{"Origin", env.srv.URL}
+
+		// Editing the demo's adult type shows its German and French names.
+		edit := env.get(admin, "/staff/setup?edit_type=1")
+		if edit.doc.Find("#type-name-de").AttrOr("value", "") != "Erwachsene" || edit.doc.Find("#type-name-fr").AttrOr("value", "") != "Adulte" ||
+			edit.doc.Find("#type-name-en").Length() != 0 {
+			t.Fatalf("edit form: %s", edit.testid("type-form").Text())
+		}
+		bad := env.post(admin, "/staff/setup/types", url.Values{"code": {"GUEST"}, "name": {"Guest"}, "nameTexts.de": {"Gast"}, "nameTexts.fr": {""}}, origin...)
+		if bad.status != http.StatusUnprocessableEntity || !strings.Contains(bad.testid("error-type-name-fr").Text(), "fr") ||
+			bad.doc.Find("#type-name-de").AttrOr("value", "") != "Gast" {
+			t.Fatalf("a missing French name: %d %s", bad.status, bad.testid("type-form").Text())
+		}
+		types, _ := env.svc.MembershipTypes(t.Context(), 1)
+		if len(types) != 2 {
+			t.Fatalf("a refused type was stored: %+v", types)
+		}
+		expectRedirect(t, env.post(admin, "/staff/setup/types", url.Values{"code": {"GUEST"}, "name": {"Guest"}, "nameTexts.de": {"Gast"}, "nameTexts.fr": {"Invité"}}, origin...),
+			"/staff/setup?done=type-added#types")
+		expectRedirect(t, env.post(admin, "/staff/setup/types/1", url.Values{"code": {"ADULT"}, "name": {"Adult"}, "minAge": {"18"}, "nameTexts.de": {""}, "nameTexts.fr": {""}}, origin...),
+			"/staff/setup?done=type-changed#types")
+		types, _ = env.svc.MembershipTypes(t.Context(), 1)
+		if types[0].Code != "ADULT" || len(types[0].NameTexts) != 0 || types[2].NameTexts["fr"] != "Invité" {
+			t.Fatalf("types = %+v", types)
 		}
 	})
 }

@@ -85,7 +85,7 @@ func (s *Server) renderSetup(c echo.Context, status int, adjust func(*views.Staf
 		m.Types = append(m.Types, views.StaffTypeRow{ID: id, Code: t.Code, Name: t.Name, Ages: ageRange(c, t.MinAge, t.MaxAge),
 			EditURL: base + "?edit_type=" + id + "#type-form", DeleteURL: base + "/types/" + id + "/delete"})
 	}
-	m.TypeForm = typeForm(c, base, types)
+	m.TypeForm = typeForm(c, base, types, org)
 	m.Languages = languagesForm(base, org)
 	if m.Payments, err = s.paymentForm(c, base, u.OrganisationID); err != nil {
 		return s.staffEngineError(c, err)
