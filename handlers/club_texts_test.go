@@ -1,6 +1,7 @@
 package handlers_test
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -118,6 +119,43 @@ func TestStaffSetupTypeNamesPerLanguage(t *testing.T) {
 		types, _ = env.svc.MembershipTypes(t.Context(), 1)
 		if types[0].Code != "ADULT" || len(types[0].NameTexts) != 0 || types[2].NameTexts["fr"] != "Invité" {
 			t.Fatalf("types = %+v", types)
+		}
+	})
+}
+
+// TestStaffMoneyAndStatesInGerman: a staff page in German writes money as the
+// member pages do (184,50 EUR), states in German and age groups in
+// German, not the stored spellings.
+func TestStaffMoneyAndStatesInGerman(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		env := bankTransferStaffEnv(t, db)
+		env.completeDemo(env.newClient())
+		env.addStaff("treasurer@example.org", engine.RoleTreasurer)
+		c := env.mustStaffSignIn("treasurer@example.org", "/staff/registrations")
+		de := []string{"Accept-Language", "de"}
+		list := env.get(c, "/staff/registrations", de...)
+		detailURL := list.testid("registration-row").Find(`[data-testid=registration-link]`).AttrOr("href", "")
+		var order engine.Order
+		if err := db.NewSelect().Model(&order).Where("status = ?", engine.OrderUnpaid).Limit(1).Scan(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		money := fmt.Sprintf("%d,%02d\u00a0EUR", order.TotalMinor/100, order.TotalMinor%100)
+		d := env.get(c, detailURL, de...)
+		if d.doc.Find("html").AttrOr("lang", "") != "de" {
+			t.Fatalf("detail not German: %s", d.body)
+		}
+		if got := d.testid("order-status").Text(); got != "unbezahlt" {
+			t.Errorf("order status %q, want unbezahlt", got)
+		}
+		if got := d.testid("membership").First().Text(); !strings.Contains(got, "Zahlung ausstehend") {
+			t.Errorf("membership %q lacks the German status", got)
+		}
+		if body := string(d.body); !strings.Contains(body, money) || strings.Contains(body, "EUR "+strings.ReplaceAll(money[:len(money)-len("\u00a0EUR")], ",", ".")) {
+			t.Errorf("detail does not write %q as the member pages do", money)
+		}
+		ov := env.get(c, "/staff", de...)
+		if !strings.Contains(ov.doc.Text(), "unter 12") || strings.Contains(ov.doc.Text(), "65 and over") || !strings.Contains(string(ov.body), money) {
+			t.Errorf("overview in German: age groups or money in English:\n%s", ov.doc.Text())
 		}
 	})
 }

@@ -96,7 +96,7 @@ func (s *Server) renderSetup(c echo.Context, status int, adjust func(*views.Staf
 	for _, p := range periods {
 		id := strconv.FormatInt(p.ID, 10)
 		m.Periods = append(m.Periods, views.StaffPeriodRow{ID: id, Name: p.Name, Dates: p.StartDate.Format(time.DateOnly) + " – " + p.EndDate.Format(time.DateOnly),
-			Status: p.Status, Currency: p.Currency, Definition: p.DefinitionKey, Open: p.Status == engine.PeriodOpen,
+			Status: statusLabel(c, p.Status), Currency: p.Currency, Definition: p.DefinitionKey, Open: p.Status == engine.PeriodOpen,
 			StatusURL: base + "/periods/" + id + "/status"})
 		rules, err := s.engine.PriceRules(ctx, u.OrganisationID, p.ID)
 		if err != nil {
@@ -156,7 +156,7 @@ func ruleRow(c echo.Context, r engine.PriceRule, currency string, typeNames map[
 	}
 	switch {
 	case r.AmountMinor != nil:
-		row.Amount = engine.FormatMoney(*r.AmountMinor, currency)
+		row.Amount = staffMoney(c, *r.AmountMinor, currency)
 	case r.PercentBP != nil:
 		row.Amount = fmt.Sprintf("%.2f %%", float64(*r.PercentBP)/100)
 	}
@@ -241,9 +241,9 @@ func (s *Server) priceCalculator(c echo.Context, base string, periods []engine.M
 		return f
 	}
 	for _, l := range quote.Lines {
-		f.Lines = append(f.Lines, views.StaffCalcLine{Description: l.Description, Amount: engine.FormatMoney(l.AmountMinor, quote.Currency)})
+		f.Lines = append(f.Lines, views.StaffCalcLine{Description: l.Description, Amount: staffMoney(c, l.AmountMinor, quote.Currency)})
 	}
-	f.Total = engine.FormatMoney(quote.TotalMinor, quote.Currency)
+	f.Total = staffMoney(c, quote.TotalMinor, quote.Currency)
 	return f
 }
 
