@@ -252,7 +252,7 @@ func (s *Server) staffRegistration(c echo.Context) error {
 		m.Archive = fmt.Sprintf("%s (%s, %d)", d.Archive.Summary, staffTime(d.Archive.ArchivedAt), d.Archive.Answers)
 	}
 	for _, ms := range d.Memberships {
-		m.Memberships = append(m.Memberships, views.StaffMembershipRow{Person: names[ms.PersonID], Type: ms.TypeName, Kind: memberTypeLabel(c, ms.MemberType), Status: statusLabel(c, ms.Status)})
+		m.Memberships = append(m.Memberships, views.StaffMembershipRow{Person: names[ms.PersonID], Type: ms.TypeTexts.In(langOf(c).Code, ms.TypeName), Kind: memberTypeLabel(c, ms.MemberType), Status: statusLabel(c, ms.Status)})
 	}
 	base := registrationURL(c, id)
 	if o := d.Order; o != nil {
