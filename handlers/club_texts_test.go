@@ -103,6 +103,12 @@ func TestStaffSetupTypeNamesPerLanguage(t *testing.T) {
 			edit.doc.Find("#type-name-en").Length() != 0 {
 			t.Fatalf("edit form: %s", edit.testid("type-form").Text())
 		}
+		// In German, the price rules and the calculator's lines are German.
+		calc := env.get(admin, "/staff/setup?calc_period=1&calc_type=1&calc_member=NEW", "Accept-Language", "de")
+		if total := calc.testid("calc-total").Text(); total == "" || !strings.Contains(string(calc.body), "Mitgliedschaft Erwachsene – Person 1") ||
+			strings.Contains(string(calc.body), "Adult membership") {
+			t.Fatalf("German calculator (%q):\n%s", total, calc.testid("calc-result").Text())
+		}
 		bad := env.post(admin, "/staff/setup/types", url.Values{"code": {"GUEST"}, "name": {"Guest"}, "nameTexts.de": {"Gast"}, "nameTexts.fr": {""}}, origin...)
 		if bad.status != http.StatusUnprocessableEntity || !strings.Contains(bad.testid("error-type-name-fr").Text(), "fr") ||
 			bad.doc.Find("#type-name-de").AttrOr("value", "") != "Gast" {

@@ -79,8 +79,9 @@ func (s *Server) renderSetup(c echo.Context, status int, adjust func(*views.Staf
 			AccentColour: org.AccentColour, HashSecretSet: org.HashSecretSealed != ""},
 		AddForm: views.StaffAddForm{Action: base + "/staff", Role: string(engine.RoleViewer)}}
 	typeNames := map[int64]string{}
+	code := langOf(c).Code // the club's own texts in the page's language
 	for _, t := range types {
-		typeNames[t.ID] = t.Name
+		typeNames[t.ID] = t.NameTexts.In(code, t.Name)
 		id := strconv.FormatInt(t.ID, 10)
 		m.Types = append(m.Types, views.StaffTypeRow{ID: id, Code: t.Code, Name: t.Name, Ages: ageRange(c, t.MinAge, t.MaxAge),
 			EditURL: base + "?edit_type=" + id + "#type-form", DeleteURL: base + "/types/" + id + "/delete"})
@@ -102,8 +103,9 @@ func (s *Server) renderSetup(c echo.Context, status int, adjust func(*views.Staf
 		if err != nil {
 			return s.staffEngineError(c, err)
 		}
-		rt := views.StaffRuleTable{Period: p.Name}
+		rt := views.StaffRuleTable{Period: p.NameTexts.In(code, p.Name)}
 		for _, r := range rules {
+			r.Localize(code)
 			rt.Rules = append(rt.Rules, ruleRow(c, r, p.Currency, typeNames))
 		}
 		m.Rules = append(m.Rules, rt)
