@@ -69,14 +69,16 @@ func (s *Service) VerifyCard(ctx context.Context, token string) (_ *CardCheck, e
 		FirstName string    `bun:"first_name"`
 		LastName  string    `bun:"last_name"`
 		Type      string    `bun:"type_name"`
+		TypeTexts Texts     `bun:"type_texts"`
 		Period    string    `bun:"period_name"`
+		PeriodTx  Texts     `bun:"period_texts"`
 		Start     time.Time `bun:"start_date"`
 		End       time.Time `bun:"end_date"`
 		Status    string    `bun:"status"`
 		OrgID     int64     `bun:"organisation_id"`
 	}
 	err = s.db.NewSelect().TableExpr("membership_cards AS c").
-		ColumnExpr("p.first_name, p.last_name, t.name AS type_name, mp.name AS period_name, mp.start_date, mp.end_date, m.status, mp.organisation_id").
+		ColumnExpr("p.first_name, p.last_name, t.name AS type_name, t.name_texts AS type_texts, mp.name AS period_name, mp.name_texts AS period_texts, mp.start_date, mp.end_date, m.status, mp.organisation_id").
 		Join("JOIN memberships AS m ON m.id = c.membership_id").
 		Join("JOIN persons AS p ON p.id = m.person_id").
 		Join("JOIN membership_types AS t ON t.id = m.membership_type_id").
@@ -91,7 +93,9 @@ func (s *Service) VerifyCard(ctx context.Context, token string) (_ *CardCheck, e
 		return nil, Errorf(CodeNotFound, "card not found")
 	}
 	today := s.clock().Truncate(24 * time.Hour)
-	c := &CardCheck{Name: row.FirstName + " " + row.LastName, Type: row.Type, Period: row.Period,
+	// The checking page names the type and period in its reader's language.
+	lang := LanguageOf(ctx)
+	c := &CardCheck{Name: row.FirstName + " " + row.LastName, Type: row.TypeTexts.In(lang, row.Type), Period: row.PeriodTx.In(lang, row.Period),
 		StartDate: row.Start, EndDate: row.End, Status: row.Status}
 	active := row.Status == MembershipActive
 	c.NotStarted = active && today.Before(row.Start)

@@ -32,6 +32,14 @@ func (s *Service) quoteFor(ctx context.Context, tx bun.IDB, inst *ProcessInstanc
 	if err != nil {
 		return Quote{}, nil, err
 	}
+	// The lines are in the member's language: the review shows them, the
+	// commit freezes them so (the definition's own texts are in it already).
+	lang := LanguageOf(ctx)
+	if lang == "" {
+		lang = inst.Language
+	}
+	localizeRules(rules, lang)
+	localizeTypes(types, lang)
 	// Only answers on the path are priced: a skipped priced step adds nothing.
 	answers = def.routeFor(selected, inst.Period.StartDate, answers).answered(def, answers)
 	people := make([]pricedPerson, len(selected))

@@ -105,6 +105,8 @@ func LoadConfirmation(ctx context.Context, db bun.IDB, orderID int64) (*Confirma
 		return nil, err
 	}
 	typeByID := map[int64]MembershipType{}
+	c.Period.Localize(c.Language)
+	localizeTypes(types, c.Language)
 	for _, t := range types {
 		typeByID[t.ID] = t
 	}

@@ -31,7 +31,7 @@ func stateSQL(pg bool, from string, extra ...string) string {
 	text := `SELECT i.id, i.definition_id, i.definition_key, i.current_step_id, i.status,
 	i.start_time, i.end_time, i.related_entity_type, i.related_entity_id, i.organisation_id, i.user_key,
 	i.selected_persons, i.version, i.updated_at, i.language,
-	p.id, p.organisation_id, p.name, p.start_date, p.end_date, p.status, p.currency, p.definition_key,
+	p.id, p.organisation_id, p.name, p.name_texts, p.start_date, p.end_date, p.status, p.currency, p.definition_key,
 	d.active, ` + strings.Join(extra, ", ") + from
 	words := strings.NewReplacer("{agg}", "json_agg", "{obj}", "json_build_object", "{arr}", "json_build_array",
 		"{selected}", "json_array_elements_text(i.selected_persons::json) AS s", "{sid}", "s.value::bigint",
@@ -114,7 +114,7 @@ func (s *Service) readState(ctx context.Context, st stateStatements, id int64, u
 	if err := rows.Scan(append([]any{&inst.ID, &inst.DefinitionID, &inst.DefinitionKey, &inst.CurrentStepID, &inst.Status,
 		(*storedTime)(&inst.StartTime), &endTime, &inst.RelatedEntityType, &inst.RelatedEntityID, &inst.OrganisationID, &inst.UserKey,
 		&selectedJSON, &inst.Version, (*storedTime)(&inst.UpdatedAt), &inst.Language,
-		&p.ID, &p.OrganisationID, &p.Name, (*storedTime)(&p.StartDate), (*storedTime)(&p.EndDate), &p.Status, &p.Currency, &p.DefinitionKey,
+		&p.ID, &p.OrganisationID, &p.Name, &p.NameTexts, (*storedTime)(&p.StartDate), (*storedTime)(&p.EndDate), &p.Status, &p.Currency, &p.DefinitionKey,
 		&inst.Definition.Active}, extra...)...); err != nil {
 		return nil, false, fmt.Errorf("load registration: %w", err)
 	}
@@ -129,6 +129,7 @@ func (s *Service) readState(ctx context.Context, st stateStatements, id int64, u
 	if err := json.Unmarshal(selectedJSON, &inst.SelectedPersons); err != nil {
 		return nil, false, fmt.Errorf("load registration: selected persons: %w", err)
 	}
+	p.Localize(LanguageOf(ctx)) // the member's pages name the period in their language
 	return inst, true, nil
 }
 

@@ -578,13 +578,15 @@ func LoadInvitationMail(ctx context.Context, db bun.IDB, p InvitationPayload, no
 	if err != nil {
 		return nil, err
 	}
-	m.Organisation, m.Club, m.Period, m.To = *org, org.Name, period.Name, uniqueAddresses(persons[inv.UserKey])
+	m.Organisation, m.Club, m.To = *org, org.Name, uniqueAddresses(persons[inv.UserKey])
 	for _, p := range persons[inv.UserKey] {
 		m.Persons = append(m.Persons, p.FirstName+" "+p.LastName)
 	}
 	if m.Language, err = HouseholdLanguage(ctx, db, inv.OrganisationID, inv.UserKey); err != nil {
 		return nil, err
 	}
+	period.Localize(m.Language)
+	m.Period = period.Name
 	return m, nil
 }
 

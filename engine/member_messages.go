@@ -200,6 +200,8 @@ func LoadMemberMessage(ctx context.Context, db bun.IDB, p MemberMessagePayload) 
 			return nil, err
 		}
 	}
+	m.Type.Localize(m.Language)
+	m.Period.Localize(m.Language)
 	return m, nil
 }
 

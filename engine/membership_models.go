@@ -69,8 +69,11 @@ type MembershipType struct {
 	OrganisationID int64  `bun:"organisation_id,notnull"`
 	Code           string `bun:"code,notnull"`
 	Name           string `bun:"name,notnull"`
-	MinAge         *int   `bun:"min_age"`
-	MaxAge         *int   `bun:"max_age"`
+	// NameTexts are the name per language (club_texts.go); Name is the
+	// default language's.
+	NameTexts Texts `bun:"name_texts,notnull"`
+	MinAge    *int  `bun:"min_age"`
+	MaxAge    *int  `bun:"max_age"`
 }
 
 // Period statuses.
@@ -82,14 +85,17 @@ const (
 // MembershipPeriod is a season members register for.
 type MembershipPeriod struct {
 	bun.BaseModel  `bun:"table:membership_periods"`
-	ID             int64     `bun:"id,pk,autoincrement"`
-	OrganisationID int64     `bun:"organisation_id,notnull"`
-	Name           string    `bun:"name,notnull"`
-	StartDate      time.Time `bun:"start_date,notnull,type:date"`
-	EndDate        time.Time `bun:"end_date,notnull,type:date"`
-	Status         string    `bun:"status,notnull"`
-	Currency       string    `bun:"currency,notnull"`
-	DefinitionKey  string    `bun:"definition_key,notnull"`
+	ID             int64  `bun:"id,pk,autoincrement"`
+	OrganisationID int64  `bun:"organisation_id,notnull"`
+	Name           string `bun:"name,notnull"`
+	// NameTexts are the name per language (club_texts.go); Name is the
+	// default language's.
+	NameTexts     Texts     `bun:"name_texts,notnull"`
+	StartDate     time.Time `bun:"start_date,notnull,type:date"`
+	EndDate       time.Time `bun:"end_date,notnull,type:date"`
+	Status        string    `bun:"status,notnull"`
+	Currency      string    `bun:"currency,notnull"`
+	DefinitionKey string    `bun:"definition_key,notnull"`
 }
 
 // AcceptsRegistrations reports whether members may register for the period at now.
@@ -118,12 +124,15 @@ const (
 // PriceRule is one piece of a period's pricing. Exactly one of AmountMinor
 // and PercentBP is set; a percentage applies to the person's membership fee.
 type PriceRule struct {
-	bun.BaseModel    `bun:"table:price_rules"`
-	ID               int64      `bun:"id,pk,autoincrement"`
-	PeriodID         int64      `bun:"period_id,notnull"`
-	Code             string     `bun:"code,notnull"`
-	Kind             string     `bun:"kind,notnull"`
-	Label            string     `bun:"label,notnull"`
+	bun.BaseModel `bun:"table:price_rules"`
+	ID            int64  `bun:"id,pk,autoincrement"`
+	PeriodID      int64  `bun:"period_id,notnull"`
+	Code          string `bun:"code,notnull"`
+	Kind          string `bun:"kind,notnull"`
+	Label         string `bun:"label,notnull"`
+	// LabelTexts are the label per language (club_texts.go); Label is
+	// the default language's.
+	LabelTexts       Texts      `bun:"label_texts,notnull"`
 	MembershipTypeID *int64     `bun:"membership_type_id"`
 	MemberType       *string    `bun:"member_type"`
 	MinPersons       *int       `bun:"min_persons"`

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"regexp"
-	"strings"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -42,11 +41,15 @@ func (s *Service) StaffCreateMembershipType(ctx context.Context, actor Actor, t 
 
 func (s *Service) createMembershipType(ctx context.Context, actor *Actor, t MembershipType) (_ *MembershipType, err error) {
 	defer classifyUnavailable(&err)
-	if err := checkMembershipType(&t); err != nil {
-		return nil, err
-	}
 	t.ID = 0
 	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		langs, err := orgTextLanguages(ctx, tx, t.OrganisationID)
+		if err != nil {
+			return err
+		}
+		if err := checkMembershipType(&t, langs); err != nil {
+			return err
+		}
 		if _, err := tx.NewInsert().Model(&t).Exec(ctx); err != nil {
 			return membershipTypeStoreError(err)
 		}
@@ -68,23 +71,20 @@ func (s *Service) auditMembershipType(ctx context.Context, tx bun.IDB, actor *Ac
 		if t == nil {
 			return nil
 		}
-		return map[string]any{"code": t.Code, "name": t.Name, "minAge": t.MinAge, "maxAge": t.MaxAge}
+		return map[string]any{"code": t.Code, "name": t.Name, "nameTexts": t.NameTexts, "minAge": t.MinAge, "maxAge": t.MaxAge}
 	}
 	return s.appendAudit(ctx, tx, *actor, AuditEntry{OrganisationID: orgID, Action: action, TargetType: "membership_type",
 		TargetID: fmt.Sprint(id), Before: view(before), After: view(after)})
 }
 
 // checkMembershipType validates a membership type as created or changed.
-func checkMembershipType(t *MembershipType) error {
+func checkMembershipType(t *MembershipType, langs textLanguages) error {
 	var fields []FieldError
 	bad := func(f, m string) { fields = append(fields, FieldError{Field: f, Message: m}) }
-	t.Name = strings.TrimSpace(t.Name)
 	if !typeCodePattern.MatchString(t.Code) {
 		bad("code", "must be 1 to 32 upper-case letters, digits, _ or -")
 	}
-	if t.Name == "" || !printable(t.Name, 100) {
-		bad("name", "must be 1 to 100 characters")
-	}
+	fields = append(fields, checkClubText(langs, "name", "nameTexts", &t.Name, t.NameTexts, 100)...)
 	for field, age := range map[string]*int{"minAge": t.MinAge, "maxAge": t.MaxAge} {
 		if age != nil && (*age < 0 || *age > 150) {
 			bad(field, "must be 0 to 150")
@@ -110,7 +110,10 @@ func membershipTypeStoreError(err error) error {
 // MembershipTypeChange is a partial update of a membership type: nil
 // fields stay; ClearMinAge and ClearMaxAge remove a bound.
 type MembershipTypeChange struct {
-	Code, Name               *string
+	Code, Name *string
+	// NameTexts replace the name per language (an empty map: one name
+	// for every language).
+	NameTexts                *Texts
 	MinAge, MaxAge           *int
 	ClearMinAge, ClearMaxAge bool
 }
@@ -134,11 +137,26 @@ func (s *Service) updateMembershipType(ctx context.Context, actor *Actor, orgID,
 			return err
 		}
 		before := *t
+		langs, err := orgTextLanguages(ctx, tx, orgID)
+		if err != nil {
+			return err
+		}
 		if ch.Code != nil {
 			t.Code = *ch.Code
 		}
 		if ch.Name != nil {
 			t.Name = *ch.Name
+		}
+		if ch.NameTexts != nil {
+			t.NameTexts = ch.NameTexts.withDefault(langs.def, "")
+			if ch.Name == nil && t.NameTexts[langs.def] != "" {
+				t.Name = "" // the texts' default language's text is the name
+			}
+		} else if ch.Name != nil && t.NameTexts[langs.def] != "" {
+			// A new default name alone replaces the default language's
+			// text too, so that the two agree.
+			t.NameTexts = t.NameTexts.withDefault(langs.def, "")
+			t.NameTexts[langs.def] = *ch.Name
 		}
 		if ch.ClearMinAge {
 			t.MinAge = nil
@@ -150,7 +168,7 @@ func (s *Service) updateMembershipType(ctx context.Context, actor *Actor, orgID,
 		} else if ch.MaxAge != nil {
 			t.MaxAge = ch.MaxAge
 		}
-		if err := checkMembershipType(t); err != nil {
+		if err := checkMembershipType(t, langs); err != nil {
 			return err
 		}
 		if _, err := tx.NewUpdate().Model(t).WherePK().Exec(ctx); err != nil {
@@ -222,7 +240,10 @@ func (s *Service) Periods(ctx context.Context, orgID int64) (periods []Membershi
 
 // PeriodInput is a new period, or (nil fields unchanged) a change of one.
 type PeriodInput struct {
-	Name          *string
+	Name *string
+	// NameTexts replace the name per language (an empty map: one name
+	// for every language).
+	NameTexts     *Texts
 	StartDate     *string // YYYY-MM-DD
 	EndDate       *string
 	Currency      *string
@@ -313,18 +334,38 @@ func (s *Service) updatePeriod(ctx context.Context, actor *Actor, orgID, id int6
 
 // periodAuditView is what the audit log keeps of a period.
 func periodAuditView(p *MembershipPeriod) map[string]any {
-	return map[string]any{"name": p.Name, "status": p.Status, "startDate": p.StartDate.Format(time.DateOnly),
+	return map[string]any{"name": p.Name, "nameTexts": p.NameTexts, "status": p.Status, "startDate": p.StartDate.Format(time.DateOnly),
 		"endDate": p.EndDate.Format(time.DateOnly), "currency": p.Currency, "definitionKey": p.DefinitionKey}
 }
 
 func applyPeriodInput(ctx context.Context, tx bun.Tx, p *MembershipPeriod, in PeriodInput) error {
 	var fields []FieldError
 	bad := func(f, m string) { fields = append(fields, FieldError{Field: f, Message: m}) }
-	if in.Name != nil {
-		if n := strings.TrimSpace(*in.Name); n == "" || !printable(n, 200) {
-			bad("name", "must be 1 to 200 characters")
+	if in.Name != nil || in.NameTexts != nil {
+		langs, err := orgTextLanguages(ctx, tx, p.OrganisationID)
+		if err != nil {
+			return err
+		}
+		name, texts := p.Name, p.NameTexts
+		if in.Name != nil {
+			name = *in.Name
+		}
+		if in.NameTexts != nil {
+			texts = *in.NameTexts
+		} else if in.Name != nil && texts[langs.def] != "" {
+			// A new default name alone replaces the default language's
+			// text too, so that the two agree.
+			texts = texts.withDefault(langs.def, "")
+			texts[langs.def] = *in.Name
+		}
+		if in.Name == nil && in.NameTexts != nil && texts[langs.def] != "" {
+			name = "" // the texts' default language's text is the name
+		}
+		texts = texts.withDefault(langs.def, "") // a copy: a refused change leaves p as it was
+		if errs := checkClubText(langs, "name", "nameTexts", &name, texts, 200); len(errs) > 0 {
+			fields = append(fields, errs...)
 		} else {
-			p.Name = n
+			p.Name, p.NameTexts = name, texts
 		}
 	}
 	for _, d := range []struct {

@@ -17,6 +17,7 @@ func (s *Service) registrationTarget(ctx context.Context, db bun.IDB, userKey st
 	if err != nil {
 		return nil, nil, err
 	}
+	period.Localize(LanguageOf(ctx))
 	var persons []Person
 	if visibleTarget(ctx, period, orgID) { // another organisation's period has none of them
 		if persons, err = linkedPersons(ctx, db, userKey, period.OrganisationID); err != nil {

@@ -96,7 +96,11 @@ func (s *Service) replacePriceRules(ctx context.Context, actor *Actor, orgID, pe
 		if err != nil {
 			return err
 		}
-		if err := checkPriceRules(rules, types); err != nil {
+		langs, err := orgTextLanguages(ctx, tx, orgID)
+		if err != nil {
+			return err
+		}
+		if err := checkPriceRules(rules, types, langs); err != nil {
 			return err
 		}
 		if _, err := tx.NewDelete().Model((*PriceRule)(nil)).Where("period_id = ?", periodID).Exec(ctx); err != nil {
@@ -120,7 +124,7 @@ func (s *Service) replacePriceRules(ctx context.Context, actor *Actor, orgID, pe
 	return out, err
 }
 
-func checkPriceRules(rules []PriceRule, types []MembershipType) error {
+func checkPriceRules(rules []PriceRule, types []MembershipType, langs textLanguages) error {
 	var fields []FieldError
 	bad := func(i int, f, m string) {
 		fields = append(fields, FieldError{Field: fmt.Sprintf("[%d].%s", i, f), Message: m})
@@ -132,7 +136,9 @@ func checkPriceRules(rules []PriceRule, types []MembershipType) error {
 	codes := map[string]int{}
 	for i := range rules {
 		r := &rules[i]
-		r.Label = strings.TrimSpace(r.Label)
+		for _, f := range checkClubText(langs, "label", "labelTexts", &r.Label, r.LabelTexts, 200) {
+			bad(i, f.Field, f.Message)
+		}
 		if !ruleCodePattern.MatchString(r.Code) {
 			bad(i, "code", "must be 1 to 40 lower-case letters, digits and hyphens")
 		} else if first, dup := codes[r.Code]; dup {
@@ -142,9 +148,6 @@ func checkPriceRules(rules []PriceRule, types []MembershipType) error {
 		}
 		if !slices.Contains(ruleKinds, r.Kind) {
 			bad(i, "kind", "must be one of "+strings.Join(ruleKinds, ", "))
-		}
-		if r.Label == "" || !printable(r.Label, 200) {
-			bad(i, "label", "must be 1 to 200 characters")
 		}
 		if (r.AmountMinor == nil) == (r.PercentBP == nil) {
 			bad(i, "amountMinor", "give exactly one of amountMinor and percentBp")

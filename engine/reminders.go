@@ -117,6 +117,7 @@ func LoadUnpaidReminder(ctx context.Context, db bun.IDB, p UnpaidReminderPayload
 	if r.Language, err = RegistrationLanguage(ctx, db, order.ProcessInstanceID); err != nil {
 		return nil, err
 	}
+	r.Period.Localize(r.Language)
 	return r, nil
 }
 

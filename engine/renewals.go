@@ -217,5 +217,7 @@ func LoadRenewalPrompt(ctx context.Context, db bun.IDB, p RenewalPromptPayload) 
 	if r.Language, err = HouseholdLanguage(ctx, db, p.OrganisationID, p.UserKey); err != nil {
 		return nil, err
 	}
+	r.Ending.Localize(r.Language)
+	r.Next.Localize(r.Language)
 	return r, nil
 }

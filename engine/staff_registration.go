@@ -62,6 +62,8 @@ type ProcessArchive struct {
 type StaffMembership struct {
 	Membership
 	TypeName string `bun:"type_name"`
+	// TypeTexts are the type's name per language (the staff page's language).
+	TypeTexts Texts `bun:"type_texts"`
 }
 
 // PaymentWithEvents is a payment attempt and its provider events.
@@ -128,7 +130,7 @@ func (s *Service) RegistrationDetail(ctx context.Context, orgID, id int64) (d *R
 		d.Archive = &archives[0]
 	}
 	if err := s.db.NewSelect().TableExpr("memberships AS m").Join("JOIN membership_types AS t ON t.id = m.membership_type_id").
-		ColumnExpr("m.*, t.name AS type_name").Where("m.process_instance_id = ?", inst.ID).OrderExpr("m.id").Scan(ctx, &d.Memberships); err != nil {
+		ColumnExpr("m.*, t.name AS type_name, t.name_texts AS type_texts").Where("m.process_instance_id = ?", inst.ID).OrderExpr("m.id").Scan(ctx, &d.Memberships); err != nil {
 		return nil, fmt.Errorf("load memberships: %w", err)
 	}
 	var orders []Order

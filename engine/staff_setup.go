@@ -109,6 +109,9 @@ func (s *Service) PriceCheck(ctx context.Context, orgID, periodID int64, people 
 	if err != nil {
 		return Quote{}, err
 	}
+	// The lines in the reader's language, as a member reading it would get them.
+	localizeRules(rules, LanguageOf(ctx))
+	localizeTypes(types, LanguageOf(ctx))
 	priced := make([]pricedPerson, len(people))
 	var fields []FieldError
 	for i, p := range people {

@@ -29,6 +29,7 @@ func loadInstance(ctx context.Context, db bun.IDB, userKey, processID string) (*
 	if !inScope(ctx, inst.OrganisationID) { // another tenant's instance reads as none (tenants.go)
 		return nil, Errorf(CodeNotFound, "process instance not found")
 	}
+	inst.Period.Localize(LanguageOf(ctx)) // the member's pages name the period in their language
 	return inst, nil
 }
 

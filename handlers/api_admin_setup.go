@@ -17,15 +17,26 @@ import (
 
 // MembershipTypeDTO is a membership type in the admin API.
 type MembershipTypeDTO struct {
-	ID     int64  `json:"id"`
-	Code   string `json:"code"`
-	Name   string `json:"name"`
-	MinAge *int   `json:"minAge"`
-	MaxAge *int   `json:"maxAge"`
+	ID   int64  `json:"id"`
+	Code string `json:"code"`
+	Name string `json:"name"`
+	// NameTexts are the name per language; empty: name in every language.
+	NameTexts engine.Texts `json:"nameTexts"`
+	MinAge    *int         `json:"minAge"`
+	MaxAge    *int         `json:"maxAge"`
 }
 
 func membershipTypeDTO(t engine.MembershipType) MembershipTypeDTO {
-	return MembershipTypeDTO{ID: t.ID, Code: t.Code, Name: t.Name, MinAge: t.MinAge, MaxAge: t.MaxAge}
+	return MembershipTypeDTO{ID: t.ID, Code: t.Code, Name: t.Name, NameTexts: textsOut(t.NameTexts), MinAge: t.MinAge, MaxAge: t.MaxAge}
+}
+
+// textsOut are texts per language as the admin API answers them: an
+// object, empty when the text is one for every language.
+func textsOut(t engine.Texts) engine.Texts {
+	if t == nil {
+		return engine.Texts{}
+	}
+	return t
 }
 
 // listMembershipTypes answers GET /api/admin/membership-types.
@@ -48,7 +59,7 @@ func (s *Server) createMembershipType(c echo.Context) error {
 		return err
 	}
 	t, err := s.engine.StaffCreateMembershipType(c.Request().Context(), apiActor(c), engine.MembershipType{OrganisationID: keyOf(c).OrganisationID,
-		Code: body.Code, Name: body.Name, MinAge: body.MinAge, MaxAge: body.MaxAge})
+		Code: body.Code, Name: body.Name, NameTexts: body.NameTexts, MinAge: body.MinAge, MaxAge: body.MaxAge})
 	if err != nil {
 		return adminError(err)
 	}
@@ -93,33 +104,37 @@ func (s *Server) importDefinition(c echo.Context) error {
 
 // PeriodDTO is a membership period in the admin API.
 type PeriodDTO struct {
-	ID            int64  `json:"id"`
-	Name          string `json:"name"`
-	StartDate     string `json:"startDate"`
-	EndDate       string `json:"endDate"`
-	Currency      string `json:"currency"`
-	DefinitionKey string `json:"definitionKey"`
-	Status        string `json:"status"`
+	ID   int64  `json:"id"`
+	Name string `json:"name"`
+	// NameTexts are the name per language; empty: name in every language.
+	NameTexts     engine.Texts `json:"nameTexts"`
+	StartDate     string       `json:"startDate"`
+	EndDate       string       `json:"endDate"`
+	Currency      string       `json:"currency"`
+	DefinitionKey string       `json:"definitionKey"`
+	Status        string       `json:"status"`
 }
 
 func periodDTO(p *engine.MembershipPeriod) PeriodDTO {
-	return PeriodDTO{ID: p.ID, Name: p.Name, StartDate: p.StartDate.Format("2006-01-02"), EndDate: p.EndDate.Format("2006-01-02"),
+	return PeriodDTO{ID: p.ID, Name: p.Name, NameTexts: textsOut(p.NameTexts), StartDate: p.StartDate.Format("2006-01-02"), EndDate: p.EndDate.Format("2006-01-02"),
 		Currency: p.Currency, DefinitionKey: p.DefinitionKey, Status: p.Status}
 }
 
 // PeriodRequest creates (every field but status required) or changes
 // (absent fields stay) a period.
 type PeriodRequest struct {
-	Name          *string `json:"name"`
-	StartDate     *string `json:"startDate"`
-	EndDate       *string `json:"endDate"`
-	Currency      *string `json:"currency"`
-	DefinitionKey *string `json:"definitionKey"`
-	Status        *string `json:"status"`
+	Name *string `json:"name"`
+	// NameTexts replace the name per language ({}: one name for all).
+	NameTexts     *engine.Texts `json:"nameTexts"`
+	StartDate     *string       `json:"startDate"`
+	EndDate       *string       `json:"endDate"`
+	Currency      *string       `json:"currency"`
+	DefinitionKey *string       `json:"definitionKey"`
+	Status        *string       `json:"status"`
 }
 
 func (r PeriodRequest) input() engine.PeriodInput {
-	return engine.PeriodInput{Name: r.Name, StartDate: r.StartDate, EndDate: r.EndDate, Currency: r.Currency, DefinitionKey: r.DefinitionKey, Status: r.Status}
+	return engine.PeriodInput{Name: r.Name, NameTexts: r.NameTexts, StartDate: r.StartDate, EndDate: r.EndDate, Currency: r.Currency, DefinitionKey: r.DefinitionKey, Status: r.Status}
 }
 
 // listPeriods answers GET /api/admin/periods.
@@ -170,16 +185,18 @@ func (s *Server) patchPeriod(c echo.Context) error {
 // PriceRuleDTO is a price rule in the admin API. Money is in minor units
 // of the period's currency; percentages in basis points (-1000 is -10%).
 type PriceRuleDTO struct {
-	Code             string     `json:"code"`
-	Kind             string     `json:"kind"`
-	Label            string     `json:"label"`
-	MembershipTypeID *int64     `json:"membershipTypeId"`
-	MemberType       *string    `json:"memberType"`
-	MinPersons       *int       `json:"minPersons"`
-	ValidFrom        *time.Time `json:"validFrom"`
-	ValidUntil       *time.Time `json:"validUntil"`
-	AmountMinor      *int64     `json:"amountMinor"`
-	PercentBP        *int       `json:"percentBp"`
+	Code  string `json:"code"`
+	Kind  string `json:"kind"`
+	Label string `json:"label"`
+	// LabelTexts are the label per language; empty: label in every language.
+	LabelTexts       engine.Texts `json:"labelTexts"`
+	MembershipTypeID *int64       `json:"membershipTypeId"`
+	MemberType       *string      `json:"memberType"`
+	MinPersons       *int         `json:"minPersons"`
+	ValidFrom        *time.Time   `json:"validFrom"`
+	ValidUntil       *time.Time   `json:"validUntil"`
+	AmountMinor      *int64       `json:"amountMinor"`
+	PercentBP        *int         `json:"percentBp"`
 }
 
 // PriceRulesRequest is the body of PUT /api/admin/periods/{id}/price-rules.
@@ -190,7 +207,7 @@ type PriceRulesRequest struct {
 func priceRuleDTOs(rules []engine.PriceRule) []PriceRuleDTO {
 	out := make([]PriceRuleDTO, 0, len(rules))
 	for _, r := range rules {
-		out = append(out, PriceRuleDTO{Code: r.Code, Kind: r.Kind, Label: r.Label, MembershipTypeID: r.MembershipTypeID, MemberType: r.MemberType,
+		out = append(out, PriceRuleDTO{Code: r.Code, Kind: r.Kind, Label: r.Label, LabelTexts: textsOut(r.LabelTexts), MembershipTypeID: r.MembershipTypeID, MemberType: r.MemberType,
 			MinPersons: r.MinPersons, ValidFrom: r.ValidFrom, ValidUntil: r.ValidUntil, AmountMinor: r.AmountMinor, PercentBP: r.PercentBP})
 	}
 	return out
@@ -237,7 +254,7 @@ func (s *Server) putPriceRules(c echo.Context) error {
 	}
 	rules := make([]engine.PriceRule, 0, len(body.Rules))
 	for _, r := range body.Rules {
-		rules = append(rules, engine.PriceRule{Code: r.Code, Kind: r.Kind, Label: r.Label, MembershipTypeID: r.MembershipTypeID, MemberType: r.MemberType,
+		rules = append(rules, engine.PriceRule{Code: r.Code, Kind: r.Kind, Label: r.Label, LabelTexts: r.LabelTexts, MembershipTypeID: r.MembershipTypeID, MemberType: r.MemberType,
 			MinPersons: r.MinPersons, ValidFrom: r.ValidFrom, ValidUntil: r.ValidUntil, AmountMinor: r.AmountMinor, PercentBP: r.PercentBP})
 	}
 	out, err := s.engine.StaffReplacePriceRules(c.Request().Context(), apiActor(c), keyOf(c).OrganisationID, id, rules)
@@ -250,10 +267,12 @@ func (s *Server) putPriceRules(c echo.Context) error {
 // MembershipTypePatch is the body of PATCH /api/admin/membership-types/{id}:
 // absent fields stay; minAge or maxAge null removes the bound.
 type MembershipTypePatch struct {
-	Code   *string         `json:"code"`
-	Name   *string         `json:"name"`
-	MinAge json.RawMessage `json:"minAge"`
-	MaxAge json.RawMessage `json:"maxAge"`
+	Code *string `json:"code"`
+	Name *string `json:"name"`
+	// NameTexts replace the name per language ({}: one name for all).
+	NameTexts *engine.Texts   `json:"nameTexts"`
+	MinAge    json.RawMessage `json:"minAge"`
+	MaxAge    json.RawMessage `json:"maxAge"`
 }
 
 // optionalAge reads an age bound of a patch: absent (nil raw), null
@@ -285,7 +304,7 @@ func (s *Server) patchMembershipType(c echo.Context) error {
 	if err := decodeJSON(c.Request().Body, &body); err != nil {
 		return err
 	}
-	ch := engine.MembershipTypeChange{Code: body.Code, Name: body.Name}
+	ch := engine.MembershipTypeChange{Code: body.Code, Name: body.Name, NameTexts: body.NameTexts}
 	if ch.MinAge, ch.ClearMinAge, err = optionalAge("minAge", body.MinAge); err != nil {
 		return err
 	}

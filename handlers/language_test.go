@@ -176,10 +176,30 @@ func TestRegistrationInGerman(t *testing.T) {
 		if review.testid("confirm").Text() != "Bestätigen und bezahlen" || !strings.Contains(review.testid("order-total").Text(), "184,50") {
 			t.Fatalf("review: %q %q", review.testid("confirm").Text(), review.testid("order-total").Text())
 		}
+		// The club's own texts (price-rule labels, period name) are German too.
+		clubGerman := func(name string, p page) {
+			t.Helper()
+			body := string(p.body)
+			for _, want := range []string{"Mitgliedschaft Erwachsene – Alex Morgan", "Bearbeitungsgebühr"} {
+				if !strings.Contains(body, want) {
+					t.Errorf("%s lacks the German price-rule label %q", name, want)
+				}
+			}
+			for _, en := range []string{"Adult membership", "Administration fee", "Early-bird discount"} {
+				if strings.Contains(body, en) {
+					t.Errorf("%s shows the English price-rule label %q", name, en)
+				}
+			}
+		}
+		clubGerman("review", review)
 		version := review.doc.Find(`input[name="version"]`).AttrOr("value", "")
 		expectRedirect(t, env.post(c, "/membership/register/1/confirm", url.Values{"version": {version}}), "/membership/register/1/done")
 		done := env.get(c, "/membership/register/1/done")
 		data.expectGerman(t, "done", done, catalogue)
+		clubGerman("done", done)
+		if !strings.Contains(string(done.body), "Saison ") {
+			t.Errorf("done page lacks the period's German name")
+		}
 
 		var language string
 		if err := db.NewRaw("SELECT language FROM process_instances WHERE user_key = 'demo'").Scan(t.Context(), &language); err != nil || language != "de" {

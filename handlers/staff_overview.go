@@ -36,8 +36,8 @@ func (s *Server) staffOverview(c echo.Context) error {
 		return s.staffEngineError(c, err)
 	}
 	m := views.StaffOverviewModel{StaffChrome: s.staffChrome(c, staffTextIn(c).OvTitle), Action: tenantPath(c, StaffPrefix),
-		Expected: engine.FormatMoney(o.ExpectedMinor, o.Period.Currency), Received: engine.FormatMoney(o.ReceivedMinor, o.Period.Currency),
-		Refunded: engine.FormatMoney(o.RefundedMinor, o.Period.Currency), Chart: overviewChart(c, o),
+		Expected: staffMoney(c, o.ExpectedMinor, o.Period.Currency), Received: staffMoney(c, o.ReceivedMinor, o.Period.Currency),
+		Refunded: staffMoney(c, o.RefundedMinor, o.Period.Currency), Chart: overviewChart(c, o),
 		Attention: views.StaffCountLink{Label: staffTextIn(c).OvAttention, Count: o.PaymentsNeedingAttention, URL: tenantPath(c, StaffPrefix+"/payments")}}
 	failed, err := s.engine.StaffJobs(ctx, u.OrganisationID, staffJobsPortalWide(u))
 	if err != nil {
@@ -59,8 +59,8 @@ func (s *Server) staffOverview(c echo.Context) error {
 	for _, t := range o.ByType {
 		m.ByType = append(m.ByType, views.StaffCountLink{Label: t.Name, Count: t.Count})
 	}
-	for _, a := range o.ByAge {
-		m.ByAge = append(m.ByAge, views.StaffCountLink{Label: a.Name, Count: a.Count})
+	for i, a := range o.ByAge {
+		m.ByAge = append(m.ByAge, views.StaffCountLink{Label: ageGroupLabel(c, i), Count: a.Count})
 	}
 	return staffRender(c, http.StatusOK, views.StaffOverviewPage(m))
 }

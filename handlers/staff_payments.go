@@ -62,7 +62,7 @@ func (s *Server) renderStaffPayments(c echo.Context, status int, uploadError str
 // staffAttentionRow prints one attempt needing attention.
 func (s *Server) staffAttentionRow(c echo.Context, a engine.AttentionPayment) views.StaffAttentionRow {
 	p := a.Payment
-	row := views.StaffAttentionRow{Amount: engine.FormatMoney(p.AmountMinor, p.Currency), UserKey: a.Order.UserKey,
+	row := views.StaffAttentionRow{Amount: staffMoney(c, p.AmountMinor, p.Currency), UserKey: a.Order.UserKey,
 		Created: staffTime(p.CreatedAt), Reference: p.Reference,
 		DetailURL: tenantPath(c, StaffPrefix+"/registrations/"+strconv.FormatInt(a.Order.ProcessInstanceID, 10))}
 	if p.Provider == engine.BankTransferProvider && p.ProviderID != nil {
@@ -175,7 +175,7 @@ func staffCreditRow(c echo.Context, l engine.StatementLine, captured bool) (view
 	if date.IsZero() {
 		date = cr.ValueDate
 	}
-	row := views.StaffCreditRow{Amount: engine.FormatMoney(cr.AmountMinor, cr.Currency), From: cr.DebtorName, Kind: "ok"}
+	row := views.StaffCreditRow{Amount: staffMoney(c, cr.AmountMinor, cr.Currency), From: cr.DebtorName, Kind: "ok"}
 	if !date.IsZero() {
 		row.Date = date.Format(time.DateOnly)
 	}
@@ -226,7 +226,7 @@ func staffCreditRow(c echo.Context, l engine.StatementLine, captured bool) (view
 // role may resolve it.
 func (s *Server) staffStoredCredit(c echo.Context, cr engine.BankCredit, resolvable bool) views.StaffStoredCredit {
 	key := strconv.FormatInt(cr.ID, 10)
-	row := views.StaffStoredCredit{Key: key, Amount: engine.FormatMoney(cr.AmountMinor, cr.Currency), From: cr.DebtorName,
+	row := views.StaffStoredCredit{Key: key, Amount: staffMoney(c, cr.AmountMinor, cr.Currency), From: cr.DebtorName,
 		IBAN: cr.DebtorIBAN, Reference: cr.Reference, Remittance: cr.Remittance, Reason: cr.Reason, StateKey: string(cr.State),
 		State: creditStateLabel(c, cr.State), Note: cr.Note}
 	if cr.BookedOn != nil {
@@ -311,7 +311,7 @@ func (s *Server) staffResolveCredit(c echo.Context) error {
 	question := ""
 	for _, cr := range credits {
 		if cr.ID == id {
-			question = fmt.Sprintf(staffOpsTextIn(c).CreditResolveQuestion, engine.FormatMoney(cr.AmountMinor, cr.Currency), cmp.Or(cr.DebtorName, "?"))
+			question = fmt.Sprintf(staffOpsTextIn(c).CreditResolveQuestion, staffMoney(c, cr.AmountMinor, cr.Currency), cmp.Or(cr.DebtorName, "?"))
 		}
 	}
 	if question == "" {

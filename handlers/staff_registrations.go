@@ -149,7 +149,7 @@ func (s *Server) staffRegistrations(c echo.Context) error {
 			row.Reference = *r.Reference
 		}
 		if r.Total != nil && r.Currency != nil {
-			row.Total = engine.FormatMoney(*r.Total, *r.Currency)
+			row.Total = staffMoney(c, *r.Total, *r.Currency)
 		}
 		m.Rows = append(m.Rows, row)
 	}
@@ -253,11 +253,11 @@ func (s *Server) staffRegistration(c echo.Context) error {
 		m.Archive = fmt.Sprintf("%s (%s, %d)", d.Archive.Summary, staffTime(d.Archive.ArchivedAt), d.Archive.Answers)
 	}
 	for _, ms := range d.Memberships {
-		m.Memberships = append(m.Memberships, views.StaffMembershipRow{Person: names[ms.PersonID], Type: ms.TypeName, Kind: memberTypeLabel(c, ms.MemberType), Status: ms.Status})
+		m.Memberships = append(m.Memberships, views.StaffMembershipRow{Person: names[ms.PersonID], Type: ms.TypeTexts.In(langOf(c).Code, ms.TypeName), Kind: memberTypeLabel(c, ms.MemberType), Status: statusLabel(c, ms.Status)})
 	}
 	base := registrationURL(c, id)
 	if o := d.Order; o != nil {
-		om := &views.StaffOrderModel{Reference: o.PayReference, Status: string(o.Status), Total: engine.FormatMoney(o.TotalMinor, o.Currency), Created: staffTime(o.CreatedAt)}
+		om := &views.StaffOrderModel{Reference: o.PayReference, Status: statusLabel(c, string(o.Status)), Total: staffMoney(c, o.TotalMinor, o.Currency), Created: staffTime(o.CreatedAt)}
 		// The RF reference members write on their transfer (the newest
 		// bank-transfer attempt's: an order's attempts share it).
 		for i := len(d.Payments) - 1; i >= 0; i-- {
@@ -272,13 +272,13 @@ func (s *Server) staffRegistration(c echo.Context) error {
 			om.Paid = staffTime(*o.PaidAt)
 		}
 		for _, l := range o.Lines {
-			om.Lines = append(om.Lines, views.OrderLineModel{Description: l.Description, Amount: engine.FormatMoney(l.AmountMinor, l.Currency)})
+			om.Lines = append(om.Lines, views.OrderLineModel{Description: l.Description, Amount: staffMoney(c, l.AmountMinor, l.Currency)})
 		}
 		m.Order = om
 	}
 	for _, p := range d.Payments {
-		row := views.StaffPaymentRow{Reference: p.Reference, Provider: p.Provider, Status: string(p.Status),
-			Amount: engine.FormatMoney(p.AmountMinor, p.Currency), Created: staffTime(p.CreatedAt), Problem: p.Problem}
+		row := views.StaffPaymentRow{Reference: p.Reference, Provider: p.Provider, Status: statusLabel(c, string(p.Status)),
+			Amount: staffMoney(c, p.AmountMinor, p.Currency), Created: staffTime(p.CreatedAt), Problem: p.Problem}
 		switch p.RefundStatus {
 		case engine.RefundDue:
 			row.Refund = "refund due"
@@ -288,7 +288,7 @@ func (s *Server) staffRegistration(c echo.Context) error {
 		for _, e := range p.Events {
 			text := staffTime(e.CreatedAt) + " " + e.EventType + ": " + e.Outcome
 			if e.AmountMinor != nil && e.Currency != nil {
-				text += " " + engine.FormatMoney(*e.AmountMinor, *e.Currency)
+				text += " " + staffMoney(c, *e.AmountMinor, *e.Currency)
 			}
 			if e.Note != "" {
 				text += " (" + e.Note + ")"

@@ -16,6 +16,7 @@ import (
 	"portal/engine/banktransfer"
 	"portal/engine/dbtest"
 	"portal/handlers"
+	"portal/views"
 )
 
 // bankTransferStaffEnv is a staff environment whose members pay by bank transfer.
@@ -120,7 +121,7 @@ func TestStaffRegistrationPages(t *testing.T) {
 		res := env.post(c, detailURL+"/capture", url.Values{"amount": {amount}, "booked": {"2026-01-02"}, "note": {"statement 7"}})
 		expectRedirect(t, res, detailURL+"?done=captured")
 		d = env.get(c, detailURL+"?done=captured")
-		if d.testid("staff-flash").Text() == "" || d.testid("state").First().AttrOr("data-state", "") != "paid" || d.testid("payment-status").Text() != "SUCCEEDED" {
+		if d.testid("staff-flash").Text() == "" || d.testid("state").First().AttrOr("data-state", "") != "paid" || d.testid("payment-status").Text() != views.StaffOpsText.StatusSucceeded {
 			t.Fatalf("after the capture: %s", d.body)
 		}
 		if got := d.testid("message").Text(); !strings.Contains(got, "membership_confirmation") {
@@ -174,7 +175,7 @@ func TestStaffRegistrationPages(t *testing.T) {
 		}
 		expectRedirect(t, env.post(c, detailURL+"/cancel", url.Values{"confirmed": {"1"}}), detailURL+"?done=cancelled")
 		d = env.get(c, detailURL)
-		if d.testid("state").First().AttrOr("data-state", "") != "cancelled" || d.testid("order-status").Text() != "Cancelled" || d.testid("action-refund").Length() != 1 {
+		if d.testid("state").First().AttrOr("data-state", "") != "cancelled" || d.testid("order-status").Text() != views.StaffOpsText.StatusCancelled || d.testid("action-refund").Length() != 1 {
 			t.Fatalf("after cancelling: %s", d.body)
 		}
 		for _, ms := range d.testid("membership").Nodes {

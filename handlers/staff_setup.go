@@ -79,13 +79,14 @@ func (s *Server) renderSetup(c echo.Context, status int, adjust func(*views.Staf
 			AccentColour: org.AccentColour, HashSecretSet: org.HashSecretSealed != ""},
 		AddForm: views.StaffAddForm{Action: base + "/staff", Role: string(engine.RoleViewer)}}
 	typeNames := map[int64]string{}
+	code := langOf(c).Code // the club's own texts in the page's language
 	for _, t := range types {
-		typeNames[t.ID] = t.Name
+		typeNames[t.ID] = t.NameTexts.In(code, t.Name)
 		id := strconv.FormatInt(t.ID, 10)
 		m.Types = append(m.Types, views.StaffTypeRow{ID: id, Code: t.Code, Name: t.Name, Ages: ageRange(c, t.MinAge, t.MaxAge),
 			EditURL: base + "?edit_type=" + id + "#type-form", DeleteURL: base + "/types/" + id + "/delete"})
 	}
-	m.TypeForm = typeForm(c, base, types)
+	m.TypeForm = typeForm(c, base, types, org)
 	m.Languages = languagesForm(base, org)
 	if m.Payments, err = s.paymentForm(c, base, u.OrganisationID); err != nil {
 		return s.staffEngineError(c, err)
@@ -96,14 +97,15 @@ func (s *Server) renderSetup(c echo.Context, status int, adjust func(*views.Staf
 	for _, p := range periods {
 		id := strconv.FormatInt(p.ID, 10)
 		m.Periods = append(m.Periods, views.StaffPeriodRow{ID: id, Name: p.Name, Dates: p.StartDate.Format(time.DateOnly) + " – " + p.EndDate.Format(time.DateOnly),
-			Status: p.Status, Currency: p.Currency, Definition: p.DefinitionKey, Open: p.Status == engine.PeriodOpen,
+			Status: statusLabel(c, p.Status), Currency: p.Currency, Definition: p.DefinitionKey, Open: p.Status == engine.PeriodOpen,
 			StatusURL: base + "/periods/" + id + "/status"})
 		rules, err := s.engine.PriceRules(ctx, u.OrganisationID, p.ID)
 		if err != nil {
 			return s.staffEngineError(c, err)
 		}
-		rt := views.StaffRuleTable{Period: p.Name}
+		rt := views.StaffRuleTable{Period: p.NameTexts.In(code, p.Name)}
 		for _, r := range rules {
+			r.Localize(code)
 			rt.Rules = append(rt.Rules, ruleRow(c, r, p.Currency, typeNames))
 		}
 		m.Rules = append(m.Rules, rt)
@@ -156,7 +158,7 @@ func ruleRow(c echo.Context, r engine.PriceRule, currency string, typeNames map[
 	}
 	switch {
 	case r.AmountMinor != nil:
-		row.Amount = engine.FormatMoney(*r.AmountMinor, currency)
+		row.Amount = staffMoney(c, *r.AmountMinor, currency)
 	case r.PercentBP != nil:
 		row.Amount = fmt.Sprintf("%.2f %%", float64(*r.PercentBP)/100)
 	}
@@ -241,9 +243,9 @@ func (s *Server) priceCalculator(c echo.Context, base string, periods []engine.M
 		return f
 	}
 	for _, l := range quote.Lines {
-		f.Lines = append(f.Lines, views.StaffCalcLine{Description: l.Description, Amount: engine.FormatMoney(l.AmountMinor, quote.Currency)})
+		f.Lines = append(f.Lines, views.StaffCalcLine{Description: l.Description, Amount: staffMoney(c, l.AmountMinor, quote.Currency)})
 	}
-	f.Total = engine.FormatMoney(quote.TotalMinor, quote.Currency)
+	f.Total = staffMoney(c, quote.TotalMinor, quote.Currency)
 	return f
 }
 

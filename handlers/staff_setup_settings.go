@@ -269,19 +269,38 @@ func (s *Server) staffSaveMessages(c echo.Context) error {
 
 // typeForm is the membership type form: the type chosen by ?edit_type=
 // to change, or a new one.
-func typeForm(c echo.Context, base string, types []engine.MembershipType) views.StaffTypeForm {
+func typeForm(c echo.Context, base string, types []engine.MembershipType, org *engine.Organisation) views.StaffTypeForm {
 	f := views.StaffTypeForm{Action: base + "/types"}
-	id, err := strconv.ParseInt(c.QueryParam("edit_type"), 10, 64)
-	if err != nil {
-		return f
+	var texts engine.Texts
+	if id, err := strconv.ParseInt(c.QueryParam("edit_type"), 10, 64); err == nil {
+		for _, t := range types {
+			if t.ID == id {
+				f = views.StaffTypeForm{Action: base + "/types/" + strconv.FormatInt(id, 10), CancelURL: base + "#types", Editing: true,
+					Code: t.Code, Name: t.Name, MinAge: optionalInt(t.MinAge), MaxAge: optionalInt(t.MaxAge)}
+				texts = t.NameTexts
+			}
+		}
 	}
-	for _, t := range types {
-		if t.ID == id {
-			f = views.StaffTypeForm{Action: base + "/types/" + strconv.FormatInt(id, 10), CancelURL: base + "#types", Editing: true,
-				Code: t.Code, Name: t.Name, MinAge: optionalInt(t.MinAge), MaxAge: optionalInt(t.MaxAge)}
+	// The name in each other language the organisation offers members.
+	f.DefaultLanguage, _, _ = strings.Cut(org.DefaultLanguage, "-")
+	for _, l := range org.EnabledLanguageList() {
+		if l != f.DefaultLanguage {
+			f.Names = append(f.Names, views.StaffTextField{Language: l, Value: texts[l]})
 		}
 	}
 	return f
+}
+
+// typeNameTexts reads the type form's names in other languages
+// (nameTexts.xx): none given is one name for every language.
+func typeNameTexts(form url.Values) engine.Texts {
+	texts := engine.Texts{}
+	for _, l := range engine.Languages {
+		if v := strings.TrimSpace(form.Get("nameTexts." + l)); v != "" {
+			texts[l] = v
+		}
+	}
+	return texts
 }
 
 func optionalInt(v *int) string {
@@ -296,6 +315,11 @@ func optionalInt(v *int) string {
 func typeInput(c echo.Context, form url.Values) (f views.StaffTypeForm, minAge, maxAge *int, errs map[string]string) {
 	f = views.StaffTypeForm{Code: strings.TrimSpace(form.Get("code")), Name: form.Get("name"), MinAge: strings.TrimSpace(form.Get("minAge")),
 		MaxAge: strings.TrimSpace(form.Get("maxAge"))}
+	for _, l := range engine.Languages {
+		if v, ok := form["nameTexts."+l]; ok && len(v) > 0 {
+			f.Names = append(f.Names, views.StaffTextField{Language: l, Value: v[0]})
+		}
+	}
 	errs = map[string]string{}
 	age := func(name, v string) *int {
 		if v == "" {
@@ -315,6 +339,15 @@ func typeInput(c echo.Context, form url.Values) (f views.StaffTypeForm, minAge, 
 func showTypeForm(f views.StaffTypeForm) func(*views.StaffSetupModel, map[string]string) {
 	return func(m *views.StaffSetupModel, errs map[string]string) {
 		f.Errors = errs
+		// The page's languages, with what was sent in them.
+		sent := map[string]string{}
+		for _, n := range f.Names {
+			sent[n.Language] = n.Value
+		}
+		f.DefaultLanguage, f.Names = m.TypeForm.DefaultLanguage, nil
+		for _, n := range m.TypeForm.Names {
+			f.Names = append(f.Names, views.StaffTextField{Language: n.Language, Value: sent[n.Language]})
+		}
 		m.TypeForm = f
 	}
 }
@@ -332,7 +365,7 @@ func (s *Server) staffAddType(c echo.Context) error {
 		return s.renderSetup(c, http.StatusUnprocessableEntity, func(m *views.StaffSetupModel) { showTypeForm(f)(m, errs) })
 	}
 	if _, err := s.engine.StaffCreateMembershipType(c.Request().Context(), u.actor(), engine.MembershipType{OrganisationID: u.OrganisationID,
-		Code: f.Code, Name: f.Name, MinAge: minAge, MaxAge: maxAge}); err != nil {
+		Code: f.Code, Name: f.Name, NameTexts: typeNameTexts(form), MinAge: minAge, MaxAge: maxAge}); err != nil {
 		return s.staffSetupProblem(c, err, showTypeForm(f))
 	}
 	return staffSetupDone(c, flashTypeAdded, "types")
@@ -362,7 +395,8 @@ func (s *Server) staffChangeType(c echo.Context) error {
 	if len(errs) > 0 {
 		return s.renderSetup(c, http.StatusUnprocessableEntity, func(m *views.StaffSetupModel) { showTypeForm(f)(m, errs) })
 	}
-	change := engine.MembershipTypeChange{Code: &f.Code, Name: &f.Name, MinAge: minAge, MaxAge: maxAge, ClearMinAge: minAge == nil, ClearMaxAge: maxAge == nil}
+	texts := typeNameTexts(form)
+	change := engine.MembershipTypeChange{Code: &f.Code, Name: &f.Name, NameTexts: &texts, MinAge: minAge, MaxAge: maxAge, ClearMinAge: minAge == nil, ClearMaxAge: maxAge == nil}
 	if _, err := s.engine.StaffUpdateMembershipType(c.Request().Context(), u.actor(), u.OrganisationID, id, change); err != nil {
 		return s.staffSetupProblem(c, err, showTypeForm(f))
 	}

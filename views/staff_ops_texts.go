@@ -46,6 +46,10 @@ type StaffOpsTexts struct {
 	CalcTitle, CalcIntro, CalcPeriod, CalcOn, CalcPersons, CalcType, CalcMember, CalcNoPerson, CalcButton, CalcTotal,
 	MemberNew, MemberRenewal, MemberTransfer, StaffWho, StaffLastSignIn, StaffRole, StaffDisable, StaffDisabled, StaffAdd,
 	StaffEmail, StaffName, StaffAdded, StaffRoleChanged, StaffDisabledDone, StaffDisableQuestion, StaffDisableDetail, Never string
+	// Stored states as staff read them (statusLabel): periods, memberships,
+	// orders and payment attempts; age groups (AgeUnder, AgeFrom: %d the age).
+	StatusOpen, StatusClosed, StatusPendingPayment, StatusActive, StatusCancelled, StatusUnpaid, StatusPaid,
+	StatusPending, StatusSucceeded, StatusFailed, AgeUnder, AgeFrom string
 	// Process definitions
 	NavDefinitions, DefTitle, DefName, DefVersion, DefCreated, DefActivate, DefInUse, DefRequired, DefUpload, DefUploadIntro,
 	DefFile, DefUploadButton, DefMissing, DefTooLarge, DefImported, DefUnchanged, DefActivated, DefActivateQuestion,
@@ -298,6 +302,18 @@ var StaffOpsText = StaffOpsTexts{
 	StaffDisableQuestion: "Disable this staff member?",
 	StaffDisableDetail:   "They can no longer sign in, and their open sessions end. Adding their address again gives access back.",
 	Never:                "never",
+	StatusOpen:           "Open",
+	StatusClosed:         "Closed",
+	StatusPendingPayment: "Pending payment",
+	StatusActive:         "Active",
+	StatusCancelled:      "Cancelled",
+	StatusUnpaid:         "Unpaid",
+	StatusPaid:           "Paid",
+	StatusPending:        "Pending",
+	StatusSucceeded:      "Succeeded",
+	StatusFailed:         "Failed",
+	AgeUnder:             "under %d",
+	AgeFrom:              "%d and over",
 
 	NavDefinitions:      "Processes",
 	DefTitle:            "Registration processes",

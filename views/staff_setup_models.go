@@ -63,7 +63,16 @@ type StaffTypeForm struct {
 	Action, CancelURL          string
 	Editing                    bool
 	Code, Name, MinAge, MaxAge string
-	Errors                     map[string]string
+	// DefaultLanguage is the language Name is in; Names are the name in
+	// each other language the organisation enables (field nameTexts.xx).
+	DefaultLanguage string
+	Names           []StaffTextField
+	Errors          map[string]string
+}
+
+// StaffTextField is a club text in one language.
+type StaffTextField struct {
+	Language, Value string
 }
 
 // StaffOrgForm is the organisation settings form: values and errors by

@@ -25,6 +25,10 @@ type StaffSetupTexts struct {
 	// Membership types
 	TypeActions, TypeAdd, TypeEdit, TypeEditLink, TypeCancelEdit, TypeMinAge, TypeMaxAge, TypeDelete, TypeDeleteQuestion,
 	TypeDeleteDetail, TypeAdded, TypeChanged, TypeDeleted string
+	// TypeNameDefault labels the name in the default language (%s: its
+	// name); TypeNameIn a name in another language, TypeNameInHint says
+	// that they are all or none.
+	TypeNameDefault, TypeNameIn, TypeNameInHint string
 }
 
 // StaffSetupText are the setup settings' texts in English.
@@ -79,6 +83,9 @@ var StaffSetupText = StaffSetupTexts{
 	TypeEditLink:       "Change",
 	TypeCancelEdit:     "Cancel",
 	TypeMinAge:         "Youngest age (empty: no limit)",
+	TypeNameDefault:    "Name (%s, the default language)",
+	TypeNameIn:         "Name in %s",
+	TypeNameInHint:     "Leave every other language empty to show the name above in all of them, or give the name in each.",
 	TypeMaxAge:         "Oldest age (empty: no limit)",
 	TypeDelete:         "Delete",
 	TypeDeleteQuestion: "Delete this membership type?",

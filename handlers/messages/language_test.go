@@ -29,13 +29,14 @@ func TestConfirmationInTheMembersLanguage(t *testing.T) {
 		}
 		h, parts := decoded(t, e.srv.Wait(t, 1)[0].Data)
 		subject, _ := new(mime.WordDecoder).DecodeHeader(h.Get("Subject"))
-		if !strings.Contains(subject, "Ihre Mitgliedschaft für") {
+		// The club's own texts too: the period's and the types' German names.
+		if !strings.Contains(subject, "Ihre Mitgliedschaft für") || !strings.Contains(subject, "Saison ") {
 			t.Errorf("subject %q", subject)
 		}
 		total := strings.Replace(engine.FormatAmount(res.Order.TotalMinor), ".", ",", 1) + "\u00a0" + res.Order.Currency
 		for part, wants := range map[string][]string{
 			"text/plain": {"Guten Tag", "Ihre Zahlung an Riverside Rowing Club ist eingegangen", "Referenz: " + res.Reference, "Total bezahlt: " + total, "Der Mitgliederausweis jedes Mitglieds liegt als PDF bei"},
-			"text/html":  {`<html lang="de">`, "Ihre Mitgliedschaft ist bestätigt", "Wie es weitergeht", total},
+			"text/html":  {`<html lang="de">`, "Ihre Mitgliedschaft ist bestätigt", "Wie es weitergeht", total, "Erwachsene", "Jugend"},
 		} {
 			for _, want := range wants {
 				if !strings.Contains(parts[part], want) {

@@ -1,0 +1,160 @@
+package engine_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/uptrace/bun"
+
+	"portal/engine"
+	"portal/engine/dbtest"
+)
+
+// TestClubTextsInMemberLanguage: the price rules' labels, the types' and
+// the period's names are the member's language on the review (Quote,
+// Review) and in the order lines the commit writes; the stored default
+// stays English.
+func TestClubTextsInMemberLanguage(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		f := newFixture(t, db)
+		f.ctx = engine.WithLanguage(f.ctx, "de")
+		r := f.start(engine.DemoUserKey, alex, robin)
+		r.advanceTo(4)
+		q, err := f.svc.Quote(f.ctx, engine.DemoUserKey, r.pid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		descs := lineDescriptions(q.Lines)
+		for _, want := range []string{"Mitgliedschaft Erwachsene – Alex Morgan", "Mitgliedschaft Jugend – Robin Morgan", "Bearbeitungsgebühr"} {
+			if !strings.Contains(descs, want) {
+				t.Errorf("German quote lacks %q:\n%s", want, descs)
+			}
+		}
+		if strings.Contains(descs, "Adult membership") || strings.Contains(descs, "Administration fee") {
+			t.Errorf("German quote has English labels:\n%s", descs)
+		}
+		rev, err := f.svc.Review(f.ctx, engine.DemoUserKey, r.pid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(rev.Period, "Saison ") {
+			t.Errorf("German review's period = %q", rev.Period)
+		}
+
+		// The member goes on in French: the commit writes French lines.
+		f.ctx = engine.WithLanguage(context.Background(), "fr")
+		r.commit()
+		orders := f.orders(r.id)
+		if len(orders) != 1 {
+			t.Fatalf("orders = %d", len(orders))
+		}
+		var lines []engine.QuoteLine
+		for _, l := range orders[0].Lines {
+			lines = append(lines, engine.QuoteLine{Description: l.Description})
+		}
+		descs = lineDescriptions(lines)
+		for _, want := range []string{"Cotisation adulte – Alex Morgan", "Cotisation junior – Robin Morgan", "Droit d'entrée (nouveau membre) – Robin Morgan", "Frais administratifs"} {
+			if !strings.Contains(descs, want) {
+				t.Errorf("French order lines lack %q:\n%s", want, descs)
+			}
+		}
+		// Done: the frozen lines, whatever language asks.
+		q, err = f.svc.Quote(engine.WithLanguage(context.Background(), "de"), engine.DemoUserKey, r.pid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := lineDescriptions(q.Lines); got != descs {
+			t.Errorf("the committed lines changed with the language:\n%s\nwant\n%s", got, descs)
+		}
+		// English (the default) is what the rows hold.
+		rules, err := f.svc.PriceRules(context.Background(), 1, engine.DemoPeriodID)
+		if err != nil || rules[0].Label != "Adult membership" {
+			t.Fatalf("stored label = %q, %v", rules[0].Label, err)
+		}
+	})
+}
+
+func lineDescriptions(lines []engine.QuoteLine) string {
+	var b strings.Builder
+	for _, l := range lines {
+		b.WriteString(l.Description + "\n")
+	}
+	return b.String()
+}
+
+// TestClubTextsCompleteness: a text given per language must be given in
+// every language the organisation offers; the refusal names the field
+// and the language, and changes nothing. A single text stays valid (one
+// for every language), as before texts per language.
+func TestClubTextsCompleteness(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		svc := seeded(t, db)
+		before, err := svc.PriceRules(ctx, 1, engine.DemoPeriodID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rules := append([]engine.PriceRule(nil), before...)
+		rules[0].LabelTexts = engine.Texts{"en": "Adult membership", "de": "Mitgliedschaft Erwachsene"}
+		_, err = svc.ReplacePriceRules(ctx, 1, engine.DemoPeriodID, rules)
+		wantField(t, err, "[0].labelTexts.fr", "has no text in fr")
+		after, _ := svc.PriceRules(ctx, 1, engine.DemoPeriodID)
+		if after[0].LabelTexts["de"] != "Mitgliedschaft Erwachsene" || after[0].LabelTexts["fr"] != "Cotisation adulte" {
+			t.Fatalf("a refused change changed the rules: %+v", after[0])
+		}
+		rules[0].LabelTexts["fr"] = "Cotisation adulte (tarif plein)"
+		rules[1].LabelTexts = nil // one label for every language
+		out, err := svc.ReplacePriceRules(ctx, 1, engine.DemoPeriodID, rules)
+		if err != nil {
+			t.Fatalf("complete texts: %v", err)
+		}
+		if out[0].LabelTexts["fr"] != "Cotisation adulte (tarif plein)" || len(out[1].LabelTexts) != 0 {
+			t.Fatalf("stored = %+v / %+v", out[0].LabelTexts, out[1].LabelTexts)
+		}
+		rules[2].LabelTexts = engine.Texts{"en": "Joining fee", "de": "Eintritt", "fr": "Entrée", "it": "Iscrizione"}
+		_, err = svc.ReplacePriceRules(ctx, 1, engine.DemoPeriodID, rules)
+		wantField(t, err, "[2].labelTexts.it", "is not a language")
+
+		_, err = svc.CreateMembershipType(ctx, engine.MembershipType{OrganisationID: 1, Code: "SENIOR", Name: "Senior",
+			NameTexts: engine.Texts{"fr": "Senior"}, MinAge: ptrTo(65)})
+		wantField(t, err, "nameTexts.de", "has no text in de")
+		typ, err := svc.CreateMembershipType(ctx, engine.MembershipType{OrganisationID: 1, Code: "SENIOR",
+			NameTexts: engine.Texts{"en": "Senior", "de": "Senioren", "fr": "Seniors"}, MinAge: ptrTo(65)})
+		if err != nil || typ.Name != "Senior" {
+			t.Fatalf("type from its texts = %+v, %v", typ, err)
+		}
+		_, err = svc.UpdateMembershipType(ctx, 1, typ.ID, engine.MembershipTypeChange{NameTexts: &engine.Texts{"en": "Senior", "de": "Senioren"}})
+		wantField(t, err, "nameTexts.fr", "has no text in fr")
+
+		_, err = svc.UpdatePeriod(ctx, 1, engine.DemoPeriodID, engine.PeriodInput{NameTexts: &engine.Texts{"de": "Saison"}})
+		wantField(t, err, "nameTexts.fr", "has no text in fr")
+		p, err := svc.UpdatePeriod(ctx, 1, engine.DemoPeriodID, engine.PeriodInput{Name: ptrTo("Season 1"),
+			NameTexts: &engine.Texts{"de": "Saison 1", "fr": "Saison un"}})
+		if err != nil || p.Name != "Season 1" || p.NameTexts["fr"] != "Saison un" {
+			t.Fatalf("period = %+v, %v", p, err)
+		}
+
+		// Offering English and German only, French is not needed.
+		if _, err := db.NewUpdate().Model((*engine.Organisation)(nil)).Set("enabled_languages = 'en,de'").Where("id = 1").Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := svc.UpdateMembershipType(ctx, 1, typ.ID, engine.MembershipTypeChange{NameTexts: &engine.Texts{"en": "Senior", "de": "Senioren"}}); err != nil {
+			t.Fatalf("en and de offered: %v", err)
+		}
+	})
+}
+
+func wantField(t *testing.T, err error, field, msg string) {
+	t.Helper()
+	e, ok := engine.AsError(err)
+	if !ok || e.Code != engine.CodeValidation {
+		t.Fatalf("err = %v, want a validation error", err)
+	}
+	for _, f := range e.Fields {
+		if f.Field == field && strings.Contains(f.Message, msg) {
+			return
+		}
+	}
+	t.Fatalf("fields %+v lack %s: %q", e.Fields, field, msg)
+}
