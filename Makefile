@@ -31,6 +31,7 @@ test: fmt-check vet lint templ-check css-check spec-check spec-lint spec-diff co
 	@[ -x "$${PORTAL_CHROMIUM:-/usr/bin/chromium}" ] || echo "test: browser end-to-end suite SKIPPED: Chromium not found (apt-get install chromium, or set PORTAL_CHROMIUM)"
 	@[ -n "$$PORTAL_TEST_REDIS_URL" ] || echo "test: Redis session store suites SKIPPED: set PORTAL_TEST_REDIS_URL"
 	@[ -x "$(STRIPE_MOCK)" ] || [ -n "$$PORTAL_STRIPE_MOCK_BIN" ] || echo "test: Stripe suites SKIPPED: stripe-mock not installed (make stripe-mock)"
+	@[ -x "$(OIDC_OP)" ] || [ -n "$$PORTAL_OIDC_OP_BIN" ] || echo "test: certified-OP staff sign-in suite SKIPPED: oidc-op not installed (make oidc-op)"
 	$(GO) test -race -count=1 -timeout 20m ./...
 
 fmt-check:
@@ -61,6 +62,19 @@ $(STRIPE_MOCK):
 	@mkdir -p bin/tools
 	GOBIN=$(CURDIR)/bin/tools/sm-$(STRIPE_MOCK_VERSION) $(GO) install github.com/stripe/stripe-mock@$(STRIPE_MOCK_VERSION)
 	mv bin/tools/sm-$(STRIPE_MOCK_VERSION)/stripe-mock $@ && rmdir bin/tools/sm-$(STRIPE_MOCK_VERSION)
+
+## oidc-op: zitadel's example OpenID Provider (a certified implementation), pinned, installed into
+## bin/tools like stripe-mock; the staff sign-in suite (handlers) drives it as a real peer, and
+## skips without it unless PORTAL_OIDC_OP=required (as in CI). Built in its own module mode
+## (GOFLAGS=-mod=mod, its own GOBIN) so it does not touch go.mod.
+OIDC_OP_VERSION := v3.51.17
+OIDC_OP := bin/tools/oidc-op-$(OIDC_OP_VERSION)
+.PHONY: oidc-op
+oidc-op: $(OIDC_OP)
+$(OIDC_OP):
+	@mkdir -p bin/tools
+	cd /tmp && GOFLAGS=-mod=mod GOBIN=$(CURDIR)/bin/tools/op-$(OIDC_OP_VERSION) $(GO) install github.com/zitadel/oidc/v3/example/server@$(OIDC_OP_VERSION)
+	mv bin/tools/op-$(OIDC_OP_VERSION)/server $@ && rmdir bin/tools/op-$(OIDC_OP_VERSION)
 
 ## templ: regenerate the templ components
 templ:
