@@ -68,9 +68,10 @@ $(STRIPE_MOCK):
 	GOBIN=$(CURDIR)/bin/tools/sm-$(STRIPE_MOCK_VERSION) $(GO) install github.com/stripe/stripe-mock@$(STRIPE_MOCK_VERSION)
 	mv bin/tools/sm-$(STRIPE_MOCK_VERSION)/stripe-mock $@ && rmdir bin/tools/sm-$(STRIPE_MOCK_VERSION)
 
-## oidc-op: the zitadel example OpenID Provider (a certified implementation), pinned, installed into
-## bin/tools like stripe-mock; the staff sign-in suite runs against it, and skips without it unless
-## PORTAL_OIDC_OP=required (as in CI)
+## oidc-op: zitadel's example OpenID Provider (a certified implementation), pinned, installed into
+## bin/tools like stripe-mock; the staff sign-in suite (handlers) drives it as a real peer, and
+## skips without it unless PORTAL_OIDC_OP=required (as in CI). Built in its own module mode
+## (GOFLAGS=-mod=mod, its own GOBIN) so it does not touch go.mod.
 OIDC_OP_VERSION := v3.51.17
 OIDC_OP := bin/tools/oidc-op-$(OIDC_OP_VERSION)
 .PHONY: oidc-op

@@ -97,6 +97,18 @@ type PriceSpec struct {
 // ParseDefinition reads a definition from YAML or JSON (JSON is valid YAML,
 // but decoding it as JSON first gives better error messages).
 func ParseDefinition(data []byte) (*DefinitionSpec, error) {
+	return parseDefinition(data, 0)
+}
+
+// ParseDefinitionFor reads a definition for the organisation orgID (an
+// admin API key's, a staff member's): the document's organisationId,
+// whatever it names or if it names none, is replaced by orgID before the
+// definition is checked.
+func ParseDefinitionFor(data []byte, orgID int64) (*DefinitionSpec, error) {
+	return parseDefinition(data, orgID)
+}
+
+func parseDefinition(data []byte, orgID int64) (*DefinitionSpec, error) {
 	var spec DefinitionSpec
 	trimmed := strings.TrimSpace(string(data))
 	if strings.HasPrefix(trimmed, "{") {
@@ -111,6 +123,9 @@ func ParseDefinition(data []byte) (*DefinitionSpec, error) {
 		if err := dec.Decode(&spec); err != nil {
 			return nil, &Error{Code: CodeInvalid, Message: "invalid definition: the YAML does not parse: " + err.Error(), Err: err}
 		}
+	}
+	if orgID != 0 {
+		spec.OrganisationID = orgID
 	}
 	if err := spec.Validate(); err != nil {
 		return nil, err

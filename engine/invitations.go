@@ -50,8 +50,8 @@ type InvitationState string
 const (
 	InvitationInvited    InvitationState = "invited"    // link issued, no e-mail sent (yet)
 	InvitationSent       InvitationState = "sent"       // the e-mail went out
-	InvitationOpened     InvitationState = "opened"     // the link was opened
-	InvitationRegistered InvitationState = "registered" // the household started its registration
+	InvitationOpened     InvitationState = "opened"     // the link was opened (a registration may have started, not committed)
+	InvitationRegistered InvitationState = "registered" // the household committed its registration (an order or a completed one)
 	InvitationPaid       InvitationState = "paid"       // its order is paid
 	InvitationExpired    InvitationState = "expired"    // expired before the household registered
 	InvitationRevoked    InvitationState = "revoked"
@@ -94,6 +94,9 @@ type InvitationSkip struct {
 type InvitationReport struct {
 	Created []Invitation
 	Skipped []InvitationSkip
+	// Persons are the names of the persons of each created invitation's
+	// household, by user key (as Invitations lists them).
+	Persons map[string][]string
 }
 
 // Reasons an invitation was not made.
@@ -147,7 +150,7 @@ func (s *Service) CreateInvitations(ctx context.Context, actor Actor, orgID int6
 		return nil, &Error{Code: CodeValidation, Message: "The invitation request is not valid.", Fields: fields}
 	}
 	now := s.clock()
-	rep = &InvitationReport{Created: []Invitation{}, Skipped: []InvitationSkip{}}
+	rep = &InvitationReport{Created: []Invitation{}, Skipped: []InvitationSkip{}, Persons: map[string][]string{}}
 	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		period, err := orgPeriod(ctx, tx, orgID, req.PeriodID)
 		if err != nil {
@@ -194,6 +197,19 @@ func (s *Service) CreateInvitations(ctx context.Context, actor Actor, orgID int6
 		}
 		if len(rep.Created) == 0 {
 			return nil
+		}
+		created := make([]string, 0, len(rep.Created))
+		for _, inv := range rep.Created {
+			created = append(created, inv.UserKey)
+		}
+		persons, err := householdPersons(ctx, tx, orgID, created)
+		if err != nil {
+			return err
+		}
+		for key, ps := range persons {
+			for _, p := range ps {
+				rep.Persons[key] = append(rep.Persons[key], p.FirstName+" "+p.LastName)
+			}
 		}
 		whom := "all"
 		if !req.All {
@@ -313,12 +329,17 @@ func invitedOrRegistered(ctx context.Context, db bun.IDB, periodID int64, keys [
 	return out, nil
 }
 
+// committedStates are the statuses of a registration the member committed:
+// what "registered" means for invitations. Opening a link starts a
+// registration (the overview page does) but registers nobody.
+var committedStates = []ProcessState{StateDone, StatePendingPayment, StateCompleted}
+
 // registeredKeys returns the user keys (of keys, or all when nil) with a
-// registration for the period that was not cancelled, and whether each paid.
+// committed registration for the period, and whether each paid.
 func registeredKeys(ctx context.Context, db bun.IDB, periodID int64, keys []string) (map[string]bool, error) {
 	var started []string
 	q := db.NewSelect().Model((*ProcessInstance)(nil)).Column("user_key").
-		Where("related_entity_type = ? AND related_entity_id = ? AND status NOT IN (?)", EntityMembership, periodID, bun.List([]ProcessState{StateCancelled, StateFailed}))
+		Where("related_entity_type = ? AND related_entity_id = ? AND status IN (?)", EntityMembership, periodID, bun.List(committedStates))
 	if keys != nil {
 		q = q.Where("user_key IN (?)", bun.List(keys))
 	}

@@ -41,8 +41,9 @@ func TestInvitations(t *testing.T) {
 			}
 		})
 
-		// demo-1 started its registration: it is skipped as registered.
-		f.load("demo-1")
+		// demo-1 committed its registration: it is skipped as registered (a
+		// registration only started is not: TestInvitationRegisteredOnlyWhenCommitted).
+		f.start("demo-1", 5).commit()
 		rep, err := svc.CreateInvitations(f.ctx, engine.CommandLine, 1, engine.InvitationRequest{PeriodID: engine.DemoPeriodID, ExternalIDs: []string{"P-1", "P-999"}, Send: true})
 		if err != nil {
 			t.Fatal(err)

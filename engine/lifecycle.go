@@ -255,6 +255,12 @@ const (
 	KindArchiveFinished = "registrations.archive"
 )
 
+// ScheduledKinds are the kinds of the portal's schedules, which an
+// operator may also run at once (`portal jobs run KIND`): each covers
+// every organisation, as its schedule does.
+var ScheduledKinds = []string{KindQueueReminders, KindSuspendIdle, KindQueueRenewals, KindArchiveFinished,
+	KindQueueWelcomes, KindQueueExpiry, KindReconcilePayments, KindPruneWebhookEvents, jobs.PruneKind}
+
 // ScheduleLifecycle has r suspend idle registrations every hour, archive
 // finished ones (with mode) and queue unpaid reminders every day, on every
 // instance (each period's run happens once in the cluster). now is the clock.

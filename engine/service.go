@@ -31,7 +31,8 @@ type Service struct {
 	// them choose the test gateway; settingsChanged hears of a change to
 	// an organisation's payment settings (payment_settings.go).
 	sealer          SecretSealer
-	privateWebhooks bool // WithPrivateWebhookAddresses
+	privateWebhooks bool            // WithPrivateWebhookAddresses
+	webhookNetworks WebhookNetworks // WithWebhookNetworks
 	testPayments    bool
 	settingsChanged func(organisationID int64)
 	defs            definitionCache

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/mail"
 	"strings"
@@ -205,6 +206,30 @@ type StaffIdentity struct {
 // one or a disabled record.
 var ErrStaffDenied = Errorf(CodeUnauthorized, "You are not a staff member of this organisation.")
 
+// StaffRefusal says why a sign-in found no staff record, for the log
+// only: it names the claim or the record's state, never an address. The
+// member still sees ErrStaffDenied (errors.Is holds).
+type StaffRefusal struct{ Reason string }
+
+func (r *StaffRefusal) Error() string { return ErrStaffDenied.Error() + ": " + r.Reason }
+
+// Unwrap makes a refusal ErrStaffDenied for errors.Is and ErrorCode.
+func (r *StaffRefusal) Unwrap() error { return ErrStaffDenied }
+
+// StaffRefusalReason is the reason of a refused sign-in, "" for none.
+func StaffRefusalReason(err error) string {
+	var r *StaffRefusal
+	if errors.As(err, &r) {
+		return r.Reason
+	}
+	if errors.Is(err, ErrStaffDisabled) {
+		return "the staff record is disabled"
+	}
+	return ""
+}
+
+func staffRefused(reason string) error { return &StaffRefusal{Reason: reason} }
+
 // ErrStaffDisabled refuses a staff member whose record was disabled: no
 // role claim of the identity provider lets them back in.
 var ErrStaffDisabled = Errorf(CodeUnauthorized, "Your staff access to this organisation was withdrawn.")
@@ -216,7 +241,7 @@ var ErrStaffDisabled = Errorf(CodeUnauthorized, "Your staff access to this organ
 func (s *Service) StaffSignIn(ctx context.Context, orgID int64, id StaffIdentity) (m *StaffMember, err error) {
 	defer classifyUnavailable(&err)
 	if id.Subject == "" {
-		return nil, ErrStaffDenied
+		return nil, staffRefused("the identity provider sent no subject")
 	}
 	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		now := s.clock()
@@ -226,13 +251,16 @@ func (s *Service) StaffSignIn(ctx context.Context, orgID int64, id StaffIdentity
 			if ErrorCode(notFoundOr(err, "staff")) != CodeNotFound {
 				return fmt.Errorf("load staff member: %w", err)
 			}
-			if !id.EmailVerified || id.Email == "" {
-				return ErrStaffDenied
+			switch {
+			case id.Email == "":
+				return staffRefused("no staff record is bound to the subject and the email claim is missing")
+			case !id.EmailVerified:
+				return staffRefused("no staff record is bound to the subject and the e-mail address is not verified (email_verified missing or false)")
 			}
 			err = tx.NewSelect().Model(m).Where("organisation_id = ? AND email = ? AND subject IS NULL", orgID, normalizeEmail(id.Email)).Scan(ctx)
 			if err != nil {
 				if ErrorCode(notFoundOr(err, "staff")) == CodeNotFound {
-					return ErrStaffDenied
+					return staffRefused("no staff record is bound to the subject and no unbound staff record has the verified e-mail address")
 				}
 				return fmt.Errorf("load staff member: %w", err)
 			}
@@ -251,7 +279,7 @@ func (s *Service) StaffSignIn(ctx context.Context, orgID int64, id StaffIdentity
 		m.LastSignInAt = &now
 		if _, err := tx.NewUpdate().Model(m).Column("subject", "last_sign_in_at").WherePK().Exec(ctx); err != nil {
 			if isUniqueViolation(err) {
-				return ErrStaffDenied // the subject is bound to another record of this club
+				return staffRefused("the subject is bound to another staff record of the organisation")
 			}
 			return fmt.Errorf("store staff sign-in: %w", err)
 		}

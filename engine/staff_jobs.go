@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/uptrace/bun"
 
@@ -96,6 +97,33 @@ func (s *Service) RetryStaffJob(ctx context.Context, actor Actor, organisationID
 			TargetID: fmt.Sprint(id), Before: map[string]any{"state": string(j.State), "attempts": j.Attempts, "error": j.LastError},
 			After: map[string]any{"state": string(jobs.StateQueued), "attempts": 0}})
 	})
+}
+
+// RunScheduledJob queues a scheduled job of kind now (jobs.RunNow), for an
+// administrator of organisationID on the staff jobs page, audited there.
+// The run covers every organisation, as the schedule's does; while one of
+// the kind is due it is refused as a conflict naming that job.
+func (s *Service) RunScheduledJob(ctx context.Context, actor Actor, organisationID int64, kind string) (*jobs.Job, error) {
+	if !slices.Contains(ScheduledKinds, kind) {
+		return nil, &Error{Code: CodeValidation, Message: "Choose a scheduled job.", Fields: []FieldError{{Field: "kind", Message: "is not a scheduled job"}}}
+	}
+	var j *jobs.Job
+	err := inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		var err error
+		j, err = jobs.RunNow(ctx, tx, kind, s.clock())
+		if errors.Is(err, jobs.ErrAlreadyDue) {
+			return Errorf(CodeConflict, "A run of %s is already waiting or running (job %d): it was not queued twice.", kind, j.ID)
+		}
+		if err != nil {
+			return err
+		}
+		return s.Audit(ctx, tx, actor, AuditEntry{OrganisationID: organisationID, Action: "job.run", TargetType: "job",
+			TargetID: fmt.Sprint(j.ID), After: map[string]any{"kind": kind, "state": string(j.State)}})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return j, nil
 }
 
 // attributeJob finds the organisation of a job delivering an outbox

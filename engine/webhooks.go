@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/netip"
 	"net/url"
 	"slices"
 	"strconv"
@@ -156,12 +157,67 @@ func WithPrivateWebhookAddresses() ServiceOption {
 	return func(s *Service) { s.privateWebhooks = true }
 }
 
+// WebhookNetworks are networks the operator lets webhook endpoints be on
+// although the address guard refuses them (PORTAL_WEBHOOK_ALLOW_NETWORKS):
+// a receiver on the portal's own private network, say. Empty by default:
+// the guard is then as strict as without it.
+type WebhookNetworks []netip.Prefix
+
+// ParseWebhookNetworks reads a comma-separated list of CIDRs (a bare
+// address counts as a /32 or /128). A prefix of length 0 is refused:
+// allowing every address is switching the guard off, which this setting
+// is not for.
+func ParseWebhookNetworks(s string) (WebhookNetworks, error) {
+	var out WebhookNetworks
+	for part := range strings.SplitSeq(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		p, err := netip.ParsePrefix(part)
+		if err != nil {
+			a, aerr := netip.ParseAddr(part)
+			if aerr != nil {
+				return nil, fmt.Errorf("%q is not a CIDR (e.g. 10.20.0.0/16)", part)
+			}
+			a = a.Unmap()
+			p = netip.PrefixFrom(a, a.BitLen())
+		}
+		if p.Bits() == 0 {
+			return nil, fmt.Errorf("%q would allow every address", part)
+		}
+		out = append(out, netip.PrefixFrom(p.Addr().Unmap(), min(p.Bits(), p.Addr().Unmap().BitLen())).Masked())
+	}
+	return out, nil
+}
+
+// Contains reports whether ip is in one of the networks.
+func (n WebhookNetworks) Contains(ip net.IP) bool {
+	a, ok := netip.AddrFromSlice(ip)
+	if !ok {
+		return false
+	}
+	a = a.Unmap()
+	for _, p := range n {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// WithWebhookNetworks lets webhook endpoints be on the networks allowed,
+// as the delivery's dial guard does (handlers/webhooks Deps.AllowNetworks).
+func WithWebhookNetworks(allowed WebhookNetworks) ServiceOption {
+	return func(s *Service) { s.webhookNetworks = allowed }
+}
+
 // checkWebhookURL names what is wrong with an endpoint's address: it must
 // be https, or http on a loopback host (tests, development); unless
 // allowPrivate, not on a loopback, private, link-local or otherwise
 // internal address. A name is not resolved here: the delivery refuses
 // the address it actually dials (DNS may change after this check).
-func checkWebhookURL(raw string, allowPrivate bool) string {
+func checkWebhookURL(raw string, allowPrivate bool, allowed WebhookNetworks) string {
 	u, err := url.Parse(strings.TrimSpace(raw))
 	switch {
 	case raw == "":
@@ -172,7 +228,7 @@ func checkWebhookURL(raw string, allowPrivate bool) string {
 		return "must not carry a user name or password"
 	case u.Fragment != "":
 		return "must not have a #fragment"
-	case !allowPrivate && internalHost(u.Hostname()):
+	case !allowPrivate && internalHost(u.Hostname()) && !allowedHost(u.Hostname(), allowed):
 		return "must be a public address: loopback, private and link-local addresses (localhost, 127.0.0.1, 10.x, 192.168.x, 169.254.x, …) are refused"
 	case u.Scheme == "https":
 		return ""
@@ -193,6 +249,12 @@ func internalHost(host string) bool {
 	}
 	ip := net.ParseIP(strings.TrimSuffix(strings.TrimPrefix(host, "["), "]"))
 	return ip != nil && ForbiddenWebhookIP(ip)
+}
+
+// allowedHost reports whether host is an IP literal in allowed.
+func allowedHost(host string, allowed WebhookNetworks) bool {
+	ip := net.ParseIP(strings.TrimSuffix(strings.TrimPrefix(host, "["), "]"))
+	return ip != nil && allowed.Contains(ip)
 }
 
 // ForbiddenWebhookIP reports whether a webhook may not be sent to ip:
@@ -242,7 +304,7 @@ func checkWebhookEvents(events []string) ([]string, string) {
 func (s *Service) CreateWebhookEndpoint(ctx context.Context, actor Actor, orgID int64, in WebhookEndpointInput) (_ *WebhookEndpoint, secret string, err error) {
 	defer classifyUnavailable(&err)
 	var fields []FieldError
-	if msg := checkWebhookURL(in.URL, s.privateWebhooks); msg != "" {
+	if msg := checkWebhookURL(in.URL, s.privateWebhooks, s.webhookNetworks); msg != "" {
 		fields = append(fields, FieldError{Field: "url", Message: msg})
 	}
 	events, msg := checkWebhookEvents(in.Events)
@@ -329,7 +391,7 @@ func (s *Service) UpdateWebhookEndpoint(ctx context.Context, actor Actor, orgID,
 	var fields []FieldError
 	var events []string
 	if ch.URL != nil {
-		if msg := checkWebhookURL(*ch.URL, s.privateWebhooks); msg != "" {
+		if msg := checkWebhookURL(*ch.URL, s.privateWebhooks, s.webhookNetworks); msg != "" {
 			fields = append(fields, FieldError{Field: "url", Message: msg})
 		}
 	}

@@ -88,6 +88,24 @@ func TestAdminDefinitionVersions(t *testing.T) {
 			t.Fatalf("audit: %+v", audit)
 		}
 		expectHTTPError(t, env.admin(rowing, http.MethodGet, two, nil, "Host", rowingHost), http.StatusNotFound, two)
+		// The key's organisation is used whatever the document names: none at
+		// all, or another organisation's.
+		delete(spec, "organisationId")
+		spec["name"] = "Membership, third edition"
+		var imported struct{ Version int }
+		res = env.admin(write, http.MethodPost, "/api/admin/definitions", spec)
+		res.json(t, &imported)
+		if res.status != http.StatusCreated || imported.Version != 3 {
+			t.Fatalf("import without organisationId: %d %s", res.status, res.body)
+		}
+		spec["organisationId"] = 1
+		spec["name"] = "Membership, fourth edition"
+		if res := env.admin(write, http.MethodPost, "/api/admin/definitions", spec); res.status != http.StatusCreated || !strings.Contains(string(res.body), `"version":4`) {
+			t.Fatalf("import naming another organisation: %d %s", res.status, res.body)
+		}
+		if n, err := db.NewSelect().Table("process_definitions").Where("organisation_id = 1 AND name LIKE 'Membership, %edition'").Count(context.Background()); err != nil || n != 0 {
+			t.Fatalf("the other organisation got %d definitions (%v)", n, err)
+		}
 	})
 }
 

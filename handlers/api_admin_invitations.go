@@ -100,7 +100,8 @@ func (s *Server) createInvitations(c echo.Context) error {
 	}
 	out := InvitationReportDTO{Created: make([]InvitationDTO, 0, len(rep.Created)), Skipped: rep.Skipped}
 	for _, inv := range rep.Created {
-		out.Created = append(out.Created, s.invitationDTO(c, engine.InvitationStatus{Invitation: inv, State: engine.InvitationInvited}, true))
+		out.Created = append(out.Created, s.invitationDTO(c, engine.InvitationStatus{Invitation: inv, State: engine.InvitationInvited,
+			Persons: rep.Persons[inv.UserKey]}, true))
 	}
 	return c.JSON(http.StatusCreated, out)
 }

@@ -53,6 +53,8 @@ func TestAdminInvitations(t *testing.T) {
 		if res.status != http.StatusCreated || len(rep.Created) != 1 || len(rep.Skipped) != 1 || rep.Skipped[0].UserKey != "stranger" {
 			t.Fatalf("create: %d %s", res.status, res.body)
 		}
+		// The created invitation names the household's persons, as the list does.
+		created := rep.Created[0].Persons
 		link, err := url.Parse(rep.Created[0].Link)
 		if err != nil || !strings.HasPrefix(link.Path, "/invite/") || link.Host != strings.TrimPrefix(env.srv.URL, "http://") {
 			t.Fatalf("link %q", rep.Created[0].Link)
@@ -66,6 +68,9 @@ func TestAdminInvitations(t *testing.T) {
 		res.json(t, &list)
 		if res.status != http.StatusOK || len(list) != 1 || list[0].State != "opened" || list[0].OpenedAt == nil || len(list[0].Persons) != 2 {
 			t.Fatalf("list: %d %s", res.status, res.body)
+		}
+		if strings.Join(created, ",") != strings.Join(list[0].Persons, ",") {
+			t.Fatalf("created with persons %q, listed with %q", created, list[0].Persons)
 		}
 		expectHTTPError(t, env.admin(rowing, http.MethodGet, path, nil, "Host", rowingHost), http.StatusNotFound, path)
 

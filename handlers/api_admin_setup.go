@@ -87,7 +87,7 @@ func (s *Server) importDefinition(c echo.Context) error {
 	if err != nil {
 		return err // over the body limit: 413
 	}
-	spec, err := engine.ParseDefinition(raw)
+	spec, err := engine.ParseDefinitionFor(raw, keyOf(c).OrganisationID) // the key's organisation, whatever the document names
 	if err != nil {
 		return adminError(err)
 	}

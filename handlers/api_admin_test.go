@@ -183,6 +183,21 @@ func TestAdminPersonImport(t *testing.T) {
 		if count() != before {
 			t.Fatalf("a refused import wrote persons: %d, was %d", count(), before)
 		}
+		// Every row has an outcome the schema names: the good rows were not
+		// written, so they are unchanged, and the counts add up.
+		var refused struct {
+			Report importReport `json:"report"`
+		}
+		res.json(t, &refused)
+		r := refused.Report
+		if len(r.Rows) != 5 || r.Errors != 2 || r.Unchanged != 3 || r.Created+r.Updated != 0 {
+			t.Fatalf("refused import's report: %s", res.body)
+		}
+		for _, row := range r.Rows {
+			if want := map[bool]string{true: "error", false: "unchanged"}[row.Line >= 5]; row.Outcome != want {
+				t.Errorf("line %d: outcome %q, want %q", row.Line, row.Outcome, want)
+			}
+		}
 		expectHTTPError(t, env.adminCSV(key, "externalId,first\nx,y\n"), http.StatusBadRequest, "/api/admin/persons/import")
 
 		// JSON, and unlinking.

@@ -130,3 +130,61 @@ func TestPaymentRetryKeepsTenantPrefix(t *testing.T) {
 		t.Fatalf("retry form posts to %q:\n%s", action, p.body)
 	}
 }
+
+// Opening an invitation link starts a registration (the overview page
+// does) but registers nobody: the invitation is opened, and a later
+// invitation run does not skip the household as registered. Only the
+// committed registration makes it registered.
+func TestInvitationRegisteredOnlyWhenCommitted(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		env := newEnvWith(t, db, envOptions{invitations: testInvitations})
+		ctx := context.Background()
+		inv, token := env.invite(t, 1, 1, engine.DemoUserKey, time.Now().UTC(), 0)
+		c := env.newClient()
+		expectRedirect(t, env.get(c, "/invite/"+token), "/membership/register/1")
+		if p := env.get(c, "/membership/register/1"); p.status != http.StatusOK {
+			t.Fatalf("overview: %d", p.status)
+		}
+		stateOf := func() engine.InvitationStatus {
+			t.Helper()
+			list, err := env.svc.Invitations(ctx, 1, 1)
+			if err != nil || len(list) == 0 {
+				t.Fatalf("invitations: %v %v", list, err)
+			}
+			return list[len(list)-1] // the first, newest first
+		}
+		if st := stateOf(); st.ID != inv.ID || st.State != engine.InvitationOpened || st.Registered {
+			t.Fatalf("after opening: %s, registered %v", st.State, st.Registered)
+		}
+		// A later run after the link was withdrawn invites the household again.
+		if _, err := env.svc.RevokeInvitation(ctx, engine.CommandLine, 1, inv.ID); err != nil {
+			t.Fatal(err)
+		}
+		rep, err := env.svc.CreateInvitations(ctx, engine.CommandLine, 1, engine.InvitationRequest{PeriodID: 1, UserKeys: []string{engine.DemoUserKey}})
+		if err != nil || len(rep.Created) != 1 || len(rep.Skipped) != 0 {
+			t.Fatalf("second run: %+v %v", rep, err)
+		}
+
+		// The member commits the registration begun on the overview.
+		res := env.do(c, http.MethodGet, "/api/forms/membership/1?userKey="+engine.DemoUserKey, nil)
+		var f form
+		res.json(t, &f)
+		res, f = env.next(c, f.ProcessID, 0, []map[string]any{{"id": 1}, {"id": 3, "selected": true}})
+		if res.status != http.StatusOK {
+			t.Fatalf("select: %d %s", res.status, res.body)
+		}
+		for _, step := range demoPath {
+			if res, f = env.next(c, f.ProcessID, step, demoAnswers[step]); res.status != http.StatusOK {
+				t.Fatalf("step %d: %d %s", step, res.status, res.body)
+			}
+		}
+		list, err := env.svc.Invitations(ctx, 1, 1)
+		if err != nil || len(list) != 2 || list[0].State != engine.InvitationRegistered || !list[0].Registered {
+			t.Fatalf("after the commit: %+v %v", list, err)
+		}
+		rep, err = env.svc.CreateInvitations(ctx, engine.CommandLine, 1, engine.InvitationRequest{PeriodID: 1, UserKeys: []string{engine.DemoUserKey}})
+		if err != nil || len(rep.Created) != 0 || len(rep.Skipped) != 1 || rep.Skipped[0].Reason != engine.SkipAlreadyInvited && rep.Skipped[0].Reason != engine.SkipRegistered {
+			t.Fatalf("third run: %+v %v", rep, err)
+		}
+	})
+}

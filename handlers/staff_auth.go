@@ -187,6 +187,44 @@ func (c staffClaims) verified() bool {
 	return false
 }
 
+// emailState names, for the log, whether the email claim came: "present"
+// or "missing" (never the address).
+func (c staffClaims) emailState() string {
+	if c.Email == "" {
+		return "missing"
+	}
+	return "present"
+}
+
+// verifiedState names, for the log, what email_verified said: "true",
+// "false" or "missing".
+func (c staffClaims) verifiedState() string {
+	if c.EmailVerified == nil {
+		return "missing"
+	}
+	if c.verified() {
+		return "true"
+	}
+	return "false"
+}
+
+// roleClaimState names, for the log, what the role claim did: "not
+// configured", "missing", "no mapped value" or "granted".
+func (s *Server) roleClaimState(orgID int64, raw json.RawMessage) string {
+	d := s.staff
+	if d.RoleClaim == "" || len(d.RoleMap) == 0 {
+		return "not configured"
+	}
+	var all map[string]json.RawMessage
+	if json.Unmarshal(raw, &all) != nil || all[d.RoleClaim] == nil {
+		return "missing"
+	}
+	if !s.claimRole(orgID, raw).Valid() {
+		return "no mapped value"
+	}
+	return "granted"
+}
+
 // staffCallback answers GET /staff/auth/callback: it finishes the sign-in,
 // finds the staff record (or a role from the claim) and starts a staff
 // session bound to the organisation the sign-in began in.
@@ -219,12 +257,35 @@ func (s *Server) staffCallback(c echo.Context) error {
 		log.Warn("staff sign-in: token not accepted", "err", err)
 		return s.staffErrorPage(c, http.StatusUnauthorized, staffTextIn(c).SignInFailed)
 	}
+	// Providers may send email and email_verified (and the role claim) only
+	// from the userinfo endpoint (OpenID Connect Core 5.4): ask it for what
+	// the ID token lacks.
+	want := []string{"email", "email_verified"}
+	if d.RoleClaim != "" {
+		want = append(want, d.RoleClaim)
+	}
+	switch err := d.Provider.CompleteClaims(r.Context(), tokens, want...); {
+	case errors.Is(err, oidc.ErrUserInfoMismatch):
+		// Its values must not be used (OpenID Connect Core 5.3.2); the
+		// ID token's alone decide, which may well be enough.
+		log.Warn("staff sign-in: userinfo ignored: it names another subject (or none)", "subject", tokens.Subject)
+	case errors.Is(err, oidc.ErrProviderUnavailable):
+		log.Warn("staff sign-in: identity provider's userinfo unavailable", "err", err)
+		return s.staffErrorPage(c, http.StatusBadGateway, staffTextIn(c).IdPUnavailable)
+	case err != nil:
+		log.Warn("staff sign-in: claims not accepted", "subject", tokens.Subject, "err", err)
+		return s.staffErrorPage(c, http.StatusUnauthorized, staffTextIn(c).SignInFailed)
+	}
 	var claims staffClaims
 	_ = json.Unmarshal(tokens.Claims, &claims) // verified JSON; a claim of another type is simply absent
 	user, err := s.staffIdentity(r.Context(), a.Organisation, tokens, claims)
 	if err != nil {
 		if engine.ErrorCode(err) == engine.CodeUnauthorized {
-			log.Info("staff sign-in refused", "organisation", a.Organisation, "subject", tokens.Subject)
+			// Why, by claim and record state, never by address: the subject
+			// is the one personal datum the log keeps.
+			log.Info("staff sign-in refused", "organisation", a.Organisation, "subject", tokens.Subject,
+				"reason", engine.StaffRefusalReason(err), "email_claim", claims.emailState(),
+				"email_verified_claim", claims.verifiedState(), "role_claim", s.roleClaimState(a.Organisation, tokens.Claims))
 			return s.staffErrorPage(c, http.StatusForbidden, staffTextIn(c).NotStaff)
 		}
 		return err

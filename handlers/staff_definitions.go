@@ -130,7 +130,7 @@ func (s *Server) staffUploadDefinition(c echo.Context) error {
 	} else if err != nil {
 		return err
 	}
-	spec, err := engine.ParseDefinition(data)
+	spec, err := engine.ParseDefinitionFor(data, u.OrganisationID) // the staff member's organisation, whatever the file names
 	if err == nil {
 		var res engine.ImportResult
 		res, err = s.engine.StaffImportDefinition(c.Request().Context(), u.actor(), u.OrganisationID, spec)

@@ -11,11 +11,15 @@ import (
 )
 
 // Flash keys of the operations pages (?done=).
-const flashJobRetried = "job-retried"
+const (
+	flashJobRetried = "job-retried"
+	flashJobRun     = "job-run"
+)
 
 // The result messages of the operations pages join the staff flashes.
 func init() {
 	staffFlashes[flashJobRetried] = func(c echo.Context) string { return staffOpsTextIn(c).JobRetried }
+	staffFlashes[flashJobRun] = func(c echo.Context) string { return staffOpsTextIn(c).JobRunQueued }
 }
 
 // staffJobsPortalWide reports whether u sees the portal's own jobs (the
@@ -40,7 +44,20 @@ func (s *Server) staffJobsPage(c echo.Context) error {
 		}
 		m.Jobs = append(m.Jobs, row)
 	}
+	if u.Role.AtLeast(engine.RoleAdmin) {
+		m.RunURL, m.RunKinds = tenantPath(c, StaffPrefix+"/jobs/run"), engine.ScheduledKinds
+	}
 	return staffRender(c, http.StatusOK, views.StaffJobsPage(m))
+}
+
+// staffRunJob answers POST /staff/jobs/run (administrators): a scheduled
+// job runs now, once in the cluster (audited), then back to the list.
+func (s *Server) staffRunJob(c echo.Context) error {
+	u := staffUserOf(c)
+	if _, err := s.engine.RunScheduledJob(c.Request().Context(), u.actor(), u.OrganisationID, c.FormValue("kind")); err != nil {
+		return s.staffEngineError(c, err)
+	}
+	return c.Redirect(http.StatusSeeOther, tenantPath(c, StaffPrefix+"/jobs?done="+flashJobRun))
 }
 
 // staffRetryJob answers POST /staff/jobs/{id}/retry: the job is due now

@@ -544,3 +544,51 @@ func TestStaffInvitationsSend(t *testing.T) {
 		}
 	})
 }
+
+// An administrator runs a scheduled job now from the jobs page, once;
+// no one below may.
+func TestStaffRunScheduledJob(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		env := newStaffEnv(t, db, envOptions{})
+		ctx := context.Background()
+		env.addStaff("registrar@example.org", engine.RoleRegistrar)
+		env.addStaff("admin@example.org", engine.RoleAdmin)
+		reg := env.mustStaffSignIn("registrar@example.org", "/staff")
+		admin := env.mustStaffSignIn("admin@example.org", "/staff")
+
+		if p := env.get(reg, "/staff/jobs"); p.status != http.StatusOK || p.testid("job-run").Length() != 0 {
+			t.Fatalf("registrar's jobs page offers a run: %d", p.status)
+		}
+		if res := env.post(reg, "/staff/jobs/run", url.Values{"kind": {engine.KindQueueReminders}}, "Origin", env.srv.URL); res.status != http.StatusForbidden {
+			t.Fatalf("registrar's run: %d", res.status)
+		}
+		p := env.get(admin, "/staff/jobs")
+		form := p.testid("job-run").Find("form")
+		if form.AttrOr("action", "") != "/staff/jobs/run" || p.testid("job-run-kind").Find("option[value='"+engine.KindQueueReminders+"']").Length() != 1 {
+			t.Fatalf("admin's run form: %s", p.testid("staff-main").Text())
+		}
+		res := env.post(admin, "/staff/jobs/run", url.Values{"kind": {engine.KindQueueReminders}}, "Origin", env.srv.URL)
+		expectRedirect(t, res, "/staff/jobs?done=job-run")
+		if after := env.get(admin, res.header.Get("Location")); after.testid("staff-flash").Text() != views.StaffOpsText.JobRunQueued {
+			t.Fatalf("after the run: %s", after.testid("staff-main").Text())
+		}
+		queued, err := jobs.List(ctx, db, 10, jobs.StateQueued)
+		if err != nil || len(queued) != 1 || queued[0].Kind != engine.KindQueueReminders {
+			t.Fatalf("queued: %+v %v", queued, err)
+		}
+		// Asked again while it waits: refused, nothing added.
+		if again := env.post(admin, "/staff/jobs/run", url.Values{"kind": {engine.KindQueueReminders}}, "Origin", env.srv.URL); again.status != http.StatusConflict {
+			t.Fatalf("second run: %d", again.status)
+		}
+		if bad := env.post(admin, "/staff/jobs/run", url.Values{"kind": {"webhook_delivery"}}, "Origin", env.srv.URL); bad.status/100 != 4 {
+			t.Fatalf("run of a kind that is not scheduled: %d", bad.status)
+		}
+		if queued, _ := jobs.List(ctx, db, 10, jobs.StateQueued); len(queued) != 1 {
+			t.Fatalf("after the refusals: %+v", queued)
+		}
+		var audit []engine.AuditRecord
+		if err := db.NewSelect().Model(&audit).Where("action = 'job.run'").Scan(ctx); err != nil || len(audit) != 1 || audit[0].OrganisationID != 1 {
+			t.Fatalf("audit: %+v %v", audit, err)
+		}
+	})
+}

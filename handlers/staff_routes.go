@@ -39,6 +39,7 @@ func StaffRoutes() []StaffRoute {
 		{Method: http.MethodPost, Path: "/registrations/:id/refund", Example: "/registrations/1/refund", Min: engine.RoleTreasurer, handler: (*Server).staffRefund},
 		{Method: http.MethodGet, Path: "/jobs", Min: engine.RoleViewer, handler: (*Server).staffJobsPage},
 		{Method: http.MethodPost, Path: "/jobs/:id/retry", Example: "/jobs/0/retry", Min: engine.RoleRegistrar, handler: (*Server).staffRetryJob},
+		{Method: http.MethodPost, Path: "/jobs/run", Min: engine.RoleAdmin, handler: (*Server).staffRunJob},
 		{Method: http.MethodGet, Path: "/payments", Min: engine.RoleViewer, handler: (*Server).staffPaymentsPage},
 		{Method: http.MethodPost, Path: staffStatementPath, Min: engine.RoleTreasurer, handler: (*Server).staffImportStatement},
 		{Method: http.MethodPost, Path: staffCreditsPath + "/:id/resolve", Example: staffCreditsPath + "/0/resolve", Min: engine.RoleTreasurer, handler: (*Server).staffResolveCredit},

@@ -4,6 +4,9 @@ package views
 type StaffJobsModel struct {
 	StaffChrome
 	Jobs []StaffJobRow
+	// RunURL runs a scheduled job now (administrators); "" hides the form.
+	RunURL   string
+	RunKinds []string
 }
 
 // StaffJobRow is one failed or dead job, ready to print.

@@ -8,6 +8,7 @@ type StaffOpsTexts struct {
 	// Jobs
 	JobsTitle, JobsIntro, JobsEmpty, JobID, JobKind, JobState, JobAttempts, JobRecipient, JobError, JobDue,
 	JobRetry, JobPortalWide, JobRetried string
+	JobRunTitle, JobRunIntro, JobRunKind, JobRun, JobRunQueued string
 	// Payments
 	PaymentsTitle, AttentionTitle, AttentionIntro, AttentionEmpty, AttentionReason, AttentionAmount, AttentionUser,
 	AttentionCreated, AttentionProblem, AttentionSecond, AttentionPending string
@@ -75,6 +76,11 @@ var StaffOpsText = StaffOpsTexts{
 	JobRetry:      "Retry now",
 	JobPortalWide: "portal-wide",
 	JobRetried:    "The job was queued again with a fresh set of attempts.",
+	JobRunTitle:   "Run a scheduled job now",
+	JobRunIntro:   "The portal runs these by itself on a schedule, for every club of the portal. Run one now, once, for example after fixing a mail setting; a run already waiting is not doubled.",
+	JobRunKind:    "Scheduled job",
+	JobRun:        "Run now",
+	JobRunQueued:  "The job was queued and runs in a moment.",
 
 	PaymentsTitle:    "Payments",
 	AttentionTitle:   "Payments needing attention",

@@ -19,6 +19,11 @@ var staffOpsTextDE = StaffOpsTexts{
 	JobRetry:      "Jetzt wiederholen",
 	JobPortalWide: "ganzes Portal",
 	JobRetried:    "Der Auftrag wurde mit neuen Versuchen wieder eingereiht.",
+	JobRunTitle:   "Geplanten Auftrag jetzt ausführen",
+	JobRunIntro:   "Das Portal führt diese Aufträge selbst nach Zeitplan aus, für alle Vereine des Portals. Führen Sie einen jetzt einmal aus, etwa nach einer korrigierten Mail-Einstellung; ein bereits wartender Lauf wird nicht verdoppelt.",
+	JobRunKind:    "Geplanter Auftrag",
+	JobRun:        "Jetzt ausführen",
+	JobRunQueued:  "Der Auftrag wurde eingereiht und läuft gleich.",
 
 	PaymentsTitle:    "Zahlungen",
 	AttentionTitle:   "Zahlungen, die Aufmerksamkeit brauchen",

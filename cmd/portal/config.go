@@ -115,6 +115,9 @@ type Config struct {
 	ArchiveMode engine.ArchiveMode
 	// WebhookRetentionDays is how long delivered webhook events are kept.
 	WebhookRetentionDays int
+	// WebhookAllowNetworks are internal networks webhook endpoints may be
+	// on (PORTAL_WEBHOOK_ALLOW_NETWORKS); empty: none.
+	WebhookAllowNetworks engine.WebhookNetworks
 
 	// text is each setting's text as given (or its default), by variable:
 	// what String prints and what tells a setting given from one not.
@@ -242,6 +245,8 @@ func (c *Config) settings() []setting {
 			parse: typed(&c.ArchiveMode, parseArchiveMode, "PORTAL_ARCHIVE_MODE must be archive or remove")},
 		{flag: "webhook-retention-days", env: "PORTAL_WEBHOOK_RETENTION_DAYS", usage: "days a delivered webhook event and its delivery log are kept before the daily prune deletes them (undelivered and dead ones stay)", def: "30",
 			parse: typed(&c.WebhookRetentionDays, intBetween(1, 3650), "PORTAL_WEBHOOK_RETENTION_DAYS must be a whole number of days from 1 to 3650")},
+		{flag: "webhook-allow-networks", env: "PORTAL_WEBHOOK_ALLOW_NETWORKS", usage: "CIDRs, comma separated, of internal networks webhook endpoints may be on (e.g. a receiver on the portal's own private network); empty: loopback, private and link-local addresses are refused unless PORTAL_BASE_URL is loopback",
+			parse: typed(&c.WebhookAllowNetworks, prefixed("PORTAL_WEBHOOK_ALLOW_NETWORKS", engine.ParseWebhookNetworks), "")},
 		{flag: "dkim-domain", env: "PORTAL_DKIM_DOMAIN", usage: "DKIM signing domain (d=); default: the domain of PORTAL_MAIL_FROM", parse: text(&c.DKIMDomain)},
 		{flag: "dkim-selector", env: "PORTAL_DKIM_SELECTOR", usage: "DKIM selector (s=): the public key is published at SELECTOR._domainkey.DOMAIN", parse: text(&c.DKIMSelector)},
 		{flag: "dkim-key", env: "PORTAL_DKIM_KEY", usage: "DKIM private key, PEM (RSA or Ed25519; PORTAL_DKIM_KEY_FILE to read it from a file); empty: mail is not signed", secret: true,

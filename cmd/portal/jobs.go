@@ -5,25 +5,29 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"portal/engine"
 	"portal/engine/jobs"
 	"portal/migrations"
 )
 
 // jobsUsage is the usage of `portal jobs`.
-const jobsUsage = "usage: portal jobs [list] [--state queued,running,failed,dead,succeeded] [--limit N] | portal jobs retry ID"
+const jobsUsage = "usage: portal jobs [list] [--state queued,running,failed,dead,succeeded] [--limit N] [--wide] | portal jobs retry ID | portal jobs run KIND"
 
-// cmdJobs lists the job queue or retries a failed or dead job. Like every
-// operator command it runs beside a serving portal (openDatabase); what it
-// writes (one job row) is what the server's own workers write too.
+// cmdJobs lists the job queue, retries a failed or dead job, or runs a
+// scheduled job now. Like every operator command it runs beside a serving
+// portal (openDatabase); what it writes (one job row) is what the server's
+// own workers write too.
 func cmdJobs(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("jobs", stderr)
 	states := fs.String("state", "", "comma-separated states to list (default: all but succeeded)")
 	limit := fs.Int("limit", 100, "list at most this many jobs")
+	wide := fs.Bool("wide", false, "show the last error whole (e.g. the mail server's answer), not cut to 80 characters")
 	action := "list"
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		action, args = args[0], args[1:]
@@ -59,7 +63,7 @@ func cmdJobs(ctx context.Context, args []string, getenv func(string) string, std
 		if err != nil {
 			return err
 		}
-		printJobs(stdout, list)
+		printJobs(stdout, list, *wide)
 		return nil
 	case "retry":
 		if len(rest) != 1 {
@@ -74,13 +78,27 @@ func cmdJobs(ctx context.Context, args []string, getenv func(string) string, std
 		}
 		fmt.Fprintf(stdout, "job %d queued again with a fresh set of attempts\n", id)
 		return nil
+	case "run":
+		if len(rest) != 1 {
+			return errors.New(jobsUsage)
+		}
+		kind := rest[0]
+		if !slices.Contains(engine.ScheduledKinds, kind) {
+			return fmt.Errorf("%q is not a scheduled job kind: want one of %s", kind, strings.Join(engine.ScheduledKinds, ", "))
+		}
+		j, err := jobs.RunNow(ctx, db, kind, time.Now())
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "job %d queued: %s runs now on a serving portal's workers, once in the cluster, for every organisation (portal jobs list shows it)\n", j.ID, kind)
+		return nil
 	}
 	return fmt.Errorf("unknown jobs action %q; %s", action, jobsUsage)
 }
 
 // printJobs writes the jobs as a table, one line each, the last error cut
-// to a line.
-func printJobs(w io.Writer, list []jobs.Job) {
+// to 80 characters, or whole when wide (a mail server's answer, say).
+func printJobs(w io.Writer, list []jobs.Job, wide bool) {
 	if len(list) == 0 {
 		fmt.Fprintln(w, "no jobs")
 		return
@@ -93,7 +111,7 @@ func printJobs(w io.Writer, list []jobs.Job) {
 			key = *j.DedupKey
 		}
 		msg := strings.Join(strings.Fields(j.LastError), " ")
-		if r := []rune(msg); len(r) > 80 {
+		if r := []rune(msg); len(r) > 80 && !wide {
 			msg = string(r[:79]) + "…"
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%d/%d\t%s\t%s\t%s\n", j.ID, j.Kind, j.State, j.Attempts, j.MaxAttempts,

@@ -34,7 +34,8 @@ func TestJobsListAndRetry(t *testing.T) {
 	jobs.Enqueue(ctx, db, now, jobs.Spec{Kind: "membership_confirmation", DedupKey: "outbox:order:1"})
 	jobs.Enqueue(ctx, db, now, jobs.Spec{Kind: "archive", MaxAttempts: 1})
 	r := jobs.New(db, jobs.Config{Logger: slog.New(slog.DiscardHandler)})
-	r.Handle("archive", func(context.Context, *jobs.Job) error { return errors.New("disk\nfull") })
+	serverAnswer := "550 5.1.1 <alex@example.org>: Recipient address rejected: User unknown in virtual mailbox table (the end)"
+	r.Handle("archive", func(context.Context, *jobs.Job) error { return errors.New("disk\nfull: " + serverAnswer) })
 	if n, err := r.Work(ctx, 5); err != nil || n != 1 {
 		t.Fatalf("work = %d, %v", n, err)
 	}
@@ -47,6 +48,13 @@ func TestJobsListAndRetry(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("jobs list lacks %q:\n%s", want, out)
 		}
+	}
+	if strings.Contains(out, "(the end)") {
+		t.Errorf("the default list shows the whole error:\n%s", out)
+	}
+	// --wide shows the server's answer whole.
+	if out, err := runCmd(t, getenv, "jobs", "list", "--wide"); err != nil || !strings.Contains(out, "disk full: "+serverAnswer) {
+		t.Errorf("jobs list --wide: %v\n%s", err, out)
 	}
 	out, _ = runCmd(t, getenv, "jobs", "list", "--state", "dead")
 	if strings.Contains(out, "membership_confirmation") || !strings.Contains(out, "archive") {
@@ -68,6 +76,21 @@ func TestJobsListAndRetry(t *testing.T) {
 	}
 	if list, _ := jobs.List(ctx, db, 10, jobs.StateQueued); len(list) != 2 {
 		t.Fatalf("after retry, %d queued jobs, want 2", len(list))
+	}
+
+	// A scheduled job runs at once when asked, once.
+	if out, err := runCmd(t, getenv, "jobs", "run", "reminders.nonsense"); err == nil || !strings.Contains(err.Error(), "reminders.unpaid") {
+		t.Errorf("run of an unknown kind: %s %v", out, err)
+	}
+	out, err = runCmd(t, getenv, "jobs", "run", engine.KindQueueReminders)
+	if err != nil || !strings.Contains(out, "queued") {
+		t.Fatalf("run: %s %v", out, err)
+	}
+	if out, err := runCmd(t, getenv, "jobs", "run", engine.KindQueueReminders); !errors.Is(err, jobs.ErrAlreadyDue) {
+		t.Errorf("a second run while the first is queued: %s %v", out, err)
+	}
+	if list, _ := jobs.List(ctx, db, 10, jobs.StateQueued); len(list) != 3 || list[2].Kind != engine.KindQueueReminders {
+		t.Fatalf("after run, queued: %+v", list)
 	}
 }
 
@@ -121,4 +144,5 @@ func TestMailConfig(t *testing.T) {
 			}
 		})
 	}
+
 }

@@ -58,7 +58,7 @@ func buildRunner(cfg Config, db *bun.DB, svc *engine.Service, log *slog.Logger, 
 	}
 	messages.Register(r, messages.Deps{DB: db, Sender: sender, BaseURL: cfg.BaseURL, HashSecret: cfg.HashSecret, UnsubscribeAddress: from,
 		OpenHashSecret: openHashSecret(cfg), Payments: svc, Invitations: invitationSigner(cfg), Logger: log})
-	webhooks.Register(r, webhooks.Deps{Engine: svc, AllowPrivate: baseURLIsLoopback(cfg.BaseURL), Logger: log})
+	webhooks.Register(r, webhooks.Deps{Engine: svc, AllowPrivate: baseURLIsLoopback(cfg.BaseURL), AllowNetworks: cfg.WebhookAllowNetworks, Logger: log})
 	engine.ScheduleLifecycle(r, db, cfg.ArchiveMode, time.Now, log)
 	engine.ScheduleWebhookPruning(r, db, time.Duration(cfg.WebhookRetentionDays)*24*time.Hour, time.Now, log)
 	svc.SchedulePayments(r, time.Now)
@@ -88,10 +88,12 @@ func baseURLIsLoopback(base string) bool {
 }
 
 // webhookOptions are the engine's webhook settings: a portal on a loopback
-// address may have endpoints on loopback and private addresses too.
+// address may have endpoints on loopback and private addresses too, and
+// any portal on the networks PORTAL_WEBHOOK_ALLOW_NETWORKS names.
 func webhookOptions(cfg Config) []engine.ServiceOption {
+	opts := []engine.ServiceOption{engine.WithWebhookNetworks(cfg.WebhookAllowNetworks)}
 	if baseURLIsLoopback(cfg.BaseURL) {
-		return []engine.ServiceOption{engine.WithPrivateWebhookAddresses()}
+		opts = append(opts, engine.WithPrivateWebhookAddresses())
 	}
-	return nil
+	return opts
 }

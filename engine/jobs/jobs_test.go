@@ -420,3 +420,45 @@ func TestRunStopsGracefully(t *testing.T) {
 		}
 	})
 }
+
+// TestRunNow: a scheduled kind runs at once when asked, beside its
+// schedule, once: asking again while a run is due names that run.
+func TestRunNow(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		ctx, clk := context.Background(), newClock()
+		r := jobs.New(db, jobs.Config{Now: clk.Now})
+		runs := 0
+		r.Every("reminders.unpaid", 24*time.Hour)
+		r.Handle("reminders.unpaid", func(context.Context, *jobs.Job) error { runs++; return nil })
+
+		// Today's scheduled run has happened.
+		if err := r.EnqueueSchedules(ctx); err != nil {
+			t.Fatal(err)
+		}
+		work(t, r, 1)
+		clk.Advance(time.Hour)
+
+		j, err := jobs.RunNow(ctx, db, "reminders.unpaid", clk.Now())
+		if err != nil || j.Kind != "reminders.unpaid" || j.State != jobs.StateQueued {
+			t.Fatalf("run now: %+v %v", j, err)
+		}
+		// Asked again before it ran: the same run, not a second one; the
+		// schedule's own enqueue does not add one either.
+		again, err := jobs.RunNow(ctx, db, "reminders.unpaid", clk.Now())
+		if !errors.Is(err, jobs.ErrAlreadyDue) || again.ID != j.ID {
+			t.Fatalf("second run now: %+v %v", again, err)
+		}
+		if err := r.EnqueueSchedules(ctx); err != nil {
+			t.Fatal(err)
+		}
+		work(t, r, 1)
+		work(t, r, 0)
+		if runs != 2 {
+			t.Fatalf("%d runs, want the schedule's and the one asked for", runs)
+		}
+		// Once it ran, it may be asked for again.
+		if _, err := jobs.RunNow(ctx, db, "reminders.unpaid", clk.Now()); err != nil {
+			t.Fatalf("run now after the run: %v", err)
+		}
+	})
+}

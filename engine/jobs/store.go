@@ -226,6 +226,38 @@ func Retry(ctx context.Context, db bun.IDB, id int64, now time.Time) error {
 }
 
 // List returns the jobs in the given states (all but succeeded when none
+// ErrAlreadyDue refuses RunNow while a job of the kind is queued, running
+// or failing (to be retried): that run is the one asked for.
+var ErrAlreadyDue = errors.New("a job of this kind is already queued or running")
+
+// RunNow enqueues a job of kind (a scheduled kind) due now, with the
+// payload its schedule gives it, for `portal jobs run` and the staff jobs
+// page: the serving instances' workers run it once in the cluster, as
+// they run the schedule's. It refuses, naming that job, while one of the
+// kind is queued, running or failing, so a run asked for twice, or beside
+// the schedule's own, runs once.
+func RunNow(ctx context.Context, db bun.IDB, kind string, now time.Time) (*Job, error) {
+	now = now.UTC()
+	var due Job
+	err := db.NewSelect().Model(&due).Where("kind = ? AND state IN (?)", kind, bun.List([]State{StateQueued, StateRunning, StateFailed})).
+		Where("run_at <= ?", now).OrderExpr("id").Limit(1).Scan(ctx)
+	switch {
+	case err == nil:
+		return &due, fmt.Errorf("job %d (%s, %s): %w", due.ID, kind, due.State, ErrAlreadyDue)
+	case !errors.Is(err, sql.ErrNoRows):
+		return nil, fmt.Errorf("run %s: %w", kind, err)
+	}
+	key := kind + "@run:" + now.Format(time.RFC3339Nano)
+	if _, err := Enqueue(ctx, db, now, Spec{Kind: kind, DedupKey: key, Payload: SchedulePayload{Period: now}, RunAt: now}); err != nil {
+		return nil, err
+	}
+	var j Job
+	if err := db.NewSelect().Model(&j).Where("dedup_key = ?", key).Scan(ctx); err != nil {
+		return nil, fmt.Errorf("run %s: %w", kind, err)
+	}
+	return &j, nil
+}
+
 // are given), oldest due first, at most limit.
 func List(ctx context.Context, db bun.IDB, limit int, states ...State) ([]Job, error) {
 	if len(states) == 0 {

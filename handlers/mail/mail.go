@@ -62,6 +62,14 @@ type Sender interface {
 	Describe() string
 }
 
+// DKIMSignedHeaders are the header fields the DKIM signature covers: go-mail's
+// default set and the one-click unsubscribe pair, which RFC 8058 section 4
+// requires in the signature (without it providers show no unsubscribe
+// button). A listed field a message lacks is signed as absent (RFC 6376
+// 5.4), so none can be added in transit either.
+var DKIMSignedHeaders = []string{"From", "To", "Subject", "Date", "Message-ID", "Content-Type", "MIME-Version",
+	"List-Unsubscribe", "List-Unsubscribe-Post"}
+
 // DKIM signs outgoing mail for Domain with the key published at
 // Selector._domainkey.Domain.
 type DKIM struct {
@@ -157,7 +165,9 @@ func NewSMTP(cfg Config) (*SMTP, error) {
 	}
 	opts = append(opts, gomail.WithTLSConfig(tlsCfg))
 	if cfg.DKIM != nil {
-		opts = append(opts, gomail.WithAlwaysDKIMSign(gomail.NewDKIMSigner(cfg.DKIM.Domain, cfg.DKIM.Selector, cfg.DKIM.Key)))
+		signer := gomail.NewDKIMSigner(cfg.DKIM.Domain, cfg.DKIM.Selector, cfg.DKIM.Key)
+		signer.SignHeaders(DKIMSignedHeaders...)
+		opts = append(opts, gomail.WithAlwaysDKIMSign(signer))
 	}
 	s.opts = opts
 	// Check the options once now, so a bad setting fails at start-up.

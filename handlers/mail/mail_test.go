@@ -15,6 +15,7 @@ import (
 	"mime/quotedprintable"
 	netmail "net/mail"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 
@@ -47,7 +48,7 @@ func message() *mail.Message {
 	return &mail.Message{
 		FromName: "FC Grün-Weiß", To: []string{"alex@example.org", "robin@example.org"},
 		Subject: "Bestätigung ✓ Mitgliedschaft", Text: "Hallo Alex,\nbezahlt.", HTML: "<p style=\"color:#333\">Hallo <b>Alex</b></p>",
-		ID: "abc123", Headers: map[string]string{"List-Unsubscribe": "<https://portal.example/unsubscribe/x>"},
+		ID: "abc123", Headers: map[string]string{"List-Unsubscribe": "<https://portal.example/unsubscribe/x>", "List-Unsubscribe-Post": "List-Unsubscribe=One-Click"},
 		Attachments: []mail.Attachment{{Name: "card.pdf", ContentType: "application/pdf", Data: []byte("%PDF-1.4 test")}},
 	}
 }
@@ -213,6 +214,17 @@ func TestDKIMSignature(t *testing.T) {
 	for _, want := range []string{"d=club.example", "s=portal", "a=ed25519-sha256", "b="} {
 		if !strings.Contains(sig, want) {
 			t.Errorf("DKIM-Signature %q lacks %s", sig, want)
+		}
+	} // RFC 8058 section 4: the one-click unsubscribe pair is signed.
+	var signed []string
+	for tag := range strings.SplitSeq(strings.Join(strings.Fields(sig), ""), ";") {
+		if v, ok := strings.CutPrefix(tag, "h="); ok {
+			signed = strings.Split(strings.ToLower(v), ":")
+		}
+	}
+	for _, want := range []string{"from", "subject", "list-unsubscribe", "list-unsubscribe-post"} {
+		if !slices.Contains(signed, want) {
+			t.Errorf("DKIM-Signature h=%v lacks %s", signed, want)
 		}
 	}
 }

@@ -47,8 +47,11 @@ type Deps struct {
 	// development). Otherwise such addresses are refused when dialled, so
 	// a name that resolves to an internal host later is refused too.
 	AllowPrivate bool
-	Now          func() time.Time
-	Logger       *slog.Logger
+	// AllowNetworks are networks endpoints may resolve to although they
+	// are internal (PORTAL_WEBHOOK_ALLOW_NETWORKS); empty: none.
+	AllowNetworks engine.WebhookNetworks
+	Now           func() time.Time
+	Logger        *slog.Logger
 }
 
 // Register adds the delivery handler to r.
@@ -63,7 +66,7 @@ var ErrForbiddenAddress = errors.New("the endpoint resolves to a private or loop
 // (a redirect is a failure, its target never receives the event), and,
 // unless allowPrivate, a dialer that refuses private, loopback,
 // link-local and unspecified addresses on the IP actually dialled.
-func Client(allowPrivate bool) *http.Client {
+func Client(allowPrivate bool, allowed ...engine.WebhookNetworks) *http.Client {
 	dialer := &net.Dialer{Timeout: Timeout}
 	if !allowPrivate {
 		dialer.Control = func(network, address string, _ syscall.RawConn) error {
@@ -72,7 +75,7 @@ func Client(allowPrivate bool) *http.Client {
 				return err
 			}
 			ip := net.ParseIP(host)
-			if ip == nil || engine.ForbiddenWebhookIP(ip) {
+			if ip == nil || engine.ForbiddenWebhookIP(ip) && !allowedIP(ip, allowed) {
 				return ErrForbiddenAddress
 			}
 			return nil
@@ -82,6 +85,15 @@ func Client(allowPrivate bool) *http.Client {
 		ResponseHeaderTimeout: Timeout, MaxIdleConnsPerHost: 2, IdleConnTimeout: 90 * time.Second}
 	return &http.Client{Timeout: Timeout, Transport: transport,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+}
+
+func allowedIP(ip net.IP, allowed []engine.WebhookNetworks) bool {
+	for _, n := range allowed {
+		if n.Contains(ip) {
+			return true
+		}
+	}
+	return false
 }
 
 // Sign is the webhook-signature header's value for a body: "v1," and the
@@ -107,7 +119,7 @@ func Handler(d Deps) jobs.Handler {
 	if d.Logger == nil {
 		d.Logger = slog.Default()
 	}
-	client := Client(d.AllowPrivate)
+	client := Client(d.AllowPrivate, d.AllowNetworks)
 	return func(ctx context.Context, j *jobs.Job) error {
 		var p engine.WebhookJob
 		if err := j.Decode(&p); err != nil {

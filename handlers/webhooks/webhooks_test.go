@@ -1,6 +1,7 @@
 package webhooks_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/rand"
@@ -466,4 +467,69 @@ func TestReplaySendsTheSameEvent(t *testing.T) {
 			t.Fatalf("%d replays audited (%v), want 2", n, err)
 		}
 	})
+}
+
+// TestAllowedNetworks: PORTAL_WEBHOOK_ALLOW_NETWORKS lets endpoints be on
+// the internal networks it names, at the check and at the dial, and on no
+// other; without it the guard is as strict as before.
+func TestAllowedNetworks(t *testing.T) {
+	nets, err := engine.ParseWebhookNetworks(" 10.20.0.0/16, 127.0.0.0/8,fd00::/8 ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{"0.0.0.0/0", "::/0", "10.0.0.0/33", "intranet"} {
+		if _, err := engine.ParseWebhookNetworks(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+	if none, err := engine.ParseWebhookNetworks(""); err != nil || len(none) != 0 {
+		t.Fatalf("empty: %v %v", none, err)
+	}
+
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		newEnv(t, db) // the demo organisations
+		ring, err := session.NewKeyring(bytes.Repeat([]byte("k"), 32))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sealer := engine.WithSecretSealer(ring.Sealer("payment secrets"))
+		strict := engine.NewService(db, nil, sealer)
+		open := engine.NewService(db, nil, sealer, engine.WithWebhookNetworks(nets))
+		in := func(u string) engine.WebhookEndpointInput {
+			return engine.WebhookEndpointInput{URL: u, Events: []string{engine.EventPaymentSucceeded}}
+		}
+		if _, _, err := strict.CreateWebhookEndpoint(ctx, engine.CommandLine, 1, in("https://10.20.0.5/hooks")); engine.ErrorCode(err) != engine.CodeValidation {
+			t.Fatalf("private endpoint without the setting: %v", err)
+		}
+		if _, _, err := open.CreateWebhookEndpoint(ctx, engine.CommandLine, 1, in("https://10.20.0.5/hooks")); err != nil {
+			t.Fatalf("endpoint on an allowed network: %v", err)
+		}
+		if _, _, err := open.CreateWebhookEndpoint(ctx, engine.CommandLine, 1, in("https://[fd00::1]/hooks")); err != nil {
+			t.Fatalf("endpoint on an allowed IPv6 network: %v", err)
+		}
+		for _, u := range []string{"https://10.21.0.5/hooks", "https://192.168.1.5/hooks", "https://169.254.169.254/latest"} {
+			if _, _, err := open.CreateWebhookEndpoint(ctx, engine.CommandLine, 1, in(u)); engine.ErrorCode(err) != engine.CodeValidation {
+				t.Errorf("%s outside the allowed networks: %v", u, err)
+			}
+		}
+	})
+
+	// The dial: a loopback receiver is reached only through an allowed network.
+	recv := newReceiver(t, 200)
+	if _, err := webhooks.Client(false, engine.WebhookNetworks{}).Post(recv.srv.URL, "application/json", nil); !errors.Is(err, webhooks.ErrForbiddenAddress) {
+		t.Fatalf("no networks allowed: %v", err)
+	}
+	other, _ := engine.ParseWebhookNetworks("10.0.0.0/8")
+	if _, err := webhooks.Client(false, other).Post(recv.srv.URL, "application/json", nil); !errors.Is(err, webhooks.ErrForbiddenAddress) {
+		t.Fatalf("another network allowed: %v", err)
+	}
+	resp, err := webhooks.Client(false, nets).Post(recv.srv.URL, "application/json", nil)
+	if err != nil {
+		t.Fatalf("allowed network: %v", err)
+	}
+	resp.Body.Close()
+	if len(recv.requests()) != 1 {
+		t.Fatalf("%d requests reached the receiver", len(recv.requests()))
+	}
 }

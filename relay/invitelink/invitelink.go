@@ -67,10 +67,15 @@ func (s *Signer) Verify(orgID int64, token string) (id int64, expires time.Time,
 	if len(parts) != 3 || len(token) > 200 {
 		return 0, time.Time{}, ErrForged
 	}
+	// Strict decoding everywhere, so that each link has exactly one valid
+	// spelling: no leading zeros or signs in the numbers, and no set
+	// padding bits in the MAC's last character (the lenient decoder reads
+	// ...E and ...F alike).
 	id, err1 := strconv.ParseInt(parts[0], 10, 64)
 	exp, err2 := strconv.ParseInt(parts[1], 10, 64)
-	got, err3 := base64.RawURLEncoding.DecodeString(parts[2])
-	if err1 != nil || err2 != nil || err3 != nil || id <= 0 {
+	got, err3 := base64.RawURLEncoding.Strict().DecodeString(parts[2])
+	if err1 != nil || err2 != nil || err3 != nil || id <= 0 ||
+		strconv.FormatInt(id, 10) != parts[0] || strconv.FormatInt(exp, 10) != parts[1] {
 		return 0, time.Time{}, ErrForged
 	}
 	for _, master := range s.masters {

@@ -40,6 +40,11 @@ func TestForgedTokensAreRefused(t *testing.T) {
 		"empty":              "",
 		"garbage mac":        parts[0] + "." + parts[1] + ".!!",
 		"zero id":            "0." + parts[1] + "." + parts[2],
+		// The same numbers and MAC bytes spelt otherwise: each link has one spelling.
+		"mac padding bits set":       parts[0] + "." + parts[1] + "." + parts[2][:len(parts[2])-1] + string(paddingNeighbour(parts[2][len(parts[2])-1])),
+		"id with a leading zero":     "0" + parts[0] + "." + parts[1] + "." + parts[2],
+		"id with a sign":             "+" + parts[0] + "." + parts[1] + "." + parts[2],
+		"expiry with a leading zero": parts[0] + ".0" + parts[1] + "." + parts[2],
 	}
 	for name, tok := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -51,4 +56,11 @@ func TestForgedTokensAreRefused(t *testing.T) {
 	if invitelink.NewSigner(nil) != nil {
 		t.Fatal("a signer without keys must be nil")
 	}
+}
+
+// paddingNeighbour is the base64url character that differs from c only in
+// the two bits a 32-byte MAC's last character does not use (E and F).
+func paddingNeighbour(c byte) byte {
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+	return alphabet[strings.IndexByte(alphabet, c)^1]
 }

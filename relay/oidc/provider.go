@@ -187,6 +187,71 @@ func (p *Provider) Redeem(ctx context.Context, code string, a *Attempt) (*Tokens
 	return &Tokens{AccessToken: tok.AccessToken, IDToken: raw, RefreshToken: tok.RefreshToken, Subject: idt.Subject, Claims: claims}, nil
 }
 
+// ErrUserInfoMismatch means the userinfo endpoint answered for another
+// subject than the ID token's: its claims are not the signed-in user's
+// (OpenID Connect Core 5.3.2).
+var ErrUserInfoMismatch = errors.New("oidc: userinfo names another subject than the ID token")
+
+// CompleteClaims adds to t.Claims those of want that the ID token lacks,
+// from the IdP's userinfo endpoint, as OpenID Connect Core 5.4 allows for
+// the code flow (some providers put email and email_verified only there).
+// The userinfo answer must name the ID token's subject. Nothing is asked
+// when the ID token has every wanted claim, or when the IdP has no
+// userinfo endpoint (the claims then stay missing). ID token claims win
+// over the userinfo's: they are signed.
+func (p *Provider) CompleteClaims(ctx context.Context, t *Tokens, want ...string) error {
+	var have map[string]json.RawMessage
+	if len(t.Claims) > 0 {
+		if err := json.Unmarshal(t.Claims, &have); err != nil {
+			return fmt.Errorf("%w: claims: %w", ErrInvalidToken, err)
+		}
+	}
+	missing := false
+	for _, c := range want {
+		if _, ok := have[c]; !ok {
+			missing = true
+			break
+		}
+	}
+	if !missing || t.AccessToken == "" {
+		return nil
+	}
+	if _, _, err := p.discover(ctx); err != nil {
+		return err
+	}
+	p.mu.Lock()
+	op := p.op
+	p.mu.Unlock()
+	if op.UserInfoEndpoint() == "" {
+		return nil
+	}
+	info, err := op.UserInfo(p.ctx(ctx), oauth2.StaticTokenSource(&oauth2.Token{AccessToken: t.AccessToken, TokenType: "Bearer"}))
+	if err != nil {
+		return fmt.Errorf("%w: userinfo: %w", ErrProviderUnavailable, err)
+	}
+	if info.Subject == "" || subtle.ConstantTimeCompare([]byte(info.Subject), []byte(t.Subject)) != 1 {
+		return ErrUserInfoMismatch
+	}
+	var extra map[string]json.RawMessage
+	if err := info.Claims(&extra); err != nil {
+		return fmt.Errorf("%w: userinfo: %w", ErrProviderUnavailable, err)
+	}
+	if have == nil {
+		have = map[string]json.RawMessage{}
+	}
+	for k, v := range extra {
+		if _, ok := have[k]; !ok {
+			have[k] = v
+		}
+	}
+	merged, err := json.Marshal(have)
+	if err != nil {
+		return err
+	}
+	t.Claims = merged
+	return nil
+}
+
 // Refresh uses a refresh token for new tokens. An ID token in the answer
 // is verified and must name the same subject; without one, prevIDToken is
 // kept. The refresh token is kept unless the IdP rotated it.
