@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/uptrace/bun"
 )
@@ -156,6 +157,19 @@ func checkPersonRow(r *PersonRow, validKey func(string) bool) (importable, []Fie
 	var fields []FieldError
 	bad := func(field, msg string) { fields = append(fields, FieldError{Field: field, Message: msg}) }
 	r.ExternalID, r.FirstName, r.LastName, r.Email = strings.TrimSpace(r.ExternalID), strings.TrimSpace(r.FirstName), strings.TrimSpace(r.LastName), strings.TrimSpace(r.Email)
+	// A file in another encoding than UTF-8 (Latin-1, Windows-1252) is
+	// refused per row and field, never stored with its letters replaced:
+	// invalid bytes as they come in a CSV, U+FFFD as a JSON decoder has
+	// already replaced them with.
+	for _, f := range []struct{ name, value string }{{"externalId", r.ExternalID}, {"firstName", r.FirstName},
+		{"lastName", r.LastName}, {"dateOfBirth", r.DateOfBirth}, {"email", r.Email}} {
+		if !utf8.ValidString(f.value) || strings.ContainsRune(f.value, utf8.RuneError) {
+			bad(f.name, "is not valid UTF-8 text: save the file as UTF-8 and import it again")
+		}
+	}
+	if len(fields) > 0 {
+		return importable{row: *r}, fields
+	}
 	if r.ExternalID == "" || !printable(r.ExternalID, 100) {
 		bad("externalId", "is required: at most 100 printable characters")
 	}
