@@ -38,7 +38,7 @@ type StepSpec struct {
 	Price         *PriceSpec   `json:"price,omitempty" yaml:"price,omitempty"`
 	MarksTransfer bool         `json:"marksTransfer,omitempty" yaml:"marksTransfer,omitempty"`
 	// Conditions skip this step or jump past later ones depending on
-	// earlier answers (conditions.go); the README shows the format.
+	// earlier answers (conditions.go); docs/DEFINITIONS.md shows the format.
 	Conditions []ConditionSpec `json:"conditions,omitempty" yaml:"conditions,omitempty"`
 }
 

@@ -19,7 +19,8 @@ import (
 //
 // A connection pooler in front of PostgreSQL must keep prepared statements
 // per client connection: PgBouncer in session mode, or in transaction mode
-// from version 1.21 with max_prepared_statements set (README).
+// from version 1.21 with max_prepared_statements set (docs/CONFIGURATION.md,
+// PORTAL_DATABASE_MAX_CONNS).
 type preparedStatements struct {
 	db    *bun.DB
 	mu    sync.Mutex

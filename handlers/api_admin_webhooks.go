@@ -10,7 +10,7 @@ import (
 )
 
 // The admin API's webhook endpoints: where an organisation's events are
-// POSTed (README "Webhooks"), their signing secrets (shown once, at
+// POSTed (docs/ADMIN-API.md, "Webhooks"), their signing secrets (shown once, at
 // creation and rotation) and the recent deliveries of each.
 
 // maxDeliveriesListed bounds GET .../deliveries.

@@ -17,7 +17,7 @@ import (
 // transfer in Chromium: the fields, the copy buttons (127.0.0.1 may write
 // the clipboard), no redirect to a payment page, no accessibility
 // violation, and a QR code that scans from the browser's own pixels.
-// PORTAL_DOCS_SCREENSHOTS=1 also writes the README's docs/img/bank-transfer.png.
+// PORTAL_DOCS_SCREENSHOTS=1 also writes docs/PAYMENTS.md's docs/img/bank-transfer.png.
 func TestE2EBankTransfer(t *testing.T) {
 	t.Parallel()
 	creditor := banking.Creditor{Name: "TV Demo 1848 e.V.", IBAN: mustIBAN(t, "DE89370400440532013000"), BIC: "COBADEFFXXX"}

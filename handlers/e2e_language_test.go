@@ -15,7 +15,7 @@ import (
 // TestE2ERegistrationInGerman goes through the whole registration in
 // German, chosen with the language switcher, with htmx: every page in
 // German, axe-clean, and a switch to French and back in the middle keeps
-// every answer. PORTAL_DOCS_SCREENSHOTS=1 also writes the README's
+// every answer. PORTAL_DOCS_SCREENSHOTS=1 also writes docs/MEMBER-PAGES.md's
 // docs/img/language-{en,de}.png.
 func TestE2ERegistrationInGerman(t *testing.T) {
 	t.Parallel()

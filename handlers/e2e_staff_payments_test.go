@@ -18,7 +18,7 @@ import (
 // IdP, finds the attempt pending too long on the payments page, uploads
 // the bank's camt.054, reviews the proposed match, confirms it, and the
 // member's registration completes. The jobs and invitations pages pass
-// axe too. PORTAL_DOCS_SCREENSHOTS=1 also writes the README's
+// axe too. PORTAL_DOCS_SCREENSHOTS=1 also writes docs/STAFF.md's
 // docs/img/staff-payments.png.
 func TestE2EStaffPaymentsStatement(t *testing.T) {
 	t.Parallel()

@@ -664,7 +664,7 @@ func checkAdminResponses(t *testing.T, ck *apiChecker, env *testEnv, anon *http.
 }
 
 // TestIDFormsAgreeWithTheDocument: each id of a next body takes exactly the
-// forms the README and the OpenAPI description name (processId a string or
+// forms docs/FORM-API.md and the OpenAPI description name (processId a string or
 // a JSON number; step and people[].id JSON numbers only, as the spec's
 // FormPersonDTO has them): the server accepts a form exactly when the
 // document's request validation does.

@@ -65,7 +65,7 @@ func (env *staffEnv) staffBrowserSignIn(b *e2eBrowser, email, next string) {
 // TestE2EStaffPages: a registrar finds a household and resends its
 // payment link, a treasurer captures its bank transfer, the registration
 // completes and the confirmation goes out, all in Chromium, with axe on
-// every staff page. PORTAL_DOCS_SCREENSHOTS=1 also writes the README's
+// every staff page. PORTAL_DOCS_SCREENSHOTS=1 also writes docs/STAFF.md's
 // docs/img/staff-overview.png and docs/img/staff-registration.png.
 func TestE2EStaffPages(t *testing.T) {
 	t.Parallel()

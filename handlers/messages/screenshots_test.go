@@ -16,7 +16,7 @@ import (
 	"portal/views"
 )
 
-// TestMailScreenshots writes the README's pictures of the messages' HTML
+// TestMailScreenshots writes docs/OPERATIONS.md's pictures of the messages' HTML
 // parts (docs/mail/*.png) with Chromium, from the views the message
 // handlers render. Only with PORTAL_DOCS_SCREENSHOTS=1: a documentation
 // step, not a check.

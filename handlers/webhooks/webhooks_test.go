@@ -77,7 +77,7 @@ func (r *receiver) requests() []received {
 }
 
 // verify checks a request's signature with secret as a receiver would,
-// independently of the package's own signing (README, Webhooks).
+// independently of the package's own signing (docs/ADMIN-API.md, Webhooks).
 func verify(t *testing.T, secret string, r received) bool {
 	t.Helper()
 	key, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(secret, "whsec_"))
