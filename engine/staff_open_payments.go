@@ -1,0 +1,209 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"portal/engine/banking"
+)
+
+// The treasurer's list of who still owes money: every committed
+// registration whose newest order is unpaid, with what is still owed
+// after the parts that arrived, the RF reference members write on their
+// transfer, how long it has been unpaid and what the member was sent.
+
+// OpenPaymentSort orders the open payments.
+type OpenPaymentSort string
+
+// Orders of the open payments list.
+const (
+	SortOldest    OpenPaymentSort = "oldest"    // longest unpaid first (the default)
+	SortNewest    OpenPaymentSort = "newest"    // most recently committed first
+	SortOwed      OpenPaymentSort = "owed"      // largest amount owed first
+	SortReminders OpenPaymentSort = "reminders" // most reminders first
+)
+
+// OpenPaymentSorts lists the orders as pages offer them.
+var OpenPaymentSorts = []OpenPaymentSort{SortOldest, SortNewest, SortOwed, SortReminders}
+
+// OpenPaymentQuery selects the open payments of one organisation.
+type OpenPaymentQuery struct {
+	OrganisationID int64
+	// PeriodID narrows to one period; 0: all.
+	PeriodID int64
+	// MinDays > 0 narrows to orders unpaid for more than this many days.
+	MinDays int
+	// MinReminders > 0 narrows to orders reminded at least this often.
+	MinReminders int
+	// Sort is one of OpenPaymentSorts; "" is SortOldest.
+	Sort OpenPaymentSort
+}
+
+// OpenPayment is one unpaid order in the list.
+type OpenPayment struct {
+	RegistrationID int64     `bun:"registration_id"`
+	UserKey        string    `bun:"user_key"`
+	PeriodID       int64     `bun:"period_id"`
+	OrderID        int64     `bun:"order_id"`
+	PayReference   string    `bun:"pay_reference"`
+	TotalMinor     int64     `bun:"total_minor"`
+	Currency       string    `bun:"currency"`
+	CommittedAt    time.Time `bun:"committed_at"`
+	// ReceivedMinor adds up the parts of a bank transfer that arrived;
+	// OwedMinor is what is still owed (the total less those).
+	ReceivedMinor int64 `bun:"received_minor"`
+	OwedMinor     int64 `bun:"owed_minor"`
+	// TransferReference is the RF reference of the newest bank-transfer
+	// attempt, as stored (see RF); nil when not paid by bank transfer.
+	TransferReference *string `bun:"transfer_reference"`
+	Reminders         int     `bun:"reminders"`
+	// LastMessageKind and LastMessageAt name the newest message about the
+	// order; nil when none was queued.
+	LastMessageKind *string    `bun:"last_kind"`
+	LastMessageAt   *time.Time `bun:"last_at"`
+	// Days is how many whole days have passed since the commit.
+	Days int `bun:"-"`
+	// Household are the names of the persons the user key may register.
+	Household []string `bun:"-"`
+}
+
+// RF is the RF reference in its printed form (groups of four), "" when
+// there is none.
+func (p OpenPayment) RF() string {
+	if p.TransferReference == nil {
+		return ""
+	}
+	rf, err := banking.ParseReference(*p.TransferReference)
+	if err != nil {
+		return *p.TransferReference
+	}
+	return rf.String()
+}
+
+// openPaymentsSelect is the one query of the list: the orders with their
+// figures as correlated subqueries (each an index lookup by order), so
+// that a season's list costs one round trip.
+func (q OpenPaymentQuery) openPaymentsSelect(db bun.IDB, now time.Time) *bun.SelectQuery {
+	// Messages name their order in their key: "kind:order:ID" or
+	// "kind:order:ID:…" (engine/reminders.go, payment_link_later.go).
+	const aboutOrder = `(m.dedup_key LIKE '%:order:' || o.id OR m.dedup_key LIKE '%:order:' || o.id || ':%')`
+	inner := db.NewSelect().TableExpr("orders AS o").Join("JOIN process_instances AS pi ON pi.id = o.process_instance_id").
+		ColumnExpr("pi.id AS registration_id, pi.user_key, pi.related_entity_id AS period_id").
+		ColumnExpr("o.id AS order_id, o.pay_reference, o.total_minor, o.currency, o.created_at AS committed_at").
+		ColumnExpr(`(SELECT COALESCE(SUM(e.amount_minor), 0) FROM payment_events AS e
+			WHERE e.event_type = ? AND e.outcome = ? AND e.currency = o.currency
+			AND e.reference IN (SELECT rp.reference FROM payments AS rp WHERE rp.order_id = o.id)) AS received_minor`,
+			bankCaptureEvent, partialCaptureOutcome).
+		ColumnExpr(`(SELECT tp.provider_id FROM payments AS tp WHERE tp.order_id = o.id AND tp.provider = ? AND tp.provider_id IS NOT NULL
+			ORDER BY tp.id DESC LIMIT 1) AS transfer_reference`, BankTransferProvider).
+		ColumnExpr(`(SELECT COUNT(*) FROM outbox_messages AS m WHERE m.kind = ? AND m.dedup_key LIKE ? || o.id || ':%') AS reminders`,
+			KindUnpaidReminder, KindUnpaidReminder+":order:").
+		ColumnExpr(`(SELECT m.kind FROM outbox_messages AS m WHERE ` + aboutOrder + ` ORDER BY m.id DESC LIMIT 1) AS last_kind`).
+		ColumnExpr(`(SELECT m.created_at FROM outbox_messages AS m WHERE ` + aboutOrder + ` ORDER BY m.id DESC LIMIT 1) AS last_at`).
+		Where("o.organisation_id = ? AND o.status = ?", q.OrganisationID, OrderUnpaid).
+		Where("pi.status IN (?)", bun.List(RegAwaitingPayment.processStates())).
+		// The registration's newest order: an older unpaid one was replaced.
+		Where("o.id = (SELECT MAX(o2.id) FROM orders AS o2 WHERE o2.process_instance_id = pi.id)")
+	if q.PeriodID != 0 {
+		inner = inner.Where("pi.related_entity_id = ?", q.PeriodID)
+	}
+	if q.MinDays > 0 {
+		inner = inner.Where("o.created_at < ?", now.AddDate(0, 0, -q.MinDays))
+	}
+	sel := db.NewSelect().TableExpr("(?) AS op", inner).ColumnExpr("op.*, op.total_minor - op.received_minor AS owed_minor")
+	if q.MinReminders > 0 {
+		sel = sel.Where("op.reminders >= ?", q.MinReminders)
+	}
+	switch q.Sort {
+	case SortNewest:
+		sel = sel.OrderExpr("op.committed_at DESC, op.order_id DESC")
+	case SortOwed:
+		sel = sel.OrderExpr("op.total_minor - op.received_minor DESC, op.committed_at, op.order_id")
+	case SortReminders:
+		sel = sel.OrderExpr("op.reminders DESC, op.committed_at, op.order_id")
+	default:
+		sel = sel.OrderExpr("op.committed_at, op.order_id")
+	}
+	return sel
+}
+
+// OpenPayments lists the unpaid orders q selects, with their households.
+func (s *Service) OpenPayments(ctx context.Context, q OpenPaymentQuery) (rows []OpenPayment, err error) {
+	defer classifyUnavailable(&err)
+	if q.Sort != "" && !slices.Contains(OpenPaymentSorts, q.Sort) {
+		return nil, Errorf(CodeInvalid, "unknown sort order %q", q.Sort)
+	}
+	now := s.clock().UTC()
+	if err := q.openPaymentsSelect(s.db, now).Scan(ctx, &rows); err != nil {
+		return nil, fmt.Errorf("load open payments: %w", err)
+	}
+	if len(rows) == 0 {
+		return rows, nil
+	}
+	// The households in one more query, as the registrations list does.
+	regs := make([]RegistrationRow, len(rows))
+	for i, r := range rows {
+		regs[i].UserKey = r.UserKey
+	}
+	if err := s.fillHouseholds(ctx, q.OrganisationID, regs); err != nil {
+		return nil, err
+	}
+	for i := range rows {
+		rows[i].Household = regs[i].Household
+		rows[i].Days = max(0, int(now.Sub(rows[i].CommittedAt.UTC())/(24*time.Hour)))
+	}
+	return rows, nil
+}
+
+// OpenPaymentsCSV writes the rows of OpenPayments as a CSV export: the
+// header first. Cells are raw; the caller neutralises formulas (CSVCell).
+func (s *Service) OpenPaymentsCSV(ctx context.Context, q OpenPaymentQuery, row func([]string) error) error {
+	rows, err := s.OpenPayments(ctx, q)
+	if err != nil {
+		return err
+	}
+	if err := row([]string{"registration", "order", "user_key", "period", "household", "reference", "rf_reference", "total", "received",
+		"owed", "currency", "committed", "days_unpaid", "reminders", "last_message", "last_message_at"}); err != nil {
+		return err
+	}
+	for _, r := range rows {
+		if err := row([]string{fmt.Sprint(r.RegistrationID), fmt.Sprint(r.OrderID), r.UserKey, fmt.Sprint(r.PeriodID),
+			strings.Join(r.Household, "; "), r.PayReference, r.RF(), formatMinor(r.TotalMinor), formatMinor(r.ReceivedMinor),
+			formatMinor(r.OwedMinor), r.Currency, r.CommittedAt.UTC().Format(time.RFC3339), fmt.Sprint(r.Days), fmt.Sprint(r.Reminders),
+			deref(r.LastMessageKind), timeText(r.LastMessageAt)}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ResendPaymentLinks sends the payment link again for each of the
+// registrations ids (each once, however often it is named), through
+// ResendPaymentLink: one transaction and one audit entry per
+// registration, as when it is sent from the registration's page. A
+// registration that no longer waits for payment, or is not the
+// organisation's, is skipped. It returns how many were sent and skipped.
+func (s *Service) ResendPaymentLinks(ctx context.Context, actor Actor, orgID int64, ids []int64) (sent, skipped int, err error) {
+	seen := map[int64]bool{}
+	for _, id := range ids {
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		err := s.ResendPaymentLink(ctx, actor, orgID, id)
+		switch {
+		case err == nil:
+			sent++
+		case ErrorCode(err) == CodeConflict || ErrorCode(err) == CodeNotFound:
+			skipped++
+		default:
+			return sent, skipped, err
+		}
+	}
+	return sent, skipped, nil
+}
