@@ -103,8 +103,8 @@ func (q OpenPaymentQuery) openPaymentsSelect(db bun.IDB, now time.Time) *bun.Sel
 			ORDER BY tp.id DESC LIMIT 1) AS transfer_reference`, BankTransferProvider).
 		ColumnExpr(`(SELECT COUNT(*) FROM outbox_messages AS m WHERE m.kind = ? AND m.dedup_key LIKE ? || o.id || ':%') AS reminders`,
 			KindUnpaidReminder, KindUnpaidReminder+":order:").
-		ColumnExpr(`(SELECT m.kind FROM outbox_messages AS m WHERE ` + aboutOrder + ` ORDER BY m.id DESC LIMIT 1) AS last_kind`).
-		ColumnExpr(`(SELECT m.created_at FROM outbox_messages AS m WHERE ` + aboutOrder + ` ORDER BY m.id DESC LIMIT 1) AS last_at`).
+		ColumnExpr(`(SELECT m.kind FROM outbox_messages AS m WHERE `+aboutOrder+` ORDER BY m.id DESC LIMIT 1) AS last_kind`).
+		ColumnExpr(`(SELECT m.created_at FROM outbox_messages AS m WHERE `+aboutOrder+` ORDER BY m.id DESC LIMIT 1) AS last_at`).
 		Where("o.organisation_id = ? AND o.status = ?", q.OrganisationID, OrderUnpaid).
 		Where("pi.status IN (?)", bun.List(RegAwaitingPayment.processStates())).
 		// The registration's newest order: an older unpaid one was replaced.
