@@ -3,7 +3,9 @@ package engine
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -61,11 +63,12 @@ type OpenPayment struct {
 	// TransferReference is the RF reference of the newest bank-transfer
 	// attempt, as stored (see RF); nil when not paid by bank transfer.
 	TransferReference *string `bun:"transfer_reference"`
-	Reminders         int     `bun:"reminders"`
+	// Reminders counts the unpaid reminders queued for the order.
+	Reminders int `bun:"-"`
 	// LastMessageKind and LastMessageAt name the newest message about the
-	// order; nil when none was queued.
-	LastMessageKind *string    `bun:"last_kind"`
-	LastMessageAt   *time.Time `bun:"last_at"`
+	// order; "" and zero when none was queued.
+	LastMessageKind string    `bun:"-"`
+	LastMessageAt   time.Time `bun:"-"`
 	// Days is how many whole days have passed since the commit.
 	Days int `bun:"-"`
 	// Household are the names of the persons the user key may register.
@@ -85,13 +88,10 @@ func (p OpenPayment) RF() string {
 	return rf.String()
 }
 
-// openPaymentsSelect is the one query of the list: the orders with their
-// figures as correlated subqueries (each an index lookup by order), so
-// that a season's list costs one round trip.
+// openPaymentsSelect is the list's query: the orders with their figures
+// as correlated subqueries, each an index lookup by order (payments by
+// order_id, events by reference).
 func (q OpenPaymentQuery) openPaymentsSelect(db bun.IDB, now time.Time) *bun.SelectQuery {
-	// Messages name their order in their key: "kind:order:ID" or
-	// "kind:order:ID:…" (engine/reminders.go, payment_link_later.go).
-	const aboutOrder = `(m.dedup_key LIKE '%:order:' || o.id OR m.dedup_key LIKE '%:order:' || o.id || ':%')`
 	inner := db.NewSelect().TableExpr("orders AS o").Join("JOIN process_instances AS pi ON pi.id = o.process_instance_id").
 		ColumnExpr("pi.id AS registration_id, pi.user_key, pi.related_entity_id AS period_id").
 		ColumnExpr("o.id AS order_id, o.pay_reference, o.total_minor, o.currency, o.created_at AS committed_at").
@@ -101,10 +101,6 @@ func (q OpenPaymentQuery) openPaymentsSelect(db bun.IDB, now time.Time) *bun.Sel
 			bankCaptureEvent, partialCaptureOutcome).
 		ColumnExpr(`(SELECT tp.provider_id FROM payments AS tp WHERE tp.order_id = o.id AND tp.provider = ? AND tp.provider_id IS NOT NULL
 			ORDER BY tp.id DESC LIMIT 1) AS transfer_reference`, BankTransferProvider).
-		ColumnExpr(`(SELECT COUNT(*) FROM outbox_messages AS m WHERE m.kind = ? AND m.dedup_key LIKE ? || o.id || ':%') AS reminders`,
-			KindUnpaidReminder, KindUnpaidReminder+":order:").
-		ColumnExpr(`(SELECT m.kind FROM outbox_messages AS m WHERE `+aboutOrder+` ORDER BY m.id DESC LIMIT 1) AS last_kind`).
-		ColumnExpr(`(SELECT m.created_at FROM outbox_messages AS m WHERE `+aboutOrder+` ORDER BY m.id DESC LIMIT 1) AS last_at`).
 		Where("o.organisation_id = ? AND o.status = ?", q.OrganisationID, OrderUnpaid).
 		Where("pi.status IN (?)", bun.List(RegAwaitingPayment.processStates())).
 		// The registration's newest order: an older unpaid one was replaced.
@@ -116,16 +112,11 @@ func (q OpenPaymentQuery) openPaymentsSelect(db bun.IDB, now time.Time) *bun.Sel
 		inner = inner.Where("o.created_at < ?", now.AddDate(0, 0, -q.MinDays))
 	}
 	sel := db.NewSelect().TableExpr("(?) AS op", inner).ColumnExpr("op.*, op.total_minor - op.received_minor AS owed_minor")
-	if q.MinReminders > 0 {
-		sel = sel.Where("op.reminders >= ?", q.MinReminders)
-	}
 	switch q.Sort {
 	case SortNewest:
 		sel = sel.OrderExpr("op.committed_at DESC, op.order_id DESC")
 	case SortOwed:
 		sel = sel.OrderExpr("op.total_minor - op.received_minor DESC, op.committed_at, op.order_id")
-	case SortReminders:
-		sel = sel.OrderExpr("op.reminders DESC, op.committed_at, op.order_id")
 	default:
 		sel = sel.OrderExpr("op.committed_at, op.order_id")
 	}
@@ -157,7 +148,72 @@ func (s *Service) OpenPayments(ctx context.Context, q OpenPaymentQuery) (rows []
 		rows[i].Household = regs[i].Household
 		rows[i].Days = max(0, int(now.Sub(rows[i].CommittedAt.UTC())/(24*time.Hour)))
 	}
+	if err := s.fillOrderMessages(ctx, rows); err != nil {
+		return nil, err
+	}
+	if q.MinReminders > 0 {
+		rows = slices.DeleteFunc(rows, func(r OpenPayment) bool { return r.Reminders < q.MinReminders })
+	}
+	if q.Sort == SortReminders {
+		// Stable: equal counts keep the longest unpaid first.
+		slices.SortStableFunc(rows, func(a, b OpenPayment) int { return b.Reminders - a.Reminders })
+	}
 	return rows, nil
+}
+
+// orderInKey finds the order a message's key names: "kind:order:ID" or
+// "kind:order:ID:…" (engine/reminders.go, payment_link_later.go,
+// payment_transfer_due.go).
+var orderInKey = regexp.MustCompile(`:order:([0-9]+)(?::|$)`)
+
+// fillOrderMessages adds the reminders and the newest message of each row
+// from one pass over the messages queued since the oldest row's commit.
+// The keys name the order only inside a string, which no index finds:
+// matched per row in SQL this cost orders × messages (seconds for a
+// season); here it is one scan.
+func (s *Service) fillOrderMessages(ctx context.Context, rows []OpenPayment) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	byOrder := make(map[int64]int, len(rows))
+	since := rows[0].CommittedAt
+	for i, r := range rows {
+		byOrder[r.OrderID] = i
+		if r.CommittedAt.Before(since) {
+			since = r.CommittedAt
+		}
+	}
+	var msgs []struct {
+		Kind      string    `bun:"kind"`
+		DedupKey  string    `bun:"dedup_key"`
+		CreatedAt time.Time `bun:"created_at"`
+	}
+	// An order's messages are queued at its commit or after; a minute's
+	// margin for clocks of several instances.
+	err := s.db.NewSelect().TableExpr("outbox_messages AS m").ColumnExpr("m.kind, m.dedup_key, m.created_at").
+		Where("m.created_at >= ? AND m.dedup_key LIKE ?", since.UTC().Add(-time.Minute), "%:order:%").OrderExpr("m.id").Scan(ctx, &msgs)
+	if err != nil {
+		return fmt.Errorf("load order messages: %w", err)
+	}
+	for _, m := range msgs {
+		match := orderInKey.FindStringSubmatch(m.DedupKey)
+		if match == nil {
+			continue
+		}
+		id, err := strconv.ParseInt(match[1], 10, 64)
+		if err != nil {
+			continue
+		}
+		i, ok := byOrder[id]
+		if !ok {
+			continue
+		}
+		if m.Kind == KindUnpaidReminder {
+			rows[i].Reminders++
+		}
+		rows[i].LastMessageKind, rows[i].LastMessageAt = m.Kind, m.CreatedAt // by id: the newest last
+	}
+	return nil
 }
 
 // OpenPaymentsCSV writes the rows of OpenPayments as a CSV export: the
@@ -172,10 +228,14 @@ func (s *Service) OpenPaymentsCSV(ctx context.Context, q OpenPaymentQuery, row f
 		return err
 	}
 	for _, r := range rows {
+		lastAt := ""
+		if !r.LastMessageAt.IsZero() {
+			lastAt = r.LastMessageAt.UTC().Format(time.RFC3339)
+		}
 		if err := row([]string{fmt.Sprint(r.RegistrationID), fmt.Sprint(r.OrderID), r.UserKey, fmt.Sprint(r.PeriodID),
 			strings.Join(r.Household, "; "), r.PayReference, r.RF(), formatMinor(r.TotalMinor), formatMinor(r.ReceivedMinor),
 			formatMinor(r.OwedMinor), r.Currency, r.CommittedAt.UTC().Format(time.RFC3339), fmt.Sprint(r.Days), fmt.Sprint(r.Reminders),
-			deref(r.LastMessageKind), timeText(r.LastMessageAt)}); err != nil {
+			r.LastMessageKind, lastAt}); err != nil {
 			return err
 		}
 	}

@@ -138,11 +138,8 @@ func (s *Server) staffOpenPayments(c echo.Context) error {
 			Household: strings.Join(r.Household, ", "), UserKey: r.UserKey, Reference: r.PayReference, RF: r.RF(),
 			Owed: staffMoney(c, r.OwedMinor, r.Currency), Total: staffMoney(c, r.TotalMinor, r.Currency), PartPaid: r.ReceivedMinor > 0,
 			Days: strconv.Itoa(r.Days), Reminders: strconv.Itoa(r.Reminders), LastMessage: t.None}
-		if r.LastMessageKind != nil {
-			row.LastMessage = messageKindLabel(c, *r.LastMessageKind)
-		}
-		if r.LastMessageAt != nil {
-			row.LastMessageAt = staffTime(*r.LastMessageAt)
+		if r.LastMessageKind != "" {
+			row.LastMessage, row.LastMessageAt = messageKindLabel(c, r.LastMessageKind), staffTime(r.LastMessageAt)
 		}
 		m.Rows = append(m.Rows, row)
 	}
