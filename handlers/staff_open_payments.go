@@ -135,7 +135,7 @@ func (s *Server) staffOpenPayments(c echo.Context) error {
 	}
 	for _, r := range rows {
 		row := views.StaffOpenPaymentRow{ID: strconv.FormatInt(r.RegistrationID, 10), URL: registrationURL(c, r.RegistrationID),
-			Household: strings.Join(r.Household, ", "), UserKey: r.UserKey, Reference: r.PayReference, RF: r.RF(),
+			Household: strings.Join(r.Household, ", "), UserKey: r.UserKey, RF: r.RF(),
 			Owed: staffMoney(c, r.OwedMinor, r.Currency), Total: staffMoney(c, r.TotalMinor, r.Currency), PartPaid: r.ReceivedMinor > 0,
 			Days: strconv.Itoa(r.Days), Reminders: strconv.Itoa(r.Reminders), LastMessage: t.None}
 		if r.LastMessageKind != "" {

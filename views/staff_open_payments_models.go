@@ -14,7 +14,7 @@ type StaffOpenPaymentsModel struct {
 
 // StaffOpenPaymentRow is one unpaid order in the list.
 type StaffOpenPaymentRow struct {
-	ID, URL, Household, UserKey, Reference, RF, Owed, Total, Days, Reminders, LastMessage, LastMessageAt string
+	ID, URL, Household, UserKey, RF, Owed, Total, Days, Reminders, LastMessage, LastMessageAt string
 	// PartPaid is true when a part arrived (Total is then shown beside Owed).
 	PartPaid bool
 }
