@@ -193,11 +193,11 @@ bench: build
 ## pooled httputil.ReverseProxy (its own process too): guest, a hash-login session on SQLite (the default), on PostgreSQL
 ## (PORTAL_BENCH_DATABASE_URL) and on Redis (PORTAL_BENCH_REDIS_URL); requests/s, p50/p99 and ratios; see docs/BENCHMARKS.md
 RELAY_BENCH_FLAGS ?= -duration 3s -rounds 3 -concurrency 32
-## bench-staff: the staff registration list (count and a page of 50) on a seeded season of 10,000
+## bench-staff: the staff registration list (count and a page of 50) and the open payments on a seeded season of 10,000
 ## registrations on PostgreSQL (PORTAL_TEST_DATABASE_URL), per filter (docs/BENCHMARKS.md)
 .PHONY: bench-staff
 bench-staff:
-	$(GO) test ./engine -run '^$$' -bench BenchmarkStaffRegistrations -benchtime 20x -count 1
+	$(GO) test ./engine -run '^$$' -bench 'BenchmarkStaffRegistrations|BenchmarkOpenPayments' -benchtime 20x -count 1
 
 .PHONY: bench-relay
 bench-relay: build

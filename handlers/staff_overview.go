@@ -53,8 +53,12 @@ func (s *Server) staffOverview(c echo.Context) error {
 		m.Periods = append(m.Periods, views.StaffOption{Value: strconv.FormatInt(p.ID, 10), Label: p.Name, Selected: p.ID == periodID})
 	}
 	for _, st := range engine.RegistrationStates {
-		m.States = append(m.States, views.StaffCountLink{Label: stateLabel(c, st), Key: string(st), Count: o.ByState[st],
-			URL: listURL(c, registrationsPath, engine.RegistrationQuery{PeriodID: periodID, State: st}, 1)})
+		link := listURL(c, registrationsPath, engine.RegistrationQuery{PeriodID: periodID, State: st}, 1)
+		if st == engine.RegAwaitingPayment && u.Role.AtLeast(engine.RoleTreasurer) {
+			// Who owes what: the treasurer's list of the period's unpaid orders.
+			link = openPaymentsURL(c, openPaymentsPath, engine.OpenPaymentQuery{PeriodID: periodID})
+		}
+		m.States = append(m.States, views.StaffCountLink{Label: stateLabel(c, st), Key: string(st), Count: o.ByState[st], URL: link})
 	}
 	for _, t := range o.ByType {
 		m.ByType = append(m.ByType, views.StaffCountLink{Label: t.Name, Count: t.Count})

@@ -21,7 +21,7 @@ var verbs = regexp.MustCompile(`%[a-z]`)
 func checkTranslation(t *testing.T, name string, translated, english any) {
 	t.Helper()
 	tv, ev := reflect.ValueOf(translated), reflect.ValueOf(english)
-	if tv.NumField() < 50 {
+	if tv.NumField() < 30 {
 		t.Fatalf("%s has %d fields", name, tv.NumField())
 	}
 	for i := range tv.NumField() {
@@ -43,6 +43,8 @@ func TestStaffTextsInEveryLanguage(t *testing.T) {
 	checkTranslation(t, "staffTextFR", staffTextFR, StaffText)
 	checkTranslation(t, "staffOpsTextDE", staffOpsTextDE, StaffOpsText)
 	checkTranslation(t, "staffOpsTextFR", staffOpsTextFR, StaffOpsText)
+	checkTranslation(t, "staffOpenPaymentTextDE", staffOpenPaymentTextDE, StaffOpenPaymentText)
+	checkTranslation(t, "staffOpenPaymentTextFR", staffOpenPaymentTextFR, StaffOpenPaymentText)
 	for _, code := range lang.Codes {
 		if staffTexts[code] == nil || staffOpsTexts[code] == nil {
 			t.Errorf("no staff texts in %s", code)
