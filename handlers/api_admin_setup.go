@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -218,8 +217,8 @@ func periodIDParam(c echo.Context) (int64, error) { return idParam(c, "id", "mem
 // idParam reads a positive whole number from the path parameter name; any
 // other value names nothing, so it is "what not found" (404).
 func idParam(c echo.Context, name, what string) (int64, error) {
-	id, err := strconv.ParseInt(c.Param(name), 10, 64)
-	if err != nil || id <= 0 {
+	id, ok := pathID(c, name)
+	if !ok {
 		return 0, engine.Errorf(engine.CodeNotFound, "%s not found", what)
 	}
 	return id, nil

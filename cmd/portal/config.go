@@ -646,7 +646,7 @@ func (c *Config) validatePayments() error {
 		if c.PublicURL == nil || c.PublicURL.Scheme != "http" || !loopbackHost(c.PublicURL.Hostname()) {
 			return errors.New("invalid configuration: the test payment gateway (PORTAL_PAYMENT_PROVIDER=test) is for development only: PORTAL_BASE_URL must be an http address on a loopback host (localhost, 127.0.0.1, [::1])")
 		}
-	case "stripe":
+	case engine.StripeProvider:
 		var problems []string
 		if !strings.HasPrefix(c.StripeSecretKey, "sk_") && !strings.HasPrefix(c.StripeSecretKey, "rk_") {
 			problems = append(problems, "PORTAL_STRIPE_SECRET_KEY (or PORTAL_STRIPE_SECRET_KEY_FILE) is required with PORTAL_PAYMENT_PROVIDER=stripe and starts with sk_ or rk_")
