@@ -232,7 +232,7 @@ func (s *Service) settle(ctx context.Context, provider PaymentProvider, c Paymen
 				return err
 			}
 		}
-		ev := &PaymentEvent{Provider: provider.Name(), EventType: c.EventType, Reference: p.Reference, Outcome: string(c.Outcome), Note: c.Note, CreatedAt: now}
+		ev := &PaymentEvent{Provider: provider.Name(), EventType: c.EventType, Reference: p.Reference, Outcome: c.Outcome, Note: c.Note, CreatedAt: now}
 		if ev.EventType == "" {
 			ev.EventType = "retrieval"
 		}

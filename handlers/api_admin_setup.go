@@ -206,7 +206,7 @@ type PriceRulesRequest struct {
 func priceRuleDTOs(rules []engine.PriceRule) []PriceRuleDTO {
 	out := make([]PriceRuleDTO, 0, len(rules))
 	for _, r := range rules {
-		out = append(out, PriceRuleDTO{Code: r.Code, Kind: r.Kind, Label: r.Label, LabelTexts: textsOut(r.LabelTexts), MembershipTypeID: r.MembershipTypeID, MemberType: r.MemberType,
+		out = append(out, PriceRuleDTO{Code: r.Code, Kind: string(r.Kind), Label: r.Label, LabelTexts: textsOut(r.LabelTexts), MembershipTypeID: r.MembershipTypeID, MemberType: r.MemberType,
 			MinPersons: r.MinPersons, ValidFrom: r.ValidFrom, ValidUntil: r.ValidUntil, AmountMinor: r.AmountMinor, PercentBP: r.PercentBP})
 	}
 	return out
@@ -253,7 +253,7 @@ func (s *Server) putPriceRules(c echo.Context) error {
 	}
 	rules := make([]engine.PriceRule, 0, len(body.Rules))
 	for _, r := range body.Rules {
-		rules = append(rules, engine.PriceRule{Code: r.Code, Kind: r.Kind, Label: r.Label, LabelTexts: r.LabelTexts, MembershipTypeID: r.MembershipTypeID, MemberType: r.MemberType,
+		rules = append(rules, engine.PriceRule{Code: r.Code, Kind: engine.PriceRuleKind(r.Kind), Label: r.Label, LabelTexts: r.LabelTexts, MembershipTypeID: r.MembershipTypeID, MemberType: r.MemberType,
 			MinPersons: r.MinPersons, ValidFrom: r.ValidFrom, ValidUntil: r.ValidUntil, AmountMinor: r.AmountMinor, PercentBP: r.PercentBP})
 	}
 	out, err := s.engine.StaffReplacePriceRules(c.Request().Context(), apiActor(c), keyOf(c).OrganisationID, id, rules)

@@ -239,7 +239,7 @@ func (s *Server) staffRegistration(c echo.Context) error {
 		m.Archive = fmt.Sprintf("%s (%s, %d)", d.Archive.Summary, staffTime(d.Archive.ArchivedAt), d.Archive.Answers)
 	}
 	for _, ms := range d.Memberships {
-		m.Memberships = append(m.Memberships, views.StaffMembershipRow{Person: names[ms.PersonID], Type: ms.TypeTexts.In(langOf(c).Code, ms.TypeName), Kind: memberTypeLabel(c, ms.MemberType), Status: statusLabel(c, ms.Status)})
+		m.Memberships = append(m.Memberships, views.StaffMembershipRow{Person: names[ms.PersonID], Type: ms.TypeTexts.In(langOf(c).Code, ms.TypeName), Kind: memberTypeLabel(c, ms.MemberType), Status: statusLabel(c, string(ms.Status))})
 	}
 	base := registrationURL(c, id)
 	if o := d.Order; o != nil {
@@ -277,7 +277,7 @@ func (s *Server) staffRegistration(c echo.Context) error {
 			row.Refund = "refunded (" + refundID + ")"
 		}
 		for _, e := range p.Events {
-			text := staffTime(e.CreatedAt) + " " + e.EventType + ": " + e.Outcome
+			text := staffTime(e.CreatedAt) + " " + e.EventType + ": " + string(e.Outcome)
 			if e.AmountMinor != nil && e.Currency != nil {
 				text += " " + staffMoney(c, *e.AmountMinor, *e.Currency)
 			}

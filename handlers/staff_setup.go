@@ -141,7 +141,7 @@ func ageRange(c echo.Context, minAge, maxAge *int) string {
 
 // ruleRow prints a price rule.
 func ruleRow(c echo.Context, r engine.PriceRule, currency string, typeNames map[int64]string) views.StaffRuleRow {
-	row := views.StaffRuleRow{Code: r.Code, Kind: r.Kind, Label: r.Label, Valid: staffOpsTextIn(c).RuleAlways}
+	row := views.StaffRuleRow{Code: r.Code, Kind: string(r.Kind), Label: r.Label, Valid: staffOpsTextIn(c).RuleAlways}
 	var applies []string
 	if r.MembershipTypeID != nil {
 		applies = append(applies, typeNames[*r.MembershipTypeID])
