@@ -292,14 +292,18 @@ type PaymentEvent struct {
 	CreatedAt     time.Time      `bun:"created_at,notnull"`
 }
 
+// MessageKind says what an outbox message is (the welcome, the unpaid
+// reminder, ...); the job that sends it has the same kind.
+type MessageKind string
+
 // OutboxMessage is a message to send, recorded with the change it announces.
 type OutboxMessage struct {
 	bun.BaseModel `bun:"table:outbox_messages"`
-	ID            int64      `bun:"id,pk,autoincrement"`
-	Kind          string     `bun:"kind,notnull"`
-	DedupKey      string     `bun:"dedup_key,notnull"`
-	Recipient     string     `bun:"recipient,notnull"`
-	Payload       string     `bun:"payload,notnull"`
-	CreatedAt     time.Time  `bun:"created_at,notnull"`
-	SentAt        *time.Time `bun:"sent_at"`
+	ID            int64       `bun:"id,pk,autoincrement"`
+	Kind          MessageKind `bun:"kind,notnull"`
+	DedupKey      string      `bun:"dedup_key,notnull"`
+	Recipient     string      `bun:"recipient,notnull"`
+	Payload       string      `bun:"payload,notnull"`
+	CreatedAt     time.Time   `bun:"created_at,notnull"`
+	SentAt        *time.Time  `bun:"sent_at"`
 }

@@ -22,7 +22,7 @@ import (
 
 // Message kinds of renewal prompts.
 const (
-	KindRenewalPrompt = "renewal_prompt"
+	KindRenewalPrompt MessageKind = "renewal_prompt"
 	// KindQueueRenewals is the daily job that queues them.
 	KindQueueRenewals = "reminders.renewal"
 )

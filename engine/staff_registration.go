@@ -237,7 +237,7 @@ func (s *Service) ResendConfirmation(ctx context.Context, actor Actor, orgID, id
 			return err
 		}
 		orig := new(OutboxMessage)
-		if err := tx.NewSelect().Model(orig).Where("dedup_key = ?", fmt.Sprintf("membership_confirmation:order:%d", order.ID)).Scan(ctx); err != nil {
+		if err := tx.NewSelect().Model(orig).Where("dedup_key = ?", fmt.Sprintf("%s:order:%d", KindConfirmation, order.ID)).Scan(ctx); err != nil {
 			return notFoundOr(err, "confirmation")
 		}
 		now := s.clock()

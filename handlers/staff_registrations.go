@@ -292,7 +292,7 @@ func (s *Server) staffRegistration(c echo.Context) error {
 		m.Payments = append(m.Payments, row)
 	}
 	for _, msg := range d.Messages {
-		row := views.StaffMessageRow{Kind: msg.Kind, Recipient: msg.Recipient, Created: staffTime(msg.CreatedAt)}
+		row := views.StaffMessageRow{Kind: string(msg.Kind), Recipient: msg.Recipient, Created: staffTime(msg.CreatedAt)}
 		switch {
 		case msg.SentAt != nil:
 			row.Delivery = fmt.Sprintf(staffTextIn(c).DelSent, staffTime(*msg.SentAt))

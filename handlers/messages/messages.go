@@ -26,15 +26,6 @@ import (
 	"portal/relay/invitelink"
 )
 
-// KindConfirmation is the job (and outbox message) kind of the
-// confirmation after payment.
-const KindConfirmation = "membership_confirmation"
-
-// KindPaymentLink is reserved for the "payment link later" message (the
-// payment provider was down at commit): its handler comes with the
-// provider work.
-const KindPaymentLink = "payment_link"
-
 // Deps are what the message handlers need.
 type Deps struct {
 	DB     *bun.DB
@@ -77,15 +68,16 @@ func Register(r *jobs.Runner, d Deps) {
 	if d.Logger == nil {
 		d.Logger = slog.Default()
 	}
-	r.Handle(KindConfirmation, outbox(d, confirmation))
-	r.Handle(engine.KindResumeLink, outbox(d, resumeLink))
-	r.Handle(engine.KindUnpaidReminder, outbox(d, unpaidReminder))
-	r.Handle(engine.KindPaymentLink, outbox(d, paymentLink))
-	r.Handle(engine.KindTransferRequest, outbox(d, transferRequest))
-	r.Handle(engine.KindWelcome, outbox(d, welcome))
-	r.Handle(engine.KindExpiryReminder, outbox(d, expiryReminder))
-	r.Handle(engine.KindRenewalPrompt, outbox(d, renewalPrompt))
-	r.Handle(engine.KindInvitation, outbox(d, invitation))
+	handle := func(kind engine.MessageKind, c composer) { r.Handle(string(kind), outbox(d, c)) }
+	handle(engine.KindConfirmation, confirmation)
+	handle(engine.KindResumeLink, resumeLink)
+	handle(engine.KindUnpaidReminder, unpaidReminder)
+	handle(engine.KindPaymentLink, paymentLink)
+	handle(engine.KindTransferRequest, transferRequest)
+	handle(engine.KindWelcome, welcome)
+	handle(engine.KindExpiryReminder, expiryReminder)
+	handle(engine.KindRenewalPrompt, renewalPrompt)
+	handle(engine.KindInvitation, invitation)
 }
 
 // errSkip says a message is no longer due (a reminder of an order paid
