@@ -127,6 +127,19 @@ func outbox(d Deps, compose composer) jobs.Handler {
 	}
 }
 
+// withBodies fills out's two alternatives from one model m, the plain
+// text and the HTML, so that every message says the same in both.
+func withBodies[M any](ctx context.Context, out *mail.Message, m M, text func(context.Context, M) (string, error), html func(M) templ.Component) (*mail.Message, error) {
+	var err error
+	if out.Text, err = text(ctx, m); err != nil {
+		return nil, err
+	}
+	if out.HTML, err = render(ctx, html(m)); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // render renders a templ component to a string.
 func render(ctx context.Context, c templ.Component) (string, error) {
 	var b bytes.Buffer
