@@ -638,7 +638,7 @@ func (c *Config) validatePayments() error {
 	switch c.PaymentProvider {
 	case "":
 		return errors.New("invalid configuration: PORTAL_PAYMENT_PROVIDER is required: `stripe` (Stripe Checkout), `bank_transfer` (the PORTAL_BANK_ account), or `test`, the built-in test gateway for development")
-	case "test":
+	case engine.TestGatewayProvider:
 		// Whoever reaches the test gateway's page marks their own order
 		// paid: it must never run where real members register. Only a
 		// plain-http address on this machine is safe, whatever the cookie
@@ -658,7 +658,7 @@ func (c *Config) validatePayments() error {
 		if len(problems) > 0 {
 			return errors.New("invalid configuration: " + strings.Join(problems, "; "))
 		}
-	case "bank_transfer":
+	case engine.BankTransferProvider:
 		// The bank details themselves are checked by validate
 		// (appendBankProblems); here only that there are some.
 		if c.BankCreditor.IBAN == "" {
