@@ -54,9 +54,9 @@ type CardCheck struct {
 	StartDate  time.Time
 	EndDate    time.Time
 	Valid      bool
-	Status     string // Active, Cancelled, ...
-	NotStarted bool   // active, but the period has not begun
-	Expired    bool   // active, but the period has ended
+	Status     MembershipStatus
+	NotStarted bool // active, but the period has not begun
+	Expired    bool // active, but the period has ended
 }
 
 // VerifyCard resolves a card token; an unknown token is not found.
@@ -66,16 +66,16 @@ func (s *Service) VerifyCard(ctx context.Context, token string) (_ *CardCheck, e
 		return nil, Errorf(CodeNotFound, "card not found")
 	}
 	var row struct {
-		FirstName string    `bun:"first_name"`
-		LastName  string    `bun:"last_name"`
-		Type      string    `bun:"type_name"`
-		TypeTexts Texts     `bun:"type_texts"`
-		Period    string    `bun:"period_name"`
-		PeriodTx  Texts     `bun:"period_texts"`
-		Start     time.Time `bun:"start_date"`
-		End       time.Time `bun:"end_date"`
-		Status    string    `bun:"status"`
-		OrgID     int64     `bun:"organisation_id"`
+		FirstName string           `bun:"first_name"`
+		LastName  string           `bun:"last_name"`
+		Type      string           `bun:"type_name"`
+		TypeTexts Texts            `bun:"type_texts"`
+		Period    string           `bun:"period_name"`
+		PeriodTx  Texts            `bun:"period_texts"`
+		Start     time.Time        `bun:"start_date"`
+		End       time.Time        `bun:"end_date"`
+		Status    MembershipStatus `bun:"status"`
+		OrgID     int64            `bun:"organisation_id"`
 	}
 	err = s.db.NewSelect().TableExpr("membership_cards AS c").
 		ColumnExpr("p.first_name, p.last_name, t.name AS type_name, t.name_texts AS type_texts, mp.name AS period_name, mp.name_texts AS period_texts, mp.start_date, mp.end_date, m.status, mp.organisation_id").

@@ -167,14 +167,14 @@ func (t *storedTime) parse(text string) error {
 // step needs no more of a person than these (not when the record was
 // made). Membership is read with the linked persons only.
 type statePerson struct {
-	ID             int64   `json:"id"`
-	OrganisationID int64   `json:"organisationId"`
-	FirstName      string  `json:"firstName"`
-	LastName       string  `json:"lastName"`
-	DateOfBirth    string  `json:"dateOfBirth"` // a date, on SQLite with a time of day after it
-	Email          string  `json:"email"`
-	ExternalID     *string `json:"externalId"`
-	Membership     *string `json:"membership"` // selection only: the person's pending or active membership of the period
+	ID             int64             `json:"id"`
+	OrganisationID int64             `json:"organisationId"`
+	FirstName      string            `json:"firstName"`
+	LastName       string            `json:"lastName"`
+	DateOfBirth    string            `json:"dateOfBirth"` // a date, on SQLite with a time of day after it
+	Email          string            `json:"email"`
+	ExternalID     *string           `json:"externalId"`
+	Membership     *MembershipStatus `json:"membership"` // selection only: the person's pending or active membership of the period
 }
 
 // person is r as a Person.

@@ -21,7 +21,7 @@ import (
 // (relay/invitelink), which holds the key.
 
 // KindInvitation is the outbox message (and job) kind of an invitation e-mail.
-const KindInvitation = "invitation"
+const KindInvitation MessageKind = "invitation"
 
 // Invitation expiry bounds.
 const (
@@ -230,7 +230,9 @@ type InvitationPayload struct {
 	InvitationID int64 `json:"invitationId"`
 }
 
-func invitationMessageKey(id int64) string { return KindInvitation + ":" + strconv.FormatInt(id, 10) }
+func invitationMessageKey(id int64) string {
+	return string(KindInvitation) + ":" + strconv.FormatInt(id, 10)
+}
 
 // invitationKeys resolves a request to distinct user keys of orgID, in
 // the order asked (sorted for All), noting what resolves to none.

@@ -30,7 +30,7 @@ const ArchiveAfter = 90 * 24 * time.Hour
 
 // KindResumeLink is the outbox message (and job) kind of the e-mail with
 // the link back to a suspended registration.
-const KindResumeLink = "resume_link"
+const KindResumeLink MessageKind = "resume_link"
 
 // ResumeLinkPayload is the outbox payload of a resume-link message.
 type ResumeLinkPayload struct {

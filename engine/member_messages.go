@@ -17,8 +17,8 @@ import (
 
 // Message kinds of membership messages.
 const (
-	KindWelcome        = "welcome"
-	KindExpiryReminder = "membership_expiry"
+	KindWelcome        MessageKind = "welcome"
+	KindExpiryReminder MessageKind = "membership_expiry"
 	// KindQueueWelcomes and KindQueueExpiry are the jobs that queue them.
 	KindQueueWelcomes = "messages.welcome"
 	KindQueueExpiry   = "reminders.expiry"

@@ -104,14 +104,18 @@ func (p *MembershipPeriod) AcceptsRegistrations(now time.Time) bool {
 	return p.Status == PeriodOpen && now.Before(lastDay)
 }
 
+// PriceRuleKind says what a price rule does (and what an order line
+// it priced is).
+type PriceRuleKind string
+
 // Price rule kinds.
 const (
-	RuleMembershipFee = "MEMBERSHIP_FEE"
-	RuleMemberType    = "MEMBER_TYPE"
-	RuleEarlyBird     = "EARLY_BIRD"
-	RuleLateFee       = "LATE_FEE"
-	RuleFamily        = "FAMILY"
-	RuleAdminFee      = "ADMIN_FEE"
+	RuleMembershipFee PriceRuleKind = "MEMBERSHIP_FEE"
+	RuleMemberType    PriceRuleKind = "MEMBER_TYPE"
+	RuleEarlyBird     PriceRuleKind = "EARLY_BIRD"
+	RuleLateFee       PriceRuleKind = "LATE_FEE"
+	RuleFamily        PriceRuleKind = "FAMILY"
+	RuleAdminFee      PriceRuleKind = "ADMIN_FEE"
 )
 
 // Member types, decided per person at commit.
@@ -125,11 +129,11 @@ const (
 // and PercentBP is set; a percentage applies to the person's membership fee.
 type PriceRule struct {
 	bun.BaseModel `bun:"table:price_rules"`
-	ID            int64  `bun:"id,pk,autoincrement"`
-	PeriodID      int64  `bun:"period_id,notnull"`
-	Code          string `bun:"code,notnull"`
-	Kind          string `bun:"kind,notnull"`
-	Label         string `bun:"label,notnull"`
+	ID            int64         `bun:"id,pk,autoincrement"`
+	PeriodID      int64         `bun:"period_id,notnull"`
+	Code          string        `bun:"code,notnull"`
+	Kind          PriceRuleKind `bun:"kind,notnull"`
+	Label         string        `bun:"label,notnull"`
 	// LabelTexts are the label per language (club_texts.go); Label is
 	// the default language's.
 	LabelTexts       Texts      `bun:"label_texts,notnull"`
@@ -142,25 +146,28 @@ type PriceRule struct {
 	PercentBP        *int       `bun:"percent_bp"`
 }
 
+// MembershipStatus is the stored status of a membership.
+type MembershipStatus string
+
 // Membership statuses.
 const (
-	MembershipPending   = "Pending Payment"
-	MembershipActive    = "Active"
-	MembershipCancelled = "Cancelled"
+	MembershipPending   MembershipStatus = "Pending Payment"
+	MembershipActive    MembershipStatus = "Active"
+	MembershipCancelled MembershipStatus = "Cancelled"
 )
 
 // Membership links a person to a period.
 type Membership struct {
 	bun.BaseModel     `bun:"table:memberships"`
-	ID                int64      `bun:"id,pk,autoincrement"`
-	PersonID          int64      `bun:"person_id,notnull"`
-	PeriodID          int64      `bun:"period_id,notnull"`
-	MembershipTypeID  int64      `bun:"membership_type_id,notnull"`
-	MemberType        string     `bun:"member_type,notnull"`
-	Status            string     `bun:"status,notnull"`
-	ProcessInstanceID *int64     `bun:"process_instance_id"`
-	CreatedAt         time.Time  `bun:"created_at,notnull"`
-	ActivatedAt       *time.Time `bun:"activated_at"`
+	ID                int64            `bun:"id,pk,autoincrement"`
+	PersonID          int64            `bun:"person_id,notnull"`
+	PeriodID          int64            `bun:"period_id,notnull"`
+	MembershipTypeID  int64            `bun:"membership_type_id,notnull"`
+	MemberType        string           `bun:"member_type,notnull"`
+	Status            MembershipStatus `bun:"status,notnull"`
+	ProcessInstanceID *int64           `bun:"process_instance_id"`
+	CreatedAt         time.Time        `bun:"created_at,notnull"`
+	ActivatedAt       *time.Time       `bun:"activated_at"`
 }
 
 // OrderStatus is the stored status of an order.
@@ -249,8 +256,8 @@ type Payment struct {
 	PaidCurrency    *string `bun:"paid_currency"`
 	// RefundStatus is "" (none), "DUE" (a second payment of a paid or
 	// cancelled order, to be refunded) or "DONE" (refunded: RefundID).
-	RefundStatus string  `bun:"refund_status,notnull"`
-	RefundID     *string `bun:"refund_id"`
+	RefundStatus RefundStatus `bun:"refund_status,notnull"`
+	RefundID     *string      `bun:"refund_id"`
 	// RefundManual: the refund due is a transfer staff make (the money
 	// came by bank transfer); RefundedAt and RefundNote record when they
 	// marked it paid back (MarkRefundPaidBack) and their note.
@@ -259,36 +266,44 @@ type Payment struct {
 	RefundNote   string     `bun:"refund_note,notnull"`
 }
 
+// RefundStatus is the stored refund state of a payment attempt; "" is
+// none.
+type RefundStatus string
+
 // Refund statuses of a payment attempt.
 const (
-	RefundDue  = "DUE"
-	RefundDone = "DONE"
+	RefundDue  RefundStatus = "DUE"
+	RefundDone RefundStatus = "DONE"
 )
 
 // PaymentEvent is one confirmation of an attempt as a provider sent it (a
 // webhook event, with its id stored once) or as we retrieved it.
 type PaymentEvent struct {
 	bun.BaseModel `bun:"table:payment_events"`
-	ID            int64     `bun:"id,pk,autoincrement"`
-	Provider      string    `bun:"provider,notnull"`
-	EventID       *string   `bun:"event_id"`
-	EventType     string    `bun:"event_type,notnull"`
-	Reference     string    `bun:"reference,notnull"`
-	Outcome       string    `bun:"outcome,notnull"`
-	AmountMinor   *int64    `bun:"amount_minor"`
-	Currency      *string   `bun:"currency"`
-	Note          string    `bun:"note,notnull"`
-	CreatedAt     time.Time `bun:"created_at,notnull"`
+	ID            int64          `bun:"id,pk,autoincrement"`
+	Provider      string         `bun:"provider,notnull"`
+	EventID       *string        `bun:"event_id"`
+	EventType     string         `bun:"event_type,notnull"`
+	Reference     string         `bun:"reference,notnull"`
+	Outcome       PaymentOutcome `bun:"outcome,notnull"`
+	AmountMinor   *int64         `bun:"amount_minor"`
+	Currency      *string        `bun:"currency"`
+	Note          string         `bun:"note,notnull"`
+	CreatedAt     time.Time      `bun:"created_at,notnull"`
 }
+
+// MessageKind says what an outbox message is (the welcome, the unpaid
+// reminder, ...); the job that sends it has the same kind.
+type MessageKind string
 
 // OutboxMessage is a message to send, recorded with the change it announces.
 type OutboxMessage struct {
 	bun.BaseModel `bun:"table:outbox_messages"`
-	ID            int64      `bun:"id,pk,autoincrement"`
-	Kind          string     `bun:"kind,notnull"`
-	DedupKey      string     `bun:"dedup_key,notnull"`
-	Recipient     string     `bun:"recipient,notnull"`
-	Payload       string     `bun:"payload,notnull"`
-	CreatedAt     time.Time  `bun:"created_at,notnull"`
-	SentAt        *time.Time `bun:"sent_at"`
+	ID            int64       `bun:"id,pk,autoincrement"`
+	Kind          MessageKind `bun:"kind,notnull"`
+	DedupKey      string      `bun:"dedup_key,notnull"`
+	Recipient     string      `bun:"recipient,notnull"`
+	Payload       string      `bun:"payload,notnull"`
+	CreatedAt     time.Time   `bun:"created_at,notnull"`
+	SentAt        *time.Time  `bun:"sent_at"`
 }

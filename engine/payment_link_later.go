@@ -21,7 +21,7 @@ import (
 
 // KindPaymentLink is the message with the payment link of an order whose
 // payment could not be created at commit.
-const KindPaymentLink = "payment_link"
+const KindPaymentLink MessageKind = "payment_link"
 
 // KindReconcilePayments is the periodic job that queues those messages,
 // asks providers about attempts still pending (missed webhooks) and

@@ -11,6 +11,10 @@ import (
 	"github.com/uptrace/bun"
 )
 
+// KindConfirmation is the outbox message (and job) kind of the
+// confirmation after payment.
+const KindConfirmation MessageKind = "membership_confirmation"
+
 // PaymentResult is what a confirmation did, and the attempt's state after it.
 type PaymentResult struct {
 	// Outcome is the attempt's state: success, failed, cancelled, pending
@@ -232,7 +236,7 @@ func (s *Service) settle(ctx context.Context, provider PaymentProvider, c Paymen
 				return err
 			}
 		}
-		ev := &PaymentEvent{Provider: provider.Name(), EventType: c.EventType, Reference: p.Reference, Outcome: string(c.Outcome), Note: c.Note, CreatedAt: now}
+		ev := &PaymentEvent{Provider: provider.Name(), EventType: c.EventType, Reference: p.Reference, Outcome: c.Outcome, Note: c.Note, CreatedAt: now}
 		if ev.EventType == "" {
 			ev.EventType = "retrieval"
 		}
@@ -452,7 +456,7 @@ func (s *Service) activate(ctx context.Context, tx bun.Tx, order *Order, now tim
 	if err != nil {
 		return fmt.Errorf("confirmation payload: %w", err)
 	}
-	msg := &OutboxMessage{Kind: "membership_confirmation", DedupKey: fmt.Sprintf("membership_confirmation:order:%d", order.ID),
+	msg := &OutboxMessage{Kind: KindConfirmation, DedupKey: fmt.Sprintf("%s:order:%d", KindConfirmation, order.ID),
 		Recipient: recipient, Payload: string(payload), CreatedAt: now}
 	return queueMessage(ctx, tx, msg)
 }

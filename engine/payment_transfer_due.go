@@ -14,7 +14,7 @@ import (
 // bank transfer is committed: the transfer to make (account, amount,
 // reference, QR code), so that the member has it at hand when the done
 // page is closed.
-const KindTransferRequest = "transfer_request"
+const KindTransferRequest MessageKind = "transfer_request"
 
 // TransferRequestPayload names the order of a transfer-request message.
 type TransferRequestPayload struct {

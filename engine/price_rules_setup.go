@@ -18,7 +18,16 @@ import (
 
 var ruleCodePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,39}$`)
 
-var ruleKinds = []string{RuleMembershipFee, RuleMemberType, RuleEarlyBird, RuleLateFee, RuleFamily, RuleAdminFee}
+var ruleKinds = []PriceRuleKind{RuleMembershipFee, RuleMemberType, RuleEarlyBird, RuleLateFee, RuleFamily, RuleAdminFee}
+
+// ruleKindList is ruleKinds as the validation message lists them.
+var ruleKindList = func() string {
+	names := make([]string, len(ruleKinds))
+	for i, k := range ruleKinds {
+		names[i] = string(k)
+	}
+	return strings.Join(names, ", ")
+}()
 
 // PriceRules lists a period's price rules; the period must be the organisation's.
 func (s *Service) PriceRules(ctx context.Context, orgID, periodID int64) (rules []PriceRule, err error) {
@@ -147,7 +156,7 @@ func checkPriceRules(rules []PriceRule, types []MembershipType, langs textLangua
 			codes[r.Code] = i
 		}
 		if !slices.Contains(ruleKinds, r.Kind) {
-			bad(i, "kind", "must be one of "+strings.Join(ruleKinds, ", "))
+			bad(i, "kind", "must be one of "+ruleKindList)
 		}
 		if (r.AmountMinor == nil) == (r.PercentBP == nil) {
 			bad(i, "amountMinor", "give exactly one of amountMinor and percentBp")
@@ -245,7 +254,7 @@ func negativeTotals(rules []PriceRule, types []MembershipType) []FieldError {
 		if cheapest < 0 {
 			continue // no fee: registrations of this type are refused anyway
 		}
-		worst := map[string]int64{}
+		worst := map[PriceRuleKind]int64{}
 		family := int64(0)
 		for i := range rules {
 			r := &rules[i]

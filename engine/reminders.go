@@ -12,7 +12,7 @@ import (
 
 // KindUnpaidReminder is the outbox message (and job) kind of the reminder
 // of an order still unpaid some days after its commit.
-const KindUnpaidReminder = "unpaid_reminder"
+const KindUnpaidReminder MessageKind = "unpaid_reminder"
 
 // KindQueueReminders is the daily job that queues the reminders.
 const KindQueueReminders = "reminders.unpaid"

@@ -22,7 +22,7 @@ import (
 
 // Message kinds of renewal prompts.
 const (
-	KindRenewalPrompt = "renewal_prompt"
+	KindRenewalPrompt MessageKind = "renewal_prompt"
 	// KindQueueRenewals is the daily job that queues them.
 	KindQueueRenewals = "reminders.renewal"
 )
@@ -146,7 +146,7 @@ func householdsToRenew(ctx context.Context, db bun.IDB, endingID, nextID, orgID 
 		Join("LEFT JOIN process_instances AS pi ON pi.id = m.process_instance_id").
 		Where("m.period_id = ? AND m.status = ?", endingID, MembershipActive).
 		Where("NOT EXISTS (SELECT 1 FROM memberships AS n WHERE n.person_id = m.person_id AND n.period_id = ? AND n.status IN (?))",
-			nextID, bun.List([]string{MembershipPending, MembershipActive})).
+			nextID, bun.List([]MembershipStatus{MembershipPending, MembershipActive})).
 		OrderExpr("m.person_id").Scan(ctx, &rows)
 	if err != nil {
 		return nil, fmt.Errorf("find members to renew: %w", err)

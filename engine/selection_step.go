@@ -27,7 +27,7 @@ import (
 // in its organisation, each with their pending or active membership of the
 // period (decodeLinkedPersons reads them).
 const linkedPersonsColumn = `(SELECT coalesce({agg}({obj}(` + personJSON + `, 'membership', (SELECT m.status FROM memberships AS m
-	WHERE m.person_id = x.id AND m.period_id = i.related_entity_id AND m.status IN ('` + MembershipPending + `', '` + MembershipActive + `')))), '[]')
+	WHERE m.person_id = x.id AND m.period_id = i.related_entity_id AND m.status IN ('` + string(MembershipPending) + `', '` + string(MembershipActive) + `')))), '[]')
 	FROM persons AS x JOIN user_persons AS up ON up.person_id = x.id
 	WHERE up.user_key = i.user_key AND up.organisation_id = i.organisation_id)`
 

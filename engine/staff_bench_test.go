@@ -57,7 +57,7 @@ func seedSeason(b testing.TB, db *bun.DB, n int) {
 			orders = append(orders, engine.Order{ProcessInstanceID: inst.ID, OrganisationID: 1, PeriodID: engine.DemoPeriodID, UserKey: inst.UserKey,
 				Status: status, TotalMinor: 12000, Currency: "EUR", CreatedAt: inst.StartTime, PayReference: fmt.Sprintf("PO-BENCH%06d", start+j)})
 			members = append(members, engine.Membership{PersonID: persons[j].ID, PeriodID: engine.DemoPeriodID, MembershipTypeID: int64(1 + j%2),
-				MemberType: "NEW", Status: map[engine.OrderStatus]string{engine.OrderUnpaid: "Pending Payment", engine.OrderPaid: engine.MembershipActive, engine.OrderCancelled: engine.MembershipCancelled}[status],
+				MemberType: "NEW", Status: map[engine.OrderStatus]engine.MembershipStatus{engine.OrderUnpaid: engine.MembershipPending, engine.OrderPaid: engine.MembershipActive, engine.OrderCancelled: engine.MembershipCancelled}[status],
 				ProcessInstanceID: &insts[j].ID, CreatedAt: now})
 		}
 		for _, rows := range []any{&links, &orders, &members} {

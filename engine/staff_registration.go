@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -236,7 +237,7 @@ func (s *Service) ResendConfirmation(ctx context.Context, actor Actor, orgID, id
 			return err
 		}
 		orig := new(OutboxMessage)
-		if err := tx.NewSelect().Model(orig).Where("dedup_key = ?", fmt.Sprintf("membership_confirmation:order:%d", order.ID)).Scan(ctx); err != nil {
+		if err := tx.NewSelect().Model(orig).Where("dedup_key = ?", fmt.Sprintf("%s:order:%d", KindConfirmation, order.ID)).Scan(ctx); err != nil {
 			return notFoundOr(err, "confirmation")
 		}
 		now := s.clock()
@@ -288,7 +289,7 @@ func (s *Service) StaffCapture(ctx context.Context, actor Actor, orgID, id int64
 	c.Reference = inst.Order.PayReference
 	note := strings.TrimSpace(c.Note)
 	c.Note = strings.TrimSpace("captured by " + actor.Name + "; " + note)
-	after := map[string]any{"order": inst.Order.ID, "amount": FormatMoney(c.AmountMinor, cmpOrString(c.Currency, inst.Order.Currency)),
+	after := map[string]any{"order": inst.Order.ID, "amount": FormatMoney(c.AmountMinor, cmp.Or(c.Currency, inst.Order.Currency)),
 		"booked": c.BookedOn.Format(time.DateOnly), "note": note}
 	ctx = WithAudit(ctx, actor, registrationEntry(orgID, id, "payment.capture", map[string]any{"order_status": inst.Order.Status}, after))
 	return s.CapturePayment(ctx, c)
@@ -318,7 +319,7 @@ func (s *Service) StaffCapturePayment(ctx context.Context, actor Actor, c Captur
 	if booked.IsZero() {
 		booked = s.clock() // as CapturePayment books it
 	}
-	after := map[string]any{"order": order.ID, "amount": FormatMoney(c.AmountMinor, cmpOrString(strings.ToUpper(c.Currency), order.Currency)),
+	after := map[string]any{"order": order.ID, "amount": FormatMoney(c.AmountMinor, cmp.Or(strings.ToUpper(c.Currency), order.Currency)),
 		"booked": booked.Format(time.DateOnly), "note": note}
 	if c.ID != "" {
 		after["id"] = c.ID
@@ -326,13 +327,6 @@ func (s *Service) StaffCapturePayment(ctx context.Context, actor Actor, c Captur
 	ctx = WithAudit(ctx, actor, registrationEntry(order.OrganisationID, order.ProcessInstanceID, "payment.capture",
 		map[string]any{"order_status": order.Status}, after))
 	return s.CapturePayment(ctx, c)
-}
-
-func cmpOrString(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // StaffReset resets a registration on the member's behalf, as the member's

@@ -23,7 +23,7 @@ func membershipStatuses(ctx context.Context, db bun.IDB, periodID int64, personI
 	var ms []Membership
 	err := db.NewSelect().Model(&ms).Column("person_id", "status").
 		Where("period_id = ? AND person_id IN (?) AND status IN (?)", periodID, bun.List(personIDs),
-			bun.List([]string{MembershipPending, MembershipActive})).Scan(ctx)
+			bun.List([]MembershipStatus{MembershipPending, MembershipActive})).Scan(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("load membership statuses: %w", err)
 	}

@@ -35,7 +35,7 @@ func queueMessage(ctx context.Context, db bun.IDB, msg *OutboxMessage) error {
 	if _, err := db.NewInsert().Model(msg).On("CONFLICT (dedup_key) DO NOTHING").Exec(ctx); err != nil {
 		return fmt.Errorf("queue %s: %w", msg.Kind, err)
 	}
-	if _, err := jobs.Enqueue(ctx, db, msg.CreatedAt, jobs.Spec{Kind: msg.Kind, DedupKey: OutboxJobKey(msg.DedupKey),
+	if _, err := jobs.Enqueue(ctx, db, msg.CreatedAt, jobs.Spec{Kind: string(msg.Kind), DedupKey: OutboxJobKey(msg.DedupKey),
 		Payload: OutboxJob{Message: msg.DedupKey}}); err != nil {
 		return fmt.Errorf("queue %s: %w", msg.Kind, err)
 	}

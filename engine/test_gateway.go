@@ -47,7 +47,7 @@ func NewTestGateway(urls TestGatewayURLs) *TestGateway {
 }
 
 // Name implements PaymentProvider.
-func (g *TestGateway) Name() string { return "test" }
+func (g *TestGateway) Name() string { return TestGatewayProvider }
 
 // CreateCheckout implements PaymentProvider.
 func (g *TestGateway) CreateCheckout(_ context.Context, req CheckoutRequest) (Checkout, error) {

@@ -232,7 +232,7 @@ func (s *Server) markRefundPaidBack(c echo.Context) error {
 	if err != nil {
 		return paymentAdminError(err)
 	}
-	return c.JSON(http.StatusOK, map[string]string{"reference": p.Reference, "refundStatus": p.RefundStatus})
+	return c.JSON(http.StatusOK, map[string]string{"reference": p.Reference, "refundStatus": string(p.RefundStatus)})
 }
 
 // listPaymentsNeedingAttention answers GET /api/admin/payments/attention.

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -207,7 +206,7 @@ type PriceRulesRequest struct {
 func priceRuleDTOs(rules []engine.PriceRule) []PriceRuleDTO {
 	out := make([]PriceRuleDTO, 0, len(rules))
 	for _, r := range rules {
-		out = append(out, PriceRuleDTO{Code: r.Code, Kind: r.Kind, Label: r.Label, LabelTexts: textsOut(r.LabelTexts), MembershipTypeID: r.MembershipTypeID, MemberType: r.MemberType,
+		out = append(out, PriceRuleDTO{Code: r.Code, Kind: string(r.Kind), Label: r.Label, LabelTexts: textsOut(r.LabelTexts), MembershipTypeID: r.MembershipTypeID, MemberType: r.MemberType,
 			MinPersons: r.MinPersons, ValidFrom: r.ValidFrom, ValidUntil: r.ValidUntil, AmountMinor: r.AmountMinor, PercentBP: r.PercentBP})
 	}
 	return out
@@ -218,8 +217,8 @@ func periodIDParam(c echo.Context) (int64, error) { return idParam(c, "id", "mem
 // idParam reads a positive whole number from the path parameter name; any
 // other value names nothing, so it is "what not found" (404).
 func idParam(c echo.Context, name, what string) (int64, error) {
-	id, err := strconv.ParseInt(c.Param(name), 10, 64)
-	if err != nil || id <= 0 {
+	id, ok := pathID(c, name)
+	if !ok {
 		return 0, engine.Errorf(engine.CodeNotFound, "%s not found", what)
 	}
 	return id, nil
@@ -254,7 +253,7 @@ func (s *Server) putPriceRules(c echo.Context) error {
 	}
 	rules := make([]engine.PriceRule, 0, len(body.Rules))
 	for _, r := range body.Rules {
-		rules = append(rules, engine.PriceRule{Code: r.Code, Kind: r.Kind, Label: r.Label, LabelTexts: r.LabelTexts, MembershipTypeID: r.MembershipTypeID, MemberType: r.MemberType,
+		rules = append(rules, engine.PriceRule{Code: r.Code, Kind: engine.PriceRuleKind(r.Kind), Label: r.Label, LabelTexts: r.LabelTexts, MembershipTypeID: r.MembershipTypeID, MemberType: r.MemberType,
 			MinPersons: r.MinPersons, ValidFrom: r.ValidFrom, ValidUntil: r.ValidUntil, AmountMinor: r.AmountMinor, PercentBP: r.PercentBP})
 	}
 	out, err := s.engine.StaffReplacePriceRules(c.Request().Context(), apiActor(c), keyOf(c).OrganisationID, id, rules)

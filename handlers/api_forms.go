@@ -15,8 +15,8 @@ import (
 func (s *Server) getMembershipForm(c echo.Context) error {
 	sess := sessionOf(c)
 	var fields []FieldErrorBody
-	periodID, err := strconv.ParseInt(c.Param("periodid"), 10, 64)
-	if err != nil || periodID <= 0 {
+	periodID, ok := pathID(c, "periodid")
+	if !ok {
 		fields = append(fields, FieldErrorBody{Field: "periodid", Message: "must be a positive whole number"})
 	}
 	userKey := c.QueryParam("userKey")

@@ -3,6 +3,7 @@ package handlers
 import (
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
@@ -255,9 +256,7 @@ func (s *Server) login(c echo.Context) error {
 	returnTo := oidc.ReturnPathOr(c.QueryParam("rd"), "/")
 	target, err := g.oidc.Begin(r.Context(), w, r, returnTo)
 	if err != nil {
-		s.logFor(c).Warn("oidc: login could not start", "err", err)
-		return s.gatewayPage(c, http.StatusServiceUnavailable, "Sign-in is unavailable",
-			"The sign-in service cannot be reached right now. Please try again shortly.", LoginPath, "Try again")
+		return s.loginFailed(c, loginNotStarted, err)
 	}
 	w.Header().Set("Cache-Control", "no-store")
 	return c.Redirect(http.StatusFound, target)
@@ -279,38 +278,68 @@ func (s *Server) loginCallback(c echo.Context) error {
 	if err == nil {
 		return c.Redirect(http.StatusSeeOther, returnTo)
 	}
-	log := s.logFor(c)
-	switch {
-	case errors.Is(err, oidc.ErrAttempt):
-		log.Info("oidc: callback without a matching attempt", "err", err)
-		return s.gatewayPage(c, http.StatusBadRequest, "Sign-in expired",
-			"This sign-in was not started here, has expired or was already used. Please sign in again.", LoginPath, "Sign in")
-	case errors.Is(err, oidc.ErrLoginDenied):
-		log.Info("oidc: login denied", "err", err)
-		return s.gatewayPage(c, http.StatusUnauthorized, "Sign-in cancelled",
-			"The sign-in was cancelled or refused by the identity provider.", LoginPath, "Sign in again")
-	case errors.Is(err, oidc.ErrTokenExchange):
-		status := http.StatusBadGateway
-		if errors.Is(err, backend.ErrRejected) {
-			status = http.StatusForbidden
+	for _, f := range loginFailures {
+		if errors.Is(err, f.cause) {
+			return s.loginFailed(c, f, err)
 		}
-		log.Warn("oidc: token exchange failed", "err", err)
-		return s.gatewayPage(c, status, "Sign-in could not be completed",
-			"Token exchange failed: the admin service did not accept this sign-in. Please try again later or contact support.", "/", "Home")
-	case errors.Is(err, oidc.ErrInvalidToken):
-		log.Warn("oidc: login with an invalid token", "err", err)
-		return s.gatewayPage(c, http.StatusUnauthorized, "Sign-in failed",
-			"The identity provider's answer could not be verified. Please sign in again.", LoginPath, "Sign in again")
-	case errors.Is(err, oidc.ErrProviderUnavailable):
-		log.Warn("oidc: identity provider unavailable", "err", err)
-		return s.gatewayPage(c, http.StatusBadGateway, "Sign-in is unavailable",
-			"The sign-in service cannot be reached right now. Please try again shortly.", LoginPath, "Try again")
-	case errors.Is(err, session.ErrUnavailable):
-		log.Warn("oidc: session store unavailable", "err", err)
-		return s.gatewayPage(c, http.StatusServiceUnavailable, "Temporarily unavailable",
-			"Sessions are temporarily unavailable. Please try again shortly.", LoginPath, "Try again")
 	}
 	return err
+}
+
+// loginFailure is how the gateway answers one kind of failed login step:
+// what it logs, and the page (or error body) the browser gets.
+type loginFailure struct {
+	cause    error // the error kind, matched with errors.Is
+	level    slog.Level
+	log      string
+	status   int
+	rejected int // the status when the admin service rejected the exchange, else 0
+	title    string
+	message  string
+	link     string
+	linkText string
+}
+
+// signInUnreachable is the page of an identity provider that cannot be
+// reached, whether at the start of a login or on its way back.
+const signInUnreachable = "The sign-in service cannot be reached right now. Please try again shortly."
+
+// loginNotStarted answers a login that could not start (the identity
+// provider's discovery failed): any error.
+var loginNotStarted = loginFailure{level: slog.LevelWarn, log: "oidc: login could not start",
+	status: http.StatusServiceUnavailable, title: "Sign-in is unavailable", message: signInUnreachable, link: LoginPath, linkText: "Try again"}
+
+// loginFailures are the failures of a login's callback, by kind; a failure
+// of none of these kinds goes to the error handler as it is.
+var loginFailures = []loginFailure{
+	{cause: oidc.ErrAttempt, level: slog.LevelInfo, log: "oidc: callback without a matching attempt",
+		status: http.StatusBadRequest, title: "Sign-in expired",
+		message: "This sign-in was not started here, has expired or was already used. Please sign in again.", link: LoginPath, linkText: "Sign in"},
+	{cause: oidc.ErrLoginDenied, level: slog.LevelInfo, log: "oidc: login denied",
+		status: http.StatusUnauthorized, title: "Sign-in cancelled",
+		message: "The sign-in was cancelled or refused by the identity provider.", link: LoginPath, linkText: "Sign in again"},
+	{cause: oidc.ErrTokenExchange, level: slog.LevelWarn, log: "oidc: token exchange failed",
+		status: http.StatusBadGateway, rejected: http.StatusForbidden, title: "Sign-in could not be completed",
+		message: "Token exchange failed: the admin service did not accept this sign-in. Please try again later or contact support.", link: "/", linkText: "Home"},
+	{cause: oidc.ErrInvalidToken, level: slog.LevelWarn, log: "oidc: login with an invalid token",
+		status: http.StatusUnauthorized, title: "Sign-in failed",
+		message: "The identity provider's answer could not be verified. Please sign in again.", link: LoginPath, linkText: "Sign in again"},
+	{cause: oidc.ErrProviderUnavailable, level: slog.LevelWarn, log: "oidc: identity provider unavailable",
+		status: http.StatusBadGateway, title: "Sign-in is unavailable", message: signInUnreachable, link: LoginPath, linkText: "Try again"},
+	{cause: session.ErrUnavailable, level: slog.LevelWarn, log: "oidc: session store unavailable",
+		status: http.StatusServiceUnavailable, title: "Temporarily unavailable",
+		message: "Sessions are temporarily unavailable. Please try again shortly.", link: LoginPath, linkText: "Try again"},
+}
+
+// loginFailed logs a failed login step at f's level and answers it with
+// f's page.
+func (s *Server) loginFailed(c echo.Context, f loginFailure, err error) error {
+	s.logFor(c).Log(c.Request().Context(), f.level, f.log, "err", err)
+	status := f.status
+	if f.rejected != 0 && errors.Is(err, backend.ErrRejected) {
+		status = f.rejected
+	}
+	return s.gatewayPage(c, status, f.title, f.message, f.link, f.linkText)
 }
 
 // gatewayPage answers a failed login step: a page with a way on for

@@ -3,6 +3,7 @@ package handlers
 import (
 	"net/http"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -152,4 +153,12 @@ func formBody(r *http.Request) string {
 		return mt
 	}
 	return ""
+}
+
+// pathID reads the path parameter name as a record id: a positive whole
+// number. Anything else names no record, and each caller answers that as
+// its audience expects (a 404 page, a 404 body, a field error).
+func pathID(c echo.Context, name string) (int64, bool) {
+	id, err := strconv.ParseInt(c.Param(name), 10, 64)
+	return id, err == nil && id > 0
 }

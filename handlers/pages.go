@@ -46,11 +46,6 @@ func stepParam(c echo.Context) (int, bool) {
 	return n, err == nil && n >= 1
 }
 
-func periodParam(c echo.Context) (int64, bool) {
-	id, err := strconv.ParseInt(c.Param("periodId"), 10, 64)
-	return id, err == nil && id > 0
-}
-
 // browserSession returns the signed-in user of a page request, or renders
 // what the member needs instead: a page that carries a cross-site arrival
 // over (SameSite=Strict withholds the cookie on the first, cross-site

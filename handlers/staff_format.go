@@ -27,11 +27,11 @@ func statusLabel(c echo.Context, status string) string {
 		return t.StatusOpen
 	case engine.PeriodClosed:
 		return t.StatusClosed
-	case engine.MembershipPending:
+	case string(engine.MembershipPending):
 		return t.StatusPendingPayment
-	case engine.MembershipActive:
+	case string(engine.MembershipActive):
 		return t.StatusActive
-	case engine.MembershipCancelled, string(engine.PaymentCancelled):
+	case string(engine.MembershipCancelled), string(engine.PaymentCancelled):
 		return t.StatusCancelled
 	case string(engine.OrderUnpaid):
 		return t.StatusUnpaid

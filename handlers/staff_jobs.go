@@ -64,8 +64,8 @@ func (s *Server) staffRunJob(c echo.Context) error {
 // with a fresh set of attempts (audited), then back to the list.
 func (s *Server) staffRetryJob(c echo.Context) error {
 	u := staffUserOf(c)
-	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
-	if err != nil || id <= 0 {
+	id, ok := pathID(c, "id")
+	if !ok {
 		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
 	}
 	if err := s.engine.RetryStaffJob(c.Request().Context(), u.actor(), u.OrganisationID, staffJobsPortalWide(u), id); err != nil {

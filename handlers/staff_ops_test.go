@@ -304,8 +304,8 @@ func TestStaffJobs(t *testing.T) {
 			kind := "archive"
 			var jobPayload any
 			if key != "" {
-				kind = engine.KindWelcome
-				msg := &engine.OutboxMessage{Kind: kind, DedupKey: key, Recipient: recipient, Payload: payload, CreatedAt: time.Now().UTC()}
+				kind = string(engine.KindWelcome)
+				msg := &engine.OutboxMessage{Kind: engine.KindWelcome, DedupKey: key, Recipient: recipient, Payload: payload, CreatedAt: time.Now().UTC()}
 				if _, err := db.NewInsert().Model(msg).Exec(ctx); err != nil {
 					t.Fatal(err)
 				}

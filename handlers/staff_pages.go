@@ -175,7 +175,7 @@ func (s *Server) staffConfirmed(c echo.Context, question, detail, cancelURL stri
 // (staffConfirmed): proceed is true once both are settled; otherwise
 // the caller returns err (a not-found page, or the question).
 func (s *Server) staffConfirmedID(c echo.Context, question, detail, cancelURL string) (id int64, proceed bool, err error) {
-	id, ok := staffIDParam(c)
+	id, ok := pathID(c, "id")
 	if !ok {
 		return 0, false, s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
 	}

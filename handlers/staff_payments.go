@@ -286,7 +286,7 @@ func init() {
 // button, a double click), the second changes nothing and says so.
 func (s *Server) staffResolveCredit(c echo.Context) error {
 	u := staffUserOf(c)
-	id, ok := staffIDParam(c)
+	id, ok := pathID(c, "id")
 	if !ok {
 		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -53,22 +54,13 @@ func registrationQuery(c echo.Context, orgID int64) (engine.RegistrationQuery, b
 		return n
 	}
 	q.PeriodID, q.MembershipTypeID, q.UnpaidDays, q.Page = num("period"), num("type"), int(num("unpaid")), int(num("page"))
-	if q.State != "" && !slicesContains(engine.RegistrationStates, q.State) {
+	if q.State != "" && !slices.Contains(engine.RegistrationStates, q.State) {
 		ok = false
 	}
 	if len(q.Search) > 200 {
 		ok = false
 	}
 	return q, ok
-}
-
-func slicesContains[T comparable](xs []T, x T) bool {
-	for _, v := range xs {
-		if v == x {
-			return true
-		}
-	}
-	return false
 }
 
 // listURL is the list's address with q's filters and page.
@@ -204,16 +196,10 @@ func (s *Server) staffRegistrationsCSV(c echo.Context) error {
 	return w.Error()
 }
 
-// staffRegistrationID reads :id of a registration route.
-func staffRegistrationID(c echo.Context) (int64, bool) {
-	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
-	return id, err == nil && id > 0
-}
-
 // staffRegistration answers GET /staff/registrations/:id.
 func (s *Server) staffRegistration(c echo.Context) error {
 	u := staffUserOf(c)
-	id, ok := staffRegistrationID(c)
+	id, ok := pathID(c, "id")
 	if !ok {
 		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
 	}
@@ -253,7 +239,7 @@ func (s *Server) staffRegistration(c echo.Context) error {
 		m.Archive = fmt.Sprintf("%s (%s, %d)", d.Archive.Summary, staffTime(d.Archive.ArchivedAt), d.Archive.Answers)
 	}
 	for _, ms := range d.Memberships {
-		m.Memberships = append(m.Memberships, views.StaffMembershipRow{Person: names[ms.PersonID], Type: ms.TypeTexts.In(langOf(c).Code, ms.TypeName), Kind: memberTypeLabel(c, ms.MemberType), Status: statusLabel(c, ms.Status)})
+		m.Memberships = append(m.Memberships, views.StaffMembershipRow{Person: names[ms.PersonID], Type: ms.TypeTexts.In(langOf(c).Code, ms.TypeName), Kind: memberTypeLabel(c, ms.MemberType), Status: statusLabel(c, string(ms.Status))})
 	}
 	base := registrationURL(c, id)
 	if o := d.Order; o != nil {
@@ -283,10 +269,15 @@ func (s *Server) staffRegistration(c echo.Context) error {
 		case engine.RefundDue:
 			row.Refund = "refund due"
 		case engine.RefundDone:
-			row.Refund = "refunded (" + deref(p.RefundID) + ")"
+			// A refund recorded by hand has no provider id: "refunded ()".
+			var refundID string
+			if p.RefundID != nil {
+				refundID = *p.RefundID
+			}
+			row.Refund = "refunded (" + refundID + ")"
 		}
 		for _, e := range p.Events {
-			text := staffTime(e.CreatedAt) + " " + e.EventType + ": " + e.Outcome
+			text := staffTime(e.CreatedAt) + " " + e.EventType + ": " + string(e.Outcome)
 			if e.AmountMinor != nil && e.Currency != nil {
 				text += " " + staffMoney(c, *e.AmountMinor, *e.Currency)
 			}
@@ -301,7 +292,7 @@ func (s *Server) staffRegistration(c echo.Context) error {
 		m.Payments = append(m.Payments, row)
 	}
 	for _, msg := range d.Messages {
-		row := views.StaffMessageRow{Kind: msg.Kind, Recipient: msg.Recipient, Created: staffTime(msg.CreatedAt)}
+		row := views.StaffMessageRow{Kind: string(msg.Kind), Recipient: msg.Recipient, Created: staffTime(msg.CreatedAt)}
 		switch {
 		case msg.SentAt != nil:
 			row.Delivery = fmt.Sprintf(staffTextIn(c).DelSent, staffTime(*msg.SentAt))
@@ -364,13 +355,6 @@ func detailActions(role engine.StaffRole, d *engine.RegistrationDetail, base str
 	return a
 }
 
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
-}
-
 // staffDone goes back to the registration with a result message (PRG).
 func staffDone(c echo.Context, id int64, done string) error {
 	return c.Redirect(http.StatusSeeOther, registrationURL(c, id)+"?done="+done)
@@ -416,7 +400,7 @@ func (s *Server) staffRefund(c echo.Context) error {
 // booked (a date, not in the future) and note.
 func (s *Server) staffCapture(c echo.Context) error {
 	u := staffUserOf(c)
-	id, ok := staffRegistrationID(c)
+	id, ok := pathID(c, "id")
 	if !ok {
 		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
 	}
@@ -451,7 +435,7 @@ func (s *Server) staffCapture(c echo.Context) error {
 
 // staffAction runs a registration action and goes back to it.
 func (s *Server) staffAction(c echo.Context, done string, act func(*staffUser, int64) error) error {
-	id, ok := staffRegistrationID(c)
+	id, ok := pathID(c, "id")
 	if !ok {
 		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
 	}
@@ -463,7 +447,7 @@ func (s *Server) staffAction(c echo.Context, done string, act func(*staffUser, i
 
 // staffConfirmedAction asks first (staffConfirmed), then runs the action.
 func (s *Server) staffConfirmedAction(c echo.Context, question, detail, done string, act func(*staffUser, int64) error) error {
-	id, ok := staffRegistrationID(c)
+	id, ok := pathID(c, "id")
 	if !ok {
 		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
 	}

@@ -141,7 +141,7 @@ func ageRange(c echo.Context, minAge, maxAge *int) string {
 
 // ruleRow prints a price rule.
 func ruleRow(c echo.Context, r engine.PriceRule, currency string, typeNames map[int64]string) views.StaffRuleRow {
-	row := views.StaffRuleRow{Code: r.Code, Kind: r.Kind, Label: r.Label, Valid: staffOpsTextIn(c).RuleAlways}
+	row := views.StaffRuleRow{Code: r.Code, Kind: string(r.Kind), Label: r.Label, Valid: staffOpsTextIn(c).RuleAlways}
 	var applies []string
 	if r.MembershipTypeID != nil {
 		applies = append(applies, typeNames[*r.MembershipTypeID])
@@ -333,8 +333,8 @@ func (s *Server) staffSetPeriodStatus(c echo.Context) error {
 	if status != engine.PeriodOpen && status != engine.PeriodClosed {
 		return s.staffErrorPage(c, http.StatusUnprocessableEntity, staffTextIn(c).Invalid)
 	}
-	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
-	if err != nil {
+	id, ok := pathID(c, "id")
+	if !ok {
 		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
 	}
 	if status == engine.PeriodClosed {
@@ -369,16 +369,10 @@ func (s *Server) staffAddStaff(c echo.Context) error {
 	return staffSetupDone(c, flashStaffAdded, "staff")
 }
 
-// staffIDParam reads the staff record id of the path.
-func staffIDParam(c echo.Context) (int64, bool) {
-	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
-	return id, err == nil && id > 0
-}
-
 // staffChangeRole answers POST /staff/setup/staff/{id}/role.
 func (s *Server) staffChangeRole(c echo.Context) error {
 	u := staffUserOf(c)
-	id, ok := staffIDParam(c)
+	id, ok := pathID(c, "id")
 	if !ok {
 		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
 	}
@@ -393,7 +387,7 @@ func (s *Server) staffChangeRole(c echo.Context) error {
 // asking.
 func (s *Server) staffDisableStaff(c echo.Context) error {
 	u := staffUserOf(c)
-	id, ok := staffIDParam(c)
+	id, ok := pathID(c, "id")
 	if !ok {
 		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
 	}

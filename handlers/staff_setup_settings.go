@@ -371,17 +371,11 @@ func (s *Server) staffAddType(c echo.Context) error {
 	return staffSetupDone(c, flashTypeAdded, "types")
 }
 
-// typeIDParam reads the membership type id of the path.
-func typeIDParam(c echo.Context) (int64, bool) {
-	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
-	return id, err == nil && id > 0
-}
-
 // staffChangeType answers POST /staff/setup/types/{id}: code, name and
 // ages; an empty age removes its limit.
 func (s *Server) staffChangeType(c echo.Context) error {
 	u := staffUserOf(c)
-	id, ok := typeIDParam(c)
+	id, ok := pathID(c, "id")
 	if !ok {
 		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
 	}
@@ -407,7 +401,7 @@ func (s *Server) staffChangeType(c echo.Context) error {
 // asking; a type in use is refused with the engine's reason.
 func (s *Server) staffDeleteType(c echo.Context) error {
 	u := staffUserOf(c)
-	id, ok := typeIDParam(c)
+	id, ok := pathID(c, "id")
 	if !ok {
 		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
 	}

@@ -92,7 +92,7 @@ func (s *Server) staffAddWebhook(c echo.Context) error {
 // switched it off) or off.
 func (s *Server) staffSetWebhookActive(c echo.Context) error {
 	u := staffUserOf(c)
-	id, ok := staffIDParam(c)
+	id, ok := pathID(c, "id")
 	if !ok {
 		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
 	}
@@ -118,7 +118,7 @@ func (s *Server) staffSetWebhookActive(c echo.Context) error {
 // asking: the page with the new secret, shown this once.
 func (s *Server) staffRotateWebhook(c echo.Context) error {
 	u := staffUserOf(c)
-	id, ok := staffIDParam(c)
+	id, ok := pathID(c, "id")
 	if !ok {
 		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
 	}
@@ -136,7 +136,7 @@ func (s *Server) staffRotateWebhook(c echo.Context) error {
 // staffDeleteWebhook answers POST /staff/webhooks/{id}/delete, after asking.
 func (s *Server) staffDeleteWebhook(c echo.Context) error {
 	u := staffUserOf(c)
-	id, ok := staffIDParam(c)
+	id, ok := pathID(c, "id")
 	if !ok {
 		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
 	}
@@ -155,7 +155,7 @@ func (s *Server) staffDeleteWebhook(c echo.Context) error {
 // newest deliveries, with a replay for each that has ended.
 func (s *Server) staffWebhookDeliveries(c echo.Context) error {
 	u := staffUserOf(c)
-	id, ok := staffIDParam(c)
+	id, ok := pathID(c, "id")
 	if !ok {
 		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
 	}
@@ -219,9 +219,9 @@ func deliveryStatusLabel(t *views.StaffWebhookTexts, status string) string {
 // again as a new delivery (audited with the staff member).
 func (s *Server) staffReplayWebhook(c echo.Context) error {
 	u := staffUserOf(c)
-	id, ok := staffIDParam(c)
-	delivery, err := strconv.ParseInt(c.Param("delivery"), 10, 64)
-	if !ok || err != nil || delivery <= 0 {
+	id, ok := pathID(c, "id")
+	delivery, deliveryOK := pathID(c, "delivery")
+	if !ok || !deliveryOK {
 		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
 	}
 	if _, err := s.engine.ReplayWebhookDelivery(c.Request().Context(), u.actor(), u.OrganisationID, id, delivery); err != nil {

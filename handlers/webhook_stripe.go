@@ -24,7 +24,7 @@ const maxWebhookBytes = 64 << 10
 // forged or unreadable one, 503 when the database is down (Stripe retries).
 func (s *Server) stripeWebhook(c echo.Context) error {
 	return s.receiveStripeEvent(c, func(ctx context.Context, body []byte, signature string) (*engine.PaymentResult, error) {
-		return s.engine.ReceivePaymentEvent(ctx, "stripe", body, signature)
+		return s.engine.ReceivePaymentEvent(ctx, engine.StripeProvider, body, signature)
 	})
 }
 
@@ -45,7 +45,7 @@ func (s *Server) organisationStripeWebhook(c echo.Context) error {
 		return newAPIError(http.StatusNotFound, "No organisation has this webhook address.")
 	}
 	return s.receiveStripeEvent(c, func(ctx context.Context, body []byte, signature string) (*engine.PaymentResult, error) {
-		return s.engine.ReceiveOrganisationPaymentEvent(ctx, t.ID, "stripe", body, signature)
+		return s.engine.ReceiveOrganisationPaymentEvent(ctx, t.ID, engine.StripeProvider, body, signature)
 	})
 }
 

@@ -18,8 +18,9 @@ import (
 	"portal/engine"
 )
 
-// Name is the provider's name on stored payments and in the webhook route.
-const Name = "stripe"
+// Name is the provider's name on stored payments and in the webhook route:
+// the engine's name for it, so that the word is spelt in one place.
+const Name = engine.StripeProvider
 
 // Config is what the adapter needs.
 type Config struct {

@@ -57,13 +57,7 @@ func confirmation(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*mail
 		return nil, err
 	}
 	m.CardsAttached = len(out.Attachments) > 0
-	if out.Text, err = views.ConfirmationText(ctx, m); err != nil {
-		return nil, err
-	}
-	if out.HTML, err = render(ctx, views.ConfirmationMail(m)); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return withBodies(ctx, out, m, views.ConfirmationText, views.ConfirmationMail)
 }
 
 // periodText is a period's name and dates, as members read them.

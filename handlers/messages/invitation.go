@@ -49,11 +49,5 @@ func invitation(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*mail.M
 		return nil, err
 	}
 	out.Headers["X-Portal-Invitation"] = strconv.FormatInt(inv.Invitation.ID, 10)
-	if out.Text, err = views.InvitationText(ctx, m); err != nil {
-		return nil, err
-	}
-	if out.HTML, err = render(ctx, views.InvitationMail(m)); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return withBodies(ctx, out, m, views.InvitationText, views.InvitationMail)
 }

@@ -24,13 +24,7 @@ func welcome(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*mail.Mess
 	if err != nil {
 		return nil, err
 	}
-	if out.Text, err = views.WelcomeText(ctx, model); err != nil {
-		return nil, err
-	}
-	if out.HTML, err = render(ctx, views.WelcomeMail(model)); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return withBodies(ctx, out, model, views.WelcomeText, views.WelcomeMail)
 }
 
 // expiryReminder composes the reminder before a membership's period ends.
@@ -44,13 +38,7 @@ func expiryReminder(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*ma
 	if err != nil {
 		return nil, err
 	}
-	if out.Text, err = views.ExpiryText(ctx, model); err != nil {
-		return nil, err
-	}
-	if out.HTML, err = render(ctx, views.ExpiryMail(model)); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return withBodies(ctx, out, model, views.ExpiryText, views.ExpiryMail)
 }
 
 // memberMessage loads what a membership message is about, and returns ctx

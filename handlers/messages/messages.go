@@ -26,15 +26,6 @@ import (
 	"portal/relay/invitelink"
 )
 
-// KindConfirmation is the job (and outbox message) kind of the
-// confirmation after payment.
-const KindConfirmation = "membership_confirmation"
-
-// KindPaymentLink is reserved for the "payment link later" message (the
-// payment provider was down at commit): its handler comes with the
-// provider work.
-const KindPaymentLink = "payment_link"
-
 // Deps are what the message handlers need.
 type Deps struct {
 	DB     *bun.DB
@@ -77,15 +68,16 @@ func Register(r *jobs.Runner, d Deps) {
 	if d.Logger == nil {
 		d.Logger = slog.Default()
 	}
-	r.Handle(KindConfirmation, outbox(d, confirmation))
-	r.Handle(engine.KindResumeLink, outbox(d, resumeLink))
-	r.Handle(engine.KindUnpaidReminder, outbox(d, unpaidReminder))
-	r.Handle(engine.KindPaymentLink, outbox(d, paymentLink))
-	r.Handle(engine.KindTransferRequest, outbox(d, transferRequest))
-	r.Handle(engine.KindWelcome, outbox(d, welcome))
-	r.Handle(engine.KindExpiryReminder, outbox(d, expiryReminder))
-	r.Handle(engine.KindRenewalPrompt, outbox(d, renewalPrompt))
-	r.Handle(engine.KindInvitation, outbox(d, invitation))
+	handle := func(kind engine.MessageKind, c composer) { r.Handle(string(kind), outbox(d, c)) }
+	handle(engine.KindConfirmation, confirmation)
+	handle(engine.KindResumeLink, resumeLink)
+	handle(engine.KindUnpaidReminder, unpaidReminder)
+	handle(engine.KindPaymentLink, paymentLink)
+	handle(engine.KindTransferRequest, transferRequest)
+	handle(engine.KindWelcome, welcome)
+	handle(engine.KindExpiryReminder, expiryReminder)
+	handle(engine.KindRenewalPrompt, renewalPrompt)
+	handle(engine.KindInvitation, invitation)
 }
 
 // errSkip says a message is no longer due (a reminder of an order paid
@@ -133,6 +125,19 @@ func outbox(d Deps, compose composer) jobs.Handler {
 		}
 		return engine.MarkMessageSent(ctx, d.DB, msg.ID, d.Now())
 	}
+}
+
+// withBodies fills out's two alternatives from one model m, the plain
+// text and the HTML, so that every message says the same in both.
+func withBodies[M any](ctx context.Context, out *mail.Message, m M, text func(context.Context, M) (string, error), html func(M) templ.Component) (*mail.Message, error) {
+	var err error
+	if out.Text, err = text(ctx, m); err != nil {
+		return nil, err
+	}
+	if out.HTML, err = render(ctx, html(m)); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // render renders a templ component to a string.

@@ -191,7 +191,7 @@ func TestMailServerOutageDelaysMail(t *testing.T) {
 			t.Fatalf("ran %d jobs", n)
 		}
 		failed, _ := jobs.List(context.Background(), db, 10, jobs.StateFailed)
-		if len(failed) != 1 || failed[0].Kind != messages.KindConfirmation || failed[0].LastError == "" {
+		if len(failed) != 1 || failed[0].Kind != string(engine.KindConfirmation) || failed[0].LastError == "" {
 			t.Fatalf("failed jobs %+v", failed)
 		}
 		msg, _ := engine.OutboxMessageByKey(context.Background(), db, strings.TrimPrefix(*failed[0].DedupKey, "outbox:"))

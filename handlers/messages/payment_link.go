@@ -42,13 +42,7 @@ func paymentLink(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*mail.
 	if transfer != nil {
 		out.Attachments = append(out.Attachments, transfer.QR)
 	}
-	if out.Text, err = views.PaymentLinkText(ctx, m); err != nil {
-		return nil, err
-	}
-	if out.HTML, err = render(ctx, views.PaymentLinkMail(m)); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return withBodies(ctx, out, m, views.PaymentLinkText, views.PaymentLinkMail)
 }
 
 // linkedOrder reads the order of a message whose payload names one (the

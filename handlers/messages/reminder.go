@@ -55,13 +55,7 @@ func unpaidReminder(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*ma
 	if transfer != nil {
 		out.Attachments = append(out.Attachments, transfer.QR)
 	}
-	if out.Text, err = views.UnpaidReminderText(ctx, m); err != nil {
-		return nil, err
-	}
-	if out.HTML, err = render(ctx, views.UnpaidReminderMail(m)); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return withBodies(ctx, out, m, views.UnpaidReminderText, views.UnpaidReminderMail)
 }
 
 // unsubscribeHeaders say how to stop a category of messages

@@ -46,13 +46,7 @@ func renewalPrompt(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*mai
 	if err != nil {
 		return nil, err
 	}
-	if out.Text, err = views.RenewalText(ctx, m); err != nil {
-		return nil, err
-	}
-	if out.HTML, err = render(ctx, views.RenewalMail(m)); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return withBodies(ctx, out, m, views.RenewalText, views.RenewalMail)
 }
 
 // endedBefore says whether a period whose last day is lastDay (a date) was

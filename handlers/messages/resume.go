@@ -48,13 +48,7 @@ func resumeLink(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*mail.M
 		return nil, err
 	}
 	out.Headers["X-Portal-Registration"] = strconv.FormatInt(p.InstanceID, 10)
-	if out.Text, err = views.ResumeText(ctx, m); err != nil {
-		return nil, err
-	}
-	if out.HTML, err = render(ctx, views.ResumeMail(m)); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return withBodies(ctx, out, m, views.ResumeText, views.ResumeMail)
 }
 
 // registrationLink is the signed hash link to a period's registration of

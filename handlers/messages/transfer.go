@@ -42,13 +42,7 @@ func transferRequest(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*m
 		return nil, err
 	}
 	out.Attachments = append(out.Attachments, transfer.QR)
-	if out.Text, err = views.TransferRequestText(ctx, m); err != nil {
-		return nil, err
-	}
-	if out.HTML, err = render(ctx, views.TransferRequestMail(m)); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return withBodies(ctx, out, m, views.TransferRequestText, views.TransferRequestMail)
 }
 
 // owedTransfer is a bank transfer as an e-mail shows it.

@@ -2,13 +2,11 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -17,10 +15,9 @@ import (
 	"portal/engine"
 	"portal/handlers"
 	"portal/migrations"
-	"portal/relay/hashlink"
 )
 
-// The tenant commands: `portal orgs` manages organisations (creating one is
+// The organisation commands: `portal orgs` manages organisations (creating one is
 // an operator's act: API keys belong to one organisation and cannot make
 // another), `portal apikeys` their admin API keys.
 
@@ -297,107 +294,4 @@ func timeOrDash(t *time.Time) string {
 		return "-"
 	}
 	return t.Format("2006-01-02 15:04")
-}
-
-const personsUsage = `usage:
-  portal persons import FILE.csv|FILE.json --org ID   (CSV: a header line with the columns
-      externalId, firstName, lastName, dateOfBirth, email, userKeys; JSON: {"persons": [...]})
-  portal persons unlink --org ID EXTERNAL-ID USER-KEY`
-
-// cmdPersons runs the admin API's person operations from the command line,
-// so that a small club can sync from a spreadsheet export.
-func cmdPersons(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		return errors.New(personsUsage)
-	}
-	fs := newFlagSet("persons "+args[0], stderr)
-	org := fs.Int64("org", 0, "organisation id")
-	flags, positional := splitPositional(args[1:])
-	cfg, rest, err := loadConfig(fs, flags, getenv)
-	if err != nil {
-		return err
-	}
-	rest = append(rest, positional...)
-	if *org <= 0 {
-		return errors.New(personsUsage)
-	}
-	switch {
-	case args[0] == "import" && len(rest) == 1:
-		rows, err := readPersonFile(rest[0])
-		if err != nil {
-			return err
-		}
-		return withService(ctx, cfg, func(svc *engine.Service) error {
-			rep, err := svc.ImportPersons(ctx, *org, rows, hashlink.ValidUserKey)
-			if rep != nil && rep.Errors > 0 {
-				for _, r := range rep.Rows {
-					for _, f := range r.Errors {
-						fmt.Fprintf(stderr, "%s: line %d: %s %s\n", rest[0], r.Line, f.Field, f.Message)
-					}
-				}
-			}
-			if err != nil {
-				return describeEngineError(err)
-			}
-			fmt.Fprintf(stdout, "%d created, %d updated, %d unchanged\n", rep.Created, rep.Updated, rep.Unchanged)
-			return nil
-		})
-	case args[0] == "unlink" && len(rest) == 2:
-		return withService(ctx, cfg, func(svc *engine.Service) error {
-			n, err := svc.UnlinkPersons(ctx, *org, []engine.PersonLink{{ExternalID: rest[0], UserKey: rest[1]}})
-			if err != nil {
-				return describeEngineError(err)
-			}
-			fmt.Fprintf(stdout, "%d link(s) removed\n", n)
-			return nil
-		})
-	}
-	return errors.New(personsUsage)
-}
-
-// readPersonFile reads an import file, CSV or JSON by its extension.
-func readPersonFile(path string) ([]engine.PersonRow, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	if strings.EqualFold(filepath.Ext(path), ".json") {
-		var body struct {
-			Persons []engine.PersonRow `json:"persons"`
-		}
-		if err := json.NewDecoder(f).Decode(&body); err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-		return body.Persons, nil
-	}
-	rows, err := engine.ParsePersonCSV(f)
-	if err != nil {
-		return nil, describeEngineError(err)
-	}
-	return rows, nil
-}
-
-// splitPositional separates the positional arguments from the flags, so
-// that `portal persons import members.csv --org 2` reads as it is written
-// (the flag package stops at the first positional argument). A flag
-// without "=" takes the next argument as its value; these commands have no
-// boolean flags of their own.
-func splitPositional(args []string) (flags, positional []string) {
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		switch {
-		case a == "--":
-			return flags, append(positional, args[i+1:]...)
-		case strings.HasPrefix(a, "-") && len(a) > 1:
-			flags = append(flags, a)
-			if !strings.Contains(a, "=") && i+1 < len(args) {
-				i++
-				flags = append(flags, args[i])
-			}
-		default:
-			positional = append(positional, a)
-		}
-	}
-	return flags, positional
 }

@@ -8,7 +8,7 @@ import (
 )
 
 // The tenant commands end to end on a real (SQLite) database.
-func TestTenantCommands(t *testing.T) {
+func TestOrganisationCommands(t *testing.T) {
 	dir := t.TempDir()
 	e := env("PORTAL_DATABASE_URL", "sqlite:"+filepath.Join(dir, "p.db"), "PORTAL_HASH_SECRET", "0123456789abcdef",
 		"PORTAL_SESSION_KEY", strings.Repeat("ab", 32))
