@@ -67,8 +67,8 @@ type OpenPayment struct {
 	Reminders int `bun:"-"`
 	// LastMessageKind and LastMessageAt name the newest message about the
 	// order; "" and zero when none was queued.
-	LastMessageKind string    `bun:"-"`
-	LastMessageAt   time.Time `bun:"-"`
+	LastMessageKind MessageKind `bun:"-"`
+	LastMessageAt   time.Time   `bun:"-"`
 	// Days is how many whole days have passed since the commit.
 	Days int `bun:"-"`
 	// Household are the names of the persons the user key may register.
@@ -184,9 +184,9 @@ func (s *Service) fillOrderMessages(ctx context.Context, rows []OpenPayment) err
 		}
 	}
 	var msgs []struct {
-		Kind      string    `bun:"kind"`
-		DedupKey  string    `bun:"dedup_key"`
-		CreatedAt time.Time `bun:"created_at"`
+		Kind      MessageKind `bun:"kind"`
+		DedupKey  string      `bun:"dedup_key"`
+		CreatedAt time.Time   `bun:"created_at"`
 	}
 	// An order's messages are queued at its commit or after; a minute's
 	// margin for clocks of several instances.
@@ -235,7 +235,7 @@ func (s *Service) OpenPaymentsCSV(ctx context.Context, q OpenPaymentQuery, row f
 		if err := row([]string{fmt.Sprint(r.RegistrationID), fmt.Sprint(r.OrderID), r.UserKey, fmt.Sprint(r.PeriodID),
 			strings.Join(r.Household, "; "), r.PayReference, r.RF(), formatMinor(r.TotalMinor), formatMinor(r.ReceivedMinor),
 			formatMinor(r.OwedMinor), r.Currency, r.CommittedAt.UTC().Format(time.RFC3339), fmt.Sprint(r.Days), fmt.Sprint(r.Reminders),
-			r.LastMessageKind, lastAt}); err != nil {
+			string(r.LastMessageKind), lastAt}); err != nil {
 			return err
 		}
 	}

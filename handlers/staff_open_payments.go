@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -43,7 +44,7 @@ func openPaymentQuery(c echo.Context, orgID int64) (engine.OpenPaymentQuery, boo
 		return n
 	}
 	q.PeriodID, q.MinDays, q.MinReminders = num("period", 1<<53), int(num("unpaid", 36500)), int(num("reminders", 1000))
-	if q.Sort != "" && !slicesContains(engine.OpenPaymentSorts, q.Sort) {
+	if q.Sort != "" && !slices.Contains(engine.OpenPaymentSorts, q.Sort) {
 		ok = false
 	}
 	return q, ok
@@ -72,7 +73,7 @@ func openPaymentsURL(c echo.Context, path string, q engine.OpenPaymentQuery) str
 }
 
 // messageKindLabel names the kind of a message about an order.
-func messageKindLabel(c echo.Context, kind string) string {
+func messageKindLabel(c echo.Context, kind engine.MessageKind) string {
 	t := staffOpenPaymentTextIn(c)
 	switch kind {
 	case engine.KindPaymentLink:
@@ -82,7 +83,7 @@ func messageKindLabel(c echo.Context, kind string) string {
 	case engine.KindTransferRequest:
 		return t.MsgTransferRequest
 	}
-	return kind
+	return string(kind)
 }
 
 func openPaymentSortLabel(c echo.Context, s engine.OpenPaymentSort) string {

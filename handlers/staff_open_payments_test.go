@@ -91,7 +91,7 @@ func TestStaffOpenPaymentsList(t *testing.T) {
 		}
 		row := recs[1]
 		if row[head["registration"]] != reg || row[head["owed"]] != owed || row[head["rf_reference"]] != rf.String() ||
-			row[head["days_unpaid"]] != "10" || row[head["reminders"]] != "1" || row[head["last_message"]] != engine.KindUnpaidReminder {
+			row[head["days_unpaid"]] != "10" || row[head["reminders"]] != "1" || row[head["last_message"]] != string(engine.KindUnpaidReminder) {
 			t.Errorf("csv row %q", row)
 		}
 		if h := row[head["household"]]; !strings.HasPrefix(h, `'=HYPERLINK`) {
@@ -156,7 +156,7 @@ func TestStaffOpenPaymentsResendLinks(t *testing.T) {
 		tr := env.mustStaffSignIn("treasurer@example.org", "/staff")
 		links := func() int {
 			return env.count((*engine.OutboxMessage)(nil), "kind = ? AND dedup_key LIKE ?", engine.KindPaymentLink,
-				engine.KindPaymentLink+":order:"+strconv.FormatInt(order.ID, 10)+":resend:%")
+				string(engine.KindPaymentLink)+":order:"+strconv.FormatInt(order.ID, 10)+":resend:%")
 		}
 
 		cross := env.post(tr, "/staff/open-payments/resend-payment-link", url.Values{"id": {reg}},
