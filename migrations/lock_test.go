@@ -2,11 +2,7 @@ package migrations_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
-	"net/url"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -27,30 +23,8 @@ const lockClass = 0x706f7274
 // returns it with its name.
 func freshSchema(t *testing.T) (*bun.DB, string) {
 	t.Helper()
-	dbtest.SkipWithoutPostgres(t)
-	base := os.Getenv(dbtest.EnvPostgres)
-	b := make([]byte, 6)
-	rand.Read(b)
-	schema := "m_" + hex.EncodeToString(b)
-	admin, err := engine.OpenDB(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := admin.Exec("CREATE SCHEMA " + schema); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		admin.Exec("DROP SCHEMA " + schema + " CASCADE")
-		admin.Close()
-	})
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	db, err := engine.OpenDB(u.String())
+	url, schema := dbtest.EmptyPostgresSchema(t, "")
+	db, err := engine.OpenDB(url)
 	if err != nil {
 		t.Fatal(err)
 	}

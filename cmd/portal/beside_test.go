@@ -3,8 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -402,30 +400,9 @@ func commandProcessesWriteBesideServingWrites(t *testing.T, db string) {
 
 // postgresURL returns the address of a fresh, empty schema of the test
 // PostgreSQL, dropped at cleanup, for the portal's own commands (serve
-// migrates it); dbtest gives migrated handles, not addresses.
+// migrates it).
 func postgresURL(t *testing.T) string {
 	t.Helper()
-	base := os.Getenv(dbtest.EnvPostgres)
-	b := make([]byte, 6)
-	rand.Read(b)
-	schema := "t_" + hex.EncodeToString(b)
-	admin, err := engine.OpenDB(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := admin.Exec("CREATE SCHEMA " + schema); err != nil {
-		t.Fatalf("create schema: %v", err)
-	}
-	t.Cleanup(func() {
-		admin.Exec("DROP SCHEMA " + schema + " CASCADE")
-		admin.Close()
-	})
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return u.String()
+	url, _ := dbtest.EmptyPostgresSchema(t, "")
+	return url
 }

@@ -8,7 +8,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"net/url"
+	neturl "net/url"
 	"os"
 	"path/filepath"
 	"sync"
@@ -104,11 +104,22 @@ func Postgres(t testing.TB) *bun.DB {
 // An empty hostPort connects directly.
 func PostgresVia(t testing.TB, hostPort string) *bun.DB {
 	t.Helper()
+	url, _ := EmptyPostgresSchema(t, hostPort)
+	return open(t, url)
+}
+
+// EmptyPostgresSchema creates a fresh, empty schema, dropped at cleanup,
+// and returns the address that connects to it (through hostPort when not
+// empty) and its name: for tests that migrate it themselves, or hand it to
+// the portal's own commands. It skips the test without PostgreSQL, as
+// Postgres does.
+func EmptyPostgresSchema(t testing.TB, hostPort string) (url, schema string) {
+	t.Helper()
 	SkipWithoutPostgres(t)
 	base := os.Getenv(EnvPostgres)
 	b := make([]byte, 6)
 	rand.Read(b)
-	schema := "t_" + hex.EncodeToString(b)
+	schema = "t_" + hex.EncodeToString(b)
 	admin, err := engine.OpenDB(base)
 	if err != nil {
 		t.Fatal(err)
@@ -120,7 +131,7 @@ func PostgresVia(t testing.TB, hostPort string) *bun.DB {
 		admin.Exec("DROP SCHEMA " + schema + " CASCADE")
 		admin.Close()
 	})
-	u, err := url.Parse(base)
+	u, err := neturl.Parse(base)
 	if err != nil {
 		t.Fatalf("%s: %v", EnvPostgres, err)
 	}
@@ -130,7 +141,7 @@ func PostgresVia(t testing.TB, hostPort string) *bun.DB {
 	q := u.Query()
 	q.Set("search_path", schema)
 	u.RawQuery = q.Encode()
-	return open(t, u.String())
+	return u.String(), schema
 }
 
 // GuardOpenDB makes engine.OpenDB open its SQLite databases guarded as
