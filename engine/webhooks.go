@@ -24,7 +24,7 @@ import (
 // Outbound webhooks: an organisation's endpoints, the events written in
 // the transaction of the change they announce (emitEvent), and the record
 // of each delivery. Sending is not the engine's: the job of kind
-// KindWebhookDelivery is handled by handlers/webhooks, which asks the
+// KindWebhookDelivery is handled by outbound/webhooks, which asks the
 // engine what to send (WebhookAttemptFor) and tells it what happened
 // (RecordWebhookAttempt).
 
@@ -152,7 +152,7 @@ func WebhookKey(secret string) ([]byte, error) {
 // WithPrivateWebhookAddresses lets webhook endpoints be on loopback and
 // private addresses: for a portal that itself runs on a loopback address
 // (development, tests), as the delivery's dial guard does
-// (handlers/webhooks Deps.AllowPrivate).
+// (outbound/webhooks Deps.AllowPrivate).
 func WithPrivateWebhookAddresses() ServiceOption {
 	return func(s *Service) { s.privateWebhooks = true }
 }
@@ -207,7 +207,7 @@ func (n WebhookNetworks) Contains(ip net.IP) bool {
 }
 
 // WithWebhookNetworks lets webhook endpoints be on the networks allowed,
-// as the delivery's dial guard does (handlers/webhooks Deps.AllowNetworks).
+// as the delivery's dial guard does (outbound/webhooks Deps.AllowNetworks).
 func WithWebhookNetworks(allowed WebhookNetworks) ServiceOption {
 	return func(s *Service) { s.webhookNetworks = allowed }
 }

@@ -8,8 +8,8 @@ import (
 
 	"portal/engine"
 	"portal/engine/banktransfer"
-	"portal/handlers/transferview"
 	"portal/views"
+	"portal/views/transferview"
 )
 
 // bankTransferOf returns the bank transfer a registration's pay link asks

@@ -20,9 +20,9 @@ import (
 	"portal/engine/dbtest"
 	"portal/engine/enginetest"
 	"portal/engine/jobs"
-	"portal/handlers/mail"
-	"portal/handlers/mail/mailtest"
-	"portal/handlers/messages"
+	"portal/outbound/mail"
+	"portal/outbound/mail/mailtest"
+	"portal/outbound/messages"
 )
 
 // TestRenewalLinkOpensPrefilledRegistration follows the link of a renewal

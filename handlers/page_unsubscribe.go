@@ -6,7 +6,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
-	"portal/handlers/optout"
+	"portal/outbound/optout"
 	"portal/views"
 )
 

@@ -14,9 +14,9 @@ import (
 	"portal/engine/dbtest"
 	"portal/engine/jobs"
 	"portal/handlers"
-	"portal/handlers/mail"
-	"portal/handlers/mail/mailtest"
-	"portal/handlers/messages"
+	"portal/outbound/mail"
+	"portal/outbound/mail/mailtest"
+	"portal/outbound/messages"
 )
 
 // staffMail delivers the portal's messages over a real SMTP conversation

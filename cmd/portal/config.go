@@ -17,7 +17,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/banking"
-	"portal/handlers/mail"
+	"portal/outbound/mail"
 	"portal/relay/backend"
 	"portal/relay/session"
 	"portal/relay/upstream"

@@ -11,9 +11,9 @@ import (
 	"portal/engine"
 	"portal/engine/jobs"
 	"portal/handlers"
-	"portal/handlers/mail"
-	"portal/handlers/messages"
-	"portal/handlers/webhooks"
+	"portal/outbound/mail"
+	"portal/outbound/messages"
+	"portal/outbound/webhooks"
 )
 
 // keepSucceededJobs is how long finished jobs stay, with their dedup keys:

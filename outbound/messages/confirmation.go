@@ -10,7 +10,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/jobs"
-	"portal/handlers/mail"
+	"portal/outbound/mail"
 	"portal/views"
 	"portal/views/card"
 	"portal/views/lang"

@@ -9,7 +9,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/jobs"
-	"portal/handlers/mail"
+	"portal/outbound/mail"
 	"portal/relay/hashlink"
 	"portal/views"
 	"portal/views/lang"

@@ -5,9 +5,9 @@ import (
 
 	"portal/engine"
 	"portal/engine/jobs"
-	"portal/handlers/mail"
-	"portal/handlers/transferview"
+	"portal/outbound/mail"
 	"portal/views"
+	"portal/views/transferview"
 )
 
 // transferRequest composes the request to pay a registration just

@@ -11,7 +11,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/banking"
-	"portal/handlers/mail"
+	"portal/outbound/mail"
 	"portal/views"
 	"portal/views/lang"
 )

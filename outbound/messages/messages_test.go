@@ -25,9 +25,9 @@ import (
 	"portal/engine/enginetest"
 	"portal/engine/jobs"
 	"portal/handlers"
-	"portal/handlers/mail"
-	"portal/handlers/mail/mailtest"
-	"portal/handlers/messages"
+	"portal/outbound/mail"
+	"portal/outbound/mail/mailtest"
+	"portal/outbound/messages"
 	"portal/relay/hashlink"
 	"portal/views/lang"
 )

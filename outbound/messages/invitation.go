@@ -9,7 +9,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/jobs"
-	"portal/handlers/mail"
+	"portal/outbound/mail"
 	"portal/views"
 	"portal/views/lang"
 )

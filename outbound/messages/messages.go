@@ -22,7 +22,7 @@ import (
 	"portal/engine"
 	"portal/engine/banking"
 	"portal/engine/jobs"
-	"portal/handlers/mail"
+	"portal/outbound/mail"
 	"portal/relay/invitelink"
 )
 

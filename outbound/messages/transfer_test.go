@@ -19,7 +19,7 @@ import (
 	"portal/engine/dbtest"
 	"portal/engine/enginetest"
 	"portal/handlers"
-	"portal/handlers/messages"
+	"portal/outbound/messages"
 )
 
 // TestBankTransferMails: a club paid by bank transfer asks for the

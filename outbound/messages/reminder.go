@@ -8,8 +8,8 @@ import (
 
 	"portal/engine"
 	"portal/engine/jobs"
-	"portal/handlers/mail"
-	"portal/handlers/optout"
+	"portal/outbound/mail"
+	"portal/outbound/optout"
 	"portal/views"
 	"portal/views/lang"
 )

@@ -22,8 +22,8 @@ import (
 	"github.com/emersion/go-smtp"
 
 	"portal/engine/jobs"
-	"portal/handlers/mail"
-	"portal/handlers/mail/mailtest"
+	"portal/outbound/mail"
+	"portal/outbound/mail/mailtest"
 )
 
 func sender(t *testing.T, srv *mailtest.Server, scheme, user string, dkim *mail.DKIM) *mail.SMTP {

@@ -3,8 +3,8 @@
 // endpoint, signed in the Standard Webhooks style (webhook-id,
 // webhook-timestamp, webhook-signature: v1,<base64 HMAC-SHA256 of
 // "id.timestamp.body">), and tells the engine what happened. Like
-// handlers/messages it lives in handlers because it joins the engine to
-// the outside world.
+// outbound/messages it joins the engine to the outside world without
+// serving HTTP itself.
 package webhooks
 
 import (

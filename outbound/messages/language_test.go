@@ -11,7 +11,7 @@ import (
 	"portal/engine"
 	"portal/engine/dbtest"
 	"portal/engine/enginetest"
-	"portal/handlers/messages"
+	"portal/outbound/messages"
 )
 
 // TestConfirmationInTheMembersLanguage: a member who registered in German

@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"portal/engine"
-	"portal/handlers/mail"
+	"portal/outbound/mail"
 )
 
 // envelope is a message of an organisation to recipients before its

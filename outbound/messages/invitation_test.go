@@ -12,7 +12,7 @@ import (
 	"portal/engine"
 	"portal/engine/dbtest"
 	"portal/engine/enginetest"
-	"portal/handlers/messages"
+	"portal/outbound/messages"
 	"portal/relay/invitelink"
 )
 

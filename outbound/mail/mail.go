@@ -1,7 +1,7 @@
 // Package mail delivers the portal's e-mail: to an SMTP server named by
 // PORTAL_SMTP_URL (github.com/wneessen/go-mail), or, with none configured,
 // to the log, so that development needs no mail server. It sends what
-// handlers/messages composes; it knows nothing of what the mail says.
+// outbound/messages composes; it knows nothing of what the mail says.
 package mail
 
 import (

@@ -25,7 +25,7 @@ import (
 	"portal/engine/dbtest"
 	"portal/engine/enginetest"
 	"portal/engine/jobs"
-	"portal/handlers/webhooks"
+	"portal/outbound/webhooks"
 	"portal/relay/session"
 )
 
