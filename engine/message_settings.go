@@ -243,10 +243,10 @@ func (c *MessageSettingsChange) apply(row *messageSettingsRow) {
 	}
 }
 
-// CheckMessageSettings validates a change without applying it, so a
+// checkMessageSettings validates a change without applying it, so a
 // caller changing more in one request can refuse it before any write. Its
 // fields are named as in the admin API ("messages.renewalLeadDays").
-func CheckMessageSettings(c MessageSettingsChange) error {
+func checkMessageSettings(c MessageSettingsChange) error {
 	if fields := c.validate("messages."); len(fields) > 0 {
 		return &Error{Code: CodeValidation, Message: "Some settings are not valid.", Fields: fields}
 	}
@@ -278,7 +278,7 @@ func (s *Service) updateMessageSettings(ctx context.Context, actor *Actor, orgID
 	if !inScope(ctx, orgID) {
 		return MessageSettings{}, Errorf(CodeNotFound, "organisation not found")
 	}
-	if err := CheckMessageSettings(c); err != nil {
+	if err := checkMessageSettings(c); err != nil {
 		return MessageSettings{}, err
 	}
 	var out MessageSettings
@@ -286,26 +286,34 @@ func (s *Service) updateMessageSettings(ctx context.Context, actor *Actor, orgID
 		if _, err := loadOrganisation(ctx, tx, orgID); err != nil {
 			return err
 		}
-		row := &messageSettingsRow{OrganisationID: orgID}
-		if err := tx.NewSelect().Model(row).WherePK().Scan(ctx); err != nil && !errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("load message settings: %w", err)
-		}
-		before := row.effective()
-		c.apply(row)
-		if _, err := tx.NewInsert().Model(row).On("CONFLICT (organisation_id) DO UPDATE").
-			Set("unpaid_reminder_days = EXCLUDED.unpaid_reminder_days, expiry_reminder_days = EXCLUDED.expiry_reminder_days").
-			Set("resume_after_hours = EXCLUDED.resume_after_hours, renewal_lead_days = EXCLUDED.renewal_lead_days").
-			Set("sender_name = EXCLUDED.sender_name, reply_to = EXCLUDED.reply_to").Exec(ctx); err != nil {
-			return fmt.Errorf("store message settings: %w", err)
-		}
-		out = row.effective()
-		if actor == nil {
-			return nil
-		}
-		return s.appendAudit(ctx, tx, *actor, AuditEntry{OrganisationID: orgID, Action: "message_settings.update",
-			TargetType: "organisation", TargetID: fmt.Sprint(orgID), Before: messageSettingsAuditView(before), After: messageSettingsAuditView(out)})
+		out, err = s.storeMessageSettings(ctx, tx, actor, orgID, c)
+		return err
 	})
 	return out, err
+}
+
+// storeMessageSettings applies a checked change inside tx (also
+// updateOrganisation's, when one request changes both), audited when actor
+// is set.
+func (s *Service) storeMessageSettings(ctx context.Context, tx bun.Tx, actor *Actor, orgID int64, c MessageSettingsChange) (MessageSettings, error) {
+	row := &messageSettingsRow{OrganisationID: orgID}
+	if err := tx.NewSelect().Model(row).WherePK().Scan(ctx); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return MessageSettings{}, fmt.Errorf("load message settings: %w", err)
+	}
+	before := row.effective()
+	c.apply(row)
+	if _, err := tx.NewInsert().Model(row).On("CONFLICT (organisation_id) DO UPDATE").
+		Set("unpaid_reminder_days = EXCLUDED.unpaid_reminder_days, expiry_reminder_days = EXCLUDED.expiry_reminder_days").
+		Set("resume_after_hours = EXCLUDED.resume_after_hours, renewal_lead_days = EXCLUDED.renewal_lead_days").
+		Set("sender_name = EXCLUDED.sender_name, reply_to = EXCLUDED.reply_to").Exec(ctx); err != nil {
+		return MessageSettings{}, fmt.Errorf("store message settings: %w", err)
+	}
+	out := row.effective()
+	if actor == nil {
+		return out, nil
+	}
+	return out, s.appendAudit(ctx, tx, *actor, AuditEntry{OrganisationID: orgID, Action: "message_settings.update",
+		TargetType: "organisation", TargetID: fmt.Sprint(orgID), Before: messageSettingsAuditView(before), After: messageSettingsAuditView(out)})
 }
 
 // MessageSettings loads an organisation's effective message settings, in

@@ -136,5 +136,34 @@ func TestStaffSettingsAudited(t *testing.T) {
 			org[1].BeforeJSON == org[1].AfterJSON || strings.Contains(org[0].AfterJSON+org[1].AfterJSON, "hash-secret") {
 			t.Fatalf("organisation audit: %+v", org)
 		}
+
+		// Organisation and message settings in one request: both or neither,
+		// and a messages-only change leaves no empty organisation entry.
+		_, err = svc.StaffUpdateOrganisation(ctx, admin, 1, engine.OrganisationChange{EnabledLanguages: &[]string{"fr"},
+			Messages: &engine.MessageSettingsChange{SenderName: ptrTo("Never stored")}})
+		if f := fieldsOf(t, err); len(f) != 1 || f[0] != "defaultLanguage" {
+			t.Fatalf("a default that is not enabled, with messages: %v", f)
+		}
+		if m, err := svc.MessageSettings(ctx, 1); err != nil || m.SenderName != "Riverside" {
+			t.Fatalf("the refused request's message settings were stored: %+v %v", m, err)
+		}
+		_, err = svc.StaffUpdateOrganisation(ctx, admin, 1, engine.OrganisationChange{Name: ptrTo(" "),
+			Messages: &engine.MessageSettingsChange{ReplyTo: ptrTo("nope")}})
+		if f := fieldsOf(t, err); len(f) != 2 || f[0] != "messages.replyTo" || f[1] != "name" {
+			t.Fatalf("both parts' fields named: %v", f)
+		}
+		if _, err := svc.StaffUpdateOrganisation(ctx, admin, 1, engine.OrganisationChange{
+			Messages: &engine.MessageSettingsChange{SenderName: ptrTo("Riverside RC")}}); err != nil {
+			t.Fatal(err)
+		}
+		if m, _ := svc.MessageSettings(ctx, 1); m.SenderName != "Riverside RC" {
+			t.Fatalf("messages through the organisation change: %+v", m)
+		}
+		if n := len(auditOf(t, svc, 1, "organisation.update")); n != 2 {
+			t.Fatalf("%d organisation entries after a messages-only change, want 2", n)
+		}
+		if n := len(auditOf(t, svc, 1, "message_settings.update")); n != 2 {
+			t.Fatalf("%d message settings entries, want 2", n)
+		}
 	})
 }

@@ -118,6 +118,18 @@ type OrganisationChange struct {
 	// InvitationExpiryDays is how long new invitations stay valid, 1 to
 	// 366 days; 0: the portal's default (30).
 	InvitationExpiryDays *int
+	// Messages changes the message settings in the same transaction, so
+	// that one request changing both commits both or neither.
+	Messages *MessageSettingsChange
+}
+
+// changesOrganisation tells whether c changes the organisation's own row
+// or hostnames, not only its message settings: a messages-only change
+// leaves no empty "organisation.update" in the audit log.
+func (c OrganisationChange) changesOrganisation() bool {
+	return c.Name != nil || c.Slug != nil || c.Hostnames != nil || c.ContactEmail != nil || c.LogoURL != nil ||
+		c.AccentColour != nil || c.DefaultLanguage != nil || c.EnabledLanguages != nil || c.RegistrationSystemID != nil ||
+		c.HashSecretSealed != nil || c.HashLinks != nil || c.InvitationExpiryDays != nil
 }
 
 var (
@@ -161,6 +173,9 @@ func NormalizeHostname(h string) string {
 func (c *OrganisationChange) validate() error {
 	var fields []FieldError
 	bad := func(field, msg string) { fields = append(fields, FieldError{Field: field, Message: msg}) }
+	if c.Messages != nil {
+		fields = append(fields, c.Messages.validate("messages.")...)
+	}
 	if c.Name != nil {
 		if n := strings.TrimSpace(*c.Name); n == "" || len(n) > 200 {
 			bad("name", "must be 1 to 200 characters")
@@ -274,6 +289,11 @@ func (s *Service) updateOrganisation(ctx context.Context, actor *Actor, id int64
 		if err != nil {
 			return err
 		}
+		if c.Messages != nil {
+			if _, err := s.storeMessageSettings(ctx, tx, actor, id, *c.Messages); err != nil {
+				return err
+			}
+		}
 		if err := applyOrganisationChange(ctx, tx, id, c); err != nil {
 			return err
 		}
@@ -285,7 +305,7 @@ func (s *Service) updateOrganisation(ctx context.Context, actor *Actor, id int64
 				return err
 			}
 		}
-		if actor == nil {
+		if actor == nil || !c.changesOrganisation() {
 			return nil
 		}
 		return s.Audit(ctx, tx, *actor, AuditEntry{OrganisationID: id, Action: "organisation.update", TargetType: "organisation",

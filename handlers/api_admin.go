@@ -255,7 +255,7 @@ type OrganisationPatch struct {
 const minHashSecret = 16
 
 // patchAdminOrganisation answers PATCH /api/admin/organisation: a partial
-// update in one transaction; a taken slug or hostname is 409, invalid
+// update, message settings included, in one transaction; a taken slug or hostname is 409, invalid
 // settings 422, and either changes nothing.
 func (s *Server) patchAdminOrganisation(c echo.Context) error {
 	var body OrganisationPatch
@@ -290,20 +290,14 @@ func (s *Server) patchAdminOrganisation(c echo.Context) error {
 		change.HashSecretSealed = &sealed
 	}
 	if body.Messages != nil {
-		if err := engine.CheckMessageSettings(body.Messages.change()); err != nil {
-			return adminError(err) // before any change: an invalid request changes nothing
-		}
+		messages := body.Messages.change()
+		change.Messages = &messages
 	}
 	o, err := s.engine.StaffUpdateOrganisation(c.Request().Context(), apiActor(c), orgID, change)
 	if err != nil {
 		return adminError(err)
 	}
 	s.RefreshTenants()
-	if body.Messages != nil {
-		if _, err := s.engine.StaffUpdateMessageSettings(c.Request().Context(), apiActor(c), orgID, body.Messages.change()); err != nil {
-			return adminError(err)
-		}
-	}
 	dto, err := s.withMessageSettings(c.Request().Context(), organisationDTO(o))
 	if err != nil {
 		return err

@@ -197,19 +197,10 @@ func cmdOrgs(ctx context.Context, args []string, getenv func(string) string, std
 			if err != nil {
 				return err
 			}
-			if mc != nil {
-				if err := engine.CheckMessageSettings(*mc); err != nil {
-					return describeEngineError(err) // before any change
-				}
-			}
+			c.Messages = mc // one transaction: both or neither
 			o, err := svc.UpdateOrganisation(ctx, *org, c)
 			if err != nil {
 				return describeEngineError(err)
-			}
-			if mc != nil {
-				if _, err := svc.UpdateMessageSettings(ctx, *org, *mc); err != nil {
-					return describeEngineError(err)
-				}
 			}
 			fmt.Fprintf(stdout, "updated organisation %d (%s)\n", o.ID, o.Slug)
 			return nil
