@@ -53,3 +53,11 @@ func (s *Service) StaleWrites(ctx context.Context, userKey, processID string, ve
 	}
 	return errs, nil
 }
+
+// SetExportPageRows makes an export read n rows a page until the returned
+// function restores the page size.
+func SetExportPageRows(n int) (restore func()) {
+	old := exportPageRows
+	exportPageRows = n
+	return func() { exportPageRows = old }
+}

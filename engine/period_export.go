@@ -114,10 +114,48 @@ func (s *Service) ExportPeriod(ctx context.Context, orgID, periodID int64, kind 
 	if _, err := orgPeriod(ctx, s.db, orgID, periodID); err != nil {
 		return err
 	}
-	q := s.db.NewSelect()
+	// The first page is read before the header, so that a failing query
+	// answers an error rather than a cut file.
+	page, last, err := s.readExportPage(ctx, kind, periodID, 0)
+	if err != nil {
+		return err
+	}
+	if err := w.Header(columns); err != nil {
+		return err
+	}
+	for {
+		for _, values := range page {
+			if err := w.Row(values); err != nil {
+				return err
+			}
+		}
+		if len(page) < exportPageRows {
+			return nil
+		}
+		if page, last, err = s.readExportPage(ctx, kind, periodID, last); err != nil {
+			return err
+		}
+	}
+}
+
+// exportPageRows is how many rows one query of an export reads. The
+// export goes page by page (by id, after the last one written) so that a
+// slow download never holds a connection for its whole length: on SQLite
+// that connection is the only one, and every other request would wait.
+// Each page is read at its own moment; rows are ordered by id, so none is
+// written twice.
+var exportPageRows = 500
+
+// readExportPage reads the rows of an export after the id after, as the
+// export's values, and the last id read.
+func (s *Service) readExportPage(ctx context.Context, kind ExportKind, periodID, after int64) ([][]string, int64, error) {
+	q := s.db.NewSelect().Limit(int64(exportPageRows))
+	var out [][]string
+	var last int64
 	switch kind {
 	case ExportRegistrations:
-		q = q.TableExpr("memberships AS m").
+		var rows []registrationRow
+		err := q.TableExpr("memberships AS m").
 			ColumnExpr("m.id AS membership_id, m.process_instance_id AS registration_id, o.id AS order_id, o.user_key").
 			ColumnExpr("p.external_id, p.first_name, p.last_name, p.date_of_birth, p.email, t.code AS type_code, m.member_type, m.status").
 			ColumnExpr("o.status AS order_status, o.total_minor, o.currency, o.created_at AS ordered_at, o.paid_at").
@@ -126,42 +164,28 @@ func (s *Service) ExportPeriod(ctx context.Context, orgID, periodID int64, kind 
 			// A cancelled membership's order was cancelled with it (a reset):
 			// the registration's live order is another commit's.
 			Join("LEFT JOIN orders AS o ON o.process_instance_id = m.process_instance_id AND o.status <> ? AND m.status <> ?", OrderCancelled, MembershipCancelled).
-			Where("m.period_id = ?", periodID).OrderExpr("m.id")
+			Where("m.period_id = ?", periodID).Where("m.id > ?", after).OrderExpr("m.id").Scan(ctx, &rows)
+		if err != nil {
+			return nil, 0, fmt.Errorf("export %s: %w", kind, err)
+		}
+		for i := range rows {
+			out, last = append(out, rows[i].values()), rows[i].MembershipID
+		}
 	case ExportPayments:
-		q = q.TableExpr("payments AS pay").
+		var rows []paymentRow
+		err := q.TableExpr("payments AS pay").
 			ColumnExpr("pay.id, pay.order_id, o.user_key, pay.reference, pay.provider, pay.amount_minor, pay.currency, pay.status").
 			ColumnExpr("pay.transaction_id, pay.created_at, pay.updated_at").
 			Join("JOIN orders AS o ON o.id = pay.order_id").
-			Where("o.period_id = ?", periodID).OrderExpr("pay.id")
-	}
-	rows, err := q.Rows(ctx)
-	if err != nil {
-		return fmt.Errorf("export %s: %w", kind, err)
-	}
-	defer rows.Close()
-	if err := w.Header(columns); err != nil {
-		return err
-	}
-	for rows.Next() {
-		var values []string
-		if kind == ExportRegistrations {
-			var r registrationRow
-			if err := s.db.ScanRow(ctx, rows, &r); err != nil {
-				return fmt.Errorf("export %s: %w", kind, err)
-			}
-			values = r.values()
-		} else {
-			var r paymentRow
-			if err := s.db.ScanRow(ctx, rows, &r); err != nil {
-				return fmt.Errorf("export %s: %w", kind, err)
-			}
-			values = r.values()
+			Where("o.period_id = ?", periodID).Where("pay.id > ?", after).OrderExpr("pay.id").Scan(ctx, &rows)
+		if err != nil {
+			return nil, 0, fmt.Errorf("export %s: %w", kind, err)
 		}
-		if err := w.Row(values); err != nil {
-			return err
+		for i := range rows {
+			out, last = append(out, rows[i].values()), rows[i].ID
 		}
 	}
-	return rows.Err()
+	return out, last, nil
 }
 
 // CSVExport writes an export as CSV (RFC 4180, a header line), flushing
