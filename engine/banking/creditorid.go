@@ -112,25 +112,26 @@ func CheckMandateReference(s string) error {
 
 // MandateReference derives the mandate reference of a mandate from its id:
 // prefix (upper-cased, reduced to letters and digits, at most 20
-// characters, "MANDATE" when empty), a dash and the id in decimal. Ids are
-// unique, so references are unique per creditor as long as one creditor
-// keeps one prefix; the result always passes CheckMandateReference.
+// characters and fewer when the id is long, "MANDATE" when empty), a dash
+// and the id in decimal. The prefix has no dash, so a reference reads
+// back as one prefix and one id: ids are unique, so references are unique
+// per creditor as long as one creditor keeps one prefix. The result always
+// passes CheckMandateReference.
 func MandateReference(prefix string, id int64) string {
+	digits := strconv.FormatInt(id, 10)
+	most := min(20, 35-1-len(digits))
 	var b strings.Builder
 	for _, r := range strings.ToUpper(SEPAText(prefix, 0)) {
+		if b.Len() >= most {
+			break
+		}
 		if (r >= 'A' && r <= 'Z') || (r >= '0' && r <= '9') {
 			b.WriteRune(r)
-			if b.Len() == 20 {
-				break
-			}
 		}
 	}
 	p := b.String()
 	if p == "" {
-		p = "MANDATE"
+		p = "MANDATE"[:min(7, most)]
 	}
-	if id < 0 {
-		id = -id
-	}
-	return p + "-" + strconv.FormatInt(id, 10)
+	return p + "-" + digits
 }
