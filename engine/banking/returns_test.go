@@ -146,3 +146,42 @@ func TestEndsMandate(t *testing.T) {
 		t.Error("EndsMandate trims and upper-cases, and no code ends nothing")
 	}
 }
+
+// Which debit entries are returns: by return information or by bank
+// transaction code, never a direct debit the club pays itself.
+func TestParseStatementTellsReturnsFromOtherDebits(t *testing.T) {
+	entry := func(code, rtrInf string) string {
+		return `<Ntry><Amt Ccy="EUR">10.00</Amt><CdtDbtInd>DBIT</CdtDbtInd><Sts>BOOK</Sts>
+<BookgDt><Dt>2026-12-01</Dt></BookgDt><AcctSvcrRef>R1</AcctSvcrRef>` + code + `
+<NtryDtls><TxDtls><Refs><EndToEndId>E1</EndToEndId></Refs>` + rtrInf + `</TxDtls></NtryDtls></Ntry>`
+	}
+	code := func(fmly, sub string) string {
+		return `<BkTxCd><Domn><Cd>PMNT</Cd><Fmly><Cd>` + fmly + `</Cd><SubFmlyCd>` + sub + `</SubFmlyCd></Fmly></Domn></BkTxCd>`
+	}
+	cases := []struct {
+		name     string
+		entry    string
+		isReturn bool
+	}{
+		{"IDDT/UPDD", entry(code("IDDT", "UPDD"), ""), true},
+		{"IDDT/PRDD", entry(code("IDDT", "PRDD"), ""), true},
+		{"RDDT/UPDD", entry(code("RDDT", "UPDD"), ""), true},
+		{"RtrInf only", entry("", `<RtrInf><Rsn><Cd>MS02</Cd></Rsn></RtrInf>`), true},
+		{"the club's own direct debit", entry(code("RDDT", "ESDD"), ""), false},
+		{"a transfer out", entry(code("ICDT", "ESCT"), ""), false},
+		{"no code", entry("", ""), false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			doc := `<Document xmlns="urn:iso:std:iso:20022:tech:xsd:camt.053.001.02"><BkToCstmrStmt><Stmt>
+<Acct><Id><IBAN>DE89370400440532013000</IBAN></Id></Acct>` + c.entry + `</Stmt></BkToCstmrStmt></Document>`
+			st, err := ParseStatement(strings.NewReader(doc))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := len(st.Returns) == 1; got != c.isReturn || (got && st.Skipped != 0) || (!got && st.Skipped != 1) {
+				t.Errorf("returns %+v, skipped %d; want a return: %v", st.Returns, st.Skipped, c.isReturn)
+			}
+		})
+	}
+}

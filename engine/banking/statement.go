@@ -256,13 +256,18 @@ type xmlBankTxCode struct {
 	} `xml:"Prtry"`
 }
 
-// isDirectDebitReturn reports whether the code says a direct debit the
-// account holder collected came back: domain PMNT, family IDDT (issued
-// direct debits), sub-family UPDD (reversal due to return or unpaid
-// direct debit), PRDD (reversal due to payment reversal, such as a
-// refund) or RCDD (reversal due to a cancellation request).
+// isDirectDebitReturn reports whether the code of a debit entry says a
+// direct debit the account holder collected came back: domain PMNT,
+// family IDDT (issued direct debits; some banks say RDDT), sub-family UPDD
+// (reversal due to return or unpaid direct debit), PRDD (reversal due to
+// payment reversal, such as a refund) or RCDD (reversal due to a
+// cancellation request). A direct debit the club itself pays
+// (RDDT/ESDD) is not one.
 func (c xmlBankTxCode) isDirectDebitReturn() bool {
-	if strings.TrimSpace(c.Domn.Cd) != "PMNT" || strings.TrimSpace(c.Domn.Fmly.Cd) != "IDDT" {
+	if strings.TrimSpace(c.Domn.Cd) != "PMNT" {
+		return false
+	}
+	if f := strings.TrimSpace(c.Domn.Fmly.Cd); f != "IDDT" && f != "RDDT" {
 		return false
 	}
 	switch strings.TrimSpace(c.Domn.Fmly.SubFmlyCd) {
