@@ -123,7 +123,7 @@ func TestSEPAText(t *testing.T) {
 		{"«Straße» 10 % €", 0, "'Strase' 10 . E"},
 		{"Ääääää", 3, "Aaa"},
 		{"ab  cd", 3, "ab"},
-		{"Mitgliedsbeitrag", 10, "Mitglieds"[:9] + "b"},
+		{"Mitgliedsbeitrag", 10, "Mitgliedsb"},
 		{"", 5, ""},
 	}
 	for _, c := range cases {
@@ -177,4 +177,20 @@ func FuzzParseCreditorID(f *testing.F) {
 			t.Fatalf("ParseCreditorID(%q) = %q", s, ci)
 		}
 	})
+}
+
+func TestParseSEPAIBAN(t *testing.T) {
+	for _, ok := range []string{"DE89 3704 0044 0532 0130 00", "CH9300762011623852957", "GB29NWBK60161331926819"} {
+		if _, err := ParseSEPAIBAN(ok); err != nil {
+			t.Errorf("%s: %v", ok, err)
+		}
+	}
+	for in, want := range map[string]string{
+		"BR1800360305000010009795493C1": "BR is not a SEPA country",
+		"DE89370400440532013001":        "check digits",
+	} {
+		if _, err := ParseSEPAIBAN(in); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ParseSEPAIBAN(%s) = %v, want %q", in, err, want)
+		}
+	}
 }

@@ -402,14 +402,25 @@ func checkSEPAIdentifier(field, s string) error {
 	return nil
 }
 
-// parseSEPAIBAN reads an IBAN of a SEPA country.
+// parseSEPAIBAN reads an IBAN of a SEPA country, the error saying whose.
 func parseSEPAIBAN(whose, s string) (IBAN, error) {
-	iban, err := ParseIBAN(s)
+	iban, err := ParseSEPAIBAN(s)
 	if err != nil {
 		return "", fmt.Errorf("%s %w", whose, err)
 	}
+	return iban, nil
+}
+
+// ParseSEPAIBAN reads an IBAN as ParseIBAN does and also requires a SEPA
+// country: only such an account can be debited by a SEPA direct debit (or
+// collect one).
+func ParseSEPAIBAN(s string) (IBAN, error) {
+	iban, err := ParseIBAN(s)
+	if err != nil {
+		return "", err
+	}
 	if !IsSEPACountry(iban.Country()) {
-		return "", fmt.Errorf("%s IBAN %s: %s is not a SEPA country", whose, iban, iban.Country())
+		return "", fmt.Errorf("IBAN %s: %s is not a SEPA country, so it cannot be debited by SEPA direct debit", iban, iban.Country())
 	}
 	return iban, nil
 }
