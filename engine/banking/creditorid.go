@@ -25,6 +25,14 @@ var sepaCountries = map[string]bool{
 	"MQ": true, "PM": true, "RE": true, "YT": true,
 }
 
+// nonEEACountries are the SEPA countries outside the European Economic
+// Area: a direct debit to or from an account there needs the bank's BIC
+// (the rulebook allows IBAN only within the EEA).
+var nonEEACountries = map[string]bool{
+	"AD": true, "CH": true, "GB": true, "GG": true, "GI": true, "IM": true, "JE": true,
+	"MC": true, "PM": true, "SM": true, "VA": true,
+}
+
 // IsSEPACountry reports whether an ISO 3166 country code (of an IBAN or a
 // creditor identifier) belongs to the SEPA schemes.
 func IsSEPACountry(country string) bool { return sepaCountries[strings.ToUpper(country)] }

@@ -71,7 +71,8 @@ type DirectDebitCreditor struct {
 	// IBAN of the account the money goes to.
 	IBAN string
 	// BIC of the creditor's bank; "" writes NOTPROVIDED, which SEPA
-	// allows for IBANs of the EEA.
+	// allows for IBANs of the EEA (outside it, such as CH or GB, the BIC
+	// is required).
 	BIC string
 	// CreditorID is the SEPA Creditor Identifier (ParseCreditorID).
 	CreditorID string
@@ -102,7 +103,8 @@ type DirectDebit struct {
 	DebtorName string
 	// DebtorIBAN is the account debited.
 	DebtorIBAN string
-	// DebtorBIC is the debtor's bank; "" writes NOTPROVIDED.
+	// DebtorBIC is the debtor's bank; "" writes NOTPROVIDED, allowed for
+	// IBANs of the EEA only.
 	DebtorBIC string
 	// RemittanceText is the text on the debtor's statement (at most 140
 	// characters after SEPAText), such as the order number and season.
@@ -194,6 +196,9 @@ func directDebitDocument(f DirectDebitFile) (*xmlNode, error) {
 	}
 	creditorBIC, err := parseOptionalBIC("creditor", cr.BIC)
 	if err != nil {
+		errs = append(errs, err)
+	}
+	if err := requireBIC("creditor", creditorIBAN, creditorBIC); err != nil {
 		errs = append(errs, err)
 	}
 	ci, err := ParseCreditorID(cr.CreditorID)
@@ -362,11 +367,18 @@ func checkDirectDebit(d DirectDebit) error {
 	if SEPAText(d.DebtorName, 70) == "" {
 		errs = append(errs, errors.New("debtor name is missing"))
 	}
-	if _, err := parseSEPAIBAN("debtor", d.DebtorIBAN); err != nil {
+	iban, ibanErr := parseSEPAIBAN("debtor", d.DebtorIBAN)
+	if ibanErr != nil {
+		errs = append(errs, ibanErr)
+	}
+	bic, err := parseOptionalBIC("debtor", d.DebtorBIC)
+	if err != nil {
 		errs = append(errs, err)
 	}
-	if _, err := parseOptionalBIC("debtor", d.DebtorBIC); err != nil {
-		errs = append(errs, err)
+	if ibanErr == nil && err == nil {
+		if err := requireBIC("debtor", iban, bic); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if a := d.Amendment; a != nil {
 		if a.OriginalMandateID == "" && a.OriginalCreditorID == "" && a.OriginalDebtorIBAN == "" && !a.ChangedBank {
@@ -423,6 +435,14 @@ func ParseSEPAIBAN(s string) (IBAN, error) {
 		return "", fmt.Errorf("IBAN %s: %s is not a SEPA country, so it cannot be debited by SEPA direct debit", iban, iban.Country())
 	}
 	return iban, nil
+}
+
+// requireBIC says that an account outside the EEA needs its bank's BIC.
+func requireBIC(whose string, iban IBAN, bic string) error {
+	if bic == "" && iban != "" && nonEEACountries[iban.Country()] {
+		return fmt.Errorf("%s BIC is required for an account in %s (outside the EEA)", whose, iban.Country())
+	}
+	return nil
 }
 
 // parseOptionalBIC reads a BIC; "" stays "" (NOTPROVIDED in the file).
