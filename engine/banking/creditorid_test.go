@@ -194,3 +194,22 @@ func TestParseSEPAIBAN(t *testing.T) {
 		}
 	}
 }
+
+func TestSameBank(t *testing.T) {
+	cases := []struct {
+		a, b string
+		same bool
+	}{
+		{"DE89370400440532013000", "DE05370400440532013001", true},  // Commerzbank Köln, two accounts
+		{"DE89370400440532013000", "DE02120300000000202051", false}, // another Bankleitzahl
+		{"FR1420041010050500013M02606", "FR7620041010050500013M02606", true},
+		{"FR1420041010050500013M02606", "FR7630006000011234567890189", false},
+		{"DE89370400440532013000", "AT611904300234573201", false},
+		{"HU42117730161111101800000000", "HU42117730161111101800000000", false}, // country without a known place: not known the same
+	}
+	for _, c := range cases {
+		if got := SameBank(IBAN(c.a), IBAN(c.b)); got != c.same {
+			t.Errorf("SameBank(%s, %s) = %v", c.a, c.b, got)
+		}
+	}
+}

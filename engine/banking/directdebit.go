@@ -123,9 +123,9 @@ type MandateAmendment struct {
 	// OriginalDebtorIBAN is the account debited before, when the debtor
 	// moved to another account at the same bank.
 	OriginalDebtorIBAN string
-	// ChangedBank says the debtor moved to another bank: the file then
-	// says "SMNDA" (same mandate, new debtor agent) instead of the old
-	// IBAN, and the debit must be sent as FRST.
+	// ChangedBank says the debtor moved to another bank (see SameBank):
+	// the file then says "SMNDA" (same mandate, new debtor agent) as the
+	// original debtor agent instead of the old IBAN.
 	ChangedBank bool
 }
 
@@ -443,6 +443,33 @@ func requireBIC(whose string, iban IBAN, bic string) error {
 		return fmt.Errorf("%s BIC is required for an account in %s (outside the EEA)", whose, iban.Country())
 	}
 	return nil
+}
+
+// bankCodes is where the bank's identifier stands in the IBANs of a
+// country (SWIFT IBAN registry, "bank identifier position"), as offsets
+// into the electronic form.
+var bankCodes = map[string][2]int{
+	"AT": {4, 9}, "BE": {4, 7}, "CH": {4, 9}, "CZ": {4, 8}, "DE": {4, 12}, "DK": {4, 8},
+	"ES": {4, 8}, "FI": {4, 7}, "FR": {4, 9}, "GB": {4, 8}, "IE": {4, 8}, "IT": {5, 10},
+	"LI": {4, 9}, "LU": {4, 7}, "MC": {4, 9}, "NL": {4, 8}, "NO": {4, 8}, "PT": {4, 8},
+	"SE": {4, 7}, "SK": {4, 8}, "SM": {5, 10},
+}
+
+// SameBank reports whether two IBANs are known to be accounts at the same
+// bank: same country and the same bank identifier where the country's
+// IBANs carry one at a known place. A debtor who moves their mandate to an
+// account that is not known to be at the same bank is, for an amendment,
+// one who changed banks (MandateAmendment.ChangedBank): the debtor's new
+// bank then learns of the mandate as new, which is the safe side.
+func SameBank(a, b IBAN) bool {
+	if a.Country() == "" || a.Country() != b.Country() {
+		return false
+	}
+	pos, ok := bankCodes[a.Country()]
+	if !ok || len(a) < pos[1] || len(b) < pos[1] {
+		return false
+	}
+	return a[pos[0]:pos[1]] == b[pos[0]:pos[1]]
 }
 
 // parseOptionalBIC reads a BIC; "" stays "" (NOTPROVIDED in the file).
