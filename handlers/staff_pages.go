@@ -39,6 +39,7 @@ var staffNav = []staffNavItem{
 	{Label: func(c echo.Context) string { return staffTextIn(c).NavRegistrations }, Path: "/registrations", Min: engine.RoleViewer},
 	{Label: func(c echo.Context) string { return staffOpsTextIn(c).NavPayments }, Path: "/payments", Min: engine.RoleViewer},
 	{Label: func(c echo.Context) string { return staffOpenPaymentTextIn(c).NavOpenPayments }, Path: openPaymentsPath, Min: engine.RoleTreasurer},
+	{Label: func(c echo.Context) string { return staffYearReportTextIn(c).NavYearReport }, Path: yearReportPath, Min: engine.RoleTreasurer},
 	{Label: func(c echo.Context) string { return staffOpsTextIn(c).NavInvitations }, Path: "/invitations", Min: engine.RoleRegistrar},
 	{Label: func(c echo.Context) string { return staffOpsTextIn(c).NavJobs }, Path: "/jobs", Min: engine.RoleViewer},
 	{Label: func(c echo.Context) string { return staffOpsTextIn(c).NavSetup }, Path: staffSetupPath, Min: engine.RoleAdmin},
