@@ -35,7 +35,9 @@ func seedYearSeason(t *testing.T, env *staffEnv, db *bun.DB) yearSeason {
 	if err := engine.SeedDemo(ctx, db, 3, time.Now().UTC()); err != nil {
 		t.Fatal(err)
 	}
-	bt, err := banktransfer.New(staffCreditor, func(ref string, amount int64) string { return handlers.PaymentLinks(env.srv.URL).PayLink("", ref, amount) })
+	bt, err := banktransfer.New(staffCreditor, func(ref string, amount int64) string {
+		return handlers.PaymentLinks(env.srv.URL).PayLink("", ref, amount)
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
