@@ -121,7 +121,7 @@ func TestE2EStaffPages(t *testing.T) {
 	if st := b.attr(`[data-testid=detail-summary] [data-testid=state]`, "data-state"); st != "paid" {
 		t.Fatalf("state after the capture: %s", st)
 	}
-	if a := b.text(`[data-testid=audit-action]`); a != "payment.capture" {
+	if a := b.attr(`[data-testid=audit-row]`, "data-action"); a != "payment.capture" {
 		t.Fatalf("audit after the capture: %q", a)
 	}
 	b.checkPage("staff-captured")
