@@ -49,11 +49,11 @@ type StaffHiddenField struct{ Name, Value string }
 type StaffAuditModel struct {
 	StaffChrome
 	// Action is the filter form's address; the filters as given.
-	Action                                     string
-	Actors, Actions, Kinds                     []StaffOption
-	RecordID, From, Until                      string
-	Filtered                                   bool
-	Rows                                       []StaffAuditRow
+	Action                 string
+	Actors, Actions, Kinds []StaffOption
+	RecordID, From, Until  string
+	Filtered               bool
+	Rows                   []StaffAuditRow
 	// OlderURL pages on, "" at the end; NewestURL back to the first
 	// page, "" on it.
 	OlderURL, NewestURL string
