@@ -132,6 +132,9 @@ func TestE2EStaffPages(t *testing.T) {
 	b.navigate("/staff/audit")
 	b.waitVisible(`[data-testid=audit-table]`)
 	b.checkPage("staff-audit")
+	b.navigate("/staff/year-report")
+	b.waitVisible(`[data-testid=year-report-summary]`)
+	b.checkPage("staff-year-report")
 	b.navigate("/staff")
 	b.waitVisible(`[data-testid=overview-chart]`)
 	if os.Getenv("PORTAL_DOCS_SCREENSHOTS") == "1" {
