@@ -143,15 +143,30 @@ func RenderPDF(d Doc) ([]byte, error) {
 	return out.Bytes(), nil
 }
 
-// printTable prints one section: the label column takes what the figure
-// columns leave.
+// printTable prints one section: the figure columns as wide as their
+// widest text, the label column what they leave (a smaller font when
+// that is too little: the payment methods' five figures).
 func printTable(pdf *fpdf.Fpdf, t Table, width float64) {
 	figures := len(t.Columns) - 1
-	figW := 30.0
-	if figures > 3 {
-		figW = 24
+	size := 9.0
+	var figW, labelW float64
+	for ; size >= 7; size-- {
+		figW = 20
+		pdf.SetFont("DejaVu", "B", size)
+		for _, r := range append(t.Rows[:len(t.Rows):len(t.Rows)], totalOrNone(t.Total)...) {
+			for _, c := range r.Cells {
+				figW = max(figW, pdf.GetStringWidth(fonts.Clean(c.Text))+3)
+			}
+		}
+		pdf.SetFont("DejaVu", "B", size-1)
+		for _, h := range t.Columns[1:] {
+			figW = max(figW, pdf.GetStringWidth(fonts.Clean(h))+3)
+		}
+		if labelW = width - figW*float64(figures); labelW >= 50 {
+			break
+		}
 	}
-	labelW := width - figW*float64(figures)
+	size = max(size, 7)
 	_, pageH := pdf.GetPageSize()
 	if pdf.GetY() > pageH-60 {
 		pdf.AddPage() // a heading not alone at the foot of a page
@@ -159,7 +174,7 @@ func printTable(pdf *fpdf.Fpdf, t Table, width float64) {
 	pdf.SetTextColor(30, 41, 59)
 	pdf.SetFont("DejaVu", "B", 11)
 	pdf.MultiCell(width, 7, fonts.Clean(t.Title), "", "L", false)
-	pdf.SetFont("DejaVu", "B", 8)
+	pdf.SetFont("DejaVu", "B", size-1)
 	pdf.SetFillColor(241, 245, 249)
 	for i, c := range t.Columns {
 		w, align := figW, "R"
@@ -174,7 +189,7 @@ func printTable(pdf *fpdf.Fpdf, t Table, width float64) {
 		if bold || r.Strong {
 			style = "B"
 		}
-		pdf.SetFont("DejaVu", style, 9)
+		pdf.SetFont("DejaVu", style, size)
 		label := fonts.Clean(r.Label)
 		for pdf.GetStringWidth(label) > labelW-2 && len([]rune(label)) > 4 {
 			label = string([]rune(label)[:len([]rune(label))-2]) + "…"
@@ -196,4 +211,12 @@ func printTable(pdf *fpdf.Fpdf, t Table, width float64) {
 		row(*t.Total, true, "T")
 	}
 	pdf.Ln(4)
+}
+
+// totalOrNone is the total row as a slice: none when there is none.
+func totalOrNone(total *Row) []Row {
+	if total == nil {
+		return nil
+	}
+	return []Row{*total}
 }
