@@ -212,6 +212,18 @@ func TestStaffYearReport(t *testing.T) {
 			t.Errorf("German PDF:\n%s", text)
 		}
 
+		// And in French, the PDF too.
+		expectRedirect(t, env.get(tr, "/staff/year-report?lang=fr"), "/staff/year-report")
+		fr := lang.New("fr", language.Und)
+		if got := figure(env.get(tr, "/staff/year-report"+period), "summary", "Recettes"); got != engine.FormatAmount(want.income) {
+			t.Errorf("French page: income %q", got)
+		}
+		text = pdfText(t, env.get(tr, "/staff/year-report.pdf"+period).body)
+		if !strings.Contains(text, "Rapport annuel") || !strings.Contains(text, "Restant dû") ||
+			!strings.Contains(strings.ReplaceAll(text, "\u202f", " "), strings.NewReplacer("\u00a0", " ", "\u202f", " ").Replace(fr.Money(want.outstanding, "EUR"))) {
+			t.Errorf("French PDF (%s):\n%s", fr.Money(want.outstanding, "EUR"), text)
+		}
+
 		if p := env.get(tr, "/staff/year-report?period=x"); p.status != http.StatusBadRequest {
 			t.Errorf("bad period: %d", p.status)
 		}
