@@ -112,6 +112,13 @@ type AuditQuery struct {
 	OrganisationID int64
 	// InstanceID narrows to one registration; 0: all.
 	InstanceID int64
+	// Actor, Action and TargetType narrow to exactly that actor, action
+	// and kind of record; TargetID (with TargetType) to one record. "":
+	// any.
+	Actor, Action, TargetType, TargetID string
+	// From and Until narrow to entries made at or after From and before
+	// Until; zero: open.
+	From, Until time.Time
 	// BeforeID pages: rows older than this id; 0: from the newest.
 	BeforeID int64
 	// Limit is at most 200; 0 is 50.
@@ -132,10 +139,40 @@ func (s *Service) AuditLog(ctx context.Context, q AuditQuery) (out []AuditRecord
 	if q.BeforeID != 0 {
 		sel = sel.Where("id < ?", q.BeforeID)
 	}
+	for col, v := range map[string]string{"actor": q.Actor, "action": q.Action, "target_type": q.TargetType, "target_id": q.TargetID} {
+		if v != "" {
+			sel = sel.Where("? = ?", bun.Ident(col), v)
+		}
+	}
+	if !q.From.IsZero() {
+		sel = sel.Where("created_at >= ?", q.From.UTC())
+	}
+	if !q.Until.IsZero() {
+		sel = sel.Where("created_at < ?", q.Until.UTC())
+	}
 	if err := sel.Order("id DESC").Limit(int64(q.Limit)).Scan(ctx); err != nil {
 		return nil, fmt.Errorf("load audit log: %w", err)
 	}
 	return out, nil
+}
+
+// AuditFacets are the values the audit log of an organisation holds, for
+// its filters: the actors, actions and kinds of record, each sorted.
+type AuditFacets struct {
+	Actors, Actions, TargetTypes []string
+}
+
+// AuditFacets lists the distinct actors, actions and kinds of record of
+// an organisation's audit log.
+func (s *Service) AuditFacets(ctx context.Context, orgID int64) (f AuditFacets, err error) {
+	defer classifyUnavailable(&err)
+	for col, out := range map[string]*[]string{"actor": &f.Actors, "action": &f.Actions, "target_type": &f.TargetTypes} {
+		if err := s.db.NewSelect().Model((*AuditRecord)(nil)).ColumnExpr("DISTINCT ?", bun.Ident(col)).
+			Where("organisation_id = ?", orgID).OrderExpr("? ASC", bun.Ident(col)).Scan(ctx, out); err != nil {
+			return f, fmt.Errorf("load audit %s values: %w", col, err)
+		}
+	}
+	return f, nil
 }
 
 type pendingAuditKey struct{}

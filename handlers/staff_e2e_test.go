@@ -121,7 +121,7 @@ func TestE2EStaffPages(t *testing.T) {
 	if st := b.attr(`[data-testid=detail-summary] [data-testid=state]`, "data-state"); st != "paid" {
 		t.Fatalf("state after the capture: %s", st)
 	}
-	if a := b.text(`[data-testid=audit-action]`); a != "payment.capture" {
+	if a := b.attr(`[data-testid=audit-row]`, "data-action"); a != "payment.capture" {
 		t.Fatalf("audit after the capture: %q", a)
 	}
 	b.checkPage("staff-captured")
@@ -132,6 +132,9 @@ func TestE2EStaffPages(t *testing.T) {
 	b.navigate("/staff/audit")
 	b.waitVisible(`[data-testid=audit-table]`)
 	b.checkPage("staff-audit")
+	b.navigate("/staff/year-report")
+	b.waitVisible(`[data-testid=year-report-summary]`)
+	b.checkPage("staff-year-report")
 	b.navigate("/staff")
 	b.waitVisible(`[data-testid=overview-chart]`)
 	if os.Getenv("PORTAL_DOCS_SCREENSHOTS") == "1" {

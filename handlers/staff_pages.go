@@ -3,7 +3,6 @@ package handlers
 import (
 	"net/http"
 	"net/url"
-	"strconv"
 	"time"
 
 	"github.com/a-h/templ"
@@ -39,6 +38,7 @@ var staffNav = []staffNavItem{
 	{Label: func(c echo.Context) string { return staffTextIn(c).NavRegistrations }, Path: "/registrations", Min: engine.RoleViewer},
 	{Label: func(c echo.Context) string { return staffOpsTextIn(c).NavPayments }, Path: "/payments", Min: engine.RoleViewer},
 	{Label: func(c echo.Context) string { return staffOpenPaymentTextIn(c).NavOpenPayments }, Path: openPaymentsPath, Min: engine.RoleTreasurer},
+	{Label: func(c echo.Context) string { return staffYearReportTextIn(c).NavYearReport }, Path: yearReportPath, Min: engine.RoleTreasurer},
 	{Label: func(c echo.Context) string { return staffOpsTextIn(c).NavInvitations }, Path: "/invitations", Min: engine.RoleRegistrar},
 	{Label: func(c echo.Context) string { return staffOpsTextIn(c).NavJobs }, Path: "/jobs", Min: engine.RoleViewer},
 	{Label: func(c echo.Context) string { return staffOpsTextIn(c).NavSetup }, Path: staffSetupPath, Min: engine.RoleAdmin},
@@ -206,37 +206,6 @@ func (s *Server) staffLoginPage(c echo.Context) error {
 	}
 	m.Link, m.LinkText = tenantPath(c, start), staffTextIn(c).SignInButton
 	return staffRender(c, http.StatusOK, views.StaffMessagePage(m))
-}
-
-// staffAuditPage answers GET /staff/audit?before=ID: the audit log of
-// the organisation, newest first, 50 a page.
-func (s *Server) staffAuditPage(c echo.Context) error {
-	u := staffUserOf(c)
-	before, _ := strconv.ParseInt(c.QueryParam("before"), 10, 64)
-	const pageSize = 50
-	rows, err := s.engine.AuditLog(c.Request().Context(), engine.AuditQuery{OrganisationID: u.OrganisationID, BeforeID: max(before, 0), Limit: pageSize})
-	if err != nil {
-		return s.staffEngineError(c, err)
-	}
-	m := views.StaffAuditModel{StaffChrome: s.staffChrome(c, staffTextIn(c).AuditTitle), Rows: s.staffAuditRows(c, rows)}
-	if len(rows) == pageSize {
-		m.OlderURL = tenantPath(c, StaffPrefix+"/audit?before="+strconv.FormatInt(rows[len(rows)-1].ID, 10))
-	}
-	return staffRender(c, http.StatusOK, views.StaffAuditPage(m))
-}
-
-// staffAuditRows prints audit records.
-func (s *Server) staffAuditRows(c echo.Context, rows []engine.AuditRecord) []views.StaffAuditRow {
-	out := make([]views.StaffAuditRow, 0, len(rows))
-	for _, r := range rows {
-		row := views.StaffAuditRow{When: staffTime(r.CreatedAt), Who: r.Actor, Action: r.Action,
-			Target: r.TargetType + " " + r.TargetID, Before: r.BeforeJSON, After: r.AfterJSON}
-		if r.InstanceID != nil {
-			row.TargetURL = tenantPath(c, StaffPrefix+"/registrations/"+strconv.FormatInt(*r.InstanceID, 10))
-		}
-		out = append(out, row)
-	}
-	return out
 }
 
 // staffTime prints a time for staff pages (UTC, minutes).

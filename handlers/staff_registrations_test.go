@@ -132,8 +132,8 @@ func TestStaffRegistrationPages(t *testing.T) {
 		if again := env.get(c, detailURL); again.testid("payment").Length() != 1 || again.testid("payment-event").Length() != 1 {
 			t.Fatalf("the capture sent twice: %d payments, %d events", again.testid("payment").Length(), again.testid("payment-event").Length())
 		}
-		if got := d.testid("audit-action").First().Text(); got != "payment.capture" {
-			t.Fatalf("audit after the capture: %q", got)
+		if got := d.testid("audit-row").First().AttrOr("data-action", ""); got != "payment.capture" || d.testid("audit-action").First().Text() != "recorded a payment received" {
+			t.Fatalf("audit after the capture: %q %q", got, d.testid("audit-action").First().Text())
 		}
 		if !strings.Contains(d.testid("audit-who").First().Text(), "treasurer@example.org") {
 			t.Errorf("audit names %q", d.testid("audit-who").First().Text())
@@ -193,7 +193,7 @@ func TestStaffRegistrationPages(t *testing.T) {
 			t.Fatalf("second refund: %d", p.status)
 		}
 		var actions []string
-		d.testid("audit-action").Each(func(_ int, s *goquery.Selection) { actions = append(actions, s.Text()) })
+		d.testid("audit-row").Each(func(_ int, s *goquery.Selection) { actions = append(actions, s.AttrOr("data-action", "")) })
 		if strings.Join(actions, ",") != "payment.refund,registration.cancel,registration.resend_confirmation,payment.capture" {
 			t.Fatalf("audit trail %v", actions)
 		}

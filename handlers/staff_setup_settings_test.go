@@ -138,7 +138,7 @@ func TestStaffSetupPaymentSettings(t *testing.T) {
 		if rows[1].BeforeJSON != rows[1].AfterJSON || rows[2].BeforeJSON == rows[2].AfterJSON || !strings.Contains(rows[2].AfterJSON, `"stripeSecretKey":"set `) {
 			t.Fatalf("a kept key must not show as changed, a rotated one must: %s → %s; %s → %s", rows[1].BeforeJSON, rows[1].AfterJSON, rows[2].BeforeJSON, rows[2].AfterJSON)
 		}
-		if audit := env.get(admin, "/staff/audit"); audit.status != http.StatusOK || secretsIn(string(audit.body)) || !strings.Contains(audit.testid("audit-table").Text(), "payment_settings.update") {
+		if audit := env.get(admin, "/staff/audit"); audit.status != http.StatusOK || secretsIn(string(audit.body)) || !strings.Contains(audit.testid("audit-table").Text(), "changed the payment settings") {
 			t.Fatalf("the audit page: %d", audit.status)
 		}
 

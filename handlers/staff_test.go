@@ -150,7 +150,7 @@ func TestStaffSignIn(t *testing.T) {
 		if err != nil || bound.Subject == nil || *bound.Subject != "sub-treasurer@example.org" || bound.LastSignInAt == nil {
 			t.Fatalf("subject not bound: %+v %v", bound, err)
 		}
-		if got := p.testid("audit-action").First().Text(); got != "staff.bind" {
+		if got := p.testid("audit-row").First().AttrOr("data-action", ""); got != "staff.bind" {
 			t.Errorf("newest audit entry %q, want staff.bind", got)
 		}
 

@@ -48,14 +48,35 @@ type StaffHiddenField struct{ Name, Value string }
 // StaffAuditModel is the audit log page, or the audit part of a detail.
 type StaffAuditModel struct {
 	StaffChrome
-	Rows []StaffAuditRow
-	// OlderURL pages on, "" at the end.
-	OlderURL string
+	// Action is the filter form's address; the filters as given.
+	Action                 string
+	Actors, Actions, Kinds []StaffOption
+	RecordID, From, Until  string
+	Filtered               bool
+	Rows                   []StaffAuditRow
+	// OlderURL pages on, "" at the end; NewestURL back to the first
+	// page, "" on it.
+	OlderURL, NewestURL string
 }
 
-// StaffAuditRow is one audit entry, ready to print.
+// StaffAuditRow is one audit entry, ready to print: who did what to
+// which record, when, and what changed.
 type StaffAuditRow struct {
-	When, Who, Action, Target, TargetURL, Before, After string
+	// When is printed, WhenISO for <time datetime>.
+	When, WhenISO string
+	// Who names the actor (a staff member's name), WhoDetail their
+	// e-mail address when Who is a name.
+	Who, WhoDetail string
+	// Action in words, ActionCode as stored (data-action).
+	Action, ActionCode string
+	Target, TargetURL  string
+	Changes            []StaffAuditChange
+}
+
+// StaffAuditChange is one changed field: before → after; Before or
+// After "" when the field was added or removed.
+type StaffAuditChange struct {
+	Field, Before, After string
 }
 
 // StaffOption is one choice of a filter.

@@ -43,8 +43,14 @@ func Seed(t testing.TB, db *bun.DB, opts ...engine.ServiceOption) *Demo {
 // the registration is DONE with an unpaid order. It returns the final form.
 func (d *Demo) Commit(persons ...int64) *engine.Form {
 	d.T.Helper()
+	return d.CommitAs(engine.DemoUserKey, persons...)
+}
+
+// CommitAs is Commit for another user key of the demo (demo-1 ...).
+func (d *Demo) CommitAs(userKey string, persons ...int64) *engine.Form {
+	d.T.Helper()
 	ctx := context.Background()
-	form, _, err := d.Svc.LoadMembershipForm(ctx, engine.DemoUserKey, engine.DemoPeriodID, nil)
+	form, _, err := d.Svc.LoadMembershipForm(ctx, userKey, engine.DemoPeriodID, nil)
 	if err != nil {
 		d.T.Fatal(err)
 	}
@@ -60,7 +66,7 @@ func (d *Demo) Commit(persons ...int64) *engine.Form {
 			}
 			in = answers(form.Question.Name, persons)
 		}
-		if form, err = d.Svc.Next(ctx, engine.DemoUserKey, engine.NextInput{ProcessID: pid, Step: form.Step, People: in}); err != nil {
+		if form, err = d.Svc.Next(ctx, userKey, engine.NextInput{ProcessID: pid, Step: form.Step, People: in}); err != nil {
 			d.T.Fatalf("step %d: %v", form.Step, err)
 		}
 	}

@@ -7,24 +7,15 @@ package card
 
 import (
 	"bytes"
-	_ "embed"
 	"fmt"
 	"image/png"
-	"strings"
 	"time"
 
 	"codeberg.org/go-pdf/fpdf"
 	"github.com/boombuler/barcode"
 	"github.com/boombuler/barcode/qr"
-)
 
-// The DejaVu Sans font (its licence is fonts/LICENSE): the PDF core fonts
-// know only cp1252, and members' names are not all Latin-1.
-var (
-	//go:embed fonts/DejaVuSans.ttf
-	regular []byte
-	//go:embed fonts/DejaVuSans-Bold.ttf
-	bold []byte
+	"portal/views/fonts"
 )
 
 // Model is what a card shows.
@@ -71,8 +62,8 @@ func Render(m Model) ([]byte, error) {
 	pdf.SetTitle(clean(m.Texts.Title+" "+m.Name), true)
 	pdf.SetAutoPageBreak(false, 0)
 	pdf.SetMargins(0, 0, 0)
-	pdf.AddUTF8FontFromBytes("DejaVu", "", regular)
-	pdf.AddUTF8FontFromBytes("DejaVu", "B", bold)
+	pdf.AddUTF8FontFromBytes("DejaVu", "", fonts.Regular)
+	pdf.AddUTF8FontFromBytes("DejaVu", "B", fonts.Bold)
 	pdf.AddPage()
 
 	// A band with the club's name, then the member on the left and the QR
@@ -131,13 +122,5 @@ func Render(m Model) ([]byte, error) {
 	return out.Bytes(), nil
 }
 
-// clean drops characters above U+FFFF (emoji and the like), on which fpdf
-// panics, and control characters.
-func clean(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r > 0xFFFF || r < 0x20 || r == 0x7F {
-			return -1
-		}
-		return r
-	}, s)
-}
+// clean is fonts.Clean: fpdf panics on characters above U+FFFF.
+func clean(s string) string { return fonts.Clean(s) }

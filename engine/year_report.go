@@ -1,0 +1,354 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// The year-end report for a club's general meeting: one period's money
+// and members. Every figure comes from YearReport, so the staff page,
+// its CSV and its PDF never disagree.
+//
+// What the figures mean (docs/STAFF.md says the same for treasurers):
+//
+//   - Figures belong to the membership period of the order, whatever the
+//     day the money arrived: the report of a season is its registrations'.
+//   - Paid orders: the totals of the period's orders that are paid. The
+//     breakdowns by membership type and by price rule split exactly this
+//     sum, line by line of the frozen order lines (a line for a person
+//     counts for the type of that person's membership in the
+//     registration; a line for the whole order, such as an
+//     administration fee, under "for the whole order").
+//   - Received: money that came in for the period's orders: each
+//     succeeded payment attempt with the amount paid (a second payment of
+//     an order that was paid already included), and the part payments of
+//     orders not paid yet (bank transfers short of the amount). Part
+//     payments of an order that later completed are inside the payment
+//     that completed it and are not counted twice.
+//   - Refunded: money given back (refund recorded); owed back: refunds
+//     due but not made yet (a second payment to return).
+//   - Income: received less refunded less owed back: the money the club
+//     keeps.
+//   - Outstanding: what the open orders still owe after their part
+//     payments (the open payments list's sum).
+//   - Members: memberships of the period, active (paid) and pending
+//     payment apart, by type and by age group at the period's start.
+
+// YearReport is one period's figures; money in minor units of Currency.
+type YearReport struct {
+	Period   MembershipPeriod
+	Currency string
+	// PaidOrders counts the paid orders, PaidMinor adds up their totals.
+	PaidOrders int
+	PaidMinor  int64
+	// ByType and ByRule split PaidMinor by membership type and by price
+	// rule; each adds up to PaidMinor.
+	ByType, ByRule []ReportAmount
+	// ByMethod is the money per payment method (provider), in the order
+	// of the most received first.
+	ByMethod []ReportMethod
+	// ReceivedMinor adds up ByMethod's received money; PartialMinor is
+	// the part of it that open (or cancelled) orders' part payments
+	// brought, from PartialOrders orders.
+	ReceivedMinor, PartialMinor  int64
+	PartialOrders                int
+	RefundedMinor, OwedBackMinor int64
+	// IncomeMinor is ReceivedMinor less RefundedMinor and OwedBackMinor.
+	IncomeMinor int64
+	// OpenOrders counts the orders waiting for payment and
+	// OutstandingMinor what they still owe.
+	OpenOrders       int
+	OutstandingMinor int64
+	// MembersByType and MembersByAge count the period's memberships.
+	MembersByType, MembersByAge   []ReportMembers
+	ActiveMembers, PendingMembers int
+}
+
+// ReportAmount is one row of a breakdown of the paid orders.
+type ReportAmount struct {
+	// Key is the membership type's code or the price rule's code; ""
+	// for the lines of the whole order (ByType).
+	Key string
+	// Name is the stored name (the default language's), Texts the name
+	// per language.
+	Name  string
+	Texts Texts
+	// Kind is the price rule's kind (ByRule), or LineOption.
+	Kind string
+	// Lines counts the order lines.
+	Lines       int
+	AmountMinor int64
+}
+
+// ReportMethod is the money of one payment method.
+type ReportMethod struct {
+	Provider string
+	// Payments counts the succeeded attempts and the part payments.
+	Payments                                    int
+	ReceivedMinor, RefundedMinor, OwedBackMinor int64
+}
+
+// NetMinor is what the method brought and the club keeps.
+func (m ReportMethod) NetMinor() int64 { return m.ReceivedMinor - m.RefundedMinor - m.OwedBackMinor }
+
+// ReportMembers counts memberships of a type or an age group.
+type ReportMembers struct {
+	// Key is the type's code, or the age group's index in AgeGroups.
+	Key             string
+	Name            string
+	Texts           Texts
+	Active, Pending int
+}
+
+// YearReport gathers the report of one period of an organisation.
+func (s *Service) YearReport(ctx context.Context, orgID, periodID int64) (r *YearReport, err error) {
+	defer classifyUnavailable(&err)
+	r = &YearReport{}
+	if err := s.db.NewSelect().Model(&r.Period).Where("id = ? AND organisation_id = ?", periodID, orgID).Scan(ctx); err != nil {
+		return nil, notFoundOr(err, "period")
+	}
+	r.Currency = r.Period.Currency
+	var types []MembershipType
+	if err := s.db.NewSelect().Model(&types).Where("organisation_id = ?", orgID).Order("id").Scan(ctx); err != nil {
+		return nil, fmt.Errorf("load membership types: %w", err)
+	}
+	if err := s.reportPaidOrders(ctx, r, orgID, types); err != nil {
+		return nil, err
+	}
+	if err := s.reportMoney(ctx, r, orgID); err != nil {
+		return nil, err
+	}
+	var open struct {
+		N    int   `bun:"n"`
+		Owed int64 `bun:"owed"`
+	}
+	q := OpenPaymentQuery{OrganisationID: orgID, PeriodID: periodID}
+	if err := s.db.NewSelect().TableExpr("(?) AS op", q.openPaymentsSelect(s.db, s.clock().UTC())).
+		ColumnExpr("COUNT(*) AS n, COALESCE(SUM(op.owed_minor), 0) AS owed").Scan(ctx, &open); err != nil {
+		return nil, fmt.Errorf("sum open orders: %w", err)
+	}
+	r.OpenOrders, r.OutstandingMinor = open.N, open.Owed
+	if err := s.reportMembers(ctx, r, types); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// reportPaidOrders fills the paid orders and their breakdowns.
+func (s *Service) reportPaidOrders(ctx context.Context, r *YearReport, orgID int64, types []MembershipType) error {
+	var paid struct {
+		N     int   `bun:"n"`
+		Total int64 `bun:"total"`
+	}
+	if err := s.db.NewSelect().Model((*Order)(nil)).ColumnExpr("COUNT(*) AS n, COALESCE(SUM(total_minor), 0) AS total").
+		Where("organisation_id = ? AND period_id = ? AND status = ?", orgID, r.Period.ID, OrderPaid).Scan(ctx, &paid); err != nil {
+		return fmt.Errorf("sum paid orders: %w", err)
+	}
+	r.PaidOrders, r.PaidMinor = paid.N, paid.Total
+	var lines []struct {
+		InstanceID  int64  `bun:"process_instance_id"`
+		PersonID    *int64 `bun:"person_id"`
+		Kind        string `bun:"kind"`
+		Code        string `bun:"code"`
+		Description string `bun:"description"`
+		AmountMinor int64  `bun:"amount_minor"`
+	}
+	if err := s.db.NewSelect().TableExpr("order_lines AS ol").Join("JOIN orders AS o ON o.id = ol.order_id").
+		ColumnExpr("o.process_instance_id, ol.person_id, ol.kind, ol.code, ol.description, ol.amount_minor").
+		Where("o.organisation_id = ? AND o.period_id = ? AND o.status = ?", orgID, r.Period.ID, OrderPaid).
+		OrderExpr("ol.order_id, ol.line_no").Scan(ctx, &lines); err != nil {
+		return fmt.Errorf("load paid order lines: %w", err)
+	}
+	var members []struct {
+		InstanceID int64 `bun:"process_instance_id"`
+		PersonID   int64 `bun:"person_id"`
+		TypeID     int64 `bun:"membership_type_id"`
+	}
+	if err := s.db.NewSelect().Model((*Membership)(nil)).Column("process_instance_id", "person_id", "membership_type_id").
+		Where("period_id = ? AND process_instance_id IS NOT NULL", r.Period.ID).Scan(ctx, &members); err != nil {
+		return fmt.Errorf("load the memberships of paid orders: %w", err)
+	}
+	typeOf := make(map[[2]int64]int64, len(members))
+	for _, m := range members {
+		typeOf[[2]int64{m.InstanceID, m.PersonID}] = m.TypeID
+	}
+	var rules []PriceRule
+	if err := s.db.NewSelect().Model(&rules).Where("period_id = ?", r.Period.ID).Order("id").Scan(ctx); err != nil {
+		return fmt.Errorf("load price rules: %w", err)
+	}
+	// Rows in the order of the setup (types by id, rules by id), then
+	// what the setup no longer has, in the order met.
+	for _, t := range types {
+		r.ByType = append(r.ByType, ReportAmount{Key: t.Code, Name: t.Name, Texts: t.NameTexts})
+	}
+	for _, pr := range rules {
+		r.ByRule = append(r.ByRule, ReportAmount{Key: pr.Code, Name: pr.Label, Texts: pr.LabelTexts, Kind: string(pr.Kind)})
+	}
+	typeByID := map[int64]MembershipType{}
+	for _, t := range types {
+		typeByID[t.ID] = t
+	}
+	var sum int64
+	for _, l := range lines {
+		sum += l.AmountMinor
+		key, name := "", ""
+		if l.PersonID != nil {
+			if t, ok := typeByID[typeOf[[2]int64{l.InstanceID, *l.PersonID}]]; ok {
+				key, name = t.Code, t.Name
+			}
+		}
+		addAmount(&r.ByType, ReportAmount{Key: key, Name: name}, l.AmountMinor)
+		label, _, _ := strings.Cut(l.Description, " – ")
+		addAmount(&r.ByRule, ReportAmount{Key: l.Code, Name: label, Kind: l.Kind}, l.AmountMinor)
+	}
+	if rest := r.PaidMinor - sum; rest != 0 {
+		// Orders without lines (made before lines were stored): counted,
+		// under a row of their own, so that the breakdowns still add up.
+		unitemised := ReportAmount{Key: "-", Kind: "-"}
+		addAmount(&r.ByType, unitemised, rest)
+		addAmount(&r.ByRule, unitemised, rest)
+	}
+	return nil
+}
+
+// addAmount adds one line to the row of rows whose key is a's (a new row
+// at the end when none has it).
+func addAmount(rows *[]ReportAmount, a ReportAmount, amount int64) {
+	i := slices.IndexFunc(*rows, func(x ReportAmount) bool { return x.Key == a.Key })
+	if i < 0 {
+		*rows = append(*rows, a)
+		i = len(*rows) - 1
+	}
+	(*rows)[i].Lines++
+	(*rows)[i].AmountMinor += amount
+}
+
+// reportMoney fills the money received, refunded and owed back, per
+// payment method.
+func (s *Service) reportMoney(ctx context.Context, r *YearReport, orgID int64) error {
+	var pays []struct {
+		Provider     string       `bun:"provider"`
+		AmountMinor  int64        `bun:"amount_minor"`
+		PaidMinor    *int64       `bun:"paid_amount_minor"`
+		RefundStatus RefundStatus `bun:"refund_status"`
+	}
+	if err := s.db.NewSelect().TableExpr("payments AS p").Join("JOIN orders AS o ON o.id = p.order_id").
+		ColumnExpr("p.provider, p.amount_minor, p.paid_amount_minor, p.refund_status").
+		Where("o.organisation_id = ? AND o.period_id = ? AND p.status = ?", orgID, r.Period.ID, PaymentSucceeded).
+		OrderExpr("p.id").Scan(ctx, &pays); err != nil {
+		return fmt.Errorf("load received payments: %w", err)
+	}
+	var parts []struct {
+		Provider    string `bun:"provider"`
+		OrderID     int64  `bun:"order_id"`
+		AmountMinor int64  `bun:"amount_minor"`
+	}
+	if err := s.db.NewSelect().TableExpr("payment_events AS e").Join("JOIN payments AS p ON p.reference = e.reference").
+		Join("JOIN orders AS o ON o.id = p.order_id").ColumnExpr("p.provider, o.id AS order_id, e.amount_minor").
+		Where("o.organisation_id = ? AND o.period_id = ? AND o.status <> ?", orgID, r.Period.ID, OrderPaid).
+		Where("e.event_type = ? AND e.outcome = ? AND e.amount_minor IS NOT NULL", bankCaptureEvent, partialCaptureOutcome).
+		OrderExpr("e.id").Scan(ctx, &parts); err != nil {
+		return fmt.Errorf("load part payments: %w", err)
+	}
+	method := func(provider string) *ReportMethod {
+		i := slices.IndexFunc(r.ByMethod, func(m ReportMethod) bool { return m.Provider == provider })
+		if i < 0 {
+			r.ByMethod = append(r.ByMethod, ReportMethod{Provider: provider})
+			i = len(r.ByMethod) - 1
+		}
+		return &r.ByMethod[i]
+	}
+	for _, p := range pays {
+		amount := p.AmountMinor
+		if p.PaidMinor != nil {
+			amount = *p.PaidMinor
+		}
+		m := method(p.Provider)
+		m.Payments++
+		m.ReceivedMinor += amount
+		switch p.RefundStatus {
+		case RefundDone:
+			m.RefundedMinor += amount
+		case RefundDue:
+			m.OwedBackMinor += amount
+		}
+	}
+	partOrders := map[int64]bool{}
+	for _, p := range parts {
+		m := method(p.Provider)
+		m.Payments++
+		m.ReceivedMinor += p.AmountMinor
+		r.PartialMinor += p.AmountMinor
+		partOrders[p.OrderID] = true
+	}
+	r.PartialOrders = len(partOrders)
+	slices.SortStableFunc(r.ByMethod, func(a, b ReportMethod) int {
+		switch {
+		case a.ReceivedMinor > b.ReceivedMinor:
+			return -1
+		case a.ReceivedMinor < b.ReceivedMinor:
+			return 1
+		}
+		return strings.Compare(a.Provider, b.Provider)
+	})
+	for _, m := range r.ByMethod {
+		r.ReceivedMinor += m.ReceivedMinor
+		r.RefundedMinor += m.RefundedMinor
+		r.OwedBackMinor += m.OwedBackMinor
+	}
+	r.IncomeMinor = r.ReceivedMinor - r.RefundedMinor - r.OwedBackMinor
+	return nil
+}
+
+// reportMembers counts the period's active and pending memberships by
+// type and by age group at the period's start.
+func (s *Service) reportMembers(ctx context.Context, r *YearReport, types []MembershipType) error {
+	var members []struct {
+		TypeID int64            `bun:"membership_type_id"`
+		Status MembershipStatus `bun:"status"`
+		Born   time.Time        `bun:"date_of_birth"`
+	}
+	if err := s.db.NewSelect().TableExpr("memberships AS m").Join("JOIN persons AS pe ON pe.id = m.person_id").
+		ColumnExpr("m.membership_type_id, m.status, pe.date_of_birth").
+		Where("m.period_id = ? AND m.status IN (?, ?)", r.Period.ID, MembershipPending, MembershipActive).Scan(ctx, &members); err != nil {
+		return fmt.Errorf("count members: %w", err)
+	}
+	for _, t := range types {
+		r.MembersByType = append(r.MembersByType, ReportMembers{Key: t.Code, Name: t.Name, Texts: t.NameTexts})
+	}
+	for i, g := range AgeGroups {
+		r.MembersByAge = append(r.MembersByAge, ReportMembers{Key: fmt.Sprint(i), Name: g.Name})
+	}
+	typeIndex := map[int64]int{}
+	for i, t := range types {
+		typeIndex[t.ID] = i
+	}
+	count := func(row *ReportMembers, st MembershipStatus) {
+		if st == MembershipActive {
+			row.Active++
+		} else {
+			row.Pending++
+		}
+	}
+	for _, m := range members {
+		if st := m.Status; st == MembershipActive {
+			r.ActiveMembers++
+		} else {
+			r.PendingMembers++
+		}
+		if i, ok := typeIndex[m.TypeID]; ok {
+			count(&r.MembersByType[i], m.Status)
+		}
+		age := ageAt(m.Born, r.Period.StartDate)
+		for i, g := range AgeGroups {
+			if age < g.Below {
+				count(&r.MembersByAge[i], m.Status)
+				break
+			}
+		}
+	}
+	return nil
+}

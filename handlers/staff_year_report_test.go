@@ -1,0 +1,243 @@
+package handlers_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/PuerkitoBio/goquery"
+	"github.com/ledongthuc/pdf"
+	"github.com/uptrace/bun"
+	"golang.org/x/text/language"
+
+	"portal/engine"
+	"portal/engine/banktransfer"
+	"portal/engine/dbtest"
+	"portal/engine/enginetest"
+	"portal/handlers"
+	"portal/views/lang"
+)
+
+// yearSeason is what a season's registrations brought, to compare the
+// report with.
+type yearSeason struct{ paid, income, outstanding int64 }
+
+// seedYearSeason registers four households by bank transfer: two paid
+// (one of them then refunded), one paid in part, one not at all; a
+// membership type's name is a formula.
+func seedYearSeason(t *testing.T, env *staffEnv, db *bun.DB) yearSeason {
+	t.Helper()
+	ctx := context.Background()
+	if err := engine.SeedDemo(ctx, db, 3, time.Now().UTC()); err != nil {
+		t.Fatal(err)
+	}
+	bt, err := banktransfer.New(staffCreditor, func(ref string, amount int64) string {
+		return handlers.PaymentLinks(env.srv.URL).PayLink("", ref, amount)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := engine.NewService(db, bt)
+	d := &enginetest.Demo{T: t, DB: db, Svc: svc}
+	order := func(userKey string, persons ...int64) engine.Order {
+		if len(persons) == 0 {
+			if err := db.NewSelect().Model((*engine.UserPerson)(nil)).Column("person_id").Where("user_key = ?", userKey).Order("person_id").Scan(ctx, &persons); err != nil {
+				t.Fatal(err)
+			}
+		}
+		d.CommitAs(userKey, persons...)
+		var o engine.Order
+		if err := db.NewSelect().Model(&o).Where("user_key = ? AND status = ?", userKey, engine.OrderUnpaid).Scan(ctx); err != nil {
+			t.Fatal(err)
+		}
+		return o
+	}
+	capture := func(o engine.Order, amount int64) {
+		if _, err := svc.CapturePayment(ctx, engine.Capture{Reference: o.PayReference, AmountMinor: amount}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var s yearSeason
+	o0 := order(engine.DemoUserKey, 1, 3) // an adult and a junior
+	capture(o0, o0.TotalMinor)
+	o1 := order("demo-1")
+	capture(o1, o1.TotalMinor)
+	var p1 engine.Payment
+	if err := db.NewSelect().Model(&p1).Where("order_id = ? AND status = ?", o1.ID, engine.PaymentSucceeded).Scan(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.RefundPayment(ctx, engine.Actor{Name: "treasurer@example.org"}, 1, o1.ProcessInstanceID, p1.Reference, ""); err != nil {
+		t.Fatal(err)
+	}
+	o2 := order("demo-2")
+	capture(o2, 5000)
+	o3 := order("demo-3")
+	s.paid = o0.TotalMinor + o1.TotalMinor
+	s.income = o0.TotalMinor + 5000
+	s.outstanding = o2.TotalMinor - 5000 + o3.TotalMinor
+	if _, err := db.NewUpdate().Model((*engine.MembershipType)(nil)).Set("name = ?", `=HYPERLINK("http://evil.example")`).Set("name_texts = ''").
+		Where("id = 2").Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// pdfText is the text of a PDF, page after page.
+func pdfText(t *testing.T, b []byte) string {
+	t.Helper()
+	r, err := pdf.NewReader(bytes.NewReader(b), int64(len(b)))
+	if err != nil {
+		t.Fatalf("not a PDF: %v", err)
+	}
+	var out strings.Builder
+	for i := 1; i <= r.NumPage(); i++ {
+		s, err := r.Page(i).GetPlainText(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out.WriteString(s)
+	}
+	return strings.ReplaceAll(out.String(), "\u00a0", " ")
+}
+
+// csvFigure finds the value of item's measure in a section of the
+// report's CSV.
+func csvFigure(recs [][]string, section, item, measure string) (string, bool) {
+	for _, r := range recs {
+		if len(r) == 5 && r[0] == section && r[1] == item && r[2] == measure {
+			return r[3], true
+		}
+	}
+	return "", false
+}
+
+// TestStaffYearReport: the treasurer's year-end report as a page, a CSV
+// and a PDF, whose totals (parsed back) equal the registrations made, in
+// English and German; the staff navigation leads there; only treasurers
+// and administrators see it.
+func TestStaffYearReport(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		env := newStaffBankEnv(t, db, true)
+		want := seedYearSeason(t, env, db)
+		env.addStaff("treasurer@example.org", engine.RoleTreasurer)
+		tr := env.mustStaffSignIn("treasurer@example.org", "/staff")
+		en := lang.New("en", language.Und)
+		period := "?period=" + "1"
+
+		ov := env.get(tr, "/staff")
+		if href := ov.testid("staff-nav").Find(`a[href="/staff/year-report"]`); href.Length() != 1 {
+			t.Fatalf("the navigation does not lead to the report: %s", ov.testid("staff-nav").Text())
+		}
+		p := env.get(tr, "/staff/year-report"+period)
+		if p.status != http.StatusOK {
+			t.Fatalf("page: %d %s", p.status, p.body)
+		}
+		figure := func(p page, table, label string) string {
+			var v string
+			p.testid("year-report-" + table).Find(`[data-testid="year-report-row"]`).Each(func(_ int, r *goquery.Selection) {
+				if strings.TrimSpace(r.Find("th").Text()) == label {
+					v = r.Find("td").Last().AttrOr("data-value", "")
+				}
+			})
+			return v
+		}
+		for _, c := range []struct{ table, label, want string }{
+			{"summary", "Paid orders", engine.FormatAmount(want.paid)},
+			{"summary", "Income", engine.FormatAmount(want.income)},
+			{"summary", "Outstanding (open orders)", engine.FormatAmount(want.outstanding)},
+			{"by-type", "Total", engine.FormatAmount(want.paid)},
+			{"by-rule", "Total", engine.FormatAmount(want.paid)},
+			{"by-method", "Bank transfer", engine.FormatAmount(want.income)},
+			{"members-by-type", "Total", "9"}, // eight registered and Jamie, seeded
+		} {
+			if got := figure(p, c.table, c.label); got != c.want {
+				t.Errorf("page %s %q: %q, want %q", c.table, c.label, got, c.want)
+			}
+		}
+		if text := p.testid("year-report-summary").Text(); !strings.Contains(text, en.Money(want.income, "EUR")) {
+			t.Errorf("income not written as money: %s", text)
+		}
+
+		res := env.get(tr, "/staff/year-report.csv"+period)
+		recs, err := csv.NewReader(bytes.NewReader(res.body)).ReadAll()
+		if err != nil || res.status != http.StatusOK || !strings.HasPrefix(res.header.Get("Content-Type"), "text/csv") {
+			t.Fatalf("csv: %d %v %q", res.status, err, res.body)
+		}
+		for _, c := range []struct{ section, item, want string }{
+			{"Summary", "Paid orders", engine.FormatAmount(want.paid)},
+			{"Summary", "Income", engine.FormatAmount(want.income)},
+			{"Summary", "Outstanding (open orders)", engine.FormatAmount(want.outstanding)},
+			{"Paid orders by membership type", "Total", engine.FormatAmount(want.paid)},
+		} {
+			if got, _ := csvFigure(recs, c.section, c.item, "Amount"); got != c.want {
+				t.Errorf("csv %s %q: %q, want %q", c.section, c.item, got, c.want)
+			}
+		}
+		if _, ok := csvFigure(recs, "Members by membership type", `'=HYPERLINK("http://evil.example")`, "Total"); !ok {
+			t.Errorf("the formula type name is not neutralised: %q", recs)
+		}
+
+		res = env.get(tr, "/staff/year-report.pdf"+period)
+		if res.status != http.StatusOK || res.header.Get("Content-Type") != "application/pdf" {
+			t.Fatalf("pdf: %d %s", res.status, res.header.Get("Content-Type"))
+		}
+		text := pdfText(t, res.body)
+		for _, w := range []string{"Riverside Rowing Club", "Year-end report", "Income", en.Money(want.income, "EUR"), en.Money(want.paid, "EUR"),
+			en.Money(want.outstanding, "EUR"), "Bank transfer"} {
+			if !strings.Contains(text, strings.ReplaceAll(w, "\u00a0", " ")) {
+				t.Errorf("PDF lacks %q:\n%s", w, text)
+			}
+		}
+
+		// In German: the page, the CSV and the PDF.
+		expectRedirect(t, env.get(tr, "/staff/year-report?lang=de"), "/staff/year-report")
+		de := lang.New("de", language.Und)
+		p = env.get(tr, "/staff/year-report"+period)
+		if got := figure(p, "summary", "Einnahmen"); got != engine.FormatAmount(want.income) {
+			t.Errorf("German page: income %q", got)
+		}
+		if text := p.testid("year-report-summary").Text(); !strings.Contains(text, de.Money(want.income, "EUR")) {
+			t.Errorf("German money: %s", text)
+		}
+		recs, _ = csv.NewReader(bytes.NewReader(env.get(tr, "/staff/year-report.csv"+period).body)).ReadAll()
+		if got, _ := csvFigure(recs, "Übersicht", "Einnahmen", "Betrag"); got != engine.FormatAmount(want.income) {
+			t.Errorf("German csv income %q: %q", got, recs)
+		}
+		text = pdfText(t, env.get(tr, "/staff/year-report.pdf"+period).body)
+		if !strings.Contains(text, "Jahresbericht") || !strings.Contains(text, strings.ReplaceAll(de.Money(want.income, "EUR"), "\u00a0", " ")) {
+			t.Errorf("German PDF:\n%s", text)
+		}
+
+		// And in French, the PDF too.
+		expectRedirect(t, env.get(tr, "/staff/year-report?lang=fr"), "/staff/year-report")
+		fr := lang.New("fr", language.Und)
+		if got := figure(env.get(tr, "/staff/year-report"+period), "summary", "Recettes"); got != engine.FormatAmount(want.income) {
+			t.Errorf("French page: income %q", got)
+		}
+		text = pdfText(t, env.get(tr, "/staff/year-report.pdf"+period).body)
+		if !strings.Contains(text, "Rapport annuel") || !strings.Contains(text, "Restant dû") ||
+			!strings.Contains(strings.ReplaceAll(text, "\u202f", " "), strings.NewReplacer("\u00a0", " ", "\u202f", " ").Replace(fr.Money(want.outstanding, "EUR"))) {
+			t.Errorf("French PDF (%s):\n%s", fr.Money(want.outstanding, "EUR"), text)
+		}
+
+		if p := env.get(tr, "/staff/year-report?period=x"); p.status != http.StatusBadRequest {
+			t.Errorf("bad period: %d", p.status)
+		}
+		if p := env.get(tr, "/staff/year-report?period=999"); p.status != http.StatusNotFound {
+			t.Errorf("unknown period: %d", p.status)
+		}
+		for _, r := range []engine.StaffRole{engine.RoleViewer, engine.RoleRegistrar} {
+			env.addStaff(string(r)+"@example.org", r)
+			c := env.mustStaffSignIn(string(r)+"@example.org", "/staff")
+			for _, path := range []string{"/staff/year-report", "/staff/year-report.csv", "/staff/year-report.pdf"} {
+				if p := env.get(c, path); p.status != http.StatusForbidden {
+					t.Errorf("%s %s: %d", r, path, p.status)
+				}
+			}
+		}
+	})
+}

@@ -1,0 +1,30 @@
+// Package fonts holds the DejaVu Sans font (its licence is LICENSE) that
+// the PDFs embed (the card, the year-end report): the PDF core fonts know
+// only cp1252, and members' names and the club's texts are not all
+// Latin-1.
+package fonts
+
+import (
+	_ "embed"
+	"strings"
+)
+
+var (
+	// Regular is DejaVu Sans.
+	//go:embed DejaVuSans.ttf
+	Regular []byte
+	// Bold is DejaVu Sans Bold.
+	//go:embed DejaVuSans-Bold.ttf
+	Bold []byte
+)
+
+// Clean drops characters above U+FFFF (emoji and the like), on which
+// fpdf panics, and control characters.
+func Clean(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r > 0xFFFF || r < 0x20 || r == 0x7F {
+			return -1
+		}
+		return r
+	}, s)
+}
