@@ -36,7 +36,7 @@ func TestScheduledJobRunForOneOrganisation(t *testing.T) {
 			t.Fatal(err)
 		}
 		if _, err := db.NewUpdate().Model((*engine.ProcessInstance)(nil)).Set("status = ?, updated_at = ?", engine.StateRunning, time.Now().Add(-30*24*time.Hour)).
-			Where("id IN (?)", bun.In([]int64{mine.ID, theirs.ID})).Exec(ctx); err != nil {
+			Where("id IN (?)", bun.List([]int64{mine.ID, theirs.ID})).Exec(ctx); err != nil {
 			t.Fatal(err)
 		}
 		status := func(id int64) engine.ProcessState {

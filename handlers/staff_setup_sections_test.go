@@ -34,7 +34,7 @@ func TestStaffSetupSections(t *testing.T) {
 			t.Fatalf("section list: %d %s", index.status, index.testid("staff-main").Text())
 		}
 		for _, sec := range setupSections {
-			href := index.testid("setup-link-" + sec.slug).AttrOr("href", "")
+			href := index.testid("setup-link-"+sec.slug).AttrOr("href", "")
 			if href != "/staff/setup/"+sec.slug {
 				t.Errorf("link to %s: %q", sec.slug, href)
 			}
