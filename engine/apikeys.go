@@ -55,6 +55,16 @@ func hashAPIKey(key string) string {
 // CreateAPIKey makes a key for an organisation and returns it in clear,
 // the only time it is available.
 func (s *Service) CreateAPIKey(ctx context.Context, orgID int64, name string, scope APIKeyScope) (key string, k *APIKey, err error) {
+	return s.createAPIKey(ctx, nil, orgID, name, scope)
+}
+
+// StaffCreateAPIKey is CreateAPIKey by a staff member (the setup page),
+// audited in its transaction ("api_key.create", without the key).
+func (s *Service) StaffCreateAPIKey(ctx context.Context, actor Actor, orgID int64, name string, scope APIKeyScope) (key string, k *APIKey, err error) {
+	return s.createAPIKey(ctx, &actor, orgID, name, scope)
+}
+
+func (s *Service) createAPIKey(ctx context.Context, actor *Actor, orgID int64, name string, scope APIKeyScope) (key string, k *APIKey, err error) {
 	defer classifyUnavailable(&err)
 	name = strings.TrimSpace(name)
 	var fields []FieldError
@@ -67,16 +77,26 @@ func (s *Service) CreateAPIKey(ctx context.Context, orgID int64, name string, sc
 	if len(fields) > 0 {
 		return "", nil, &Error{Code: CodeValidation, Message: "The API key is not valid.", Fields: fields}
 	}
-	if _, err := loadOrganisation(ctx, s.db, orgID); err != nil {
-		return "", nil, err
-	}
 	raw := make([]byte, 32)
 	rand.Read(raw)
 	key = APIKeyPrefix + base64.RawURLEncoding.EncodeToString(raw)
 	k = &APIKey{OrganisationID: orgID, Name: name, Prefix: key[:len(APIKeyPrefix)+6], KeyHash: hashAPIKey(key),
 		Scope: scope, CreatedAt: s.clock()}
-	if _, err := s.db.NewInsert().Model(k).Exec(ctx); err != nil {
-		return "", nil, fmt.Errorf("store api key: %w", err)
+	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		if _, err := loadOrganisation(ctx, tx, orgID); err != nil {
+			return err
+		}
+		if _, err := tx.NewInsert().Model(k).Exec(ctx); err != nil {
+			return fmt.Errorf("store api key: %w", err)
+		}
+		if actor == nil {
+			return nil
+		}
+		return s.Audit(ctx, tx, *actor, AuditEntry{OrganisationID: orgID, Action: "api_key.create", TargetType: "api_key",
+			TargetID: fmt.Sprint(k.ID), After: map[string]any{"name": k.Name, "prefix": k.Prefix, "scope": string(k.Scope)}})
+	})
+	if err != nil {
+		return "", nil, err
 	}
 	return key, k, nil
 }
@@ -93,16 +113,32 @@ func (s *Service) APIKeys(ctx context.Context, orgID int64) (keys []APIKey, err 
 // RevokeAPIKey ends a key of an organisation at once; revoking a revoked
 // key changes nothing.
 func (s *Service) RevokeAPIKey(ctx context.Context, orgID, id int64) (err error) {
+	return s.revokeAPIKey(ctx, nil, orgID, id)
+}
+
+// StaffRevokeAPIKey is RevokeAPIKey by a staff member, audited in its
+// transaction ("api_key.revoke").
+func (s *Service) StaffRevokeAPIKey(ctx context.Context, actor Actor, orgID, id int64) error {
+	return s.revokeAPIKey(ctx, &actor, orgID, id)
+}
+
+func (s *Service) revokeAPIKey(ctx context.Context, actor *Actor, orgID, id int64) (err error) {
 	defer classifyUnavailable(&err)
-	res, err := s.db.NewUpdate().Model((*APIKey)(nil)).Set("revoked_at = COALESCE(revoked_at, ?)", s.clock()).
-		Where("id = ? AND organisation_id = ?", id, orgID).Exec(ctx)
-	if err != nil {
-		return fmt.Errorf("revoke api key: %w", err)
-	}
-	if n, err := res.RowsAffected(); err == nil && n == 0 {
-		return Errorf(CodeNotFound, "API key not found")
-	}
-	return nil
+	return inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		res, err := tx.NewUpdate().Model((*APIKey)(nil)).Set("revoked_at = COALESCE(revoked_at, ?)", s.clock()).
+			Where("id = ? AND organisation_id = ?", id, orgID).Exec(ctx)
+		if err != nil {
+			return fmt.Errorf("revoke api key: %w", err)
+		}
+		if n, err := res.RowsAffected(); err == nil && n == 0 {
+			return Errorf(CodeNotFound, "API key not found")
+		}
+		if actor == nil {
+			return nil
+		}
+		return s.Audit(ctx, tx, *actor, AuditEntry{OrganisationID: orgID, Action: "api_key.revoke", TargetType: "api_key",
+			TargetID: fmt.Sprint(id), After: map[string]any{"revoked": true}})
+	})
 }
 
 // apiKeyTouchEvery bounds how often a key's last use is written: a busy

@@ -59,8 +59,8 @@ func SuspendIdle(ctx context.Context, db *bun.DB, now time.Time) (int, error) {
 	n := 0
 	err = inTx(ctx, db, func(ctx context.Context, tx bun.Tx) error {
 		var idle []ProcessInstance
-		q := tx.NewSelect().Model(&idle).Where("status = ? AND updated_at < ?", StateRunning, now.Add(-shortest)).
-			OrderExpr("id").Limit(500)
+		q := scopeOrg(ctx, tx.NewSelect().Model(&idle).Where("status = ? AND updated_at < ?", StateRunning, now.Add(-shortest)).
+			OrderExpr("id").Limit(500), "organisation_id")
 		if tx.Dialect().Name() == dialect.PG {
 			q = q.For("UPDATE SKIP LOCKED")
 		}
@@ -177,7 +177,7 @@ func ArchiveFinished(ctx context.Context, db *bun.DB, now time.Time, mode Archiv
 	}
 	now = now.UTC()
 	var ids []int64
-	err := db.NewSelect().Model((*ProcessInstance)(nil)).Column("id").
+	err := scopeOrg(ctx, db.NewSelect().Model((*ProcessInstance)(nil)), "organisation_id").Column("id").
 		Where("status IN (?)", bun.List([]ProcessState{StateCompleted, StateCancelled})).
 		Where("COALESCE(end_time, updated_at) < ?", now.Add(-ArchiveAfter)).
 		Where("NOT EXISTS (SELECT 1 FROM process_archives AS a WHERE a.instance_id = process_instance.id)").
@@ -256,8 +256,9 @@ const (
 )
 
 // ScheduledKinds are the kinds of the portal's schedules, which an
-// operator may also run at once (`portal jobs run KIND`): each covers
-// every organisation, as its schedule does.
+// operator may also run at once (`portal jobs run KIND [--org ID]`): each
+// covers every organisation, as its schedule does, or the one named
+// (job_scope.go).
 var ScheduledKinds = []string{KindQueueReminders, KindSuspendIdle, KindQueueRenewals, KindArchiveFinished,
 	KindQueueWelcomes, KindQueueExpiry, KindReconcilePayments, KindPruneWebhookEvents, jobs.PruneKind}
 
@@ -281,8 +282,8 @@ func ScheduleLifecycle(r *jobs.Runner, db *bun.DB, mode ArchiveMode, now func() 
 		}, "archived finished registrations (mode " + string(mode) + ")"},
 	} {
 		r.Every(sc.kind, sc.every)
-		r.Handle(sc.kind, func(ctx context.Context, _ *jobs.Job) error {
-			n, err := sc.run(ctx, db, now())
+		r.Handle(sc.kind, func(ctx context.Context, j *jobs.Job) error {
+			n, err := sc.run(jobScope(ctx, j), db, now())
 			if n > 0 {
 				log.Info(sc.done, "count", n)
 			}

@@ -45,7 +45,7 @@ type PaymentLinkPayload struct {
 // queued (messages already queued count too).
 func QueueMissingPaymentLinks(ctx context.Context, db *bun.DB, now time.Time) (int, error) {
 	var orders []Order
-	err := db.NewSelect().Model(&orders).Column("id").
+	err := scopeOrg(ctx, db.NewSelect().Model(&orders), "organisation_id").Column("id").
 		Where("status = ? AND created_at <= ?", OrderUnpaid, now.UTC().Add(-paymentLinkGrace)).
 		Where("NOT EXISTS (SELECT 1 FROM payments AS p WHERE p.order_id = ?TableAlias.id)").
 		Where("process_instance_id IN (?)", committedInstances(db)).
@@ -115,7 +115,8 @@ const reconcileEvery = 5 * time.Minute
 // per period.
 func (s *Service) SchedulePayments(r *jobs.Runner, now func() time.Time) {
 	r.Every(KindReconcilePayments, reconcileEvery)
-	r.Handle(KindReconcilePayments, func(ctx context.Context, _ *jobs.Job) error {
+	r.Handle(KindReconcilePayments, func(ctx context.Context, j *jobs.Job) error {
+		ctx = jobScope(ctx, j)
 		if n, err := QueueMissingPaymentLinks(ctx, s.db, now()); err != nil {
 			return err
 		} else if n > 0 {

@@ -101,16 +101,23 @@ func (s *Service) RetryStaffJob(ctx context.Context, actor Actor, organisationID
 
 // RunScheduledJob queues a scheduled job of kind now (jobs.RunNow), for an
 // administrator of organisationID on the staff jobs page, audited there.
-// The run covers every organisation, as the schedule's does; while one of
-// the kind is due it is refused as a conflict naming that job.
+// The run does that organisation's work only (a portal-wide kind, the
+// pruning, the whole portal's); while one of the kind is due it is
+// refused as a conflict naming that job.
 func (s *Service) RunScheduledJob(ctx context.Context, actor Actor, organisationID int64, kind string) (*jobs.Job, error) {
-	if !slices.Contains(ScheduledKinds, kind) {
-		return nil, &Error{Code: CodeValidation, Message: "Choose a scheduled job.", Fields: []FieldError{{Field: "kind", Message: "is not a scheduled job"}}}
+	// The organisation's own work only; the portal's own jobs (pruning)
+	// run for the whole portal, as before.
+	scope := organisationID
+	if slices.Contains(PortalWideKinds, kind) {
+		scope = 0
+	}
+	if err := CheckRunKind(kind, scope); err != nil {
+		return nil, err
 	}
 	var j *jobs.Job
 	err := inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		var err error
-		j, err = jobs.RunNow(ctx, tx, kind, s.clock())
+		j, err = jobs.RunNow(ctx, tx, kind, s.clock(), scope)
 		if errors.Is(err, jobs.ErrAlreadyDue) {
 			return Errorf(CodeConflict, "A run of %s is already waiting or running (job %d): it was not queued twice.", kind, j.ID)
 		}
@@ -118,7 +125,7 @@ func (s *Service) RunScheduledJob(ctx context.Context, actor Actor, organisation
 			return err
 		}
 		return s.Audit(ctx, tx, actor, AuditEntry{OrganisationID: organisationID, Action: "job.run", TargetType: "job",
-			TargetID: fmt.Sprint(j.ID), After: map[string]any{"kind": kind, "state": string(j.State)}})
+			TargetID: fmt.Sprint(j.ID), After: map[string]any{"kind": kind, "state": string(j.State), "organisation": scope}})
 	})
 	if err != nil {
 		return nil, err

@@ -122,7 +122,7 @@ func recordPaymentEvent(ctx context.Context, db bun.IDB, ev *PaymentEvent) (inse
 // cutoff, oldest first: the ones a missed webhook may have left open.
 func pendingPaymentsBefore(ctx context.Context, db bun.IDB, cutoff time.Time, orderID int64, limit int) ([]Payment, error) {
 	var ps []Payment
-	q := db.NewSelect().Model(&ps).Where("status = ? AND created_at < ?", PaymentPending, cutoff).Order("id ASC").Limit(int64(limit))
+	q := scopeOrg(ctx, db.NewSelect().Model(&ps), paymentOrg).Where("status = ? AND created_at < ?", PaymentPending, cutoff).Order("id ASC").Limit(int64(limit))
 	if orderID != 0 {
 		q = q.Where("order_id = ?", orderID)
 	}
@@ -135,7 +135,7 @@ func pendingPaymentsBefore(ctx context.Context, db bun.IDB, cutoff time.Time, or
 // refundsDue lists up to limit attempts whose money is to be given back.
 func refundsDue(ctx context.Context, db bun.IDB, orderID int64, limit int) ([]Payment, error) {
 	var ps []Payment
-	q := db.NewSelect().Model(&ps).Where("refund_status = ? AND NOT refund_manual", RefundDue).Order("id ASC").Limit(int64(limit))
+	q := scopeOrg(ctx, db.NewSelect().Model(&ps), paymentOrg).Where("refund_status = ? AND NOT refund_manual", RefundDue).Order("id ASC").Limit(int64(limit))
 	if orderID != 0 {
 		q = q.Where("order_id = ?", orderID)
 	}
@@ -243,3 +243,6 @@ func unpaidOrderOf(ctx context.Context, db bun.IDB, userKey string, periodID int
 	}
 	return &orders[0], nil
 }
+
+// paymentOrg is a payment attempt's organisation, its order's, for scopeOrg.
+const paymentOrg = "(SELECT o.organisation_id FROM orders AS o WHERE o.id = payment.order_id)"

@@ -32,13 +32,13 @@ type AdminRoute struct {
 // test holds every mounted route to a row.
 func AdminRoutes() []AdminRoute {
 	const get, post = http.MethodGet, http.MethodPost
-	setup := get + " " + staffSetupPath
+	setup := func(section string) string { return get + " " + staffSetupPath + "/" + section }
 	return []AdminRoute{
-		{Method: get, Path: "/organisation", Page: setup},
+		{Method: get, Path: "/organisation", Page: setup(setupOrganisation)},
 		{Method: http.MethodPatch, Path: "/organisation", Page: post + " " + staffSetupPath + "/organisation"},
 		{Method: post, Path: "/persons/import", Page: post + " " + staffImportPath},
 		{Method: post, Path: "/persons/unlink"},
-		{Method: get, Path: "/membership-types", Page: setup},
+		{Method: get, Path: "/membership-types", Page: setup(setupMemberships)},
 		{Method: post, Path: "/membership-types", Page: post + " " + staffSetupPath + "/types"},
 		{Method: http.MethodPatch, Path: "/membership-types/:id", Example: "/membership-types/0", Page: post + " " + staffSetupPath + "/types/:id"},
 		{Method: http.MethodDelete, Path: "/membership-types/:id", Example: "/membership-types/0", Page: post + " " + staffSetupPath + "/types/:id/delete"},
@@ -50,9 +50,9 @@ func AdminRoutes() []AdminRoute {
 		{Method: get, Path: "/periods", Page: get + " "},
 		{Method: post, Path: "/periods"},
 		{Method: http.MethodPatch, Path: "/periods/:id", Example: "/periods/0", Page: post + " " + staffSetupPath + "/periods/:id/status"},
-		{Method: get, Path: "/periods/:id/price-rules", Example: "/periods/1/price-rules", Page: setup},
+		{Method: get, Path: "/periods/:id/price-rules", Example: "/periods/1/price-rules", Page: setup(setupMemberships)},
 		{Method: http.MethodPut, Path: "/periods/:id/price-rules", Example: "/periods/0/price-rules"},
-		{Method: get, Path: "/payment-settings", Page: setup},
+		{Method: get, Path: "/payment-settings", Page: setup(setupPayments)},
 		{Method: http.MethodPatch, Path: "/payment-settings", Page: post + " " + staffSetupPath + "/payments"},
 		{Method: get, Path: "/payments/attention", Page: get + " /payments"},
 		{Method: post, Path: "/payments/:reference/capture", Example: "/payments/none/capture", Page: post + " /registrations/:id/capture"},

@@ -119,9 +119,9 @@ func TestE2EStaffSetup(t *testing.T) {
 	env.addStaff("admin@example.org", engine.RoleAdmin)
 	b := newE2EBrowser(t, env.testEnv, "staff-setup", true, true)
 	env.idp.m.QueueUser(idpUser("sub-admin", "admin@example.org"))
-	b.navigate("/staff/login?rd=%2Fstaff%2Fsetup")
+	b.navigate("/staff/login?rd=%2Fstaff%2Fsetup%2Fmemberships")
 	b.click(`[data-testid=staff-message-link]`)
-	b.waitVisible(`[data-testid=org-form]`)
+	b.waitVisible(`[data-testid=calc-form]`)
 	b.do("choose a household", chromedp.SetValue(`#calc-type-1`, "1"), chromedp.SetValue(`#calc-member-1`, "RENEWAL"),
 		chromedp.SetValue(`#calc-type-2`, "2"))
 	b.click(`[data-testid=calc-submit]`)

@@ -3,6 +3,7 @@ package handlers_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"mime/multipart"
 	"net/http"
@@ -575,6 +576,11 @@ func TestStaffRunScheduledJob(t *testing.T) {
 		queued, err := jobs.List(ctx, db, 10, jobs.StateQueued)
 		if err != nil || len(queued) != 1 || queued[0].Kind != engine.KindQueueReminders {
 			t.Fatalf("queued: %+v %v", queued, err)
+		}
+		// The administrator's run is their organisation's work only.
+		var payload jobs.SchedulePayload
+		if err := json.Unmarshal([]byte(queued[0].Payload), &payload); err != nil || payload.Organisation != 1 {
+			t.Fatalf("the run's payload %s: not organisation 1's", queued[0].Payload)
 		}
 		// Asked again while it waits: refused, nothing added.
 		if again := env.post(admin, "/staff/jobs/run", url.Values{"kind": {engine.KindQueueReminders}}, "Origin", env.srv.URL); again.status != http.StatusConflict {

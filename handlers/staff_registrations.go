@@ -267,14 +267,14 @@ func (s *Server) staffRegistration(c echo.Context) error {
 			Amount: staffMoney(c, p.AmountMinor, p.Currency), Created: staffTime(p.CreatedAt), Problem: p.Problem}
 		switch p.RefundStatus {
 		case engine.RefundDue:
-			row.Refund = "refund due"
+			row.Refund = staffTextIn(c).PayRefundDue
 		case engine.RefundDone:
 			// A refund recorded by hand has no provider id: "refunded ()".
 			var refundID string
 			if p.RefundID != nil {
 				refundID = *p.RefundID
 			}
-			row.Refund = "refunded (" + refundID + ")"
+			row.Refund = fmt.Sprintf(staffTextIn(c).PayRefunded, refundID)
 		}
 		for _, e := range p.Events {
 			text := staffTime(e.CreatedAt) + " " + e.EventType + ": " + string(e.Outcome)

@@ -189,6 +189,9 @@ func TestStaffRegistrationPages(t *testing.T) {
 		if !strings.Contains(d.testid("payment-refund").Text(), "refunded (manual:treasurer@example.org") || d.testid("action-refund").Length() != 0 {
 			t.Fatalf("after the refund: %s", d.testid("detail-payments").Text())
 		}
+		if de := env.get(c, detailURL, "Accept-Language", "de"); !strings.Contains(de.testid("payment-refund").Text(), "zurückerstattet (manual:") {
+			t.Fatalf("the refund in German: %q", de.testid("payment-refund").Text())
+		}
 		if p := env.post(c, detailURL+"/refund", url.Values{"payment": {ref}, "confirmed": {"1"}}); p.status != http.StatusConflict {
 			t.Fatalf("second refund: %d", p.status)
 		}

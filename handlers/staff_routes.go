@@ -23,9 +23,10 @@ type StaffRoute struct {
 	handler func(*Server, echo.Context) error
 }
 
-// StaffRoutes is the route table of the staff pages. Add a row per route.
+// StaffRoutes is the route table of the staff pages. Add a row per route;
+// the setup sections' pages come from setupSections.
 func StaffRoutes() []StaffRoute {
-	return []StaffRoute{
+	routes := []StaffRoute{
 		{Method: http.MethodGet, Path: "", Min: engine.RoleViewer, handler: (*Server).staffOverview},
 		{Method: http.MethodGet, Path: "/audit", Min: engine.RoleViewer, handler: (*Server).staffAuditPage},
 		{Method: http.MethodGet, Path: "/registrations", Min: engine.RoleViewer, handler: (*Server).staffRegistrations},
@@ -62,6 +63,9 @@ func StaffRoutes() []StaffRoute {
 		{Method: http.MethodPost, Path: staffSetupPath + "/types/:id", Example: staffSetupPath + "/types/0", Min: engine.RoleAdmin, handler: (*Server).staffChangeType},
 		{Method: http.MethodPost, Path: staffSetupPath + "/types/:id/delete", Example: staffSetupPath + "/types/0/delete", Min: engine.RoleAdmin, handler: (*Server).staffDeleteType},
 		{Method: http.MethodPost, Path: staffSetupPath + "/periods/:id/status", Example: staffSetupPath + "/periods/0/status", Min: engine.RoleAdmin, handler: (*Server).staffSetPeriodStatus},
+		{Method: http.MethodPost, Path: staffSetupPath + "/periods/:id/texts", Example: staffSetupPath + "/periods/0/texts", Min: engine.RoleAdmin, handler: (*Server).staffSavePeriodTexts},
+		{Method: http.MethodPost, Path: staffSetupPath + "/api-keys", Min: engine.RoleAdmin, handler: (*Server).staffCreateAPIKey},
+		{Method: http.MethodPost, Path: staffSetupPath + "/api-keys/:id/revoke", Example: staffSetupPath + "/api-keys/0/revoke", Min: engine.RoleAdmin, handler: (*Server).staffRevokeAPIKey},
 		{Method: http.MethodPost, Path: staffSetupPath + "/staff", Min: engine.RoleAdmin, handler: (*Server).staffAddStaff},
 		{Method: http.MethodPost, Path: staffSetupPath + "/staff/:id/role", Example: staffSetupPath + "/staff/0/role", Min: engine.RoleAdmin, handler: (*Server).staffChangeRole},
 		{Method: http.MethodPost, Path: staffSetupPath + "/staff/:id/disable", Example: staffSetupPath + "/staff/0/disable", Min: engine.RoleAdmin, handler: (*Server).staffDisableStaff},
@@ -76,6 +80,7 @@ func StaffRoutes() []StaffRoute {
 		{Method: http.MethodPost, Path: staffWebhooksPath + "/:id/deliveries/:delivery/replay", Example: staffWebhooksPath + "/0/deliveries/0/replay", Min: engine.RoleAdmin, handler: (*Server).staffReplayWebhook},
 		{Method: http.MethodPost, Path: staffDefinitionsPath + "/:id/activate", Example: staffDefinitionsPath + "/0/activate", Min: engine.RoleAdmin, handler: (*Server).staffActivateDefinition},
 	}
+	return append(routes, setupSectionRoutes()...)
 }
 
 // mountStaff adds the staff sign-in and every row of StaffRoutes behind

@@ -13,11 +13,12 @@ import (
 	"portal/views"
 )
 
-// The administrators' setup page (GET /staff/setup) and its changes. Each
+// The administrators' setup (GET /staff/setup and its sections,
+// staff_setup_sections.go) and its changes. Each
 // change calls the engine function the admin API calls, with the same
 // validation; field errors are shown by their field on the page again.
 
-// staffSetupPath is the setup page.
+// staffSetupPath is the setup: the list of sections, each below it.
 const staffSetupPath = "/setup"
 
 // calcSlots is how many persons the price calculator offers.
@@ -46,54 +47,71 @@ func init() {
 	}
 }
 
-// staffSetupPage answers GET /staff/setup, with the price calculator's
-// result when its form was sent (calc_period=...).
-func (s *Server) staffSetupPage(c echo.Context) error {
-	return s.renderSetup(c, http.StatusOK, nil)
+// loadSetupOrganisation fills the organisation section.
+func (s *Server) loadSetupOrganisation(c echo.Context, m *views.StaffSetupModel) error {
+	u := staffUserOf(c)
+	org, err := s.engine.Organisation(c.Request().Context(), u.OrganisationID)
+	if err != nil {
+		return err
+	}
+	m.Org = views.StaffOrgForm{Action: tenantPath(c, StaffPrefix+staffSetupPath+"/organisation"), Name: org.Name, ContactEmail: org.ContactEmail,
+		LogoURL: org.LogoURL, AccentColour: org.AccentColour, HashSecretSet: org.HashSecretSealed != ""}
+	return nil
 }
 
-// renderSetup renders the setup page; adjust, when set, puts a failed
-// change's values and errors on the model.
-func (s *Server) renderSetup(c echo.Context, status int, adjust func(*views.StaffSetupModel)) error {
+// loadSetupLanguages fills the languages section.
+func (s *Server) loadSetupLanguages(c echo.Context, m *views.StaffSetupModel) error {
+	org, err := s.engine.Organisation(c.Request().Context(), staffUserOf(c).OrganisationID)
+	if err != nil {
+		return err
+	}
+	m.Languages = languagesForm(tenantPath(c, StaffPrefix+staffSetupPath), org)
+	m.ToDo, err = s.textsToDo(c)
+	return err
+}
+
+// loadSetupPayments fills the payments section.
+func (s *Server) loadSetupPayments(c echo.Context, m *views.StaffSetupModel) (err error) {
+	m.Payments, err = s.paymentForm(c, tenantPath(c, StaffPrefix+staffSetupPath), staffUserOf(c).OrganisationID)
+	return err
+}
+
+// loadSetupMessages fills the reminders and e-mail section.
+func (s *Server) loadSetupMessages(c echo.Context, m *views.StaffSetupModel) (err error) {
+	m.Messages, err = s.messagesForm(c, tenantPath(c, StaffPrefix+staffSetupPath), staffUserOf(c).OrganisationID)
+	return err
+}
+
+// loadSetupMemberships fills the memberships and prices section: the
+// periods, the membership types with their form, the price rules of each
+// period and the price calculator (its result when its form was sent:
+// calc_period=...).
+func (s *Server) loadSetupMemberships(c echo.Context, m *views.StaffSetupModel) error {
 	ctx := c.Request().Context()
 	u := staffUserOf(c)
 	org, err := s.engine.Organisation(ctx, u.OrganisationID)
 	if err != nil {
-		return s.staffEngineError(c, err)
+		return err
 	}
 	periods, err := s.engine.Periods(ctx, u.OrganisationID)
 	if err != nil {
-		return s.staffEngineError(c, err)
+		return err
 	}
 	types, err := s.engine.MembershipTypes(ctx, u.OrganisationID)
 	if err != nil {
-		return s.staffEngineError(c, err)
-	}
-	staff, err := s.engine.ListStaff(ctx, u.OrganisationID)
-	if err != nil {
-		return s.staffEngineError(c, err)
+		return err
 	}
 	base := tenantPath(c, StaffPrefix+staffSetupPath)
-	m := views.StaffSetupModel{StaffChrome: s.staffChrome(c, staffOpsTextIn(c).SetupTitle),
-		Org: views.StaffOrgForm{Action: base + "/organisation", Name: org.Name, ContactEmail: org.ContactEmail, LogoURL: org.LogoURL,
-			AccentColour: org.AccentColour, HashSecretSet: org.HashSecretSealed != ""},
-		AddForm: views.StaffAddForm{Action: base + "/staff", Role: string(engine.RoleViewer)}}
+	page := setupURL(c, setupMemberships)
 	typeNames := map[int64]string{}
 	code := langOf(c).Code // the club's own texts in the page's language
 	for _, t := range types {
 		typeNames[t.ID] = t.NameTexts.In(code, t.Name)
 		id := strconv.FormatInt(t.ID, 10)
 		m.Types = append(m.Types, views.StaffTypeRow{ID: id, Code: t.Code, Name: t.Name, Ages: ageRange(c, t.MinAge, t.MaxAge),
-			EditURL: base + "?edit_type=" + id + "#type-form", DeleteURL: base + "/types/" + id + "/delete"})
+			EditURL: page + "?edit_type=" + id + "#type-form", DeleteURL: base + "/types/" + id + "/delete"})
 	}
 	m.TypeForm = typeForm(c, base, types, org)
-	m.Languages = languagesForm(base, org)
-	if m.Payments, err = s.paymentForm(c, base, u.OrganisationID); err != nil {
-		return s.staffEngineError(c, err)
-	}
-	if m.Messages, err = s.messagesForm(c, base, u.OrganisationID); err != nil {
-		return s.staffEngineError(c, err)
-	}
 	for _, p := range periods {
 		id := strconv.FormatInt(p.ID, 10)
 		m.Periods = append(m.Periods, views.StaffPeriodRow{ID: id, Name: p.Name, Dates: p.StartDate.Format(time.DateOnly) + " – " + p.EndDate.Format(time.DateOnly),
@@ -101,15 +119,29 @@ func (s *Server) renderSetup(c echo.Context, status int, adjust func(*views.Staf
 			StatusURL: base + "/periods/" + id + "/status"})
 		rules, err := s.engine.PriceRules(ctx, u.OrganisationID, p.ID)
 		if err != nil {
-			return s.staffEngineError(c, err)
+			return err
 		}
-		rt := views.StaffRuleTable{Period: p.NameTexts.In(code, p.Name)}
+		rt := views.StaffRuleTable{Period: p.NameTexts.In(code, p.Name), Texts: periodTextsForm(c, base, org, p, rules)}
 		for _, r := range rules {
 			r.Localize(code)
 			rt.Rules = append(rt.Rules, ruleRow(c, r, p.Currency, typeNames))
 		}
 		m.Rules = append(m.Rules, rt)
 	}
+	m.Calc = s.priceCalculator(c, page, periods, types)
+	m.ToDo, err = s.textsToDo(c)
+	return err
+}
+
+// loadSetupStaff fills the staff section.
+func (s *Server) loadSetupStaff(c echo.Context, m *views.StaffSetupModel) error {
+	u := staffUserOf(c)
+	staff, err := s.engine.ListStaff(c.Request().Context(), u.OrganisationID)
+	if err != nil {
+		return err
+	}
+	base := tenantPath(c, StaffPrefix+staffSetupPath)
+	m.AddForm = views.StaffAddForm{Action: base + "/staff", Role: string(engine.RoleViewer)}
 	for _, sm := range staff {
 		id := strconv.FormatInt(sm.ID, 10)
 		row := views.StaffMemberRow{ID: id, Email: sm.Email, Name: sm.Name, Role: string(sm.Role), RoleLabel: staffRoleLabel(c, sm.Role),
@@ -119,11 +151,7 @@ func (s *Server) renderSetup(c echo.Context, status int, adjust func(*views.Staf
 		}
 		m.Staff = append(m.Staff, row)
 	}
-	m.Calc = s.priceCalculator(c, base, periods, types)
-	if adjust != nil {
-		adjust(&m)
-	}
-	return staffRender(c, status, views.StaffSetupPage(m))
+	return nil
 }
 
 // ageRange prints a membership type's ages.
@@ -249,11 +277,6 @@ func (s *Server) priceCalculator(c echo.Context, base string, periods []engine.M
 	return f
 }
 
-// staffSetupDone goes back to the setup page with a result message.
-func staffSetupDone(c echo.Context, flash, anchor string) error {
-	return c.Redirect(http.StatusSeeOther, tenantPath(c, StaffPrefix+staffSetupPath+"?done="+flash+"#"+anchor))
-}
-
 // fieldErrors are an engine validation error's field messages by field,
 // or a conflict's that names its field (a code already used).
 func fieldErrors(err error) (map[string]string, bool) {
@@ -271,13 +294,13 @@ func fieldErrors(err error) (map[string]string, bool) {
 // staffSetupProblem shows a change's error on the setup page: field
 // errors by their field (put by show; nil: at the top too), others at
 // the top.
-func (s *Server) staffSetupProblem(c echo.Context, err error, show func(*views.StaffSetupModel, map[string]string)) error {
+func (s *Server) staffSetupProblem(c echo.Context, slug string, err error, show func(*views.StaffSetupModel, map[string]string)) error {
 	if errs, ok := fieldErrors(err); ok && show != nil {
 		status := http.StatusUnprocessableEntity
 		if engine.ErrorCode(err) == engine.CodeConflict {
 			status = http.StatusConflict
 		}
-		return s.renderSetup(c, status, func(m *views.StaffSetupModel) { show(m, errs) })
+		return s.renderSetup(c, slug, status, func(m *views.StaffSetupModel) { show(m, errs) })
 	}
 	e, ok := engine.AsError(err)
 	if !ok || e.Code == engine.CodeUnavailable {
@@ -290,7 +313,7 @@ func (s *Server) staffSetupProblem(c echo.Context, err error, show func(*views.S
 	case engine.CodeNotFound:
 		status = http.StatusNotFound
 	}
-	return s.renderSetup(c, status, func(m *views.StaffSetupModel) { m.Problem = e.Message + fieldSummary(e) })
+	return s.renderSetup(c, slug, status, func(m *views.StaffSetupModel) { m.Problem = e.Message + fieldSummary(e) })
 }
 
 // staffSaveOrganisation answers POST /staff/setup/organisation.
@@ -307,11 +330,11 @@ func (s *Server) staffSaveOrganisation(c echo.Context) error {
 	if secret := c.FormValue("hashSecret"); secret != "" {
 		switch {
 		case len(secret) < minHashSecret || len(secret) > 200:
-			return s.renderSetup(c, http.StatusUnprocessableEntity, func(m *views.StaffSetupModel) {
+			return s.renderSetup(c, setupOrganisation, http.StatusUnprocessableEntity, func(m *views.StaffSetupModel) {
 				show(m, map[string]string{"hashSecret": staffOpsTextIn(c).OrgSecretShort})
 			})
 		case s.tenants.sealer == nil:
-			return s.renderSetup(c, http.StatusUnprocessableEntity, func(m *views.StaffSetupModel) {
+			return s.renderSetup(c, setupOrganisation, http.StatusUnprocessableEntity, func(m *views.StaffSetupModel) {
 				show(m, map[string]string{"hashSecret": staffOpsTextIn(c).OrgSecretNoKey})
 			})
 		}
@@ -319,10 +342,10 @@ func (s *Server) staffSaveOrganisation(c echo.Context) error {
 		change.HashSecretSealed = &sealed
 	}
 	if _, err := s.engine.StaffUpdateOrganisation(c.Request().Context(), u.actor(), u.OrganisationID, change); err != nil {
-		return s.staffSetupProblem(c, err, show)
+		return s.staffSetupProblem(c, setupOrganisation, err, show)
 	}
 	s.RefreshTenants() // the member pages show the new name, logo and colour at once
-	return staffSetupDone(c, flashOrgSaved, "organisation")
+	return staffSetupDone(c, setupOrganisation, flashOrgSaved)
 }
 
 // staffSetPeriodStatus answers POST /staff/setup/periods/{id}/status with
@@ -339,18 +362,18 @@ func (s *Server) staffSetPeriodStatus(c echo.Context) error {
 	}
 	if status == engine.PeriodClosed {
 		if ok, err := s.staffConfirmed(c, staffOpsTextIn(c).PeriodCloseQuestion, staffOpsTextIn(c).PeriodCloseDetail,
-			tenantPath(c, StaffPrefix+staffSetupPath+"#periods")); !ok {
+			setupURL(c, setupMemberships)+"#periods"); !ok {
 			return err
 		}
 	}
 	if _, err := s.engine.StaffUpdatePeriod(c.Request().Context(), u.actor(), u.OrganisationID, id, engine.PeriodInput{Status: &status}); err != nil {
-		return s.staffSetupProblem(c, err, nil)
+		return s.staffSetupProblem(c, setupMemberships, err, nil)
 	}
 	flash := flashPeriodOpened
 	if status == engine.PeriodClosed {
 		flash = flashPeriodClosed
 	}
-	return staffSetupDone(c, flash, "periods")
+	return staffSetupDone(c, setupMemberships, flash)
 }
 
 // staffAddStaff answers POST /staff/setup/staff: a staff member added (or
@@ -361,12 +384,12 @@ func (s *Server) staffAddStaff(c echo.Context) error {
 	_, err := s.engine.AddStaff(c.Request().Context(), u.actor(), u.OrganisationID,
 		engine.StaffInput{Email: form.Email, Name: form.Name, Role: engine.StaffRole(form.Role)})
 	if err != nil {
-		return s.staffSetupProblem(c, err, func(m *views.StaffSetupModel, errs map[string]string) {
+		return s.staffSetupProblem(c, setupStaff, err, func(m *views.StaffSetupModel, errs map[string]string) {
 			form.Action, form.Errors = m.AddForm.Action, errs
 			m.AddForm = form
 		})
 	}
-	return staffSetupDone(c, flashStaffAdded, "staff")
+	return staffSetupDone(c, setupStaff, flashStaffAdded)
 }
 
 // staffChangeRole answers POST /staff/setup/staff/{id}/role.
@@ -378,9 +401,9 @@ func (s *Server) staffChangeRole(c echo.Context) error {
 	}
 	err := s.engine.ChangeStaffRole(c.Request().Context(), u.actor(), u.OrganisationID, id, engine.StaffRole(c.FormValue("role")))
 	if err != nil {
-		return s.staffSetupProblem(c, err, nil)
+		return s.staffSetupProblem(c, setupStaff, err, nil)
 	}
-	return staffSetupDone(c, flashStaffRole, "staff")
+	return staffSetupDone(c, setupStaff, flashStaffRole)
 }
 
 // staffDisableStaff answers POST /staff/setup/staff/{id}/disable, after
@@ -392,11 +415,11 @@ func (s *Server) staffDisableStaff(c echo.Context) error {
 		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
 	}
 	if ok, err := s.staffConfirmed(c, staffOpsTextIn(c).StaffDisableQuestion, staffOpsTextIn(c).StaffDisableDetail,
-		tenantPath(c, StaffPrefix+staffSetupPath+"#staff")); !ok {
+		setupURL(c, setupStaff)); !ok {
 		return err
 	}
 	if err := s.engine.DisableStaff(c.Request().Context(), u.actor(), u.OrganisationID, id); err != nil {
-		return s.staffSetupProblem(c, err, nil)
+		return s.staffSetupProblem(c, setupStaff, err, nil)
 	}
-	return staffSetupDone(c, flashStaffDisabled, "staff")
+	return staffSetupDone(c, setupStaff, flashStaffDisabled)
 }

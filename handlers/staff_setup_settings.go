@@ -96,13 +96,13 @@ func (s *Server) staffSaveLanguages(c echo.Context) error {
 	def := form.Get("defaultLanguage")
 	change := engine.OrganisationChange{EnabledLanguages: &enabled, DefaultLanguage: &def}
 	if _, err := s.engine.StaffUpdateOrganisation(c.Request().Context(), u.actor(), u.OrganisationID, change); err != nil {
-		return s.staffSetupProblem(c, err, func(m *views.StaffSetupModel, errs map[string]string) {
+		return s.staffSetupProblem(c, setupLanguages, err, func(m *views.StaffSetupModel, errs map[string]string) {
 			m.Languages = languagesFormOf(m.Languages.Action, enabled, def)
 			m.Languages.Errors = errs
 		})
 	}
 	s.RefreshTenants() // the member pages offer the new languages at once
-	return staffSetupDone(c, flashLanguagesSaved, "languages")
+	return staffSetupDone(c, setupLanguages, flashLanguagesSaved)
 }
 
 // paymentForm is the payment settings form with the stored settings; the
@@ -158,7 +158,7 @@ func (s *Server) staffSavePayments(c echo.Context) error {
 		BankIBAN: formField(form, "bankIban"), BankBIC: formField(form, "bankBic"), BankCreditorAddress: formField(form, "bankCreditorAddress"),
 		StripeSecretKey: secretChange(form, "stripeSecretKey"), StripeWebhookSecret: secretChange(form, "stripeWebhookSecret")}
 	if _, err := s.engine.StaffSetPaymentSettings(c.Request().Context(), u.actor(), u.OrganisationID, change); err != nil {
-		return s.staffSetupProblem(c, err, func(m *views.StaffSetupModel, errs map[string]string) {
+		return s.staffSetupProblem(c, setupPayments, err, func(m *views.StaffSetupModel, errs map[string]string) {
 			p := &m.Payments
 			for dst, v := range map[*string]*string{&p.Provider: change.Provider, &p.Creditor: change.BankCreditorName, &p.IBAN: change.BankIBAN,
 				&p.BIC: change.BankBIC, &p.Address: change.BankCreditorAddress} {
@@ -170,7 +170,7 @@ func (s *Server) staffSavePayments(c echo.Context) error {
 			m.Problem = problemOf(err, "provider", "stripeSecretKey", "stripeWebhookSecret", "bankCreditorName", "bankIban", "bankBic", "bankCreditorAddress")
 		})
 	}
-	return staffSetupDone(c, flashPaymentsSaved, "payments")
+	return staffSetupDone(c, setupPayments, flashPaymentsSaved)
 }
 
 // problemOf is a refused change's message for the top of the page, with
@@ -253,7 +253,7 @@ func (s *Server) staffSaveMessages(c echo.Context) error {
 		*change.ReplyTo = strings.TrimSpace(*change.ReplyTo)
 	}
 	if len(errs) > 0 {
-		return s.renderSetup(c, http.StatusUnprocessableEntity, func(m *views.StaffSetupModel) { show(m, errs) })
+		return s.renderSetup(c, setupMessages, http.StatusUnprocessableEntity, func(m *views.StaffSetupModel) { show(m, errs) })
 	}
 	if _, err := s.engine.StaffUpdateMessageSettings(c.Request().Context(), u.actor(), u.OrganisationID, change); err != nil {
 		// The engine names the fields as the admin API does ("messages.replyTo").
@@ -262,9 +262,9 @@ func (s *Server) staffSaveMessages(c echo.Context) error {
 				e.Fields[i].Field = strings.TrimPrefix(e.Fields[i].Field, "messages.")
 			}
 		}
-		return s.staffSetupProblem(c, err, show)
+		return s.staffSetupProblem(c, setupMessages, err, show)
 	}
-	return staffSetupDone(c, flashMessagesSaved, "messages")
+	return staffSetupDone(c, setupMessages, flashMessagesSaved)
 }
 
 // typeForm is the membership type form: the type chosen by ?edit_type=
@@ -275,7 +275,7 @@ func typeForm(c echo.Context, base string, types []engine.MembershipType, org *e
 	if id, err := strconv.ParseInt(c.QueryParam("edit_type"), 10, 64); err == nil {
 		for _, t := range types {
 			if t.ID == id {
-				f = views.StaffTypeForm{Action: base + "/types/" + strconv.FormatInt(id, 10), CancelURL: base + "#types", Editing: true,
+				f = views.StaffTypeForm{Action: base + "/types/" + strconv.FormatInt(id, 10), CancelURL: setupURL(c, setupMemberships) + "#types", Editing: true,
 					Code: t.Code, Name: t.Name, MinAge: optionalInt(t.MinAge), MaxAge: optionalInt(t.MaxAge)}
 				texts = t.NameTexts
 			}
@@ -362,13 +362,13 @@ func (s *Server) staffAddType(c echo.Context) error {
 	f, minAge, maxAge, errs := typeInput(c, form)
 	f.Action = tenantPath(c, StaffPrefix+staffSetupPath+"/types")
 	if len(errs) > 0 {
-		return s.renderSetup(c, http.StatusUnprocessableEntity, func(m *views.StaffSetupModel) { showTypeForm(f)(m, errs) })
+		return s.renderSetup(c, setupMemberships, http.StatusUnprocessableEntity, func(m *views.StaffSetupModel) { showTypeForm(f)(m, errs) })
 	}
 	if _, err := s.engine.StaffCreateMembershipType(c.Request().Context(), u.actor(), engine.MembershipType{OrganisationID: u.OrganisationID,
 		Code: f.Code, Name: f.Name, NameTexts: typeNameTexts(form), MinAge: minAge, MaxAge: maxAge}); err != nil {
-		return s.staffSetupProblem(c, err, showTypeForm(f))
+		return s.staffSetupProblem(c, setupMemberships, err, showTypeForm(f))
 	}
-	return staffSetupDone(c, flashTypeAdded, "types")
+	return staffSetupDone(c, setupMemberships, flashTypeAdded)
 }
 
 // staffChangeType answers POST /staff/setup/types/{id}: code, name and
@@ -385,16 +385,16 @@ func (s *Server) staffChangeType(c echo.Context) error {
 	}
 	f, minAge, maxAge, errs := typeInput(c, form)
 	base := tenantPath(c, StaffPrefix+staffSetupPath)
-	f.Action, f.CancelURL, f.Editing = base+"/types/"+strconv.FormatInt(id, 10), base+"#types", true
+	f.Action, f.CancelURL, f.Editing = base+"/types/"+strconv.FormatInt(id, 10), setupURL(c, setupMemberships)+"#types", true
 	if len(errs) > 0 {
-		return s.renderSetup(c, http.StatusUnprocessableEntity, func(m *views.StaffSetupModel) { showTypeForm(f)(m, errs) })
+		return s.renderSetup(c, setupMemberships, http.StatusUnprocessableEntity, func(m *views.StaffSetupModel) { showTypeForm(f)(m, errs) })
 	}
 	texts := typeNameTexts(form)
 	change := engine.MembershipTypeChange{Code: &f.Code, Name: &f.Name, NameTexts: &texts, MinAge: minAge, MaxAge: maxAge, ClearMinAge: minAge == nil, ClearMaxAge: maxAge == nil}
 	if _, err := s.engine.StaffUpdateMembershipType(c.Request().Context(), u.actor(), u.OrganisationID, id, change); err != nil {
-		return s.staffSetupProblem(c, err, showTypeForm(f))
+		return s.staffSetupProblem(c, setupMemberships, err, showTypeForm(f))
 	}
-	return staffSetupDone(c, flashTypeChanged, "types")
+	return staffSetupDone(c, setupMemberships, flashTypeChanged)
 }
 
 // staffDeleteType answers POST /staff/setup/types/{id}/delete, after
@@ -406,11 +406,11 @@ func (s *Server) staffDeleteType(c echo.Context) error {
 		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
 	}
 	if ok, err := s.staffConfirmed(c, staffSetupTextIn(c).TypeDeleteQuestion, staffSetupTextIn(c).TypeDeleteDetail,
-		tenantPath(c, StaffPrefix+staffSetupPath+"#types")); !ok {
+		setupURL(c, setupMemberships)+"#types"); !ok {
 		return err
 	}
 	if err := s.engine.StaffDeleteMembershipType(c.Request().Context(), u.actor(), u.OrganisationID, id); err != nil {
-		return s.staffSetupProblem(c, err, nil)
+		return s.staffSetupProblem(c, setupMemberships, err, nil)
 	}
-	return staffSetupDone(c, flashTypeDeleted, "types")
+	return staffSetupDone(c, setupMemberships, flashTypeDeleted)
 }

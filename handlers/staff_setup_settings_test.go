@@ -36,7 +36,7 @@ func TestStaffSetupLanguages(t *testing.T) {
 		admin := env.mustStaffSignIn("admin@example.org", "/staff")
 		origin := []string{"Origin", env.srv.URL}
 
-		p := env.get(admin, "/staff/setup")
+		p := env.get(admin, "/staff/setup/languages")
 		if p.doc.Find(`[data-testid=languages-form] input[name=enabledLanguages][checked]`).Length() != 3 ||
 			p.doc.Find(`#languages-default option[selected]`).AttrOr("value", "") != "en" {
 			t.Fatalf("languages form: %s", p.testid("languages-form").Text())
@@ -54,7 +54,7 @@ func TestStaffSetupLanguages(t *testing.T) {
 			t.Fatalf("a refused change was stored: %q %q", o.EnabledLanguages, o.DefaultLanguage)
 		}
 		expectRedirect(t, env.post(admin, "/staff/setup/languages", url.Values{"enabledLanguages": {"de", "en"}, "defaultLanguage": {"de"}}, origin...),
-			"/staff/setup?done=languages-saved#languages")
+			"/staff/setup/languages?done=languages-saved")
 		if o, _ := env.svc.Organisation(ctx, 1); strings.Join(o.EnabledLanguageList(), ",") != "de,en" || o.DefaultLanguage != "de" {
 			t.Fatalf("after saving: %q %q", o.EnabledLanguages, o.DefaultLanguage)
 		}
@@ -87,7 +87,7 @@ func TestStaffSetupPaymentSettings(t *testing.T) {
 			return strings.Contains(s, key1) || strings.Contains(s, key2) || strings.Contains(s, hook)
 		}
 
-		p := env.get(admin, "/staff/setup")
+		p := env.get(admin, "/staff/setup/payments")
 		if p.testid("pay-stripe-key-state").Text() != views.StaffSetupText.PaySecretNotSet || p.testid("pay-qr-kind").Text() != views.StaffSetupText.PayQRNone {
 			t.Fatalf("payment form: %s", p.testid("payments-form").Text())
 		}
@@ -106,8 +106,8 @@ func TestStaffSetupPaymentSettings(t *testing.T) {
 		}
 
 		form.Set("bankIban", "DE89 3704 0044 0532 0130 00")
-		expectRedirect(t, env.post(admin, "/staff/setup/payments", form, origin...), "/staff/setup?done=payments-saved#payments")
-		p = env.get(admin, "/staff/setup?done=payments-saved")
+		expectRedirect(t, env.post(admin, "/staff/setup/payments", form, origin...), "/staff/setup/payments?done=payments-saved")
+		p = env.get(admin, "/staff/setup/payments?done=payments-saved")
 		if p.testid("staff-flash").Text() != views.StaffSetupText.PaySaved || p.testid("pay-stripe-key-state").Text() != views.StaffOpsText.SecretSet ||
 			p.testid("pay-webhook-secret-state").Text() != views.StaffOpsText.SecretSet || p.doc.Find(`#pay-stripe-key`).AttrOr("value", "x") != "" ||
 			p.doc.Find(`#pay-iban`).AttrOr("value", "") != "DE89370400440532013000" || p.testid("pay-qr-kind").Text() != views.StaffSetupText.PayQREPC {
@@ -120,12 +120,12 @@ func TestStaffSetupPaymentSettings(t *testing.T) {
 		// Empty secret fields keep the secrets; a new key replaces one.
 		form.Set("stripeSecretKey", "")
 		form.Set("stripeWebhookSecret", "")
-		expectRedirect(t, env.post(admin, "/staff/setup/payments", form, origin...), "/staff/setup?done=payments-saved#payments")
+		expectRedirect(t, env.post(admin, "/staff/setup/payments", form, origin...), "/staff/setup/payments?done=payments-saved")
 		if v, _ := env.svc.PaymentSettings(ctx, 1); !v.StripeSecretKeySet || !v.StripeWebhookSecretSet {
 			t.Fatalf("empty fields removed the secrets: %+v", v)
 		}
 		form.Set("stripeSecretKey", key2)
-		expectRedirect(t, env.post(admin, "/staff/setup/payments", form, origin...), "/staff/setup?done=payments-saved#payments")
+		expectRedirect(t, env.post(admin, "/staff/setup/payments", form, origin...), "/staff/setup/payments?done=payments-saved")
 		rows := env.auditRows("payment_settings.update")
 		if len(rows) != 3 {
 			t.Fatalf("%d audit entries, want 3", len(rows))
@@ -149,7 +149,7 @@ func TestStaffSetupPaymentSettings(t *testing.T) {
 			t.Fatalf("stripe without a webhook secret: %d", res.status)
 		}
 		form.Set("provider", engine.BankTransferProvider)
-		expectRedirect(t, env.post(admin, "/staff/setup/payments", form, origin...), "/staff/setup?done=payments-saved#payments")
+		expectRedirect(t, env.post(admin, "/staff/setup/payments", form, origin...), "/staff/setup/payments?done=payments-saved")
 		if v, _ := env.svc.PaymentSettings(ctx, 1); v.Provider != engine.BankTransferProvider || v.StripeWebhookSecretSet || !v.StripeSecretKeySet {
 			t.Fatalf("after removing the webhook secret: %+v", v)
 		}
@@ -167,7 +167,7 @@ func TestStaffSetupMessageSettings(t *testing.T) {
 		admin := env.mustStaffSignIn("admin@example.org", "/staff")
 		origin := []string{"Origin", env.srv.URL}
 
-		p := env.get(admin, "/staff/setup")
+		p := env.get(admin, "/staff/setup/messages")
 		if p.doc.Find(`#msg-unpaid`).AttrOr("value", "") != "3, 10" || p.doc.Find(`#msg-expiry`).AttrOr("value", "") != "30" {
 			t.Fatalf("message form: %s", p.testid("messages-form").Text())
 		}
@@ -191,7 +191,7 @@ func TestStaffSetupMessageSettings(t *testing.T) {
 		}
 		form.Set("unpaidReminderDays", "10 2")
 		form.Set("replyTo", "office@riverside.example")
-		expectRedirect(t, env.post(admin, "/staff/setup/messages", form, origin...), "/staff/setup?done=messages-saved#messages")
+		expectRedirect(t, env.post(admin, "/staff/setup/messages", form, origin...), "/staff/setup/messages?done=messages-saved")
 		ms, _ := env.svc.MessageSettings(ctx, 1)
 		if ms.ExpiryReminderDays != 14 || len(ms.UnpaidReminderDays) != 2 || ms.UnpaidReminderDays[0] != 2 || ms.SenderName != "Riverside" || ms.ReplyTo != "office@riverside.example" {
 			t.Fatalf("after saving: %+v", ms)
@@ -201,7 +201,7 @@ func TestStaffSetupMessageSettings(t *testing.T) {
 		}
 		// Empty returns a setting to the default.
 		form.Set("expiryReminderDays", "")
-		expectRedirect(t, env.post(admin, "/staff/setup/messages", form, origin...), "/staff/setup?done=messages-saved#messages")
+		expectRedirect(t, env.post(admin, "/staff/setup/messages", form, origin...), "/staff/setup/messages?done=messages-saved")
 		if ms, _ := env.svc.MessageSettings(ctx, 1); ms.ExpiryReminderDays != 30 {
 			t.Fatalf("empty did not restore the default: %d", ms.ExpiryReminderDays)
 		}
@@ -241,7 +241,7 @@ func TestStaffSetupMembershipTypes(t *testing.T) {
 			t.Fatalf("a bad code: %d %s", bad.status, bad.testid("type-form").Text())
 		}
 		expectRedirect(t, env.post(admin, "/staff/setup/types", url.Values{"code": {"GUEST"}, "name": {"Guest"}, "minAge": {"16"}, "maxAge": {""}}, origin...),
-			"/staff/setup?done=type-added#types")
+			"/staff/setup/memberships?done=type-added")
 		id := typeID("GUEST")
 		if id == 0 {
 			t.Fatal("the type was not added")
@@ -252,7 +252,7 @@ func TestStaffSetupMembershipTypes(t *testing.T) {
 		}
 
 		// The edit form carries the type's values; the change clears the minimum age.
-		p := env.get(admin, "/staff/setup")
+		p := env.get(admin, "/staff/setup/memberships")
 		row := p.doc.Find(`[data-testid=type-row][data-code=GUEST]`)
 		edit := env.get(admin, row.Find(`[data-testid=type-edit]`).AttrOr("href", ""))
 		path := "/staff/setup/types/" + strconv.FormatInt(id, 10)
@@ -260,7 +260,7 @@ func TestStaffSetupMembershipTypes(t *testing.T) {
 			t.Fatalf("edit form: %s", edit.testid("type-form").Text())
 		}
 		expectRedirect(t, env.post(admin, path, url.Values{"code": {"GUEST"}, "name": {"Guest rower"}, "minAge": {""}, "maxAge": {"99"}}, origin...),
-			"/staff/setup?done=type-changed#types")
+			"/staff/setup/memberships?done=type-changed")
 		types, _ := env.svc.MembershipTypes(ctx, 1)
 		for _, ty := range types {
 			if ty.ID == id && (ty.Name != "Guest rower" || ty.MinAge != nil || ty.MaxAge == nil || *ty.MaxAge != 99) {
@@ -277,7 +277,7 @@ func TestStaffSetupMembershipTypes(t *testing.T) {
 		if ask.status != http.StatusOK || ask.testid("staff-confirm-question").Text() != views.StaffSetupText.TypeDeleteQuestion || typeID("GUEST") == 0 {
 			t.Fatalf("deleting without confirmation: %d", ask.status)
 		}
-		expectRedirect(t, env.post(admin, path+"/delete", url.Values{"confirmed": {"1"}}, origin...), "/staff/setup?done=type-deleted#types")
+		expectRedirect(t, env.post(admin, path+"/delete", url.Values{"confirmed": {"1"}}, origin...), "/staff/setup/memberships?done=type-deleted")
 		if typeID("GUEST") != 0 {
 			t.Fatal("the type was not deleted")
 		}
@@ -302,7 +302,7 @@ func TestStaffSetupHashSecretRotation(t *testing.T) {
 	org := url.Values{"name": {"Riverside Rowing Club"}, "contactEmail": {""}, "logoUrl": {""}, "accentColour": {""}}
 	for _, secret := range []string{"first-hash-secret-0123456789", "second-hash-secret-0123456789"} {
 		org.Set("hashSecret", secret)
-		expectRedirect(t, env.post(admin, "/staff/setup/organisation", org, "Origin", env.srv.URL), "/staff/setup?done=org-saved#organisation")
+		expectRedirect(t, env.post(admin, "/staff/setup/organisation", org, "Origin", env.srv.URL), "/staff/setup/organisation?done=org-saved")
 	}
 	rows := env.auditRows("organisation.update")
 	if len(rows) != 2 || !strings.Contains(rows[0].BeforeJSON, `"hashSecret":""`) || !strings.Contains(rows[0].AfterJSON, `"hashSecret":"set `) ||

@@ -25,7 +25,7 @@ func TestStaffSetupPriceCalculator(t *testing.T) {
 	admin := env.mustStaffSignIn("admin@example.org", "/staff")
 	q := url.Values{"calc_period": {"1"}, "calc_on": {time.Now().Format(time.DateOnly)},
 		"calc_type": {"1", "1", "2", ""}, "calc_member": {"RENEWAL", "RENEWAL", "RENEWAL", "NEW"}}
-	p := env.get(admin, "/staff/setup?"+q.Encode())
+	p := env.get(admin, "/staff/setup/memberships?"+q.Encode())
 	// Adults: 120.00 - 10.00 loyalty - 12.00 early-bird - 18.00 family = 80.00 each;
 	// junior: 60.00 - 10.00 - 6.00 - 9.00 = 35.00; administration fee 2.50.
 	if p.status != http.StatusOK || p.testid("calc-total").Text() != "EUR 197.50" {
@@ -38,11 +38,11 @@ func TestStaffSetupPriceCalculator(t *testing.T) {
 	if p.doc.Find(`#calc-member-1 option[selected]`).AttrOr("value", "") != "RENEWAL" || p.doc.Find(`#calc-type-3 option[selected]`).AttrOr("value", "") != "2" {
 		t.Error("the calculator's choices are not kept")
 	}
-	empty := env.get(admin, "/staff/setup?calc_period=1&calc_type=&calc_type=")
+	empty := env.get(admin, "/staff/setup/memberships?calc_period=1&calc_type=&calc_type=")
 	if empty.status != http.StatusOK || !strings.Contains(empty.testid("calc-error").Text(), "1 to 20 persons") {
 		t.Fatalf("no persons: %s", empty.testid("calc-result").Text())
 	}
-	if other := env.get(admin, "/staff/setup?calc_period=999&calc_type=1"); !strings.Contains(other.testid("calc-error").Text(), "not found") {
+	if other := env.get(admin, "/staff/setup/memberships?calc_period=999&calc_type=1"); !strings.Contains(other.testid("calc-error").Text(), "not found") {
 		t.Fatalf("unknown period: %s", other.testid("calc-result").Text())
 	}
 }
@@ -59,10 +59,13 @@ func TestStaffSetupChanges(t *testing.T) {
 		admin := env.mustStaffSignIn("admin@example.org", "/staff")
 		origin := []string{"Origin", env.srv.URL}
 
-		p := env.get(admin, "/staff/setup")
+		p := env.get(admin, "/staff/setup/organisation")
 		if p.status != http.StatusOK || p.doc.Find(`#org-name`).AttrOr("value", "") != "Riverside Rowing Club" ||
-			p.testid("org-secret-state").Text() != views.StaffOpsText.SecretNotSet || p.testid("period-row").Length() != 2 {
-			t.Fatalf("setup page: %d %s", p.status, p.testid("staff-main").Text())
+			p.testid("org-secret-state").Text() != views.StaffOpsText.SecretNotSet {
+			t.Fatalf("organisation section: %d %s", p.status, p.testid("staff-main").Text())
+		}
+		if p := env.get(admin, "/staff/setup/memberships"); p.status != http.StatusOK || p.testid("period-row").Length() != 2 {
+			t.Fatalf("memberships section: %d %s", p.status, p.testid("staff-main").Text())
 		}
 
 		// Organisation: a bad colour is shown by its field and nothing changes.
@@ -76,7 +79,7 @@ func TestStaffSetupChanges(t *testing.T) {
 			t.Fatalf("a refused change was stored: %q", o.Name)
 		}
 		org.Set("accentColour", "#1f5570")
-		expectRedirect(t, env.post(admin, "/staff/setup/organisation", org, origin...), "/staff/setup?done=org-saved#organisation")
+		expectRedirect(t, env.post(admin, "/staff/setup/organisation", org, origin...), "/staff/setup/organisation?done=org-saved")
 		if o, _ := env.svc.Organisation(ctx, 1); o.Name != "Riverside RC" || o.AccentColour != "#1f5570" || o.ContactEmail != "office@riverside.example" {
 			t.Fatalf("organisation after save: %+v", o)
 		}
@@ -88,12 +91,12 @@ func TestStaffSetupChanges(t *testing.T) {
 			t.Fatalf("closing without confirmation: %d", ask.status)
 		}
 		closeIt.Set("confirmed", "1")
-		expectRedirect(t, env.post(admin, "/staff/setup/periods/1/status", closeIt, origin...), "/staff/setup?done=period-closed#periods")
+		expectRedirect(t, env.post(admin, "/staff/setup/periods/1/status", closeIt, origin...), "/staff/setup/memberships?done=period-closed")
 		var period engine.MembershipPeriod
 		if err := db.NewSelect().Model(&period).Where("id = 1").Scan(ctx); err != nil || period.Status != engine.PeriodClosed {
 			t.Fatalf("period after closing: %s %v", period.Status, err)
 		}
-		expectRedirect(t, env.post(admin, "/staff/setup/periods/1/status", url.Values{"status": {"open"}}, origin...), "/staff/setup?done=period-opened#periods")
+		expectRedirect(t, env.post(admin, "/staff/setup/periods/1/status", url.Values{"status": {"open"}}, origin...), "/staff/setup/memberships?done=period-opened")
 		if res := env.post(admin, "/staff/setup/periods/999/status", url.Values{"status": {"open"}}, origin...); res.status != http.StatusNotFound {
 			t.Fatalf("another organisation's or no period: %d", res.status)
 		}
@@ -104,7 +107,7 @@ func TestStaffSetupChanges(t *testing.T) {
 			t.Fatalf("bad staff address: %d", res.status)
 		}
 		add.Set("email", "tess@example.org")
-		expectRedirect(t, env.post(admin, "/staff/setup/staff", add, origin...), "/staff/setup?done=staff-added#staff")
+		expectRedirect(t, env.post(admin, "/staff/setup/staff", add, origin...), "/staff/setup/staff?done=staff-added")
 		list, err := env.svc.ListStaff(ctx, 1)
 		if err != nil {
 			t.Fatal(err)
@@ -130,7 +133,7 @@ func TestStaffSetupChanges(t *testing.T) {
 			t.Fatalf("last admin disabled: %d", res.status)
 		}
 		// With a second administrator, they can.
-		expectRedirect(t, env.post(admin, path(tess, "role"), url.Values{"role": {"admin"}}, origin...), "/staff/setup?done=staff-role#staff")
+		expectRedirect(t, env.post(admin, path(tess, "role"), url.Values{"role": {"admin"}}, origin...), "/staff/setup/staff?done=staff-role")
 		if res := env.post(admin, path(tess, "role"), url.Values{"role": {"boss"}}, origin...); res.status != http.StatusUnprocessableEntity {
 			t.Fatalf("unknown role: %d", res.status)
 		}
@@ -138,8 +141,8 @@ func TestStaffSetupChanges(t *testing.T) {
 		if ask.status != http.StatusOK || ask.testid("staff-confirm").Length() != 1 {
 			t.Fatalf("disabling without confirmation: %d", ask.status)
 		}
-		expectRedirect(t, env.post(admin, path(tess, "disable"), url.Values{"confirmed": {"1"}}, origin...), "/staff/setup?done=staff-disabled#staff")
-		after := env.get(admin, "/staff/setup?done=staff-disabled")
+		expectRedirect(t, env.post(admin, path(tess, "disable"), url.Values{"confirmed": {"1"}}, origin...), "/staff/setup/staff?done=staff-disabled")
+		after := env.get(admin, "/staff/setup/staff?done=staff-disabled")
 		if after.testid("staff-flash").Text() != views.StaffOpsText.StaffDisabledDone ||
 			after.doc.Find(`[data-testid=staff-row][data-email="tess@example.org"] [data-testid=staff-disabled]`).Length() != 1 {
 			t.Fatalf("after disabling: %s", after.testid("staff-table").Text())

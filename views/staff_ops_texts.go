@@ -77,7 +77,7 @@ var StaffOpsText = StaffOpsTexts{
 	JobPortalWide: "portal-wide",
 	JobRetried:    "The job was queued again with a fresh set of attempts.",
 	JobRunTitle:   "Run a scheduled job now",
-	JobRunIntro:   "The portal runs these by itself on a schedule, for every club of the portal. Run one now, once, for example after fixing a mail setting; a run already waiting is not doubled.",
+	JobRunIntro:   "The portal runs these by itself on a schedule, for every club of the portal. Run one now, once, for this club only (the clean-ups of old records: for the whole portal), for example after fixing a mail setting; a run already waiting is not doubled.",
 	JobRunKind:    "Scheduled job",
 	JobRun:        "Run now",
 	JobRunQueued:  "The job was queued and runs in a moment.",

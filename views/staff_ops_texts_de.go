@@ -20,7 +20,7 @@ var staffOpsTextDE = StaffOpsTexts{
 	JobPortalWide: "ganzes Portal",
 	JobRetried:    "Der Auftrag wurde mit neuen Versuchen wieder eingereiht.",
 	JobRunTitle:   "Geplanten Auftrag jetzt ausführen",
-	JobRunIntro:   "Das Portal führt diese Aufträge selbst nach Zeitplan aus, für alle Vereine des Portals. Führen Sie einen jetzt einmal aus, etwa nach einer korrigierten Mail-Einstellung; ein bereits wartender Lauf wird nicht verdoppelt.",
+	JobRunIntro:   "Das Portal führt diese Aufträge selbst nach Zeitplan aus, für alle Vereine des Portals. Führen Sie einen jetzt einmal aus, nur für diesen Verein (das Aufräumen alter Einträge: für das ganze Portal), etwa nach einer korrigierten Mail-Einstellung; ein bereits wartender Lauf wird nicht verdoppelt.",
 	JobRunKind:    "Geplanter Auftrag",
 	JobRun:        "Jetzt ausführen",
 	JobRunQueued:  "Der Auftrag wurde eingereiht und läuft gleich.",

@@ -20,7 +20,7 @@ var staffOpsTextFR = StaffOpsTexts{
 	JobPortalWide: "tout le portail",
 	JobRetried:    "La tâche a été remise en file avec de nouvelles tentatives.",
 	JobRunTitle:   "Lancer une tâche planifiée maintenant",
-	JobRunIntro:   "Le portail les lance lui-même selon un calendrier, pour tous les clubs du portail. Lancez-en une maintenant, une fois, par exemple après avoir corrigé un réglage de messagerie ; une exécution déjà en attente n’est pas doublée.",
+	JobRunIntro:   "Le portail les lance lui-même selon un calendrier, pour tous les clubs du portail. Lancez-en une maintenant, une fois, pour ce club seulement (le nettoyage des anciennes données : pour tout le portail), par exemple après avoir corrigé un réglage de messagerie ; une exécution déjà en attente n’est pas doublée.",
 	JobRunKind:    "Tâche planifiée",
 	JobRun:        "Lancer maintenant",
 	JobRunQueued:  "La tâche a été mise en file et s’exécute dans un instant.",

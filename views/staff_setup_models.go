@@ -3,11 +3,18 @@ package views
 import (
 	"context"
 	"strconv"
+	"strings"
 )
 
-// StaffSetupModel is the administrators' setup page.
+// StaffSetupModel is one section of the administrators' setup; each
+// section's load fills its own fields only.
 type StaffSetupModel struct {
 	StaffChrome
+	// Section is the slug of the section shown, Sections the section
+	// navigation, Intro the section's one sentence.
+	Section  string
+	Sections []StaffSetupSectionLink
+	Intro    string
 	// Problem is an error of an action not tied to one field (the last
 	// administrator, a conflict), shown at the top.
 	Problem string
@@ -23,6 +30,62 @@ type StaffSetupModel struct {
 	Languages StaffLanguagesForm
 	Payments  StaffPaymentForm
 	Messages  StaffMessagesForm
+	// ToDo lists club texts missing in an enabled language.
+	ToDo []StaffTextToDo
+	// APIKeys are the organisation's admin API keys, KeyForm makes one
+	// and NewKey is the key just made (shown once).
+	APIKeys []StaffAPIKeyRow
+	KeyForm StaffAPIKeyForm
+	NewKey  string
+}
+
+// StaffSetupIndexModel is GET /staff/setup: the list of sections.
+type StaffSetupIndexModel struct {
+	StaffChrome
+	Sections []StaffSetupSectionLink
+}
+
+// StaffSetupSectionLink is one section in the section navigation.
+type StaffSetupSectionLink struct {
+	Slug, Title, Intro, Href string
+	Current                  bool
+}
+
+// StaffPeriodTextsForm is a period's name and its price rules' labels in
+// each enabled language but the default (whose texts are the rows' own).
+type StaffPeriodTextsForm struct {
+	// ID is the period's id, Period its name in the page's language.
+	ID, Action, Period string
+	DefaultLanguage    string
+	// Name is the period name field ("name" in the default language,
+	// nameTexts.xx in the others); Rules each rule's label.
+	Name   StaffTextsField
+	Rules  []StaffTextsField
+	Errors map[string]string
+}
+
+// StaffTextsField is one club text: its field name, the text in the
+// default language (Base) and in each other enabled language.
+type StaffTextsField struct {
+	// Field is the form field of the default language's text; the others
+	// are TextsField + "." + language.
+	Field, TextsField, Label, Base string
+	Texts                          []StaffTextField
+}
+
+// StaffTextToDo is a club text missing in an enabled language.
+type StaffTextToDo struct{ What, Name, Language string }
+
+// StaffAPIKeyRow is one admin API key, without the key.
+type StaffAPIKeyRow struct {
+	ID, Name, Prefix, Scope, Created, LastUsed, RevokeURL string
+	Revoked                                               bool
+}
+
+// StaffAPIKeyForm makes an API key.
+type StaffAPIKeyForm struct {
+	Action, Name, Scope string
+	Errors              map[string]string
 }
 
 // StaffLanguagesForm chooses the languages offered to members and the
@@ -100,6 +163,8 @@ type StaffTypeRow struct{ ID, Code, Name, Ages, EditURL, DeleteURL string }
 type StaffRuleTable struct {
 	Period string
 	Rules  []StaffRuleRow
+	// Texts edit the period's name and its rules' labels per language.
+	Texts StaffPeriodTextsForm
 }
 
 // StaffRuleRow is one price rule, ready to print.
@@ -194,4 +259,15 @@ func languageOptions(langs []StaffLanguageOption) []StaffOption {
 		out[i] = StaffOption{Value: l.Code, Label: l.Label}
 	}
 	return out
+}
+
+// apiKeyScopes are the scopes a new API key may have.
+func apiKeyScopes(ctx context.Context) []StaffOption {
+	return []StaffOption{{Value: "read", Label: StaffSetupSectionTextIn(ctx).KeyScopeRead}, {Value: "write", Label: StaffSetupSectionTextIn(ctx).KeyScopeWrite}}
+}
+
+// fieldID is the element id of period's texts field name: "texts-1-rules-early-label"
+// for rules.early.label of period 1.
+func fieldID(period, name string) string {
+	return "texts-" + period + "-" + strings.NewReplacer(".", "-", "[", "-", "]", "").Replace(name)
 }

@@ -6,10 +6,14 @@ import (
 )
 
 // TestStaffSetupTextsInEveryLanguage: German and French have every text
-// of the setup settings, with the English text's placeholders.
+// of the setup settings and of the setup's sections, with the English
+// text's placeholders.
 func TestStaffSetupTextsInEveryLanguage(t *testing.T) {
-	for name, translated := range map[string]StaffSetupTexts{"staffSetupTextDE": staffSetupTextDE, "staffSetupTextFR": staffSetupTextFR} {
-		tv, ev := reflect.ValueOf(translated), reflect.ValueOf(StaffSetupText)
+	for name, texts := range map[string][2]any{
+		"staffSetupTextDE": {staffSetupTextDE, StaffSetupText}, "staffSetupTextFR": {staffSetupTextFR, StaffSetupText},
+		"staffSetupSectionTextDE": {staffSetupSectionTextDE, StaffSetupSectionText}, "staffSetupSectionTextFR": {staffSetupSectionTextFR, StaffSetupSectionText},
+	} {
+		tv, ev := reflect.ValueOf(texts[0]), reflect.ValueOf(texts[1])
 		for i := range tv.NumField() {
 			got, want := tv.Field(i).String(), ev.Field(i).String()
 			if got == "" || want == "" {

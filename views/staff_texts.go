@@ -33,6 +33,9 @@ type StaffTexts struct {
 	ActResendConfirmation, ActResendLink, ActReset, ActCancel, ActCapture, ActRefund, CapAmount, CapDate, CapNote, CapStillOwed,
 	ConfirmReset, ConfirmResetDetail, ConfirmCancel, ConfirmCancelDetail, ConfirmRefund, ConfirmRefundDetail,
 	DoneResentConfirmation, DoneResentLink, DoneReset, DoneCancelled, DoneCaptured, DoneCapturedProblem, DoneCapturedPartial, DoneCapturedSecond, DoneRefunded,
+	// PayRefundDue and PayRefunded (%s: the provider's refund id) state
+	// a payment's refund.
+	PayRefundDue, PayRefunded,
 	BadAmount, BadDate, BadFilter string
 	// Overview
 	OvTitle, OvShow, OvRegistrations, OvMoney, OvExpected, OvReceived, OvRefunded, OvAttention, OvJobs, OvByType, OvByAge,
@@ -171,6 +174,8 @@ var StaffText = StaffTexts{
 	DetTransferRef:         "Transfer reference",
 	DoneCapturedSecond:     "The bank transfer was recorded as a second payment: the registration was paid already. The amount is owed back to the member: transfer it back, then mark it paid back on the payments page.",
 	DoneRefunded:           "The payment was refunded.",
+	PayRefundDue:           "refund due",
+	PayRefunded:            "refunded (%s)",
 
 	BadAmount: "Enter the amount received, such as 184.50.",
 	BadDate:   "Enter the booking date as YYYY-MM-DD, not in the future.",

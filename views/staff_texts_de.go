@@ -132,6 +132,8 @@ var staffTextDE = StaffTexts{
 	DetTransferRef:         "Überweisungsreferenz",
 	DoneCapturedSecond:     "Die Banküberweisung wurde als zweite Zahlung erfasst: Die Anmeldung war schon bezahlt. Der Betrag steht dem Mitglied zu: Überweisen Sie ihn zurück und markieren Sie ihn dann auf der Zahlungsseite als zurückgezahlt.",
 	DoneRefunded:           "Die Zahlung wurde zurückerstattet.",
+	PayRefundDue:           "Rückerstattung fällig",
+	PayRefunded:            "zurückerstattet (%s)",
 
 	BadAmount: "Geben Sie den erhaltenen Betrag ein, zum Beispiel 184.50.",
 	BadDate:   "Geben Sie das Buchungsdatum als JJJJ-MM-TT ein, nicht in der Zukunft.",

@@ -132,6 +132,8 @@ var staffTextFR = StaffTexts{
 	DetTransferRef:         "Référence du virement",
 	DoneCapturedSecond:     "Le virement bancaire a été enregistré comme second paiement : l’inscription était déjà payée. Le montant est dû au membre : remboursez-le par virement, puis marquez-le comme remboursé sur la page des paiements.",
 	DoneRefunded:           "Le paiement a été remboursé.",
+	PayRefundDue:           "remboursement dû",
+	PayRefunded:            "remboursé (%s)",
 
 	BadAmount: "Saisissez le montant reçu, par exemple 184.50.",
 	BadDate:   "Saisissez la date de comptabilisation au format AAAA-MM-JJ, pas dans le futur.",

@@ -17,7 +17,7 @@ import (
 )
 
 // jobsUsage is the usage of `portal jobs`.
-const jobsUsage = "usage: portal jobs [list] [--state queued,running,failed,dead,succeeded] [--limit N] [--wide] | portal jobs retry ID | portal jobs run KIND"
+const jobsUsage = "usage: portal jobs [list] [--state queued,running,failed,dead,succeeded] [--limit N] [--wide] | portal jobs retry ID | portal jobs run KIND [--org ID]"
 
 // cmdJobs lists the job queue, retries a failed or dead job, or runs a
 // scheduled job now. Like every operator command it runs beside a serving
@@ -27,6 +27,7 @@ func cmdJobs(ctx context.Context, args []string, getenv func(string) string, std
 	fs := newFlagSet("jobs", stderr)
 	states := fs.String("state", "", "comma-separated states to list (default: all but succeeded)")
 	limit := fs.Int("limit", 100, "list at most this many jobs")
+	org := fs.Int64("org", 0, "run: only this organisation's work (default: every organisation's, as the schedule)")
 	wide := fs.Bool("wide", false, "show the last error whole (e.g. the mail server's answer), not cut to 80 characters")
 	action := "list"
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
@@ -79,6 +80,12 @@ func cmdJobs(ctx context.Context, args []string, getenv func(string) string, std
 		fmt.Fprintf(stdout, "job %d queued again with a fresh set of attempts\n", id)
 		return nil
 	case "run":
+		if len(rest) > 1 { // portal jobs run KIND --org ID: the flags after the kind
+			if err := fs.Parse(rest[1:]); err != nil || fs.NArg() > 0 {
+				return errors.New(jobsUsage)
+			}
+			rest = rest[:1]
+		}
 		if len(rest) != 1 {
 			return errors.New(jobsUsage)
 		}
@@ -86,11 +93,21 @@ func cmdJobs(ctx context.Context, args []string, getenv func(string) string, std
 		if !slices.Contains(engine.ScheduledKinds, kind) {
 			return fmt.Errorf("%q is not a scheduled job kind: want one of %s", kind, strings.Join(engine.ScheduledKinds, ", "))
 		}
-		j, err := jobs.RunNow(ctx, db, kind, time.Now())
+		if err := engine.CheckRunKind(kind, *org); err != nil {
+			return fmt.Errorf("%s: %s (%s are the portal's own; run them without --org)", kind, err.Error(), strings.Join(engine.PortalWideKinds, ", "))
+		}
+		scope := "for every organisation"
+		if *org != 0 {
+			if n, err := db.NewSelect().Table("organisations").Where("id = ?", *org).Count(ctx); err != nil || n == 0 {
+				return fmt.Errorf("organisation %d not found (portal orgs list)", *org)
+			}
+			scope = fmt.Sprintf("for organisation %d only", *org)
+		}
+		j, err := jobs.RunNow(ctx, db, kind, time.Now(), *org)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "job %d queued: %s runs now on a serving portal's workers, once in the cluster, for every organisation (portal jobs list shows it)\n", j.ID, kind)
+		fmt.Fprintf(stdout, "job %d queued: %s runs now on a serving portal's workers, once in the cluster, %s (portal jobs list shows it)\n", j.ID, kind, scope)
 		return nil
 	}
 	return fmt.Errorf("unknown jobs action %q; %s", action, jobsUsage)

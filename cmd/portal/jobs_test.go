@@ -5,6 +5,7 @@ import (
 	"crypto/ed25519"
 	"crypto/rand"
 	"crypto/x509"
+	"encoding/json"
 	"encoding/pem"
 	"errors"
 	"log/slog"
@@ -91,6 +92,27 @@ func TestJobsListAndRetry(t *testing.T) {
 	}
 	if list, _ := jobs.List(ctx, db, 10, jobs.StateQueued); len(list) != 3 || list[2].Kind != engine.KindQueueReminders {
 		t.Fatalf("after run, queued: %+v", list)
+	}
+
+	// --org: one organisation's work; the portal's own jobs and unknown
+	// organisations are refused.
+	if out, err := runCmd(t, getenv, "jobs", "run", engine.KindSuspendIdle, "--org", "7"); err == nil || !strings.Contains(err.Error(), "organisation 7 not found") {
+		t.Errorf("run for an unknown organisation: %s %v", out, err)
+	}
+	if out, err := runCmd(t, getenv, "jobs", "run", jobs.PruneKind, "--org", "1"); err == nil || !strings.Contains(err.Error(), "without --org") {
+		t.Errorf("pruning for one organisation: %s %v", out, err)
+	}
+	if _, err := db.NewInsert().Model(&engine.Organisation{ID: 1, Name: "Riverside"}).Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	out, err = runCmd(t, getenv, "jobs", "run", engine.KindSuspendIdle, "--org", "1")
+	if err != nil || !strings.Contains(out, "for organisation 1 only") {
+		t.Fatalf("run --org: %s %v", out, err)
+	}
+	var payload jobs.SchedulePayload
+	list, _ := jobs.List(ctx, db, 10, jobs.StateQueued)
+	if len(list) != 4 || json.Unmarshal([]byte(list[3].Payload), &payload) != nil || payload.Organisation != 1 {
+		t.Fatalf("after run --org, queued: %+v", list)
 	}
 }
 

@@ -438,13 +438,13 @@ func TestRunNow(t *testing.T) {
 		work(t, r, 1)
 		clk.Advance(time.Hour)
 
-		j, err := jobs.RunNow(ctx, db, "reminders.unpaid", clk.Now())
+		j, err := jobs.RunNow(ctx, db, "reminders.unpaid", clk.Now(), 0)
 		if err != nil || j.Kind != "reminders.unpaid" || j.State != jobs.StateQueued {
 			t.Fatalf("run now: %+v %v", j, err)
 		}
 		// Asked again before it ran: the same run, not a second one; the
 		// schedule's own enqueue does not add one either.
-		again, err := jobs.RunNow(ctx, db, "reminders.unpaid", clk.Now())
+		again, err := jobs.RunNow(ctx, db, "reminders.unpaid", clk.Now(), 0)
 		if !errors.Is(err, jobs.ErrAlreadyDue) || again.ID != j.ID {
 			t.Fatalf("second run now: %+v %v", again, err)
 		}
@@ -457,7 +457,7 @@ func TestRunNow(t *testing.T) {
 			t.Fatalf("%d runs, want the schedule's and the one asked for", runs)
 		}
 		// Once it ran, it may be asked for again.
-		if _, err := jobs.RunNow(ctx, db, "reminders.unpaid", clk.Now()); err != nil {
+		if _, err := jobs.RunNow(ctx, db, "reminders.unpaid", clk.Now(), 0); err != nil {
 			t.Fatalf("run now after the run: %v", err)
 		}
 	})

@@ -137,6 +137,9 @@ func (r *Runner) Every(kind string, period time.Duration) {
 // SchedulePayload is the payload of a job enqueued by Every.
 type SchedulePayload struct {
 	Period time.Time `json:"period"`
+	// Organisation, when not 0, is the one organisation a run by hand
+	// (RunNow) is for; the schedule's runs cover every organisation.
+	Organisation int64 `json:"organisation,omitempty"`
 }
 
 // ScheduleKey is the dedup key of kind's scheduled job for the period

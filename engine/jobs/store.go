@@ -236,7 +236,7 @@ var ErrAlreadyDue = errors.New("a job of this kind is already queued or running"
 // they run the schedule's. It refuses, naming that job, while one of the
 // kind is queued, running or failing, so a run asked for twice, or beside
 // the schedule's own, runs once.
-func RunNow(ctx context.Context, db bun.IDB, kind string, now time.Time) (*Job, error) {
+func RunNow(ctx context.Context, db bun.IDB, kind string, now time.Time, organisation int64) (*Job, error) {
 	now = now.UTC()
 	var due Job
 	err := db.NewSelect().Model(&due).Where("kind = ? AND state IN (?)", kind, bun.List([]State{StateQueued, StateRunning, StateFailed})).
@@ -248,7 +248,10 @@ func RunNow(ctx context.Context, db bun.IDB, kind string, now time.Time) (*Job, 
 		return nil, fmt.Errorf("run %s: %w", kind, err)
 	}
 	key := kind + "@run:" + now.Format(time.RFC3339Nano)
-	if _, err := Enqueue(ctx, db, now, Spec{Kind: kind, DedupKey: key, Payload: SchedulePayload{Period: now}, RunAt: now}); err != nil {
+	if organisation != 0 {
+		key = fmt.Sprintf("%s@run:org%d:%s", kind, organisation, now.Format(time.RFC3339Nano))
+	}
+	if _, err := Enqueue(ctx, db, now, Spec{Kind: kind, DedupKey: key, Payload: SchedulePayload{Period: now, Organisation: organisation}, RunAt: now}); err != nil {
 		return nil, err
 	}
 	var j Job
