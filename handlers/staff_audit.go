@@ -240,7 +240,21 @@ func auditKindLabel(t *views.StaffAuditTexts, kind string) string {
 func auditKinds(t *views.StaffAuditTexts) map[string]string {
 	return map[string]string{"registration": t.KindRegistration, "staff": t.KindStaff, "organisation": t.KindOrganisation,
 		"period": t.KindPeriod, "membership_type": t.KindMembershipType, "definition": t.KindDefinition, "invitation": t.KindInvitation,
-		"job": t.KindJob, "bank_credit": t.KindBankCredit, "webhook_endpoint": t.KindWebhook, "webhook_delivery": t.KindWebhookDelivery}
+		"job": t.KindJob, "bank_credit": t.KindBankCredit, "webhook_endpoint": t.KindWebhook, "webhook_delivery": t.KindWebhookDelivery, "api_key": t.KindAPIKey}
+}
+
+// setupSectionOf is the setup section that shows what an entry about the
+// organisation, a period or a membership type changed.
+func setupSectionOf(r engine.AuditRecord) string {
+	switch {
+	case r.TargetType == "period" || r.TargetType == "membership_type" || r.Action == "price_rules.replace":
+		return "memberships"
+	case r.Action == "message_settings.update":
+		return "messages"
+	case r.Action == "payment_settings.update":
+		return "payments"
+	}
+	return "organisation"
 }
 
 // target names the record an entry changed, in words, and the page that
@@ -257,20 +271,22 @@ func (n *auditNames) target(c echo.Context, r engine.AuditRecord) (string, strin
 			link = StaffPrefix + "/registrations/" + strconv.FormatInt(*r.InstanceID, 10)
 		}
 	case "staff":
-		link = StaffPrefix + staffSetupPath
+		link = StaffPrefix + staffSetupPath + "/staff"
 		if sid, err := strconv.ParseInt(id, 10, 64); err == nil {
 			if m, ok := n.staff[sid]; ok {
 				name = m.Name + " (" + m.Email + ")"
 			}
 		}
 	case "organisation", "period", "membership_type":
-		link = StaffPrefix + staffSetupPath
+		link = StaffPrefix + staffSetupPath + "/" + setupSectionOf(r)
 		if v, ok := n.periods[id]; ok && r.TargetType == "period" {
 			name = v
 		}
 		if v, ok := n.types[id]; ok && r.TargetType == "membership_type" {
 			name = v
 		}
+	case "api_key":
+		link = StaffPrefix + staffSetupPath + "/api-keys"
 	case "definition":
 		link = StaffPrefix + staffDefinitionsPath
 	case "invitation":

@@ -15,7 +15,7 @@ type StaffAuditTexts struct {
 	Filter, Actor, Action, Record, RecordID, From, Until, Apply, Reset, Any, Newest, CommandLine, Filtered string
 	// Kinds of record.
 	KindRegistration, KindStaff, KindOrganisation, KindPeriod, KindMembershipType, KindDefinition, KindInvitation,
-	KindJob, KindBankCredit, KindWebhook, KindWebhookDelivery string
+	KindJob, KindBankCredit, KindWebhook, KindWebhookDelivery, KindAPIKey string
 	// Words of a change.
 	Yes, No, Empty2, Removed, RefundDue, RefundDone string
 }
@@ -46,6 +46,7 @@ var StaffAuditText = StaffAuditTexts{
 	KindBankCredit:      "Bank credit %s",
 	KindWebhook:         "Webhook %s",
 	KindWebhookDelivery: "Webhook delivery %s",
+	KindAPIKey:          "API key %s",
 	Yes:                 "yes",
 	No:                  "no",
 	Empty2:              "(empty)",
@@ -80,6 +81,7 @@ var staffAuditTextDE = StaffAuditTexts{
 	KindBankCredit:      "Gutschrift %s",
 	KindWebhook:         "Webhook %s",
 	KindWebhookDelivery: "Webhook-Zustellung %s",
+	KindAPIKey:          "API-Schlüssel %s",
 	Yes:                 "ja",
 	No:                  "nein",
 	Empty2:              "(leer)",
@@ -114,6 +116,7 @@ var staffAuditTextFR = StaffAuditTexts{
 	KindBankCredit:      "Crédit bancaire %s",
 	KindWebhook:         "Webhook %s",
 	KindWebhookDelivery: "Envoi de webhook %s",
+	KindAPIKey:          "Clé d’API %s",
 	Yes:                 "oui",
 	No:                  "non",
 	Empty2:              "(vide)",
@@ -153,6 +156,7 @@ var auditActionWords = map[string]map[string]string{
 		"staff.remove": "disabled a staff member", "staff.role": "changed a staff member's role", "webhook.create": "added a webhook",
 		"webhook.delete": "deleted a webhook", "webhook.replay": "sent a webhook delivery again", "webhook.rotate_secret": "renewed a webhook's secret",
 		"webhook.update": "changed a webhook",
+		"api_key.create": "made an API key", "api_key.revoke": "revoked an API key", "period.texts": "translated a period's names",
 	},
 	"de": {
 		"credit.assign": "hat eine Gutschrift zugeordnet", "credit.ignore": "hat eine Gutschrift ignoriert", "credit.return": "hat eine Gutschrift zurücküberwiesen",
@@ -171,6 +175,7 @@ var auditActionWords = map[string]map[string]string{
 		"staff.remove": "hat eine/n Mitarbeiter/in deaktiviert", "staff.role": "hat die Rolle einer/s Mitarbeiter/in geändert", "webhook.create": "hat einen Webhook hinzugefügt",
 		"webhook.delete": "hat einen Webhook gelöscht", "webhook.replay": "hat eine Webhook-Zustellung erneut gesendet", "webhook.rotate_secret": "hat das Geheimnis eines Webhooks erneuert",
 		"webhook.update": "hat einen Webhook geändert",
+		"api_key.create": "hat einen API-Schlüssel erstellt", "api_key.revoke": "hat einen API-Schlüssel widerrufen", "period.texts": "hat die Texte eines Zeitraums übersetzt",
 	},
 	"fr": {
 		"credit.assign": "a attribué un crédit bancaire", "credit.ignore": "a ignoré un crédit bancaire", "credit.return": "a renvoyé un crédit bancaire",
@@ -189,6 +194,7 @@ var auditActionWords = map[string]map[string]string{
 		"staff.remove": "a désactivé un membre du personnel", "staff.role": "a modifié le rôle d’un membre du personnel", "webhook.create": "a ajouté un webhook",
 		"webhook.delete": "a supprimé un webhook", "webhook.replay": "a renvoyé un envoi de webhook", "webhook.rotate_secret": "a renouvelé le secret d’un webhook",
 		"webhook.update": "a modifié un webhook",
+		"api_key.create": "a créé une clé d’API", "api_key.revoke": "a révoqué une clé d’API", "period.texts": "a traduit les textes d’une période",
 	},
 }
 
