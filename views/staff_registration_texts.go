@@ -132,7 +132,7 @@ var staffRegistrationTextDE = StaffRegistrationTexts{
 	MsgConfirmation:    "Bestätigung",
 	MsgPaymentLink:     "Zahlungslink",
 	MsgReminder:        "Zahlungserinnerung",
-	MsgTransferRequest: "Überweisungsangaben",
+	MsgTransferRequest: "Überweisungsdaten",
 	MsgWelcome:         "Willkommen",
 	MsgExpiry:          "Erinnerung an das Ende der Mitgliedschaft",
 	MsgRenewal:         "Einladung zur Verlängerung",
