@@ -1,23 +1,10 @@
 package views
 
-import (
-	"reflect"
-	"testing"
-)
+import "testing"
 
 // TestStaffSetupTextsInEveryLanguage: German and French have every text
 // of the setup settings, with the English text's placeholders.
 func TestStaffSetupTextsInEveryLanguage(t *testing.T) {
-	for name, translated := range map[string]StaffSetupTexts{"staffSetupTextDE": staffSetupTextDE, "staffSetupTextFR": staffSetupTextFR} {
-		tv, ev := reflect.ValueOf(translated), reflect.ValueOf(StaffSetupText)
-		for i := range tv.NumField() {
-			got, want := tv.Field(i).String(), ev.Field(i).String()
-			if got == "" || want == "" {
-				t.Errorf("%s.%s: %q, English %q", name, tv.Type().Field(i).Name, got, want)
-			}
-			if !reflect.DeepEqual(verbs.FindAllString(got, -1), verbs.FindAllString(want, -1)) {
-				t.Errorf("%s.%s %q does not keep the verbs of %q", name, tv.Type().Field(i).Name, got, want)
-			}
-		}
-	}
+	translatedLikeEnglish(t, "staffSetupTextDE", staffSetupTextDE, StaffSetupText)
+	translatedLikeEnglish(t, "staffSetupTextFR", staffSetupTextFR, StaffSetupText)
 }
