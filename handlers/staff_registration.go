@@ -261,9 +261,11 @@ func eventDetail(c echo.Context, e engine.PaymentEvent) string {
 		parts = append(parts, t.EvChecked)
 	}
 	for part := range strings.SplitSeq(e.Note, "; ") {
-		part = strings.TrimSpace(part)
+		part = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(part), ";"))
 		switch {
-		case part == "":
+		case part == "", strings.HasPrefix(part, "partial: "):
+			// A part's sum so far: the title says it is a part, the
+			// capture form what is still owed.
 		case strings.HasPrefix(part, "booked "):
 			if d, err := time.Parse(time.DateOnly, strings.TrimPrefix(part, "booked ")); err == nil {
 				part = fmt.Sprintf(t.Booked, langOf(c).Date(d))

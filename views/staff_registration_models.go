@@ -80,27 +80,3 @@ type StaffDetailActions struct {
 	// is owed when part arrived already.
 	CaptureAmount, CaptureOwed string
 }
-
-// staffMembershipClass colours a person's membership badge.
-func staffMembershipClass(key string) string {
-	switch key {
-	case "active":
-		return "bg-green-100 text-green-900"
-	case "pending":
-		return "bg-amber-100 text-amber-900"
-	}
-	return "bg-slate-200 text-slate-800"
-}
-
-// staffHistoryClass colours a history entry's marker.
-func staffHistoryClass(kind string) string {
-	switch kind {
-	case "payment":
-		return "bg-green-600"
-	case "refund":
-		return "bg-orange-500"
-	case "message":
-		return "bg-sky-600"
-	}
-	return "bg-slate-500"
-}

@@ -1637,4 +1637,29 @@ func staffDetailAudit(m StaffDetailModel) templ.Component {
 	})
 }
 
+// staffMembershipClass colours a person's membership badge (here, where
+// Tailwind looks for the classes pages use).
+func staffMembershipClass(key string) string {
+	switch key {
+	case "active":
+		return "bg-green-100 text-green-900"
+	case "pending":
+		return "bg-amber-100 text-amber-900"
+	}
+	return "bg-slate-200 text-slate-800"
+}
+
+// staffHistoryClass colours a history entry's marker.
+func staffHistoryClass(kind string) string {
+	switch kind {
+	case "payment":
+		return "bg-green-600"
+	case "refund":
+		return "bg-orange-500"
+	case "message":
+		return "bg-sky-600"
+	}
+	return "bg-slate-500"
+}
+
 var _ = templruntime.GeneratedTemplate
