@@ -15,7 +15,9 @@ import (
 const longEmail = "alexandra.featherstonehaugh.smith@membership.riversiderowingclub.example"
 
 // e2eEmailBreaks lists the e-mail addresses of the household that break
-// anywhere but before their "@", or stick out of their box.
+// anywhere but before their "@", or stick out of their box. (The
+// history's recipients break there too, and inside a word only where
+// a part is wider than the timeline's column.)
 const e2eEmailBreaks = `(() => {
 	const out = [];
 	for (const el of document.querySelectorAll('[data-testid=person-email]')) {

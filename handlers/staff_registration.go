@@ -143,12 +143,7 @@ func householdRows(c echo.Context, d *engine.RegistrationDetail) []views.StaffPe
 			continue
 		}
 		row := views.StaffPersonRow{Name: strings.TrimSpace(p.FirstName + " " + p.LastName),
-			Born: fmt.Sprintf(staffRegistrationTextIn(c).Born, langOf(c).Date(p.DateOfBirth)), Memberships: byPerson[p.ID]}
-		if at := strings.LastIndex(p.Email, "@"); at > 0 {
-			row.Email, row.EmailDomain = p.Email[:at], p.Email[at:]
-		} else {
-			row.Email = p.Email
-		}
+			Born: fmt.Sprintf(staffRegistrationTextIn(c).Born, langOf(c).Date(p.DateOfBirth)), Email: p.Email, Memberships: byPerson[p.ID]}
 		rows = append(rows, row)
 	}
 	return rows

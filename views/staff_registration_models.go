@@ -26,10 +26,8 @@ type StaffDetailModel struct {
 
 // StaffPersonRow is one person of the registration.
 type StaffPersonRow struct {
-	// Email is split before its "@" so that a narrow screen breaks it
-	// there: Email is the part before, EmailDomain "@…" (both "" without).
-	Name, Born, Email, EmailDomain string
-	Memberships                    []StaffPersonMembership
+	Name, Born, Email string
+	Memberships       []StaffPersonMembership
 }
 
 // StaffPersonMembership is a membership a person's registration asked for.
