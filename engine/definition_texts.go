@@ -194,26 +194,11 @@ func (d *definition) in(lang string) (*definition, error) {
 	pd := *d.ProcessDefinition
 	pd.Steps = slices.Clone(pd.Steps)
 	for i := range pd.Steps {
-		s := &pd.Steps[i]
-		t, err := parseTexts(s.Texts)
+		s, err := pd.Steps[i].InLanguage(lang)
 		if err != nil {
-			return nil, fmt.Errorf("definition %d step %s: stored texts do not parse: %w", d.ID, s.Name, err)
+			return nil, fmt.Errorf("definition %d: %w", d.ID, err)
 		}
-		if q := t.Question[lang]; q != "" {
-			s.QuestionText = q
-		}
-		if m := t.Format[lang]; m != "" && s.FormatMessage != nil {
-			s.FormatMessage = &m
-		}
-		if p := t.Price[lang]; p != "" && s.PriceLabel != nil {
-			s.PriceLabel = &p
-		}
-		s.Options = slices.Clone(s.Options)
-		for j := range s.Options {
-			if l := t.Options[s.Options[j].Value][lang]; l != "" && s.Options[j].Kind == OptionChoice {
-				s.Options[j].Label = l
-			}
-		}
+		pd.Steps[i] = s
 	}
 	l := &definition{ProcessDefinition: &pd, patterns: d.patterns, conds: d.conds}
 	if d.texts.byLang == nil {
@@ -221,4 +206,30 @@ func (d *definition) in(lang string) (*definition, error) {
 	}
 	d.texts.byLang[lang] = l
 	return l, nil
+}
+
+// InLanguage is the step with its texts (question, format message, price
+// label, choices' labels) in lang, as the member's pages show them; a
+// text the step has not in lang stays the stored default language's.
+func (s ProcessStep) InLanguage(lang string) (ProcessStep, error) {
+	t, err := parseTexts(s.Texts)
+	if err != nil {
+		return s, fmt.Errorf("step %s: stored texts do not parse: %w", s.Name, err)
+	}
+	if q := t.Question[lang]; q != "" {
+		s.QuestionText = q
+	}
+	if m := t.Format[lang]; m != "" && s.FormatMessage != nil {
+		s.FormatMessage = &m
+	}
+	if p := t.Price[lang]; p != "" && s.PriceLabel != nil {
+		s.PriceLabel = &p
+	}
+	s.Options = slices.Clone(s.Options)
+	for j := range s.Options {
+		if l := t.Options[s.Options[j].Value][lang]; l != "" && s.Options[j].Kind == OptionChoice {
+			s.Options[j].Label = l
+		}
+	}
+	return s, nil
 }

@@ -504,6 +504,11 @@ func (s *Service) ProviderFor(organisationID int64) PaymentProvider {
 // the amount, which later captures add to.
 const partialCaptureOutcome = "partial"
 
+// OutcomePartial is the outcome of the payment event of a capture short
+// of the amount owed (partialCaptureOutcome): the staff pages tell it
+// apart from a capture that completes the payment.
+const OutcomePartial PaymentOutcome = partialCaptureOutcome
+
 // accumulate adds a capture to the earlier partial captures of its order,
 // in settle's transaction (the instance is locked). Short of the amount,
 // the capture is recorded as partial and the attempt stays open (partial

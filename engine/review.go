@@ -79,7 +79,7 @@ func (s *Service) Review(ctx context.Context, userKey, processID string) (_ *Rev
 				r.Complete = false
 			}
 			rp.Answers = append(rp.Answers, ReviewAnswer{Step: i + 1, Question: step.QuestionText, Type: step.QuestionType,
-				Answer: displayAnswer(step, v), Given: given})
+				Answer: DisplayAnswer(step, v), Given: given})
 		}
 		r.Persons = append(r.Persons, rp)
 	}
@@ -95,8 +95,11 @@ func (s *Service) Review(ctx context.Context, userKey, processID string) (_ *Rev
 	return r, nil
 }
 
-// displayAnswer renders a stored answer for people.
-func displayAnswer(step *ProcessStep, v string) string {
+// DisplayAnswer is a stored answer as the member's pages show it: a
+// choice by its options' labels (those of step, in the language step was
+// put in by InLanguage), a yes/no question as "Yes" or "No", which
+// callers word in their page's language.
+func DisplayAnswer(step *ProcessStep, v string) string {
 	switch step.QuestionType {
 	case TypeCheckbox, TypeAccept, TypeOne:
 		if v == "1" {

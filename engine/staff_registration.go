@@ -59,6 +59,22 @@ type ProcessArchive struct {
 	Summary       string    `bun:"summary,notnull"`
 }
 
+// Persons is how many persons' answers the archive took (from its
+// summary; 0 when the summary does not say).
+func (a *ProcessArchive) Persons() int {
+	var sum struct {
+		Persons int `json:"persons"`
+	}
+	if json.Unmarshal([]byte(a.Summary), &sum) != nil {
+		return 0
+	}
+	return sum.Persons
+}
+
+// Kept reports whether the archived answers are kept (ArchiveKeep), not
+// deleted.
+func (a *ProcessArchive) Kept() bool { return ArchiveMode(a.Mode) == ArchiveKeep }
+
 // StaffMembership is a membership of the registration with its type's name.
 type StaffMembership struct {
 	Membership
@@ -106,10 +122,9 @@ func (s *Service) RegistrationDetail(ctx context.Context, orgID, id int64) (d *R
 		OrderExpr("id").Scan(ctx); err != nil {
 		return nil, fmt.Errorf("load household: %w", err)
 	}
-	var steps []ProcessStep
-	if err := s.db.NewSelect().Model(&steps).Where("definition_id = ?", inst.DefinitionID).OrderExpr("order_index, id").Scan(ctx); err != nil {
-		return nil, fmt.Errorf("load steps: %w", err)
-	}
+	// The definition's steps come with their choices, so that answers
+	// can be shown by their labels (DisplayAnswer).
+	steps := def.Steps
 	var data []ProcessData
 	if err := s.db.NewSelect().Model(&data).Where("instance_id = ? AND data_key = ?", inst.ID, DataAnswer).OrderExpr("id").Scan(ctx); err != nil {
 		return nil, fmt.Errorf("load answers: %w", err)

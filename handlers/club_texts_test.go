@@ -153,7 +153,7 @@ func TestStaffMoneyAndStatesInGerman(t *testing.T) {
 		if got := d.testid("order-status").Text(); got != "unbezahlt" {
 			t.Errorf("order status %q, want unbezahlt", got)
 		}
-		if got := d.testid("membership").First().Text(); !strings.Contains(got, "Zahlung ausstehend") || !strings.Contains(got, "Erwachsene") {
+		if got := d.testid("person-membership").First().Text(); !strings.Contains(got, "Zahlung ausstehend") || !strings.Contains(got, "Erwachsene") {
 			t.Errorf("membership %q lacks the German status or type name", got)
 		}
 		if body := string(d.body); !strings.Contains(body, money) || strings.Contains(body, "EUR "+strings.ReplaceAll(money[:len(money)-len("\u00a0EUR")], ",", ".")) {

@@ -13,6 +13,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/engine/banking"
 	"portal/views"
 )
 
@@ -72,20 +73,6 @@ func openPaymentsURL(c echo.Context, path string, q engine.OpenPaymentQuery) str
 	return u
 }
 
-// messageKindLabel names the kind of a message about an order.
-func messageKindLabel(c echo.Context, kind engine.MessageKind) string {
-	t := staffOpenPaymentTextIn(c)
-	switch kind {
-	case engine.KindPaymentLink:
-		return t.MsgPaymentLink
-	case engine.KindUnpaidReminder:
-		return t.MsgReminder
-	case engine.KindTransferRequest:
-		return t.MsgTransferRequest
-	}
-	return string(kind)
-}
-
 func openPaymentSortLabel(c echo.Context, s engine.OpenPaymentSort) string {
 	t := staffOpenPaymentTextIn(c)
 	switch s {
@@ -139,10 +126,20 @@ func (s *Server) staffOpenPayments(c echo.Context) error {
 			Household: strings.Join(r.Household, ", "), UserKey: r.UserKey, RF: r.RF(),
 			Owed: staffMoney(c, r.OwedMinor, r.Currency), Total: staffMoney(c, r.TotalMinor, r.Currency), PartPaid: r.ReceivedMinor > 0,
 			Days: strconv.Itoa(r.Days), Reminders: strconv.Itoa(r.Reminders), LastMessage: t.None}
+		if r.RF() != "" {
+			// A bank transfer: recorded from the list, pre-filled with what is owed.
+			row.CaptureURL, row.CaptureAmount = registrationURL(c, r.RegistrationID)+"/capture", engine.FormatAmount(r.OwedMinor)
+		}
 		if r.LastMessageKind != "" {
-			row.LastMessage, row.LastMessageAt = messageKindLabel(c, r.LastMessageKind), staffTime(r.LastMessageAt)
+			row.LastMessage, row.LastMessageAt = messageLabel(c, r.LastMessageKind), staffTime(r.LastMessageAt)
 		}
 		m.Rows = append(m.Rows, row)
+	}
+	m.Today, m.CaptureBack = time.Now().UTC().Format(time.DateOnly), captureBackToOpenPayments
+	if words, err := s.openPaymentCaptureWords(c, u.OrganisationID); err != nil {
+		return s.staffEngineError(c, err)
+	} else if words != "" {
+		m.Flash = words
 	}
 	// The bulk action's outcome comes back as two counts (PRG); the
 	// message is ours, only the numbers come from the address.
@@ -217,4 +214,35 @@ func (s *Server) staffResendPaymentLinks(c echo.Context) error {
 	}
 	back := tenantPath(c, StaffPrefix+openPaymentsPath) + "?" + url.Values{"sent": {strconv.Itoa(sent)}, "skipped": {strconv.Itoa(skipped)}}.Encode()
 	return c.Redirect(http.StatusSeeOther, back)
+}
+
+// openPaymentCaptureWords states what a capture sent from the list left
+// (?done=captured…&registration=ID), in words, from the state the
+// registration is in now; "" when the address names none.
+func (s *Server) openPaymentCaptureWords(c echo.Context, orgID int64) (string, error) {
+	done := c.QueryParam("done")
+	id, err := strconv.ParseInt(c.QueryParam("registration"), 10, 64)
+	if !strings.HasPrefix(done, "captured") || err != nil || id <= 0 {
+		return "", nil
+	}
+	ctx := c.Request().Context()
+	d, err := s.engine.RegistrationDetail(ctx, orgID, id)
+	if err != nil || d.Order == nil {
+		return "", err
+	}
+	var due *banking.Transfer
+	if d.Order.Status == engine.OrderUnpaid {
+		if due, err = s.engine.BankTransferDue(ctx, d.Order.ID); err != nil {
+			return "", err
+		}
+	}
+	words := captureWords(c, done, d, due)
+	if words == "" {
+		flash, ok := staffFlashes[done]
+		if !ok {
+			return "", nil
+		}
+		words = flash(c)
+	}
+	return fmt.Sprintf(staffTextIn(c).DetTitle, id) + ": " + words, nil
 }

@@ -65,7 +65,7 @@ func TestStaffOpenPaymentsList(t *testing.T) {
 		if got := p.testid("open-payment-reminders").Text(); got != "1" {
 			t.Errorf("reminders %q, want 1", got)
 		}
-		if got := p.testid("open-payment-last-message").Text(); !strings.Contains(got, views.StaffOpenPaymentText.MsgReminder) {
+		if got := p.testid("open-payment-last-message").Text(); !strings.Contains(got, views.StaffRegistrationText.MsgReminder) {
 			t.Errorf("last message %q", got)
 		}
 		// Filters: unpaid for more than 10 days keeps it, 11 does not;

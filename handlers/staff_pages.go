@@ -152,6 +152,15 @@ func fieldSummary(e *engine.Error) string {
 // not, it renders the confirmation page, which posts the same fields
 // again with confirmed=1, and the caller returns its error.
 func (s *Server) staffConfirmed(c echo.Context, question, detail, cancelURL string) (bool, error) {
+	return s.staffAsked(c, staffQuestion{Question: question, Detail: detail}, cancelURL)
+}
+
+// staffQuestion is what a confirmation page asks, and what its two
+// buttons say they do ("" for "Yes, do it" and "Cancel").
+type staffQuestion struct{ Question, Detail, Yes, No string }
+
+// staffAsked is staffConfirmed with buttons that say what they do.
+func (s *Server) staffAsked(c echo.Context, q staffQuestion, cancelURL string) (bool, error) {
 	if c.FormValue("confirmed") == "1" {
 		return true, nil
 	}
@@ -159,8 +168,8 @@ func (s *Server) staffConfirmed(c echo.Context, question, detail, cancelURL stri
 	if err != nil {
 		return false, s.staffErrorPage(c, http.StatusBadRequest, staffTextIn(c).Invalid)
 	}
-	m := views.StaffConfirmModel{StaffChrome: s.staffChrome(c, staffTextIn(c).ConfirmTitle), Question: question, Detail: detail,
-		Action: tenantPath(c, c.Request().URL.Path), CancelURL: cancelURL}
+	m := views.StaffConfirmModel{StaffChrome: s.staffChrome(c, staffTextIn(c).ConfirmTitle), Question: q.Question, Detail: q.Detail,
+		Action: tenantPath(c, c.Request().URL.Path), CancelURL: cancelURL, Yes: q.Yes, No: q.No}
 	for name, vals := range form {
 		for _, v := range vals {
 			if name != "confirmed" {

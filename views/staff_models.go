@@ -40,6 +40,9 @@ type StaffConfirmModel struct {
 	Action           string // where the form posts
 	Fields           []StaffHiddenField
 	CancelURL        string
+	// Yes and No say what the two buttons do ("Cancel registration",
+	// "Keep registration"); "" for the general "Yes, do it" and "Cancel".
+	Yes, No string
 }
 
 // StaffHiddenField is one field a confirmation carries along.
@@ -100,68 +103,6 @@ type StaffRegistrationsModel struct {
 // StaffRegistrationRow is one registration in the list.
 type StaffRegistrationRow struct {
 	URL, ID, Household, UserKey, State, StateKey, Reference, Total, Started, Updated string
-}
-
-// StaffDetailModel is one registration.
-type StaffDetailModel struct {
-	StaffChrome
-	ID, UserKey, State, StateKey, Period, Started, Updated, Definition string
-	Household                                                          []StaffPersonRow
-	Steps                                                              []StaffStepRow
-	Archive                                                            string // the archive's summary, "" when not archived
-	Memberships                                                        []StaffMembershipRow
-	Order                                                              *StaffOrderModel
-	Payments                                                           []StaffPaymentRow
-	Messages                                                           []StaffMessageRow
-	Audit                                                              []StaffAuditRow
-	Actions                                                            StaffDetailActions
-	Today                                                              string // the capture form's default date
-}
-
-// StaffPersonRow is one person of the household.
-type StaffPersonRow struct {
-	Name, Born, Email string
-	Selected          bool
-}
-
-// StaffStepRow is one question and its answers.
-type StaffStepRow struct {
-	Question string
-	Answers  []string // "Name: answer", or the answer alone
-}
-
-// StaffMembershipRow is one membership of the registration.
-type StaffMembershipRow struct{ Person, Type, Kind, Status string }
-
-// StaffOrderModel is the registration's order.
-type StaffOrderModel struct {
-	Reference, Status, Total, Created, Paid string
-	// TransferReference is the RF creditor reference members write on
-	// their bank transfer ("" when the order is not paid by transfer).
-	TransferReference string
-	Lines             []OrderLineModel
-}
-
-// StaffPaymentRow is one payment attempt with its provider events.
-type StaffPaymentRow struct {
-	Reference, Provider, Status, Amount, Created, Problem, Refund string
-	Events                                                        []string
-	// RefundURL is where the refund posts; "" when it cannot be refunded
-	// or the role may not.
-	RefundURL string
-}
-
-// StaffMessageRow is one message about the registration.
-type StaffMessageRow struct{ Kind, Recipient, Created, Sent, Delivery, Error string }
-
-// StaffDetailActions are the actions the role may take now; "" hides one.
-type StaffDetailActions struct {
-	ResendConfirmation, ResendPaymentLink, Capture, Cancel, Reset string
-	CaptureCurrency                                               string
-	// CaptureAmount pre-fills the capture form with what is still owed
-	// (a plain amount, "184.50"); CaptureOwed says what arrived and what
-	// is owed when part arrived already.
-	CaptureAmount, CaptureOwed string
 }
 
 // staffStateClass colours a state badge.

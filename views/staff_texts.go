@@ -26,16 +26,13 @@ type StaffTexts struct {
 	RegNumber, RegHousehold, RegReference, RegTotal, RegUpdated, RegPages, RegPrev, RegNext, RegAll, RegPageText string
 	StateInProgress, StateSuspended, StateAwaitingPayment, StatePaid, StateCancelled string
 	// Registration detail
-	DetTitle, DetSummary, DetUserKey, DetStarted, DetDefinition, DetActions, DetNoActions, DetHousehold, DetSelected,
-	DetMemberships, DetAnswers, DetArchived, DetOrder, DetPaid, DetPayments, DetMessages, DetNone, DetTransferRef,
+	DetTitle, DetSummary, DetUserKey, DetStarted, DetDefinition, DetActions, DetNoActions, DetHousehold,
+	DetAnswers, DetOrder, DetPaid, DetNone, DetTransferRef,
 	DelSent, DelQueued, DelFailed, DelDead, DelSkipped string
 	// Actions
 	ActResendConfirmation, ActResendLink, ActReset, ActCancel, ActCapture, ActRefund, CapAmount, CapDate, CapNote, CapStillOwed,
 	ConfirmReset, ConfirmResetDetail, ConfirmCancel, ConfirmCancelDetail, ConfirmRefund, ConfirmRefundDetail,
 	DoneResentConfirmation, DoneResentLink, DoneReset, DoneCancelled, DoneCaptured, DoneCapturedProblem, DoneCapturedPartial, DoneCapturedSecond, DoneRefunded,
-	// PayRefundDue and PayRefunded (%s: the provider's refund id) state
-	// a payment's refund.
-	PayRefundDue, PayRefunded,
 	BadAmount, BadDate, BadFilter string
 	// Overview
 	OvTitle, OvShow, OvRegistrations, OvMoney, OvExpected, OvReceived, OvRefunded, OvAttention, OvJobs, OvByType, OvByAge,
@@ -124,28 +121,23 @@ var StaffText = StaffTexts{
 	StatePaid:            "Paid",
 	StateCancelled:       "Cancelled",
 
-	DetTitle:       "Registration %d",
-	DetSummary:     "Summary",
-	DetUserKey:     "User key",
-	DetStarted:     "Started",
-	DetDefinition:  "Process",
-	DetActions:     "Actions",
-	DetNoActions:   "Nothing to do for your role in this state.",
-	DetHousehold:   "Household",
-	DetSelected:    "registered",
-	DetMemberships: "Memberships",
-	DetAnswers:     "Answers by step",
-	DetArchived:    "Archived:",
-	DetOrder:       "Order",
-	DetPaid:        "paid",
-	DetPayments:    "Payment attempts",
-	DetMessages:    "Messages",
-	DetNone:        "None.",
-	DelSent:        "sent %s",
-	DelQueued:      "queued",
-	DelFailed:      "retrying (attempt %d)",
-	DelDead:        "failed",
-	DelSkipped:     "not sent (no longer due)",
+	DetTitle:      "Registration %d",
+	DetSummary:    "Summary",
+	DetUserKey:    "User key",
+	DetStarted:    "Started",
+	DetDefinition: "Process",
+	DetActions:    "Actions",
+	DetNoActions:  "Nothing to do for your role in this state.",
+	DetHousehold:  "Household",
+	DetAnswers:    "Answers by step",
+	DetOrder:      "Order",
+	DetPaid:       "paid",
+	DetNone:       "None.",
+	DelSent:       "sent %s",
+	DelQueued:     "queued",
+	DelFailed:     "retrying (attempt %d)",
+	DelDead:       "failed",
+	DelSkipped:    "not sent (no longer due)",
 
 	ActResendConfirmation: "Resend confirmation",
 	ActResendLink:         "Resend payment link",
@@ -174,8 +166,6 @@ var StaffText = StaffTexts{
 	DetTransferRef:         "Transfer reference",
 	DoneCapturedSecond:     "The bank transfer was recorded as a second payment: the registration was paid already. The amount is owed back to the member: transfer it back, then mark it paid back on the payments page.",
 	DoneRefunded:           "The payment was refunded.",
-	PayRefundDue:           "refund due",
-	PayRefunded:            "refunded (%s)",
 
 	BadAmount: "Enter the amount received, such as 184.50.",
 	BadDate:   "Enter the booking date as YYYY-MM-DD, not in the future.",
