@@ -17,7 +17,7 @@ type StaffListTexts struct {
 	Owed, DaysUnpaid, SortBy, SortDesc, SortAsc, SortedDesc, SortedAsc, OpenRegistration, NoPersonsYet, DaysCount string
 	// Overview
 	MembersTitle, MembersIntro, MembersType, MembersActive, MembersPending, MembersTotal, AgeTitle, AgeGroup string
-	AwaitingLink, ChartScale, ChartDays, ChartDay, ChartNoActivity, ChartTableSummary                       string
+	AwaitingLink, ChartScale, ChartDays, ChartDay, ChartNoActivity, ChartTableSummary                        string
 	// Navigation
 	MenuCurrent string
 }
