@@ -2577,7 +2577,7 @@ func StaffSetupPage(m StaffSetupModel) templ.Component {
 						if templ_7745c5c3_Err != nil {
 							return templ_7745c5c3_Err
 						}
-						templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 207, "\" name=\"role\" class=\"min-w-0 text-sm\">")
+						templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 207, "\" name=\"role\" class=\"w-full min-w-0 text-sm sm:w-auto\">")
 						if templ_7745c5c3_Err != nil {
 							return templ_7745c5c3_Err
 						}
@@ -2677,7 +2677,7 @@ func StaffSetupPage(m StaffSetupModel) templ.Component {
 				return nil
 			})
 			templ_7745c5c3_Err = StaffTable("staff-table", []StaffColumn{{Label: StaffOpsTextIn(ctx).StaffWho, Priority: 1}, {Label: StaffOpsTextIn(ctx).StaffLastSignIn, Priority: 3},
-				{Label: StaffOpsTextIn(ctx).StaffRole, Priority: 1}, {Label: StaffOpsTextIn(ctx).StaffDisable, Priority: 1, Width: "w-24", Hidden: true}}).Render(templ.WithChildren(ctx, templ_7745c5c3_Var147), templ_7745c5c3_Buffer)
+				{Label: StaffOpsTextIn(ctx).StaffRole, Priority: 1}, {Label: StaffOpsTextIn(ctx).StaffDisable, Priority: 1, Width: "w-32", Hidden: true}}).Render(templ.WithChildren(ctx, templ_7745c5c3_Var147), templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
