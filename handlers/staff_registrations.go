@@ -156,6 +156,7 @@ func (s *Server) staffRegistrations(c echo.Context) error {
 			row.Total = staffMoney(c, *r.Total, *r.Currency)
 			if r.OwedMinor != nil {
 				row.Owed, row.DaysUnpaid = staffMoney(c, *r.OwedMinor, *r.Currency), strconv.Itoa(r.DaysUnpaid)
+				row.DaysText = fmt.Sprintf(lt.DaysCount, r.DaysUnpaid)
 			}
 		}
 		m.Rows = append(m.Rows, row)

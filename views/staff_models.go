@@ -85,7 +85,7 @@ type StaffRegistrationsModel struct {
 // the registration for the row's link.
 type StaffRegistrationRow struct {
 	URL, ID, Household, UserKey, State, StateKey, Reference, Total, Started, Updated string
-	Owed, DaysUnpaid, LinkLabel                                                      string
+	Owed, DaysUnpaid, DaysText, LinkLabel                                            string
 }
 
 // StaffSortLink is the header of a sortable column: the link sorts by it;
