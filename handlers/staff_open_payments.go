@@ -140,7 +140,7 @@ func (s *Server) staffOpenPayments(c echo.Context) error {
 			Owed: staffMoney(c, r.OwedMinor, r.Currency), Total: staffMoney(c, r.TotalMinor, r.Currency), PartPaid: r.ReceivedMinor > 0,
 			Days: strconv.Itoa(r.Days), Reminders: strconv.Itoa(r.Reminders), LastMessage: t.None}
 		if r.LastMessageKind != "" {
-			row.LastMessage, row.LastMessageAt = messageKindLabel(c, r.LastMessageKind), staffTime(r.LastMessageAt)
+			row.LastMessage, row.LastMessageAt = messageKindLabel(c, r.LastMessageKind), staffDateTime(c, r.LastMessageAt)
 		}
 		m.Rows = append(m.Rows, row)
 	}
