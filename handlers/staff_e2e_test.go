@@ -3,12 +3,9 @@ package handlers_test
 import (
 	"context"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/chromedp/chromedp"
 
 	"portal/engine"
 	"portal/engine/dbtest"
@@ -188,9 +185,5 @@ func TestE2EStaffPages(t *testing.T) {
 // staffScreenshot writes the page at 1280 px to docs/img/name.
 func staffScreenshot(t *testing.T, b *e2eBrowser, name string) {
 	t.Helper()
-	b.do("viewport", chromedp.EmulateViewport(1280, 900))
-	png := e2eRun(b, "screenshot", chromedp.FullScreenshot(100))
-	if err := os.WriteFile(filepath.Join(e2eModuleRoot(t), "docs", "img", name), png, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	staffScreenshotAt(t, b, name, 1280)
 }
