@@ -199,6 +199,12 @@ RELAY_BENCH_FLAGS ?= -duration 3s -rounds 3 -concurrency 32
 bench-staff:
 	$(GO) test ./engine -run '^$$' -bench 'BenchmarkStaffRegistrations|BenchmarkOpenPayments' -benchtime 20x -count 1
 
+## screenshots-staff: every staff page at 390 and 1280 px into docs/img/staff-NAME-WIDTH.png, from the
+## browser suite's layout walk (TestE2EStaffLayout: Chromium and static/node_modules needed; docs/STAFF.md)
+.PHONY: screenshots-staff
+screenshots-staff:
+	PORTAL_DOCS_SCREENSHOTS=1 PORTAL_E2E=required $(GO) test ./handlers -run '^TestE2EStaffLayout$$' -count=1
+
 .PHONY: bench-relay
 bench-relay: build
 	$(GO) run ./cmd/relaybench -portal $(BIN) $(RELAY_BENCH_FLAGS)

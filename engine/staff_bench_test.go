@@ -43,6 +43,9 @@ func seedSeason(b testing.TB, db *bun.DB, n int) {
 		if _, err := db.NewInsert().Model(&persons).Exec(ctx); err != nil {
 			b.Fatal(err)
 		}
+		for j := range insts {
+			insts[j].SelectedPersons = []int64{persons[j].ID} // each registers its one person
+		}
 		if _, err := db.NewInsert().Model(&insts).Exec(ctx); err != nil {
 			b.Fatal(err)
 		}
@@ -91,6 +94,8 @@ func BenchmarkStaffRegistrations(b *testing.B) {
 		{"period and state", engine.RegistrationQuery{PeriodID: engine.DemoPeriodID, State: engine.RegAwaitingPayment}},
 		{"membership type", engine.RegistrationQuery{MembershipTypeID: 2}},
 		{"unpaid for 3 days", engine.RegistrationQuery{UnpaidDays: 3}},
+		{"sorted by amount owed", engine.RegistrationQuery{Sort: engine.SortRegOwedDesc}},
+		{"sorted by days unpaid", engine.RegistrationQuery{Sort: engine.SortRegUnpaidDesc}},
 		{"search name", engine.RegistrationQuery{Search: "family1234"}},
 		{"search reference", engine.RegistrationQuery{Search: "PO-BENCH004321"}},
 		{"search e-mail", engine.RegistrationQuery{Search: "bench-777@example.org"}},

@@ -71,7 +71,9 @@ type OpenPayment struct {
 	LastMessageAt   time.Time   `bun:"-"`
 	// Days is how many whole days have passed since the commit.
 	Days int `bun:"-"`
-	// Household are the names of the persons the user key may register.
+	// SelectedJSON is the registration's stored selection.
+	SelectedJSON string `bun:"selected_persons"`
+	// Household are the names of the registration's persons.
 	Household []string `bun:"-"`
 }
 
@@ -93,7 +95,7 @@ func (p OpenPayment) RF() string {
 // order_id, events by reference).
 func (q OpenPaymentQuery) openPaymentsSelect(db bun.IDB, now time.Time) *bun.SelectQuery {
 	inner := db.NewSelect().TableExpr("orders AS o").Join("JOIN process_instances AS pi ON pi.id = o.process_instance_id").
-		ColumnExpr("pi.id AS registration_id, pi.user_key, pi.related_entity_id AS period_id").
+		ColumnExpr("pi.id AS registration_id, pi.user_key, pi.related_entity_id AS period_id, pi.selected_persons").
 		ColumnExpr("o.id AS order_id, o.pay_reference, o.total_minor, o.currency, o.created_at AS committed_at").
 		ColumnExpr(`(SELECT COALESCE(SUM(e.amount_minor), 0) FROM payment_events AS e
 			WHERE e.event_type = ? AND e.outcome = ? AND e.currency = o.currency
@@ -139,7 +141,7 @@ func (s *Service) OpenPayments(ctx context.Context, q OpenPaymentQuery) (rows []
 	// The households in one more query, as the registrations list does.
 	regs := make([]RegistrationRow, len(rows))
 	for i, r := range rows {
-		regs[i].UserKey = r.UserKey
+		regs[i].ID, regs[i].UserKey, regs[i].SelectedJSON = r.RegistrationID, r.UserKey, r.SelectedJSON
 	}
 	if err := s.fillHouseholds(ctx, q.OrganisationID, regs); err != nil {
 		return nil, err

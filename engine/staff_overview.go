@@ -13,7 +13,8 @@ type SeasonOverview struct {
 	ByState map[RegistrationState]int
 	// ByType and ByAge count persons with a live (pending or active)
 	// membership, per membership type name and per age group at the
-	// period's start.
+	// period's start; each count's Pending says how many of them still
+	// wait for payment.
 	ByType, ByAge []NamedCount
 	// Money in the period's currency, in minor units: ordered (unpaid and
 	// paid orders), received (succeeded payments) and refunded.
@@ -26,10 +27,11 @@ type SeasonOverview struct {
 	PaymentsNeedingAttention int
 }
 
-// NamedCount is a label and a count.
+// NamedCount is a label and a count; Pending is the part of Count that
+// waits for payment (memberships pending payment), where that applies.
 type NamedCount struct {
-	Name  string
-	Count int
+	Name           string
+	Count, Pending int
 }
 
 // DayCount is one day of the chart.
@@ -68,34 +70,45 @@ func (s *Service) SeasonOverview(ctx context.Context, orgID, periodID int64) (o 
 		o.ByState[RegistrationStateOf(st.Status)] += st.N
 	}
 	var members []struct {
-		Type string    `bun:"type_name"`
-		Born time.Time `bun:"date_of_birth"`
+		Type   string           `bun:"type_name"`
+		Born   time.Time        `bun:"date_of_birth"`
+		Status MembershipStatus `bun:"status"`
 	}
 	if err := s.db.NewSelect().TableExpr("memberships AS m").Join("JOIN membership_types AS t ON t.id = m.membership_type_id").
-		Join("JOIN persons AS pe ON pe.id = m.person_id").ColumnExpr("t.name AS type_name, pe.date_of_birth").
+		Join("JOIN persons AS pe ON pe.id = m.person_id").ColumnExpr("t.name AS type_name, pe.date_of_birth, m.status").
 		Where("m.period_id = ? AND m.status IN (?, ?)", periodID, MembershipPending, MembershipActive).Scan(ctx, &members); err != nil {
 		return nil, fmt.Errorf("count members: %w", err)
 	}
-	byType, byAge := map[string]int{}, make([]int, len(AgeGroups))
+	byType, byAge := map[string]*NamedCount{}, make([]NamedCount, len(AgeGroups))
 	var typeOrder []string
 	for _, m := range members {
-		if byType[m.Type] == 0 {
+		t := byType[m.Type]
+		if t == nil {
+			t = &NamedCount{Name: m.Type}
+			byType[m.Type] = t
 			typeOrder = append(typeOrder, m.Type)
 		}
-		byType[m.Type]++
+		pending := 0
+		if m.Status == MembershipPending {
+			pending = 1
+		}
+		t.Count++
+		t.Pending += pending
 		age := ageAt(m.Born, o.Period.StartDate)
 		for i, g := range AgeGroups {
 			if age < g.Below {
-				byAge[i]++
+				byAge[i].Count++
+				byAge[i].Pending += pending
 				break
 			}
 		}
 	}
 	for _, t := range typeOrder {
-		o.ByType = append(o.ByType, NamedCount{Name: t, Count: byType[t]})
+		o.ByType = append(o.ByType, *byType[t])
 	}
 	for i, g := range AgeGroups {
-		o.ByAge = append(o.ByAge, NamedCount{Name: g.Name, Count: byAge[i]})
+		byAge[i].Name = g.Name
+		o.ByAge = append(o.ByAge, byAge[i])
 	}
 	orders := s.db.NewSelect().Model((*Order)(nil)).Column("id").Where("organisation_id = ? AND period_id = ?", orgID, periodID)
 	var money struct {

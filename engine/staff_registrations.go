@@ -2,7 +2,9 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -76,9 +78,28 @@ type RegistrationQuery struct {
 	MembershipTypeID int64
 	// UnpaidDays > 0 narrows to orders unpaid for more than this many days.
 	UnpaidDays int
+	// Sort is one of RegistrationSorts; "" is the newest first.
+	Sort RegistrationSort
 	// Page counts from 1; PageSize is at most 200, 0 is 50.
 	Page, PageSize int
 }
+
+// RegistrationSort orders the registrations list.
+type RegistrationSort string
+
+// Orders of the registrations list. The amount owed and the days unpaid
+// belong to registrations whose newest order is unpaid; the others
+// follow them, newest first.
+const (
+	SortRegNewest     RegistrationSort = ""           // newest registration first (the default)
+	SortRegOwedDesc   RegistrationSort = "owed"       // largest amount owed first
+	SortRegOwedAsc    RegistrationSort = "owed-asc"   // smallest amount owed first
+	SortRegUnpaidDesc RegistrationSort = "unpaid"     // longest unpaid first
+	SortRegUnpaidAsc  RegistrationSort = "unpaid-asc" // most recently ordered (unpaid) first
+)
+
+// RegistrationSorts lists the orders a query may ask for.
+var RegistrationSorts = []RegistrationSort{SortRegNewest, SortRegOwedDesc, SortRegOwedAsc, SortRegUnpaidDesc, SortRegUnpaidAsc}
 
 // RegistrationRow is one registration in a list.
 type RegistrationRow struct {
@@ -95,7 +116,17 @@ type RegistrationRow struct {
 	Order     *OrderStatus `bun:"order_status"`
 	OrderedAt *time.Time   `bun:"ordered_at"`
 	PaidAt    *time.Time   `bun:"paid_at"`
-	// Household are the names of the persons the user key may register.
+	// OwedMinor is what is still owed when the newest order is unpaid:
+	// its total less the parts of a bank transfer that arrived; nil
+	// otherwise.
+	OwedMinor *int64 `bun:"owed_minor"`
+	// DaysUnpaid is how many whole days the unpaid order has waited since
+	// it was placed; 0 when the order is not unpaid (see OwedMinor).
+	DaysUnpaid int `bun:"-"`
+	// SelectedJSON is the stored selection (selected_persons).
+	SelectedJSON string `bun:"selected_persons"`
+	// Household are the names of the persons of this registration (those
+	// chosen in it), in the order they were chosen; none before the choice.
 	Household []string `bun:"-"`
 }
 
@@ -214,10 +245,39 @@ func (q RegistrationQuery) filter(sel *bun.SelectQuery, now time.Time, m *search
 // latestOrderJoin joins each instance's newest order.
 const latestOrderJoin = "LEFT JOIN orders AS o ON o.id = (SELECT MAX(o2.id) FROM orders o2 WHERE o2.process_instance_id = pi.id)"
 
+// owedExpr is what is still owed on the newest order o when it is unpaid
+// (its total less the parts of a bank transfer that arrived, as the open
+// payments count them), NULL otherwise; its arguments are owedArgs.
+const owedExpr = `CASE WHEN o.status = ? THEN o.total_minor - (SELECT COALESCE(SUM(e.amount_minor), 0) FROM payment_events AS e
+	WHERE e.event_type = ? AND e.outcome = ? AND e.currency = o.currency
+	AND e.reference IN (SELECT rp.reference FROM payments AS rp WHERE rp.order_id = o.id)) END`
+
+func owedArgs() []any { return []any{OrderUnpaid, bankCaptureEvent, partialCaptureOutcome} }
+
+// order adds the list's order to a select joined with latestOrderJoin;
+// rows without an unpaid order follow, newest first (NULLs sorted
+// explicitly: the databases put them at different ends).
+func (q RegistrationQuery) order(sel *bun.SelectQuery) *bun.SelectQuery {
+	unpaid := "CASE WHEN o.status = ? THEN 0 ELSE 1 END"
+	switch q.Sort {
+	case SortRegOwedDesc, SortRegOwedAsc:
+		dir := map[bool]string{true: "DESC", false: "ASC"}[q.Sort == SortRegOwedDesc]
+		sel = sel.OrderExpr(unpaid, OrderUnpaid).OrderExpr("("+owedExpr+") "+dir, owedArgs()...)
+	case SortRegUnpaidDesc:
+		sel = sel.OrderExpr(unpaid, OrderUnpaid).OrderExpr("o.created_at ASC")
+	case SortRegUnpaidAsc:
+		sel = sel.OrderExpr(unpaid, OrderUnpaid).OrderExpr("o.created_at DESC")
+	}
+	return sel.OrderExpr("pi.id DESC")
+}
+
 // Registrations lists a page of the registrations q selects, newest first.
 func (s *Service) Registrations(ctx context.Context, q RegistrationQuery) (page *RegistrationPage, err error) {
 	defer classifyUnavailable(&err)
 	q.normalise()
+	if !slices.Contains(RegistrationSorts, q.Sort) {
+		return nil, Errorf(CodeInvalid, "unknown sort order %q", q.Sort)
+	}
 	now := s.clock()
 	var found *searchMatches
 	if q.Search != "" {
@@ -236,19 +296,32 @@ func (s *Service) Registrations(ctx context.Context, q RegistrationQuery) (page 
 	page = &RegistrationPage{Total: total, Page: q.Page, PageSize: q.PageSize, PageCount: max(1, (total+q.PageSize-1)/q.PageSize)}
 	// The page's ids first, from the instances alone (an index walk),
 	// then their orders for those fifty only.
+	// A sort by the order needs the orders for the page's ids too.
 	var ids []int64
-	if err := base().Column("pi.id").OrderExpr("pi.id DESC").Limit(int64(q.PageSize)).Offset(int64((q.Page-1)*q.PageSize)).Scan(ctx, &ids); err != nil {
+	idSel := base().Column("pi.id")
+	if q.Sort != SortRegNewest {
+		idSel = q.order(idSel.Join(latestOrderJoin))
+	} else {
+		idSel = idSel.OrderExpr("pi.id DESC")
+	}
+	if err := idSel.Limit(int64(q.PageSize)).Offset(int64((q.Page-1)*q.PageSize)).Scan(ctx, &ids); err != nil {
 		return nil, fmt.Errorf("load registrations: %w", err)
 	}
 	if len(ids) == 0 {
 		return page, nil
 	}
-	err = s.db.NewSelect().TableExpr("process_instances AS pi").Join(latestOrderJoin).
-		ColumnExpr("pi.id, pi.user_key, pi.status, pi.related_entity_id AS period_id, pi.start_time, pi.updated_at").
+	sel := s.db.NewSelect().TableExpr("process_instances AS pi").Join(latestOrderJoin).
+		ColumnExpr("pi.id, pi.user_key, pi.status, pi.related_entity_id AS period_id, pi.start_time, pi.updated_at, pi.selected_persons").
 		ColumnExpr("o.id AS order_id, o.pay_reference, o.total_minor, o.currency, o.status AS order_status, o.created_at AS ordered_at, o.paid_at").
-		Where("pi.id IN (?)", bun.List(ids)).OrderExpr("pi.id DESC").Scan(ctx, &page.Rows)
-	if err != nil {
+		ColumnExpr(owedExpr+" AS owed_minor", owedArgs()...).
+		Where("pi.id IN (?)", bun.List(ids))
+	if err = q.order(sel).Scan(ctx, &page.Rows); err != nil {
 		return nil, fmt.Errorf("load registrations: %w", err)
+	}
+	for i, r := range page.Rows {
+		if r.OwedMinor != nil && r.OrderedAt != nil {
+			page.Rows[i].DaysUnpaid = max(0, int(now.UTC().Sub(r.OrderedAt.UTC())/(24*time.Hour)))
+		}
 	}
 	if err := s.fillHouseholds(ctx, q.OrganisationID, page.Rows); err != nil {
 		return nil, err
@@ -256,32 +329,47 @@ func (s *Service) Registrations(ctx context.Context, q RegistrationQuery) (page 
 	return page, nil
 }
 
-// fillHouseholds adds the household names to rows, in one query.
+// fillHouseholds adds the names of each registration's persons to rows,
+// in one query. They are the persons chosen in the registration
+// (selected_persons), not every person its user key may register: a
+// household registers some of its persons now and others later, or in a
+// registration of their own, and a row names only its own.
 func (s *Service) fillHouseholds(ctx context.Context, orgID int64, rows []RegistrationRow) error {
-	if len(rows) == 0 {
+	chosen := make([][]int64, len(rows))
+	var all []int64
+	for i, r := range rows {
+		if r.SelectedJSON == "" {
+			continue
+		}
+		if err := json.Unmarshal([]byte(r.SelectedJSON), &chosen[i]); err != nil {
+			return fmt.Errorf("registration %d: selected persons: %w", r.ID, err)
+		}
+		all = append(all, chosen[i]...)
+	}
+	if len(all) == 0 {
 		return nil
 	}
-	keys := make([]string, 0, len(rows))
-	for _, r := range rows {
-		keys = append(keys, r.UserKey)
-	}
-	var links []struct {
-		UserKey   string `bun:"user_key"`
+	var persons []struct {
+		ID        int64  `bun:"id"`
 		FirstName string `bun:"first_name"`
 		LastName  string `bun:"last_name"`
 	}
-	err := s.db.NewSelect().TableExpr("user_persons AS up").Join("JOIN persons AS pe ON pe.id = up.person_id").
-		ColumnExpr("up.user_key, pe.first_name, pe.last_name").
-		Where("up.organisation_id = ? AND up.user_key IN (?)", orgID, bun.List(keys)).OrderExpr("pe.id").Scan(ctx, &links)
+	err := s.db.NewSelect().TableExpr("persons AS pe").ColumnExpr("pe.id, pe.first_name, pe.last_name").
+		Where("pe.organisation_id = ? AND pe.id IN (?)", orgID, bun.List(all)).Scan(ctx, &persons)
 	if err != nil {
 		return fmt.Errorf("load households: %w", err)
 	}
-	names := map[string][]string{}
-	for _, l := range links {
-		names[l.UserKey] = append(names[l.UserKey], strings.TrimSpace(l.FirstName+" "+l.LastName))
+	names := make(map[int64]string, len(persons))
+	for _, p := range persons {
+		names[p.ID] = strings.TrimSpace(p.FirstName + " " + p.LastName)
 	}
 	for i := range rows {
-		rows[i].Household = names[rows[i].UserKey]
+		rows[i].Household = nil
+		for _, id := range chosen[i] {
+			if n, ok := names[id]; ok {
+				rows[i].Household = append(rows[i].Household, n)
+			}
+		}
 	}
 	return nil
 }
@@ -290,7 +378,7 @@ func (s *Service) fillHouseholds(ctx context.Context, orgID int64, rows []Regist
 // rows for a CSV export: the header first.
 func (s *Service) RegistrationsCSV(ctx context.Context, q RegistrationQuery, row func([]string) error) (err error) {
 	defer classifyUnavailable(&err)
-	if err := row([]string{"registration", "user_key", "state", "status", "period", "household", "started", "reference", "total", "currency", "order_status", "ordered", "paid"}); err != nil {
+	if err := row([]string{"registration", "user_key", "state", "status", "period", "household", "started", "reference", "total", "currency", "order_status", "ordered", "paid", "owed", "days_unpaid"}); err != nil {
 		return err
 	}
 	q.PageSize = 200
@@ -301,12 +389,15 @@ func (s *Service) RegistrationsCSV(ctx context.Context, q RegistrationQuery, row
 		}
 		for _, r := range page.Rows {
 			rec := []string{fmt.Sprint(r.ID), r.UserKey, string(RegistrationStateOf(r.Status)), string(r.Status), fmt.Sprint(r.PeriodID),
-				strings.Join(r.Household, "; "), r.StartTime.UTC().Format(time.RFC3339), deref(r.Reference), "", deref(r.Currency), "", timeText(r.OrderedAt), timeText(r.PaidAt)}
+				strings.Join(r.Household, "; "), r.StartTime.UTC().Format(time.RFC3339), deref(r.Reference), "", deref(r.Currency), "", timeText(r.OrderedAt), timeText(r.PaidAt), "", ""}
 			if r.Total != nil && r.Currency != nil {
 				rec[8] = formatMinor(*r.Total)
 			}
 			if r.Order != nil {
 				rec[10] = string(*r.Order)
+			}
+			if r.OwedMinor != nil {
+				rec[13], rec[14] = formatMinor(*r.OwedMinor), fmt.Sprint(r.DaysUnpaid)
 			}
 			if err := row(rec); err != nil {
 				return err

@@ -494,6 +494,20 @@ type e2eAxeViolation struct {
 // impact serious or critical.
 func (b *e2eBrowser) runAxe(name string) {
 	b.t.Helper()
+	for _, v := range b.axeViolations(name) {
+		if v.Impact == "serious" || v.Impact == "critical" {
+			b.t.Errorf("%s: axe-core %s violation %s (%s) at %s", name, v.Impact, v.ID, v.Help, strings.Join(v.Targets, ", "))
+		} else {
+			b.t.Logf("%s: axe-core %s finding %s (%s) at %s", name, v.Impact, v.ID, v.Help, strings.Join(v.Targets, ", "))
+		}
+	}
+}
+
+// axeViolations runs axe-core on the page (injected once per document)
+// and returns every violation, whatever its impact; it fails the test
+// when axe checked nothing.
+func (b *e2eBrowser) axeViolations(name string) []e2eAxeViolation {
+	b.t.Helper()
 	if !b.js {
 		// axe-core waits on timers, which do not fire while the page's
 		// scripts are disabled. Scripts the page skipped while loading stay
@@ -514,13 +528,7 @@ func (b *e2eBrowser) runAxe(name string) {
 	if res.Passes == 0 {
 		b.t.Errorf("%s: axe-core checked nothing", name)
 	}
-	for _, v := range res.Violations {
-		if v.Impact == "serious" || v.Impact == "critical" {
-			b.t.Errorf("%s: axe-core %s violation %s (%s) at %s", name, v.Impact, v.ID, v.Help, strings.Join(v.Targets, ", "))
-		} else {
-			b.t.Logf("%s: axe-core %s finding %s (%s) at %s", name, v.Impact, v.ID, v.Help, strings.Join(v.Targets, ", "))
-		}
-	}
+	return res.Violations
 }
 
 // e2eLink is the e-mail link of the demo user for period 1.

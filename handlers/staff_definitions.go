@@ -56,7 +56,7 @@ func (s *Server) renderDefinitions(c echo.Context, status int, uploadError strin
 	show, _ := strconv.ParseInt(c.QueryParam("version"), 10, 64)
 	for _, d := range versions {
 		id := strconv.FormatInt(d.ID, 10)
-		row := views.StaffDefinitionRow{ID: id, Key: d.Key, Name: d.Name, Version: strconv.Itoa(d.Version), Created: staffTime(d.CreatedAt),
+		row := views.StaffDefinitionRow{ID: id, Key: d.Key, Name: d.Name, Version: strconv.Itoa(d.Version), Created: staffDateTime(c, d.CreatedAt),
 			ViewURL: base + "?version=" + id + "#steps-title", ActivateURL: base + "/" + id + "/activate"}
 		if d.Active && !inUse[d.Key] {
 			row.InUse, inUse[d.Key] = true, true

@@ -3,12 +3,9 @@ package handlers_test
 import (
 	"context"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/chromedp/chromedp"
 
 	"portal/engine"
 	"portal/engine/dbtest"
@@ -17,6 +14,7 @@ import (
 	"portal/outbound/mail"
 	"portal/outbound/mail/mailtest"
 	"portal/outbound/messages"
+	"portal/views"
 )
 
 // staffMail delivers the portal's messages over a real SMTP conversation
@@ -63,10 +61,13 @@ func (env *staffEnv) staffBrowserSignIn(b *e2eBrowser, email, next string) {
 }
 
 // TestE2EStaffPages: a registrar finds a household and resends its
-// payment link, a treasurer captures its bank transfer, the registration
-// completes and the confirmation goes out, all in Chromium, with axe on
+// payment link; the treasurer's day: from the overview to the open
+// payments, a part of the bank transfer, then the rest, the registration
+// completes, the confirmation goes out and the audit log names both
+// captures, all in Chromium, with axe on
 // every staff page. PORTAL_DOCS_SCREENSHOTS=1 also writes docs/STAFF.md's
-// docs/img/staff-overview.png and docs/img/staff-registration.png.
+// docs/img/staff-registration.png (the other staff screenshots come from
+// TestE2EStaffLayout, make screenshots-staff).
 func TestE2EStaffPages(t *testing.T) {
 	t.Parallel()
 	env := bankTransferStaffEnv(t, dbtest.SQLite(t))
@@ -106,20 +107,43 @@ func TestE2EStaffPages(t *testing.T) {
 	b.click(`[data-testid=staff-sign-out]`)
 	b.waitVisible(`[data-testid=staff-message]`)
 
-	// The treasurer captures the transfer.
+	// The treasurer's day: from the overview to who owes what, to the
+	// registration; a part of the transfer arrives, then the rest.
 	env.staffBrowserSignIn(b, "treasurer@example.org", `[data-testid=overview-states]`)
-	b.navigate("/staff/registrations?state=awaiting_payment")
-	b.clickTo(`[data-testid=registration-link]`, `[data-testid=capture-form]`)
+	b.clickTo(`[data-testid=overview-open-payments] a`, `[data-testid=open-payment-row]`)
+	b.checkPage("staff-open-payments")
+	b.clickTo(`[data-testid=open-payment-household]`, `[data-testid=capture-form]`)
+	detail := b.location()
 	total := b.text(`[data-testid=order-total]`)
+	if got := b.attr(`#amount`, "value"); "EUR "+got != total {
+		t.Fatalf("the capture asks for %q, the order is %q", got, total)
+	}
 	b.checkPage("staff-registration")
 	if os.Getenv("PORTAL_DOCS_SCREENSHOTS") == "1" {
 		staffScreenshot(t, b, "staff-registration.png")
 	}
-	b.typeInto(`#amount`, strings.TrimPrefix(total, "EUR "))
+	b.typeInto(`#amount`, "50.00")
+	b.typeInto(`#note`, "statement 41")
+	b.clickTo(`[data-testid=capture-submit]`, `[data-testid=capture-owed]`)
+	if got := b.text(`[data-testid=staff-flash]`); got != views.StaffText.DoneCapturedPartial {
+		t.Fatalf("after a part: %q", got)
+	}
+	if st := b.attr(`[data-testid=detail-summary] [data-testid=state]`, "data-state"); st != "awaiting_payment" {
+		t.Fatalf("state after a part: %s", st)
+	}
+	rest := b.attr(`#amount`, "value")
+	if rest == "" || "EUR "+rest == total {
+		t.Fatalf("the rest pre-filled: %q (total %s)", rest, total)
+	}
+	b.checkPage("staff-captured-part")
+	// The rest, as the form offers it.
 	b.typeInto(`#note`, "statement 42")
 	b.clickTo(`[data-testid=capture-submit]`, `[data-testid=staff-flash]`)
 	if st := b.attr(`[data-testid=detail-summary] [data-testid=state]`, "data-state"); st != "paid" {
-		t.Fatalf("state after the capture: %s", st)
+		t.Fatalf("state after the rest: %s", st)
+	}
+	if n := b.count(`[data-testid=capture-form]`); n != 0 {
+		t.Error("a paid registration still offers the capture")
 	}
 	if a := b.attr(`[data-testid=audit-row]`, "data-action"); a != "payment.capture" {
 		t.Fatalf("audit after the capture: %q", a)
@@ -129,17 +153,31 @@ func TestE2EStaffPages(t *testing.T) {
 	if !strings.Contains(string(got[2].Data), "is confirmed") {
 		t.Fatalf("third mail is not the confirmation:\n%s", got[2].Data)
 	}
+	// The audit log names the capture and leads to the registration.
 	b.navigate("/staff/audit")
 	b.waitVisible(`[data-testid=audit-table]`)
+	path := strings.TrimPrefix(detail, env.srv.URL)
+	if i := strings.IndexAny(path, "?#"); i >= 0 {
+		path = path[:i]
+	}
+	if n := b.count(`[data-testid=audit-row] a[href="` + path + `"]`); n < 2 {
+		t.Errorf("the audit log links %d entries to %s, want the two captures at least", n, path)
+	}
+	if a := b.attr(`[data-testid=audit-row]`, "data-action"); a != "payment.capture" {
+		t.Errorf("newest audit entry %q, want the capture", a)
+	}
 	b.checkPage("staff-audit")
 	b.navigate("/staff/year-report")
 	b.waitVisible(`[data-testid=year-report-summary]`)
 	b.checkPage("staff-year-report")
+	// The open payments are empty now.
+	b.navigate("/staff/open-payments")
+	b.waitVisible(`[data-testid=staff-main]`)
+	if n := b.count(`[data-testid=open-payment-row]`); n != 0 {
+		t.Errorf("%d open payments after the rest arrived", n)
+	}
 	b.navigate("/staff")
 	b.waitVisible(`[data-testid=overview-chart]`)
-	if os.Getenv("PORTAL_DOCS_SCREENSHOTS") == "1" {
-		staffScreenshot(t, b, "staff-overview.png")
-	}
 	// The cancel asks first, in the staff frame.
 	b.navigate("/staff/registrations?state=paid")
 	b.clickTo(`[data-testid=registration-link]`, `[data-testid=action-cancel]`)
@@ -150,9 +188,5 @@ func TestE2EStaffPages(t *testing.T) {
 // staffScreenshot writes the page at 1280 px to docs/img/name.
 func staffScreenshot(t *testing.T, b *e2eBrowser, name string) {
 	t.Helper()
-	b.do("viewport", chromedp.EmulateViewport(1280, 900))
-	png := e2eRun(b, "screenshot", chromedp.FullScreenshot(100))
-	if err := os.WriteFile(filepath.Join(e2eModuleRoot(t), "docs", "img", name), png, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	staffScreenshotAt(t, b, name, 1280)
 }

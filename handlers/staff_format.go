@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -17,6 +18,17 @@ import (
 func staffMoney(c echo.Context, minor int64, currency string) string {
 	return langOf(c).Money(minor, currency)
 }
+
+// staffDateTime writes a time for staff pages in the page's language, as
+// the member pages write dates (27 November 2026, 27. November 2026,
+// 27 novembre 2026), with the time of day in UTC.
+func staffDateTime(c echo.Context, t time.Time) string {
+	t = t.UTC()
+	return langOf(c).Date(t) + ", " + t.Format("15:04")
+}
+
+// staffDate writes a calendar date for staff pages in the page's language.
+func staffDate(c echo.Context, t time.Time) string { return langOf(c).Date(t.UTC()) }
 
 // statusLabel names a stored state of a period, membership, order or
 // payment attempt in the page's language; one it does not know as stored.

@@ -55,7 +55,7 @@ func (s *Server) renderInvitations(c echo.Context, status int, st invitationsSta
 		ImportURL: tenantPath(c, StaffPrefix+staffImportPath), Error: st.uploadError, Sent: st.sent,
 		PersonsURL: tenantPath(c, StaffPrefix+"/invitations"), PersonSearch: search}
 	for _, p := range persons {
-		row := views.StaffDirectoryRow{Name: p.Person.FirstName + " " + p.Person.LastName, Born: p.Person.DateOfBirth.Format(time.DateOnly),
+		row := views.StaffDirectoryRow{Name: p.Person.FirstName + " " + p.Person.LastName, Born: staffDate(c, p.Person.DateOfBirth),
 			Email: p.Person.Email, UserKeys: strings.Join(p.UserKeys, ", ")}
 		if p.Person.ExternalID != nil {
 			row.ExternalID = *p.Person.ExternalID
@@ -114,7 +114,7 @@ func (s *Server) addInvitations(c echo.Context, m *views.StaffInvitationsModel, 
 	for _, inv := range list {
 		counts[inv.State]++
 		row := views.StaffInvitationRow{UserKey: inv.UserKey, Persons: strings.Join(inv.Persons, ", "), StateKey: string(inv.State),
-			State: invitationStateLabel(c, inv.State), Created: staffTime(inv.CreatedAt), Expires: staffTime(inv.ExpiresAt)}
+			State: invitationStateLabel(c, inv.State), Created: staffDateTime(c, inv.CreatedAt), Expires: staffDateTime(c, inv.ExpiresAt)}
 		if inv.State != engine.InvitationRevoked && inv.State != engine.InvitationExpired {
 			row.RevokeURL = tenantPath(c, StaffPrefix+"/invitations/"+strconv.FormatInt(inv.ID, 10)+"/revoke")
 		}

@@ -38,7 +38,7 @@ func (s *Server) staffJobsPage(c echo.Context) error {
 	for _, j := range list {
 		row := views.StaffJobRow{ID: strconv.FormatInt(j.ID, 10), Kind: j.Kind, State: string(j.State),
 			Attempts: strconv.Itoa(j.Attempts) + "/" + strconv.Itoa(j.MaxAttempts), Recipient: j.Recipient,
-			Error: j.LastError, Due: staffTime(j.RunAt), PortalWide: j.OrganisationID == 0}
+			Error: j.LastError, Due: staffDateTime(c, j.RunAt), PortalWide: j.OrganisationID == 0}
 		if u.Role.AtLeast(engine.RoleRegistrar) {
 			row.RetryURL = tenantPath(c, StaffPrefix+"/jobs/"+row.ID+"/retry")
 		}

@@ -24,7 +24,8 @@ func englishStaffTexts(t *testing.T) []string {
 	var out []string
 	for _, pair := range [][2]any{{views.StaffText, *views.StaffTextIn(de)}, {views.StaffOpsText, *views.StaffOpsTextIn(de)},
 		{views.StaffSetupText, *views.StaffSetupTextIn(de)}, {views.StaffWebhookText, *views.StaffWebhookTextIn(de)},
-		{views.StaffOpenPaymentText, *views.StaffOpenPaymentTextIn(de)}, {views.StaffYearReportText, *views.StaffYearReportTextIn(de)}} {
+		{views.StaffOpenPaymentText, *views.StaffOpenPaymentTextIn(de)}, {views.StaffYearReportText, *views.StaffYearReportTextIn(de)},
+		{views.StaffListText, *views.StaffListTextIn(de)}} {
 		en, other := reflect.ValueOf(pair[0]), reflect.ValueOf(pair[1])
 		for i := range en.NumField() {
 			if en.Field(i).String() == other.Field(i).String() {

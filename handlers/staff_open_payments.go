@@ -131,7 +131,7 @@ func (s *Server) staffOpenPayments(c echo.Context) error {
 			row.CaptureURL, row.CaptureAmount = registrationURL(c, r.RegistrationID)+"/capture", engine.FormatAmount(r.OwedMinor)
 		}
 		if r.LastMessageKind != "" {
-			row.LastMessage, row.LastMessageAt = messageLabel(c, r.LastMessageKind), staffTime(r.LastMessageAt)
+			row.LastMessage, row.LastMessageAt = messageLabel(c, r.LastMessageKind), staffDateTime(c, r.LastMessageAt)
 		}
 		m.Rows = append(m.Rows, row)
 	}

@@ -162,8 +162,8 @@ func TestStaffPaymentsStatementImport(t *testing.T) {
 		if p.status != http.StatusOK || p.testid("attention-empty").Length() != 1 || p.testid("statement-form").Length() != 1 {
 			t.Fatalf("payments page: %d %s", p.status, p.body)
 		}
-		if p.doc.Find(`nav a[aria-current="page"]`).Text() != views.StaffOpsText.NavPayments {
-			t.Errorf("current nav item %q", p.doc.Find(`nav a[aria-current="page"]`).Text())
+		if p.doc.Find(`[data-testid=staff-nav] a[aria-current="page"]`).Text() != views.StaffOpsText.NavPayments {
+			t.Errorf("current nav item %q", p.doc.Find(`[data-testid=staff-nav] a[aria-current="page"]`).Text())
 		}
 		if v := env.get(viewer, "/staff/payments"); v.status != http.StatusOK || v.testid("statement-form").Length() != 0 {
 			t.Fatalf("viewer's payments page: %d, upload form %d", v.status, v.testid("statement-form").Length())

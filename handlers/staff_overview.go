@@ -60,13 +60,27 @@ func (s *Server) staffOverview(c echo.Context) error {
 		}
 		m.States = append(m.States, views.StaffCountLink{Label: stateLabel(c, st), Key: string(st), Count: o.ByState[st], URL: link})
 	}
+	if u.Role.AtLeast(engine.RoleTreasurer) {
+		m.OpenPaymentsURL = openPaymentsURL(c, openPaymentsPath, engine.OpenPaymentQuery{PeriodID: periodID})
+	}
+	m.MembersTotal.Label = views.StaffListTextIn(ctx).MembersTotal
 	for _, t := range o.ByType {
-		m.ByType = append(m.ByType, views.StaffCountLink{Label: t.Name, Count: t.Count})
+		row := memberCount(t.Name, t)
+		m.Members = append(m.Members, row)
+		m.MembersTotal.Active += row.Active
+		m.MembersTotal.Pending += row.Pending
+		m.MembersTotal.Total += row.Total
 	}
 	for i, a := range o.ByAge {
-		m.ByAge = append(m.ByAge, views.StaffCountLink{Label: ageGroupLabel(c, i), Count: a.Count})
+		m.Ages = append(m.Ages, memberCount(ageGroupLabel(c, i), a))
 	}
 	return staffRender(c, http.StatusOK, views.StaffOverviewPage(m))
+}
+
+// memberCount splits a count of live memberships into active and
+// awaiting payment.
+func memberCount(label string, n engine.NamedCount) views.StaffMemberCount {
+	return views.StaffMemberCount{Label: label, Active: n.Count - n.Pending, Pending: n.Pending, Total: n.Count}
 }
 
 // currentPeriod is the period running at now, else the newest.
@@ -101,7 +115,10 @@ func overviewChart(c echo.Context, o *engine.SeasonOverview) views.StaffChart {
 		return n * height / ch.Max
 	}
 	for i, d := range o.Days {
-		day := d.Day.Format(time.DateOnly)
+		day := staffDate(c, d.Day)
+		if d.Registrations > 0 || d.Payments > 0 {
+			ch.Days = append(ch.Days, views.StaffChartDay{Day: day, Registrations: d.Registrations, Payments: d.Payments})
+		}
 		if h := scale(d.Registrations); h > 0 {
 			ch.Bars = append(ch.Bars, views.StaffChartBar{X: i*dayWidth + 2, Y: height - h, W: barWidth, H: h, Series: "registrations",
 				Title: fmt.Sprintf("%s: %d %s", day, d.Registrations, staffTextIn(c).OvChartRegistrations)})
@@ -112,8 +129,9 @@ func overviewChart(c echo.Context, o *engine.SeasonOverview) views.StaffChart {
 		}
 	}
 	if n := len(o.Days); n > 0 {
-		ch.FirstDay, ch.LastDay = o.Days[0].Day.Format(time.DateOnly), o.Days[n-1].Day.Format(time.DateOnly)
+		ch.FirstDay, ch.MidDay, ch.LastDay = staffDate(c, o.Days[0].Day), staffDate(c, o.Days[n/2].Day), staffDate(c, o.Days[n-1].Day)
 	}
+	ch.Scale = fmt.Sprintf(views.StaffListTextIn(c.Request().Context()).ChartScale, ch.Max)
 	ch.Summary = fmt.Sprintf(staffTextIn(c).OvChartSummary, regs, pays, len(o.Days))
 	return ch
 }

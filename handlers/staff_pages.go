@@ -3,7 +3,6 @@ package handlers
 import (
 	"net/http"
 	"net/url"
-	"time"
 
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
@@ -216,6 +215,3 @@ func (s *Server) staffLoginPage(c echo.Context) error {
 	m.Link, m.LinkText = tenantPath(c, start), staffTextIn(c).SignInButton
 	return staffRender(c, http.StatusOK, views.StaffMessagePage(m))
 }
-
-// staffTime prints a time for staff pages (UTC, minutes).
-func staffTime(t time.Time) string { return t.UTC().Format("2006-01-02 15:04") }

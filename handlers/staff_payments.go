@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -63,7 +62,7 @@ func (s *Server) renderStaffPayments(c echo.Context, status int, uploadError str
 func (s *Server) staffAttentionRow(c echo.Context, a engine.AttentionPayment) views.StaffAttentionRow {
 	p := a.Payment
 	row := views.StaffAttentionRow{Amount: staffMoney(c, p.AmountMinor, p.Currency), UserKey: a.Order.UserKey,
-		Created: staffTime(p.CreatedAt), Reference: p.Reference,
+		Created: staffDateTime(c, p.CreatedAt), Reference: p.Reference,
 		DetailURL: tenantPath(c, StaffPrefix+"/registrations/"+strconv.FormatInt(a.Order.ProcessInstanceID, 10))}
 	if p.Provider == engine.BankTransferProvider && p.ProviderID != nil {
 		row.Reference = banking.Reference(*p.ProviderID).String()
@@ -177,7 +176,7 @@ func staffCreditRow(c echo.Context, l engine.StatementLine, captured bool) (view
 	}
 	row := views.StaffCreditRow{Amount: staffMoney(c, cr.AmountMinor, cr.Currency), From: cr.DebtorName, Kind: "ok"}
 	if !date.IsZero() {
-		row.Date = date.Format(time.DateOnly)
+		row.Date = staffDate(c, date)
 	}
 	row.Reference = cr.Unstructured
 	if len(cr.References) > 0 {
@@ -230,10 +229,10 @@ func (s *Server) staffStoredCredit(c echo.Context, cr engine.BankCredit, resolva
 		IBAN: cr.DebtorIBAN, Reference: cr.Reference, Remittance: cr.Remittance, Reason: cr.Reason, StateKey: string(cr.State),
 		State: creditStateLabel(c, cr.State), Note: cr.Note}
 	if cr.BookedOn != nil {
-		row.Date = cr.BookedOn.UTC().Format(time.DateOnly)
+		row.Date = staffDate(c, *cr.BookedOn)
 	}
 	if cr.ResolvedAt != nil {
-		row.Resolved = staffOpsTextIn(c).CreditBy + " " + cr.ResolvedBy + ", " + staffTime(*cr.ResolvedAt)
+		row.Resolved = staffOpsTextIn(c).CreditBy + " " + cr.ResolvedBy + ", " + staffDateTime(c, *cr.ResolvedAt)
 	}
 	if cr.PaymentReference != nil {
 		row.Payment = *cr.PaymentReference

@@ -37,7 +37,8 @@ func stateLabel(c echo.Context, r engine.RegistrationState) string {
 // registrationQuery reads the list's filters from the query string;
 // a filter that does not parse is an error the page names.
 func registrationQuery(c echo.Context, orgID int64) (engine.RegistrationQuery, bool) {
-	q := engine.RegistrationQuery{OrganisationID: orgID, Search: c.QueryParam("q"), State: engine.RegistrationState(c.QueryParam("state"))}
+	q := engine.RegistrationQuery{OrganisationID: orgID, Search: c.QueryParam("q"), State: engine.RegistrationState(c.QueryParam("state")),
+		Sort: engine.RegistrationSort(c.QueryParam("sort"))}
 	ok := true
 	num := func(name string) int64 {
 		raw := strings.TrimSpace(c.QueryParam(name))
@@ -55,7 +56,7 @@ func registrationQuery(c echo.Context, orgID int64) (engine.RegistrationQuery, b
 	if q.State != "" && !slices.Contains(engine.RegistrationStates, q.State) {
 		ok = false
 	}
-	if len(q.Search) > 200 {
+	if len(q.Search) > 200 || !slices.Contains(engine.RegistrationSorts, q.Sort) {
 		ok = false
 	}
 	return q, ok
@@ -79,6 +80,9 @@ func listURL(c echo.Context, path string, q engine.RegistrationQuery, page int) 
 	if q.UnpaidDays != 0 {
 		v.Set("unpaid", strconv.Itoa(q.UnpaidDays))
 	}
+	if q.Sort != engine.SortRegNewest {
+		v.Set("sort", string(q.Sort))
+	}
 	if page > 1 {
 		v.Set("page", strconv.Itoa(page))
 	}
@@ -91,7 +95,8 @@ func listURL(c echo.Context, path string, q engine.RegistrationQuery, page int) 
 
 // staffRegistrations answers GET /staff/registrations: search, filters
 // (period, state, membership type, unpaid for more than N days) and pages
-// of 50, newest first.
+// of 50, newest first or sorted by the amount owed or the days unpaid
+// (sort=owed, owed-asc, unpaid, unpaid-asc).
 func (s *Server) staffRegistrations(c echo.Context) error {
 	u := staffUserOf(c)
 	q, ok := registrationQuery(c, u.OrganisationID)
@@ -112,7 +117,7 @@ func (s *Server) staffRegistrations(c echo.Context) error {
 		return s.staffEngineError(c, err)
 	}
 	m := views.StaffRegistrationsModel{StaffChrome: s.staffChrome(c, staffTextIn(c).RegTitle), Action: tenantPath(c, StaffPrefix+registrationsPath),
-		Search: q.Search, Total: page.Total,
+		Search: q.Search, Total: page.Total, Sort: string(q.Sort),
 		PageText: fmt.Sprintf(staffTextIn(c).RegPageText, page.Total, page.Page, page.PageCount)}
 	if q.UnpaidDays > 0 {
 		m.UnpaidDays = strconv.Itoa(q.UnpaidDays)
@@ -131,15 +136,26 @@ func (s *Server) staffRegistrations(c echo.Context) error {
 	for _, t := range types {
 		m.Types = append(m.Types, views.StaffOption{Value: strconv.FormatInt(t.ID, 10), Label: t.Name, Selected: t.ID == q.MembershipTypeID})
 	}
+	lt := views.StaffListTextIn(c.Request().Context())
+	m.OwedSort = sortLink(c, q, lt.Owed, engine.SortRegOwedDesc, engine.SortRegOwedAsc)
+	m.DaysSort = sortLink(c, q, lt.DaysUnpaid, engine.SortRegUnpaidDesc, engine.SortRegUnpaidAsc)
 	for _, r := range page.Rows {
 		st := engine.RegistrationStateOf(r.Status)
 		row := views.StaffRegistrationRow{URL: registrationURL(c, r.ID), ID: strconv.FormatInt(r.ID, 10), Household: strings.Join(r.Household, ", "),
-			UserKey: r.UserKey, State: stateLabel(c, st), StateKey: string(st), Started: staffTime(r.StartTime), Updated: staffTime(r.UpdatedAt)}
+			UserKey: r.UserKey, State: stateLabel(c, st), StateKey: string(st), Started: staffDateTime(c, r.StartTime), Updated: staffDateTime(c, r.UpdatedAt),
+			LinkLabel: fmt.Sprintf(lt.OpenRegistration, strconv.FormatInt(r.ID, 10))}
+		if row.Household == "" {
+			row.Household = lt.NoPersonsYet
+		}
 		if r.Reference != nil {
 			row.Reference = *r.Reference
 		}
 		if r.Total != nil && r.Currency != nil {
 			row.Total = staffMoney(c, *r.Total, *r.Currency)
+			if r.OwedMinor != nil {
+				row.Owed, row.DaysUnpaid = staffMoney(c, *r.OwedMinor, *r.Currency), strconv.Itoa(r.DaysUnpaid)
+				row.DaysText = fmt.Sprintf(lt.DaysCount, r.DaysUnpaid)
+			}
 		}
 		m.Rows = append(m.Rows, row)
 	}
@@ -153,6 +169,24 @@ func (s *Server) staffRegistrations(c echo.Context) error {
 		m.CSVURL = listURL(c, registrationsPath+".csv", q, 1)
 	}
 	return staffRender(c, http.StatusOK, views.StaffRegistrationsPage(m))
+}
+
+// sortLink is a sortable column's header: its link sorts by the column,
+// largest first (desc), or smallest first when already so sorted.
+func sortLink(c echo.Context, q engine.RegistrationQuery, label string, desc, asc engine.RegistrationSort) views.StaffSortLink {
+	lt := views.StaffListTextIn(c.Request().Context())
+	l := views.StaffSortLink{Label: label}
+	next := desc
+	switch q.Sort {
+	case desc:
+		l.State, l.Note, next = "descending", lt.SortedDesc, asc
+	case asc:
+		l.State, l.Note = "ascending", lt.SortedAsc
+	}
+	l.Title = fmt.Sprintf(map[bool]string{true: lt.SortDesc, false: lt.SortAsc}[next == desc], label)
+	q.Sort = next
+	l.URL = listURL(c, registrationsPath, q, 1)
+	return l
 }
 
 // registrationURL is the detail page of a registration.

@@ -147,7 +147,7 @@ func (s *Server) loadSetupStaff(c echo.Context, m *views.StaffSetupModel) error 
 		row := views.StaffMemberRow{ID: id, Email: sm.Email, Name: sm.Name, Role: string(sm.Role), RoleLabel: staffRoleLabel(c, sm.Role),
 			Active: sm.Active(), LastSignIn: staffOpsTextIn(c).Never, RoleURL: base + "/staff/" + id + "/role", DisableURL: base + "/staff/" + id + "/disable"}
 		if sm.LastSignInAt != nil {
-			row.LastSignIn = staffTime(*sm.LastSignInAt)
+			row.LastSignIn = staffDateTime(c, *sm.LastSignInAt)
 		}
 		m.Staff = append(m.Staff, row)
 	}

@@ -32,13 +32,13 @@ func (s *Server) loadSetupAPIKeys(c echo.Context, m *views.StaffSetupModel) erro
 	m.KeyForm = views.StaffAPIKeyForm{Action: base, Scope: string(engine.ScopeRead)}
 	for _, k := range keys {
 		id := strconv.FormatInt(k.ID, 10)
-		row := views.StaffAPIKeyRow{ID: id, Name: k.Name, Prefix: k.Prefix, Scope: t.KeyScopeRead, Created: staffTime(k.CreatedAt),
+		row := views.StaffAPIKeyRow{ID: id, Name: k.Name, Prefix: k.Prefix, Scope: t.KeyScopeRead, Created: staffDateTime(c, k.CreatedAt),
 			LastUsed: t.KeyNever, Revoked: k.RevokedAt != nil, RevokeURL: base + "/" + id + "/revoke"}
 		if k.Scope == engine.ScopeWrite {
 			row.Scope = t.KeyScopeWrite
 		}
 		if k.LastUsedAt != nil {
-			row.LastUsed = staffTime(*k.LastUsedAt)
+			row.LastUsed = staffDateTime(c, *k.LastUsedAt)
 		}
 		m.APIKeys = append(m.APIKeys, row)
 	}

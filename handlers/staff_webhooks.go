@@ -178,16 +178,16 @@ func (s *Server) staffWebhookDeliveries(c echo.Context) error {
 		Endpoint: webhookEndpointRow(c, ep), BackURL: tenantPath(c, StaffPrefix+staffWebhooksPath)}
 	for _, d := range list {
 		row := views.StaffWebhookDeliveryRow{ID: strconv.FormatInt(d.ID, 10), EventID: d.EventID, Type: d.EventType, StatusKey: d.Status,
-			Status: deliveryStatusLabel(t, d.Status), Attempts: strconv.Itoa(d.Attempts), Created: staffTime(d.CreatedAt)}
+			Status: deliveryStatusLabel(t, d.Status), Attempts: strconv.Itoa(d.Attempts), Created: staffDateTime(c, d.CreatedAt)}
 		if d.ResponseCode != nil {
 			row.Code = strconv.Itoa(*d.ResponseCode)
 		}
 		row.Problem = d.LastError
 		if d.LastAttemptAt != nil {
-			row.LastAttempt = staffTime(*d.LastAttemptAt)
+			row.LastAttempt = staffDateTime(c, *d.LastAttemptAt)
 		}
 		if d.NextRetryAt != nil {
-			row.NextRetry = staffTime(*d.NextRetryAt)
+			row.NextRetry = staffDateTime(c, *d.NextRetryAt)
 		}
 		if ep.Active && d.Status != engine.DeliveryPending && d.Status != engine.DeliveryFailed {
 			row.ReplayURL = tenantPath(c, StaffPrefix+staffWebhooksPath+"/"+strconv.FormatInt(id, 10)+"/deliveries/"+row.ID+"/replay")

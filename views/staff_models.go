@@ -98,12 +98,24 @@ type StaffRegistrationsModel struct {
 	Total                    int
 	PrevURL, NextURL, CSVURL string // "" when there is none or the role may not
 	PageText                 string
+	// Sort is the list's order (a value of the sort parameter), kept by the filter form.
+	Sort string
+	// OwedSort and DaysSort are the sortable columns' headers.
+	OwedSort, DaysSort StaffSortLink
 }
 
-// StaffRegistrationRow is one registration in the list.
+// StaffRegistrationRow is one registration in the list. Owed and
+// DaysUnpaid are "" unless the newest order is unpaid; LinkLabel names
+// the registration for the row's link.
 type StaffRegistrationRow struct {
 	URL, ID, Household, UserKey, State, StateKey, Reference, Total, Started, Updated string
+	Owed, DaysUnpaid, DaysText, LinkLabel                                            string
 }
+
+// StaffSortLink is the header of a sortable column: the link sorts by it;
+// State is its aria-sort ("" when the list is not sorted by it), Note
+// says so in words, Title what the link does.
+type StaffSortLink struct{ Label, URL, State, Note, Title string }
 
 // staffStateClass colours a state badge.
 func staffStateClass(key string) string {
@@ -127,7 +139,6 @@ type StaffOverviewModel struct {
 	Periods []StaffOption
 	// States are the registrations per state, each linking to the list.
 	States                       []StaffCountLink
-	ByType, ByAge                []StaffCountLink
 	Expected, Received, Refunded string
 	Chart                        StaffChart
 	Attention                    StaffCountLink
@@ -135,6 +146,18 @@ type StaffOverviewModel struct {
 	Jobs StaffCountLink
 	// Credits counts the bank credits waiting for a treasurer, linking to the payments page.
 	Credits StaffCountLink
+	// Members and Ages split the period's memberships per type and per age
+	// group into active and awaiting payment; MembersTotal adds them up.
+	Members, Ages []StaffMemberCount
+	MembersTotal  StaffMemberCount
+	// OpenPaymentsURL leads to who owes what (treasurers; "" for others).
+	OpenPaymentsURL string
+}
+
+// StaffMemberCount is a row of the members tables.
+type StaffMemberCount struct {
+	Label                  string
+	Active, Pending, Total int
 }
 
 // StaffCountLink is a count with a label and, optionally, where it leads.
@@ -152,6 +175,18 @@ type StaffChart struct {
 	FirstDay      string
 	LastDay       string
 	Summary       string // the chart's text alternative
+	// Scale says what the height stands for ("0 to 4 a day"); MidDay is
+	// the day under the middle of the axis.
+	Scale, MidDay string
+	// Days are the days with a registration started or a payment
+	// received, for the table beside the bars.
+	Days []StaffChartDay
+}
+
+// StaffChartDay is one day with activity.
+type StaffChartDay struct {
+	Day                     string
+	Registrations, Payments int
 }
 
 // StaffChartBar is one bar: x, y, width and height in the SVG's units.
