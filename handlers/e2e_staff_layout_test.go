@@ -33,7 +33,9 @@ const staffLayoutCheck = `(() => {
 	const out = [];
 	const de = document.documentElement;
 	if (de.scrollWidth > window.innerWidth) out.push("the page scrolls sideways: " + de.scrollWidth + " px wide at " + window.innerWidth);
-	const shown = el => { const r = el.getBoundingClientRect(); return r.width > 0 && r.height > 0 && getComputedStyle(el).visibility !== "hidden"; };
+	// checkVisibility: the content of a closed <details> keeps a layout box
+	// in Chromium (content-visibility), but nobody sees it.
+	const shown = el => { const r = el.getBoundingClientRect(); return r.width > 0 && r.height > 0 && getComputedStyle(el).visibility !== "hidden" && (!el.checkVisibility || el.checkVisibility()); };
 	const name = el => el.tagName.toLowerCase() + (el.id ? "#" + el.id : "") + (el.dataset && el.dataset.testid ? "[data-testid=" + el.dataset.testid + "]" : "") +
 		' "' + (el.textContent || "").trim().replace(/\s+/g, " ").slice(0, 50) + '"';
 	for (const el of document.body.querySelectorAll("*")) {
