@@ -24,9 +24,12 @@ type Statement struct {
 	MessageID string
 	// Credits are the booked incoming transfers, one per transaction.
 	Credits []Credit
-	// Skipped counts the entries that are not booked credits (debits,
-	// pending or informational entries, reversals), which an import
-	// reports but never captures.
+	// Returns are the booked SEPA direct debits that came back (returns,
+	// refusals, refunds), one per transaction; see Return.
+	Returns []Return
+	// Skipped counts the entries that are neither booked credits nor
+	// returned direct debits (other debits, pending or informational
+	// entries, reversals), which an import reports but never captures.
 	Skipped int
 }
 
