@@ -304,6 +304,7 @@ func (s *Service) applyPaymentSettings(ps *PaymentSettings, c PaymentSettingsCha
 		bad("stripeSecretKey", "this server has no PORTAL_SESSION_KEY to keep the keys encrypted with")
 	}
 	bankGiven := ps.BankCreditorName != "" || ps.BankIBAN != "" || ps.BankBIC != "" || ps.BankCreditorAddress != ""
+	applyDebitSettings(ps, c, bad)
 	needBank := false
 	for _, m := range append([]string{ps.Provider}, ps.methodList()...) {
 		switch m {
@@ -312,7 +313,7 @@ func (s *Service) applyPaymentSettings(ps *PaymentSettings, c PaymentSettingsCha
 			needBank = true
 		case DirectDebitProvider:
 			needBank = true
-			if ps.DebitCreditorID == "" {
+			if ps.DebitCreditorID == "" && !slices.ContainsFunc(fields, func(f FieldError) bool { return f.Field == "debitCreditorId" }) {
 				bad("debitCreditorId", "is required with the method direct_debit")
 			}
 		case StripeProvider:
@@ -335,7 +336,6 @@ func (s *Service) applyPaymentSettings(ps *PaymentSettings, c PaymentSettingsCha
 		}
 	}
 	fields = dedupeFields(fields)
-	applyDebitSettings(ps, c, bad)
 	if needBank || bankGiven {
 		if _, err := bankCreditorOf(ps); err != nil {
 			fields = append(fields, bankFieldErrors(err)...)
