@@ -91,6 +91,9 @@ func (s *Server) renderSetup(c echo.Context, status int, adjust func(*views.Staf
 	if m.Payments, err = s.paymentForm(c, base, u.OrganisationID); err != nil {
 		return s.staffEngineError(c, err)
 	}
+	if m.PaymentMethods, err = s.paymentMethodsForm(c, base, u.OrganisationID); err != nil {
+		return s.staffEngineError(c, err)
+	}
 	if m.Messages, err = s.messagesForm(c, base, u.OrganisationID); err != nil {
 		return s.staffEngineError(c, err)
 	}

@@ -147,3 +147,21 @@ type PayChooseModel struct {
 	Total   string
 	Methods PaymentMethodChoiceModel
 }
+
+// StaffPaymentMethodsForm is the setup page's payment methods form, as
+// stored or as typed after a refused change.
+type StaffPaymentMethodsForm struct {
+	Action              string
+	Options             []StaffPaymentMethodOption
+	Default             string
+	CreditorID          string
+	PrenotificationDays int
+	FileVersion         string
+	Errors              map[string]string
+}
+
+// StaffPaymentMethodOption is one method the club may offer.
+type StaffPaymentMethodOption struct {
+	Value, Label string
+	Checked      bool
+}

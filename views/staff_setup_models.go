@@ -23,6 +23,8 @@ type StaffSetupModel struct {
 	Languages StaffLanguagesForm
 	Payments  StaffPaymentForm
 	Messages  StaffMessagesForm
+	// PaymentMethods is the payment methods section (issue 29).
+	PaymentMethods StaffPaymentMethodsForm
 }
 
 // StaffLanguagesForm chooses the languages offered to members and the
