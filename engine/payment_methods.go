@@ -72,7 +72,9 @@ func (s *Service) checkPaymentMethod(ctx context.Context, db bun.IDB, orgID int6
 		return "", err
 	}
 	if !slices.Contains(methods, method) {
-		return "", &Error{Code: CodeValidation, Message: "This payment method is not offered; choose one of the club's.",
+		// A request naming a method the club does not offer is malformed
+		// (the choices come from the form): 400 with its field.
+		return "", &Error{Code: CodeInvalid, Message: "This payment method is not offered; choose one of the club's.",
 			Fields: []FieldError{{Field: "paymentMethod", Message: fmt.Sprintf("must be one of %v", methods)}}}
 	}
 	if method == methods[0] {

@@ -40,7 +40,7 @@ func (s *Server) confirm(c echo.Context) error {
 			}
 			return s.showReview(c, http.StatusUnprocessableEntity, strings.Join(msgs, " "))
 		}
-		if e, ok := engine.AsError(err); ok && e.Code == engine.CodeValidation && len(e.Fields) == 1 && e.Fields[0].Field == "paymentMethod" {
+		if e, ok := engine.AsError(err); ok && len(e.Fields) == 1 && e.Fields[0].Field == "paymentMethod" {
 			// A method the club no longer offers: choose again.
 			return s.showReview(c, http.StatusUnprocessableEntity, e.Message)
 		}
