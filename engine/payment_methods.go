@@ -152,3 +152,10 @@ func (s *Service) ChoosePaymentMethod(ctx context.Context, orderReference, metho
 	}
 	return s.checkoutOrUnavailable(ctx, order)
 }
+
+// MethodProvider is the provider of one of an organisation's payment
+// methods (its default one for "" or a method it does not offer), for
+// the pages that show an attempt of it.
+func (s *Service) MethodProvider(organisationID int64, method string) PaymentProvider {
+	return s.providerForMethod(organisationID, method)
+}

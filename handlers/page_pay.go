@@ -48,6 +48,10 @@ func (s *Server) toCheckout(c echo.Context, p *engine.Payment) error {
 	if bt != nil {
 		return render(c, http.StatusOK, views.PayByTransfer(views.PayByTransferModel{Chrome: s.chrome(tr(c, "title_pay_transfer")), Transfer: *bt}))
 	}
+	if p.Provider == engine.DirectDebitProvider {
+		// The checkout of a debit is this page itself: never redirect to it.
+		return s.payByDebit(c, p)
+	}
 	c.Response().Header().Set("Cache-Control", "no-store")
 	return c.Redirect(http.StatusSeeOther, sameSite(c, p.PaymentURL))
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/engine/directdebit"
 	"portal/views"
 )
 
@@ -30,4 +31,21 @@ func (s *Server) choosePayMethod(c echo.Context) error {
 		return err
 	}
 	return s.toCheckout(c, p)
+}
+
+// payByDebit shows an attempt of direct debit: the amount the club
+// collects, its name and Creditor Identifier.
+func (s *Server) payByDebit(c echo.Context, p *engine.Payment) error {
+	view, err := s.engine.PaymentForPage(c.Request().Context(), p.Reference)
+	if err != nil {
+		return err
+	}
+	dd, ok := s.engine.MethodProvider(view.Order.OrganisationID, engine.DirectDebitProvider).(*directdebit.Provider)
+	if !ok {
+		return &engine.Error{Code: engine.CodeUnavailable, Message: "direct debit is not set up for this club"}
+	}
+	c.Response().Header().Set("Cache-Control", "no-store")
+	t := views.PaymentMethodTextIn(c.Request().Context())
+	return render(c, http.StatusOK, views.PayByDebit(views.PayByDebitModel{Chrome: s.chrome(t.DebitTitle),
+		Total: langOf(c).Money(p.AmountMinor, p.Currency), Creditor: dd.Creditor().Name, CreditorID: dd.CreditorID()}))
 }

@@ -118,6 +118,22 @@ func TestReviewOffersPaymentMethods(t *testing.T) {
 			attempts[0].Status != engine.PaymentCancelled || attempts[1].Provider != "test" {
 			t.Fatalf("attempts after the new choice %+v %v", attempts, err)
 		}
+
+		// Direct debit: the pay link is the portal's own page (never a
+		// redirect to itself), naming the amount, creditor and identifier.
+		if _, err := env.svc.SetPaymentSettings(t.Context(), 1, engine.PaymentSettingsChange{Methods: &[]string{"test", "direct_debit"},
+			DebitCreditorID: str("DE98ZZZ09999999999")}); err != nil {
+			t.Fatal(err)
+		}
+		debit := env.post(c, "/pay/"+orders[0].PayReference, url.Values{"paymentMethod": {"direct_debit"}})
+		if debit.status != http.StatusOK || debit.testid("pay-by-debit").Length() != 1 || debit.testid("debit-creditor-id").Text() != "DE98ZZZ09999999999" ||
+			debit.testid("debit-total").Text() != "EUR 184.50" || debit.testid("debit-creditor").Text() != "TV Demo 1848 e.V." {
+			t.Fatalf("direct debit on the pay link: %d\n%s", debit.status, debit.body)
+		}
+		if err := db.NewSelect().Model(&attempts).Order("id ASC").Scan(t.Context()); err != nil || len(attempts) != 3 ||
+			attempts[1].Status != engine.PaymentCancelled || attempts[2].Provider != "direct_debit" || attempts[2].Status != engine.PaymentPending {
+			t.Fatalf("attempts after choosing direct debit %+v %v", attempts, err)
+		}
 	})
 }
 

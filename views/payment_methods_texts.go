@@ -11,7 +11,7 @@ import (
 // payment methods section (issue 29).
 type PaymentMethodTexts struct {
 	Legend, Stripe, StripeHint, BankTransfer, BankTransferHint, DirectDebit, DirectDebitHint, Test, TestHint,
-	PayTitle, PayIntro, PayContinue, PayTotal,
+	PayTitle, PayIntro, PayContinue, PayTotal, DebitTitle, DebitIntro, DebitCreditor, DebitCreditorID,
 	SetupTitle, SetupIntro, SetupMethods, SetupMethodsHint, SetupDefault, SetupCreditorID, SetupCreditorIDHint,
 	SetupPrenotification, SetupPrenotificationHint, SetupFileVersion, SetupSave, SetupSaved string
 }
@@ -31,6 +31,10 @@ var PaymentMethodText = PaymentMethodTexts{
 	PayIntro:                 "Your registration is waiting for payment. Choose how you would like to pay.",
 	PayContinue:              "Continue",
 	PayTotal:                 "Amount",
+	DebitTitle:               "Payment by SEPA Direct Debit",
+	DebitIntro:               "The club collects this amount from your account by SEPA Direct Debit. Until it is collected your registration waits for payment.",
+	DebitCreditor:            "Creditor",
+	DebitCreditorID:          "Creditor Identifier",
 	SetupTitle:               "Payment methods",
 	SetupIntro:               "The methods your members choose from when they confirm a registration. With one method they are not asked.",
 	SetupMethods:             "Offered methods",
@@ -60,6 +64,10 @@ var paymentMethodTextDE = PaymentMethodTexts{
 	PayIntro:                 "Ihre Anmeldung wartet auf die Zahlung. Wählen Sie, wie Sie bezahlen möchten.",
 	PayContinue:              "Weiter",
 	PayTotal:                 "Betrag",
+	DebitTitle:               "Zahlung per SEPA-Lastschrift",
+	DebitIntro:               "Der Verein zieht diesen Betrag per SEPA-Lastschrift von Ihrem Konto ein. Bis dahin wartet Ihre Anmeldung auf die Zahlung.",
+	DebitCreditor:            "Zahlungsempfänger",
+	DebitCreditorID:          "Gläubiger-Identifikationsnummer",
 	SetupTitle:               "Zahlungsarten",
 	SetupIntro:               "Die Zahlungsarten, zwischen denen Ihre Mitglieder beim Bestätigen einer Anmeldung wählen. Bei nur einer werden sie nicht gefragt.",
 	SetupMethods:             "Angebotene Zahlungsarten",
@@ -89,6 +97,10 @@ var paymentMethodTextFR = PaymentMethodTexts{
 	PayIntro:                 "Votre inscription attend son paiement. Choisissez comment vous souhaitez payer.",
 	PayContinue:              "Continuer",
 	PayTotal:                 "Montant",
+	DebitTitle:               "Paiement par prélèvement SEPA",
+	DebitIntro:               "Le club prélève ce montant sur votre compte par prélèvement SEPA. D'ici là, votre inscription attend son paiement.",
+	DebitCreditor:            "Créancier",
+	DebitCreditorID:          "Identifiant créancier SEPA",
 	SetupTitle:               "Modes de paiement",
 	SetupIntro:               "Les modes entre lesquels vos membres choisissent en confirmant une inscription. Avec un seul mode, la question n'est pas posée.",
 	SetupMethods:             "Modes proposés",
@@ -164,4 +176,11 @@ type StaffPaymentMethodsForm struct {
 type StaffPaymentMethodOption struct {
 	Value, Label string
 	Checked      bool
+}
+
+// PayByDebitModel is the pay link of an order paid by direct debit: what
+// will be collected and by whom.
+type PayByDebitModel struct {
+	Chrome
+	Total, Creditor, CreditorID string
 }

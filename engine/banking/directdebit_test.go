@@ -38,7 +38,7 @@ func seasonFile(version string) DirectDebitFile {
 			{EndToEndID: "ORDER-104", AmountCents: 1, Sequence: SequenceFirst, DueDate: day("2026-12-18"),
 				MandateID: "TVJ-104", MandateSigned: day("2026-11-22"), DebtorName: "Søren Ærø",
 				DebtorIBAN: "NL91ABNA0417164300",
-				Amendment: &MandateAmendment{ChangedBank: true}},
+				Amendment:  &MandateAmendment{ChangedBank: true}},
 			{EndToEndID: "ORDER-105", AmountCents: 250000, Sequence: SequenceOneOff, DueDate: day("2026-12-15"),
 				MandateID: "TVJ-105", MandateSigned: day("2026-11-23"), DebtorName: "Anna Novák",
 				DebtorIBAN: "DE89370400440532013000", RemittanceText: "Kursgebühr",
