@@ -198,8 +198,11 @@ type Order struct {
 	PayReference string `bun:"pay_reference,nullzero"`
 	// PaymentMethod is the method the member chose (a provider's name);
 	// "" for the club's default. Its attempts are made with that method.
-	PaymentMethod string      `bun:"payment_method,notnull"`
-	Lines         []OrderLine `bun:"rel:has-many,join:id=order_id"`
+	PaymentMethod string `bun:"payment_method,notnull"`
+	// DebitMandateID is the SEPA mandate a direct-debit order is
+	// collected under (debit_mandates.go); nil before one is given.
+	DebitMandateID *int64      `bun:"debit_mandate_id"`
+	Lines          []OrderLine `bun:"rel:has-many,join:id=order_id"`
 }
 
 // OrderLine is one frozen price component of an order.
