@@ -27,7 +27,8 @@ func (s *Server) payLink(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if len(choice.Methods) > 1 {
+	if len(choice.Methods) > 1 && choice.Order.DebitMandateID == nil {
+		// Once a mandate is given the member chose: the page shows it.
 		return s.payMethodChoice(c, choice)
 	}
 	p, err := s.engine.FollowPayLink(ctx, c.Param("reference"))

@@ -6,7 +6,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
-	"portal/engine/directdebit"
 	"portal/views"
 )
 
@@ -34,18 +33,54 @@ func (s *Server) choosePayMethod(c echo.Context) error {
 }
 
 // payByDebit shows an attempt of direct debit: the amount the club
-// collects, its name and Creditor Identifier.
+// collects, its name and Creditor Identifier, and the mandate: its form
+// with the text in the page's language until it is given, then its
+// reference and account.
 func (s *Server) payByDebit(c echo.Context, p *engine.Payment) error {
 	view, err := s.engine.PaymentForPage(c.Request().Context(), p.Reference)
 	if err != nil {
 		return err
 	}
-	dd, ok := s.engine.MethodProvider(view.Order.OrganisationID, engine.DirectDebitProvider).(*directdebit.Provider)
-	if !ok {
-		return &engine.Error{Code: engine.CodeUnavailable, Message: "direct debit is not set up for this club"}
+	return s.showDebitPage(c, http.StatusOK, view.Order.PayReference, nil, nil)
+}
+
+// showDebitPage renders the direct-debit page of an order; typed and
+// errs are a refused mandate's input and field errors.
+func (s *Server) showDebitPage(c echo.Context, status int, orderReference string, typed *engine.MandateInput, errs map[string]string) error {
+	page, err := s.engine.DebitPageFor(c.Request().Context(), orderReference)
+	if err != nil {
+		return err
 	}
 	c.Response().Header().Set("Cache-Control", "no-store")
 	t := views.PaymentMethodTextIn(c.Request().Context())
-	return render(c, http.StatusOK, views.PayByDebit(views.PayByDebitModel{Chrome: s.chrome(t.DebitTitle),
-		Total: langOf(c).Money(p.AmountMinor, p.Currency), Creditor: dd.Creditor().Name, CreditorID: dd.CreditorID()}))
+	m := views.PayByDebitModel{Chrome: s.chrome(t.DebitTitle), Total: langOf(c).Money(page.Order.TotalMinor, page.Order.Currency),
+		Creditor: page.Terms.CreditorName, CreditorID: page.Terms.CreditorID, Errors: errs}
+	if mandate := page.Mandate; mandate != nil {
+		m.Text, m.Reference, m.Account = mandate.Text, mandate.Reference, engine.MaskedIBAN(mandate.IBAN)
+	} else {
+		terms := page.Terms
+		terms.Reference = t.MandateReferenceLater
+		m.Text, _ = engine.MandateText(langOf(c).Code, terms)
+		m.Action = tenantPath(c, payLinkPrefix+page.Order.PayReference+"/mandate")
+		if typed != nil {
+			m.Holder, m.IBAN, m.BIC = typed.Holder, typed.IBAN, typed.BIC
+		}
+	}
+	return render(c, status, views.PayByDebit(m))
+}
+
+// giveMandate answers POST /pay/:reference/mandate: the member signs the
+// SEPA mandate of a direct-debit order in the page's language; a refusal
+// shows the form again as typed, each problem at its field.
+func (s *Server) giveMandate(c echo.Context) error {
+	in := engine.MandateInput{Holder: c.FormValue("holder"), IBAN: c.FormValue("iban"), BIC: c.FormValue("bic"),
+		Consent: c.FormValue("consent") == "1", Language: langOf(c).Code}
+	ref := c.Param("reference")
+	if _, err := s.engine.GiveMandate(c.Request().Context(), ref, in); err != nil {
+		if errs, ok := fieldErrors(err); ok && engine.ErrorCode(err) == engine.CodeValidation {
+			return s.showDebitPage(c, http.StatusUnprocessableEntity, ref, &in, errs)
+		}
+		return err
+	}
+	return c.Redirect(http.StatusSeeOther, tenantPath(c, payLinkPrefix+ref))
 }

@@ -206,3 +206,51 @@ func TestFormAPIPaymentMethods(t *testing.T) {
 		}
 	})
 }
+
+// TestGiveMandatePage: the direct-debit page shows the mandate form with
+// the rulebook's text in the page's language (German here); a missing
+// consent and an invalid IBAN are named at their fields, the input kept,
+// nothing stored; a valid mandate is stored and the pay link then shows
+// its reference and the masked account.
+func TestGiveMandatePage(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		env := newEnv(t, db)
+		if _, err := env.svc.SetPaymentSettings(t.Context(), 1, engine.PaymentSettingsChange{BankCreditorName: str("TV Demo 1848 e.V."),
+			BankIBAN: str("DE89370400440532013000"), Methods: &[]string{"direct_debit"}, DebitCreditorID: str("DE98ZZZ09999999999")}); err != nil {
+			t.Fatal(err)
+		}
+		c := env.newClient()
+		f := env.completeDemo(c)
+		if f.PaymentURL == nil {
+			t.Fatal("no pay link")
+		}
+		u, _ := url.Parse(*f.PaymentURL)
+		de := []string{"Accept-Language", "de"}
+		page := env.get(c, u.Path, de...)
+		if page.status != http.StatusOK || page.testid("mandate").Length() != 1 || !strings.Contains(page.testid("mandate-text").Text(), "acht Wochen") ||
+			!strings.Contains(page.testid("mandate-text").Text(), "DE98ZZZ09999999999") || page.testid("mandate-consent").Length() != 1 {
+			t.Fatalf("debit page: %d\n%s", page.status, page.body)
+		}
+		action := page.doc.Find(`[data-testid="mandate"] form`).AttrOr("action", "")
+		bad := env.post(c, action, url.Values{"holder": {"Alex Example"}, "iban": {"DE00 3704 0044 0532 0130 00"}}, de...)
+		if bad.status != http.StatusUnprocessableEntity || bad.testid("error-mandate-iban").Length() != 1 || bad.doc.Find("#mandate-holder").AttrOr("value", "") != "Alex Example" ||
+			!strings.Contains(bad.testid("error-summary").Text(), "agreed") {
+			t.Fatalf("refused mandate: %d\n%s", bad.status, bad.body)
+		}
+		if n, _ := db.NewSelect().Model((*engine.DebitMandate)(nil)).Count(t.Context()); n != 0 {
+			t.Fatalf("a refused mandate was stored")
+		}
+		ok := env.post(c, action, url.Values{"holder": {"Alex Example"}, "iban": {"DE89 3704 0044 0532 0130 00"}, "consent": {"1"}}, de...)
+		if ok.status != http.StatusSeeOther {
+			t.Fatalf("mandate: %d\n%s", ok.status, ok.body)
+		}
+		var m engine.DebitMandate
+		if err := db.NewSelect().Model(&m).Scan(t.Context()); err != nil || m.Language != "de" || !strings.Contains(m.Text, m.Reference) {
+			t.Fatalf("stored mandate %+v %v", m, err)
+		}
+		given := env.get(c, u.Path, de...)
+		if given.testid("mandate-reference").Text() != m.Reference || given.testid("mandate-account").Text() != "DE89 … 3000" || given.testid("mandate-sign").Length() != 0 {
+			t.Fatalf("after the mandate:\n%s", given.body)
+		}
+	})
+}

@@ -12,6 +12,8 @@ import (
 type PaymentMethodTexts struct {
 	Legend, Stripe, StripeHint, BankTransfer, BankTransferHint, DirectDebit, DirectDebitHint, Test, TestHint,
 	PayTitle, PayIntro, PayContinue, PayTotal, DebitTitle, DebitIntro, DebitCreditor, DebitCreditorID,
+	MandateHeading, MandateHolder, MandateIBAN, MandateBIC, MandateText, MandateConsent, MandateSign, MandateGiven, MandateReference,
+	MandateAccount, MandateErrors, MandateReferenceLater string
 	SetupTitle, SetupIntro, SetupMethods, SetupMethodsHint, SetupDefault, SetupCreditorID, SetupCreditorIDHint,
 	SetupPrenotification, SetupPrenotificationHint, SetupFileVersion, SetupSave, SetupSaved string
 }
@@ -35,6 +37,18 @@ var PaymentMethodText = PaymentMethodTexts{
 	DebitIntro:               "The club collects this amount from your account by SEPA Direct Debit. Until it is collected your registration waits for payment.",
 	DebitCreditor:            "Creditor",
 	DebitCreditorID:          "Creditor Identifier",
+	MandateHeading:           "SEPA Direct Debit Mandate",
+	MandateHolder:            "Account holder",
+	MandateIBAN:              "IBAN",
+	MandateBIC:               "BIC (optional)",
+	MandateText:              "Mandate text",
+	MandateConsent:           "I give this SEPA Direct Debit mandate.",
+	MandateSign:              "Give the mandate",
+	MandateGiven:             "Thank you: your mandate is recorded. The club collects the amount from your account.",
+	MandateReference:         "Mandate reference",
+	MandateAccount:           "Account",
+	MandateErrors:            "The mandate cannot be given as entered:",
+	MandateReferenceLater:    "(given when you sign)",
 	SetupTitle:               "Payment methods",
 	SetupIntro:               "The methods your members choose from when they confirm a registration. With one method they are not asked.",
 	SetupMethods:             "Offered methods",
@@ -68,6 +82,18 @@ var paymentMethodTextDE = PaymentMethodTexts{
 	DebitIntro:               "Der Verein zieht diesen Betrag per SEPA-Lastschrift von Ihrem Konto ein. Bis dahin wartet Ihre Anmeldung auf die Zahlung.",
 	DebitCreditor:            "Zahlungsempfänger",
 	DebitCreditorID:          "Gläubiger-Identifikationsnummer",
+	MandateHeading:           "SEPA-Lastschriftmandat",
+	MandateHolder:            "Kontoinhaber",
+	MandateIBAN:              "IBAN",
+	MandateBIC:               "BIC (optional)",
+	MandateText:              "Mandatstext",
+	MandateConsent:           "Ich erteile dieses SEPA-Lastschriftmandat.",
+	MandateSign:              "Mandat erteilen",
+	MandateGiven:             "Vielen Dank: Ihr Mandat ist erfasst. Der Verein zieht den Betrag von Ihrem Konto ein.",
+	MandateReference:         "Mandatsreferenz",
+	MandateAccount:           "Konto",
+	MandateErrors:            "Das Mandat kann so nicht erteilt werden:",
+	MandateReferenceLater:    "(wird bei der Erteilung vergeben)",
 	SetupTitle:               "Zahlungsarten",
 	SetupIntro:               "Die Zahlungsarten, zwischen denen Ihre Mitglieder beim Bestätigen einer Anmeldung wählen. Bei nur einer werden sie nicht gefragt.",
 	SetupMethods:             "Angebotene Zahlungsarten",
@@ -101,6 +127,18 @@ var paymentMethodTextFR = PaymentMethodTexts{
 	DebitIntro:               "Le club prélève ce montant sur votre compte par prélèvement SEPA. D'ici là, votre inscription attend son paiement.",
 	DebitCreditor:            "Créancier",
 	DebitCreditorID:          "Identifiant créancier SEPA",
+	MandateHeading:           "Mandat de prélèvement SEPA",
+	MandateHolder:            "Titulaire du compte",
+	MandateIBAN:              "IBAN",
+	MandateBIC:               "BIC (facultatif)",
+	MandateText:              "Texte du mandat",
+	MandateConsent:           "Je donne ce mandat de prélèvement SEPA.",
+	MandateSign:              "Donner le mandat",
+	MandateGiven:             "Merci : votre mandat est enregistré. Le club prélève le montant sur votre compte.",
+	MandateReference:         "Référence du mandat",
+	MandateAccount:           "Compte",
+	MandateErrors:            "Le mandat ne peut pas être donné tel quel :",
+	MandateReferenceLater:    "(attribuée à la signature)",
 	SetupTitle:               "Modes de paiement",
 	SetupIntro:               "Les modes entre lesquels vos membres choisissent en confirmant une inscription. Avec un seul mode, la question n'est pas posée.",
 	SetupMethods:             "Modes proposés",
@@ -183,4 +221,13 @@ type StaffPaymentMethodOption struct {
 type PayByDebitModel struct {
 	Chrome
 	Total, Creditor, CreditorID string
+	// Action is where the mandate form posts; "" once a mandate is given.
+	Action string
+	// Text is the mandate text (with its reference once given).
+	Text string
+	// Given: the mandate's reference and masked account.
+	Reference, Account string
+	// Holder, IBAN, BIC are as typed after a refusal; Errors by field.
+	Holder, IBAN, BIC string
+	Errors            map[string]string
 }
