@@ -108,11 +108,16 @@ func (s *Server) postBack(c echo.Context) error {
 	return s.formJSON(c, http.StatusOK, form)
 }
 
-// formJSON answers with a form as its FormDTO, with its club's payment methods.
+// formJSON answers with a form as its FormDTO. The club's payment methods
+// are listed on the last question, where the choice is sent: the other
+// steps keep their one statement (TestStepPageStatements).
 func (s *Server) formJSON(c echo.Context, status int, form *engine.Form) error {
-	methods, err := s.engine.PaymentMethods(c.Request().Context(), form.OrganisationID)
-	if err != nil {
-		return err
+	var methods []string
+	if form.Question != nil && form.Step == form.TotalSteps {
+		var err error
+		if methods, err = s.engine.PaymentMethods(c.Request().Context(), form.OrganisationID); err != nil {
+			return err
+		}
 	}
 	return c.JSON(status, formDTO(form, methods))
 }

@@ -26,7 +26,8 @@ type FormDTO struct {
 	People       []FormPersonDTO `json:"people"`
 	PaymentURL   *string         `json:"paymentUrl"`
 	// PaymentMethods are the payment methods the member may choose
-	// (NextRequest.paymentMethod on the last step), the club's default first.
+	// (NextRequest.paymentMethod), the club's default first: listed on
+	// the last question, empty on the other steps.
 	PaymentMethods []string `json:"paymentMethods"`
 }
 

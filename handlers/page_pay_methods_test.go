@@ -179,14 +179,16 @@ func TestFormAPIPaymentMethods(t *testing.T) {
 		var dto struct {
 			PaymentMethods []string `json:"paymentMethods"`
 		}
-		res.json(t, &dto)
-		if !slices.Equal(dto.PaymentMethods, []string{"test", "bank_transfer"}) {
-			t.Fatalf("FormDTO.paymentMethods %v: %s", dto.PaymentMethods, res.body)
+		if res.json(t, &dto); dto.PaymentMethods == nil || len(dto.PaymentMethods) != 0 {
+			t.Fatalf("FormDTO.paymentMethods before the last question %v: %s", dto.PaymentMethods, res.body)
 		}
 		for _, step := range demoPath[:len(demoPath)-1] {
 			if res, f = env.next(c, f.ProcessID, step, demoAnswers[step]); res.status != http.StatusOK {
 				t.Fatalf("step %d: %d", step, res.status)
 			}
+		}
+		if res.json(t, &dto); !slices.Equal(dto.PaymentMethods, []string{"test", "bank_transfer"}) {
+			t.Fatalf("FormDTO.paymentMethods on the last question %v: %s", dto.PaymentMethods, res.body)
 		}
 		last := demoPath[len(demoPath)-1]
 		body := map[string]any{"processId": f.ProcessID, "step": last, "people": demoAnswers[last], "paymentMethod": "stripe"}
