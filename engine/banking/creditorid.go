@@ -25,6 +25,14 @@ var sepaCountries = map[string]bool{
 	"MQ": true, "PM": true, "RE": true, "YT": true,
 }
 
+// nonEEACountries are the SEPA countries outside the European Economic
+// Area: a direct debit to or from an account there needs the bank's BIC
+// (the rulebook allows IBAN only within the EEA).
+var nonEEACountries = map[string]bool{
+	"AD": true, "CH": true, "GB": true, "GG": true, "GI": true, "IM": true, "JE": true,
+	"MC": true, "PM": true, "SM": true, "VA": true,
+}
+
 // IsSEPACountry reports whether an ISO 3166 country code (of an IBAN or a
 // creditor identifier) belongs to the SEPA schemes.
 func IsSEPACountry(country string) bool { return sepaCountries[strings.ToUpper(country)] }
@@ -112,25 +120,26 @@ func CheckMandateReference(s string) error {
 
 // MandateReference derives the mandate reference of a mandate from its id:
 // prefix (upper-cased, reduced to letters and digits, at most 20
-// characters, "MANDATE" when empty), a dash and the id in decimal. Ids are
-// unique, so references are unique per creditor as long as one creditor
-// keeps one prefix; the result always passes CheckMandateReference.
+// characters and fewer when the id is long, "MANDATE" when empty), a dash
+// and the id in decimal. The prefix has no dash, so a reference reads
+// back as one prefix and one id: ids are unique, so references are unique
+// per creditor as long as one creditor keeps one prefix. The result always
+// passes CheckMandateReference.
 func MandateReference(prefix string, id int64) string {
+	digits := strconv.FormatInt(id, 10)
+	most := min(20, 35-1-len(digits))
 	var b strings.Builder
 	for _, r := range strings.ToUpper(SEPAText(prefix, 0)) {
+		if b.Len() >= most {
+			break
+		}
 		if (r >= 'A' && r <= 'Z') || (r >= '0' && r <= '9') {
 			b.WriteRune(r)
-			if b.Len() == 20 {
-				break
-			}
 		}
 	}
 	p := b.String()
 	if p == "" {
-		p = "MANDATE"
+		p = "MANDATE"[:min(7, most)]
 	}
-	if id < 0 {
-		id = -id
-	}
-	return p + "-" + strconv.FormatInt(id, 10)
+	return p + "-" + digits
 }

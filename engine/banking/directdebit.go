@@ -71,7 +71,8 @@ type DirectDebitCreditor struct {
 	// IBAN of the account the money goes to.
 	IBAN string
 	// BIC of the creditor's bank; "" writes NOTPROVIDED, which SEPA
-	// allows for IBANs of the EEA.
+	// allows for IBANs of the EEA (outside it, such as CH or GB, the BIC
+	// is required).
 	BIC string
 	// CreditorID is the SEPA Creditor Identifier (ParseCreditorID).
 	CreditorID string
@@ -102,7 +103,8 @@ type DirectDebit struct {
 	DebtorName string
 	// DebtorIBAN is the account debited.
 	DebtorIBAN string
-	// DebtorBIC is the debtor's bank; "" writes NOTPROVIDED.
+	// DebtorBIC is the debtor's bank; "" writes NOTPROVIDED, allowed for
+	// IBANs of the EEA only.
 	DebtorBIC string
 	// RemittanceText is the text on the debtor's statement (at most 140
 	// characters after SEPAText), such as the order number and season.
@@ -121,9 +123,9 @@ type MandateAmendment struct {
 	// OriginalDebtorIBAN is the account debited before, when the debtor
 	// moved to another account at the same bank.
 	OriginalDebtorIBAN string
-	// ChangedBank says the debtor moved to another bank: the file then
-	// says "SMNDA" (same mandate, new debtor agent) instead of the old
-	// IBAN, and the debit must be sent as FRST.
+	// ChangedBank says the debtor moved to another bank (see SameBank):
+	// the file then says "SMNDA" (same mandate, new debtor agent) as the
+	// original debtor agent instead of the old IBAN.
 	ChangedBank bool
 }
 
@@ -194,6 +196,9 @@ func directDebitDocument(f DirectDebitFile) (*xmlNode, error) {
 	}
 	creditorBIC, err := parseOptionalBIC("creditor", cr.BIC)
 	if err != nil {
+		errs = append(errs, err)
+	}
+	if err := requireBIC("creditor", creditorIBAN, creditorBIC); err != nil {
 		errs = append(errs, err)
 	}
 	ci, err := ParseCreditorID(cr.CreditorID)
@@ -362,11 +367,18 @@ func checkDirectDebit(d DirectDebit) error {
 	if SEPAText(d.DebtorName, 70) == "" {
 		errs = append(errs, errors.New("debtor name is missing"))
 	}
-	if _, err := parseSEPAIBAN("debtor", d.DebtorIBAN); err != nil {
+	iban, ibanErr := parseSEPAIBAN("debtor", d.DebtorIBAN)
+	if ibanErr != nil {
+		errs = append(errs, ibanErr)
+	}
+	bic, err := parseOptionalBIC("debtor", d.DebtorBIC)
+	if err != nil {
 		errs = append(errs, err)
 	}
-	if _, err := parseOptionalBIC("debtor", d.DebtorBIC); err != nil {
-		errs = append(errs, err)
+	if ibanErr == nil && err == nil {
+		if err := requireBIC("debtor", iban, bic); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if a := d.Amendment; a != nil {
 		if a.OriginalMandateID == "" && a.OriginalCreditorID == "" && a.OriginalDebtorIBAN == "" && !a.ChangedBank {
@@ -402,16 +414,62 @@ func checkSEPAIdentifier(field, s string) error {
 	return nil
 }
 
-// parseSEPAIBAN reads an IBAN of a SEPA country.
+// parseSEPAIBAN reads an IBAN of a SEPA country, the error saying whose.
 func parseSEPAIBAN(whose, s string) (IBAN, error) {
-	iban, err := ParseIBAN(s)
+	iban, err := ParseSEPAIBAN(s)
 	if err != nil {
 		return "", fmt.Errorf("%s %w", whose, err)
 	}
+	return iban, nil
+}
+
+// ParseSEPAIBAN reads an IBAN as ParseIBAN does and also requires a SEPA
+// country: only such an account can be debited by a SEPA direct debit (or
+// collect one).
+func ParseSEPAIBAN(s string) (IBAN, error) {
+	iban, err := ParseIBAN(s)
+	if err != nil {
+		return "", err
+	}
 	if !IsSEPACountry(iban.Country()) {
-		return "", fmt.Errorf("%s IBAN %s: %s is not a SEPA country", whose, iban, iban.Country())
+		return "", fmt.Errorf("IBAN %s: %s is not a SEPA country, so it cannot be debited by SEPA direct debit", iban, iban.Country())
 	}
 	return iban, nil
+}
+
+// requireBIC says that an account outside the EEA needs its bank's BIC.
+func requireBIC(whose string, iban IBAN, bic string) error {
+	if bic == "" && iban != "" && nonEEACountries[iban.Country()] {
+		return fmt.Errorf("%s BIC is required for an account in %s (outside the EEA)", whose, iban.Country())
+	}
+	return nil
+}
+
+// bankCodes is where the bank's identifier stands in the IBANs of a
+// country (SWIFT IBAN registry, "bank identifier position"), as offsets
+// into the electronic form.
+var bankCodes = map[string][2]int{
+	"AT": {4, 9}, "BE": {4, 7}, "CH": {4, 9}, "CZ": {4, 8}, "DE": {4, 12}, "DK": {4, 8},
+	"ES": {4, 8}, "FI": {4, 7}, "FR": {4, 9}, "GB": {4, 8}, "IE": {4, 8}, "IT": {5, 10},
+	"LI": {4, 9}, "LU": {4, 7}, "MC": {4, 9}, "NL": {4, 8}, "NO": {4, 8}, "PT": {4, 8},
+	"SE": {4, 7}, "SK": {4, 8}, "SM": {5, 10},
+}
+
+// SameBank reports whether two IBANs are known to be accounts at the same
+// bank: same country and the same bank identifier where the country's
+// IBANs carry one at a known place. A debtor who moves their mandate to an
+// account that is not known to be at the same bank is, for an amendment,
+// one who changed banks (MandateAmendment.ChangedBank): the debtor's new
+// bank then learns of the mandate as new, which is the safe side.
+func SameBank(a, b IBAN) bool {
+	if a.Country() == "" || a.Country() != b.Country() {
+		return false
+	}
+	pos, ok := bankCodes[a.Country()]
+	if !ok || len(a) < pos[1] || len(b) < pos[1] {
+		return false
+	}
+	return a[pos[0]:pos[1]] == b[pos[0]:pos[1]]
 }
 
 // parseOptionalBIC reads a BIC; "" stays "" (NOTPROVIDED in the file).

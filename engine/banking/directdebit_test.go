@@ -296,6 +296,7 @@ func TestDirectDebitFileRefusesBadInput(t *testing.T) {
 		{"end-to-end id with //", func(f *DirectDebitFile) { f.Debits[1].EndToEndID = "A//B" }, "end-to-end id \"A//B\" must not"},
 		{"no debits", func(f *DirectDebitFile) { f.Debits = nil }, "no debits"},
 		{"unknown version", func(f *DirectDebitFile) { f.Version = "pain.008.001.09" }, "version"},
+		{"Swiss debtor without BIC", func(f *DirectDebitFile) { f.Debits[0].DebtorIBAN = "CH9300762011623852957" }, "debtor BIC is required for an account in CH"},
 		{"bad debtor BIC", func(f *DirectDebitFile) { f.Debits[1].DebtorBIC = "PSST" }, "debtor BIC"},
 		{"empty amendment", func(f *DirectDebitFile) { f.Debits[0].Amendment = &MandateAmendment{} }, "amendment says nothing changed"},
 		{"bad original creditor id", func(f *DirectDebitFile) { f.Debits[4].Amendment.OriginalCreditorID = "XX00" }, "original creditor identifier"},

@@ -9,7 +9,8 @@ import (
 
 // A statement is a file from outside: whatever it holds, parsing returns a
 // statement or an error, never a panic, and every credit it returns is a
-// booked credit with an id and a positive amount.
+// booked credit with an id and a positive amount, and every return has
+// an amount, a currency and a key.
 func FuzzParseStatement(f *testing.F) {
 	files, _ := filepath.Glob("testdata/*.xml")
 	for _, name := range files {
@@ -28,6 +29,11 @@ func FuzzParseStatement(f *testing.F) {
 		for _, c := range st.Credits {
 			if c.ID == "" || c.AmountMinor < 0 || len(c.Currency) != 3 {
 				t.Fatalf("credit %+v", c)
+			}
+		}
+		for _, r := range st.Returns {
+			if r.AmountMinor < 0 || r.ChargesMinor < 0 || len(r.Currency) != 3 || len(r.Key) != 64 {
+				t.Fatalf("return %+v", r)
 			}
 		}
 		Match(st.Credits, []Expected{{Reference: "RF18539007547034", AmountMinor: 100, Currency: "EUR"}})

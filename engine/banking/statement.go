@@ -27,8 +27,8 @@ type Statement struct {
 	// Returns are the booked SEPA direct debits that came back (returns,
 	// refusals, refunds), one per transaction; see Return.
 	Returns []Return
-	// Skipped counts the entries that are neither booked credits nor
-	// returned direct debits (other debits, pending or informational
+	// Skipped counts the entries that are not booked credits (debits,
+	// returned direct debits among them, pending or informational
 	// entries, reversals), which an import reports but never captures.
 	Skipped int
 }
@@ -166,10 +166,15 @@ func ParseStatement(r io.Reader) (Statement, error) {
 				if err != nil {
 					return Statement{}, fmt.Errorf("statement: entry %d: %w", entries, err)
 				}
+				returns, err := e.returns(account)
+				if err != nil {
+					return Statement{}, fmt.Errorf("statement: entry %d: %w", entries, err)
+				}
 				if credits == nil {
 					st.Skipped++
 				}
 				st.Credits = append(st.Credits, credits...)
+				st.Returns = append(st.Returns, returns...)
 				continue
 			}
 			if len(path) == 0 {
@@ -231,6 +236,45 @@ type xmlEntry struct {
 	// entry without transaction details.
 	AddtlNtryInf string  `xml:"AddtlNtryInf"`
 	TxDtls       []xmlTx `xml:"NtryDtls>TxDtls"`
+	// BkTxCd is the entry's bank transaction code (a transaction may
+	// carry its own).
+	BkTxCd xmlBankTxCode `xml:"BkTxCd"`
+}
+
+// xmlBankTxCode is an ISO bank transaction code (domain, family, sub-family)
+// and the bank's proprietary one.
+type xmlBankTxCode struct {
+	Domn struct {
+		Cd   string `xml:"Cd"`
+		Fmly struct {
+			Cd        string `xml:"Cd"`
+			SubFmlyCd string `xml:"SubFmlyCd"`
+		} `xml:"Fmly"`
+	} `xml:"Domn"`
+	Prtry struct {
+		Cd string `xml:"Cd"`
+	} `xml:"Prtry"`
+}
+
+// isDirectDebitReturn reports whether the code of a debit entry says a
+// direct debit the account holder collected came back: domain PMNT,
+// family IDDT (issued direct debits; some banks say RDDT), sub-family UPDD
+// (reversal due to return or unpaid direct debit), PRDD (reversal due to
+// payment reversal, such as a refund) or RCDD (reversal due to a
+// cancellation request). A direct debit the club itself pays
+// (RDDT/ESDD) is not one.
+func (c xmlBankTxCode) isDirectDebitReturn() bool {
+	if strings.TrimSpace(c.Domn.Cd) != "PMNT" {
+		return false
+	}
+	if f := strings.TrimSpace(c.Domn.Fmly.Cd); f != "IDDT" && f != "RDDT" {
+		return false
+	}
+	switch strings.TrimSpace(c.Domn.Fmly.SubFmlyCd) {
+	case "UPDD", "PRDD", "RCDD":
+		return true
+	}
+	return false
 }
 
 type xmlParty struct {
@@ -247,11 +291,26 @@ type xmlTx struct {
 		TxId        string `xml:"TxId"`
 		InstrId     string `xml:"InstrId"`
 		UETR        string `xml:"UETR"`
+		MndtId      string `xml:"MndtId"`
 	} `xml:"Refs"`
+	BkTxCd xmlBankTxCode `xml:"BkTxCd"`
+	// RtrInf is the return information of a returned payment: the
+	// reason as an ISO code (Rsn/Cd) or the bank's own (Rsn/Prtry), and
+	// words (AddtlInf).
+	RtrInf *struct {
+		Rsn struct {
+			Cd    string `xml:"Cd"`
+			Prtry string `xml:"Prtry"`
+		} `xml:"Rsn"`
+		AddtlInf []string `xml:"AddtlInf"`
+	} `xml:"RtrInf"`
 	// Amt is the transaction's amount from version 03; AmtDtls/TxAmt/Amt
 	// in 02.
-	Amt       *xmlAmount `xml:"Amt"`
-	TxAmt     *xmlAmount `xml:"AmtDtls>TxAmt>Amt"`
+	Amt   *xmlAmount `xml:"Amt"`
+	TxAmt *xmlAmount `xml:"AmtDtls>TxAmt>Amt"`
+	// InstdAmt is the amount first instructed (AmtDtls/InstdAmt/Amt):
+	// of a returned debit, the amount collected.
+	InstdAmt  *xmlAmount `xml:"AmtDtls>InstdAmt>Amt"`
 	CdtDbtInd string     `xml:"CdtDbtInd"`
 	// Dbtr/Nm up to version 07, Dbtr/Pty/Nm from 08.
 	Dbtr     xmlParty   `xml:"RltdPties>Dbtr"`
@@ -267,11 +326,7 @@ type xmlTx struct {
 // credits returns the entry's booked credits, one per transaction; nil
 // when the entry is not one.
 func (e xmlEntry) credits(account string) ([]Credit, error) {
-	status := strings.TrimSpace(e.Sts.Cd)
-	if status == "" {
-		status = strings.TrimSpace(e.Sts.Text)
-	}
-	if strings.TrimSpace(e.CdtDbtInd) != "CRDT" || status != "BOOK" || strings.TrimSpace(e.RvslInd) == "true" {
+	if strings.TrimSpace(e.CdtDbtInd) != "CRDT" || e.status() != "BOOK" || strings.TrimSpace(e.RvslInd) == "true" {
 		return nil, nil
 	}
 	booked, err := e.BookgDt.parse()
@@ -295,32 +350,11 @@ func (e xmlEntry) credits(account string) ([]Credit, error) {
 		if ind := strings.TrimSpace(tx.CdtDbtInd); ind != "" && ind != "CRDT" {
 			continue // a debit inside a credit batch (a fee, say)
 		}
-		amt := e.Amt
-		if len(txs) > 1 {
-			// Within a batch the entry's amount is the sum; each
-			// transaction carries its own.
-			switch {
-			case tx.Amt != nil:
-				amt = *tx.Amt
-			case tx.TxAmt != nil:
-				amt = *tx.TxAmt
-			default:
-				return nil, fmt.Errorf("transaction %d of a batch has no amount", i+1)
-			}
-		}
-		minor, err := parseMinor(amt.Value, amt.Currency)
+		amt, minor, err := e.txAmount(tx, i, len(txs))
 		if err != nil {
 			return nil, err
 		}
-		// A transaction's own reference identifies it, unless a bank
-		// repeats the entry's on every transaction of a batch.
-		id := strings.TrimSpace(tx.Refs.AcctSvcrRef)
-		if id == "" || (len(txs) > 1 && id == entryID) {
-			id = entryID
-			if len(txs) > 1 && entryID != "" {
-				id = fmt.Sprintf("%s/%d", entryID, i+1)
-			}
-		}
+		id := txID(entryID, tx, i, len(txs))
 		if id == "" {
 			return nil, errors.New("credit has no account servicer reference, so it could not be recorded once")
 		}
@@ -351,6 +385,47 @@ func (e xmlEntry) credits(account string) ([]Credit, error) {
 		out = append(out, c)
 	}
 	return out, nil
+}
+
+// status is the entry's status code in either form.
+func (e xmlEntry) status() string {
+	if status := strings.TrimSpace(e.Sts.Cd); status != "" {
+		return status
+	}
+	return strings.TrimSpace(e.Sts.Text)
+}
+
+// txAmount is the amount of the i-th of n transactions of the entry:
+// within a batch the entry's amount is the sum and each transaction
+// carries its own.
+func (e xmlEntry) txAmount(tx xmlTx, i, n int) (xmlAmount, int64, error) {
+	amt := e.Amt
+	if n > 1 {
+		switch {
+		case tx.Amt != nil:
+			amt = *tx.Amt
+		case tx.TxAmt != nil:
+			amt = *tx.TxAmt
+		default:
+			return amt, 0, fmt.Errorf("transaction %d of a batch has no amount", i+1)
+		}
+	}
+	minor, err := parseMinor(amt.Value, amt.Currency)
+	return amt, minor, err
+}
+
+// txID is the reference people read for the i-th of n transactions: its
+// own account servicer reference, unless a bank repeats the entry's on
+// every transaction of a batch; then the entry's with the position.
+func txID(entryID string, tx xmlTx, i, n int) string {
+	id := strings.TrimSpace(tx.Refs.AcctSvcrRef)
+	if id == "" || (n > 1 && id == entryID) {
+		id = entryID
+		if n > 1 && entryID != "" {
+			id = fmt.Sprintf("%s/%d", entryID, i+1)
+		}
+	}
+	return id
 }
 
 // creditKey is Credit.Key: a SHA-256 of its parts (trimmed, the account
