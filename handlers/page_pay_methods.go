@@ -84,3 +84,12 @@ func (s *Server) giveMandate(c echo.Context) error {
 	}
 	return c.Redirect(http.StatusSeeOther, tenantPath(c, payLinkPrefix+ref))
 }
+
+// staffMandate is a registration's mandate on the staff registration page.
+func staffMandate(m *engine.DebitMandate) *views.StaffMandateModel {
+	if m == nil {
+		return nil
+	}
+	return &views.StaffMandateModel{Reference: m.Reference, CreditorID: m.CreditorID, Holder: m.Holder, IBAN: m.IBAN, BIC: m.BIC,
+		Language: m.Language, Signed: staffTime(m.SignedAt), Version: m.TextVersion, Text: m.Text}
+}

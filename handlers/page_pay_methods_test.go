@@ -213,10 +213,11 @@ func TestFormAPIPaymentMethods(t *testing.T) {
 // the rulebook's text in the page's language (German here); a missing
 // consent and an invalid IBAN are named at their fields, the input kept,
 // nothing stored; a valid mandate is stored and the pay link then shows
-// its reference and the masked account.
+// its reference and the masked account, and staff see it on the
+// registration page with its text as signed.
 func TestGiveMandatePage(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		env := newEnv(t, db)
+		env := newStaffEnv(t, db, envOptions{})
 		if _, err := env.svc.SetPaymentSettings(t.Context(), 1, engine.PaymentSettingsChange{BankCreditorName: str("TV Demo 1848 e.V."),
 			BankIBAN: str("DE89370400440532013000"), Methods: &[]string{"direct_debit"}, DebitCreditorID: str("DE98ZZZ09999999999")}); err != nil {
 			t.Fatal(err)
@@ -253,6 +254,13 @@ func TestGiveMandatePage(t *testing.T) {
 		given := env.get(c, u.Path, de...)
 		if given.testid("mandate-reference").Text() != m.Reference || given.testid("mandate-account").Text() != "DE89 … 3000" || given.testid("mandate-sign").Length() != 0 {
 			t.Fatalf("after the mandate:\n%s", given.body)
+		}
+		env.addStaff("viewer@example.org", engine.RoleViewer)
+		viewer := env.mustStaffSignIn("viewer@example.org", "/staff")
+		detail := env.get(viewer, "/staff/registrations/"+f.ProcessID)
+		if detail.testid("detail-mandate-reference").Text() != m.Reference || detail.testid("detail-mandate-iban").Text() != "DE89370400440532013000" ||
+			detail.testid("detail-mandate-text").Text() != m.Text {
+			t.Fatalf("staff registration page: %d\n%s", detail.status, detail.testid("detail-mandate").Text())
 		}
 	})
 }

@@ -262,6 +262,7 @@ func (s *Server) staffRegistration(c echo.Context) error {
 		}
 		m.Order = om
 	}
+	m.Mandate = staffMandate(d.Mandate)
 	for _, p := range d.Payments {
 		row := views.StaffPaymentRow{Reference: p.Reference, Provider: p.Provider, Status: statusLabel(c, string(p.Status)),
 			Amount: staffMoney(c, p.AmountMinor, p.Currency), Created: staffTime(p.CreatedAt), Problem: p.Problem}

@@ -231,3 +231,30 @@ type PayByDebitModel struct {
 	Holder, IBAN, BIC string
 	Errors            map[string]string
 }
+
+// StaffMandateModel is a registration's SEPA mandate as staff see it.
+type StaffMandateModel struct {
+	Reference, CreditorID, Holder, IBAN, BIC, Language, Signed, Version, Text string
+}
+
+// StaffMandateTexts label a mandate on the staff registration page.
+type StaffMandateTexts struct {
+	Heading, Reference, CreditorID, Holder, IBAN, BIC, Language, Signed, Version, Text string
+}
+
+var staffMandateTexts = map[string]*StaffMandateTexts{
+	"en": {Heading: "SEPA Direct Debit mandate", Reference: "Mandate reference", CreditorID: "Creditor Identifier", Holder: "Account holder",
+		IBAN: "IBAN", BIC: "BIC", Language: "Language", Signed: "Signed", Version: "Text version", Text: "Text as signed"},
+	"de": {Heading: "SEPA-Lastschriftmandat", Reference: "Mandatsreferenz", CreditorID: "Gläubiger-ID", Holder: "Kontoinhaber",
+		IBAN: "IBAN", BIC: "BIC", Language: "Sprache", Signed: "Erteilt", Version: "Textversion", Text: "Text wie erteilt"},
+	"fr": {Heading: "Mandat de prélèvement SEPA", Reference: "Référence du mandat", CreditorID: "Identifiant créancier", Holder: "Titulaire du compte",
+		IBAN: "IBAN", BIC: "BIC", Language: "Langue", Signed: "Signé", Version: "Version du texte", Text: "Texte signé"},
+}
+
+// StaffMandateTextIn is those labels in the language of ctx.
+func StaffMandateTextIn(ctx context.Context) *StaffMandateTexts {
+	if t, ok := staffMandateTexts[lang.Of(ctx).Code]; ok {
+		return t
+	}
+	return staffMandateTexts["en"]
+}

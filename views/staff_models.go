@@ -91,6 +91,7 @@ type StaffDetailModel struct {
 	Memberships                                                        []StaffMembershipRow
 	Order                                                              *StaffOrderModel
 	Payments                                                           []StaffPaymentRow
+	Mandate                                                            *StaffMandateModel // issue 29
 	Messages                                                           []StaffMessageRow
 	Audit                                                              []StaffAuditRow
 	Actions                                                            StaffDetailActions
