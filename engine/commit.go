@@ -63,9 +63,14 @@ func (s *Service) quoteFor(ctx context.Context, tx bun.IDB, inst *ProcessInstanc
 
 // commit turns a fully answered instance into memberships pending payment
 // and an unpaid order with frozen lines, inside the caller's transaction;
-// now is the transaction's time, for the price and the records.
-func (s *Service) commit(ctx context.Context, tx bun.Tx, inst *ProcessInstance, def *definition, selected []Person, answers map[int64]map[int64]string, now time.Time) (*Order, error) {
+// method is the payment method the member chose ("" for the club's
+// default); now is the transaction's time, for the price and the records.
+func (s *Service) commit(ctx context.Context, tx bun.Tx, inst *ProcessInstance, def *definition, selected []Person, answers map[int64]map[int64]string, method string, now time.Time) (*Order, error) {
 	if err := checkStillLinked(ctx, tx, inst, len(def.Steps), selected); err != nil {
+		return nil, err
+	}
+	method, err := s.checkPaymentMethod(ctx, tx, inst.OrganisationID, method)
+	if err != nil {
 		return nil, err
 	}
 	quote, people, err := s.quoteFor(ctx, tx, inst, def, selected, answers, now)
@@ -85,7 +90,7 @@ func (s *Service) commit(ctx context.Context, tx bun.Tx, inst *ProcessInstance, 
 	order := &Order{
 		ProcessInstanceID: inst.ID, OrganisationID: inst.OrganisationID, PeriodID: inst.RelatedEntityID,
 		UserKey: inst.UserKey, Status: OrderUnpaid, TotalMinor: quote.TotalMinor, Currency: quote.Currency, CreatedAt: now,
-		Lines: make([]OrderLine, len(quote.Lines)),
+		PaymentMethod: method, Lines: make([]OrderLine, len(quote.Lines)),
 	}
 	for i, l := range quote.Lines {
 		order.Lines[i] = OrderLine{LineNo: i + 1, PersonID: l.PersonID, Kind: l.Kind,

@@ -14,13 +14,14 @@ type Form struct {
 	// Position and PathLength place a question on the current path (the
 	// steps left out by conditions not counted): "Question Position of
 	// PathLength". Both are 0 outside question steps.
-	Position   int
-	PathLength int
-	State      ProcessState
-	PeriodID   int64
-	Question   *Question // nil outside question steps
-	People     []FormPerson
-	PaymentURL string // set when DONE and a payment link exists
+	Position       int
+	PathLength     int
+	State          ProcessState
+	PeriodID       int64
+	OrganisationID int64
+	Question       *Question // nil outside question steps
+	People         []FormPerson
+	PaymentURL     string // set when DONE and a payment link exists
 }
 
 // Question is the current step's question.
@@ -77,6 +78,9 @@ type NextInput struct {
 	// ExpectVersion, when set, must be the instance's version: Confirm uses
 	// it so that what commits is exactly what the member reviewed.
 	ExpectVersion int64
+	// PaymentMethod is the payment method the member chose for the
+	// commit: one of the club's (PaymentMethods); "" for its default.
+	PaymentMethod string
 }
 
 // ProcessIDString is the process id as the API carries it.

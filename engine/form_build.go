@@ -58,7 +58,8 @@ func stateWord(state ProcessState) string {
 }
 
 func baseForm(inst *ProcessInstance, def *definition, step int) *Form {
-	return &Form{ProcessID: inst.ID, Step: step, TotalSteps: len(def.Steps), State: inst.Status, PeriodID: inst.RelatedEntityID}
+	return &Form{ProcessID: inst.ID, Step: step, TotalSteps: len(def.Steps), State: inst.Status, PeriodID: inst.RelatedEntityID,
+		OrganisationID: inst.OrganisationID}
 }
 
 // selectionForm is step 0: every linked person with their status.

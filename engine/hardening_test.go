@@ -155,7 +155,7 @@ func TestCommitRechecksPersonLinks(t *testing.T) {
 					if rerr != nil {
 						t.Fatalf("review: %v", rerr)
 					}
-					_, err = f.svc.Confirm(f.ctx, engine.DemoUserKey, r.pid, rv.Version)
+					_, err = f.svc.Confirm(f.ctx, engine.DemoUserKey, r.pid, rv.Version, "")
 				}
 				e := wantCode(t, err, engine.CodeValidation)
 				if len(e.People) != 1 || e.People[0].PersonID != robin || !strings.Contains(e.People[0].Message, "Robin Morgan") {

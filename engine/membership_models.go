@@ -195,8 +195,14 @@ type Order struct {
 	PaidAt            *time.Time  `bun:"paid_at"`
 	// PayReference is the order's stable payment reference, the one the pay
 	// link {base}/pay/{reference} carries across attempts.
-	PayReference string      `bun:"pay_reference,nullzero"`
-	Lines        []OrderLine `bun:"rel:has-many,join:id=order_id"`
+	PayReference string `bun:"pay_reference,nullzero"`
+	// PaymentMethod is the method the member chose (a provider's name);
+	// "" for the club's default. Its attempts are made with that method.
+	PaymentMethod string `bun:"payment_method,notnull"`
+	// DebitMandateID is the SEPA mandate a direct-debit order is
+	// collected under (debit_mandates.go); nil before one is given.
+	DebitMandateID *int64      `bun:"debit_mandate_id"`
+	Lines          []OrderLine `bun:"rel:has-many,join:id=order_id"`
 }
 
 // OrderLine is one frozen price component of an order.

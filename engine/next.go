@@ -362,7 +362,7 @@ func (s *Service) submitAnswers(ctx context.Context, tx bun.Tx, inst *ProcessIns
 	if err := deleteOffPathAnswers(ctx, tx, inst.ID, data, def, plan.route, step.ID); err != nil {
 		return nil, nil, err
 	}
-	order, err := s.commit(ctx, tx, inst, def, selected, all, now)
+	order, err := s.commit(ctx, tx, inst, def, selected, all, in.PaymentMethod, now)
 	if err != nil {
 		return nil, nil, err
 	}

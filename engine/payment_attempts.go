@@ -90,7 +90,7 @@ func (s *Service) providerNamed(organisationID int64, name string) PaymentProvid
 // checkout, creating one when there is none or the last one expired. It
 // runs outside any transaction: the provider is called between short ones.
 func (s *Service) checkoutFor(ctx context.Context, order *Order) (*Payment, error) {
-	provider := s.providerFor(order.OrganisationID)
+	provider := s.orderProvider(order)
 	now := s.clock()
 	last, err := lastPayment(ctx, s.db, order.ID)
 	if err != nil {
@@ -187,6 +187,16 @@ func (s *Service) payLinkFor(ctx context.Context, db bun.IDB, instanceID int64) 
 // order is a conflict, an unknown reference not found.
 func (s *Service) FollowPayLink(ctx context.Context, orderReference string) (_ *Payment, err error) {
 	defer classifyUnavailable(&err)
+	order, err := s.unpaidOrderByReference(ctx, orderReference)
+	if err != nil {
+		return nil, err
+	}
+	return s.checkoutOrUnavailable(ctx, order)
+}
+
+// unpaidOrderByReference loads the unpaid order of a pay link: a paid or
+// cancelled one is a conflict, an unknown or another club's not found.
+func (s *Service) unpaidOrderByReference(ctx context.Context, orderReference string) (*Order, error) {
 	order, err := orderByPayReference(ctx, s.db, orderReference)
 	if err != nil {
 		return nil, err
@@ -202,6 +212,12 @@ func (s *Service) FollowPayLink(ctx context.Context, orderReference string) (_ *
 	case OrderCancelled:
 		return nil, Errorf(CodeConflict, "this registration was changed and this payment link is no longer valid")
 	}
+	return order, nil
+}
+
+// checkoutOrUnavailable is checkoutFor for a member waiting on the pay
+// link: a provider that cannot be reached is unavailable.
+func (s *Service) checkoutOrUnavailable(ctx context.Context, order *Order) (*Payment, error) {
 	p, err := s.checkoutFor(ctx, order)
 	if err != nil {
 		var e *Error

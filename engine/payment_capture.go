@@ -117,7 +117,7 @@ func (s *Service) CapturePayment(ctx context.Context, c Capture) (_ *CaptureResu
 	}
 	conf := PaymentConfirmation{Reference: p.Reference, Outcome: OutcomeSuccess, AmountMinor: c.AmountMinor, Currency: currency,
 		EventID: id, EventType: bankCaptureEvent, TransactionID: id, Note: note, Accumulate: true, Actor: c.Actor}
-	provider := s.providerNamed(orgID, BankTransferProvider)
+	provider := s.providerForMethod(orgID, BankTransferProvider)
 	if provider.Name() != BankTransferProvider {
 		// Bank transfer switched off since the member was asked to pay:
 		// the money still arrived and counts.
@@ -340,7 +340,7 @@ func (s *Service) ImportStatement(ctx context.Context, st banking.Statement, opt
 	}
 	var open []Payment
 	q := s.db.NewSelect().Model(&open).Where("provider = ? AND status = ? AND provider_id IS NOT NULL", BankTransferProvider, PaymentPending)
-	ownAccounts := s.db.NewSelect().Model((*PaymentSettings)(nil)).Column("organisation_id").Where("provider = ? AND bank_iban <> ''", BankTransferProvider)
+	ownAccounts := ownTransferAccounts(s.db)
 	if opt.Organisation != 0 {
 		q = q.Where("order_id IN (?)", s.db.NewSelect().Model((*Order)(nil)).Column("id").Where("organisation_id = ?", opt.Organisation))
 	} else {
@@ -444,8 +444,7 @@ func (s *Service) paidTransferNamed(ctx context.Context, orgID int64, pr banking
 	if orgID != 0 {
 		q = q.Where("order_id IN (?)", s.db.NewSelect().Model((*Order)(nil)).Column("id").Where("organisation_id = ?", orgID))
 	} else {
-		q = q.Where("order_id NOT IN (?)", s.db.NewSelect().Model((*Order)(nil)).Column("id").Where("organisation_id IN (?)",
-			s.db.NewSelect().Model((*PaymentSettings)(nil)).Column("organisation_id").Where("provider = ? AND bank_iban <> ''", BankTransferProvider)))
+		q = q.Where("order_id NOT IN (?)", s.db.NewSelect().Model((*Order)(nil)).Column("id").Where("organisation_id IN (?)", ownTransferAccounts(s.db)))
 	}
 	if n, err := q.Count(ctx); err != nil || n == 0 {
 		return ""
@@ -477,8 +476,7 @@ func (s *Service) legacyImportedCredits(ctx context.Context, orgID int64, credit
 	if orgID != 0 {
 		q = q.Where("o.organisation_id = ?", orgID)
 	} else {
-		q = q.Where("o.organisation_id NOT IN (?)", s.db.NewSelect().Model((*PaymentSettings)(nil)).Column("organisation_id").
-			Where("provider = ? AND bank_iban <> ''", BankTransferProvider))
+		q = q.Where("o.organisation_id NOT IN (?)", ownTransferAccounts(s.db))
 	}
 	if err := q.Scan(ctx, &rows); err != nil {
 		return nil, fmt.Errorf("load credits imported before keys: %w", err)
@@ -566,4 +564,12 @@ func partialCapturesByReference(ctx context.Context, db bun.IDB) (map[string]int
 		out[r.RF+" "+r.Currency] = r.Sum
 	}
 	return out, nil
+}
+
+// ownTransferAccounts selects the organisations that take bank transfers
+// to an account of their own (as their provider or one of their methods):
+// the shared account's import leaves their payments alone.
+func ownTransferAccounts(db bun.IDB) *bun.SelectQuery {
+	return db.NewSelect().Model((*PaymentSettings)(nil)).Column("organisation_id").
+		Where("(provider = ? OR methods LIKE ?) AND bank_iban <> ''", BankTransferProvider, "%"+BankTransferProvider+"%")
 }

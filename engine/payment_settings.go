@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -26,6 +27,20 @@ import (
 const (
 	StripeProvider      = "stripe"
 	TestGatewayProvider = "test"
+	// DirectDebitProvider is SEPA Direct Debit from the member's account
+	// to the club's own (issue 29): the club collects by a pain.008 file.
+	DirectDebitProvider = "direct_debit"
+)
+
+// DefaultPrenotificationDays is the SEPA pre-notification period a club
+// gives unless it states a shorter one (the EPC SDD Core rulebook's 14
+// calendar days).
+const DefaultPrenotificationDays = 14
+
+// Versions of the pain.008 collection file a club's bank accepts.
+const (
+	DebitFileV08 = "pain.008.001.08"
+	DebitFileV02 = "pain.008.001.02"
 )
 
 // PaymentSettings is an organisation's stored payment settings row.
@@ -40,8 +55,31 @@ type PaymentSettings struct {
 	BankBIC                   string `bun:"bank_bic,notnull"`
 	// BankCreditorAddress is street;number;postcode;town;country, as
 	// PORTAL_BANK_CREDITOR_ADDRESS; "" for none.
-	BankCreditorAddress string    `bun:"bank_creditor_address,notnull"`
-	UpdatedAt           time.Time `bun:"updated_at,notnull"`
+	BankCreditorAddress string `bun:"bank_creditor_address,notnull"`
+	// Methods are the payment methods the members choose from,
+	// comma-separated, the default first; "" offers Provider alone.
+	Methods string `bun:"methods,notnull"`
+	// DebitCreditorID is the club's SEPA Creditor Identifier (direct debit).
+	DebitCreditorID string `bun:"debit_creditor_id,notnull"`
+	// DebitPrenotificationDays is how many calendar days before a
+	// collection the member is told of it (14 unless the club states less).
+	DebitPrenotificationDays int `bun:"debit_prenotification_days,notnull"`
+	// DebitFileVersion is the pain.008 version of the collection files;
+	// "" for DebitFileV08.
+	DebitFileVersion string    `bun:"debit_file_version,notnull"`
+	UpdatedAt        time.Time `bun:"updated_at,notnull"`
+}
+
+// methodList is the payment methods the settings offer, the default
+// first; nil when the organisation pays through the environment's provider.
+func (ps *PaymentSettings) methodList() []string {
+	if ps.Methods != "" {
+		return strings.Split(ps.Methods, ",")
+	}
+	if ps.Provider != "" {
+		return []string{ps.Provider}
+	}
+	return nil
 }
 
 // SecretSealer encrypts the organisations' payment secrets at rest (the
@@ -85,6 +123,12 @@ type PaymentSettingsChange struct {
 	BankIBAN            *string
 	BankBIC             *string
 	BankCreditorAddress *string
+	// Methods replaces the methods the members choose from, the default
+	// first (which becomes Provider); an empty list offers Provider alone.
+	Methods                  *[]string
+	DebitCreditorID          *string
+	DebitPrenotificationDays *int
+	DebitFileVersion         *string
 }
 
 // PaymentSettingsView is what staff see of an organisation's payment
@@ -98,13 +142,30 @@ type PaymentSettingsView struct {
 	BankIBAN               string
 	BankBIC                string
 	BankCreditorAddress    string
-	UpdatedAt              *time.Time
+	// Methods are the methods the members choose from, the default first
+	// (empty: the environment's provider alone).
+	Methods                  []string
+	DebitCreditorID          string
+	DebitPrenotificationDays int
+	DebitFileVersion         string
+	UpdatedAt                *time.Time
 }
 
 func paymentSettingsView(ps *PaymentSettings) *PaymentSettingsView {
 	v := &PaymentSettingsView{Provider: ps.Provider, StripeSecretKeySet: ps.StripeSecretKeySealed != "",
 		StripeWebhookSecretSet: ps.StripeWebhookSecretSealed != "", BankCreditorName: ps.BankCreditorName,
-		BankIBAN: ps.BankIBAN, BankBIC: ps.BankBIC, BankCreditorAddress: ps.BankCreditorAddress}
+		BankIBAN: ps.BankIBAN, BankBIC: ps.BankBIC, BankCreditorAddress: ps.BankCreditorAddress,
+		Methods: ps.methodList(), DebitCreditorID: ps.DebitCreditorID, DebitPrenotificationDays: ps.DebitPrenotificationDays,
+		DebitFileVersion: ps.DebitFileVersion}
+	if v.Methods == nil {
+		v.Methods = []string{}
+	}
+	if v.DebitFileVersion == "" {
+		v.DebitFileVersion = DebitFileV08
+	}
+	if v.DebitPrenotificationDays == 0 {
+		v.DebitPrenotificationDays = DefaultPrenotificationDays
+	}
 	if !ps.UpdatedAt.IsZero() {
 		at := ps.UpdatedAt
 		v.UpdatedAt = &at
@@ -151,7 +212,9 @@ func (s *Service) StaffSetPaymentSettings(ctx context.Context, actor Actor, orgI
 func paymentSettingsAuditView(ps *PaymentSettings) map[string]any {
 	return map[string]any{"provider": ps.Provider, "stripeSecretKey": secretAuditValue(ps.StripeSecretKeySealed),
 		"stripeWebhookSecret": secretAuditValue(ps.StripeWebhookSecretSealed), "bankCreditorName": ps.BankCreditorName,
-		"bankIban": ps.BankIBAN, "bankBic": ps.BankBIC, "bankCreditorAddress": ps.BankCreditorAddress}
+		"bankIban": ps.BankIBAN, "bankBic": ps.BankBIC, "bankCreditorAddress": ps.BankCreditorAddress,
+		"methods": ps.Methods, "debitCreditorId": ps.DebitCreditorID, "debitPrenotificationDays": ps.DebitPrenotificationDays,
+		"debitFileVersion": ps.DebitFileVersion}
 }
 
 // setPaymentSettings is SetPaymentSettings, audited when actor is set.
@@ -215,6 +278,7 @@ func (s *Service) applyPaymentSettings(ps *PaymentSettings, c PaymentSettingsCha
 		}
 	}
 	set(&ps.Provider, c.Provider)
+	applyMethods(ps, c, bad)
 	set(&ps.BankCreditorName, c.BankCreditorName)
 	set(&ps.BankBIC, c.BankBIC)
 	set(&ps.BankCreditorAddress, c.BankCreditorAddress)
@@ -240,23 +304,39 @@ func (s *Service) applyPaymentSettings(ps *PaymentSettings, c PaymentSettingsCha
 		bad("stripeSecretKey", "this server has no PORTAL_SESSION_KEY to keep the keys encrypted with")
 	}
 	bankGiven := ps.BankCreditorName != "" || ps.BankIBAN != "" || ps.BankBIC != "" || ps.BankCreditorAddress != ""
-	switch ps.Provider {
-	case "", BankTransferProvider:
-	case StripeProvider:
-		if !stripeKeySet {
-			bad("stripeSecretKey", "is required with the provider stripe")
+	applyDebitSettings(ps, c, bad)
+	needBank := false
+	for _, m := range append([]string{ps.Provider}, ps.methodList()...) {
+		switch m {
+		case "":
+		case BankTransferProvider:
+			needBank = true
+		case DirectDebitProvider:
+			needBank = true
+			if ps.DebitCreditorID == "" && !slices.ContainsFunc(fields, func(f FieldError) bool { return f.Field == "debitCreditorId" }) {
+				bad("debitCreditorId", "is required with the method direct_debit")
+			}
+		case StripeProvider:
+			if !stripeKeySet {
+				bad("stripeSecretKey", "is required with the provider stripe")
+			}
+			if !hookSecretSet {
+				bad("stripeWebhookSecret", "is required with the provider stripe")
+			}
+		case TestGatewayProvider:
+			if !s.testPayments {
+				bad("provider", "the test gateway runs only on a development portal (an http loopback PORTAL_BASE_URL)")
+			}
+		default:
+			if m == ps.Provider {
+				bad("provider", "must be stripe, bank_transfer, direct_debit or \"\" (the portal's default provider)")
+			} else {
+				bad("methods", "may name stripe, bank_transfer and direct_debit")
+			}
 		}
-		if !hookSecretSet {
-			bad("stripeWebhookSecret", "is required with the provider stripe")
-		}
-	case TestGatewayProvider:
-		if !s.testPayments {
-			bad("provider", "the test gateway runs only on a development portal (an http loopback PORTAL_BASE_URL)")
-		}
-	default:
-		bad("provider", "must be stripe, bank_transfer or \"\" (the portal's default provider)")
 	}
-	if ps.Provider == BankTransferProvider || bankGiven {
+	fields = dedupeFields(fields)
+	if needBank || bankGiven {
 		if _, err := bankCreditorOf(ps); err != nil {
 			fields = append(fields, bankFieldErrors(err)...)
 		}
@@ -278,6 +358,101 @@ func (s *Service) sealSecret(orgID int64, field, secret string) string {
 		return ""
 	}
 	return s.sealer.Seal([]byte(secret), paymentSecretAAD(orgID, field))
+}
+
+// applyMethods merges a change of the methods into ps: a list given makes
+// its first method the provider; a provider given alone moves to the
+// front of the list when it is in it and otherwise becomes the only method
+// (what a client that knows no methods asks for).
+func applyMethods(ps *PaymentSettings, c PaymentSettingsChange, bad func(field, msg string)) {
+	if c.Methods == nil {
+		if c.Provider == nil {
+			return
+		}
+		list := ps.methodList()
+		i := slices.Index(list, ps.Provider)
+		if ps.Provider == "" || i < 0 {
+			ps.Methods = ""
+			return
+		}
+		list = append([]string{ps.Provider}, slices.Delete(list, i, i+1)...)
+		ps.Methods = strings.Join(list, ",")
+		return
+	}
+	var list []string
+	for _, m := range *c.Methods {
+		m = strings.TrimSpace(m)
+		switch {
+		case m == "":
+			bad("methods", "a method may not be empty")
+			return
+		case slices.Contains(list, m):
+			bad("methods", "names "+m+" twice")
+			return
+		}
+		list = append(list, m)
+	}
+	if len(list) == 0 {
+		ps.Methods = ""
+		return
+	}
+	if c.Provider != nil && ps.Provider != list[0] {
+		bad("provider", "must be the first of the methods (the default one)")
+		return
+	}
+	ps.Provider = list[0]
+	ps.Methods = strings.Join(list, ",")
+	if len(list) == 1 {
+		ps.Methods = "" // one method is the provider alone, as before methods
+	}
+}
+
+// applyDebitSettings merges and checks the direct-debit settings: a
+// Creditor Identifier as the rulebook defines it, a pre-notification
+// period of 1 to 14 days (a shorter one is stated in the mandate text) and
+// a pain.008 version the portal writes.
+func applyDebitSettings(ps *PaymentSettings, c PaymentSettingsChange, bad func(field, msg string)) {
+	if c.DebitCreditorID != nil {
+		ps.DebitCreditorID = ""
+		if raw := strings.TrimSpace(*c.DebitCreditorID); raw != "" {
+			id, err := banking.ParseCreditorID(raw)
+			if err != nil {
+				bad("debitCreditorId", err.Error())
+			} else {
+				ps.DebitCreditorID = id
+			}
+		}
+	}
+	if ps.DebitPrenotificationDays == 0 {
+		ps.DebitPrenotificationDays = DefaultPrenotificationDays
+	}
+	if c.DebitPrenotificationDays != nil {
+		ps.DebitPrenotificationDays = *c.DebitPrenotificationDays
+		if ps.DebitPrenotificationDays < 1 || ps.DebitPrenotificationDays > DefaultPrenotificationDays {
+			bad("debitPrenotificationDays", "must be 1 to 14 calendar days (14 unless the club states a shorter period)")
+		}
+	}
+	if c.DebitFileVersion != nil {
+		ps.DebitFileVersion = strings.TrimSpace(*c.DebitFileVersion)
+		if ps.DebitFileVersion == DebitFileV08 {
+			ps.DebitFileVersion = ""
+		}
+		if ps.DebitFileVersion != "" && ps.DebitFileVersion != DebitFileV02 {
+			bad("debitFileVersion", "must be pain.008.001.08 or pain.008.001.02")
+		}
+	}
+}
+
+// dedupeFields keeps the first error of each field and message (a
+// provider checked as the default and again among the methods).
+func dedupeFields(fields []FieldError) []FieldError {
+	var out []FieldError
+	for _, f := range fields {
+		if !slices.Contains(out, f) {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // bankCreditorOf reads the stored bank details as banking's creditor,
@@ -351,9 +526,13 @@ type OrganisationPaymentConfig struct {
 	// Retired are the organisation's earlier Stripe credentials, newest
 	// first, whose checkouts may still be open or paid (payment_accounts.go).
 	Retired []RetiredStripeCredentials
+	// Methods are the methods the members choose from, Provider first.
+	Methods []string
 	// Creditor is the bank account; its IBAN is "" when none is set.
-	Creditor  banking.Creditor
-	UpdatedAt time.Time
+	Creditor banking.Creditor
+	// CreditorID is the SEPA Creditor Identifier (direct debit).
+	CreditorID string
+	UpdatedAt  time.Time
 	// Err says why the settings could not be used (a secret no key opens,
 	// bank details no longer valid): the organisation then has no provider.
 	Err error
@@ -382,7 +561,8 @@ func (s *Service) OrganisationPaymentConfigs(ctx context.Context) (_ []Organisat
 	}
 	out := make([]OrganisationPaymentConfig, 0, len(rows))
 	for _, ps := range rows {
-		cfg := OrganisationPaymentConfig{OrganisationID: ps.OrganisationID, Provider: ps.Provider, UpdatedAt: ps.UpdatedAt}
+		cfg := OrganisationPaymentConfig{OrganisationID: ps.OrganisationID, Provider: ps.Provider, Methods: ps.methodList(),
+			CreditorID: ps.DebitCreditorID, UpdatedAt: ps.UpdatedAt}
 		var errs []error
 		open := func(field, sealed string) string {
 			if sealed == "" {

@@ -9,14 +9,15 @@ import (
 // Review is everything a member answered, grouped by person, with the price
 // the commit would charge: the check-your-answers page.
 type Review struct {
-	ProcessID int64
-	PeriodID  int64
-	Period    string // the period's name
-	Step      int    // the current step
-	Version   int64  // the instance's version: Confirm commits only this state
-	Complete  bool   // every question is answered and the registration can be confirmed
-	Persons   []ReviewPerson
-	Quote     Quote
+	ProcessID      int64
+	PeriodID       int64
+	OrganisationID int64
+	Period         string // the period's name
+	Step           int    // the current step
+	Version        int64  // the instance's version: Confirm commits only this state
+	Complete       bool   // every question is answered and the registration can be confirmed
+	Persons        []ReviewPerson
+	Quote          Quote
 	// QuoteError explains why no price could be made (for example a person
 	// who is not eligible); empty when Quote is valid.
 	QuoteError string
@@ -63,7 +64,7 @@ func (s *Service) Review(ctx context.Context, userKey, processID string) (_ *Rev
 		current = def.stepNumber(*inst.CurrentStepID)
 	}
 	path := def.routeFor(selected, inst.Period.StartDate, answers)
-	r := &Review{ProcessID: inst.ID, PeriodID: inst.RelatedEntityID, Period: inst.Period.Name, Step: current, Version: inst.Version,
+	r := &Review{ProcessID: inst.ID, PeriodID: inst.RelatedEntityID, OrganisationID: inst.OrganisationID, Period: inst.Period.Name, Step: current, Version: inst.Version,
 		Complete: current == len(def.Steps) && len(selected) > 0}
 	for _, p := range selected {
 		rp := ReviewPerson{ID: p.ID, FirstName: p.FirstName, LastName: p.LastName}
@@ -122,8 +123,9 @@ func DisplayAnswer(step *ProcessStep, v string) string {
 // Confirm commits a registration whose last answers were held for review
 // (NextInput.HoldCommit): the same commit as answering the last question.
 // reviewed is the Review's Version: if anything changed since (another
-// window answered again), the commit is refused with a conflict.
-func (s *Service) Confirm(ctx context.Context, userKey, processID string, reviewed int64) (_ *Form, err error) {
+// window answered again), the commit is refused with a conflict. method is
+// the payment method the member chose ("" for the club's default).
+func (s *Service) Confirm(ctx context.Context, userKey, processID string, reviewed int64, method string) (_ *Form, err error) {
 	defer classifyUnavailable(&err)
 	inst, def, err := s.loadOpen(ctx, s.db, userKey, processID)
 	if err != nil {
@@ -140,7 +142,7 @@ func (s *Service) Confirm(ctx context.Context, userKey, processID string, review
 	if reviewed != inst.Version {
 		return nil, Errorf(CodeConflict, "this registration changed in another window after you checked it; check it again")
 	}
-	in := NextInput{ProcessID: processID, Step: len(def.Steps), ExpectVersion: reviewed}
+	in := NextInput{ProcessID: processID, Step: len(def.Steps), ExpectVersion: reviewed, PaymentMethod: method}
 	for _, r := range rows {
 		if r.PersonID != nil {
 			v := r.DataValue

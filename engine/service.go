@@ -18,6 +18,9 @@ type Service struct {
 	payments PaymentProvider
 	// pickProvider chooses an organisation's provider; nil: payments for all.
 	pickProvider func(organisationID int64) PaymentProvider
+	// pickMethod finds the provider of one of an organisation's payment
+	// methods (payment_methods.go); nil: its provider for every method.
+	pickMethod func(organisationID int64, method string) PaymentProvider
 	// retiredProviders are an organisation's providers of earlier
 	// credentials (payment_accounts.go); nil: none.
 	retiredProviders func(organisationID int64) []PaymentProvider

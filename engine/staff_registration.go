@@ -35,6 +35,9 @@ type RegistrationDetail struct {
 	Order       *Order // the newest order, with its lines; nil before the commit
 	Payments    []PaymentWithEvents
 	Messages    []MessageDelivery
+	// Mandate is the SEPA mandate the order is collected under; nil when
+	// it has none (debit_mandates.go).
+	Mandate *DebitMandate
 }
 
 // AnsweredStep is one question and the answers given to it.
@@ -158,6 +161,12 @@ func (s *Service) RegistrationDetail(ctx context.Context, orgID, id int64) (d *R
 		return d, s.loadMessages(ctx, d)
 	}
 	d.Order = &orders[0]
+	if d.Order.DebitMandateID != nil {
+		d.Mandate = &DebitMandate{ID: *d.Order.DebitMandateID}
+		if err := s.db.NewSelect().Model(d.Mandate).WherePK().Scan(ctx); err != nil {
+			return nil, fmt.Errorf("load mandate: %w", err)
+		}
+	}
 	var payments []Payment
 	if err := s.db.NewSelect().Model(&payments).Where("order_id = ?", d.Order.ID).OrderExpr("id").Scan(ctx); err != nil {
 		return nil, fmt.Errorf("load payments: %w", err)

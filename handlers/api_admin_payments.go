@@ -29,19 +29,28 @@ func (s *Server) mountAdminPayments(admin *echo.Group) {
 type PaymentSettingsDTO struct {
 	// Provider is "" while the organisation pays through the portal's
 	// default provider.
-	Provider               string     `json:"provider"`
-	StripeSecretKeySet     bool       `json:"stripeSecretKeySet"`
-	StripeWebhookSecretSet bool       `json:"stripeWebhookSecretSet"`
-	BankCreditorName       string     `json:"bankCreditorName"`
-	BankIBAN               string     `json:"bankIban"`
-	BankBIC                string     `json:"bankBic"`
-	BankCreditorAddress    string     `json:"bankCreditorAddress"`
-	UpdatedAt              *time.Time `json:"updatedAt"`
+	Provider               string `json:"provider"`
+	StripeSecretKeySet     bool   `json:"stripeSecretKeySet"`
+	StripeWebhookSecretSet bool   `json:"stripeWebhookSecretSet"`
+	BankCreditorName       string `json:"bankCreditorName"`
+	BankIBAN               string `json:"bankIban"`
+	BankBIC                string `json:"bankBic"`
+	BankCreditorAddress    string `json:"bankCreditorAddress"`
+	// Methods are the payment methods the members choose from, the
+	// default (provider) first; empty while the provider is the only one.
+	Methods []string `json:"methods"`
+	// DebitCreditorID is the SEPA Creditor Identifier (direct debit).
+	DebitCreditorID          string     `json:"debitCreditorId"`
+	DebitPrenotificationDays int        `json:"debitPrenotificationDays"`
+	DebitFileVersion         string     `json:"debitFileVersion"`
+	UpdatedAt                *time.Time `json:"updatedAt"`
 }
 
 func paymentSettingsDTO(v *engine.PaymentSettingsView) PaymentSettingsDTO {
 	return PaymentSettingsDTO{Provider: v.Provider, StripeSecretKeySet: v.StripeSecretKeySet, StripeWebhookSecretSet: v.StripeWebhookSecretSet,
-		BankCreditorName: v.BankCreditorName, BankIBAN: v.BankIBAN, BankBIC: v.BankBIC, BankCreditorAddress: v.BankCreditorAddress, UpdatedAt: v.UpdatedAt}
+		BankCreditorName: v.BankCreditorName, BankIBAN: v.BankIBAN, BankBIC: v.BankBIC, BankCreditorAddress: v.BankCreditorAddress,
+		Methods: v.Methods, DebitCreditorID: v.DebitCreditorID, DebitPrenotificationDays: v.DebitPrenotificationDays,
+		DebitFileVersion: v.DebitFileVersion, UpdatedAt: v.UpdatedAt}
 }
 
 // PaymentSettingsPatch is the body of PATCH /api/admin/payment-settings:
@@ -54,6 +63,12 @@ type PaymentSettingsPatch struct {
 	BankIBAN            *string `json:"bankIban"`
 	BankBIC             *string `json:"bankBic"`
 	BankCreditorAddress *string `json:"bankCreditorAddress"`
+	// Methods replaces the list of methods, the default first (it becomes
+	// the provider); [] offers the provider alone.
+	Methods                  *[]string `json:"methods"`
+	DebitCreditorID          *string   `json:"debitCreditorId"`
+	DebitPrenotificationDays *int      `json:"debitPrenotificationDays"`
+	DebitFileVersion         *string   `json:"debitFileVersion"`
 }
 
 // getPaymentSettings answers GET /api/admin/payment-settings.
@@ -75,7 +90,9 @@ func (s *Server) patchPaymentSettings(c echo.Context) error {
 	}
 	v, err := s.engine.StaffSetPaymentSettings(c.Request().Context(), apiActor(c), keyOf(c).OrganisationID, engine.PaymentSettingsChange{
 		Provider: body.Provider, StripeSecretKey: body.StripeSecretKey, StripeWebhookSecret: body.StripeWebhookSecret,
-		BankCreditorName: body.BankCreditorName, BankIBAN: body.BankIBAN, BankBIC: body.BankBIC, BankCreditorAddress: body.BankCreditorAddress})
+		BankCreditorName: body.BankCreditorName, BankIBAN: body.BankIBAN, BankBIC: body.BankBIC, BankCreditorAddress: body.BankCreditorAddress,
+		Methods: body.Methods, DebitCreditorID: body.DebitCreditorID, DebitPrenotificationDays: body.DebitPrenotificationDays,
+		DebitFileVersion: body.DebitFileVersion})
 	if err != nil {
 		return adminError(err)
 	}

@@ -7,6 +7,8 @@ import (
 	"strconv"
 
 	"github.com/labstack/echo/v4"
+
+	"portal/engine"
 )
 
 // getMembershipForm answers GET /api/forms/membership/:periodid?userKey=&organisationId=.
@@ -45,7 +47,7 @@ func (s *Server) getMembershipForm(c echo.Context) error {
 	if created {
 		status = http.StatusCreated
 	}
-	return c.JSON(status, formDTO(form))
+	return s.formJSON(c, status, form)
 }
 
 // postNext answers POST /api/forms/next: stores the current step's answers
@@ -59,7 +61,7 @@ func (s *Server) postNext(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, formDTO(form))
+	return s.formJSON(c, http.StatusOK, form)
 }
 
 // postReset answers POST /api/forms/processes/:processid/reset.
@@ -68,7 +70,7 @@ func (s *Server) postReset(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, formDTO(form))
+	return s.formJSON(c, http.StatusOK, form)
 }
 
 // postResume answers POST /api/forms/processes/:processid/resume.
@@ -77,7 +79,7 @@ func (s *Server) postResume(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, formDTO(form))
+	return s.formJSON(c, http.StatusOK, form)
 }
 
 // backRequest is the optional body of the back extension.
@@ -103,5 +105,19 @@ func (s *Server) postBack(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, formDTO(form))
+	return s.formJSON(c, http.StatusOK, form)
+}
+
+// formJSON answers with a form as its FormDTO. The club's payment methods
+// are listed on the last question, where the choice is sent: the other
+// steps keep their one statement (TestStepPageStatements).
+func (s *Server) formJSON(c echo.Context, status int, form *engine.Form) error {
+	var methods []string
+	if form.Question != nil && form.Step == form.TotalSteps {
+		var err error
+		if methods, err = s.engine.PaymentMethods(c.Request().Context(), form.OrganisationID); err != nil {
+			return err
+		}
+	}
+	return c.JSON(status, formDTO(form, methods))
 }

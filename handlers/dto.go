@@ -25,6 +25,10 @@ type FormDTO struct {
 	Options      []string        `json:"options"`
 	People       []FormPersonDTO `json:"people"`
 	PaymentURL   *string         `json:"paymentUrl"`
+	// PaymentMethods are the payment methods the member may choose
+	// (NextRequest.paymentMethod), the club's default first: listed on
+	// the last question, empty on the other steps.
+	PaymentMethods []string `json:"paymentMethods"`
 }
 
 // FormPersonDTO is one person of a FormDTO.
@@ -48,11 +52,13 @@ func optional(s string) *string {
 	return &s
 }
 
-// formDTO converts the engine's form to the wire shape.
-func formDTO(f *engine.Form) FormDTO {
+// formDTO converts the engine's form to the wire shape; methods are the
+// club's payment methods (engine.Service.PaymentMethods).
+func formDTO(f *engine.Form, methods []string) FormDTO {
 	dto := FormDTO{
 		ProcessID: f.ProcessIDString(), Step: f.Step, ProcessState: string(f.State),
 		PaymentURL: optional(f.PaymentURL), People: make([]FormPersonDTO, 0, len(f.People)),
+		PaymentMethods: append(make([]string, 0, len(methods)), methods...),
 	}
 	if q := f.Question; q != nil {
 		questionType := string(q.Type)
@@ -81,6 +87,9 @@ type nextRequestWire struct {
 	ProcessID json.RawMessage   `json:"processId"`
 	Step      json.RawMessage   `json:"step"`
 	People    []json.RawMessage `json:"people"`
+	// PaymentMethod is the member's choice among FormDTO.paymentMethods,
+	// read when the last step commits.
+	PaymentMethod json.RawMessage `json:"paymentMethod"`
 }
 
 type personWire struct {
@@ -125,6 +134,14 @@ func parseNext(body io.Reader) (engine.NextInput, error) {
 	}
 	if wire.People == nil {
 		bad("people", "is required (an array, possibly empty)")
+	}
+	if wire.PaymentMethod != nil && !isNull(wire.PaymentMethod) {
+		switch m, ok := scalarText(wire.PaymentMethod); {
+		case !ok || !engine.PlainText(m):
+			bad("paymentMethod", "must be the name of one of the paymentMethods")
+		default:
+			in.PaymentMethod = m
+		}
 	}
 	if len(wire.People) > 100 {
 		bad("people", "has more than 100 entries")

@@ -99,7 +99,8 @@ func orgPayments(db *bun.DB, o envOptions, gw *engine.TestGateway) []engine.Serv
 	dir := payproviders.New(settings.OrganisationPaymentConfigs, payproviders.Build(payproviders.Options{StripeAPIURL: o.stripeAPIURL, TestGateway: gw,
 		PayLink: func(ref string, amount int64) string { return links.PayLink("", ref, amount) }}), slog.New(slog.DiscardHandler), 0)
 	return []engine.ServiceOption{engine.WithSecretSealer(testPaymentSecrets), engine.WithTestPayments(true),
-		engine.WithPaymentProviders(dir.Provider), engine.WithRetiredPaymentProviders(dir.Retired), engine.WithPaymentSettingsChanged(dir.Invalidate)}
+		engine.WithPaymentProviders(dir.Provider), engine.WithRetiredPaymentProviders(dir.Retired), engine.WithPaymentSettingsChanged(dir.Invalidate),
+		engine.WithPaymentMethodProviders(dir.Method)}
 }
 
 func newEnvWith(t testing.TB, db *bun.DB, o envOptions) *testEnv {

@@ -25,7 +25,7 @@ func (s *Server) confirm(c echo.Context) error {
 	if err != nil {
 		return s.showReview(c, http.StatusConflict, tr(c, "flow_stale_notice"))
 	}
-	if _, err := s.engine.Confirm(c.Request().Context(), r.userKey, form.ProcessIDString(), reviewed); err != nil {
+	if _, err := s.engine.Confirm(c.Request().Context(), r.userKey, form.ProcessIDString(), reviewed, c.FormValue("paymentMethod")); err != nil {
 		if engine.ErrorCode(err) == engine.CodeConflict {
 			// Show the current answers to check again, or the current step.
 			return s.showReview(c, http.StatusConflict, tr(c, "flow_stale_notice"))
@@ -39,6 +39,10 @@ func (s *Server) confirm(c echo.Context) error {
 				msgs[i] = p.Message
 			}
 			return s.showReview(c, http.StatusUnprocessableEntity, strings.Join(msgs, " "))
+		}
+		if e, ok := engine.AsError(err); ok && len(e.Fields) == 1 && e.Fields[0].Field == "paymentMethod" {
+			// A method the club no longer offers: choose again.
+			return s.showReview(c, http.StatusUnprocessableEntity, e.Message)
 		}
 		if e, ok := engine.AsError(err); ok && (e.Code == engine.CodeConflict || e.Code == engine.CodeValidation) {
 			return s.reloadWithNotice(c, r)

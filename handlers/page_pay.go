@@ -6,6 +6,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"portal/engine"
 	"portal/views"
 )
 
@@ -17,18 +18,40 @@ import (
 // and its amount come from the database, never from it. For a bank
 // transfer the portal's own page is the checkout: the account, amount,
 // reference and QR code (no order lines: the link travels in e-mails).
+//
+// A club with several payment methods is asked first which one
+// (payMethodChoice); the answer comes back as POST to the same address.
 func (s *Server) payLink(c echo.Context) error {
 	ctx := c.Request().Context()
+	choice, err := s.engine.PayLinkMethods(ctx, c.Param("reference"))
+	if err != nil {
+		return err
+	}
+	if len(choice.Methods) > 1 && choice.Order.DebitMandateID == nil {
+		// Once a mandate is given the member chose: the page shows it.
+		return s.payMethodChoice(c, choice)
+	}
 	p, err := s.engine.FollowPayLink(ctx, c.Param("reference"))
 	if err != nil {
 		return err
 	}
+	return s.toCheckout(c, p)
+}
+
+// toCheckout sends the member to an attempt's checkout: the portal's own
+// page for a bank transfer, the provider's for the others.
+func (s *Server) toCheckout(c echo.Context, p *engine.Payment) error {
+	ctx := c.Request().Context()
 	bt, err := s.bankTransferModel(ctx, p)
 	if err != nil {
 		return err
 	}
 	if bt != nil {
 		return render(c, http.StatusOK, views.PayByTransfer(views.PayByTransferModel{Chrome: s.chrome(tr(c, "title_pay_transfer")), Transfer: *bt}))
+	}
+	if p.Provider == engine.DirectDebitProvider {
+		// The checkout of a debit is this page itself: never redirect to it.
+		return s.payByDebit(c, p)
 	}
 	c.Response().Header().Set("Cache-Control", "no-store")
 	return c.Redirect(http.StatusSeeOther, sameSite(c, p.PaymentURL))

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"net/http"
+	"slices"
 	"strconv"
 
 	"github.com/labstack/echo/v4"
@@ -40,6 +41,15 @@ func (s *Server) showReview(c echo.Context, status int, notice string) error {
 	}
 	if rv.QuoteError == "" {
 		m.Lines, m.Total = quoteLines(langOf(c), &rv.Quote)
+	}
+	if m.Methods.Methods, err = s.engine.PaymentMethods(c.Request().Context(), rv.OrganisationID); err != nil {
+		return err
+	}
+	if len(m.Methods.Methods) > 0 {
+		m.Methods.Current = m.Methods.Methods[0]
+		if chosen := c.FormValue("paymentMethod"); slices.Contains(m.Methods.Methods, chosen) {
+			m.Methods.Current = chosen // shown again after a conflict: the member's choice stays
+		}
 	}
 	for _, p := range rv.Persons {
 		pm := views.ReviewPersonModel{Name: p.FirstName + " " + p.LastName}

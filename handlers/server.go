@@ -185,6 +185,8 @@ func New(d Deps) *echo.Echo {
 
 	e.GET(paymentReturnPath, s.paymentReturn)
 	e.GET(payLinkPrefix+":reference", s.payLink)
+	e.POST(payLinkPrefix+":reference", s.choosePayMethod)
+	e.POST(payLinkPrefix+":reference/mandate", s.giveMandate)
 	if d.StripeWebhook {
 		e.POST(StripeWebhookPath, s.stripeWebhook)
 	}

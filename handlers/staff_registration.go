@@ -79,6 +79,7 @@ func (s *Server) staffRegistration(c echo.Context) error {
 		}
 		m.Order = om
 	}
+	m.Mandate = staffMandate(c, d.Mandate)
 	refundURL := ""
 	if u.Role.AtLeast(engine.RoleTreasurer) {
 		refundURL = registrationURL(c, id) + "/refund"

@@ -58,6 +58,7 @@ func StaffRoutes() []StaffRoute {
 		{Method: http.MethodPost, Path: staffSetupPath + "/organisation", Min: engine.RoleAdmin, handler: (*Server).staffSaveOrganisation},
 		{Method: http.MethodPost, Path: staffSetupPath + "/languages", Min: engine.RoleAdmin, handler: (*Server).staffSaveLanguages},
 		{Method: http.MethodPost, Path: staffSetupPath + "/payments", Min: engine.RoleAdmin, handler: (*Server).staffSavePayments},
+		{Method: http.MethodPost, Path: staffSetupPath + "/payment-methods", Min: engine.RoleAdmin, handler: (*Server).staffSavePaymentMethods},
 		{Method: http.MethodPost, Path: staffSetupPath + "/messages", Min: engine.RoleAdmin, handler: (*Server).staffSaveMessages},
 		{Method: http.MethodPost, Path: staffSetupPath + "/types", Min: engine.RoleAdmin, handler: (*Server).staffAddType},
 		{Method: http.MethodPost, Path: staffSetupPath + "/types/:id", Example: staffSetupPath + "/types/0", Min: engine.RoleAdmin, handler: (*Server).staffChangeType},

@@ -72,7 +72,11 @@ func (s *Server) loadSetupLanguages(c echo.Context, m *views.StaffSetupModel) er
 
 // loadSetupPayments fills the payments section.
 func (s *Server) loadSetupPayments(c echo.Context, m *views.StaffSetupModel) (err error) {
-	m.Payments, err = s.paymentForm(c, tenantPath(c, StaffPrefix+staffSetupPath), staffUserOf(c).OrganisationID)
+	base, orgID := tenantPath(c, StaffPrefix+staffSetupPath), staffUserOf(c).OrganisationID
+	if m.Payments, err = s.paymentForm(c, base, orgID); err != nil {
+		return err
+	}
+	m.PaymentMethods, err = s.paymentMethodsForm(c, base, orgID)
 	return err
 }
 

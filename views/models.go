@@ -206,6 +206,8 @@ type ReviewModel struct {
 	PriceProblem  string
 	Notice        string
 	CanConfirm    bool
+	// Methods are the payment methods to choose from (issue 29).
+	Methods PaymentMethodChoiceModel
 }
 
 // DoneModel is the page after the commit: order summary and the payment link.

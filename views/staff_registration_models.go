@@ -15,6 +15,7 @@ type StaffDetailModel struct {
 	// Archive says in words what the archive did, "" when not archived.
 	Archive string
 	Order   *StaffOrderModel
+	Mandate *StaffMandateModel // the SEPA direct-debit mandate of the order, nil without one
 	// History is what happened to the payment and every message, oldest
 	// first.
 	History []StaffHistoryEntry

@@ -29,6 +29,9 @@ type StaffSetupModel struct {
 	TypeForm  StaffTypeForm
 	Languages StaffLanguagesForm
 	Payments  StaffPaymentForm
+	// PaymentMethods is the payments section's choice of methods and the
+	// direct-debit creditor settings.
+	PaymentMethods StaffPaymentMethodsForm
 	Messages  StaffMessagesForm
 	// ToDo lists club texts missing in an enabled language.
 	ToDo []StaffTextToDo

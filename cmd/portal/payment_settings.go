@@ -19,6 +19,8 @@ import (
 // that they are not in the shell's history or the process list.
 type settingsFlags struct {
 	provider, keyFile, webhookSecretFile, creditorName, iban, bic, address string
+	methods, creditorID, debitFileVersion                                  string
+	prenotificationDays                                                    int
 }
 
 func (f *settingsFlags) register(fs *flag.FlagSet) {
@@ -29,6 +31,10 @@ func (f *settingsFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.iban, "iban", "", "IBAN of that account, spaces allowed")
 	fs.StringVar(&f.bic, "bic", "", "BIC of that account (optional)")
 	fs.StringVar(&f.address, "creditor-address", "", "account holder's address as street;number;postcode;town;country (required for CH and LI accounts)")
+	fs.StringVar(&f.methods, "methods", "", `the payment methods members choose from, comma-separated, the default first: stripe, bank_transfer, direct_debit; "" offers the provider alone`)
+	fs.StringVar(&f.creditorID, "creditor-id", "", "the organisation's SEPA Creditor Identifier (direct debit), for example DE98ZZZ09999999999")
+	fs.IntVar(&f.prenotificationDays, "prenotification-days", engine.DefaultPrenotificationDays, "calendar days a direct debit is announced before its collection (1 to 14; a shorter period is stated in the mandate)")
+	fs.StringVar(&f.debitFileVersion, "debit-file-version", engine.DebitFileV08, "pain.008 version of the collection files: pain.008.001.08 or pain.008.001.02")
 }
 
 // change builds the change from the settings flags given on the command
@@ -60,6 +66,20 @@ func (f *settingsFlags) change(fs *flag.FlagSet) (engine.PaymentSettingsChange, 
 			c.BankBIC = &f.bic
 		case "creditor-address":
 			c.BankCreditorAddress = &f.address
+		case "methods":
+			list := []string{}
+			for _, m := range strings.Split(f.methods, ",") {
+				if m = strings.TrimSpace(m); m != "" {
+					list = append(list, m)
+				}
+			}
+			c.Methods = &list
+		case "creditor-id":
+			c.DebitCreditorID = &f.creditorID
+		case "prenotification-days":
+			c.DebitPrenotificationDays = &f.prenotificationDays
+		case "debit-file-version":
+			c.DebitFileVersion = &f.debitFileVersion
 		}
 	})
 	// Other flags (the database's) change nothing.
@@ -97,6 +117,10 @@ func paymentSettings(ctx context.Context, svc *engine.Service, orgID int64, fs *
 	fmt.Fprintf(w, "IBAN\t%s\n", dashIfEmpty(view.BankIBAN))
 	fmt.Fprintf(w, "BIC\t%s\n", dashIfEmpty(view.BankBIC))
 	fmt.Fprintf(w, "creditor address\t%s\n", dashIfEmpty(view.BankCreditorAddress))
+	fmt.Fprintf(w, "methods\t%s\n", dashIfEmpty(strings.Join(view.Methods, ", ")))
+	fmt.Fprintf(w, "creditor identifier\t%s\n", dashIfEmpty(view.DebitCreditorID))
+	fmt.Fprintf(w, "pre-notification days\t%d\n", view.DebitPrenotificationDays)
+	fmt.Fprintf(w, "debit file version\t%s\n", view.DebitFileVersion)
 	fmt.Fprintf(w, "updated\t%s\n", timeOrDash(view.UpdatedAt))
 	return w.Flush()
 }

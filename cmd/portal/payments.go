@@ -63,7 +63,7 @@ func orgPaymentOptions(cfg Config, gw *engine.TestGateway, log *slog.Logger, svc
 		return (*svc).OrganisationPaymentConfigs(ctx)
 	}, payproviders.Build(payproviders.Options{StripeAPIURL: cfg.StripeAPIURL.String(), TestGateway: testGatewayOrNil(gw), PayLink: relativePayLink}), log, 0)
 	opts := []engine.ServiceOption{engine.WithPaymentProviders(dir.Provider), engine.WithRetiredPaymentProviders(dir.Retired),
-		engine.WithPaymentSettingsChanged(dir.Invalidate),
+		engine.WithPaymentMethodProviders(dir.Method), engine.WithPaymentSettingsChanged(dir.Invalidate),
 		engine.WithTestPayments(gw != nil)}
 	if cfg.SessionKey != nil {
 		opts = append(opts, engine.WithSecretSealer(cfg.SessionKey.Sealer(PaymentSecretPurpose)))

@@ -141,6 +141,17 @@ func TestPaymentSettingsCommand(t *testing.T) {
 	if out, err = runCmd(t, e, "payments", "settings", "--org", "1"); err != nil || !strings.Contains(out, "stripe") {
 		t.Errorf("settings listed: %v\n%s", err, out)
 	}
+	// Payment methods (issue 29): an invalid Creditor Identifier is named,
+	// then the methods and direct-debit settings are stored and shown.
+	if _, err = runCmd(t, e, "payments", "settings", "--org", "1", "--methods", "stripe,direct_debit", "--creditor-id", "DE97ZZZ09999999999"); err == nil ||
+		!strings.Contains(err.Error(), "debitCreditorId") {
+		t.Errorf("invalid creditor identifier: %v", err)
+	}
+	out, err = runCmd(t, e, "payments", "settings", "--org", "1", "--methods", "stripe, direct_debit", "--creditor-id", "DE98ZZZ09999999999",
+		"--prenotification-days", "7", "--debit-file-version", "pain.008.001.02")
+	if err != nil || !strings.Contains(out, "stripe, direct_debit") || !strings.Contains(out, "DE98ZZZ09999999999") || !strings.Contains(out, "pain.008.001.02") {
+		t.Errorf("methods set: %v\n%s", err, out)
+	}
 	if out, err = runCmd(t, e, "payments", "attention"); err != nil || !strings.Contains(out, "TO DO") {
 		t.Errorf("attention: %v\n%s", err, out)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/banktransfer"
+	"portal/engine/directdebit"
 	"portal/engine/stripepay"
 )
 
@@ -51,6 +52,9 @@ type built struct {
 	updated  time.Time
 	provider engine.PaymentProvider
 	retired  []engine.PaymentProvider
+	// methods are the providers of the organisation's other payment
+	// methods, by name (the default one is provider).
+	methods map[string]engine.PaymentProvider
 }
 
 // New returns a directory that reads the settings with load and builds
@@ -77,6 +81,21 @@ func (d *Directory) Provider(orgID int64) engine.PaymentProvider {
 		d.reload()
 	}
 	return d.byOrg[orgID].provider
+}
+
+// Method is the provider of one of an organisation's payment methods
+// (engine.WithPaymentMethodProviders); nil when it does not offer it.
+func (d *Directory) Method(orgID int64, name string) engine.PaymentProvider {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.loaded.IsZero() || time.Since(d.loaded) >= d.refresh {
+		d.reload()
+	}
+	b := d.byOrg[orgID]
+	if b.provider != nil && b.provider.Name() == name {
+		return b.provider
+	}
+	return b.methods[name]
 }
 
 // Retired are the providers of an organisation's earlier Stripe
@@ -128,6 +147,26 @@ func (d *Directory) reload() {
 			d.log.Error("an organisation's payment settings cannot be used; its members cannot pay until they are fixed",
 				"organisation", c.OrganisationID, "provider", c.Provider, "err", err)
 		}
+		for _, m := range c.Methods {
+			if m == c.Provider {
+				continue
+			}
+			if b.methods == nil {
+				b.methods = map[string]engine.PaymentProvider{}
+			}
+			other := c
+			other.Provider = m
+			p, err := d.build(other)
+			if c.Err != nil {
+				p, err = nil, c.Err
+			}
+			if err != nil {
+				p = unusable{name: m}
+				d.log.Error("an organisation's payment method cannot be used; its members cannot pay with it until it is fixed",
+					"organisation", c.OrganisationID, "method", m, "err", err)
+			}
+			b.methods[m] = p
+		}
 		for _, r := range c.Retired {
 			old := c
 			old.Provider, old.StripeSecretKey, old.StripeWebhookSecret, old.Retired = engine.StripeProvider, r.SecretKey, r.WebhookSecret, nil
@@ -172,7 +211,7 @@ type Options struct {
 
 // Build returns the Builder of the providers the portal offers: Stripe
 // with the organisation's own keys, bank transfer to its own account, and
-// the test gateway where it may run.
+// direct debit to it, and the test gateway where it may run.
 func Build(o Options) Builder {
 	return func(c engine.OrganisationPaymentConfig) (engine.PaymentProvider, error) {
 		switch c.Provider {
@@ -180,6 +219,8 @@ func Build(o Options) Builder {
 			return stripepay.New(stripepay.Config{SecretKey: c.StripeSecretKey, WebhookSecret: c.StripeWebhookSecret, APIURL: o.StripeAPIURL})
 		case banktransfer.Name:
 			return banktransfer.New(c.Creditor, o.PayLink)
+		case directdebit.Name:
+			return directdebit.New(c.Creditor, c.CreditorID, o.PayLink)
 		case engine.TestGatewayProvider:
 			if o.TestGateway == nil {
 				return nil, errors.New("the test gateway runs only on an http loopback PORTAL_BASE_URL")

@@ -68,3 +68,35 @@ func TestDirectory(t *testing.T) {
 		t.Fatal("a failed read dropped the providers")
 	}
 }
+
+// TestDirectoryMethods: an organisation's other payment methods get a
+// provider each, built from its settings with that method; a method it
+// does not offer is nil (the engine falls back to its default); a method
+// that cannot be built refuses every call.
+func TestDirectoryMethods(t *testing.T) {
+	at := time.Date(2026, 12, 27, 10, 0, 0, 0, time.UTC)
+	configs := []engine.OrganisationPaymentConfig{{OrganisationID: 1, Provider: "bank_transfer", Methods: []string{"bank_transfer", "direct_debit", "stripe"}, UpdatedAt: at}}
+	dir := payproviders.New(func(context.Context) ([]engine.OrganisationPaymentConfig, error) { return configs, nil },
+		func(c engine.OrganisationPaymentConfig) (engine.PaymentProvider, error) {
+			if c.Provider == "stripe" {
+				return nil, errors.New("no keys")
+			}
+			return &named{name: c.Provider}, nil
+		}, slog.New(slog.DiscardHandler), time.Hour)
+	if p := dir.Method(1, "bank_transfer"); p == nil || p != dir.Provider(1) {
+		t.Fatalf("the default method is not the organisation's provider: %v", p)
+	}
+	if p := dir.Method(1, "direct_debit"); p == nil || p.Name() != "direct_debit" {
+		t.Fatalf("direct debit: %v", p)
+	}
+	broken := dir.Method(1, "stripe")
+	if broken == nil || broken.Name() != "stripe" {
+		t.Fatalf("unbuildable method: %v", broken)
+	}
+	if _, err := broken.CreateCheckout(context.Background(), engine.CheckoutRequest{}); err == nil {
+		t.Fatal("an unbuildable method made a checkout")
+	}
+	if dir.Method(1, "test") != nil || dir.Method(2, "direct_debit") != nil {
+		t.Fatal("a method not offered has a provider")
+	}
+}

@@ -1,0 +1,93 @@
+package engine_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/uptrace/bun"
+
+	"portal/engine"
+	"portal/engine/banking"
+	"portal/engine/dbtest"
+)
+
+// TestGiveMandate: a direct-debit order's member gives the mandate; an
+// invalid IBAN, an account outside SEPA, a bad BIC and a missing consent
+// are each named by their field and store nothing; a valid mandate gets a
+// reference of the allowed set, unique per creditor, and its text in the
+// registration's language with every element the rulebook requires.
+func TestGiveMandate(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		dd := namedFake{&fakeProvider{retrieve: map[string]engine.PaymentConfirmation{}}, "direct_debit"}
+		f, _ := onlineFixture(t, db, engine.WithPaymentMethodProviders(func(org int64, m string) engine.PaymentProvider {
+			if m == "direct_debit" {
+				return dd
+			}
+			return nil
+		}))
+		if _, err := f.svc.SetPaymentSettings(f.ctx, 1, engine.PaymentSettingsChange{BankCreditorName: str("TV Demo 1848 e.V."), BankIBAN: str(demoIBAN),
+			Methods: &[]string{"bank_transfer", "direct_debit"}, DebitCreditorID: str(testCreditorID), DebitPrenotificationDays: intp(5)}); err != nil {
+			t.Fatal(err)
+		}
+		commitDebit := func() engine.Order {
+			r := f.start(engine.DemoUserKey, alex, robin)
+			last := r.advanceTo(demoSteps)
+			if _, err := f.svc.Next(f.ctx, r.userKey, engine.NextInput{ProcessID: r.pid, Step: last.Step, People: demoAnswers(last.Step, r.persons),
+				PaymentMethod: "direct_debit"}); err != nil {
+				t.Fatal(err)
+			}
+			return f.orders(r.id)[0]
+		}
+		order := commitDebit()
+		for _, tc := range []struct {
+			name   string
+			in     engine.MandateInput
+			fields []string
+		}{
+			{"bad check digits", engine.MandateInput{Holder: "Alex Example", IBAN: "DE00 3704 0044 0532 0130 00", Consent: true}, []string{"iban"}},
+			{"not a SEPA country", engine.MandateInput{Holder: "Alex Example", IBAN: "BR15 0000 0000 0000 1093 2840 814P 2", Consent: true}, []string{"iban"}},
+			{"no consent", engine.MandateInput{Holder: "Alex Example", IBAN: "DE89 3704 0044 0532 0130 00"}, []string{"consent"}},
+			{"no holder, bad BIC", engine.MandateInput{IBAN: "DE89 3704 0044 0532 0130 00", BIC: "NOPE", Consent: true}, []string{"holder", "bic"}},
+		} {
+			_, err := f.svc.GiveMandate(f.ctx, order.PayReference, tc.in)
+			if got := fieldsOf(t, err); !equalStrings(got, tc.fields) {
+				t.Errorf("%s: fields %v, want %v", tc.name, got, tc.fields)
+			}
+		}
+		if n, err := db.NewSelect().Model((*engine.DebitMandate)(nil)).Count(f.ctx); err != nil || n != 0 {
+			t.Fatalf("mandates after refusals: %d %v", n, err)
+		}
+		m, err := f.svc.GiveMandate(f.ctx, order.PayReference, engine.MandateInput{Holder: "Alex Example", IBAN: "de89 3704 0044 0532 0130 00",
+			BIC: "cobadeffxxx", Consent: true, Language: "de"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := banking.CheckMandateReference(m.Reference); err != nil || len(m.Reference) > 35 || m.IBAN != demoIBAN || m.BIC != "COBADEFFXXX" {
+			t.Fatalf("mandate %+v: %v", m, err)
+		}
+		for _, want := range []string{"TV Demo 1848 e.V.", testCreditorID, m.Reference, "Ich ermächtige", "Kreditinstitut an", "acht Wochen", "5 Kalendertage"} {
+			if !strings.Contains(m.Text, want) {
+				t.Errorf("mandate text lacks %q: %s", want, m.Text)
+			}
+		}
+		if m.Language != "de" || m.TextVersion != engine.MandateTextVersion || m.SignedAt.IsZero() {
+			t.Fatalf("mandate %+v", m)
+		}
+		page, err := f.svc.DebitPageFor(f.ctx, order.PayReference)
+		if err != nil || page.Mandate == nil || page.Mandate.ID != m.ID || page.Terms.CreditorID != testCreditorID {
+			t.Fatalf("debit page %+v %v", page, err)
+		}
+		if _, err := f.svc.GiveMandate(f.ctx, order.PayReference, engine.MandateInput{Holder: "A", IBAN: demoIBAN, Consent: true}); engine.ErrorCode(err) != engine.CodeConflict {
+			t.Fatalf("a second mandate for the order: %v", err)
+		}
+		en, _ := engine.MandateText("en", engine.MandateTerms{CreditorName: "C", CreditorID: testCreditorID, Reference: "R-1", PrenotificationDays: 14})
+		fr, _ := engine.MandateText("fr", engine.MandateTerms{CreditorName: "C", CreditorID: testCreditorID, Reference: "R-1", PrenotificationDays: 14})
+		if !strings.Contains(en, "eight weeks") || !strings.Contains(en, "authorise (A)") || strings.Contains(en, "calendar days") ||
+			!strings.Contains(fr, "huit semaines") || !strings.Contains(fr, "R-1") {
+			t.Fatalf("texts:\n%s\n%s", en, fr)
+		}
+	})
+}
+
+func intp(n int) *int { return &n }

@@ -1,0 +1,195 @@
+package engine_test
+
+import (
+	"testing"
+
+	"github.com/uptrace/bun"
+
+	"portal/engine"
+	"portal/engine/dbtest"
+)
+
+// namedFake is a fakeProvider under another name: one per payment method.
+type namedFake struct {
+	*fakeProvider
+	name string
+}
+
+func (n namedFake) Name() string { return n.name }
+
+const testCreditorID = "DE98ZZZ09999999999"
+
+// TestPaymentMethodSettingsChecked: the methods and direct-debit settings
+// are checked as a whole, each problem named by its field, nothing
+// changed; a valid list makes its first method the provider; a provider
+// set alone (a client that knows no methods) moves to the front or
+// becomes the only method.
+func TestPaymentMethodSettingsChecked(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		f, _ := onlineFixture(t, db, engine.WithSecretSealer(testSealer{}))
+		bank := engine.PaymentSettingsChange{BankCreditorName: str("TV Demo 1848 e.V."), BankIBAN: str(demoIBAN)}
+		with := func(c engine.PaymentSettingsChange) engine.PaymentSettingsChange {
+			c.BankCreditorName, c.BankIBAN = bank.BankCreditorName, bank.BankIBAN
+			return c
+		}
+		list := func(m ...string) *[]string { return &m }
+		days := func(n int) *int { return &n }
+		for _, tc := range []struct {
+			name   string
+			change engine.PaymentSettingsChange
+			fields []string
+		}{
+			{"unknown method", with(engine.PaymentSettingsChange{Methods: list("bank_transfer", "paypal")}), []string{"methods"}},
+			{"a method twice", with(engine.PaymentSettingsChange{Methods: list("bank_transfer", "bank_transfer")}), []string{"methods"}},
+			{"direct debit without creditor identifier", with(engine.PaymentSettingsChange{Methods: list("bank_transfer", "direct_debit")}), []string{"debitCreditorId"}},
+			{"direct debit without an account", engine.PaymentSettingsChange{Methods: list("direct_debit"), DebitCreditorID: str(testCreditorID)}, []string{"bankCreditorName", "bankIban"}},
+			{"invalid creditor identifier", with(engine.PaymentSettingsChange{Methods: list("bank_transfer", "direct_debit"), DebitCreditorID: str("DE97ZZZ09999999999")}),
+				[]string{"debitCreditorId"}},
+			{"stripe among the methods without keys", with(engine.PaymentSettingsChange{Methods: list("bank_transfer", "stripe")}),
+				[]string{"stripeSecretKey", "stripeWebhookSecret"}},
+			{"pre-notification too long", with(engine.PaymentSettingsChange{DebitPrenotificationDays: days(15)}), []string{"debitPrenotificationDays"}},
+			{"pre-notification zero", with(engine.PaymentSettingsChange{DebitPrenotificationDays: days(0)}), []string{"debitPrenotificationDays"}},
+			{"unknown file version", with(engine.PaymentSettingsChange{DebitFileVersion: str("pain.008.003.02")}), []string{"debitFileVersion"}},
+			{"provider not the first method", with(engine.PaymentSettingsChange{Provider: str("direct_debit"), Methods: list("bank_transfer", "direct_debit"),
+				DebitCreditorID: str(testCreditorID)}), []string{"provider"}},
+		} {
+			_, err := f.svc.SetPaymentSettings(f.ctx, 1, tc.change)
+			if got := fieldsOf(t, err); !equalStrings(got, tc.fields) {
+				t.Errorf("%s: fields %v, want %v", tc.name, got, tc.fields)
+			}
+		}
+		if v, err := f.svc.PaymentSettings(f.ctx, 1); err != nil || v.UpdatedAt != nil || len(v.Methods) != 0 ||
+			v.DebitPrenotificationDays != 14 || v.DebitFileVersion != engine.DebitFileV08 {
+			t.Fatalf("after refused changes: %+v %v, want nothing stored and the defaults", v, err)
+		}
+		if m, err := f.svc.PaymentMethods(f.ctx, 1); err != nil || !equalStrings(m, []string{"fake"}) {
+			t.Fatalf("methods without settings: %v %v, want the environment's provider", m, err)
+		}
+
+		v, err := f.svc.SetPaymentSettings(f.ctx, 1, with(engine.PaymentSettingsChange{Methods: list("bank_transfer", " direct_debit "),
+			DebitCreditorID: str("de98 zzz0 9999 9999 99"), DebitPrenotificationDays: days(5), DebitFileVersion: str(engine.DebitFileV02)}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v.Provider != "bank_transfer" || !equalStrings(v.Methods, []string{"bank_transfer", "direct_debit"}) || v.DebitCreditorID != testCreditorID ||
+			v.DebitPrenotificationDays != 5 || v.DebitFileVersion != engine.DebitFileV02 {
+			t.Fatalf("stored %+v", v)
+		}
+		if m, _ := f.svc.PaymentMethods(f.ctx, 1); !equalStrings(m, []string{"bank_transfer", "direct_debit"}) {
+			t.Fatalf("methods %v", m)
+		}
+		// A provider alone that is among the methods becomes the default.
+		if v, err = f.svc.SetPaymentSettings(f.ctx, 1, engine.PaymentSettingsChange{Provider: str("direct_debit")}); err != nil ||
+			!equalStrings(v.Methods, []string{"direct_debit", "bank_transfer"}) {
+			t.Fatalf("provider alone among the methods: %+v %v", v, err)
+		}
+		// One that is not is the only method, as before methods.
+		if v, err = f.svc.SetPaymentSettings(f.ctx, 1, engine.PaymentSettingsChange{Provider: str("bank_transfer"), Methods: list()}); err != nil ||
+			v.Provider != "bank_transfer" || len(v.Methods) != 1 {
+			t.Fatalf("methods cleared: %+v %v", v, err)
+		}
+		cfgs, err := f.svc.OrganisationPaymentConfigs(f.ctx)
+		if err != nil || len(cfgs) != 1 || !equalStrings(cfgs[0].Methods, []string{"bank_transfer"}) || cfgs[0].CreditorID != testCreditorID {
+			t.Fatalf("configs %+v %v", cfgs, err)
+		}
+	})
+}
+
+// TestMemberChoosesPaymentMethod: the member's method is checked against
+// the club's, stored on the order and used for its attempts; a method the
+// club does not offer changes nothing; the pay link offers the methods
+// again and a new choice closes the open attempt of the old one.
+func TestMemberChoosesPaymentMethod(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		byMethod := map[string]namedFake{}
+		for _, m := range []string{"bank_transfer", "direct_debit"} {
+			byMethod[m] = namedFake{&fakeProvider{retrieve: map[string]engine.PaymentConfirmation{}}, m}
+		}
+		f, env := onlineFixture(t, db, engine.WithPaymentProviders(func(org int64) engine.PaymentProvider {
+			if org == 1 {
+				return byMethod["bank_transfer"]
+			}
+			return nil
+		}), engine.WithPaymentMethodProviders(func(org int64, m string) engine.PaymentProvider {
+			if p, ok := byMethod[m]; ok && org == 1 {
+				return p
+			}
+			return nil
+		}))
+		if _, err := f.svc.SetPaymentSettings(f.ctx, 1, engine.PaymentSettingsChange{BankCreditorName: str("TV Demo 1848 e.V."), BankIBAN: str(demoIBAN),
+			Methods: &[]string{"bank_transfer", "direct_debit"}, DebitCreditorID: str(testCreditorID)}); err != nil {
+			t.Fatal(err)
+		}
+
+		r := f.start(engine.DemoUserKey, alex, robin)
+		last := r.advanceTo(demoSteps)
+		in := engine.NextInput{ProcessID: r.pid, Step: last.Step, People: demoAnswers(last.Step, r.persons), PaymentMethod: "stripe"}
+		_, err := f.svc.Next(f.ctx, r.userKey, in)
+		if e, ok := engine.AsError(err); !ok || e.Code != engine.CodeInvalid || len(e.Fields) != 1 || e.Fields[0].Field != "paymentMethod" {
+			t.Fatalf("a method the club does not offer: %v, want invalid naming paymentMethod", err)
+		}
+		if o := f.orders(r.id); len(o) != 0 {
+			t.Fatalf("orders after a refused method: %d", len(o))
+		}
+		in.PaymentMethod = "direct_debit"
+		var done *engine.Form
+		done, err = f.svc.Next(f.ctx, r.userKey, in)
+		if err != nil || done.State != engine.StateDone {
+			t.Fatalf("commit with direct debit: %v", err)
+		}
+		order := f.orders(r.id)[0]
+		if order.PaymentMethod != "direct_debit" {
+			t.Fatalf("order's method %q", order.PaymentMethod)
+		}
+		ps := f.payments(r.id)
+		if len(ps) != 1 || ps[0].Provider != "direct_debit" || len(byMethod["direct_debit"].created) != 1 || len(env.created) != 0 {
+			t.Fatalf("attempts %+v; direct debit checkouts %d, environment's %d", ps, len(byMethod["direct_debit"].created), len(env.created))
+		}
+
+		choice, err := f.svc.PayLinkMethods(f.ctx, order.PayReference)
+		if err != nil || !equalStrings(choice.Methods, []string{"bank_transfer", "direct_debit"}) || choice.Current != "direct_debit" {
+			t.Fatalf("pay link choice %+v %v", choice, err)
+		}
+		if _, err := f.svc.ChoosePaymentMethod(f.ctx, order.PayReference, "paypal"); engine.ErrorCode(err) != engine.CodeInvalid {
+			t.Fatalf("choosing an unknown method: %v", err)
+		}
+		p, err := f.svc.ChoosePaymentMethod(f.ctx, order.PayReference, "bank_transfer")
+		if err != nil || p.Provider != "bank_transfer" {
+			t.Fatalf("choose bank transfer: %+v %v", p, err)
+		}
+		if !contains(byMethod["direct_debit"].expired, ps[0].Reference) {
+			t.Fatalf("the direct debit attempt was not closed: %v", byMethod["direct_debit"].expired)
+		}
+		ps = f.payments(r.id)
+		if len(ps) != 2 || ps[0].Status != engine.PaymentCancelled || ps[1].Status != engine.PaymentPending || ps[1].Provider != "bank_transfer" {
+			t.Fatalf("attempts after the new choice: %+v", ps)
+		}
+		if o := f.orders(r.id)[0]; o.PaymentMethod != "" {
+			t.Fatalf("order's method %q, want \"\" (the default)", o.PaymentMethod)
+		}
+		// The same choice again keeps the open attempt.
+		if again, err := f.svc.ChoosePaymentMethod(f.ctx, order.PayReference, "bank_transfer"); err != nil || again.Reference != p.Reference {
+			t.Fatalf("same choice again: %+v %v", again, err)
+		}
+
+		// A club with one method: no choice, its provider, as before.
+		f2 := &fixture{t: t, ctx: f.ctx, db: db, svc: f.svc}
+		if m, err := f2.svc.PaymentMethods(f.ctx, 2); err != nil || !equalStrings(m, []string{"fake"}) {
+			t.Fatalf("second club's methods %v %v", m, err)
+		}
+	})
+}
+
+func equalStrings(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,69 @@
+package handlers_test
+
+import (
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/uptrace/bun"
+
+	"portal/engine"
+	"portal/engine/dbtest"
+)
+
+// TestStaffSetupPaymentMethods: the setup page's payment methods section
+// shows the stored methods; an invalid Creditor Identifier is named by its
+// field, the form shows what was typed and nothing changes; a valid change
+// is stored (the default first), audited, and offered to the members.
+func TestStaffSetupPaymentMethods(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		env := newStaffEnv(t, db, envOptions{})
+		ctx := t.Context()
+		env.addStaff("admin@example.org", engine.RoleAdmin)
+		admin := env.mustStaffSignIn("admin@example.org", "/staff")
+		origin := []string{"Origin", env.srv.URL}
+		if _, err := env.svc.SetPaymentSettings(ctx, 1, engine.PaymentSettingsChange{Provider: str("bank_transfer"),
+			BankCreditorName: str("TV Demo 1848 e.V."), BankIBAN: str("DE89370400440532013000")}); err != nil {
+			t.Fatal(err)
+		}
+
+		p := env.get(admin, "/staff/setup")
+		section := p.testid("payment-methods-section")
+		if section.Length() != 1 || !p.testid("pm-method-bank_transfer").Is("[checked]") || p.testid("pm-method-direct_debit").Is("[checked]") ||
+			p.doc.Find("#pm-default option[selected]").AttrOr("value", "") != "bank_transfer" || p.doc.Find("#pm-prenotification").AttrOr("value", "") != "14" {
+			t.Fatalf("payment methods section:\n%s", section.Text())
+		}
+		form := url.Values{"methods": {"bank_transfer", "direct_debit"}, "defaultMethod": {"direct_debit"},
+			"debitCreditorId": {"DE97ZZZ09999999999"}, "debitPrenotificationDays": {"5"}, "debitFileVersion": {"pain.008.001.02"}}
+		bad := env.post(admin, "/staff/setup/payment-methods", form, origin...)
+		if bad.status != http.StatusUnprocessableEntity || bad.testid("error-pm-creditor-id").Length() != 1 ||
+			bad.doc.Find("#pm-creditor-id").AttrOr("value", "") != "DE97ZZZ09999999999" || !bad.testid("pm-method-direct_debit").Is("[checked]") {
+			t.Fatalf("invalid creditor identifier: %d\n%s", bad.status, bad.testid("payment-methods-section").Text())
+		}
+		if v, _ := env.svc.PaymentSettings(ctx, 1); len(v.Methods) != 1 || v.DebitCreditorID != "" || env.auditActions("payment_settings.update") != 0 {
+			t.Fatalf("a refused change was stored: %+v", v)
+		}
+		form.Set("debitCreditorId", "DE98ZZZ09999999999")
+		expectRedirect(t, env.post(admin, "/staff/setup/payment-methods", form, origin...), "/staff/setup?done=payments-saved#payment-methods")
+		v, _ := env.svc.PaymentSettings(ctx, 1)
+		if !slices.Equal(v.Methods, []string{"direct_debit", "bank_transfer"}) || v.Provider != "direct_debit" || v.DebitCreditorID != "DE98ZZZ09999999999" ||
+			v.DebitPrenotificationDays != 5 || v.DebitFileVersion != "pain.008.001.02" {
+			t.Fatalf("stored %+v", v)
+		}
+		rows := env.auditRows("payment_settings.update")
+		if len(rows) != 1 || !strings.Contains(rows[0].AfterJSON, "DE98ZZZ09999999999") {
+			t.Fatalf("audit %+v", rows)
+		}
+		if m, _ := env.svc.PaymentMethods(ctx, 1); !slices.Equal(m, []string{"direct_debit", "bank_transfer"}) {
+			t.Fatalf("members are offered %v", m)
+		}
+		// A viewer cannot change them.
+		env.addStaff("viewer@example.org", engine.RoleViewer)
+		viewer := env.mustStaffSignIn("viewer@example.org", "/staff")
+		if res := env.post(viewer, "/staff/setup/payment-methods", form, origin...); res.status != http.StatusForbidden {
+			t.Fatalf("a viewer's change: %d", res.status)
+		}
+	})
+}
