@@ -145,6 +145,9 @@ func householdRows(c echo.Context, d *engine.RegistrationDetail) []views.StaffPe
 		}
 		row := views.StaffPersonRow{Name: strings.TrimSpace(p.FirstName + " " + p.LastName),
 			Born: fmt.Sprintf(staffRegistrationTextIn(c).Born, langOf(c).Date(p.DateOfBirth)), Email: p.Email, Memberships: byPerson[p.ID]}
+		if staffUserOf(c).Role.AtLeast(engine.RoleRegistrar) {
+			row.DataURL = staffPersonURL(c, p.ID)
+		}
 		rows = append(rows, row)
 	}
 	return rows

@@ -29,6 +29,8 @@ type StaffDetailModel struct {
 type StaffPersonRow struct {
 	Name, Born, Email string
 	Memberships       []StaffPersonMembership
+	// DataURL is the person's data page; "" for roles that may not see it.
+	DataURL string
 }
 
 // StaffPersonMembership is a membership a person's registration asked for.
