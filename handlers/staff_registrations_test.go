@@ -189,8 +189,8 @@ func TestStaffRegistrationPages(t *testing.T) {
 		if !strings.Contains(d.doc.Find(`[data-testid=history-entry][data-kind=refund]`).Text(), "manual:treasurer@example.org") || d.testid("action-refund").Length() != 0 {
 			t.Fatalf("after the refund: %s", d.testid("detail-history").Text())
 		}
-		if de := env.get(c, detailURL, "Accept-Language", "de"); !strings.Contains(de.testid("payment-refund").Text(), "zurückerstattet (manual:") {
-			t.Fatalf("the refund in German: %q", de.testid("payment-refund").Text())
+		if de := env.get(c, detailURL, "Accept-Language", "de"); !strings.Contains(de.doc.Find(`[data-testid=history-entry][data-kind=refund]`).Text(), "An das Mitglied zurückgezahlt") {
+			t.Fatalf("the refund in German: %q", de.doc.Find(`[data-testid=history-entry][data-kind=refund]`).Text())
 		}
 		if p := env.post(c, detailURL+"/refund", url.Values{"payment": {ref}, "confirmed": {"1"}}); p.status != http.StatusConflict {
 			t.Fatalf("second refund: %d", p.status)

@@ -29,7 +29,7 @@ func TestStaffSetupPaymentMethods(t *testing.T) {
 			t.Fatal(err)
 		}
 
-		p := env.get(admin, "/staff/setup")
+		p := env.get(admin, "/staff/setup/payments")
 		section := p.testid("payment-methods-section")
 		if section.Length() != 1 || !p.testid("pm-method-bank_transfer").Is("[checked]") || p.testid("pm-method-direct_debit").Is("[checked]") ||
 			p.doc.Find("#pm-default option[selected]").AttrOr("value", "") != "bank_transfer" || p.doc.Find("#pm-prenotification").AttrOr("value", "") != "14" {
@@ -46,7 +46,7 @@ func TestStaffSetupPaymentMethods(t *testing.T) {
 			t.Fatalf("a refused change was stored: %+v", v)
 		}
 		form.Set("debitCreditorId", "DE98ZZZ09999999999")
-		expectRedirect(t, env.post(admin, "/staff/setup/payment-methods", form, origin...), "/staff/setup?done=payments-saved#payment-methods")
+		expectRedirect(t, env.post(admin, "/staff/setup/payment-methods", form, origin...), "/staff/setup/payments?done=payments-saved")
 		v, _ := env.svc.PaymentSettings(ctx, 1)
 		if !slices.Equal(v.Methods, []string{"direct_debit", "bank_transfer"}) || v.Provider != "direct_debit" || v.DebitCreditorID != "DE98ZZZ09999999999" ||
 			v.DebitPrenotificationDays != 5 || v.DebitFileVersion != "pain.008.001.02" {
