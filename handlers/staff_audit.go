@@ -240,7 +240,8 @@ func auditKindLabel(t *views.StaffAuditTexts, kind string) string {
 func auditKinds(t *views.StaffAuditTexts) map[string]string {
 	return map[string]string{"registration": t.KindRegistration, "staff": t.KindStaff, "organisation": t.KindOrganisation,
 		"period": t.KindPeriod, "membership_type": t.KindMembershipType, "definition": t.KindDefinition, "invitation": t.KindInvitation,
-		"job": t.KindJob, "bank_credit": t.KindBankCredit, "webhook_endpoint": t.KindWebhook, "webhook_delivery": t.KindWebhookDelivery, "api_key": t.KindAPIKey}
+		"job": t.KindJob, "bank_credit": t.KindBankCredit, "webhook_endpoint": t.KindWebhook, "webhook_delivery": t.KindWebhookDelivery, "api_key": t.KindAPIKey,
+		"person": t.KindPerson, "data_request": t.KindDataRequest}
 }
 
 // setupSectionOf is the setup section that shows what an entry about the
@@ -287,6 +288,10 @@ func (n *auditNames) target(c echo.Context, r engine.AuditRecord) (string, strin
 		}
 	case "api_key":
 		link = StaffPrefix + staffSetupPath + "/api-keys"
+	case "person":
+		link = StaffPrefix + staffPersonsPath + "/" + url.PathEscape(id)
+	case "data_request":
+		link = StaffPrefix + staffDataRequestsPath
 	case "definition":
 		link = StaffPrefix + staffDefinitionsPath
 	case "invitation":

@@ -15,7 +15,7 @@ type StaffAuditTexts struct {
 	Filter, Actor, Action, Record, RecordID, From, Until, Apply, Reset, Any, Newest, CommandLine, Filtered string
 	// Kinds of record.
 	KindRegistration, KindStaff, KindOrganisation, KindPeriod, KindMembershipType, KindDefinition, KindInvitation,
-	KindJob, KindBankCredit, KindWebhook, KindWebhookDelivery, KindAPIKey string
+	KindJob, KindBankCredit, KindWebhook, KindWebhookDelivery, KindAPIKey, KindPerson, KindDataRequest string
 	// Words of a change.
 	Yes, No, Empty2, Removed, RefundDue, RefundDone string
 }
@@ -47,6 +47,8 @@ var StaffAuditText = StaffAuditTexts{
 	KindWebhook:         "Webhook %s",
 	KindWebhookDelivery: "Webhook delivery %s",
 	KindAPIKey:          "API key %s",
+	KindPerson:          "Person %s",
+	KindDataRequest:     "Data request %s",
 	Yes:                 "yes",
 	No:                  "no",
 	Empty2:              "(empty)",
@@ -82,6 +84,8 @@ var staffAuditTextDE = StaffAuditTexts{
 	KindWebhook:         "Webhook %s",
 	KindWebhookDelivery: "Webhook-Zustellung %s",
 	KindAPIKey:          "API-Schlüssel %s",
+	KindPerson:          "Person %s",
+	KindDataRequest:     "Datenanfrage %s",
 	Yes:                 "ja",
 	No:                  "nein",
 	Empty2:              "(leer)",
@@ -117,6 +121,8 @@ var staffAuditTextFR = StaffAuditTexts{
 	KindWebhook:         "Webhook %s",
 	KindWebhookDelivery: "Envoi de webhook %s",
 	KindAPIKey:          "Clé d’API %s",
+	KindPerson:          "Personne %s",
+	KindDataRequest:     "Demande sur les données %s",
 	Yes:                 "oui",
 	No:                  "non",
 	Empty2:              "(vide)",
@@ -157,6 +163,7 @@ var auditActionWords = map[string]map[string]string{
 		"webhook.delete": "deleted a webhook", "webhook.replay": "sent a webhook delivery again", "webhook.rotate_secret": "renewed a webhook's secret",
 		"webhook.update": "changed a webhook",
 		"api_key.create": "made an API key", "api_key.revoke": "revoked an API key", "period.texts": "translated a period's names",
+		"data_request.create": "asked about their data", "data_request.done": "answered a data request", "person.erase": "erased a person's data",
 	},
 	"de": {
 		"credit.assign": "hat eine Gutschrift zugeordnet", "credit.ignore": "hat eine Gutschrift ignoriert", "credit.return": "hat eine Gutschrift zurücküberwiesen",
@@ -176,6 +183,7 @@ var auditActionWords = map[string]map[string]string{
 		"webhook.delete": "hat einen Webhook gelöscht", "webhook.replay": "hat eine Webhook-Zustellung erneut gesendet", "webhook.rotate_secret": "hat das Geheimnis eines Webhooks erneuert",
 		"webhook.update": "hat einen Webhook geändert",
 		"api_key.create": "hat einen API-Schlüssel erstellt", "api_key.revoke": "hat einen API-Schlüssel widerrufen", "period.texts": "hat die Texte eines Zeitraums übersetzt",
+		"data_request.create": "hat eine Anfrage zu den eigenen Daten gestellt", "data_request.done": "hat eine Datenanfrage beantwortet", "person.erase": "hat die Daten einer Person gelöscht",
 	},
 	"fr": {
 		"credit.assign": "a attribué un crédit bancaire", "credit.ignore": "a ignoré un crédit bancaire", "credit.return": "a renvoyé un crédit bancaire",
@@ -195,6 +203,7 @@ var auditActionWords = map[string]map[string]string{
 		"webhook.delete": "a supprimé un webhook", "webhook.replay": "a renvoyé un envoi de webhook", "webhook.rotate_secret": "a renouvelé le secret d’un webhook",
 		"webhook.update": "a modifié un webhook",
 		"api_key.create": "a créé une clé d’API", "api_key.revoke": "a révoqué une clé d’API", "period.texts": "a traduit les textes d’une période",
+		"data_request.create": "a fait une demande sur ses données", "data_request.done": "a répondu à une demande sur les données", "person.erase": "a effacé les données d’une personne",
 	},
 }
 

@@ -32,7 +32,7 @@ type StaffSetupModel struct {
 	// PaymentMethods is the payments section's choice of methods and the
 	// direct-debit creditor settings.
 	PaymentMethods StaffPaymentMethodsForm
-	Messages  StaffMessagesForm
+	Messages       StaffMessagesForm
 	// ToDo lists club texts missing in an enabled language.
 	ToDo []StaffTextToDo
 	// APIKeys are the organisation's admin API keys, KeyForm makes one
