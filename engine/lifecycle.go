@@ -259,7 +259,7 @@ const (
 // operator may also run at once (`portal jobs run KIND`): each covers
 // every organisation, as its schedule does.
 var ScheduledKinds = []string{KindQueueReminders, KindSuspendIdle, KindQueueRenewals, KindArchiveFinished,
-	KindQueueWelcomes, KindQueueExpiry, KindReconcilePayments, KindPruneWebhookEvents, jobs.PruneKind}
+	KindQueueWelcomes, KindQueueExpiry, KindReconcilePayments, KindPruneWebhookEvents, KindApplyRetention, jobs.PruneKind}
 
 // ScheduleLifecycle has r suspend idle registrations every hour, archive
 // finished ones (with mode) and queue unpaid reminders every day, on every
