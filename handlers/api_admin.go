@@ -205,6 +205,8 @@ type OrganisationDTO struct {
 	InvitationExpiryDays int `json:"invitationExpiryDays"`
 	// Messages are its message settings (api_admin_messages.go).
 	Messages *MessageSettingsDTO `json:"messages,omitempty"`
+	// Retention are its retention settings (api_admin_retention.go).
+	Retention *RetentionSettingsDTO `json:"retention,omitempty"`
 }
 
 func organisationDTO(o *engine.Organisation) OrganisationDTO {
@@ -221,6 +223,9 @@ func (s *Server) getAdminOrganisation(c echo.Context) error {
 		return err
 	}
 	dto, err := s.withMessageSettings(c.Request().Context(), organisationDTO(o))
+	if err == nil {
+		dto, err = s.withRetention(c.Request().Context(), dto)
+	}
 	if err != nil {
 		return err
 	}
@@ -249,6 +254,8 @@ type OrganisationPatch struct {
 	InvitationExpiryDays *int `json:"invitationExpiryDays"`
 	// Messages changes its message settings (api_admin_messages.go).
 	Messages *MessageSettingsPatch `json:"messages"`
+	// Retention changes its retention settings (api_admin_retention.go).
+	Retention *RetentionSettingsPatch `json:"retention"`
 }
 
 // minHashSecret is the shortest organisation hash secret accepted.
@@ -294,6 +301,11 @@ func (s *Server) patchAdminOrganisation(c echo.Context) error {
 			return adminError(err) // before any change: an invalid request changes nothing
 		}
 	}
+	if body.Retention != nil {
+		if err := engine.CheckRetentionSettings(body.Retention.change()); err != nil {
+			return adminError(err)
+		}
+	}
 	o, err := s.engine.StaffUpdateOrganisation(c.Request().Context(), apiActor(c), orgID, change)
 	if err != nil {
 		return adminError(err)
@@ -304,7 +316,15 @@ func (s *Server) patchAdminOrganisation(c echo.Context) error {
 			return adminError(err)
 		}
 	}
+	if body.Retention != nil {
+		if _, err := s.engine.StaffUpdateRetentionSettings(c.Request().Context(), apiActor(c), orgID, body.Retention.change()); err != nil {
+			return adminError(err)
+		}
+	}
 	dto, err := s.withMessageSettings(c.Request().Context(), organisationDTO(o))
+	if err == nil {
+		dto, err = s.withRetention(c.Request().Context(), dto)
+	}
 	if err != nil {
 		return err
 	}

@@ -307,6 +307,9 @@ func (s *Server) staffRegistration(c echo.Context) error {
 		}
 		m.Messages = append(m.Messages, row)
 	}
+	if err := s.registrationPrivacy(c, d, &m); err != nil { // consents and the access log: staff_privacy.go
+		return s.staffEngineError(c, err)
+	}
 	m.Actions = detailActions(u.Role, d, base)
 	if m.Actions.Capture != "" {
 		// The capture form asks for what is still owed: the total less

@@ -94,6 +94,9 @@ func (s *Server) renderSetup(c echo.Context, status int, adjust func(*views.Staf
 	if m.Messages, err = s.messagesForm(c, base, u.OrganisationID); err != nil {
 		return s.staffEngineError(c, err)
 	}
+	if m.Retention, err = s.retentionForm(c, base, u.OrganisationID); err != nil {
+		return s.staffEngineError(c, err)
+	}
 	for _, p := range periods {
 		id := strconv.FormatInt(p.ID, 10)
 		m.Periods = append(m.Periods, views.StaffPeriodRow{ID: id, Name: p.Name, Dates: p.StartDate.Format(time.DateOnly) + " – " + p.EndDate.Format(time.DateOnly),

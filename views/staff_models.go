@@ -95,6 +95,7 @@ type StaffDetailModel struct {
 	Audit                                                              []StaffAuditRow
 	Actions                                                            StaffDetailActions
 	Today                                                              string // the capture form's default date
+	Consents                                                           []StaffConsentRow // staff_privacy.templ
 }
 
 // StaffPersonRow is one person of the household.

@@ -23,6 +23,7 @@ type StaffSetupModel struct {
 	Languages StaffLanguagesForm
 	Payments  StaffPaymentForm
 	Messages  StaffMessagesForm
+	Retention StaffRetentionForm // staff_privacy.templ
 }
 
 // StaffLanguagesForm chooses the languages offered to members and the
