@@ -94,7 +94,7 @@ type StaffDetailModel struct {
 	Messages                                                           []StaffMessageRow
 	Audit                                                              []StaffAuditRow
 	Actions                                                            StaffDetailActions
-	Today                                                              string // the capture form's default date
+	Today                                                              string            // the capture form's default date
 	Consents                                                           []StaffConsentRow // staff_privacy.templ
 }
 

@@ -11,7 +11,7 @@ import (
 // and the retention settings on the setup page.
 type StaffPrivacyTexts struct {
 	ConsentsTitle, ConsentsEmpty, ConsentPerson, ConsentKind, ConsentText, ConsentGiven, ConsentVersion string
-	KindClubRules, KindPrivacy, KindGuardian, KindMandate, KindOther                                   string
+	KindClubRules, KindPrivacy, KindGuardian, KindMandate, KindOther                                    string
 	NavAccessLog, AccessTitle, AccessIntro, AccessWho, AccessAll, AccessKind, AccessRecord, AccessWhen, AccessApply,
 	AccessEmpty, AccessOlder, AccessRegistration, AccessPerson, AccessExport string
 	RetentionTitle, RetentionIntro, RetentionPersons, RetentionAnswers, RetentionMessages, RetentionAccessLog,
