@@ -134,13 +134,18 @@ func (s *Service) AccessActors(ctx context.Context, orgID int64) (out []string, 
 	return out, nil
 }
 
-// AccessLogAbout is the access log about a household (its user key) or
-// any of its persons, oldest first, for the member's export; on db (a
+// AccessLogAbout is the access log about households (their user keys) or
+// persons, oldest first, for the member's export; on db (a
 // transaction's or the pool).
-func AccessLogAbout(ctx context.Context, db bun.IDB, orgID int64, userKey string, personIDs []int64) ([]AccessEntry, error) {
+func AccessLogAbout(ctx context.Context, db bun.IDB, orgID int64, userKeys []string, personIDs []int64) ([]AccessEntry, error) {
 	var out []AccessEntry
+	if len(userKeys) == 0 && len(personIDs) == 0 {
+		return out, nil
+	}
 	q := db.NewSelect().Model(&out).Where("organisation_id = ?", orgID).WhereGroup(" AND ", func(w *bun.SelectQuery) *bun.SelectQuery {
-		w = w.Where("user_key = ?", userKey)
+		if len(userKeys) > 0 {
+			w = w.WhereOr("user_key IN (?)", bun.List(userKeys))
+		}
 		if len(personIDs) > 0 {
 			w = w.WhereOr("person_id IN (?)", bun.List(personIDs))
 		}
@@ -161,4 +166,42 @@ func pruneAccessLog(ctx context.Context, db bun.IDB, orgID int64, cutoff time.Ti
 	}
 	n, _ := res.RowsAffected()
 	return int(n), nil
+}
+
+// ExportAccess is one access log entry in a personal-data export: who of
+// the staff opened what, when.
+type ExportAccess struct {
+	Actor    string     `json:"actor"`
+	Kind     AccessKind `json:"kind"`
+	RecordID string     `json:"recordId"`
+	PersonID *int64     `json:"personId,omitempty"`
+	At       time.Time  `json:"at"`
+}
+
+// gatherAccessLog is the export's access log: the entries about its
+// households (a registration opened shows all of it) or its persons.
+func gatherAccessLog(ctx context.Context, db bun.IDB, sc *exportScope, out *PersonalData) error {
+	rows, err := AccessLogAbout(ctx, db, sc.org.ID, sc.userKeys, sc.personIDs)
+	if err != nil {
+		return err
+	}
+	for _, r := range rows {
+		out.AccessLog = append(out.AccessLog, ExportAccess{Actor: r.Actor, Kind: r.Kind, RecordID: r.RecordID, PersonID: r.PersonID, At: r.CreatedAt.UTC()})
+	}
+	return nil
+}
+
+// eraseAccessLog keeps the access log's entries about an erased person
+// (who looked, when: they name the person by id only) but forgets the
+// user key of a household with no person left.
+func eraseAccessLog(ctx context.Context, tx bun.Tx, e *erasure) (int64, error) {
+	if len(e.gone) == 0 {
+		return 0, nil
+	}
+	res, err := tx.NewUpdate().Model((*AccessEntry)(nil)).Set("user_key = NULL").
+		Where("organisation_id = ? AND user_key IN (?)", e.org.ID, bun.List(e.gone)).Exec(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
 }

@@ -56,6 +56,9 @@ type AuditRecord struct {
 	BeforeJSON     string    `bun:"before_json,notnull"`
 	AfterJSON      string    `bun:"after_json,notnull"`
 	CreatedAt      time.Time `bun:"created_at,notnull"`
+	// ErasedAt is when an erasure replaced personal data in the details
+	// (personal_erasure.go), the one change the database allows.
+	ErasedAt *time.Time `bun:"erased_at"`
 }
 
 // Audit appends one entry in the caller's transaction: every staff action

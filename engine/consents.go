@@ -283,3 +283,23 @@ func PersonConsents(ctx context.Context, db bun.IDB, orgID int64, personIDs []in
 		return q.Where("r.organisation_id = ? AND r.person_id IN (?)", orgID, bun.List(personIDs))
 	})
 }
+
+// gatherConsents is the export's consents: those of its persons.
+func gatherConsents(ctx context.Context, db bun.IDB, sc *exportScope, out *PersonalData) error {
+	consents, err := PersonConsents(ctx, db, sc.org.ID, sc.personIDs)
+	if err != nil {
+		return err
+	}
+	out.Consents = append(out.Consents, consents...)
+	return nil
+}
+
+// eraseConsents deletes an erased person's consent records; the texts
+// hold no personal data and stay.
+func eraseConsents(ctx context.Context, tx bun.Tx, e *erasure) (int64, error) {
+	res, err := tx.NewDelete().Model((*ConsentRecord)(nil)).Where("person_id = ? AND organisation_id = ?", e.person.ID, e.org.ID).Exec(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}

@@ -168,7 +168,7 @@ func TestAccessLogFilters(t *testing.T) {
 				t.Fatalf("%s: %d entries (%v), want %d", tc.name, len(got), err, tc.want)
 			}
 		}
-		about, err := engine.AccessLogAbout(ctx, db, 1, engine.DemoUserKey, []int64{alex, sam, robin, jamie})
+		about, err := engine.AccessLogAbout(ctx, db, 1, []string{engine.DemoUserKey}, []int64{alex, sam, robin, jamie})
 		if err != nil || len(about) != 2 {
 			t.Fatalf("about the demo household: %+v, %v; want the registration and Sam", about, err)
 		}
@@ -196,9 +196,9 @@ func addSeasons(t *testing.T, db *bun.DB, n int) []engine.MembershipPeriod {
 	return out
 }
 
-func applyRetention(t *testing.T, db *bun.DB, at time.Time) engine.RetentionResult {
+func applyRetention(t *testing.T, svc *engine.Service, at time.Time) engine.RetentionResult {
 	t.Helper()
-	res, err := engine.ApplyRetention(context.Background(), db, at)
+	res, err := svc.ApplyRetention(context.Background(), at)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,12 +206,13 @@ func applyRetention(t *testing.T, db *bun.DB, at time.Time) engine.RetentionResu
 }
 
 // TestRetentionAnonymisesLapsedPersons: nobody inside three seasons
-// without a membership, everybody past them, and a second run changes
-// nothing; the books stay.
+// without a membership, everybody past them (erased as on request, by the
+// retention), and a second run changes nothing; the books stay.
 func TestRetentionAnonymisesLapsedPersons(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
-		d := enginetest.Seed(t, db)
+		clk := &fakeClock{t: time.Now().UTC()}
+		d := enginetest.Seed(t, db, engine.WithClock(clk.Now))
 		form := d.Commit(alex, robin)
 		d.Pay(form)
 		var order engine.Order
@@ -222,17 +223,18 @@ func TestRetentionAnonymisesLapsedPersons(t *testing.T) {
 		lastEnd := seasons[2].EndDate
 		// Every person's last membership (or record) is in or before the
 		// demo period: the third season after it ends at lastEnd.
-		if res := applyRetention(t, db, lastEnd); res.Persons != 0 {
+		if res := applyRetention(t, d.Svc, lastEnd); res.Persons != 0 {
 			t.Fatalf("inside the retention: %d persons anonymised", res.Persons)
 		}
-		if n := countRows(t, db, (*engine.Person)(nil), "anonymised_at IS NOT NULL"); n != 0 {
-			t.Fatalf("%d persons anonymised inside the retention", n)
+		if n := countRows(t, db, (*engine.Person)(nil), "erased_at IS NOT NULL"); n != 0 {
+			t.Fatalf("%d persons erased inside the retention", n)
 		}
 		past := lastEnd.AddDate(0, 0, 2)
-		if res := applyRetention(t, db, past); res.Persons != 4 {
+		clk.Advance(past.Sub(clk.Now())) // the erasure's own clock: the memberships are over
+		if res := applyRetention(t, d.Svc, past); res.Persons != 4 {
 			t.Fatalf("past the retention: %d persons anonymised, want 4", res.Persons)
 		}
-		if res := applyRetention(t, db, past.AddDate(0, 0, 1)); res.Total() != 0 {
+		if res := applyRetention(t, d.Svc, past.AddDate(0, 0, 1)); res.Total() != 0 {
 			t.Fatalf("a second run changed %+v", res)
 		}
 		for _, table := range []struct {
@@ -249,6 +251,9 @@ func TestRetentionAnonymisesLapsedPersons(t *testing.T) {
 			if n := countRows(t, db, table.model, table.where); n != 0 {
 				t.Fatalf("%T: %d rows left where %s", table.model, n, table.where)
 			}
+		}
+		if n := countRows(t, db, (*engine.AuditRecord)(nil), "action = 'person.erase' AND actor = ?", engine.RetentionActor.Name); n != 4 {
+			t.Fatalf("%d erasures audited as the retention's, want 4", n)
 		}
 		var after engine.Order
 		if err := db.NewSelect().Model(&after).Where("id = ?", order.ID).Scan(ctx); err != nil {
@@ -300,18 +305,18 @@ func TestRetentionOfAnswersMessagesAndAccessLog(t *testing.T) {
 		}
 		day := 24 * time.Hour
 		// Inside every default retention.
-		if res := applyRetention(t, db, sent.Add(engine.DefaultMessageDays*day-day)); res.Total() != 0 || payload() == "{}" || archived() != 1 {
+		if res := applyRetention(t, d.Svc, sent.Add(engine.DefaultMessageDays*day-day)); res.Total() != 0 || payload() == "{}" || archived() != 1 {
 			t.Fatalf("inside the retention: %+v", res)
 		}
 		// Past the messages' 90 days.
-		if res := applyRetention(t, db, sent.Add(engine.DefaultMessageDays*day+day)); res.Messages != 1 || payload() != "{}" || res.Answers != 0 {
+		if res := applyRetention(t, d.Svc, sent.Add(engine.DefaultMessageDays*day+day)); res.Messages != 1 || payload() != "{}" || res.Answers != 0 {
 			t.Fatalf("past the messages' retention: %+v", res)
 		}
 		// Answers a year after the archive.
-		if res := applyRetention(t, db, archivedAt.AddDate(0, engine.DefaultAnswerMonths, 0).Add(-day)); res.Answers != 0 || archived() != 1 {
+		if res := applyRetention(t, d.Svc, archivedAt.AddDate(0, engine.DefaultAnswerMonths, 0).Add(-day)); res.Answers != 0 || archived() != 1 {
 			t.Fatalf("inside the answers' retention: %+v", res)
 		}
-		if res := applyRetention(t, db, archivedAt.AddDate(0, engine.DefaultAnswerMonths, 0).Add(day)); res.Answers != 1 || archived() != 0 {
+		if res := applyRetention(t, d.Svc, archivedAt.AddDate(0, engine.DefaultAnswerMonths, 0).Add(day)); res.Answers != 1 || archived() != 0 {
 			t.Fatalf("past the answers' retention: %+v", res)
 		}
 		if n := countRows(t, db, (*engine.ProcessArchive)(nil), "instance_id = ? AND mode = ?", form.ProcessID, engine.ArchiveRemove); n != 1 {
@@ -325,10 +330,10 @@ func TestRetentionOfAnswersMessagesAndAccessLog(t *testing.T) {
 		if n := countRows(t, db, (*engine.AccessEntry)(nil), "organisation_id = 1"); n != 1 {
 			t.Fatalf("the access log was pruned before its 60 days: %d rows", n)
 		}
-		if res := applyRetention(t, db, clk.Now().Add(61*day)); res.AccessLog != 1 {
+		if res := applyRetention(t, d.Svc, clk.Now().Add(61*day)); res.AccessLog != 1 {
 			t.Fatalf("past the access log's retention: %+v", res)
 		}
-		if res := applyRetention(t, db, clk.Now().Add(62*day)); res.Total() != 0 {
+		if res := applyRetention(t, d.Svc, clk.Now().Add(62*day)); res.Total() != 0 {
 			t.Fatalf("a second run changed %+v", res)
 		}
 	})
@@ -391,7 +396,7 @@ func TestRetentionRunsOnceInACluster(t *testing.T) {
 	var runners []*jobs.Runner
 	for i := range 2 {
 		r := jobs.New(db, jobs.Config{Instance: fmt.Sprint("node", i), Now: func() time.Time { return later }})
-		engine.ScheduleRetention(r, db, func() time.Time { return later }, log)
+		d.Svc.ScheduleRetention(r, func() time.Time { return later }, log)
 		if err := r.EnqueueSchedules(ctx); err != nil {
 			t.Fatal(err)
 		}

@@ -52,9 +52,9 @@ type Person struct {
 	// the admin API's person import; nil for persons made otherwise.
 	ExternalID *string   `bun:"external_id"`
 	CreatedAt  time.Time `bun:"created_at,nullzero,notnull,default:current_timestamp"`
-	// AnonymisedAt is when retention or an erasure removed the person's
-	// data (AnonymisePerson); nil while it is kept.
-	AnonymisedAt *time.Time `bun:"anonymised_at"`
+	// ErasedAt is when the person's data was erased (personal_erasure.go):
+	// the row stays for the books with its names replaced.
+	ErasedAt *time.Time `bun:"erased_at"`
 }
 
 // UserPerson links a user key (the identity of a hash link) to a person it may register.

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -206,15 +205,16 @@ type RetentionResult struct {
 // Total is everything the run changed.
 func (r RetentionResult) Total() int { return r.Persons + r.Answers + r.Messages + r.AccessLog }
 
-// ApplyRetention anonymises, for every organisation, what is past its
-// retention at now: persons without a membership for its seasons, the
+// ApplyRetention removes, for every organisation, what is past its
+// retention at now: persons without a membership for its seasons (erased
+// as on request: ErasePerson), the
 // answers of registrations archived longer than its months, the bodies
 // of messages sent longer than its days ago, access log rows older than
 // its days. Every change is conditional on not being made yet, so a run
 // is idempotent and two runs at once change each row once; each person
 // is one transaction.
-func ApplyRetention(ctx context.Context, db *bun.DB, now time.Time) (RetentionResult, error) {
-	now = now.UTC()
+func (s *Service) ApplyRetention(ctx context.Context, now time.Time) (RetentionResult, error) {
+	now, db := now.UTC(), s.db
 	var res RetentionResult
 	orgs, err := listOrganisations(ctx, db)
 	if err != nil {
@@ -225,7 +225,7 @@ func ApplyRetention(ctx context.Context, db *bun.DB, now time.Time) (RetentionRe
 		if err != nil {
 			return res, err
 		}
-		n, err := anonymiseLapsedPersons(ctx, db, org.ID, set.PersonSeasons, now)
+		n, err := s.eraseLapsedPersons(ctx, org.ID, set.PersonSeasons, now)
 		res.Persons += n
 		if err != nil {
 			return res, err
@@ -246,10 +246,10 @@ func ApplyRetention(ctx context.Context, db *bun.DB, now time.Time) (RetentionRe
 
 // ScheduleRetention runs ApplyRetention daily on r (one run per day in
 // the cluster: the schedule's job is enqueued once per period).
-func ScheduleRetention(r *jobs.Runner, db *bun.DB, now func() time.Time, log *slog.Logger) {
+func (s *Service) ScheduleRetention(r *jobs.Runner, now func() time.Time, log *slog.Logger) {
 	r.Every(KindApplyRetention, 24*time.Hour)
 	r.Handle(KindApplyRetention, func(ctx context.Context, _ *jobs.Job) error {
-		res, err := ApplyRetention(ctx, db, now())
+		res, err := s.ApplyRetention(ctx, now())
 		if res.Total() > 0 {
 			log.InfoContext(ctx, "retention applied", "persons", res.Persons, "answers", res.Answers, "messages", res.Messages, "access log", res.AccessLog)
 		}
@@ -273,7 +273,7 @@ func lapsedPersons(ctx context.Context, db bun.IDB, orgID int64, seasons int, no
 		ended[p.ID] = p
 	}
 	var persons []Person
-	if err := db.NewSelect().Model(&persons).Column("id", "created_at").Where("organisation_id = ? AND anonymised_at IS NULL", orgID).Scan(ctx); err != nil {
+	if err := db.NewSelect().Model(&persons).Column("id", "created_at").Where("organisation_id = ? AND erased_at IS NULL", orgID).Scan(ctx); err != nil {
 		return nil, fmt.Errorf("load persons: %w", err)
 	}
 	var held []struct {
@@ -321,134 +321,31 @@ func lapsedPersons(ctx context.Context, db bun.IDB, orgID int64, seasons int, no
 	return out, nil
 }
 
-// anonymiseLapsedPersons anonymises the lapsedPersons, one transaction
-// each; it returns how many it anonymised.
-func anonymiseLapsedPersons(ctx context.Context, db *bun.DB, orgID int64, seasons int, now time.Time) (int, error) {
-	ids, err := lapsedPersons(ctx, db, orgID, seasons, now)
+// RetentionActor is how the audit log names the retention job's erasures.
+var RetentionActor = Actor{Name: "retention"}
+
+// eraseLapsedPersons erases the lapsedPersons (ErasePerson: the same
+// erasure as on request, each its own transaction and audit entry); a
+// person the erasure refuses (an active membership or an open payment
+// that came meanwhile) or finds erased already is left for now. It
+// returns how many it erased.
+func (s *Service) eraseLapsedPersons(ctx context.Context, orgID int64, seasons int, now time.Time) (int, error) {
+	ids, err := lapsedPersons(ctx, s.db, orgID, seasons, now)
 	if err != nil {
 		return 0, err
 	}
 	n := 0
 	for _, id := range ids {
-		var done bool
-		err := inTx(ctx, db, func(ctx context.Context, tx bun.Tx) error {
-			var err error
-			done, err = AnonymisePerson(ctx, tx, orgID, id, now)
-			return err
-		})
-		if err != nil {
+		_, err := s.ErasePerson(ctx, RetentionActor, orgID, id, ErasureOptions{})
+		switch {
+		case ErrorCode(err) == CodeConflict:
+			continue
+		case err != nil:
 			return n, err
 		}
-		if done {
-			n++
-		}
+		n++
 	}
 	return n, nil
-}
-
-// AnonymisedName is the first name an anonymised person keeps.
-const AnonymisedName = "Anonymised"
-
-// anonymisedBirth is the date of birth an anonymised person keeps.
-var anonymisedBirth = time.Date(1900, 1, 1, 0, 0, 0, 0, time.UTC)
-
-// AnonymisePerson removes a person's personal data in the caller's
-// transaction, keeping the records the books need: the person row stays
-// (memberships and order lines point at it) with its name, e-mail, date of
-// birth and external id replaced; their answers (live and archived),
-// consents and household links are deleted; their name is replaced in
-// their order lines' descriptions; the messages to their address lose
-// their body and address and their opt-outs go, unless another person of
-// the organisation still has that address. The amounts, references and
-// statuses of orders and payments stay. It reports false when the person
-// was anonymised already (nothing changed), so that it is idempotent.
-func AnonymisePerson(ctx context.Context, tx bun.IDB, orgID, personID int64, now time.Time) (bool, error) {
-	p := new(Person)
-	if err := tx.NewSelect().Model(p).Where("id = ? AND organisation_id = ?", personID, orgID).Scan(ctx); err != nil {
-		return false, notFoundOr(err, "person")
-	}
-	res, err := tx.NewUpdate().Model((*Person)(nil)).
-		Set("first_name = ?, last_name = '', email = '', date_of_birth = ?, external_id = NULL, anonymised_at = ?", AnonymisedName, anonymisedBirth, now.UTC()).
-		Where("id = ? AND anonymised_at IS NULL", personID).Exec(ctx)
-	if err != nil {
-		return false, fmt.Errorf("anonymise person %d: %w", personID, err)
-	}
-	if k, _ := res.RowsAffected(); k != 1 {
-		return false, nil
-	}
-	if err := removeArchivedAnswersOf(ctx, tx, orgID, personID); err != nil {
-		return false, err
-	}
-	for _, q := range []*bun.DeleteQuery{
-		tx.NewDelete().Model((*ProcessData)(nil)).Where("person_id = ?", personID),
-		tx.NewDelete().Model((*ConsentRecord)(nil)).Where("person_id = ?", personID),
-		tx.NewDelete().Model((*UserPerson)(nil)).Where("person_id = ?", personID),
-	} {
-		if _, err := q.Exec(ctx); err != nil {
-			return false, fmt.Errorf("anonymise person %d: %w", personID, err)
-		}
-	}
-	if name := strings.TrimSpace(p.FirstName + " " + p.LastName); name != "" {
-		if _, err := tx.NewUpdate().Model((*OrderLine)(nil)).Set("description = REPLACE(description, ?, ?)", name, AnonymisedName).
-			Where("person_id = ?", personID).Exec(ctx); err != nil {
-			return false, fmt.Errorf("anonymise order lines of %d: %w", personID, err)
-		}
-	}
-	if addr := strings.ToLower(strings.TrimSpace(p.Email)); addr != "" {
-		shared, err := tx.NewSelect().Model((*Person)(nil)).Where("organisation_id = ? AND lower(email) = ? AND id <> ?", orgID, addr, personID).Exists(ctx)
-		if err != nil {
-			return false, fmt.Errorf("anonymise person %d: %w", personID, err)
-		}
-		if !shared {
-			if _, err := tx.NewUpdate().Model((*OutboxMessage)(nil)).Set("payload = '{}', recipient = ''").
-				Where("lower(recipient) = ?", addr).Exec(ctx); err != nil {
-				return false, fmt.Errorf("anonymise messages of %d: %w", personID, err)
-			}
-			if _, err := tx.NewDelete().TableExpr("message_opt_outs").Where("organisation_id = ? AND address = ?", orgID, addr).Exec(ctx); err != nil {
-				return false, fmt.Errorf("anonymise opt-outs of %d: %w", personID, err)
-			}
-		}
-	}
-	return true, nil
-}
-
-// archiveRow is a process_archives row as retention reads and rewrites it.
-type archiveRow struct {
-	bun.BaseModel `bun:"table:process_archives,alias:pa"`
-	InstanceID    int64   `bun:"instance_id,pk"`
-	Data          *string `bun:"data"`
-}
-
-// removeArchivedAnswersOf deletes a person's answers from the archives
-// of their organisation's registrations.
-func removeArchivedAnswersOf(ctx context.Context, tx bun.IDB, orgID, personID int64) error {
-	var rows []archiveRow
-	if err := tx.NewSelect().Model(&rows).Join("JOIN process_instances AS i ON i.id = pa.instance_id").
-		Where("i.organisation_id = ? AND pa.data IS NOT NULL", orgID).
-		Where("i.user_key IN (SELECT user_key FROM user_persons WHERE person_id = ?) OR i.id IN (SELECT process_instance_id FROM memberships WHERE person_id = ?)", personID, personID).
-		Scan(ctx); err != nil {
-		return fmt.Errorf("load archives of %d: %w", personID, err)
-	}
-	for _, r := range rows {
-		var answers []archivedAnswer
-		if err := json.Unmarshal([]byte(*r.Data), &answers); err != nil {
-			return fmt.Errorf("archive of %d does not parse: %w", r.InstanceID, err)
-		}
-		kept := answers[:0]
-		for _, a := range answers {
-			if a.PersonID == nil || *a.PersonID != personID {
-				kept = append(kept, a)
-			}
-		}
-		b, err := json.Marshal(kept)
-		if err != nil {
-			return err
-		}
-		if _, err := tx.NewUpdate().Model((*archiveRow)(nil)).Set("data = ?", string(b)).Where("instance_id = ?", r.InstanceID).Exec(ctx); err != nil {
-			return fmt.Errorf("rewrite archive of %d: %w", r.InstanceID, err)
-		}
-	}
-	return nil
 }
 
 // removeArchivedAnswers drops the answers of an organisation's

@@ -42,6 +42,8 @@ func (s *Server) mountAdmin(api *echo.Group) {
 	admin.PATCH("/organisation", s.patchAdminOrganisation, requireJSON)
 	admin.POST("/persons/import", s.importPersons, middleware.BodyLimit(fmt.Sprint(MaxImportBytes)))
 	admin.POST("/persons/unlink", s.unlinkPersons, middleware.BodyLimit(fmt.Sprint(MaxBulkBytes)), requireJSON)
+	admin.GET("/persons/:id/export", s.exportPersonAPI)
+	admin.POST("/persons/:id/erase", s.erasePersonAPI)
 	admin.GET("/membership-types", s.listMembershipTypes)
 	admin.POST("/membership-types", s.createMembershipType, requireJSON)
 	admin.PATCH("/membership-types/:id", s.patchMembershipType, requireJSON)

@@ -38,6 +38,8 @@ func AdminRoutes() []AdminRoute {
 		{Method: http.MethodPatch, Path: "/organisation", Page: post + " " + staffSetupPath + "/organisation"},
 		{Method: post, Path: "/persons/import", Page: post + " " + staffImportPath},
 		{Method: post, Path: "/persons/unlink"},
+		{Method: get, Path: "/persons/:id/export", Example: "/persons/1/export", Page: get + " " + staffPersonsPath + "/:id/export.json"},
+		{Method: post, Path: "/persons/:id/erase", Example: "/persons/0/erase", Page: post + " " + staffPersonsPath + "/:id/erase"},
 		{Method: get, Path: "/membership-types", Page: setup},
 		{Method: post, Path: "/membership-types", Page: post + " " + staffSetupPath + "/types"},
 		{Method: http.MethodPatch, Path: "/membership-types/:id", Example: "/membership-types/0", Page: post + " " + staffSetupPath + "/types/:id"},

@@ -195,6 +195,7 @@ func New(d Deps) *echo.Echo {
 	e.POST("/membership/payment-retry", s.paymentRetry)
 	e.POST(paymentRetryPath, s.paymentRetry)
 	e.GET(invitationPath, s.openInvitation)
+	s.mountPersonalData(e) // personal_data.go
 	if s.gateway != nil {
 		e.GET(testGatewayPayPrefix+":reference", s.testGatewayPage)
 		e.POST(testGatewayPayPrefix+":reference", s.testGatewayDecide)

@@ -44,6 +44,7 @@ var staffNav = []staffNavItem{
 	{Label: func(c echo.Context) string { return staffOpsTextIn(c).NavSetup }, Path: staffSetupPath, Min: engine.RoleAdmin},
 	{Label: func(c echo.Context) string { return staffOpsTextIn(c).NavDefinitions }, Path: staffDefinitionsPath, Min: engine.RoleAdmin},
 	{Label: func(c echo.Context) string { return views.StaffWebhookTextIn(c.Request().Context()).NavWebhooks }, Path: staffWebhooksPath, Min: engine.RoleAdmin},
+	{Label: func(c echo.Context) string { return views.PersonalDataTextIn(c.Request().Context()).NavRequests }, Path: staffDataRequestsPath, Min: engine.RoleRegistrar},
 	{Label: func(c echo.Context) string { return staffTextIn(c).NavAudit }, Path: "/audit", Min: engine.RoleViewer},
 	{Label: func(c echo.Context) string { return views.StaffPrivacyTextIn(c.Request().Context()).NavAccessLog }, Path: staffAccessLogPath, Min: engine.RoleAdmin},
 }

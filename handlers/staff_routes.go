@@ -73,6 +73,11 @@ func StaffRoutes() []StaffRoute {
 		{Method: http.MethodPost, Path: staffWebhooksPath + "/:id/rotate", Example: staffWebhooksPath + "/0/rotate", Min: engine.RoleAdmin, handler: (*Server).staffRotateWebhook},
 		{Method: http.MethodPost, Path: staffWebhooksPath + "/:id/delete", Example: staffWebhooksPath + "/0/delete", Min: engine.RoleAdmin, handler: (*Server).staffDeleteWebhook},
 		{Method: http.MethodPost, Path: staffWebhooksPath + "/:id/deliveries/:delivery/replay", Example: staffWebhooksPath + "/0/deliveries/0/replay", Min: engine.RoleAdmin, handler: (*Server).staffReplayWebhook},
+		{Method: http.MethodGet, Path: staffPersonsPath + "/:id", Example: staffPersonsPath + "/1", Min: engine.RoleRegistrar, handler: (*Server).staffPersonData},
+		{Method: http.MethodGet, Path: staffPersonsPath + "/:id/export.json", Example: staffPersonsPath + "/1/export.json", Min: engine.RoleRegistrar, handler: (*Server).staffPersonExport},
+		{Method: http.MethodPost, Path: staffPersonsPath + "/:id/erase", Example: staffPersonsPath + "/0/erase", Min: engine.RoleAdmin, handler: (*Server).staffErasePerson},
+		{Method: http.MethodGet, Path: staffDataRequestsPath, Min: engine.RoleRegistrar, handler: (*Server).staffDataRequests},
+		{Method: http.MethodPost, Path: staffDataRequestsPath + "/:id/done", Example: staffDataRequestsPath + "/0/done", Min: engine.RoleRegistrar, handler: (*Server).staffCompleteDataRequest},
 		{Method: http.MethodPost, Path: staffDefinitionsPath + "/:id/activate", Example: staffDefinitionsPath + "/0/activate", Min: engine.RoleAdmin, handler: (*Server).staffActivateDefinition},
 	}
 }

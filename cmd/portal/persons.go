@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"portal/engine"
@@ -17,7 +18,10 @@ import (
 const personsUsage = `usage:
   portal persons import FILE.csv|FILE.json --org ID   (CSV: a header line with the columns
       externalId, firstName, lastName, dateOfBirth, email, userKeys; JSON: {"persons": [...]})
-  portal persons unlink --org ID EXTERNAL-ID USER-KEY`
+  portal persons unlink --org ID EXTERNAL-ID USER-KEY
+  portal persons export --org ID PERSON-ID   (the person's data as JSON, portal-personal-data/1)
+  portal persons erase --org ID [--force] PERSON-ID   (refused while a membership is active or a
+      payment open, unless --force; audited as the command line)`
 
 // cmdPersons runs the admin API's person operations from the command line,
 // so that a small club can sync from a spreadsheet export.
@@ -27,6 +31,7 @@ func cmdPersons(ctx context.Context, args []string, getenv func(string) string, 
 	}
 	fs := newFlagSet("persons "+args[0], stderr)
 	org := fs.Int64("org", 0, "organisation id")
+	force := fs.Bool("force", false, "erase despite an active membership or an open payment")
 	flags, positional := splitPositional(args[1:])
 	cfg, rest, err := loadConfig(fs, flags, getenv)
 	if err != nil {
@@ -66,6 +71,26 @@ func cmdPersons(ctx context.Context, args []string, getenv func(string) string, 
 			fmt.Fprintf(stdout, "%d link(s) removed\n", n)
 			return nil
 		})
+	case (args[0] == "export" || args[0] == "erase") && len(rest) == 1:
+		id, err := strconv.ParseInt(rest[0], 10, 64)
+		if err != nil || id <= 0 {
+			return errors.New(personsUsage)
+		}
+		return withService(ctx, cfg, func(svc *engine.Service) error {
+			var out any
+			var err error
+			if args[0] == "export" {
+				out, err = svc.ExportPerson(ctx, *org, id)
+			} else {
+				out, err = svc.ErasePerson(ctx, engine.CommandLine, *org, id, engine.ErasureOptions{Force: *force})
+			}
+			if err != nil {
+				return describeEngineError(err)
+			}
+			enc := json.NewEncoder(stdout)
+			enc.SetIndent("", "  ")
+			return enc.Encode(out)
+		})
 	}
 	return errors.New(personsUsage)
 }
@@ -96,8 +121,8 @@ func readPersonFile(path string) ([]engine.PersonRow, error) {
 // splitPositional separates the positional arguments from the flags, so
 // that `portal persons import members.csv --org 2` reads as it is written
 // (the flag package stops at the first positional argument). A flag
-// without "=" takes the next argument as its value; these commands have no
-// boolean flags of their own.
+// without "=" takes the next argument as its value, except the boolean
+// --force of `persons erase`.
 func splitPositional(args []string) (flags, positional []string) {
 	for i := 0; i < len(args); i++ {
 		a := args[i]
@@ -106,7 +131,7 @@ func splitPositional(args []string) (flags, positional []string) {
 			return flags, append(positional, args[i+1:]...)
 		case strings.HasPrefix(a, "-") && len(a) > 1:
 			flags = append(flags, a)
-			if !strings.Contains(a, "=") && i+1 < len(args) {
+			if !strings.Contains(a, "=") && i+1 < len(args) && strings.TrimLeft(a, "-") != "force" {
 				i++
 				flags = append(flags, args[i])
 			}

@@ -1,4 +1,3 @@
-ALTER TABLE persons DROP COLUMN anonymised_at;
 DROP TABLE organisation_retention_settings;
 DROP TABLE staff_access_log;
 ALTER TABLE process_steps DROP COLUMN consent_kind;

@@ -64,6 +64,3 @@ CREATE TABLE organisation_retention_settings (
     message_days    INTEGER, -- days after sending before a message's body goes
     access_log_days INTEGER  -- days an access log entry is kept
 );
-
--- When the retention job (or an erasure) anonymised a person.
-ALTER TABLE persons ADD COLUMN anonymised_at TIMESTAMP;

@@ -78,6 +78,8 @@ func Register(r *jobs.Runner, d Deps) {
 	handle(engine.KindExpiryReminder, expiryReminder)
 	handle(engine.KindRenewalPrompt, renewalPrompt)
 	handle(engine.KindInvitation, invitation)
+	handle(engine.KindDataRequest, dataRequest)
+	handle(engine.KindDataRequestDone, dataRequestDone)
 }
 
 // errSkip says a message is no longer due (a reminder of an order paid

@@ -1,0 +1,481 @@
+package engine_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect"
+
+	"portal/engine"
+	"portal/engine/dbtest"
+	"portal/engine/enginetest"
+)
+
+// The person the data-protection tests register and erase: names,
+// address, birth date and a free-text answer found nowhere else.
+var quirin = struct {
+	first, last, email, born, phone, external string
+}{"Quirinus", "Zabelthorn", "Q.Zabelthorn@example.net", "1990-07-19", "0799988877", "ext-quirin-1"}
+
+// quirinIBAN is the account the person paid from.
+const quirinIBAN = "CH9300762011623852957"
+
+// quirinNeedles are what must be gone after the erasure.
+func quirinNeedles() []string {
+	return []string{quirin.first, quirin.last, quirin.email, strings.ToLower(quirin.email), quirin.born, quirin.phone, quirinIBAN}
+}
+
+// addQuirin adds the person to the demo household (by the person import,
+// so that they have an external id) and returns their id.
+func addQuirin(t *testing.T, d *enginetest.Demo) int64 {
+	t.Helper()
+	rep, err := d.Svc.ImportPersons(context.Background(), 1, []engine.PersonRow{{ExternalID: quirin.external, FirstName: quirin.first,
+		LastName: quirin.last, DateOfBirth: quirin.born, Email: quirin.email, UserKeys: []string{engine.DemoUserKey}}}, func(string) bool { return true })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep.Rows[0].PersonID
+}
+
+// registerQuirin walks a registration of the person alone to its commit,
+// with their own emergency phone number.
+func registerQuirin(t *testing.T, d *enginetest.Demo, id int64) *engine.Form {
+	t.Helper()
+	ctx := context.Background()
+	form, _, err := d.Svc.LoadMembershipForm(ctx, engine.DemoUserKey, engine.DemoPeriodID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := form.ProcessIDString()
+	in := []engine.PersonInput{{ID: id}}
+	for form.State != engine.StateDone {
+		if form.Step > 0 {
+			var a string
+			switch form.Question.Name {
+			case "emergency_phone":
+				a = quirin.phone
+			case "shirt_size":
+				a = "M"
+			default:
+				a = "1"
+			}
+			in = []engine.PersonInput{{ID: id, Answer: &a}}
+		}
+		if form, err = d.Svc.Next(ctx, engine.DemoUserKey, engine.NextInput{ProcessID: pid, Step: form.Step, People: in}); err != nil {
+			t.Fatalf("step %d: %v", form.Step, err)
+		}
+	}
+	return form
+}
+
+// personalColumns are column names that hold a person's or a household's
+// data, or point at them.
+var personalColumns = []string{"person_id", "user_key", "email", "recipient", "address", "first_name", "debtor_name"}
+
+// schemaColumns reads every table's columns from the schema itself.
+func schemaColumns(t *testing.T, db *bun.DB) map[string][]string {
+	t.Helper()
+	ctx := context.Background()
+	out := map[string][]string{}
+	if db.Dialect().Name() == dialect.PG {
+		var rows []struct {
+			Table  string `bun:"table_name"`
+			Column string `bun:"column_name"`
+		}
+		if err := db.NewRaw("SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = current_schema() ORDER BY table_name, ordinal_position").
+			Scan(ctx, &rows); err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rows {
+			out[r.Table] = append(out[r.Table], r.Column)
+		}
+		return out
+	}
+	var tables []string
+	if err := db.NewRaw("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name").Scan(ctx, &tables); err != nil {
+		t.Fatal(err)
+	}
+	for _, tb := range tables {
+		var cols []struct {
+			Name string `bun:"name"`
+		}
+		if err := db.NewRaw("SELECT name FROM pragma_table_info(?)", tb).Scan(ctx, &cols); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range cols {
+			out[tb] = append(out[tb], c.Name)
+		}
+	}
+	return out
+}
+
+// TestPersonalDataExportCoversEveryPersonTable fails for a table with a
+// person or household column that neither the export nor the erasure
+// names: a new table holding members' data must join both.
+func TestPersonalDataExportCoversEveryPersonTable(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		exported, erased := map[string]bool{}, map[string]bool{}
+		for _, tables := range engine.PersonalDataTables() {
+			for _, tb := range tables {
+				exported[tb] = true
+			}
+		}
+		for _, tables := range engine.ErasureTables() {
+			for _, tb := range tables {
+				erased[tb] = true
+			}
+		}
+		found := 0
+		for table, cols := range schemaColumns(t, db) {
+			if !slices.ContainsFunc(cols, func(c string) bool { return slices.Contains(personalColumns, c) }) && table != "persons" {
+				continue
+			}
+			found++
+			if _, ok := engine.NotPersonalDataTables[table]; ok {
+				continue
+			}
+			if !exported[table] {
+				t.Errorf("table %s (columns %v) holds a person's or household's data and is in no section of the export (engine/personal_data.go)", table, cols)
+			}
+			if !erased[table] {
+				t.Errorf("table %s (columns %v) holds a person's or household's data and is in no step of the erasure (engine/personal_erasure.go)", table, cols)
+			}
+		}
+		if found < 10 {
+			t.Fatalf("only %d tables with personal columns: the schema was not read", found)
+		}
+	})
+}
+
+// scanFor finds needles in any column of any table, each column read as
+// text: the places where erased data survived.
+func scanFor(t *testing.T, db *bun.DB, needles []string) []string {
+	t.Helper()
+	ctx := context.Background()
+	var hits []string
+	for table, cols := range schemaColumns(t, db) {
+		for _, c := range cols {
+			for _, n := range needles {
+				var count int
+				err := db.NewRaw("SELECT COUNT(*) FROM ? WHERE CAST(? AS TEXT) LIKE ?", bun.Ident(table), bun.Ident(c), "%"+n+"%").Scan(ctx, &count)
+				if err != nil {
+					t.Fatalf("scan %s.%s: %v", table, c, err)
+				}
+				if count > 0 {
+					hits = append(hits, fmt.Sprintf("%s.%s has %q", table, c, n))
+				}
+			}
+		}
+	}
+	slices.Sort(hits)
+	return hits
+}
+
+// seasonFigures are what the erasure must leave as they were: the staff
+// overview's counts and money, and the period's payments export.
+func seasonFigures(t *testing.T, d *enginetest.Demo) (engine.SeasonOverview, string) {
+	t.Helper()
+	ctx := context.Background()
+	o, err := d.Svc.SeasonOverview(ctx, 1, engine.DemoPeriodID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Days = nil
+	var b bytes.Buffer
+	if err := d.Svc.ExportPeriod(ctx, 1, engine.DemoPeriodID, engine.ExportPayments, engine.CSVExport(&b)); err != nil {
+		t.Fatal(err)
+	}
+	return *o, b.String()
+}
+
+func TestErasePersonLeavesNothingAndKeepsTheBooks(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		d := enginetest.Seed(t, db)
+		id := addQuirin(t, d)
+		form := registerQuirin(t, d, id)
+		d.Pay(form)
+
+		// Traces of the person outside their own rows: a staff audit entry
+		// naming them, an opt-out, a transfer they made, a job's error, a
+		// request they wrote.
+		admin := engine.Actor{Name: "admin@club.example"}
+		if err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+			return d.Svc.Audit(ctx, tx, admin, engine.AuditEntry{OrganisationID: 1, Action: "test.note", TargetType: "person", TargetID: fmt.Sprint(id),
+				After: map[string]string{"name": quirin.first + " " + quirin.last, "email": quirin.email, "said": "call " + quirin.first}})
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if err := engine.OptOut(ctx, db, 1, engine.OptOutReminders, []string{quirin.email}, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		var ref string
+		if err := db.NewSelect().Model((*engine.Payment)(nil)).Column("reference").Where("order_id IN (SELECT id FROM orders WHERE process_instance_id = ?)", form.ProcessID).
+			Limit(1).Scan(ctx, &ref); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.NewInsert().Model(&engine.BankCredit{Account: "CH00", CreditID: "c1", CreditKey: "k1", AmountMinor: 100, Currency: "EUR",
+			DebtorName: quirin.last + ", " + quirin.first, DebtorIBAN: quirinIBAN, Remittance: "for " + quirin.first,
+			State: engine.CreditAssigned, PaymentReference: &ref, CreatedAt: time.Now()}).Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.NewRaw("UPDATE jobs SET last_error = ? WHERE id = (SELECT MIN(id) FROM jobs)", "550 no mailbox "+quirin.email).Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := d.Svc.RequestDataChange(ctx, 1, engine.DemoUserKey, engine.NewDataRequest{Kind: engine.DataRequestCorrection, PersonID: &id,
+			Message: "My name is " + quirin.first + " " + quirin.last + ", born " + quirin.born}); err != nil {
+			t.Fatal(err)
+		}
+		if hits := scanFor(t, db, quirinNeedles()); len(hits) < 7 {
+			t.Fatalf("the person's data is not where the test put it: %v", hits)
+		}
+		before, payments := seasonFigures(t, d)
+
+		// An active membership refuses the erasure, naming why; nothing changes.
+		_, err := d.Svc.ErasePerson(ctx, admin, 1, id, engine.ErasureOptions{})
+		if engine.ErrorCode(err) != engine.CodeConflict || !strings.Contains(err.Error(), "active membership") {
+			t.Fatalf("erasure of an active member: %v, want a conflict naming the membership", err)
+		}
+		var p engine.Person
+		if err := db.NewSelect().Model(&p).Where("id = ?", id).Scan(ctx); err != nil || p.FirstName != quirin.first || p.ErasedAt != nil {
+			t.Fatalf("a refused erasure changed the person: %+v %v", p, err)
+		}
+
+		rep, err := d.Svc.ErasePerson(ctx, admin, 1, id, engine.ErasureOptions{Force: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !rep.Forced || !strings.Contains(rep.Overrode, "active membership") {
+			t.Fatalf("report %+v: want forced over the membership", rep)
+		}
+		if hits := scanFor(t, db, quirinNeedles()); len(hits) > 0 {
+			t.Fatalf("after the erasure the person's data is still stored:\n%s", strings.Join(hits, "\n"))
+		}
+		after, paymentsAfter := seasonFigures(t, d)
+		if !reflect.DeepEqual(before, after) {
+			t.Fatalf("the season's figures changed:\nbefore %+v\nafter  %+v", before, after)
+		}
+		if payments != paymentsAfter {
+			t.Fatalf("the payments export changed:\n%s\n%s", payments, paymentsAfter)
+		}
+		p = engine.Person{}
+		if err := db.NewSelect().Model(&p).Where("id = ?", id).Scan(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if p.FirstName+" "+p.LastName != engine.ErasedLabel(id) || p.Email != "" || p.ExternalID != nil || p.ErasedAt == nil {
+			t.Fatalf("erased person: %+v", p)
+		}
+		var lines []engine.OrderLine
+		if err := db.NewSelect().Model(&lines).Where("person_id = ?", id).Scan(ctx); err != nil || len(lines) == 0 {
+			t.Fatalf("the order lines went: %v %v", lines, err)
+		}
+		var credit engine.BankCredit
+		if err := db.NewSelect().Model(&credit).Where("credit_key = 'k1'").Scan(ctx); err != nil || credit.DebtorIBAN != "" || credit.AmountMinor != 100 {
+			t.Fatalf("the transfer kept its payer's account or lost its amount: %+v %v", credit, err)
+		}
+
+		// Audited, with the override; an erased person is not erased twice.
+		log, err := d.Svc.AuditLog(ctx, engine.AuditQuery{OrganisationID: 1})
+		if err != nil || log[0].Action != "person.erase" || !strings.Contains(log[0].AfterJSON, `"forced":true`) || log[0].Actor != admin.Name {
+			t.Fatalf("erasure audit: %+v %v", log[0], err)
+		}
+		if _, err := d.Svc.ErasePerson(ctx, admin, 1, id, engine.ErasureOptions{Force: true}); engine.ErrorCode(err) != engine.CodeConflict {
+			t.Fatalf("second erasure: %v", err)
+		}
+		// The audit log stays append-only for everything but erased details.
+		if _, err := db.NewUpdate().Model((*engine.AuditRecord)(nil)).Set("action = 'forged'").Set("erased_at = ?", time.Now()).Where("id = ?", log[0].ID).Exec(ctx); err == nil {
+			t.Fatal("an audit row's action was changed")
+		}
+
+		// Imported again from the backend, the person is a new record.
+		rep2, err := d.Svc.ImportPersons(ctx, 1, []engine.PersonRow{{ExternalID: quirin.external, FirstName: quirin.first, LastName: quirin.last,
+			DateOfBirth: quirin.born, Email: quirin.email, UserKeys: []string{engine.DemoUserKey}}}, func(string) bool { return true })
+		if err != nil || rep2.Rows[0].Outcome != engine.RowCreated || rep2.Rows[0].PersonID == id {
+			t.Fatalf("re-import after erasure: %+v %v", rep2, err)
+		}
+	})
+}
+
+func TestErasureRefusedWhilePaymentOpen(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		d := enginetest.Seed(t, db)
+		id := addQuirin(t, d)
+		registerQuirin(t, d, id) // committed, not paid
+		_, err := d.Svc.ErasePerson(ctx, engine.CommandLine, 1, id, engine.ErasureOptions{})
+		if engine.ErrorCode(err) != engine.CodeConflict || !strings.Contains(err.Error(), "payment is open") {
+			t.Fatalf("erasure with an unpaid order: %v", err)
+		}
+		// Another organisation's scope does not find the person.
+		if _, err := d.Svc.ErasePerson(engine.WithOrganisation(ctx, 2), engine.CommandLine, 1, id, engine.ErasureOptions{Force: true}); engine.ErrorCode(err) != engine.CodeNotFound {
+			t.Fatalf("erasure across organisations: %v", err)
+		}
+		if _, err := d.Svc.ExportPerson(engine.WithOrganisation(ctx, 2), 1, id); engine.ErrorCode(err) != engine.CodeNotFound {
+			t.Fatalf("export across organisations: %v", err)
+		}
+	})
+}
+
+func TestExportHouseholdHoldsItsOwnDataOnly(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		ctx := engine.WithLanguage(context.Background(), "de")
+		d := enginetest.Seed(t, db)
+		id := addQuirin(t, d)
+		form := registerQuirin(t, d, id)
+		d.Pay(form)
+		// Another household of the same club, with a message and an opt-out.
+		if _, err := d.Svc.ImportPersons(ctx, 1, []engine.PersonRow{{ExternalID: "other-1", FirstName: "Bertha", LastName: "Otherfamily",
+			DateOfBirth: "1970-01-02", Email: "bertha@other.example", UserKeys: []string{"other"}}}, func(string) bool { return true }); err != nil {
+			t.Fatal(err)
+		}
+		if err := engine.OptOut(ctx, db, 1, engine.OptOutRenewals, []string{"bertha@other.example"}, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+
+		x, err := d.Svc.ExportHousehold(ctx, 1, engine.DemoUserKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := json.Marshal(x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc := string(b)
+		for _, other := range []string{"Otherfamily", "bertha@other.example", `"other"`} {
+			if strings.Contains(doc, other) {
+				t.Fatalf("the demo household's export holds another household's %s", other)
+			}
+		}
+		if x.Format != engine.PersonalDataFormat || x.Subject.Kind != "household" || len(x.Persons) != 5 {
+			t.Fatalf("export head: %s %+v, %d persons", x.Format, x.Subject, len(x.Persons))
+		}
+		var reg *engine.ExportRegistration
+		for i := range x.Registrations {
+			if slices.Contains(x.Registrations[i].PersonIDs, id) {
+				reg = &x.Registrations[i]
+			}
+		}
+		if reg == nil {
+			t.Fatalf("the person's registration is missing: %+v", x.Registrations)
+		}
+		phone, shirt := false, false
+		for _, a := range reg.Answers {
+			phone = phone || (a.Value == quirin.phone && a.Question != "" && a.Step == "emergency_phone")
+			shirt = shirt || (a.Step == "shirt_size" && a.Label != "" && a.Label != a.Value)
+		}
+		if !phone || !shirt {
+			t.Fatalf("answers as the member saw them (question, choice label): %+v", reg.Answers)
+		}
+		if len(x.Orders) == 0 || len(x.Orders[0].Payments) == 0 || len(x.Memberships) < 3 {
+			t.Fatalf("orders %+v memberships %+v", x.Orders, x.Memberships)
+		}
+		msgs := 0
+		for _, m := range x.Messages {
+			if strings.EqualFold(m.Recipient, quirin.email) {
+				msgs++
+			}
+		}
+		if msgs == 0 {
+			t.Fatalf("the confirmation to the person is not among the messages: %+v", x.Messages)
+		}
+
+		// The other household sees only its own.
+		y, err := d.Svc.ExportHousehold(ctx, 1, "other")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ = json.Marshal(y)
+		if strings.Contains(string(b), quirin.last) || strings.Contains(string(b), "Morgan") || len(y.OptOuts) != 1 || len(y.Persons) != 1 {
+			t.Fatalf("the other household's export: %s", b)
+		}
+		// A person's export: the person, not their household's others.
+		z, err := d.Svc.ExportPerson(ctx, 1, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ = json.Marshal(z)
+		if len(z.Persons) != 1 || strings.Contains(string(b), "Morgan") || len(z.Registrations) != 1 || len(z.Orders) != 1 {
+			t.Fatalf("the person's export: %s", b)
+		}
+		// An unknown household is not found, not an empty export.
+		if _, err := d.Svc.ExportHousehold(ctx, 1, ""); engine.ErrorCode(err) != engine.CodeNotFound {
+			t.Fatalf("export of no household: %v", err)
+		}
+	})
+}
+
+func TestDataRequests(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		d := enginetest.Seed(t, db)
+		if _, err := db.NewUpdate().Model((*engine.Organisation)(nil)).Set("contact_email = 'office@riverside.example'").Where("id = 1").Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+		other := addQuirin(t, d)
+		if _, err := db.NewDelete().Model((*engine.UserPerson)(nil)).Where("person_id = ?", other).Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+		for name, r := range map[string]engine.NewDataRequest{
+			"unknown kind":          {Kind: "delete-everything"},
+			"correction of nothing": {Kind: engine.DataRequestCorrection, Message: "  "},
+			"another's person":      {Kind: engine.DataRequestErasure, PersonID: &other},
+			"too long":              {Kind: engine.DataRequestCorrection, Message: strings.Repeat("x", engine.MaxDataRequestText+1)},
+		} {
+			if _, err := d.Svc.RequestDataChange(ctx, 1, engine.DemoUserKey, r); engine.ErrorCode(err) != engine.CodeInvalid {
+				t.Errorf("%s: %v, want invalid", name, err)
+			}
+		}
+		if _, err := d.Svc.RequestDataChange(ctx, 1, "nobody", engine.NewDataRequest{Kind: engine.DataRequestErasure}); engine.ErrorCode(err) != engine.CodeNotFound {
+			t.Errorf("a request of no household: %v", err)
+		}
+		if n, _ := db.NewSelect().Model((*engine.DataRequest)(nil)).Count(ctx); n != 0 {
+			t.Fatalf("refused requests stored %d rows", n)
+		}
+		alex := int64(1)
+		req, err := d.Svc.RequestDataChange(ctx, 1, engine.DemoUserKey, engine.NewDataRequest{Kind: engine.DataRequestCorrection, PersonID: &alex, Message: "My birthday is the 13th."})
+		if err != nil {
+			t.Fatal(err)
+		}
+		msg, err := engine.OutboxMessageByKey(ctx, db, "data_request:"+fmt.Sprint(req.ID))
+		if err != nil || msg.Recipient != "office@riverside.example" {
+			t.Fatalf("the club's e-mail: %+v %v", msg, err)
+		}
+		list, err := d.Svc.DataRequests(ctx, 1, engine.DataRequestOpen)
+		if err != nil || len(list) != 1 || list[0].Message != "My birthday is the 13th." {
+			t.Fatalf("open requests: %+v %v", list, err)
+		}
+		if other, _ := d.Svc.DataRequests(ctx, 2, ""); len(other) != 0 {
+			t.Fatalf("another organisation lists %+v", other)
+		}
+		staff := engine.Actor{Name: "registrar@club.example"}
+		if err := d.Svc.CompleteDataRequest(ctx, staff, 2, req.ID, ""); engine.ErrorCode(err) != engine.CodeNotFound {
+			t.Fatalf("completed from another organisation: %v", err)
+		}
+		if err := d.Svc.CompleteDataRequest(ctx, staff, 1, req.ID, "Corrected."); err != nil {
+			t.Fatal(err)
+		}
+		if err := d.Svc.CompleteDataRequest(ctx, staff, 1, req.ID, ""); engine.ErrorCode(err) != engine.CodeConflict {
+			t.Fatalf("completed twice: %v", err)
+		}
+		done, err := engine.OutboxMessageByKey(ctx, db, "data_request_done:"+fmt.Sprint(req.ID))
+		if err != nil || !strings.Contains(done.Recipient, "alex.morgan@example.org") || !strings.Contains(done.Recipient, "sam.morgan@example.org") {
+			t.Fatalf("the household's e-mail: %+v %v", done, err)
+		}
+		log, err := d.Svc.AuditLog(ctx, engine.AuditQuery{OrganisationID: 1})
+		if err != nil || len(log) < 2 || log[0].Action != "data_request.done" || log[0].Actor != staff.Name || log[1].Action != "data_request.create" {
+			t.Fatalf("audit: %+v %v", log, err)
+		}
+		x, err := d.Svc.ExportHousehold(ctx, 1, engine.DemoUserKey)
+		if err != nil || len(x.Requests) != 1 || x.Requests[0].Status != engine.DataRequestDone {
+			t.Fatalf("the request in the export: %+v %v", x, err)
+		}
+	})
+}
