@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -53,6 +54,17 @@ func (s *Server) registrationPrivacy(c echo.Context, d *engine.RegistrationDetai
 			Language: cv.Language, Given: staffTime(cv.GivenAt), Version: cv.TextVersion[:min(12, len(cv.TextVersion))]})
 	}
 	return nil
+}
+
+// recordPersonAccess records that actor opened person personID's data
+// (kind person: the staff page) or took its export (kind export), as x.
+func (s *Server) recordPersonAccess(ctx context.Context, actor engine.Actor, orgID, personID int64, kind engine.AccessKind, x *engine.PersonalData) error {
+	key := ""
+	if len(x.Subject.UserKeys) > 0 {
+		key = x.Subject.UserKeys[0]
+	}
+	return s.engine.RecordAccess(ctx, actor, engine.Access{OrganisationID: orgID, Kind: kind, RecordID: strconv.FormatInt(personID, 10),
+		UserKey: key, PersonID: personID})
 }
 
 // consentKindLabel names a consent kind in the page's language.

@@ -1,6 +1,7 @@
 package handlers_test
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -128,6 +129,57 @@ func TestStaffSetupRetention(t *testing.T) {
 		ok := env.call(adminCaller{c: admin}, http.MethodPatch, "/api/admin/organisation", map[string]any{"retention": map[string]any{"messageDays": 30, "personSeasons": 0}})
 		if ok.status != http.StatusOK || !strings.Contains(string(ok.body), `"personSeasons":3,"answerMonths":12,"messageDays":30`) {
 			t.Fatalf("PATCH: %d %s", ok.status, ok.body)
+		}
+	})
+}
+
+// TestMemberExportHoldsConsentsAndAccessLog: staff opening a person's
+// data and taking its export each write an access log entry; the
+// member's own export lists those entries and the consents given, with
+// their texts.
+func TestMemberExportHoldsConsentsAndAccessLog(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		env := newStaffEnv(t, db, envOptions{})
+		order, _ := env.unpaidDemoOrder()
+		env.addStaff("admin@example.org", engine.RoleAdmin)
+		admin := env.mustStaffSignIn("admin@example.org", "/staff")
+		for _, path := range []string{"/staff/registrations/" + strconv.FormatInt(order.ProcessInstanceID, 10), "/staff/persons/1", "/staff/persons/1/export.json"} {
+			if p := env.get(admin, path); p.status != http.StatusOK {
+				t.Fatalf("%s: %d", path, p.status)
+			}
+		}
+		kinds := map[engine.AccessKind]int{}
+		var rows []engine.AccessEntry
+		if err := db.NewSelect().Model(&rows).Scan(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rows {
+			kinds[r.Kind]++
+		}
+		if kinds[engine.AccessRegistration] != 1 || kinds[engine.AccessPerson] != 1 || kinds[engine.AccessExport] != 1 {
+			t.Fatalf("access log by kind: %v", kinds)
+		}
+		member := env.newClient()
+		env.login(member, engine.DemoUserKey)
+		res := env.get(member, "/membership/data.json")
+		if res.status != http.StatusOK {
+			t.Fatalf("member export: %d", res.status)
+		}
+		var x engine.PersonalData
+		if err := json.Unmarshal(res.body, &x); err != nil {
+			t.Fatal(err)
+		}
+		if len(x.AccessLog) != 3 || x.AccessLog[0].Actor != "admin@example.org" {
+			t.Fatalf("the export's access log: %+v", x.AccessLog)
+		}
+		terms := 0
+		for _, c := range x.Consents {
+			if c.Kind == engine.ConsentClubRules && c.Text == "I accept the club rules and the privacy notice" && c.TextVersion != "" {
+				terms++
+			}
+		}
+		if terms == 0 {
+			t.Fatalf("the export's consents: %+v", x.Consents)
 		}
 	})
 }
