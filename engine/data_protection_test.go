@@ -205,10 +205,10 @@ func applyRetention(t *testing.T, svc *engine.Service, at time.Time) engine.Rete
 	return res
 }
 
-// TestRetentionAnonymisesLapsedPersons: nobody inside three seasons
+// TestRetentionErasesLapsedPersons: nobody inside three seasons
 // without a membership, everybody past them (erased as on request, by the
 // retention), and a second run changes nothing; the books stay.
-func TestRetentionAnonymisesLapsedPersons(t *testing.T) {
+func TestRetentionErasesLapsedPersons(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		clk := &fakeClock{t: time.Now().UTC()}
@@ -224,7 +224,7 @@ func TestRetentionAnonymisesLapsedPersons(t *testing.T) {
 		// Every person's last membership (or record) is in or before the
 		// demo period: the third season after it ends at lastEnd.
 		if res := applyRetention(t, d.Svc, lastEnd); res.Persons != 0 {
-			t.Fatalf("inside the retention: %d persons anonymised", res.Persons)
+			t.Fatalf("inside the retention: %d persons erased", res.Persons)
 		}
 		if n := countRows(t, db, (*engine.Person)(nil), "erased_at IS NOT NULL"); n != 0 {
 			t.Fatalf("%d persons erased inside the retention", n)
@@ -232,7 +232,7 @@ func TestRetentionAnonymisesLapsedPersons(t *testing.T) {
 		past := lastEnd.AddDate(0, 0, 2)
 		clk.Advance(past.Sub(clk.Now())) // the erasure's own clock: the memberships are over
 		if res := applyRetention(t, d.Svc, past); res.Persons != 4 {
-			t.Fatalf("past the retention: %d persons anonymised, want 4", res.Persons)
+			t.Fatalf("past the retention: %d persons erased, want 4", res.Persons)
 		}
 		if res := applyRetention(t, d.Svc, past.AddDate(0, 0, 1)); res.Total() != 0 {
 			t.Fatalf("a second run changed %+v", res)

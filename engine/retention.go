@@ -24,7 +24,7 @@ import (
 const (
 	// DefaultPersonSeasons: a person without a membership for three whole
 	// seasons (periods that began after their last membership's, or after
-	// they were recorded, and have ended) is anonymised.
+	// they were recorded, and have ended) is erased.
 	DefaultPersonSeasons = 3
 	// DefaultAnswerMonths: an archived registration's answers go a year
 	// after the archive (itself 90 days after the registration ended):
@@ -257,7 +257,7 @@ func (s *Service) ScheduleRetention(r *jobs.Runner, now func() time.Time, log *s
 	})
 }
 
-// lapsedPersons are the persons of an organisation, not anonymised yet,
+// lapsedPersons are the persons of an organisation, not erased yet,
 // without a membership for seasons whole seasons at now: at least that
 // many of its periods began after the end of the person's last period
 // with a membership that is not cancelled (or after the person was
