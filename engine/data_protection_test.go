@@ -110,6 +110,21 @@ func TestConsentsRecordTheirTextVersion(t *testing.T) {
 	})
 }
 
+// TestConsentsInTheMembersLanguage: a member answering in German
+// consents to the German text, recorded as German.
+func TestConsentsInTheMembersLanguage(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		f := newFixture(t, db)
+		f.ctx = engine.WithLanguage(f.ctx, "de")
+		r := f.start(engine.DemoUserKey, alex)
+		r.commit()
+		got := consentsOf(t, f.svc, r.id)
+		if len(got) != 1 || got[0].Language != "de" || got[0].Text != "Ich akzeptiere die Vereinsstatuten und die Datenschutzerklärung" {
+			t.Fatalf("consents in German: %+v", got)
+		}
+	})
+}
+
 // TestConsentMarkIsValidated: a consent mark names a known kind, on an
 // ITC or BCB step.
 func TestConsentMarkIsValidated(t *testing.T) {
