@@ -67,6 +67,19 @@ func (s *Server) recordPersonAccess(ctx context.Context, actor engine.Actor, org
 		UserKey: key, PersonID: personID})
 }
 
+// recordListExport records that the staff member took an export of many
+// households (the registrations CSV) as the access log's kind export,
+// its record the export's name and query: it names no one household, so
+// it shows on the access log page but in no member's export.
+func (s *Server) recordListExport(c echo.Context, name string) error {
+	u := staffUserOf(c)
+	record := name
+	if q := c.QueryString(); q != "" {
+		record += "?" + q
+	}
+	return s.engine.RecordAccess(c.Request().Context(), u.actor(), engine.Access{OrganisationID: u.OrganisationID, Kind: engine.AccessExport, RecordID: record})
+}
+
 // consentKindLabel names a consent kind in the page's language.
 func consentKindLabel(c echo.Context, k engine.ConsentKind) string {
 	t := views.StaffPrivacyTextIn(c.Request().Context())
