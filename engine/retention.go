@@ -321,6 +321,11 @@ func lapsedPersons(ctx context.Context, db bun.IDB, orgID int64, seasons int, no
 	return out, nil
 }
 
+// maxErasuresPerRun bounds the persons one run erases per organisation,
+// so that a first run over years of former members stays well inside
+// the job's lease; the rest follow on the next days.
+const maxErasuresPerRun = 500
+
 // RetentionActor is how the audit log names the retention job's erasures.
 var RetentionActor = Actor{Name: "retention"}
 
@@ -334,6 +339,7 @@ func (s *Service) eraseLapsedPersons(ctx context.Context, orgID int64, seasons i
 	if err != nil {
 		return 0, err
 	}
+	ids = ids[:min(len(ids), maxErasuresPerRun)]
 	n := 0
 	for _, id := range ids {
 		_, err := s.ErasePerson(ctx, RetentionActor, orgID, id, ErasureOptions{})
