@@ -661,6 +661,7 @@ func checkAdminResponses(t *testing.T, ck *apiChecker, env *testEnv, anon *http.
 	checkDefinitionResponses(t, ck, anon, write, read, crossSite)     // api_admin_definitions_test.go
 	checkExportResponses(t, ck, anon, read)                           // api_admin_export_test.go
 	checkWebhookResponses(t, ck, anon, write, read)                   // api_admin_webhooks_test.go
+	checkPersonalDataResponses(t, ck, anon, write, read)              // personal_data_test.go
 }
 
 // TestIDFormsAgreeWithTheDocument: each id of a next body takes exactly the

@@ -112,7 +112,7 @@ func exportDownload(c echo.Context, x *engine.PersonalData, name string) error {
 	h := c.Response().Header()
 	h.Set("Content-Disposition", `attachment; filename="`+name+`"`)
 	h.Set("Cache-Control", "no-store")
-	return c.Blob(http.StatusOK, echo.MIMEApplicationJSONCharsetUTF8, append(b, '\n'))
+	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, append(b, '\n'))
 }
 
 // memberDataRequest answers POST /membership/data/request (kind, person,

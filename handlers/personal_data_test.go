@@ -34,6 +34,9 @@ func TestMemberDataPage(t *testing.T) {
 		c := env.newClient()
 		env.login(c, engine.DemoUserKey)
 
+		if o := env.get(c, "/membership/register/1"); o.testid("your-data").AttrOr("href", "") != "/membership/data" {
+			t.Fatalf("the overview does not link to the data page: %s", o.body)
+		}
 		p := env.get(c, "/membership/data")
 		if p.status != http.StatusOK || p.testid("data-persons").Find(`[data-testid="data-row"]`).Length() != 4 {
 			t.Fatalf("data page: %d %s", p.status, p.body)
@@ -211,4 +214,23 @@ func TestStaffPersonDataAndErasure(t *testing.T) {
 			t.Fatalf("second erasure: %+v", e)
 		}
 	})
+}
+
+// checkPersonalDataResponses produces every documented response of the
+// personal-data routes, each checked against the description.
+func checkPersonalDataResponses(t *testing.T, ck *apiChecker, anon *http.Client, write, read string) {
+	t.Helper()
+	export, erase := "/api/admin/persons/1/export", "/api/admin/persons/4/erase"
+	wantStatus(t, ck.conforming(anon, http.MethodGet, export, nil, bearer(read)...), http.StatusOK)
+	wantStatus(t, ck.conforming(anon, http.MethodGet, "/api/admin/persons/999/export", nil, bearer(read)...), http.StatusNotFound)
+	wantStatus(t, ck.conforming(anon, http.MethodGet, export, nil), http.StatusUnauthorized)
+	// Jamie holds an active membership: refused, then forced, then already erased.
+	wantStatus(t, ck.conforming(anon, http.MethodPost, erase, nil, bearer(write)...), http.StatusConflict)
+	wantStatus(t, ck.do(anon, http.MethodPost, erase, `{"force":`, bearer(write)...), http.StatusBadRequest)
+	wantStatus(t, ck.do(anon, http.MethodPost, erase, "force", bearer(write, "Content-Type", "text/plain")...), http.StatusUnsupportedMediaType)
+	wantStatus(t, ck.conforming(anon, http.MethodPost, erase, map[string]bool{"force": true}, bearer(read)...), http.StatusForbidden)
+	wantStatus(t, ck.conforming(anon, http.MethodPost, erase, map[string]bool{"force": true}), http.StatusUnauthorized)
+	wantStatus(t, ck.conforming(anon, http.MethodPost, "/api/admin/persons/999/erase", map[string]bool{"force": true}, bearer(write)...), http.StatusNotFound)
+	wantStatus(t, ck.conforming(anon, http.MethodPost, erase, map[string]bool{"force": true}, bearer(write)...), http.StatusOK)
+	wantStatus(t, ck.conforming(anon, http.MethodPost, erase, map[string]bool{"force": true}, bearer(write)...), http.StatusConflict)
 }

@@ -225,7 +225,11 @@ func (s *Server) staffRegistration(c echo.Context) error {
 	for _, p := range d.Household {
 		name := strings.TrimSpace(p.FirstName + " " + p.LastName)
 		names[p.ID] = name
-		m.Household = append(m.Household, views.StaffPersonRow{Name: name, Born: p.DateOfBirth.Format(time.DateOnly), Email: p.Email, Selected: d.Selected[p.ID]})
+		row := views.StaffPersonRow{Name: name, Born: p.DateOfBirth.Format(time.DateOnly), Email: p.Email, Selected: d.Selected[p.ID]}
+		if staffUserOf(c).Role.AtLeast(engine.RoleRegistrar) {
+			row.DataURL = staffPersonURL(c, p.ID)
+		}
+		m.Household = append(m.Household, row)
 	}
 	for _, step := range d.Steps {
 		row := views.StaffStepRow{Question: step.Step.QuestionText}

@@ -117,6 +117,8 @@ type OverviewModel struct {
 	PayURL    string
 	Lines     []OrderLineModel
 	Total     string
+	// DataURL is the household's "Your data" page.
+	DataURL string
 }
 
 // FieldModel is one input of a step, usually one person's answer.

@@ -102,6 +102,8 @@ type StaffDetailModel struct {
 type StaffPersonRow struct {
 	Name, Born, Email string
 	Selected          bool
+	// DataURL is the person's data page; "" for roles that may not see it.
+	DataURL string
 }
 
 // StaffStepRow is one question and its answers.
