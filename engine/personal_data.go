@@ -315,6 +315,23 @@ func (s *Service) personScope(ctx context.Context, db bun.IDB, orgID, personID i
 		Where("person_id = ? AND organisation_id = ?", personID, orgID).Order("user_key").Scan(ctx, &sc.userKeys); err != nil {
 		return nil, fmt.Errorf("load user keys: %w", err)
 	}
+	// Households the person was registered in and no longer belongs to
+	// (unlinked since): their registrations and orders are the person's too.
+	var past []string
+	if err := db.NewSelect().Model((*ProcessInstance)(nil)).Column("user_key").Distinct().
+		Where("organisation_id = ?", orgID).
+		WhereGroup(" AND ", func(w *bun.SelectQuery) *bun.SelectQuery {
+			return w.Where("id IN (?)", db.NewSelect().Model((*Membership)(nil)).Column("process_instance_id").Where("person_id = ?", personID)).
+				WhereOr("id IN (?)", db.NewSelect().TableExpr("orders AS o").Column("o.process_instance_id").
+					Join("JOIN order_lines AS l ON l.order_id = o.id").Where("l.person_id = ?", personID))
+		}).Scan(ctx, &past); err != nil {
+		return nil, fmt.Errorf("load past households: %w", err)
+	}
+	for _, k := range past {
+		if !slices.Contains(sc.userKeys, k) {
+			sc.userKeys = append(sc.userKeys, k)
+		}
+	}
 	sc.setPersons([]Person{p})
 	return sc, nil
 }

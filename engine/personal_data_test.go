@@ -479,3 +479,27 @@ func TestDataRequests(t *testing.T) {
 		}
 	})
 }
+
+// A person unlinked from the household they registered in is still found
+// in its registrations and orders by their export and their erasure.
+func TestErasureFindsAnUnlinkedPersonsRegistrations(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		d := enginetest.Seed(t, db)
+		id := addQuirin(t, d)
+		d.Pay(registerQuirin(t, d, id))
+		if _, err := d.Svc.UnlinkPersons(ctx, 1, []engine.PersonLink{{ExternalID: quirin.external, UserKey: engine.DemoUserKey}}); err != nil {
+			t.Fatal(err)
+		}
+		x, err := d.Svc.ExportPerson(ctx, 1, id)
+		if err != nil || len(x.Orders) != 1 || len(x.Registrations) != 1 {
+			t.Fatalf("export of an unlinked person: %+v %v", x, err)
+		}
+		if _, err := d.Svc.ErasePerson(ctx, engine.CommandLine, 1, id, engine.ErasureOptions{Force: true}); err != nil {
+			t.Fatal(err)
+		}
+		if hits := scanFor(t, db, quirinNeedles()); len(hits) > 0 {
+			t.Fatalf("after the erasure of an unlinked person:\n%s", strings.Join(hits, "\n"))
+		}
+	})
+}

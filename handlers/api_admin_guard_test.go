@@ -229,6 +229,13 @@ func runAuditSteps(t *testing.T, db *bun.DB, kind string) {
 			}
 			return "/api/admin/payments/" + paymentRef + "/refunded", map[string]any{"note": "transferred back"}
 		}},
+		{route: "POST /api/admin/persons/:id/erase", status: http.StatusOK, request: func(*testing.T) (string, any) {
+			return "/api/admin/persons/3/erase", map[string]any{"force": true} // personal_data.go
+		}, check: func(t *testing.T, e engine.AuditRecord) {
+			if e.Action != "person.erase" || e.TargetID != "3" {
+				t.Errorf("erasure entry: %+v", e)
+			}
+		}},
 	}
 	// What each step made, for the steps after it.
 	made := map[string]func(t *testing.T, res response){
