@@ -99,6 +99,9 @@ func (s *Service) commit(ctx context.Context, tx bun.Tx, inst *ProcessInstance, 
 	if err := insertOrder(ctx, tx, order); err != nil {
 		return nil, err
 	}
+	if err := recordConsents(ctx, tx, inst, def, selected, answers, now); err != nil {
+		return nil, err
+	}
 	personIDs := make([]int64, len(people))
 	for i, pp := range people {
 		personIDs[i] = pp.Person.ID

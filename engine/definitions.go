@@ -37,6 +37,11 @@ type StepSpec struct {
 	Persons       *AgeSpec     `json:"persons,omitempty" yaml:"persons,omitempty"`
 	Price         *PriceSpec   `json:"price,omitempty" yaml:"price,omitempty"`
 	MarksTransfer bool         `json:"marksTransfer,omitempty" yaml:"marksTransfer,omitempty"`
+	// Consent marks the step as a consent of that kind (consents.go): its
+	// text and each "1" answer are recorded at the commit. An accept step
+	// (ITC) is a consent of kind "other" without it; a checkbox (BCB) only
+	// with it.
+	Consent ConsentKind `json:"consent,omitempty" yaml:"consent,omitempty"`
 	// Conditions skip this step or jump past later ones depending on
 	// earlier answers (conditions.go); docs/DEFINITIONS.md shows the format.
 	Conditions []ConditionSpec `json:"conditions,omitempty" yaml:"conditions,omitempty"`
@@ -228,6 +233,12 @@ func (d *DefinitionSpec) Validate() error {
 				add("%s: price amountMinor must not be negative", where)
 			}
 		}
+		if s.Consent != "" && !validConsentKind(s.Consent) {
+			add("%s: consent %q is not one of %s", where, s.Consent, consentKindNames())
+		}
+		if s.Consent != "" && s.Type != TypeAccept && s.Type != TypeCheckbox {
+			add("%s: consent applies only to ITC and BCB steps", where)
+		}
 		if s.Persons != nil && s.Persons.MinAge != nil && s.Persons.MaxAge != nil && *s.Persons.MinAge > *s.Persons.MaxAge {
 			add("%s: persons minAge is above maxAge", where)
 		}
@@ -337,6 +348,9 @@ func stepFromSpec(defID int64, s StepSpec, lang string) *ProcessStep {
 		DefinitionID: defID, OrderIndex: s.OrderIndex, Name: s.Name,
 		QuestionText: s.Question.In(lang, "en"), QuestionType: s.Type, Required: s.Required,
 		MarksTransfer: s.MarksTransfer, Texts: textsOf(s),
+	}
+	if s.Consent != "" {
+		step.ConsentKind = ptr(string(s.Consent))
 	}
 	if s.Format != nil {
 		msg := s.Format.Message.In(lang, "en")

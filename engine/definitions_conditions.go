@@ -343,6 +343,9 @@ func ExportDefinition(ctx context.Context, db bun.IDB, orgID int64, key string, 
 		}
 		ss := StepSpec{OrderIndex: s.OrderIndex, Name: s.Name, Question: textOr(texts.Question, s.QuestionText), Type: s.QuestionType,
 			Required: s.Required, MarksTransfer: s.MarksTransfer}
+		if s.ConsentKind != nil {
+			ss.Consent = ConsentKind(*s.ConsentKind)
+		}
 		if s.FormatPattern != nil && s.FormatMessage != nil {
 			ss.Format = &FormatSpec{Pattern: *s.FormatPattern, Message: textOr(texts.Format, *s.FormatMessage)}
 		}

@@ -47,6 +47,9 @@ type PersonalData struct {
 	Mandates      []ExportMandate      `json:"mandates"`
 	Sessions      []ExportSession      `json:"sessions"`
 	Requests      []DataRequest        `json:"requests"`
+	// Consents and AccessLog: consents.go, access_log.go.
+	Consents  []ConsentView  `json:"consents"`
+	AccessLog []ExportAccess `json:"accessLog"`
 }
 
 // ExportOrg is the organisation that holds the data (the controller).
@@ -254,6 +257,8 @@ var personalDataSections = []personalDataSection{
 	{"mandates", []string{"debit_mandates"}, gatherMandates},
 	{"sessions", []string{"sessions"}, gatherSessions},
 	{"requests", []string{"data_requests"}, gatherRequests},
+	{"consents", []string{"consent_records", "consent_texts"}, gatherConsents},
+	{"accessLog", []string{"staff_access_log"}, gatherAccessLog},
 }
 
 // PersonalDataTables lists the tables the export reads, by section.
@@ -367,7 +372,7 @@ func (s *Service) exportScoped(ctx context.Context, db bun.IDB, sc *exportScope,
 		Organisation: ExportOrg{ID: sc.org.ID, Name: sc.org.Name, ContactEmail: sc.org.ContactEmail}, Subject: subject,
 		Persons: []ExportPerson{}, Registrations: []ExportRegistration{}, Memberships: []ExportMembership{}, Orders: []ExportOrder{},
 		BankCredits: []ExportBankCredit{}, Messages: []ExportMessage{}, OptOuts: []ExportOptOut{}, Invitations: []ExportInvitation{}, Mandates: []ExportMandate{},
-		Sessions: []ExportSession{}, Requests: []DataRequest{}}
+		Sessions: []ExportSession{}, Requests: []DataRequest{}, Consents: []ConsentView{}, AccessLog: []ExportAccess{}}
 	for _, sec := range personalDataSections {
 		if err := sec.gather(ctx, db, sc, out); err != nil {
 			return nil, fmt.Errorf("export %s: %w", sec.Key, err)

@@ -86,6 +86,8 @@ var erasureSteps = []erasureStep{
 	{"requests", []string{"data_requests"}, eraseRequests},
 	{"webhookEvents", []string{"webhook_events", "webhook_deliveries"}, eraseWebhookBodies},
 	{"audit", []string{"audit_log"}, eraseAuditDetails},
+	{"consents", []string{"consent_records"}, eraseConsents},
+	{"accessLog", []string{"staff_access_log"}, eraseAccessLog},
 	{"links", []string{"user_persons"}, eraseLinks},
 	{"sessions", []string{"sessions", "invitations"}, eraseHouseholdSessions},
 	{"person", []string{"persons", "memberships", "membership_cards", "orders", "process_instances"}, erasePersonRow},

@@ -70,6 +70,9 @@ type ProcessStep struct {
 	PriceAnswer      *string      `bun:"price_answer"`
 	PriceAmountMinor *int64       `bun:"price_amount_minor"`
 	MarksTransfer    bool         `bun:"marks_transfer,notnull"`
+	// ConsentKind marks a consent step (consents.go); nil: none (an ITC
+	// step is a consent all the same).
+	ConsentKind *string `bun:"consent_kind"`
 	// Texts are the step's texts per language (JSON, definition_texts.go);
 	// the columns above hold the default language's. "" when plain.
 	Texts   string              `bun:"texts,notnull"`

@@ -121,10 +121,12 @@ type OrganisationChange struct {
 	// Messages changes the message settings in the same transaction, so
 	// that one request changing both commits both or neither.
 	Messages *MessageSettingsChange
+	// Retention changes the retention settings in the same transaction.
+	Retention *RetentionSettingsChange
 }
 
 // changesOrganisation tells whether c changes the organisation's own row
-// or hostnames, not only its message settings: a messages-only change
+// or hostnames, not only its message or retention settings: such a change
 // leaves no empty "organisation.update" in the audit log.
 func (c OrganisationChange) changesOrganisation() bool {
 	return c.Name != nil || c.Slug != nil || c.Hostnames != nil || c.ContactEmail != nil || c.LogoURL != nil ||
@@ -175,6 +177,11 @@ func (c *OrganisationChange) validate() error {
 	bad := func(field, msg string) { fields = append(fields, FieldError{Field: field, Message: msg}) }
 	if c.Messages != nil {
 		fields = append(fields, c.Messages.validate("messages.")...)
+	}
+	if c.Retention != nil {
+		if e, ok := AsError(CheckRetentionSettings(*c.Retention)); ok {
+			fields = append(fields, e.Fields...)
+		}
 	}
 	if c.Name != nil {
 		if n := strings.TrimSpace(*c.Name); n == "" || len(n) > 200 {
@@ -291,6 +298,11 @@ func (s *Service) updateOrganisation(ctx context.Context, actor *Actor, id int64
 		}
 		if c.Messages != nil {
 			if _, err := s.storeMessageSettings(ctx, tx, actor, id, *c.Messages); err != nil {
+				return err
+			}
+		}
+		if c.Retention != nil {
+			if _, err := s.storeRetentionSettings(ctx, tx, actor, id, *c.Retention); err != nil {
 				return err
 			}
 		}

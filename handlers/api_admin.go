@@ -207,6 +207,8 @@ type OrganisationDTO struct {
 	InvitationExpiryDays int `json:"invitationExpiryDays"`
 	// Messages are its message settings (api_admin_messages.go).
 	Messages *MessageSettingsDTO `json:"messages,omitempty"`
+	// Retention are its retention settings (api_admin_retention.go).
+	Retention *RetentionSettingsDTO `json:"retention,omitempty"`
 }
 
 func organisationDTO(o *engine.Organisation) OrganisationDTO {
@@ -223,6 +225,9 @@ func (s *Server) getAdminOrganisation(c echo.Context) error {
 		return err
 	}
 	dto, err := s.withMessageSettings(c.Request().Context(), organisationDTO(o))
+	if err == nil {
+		dto, err = s.withRetention(c.Request().Context(), dto)
+	}
 	if err != nil {
 		return err
 	}
@@ -251,6 +256,8 @@ type OrganisationPatch struct {
 	InvitationExpiryDays *int `json:"invitationExpiryDays"`
 	// Messages changes its message settings (api_admin_messages.go).
 	Messages *MessageSettingsPatch `json:"messages"`
+	// Retention changes its retention settings (api_admin_retention.go).
+	Retention *RetentionSettingsPatch `json:"retention"`
 }
 
 // minHashSecret is the shortest organisation hash secret accepted.
@@ -295,12 +302,19 @@ func (s *Server) patchAdminOrganisation(c echo.Context) error {
 		messages := body.Messages.change()
 		change.Messages = &messages
 	}
+	if body.Retention != nil {
+		retention := body.Retention.change()
+		change.Retention = &retention
+	}
 	o, err := s.engine.StaffUpdateOrganisation(c.Request().Context(), apiActor(c), orgID, change)
 	if err != nil {
 		return adminError(err)
 	}
 	s.RefreshTenants()
 	dto, err := s.withMessageSettings(c.Request().Context(), organisationDTO(o))
+	if err == nil {
+		dto, err = s.withRetention(c.Request().Context(), dto)
+	}
 	if err != nil {
 		return err
 	}

@@ -254,6 +254,9 @@ func (s *Server) staffPersonData(c echo.Context) error {
 	if err != nil {
 		return s.staffEngineError(c, err)
 	}
+	if err := s.recordPersonAccess(ctx, u.actor(), u.OrganisationID, id, engine.AccessPerson, x); err != nil { // staff_privacy.go
+		return s.staffEngineError(c, err)
+	}
 	t := views.PersonalDataTextIn(ctx)
 	m := views.StaffPersonDataModel{StaffChrome: s.staffChrome(c, t.StaffTitle), T: t, Tables: dataTables(langOf(c), t, x),
 		DownloadURL: staffPersonURL(c, id) + "/export.json"}
@@ -278,6 +281,9 @@ func (s *Server) staffPersonExport(c echo.Context) error {
 	}
 	x, err := s.engine.ExportPerson(c.Request().Context(), u.OrganisationID, id)
 	if err != nil {
+		return s.staffEngineError(c, err)
+	}
+	if err := s.recordPersonAccess(c.Request().Context(), u.actor(), u.OrganisationID, id, engine.AccessExport, x); err != nil {
 		return s.staffEngineError(c, err)
 	}
 	return exportDownload(c, x, fmt.Sprintf("person-%d.json", id))
@@ -359,6 +365,9 @@ func (s *Server) exportPersonAPI(c echo.Context) error {
 	}
 	x, err := s.engine.ExportPerson(c.Request().Context(), keyOf(c).OrganisationID, id)
 	if err != nil {
+		return err
+	}
+	if err := s.recordPersonAccess(c.Request().Context(), apiActor(c), keyOf(c).OrganisationID, id, engine.AccessExport, x); err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, x)

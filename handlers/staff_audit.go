@@ -254,6 +254,8 @@ func setupSectionOf(r engine.AuditRecord) string {
 		return "messages"
 	case r.Action == "payment_settings.update":
 		return "payments"
+	case r.Action == "retention_settings.update":
+		return "data-protection"
 	}
 	return "organisation"
 }

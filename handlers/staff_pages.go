@@ -45,6 +45,7 @@ var staffNav = []staffNavItem{
 	{Label: func(c echo.Context) string { return views.StaffWebhookTextIn(c.Request().Context()).NavWebhooks }, Path: staffWebhooksPath, Min: engine.RoleAdmin},
 	{Label: func(c echo.Context) string { return views.PersonalDataTextIn(c.Request().Context()).NavRequests }, Path: staffDataRequestsPath, Min: engine.RoleRegistrar},
 	{Label: func(c echo.Context) string { return staffTextIn(c).NavAudit }, Path: "/audit", Min: engine.RoleViewer},
+	{Label: func(c echo.Context) string { return views.StaffPrivacyTextIn(c.Request().Context()).NavAccessLog }, Path: staffAccessLogPath, Min: engine.RoleAdmin},
 }
 
 // staffFlashes are the result messages an action may name in ?done=: the

@@ -103,6 +103,9 @@ func (s *Server) staffRegistration(c echo.Context) error {
 	if words := captureWords(c, c.QueryParam("done"), d, due); words != "" {
 		m.Flash = words
 	}
+	if err := s.registrationPrivacy(c, d, &m); err != nil { // consents and the access log: staff_privacy.go
+		return s.staffEngineError(c, err)
+	}
 	return staffRender(c, http.StatusOK, views.StaffDetailPage(m))
 }
 

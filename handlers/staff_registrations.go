@@ -202,6 +202,9 @@ func (s *Server) staffRegistrationsCSV(c echo.Context) error {
 	if !ok {
 		return s.staffErrorPage(c, http.StatusBadRequest, staffTextIn(c).BadFilter)
 	}
+	if err := s.recordListExport(c, "registrations.csv"); err != nil { // the access log: staff_privacy.go
+		return s.staffEngineError(c, err)
+	}
 	h := c.Response().Header()
 	h.Set(echo.HeaderContentType, "text/csv; charset=utf-8")
 	h.Set(echo.HeaderContentDisposition, `attachment; filename="registrations-`+time.Now().UTC().Format("2006-01-02")+`.csv"`)

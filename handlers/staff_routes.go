@@ -60,6 +60,8 @@ func StaffRoutes() []StaffRoute {
 		{Method: http.MethodPost, Path: staffSetupPath + "/payments", Min: engine.RoleAdmin, handler: (*Server).staffSavePayments},
 		{Method: http.MethodPost, Path: staffSetupPath + "/payment-methods", Min: engine.RoleAdmin, handler: (*Server).staffSavePaymentMethods},
 		{Method: http.MethodPost, Path: staffSetupPath + "/messages", Min: engine.RoleAdmin, handler: (*Server).staffSaveMessages},
+		{Method: http.MethodPost, Path: staffSetupPath + "/retention", Min: engine.RoleAdmin, handler: (*Server).staffSaveRetention},
+		{Method: http.MethodGet, Path: staffAccessLogPath, Min: engine.RoleAdmin, handler: (*Server).staffAccessLogPage},
 		{Method: http.MethodPost, Path: staffSetupPath + "/types", Min: engine.RoleAdmin, handler: (*Server).staffAddType},
 		{Method: http.MethodPost, Path: staffSetupPath + "/types/:id", Example: staffSetupPath + "/types/0", Min: engine.RoleAdmin, handler: (*Server).staffChangeType},
 		{Method: http.MethodPost, Path: staffSetupPath + "/types/:id/delete", Example: staffSetupPath + "/types/0/delete", Min: engine.RoleAdmin, handler: (*Server).staffDeleteType},

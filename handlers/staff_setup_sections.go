@@ -30,6 +30,8 @@ const (
 	setupMemberships  = "memberships"
 	setupStaff        = "staff"
 	setupAPIKeys      = "api-keys"
+	// setupDataProtection: the retention settings (staff_privacy.go).
+	setupDataProtection = "data-protection"
 )
 
 // setupSection is one section of the setup: a short page of its own.
@@ -68,6 +70,9 @@ func setupSections() []setupSection {
 		{Slug: setupAPIKeys, Title: func(t *views.StaffSetupSectionTexts) string { return t.APIKeys },
 			Intro: func(t *views.StaffSetupSectionTexts) string { return t.APIKeysIntro },
 			load:  (*Server).loadSetupAPIKeys, view: views.SetupAPIKeysSection},
+		{Slug: setupDataProtection, Title: func(t *views.StaffSetupSectionTexts) string { return t.DataProtection },
+			Intro: func(t *views.StaffSetupSectionTexts) string { return t.DataProtectionIntro },
+			load:  (*Server).loadSetupDataProtection, view: views.SetupDataProtectionSection},
 	}
 }
 

@@ -164,6 +164,7 @@ var auditActionWords = map[string]map[string]string{
 		"webhook.update": "changed a webhook",
 		"api_key.create": "made an API key", "api_key.revoke": "revoked an API key", "period.texts": "translated a period's names",
 		"data_request.create": "asked about their data", "data_request.done": "answered a data request", "person.erase": "erased a person's data",
+		"retention_settings.update": "changed how long data is kept",
 	},
 	"de": {
 		"credit.assign": "hat eine Gutschrift zugeordnet", "credit.ignore": "hat eine Gutschrift ignoriert", "credit.return": "hat eine Gutschrift zurücküberwiesen",
@@ -184,6 +185,7 @@ var auditActionWords = map[string]map[string]string{
 		"webhook.update": "hat einen Webhook geändert",
 		"api_key.create": "hat einen API-Schlüssel erstellt", "api_key.revoke": "hat einen API-Schlüssel widerrufen", "period.texts": "hat die Texte eines Zeitraums übersetzt",
 		"data_request.create": "hat eine Anfrage zu den eigenen Daten gestellt", "data_request.done": "hat eine Datenanfrage beantwortet", "person.erase": "hat die Daten einer Person gelöscht",
+		"retention_settings.update": "hat die Aufbewahrungsfristen geändert",
 	},
 	"fr": {
 		"credit.assign": "a attribué un crédit bancaire", "credit.ignore": "a ignoré un crédit bancaire", "credit.return": "a renvoyé un crédit bancaire",
@@ -204,6 +206,7 @@ var auditActionWords = map[string]map[string]string{
 		"webhook.update": "a modifié un webhook",
 		"api_key.create": "a créé une clé d’API", "api_key.revoke": "a révoqué une clé d’API", "period.texts": "a traduit les textes d’une période",
 		"data_request.create": "a fait une demande sur ses données", "data_request.done": "a répondu à une demande sur les données", "person.erase": "a effacé les données d’une personne",
+		"retention_settings.update": "a modifié les durées de conservation",
 	},
 }
 

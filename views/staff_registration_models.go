@@ -16,6 +16,8 @@ type StaffDetailModel struct {
 	Archive string
 	Order   *StaffOrderModel
 	Mandate *StaffMandateModel // the SEPA direct-debit mandate of the order, nil without one
+	// Consents are the consents given in this registration (staff_privacy.templ).
+	Consents []StaffConsentRow
 	// History is what happened to the payment and every message, oldest
 	// first.
 	History []StaffHistoryEntry

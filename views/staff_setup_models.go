@@ -32,6 +32,9 @@ type StaffSetupModel struct {
 	// PaymentMethods is the payments section's choice of methods and the
 	// direct-debit creditor settings.
 	PaymentMethods StaffPaymentMethodsForm
+	// Retention is the data protection section's retention settings
+	// (staff_privacy.templ).
+	Retention StaffRetentionForm
 	Messages       StaffMessagesForm
 	// ToDo lists club texts missing in an enabled language.
 	ToDo []StaffTextToDo

@@ -81,6 +81,10 @@ func cmdPersons(ctx context.Context, args []string, getenv func(string) string, 
 			var err error
 			if args[0] == "export" {
 				out, err = svc.ExportPerson(ctx, *org, id)
+				if err == nil { // the access log: who took whose data
+					err = svc.RecordAccess(ctx, engine.CommandLine, engine.Access{OrganisationID: *org, Kind: engine.AccessExport,
+						RecordID: strconv.FormatInt(id, 10), PersonID: id})
+				}
 			} else {
 				out, err = svc.ErasePerson(ctx, engine.CommandLine, *org, id, engine.ErasureOptions{Force: *force})
 			}

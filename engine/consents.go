@@ -1,0 +1,305 @@
+package engine
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/uptrace/bun"
+)
+
+// Consent records (issue 30): what a member consented to, provably. A
+// consent step of a definition is an accept step (ITC) or a step marked
+// `consent: <kind>` (definitions.go); when a registration commits, every
+// consent given on its path ("1") is recorded with the exact text the
+// member was shown, in their language, stored once per version
+// (consent_texts: a changed text is a new row, so the records given under
+// the old text keep it). RecordConsent records a consent given elsewhere
+// (a SEPA mandate). docs/DATA-PROTECTION.md, "Consent records".
+
+// ConsentKind says what a consent is for.
+type ConsentKind string
+
+// Kinds of consent a definition step may be marked with.
+const (
+	ConsentClubRules ConsentKind = "club_rules"
+	ConsentPrivacy   ConsentKind = "privacy_notice"
+	ConsentGuardian  ConsentKind = "guardian"
+	ConsentMandate   ConsentKind = "mandate"
+	// ConsentOther is any other consent, and an accept step's without a mark.
+	ConsentOther ConsentKind = "other"
+)
+
+// ConsentKinds lists the valid consent kinds.
+var ConsentKinds = []ConsentKind{ConsentClubRules, ConsentPrivacy, ConsentGuardian, ConsentMandate, ConsentOther}
+
+// validConsentKind reports whether k is one of ConsentKinds.
+func validConsentKind(k ConsentKind) bool { return slices.Contains(ConsentKinds, k) }
+
+// consentKindOf is the consent kind of a step; false when it records none.
+func consentKindOf(s *ProcessStep) (ConsentKind, bool) {
+	if s.ConsentKind != nil && *s.ConsentKind != "" {
+		return ConsentKind(*s.ConsentKind), true
+	}
+	if s.QuestionType == TypeAccept {
+		return ConsentOther, true
+	}
+	return "", false
+}
+
+// ConsentText is one version of a consent's text as shown.
+type ConsentText struct {
+	bun.BaseModel  `bun:"table:consent_texts"`
+	ID             int64     `bun:"id,pk,autoincrement"`
+	OrganisationID int64     `bun:"organisation_id,notnull"`
+	Hash           string    `bun:"hash,notnull"`
+	Language       string    `bun:"language,notnull"`
+	Body           string    `bun:"body,notnull"`
+	CreatedAt      time.Time `bun:"created_at,notnull"`
+}
+
+// ConsentRecord is one consent given.
+type ConsentRecord struct {
+	bun.BaseModel  `bun:"table:consent_records"`
+	ID             int64       `bun:"id,pk,autoincrement"`
+	OrganisationID int64       `bun:"organisation_id,notnull"`
+	PersonID       int64       `bun:"person_id,notnull"`
+	InstanceID     *int64      `bun:"instance_id"`
+	StepID         *int64      `bun:"step_id"`
+	Source         string      `bun:"source,notnull"`
+	Kind           ConsentKind `bun:"kind,notnull"`
+	TextID         int64       `bun:"text_id,notnull"`
+	Language       string      `bun:"language,notnull"`
+	GivenAt        time.Time   `bun:"given_at,notnull"`
+	CreatedAt      time.Time   `bun:"created_at,notnull"`
+}
+
+// consentHash is the version of a text: language and text, hashed.
+func consentHash(language, text string) string {
+	sum := sha256.Sum256([]byte(language + "\x00" + text))
+	return hex.EncodeToString(sum[:])
+}
+
+// consentTextID stores a text once per organisation and version and
+// returns its id.
+func consentTextID(ctx context.Context, db bun.IDB, orgID int64, language, text string, now time.Time) (int64, error) {
+	row := &ConsentText{OrganisationID: orgID, Hash: consentHash(language, text), Language: language, Body: text, CreatedAt: now.UTC()}
+	if _, err := db.NewInsert().Model(row).On("CONFLICT DO NOTHING").Exec(ctx); err != nil {
+		return 0, fmt.Errorf("store consent text: %w", err)
+	}
+	var id int64
+	if err := db.NewSelect().Model((*ConsentText)(nil)).Column("id").Where("organisation_id = ? AND hash = ?", orgID, row.Hash).Scan(ctx, &id); err != nil {
+		return 0, fmt.Errorf("load consent text: %w", err)
+	}
+	return id, nil
+}
+
+// ConsentGiven is a consent to record with RecordConsent.
+type ConsentGiven struct {
+	OrganisationID int64
+	PersonID       int64
+	// InstanceID and StepID are the registration and its step; nil for a
+	// consent given elsewhere (a mandate).
+	InstanceID, StepID *int64
+	// Source names where it was given: "membership/terms", "mandate".
+	Source   string
+	Kind     ConsentKind
+	Language string
+	// Text is exactly what the person was shown.
+	Text    string
+	GivenAt time.Time
+}
+
+// RecordConsent records one consent in the caller's transaction: its text
+// stored once per version. A consent of a registration's step recorded
+// before under the same text is not recorded twice.
+func RecordConsent(ctx context.Context, db bun.IDB, c ConsentGiven) error {
+	if !validConsentKind(c.Kind) {
+		return Errorf(CodeInvalid, "consent kind %q is not one of %s", c.Kind, consentKindNames())
+	}
+	if strings.TrimSpace(c.Text) == "" || c.PersonID == 0 || c.OrganisationID == 0 {
+		return Errorf(CodeInvalid, "a consent needs its organisation, person and text")
+	}
+	now := c.GivenAt.UTC()
+	textID, err := consentTextID(ctx, db, c.OrganisationID, c.Language, c.Text, now)
+	if err != nil {
+		return err
+	}
+	rec := &ConsentRecord{OrganisationID: c.OrganisationID, PersonID: c.PersonID, InstanceID: c.InstanceID, StepID: c.StepID,
+		Source: c.Source, Kind: c.Kind, TextID: textID, Language: c.Language, GivenAt: now, CreatedAt: now}
+	if _, err := db.NewInsert().Model(rec).On("CONFLICT DO NOTHING").Exec(ctx); err != nil {
+		return fmt.Errorf("record consent: %w", err)
+	}
+	return nil
+}
+
+func consentKindNames() string {
+	names := make([]string, len(ConsentKinds))
+	for i, k := range ConsentKinds {
+		names[i] = string(k)
+	}
+	return strings.Join(names, ", ")
+}
+
+// recordConsents records, in the commit's transaction, every consent
+// given on the registration's path: per consent step and person answered
+// "1", the step's text in the registration's language, at the time the
+// answer was saved.
+func recordConsents(ctx context.Context, tx bun.IDB, inst *ProcessInstance, def *definition, selected []Person, answers map[int64]map[int64]string, now time.Time) error {
+	var steps []*ProcessStep
+	for i := range def.Steps {
+		if _, ok := consentKindOf(&def.Steps[i]); ok {
+			steps = append(steps, &def.Steps[i])
+		}
+	}
+	if len(steps) == 0 {
+		return nil
+	}
+	lang, err := registrationLanguage(ctx, tx, inst)
+	if err != nil {
+		return err
+	}
+	onPath := def.routeFor(selected, inst.Period.StartDate, answers).answered(def, answers)
+	ids := make([]int64, len(steps))
+	for i, s := range steps {
+		ids[i] = s.ID
+	}
+	var saved []ProcessData
+	if err := tx.NewSelect().Model(&saved).Column("step_id", "person_id", "created_at").
+		Where("instance_id = ? AND data_key = ? AND step_id IN (?)", inst.ID, DataAnswer, bun.List(ids)).Scan(ctx); err != nil {
+		return fmt.Errorf("load consent answers: %w", err)
+	}
+	answeredAt := map[[2]int64]time.Time{}
+	for _, d := range saved {
+		if d.StepID != nil && d.PersonID != nil {
+			answeredAt[[2]int64{*d.StepID, *d.PersonID}] = d.CreatedAt
+		}
+	}
+	for _, s := range steps {
+		kind, _ := consentKindOf(s)
+		text, err := stepQuestionIn(s, lang)
+		if err != nil {
+			return err
+		}
+		for _, p := range selected {
+			if onPath[s.ID][p.ID] != "1" {
+				continue
+			}
+			at, ok := answeredAt[[2]int64{s.ID, p.ID}]
+			if !ok {
+				at = now
+			}
+			if err := RecordConsent(ctx, tx, ConsentGiven{OrganisationID: inst.OrganisationID, PersonID: p.ID, InstanceID: &inst.ID,
+				StepID: &s.ID, Source: def.Key + "/" + s.Name, Kind: kind, Language: lang, Text: text, GivenAt: at}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// registrationLanguage is the language a registration's member sees: the
+// request's, else the registration's, else its organisation's default.
+func registrationLanguage(ctx context.Context, db bun.IDB, inst *ProcessInstance) (string, error) {
+	for _, l := range []string{LanguageOf(ctx), inst.Language} {
+		if l != "" {
+			return l, nil
+		}
+	}
+	org, err := loadOrganisation(ctx, db, inst.OrganisationID)
+	if err != nil {
+		return "", err
+	}
+	l, _, _ := strings.Cut(org.DefaultLanguage, "-")
+	return l, nil
+}
+
+// stepQuestionIn is a step's question in lang as the member saw it: its
+// text in that language, else the step's own (the default language's,
+// or a plain text).
+func stepQuestionIn(s *ProcessStep, lang string) (string, error) {
+	t, err := parseTexts(s.Texts)
+	if err != nil {
+		return "", fmt.Errorf("step %s: stored texts do not parse: %w", s.Name, err)
+	}
+	if q := t.Question[lang]; q != "" {
+		return q, nil
+	}
+	return s.QuestionText, nil
+}
+
+// ConsentView is a consent record with its text, for the staff page and
+// the export.
+type ConsentView struct {
+	ID         int64       `json:"id"`
+	PersonID   int64       `json:"personId"`
+	InstanceID *int64      `json:"registrationId,omitempty"`
+	Source     string      `json:"source"`
+	Kind       ConsentKind `json:"kind"`
+	Language   string      `json:"language"`
+	Text       string      `json:"text"`
+	// TextVersion is the text's hash: the same text in the same language
+	// is the same version wherever it was shown.
+	TextVersion string    `json:"textVersion"`
+	GivenAt     time.Time `json:"givenAt"`
+}
+
+// consentViews selects consent records with their texts, where where
+// narrows them, oldest first.
+func consentViews(ctx context.Context, db bun.IDB, where func(*bun.SelectQuery) *bun.SelectQuery) ([]ConsentView, error) {
+	var out []ConsentView
+	q := db.NewSelect().TableExpr("consent_records AS r").Join("JOIN consent_texts AS t ON t.id = r.text_id").
+		ColumnExpr("r.id, r.person_id, r.instance_id, r.source, r.kind, r.language, t.body AS text, t.hash AS text_version, r.given_at")
+	if err := where(q).OrderExpr("r.given_at, r.id").Scan(ctx, &out); err != nil {
+		return nil, fmt.Errorf("load consent records: %w", err)
+	}
+	return out, nil
+}
+
+// RegistrationConsents are the consents recorded for a registration of
+// the organisation, for its staff page.
+func (s *Service) RegistrationConsents(ctx context.Context, orgID, instanceID int64) (_ []ConsentView, err error) {
+	defer classifyUnavailable(&err)
+	if !inScope(ctx, orgID) {
+		return nil, Errorf(CodeNotFound, "organisation not found")
+	}
+	return consentViews(ctx, s.db, func(q *bun.SelectQuery) *bun.SelectQuery {
+		return q.Where("r.organisation_id = ? AND r.instance_id = ?", orgID, instanceID)
+	})
+}
+
+// PersonConsents are the consents recorded for the persons of the
+// organisation, for a person's or household's export; on db (a
+// transaction's or the pool).
+func PersonConsents(ctx context.Context, db bun.IDB, orgID int64, personIDs []int64) ([]ConsentView, error) {
+	if len(personIDs) == 0 {
+		return nil, nil
+	}
+	return consentViews(ctx, db, func(q *bun.SelectQuery) *bun.SelectQuery {
+		return q.Where("r.organisation_id = ? AND r.person_id IN (?)", orgID, bun.List(personIDs))
+	})
+}
+
+// gatherConsents is the export's consents: those of its persons.
+func gatherConsents(ctx context.Context, db bun.IDB, sc *exportScope, out *PersonalData) error {
+	consents, err := PersonConsents(ctx, db, sc.org.ID, sc.personIDs)
+	if err != nil {
+		return err
+	}
+	out.Consents = append(out.Consents, consents...)
+	return nil
+}
+
+// eraseConsents deletes an erased person's consent records; the texts
+// hold no personal data and stay.
+func eraseConsents(ctx context.Context, tx bun.Tx, e *erasure) (int64, error) {
+	res, err := tx.NewDelete().Model((*ConsentRecord)(nil)).Where("person_id = ? AND organisation_id = ?", e.person.ID, e.org.ID).Exec(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
