@@ -43,7 +43,9 @@ func TestPaymentMethodSettingsChecked(t *testing.T) {
 			{"unknown method", with(engine.PaymentSettingsChange{Methods: list("bank_transfer", "paypal")}), []string{"methods"}},
 			{"a method twice", with(engine.PaymentSettingsChange{Methods: list("bank_transfer", "bank_transfer")}), []string{"methods"}},
 			{"direct debit without creditor identifier", with(engine.PaymentSettingsChange{Methods: list("bank_transfer", "direct_debit")}), []string{"debitCreditorId"}},
-			{"direct debit without an account", engine.PaymentSettingsChange{Methods: list("direct_debit"), DebitCreditorID: str(testCreditorID)}, []string{"bankCreditorName", "bankIban"}},
+			{"direct debit without an account", engine.PaymentSettingsChange{Methods: list("bank_transfer", "direct_debit"), DebitCreditorID: str(testCreditorID)}, []string{"bankCreditorName", "bankIban"}},
+			{"direct debit as the default", with(engine.PaymentSettingsChange{Methods: list("direct_debit", "bank_transfer"), DebitCreditorID: str(testCreditorID)}), []string{"methods"}},
+			{"direct debit as the only method", with(engine.PaymentSettingsChange{Methods: list("direct_debit"), DebitCreditorID: str(testCreditorID)}), []string{"methods"}},
 			{"invalid creditor identifier", with(engine.PaymentSettingsChange{Methods: list("bank_transfer", "direct_debit"), DebitCreditorID: str("DE97ZZZ09999999999")}),
 				[]string{"debitCreditorId"}},
 			{"stripe among the methods without keys", with(engine.PaymentSettingsChange{Methods: list("bank_transfer", "stripe")}),
@@ -79,10 +81,9 @@ func TestPaymentMethodSettingsChecked(t *testing.T) {
 		if m, _ := f.svc.PaymentMethods(f.ctx, 1); !equalStrings(m, []string{"bank_transfer", "direct_debit"}) {
 			t.Fatalf("methods %v", m)
 		}
-		// A provider alone that is among the methods becomes the default.
-		if v, err = f.svc.SetPaymentSettings(f.ctx, 1, engine.PaymentSettingsChange{Provider: str("direct_debit")}); err != nil ||
-			!equalStrings(v.Methods, []string{"direct_debit", "bank_transfer"}) {
-			t.Fatalf("provider alone among the methods: %+v %v", v, err)
+		// Direct debit never becomes the default provider.
+		if _, err = f.svc.SetPaymentSettings(f.ctx, 1, engine.PaymentSettingsChange{Provider: str("direct_debit")}); !equalStrings(fieldsOf(t, err), []string{"provider"}) {
+			t.Fatalf("direct debit as the provider: %v", err)
 		}
 		// One that is not is the only method, as before methods.
 		if v, err = f.svc.SetPaymentSettings(f.ctx, 1, engine.PaymentSettingsChange{Provider: str("bank_transfer"), Methods: list()}); err != nil ||

@@ -305,6 +305,19 @@ func (s *Service) applyPaymentSettings(ps *PaymentSettings, c PaymentSettingsCha
 	}
 	bankGiven := ps.BankCreditorName != "" || ps.BankIBAN != "" || ps.BankBIC != "" || ps.BankCreditorAddress != ""
 	applyDebitSettings(ps, c, bad)
+	if ps.Provider == DirectDebitProvider {
+		// Direct debit is offered beside a default, never as it: until the
+		// collection runs exist nothing would collect an order, and the
+		// admin API's provider, the default for clients that know no
+		// methods, keeps the values it had (a new one breaks them).
+		field := "methods"
+		if c.Provider != nil && strings.TrimSpace(*c.Provider) == DirectDebitProvider || c.Methods == nil {
+			field = "provider"
+		}
+		if !slices.ContainsFunc(fields, func(f FieldError) bool { return f.Field == field }) {
+			bad(field, "direct_debit is offered beside a default method (stripe or bank_transfer), not as the default: list it after one")
+		}
+	}
 	needBank := false
 	for _, m := range append([]string{ps.Provider}, ps.methodList()...) {
 		switch m {
@@ -329,7 +342,7 @@ func (s *Service) applyPaymentSettings(ps *PaymentSettings, c PaymentSettingsCha
 			}
 		default:
 			if m == ps.Provider {
-				bad("provider", "must be stripe, bank_transfer, direct_debit or \"\" (the portal's default provider)")
+				bad("provider", "must be stripe, bank_transfer or \"\" (the portal's default provider)")
 			} else {
 				bad("methods", "may name stripe, bank_transfer and direct_debit")
 			}

@@ -219,7 +219,7 @@ func TestGiveMandatePage(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		env := newStaffEnv(t, db, envOptions{})
 		if _, err := env.svc.SetPaymentSettings(t.Context(), 1, engine.PaymentSettingsChange{BankCreditorName: str("TV Demo 1848 e.V."),
-			BankIBAN: str("DE89370400440532013000"), Methods: &[]string{"direct_debit"}, DebitCreditorID: str("DE98ZZZ09999999999")}); err != nil {
+			BankIBAN: str("DE89370400440532013000"), Methods: &[]string{"bank_transfer", "direct_debit"}, DebitCreditorID: str("DE98ZZZ09999999999")}); err != nil {
 			t.Fatal(err)
 		}
 		c := env.newClient()
@@ -229,7 +229,7 @@ func TestGiveMandatePage(t *testing.T) {
 		}
 		u, _ := url.Parse(*f.PaymentURL)
 		de := []string{"Accept-Language", "de"}
-		page := env.get(c, u.Path, de...)
+		page := env.post(c, u.Path, url.Values{"paymentMethod": {"direct_debit"}}, de...)
 		if page.status != http.StatusOK || page.testid("mandate").Length() != 1 || !strings.Contains(page.testid("mandate-text").Text(), "acht Wochen") ||
 			!strings.Contains(page.testid("mandate-text").Text(), "DE98ZZZ09999999999") || page.testid("mandate-consent").Length() != 1 {
 			t.Fatalf("debit page: %d\n%s", page.status, page.body)

@@ -46,9 +46,14 @@ func TestStaffSetupPaymentMethods(t *testing.T) {
 			t.Fatalf("a refused change was stored: %+v", v)
 		}
 		form.Set("debitCreditorId", "DE98ZZZ09999999999")
+		// Direct debit is offered beside a default, not as it.
+		if res := env.post(admin, "/staff/setup/payment-methods", form, origin...); res.status != http.StatusUnprocessableEntity {
+			t.Fatalf("direct debit as the default: %d", res.status)
+		}
+		form.Set("defaultMethod", "bank_transfer")
 		expectRedirect(t, env.post(admin, "/staff/setup/payment-methods", form, origin...), "/staff/setup/payments?done=payments-saved")
 		v, _ := env.svc.PaymentSettings(ctx, 1)
-		if !slices.Equal(v.Methods, []string{"direct_debit", "bank_transfer"}) || v.Provider != "direct_debit" || v.DebitCreditorID != "DE98ZZZ09999999999" ||
+		if !slices.Equal(v.Methods, []string{"bank_transfer", "direct_debit"}) || v.Provider != "bank_transfer" || v.DebitCreditorID != "DE98ZZZ09999999999" ||
 			v.DebitPrenotificationDays != 5 || v.DebitFileVersion != "pain.008.001.02" {
 			t.Fatalf("stored %+v", v)
 		}
@@ -56,7 +61,7 @@ func TestStaffSetupPaymentMethods(t *testing.T) {
 		if len(rows) != 1 || !strings.Contains(rows[0].AfterJSON, "DE98ZZZ09999999999") {
 			t.Fatalf("audit %+v", rows)
 		}
-		if m, _ := env.svc.PaymentMethods(ctx, 1); !slices.Equal(m, []string{"direct_debit", "bank_transfer"}) {
+		if m, _ := env.svc.PaymentMethods(ctx, 1); !slices.Equal(m, []string{"bank_transfer", "direct_debit"}) {
 			t.Fatalf("members are offered %v", m)
 		}
 		// A viewer cannot change them.

@@ -17,7 +17,7 @@ import (
 // setupSections are the setup's sections and a form each one shows.
 var setupSections = []struct{ slug, form string }{
 	{"organisation", "org-form"}, {"languages", "languages-form"}, {"payments", "payments-form"}, {"messages", "messages-form"},
-	{"memberships", "type-form"}, {"staff", "staff-add-form"}, {"api-keys", "api-key-form"},
+	{"memberships", "type-form"}, {"staff", "staff-add-form"}, {"api-keys", "api-key-form"}, {"data-protection", "retention-form"},
 }
 
 // TestStaffSetupSections: /staff/setup lists the sections; each section
