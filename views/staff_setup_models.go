@@ -35,7 +35,7 @@ type StaffSetupModel struct {
 	// Retention is the data protection section's retention settings
 	// (staff_privacy.templ).
 	Retention StaffRetentionForm
-	Messages       StaffMessagesForm
+	Messages  StaffMessagesForm
 	// ToDo lists club texts missing in an enabled language.
 	ToDo []StaffTextToDo
 	// APIKeys are the organisation's admin API keys, KeyForm makes one
