@@ -199,32 +199,13 @@ func (s *Server) staffSaveRetention(c echo.Context) error {
 	}
 	errs := map[string]string{}
 	var change engine.RetentionSettingsChange
-	for name, dst := range map[string]**int{"personSeasons": &change.PersonSeasons, "answerMonths": &change.AnswerMonths,
-		"messageDays": &change.MessageDays, "accessLogDays": &change.AccessLogDays} {
-		v := formField(form, name)
-		if v == nil {
-			continue
-		}
-		n := 0 // empty: the default
-		if strings.TrimSpace(*v) != "" {
-			if n, err = strconv.Atoi(strings.TrimSpace(*v)); err != nil {
-				errs[name] = views.StaffPrivacyTextIn(c.Request().Context()).NotANumber
-				continue
-			}
-		}
-		*dst = &n
-	}
+	formNumbers(form, map[string]**int{"personSeasons": &change.PersonSeasons, "answerMonths": &change.AnswerMonths,
+		"messageDays": &change.MessageDays, "accessLogDays": &change.AccessLogDays}, errs, views.StaffPrivacyTextIn(c.Request().Context()).NotANumber)
 	if len(errs) > 0 {
 		return s.renderSetup(c, setupDataProtection, http.StatusUnprocessableEntity, func(m *views.StaffSetupModel) { show(m, errs) })
 	}
 	if _, err := s.engine.StaffUpdateRetentionSettings(c.Request().Context(), u.actor(), u.OrganisationID, change); err != nil {
-		// The engine names the fields as the admin API does ("retention.messageDays").
-		if e, ok := engine.AsError(err); ok {
-			for i := range e.Fields {
-				e.Fields[i].Field = strings.TrimPrefix(e.Fields[i].Field, "retention.")
-			}
-		}
-		return s.staffSetupProblem(c, setupDataProtection, err, show)
+		return s.staffSetupProblem(c, setupDataProtection, withoutFieldPrefix(err, "retention."), show)
 	}
 	return staffSetupDone(c, setupDataProtection, flashRetention)
 }

@@ -233,21 +233,8 @@ func (s *Server) staffSaveMessages(c echo.Context) error {
 		}
 		change.UnpaidReminderDays = &days
 	}
-	for name, dst := range map[string]**int{"expiryReminderDays": &change.ExpiryReminderDays, "resumeAfterHours": &change.ResumeAfterHours,
-		"renewalLeadDays": &change.RenewalLeadDays} {
-		v := formField(form, name)
-		if v == nil {
-			continue
-		}
-		n := 0 // empty: the default
-		if strings.TrimSpace(*v) != "" {
-			if n, err = strconv.Atoi(strings.TrimSpace(*v)); err != nil {
-				errs[name] = t.NotANumber
-				continue
-			}
-		}
-		*dst = &n
-	}
+	formNumbers(form, map[string]**int{"expiryReminderDays": &change.ExpiryReminderDays, "resumeAfterHours": &change.ResumeAfterHours,
+		"renewalLeadDays": &change.RenewalLeadDays}, errs, t.NotANumber)
 	change.SenderName, change.ReplyTo = formField(form, "senderName"), formField(form, "replyTo")
 	if change.ReplyTo != nil {
 		*change.ReplyTo = strings.TrimSpace(*change.ReplyTo)
@@ -256,15 +243,41 @@ func (s *Server) staffSaveMessages(c echo.Context) error {
 		return s.renderSetup(c, setupMessages, http.StatusUnprocessableEntity, func(m *views.StaffSetupModel) { show(m, errs) })
 	}
 	if _, err := s.engine.StaffUpdateMessageSettings(c.Request().Context(), u.actor(), u.OrganisationID, change); err != nil {
-		// The engine names the fields as the admin API does ("messages.replyTo").
-		if e, ok := engine.AsError(err); ok {
-			for i := range e.Fields {
-				e.Fields[i].Field = strings.TrimPrefix(e.Fields[i].Field, "messages.")
-			}
-		}
-		return s.staffSetupProblem(c, setupMessages, err, show)
+		return s.staffSetupProblem(c, setupMessages, withoutFieldPrefix(err, "messages."), show)
 	}
 	return staffSetupDone(c, setupMessages, flashMessagesSaved)
+}
+
+// formNumbers reads the whole numbers of a settings form into their
+// change fields: an absent field stays nil (unchanged), an empty one is 0
+// (the default), anything else not a number is an error at its field.
+func formNumbers(form url.Values, fields map[string]**int, errs map[string]string, notANumber string) {
+	for name, dst := range fields {
+		v := formField(form, name)
+		if v == nil {
+			continue
+		}
+		n := 0
+		if text := strings.TrimSpace(*v); text != "" {
+			var err error
+			if n, err = strconv.Atoi(text); err != nil {
+				errs[name] = notANumber
+				continue
+			}
+		}
+		*dst = &n
+	}
+}
+
+// withoutFieldPrefix names an engine error's fields as the setup form
+// does: the engine names them as the admin API ("messages.replyTo").
+func withoutFieldPrefix(err error, prefix string) error {
+	if e, ok := engine.AsError(err); ok {
+		for i := range e.Fields {
+			e.Fields[i].Field = strings.TrimPrefix(e.Fields[i].Field, prefix)
+		}
+	}
+	return err
 }
 
 // typeForm is the membership type form: the type chosen by ?edit_type=
