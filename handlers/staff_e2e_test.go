@@ -2,11 +2,15 @@ package handlers_test
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/csv"
 	"fmt"
 	"os"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/chromedp/chromedp"
 
 	"portal/engine"
 	"portal/engine/dbtest"
@@ -64,8 +68,9 @@ func (env *staffEnv) staffBrowserSignIn(b *e2eBrowser, email, next string) {
 // TestE2EStaffPages: a registrar finds a household and resends its
 // payment link; the treasurer's day: from the overview to the open
 // payments, a part of the bank transfer, then the rest, the registration
-// completes, the confirmation goes out and the audit log names both
-// captures, all in Chromium, with axe on
+// completes, the confirmation goes out, the audit log names both
+// captures and the year-end CSV and PDF (downloaded by the browser and
+// parsed) say what was paid, all in Chromium, with axe on
 // every staff page. PORTAL_DOCS_SCREENSHOTS=1 also writes docs/STAFF.md's
 // docs/img/staff-registration.png (the other staff screenshots come from
 // TestE2EStaffLayout, make screenshots-staff).
@@ -171,6 +176,27 @@ func TestE2EStaffPages(t *testing.T) {
 	b.navigate("/staff/year-report")
 	b.waitVisible(`[data-testid=year-report-summary]`)
 	b.checkPage("staff-year-report")
+	// Its downloads, as the treasurer's browser gets them: the CSV and the
+	// PDF say the one registration paid, 184.50.
+	csvText := e2eRun(b, "download the year-end CSV", chromedp.Evaluate[string](
+		`fetch(document.querySelector('a[href*="year-report.csv"]').href).then(r => r.text())`, chromedp.EvalAwaitPromise))
+	recs, err := csv.NewReader(strings.NewReader(csvText)).ReadAll()
+	if got, _ := csvFigure(recs, "Summary", "Paid orders", "Amount"); err != nil || got != "184.50" {
+		t.Errorf("year-end CSV: paid orders %q (%v):\n%s", got, err, csvText)
+	}
+	if got, _ := csvFigure(recs, "Summary", "Income", "Amount"); got != "184.50" {
+		t.Errorf("year-end CSV: income %q", got)
+	}
+	pdf64 := e2eRun(b, "download the year-end PDF", chromedp.Evaluate[string](
+		`fetch(document.querySelector('a[href*="year-report.pdf"]').href).then(r => r.arrayBuffer()).then(buf => {
+			let s = ""; for (const c of new Uint8Array(buf)) s += String.fromCharCode(c); return btoa(s); })`, chromedp.EvalAwaitPromise))
+	pdfBytes, err := base64.StdEncoding.DecodeString(pdf64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text := pdfText(t, pdfBytes); !strings.Contains(text, "Year-end report") || !strings.Contains(text, "184.50") {
+		t.Errorf("year-end PDF:\n%s", text)
+	}
 	// The open payments are empty now.
 	b.navigate("/staff/open-payments")
 	b.waitVisible(`[data-testid=staff-main]`)
