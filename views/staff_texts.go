@@ -17,7 +17,7 @@ type StaffTexts struct {
 	// Confirm before destroy
 	ConfirmTitle, ConfirmButton, Cancel string
 	// Audit log
-	AuditTitle, AuditIntro, AuditWhen, AuditWho, AuditWhat, AuditTarget, AuditChange, AuditBefore, AuditAfter,
+	AuditTitle, AuditIntro,
 	AuditEmpty, AuditOlder string
 	// Roles, for display
 	RoleViewer, RoleRegistrar, RoleTreasurer, RoleAdmin string
@@ -35,8 +35,8 @@ type StaffTexts struct {
 	DoneResentConfirmation, DoneResentLink, DoneReset, DoneCancelled, DoneCaptured, DoneCapturedProblem, DoneCapturedPartial, DoneCapturedSecond, DoneRefunded,
 	BadAmount, BadDate, BadFilter string
 	// Overview
-	OvTitle, OvShow, OvRegistrations, OvMoney, OvExpected, OvReceived, OvRefunded, OvAttention, OvJobs, OvByType, OvByAge,
-	OvChart, OvChartRegistrations, OvChartPayments, OvChartMax, OvChartSummary, OvNoPeriod string
+	OvTitle, OvShow, OvRegistrations, OvMoney, OvExpected, OvReceived, OvRefunded, OvAttention, OvJobs,
+	OvChart, OvChartRegistrations, OvChartPayments, OvChartSummary, OvNoPeriod string
 }
 
 // StaffText holds the staff pages' texts in English.
@@ -77,17 +77,10 @@ var StaffText = StaffTexts{
 	ConfirmButton: "Yes, do it",
 	Cancel:        "Cancel",
 
-	AuditTitle:  "Audit log",
-	AuditIntro:  "Every change made by staff, newest first. Entries cannot be changed or deleted.",
-	AuditWhen:   "When",
-	AuditWho:    "Who",
-	AuditWhat:   "Action",
-	AuditTarget: "Target",
-	AuditChange: "Change",
-	AuditBefore: "Before",
-	AuditAfter:  "After",
-	AuditEmpty:  "No changes recorded yet.",
-	AuditOlder:  "Older entries",
+	AuditTitle: "Audit log",
+	AuditIntro: "Every change made by staff, newest first. Entries cannot be changed or deleted.",
+	AuditEmpty: "No changes recorded yet.",
+	AuditOlder: "Older entries",
 
 	RoleViewer:    "Viewer",
 	RoleRegistrar: "Registrar",
@@ -180,12 +173,9 @@ var StaffText = StaffTexts{
 	OvRefunded:           "Refunded",
 	OvAttention:          "Payments needing attention",
 	OvJobs:               "Failed jobs (e-mails and other background work)",
-	OvByType:             "Members by membership type",
-	OvByAge:              "Members by age group",
 	OvChart:              "Registrations and payments per day",
 	OvChartRegistrations: "Registrations started",
 	OvChartPayments:      "Payments received",
-	OvChartMax:           "highest day:",
 	OvChartSummary:       "%d registrations started and %d payments received in the last %d days",
 	OvNoPeriod:           "This organisation has no membership period yet.",
 }
