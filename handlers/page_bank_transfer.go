@@ -13,19 +13,24 @@ import (
 )
 
 // bankTransferOf returns the bank transfer a registration's pay link asks
-// for, or nil when the organisation pays another way. Only for bank
-// transfer is the pay link followed here: for an online provider that
-// would open a checkout on every load of the done page.
+// for, or nil when the order is paid another way: by the method the
+// member chose, else the organisation's default. Only for bank transfer
+// is the pay link followed here: for an online provider that would open
+// a checkout on every load of the done page.
 func (s *Server) bankTransferOf(ctx context.Context, organisationID int64, payLink string) (*views.BankTransferModel, error) {
 	if payLink == "" {
 		return nil, nil //nolint:nilnil // no link yet: nothing to show
 	}
-	if _, ok := s.engine.ProviderFor(organisationID).(*banktransfer.Provider); !ok {
-		return nil, nil //nolint:nilnil // paid online: the page links to the checkout
-	}
 	u, err := url.Parse(payLink)
 	if err != nil {
 		return nil, fmt.Errorf("pay link: %w", err)
+	}
+	provider := s.engine.ProviderFor(organisationID)
+	if choice, err := s.engine.PayLinkMethods(ctx, u.Query().Get("reference")); err == nil {
+		provider = s.engine.MethodProvider(organisationID, choice.Current)
+	}
+	if _, ok := provider.(*banktransfer.Provider); !ok {
+		return nil, nil //nolint:nilnil // paid another way: the page links to it
 	}
 	p, err := s.engine.FollowPayLink(ctx, u.Query().Get("reference"))
 	if err != nil {

@@ -94,6 +94,11 @@ func TestReviewOffersPaymentMethods(t *testing.T) {
 		if err := db.NewSelect().Model(&attempts).Order("id ASC").Scan(t.Context()); err != nil || len(attempts) != 1 || attempts[0].Provider != "bank_transfer" {
 			t.Fatalf("attempts %+v %v", attempts, err)
 		}
+		// The done page shows the transfer the member chose, although the
+		// club's default is another method.
+		if done := env.get(c, "/membership/register/1/done"); done.testid("bank-transfer").Length() != 1 {
+			t.Fatalf("the done page does not show the chosen bank transfer:\n%s", done.body)
+		}
 
 		// The pay link offers the methods again, the order's checked.
 		pay := env.get(c, "/pay/"+orders[0].PayReference)
