@@ -63,7 +63,7 @@ func TestStaffAuditReadable(t *testing.T) {
 		if ch := squash(role.Find(`[data-testid="audit-change-value"]`).Text()); !strings.Contains(ch, "Treasurer → Administrator") {
 			t.Errorf("role change: %q", ch)
 		}
-		if a := role.Find(`a[data-testid="audit-target"]`); !strings.Contains(a.Text(), "treasurer@example.org") || a.AttrOr("href", "") != "/staff/setup" {
+		if a := role.Find(`a[data-testid="audit-target"]`); !strings.Contains(a.Text(), "treasurer@example.org") || a.AttrOr("href", "") != "/staff/setup/staff" {
 			t.Errorf("role change's record: %q → %q", a.Text(), a.AttrOr("href", ""))
 		}
 		if who := squash(role.Find(`[data-testid="audit-who"]`).Text()); who != "Staff admin (admin@example.org)" {

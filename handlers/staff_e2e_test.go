@@ -144,7 +144,8 @@ func TestE2EStaffPages(t *testing.T) {
 	b.checkPage("staff-captured-part")
 	// The rest, as the form offers it.
 	b.typeInto(`#note`, "statement 42")
-	b.clickTo(`[data-testid=capture-submit]`, `[data-testid=staff-flash]`)
+	// The part's page has a flash too: wait for what only the rest brings.
+	b.clickTo(`[data-testid=capture-submit]`, `[data-testid=detail-summary] [data-testid=state][data-state=paid]`)
 	if st := b.attr(`[data-testid=detail-summary] [data-testid=state]`, "data-state"); st != "paid" {
 		t.Fatalf("state after the rest: %s", st)
 	}
