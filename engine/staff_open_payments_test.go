@@ -79,7 +79,7 @@ func BenchmarkOpenPayments(b *testing.B) {
 	db := dbtest.Postgres(b)
 	seedSeason(b, db, 10000)
 	seedOrderMessages(b, db)
-	if _, err := db.ExecContext(context.Background(), "ANALYZE"); err != nil {
+	if _, err := db.ExecContext(context.Background(), "ANALYZE outbox_messages"); err != nil {
 		b.Fatal(err)
 	}
 	svc := engine.NewService(db, nil)
