@@ -34,7 +34,28 @@ type DebitMandate struct {
 	TextVersion    string     `bun:"text_version,notnull"`
 	SignedAt       time.Time  `bun:"signed_at,notnull"`
 	RevokedAt      *time.Time `bun:"revoked_at"`
+	// EndReason says why a mandate ended (MandateEnd...); "" while it holds.
+	EndReason string `bun:"end_reason,notnull"`
+	// PreviousIBAN and PreviousBIC are the account before the member
+	// changed it (AmendedAt), stated once in the next collection file
+	// and cleared when that file is sent.
+	PreviousIBAN string     `bun:"previous_iban,notnull"`
+	PreviousBIC  string     `bun:"previous_bic,notnull"`
+	AmendedAt    *time.Time `bun:"amended_at"`
+	// LastCollectedAt is when a debit under the mandate was last sent to
+	// the bank: a mandate unused for 36 months expires.
+	LastCollectedAt *time.Time `bun:"last_collected_at"`
 }
+
+// Why a mandate ended (DebitMandate.EndReason).
+const (
+	MandateEndRevokedByMember = "revoked_by_member"
+	MandateEndRevokedByStaff  = "revoked_by_staff"
+	MandateEndExpired         = "expired"
+	// MandateEndReturnPrefix is followed by the return reason code
+	// (AC04, AC06, MD01) of a returned debit that ends the mandate.
+	MandateEndReturnPrefix = "return:"
+)
 
 // MandateTextVersion names the wording of the mandate texts below; a
 // stored mandate keeps the version it was signed in.
@@ -213,7 +234,11 @@ func (s *Service) GiveMandate(ctx context.Context, orderReference string, in Man
 		if _, err := tx.NewUpdate().Model(m).Column("reference", "text", "text_version").WherePK().Exec(ctx); err != nil {
 			return fmt.Errorf("store mandate: %w", err)
 		}
-		res, err := tx.NewUpdate().Model((*Order)(nil)).Set("debit_mandate_id = ?", m.ID).
+		due, err := debitDueFor(ctx, tx, order.OrganisationID, now)
+		if err != nil {
+			return err
+		}
+		res, err := tx.NewUpdate().Model((*Order)(nil)).Set("debit_mandate_id = ?", m.ID).Set("debit_due_on = ?", due).
 			Where("id = ? AND status = ? AND debit_mandate_id IS NULL", order.ID, OrderUnpaid).Exec(ctx)
 		if err != nil {
 			return fmt.Errorf("link mandate: %w", err)

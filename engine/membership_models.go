@@ -204,8 +204,11 @@ type Order struct {
 	PaymentMethod string `bun:"payment_method,notnull"`
 	// DebitMandateID is the SEPA mandate a direct-debit order is
 	// collected under (debit_mandates.go); nil before one is given.
-	DebitMandateID *int64      `bun:"debit_mandate_id"`
-	Lines          []OrderLine `bun:"rel:has-many,join:id=order_id"`
+	DebitMandateID *int64 `bun:"debit_mandate_id"`
+	// DebitDueOn is the date a direct-debit order is to be collected
+	// (debit_collection.go), set when its mandate is given; nil before.
+	DebitDueOn *time.Time  `bun:"debit_due_on,type:date"`
+	Lines      []OrderLine `bun:"rel:has-many,join:id=order_id"`
 }
 
 // OrderLine is one frozen price component of an order.

@@ -66,8 +66,15 @@ type PaymentSettings struct {
 	DebitPrenotificationDays int `bun:"debit_prenotification_days,notnull"`
 	// DebitFileVersion is the pain.008 version of the collection files;
 	// "" for DebitFileV08.
-	DebitFileVersion string    `bun:"debit_file_version,notnull"`
-	UpdatedAt        time.Time `bun:"updated_at,notnull"`
+	DebitFileVersion string `bun:"debit_file_version,notnull"`
+	// DebitCollectionDay is the day of the month the club collects (1 to
+	// 28); 0 collects on the first TARGET business day the
+	// pre-notification period allows (debitDueDate).
+	DebitCollectionDay int `bun:"debit_collection_day,notnull"`
+	// DebitReturnFeeMinor is the fee the club's bank charges for a
+	// returned debit, added to the order it returned; 0 for none.
+	DebitReturnFeeMinor int64     `bun:"debit_return_fee_minor,notnull"`
+	UpdatedAt           time.Time `bun:"updated_at,notnull"`
 }
 
 // methodList is the payment methods the settings offer, the default

@@ -1,0 +1,10 @@
+DROP TABLE IF EXISTS debits;
+DROP TABLE IF EXISTS debit_runs;
+ALTER TABLE debit_mandates DROP COLUMN end_reason;
+ALTER TABLE debit_mandates DROP COLUMN last_collected_at;
+ALTER TABLE debit_mandates DROP COLUMN amended_at;
+ALTER TABLE debit_mandates DROP COLUMN previous_bic;
+ALTER TABLE debit_mandates DROP COLUMN previous_iban;
+ALTER TABLE orders DROP COLUMN debit_due_on;
+ALTER TABLE organisation_payment_settings DROP COLUMN debit_return_fee_minor;
+ALTER TABLE organisation_payment_settings DROP COLUMN debit_collection_day;
