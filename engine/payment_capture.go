@@ -279,12 +279,16 @@ type StatementLine struct {
 // StatementImport is what an import did.
 type StatementImport struct {
 	Message, MessageID string
-	// OtherAccounts counts credits to accounts other than Account;
-	// AlreadyImported credits captured or kept by an earlier import (by
-	// the organisation, account and credit key), both left out of Lines; NotCredits the entries that are not
-	// booked credits.
+	// OtherAccounts counts credits and returned debits to accounts other
+	// than Account; AlreadyImported credits captured or kept by an earlier
+	// import (by the organisation, account and credit key) and returned
+	// debits applied before (debit_returns.go), both left out of Lines and
+	// Returns; NotCredits the entries that are not booked credits.
 	OtherAccounts, AlreadyImported, NotCredits int
 	Lines                                      []StatementLine
+	// Returns are the returned direct debits to Account
+	// (debit_returns.go): taken back, unknown, or a problem for staff.
+	Returns []ReturnLine
 }
 
 // ImportStatement matches a bank statement's credits to the account
@@ -297,13 +301,20 @@ type StatementImport struct {
 // re-running an import captures nothing twice. Unknown credits, and
 // second payments for a payment already paid, are kept (once, by the
 // bank's id) as unmatched credits for a treasurer (ResolveCredit); a
-// credit listed twice in the file is only listed.
+// credit listed twice in the file is only listed. Returned direct debits
+// in the statement take their debits back (importReturns), once each; a
+// return naming no debit of the club is reported in Returns and changes
+// nothing, while the rest of the statement still imports.
 func (s *Service) ImportStatement(ctx context.Context, st banking.Statement, opt StatementOptions) (_ *StatementImport, err error) {
 	defer classifyUnavailable(&err)
 	if opt.Account == "" {
 		return nil, Errorf(CodeInvalid, "the account to import for is required (PORTAL_BANK_IBAN)")
 	}
 	rep := &StatementImport{Message: st.Message, MessageID: st.MessageID, NotCredits: st.Skipped}
+	// Returned debits first: a return and a credit in one statement are
+	// independent, and each return is its own transaction as each
+	// capture is.
+	s.importReturns(ctx, st, opt, rep)
 	mine := st.CreditsTo(string(opt.Account))
 	rep.OtherAccounts = len(st.Credits) - len(mine)
 	if len(mine) == 0 {

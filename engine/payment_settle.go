@@ -201,8 +201,10 @@ var errOtherAccount = errors.New("the attempt was made with another account")
 // settle applies a verified confirmation to its attempt, in one transaction
 // with the record of the confirmation (a provider event id once).
 // Settling is idempotent and monotonic: a succeeded attempt never changes
-// again, a failed or cancelled one only to succeeded (the provider took the
-// money after all), and a duplicate or late event changes nothing.
+// again here, a failed or cancelled one only to succeeded (the provider took the
+// money after all), and a duplicate or late event changes nothing. (The
+// one way back from succeeded is a returned direct debit, which the
+// statement import applies: debit_returns.go; its attempt stays failed.)
 //
 // success for an unpaid order: the order is paid, the memberships active,
 // the instance COMPLETED, one confirmation queued, the order's other open
@@ -328,6 +330,12 @@ func (s *Service) settle(ctx context.Context, provider PaymentProvider, c Paymen
 		if p.Status == PaymentSucceeded {
 			res.Replayed = true
 			return nil
+		}
+		if returned, err := debitReturnedFor(ctx, tx, p); err != nil || returned {
+			// The bank gave a returned debit's money back: a later success
+			// (its run marked sent after the return) changes nothing.
+			res.Replayed = returned
+			return err
 		}
 		// The provider took the money, even for an attempt we had closed
 		// (the member cancelled, a reset, an expiry): it counts.

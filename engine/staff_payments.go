@@ -19,6 +19,10 @@ const (
 	// AttentionSecondPayment: the attempt succeeded for an order already
 	// paid or cancelled; the money is due back to the member.
 	AttentionSecondPayment = "second_payment"
+	// AttentionDebitReturned: the attempt was a direct debit the bank
+	// returned (debit_returns.go) and its order is still unpaid: the
+	// member was told, and may need a word from the treasurer.
+	AttentionDebitReturned = "debit_returned"
 	// AttentionPendingTooLong: the attempt is still open after the
 	// threshold; the member may need a reminder, or the transfer a look.
 	AttentionPendingTooLong = "pending_too_long"
@@ -38,6 +42,9 @@ type AttentionPayment struct {
 	// transfer; MarkRefundPaidBack once done). A second payment through a
 	// provider is refunded by the portal's jobs.
 	RefundByHand bool
+	// ReturnCode is the bank's reason of a returned debit
+	// (AttentionDebitReturned; banking.ReturnReasonText says it in words).
+	ReturnCode string
 }
 
 // AttentionQuery says whose attempts PaymentsNeedingAttention lists.
@@ -54,9 +61,10 @@ type AttentionQuery struct {
 
 // PaymentsNeedingAttention lists the payment attempts that need a person:
 // a confirmation whose amount or currency did not match an order still
-// unpaid, money due back (a second payment), or an attempt pending since
-// before q.PendingSince. Problems first, then refunds due, then oldest
-// first. The staff payments page, the admin API and `portal payments
+// unpaid (or a direct debit return that did not match its debit), money
+// due back (a second payment), a returned direct debit whose order is
+// unpaid, or an attempt pending since before q.PendingSince. Problems
+// first, then refunds due, then returned debits, then oldest first. The staff payments page, the admin API and `portal payments
 // attention` list them; the season overview counts them.
 func (s *Service) PaymentsNeedingAttention(ctx context.Context, q AttentionQuery) (_ []AttentionPayment, err error) {
 	defer classifyUnavailable(&err)
@@ -65,7 +73,7 @@ func (s *Service) PaymentsNeedingAttention(ctx context.Context, q AttentionQuery
 	}
 	var pays []Payment
 	sel := s.attentionQuery(ctx, s.db.NewSelect().Model(&pays), q).
-		OrderExpr("CASE WHEN problem <> '' THEN 0 WHEN refund_status = ? THEN 1 ELSE 2 END, created_at, id", RefundDue).
+		OrderExpr("CASE WHEN problem <> '' THEN 0 WHEN refund_status = ? THEN 1 WHEN status = ? THEN 2 ELSE 3 END, created_at, id", RefundDue, PaymentFailed).
 		Limit(int64(q.Limit))
 	if err := sel.Scan(ctx); err != nil {
 		return nil, fmt.Errorf("payments needing attention: %w", err)
@@ -85,14 +93,20 @@ func (s *Service) PaymentsNeedingAttention(ctx context.Context, q AttentionQuery
 	for _, o := range orders {
 		byID[o.ID] = o
 	}
+	returns, err := returnCodesOf(ctx, s.db, pays)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]AttentionPayment, 0, len(pays))
 	for _, p := range pays {
 		a := AttentionPayment{Payment: p, Order: byID[p.OrderID], Reason: AttentionPendingTooLong}
 		switch {
-		case p.Problem != "" && a.Order.Status == OrderUnpaid:
+		case p.Problem != "" && (a.Order.Status == OrderUnpaid || p.Provider == DirectDebitProvider):
 			a.Reason = AttentionProblem
 		case p.RefundStatus == RefundDue:
 			a.Reason, a.RefundByHand = AttentionSecondPayment, p.RefundManual
+		case p.Status == PaymentFailed:
+			a.Reason, a.ReturnCode = AttentionDebitReturned, returns[p.ID]
 		}
 		out = append(out, a)
 	}
@@ -128,7 +142,12 @@ func (s *Service) attentionQuery(ctx context.Context, sel *bun.SelectQuery, q At
 	}
 	return sel.WhereGroup(" AND ", func(w *bun.SelectQuery) *bun.SelectQuery {
 		return w.Where("problem <> '' AND order_id IN (SELECT id FROM orders WHERE status = ?)", OrderUnpaid).
+			// A return that did not match its debit: the order stays paid.
+			WhereOr("problem <> '' AND provider = ? AND status = ?", DirectDebitProvider, PaymentSucceeded).
 			WhereOr("refund_status = ?", RefundDue).
+			// A returned debit, until its order is paid (or cancelled).
+			WhereOr("status = ? AND provider = ? AND order_id IN (SELECT id FROM orders WHERE status = ?) AND id IN (SELECT payment_id FROM debits WHERE status = ?)",
+				PaymentFailed, DirectDebitProvider, OrderUnpaid, DebitReturned).
 			WhereOr("status = ? AND created_at < ?", PaymentPending, q.PendingSince.UTC())
 	})
 }
@@ -145,4 +164,28 @@ func (s *Service) auditConfirmation(ctx context.Context, tx bun.IDB, actor Actor
 	return s.Audit(ctx, tx, actor, AuditEntry{OrganisationID: order.OrganisationID, Action: "payment.capture",
 		TargetType: "registration", TargetID: fmt.Sprint(instance), InstanceID: &instance,
 		Before: map[string]any{"payment": string(p.Status), "order": string(order.Status)}, After: after})
+}
+
+// returnCodesOf are the reason codes of the returned debits of pays, by
+// payment id.
+func returnCodesOf(ctx context.Context, db bun.IDB, pays []Payment) (map[int64]string, error) {
+	var ids []int64
+	for _, p := range pays {
+		if p.Provider == DirectDebitProvider && p.Status == PaymentFailed {
+			ids = append(ids, p.ID)
+		}
+	}
+	out := make(map[int64]string, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	var debits []Debit
+	if err := db.NewSelect().Model(&debits).Column("payment_id", "return_code").
+		Where("payment_id IN (?) AND status = ?", bun.List(ids), DebitReturned).Scan(ctx); err != nil {
+		return nil, fmt.Errorf("returned debits of payments needing attention: %w", err)
+	}
+	for _, d := range debits {
+		out[d.PaymentID] = d.ReturnCode
+	}
+	return out, nil
 }

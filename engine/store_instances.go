@@ -119,3 +119,39 @@ func openCondition(status string) string {
 	return status + " <> '" + string(StateCompleted) + "' AND " + status + " <> '" + string(StateCancelled) + "' AND " +
 		status + " <> '" + string(StateFailed) + "'"
 }
+
+// reopenInstance is completeInstance undone, for a registration whose
+// money went back (a returned direct debit): COMPLETED back to DONE,
+// committed and awaiting payment, where the reminders, the open payments
+// and the pay link find it. Unless the household has started another
+// registration of the same period and process since: DONE is open, and
+// the unique index process_instances_one_open allows one open instance
+// (on PostgreSQL the violation would abort the caller's transaction), so
+// the instance then stays COMPLETED (reopened false) while its order and
+// memberships are unpaid again; paying the order still completes them.
+func reopenInstance(ctx context.Context, db bun.IDB, instanceID int64, now time.Time) (reopened bool, err error) {
+	inst := new(ProcessInstance)
+	if err := db.NewSelect().Model(inst).Column("id", "status", "user_key", "related_entity_type", "related_entity_id", "definition_key").
+		Where("id = ?", instanceID).Scan(ctx); err != nil {
+		return false, notFoundOr(err, "registration")
+	}
+	if inst.Status != StateCompleted {
+		return false, nil
+	}
+	other, err := db.NewSelect().Model((*ProcessInstance)(nil)).
+		Where("user_key = ? AND related_entity_type = ? AND related_entity_id = ? AND definition_key = ? AND id <> ?",
+			inst.UserKey, inst.RelatedEntityType, inst.RelatedEntityID, inst.DefinitionKey, inst.ID).
+		Where(openCondition("status")).Exists(ctx)
+	if err != nil {
+		return false, fmt.Errorf("look for another open registration: %w", err)
+	}
+	if other {
+		return false, nil
+	}
+	if _, err := db.NewUpdate().Model((*ProcessInstance)(nil)).Set("status = ?", StateDone).Set("end_time = NULL").
+		Set("version = version + 1").Set("updated_at = ?", now).
+		Where("id = ? AND status = ?", instanceID, StateCompleted).Exec(ctx); err != nil {
+		return false, fmt.Errorf("reopen process instance: %w", err)
+	}
+	return true, nil
+}

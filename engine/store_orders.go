@@ -82,3 +82,42 @@ func markOrderPaid(ctx context.Context, db bun.IDB, orderID int64, now time.Time
 	}
 	return nil
 }
+
+// markOrderUnpaid is markOrderPaid undone, for an order whose money went
+// back (a returned direct debit): unpaid again, and no longer due for
+// collection until the member confirms it again on the pay link.
+// Anything but exactly one row changed is a defect: the caller holds the
+// instance lock and read the order paid.
+func markOrderUnpaid(ctx context.Context, db bun.IDB, orderID int64) error {
+	r, err := db.NewUpdate().Model((*Order)(nil)).Set("status = ?", OrderUnpaid).Set("paid_at = NULL").Set("debit_due_on = NULL").
+		Where("id = ? AND status = ?", orderID, OrderPaid).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("mark order unpaid: %w", err)
+	}
+	if n, err := r.RowsAffected(); err != nil || n != 1 {
+		return fmt.Errorf("mark order %d unpaid: %d rows changed", orderID, n)
+	}
+	return nil
+}
+
+// addOrderLine appends a line to an order (numbered after its last) and
+// raises the order's total by its amount, so that the next payment
+// attempt, made from the total, asks for it too.
+func addOrderLine(ctx context.Context, db bun.IDB, order *Order, line OrderLine) error {
+	var last int
+	if err := db.NewSelect().Model((*OrderLine)(nil)).ColumnExpr("COALESCE(MAX(line_no), 0)").
+		Where("order_id = ?", order.ID).Scan(ctx, &last); err != nil {
+		return fmt.Errorf("number the order line: %w", err)
+	}
+	line.OrderID, line.LineNo = order.ID, last+1
+	if _, err := db.NewInsert().Model(&line).Exec(ctx); err != nil {
+		return fmt.Errorf("add order line: %w", err)
+	}
+	if _, err := db.NewUpdate().Model((*Order)(nil)).Set("total_minor = total_minor + ?", line.AmountMinor).
+		Where("id = ?", order.ID).Exec(ctx); err != nil {
+		return fmt.Errorf("raise the order total: %w", err)
+	}
+	order.Lines = append(order.Lines, line)
+	order.TotalMinor += line.AmountMinor
+	return nil
+}

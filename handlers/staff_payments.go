@@ -72,6 +72,11 @@ func (s *Server) staffAttentionRow(c echo.Context, a engine.AttentionPayment) vi
 		row.Reason, row.Detail = staffOpsTextIn(c).AttentionProblem, p.Problem
 	case engine.AttentionSecondPayment:
 		row.Reason = staffOpsTextIn(c).AttentionSecond
+	case engine.AttentionDebitReturned:
+		row.Reason, row.Detail = staffOpsTextIn(c).AttentionReturned, banking.ReturnReasonText(a.ReturnCode, langOf(c).Code)
+		if a.ReturnCode != "" {
+			row.Detail += " (" + a.ReturnCode + ")"
+		}
 	default:
 		row.Reason = staffOpsTextIn(c).AttentionPending
 	}
@@ -85,8 +90,16 @@ func (s *Server) staffAttentionRow(c echo.Context, a engine.AttentionPayment) vi
 // others' payers and could match their money to its own orders by amount,
 // so that statement is the operator's to import (portal payments import).
 func (s *Server) bankAccountOf(ctx context.Context, orgID int64) banking.IBAN {
-	if ps, err := s.engine.PaymentSettings(ctx, orgID); err != nil || ps.BankIBAN == "" {
+	ps, err := s.engine.PaymentSettings(ctx, orgID)
+	if err != nil || ps.BankIBAN == "" {
 		return ""
+	}
+	if ps.DebitCreditorID != "" {
+		// The club collects direct debits to its own account: its
+		// statement carries their returns (debit_returns.go).
+		if iban, err := banking.ParseIBAN(ps.BankIBAN); err == nil {
+			return iban
+		}
 	}
 	bt, ok := s.engine.ProviderFor(orgID).(*banktransfer.Provider)
 	if !ok {
@@ -146,7 +159,61 @@ func (s *Server) staffImportStatement(c echo.Context) error {
 			m.Unmatched = append(m.Unmatched, row)
 		}
 	}
+	for _, l := range rep.Returns {
+		row, matched := staffReturnRow(c, l, capture)
+		if matched {
+			m.Matched = append(m.Matched, row)
+		} else {
+			m.Unmatched = append(m.Unmatched, row)
+		}
+	}
 	return staffRender(c, http.StatusOK, views.StaffStatementPage(m))
+}
+
+// staffReturnRow prints one returned direct debit of an import, and
+// whether it was matched to a debit (taken back); an unknown one or one
+// that does not match its debit is a problem, as an unmatched credit is.
+func staffReturnRow(c echo.Context, l engine.ReturnLine, captured bool) (views.StaffCreditRow, bool) {
+	r := l.Return
+	t := staffOpsTextIn(c)
+	row := views.StaffCreditRow{Amount: staffMoney(c, r.AmountMinor, r.Currency), Reference: r.EndToEndID, Kind: "problem"}
+	date := r.BookingDate
+	if date.IsZero() {
+		date = r.ValueDate
+	}
+	if !date.IsZero() {
+		row.Date = staffDate(c, date)
+	}
+	words := banking.ReturnReasonText(r.ReasonCode, langOf(c).Code)
+	if r.ReasonCode != "" {
+		words += " (" + r.ReasonCode + ")"
+	}
+	switch {
+	case l.Err != nil:
+		row.Outcome, row.Result, row.Kind = t.OutcomeReturned, t.LineFailed, "error"
+		if e, ok := engine.AsError(l.Err); ok {
+			row.Result += ": " + e.Message
+		}
+		return row, true
+	case l.Outcome == engine.ReturnUnknown:
+		row.Outcome, row.Result = t.OutcomeReturnUnknown, l.Reason
+		return row, false
+	case l.Outcome == engine.ReturnMismatch:
+		row.Outcome, row.Result = t.OutcomeReturnProblem, l.Reason
+		return row, false
+	}
+	row.Outcome, row.Kind = t.OutcomeReturned+": "+words, "ok"
+	row.Result = t.LineWillReturn
+	if captured {
+		row.Result = t.LineReturned
+		if l.FeeMinor > 0 {
+			row.Result += " " + t.LineReturnFee + " " + staffMoney(c, l.FeeMinor, r.Currency) + "."
+		}
+		if l.MandateEnded {
+			row.Result += " " + t.LineMandateEnded
+		}
+	}
+	return row, true
 }
 
 // staffCreditOutcomes name the match outcomes; those with a payment are

@@ -295,8 +295,32 @@ func importStatement(ctx context.Context, svc *engine.Service, opt engine.Statem
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	// Returned direct debits (debit_returns.go), one line each.
+	for _, l := range rep.Returns {
+		r := l.Return
+		amount := engine.FormatMoney(r.AmountMinor, r.Currency)
+		switch {
+		case l.Err != nil:
+			failed++
+			fmt.Fprintf(stdout, "direct debit return %s (%s): error: %v\n", r.EndToEndID, amount, l.Err)
+		case l.Outcome != engine.ReturnApplied:
+			fmt.Fprintf(stdout, "%s (%s): nothing changed\n", l.Reason, amount)
+		default:
+			what := l.Reason
+			if dryRun {
+				what = "would be taken back: " + banking.ReturnReasonText(r.ReasonCode, "en")
+			}
+			if l.FeeMinor > 0 {
+				what += "; return fee " + engine.FormatMoney(l.FeeMinor, r.Currency) + " added to the order"
+			}
+			if l.MandateEnded {
+				what += "; mandate ended"
+			}
+			fmt.Fprintf(stdout, "direct debit %s (%s, %s): %s (order %d)\n", r.EndToEndID, amount, r.ReasonCode, what, l.OrderID)
+		}
+	}
 	if failed > 0 {
-		return fmt.Errorf("payments import: %d credits could not be captured (see above); run the import again", failed)
+		return fmt.Errorf("payments import: %d credits or returns could not be applied (see above); run the import again", failed)
 	}
 	return nil
 }
