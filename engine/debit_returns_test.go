@@ -1,0 +1,462 @@
+package engine_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"portal/engine"
+	"portal/engine/banking"
+	"portal/engine/dbtest"
+)
+
+// debitFixture is a club collecting by direct debit to demoIBAN, with a
+// return fee of fee cents, and members demo households.
+type debitFixture struct {
+	*fixture
+	dd   namedFake
+	iban banking.IBAN
+}
+
+func newDebitFixture(t *testing.T, db *bun.DB, members int, fee int64) *debitFixture {
+	t.Helper()
+	if err := engine.SeedDemo(context.Background(), db, members, time.Now().UTC()); err != nil {
+		t.Fatalf("seed: %v", err)
+	}
+	dd := namedFake{&fakeProvider{retrieve: map[string]engine.PaymentConfirmation{}}, engine.DirectDebitProvider}
+	fp := &fakeProvider{retrieve: map[string]engine.PaymentConfirmation{}}
+	svc := engine.NewService(db, fp, engine.WithPaymentMethodProviders(func(org int64, m string) engine.PaymentProvider {
+		if m == engine.DirectDebitProvider {
+			return dd
+		}
+		return nil
+	}))
+	f := &debitFixture{fixture: &fixture{t: t, ctx: context.Background(), db: db, svc: svc}, dd: dd}
+	if _, err := svc.SetPaymentSettings(f.ctx, 1, engine.PaymentSettingsChange{BankCreditorName: str("TV Demo 1848 e.V."), BankIBAN: str(demoIBAN),
+		Methods: &[]string{"bank_transfer", engine.DirectDebitProvider}, DebitCreditorID: str(testCreditorID)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.NewUpdate().Model((*engine.PaymentSettings)(nil)).Set("debit_return_fee_minor = ?", fee).
+		Where("organisation_id = 1").Exec(f.ctx); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	if f.iban, err = banking.ParseIBAN(demoIBAN); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// debitMember is one household's committed direct-debit registration.
+type debitMember struct {
+	instance int64
+	order    engine.Order
+	mandate  *engine.DebitMandate
+	payment  engine.Payment
+	debit    engine.Debit
+}
+
+// commitDebit commits a registration of key paid by direct debit in the
+// registration's language and gives its mandate.
+func (f *debitFixture) commitDebit(key, language string) *debitMember {
+	f.t.Helper()
+	form, _ := f.load(key)
+	r := f.start(key, form.People[0].ID)
+	last := r.advanceTo(demoSteps)
+	if _, err := f.svc.Next(f.ctx, r.userKey, engine.NextInput{ProcessID: r.pid, Step: last.Step, People: demoAnswers(last.Step, r.persons),
+		PaymentMethod: engine.DirectDebitProvider}); err != nil {
+		f.t.Fatal(err)
+	}
+	if _, err := f.db.NewUpdate().Model((*engine.ProcessInstance)(nil)).Set("language = ?", language).Where("id = ?", r.id).Exec(f.ctx); err != nil {
+		f.t.Fatal(err)
+	}
+	order := f.orders(r.id)[0]
+	m, err := f.svc.GiveMandate(f.ctx, order.PayReference, engine.MandateInput{Holder: "Account Holder", IBAN: "DE89 3704 0044 0532 0130 00",
+		Consent: true, Language: language})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	ps := f.payments(r.id)
+	if len(ps) != 1 || ps[0].Provider != engine.DirectDebitProvider || ps[0].Status != engine.PaymentPending {
+		f.t.Fatalf("%s: attempts %+v, want one pending direct debit", key, ps)
+	}
+	return &debitMember{instance: r.id, order: f.orders(r.id)[0], mandate: m, payment: ps[0]}
+}
+
+// collect puts the members' debits in one run with status and, for a
+// collected debit, settles its attempt as paid the way a run marked sent
+// does (through the settlement every method uses).
+func (f *debitFixture) collect(status engine.DebitStatus, members ...*debitMember) {
+	f.t.Helper()
+	now := time.Now().UTC()
+	run := &engine.DebitRun{OrganisationID: 1, MessageID: fmt.Sprintf("RUN-%d", now.UnixNano()), FileVersion: "pain.008.001.08", UntilOn: now,
+		Status: engine.DebitRunPrepared, DebitCount: len(members), Currency: "EUR", File: []byte("<Document/>"), CreatedBy: "test", CreatedAt: now}
+	if status == engine.DebitCollected {
+		run.Status, run.SentAt = engine.DebitRunSent, &now
+	}
+	if _, err := f.db.NewInsert().Model(run).Exec(f.ctx); err != nil {
+		f.t.Fatal(err)
+	}
+	for _, m := range members {
+		m.debit = engine.Debit{RunID: run.ID, OrganisationID: 1, OrderID: m.order.ID, PaymentID: m.payment.ID, MandateID: m.mandate.ID,
+			EndToEndID: fmt.Sprintf("E2E-%d", m.order.ID), AmountMinor: m.payment.AmountMinor, Currency: "EUR", DueOn: now,
+			Sequence: banking.SequenceFirst, Status: status}
+		if _, err := f.db.NewInsert().Model(&m.debit).Exec(f.ctx); err != nil {
+			f.t.Fatal(err)
+		}
+		if status != engine.DebitCollected {
+			continue
+		}
+		f.dd.mu.Lock()
+		f.dd.retrieve[m.payment.Reference] = engine.PaymentConfirmation{Reference: m.payment.Reference, Outcome: engine.OutcomeSuccess,
+			AmountMinor: m.payment.AmountMinor, Currency: "EUR", EventID: "collected:" + m.debit.EndToEndID, EventType: "direct_debit.collected"}
+		f.dd.mu.Unlock()
+		if res, err := f.svc.PaymentState(f.ctx, m.payment.Reference); err != nil || res.Outcome != engine.OutcomeSuccess {
+			f.t.Fatalf("settle the collected debit: %+v %v", res, err)
+		}
+	}
+}
+
+// testReturn is one returned debit of a test statement.
+type testReturn struct {
+	e2e    string
+	amount int64
+	code   string
+}
+
+// returnsStatement is a camt.053 statement of account with one booked
+// return entry per r, as a bank books them (debit, reversal, PMNT/IDDT/UPDD,
+// return information with the reason code).
+func returnsStatement(t *testing.T, msgID, account string, returns ...testReturn) banking.Statement {
+	t.Helper()
+	var b strings.Builder
+	fmt.Fprintf(&b, `<?xml version="1.0" encoding="UTF-8"?>
+<Document xmlns="urn:iso:std:iso:20022:tech:xsd:camt.053.001.08"><BkToCstmrStmt>
+<GrpHdr><MsgId>%s</MsgId><CreDtTm>2027-01-20T06:00:00+01:00</CreDtTm></GrpHdr>
+<Stmt><Id>%s</Id><CreDtTm>2027-01-20T06:00:00+01:00</CreDtTm><Acct><Id><IBAN>%s</IBAN></Id><Ccy>EUR</Ccy></Acct>`, msgID, msgID, account)
+	for i, r := range returns {
+		amount := fmt.Sprintf("%d.%02d", r.amount/100, r.amount%100)
+		fmt.Fprintf(&b, `<Ntry><Amt Ccy="EUR">%[1]s</Amt><CdtDbtInd>DBIT</CdtDbtInd><RvslInd>true</RvslInd><Sts><Cd>BOOK</Cd></Sts>
+<BookgDt><Dt>2027-01-19</Dt></BookgDt><ValDt><Dt>2027-01-19</Dt></ValDt><AcctSvcrRef>RET-%[2]d-%[3]s</AcctSvcrRef>
+<BkTxCd><Domn><Cd>PMNT</Cd><Fmly><Cd>IDDT</Cd><SubFmlyCd>UPDD</SubFmlyCd></Fmly></Domn></BkTxCd>
+<NtryDtls><TxDtls><Refs><EndToEndId>%[3]s</EndToEndId></Refs><Amt Ccy="EUR">%[1]s</Amt><CdtDbtInd>DBIT</CdtDbtInd>
+<RtrInf><Rsn><Cd>%[4]s</Cd></Rsn></RtrInf></TxDtls></NtryDtls></Ntry>`, amount, i+1, r.e2e, r.code)
+	}
+	b.WriteString(`</Stmt></BkToCstmrStmt></Document>`)
+	st, err := banking.ParseStatement(strings.NewReader(b.String()))
+	if err != nil {
+		t.Fatalf("parse the test statement: %v\n%s", err, b.String())
+	}
+	if len(st.Returns) != len(returns) {
+		t.Fatalf("%d returns read, want %d", len(st.Returns), len(returns))
+	}
+	return st
+}
+
+func (f *debitFixture) importStatement(st banking.Statement, opt engine.StatementOptions) *engine.StatementImport {
+	f.t.Helper()
+	opt.Account, opt.Organisation = f.iban, 1
+	rep, err := f.svc.ImportStatement(f.ctx, st, opt)
+	if err != nil {
+		f.t.Fatalf("import: %v", err)
+	}
+	return rep
+}
+
+// TestImportStatementTakesBackReturnedDebits: a statement returning one
+// collected debit with MD06 and another with AC04 takes those two back and
+// leaves a third collected debit paid: their attempts fail with the reason
+// in words, their orders are unpaid again (no longer due for collection)
+// with the club's return fee as a line of their own, their memberships
+// wait for payment again and their registrations await payment; the
+// mandate ends for AC04, not for MD06; each member is told in their
+// language; a payment.failed event is written; the treasurer sees both
+// among the payments needing attention. Importing it again, or an
+// overlapping advice of the same returns, changes nothing.
+func TestImportStatementTakesBackReturnedDebits(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		f := newDebitFixture(t, db, 3, 350)
+		de := f.commitDebit("demo-1", "de")
+		fr := f.commitDebit("demo-2", "fr")
+		kept := f.commitDebit("demo-3", "en")
+		f.collect(engine.DebitCollected, de, fr, kept)
+		for _, m := range []*debitMember{de, fr, kept} {
+			if o := f.orders(m.instance)[0]; o.Status != engine.OrderPaid {
+				t.Fatalf("order %d after the collection: %s", o.ID, o.Status)
+			}
+		}
+		st := returnsStatement(t, "STMT-RET-1", demoIBAN,
+			testReturn{de.debit.EndToEndID, de.debit.AmountMinor, "MD06"},
+			testReturn{fr.debit.EndToEndID, fr.debit.AmountMinor, "AC04"})
+
+		now := time.Now().UTC()
+		if _, err := db.NewInsert().Model(&engine.WebhookEndpoint{OrganisationID: 1, URL: "https://hooks.example.org/portal", SecretSealed: "s",
+			EventsList: engine.EventPaymentFailed, Active: true, CreatedAt: now, UpdatedAt: now}).Exec(f.ctx); err != nil {
+			t.Fatal(err)
+		}
+		before := f.state()
+		dry := f.importStatement(st, engine.StatementOptions{DryRun: true})
+		assertUnchanged(t, before, f.state())
+		if len(dry.Returns) != 2 || dry.Returns[0].Outcome != engine.ReturnApplied {
+			t.Fatalf("dry run: %+v", dry.Returns)
+		}
+
+		actor := engine.Actor{Name: "treasurer@example.org"}
+		rep := f.importStatement(st, engine.StatementOptions{Actor: &actor})
+		if len(rep.Returns) != 2 {
+			t.Fatalf("%d return lines: %+v", len(rep.Returns), rep.Returns)
+		}
+		for i, want := range []struct {
+			m     *debitMember
+			ended bool
+		}{{de, false}, {fr, true}} {
+			l := rep.Returns[i]
+			if l.Err != nil || l.Outcome != engine.ReturnApplied || !l.Reversed || l.OrderID != want.m.order.ID || l.MandateEnded != want.ended || l.FeeMinor != 350 {
+				t.Errorf("return %d: %+v", i, l)
+			}
+		}
+		if !strings.Contains(rep.Returns[0].Reason, "asked their bank for a refund") || !strings.Contains(rep.Returns[1].Reason, "account is closed") {
+			t.Errorf("reasons: %q / %q", rep.Returns[0].Reason, rep.Returns[1].Reason)
+		}
+
+		for _, m := range []*debitMember{de, fr} {
+			o := f.orders(m.instance)[0]
+			if o.Status != engine.OrderUnpaid || o.PaidAt != nil || o.DebitDueOn != nil || o.TotalMinor != m.order.TotalMinor+350 {
+				t.Errorf("order %d: %s paid=%v due=%v total %d (was %d)", o.ID, o.Status, o.PaidAt, o.DebitDueOn, o.TotalMinor, m.order.TotalMinor)
+			}
+			fee := o.Lines[len(o.Lines)-1]
+			if fee.Kind != engine.DebitReturnFeeKind || fee.AmountMinor != 350 || fee.LineNo != len(o.Lines) {
+				t.Errorf("order %d: fee line %+v", o.ID, fee)
+			}
+			p := f.payments(m.instance)[0]
+			if p.Status != engine.PaymentFailed {
+				t.Errorf("attempt %s: %s, want FAILED", p.Reference, p.Status)
+			}
+			var d engine.Debit
+			if err := db.NewSelect().Model(&d).Where("id = ?", m.debit.ID).Scan(f.ctx); err != nil {
+				t.Fatal(err)
+			}
+			if d.Status != engine.DebitReturned || d.ReturnedAt == nil || d.ReturnCode == "" {
+				t.Errorf("debit %s: %+v", d.EndToEndID, d)
+			}
+			for _, ms := range f.memberships(m.instance) {
+				if ms.Status != engine.MembershipPending || ms.ActivatedAt != nil {
+					t.Errorf("membership %d: %s", ms.ID, ms.Status)
+				}
+			}
+			if n := f.count((*engine.ProcessInstance)(nil), "id = ? AND status = ?", m.instance, engine.StateDone); n != 1 {
+				t.Errorf("registration %d does not await payment again", m.instance)
+			}
+		}
+		if fee := f.orders(de.instance)[0].Lines; !strings.Contains(fee[len(fee)-1].Description, "Lastschrift") {
+			t.Errorf("fee line of a German registration: %q", fee[len(fee)-1].Description)
+		}
+		// The one not returned stays paid.
+		if o := f.orders(kept.instance)[0]; o.Status != engine.OrderPaid || f.payments(kept.instance)[0].Status != engine.PaymentSucceeded {
+			t.Errorf("the debit not returned changed: order %s", o.Status)
+		}
+		if n := f.count((*engine.ProcessInstance)(nil), "id = ? AND status = ?", kept.instance, engine.StateCompleted); n != 1 {
+			t.Errorf("the registration not returned is no longer completed")
+		}
+
+		// AC04 ends the mandate, MD06 does not.
+		mandate := func(id int64) engine.DebitMandate {
+			var m engine.DebitMandate
+			if err := db.NewSelect().Model(&m).Where("id = ?", id).Scan(f.ctx); err != nil {
+				t.Fatal(err)
+			}
+			return m
+		}
+		if m := mandate(fr.mandate.ID); m.RevokedAt == nil || m.EndReason != "return:AC04" {
+			t.Errorf("AC04 mandate: revoked %v, reason %q", m.RevokedAt, m.EndReason)
+		}
+		if m := mandate(de.mandate.ID); m.RevokedAt != nil || m.EndReason != "" {
+			t.Errorf("MD06 mandate ended: %q", m.EndReason)
+		}
+
+		// The member is told, in their language, with the pay link.
+		for _, m := range []*debitMember{de, fr} {
+			var msgs []engine.OutboxMessage
+			if err := db.NewSelect().Model(&msgs).Where("kind = ?", engine.KindDebitReturned).
+				Where("dedup_key LIKE ?", fmt.Sprintf("%%:order:%d:%%", m.order.ID)).Scan(f.ctx); err != nil {
+				t.Fatal(err)
+			}
+			if len(msgs) != 1 {
+				t.Fatalf("order %d: %d return messages", m.order.ID, len(msgs))
+			}
+			var p engine.DebitReturnPayload
+			if err := json.Unmarshal([]byte(msgs[0].Payload), &p); err != nil || p.DebitID != m.debit.ID || p.FeeMinor != 350 || p.Link == "" {
+				t.Fatalf("payload %s: %v", msgs[0].Payload, err)
+			}
+			msg, err := engine.LoadDebitReturnMessage(f.ctx, db, p)
+			if err != nil || !msg.Due || msg.Order.TotalMinor != m.order.TotalMinor+350 || len(msg.Persons) == 0 {
+				t.Fatalf("message of order %d: %+v %v", m.order.ID, msg, err)
+			}
+			want := map[int64]string{de.order.ID: "de", fr.order.ID: "fr"}[m.order.ID]
+			if msg.Language != want {
+				t.Errorf("message of order %d in %q, want %q", m.order.ID, msg.Language, want)
+			}
+		}
+		if n := f.count((*engine.OutboxMessage)(nil), "kind = ?", engine.KindDebitReturned); n != 2 {
+			t.Errorf("%d return messages, want 2", n)
+		}
+		var failed []string
+		if err := db.NewSelect().Table("webhook_events").Column("body").Where("type = ?", engine.EventPaymentFailed).Scan(f.ctx, &failed); err != nil {
+			t.Fatal(err)
+		}
+		if len(failed) != 2 || !strings.Contains(strings.Join(failed, " "), "MD06") {
+			t.Errorf("payment.failed events: %q", failed)
+		}
+		if n := f.count((*engine.AuditRecord)(nil), "action = ?", "payment.debit_return"); n != 2 {
+			t.Errorf("%d audit entries, want 2", n)
+		}
+
+		// The treasurer sees them, with the reason.
+		attention, err := f.svc.PaymentsNeedingAttention(f.ctx, engine.AttentionQuery{OrganisationID: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		codes := map[string]string{}
+		for _, a := range attention {
+			if a.Reason == engine.AttentionDebitReturned {
+				codes[a.Payment.Reference] = a.ReturnCode
+			}
+		}
+		if codes[de.payment.Reference] != "MD06" || codes[fr.payment.Reference] != "AC04" || len(codes) != 2 {
+			t.Errorf("returned debits needing attention: %v", codes)
+		}
+
+		// The same statement again, and a camt.054 advice of the same
+		// returns (other bank references): nothing changes.
+		after := f.state()
+		again := f.importStatement(st, engine.StatementOptions{Actor: &actor})
+		advice := returnsStatement(t, "NTF-RET-1", demoIBAN,
+			testReturn{fr.debit.EndToEndID, fr.debit.AmountMinor, "AC04"},
+			testReturn{de.debit.EndToEndID, de.debit.AmountMinor, "MD06"})
+		overlap := f.importStatement(advice, engine.StatementOptions{})
+		assertUnchanged(t, after, f.state())
+		if len(again.Returns)+len(overlap.Returns) != 0 || again.AlreadyImported != 2 || overlap.AlreadyImported != 2 {
+			t.Errorf("replay: %+v / %+v", again, overlap)
+		}
+		if n := f.count((*engine.AuditRecord)(nil), "action = ?", "payment.debit_return"); n != 2 {
+			t.Errorf("%d audit entries after the replay, want 2", n)
+		}
+
+		// A later settlement of the returned attempt (its run marked sent
+		// again, a replayed confirmation) does not make it paid.
+		if res, err := f.svc.PaymentState(f.ctx, de.payment.Reference); err != nil || res.Outcome != engine.OutcomeFailed {
+			t.Fatalf("returned attempt refreshed: %+v %v", res, err)
+		}
+		assertUnchanged(t, after, f.state())
+	})
+}
+
+// TestImportStatementUnknownReturnChangesNothing: a return naming no debit
+// of the club (an unknown end-to-end id, or another club's), is reported
+// as such and changes nothing, while the rest of the statement imports;
+// one whose amount differs from the debit's is recorded as a problem for
+// staff and reverses nothing.
+func TestImportStatementUnknownReturnChangesNothing(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		f := newDebitFixture(t, db, 2, 0)
+		a := f.commitDebit("demo-1", "en")
+		b := f.commitDebit("demo-2", "en")
+		f.collect(engine.DebitCollected, a, b)
+		// Another club's debit with the end-to-end id the statement names.
+		if _, err := db.NewInsert().Model(&engine.Organisation{ID: 2, Name: "Other Club", Slug: "other", DefaultLanguage: "en"}).Exec(f.ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.NewUpdate().Model((*engine.Debit)(nil)).Set("organisation_id = 2").Where("id = ?", b.debit.ID).Exec(f.ctx); err != nil {
+			t.Fatal(err)
+		}
+		before := f.state()
+		st := returnsStatement(t, "STMT-RET-2", demoIBAN,
+			testReturn{"NO-SUCH-DEBIT", 4500, "MD06"},
+			testReturn{b.debit.EndToEndID, b.debit.AmountMinor, "AC04"},
+			testReturn{a.debit.EndToEndID, a.debit.AmountMinor + 100, "MD06"})
+		rep := f.importStatement(st, engine.StatementOptions{})
+		if len(rep.Returns) != 3 {
+			t.Fatalf("%d return lines", len(rep.Returns))
+		}
+		if l := rep.Returns[0]; l.Outcome != engine.ReturnUnknown || l.Reason != "unknown direct debit return NO-SUCH-DEBIT" || l.Err != nil {
+			t.Errorf("unknown: %+v", l)
+		}
+		if l := rep.Returns[1]; l.Outcome != engine.ReturnUnknown || l.Reason != "unknown direct debit return "+b.debit.EndToEndID {
+			t.Errorf("another club's: %+v", l)
+		}
+		if l := rep.Returns[2]; l.Outcome != engine.ReturnMismatch || l.Reversed || !strings.Contains(l.Reason, "not reversed") {
+			t.Errorf("amount mismatch: %+v", l)
+		}
+		// Orders, memberships, instances, outbox unchanged; the mismatch
+		// is recorded on its attempt, which stays paid.
+		after := f.state()
+		for _, table := range []string{"instances", "memberships", "orders", "order_lines", "outbox"} {
+			if strings.Join(before[table], "|") != strings.Join(after[table], "|") {
+				t.Errorf("%s changed", table)
+			}
+		}
+		p := f.payments(a.instance)[0]
+		if p.Status != engine.PaymentSucceeded || !strings.Contains(p.Problem, "not reversed") {
+			t.Errorf("attempt with a mismatched return: %s %q", p.Status, p.Problem)
+		}
+		if n := f.count((*engine.DebitMandate)(nil), "revoked_at IS NOT NULL"); n != 0 {
+			t.Errorf("%d mandates ended", n)
+		}
+		attention, err := f.svc.PaymentsNeedingAttention(f.ctx, engine.AttentionQuery{OrganisationID: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(attention) != 1 || attention[0].Reason != engine.AttentionProblem || attention[0].Payment.ID != p.ID {
+			t.Errorf("attention: %+v", attention)
+		}
+		// Once recorded, the same mismatched return again is not a new problem.
+		again := f.importStatement(st, engine.StatementOptions{})
+		if again.AlreadyImported != 1 || len(again.Returns) != 2 {
+			t.Errorf("replay: %d already, %d lines", again.AlreadyImported, len(again.Returns))
+		}
+	})
+}
+
+// TestReturnOfADebitNotMarkedSent: the bank executed a file the club had
+// not marked sent yet, and returned one of its debits: the attempt fails,
+// the order (unpaid still) is no longer due for collection, the fee is
+// added, and the member is told.
+func TestReturnOfADebitNotMarkedSent(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		f := newDebitFixture(t, db, 1, 250)
+		m := f.commitDebit("demo-1", "fr")
+		f.collect(engine.DebitInRun, m)
+		if o := f.orders(m.instance)[0]; o.DebitDueOn == nil {
+			t.Fatal("a mandated order has no due date")
+		}
+		rep := f.importStatement(returnsStatement(t, "STMT-RET-3", demoIBAN, testReturn{m.debit.EndToEndID, m.debit.AmountMinor, "AM04"}),
+			engine.StatementOptions{})
+		if len(rep.Returns) != 1 || rep.Returns[0].Outcome != engine.ReturnApplied || rep.Returns[0].Reversed || rep.Returns[0].FeeMinor != 250 {
+			t.Fatalf("return: %+v", rep.Returns)
+		}
+		o := f.orders(m.instance)[0]
+		if o.Status != engine.OrderUnpaid || o.DebitDueOn != nil || o.TotalMinor != m.order.TotalMinor+250 {
+			t.Errorf("order: %s due=%v total %d", o.Status, o.DebitDueOn, o.TotalMinor)
+		}
+		if fee := o.Lines[len(o.Lines)-1]; !strings.Contains(fee.Description, "prélèvement") {
+			t.Errorf("fee line of a French registration: %q", fee.Description)
+		}
+		if p := f.payments(m.instance)[0]; p.Status != engine.PaymentFailed {
+			t.Errorf("attempt: %s", p.Status)
+		}
+		if n := f.count((*engine.OutboxMessage)(nil), "kind = ?", engine.KindDebitReturned); n != 1 {
+			t.Errorf("%d return messages", n)
+		}
+		if n := f.count((*engine.ProcessInstance)(nil), "id = ? AND status = ?", m.instance, engine.StateDone); n != 1 {
+			t.Errorf("the registration no longer awaits payment")
+		}
+	})
+}
