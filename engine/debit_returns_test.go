@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -457,6 +458,111 @@ func TestReturnOfADebitNotMarkedSent(t *testing.T) {
 		}
 		if n := f.count((*engine.ProcessInstance)(nil), "id = ? AND status = ?", m.instance, engine.StateDone); n != 1 {
 			t.Errorf("the registration no longer awaits payment")
+		}
+	})
+}
+
+// TestReturnedDebitIsNotCollectedAgain: a run collects two households and
+// is marked sent; the statement returns one with MD06 and the other with
+// AC04; the next run collects neither (the orders are no longer due); once
+// the MD06 member confirms again on the pay link (a due date again), the
+// next run collects the amount and the club's fee on a new attempt, while
+// the AC04 order stays out: its mandate ended.
+func TestReturnedDebitIsNotCollectedAgain(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		day := time.Date(2027, 3, 1, 9, 0, 0, 0, time.UTC)
+		var now atomic.Value
+		now.Store(day)
+		clock := func() time.Time { return now.Load().(time.Time) }
+		if err := engine.SeedDemo(context.Background(), db, 2, day); err != nil {
+			t.Fatalf("seed: %v", err)
+		}
+		dd := namedFake{&fakeProvider{retrieve: map[string]engine.PaymentConfirmation{}}, engine.DirectDebitProvider}
+		svc := engine.NewService(db, &fakeProvider{retrieve: map[string]engine.PaymentConfirmation{}}, engine.WithClock(clock),
+			engine.WithPaymentMethodProviders(func(org int64, m string) engine.PaymentProvider {
+				if m == engine.DirectDebitProvider {
+					return dd
+				}
+				return nil
+			}))
+		f := &debitFixture{fixture: &fixture{t: t, ctx: context.Background(), db: db, svc: svc}, dd: dd}
+		f.iban, _ = banking.ParseIBAN(demoIBAN)
+		if _, err := svc.SetPaymentSettings(f.ctx, 1, engine.PaymentSettingsChange{BankCreditorName: str("TV Demo 1848 e.V."), BankIBAN: str(demoIBAN),
+			Methods: &[]string{"bank_transfer", engine.DirectDebitProvider}, DebitCreditorID: str(testCreditorID)}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.NewUpdate().Model((*engine.PaymentSettings)(nil)).Set("debit_return_fee_minor = 300").Where("organisation_id = 1").Exec(f.ctx); err != nil {
+			t.Fatal(err)
+		}
+		refund := f.commitDebit("demo-1", "de")
+		closed := f.commitDebit("demo-2", "en")
+		treasurer := engine.Actor{Name: "treasurer@example.org"}
+		now.Store(day.AddDate(0, 0, 20))
+		run, err := svc.CollectDebits(f.ctx, engine.CollectRequest{OrganisationID: 1, Actor: treasurer})
+		if err != nil || run.DebitCount != 2 {
+			t.Fatalf("first run: %+v %v", run, err)
+		}
+		if _, err := svc.MarkDebitRunSent(f.ctx, treasurer, 1, run.ID); err != nil {
+			t.Fatal(err)
+		}
+		e2e := func(m *debitMember) engine.Debit {
+			var d engine.Debit
+			if err := db.NewSelect().Model(&d).Where("order_id = ? AND run_id = ?", m.order.ID, run.ID).Scan(f.ctx); err != nil {
+				t.Fatal(err)
+			}
+			return d
+		}
+		a, b := e2e(refund), e2e(closed)
+		if a.Status != engine.DebitCollected || f.orders(refund.instance)[0].Status != engine.OrderPaid {
+			t.Fatalf("after the run was sent: debit %s, order %s", a.Status, f.orders(refund.instance)[0].Status)
+		}
+		rep := f.importStatement(returnsStatement(t, "STMT-2027-03-30", demoIBAN,
+			testReturn{a.EndToEndID, a.AmountMinor, "MD06"}, testReturn{b.EndToEndID, b.AmountMinor, "AC04"}), engine.StatementOptions{})
+		if len(rep.Returns) != 2 || !rep.Returns[0].Reversed || !rep.Returns[1].Reversed || !rep.Returns[1].MandateEnded {
+			t.Fatalf("returns: %+v", rep.Returns)
+		}
+		if _, err := svc.CollectDebits(f.ctx, engine.CollectRequest{OrganisationID: 1, Actor: treasurer}); engine.ErrorCode(err) != engine.CodeConflict {
+			t.Fatalf("a run right after the returns: %v, want nothing due", err)
+		}
+		// The members confirm again on the pay link (the pay page's part):
+		// their orders are due again. The ended mandate still keeps the
+		// AC04 order out.
+		for _, m := range []*debitMember{refund, closed} {
+			if _, err := db.NewUpdate().Model((*engine.Order)(nil)).Set("debit_due_on = ?", day.AddDate(0, 0, 35)).Where("id = ?", m.order.ID).Exec(f.ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		now.Store(day.AddDate(0, 0, 40))
+		again, err := svc.CollectDebits(f.ctx, engine.CollectRequest{OrganisationID: 1, Actor: treasurer})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := refund.order.TotalMinor + 300
+		if again.DebitCount != 1 || again.TotalMinor != want {
+			t.Fatalf("second run: %d debits, %d total; want 1 of %d", again.DebitCount, again.TotalMinor, want)
+		}
+		ps := f.payments(refund.instance)
+		// (The fake's checkouts expire in a day: the first run replaced the
+		// commit's attempt.) The returned attempt stays failed; the new one
+		// asks for the amount and the fee.
+		if n := len(ps); n < 2 || ps[n-2].ID != a.PaymentID || ps[n-2].Status != engine.PaymentFailed ||
+			ps[n-1].Status != engine.PaymentPending || ps[n-1].AmountMinor != want {
+			t.Fatalf("attempts after the second run: %+v", ps)
+		}
+		if _, err := svc.MarkDebitRunSent(f.ctx, treasurer, 1, again.ID); err != nil {
+			t.Fatal(err)
+		}
+		if o := f.orders(refund.instance)[0]; o.Status != engine.OrderPaid {
+			t.Errorf("order after the second collection: %s", o.Status)
+		}
+		if n := f.count((*engine.ProcessInstance)(nil), "id = ? AND status = ?", refund.instance, engine.StateCompleted); n != 1 {
+			t.Errorf("the registration is not completed after the second collection")
+		}
+		for _, ms := range f.memberships(refund.instance) {
+			if ms.Status != engine.MembershipActive {
+				t.Errorf("membership %d after the second collection: %s", ms.ID, ms.Status)
+			}
 		}
 	})
 }
