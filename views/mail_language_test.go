@@ -39,6 +39,8 @@ func mailCases() []mailCase {
 	invitation := InvitationMailModel{Club: sampleClub, Subject: "s", Period: samplePeriod, Persons: samplePersons, Link: sampleLink, Expires: "1.3.2027"}
 	confirmation := ConfirmationMailModel{Club: sampleClub, Subject: "s", Reference: "R-1", Order: "7", Period: samplePeriod,
 		Members: []MailMemberModel{{Name: "Anna Muster", Type: "Aktivmitglied"}}, Total: "CHF 120.00", CardsAttached: true, PortalURL: sampleLink}
+	debitReturn := DebitReturnMailModel{Club: sampleClub, Subject: "s", Period: samplePeriod, Persons: samplePersons, Reason: "x",
+		Returned: "EUR 120.00", Fee: "EUR 3.50", Total: "EUR 123.50", Link: sampleLink, MandateEnded: true}
 	return []mailCase{
 		{"confirmation", func(ctx context.Context) (string, error) { return ConfirmationText(ctx, confirmation) }, ConfirmationMail(confirmation)},
 		{"resume", func(ctx context.Context) (string, error) { return ResumeText(ctx, resume) }, ResumeMail(resume)},
@@ -48,6 +50,7 @@ func mailCases() []mailCase {
 		{"expiry", func(ctx context.Context) (string, error) { return ExpiryText(ctx, member) }, ExpiryMail(member)},
 		{"renewal", func(ctx context.Context) (string, error) { return RenewalText(ctx, renewal) }, RenewalMail(renewal)},
 		{"invitation", func(ctx context.Context) (string, error) { return InvitationText(ctx, invitation) }, InvitationMail(invitation)},
+		{"debit return", func(ctx context.Context) (string, error) { return DebitReturnText(ctx, debitReturn) }, DebitReturnMail(debitReturn)},
 	}
 }
 

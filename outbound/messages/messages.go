@@ -73,6 +73,7 @@ func Register(r *jobs.Runner, d Deps) {
 	handle(engine.KindResumeLink, resumeLink)
 	handle(engine.KindUnpaidReminder, unpaidReminder)
 	handle(engine.KindPaymentLink, paymentLink)
+	handle(engine.KindDebitReturned, debitReturned)
 	handle(engine.KindTransferRequest, transferRequest)
 	handle(engine.KindWelcome, welcome)
 	handle(engine.KindExpiryReminder, expiryReminder)
