@@ -1,0 +1,120 @@
+package handlers_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"portal/engine"
+	"portal/engine/banking"
+	"portal/engine/dbtest"
+	"portal/views"
+)
+
+// camt053Return is a statement of account with one returned direct debit
+// per end-to-end id, each of amount, with reason code.
+func camt053Return(account, amount, code string, e2e ...string) []byte {
+	var b strings.Builder
+	b.WriteString(`<?xml version="1.0" encoding="UTF-8"?>
+<Document xmlns="urn:iso:std:iso:20022:tech:xsd:camt.053.001.08"><BkToCstmrStmt>
+<GrpHdr><MsgId>STMT-RET</MsgId><CreDtTm>2027-01-20T06:00:00Z</CreDtTm></GrpHdr>
+<Stmt><Id>STMT-RET</Id><CreDtTm>2027-01-20T06:00:00Z</CreDtTm><Acct><Id><IBAN>` + account + `</IBAN></Id></Acct>`)
+	for i, id := range e2e {
+		fmt.Fprintf(&b, `<Ntry><Amt Ccy="EUR">%[1]s</Amt><CdtDbtInd>DBIT</CdtDbtInd><Sts><Cd>BOOK</Cd></Sts>
+<BookgDt><Dt>2027-01-19</Dt></BookgDt><ValDt><Dt>2027-01-19</Dt></ValDt><AcctSvcrRef>R-%[2]d</AcctSvcrRef>
+<BkTxCd><Domn><Cd>PMNT</Cd><Fmly><Cd>IDDT</Cd><SubFmlyCd>UPDD</SubFmlyCd></Fmly></Domn></BkTxCd>
+<NtryDtls><TxDtls><Refs><EndToEndId>%[3]s</EndToEndId></Refs><Amt Ccy="EUR">%[1]s</Amt><CdtDbtInd>DBIT</CdtDbtInd>
+<RtrInf><Rsn><Cd>%[4]s</Cd></Rsn></RtrInf></TxDtls></NtryDtls></Ntry>`, amount, i+1, id, code)
+	}
+	b.WriteString(`</Stmt></BkToCstmrStmt></Document>`)
+	return []byte(b.String())
+}
+
+// TestStaffImportTakesBackReturnedDebit: a treasurer of a club collecting
+// by direct debit uploads a statement with a return of a collected debit
+// (MD06) and one of an unknown end-to-end id: the preview proposes to take
+// the first back and lists the second as unknown, changing nothing;
+// confirming takes it back (the order unpaid again, audited), and the
+// payments page lists it as a returned debit with the reason in words.
+func TestStaffImportTakesBackReturnedDebit(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		env := newStaffBankEnv(t, db, true)
+		ctx := context.Background()
+		order, rf := env.unpaidDemoOrder()
+		// Paid, as a collected debit: the order's attempt settled through
+		// the one settlement, then recorded as the debit of a run sent.
+		env.addStaff("treasurer@example.org", engine.RoleTreasurer)
+		tr := env.mustStaffSignIn("treasurer@example.org", "/staff")
+		paid := env.postFile(tr, "/staff/payments/statement", nil, "camt054.xml",
+			camt054(string(staffCreditor.IBAN), camtCredit{id: "C-1", amount: engine.FormatAmount(order.TotalMinor), ref: string(rf), debtor: "Demo Household"}))
+		env.postFile(tr, "/staff/payments/statement", map[string]string{"statement": paid.doc.Find(`input[name="statement"]`).AttrOr("value", ""), "capture": "1"}, "", nil)
+		if got := env.orderStatus(order.ID); got != engine.OrderPaid {
+			t.Fatalf("order after the capture: %s", got)
+		}
+		creditorID, methods := "DE98ZZZ09999999999", []string{engine.BankTransferProvider, engine.DirectDebitProvider}
+		if _, err := env.svc.SetPaymentSettings(ctx, 1, engine.PaymentSettingsChange{Methods: &methods, DebitCreditorID: &creditorID}); err != nil {
+			t.Fatal(err)
+		}
+		var pay engine.Payment
+		if err := db.NewSelect().Model(&pay).Where("order_id = ? AND status = ?", order.ID, engine.PaymentSucceeded).Scan(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.NewUpdate().Model((*engine.Payment)(nil)).Set("provider = ?", engine.DirectDebitProvider).Where("id = ?", pay.ID).Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+		now := time.Now().UTC()
+		m := &engine.DebitMandate{OrganisationID: 1, UserKey: order.UserKey, CreditorID: creditorID, Reference: "TVD-1", Holder: "Demo Household",
+			IBAN: "DE02120300000000202051", Language: "en", Text: "…", TextVersion: "v", SignedAt: now}
+		run := &engine.DebitRun{OrganisationID: 1, MessageID: "DD-1-1", FileVersion: "pain.008.001.08", UntilOn: now, Status: engine.DebitRunSent,
+			DebitCount: 1, Currency: "EUR", File: []byte("<Document/>"), CreatedBy: "test", CreatedAt: now, SentAt: &now}
+		for _, row := range []any{m, run} {
+			if _, err := db.NewInsert().Model(row).Exec(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		debit := &engine.Debit{RunID: run.ID, OrganisationID: 1, OrderID: order.ID, PaymentID: pay.ID, MandateID: m.ID, EndToEndID: "E2E-STAFF-1",
+			AmountMinor: order.TotalMinor, Currency: "EUR", DueOn: now, Sequence: banking.SequenceFirst, Status: engine.DebitCollected}
+		if _, err := db.NewInsert().Model(debit).Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+
+		file := camt053Return(string(staffCreditor.IBAN), engine.FormatAmount(order.TotalMinor), "MD06", "E2E-STAFF-1", "E2E-NOBODY")
+		prev := env.postFile(tr, "/staff/payments/statement", nil, "camt053.xml", file)
+		if prev.status != http.StatusOK || prev.testid("statement-preview").Length() != 1 {
+			t.Fatalf("preview: %d %s", prev.status, prev.body)
+		}
+		matched := prev.testid("matched-table").Find(`[data-testid="credit-row"]`)
+		if matched.Length() != 1 || matched.Find(`[data-testid="credit-result"]`).Text() != views.StaffOpsText.LineWillReturn ||
+			matched.Find(`[data-testid="credit-reference"]`).Text() != "E2E-STAFF-1" {
+			t.Fatalf("proposed returns: %s", prev.testid("matched-table").Text())
+		}
+		if u := prev.testid("unmatched-table"); !strings.Contains(u.Text(), "unknown direct debit return E2E-NOBODY") {
+			t.Fatalf("unknown return not listed: %s", u.Text())
+		}
+		if got := env.orderStatus(order.ID); got != engine.OrderPaid {
+			t.Fatalf("the preview changed the order: %s", got)
+		}
+
+		confirm := map[string]string{"statement": prev.doc.Find(`input[name="statement"]`).AttrOr("value", ""), "capture": "1"}
+		done := env.postFile(tr, "/staff/payments/statement", confirm, "", nil)
+		if done.status != http.StatusOK || !strings.HasPrefix(done.testid("matched-table").Find(`[data-testid="credit-result"]`).Text(), views.StaffOpsText.LineReturned) {
+			t.Fatalf("confirm: %d %s", done.status, done.testid("staff-main").Text())
+		}
+		if got := env.orderStatus(order.ID); got != engine.OrderUnpaid {
+			t.Fatalf("order after the return: %s", got)
+		}
+		if env.auditActions("payment.debit_return") != 1 {
+			t.Fatal("the return was not audited")
+		}
+		p := env.get(tr, "/staff/payments")
+		if p.testid("attention-reason").First().Text() != views.StaffOpsText.AttentionReturned ||
+			!strings.Contains(p.testid("attention-table").Text(), banking.ReturnReasonText("MD06", "en")) {
+			t.Fatalf("returned debit not listed with its reason: %s", p.testid("staff-main").Text())
+		}
+	})
+}
