@@ -102,6 +102,15 @@ func TestPaymentsCommands(t *testing.T) {
 	if out, err := runCmd(t, e, "payments", "import", fixture); err != nil || !strings.Contains(out, "8 imported before") {
 		t.Errorf("second import: %v\n%s", err, out)
 	}
+	// Returned direct debits naming no debit of the account's clubs: each
+	// reported, nothing changed, the statement's credit still imported.
+	returns := filepath.Join("..", "..", "engine", "banking", "testdata", "camt053_v08_returns.xml")
+	out, err = runCmd(t, e, "payments", "import", returns)
+	if err != nil || !strings.Contains(out, "unknown direct debit return ORDER-102 (EUR 45.50): nothing changed") ||
+		!strings.Contains(out, "unknown direct debit return ORDER-103") || !strings.Contains(out, "unknown direct debit return ORDER-106") ||
+		!strings.Contains(out, "2026121500001") {
+		t.Errorf("import of returns: %v\n%s", err, out)
+	}
 }
 
 // TestPaymentSettingsCommand: an organisation's own payment settings on
