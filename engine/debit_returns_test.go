@@ -566,3 +566,44 @@ func TestReturnedDebitIsNotCollectedAgain(t *testing.T) {
 		}
 	})
 }
+
+// TestReturnKeepsRegistrationCompletedBesideAnOpenOne: when the household
+// has started another registration of the same period since, the returned
+// one stays COMPLETED (only one may be open), while its order and
+// memberships wait for payment again.
+func TestReturnKeepsRegistrationCompletedBesideAnOpenOne(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		f := newDebitFixture(t, db, 1, 0)
+		m := f.commitDebit("demo-1", "en")
+		f.collect(engine.DebitCollected, m)
+		var inst engine.ProcessInstance
+		if err := db.NewSelect().Model(&inst).Where("id = ?", m.instance).Scan(f.ctx); err != nil {
+			t.Fatal(err)
+		}
+		if inst.Status != engine.StateCompleted {
+			t.Fatalf("registration after the collection: %s", inst.Status)
+		}
+		open := inst
+		open.ID, open.Status, open.EndTime, open.CurrentStepID = 0, engine.StateRunning, nil, nil
+		if _, err := db.NewInsert().Model(&open).Exec(f.ctx); err != nil {
+			t.Fatal(err)
+		}
+		rep := f.importStatement(returnsStatement(t, "STMT-RET-4", demoIBAN, testReturn{m.debit.EndToEndID, m.debit.AmountMinor, "MS02"}),
+			engine.StatementOptions{})
+		if len(rep.Returns) != 1 || rep.Returns[0].Err != nil || !rep.Returns[0].Reversed {
+			t.Fatalf("return: %+v", rep.Returns)
+		}
+		if n := f.count((*engine.ProcessInstance)(nil), "id = ? AND status = ?", m.instance, engine.StateCompleted); n != 1 {
+			t.Errorf("the returned registration did not stay COMPLETED beside the open one")
+		}
+		if o := f.orders(m.instance)[0]; o.Status != engine.OrderUnpaid {
+			t.Errorf("order: %s", o.Status)
+		}
+		for _, ms := range f.memberships(m.instance) {
+			if ms.Status != engine.MembershipPending {
+				t.Errorf("membership %d: %s", ms.ID, ms.Status)
+			}
+		}
+	})
+}
