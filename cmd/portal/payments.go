@@ -87,6 +87,31 @@ func relativePayLink(ref string, amountMinor int64) string {
 	return handlers.PaymentLinks("").PayLink("", ref, amountMinor)
 }
 
+// paymentService opens the database of cfg (beside a server) and returns
+// the engine with the payment providers a server has, for the commands
+// that settle payments (payments, debits); closeDB closes the database.
+func paymentService(ctx context.Context, cfg Config, stderr io.Writer) (svc *engine.Service, closeDB func(), err error) {
+	if err := cfg.validate(); err != nil {
+		return nil, nil, err
+	}
+	provider, gw, err := paymentProvider(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	db, closeDB, err := openDatabase(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := migrations.CheckCurrent(ctx, db); err != nil {
+		closeDB()
+		return nil, nil, err
+	}
+	log := cfg.logger(stderr)
+	svc = engine.NewService(db, provider, append([]engine.ServiceOption{engine.WithLogger(log), engine.WithPaymentLinks(handlers.PaymentLinks(cfg.BaseURL))},
+		orgPaymentOptions(cfg, gw, log, &svc)...)...)
+	return svc, closeDB, nil
+}
+
 // testGatewayOrNil keeps a nil gateway a nil provider (not an interface
 // holding a nil pointer).
 func testGatewayOrNil(gw *engine.TestGateway) engine.PaymentProvider {
@@ -105,7 +130,8 @@ const paymentsUsage = `usage:
   portal payments credits --resolve ID --as assigned|returned|ignored [--payment REFERENCE] [--note TEXT] [--org ID]
   portal payments settings --org ID [--provider stripe|bank_transfer|test|""] [--stripe-key-file FILE]
       [--stripe-webhook-secret-file FILE] [--creditor-name NAME] [--iban IBAN] [--bic BIC]
-      [--creditor-address "street;number;postcode;town;country"]`
+      [--creditor-address "street;number;postcode;town;country"] [--methods stripe,bank_transfer,direct_debit]
+      [--creditor-id ID] [--prenotification-days N] [--debit-file-version V] [--collection-day N] [--return-fee 3.50]`
 
 // paymentsCommands are the sub-commands of portal payments, with whether
 // each takes one positional argument.
@@ -154,25 +180,11 @@ func cmdPayments(ctx context.Context, args []string, getenv func(string) string,
 	if positional != (len(pos) == 1) || len(pos) > 1 {
 		return errors.New(paymentsUsage)
 	}
-	if err := cfg.validate(); err != nil {
-		return err
-	}
-	provider, gw, err := paymentProvider(cfg)
-	if err != nil {
-		return err
-	}
-	db, closeDB, err := openDatabase(cfg)
+	svc, closeDB, err := paymentService(ctx, cfg, stderr)
 	if err != nil {
 		return err
 	}
 	defer closeDB()
-	if err := migrations.CheckCurrent(ctx, db); err != nil {
-		return err
-	}
-	log := cfg.logger(stderr)
-	var svc *engine.Service
-	svc = engine.NewService(db, provider, append([]engine.ServiceOption{engine.WithLogger(log), engine.WithPaymentLinks(handlers.PaymentLinks(cfg.BaseURL))},
-		orgPaymentOptions(cfg, gw, log, &svc)...)...)
 	switch args[0] {
 	case "settings":
 		return paymentSettings(ctx, svc, *org, fs, sf, stdout)
