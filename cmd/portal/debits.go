@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"strconv"
-	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -41,16 +40,10 @@ func cmdDebits(ctx context.Context, args []string, getenv func(string) string, s
 	org := fs.Int64("org", 0, "the organisation whose debits these are (required)")
 	until := fs.String("until", "", "collect: the last due date gathered, YYYY-MM-DD (default: 14 days from today)")
 	out := fs.String("out", "", "collect, file: write the pain.008 file there (default: collect writes none, file writes to standard output)")
-	rest := args[1:]
-	var pos []string
-	if len(rest) > 0 && !strings.HasPrefix(rest[0], "-") {
-		pos, rest = rest[:1], rest[1:]
-	}
-	cfg, more, err := loadConfig(fs, rest, getenv)
+	cfg, pos, err := loadConfigAround(fs, args[1:], getenv)
 	if err != nil {
 		return err
 	}
-	pos = append(pos, more...)
 	if takesRun != (len(pos) == 1) || len(pos) > 1 {
 		return errors.New(debitsUsage)
 	}

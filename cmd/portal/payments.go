@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -87,6 +88,18 @@ func relativePayLink(ref string, amountMinor int64) string {
 	return handlers.PaymentLinks("").PayLink("", ref, amountMinor)
 }
 
+// loadConfigAround is loadConfig for a sub-command whose positional
+// argument may come first (as in the usage) or last: the flag package
+// stops at the first non-flag. It returns the positional arguments.
+func loadConfigAround(fs *flag.FlagSet, args []string, getenv func(string) string) (Config, []string, error) {
+	var pos []string
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		pos, args = args[:1], args[1:]
+	}
+	cfg, more, err := loadConfig(fs, args, getenv)
+	return cfg, append(pos, more...), err
+}
+
 // paymentService opens the database of cfg (beside a server) and returns
 // the engine with the payment providers a server has, for the commands
 // that settle payments (payments, debits); closeDB closes the database.
@@ -165,18 +178,10 @@ func cmdPayments(ctx context.Context, args []string, getenv func(string) string,
 	if args[0] == "credits" {
 		cf.register(fs)
 	}
-	// The positional argument may come first (as in the usage) or last:
-	// the flag package stops at the first non-flag.
-	rest := args[1:]
-	var pos []string
-	if len(rest) > 0 && !strings.HasPrefix(rest[0], "-") {
-		pos, rest = rest[:1], rest[1:]
-	}
-	cfg, more, err := loadConfig(fs, rest, getenv)
+	cfg, pos, err := loadConfigAround(fs, args[1:], getenv)
 	if err != nil {
 		return err
 	}
-	pos = append(pos, more...)
 	if positional != (len(pos) == 1) || len(pos) > 1 {
 		return errors.New(paymentsUsage)
 	}
