@@ -51,30 +51,15 @@ func TestCollectionRun(t *testing.T) {
 		var now atomic.Value
 		now.Store(day)
 		clock := func() time.Time { return now.Load().(time.Time) }
-		dd := namedFake{&fakeProvider{retrieve: map[string]engine.PaymentConfirmation{}}, "direct_debit"}
-		f, _ := onlineFixture(t, db, engine.WithClock(clock), engine.WithPaymentMethodProviders(func(org int64, m string) engine.PaymentProvider {
-			if m == "direct_debit" {
-				return dd
-			}
-			return nil
-		}))
-		if _, err := f.svc.SetPaymentSettings(f.ctx, 1, engine.PaymentSettingsChange{BankCreditorName: str("TV Demo 1848 e.V."), BankIBAN: str(demoIBAN),
-			Methods: &[]string{"bank_transfer", "direct_debit"}, DebitCreditorID: str(testCreditorID)}); err != nil {
-			t.Fatal(err)
-		}
-		r := f.start(engine.DemoUserKey, alex, robin)
-		last := r.advanceTo(demoSteps)
-		if _, err := f.svc.Next(f.ctx, r.userKey, engine.NextInput{ProcessID: r.pid, Step: last.Step, People: demoAnswers(last.Step, r.persons),
-			PaymentMethod: "direct_debit"}); err != nil {
-			t.Fatal(err)
-		}
-		order := f.orders(r.id)[0]
+		f := directDebitFixture(t, db, 0, engine.WithClock(clock))
+		order := f.commitDirectDebit(engine.DemoUserKey, alex, robin)
+		id := order.ProcessInstanceID
 		m, err := f.svc.GiveMandate(f.ctx, order.PayReference, engine.MandateInput{Holder: "Alex Example", IBAN: "DE02 1203 0000 0000 2020 51",
 			Consent: true, Language: "en"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		order = f.orders(r.id)[0]
+		order = f.orders(id)[0]
 		if order.DebitDueOn == nil || order.DebitDueOn.Format(time.DateOnly) != "2027-03-15" {
 			t.Fatalf("due date %v, want 2027-03-15 (14 days after 1 March 2027)", order.DebitDueOn)
 		}
@@ -96,7 +81,7 @@ func TestCollectionRun(t *testing.T) {
 		if err := xml.Unmarshal(run.File, &doc); err != nil {
 			t.Fatal(err)
 		}
-		pay := f.payments(r.id)[0]
+		pay := f.payments(id)[0]
 		if doc.GrpHdr.NbOfTxs != 1 || doc.GrpHdr.CtrlSum != engine.FormatAmount(order.TotalMinor) || doc.GrpHdr.MsgID != run.MessageID ||
 			len(doc.PmtInf) != 1 || len(doc.PmtInf[0].Tx) != 1 {
 			t.Fatalf("file header %+v for order total %d:\n%s", doc.GrpHdr, order.TotalMinor, run.File)
@@ -128,7 +113,7 @@ func TestCollectionRun(t *testing.T) {
 		if _, err := f.svc.MarkDebitRunSent(f.ctx, treasurer, 1, run.ID); engine.ErrorCode(err) != engine.CodeConflict {
 			t.Fatalf("a cancelled run marked sent: %v", err)
 		}
-		if f.orders(r.id)[0].Status != engine.OrderUnpaid {
+		if f.orders(id)[0].Status != engine.OrderUnpaid {
 			t.Fatal("the cancelled run paid the order")
 		}
 		run2, err := f.svc.CollectDebits(f.ctx, engine.CollectRequest{OrganisationID: 1, Actor: treasurer})
@@ -141,7 +126,7 @@ func TestCollectionRun(t *testing.T) {
 		if n, err := f.svc.SettleDueDebitRuns(engine.WithOrganisation(f.ctx, 2)); err != nil || n != 0 {
 			t.Fatalf("the job for another club: %d %v", n, err)
 		}
-		if f.orders(r.id)[0].Status != engine.OrderUnpaid {
+		if f.orders(id)[0].Status != engine.OrderUnpaid {
 			t.Fatal("the job for another club paid the order")
 		}
 		if n, err := f.svc.SettleDueDebitRuns(f.ctx); err != nil || n != 1 {
@@ -151,10 +136,10 @@ func TestCollectionRun(t *testing.T) {
 		if err != nil || sent.Run.Status != engine.DebitRunSent || sent.Settled != 0 {
 			t.Fatalf("marking the sent run again: %+v %v", sent, err)
 		}
-		if o := f.orders(r.id)[0]; o.Status != engine.OrderPaid {
+		if o := f.orders(id)[0]; o.Status != engine.OrderPaid {
 			t.Fatalf("order after the run was sent: %s", o.Status)
 		}
-		for _, ms := range f.memberships(r.id) {
+		for _, ms := range f.memberships(id) {
 			if ms.Status != engine.MembershipActive {
 				t.Fatalf("membership %d is %s", ms.ID, ms.Status)
 			}
