@@ -257,8 +257,8 @@ func returnNote(st banking.Statement, r banking.Return, words string) string {
 }
 
 // recordReturnProblem records a return that cannot be applied as it is on
-// the debit's payment, once (by the return's key), for staff to settle:
-// the payment needs attention.
+// the debit's payment, once (by the return's key: a payment event with the
+// problem in its note), for staff to settle with the bank.
 func (s *Service) recordReturnProblem(ctx context.Context, tx bun.Tx, st banking.Statement, opt StatementOptions, r banking.Return,
 	debit *Debit, problem string, line *ReturnLine) error {
 	p := new(Payment)
@@ -282,7 +282,11 @@ func (s *Service) recordReturnProblem(ctx context.Context, tx bun.Tx, st banking
 	if !inserted {
 		return errReturnApplied
 	}
-	if p.Problem == "" {
+	// On a collected (succeeded) attempt the problem lists it among the
+	// payments needing attention. A pending attempt (its run cancelled, or
+	// not marked sent yet) keeps none: settle completes nothing for an
+	// attempt with a problem, and the next run collects with it.
+	if p.Problem == "" && p.Status == PaymentSucceeded {
 		p.Problem, p.UpdatedAt = problem, s.clock()
 		if err := updatePayment(ctx, tx, p, "problem", "updated_at"); err != nil {
 			return err

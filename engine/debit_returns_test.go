@@ -607,3 +607,29 @@ func TestReturnKeepsRegistrationCompletedBesideAnOpenOne(t *testing.T) {
 		}
 	})
 }
+
+// TestReturnOfACancelledDebit: a return of a debit whose run was cancelled
+// (so never collected, by the portal's account) is a problem for staff:
+// nothing is reversed, and the pending attempt keeps no problem, so that
+// the next run still collects with it.
+func TestReturnOfACancelledDebit(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		f := newDebitFixture(t, db, 1, 200)
+		m := f.commitDebit("demo-1", "en")
+		f.collect(engine.DebitCancelled, m)
+		before := f.state()
+		rep := f.importStatement(returnsStatement(t, "STMT-RET-5", demoIBAN, testReturn{m.debit.EndToEndID, m.debit.AmountMinor, "AC04"}),
+			engine.StatementOptions{})
+		if len(rep.Returns) != 1 || rep.Returns[0].Outcome != engine.ReturnMismatch || !strings.Contains(rep.Returns[0].Reason, "run was cancelled") {
+			t.Fatalf("return: %+v", rep.Returns)
+		}
+		assertUnchanged(t, before, f.state())
+		if n := f.count((*engine.DebitMandate)(nil), "revoked_at IS NOT NULL"); n != 0 {
+			t.Errorf("a cancelled debit's return ended the mandate")
+		}
+		if n := f.count((*engine.PaymentEvent)(nil), "event_type = ?", "direct_debit.return"); n != 1 {
+			t.Errorf("%d return events recorded, want 1", n)
+		}
+	})
+}
