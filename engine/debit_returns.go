@@ -28,8 +28,9 @@ import (
 // direct debit came back, why, what they owe now and where to pay.
 const KindDebitReturned MessageKind = "debit_returned"
 
-// debitReturnEvent is the payment event type of a returned debit.
-const debitReturnEvent = "direct_debit.return"
+// DebitReturnEvent is the payment event type of a returned debit (the
+// registration's history words it).
+const DebitReturnEvent = "direct_debit.return"
 
 // DebitReturnFeeKind is the order line kind of a club's return fee.
 const DebitReturnFeeKind = "DEBIT_RETURN_FEE"
@@ -233,7 +234,7 @@ func (s *Service) debitOfReturn(ctx context.Context, orgID int64, endToEndID str
 // returnEventID identifies a debit's return among the payment events:
 // once per debit, whichever statement (or camt.054 advice) carried it.
 func returnEventID(debit *Debit) string {
-	return fmt.Sprintf("%s:%d", debitReturnEvent, debit.ID)
+	return fmt.Sprintf("%s:%d", DebitReturnEvent, debit.ID)
 }
 
 // returnNote is the record of a return on its payment event: the reason
@@ -270,9 +271,9 @@ func (s *Service) recordReturnProblem(ctx context.Context, tx bun.Tx, st banking
 		return err
 	}
 	line.RegistrationID = order.ProcessInstanceID
-	id := fmt.Sprintf("%s-problem:%d:%s", debitReturnEvent, debit.OrganisationID, r.Key)
+	id := fmt.Sprintf("%s-problem:%d:%s", DebitReturnEvent, debit.OrganisationID, r.Key)
 	amount, currency := r.AmountMinor, strings.ToUpper(r.Currency)
-	ev := &PaymentEvent{Provider: p.Provider, EventID: &id, EventType: debitReturnEvent, Reference: p.Reference, Outcome: OutcomeFailed,
+	ev := &PaymentEvent{Provider: p.Provider, EventID: &id, EventType: DebitReturnEvent, Reference: p.Reference, Outcome: OutcomeFailed,
 		AmountMinor: &amount, Currency: &currency, Note: returnNote(st, r, banking.ReturnReasonText(r.ReasonCode, "en")) + "; " + problem,
 		CreatedAt: s.clock()}
 	inserted, err := recordPaymentEvent(ctx, tx, ev)
@@ -330,7 +331,7 @@ func (s *Service) takeBackDebit(ctx context.Context, tx bun.Tx, st banking.State
 	words := banking.ReturnReasonText(r.ReasonCode, "en")
 	id := returnEventID(debit)
 	amount, currency := r.AmountMinor, strings.ToUpper(r.Currency)
-	ev := &PaymentEvent{Provider: p.Provider, EventID: &id, EventType: debitReturnEvent, Reference: p.Reference, Outcome: OutcomeFailed,
+	ev := &PaymentEvent{Provider: p.Provider, EventID: &id, EventType: DebitReturnEvent, Reference: p.Reference, Outcome: OutcomeFailed,
 		AmountMinor: &amount, Currency: &currency, Note: returnNote(st, r, words), CreatedAt: now}
 	inserted, err := recordPaymentEvent(ctx, tx, ev)
 	if err != nil {

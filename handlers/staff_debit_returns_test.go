@@ -116,5 +116,12 @@ func TestStaffImportTakesBackReturnedDebit(t *testing.T) {
 			!strings.Contains(p.testid("attention-table").Text(), banking.ReturnReasonText("MD06", "en")) {
 			t.Fatalf("returned debit not listed with its reason: %s", p.testid("staff-main").Text())
 		}
+		// The registration's history says it in words, with the message sent.
+		reg := env.get(tr, fmt.Sprintf("/staff/registrations/%d", order.ProcessInstanceID))
+		body := reg.doc.Text()
+		if want := fmt.Sprintf(views.StaffRegistrationText.EvReturned, ""); reg.status != http.StatusOK || !strings.Contains(body, want) ||
+			!strings.Contains(body, views.StaffRegistrationText.MsgDebitReturned) || !strings.Contains(body, banking.ReturnReasonText("MD06", "en")) {
+			t.Fatalf("registration history: %d %s", reg.status, reg.testid("staff-main").Text())
+		}
 	})
 }

@@ -225,6 +225,8 @@ func messageLabel(c echo.Context, kind engine.MessageKind) string {
 		return t.MsgResume
 	case engine.KindRefundPayment:
 		return t.MsgRefund
+	case engine.KindDebitReturned:
+		return t.MsgDebitReturned
 	}
 	return t.MsgOther
 }
@@ -237,6 +239,8 @@ func eventTitle(c echo.Context, p engine.Payment, e engine.PaymentEvent) (title,
 		amount = staffMoney(c, *e.AmountMinor, *e.Currency)
 	}
 	switch {
+	case e.EventType == engine.DebitReturnEvent:
+		return fmt.Sprintf(t.EvReturned, amount), "attempt"
 	case e.Outcome == engine.OutcomePartial:
 		return fmt.Sprintf(t.EvPart, amount), "payment"
 	case e.Outcome == engine.OutcomeSuccess && p.Provider == engine.BankTransferProvider:

@@ -20,10 +20,10 @@ type StaffRegistrationTexts struct {
 	// History
 	History, HistoryIntro, HistoryEmpty, Reference,
 	ProviderBank, ProviderCard, ProviderTest,
-	AttemptStarted, EvReceived, EvPart, EvConfirmed, EvFailed, EvCancelled, EvPending, EvOpen, EvChecked,
+	AttemptStarted, EvReceived, EvPart, EvConfirmed, EvFailed, EvCancelled, EvPending, EvOpen, EvChecked, EvReturned,
 	Booked, RecordedBy, RefundDue, RefundDone,
 	MsgConfirmation, MsgPaymentLink, MsgReminder, MsgTransferRequest, MsgWelcome, MsgExpiry, MsgRenewal, MsgResume,
-	MsgRefund, MsgOther, MsgTo, MsgToRegistration string
+	MsgRefund, MsgDebitReturned, MsgOther, MsgTo, MsgToRegistration string
 	// Capture: what the treasurer's capture did, in words
 	CapturedComplete, CapturedPart, CapturedSecond, CaptureOpen, CaptureOpenHint string
 	// Questions before an action: what the buttons do
@@ -57,6 +57,7 @@ var StaffRegistrationText = StaffRegistrationTexts{
 	EvPart:         "Part of the amount received: %s",
 	EvConfirmed:    "Payment confirmed: %s",
 	EvFailed:       "Payment failed",
+	EvReturned:     "Direct debit returned by the bank: %s",
 	EvCancelled:    "Payment cancelled",
 	EvPending:      "Payment being processed",
 	EvOpen:         "Not paid yet",
@@ -75,6 +76,7 @@ var StaffRegistrationText = StaffRegistrationTexts{
 	MsgRenewal:         "Renewal invitation",
 	MsgResume:          "Link to continue the registration",
 	MsgRefund:          "Refund",
+	MsgDebitReturned:   "Returned direct debit",
 	MsgOther:           "Message",
 	MsgTo:              "to %s",
 	MsgToRegistration:  "to the addresses of the registration",
@@ -120,6 +122,7 @@ var staffRegistrationTextDE = StaffRegistrationTexts{
 	EvPart:         "Teilbetrag eingegangen: %s",
 	EvConfirmed:    "Zahlung bestätigt: %s",
 	EvFailed:       "Zahlung fehlgeschlagen",
+	EvReturned:     "Lastschrift von der Bank zurückgegeben: %s",
 	EvCancelled:    "Zahlung abgebrochen",
 	EvPending:      "Zahlung in Bearbeitung",
 	EvOpen:         "Noch nicht bezahlt",
@@ -138,6 +141,7 @@ var staffRegistrationTextDE = StaffRegistrationTexts{
 	MsgRenewal:         "Einladung zur Verlängerung",
 	MsgResume:          "Link zum Fortsetzen der Anmeldung",
 	MsgRefund:          "Rückzahlung",
+	MsgDebitReturned:   "Rücklastschrift",
 	MsgOther:           "Nachricht",
 	MsgTo:              "an %s",
 	MsgToRegistration:  "an die Adressen der Anmeldung",
@@ -183,6 +187,7 @@ var staffRegistrationTextFR = StaffRegistrationTexts{
 	EvPart:         "Partie du montant reçue : %s",
 	EvConfirmed:    "Paiement confirmé : %s",
 	EvFailed:       "Paiement échoué",
+	EvReturned:     "Prélèvement rejeté par la banque : %s",
 	EvCancelled:    "Paiement annulé",
 	EvPending:      "Paiement en cours de traitement",
 	EvOpen:         "Pas encore payé",
@@ -201,6 +206,7 @@ var staffRegistrationTextFR = StaffRegistrationTexts{
 	MsgRenewal:         "Invitation au renouvellement",
 	MsgResume:          "Lien pour reprendre l’inscription",
 	MsgRefund:          "Remboursement",
+	MsgDebitReturned:   "Prélèvement rejeté",
 	MsgOther:           "Message",
 	MsgTo:              "à %s",
 	MsgToRegistration:  "aux adresses de l’inscription",
