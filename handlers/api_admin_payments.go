@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/engine/banking"
 )
 
 // The admin API's payments: the organisation's own payment settings
@@ -271,6 +272,15 @@ func (s *Server) listPaymentsNeedingAttention(c echo.Context) error {
 	for _, a := range list {
 		d := PaymentAttentionDTO{Reference: a.Payment.Reference, OrderReference: a.Order.PayReference, Amount: engine.FormatAmount(a.Payment.AmountMinor),
 			Currency: a.Payment.Currency, Action: "check", Reason: a.Reason, Problem: a.Payment.Problem, RefundDue: a.RefundByHand, UpdatedAt: a.Payment.UpdatedAt}
+		if a.Reason == engine.AttentionDebitReturned {
+			// A returned direct debit reads as a problem to check, with the
+			// bank's reason in words, until the OpenAPI document lists its
+			// own reason (debit_returned).
+			d.Reason, d.Problem = engine.AttentionProblem, "direct debit returned by the bank: "+banking.ReturnReasonText(a.ReturnCode, "en")
+			if a.ReturnCode != "" {
+				d.Problem += " (" + a.ReturnCode + ")"
+			}
+		}
 		if a.RefundByHand {
 			d.Action = "refundByHand"
 		}
