@@ -202,7 +202,8 @@ func (s *Service) applyReturn(ctx context.Context, st banking.Statement, opt Sta
 	case errors.Is(err, errReturnApplied):
 		return line, true
 	case err != nil:
-		line.Err = err
+		// Rolled back: nothing of it happened.
+		line.Err, line.Reversed, line.MandateEnded, line.FeeMinor = err, false, false, 0
 	}
 	return line, false
 }
