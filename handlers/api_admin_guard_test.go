@@ -104,7 +104,7 @@ func runAuditSteps(t *testing.T, db *bun.DB, kind string) {
 		}}
 	}
 	const secret = "a-new-hash-secret-of-the-club"
-	var typeID, periodID, invitationID, webhookID, deliveryID int64
+	var typeID, periodID, invitationID, webhookID, deliveryID, runID int64
 	var orderRef, paymentRef string
 	var f *engine.Form
 	idOf := func(t *testing.T, res response) int64 {
@@ -229,6 +229,42 @@ func runAuditSteps(t *testing.T, db *bun.DB, kind string) {
 			}
 			return "/api/admin/payments/" + paymentRef + "/refunded", map[string]any{"note": "transferred back"}
 		}},
+		{route: "POST /api/admin/debit-runs", status: http.StatusCreated, request: func(t *testing.T) (string, any) {
+			// The club collects by direct debit too; the household gives a mandate.
+			svc := engine.NewService(env.db, env.gw, orgPayments(env.db, envOptions{}, env.gw)...)
+			ci := "DE98ZZZ09999999999"
+			if _, err := svc.SetPaymentSettings(context.Background(), 1, engine.PaymentSettingsChange{DebitCreditorID: &ci,
+				Methods: &[]string{engine.BankTransferProvider, engine.DirectDebitProvider}}); err != nil {
+				t.Fatal(err)
+			}
+			(&enginetest.Demo{T: t, DB: env.db, Svc: svc}).CommitPayingBy(engine.DirectDebitProvider, engine.DemoUserKey, 2)
+			var o engine.Order
+			if err := env.db.NewSelect().Model(&o).Where("payment_method = ?", engine.DirectDebitProvider).Order("id DESC").Limit(1).Scan(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := svc.GiveMandate(context.Background(), o.PayReference, engine.MandateInput{Holder: "Sam Example", IBAN: "DE02120300000000202051", Consent: true}); err != nil {
+				t.Fatal(err)
+			}
+			return "/api/admin/debit-runs", map[string]any{"until": time.Now().AddDate(0, 2, 0).Format(time.DateOnly)}
+		}, check: func(t *testing.T, e engine.AuditRecord) {
+			if e.Action != "debit_run.create" || !strings.Contains(e.AfterJSON, `"debits":1`) {
+				t.Errorf("collection run entry: %+v", e)
+			}
+		}},
+		{route: "POST /api/admin/debit-runs/:id/cancel", status: http.StatusOK, request: func(*testing.T) (string, any) {
+			return fmt.Sprintf("/api/admin/debit-runs/%d/cancel", runID), nil
+		}},
+		{route: "POST /api/admin/debit-runs/:id/sent", status: http.StatusOK, request: func(t *testing.T) (string, any) {
+			res := env.call(who, http.MethodPost, "/api/admin/debit-runs", map[string]any{"until": time.Now().AddDate(0, 2, 0).Format(time.DateOnly)})
+			if res.status != http.StatusCreated {
+				t.Fatalf("a second run: %d %s", res.status, res.body)
+			}
+			return fmt.Sprintf("/api/admin/debit-runs/%d/sent", idOf(t, res)), nil
+		}, check: func(t *testing.T, e engine.AuditRecord) {
+			if e.Action != "debit_run.send" || !strings.Contains(e.AfterJSON, `"settled":1`) {
+				t.Errorf("run sent entry: %+v", e)
+			}
+		}},
 		{route: "POST /api/admin/persons/:id/erase", status: http.StatusOK, request: func(*testing.T) (string, any) {
 			return "/api/admin/persons/3/erase", map[string]any{"force": true} // personal_data.go
 		}, check: func(t *testing.T, e engine.AuditRecord) {
@@ -242,6 +278,7 @@ func runAuditSteps(t *testing.T, db *bun.DB, kind string) {
 		"POST /api/admin/membership-types": func(t *testing.T, res response) { typeID = idOf(t, res) },
 		"POST /api/admin/periods":          func(t *testing.T, res response) { periodID = idOf(t, res) },
 		"POST /api/admin/webhooks":         func(t *testing.T, res response) { webhookID = idOf(t, res) },
+		"POST /api/admin/debit-runs":       func(t *testing.T, res response) { runID = idOf(t, res) },
 		"POST /api/admin/periods/:id/invitations": func(t *testing.T, res response) {
 			var rep struct{ Created []struct{ ID int64 } }
 			if res.json(t, &rep); len(rep.Created) != 1 {
