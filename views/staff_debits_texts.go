@@ -59,8 +59,8 @@ var StaffDebitText = StaffDebitTexts{
 	StatusPrepared:  "Prepared, not sent yet",
 	StatusSent:      "Sent to the bank",
 	StatusCancelled: "Cancelled",
-	SentAt:          "sent %s",
-	CancelledAt:     "cancelled %s",
+	SentAt:          "sent on %s",
+	CancelledAt:     "cancelled on %s",
 
 	RunTitle:       "Collection run %s",
 	RunIntro:       "Prepared %s by %s, with the debits due by %s: %d debits, %s in total, file version %s.",
@@ -127,7 +127,7 @@ var staffDebitTextDE = StaffDebitTexts{
 	Until:        "Lastschriften fällig bis",
 	UntilHint:    "Lastschriften, die an oder vor diesem Datum fällig sind, werden gesammelt; jede wird an ihrem eigenen Fälligkeitstag eingezogen.",
 	Prepare:      "Einzug vorbereiten",
-	NoCreditor:   "Dieser Verein zieht noch keine Lastschriften ein: Ein/e Administrator/in trägt seine Gläubiger-Identifikationsnummer in den Zahlungseinstellungen der Einrichtung ein.",
+	NoCreditor:   "Dieser Verein zieht noch keine Lastschriften ein: Seine Gläubiger-Identifikationsnummer wird in den Zahlungseinstellungen der Einrichtung eingetragen (Rolle Administration).",
 	NothingDue:   "An oder vor dem %s ist keine Lastschrift fällig. Es wurde kein Einzug vorbereitet.",
 	BadUntil:     "Geben Sie ein gültiges Datum ein (Jahr, Monat, Tag).",
 
