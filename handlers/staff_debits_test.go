@@ -194,12 +194,12 @@ func TestStaffDebitRuns(t *testing.T) {
 
 		// Marked sent after the question: the registration completes.
 		ask = env.post(treasurer, secondPath+"/sent", nil, origin...)
-		if ask.status != http.StatusOK || !strings.Contains(ask.testid("staff-confirm").Text(), "settles 1 payments") {
+		if ask.status != http.StatusOK || !strings.Contains(ask.testid("staff-confirm").Text(), "settles the run's payments as paid (1)") {
 			t.Fatalf("sent question: %d\n%s", ask.status, ask.body)
 		}
 		sent := env.post(treasurer, secondPath+"/sent", url.Values{"confirmed": {"1"}}, origin...)
 		expectRedirect(t, sent, secondPath+"?done=debit-run-sent&settled=1")
-		if p := env.get(treasurer, sent.header.Get("Location")); !strings.Contains(p.testid("staff-flash").Text(), "1 registrations complete") ||
+		if p := env.get(treasurer, sent.header.Get("Location")); !strings.Contains(p.testid("staff-flash").Text(), "Registrations completed: 1.") ||
 			p.testid("debit-run-status").AttrOr("data-status", "") != "sent" || p.testid("debit-run-sent").Length() != 0 ||
 			p.testid("debit-run-download").Length() != 1 || p.testid("debit-line").AttrOr("data-status", "") != "collected" {
 			t.Fatalf("the sent run:\n%s", p.body)
@@ -234,6 +234,11 @@ func layoutDebitRun(t *testing.T, db *bun.DB, order engine.Order) int64 {
 	t.Helper()
 	ctx := t.Context()
 	now := time.Now().UTC()
+	// The club collects by direct debit: the runs' page has its form.
+	if _, err := engine.NewService(db, nil).SetPaymentSettings(ctx, order.OrganisationID, engine.PaymentSettingsChange{
+		DebitCreditorID: str("DE98ZZZ09999999999")}); err != nil {
+		t.Fatal(err)
+	}
 	var pay engine.Payment
 	if err := db.NewSelect().Model(&pay).Where("order_id = ?", order.ID).Order("id").Limit(1).Scan(ctx); err != nil {
 		t.Fatalf("the demo order's payment: %v", err)
