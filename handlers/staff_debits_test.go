@@ -179,6 +179,18 @@ func TestStaffDebitRuns(t *testing.T) {
 			!strings.Contains(p.testid("staff-main").Text(), "was cancelled") {
 			t.Fatalf("a cancelled run marked sent: %d\n%s", p.status, p.body)
 		}
+		// In German, the refusal is German too.
+		env.addStaff("kasse@example.org", engine.RoleTreasurer)
+		german := env.mustStaffSignIn("kasse@example.org", "/staff")
+		expectRedirect(t, env.get(german, "/staff?lang=de"), "/staff")
+		if p := env.post(german, runPath+"/sent", url.Values{"confirmed": {"1"}}, origin...); p.status != http.StatusConflict ||
+			!strings.Contains(p.testid("staff-main").Text(), "wurde storniert") {
+			t.Fatalf("a cancelled run marked sent, in German: %d\n%s", p.status, p.body)
+		}
+		if p := env.get(german, runPath); !strings.Contains(p.testid("debit-run-status").Text(), "Storniert") ||
+			!strings.Contains(p.testid("debit-line").Text(), "Mit dem Einzug zurückgezogen") {
+			t.Fatalf("the cancelled run in German:\n%s", p.body)
+		}
 		if p := env.get(treasurer, runPath); p.testid("debit-run-status").AttrOr("data-status", "") != "cancelled" || p.testid("debit-run-actions").Length() != 0 {
 			t.Fatalf("the cancelled run:\n%s", p.body)
 		}
