@@ -450,8 +450,8 @@ func auditValue(c echo.Context, field string, v any) string {
 }
 
 // auditStateLabel names a stored state of field: a refund's, else a
-// registration's process state, else a period's, membership's, order's
-// or payment's (statusLabel).
+// registration's process state, else a collection run's, else a
+// period's, membership's, order's or payment's (statusLabel).
 func auditStateLabel(c echo.Context, field, v string) string {
 	t := staffAuditTextIn(c)
 	if strings.HasPrefix(field, "refund") {
@@ -466,6 +466,13 @@ func auditStateLabel(c echo.Context, field, v string) string {
 	switch p := engine.ProcessState(v); p {
 	case engine.StateInit, engine.StateRunning, engine.StateSuspended, engine.StateDone, engine.StateCompleted, engine.StateCancelled:
 		return stateLabel(c, engine.RegistrationStateOf(p))
+	}
+	// A collection run's (its cancelled is everyone's cancelled).
+	switch engine.DebitRunStatus(v) {
+	case engine.DebitRunPrepared:
+		return staffDebitTextIn(c).StatusPrepared
+	case engine.DebitRunSent:
+		return staffDebitTextIn(c).StatusSent
 	}
 	return statusLabel(c, v)
 }

@@ -232,7 +232,8 @@ func TestStaffDebitRuns(t *testing.T) {
 		env.addStaff("admin@example.org", engine.RoleAdmin)
 		admin := env.mustStaffSignIn("admin@example.org", "/staff")
 		audit := env.get(admin, "/staff/audit")
-		if audit.doc.Find(`a[href="`+secondPath+`"]`).Length() == 0 || !strings.Contains(string(audit.body), "marked a direct debit collection run as sent") {
+		if audit.doc.Find(`a[href="`+secondPath+`"]`).Length() == 0 || !strings.Contains(string(audit.body), "marked a direct debit collection run as sent") ||
+			!strings.Contains(spacedText(audit.testid("audit-table")), "Sent to the bank") {
 			t.Fatalf("the audit log does not name and link the run:\n%s", audit.testid("audit-table").Text())
 		}
 	})
