@@ -94,6 +94,9 @@ func (s *Server) staffDebitRuns(c echo.Context) error {
 	}
 	for _, r := range runs {
 		m.Runs = append(m.Runs, debitRunRow(c, r))
+		if m.Notice != "" && r.Status == engine.DebitRunPrepared && !strings.HasSuffix(m.Notice, t.NothingDueInRun) {
+			m.Notice += " " + t.NothingDueInRun
+		}
 	}
 	return staffRender(c, http.StatusOK, views.StaffDebitRunsPage(m))
 }

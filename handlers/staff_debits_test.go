@@ -168,6 +168,12 @@ func TestStaffDebitRuns(t *testing.T) {
 			}
 		}
 
+		// Its debit is in the prepared run: nothing more is due, and the list says why.
+		if p := env.post(treasurer, "/staff/debits", until, origin...); p.status != http.StatusSeeOther ||
+			!strings.Contains(env.get(treasurer, p.header.Get("Location")).testid("debits-notice").Text(), "send or cancel that run first") {
+			t.Fatalf("nothing due with a prepared run: %d", p.status)
+		}
+
 		// Cancelled after the question: the debit is due again.
 		ask := env.post(treasurer, runPath+"/cancel", nil, origin...)
 		if ask.status != http.StatusOK || !strings.Contains(ask.testid("staff-confirm").Text(), "due again for the next run") {

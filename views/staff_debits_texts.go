@@ -13,7 +13,7 @@ import (
 type StaffDebitTexts struct {
 	NavDebits, Title, Intro, PaymentsLink, PaymentsLinkHint string
 	// Preparing a run.
-	PrepareTitle, Until, UntilHint, Prepare, NoCreditor, NothingDue, BadUntil string
+	PrepareTitle, Until, UntilHint, Prepare, NoCreditor, NothingDue, NothingDueInRun, BadUntil string
 	// The list of runs.
 	RunsTitle, Empty, Run, Created, By, UntilCol, Count, Total, Version, Status, Open string
 	StatusPrepared, StatusSent, StatusCancelled, SentAt, CancelledAt                  string
@@ -37,13 +37,14 @@ var StaffDebitText = StaffDebitTexts{
 	PaymentsLink:     "Direct debit collection runs",
 	PaymentsLinkHint: "Prepare the file of due direct debits for the club's bank, and mark it as sent.",
 
-	PrepareTitle: "Prepare a collection run",
-	Until:        "Gather debits due by",
-	UntilHint:    "Debits due on or before this date are gathered; each is collected on its own due date.",
-	Prepare:      "Prepare the run",
-	NoCreditor:   "This club does not collect by direct debit yet: an administrator enters its Creditor Identifier in the payment settings of the setup page.",
-	NothingDue:   "No direct debit is due on or before %s. No run was prepared.",
-	BadUntil:     "Enter the date as a valid date (year, month, day).",
+	PrepareTitle:    "Prepare a collection run",
+	Until:           "Gather debits due by",
+	UntilHint:       "Debits due on or before this date are gathered; each is collected on its own due date.",
+	Prepare:         "Prepare the run",
+	NoCreditor:      "This club does not collect by direct debit yet: an administrator enters its Creditor Identifier in the payment settings of the setup page.",
+	NothingDue:      "No direct debit is due on or before %s. No run was prepared.",
+	NothingDueInRun: "Debits already in a prepared run are not gathered again: send or cancel that run first.",
+	BadUntil:        "Enter the date as a valid date (year, month, day).",
 
 	RunsTitle:       "Collection runs",
 	Empty:           "No collection run yet.",
@@ -123,13 +124,14 @@ var staffDebitTextDE = StaffDebitTexts{
 	PaymentsLink:     "Lastschrift-Einzüge",
 	PaymentsLinkHint: "Die Datei der fälligen Lastschriften für die Bank des Vereins erstellen und als eingereicht markieren.",
 
-	PrepareTitle: "Einzug vorbereiten",
-	Until:        "Lastschriften fällig bis",
-	UntilHint:    "Lastschriften, die an oder vor diesem Datum fällig sind, werden gesammelt; jede wird an ihrem eigenen Fälligkeitstag eingezogen.",
-	Prepare:      "Einzug vorbereiten",
-	NoCreditor:   "Dieser Verein zieht noch keine Lastschriften ein: Seine Gläubiger-Identifikationsnummer wird in den Zahlungseinstellungen der Einrichtung eingetragen (Rolle Administration).",
-	NothingDue:   "An oder vor dem %s ist keine Lastschrift fällig. Es wurde kein Einzug vorbereitet.",
-	BadUntil:     "Geben Sie ein gültiges Datum ein (Jahr, Monat, Tag).",
+	PrepareTitle:    "Einzug vorbereiten",
+	Until:           "Lastschriften fällig bis",
+	UntilHint:       "Lastschriften, die an oder vor diesem Datum fällig sind, werden gesammelt; jede wird an ihrem eigenen Fälligkeitstag eingezogen.",
+	Prepare:         "Einzug vorbereiten",
+	NoCreditor:      "Dieser Verein zieht noch keine Lastschriften ein: Seine Gläubiger-Identifikationsnummer wird in den Zahlungseinstellungen der Einrichtung eingetragen (Rolle Administration).",
+	NothingDue:      "An oder vor dem %s ist keine Lastschrift fällig. Es wurde kein Einzug vorbereitet.",
+	NothingDueInRun: "Lastschriften in einem vorbereiteten Einzug werden nicht erneut gesammelt: Reichen Sie diesen Einzug zuerst ein oder stornieren Sie ihn.",
+	BadUntil:        "Geben Sie ein gültiges Datum ein (Jahr, Monat, Tag).",
 
 	RunsTitle:       "Einzüge",
 	Empty:           "Noch kein Einzug.",
@@ -209,13 +211,14 @@ var staffDebitTextFR = StaffDebitTexts{
 	PaymentsLink:     "Remises de prélèvements",
 	PaymentsLinkHint: "Préparer le fichier des prélèvements échus pour la banque du club, et le marquer comme envoyé.",
 
-	PrepareTitle: "Préparer une remise",
-	Until:        "Prélèvements échus au plus tard le",
-	UntilHint:    "Les prélèvements échus à cette date ou avant sont rassemblés ; chacun est prélevé à sa propre date d’échéance.",
-	Prepare:      "Préparer la remise",
-	NoCreditor:   "Ce club ne prélève pas encore : un administrateur saisit son identifiant créancier SEPA dans les paramètres de paiement de la configuration.",
-	NothingDue:   "Aucun prélèvement n’est échu le %s ou avant. Aucune remise n’a été préparée.",
-	BadUntil:     "Saisissez une date valide (année, mois, jour).",
+	PrepareTitle:    "Préparer une remise",
+	Until:           "Prélèvements échus au plus tard le",
+	UntilHint:       "Les prélèvements échus à cette date ou avant sont rassemblés ; chacun est prélevé à sa propre date d’échéance.",
+	Prepare:         "Préparer la remise",
+	NoCreditor:      "Ce club ne prélève pas encore : un administrateur saisit son identifiant créancier SEPA dans les paramètres de paiement de la configuration.",
+	NothingDue:      "Aucun prélèvement n’est échu le %s ou avant. Aucune remise n’a été préparée.",
+	NothingDueInRun: "Les prélèvements déjà dans une remise préparée ne sont pas rassemblés à nouveau : envoyez ou annulez d’abord cette remise.",
+	BadUntil:        "Saisissez une date valide (année, mois, jour).",
 
 	RunsTitle:       "Remises",
 	Empty:           "Aucune remise pour l’instant.",
