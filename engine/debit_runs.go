@@ -26,6 +26,11 @@ import (
 // the requested collection date, which the file states per debit.
 const DefaultCollectionHorizon = 14 * 24 * time.Hour
 
+// ErrNothingDue is the cause of CollectDebits' conflict when no debit is
+// due by the date asked: not a failure, which the staff page says in its
+// own words (errors.Is).
+var ErrNothingDue = errors.New("no direct debit is due")
+
 // CollectRequest asks for a collection run.
 type CollectRequest struct {
 	OrganisationID int64
@@ -70,7 +75,9 @@ func (s *Service) CollectDebits(ctx context.Context, req CollectRequest) (_ *Deb
 		return nil, err
 	}
 	if len(due) == 0 {
-		return nil, Errorf(CodeConflict, "no direct debit is due on or before %s", until.Format(time.DateOnly))
+		e := Errorf(CodeConflict, "no direct debit is due on or before %s", until.Format(time.DateOnly))
+		e.Err = ErrNothingDue
+		return nil, e
 	}
 	// The attempts are made outside the transaction (checkoutFor calls the
 	// provider); for direct debit that is the portal's own pay link.

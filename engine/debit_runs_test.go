@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"encoding/xml"
+	"errors"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -64,7 +65,8 @@ func TestCollectionRun(t *testing.T) {
 			t.Fatalf("due date %v, want 2027-03-15 (14 days after 1 March 2027)", order.DebitDueOn)
 		}
 		treasurer := engine.Actor{Name: "treasurer@example.org"}
-		if _, err := f.svc.CollectDebits(f.ctx, engine.CollectRequest{OrganisationID: 1, Until: day.AddDate(0, 0, 7), Actor: treasurer}); engine.ErrorCode(err) != engine.CodeConflict {
+		if _, err := f.svc.CollectDebits(f.ctx, engine.CollectRequest{OrganisationID: 1, Until: day.AddDate(0, 0, 7), Actor: treasurer}); engine.ErrorCode(err) != engine.CodeConflict ||
+			!errors.Is(err, engine.ErrNothingDue) {
 			t.Fatalf("a run before the due date: %v, want a conflict (nothing due)", err)
 		}
 		run, err := f.svc.CollectDebits(f.ctx, engine.CollectRequest{OrganisationID: 1, Actor: treasurer})

@@ -61,10 +61,11 @@ const staffLayoutCheck = `(() => {
 // staffPageExamples fills the parameters of the staff pages that have
 // them with records of the walk; a page another change adds with a
 // parameter not named here is visited at its route's Example.
-func staffPageExamples(registration, webhook int64) map[string]string {
+func staffPageExamples(registration, webhook, debitRun int64) map[string]string {
 	return map[string]string{
 		"/registrations/:id": "/registrations/" + strconv.FormatInt(registration, 10),
 		"/webhooks/:id":      "/webhooks/" + strconv.FormatInt(webhook, 10),
+		"/debits/:id":        "/debits/" + strconv.FormatInt(debitRun, 10),
 	}
 }
 
@@ -117,10 +118,11 @@ func TestE2EStaffLayout(t *testing.T) {
 	env.staffBrowserSignIn(b, "admin@example.org", `[data-testid=overview-states]`)
 
 	shots := os.Getenv("PORTAL_DOCS_SCREENSHOTS") == "1"
-	examples := staffPageExamples(order.ProcessInstanceID, hook.ID)
+	examples := staffPageExamples(order.ProcessInstanceID, hook.ID, layoutDebitRun(t, env.db, order))
 	pages := 0
 	for _, r := range handlers.StaffRoutes() {
-		if r.Method != "GET" || strings.HasSuffix(r.Path, ".csv") || strings.HasSuffix(r.Path, ".pdf") || strings.HasSuffix(r.Path, ".json") {
+		if r.Method != "GET" || strings.HasSuffix(r.Path, ".csv") || strings.HasSuffix(r.Path, ".pdf") || strings.HasSuffix(r.Path, ".json") ||
+			strings.HasSuffix(r.Path, "/file") {
 			continue
 		}
 		path := r.Path

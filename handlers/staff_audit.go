@@ -241,7 +241,7 @@ func auditKinds(t *views.StaffAuditTexts) map[string]string {
 	return map[string]string{"registration": t.KindRegistration, "staff": t.KindStaff, "organisation": t.KindOrganisation,
 		"period": t.KindPeriod, "membership_type": t.KindMembershipType, "definition": t.KindDefinition, "invitation": t.KindInvitation,
 		"job": t.KindJob, "bank_credit": t.KindBankCredit, "webhook_endpoint": t.KindWebhook, "webhook_delivery": t.KindWebhookDelivery, "api_key": t.KindAPIKey,
-		"person": t.KindPerson, "data_request": t.KindDataRequest}
+		"person": t.KindPerson, "data_request": t.KindDataRequest, "debit_run": t.KindDebitRun}
 }
 
 // setupSectionOf is the setup section that shows what an entry about the
@@ -302,6 +302,8 @@ func (n *auditNames) target(c echo.Context, r engine.AuditRecord) (string, strin
 		link = StaffPrefix + "/jobs"
 	case "bank_credit":
 		link = StaffPrefix + "/payments"
+	case "debit_run":
+		link = StaffPrefix + staffDebitsPath + "/" + url.PathEscape(id)
 	case "webhook_endpoint":
 		link = StaffPrefix + staffWebhooksPath + "/" + url.PathEscape(id)
 		if r.Action == "webhook.delete" {
@@ -448,8 +450,8 @@ func auditValue(c echo.Context, field string, v any) string {
 }
 
 // auditStateLabel names a stored state of field: a refund's, else a
-// registration's process state, else a period's, membership's, order's
-// or payment's (statusLabel).
+// registration's process state, else a collection run's, else a
+// period's, membership's, order's or payment's (statusLabel).
 func auditStateLabel(c echo.Context, field, v string) string {
 	t := staffAuditTextIn(c)
 	if strings.HasPrefix(field, "refund") {
@@ -464,6 +466,13 @@ func auditStateLabel(c echo.Context, field, v string) string {
 	switch p := engine.ProcessState(v); p {
 	case engine.StateInit, engine.StateRunning, engine.StateSuspended, engine.StateDone, engine.StateCompleted, engine.StateCancelled:
 		return stateLabel(c, engine.RegistrationStateOf(p))
+	}
+	// A collection run's (its cancelled is everyone's cancelled).
+	switch engine.DebitRunStatus(v) {
+	case engine.DebitRunPrepared:
+		return staffDebitTextIn(c).StatusPrepared
+	case engine.DebitRunSent:
+		return staffDebitTextIn(c).StatusSent
 	}
 	return statusLabel(c, v)
 }

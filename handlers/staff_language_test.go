@@ -25,7 +25,7 @@ func englishStaffTexts(t *testing.T) []string {
 	for _, pair := range [][2]any{{views.StaffText, *views.StaffTextIn(de)}, {views.StaffOpsText, *views.StaffOpsTextIn(de)},
 		{views.StaffSetupText, *views.StaffSetupTextIn(de)}, {views.StaffWebhookText, *views.StaffWebhookTextIn(de)},
 		{views.StaffOpenPaymentText, *views.StaffOpenPaymentTextIn(de)}, {views.StaffYearReportText, *views.StaffYearReportTextIn(de)},
-		{views.StaffListText, *views.StaffListTextIn(de)}} {
+		{views.StaffListText, *views.StaffListTextIn(de)}, {views.StaffDebitText, *views.StaffDebitTextIn(de)}} {
 		en, other := reflect.ValueOf(pair[0]), reflect.ValueOf(pair[1])
 		for i := range en.NumField() {
 			if en.Field(i).String() == other.Field(i).String() {
@@ -65,7 +65,7 @@ func TestStaffPagesInGerman(t *testing.T) {
 		t.Fatal("no registration to show")
 	}
 	for _, path := range []string{"/staff", "/staff/registrations", detail, "/staff/payments", "/staff/jobs", "/staff/invitations",
-		"/staff/setup?done=org-saved", "/staff/processes", "/staff/audit", "/staff/webhooks", "/staff/open-payments", "/staff/year-report"} {
+		"/staff/setup?done=org-saved", "/staff/processes", "/staff/audit", "/staff/webhooks", "/staff/open-payments", "/staff/year-report", "/staff/debits"} {
 		p := env.get(c, path)
 		if p.status != http.StatusOK {
 			t.Fatalf("%s: %d\n%s", path, p.status, p.body)

@@ -36,6 +36,7 @@ var staffNav = []staffNavItem{
 	{Label: func(c echo.Context) string { return staffTextIn(c).NavOverview }, Path: "", Min: engine.RoleViewer},
 	{Label: func(c echo.Context) string { return staffTextIn(c).NavRegistrations }, Path: "/registrations", Min: engine.RoleViewer},
 	{Label: func(c echo.Context) string { return staffOpsTextIn(c).NavPayments }, Path: "/payments", Min: engine.RoleViewer},
+	{Label: func(c echo.Context) string { return staffDebitTextIn(c).NavDebits }, Path: staffDebitsPath, Min: engine.RoleViewer},
 	{Label: func(c echo.Context) string { return staffOpenPaymentTextIn(c).NavOpenPayments }, Path: openPaymentsPath, Min: engine.RoleTreasurer},
 	{Label: func(c echo.Context) string { return staffYearReportTextIn(c).NavYearReport }, Path: yearReportPath, Min: engine.RoleTreasurer},
 	{Label: func(c echo.Context) string { return staffOpsTextIn(c).NavInvitations }, Path: "/invitations", Min: engine.RoleRegistrar},

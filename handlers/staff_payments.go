@@ -37,7 +37,8 @@ func (s *Server) renderStaffPayments(c echo.Context, status int, uploadError str
 	if err != nil {
 		return s.staffEngineError(c, err)
 	}
-	m := views.StaffPaymentsModel{StaffChrome: s.staffChrome(c, staffOpsTextIn(c).PaymentsTitle), Error: uploadError}
+	m := views.StaffPaymentsModel{StaffChrome: s.staffChrome(c, staffOpsTextIn(c).PaymentsTitle), Error: uploadError,
+		DebitsURL: tenantPath(c, StaffPrefix+staffDebitsPath)}
 	for _, a := range list {
 		m.Attention = append(m.Attention, s.staffAttentionRow(c, a))
 	}

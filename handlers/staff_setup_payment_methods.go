@@ -28,6 +28,12 @@ func (s *Server) paymentMethodsForm(c echo.Context, base string, orgID int64) (v
 	}
 	f := views.StaffPaymentMethodsForm{Action: base + "/payment-methods", CreditorID: v.DebitCreditorID,
 		PrenotificationDays: v.DebitPrenotificationDays, FileVersion: v.DebitFileVersion}
+	if v.DebitCollectionDay > 0 {
+		f.CollectionDay = strconv.Itoa(v.DebitCollectionDay)
+	}
+	if v.DebitReturnFeeMinor > 0 {
+		f.ReturnFee = engine.FormatAmount(v.DebitReturnFeeMinor)
+	}
 	if len(methods) > 0 {
 		f.Default = methods[0]
 	}
@@ -48,7 +54,8 @@ func methodOptions(c echo.Context, chosen []string) []views.StaffPaymentMethodOp
 
 // staffSavePaymentMethods answers POST /staff/setup/payment-methods: the
 // methods checked (the default among them first, and always offered),
-// and the direct-debit settings, checked as a whole by the engine and
+// and the direct-debit settings (the collection day and the bank's return
+// fee among them), checked as a whole by the engine and
 // audited; a refused change shows the form again as typed.
 func (s *Server) staffSavePaymentMethods(c echo.Context) error {
 	u := staffUserOf(c)
@@ -76,6 +83,29 @@ func (s *Server) staffSavePaymentMethods(c echo.Context) error {
 		}
 		change.DebitPrenotificationDays = &n
 	}
+	// Empty is none: the first business day the pre-notification allows,
+	// and no fee. What does not parse is sent as out of range, so the
+	// engine names the field as it names the others.
+	collectionDay := strings.TrimSpace(form.Get("debitCollectionDay"))
+	day := 0
+	if collectionDay != "" {
+		if d, err := strconv.Atoi(collectionDay); err == nil {
+			day = d
+		} else {
+			day = -1
+		}
+	}
+	change.DebitCollectionDay = &day
+	returnFee := strings.TrimSpace(form.Get("debitReturnFee"))
+	var fee int64
+	if returnFee != "" {
+		if f, err := engine.ParseAmount(returnFee); err == nil {
+			fee = f
+		} else {
+			fee = -1
+		}
+	}
+	change.DebitReturnFeeMinor = &fee
 	if _, err := s.engine.StaffSetPaymentSettings(c.Request().Context(), u.actor(), u.OrganisationID, change); err != nil {
 		return s.staffSetupProblem(c, setupPayments, err, func(m *views.StaffSetupModel, errs map[string]string) {
 			p := &m.PaymentMethods
@@ -89,7 +119,9 @@ func (s *Server) staffSavePaymentMethods(c echo.Context) error {
 			if change.DebitFileVersion != nil {
 				p.FileVersion = *change.DebitFileVersion
 			}
-			m.Problem = problemOf(err, "methods", "provider", "debitCreditorId", "debitPrenotificationDays", "debitFileVersion")
+			p.CollectionDay, p.ReturnFee = collectionDay, returnFee
+			m.Problem = problemOf(err, "methods", "provider", "debitCreditorId", "debitPrenotificationDays", "debitFileVersion",
+				"debitCollectionDay", "debitReturnFee")
 		})
 	}
 	return staffSetupDone(c, setupPayments, flashPaymentsSaved)

@@ -14,8 +14,9 @@ import (
 )
 
 // TestStaffSetupPaymentMethods: the setup page's payment methods section
-// shows the stored methods; an invalid Creditor Identifier is named by its
-// field, the form shows what was typed and nothing changes; a valid change
+// shows the stored methods; an invalid Creditor Identifier, collection day
+// or return fee is named by its field, the form shows what was typed and
+// nothing changes; a valid change
 // is stored (the default first), audited, and offered to the members.
 func TestStaffSetupPaymentMethods(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
@@ -32,20 +33,26 @@ func TestStaffSetupPaymentMethods(t *testing.T) {
 		p := env.get(admin, "/staff/setup/payments")
 		section := p.testid("payment-methods-section")
 		if section.Length() != 1 || !p.testid("pm-method-bank_transfer").Is("[checked]") || p.testid("pm-method-direct_debit").Is("[checked]") ||
-			p.doc.Find("#pm-default option[selected]").AttrOr("value", "") != "bank_transfer" || p.doc.Find("#pm-prenotification").AttrOr("value", "") != "14" {
+			p.doc.Find("#pm-default option[selected]").AttrOr("value", "") != "bank_transfer" || p.doc.Find("#pm-prenotification").AttrOr("value", "") != "14" ||
+			p.doc.Find("#pm-collection-day").AttrOr("value", "x") != "" || p.doc.Find("#pm-return-fee").AttrOr("value", "x") != "" {
 			t.Fatalf("payment methods section:\n%s", section.Text())
 		}
 		form := url.Values{"methods": {"bank_transfer", "direct_debit"}, "defaultMethod": {"direct_debit"},
-			"debitCreditorId": {"DE97ZZZ09999999999"}, "debitPrenotificationDays": {"5"}, "debitFileVersion": {"pain.008.001.02"}}
+			"debitCreditorId": {"DE97ZZZ09999999999"}, "debitPrenotificationDays": {"5"}, "debitFileVersion": {"pain.008.001.02"},
+			"debitCollectionDay": {"31"}, "debitReturnFee": {"3,50"}}
 		bad := env.post(admin, "/staff/setup/payment-methods", form, origin...)
 		if bad.status != http.StatusUnprocessableEntity || bad.testid("error-pm-creditor-id").Length() != 1 ||
-			bad.doc.Find("#pm-creditor-id").AttrOr("value", "") != "DE97ZZZ09999999999" || !bad.testid("pm-method-direct_debit").Is("[checked]") {
+			bad.doc.Find("#pm-creditor-id").AttrOr("value", "") != "DE97ZZZ09999999999" || !bad.testid("pm-method-direct_debit").Is("[checked]") ||
+			bad.testid("error-pm-collection-day").Length() != 1 || bad.doc.Find("#pm-collection-day").AttrOr("value", "") != "31" ||
+			bad.testid("error-pm-return-fee").Length() != 1 || bad.doc.Find("#pm-return-fee").AttrOr("value", "") != "3,50" {
 			t.Fatalf("invalid creditor identifier: %d\n%s", bad.status, bad.testid("payment-methods-section").Text())
 		}
 		if v, _ := env.svc.PaymentSettings(ctx, 1); len(v.Methods) != 1 || v.DebitCreditorID != "" || env.auditActions("payment_settings.update") != 0 {
 			t.Fatalf("a refused change was stored: %+v", v)
 		}
 		form.Set("debitCreditorId", "DE98ZZZ09999999999")
+		form.Set("debitCollectionDay", "15")
+		form.Set("debitReturnFee", "3.50")
 		// Direct debit is offered beside a default, not as it.
 		if res := env.post(admin, "/staff/setup/payment-methods", form, origin...); res.status != http.StatusUnprocessableEntity {
 			t.Fatalf("direct debit as the default: %d", res.status)
@@ -54,8 +61,11 @@ func TestStaffSetupPaymentMethods(t *testing.T) {
 		expectRedirect(t, env.post(admin, "/staff/setup/payment-methods", form, origin...), "/staff/setup/payments?done=payments-saved")
 		v, _ := env.svc.PaymentSettings(ctx, 1)
 		if !slices.Equal(v.Methods, []string{"bank_transfer", "direct_debit"}) || v.Provider != "bank_transfer" || v.DebitCreditorID != "DE98ZZZ09999999999" ||
-			v.DebitPrenotificationDays != 5 || v.DebitFileVersion != "pain.008.001.02" {
+			v.DebitPrenotificationDays != 5 || v.DebitFileVersion != "pain.008.001.02" || v.DebitCollectionDay != 15 || v.DebitReturnFeeMinor != 350 {
 			t.Fatalf("stored %+v", v)
+		}
+		if p := env.get(admin, "/staff/setup/payments"); p.doc.Find("#pm-collection-day").AttrOr("value", "") != "15" || p.doc.Find("#pm-return-fee").AttrOr("value", "") != "3.50" {
+			t.Fatalf("the stored collection day and fee are not shown:\n%s", p.testid("payment-methods-section").Text())
 		}
 		rows := env.auditRows("payment_settings.update")
 		if len(rows) != 1 || !strings.Contains(rows[0].AfterJSON, "DE98ZZZ09999999999") {

@@ -207,7 +207,10 @@ type StaffPaymentMethodsForm struct {
 	CreditorID          string
 	PrenotificationDays int
 	FileVersion         string
-	Errors              map[string]string
+	// CollectionDay ("" for none) and ReturnFee (an amount, "" for none)
+	// are as stored or as typed.
+	CollectionDay, ReturnFee string
+	Errors                   map[string]string
 }
 
 // StaffPaymentMethodOption is one method the club may offer.

@@ -15,7 +15,7 @@ type StaffAuditTexts struct {
 	Filter, Actor, Action, Record, RecordID, From, Until, Apply, Reset, Any, Newest, CommandLine, Filtered string
 	// Kinds of record.
 	KindRegistration, KindStaff, KindOrganisation, KindPeriod, KindMembershipType, KindDefinition, KindInvitation,
-	KindJob, KindBankCredit, KindWebhook, KindWebhookDelivery, KindAPIKey, KindPerson, KindDataRequest string
+	KindJob, KindBankCredit, KindWebhook, KindWebhookDelivery, KindAPIKey, KindPerson, KindDataRequest, KindDebitRun string
 	// Words of a change.
 	Yes, No, Empty2, Removed, RefundDue, RefundDone string
 }
@@ -49,6 +49,7 @@ var StaffAuditText = StaffAuditTexts{
 	KindAPIKey:          "API key %s",
 	KindPerson:          "Person %s",
 	KindDataRequest:     "Data request %s",
+	KindDebitRun:        "Direct debit collection run %s",
 	Yes:                 "yes",
 	No:                  "no",
 	Empty2:              "(empty)",
@@ -86,6 +87,7 @@ var staffAuditTextDE = StaffAuditTexts{
 	KindAPIKey:          "API-Schlüssel %s",
 	KindPerson:          "Person %s",
 	KindDataRequest:     "Datenanfrage %s",
+	KindDebitRun:        "Lastschrift-Einzug %s",
 	Yes:                 "ja",
 	No:                  "nein",
 	Empty2:              "(leer)",
@@ -123,6 +125,7 @@ var staffAuditTextFR = StaffAuditTexts{
 	KindAPIKey:          "Clé d’API %s",
 	KindPerson:          "Personne %s",
 	KindDataRequest:     "Demande sur les données %s",
+	KindDebitRun:        "Remise de prélèvements %s",
 	Yes:                 "oui",
 	No:                  "non",
 	Empty2:              "(vide)",
@@ -165,6 +168,8 @@ var auditActionWords = map[string]map[string]string{
 		"api_key.create": "made an API key", "api_key.revoke": "revoked an API key", "period.texts": "translated a period's names",
 		"data_request.create": "asked about their data", "data_request.done": "answered a data request", "person.erase": "erased a person's data",
 		"retention_settings.update": "changed how long data is kept",
+		"debit_run.create":          "prepared a direct debit collection run", "debit_run.cancel": "cancelled a direct debit collection run",
+		"debit_run.send": "marked a direct debit collection run as sent to the bank",
 	},
 	"de": {
 		"credit.assign": "hat eine Gutschrift zugeordnet", "credit.ignore": "hat eine Gutschrift ignoriert", "credit.return": "hat eine Gutschrift zurücküberwiesen",
@@ -186,6 +191,8 @@ var auditActionWords = map[string]map[string]string{
 		"api_key.create": "hat einen API-Schlüssel erstellt", "api_key.revoke": "hat einen API-Schlüssel widerrufen", "period.texts": "hat die Texte eines Zeitraums übersetzt",
 		"data_request.create": "hat eine Anfrage zu den eigenen Daten gestellt", "data_request.done": "hat eine Datenanfrage beantwortet", "person.erase": "hat die Daten einer Person gelöscht",
 		"retention_settings.update": "hat die Aufbewahrungsfristen geändert",
+		"debit_run.create":          "hat einen Lastschrift-Einzug vorbereitet", "debit_run.cancel": "hat einen Lastschrift-Einzug storniert",
+		"debit_run.send": "hat einen Lastschrift-Einzug als bei der Bank eingereicht markiert",
 	},
 	"fr": {
 		"credit.assign": "a attribué un crédit bancaire", "credit.ignore": "a ignoré un crédit bancaire", "credit.return": "a renvoyé un crédit bancaire",
@@ -207,6 +214,8 @@ var auditActionWords = map[string]map[string]string{
 		"api_key.create": "a créé une clé d’API", "api_key.revoke": "a révoqué une clé d’API", "period.texts": "a traduit les textes d’une période",
 		"data_request.create": "a fait une demande sur ses données", "data_request.done": "a répondu à une demande sur les données", "person.erase": "a effacé les données d’une personne",
 		"retention_settings.update": "a modifié les durées de conservation",
+		"debit_run.create":          "a préparé une remise de prélèvements", "debit_run.cancel": "a annulé une remise de prélèvements",
+		"debit_run.send": "a marqué une remise de prélèvements comme envoyée à la banque",
 	},
 }
 

@@ -45,6 +45,8 @@ func TestStaffTextsInEveryLanguage(t *testing.T) {
 	checkTranslation(t, "staffOpsTextFR", staffOpsTextFR, StaffOpsText)
 	checkTranslation(t, "staffOpenPaymentTextDE", staffOpenPaymentTextDE, StaffOpenPaymentText)
 	checkTranslation(t, "staffOpenPaymentTextFR", staffOpenPaymentTextFR, StaffOpenPaymentText)
+	checkTranslation(t, "staffDebitTextDE", staffDebitTextDE, StaffDebitText)
+	checkTranslation(t, "staffDebitTextFR", staffDebitTextFR, StaffDebitText)
 	for _, code := range lang.Codes {
 		if staffTexts[code] == nil || staffOpsTexts[code] == nil {
 			t.Errorf("no staff texts in %s", code)

@@ -31,6 +31,8 @@ type StaffPaymentsModel struct {
 	// Credits are the credits imports kept because they matched nothing:
 	// unmatched first, then the latest resolved.
 	Credits []StaffStoredCredit
+	// DebitsURL is the direct-debit collection runs' page.
+	DebitsURL string
 }
 
 // StaffStoredCredit is one kept bank credit.

@@ -1,0 +1,47 @@
+package views
+
+// StaffDebitRunsModel is the list of a club's collection runs and the
+// form that prepares the next one.
+type StaffDebitRunsModel struct {
+	StaffChrome
+	// PrepareURL is where the form posts; "" when the role may not
+	// prepare a run or the club does not collect by direct debit
+	// (NoCreditor says which).
+	PrepareURL string
+	NoCreditor bool
+	// Until is the form's date (YYYY-MM-DD).
+	Until string
+	// Notice says that nothing was due by the date asked, "" otherwise.
+	Notice string
+	Runs   []StaffDebitRunRow
+}
+
+// StaffDebitRunRow is one collection run as the list shows it.
+type StaffDebitRunRow struct {
+	ID, URL, MessageID, Created, CreatedBy, Until, Count, Total, Version string
+	// StatusKey is the run's status code, Status it in words, StatusAt
+	// when it was sent or cancelled ("" while prepared).
+	StatusKey, Status, StatusAt string
+}
+
+// StaffDebitRunModel is one collection run with its debits and what the
+// treasurer may do with it.
+type StaffDebitRunModel struct {
+	StaffChrome
+	Run    StaffDebitRunRow
+	Intro  string
+	Debits []StaffDebitLine
+	// FileURL downloads the run's file; "" when the role may not.
+	FileURL string
+	// SentURL and CancelURL are the actions of a prepared run; "" when
+	// the run is not prepared or the role may not change it.
+	SentURL, CancelURL string
+	BackURL            string
+}
+
+// StaffDebitLine is one debit of a run.
+type StaffDebitLine struct {
+	EndToEndID, RegistrationID, RegistrationURL, MandateReference, Holder, IBAN, Amount, Due, Sequence string
+	StatusKey, Status, ReturnCode                                                                      string
+	Amended                                                                                            bool
+}
