@@ -564,6 +564,11 @@ func TestReturnedDebitIsNotCollectedAgain(t *testing.T) {
 				t.Errorf("membership %d after the second collection: %s", ms.ID, ms.Status)
 			}
 		}
+		// Paid twice (once taken back): confirmed twice.
+		if n := f.count((*engine.OutboxMessage)(nil), "kind = ? AND dedup_key LIKE ?", engine.KindConfirmation,
+			fmt.Sprintf("%%:order:%d%%", refund.order.ID)); n != 2 {
+			t.Errorf("%d confirmations of the order paid again after its return, want 2", n)
+		}
 	})
 }
 

@@ -471,7 +471,17 @@ func (s *Service) activate(ctx context.Context, tx bun.Tx, order *Order, now tim
 	if err != nil {
 		return fmt.Errorf("confirmation payload: %w", err)
 	}
-	msg := &OutboxMessage{Kind: KindConfirmation, DedupKey: fmt.Sprintf("%s:order:%d", KindConfirmation, order.ID),
+	// One confirmation per time the order is paid: after a returned
+	// direct debit took the payment back, paying again confirms again.
+	dedup := fmt.Sprintf("%s:order:%d", KindConfirmation, order.ID)
+	returned, err := tx.NewSelect().Model((*Debit)(nil)).Where("order_id = ? AND status = ?", order.ID, DebitReturned).Count(ctx)
+	if err != nil {
+		return fmt.Errorf("count returned debits: %w", err)
+	}
+	if returned > 0 {
+		dedup += fmt.Sprintf(":after-return:%d", returned)
+	}
+	msg := &OutboxMessage{Kind: KindConfirmation, DedupKey: dedup,
 		Recipient: recipient, Payload: string(payload), CreatedAt: now}
 	return queueMessage(ctx, tx, msg)
 }

@@ -2,11 +2,11 @@ package messages
 
 import (
 	"context"
-
 	"fmt"
-	"golang.org/x/text/language"
 	"strconv"
 	"strings"
+
+	"golang.org/x/text/language"
 
 	"portal/engine"
 	"portal/engine/jobs"
@@ -25,6 +25,11 @@ func confirmation(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*mail
 		return nil, jobs.Permanent(err)
 	}
 	c, err := engine.LoadConfirmation(ctx, d.DB, orderID)
+	if e, ok := engine.AsError(err); ok && e.Code == engine.CodeConflict {
+		// Not paid any more: a returned direct debit took the payment back
+		// before this went out; the member was told of the return instead.
+		return nil, errSkip
+	}
 	if err != nil {
 		return nil, permanentIfFinal(err)
 	}

@@ -693,3 +693,33 @@ func TestOrganisationMessageSettings(t *testing.T) {
 		}
 	})
 }
+
+// TestConfirmationOfAnOrderTakenBackIsNotSent: a returned direct debit
+// takes the payment back before the confirmation went out: the
+// confirmation is no longer due, and its job ends without a dead job.
+func TestConfirmationOfAnOrderTakenBackIsNotSent(t *testing.T) {
+	db := dbtest.SQLite(t)
+	ctx := context.Background()
+	srv := mailtest.Start(t, mailtest.Options{})
+	u, _ := mail.ParseURL("smtp://" + srv.Addr)
+	sender, _ := mail.NewSMTP(mail.Config{URL: u, From: netmail.Address{Name: "Portal", Address: "portal@club.example"}})
+	r := jobs.New(db, jobs.Config{Logger: slog.New(slog.DiscardHandler)})
+	messages.Register(r, messages.Deps{DB: db, Sender: sender, BaseURL: "https://portal.example", HashSecret: "reminder-secret-0123456789"})
+	demo := enginetest.Seed(t, db)
+	demo.Pay(demo.Commit(alex))
+	// What a return does to the order (engine/debit_returns.go).
+	if _, err := db.NewUpdate().Model((*engine.Order)(nil)).Set("status = ?", engine.OrderUnpaid).Set("paid_at = NULL").Where("1 = 1").Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if n, _ := r.Work(ctx, 10); n == 0 {
+			break
+		}
+	}
+	if n := len(srv.Received()); n != 0 {
+		t.Fatalf("%d messages sent for an order no longer paid", n)
+	}
+	if n, err := db.NewSelect().Model((*jobs.Job)(nil)).Where("state <> ?", jobs.StateSucceeded).Count(ctx); err != nil || n != 0 {
+		t.Fatalf("%d jobs not succeeded (%v)", n, err)
+	}
+}
