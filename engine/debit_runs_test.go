@@ -54,6 +54,7 @@ func TestCollectionRun(t *testing.T) {
 		clock := func() time.Time { return now.Load().(time.Time) }
 		f := directDebitFixture(t, db, 0, engine.WithClock(clock))
 		order := f.commitDirectDebit(engine.DemoUserKey, alex, robin)
+		unsigned := f.commitDirectDebit("demo-1", 5) // never gives its mandate
 		id := order.ProcessInstanceID
 		m, err := f.svc.GiveMandate(f.ctx, order.PayReference, engine.MandateInput{Holder: "Alex Example", IBAN: "DE02 1203 0000 0000 2020 51",
 			Consent: true, Language: "en"})
@@ -125,6 +126,12 @@ func TestCollectionRun(t *testing.T) {
 
 		// The due date passes with the run prepared: the job marks it sent.
 		now.Store(time.Date(2027, 3, 16, 8, 0, 0, 0, time.UTC))
+		// Fifteen days on, the order waiting for its collection needs nobody;
+		// the one whose mandate never came does.
+		attention, err := f.svc.PaymentsNeedingAttention(f.ctx, engine.AttentionQuery{OrganisationID: 1})
+		if err != nil || len(attention) != 1 || attention[0].Order.ID != unsigned.ID || attention[0].Reason != engine.AttentionPendingTooLong {
+			t.Fatalf("payments needing attention: %+v %v", attention, err)
+		}
 		if n, err := f.svc.SettleDueDebitRuns(engine.WithOrganisation(f.ctx, 2)); err != nil || n != 0 {
 			t.Fatalf("the job for another club: %d %v", n, err)
 		}

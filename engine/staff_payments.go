@@ -148,7 +148,10 @@ func (s *Service) attentionQuery(ctx context.Context, sel *bun.SelectQuery, q At
 			// A returned debit, until its order is paid (or cancelled).
 			WhereOr("status = ? AND provider = ? AND order_id IN (SELECT id FROM orders WHERE status = ?) AND id IN (SELECT payment_id FROM debits WHERE status = ?)",
 				PaymentFailed, DirectDebitProvider, OrderUnpaid, DebitReturned).
-			WhereOr("status = ? AND created_at < ?", PaymentPending, q.PendingSince.UTC())
+			// Pending too long; not a direct debit whose mandate is given:
+			// it waits for its collection day, which may be weeks away.
+			WhereOr("status = ? AND created_at < ? AND NOT (provider = ? AND order_id IN (SELECT id FROM orders WHERE debit_due_on IS NOT NULL))",
+				PaymentPending, q.PendingSince.UTC(), DirectDebitProvider)
 	})
 }
 
