@@ -21,6 +21,11 @@ type Demo struct {
 	DB  *bun.DB
 	Svc *engine.Service
 	GW  *engine.TestGateway
+	// Language is the language the member registers in (the messages'
+	// and the order lines'); "" for the club's default.
+	Language string
+	// Period is the period Commit registers for; 0 for the demo period.
+	Period int64
 	// attempts remembers the attempt each pay link was paid with, so that
 	// Pay can replay a return (a paid order's link no longer opens one).
 	attempts map[string]*engine.Payment
@@ -57,7 +62,14 @@ func (d *Demo) CommitAs(userKey string, persons ...int64) *engine.Form {
 func (d *Demo) CommitPayingBy(method, userKey string, persons ...int64) *engine.Form {
 	d.T.Helper()
 	ctx := context.Background()
-	form, _, err := d.Svc.LoadMembershipForm(ctx, userKey, engine.DemoPeriodID, nil)
+	if d.Language != "" {
+		ctx = engine.WithLanguage(ctx, d.Language)
+	}
+	period := d.Period
+	if period == 0 {
+		period = engine.DemoPeriodID
+	}
+	form, _, err := d.Svc.LoadMembershipForm(ctx, userKey, period, nil)
 	if err != nil {
 		d.T.Fatal(err)
 	}
