@@ -123,7 +123,7 @@ func (s *Service) directDebitOrder(ctx context.Context, orderReference string) (
 // also the debit's pre-notification. An order collected under m already
 // keeps its due date and is not told again: changed says whether
 // anything changed.
-func collectUnder(ctx context.Context, tx bun.Tx, order *Order, m *DebitMandate, now time.Time) (due time.Time, changed bool, err error) {
+func collectUnder(ctx context.Context, tx bun.Tx, event string, order *Order, m *DebitMandate, now time.Time) (due time.Time, changed bool, err error) {
 	var cur Order
 	if err := tx.NewSelect().Model(&cur).Column("id", "status", "debit_mandate_id", "debit_due_on").Where("id = ?", order.ID).Scan(ctx); err != nil {
 		return due, false, notFoundOr(err, "order")
@@ -146,7 +146,7 @@ func collectUnder(ctx context.Context, tx bun.Tx, order *Order, m *DebitMandate,
 		return due, false, Errorf(CodeConflict, "this registration changed meanwhile; load the page again")
 	}
 	order.DebitMandateID, order.DebitDueOn = &m.ID, &due
-	return due, true, queueMandateNotice(ctx, tx, m, order.ID, due, now)
+	return due, true, queueMandateNotice(ctx, tx, event, m, order.ID, due, now)
 }
 
 // KeepMandate collects the unpaid direct-debit order of a pay link under
@@ -168,7 +168,7 @@ func (s *Service) KeepMandate(ctx context.Context, orderReference string, id int
 		if m.RevokedAt != nil {
 			return Errorf(CodeConflict, "this mandate no longer holds; give a new one")
 		}
-		_, _, err := collectUnder(ctx, tx, order, m, s.clock())
+		_, _, err := collectUnder(ctx, tx, MandateKept, order, m, s.clock())
 		return err
 	})
 	if err != nil {
@@ -206,14 +206,14 @@ func (s *Service) AmendMandate(ctx context.Context, orderReference string, id in
 		if m.RevokedAt != nil {
 			return Errorf(CodeConflict, "this mandate no longer holds; give a new one")
 		}
-		now := s.clock()
+		now, event := s.clock(), MandateKept
 		if acct != (mandateAccount{Holder: m.Holder, IBAN: m.IBAN, BIC: m.BIC}) {
 			if m.PreviousIBAN == "" && (acct.IBAN != m.IBAN || acct.BIC != m.BIC) {
 				m.PreviousIBAN, m.PreviousBIC = m.IBAN, m.BIC
 			} else if acct.IBAN == m.PreviousIBAN && acct.BIC == m.PreviousBIC {
 				m.PreviousIBAN, m.PreviousBIC = "", "" // back to the account the bank knows
 			}
-			m.Holder, m.IBAN, m.BIC, m.AmendedAt = acct.Holder, acct.IBAN, acct.BIC, &now
+			m.Holder, m.IBAN, m.BIC, m.AmendedAt, event = acct.Holder, acct.IBAN, acct.BIC, &now, MandateAmended
 			if _, err := tx.NewUpdate().Model(m).Column("holder", "iban", "bic", "previous_iban", "previous_bic", "amended_at").
 				WherePK().Exec(ctx); err != nil {
 				return fmt.Errorf("amend mandate: %w", err)
@@ -226,7 +226,7 @@ func (s *Service) AmendMandate(ctx context.Context, orderReference string, id in
 				return fmt.Errorf("amend mandate: %w", err)
 			}
 		}
-		_, _, err := collectUnder(ctx, tx, order, m, now)
+		_, _, err := collectUnder(ctx, tx, event, order, m, now)
 		return err
 	})
 	if err != nil {

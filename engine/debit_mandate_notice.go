@@ -18,10 +18,19 @@ import (
 // KindMandateNotice is the mandate e-mail.
 const KindMandateNotice MessageKind = "mandate_notice"
 
+// What brought a mandate e-mail (MandateNoticePayload.Event).
+const (
+	MandateGiven   = "given"
+	MandateKept    = "kept"
+	MandateAmended = "amended"
+)
+
 // MandateNoticePayload names what a mandate e-mail announces: the order
 // collected under the mandate on DueOn (YYYY-MM-DD), and the mandate's
-// account as of its change at AmendedAtMilli (0: never changed).
+// account as of its change at AmendedAtMilli (0: never changed); Event
+// says what the member did (MandateGiven, MandateKept, MandateAmended).
 type MandateNoticePayload struct {
+	Event          string `json:"event"`
 	OrderID        int64  `json:"orderId"`
 	MandateID      int64  `json:"mandateId"`
 	DueOn          string `json:"dueOn"`
@@ -32,8 +41,8 @@ type MandateNoticePayload struct {
 // on due, in the transaction of the change. Its key names the order, the
 // mandate, the due date and the account change, so a retry sends it once
 // and each change that tells the member something new is told.
-func queueMandateNotice(ctx context.Context, tx bun.IDB, m *DebitMandate, orderID int64, due, now time.Time) error {
-	p := MandateNoticePayload{OrderID: orderID, MandateID: m.ID, DueOn: due.Format(time.DateOnly)}
+func queueMandateNotice(ctx context.Context, tx bun.IDB, event string, m *DebitMandate, orderID int64, due, now time.Time) error {
+	p := MandateNoticePayload{Event: event, OrderID: orderID, MandateID: m.ID, DueOn: due.Format(time.DateOnly)}
 	key := fmt.Sprintf("%s:order:%d:mandate:%d:due:%s", KindMandateNotice, orderID, m.ID, p.DueOn)
 	if m.AmendedAt != nil {
 		p.AmendedAtMilli = m.AmendedAt.UnixMilli()
@@ -49,6 +58,7 @@ func queueMandateNotice(ctx context.Context, tx bun.IDB, m *DebitMandate, orderI
 // account changed again (that change has its own message).
 type MandateNotice struct {
 	UnpaidReminder
+	Event   string // MandateGiven, MandateKept or MandateAmended
 	Mandate DebitMandate
 	// CreditorName is the club's name as creditor (its account's holder).
 	CreditorName string
@@ -65,7 +75,7 @@ func LoadMandateNotice(ctx context.Context, db bun.IDB, msg *OutboxMessage) (*Ma
 	if err != nil {
 		return nil, err
 	}
-	n := &MandateNotice{UnpaidReminder: *r}
+	n := &MandateNotice{UnpaidReminder: *r, Event: p.Event}
 	if !r.Due {
 		return n, nil
 	}

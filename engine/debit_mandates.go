@@ -236,7 +236,7 @@ func (s *Service) GiveMandate(ctx context.Context, orderReference string, in Man
 		if n, _ := res.RowsAffected(); n != 1 {
 			return Errorf(CodeConflict, "this registration changed meanwhile; load the page again")
 		}
-		return queueMandateNotice(ctx, tx, m, order.ID, due, now)
+		return queueMandateNotice(ctx, tx, MandateGiven, m, order.ID, due, now)
 	})
 	if err != nil {
 		return nil, err

@@ -74,6 +74,7 @@ func Register(r *jobs.Runner, d Deps) {
 	handle(engine.KindUnpaidReminder, unpaidReminder)
 	handle(engine.KindPaymentLink, paymentLink)
 	handle(engine.KindTransferRequest, transferRequest)
+	handle(engine.KindMandateNotice, mandateNotice)
 	handle(engine.KindWelcome, welcome)
 	handle(engine.KindExpiryReminder, expiryReminder)
 	handle(engine.KindRenewalPrompt, renewalPrompt)
