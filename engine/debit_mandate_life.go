@@ -266,6 +266,17 @@ func (s *Service) RevokeMandate(ctx context.Context, orderReference string, id i
 	return m, nil
 }
 
+// StaffMandate is mandate id of orgID for staff; another club's is not
+// found.
+func (s *Service) StaffMandate(ctx context.Context, orgID, id int64) (_ *DebitMandate, err error) {
+	defer classifyUnavailable(&err)
+	m := new(DebitMandate)
+	if err := s.db.NewSelect().Model(m).Where("id = ? AND organisation_id = ?", id, orgID).Scan(ctx); err != nil {
+		return nil, notFoundOr(err, "mandate")
+	}
+	return m, nil
+}
+
 // StaffRevokeMandate is staff of orgID revoking mandate id (a member's
 // request by letter or at the desk), audited as mandate.revoke: a
 // mandate of another club is not found; one that no longer holds is left

@@ -79,7 +79,7 @@ func (s *Server) staffRegistration(c echo.Context) error {
 		}
 		m.Order = om
 	}
-	m.Mandate = staffMandate(c, d.Mandate)
+	m.Mandate = staffMandate(c, u.Role, id, d.Mandate)
 	refundURL := ""
 	if u.Role.AtLeast(engine.RoleTreasurer) {
 		refundURL = registrationURL(c, id) + "/refund"
@@ -225,6 +225,8 @@ func messageLabel(c echo.Context, kind engine.MessageKind) string {
 		return t.MsgResume
 	case engine.KindRefundPayment:
 		return t.MsgRefund
+	case engine.KindMandateNotice:
+		return t.MsgMandate
 	}
 	return t.MsgOther
 }

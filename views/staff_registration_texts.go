@@ -23,7 +23,7 @@ type StaffRegistrationTexts struct {
 	AttemptStarted, EvReceived, EvPart, EvConfirmed, EvFailed, EvCancelled, EvPending, EvOpen, EvChecked,
 	Booked, RecordedBy, RefundDue, RefundDone,
 	MsgConfirmation, MsgPaymentLink, MsgReminder, MsgTransferRequest, MsgWelcome, MsgExpiry, MsgRenewal, MsgResume,
-	MsgRefund, MsgOther, MsgTo, MsgToRegistration string
+	MsgRefund, MsgMandate, MsgOther, MsgTo, MsgToRegistration string
 	// Capture: what the treasurer's capture did, in words
 	CapturedComplete, CapturedPart, CapturedSecond, CaptureOpen, CaptureOpenHint string
 	// Questions before an action: what the buttons do
@@ -75,6 +75,7 @@ var StaffRegistrationText = StaffRegistrationTexts{
 	MsgRenewal:         "Renewal invitation",
 	MsgResume:          "Link to continue the registration",
 	MsgRefund:          "Refund",
+	MsgMandate:         "Direct debit mandate and pre-notification",
 	MsgOther:           "Message",
 	MsgTo:              "to %s",
 	MsgToRegistration:  "to the addresses of the registration",
@@ -138,6 +139,7 @@ var staffRegistrationTextDE = StaffRegistrationTexts{
 	MsgRenewal:         "Einladung zur Verlängerung",
 	MsgResume:          "Link zum Fortsetzen der Anmeldung",
 	MsgRefund:          "Rückzahlung",
+	MsgMandate:         "Lastschriftmandat und Vorabankündigung",
 	MsgOther:           "Nachricht",
 	MsgTo:              "an %s",
 	MsgToRegistration:  "an die Adressen der Anmeldung",
@@ -201,6 +203,7 @@ var staffRegistrationTextFR = StaffRegistrationTexts{
 	MsgRenewal:         "Invitation au renouvellement",
 	MsgResume:          "Lien pour reprendre l’inscription",
 	MsgRefund:          "Remboursement",
+	MsgMandate:         "Mandat de prélèvement et notification préalable",
 	MsgOther:           "Message",
 	MsgTo:              "à %s",
 	MsgToRegistration:  "aux adresses de l’inscription",
