@@ -111,7 +111,10 @@ func staffMandate(c echo.Context, role engine.StaffRole, registration int64, m *
 		Language: m.Language, Signed: staffDateTime(c, m.SignedAt), Version: m.TextVersion, Text: m.Text}
 	switch {
 	case m.RevokedAt != nil:
-		out.Ended = staffDateTime(c, *m.RevokedAt) + " · " + views.StaffMandateTextIn(c.Request().Context()).EndReason(m.EndReason)
+		out.Ended = staffDateTime(c, *m.RevokedAt)
+		if m.EndReason != "" { // an erasure ends a mandate without naming why
+			out.Ended += " · " + views.StaffMandateTextIn(c.Request().Context()).EndReason(m.EndReason)
+		}
 	case role.AtLeast(engine.RoleTreasurer):
 		out.RevokeAction = tenantPath(c, fmt.Sprintf("%s/mandates/%d/revoke", StaffPrefix, m.ID))
 		out.Registration = strconv.FormatInt(registration, 10)
