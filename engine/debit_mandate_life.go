@@ -240,7 +240,7 @@ func (s *Service) AmendMandate(ctx context.Context, orderReference string, id in
 // date may change.
 const noLiveDebit = "NOT EXISTS (SELECT 1 FROM debits AS live WHERE live.order_id = ?TableAlias.id AND live.status IN (?))"
 
-var liveDebitStates = bun.In([]DebitStatus{DebitInRun, DebitCollected})
+var liveDebitStates = bun.List([]DebitStatus{DebitInRun, DebitCollected})
 
 // RevokeMandate is the member revoking the household's mandate id on the
 // pay link of an order: it no longer holds, and no order of theirs that

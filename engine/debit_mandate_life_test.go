@@ -220,7 +220,9 @@ func TestMandateKeptChangedRevoked(t *testing.T) {
 }
 
 // TestStaffRevokeMandate: staff revoke a mandate of their club (audited
-// as mandate.revoke, end reason revoked_by_staff, again: nothing more);
+// as mandate.revoke on its newest registration, end reason
+// revoked_by_staff, again: nothing more; an order in a collection run
+// keeps its due date);
 // another club's is not found and stays.
 func TestStaffRevokeMandate(t *testing.T) {
 	t.Parallel()
@@ -228,6 +230,26 @@ func TestStaffRevokeMandate(t *testing.T) {
 		f, order := debitFixture(t, db)
 		m, err := f.svc.GiveMandate(f.ctx, order.PayReference, engine.MandateInput{Holder: "Alex Example", IBAN: demoIBAN, Consent: true, Language: "en"})
 		if err != nil {
+			t.Fatal(err)
+		}
+		// A second order under the mandate is in a collection run not sent
+		// yet: it stays due (the run is cancelled or sent as a whole).
+		inRun := nextOrder(t, f, order, "INRUN1")
+		if _, err := f.svc.KeepMandate(f.ctx, inRun.PayReference, m.ID); err != nil {
+			t.Fatal(err)
+		}
+		pay := engine.Payment{OrderID: inRun.ID, Provider: "direct_debit", Reference: "INRUN1-P", AmountMinor: inRun.TotalMinor, Currency: inRun.Currency,
+			Status: engine.PaymentPending, CreatedAt: time.Now(), UpdatedAt: time.Now()}
+		run := engine.DebitRun{OrganisationID: 1, MessageID: "RUN-1", FileVersion: "pain.008.001.08", UntilOn: time.Now(), Status: engine.DebitRunPrepared,
+			DebitCount: 1, TotalMinor: inRun.TotalMinor, Currency: inRun.Currency, File: []byte("<x/>"), CreatedBy: "t", CreatedAt: time.Now()}
+		for _, row := range []any{&pay, &run} {
+			if _, err := db.NewInsert().Model(row).Exec(f.ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		debit := engine.Debit{RunID: run.ID, OrganisationID: 1, OrderID: inRun.ID, PaymentID: pay.ID, MandateID: m.ID, EndToEndID: "E2E-1",
+			AmountMinor: inRun.TotalMinor, Currency: inRun.Currency, DueOn: time.Now(), Sequence: "FRST", Status: engine.DebitInRun}
+		if _, err := db.NewInsert().Model(&debit).Exec(f.ctx); err != nil {
 			t.Fatal(err)
 		}
 		actor := engine.Actor{Name: "treasurer@club.example"}
@@ -246,8 +268,11 @@ func TestStaffRevokeMandate(t *testing.T) {
 		if got.RevokedAt == nil || got.EndReason != engine.MandateEndRevokedByStaff || loadOrderByID(t, f, order.ID).DebitDueOn != nil {
 			t.Fatalf("revoked by staff: %+v", got)
 		}
+		if loadOrderByID(t, f, inRun.ID).DebitDueOn == nil {
+			t.Fatal("the order in a collection run lost its due date")
+		}
 		if n, err := db.NewSelect().Model((*engine.AuditRecord)(nil)).Where("action = ? AND target_id = ? AND instance_id = ?", "mandate.revoke",
-			fmt.Sprint(m.ID), order.ProcessInstanceID).Count(f.ctx); err != nil || n != 1 {
+			fmt.Sprint(m.ID), inRun.ProcessInstanceID).Count(f.ctx); err != nil || n != 1 {
 			t.Fatalf("%d audit records, %v", n, err)
 		}
 	})
