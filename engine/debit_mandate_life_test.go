@@ -222,8 +222,7 @@ func TestMandateKeptChangedRevoked(t *testing.T) {
 // TestStaffRevokeMandate: staff revoke a mandate of their club (audited
 // as mandate.revoke on its newest registration, end reason
 // revoked_by_staff, again: nothing more; an order in a collection run
-// keeps its due date);
-// another club's is not found and stays.
+// keeps its due date); another club's is not found and stays.
 func TestStaffRevokeMandate(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
