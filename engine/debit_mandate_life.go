@@ -184,7 +184,9 @@ func (s *Service) KeepMandate(ctx context.Context, orderReference string, id int
 // previous_bic for the next collection file to state; when an earlier
 // change was not stated yet, the oldest account stays there, since that
 // is the one the debtor's bank knows (and a change back to it leaves
-// nothing to state). The same change sent twice changes nothing more.
+// nothing to state). Every order already due under the mandate keeps its
+// date and its member is told of the new account. The same change sent
+// twice changes nothing more.
 func (s *Service) AmendMandate(ctx context.Context, orderReference string, id int64, in MandateInput) (_ *DebitMandate, err error) {
 	defer classifyUnavailable(&err)
 	order, err := s.directDebitOrder(ctx, orderReference)
@@ -218,12 +220,19 @@ func (s *Service) AmendMandate(ctx context.Context, orderReference string, id in
 				WherePK().Exec(ctx); err != nil {
 				return fmt.Errorf("amend mandate: %w", err)
 			}
-			// The order may be collected under the mandate already (a
-			// change after a return): it is told of the new account.
-			if _, err := tx.NewUpdate().Model((*Order)(nil)).Set("debit_due_on = NULL").
-				Where("id = ? AND status = ? AND debit_mandate_id = ?", order.ID, OrderUnpaid, m.ID).
-				Where(noLiveDebit, liveDebitStates).Exec(ctx); err != nil {
+			// Every order already due under the mandate is collected from
+			// the new account: each member is told (an order in a
+			// collection run went to the bank with the old one).
+			var due []Order
+			if err := tx.NewSelect().Model(&due).Column("id", "debit_due_on").
+				Where("debit_mandate_id = ? AND status = ? AND debit_due_on IS NOT NULL", m.ID, OrderUnpaid).
+				Where(noLiveDebit, liveDebitStates).OrderExpr("id").Scan(ctx); err != nil {
 				return fmt.Errorf("amend mandate: %w", err)
+			}
+			for _, o := range due {
+				if err := queueMandateNotice(ctx, tx, MandateAmended, m, o.ID, *o.DebitDueOn, now); err != nil {
+					return err
+				}
 			}
 		}
 		_, _, err := collectUnder(ctx, tx, event, order, m, now)

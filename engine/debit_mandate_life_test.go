@@ -106,8 +106,9 @@ const (
 // next order's pay link; keeping it links and dues the order and queues
 // the mandate e-mail once (kept twice: once); a bad IBAN in a change
 // changes nothing; a change keeps the old account for the next collection
-// file, and a second change before a file was sent keeps the first
-// (oldest) account; revoking ends it, takes the due dates off and lets the
+// file and tells every order due under the mandate (an earlier message
+// naming the old account is not sent), and a second change before a file
+// was sent keeps the first (oldest) account; revoking ends it, takes the due dates off and lets the
 // member give a new mandate; a mandate ended cannot be kept.
 func TestMandateKeptChangedRevoked(t *testing.T) {
 	t.Parallel()
@@ -168,8 +169,47 @@ func TestMandateKeptChangedRevoked(t *testing.T) {
 			changed.AmendedAt == nil || changed.Reference != m.Reference || changed.Text != m.Text {
 			t.Fatalf("changed: %+v", changed)
 		}
-		if !collectedUnder(t, f, third.ID, m.ID) || len(mandateNotices(t, f)) != 3 {
-			t.Fatalf("changed twice: %v", mandateNotices(t, f))
+		// The first and second orders, due under the mandate already, are
+		// told of the new account; the third is due and told.
+		keys := mandateNotices(t, f)
+		if !collectedUnder(t, f, third.ID, m.ID) || len(keys) != 5 {
+			t.Fatalf("changed twice: %v", keys)
+		}
+		byOrder := func(keys []string, id int64) []string {
+			var out []string
+			for _, k := range keys {
+				if strings.Contains(k, fmt.Sprintf(":order:%d:", id)) {
+					out = append(out, k)
+				}
+			}
+			return out
+		}
+		for _, id := range []int64{first.ID, second.ID, third.ID} {
+			if got := byOrder(keys, id); len(got) == 0 || !strings.Contains(got[len(got)-1], ":amended:") {
+				t.Errorf("order %d is not told of the change: %v", id, got)
+			}
+		}
+		// The change's message is due; the first order's, which names
+		// the account before it, is superseded and not sent.
+		notice := func(key string) *engine.MandateNotice {
+			t.Helper()
+			msg, err := engine.OutboxMessageByKey(f.ctx, db, key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n, err := engine.LoadMandateNotice(f.ctx, db, msg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+		thirdKeys := byOrder(keys, third.ID)
+		if n := notice(thirdKeys[len(thirdKeys)-1]); !n.Due || n.Event != engine.MandateAmended || n.Mandate.IBAN != otherIBAN || n.CreditorName != "TV Demo 1848 e.V." ||
+			n.DueOn.Format(time.DateOnly) != loadOrderByID(t, f, third.ID).DebitDueOn.Format(time.DateOnly) {
+			t.Fatalf("the change's message: %+v", n)
+		}
+		if n := notice(keys[0]); n.Due {
+			t.Fatalf("the message before the change is still due: %+v", n)
 		}
 		if _, err := f.svc.AmendMandate(f.ctx, third.PayReference, m.ID, engine.MandateInput{Holder: "Alex Example", IBAN: thirdIBAN, Consent: true}); err != nil {
 			t.Fatal(err)
@@ -178,7 +218,7 @@ func TestMandateKeptChangedRevoked(t *testing.T) {
 		if again.IBAN != thirdIBAN || again.BIC != "" || again.PreviousIBAN != demoIBAN || again.PreviousBIC != "COBADEFFXXX" {
 			t.Fatalf("the second change lost the first account: %+v", again)
 		}
-		if keys := mandateNotices(t, f); len(keys) != 4 || !strings.Contains(keys[3], ":amended:") || !collectedUnder(t, f, third.ID, m.ID) {
+		if keys := mandateNotices(t, f); len(keys) != 8 || !strings.Contains(keys[7], ":amended:") || !collectedUnder(t, f, third.ID, m.ID) {
 			t.Fatalf("the second change: %v", keys)
 		}
 

@@ -89,14 +89,14 @@ func LoadMandateNotice(ctx context.Context, db bun.IDB, msg *OutboxMessage) (*Ma
 		amended = n.Mandate.AmendedAt.UnixMilli()
 	}
 	if o.DebitMandateID == nil || *o.DebitMandateID != p.MandateID || o.DebitDueOn == nil ||
-		o.DebitDueOn.UTC().Format(time.DateOnly) != p.DueOn || n.Mandate.RevokedAt != nil || amended != p.AmendedAtMilli {
+		o.DebitDueOn.Format(time.DateOnly) != p.DueOn || n.Mandate.RevokedAt != nil || amended != p.AmendedAtMilli {
 		return n, nil
 	}
 	ps, err := loadPaymentSettings(ctx, db, o.OrganisationID)
 	if err != nil {
 		return nil, err
 	}
-	n.Due, n.CreditorName, n.DueOn = true, ps.BankCreditorName, o.DebitDueOn.UTC()
+	n.Due, n.CreditorName, n.DueOn = true, ps.BankCreditorName, *o.DebitDueOn
 	if n.CreditorName == "" {
 		n.CreditorName = r.Organisation.Name
 	}

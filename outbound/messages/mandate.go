@@ -20,6 +20,9 @@ import (
 // superseded (it has its own message) gets nothing (errSkip).
 func mandateNotice(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*mail.Message, error) {
 	n, err := engine.LoadMandateNotice(ctx, d.DB, msg)
+	if engine.ErrorCode(err) == engine.CodeValidation { // a payload no retry mends
+		return nil, jobs.Permanent(err)
+	}
 	if err != nil {
 		return nil, permanentIfFinal(err)
 	}
