@@ -15,28 +15,12 @@ import (
 	"portal/engine/jobs"
 )
 
-// debitFixture is a fixture whose organisation 1 collects by direct
-// debit, and the first direct-debit order of the demo household.
+// debitFixture is directDebitFixture with the first direct-debit order
+// of the demo household.
 func debitFixture(t *testing.T, db *bun.DB) (*fixture, engine.Order) {
 	t.Helper()
-	dd := namedFake{&fakeProvider{retrieve: map[string]engine.PaymentConfirmation{}}, "direct_debit"}
-	f, _ := onlineFixture(t, db, engine.WithPaymentMethodProviders(func(org int64, m string) engine.PaymentProvider {
-		if m == "direct_debit" {
-			return dd
-		}
-		return nil
-	}))
-	if _, err := f.svc.SetPaymentSettings(f.ctx, 1, engine.PaymentSettingsChange{BankCreditorName: str("TV Demo 1848 e.V."), BankIBAN: str(demoIBAN),
-		Methods: &[]string{"bank_transfer", "direct_debit"}, DebitCreditorID: str(testCreditorID)}); err != nil {
-		t.Fatal(err)
-	}
-	r := f.start(engine.DemoUserKey, alex, robin)
-	last := r.advanceTo(demoSteps)
-	if _, err := f.svc.Next(f.ctx, r.userKey, engine.NextInput{ProcessID: r.pid, Step: last.Step, People: demoAnswers(last.Step, r.persons),
-		PaymentMethod: "direct_debit"}); err != nil {
-		t.Fatal(err)
-	}
-	return f, f.orders(r.id)[0]
+	f := directDebitFixture(t, db, 0)
+	return f, f.commitDirectDebit(engine.DemoUserKey, alex, robin)
 }
 
 // nextOrder is another unpaid direct-debit order of the same household

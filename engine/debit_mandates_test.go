@@ -19,26 +19,8 @@ import (
 func TestGiveMandate(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		dd := namedFake{&fakeProvider{retrieve: map[string]engine.PaymentConfirmation{}}, "direct_debit"}
-		f, _ := onlineFixture(t, db, engine.WithPaymentMethodProviders(func(org int64, m string) engine.PaymentProvider {
-			if m == "direct_debit" {
-				return dd
-			}
-			return nil
-		}))
-		if _, err := f.svc.SetPaymentSettings(f.ctx, 1, engine.PaymentSettingsChange{BankCreditorName: str("TV Demo 1848 e.V."), BankIBAN: str(demoIBAN),
-			Methods: &[]string{"bank_transfer", "direct_debit"}, DebitCreditorID: str(testCreditorID), DebitPrenotificationDays: intp(5)}); err != nil {
-			t.Fatal(err)
-		}
-		commitDebit := func() engine.Order {
-			r := f.start(engine.DemoUserKey, alex, robin)
-			last := r.advanceTo(demoSteps)
-			if _, err := f.svc.Next(f.ctx, r.userKey, engine.NextInput{ProcessID: r.pid, Step: last.Step, People: demoAnswers(last.Step, r.persons),
-				PaymentMethod: "direct_debit"}); err != nil {
-				t.Fatal(err)
-			}
-			return f.orders(r.id)[0]
-		}
+		f := directDebitFixture(t, db, 5)
+		commitDebit := func() engine.Order { return f.commitDirectDebit(engine.DemoUserKey, alex, robin) }
 		order := commitDebit()
 		for _, tc := range []struct {
 			name   string
@@ -91,3 +73,40 @@ func TestGiveMandate(t *testing.T) {
 }
 
 func intp(n int) *int { return &n }
+
+// directDebitFixture is the demo database whose club 1 offers direct
+// debit beside bank transfer (a stand-in provider named direct_debit),
+// with its account, Creditor Identifier and a pre-notification period of
+// prenotificationDays (0: the default).
+func directDebitFixture(t *testing.T, db *bun.DB, prenotificationDays int, opts ...engine.ServiceOption) *fixture {
+	t.Helper()
+	dd := namedFake{&fakeProvider{retrieve: map[string]engine.PaymentConfirmation{}}, "direct_debit"}
+	f, _ := onlineFixture(t, db, append(opts, engine.WithPaymentMethodProviders(func(org int64, m string) engine.PaymentProvider {
+		if m == "direct_debit" {
+			return dd
+		}
+		return nil
+	}))...)
+	change := engine.PaymentSettingsChange{BankCreditorName: str("TV Demo 1848 e.V."), BankIBAN: str(demoIBAN),
+		Methods: &[]string{"bank_transfer", "direct_debit"}, DebitCreditorID: str(testCreditorID)}
+	if prenotificationDays > 0 {
+		change.DebitPrenotificationDays = intp(prenotificationDays)
+	}
+	if _, err := f.svc.SetPaymentSettings(f.ctx, 1, change); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// commitDirectDebit registers persons of a household to the review and
+// commits choosing direct debit: the unpaid order.
+func (f *fixture) commitDirectDebit(userKey string, persons ...int64) engine.Order {
+	f.t.Helper()
+	r := f.start(userKey, persons...)
+	last := r.advanceTo(demoSteps)
+	if _, err := f.svc.Next(f.ctx, r.userKey, engine.NextInput{ProcessID: r.pid, Step: last.Step, People: demoAnswers(last.Step, r.persons),
+		PaymentMethod: "direct_debit"}); err != nil {
+		f.t.Fatal(err)
+	}
+	return f.orders(r.id)[0]
+}

@@ -129,4 +129,14 @@ func (s *Service) SchedulePayments(r *jobs.Runner, now func() time.Time) {
 		return err
 	})
 	r.Handle(KindRefundPayment, s.refundJobHandler)
+	// A prepared collection run whose due date passed was collected by
+	// the bank: its payments settle (debit_runs.go).
+	r.Every(KindSettleDueDebitRuns, time.Hour)
+	r.Handle(KindSettleDueDebitRuns, func(ctx context.Context, j *jobs.Job) error {
+		n, err := s.SettleDueDebitRuns(jobScope(ctx, j))
+		if n > 0 {
+			s.log.InfoContext(ctx, "collection runs past their due date marked sent", "count", n)
+		}
+		return err
+	})
 }

@@ -136,6 +136,12 @@ type PaymentSettingsChange struct {
 	DebitCreditorID          *string
 	DebitPrenotificationDays *int
 	DebitFileVersion         *string
+	// DebitCollectionDay is the day of the month (1 to 28) the club
+	// collects; 0 for the first business day the pre-notification allows.
+	DebitCollectionDay *int
+	// DebitReturnFeeMinor is the bank's fee for a returned debit, added
+	// to the order it returned (0: none).
+	DebitReturnFeeMinor *int64
 }
 
 // PaymentSettingsView is what staff see of an organisation's payment
@@ -155,6 +161,8 @@ type PaymentSettingsView struct {
 	DebitCreditorID          string
 	DebitPrenotificationDays int
 	DebitFileVersion         string
+	DebitCollectionDay       int
+	DebitReturnFeeMinor      int64
 	UpdatedAt                *time.Time
 }
 
@@ -163,7 +171,7 @@ func paymentSettingsView(ps *PaymentSettings) *PaymentSettingsView {
 		StripeWebhookSecretSet: ps.StripeWebhookSecretSealed != "", BankCreditorName: ps.BankCreditorName,
 		BankIBAN: ps.BankIBAN, BankBIC: ps.BankBIC, BankCreditorAddress: ps.BankCreditorAddress,
 		Methods: ps.methodList(), DebitCreditorID: ps.DebitCreditorID, DebitPrenotificationDays: ps.DebitPrenotificationDays,
-		DebitFileVersion: ps.DebitFileVersion}
+		DebitFileVersion: ps.DebitFileVersion, DebitCollectionDay: ps.DebitCollectionDay, DebitReturnFeeMinor: ps.DebitReturnFeeMinor}
 	if v.Methods == nil {
 		v.Methods = []string{}
 	}
@@ -221,7 +229,7 @@ func paymentSettingsAuditView(ps *PaymentSettings) map[string]any {
 		"stripeWebhookSecret": secretAuditValue(ps.StripeWebhookSecretSealed), "bankCreditorName": ps.BankCreditorName,
 		"bankIban": ps.BankIBAN, "bankBic": ps.BankBIC, "bankCreditorAddress": ps.BankCreditorAddress,
 		"methods": ps.Methods, "debitCreditorId": ps.DebitCreditorID, "debitPrenotificationDays": ps.DebitPrenotificationDays,
-		"debitFileVersion": ps.DebitFileVersion}
+		"debitFileVersion": ps.DebitFileVersion, "debitCollectionDay": ps.DebitCollectionDay, "debitReturnFee": FormatAmount(ps.DebitReturnFeeMinor)}
 }
 
 // setPaymentSettings is SetPaymentSettings, audited when actor is set.
@@ -459,6 +467,18 @@ func applyDebitSettings(ps *PaymentSettings, c PaymentSettingsChange, bad func(f
 		}
 		if ps.DebitFileVersion != "" && ps.DebitFileVersion != DebitFileV02 {
 			bad("debitFileVersion", "must be pain.008.001.08 or pain.008.001.02")
+		}
+	}
+	if c.DebitCollectionDay != nil {
+		ps.DebitCollectionDay = *c.DebitCollectionDay
+		if ps.DebitCollectionDay < 0 || ps.DebitCollectionDay > 28 {
+			bad("debitCollectionDay", "must be a day of the month from 1 to 28, or 0 for the first business day the pre-notification allows")
+		}
+	}
+	if c.DebitReturnFeeMinor != nil {
+		ps.DebitReturnFeeMinor = *c.DebitReturnFeeMinor
+		if ps.DebitReturnFeeMinor < 0 || ps.DebitReturnFeeMinor > 10000 {
+			bad("debitReturnFee", "must be an amount from 0.00 to 100.00")
 		}
 	}
 }

@@ -214,146 +214,9 @@ var errOtherAccount = errors.New("the attempt was made with another account")
 func (s *Service) settle(ctx context.Context, provider PaymentProvider, c PaymentConfirmation) (*PaymentResult, error) {
 	res := &PaymentResult{Reference: c.Reference}
 	var closeAtProvider []Payment
-	settleTx := func(ctx context.Context, tx bun.Tx) error {
-		closeAtProvider = nil
-		p, order, err := lockPayment(ctx, tx, c.Reference)
-		if err != nil {
-			return err
-		}
-		if p.Provider != provider.Name() || p.Account != "" && accountOf(provider) != "" && p.Account != accountOf(provider) {
-			// Another provider's, or another account's: a confirmation of
-			// one account never settles an attempt made with another.
-			return &Error{Code: CodeNotFound, Message: "payment not found", Err: errOtherAccount}
-		}
-		res.Order, res.ProcessID, res.PeriodID, res.UserKey = order, order.ProcessInstanceID, order.PeriodID, order.UserKey
-		now := s.clock()
-		if c.Accumulate && c.Outcome == OutcomeSuccess && p.Status == PaymentSucceeded {
-			return s.secondCredit(ctx, tx, p, order, c, res, now)
-		}
-		if c.Accumulate {
-			partial, err := s.accumulate(ctx, tx, p, order, &c, res, now)
-			if err != nil || partial {
-				return err
-			}
-		}
-		ev := &PaymentEvent{Provider: provider.Name(), EventType: c.EventType, Reference: p.Reference, Outcome: c.Outcome, Note: c.Note, CreatedAt: now}
-		if ev.EventType == "" {
-			ev.EventType = "retrieval"
-		}
-		if c.EventID != "" {
-			ev.EventID = &c.EventID
-		}
-		paid := c.Outcome == OutcomeSuccess || c.Outcome == OutcomePending
-		if paid {
-			amount, currency := c.AmountMinor, strings.ToUpper(c.Currency)
-			ev.AmountMinor, ev.Currency = &amount, &currency
-		}
-		mismatch := paid && (c.AmountMinor != p.AmountMinor || !strings.EqualFold(c.Currency, p.Currency))
-		problem := ""
-		if mismatch {
-			problem = fmt.Sprintf("amount mismatch: the provider reports %s, the attempt is for %s",
-				FormatMoney(c.AmountMinor, strings.ToUpper(c.Currency)), FormatMoney(p.AmountMinor, p.Currency))
-			ev.Note = strings.TrimPrefix(ev.Note+"; "+problem, "; ")
-		}
-		inserted, err := recordPaymentEvent(ctx, tx, ev)
-		if err != nil {
-			return err
-		}
-		res.Outcome = attemptOutcome(p)
-		if !inserted {
-			res.Replayed = true // this event was settled before
-			auditUnchanged(ctx)
-			return nil
-		}
-		if c.Actor != nil {
-			if err := s.auditConfirmation(ctx, tx, *c.Actor, p, order, ev); err != nil {
-				return err
-			}
-		}
-		switch {
-		case p.Problem != "":
-			res.Replayed, res.Mismatch = true, true
-			return nil
-		case mismatch:
-			res.Mismatch = true
-			p.Problem = problem
-			s.log.ErrorContext(ctx, "payment confirmation does not match its attempt; not completing the registration (staff to check)",
-				"reference", p.Reference, "order", order.ID, "paid", FormatMoney(c.AmountMinor, c.Currency),
-				"expected", FormatMoney(p.AmountMinor, p.Currency), "event", c.EventID)
-			if err := updatePayment(ctx, tx, p, "problem", "updated_at"); err != nil {
-				return err
-			}
-			if p.Status == PaymentPending {
-				// Closed, so that the member can pay the right amount with a new checkout.
-				if err := settlePayment(ctx, tx, p, PaymentFailed, PaymentConfirmation{}, now); err != nil {
-					return err
-				}
-				if err := emitPaymentFailed(ctx, tx, p, order, OutcomeFailed, problem, now); err != nil {
-					return err
-				}
-			}
-			res.Outcome = attemptOutcome(p)
-			return nil
-		case c.Outcome == OutcomeOpen:
-			return nil
-		case c.Outcome == OutcomePending:
-			if p.Status == PaymentPending && p.ConfirmingAt == nil {
-				p.ConfirmingAt, p.UpdatedAt = &now, now
-				if err := updatePayment(ctx, tx, p, "confirming_at", "updated_at"); err != nil {
-					return err
-				}
-			} else {
-				res.Replayed = true // late: the attempt was decided already
-			}
-			res.Outcome = attemptOutcome(p)
-			return nil
-		case c.Outcome != OutcomeSuccess:
-			if p.Status != PaymentPending {
-				res.Replayed = true // never back from succeeded, and closed stays closed
-				return nil
-			}
-			status := map[PaymentOutcome]PaymentStatus{OutcomeFailed: PaymentFailed, OutcomeCancelled: PaymentCancelled}[c.Outcome]
-			if status == "" {
-				return fmt.Errorf("settle payment %s: unknown outcome %q", p.Reference, c.Outcome)
-			}
-			if err := settlePayment(ctx, tx, p, status, c, now); err != nil {
-				return err
-			}
-			if err := emitPaymentFailed(ctx, tx, p, order, c.Outcome, "", now); err != nil {
-				return err
-			}
-			res.Outcome = attemptOutcome(p)
-			return nil
-		}
-		if p.Status == PaymentSucceeded {
-			res.Replayed = true
-			return nil
-		}
-		// The provider took the money, even for an attempt we had closed
-		// (the member cancelled, a reset, an expiry): it counts.
-		if err := settlePayment(ctx, tx, p, PaymentSucceeded, c, now); err != nil {
-			return err
-		}
-		if err := emitPaymentEvent(ctx, tx, EventPaymentSucceeded, p, order, "", now); err != nil {
-			return err
-		}
-		res.Outcome = OutcomeSuccess
-		if order.Status != OrderUnpaid {
-			// Paid by another attempt already (two tabs), or cancelled by a reset.
-			res.Stale = true
-			return s.owe(ctx, tx, p, order, now)
-		}
-		others, err := otherPendingPayments(ctx, tx, order.ID, p.ID)
-		if err != nil {
-			return err
-		}
-		for _, o := range others {
-			if _, err := cancelPayment(ctx, tx, o.ID, now); err != nil {
-				return err
-			}
-		}
-		closeAtProvider = others
-		return s.activate(ctx, tx, order, now)
+	settleTx := func(ctx context.Context, tx bun.Tx) (err error) {
+		closeAtProvider, err = s.settleIn(ctx, tx, provider, c, res)
+		return err
 	}
 	// A staff capture's audit entry (audit.go) is written unless it was a
 	// replay: the same capture again is not audited twice.
@@ -384,6 +247,150 @@ func (s *Service) settle(ctx context.Context, provider PaymentProvider, c Paymen
 		}
 	}
 	return res, nil
+}
+
+// settleIn is settle's change in the caller's transaction tx, filling
+// res: a collection run settles all its debits in one (debit_runs.go).
+// It returns the superseded attempts the caller closes at the provider
+// once tx commits.
+func (s *Service) settleIn(ctx context.Context, tx bun.Tx, provider PaymentProvider, c PaymentConfirmation, res *PaymentResult) ([]Payment, error) {
+	p, order, err := lockPayment(ctx, tx, c.Reference)
+	if err != nil {
+		return nil, err
+	}
+	if p.Provider != provider.Name() || p.Account != "" && accountOf(provider) != "" && p.Account != accountOf(provider) {
+		// Another provider's, or another account's: a confirmation of
+		// one account never settles an attempt made with another.
+		return nil, &Error{Code: CodeNotFound, Message: "payment not found", Err: errOtherAccount}
+	}
+	res.Order, res.ProcessID, res.PeriodID, res.UserKey = order, order.ProcessInstanceID, order.PeriodID, order.UserKey
+	now := s.clock()
+	if c.Accumulate && c.Outcome == OutcomeSuccess && p.Status == PaymentSucceeded {
+		return nil, s.secondCredit(ctx, tx, p, order, c, res, now)
+	}
+	if c.Accumulate {
+		partial, err := s.accumulate(ctx, tx, p, order, &c, res, now)
+		if err != nil || partial {
+			return nil, err
+		}
+	}
+	ev := &PaymentEvent{Provider: provider.Name(), EventType: c.EventType, Reference: p.Reference, Outcome: c.Outcome, Note: c.Note, CreatedAt: now}
+	if ev.EventType == "" {
+		ev.EventType = "retrieval"
+	}
+	if c.EventID != "" {
+		ev.EventID = &c.EventID
+	}
+	paid := c.Outcome == OutcomeSuccess || c.Outcome == OutcomePending
+	if paid {
+		amount, currency := c.AmountMinor, strings.ToUpper(c.Currency)
+		ev.AmountMinor, ev.Currency = &amount, &currency
+	}
+	mismatch := paid && (c.AmountMinor != p.AmountMinor || !strings.EqualFold(c.Currency, p.Currency))
+	problem := ""
+	if mismatch {
+		problem = fmt.Sprintf("amount mismatch: the provider reports %s, the attempt is for %s",
+			FormatMoney(c.AmountMinor, strings.ToUpper(c.Currency)), FormatMoney(p.AmountMinor, p.Currency))
+		ev.Note = strings.TrimPrefix(ev.Note+"; "+problem, "; ")
+	}
+	inserted, err := recordPaymentEvent(ctx, tx, ev)
+	if err != nil {
+		return nil, err
+	}
+	res.Outcome = attemptOutcome(p)
+	if !inserted {
+		res.Replayed = true // this event was settled before
+		auditUnchanged(ctx)
+		return nil, nil
+	}
+	if c.Actor != nil {
+		if err := s.auditConfirmation(ctx, tx, *c.Actor, p, order, ev); err != nil {
+			return nil, err
+		}
+	}
+	switch {
+	case p.Problem != "":
+		res.Replayed, res.Mismatch = true, true
+		return nil, nil
+	case mismatch:
+		res.Mismatch = true
+		p.Problem = problem
+		s.log.ErrorContext(ctx, "payment confirmation does not match its attempt; not completing the registration (staff to check)",
+			"reference", p.Reference, "order", order.ID, "paid", FormatMoney(c.AmountMinor, c.Currency),
+			"expected", FormatMoney(p.AmountMinor, p.Currency), "event", c.EventID)
+		if err := updatePayment(ctx, tx, p, "problem", "updated_at"); err != nil {
+			return nil, err
+		}
+		if p.Status == PaymentPending {
+			// Closed, so that the member can pay the right amount with a new checkout.
+			if err := settlePayment(ctx, tx, p, PaymentFailed, PaymentConfirmation{}, now); err != nil {
+				return nil, err
+			}
+			if err := emitPaymentFailed(ctx, tx, p, order, OutcomeFailed, problem, now); err != nil {
+				return nil, err
+			}
+		}
+		res.Outcome = attemptOutcome(p)
+		return nil, nil
+	case c.Outcome == OutcomeOpen:
+		return nil, nil
+	case c.Outcome == OutcomePending:
+		if p.Status == PaymentPending && p.ConfirmingAt == nil {
+			p.ConfirmingAt, p.UpdatedAt = &now, now
+			if err := updatePayment(ctx, tx, p, "confirming_at", "updated_at"); err != nil {
+				return nil, err
+			}
+		} else {
+			res.Replayed = true // late: the attempt was decided already
+		}
+		res.Outcome = attemptOutcome(p)
+		return nil, nil
+	case c.Outcome != OutcomeSuccess:
+		if p.Status != PaymentPending {
+			res.Replayed = true // never back from succeeded, and closed stays closed
+			return nil, nil
+		}
+		status := map[PaymentOutcome]PaymentStatus{OutcomeFailed: PaymentFailed, OutcomeCancelled: PaymentCancelled}[c.Outcome]
+		if status == "" {
+			return nil, fmt.Errorf("settle payment %s: unknown outcome %q", p.Reference, c.Outcome)
+		}
+		if err := settlePayment(ctx, tx, p, status, c, now); err != nil {
+			return nil, err
+		}
+		if err := emitPaymentFailed(ctx, tx, p, order, c.Outcome, "", now); err != nil {
+			return nil, err
+		}
+		res.Outcome = attemptOutcome(p)
+		return nil, nil
+	}
+	if p.Status == PaymentSucceeded {
+		res.Replayed = true
+		return nil, nil
+	}
+	// The provider took the money, even for an attempt we had closed
+	// (the member cancelled, a reset, an expiry): it counts.
+	if err := settlePayment(ctx, tx, p, PaymentSucceeded, c, now); err != nil {
+		return nil, err
+	}
+	if err := emitPaymentEvent(ctx, tx, EventPaymentSucceeded, p, order, "", now); err != nil {
+		return nil, err
+	}
+	res.Outcome = OutcomeSuccess
+	if order.Status != OrderUnpaid {
+		// Paid by another attempt already (two tabs), or cancelled by a reset.
+		res.Stale = true
+		return nil, s.owe(ctx, tx, p, order, now)
+	}
+	others, err := otherPendingPayments(ctx, tx, order.ID, p.ID)
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range others {
+		if _, err := cancelPayment(ctx, tx, o.ID, now); err != nil {
+			return nil, err
+		}
+	}
+	return others, s.activate(ctx, tx, order, now)
 }
 
 // afterSettleTimeout bounds the provider calls that follow a settlement.

@@ -59,6 +59,7 @@ func (s *Server) mountAdmin(api *echo.Group) {
 	admin.GET("/periods/:id/price-rules", s.listPriceRules)
 	admin.PUT("/periods/:id/price-rules", s.putPriceRules, requireJSON)
 	s.mountAdminPayments(admin)
+	s.mountAdminDebits(admin)
 	admin.GET("/periods/:id/invitations", s.listInvitations)
 	admin.POST("/periods/:id/invitations", s.createInvitations, middleware.BodyLimit(fmt.Sprint(MaxBulkBytes)), requireJSON)
 	admin.POST("/invitations/:id/revoke", s.revokeInvitation)

@@ -40,17 +40,24 @@ type PaymentSettingsDTO struct {
 	// default (provider) first; empty while the provider is the only one.
 	Methods []string `json:"methods"`
 	// DebitCreditorID is the SEPA Creditor Identifier (direct debit).
-	DebitCreditorID          string     `json:"debitCreditorId"`
-	DebitPrenotificationDays int        `json:"debitPrenotificationDays"`
-	DebitFileVersion         string     `json:"debitFileVersion"`
-	UpdatedAt                *time.Time `json:"updatedAt"`
+	DebitCreditorID          string `json:"debitCreditorId"`
+	DebitPrenotificationDays int    `json:"debitPrenotificationDays"`
+	DebitFileVersion         string `json:"debitFileVersion"`
+	// DebitCollectionDay is the day of the month (1 to 28) the club
+	// collects; 0: the first business day after the pre-notification.
+	DebitCollectionDay int `json:"debitCollectionDay"`
+	// DebitReturnFeeMinor is the bank's fee for a returned debit, added
+	// to the order it returned.
+	DebitReturnFeeMinor int64      `json:"debitReturnFeeMinor"`
+	UpdatedAt           *time.Time `json:"updatedAt"`
 }
 
 func paymentSettingsDTO(v *engine.PaymentSettingsView) PaymentSettingsDTO {
 	return PaymentSettingsDTO{Provider: v.Provider, StripeSecretKeySet: v.StripeSecretKeySet, StripeWebhookSecretSet: v.StripeWebhookSecretSet,
 		BankCreditorName: v.BankCreditorName, BankIBAN: v.BankIBAN, BankBIC: v.BankBIC, BankCreditorAddress: v.BankCreditorAddress,
 		Methods: v.Methods, DebitCreditorID: v.DebitCreditorID, DebitPrenotificationDays: v.DebitPrenotificationDays,
-		DebitFileVersion: v.DebitFileVersion, UpdatedAt: v.UpdatedAt}
+		DebitFileVersion: v.DebitFileVersion, DebitCollectionDay: v.DebitCollectionDay, DebitReturnFeeMinor: v.DebitReturnFeeMinor,
+		UpdatedAt: v.UpdatedAt}
 }
 
 // PaymentSettingsPatch is the body of PATCH /api/admin/payment-settings:
@@ -69,6 +76,8 @@ type PaymentSettingsPatch struct {
 	DebitCreditorID          *string   `json:"debitCreditorId"`
 	DebitPrenotificationDays *int      `json:"debitPrenotificationDays"`
 	DebitFileVersion         *string   `json:"debitFileVersion"`
+	DebitCollectionDay       *int      `json:"debitCollectionDay"`
+	DebitReturnFeeMinor      *int64    `json:"debitReturnFeeMinor"`
 }
 
 // getPaymentSettings answers GET /api/admin/payment-settings.
@@ -92,7 +101,7 @@ func (s *Server) patchPaymentSettings(c echo.Context) error {
 		Provider: body.Provider, StripeSecretKey: body.StripeSecretKey, StripeWebhookSecret: body.StripeWebhookSecret,
 		BankCreditorName: body.BankCreditorName, BankIBAN: body.BankIBAN, BankBIC: body.BankBIC, BankCreditorAddress: body.BankCreditorAddress,
 		Methods: body.Methods, DebitCreditorID: body.DebitCreditorID, DebitPrenotificationDays: body.DebitPrenotificationDays,
-		DebitFileVersion: body.DebitFileVersion})
+		DebitFileVersion: body.DebitFileVersion, DebitCollectionDay: body.DebitCollectionDay, DebitReturnFeeMinor: body.DebitReturnFeeMinor})
 	if err != nil {
 		return adminError(err)
 	}

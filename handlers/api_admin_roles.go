@@ -59,6 +59,12 @@ func AdminRoutes() []AdminRoute {
 		{Method: get, Path: "/payments/attention", Page: get + " /payments"},
 		{Method: post, Path: "/payments/:reference/capture", Example: "/payments/none/capture", Page: post + " /registrations/:id/capture"},
 		{Method: post, Path: "/payments/:reference/refunded", Example: "/payments/none/refunded", Page: post + " /registrations/:id/refund"},
+		{Method: get, Path: "/debit-runs", Page: get + " /debits"},
+		{Method: post, Path: "/debit-runs", Page: post + " /debits"},
+		{Method: get, Path: "/debit-runs/:id", Example: "/debit-runs/0", Page: get + " /debits/:id"},
+		{Method: get, Path: "/debit-runs/:id/file", Example: "/debit-runs/0/file", Page: get + " /debits/:id/file"},
+		{Method: post, Path: "/debit-runs/:id/sent", Example: "/debit-runs/0/sent", Page: post + " /debits/:id/sent"},
+		{Method: post, Path: "/debit-runs/:id/cancel", Example: "/debit-runs/0/cancel", Page: post + " /debits/:id/cancel"},
 		// The list shows no links; issuing returns the new live links,
 		// which no page shows: administrators only.
 		{Method: get, Path: "/periods/:id/invitations", Example: "/periods/1/invitations", Page: get + " /invitations"},

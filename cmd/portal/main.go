@@ -41,6 +41,7 @@ commands:
   config                     print the effective configuration (secrets masked)
   payments capture REF --amount 184.50   record a bank transfer that arrived
   payments import FILE [--dry-run]       capture the credits of a camt.053/054 statement
+  debits collect --org ID [--until DATE] prepare a SEPA direct-debit collection file (debits list|show|file|sent|cancel)
   spec check|diff|lint|export  OpenAPI contract tools (docs/CONTRACT.md)
 
 Every flag also reads a PORTAL_* environment variable; run "portal serve -h".
@@ -86,6 +87,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return cfg.validate()
 	case "payments":
 		return cmdPayments(ctx, args[1:], getenv, stdout, stderr)
+	case "debits":
+		return cmdDebits(ctx, args[1:], getenv, stdout, stderr)
 	case "spec":
 		return cmdSpec(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":

@@ -19,8 +19,8 @@ import (
 // that they are not in the shell's history or the process list.
 type settingsFlags struct {
 	provider, keyFile, webhookSecretFile, creditorName, iban, bic, address string
-	methods, creditorID, debitFileVersion                                  string
-	prenotificationDays                                                    int
+	methods, creditorID, debitFileVersion, returnFee                       string
+	prenotificationDays, collectionDay                                     int
 }
 
 func (f *settingsFlags) register(fs *flag.FlagSet) {
@@ -35,6 +35,8 @@ func (f *settingsFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.creditorID, "creditor-id", "", "the organisation's SEPA Creditor Identifier (direct debit), for example DE98ZZZ09999999999")
 	fs.IntVar(&f.prenotificationDays, "prenotification-days", engine.DefaultPrenotificationDays, "calendar days a direct debit is announced before its collection (1 to 14; a shorter period is stated in the mandate)")
 	fs.StringVar(&f.debitFileVersion, "debit-file-version", engine.DebitFileV08, "pain.008 version of the collection files: pain.008.001.08 or pain.008.001.02")
+	fs.IntVar(&f.collectionDay, "collection-day", 0, "day of the month direct debits are collected (1 to 28); 0: the first business day the pre-notification period allows")
+	fs.StringVar(&f.returnFee, "return-fee", "0.00", "the bank's fee for a returned direct debit, added to the order it returned, such as 3.50")
 }
 
 // change builds the change from the settings flags given on the command
@@ -80,6 +82,14 @@ func (f *settingsFlags) change(fs *flag.FlagSet) (engine.PaymentSettingsChange, 
 			c.DebitPrenotificationDays = &f.prenotificationDays
 		case "debit-file-version":
 			c.DebitFileVersion = &f.debitFileVersion
+		case "collection-day":
+			c.DebitCollectionDay = &f.collectionDay
+		case "return-fee":
+			minor, err := engine.ParseAmount(f.returnFee)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("--return-fee: %w", err))
+			}
+			c.DebitReturnFeeMinor = &minor
 		}
 	})
 	// Other flags (the database's) change nothing.
@@ -121,6 +131,8 @@ func paymentSettings(ctx context.Context, svc *engine.Service, orgID int64, fs *
 	fmt.Fprintf(w, "creditor identifier\t%s\n", dashIfEmpty(view.DebitCreditorID))
 	fmt.Fprintf(w, "pre-notification days\t%d\n", view.DebitPrenotificationDays)
 	fmt.Fprintf(w, "debit file version\t%s\n", view.DebitFileVersion)
+	fmt.Fprintf(w, "collection day\t%s\n", collectionDayText(view.DebitCollectionDay))
+	fmt.Fprintf(w, "return fee\t%s\n", engine.FormatAmount(view.DebitReturnFeeMinor))
 	fmt.Fprintf(w, "updated\t%s\n", timeOrDash(view.UpdatedAt))
 	return w.Flush()
 }
@@ -164,4 +176,12 @@ func dashIfEmpty(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// collectionDayText says when a club collects its direct debits.
+func collectionDayText(day int) string {
+	if day == 0 {
+		return "the first business day after the pre-notification period"
+	}
+	return fmt.Sprintf("day %d of the month (or the next business day)", day)
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -87,6 +88,43 @@ func relativePayLink(ref string, amountMinor int64) string {
 	return handlers.PaymentLinks("").PayLink("", ref, amountMinor)
 }
 
+// loadConfigAround is loadConfig for a sub-command whose positional
+// argument may come first (as in the usage) or last: the flag package
+// stops at the first non-flag. It returns the positional arguments.
+func loadConfigAround(fs *flag.FlagSet, args []string, getenv func(string) string) (Config, []string, error) {
+	var pos []string
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		pos, args = args[:1], args[1:]
+	}
+	cfg, more, err := loadConfig(fs, args, getenv)
+	return cfg, append(pos, more...), err
+}
+
+// paymentService opens the database of cfg (beside a server) and returns
+// the engine with the payment providers a server has, for the commands
+// that settle payments (payments, debits); closeDB closes the database.
+func paymentService(ctx context.Context, cfg Config, stderr io.Writer) (svc *engine.Service, closeDB func(), err error) {
+	if err := cfg.validate(); err != nil {
+		return nil, nil, err
+	}
+	provider, gw, err := paymentProvider(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	db, closeDB, err := openDatabase(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := migrations.CheckCurrent(ctx, db); err != nil {
+		closeDB()
+		return nil, nil, err
+	}
+	log := cfg.logger(stderr)
+	svc = engine.NewService(db, provider, append([]engine.ServiceOption{engine.WithLogger(log), engine.WithPaymentLinks(handlers.PaymentLinks(cfg.BaseURL))},
+		orgPaymentOptions(cfg, gw, log, &svc)...)...)
+	return svc, closeDB, nil
+}
+
 // testGatewayOrNil keeps a nil gateway a nil provider (not an interface
 // holding a nil pointer).
 func testGatewayOrNil(gw *engine.TestGateway) engine.PaymentProvider {
@@ -105,7 +143,8 @@ const paymentsUsage = `usage:
   portal payments credits --resolve ID --as assigned|returned|ignored [--payment REFERENCE] [--note TEXT] [--org ID]
   portal payments settings --org ID [--provider stripe|bank_transfer|test|""] [--stripe-key-file FILE]
       [--stripe-webhook-secret-file FILE] [--creditor-name NAME] [--iban IBAN] [--bic BIC]
-      [--creditor-address "street;number;postcode;town;country"]`
+      [--creditor-address "street;number;postcode;town;country"] [--methods stripe,bank_transfer,direct_debit]
+      [--creditor-id ID] [--prenotification-days N] [--debit-file-version V] [--collection-day N] [--return-fee 3.50]`
 
 // paymentsCommands are the sub-commands of portal payments, with whether
 // each takes one positional argument.
@@ -139,40 +178,18 @@ func cmdPayments(ctx context.Context, args []string, getenv func(string) string,
 	if args[0] == "credits" {
 		cf.register(fs)
 	}
-	// The positional argument may come first (as in the usage) or last:
-	// the flag package stops at the first non-flag.
-	rest := args[1:]
-	var pos []string
-	if len(rest) > 0 && !strings.HasPrefix(rest[0], "-") {
-		pos, rest = rest[:1], rest[1:]
-	}
-	cfg, more, err := loadConfig(fs, rest, getenv)
+	cfg, pos, err := loadConfigAround(fs, args[1:], getenv)
 	if err != nil {
 		return err
 	}
-	pos = append(pos, more...)
 	if positional != (len(pos) == 1) || len(pos) > 1 {
 		return errors.New(paymentsUsage)
 	}
-	if err := cfg.validate(); err != nil {
-		return err
-	}
-	provider, gw, err := paymentProvider(cfg)
-	if err != nil {
-		return err
-	}
-	db, closeDB, err := openDatabase(cfg)
+	svc, closeDB, err := paymentService(ctx, cfg, stderr)
 	if err != nil {
 		return err
 	}
 	defer closeDB()
-	if err := migrations.CheckCurrent(ctx, db); err != nil {
-		return err
-	}
-	log := cfg.logger(stderr)
-	var svc *engine.Service
-	svc = engine.NewService(db, provider, append([]engine.ServiceOption{engine.WithLogger(log), engine.WithPaymentLinks(handlers.PaymentLinks(cfg.BaseURL))},
-		orgPaymentOptions(cfg, gw, log, &svc)...)...)
 	switch args[0] {
 	case "settings":
 		return paymentSettings(ctx, svc, *org, fs, sf, stdout)

@@ -49,6 +49,13 @@ func (d *Demo) Commit(persons ...int64) *engine.Form {
 // CommitAs is Commit for another user key of the demo (demo-1 ...).
 func (d *Demo) CommitAs(userKey string, persons ...int64) *engine.Form {
 	d.T.Helper()
+	return d.CommitPayingBy("", userKey, persons...)
+}
+
+// CommitPayingBy is CommitAs with the payment method the member chooses
+// on the review page ("" for the club's default).
+func (d *Demo) CommitPayingBy(method, userKey string, persons ...int64) *engine.Form {
+	d.T.Helper()
 	ctx := context.Background()
 	form, _, err := d.Svc.LoadMembershipForm(ctx, userKey, engine.DemoPeriodID, nil)
 	if err != nil {
@@ -66,7 +73,7 @@ func (d *Demo) CommitAs(userKey string, persons ...int64) *engine.Form {
 			}
 			in = answers(form.Question.Name, persons)
 		}
-		if form, err = d.Svc.Next(ctx, userKey, engine.NextInput{ProcessID: pid, Step: form.Step, People: in}); err != nil {
+		if form, err = d.Svc.Next(ctx, userKey, engine.NextInput{ProcessID: pid, Step: form.Step, People: in, PaymentMethod: method}); err != nil {
 			d.T.Fatalf("step %d: %v", form.Step, err)
 		}
 	}

@@ -1,0 +1,500 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"portal/engine/banking"
+)
+
+// Collection runs (issue 29): the treasurer gathers a club's due direct
+// debits into one pain.008 file for the club's bank, downloads it (again,
+// byte for byte), cancels it as a whole while it is not sent, and marks it
+// sent, which settles its payments through the same settlement as every
+// other method. A debit is in one live run at most (the partial unique
+// index debits_one_live_per_order).
+
+// DefaultCollectionHorizon is how far ahead a run gathers debits when no
+// date is given: banks take SEPA Core files up to 14 calendar days before
+// the requested collection date, which the file states per debit.
+const DefaultCollectionHorizon = 14 * 24 * time.Hour
+
+// CollectRequest asks for a collection run.
+type CollectRequest struct {
+	OrganisationID int64
+	// Until is the last due date gathered; zero: DefaultCollectionHorizon
+	// from today.
+	Until time.Time
+	Actor Actor
+}
+
+// debitCandidate is an order due for collection with its mandate.
+type debitCandidate struct {
+	Order   Order
+	Mandate DebitMandate
+	Period  string
+}
+
+// CollectDebits writes the collection run of an organisation: every
+// unpaid direct-debit order whose mandate holds and whose due date is on
+// or before req.Until and that is in no live run. An order without an
+// open attempt gets one first (after a return, the next attempt asks the
+// order's total, its return fee included). Nothing due: a conflict error,
+// no run. The run, its debits and the audit entry are written in one
+// transaction; a concurrent run for the same orders fails on the unique
+// index and changes nothing.
+func (s *Service) CollectDebits(ctx context.Context, req CollectRequest) (_ *DebitRun, err error) {
+	defer classifyUnavailable(&err)
+	now := s.clock()
+	until := req.Until
+	if until.IsZero() {
+		until = now.Add(DefaultCollectionHorizon)
+	}
+	until = dateOf(until)
+	ps, err := loadPaymentSettings(ctx, s.db, req.OrganisationID)
+	if err != nil {
+		return nil, err
+	}
+	if ps.DebitCreditorID == "" {
+		return nil, Errorf(CodeConflict, "this club does not collect by direct debit: set its Creditor Identifier first")
+	}
+	due, err := dueDebits(ctx, s.db, req.OrganisationID, until)
+	if err != nil {
+		return nil, err
+	}
+	if len(due) == 0 {
+		return nil, Errorf(CodeConflict, "no direct debit is due on or before %s", until.Format(time.DateOnly))
+	}
+	// The attempts are made outside the transaction (checkoutFor calls the
+	// provider); for direct debit that is the portal's own pay link.
+	attempts := make(map[int64]*Payment, len(due))
+	for _, d := range due {
+		order := d.Order
+		if err := loadOrderLines(ctx, s.db, &order); err != nil {
+			return nil, err
+		}
+		p, err := s.checkoutFor(ctx, &order)
+		if err != nil {
+			return nil, fmt.Errorf("order %d: %w", order.ID, err)
+		}
+		if p.Provider != DirectDebitProvider || p.AmountMinor != order.TotalMinor {
+			return nil, Errorf(CodeConflict, "order %d has an open payment of another method or amount; it cannot be collected until that one is closed", order.ID)
+		}
+		attempts[order.ID] = p
+	}
+	org, err := loadOrganisation(ctx, s.db, req.OrganisationID)
+	if err != nil {
+		return nil, err
+	}
+	version := ps.DebitFileVersion
+	if version == "" {
+		version = banking.Pain008V08
+	}
+	run := &DebitRun{OrganisationID: req.OrganisationID, FileVersion: version, UntilOn: until, Status: DebitRunPrepared,
+		Currency: "EUR", CreatedBy: req.Actor.Name, CreatedAt: now, File: []byte{}}
+	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		run.MessageID = "PENDING-" + NewReference("")
+		run.DebitCount, run.TotalMinor, run.File = 0, 0, []byte{}
+		if _, err := tx.NewInsert().Model(run).Exec(ctx); err != nil {
+			return fmt.Errorf("store collection run: %w", err)
+		}
+		run.MessageID = fmt.Sprintf("DD-%d-%d", run.OrganisationID, run.ID)
+		file := banking.DirectDebitFile{Version: version, MessageID: run.MessageID, Created: now.UTC().Truncate(time.Second),
+			Creditor: banking.DirectDebitCreditor{Name: ps.BankCreditorName, IBAN: ps.BankIBAN, BIC: ps.BankBIC, CreditorID: ps.DebitCreditorID}}
+		earliest := banking.NextTARGETBusinessDay(dateOf(now).AddDate(0, 0, 1))
+		firstOf := map[int64]bool{}
+		for _, d := range due {
+			p := attempts[d.Order.ID]
+			m := d.Mandate
+			first, seen := firstOf[m.ID]
+			if !seen {
+				first = m.LastCollectedAt == nil
+				firstOf[m.ID] = first
+			}
+			seq := banking.SequenceRecurring
+			if first {
+				seq = banking.SequenceFirst
+			}
+			dueOn := dateOf(*d.Order.DebitDueOn)
+			if dueOn.Before(earliest) {
+				// Gathered late: the bank cannot collect in the past.
+				dueOn = earliest
+			}
+			debit := &Debit{RunID: run.ID, OrganisationID: run.OrganisationID, OrderID: d.Order.ID, PaymentID: p.ID, MandateID: m.ID,
+				EndToEndID: debitEndToEndID(p.Reference, run.ID), AmountMinor: p.AmountMinor, Currency: p.Currency, DueOn: dueOn,
+				Sequence: seq, Amended: m.PreviousIBAN != "", Status: DebitInRun}
+			if _, err := tx.NewInsert().Model(debit).Exec(ctx); err != nil {
+				if isUniqueViolation(err) {
+					return Errorf(CodeConflict, "another collection run took order %d meanwhile; look at the runs again", d.Order.ID)
+				}
+				return fmt.Errorf("store debit: %w", err)
+			}
+			dd := banking.DirectDebit{EndToEndID: debit.EndToEndID, AmountCents: debit.AmountMinor, Sequence: seq, DueDate: dueOn,
+				MandateID: m.Reference, MandateSigned: m.SignedAt, DebtorName: m.Holder, DebtorIBAN: m.IBAN, DebtorBIC: m.BIC,
+				RemittanceText: fmt.Sprintf("%s %s, order %d", org.Name, d.Period, d.Order.ID)}
+			if debit.Amended {
+				dd.Amendment = &banking.MandateAmendment{OriginalDebtorIBAN: m.PreviousIBAN,
+					ChangedBank: !banking.SameBank(banking.IBAN(m.PreviousIBAN), banking.IBAN(m.IBAN))}
+			}
+			file.Debits = append(file.Debits, dd)
+			run.DebitCount++
+			run.TotalMinor += debit.AmountMinor
+		}
+		var buf bytes.Buffer
+		if err := banking.WriteDirectDebits(&buf, file); err != nil {
+			// The settings or a mandate cannot make a valid file: say which.
+			return &Error{Code: CodeConflict, Message: "the collection file cannot be written: " + err.Error(), Err: err}
+		}
+		run.File = buf.Bytes()
+		if _, err := tx.NewUpdate().Model(run).Column("message_id", "debit_count", "total_minor", "file").WherePK().Exec(ctx); err != nil {
+			return fmt.Errorf("store collection run: %w", err)
+		}
+		return s.appendAudit(ctx, tx, req.Actor, AuditEntry{OrganisationID: run.OrganisationID, Action: "debit_run.create",
+			TargetType: "debit_run", TargetID: fmt.Sprint(run.ID),
+			After: map[string]any{"messageId": run.MessageID, "until": until.Format(time.DateOnly), "debits": run.DebitCount,
+				"total": FormatMoney(run.TotalMinor, run.Currency), "version": run.FileVersion}})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return run, nil
+}
+
+// debitEndToEndID names a debit in the file and in a return: the
+// attempt's reference, which identifies the payment, and the run, so that
+// the same attempt collected again after a cancelled run is told apart.
+func debitEndToEndID(paymentReference string, runID int64) string {
+	return fmt.Sprintf("%s-%d", paymentReference, runID)
+}
+
+// dueDebits are the orders of an organisation due for collection by until.
+func dueDebits(ctx context.Context, db bun.IDB, orgID int64, until time.Time) ([]debitCandidate, error) {
+	var orders []Order
+	// The due date is compared here, not in SQL: SQLite keeps dates as text.
+	err := db.NewSelect().Model(&orders).
+		Where("?TableAlias.organisation_id = ? AND ?TableAlias.status = ? AND ?TableAlias.payment_method = ?", orgID, OrderUnpaid, DirectDebitProvider).
+		Where("?TableAlias.debit_mandate_id IS NOT NULL AND ?TableAlias.debit_due_on IS NOT NULL").
+		Where("NOT EXISTS (SELECT 1 FROM debits d WHERE d.order_id = ?TableAlias.id AND d.status IN (?, ?))", DebitInRun, DebitCollected).
+		Where("EXISTS (SELECT 1 FROM debit_mandates m WHERE m.id = ?TableAlias.debit_mandate_id AND m.revoked_at IS NULL)").
+		Order("id").Scan(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("load due debits: %w", err)
+	}
+	out := make([]debitCandidate, 0, len(orders))
+	for _, o := range orders {
+		if dateOf(*o.DebitDueOn).After(until) {
+			continue
+		}
+		m := DebitMandate{ID: *o.DebitMandateID}
+		if err := db.NewSelect().Model(&m).WherePK().Scan(ctx); err != nil {
+			return nil, fmt.Errorf("load mandate: %w", err)
+		}
+		var period MembershipPeriod
+		if err := db.NewSelect().Model(&period).Where("id = ?", o.PeriodID).Scan(ctx); err != nil {
+			return nil, fmt.Errorf("load period: %w", err)
+		}
+		out = append(out, debitCandidate{Order: o, Mandate: m, Period: period.Name})
+	}
+	return out, nil
+}
+
+// loadOrderLines fills an order's lines (checkoutFor describes them).
+func loadOrderLines(ctx context.Context, db bun.IDB, o *Order) error {
+	if err := db.NewSelect().Model(&o.Lines).Where("order_id = ?", o.ID).Order("line_no").Scan(ctx); err != nil {
+		return fmt.Errorf("load order lines: %w", err)
+	}
+	return nil
+}
+
+// dateOf is the calendar date of t, at midnight UTC.
+func dateOf(t time.Time) time.Time {
+	y, m, d := t.Date()
+	return time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
+}
+
+// DebitRuns lists an organisation's collection runs, newest first,
+// without their files.
+func (s *Service) DebitRuns(ctx context.Context, orgID int64) (_ []DebitRun, err error) {
+	defer classifyUnavailable(&err)
+	var runs []DebitRun
+	if err := s.db.NewSelect().Model(&runs).ExcludeColumn("file").Where("organisation_id = ?", orgID).
+		Order("created_at DESC", "id DESC").Limit(200).Scan(ctx); err != nil {
+		return nil, fmt.Errorf("load collection runs: %w", err)
+	}
+	return runs, nil
+}
+
+// DebitRunDetail is a run with its debits as the treasurer checks them.
+type DebitRunDetail struct {
+	Run    DebitRun
+	Debits []DebitLine
+}
+
+// DebitLine is one debit of a run with whom it collects from.
+type DebitLine struct {
+	Debit
+	MandateReference string
+	Holder           string
+	MaskedIBAN       string
+	OrderReference   string
+	RegistrationID   int64
+}
+
+// DebitRunByID returns one run of an organisation (its file included) and
+// its debits; another organisation's run is not found.
+func (s *Service) DebitRunByID(ctx context.Context, orgID, runID int64) (_ *DebitRunDetail, err error) {
+	defer classifyUnavailable(&err)
+	run, err := loadDebitRun(ctx, s.db, orgID, runID)
+	if err != nil {
+		return nil, err
+	}
+	var debits []Debit
+	if err := s.db.NewSelect().Model(&debits).Where("run_id = ?", run.ID).Order("id").Scan(ctx); err != nil {
+		return nil, fmt.Errorf("load debits: %w", err)
+	}
+	out := &DebitRunDetail{Run: *run}
+	for _, d := range debits {
+		m := DebitMandate{ID: d.MandateID}
+		if err := s.db.NewSelect().Model(&m).WherePK().Scan(ctx); err != nil {
+			return nil, fmt.Errorf("load mandate: %w", err)
+		}
+		o, err := loadOrder(ctx, s.db, d.OrderID)
+		if err != nil {
+			return nil, err
+		}
+		out.Debits = append(out.Debits, DebitLine{Debit: d, MandateReference: m.Reference, Holder: m.Holder, MaskedIBAN: MaskedIBAN(m.IBAN),
+			OrderReference: o.PayReference, RegistrationID: o.ProcessInstanceID})
+	}
+	return out, nil
+}
+
+func loadDebitRun(ctx context.Context, db bun.IDB, orgID, runID int64) (*DebitRun, error) {
+	run := new(DebitRun)
+	err := db.NewSelect().Model(run).Where("id = ? AND organisation_id = ?", runID, orgID).Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, Errorf(CodeNotFound, "collection run not found")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load collection run: %w", err)
+	}
+	return run, nil
+}
+
+// CancelDebitRun withdraws a prepared run as a whole: its debits are due
+// again for the next run. A sent run cannot be cancelled (its debits are
+// at the bank; a return takes one back); a cancelled one stays cancelled.
+func (s *Service) CancelDebitRun(ctx context.Context, actor Actor, orgID, runID int64) (_ *DebitRun, err error) {
+	defer classifyUnavailable(&err)
+	var run *DebitRun
+	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		run, err = lockPreparedRun(ctx, tx, orgID, runID, "cancelled")
+		if err != nil || run.Status == DebitRunCancelled {
+			return err
+		}
+		now := s.clock()
+		run.Status, run.CancelledAt = DebitRunCancelled, &now
+		if _, err := tx.NewUpdate().Model(run).Column("status", "cancelled_at").WherePK().Exec(ctx); err != nil {
+			return fmt.Errorf("cancel collection run: %w", err)
+		}
+		if _, err := tx.NewUpdate().Model((*Debit)(nil)).Set("status = ?", DebitCancelled).
+			Where("run_id = ? AND status = ?", run.ID, DebitInRun).Exec(ctx); err != nil {
+			return fmt.Errorf("cancel debits: %w", err)
+		}
+		return s.appendAudit(ctx, tx, actor, AuditEntry{OrganisationID: orgID, Action: "debit_run.cancel", TargetType: "debit_run",
+			TargetID: fmt.Sprint(run.ID), Before: map[string]any{"status": DebitRunPrepared}, After: map[string]any{"status": DebitRunCancelled}})
+	})
+	if err != nil {
+		return nil, err
+	}
+	run.File = nil
+	return run, nil
+}
+
+// lockPreparedRun loads a run for a change, locked on PostgreSQL; a run in
+// the state the change leads to comes back as it is (a repeated request
+// changes nothing), any other state that is not prepared is a conflict.
+func lockPreparedRun(ctx context.Context, tx bun.Tx, orgID, runID int64, change string) (*DebitRun, error) {
+	run := new(DebitRun)
+	q := tx.NewSelect().Model(run).ExcludeColumn("file").Where("id = ? AND organisation_id = ?", runID, orgID)
+	if tx.Dialect().Name().String() == "pg" {
+		q = q.For("UPDATE")
+	}
+	err := q.Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, Errorf(CodeNotFound, "collection run not found")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load collection run: %w", err)
+	}
+	switch {
+	case run.Status == DebitRunPrepared:
+		return run, nil
+	case string(run.Status) == change:
+		return run, nil
+	default:
+		return nil, Errorf(CodeConflict, "this collection run is %s; it cannot be %s", run.Status, change)
+	}
+}
+
+// SentDebitRun is what marking a run sent did.
+type SentDebitRun struct {
+	Run DebitRun
+	// Settled counts the payments the run completed now; Replayed those
+	// settled before (a repeated mark); Problems the debits whose
+	// attempt did not settle (with why), left for staff.
+	Settled, Replayed int
+	Problems          []string
+}
+
+// MarkDebitRunSent records that the club's bank has the run's file: in
+// one transaction the run is sent, its debits collected, their mandates
+// used (the 36 months start again; a stated amendment is cleared), and
+// each payment settled as paid exactly as an online payment settles
+// (order paid, memberships active, confirmation queued, webhook events)
+// unless a return arrives later (debit_returns.go). Marking a sent run
+// again changes nothing.
+func (s *Service) MarkDebitRunSent(ctx context.Context, actor Actor, orgID, runID int64) (_ *SentDebitRun, err error) {
+	defer classifyUnavailable(&err)
+	provider := s.debitProvider(orgID)
+	out := &SentDebitRun{}
+	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		*out = SentDebitRun{}
+		run, err := lockPreparedRun(ctx, tx, orgID, runID, string(DebitRunSent))
+		if err != nil {
+			return err
+		}
+		out.Run = *run
+		if run.Status == DebitRunSent {
+			return nil
+		}
+		now := s.clock()
+		run.Status, run.SentAt = DebitRunSent, &now
+		if _, err := tx.NewUpdate().Model(run).Column("status", "sent_at").WherePK().Exec(ctx); err != nil {
+			return fmt.Errorf("mark collection run sent: %w", err)
+		}
+		var debits []Debit
+		if err := tx.NewSelect().Model(&debits).Where("run_id = ? AND status = ?", run.ID, DebitInRun).Order("id").Scan(ctx); err != nil {
+			return fmt.Errorf("load debits: %w", err)
+		}
+		for _, d := range debits {
+			if _, err := tx.NewUpdate().Model((*Debit)(nil)).Set("status = ?", DebitCollected).Where("id = ?", d.ID).Exec(ctx); err != nil {
+				return fmt.Errorf("mark debit collected: %w", err)
+			}
+			q := tx.NewUpdate().Model((*DebitMandate)(nil)).Set("last_collected_at = ?", now).Where("id = ?", d.MandateID)
+			if d.Amended {
+				q = q.Set("previous_iban = ''").Set("previous_bic = ''")
+			}
+			if _, err := q.Exec(ctx); err != nil {
+				return fmt.Errorf("mark mandate used: %w", err)
+			}
+			var ref string
+			if err := tx.NewSelect().Model((*Payment)(nil)).Column("reference").Where("id = ?", d.PaymentID).Scan(ctx, &ref); err != nil {
+				return fmt.Errorf("load payment: %w", err)
+			}
+			eventID := fmt.Sprintf("debit:%d:%s", orgID, d.EndToEndID)
+			res := &PaymentResult{Reference: ref}
+			if _, err := s.settleIn(ctx, tx, provider, PaymentConfirmation{Reference: ref, Outcome: OutcomeSuccess,
+				AmountMinor: d.AmountMinor, Currency: d.Currency, EventID: eventID, EventType: debitCollectedEvent,
+				TransactionID: d.EndToEndID, Note: "collected in run " + run.MessageID}, res); err != nil {
+				return fmt.Errorf("settle debit %s: %w", d.EndToEndID, err)
+			}
+			switch {
+			case res.Mismatch:
+				out.Problems = append(out.Problems, fmt.Sprintf("%s: the amount does not match the payment", d.EndToEndID))
+			case res.Replayed:
+				out.Replayed++
+			default:
+				out.Settled++
+			}
+		}
+		out.Run = *run
+		return s.appendAudit(ctx, tx, actor, AuditEntry{OrganisationID: orgID, Action: "debit_run.send", TargetType: "debit_run",
+			TargetID: fmt.Sprint(run.ID), Before: map[string]any{"status": DebitRunPrepared},
+			After: map[string]any{"status": DebitRunSent, "settled": out.Settled}})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// KindSettleDueDebitRuns is the periodic job of SettleDueDebitRuns.
+const KindSettleDueDebitRuns = "debits.settle"
+
+// debitCollectedEvent is the payment event of a debit sent to the bank.
+const debitCollectedEvent = "direct_debit.collected"
+
+// debitProvider is the organisation's direct-debit provider, or a stand-in
+// of its name when direct debit was switched off since the run was
+// written: the run still went to the bank and its money counts.
+func (s *Service) debitProvider(orgID int64) PaymentProvider {
+	if p := s.providerForMethod(orgID, DirectDebitProvider); p != nil && p.Name() == DirectDebitProvider {
+		return p
+	}
+	return collectedDebits{}
+}
+
+// collectedDebits settles the debits of a run whose club no longer offers
+// direct debit (see manualTransfers).
+type collectedDebits struct{}
+
+func (collectedDebits) Name() string { return DirectDebitProvider }
+func (collectedDebits) CreateCheckout(context.Context, CheckoutRequest) (Checkout, error) {
+	return Checkout{}, Errorf(CodeConflict, "this club no longer collects by direct debit")
+}
+func (collectedDebits) Retrieve(_ context.Context, p Payment) (PaymentConfirmation, error) {
+	return PaymentConfirmation{Reference: p.Reference, Outcome: OutcomeOpen}, nil
+}
+func (collectedDebits) Expire(context.Context, Payment) error { return nil }
+func (collectedDebits) Refund(context.Context, RefundRequest) (string, error) {
+	return "", ErrManualRefund
+}
+
+// SettleDueDebitRuns marks sent the prepared runs whose earliest due date
+// has passed (the club's bank collected them though nobody said so), each
+// as MarkDebitRunSent does, for every organisation or the one ctx is
+// scoped to (job_scope.go). It returns how many runs it marked.
+func (s *Service) SettleDueDebitRuns(ctx context.Context) (_ int, err error) {
+	defer classifyUnavailable(&err)
+	today := dateOf(s.clock())
+	var runs []DebitRun
+	q := scopeOrg(ctx, s.db.NewSelect().Model(&runs).ExcludeColumn("file").Where("status = ?", DebitRunPrepared), "organisation_id")
+	if err := q.Order("id").Scan(ctx); err != nil {
+		return 0, fmt.Errorf("load prepared collection runs: %w", err)
+	}
+	n := 0
+	for _, r := range runs {
+		var dues []time.Time
+		if err := s.db.NewSelect().Model((*Debit)(nil)).Column("due_on").Where("run_id = ?", r.ID).Scan(ctx, &dues); err != nil {
+			return n, fmt.Errorf("load due dates: %w", err)
+		}
+		passed := false
+		for _, d := range dues {
+			passed = passed || dateOf(d).Before(today)
+		}
+		if !passed {
+			continue
+		}
+		if _, err := s.MarkDebitRunSent(ctx, Actor{Name: "due date passed"}, r.OrganisationID, r.ID); err != nil {
+			var e *Error
+			if errors.As(err, &e) && e.Code == CodeConflict {
+				continue // cancelled or sent meanwhile
+			}
+			return n, err
+		}
+		n++
+	}
+	return n, nil
+}
+
+// debitRunFileName is the name a run's file downloads as.
+func DebitRunFileName(r DebitRun) string {
+	return strings.ToLower(r.MessageID) + "-" + r.FileVersion + ".xml"
+}

@@ -1,0 +1,165 @@
+package engine_test
+
+import (
+	"encoding/xml"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"portal/engine"
+	"portal/engine/banking/schematest"
+	"portal/engine/dbtest"
+)
+
+// pain008 is what the run test reads back from a collection file.
+type pain008 struct {
+	GrpHdr struct {
+		MsgID   string `xml:"MsgId"`
+		NbOfTxs int    `xml:"NbOfTxs"`
+		CtrlSum string `xml:"CtrlSum"`
+	} `xml:"CstmrDrctDbtInitn>GrpHdr"`
+	PmtInf []struct {
+		SeqTp        string `xml:"PmtTpInf>SeqTp"`
+		LclInstrm    string `xml:"PmtTpInf>LclInstrm>Cd"`
+		ReqdColltnDt string `xml:"ReqdColltnDt"`
+		CdtrSchmeID  string `xml:"CdtrSchmeId>Id>PrvtId>Othr>Id"`
+		Tx           []struct {
+			EndToEndID string `xml:"PmtId>EndToEndId"`
+			Amount     string `xml:"InstdAmt"`
+			MndtID     string `xml:"DrctDbtTx>MndtRltdInf>MndtId"`
+			DtOfSgntr  string `xml:"DrctDbtTx>MndtRltdInf>DtOfSgntr"`
+			DebtorIBAN string `xml:"DbtrAcct>Id>IBAN"`
+		} `xml:"DrctDbtTxInf"`
+	} `xml:"CstmrDrctDbtInitn>PmtInf"`
+}
+
+// TestCollectionRun: a direct-debit order with its mandate is due after
+// the pre-notification period; a run before then finds nothing; a run
+// gathers it into a pain.008 file whose counts, sums, sequence type and
+// mandate data are the order's; it is in one live run only; the file
+// downloads unchanged; a cancelled run frees it for the next; marking the
+// run sent settles the payment (order paid, memberships active, the
+// confirmation queued, the mandate used) once; another club's run is not
+// found; a prepared run whose due date passed is marked sent by the job.
+func TestCollectionRun(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		day := time.Date(2027, 3, 1, 9, 0, 0, 0, time.UTC)
+		var now atomic.Value
+		now.Store(day)
+		clock := func() time.Time { return now.Load().(time.Time) }
+		f := directDebitFixture(t, db, 0, engine.WithClock(clock))
+		order := f.commitDirectDebit(engine.DemoUserKey, alex, robin)
+		id := order.ProcessInstanceID
+		m, err := f.svc.GiveMandate(f.ctx, order.PayReference, engine.MandateInput{Holder: "Alex Example", IBAN: "DE02 1203 0000 0000 2020 51",
+			Consent: true, Language: "en"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		order = f.orders(id)[0]
+		if order.DebitDueOn == nil || order.DebitDueOn.Format(time.DateOnly) != "2027-03-15" {
+			t.Fatalf("due date %v, want 2027-03-15 (14 days after 1 March 2027)", order.DebitDueOn)
+		}
+		treasurer := engine.Actor{Name: "treasurer@example.org"}
+		if _, err := f.svc.CollectDebits(f.ctx, engine.CollectRequest{OrganisationID: 1, Until: day.AddDate(0, 0, 7), Actor: treasurer}); engine.ErrorCode(err) != engine.CodeConflict {
+			t.Fatalf("a run before the due date: %v, want a conflict (nothing due)", err)
+		}
+		run, err := f.svc.CollectDebits(f.ctx, engine.CollectRequest{OrganisationID: 1, Actor: treasurer})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if run.DebitCount != 1 || run.TotalMinor != order.TotalMinor || run.Status != engine.DebitRunPrepared || run.FileVersion != "pain.008.001.08" {
+			t.Fatalf("run %+v", run)
+		}
+		if msg := schematest.Validate(t, "pain.008.001.08.xsd", run.File); msg != "" {
+			t.Fatalf("the run's file is not valid pain.008.001.08: %s\n%s", msg, run.File)
+		}
+		var doc pain008
+		if err := xml.Unmarshal(run.File, &doc); err != nil {
+			t.Fatal(err)
+		}
+		pay := f.payments(id)[0]
+		if doc.GrpHdr.NbOfTxs != 1 || doc.GrpHdr.CtrlSum != engine.FormatAmount(order.TotalMinor) || doc.GrpHdr.MsgID != run.MessageID ||
+			len(doc.PmtInf) != 1 || len(doc.PmtInf[0].Tx) != 1 {
+			t.Fatalf("file header %+v for order total %d:\n%s", doc.GrpHdr, order.TotalMinor, run.File)
+		}
+		pi, tx := doc.PmtInf[0], doc.PmtInf[0].Tx[0]
+		if pi.SeqTp != "FRST" || pi.LclInstrm != "CORE" || pi.ReqdColltnDt != "2027-03-15" || pi.CdtrSchmeID != testCreditorID ||
+			tx.MndtID != m.Reference || tx.DtOfSgntr != "2027-03-01" || tx.DebtorIBAN != "DE02120300000000202051" ||
+			!strings.HasPrefix(tx.EndToEndID, pay.Reference) || tx.Amount != engine.FormatAmount(order.TotalMinor) {
+			t.Fatalf("payment information %+v", pi)
+		}
+		if _, err := f.svc.CollectDebits(f.ctx, engine.CollectRequest{OrganisationID: 1, Actor: treasurer}); engine.ErrorCode(err) != engine.CodeConflict {
+			t.Fatalf("a second run with the order in the first: %v, want nothing due", err)
+		}
+		detail, err := f.svc.DebitRunByID(f.ctx, 1, run.ID)
+		if err != nil || string(detail.Run.File) != string(run.File) || len(detail.Debits) != 1 || detail.Debits[0].MandateReference != m.Reference {
+			t.Fatalf("run again: %+v %v", detail, err)
+		}
+		if _, err := f.svc.DebitRunByID(f.ctx, 2, run.ID); engine.ErrorCode(err) != engine.CodeNotFound {
+			t.Fatalf("another club's run: %v", err)
+		}
+		if _, err := f.svc.MarkDebitRunSent(f.ctx, treasurer, 2, run.ID); engine.ErrorCode(err) != engine.CodeNotFound {
+			t.Fatalf("another club marks the run sent: %v", err)
+		}
+
+		// Cancelled: the order is due again, in a new file.
+		if c, err := f.svc.CancelDebitRun(f.ctx, treasurer, 1, run.ID); err != nil || c.Status != engine.DebitRunCancelled {
+			t.Fatalf("cancel: %+v %v", c, err)
+		}
+		if _, err := f.svc.MarkDebitRunSent(f.ctx, treasurer, 1, run.ID); engine.ErrorCode(err) != engine.CodeConflict {
+			t.Fatalf("a cancelled run marked sent: %v", err)
+		}
+		if f.orders(id)[0].Status != engine.OrderUnpaid {
+			t.Fatal("the cancelled run paid the order")
+		}
+		run2, err := f.svc.CollectDebits(f.ctx, engine.CollectRequest{OrganisationID: 1, Actor: treasurer})
+		if err != nil || run2.DebitCount != 1 || run2.MessageID == run.MessageID {
+			t.Fatalf("second run: %+v %v", run2, err)
+		}
+
+		// The due date passes with the run prepared: the job marks it sent.
+		now.Store(time.Date(2027, 3, 16, 8, 0, 0, 0, time.UTC))
+		if n, err := f.svc.SettleDueDebitRuns(engine.WithOrganisation(f.ctx, 2)); err != nil || n != 0 {
+			t.Fatalf("the job for another club: %d %v", n, err)
+		}
+		if f.orders(id)[0].Status != engine.OrderUnpaid {
+			t.Fatal("the job for another club paid the order")
+		}
+		if n, err := f.svc.SettleDueDebitRuns(f.ctx); err != nil || n != 1 {
+			t.Fatalf("the job: %d %v", n, err)
+		}
+		sent, err := f.svc.MarkDebitRunSent(f.ctx, treasurer, 1, run2.ID)
+		if err != nil || sent.Run.Status != engine.DebitRunSent || sent.Settled != 0 {
+			t.Fatalf("marking the sent run again: %+v %v", sent, err)
+		}
+		if o := f.orders(id)[0]; o.Status != engine.OrderPaid {
+			t.Fatalf("order after the run was sent: %s", o.Status)
+		}
+		for _, ms := range f.memberships(id) {
+			if ms.Status != engine.MembershipActive {
+				t.Fatalf("membership %d is %s", ms.ID, ms.Status)
+			}
+		}
+		var mandate engine.DebitMandate
+		if err := db.NewSelect().Model(&mandate).Where("id = ?", m.ID).Scan(f.ctx); err != nil || mandate.LastCollectedAt == nil {
+			t.Fatalf("mandate after collection: %+v %v", mandate, err)
+		}
+		if n, err := db.NewSelect().Model((*engine.OutboxMessage)(nil)).Where("kind = ?", engine.KindConfirmation).Count(f.ctx); err != nil || n != 1 {
+			t.Fatalf("confirmations: %d %v", n, err)
+		}
+		if _, err := f.svc.CancelDebitRun(f.ctx, treasurer, 1, run2.ID); engine.ErrorCode(err) != engine.CodeConflict {
+			t.Fatalf("cancelling a sent run: %v", err)
+		}
+		var audited []string
+		if err := db.NewSelect().Model((*engine.AuditRecord)(nil)).Column("action").Where("target_type = 'debit_run'").Order("id").Scan(f.ctx, &audited); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Join(audited, " ") != "debit_run.create debit_run.cancel debit_run.create debit_run.send" {
+			t.Fatalf("audit: %v", audited)
+		}
+	})
+}

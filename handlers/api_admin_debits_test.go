@@ -1,0 +1,121 @@
+package handlers_test
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"portal/engine"
+	"portal/engine/enginetest"
+)
+
+// checkAdminDebitResponses drives the admin API's collection runs through
+// every documented response (TestOpenAPIResponses): organisation 1 now
+// offers direct debit beside bank transfer, a household gives a mandate,
+// the treasurer prepares a run, downloads its file twice (the same bytes),
+// cancels it, prepares another and marks it sent, which completes the
+// registration; a sent run cannot be cancelled.
+func checkAdminDebitResponses(t *testing.T, ck *apiChecker, env *testEnv, anon *http.Client, crossSite []string) {
+	t.Helper()
+	write, _ := env.apiKey(1, engine.ScopeWrite)
+	read, _ := env.apiKey(1, engine.ScopeRead)
+	settings := ck.conforming(anon, http.MethodPatch, "/api/admin/payment-settings", map[string]any{"methods": []string{"bank_transfer", "direct_debit"},
+		"debitCreditorId": "DE98ZZZ09999999999", "debitCollectionDay": 5, "debitReturnFeeMinor": 350}, bearer(write)...)
+	wantStatus(t, settings, http.StatusOK)
+	if !strings.Contains(string(settings.body), `"debitCollectionDay":5`) || !strings.Contains(string(settings.body), `"debitReturnFeeMinor":350`) {
+		t.Fatalf("direct-debit settings: %s", settings.body)
+	}
+	wantStatus(t, ck.do(anon, http.MethodPatch, "/api/admin/payment-settings", map[string]any{"debitCollectionDay": 31}, bearer(write)...), http.StatusUnprocessableEntity)
+
+	svc := engine.NewService(env.db, env.gw, orgPayments(env.db, envOptions{}, env.gw)...)
+	demo := &enginetest.Demo{T: t, DB: env.db, Svc: svc}
+	demo.CommitPayingBy(engine.DirectDebitProvider, engine.DemoUserKey, 2)
+	var order engine.Order
+	if err := env.db.NewSelect().Model(&order).Where("payment_method = ?", engine.DirectDebitProvider).Order("id DESC").Limit(1).Scan(context.Background()); err != nil {
+		t.Fatalf("no direct-debit order: %v", err)
+	}
+	if _, err := svc.GiveMandate(context.Background(), order.PayReference, engine.MandateInput{Holder: "Sam Example", IBAN: "DE02120300000000202051",
+		Consent: true, Language: "en"}); err != nil {
+		t.Fatal(err)
+	}
+
+	runs := "/api/admin/debit-runs"
+	wantStatus(t, ck.do(anon, http.MethodGet, runs, nil), http.StatusUnauthorized)
+	if list := ck.conforming(anon, http.MethodGet, runs, nil, bearer(read)...); list.status != http.StatusOK || strings.TrimSpace(string(list.body)) != "[]" {
+		t.Fatalf("runs before any: %d %s", list.status, list.body)
+	}
+	wantStatus(t, ck.do(anon, http.MethodPost, runs, map[string]any{}), http.StatusUnauthorized)
+	wantStatus(t, ck.do(anon, http.MethodPost, runs, map[string]any{}, bearer(read)...), http.StatusForbidden)
+	wantStatus(t, ck.do(anon, http.MethodPost, runs, map[string]any{}, bearer(write, crossSite...)...), http.StatusForbidden)
+	wantStatus(t, ck.do(anon, http.MethodPost, runs, `{"until":`, bearer(write)...), http.StatusBadRequest)
+	wantStatus(t, ck.do(anon, http.MethodPost, runs, "x", bearer(write, "Content-Type", "text/plain")...), http.StatusUnsupportedMediaType)
+	wantStatus(t, ck.do(anon, http.MethodPost, runs, map[string]any{"until": "soon"}, bearer(write)...), http.StatusUnprocessableEntity)
+	yesterday := time.Now().AddDate(0, 0, -1).Format(time.DateOnly)
+	wantStatus(t, ck.conforming(anon, http.MethodPost, runs, map[string]any{"until": yesterday}, bearer(write)...), http.StatusConflict)
+
+	// Collection day 5: the order is due on the 5th after the 14 days.
+	until := time.Now().AddDate(0, 2, 0).Format(time.DateOnly)
+	created := ck.conforming(anon, http.MethodPost, runs, map[string]any{"until": until}, bearer(write)...)
+	wantStatus(t, created, http.StatusCreated)
+	var run struct {
+		ID         int64
+		Status     string
+		DebitCount int
+		TotalMinor int64
+		FileName   string
+		Debits     []struct{ EndToEndID, SequenceType, MandateReference, DueOn string }
+	}
+	created.json(t, &run)
+	if run.Status != "prepared" || run.DebitCount != 1 || run.TotalMinor != order.TotalMinor {
+		t.Fatalf("run: %s", created.body)
+	}
+	one := runs + "/" + strconv.FormatInt(run.ID, 10)
+	got := ck.conforming(anon, http.MethodGet, one, nil, bearer(read)...)
+	wantStatus(t, got, http.StatusOK)
+	got.json(t, &run)
+	if len(run.Debits) != 1 || run.Debits[0].SequenceType != "FRST" || !strings.HasSuffix(run.Debits[0].DueOn, "-05") && !isBusinessDayAfterFifth(run.Debits[0].DueOn) {
+		t.Fatalf("run with its debits: %s", got.body)
+	}
+	wantStatus(t, ck.do(anon, http.MethodGet, one, nil), http.StatusUnauthorized)
+	wantStatus(t, ck.conforming(anon, http.MethodGet, runs+"/999999", nil, bearer(read)...), http.StatusNotFound)
+	file := ck.conforming(anon, http.MethodGet, one+"/file", nil, bearer(read)...)
+	wantStatus(t, file, http.StatusOK)
+	if again := ck.do(anon, http.MethodGet, one+"/file", nil, bearer(read)...); string(again.body) != string(file.body) ||
+		!strings.Contains(file.header.Get("Content-Disposition"), run.FileName) || !strings.Contains(string(file.body), run.Debits[0].MandateReference) {
+		t.Fatalf("the file again differs or lacks the mandate: %v\n%s", file.header, file.body)
+	}
+	wantStatus(t, ck.do(anon, http.MethodGet, one+"/file", nil), http.StatusUnauthorized)
+	wantStatus(t, ck.conforming(anon, http.MethodGet, runs+"/999999/file", nil, bearer(read)...), http.StatusNotFound)
+
+	for _, action := range []string{"/cancel", "/sent"} {
+		wantStatus(t, ck.do(anon, http.MethodPost, one+action, nil), http.StatusUnauthorized)
+		wantStatus(t, ck.do(anon, http.MethodPost, one+action, nil, bearer(read)...), http.StatusForbidden)
+		wantStatus(t, ck.conforming(anon, http.MethodPost, runs+"/999999"+action, nil, bearer(write)...), http.StatusNotFound)
+	}
+	wantStatus(t, ck.conforming(anon, http.MethodPost, one+"/cancel", nil, bearer(write)...), http.StatusOK)
+	wantStatus(t, ck.conforming(anon, http.MethodPost, one+"/sent", nil, bearer(write)...), http.StatusConflict)
+
+	second := ck.conforming(anon, http.MethodPost, runs, map[string]any{"until": until}, bearer(write)...)
+	wantStatus(t, second, http.StatusCreated)
+	second.json(t, &run)
+	two := runs + "/" + strconv.FormatInt(run.ID, 10)
+	sent := ck.conforming(anon, http.MethodPost, two+"/sent", nil, bearer(write)...)
+	wantStatus(t, sent, http.StatusOK)
+	if !strings.Contains(string(sent.body), `"settled":1`) {
+		t.Fatalf("marked sent: %s", sent.body)
+	}
+	wantStatus(t, ck.conforming(anon, http.MethodPost, two+"/cancel", nil, bearer(write)...), http.StatusConflict)
+	if err := env.db.NewSelect().Model(&order).WherePK().Scan(context.Background()); err != nil || order.Status != engine.OrderPaid {
+		t.Fatalf("order after the run was sent: %s %v", order.Status, err)
+	}
+}
+
+// isBusinessDayAfterFifth says a due date is the first business day after
+// a 5th that was none (a weekend or holiday).
+func isBusinessDayAfterFifth(date string) bool {
+	d, err := time.Parse(time.DateOnly, date)
+	return err == nil && d.Day() > 5 && d.Day() <= 9
+}
