@@ -194,9 +194,8 @@ func (s *Service) GiveMandate(ctx context.Context, orderReference string, in Man
 	if len(fields) > 0 {
 		return nil, &Error{Code: CodeValidation, Message: "The mandate cannot be given as entered.", Fields: fields}
 	}
-	holder, iban, bic := acct.Holder, acct.IBAN, acct.BIC
 	now := s.clock()
-	m := &DebitMandate{OrganisationID: order.OrganisationID, UserKey: order.UserKey, Holder: holder, IBAN: string(iban), BIC: bic,
+	m := &DebitMandate{OrganisationID: order.OrganisationID, UserKey: order.UserKey, Holder: acct.Holder, IBAN: acct.IBAN, BIC: acct.BIC,
 		Language: in.Language, SignedAt: now}
 	if _, ok := mandateTexts[m.Language]; !ok {
 		m.Language = "en"
