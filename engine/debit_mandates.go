@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -121,11 +120,15 @@ type MandateInput struct {
 }
 
 // DebitPage is what the pay link of a direct-debit order shows: the
-// order, the terms, and its mandate once given.
+// order, the terms, and either its mandate once the order is collected
+// under it (Mandate, due on Order.DebitDueOn), or the household's mandate
+// that holds, offered for this order (Held: keep it, change its account
+// or revoke it), or neither (the form for a new mandate).
 type DebitPage struct {
 	Order   *Order
 	Terms   MandateTerms
 	Mandate *DebitMandate
+	Held    *DebitMandate
 }
 
 // debitTerms are the creditor's terms of an organisation's direct debit.
@@ -152,12 +155,18 @@ func (s *Service) DebitPageFor(ctx context.Context, orderReference string) (_ *D
 		return nil, err
 	}
 	page := &DebitPage{Order: order, Terms: terms}
-	if order.DebitMandateID != nil {
+	if order.DebitMandateID != nil && order.DebitDueOn != nil {
 		m := &DebitMandate{ID: *order.DebitMandateID}
 		if err := s.db.NewSelect().Model(m).WherePK().Scan(ctx); err != nil {
 			return nil, fmt.Errorf("load mandate: %w", err)
 		}
-		page.Mandate = m
+		if m.RevokedAt == nil {
+			page.Mandate = m
+			return page, nil
+		}
+	}
+	if page.Held, err = heldMandate(ctx, s.db, order.OrganisationID, order.UserKey); err != nil {
+		return nil, err
 	}
 	return page, nil
 }
@@ -168,53 +177,33 @@ func (s *Service) DebitPageFor(ctx context.Context, orderReference string) (_ *D
 // and nothing stored. The mandate reference is derived from the
 // mandate's id (unique per creditor identifier); the text is stored in
 // the registration's language exactly as signed, and the order is
-// collected under it.
+// collected under it, due on its collection day; the member is sent the
+// mandate e-mail (queueMandateNotice). A household that holds a mandate
+// keeps, changes or revokes it instead (debit_mandate_life.go); an order
+// whose mandate ended takes a new one.
 func (s *Service) GiveMandate(ctx context.Context, orderReference string, in MandateInput) (_ *DebitMandate, err error) {
 	defer classifyUnavailable(&err)
 	order, err := s.unpaidOrderByReference(ctx, orderReference)
 	if err != nil {
 		return nil, err
 	}
-	if order.DebitMandateID != nil {
-		return nil, Errorf(CodeConflict, "a mandate was given for this registration already")
-	}
-	var fields []FieldError
-	bad := func(field, msg string) { fields = append(fields, FieldError{Field: field, Message: msg}) }
-	holder := strings.TrimSpace(in.Holder)
-	switch {
-	case holder == "":
-		bad("holder", "is required: the account holder's name")
-	case len([]rune(holder)) > 70 || !PlainText(holder):
-		bad("holder", "must be a name of at most 70 characters")
-	}
-	iban, ierr := banking.ParseIBAN(in.IBAN)
-	switch {
-	case ierr != nil:
-		bad("iban", ierr.Error())
-	case !banking.IsSEPACountry(iban.Country()):
-		bad("iban", "must be an account in a SEPA country")
-	}
-	bic := strings.TrimSpace(in.BIC)
-	if bic != "" {
-		if b, err := banking.ParseBIC(bic); err != nil {
-			bad("bic", err.Error())
-		} else {
-			bic = b
-		}
-	}
+	acct, fields := checkMandateAccount(in)
 	if !in.Consent {
-		bad("consent", "the mandate must be agreed to explicitly")
+		fields = append(fields, FieldError{Field: "consent", Message: "the mandate must be agreed to explicitly"})
 	}
 	if len(fields) > 0 {
 		return nil, &Error{Code: CodeValidation, Message: "The mandate cannot be given as entered.", Fields: fields}
 	}
 	now := s.clock()
-	m := &DebitMandate{OrganisationID: order.OrganisationID, UserKey: order.UserKey, Holder: holder, IBAN: string(iban), BIC: bic,
+	m := &DebitMandate{OrganisationID: order.OrganisationID, UserKey: order.UserKey, Holder: acct.Holder, IBAN: acct.IBAN, BIC: acct.BIC,
 		Language: in.Language, SignedAt: now}
 	if _, ok := mandateTexts[m.Language]; !ok {
 		m.Language = "en"
 	}
 	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		if err := checkNoHeldMandate(ctx, tx, order); err != nil {
+			return err
+		}
 		terms, err := debitTerms(ctx, tx, order.OrganisationID)
 		if err != nil {
 			return err
@@ -239,14 +228,14 @@ func (s *Service) GiveMandate(ctx context.Context, orderReference string, in Man
 			return err
 		}
 		res, err := tx.NewUpdate().Model((*Order)(nil)).Set("debit_mandate_id = ?", m.ID).Set("debit_due_on = ?", due).
-			Where("id = ? AND status = ? AND debit_mandate_id IS NULL", order.ID, OrderUnpaid).Exec(ctx)
+			Where("id = ? AND status = ?", order.ID, OrderUnpaid).Where("(debit_mandate_id IS NULL OR debit_mandate_id IN (?))", endedMandates(tx)).Exec(ctx)
 		if err != nil {
 			return fmt.Errorf("link mandate: %w", err)
 		}
 		if n, _ := res.RowsAffected(); n != 1 {
 			return Errorf(CodeConflict, "this registration changed meanwhile; load the page again")
 		}
-		return nil
+		return queueMandateNotice(ctx, tx, MandateGiven, m, order.ID, due, now)
 	})
 	if err != nil {
 		return nil, err

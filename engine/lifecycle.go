@@ -260,7 +260,8 @@ const (
 // covers every organisation, as its schedule does, or the one named
 // (job_scope.go).
 var ScheduledKinds = []string{KindQueueReminders, KindSuspendIdle, KindQueueRenewals, KindArchiveFinished,
-	KindQueueWelcomes, KindQueueExpiry, KindReconcilePayments, KindPruneWebhookEvents, KindApplyRetention, KindSettleDueDebitRuns, jobs.PruneKind}
+	KindQueueWelcomes, KindQueueExpiry, KindReconcilePayments, KindPruneWebhookEvents, KindApplyRetention, KindSettleDueDebitRuns, KindExpireMandates,
+	jobs.PruneKind}
 
 // ScheduleLifecycle has r suspend idle registrations every hour, archive
 // finished ones (with mode) and queue unpaid reminders every day, on every

@@ -27,8 +27,10 @@ func (s *Server) payLink(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if len(choice.Methods) > 1 && choice.Order.DebitMandateID == nil {
-		// Once a mandate is given the member chose: the page shows it.
+	if len(choice.Methods) > 1 && (choice.Order.DebitMandateID == nil || choice.Order.DebitDueOn == nil) {
+		// Once the order is due under a mandate the member chose: the
+		// page shows it. An order no longer due (its mandate ended, its
+		// debit returned) is offered the methods again.
 		return s.payMethodChoice(c, choice)
 	}
 	p, err := s.engine.FollowPayLink(ctx, c.Param("reference"))

@@ -1,7 +1,9 @@
 package handlers
 
 import (
+	"fmt"
 	"net/http"
+	"strconv"
 
 	"github.com/labstack/echo/v4"
 
@@ -55,9 +57,23 @@ func (s *Server) showDebitPage(c echo.Context, status int, orderReference string
 	t := views.PaymentMethodTextIn(c.Request().Context())
 	m := views.PayByDebitModel{Chrome: s.chrome(t.DebitTitle), Total: langOf(c).Money(page.Order.TotalMinor, page.Order.Currency),
 		Creditor: page.Terms.CreditorName, CreditorID: page.Terms.CreditorID, Errors: errs}
-	if mandate := page.Mandate; mandate != nil {
+	switch {
+	case page.Mandate != nil:
+		mandate := page.Mandate
 		m.Text, m.Reference, m.Account = mandate.Text, mandate.Reference, engine.MaskedIBAN(mandate.IBAN)
-	} else {
+		if due := page.Order.DebitDueOn; due != nil {
+			m.Due = langOf(c).Date(due.UTC())
+		}
+	case page.Held != nil:
+		held, base := page.Held, tenantPath(c, payLinkPrefix+page.Order.PayReference+"/mandate/")
+		m.Held = &views.HeldMandateModel{ID: strconv.FormatInt(held.ID, 10), Holder: held.Holder, Account: engine.MaskedIBAN(held.IBAN),
+			Reference: held.Reference, Signed: langOf(c).Date(held.SignedAt.UTC()), Text: held.Text,
+			KeepAction: base + "keep", ChangeAction: base + "change", RevokeAction: base + "revoke"}
+		m.Holder = held.Holder
+		if typed != nil {
+			m.Holder, m.IBAN, m.BIC = typed.Holder, typed.IBAN, typed.BIC
+		}
+	default:
 		terms := page.Terms
 		terms.Reference = t.MandateReferenceLater
 		m.Text, _ = engine.MandateText(langOf(c).Code, terms)
@@ -85,11 +101,23 @@ func (s *Server) giveMandate(c echo.Context) error {
 	return c.Redirect(http.StatusSeeOther, tenantPath(c, payLinkPrefix+ref))
 }
 
-// staffMandate is a registration's mandate on the staff registration page.
-func staffMandate(c echo.Context, m *engine.DebitMandate) *views.StaffMandateModel {
+// staffMandate is a registration's mandate on the staff registration
+// page; treasurers and administrators may revoke one that holds.
+func staffMandate(c echo.Context, role engine.StaffRole, registration int64, m *engine.DebitMandate) *views.StaffMandateModel {
 	if m == nil {
 		return nil
 	}
-	return &views.StaffMandateModel{Reference: m.Reference, CreditorID: m.CreditorID, Holder: m.Holder, IBAN: m.IBAN, BIC: m.BIC,
+	out := &views.StaffMandateModel{Reference: m.Reference, CreditorID: m.CreditorID, Holder: m.Holder, IBAN: m.IBAN, BIC: m.BIC,
 		Language: m.Language, Signed: staffDateTime(c, m.SignedAt), Version: m.TextVersion, Text: m.Text}
+	switch {
+	case m.RevokedAt != nil:
+		out.Ended = staffDateTime(c, *m.RevokedAt)
+		if m.EndReason != "" { // an erasure ends a mandate without naming why
+			out.Ended += " · " + views.StaffMandateTextIn(c.Request().Context()).EndReason(m.EndReason)
+		}
+	case role.AtLeast(engine.RoleTreasurer):
+		out.RevokeAction = tenantPath(c, fmt.Sprintf("%s/mandates/%d/revoke", StaffPrefix, m.ID))
+		out.Registration = strconv.FormatInt(registration, 10)
+	}
+	return out
 }

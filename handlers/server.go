@@ -187,6 +187,9 @@ func New(d Deps) *echo.Echo {
 	e.GET(payLinkPrefix+":reference", s.payLink)
 	e.POST(payLinkPrefix+":reference", s.choosePayMethod)
 	e.POST(payLinkPrefix+":reference/mandate", s.giveMandate)
+	e.POST(payLinkPrefix+":reference/mandate/keep", s.keepMandate)
+	e.POST(payLinkPrefix+":reference/mandate/change", s.changeMandate)
+	e.POST(payLinkPrefix+":reference/mandate/revoke", s.revokeMandate)
 	if d.StripeWebhook {
 		e.POST(StripeWebhookPath, s.stripeWebhook)
 	}

@@ -79,7 +79,7 @@ func (s *Server) staffRegistration(c echo.Context) error {
 		}
 		m.Order = om
 	}
-	m.Mandate = staffMandate(c, d.Mandate)
+	m.Mandate = staffMandate(c, u.Role, id, d.Mandate)
 	refundURL := ""
 	if u.Role.AtLeast(engine.RoleTreasurer) {
 		refundURL = registrationURL(c, id) + "/refund"
@@ -227,6 +227,8 @@ func messageLabel(c echo.Context, kind engine.MessageKind) string {
 		return t.MsgRefund
 	case engine.KindDebitReturned:
 		return t.MsgDebitReturned
+	case engine.KindMandateNotice:
+		return t.MsgMandate
 	}
 	return t.MsgOther
 }

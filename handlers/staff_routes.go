@@ -38,6 +38,7 @@ func StaffRoutes() []StaffRoute {
 		{Method: http.MethodPost, Path: "/registrations/:id/cancel", Example: "/registrations/1/cancel", Min: engine.RoleRegistrar, handler: (*Server).staffCancelRegistration},
 		{Method: http.MethodPost, Path: "/registrations/:id/capture", Example: "/registrations/1/capture", Min: engine.RoleTreasurer, handler: (*Server).staffCapture},
 		{Method: http.MethodPost, Path: "/registrations/:id/refund", Example: "/registrations/1/refund", Min: engine.RoleTreasurer, handler: (*Server).staffRefund},
+		{Method: http.MethodPost, Path: "/mandates/:id/revoke", Example: "/mandates/0/revoke", Min: engine.RoleTreasurer, handler: (*Server).staffRevokeMandate},
 		{Method: http.MethodGet, Path: openPaymentsPath, Min: engine.RoleTreasurer, handler: (*Server).staffOpenPayments},
 		{Method: http.MethodGet, Path: openPaymentsPath + ".csv", Min: engine.RoleTreasurer, handler: (*Server).staffOpenPaymentsCSV},
 		{Method: http.MethodPost, Path: openPaymentsPath + "/resend-payment-link", Min: engine.RoleTreasurer, handler: (*Server).staffResendPaymentLinks},

@@ -41,7 +41,10 @@ func mailCases() []mailCase {
 		Members: []MailMemberModel{{Name: "Anna Muster", Type: "Aktivmitglied"}}, Total: "CHF 120.00", CardsAttached: true, PortalURL: sampleLink}
 	debitReturn := DebitReturnMailModel{Club: sampleClub, Subject: "s", Period: samplePeriod, Persons: samplePersons, Reason: "x",
 		Returned: "EUR 120.00", Fee: "EUR 3.50", Total: "EUR 123.50", Link: sampleLink, MandateEnded: true}
+	mandate := MandateMailModel{Club: sampleClub, Subject: "s", Event: "amended", Persons: samplePersons, Period: samplePeriod, Total: "EUR 120.00",
+		Due: "15.03.2027", Creditor: sampleClub, CreditorID: "DE98ZZZ09999999999", Reference: "RCS-000042", Account: "DE89 … 3000", Link: sampleLink}
 	return []mailCase{
+		{"mandate", func(ctx context.Context) (string, error) { return MandateText(ctx, mandate) }, MandateMail(mandate)},
 		{"confirmation", func(ctx context.Context) (string, error) { return ConfirmationText(ctx, confirmation) }, ConfirmationMail(confirmation)},
 		{"resume", func(ctx context.Context) (string, error) { return ResumeText(ctx, resume) }, ResumeMail(resume)},
 		{"unpaid", func(ctx context.Context) (string, error) { return UnpaidReminderText(ctx, unpaid) }, UnpaidReminderMail(unpaid)},

@@ -2,6 +2,7 @@ package views
 
 import (
 	"context"
+	"strings"
 
 	"portal/views/lang"
 )
@@ -14,6 +15,9 @@ type PaymentMethodTexts struct {
 	PayTitle, PayIntro, PayContinue, PayTotal, DebitTitle, DebitIntro, DebitCreditor, DebitCreditorID,
 	MandateHeading, MandateHolder, MandateIBAN, MandateBIC, MandateText, MandateConsent, MandateSign, MandateGiven, MandateReference,
 	MandateAccount, MandateErrors, MandateReferenceLater string
+	// A household's mandate offered again (issue 29).
+	MandateDue, MandateHeldIntro, MandateSigned, MandateKeep, MandateKeepHint, MandateChangeHeading, MandateChangeHint,
+	MandateChangeConsent, MandateChange, MandateChangeErrors, MandateRevokeHeading, MandateRevokeHint, MandateRevoke string
 	SetupTitle, SetupIntro, SetupMethods, SetupMethodsHint, SetupDefault, SetupCreditorID, SetupCreditorIDHint,
 	SetupPrenotification, SetupPrenotificationHint, SetupFileVersion, SetupSave, SetupSaved string
 }
@@ -49,6 +53,19 @@ var PaymentMethodText = PaymentMethodTexts{
 	MandateAccount:           "Account",
 	MandateErrors:            "The mandate cannot be given as entered:",
 	MandateReferenceLater:    "(given when you sign)",
+	MandateDue:               "Collected on",
+	MandateHeldIntro:         "You gave this mandate for an earlier registration. The club may collect this registration under it too: choose below.",
+	MandateSigned:            "Signed on",
+	MandateKeep:              "Collect under this mandate",
+	MandateKeepHint:          "The club collects this amount from the account above; you are told of the date by e-mail.",
+	MandateChangeHeading:     "Change the account",
+	MandateChangeHint:        "The mandate and its reference stay the same; the club collects from the new account from now on.",
+	MandateChangeConsent:     "I authorise the club to collect from this account under the mandate above.",
+	MandateChange:            "Change the account and collect",
+	MandateChangeErrors:      "The account cannot be changed as entered:",
+	MandateRevokeHeading:     "Revoke the mandate",
+	MandateRevokeHint:        "The club no longer collects under this mandate. You may then give a new mandate or pay another way.",
+	MandateRevoke:            "Revoke the mandate",
 	SetupTitle:               "Payment methods",
 	SetupIntro:               "The methods your members choose from when they confirm a registration. With one method they are not asked.",
 	SetupMethods:             "Offered methods",
@@ -94,6 +111,19 @@ var paymentMethodTextDE = PaymentMethodTexts{
 	MandateAccount:           "Konto",
 	MandateErrors:            "Das Mandat kann so nicht erteilt werden:",
 	MandateReferenceLater:    "(wird bei der Erteilung vergeben)",
+	MandateDue:               "Einzug am",
+	MandateHeldIntro:         "Dieses Mandat haben Sie für eine frühere Anmeldung erteilt. Der Verein kann auch diese Anmeldung darüber einziehen: Bitte wählen Sie.",
+	MandateSigned:            "Erteilt am",
+	MandateKeep:              "Über dieses Mandat einziehen",
+	MandateKeepHint:          "Der Verein zieht den Betrag vom obigen Konto ein; das Datum erfahren Sie per E-Mail.",
+	MandateChangeHeading:     "Konto ändern",
+	MandateChangeHint:        "Mandat und Mandatsreferenz bleiben gleich; der Verein zieht künftig vom neuen Konto ein.",
+	MandateChangeConsent:     "Ich ermächtige den Verein, unter dem obigen Mandat von diesem Konto einzuziehen.",
+	MandateChange:            "Konto ändern und einziehen",
+	MandateChangeErrors:      "Das Konto kann so nicht geändert werden:",
+	MandateRevokeHeading:     "Mandat widerrufen",
+	MandateRevokeHint:        "Der Verein zieht über dieses Mandat nichts mehr ein. Danach können Sie ein neues Mandat erteilen oder anders bezahlen.",
+	MandateRevoke:            "Mandat widerrufen",
 	SetupTitle:               "Zahlungsarten",
 	SetupIntro:               "Die Zahlungsarten, zwischen denen Ihre Mitglieder beim Bestätigen einer Anmeldung wählen. Bei nur einer werden sie nicht gefragt.",
 	SetupMethods:             "Angebotene Zahlungsarten",
@@ -139,6 +169,19 @@ var paymentMethodTextFR = PaymentMethodTexts{
 	MandateAccount:           "Compte",
 	MandateErrors:            "Le mandat ne peut pas être donné tel quel :",
 	MandateReferenceLater:    "(attribuée à la signature)",
+	MandateDue:               "Prélevé le",
+	MandateHeldIntro:         "Vous avez donné ce mandat pour une inscription précédente. Le club peut aussi prélever cette inscription avec lui : choisissez ci-dessous.",
+	MandateSigned:            "Signé le",
+	MandateKeep:              "Prélever avec ce mandat",
+	MandateKeepHint:          "Le club prélève ce montant sur le compte ci-dessus ; la date vous est communiquée par e-mail.",
+	MandateChangeHeading:     "Changer de compte",
+	MandateChangeHint:        "Le mandat et sa référence restent les mêmes ; le club prélève désormais sur le nouveau compte.",
+	MandateChangeConsent:     "J'autorise le club à prélever sur ce compte au titre du mandat ci-dessus.",
+	MandateChange:            "Changer de compte et prélever",
+	MandateChangeErrors:      "Le compte ne peut pas être changé tel quel :",
+	MandateRevokeHeading:     "Révoquer le mandat",
+	MandateRevokeHint:        "Le club ne prélève plus rien avec ce mandat. Vous pouvez ensuite donner un nouveau mandat ou payer autrement.",
+	MandateRevoke:            "Révoquer le mandat",
 	SetupTitle:               "Modes de paiement",
 	SetupIntro:               "Les modes entre lesquels vos membres choisissent en confirmant une inscription. Avec un seul mode, la question n'est pas posée.",
 	SetupMethods:             "Modes proposés",
@@ -230,28 +273,76 @@ type PayByDebitModel struct {
 	Text string
 	// Given: the mandate's reference and masked account.
 	Reference, Account string
+	// Due is the collection date once the order is collected under it.
+	Due string
 	// Holder, IBAN, BIC are as typed after a refusal; Errors by field.
 	Holder, IBAN, BIC string
 	Errors            map[string]string
+	// Held is the household's mandate offered for this order (keep it,
+	// change its account, revoke it); nil when there is none to offer.
+	// The account change takes Holder, IBAN, BIC and Errors.
+	Held *HeldMandateModel
+}
+
+// HeldMandateModel is a household's mandate offered again on the pay
+// link of its next direct-debit order.
+type HeldMandateModel struct {
+	ID                                     string // the mandate's id, posted back with each choice
+	Holder, Account, Reference, Signed     string
+	Text                                   string // as signed
+	KeepAction, ChangeAction, RevokeAction string
 }
 
 // StaffMandateModel is a registration's SEPA mandate as staff see it.
 type StaffMandateModel struct {
 	Reference, CreditorID, Holder, IBAN, BIC, Language, Signed, Version, Text string
+	// Ended says when and why the mandate ended; "" while it holds.
+	Ended string
+	// RevokeAction is where staff revoke it (treasurers and
+	// administrators, while it holds); "" otherwise. Registration is the
+	// registration's id the form posts, to come back to its page.
+	RevokeAction, Registration string
 }
 
 // StaffMandateTexts label a mandate on the staff registration page.
 type StaffMandateTexts struct {
-	Heading, Reference, CreditorID, Holder, IBAN, BIC, Language, Signed, Version, Text string
+	Heading, Reference, CreditorID, Holder, IBAN, BIC, Language, Signed, Version, Text    string
+	Ended, Revoke, RevokeHint, RevokeQuestion, RevokeDetail, RevokeYes, RevokeNo, Revoked string
+	// EndReasons name engine.MandateEnd... (a return's reason code follows "return:").
+	EndReasons map[string]string
 }
 
 var staffMandateTexts = map[string]*StaffMandateTexts{
 	"en": {Heading: "SEPA Direct Debit mandate", Reference: "Mandate reference", CreditorID: "Creditor Identifier", Holder: "Account holder",
-		IBAN: "IBAN", BIC: "BIC", Language: "Language", Signed: "Signed", Version: "Text version", Text: "Text as signed"},
+		IBAN: "IBAN", BIC: "BIC", Language: "Language", Signed: "Signed", Version: "Text version", Text: "Text as signed",
+		Ended: "Ended", Revoke: "Revoke the mandate", RevokeHint: "When the member revokes it by letter or at the desk: nothing is collected under it any more.",
+		RevokeQuestion: "Revoke mandate %s?", RevokeDetail: "Nothing is collected under it any more, and orders not yet in a collection run are no longer due; the member gives a new mandate or pays another way. This cannot be undone.",
+		RevokeYes: "Yes, revoke the mandate", RevokeNo: "No, keep it", Revoked: "The mandate is revoked.",
+		EndReasons: map[string]string{"revoked_by_member": "revoked by the member", "revoked_by_staff": "revoked by staff", "expired": "expired (36 months unused)", "return:": "ended by a returned debit"}},
 	"de": {Heading: "SEPA-Lastschriftmandat", Reference: "Mandatsreferenz", CreditorID: "Gläubiger-ID", Holder: "Kontoinhaber",
-		IBAN: "IBAN", BIC: "BIC", Language: "Sprache", Signed: "Erteilt", Version: "Textversion", Text: "Text wie erteilt"},
+		IBAN: "IBAN", BIC: "BIC", Language: "Sprache", Signed: "Erteilt", Version: "Textversion", Text: "Text wie erteilt",
+		Ended: "Beendet", Revoke: "Mandat widerrufen", RevokeHint: "Wenn das Mitglied es schriftlich oder am Schalter widerruft: Darüber wird nichts mehr eingezogen.",
+		RevokeQuestion: "Mandat %s widerrufen?", RevokeDetail: "Darüber wird nichts mehr eingezogen, und Bestellungen, die noch in keinem Einzugslauf sind, sind nicht mehr fällig; das Mitglied erteilt ein neues Mandat oder zahlt anders. Das lässt sich nicht rückgängig machen.",
+		RevokeYes: "Ja, Mandat widerrufen", RevokeNo: "Nein, behalten", Revoked: "Das Mandat ist widerrufen.",
+		EndReasons: map[string]string{"revoked_by_member": "vom Mitglied widerrufen", "revoked_by_staff": "vom Verein widerrufen", "expired": "abgelaufen (36 Monate ungenutzt)", "return:": "durch eine Rücklastschrift beendet"}},
 	"fr": {Heading: "Mandat de prélèvement SEPA", Reference: "Référence du mandat", CreditorID: "Identifiant créancier", Holder: "Titulaire du compte",
-		IBAN: "IBAN", BIC: "BIC", Language: "Langue", Signed: "Signé", Version: "Version du texte", Text: "Texte signé"},
+		IBAN: "IBAN", BIC: "BIC", Language: "Langue", Signed: "Signé", Version: "Version du texte", Text: "Texte signé",
+		Ended: "Fin", Revoke: "Révoquer le mandat", RevokeHint: "Quand le membre le révoque par courrier ou au guichet : plus rien n'est prélevé avec lui.",
+		RevokeQuestion: "Révoquer le mandat %s ?", RevokeDetail: "Plus rien n'est prélevé avec lui, et les commandes qui ne sont pas encore dans un lot de prélèvement ne sont plus dues ; le membre donne un nouveau mandat ou paie autrement. C'est irréversible.",
+		RevokeYes: "Oui, révoquer le mandat", RevokeNo: "Non, le garder", Revoked: "Le mandat est révoqué.",
+		EndReasons: map[string]string{"revoked_by_member": "révoqué par le membre", "revoked_by_staff": "révoqué par le club", "expired": "expiré (36 mois sans usage)", "return:": "terminé par un prélèvement rejeté"}},
+}
+
+// EndReason names why a mandate ended (engine.MandateEnd...), with a
+// returned debit's reason code.
+func (t *StaffMandateTexts) EndReason(reason string) string {
+	if code, ok := strings.CutPrefix(reason, "return:"); ok {
+		return t.EndReasons["return:"] + " (" + code + ")"
+	}
+	if w, ok := t.EndReasons[reason]; ok {
+		return w
+	}
+	return reason
 }
 
 // StaffMandateTextIn is those labels in the language of ctx.

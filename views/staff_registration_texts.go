@@ -23,7 +23,7 @@ type StaffRegistrationTexts struct {
 	AttemptStarted, EvReceived, EvPart, EvConfirmed, EvFailed, EvCancelled, EvPending, EvOpen, EvChecked, EvReturned,
 	Booked, RecordedBy, RefundDue, RefundDone,
 	MsgConfirmation, MsgPaymentLink, MsgReminder, MsgTransferRequest, MsgWelcome, MsgExpiry, MsgRenewal, MsgResume,
-	MsgRefund, MsgDebitReturned, MsgOther, MsgTo, MsgToRegistration string
+	MsgRefund, MsgDebitReturned, MsgMandate, MsgOther, MsgTo, MsgToRegistration string
 	// Capture: what the treasurer's capture did, in words
 	CapturedComplete, CapturedPart, CapturedSecond, CaptureOpen, CaptureOpenHint string
 	// Questions before an action: what the buttons do
@@ -77,6 +77,7 @@ var StaffRegistrationText = StaffRegistrationTexts{
 	MsgResume:          "Link to continue the registration",
 	MsgRefund:          "Refund",
 	MsgDebitReturned:   "Returned direct debit",
+	MsgMandate:         "Direct debit mandate and pre-notification",
 	MsgOther:           "Message",
 	MsgTo:              "to %s",
 	MsgToRegistration:  "to the addresses of the registration",
@@ -142,6 +143,7 @@ var staffRegistrationTextDE = StaffRegistrationTexts{
 	MsgResume:          "Link zum Fortsetzen der Anmeldung",
 	MsgRefund:          "Rückzahlung",
 	MsgDebitReturned:   "Rücklastschrift",
+	MsgMandate:         "Lastschriftmandat und Vorabankündigung",
 	MsgOther:           "Nachricht",
 	MsgTo:              "an %s",
 	MsgToRegistration:  "an die Adressen der Anmeldung",
@@ -207,6 +209,7 @@ var staffRegistrationTextFR = StaffRegistrationTexts{
 	MsgResume:          "Lien pour reprendre l’inscription",
 	MsgRefund:          "Remboursement",
 	MsgDebitReturned:   "Prélèvement rejeté",
+	MsgMandate:         "Mandat de prélèvement et notification préalable",
 	MsgOther:           "Message",
 	MsgTo:              "à %s",
 	MsgToRegistration:  "aux adresses de l’inscription",

@@ -63,6 +63,7 @@ func buildRunner(cfg Config, db *bun.DB, svc *engine.Service, log *slog.Logger, 
 	engine.ScheduleWebhookPruning(r, db, time.Duration(cfg.WebhookRetentionDays)*24*time.Hour, time.Now, log)
 	svc.SchedulePayments(r, time.Now)
 	svc.ScheduleRetention(r, time.Now, log)
+	svc.ScheduleMandateExpiry(r, time.Now, log)
 	return r
 }
 

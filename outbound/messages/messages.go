@@ -75,6 +75,7 @@ func Register(r *jobs.Runner, d Deps) {
 	handle(engine.KindPaymentLink, paymentLink)
 	handle(engine.KindDebitReturned, debitReturned)
 	handle(engine.KindTransferRequest, transferRequest)
+	handle(engine.KindMandateNotice, mandateNotice)
 	handle(engine.KindWelcome, welcome)
 	handle(engine.KindExpiryReminder, expiryReminder)
 	handle(engine.KindRenewalPrompt, renewalPrompt)

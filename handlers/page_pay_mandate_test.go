@@ -1,0 +1,197 @@
+package handlers_test
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/uptrace/bun"
+
+	"portal/engine"
+	"portal/engine/dbtest"
+)
+
+// anotherOrder is another unpaid order of the household of like (its next
+// season, a renewal), in a registration of its own, with no mandate yet.
+func anotherOrder(t *testing.T, db *bun.DB, like engine.Order, ref string) engine.Order {
+	t.Helper()
+	ctx := context.Background()
+	var inst engine.ProcessInstance
+	if err := db.NewSelect().Model(&inst).Where("id = ?", like.ProcessInstanceID).Scan(ctx); err != nil {
+		t.Fatal(err)
+	}
+	inst.ID, inst.Status = 0, engine.StateCompleted
+	if _, err := db.NewInsert().Model(&inst).Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	o := like
+	o.ID, o.ProcessInstanceID, o.PayReference, o.PaymentMethod, o.DebitMandateID, o.DebitDueOn, o.Lines = 0, inst.ID, ref, "", nil, nil, nil
+	if _, err := db.NewInsert().Model(&o).Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
+// TestMandateChoicesPage: the household's mandate is offered on the pay
+// link of its next direct-debit order with its holder, masked account,
+// reference and date, and three plain forms. Keeping it (twice) makes the
+// order due and shows it given with its date; a bad IBAN in a change is
+// shown at its field as typed and changes nothing, a good one changes the
+// account; revoking it brings the methods back and then the form for a new
+// mandate. Staff (treasurer) see it ended, revoke the new one after a
+// question that says what it does; a viewer has no button; an unknown
+// mandate is not found.
+func TestMandateChoicesPage(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		env := newStaffEnv(t, db, envOptions{})
+		if _, err := env.svc.SetPaymentSettings(ctx, 1, engine.PaymentSettingsChange{BankCreditorName: str("TV Demo 1848 e.V."),
+			BankIBAN: str("DE89370400440532013000"), Methods: &[]string{"bank_transfer", "direct_debit"}, DebitCreditorID: str("DE98ZZZ09999999999")}); err != nil {
+			t.Fatal(err)
+		}
+		c := env.newClient()
+		f := env.completeDemo(c)
+		u, _ := url.Parse(*f.PaymentURL)
+		debit := env.post(c, u.Path, url.Values{"paymentMethod": {"direct_debit"}})
+		action := debit.doc.Find(`[data-testid="mandate"] form`).AttrOr("action", "")
+		if r := env.post(c, action, url.Values{"holder": {"Alex Example"}, "iban": {"DE89 3704 0044 0532 0130 00"}, "consent": {"1"}}); r.status != http.StatusSeeOther {
+			t.Fatalf("mandate: %d\n%s", r.status, r.body)
+		}
+		var first engine.Order
+		if err := db.NewSelect().Model(&first).Where("pay_reference = ?", strings.TrimPrefix(u.Path, "/pay/")).Scan(ctx); err != nil || first.DebitMandateID == nil {
+			t.Fatalf("first order %+v %v", first, err)
+		}
+		m := engine.DebitMandate{ID: *first.DebitMandateID}
+		if err := db.NewSelect().Model(&m).WherePK().Scan(ctx); err != nil {
+			t.Fatal(err)
+		}
+
+		// The next season's order: the methods, then the mandate offered.
+		next := anotherOrder(t, db, first, "NEXTSEASON1")
+		if choose := env.get(c, "/pay/NEXTSEASON1"); choose.testid("pay-choose").Length() != 1 {
+			t.Fatalf("the next order's pay link: %d\n%s", choose.status, choose.body)
+		}
+		held := env.post(c, "/pay/NEXTSEASON1", url.Values{"paymentMethod": {"direct_debit"}})
+		if held.status != http.StatusOK || held.testid("mandate-held").Length() != 1 || held.testid("held-reference").Text() != m.Reference ||
+			held.testid("held-account").Text() != "DE89 … 3000" || held.testid("held-holder").Text() != "Alex Example" || held.testid("held-signed").Text() == "" ||
+			held.testid("mandate-sign").Length() != 0 {
+			t.Fatalf("the offered mandate: %d\n%s", held.status, held.body)
+		}
+		form := func(p page, testid string) (string, url.Values) {
+			t.Helper()
+			f := p.doc.Find(`[data-testid="` + testid + `"]`).Closest("form")
+			return f.AttrOr("action", ""), url.Values{"mandate": {f.Find(`input[name="mandate"]`).AttrOr("value", "")}}
+		}
+		keepURL, keep := form(held, "mandate-keep")
+		for range 2 {
+			if r := env.post(c, keepURL, keep); r.status != http.StatusSeeOther {
+				t.Fatalf("keep: %d\n%s", r.status, r.body)
+			}
+		}
+		given := env.get(c, "/pay/NEXTSEASON1")
+		if given.testid("mandate-reference").Text() != m.Reference || given.testid("mandate-due").Text() == "" || given.testid("mandate-held").Length() != 0 {
+			t.Fatalf("after keeping:\n%s", given.body)
+		}
+		if err := db.NewSelect().Model(&next).WherePK().Scan(ctx); err != nil || next.DebitMandateID == nil || *next.DebitMandateID != m.ID || next.DebitDueOn == nil {
+			t.Fatalf("kept order %+v %v", next, err)
+		}
+
+		// A third order: a bad IBAN, then the account changed.
+		anotherOrder(t, db, first, "NEXTSEASON2")
+		held = env.post(c, "/pay/NEXTSEASON2", url.Values{"paymentMethod": {"direct_debit"}})
+		changeURL, change := form(held, "mandate-change")
+		change.Set("holder", "Robin Example")
+		change.Set("iban", "DE00 1203 0000 0000 2020 51")
+		change.Set("consent", "1")
+		bad := env.post(c, changeURL, change)
+		if bad.status != http.StatusUnprocessableEntity || bad.testid("error-mandate-iban").Length() != 1 || bad.doc.Find("#mandate-holder").AttrOr("value", "") != "Robin Example" {
+			t.Fatalf("a bad IBAN: %d\n%s", bad.status, bad.body)
+		}
+		var after engine.DebitMandate
+		if err := db.NewSelect().Model(&after).Where("id = ?", m.ID).Scan(ctx); err != nil || after.IBAN != m.IBAN || after.PreviousIBAN != "" {
+			t.Fatalf("a refused change changed the mandate: %+v %v", after, err)
+		}
+		change.Set("iban", "DE02 1203 0000 0000 2020 51")
+		if r := env.post(c, changeURL, change); r.status != http.StatusSeeOther {
+			t.Fatalf("change: %d\n%s", r.status, r.body)
+		}
+		if err := db.NewSelect().Model(&after).Where("id = ?", m.ID).Scan(ctx); err != nil || after.IBAN != "DE02120300000000202051" ||
+			after.PreviousIBAN != m.IBAN || after.Holder != "Robin Example" {
+			t.Fatalf("changed mandate: %+v %v", after, err)
+		}
+		if p := env.get(c, "/pay/NEXTSEASON2"); p.testid("mandate-account").Text() != "DE02 … 2051" {
+			t.Fatalf("after the change:\n%s", p.body)
+		}
+
+		// Revoked from the first order's page (its debit came back, say).
+		if _, err := db.NewUpdate().Model((*engine.Order)(nil)).Set("debit_due_on = NULL").Where("id = ?", first.ID).Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+		held = env.post(c, u.Path, url.Values{"paymentMethod": {"direct_debit"}})
+		revokeURL, revoke := form(held, "mandate-revoke")
+		for range 2 {
+			if r := env.post(c, revokeURL, revoke); r.status != http.StatusSeeOther {
+				t.Fatalf("revoke: %d\n%s", r.status, r.body)
+			}
+		}
+		if p := env.get(c, "/pay/NEXTSEASON2"); p.testid("pay-choose").Length() != 1 {
+			t.Fatalf("after the revocation the methods are offered again:\n%s", p.body)
+		}
+		fresh := env.post(c, "/pay/NEXTSEASON2", url.Values{"paymentMethod": {"direct_debit"}})
+		if fresh.testid("mandate-sign").Length() != 1 || fresh.testid("mandate-held").Length() != 0 {
+			t.Fatalf("after the revocation a new mandate is asked for:\n%s", fresh.body)
+		}
+		action = fresh.doc.Find(`[data-testid="mandate"] form`).AttrOr("action", "")
+		if r := env.post(c, action, url.Values{"holder": {"Robin Example"}, "iban": {"DE02120300000000202051"}, "consent": {"1"}}); r.status != http.StatusSeeOther {
+			t.Fatalf("a new mandate: %d\n%s", r.status, r.body)
+		}
+		var m2 engine.DebitMandate
+		if err := db.NewSelect().Model(&m2).Where("revoked_at IS NULL").Scan(ctx); err != nil || m2.ID == m.ID {
+			t.Fatalf("the new mandate %+v %v", m2, err)
+		}
+
+		// Staff: the first registration shows the ended mandate, the
+		// third's the new one with its revocation.
+		env.addStaff("viewer@example.org", engine.RoleViewer)
+		env.addStaff("treasurer@example.org", engine.RoleTreasurer)
+		viewer := env.mustStaffSignIn("viewer@example.org", "/staff")
+		treasurer := env.mustStaffSignIn("treasurer@example.org", "/staff")
+		if d := env.get(treasurer, "/staff/registrations/"+f.ProcessID); !strings.Contains(d.testid("detail-mandate-ended").Text(), "revoked by the member") ||
+			d.testid("detail-mandate-revoke").Length() != 0 {
+			t.Fatalf("the ended mandate for staff:\n%s", d.testid("detail-mandate").Text())
+		}
+		var third engine.Order
+		if err := db.NewSelect().Model(&third).Where("pay_reference = ?", "NEXTSEASON2").Scan(ctx); err != nil {
+			t.Fatal(err)
+		}
+		regPath := "/staff/registrations/" + strconv.FormatInt(third.ProcessInstanceID, 10)
+		if d := env.get(viewer, regPath); d.testid("detail-mandate").Length() != 1 || d.testid("detail-mandate-revoke").Length() != 0 {
+			t.Fatalf("a viewer may not revoke:\n%s", d.body)
+		}
+		d := env.get(treasurer, regPath)
+		btn := d.testid("detail-mandate-revoke").Closest("form")
+		revokeAction := btn.AttrOr("action", "")
+		fields := url.Values{"registration": {btn.Find(`input[name="registration"]`).AttrOr("value", "")}}
+		if r := env.post(viewer, revokeAction, fields, "Origin", env.srv.URL); r.status != http.StatusForbidden {
+			t.Fatalf("a viewer revoking: %d", r.status)
+		}
+		ask := env.post(treasurer, revokeAction, fields, "Origin", env.srv.URL)
+		if ask.status != http.StatusOK || !strings.Contains(string(ask.body), m2.Reference) || !strings.Contains(string(ask.body), "Yes, revoke the mandate") {
+			t.Fatalf("the question: %d\n%s", ask.status, ask.body)
+		}
+		fields.Set("confirmed", "1")
+		done := env.post(treasurer, revokeAction, fields, "Origin", env.srv.URL)
+		if done.status != http.StatusSeeOther || !strings.HasSuffix(done.header.Get("Location"), regPath+"?done=mandate-revoked") {
+			t.Fatalf("revoked: %d %s", done.status, done.header.Get("Location"))
+		}
+		if err := db.NewSelect().Model(&m2).WherePK().Scan(ctx); err != nil || m2.RevokedAt == nil || m2.EndReason != engine.MandateEndRevokedByStaff {
+			t.Fatalf("revoked by staff: %+v %v", m2, err)
+		}
+		if r := env.post(treasurer, "/staff/mandates/999999/revoke", url.Values{"confirmed": {"1"}}, "Origin", env.srv.URL); r.status != http.StatusNotFound {
+			t.Fatalf("an unknown mandate: %d", r.status)
+		}
+	})
+}
