@@ -394,12 +394,23 @@ func (s *Service) MarkDebitRunSent(ctx context.Context, actor Actor, orgID, runI
 			if _, err := tx.NewUpdate().Model((*Debit)(nil)).Set("status = ?", DebitCollected).Where("id = ?", d.ID).Exec(ctx); err != nil {
 				return fmt.Errorf("mark debit collected: %w", err)
 			}
-			q := tx.NewUpdate().Model((*DebitMandate)(nil)).Set("last_collected_at = ?", now).Where("id = ?", d.MandateID)
-			if d.Amended {
-				q = q.Set("previous_iban = ''").Set("previous_bic = ''")
-			}
-			if _, err := q.Exec(ctx); err != nil {
+			if _, err := tx.NewUpdate().Model((*DebitMandate)(nil)).Set("last_collected_at = ?", now).Where("id = ?", d.MandateID).Exec(ctx); err != nil {
 				return fmt.Errorf("mark mandate used: %w", err)
+			}
+			if d.Amended {
+				// The file stated the amendment; one made after the file was
+				// written is still to state in the next (compared here: SQLite
+				// keeps times as text).
+				var amendedAt *time.Time
+				if err := tx.NewSelect().Model((*DebitMandate)(nil)).Column("amended_at").Where("id = ?", d.MandateID).Scan(ctx, &amendedAt); err != nil {
+					return fmt.Errorf("load mandate: %w", err)
+				}
+				if amendedAt == nil || !amendedAt.After(run.CreatedAt) {
+					if _, err := tx.NewUpdate().Model((*DebitMandate)(nil)).Set("previous_iban = ''").Set("previous_bic = ''").
+						Where("id = ?", d.MandateID).Exec(ctx); err != nil {
+						return fmt.Errorf("mark the amendment stated: %w", err)
+					}
+				}
 			}
 			var ref string
 			if err := tx.NewSelect().Model((*Payment)(nil)).Column("reference").Where("id = ?", d.PaymentID).Scan(ctx, &ref); err != nil {

@@ -172,3 +172,68 @@ func TestCollectionRun(t *testing.T) {
 		}
 	})
 }
+
+// TestAmendmentStatedOnce: a changed account is stated in the next file
+// (the original IBAN), and cleared once that file is sent; a change made
+// after the file was written stays for the next one.
+func TestAmendmentStatedOnce(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		var now atomic.Value
+		now.Store(time.Date(2027, 3, 1, 9, 0, 0, 0, time.UTC))
+		f := directDebitFixture(t, db, 0, engine.WithClock(func() time.Time { return now.Load().(time.Time) }))
+		first := f.commitDirectDebit(engine.DemoUserKey, alex, robin)
+		m, err := f.svc.GiveMandate(f.ctx, first.PayReference, engine.MandateInput{Holder: "Alex Example", IBAN: demoIBAN, Consent: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		treasurer := engine.Actor{Name: "treasurer@example.org"}
+		run, err := f.svc.CollectDebits(f.ctx, engine.CollectRequest{OrganisationID: 1, Actor: treasurer})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.svc.MarkDebitRunSent(f.ctx, treasurer, 1, run.ID); err != nil {
+			t.Fatal(err)
+		}
+
+		// Next season: the account changes, then the run is written.
+		second := nextOrder(t, f, first, "NEXTSEASON-A")
+		if _, err := f.svc.AmendMandate(f.ctx, second.PayReference, m.ID, engine.MandateInput{Holder: "Alex Example", IBAN: otherIBAN, Consent: true}); err != nil {
+			t.Fatal(err)
+		}
+		now.Store(time.Date(2027, 3, 2, 9, 0, 0, 0, time.UTC))
+		run2, err := f.svc.CollectDebits(f.ctx, engine.CollectRequest{OrganisationID: 1, Until: time.Date(2027, 4, 30, 0, 0, 0, 0, time.UTC), Actor: treasurer})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc pain008
+		if err := xml.Unmarshal(run2.File, &doc); err != nil || len(doc.PmtInf) != 1 || doc.PmtInf[0].SeqTp != "RCUR" {
+			t.Fatalf("second file: %v\n%s", err, run2.File)
+		}
+		if !strings.Contains(string(run2.File), "<AmdmntInd>true</AmdmntInd>") || !strings.Contains(string(run2.File), demoIBAN) && !strings.Contains(string(run2.File), "SMNDA") {
+			t.Fatalf("the amendment is not stated:\n%s", run2.File)
+		}
+		// Changed again before the file is sent: that change is still to state.
+		now.Store(time.Date(2027, 3, 3, 9, 0, 0, 0, time.UTC))
+		third := nextOrder(t, f, first, "NEXTSEASON-B")
+		if _, err := f.svc.AmendMandate(f.ctx, third.PayReference, m.ID, engine.MandateInput{Holder: "Alex Example", IBAN: "FR76 3000 6000 0112 3456 7890 189", Consent: true}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.svc.MarkDebitRunSent(f.ctx, treasurer, 1, run2.ID); err != nil {
+			t.Fatal(err)
+		}
+		if got := loadMandate(t, f, m.ID); got.PreviousIBAN == "" {
+			t.Fatalf("the change made after the file was written was cleared: %+v", got)
+		}
+		run3, err := f.svc.CollectDebits(f.ctx, engine.CollectRequest{OrganisationID: 1, Until: time.Date(2027, 4, 30, 0, 0, 0, 0, time.UTC), Actor: treasurer})
+		if err != nil || !strings.Contains(string(run3.File), "<AmdmntInd>true</AmdmntInd>") {
+			t.Fatalf("third file (%v):\n%s", err, run3.File)
+		}
+		if _, err := f.svc.MarkDebitRunSent(f.ctx, treasurer, 1, run3.ID); err != nil {
+			t.Fatal(err)
+		}
+		if got := loadMandate(t, f, m.ID); got.PreviousIBAN != "" || got.IBAN != "FR7630006000011234567890189" {
+			t.Fatalf("after the third file was sent: %+v", got)
+		}
+	})
+}
