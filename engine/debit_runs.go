@@ -252,6 +252,9 @@ type DebitLine struct {
 	MaskedIBAN       string
 	OrderReference   string
 	RegistrationID   int64
+	// MandateEnded says the mandate no longer holds (revoked, expired or
+	// ended by a return): a prepared run must not collect under it.
+	MandateEnded bool
 }
 
 // DebitRunByID returns one run of an organisation (its file included) and
@@ -277,7 +280,7 @@ func (s *Service) DebitRunByID(ctx context.Context, orgID, runID int64) (_ *Debi
 			return nil, err
 		}
 		out.Debits = append(out.Debits, DebitLine{Debit: d, MandateReference: m.Reference, Holder: m.Holder, MaskedIBAN: MaskedIBAN(m.IBAN),
-			OrderReference: o.PayReference, RegistrationID: o.ProcessInstanceID})
+			OrderReference: o.PayReference, RegistrationID: o.ProcessInstanceID, MandateEnded: m.RevokedAt != nil})
 	}
 	return out, nil
 }

@@ -157,13 +157,9 @@ func (s *Server) staffPrepareDebitRun(c echo.Context) error {
 func (s *Server) staffDebitRun(c echo.Context) error {
 	u := staffUserOf(c)
 	t := staffDebitTextIn(c)
-	id, ok := pathID(c, "id")
-	if !ok {
-		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
-	}
-	d, err := s.engine.DebitRunByID(c.Request().Context(), u.OrganisationID, id)
-	if err != nil {
-		return s.staffEngineError(c, err)
+	d, answered := s.staffDebitRunOf(c)
+	if d == nil {
+		return answered
 	}
 	r := d.Run
 	row := debitRunRow(c, r)
@@ -190,7 +186,8 @@ func debitLine(c echo.Context, l engine.DebitLine) views.StaffDebitLine {
 	t := staffDebitTextIn(c)
 	out := views.StaffDebitLine{EndToEndID: l.EndToEndID, RegistrationID: strconv.FormatInt(l.RegistrationID, 10),
 		RegistrationURL: registrationURL(c, l.RegistrationID), MandateReference: l.MandateReference, Holder: l.Holder, IBAN: l.MaskedIBAN,
-		Amount: staffMoney(c, l.AmountMinor, l.Currency), Due: staffDate(c, l.DueOn), StatusKey: string(l.Status), Amended: l.Amended}
+		Amount: staffMoney(c, l.AmountMinor, l.Currency), Due: staffDate(c, l.DueOn), StatusKey: string(l.Status), Amended: l.Amended,
+		MandateEnded: l.MandateEnded && l.Status == engine.DebitInRun}
 	out.Sequence = t.SeqRecurring
 	if l.Sequence == banking.SequenceFirst {
 		out.Sequence = t.SeqFirst
@@ -216,14 +213,9 @@ func debitLine(c echo.Context, l engine.DebitLine) views.StaffDebitLine {
 // download; a sent run still downloads, a cancelled one does not (it must
 // not reach the bank any more).
 func (s *Server) staffDebitRunFile(c echo.Context) error {
-	u := staffUserOf(c)
-	id, ok := pathID(c, "id")
-	if !ok {
-		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
-	}
-	d, err := s.engine.DebitRunByID(c.Request().Context(), u.OrganisationID, id)
-	if err != nil {
-		return s.staffEngineError(c, err)
+	d, answered := s.staffDebitRunOf(c)
+	if d == nil {
+		return answered
 	}
 	if d.Run.Status == engine.DebitRunCancelled {
 		return s.staffErrorPage(c, http.StatusConflict, staffDebitTextIn(c).IsCancelled)
@@ -233,22 +225,33 @@ func (s *Server) staffDebitRunFile(c echo.Context) error {
 	return c.Blob(http.StatusOK, "application/xml", d.Run.File)
 }
 
+// staffDebitRunOf loads the run the path names, of the staff member's
+// club; nil when the answer (not found, an engine error) was written,
+// whose error the caller returns.
+func (s *Server) staffDebitRunOf(c echo.Context) (*engine.DebitRunDetail, error) {
+	id, ok := pathID(c, "id")
+	if !ok {
+		return nil, s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
+	}
+	d, err := s.engine.DebitRunByID(c.Request().Context(), staffUserOf(c).OrganisationID, id)
+	if err != nil {
+		return nil, s.staffEngineError(c, err)
+	}
+	return d, nil
+}
+
 // debitRunAction reads the run a POST names and checks that it may still
 // be changed: a run already in the state the action leads to is
 // answered by a redirect to its page saying so (a repeated post), one in
 // the other final state by a conflict page in words. ok is false when
 // the caller returns err.
 func (s *Server) debitRunAction(c echo.Context, goal engine.DebitRunStatus) (d *engine.DebitRunDetail, ok bool, err error) {
-	u := staffUserOf(c)
 	t := staffDebitTextIn(c)
-	id, found := pathID(c, "id")
-	if !found {
-		return nil, false, s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
+	d, answered := s.staffDebitRunOf(c)
+	if d == nil {
+		return nil, false, answered
 	}
-	d, err = s.engine.DebitRunByID(c.Request().Context(), u.OrganisationID, id)
-	if err != nil {
-		return nil, false, s.staffEngineError(c, err)
-	}
+	id := d.Run.ID
 	switch {
 	case d.Run.Status == engine.DebitRunPrepared:
 		return d, true, nil

@@ -282,3 +282,27 @@ func layoutDebitRun(t *testing.T, db *bun.DB, order engine.Order) int64 {
 	}
 	return run.ID
 }
+
+// TestStaffDebitRunWarnsOfEndedMandate: a mandate revoked while its debit
+// waits in a prepared run is flagged on the run's page, so the treasurer
+// does not send a debit the member no longer allows.
+func TestStaffDebitRunWarnsOfEndedMandate(t *testing.T) {
+	env := newStaffEnv(t, dbtest.SQLite(t), envOptions{})
+	_, order := env.debitRegistration(t)
+	env.addStaff("treasurer@example.org", engine.RoleTreasurer)
+	treasurer := env.mustStaffSignIn("treasurer@example.org", "/staff")
+	run, err := env.testEnv.svc.CollectDebits(t.Context(), engine.CollectRequest{OrganisationID: 1, Until: time.Now().AddDate(0, 2, 0), Actor: engine.CommandLine})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runPath := "/staff/debits/" + strconv.FormatInt(run.ID, 10)
+	if p := env.get(treasurer, runPath); p.testid("debit-mandate-ended").Length() != 0 {
+		t.Fatal("a mandate that holds is flagged")
+	}
+	if _, err := env.testEnv.svc.StaffRevokeMandate(t.Context(), engine.CommandLine, 1, *order.DebitMandateID); err != nil {
+		t.Fatal(err)
+	}
+	if p := env.get(treasurer, runPath); p.testid("debit-mandate-ended").Length() != 1 {
+		t.Fatalf("the revoked mandate is not flagged:\n%s", p.testid("debit-run-debits").Text())
+	}
+}

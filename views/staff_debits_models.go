@@ -44,4 +44,7 @@ type StaffDebitLine struct {
 	EndToEndID, RegistrationID, RegistrationURL, MandateReference, Holder, IBAN, Amount, Due, Sequence string
 	StatusKey, Status, ReturnCode                                                                      string
 	Amended                                                                                            bool
+	// MandateEnded: the mandate ended after the run was prepared (shown
+	// while the run is prepared: cancel it and prepare it again).
+	MandateEnded bool
 }

@@ -19,7 +19,7 @@ type StaffDebitTexts struct {
 	StatusPrepared, StatusSent, StatusCancelled, SentAt, CancelledAt                  string
 	// One run.
 	RunTitle, RunIntro, DebitsTitle, EndToEnd, Registration, Mandate, Holder, Account, Amount, Due, Sequence,
-	SeqFirst, SeqRecurring, DebitStatus, DebitInRun, DebitCollected, DebitReturned, DebitCancelled, Amended, NoDebits, Back string
+	SeqFirst, SeqRecurring, DebitStatus, DebitInRun, DebitCollected, DebitReturned, DebitCancelled, Amended, MandateEnded, NoDebits, Back string
 	// The run's actions and their confirmations.
 	ActionsTitle, Download, DownloadHint, MarkSent, MarkSentHint, Cancel, CancelHint,
 	SentQuestion, SentDetail, SentYes, SentNo, CancelQuestion, CancelDetail, CancelYes, CancelNo string
@@ -82,6 +82,7 @@ var StaffDebitText = StaffDebitTexts{
 	DebitReturned:  "Returned by the bank",
 	DebitCancelled: "Withdrawn with the run",
 	Amended:        "The account changed since the last debit; the file states it.",
+	MandateEnded:   "The mandate ended after this run was prepared: do not send this file; cancel the run and prepare it again without this debit.",
 	NoDebits:       "This run has no debits.",
 	Back:           "All collection runs",
 
@@ -169,6 +170,7 @@ var staffDebitTextDE = StaffDebitTexts{
 	DebitReturned:  "Von der Bank zurückgegeben",
 	DebitCancelled: "Mit dem Einzug zurückgezogen",
 	Amended:        "Das Konto hat sich seit der letzten Lastschrift geändert; die Datei gibt es an.",
+	MandateEnded:   "Das Mandat endete, nachdem dieser Lauf vorbereitet wurde: Senden Sie diese Datei nicht; brechen Sie den Lauf ab und bereiten Sie ihn ohne diese Lastschrift neu vor.",
 	NoDebits:       "Dieser Einzug enthält keine Lastschriften.",
 	Back:           "Alle Einzüge",
 
@@ -256,6 +258,7 @@ var staffDebitTextFR = StaffDebitTexts{
 	DebitReturned:  "Rejeté par la banque",
 	DebitCancelled: "Retiré avec la remise",
 	Amended:        "Le compte a changé depuis le dernier prélèvement ; le fichier l’indique.",
+	MandateEnded:   "Le mandat a pris fin après la préparation de ce lot : n’envoyez pas ce fichier ; annulez le lot et préparez-le à nouveau sans ce prélèvement.",
 	NoDebits:       "Cette remise ne contient aucun prélèvement.",
 	Back:           "Toutes les remises",
 
