@@ -199,6 +199,12 @@ RELAY_BENCH_FLAGS ?= -duration 3s -rounds 3 -concurrency 32
 bench-staff:
 	$(GO) test ./engine -run '^$$' -bench 'BenchmarkStaffRegistrations|BenchmarkOpenPayments' -benchtime 20x -count 1
 
+## bench-debits: a season's direct-debit collection run prepared and marked sent on PostgreSQL
+## (PORTAL_TEST_DATABASE_URL): ~1,700 debits of 10,000 registrations; see docs/BENCHMARKS.md
+.PHONY: bench-debits
+bench-debits:
+	$(GO) test ./engine -run '^$$' -bench 'BenchmarkCollectionRun' -benchtime 3x -count 1
+
 ## screenshots-staff: every staff page at 390 and 1280 px into docs/img/staff-NAME-WIDTH.png, from the
 ## browser suite's layout walk (TestE2EStaffLayout: Chromium and static/node_modules needed; docs/STAFF.md)
 .PHONY: screenshots-staff

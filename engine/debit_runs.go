@@ -81,20 +81,27 @@ func (s *Service) CollectDebits(ctx context.Context, req CollectRequest) (_ *Deb
 	}
 	// The attempts are made outside the transaction (checkoutFor calls the
 	// provider); for direct debit that is the portal's own pay link.
-	attempts := make(map[int64]*Payment, len(due))
+	attempts, err := pendingAttemptsOf(ctx, s.db, due)
+	if err != nil {
+		return nil, err
+	}
 	for _, d := range due {
 		order := d.Order
-		if err := loadOrderLines(ctx, s.db, &order); err != nil {
-			return nil, err
-		}
-		p, err := s.checkoutFor(ctx, &order)
-		if err != nil {
-			return nil, fmt.Errorf("order %d: %w", order.ID, err)
+		p := attempts[order.ID]
+		if p == nil || p.ExpiresAt != nil && !p.ExpiresAt.After(now.Add(checkoutMargin)) {
+			// None open (the first run after a return) or one expiring:
+			// made as the pay link would make it, for the order's total.
+			if err := loadOrderLines(ctx, s.db, &order); err != nil {
+				return nil, err
+			}
+			if p, err = s.checkoutFor(ctx, &order); err != nil {
+				return nil, fmt.Errorf("order %d: %w", order.ID, err)
+			}
+			attempts[order.ID] = p
 		}
 		if p.Provider != DirectDebitProvider || p.AmountMinor != order.TotalMinor {
 			return nil, Errorf(CodeConflict, "order %d has an open payment of another method or amount; it cannot be collected until that one is closed", order.ID)
 		}
-		attempts[order.ID] = p
 	}
 	org, err := loadOrganisation(ctx, s.db, req.OrganisationID)
 	if err != nil {
@@ -117,6 +124,7 @@ func (s *Service) CollectDebits(ctx context.Context, req CollectRequest) (_ *Deb
 			Creditor: banking.DirectDebitCreditor{Name: ps.BankCreditorName, IBAN: ps.BankIBAN, BIC: ps.BankBIC, CreditorID: ps.DebitCreditorID}}
 		earliest := banking.NextTARGETBusinessDay(dateOf(now).AddDate(0, 0, 1))
 		firstOf := map[int64]bool{}
+		debits := make([]Debit, 0, len(due))
 		for _, d := range due {
 			p := attempts[d.Order.ID]
 			m := d.Mandate
@@ -134,15 +142,10 @@ func (s *Service) CollectDebits(ctx context.Context, req CollectRequest) (_ *Deb
 				// Gathered late: the bank cannot collect in the past.
 				dueOn = earliest
 			}
-			debit := &Debit{RunID: run.ID, OrganisationID: run.OrganisationID, OrderID: d.Order.ID, PaymentID: p.ID, MandateID: m.ID,
+			debit := Debit{RunID: run.ID, OrganisationID: run.OrganisationID, OrderID: d.Order.ID, PaymentID: p.ID, MandateID: m.ID,
 				EndToEndID: debitEndToEndID(p.Reference, run.ID), AmountMinor: p.AmountMinor, Currency: p.Currency, DueOn: dueOn,
 				Sequence: seq, Amended: m.PreviousIBAN != "", Status: DebitInRun}
-			if _, err := tx.NewInsert().Model(debit).Exec(ctx); err != nil {
-				if isUniqueViolation(err) {
-					return Errorf(CodeConflict, "another collection run took order %d meanwhile; look at the runs again", d.Order.ID)
-				}
-				return fmt.Errorf("store debit: %w", err)
-			}
+			debits = append(debits, debit)
 			dd := banking.DirectDebit{EndToEndID: debit.EndToEndID, AmountCents: debit.AmountMinor, Sequence: seq, DueDate: dueOn,
 				MandateID: m.Reference, MandateSigned: m.SignedAt, DebtorName: m.Holder, DebtorIBAN: m.IBAN, DebtorBIC: m.BIC,
 				RemittanceText: fmt.Sprintf("%s %s, order %d", org.Name, d.Period, d.Order.ID)}
@@ -153,6 +156,14 @@ func (s *Service) CollectDebits(ctx context.Context, req CollectRequest) (_ *Deb
 			file.Debits = append(file.Debits, dd)
 			run.DebitCount++
 			run.TotalMinor += debit.AmountMinor
+		}
+		// One statement for the debits; another run taking one of these
+		// orders meanwhile breaks the unique index and changes nothing.
+		if _, err := tx.NewInsert().Model(&debits).Exec(ctx); err != nil {
+			if isUniqueViolation(err) {
+				return Errorf(CodeConflict, "another collection run took one of these orders meanwhile; look at the runs again")
+			}
+			return fmt.Errorf("store debits: %w", err)
 		}
 		var buf bytes.Buffer
 		if err := banking.WriteDirectDebits(&buf, file); err != nil {
@@ -194,20 +205,56 @@ func dueDebits(ctx context.Context, db bun.IDB, orgID int64, until time.Time) ([
 	if err != nil {
 		return nil, fmt.Errorf("load due debits: %w", err)
 	}
-	out := make([]debitCandidate, 0, len(orders))
+	var due []Order
 	for _, o := range orders {
-		if dateOf(*o.DebitDueOn).After(until) {
-			continue
+		if !dateOf(*o.DebitDueOn).After(until) {
+			due = append(due, o)
 		}
-		m := DebitMandate{ID: *o.DebitMandateID}
-		if err := db.NewSelect().Model(&m).WherePK().Scan(ctx); err != nil {
-			return nil, fmt.Errorf("load mandate: %w", err)
-		}
-		var period MembershipPeriod
-		if err := db.NewSelect().Model(&period).Where("id = ?", o.PeriodID).Scan(ctx); err != nil {
-			return nil, fmt.Errorf("load period: %w", err)
-		}
-		out = append(out, debitCandidate{Order: o, Mandate: m, Period: period.Name})
+	}
+	if len(due) == 0 {
+		return nil, nil
+	}
+	// Their mandates and periods in one query each, not one per order.
+	mandateIDs, periodIDs := make([]int64, len(due)), make([]int64, len(due))
+	for i, o := range due {
+		mandateIDs[i], periodIDs[i] = *o.DebitMandateID, o.PeriodID
+	}
+	var mandates []DebitMandate
+	if err := db.NewSelect().Model(&mandates).Where("id IN (?)", bun.List(mandateIDs)).Scan(ctx); err != nil {
+		return nil, fmt.Errorf("load mandates: %w", err)
+	}
+	var periods []MembershipPeriod
+	if err := db.NewSelect().Model(&periods).Where("id IN (?)", bun.List(periodIDs)).Scan(ctx); err != nil {
+		return nil, fmt.Errorf("load periods: %w", err)
+	}
+	mandateOf, periodName := make(map[int64]DebitMandate, len(mandates)), make(map[int64]string, len(periods))
+	for _, m := range mandates {
+		mandateOf[m.ID] = m
+	}
+	for _, p := range periods {
+		periodName[p.ID] = p.Name
+	}
+	out := make([]debitCandidate, 0, len(due))
+	for _, o := range due {
+		out = append(out, debitCandidate{Order: o, Mandate: mandateOf[*o.DebitMandateID], Period: periodName[o.PeriodID]})
+	}
+	return out, nil
+}
+
+// pendingAttemptsOf are the open direct-debit attempts of the candidates'
+// orders, by order, read in one query.
+func pendingAttemptsOf(ctx context.Context, db bun.IDB, due []debitCandidate) (map[int64]*Payment, error) {
+	ids := make([]int64, len(due))
+	for i, d := range due {
+		ids[i] = d.Order.ID
+	}
+	var pays []Payment
+	if err := db.NewSelect().Model(&pays).Where("order_id IN (?) AND status = ?", bun.List(ids), PaymentPending).Order("id").Scan(ctx); err != nil {
+		return nil, fmt.Errorf("load open attempts: %w", err)
+	}
+	out := make(map[int64]*Payment, len(pays))
+	for i := range pays {
+		out[pays[i].OrderID] = &pays[i] // the newest, if ever two
 	}
 	return out, nil
 }
@@ -363,87 +410,133 @@ type SentDebitRun struct {
 	Problems          []string
 }
 
-// MarkDebitRunSent records that the club's bank has the run's file: in
-// one transaction the run is sent, its debits collected, their mandates
-// used (the 36 months start again; a stated amendment is cleared), and
-// each payment settled as paid exactly as an online payment settles
-// (order paid, memberships active, confirmation queued, webhook events)
-// unless a return arrives later (debit_returns.go). Marking a sent run
-// again changes nothing.
+// MarkDebitRunSent records that the club's bank has the run's file: the
+// run is sent (with its audit entry), then its debits are collected,
+// their mandates used, and each payment settled as paid exactly as an
+// online payment settles (order paid, memberships active, confirmation
+// queued, webhook events) unless a return arrives later
+// (debit_returns.go), in batches (settleSentDebits). Marking a sent run
+// again settles what an interrupted call left, and otherwise changes
+// nothing.
 func (s *Service) MarkDebitRunSent(ctx context.Context, actor Actor, orgID, runID int64) (_ *SentDebitRun, err error) {
 	defer classifyUnavailable(&err)
-	provider := s.debitProvider(orgID)
-	out := &SentDebitRun{}
+	var run *DebitRun
 	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
-		*out = SentDebitRun{}
-		run, err := lockPreparedRun(ctx, tx, orgID, runID, string(DebitRunSent))
-		if err != nil {
+		var err error
+		if run, err = lockPreparedRun(ctx, tx, orgID, runID, string(DebitRunSent)); err != nil {
 			return err
 		}
-		out.Run = *run
 		if run.Status == DebitRunSent {
-			return nil
+			return nil // again: what is left of it is settled below
 		}
 		now := s.clock()
 		run.Status, run.SentAt = DebitRunSent, &now
 		if _, err := tx.NewUpdate().Model(run).Column("status", "sent_at").WherePK().Exec(ctx); err != nil {
 			return fmt.Errorf("mark collection run sent: %w", err)
 		}
-		var debits []Debit
-		if err := tx.NewSelect().Model(&debits).Where("run_id = ? AND status = ?", run.ID, DebitInRun).Order("id").Scan(ctx); err != nil {
-			return fmt.Errorf("load debits: %w", err)
-		}
-		for _, d := range debits {
-			if _, err := tx.NewUpdate().Model((*Debit)(nil)).Set("status = ?", DebitCollected).Where("id = ?", d.ID).Exec(ctx); err != nil {
-				return fmt.Errorf("mark debit collected: %w", err)
-			}
-			if _, err := tx.NewUpdate().Model((*DebitMandate)(nil)).Set("last_collected_at = ?", now).Where("id = ?", d.MandateID).Exec(ctx); err != nil {
-				return fmt.Errorf("mark mandate used: %w", err)
-			}
-			if d.Amended {
-				// The file stated the amendment; one made after the file was
-				// written is still to state in the next (compared here: SQLite
-				// keeps times as text).
-				var amendedAt *time.Time
-				if err := tx.NewSelect().Model((*DebitMandate)(nil)).Column("amended_at").Where("id = ?", d.MandateID).Scan(ctx, &amendedAt); err != nil {
-					return fmt.Errorf("load mandate: %w", err)
-				}
-				if amendedAt == nil || !amendedAt.After(run.CreatedAt) {
-					if _, err := tx.NewUpdate().Model((*DebitMandate)(nil)).Set("previous_iban = ''").Set("previous_bic = ''").
-						Where("id = ?", d.MandateID).Exec(ctx); err != nil {
-						return fmt.Errorf("mark the amendment stated: %w", err)
-					}
-				}
-			}
-			var ref string
-			if err := tx.NewSelect().Model((*Payment)(nil)).Column("reference").Where("id = ?", d.PaymentID).Scan(ctx, &ref); err != nil {
-				return fmt.Errorf("load payment: %w", err)
-			}
-			eventID := fmt.Sprintf("debit:%d:%s", orgID, d.EndToEndID)
-			res := &PaymentResult{Reference: ref}
-			if _, err := s.settleIn(ctx, tx, provider, PaymentConfirmation{Reference: ref, Outcome: OutcomeSuccess,
-				AmountMinor: d.AmountMinor, Currency: d.Currency, EventID: eventID, EventType: debitCollectedEvent,
-				TransactionID: d.EndToEndID, Note: "collected in run " + run.MessageID}, res); err != nil {
-				return fmt.Errorf("settle debit %s: %w", d.EndToEndID, err)
-			}
-			switch {
-			case res.Mismatch:
-				out.Problems = append(out.Problems, fmt.Sprintf("%s: the amount does not match the payment", d.EndToEndID))
-			case res.Replayed:
-				out.Replayed++
-			default:
-				out.Settled++
-			}
-		}
-		out.Run = *run
 		return s.appendAudit(ctx, tx, actor, AuditEntry{OrganisationID: orgID, Action: "debit_run.send", TargetType: "debit_run",
 			TargetID: fmt.Sprint(run.ID), Before: map[string]any{"status": DebitRunPrepared},
-			After: map[string]any{"status": DebitRunSent, "settled": out.Settled}})
+			After: map[string]any{"status": DebitRunSent, "debits": run.DebitCount}})
 	})
 	if err != nil {
 		return nil, err
 	}
-	return out, nil
+	out := &SentDebitRun{Run: *run}
+	return out, s.settleSentDebits(ctx, run, out)
+}
+
+// debitBatch is how many debits of a sent run settle in one transaction:
+// a season's run settles in seconds, and on SQLite, whose one connection
+// a transaction holds, the members' requests are served between batches.
+const debitBatch = 100
+
+// settleSentDebits settles the debits of a sent run still in the run, a
+// batch per transaction: each debit collected, its mandate used (the 36
+// months start again; an amendment its file stated is cleared), its
+// attempt settled as paid by settleIn. A batch that fails leaves its
+// debits in the run for the next call (marking the run sent again, or the
+// debits.settle job), and the settlement's event ids make a debit settle
+// once, whoever settles it.
+func (s *Service) settleSentDebits(ctx context.Context, run *DebitRun, out *SentDebitRun) error {
+	provider := s.debitProvider(run.OrganisationID)
+	sentAt := s.clock()
+	if run.SentAt != nil {
+		sentAt = *run.SentAt
+	}
+	for {
+		var batch SentDebitRun
+		n := 0
+		err := inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+			batch = SentDebitRun{} // a retried transaction starts over
+			var debits []Debit
+			if err := tx.NewSelect().Model(&debits).Where("run_id = ? AND status = ?", run.ID, DebitInRun).Order("id").Limit(debitBatch).Scan(ctx); err != nil {
+				return fmt.Errorf("load debits: %w", err)
+			}
+			n = len(debits)
+			for _, d := range debits {
+				if err := s.settleSentDebit(ctx, tx, provider, run, d, sentAt, &batch); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		out.Settled, out.Replayed = out.Settled+batch.Settled, out.Replayed+batch.Replayed
+		out.Problems = append(out.Problems, batch.Problems...)
+		if n < debitBatch {
+			return nil
+		}
+	}
+}
+
+// settleSentDebit is one debit of settleSentDebits, in its transaction.
+func (s *Service) settleSentDebit(ctx context.Context, tx bun.Tx, provider PaymentProvider, run *DebitRun, d Debit, sentAt time.Time, out *SentDebitRun) error {
+	res, err := tx.NewUpdate().Model((*Debit)(nil)).Set("status = ?", DebitCollected).Where("id = ? AND status = ?", d.ID, DebitInRun).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("mark debit collected: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		return nil // another instance settled it meanwhile
+	}
+	if _, err := tx.NewUpdate().Model((*DebitMandate)(nil)).Set("last_collected_at = ?", sentAt).Where("id = ?", d.MandateID).Exec(ctx); err != nil {
+		return fmt.Errorf("mark mandate used: %w", err)
+	}
+	if d.Amended {
+		// The file stated the amendment; one made after the file was
+		// written is still to state in the next (compared here: SQLite
+		// keeps times as text).
+		var amendedAt *time.Time
+		if err := tx.NewSelect().Model((*DebitMandate)(nil)).Column("amended_at").Where("id = ?", d.MandateID).Scan(ctx, &amendedAt); err != nil {
+			return fmt.Errorf("load mandate: %w", err)
+		}
+		if amendedAt == nil || !amendedAt.After(run.CreatedAt) {
+			if _, err := tx.NewUpdate().Model((*DebitMandate)(nil)).Set("previous_iban = ''").Set("previous_bic = ''").
+				Where("id = ?", d.MandateID).Exec(ctx); err != nil {
+				return fmt.Errorf("mark the amendment stated: %w", err)
+			}
+		}
+	}
+	var ref string
+	if err := tx.NewSelect().Model((*Payment)(nil)).Column("reference").Where("id = ?", d.PaymentID).Scan(ctx, &ref); err != nil {
+		return fmt.Errorf("load payment: %w", err)
+	}
+	result := &PaymentResult{Reference: ref}
+	if _, err := s.settleIn(ctx, tx, provider, PaymentConfirmation{Reference: ref, Outcome: OutcomeSuccess,
+		AmountMinor: d.AmountMinor, Currency: d.Currency, EventID: fmt.Sprintf("debit:%d:%s", run.OrganisationID, d.EndToEndID),
+		EventType: debitCollectedEvent, TransactionID: d.EndToEndID, Note: "collected in run " + run.MessageID}, result); err != nil {
+		return fmt.Errorf("settle debit %s: %w", d.EndToEndID, err)
+	}
+	switch {
+	case result.Mismatch:
+		out.Problems = append(out.Problems, fmt.Sprintf("%s: the amount does not match the payment", d.EndToEndID))
+	case result.Replayed:
+		out.Replayed++
+	default:
+		out.Settled++
+	}
+	return nil
 }
 
 // KindSettleDueDebitRuns is the periodic job of SettleDueDebitRuns.
@@ -491,6 +584,19 @@ func (s *Service) SettleDueDebitRuns(ctx context.Context) (_ int, err error) {
 		return 0, fmt.Errorf("load prepared collection runs: %w", err)
 	}
 	n := 0
+	// A sent run whose settling was interrupted (an instance stopped
+	// between batches) is finished first.
+	var unfinished []DebitRun
+	q = scopeOrg(ctx, s.db.NewSelect().Model(&unfinished).ExcludeColumn("file").Where("status = ?", DebitRunSent).
+		Where("EXISTS (SELECT 1 FROM debits d WHERE d.run_id = debit_run.id AND d.status = ?)", DebitInRun), "organisation_id")
+	if err := q.Order("id").Scan(ctx); err != nil {
+		return 0, fmt.Errorf("load unfinished collection runs: %w", err)
+	}
+	for i := range unfinished {
+		if err := s.settleSentDebits(ctx, &unfinished[i], &SentDebitRun{}); err != nil {
+			return n, err
+		}
+	}
 	for _, r := range runs {
 		var dues []time.Time
 		if err := s.db.NewSelect().Model((*Debit)(nil)).Column("due_on").Where("run_id = ?", r.ID).Scan(ctx, &dues); err != nil {

@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"context"
 	"encoding/xml"
 	"errors"
 	"strings"
@@ -234,6 +235,44 @@ func TestAmendmentStatedOnce(t *testing.T) {
 		}
 		if got := loadMandate(t, f, m.ID); got.PreviousIBAN != "" || got.IBAN != "FR7630006000011234567890189" {
 			t.Fatalf("after the third file was sent: %+v", got)
+		}
+	})
+}
+
+// TestSentRunSettlesInBatches: a run of more debits than one batch
+// settles them all; a run whose settling stopped after it was marked sent
+// (an instance stopped between batches) is finished by the debits.settle
+// job, each debit once.
+func TestSentRunSettlesInBatches(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		seedSeason(t, db, 1300) // about 216 unpaid orders: three batches
+		svc := directDebitService(t, db)
+		n := seedDirectDebits(t, db)
+		actor := engine.Actor{Name: "treasurer@example.org"}
+		run, err := svc.CollectDebits(ctx, engine.CollectRequest{OrganisationID: 1, Actor: actor})
+		if err != nil || run.DebitCount != n || n <= 200 {
+			t.Fatalf("run of %d debits of %d (%v)", run.DebitCount, n, err)
+		}
+		// Sent, then stopped before any debit settled.
+		if _, err := db.NewUpdate().Model((*engine.DebitRun)(nil)).Set("status = ?", engine.DebitRunSent).Set("sent_at = ?", time.Now().UTC()).
+			Where("id = ?", run.ID).Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := svc.SettleDueDebitRuns(ctx); err != nil {
+			t.Fatal(err)
+		}
+		paid, err := db.NewSelect().Model((*engine.Order)(nil)).Where("payment_method = ? AND status = ?", engine.DirectDebitProvider, engine.OrderPaid).Count(ctx)
+		if err != nil || paid != int64(n) {
+			t.Fatalf("%d of %d orders paid (%v)", paid, n, err)
+		}
+		again, err := svc.MarkDebitRunSent(ctx, actor, 1, run.ID)
+		if err != nil || again.Settled != 0 || again.Run.Status != engine.DebitRunSent {
+			t.Fatalf("marking the finished run again: %+v %v", again, err)
+		}
+		if c, err := db.NewSelect().Model((*engine.OutboxMessage)(nil)).Where("kind = ?", engine.KindConfirmation).Count(ctx); err != nil || c != int64(n) {
+			t.Fatalf("%d confirmations for %d orders (%v)", c, n, err)
 		}
 	})
 }

@@ -261,7 +261,7 @@ func runAuditSteps(t *testing.T, db *bun.DB, kind string) {
 			}
 			return fmt.Sprintf("/api/admin/debit-runs/%d/sent", idOf(t, res)), nil
 		}, check: func(t *testing.T, e engine.AuditRecord) {
-			if e.Action != "debit_run.send" || !strings.Contains(e.AfterJSON, `"settled":1`) {
+			if e.Action != "debit_run.send" || !strings.Contains(e.AfterJSON, `"debits":1`) {
 				t.Errorf("run sent entry: %+v", e)
 			}
 		}},
