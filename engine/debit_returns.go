@@ -33,7 +33,7 @@ const KindDebitReturned MessageKind = "debit_returned"
 const DebitReturnEvent = "direct_debit.return"
 
 // DebitReturnFeeKind is the order line kind of a club's return fee.
-const DebitReturnFeeKind = "DEBIT_RETURN_FEE"
+const DebitReturnFeeKind LineKind = "DEBIT_RETURN_FEE"
 
 // ReturnOutcome is what the import made of a returned debit.
 type ReturnOutcome string

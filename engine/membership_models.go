@@ -211,18 +211,23 @@ type Order struct {
 	Lines      []OrderLine `bun:"rel:has-many,join:id=order_id"`
 }
 
+// LineKind is what an order line is for: the kind of the price rule that
+// made it (PriceRuleKind), or a fee added to the order later
+// (DebitReturnFeeKind).
+type LineKind string
+
 // OrderLine is one frozen price component of an order.
 type OrderLine struct {
 	bun.BaseModel `bun:"table:order_lines"`
-	ID            int64  `bun:"id,pk,autoincrement"`
-	OrderID       int64  `bun:"order_id,notnull"`
-	LineNo        int    `bun:"line_no,notnull"`
-	PersonID      *int64 `bun:"person_id"`
-	Kind          string `bun:"kind,notnull"`
-	Code          string `bun:"code,notnull"`
-	Description   string `bun:"description,notnull"`
-	AmountMinor   int64  `bun:"amount_minor,notnull"`
-	Currency      string `bun:"currency,notnull"`
+	ID            int64    `bun:"id,pk,autoincrement"`
+	OrderID       int64    `bun:"order_id,notnull"`
+	LineNo        int      `bun:"line_no,notnull"`
+	PersonID      *int64   `bun:"person_id"`
+	Kind          LineKind `bun:"kind,notnull"`
+	Code          string   `bun:"code,notnull"`
+	Description   string   `bun:"description,notnull"`
+	AmountMinor   int64    `bun:"amount_minor,notnull"`
+	Currency      string   `bun:"currency,notnull"`
 }
 
 // PaymentStatus is the stored status of a payment attempt.

@@ -594,7 +594,7 @@ func gatherOrders(ctx context.Context, db bun.IDB, sc *exportScope, out *Persona
 				continue
 			}
 			mine = mine || sc.hasPerson(l.PersonID)
-			eo.Lines = append(eo.Lines, ExportOrderLine{PersonID: l.PersonID, Kind: l.Kind, Code: l.Code, Description: l.Description,
+			eo.Lines = append(eo.Lines, ExportOrderLine{PersonID: l.PersonID, Kind: string(l.Kind), Code: l.Code, Description: l.Description,
 				AmountMinor: l.AmountMinor, Currency: l.Currency})
 		}
 		if !mine {

@@ -12,7 +12,7 @@ const LineOption = "OPTION"
 // QuoteLine is one priced component, before or after it is frozen onto an order.
 type QuoteLine struct {
 	PersonID    *int64
-	Kind        string
+	Kind        LineKind
 	Code        string
 	Description string
 	AmountMinor int64
@@ -91,8 +91,8 @@ func priceRegistration(period *MembershipPeriod, steps []ProcessStep, people []p
 			live = append(live, &rules[i])
 		}
 	}
-	add := func(personID *int64, kind, code, desc string, amount int64) {
-		if amount == 0 && kind != string(RuleMembershipFee) {
+	add := func(personID *int64, kind LineKind, code, desc string, amount int64) {
+		if amount == 0 && kind != LineKind(RuleMembershipFee) {
 			return
 		}
 		q.Lines = append(q.Lines, QuoteLine{PersonID: personID, Kind: kind, Code: code, Description: desc, AmountMinor: amount})
@@ -110,7 +110,7 @@ func priceRegistration(period *MembershipPeriod, steps []ProcessStep, people []p
 			return Quote{}, Errorf(CodeConflict, "no membership fee is configured for %s in this period", pp.Type.Name)
 		}
 		base := ruleAmount(fee, 0)
-		add(pid, string(RuleMembershipFee), fee.Code, fmt.Sprintf("%s – %s", fee.Label, name), base)
+		add(pid, LineKind(RuleMembershipFee), fee.Code, fmt.Sprintf("%s – %s", fee.Label, name), base)
 		for _, r := range live {
 			if r.MembershipTypeID != nil && *r.MembershipTypeID != pp.Type.ID {
 				continue
@@ -118,13 +118,13 @@ func priceRegistration(period *MembershipPeriod, steps []ProcessStep, people []p
 			switch r.Kind {
 			case RuleMemberType:
 				if r.MemberType != nil && *r.MemberType == pp.MemberType {
-					add(pid, string(r.Kind), r.Code, fmt.Sprintf("%s – %s", r.Label, name), ruleAmount(r, base))
+					add(pid, LineKind(r.Kind), r.Code, fmt.Sprintf("%s – %s", r.Label, name), ruleAmount(r, base))
 				}
 			case RuleEarlyBird, RuleLateFee:
-				add(pid, string(r.Kind), r.Code, fmt.Sprintf("%s – %s", r.Label, name), ruleAmount(r, base))
+				add(pid, LineKind(r.Kind), r.Code, fmt.Sprintf("%s – %s", r.Label, name), ruleAmount(r, base))
 			case RuleFamily:
 				if r.MinPersons != nil && len(people) >= *r.MinPersons {
-					add(pid, string(r.Kind), r.Code, fmt.Sprintf("%s – %s", r.Label, name), ruleAmount(r, base))
+					add(pid, LineKind(r.Kind), r.Code, fmt.Sprintf("%s – %s", r.Label, name), ruleAmount(r, base))
 				}
 			}
 		}
@@ -140,7 +140,7 @@ func priceRegistration(period *MembershipPeriod, steps []ProcessStep, people []p
 	}
 	for _, r := range live {
 		if r.Kind == RuleAdminFee {
-			add(nil, string(r.Kind), r.Code, r.Label, ruleAmount(r, 0))
+			add(nil, LineKind(r.Kind), r.Code, r.Label, ruleAmount(r, 0))
 		}
 	}
 	if q.TotalMinor < 0 {
