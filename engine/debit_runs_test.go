@@ -276,3 +276,27 @@ func TestSentRunSettlesInBatches(t *testing.T) {
 		}
 	})
 }
+
+// TestCollectionFileVersion02: a club whose bank still asks for
+// pain.008.001.02 gets its runs in that version, valid against its schema.
+func TestCollectionFileVersion02(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		f := directDebitFixture(t, db, 0)
+		v02 := "pain.008.001.02"
+		if _, err := f.svc.SetPaymentSettings(f.ctx, 1, engine.PaymentSettingsChange{DebitFileVersion: &v02}); err != nil {
+			t.Fatal(err)
+		}
+		order := f.commitDirectDebit(engine.DemoUserKey, alex, robin)
+		if _, err := f.svc.GiveMandate(f.ctx, order.PayReference, engine.MandateInput{Holder: "Alex Example", IBAN: demoIBAN, Consent: true}); err != nil {
+			t.Fatal(err)
+		}
+		run, err := f.svc.CollectDebits(f.ctx, engine.CollectRequest{OrganisationID: 1, Actor: engine.CommandLine})
+		if err != nil || run.FileVersion != v02 || !strings.Contains(string(run.File), "urn:iso:std:iso:20022:tech:xsd:pain.008.001.02") {
+			t.Fatalf("run %+v (%v)", run, err)
+		}
+		if msg := schematest.Validate(t, "pain.008.001.02.xsd", run.File); msg != "" {
+			t.Fatalf("not valid pain.008.001.02: %s\n%s", msg, run.File)
+		}
+	})
+}
