@@ -108,7 +108,7 @@ func TestFormLoadStatements(t *testing.T) {
 			t.Errorf("another organisation's id: %v, want not found", err)
 		}
 		if _, _, err := load(engine.WithOrganisation(f.ctx, other), engine.DemoUserKey, nil); engine.ErrorCode(err) != engine.CodeNotFound {
-			t.Errorf("another tenant: %v, want not found", err)
+			t.Errorf("another organisation: %v, want not found", err)
 		}
 		if _, err := db.NewUpdate().Model((*engine.MembershipPeriod)(nil)).Set("status = ?", engine.PeriodClosed).Where("id = ?", engine.DemoPeriodID).Exec(f.ctx); err != nil {
 			t.Fatal(err)

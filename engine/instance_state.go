@@ -72,7 +72,7 @@ func newStateStatementsFrom(from string, extra ...string) stateStatements {
 
 // loadState runs the state statement of st for the registration processID
 // of userKey, scanning its extra columns into extra; not found as
-// loadInstance has it (another tenant's instance reads as none).
+// loadInstance has it (another organisation's instance reads as none).
 func (s *Service) loadState(ctx context.Context, st stateStatements, userKey, processID string, extra ...any) (*ProcessInstance, error) {
 	id, err := parseProcessID(processID)
 	if err != nil {
@@ -82,7 +82,7 @@ func (s *Service) loadState(ctx context.Context, st stateStatements, userKey, pr
 	if err != nil {
 		return nil, err
 	}
-	if !found || !inScope(ctx, inst.OrganisationID) { // another tenant's instance reads as none (tenants.go)
+	if !found || !inScope(ctx, inst.OrganisationID) { // another organisation's instance reads as none (organisations.go)
 		return nil, Errorf(CodeNotFound, "process instance not found")
 	}
 	return inst, nil
@@ -90,7 +90,7 @@ func (s *Service) loadState(ctx context.Context, st stateStatements, userKey, pr
 
 // readState runs the state statement of st with id and userKey, scanning
 // its extra columns into extra; found is false when it returns no row.
-// The caller checks the tenant's scope.
+// The caller checks the organisation's scope.
 func (s *Service) readState(ctx context.Context, st stateStatements, id int64, userKey string, extra ...any) (inst *ProcessInstance, found bool, err error) {
 	query := st.pg
 	if s.db.Dialect().Name() != dialect.PG {

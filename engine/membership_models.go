@@ -7,8 +7,8 @@ import (
 )
 
 // Organisation is a club or federation that runs membership periods.
-// It is the tenant: a request resolves to one organisation (tenants.go),
-// which scopes everything it may see.
+// A request resolves to one organisation (organisations.go), the one word
+// the portal uses for what others call a tenant, which scopes everything it may see.
 type Organisation struct {
 	bun.BaseModel   `bun:"table:organisations"`
 	ID              int64  `bun:"id,pk,autoincrement"`

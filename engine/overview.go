@@ -32,7 +32,7 @@ func (s *Service) registrationTarget(ctx context.Context, db bun.IDB, userKey st
 
 // checkTarget is registrationTarget's verdict on a period and the persons
 // linked to the user key in its organisation: not found for a period of
-// another organisation than orgID (when given) or the request's tenant, or
+// another organisation than orgID (when given) or the request's organisation, or
 // without persons; a conflict for a period that is closed.
 func (s *Service) checkTarget(ctx context.Context, period *MembershipPeriod, persons []Person, orgID *int64) error {
 	if !visibleTarget(ctx, period, orgID) || len(persons) == 0 {
@@ -45,7 +45,7 @@ func (s *Service) checkTarget(ctx context.Context, period *MembershipPeriod, per
 }
 
 // visibleTarget says whether period belongs to orgID (when given) and to
-// the request's tenant (tenants.go).
+// the request's organisation (organisations.go).
 func visibleTarget(ctx context.Context, period *MembershipPeriod, orgID *int64) bool {
 	return (orgID == nil || *orgID == period.OrganisationID) && inScope(ctx, period.OrganisationID)
 }

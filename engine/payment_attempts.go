@@ -302,7 +302,7 @@ func (s *Service) PaymentForPage(ctx context.Context, reference string) (_ *Paym
 	if err != nil {
 		return nil, err
 	}
-	if !inScope(ctx, order.OrganisationID) { // another tenant's payment reads as none (tenants.go)
+	if !inScope(ctx, order.OrganisationID) { // another organisation's payment reads as none (organisations.go)
 		return nil, Errorf(CodeNotFound, "payment not found")
 	}
 	return &PaymentView{Payment: *p, Order: order}, nil

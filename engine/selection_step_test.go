@@ -40,10 +40,10 @@ func TestSelectionStatements(t *testing.T) {
 		people := []engine.PersonInput{{ID: robin}, {ID: alex}}
 		// Another tenant's registration reads as none, and nothing is written.
 		if _, err := f.svc.Next(engine.WithOrganisation(context.Background(), 2), engine.DemoUserKey, engine.NextInput{ProcessID: pid, People: people}); engine.ErrorCode(err) != engine.CodeNotFound {
-			t.Errorf("selecting in another tenant's registration: %v, want not found", err)
+			t.Errorf("selecting in another organisation's registration: %v, want not found", err)
 		}
 		if got := f.instance(form.ProcessID); got.Version != before.Version {
-			t.Fatalf("another tenant's selection moved the version to %d", got.Version)
+			t.Fatalf("another organisation's selection moved the version to %d", got.Version)
 		}
 
 		ctx, count := engine.WithStatementCount(engine.WithLanguage(context.Background(), "de"))
@@ -114,10 +114,10 @@ func TestResetStatements(t *testing.T) {
 		r.advanceTo(3)
 		before := f.instance(r.id)
 		if _, err := f.svc.Reset(engine.WithOrganisation(context.Background(), 2), engine.DemoUserKey, r.pid); engine.ErrorCode(err) != engine.CodeNotFound {
-			t.Errorf("resetting another tenant's registration: %v, want not found", err)
+			t.Errorf("resetting another organisation's registration: %v, want not found", err)
 		}
 		if got := f.instance(r.id).Version; got != before.Version {
-			t.Fatalf("another tenant's reset moved the version to %d", got)
+			t.Fatalf("another organisation's reset moved the version to %d", got)
 		}
 		ctx, count := engine.WithStatementCount(context.Background())
 		form, err := f.svc.Reset(ctx, engine.DemoUserKey, r.pid)

@@ -116,7 +116,7 @@ func (s *Server) requireAPIKey(next echo.HandlerFunc) echo.HandlerFunc {
 			}
 			return err
 		}
-		if t := tenantOf(c); t != nil && t.ID != k.OrganisationID {
+		if t := organisationOfRequest(c); t != nil && t.ID != k.OrganisationID {
 			c.Response().Header().Set("WWW-Authenticate", `Bearer realm="portal admin API", error="invalid_token"`)
 			return newAPIError(http.StatusUnauthorized, "The API key is not valid for this organisation's address.")
 		}
@@ -291,11 +291,11 @@ func (s *Server) patchAdminOrganisation(c echo.Context) error {
 		case len(*body.HashSecret) < minHashSecret || len(*body.HashSecret) > 200:
 			return newAPIError(http.StatusUnprocessableEntity, "Some settings are not valid.",
 				FieldErrorBody{Field: "hashSecret", Message: fmt.Sprintf("must be %d to 200 characters", minHashSecret)})
-		case s.tenants.sealer == nil:
+		case s.organisations.sealer == nil:
 			return newAPIError(http.StatusUnprocessableEntity, "Some settings are not valid.",
 				FieldErrorBody{Field: "hashSecret", Message: "this server has no PORTAL_SESSION_KEY to keep it encrypted with"})
 		default:
-			sealed = s.tenants.sealer.Seal([]byte(*body.HashSecret), HashSecretAAD(orgID))
+			sealed = s.organisations.sealer.Seal([]byte(*body.HashSecret), HashSecretAAD(orgID))
 		}
 		change.HashSecretSealed = &sealed
 	}
@@ -311,7 +311,7 @@ func (s *Server) patchAdminOrganisation(c echo.Context) error {
 	if err != nil {
 		return adminError(err)
 	}
-	s.RefreshTenants()
+	s.RefreshOrganisations()
 	dto, err := s.withMessageSettings(c.Request().Context(), organisationDTO(o))
 	if err == nil {
 		dto, err = s.withRetention(c.Request().Context(), dto)

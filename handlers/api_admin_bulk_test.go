@@ -21,7 +21,7 @@ func TestAdminBulkCallsTakeTenThousand(t *testing.T) {
 		t.Skip("10,000 rows")
 	}
 	db := dbtest.Postgres(t)
-	env := newTenantEnv(t, db, envOptions{invitations: testInvitations})
+	env := newOrganisationsEnv(t, db, envOptions{invitations: testInvitations})
 	write, _ := env.apiKey(2, engine.ScopeWrite)
 	const n = 10000
 	var csv strings.Builder

@@ -22,7 +22,7 @@ type definitionVersionDTO struct {
 
 func TestAdminDefinitionVersions(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		env := newTenantEnv(t, db, envOptions{})
+		env := newOrganisationsEnv(t, db, envOptions{})
 		write, _ := env.apiKey(2, engine.ScopeWrite)
 		read, _ := env.apiKey(2, engine.ScopeRead)
 		rowing, _ := env.apiKey(1, engine.ScopeWrite)

@@ -16,7 +16,7 @@ import (
 
 func TestAdminPeriodExport(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		env := newTenantEnv(t, db, envOptions{})
+		env := newOrganisationsEnv(t, db, envOptions{})
 		demo := &enginetest.Demo{T: t, DB: db, Svc: engine.NewService(db, env.gw), GW: env.gw}
 		demo.Pay(demo.Commit(1, 3)) // Alex and Robin, paid
 		rowing, _ := env.apiKey(1, engine.ScopeRead)

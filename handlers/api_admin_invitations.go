@@ -58,7 +58,7 @@ func (s *Server) invitationLink(c echo.Context, inv engine.Invitation) string {
 	}
 	base := s.engine.PublicAddress(c.Request().Context(), inv.OrganisationID)
 	if base == "" {
-		base = c.Scheme() + "://" + c.Request().Host + tenantPath(c, "")
+		base = c.Scheme() + "://" + c.Request().Host + organisationPath(c, "")
 	}
 	return s.invitations.URL(base, inv.OrganisationID, inv.ID, inv.ExpiresAt)
 }

@@ -25,7 +25,7 @@ type invitationDTO struct {
 
 func TestAdminInvitations(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		env := newTenantEnv(t, db, envOptions{invitations: testInvitations})
+		env := newOrganisationsEnv(t, db, envOptions{invitations: testInvitations})
 		write, _ := env.apiKey(2, engine.ScopeWrite)
 		read, _ := env.apiKey(2, engine.ScopeRead)
 		rowing, _ := env.apiKey(1, engine.ScopeWrite)

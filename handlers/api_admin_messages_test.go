@@ -18,7 +18,7 @@ import (
 // defaults.
 func TestAdminMessageSettings(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		env := newTenantEnv(t, db, envOptions{})
+		env := newOrganisationsEnv(t, db, envOptions{})
 		key, _ := env.apiKey(2, engine.ScopeWrite)
 		type dto struct {
 			Name     string `json:"name"`

@@ -52,7 +52,7 @@ type importReport struct {
 }
 
 func TestAdminAPIKeys(t *testing.T) {
-	env := newTenantEnv(t, dbtest.SQLite(t), envOptions{})
+	env := newOrganisationsEnv(t, dbtest.SQLite(t), envOptions{})
 	write, writeID := env.apiKey(2, engine.ScopeWrite)
 	read, _ := env.apiKey(2, engine.ScopeRead)
 
@@ -90,7 +90,7 @@ func TestAdminAPIKeys(t *testing.T) {
 func TestAdminOrganisationSettings(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		kr, _ := session.NewKeyring([]byte(strings.Repeat("s", 32)))
-		env := newTenantEnv(t, db, envOptions{hashSecrets: kr.Sealer("organisation hash secret"), publicHost: "portal.example:8443"})
+		env := newOrganisationsEnv(t, db, envOptions{hashSecrets: kr.Sealer("organisation hash secret"), publicHost: "portal.example:8443"})
 		key, _ := env.apiKey(2, engine.ScopeWrite)
 		// The portal's own address serves every club's /o/{slug} pages: no
 		// club's key may claim it.
@@ -134,7 +134,7 @@ func personsCSV(n int, from int, userKey func(i int) string) string {
 
 func TestAdminPersonImport(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		env := newTenantEnv(t, db, envOptions{})
+		env := newOrganisationsEnv(t, db, envOptions{})
 		key, _ := env.apiKey(2, engine.ScopeWrite)
 		household := func(i int) string { return fmt.Sprintf("family-%d", i/2) } // two persons a household
 		csv := personsCSV(500, 0, household)
@@ -254,7 +254,7 @@ steps:
 // hostname, and nothing of the other clubs shows through.
 func TestBuildOrganisationThroughAdminAPI(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		env := newTenantEnv(t, db, envOptions{})
+		env := newOrganisationsEnv(t, db, envOptions{})
 		svc := engine.NewService(db, nil)
 		org, err := svc.CreateOrganisation(context.Background(), engine.OrganisationChange{Name: ptrTo("Hill Hockey"), Slug: ptrTo("hill")})
 		if err != nil {

@@ -27,7 +27,7 @@ type webhookEndpointDTO struct {
 // organisation's key sees none of them.
 func TestAdminWebhooks(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		env := newTenantEnv(t, db, envOptions{})
+		env := newOrganisationsEnv(t, db, envOptions{})
 		write, _ := env.apiKey(2, engine.ScopeWrite)
 		read, _ := env.apiKey(2, engine.ScopeRead)
 		rowing, _ := env.apiKey(1, engine.ScopeWrite)

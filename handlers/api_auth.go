@@ -79,7 +79,7 @@ type sessionKey struct{}
 func (s *Server) requireSession(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		req := c.Request()
-		sess, err := s.sessionFor(c) // tenant.go: a session of another organisation is none
+		sess, err := s.sessionFor(c) // organisation_scope.go: a session of another organisation is none
 		markSessionLoaded(req.Context())
 		switch {
 		case errors.Is(err, session.ErrNotFound):

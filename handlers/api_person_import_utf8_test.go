@@ -16,7 +16,7 @@ import (
 // "�" in place of the letters.
 func TestPersonImportRefusesInvalidUTF8(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		env := newTenantEnv(t, db, envOptions{})
+		env := newOrganisationsEnv(t, db, envOptions{})
 		key, _ := env.apiKey(2, engine.ScopeWrite)
 		count := func() int {
 			n, err := db.NewSelect().Model((*engine.Person)(nil)).Where("organisation_id = 2").Count(context.Background())

@@ -393,7 +393,7 @@ func (s *Server) backendLogin(c echo.Context, userKey, hash string) (map[string]
 		return nil, nil
 	}
 	var system string // the organisation's registration system id (spec: "from the tenant context")
-	if t := tenantOf(c); t != nil {
+	if t := organisationOfRequest(c); t != nil {
 		system = t.RegistrationSystemID
 	}
 	tok, err := g.backend.ExternalLoginFor(c.Request().Context(), userKey, hash, system)

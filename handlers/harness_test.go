@@ -63,10 +63,10 @@ type envOptions struct {
 	provider engine.PaymentProvider
 	// hashSecrets opens the organisations' own hash secrets; nil: none.
 	hashSecrets *session.Sealer
-	// tenantRefresh: 0 the server's default; negative re-reads the
+	// organisationRefresh: 0 the server's default; negative re-reads the
 	// organisations on every request, for tests that change them in the
 	// database between requests.
-	tenantRefresh time.Duration
+	organisationRefresh time.Duration
 	// publicHost is the host of the portal's base URL (Deps.PublicHost).
 	publicHost string
 	// stripeAPIURL is the Stripe API (a stripe-mock) of the organisations
@@ -142,23 +142,23 @@ func newEnvWith(t testing.TB, db *bun.DB, o envOptions) *testEnv {
 		engine.WithPublicURL(env.srv.URL)},
 		orgPayments(db, o, env.gw)...)...)
 	handler = handlers.New(handlers.Deps{
-		Staff:          staff,
-		Engine:         env.svc,
-		Sessions:       session.NewManager(session.NewDBStore(o.sessionDB), session.Config{Secure: false}),
-		Gateway:        gateway,
-		StripeWebhook:  o.provider != nil && o.provider.Name() == "stripe",
-		HashSecret:     testSecret,
-		Logger:         log,
-		TrustedProxies: o.trustedProxies,
-		HSTSMaxAge:     o.hsts,
-		Relay:          relay,
-		SignInLimiter:  o.limiter,
-		SignInLimits:   o.limits,
-		HashSecrets:    o.hashSecrets,
-		TenantRefresh:  o.tenantRefresh,
-		PublicHost:     o.publicHost,
-		Invitations:    o.invitations,
-		ServerTiming:   o.serverTiming,
+		Staff:               staff,
+		Engine:              env.svc,
+		Sessions:            session.NewManager(session.NewDBStore(o.sessionDB), session.Config{Secure: false}),
+		Gateway:             gateway,
+		StripeWebhook:       o.provider != nil && o.provider.Name() == "stripe",
+		HashSecret:          testSecret,
+		Logger:              log,
+		TrustedProxies:      o.trustedProxies,
+		HSTSMaxAge:          o.hsts,
+		Relay:               relay,
+		SignInLimiter:       o.limiter,
+		SignInLimits:        o.limits,
+		HashSecrets:         o.hashSecrets,
+		OrganisationRefresh: o.organisationRefresh,
+		PublicHost:          o.publicHost,
+		Invitations:         o.invitations,
+		ServerTiming:        o.serverTiming,
 	})
 	env.client = env.newClient()
 	return env

@@ -17,7 +17,7 @@ import (
 // club's branding, no "already paid" about another club's order).
 func TestCardAndPayLinkScopedByHost(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		env := newEnvWith(t, db, envOptions{tenantRefresh: -1})
+		env := newEnvWith(t, db, envOptions{organisationRefresh: -1})
 		owner := env.newClient()
 		f := env.completeDemo(owner)
 		pay(t, env, owner, *f.PaymentURL)
@@ -37,7 +37,7 @@ func TestCardAndPayLinkScopedByHost(t *testing.T) {
 		}
 		// Now two clubs: the demo club (rowing) on localhost, the tennis
 		// club on 127.0.0.1.
-		if err := engine.SeedDemoTenants(ctx, db, time.Now()); err != nil {
+		if err := engine.SeedDemoOrganisations(ctx, db, time.Now()); err != nil {
 			t.Fatal(err)
 		}
 		card := "/verify/" + tokens[ms[0].ID]

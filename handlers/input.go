@@ -101,7 +101,7 @@ func plainTextError(bad []string) error {
 // parsed while serving the request, whatever the outcome (an answer, a
 // refusal, a client gone mid-upload). net/http removes only those of the
 // request it passed in, and the form is parsed on a copy of it (the
-// tenant, session and staff checks each put a new context on the
+// organisation, session and staff checks each put a new context on the
 // request), so without this every spooled upload would stay on disk.
 func removeUploadedFiles(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {

@@ -222,7 +222,7 @@ func TestRegistrationInGerman(t *testing.T) {
 // a language the organisation does not enable cannot be chosen.
 func TestLanguageFromBrowserAndOrganisation(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		env := newEnvWith(t, db, envOptions{tenantRefresh: -1})
+		env := newEnvWith(t, db, envOptions{organisationRefresh: -1})
 		c := env.browserLogin("demo")
 		if l := env.get(c, "/membership/register/1", "Accept-Language", "fr-CH, fr;q=0.9").doc.Find("html").AttrOr("lang", ""); l != "fr" {
 			t.Fatalf("Accept-Language fr: lang %q", l)
@@ -250,7 +250,7 @@ func TestLanguageFromBrowserAndOrganisation(t *testing.T) {
 // a set without the default language is refused with the field named, and
 // changes nothing.
 func TestAdminEnabledLanguages(t *testing.T) {
-	env := newTenantEnv(t, dbtest.SQLite(t), envOptions{})
+	env := newOrganisationsEnv(t, dbtest.SQLite(t), envOptions{})
 	key, _ := env.apiKey(2, engine.ScopeWrite)
 	var org struct {
 		EnabledLanguages []string `json:"enabledLanguages"`

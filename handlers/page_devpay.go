@@ -24,7 +24,7 @@ func (s *Server) testGatewayPage(c echo.Context) error {
 	lines, total := orderLines(langOf(c), view.Order)
 	return render(c, http.StatusOK, views.TestGatewayPage(views.TestGatewayModel{
 		Chrome:    s.chrome("Test payment"),
-		Reference: view.Payment.Reference, Action: tenantPath(c, testGatewayPayPath(view.Payment.Reference)),
+		Reference: view.Payment.Reference, Action: organisationPath(c, testGatewayPayPath(view.Payment.Reference)),
 		Lines: lines, Total: total, Open: view.Payment.Status == engine.PaymentPending, Status: string(view.Payment.Status),
 	}))
 }

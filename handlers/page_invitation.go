@@ -34,7 +34,7 @@ var invitationMessages = map[string]string{
 // Forged links spend from the sign-in budgets like wrong hashes.
 func (s *Server) openInvitation(c echo.Context) error {
 	ctx := c.Request().Context()
-	t := tenantOf(c)
+	t := organisationOfRequest(c)
 	if err := s.checkSignIn(c, ""); err != nil {
 		return err
 	}

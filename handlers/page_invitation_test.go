@@ -50,7 +50,7 @@ func expectRefused(t *testing.T, env *testEnv, c *http.Client, p page, status in
 
 func TestInvitationLinks(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		env := newTenantEnv(t, db, envOptions{invitations: testInvitations})
+		env := newOrganisationsEnv(t, db, envOptions{invitations: testInvitations})
 		now := time.Now().UTC()
 		inv, token := env.invite(t, 1, 1, engine.DemoUserKey, now, 0)
 
@@ -103,7 +103,7 @@ func TestInvitationLinks(t *testing.T) {
 // Without a session key there is no key to check invitation links with:
 // every one is refused, none signs in.
 func TestInvitationLinksWithoutKey(t *testing.T) {
-	env := newTenantEnv(t, dbtest.SQLite(t), envOptions{})
+	env := newOrganisationsEnv(t, dbtest.SQLite(t), envOptions{})
 	_, token := env.invite(t, 1, 1, engine.DemoUserKey, time.Now().UTC(), 0)
 	c := env.newClient()
 	expectRefused(t, env, c, env.get(c, "/invite/"+token, "Host", rowingHost), http.StatusForbidden, "not valid", rowingHost)
@@ -111,8 +111,8 @@ func TestInvitationLinksWithoutKey(t *testing.T) {
 
 // The payment return page of a club addressed by /o/{slug} posts its
 // retry form under the same prefix, where the member's session belongs.
-func TestPaymentRetryKeepsTenantPrefix(t *testing.T) {
-	env := newTenantEnv(t, dbtest.SQLite(t), envOptions{})
+func TestPaymentRetryKeepsOrganisationPrefix(t *testing.T) {
+	env := newOrganisationsEnv(t, dbtest.SQLite(t), envOptions{})
 	const shared = "portal.example"
 	c := env.newClient()
 	expectRedirect(t, env.get(c, "/o/riverside/membership/register/1?u=demo&h="+hashlink.Sign(testSecret, "demo"), "Host", shared), "/o/riverside/membership/register/1")

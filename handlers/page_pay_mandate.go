@@ -35,7 +35,7 @@ func (s *Server) keepMandate(c echo.Context) error {
 	if _, err := s.engine.KeepMandate(c.Request().Context(), c.Param("reference"), id); err != nil {
 		return err
 	}
-	return c.Redirect(http.StatusSeeOther, tenantPath(c, payLinkPrefix+c.Param("reference")))
+	return c.Redirect(http.StatusSeeOther, organisationPath(c, payLinkPrefix+c.Param("reference")))
 }
 
 // changeMandate answers POST /pay/:reference/mandate/change: the mandate's
@@ -55,7 +55,7 @@ func (s *Server) changeMandate(c echo.Context) error {
 		}
 		return err
 	}
-	return c.Redirect(http.StatusSeeOther, tenantPath(c, payLinkPrefix+ref))
+	return c.Redirect(http.StatusSeeOther, organisationPath(c, payLinkPrefix+ref))
 }
 
 // revokeMandate answers POST /pay/:reference/mandate/revoke: the mandate
@@ -69,5 +69,5 @@ func (s *Server) revokeMandate(c echo.Context) error {
 	if _, err := s.engine.RevokeMandate(c.Request().Context(), c.Param("reference"), id); err != nil {
 		return err
 	}
-	return c.Redirect(http.StatusSeeOther, tenantPath(c, payLinkPrefix+c.Param("reference")))
+	return c.Redirect(http.StatusSeeOther, organisationPath(c, payLinkPrefix+c.Param("reference")))
 }

@@ -62,7 +62,7 @@ func (s *Server) paymentReturn(c echo.Context) error {
 		s.logFor(c).Warn("payment return: session store unavailable; showing the outcome without details", "err", err)
 	}
 	m := views.PaymentReturnModel{Reference: res.Reference, Outcome: paymentOutcomes[res.Outcome], RegisterURL: registerPath(c, res.PeriodID), DetailsHidden: !owner,
-		RetryURL: tenantPath(c, paymentRetryPath)} // the organisation's prefix kept: the retry needs its session
+		RetryURL: organisationPath(c, paymentRetryPath)} // the organisation's prefix kept: the retry needs its session
 	if owner {
 		m.Lines, m.Total = orderLines(langOf(c), res.Order)
 	}
@@ -78,7 +78,7 @@ func (s *Server) paymentReturn(c echo.Context) error {
 		// "success" only chooses this wording, it settles nothing.
 		m.Chrome, m.Outcome = s.chrome(tr(c, "return_pending_title")), views.OutcomePending
 		m.Message = tr(c, "return_pending")
-		m.PollURL = tenantPath(c, paymentReturnPath) + "?" + url.Values{"reference": {res.Reference}, "status": {string(engine.OutcomeSuccess)}}.Encode()
+		m.PollURL = organisationPath(c, paymentReturnPath) + "?" + url.Values{"reference": {res.Reference}, "status": {string(engine.OutcomeSuccess)}}.Encode()
 	case res.Outcome == engine.OutcomeOpen:
 		m.Chrome, m.Outcome = s.chrome(tr(c, "return_incomplete_title")), views.OutcomeCancelled
 		m.Message = tr(c, "return_incomplete")

@@ -37,7 +37,7 @@ func registerPath(c echo.Context, periodID int64, sub ...string) string {
 	if len(sub) > 0 {
 		p += "/" + strings.Join(sub, "/")
 	}
-	return tenantPath(c, p) // under /o/{slug} when the request came so
+	return organisationPath(c, p) // under /o/{slug} when the request came so
 }
 
 // stepParam is the question number of a step address (1 or more).
@@ -52,7 +52,7 @@ func stepParam(c echo.Context) (int, bool) {
 // request), or access denied.
 func (s *Server) browserSession(c echo.Context) (*session.Session, bool, error) {
 	req := c.Request()
-	sess, err := s.sessionFor(c) // tenant.go: a session of another organisation is none
+	sess, err := s.sessionFor(c) // organisation_scope.go: a session of another organisation is none
 	markSessionLoaded(req.Context())
 	switch {
 	case err == nil && sess.UserKey != "":

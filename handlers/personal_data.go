@@ -48,7 +48,7 @@ func (s *Server) memberHousehold(c echo.Context) (orgID int64, userKey string, o
 	if !ok {
 		return 0, "", false, err
 	}
-	t := tenantOf(c)
+	t := organisationOfRequest(c)
 	if t == nil {
 		return 0, "", false, s.accessDenied(c, "session")
 	}
@@ -72,7 +72,7 @@ func (s *Server) memberDataPage(c echo.Context) error {
 	}
 	t := views.PersonalDataTextIn(ctx)
 	m := views.PersonalDataModel{Chrome: s.chrome(t.Title), T: t, Tables: dataTables(langOf(c), t, x),
-		DownloadURL: tenantPath(c, memberDataJSONPath), RequestURL: tenantPath(c, memberDataRequestPath)}
+		DownloadURL: organisationPath(c, memberDataJSONPath), RequestURL: organisationPath(c, memberDataRequestPath)}
 	for _, p := range x.Persons {
 		m.Persons = append(m.Persons, views.DataChoice{Value: strconv.FormatInt(p.ID, 10), Label: p.FirstName + " " + p.LastName})
 	}
@@ -127,17 +127,17 @@ func (s *Server) memberDataRequest(c echo.Context) error {
 	if p := c.FormValue("person"); p != "" {
 		id, err := strconv.ParseInt(p, 10, 64)
 		if err != nil {
-			return c.Redirect(http.StatusSeeOther, tenantPath(c, memberDataPath)+"?error=request#request")
+			return c.Redirect(http.StatusSeeOther, organisationPath(c, memberDataPath)+"?error=request#request")
 		}
 		r.PersonID = &id
 	}
 	if _, err := s.engine.RequestDataChange(c.Request().Context(), orgID, key, r); err != nil {
 		if code := engine.ErrorCode(err); code == engine.CodeInvalid || code == engine.CodeNotFound {
-			return c.Redirect(http.StatusSeeOther, tenantPath(c, memberDataPath)+"?error=request#request")
+			return c.Redirect(http.StatusSeeOther, organisationPath(c, memberDataPath)+"?error=request#request")
 		}
 		return err
 	}
-	return c.Redirect(http.StatusSeeOther, tenantPath(c, memberDataPath)+"?sent=1")
+	return c.Redirect(http.StatusSeeOther, organisationPath(c, memberDataPath)+"?sent=1")
 }
 
 // dataTables writes an export as the tables of a page, in language l.
@@ -238,7 +238,7 @@ func requestStatus(t *views.PersonalDataTexts, status string) string {
 
 // staffPersonURL is the staff page of a person's data.
 func staffPersonURL(c echo.Context, id int64) string {
-	return tenantPath(c, fmt.Sprintf("%s%s/%d", StaffPrefix, staffPersonsPath, id))
+	return organisationPath(c, fmt.Sprintf("%s%s/%d", StaffPrefix, staffPersonsPath, id))
 }
 
 // staffPersonData answers GET /staff/persons/:id: the person's export read
@@ -329,7 +329,7 @@ func (s *Server) staffDataRequests(c echo.Context) error {
 		if r.DoneAt != nil {
 			row.Done = t.Done + " " + staffDateTime(c, *r.DoneAt) + " · " + r.DoneBy
 		} else {
-			row.DoneURL = tenantPath(c, fmt.Sprintf("%s%s/%d/done", StaffPrefix, staffDataRequestsPath, r.ID))
+			row.DoneURL = organisationPath(c, fmt.Sprintf("%s%s/%d/done", StaffPrefix, staffDataRequestsPath, r.ID))
 		}
 		m.Rows = append(m.Rows, row)
 	}
@@ -347,7 +347,7 @@ func (s *Server) staffCompleteDataRequest(c echo.Context) error {
 	if err := s.engine.CompleteDataRequest(c.Request().Context(), u.actor(), u.OrganisationID, id, c.FormValue("note")); err != nil {
 		return s.staffEngineError(c, err)
 	}
-	return c.Redirect(http.StatusSeeOther, tenantPath(c, StaffPrefix+staffDataRequestsPath)+"?done=request")
+	return c.Redirect(http.StatusSeeOther, organisationPath(c, StaffPrefix+staffDataRequestsPath)+"?done=request")
 }
 
 // ErasureRequest is the body of POST /api/admin/persons/{id}/erase.

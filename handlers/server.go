@@ -58,10 +58,10 @@ type Deps struct {
 	// the session key for HashSecretPurpose); nil: no session key, and an
 	// organisation with a secret of its own has its hash links refused.
 	HashSecrets *session.Sealer
-	// TenantRefresh is how long the organisations' settings are trusted
-	// before they are read again; 0: TenantRefresh; negative: read on every
+	// OrganisationRefresh is how long the organisations' settings are trusted
+	// before they are read again; 0: OrganisationRefresh; negative: read on every
 	// request (tests that change them in the database directly).
-	TenantRefresh time.Duration
+	OrganisationRefresh time.Duration
 	// Invitations checks the portal's own invitation links (keys derived
 	// from the session key); nil: no session key, and every invitation
 	// link is refused.
@@ -78,19 +78,19 @@ type Deps struct {
 
 // Server holds the handlers' dependencies.
 type Server struct {
-	engine     *engine.Service
-	sessions   *session.Manager
-	gateway    *engine.TestGateway
-	hashSecret string
-	log        *slog.Logger
-	csrf       *http.CrossOriginProtection
-	proxies    upstream.TrustedProxies
-	gw         *gatewayState
-	hsts       string // the Strict-Transport-Security value, "" for none
-	stopping   <-chan struct{}
-	signIn     *throttle.SignIn
-	tenants    *tenantDirectory
-	publicHost string
+	engine        *engine.Service
+	sessions      *session.Manager
+	gateway       *engine.TestGateway
+	hashSecret    string
+	log           *slog.Logger
+	csrf          *http.CrossOriginProtection
+	proxies       upstream.TrustedProxies
+	gw            *gatewayState
+	hsts          string // the Strict-Transport-Security value, "" for none
+	stopping      <-chan struct{}
+	signIn        *throttle.SignIn
+	organisations *organisationDirectory
+	publicHost    string
 	// invitations checks invitation links (page_invitation.go); nil: none.
 	invitations *invitelink.Signer
 	staff       StaffDeps
@@ -117,9 +117,9 @@ func New(d Deps) *echo.Echo {
 	s.publicHost = engine.NormalizeHostname(d.PublicHost)
 	s.invitations = d.Invitations
 	s.staff = d.Staff
-	s.tenants = &tenantDirectory{engine: d.Engine, sealer: d.HashSecrets, log: s.log, refresh: d.TenantRefresh}
-	if s.tenants.refresh == 0 {
-		s.tenants.refresh = TenantRefresh
+	s.organisations = &organisationDirectory{engine: d.Engine, sealer: d.HashSecrets, log: s.log, refresh: d.OrganisationRefresh}
+	if s.organisations.refresh == 0 {
+		s.organisations.refresh = OrganisationRefresh
 	}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
@@ -136,7 +136,7 @@ func New(d Deps) *echo.Echo {
 			return err
 		}}))
 	e.Use(s.securityHeaders)
-	e.Use(s.requireTenant) // resolveTenant (pre-routing, below) found the organisation, or none
+	e.Use(s.requireOrganisation) // resolveOrganisation (pre-routing, below) found the organisation, or none
 	e.Use(s.chooseLanguage)
 	e.Use(compressAnswers(func(c echo.Context) bool {
 		// Static files are compressed once at start; relayed responses stream as
@@ -207,8 +207,8 @@ func New(d Deps) *echo.Echo {
 	}
 	s.mountStaff(e) // staff_routes.go
 	s.mountGateway(e, d.Relay)
-	e.Pre(removeUploadedFiles) // around all but the request count: it sees the request as the handler left it
-	e.Pre(s.resolveTenant)     // after mountGateway's countRequests, which must wrap everything
+	e.Pre(removeUploadedFiles)   // around all but the request count: it sees the request as the handler left it
+	e.Pre(s.resolveOrganisation) // after mountGateway's countRequests, which must wrap everything
 	return e
 }
 

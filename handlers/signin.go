@@ -36,7 +36,7 @@ const (
 )
 
 // signInProblem says why a hash sign-in fails, or "" when the hash matches
-// the secret of the request's organisation (tenant.go).
+// the secret of the request's organisation (organisation_scope.go).
 func (s *Server) signInProblem(c echo.Context, userKey, hash string) string {
 	secret, ok := s.hashSecretFor(c)
 	switch {
@@ -109,6 +109,6 @@ func waitText(secs int) string {
 // hashLinksOff reports whether the request's organisation refuses the
 // spec's hash links: its members open the portal's invitation links.
 func hashLinksOff(c echo.Context) bool {
-	t := tenantOf(c)
+	t := organisationOfRequest(c)
 	return t != nil && t.hashLinksOff
 }

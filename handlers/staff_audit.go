@@ -80,7 +80,7 @@ func auditURL(c echo.Context, q engine.AuditQuery, before int64) string {
 	if before > 0 {
 		v.Set("before", strconv.FormatInt(before, 10))
 	}
-	u := tenantPath(c, StaffPrefix+auditPath)
+	u := organisationPath(c, StaffPrefix+auditPath)
 	if len(v) > 0 {
 		u += "?" + v.Encode()
 	}
@@ -111,7 +111,7 @@ func (s *Server) staffAuditPage(c echo.Context) error {
 		return s.staffEngineError(c, err)
 	}
 	t := staffAuditTextIn(c)
-	m := views.StaffAuditModel{StaffChrome: s.staffChrome(c, staffTextIn(c).AuditTitle), Action: tenantPath(c, StaffPrefix+auditPath),
+	m := views.StaffAuditModel{StaffChrome: s.staffChrome(c, staffTextIn(c).AuditTitle), Action: organisationPath(c, StaffPrefix+auditPath),
 		Rows: names.rows(c, rows), RecordID: q.TargetID,
 		Filtered: q.Actor != "" || q.Action != "" || q.TargetType != "" || q.TargetID != "" || !q.From.IsZero() || !q.Until.IsZero()}
 	if !q.From.IsZero() {
@@ -321,7 +321,7 @@ func (n *auditNames) target(c echo.Context, r engine.AuditRecord) (string, strin
 		text = fmt.Sprintf(format, name)
 	}
 	if link != "" {
-		link = tenantPath(c, link)
+		link = organisationPath(c, link)
 	}
 	return strings.TrimSpace(text), link
 }

@@ -129,7 +129,7 @@ func (s *Server) staffLogin(c echo.Context) error {
 	if d.Provider == nil {
 		return s.staffErrorPage(c, http.StatusServiceUnavailable, staffTextIn(c).SignInOff)
 	}
-	t := tenantOf(c)
+	t := organisationOfRequest(c)
 	if t == nil {
 		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NoOrganisation)
 	}
@@ -138,7 +138,7 @@ func (s *Server) staffLogin(c echo.Context) error {
 		rd = StaffPrefix
 	}
 	w, r := c.Response(), c.Request()
-	a := oidc.NewAttempt(tenantPath(c, rd), d.Sessions.Now())
+	a := oidc.NewAttempt(organisationPath(c, rd), d.Sessions.Now())
 	a.Organisation, a.RedirectURL = t.ID, s.staffCallbackURL(c, t)
 	u, err := d.Provider.AuthCodeURL(r.Context(), a)
 	if err != nil {
@@ -156,14 +156,14 @@ func (s *Server) staffLogin(c echo.Context) error {
 // on the host the sign-in began on when that is the club's own hostname
 // (its cookies live there), else on PORTAL_BASE_URL. The IdP must know
 // each of these addresses.
-func (s *Server) staffCallbackURL(c echo.Context, t *tenant) string {
+func (s *Server) staffCallbackURL(c echo.Context, t *organisation) string {
 	base := strings.TrimRight(s.staff.BaseURL, "/")
 	u, err := url.Parse(base)
 	if err != nil || u.Host == "" {
 		return "" // the provider's own
 	}
 	host := c.Request().Host
-	if s.tenants.hostOf(host, t.ID) && engine.NormalizeHostname(host) != engine.NormalizeHostname(u.Host) {
+	if s.organisations.hostOf(host, t.ID) && engine.NormalizeHostname(host) != engine.NormalizeHostname(u.Host) {
 		return u.Scheme + "://" + host + StaffCallbackPath
 	}
 	return base + StaffCallbackPath
@@ -238,7 +238,7 @@ func (s *Server) staffCallback(c echo.Context) error {
 	log := s.logFor(c)
 	q := r.URL.Query()
 	a, err := d.Attempts.Take(w, r, q.Get("state"), d.Sessions.Now())
-	if t := tenantOf(c); err == nil && t != nil && t.ID != a.Organisation {
+	if t := organisationOfRequest(c); err == nil && t != nil && t.ID != a.Organisation {
 		err = errors.New("the callback arrived on another organisation's address")
 	}
 	if err != nil || a.Organisation == 0 {
@@ -361,7 +361,7 @@ func (s *Server) claimRole(orgID int64, raw json.RawMessage) engine.StaffRole {
 		values = []string{one}
 	}
 	slug := ""
-	if t := s.tenants.byIDOrNil(orgID); t != nil {
+	if t := s.organisations.byIDOrNil(orgID); t != nil {
 		slug = t.Slug
 	}
 	var best engine.StaffRole
@@ -386,7 +386,7 @@ func (s *Server) staffLogout(c echo.Context) error {
 			s.logFor(c).Warn("staff sign-out: session store unavailable", "err", err)
 		}
 	}
-	return c.Redirect(http.StatusSeeOther, tenantPath(c, StaffLoginPath+"?signed_out=1"))
+	return c.Redirect(http.StatusSeeOther, organisationPath(c, StaffLoginPath+"?signed_out=1"))
 }
 
 // currentStaff resolves the request's staff session to a staff member of
@@ -395,7 +395,7 @@ func (s *Server) staffLogout(c echo.Context) error {
 // which has no staff organisation), or a record disabled since.
 func (s *Server) currentStaff(c echo.Context) (*staffUser, error) {
 	d := s.staff
-	t := tenantOf(c)
+	t := organisationOfRequest(c)
 	if d.Sessions == nil || t == nil {
 		return nil, nil
 	}
@@ -451,7 +451,7 @@ func (s *Server) requireStaff(min engine.StaffRole, next echo.HandlerFunc) echo.
 		r := c.Request()
 		if u == nil {
 			if r.Method == http.MethodGet && r.Header.Get("HX-Request") == "" {
-				return c.Redirect(http.StatusSeeOther, tenantPath(c, StaffLoginPath+"?rd="+url.QueryEscape(r.URL.RequestURI())))
+				return c.Redirect(http.StatusSeeOther, organisationPath(c, StaffLoginPath+"?rd="+url.QueryEscape(r.URL.RequestURI())))
 			}
 			return s.staffErrorPage(c, http.StatusUnauthorized, staffTextIn(c).SignInRequired)
 		}
@@ -469,7 +469,7 @@ func (s *Server) requireStaff(min engine.StaffRole, next echo.HandlerFunc) echo.
 }
 
 // hostOf reports whether host is a hostname of the organisation orgID.
-func (d *tenantDirectory) hostOf(host string, orgID int64) bool {
+func (d *organisationDirectory) hostOf(host string, orgID int64) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	t := d.byHost[engine.NormalizeHostname(host)]
@@ -478,7 +478,7 @@ func (d *tenantDirectory) hostOf(host string, orgID int64) bool {
 
 // byIDOrNil returns the organisation with this id from the resolver's
 // copy, nil when it has none (yet).
-func (d *tenantDirectory) byIDOrNil(id int64) *tenant {
+func (d *organisationDirectory) byIDOrNil(id int64) *organisation {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.byID[id]

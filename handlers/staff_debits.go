@@ -58,9 +58,9 @@ func staffDebitTextIn(c echo.Context) *views.StaffDebitTexts {
 	return views.StaffDebitTextIn(c.Request().Context())
 }
 
-// debitRunURL is the page of one run below StaffPrefix, with the tenant's base.
+// debitRunURL is the page of one run below StaffPrefix, with the organisation's base.
 func debitRunURL(c echo.Context, id int64) string {
-	return tenantPath(c, StaffPrefix+staffDebitsPath+"/"+strconv.FormatInt(id, 10))
+	return organisationPath(c, StaffPrefix+staffDebitsPath+"/"+strconv.FormatInt(id, 10))
 }
 
 // staffDebitRuns answers GET /staff/debits (viewer and up): the runs,
@@ -85,7 +85,7 @@ func (s *Server) staffDebitRuns(c echo.Context) error {
 		if ps.DebitCreditorID == "" {
 			m.NoCreditor = true
 		} else {
-			m.PrepareURL = tenantPath(c, StaffPrefix+staffDebitsPath)
+			m.PrepareURL = organisationPath(c, StaffPrefix+staffDebitsPath)
 		}
 	}
 	// Only a date is taken from the address; the sentence is ours.
@@ -144,7 +144,7 @@ func (s *Server) staffPrepareDebitRun(c echo.Context) error {
 	}
 	run, err := s.engine.CollectDebits(ctx, engine.CollectRequest{OrganisationID: u.OrganisationID, Until: until, Actor: u.actor()})
 	if errors.Is(err, engine.ErrNothingDue) {
-		return c.Redirect(http.StatusSeeOther, tenantPath(c, StaffPrefix+staffDebitsPath)+"?"+url.Values{"nothing": {until.Format(time.DateOnly)}}.Encode())
+		return c.Redirect(http.StatusSeeOther, organisationPath(c, StaffPrefix+staffDebitsPath)+"?"+url.Values{"nothing": {until.Format(time.DateOnly)}}.Encode())
 	}
 	if err != nil {
 		return s.staffEngineError(c, err)
@@ -165,7 +165,7 @@ func (s *Server) staffDebitRun(c echo.Context) error {
 	row := debitRunRow(c, r)
 	m := views.StaffDebitRunModel{StaffChrome: s.staffChrome(c, fmt.Sprintf(t.RunTitle, r.MessageID)), Run: row,
 		Intro:   fmt.Sprintf(t.RunIntro, row.Created, r.CreatedBy, row.Until, r.DebitCount, row.Total, r.FileVersion),
-		BackURL: tenantPath(c, StaffPrefix+staffDebitsPath)}
+		BackURL: organisationPath(c, StaffPrefix+staffDebitsPath)}
 	if u.Role.AtLeast(engine.RoleTreasurer) {
 		base := debitRunURL(c, r.ID)
 		if r.Status != engine.DebitRunCancelled {

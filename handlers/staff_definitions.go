@@ -50,7 +50,7 @@ func (s *Server) renderDefinitions(c echo.Context, status int, uploadError strin
 	slices.SortStableFunc(versions, func(a, b engine.DefinitionVersion) int {
 		return cmp.Or(cmp.Compare(a.Key, b.Key), cmp.Compare(b.Version, a.Version))
 	})
-	base := tenantPath(c, StaffPrefix+staffDefinitionsPath)
+	base := organisationPath(c, StaffPrefix+staffDefinitionsPath)
 	m := views.StaffDefinitionsModel{StaffChrome: s.staffChrome(c, staffOpsTextIn(c).DefTitle), UploadURL: base, Error: uploadError}
 	inUse := map[string]bool{} // keys whose version in use is listed: the newest active one, versions come newest first
 	show, _ := strconv.ParseInt(c.QueryParam("version"), 10, 64)
@@ -139,7 +139,7 @@ func (s *Server) staffUploadDefinition(c echo.Context) error {
 			if res.Unchanged {
 				flash = flashDefUnchanged
 			}
-			return c.Redirect(http.StatusSeeOther, tenantPath(c, StaffPrefix+staffDefinitionsPath+"?done="+flash))
+			return c.Redirect(http.StatusSeeOther, organisationPath(c, StaffPrefix+staffDefinitionsPath+"?done="+flash))
 		}
 	}
 	e, ok := engine.AsError(err)
@@ -154,12 +154,12 @@ func (s *Server) staffUploadDefinition(c echo.Context) error {
 func (s *Server) staffActivateDefinition(c echo.Context) error {
 	u := staffUserOf(c)
 	id, proceed, err := s.staffConfirmedID(c, staffOpsTextIn(c).DefActivateQuestion, staffOpsTextIn(c).DefActivateDetail,
-		tenantPath(c, StaffPrefix+staffDefinitionsPath))
+		organisationPath(c, StaffPrefix+staffDefinitionsPath))
 	if !proceed {
 		return err
 	}
 	if _, err := s.engine.SetDefinitionActive(c.Request().Context(), u.actor(), u.OrganisationID, engine.DefinitionRef{ID: id}, engine.DefinitionUse); err != nil {
 		return s.staffEngineError(c, err)
 	}
-	return c.Redirect(http.StatusSeeOther, tenantPath(c, StaffPrefix+staffDefinitionsPath+"?done="+flashDefActivated))
+	return c.Redirect(http.StatusSeeOther, organisationPath(c, StaffPrefix+staffDefinitionsPath+"?done="+flashDefActivated))
 }

@@ -52,8 +52,8 @@ func (s *Server) renderInvitations(c echo.Context, status int, st invitationsSta
 		return s.staffEngineError(c, err)
 	}
 	m := views.StaffInvitationsModel{StaffChrome: s.staffChrome(c, staffOpsTextIn(c).InvitationsTitle),
-		ImportURL: tenantPath(c, StaffPrefix+staffImportPath), Error: st.uploadError, Sent: st.sent,
-		PersonsURL: tenantPath(c, StaffPrefix+"/invitations"), PersonSearch: search}
+		ImportURL: organisationPath(c, StaffPrefix+staffImportPath), Error: st.uploadError, Sent: st.sent,
+		PersonsURL: organisationPath(c, StaffPrefix+"/invitations"), PersonSearch: search}
 	for _, p := range persons {
 		row := views.StaffDirectoryRow{Name: p.Person.FirstName + " " + p.Person.LastName, Born: staffDate(c, p.Person.DateOfBirth),
 			Email: p.Person.Email, UserKeys: strings.Join(p.UserKeys, ", ")}
@@ -63,7 +63,7 @@ func (s *Server) renderInvitations(c echo.Context, status int, st invitationsSta
 		m.Persons = append(m.Persons, row)
 	}
 	if more {
-		m.MoreURL = tenantPath(c, StaffPrefix+"/invitations?"+url.Values{"q": {search}, "from": {strconv.Itoa(from + staffPersonsPageSize)}}.Encode())
+		m.MoreURL = organisationPath(c, StaffPrefix+"/invitations?"+url.Values{"q": {search}, "from": {strconv.Itoa(from + staffPersonsPageSize)}}.Encode())
 	}
 	if err := s.addInvitations(c, &m, st.form); err != nil {
 		return s.staffEngineError(c, err)
@@ -77,7 +77,7 @@ func (s *Server) renderInvitations(c echo.Context, status int, st invitationsSta
 func (s *Server) addInvitations(c echo.Context, m *views.StaffInvitationsModel, form *views.StaffInviteForm) error {
 	u := staffUserOf(c)
 	ctx := c.Request().Context()
-	m.PeriodURL = tenantPath(c, StaffPrefix+"/invitations")
+	m.PeriodURL = organisationPath(c, StaffPrefix+"/invitations")
 	periods, err := s.engine.Periods(ctx, u.OrganisationID)
 	if err != nil || len(periods) == 0 {
 		return err
@@ -103,7 +103,7 @@ func (s *Server) addInvitations(c echo.Context, m *views.StaffInvitationsModel, 
 	}
 	form.PeriodID = strconv.FormatInt(period.ID, 10)
 	if period.Status == engine.PeriodOpen {
-		form.Action = tenantPath(c, StaffPrefix+staffInvitePath)
+		form.Action = organisationPath(c, StaffPrefix+staffInvitePath)
 	}
 	m.Send = *form
 	list, err := s.engine.Invitations(ctx, u.OrganisationID, period.ID)
@@ -116,7 +116,7 @@ func (s *Server) addInvitations(c echo.Context, m *views.StaffInvitationsModel, 
 		row := views.StaffInvitationRow{UserKey: inv.UserKey, Persons: strings.Join(inv.Persons, ", "), StateKey: string(inv.State),
 			State: invitationStateLabel(c, inv.State), Created: staffDateTime(c, inv.CreatedAt), Expires: staffDateTime(c, inv.ExpiresAt)}
 		if inv.State != engine.InvitationRevoked && inv.State != engine.InvitationExpired {
-			row.RevokeURL = tenantPath(c, StaffPrefix+"/invitations/"+strconv.FormatInt(inv.ID, 10)+"/revoke")
+			row.RevokeURL = organisationPath(c, StaffPrefix+"/invitations/"+strconv.FormatInt(inv.ID, 10)+"/revoke")
 		}
 		m.Invitations = append(m.Invitations, row)
 	}
@@ -209,7 +209,7 @@ func (s *Server) staffSendInvitations(c echo.Context) error {
 // asking: the link is refused from then on.
 func (s *Server) staffRevokeInvitation(c echo.Context) error {
 	u := staffUserOf(c)
-	back := tenantPath(c, StaffPrefix+"/invitations")
+	back := organisationPath(c, StaffPrefix+"/invitations")
 	id, proceed, err := s.staffConfirmedID(c, staffOpsTextIn(c).InvRevokeQuestion, staffOpsTextIn(c).InvRevokeDetail, back)
 	if !proceed {
 		return err
@@ -268,8 +268,8 @@ func (s *Server) staffImportPersons(c echo.Context) error {
 		title = staffOpsTextIn(c).ImportDoneTitle
 	}
 	m := views.StaffImportModel{StaffChrome: s.staffChrome(c, title), Preview: !apply, Created: rep.Created, Updated: rep.Updated,
-		Unchanged: rep.Unchanged, Errors: rep.Errors, ApplyURL: tenantPath(c, StaffPrefix+staffImportPath),
-		BackURL: tenantPath(c, StaffPrefix+"/invitations")}
+		Unchanged: rep.Unchanged, Errors: rep.Errors, ApplyURL: organisationPath(c, StaffPrefix+staffImportPath),
+		BackURL: organisationPath(c, StaffPrefix+"/invitations")}
 	if !apply && rep.Errors == 0 {
 		m.File = staffUploadCopy(data)
 	}

@@ -40,12 +40,12 @@ func (s *Server) staffJobsPage(c echo.Context) error {
 			Attempts: strconv.Itoa(j.Attempts) + "/" + strconv.Itoa(j.MaxAttempts), Recipient: j.Recipient,
 			Error: j.LastError, Due: staffDateTime(c, j.RunAt), PortalWide: j.OrganisationID == 0}
 		if u.Role.AtLeast(engine.RoleRegistrar) {
-			row.RetryURL = tenantPath(c, StaffPrefix+"/jobs/"+row.ID+"/retry")
+			row.RetryURL = organisationPath(c, StaffPrefix+"/jobs/"+row.ID+"/retry")
 		}
 		m.Jobs = append(m.Jobs, row)
 	}
 	if u.Role.AtLeast(engine.RoleAdmin) {
-		m.RunURL, m.RunKinds = tenantPath(c, StaffPrefix+"/jobs/run"), engine.ScheduledKinds
+		m.RunURL, m.RunKinds = organisationPath(c, StaffPrefix+"/jobs/run"), engine.ScheduledKinds
 	}
 	return staffRender(c, http.StatusOK, views.StaffJobsPage(m))
 }
@@ -57,7 +57,7 @@ func (s *Server) staffRunJob(c echo.Context) error {
 	if _, err := s.engine.RunScheduledJob(c.Request().Context(), u.actor(), u.OrganisationID, c.FormValue("kind")); err != nil {
 		return s.staffEngineError(c, err)
 	}
-	return c.Redirect(http.StatusSeeOther, tenantPath(c, StaffPrefix+"/jobs?done="+flashJobRun))
+	return c.Redirect(http.StatusSeeOther, organisationPath(c, StaffPrefix+"/jobs?done="+flashJobRun))
 }
 
 // staffRetryJob answers POST /staff/jobs/{id}/retry: the job is due now
@@ -71,5 +71,5 @@ func (s *Server) staffRetryJob(c echo.Context) error {
 	if err := s.engine.RetryStaffJob(c.Request().Context(), u.actor(), u.OrganisationID, staffJobsPortalWide(u), id); err != nil {
 		return s.staffEngineError(c, err)
 	}
-	return c.Redirect(http.StatusSeeOther, tenantPath(c, StaffPrefix+"/jobs?done="+flashJobRetried))
+	return c.Redirect(http.StatusSeeOther, organisationPath(c, StaffPrefix+"/jobs?done="+flashJobRetried))
 }

@@ -26,7 +26,7 @@ func init() {
 // (audited as mandate.revoke); back to the registration it was shown on.
 func (s *Server) staffRevokeMandate(c echo.Context) error {
 	u := staffUserOf(c)
-	back := tenantPath(c, StaffPrefix+registrationsPath)
+	back := organisationPath(c, StaffPrefix+registrationsPath)
 	if reg, err := strconv.ParseInt(c.FormValue("registration"), 10, 64); err == nil && reg > 0 {
 		back = registrationURL(c, reg)
 	}

@@ -66,7 +66,7 @@ func openPaymentsURL(c echo.Context, path string, q engine.OpenPaymentQuery) str
 	if q.Sort != "" {
 		v.Set("sort", string(q.Sort))
 	}
-	u := tenantPath(c, StaffPrefix+path)
+	u := organisationPath(c, StaffPrefix+path)
 	if len(v) > 0 {
 		u += "?" + v.Encode()
 	}
@@ -104,9 +104,9 @@ func (s *Server) staffOpenPayments(c echo.Context) error {
 	if err != nil {
 		return s.staffEngineError(c, err)
 	}
-	m := views.StaffOpenPaymentsModel{StaffChrome: s.staffChrome(c, t.Title), Action: tenantPath(c, StaffPrefix+openPaymentsPath),
+	m := views.StaffOpenPaymentsModel{StaffChrome: s.staffChrome(c, t.Title), Action: organisationPath(c, StaffPrefix+openPaymentsPath),
 		CountText: fmt.Sprintf(t.Count, len(rows)), CSVURL: openPaymentsURL(c, openPaymentsPath+".csv", q),
-		ResendURL: tenantPath(c, StaffPrefix+openPaymentsPath+"/resend-payment-link")}
+		ResendURL: organisationPath(c, StaffPrefix+openPaymentsPath+"/resend-payment-link")}
 	if q.MinDays > 0 {
 		m.MinDays = strconv.Itoa(q.MinDays)
 	}
@@ -212,7 +212,7 @@ func (s *Server) staffResendPaymentLinks(c echo.Context) error {
 	if err != nil {
 		return s.staffEngineError(c, err)
 	}
-	back := tenantPath(c, StaffPrefix+openPaymentsPath) + "?" + url.Values{"sent": {strconv.Itoa(sent)}, "skipped": {strconv.Itoa(skipped)}}.Encode()
+	back := organisationPath(c, StaffPrefix+openPaymentsPath) + "?" + url.Values{"sent": {strconv.Itoa(sent)}, "skipped": {strconv.Itoa(skipped)}}.Encode()
 	return c.Redirect(http.StatusSeeOther, back)
 }
 

@@ -35,20 +35,20 @@ func (s *Server) staffOverview(c echo.Context) error {
 	if err != nil {
 		return s.staffEngineError(c, err)
 	}
-	m := views.StaffOverviewModel{StaffChrome: s.staffChrome(c, staffTextIn(c).OvTitle), Action: tenantPath(c, StaffPrefix),
+	m := views.StaffOverviewModel{StaffChrome: s.staffChrome(c, staffTextIn(c).OvTitle), Action: organisationPath(c, StaffPrefix),
 		Expected: staffMoney(c, o.ExpectedMinor, o.Period.Currency), Received: staffMoney(c, o.ReceivedMinor, o.Period.Currency),
 		Refunded: staffMoney(c, o.RefundedMinor, o.Period.Currency), Chart: overviewChart(c, o),
-		Attention: views.StaffCountLink{Label: staffTextIn(c).OvAttention, Count: o.PaymentsNeedingAttention, URL: tenantPath(c, StaffPrefix+"/payments")}}
+		Attention: views.StaffCountLink{Label: staffTextIn(c).OvAttention, Count: o.PaymentsNeedingAttention, URL: organisationPath(c, StaffPrefix+"/payments")}}
 	failed, err := s.engine.StaffJobs(ctx, u.OrganisationID, staffJobsPortalWide(u))
 	if err != nil {
 		return s.staffEngineError(c, err)
 	}
-	m.Jobs = views.StaffCountLink{Label: staffTextIn(c).OvJobs, Count: len(failed), URL: tenantPath(c, StaffPrefix+"/jobs")}
+	m.Jobs = views.StaffCountLink{Label: staffTextIn(c).OvJobs, Count: len(failed), URL: organisationPath(c, StaffPrefix+"/jobs")}
 	credits, err := s.engine.CountUnmatchedCredits(ctx, u.OrganisationID)
 	if err != nil {
 		return s.staffEngineError(c, err)
 	}
-	m.Credits = views.StaffCountLink{Label: staffOpsTextIn(c).OvCredits, Count: credits, URL: tenantPath(c, StaffPrefix+"/payments")}
+	m.Credits = views.StaffCountLink{Label: staffOpsTextIn(c).OvCredits, Count: credits, URL: organisationPath(c, StaffPrefix+"/payments")}
 	for _, p := range periods {
 		m.Periods = append(m.Periods, views.StaffOption{Value: strconv.FormatInt(p.ID, 10), Label: p.Name, Selected: p.ID == periodID})
 	}

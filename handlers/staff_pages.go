@@ -66,7 +66,7 @@ var staffFlashes = map[string]staffFlash{
 // staffChrome is the frame of a staff page titled title, with the
 // navigation the signed-in member's role sees.
 func (s *Server) staffChrome(c echo.Context, title string) views.StaffChrome {
-	ch := views.StaffChrome{Chrome: s.chrome(title), LogoutURL: tenantPath(c, StaffLogoutPath)}
+	ch := views.StaffChrome{Chrome: s.chrome(title), LogoutURL: organisationPath(c, StaffLogoutPath)}
 	u := staffUserOf(c)
 	if u == nil {
 		return ch
@@ -75,7 +75,7 @@ func (s *Server) staffChrome(c echo.Context, title string) views.StaffChrome {
 	path := c.Path()
 	for _, n := range staffNav {
 		if u.Role.AtLeast(n.Min) {
-			ch.Nav = append(ch.Nav, views.StaffNavItem{Label: n.Label(c), Href: tenantPath(c, StaffPrefix+n.Path),
+			ch.Nav = append(ch.Nav, views.StaffNavItem{Label: n.Label(c), Href: organisationPath(c, StaffPrefix+n.Path),
 				Current: path == StaffPrefix+n.Path || (n.Path != "" && len(path) > len(StaffPrefix+n.Path) && path[:len(StaffPrefix+n.Path)+1] == StaffPrefix+n.Path+"/")})
 		}
 	}
@@ -109,7 +109,7 @@ func staffRender(c echo.Context, status int, component templ.Component) error {
 func (s *Server) staffErrorPage(c echo.Context, status int, message string) error {
 	m := views.StaffMessageModel{StaffChrome: s.staffChrome(c, staffTextIn(c).ErrorTitle), Message: message, Kind: "error"}
 	if staffUserOf(c) != nil {
-		m.Link, m.LinkText = tenantPath(c, StaffPrefix), staffTextIn(c).BackToOverview
+		m.Link, m.LinkText = organisationPath(c, StaffPrefix), staffTextIn(c).BackToOverview
 	}
 	if status >= 500 {
 		m.RequestID = c.Response().Header().Get(echo.HeaderXRequestID)
@@ -171,7 +171,7 @@ func (s *Server) staffAsked(c echo.Context, q staffQuestion, cancelURL string) (
 		return false, s.staffErrorPage(c, http.StatusBadRequest, staffTextIn(c).Invalid)
 	}
 	m := views.StaffConfirmModel{StaffChrome: s.staffChrome(c, staffTextIn(c).ConfirmTitle), Question: q.Question, Detail: q.Detail,
-		Action: tenantPath(c, c.Request().URL.Path), CancelURL: cancelURL, Yes: q.Yes, No: q.No}
+		Action: organisationPath(c, c.Request().URL.Path), CancelURL: cancelURL, Yes: q.Yes, No: q.No}
 	for name, vals := range form {
 		for _, v := range vals {
 			if name != "confirmed" {
@@ -199,7 +199,7 @@ func (s *Server) staffConfirmedID(c echo.Context, question, detail, cancelURL st
 // staffLoginPage answers GET /staff/login: a page with the sign-in
 // button, or a note after signing out. A signed-in staff member goes on.
 func (s *Server) staffLoginPage(c echo.Context) error {
-	if tenantOf(c) == nil {
+	if organisationOfRequest(c) == nil {
 		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NoOrganisation)
 	}
 	rd := c.QueryParam("rd")
@@ -215,6 +215,6 @@ func (s *Server) staffLoginPage(c echo.Context) error {
 	if rd != "" {
 		start += "?rd=" + url.QueryEscape(rd)
 	}
-	m.Link, m.LinkText = tenantPath(c, start), staffTextIn(c).SignInButton
+	m.Link, m.LinkText = organisationPath(c, start), staffTextIn(c).SignInButton
 	return staffRender(c, http.StatusOK, views.StaffMessagePage(m))
 }

@@ -38,7 +38,7 @@ func (s *Server) renderStaffPayments(c echo.Context, status int, uploadError str
 		return s.staffEngineError(c, err)
 	}
 	m := views.StaffPaymentsModel{StaffChrome: s.staffChrome(c, staffOpsTextIn(c).PaymentsTitle), Error: uploadError,
-		DebitsURL: tenantPath(c, StaffPrefix+staffDebitsPath)}
+		DebitsURL: organisationPath(c, StaffPrefix+staffDebitsPath)}
 	for _, a := range list {
 		m.Attention = append(m.Attention, s.staffAttentionRow(c, a))
 	}
@@ -53,7 +53,7 @@ func (s *Server) renderStaffPayments(c echo.Context, status int, uploadError str
 		if s.bankAccountOf(c.Request().Context(), u.OrganisationID) == "" {
 			m.NoBank = true
 		} else {
-			m.UploadURL = tenantPath(c, StaffPrefix+staffStatementPath)
+			m.UploadURL = organisationPath(c, StaffPrefix+staffStatementPath)
 		}
 	}
 	return staffRender(c, status, views.StaffPaymentsPage(m))
@@ -64,7 +64,7 @@ func (s *Server) staffAttentionRow(c echo.Context, a engine.AttentionPayment) vi
 	p := a.Payment
 	row := views.StaffAttentionRow{Amount: staffMoney(c, p.AmountMinor, p.Currency), UserKey: a.Order.UserKey,
 		Created: staffDateTime(c, p.CreatedAt), Reference: p.Reference,
-		DetailURL: tenantPath(c, StaffPrefix+"/registrations/"+strconv.FormatInt(a.Order.ProcessInstanceID, 10))}
+		DetailURL: organisationPath(c, StaffPrefix+"/registrations/"+strconv.FormatInt(a.Order.ProcessInstanceID, 10))}
 	if p.Provider == engine.BankTransferProvider && p.ProviderID != nil {
 		row.Reference = banking.Reference(*p.ProviderID).String()
 	}
@@ -142,7 +142,7 @@ func (s *Server) staffImportStatement(c echo.Context) error {
 		title = staffOpsTextIn(c).ResultTitle
 	}
 	m := views.StaffStatementModel{StaffChrome: s.staffChrome(c, title), Preview: !capture,
-		CaptureURL: tenantPath(c, StaffPrefix+staffStatementPath), BackURL: tenantPath(c, StaffPrefix+"/payments")}
+		CaptureURL: organisationPath(c, StaffPrefix+staffStatementPath), BackURL: organisationPath(c, StaffPrefix+"/payments")}
 	if !capture {
 		m.Statement = staffUploadCopy(data)
 	}
@@ -309,7 +309,7 @@ func (s *Server) staffStoredCredit(c echo.Context, cr engine.BankCredit, resolva
 		}
 	}
 	if resolvable && cr.State == engine.CreditUnmatched {
-		row.ResolveURL = tenantPath(c, StaffPrefix+staffCreditsPath+"/"+key+"/resolve")
+		row.ResolveURL = organisationPath(c, StaffPrefix+staffCreditsPath+"/"+key+"/resolve")
 	}
 	return row
 }
@@ -370,7 +370,7 @@ func (s *Server) staffResolveCredit(c echo.Context) error {
 	case r.Note == "":
 		return s.staffErrorPage(c, http.StatusUnprocessableEntity, staffOpsTextIn(c).CreditNoNote)
 	}
-	back := tenantPath(c, StaffPrefix+"/payments")
+	back := organisationPath(c, StaffPrefix+"/payments")
 	credits, err := s.engine.BankCredits(c.Request().Context(), engine.CreditQuery{OrganisationID: u.OrganisationID, Limit: staffAttentionLimit})
 	if err != nil {
 		return s.staffEngineError(c, err)

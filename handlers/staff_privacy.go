@@ -132,7 +132,7 @@ func (s *Server) staffAccessLogPage(c echo.Context) error {
 	if err != nil {
 		return s.staffEngineError(c, err)
 	}
-	base := tenantPath(c, StaffPrefix+staffAccessLogPath)
+	base := organisationPath(c, StaffPrefix+staffAccessLogPath)
 	m := views.StaffAccessLogModel{StaffChrome: s.staffChrome(c, t.AccessTitle), Action: base, Record: q.RecordID,
 		Actors: []views.StaffOption{{Value: "", Label: t.AccessAll}}, Kinds: []views.StaffOption{{Value: "", Label: t.AccessAll}}}
 	for _, a := range actors {
@@ -169,7 +169,7 @@ func mustID(s string) int64 {
 // loadSetupDataProtection fills the data protection section: the
 // retention settings.
 func (s *Server) loadSetupDataProtection(c echo.Context, m *views.StaffSetupModel) (err error) {
-	m.Retention, err = s.retentionForm(c, tenantPath(c, StaffPrefix+staffSetupPath), staffUserOf(c).OrganisationID)
+	m.Retention, err = s.retentionForm(c, organisationPath(c, StaffPrefix+staffSetupPath), staffUserOf(c).OrganisationID)
 	return err
 }
 

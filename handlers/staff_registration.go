@@ -525,7 +525,7 @@ func (s *Server) staffCapture(c echo.Context) error {
 		done = "captured-problem"
 	}
 	if c.FormValue("back") == captureBackToOpenPayments {
-		back := tenantPath(c, StaffPrefix+openPaymentsPath) + "?" + url.Values{"done": {done}, "registration": {strconv.FormatInt(id, 10)}}.Encode()
+		back := organisationPath(c, StaffPrefix+openPaymentsPath) + "?" + url.Values{"done": {done}, "registration": {strconv.FormatInt(id, 10)}}.Encode()
 		return c.Redirect(http.StatusSeeOther, back)
 	}
 	return staffDone(c, id, done)

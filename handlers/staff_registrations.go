@@ -86,7 +86,7 @@ func listURL(c echo.Context, path string, q engine.RegistrationQuery, page int) 
 	if page > 1 {
 		v.Set("page", strconv.Itoa(page))
 	}
-	u := tenantPath(c, StaffPrefix+path)
+	u := organisationPath(c, StaffPrefix+path)
 	if len(v) > 0 {
 		u += "?" + v.Encode()
 	}
@@ -116,7 +116,7 @@ func (s *Server) staffRegistrations(c echo.Context) error {
 	if err != nil {
 		return s.staffEngineError(c, err)
 	}
-	m := views.StaffRegistrationsModel{StaffChrome: s.staffChrome(c, staffTextIn(c).RegTitle), Action: tenantPath(c, StaffPrefix+registrationsPath),
+	m := views.StaffRegistrationsModel{StaffChrome: s.staffChrome(c, staffTextIn(c).RegTitle), Action: organisationPath(c, StaffPrefix+registrationsPath),
 		Search: q.Search, Total: page.Total, Sort: string(q.Sort),
 		PageText: fmt.Sprintf(staffTextIn(c).RegPageText, page.Total, page.Page, page.PageCount)}
 	if q.UnpaidDays > 0 {
@@ -191,7 +191,7 @@ func sortLink(c echo.Context, q engine.RegistrationQuery, label string, desc, as
 
 // registrationURL is the detail page of a registration.
 func registrationURL(c echo.Context, id int64) string {
-	return tenantPath(c, StaffPrefix+registrationsPath+"/"+strconv.FormatInt(id, 10))
+	return organisationPath(c, StaffPrefix+registrationsPath+"/"+strconv.FormatInt(id, 10))
 }
 
 // staffRegistrationsCSV answers GET /staff/registrations.csv (treasurer

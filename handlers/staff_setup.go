@@ -54,7 +54,7 @@ func (s *Server) loadSetupOrganisation(c echo.Context, m *views.StaffSetupModel)
 	if err != nil {
 		return err
 	}
-	m.Org = views.StaffOrgForm{Action: tenantPath(c, StaffPrefix+staffSetupPath+"/organisation"), Name: org.Name, ContactEmail: org.ContactEmail,
+	m.Org = views.StaffOrgForm{Action: organisationPath(c, StaffPrefix+staffSetupPath+"/organisation"), Name: org.Name, ContactEmail: org.ContactEmail,
 		LogoURL: org.LogoURL, AccentColour: org.AccentColour, HashSecretSet: org.HashSecretSealed != ""}
 	return nil
 }
@@ -65,14 +65,14 @@ func (s *Server) loadSetupLanguages(c echo.Context, m *views.StaffSetupModel) er
 	if err != nil {
 		return err
 	}
-	m.Languages = languagesForm(tenantPath(c, StaffPrefix+staffSetupPath), org)
+	m.Languages = languagesForm(organisationPath(c, StaffPrefix+staffSetupPath), org)
 	m.ToDo, err = s.textsToDo(c)
 	return err
 }
 
 // loadSetupPayments fills the payments section.
 func (s *Server) loadSetupPayments(c echo.Context, m *views.StaffSetupModel) (err error) {
-	base, orgID := tenantPath(c, StaffPrefix+staffSetupPath), staffUserOf(c).OrganisationID
+	base, orgID := organisationPath(c, StaffPrefix+staffSetupPath), staffUserOf(c).OrganisationID
 	if m.Payments, err = s.paymentForm(c, base, orgID); err != nil {
 		return err
 	}
@@ -82,7 +82,7 @@ func (s *Server) loadSetupPayments(c echo.Context, m *views.StaffSetupModel) (er
 
 // loadSetupMessages fills the reminders and e-mail section.
 func (s *Server) loadSetupMessages(c echo.Context, m *views.StaffSetupModel) (err error) {
-	m.Messages, err = s.messagesForm(c, tenantPath(c, StaffPrefix+staffSetupPath), staffUserOf(c).OrganisationID)
+	m.Messages, err = s.messagesForm(c, organisationPath(c, StaffPrefix+staffSetupPath), staffUserOf(c).OrganisationID)
 	return err
 }
 
@@ -105,7 +105,7 @@ func (s *Server) loadSetupMemberships(c echo.Context, m *views.StaffSetupModel) 
 	if err != nil {
 		return err
 	}
-	base := tenantPath(c, StaffPrefix+staffSetupPath)
+	base := organisationPath(c, StaffPrefix+staffSetupPath)
 	page := setupURL(c, setupMemberships)
 	typeNames := map[int64]string{}
 	code := langOf(c).Code // the club's own texts in the page's language
@@ -144,7 +144,7 @@ func (s *Server) loadSetupStaff(c echo.Context, m *views.StaffSetupModel) error 
 	if err != nil {
 		return err
 	}
-	base := tenantPath(c, StaffPrefix+staffSetupPath)
+	base := organisationPath(c, StaffPrefix+staffSetupPath)
 	m.AddForm = views.StaffAddForm{Action: base + "/staff", Role: string(engine.RoleViewer)}
 	for _, sm := range staff {
 		id := strconv.FormatInt(sm.ID, 10)
@@ -337,18 +337,18 @@ func (s *Server) staffSaveOrganisation(c echo.Context) error {
 			return s.renderSetup(c, setupOrganisation, http.StatusUnprocessableEntity, func(m *views.StaffSetupModel) {
 				show(m, map[string]string{"hashSecret": staffOpsTextIn(c).OrgSecretShort})
 			})
-		case s.tenants.sealer == nil:
+		case s.organisations.sealer == nil:
 			return s.renderSetup(c, setupOrganisation, http.StatusUnprocessableEntity, func(m *views.StaffSetupModel) {
 				show(m, map[string]string{"hashSecret": staffOpsTextIn(c).OrgSecretNoKey})
 			})
 		}
-		sealed := s.tenants.sealer.Seal([]byte(secret), HashSecretAAD(u.OrganisationID))
+		sealed := s.organisations.sealer.Seal([]byte(secret), HashSecretAAD(u.OrganisationID))
 		change.HashSecretSealed = &sealed
 	}
 	if _, err := s.engine.StaffUpdateOrganisation(c.Request().Context(), u.actor(), u.OrganisationID, change); err != nil {
 		return s.staffSetupProblem(c, setupOrganisation, err, show)
 	}
-	s.RefreshTenants() // the member pages show the new name, logo and colour at once
+	s.RefreshOrganisations() // the member pages show the new name, logo and colour at once
 	return staffSetupDone(c, setupOrganisation, flashOrgSaved)
 }
 

@@ -28,7 +28,7 @@ func (s *Server) loadSetupAPIKeys(c echo.Context, m *views.StaffSetupModel) erro
 		return err
 	}
 	t := staffSetupSectionTextIn(c)
-	base := tenantPath(c, StaffPrefix+staffSetupPath+"/"+setupAPIKeys)
+	base := organisationPath(c, StaffPrefix+staffSetupPath+"/"+setupAPIKeys)
 	m.KeyForm = views.StaffAPIKeyForm{Action: base, Scope: string(engine.ScopeRead)}
 	for _, k := range keys {
 		id := strconv.FormatInt(k.ID, 10)

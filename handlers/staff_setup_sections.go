@@ -94,7 +94,7 @@ func staffSetupSectionTextIn(c echo.Context) *views.StaffSetupSectionTexts {
 
 // setupURL is a section's page.
 func setupURL(c echo.Context, slug string) string {
-	return tenantPath(c, StaffPrefix+staffSetupPath+"/"+slug)
+	return organisationPath(c, StaffPrefix+staffSetupPath+"/"+slug)
 }
 
 // setupNav is the section navigation, current marking slug's section.

@@ -123,7 +123,7 @@ func TestStaffSetupAPIKeys(t *testing.T) {
 // were given lists them as texts to translate.
 func TestStaffSetupPeriodTexts(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		env := newStaffEnv(t, db, envOptions{tenantRefresh: -1})
+		env := newStaffEnv(t, db, envOptions{organisationRefresh: -1})
 		env.addStaff("admin@example.org", engine.RoleAdmin)
 		admin := env.mustStaffSignIn("admin@example.org", "/staff")
 		origin := []string{"Origin", env.srv.URL}

@@ -101,7 +101,7 @@ func (s *Server) staffSaveLanguages(c echo.Context) error {
 			m.Languages.Errors = errs
 		})
 	}
-	s.RefreshTenants() // the member pages offer the new languages at once
+	s.RefreshOrganisations() // the member pages offer the new languages at once
 	return staffSetupDone(c, setupLanguages, flashLanguagesSaved)
 }
 
@@ -373,7 +373,7 @@ func (s *Server) staffAddType(c echo.Context) error {
 		return err
 	}
 	f, minAge, maxAge, errs := typeInput(c, form)
-	f.Action = tenantPath(c, StaffPrefix+staffSetupPath+"/types")
+	f.Action = organisationPath(c, StaffPrefix+staffSetupPath+"/types")
 	if len(errs) > 0 {
 		return s.renderSetup(c, setupMemberships, http.StatusUnprocessableEntity, func(m *views.StaffSetupModel) { showTypeForm(f)(m, errs) })
 	}
@@ -397,7 +397,7 @@ func (s *Server) staffChangeType(c echo.Context) error {
 		return err
 	}
 	f, minAge, maxAge, errs := typeInput(c, form)
-	base := tenantPath(c, StaffPrefix+staffSetupPath)
+	base := organisationPath(c, StaffPrefix+staffSetupPath)
 	f.Action, f.CancelURL, f.Editing = base+"/types/"+strconv.FormatInt(id, 10), setupURL(c, setupMemberships)+"#types", true
 	if len(errs) > 0 {
 		return s.renderSetup(c, setupMemberships, http.StatusUnprocessableEntity, func(m *views.StaffSetupModel) { showTypeForm(f)(m, errs) })

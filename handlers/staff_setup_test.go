@@ -53,7 +53,7 @@ func TestStaffSetupPriceCalculator(t *testing.T) {
 // the last administrator. Every change is audited.
 func TestStaffSetupChanges(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		env := newStaffEnv(t, db, envOptions{tenantRefresh: -1})
+		env := newStaffEnv(t, db, envOptions{organisationRefresh: -1})
 		ctx := t.Context()
 		env.addStaff("admin@example.org", engine.RoleAdmin)
 		admin := env.mustStaffSignIn("admin@example.org", "/staff")

@@ -34,7 +34,7 @@ func (s *Server) renderWebhooks(c echo.Context, status int, m views.StaffWebhook
 		return s.staffEngineError(c, err)
 	}
 	m.StaffChrome = s.staffChrome(c, views.StaffWebhookTextIn(c.Request().Context()).Title)
-	m.AddURL = tenantPath(c, StaffPrefix+staffWebhooksPath)
+	m.AddURL = organisationPath(c, StaffPrefix+staffWebhooksPath)
 	if m.Events == nil {
 		for _, t := range engine.WebhookEventTypes {
 			m.Events = append(m.Events, views.StaffWebhookEventChoice{Value: t, Checked: true})
@@ -49,8 +49,8 @@ func (s *Server) renderWebhooks(c echo.Context, status int, m views.StaffWebhook
 func webhookEndpointRow(c echo.Context, ep engine.WebhookEndpoint) views.StaffWebhookEndpointRow {
 	base := StaffPrefix + staffWebhooksPath + "/" + strconv.FormatInt(ep.ID, 10)
 	return views.StaffWebhookEndpointRow{ID: strconv.FormatInt(ep.ID, 10), URL: ep.URL, Events: strings.Join(ep.Events(), ", "),
-		Active: ep.Active, DisabledReason: ep.DisabledReason, DeliveriesURL: tenantPath(c, base),
-		ToggleURL: tenantPath(c, base+"/active"), RotateURL: tenantPath(c, base+"/rotate"), DeleteURL: tenantPath(c, base+"/delete")}
+		Active: ep.Active, DisabledReason: ep.DisabledReason, DeliveriesURL: organisationPath(c, base),
+		ToggleURL: organisationPath(c, base+"/active"), RotateURL: organisationPath(c, base+"/rotate"), DeleteURL: organisationPath(c, base+"/delete")}
 }
 
 // staffAddWebhook answers POST /staff/webhooks: adds the endpoint and
@@ -111,7 +111,7 @@ func (s *Server) staffSetWebhookActive(c echo.Context) error {
 	if on {
 		done = flashWebhookEnabled
 	}
-	return c.Redirect(http.StatusSeeOther, tenantPath(c, StaffPrefix+staffWebhooksPath)+"?done="+done)
+	return c.Redirect(http.StatusSeeOther, organisationPath(c, StaffPrefix+staffWebhooksPath)+"?done="+done)
 }
 
 // staffRotateWebhook answers POST /staff/webhooks/{id}/rotate, after
@@ -123,7 +123,7 @@ func (s *Server) staffRotateWebhook(c echo.Context) error {
 		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
 	}
 	t := views.StaffWebhookTextIn(c.Request().Context())
-	if ok, err := s.staffConfirmed(c, t.RotateQuestion, t.RotateDetail, tenantPath(c, StaffPrefix+staffWebhooksPath)); !ok {
+	if ok, err := s.staffConfirmed(c, t.RotateQuestion, t.RotateDetail, organisationPath(c, StaffPrefix+staffWebhooksPath)); !ok {
 		return err
 	}
 	secret, err := s.engine.RotateWebhookSecret(c.Request().Context(), u.actor(), u.OrganisationID, id)
@@ -141,7 +141,7 @@ func (s *Server) staffDeleteWebhook(c echo.Context) error {
 		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
 	}
 	t := views.StaffWebhookTextIn(c.Request().Context())
-	back := tenantPath(c, StaffPrefix+staffWebhooksPath)
+	back := organisationPath(c, StaffPrefix+staffWebhooksPath)
 	if ok, err := s.staffConfirmed(c, t.DeleteQuestion, t.DeleteDetail, back); !ok {
 		return err
 	}
@@ -175,7 +175,7 @@ func (s *Server) staffWebhookDeliveries(c echo.Context) error {
 	t := views.StaffWebhookTextIn(ctx)
 	ep := endpoints[i]
 	m := views.StaffWebhookDeliveriesModel{StaffChrome: s.staffChrome(c, views.StaffWebhookDeliveriesTitle(t, ep.URL)),
-		Endpoint: webhookEndpointRow(c, ep), BackURL: tenantPath(c, StaffPrefix+staffWebhooksPath)}
+		Endpoint: webhookEndpointRow(c, ep), BackURL: organisationPath(c, StaffPrefix+staffWebhooksPath)}
 	for _, d := range list {
 		row := views.StaffWebhookDeliveryRow{ID: strconv.FormatInt(d.ID, 10), EventID: d.EventID, Type: d.EventType, StatusKey: d.Status,
 			Status: deliveryStatusLabel(t, d.Status), Attempts: strconv.Itoa(d.Attempts), Created: staffDateTime(c, d.CreatedAt)}
@@ -190,7 +190,7 @@ func (s *Server) staffWebhookDeliveries(c echo.Context) error {
 			row.NextRetry = staffDateTime(c, *d.NextRetryAt)
 		}
 		if ep.Active && d.Status != engine.DeliveryPending && d.Status != engine.DeliveryFailed {
-			row.ReplayURL = tenantPath(c, StaffPrefix+staffWebhooksPath+"/"+strconv.FormatInt(id, 10)+"/deliveries/"+row.ID+"/replay")
+			row.ReplayURL = organisationPath(c, StaffPrefix+staffWebhooksPath+"/"+strconv.FormatInt(id, 10)+"/deliveries/"+row.ID+"/replay")
 		}
 		m.Deliveries = append(m.Deliveries, row)
 	}
@@ -227,7 +227,7 @@ func (s *Server) staffReplayWebhook(c echo.Context) error {
 	if _, err := s.engine.ReplayWebhookDelivery(c.Request().Context(), u.actor(), u.OrganisationID, id, delivery); err != nil {
 		return s.staffEngineError(c, err)
 	}
-	return c.Redirect(http.StatusSeeOther, tenantPath(c, StaffPrefix+staffWebhooksPath+"/"+strconv.FormatInt(id, 10))+"?done="+flashWebhookReplayed)
+	return c.Redirect(http.StatusSeeOther, organisationPath(c, StaffPrefix+staffWebhooksPath+"/"+strconv.FormatInt(id, 10))+"?done="+flashWebhookReplayed)
 }
 
 // The webhooks pages' flashes after an action.

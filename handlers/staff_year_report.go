@@ -156,8 +156,8 @@ func (s *Server) yearReport(c echo.Context) (doc yearreport.Doc, m views.StaffYe
 	}
 	doc = yearReportDoc(c, org.Name, r, time.Now().UTC())
 	query := "?period=" + strconv.FormatInt(periodID, 10)
-	m = views.StaffYearReportModel{Action: tenantPath(c, StaffPrefix+yearReportPath), Report: doc,
-		CSVURL: tenantPath(c, StaffPrefix+yearReportPath+".csv") + query, PDFURL: tenantPath(c, StaffPrefix+yearReportPath+".pdf") + query}
+	m = views.StaffYearReportModel{Action: organisationPath(c, StaffPrefix+yearReportPath), Report: doc,
+		CSVURL: organisationPath(c, StaffPrefix+yearReportPath+".csv") + query, PDFURL: organisationPath(c, StaffPrefix+yearReportPath+".pdf") + query}
 	for _, p := range periods {
 		m.Periods = append(m.Periods, views.StaffOption{Value: strconv.FormatInt(p.ID, 10), Label: p.NameTexts.In(langOf(c).Code, p.Name), Selected: p.ID == periodID})
 	}

@@ -37,7 +37,7 @@ func (s *Server) stripeWebhook(c echo.Context) error {
 // dashboard shows each club the address it registered. An unknown slug
 // is 404 (nothing to acknowledge: Stripe's endpoint is misconfigured).
 func (s *Server) organisationStripeWebhook(c echo.Context) error {
-	t, err := s.tenants.bySlugOf(c.Request().Context(), c.Param("org"))
+	t, err := s.organisations.bySlugOf(c.Request().Context(), c.Param("org"))
 	if err != nil {
 		return err
 	}

@@ -162,7 +162,7 @@ func operatorCommandsBesideServe(t *testing.T, db string) {
 	// Organisation settings changed beside the server apply within the
 	// resolver's refresh, as a change made on another instance does.
 	beside("orgs", "set", "--org", "1", "--name", "Beside Rowing Club")
-	deadline := time.Now().Add(handlers.TenantRefresh + 20*time.Second)
+	deadline := time.Now().Add(handlers.OrganisationRefresh + 20*time.Second)
 	for {
 		_, _, body := step(base + handlers.StaffLoginPath)
 		if strings.Contains(body, "Beside Rowing Club") {

@@ -146,7 +146,7 @@ func cmdSeed(ctx context.Context, args []string, getenv func(string) string, std
 	}
 	fmt.Fprintln(stdout, ")")
 	if *tenants {
-		if err := engine.SeedDemoTenants(ctx, db, time.Now()); err != nil {
+		if err := engine.SeedDemoOrganisations(ctx, db, time.Now()); err != nil {
 			return err
 		}
 	}

@@ -28,7 +28,7 @@ commands:
   seed demo [--members N] [--tenants]
                              load the demo data (idempotent); --tenants adds a second club
                              and the hostnames localhost and 127.0.0.1
-  orgs list|create|set       organisations (tenants) and their settings
+  orgs list|create|set       organisations and their settings
   apikeys create|list|revoke API keys of the admin API (/api/admin/...)
   staff add|list|remove      staff who sign in to /staff, with their roles
   persons import|unlink      members from a CSV or JSON file (as POST /api/admin/persons/import)

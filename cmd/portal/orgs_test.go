@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// The tenant commands end to end on a real (SQLite) database.
+// The organisation commands end to end on a real (SQLite) database.
 func TestOrganisationCommands(t *testing.T) {
 	dir := t.TempDir()
 	e := env("PORTAL_DATABASE_URL", "sqlite:"+filepath.Join(dir, "p.db"), "PORTAL_HASH_SECRET", "0123456789abcdef",

@@ -28,7 +28,7 @@ import (
 //     instance on PostgreSQL: API keys and staff records are read from the
 //     database on every request (a revoked key or removed staff member is
 //     refused at the next one), definitions by their immutable version,
-//     organisation and payment settings again after TenantRefresh and
+//     organisation and payment settings again after OrganisationRefresh and
 //     payproviders.DefaultRefresh;
 //   - no command writes sessions, so the in-process session cache stays
 //     right: the server's own Manager is still the only session writer. A

@@ -160,7 +160,7 @@ func printDemoStaff(ctx context.Context, cfg Config, db *bun.DB, stdout io.Write
 	}
 	base, _ := url.Parse(cfg.BaseURL)
 	for _, o := range orgs {
-		link := cfg.BaseURL + handlers.TenantPathPrefix + o.Slug + handlers.StaffPrefix
+		link := cfg.BaseURL + handlers.OrganisationPathPrefix + o.Slug + handlers.StaffPrefix
 		if len(o.Hostnames) > 0 && base != nil {
 			link = base.Scheme + "://" + hostPort(o.Hostnames[0], base.Port()) + handlers.StaffPrefix
 		}

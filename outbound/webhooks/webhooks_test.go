@@ -106,7 +106,7 @@ func newEnv(t *testing.T, db *bun.DB) *env {
 		t.Fatal(err)
 	}
 	demo := enginetest.Seed(t, db, engine.WithSecretSealer(ring.Sealer("payment secrets")), engine.WithPrivateWebhookAddresses())
-	if err := engine.SeedDemoTenants(context.Background(), db, time.Now().UTC()); err != nil {
+	if err := engine.SeedDemoOrganisations(context.Background(), db, time.Now().UTC()); err != nil {
 		t.Fatal(err)
 	}
 	// A minute ahead of the engine, whose real clock dates the jobs.

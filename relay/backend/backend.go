@@ -100,7 +100,7 @@ func (c *Client) ExternalLogin(ctx context.Context, userKey, hash string) (Token
 }
 
 // ExternalLoginFor is ExternalLogin for the registration system of one
-// organisation (a tenant): its id goes along as registrationSystemId,
+// organisation: its id goes along as registrationSystemId,
 // unless it is "".
 func (c *Client) ExternalLoginFor(ctx context.Context, userKey, hash, registrationSystemID string) (Token, error) {
 	var out struct {

@@ -17,23 +17,23 @@ import (
 	"portal/views"
 )
 
-// Tenant resolution. Every request is resolved to one organisation before
+// Organisation resolution. Every request is resolved to one organisation before
 // routing: by the path prefix /o/{slug}/... (one hostname serving many
 // organisations), else by its Host among the organisations' hostnames,
 // else, while exactly one organisation exists and none has a hostname, to
-// that one (a single-club deployment needs no tenant settings at all).
+// that one (a single-club deployment needs no organisation settings at all).
 // The prefix is taken off the path before routing, so the routes are the
 // same under it; the pages put it back on every address they make
-// (tenantPath).
+// (organisationPath).
 
-// TenantPathPrefix starts the path of an organisation addressed by slug.
-const TenantPathPrefix = "/o/"
+// OrganisationPathPrefix starts the path of an organisation addressed by slug.
+const OrganisationPathPrefix = "/o/"
 
-// TenantRefresh is how long the resolver trusts its copy of the
+// OrganisationRefresh is how long the resolver trusts its copy of the
 // organisations before it reads them again: settings changed through the
 // admin API on this instance apply at once (Refresh), those changed on
 // another instance within this time.
-const TenantRefresh = 10 * time.Second
+const OrganisationRefresh = 10 * time.Second
 
 // HashSecretPurpose is the purpose the organisations' hash secrets are
 // sealed for with the session key (session.Keyring.Sealer); the command
@@ -44,8 +44,8 @@ const HashSecretPurpose = "organisation hash secret"
 // sealed value copied onto another organisation does not open.
 func HashSecretAAD(orgID int64) []byte { return []byte("organisation:" + strconv.FormatInt(orgID, 10)) }
 
-// tenant is one organisation as the HTTP layer uses it.
-type tenant struct {
+// organisation is one organisation as the HTTP layer keeps it in memory.
+type organisation struct {
 	ID    int64
 	Slug  string
 	Brand views.Brand
@@ -62,8 +62,8 @@ type tenant struct {
 	hashLinksOff bool
 }
 
-// tenantDirectory is the resolver's copy of the organisations.
-type tenantDirectory struct {
+// organisationDirectory is the resolver's copy of the organisations.
+type organisationDirectory struct {
 	engine  *engine.Service
 	sealer  *session.Sealer // nil: no session key, so no organisation may have a secret of its own
 	log     *slog.Logger
@@ -71,19 +71,19 @@ type tenantDirectory struct {
 
 	mu      sync.Mutex
 	loaded  time.Time
-	byHost  map[string]*tenant
-	bySlug  map[string]*tenant
-	byID    map[int64]*tenant
-	only    *tenant // the single organisation while no hostname is configured
-	none    bool    // no organisation exists: a gateway only (relay and logins), nothing to scope
+	byHost  map[string]*organisation
+	bySlug  map[string]*organisation
+	byID    map[int64]*organisation
+	only    *organisation // the single organisation while no hostname is configured
+	none    bool          // no organisation exists: a gateway only (relay and logins), nothing to scope
 	hasData bool
 }
 
 // snapshot returns the current tables, reading them again when they are
-// older than TenantRefresh. A failed read keeps the old tables (logged):
+// older than OrganisationRefresh. A failed read keeps the old tables (logged):
 // the database being briefly away should not take every club offline;
 // with no tables at all the request fails as unavailable.
-func (d *tenantDirectory) snapshot(ctx context.Context) (*tenantDirectory, error) {
+func (d *organisationDirectory) snapshot(ctx context.Context) (*organisationDirectory, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.hasData && time.Since(d.loaded) < d.refresh {
@@ -91,7 +91,7 @@ func (d *tenantDirectory) snapshot(ctx context.Context) (*tenantDirectory, error
 	}
 	if err := d.reload(ctx); err != nil {
 		if d.hasData {
-			d.log.Warn("tenants: reload failed, keeping the previous settings", "err", err)
+			d.log.Warn("organisations: reload failed, keeping the previous settings", "err", err)
 			d.loaded = time.Now() // retry after the next interval, not on every request
 			return d, nil
 		}
@@ -101,7 +101,7 @@ func (d *tenantDirectory) snapshot(ctx context.Context) (*tenantDirectory, error
 }
 
 // bySlugOf returns the organisation with slug, nil when there is none.
-func (d *tenantDirectory) bySlugOf(ctx context.Context, slug string) (*tenant, error) {
+func (d *organisationDirectory) bySlugOf(ctx context.Context, slug string) (*organisation, error) {
 	if _, err := d.snapshot(ctx); err != nil {
 		return nil, err
 	}
@@ -111,13 +111,13 @@ func (d *tenantDirectory) bySlugOf(ctx context.Context, slug string) (*tenant, e
 }
 
 // invalidate makes the next request read the organisations again.
-func (d *tenantDirectory) invalidate() {
+func (d *organisationDirectory) invalidate() {
 	d.mu.Lock()
 	d.loaded = time.Time{}
 	d.mu.Unlock()
 }
 
-func (d *tenantDirectory) reload(ctx context.Context) error {
+func (d *organisationDirectory) reload(ctx context.Context) error {
 	var orgs []engine.Organisation
 	var err error
 	if d.engine != nil { // without an engine (a gateway-only test server) there is nothing to resolve
@@ -126,16 +126,16 @@ func (d *tenantDirectory) reload(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	byHost, bySlug, byID := map[string]*tenant{}, map[string]*tenant{}, map[int64]*tenant{}
+	byHost, bySlug, byID := map[string]*organisation{}, map[string]*organisation{}, map[int64]*organisation{}
 	anyHost := false
 	for _, o := range orgs {
-		t := &tenant{ID: o.ID, Slug: o.Slug, Brand: views.Brand{Name: o.Name, LogoURL: o.LogoURL,
+		t := &organisation{ID: o.ID, Slug: o.Slug, Brand: views.Brand{Name: o.Name, LogoURL: o.LogoURL,
 			Accent: o.AccentColour, Contact: o.ContactEmail, Language: o.DefaultLanguage},
 			RegistrationSystemID: o.RegistrationSystemID, Languages: o.EnabledLanguageList(), hashLinksOff: o.HashLinksOff}
 		if o.HashSecretSealed != "" {
 			secret, err := d.openSecret(o.ID, o.HashSecretSealed)
 			if err != nil {
-				d.log.Error("tenants: the organisation's hash secret cannot be decrypted with PORTAL_SESSION_KEY; its hash links are refused",
+				d.log.Error("organisations: the organisation's hash secret cannot be decrypted with PORTAL_SESSION_KEY; its hash links are refused",
 					"organisation", o.ID, "err", err)
 				t.secretBroken = true
 			}
@@ -158,7 +158,7 @@ func (d *tenantDirectory) reload(ctx context.Context) error {
 	return nil
 }
 
-func (d *tenantDirectory) openSecret(orgID int64, sealed string) (string, error) {
+func (d *organisationDirectory) openSecret(orgID int64, sealed string) (string, error) {
 	if d.sealer == nil {
 		return "", errors.New("no PORTAL_SESSION_KEY")
 	}
@@ -166,30 +166,30 @@ func (d *tenantDirectory) openSecret(orgID int64, sealed string) (string, error)
 	return string(pt), err
 }
 
-// resolution is what resolveTenant found, for requireTenant.
+// resolution is what resolveOrganisation found, for requireOrganisation.
 type resolution struct {
-	tenant *tenant
-	none   bool  // there are no organisations to resolve to
-	err    error // the directory could not be read
+	organisation *organisation
+	none         bool  // there are no organisations to resolve to
+	err          error // the directory could not be read
 }
 
 type resolutionKey struct{}
 
-// resolveTenant is a pre-routing middleware: it takes /o/{slug} off the
+// resolveOrganisation is a pre-routing middleware: it takes /o/{slug} off the
 // path (so routing sees the address without it) and notes which
 // organisation the request belongs to. It refuses nothing itself: the
-// refusal (requireTenant) runs after the request id and log middleware,
+// refusal (requireOrganisation) runs after the request id and log middleware,
 // so that it is logged like every other answer.
-func (s *Server) resolveTenant(next echo.HandlerFunc) echo.HandlerFunc {
+func (s *Server) resolveOrganisation(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		req := c.Request()
 		ctx := req.Context()
-		dir, err := s.tenants.snapshot(ctx)
+		dir, err := s.organisations.snapshot(ctx)
 		res := resolution{err: err}
 		if err == nil {
-			res.tenant, res.none = dir.resolve(req)
+			res.organisation, res.none = dir.resolve(req)
 		}
-		t := res.tenant
+		t := res.organisation
 		ctx = context.WithValue(ctx, resolutionKey{}, res)
 		if t != nil {
 			ctx = engine.WithOrganisation(ctx, t.ID)
@@ -203,7 +203,7 @@ func (s *Server) resolveTenant(next echo.HandlerFunc) echo.HandlerFunc {
 // resolve finds the organisation of r and, for /o/{slug}/..., strips the
 // prefix off r's path. An unknown slug leaves the path alone and resolves
 // to nothing.
-func (d *tenantDirectory) resolve(r *http.Request) (t *tenant, none bool) {
+func (d *organisationDirectory) resolve(r *http.Request) (t *organisation, none bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.none {
@@ -214,25 +214,25 @@ func (d *tenantDirectory) resolve(r *http.Request) (t *tenant, none bool) {
 	if t := d.byHost[engine.NormalizeHostname(r.Host)]; t != nil {
 		return t, false
 	}
-	if rest, ok := strings.CutPrefix(r.URL.Path, TenantPathPrefix); ok {
+	if rest, ok := strings.CutPrefix(r.URL.Path, OrganisationPathPrefix); ok {
 		slug, tail, _ := strings.Cut(rest, "/")
 		t := d.bySlug[slug]
 		if t == nil {
 			return nil, false
 		}
-		strip := len(TenantPathPrefix) + len(slug)
+		strip := len(OrganisationPathPrefix) + len(slug)
 		r.URL.Path = "/" + tail
 		if r.URL.RawPath != "" && len(r.URL.RawPath) >= strip {
 			r.URL.RawPath = "/" + strings.TrimPrefix(r.URL.RawPath[strip:], "/")
 		}
 		prefixed := *t
-		prefixed.Brand = t.Brand.WithBase(TenantPathPrefix + t.Slug)
+		prefixed.Brand = t.Brand.WithBase(OrganisationPathPrefix + t.Slug)
 		return &prefixed, false
 	}
 	return d.only, false
 }
 
-// tenantFree says which paths answer without an organisation: probes,
+// organisationFree says which paths answer without an organisation: probes,
 // assets, metrics, the OpenAPI document, the admin API (its key names the
 // organisation), the OIDC login (the identity
 // provider returns to one address), the payment return (the provider
@@ -240,7 +240,7 @@ func (d *tenantDirectory) resolve(r *http.Request) (t *tenant, none bool) {
 // and cards (the stable pay link and the card check: their unguessable
 // reference names the order or card), the payment provider's webhook and
 // the relay to the admin backend, which decides for itself.
-func (s *Server) tenantFree(p string) bool {
+func (s *Server) organisationFree(p string) bool {
 	switch p {
 	case "/healthz", "/readyz", MetricsPath, "/api/openapi.json", LoginPath, CallbackPath, LogoutPath, paymentReturnPath, paymentRetryPath,
 		StaffCallbackPath: // the IdP returns to one address; the sign-in attempt names the organisation
@@ -251,12 +251,12 @@ func (s *Server) tenantFree(p string) bool {
 		(s.gw != nil && s.isRelayPath(p))
 }
 
-// requireTenant answers a plain 404 to a request that resolved to no
-// organisation (an unknown host or slug), except on tenantFree paths.
-func (s *Server) requireTenant(next echo.HandlerFunc) echo.HandlerFunc {
+// requireOrganisation answers a plain 404 to a request that resolved to no
+// organisation (an unknown host or slug), except on organisationFree paths.
+func (s *Server) requireOrganisation(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		res, _ := c.Request().Context().Value(resolutionKey{}).(resolution)
-		if res.tenant != nil || res.none || s.tenantFree(c.Request().URL.Path) {
+		if res.organisation != nil || res.none || s.organisationFree(c.Request().URL.Path) {
 			return next(c)
 		}
 		if res.err != nil {
@@ -266,17 +266,17 @@ func (s *Server) requireTenant(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// tenantOf returns the request's organisation, or nil on tenantFree paths
+// organisationOfRequest returns the request's organisation, or nil on organisationFree paths
 // that resolved to none.
-func tenantOf(c echo.Context) *tenant {
+func organisationOfRequest(c echo.Context) *organisation {
 	res, _ := c.Request().Context().Value(resolutionKey{}).(resolution)
-	return res.tenant
+	return res.organisation
 }
 
-// tenantPath puts the request's /o/{slug} prefix, if it came with one,
+// organisationPath puts the request's /o/{slug} prefix, if it came with one,
 // before a path of this site.
-func tenantPath(c echo.Context, p string) string {
-	if t := tenantOf(c); t != nil {
+func organisationPath(c echo.Context, p string) string {
+	if t := organisationOfRequest(c); t != nil {
 		return t.Brand.Base + p
 	}
 	return p
@@ -290,7 +290,7 @@ const AttrOrganisation = "ORGANISATION_ID"
 // startValues adds the request's organisation to the values a new session
 // starts with.
 func startValues(c echo.Context, values map[string]string) map[string]string {
-	t := tenantOf(c)
+	t := organisationOfRequest(c)
 	if t == nil {
 		return values
 	}
@@ -311,7 +311,7 @@ func (s *Server) sessionFor(c echo.Context) (*session.Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := tenantOf(c)
+	t := organisationOfRequest(c)
 	if t == nil {
 		return sess, nil
 	}
@@ -328,7 +328,7 @@ func (s *Server) sessionFor(c echo.Context) (*session.Session, error) {
 // hashSecretFor is the secret hash links of the request's organisation
 // are checked against; ok is false when its own secret cannot be opened.
 func (s *Server) hashSecretFor(c echo.Context) (secret string, ok bool) {
-	t := tenantOf(c)
+	t := organisationOfRequest(c)
 	switch {
 	case t == nil:
 		return s.hashSecret, true
@@ -340,9 +340,9 @@ func (s *Server) hashSecretFor(c echo.Context) (secret string, ok bool) {
 	return s.hashSecret, true
 }
 
-// RefreshTenants makes the next request read the organisations again, for
+// RefreshOrganisations makes the next request read the organisations again, for
 // a change made on this instance.
-func (s *Server) RefreshTenants() { s.tenants.invalidate() }
+func (s *Server) RefreshOrganisations() { s.organisations.invalidate() }
 
 // brandStylesheet answers GET /brand.css?c=rrggbb: the organisation's
 // accent colour as a CSS variable (views.Brand.stylesheet links it; the
@@ -350,7 +350,7 @@ func (s *Server) RefreshTenants() { s.tenants.invalidate() }
 // the settings, never from the query, which only makes a new colour a new
 // address for caches.
 func (s *Server) brandStylesheet(c echo.Context) error {
-	t := tenantOf(c)
+	t := organisationOfRequest(c)
 	h := c.Response().Header()
 	if t == nil || t.Brand.Accent == "" {
 		h.Set("Cache-Control", "no-cache")
@@ -367,7 +367,7 @@ func (s *Server) brandStylesheet(c echo.Context) error {
 }
 
 // boundTo reports whether sess may act for organisation orgID: it was
-// started there, or (an OIDC session, or one from before tenants) it is
+// started there, or (an OIDC session, or one from before there were several organisations) it is
 // bound to none.
 func boundTo(sess *session.Session, orgID int64) bool {
 	bound, ok := sess.Values[AttrOrganisation]

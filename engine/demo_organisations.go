@@ -9,11 +9,11 @@ import (
 	"github.com/uptrace/bun"
 )
 
-//go:embed demo_tenants_definition.yaml
-var demoTenantsDefinition []byte
+//go:embed demo_organisations_definition.yaml
+var demoOrganisationsDefinition []byte
 
 // Demo tenants: `portal seed demo --tenants` (what `make run` does) adds a
-// second club beside the rowing club, so that tenant separation can be
+// second club beside the rowing club, so that the separation of organisations can be
 // seen by clicking. Each club gets a hostname: the rowing club localhost,
 // the tennis club 127.0.0.1, both on the same port.
 const (
@@ -25,14 +25,14 @@ const (
 	DemoFirstHost, DemoSecondHost = "localhost", "127.0.0.1"
 )
 
-// SeedDemoTenants adds the second demo club (another sport, another
+// SeedDemoOrganisations adds the second demo club (another sport, another
 // currency, bank transfer to its own account) and the two hostnames. The user key "demo" has persons in both
 // clubs, so the same key shows different households on the two hosts.
 // Idempotent: what exists is left alone. Run SeedDemo first.
-func SeedDemoTenants(ctx context.Context, db *bun.DB, now time.Time) error {
-	spec, err := ParseDefinition(demoTenantsDefinition)
+func SeedDemoOrganisations(ctx context.Context, db *bun.DB, now time.Time) error {
+	spec, err := ParseDefinition(demoOrganisationsDefinition)
 	if err != nil {
-		return fmt.Errorf("demo tenants definition: %w", err)
+		return fmt.Errorf("demo organisations definition: %w", err)
 	}
 	err = inTx(ctx, db, func(ctx context.Context, tx bun.Tx) error {
 		exists, err := tx.NewSelect().Model((*Organisation)(nil)).Where("id = ?", DemoSecondOrgID).Exists(ctx)

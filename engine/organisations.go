@@ -12,11 +12,11 @@ import (
 	"github.com/uptrace/bun"
 )
 
-// Organisations are the portal's tenants. The HTTP layer resolves every
+// The portal is shared by organisations. The HTTP layer resolves every
 // request to one of them (by hostname or by /o/{slug}/) and puts its id in
 // the context with WithOrganisation; from then on the engine refuses
 // anything of another organisation as not found, exactly as if it did not
-// exist, so that counting ids reveals nothing across tenants.
+// exist, so that counting ids reveals nothing across organisations.
 
 type organisationKey struct{}
 
@@ -25,7 +25,7 @@ type organisationKey struct{}
 // scope travels in the context rather than in every method's parameters
 // because it is a property of the request (like its deadline), set once at
 // the front; methods called without it (the command line, the demo seed)
-// see every organisation, as before tenants existed.
+// see every organisation, as before there were several.
 func WithOrganisation(ctx context.Context, orgID int64) context.Context {
 	return context.WithValue(ctx, organisationKey{}, orgID)
 }
@@ -50,7 +50,7 @@ type OrganisationHost struct {
 }
 
 // Organisations lists every organisation with its hostnames, by id: what
-// the tenant resolver keeps in memory.
+// the organisation resolver keeps in memory.
 func (s *Service) Organisations(ctx context.Context) (orgs []Organisation, err error) {
 	defer classifyUnavailable(&err)
 	return listOrganisations(ctx, s.db)

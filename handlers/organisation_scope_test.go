@@ -21,7 +21,7 @@ import (
 	"portal/relay/session"
 )
 
-// The demo's two clubs (engine.SeedDemoTenants): the rowing club on
+// The demo's two clubs (engine.SeedDemoOrganisations): the rowing club on
 // localhost (period 1), the tennis club on 127.0.0.1 (period 3), which is
 // also the test server's own address. The user key "demo" has a household
 // in each.
@@ -30,11 +30,11 @@ const (
 	tennisHost = "127.0.0.1"
 )
 
-func newTenantEnv(t *testing.T, db *bun.DB, o envOptions) *testEnv {
+func newOrganisationsEnv(t *testing.T, db *bun.DB, o envOptions) *testEnv {
 	t.Helper()
 	env := newEnvWith(t, db, o)
-	if err := engine.SeedDemoTenants(context.Background(), db, time.Now()); err != nil {
-		t.Fatalf("seed tenants: %v", err)
+	if err := engine.SeedDemoOrganisations(context.Background(), db, time.Now()); err != nil {
+		t.Fatalf("seed organisations: %v", err)
 	}
 	return env
 }
@@ -52,9 +52,9 @@ func names(p page) string {
 	return strings.Join(out, "|")
 }
 
-func TestTenantsByHostname(t *testing.T) {
+func TestOrganisationsByHostname(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		env := newTenantEnv(t, db, envOptions{})
+		env := newOrganisationsEnv(t, db, envOptions{})
 
 		tennis, p := env.hashLinkAt(tennisHost, "3", "demo", testSecret)
 		expectRedirect(t, p, "/membership/register/3")
@@ -123,7 +123,7 @@ func TestTenantsByHostname(t *testing.T) {
 }
 
 func TestUnknownHostIsNotFound(t *testing.T) {
-	env := newTenantEnv(t, dbtest.SQLite(t), envOptions{})
+	env := newOrganisationsEnv(t, dbtest.SQLite(t), envOptions{})
 	p := env.get(env.client, "/membership/register/1", "Host", "nobody.example", "Accept", "text/html")
 	if p.status != http.StatusNotFound || !strings.Contains(p.testid("error-message").Text(), "No organisation") {
 		t.Fatalf("unknown host page: %d %s", p.status, p.body)
@@ -142,16 +142,16 @@ func TestUnknownHostIsNotFound(t *testing.T) {
 	for _, path := range []string{"/pay/PO-UNKNOWN0000000000", "/verify/unknown-token"} {
 		p := env.get(env.client, path, "Host", "nobody.example", "Accept", "text/html")
 		if strings.Contains(p.testid("error-message").Text(), "No organisation") {
-			t.Errorf("%s on an unknown host: the tenant 404 (%d), want the page's own answer", path, p.status)
+			t.Errorf("%s on an unknown host: the unknown organisation's 404 (%d), want the page's own answer", path, p.status)
 		}
 	}
 }
 
 // One hostname serving many clubs: /o/{slug}/ picks the club, and every
 // address the pages make keeps the prefix.
-func TestTenantsByPathPrefix(t *testing.T) {
+func TestOrganisationsByPathPrefix(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		env := newTenantEnv(t, db, envOptions{})
+		env := newOrganisationsEnv(t, db, envOptions{})
 		const shared = "portal.example" // no club's hostname
 		c := env.newClient()
 		p := env.get(c, "/o/riverside/membership/register/1?u=demo&h="+hashlink.Sign(testSecret, "demo"), "Host", shared)
@@ -187,13 +187,13 @@ func TestTenantsByPathPrefix(t *testing.T) {
 
 // An organisation signs its links with a secret of its own, kept sealed
 // with the session key; the environment's secret stays the default of the others.
-func TestTenantHashSecret(t *testing.T) {
+func TestOrganisationHashSecret(t *testing.T) {
 	kr, err := session.NewKeyring([]byte(strings.Repeat("k", 32)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	sealer := kr.Sealer(handlers.HashSecretPurpose)
-	env := newTenantEnv(t, dbtest.SQLite(t), envOptions{hashSecrets: sealer, tenantRefresh: -1})
+	env := newOrganisationsEnv(t, dbtest.SQLite(t), envOptions{hashSecrets: sealer, organisationRefresh: -1})
 	const own = "tennis-club-secret"
 	setSealed := func(sealed string) {
 		t.Helper()
@@ -221,7 +221,7 @@ func TestTenantHashSecret(t *testing.T) {
 }
 
 // The hash login tells the admin backend which club's registration system it is for.
-func TestTenantRegistrationSystemID(t *testing.T) {
+func TestOrganisationRegistrationSystemID(t *testing.T) {
 	var mu sync.Mutex
 	var got []map[string]string
 	be := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -235,7 +235,7 @@ func TestTenantRegistrationSystemID(t *testing.T) {
 	}))
 	t.Cleanup(be.Close)
 	u, _ := url.Parse(be.URL)
-	env := newTenantEnv(t, dbtest.SQLite(t), envOptions{backend: u})
+	env := newOrganisationsEnv(t, dbtest.SQLite(t), envOptions{backend: u})
 	if _, err := env.db.NewUpdate().Model((*engine.Organisation)(nil)).Set("registration_system_id = ?", "RS-TENNIS").Where("id = 2").Exec(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -259,7 +259,7 @@ func TestTenantRegistrationSystemID(t *testing.T) {
 // takes them, and the switch back on is immediate.
 func TestHashLinksSwitchedOff(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		env := newTenantEnv(t, db, envOptions{tenantRefresh: -1})
+		env := newOrganisationsEnv(t, db, envOptions{organisationRefresh: -1})
 		off, on := false, true
 		if _, err := env.svc.UpdateOrganisation(context.Background(), engine.DemoSecondOrgID, engine.OrganisationChange{HashLinks: &off}); err != nil {
 			t.Fatal(err)
