@@ -94,8 +94,7 @@ func DebitDueDate(now time.Time, prenotificationDays, collectionDay int) time.Ti
 	if prenotificationDays <= 0 {
 		prenotificationDays = DefaultPrenotificationDays
 	}
-	y, m, d := now.Date()
-	earliest := time.Date(y, m, d, 0, 0, 0, 0, time.UTC).AddDate(0, 0, prenotificationDays)
+	earliest := dateOf(now).AddDate(0, 0, prenotificationDays)
 	due := earliest
 	if collectionDay >= 1 && collectionDay <= 28 {
 		due = time.Date(earliest.Year(), earliest.Month(), collectionDay, 0, 0, 0, 0, time.UTC)
@@ -104,6 +103,13 @@ func DebitDueDate(now time.Time, prenotificationDays, collectionDay int) time.Ti
 		}
 	}
 	return banking.NextTARGETBusinessDay(due)
+}
+
+// dateOf is the calendar date of t (in t's location), at midnight UTC:
+// the form the debits' dates are stored and compared in.
+func dateOf(t time.Time) time.Time {
+	y, m, d := t.Date()
+	return time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
 }
 
 // debitDueFor is DebitDueDate with an organisation's settings.

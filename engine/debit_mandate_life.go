@@ -95,10 +95,7 @@ func endedMandates(db bun.IDB) *bun.SelectQuery {
 // of another household or club is not found.
 func householdMandate(ctx context.Context, tx bun.Tx, order *Order, id int64) (*DebitMandate, error) {
 	m := new(DebitMandate)
-	q := tx.NewSelect().Model(m).Where("id = ? AND organisation_id = ? AND user_key = ?", id, order.OrganisationID, order.UserKey)
-	if tx.Dialect().Name().String() == "pg" {
-		q = q.For("UPDATE")
-	}
+	q := forUpdate(tx.NewSelect().Model(m).Where("id = ? AND organisation_id = ? AND user_key = ?", id, order.OrganisationID, order.UserKey))
 	if err := q.Scan(ctx); err != nil {
 		return nil, notFoundOr(err, "mandate")
 	}

@@ -267,12 +267,6 @@ func loadOrderLines(ctx context.Context, db bun.IDB, o *Order) error {
 	return nil
 }
 
-// dateOf is the calendar date of t, at midnight UTC.
-func dateOf(t time.Time) time.Time {
-	y, m, d := t.Date()
-	return time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
-}
-
 // DebitRuns lists an organisation's collection runs, newest first,
 // without their files.
 func (s *Service) DebitRuns(ctx context.Context, orgID int64) (_ []DebitRun, err error) {
@@ -317,15 +311,31 @@ func (s *Service) DebitRunByID(ctx context.Context, orgID, runID int64) (_ *Debi
 		return nil, fmt.Errorf("load debits: %w", err)
 	}
 	out := &DebitRunDetail{Run: *run}
+	if len(debits) == 0 {
+		return out, nil
+	}
+	// Their mandates and orders in one query each, not one per debit.
+	mandateIDs, orderIDs := make([]int64, len(debits)), make([]int64, len(debits))
+	for i, d := range debits {
+		mandateIDs[i], orderIDs[i] = d.MandateID, d.OrderID
+	}
+	var mandates []DebitMandate
+	if err := s.db.NewSelect().Model(&mandates).Where("id IN (?)", bun.List(mandateIDs)).Scan(ctx); err != nil {
+		return nil, fmt.Errorf("load mandates: %w", err)
+	}
+	var orders []Order
+	if err := s.db.NewSelect().Model(&orders).Where("id IN (?)", bun.List(orderIDs)).Scan(ctx); err != nil {
+		return nil, fmt.Errorf("load orders: %w", err)
+	}
+	mandateOf, orderOf := make(map[int64]DebitMandate, len(mandates)), make(map[int64]Order, len(orders))
+	for _, m := range mandates {
+		mandateOf[m.ID] = m
+	}
+	for _, o := range orders {
+		orderOf[o.ID] = o
+	}
 	for _, d := range debits {
-		m := DebitMandate{ID: d.MandateID}
-		if err := s.db.NewSelect().Model(&m).WherePK().Scan(ctx); err != nil {
-			return nil, fmt.Errorf("load mandate: %w", err)
-		}
-		o, err := loadOrder(ctx, s.db, d.OrderID)
-		if err != nil {
-			return nil, err
-		}
+		m, o := mandateOf[d.MandateID], orderOf[d.OrderID]
 		out.Debits = append(out.Debits, DebitLine{Debit: d, MandateReference: m.Reference, Holder: m.Holder, MaskedIBAN: MaskedIBAN(m.IBAN),
 			OrderReference: o.PayReference, RegistrationID: o.ProcessInstanceID, MandateEnded: m.RevokedAt != nil})
 	}
@@ -379,11 +389,7 @@ func (s *Service) CancelDebitRun(ctx context.Context, actor Actor, orgID, runID 
 // changes nothing), any other state that is not prepared is a conflict.
 func lockPreparedRun(ctx context.Context, tx bun.Tx, orgID, runID int64, change string) (*DebitRun, error) {
 	run := new(DebitRun)
-	q := tx.NewSelect().Model(run).ExcludeColumn("file").Where("id = ? AND organisation_id = ?", runID, orgID)
-	if tx.Dialect().Name().String() == "pg" {
-		q = q.For("UPDATE")
-	}
-	err := q.Scan(ctx)
+	err := forUpdate(tx.NewSelect().Model(run).ExcludeColumn("file").Where("id = ? AND organisation_id = ?", runID, orgID)).Scan(ctx)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, Errorf(CodeNotFound, "collection run not found")
 	}

@@ -11,8 +11,19 @@ import (
 	"strings"
 
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect"
 	"github.com/uptrace/bun/driver/pgdriver"
 )
+
+// forUpdate locks the rows q selects for the rest of the transaction on
+// PostgreSQL; SQLite's one connection serialises the transactions anyway
+// (and knows no FOR UPDATE).
+func forUpdate(q *bun.SelectQuery) *bun.SelectQuery {
+	if q.DB().Dialect().Name() == dialect.PG {
+		return q.For("UPDATE")
+	}
+	return q
+}
 
 // isUniqueViolation reports whether err is a unique-constraint failure on PostgreSQL or SQLite.
 func isUniqueViolation(err error) bool {
