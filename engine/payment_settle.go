@@ -216,14 +216,10 @@ var errOtherAccount = errors.New("the attempt was made with another account")
 func (s *Service) settle(ctx context.Context, provider PaymentProvider, c PaymentConfirmation) (*PaymentResult, error) {
 	res := &PaymentResult{Reference: c.Reference}
 	var closeAtProvider []Payment
-	settleTx := func(ctx context.Context, tx bun.Tx) (err error) {
-		closeAtProvider, err = s.settleIn(ctx, tx, provider, c, res)
-		return err
-	}
 	// A staff capture's audit entry (audit.go) is written unless it was a
 	// replay: the same capture again is not audited twice.
-	err := inTx(ctx, s.db, s.auditedTx(func(ctx context.Context, tx bun.Tx) error { // audit.go: a staff capture's entry, if any
-		if err := settleTx(ctx, tx); err != nil {
+	err := inTx(ctx, s.db, s.auditedTx(func(ctx context.Context, tx bun.Tx) (err error) { // audit.go: a staff capture's entry, if any
+		if closeAtProvider, err = s.settleIn(ctx, tx, provider, c, res); err != nil {
 			return err
 		}
 		if res.Replayed && !res.Mismatch {

@@ -60,5 +60,9 @@ CREATE TABLE debits (
 );
 CREATE UNIQUE INDEX debits_end_to_end ON debits (organisation_id, end_to_end_id);
 CREATE UNIQUE INDEX debits_one_live_per_order ON debits (order_id) WHERE status IN ('in_run', 'collected');
+-- An order's debits, looked up when it is paid (the confirmation's key
+-- counts its returned debits): the partial unique index covers only the
+-- live ones.
+CREATE INDEX debits_order ON debits (order_id);
 CREATE INDEX debits_run ON debits (run_id);
 CREATE INDEX debits_mandate ON debits (mandate_id);
