@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"net/http"
 	"strconv"
 
 	"github.com/labstack/echo/v4"
@@ -32,10 +31,8 @@ func (s *Server) keepMandate(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if _, err := s.engine.KeepMandate(c.Request().Context(), c.Param("reference"), id); err != nil {
-		return err
-	}
-	return c.Redirect(http.StatusSeeOther, organisationPath(c, payLinkPrefix+c.Param("reference")))
+	_, err = s.engine.KeepMandate(c.Request().Context(), c.Param("reference"), id)
+	return s.mandateAnswered(c, nil, err)
 }
 
 // changeMandate answers POST /pay/:reference/mandate/change: the mandate's
@@ -46,16 +43,9 @@ func (s *Server) changeMandate(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	in := engine.MandateInput{Holder: c.FormValue("holder"), IBAN: c.FormValue("iban"), BIC: c.FormValue("bic"),
-		Consent: c.FormValue("consent") == "1", Language: langOf(c).Code}
-	ref := c.Param("reference")
-	if _, err := s.engine.AmendMandate(c.Request().Context(), ref, id, in); err != nil {
-		if errs, ok := fieldErrors(err); ok && engine.ErrorCode(err) == engine.CodeValidation {
-			return s.showDebitPage(c, http.StatusUnprocessableEntity, ref, &in, errs)
-		}
-		return err
-	}
-	return c.Redirect(http.StatusSeeOther, organisationPath(c, payLinkPrefix+ref))
+	in := mandateForm(c)
+	_, err = s.engine.AmendMandate(c.Request().Context(), c.Param("reference"), id, in)
+	return s.mandateAnswered(c, &in, err)
 }
 
 // revokeMandate answers POST /pay/:reference/mandate/revoke: the mandate
@@ -66,8 +56,6 @@ func (s *Server) revokeMandate(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if _, err := s.engine.RevokeMandate(c.Request().Context(), c.Param("reference"), id); err != nil {
-		return err
-	}
-	return c.Redirect(http.StatusSeeOther, organisationPath(c, payLinkPrefix+c.Param("reference")))
+	_, err = s.engine.RevokeMandate(c.Request().Context(), c.Param("reference"), id)
+	return s.mandateAnswered(c, nil, err)
 }

@@ -89,12 +89,26 @@ func (s *Server) showDebitPage(c echo.Context, status int, orderReference string
 // SEPA mandate of a direct-debit order in the page's language; a refusal
 // shows the form again as typed, each problem at its field.
 func (s *Server) giveMandate(c echo.Context) error {
-	in := engine.MandateInput{Holder: c.FormValue("holder"), IBAN: c.FormValue("iban"), BIC: c.FormValue("bic"),
+	in := mandateForm(c)
+	_, err := s.engine.GiveMandate(c.Request().Context(), c.Param("reference"), in)
+	return s.mandateAnswered(c, &in, err)
+}
+
+// mandateForm is the account and consent a member typed on the pay link,
+// in the page's language.
+func mandateForm(c echo.Context) engine.MandateInput {
+	return engine.MandateInput{Holder: c.FormValue("holder"), IBAN: c.FormValue("iban"), BIC: c.FormValue("bic"),
 		Consent: c.FormValue("consent") == "1", Language: langOf(c).Code}
+}
+
+// mandateAnswered ends a mandate form of the pay link: back to the pay
+// link (POST, 303, GET), or, for a form the member typed (in) that was
+// refused, the page again as typed with each problem at its field.
+func (s *Server) mandateAnswered(c echo.Context, in *engine.MandateInput, err error) error {
 	ref := c.Param("reference")
-	if _, err := s.engine.GiveMandate(c.Request().Context(), ref, in); err != nil {
-		if errs, ok := fieldErrors(err); ok && engine.ErrorCode(err) == engine.CodeValidation {
-			return s.showDebitPage(c, http.StatusUnprocessableEntity, ref, &in, errs)
+	if err != nil {
+		if errs, ok := fieldErrors(err); ok && in != nil && engine.ErrorCode(err) == engine.CodeValidation {
+			return s.showDebitPage(c, http.StatusUnprocessableEntity, ref, in, errs)
 		}
 		return err
 	}
