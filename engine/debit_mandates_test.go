@@ -1,8 +1,10 @@
 package engine_test
 
 import (
+	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/uptrace/bun"
 
@@ -74,26 +76,40 @@ func TestGiveMandate(t *testing.T) {
 
 func intp(n int) *int { return &n }
 
-// directDebitFixture is the demo database whose club 1 offers direct
-// debit beside bank transfer (a stand-in provider named direct_debit),
-// with its account, Creditor Identifier and a pre-notification period of
-// prenotificationDays (0: the default).
+// directDebitClub is the service of a seeded database whose club 1
+// offers direct debit beside bank transfer (dd, a stand-in provider named
+// direct_debit), with its account and Creditor Identifier.
+func directDebitClub(tb testing.TB, db *bun.DB, opts ...engine.ServiceOption) (svc *engine.Service, dd namedFake) {
+	tb.Helper()
+	dd = namedFake{&fakeProvider{retrieve: map[string]engine.PaymentConfirmation{}}, engine.DirectDebitProvider}
+	svc = engine.NewService(db, &fakeProvider{retrieve: map[string]engine.PaymentConfirmation{}}, append(opts,
+		engine.WithPaymentMethodProviders(func(_ int64, m string) engine.PaymentProvider {
+			if m == engine.DirectDebitProvider {
+				return dd
+			}
+			return nil
+		}))...)
+	if _, err := svc.SetPaymentSettings(context.Background(), 1, engine.PaymentSettingsChange{BankCreditorName: str("TV Demo 1848 e.V."),
+		BankIBAN: str(demoIBAN), Methods: &[]string{engine.BankTransferProvider, engine.DirectDebitProvider}, DebitCreditorID: str(testCreditorID)}); err != nil {
+		tb.Fatal(err)
+	}
+	return svc, dd
+}
+
+// directDebitFixture is the demo database (two households) of
+// directDebitClub, with a pre-notification period of prenotificationDays
+// (0: the default).
 func directDebitFixture(t *testing.T, db *bun.DB, prenotificationDays int, opts ...engine.ServiceOption) *fixture {
 	t.Helper()
-	dd := namedFake{&fakeProvider{retrieve: map[string]engine.PaymentConfirmation{}}, "direct_debit"}
-	f, _ := onlineFixture(t, db, append(opts, engine.WithPaymentMethodProviders(func(org int64, m string) engine.PaymentProvider {
-		if m == "direct_debit" {
-			return dd
-		}
-		return nil
-	}))...)
-	change := engine.PaymentSettingsChange{BankCreditorName: str("TV Demo 1848 e.V."), BankIBAN: str(demoIBAN),
-		Methods: &[]string{"bank_transfer", "direct_debit"}, DebitCreditorID: str(testCreditorID)}
-	if prenotificationDays > 0 {
-		change.DebitPrenotificationDays = intp(prenotificationDays)
+	if err := engine.SeedDemo(context.Background(), db, 2, time.Now().UTC()); err != nil {
+		t.Fatalf("seed: %v", err)
 	}
-	if _, err := f.svc.SetPaymentSettings(f.ctx, 1, change); err != nil {
-		t.Fatal(err)
+	svc, _ := directDebitClub(t, db, opts...)
+	f := &fixture{t: t, ctx: context.Background(), db: db, svc: svc}
+	if prenotificationDays > 0 {
+		if _, err := f.svc.SetPaymentSettings(f.ctx, 1, engine.PaymentSettingsChange{DebitPrenotificationDays: intp(prenotificationDays)}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	return f
 }

@@ -29,19 +29,8 @@ func newDebitFixture(t *testing.T, db *bun.DB, members int, fee int64) *debitFix
 	if err := engine.SeedDemo(context.Background(), db, members, time.Now().UTC()); err != nil {
 		t.Fatalf("seed: %v", err)
 	}
-	dd := namedFake{&fakeProvider{retrieve: map[string]engine.PaymentConfirmation{}}, engine.DirectDebitProvider}
-	fp := &fakeProvider{retrieve: map[string]engine.PaymentConfirmation{}}
-	svc := engine.NewService(db, fp, engine.WithPaymentMethodProviders(func(org int64, m string) engine.PaymentProvider {
-		if m == engine.DirectDebitProvider {
-			return dd
-		}
-		return nil
-	}))
+	svc, dd := directDebitClub(t, db)
 	f := &debitFixture{fixture: &fixture{t: t, ctx: context.Background(), db: db, svc: svc}, dd: dd}
-	if _, err := svc.SetPaymentSettings(f.ctx, 1, engine.PaymentSettingsChange{BankCreditorName: str("TV Demo 1848 e.V."), BankIBAN: str(demoIBAN),
-		Methods: &[]string{"bank_transfer", engine.DirectDebitProvider}, DebitCreditorID: str(testCreditorID)}); err != nil {
-		t.Fatal(err)
-	}
 	if _, err := db.NewUpdate().Model((*engine.PaymentSettings)(nil)).Set("debit_return_fee_minor = ?", fee).
 		Where("organisation_id = 1").Exec(f.ctx); err != nil {
 		t.Fatal(err)
@@ -478,20 +467,9 @@ func TestReturnedDebitIsNotCollectedAgain(t *testing.T) {
 		if err := engine.SeedDemo(context.Background(), db, 2, day); err != nil {
 			t.Fatalf("seed: %v", err)
 		}
-		dd := namedFake{&fakeProvider{retrieve: map[string]engine.PaymentConfirmation{}}, engine.DirectDebitProvider}
-		svc := engine.NewService(db, &fakeProvider{retrieve: map[string]engine.PaymentConfirmation{}}, engine.WithClock(clock),
-			engine.WithPaymentMethodProviders(func(org int64, m string) engine.PaymentProvider {
-				if m == engine.DirectDebitProvider {
-					return dd
-				}
-				return nil
-			}))
+		svc, dd := directDebitClub(t, db, engine.WithClock(clock))
 		f := &debitFixture{fixture: &fixture{t: t, ctx: context.Background(), db: db, svc: svc}, dd: dd}
 		f.iban, _ = banking.ParseIBAN(demoIBAN)
-		if _, err := svc.SetPaymentSettings(f.ctx, 1, engine.PaymentSettingsChange{BankCreditorName: str("TV Demo 1848 e.V."), BankIBAN: str(demoIBAN),
-			Methods: &[]string{"bank_transfer", engine.DirectDebitProvider}, DebitCreditorID: str(testCreditorID)}); err != nil {
-			t.Fatal(err)
-		}
 		if _, err := db.NewUpdate().Model((*engine.PaymentSettings)(nil)).Set("debit_return_fee_minor = 300").Where("organisation_id = 1").Exec(f.ctx); err != nil {
 			t.Fatal(err)
 		}

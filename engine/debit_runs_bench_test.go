@@ -55,7 +55,7 @@ func seedDirectDebits(b testing.TB, db *bun.DB) int {
 func BenchmarkCollectionRun(b *testing.B) {
 	db := dbtest.Postgres(b)
 	seedSeason(b, db, 10000)
-	svc := directDebitService(b, db)
+	svc, _ := directDebitClub(b, db)
 	ctx := context.Background()
 	n := seedDirectDebits(b, db)
 	if _, err := db.ExecContext(context.Background(), "ANALYZE orders, payments, debit_mandates"); err != nil {
@@ -73,51 +73,6 @@ func BenchmarkCollectionRun(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.StartTimer()
-	}
-	b.ReportMetric(float64(n), "debits/run")
-}
-
-// directDebitService is the service of a seeded database whose club 1
-// collects by direct debit (the stand-in provider of directDebitFixture).
-func directDebitService(b testing.TB, db *bun.DB) *engine.Service {
-	b.Helper()
-	dd := namedFake{&fakeProvider{retrieve: map[string]engine.PaymentConfirmation{}}, engine.DirectDebitProvider}
-	svc := engine.NewService(db, &fakeProvider{retrieve: map[string]engine.PaymentConfirmation{}},
-		engine.WithPaymentMethodProviders(func(int64, string) engine.PaymentProvider { return dd }))
-	if _, err := svc.SetPaymentSettings(context.Background(), 1, engine.PaymentSettingsChange{BankCreditorName: str("TV Demo 1848 e.V."), BankIBAN: str(demoIBAN),
-		Methods: &[]string{engine.BankTransferProvider, engine.DirectDebitProvider}, DebitCreditorID: str(testCreditorID)}); err != nil {
-		b.Fatal(err)
-	}
-	return svc
-}
-
-// BenchmarkCollectionRunSent times MarkDebitRunSent settling a run of a
-// season's ~1,700 debits in one transaction on PostgreSQL: every order
-// paid, its memberships active, its confirmation and webhook events
-// queued, as each online payment settles. Each iteration seeds a schema of
-// its own (untimed): a run is sent once.
-func BenchmarkCollectionRunSent(b *testing.B) {
-	ctx := context.Background()
-	actor := engine.Actor{Name: "bench"}
-	n := 0
-	for b.Loop() {
-		b.StopTimer()
-		db := dbtest.Postgres(b)
-		seedSeason(b, db, 10000)
-		svc := directDebitService(b, db)
-		n = seedDirectDebits(b, db)
-		if _, err := db.ExecContext(ctx, "ANALYZE orders, payments, debit_mandates"); err != nil {
-			b.Fatal(err)
-		}
-		run, err := svc.CollectDebits(ctx, engine.CollectRequest{OrganisationID: 1, Actor: actor})
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.StartTimer()
-		sent, err := svc.MarkDebitRunSent(ctx, actor, 1, run.ID)
-		if err != nil || sent.Settled != n {
-			b.Fatalf("settled %d of %d (%v)", sent.Settled, n, err)
-		}
 	}
 	b.ReportMetric(float64(n), "debits/run")
 }

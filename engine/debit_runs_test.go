@@ -248,7 +248,7 @@ func TestSentRunSettlesInBatches(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		seedSeason(t, db, 1300) // about 216 unpaid orders: three batches
-		svc := directDebitService(t, db)
+		svc, _ := directDebitClub(t, db)
 		n := seedDirectDebits(t, db)
 		actor := engine.Actor{Name: "treasurer@example.org"}
 		run, err := svc.CollectDebits(ctx, engine.CollectRequest{OrganisationID: 1, Actor: actor})
