@@ -56,8 +56,8 @@ type Access struct {
 
 // RecordAccess appends one row to the access log for actor.
 func (s *Service) RecordAccess(ctx context.Context, actor Actor, a Access) (err error) {
-	defer classifyUnavailable(&err)
-	return recordAccess(ctx, s.db, actor, a, s.clock())
+	defer ClassifyUnavailable(&err)
+	return recordAccess(ctx, s.db, actor, a, s.Clock())
 }
 
 // recordAccess is RecordAccess on db (a transaction's, for an export
@@ -93,7 +93,7 @@ type AccessQuery struct {
 
 // AccessLog lists the access log as q selects it.
 func (s *Service) AccessLog(ctx context.Context, q AccessQuery) (out []AccessEntry, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	if !inScope(ctx, q.OrganisationID) {
 		return nil, Errorf(CodeNotFound, "organisation not found")
 	}
@@ -123,7 +123,7 @@ func (s *Service) AccessLog(ctx context.Context, q AccessQuery) (out []AccessEnt
 // AccessActors are the actors of an organisation's access log, for the
 // page's filter.
 func (s *Service) AccessActors(ctx context.Context, orgID int64) (out []string, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	if !inScope(ctx, orgID) {
 		return nil, Errorf(CodeNotFound, "organisation not found")
 	}

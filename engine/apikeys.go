@@ -65,7 +65,7 @@ func (s *Service) StaffCreateAPIKey(ctx context.Context, actor Actor, orgID int6
 }
 
 func (s *Service) createAPIKey(ctx context.Context, actor *Actor, orgID int64, name string, scope APIKeyScope) (key string, k *APIKey, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	name = strings.TrimSpace(name)
 	var fields []FieldError
 	if name == "" || !printable(name, 100) {
@@ -81,7 +81,7 @@ func (s *Service) createAPIKey(ctx context.Context, actor *Actor, orgID int64, n
 	rand.Read(raw)
 	key = APIKeyPrefix + base64.RawURLEncoding.EncodeToString(raw)
 	k = &APIKey{OrganisationID: orgID, Name: name, Prefix: key[:len(APIKeyPrefix)+6], KeyHash: hashAPIKey(key),
-		Scope: scope, CreatedAt: s.clock()}
+		Scope: scope, CreatedAt: s.Clock()}
 	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		if _, err := loadOrganisation(ctx, tx, orgID); err != nil {
 			return err
@@ -103,7 +103,7 @@ func (s *Service) createAPIKey(ctx context.Context, actor *Actor, orgID int64, n
 
 // APIKeys lists an organisation's keys, revoked ones included, newest first.
 func (s *Service) APIKeys(ctx context.Context, orgID int64) (keys []APIKey, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	if err := s.db.NewSelect().Model(&keys).Where("organisation_id = ?", orgID).Order("id DESC").Scan(ctx); err != nil {
 		return nil, fmt.Errorf("load api keys: %w", err)
 	}
@@ -123,9 +123,9 @@ func (s *Service) StaffRevokeAPIKey(ctx context.Context, actor Actor, orgID, id 
 }
 
 func (s *Service) revokeAPIKey(ctx context.Context, actor *Actor, orgID, id int64) (err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	return inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
-		res, err := tx.NewUpdate().Model((*APIKey)(nil)).Set("revoked_at = COALESCE(revoked_at, ?)", s.clock()).
+		res, err := tx.NewUpdate().Model((*APIKey)(nil)).Set("revoked_at = COALESCE(revoked_at, ?)", s.Clock()).
 			Where("id = ? AND organisation_id = ?", id, orgID).Exec(ctx)
 		if err != nil {
 			return fmt.Errorf("revoke api key: %w", err)
@@ -149,7 +149,7 @@ const apiKeyTouchEvery = time.Minute
 // error for one that is unknown, malformed or revoked (alike: which of
 // them is not revealed).
 func (s *Service) AuthenticateAPIKey(ctx context.Context, key string) (k *APIKey, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	denied := Errorf(CodeUnauthorized, "The API key is not valid.")
 	if !strings.HasPrefix(key, APIKeyPrefix) || len(key) > 200 {
 		return nil, denied
@@ -157,12 +157,12 @@ func (s *Service) AuthenticateAPIKey(ctx context.Context, key string) (k *APIKey
 	k = new(APIKey)
 	err = s.db.NewSelect().Model(k).Where("key_hash = ? AND revoked_at IS NULL", hashAPIKey(key)).Scan(ctx)
 	if err != nil {
-		if ErrorCode(notFoundOr(err, "api key")) == CodeNotFound {
+		if ErrorCode(NotFoundOr(err, "api key")) == CodeNotFound {
 			return nil, denied
 		}
 		return nil, fmt.Errorf("load api key: %w", err)
 	}
-	now := s.clock()
+	now := s.Clock()
 	if k.LastUsedAt == nil || now.Sub(*k.LastUsedAt) > apiKeyTouchEvery {
 		if _, err := s.db.NewUpdate().Model((*APIKey)(nil)).Set("last_used_at = ?", now).Where("id = ?", k.ID).Exec(ctx); err != nil {
 			s.log.Warn("api key: last use not recorded", "key", k.ID, "err", err)

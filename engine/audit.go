@@ -79,7 +79,7 @@ func (s *Service) appendAudit(ctx context.Context, tx bun.IDB, actor Actor, e Au
 	}
 	r := &AuditRecord{OrganisationID: e.OrganisationID, Actor: actor.Name, StaffID: actor.StaffID, Action: e.Action,
 		TargetType: e.TargetType, TargetID: e.TargetID, InstanceID: e.InstanceID, BeforeJSON: before, AfterJSON: after,
-		CreatedAt: s.clock()}
+		CreatedAt: s.Clock()}
 	if _, err := tx.NewInsert().Model(r).Exec(ctx); err != nil {
 		return fmt.Errorf("append audit entry: %w", err)
 	}
@@ -130,7 +130,7 @@ type AuditQuery struct {
 
 // AuditLog lists audit rows as q selects them.
 func (s *Service) AuditLog(ctx context.Context, q AuditQuery) (out []AuditRecord, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	if q.Limit <= 0 {
 		q.Limit = 50
 	}
@@ -168,7 +168,7 @@ type AuditFacets struct {
 // AuditFacets lists the distinct actors, actions and kinds of record of
 // an organisation's audit log.
 func (s *Service) AuditFacets(ctx context.Context, orgID int64) (f AuditFacets, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	for col, out := range map[string]*[]string{"actor": &f.Actors, "action": &f.Actions, "target_type": &f.TargetTypes} {
 		if err := s.db.NewSelect().Model((*AuditRecord)(nil)).ColumnExpr("DISTINCT ?", bun.Ident(col)).
 			Where("organisation_id = ?", orgID).OrderExpr("? ASC", bun.Ident(col)).Scan(ctx, out); err != nil {

@@ -10,7 +10,7 @@ import (
 // with its saved answers; answering it again continues forward with the
 // later answers pre-filled. step, when given, must be the current step.
 func (s *Service) Back(ctx context.Context, userKey, processID string, step *int) (_ *Form, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	return s.returnTo(ctx, userKey, processID, step, -1)
 }
 
@@ -18,7 +18,7 @@ func (s *Service) Back(ctx context.Context, userKey, processID string, step *int
 // selection), for the "Change" links of a check-your-answers page. The
 // target must not be after the current step.
 func (s *Service) ReturnTo(ctx context.Context, userKey, processID string, target int) (_ *Form, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	if target < 0 {
 		return nil, Errorf(CodeInvalid, "there is no step %d", target)
 	}
@@ -66,7 +66,7 @@ func (s *Service) returnTo(ctx context.Context, userKey, processID string, from 
 			inst.CurrentStepID = &def.Steps[target-1].ID
 		}
 		inst.Status = StateRunning
-		if err := bumpVersion(ctx, tx, inst, s.clock(), "current_step_id", "status"); err != nil {
+		if err := bumpVersion(ctx, tx, inst, s.Clock(), "current_step_id", "status"); err != nil {
 			return err
 		}
 		form, err = s.formFor(ctx, tx, inst, nil)

@@ -78,7 +78,7 @@ func (s *Service) storedCredit(st banking.Statement, opt StatementOptions, l Sta
 	bc := &BankCredit{Account: string(opt.Account), CreditID: c.ID, CreditKey: creditIdentity(c), StatementID: st.MessageID, AmountMinor: c.AmountMinor,
 		Currency: strings.ToUpper(c.Currency), DebtorName: c.DebtorName, DebtorIBAN: c.DebtorIBAN,
 		Reference: strings.Join(c.References, " "), Remittance: c.Unstructured, Reason: l.Reason, State: CreditUnmatched,
-		CreatedAt: s.clock()}
+		CreatedAt: s.Clock()}
 	if opt.Organisation != 0 {
 		org := opt.Organisation
 		bc.OrganisationID = &org
@@ -192,7 +192,7 @@ type CreditQuery struct {
 
 // BankCredits lists stored credits, unmatched ones first, then newest first.
 func (s *Service) BankCredits(ctx context.Context, q CreditQuery) (out []BankCredit, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	if q.Limit <= 0 {
 		q.Limit = 200
 	}
@@ -238,7 +238,7 @@ func (s *Service) BankCredits(ctx context.Context, q CreditQuery) (out []BankCre
 // CountUnmatchedCredits counts an organisation's credits still waiting for
 // a treasurer, for the season overview.
 func (s *Service) CountUnmatchedCredits(ctx context.Context, orgID int64) (_ int, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	n, err := creditsOf(s.db.NewSelect().Model((*BankCredit)(nil)), orgID).Where("state = ?", CreditUnmatched).Count(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("count unmatched credits: %w", err)
@@ -277,14 +277,14 @@ type CreditResolved struct {
 // form posted twice), it changes nothing and says so; another way is a
 // conflict.
 func (s *Service) ResolveCredit(ctx context.Context, actor Actor, orgID, id int64, r CreditResolution) (_ *CreditResolved, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	r.Note = strings.TrimSpace(r.Note)
 	if len(r.Note) > 500 {
 		return nil, Errorf(CodeInvalid, "the note may be at most 500 characters")
 	}
 	bc := new(BankCredit)
 	if err := creditsOf(s.db.NewSelect().Model(bc).Where("id = ?", id), orgID).Scan(ctx); err != nil {
-		return nil, notFoundOr(err, "bank credit")
+		return nil, NotFoundOr(err, "bank credit")
 	}
 	switch r.State {
 	case CreditAssigned:
@@ -384,7 +384,7 @@ func paymentByReferenceOrRF(ctx context.Context, tx bun.IDB, ref string) (*Payme
 		q = q.Where("reference = ?", strings.TrimSpace(ref))
 	}
 	if err := q.Order("id DESC").Limit(1).Scan(ctx); err != nil {
-		return nil, notFoundOr(err, "payment")
+		return nil, NotFoundOr(err, "payment")
 	}
 	return p, nil
 }
@@ -396,7 +396,7 @@ var creditActions = map[CreditState]string{CreditAssigned: "credit.assign", Cred
 // treasurers resolving it at once: the second is told), with its audit
 // entry when it is an organisation's.
 func (s *Service) markCredit(ctx context.Context, tx bun.IDB, actor Actor, bc *BankCredit, state CreditState, p *Payment, note string) error {
-	now := s.clock()
+	now := s.Clock()
 	upd := tx.NewUpdate().Model((*BankCredit)(nil)).Set("state = ?", state).Set("note = ?", note).
 		Set("resolved_by = ?", actor.Name).Set("resolved_staff_id = ?", actor.StaffID).Set("resolved_at = ?", now).
 		Where("id = ? AND state = ?", bc.ID, CreditUnmatched)

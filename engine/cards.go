@@ -61,7 +61,7 @@ type CardCheck struct {
 
 // VerifyCard resolves a card token; an unknown token is not found.
 func (s *Service) VerifyCard(ctx context.Context, token string) (_ *CardCheck, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	if len(token) < 20 || len(token) > 64 {
 		return nil, Errorf(CodeNotFound, "card not found")
 	}
@@ -85,14 +85,14 @@ func (s *Service) VerifyCard(ctx context.Context, token string) (_ *CardCheck, e
 		Join("JOIN membership_periods AS mp ON mp.id = m.period_id").
 		Where("c.token = ?", token).Limit(1).Scan(ctx, &row)
 	if err != nil {
-		return nil, notFoundOr(err, "card")
+		return nil, NotFoundOr(err, "card")
 	}
 	if !inScope(ctx, row.OrgID) {
 		// Another club's address (or /o/ prefix) never shows this club's
 		// member under its own branding: the card is none there.
 		return nil, Errorf(CodeNotFound, "card not found")
 	}
-	today := s.clock().Truncate(24 * time.Hour)
+	today := s.Clock().Truncate(24 * time.Hour)
 	// The checking page names the type and period in its reader's language.
 	lang := LanguageOf(ctx)
 	c := &CardCheck{Name: row.FirstName + " " + row.LastName, Type: row.TypeTexts.In(lang, row.Type), Period: row.PeriodTx.In(lang, row.Period),

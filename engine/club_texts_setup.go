@@ -33,9 +33,9 @@ type PeriodTexts struct {
 // field ("name", "nameTexts.fr", "rules.CODE.label",
 // "rules.CODE.labelTexts.fr").
 func (s *Service) StaffSetPeriodTexts(ctx context.Context, actor Actor, orgID, periodID int64, in PeriodTexts) (err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	return inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
-		p, err := orgPeriod(ctx, tx, orgID, periodID)
+		p, err := OrgPeriod(ctx, tx, orgID, periodID)
 		if err != nil {
 			return err
 		}
@@ -128,7 +128,7 @@ type MissingText struct {
 // enabled, what is still to translate. Texts given once (for every
 // language) are complete.
 func (s *Service) MissingClubTexts(ctx context.Context, orgID int64) (out []MissingText, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	langs, err := orgTextLanguages(ctx, s.db, orgID)
 	if err != nil {
 		return nil, err

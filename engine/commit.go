@@ -155,7 +155,7 @@ func checkStillLinked(ctx context.Context, tx bun.Tx, inst *ProcessInstance, ste
 // Quote prices a running registration as its commit would, for a
 // check-your-answers page. It writes nothing.
 func (s *Service) Quote(ctx context.Context, userKey, processID string) (_ Quote, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	inst, err := loadInstance(ctx, s.db, userKey, processID)
 	if err != nil {
 		return Quote{}, err
@@ -183,6 +183,6 @@ func (s *Service) Quote(ctx context.Context, userKey, processID string) (_ Quote
 	if err != nil {
 		return Quote{}, err
 	}
-	q, _, err := s.quoteFor(ctx, s.db, inst, def, selected, answersOf(data), s.clock())
+	q, _, err := s.quoteFor(ctx, s.db, inst, def, selected, answersOf(data), s.Clock())
 	return q, err
 }

@@ -60,7 +60,7 @@ func LoadConfirmation(ctx context.Context, db bun.IDB, orderID int64) (*Confirma
 	}
 	c := &Confirmation{Order: *order}
 	if err := db.NewSelect().Model(&c.Organisation).Where("id = ?", order.OrganisationID).Scan(ctx); err != nil {
-		return nil, notFoundOr(err, "organisation")
+		return nil, NotFoundOr(err, "organisation")
 	}
 	period, err := loadPeriod(ctx, db, order.PeriodID)
 	if err != nil {

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"testing"
 
-	"portal/engine"
+	"portal/engine/report"
 )
 
 // A cell a spreadsheet would run as a formula is written as text; numbers,
@@ -20,12 +20,12 @@ func TestCSVCell(t *testing.T) {
 		"-12.50":                  "-12.50",
 		"":                        "",
 	} {
-		if got := engine.CSVCell(in); got != want {
+		if got := report.CSVCell(in); got != want {
 			t.Errorf("CSVCell(%q) = %q, want %q", in, got, want)
 		}
 	}
 	var buf bytes.Buffer
-	w := engine.CSVExport(&buf)
+	w := report.CSVExport(&buf)
 	if err := w.Row([]string{"=1+1", "ok"}); err != nil {
 		t.Fatal(err)
 	}

@@ -80,7 +80,7 @@ type NewDataRequest struct {
 // userKey, queues the e-mail to the club's contact address and audits it,
 // in one transaction. The person must belong to the household.
 func (s *Service) RequestDataChange(ctx context.Context, orgID int64, userKey string, r NewDataRequest) (_ *DataRequest, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	if !inScope(ctx, orgID) || userKey == "" {
 		return nil, Errorf(CodeNotFound, "household not found")
 	}
@@ -98,7 +98,7 @@ func (s *Service) RequestDataChange(ctx context.Context, orgID int64, userKey st
 	if len(fields) > 0 {
 		return nil, &Error{Code: CodeInvalid, Message: "The request is not valid.", Fields: fields}
 	}
-	now := s.clock().UTC()
+	now := s.Clock().UTC()
 	req := &DataRequest{OrganisationID: orgID, UserKey: userKey, PersonID: r.PersonID, Kind: r.Kind, Message: r.Message,
 		Language: LanguageOf(ctx), Status: DataRequestOpen, CreatedAt: now}
 	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
@@ -148,7 +148,7 @@ func dataRequestKey(kind MessageKind, id int64) string {
 // DataRequests lists an organisation's requests, open ones first, newest
 // first within each state; status "" lists all.
 func (s *Service) DataRequests(ctx context.Context, orgID int64, status string) (out []DataRequest, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	q := s.db.NewSelect().Model(&out).Where("organisation_id = ?", orgID)
 	if status != "" {
 		q = q.Where("status = ?", status)
@@ -162,16 +162,16 @@ func (s *Service) DataRequests(ctx context.Context, orgID int64, status string) 
 // CompleteDataRequest marks an open request done with staff's note,
 // queues the e-mail telling the household, and audits it.
 func (s *Service) CompleteDataRequest(ctx context.Context, actor Actor, orgID, id int64, note string) (err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	note = strings.TrimSpace(note)
 	if utf8.RuneCountInString(note) > MaxDataRequestText {
 		return &Error{Code: CodeInvalid, Message: "The note is too long.", Fields: []FieldError{{Field: "note", Message: fmt.Sprintf("at most %d characters", MaxDataRequestText)}}}
 	}
-	now := s.clock().UTC()
+	now := s.Clock().UTC()
 	return inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		var req DataRequest
 		if err := tx.NewSelect().Model(&req).Where("id = ? AND organisation_id = ?", id, orgID).Scan(ctx); err != nil {
-			return notFoundOr(err, "data request")
+			return NotFoundOr(err, "data request")
 		}
 		if req.Status == DataRequestDone {
 			return Errorf(CodeConflict, "The request is already done.")
@@ -241,7 +241,7 @@ func LoadDataRequestMessage(ctx context.Context, db bun.IDB, msg *OutboxMessage)
 	}
 	m := &DataRequestMessage{}
 	if err := db.NewSelect().Model(&m.Request).Where("id = ? AND organisation_id = ?", p.RequestID, p.OrganisationID).Scan(ctx); err != nil {
-		return nil, notFoundOr(err, "data request")
+		return nil, NotFoundOr(err, "data request")
 	}
 	org, err := loadOrganisation(ctx, db, p.OrganisationID)
 	if err != nil {
@@ -251,7 +251,7 @@ func LoadDataRequestMessage(ctx context.Context, db bun.IDB, msg *OutboxMessage)
 	if m.Request.PersonID != nil {
 		var person Person
 		if err := db.NewSelect().Model(&person).Where("id = ?", *m.Request.PersonID).Scan(ctx); err != nil {
-			return nil, notFoundOr(err, "person")
+			return nil, NotFoundOr(err, "person")
 		}
 		m.Person = &person
 	}

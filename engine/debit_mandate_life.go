@@ -97,7 +97,7 @@ func householdMandate(ctx context.Context, tx bun.Tx, order *Order, id int64) (*
 	m := new(DebitMandate)
 	q := forUpdate(tx.NewSelect().Model(m).Where("id = ? AND organisation_id = ? AND user_key = ?", id, order.OrganisationID, order.UserKey))
 	if err := q.Scan(ctx); err != nil {
-		return nil, notFoundOr(err, "mandate")
+		return nil, NotFoundOr(err, "mandate")
 	}
 	return m, nil
 }
@@ -123,7 +123,7 @@ func (s *Service) directDebitOrder(ctx context.Context, orderReference string) (
 func collectUnder(ctx context.Context, tx bun.Tx, event string, order *Order, m *DebitMandate, now time.Time) (due time.Time, changed bool, err error) {
 	var cur Order
 	if err := tx.NewSelect().Model(&cur).Column("id", "status", "debit_mandate_id", "debit_due_on").Where("id = ?", order.ID).Scan(ctx); err != nil {
-		return due, false, notFoundOr(err, "order")
+		return due, false, NotFoundOr(err, "order")
 	}
 	if cur.Status != OrderUnpaid {
 		return due, false, Errorf(CodeConflict, "this registration changed meanwhile; load the page again")
@@ -152,7 +152,7 @@ func collectUnder(ctx context.Context, tx bun.Tx, event string, order *Order, m 
 // next collection day and the member gets the mandate e-mail. Keeping it
 // again changes nothing.
 func (s *Service) KeepMandate(ctx context.Context, orderReference string, id int64) (_ *DebitMandate, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	order, err := s.directDebitOrder(ctx, orderReference)
 	if err != nil {
 		return nil, err
@@ -165,7 +165,7 @@ func (s *Service) KeepMandate(ctx context.Context, orderReference string, id int
 		if m.RevokedAt != nil {
 			return Errorf(CodeConflict, "this mandate no longer holds; give a new one")
 		}
-		_, _, err := collectUnder(ctx, tx, MandateKept, order, m, s.clock())
+		_, _, err := collectUnder(ctx, tx, MandateKept, order, m, s.Clock())
 		return err
 	})
 	if err != nil {
@@ -185,7 +185,7 @@ func (s *Service) KeepMandate(ctx context.Context, orderReference string, id int
 // date and its member is told of the new account. The same change sent
 // twice changes nothing more.
 func (s *Service) AmendMandate(ctx context.Context, orderReference string, id int64, in MandateInput) (_ *DebitMandate, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	order, err := s.directDebitOrder(ctx, orderReference)
 	if err != nil {
 		return nil, err
@@ -205,7 +205,7 @@ func (s *Service) AmendMandate(ctx context.Context, orderReference string, id in
 		if m.RevokedAt != nil {
 			return Errorf(CodeConflict, "this mandate no longer holds; give a new one")
 		}
-		now, event := s.clock(), MandateKept
+		now, event := s.Clock(), MandateKept
 		if acct != (mandateAccount{Holder: m.Holder, IBAN: m.IBAN, BIC: m.BIC}) {
 			if m.PreviousIBAN == "" && (acct.IBAN != m.IBAN || acct.BIC != m.BIC) {
 				m.PreviousIBAN, m.PreviousBIC = m.IBAN, m.BIC
@@ -253,7 +253,7 @@ var liveDebitStates = bun.List([]DebitStatus{DebitInRun, DebitCollected})
 // is not in a collection run yet is due under it; the member may give a
 // new mandate or pay another way. Revoking it again changes nothing.
 func (s *Service) RevokeMandate(ctx context.Context, orderReference string, id int64) (_ *DebitMandate, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	order, err := s.unpaidOrderByReference(ctx, orderReference)
 	if err != nil {
 		return nil, err
@@ -263,7 +263,7 @@ func (s *Service) RevokeMandate(ctx context.Context, orderReference string, id i
 		if m, err = householdMandate(ctx, tx, order, id); err != nil {
 			return err
 		}
-		_, err := endMandate(ctx, tx, m, MandateEndRevokedByMember, s.clock())
+		_, err := endMandate(ctx, tx, m, MandateEndRevokedByMember, s.Clock())
 		return err
 	})
 	if err != nil {
@@ -275,10 +275,10 @@ func (s *Service) RevokeMandate(ctx context.Context, orderReference string, id i
 // StaffMandate is mandate id of orgID for staff; another club's is not
 // found.
 func (s *Service) StaffMandate(ctx context.Context, orgID, id int64) (_ *DebitMandate, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	m := new(DebitMandate)
 	if err := s.db.NewSelect().Model(m).Where("id = ? AND organisation_id = ?", id, orgID).Scan(ctx); err != nil {
-		return nil, notFoundOr(err, "mandate")
+		return nil, NotFoundOr(err, "mandate")
 	}
 	return m, nil
 }
@@ -288,13 +288,13 @@ func (s *Service) StaffMandate(ctx context.Context, orgID, id int64) (_ *DebitMa
 // mandate of another club is not found; one that no longer holds is left
 // as it is.
 func (s *Service) StaffRevokeMandate(ctx context.Context, actor Actor, orgID, id int64) (_ *DebitMandate, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	m := new(DebitMandate)
 	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		if err := tx.NewSelect().Model(m).Where("id = ? AND organisation_id = ?", id, orgID).Scan(ctx); err != nil {
-			return notFoundOr(err, "mandate")
+			return NotFoundOr(err, "mandate")
 		}
-		ended, err := endMandate(ctx, tx, m, MandateEndRevokedByStaff, s.clock())
+		ended, err := endMandate(ctx, tx, m, MandateEndRevokedByStaff, s.Clock())
 		if err != nil || !ended {
 			return err
 		}

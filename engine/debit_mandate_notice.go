@@ -81,7 +81,7 @@ func LoadMandateNotice(ctx context.Context, db bun.IDB, msg *OutboxMessage) (*Ma
 	}
 	n.Due = false
 	if err := db.NewSelect().Model(&n.Mandate).Where("id = ?", p.MandateID).Scan(ctx); err != nil {
-		return nil, notFoundOr(err, "mandate")
+		return nil, NotFoundOr(err, "mandate")
 	}
 	o := r.Order
 	amended := int64(0)

@@ -145,7 +145,7 @@ func debitTerms(ctx context.Context, db bun.IDB, orgID int64) (MandateTerms, err
 
 // DebitPageFor returns what the pay link of an unpaid direct-debit order shows.
 func (s *Service) DebitPageFor(ctx context.Context, orderReference string) (_ *DebitPage, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	order, err := s.unpaidOrderByReference(ctx, orderReference)
 	if err != nil {
 		return nil, err
@@ -182,7 +182,7 @@ func (s *Service) DebitPageFor(ctx context.Context, orderReference string) (_ *D
 // keeps, changes or revokes it instead (debit_mandate_life.go); an order
 // whose mandate ended takes a new one.
 func (s *Service) GiveMandate(ctx context.Context, orderReference string, in MandateInput) (_ *DebitMandate, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	order, err := s.unpaidOrderByReference(ctx, orderReference)
 	if err != nil {
 		return nil, err
@@ -194,7 +194,7 @@ func (s *Service) GiveMandate(ctx context.Context, orderReference string, in Man
 	if len(fields) > 0 {
 		return nil, &Error{Code: CodeValidation, Message: "The mandate cannot be given as entered.", Fields: fields}
 	}
-	now := s.clock()
+	now := s.Clock()
 	m := &DebitMandate{OrganisationID: order.OrganisationID, UserKey: order.UserKey, Holder: acct.Holder, IBAN: acct.IBAN, BIC: acct.BIC,
 		Language: in.Language, SignedAt: now}
 	if _, ok := mandateTexts[m.Language]; !ok {

@@ -265,7 +265,7 @@ func (s *Service) recordReturnProblem(ctx context.Context, tx bun.Tx, st banking
 	debit *Debit, problem string, line *ReturnLine) error {
 	p := new(Payment)
 	if err := tx.NewSelect().Model(p).Where("id = ?", debit.PaymentID).Scan(ctx); err != nil {
-		return notFoundOr(err, "payment")
+		return NotFoundOr(err, "payment")
 	}
 	p, order, err := lockPayment(ctx, tx, p.Reference)
 	if err != nil {
@@ -276,7 +276,7 @@ func (s *Service) recordReturnProblem(ctx context.Context, tx bun.Tx, st banking
 	amount, currency := r.AmountMinor, strings.ToUpper(r.Currency)
 	ev := &PaymentEvent{Provider: p.Provider, EventID: &id, EventType: DebitReturnEvent, Reference: p.Reference, Outcome: OutcomeFailed,
 		AmountMinor: &amount, Currency: &currency, Note: returnNote(st, r, banking.ReturnReasonText(r.ReasonCode, "en")) + "; " + problem,
-		CreatedAt: s.clock()}
+		CreatedAt: s.Clock()}
 	inserted, err := recordPaymentEvent(ctx, tx, ev)
 	if err != nil {
 		return err
@@ -289,7 +289,7 @@ func (s *Service) recordReturnProblem(ctx context.Context, tx bun.Tx, st banking
 	// not marked sent yet) keeps none: settle completes nothing for an
 	// attempt with a problem, and the next run collects with it.
 	if p.Problem == "" && p.Status == PaymentSucceeded {
-		p.Problem, p.UpdatedAt = problem, s.clock()
+		p.Problem, p.UpdatedAt = problem, s.Clock()
 		if err := updatePayment(ctx, tx, p, "problem", "updated_at"); err != nil {
 			return err
 		}
@@ -311,14 +311,14 @@ func (s *Service) takeBackDebit(ctx context.Context, tx bun.Tx, st banking.State
 	debit *Debit, line *ReturnLine) error {
 	var ref string
 	if err := tx.NewSelect().Model((*Payment)(nil)).Column("reference").Where("id = ?", debit.PaymentID).Scan(ctx, &ref); err != nil {
-		return notFoundOr(err, "payment")
+		return NotFoundOr(err, "payment")
 	}
 	p, order, err := lockPayment(ctx, tx, ref)
 	if err != nil {
 		return err
 	}
 	line.RegistrationID = order.ProcessInstanceID
-	now := s.clock()
+	now := s.Clock()
 	// Under the lock: the debit as it is now (a concurrent import of the
 	// same return waited for this one).
 	res, err := tx.NewUpdate().Model((*Debit)(nil)).Set("status = ?", DebitReturned).Set("return_code = ?", r.ReasonCode).

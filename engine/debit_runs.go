@@ -56,8 +56,8 @@ type debitCandidate struct {
 // transaction; a concurrent run for the same orders fails on the unique
 // index and changes nothing.
 func (s *Service) CollectDebits(ctx context.Context, req CollectRequest) (_ *DebitRun, err error) {
-	defer classifyUnavailable(&err)
-	now := s.clock()
+	defer ClassifyUnavailable(&err)
+	now := s.Clock()
 	until := req.Until
 	if until.IsZero() {
 		until = now.Add(DefaultCollectionHorizon)
@@ -270,7 +270,7 @@ func loadOrderLines(ctx context.Context, db bun.IDB, o *Order) error {
 // DebitRuns lists an organisation's collection runs, newest first,
 // without their files.
 func (s *Service) DebitRuns(ctx context.Context, orgID int64) (_ []DebitRun, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	var runs []DebitRun
 	if err := s.db.NewSelect().Model(&runs).ExcludeColumn("file").Where("organisation_id = ?", orgID).
 		Order("created_at DESC", "id DESC").Limit(200).Scan(ctx); err != nil {
@@ -301,7 +301,7 @@ type DebitLine struct {
 // DebitRunByID returns one run of an organisation (its file included) and
 // its debits; another organisation's run is not found.
 func (s *Service) DebitRunByID(ctx context.Context, orgID, runID int64) (_ *DebitRunDetail, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	run, err := loadDebitRun(ctx, s.db, orgID, runID)
 	if err != nil {
 		return nil, err
@@ -358,14 +358,14 @@ func loadDebitRun(ctx context.Context, db bun.IDB, orgID, runID int64) (*DebitRu
 // again for the next run. A sent run cannot be cancelled (its debits are
 // at the bank; a return takes one back); a cancelled one stays cancelled.
 func (s *Service) CancelDebitRun(ctx context.Context, actor Actor, orgID, runID int64) (_ *DebitRun, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	var run *DebitRun
 	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		run, err = lockPreparedRun(ctx, tx, orgID, runID, "cancelled")
 		if err != nil || run.Status == DebitRunCancelled {
 			return err
 		}
-		now := s.clock()
+		now := s.Clock()
 		run.Status, run.CancelledAt = DebitRunCancelled, &now
 		if _, err := tx.NewUpdate().Model(run).Column("status", "cancelled_at").WherePK().Exec(ctx); err != nil {
 			return fmt.Errorf("cancel collection run: %w", err)
@@ -425,7 +425,7 @@ type SentDebitRun struct {
 // again settles what an interrupted call left, and otherwise changes
 // nothing.
 func (s *Service) MarkDebitRunSent(ctx context.Context, actor Actor, orgID, runID int64) (_ *SentDebitRun, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	var run *DebitRun
 	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		var err error
@@ -435,7 +435,7 @@ func (s *Service) MarkDebitRunSent(ctx context.Context, actor Actor, orgID, runI
 		if run.Status == DebitRunSent {
 			return nil // again: what is left of it is settled below
 		}
-		now := s.clock()
+		now := s.Clock()
 		run.Status, run.SentAt = DebitRunSent, &now
 		if _, err := tx.NewUpdate().Model(run).Column("status", "sent_at").WherePK().Exec(ctx); err != nil {
 			return fmt.Errorf("mark collection run sent: %w", err)
@@ -465,7 +465,7 @@ const debitBatch = 100
 // once, whoever settles it.
 func (s *Service) settleSentDebits(ctx context.Context, run *DebitRun, out *SentDebitRun) error {
 	provider := s.debitProvider(run.OrganisationID)
-	sentAt := s.clock()
+	sentAt := s.Clock()
 	if run.SentAt != nil {
 		sentAt = *run.SentAt
 	}
@@ -582,8 +582,8 @@ func (collectedDebits) Refund(context.Context, RefundRequest) (string, error) {
 // as MarkDebitRunSent does, for every organisation or the one ctx is
 // scoped to (job_scope.go). It returns how many runs it marked.
 func (s *Service) SettleDueDebitRuns(ctx context.Context) (_ int, err error) {
-	defer classifyUnavailable(&err)
-	today := dateOf(s.clock())
+	defer ClassifyUnavailable(&err)
+	today := dateOf(s.Clock())
 	var runs []DebitRun
 	q := scopeOrg(ctx, s.db.NewSelect().Model(&runs).ExcludeColumn("file").Where("status = ?", DebitRunPrepared), "organisation_id")
 	if err := q.Order("id").Scan(ctx); err != nil {

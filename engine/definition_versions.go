@@ -21,7 +21,7 @@ type DefinitionVersion struct {
 // DefinitionVersions lists orgID's definition versions, of one key or of
 // all ("" key), by key and version.
 func (s *Service) DefinitionVersions(ctx context.Context, orgID int64, key string) (out []DefinitionVersion, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	var defs []ProcessDefinition
 	q := s.db.NewSelect().Model(&defs).Where("organisation_id = ?", orgID).Order("key ASC", "version ASC")
 	if key != "" {
@@ -78,7 +78,7 @@ type DefinitionRef struct {
 // version of a key that an open period uses is refused (conflict): its new
 // registrations would have no definition to start on.
 func (s *Service) SetDefinitionActive(ctx context.Context, actor Actor, orgID int64, ref DefinitionRef, change DefinitionActivation) (v *DefinitionVersion, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		def := new(ProcessDefinition)
 		q := tx.NewSelect().Model(def).Where("organisation_id = ?", orgID)
@@ -88,7 +88,7 @@ func (s *Service) SetDefinitionActive(ctx context.Context, actor Actor, orgID in
 			q = q.Where("key = ? AND version = ?", ref.Key, ref.Version)
 		}
 		if err := q.Scan(ctx); err != nil {
-			return notFoundOr(err, "definition version")
+			return NotFoundOr(err, "definition version")
 		}
 		before, err := definitionInUse(ctx, tx, def)
 		if err != nil {

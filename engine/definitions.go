@@ -333,7 +333,7 @@ func importDefinition(ctx context.Context, db *bun.DB, spec *DefinitionSpec, aud
 func definitionLanguages(ctx context.Context, db bun.IDB, spec *DefinitionSpec) (string, error) {
 	org := new(Organisation)
 	if err := db.NewSelect().Model(org).Where("id = ?", spec.OrganisationID).Scan(ctx); err != nil {
-		return "", notFoundOr(err, "organisation")
+		return "", NotFoundOr(err, "organisation")
 	}
 	if problems := spec.missingLanguages(org.EnabledLanguageList()); len(problems) > 0 {
 		return "", Errorf(CodeInvalid, "invalid definition: the organisation offers %s: %s",

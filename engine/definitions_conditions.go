@@ -321,7 +321,7 @@ func ExportDefinition(ctx context.Context, db bun.IDB, orgID int64, key string, 
 	} else {
 		head = new(ProcessDefinition)
 		if err = db.NewSelect().Model(head).Where("organisation_id = ? AND key = ? AND version = ?", orgID, key, version).Scan(ctx); err != nil {
-			err = notFoundOr(err, "definition version")
+			err = NotFoundOr(err, "definition version")
 		}
 	}
 	if err != nil {

@@ -49,15 +49,7 @@ func (s *Service) StaleWrites(ctx context.Context, userKey, processID string, ve
 			return nil, err
 		}
 		state.inst.Version = version
-		errs = append(errs, write(state.inst, s.clock()))
+		errs = append(errs, write(state.inst, s.Clock()))
 	}
 	return errs, nil
-}
-
-// SetExportPageRows makes an export read n rows a page until the returned
-// function restores the page size.
-func SetExportPageRows(n int) (restore func()) {
-	old := exportPageRows
-	exportPageRows = n
-	return func() { exportPageRows = old }
 }

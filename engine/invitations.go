@@ -122,7 +122,7 @@ var (
 // the new ones. With Send each gets an e-mail through the job runner. The
 // audit log keeps what actor asked for and how many were invited.
 func (s *Service) CreateInvitations(ctx context.Context, actor Actor, orgID int64, req InvitationRequest) (rep *InvitationReport, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	if req.Expires == 0 {
 		org, err := loadOrganisation(ctx, s.db, orgID)
 		if err != nil {
@@ -149,10 +149,10 @@ func (s *Service) CreateInvitations(ctx context.Context, actor Actor, orgID int6
 	if len(fields) > 0 {
 		return nil, &Error{Code: CodeValidation, Message: "The invitation request is not valid.", Fields: fields}
 	}
-	now := s.clock()
+	now := s.Clock()
 	rep = &InvitationReport{Created: []Invitation{}, Skipped: []InvitationSkip{}, Persons: map[string][]string{}}
 	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
-		period, err := orgPeriod(ctx, tx, orgID, req.PeriodID)
+		period, err := OrgPeriod(ctx, tx, orgID, req.PeriodID)
 		if err != nil {
 			return err
 		}
@@ -404,9 +404,9 @@ func householdAddresses(ctx context.Context, db bun.IDB, orgID int64, keys []str
 // Invitations lists the invitations of a period of orgID, newest first,
 // with the state each reached: what the admin API and the staff pages show.
 func (s *Service) Invitations(ctx context.Context, orgID, periodID int64) (out []InvitationStatus, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	err = s.onOneConn(ctx, func(db bun.IDB) error {
-		if _, err := orgPeriod(ctx, db, orgID, periodID); err != nil {
+		if _, err := OrgPeriod(ctx, db, orgID, periodID); err != nil {
 			return err
 		}
 		var invs []Invitation
@@ -440,7 +440,7 @@ func (s *Service) Invitations(ctx context.Context, orgID, periodID int64) (out [
 		for _, m := range msgs {
 			mailed[m.DedupKey] = m.SentAt
 		}
-		now := s.clock()
+		now := s.Clock()
 		for _, inv := range invs {
 			paid, reg := registered[inv.UserKey]
 			st := InvitationStatus{Invitation: inv, Mailed: mailed[invitationMessageKey(inv.ID)], Registered: reg, Paid: paid, Persons: []string{}}
@@ -477,16 +477,16 @@ func (st *InvitationStatus) state(now time.Time) InvitationState {
 // RevokeInvitation withdraws one invitation of orgID: its link is refused
 // from then on (audited as actor's). Revoking a revoked one changes nothing.
 func (s *Service) RevokeInvitation(ctx context.Context, actor Actor, orgID, id int64) (inv *Invitation, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	inv = new(Invitation)
 	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		if err := tx.NewSelect().Model(inv).Where("id = ? AND organisation_id = ?", id, orgID).Scan(ctx); err != nil {
-			return notFoundOr(err, "invitation")
+			return NotFoundOr(err, "invitation")
 		}
 		if inv.RevokedAt != nil {
 			return nil
 		}
-		now := s.clock()
+		now := s.Clock()
 		if _, err := tx.NewUpdate().Model((*Invitation)(nil)).Set("revoked_at = ?", now).
 			Where("id = ? AND revoked_at IS NULL", id).Exec(ctx); err != nil {
 			return fmt.Errorf("revoke invitation %d: %w", id, err)
@@ -506,11 +506,11 @@ func (s *Service) RevokeInvitation(ctx context.Context, actor Actor, orgID, id i
 // period of orgID (a household whose links went astray), without touching
 // anyone else's; it returns how many.
 func (s *Service) RevokeInvitationsOf(ctx context.Context, orgID, periodID int64, userKey string) (n int, err error) {
-	defer classifyUnavailable(&err)
-	if _, err := orgPeriod(ctx, s.db, orgID, periodID); err != nil {
+	defer ClassifyUnavailable(&err)
+	if _, err := OrgPeriod(ctx, s.db, orgID, periodID); err != nil {
 		return 0, err
 	}
-	res, err := s.db.NewUpdate().Model((*Invitation)(nil)).Set("revoked_at = ?", s.clock()).
+	res, err := s.db.NewUpdate().Model((*Invitation)(nil)).Set("revoked_at = ?", s.Clock()).
 		Where("organisation_id = ? AND period_id = ? AND user_key = ? AND revoked_at IS NULL", orgID, periodID, userKey).Exec(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("revoke invitations: %w", err)
@@ -524,12 +524,12 @@ func (s *Service) RevokeInvitationsOf(ctx context.Context, orgID, periodID int64
 // (ErrInvitationRevoked, ErrInvitationExpired), records the first open
 // and returns the invitation, whose user key the caller signs in.
 func (s *Service) OpenInvitation(ctx context.Context, orgID, id int64) (inv *Invitation, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	inv = new(Invitation)
 	if err := s.db.NewSelect().Model(inv).Where("id = ? AND organisation_id = ?", id, orgID).Scan(ctx); err != nil {
-		return nil, notFoundOr(err, "invitation")
+		return nil, NotFoundOr(err, "invitation")
 	}
-	now := s.clock()
+	now := s.Clock()
 	switch {
 	case inv.RevokedAt != nil:
 		return nil, ErrInvitationRevoked
@@ -578,7 +578,7 @@ var ErrInvitationNotDue = errors.New("invitation no longer due")
 func LoadInvitationMail(ctx context.Context, db bun.IDB, p InvitationPayload, now time.Time) (*InvitationMail, error) {
 	m := new(InvitationMail)
 	if err := db.NewSelect().Model(&m.Invitation).Where("id = ?", p.InvitationID).Scan(ctx); err != nil {
-		return nil, notFoundOr(err, "invitation")
+		return nil, NotFoundOr(err, "invitation")
 	}
 	inv := m.Invitation
 	if inv.RevokedAt != nil || !now.Before(inv.ExpiresAt) {

@@ -237,7 +237,7 @@ func ResumeContext(ctx context.Context, db bun.IDB, p ResumeLinkPayload) (org Or
 		return org, nil, err
 	}
 	if err := db.NewSelect().Model(&org).Where("id = ?", period.OrganisationID).Scan(ctx); err != nil {
-		return org, nil, notFoundOr(err, "organisation")
+		return org, nil, NotFoundOr(err, "organisation")
 	}
 	ps, err := personsByID(ctx, db, p.PersonIDs)
 	if err != nil {

@@ -160,14 +160,14 @@ type MemberMessage struct {
 func LoadMemberMessage(ctx context.Context, db bun.IDB, p MemberMessagePayload) (*MemberMessage, error) {
 	m := &MemberMessage{}
 	if err := db.NewSelect().Model(&m.Membership).Where("id = ?", p.MembershipID).Scan(ctx); err != nil {
-		return nil, notFoundOr(err, "membership")
+		return nil, NotFoundOr(err, "membership")
 	}
 	m.Due = m.Membership.Status == MembershipActive
 	if err := db.NewSelect().Model(&m.Person).Where("id = ?", m.Membership.PersonID).Scan(ctx); err != nil {
-		return nil, notFoundOr(err, "person")
+		return nil, NotFoundOr(err, "person")
 	}
 	if err := db.NewSelect().Model(&m.Type).Where("id = ?", m.Membership.MembershipTypeID).Scan(ctx); err != nil {
-		return nil, notFoundOr(err, "membership type")
+		return nil, NotFoundOr(err, "membership type")
 	}
 	period, err := loadPeriod(ctx, db, m.Membership.PeriodID)
 	if err != nil {
@@ -175,7 +175,7 @@ func LoadMemberMessage(ctx context.Context, db bun.IDB, p MemberMessagePayload) 
 	}
 	m.Period = *period
 	if err := db.NewSelect().Model(&m.Organisation).Where("id = ?", m.Period.OrganisationID).Scan(ctx); err != nil {
-		return nil, notFoundOr(err, "organisation")
+		return nil, NotFoundOr(err, "organisation")
 	}
 	m.Recipients = uniqueAddresses([]Person{m.Person})
 	if len(m.Recipients) == 0 && m.Membership.ProcessInstanceID != nil {

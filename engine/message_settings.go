@@ -274,7 +274,7 @@ func messageSettingsAuditView(m MessageSettings) map[string]any {
 
 // updateMessageSettings is UpdateMessageSettings, audited when actor is set.
 func (s *Service) updateMessageSettings(ctx context.Context, actor *Actor, orgID int64, c MessageSettingsChange) (_ MessageSettings, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	if !inScope(ctx, orgID) {
 		return MessageSettings{}, Errorf(CodeNotFound, "organisation not found")
 	}
@@ -319,7 +319,7 @@ func (s *Service) storeMessageSettings(ctx context.Context, tx bun.Tx, actor *Ac
 // MessageSettings loads an organisation's effective message settings, in
 // the caller's organisation scope.
 func (s *Service) MessageSettings(ctx context.Context, orgID int64) (_ MessageSettings, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	if !inScope(ctx, orgID) {
 		return MessageSettings{}, Errorf(CodeNotFound, "organisation not found")
 	}

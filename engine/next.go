@@ -15,7 +15,7 @@ import (
 // question after person selection, to the following question, or, after the
 // last one, commits the registration (state DONE).
 func (s *Service) Next(ctx context.Context, userKey string, in NextInput) (_ *Form, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	// The common steps in prepared statements, without a transaction on
 	// PostgreSQL; what they leave (done false) takes the transaction below.
 	next := s.nextQuestion
@@ -32,7 +32,7 @@ func (s *Service) Next(ctx context.Context, userKey string, in NextInput) (_ *Fo
 		if err != nil {
 			return err
 		}
-		now := s.clock() // one time for the whole transaction: the checks, the price and the records
+		now := s.Clock() // one time for the whole transaction: the checks, the price and the records
 		current, err := checkNext(inst, def, in, now)
 		if err != nil {
 			return err

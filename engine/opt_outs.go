@@ -83,9 +83,9 @@ func WithoutOptOuts(ctx context.Context, db bun.IDB, orgID int64, category strin
 // Unsubscribe records an opt-out of the one-click unsubscribe link, in
 // the request's organisation scope.
 func (s *Service) Unsubscribe(ctx context.Context, orgID int64, category string, addresses []string) (err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	if !inScope(ctx, orgID) {
 		return Errorf(CodeNotFound, "organisation not found")
 	}
-	return OptOut(ctx, s.db, orgID, category, addresses, s.clock())
+	return OptOut(ctx, s.db, orgID, category, addresses, s.Clock())
 }

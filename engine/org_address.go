@@ -42,7 +42,7 @@ func OrganisationAddress(ctx context.Context, db bun.IDB, publicURL string, orgI
 	if n > 1 {
 		var slug string
 		if err := db.NewSelect().Model((*Organisation)(nil)).Column("slug").Where("id = ?", orgID).Scan(ctx, &slug); err != nil {
-			return "", notFoundOr(err, "organisation")
+			return "", NotFoundOr(err, "organisation")
 		}
 		base += "/o/" + url.PathEscape(slug)
 	}

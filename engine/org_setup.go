@@ -20,7 +20,7 @@ var (
 
 // MembershipTypes lists an organisation's membership types by id.
 func (s *Service) MembershipTypes(ctx context.Context, orgID int64) (types []MembershipType, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	if err := s.db.NewSelect().Model(&types).Where("organisation_id = ?", orgID).Order("id ASC").Scan(ctx); err != nil {
 		return nil, fmt.Errorf("load membership types: %w", err)
 	}
@@ -40,7 +40,7 @@ func (s *Service) StaffCreateMembershipType(ctx context.Context, actor Actor, t 
 }
 
 func (s *Service) createMembershipType(ctx context.Context, actor *Actor, t MembershipType) (_ *MembershipType, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	t.ID = 0
 	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		langs, err := orgTextLanguages(ctx, tx, t.OrganisationID)
@@ -131,7 +131,7 @@ func (s *Service) StaffUpdateMembershipType(ctx context.Context, actor Actor, or
 }
 
 func (s *Service) updateMembershipType(ctx context.Context, actor *Actor, orgID, id int64, ch MembershipTypeChange) (t *MembershipType, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		if t, err = orgMembershipType(ctx, tx, orgID, id); err != nil {
 			return err
@@ -196,7 +196,7 @@ func (s *Service) StaffDeleteMembershipType(ctx context.Context, actor Actor, or
 }
 
 func (s *Service) deleteMembershipType(ctx context.Context, actor *Actor, orgID, id int64) (err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	return inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		t, err := orgMembershipType(ctx, tx, orgID, id)
 		if err != nil {
@@ -224,14 +224,14 @@ func (s *Service) deleteMembershipType(ctx context.Context, actor *Actor, orgID,
 func orgMembershipType(ctx context.Context, db bun.IDB, orgID, id int64) (*MembershipType, error) {
 	t := new(MembershipType)
 	if err := db.NewSelect().Model(t).Where("id = ? AND organisation_id = ?", id, orgID).Scan(ctx); err != nil {
-		return nil, notFoundOr(err, "membership type")
+		return nil, NotFoundOr(err, "membership type")
 	}
 	return t, nil
 }
 
 // Periods lists an organisation's membership periods, newest start first.
 func (s *Service) Periods(ctx context.Context, orgID int64) (periods []MembershipPeriod, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	if err := s.db.NewSelect().Model(&periods).Where("organisation_id = ?", orgID).Order("start_date DESC", "id DESC").Scan(ctx); err != nil {
 		return nil, fmt.Errorf("load periods: %w", err)
 	}
@@ -265,7 +265,7 @@ func (s *Service) StaffCreatePeriod(ctx context.Context, actor Actor, orgID int6
 }
 
 func (s *Service) createPeriod(ctx context.Context, actor *Actor, orgID int64, in PeriodInput) (_ *MembershipPeriod, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	var fields []FieldError
 	for _, f := range []struct {
 		name string
@@ -310,11 +310,11 @@ func (s *Service) UpdatePeriod(ctx context.Context, orgID, id int64, in PeriodIn
 // updatePeriod is UpdatePeriod, audited in its transaction when actor is
 // set (the staff pages).
 func (s *Service) updatePeriod(ctx context.Context, actor *Actor, orgID, id int64, in PeriodInput) (p *MembershipPeriod, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		p = new(MembershipPeriod)
 		if err := tx.NewSelect().Model(p).Where("id = ? AND organisation_id = ?", id, orgID).Scan(ctx); err != nil {
-			return notFoundOr(err, "membership period")
+			return NotFoundOr(err, "membership period")
 		}
 		before := *p
 		if err := applyPeriodInput(ctx, tx, p, in); err != nil {

@@ -52,13 +52,13 @@ type OrganisationHost struct {
 // Organisations lists every organisation with its hostnames, by id: what
 // the organisation resolver keeps in memory.
 func (s *Service) Organisations(ctx context.Context) (orgs []Organisation, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	return listOrganisations(ctx, s.db)
 }
 
 // Organisation loads one organisation with its hostnames.
 func (s *Service) Organisation(ctx context.Context, id int64) (org *Organisation, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	return loadOrganisation(ctx, s.db, id)
 }
 
@@ -87,7 +87,7 @@ func listOrganisations(ctx context.Context, db bun.IDB) ([]Organisation, error) 
 func loadOrganisation(ctx context.Context, db bun.IDB, id int64) (*Organisation, error) {
 	org := new(Organisation)
 	if err := db.NewSelect().Model(org).Where("id = ?", id).Scan(ctx); err != nil {
-		return nil, notFoundOr(err, "organisation")
+		return nil, NotFoundOr(err, "organisation")
 	}
 	org.Hostnames = []string{}
 	if err := db.NewSelect().Model((*OrganisationHost)(nil)).Column("hostname").
@@ -249,7 +249,7 @@ func (c *OrganisationChange) validate() error {
 
 // CreateOrganisation adds an organisation; name and slug are required.
 func (s *Service) CreateOrganisation(ctx context.Context, c OrganisationChange) (org *Organisation, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	if c.Name == nil || c.Slug == nil {
 		return nil, &Error{Code: CodeValidation, Message: "An organisation needs a name and a slug.",
 			Fields: []FieldError{{Field: "name", Message: "is required"}, {Field: "slug", Message: "is required"}}}
@@ -284,7 +284,7 @@ func (s *Service) UpdateOrganisation(ctx context.Context, id int64, c Organisati
 // updateOrganisation is UpdateOrganisation, audited in its transaction
 // when actor is set (the staff pages).
 func (s *Service) updateOrganisation(ctx context.Context, actor *Actor, id int64, c OrganisationChange) (org *Organisation, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	if !inScope(ctx, id) {
 		return nil, Errorf(CodeNotFound, "organisation not found")
 	}

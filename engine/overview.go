@@ -38,7 +38,7 @@ func (s *Service) checkTarget(ctx context.Context, period *MembershipPeriod, per
 	if !visibleTarget(ctx, period, orgID) || len(persons) == 0 {
 		return Errorf(CodeNotFound, "membership period not found")
 	}
-	if !period.AcceptsRegistrations(s.clock()) {
+	if !period.AcceptsRegistrations(s.Clock()) {
 		return Errorf(CodeConflict, "registration for %s is closed", period.Name)
 	}
 	return nil
@@ -55,7 +55,7 @@ func visibleTarget(ctx context.Context, period *MembershipPeriod, orgID *int64) 
 // otherwise, as for an unknown period) and the period is open (conflict).
 // The hash-link guard uses it.
 func (s *Service) CheckRegistrationAccess(ctx context.Context, userKey string, periodID int64) (err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	_, _, err = s.registrationTarget(ctx, s.db, userKey, periodID, nil)
 	return err
 }
@@ -71,7 +71,7 @@ type Overview struct {
 
 // LoadOverview loads (or starts) the registration of userKey for a period.
 func (s *Service) LoadOverview(ctx context.Context, userKey string, periodID int64) (_ *Overview, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	s.reconcileRegistration(ctx, userKey, periodID) // before the load, outside any transaction: it may ask the provider
 	var (
 		form     *Form

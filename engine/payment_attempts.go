@@ -91,7 +91,7 @@ func (s *Service) providerNamed(organisationID int64, name string) PaymentProvid
 // runs outside any transaction: the provider is called between short ones.
 func (s *Service) checkoutFor(ctx context.Context, order *Order) (*Payment, error) {
 	provider := s.orderProvider(order)
-	now := s.clock()
+	now := s.Clock()
 	last, err := lastPayment(ctx, s.db, order.ID)
 	if err != nil {
 		return nil, err
@@ -186,7 +186,7 @@ func (s *Service) payLinkFor(ctx context.Context, db bun.IDB, instanceID int64) 
 // link is in e-mails, and its reference is unguessable. A paid or cancelled
 // order is a conflict, an unknown reference not found.
 func (s *Service) FollowPayLink(ctx context.Context, orderReference string) (_ *Payment, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	order, err := s.unpaidOrderByReference(ctx, orderReference)
 	if err != nil {
 		return nil, err
@@ -232,7 +232,7 @@ func (s *Service) checkoutOrUnavailable(ctx context.Context, order *Order) (*Pay
 // RetryPayment starts a new payment attempt for a committed registration
 // (after a failed or cancelled payment) and returns the form with its link.
 func (s *Service) RetryPayment(ctx context.Context, userKey, processID string) (_ *Form, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	inst, err := loadInstance(ctx, s.db, userKey, processID)
 	if err != nil {
 		return nil, err
@@ -264,7 +264,7 @@ type PaymentLinkNotice struct {
 // for the messages' job to e-mail. The job runner calls it periodically;
 // an order whose provider is still down is simply tried the next time.
 func (s *Service) CreateMissingPaymentLinks(ctx context.Context, limit int) (_ []PaymentLinkNotice, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	return s.createMissingLinks(ctx, 0, limit)
 }
 
@@ -293,7 +293,7 @@ type PaymentView struct {
 
 // PaymentForPage loads a payment attempt and its order by reference.
 func (s *Service) PaymentForPage(ctx context.Context, reference string) (_ *PaymentView, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	p, err := paymentByReference(ctx, s.db, reference)
 	if err != nil {
 		return nil, err

@@ -65,7 +65,7 @@ type CaptureResult struct {
 }
 
 // bankCaptureEvent is the payment event type of a capture.
-const bankCaptureEvent = "bank_transfer.capture"
+const BankCaptureEvent = "bank_transfer.capture"
 
 // CapturePayment records money that arrived by bank transfer and settles
 // its payment exactly as an online payment settles (settle): the exact
@@ -78,7 +78,7 @@ const bankCaptureEvent = "bank_transfer.capture"
 // recorded on the payment as its problem and never completes anything;
 // staff settle it with the member.
 func (s *Service) CapturePayment(ctx context.Context, c Capture) (_ *CaptureResult, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	if c.AmountMinor <= 0 {
 		return nil, Errorf(CodeInvalid, "the amount captured must be more than zero")
 	}
@@ -98,7 +98,7 @@ func (s *Service) CapturePayment(ctx context.Context, c Capture) (_ *CaptureResu
 	}
 	booked := c.BookedOn
 	if booked.IsZero() {
-		booked = s.clock()
+		booked = s.Clock()
 	}
 	rf := banking.Reference(*p.ProviderID)
 	orgID := s.orgOfOrder(ctx, p.OrderID)
@@ -116,7 +116,7 @@ func (s *Service) CapturePayment(ctx context.Context, c Capture) (_ *CaptureResu
 		note += "; " + n
 	}
 	conf := PaymentConfirmation{Reference: p.Reference, Outcome: OutcomeSuccess, AmountMinor: c.AmountMinor, Currency: currency,
-		EventID: id, EventType: bankCaptureEvent, TransactionID: id, Note: note, Accumulate: true, Actor: c.Actor}
+		EventID: id, EventType: BankCaptureEvent, TransactionID: id, Note: note, Accumulate: true, Actor: c.Actor}
 	provider := s.providerForMethod(orgID, BankTransferProvider)
 	if provider.Name() != BankTransferProvider {
 		// Bank transfer switched off since the member was asked to pay:
@@ -306,7 +306,7 @@ type StatementImport struct {
 // return naming no debit of the club is reported in Returns and changes
 // nothing, while the rest of the statement still imports.
 func (s *Service) ImportStatement(ctx context.Context, st banking.Statement, opt StatementOptions) (_ *StatementImport, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	if opt.Account == "" {
 		return nil, Errorf(CodeInvalid, "the account to import for is required (PORTAL_BANK_IBAN)")
 	}
@@ -511,12 +511,12 @@ func (s *Service) ProviderFor(organisationID int64) PaymentProvider {
 
 // partialCaptureOutcome is the payment event outcome of a capture short of
 // the amount, which later captures add to.
-const partialCaptureOutcome = "partial"
+const PartialCaptureOutcome = "partial"
 
 // OutcomePartial is the outcome of the payment event of a capture short
 // of the amount owed (partialCaptureOutcome): the staff pages tell it
 // apart from a capture that completes the payment.
-const OutcomePartial PaymentOutcome = partialCaptureOutcome
+const OutcomePartial PaymentOutcome = PartialCaptureOutcome
 
 // accumulate adds a capture to the earlier partial captures of its order,
 // in settle's transaction (the instance is locked). Short of the amount,
@@ -542,7 +542,7 @@ func (s *Service) accumulate(ctx context.Context, tx bun.Tx, p *Payment, order *
 	}
 	amount, currency := c.AmountMinor, p.Currency
 	ev := &PaymentEvent{Provider: p.Provider, EventID: &c.EventID, EventType: c.EventType, Reference: p.Reference,
-		Outcome: partialCaptureOutcome, AmountMinor: &amount, Currency: &currency, CreatedAt: now,
+		Outcome: PartialCaptureOutcome, AmountMinor: &amount, Currency: &currency, CreatedAt: now,
 		Note: fmt.Sprintf("%s; partial: %s of %s so far", c.Note, FormatMoney(total, currency), FormatMoney(p.AmountMinor, currency))}
 	inserted, err := recordPaymentEvent(ctx, tx, ev)
 	if err != nil {
@@ -566,7 +566,7 @@ func partialCapturesByReference(ctx context.Context, db bun.IDB) (map[string]int
 	}
 	if err := db.NewSelect().TableExpr("payment_events AS e").Join("JOIN payments AS p ON p.reference = e.reference").
 		ColumnExpr("p.provider_id AS rf, e.currency AS currency, SUM(e.amount_minor) AS sum").
-		Where("e.event_type = ? AND e.outcome = ? AND p.provider = ?", bankCaptureEvent, partialCaptureOutcome, BankTransferProvider).
+		Where("e.event_type = ? AND e.outcome = ? AND p.provider = ?", BankCaptureEvent, PartialCaptureOutcome, BankTransferProvider).
 		GroupExpr("p.provider_id, e.currency").Scan(ctx, &rows); err != nil {
 		return nil, fmt.Errorf("load partial captures: %w", err)
 	}

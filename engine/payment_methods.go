@@ -53,7 +53,7 @@ func (s *Service) paymentMethodsOf(ctx context.Context, db bun.IDB, orgID int64)
 // PaymentMethods returns the payment methods an organisation's members
 // choose from, its default first. One method: nothing to choose.
 func (s *Service) PaymentMethods(ctx context.Context, orgID int64) (_ []string, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	if !inScope(ctx, orgID) {
 		return nil, Errorf(CodeNotFound, "organisation not found")
 	}
@@ -101,7 +101,7 @@ type PayLinkChoice struct {
 // PayLinkMethods answers the pay link of an unpaid order before the
 // checkout: the methods to choose from again. Errors as FollowPayLink.
 func (s *Service) PayLinkMethods(ctx context.Context, orderReference string) (_ *PayLinkChoice, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	order, err := s.unpaidOrderByReference(ctx, orderReference)
 	if err != nil {
 		return nil, err
@@ -122,7 +122,7 @@ func (s *Service) PayLinkMethods(ctx context.Context, orderReference string) (_ 
 // FollowPayLink does: an open attempt of another method is closed first,
 // so that only one can be paid.
 func (s *Service) ChoosePaymentMethod(ctx context.Context, orderReference, method string) (_ *Payment, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	order, err := s.unpaidOrderByReference(ctx, orderReference)
 	if err != nil {
 		return nil, err
@@ -140,7 +140,7 @@ func (s *Service) ChoosePaymentMethod(ctx context.Context, orderReference, metho
 			if err := s.providerOf(order.OrganisationID, last).Expire(ctx, *last); err != nil {
 				s.log.WarnContext(ctx, "a checkout of the method left could not be closed at the provider", "reference", last.Reference, "err", err)
 			}
-			if _, err := cancelPayment(ctx, s.db, last.ID, s.clock()); err != nil {
+			if _, err := cancelPayment(ctx, s.db, last.ID, s.Clock()); err != nil {
 				return nil, err
 			}
 		}

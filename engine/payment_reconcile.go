@@ -33,13 +33,13 @@ type ReconcileReport struct {
 // does the same for that registration, and makes a payment link missing
 // since the commit.
 func (s *Service) ReconcilePayments(ctx context.Context, olderThan time.Duration, limit int) (_ ReconcileReport, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	return s.reconcile(ctx, 0, olderThan, limit)
 }
 
 func (s *Service) reconcile(ctx context.Context, orderID int64, olderThan time.Duration, limit int) (ReconcileReport, error) {
 	var rep ReconcileReport
-	pending, err := pendingPaymentsBefore(ctx, s.db, s.clock().Add(-olderThan), orderID, limit)
+	pending, err := pendingPaymentsBefore(ctx, s.db, s.Clock().Add(-olderThan), orderID, limit)
 	if err != nil {
 		return rep, err
 	}

@@ -94,7 +94,7 @@ func (s *Service) refundOne(ctx context.Context, p *Payment) (bool, error) {
 	id, err := s.providerOf(order.OrganisationID, p).Refund(ctx, req)
 	if errors.Is(err, ErrManualRefund) {
 		// The provider cannot: owed by hand from now on, asked no more.
-		if _, err := s.db.NewUpdate().Model((*Payment)(nil)).Set("refund_manual = ?", true).Set("updated_at = ?", s.clock()).
+		if _, err := s.db.NewUpdate().Model((*Payment)(nil)).Set("refund_manual = ?", true).Set("updated_at = ?", s.Clock()).
 			Where("id = ? AND refund_status = ?", p.ID, RefundDue).Exec(ctx); err != nil {
 			return false, fmt.Errorf("record manual refund of %s: %w", p.Reference, err)
 		}
@@ -105,7 +105,7 @@ func (s *Service) refundOne(ctx context.Context, p *Payment) (bool, error) {
 		return false, fmt.Errorf("refund %s: %w", p.Reference, err)
 	}
 	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
-		now := s.clock()
+		now := s.Clock()
 		if err := markRefunded(ctx, tx, p.ID, id, now); err != nil {
 			return err
 		}
@@ -155,7 +155,7 @@ func (s *Service) StaffMarkRefundPaidBack(ctx context.Context, actor Actor, refe
 }
 
 func (s *Service) markRefundPaidBack(ctx context.Context, actor *Actor, reference, note string) (_ *Payment, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	p, err := s.refundTarget(ctx, reference)
 	if err != nil {
 		return nil, err
@@ -170,7 +170,7 @@ func (s *Service) markRefundPaidBack(ctx context.Context, actor *Actor, referenc
 		return nil, Errorf(CodeConflict, "payment %s owes no refund by hand", p.Reference)
 	}
 	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
-		now := s.clock()
+		now := s.Clock()
 		res, err := tx.NewUpdate().Model((*Payment)(nil)).Set("refund_status = ?", RefundDone).
 			Set("refund_id = ?", "manual:"+p.Reference).Set("refunded_at = ?", now).Set("refund_note = ?", note).
 			Set("updated_at = ?", now).Where("id = ? AND refund_status = ?", p.ID, RefundDue).Exec(ctx)

@@ -191,7 +191,7 @@ func paymentSettingsView(ps *PaymentSettings) *PaymentSettingsView {
 // PaymentSettings returns an organisation's own payment settings (all
 // empty when it has none: the environment's apply).
 func (s *Service) PaymentSettings(ctx context.Context, orgID int64) (_ *PaymentSettingsView, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	if !inScope(ctx, orgID) {
 		return nil, Errorf(CodeNotFound, "organisation not found")
 	}
@@ -234,7 +234,7 @@ func paymentSettingsAuditView(ps *PaymentSettings) map[string]any {
 
 // setPaymentSettings is SetPaymentSettings, audited when actor is set.
 func (s *Service) setPaymentSettings(ctx context.Context, actor *Actor, orgID int64, c PaymentSettingsChange) (_ *PaymentSettingsView, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	if !inScope(ctx, orgID) {
 		return nil, Errorf(CodeNotFound, "organisation not found")
 	}
@@ -252,7 +252,7 @@ func (s *Service) setPaymentSettings(ctx context.Context, actor *Actor, orgID in
 		if err := s.applyPaymentSettings(ps, c); err != nil {
 			return err
 		}
-		ps.OrganisationID, ps.UpdatedAt = orgID, s.clock()
+		ps.OrganisationID, ps.UpdatedAt = orgID, s.Clock()
 		if before.StripeSecretKeySealed != ps.StripeSecretKeySealed || before.StripeWebhookSecretSealed != ps.StripeWebhookSecretSealed {
 			before.OrganisationID = orgID
 			if err := s.retireStripeCredentials(ctx, tx, &before, ps); err != nil {
@@ -586,7 +586,7 @@ type RetiredStripeCredentials struct {
 // OrganisationPaymentConfigs lists the organisations that chose a
 // provider of their own, with their secrets opened.
 func (s *Service) OrganisationPaymentConfigs(ctx context.Context) (_ []OrganisationPaymentConfig, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	var rows []PaymentSettings
 	if err := s.db.NewSelect().Model(&rows).Where("provider <> ''").Order("organisation_id ASC").Scan(ctx); err != nil {
 		return nil, fmt.Errorf("load payment settings: %w", err)

@@ -62,7 +62,7 @@ func attemptOutcome(p *Payment) PaymentOutcome {
 // established, or, while the attempt is still pending, what a retrieval
 // from the provider's API says.
 func (s *Service) CompletePayment(ctx context.Context, ret PaymentReturn) (_ *PaymentResult, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	view, err := s.PaymentForPage(ctx, ret.Reference)
 	if err != nil {
 		return nil, err
@@ -84,7 +84,7 @@ func (s *Service) CompletePayment(ctx context.Context, ret PaymentReturn) (_ *Pa
 // PaymentState is the attempt's state as the portal knows it, retrieving
 // it from the provider while it is pending (the confirming page polls it).
 func (s *Service) PaymentState(ctx context.Context, reference string) (_ *PaymentResult, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	view, err := s.PaymentForPage(ctx, reference)
 	if err != nil {
 		return nil, err
@@ -129,7 +129,7 @@ func (s *Service) currentResult(ctx context.Context, reference string) (*Payment
 // no error is an event the portal does not act on. A forged event is
 // invalid; an event for an attempt the portal does not know is not found.
 func (s *Service) ReceivePaymentEvent(ctx context.Context, providerName string, payload []byte, signature string) (_ *PaymentResult, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	return s.receiveEvent(ctx, s.payments, 0, providerName, payload, signature)
 }
 
@@ -139,7 +139,7 @@ func (s *Service) ReceivePaymentEvent(ctx context.Context, providerName string, 
 // settled. An organisation without a provider of its own that takes
 // events is not found.
 func (s *Service) ReceiveOrganisationPaymentEvent(ctx context.Context, orgID int64, providerName string, payload []byte, signature string) (_ *PaymentResult, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	if !inScope(ctx, orgID) {
 		return nil, Errorf(CodeNotFound, "organisation not found")
 	}
@@ -262,7 +262,7 @@ func (s *Service) settleIn(ctx context.Context, tx bun.Tx, provider PaymentProvi
 		return nil, &Error{Code: CodeNotFound, Message: "payment not found", Err: errOtherAccount}
 	}
 	res.Order, res.ProcessID, res.PeriodID, res.UserKey = order, order.ProcessInstanceID, order.PeriodID, order.UserKey
-	now := s.clock()
+	now := s.Clock()
 	if c.Accumulate && c.Outcome == OutcomeSuccess && p.Status == PaymentSucceeded {
 		return nil, s.secondCredit(ctx, tx, p, order, c, res, now)
 	}

@@ -35,7 +35,7 @@ type transferAccount interface {
 // The pay page and every e-mail that asks for the transfer show this one
 // answer, so that they never disagree.
 func (s *Service) BankTransferDue(ctx context.Context, orderID int64) (_ *banking.Transfer, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	order, err := loadOrder(ctx, s.db, orderID)
 	if err != nil {
 		return nil, err
@@ -79,7 +79,7 @@ func (s *Service) BankTransferDue(ctx context.Context, orderID int64) (_ *bankin
 func partialCapturedMinor(ctx context.Context, db bun.IDB, orderID int64, currency, exceptEventID string) (int64, error) {
 	var sum int64
 	if err := db.NewSelect().Model((*PaymentEvent)(nil)).ColumnExpr("COALESCE(SUM(amount_minor), 0)").
-		Where("event_type = ? AND outcome = ? AND currency = ?", bankCaptureEvent, partialCaptureOutcome, currency).
+		Where("event_type = ? AND outcome = ? AND currency = ?", BankCaptureEvent, PartialCaptureOutcome, currency).
 		Where("reference IN (?)", db.NewSelect().Model((*Payment)(nil)).Column("reference").Where("order_id = ?", orderID)).
 		Where("event_id <> ?", exceptEventID).
 		Scan(ctx, &sum); err != nil {
@@ -98,7 +98,7 @@ func (s *Service) queueTransferRequest(ctx context.Context, order *Order, p *Pay
 	}
 	payload, _ := json.Marshal(TransferRequestPayload{OrderID: order.ID})
 	msg := &OutboxMessage{Kind: KindTransferRequest, DedupKey: fmt.Sprintf("%s:order:%d", KindTransferRequest, order.ID),
-		Payload: string(payload), CreatedAt: s.clock().UTC()}
+		Payload: string(payload), CreatedAt: s.Clock().UTC()}
 	if err := queueMessageNow(ctx, s.db, msg); err != nil {
 		s.log.ErrorContext(ctx, "the bank transfer request could not be queued", "order", order.ID, "err", err)
 	}

@@ -7,9 +7,9 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"portal/engine"
 	"portal/engine/dbtest"
 	"portal/engine/enginetest"
+	"portal/engine/report"
 )
 
 // rowsWriter keeps an export's rows and, at each row, asks the database
@@ -42,14 +42,14 @@ func TestExportPeriodPages(t *testing.T) {
 		demo.Pay(demo.Commit(1, 3))
 		demo.Commit(2)
 		ctx := context.Background()
-		for _, kind := range []engine.ExportKind{engine.ExportRegistrations, engine.ExportPayments} {
+		for _, kind := range []report.ExportKind{report.ExportRegistrations, report.ExportPayments} {
 			whole := &rowsWriter{t: t, db: db}
-			if err := demo.Svc.ExportPeriod(ctx, 1, 1, kind, whole); err != nil {
+			if err := report.Of(demo.Svc).ExportPeriod(ctx, 1, 1, kind, whole); err != nil {
 				t.Fatal(err)
 			}
-			restore := engine.SetExportPageRows(1)
+			restore := report.SetExportPageRows(1)
 			paged := &rowsWriter{t: t, db: db}
-			err := demo.Svc.ExportPeriod(ctx, 1, 1, kind, paged)
+			err := report.Of(demo.Svc).ExportPeriod(ctx, 1, 1, kind, paged)
 			restore()
 			if err != nil {
 				t.Fatal(err)

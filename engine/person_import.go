@@ -225,7 +225,7 @@ func (s *Service) StaffImportPersons(ctx context.Context, orgID int64, rows []Pe
 }
 
 func (s *Service) importPersons(ctx context.Context, orgID int64, rows []PersonRow, validKey func(string) bool, opt PersonImportOptions) (rep *ImportReport, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	if !inScope(ctx, orgID) {
 		return nil, Errorf(CodeNotFound, "organisation not found")
 	}
@@ -409,7 +409,7 @@ func (s *Service) StaffUnlinkPersons(ctx context.Context, actor Actor, orgID int
 }
 
 func (s *Service) unlinkPersons(ctx context.Context, actor *Actor, orgID int64, links []PersonLink) (removed int, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	if !inScope(ctx, orgID) {
 		return 0, Errorf(CodeNotFound, "organisation not found")
 	}
@@ -419,7 +419,7 @@ func (s *Service) unlinkPersons(ctx context.Context, actor *Actor, orgID int64, 
 			var p Person
 			err := tx.NewSelect().Model(&p).Where("organisation_id = ? AND external_id = ?", orgID, l.ExternalID).Scan(ctx)
 			if err != nil {
-				if ErrorCode(notFoundOr(err, "person")) == CodeNotFound {
+				if ErrorCode(NotFoundOr(err, "person")) == CodeNotFound {
 					fields = append(fields, FieldError{Field: fmt.Sprintf("[%d].externalId", i), Message: "no person has this external id"})
 					continue
 				}

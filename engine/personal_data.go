@@ -282,7 +282,7 @@ var NotPersonalDataTables = map[string]string{
 // session asks for its own user key only, so another household's data
 // never enters.
 func (s *Service) ExportHousehold(ctx context.Context, orgID int64, userKey string) (_ *PersonalData, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	if !inScope(ctx, orgID) || userKey == "" {
 		return nil, Errorf(CodeNotFound, "household not found")
 	}
@@ -305,7 +305,7 @@ func (s *Service) ExportHousehold(ctx context.Context, orgID int64, userKey stri
 // person, their answers, memberships and the orders they are on, the
 // messages to their address, and the household links they have.
 func (s *Service) ExportPerson(ctx context.Context, orgID, personID int64) (_ *PersonalData, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	sc, err := s.personScope(ctx, s.db, orgID, personID)
 	if err != nil {
 		return nil, err
@@ -325,7 +325,7 @@ func (s *Service) personScope(ctx context.Context, db bun.IDB, orgID, personID i
 	}
 	var p Person
 	if err := db.NewSelect().Model(&p).Where("id = ? AND organisation_id = ?", personID, orgID).Scan(ctx); err != nil {
-		return nil, notFoundOr(err, "person")
+		return nil, NotFoundOr(err, "person")
 	}
 	sc := &exportScope{org: org}
 	if err := db.NewSelect().Model((*UserPerson)(nil)).Column("user_key").
@@ -368,7 +368,7 @@ func (s *Service) exportScoped(ctx context.Context, db bun.IDB, sc *exportScope,
 	if subject.UserKeys == nil {
 		subject.UserKeys = []string{}
 	}
-	out := &PersonalData{Format: PersonalDataFormat, GeneratedAt: s.clock().UTC(), Language: sc.lang,
+	out := &PersonalData{Format: PersonalDataFormat, GeneratedAt: s.Clock().UTC(), Language: sc.lang,
 		Organisation: ExportOrg{ID: sc.org.ID, Name: sc.org.Name, ContactEmail: sc.org.ContactEmail}, Subject: subject,
 		Persons: []ExportPerson{}, Registrations: []ExportRegistration{}, Memberships: []ExportMembership{}, Orders: []ExportOrder{},
 		BankCredits: []ExportBankCredit{}, Messages: []ExportMessage{}, OptOuts: []ExportOptOut{}, Invitations: []ExportInvitation{}, Mandates: []ExportMandate{},
@@ -531,7 +531,7 @@ func labelsOf(ctx context.Context, db bun.IDB, cache map[int64]stepLabels, stepI
 	}
 	var st ProcessStep
 	if err := db.NewSelect().Model(&st).Where("?TableAlias.id = ?", stepID).Relation("Options").Scan(ctx); err != nil {
-		return stepLabels{}, notFoundOr(err, "step")
+		return stepLabels{}, NotFoundOr(err, "step")
 	}
 	texts, err := parseTexts(st.Texts)
 	if err != nil {

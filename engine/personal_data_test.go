@@ -17,6 +17,7 @@ import (
 	"portal/engine"
 	"portal/engine/dbtest"
 	"portal/engine/enginetest"
+	"portal/engine/report"
 )
 
 // The person the data-protection tests register and erase: names,
@@ -190,7 +191,7 @@ func seasonFigures(t *testing.T, d *enginetest.Demo) (engine.SeasonOverview, str
 	}
 	o.Days = nil
 	var b bytes.Buffer
-	if err := d.Svc.ExportPeriod(ctx, 1, engine.DemoPeriodID, engine.ExportPayments, engine.CSVExport(&b)); err != nil {
+	if err := report.Of(d.Svc).ExportPeriod(ctx, 1, engine.DemoPeriodID, report.ExportPayments, report.CSVExport(&b)); err != nil {
 		t.Fatal(err)
 	}
 	return *o, b.String()

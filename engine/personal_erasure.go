@@ -105,7 +105,7 @@ func ErasureTables() map[string][]string {
 // ErasePerson erases a person of an organisation as the actor asks; see
 // the package comment above. Audited in the same transaction.
 func (s *Service) ErasePerson(ctx context.Context, actor Actor, orgID, personID int64, opt ErasureOptions) (rep *ErasureReport, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		sc, err := s.personScope(ctx, tx, orgID, personID)
 		if err != nil {
@@ -120,7 +120,7 @@ func (s *Service) ErasePerson(ctx context.Context, actor Actor, orgID, personID 
 		if _, err := s.exportScoped(ctx, tx, sc, ExportSubject{Kind: "person"}); err != nil {
 			return err
 		}
-		reason, err := erasureBlocked(ctx, tx, sc, s.clock())
+		reason, err := erasureBlocked(ctx, tx, sc, s.Clock())
 		if err != nil {
 			return err
 		}
@@ -131,7 +131,7 @@ func (s *Service) ErasePerson(ctx context.Context, actor Actor, orgID, personID 
 		if rep.Forced {
 			rep.Overrode = reason
 		}
-		e := &erasure{org: sc.org, person: p, label: rep.Label, now: s.clock().UTC(), scope: sc}
+		e := &erasure{org: sc.org, person: p, label: rep.Label, now: s.Clock().UTC(), scope: sc}
 		e.strong, e.weak, err = erasureNeedles(ctx, tx, p, sc)
 		if err != nil {
 			return err

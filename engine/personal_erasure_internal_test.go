@@ -22,8 +22,8 @@ func TestCoarseBirthDateKeepsEveryAge(t *testing.T) {
 			t.Fatalf("%s became %s: another year", day.Format(time.DateOnly), c.Format(time.DateOnly))
 		}
 		for _, s := range starts {
-			if ageAt(c, s) != ageAt(day, s) {
-				t.Fatalf("%s became %s: age on %s %d, want %d", day.Format(time.DateOnly), c.Format(time.DateOnly), s.Format(time.DateOnly), ageAt(c, s), ageAt(day, s))
+			if AgeAt(c, s) != AgeAt(day, s) {
+				t.Fatalf("%s became %s: age on %s %d, want %d", day.Format(time.DateOnly), c.Format(time.DateOnly), s.Format(time.DateOnly), AgeAt(c, s), AgeAt(day, s))
 			}
 		}
 	}

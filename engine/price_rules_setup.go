@@ -31,17 +31,17 @@ var ruleKindList = func() string {
 
 // PriceRules lists a period's price rules; the period must be the organisation's.
 func (s *Service) PriceRules(ctx context.Context, orgID, periodID int64) (rules []PriceRule, err error) {
-	defer classifyUnavailable(&err)
-	if _, err := orgPeriod(ctx, s.db, orgID, periodID); err != nil {
+	defer ClassifyUnavailable(&err)
+	if _, err := OrgPeriod(ctx, s.db, orgID, periodID); err != nil {
 		return nil, err
 	}
 	return priceRules(ctx, s.db, periodID)
 }
 
-func orgPeriod(ctx context.Context, db bun.IDB, orgID, periodID int64) (*MembershipPeriod, error) {
+func OrgPeriod(ctx context.Context, db bun.IDB, orgID, periodID int64) (*MembershipPeriod, error) {
 	p := new(MembershipPeriod)
 	if err := db.NewSelect().Model(p).Where("id = ? AND organisation_id = ?", periodID, orgID).Scan(ctx); err != nil {
-		return nil, notFoundOr(err, "membership period")
+		return nil, NotFoundOr(err, "membership period")
 	}
 	return p, nil
 }
@@ -90,9 +90,9 @@ func priceRulesAuditView(rules []PriceRule) []map[string]any {
 }
 
 func (s *Service) replacePriceRules(ctx context.Context, actor *Actor, orgID, periodID int64, rules []PriceRule) (out []PriceRule, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
-		if _, err := orgPeriod(ctx, tx, orgID, periodID); err != nil {
+		if _, err := OrgPeriod(ctx, tx, orgID, periodID); err != nil {
 			return err
 		}
 		var before []PriceRule

@@ -37,7 +37,7 @@ type pricedPerson struct {
 // the period's start; when several do, the narrowest range wins (a junior
 // type beats an open-ended one).
 func chooseMembershipType(types []MembershipType, dob, periodStart time.Time) *MembershipType {
-	age := ageAt(dob, periodStart)
+	age := AgeAt(dob, periodStart)
 	var best *MembershipType
 	width := func(t *MembershipType) int {
 		lo, hi := 0, 200

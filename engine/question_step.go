@@ -121,7 +121,7 @@ func (s *Service) nextQuestion(ctx context.Context, userKey string, in NextInput
 	if err != nil {
 		return nil, true, err
 	}
-	now := s.clock()
+	now := s.Clock()
 	current, err := checkNext(inst, def, in, now)
 	if err != nil {
 		return nil, true, err

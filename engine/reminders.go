@@ -98,7 +98,7 @@ func LoadUnpaidReminder(ctx context.Context, db bun.IDB, p UnpaidReminderPayload
 	}
 	r.Due = true
 	if err := db.NewSelect().Model(&r.Organisation).Where("id = ?", order.OrganisationID).Scan(ctx); err != nil {
-		return nil, notFoundOr(err, "organisation")
+		return nil, NotFoundOr(err, "organisation")
 	}
 	period, err := loadPeriod(ctx, db, order.PeriodID)
 	if err != nil {

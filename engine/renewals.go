@@ -188,7 +188,7 @@ type RenewalPrompt struct {
 func LoadRenewalPrompt(ctx context.Context, db bun.IDB, p RenewalPromptPayload) (*RenewalPrompt, error) {
 	r := &RenewalPrompt{}
 	if err := db.NewSelect().Model(&r.Organisation).Where("id = ?", p.OrganisationID).Scan(ctx); err != nil {
-		return nil, notFoundOr(err, "organisation")
+		return nil, NotFoundOr(err, "organisation")
 	}
 	for _, x := range []struct {
 		id   int64

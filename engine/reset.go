@@ -13,7 +13,7 @@ import (
 // deleted) and pending payment attempts are cancelled. A completed
 // registration cannot be reset.
 func (s *Service) Reset(ctx context.Context, userKey, processID string) (_ *Form, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	if !inAudit(ctx) { // a member's own reset: prepared statements (resetOpen)
 		if form, done, err := s.resetOpen(ctx, userKey, processID); done || err != nil {
 			return form, err
@@ -41,7 +41,7 @@ func (s *Service) Reset(ctx context.Context, userKey, processID string) (_ *Form
 			return err
 		}
 		wasDone := inst.Status == StateDone
-		now := s.clock()
+		now := s.Clock()
 		inst.Status, inst.CurrentStepID, inst.SelectedPersons = StateInit, nil, []int64{}
 		if err := bumpVersion(ctx, tx, inst, now, "status", "current_step_id", "selected_persons"); err != nil {
 			return err
@@ -126,7 +126,7 @@ func (s *Service) resetOpen(ctx context.Context, userKey, processID string) (*Fo
 		return nil, true, err
 	}
 	if !atStart(inst) { // at its start already: nothing to write
-		if err := s.writeReset(ctx, inst, s.clock()); err != nil {
+		if err := s.writeReset(ctx, inst, s.Clock()); err != nil {
 			return nil, true, err
 		}
 	}

@@ -10,7 +10,7 @@ import (
 // to RUNNING (the spec's operation description; its example said RESUME).
 // A committed registration resumes at its payment link.
 func (s *Service) Resume(ctx context.Context, userKey, processID string) (_ *Form, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	var form *Form
 	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		inst, err := loadUnfinished(ctx, tx, userKey, processID, "")
@@ -19,7 +19,7 @@ func (s *Service) Resume(ctx context.Context, userKey, processID string) (_ *For
 		}
 		if inst.Status == StateSuspended || inst.Status == StateResume {
 			inst.Status = StateRunning
-			if err := bumpVersion(ctx, tx, inst, s.clock(), "status"); err != nil {
+			if err := bumpVersion(ctx, tx, inst, s.Clock(), "status"); err != nil {
 				return err
 			}
 		}

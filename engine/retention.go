@@ -100,7 +100,7 @@ func RetentionSettingsOf(ctx context.Context, db bun.IDB, orgID int64) (Retentio
 // RetentionSettings loads an organisation's effective retention settings,
 // in the caller's organisation scope.
 func (s *Service) RetentionSettings(ctx context.Context, orgID int64) (_ RetentionSettings, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	if !inScope(ctx, orgID) {
 		return RetentionSettings{}, Errorf(CodeNotFound, "organisation not found")
 	}
@@ -153,7 +153,7 @@ func retentionAuditView(r RetentionSettings) map[string]any {
 // retention settings in one transaction, audited; an invalid field
 // changes nothing.
 func (s *Service) StaffUpdateRetentionSettings(ctx context.Context, actor Actor, orgID int64, c RetentionSettingsChange) (_ RetentionSettings, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	if !inScope(ctx, orgID) {
 		return RetentionSettings{}, Errorf(CodeNotFound, "organisation not found")
 	}

@@ -42,12 +42,12 @@ type ReviewAnswer struct {
 
 // Review returns the answers of a running registration for review.
 func (s *Service) Review(ctx context.Context, userKey, processID string) (_ *Review, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	inst, def, err := s.loadOpen(ctx, s.db, userKey, processID)
 	if err != nil {
 		return nil, err
 	}
-	if err := touchActivity(ctx, s.db, inst, s.clock()); err != nil { // reading counts as activity (lifecycle.go)
+	if err := touchActivity(ctx, s.db, inst, s.Clock()); err != nil { // reading counts as activity (lifecycle.go)
 		return nil, err
 	}
 	selected, err := personsByID(ctx, s.db, inst.SelectedPersons)
@@ -84,7 +84,7 @@ func (s *Service) Review(ctx context.Context, userKey, processID string) (_ *Rev
 		}
 		r.Persons = append(r.Persons, rp)
 	}
-	if q, _, err := s.quoteFor(ctx, s.db, inst, def, selected, answers, s.clock()); err != nil {
+	if q, _, err := s.quoteFor(ctx, s.db, inst, def, selected, answers, s.Clock()); err != nil {
 		if e, ok := AsError(err); ok && e.Code != CodeInternal {
 			r.QuoteError = e.Message
 		} else {
@@ -126,7 +126,7 @@ func DisplayAnswer(step *ProcessStep, v string) string {
 // window answered again), the commit is refused with a conflict. method is
 // the payment method the member chose ("" for the club's default).
 func (s *Service) Confirm(ctx context.Context, userKey, processID string, reviewed int64, method string) (_ *Form, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	inst, def, err := s.loadOpen(ctx, s.db, userKey, processID)
 	if err != nil {
 		return nil, err

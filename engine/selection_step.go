@@ -81,7 +81,7 @@ func (s *Service) nextSelection(ctx context.Context, userKey string, in NextInpu
 	if err != nil {
 		return nil, true, err
 	}
-	now := s.clock()
+	now := s.Clock()
 	if _, err := checkNext(inst, def, in, now); err != nil {
 		return nil, true, err
 	}

@@ -69,7 +69,7 @@ func (s *Service) DB() *bun.DB { return s.db }
 // clock is the engine's one source of time: every time written or compared
 // in a transaction comes from here, and store functions take it as a
 // parameter, so WithClock moves all of them together.
-func (s *Service) clock() time.Time { return s.now().UTC() }
+func (s *Service) Clock() time.Time { return s.now().UTC() }
 
 // parseProcessID reads a process id; anything malformed is simply not found.
 func parseProcessID(raw string) (int64, error) {

@@ -103,7 +103,7 @@ func (in StaffInput) validate() (StaffInput, error) {
 // (its subject binding is dropped: the next sign-in binds again). An
 // active record of the same address is a conflict. actor is audited.
 func (s *Service) AddStaff(ctx context.Context, actor Actor, orgID int64, in StaffInput) (m *StaffMember, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	if in, err = in.validate(); err != nil {
 		return nil, err
 	}
@@ -111,7 +111,7 @@ func (s *Service) AddStaff(ctx context.Context, actor Actor, orgID int64, in Sta
 		if _, err := loadOrganisation(ctx, tx, orgID); err != nil {
 			return err
 		}
-		now := s.clock()
+		now := s.Clock()
 		prev := new(StaffMember)
 		err := tx.NewSelect().Model(prev).Where("organisation_id = ? AND email = ?", orgID, in.Email).Scan(ctx)
 		switch {
@@ -127,7 +127,7 @@ func (s *Service) AddStaff(ctx context.Context, actor Actor, orgID int64, in Sta
 			}
 			return s.appendAudit(ctx, tx, actor, AuditEntry{OrganisationID: orgID, Action: "staff.enable",
 				TargetType: "staff", TargetID: fmt.Sprint(m.ID), Before: before, After: staffAuditView(m)})
-		case ErrorCode(notFoundOr(err, "staff")) != CodeNotFound:
+		case ErrorCode(NotFoundOr(err, "staff")) != CodeNotFound:
 			return fmt.Errorf("load staff member: %w", err)
 		}
 		m = &StaffMember{OrganisationID: orgID, Email: in.Email, Name: in.Name, Role: in.Role, CreatedAt: now}
@@ -153,7 +153,7 @@ func staffAuditView(m *StaffMember) map[string]any {
 
 // ListStaff lists an organisation's staff, disabled ones included, by e-mail.
 func (s *Service) ListStaff(ctx context.Context, orgID int64) (out []StaffMember, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	if err := s.db.NewSelect().Model(&out).Where("organisation_id = ?", orgID).Order("email").Scan(ctx); err != nil {
 		return nil, fmt.Errorf("load staff: %w", err)
 	}
@@ -162,10 +162,10 @@ func (s *Service) ListStaff(ctx context.Context, orgID int64) (out []StaffMember
 
 // StaffByID returns one staff record of an organisation.
 func (s *Service) StaffByID(ctx context.Context, orgID, id int64) (m *StaffMember, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	m = new(StaffMember)
 	if err := s.db.NewSelect().Model(m).Where("id = ? AND organisation_id = ?", id, orgID).Scan(ctx); err != nil {
-		return nil, notFoundOr(err, "staff member")
+		return nil, NotFoundOr(err, "staff member")
 	}
 	return m, nil
 }
@@ -175,15 +175,15 @@ func (s *Service) StaffByID(ctx context.Context, orgID, id int64) (m *StaffMembe
 // session check reads the record). The record stays, since the audit log
 // names it.
 func (s *Service) RemoveStaff(ctx context.Context, actor Actor, orgID int64, email string) (err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	email = normalizeEmail(email)
 	return inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		m := new(StaffMember)
 		if err := tx.NewSelect().Model(m).Where("organisation_id = ? AND email = ? AND disabled_at IS NULL", orgID, email).Scan(ctx); err != nil {
-			return notFoundOr(err, "staff member")
+			return NotFoundOr(err, "staff member")
 		}
 		before := staffAuditView(m)
-		now := s.clock()
+		now := s.Clock()
 		m.DisabledAt = &now
 		if _, err := tx.NewUpdate().Model(m).Column("disabled_at").WherePK().Exec(ctx); err != nil {
 			return fmt.Errorf("disable staff member: %w", err)
@@ -239,16 +239,16 @@ var ErrStaffDisabled = Errorf(CodeUnauthorized, "Your staff access to this organ
 // address, binding the subject to it. An address the IdP has not verified
 // never binds: anyone could claim it at an IdP that lets users type it.
 func (s *Service) StaffSignIn(ctx context.Context, orgID int64, id StaffIdentity) (m *StaffMember, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	if id.Subject == "" {
 		return nil, staffRefused("the identity provider sent no subject")
 	}
 	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
-		now := s.clock()
+		now := s.Clock()
 		m = new(StaffMember)
 		err := tx.NewSelect().Model(m).Where("organisation_id = ? AND subject = ?", orgID, id.Subject).Scan(ctx)
 		if err != nil {
-			if ErrorCode(notFoundOr(err, "staff")) != CodeNotFound {
+			if ErrorCode(NotFoundOr(err, "staff")) != CodeNotFound {
 				return fmt.Errorf("load staff member: %w", err)
 			}
 			switch {
@@ -259,7 +259,7 @@ func (s *Service) StaffSignIn(ctx context.Context, orgID int64, id StaffIdentity
 			}
 			err = tx.NewSelect().Model(m).Where("organisation_id = ? AND email = ? AND subject IS NULL", orgID, normalizeEmail(id.Email)).Scan(ctx)
 			if err != nil {
-				if ErrorCode(notFoundOr(err, "staff")) == CodeNotFound {
+				if ErrorCode(NotFoundOr(err, "staff")) == CodeNotFound {
 					return staffRefused("no staff record is bound to the subject and no unbound staff record has the verified e-mail address")
 				}
 				return fmt.Errorf("load staff member: %w", err)

@@ -16,7 +16,7 @@ import (
 // DefinitionVersion loads one version of the organisation's with its steps
 // and their options.
 func (s *Service) DefinitionVersion(ctx context.Context, orgID, id int64) (_ *ProcessDefinition, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	def, err := loadDefinition(ctx, s.db, id)
 	if err != nil {
 		return nil, err

@@ -46,7 +46,7 @@ type messageOwner struct {
 // StaffJobs lists the failed and dead jobs of the organisation, and those
 // of the portal as a whole when portalWide, oldest due first.
 func (s *Service) StaffJobs(ctx context.Context, organisationID int64, portalWide bool) (_ []StaffJob, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	list, err := jobs.List(ctx, s.db, maxStaffJobs, jobs.StateFailed, jobs.StateDead)
 	if err != nil {
 		return nil, err
@@ -87,7 +87,7 @@ func (s *Service) RetryStaffJob(ctx context.Context, actor Actor, organisationID
 		return err
 	}
 	return inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
-		if err := jobs.Retry(ctx, tx, id, s.clock()); err != nil {
+		if err := jobs.Retry(ctx, tx, id, s.Clock()); err != nil {
 			if errors.Is(err, jobs.ErrNotRetryable) {
 				return Errorf(CodeConflict, "job %d is no longer failed: it was retried or finished meanwhile", id)
 			}
@@ -117,7 +117,7 @@ func (s *Service) RunScheduledJob(ctx context.Context, actor Actor, organisation
 	var j *jobs.Job
 	err := inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		var err error
-		j, err = jobs.RunNow(ctx, tx, kind, s.clock(), scope)
+		j, err = jobs.RunNow(ctx, tx, kind, s.Clock(), scope)
 		if errors.Is(err, jobs.ErrAlreadyDue) {
 			return Errorf(CodeConflict, "A run of %s is already waiting or running (job %d): it was not queued twice.", kind, j.ID)
 		}

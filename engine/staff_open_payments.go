@@ -93,14 +93,14 @@ func (p OpenPayment) RF() string {
 // openPaymentsSelect is the list's query: the orders with their figures
 // as correlated subqueries, each an index lookup by order (payments by
 // order_id, events by reference).
-func (q OpenPaymentQuery) openPaymentsSelect(db bun.IDB, now time.Time) *bun.SelectQuery {
+func (q OpenPaymentQuery) OpenPaymentsSelect(db bun.IDB, now time.Time) *bun.SelectQuery {
 	inner := db.NewSelect().TableExpr("orders AS o").Join("JOIN process_instances AS pi ON pi.id = o.process_instance_id").
 		ColumnExpr("pi.id AS registration_id, pi.user_key, pi.related_entity_id AS period_id, pi.selected_persons").
 		ColumnExpr("o.id AS order_id, o.pay_reference, o.total_minor, o.currency, o.created_at AS committed_at").
 		ColumnExpr(`(SELECT COALESCE(SUM(e.amount_minor), 0) FROM payment_events AS e
 			WHERE e.event_type = ? AND e.outcome = ? AND e.currency = o.currency
 			AND e.reference IN (SELECT rp.reference FROM payments AS rp WHERE rp.order_id = o.id)) AS received_minor`,
-			bankCaptureEvent, partialCaptureOutcome).
+			BankCaptureEvent, PartialCaptureOutcome).
 		ColumnExpr(`(SELECT tp.provider_id FROM payments AS tp WHERE tp.order_id = o.id AND tp.provider = ? AND tp.provider_id IS NOT NULL
 			ORDER BY tp.id DESC LIMIT 1) AS transfer_reference`, BankTransferProvider).
 		Where("o.organisation_id = ? AND o.status = ?", q.OrganisationID, OrderUnpaid).
@@ -127,12 +127,12 @@ func (q OpenPaymentQuery) openPaymentsSelect(db bun.IDB, now time.Time) *bun.Sel
 
 // OpenPayments lists the unpaid orders q selects, with their households.
 func (s *Service) OpenPayments(ctx context.Context, q OpenPaymentQuery) (rows []OpenPayment, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	if q.Sort != "" && !slices.Contains(OpenPaymentSorts, q.Sort) {
 		return nil, Errorf(CodeInvalid, "unknown sort order %q", q.Sort)
 	}
-	now := s.clock().UTC()
-	if err := q.openPaymentsSelect(s.db, now).Scan(ctx, &rows); err != nil {
+	now := s.Clock().UTC()
+	if err := q.OpenPaymentsSelect(s.db, now).Scan(ctx, &rows); err != nil {
 		return nil, fmt.Errorf("load open payments: %w", err)
 	}
 	if len(rows) == 0 {

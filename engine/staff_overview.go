@@ -52,10 +52,10 @@ var AgeGroups = []struct {
 
 // SeasonOverview gathers the overview of one period of an organisation.
 func (s *Service) SeasonOverview(ctx context.Context, orgID, periodID int64) (o *SeasonOverview, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	o = &SeasonOverview{ByState: map[RegistrationState]int{}}
 	if err := s.db.NewSelect().Model(&o.Period).Where("id = ? AND organisation_id = ?", periodID, orgID).Scan(ctx); err != nil {
-		return nil, notFoundOr(err, "period")
+		return nil, NotFoundOr(err, "period")
 	}
 	var states []struct {
 		Status ProcessState `bun:"status"`
@@ -94,7 +94,7 @@ func (s *Service) SeasonOverview(ctx context.Context, orgID, periodID int64) (o 
 		}
 		t.Count++
 		t.Pending += pending
-		age := ageAt(m.Born, o.Period.StartDate)
+		age := AgeAt(m.Born, o.Period.StartDate)
 		for i, g := range AgeGroups {
 			if age < g.Below {
 				byAge[i].Count++
@@ -124,7 +124,7 @@ func (s *Service) SeasonOverview(ctx context.Context, orgID, periodID int64) (o 
 		Where("status = ? OR problem <> '' OR refund_status <> ''", PaymentSucceeded).Scan(ctx); err != nil {
 		return nil, fmt.Errorf("load payments: %w", err)
 	}
-	since := s.clock().Truncate(24*time.Hour).AddDate(0, 0, -(OverviewDays - 1))
+	since := s.Clock().Truncate(24*time.Hour).AddDate(0, 0, -(OverviewDays - 1))
 	dayIndex := func(t time.Time) int { return int(t.UTC().Sub(since) / (24 * time.Hour)) }
 	o.Days = make([]DayCount, OverviewDays)
 	for i := range o.Days {

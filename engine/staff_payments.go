@@ -67,7 +67,7 @@ type AttentionQuery struct {
 // first, then refunds due, then returned debits, then oldest first. The staff payments page, the admin API and `portal payments
 // attention` list them; the season overview counts them.
 func (s *Service) PaymentsNeedingAttention(ctx context.Context, q AttentionQuery) (_ []AttentionPayment, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	if q.Limit <= 0 {
 		q.Limit = 500
 	}
@@ -116,7 +116,7 @@ func (s *Service) PaymentsNeedingAttention(ctx context.Context, q AttentionQuery
 // CountPaymentsNeedingAttention counts what PaymentsNeedingAttention lists
 // (of one period's orders when periodID is not 0).
 func (s *Service) CountPaymentsNeedingAttention(ctx context.Context, q AttentionQuery, periodID int64) (_ int, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	sel := s.attentionQuery(ctx, s.db.NewSelect().Model((*Payment)(nil)), q)
 	if periodID != 0 {
 		sel = sel.Where("order_id IN (SELECT id FROM orders WHERE period_id = ?)", periodID)
@@ -131,7 +131,7 @@ func (s *Service) CountPaymentsNeedingAttention(ctx context.Context, q Attention
 // attentionQuery narrows a select of payments to those needing attention.
 func (s *Service) attentionQuery(ctx context.Context, sel *bun.SelectQuery, q AttentionQuery) *bun.SelectQuery {
 	if q.PendingSince.IsZero() {
-		q.PendingSince = s.clock().Add(-PendingTooLong)
+		q.PendingSince = s.Clock().Add(-PendingTooLong)
 	}
 	org := q.OrganisationID
 	if scope, ok := OrganisationOf(ctx); ok && org == 0 {

@@ -20,7 +20,7 @@ type PersonWithKeys struct {
 // A search narrows to the persons whose name contains it or whose e-mail
 // or external id it is, whatever the case (search_text.go).
 func (s *Service) PersonsPage(ctx context.Context, orgID int64, search string, offset, limit int) (_ []PersonWithKeys, more bool, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	var persons []Person
 	sel := s.db.NewSelect().Model(&persons).Where("organisation_id = ?", orgID)
 	if search = strings.TrimSpace(search); search != "" {

@@ -103,17 +103,17 @@ type MessageDelivery struct {
 
 // RegistrationDetail loads one registration of an organisation.
 func (s *Service) RegistrationDetail(ctx context.Context, orgID, id int64) (d *RegistrationDetail, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	d = &RegistrationDetail{Selected: map[int64]bool{}}
 	if err := s.db.NewSelect().Model(&d.Instance).Where("id = ? AND organisation_id = ?", id, orgID).Scan(ctx); err != nil {
-		return nil, notFoundOr(err, "registration")
+		return nil, NotFoundOr(err, "registration")
 	}
 	inst := &d.Instance
 	for _, p := range inst.SelectedPersons {
 		d.Selected[p] = true
 	}
 	if err := s.db.NewSelect().Model(&d.Period).Where("id = ?", inst.RelatedEntityID).Scan(ctx); err != nil {
-		return nil, notFoundOr(err, "period")
+		return nil, NotFoundOr(err, "period")
 	}
 	def, err := loadDefinition(ctx, s.db, inst.DefinitionID)
 	if err != nil {
@@ -210,7 +210,7 @@ func registrationForAction(ctx context.Context, tx bun.Tx, orgID, id int64) (*Pr
 		q = q.For("UPDATE")
 	}
 	if err := q.Scan(ctx); err != nil {
-		return nil, notFoundOr(err, "registration")
+		return nil, NotFoundOr(err, "registration")
 	}
 	return inst, nil
 }
@@ -254,7 +254,7 @@ func registrationEntry(orgID, id int64, action string, before, after any) AuditE
 // ResendConfirmation queues the confirmation of a paid registration again,
 // to the addresses it went to (a new message: the first may have been sent).
 func (s *Service) ResendConfirmation(ctx context.Context, actor Actor, orgID, id int64) (err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	return inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		order, err := orderForAction(ctx, tx, orgID, id, OrderPaid, "Only a paid registration has a confirmation to send again.")
 		if err != nil {
@@ -262,9 +262,9 @@ func (s *Service) ResendConfirmation(ctx context.Context, actor Actor, orgID, id
 		}
 		orig := new(OutboxMessage)
 		if err := tx.NewSelect().Model(orig).Where("dedup_key = ?", fmt.Sprintf("%s:order:%d", KindConfirmation, order.ID)).Scan(ctx); err != nil {
-			return notFoundOr(err, "confirmation")
+			return NotFoundOr(err, "confirmation")
 		}
-		now := s.clock()
+		now := s.Clock()
 		msg := &OutboxMessage{Kind: orig.Kind, DedupKey: fmt.Sprintf("%s:resend:%d", orig.DedupKey, now.UnixNano()),
 			Recipient: orig.Recipient, Payload: orig.Payload, CreatedAt: now}
 		if err := queueMessage(ctx, tx, msg); err != nil {
@@ -278,13 +278,13 @@ func (s *Service) ResendConfirmation(ctx context.Context, actor Actor, orgID, id
 // ResendPaymentLink queues a message with the stable pay link of a
 // registration that waits for payment.
 func (s *Service) ResendPaymentLink(ctx context.Context, actor Actor, orgID, id int64) (err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	return inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		order, err := orderForAction(ctx, tx, orgID, id, OrderUnpaid, "Only a registration waiting for payment has a payment link to send.")
 		if err != nil {
 			return err
 		}
-		now := s.clock()
+		now := s.Clock()
 		payload, _ := json.Marshal(PaymentLinkPayload{OrderID: order.ID})
 		msg := &OutboxMessage{Kind: KindPaymentLink, DedupKey: fmt.Sprintf("%s:order:%d:resend:%d", KindPaymentLink, order.ID, now.UnixNano()),
 			Payload: string(payload), CreatedAt: now}
@@ -300,7 +300,7 @@ func (s *Service) ResendPaymentLink(ctx context.Context, actor Actor, orgID, id 
 // CapturePayment does, with the audit entry in the settlement's
 // transaction.
 func (s *Service) StaffCapture(ctx context.Context, actor Actor, orgID, id int64, c Capture) (_ *CaptureResult, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	inst, err := s.RegistrationDetail(ctx, orgID, id)
 	if err != nil {
 		return nil, err
@@ -324,7 +324,7 @@ func (s *Service) StaffCapture(ctx context.Context, actor Actor, orgID, id int64
 // in the settlement's transaction, whether the capture completes the
 // order, is a part of it or is money owed back.
 func (s *Service) StaffCapturePayment(ctx context.Context, actor Actor, c Capture) (_ *CaptureResult, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	if c.AmountMinor <= 0 {
 		return nil, Errorf(CodeInvalid, "the amount captured must be more than zero")
 	}
@@ -341,7 +341,7 @@ func (s *Service) StaffCapturePayment(ctx context.Context, actor Actor, c Captur
 	}
 	note, booked := strings.TrimSpace(c.Note), c.BookedOn
 	if booked.IsZero() {
-		booked = s.clock() // as CapturePayment books it
+		booked = s.Clock() // as CapturePayment books it
 	}
 	after := map[string]any{"order": order.ID, "amount": FormatMoney(c.AmountMinor, cmp.Or(strings.ToUpper(c.Currency), order.Currency)),
 		"booked": booked.Format(time.DateOnly), "note": note}
@@ -356,10 +356,10 @@ func (s *Service) StaffCapturePayment(ctx context.Context, actor Actor, c Captur
 // StaffReset resets a registration on the member's behalf, as the member's
 // own reset does (answers deleted, an unpaid order cancelled), audited.
 func (s *Service) StaffReset(ctx context.Context, actor Actor, orgID, id int64) (err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	inst := new(ProcessInstance)
 	if err := s.db.NewSelect().Model(inst).Where("id = ? AND organisation_id = ?", id, orgID).Scan(ctx); err != nil {
-		return notFoundOr(err, "registration")
+		return NotFoundOr(err, "registration")
 	}
 	ctx = WithAudit(ctx, actor, registrationEntry(orgID, id, "registration.reset", map[string]any{"status": inst.Status}, map[string]any{"status": StateInit}))
 	_, err = s.Reset(ctx, inst.UserKey, fmt.Sprint(inst.ID))
@@ -370,7 +370,7 @@ func (s *Service) StaffReset(ctx context.Context, actor Actor, orgID, id int64) 
 // active) and its order, and the instance. Money already paid stays
 // recorded; staff refund it with RefundPayment (the page offers it).
 func (s *Service) CancelRegistration(ctx context.Context, actor Actor, orgID, id int64) (err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	var open []Payment
 	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		inst, err := registrationForAction(ctx, tx, orgID, id)
@@ -388,7 +388,7 @@ func (s *Service) CancelRegistration(ctx context.Context, actor Actor, orgID, id
 		if order != nil {
 			before["order_status"] = order.Status
 		}
-		now := s.clock()
+		now := s.Clock()
 		if open, err = pendingPaymentsOfInstance(ctx, tx, inst.ID); err != nil {
 			return err
 		}
@@ -433,19 +433,19 @@ func (s *Service) CancelRegistration(ctx context.Context, actor Actor, orgID, id
 // the provider's API (Stripe), or, for a bank transfer, recorded as
 // refunded by staff (they make the transfer from the bank account).
 func (s *Service) RefundPayment(ctx context.Context, actor Actor, orgID, id int64, reference, note string) (err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	p := new(Payment)
 	if err := s.db.NewSelect().Model(p).Where("reference = ?", reference).
 		Where("order_id IN (?)", s.db.NewSelect().Model((*Order)(nil)).Column("id").Where("process_instance_id = ? AND organisation_id = ?", id, orgID)).
 		Scan(ctx); err != nil {
-		return notFoundOr(err, "payment")
+		return NotFoundOr(err, "payment")
 	}
 	if p.Status != PaymentSucceeded || p.RefundStatus == RefundDone {
 		return Errorf(CodeConflict, "Only a received payment that was not refunded yet can be refunded.")
 	}
 	refundID := ""
 	if p.Provider == BankTransferProvider {
-		refundID = fmt.Sprintf("manual:%s:%s", actor.Name, s.clock().Format(time.DateOnly))
+		refundID = fmt.Sprintf("manual:%s:%s", actor.Name, s.Clock().Format(time.DateOnly))
 	} else {
 		req := RefundRequest{Reference: p.Reference, AmountMinor: p.AmountMinor, Currency: p.Currency}
 		if p.ProviderID != nil {
@@ -460,7 +460,7 @@ func (s *Service) RefundPayment(ctx context.Context, actor Actor, orgID, id int6
 		}
 	}
 	return inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
-		now := s.clock()
+		now := s.Clock()
 		res, err := tx.NewUpdate().Model((*Payment)(nil)).Set("refund_status = ?", RefundDone).Set("refund_id = ?", refundID).
 			Set("updated_at = ?", now).Where("id = ? AND refund_status <> ?", p.ID, RefundDone).Exec(ctx)
 		if err != nil {

@@ -252,7 +252,7 @@ const owedExpr = `CASE WHEN o.status = ? THEN o.total_minor - (SELECT COALESCE(S
 	WHERE e.event_type = ? AND e.outcome = ? AND e.currency = o.currency
 	AND e.reference IN (SELECT rp.reference FROM payments AS rp WHERE rp.order_id = o.id)) END`
 
-func owedArgs() []any { return []any{OrderUnpaid, bankCaptureEvent, partialCaptureOutcome} }
+func owedArgs() []any { return []any{OrderUnpaid, BankCaptureEvent, PartialCaptureOutcome} }
 
 // order adds the list's order to a select joined with latestOrderJoin;
 // rows without an unpaid order follow, newest first (NULLs sorted
@@ -273,12 +273,12 @@ func (q RegistrationQuery) order(sel *bun.SelectQuery) *bun.SelectQuery {
 
 // Registrations lists a page of the registrations q selects, newest first.
 func (s *Service) Registrations(ctx context.Context, q RegistrationQuery) (page *RegistrationPage, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	q.normalise()
 	if !slices.Contains(RegistrationSorts, q.Sort) {
 		return nil, Errorf(CodeInvalid, "unknown sort order %q", q.Sort)
 	}
-	now := s.clock()
+	now := s.Clock()
 	var found *searchMatches
 	if q.Search != "" {
 		if found, err = s.findSearch(ctx, q); err != nil {
@@ -377,7 +377,7 @@ func (s *Service) fillHouseholds(ctx context.Context, orgID int64, rows []Regist
 // RegistrationsCSV writes every registration q selects (no paging) as
 // rows for a CSV export: the header first.
 func (s *Service) RegistrationsCSV(ctx context.Context, q RegistrationQuery, row func([]string) error) (err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	if err := row([]string{"registration", "user_key", "state", "status", "period", "household", "started", "reference", "total", "currency", "order_status", "ordered", "paid", "owed", "days_unpaid"}); err != nil {
 		return err
 	}

@@ -41,18 +41,18 @@ func (s *Service) ChangeStaffRole(ctx context.Context, actor Actor, orgID, id in
 // DisableStaff ends a staff record's access (its sessions end at their
 // next request); AddStaff with its address gives it back.
 func (s *Service) DisableStaff(ctx context.Context, actor Actor, orgID, id int64) error {
-	now := s.clock()
+	now := s.Clock()
 	return s.changeStaff(ctx, actor, orgID, id, "staff.remove", func(m *StaffMember) { m.DisabledAt = &now }, false)
 }
 
 // changeStaff applies change to an active staff record, refusing to take
 // the last active administrator away unless it stays one (staysAdmin).
 func (s *Service) changeStaff(ctx context.Context, actor Actor, orgID, id int64, action string, change func(*StaffMember), staysAdmin bool) (err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	return inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		m := new(StaffMember)
 		if err := tx.NewSelect().Model(m).Where("id = ? AND organisation_id = ? AND disabled_at IS NULL", id, orgID).Scan(ctx); err != nil {
-			return notFoundOr(err, "staff member")
+			return NotFoundOr(err, "staff member")
 		}
 		if m.Role == RoleAdmin && !staysAdmin {
 			// Lock the organisation's admin rows, so that two admins
@@ -92,10 +92,10 @@ type PriceCheckPerson struct {
 // given day, with the engine's own pricing (the rules valid that day;
 // options answered in the form are not included).
 func (s *Service) PriceCheck(ctx context.Context, orgID, periodID int64, people []PriceCheckPerson, on time.Time) (_ Quote, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	period := new(MembershipPeriod)
 	if err := s.db.NewSelect().Model(period).Where("id = ? AND organisation_id = ?", periodID, orgID).Scan(ctx); err != nil {
-		return Quote{}, notFoundOr(err, "membership period")
+		return Quote{}, NotFoundOr(err, "membership period")
 	}
 	if len(people) == 0 || len(people) > 20 {
 		return Quote{}, &Error{Code: CodeValidation, Message: "The calculation needs 1 to 20 persons.",

@@ -14,7 +14,7 @@ import (
 // created reports whether a new instance was made. orgID, when given, must
 // be the period's organisation.
 func (s *Service) LoadMembershipForm(ctx context.Context, userKey string, periodID int64, orgID *int64) (form *Form, created bool, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	if form, done, err := s.loadOpenForm(ctx, userKey, periodID, orgID); done {
 		return form, false, err
 	}
@@ -135,7 +135,7 @@ func (s *Service) startInstance(ctx context.Context, db bun.IDB, userKey string,
 		}
 		return nil, false, err
 	}
-	now := s.clock()
+	now := s.Clock()
 	inst := &ProcessInstance{
 		DefinitionID: def.ID, DefinitionKey: def.Key, Status: StateInit, StartTime: now,
 		RelatedEntityType: EntityMembership, RelatedEntityID: period.ID, OrganisationID: period.OrganisationID,
@@ -158,8 +158,8 @@ func (s *Service) startInstance(ctx context.Context, db bun.IDB, userKey string,
 // wake counts a form load as the member's activity: a suspended
 // registration resumes, and the activity is touched when due (lifecycle.go).
 func (s *Service) wake(ctx context.Context, db bun.IDB, inst *ProcessInstance) error {
-	if err := resumeSuspended(ctx, db, inst, s.clock()); err != nil {
+	if err := resumeSuspended(ctx, db, inst, s.Clock()); err != nil {
 		return err
 	}
-	return touchActivity(ctx, db, inst, s.clock())
+	return touchActivity(ctx, db, inst, s.Clock())
 }

@@ -36,7 +36,7 @@ func isUniqueViolation(err error) bool {
 }
 
 // notFoundOr turns sql.ErrNoRows into a not-found engine error and wraps anything else.
-func notFoundOr(err error, what string) error {
+func NotFoundOr(err error, what string) error {
 	if errors.Is(err, sql.ErrNoRows) {
 		return Errorf(CodeNotFound, "%s not found", what)
 	}
@@ -54,7 +54,7 @@ func inTx(ctx context.Context, db *bun.DB, fn func(ctx context.Context, tx bun.T
 // one code for "the database is down" whichever statement met the outage;
 // the cause stays wrapped for the logs. Errors the engine already
 // classified pass unchanged.
-func classifyUnavailable(err *error) {
+func ClassifyUnavailable(err *error) {
 	if *err == nil {
 		return
 	}

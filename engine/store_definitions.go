@@ -18,7 +18,7 @@ func latestDefinition(ctx context.Context, db bun.IDB, orgID int64, key string) 
 		Where("organisation_id = ? AND key = ?", orgID, key).
 		Order("version DESC").Limit(1).Scan(ctx)
 	if err != nil {
-		return nil, notFoundOr(err, "definition")
+		return nil, NotFoundOr(err, "definition")
 	}
 	return def, nil
 }
@@ -30,7 +30,7 @@ func latestActiveDefinition(ctx context.Context, db bun.IDB, orgID int64, key st
 		Where("organisation_id = ? AND key = ? AND active", orgID, key).
 		Order("version DESC").Limit(1).Scan(ctx)
 	if err != nil {
-		return nil, notFoundOr(err, "definition")
+		return nil, NotFoundOr(err, "definition")
 	}
 	return def, nil
 }
@@ -44,7 +44,7 @@ func loadDefinition(ctx context.Context, db bun.IDB, id int64) (*ProcessDefiniti
 		Relation("Steps.Options", func(q *bun.SelectQuery) *bun.SelectQuery { return q.Order("order_index ASC") }).
 		Scan(ctx)
 	if err != nil {
-		return nil, notFoundOr(err, "process definition")
+		return nil, NotFoundOr(err, "process definition")
 	}
 	return def, nil
 }

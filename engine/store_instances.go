@@ -24,7 +24,7 @@ func loadInstance(ctx context.Context, db bun.IDB, userKey, processID string) (*
 	err = db.NewSelect().Model(inst).Relation("Period").Relation("Definition").
 		Where("?TableAlias.id = ? AND ?TableAlias.user_key = ?", id, userKey).Scan(ctx)
 	if err != nil {
-		return nil, notFoundOr(err, "process instance")
+		return nil, NotFoundOr(err, "process instance")
 	}
 	if !inScope(ctx, inst.OrganisationID) { // another organisation's instance reads as none (organisations.go)
 		return nil, Errorf(CodeNotFound, "process instance not found")
@@ -133,7 +133,7 @@ func reopenInstance(ctx context.Context, db bun.IDB, instanceID int64, now time.
 	inst := new(ProcessInstance)
 	if err := db.NewSelect().Model(inst).Column("id", "status", "user_key", "related_entity_type", "related_entity_id", "definition_key").
 		Where("id = ?", instanceID).Scan(ctx); err != nil {
-		return false, notFoundOr(err, "registration")
+		return false, NotFoundOr(err, "registration")
 	}
 	if inst.Status != StateCompleted {
 		return false, nil

@@ -19,7 +19,7 @@ func withLines(q *bun.SelectQuery) *bun.SelectQuery {
 func loadOrder(ctx context.Context, db bun.IDB, orderID int64) (*Order, error) {
 	order := new(Order)
 	if err := withLines(db.NewSelect().Model(order).Where("?TableAlias.id = ?", orderID)).Scan(ctx); err != nil {
-		return nil, notFoundOr(err, "order")
+		return nil, NotFoundOr(err, "order")
 	}
 	return order, nil
 }
@@ -30,7 +30,7 @@ func liveOrder(ctx context.Context, db bun.IDB, instanceID int64) (*Order, error
 	err := withLines(db.NewSelect().Model(order).
 		Where("?TableAlias.process_instance_id = ? AND ?TableAlias.status <> ?", instanceID, OrderCancelled)).Scan(ctx)
 	if err != nil {
-		return nil, notFoundOr(err, "order")
+		return nil, NotFoundOr(err, "order")
 	}
 	return order, nil
 }

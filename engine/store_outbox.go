@@ -46,7 +46,7 @@ func queueMessage(ctx context.Context, db bun.IDB, msg *OutboxMessage) error {
 func OutboxMessageByKey(ctx context.Context, db bun.IDB, key string) (*OutboxMessage, error) {
 	msg := new(OutboxMessage)
 	if err := db.NewSelect().Model(msg).Where("dedup_key = ?", key).Scan(ctx); err != nil {
-		return nil, notFoundOr(err, "outbox message")
+		return nil, NotFoundOr(err, "outbox message")
 	}
 	return msg, nil
 }

@@ -50,7 +50,7 @@ func lastPayment(ctx context.Context, db bun.IDB, orderID int64) (*Payment, erro
 func paymentByReference(ctx context.Context, db bun.IDB, reference string) (*Payment, error) {
 	p := new(Payment)
 	if err := db.NewSelect().Model(p).Where("reference = ?", reference).Scan(ctx); err != nil {
-		return nil, notFoundOr(err, "payment")
+		return nil, NotFoundOr(err, "payment")
 	}
 	return p, nil
 }
@@ -62,7 +62,7 @@ func instanceOfPayment(ctx context.Context, db bun.IDB, reference string) (int64
 		Where("id = (?)", db.NewSelect().Model((*Payment)(nil)).Column("order_id").Where("reference = ?", reference)).
 		Scan(ctx, &instanceID)
 	if err != nil {
-		return 0, notFoundOr(err, "payment")
+		return 0, NotFoundOr(err, "payment")
 	}
 	return instanceID, nil
 }
@@ -175,7 +175,7 @@ func unpaidOrdersWithoutAttempt(ctx context.Context, db bun.IDB, orderID int64, 
 func orderByPayReference(ctx context.Context, db bun.IDB, reference string) (*Order, error) {
 	order := new(Order)
 	if err := withLines(db.NewSelect().Model(order).Where("?TableAlias.pay_reference = ?", reference)).Scan(ctx); err != nil {
-		return nil, notFoundOr(err, "order")
+		return nil, NotFoundOr(err, "order")
 	}
 	return order, nil
 }
@@ -217,7 +217,7 @@ func cancelPendingPayments(ctx context.Context, db bun.IDB, instanceID int64, no
 	// not vanish with its cancelled attempt: it is owed back by hand and
 	// listed for staff until they mark it paid back.
 	partlyPaid := db.NewSelect().Model((*PaymentEvent)(nil)).Column("reference").
-		Where("event_type = ? AND outcome = ?", bankCaptureEvent, partialCaptureOutcome)
+		Where("event_type = ? AND outcome = ?", BankCaptureEvent, PartialCaptureOutcome)
 	if _, err := db.NewUpdate().Model((*Payment)(nil)).Set("refund_status = ?", RefundDue).Set("refund_manual = ?", true).
 		Where("order_id IN (?) AND status = ? AND reference IN (?) AND refund_status <> ?", orderIDs, PaymentPending, partlyPaid, RefundDone).
 		Exec(ctx); err != nil {

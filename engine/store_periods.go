@@ -15,7 +15,7 @@ import (
 func loadPeriod(ctx context.Context, db bun.IDB, periodID int64) (*MembershipPeriod, error) {
 	period := new(MembershipPeriod)
 	if err := db.NewSelect().Model(period).Where("id = ?", periodID).Scan(ctx); err != nil {
-		return nil, notFoundOr(err, "membership period")
+		return nil, NotFoundOr(err, "membership period")
 	}
 	return period, nil
 }

@@ -37,7 +37,7 @@ func TestClassifyUnavailable(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.err
-			classifyUnavailable(&err)
+			ClassifyUnavailable(&err)
 			if got := ErrorCode(err) == CodeUnavailable; got != tc.unavailable {
 				t.Fatalf("%v: unavailable = %v, want %v", tc.err, got, tc.unavailable)
 			}
@@ -47,7 +47,7 @@ func TestClassifyUnavailable(t *testing.T) {
 		})
 	}
 	var none error
-	if classifyUnavailable(&none); none != nil {
+	if ClassifyUnavailable(&none); none != nil {
 		t.Fatalf("nil became %v", none)
 	}
 }

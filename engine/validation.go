@@ -13,7 +13,7 @@ import (
 )
 
 // ageAt returns the age in whole years of someone born on dob at date on.
-func ageAt(dob, on time.Time) int {
+func AgeAt(dob, on time.Time) int {
 	years := on.Year() - dob.Year()
 	if on.Month() < dob.Month() || (on.Month() == dob.Month() && on.Day() < dob.Day()) {
 		years--
@@ -31,7 +31,7 @@ func hiddenFor(step *ProcessStep, dob, periodStart time.Time) bool {
 	if step.PersonMinAge == nil && step.PersonMaxAge == nil {
 		return false
 	}
-	return !inAgeRange(ageAt(dob, periodStart), step.PersonMinAge, step.PersonMaxAge)
+	return !inAgeRange(AgeAt(dob, periodStart), step.PersonMinAge, step.PersonMaxAge)
 }
 
 // isCheckboxType reports whether the type's answers are 0/1 flags, for which

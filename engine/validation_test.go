@@ -378,7 +378,7 @@ func TestAgeAt(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := ageAt(date(tc.dob), date(tc.on)); got != tc.want {
+			if got := AgeAt(date(tc.dob), date(tc.on)); got != tc.want {
 				t.Fatalf("ageAt(%s, %s) = %d, want %d", tc.dob, tc.on, got, tc.want)
 			}
 		})

@@ -302,7 +302,7 @@ func checkWebhookEvents(events []string) ([]string, string) {
 // CreateWebhookEndpoint adds an endpoint to an organisation and returns it
 // with its signing secret, which is shown this once and stored sealed.
 func (s *Service) CreateWebhookEndpoint(ctx context.Context, actor Actor, orgID int64, in WebhookEndpointInput) (_ *WebhookEndpoint, secret string, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	var fields []FieldError
 	if msg := checkWebhookURL(in.URL, s.privateWebhooks, s.webhookNetworks); msg != "" {
 		fields = append(fields, FieldError{Field: "url", Message: msg})
@@ -320,7 +320,7 @@ func (s *Service) CreateWebhookEndpoint(ctx context.Context, actor Actor, orgID 
 	if _, err := loadOrganisation(ctx, s.db, orgID); err != nil {
 		return nil, "", err
 	}
-	now := s.clock()
+	now := s.Clock()
 	secret = newWebhookSecret()
 	ep := &WebhookEndpoint{OrganisationID: orgID, URL: strings.TrimSpace(in.URL), EventsList: strings.Join(events, ","),
 		Active: in.Active == nil || *in.Active, SecretSealed: s.sealer.Seal([]byte(secret), webhookSecretAAD(orgID)),
@@ -368,7 +368,7 @@ func (s *Service) auditWebhookEndpoint(ctx context.Context, tx bun.IDB, actor Ac
 
 // WebhookEndpoints lists an organisation's endpoints, oldest first.
 func (s *Service) WebhookEndpoints(ctx context.Context, orgID int64) (_ []WebhookEndpoint, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	var list []WebhookEndpoint
 	if err := s.db.NewSelect().Model(&list).Where("organisation_id = ?", orgID).Order("id").Scan(ctx); err != nil {
 		return nil, fmt.Errorf("list webhook endpoints: %w", err)
@@ -379,7 +379,7 @@ func (s *Service) WebhookEndpoints(ctx context.Context, orgID int64) (_ []Webhoo
 func webhookEndpoint(ctx context.Context, db bun.IDB, orgID, id int64) (*WebhookEndpoint, error) {
 	ep := new(WebhookEndpoint)
 	if err := db.NewSelect().Model(ep).Where("id = ? AND organisation_id = ?", id, orgID).Scan(ctx); err != nil {
-		return nil, notFoundOr(err, "webhook endpoint")
+		return nil, NotFoundOr(err, "webhook endpoint")
 	}
 	return ep, nil
 }
@@ -387,7 +387,7 @@ func webhookEndpoint(ctx context.Context, db bun.IDB, orgID, id int64) (*Webhook
 // UpdateWebhookEndpoint changes an endpoint's address, events or active
 // flag. Making it active again clears why it was disabled.
 func (s *Service) UpdateWebhookEndpoint(ctx context.Context, actor Actor, orgID, id int64, ch WebhookEndpointChange) (_ *WebhookEndpoint, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	var fields []FieldError
 	var events []string
 	if ch.URL != nil {
@@ -423,7 +423,7 @@ func (s *Service) UpdateWebhookEndpoint(ctx context.Context, actor Actor, orgID,
 				ep.DisabledReason = ""
 			}
 		}
-		ep.UpdatedAt = s.clock()
+		ep.UpdatedAt = s.Clock()
 		if _, err := tx.NewUpdate().Model(ep).Column("url", "events", "active", "disabled_reason", "updated_at").WherePK().Exec(ctx); err != nil {
 			return fmt.Errorf("update webhook endpoint: %w", err)
 		}
@@ -438,7 +438,7 @@ func (s *Service) UpdateWebhookEndpoint(ctx context.Context, actor Actor, orgID,
 // DeleteWebhookEndpoint removes an endpoint with its delivery log; its
 // deliveries still queued find nothing to send and end.
 func (s *Service) DeleteWebhookEndpoint(ctx context.Context, actor Actor, orgID, id int64) (err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	return inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		ep, err := webhookEndpoint(ctx, tx, orgID, id)
 		if err != nil {
@@ -454,7 +454,7 @@ func (s *Service) DeleteWebhookEndpoint(ctx context.Context, actor Actor, orgID,
 // RotateWebhookSecret gives an endpoint a new signing secret, returned
 // this once; attempts from now on are signed with it.
 func (s *Service) RotateWebhookSecret(ctx context.Context, actor Actor, orgID, id int64) (secret string, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	if s.sealer == nil {
 		return "", Errorf(CodeUnavailable, "Webhook secrets need the portal's session key (PORTAL_SESSION_KEY), which is not configured.")
 	}
@@ -465,7 +465,7 @@ func (s *Service) RotateWebhookSecret(ctx context.Context, actor Actor, orgID, i
 			return err
 		}
 		before := *ep
-		ep.SecretSealed, ep.UpdatedAt = s.sealer.Seal([]byte(secret), webhookSecretAAD(orgID)), s.clock()
+		ep.SecretSealed, ep.UpdatedAt = s.sealer.Seal([]byte(secret), webhookSecretAAD(orgID)), s.Clock()
 		if _, err := tx.NewUpdate().Model(ep).Column("secret_sealed", "updated_at").WherePK().Exec(ctx); err != nil {
 			return fmt.Errorf("rotate webhook secret: %w", err)
 		}
@@ -558,11 +558,11 @@ type WebhookAttempt struct {
 func (s *Service) WebhookAttemptFor(ctx context.Context, id int64) (*WebhookAttempt, error) {
 	d := new(webhookDelivery)
 	if err := s.db.NewSelect().Model(d).Where("id = ?", id).Scan(ctx); err != nil {
-		return nil, notFoundOr(err, "webhook delivery")
+		return nil, NotFoundOr(err, "webhook delivery")
 	}
 	ev := new(webhookEvent)
 	if err := s.db.NewSelect().Model(ev).Where("id = ?", d.EventID).Scan(ctx); err != nil {
-		return nil, notFoundOr(err, "webhook event")
+		return nil, NotFoundOr(err, "webhook event")
 	}
 	ep, err := webhookEndpoint(ctx, s.db, ev.OrganisationID, d.EndpointID)
 	if err != nil {
@@ -593,7 +593,7 @@ const maxSnippet = 256
 // disables the endpoint, so that nothing more is sent to it until it is
 // made active again.
 func (s *Service) RecordWebhookAttempt(ctx context.Context, id int64, r WebhookAttemptResult) error {
-	now := s.clock()
+	now := s.Clock()
 	return inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		q := tx.NewUpdate().Model((*webhookDelivery)(nil)).Set("status = ?", r.Status).Set("last_attempt_at = ?", now).
 			Set("response_snippet = ?", truncateRunes(r.Snippet, maxSnippet)).Set("last_error = ?", truncateRunes(r.Error, maxSnippet)).
@@ -650,7 +650,7 @@ type WebhookDelivery struct {
 // limit), with the state of their jobs: when the next retry is due, and
 // dead once the attempts ran out.
 func (s *Service) WebhookDeliveries(ctx context.Context, orgID, endpointID int64, limit int) (_ []WebhookDelivery, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	if _, err := webhookEndpoint(ctx, s.db, orgID, endpointID); err != nil {
 		return nil, err
 	}
@@ -707,7 +707,7 @@ func webhookDeliveries(ctx context.Context, db bun.IDB, endpointID, id int64, li
 // skipped) is replayed; one still being tried is a conflict, as is an
 // inactive endpoint. The replay is audited in its transaction.
 func (s *Service) ReplayWebhookDelivery(ctx context.Context, actor Actor, orgID, endpointID, deliveryID int64) (_ *WebhookDelivery, err error) {
-	defer classifyUnavailable(&err)
+	defer ClassifyUnavailable(&err)
 	var out *WebhookDelivery
 	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		ep, err := webhookEndpoint(ctx, tx, orgID, endpointID)
@@ -738,7 +738,7 @@ func (s *Service) ReplayWebhookDelivery(ctx context.Context, actor Actor, orgID,
 		if err != nil {
 			return fmt.Errorf("replay webhook delivery: %w", err)
 		}
-		now := s.clock()
+		now := s.Clock()
 		d := &webhookDelivery{EventID: eventID, EndpointID: endpointID, Status: DeliveryPending, CreatedAt: now,
 			JobKey: fmt.Sprintf("webhook:%s:%d:replay:%d", orig.EventID, endpointID, n)}
 		if _, err := tx.NewInsert().Model(d).Exec(ctx); err != nil {

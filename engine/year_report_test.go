@@ -7,6 +7,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/report"
 )
 
 // reportSeason is a season registered and paid by bank transfer, and what
@@ -94,7 +95,7 @@ func TestYearReportAddsUpTheOrders(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		f := bankFixture(t, db, 4)
 		want := seedReportSeason(t, f)
-		r, err := f.svc.YearReport(f.ctx, 1, engine.DemoPeriodID)
+		r, err := report.Of(f.svc).YearReport(f.ctx, 1, engine.DemoPeriodID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -190,7 +191,7 @@ func TestYearReportAddsUpTheOrders(t *testing.T) {
 		if typed != r.ActiveMembers+r.PendingMembers || aged != typed || r.PendingMembers != 4 {
 			t.Errorf("members: by type %d, by age %d, active %d, pending %d", typed, aged, r.ActiveMembers, r.PendingMembers)
 		}
-		if _, err := f.svc.YearReport(f.ctx, 2, engine.DemoPeriodID); engine.ErrorCode(err) != engine.CodeNotFound {
+		if _, err := report.Of(f.svc).YearReport(f.ctx, 2, engine.DemoPeriodID); engine.ErrorCode(err) != engine.CodeNotFound {
 			t.Errorf("another organisation's period: %v", err)
 		}
 	})

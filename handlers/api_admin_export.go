@@ -6,7 +6,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"portal/engine"
+	"portal/engine/report"
 )
 
 // lazyHeader sets an export's headers and status on its first byte, so
@@ -40,18 +40,18 @@ func (s *Server) exportPeriod(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	kind := engine.ExportKind(c.Param("kind"))
+	kind := report.ExportKind(c.Param("kind"))
 	out := &lazyHeader{c: c, contentType: "text/csv; charset=utf-8", filename: fmt.Sprintf("period-%d-%s.csv", id, kind)}
-	w := engine.CSVExport(out)
+	w := report.CSVExport(out)
 	switch c.QueryParam("format") {
 	case "", "csv":
 	case "json":
 		out.contentType, out.filename = echo.MIMEApplicationJSON, fmt.Sprintf("period-%d-%s.json", id, kind)
-		w = engine.JSONExport(out)
+		w = report.JSONExport(out)
 	default:
 		return newAPIError(http.StatusBadRequest, "The export format must be csv or json.", FieldErrorBody{Field: "format", Message: "csv or json"})
 	}
-	err = s.engine.ExportPeriod(c.Request().Context(), keyOf(c).OrganisationID, id, kind, w)
+	err = report.Of(s.engine).ExportPeriod(c.Request().Context(), keyOf(c).OrganisationID, id, kind, w)
 	if err == nil {
 		err = w.Close()
 	}

@@ -12,6 +12,7 @@ import (
 	"portal/engine"
 	"portal/engine/dbtest"
 	"portal/engine/enginetest"
+	"portal/engine/report"
 )
 
 func TestAdminPeriodExport(t *testing.T) {
@@ -33,7 +34,7 @@ func TestAdminPeriodExport(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if strings.Join(records[0], ",") != strings.Join(engine.ExportColumns[engine.ExportRegistrations], ",") {
+		if strings.Join(records[0], ",") != strings.Join(report.ExportColumns[report.ExportRegistrations], ",") {
 			t.Fatalf("header %v", records[0])
 		}
 		paid := 0

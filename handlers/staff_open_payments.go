@@ -14,6 +14,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/banking"
+	"portal/engine/report"
 	"portal/views"
 )
 
@@ -164,7 +165,7 @@ func (s *Server) staffOpenPaymentsCSV(c echo.Context) error {
 	var recs [][]string
 	err := s.engine.OpenPaymentsCSV(c.Request().Context(), q, func(rec []string) error {
 		for i, v := range rec {
-			rec[i] = engine.CSVCell(v)
+			rec[i] = report.CSVCell(v)
 		}
 		recs = append(recs, rec)
 		return nil

@@ -13,6 +13,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/engine/report"
 	"portal/views"
 )
 
@@ -216,7 +217,7 @@ func (s *Server) staffRegistrationsCSV(c echo.Context) error {
 			started = true
 		}
 		for i, v := range rec {
-			rec[i] = engine.CSVCell(v)
+			rec[i] = report.CSVCell(v)
 		}
 		return w.Write(rec)
 	})

@@ -10,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/engine/report"
 	"portal/views"
 	"portal/views/yearreport"
 )
@@ -41,7 +42,7 @@ func (s *Server) yearReportPeriod(c echo.Context, orgID int64) (periods []engine
 
 // yearReportDoc builds the printed report of r in the page's language:
 // the one Doc the page, the CSV and the PDF are written from.
-func yearReportDoc(c echo.Context, club string, r *engine.YearReport, now time.Time) yearreport.Doc {
+func yearReportDoc(c echo.Context, club string, r *report.YearReport, now time.Time) yearreport.Doc {
 	t := staffYearReportTextIn(c)
 	l := langOf(c)
 	code := l.Code
@@ -73,7 +74,7 @@ func yearReportDoc(c echo.Context, club string, r *engine.YearReport, now time.T
 			{Label: t.Outstanding, Cells: []yearreport.Cell{count(r.OpenOrders), money(r.OutstandingMinor)}},
 		}})
 
-	amounts := func(id, title, first string, rows []engine.ReportAmount) yearreport.Table {
+	amounts := func(id, title, first string, rows []report.ReportAmount) yearreport.Table {
 		tb := yearreport.Table{ID: id, Title: title, Columns: []string{first, t.Lines, t.Amount}}
 		lines := 0
 		for _, a := range rows {
@@ -101,7 +102,7 @@ func yearReportDoc(c echo.Context, club string, r *engine.YearReport, now time.T
 		money(r.OwedBackMinor), money(r.IncomeMinor)}}
 	d.Tables = append(d.Tables, methods)
 
-	members := func(id, title string, rows []engine.ReportMembers, label func(i int, m engine.ReportMembers) string) yearreport.Table {
+	members := func(id, title string, rows []report.ReportMembers, label func(i int, m report.ReportMembers) string) yearreport.Table {
 		tb := yearreport.Table{ID: id, Title: title, Columns: []string{t.Item, t.Active, t.Pending, t.Members}}
 		for i, m := range rows {
 			tb.Rows = append(tb.Rows, yearreport.Row{Label: label(i, m), Cells: []yearreport.Cell{count(m.Active), count(m.Pending), count(m.Active + m.Pending)}})
@@ -110,8 +111,8 @@ func yearReportDoc(c echo.Context, club string, r *engine.YearReport, now time.T
 		return tb
 	}
 	d.Tables = append(d.Tables,
-		members("members-by-type", t.MembersByType, r.MembersByType, func(_ int, m engine.ReportMembers) string { return m.Texts.In(code, m.Name) }),
-		members("members-by-age", t.MembersByAge, r.MembersByAge, func(i int, _ engine.ReportMembers) string { return ageGroupLabel(c, i) }))
+		members("members-by-type", t.MembersByType, r.MembersByType, func(_ int, m report.ReportMembers) string { return m.Texts.In(code, m.Name) }),
+		members("members-by-age", t.MembersByAge, r.MembersByAge, func(i int, _ report.ReportMembers) string { return ageGroupLabel(c, i) }))
 	return d
 }
 
@@ -146,7 +147,7 @@ func (s *Server) yearReport(c echo.Context) (doc yearreport.Doc, m views.StaffYe
 		return doc, m, false, staffRender(c, http.StatusOK, views.StaffMessagePage(mm))
 	}
 	ctx := c.Request().Context()
-	r, err := s.engine.YearReport(ctx, u.OrganisationID, periodID)
+	r, err := report.Of(s.engine).YearReport(ctx, u.OrganisationID, periodID)
 	if err != nil {
 		return doc, m, false, s.staffEngineError(c, err)
 	}
@@ -183,7 +184,7 @@ func (s *Server) staffYearReportCSV(c echo.Context) error {
 		return err
 	}
 	var buf bytes.Buffer
-	if err := yearreport.WriteCSV(&buf, doc, engine.CSVCell); err != nil {
+	if err := yearreport.WriteCSV(&buf, doc, report.CSVCell); err != nil {
 		return s.staffEngineError(c, err)
 	}
 	return yearReportFile(c, "text/csv; charset=utf-8", "csv", buf.Bytes())

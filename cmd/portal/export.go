@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"portal/engine"
+	"portal/engine/report"
 )
 
 const exportUsage = `usage:
@@ -24,7 +25,7 @@ func cmdExport(ctx context.Context, args []string, getenv func(string) string, s
 	var kind string
 	var flags []string
 	for _, a := range args {
-		if kind == "" && (a == string(engine.ExportRegistrations) || a == string(engine.ExportPayments)) {
+		if kind == "" && (a == string(report.ExportRegistrations) || a == string(report.ExportPayments)) {
 			kind = a
 			continue
 		}
@@ -41,11 +42,11 @@ func cmdExport(ctx context.Context, args []string, getenv func(string) string, s
 		return errors.New(exportUsage)
 	}
 	return withService(ctx, cfg, func(svc *engine.Service) error {
-		w := engine.CSVExport(stdout)
+		w := report.CSVExport(stdout)
 		if *asJSON {
-			w = engine.JSONExport(stdout)
+			w = report.JSONExport(stdout)
 		}
-		if err := svc.ExportPeriod(ctx, *org, *period, engine.ExportKind(kind), w); err != nil {
+		if err := report.Of(svc).ExportPeriod(ctx, *org, *period, report.ExportKind(kind), w); err != nil {
 			return describeEngineError(err)
 		}
 		return w.Close()

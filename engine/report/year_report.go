@@ -1,4 +1,4 @@
-package engine
+package report
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"portal/engine"
 )
 
 // The year-end report for a club's general meeting: one period's money
@@ -39,7 +41,7 @@ import (
 
 // YearReport is one period's figures; money in minor units of Currency.
 type YearReport struct {
-	Period   MembershipPeriod
+	Period   engine.MembershipPeriod
 	Currency string
 	// PaidOrders counts the paid orders, PaidMinor adds up their totals.
 	PaidOrders int
@@ -75,7 +77,7 @@ type ReportAmount struct {
 	// Name is the stored name (the default language's), Texts the name
 	// per language.
 	Name  string
-	Texts Texts
+	Texts engine.Texts
 	// Kind is the price rule's kind (ByRule), or LineOption.
 	Kind string
 	// Lines counts the order lines.
@@ -99,20 +101,20 @@ type ReportMembers struct {
 	// Key is the type's code, or the age group's index in AgeGroups.
 	Key             string
 	Name            string
-	Texts           Texts
+	Texts           engine.Texts
 	Active, Pending int
 }
 
 // YearReport gathers the report of one period of an organisation.
 func (s *Service) YearReport(ctx context.Context, orgID, periodID int64) (r *YearReport, err error) {
-	defer classifyUnavailable(&err)
+	defer engine.ClassifyUnavailable(&err)
 	r = &YearReport{}
-	if err := s.db.NewSelect().Model(&r.Period).Where("id = ? AND organisation_id = ?", periodID, orgID).Scan(ctx); err != nil {
-		return nil, notFoundOr(err, "period")
+	if err := s.DB().NewSelect().Model(&r.Period).Where("id = ? AND organisation_id = ?", periodID, orgID).Scan(ctx); err != nil {
+		return nil, engine.NotFoundOr(err, "period")
 	}
 	r.Currency = r.Period.Currency
-	var types []MembershipType
-	if err := s.db.NewSelect().Model(&types).Where("organisation_id = ?", orgID).Order("id").Scan(ctx); err != nil {
+	var types []engine.MembershipType
+	if err := s.DB().NewSelect().Model(&types).Where("organisation_id = ?", orgID).Order("id").Scan(ctx); err != nil {
 		return nil, fmt.Errorf("load membership types: %w", err)
 	}
 	if err := s.reportPaidOrders(ctx, r, orgID, types); err != nil {
@@ -125,8 +127,8 @@ func (s *Service) YearReport(ctx context.Context, orgID, periodID int64) (r *Yea
 		N    int   `bun:"n"`
 		Owed int64 `bun:"owed"`
 	}
-	q := OpenPaymentQuery{OrganisationID: orgID, PeriodID: periodID}
-	if err := s.db.NewSelect().TableExpr("(?) AS op", q.openPaymentsSelect(s.db, s.clock().UTC())).
+	q := engine.OpenPaymentQuery{OrganisationID: orgID, PeriodID: periodID}
+	if err := s.DB().NewSelect().TableExpr("(?) AS op", q.OpenPaymentsSelect(s.DB(), s.Clock().UTC())).
 		ColumnExpr("COUNT(*) AS n, COALESCE(SUM(op.owed_minor), 0) AS owed").Scan(ctx, &open); err != nil {
 		return nil, fmt.Errorf("sum open orders: %w", err)
 	}
@@ -138,13 +140,13 @@ func (s *Service) YearReport(ctx context.Context, orgID, periodID int64) (r *Yea
 }
 
 // reportPaidOrders fills the paid orders and their breakdowns.
-func (s *Service) reportPaidOrders(ctx context.Context, r *YearReport, orgID int64, types []MembershipType) error {
+func (s *Service) reportPaidOrders(ctx context.Context, r *YearReport, orgID int64, types []engine.MembershipType) error {
 	var paid struct {
 		N     int   `bun:"n"`
 		Total int64 `bun:"total"`
 	}
-	if err := s.db.NewSelect().Model((*Order)(nil)).ColumnExpr("COUNT(*) AS n, COALESCE(SUM(total_minor), 0) AS total").
-		Where("organisation_id = ? AND period_id = ? AND status = ?", orgID, r.Period.ID, OrderPaid).Scan(ctx, &paid); err != nil {
+	if err := s.DB().NewSelect().Model((*engine.Order)(nil)).ColumnExpr("COUNT(*) AS n, COALESCE(SUM(total_minor), 0) AS total").
+		Where("organisation_id = ? AND period_id = ? AND status = ?", orgID, r.Period.ID, engine.OrderPaid).Scan(ctx, &paid); err != nil {
 		return fmt.Errorf("sum paid orders: %w", err)
 	}
 	r.PaidOrders, r.PaidMinor = paid.N, paid.Total
@@ -156,9 +158,9 @@ func (s *Service) reportPaidOrders(ctx context.Context, r *YearReport, orgID int
 		Description string `bun:"description"`
 		AmountMinor int64  `bun:"amount_minor"`
 	}
-	if err := s.db.NewSelect().TableExpr("order_lines AS ol").Join("JOIN orders AS o ON o.id = ol.order_id").
+	if err := s.DB().NewSelect().TableExpr("order_lines AS ol").Join("JOIN orders AS o ON o.id = ol.order_id").
 		ColumnExpr("o.process_instance_id, ol.person_id, ol.kind, ol.code, ol.description, ol.amount_minor").
-		Where("o.organisation_id = ? AND o.period_id = ? AND o.status = ?", orgID, r.Period.ID, OrderPaid).
+		Where("o.organisation_id = ? AND o.period_id = ? AND o.status = ?", orgID, r.Period.ID, engine.OrderPaid).
 		OrderExpr("ol.order_id, ol.line_no").Scan(ctx, &lines); err != nil {
 		return fmt.Errorf("load paid order lines: %w", err)
 	}
@@ -167,7 +169,7 @@ func (s *Service) reportPaidOrders(ctx context.Context, r *YearReport, orgID int
 		PersonID   int64 `bun:"person_id"`
 		TypeID     int64 `bun:"membership_type_id"`
 	}
-	if err := s.db.NewSelect().Model((*Membership)(nil)).Column("process_instance_id", "person_id", "membership_type_id").
+	if err := s.DB().NewSelect().Model((*engine.Membership)(nil)).Column("process_instance_id", "person_id", "membership_type_id").
 		Where("period_id = ? AND process_instance_id IS NOT NULL", r.Period.ID).Scan(ctx, &members); err != nil {
 		return fmt.Errorf("load the memberships of paid orders: %w", err)
 	}
@@ -175,8 +177,8 @@ func (s *Service) reportPaidOrders(ctx context.Context, r *YearReport, orgID int
 	for _, m := range members {
 		typeOf[[2]int64{m.InstanceID, m.PersonID}] = m.TypeID
 	}
-	var rules []PriceRule
-	if err := s.db.NewSelect().Model(&rules).Where("period_id = ?", r.Period.ID).Order("id").Scan(ctx); err != nil {
+	var rules []engine.PriceRule
+	if err := s.DB().NewSelect().Model(&rules).Where("period_id = ?", r.Period.ID).Order("id").Scan(ctx); err != nil {
 		return fmt.Errorf("load price rules: %w", err)
 	}
 	// Rows in the order of the setup (types by id, rules by id), then
@@ -187,7 +189,7 @@ func (s *Service) reportPaidOrders(ctx context.Context, r *YearReport, orgID int
 	for _, pr := range rules {
 		r.ByRule = append(r.ByRule, ReportAmount{Key: pr.Code, Name: pr.Label, Texts: pr.LabelTexts, Kind: string(pr.Kind)})
 	}
-	typeByID := map[int64]MembershipType{}
+	typeByID := map[int64]engine.MembershipType{}
 	for _, t := range types {
 		typeByID[t.ID] = t
 	}
@@ -230,14 +232,14 @@ func addAmount(rows *[]ReportAmount, a ReportAmount, amount int64) {
 // payment method.
 func (s *Service) reportMoney(ctx context.Context, r *YearReport, orgID int64) error {
 	var pays []struct {
-		Provider     string       `bun:"provider"`
-		AmountMinor  int64        `bun:"amount_minor"`
-		PaidMinor    *int64       `bun:"paid_amount_minor"`
-		RefundStatus RefundStatus `bun:"refund_status"`
+		Provider     string              `bun:"provider"`
+		AmountMinor  int64               `bun:"amount_minor"`
+		PaidMinor    *int64              `bun:"paid_amount_minor"`
+		RefundStatus engine.RefundStatus `bun:"refund_status"`
 	}
-	if err := s.db.NewSelect().TableExpr("payments AS p").Join("JOIN orders AS o ON o.id = p.order_id").
+	if err := s.DB().NewSelect().TableExpr("payments AS p").Join("JOIN orders AS o ON o.id = p.order_id").
 		ColumnExpr("p.provider, p.amount_minor, p.paid_amount_minor, p.refund_status").
-		Where("o.organisation_id = ? AND o.period_id = ? AND p.status = ?", orgID, r.Period.ID, PaymentSucceeded).
+		Where("o.organisation_id = ? AND o.period_id = ? AND p.status = ?", orgID, r.Period.ID, engine.PaymentSucceeded).
 		OrderExpr("p.id").Scan(ctx, &pays); err != nil {
 		return fmt.Errorf("load received payments: %w", err)
 	}
@@ -246,10 +248,10 @@ func (s *Service) reportMoney(ctx context.Context, r *YearReport, orgID int64) e
 		OrderID     int64  `bun:"order_id"`
 		AmountMinor int64  `bun:"amount_minor"`
 	}
-	if err := s.db.NewSelect().TableExpr("payment_events AS e").Join("JOIN payments AS p ON p.reference = e.reference").
+	if err := s.DB().NewSelect().TableExpr("payment_events AS e").Join("JOIN payments AS p ON p.reference = e.reference").
 		Join("JOIN orders AS o ON o.id = p.order_id").ColumnExpr("p.provider, o.id AS order_id, e.amount_minor").
-		Where("o.organisation_id = ? AND o.period_id = ? AND o.status <> ?", orgID, r.Period.ID, OrderPaid).
-		Where("e.event_type = ? AND e.outcome = ? AND e.amount_minor IS NOT NULL", bankCaptureEvent, partialCaptureOutcome).
+		Where("o.organisation_id = ? AND o.period_id = ? AND o.status <> ?", orgID, r.Period.ID, engine.OrderPaid).
+		Where("e.event_type = ? AND e.outcome = ? AND e.amount_minor IS NOT NULL", engine.BankCaptureEvent, engine.PartialCaptureOutcome).
 		OrderExpr("e.id").Scan(ctx, &parts); err != nil {
 		return fmt.Errorf("load part payments: %w", err)
 	}
@@ -270,9 +272,9 @@ func (s *Service) reportMoney(ctx context.Context, r *YearReport, orgID int64) e
 		m.Payments++
 		m.ReceivedMinor += amount
 		switch p.RefundStatus {
-		case RefundDone:
+		case engine.RefundDone:
 			m.RefundedMinor += amount
-		case RefundDue:
+		case engine.RefundDue:
 			m.OwedBackMinor += amount
 		}
 	}
@@ -305,36 +307,36 @@ func (s *Service) reportMoney(ctx context.Context, r *YearReport, orgID int64) e
 
 // reportMembers counts the period's active and pending memberships by
 // type and by age group at the period's start.
-func (s *Service) reportMembers(ctx context.Context, r *YearReport, types []MembershipType) error {
+func (s *Service) reportMembers(ctx context.Context, r *YearReport, types []engine.MembershipType) error {
 	var members []struct {
-		TypeID int64            `bun:"membership_type_id"`
-		Status MembershipStatus `bun:"status"`
-		Born   time.Time        `bun:"date_of_birth"`
+		TypeID int64                   `bun:"membership_type_id"`
+		Status engine.MembershipStatus `bun:"status"`
+		Born   time.Time               `bun:"date_of_birth"`
 	}
-	if err := s.db.NewSelect().TableExpr("memberships AS m").Join("JOIN persons AS pe ON pe.id = m.person_id").
+	if err := s.DB().NewSelect().TableExpr("memberships AS m").Join("JOIN persons AS pe ON pe.id = m.person_id").
 		ColumnExpr("m.membership_type_id, m.status, pe.date_of_birth").
-		Where("m.period_id = ? AND m.status IN (?, ?)", r.Period.ID, MembershipPending, MembershipActive).Scan(ctx, &members); err != nil {
+		Where("m.period_id = ? AND m.status IN (?, ?)", r.Period.ID, engine.MembershipPending, engine.MembershipActive).Scan(ctx, &members); err != nil {
 		return fmt.Errorf("count members: %w", err)
 	}
 	for _, t := range types {
 		r.MembersByType = append(r.MembersByType, ReportMembers{Key: t.Code, Name: t.Name, Texts: t.NameTexts})
 	}
-	for i, g := range AgeGroups {
+	for i, g := range engine.AgeGroups {
 		r.MembersByAge = append(r.MembersByAge, ReportMembers{Key: fmt.Sprint(i), Name: g.Name})
 	}
 	typeIndex := map[int64]int{}
 	for i, t := range types {
 		typeIndex[t.ID] = i
 	}
-	count := func(row *ReportMembers, st MembershipStatus) {
-		if st == MembershipActive {
+	count := func(row *ReportMembers, st engine.MembershipStatus) {
+		if st == engine.MembershipActive {
 			row.Active++
 		} else {
 			row.Pending++
 		}
 	}
 	for _, m := range members {
-		if st := m.Status; st == MembershipActive {
+		if st := m.Status; st == engine.MembershipActive {
 			r.ActiveMembers++
 		} else {
 			r.PendingMembers++
@@ -342,8 +344,8 @@ func (s *Service) reportMembers(ctx context.Context, r *YearReport, types []Memb
 		if i, ok := typeIndex[m.TypeID]; ok {
 			count(&r.MembersByType[i], m.Status)
 		}
-		age := ageAt(m.Born, r.Period.StartDate)
-		for i, g := range AgeGroups {
+		age := engine.AgeAt(m.Born, r.Period.StartDate)
+		for i, g := range engine.AgeGroups {
 			if age < g.Below {
 				count(&r.MembersByAge[i], m.Status)
 				break

@@ -1,4 +1,4 @@
-package engine
+package report
 
 import (
 	"bufio"
@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"portal/engine"
 )
 
 // The export of a period's registrations and payments, for a club's own
@@ -106,12 +108,12 @@ func timestamp(t *time.Time) string {
 // then the rows by id. Another organisation's period is not found (before
 // anything is written); an unknown kind is invalid.
 func (s *Service) ExportPeriod(ctx context.Context, orgID, periodID int64, kind ExportKind, w ExportWriter) (err error) {
-	defer classifyUnavailable(&err)
+	defer engine.ClassifyUnavailable(&err)
 	columns, ok := ExportColumns[kind]
 	if !ok {
-		return Errorf(CodeNotFound, "unknown export %q: registrations or payments", kind)
+		return engine.Errorf(engine.CodeNotFound, "unknown export %q: registrations or payments", kind)
 	}
-	if _, err := orgPeriod(ctx, s.db, orgID, periodID); err != nil {
+	if _, err := engine.OrgPeriod(ctx, s.DB(), orgID, periodID); err != nil {
 		return err
 	}
 	// The first page is read before the header, so that a failing query
@@ -149,7 +151,7 @@ var exportPageRows = 500
 // readExportPage reads the rows of an export after the id after, as the
 // export's values, and the last id read.
 func (s *Service) readExportPage(ctx context.Context, kind ExportKind, periodID, after int64) ([][]string, int64, error) {
-	q := s.db.NewSelect().Limit(int64(exportPageRows))
+	q := s.DB().NewSelect().Limit(int64(exportPageRows))
 	var out [][]string
 	var last int64
 	switch kind {
@@ -163,7 +165,7 @@ func (s *Service) readExportPage(ctx context.Context, kind ExportKind, periodID,
 			Join("JOIN membership_types AS t ON t.id = m.membership_type_id").
 			// A cancelled membership's order was cancelled with it (a reset):
 			// the registration's live order is another commit's.
-			Join("LEFT JOIN orders AS o ON o.process_instance_id = m.process_instance_id AND o.status <> ? AND m.status <> ?", OrderCancelled, MembershipCancelled).
+			Join("LEFT JOIN orders AS o ON o.process_instance_id = m.process_instance_id AND o.status <> ? AND m.status <> ?", engine.OrderCancelled, engine.MembershipCancelled).
 			Where("m.period_id = ?", periodID).Where("m.id > ?", after).OrderExpr("m.id").Scan(ctx, &rows)
 		if err != nil {
 			return nil, 0, fmt.Errorf("export %s: %w", kind, err)
@@ -274,4 +276,13 @@ func CSVCell(v string) string {
 		return v
 	}
 	return "'" + v
+}
+
+// SetExportPageRows makes an export read n rows a page until the returned
+// function restores the page size; tests use it to cross page boundaries
+// with a handful of rows.
+func SetExportPageRows(n int) (restore func()) {
+	old := exportPageRows
+	exportPageRows = n
+	return func() { exportPageRows = old }
 }
