@@ -17,6 +17,7 @@ import (
 	"portal/engine/dbtest"
 	"portal/engine/enginetest"
 	"portal/handlers"
+	"portal/handlers/server"
 	"portal/relay/session"
 )
 
@@ -26,7 +27,7 @@ func mountedAdminRoutes(mutating bool) []string {
 	e := handlers.New(handlers.Deps{Gateway: &engine.TestGateway{}})
 	var out []string
 	for _, r := range e.Routes() {
-		if !strings.HasPrefix(r.Path, handlers.AdminPrefix+"/") || r.Method == echoRouteNotFound {
+		if !strings.HasPrefix(r.Path, server.AdminPrefix+"/") || r.Method == echoRouteNotFound {
 			continue
 		}
 		if mutating && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
@@ -343,14 +344,14 @@ func lastAuditID(t *testing.T, db *bun.DB) int64 {
 // Every admin API route has its row in the role table, and every row's
 // page is a staff route: the API's staff roles are the pages'.
 func TestAdminRoutesTableIsComplete(t *testing.T) {
-	rows := map[string]handlers.AdminRoute{}
-	for _, r := range handlers.AdminRoutes() {
-		rows[r.Method+" "+handlers.AdminPrefix+r.Path] = r
+	rows := map[string]server.AdminRoute{}
+	for _, r := range server.AdminRoutes() {
+		rows[r.Method+" "+server.AdminPrefix+r.Path] = r
 		if r.Page == "" {
 			continue
 		}
 		found := false
-		for _, p := range handlers.StaffRoutes() {
+		for _, p := range server.StaffRoutes() {
 			found = found || p.Method+" "+p.Path == r.Page
 		}
 		if !found {
@@ -385,10 +386,10 @@ func TestAdminAPIRolesArePagesRoles(t *testing.T) {
 			UserKeys: []string{engine.DemoUserKey}}); err != nil {
 			t.Fatal(err)
 		}
-		for _, route := range handlers.AdminRoutes() {
-			path := handlers.AdminPrefix + route.Path
+		for _, route := range server.AdminRoutes() {
+			path := server.AdminPrefix + route.Path
 			if route.Example != "" {
-				path = handlers.AdminPrefix + route.Example
+				path = server.AdminPrefix + route.Example
 			}
 			var body any
 			if route.Method != http.MethodGet && route.Method != http.MethodDelete {
@@ -419,7 +420,7 @@ func TestAdminAPIRolesArePagesRoles(t *testing.T) {
 			"POST /payments/:reference/capture": engine.RoleTreasurer,
 			"POST /persons/unlink":              engine.RoleAdmin,
 		}
-		for _, route := range handlers.AdminRoutes() {
+		for _, route := range server.AdminRoutes() {
 			if want, ok := fixed[route.Method+" "+route.Path]; ok {
 				if got := route.Min(); got != want {
 					t.Errorf("%s %s: least role %s, want %s", route.Method, route.Path, got, want)

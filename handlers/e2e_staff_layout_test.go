@@ -14,7 +14,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
-	"portal/handlers"
+	"portal/handlers/server"
 )
 
 // staffLayoutWidths are the widths every staff page is laid out at: a
@@ -120,7 +120,7 @@ func TestE2EStaffLayout(t *testing.T) {
 	shots := os.Getenv("PORTAL_DOCS_SCREENSHOTS") == "1"
 	examples := staffPageExamples(order.ProcessInstanceID, hook.ID, layoutDebitRun(t, env.db, order))
 	pages := 0
-	for _, r := range handlers.StaffRoutes() {
+	for _, r := range server.StaffRoutes() {
 		if r.Method != "GET" || strings.HasSuffix(r.Path, ".csv") || strings.HasSuffix(r.Path, ".pdf") || strings.HasSuffix(r.Path, ".json") ||
 			strings.HasSuffix(r.Path, "/file") {
 			continue
@@ -135,7 +135,7 @@ func TestE2EStaffLayout(t *testing.T) {
 			}
 		}
 		name := staffPageName(r.Path)
-		b.navigate(handlers.StaffPrefix + path)
+		b.navigate(server.StaffPrefix + path)
 		if ct := e2eEval[string](b, "document.contentType"); ct != "text/html" {
 			t.Logf("%s: %s, not a page", path, ct)
 			continue
@@ -162,7 +162,7 @@ func TestE2EStaffLayout(t *testing.T) {
 		t.Fatalf("only %d staff pages were laid out", pages)
 	}
 	// The compact menu at 390 px: one row, opened with the keyboard.
-	b.navigate(handlers.StaffPrefix + "/registrations?" + url.Values{"sort": {"owed"}}.Encode())
+	b.navigate(server.StaffPrefix + "/registrations?" + url.Values{"sort": {"owed"}}.Encode())
 	b.waitVisible(`[data-testid=registrations-table]`)
 	b.do("viewport", chromedp.EmulateViewport(390, 900))
 	if h := e2eEval[float64](b, `document.querySelector("nav[aria-label]").getBoundingClientRect().height`); h > 48 {

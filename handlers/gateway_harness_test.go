@@ -29,6 +29,7 @@ import (
 
 	"portal/engine"
 	"portal/handlers"
+	"portal/handlers/server"
 	"portal/relay/backend"
 	"portal/relay/hashlink"
 	"portal/relay/oidc"
@@ -426,7 +427,7 @@ func newGatewayWith(t *testing.T, db *bun.DB, idp *gwIdP, be *gwBackend, o gwOpt
 		logTo = io.Discard
 	}
 	log := slog.New(slog.NewTextHandler(logTo, nil))
-	metrics := handlers.NewMetrics()
+	metrics := server.NewMetrics()
 	if o.bus != nil {
 		env.cache = session.NewCache(o.bus, session.CacheConfig{TTL: time.Minute, PingEvery: 200 * time.Millisecond})
 		sessiontest.StartCache(t, env.cache)
@@ -442,21 +443,21 @@ func newGatewayWith(t *testing.T, db *bun.DB, idp *gwIdP, be *gwBackend, o gwOpt
 	if err != nil {
 		t.Fatal(err)
 	}
-	relay := handlers.RelayDeps{BaseURL: env.srv.URL, Metrics: metrics, MetricsToken: o.metricsToken}
+	relay := server.RelayDeps{BaseURL: env.srv.URL, Metrics: metrics, MetricsToken: o.metricsToken}
 	if !o.noBackend {
 		relay.Upstream = upstream.Config{Backend: be.url(), Prefix: gwPrefix, ResponseHeaderTimeout: o.responseTTO, MaxBodyBytes: o.maxBody,
 			PublicURL: public, TrustedPaths: o.trustedPaths, AllowedCookies: o.allowedCookies}
 		relay.Backend = backend.New(backend.Config{BaseURL: be.url(), APIKey: gwAPIKey})
 		if !o.noOIDC {
 			provider := oidc.NewProvider(oidc.ProviderConfig{Issuer: idp.m.Issuer(), ClientID: idp.m.ClientID, ClientSecret: idp.m.ClientSecret,
-				Scopes: []string{"openid", "email", "profile"}, RedirectURL: env.srv.URL + handlers.CallbackPath})
+				Scopes: []string{"openid", "email", "profile"}, RedirectURL: env.srv.URL + server.CallbackPath})
 			relay.OIDC = oidc.NewService(oidc.Config{Provider: provider, Backend: relay.Backend, Sessions: env.sessions,
-				Attempts:       oidc.NewAttemptCookies(gwKeyring, handlers.CallbackPath, env.sessions.SecureFor),
+				Attempts:       oidc.NewAttemptCookies(gwKeyring, server.CallbackPath, env.sessions.SecureFor),
 				RegistrationID: gwRegistrationID, OnRefresh: metrics.ObserveRefresh, OnExchange: metrics.ObserveExchange})
 		}
 	}
 	handler = handlers.New(handlers.Deps{
-		Engine:         engine.NewService(db, engine.NewTestGateway(handlers.TestGatewayURLs(env.srv.URL)), engine.WithLogger(log)),
+		Engine:         engine.NewService(db, engine.NewTestGateway(server.TestGatewayURLs(env.srv.URL)), engine.WithLogger(log)),
 		Sessions:       env.sessions,
 		HashSecret:     testSecret,
 		Logger:         log,
@@ -574,10 +575,10 @@ func (env *gwEnv) hashLogin(c *http.Client, userKey string) response {
 // to the final redirect, and returns the last response.
 func (env *gwEnv) oidcLogin(c *http.Client, rd string) response {
 	env.t.Helper()
-	res := env.request(c, http.MethodGet, handlers.LoginPath+"?rd="+url.QueryEscape(rd), nil, "Accept", "text/html")
+	res := env.request(c, http.MethodGet, server.LoginPath+"?rd="+url.QueryEscape(rd), nil, "Accept", "text/html")
 	for hops := 0; hops < 5 && (res.status == http.StatusFound || res.status == http.StatusSeeOther); hops++ {
 		loc := res.header.Get("Location")
-		if strings.HasPrefix(loc, "/") && !strings.HasPrefix(loc, handlers.CallbackPath) {
+		if strings.HasPrefix(loc, "/") && !strings.HasPrefix(loc, server.CallbackPath) {
 			return res // back on the gateway: the login is done
 		}
 		res = env.request(c, http.MethodGet, loc, nil, "Accept", "text/html")

@@ -15,7 +15,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine/dbtest"
-	"portal/handlers"
+	"portal/handlers/server"
 	"portal/relay/oidc"
 	"portal/relay/session"
 	"portal/relay/session/sessiontest"
@@ -28,14 +28,14 @@ func TestOIDCLogin(t *testing.T) {
 		c := env.newClient()
 		env.hashLogin(c, "demo") // a session from before: the login must replace it
 		before := env.sessionID(c)
-		res := env.request(c, http.MethodGet, handlers.LoginPath+"?rd="+url.QueryEscape(gwPrefix+"/echo/x?a=1"), nil, "Accept", "text/html")
+		res := env.request(c, http.MethodGet, server.LoginPath+"?rd="+url.QueryEscape(gwPrefix+"/echo/x?a=1"), nil, "Accept", "text/html")
 		if res.status != http.StatusFound {
 			t.Fatalf("GET /login: %d", res.status)
 		}
 		idpURL, _ := url.Parse(res.header.Get("Location"))
 		q := idpURL.Query()
 		if !strings.HasPrefix(idpURL.String(), env.idp.m.AuthorizationEndpoint()) || q.Get("code_challenge_method") != "S256" ||
-			q.Get("code_challenge") == "" || len(q.Get("state")) < 40 || len(q.Get("nonce")) < 40 || q.Get("redirect_uri") != env.srv.URL+handlers.CallbackPath {
+			q.Get("code_challenge") == "" || len(q.Get("state")) < 40 || len(q.Get("nonce")) < 40 || q.Get("redirect_uri") != env.srv.URL+server.CallbackPath {
 			t.Fatalf("IdP address %s lacks PKCE S256, state, nonce or the callback", idpURL)
 		}
 		attempt := res.header.Get("Set-Cookie")
@@ -89,7 +89,7 @@ func TestOIDCLogin(t *testing.T) {
 
 	t.Run("callback without its attempt cookie: error page, no session, no redirect", func(t *testing.T) {
 		c := env.newClient()
-		res := env.request(c, http.MethodGet, handlers.LoginPath, nil)
+		res := env.request(c, http.MethodGet, server.LoginPath, nil)
 		idpURL := res.header.Get("Location")
 		res = env.request(c, http.MethodGet, idpURL, nil)
 		callback := res.header.Get("Location")
@@ -105,9 +105,9 @@ func TestOIDCLogin(t *testing.T) {
 
 	t.Run("IdP error: page, no loop", func(t *testing.T) {
 		c := env.newClient()
-		res := env.request(c, http.MethodGet, handlers.LoginPath, nil)
+		res := env.request(c, http.MethodGet, server.LoginPath, nil)
 		idpURL, _ := url.Parse(res.header.Get("Location"))
-		cb := handlers.CallbackPath + "?error=access_denied&state=" + url.QueryEscape(idpURL.Query().Get("state"))
+		cb := server.CallbackPath + "?error=access_denied&state=" + url.QueryEscape(idpURL.Query().Get("state"))
 		res = env.request(c, http.MethodGet, cb, nil, "Accept", "text/html")
 		if res.status != http.StatusUnauthorized || res.header.Get("Location") != "" {
 			t.Fatalf("%d, Location %q", res.status, res.header.Get("Location"))
@@ -123,14 +123,14 @@ func TestOIDCLogin(t *testing.T) {
 			defer env.backend.exchangeMode.Store("")
 			for _, accept := range []string{"text/html", "application/json"} {
 				c := env.newClient()
-				res := env.request(c, http.MethodGet, handlers.LoginPath, nil)
+				res := env.request(c, http.MethodGet, server.LoginPath, nil)
 				res = env.request(c, http.MethodGet, res.header.Get("Location"), nil)
 				res = env.request(c, http.MethodGet, res.header.Get("Location"), nil, "Accept", accept)
 				if res.status != tc.status || res.header.Get("Location") != "" {
 					t.Fatalf("Accept %s: %d, Location %q", accept, res.status, res.header.Get("Location"))
 				}
 				if accept == "application/json" {
-					e := expectHTTPError(t, res, tc.status, handlers.CallbackPath)
+					e := expectHTTPError(t, res, tc.status, server.CallbackPath)
 					if !strings.Contains(e.Message, "Token exchange failed") {
 						t.Errorf("message %q does not name the token exchange", e.Message)
 					}
@@ -146,8 +146,8 @@ func TestOIDCLogin(t *testing.T) {
 
 	t.Run("logins in two tabs finish independently", func(t *testing.T) {
 		c := env.newClient()
-		first := env.request(c, http.MethodGet, handlers.LoginPath+"?rd=/first", nil)
-		second := env.request(c, http.MethodGet, handlers.LoginPath+"?rd=/second", nil)
+		first := env.request(c, http.MethodGet, server.LoginPath+"?rd=/first", nil)
+		second := env.request(c, http.MethodGet, server.LoginPath+"?rd=/second", nil)
 		for _, tc := range []struct {
 			res response
 			rd  string
@@ -174,7 +174,7 @@ func testLogout(t *testing.T, o gwOptions) {
 		if _, e := env.relayEcho(c); e.Authorization == "" { // through the cache, if there is one
 			t.Fatal("the relay sends no token before the logout")
 		}
-		res := env.request(c, http.MethodPost, handlers.LogoutPath, nil, "Accept", "text/html")
+		res := env.request(c, http.MethodPost, server.LogoutPath, nil, "Accept", "text/html")
 		if res.status != http.StatusSeeOther || res.header.Get("Location") != "/" || !strings.Contains(res.header.Get("Set-Cookie"), "Max-Age=0") {
 			t.Fatalf("%d to %q, Set-Cookie %q", res.status, res.header.Get("Location"), res.header.Get("Set-Cookie"))
 		}
@@ -193,8 +193,8 @@ func testLogout(t *testing.T, o gwOptions) {
 		c := env.newClient()
 		env.mustOIDCLogin(c, "/")
 		idToken := env.storedSession(c).Values[oidc.AttrIDToken]
-		res := env.request(c, http.MethodPost, handlers.LogoutPath, nil, "Accept", "application/json")
-		var body handlers.LogoutBody
+		res := env.request(c, http.MethodPost, server.LogoutPath, nil, "Accept", "application/json")
+		var body server.LogoutBody
 		res.json(t, &body)
 		u, err := url.Parse(body.Redirect)
 		if err != nil || !strings.HasPrefix(body.Redirect, env.idp.m.Issuer()+"/logout?") || u.Query().Get("id_token_hint") != idToken ||
@@ -211,7 +211,7 @@ func testLogout(t *testing.T, o gwOptions) {
 	t.Run("cross-site logout is refused", func(t *testing.T) {
 		c := env.newClient()
 		env.hashLogin(c, "demo")
-		res := env.request(c, http.MethodPost, handlers.LogoutPath, nil, "Sec-Fetch-Site", "cross-site")
+		res := env.request(c, http.MethodPost, server.LogoutPath, nil, "Sec-Fetch-Site", "cross-site")
 		if res.status != http.StatusForbidden || env.storedSession(c) == nil {
 			t.Fatalf("cross-site logout: %d", res.status)
 		}
@@ -333,7 +333,7 @@ func TestTwoInstancesShareSessions(t *testing.T) {
 				t.Fatal("the session gives no token on A")
 			}
 		}
-		if res := b.request(hb, http.MethodPost, handlers.LogoutPath, nil, "Accept", "application/json"); res.status != http.StatusOK {
+		if res := b.request(hb, http.MethodPost, server.LogoutPath, nil, "Accept", "application/json"); res.status != http.StatusOK {
 			t.Fatalf("logout on B: %d", res.status)
 		}
 		if a.cache == nil {

@@ -18,7 +18,7 @@ import (
 	"github.com/uptrace/bun/dialect"
 
 	"portal/engine/dbtest"
-	"portal/handlers"
+	"portal/handlers/server"
 	"portal/relay/hashlink"
 	"portal/relay/oidc"
 	"portal/relay/session"
@@ -34,7 +34,7 @@ func TestRelayWithoutBackend(t *testing.T) {
 			t.Errorf("message %q does not say the backend is not configured", e.Message)
 		}
 	}
-	if res := env.request(env.client, http.MethodGet, handlers.LoginPath, nil); res.status != http.StatusNotFound {
+	if res := env.request(env.client, http.MethodGet, server.LoginPath, nil); res.status != http.StatusNotFound {
 		t.Errorf("GET /login without OIDC: %d, want 404", res.status)
 	}
 	// The hash login works as before, without a backend call.
@@ -215,7 +215,7 @@ func testRelayFilterTable(t *testing.T, o gwOptions) {
 						t.Fatalf("%d to %q, want 303 to the login returning here", res.status, res.header.Get("Location"))
 					}
 				} else {
-					var body handlers.LoginRequiredBody
+					var body server.LoginRequiredBody
 					res.json(t, &body)
 					if res.status != http.StatusUnauthorized || body.Status != 401 || body.LoginURL == "" || !strings.HasPrefix(body.LoginURL, "/login") || body.Path != gwPrefix+"/echo/page" {
 						t.Fatalf("%d %s, want 401 with a loginUrl", res.status, res.body)
@@ -494,7 +494,7 @@ func TestRelayInterimResponses(t *testing.T) {
 		t.Fatalf("the access log records an interim status:\n%s", l)
 	}
 	waitFor(t, "metrics with the final statuses", func() bool {
-		res := env.request(env.newClient(), http.MethodGet, handlers.MetricsPath, nil, "Authorization", "Bearer metrics-token-0123")
+		res := env.request(env.newClient(), http.MethodGet, server.MetricsPath, nil, "Authorization", "Bearer metrics-token-0123")
 		m := string(res.body)
 		return strings.Contains(m, `portal_http_requests_total{method="POST",route="/services/admin-service/*",status="401"} 2`) &&
 			strings.Contains(m, `portal_http_requests_total{method="GET",route="/services/admin-service/*",status="302"} 2`) &&

@@ -22,6 +22,7 @@ import (
 	"portal/engine/jobs"
 	"portal/engine/payproviders"
 	"portal/handlers"
+	"portal/handlers/server"
 	"portal/relay/backend"
 	"portal/relay/hashlink"
 	"portal/relay/invitelink"
@@ -76,7 +77,7 @@ type envOptions struct {
 	invitations *invitelink.Signer
 	// staff, when set, gives the staff sign-in for the server's address
 	// (staff_test.go: staffDeps).
-	staff func(t testing.TB, db *bun.DB, serverURL string) handlers.StaffDeps
+	staff func(t testing.TB, db *bun.DB, serverURL string) server.StaffDeps
 	// serverTiming reports each request's statements in a Server-Timing
 	// header (Deps.ServerTiming); the statements are counted as serve counts them.
 	serverTiming bool
@@ -95,7 +96,7 @@ var testPaymentSecrets = func() *session.Sealer {
 // (cmd/portal orgPaymentOptions): their providers, built by payproviders.
 func orgPayments(db *bun.DB, o envOptions, gw *engine.TestGateway) []engine.ServiceOption {
 	settings := engine.NewService(db, nil, engine.WithSecretSealer(testPaymentSecrets))
-	links := handlers.PaymentLinks("")
+	links := server.PaymentLinks("")
 	dir := payproviders.New(settings.OrganisationPaymentConfigs, payproviders.Build(payproviders.Options{StripeAPIURL: o.stripeAPIURL, TestGateway: gw,
 		PayLink: func(ref string, amount int64) string { return links.PayLink("", ref, amount) }}), slog.New(slog.DiscardHandler), 0)
 	return []engine.ServiceOption{engine.WithSecretSealer(testPaymentSecrets), engine.WithTestPayments(true),
@@ -115,7 +116,7 @@ func newEnvWith(t testing.TB, db *bun.DB, o envOptions) *testEnv {
 	var handler http.Handler
 	env.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { handler.ServeHTTP(w, r) }))
 	t.Cleanup(env.srv.Close)
-	env.gw = engine.NewTestGateway(handlers.TestGatewayURLs(env.srv.URL))
+	env.gw = engine.NewTestGateway(server.TestGatewayURLs(env.srv.URL))
 	if o.log == nil {
 		o.log = io.Discard
 	}
@@ -123,7 +124,7 @@ func newEnvWith(t testing.TB, db *bun.DB, o envOptions) *testEnv {
 		o.sessionDB = db
 	}
 	log := slog.New(slog.NewTextHandler(o.log, nil))
-	var relay handlers.RelayDeps
+	var relay server.RelayDeps
 	if o.backend != nil {
 		relay.Backend = backend.New(backend.Config{BaseURL: o.backend, APIKey: "test-api-key"})
 	}
@@ -132,13 +133,13 @@ func newEnvWith(t testing.TB, db *bun.DB, o envOptions) *testEnv {
 	if o.provider != nil {
 		provider, gateway = o.provider, nil
 	}
-	var staff handlers.StaffDeps
+	var staff server.StaffDeps
 	if o.staff != nil {
 		staff = o.staff(t, o.sessionDB, env.srv.URL)
 	}
 	// The public URL as serve sets it: the payment links are then built on
 	// the organisation's address, read in the transactions that hand them out.
-	env.svc = engine.NewService(db, provider, append([]engine.ServiceOption{engine.WithLogger(log), engine.WithPaymentLinks(handlers.PaymentLinks(env.srv.URL)),
+	env.svc = engine.NewService(db, provider, append([]engine.ServiceOption{engine.WithLogger(log), engine.WithPaymentLinks(server.PaymentLinks(env.srv.URL)),
 		engine.WithPublicURL(env.srv.URL)},
 		orgPayments(db, o, env.gw)...)...)
 	handler = handlers.New(handlers.Deps{

@@ -10,12 +10,12 @@ import (
 
 	"portal/engine/dbtest"
 	"portal/engine/jobs"
-	"portal/handlers"
+	"portal/handlers/server"
 )
 
 func TestJobMetrics(t *testing.T) {
 	db := dbtest.SQLite(t)
-	m := handlers.NewMetrics()
+	m := server.NewMetrics()
 	m.WatchJobs(db)
 	ctx := context.Background()
 	jobs.Enqueue(ctx, db, time.Now().Add(-2*time.Minute), jobs.Spec{Kind: "membership_confirmation"})
@@ -24,7 +24,7 @@ func TestJobMetrics(t *testing.T) {
 	m.JobDone("membership_confirmation", jobs.OutcomeDead, time.Second)
 
 	rec := httptest.NewRecorder()
-	m.Handler("").ServeHTTP(rec, httptest.NewRequest("GET", handlers.MetricsPath, nil))
+	m.Handler("").ServeHTTP(rec, httptest.NewRequest("GET", server.MetricsPath, nil))
 	body, _ := io.ReadAll(rec.Body)
 	for _, want := range []string{
 		`portal_jobs{kind="membership_confirmation",state="queued"} 1`,

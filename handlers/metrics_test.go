@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"portal/engine/dbtest"
-	"portal/handlers"
+	"portal/handlers/server"
 	"portal/relay/session/sessiontest"
 )
 
@@ -21,10 +21,10 @@ func TestMetrics(t *testing.T) {
 	env.relayEcho(c) // refreshes the token, which evicts the session from the cache
 	env.relayEcho(c) // reads the refreshed session from the store
 	env.relayEcho(c) // finds it in memory
-	if res := env.request(env.newClient(), http.MethodGet, handlers.MetricsPath, nil); res.status != http.StatusUnauthorized {
+	if res := env.request(env.newClient(), http.MethodGet, server.MetricsPath, nil); res.status != http.StatusUnauthorized {
 		t.Fatalf("metrics without the token: %d", res.status)
 	}
-	res := env.request(env.newClient(), http.MethodGet, handlers.MetricsPath, nil, "Authorization", "Bearer metrics-token-0123")
+	res := env.request(env.newClient(), http.MethodGet, server.MetricsPath, nil, "Authorization", "Bearer metrics-token-0123")
 	body := string(res.body)
 	for _, want := range []string{
 		`portal_http_requests_total{method="GET",route="/services/admin-service/*",status="200"} 3`,

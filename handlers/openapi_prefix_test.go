@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"portal/handlers"
+	"portal/handlers/server"
 )
 
 // TestOpenAPIServersBehindTrustedProxy: the served description's servers
@@ -53,7 +54,7 @@ func TestOpenAPIServersBehindTrustedProxy(t *testing.T) {
 				t.Errorf("Vary %q does not name X-Forwarded-Prefix", got)
 			}
 			if tt.servers == "" {
-				if !bytes.Equal(body, handlers.OpenAPIDocument) {
+				if !bytes.Equal(body, server.OpenAPIDocument) {
 					t.Errorf("the served document differs from the embedded one")
 				}
 				return
@@ -70,7 +71,7 @@ func TestOpenAPIServersBehindTrustedProxy(t *testing.T) {
 				t.Errorf("servers %+v, want one entry %q", doc.Servers, tt.servers)
 			}
 			// Only the url changed.
-			if want := bytes.Replace(handlers.OpenAPIDocument, []byte(`"url": "/"`), []byte(`"url": "`+tt.servers+`"`), 1); !bytes.Equal(body, want) {
+			if want := bytes.Replace(server.OpenAPIDocument, []byte(`"url": "/"`), []byte(`"url": "`+tt.servers+`"`), 1); !bytes.Equal(body, want) {
 				t.Errorf("more than the servers url changed")
 			}
 		})

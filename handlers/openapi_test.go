@@ -26,6 +26,7 @@ import (
 	"portal/engine"
 	"portal/engine/dbtest"
 	"portal/handlers"
+	"portal/handlers/server"
 	"portal/relay/hashlink"
 )
 
@@ -33,7 +34,7 @@ import (
 func loadOpenAPI(t *testing.T) *openapi3.T {
 	t.Helper()
 	loader := openapi3.NewLoader()
-	doc, err := loader.LoadFromData(handlers.OpenAPIDocument)
+	doc, err := loader.LoadFromData(server.OpenAPIDocument)
 	if err != nil {
 		t.Fatalf("load openapi.json: %v", err)
 	}
@@ -58,14 +59,14 @@ func TestOpenAPIDocument(t *testing.T) {
 	}
 
 	var compact, indented bytes.Buffer
-	if err := json.Compact(&compact, handlers.OpenAPIDocument); err != nil {
+	if err := json.Compact(&compact, server.OpenAPIDocument); err != nil {
 		t.Fatal(err)
 	}
 	if err := json.Indent(&indented, compact.Bytes(), "", "  "); err != nil {
 		t.Fatal(err)
 	}
 	indented.WriteByte('\n')
-	if !bytes.Equal(indented.Bytes(), handlers.OpenAPIDocument) {
+	if !bytes.Equal(indented.Bytes(), server.OpenAPIDocument) {
 		t.Errorf("openapi.json is not indented with two spaces (json.Indent of it differs)")
 	}
 
@@ -330,8 +331,8 @@ func TestOpenAPIResponses(t *testing.T) {
 
 		// The document itself, public.
 		res := ck.conforming(anon, http.MethodGet, "/api/openapi.json", nil)
-		if res.status != http.StatusOK || !bytes.Equal(res.body, handlers.OpenAPIDocument) {
-			t.Fatalf("GET /api/openapi.json: %d, body equal to the embedded document: %v", res.status, bytes.Equal(res.body, handlers.OpenAPIDocument))
+		if res.status != http.StatusOK || !bytes.Equal(res.body, server.OpenAPIDocument) {
+			t.Fatalf("GET /api/openapi.json: %d, body equal to the embedded document: %v", res.status, bytes.Equal(res.body, server.OpenAPIDocument))
 		}
 
 		// Login.
@@ -588,7 +589,7 @@ func checkAdminResponses(t *testing.T, ck *apiChecker, env *testEnv, anon *http.
 	wantStatus(t, ck.do(anon, http.MethodPost, imp, "x", bearer(write, "Content-Type", "text/plain")...), http.StatusUnsupportedMediaType)
 	wantStatus(t, ck.do(anon, http.MethodPost, imp, csv, bearer(read, "Content-Type", "text/csv")...), http.StatusForbidden)
 	wantStatus(t, ck.do(anon, http.MethodPost, imp, csv, "Content-Type", "text/csv"), http.StatusUnauthorized)
-	huge := "externalId,firstName,lastName,dateOfBirth\n\"" + strings.Repeat("a", handlers.MaxImportBytes+1)
+	huge := "externalId,firstName,lastName,dateOfBirth\n\"" + strings.Repeat("a", server.MaxImportBytes+1)
 	wantStatus(t, ck.do(anon, http.MethodPost, imp, huge, bearer(write, "Content-Type", "text/csv")...), http.StatusRequestEntityTooLarge)
 
 	types := "/api/admin/membership-types"
@@ -653,7 +654,7 @@ func checkAdminResponses(t *testing.T, ck *apiChecker, env *testEnv, anon *http.
 	wantStatus(t, ck.conforming(anon, http.MethodPost, unlink, map[string]any{"links": []map[string]string{{"externalId": "nobody", "userKey": "family-1"}}}, bearer(write)...), http.StatusUnprocessableEntity)
 	wantStatus(t, ck.do(anon, http.MethodPost, unlink, map[string]any{"links": []any{}}, bearer(write)...), http.StatusBadRequest)
 	wantStatus(t, ck.do(anon, http.MethodPost, unlink, "x", bearer(write, "Content-Type", "text/plain")...), http.StatusUnsupportedMediaType)
-	wantStatus(t, ck.do(anon, http.MethodPost, unlink, `{"links":["`+strings.Repeat("x", handlers.MaxBulkBytes)+`"]}`, bearer(write)...), http.StatusRequestEntityTooLarge)
+	wantStatus(t, ck.do(anon, http.MethodPost, unlink, `{"links":["`+strings.Repeat("x", server.MaxBulkBytes)+`"]}`, bearer(write)...), http.StatusRequestEntityTooLarge)
 	wantStatus(t, ck.do(anon, http.MethodPost, unlink, map[string]any{"links": []any{}}, bearer(read)...), http.StatusForbidden)
 	wantStatus(t, ck.do(anon, http.MethodPost, unlink, map[string]any{"links": []any{}}), http.StatusUnauthorized)
 

@@ -16,7 +16,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
-	"portal/handlers"
+	"portal/handlers/server"
 	"portal/relay/hashlink"
 	"portal/relay/session"
 )
@@ -192,7 +192,7 @@ func TestOrganisationHashSecret(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sealer := kr.Sealer(handlers.HashSecretPurpose)
+	sealer := kr.Sealer(server.HashSecretPurpose)
 	env := newOrganisationsEnv(t, dbtest.SQLite(t), envOptions{hashSecrets: sealer, organisationRefresh: -1})
 	const own = "tennis-club-secret"
 	setSealed := func(sealed string) {
@@ -201,7 +201,7 @@ func TestOrganisationHashSecret(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	setSealed(sealer.Seal([]byte(own), handlers.HashSecretAAD(2)))
+	setSealed(sealer.Seal([]byte(own), server.HashSecretAAD(2)))
 	if _, p := env.hashLinkAt(tennisHost, "3", "demo", testSecret); p.header.Get("Location") != "/membership/register/3?error=invalid" {
 		t.Fatalf("environment secret at a club with its own: %d %q", p.status, p.header.Get("Location"))
 	}
@@ -212,7 +212,7 @@ func TestOrganisationHashSecret(t *testing.T) {
 		t.Fatalf("environment secret at the rowing club: %d %q", p.status, p.header.Get("Location"))
 	}
 	// Sealed for another organisation (copied over): refused, not checked against a wrong secret.
-	setSealed(sealer.Seal([]byte(own), handlers.HashSecretAAD(1)))
+	setSealed(sealer.Seal([]byte(own), server.HashSecretAAD(1)))
 	for _, secret := range []string{own, testSecret} {
 		if _, p := env.hashLinkAt(tennisHost, "3", "demo", secret); p.header.Get("Location") != "/membership/register/3?error=invalid" {
 			t.Fatalf("unopenable secret, link with %q: %d %q", secret, p.status, p.header.Get("Location"))

@@ -16,7 +16,7 @@ import (
 	"portal/engine/banking"
 	"portal/engine/banktransfer"
 	"portal/engine/dbtest"
-	"portal/handlers"
+	"portal/handlers/server"
 )
 
 // bankTransferEnv is a server whose payments are bank transfers to the
@@ -24,7 +24,7 @@ import (
 func bankTransferEnv(t *testing.T, creditor banking.Creditor) *testEnv {
 	t.Helper()
 	var base string // known once the server runs, before any registration
-	bt, err := banktransfer.New(creditor, func(ref string, amount int64) string { return handlers.PaymentLinks(base).PayLink("", ref, amount) })
+	bt, err := banktransfer.New(creditor, func(ref string, amount int64) string { return server.PaymentLinks(base).PayLink("", ref, amount) })
 	if err != nil {
 		t.Fatal(err)
 	}

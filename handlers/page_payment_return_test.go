@@ -9,14 +9,14 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine/dbtest"
-	"portal/handlers"
+	"portal/handlers/server"
 )
 
 // TestTestGatewayURLs: the test gateway's addresses are the routes the
 // server serves, byte for byte as the engine built them before it got them
 // from here.
 func TestTestGatewayURLs(t *testing.T) {
-	urls := handlers.TestGatewayURLs("https://portal.example")
+	urls := server.TestGatewayURLs("https://portal.example")
 	if got, want := urls.PayURL("PR-A/B C"), "https://portal.example/dev/pay/PR-A%2FB%20C"; got != want {
 		t.Errorf("PayURL = %q, want %q", got, want)
 	}

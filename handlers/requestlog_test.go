@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"portal/engine/dbtest"
-	"portal/handlers"
+	"portal/handlers/server"
 )
 
 var ownRequestID = regexp.MustCompile(`^[A-Z2-7]{26}$`)
@@ -99,7 +99,7 @@ func TestUnknownMethodsBounded(t *testing.T) {
 			t.Fatalf("made-up method: %d", res.status)
 		}
 	}
-	metrics := env.do(c, http.MethodGet, handlers.MetricsPath, nil)
+	metrics := env.do(c, http.MethodGet, server.MetricsPath, nil)
 	if len(metrics.body) > 64<<10 {
 		t.Errorf("/metrics is %d bytes after %d made-up methods", len(metrics.body), n)
 	}

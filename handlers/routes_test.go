@@ -5,13 +5,14 @@ import (
 	"testing"
 
 	"portal/handlers"
+	"portal/handlers/server"
 )
 
 // The reserved prefixes come from the router: optional routes count, the
 // relay's own do not.
 func TestReservedPrefixes(t *testing.T) {
 	got := handlers.ReservedPrefixes()
-	for _, want := range []string{"/api", "/static", "/membership", handlers.LoginPath, "/oauth2", handlers.LogoutPath, handlers.MetricsPath, "/dev", "/healthz"} {
+	for _, want := range []string{"/api", "/static", "/membership", server.LoginPath, "/oauth2", server.LogoutPath, server.MetricsPath, "/dev", "/healthz"} {
 		if !slices.Contains(got, want) {
 			t.Errorf("ReservedPrefixes() = %q, lacks %s", got, want)
 		}

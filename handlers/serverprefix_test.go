@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
-	"portal/handlers"
+	"portal/handlers/server"
 )
 
 func TestWithServerPrefix(t *testing.T) {
@@ -49,7 +49,7 @@ func TestWithServerPrefix(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := handlers.WithServerPrefix([]byte(tt.doc), tt.prefix)
+			got, err := server.WithServerPrefix([]byte(tt.doc), tt.prefix)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -67,12 +67,12 @@ func TestWithServerPrefixRefuses(t *testing.T) {
 	doc := []byte(`{"servers":[{"url":"/"}]}`)
 	for _, prefix := range []string{"portal", "//evil.example", "/a/../b", "/a/./b", "https://evil.example/x", "/a?b", "/a#b",
 		"/a b", "/a,/b", "/a\"b", "/a<script>", "/\u00e9"} {
-		if got, err := handlers.WithServerPrefix(doc, prefix); err == nil {
+		if got, err := server.WithServerPrefix(doc, prefix); err == nil {
 			t.Errorf("prefix %q accepted: %s", prefix, got)
 		}
 	}
 	for _, bad := range []string{``, `[]`, `{"servers": {"url": "/"}}`, `{"servers": [{"url": 1}]}`, `{"servers": [{"url": "/"}`, `{"a": }`} {
-		if got, err := handlers.WithServerPrefix([]byte(bad), "/p"); err == nil {
+		if got, err := server.WithServerPrefix([]byte(bad), "/p"); err == nil {
 			t.Errorf("document %q accepted: %s", bad, got)
 		}
 	}
@@ -87,7 +87,7 @@ func FuzzWithServerPrefix(f *testing.F) {
 	f.Add([]byte(`{"servers":[{"description":"\u0022","url":"\/"}] }  `), "/p")
 	f.Add([]byte(` {}`), "/p")
 	f.Fuzz(func(t *testing.T, doc []byte, prefix string) {
-		out, err := handlers.WithServerPrefix(doc, prefix)
+		out, err := server.WithServerPrefix(doc, prefix)
 		if err != nil {
 			return
 		}

@@ -11,7 +11,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
-	"portal/handlers"
+	"portal/handlers/server"
 	"portal/relay/oidc"
 	"portal/relay/oidc/oidcop"
 	"portal/relay/session"
@@ -36,17 +36,17 @@ func newCertifiedOPEnv(t *testing.T, db *bun.DB, log *logBuffer) (*staffEnv, *oi
 	t.Helper()
 	var op *oidcop.OP
 	o := envOptions{log: log}
-	o.staff = func(t testing.TB, sdb *bun.DB, serverURL string) handlers.StaffDeps {
-		op = oidcop.Start(t, certifiedOPUsers, serverURL+handlers.StaffCallbackPath)
+	o.staff = func(t testing.TB, sdb *bun.DB, serverURL string) server.StaffDeps {
+		op = oidcop.Start(t, certifiedOPUsers, serverURL+server.StaffCallbackPath)
 		kr, err := session.ParseKeyring(session.GenerateKey())
 		if err != nil {
 			t.Fatal(err)
 		}
-		mgr := session.NewManager(session.NewDBStore(sdb), session.Config{CookieName: handlers.StaffCookieName, IdleTimeout: 30 * time.Minute, MaxLifetime: 8 * time.Hour})
-		return handlers.StaffDeps{
+		mgr := session.NewManager(session.NewDBStore(sdb), session.Config{CookieName: server.StaffCookieName, IdleTimeout: 30 * time.Minute, MaxLifetime: 8 * time.Hour})
+		return server.StaffDeps{
 			Provider: oidc.NewProvider(oidc.ProviderConfig{Issuer: op.Issuer, ClientID: oidcop.ClientID, ClientSecret: oidcop.ClientSecret,
-				Scopes: []string{"email", "profile"}, RedirectURL: serverURL + handlers.StaffCallbackPath}),
-			Attempts: oidc.NewAttemptCookies(kr, handlers.StaffCallbackPath, mgr.SecureFor),
+				Scopes: []string{"email", "profile"}, RedirectURL: serverURL + server.StaffCallbackPath}),
+			Attempts: oidc.NewAttemptCookies(kr, server.StaffCallbackPath, mgr.SecureFor),
 			Sessions: mgr, BaseURL: serverURL,
 		}
 	}
@@ -58,12 +58,12 @@ func newCertifiedOPEnv(t *testing.T, db *bun.DB, log *logBuffer) (*staffEnv, *oi
 // with rd, and returns the portal's answer to the callback.
 func (env *staffEnv) opSignIn(op *oidcop.OP, c *http.Client, username, rd string) page {
 	env.t.Helper()
-	start := env.get(c, handlers.StaffLoginPath+"/start?rd="+url.QueryEscape(rd))
+	start := env.get(c, server.StaffLoginPath+"/start?rd="+url.QueryEscape(rd))
 	if start.status != http.StatusSeeOther || !strings.HasPrefix(start.header.Get("Location"), op.Issuer) {
 		env.t.Fatalf("sign-in start: %d %q %s", start.status, start.header.Get("Location"), start.body)
 	}
 	back := op.SignIn(env.t, c, start.header.Get("Location"), username, "verysecure")
-	if !strings.HasPrefix(back, env.srv.URL+handlers.StaffCallbackPath+"?") {
+	if !strings.HasPrefix(back, env.srv.URL+server.StaffCallbackPath+"?") {
 		env.t.Fatalf("the OP sent the browser to %q", back)
 	}
 	return env.getAbsolute(c, back)
@@ -123,7 +123,7 @@ func TestStaffSignInCertifiedOP(t *testing.T) {
 		}
 
 		// Sign-out ends the session: the pages send to the sign-in again.
-		expectRedirect(t, env.post(ac, handlers.StaffLogoutPath, url.Values{}), "/staff/login?signed_out=1")
+		expectRedirect(t, env.post(ac, server.StaffLogoutPath, url.Values{}), "/staff/login?signed_out=1")
 		expectRedirect(t, env.get(ac, "/staff/setup"), "/staff/login?rd=%2Fstaff%2Fsetup")
 		// The treasurer's session is another and stays.
 		if p := env.get(tc, "/staff/audit"); p.status != http.StatusOK {

@@ -15,7 +15,7 @@ import (
 	"portal/engine"
 	"portal/engine/dbtest"
 	"portal/engine/jobs"
-	"portal/handlers"
+	"portal/handlers/server"
 	"portal/outbound/mail"
 	"portal/outbound/mail/mailtest"
 	"portal/outbound/messages"
@@ -39,7 +39,7 @@ func newStaffMail(t *testing.T, env *staffEnv) *staffMail {
 		t.Fatal(err)
 	}
 	r := jobs.New(env.db, jobs.Config{})
-	svc := engine.NewService(env.db, env.provider, engine.WithPaymentLinks(handlers.PaymentLinks(env.srv.URL)))
+	svc := engine.NewService(env.db, env.provider, engine.WithPaymentLinks(server.PaymentLinks(env.srv.URL)))
 	messages.Register(r, messages.Deps{DB: env.db, Sender: sender, BaseURL: env.srv.URL, HashSecret: testSecret, Payments: svc})
 	return &staffMail{srv: srv, runner: r}
 }

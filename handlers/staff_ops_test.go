@@ -21,7 +21,7 @@ import (
 	"portal/engine/banktransfer"
 	"portal/engine/dbtest"
 	"portal/engine/jobs"
-	"portal/handlers"
+	"portal/handlers/server"
 	"portal/views"
 )
 
@@ -34,7 +34,7 @@ var staffCreditor = banking.Creditor{Name: "TV Demo 1848 e.V.", IBAN: "DE8937040
 func newStaffBankEnv(t *testing.T, db *bun.DB, ownAccount bool) *staffEnv {
 	t.Helper()
 	var base string // known once the server runs, before any registration
-	bt, err := banktransfer.New(staffCreditor, func(ref string, amount int64) string { return handlers.PaymentLinks(base).PayLink("", ref, amount) })
+	bt, err := banktransfer.New(staffCreditor, func(ref string, amount int64) string { return server.PaymentLinks(base).PayLink("", ref, amount) })
 	if err != nil {
 		t.Fatal(err)
 	}

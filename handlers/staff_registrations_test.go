@@ -15,7 +15,7 @@ import (
 	"portal/engine/banking"
 	"portal/engine/banktransfer"
 	"portal/engine/dbtest"
-	"portal/handlers"
+	"portal/handlers/server"
 	"portal/views"
 )
 
@@ -24,7 +24,7 @@ func bankTransferStaffEnv(t *testing.T, db *bun.DB) *staffEnv {
 	t.Helper()
 	creditor := banking.Creditor{Name: "TV Demo 1848 e.V.", IBAN: mustIBAN(t, "DE89370400440532013000"), BIC: "COBADEFFXXX"}
 	var base string
-	bt, err := banktransfer.New(creditor, func(ref string, amount int64) string { return handlers.PaymentLinks(base).PayLink("", ref, amount) })
+	bt, err := banktransfer.New(creditor, func(ref string, amount int64) string { return server.PaymentLinks(base).PayLink("", ref, amount) })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
-	"portal/handlers"
+	"portal/handlers/server"
 	"portal/relay/oidc"
 	"portal/relay/session"
 	"portal/views"
@@ -37,20 +37,20 @@ const staffClaimTreasurers = "club-treasurers"
 func newStaffEnv(t *testing.T, db *bun.DB, o envOptions) *staffEnv {
 	t.Helper()
 	idp := newIdP(t)
-	o.staff = func(t testing.TB, sdb *bun.DB, serverURL string) handlers.StaffDeps {
+	o.staff = func(t testing.TB, sdb *bun.DB, serverURL string) server.StaffDeps {
 		kr, err := session.ParseKeyring(session.GenerateKey())
 		if err != nil {
 			t.Fatal(err)
 		}
-		mgr := session.NewManager(session.NewDBStore(sdb), session.Config{CookieName: handlers.StaffCookieName, IdleTimeout: 30 * time.Minute, MaxLifetime: 8 * time.Hour})
-		grants, err := handlers.ParseStaffRoleMap(staffClaimTreasurers + "=treasurer,other-club:club-admins=admin")
+		mgr := session.NewManager(session.NewDBStore(sdb), session.Config{CookieName: server.StaffCookieName, IdleTimeout: 30 * time.Minute, MaxLifetime: 8 * time.Hour})
+		grants, err := server.ParseStaffRoleMap(staffClaimTreasurers + "=treasurer,other-club:club-admins=admin")
 		if err != nil {
 			t.Fatal(err)
 		}
-		return handlers.StaffDeps{
+		return server.StaffDeps{
 			Provider: oidc.NewProvider(oidc.ProviderConfig{Issuer: idp.m.Issuer(), ClientID: idp.m.ClientID, ClientSecret: idp.m.ClientSecret,
-				Scopes: []string{"email", "profile", "groups"}, RedirectURL: serverURL + handlers.StaffCallbackPath}),
-			Attempts: oidc.NewAttemptCookies(kr, handlers.StaffCallbackPath, mgr.SecureFor),
+				Scopes: []string{"email", "profile", "groups"}, RedirectURL: serverURL + server.StaffCallbackPath}),
+			Attempts: oidc.NewAttemptCookies(kr, server.StaffCallbackPath, mgr.SecureFor),
 			Sessions: mgr, BaseURL: serverURL, RoleClaim: "groups", RoleMap: grants,
 		}
 	}
@@ -78,8 +78,8 @@ func idpUser(subject, email string) *mockoidc.MockUser {
 // callback's answer.
 func (env *staffEnv) staffSignIn(c *http.Client, user *mockoidc.MockUser, rd string) page {
 	env.t.Helper()
-	base, rest, _ := strings.Cut(rd, handlers.StaffPrefix)
-	start := env.get(c, base+handlers.StaffLoginPath+"/start?rd="+url.QueryEscape(handlers.StaffPrefix+rest))
+	base, rest, _ := strings.Cut(rd, server.StaffPrefix)
+	start := env.get(c, base+server.StaffLoginPath+"/start?rd="+url.QueryEscape(server.StaffPrefix+rest))
 	if start.status != http.StatusSeeOther {
 		env.t.Fatalf("sign-in start: %d %s", start.status, start.body)
 	}
@@ -116,7 +116,7 @@ func (env *staffEnv) getAbsolute(c *http.Client, u string) page {
 func (env *staffEnv) staffCookie(c *http.Client) string {
 	u, _ := url.Parse(env.srv.URL)
 	for _, ck := range c.Jar.Cookies(u) {
-		if ck.Name == handlers.StaffCookieName {
+		if ck.Name == server.StaffCookieName {
 			return ck.Value
 		}
 	}
@@ -196,7 +196,7 @@ func TestStaffSignIn(t *testing.T) {
 
 		// A forged or replayed callback starts nothing.
 		forged := env.newClient()
-		if res := env.get(forged, handlers.StaffCallbackPath+"?state=forged&code=x"); res.status != http.StatusBadRequest || env.staffCookie(forged) != "" {
+		if res := env.get(forged, server.StaffCallbackPath+"?state=forged&code=x"); res.status != http.StatusBadRequest || env.staffCookie(forged) != "" {
 			t.Fatalf("forged callback: %d", res.status)
 		}
 
@@ -217,11 +217,11 @@ func TestStaffSignIn(t *testing.T) {
 
 		// Sign-out ends the session on the server.
 		cookie := env.staffCookie(claimed)
-		out := env.post(claimed, handlers.StaffLogoutPath, url.Values{})
+		out := env.post(claimed, server.StaffLogoutPath, url.Values{})
 		expectRedirect(t, out, "/staff/login?signed_out=1")
 		replay := env.newClient()
 		su, _ := url.Parse(env.srv.URL)
-		replay.Jar.SetCookies(su, []*http.Cookie{{Name: handlers.StaffCookieName, Value: cookie}})
+		replay.Jar.SetCookies(su, []*http.Cookie{{Name: server.StaffCookieName, Value: cookie}})
 		expectRedirect(t, env.get(replay, "/staff/audit"), "/staff/login?rd=%2Fstaff%2Faudit")
 	})
 }
@@ -244,7 +244,7 @@ func TestStaffRefusesMemberSessions(t *testing.T) {
 		t.Fatal("no member session")
 	}
 	forged := env.newClient()
-	forged.Jar.SetCookies(su, []*http.Cookie{{Name: handlers.StaffCookieName, Value: memberID}})
+	forged.Jar.SetCookies(su, []*http.Cookie{{Name: server.StaffCookieName, Value: memberID}})
 	expectRedirect(t, env.get(forged, "/staff"), "/staff/login?rd=%2Fstaff")
 	// And a staff session is no member's session.
 	env.addStaff("admin@example.org", engine.RoleAdmin)
@@ -276,10 +276,10 @@ func TestStaffRoleMatrix(t *testing.T) {
 		env.addStaff(email, r)
 		who = append(who, principal{name: string(r), role: r, c: env.mustStaffSignIn(email, "/staff")})
 	}
-	for _, route := range handlers.StaffRoutes() {
-		path := handlers.StaffPrefix + route.Path
+	for _, route := range server.StaffRoutes() {
+		path := server.StaffPrefix + route.Path
 		if route.Example != "" {
-			path = handlers.StaffPrefix + route.Example
+			path = server.StaffPrefix + route.Example
 		}
 		for _, p := range who {
 			t.Run(route.Method+" "+path+" as "+p.name, func(t *testing.T) {
@@ -291,7 +291,7 @@ func TestStaffRoleMatrix(t *testing.T) {
 				}
 				switch {
 				case p.role == "" && route.Method == http.MethodGet:
-					if res.status != http.StatusSeeOther || !strings.HasPrefix(res.header.Get("Location"), handlers.StaffLoginPath+"?rd=") {
+					if res.status != http.StatusSeeOther || !strings.HasPrefix(res.header.Get("Location"), server.StaffLoginPath+"?rd=") {
 						t.Fatalf("got %d to %q, want the sign-in", res.status, res.header.Get("Location"))
 					}
 				case p.role == "":
@@ -317,7 +317,7 @@ func TestStaffRefusesCrossSitePosts(t *testing.T) {
 	env := newStaffEnv(t, dbtest.SQLite(t), envOptions{})
 	env.addStaff("admin@example.org", engine.RoleAdmin)
 	c := env.mustStaffSignIn("admin@example.org", "/staff")
-	res := env.post(c, handlers.StaffLogoutPath, url.Values{}, "Sec-Fetch-Site", "cross-site", "Origin", "https://evil.example")
+	res := env.post(c, server.StaffLogoutPath, url.Values{}, "Sec-Fetch-Site", "cross-site", "Origin", "https://evil.example")
 	if res.status != http.StatusForbidden {
 		t.Fatalf("cross-site POST: %d", res.status)
 	}

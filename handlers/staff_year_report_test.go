@@ -18,7 +18,7 @@ import (
 	"portal/engine/banktransfer"
 	"portal/engine/dbtest"
 	"portal/engine/enginetest"
-	"portal/handlers"
+	"portal/handlers/server"
 	"portal/views/lang"
 )
 
@@ -36,7 +36,7 @@ func seedYearSeason(t *testing.T, env *staffEnv, db *bun.DB) yearSeason {
 		t.Fatal(err)
 	}
 	bt, err := banktransfer.New(staffCreditor, func(ref string, amount int64) string {
-		return handlers.PaymentLinks(env.srv.URL).PayLink("", ref, amount)
+		return server.PaymentLinks(env.srv.URL).PayLink("", ref, amount)
 	})
 	if err != nil {
 		t.Fatal(err)

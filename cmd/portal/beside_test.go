@@ -21,7 +21,7 @@ import (
 	"portal/engine"
 	"portal/engine/dbtest"
 	"portal/engine/payproviders"
-	"portal/handlers"
+	"portal/handlers/server"
 	"portal/relay/devidp"
 	"portal/relay/session"
 )
@@ -143,28 +143,28 @@ func operatorCommandsBesideServe(t *testing.T, db string) {
 		loc, _ := res.Location()
 		return res.StatusCode, loc, string(body)
 	}
-	_, auth, _ := step(base + handlers.StaffLoginPath + "/start")
+	_, auth, _ := step(base + server.StaffLoginPath + "/start")
 	q := auth.Query()
 	q.Set("login_as", "ops@club.example")
 	auth.RawQuery = q.Encode()
 	_, callback, _ := step(auth.String())
 	step(callback.String())
 	for range 2 { // the second request is answered from the session cache
-		if status, _, body := step(base + handlers.StaffPrefix); status != http.StatusOK || !strings.Contains(body, `data-testid="staff-user-name">Ops<`) {
+		if status, _, body := step(base + server.StaffPrefix); status != http.StatusOK || !strings.Contains(body, `data-testid="staff-user-name">Ops<`) {
 			t.Fatalf("the staff overview before the removal: %d\n%.2000s", status, body)
 		}
 	}
 	beside("staff", "remove", "--org", "1", "--email", "ops@club.example")
-	if status, loc, _ := step(base + handlers.StaffPrefix); status != http.StatusSeeOther || !strings.Contains(loc.String(), handlers.StaffLoginPath) {
+	if status, loc, _ := step(base + server.StaffPrefix); status != http.StatusSeeOther || !strings.Contains(loc.String(), server.StaffLoginPath) {
 		t.Fatalf("the removed staff member's next request: %d %v, want a redirect to the sign-in", status, loc)
 	}
 
 	// Organisation settings changed beside the server apply within the
 	// resolver's refresh, as a change made on another instance does.
 	beside("orgs", "set", "--org", "1", "--name", "Beside Rowing Club")
-	deadline := time.Now().Add(handlers.OrganisationRefresh + 20*time.Second)
+	deadline := time.Now().Add(server.OrganisationRefresh + 20*time.Second)
 	for {
-		_, _, body := step(base + handlers.StaffLoginPath)
+		_, _, body := step(base + server.StaffLoginPath)
 		if strings.Contains(body, "Beside Rowing Club") {
 			break
 		}
@@ -180,7 +180,7 @@ func operatorCommandsBesideServe(t *testing.T, db string) {
 	// now checks their signature.
 	event := func() int {
 		t.Helper()
-		res, err := http.Post(base+handlers.StripeWebhookPath+"/riverside", "application/json", strings.NewReader(`{"id":"evt_1","type":"checkout.session.completed"}`))
+		res, err := http.Post(base+server.StripeWebhookPath+"/riverside", "application/json", strings.NewReader(`{"id":"evt_1","type":"checkout.session.completed"}`))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -17,12 +17,11 @@ import (
 
 	"portal/engine"
 	"portal/engine/banking"
+	"portal/handlers/server"
 	"portal/outbound/mail"
 	"portal/relay/backend"
 	"portal/relay/session"
 	"portal/relay/upstream"
-
-	"portal/handlers"
 )
 
 // Config is every setting of the portal. Each field comes from a flag or a
@@ -73,7 +72,7 @@ type Config struct {
 	// claim, without a staff record; StaffIdleTimeout and StaffMaxLifetime
 	// bound the staff sessions.
 	StaffRoleClaim                     string
-	StaffRoleMap                       []handlers.StaffRoleGrant
+	StaffRoleMap                       []server.StaffRoleGrant
 	StaffIdleTimeout, StaffMaxLifetime time.Duration
 	// SessionKey encrypts sessions at rest and login cookies; nil: none given.
 	SessionKey     *session.Keyring
@@ -212,7 +211,7 @@ func (c *Config) settings() []setting {
 		{flag: "oidc-registration-id", env: "PORTAL_OIDC_REGISTRATION_ID", usage: "clientRegistrationId sent to the token exchange", def: "oidc", parse: text(&c.OIDCRegistrationID)},
 		{flag: "staff-role-claim", env: "PORTAL_STAFF_ROLE_CLAIM", usage: "ID token claim (string or list, e.g. groups) whose values PORTAL_STAFF_ROLE_MAP maps to staff roles without a staff record; empty: none", parse: text(&c.StaffRoleClaim)},
 		{flag: "staff-role-map", env: "PORTAL_STAFF_ROLE_MAP", usage: "claim value to staff role, comma separated: club-admins=admin,north:treasurers=treasurer (slug: limits to one organisation)",
-			parse: typed(&c.StaffRoleMap, prefixed("PORTAL_STAFF_ROLE_MAP", handlers.ParseStaffRoleMap), "")},
+			parse: typed(&c.StaffRoleMap, prefixed("PORTAL_STAFF_ROLE_MAP", server.ParseStaffRoleMap), "")},
 		{flag: "staff-idle-timeout", env: "PORTAL_STAFF_IDLE_TIMEOUT", usage: "a staff session ends after this long unused (at most 2h)", def: "30m",
 			parse: typed(&c.StaffIdleTimeout, durationUpTo(2*time.Hour), "PORTAL_STAFF_IDLE_TIMEOUT must be a duration up to 2h, such as 30m")},
 		{flag: "staff-max-lifetime", env: "PORTAL_STAFF_MAX_LIFETIME", usage: "a staff session ends this long after sign-in, however busy (at most 24h)", def: "8h",

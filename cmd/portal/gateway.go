@@ -17,6 +17,7 @@ import (
 	"github.com/uptrace/bun/dialect"
 
 	"portal/handlers"
+	"portal/handlers/server"
 	"portal/relay/backend"
 	"portal/relay/invitelink"
 	"portal/relay/oidc"
@@ -233,7 +234,7 @@ type gatewayParts struct {
 	store    session.Store
 	cache    *session.Cache // nil when off; serve runs it
 	sessions *session.Manager
-	relay    handlers.RelayDeps
+	relay    server.RelayDeps
 	// signIn keeps the budgets of failed sign-ins: in Redis whenever
 	// PORTAL_REDIS_URL is set, else nil (the handlers keep them in memory).
 	signIn  throttle.Limiter
@@ -307,7 +308,7 @@ func buildGateway(cfg Config, db *bun.DB, log *slog.Logger) (*gatewayParts, erro
 			bus = session.NewLocalBus()
 		}
 	}
-	metrics := handlers.NewMetrics()
+	metrics := server.NewMetrics()
 	ttl := cfg.SessionCache
 	if ttl > 0 {
 		g.closers = append(g.closers, bus)
@@ -320,7 +321,7 @@ func buildGateway(cfg Config, db *bun.DB, log *slog.Logger) (*gatewayParts, erro
 	}
 	g.sessions = session.NewManager(g.store, session.Config{Secure: cfg.CookieSecure, SecureRequest: cfg.TrustedProxies.HTTPS, Cache: g.cache})
 
-	g.relay = handlers.RelayDeps{BaseURL: cfg.BaseURL, Metrics: metrics, MetricsToken: cfg.MetricsToken}
+	g.relay = server.RelayDeps{BaseURL: cfg.BaseURL, Metrics: metrics, MetricsToken: cfg.MetricsToken}
 	g.relay.Upstream.Prefix = cfg.RelayPrefix
 	if cfg.AdminBackendURL == nil {
 		if cfg.oidcOn() {
@@ -340,15 +341,15 @@ func buildGateway(cfg Config, db *bun.DB, log *slog.Logger) (*gatewayParts, erro
 	provider := oidc.NewProvider(oidc.ProviderConfig{
 		Issuer: cfg.OIDCIssuer, ClientID: cfg.OIDCClientID, ClientSecret: cfg.OIDCClientSecret,
 		Scopes:      cfg.OIDCScopes,
-		RedirectURL: cfg.BaseURL + handlers.CallbackPath,
+		RedirectURL: cfg.BaseURL + server.CallbackPath,
 	})
 	g.relay.OIDC = oidc.NewService(oidc.Config{
 		Provider: provider, Backend: g.relay.Backend, Sessions: g.sessions,
-		Attempts:       oidc.NewAttemptCookies(cfg.SessionKey, handlers.CallbackPath, func(r *http.Request) bool { return g.sessions.SecureFor(r) }),
+		Attempts:       oidc.NewAttemptCookies(cfg.SessionKey, server.CallbackPath, func(r *http.Request) bool { return g.sessions.SecureFor(r) }),
 		RegistrationID: cfg.OIDCRegistrationID,
 		OnRefresh:      metrics.ObserveRefresh, OnExchange: metrics.ObserveExchange,
 	})
-	log.Info("oidc login on", "issuer", cfg.OIDCIssuer, "client_id", cfg.OIDCClientID, "redirect_url", cfg.BaseURL+handlers.CallbackPath)
+	log.Info("oidc login on", "issuer", cfg.OIDCIssuer, "client_id", cfg.OIDCClientID, "redirect_url", cfg.BaseURL+server.CallbackPath)
 	return g, nil
 }
 
@@ -360,7 +361,7 @@ func hashSecretSealer(cfg Config) *session.Sealer {
 	if cfg.SessionKey == nil {
 		return nil
 	}
-	return cfg.SessionKey.Sealer(handlers.HashSecretPurpose)
+	return cfg.SessionKey.Sealer(server.HashSecretPurpose)
 }
 
 // invitationSigner signs and checks the portal's invitation links with

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"portal/engine"
-	"portal/handlers"
+	"portal/handlers/server"
 	"portal/migrations"
 )
 
@@ -134,7 +134,7 @@ func sealHashSecret(cfg Config, orgID int64, secret string) (string, error) {
 	if sealer == nil {
 		return "", errors.New("an organisation's own hash secret is kept encrypted with PORTAL_SESSION_KEY: set it first")
 	}
-	return sealer.Seal([]byte(secret), handlers.HashSecretAAD(orgID)), nil
+	return sealer.Seal([]byte(secret), server.HashSecretAAD(orgID)), nil
 }
 
 func cmdOrgs(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {

@@ -17,7 +17,7 @@ import (
 	"portal/engine/banktransfer"
 	"portal/engine/payproviders"
 	"portal/engine/stripepay"
-	"portal/handlers"
+	"portal/handlers/server"
 	"portal/migrations"
 )
 
@@ -30,7 +30,7 @@ func paymentProvider(cfg Config) (engine.PaymentProvider, *engine.TestGateway, e
 	if cfg.testPaymentsAllowed() {
 		// Relative addresses: the test gateway's pages and its return stay on
 		// the host (and /o/{slug}) the member pays from, where their session is.
-		gw = engine.NewTestGateway(handlers.TestGatewayURLs(""))
+		gw = engine.NewTestGateway(server.TestGatewayURLs(""))
 	}
 	switch cfg.PaymentProvider {
 	case stripepay.Name:
@@ -85,7 +85,7 @@ func bankTransfer(creditor banking.Creditor) (*banktransfer.Provider, error) {
 // the member stays on the host (and /o/{slug}) of the link they followed,
 // as with the test gateway.
 func relativePayLink(ref string, amountMinor int64) string {
-	return handlers.PaymentLinks("").PayLink("", ref, amountMinor)
+	return server.PaymentLinks("").PayLink("", ref, amountMinor)
 }
 
 // loadConfigAround is loadConfig for a sub-command whose positional
@@ -120,7 +120,7 @@ func paymentService(ctx context.Context, cfg Config, stderr io.Writer) (svc *eng
 		return nil, nil, err
 	}
 	log := cfg.logger(stderr)
-	svc = engine.NewService(db, provider, append([]engine.ServiceOption{engine.WithLogger(log), engine.WithPaymentLinks(handlers.PaymentLinks(cfg.BaseURL))},
+	svc = engine.NewService(db, provider, append([]engine.ServiceOption{engine.WithLogger(log), engine.WithPaymentLinks(server.PaymentLinks(cfg.BaseURL))},
 		orgPaymentOptions(cfg, gw, log, &svc)...)...)
 	return svc, closeDB, nil
 }

@@ -10,7 +10,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/jobs"
-	"portal/handlers"
+	"portal/handlers/server"
 	"portal/outbound/mail"
 	"portal/outbound/messages"
 	"portal/outbound/webhooks"
@@ -47,7 +47,7 @@ func buildMailer(cfg Config, log *slog.Logger) (mail.Sender, error) {
 }
 
 // buildRunner is the job runner of serve with every job kind's handler.
-func buildRunner(cfg Config, db *bun.DB, svc *engine.Service, log *slog.Logger, metrics *handlers.Metrics, sender mail.Sender) *jobs.Runner {
+func buildRunner(cfg Config, db *bun.DB, svc *engine.Service, log *slog.Logger, metrics *server.Metrics, sender mail.Sender) *jobs.Runner {
 	metrics.WatchJobs(db)
 	r := jobs.New(db, jobs.Config{Workers: cfg.JobWorkers, Logger: log, Observer: metrics})
 	r.KeepSucceeded(keepSucceededJobs)
@@ -76,7 +76,7 @@ func openHashSecret(cfg Config) func(orgID int64, sealed string) (string, error)
 		return nil
 	}
 	return func(orgID int64, sealed string) (string, error) {
-		pt, err := sealer.Open(sealed, handlers.HashSecretAAD(orgID))
+		pt, err := sealer.Open(sealed, server.HashSecretAAD(orgID))
 		return string(pt), err
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"portal/engine"
 	"portal/engine/stripepay"
 	"portal/handlers"
+	"portal/handlers/server"
 	"portal/migrations"
 	"portal/relay/session"
 )
@@ -77,7 +78,7 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	gw.relay.MetricsElsewhere = cfg.MetricsAddr != ""
 	store, sessions := gw.store, gw.sessions
 	var svc *engine.Service
-	svc = engine.NewService(db, provider, append([]engine.ServiceOption{engine.WithLogger(log), engine.WithPaymentLinks(handlers.PaymentLinks(cfg.BaseURL)),
+	svc = engine.NewService(db, provider, append([]engine.ServiceOption{engine.WithLogger(log), engine.WithPaymentLinks(server.PaymentLinks(cfg.BaseURL)),
 		engine.WithPublicURL(cfg.BaseURL)}, append(webhookOptions(cfg), orgPaymentOptions(cfg, testGateway, log, &svc)...)...)...)
 	staff, stopStaffIdP, err := staffSignIn(cfg, gw.store, gw.cache, svc, log) // staff.go
 	if err != nil {
@@ -116,7 +117,7 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 			return fmt.Errorf("PORTAL_METRICS_ADDR: %w", err)
 		}
 		mux := http.NewServeMux()
-		mux.Handle("GET "+handlers.MetricsPath, gw.relay.Metrics.Handler(cfg.MetricsToken))
+		mux.Handle("GET "+server.MetricsPath, gw.relay.Metrics.Handler(cfg.MetricsToken))
 		msrv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, WriteTimeout: 30 * time.Second, IdleTimeout: 120 * time.Second}
 		servers = append(servers, msrv)
 		go func() { errc <- msrv.Serve(mln) }()

@@ -9,7 +9,7 @@ import (
 	"io"
 
 	"portal/cmd/portal/contract"
-	"portal/handlers"
+	"portal/handlers/server"
 )
 
 const specUsage = `usage: portal spec <command> [flags]
@@ -76,7 +76,7 @@ func cmdSpec(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		if len(args) > 1 {
 			return usageError("usage: portal spec export (it takes no arguments)")
 		}
-		_, err = stdout.Write(handlers.OpenAPIDocument)
+		_, err = stdout.Write(server.OpenAPIDocument)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, specUsage)
 		return nil

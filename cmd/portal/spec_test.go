@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"portal/handlers"
+	"portal/handlers/server"
 )
 
 const fixtures = "contract/testdata/"
@@ -130,8 +130,8 @@ func TestSpecJSONOutput(t *testing.T) {
 // own checks with every component schema listed.
 func TestSpecExport(t *testing.T) {
 	status, stdout, stderr := runSpec(t, "export")
-	if status != 0 || stdout != string(handlers.OpenAPIDocument) {
-		t.Fatalf("export: status %d, %d bytes (want %d), stderr %s", status, len(stdout), len(handlers.OpenAPIDocument), stderr)
+	if status != 0 || stdout != string(server.OpenAPIDocument) {
+		t.Fatalf("export: status %d, %d bytes (want %d), stderr %s", status, len(stdout), len(server.OpenAPIDocument), stderr)
 	}
 	file := filepath.Join(t.TempDir(), "openapi.json")
 	if err := os.WriteFile(file, []byte(stdout), 0o644); err != nil {

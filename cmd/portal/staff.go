@@ -15,7 +15,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
-	"portal/handlers"
+	"portal/handlers/server"
 	"portal/relay/devidp"
 	"portal/relay/oidc"
 	"portal/relay/session"
@@ -85,9 +85,9 @@ func cmdStaff(ctx context.Context, args []string, getenv func(string) string, st
 // with the staff callback, or, for a portal on a loopback address with no
 // PORTAL_OIDC_ISSUER, the development IdP in this process. Otherwise
 // staff sign-in is off. The returned closer stops the development IdP.
-func staffSignIn(cfg Config, store session.Store, cache *session.Cache, svc *engine.Service, log *slog.Logger) (handlers.StaffDeps, func(), error) {
-	d := handlers.StaffDeps{RoleClaim: cfg.StaffRoleClaim, RoleMap: cfg.StaffRoleMap, BaseURL: cfg.BaseURL,
-		Sessions: session.NewManager(store, session.Config{CookieName: handlers.StaffCookieName, Secure: cfg.CookieSecure,
+func staffSignIn(cfg Config, store session.Store, cache *session.Cache, svc *engine.Service, log *slog.Logger) (server.StaffDeps, func(), error) {
+	d := server.StaffDeps{RoleClaim: cfg.StaffRoleClaim, RoleMap: cfg.StaffRoleMap, BaseURL: cfg.BaseURL,
+		Sessions: session.NewManager(store, session.Config{CookieName: server.StaffCookieName, Secure: cfg.CookieSecure,
 			SecureRequest: cfg.TrustedProxies.HTTPS, IdleTimeout: cfg.StaffIdleTimeout, MaxLifetime: cfg.StaffMaxLifetime, Cache: cache})}
 	issuer, clientID, clientSecret := cfg.OIDCIssuer, cfg.OIDCClientID, cfg.OIDCClientSecret
 	closer := func() {}
@@ -116,9 +116,9 @@ func staffSignIn(cfg Config, store session.Store, cache *session.Cache, svc *eng
 		keys = kr
 	}
 	d.Provider = oidc.NewProvider(oidc.ProviderConfig{Issuer: issuer, ClientID: clientID, ClientSecret: clientSecret,
-		Scopes: cfg.OIDCScopes, RedirectURL: cfg.BaseURL + handlers.StaffCallbackPath})
-	d.Attempts = oidc.NewAttemptCookies(keys, handlers.StaffCallbackPath, d.Sessions.SecureFor)
-	log.Info("staff sign-in on", "issuer", issuer, "redirect_url", cfg.BaseURL+handlers.StaffCallbackPath)
+		Scopes: cfg.OIDCScopes, RedirectURL: cfg.BaseURL + server.StaffCallbackPath})
+	d.Attempts = oidc.NewAttemptCookies(keys, server.StaffCallbackPath, d.Sessions.SecureFor)
+	log.Info("staff sign-in on", "issuer", issuer, "redirect_url", cfg.BaseURL+server.StaffCallbackPath)
 	return d, closer, nil
 }
 
@@ -160,9 +160,9 @@ func printDemoStaff(ctx context.Context, cfg Config, db *bun.DB, stdout io.Write
 	}
 	base, _ := url.Parse(cfg.BaseURL)
 	for _, o := range orgs {
-		link := cfg.BaseURL + handlers.OrganisationPathPrefix + o.Slug + handlers.StaffPrefix
+		link := cfg.BaseURL + server.OrganisationPathPrefix + o.Slug + server.StaffPrefix
 		if len(o.Hostnames) > 0 && base != nil {
-			link = base.Scheme + "://" + hostPort(o.Hostnames[0], base.Port()) + handlers.StaffPrefix
+			link = base.Scheme + "://" + hostPort(o.Hostnames[0], base.Port()) + server.StaffPrefix
 		}
 		var as []string
 		for _, r := range engine.DemoStaffRoles {

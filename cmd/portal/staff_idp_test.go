@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"portal/handlers"
+	"portal/handlers/server"
 	"portal/relay/devidp"
 	"portal/relay/session"
 )
@@ -78,7 +78,7 @@ func TestServeStaffSignInWithoutBackend(t *testing.T) {
 		loc, _ := res.Location()
 		return loc
 	}
-	auth := step(base+handlers.StaffLoginPath+"/start", redirect)
+	auth := step(base+server.StaffLoginPath+"/start", redirect)
 	if !strings.HasPrefix(auth.String(), idp.Issuer()) {
 		t.Fatalf("sign-in goes to %s, not the IdP", auth)
 	}
@@ -86,7 +86,7 @@ func TestServeStaffSignInWithoutBackend(t *testing.T) {
 	q.Set("login_as", "ops@club.example")
 	auth.RawQuery = q.Encode()
 	callback := step(auth.String(), redirect)
-	if !strings.HasPrefix(callback.String(), base+handlers.StaffCallbackPath) {
+	if !strings.HasPrefix(callback.String(), base+server.StaffCallbackPath) {
 		t.Fatalf("the IdP returns to %s", callback)
 	}
 	// The callback binds the staff record, then continues (a page that
@@ -95,8 +95,8 @@ func TestServeStaffSignInWithoutBackend(t *testing.T) {
 	if !strings.Contains(string(body), `href="/staff"`) {
 		t.Fatalf("after the callback:\n%s", body)
 	}
-	step(base+handlers.StaffPrefix, http.StatusOK)
-	if !strings.Contains(string(body), `data-testid="staff-user-name">Ops<`) || !strings.Contains(string(body), handlers.StaffLogoutPath) {
+	step(base+server.StaffPrefix, http.StatusOK)
+	if !strings.Contains(string(body), `data-testid="staff-user-name">Ops<`) || !strings.Contains(string(body), server.StaffLogoutPath) {
 		t.Fatalf("the staff overview is not signed in:\n%.2000s", body)
 	}
 }

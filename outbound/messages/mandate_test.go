@@ -14,7 +14,7 @@ import (
 	"portal/engine"
 	"portal/engine/dbtest"
 	"portal/engine/enginetest"
-	"portal/handlers"
+	"portal/handlers/server"
 	"portal/outbound/messages"
 	"portal/views/lang"
 )
@@ -39,7 +39,7 @@ func TestMandateMail(t *testing.T) {
 			dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 				ctx := t.Context()
 				e := newScheduledEnv(t, db)
-				demo := enginetest.Seed(t, db, engine.WithClock(e.clk.Now), engine.WithLogger(e.quiet), engine.WithPaymentLinks(handlers.PaymentLinks("https://portal.example")))
+				demo := enginetest.Seed(t, db, engine.WithClock(e.clk.Now), engine.WithLogger(e.quiet), engine.WithPaymentLinks(server.PaymentLinks("https://portal.example")))
 				messages.Register(e.r, messages.Deps{DB: db, Sender: e.sender, BaseURL: "https://portal.example", HashSecret: "mandate-secret-0123456789",
 					Payments: demo.Svc, Now: e.clk.Now})
 				if _, err := demo.Svc.SetPaymentSettings(ctx, 1, engine.PaymentSettingsChange{BankCreditorName: str("Ruderclub Seeland e.V."),

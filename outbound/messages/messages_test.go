@@ -24,7 +24,7 @@ import (
 	"portal/engine/dbtest"
 	"portal/engine/enginetest"
 	"portal/engine/jobs"
-	"portal/handlers"
+	"portal/handlers/server"
 	"portal/outbound/mail"
 	"portal/outbound/mail/mailtest"
 	"portal/outbound/messages"
@@ -431,7 +431,7 @@ func TestPaymentLinkAfterProviderOutage(t *testing.T) {
 		provider := &outage{TestGateway: engine.NewTestGateway(engine.TestGatewayURLs{
 			PayURL: func(ref string) string { return "https://portal.example/dev/pay/" + ref }, ReturnURL: "https://portal.example/membership/payment-return"}), down: true}
 		demo := enginetest.Seed(t, db, engine.WithClock(clk.Now), engine.WithLogger(quiet),
-			engine.WithPaymentLinks(handlers.PaymentLinks("https://portal.example")),
+			engine.WithPaymentLinks(server.PaymentLinks("https://portal.example")),
 			engine.WithPaymentProviders(func(int64) engine.PaymentProvider { return provider }))
 		messages.Register(e.r, messages.Deps{DB: db, Sender: e.sender, BaseURL: "https://portal.example", HashSecret: "paylink-secret-0123456789",
 			Payments: demo.Svc, Now: clk.Now})

@@ -18,7 +18,7 @@ import (
 	"portal/engine/banktransfer"
 	"portal/engine/dbtest"
 	"portal/engine/enginetest"
-	"portal/handlers"
+	"portal/handlers/server"
 	"portal/outbound/messages"
 )
 
@@ -57,7 +57,7 @@ func TestBankTransferMails(t *testing.T) {
 			dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 				ctx := t.Context()
 				e := newScheduledEnv(t, db)
-				links := handlers.PaymentLinks("https://portal.example")
+				links := server.PaymentLinks("https://portal.example")
 				bt, err := banktransfer.New(tc.creditor, func(ref string, amount int64) string { return links.PayLink("", ref, amount) })
 				if err != nil {
 					t.Fatal(err)

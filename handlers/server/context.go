@@ -1,0 +1,23 @@
+package server
+
+import (
+	"context"
+
+	"github.com/labstack/echo/v4"
+
+	"portal/relay/session"
+)
+
+func withSession(ctx context.Context, s *session.Session) context.Context {
+	return context.WithValue(ctx, sessionKey{}, s)
+}
+
+// sessionOf returns the session requireSession put in the context. Routes
+// without that middleware must not call it; an empty session makes every
+// user-key check fail rather than panic.
+func sessionOf(c echo.Context) *session.Session {
+	if s, ok := c.Request().Context().Value(sessionKey{}).(*session.Session); ok {
+		return s
+	}
+	return &session.Session{}
+}

@@ -1,0 +1,37 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"portal/engine"
+	"portal/views"
+)
+
+// donePage answers GET /membership/register/:periodId/done: the order and
+// the payment link, followed after a visible countdown.
+func (s *Server) DonePage(c echo.Context) error {
+	r, ok, err := s.registrationOf(c)
+	if !ok {
+		return err
+	}
+	o, err := s.engine.LoadOverview(c.Request().Context(), r.userKey, r.periodID)
+	if err != nil {
+		if code := engine.ErrorCode(err); code == engine.CodeNotFound || code == engine.CodeConflict {
+			return s.accessDenied(c, "period")
+		}
+		return err
+	}
+	if o.Form.State != engine.StateDone {
+		return c.Redirect(http.StatusSeeOther, stepURL(c, o.Form))
+	}
+	m := views.DoneModel{Chrome: s.chrome(tr(c, "title_done")), Period: o.Period.Name,
+		Persons:    personStatuses(langOf(c), o.Form.People, func(p engine.FormPerson) string { return p.Status }),
+		PaymentURL: o.Form.PaymentURL, Seconds: paymentCountdown}
+	m.Lines, m.Total = quoteLines(langOf(c), o.Order)
+	if m.BankTransfer, err = s.bankTransferOf(c.Request().Context(), o.Period.OrganisationID, o.Form.PaymentURL); err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, views.Done(m))
+}

@@ -1,0 +1,51 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"portal/engine"
+	"portal/views"
+)
+
+// overview renders GET /membership/register/:periodId for the signed-in user.
+func (s *Server) overview(c echo.Context, periodID int64) error {
+	sess, ok, err := s.browserSession(c)
+	if !ok {
+		return err
+	}
+	o, err := s.engine.LoadOverview(c.Request().Context(), sess.UserKey, periodID)
+	if err != nil {
+		if code := engine.ErrorCode(err); code == engine.CodeNotFound || code == engine.CodeConflict {
+			return s.accessDenied(c, "period")
+		}
+		return err
+	}
+	f := o.Form
+	m := views.OverviewModel{
+		Chrome: s.chrome(o.Period.Name), Period: o.Period.Name,
+		Persons:   personStatuses(langOf(c), o.Persons, func(p engine.FormPerson) string { return p.Status }),
+		StartURL:  registerPath(c, periodID, "persons"),
+		ResumeURL: registerPath(c, periodID, "resume"),
+		ResetURL:  registerPath(c, periodID, "reset"),
+		DataURL:   organisationPath(c, memberDataPath),
+	}
+	switch f.State {
+	case engine.StateRunning, engine.StateResume, engine.StateSuspended:
+		m.State = views.OverviewInProgress
+	case engine.StateDone:
+		m.State, m.PayURL = views.OverviewCommitted, f.PaymentURL
+		m.Lines, m.Total = quoteLines(langOf(c), o.Order)
+	default:
+		m.State = views.OverviewNew
+		selectable := false
+		for _, p := range o.Persons {
+			selectable = selectable || p.CanSelect
+		}
+		if !selectable {
+			m.State = views.OverviewNothingToDo
+		}
+	}
+	return render(c, http.StatusOK, views.Overview(m))
+}

@@ -1,0 +1,137 @@
+package server
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+
+	"portal/engine"
+	"portal/views"
+)
+
+// payMethodChoice is the pay link of an unpaid order whose club offers
+// several payment methods: the amount and the methods again, the order's
+// current one checked (issue 29).
+func (s *Server) payMethodChoice(c echo.Context, choice *engine.PayLinkChoice) error {
+	c.Response().Header().Set("Cache-Control", "no-store")
+	m := views.PayChooseModel{Chrome: s.chrome(views.PaymentMethodTextIn(c.Request().Context()).PayTitle),
+		Action:  organisationPath(c, PayLinkPrefix+choice.Order.PayReference),
+		Total:   langOf(c).Money(choice.Order.TotalMinor, choice.Order.Currency),
+		Methods: views.PaymentMethodChoiceModel{Methods: choice.Methods, Current: choice.Current}}
+	return render(c, http.StatusOK, views.PayChoose(m))
+}
+
+// choosePayMethod answers POST /pay/:reference: the member's choice on the
+// pay link. The order is paid with that method from now on (an open
+// attempt of another is closed), and the member goes on to its checkout.
+func (s *Server) ChoosePayMethod(c echo.Context) error {
+	p, err := s.engine.ChoosePaymentMethod(c.Request().Context(), c.Param("reference"), c.FormValue("paymentMethod"))
+	if err != nil {
+		return err
+	}
+	return s.toCheckout(c, p)
+}
+
+// payByDebit shows an attempt of direct debit: the amount the club
+// collects, its name and Creditor Identifier, and the mandate: its form
+// with the text in the page's language until it is given, then its
+// reference and account.
+func (s *Server) payByDebit(c echo.Context, p *engine.Payment) error {
+	view, err := s.engine.PaymentForPage(c.Request().Context(), p.Reference)
+	if err != nil {
+		return err
+	}
+	return s.showDebitPage(c, http.StatusOK, view.Order.PayReference, nil, nil)
+}
+
+// showDebitPage renders the direct-debit page of an order; typed and
+// errs are a refused mandate's input and field errors.
+func (s *Server) showDebitPage(c echo.Context, status int, orderReference string, typed *engine.MandateInput, errs map[string]string) error {
+	page, err := s.engine.DebitPageFor(c.Request().Context(), orderReference)
+	if err != nil {
+		return err
+	}
+	c.Response().Header().Set("Cache-Control", "no-store")
+	t := views.PaymentMethodTextIn(c.Request().Context())
+	m := views.PayByDebitModel{Chrome: s.chrome(t.DebitTitle), Total: langOf(c).Money(page.Order.TotalMinor, page.Order.Currency),
+		Creditor: page.Terms.CreditorName, CreditorID: page.Terms.CreditorID, Errors: errs}
+	switch {
+	case page.Mandate != nil:
+		mandate := page.Mandate
+		m.Text, m.Reference, m.Account = mandate.Text, mandate.Reference, engine.MaskedIBAN(mandate.IBAN)
+		if due := page.Order.DebitDueOn; due != nil {
+			m.Due = langOf(c).Date(due.UTC())
+		}
+	case page.Held != nil:
+		held, base := page.Held, organisationPath(c, PayLinkPrefix+page.Order.PayReference+"/mandate/")
+		m.Held = &views.HeldMandateModel{ID: strconv.FormatInt(held.ID, 10), Holder: held.Holder, Account: engine.MaskedIBAN(held.IBAN),
+			Reference: held.Reference, Signed: langOf(c).Date(held.SignedAt.UTC()), Text: held.Text,
+			KeepAction: base + "keep", ChangeAction: base + "change", RevokeAction: base + "revoke"}
+		m.Holder = held.Holder
+		if typed != nil {
+			m.Holder, m.IBAN, m.BIC = typed.Holder, typed.IBAN, typed.BIC
+		}
+	default:
+		terms := page.Terms
+		terms.Reference = t.MandateReferenceLater
+		m.Text, _ = engine.MandateText(langOf(c).Code, terms)
+		m.Action = organisationPath(c, PayLinkPrefix+page.Order.PayReference+"/mandate")
+		if typed != nil {
+			m.Holder, m.IBAN, m.BIC = typed.Holder, typed.IBAN, typed.BIC
+		}
+	}
+	return render(c, status, views.PayByDebit(m))
+}
+
+// giveMandate answers POST /pay/:reference/mandate: the member signs the
+// SEPA mandate of a direct-debit order in the page's language; a refusal
+// shows the form again as typed, each problem at its field.
+func (s *Server) GiveMandate(c echo.Context) error {
+	in := mandateForm(c)
+	_, err := s.engine.GiveMandate(c.Request().Context(), c.Param("reference"), in)
+	return s.mandateAnswered(c, &in, err)
+}
+
+// mandateForm is the account and consent a member typed on the pay link,
+// in the page's language.
+func mandateForm(c echo.Context) engine.MandateInput {
+	return engine.MandateInput{Holder: c.FormValue("holder"), IBAN: c.FormValue("iban"), BIC: c.FormValue("bic"),
+		Consent: c.FormValue("consent") == "1", Language: langOf(c).Code}
+}
+
+// mandateAnswered ends a mandate form of the pay link: back to the pay
+// link (POST, 303, GET), or, for a form the member typed (in) that was
+// refused, the page again as typed with each problem at its field.
+func (s *Server) mandateAnswered(c echo.Context, in *engine.MandateInput, err error) error {
+	ref := c.Param("reference")
+	if err != nil {
+		if errs, ok := fieldErrors(err); ok && in != nil && engine.ErrorCode(err) == engine.CodeValidation {
+			return s.showDebitPage(c, http.StatusUnprocessableEntity, ref, in, errs)
+		}
+		return err
+	}
+	return c.Redirect(http.StatusSeeOther, organisationPath(c, PayLinkPrefix+ref))
+}
+
+// staffMandate is a registration's mandate on the staff registration
+// page; treasurers and administrators may revoke one that holds.
+func staffMandate(c echo.Context, role engine.StaffRole, registration int64, m *engine.DebitMandate) *views.StaffMandateModel {
+	if m == nil {
+		return nil
+	}
+	out := &views.StaffMandateModel{Reference: m.Reference, CreditorID: m.CreditorID, Holder: m.Holder, IBAN: m.IBAN, BIC: m.BIC,
+		Language: m.Language, Signed: staffDateTime(c, m.SignedAt), Version: m.TextVersion, Text: m.Text}
+	switch {
+	case m.RevokedAt != nil:
+		out.Ended = staffDateTime(c, *m.RevokedAt)
+		if m.EndReason != "" { // an erasure ends a mandate without naming why
+			out.Ended += " · " + views.StaffMandateTextIn(c.Request().Context()).EndReason(m.EndReason)
+		}
+	case role.AtLeast(engine.RoleTreasurer):
+		out.RevokeAction = organisationPath(c, fmt.Sprintf("%s/mandates/%d/revoke", StaffPrefix, m.ID))
+		out.Registration = strconv.FormatInt(registration, 10)
+	}
+	return out
+}

@@ -1,0 +1,31 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"portal/engine"
+)
+
+// paymentRetryPath is where the payment return page's retry form posts.
+const PaymentRetryPath = "/membership/payment-retry"
+
+// paymentRetry answers POST /membership/payment-retry (form field reference):
+// a new payment attempt for the registration that reference belongs to, for
+// the signed-in user only: the browser goes straight to its checkout.
+func (s *Server) PaymentRetry(c echo.Context) error {
+	ctx := c.Request().Context()
+	view, err := s.ownPayment(c, c.FormValue("reference"))
+	if err != nil {
+		return err
+	}
+	if view.Order.Status != engine.OrderUnpaid {
+		return engine.Errorf(engine.CodeConflict, "this registration is not waiting for payment")
+	}
+	p, err := s.engine.FollowPayLink(ctx, view.Order.PayReference)
+	if err != nil {
+		return err
+	}
+	return c.Redirect(http.StatusSeeOther, p.PaymentURL)
+}

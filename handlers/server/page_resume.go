@@ -1,0 +1,28 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"portal/engine"
+)
+
+// resumeRegistration answers POST /membership/register/:periodId/resume:
+// continue where the member left off.
+func (s *Server) ResumeRegistration(c echo.Context) error {
+	r, form, ok, err := s.currentForm(c)
+	if !ok {
+		return err
+	}
+	next, err := s.engine.Resume(c.Request().Context(), r.userKey, form.ProcessIDString())
+	if err != nil {
+		return err
+	}
+	if next.State != engine.StateDone && next.Step == next.TotalSteps {
+		if rv, err := s.engine.Review(c.Request().Context(), r.userKey, next.ProcessIDString()); err == nil && rv.Complete {
+			return c.Redirect(http.StatusSeeOther, registerPath(c, r.periodID, "review"))
+		}
+	}
+	return c.Redirect(http.StatusSeeOther, stepURL(c, next))
+}

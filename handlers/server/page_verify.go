@@ -1,0 +1,43 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"portal/engine"
+	"portal/views"
+)
+
+// verifyPrefix starts the public card check a membership card's QR code opens.
+const VerifyPrefix = "/verify/"
+
+// verifyCard answers GET /verify/:token, the page a membership card's QR
+// code opens: public (a volunteer at the club door has no session), so it
+// shows only the name, the type, the period and validity, and an unknown
+// token is a plain 404. Search engines are asked not to index it.
+func (s *Server) VerifyCard(c echo.Context) error {
+	c.Response().Header().Set("X-Robots-Tag", "noindex, nofollow")
+	c.Response().Header().Set("Cache-Control", "no-store")
+	check, err := s.engine.VerifyCard(c.Request().Context(), c.Param("token"))
+	if err != nil {
+		if engine.ErrorCode(err) == engine.CodeNotFound {
+			s.renderErrorPage(c, http.StatusNotFound, tr(c, "verify_unknown"))
+			return nil
+		}
+		return err
+	}
+	m := views.VerifyModel{Chrome: s.chrome(tr(c, "title_verify")), Name: check.Name, Type: check.Type, Period: check.Period,
+		Dates: langOf(c).Date(check.StartDate) + " – " + langOf(c).Date(check.EndDate), Valid: check.Valid}
+	switch {
+	case check.Valid:
+		m.State = tr(c, "verify_valid")
+	case check.Expired:
+		m.State = tr(c, "verify_expired")
+	case check.NotStarted:
+		m.State = tr(c, "verify_not_yet")
+	default:
+		m.State = tr(c, "verify_not_valid", map[string]any{"Status": check.Status})
+	}
+	return render(c, http.StatusOK, views.VerifyPage(m))
+}

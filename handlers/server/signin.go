@@ -1,0 +1,114 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"portal/relay/hashlink"
+)
+
+// The sign-in throttle (relay/throttle) guards both hash sign-ins: POST
+// /api/auth/external-login and the hash link GET /membership/register/...
+// Only failures spend a budget, per client address and per user key.
+
+// throttleTimeout bounds each call to the throttle's store, so that a slow
+// Redis delays a sign-in by at most this much before it fails open.
+const throttleTimeout = time.Second
+
+// maxLoggedUserKey is how much of a user key a log line carries: enough to
+// recognise a member, bounded for whatever an attacker sends.
+const maxLoggedUserKey = 64
+
+// Reasons a hash sign-in fails, as logged.
+const (
+	failMissing  = "user key or hash missing"
+	failUserKey  = "user key refused (characters or length)"
+	failHash     = "hash does not match"
+	failRejected = "admin backend refused the sign-in"
+	failSecret   = "the organisation's hash secret cannot be decrypted (PORTAL_SESSION_KEY)"
+	failLinksOff = "the organisation accepts its invitation links only (hash links switched off)"
+)
+
+// signInProblem says why a hash sign-in fails, or "" when the hash matches
+// the secret of the request's organisation (organisation_scope.go).
+func (s *Server) signInProblem(c echo.Context, userKey, hash string) string {
+	secret, ok := s.hashSecretFor(c)
+	switch {
+	case userKey == "" || hash == "":
+		return failMissing
+	case !hashlink.ValidUserKey(userKey):
+		return failUserKey
+	case hashLinksOff(c):
+		return failLinksOff
+	case !ok:
+		return failSecret
+	case !hashlink.Verify(secret, userKey, hash):
+		return failHash
+	}
+	return ""
+}
+
+// checkSignIn refuses a sign-in with 429 and Retry-After while the
+// client's address or the user key has spent its budget of failures. It
+// runs before the hash is checked: over the limit even the right hash is
+// refused, or guessing would simply go on.
+func (s *Server) checkSignIn(c echo.Context, userKey string) error {
+	addr := c.RealIP() // the peer, or X-Forwarded-For from trusted proxies only (e.IPExtractor)
+	ctx, cancel := context.WithTimeout(c.Request().Context(), throttleTimeout)
+	defer cancel()
+	d, err := s.signIn.Check(ctx, addr, userKey)
+	if err != nil {
+		// Fail open: with the throttle's store (Redis) down, every member
+		// would otherwise be locked out. Guessing goes unslowed meanwhile,
+		// which a 128-bit hash withstands for the length of an outage.
+		s.LogFor(c).WarnContext(ctx, "sign-in throttle unavailable: sign-in not limited", "err", err)
+		return nil
+	}
+	if d.Allowed {
+		return nil
+	}
+	secs := max(1, int(math.Ceil(d.RetryAfter.Seconds())))
+	c.Response().Header().Set("Retry-After", strconv.Itoa(secs))
+	s.LogFor(c).WarnContext(ctx, "sign-in throttled", "user_key", loggedUserKey(userKey), "retry_after_s", secs)
+	return newAPIError(http.StatusTooManyRequests,
+		"Too many failed sign-in attempts. Please wait "+waitText(secs)+", then try again.")
+}
+
+// signInFailed logs a failed sign-in and spends from the budgets of the
+// client's address and of the user key. The hash is never logged.
+func (s *Server) signInFailed(c echo.Context, userKey, reason string) {
+	addr := c.RealIP()
+	ctx, cancel := context.WithTimeout(c.Request().Context(), throttleTimeout)
+	defer cancel()
+	s.LogFor(c).WarnContext(ctx, "sign-in failed", "reason", reason, "user_key", loggedUserKey(userKey))
+	if err := s.signIn.Failed(ctx, addr, userKey); err != nil {
+		s.LogFor(c).WarnContext(ctx, "sign-in throttle unavailable: failure not counted", "err", err)
+	}
+}
+
+// loggedUserKey is a user key cut to a bounded length.
+func loggedUserKey(userKey string) string { return clip(userKey, maxLoggedUserKey) }
+
+// waitText says a wait in words: "40 seconds", "2 minutes".
+func waitText(secs int) string {
+	switch {
+	case secs == 1:
+		return "a second"
+	case secs < 120:
+		return fmt.Sprintf("%d seconds", secs)
+	}
+	return fmt.Sprintf("%d minutes", (secs+59)/60)
+}
+
+// hashLinksOff reports whether the request's organisation refuses the
+// spec's hash links: its members open the portal's invitation links.
+func hashLinksOff(c echo.Context) bool {
+	t := organisationOfRequest(c)
+	return t != nil && t.hashLinksOff
+}

@@ -1,0 +1,478 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"portal/engine"
+	"portal/views"
+)
+
+// auditPath is the audit log below StaffPrefix.
+const auditPath = "/audit"
+
+// auditPageSize is how many entries a page of the audit log shows.
+const auditPageSize = 50
+
+func staffAuditTextIn(c echo.Context) *views.StaffAuditTexts {
+	return views.StaffAuditTextIn(c.Request().Context())
+}
+
+// auditQuery reads the log's filters from the query string; ok is false
+// when one does not parse.
+func auditQuery(c echo.Context, orgID int64) (q engine.AuditQuery, ok bool) {
+	q = engine.AuditQuery{OrganisationID: orgID, Limit: auditPageSize, Actor: strings.TrimSpace(c.QueryParam("actor")),
+		Action: strings.TrimSpace(c.QueryParam("action")), TargetType: strings.TrimSpace(c.QueryParam("record")),
+		TargetID: strings.TrimSpace(c.QueryParam("record_id"))}
+	for _, v := range []string{q.Actor, q.Action, q.TargetType, q.TargetID} {
+		if len(v) > 200 {
+			return q, false
+		}
+	}
+	if raw := c.QueryParam("before"); raw != "" {
+		n, err := strconv.ParseInt(raw, 10, 64)
+		if err != nil || n < 0 {
+			return q, false
+		}
+		q.BeforeID = n
+	}
+	for name, dst := range map[string]*time.Time{"from": &q.From, "until": &q.Until} {
+		raw := strings.TrimSpace(c.QueryParam(name))
+		if raw == "" {
+			continue
+		}
+		d, err := time.Parse(time.DateOnly, raw)
+		if err != nil {
+			return q, false
+		}
+		*dst = d
+	}
+	if !q.Until.IsZero() {
+		q.Until = q.Until.AddDate(0, 0, 1) // until a day: to its end
+	}
+	return q, true
+}
+
+// auditURL is the log's address with q's filters, from before (0: the
+// newest).
+func auditURL(c echo.Context, q engine.AuditQuery, before int64) string {
+	v := url.Values{}
+	for name, val := range map[string]string{"actor": q.Actor, "action": q.Action, "record": q.TargetType, "record_id": q.TargetID} {
+		if val != "" {
+			v.Set(name, val)
+		}
+	}
+	if !q.From.IsZero() {
+		v.Set("from", q.From.Format(time.DateOnly))
+	}
+	if !q.Until.IsZero() {
+		v.Set("until", q.Until.AddDate(0, 0, -1).Format(time.DateOnly))
+	}
+	if before > 0 {
+		v.Set("before", strconv.FormatInt(before, 10))
+	}
+	u := organisationPath(c, StaffPrefix+auditPath)
+	if len(v) > 0 {
+		u += "?" + v.Encode()
+	}
+	return u
+}
+
+// staffAuditPage answers GET /staff/audit (viewer and up): the audit log
+// of the organisation, newest first, 50 a page (?before=ID pages on),
+// filtered by ?actor=, ?action=, ?record= (kind) and ?record_id=, and
+// ?from= and ?until= (dates, both included).
+func (s *Server) staffAuditPage(c echo.Context) error {
+	u := staffUserOf(c)
+	q, ok := auditQuery(c, u.OrganisationID)
+	if !ok {
+		return s.staffErrorPage(c, http.StatusBadRequest, staffTextIn(c).BadFilter)
+	}
+	ctx := c.Request().Context()
+	rows, err := s.engine.AuditLog(ctx, q)
+	if err != nil {
+		return s.staffEngineError(c, err)
+	}
+	facets, err := s.engine.AuditFacets(ctx, u.OrganisationID)
+	if err != nil {
+		return s.staffEngineError(c, err)
+	}
+	names, err := s.auditNames(c, u.OrganisationID)
+	if err != nil {
+		return s.staffEngineError(c, err)
+	}
+	t := staffAuditTextIn(c)
+	m := views.StaffAuditModel{StaffChrome: s.staffChrome(c, staffTextIn(c).AuditTitle), Action: organisationPath(c, StaffPrefix+auditPath),
+		Rows: names.rows(c, rows), RecordID: q.TargetID,
+		Filtered: q.Actor != "" || q.Action != "" || q.TargetType != "" || q.TargetID != "" || !q.From.IsZero() || !q.Until.IsZero()}
+	if !q.From.IsZero() {
+		m.From = q.From.Format(time.DateOnly)
+	}
+	if !q.Until.IsZero() {
+		m.Until = q.Until.AddDate(0, 0, -1).Format(time.DateOnly)
+	}
+	option := func(values []string, selected string, label func(string) string) []views.StaffOption {
+		out := []views.StaffOption{{Value: "", Label: t.Any}}
+		for _, v := range values {
+			out = append(out, views.StaffOption{Value: v, Label: label(v), Selected: v == selected})
+		}
+		return out
+	}
+	m.Actors = option(facets.Actors, q.Actor, func(v string) string {
+		if who, detail := names.actor(c, v, nil); detail != "" {
+			return who + " (" + detail + ")"
+		} else {
+			return who
+		}
+	})
+	m.Actions = option(facets.Actions, q.Action, func(v string) string { return views.AuditActionIn(ctx, v) })
+	m.Kinds = option(facets.TargetTypes, q.TargetType, func(v string) string { return auditKindLabel(t, v) })
+	if len(rows) == auditPageSize {
+		m.OlderURL = auditURL(c, q, rows[len(rows)-1].ID)
+	}
+	if q.BeforeID != 0 {
+		m.NewestURL = auditURL(c, q, 0)
+	}
+	return staffRender(c, http.StatusOK, views.StaffAuditPage(m))
+}
+
+// auditNames are the names the log's entries refer to by id: staff
+// members, periods and membership types.
+type auditNames struct {
+	staff          map[int64]engine.StaffMember
+	staffByEmail   map[string]engine.StaffMember
+	periods, types map[string]string
+}
+
+func (s *Server) auditNames(c echo.Context, orgID int64) (*auditNames, error) {
+	ctx := c.Request().Context()
+	n := &auditNames{staff: map[int64]engine.StaffMember{}, staffByEmail: map[string]engine.StaffMember{}, periods: map[string]string{}, types: map[string]string{}}
+	staff, err := s.engine.ListStaff(ctx, orgID)
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range staff {
+		n.staff[m.ID] = m
+		n.staffByEmail[strings.ToLower(m.Email)] = m
+	}
+	periods, err := s.engine.Periods(ctx, orgID)
+	if err != nil {
+		return nil, err
+	}
+	code := langOf(c).Code
+	for _, p := range periods {
+		n.periods[strconv.FormatInt(p.ID, 10)] = p.NameTexts.In(code, p.Name)
+	}
+	types, err := s.engine.MembershipTypes(ctx, orgID)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range types {
+		n.types[strconv.FormatInt(t.ID, 10)] = t.NameTexts.In(code, t.Name)
+	}
+	return n, nil
+}
+
+// staffAuditRows prints audit records (the log, a registration's detail).
+func (s *Server) staffAuditRows(c echo.Context, rows []engine.AuditRecord) []views.StaffAuditRow {
+	names, err := s.auditNames(c, staffUserOf(c).OrganisationID)
+	if err != nil {
+		s.LogFor(c).Warn("audit names not loaded; entries show ids", "err", err)
+		names = &auditNames{}
+	}
+	return names.rows(c, rows)
+}
+
+// actor is how the log names who made a change: a staff member's name,
+// with their e-mail address as detail, else what was recorded.
+func (n *auditNames) actor(c echo.Context, recorded string, staffID *int64) (who, detail string) {
+	if recorded == engine.CommandLine.Name {
+		return staffAuditTextIn(c).CommandLine, ""
+	}
+	m, ok := engine.StaffMember{}, false
+	if staffID != nil {
+		m, ok = n.staff[*staffID]
+	}
+	if !ok {
+		m, ok = n.staffByEmail[strings.ToLower(recorded)]
+	}
+	if ok && m.Name != "" && !strings.EqualFold(m.Name, recorded) {
+		return m.Name, recorded
+	}
+	return recorded, ""
+}
+
+// rows prints records as sentences with their changes.
+func (n *auditNames) rows(c echo.Context, rows []engine.AuditRecord) []views.StaffAuditRow {
+	ctx := c.Request().Context()
+	l := langOf(c)
+	out := make([]views.StaffAuditRow, 0, len(rows))
+	for _, r := range rows {
+		row := views.StaffAuditRow{When: l.Date(r.CreatedAt.UTC()) + ", " + r.CreatedAt.UTC().Format("15:04") + " UTC",
+			WhenISO: r.CreatedAt.UTC().Format(time.RFC3339), Action: views.AuditActionIn(ctx, r.Action), ActionCode: r.Action}
+		row.Who, row.WhoDetail = n.actor(c, r.Actor, r.StaffID)
+		row.Target, row.TargetURL = n.target(c, r)
+		row.Changes = auditChanges(c, r.BeforeJSON, r.AfterJSON)
+		out = append(out, row)
+	}
+	return out
+}
+
+// auditKindLabel names a kind of record, without its number.
+func auditKindLabel(t *views.StaffAuditTexts, kind string) string {
+	label, ok := auditKinds(t)[kind]
+	if !ok {
+		return kind
+	}
+	return strings.TrimSpace(strings.ReplaceAll(label, "%s", ""))
+}
+
+// auditKinds are the printed kinds of record ("Registration %s").
+func auditKinds(t *views.StaffAuditTexts) map[string]string {
+	return map[string]string{"registration": t.KindRegistration, "staff": t.KindStaff, "organisation": t.KindOrganisation,
+		"period": t.KindPeriod, "membership_type": t.KindMembershipType, "definition": t.KindDefinition, "invitation": t.KindInvitation,
+		"job": t.KindJob, "bank_credit": t.KindBankCredit, "webhook_endpoint": t.KindWebhook, "webhook_delivery": t.KindWebhookDelivery, "api_key": t.KindAPIKey,
+		"person": t.KindPerson, "data_request": t.KindDataRequest, "debit_run": t.KindDebitRun}
+}
+
+// setupSectionOf is the setup section that shows what an entry about the
+// organisation, a period or a membership type changed.
+func setupSectionOf(r engine.AuditRecord) string {
+	switch {
+	case r.TargetType == "period" || r.TargetType == "membership_type" || r.Action == "price_rules.replace":
+		return "memberships"
+	case r.Action == "message_settings.update":
+		return "messages"
+	case r.Action == "payment_settings.update":
+		return "payments"
+	case r.Action == "retention_settings.update":
+		return "data-protection"
+	}
+	return "organisation"
+}
+
+// target names the record an entry changed, in words, and the page that
+// shows it ("" when there is none).
+func (n *auditNames) target(c echo.Context, r engine.AuditRecord) (string, string) {
+	t := staffAuditTextIn(c)
+	id := r.TargetID
+	name := id
+	var link string
+	switch r.TargetType {
+	case "registration":
+		link = StaffPrefix + "/registrations/" + url.PathEscape(id)
+		if r.InstanceID != nil {
+			link = StaffPrefix + "/registrations/" + strconv.FormatInt(*r.InstanceID, 10)
+		}
+	case "staff":
+		link = StaffPrefix + staffSetupPath + "/staff"
+		if sid, err := strconv.ParseInt(id, 10, 64); err == nil {
+			if m, ok := n.staff[sid]; ok {
+				name = m.Name + " (" + m.Email + ")"
+			}
+		}
+	case "organisation", "period", "membership_type":
+		link = StaffPrefix + staffSetupPath + "/" + setupSectionOf(r)
+		if v, ok := n.periods[id]; ok && r.TargetType == "period" {
+			name = v
+		}
+		if v, ok := n.types[id]; ok && r.TargetType == "membership_type" {
+			name = v
+		}
+	case "api_key":
+		link = StaffPrefix + staffSetupPath + "/api-keys"
+	case "person":
+		link = StaffPrefix + staffPersonsPath + "/" + url.PathEscape(id)
+	case "data_request":
+		link = StaffPrefix + staffDataRequestsPath
+	case "definition":
+		link = StaffPrefix + staffDefinitionsPath
+	case "invitation":
+		link = StaffPrefix + "/invitations"
+	case "job":
+		link = StaffPrefix + "/jobs"
+	case "bank_credit":
+		link = StaffPrefix + "/payments"
+	case "debit_run":
+		link = StaffPrefix + staffDebitsPath + "/" + url.PathEscape(id)
+	case "webhook_endpoint":
+		link = StaffPrefix + staffWebhooksPath + "/" + url.PathEscape(id)
+		if r.Action == "webhook.delete" {
+			link = StaffPrefix + staffWebhooksPath
+		}
+	case "webhook_delivery":
+		link = StaffPrefix + staffWebhooksPath
+	}
+	format, ok := auditKinds(t)[r.TargetType]
+	if !ok {
+		return strings.TrimSpace(r.TargetType + " " + id), ""
+	}
+	text := format
+	if strings.Contains(format, "%s") {
+		text = fmt.Sprintf(format, name)
+	}
+	if link != "" {
+		link = organisationPath(c, link)
+	}
+	return strings.TrimSpace(text), link
+}
+
+// auditIdentifiers are fields that name what a change was made to (the
+// payment refunded): shown even when before and after agree.
+var auditIdentifiers = map[string]bool{"payment": true, "reference": true, "order": true, "code": true, "key": true, "email": true}
+
+// auditChanges lists the fields of an entry (JSON objects; nested ones
+// by path), each printed in the page's language: a field in before and
+// after that differs as before → after, one in after only as its value,
+// one in before only as what it was; unchanged ones are left out unless
+// they name the record.
+func auditChanges(c echo.Context, beforeJSON, afterJSON string) []views.StaffAuditChange {
+	before, after := flattenAudit(beforeJSON), flattenAudit(afterJSON)
+	var keys []string
+	for k := range before {
+		keys = append(keys, k)
+	}
+	for k := range after {
+		if _, ok := before[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	ctx := c.Request().Context()
+	var out []views.StaffAuditChange
+	for _, k := range keys {
+		b, inBefore := before[k]
+		a, inAfter := after[k]
+		ch := views.StaffAuditChange{Field: views.AuditFieldIn(ctx, k)}
+		switch {
+		case inBefore && inAfter && fmt.Sprint(b) == fmt.Sprint(a):
+			if !auditIdentifiers[k[strings.LastIndex(k, ".")+1:]] {
+				continue
+			}
+			ch.After = auditValue(c, k, a)
+		case inBefore && inAfter:
+			ch.Before, ch.After = auditValue(c, k, b), auditValue(c, k, a)
+		case inAfter:
+			ch.After = auditValue(c, k, a)
+		default:
+			ch.Before = auditValue(c, k, b)
+		}
+		out = append(out, ch)
+	}
+	return out
+}
+
+// flattenAudit reads a stored before or after: an object's fields by
+// path ("settings.provider"); another value as field "value".
+func flattenAudit(raw string) map[string]any {
+	out := map[string]any{}
+	if raw == "" {
+		return out
+	}
+	var v any
+	if err := json.Unmarshal([]byte(raw), &v); err != nil {
+		out["value"] = raw
+		return out
+	}
+	var walk func(prefix string, v any)
+	walk = func(prefix string, v any) {
+		obj, ok := v.(map[string]any)
+		if !ok || (len(obj) == 0 && prefix != "") {
+			out[prefix] = v
+			return
+		}
+		for k, x := range obj {
+			p := k
+			if prefix != "" {
+				p = prefix + "." + k
+			}
+			walk(p, x)
+		}
+	}
+	if _, ok := v.(map[string]any); !ok {
+		out["value"] = v
+		return out
+	}
+	walk("", v)
+	return out
+}
+
+// auditValue prints one value of a change: states and roles in words,
+// yes and no, lists joined, empty said.
+func auditValue(c echo.Context, field string, v any) string {
+	t := staffAuditTextIn(c)
+	switch x := v.(type) {
+	case nil:
+		return t.Removed
+	case bool:
+		if x {
+			return t.Yes
+		}
+		return t.No
+	case string:
+		if x == "" {
+			return t.Empty2
+		}
+		last := field[strings.LastIndex(field, ".")+1:]
+		switch {
+		case last == "role" && slices.Contains([]engine.StaffRole{engine.RoleViewer, engine.RoleRegistrar, engine.RoleTreasurer, engine.RoleAdmin}, engine.StaffRole(x)):
+			return staffRoleLabel(c, engine.StaffRole(x))
+		case strings.HasSuffix(last, "status") || last == "state" || last == "refund":
+			return auditStateLabel(c, last, x)
+		}
+		return x
+	case float64:
+		return strconv.FormatFloat(x, 'f', -1, 64)
+	case []any:
+		parts := make([]string, 0, len(x))
+		for _, e := range x {
+			parts = append(parts, auditValue(c, field, e))
+		}
+		if len(parts) == 0 {
+			return t.Empty2
+		}
+		return strings.Join(parts, ", ")
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
+
+// auditStateLabel names a stored state of field: a refund's, else a
+// registration's process state, else a collection run's, else a
+// period's, membership's, order's or payment's (statusLabel).
+func auditStateLabel(c echo.Context, field, v string) string {
+	t := staffAuditTextIn(c)
+	if strings.HasPrefix(field, "refund") {
+		switch engine.RefundStatus(v) {
+		case engine.RefundDone:
+			return t.RefundDone
+		case engine.RefundDue:
+			return t.RefundDue
+		}
+		return v
+	}
+	switch p := engine.ProcessState(v); p {
+	case engine.StateInit, engine.StateRunning, engine.StateSuspended, engine.StateDone, engine.StateCompleted, engine.StateCancelled:
+		return stateLabel(c, engine.RegistrationStateOf(p))
+	}
+	// A collection run's (its cancelled is everyone's cancelled).
+	switch engine.DebitRunStatus(v) {
+	case engine.DebitRunPrepared:
+		return staffDebitTextIn(c).StatusPrepared
+	case engine.DebitRunSent:
+		return staffDebitTextIn(c).StatusSent
+	}
+	return statusLabel(c, v)
+}

@@ -1,0 +1,349 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"portal/engine"
+	"portal/engine/banking"
+	"portal/views"
+)
+
+// The treasurer's direct-debit collection runs (issue 29): the list and
+// the form that prepares a run, one run with its debits, its file, and
+// marking it sent or cancelling it. The engine writes the file, settles
+// and audits; these pages ask, show and say in words what happened.
+
+// staffDebitsPath holds the collection runs: GET and POST /staff/debits,
+// GET /staff/debits/{id}, GET /staff/debits/{id}/file, POST
+// /staff/debits/{id}/sent and POST /staff/debits/{id}/cancel.
+const staffDebitsPath = "/debits"
+
+// The results of the run actions, named in ?done= (staffFlashes); how
+// many registrations marking sent completed comes in ?settled= and
+// ?problems= (numbers only: the words are ours).
+const (
+	flashDebitRunPrepared         = "debit-run-prepared"
+	flashDebitRunSent             = "debit-run-sent"
+	flashDebitRunAlreadySent      = "debit-run-already-sent"
+	flashDebitRunCancelled        = "debit-run-cancelled"
+	flashDebitRunAlreadyCancelled = "debit-run-already-cancelled"
+)
+
+func init() {
+	staffFlashes[flashDebitRunPrepared] = func(c echo.Context) string { return staffDebitTextIn(c).DonePrepared }
+	staffFlashes[flashDebitRunAlreadySent] = func(c echo.Context) string { return staffDebitTextIn(c).DoneAlreadySent }
+	staffFlashes[flashDebitRunCancelled] = func(c echo.Context) string { return staffDebitTextIn(c).DoneCancelled }
+	staffFlashes[flashDebitRunAlreadyCancelled] = func(c echo.Context) string { return staffDebitTextIn(c).DoneAlreadyCancelled }
+	staffFlashes[flashDebitRunSent] = func(c echo.Context) string {
+		t := staffDebitTextIn(c)
+		settled, _ := strconv.Atoi(c.QueryParam("settled"))
+		out := fmt.Sprintf(t.DoneSent, max(settled, 0))
+		if problems, err := strconv.Atoi(c.QueryParam("problems")); err == nil && problems > 0 {
+			out += " " + fmt.Sprintf(t.DoneSentProblems, problems)
+		}
+		return out
+	}
+}
+
+// staffDebitTextIn is the collection runs' texts in the request's language.
+func staffDebitTextIn(c echo.Context) *views.StaffDebitTexts {
+	return views.StaffDebitTextIn(c.Request().Context())
+}
+
+// debitRunURL is the page of one run below StaffPrefix, with the organisation's base.
+func debitRunURL(c echo.Context, id int64) string {
+	return organisationPath(c, StaffPrefix+staffDebitsPath+"/"+strconv.FormatInt(id, 10))
+}
+
+// staffDebitRuns answers GET /staff/debits (viewer and up): the runs,
+// newest first, and for treasurers of a club that collects by direct
+// debit the form that prepares the next. ?nothing=DATE says that a run
+// asked for that date found nothing due.
+func (s *Server) staffDebitRuns(c echo.Context) error {
+	u := staffUserOf(c)
+	t := staffDebitTextIn(c)
+	ctx := c.Request().Context()
+	runs, err := s.engine.DebitRuns(ctx, u.OrganisationID)
+	if err != nil {
+		return s.staffEngineError(c, err)
+	}
+	m := views.StaffDebitRunsModel{StaffChrome: s.staffChrome(c, t.Title),
+		Until: time.Now().UTC().Add(engine.DefaultCollectionHorizon).Format(time.DateOnly)}
+	if u.Role.AtLeast(engine.RoleTreasurer) {
+		ps, err := s.engine.PaymentSettings(ctx, u.OrganisationID)
+		if err != nil {
+			return s.staffEngineError(c, err)
+		}
+		if ps.DebitCreditorID == "" {
+			m.NoCreditor = true
+		} else {
+			m.PrepareURL = organisationPath(c, StaffPrefix+staffDebitsPath)
+		}
+	}
+	// Only a date is taken from the address; the sentence is ours.
+	if d, err := time.Parse(time.DateOnly, c.QueryParam("nothing")); err == nil {
+		m.Notice, m.Until = fmt.Sprintf(t.NothingDue, staffDate(c, d)), d.Format(time.DateOnly)
+	}
+	for _, r := range runs {
+		m.Runs = append(m.Runs, debitRunRow(c, r))
+		if m.Notice != "" && r.Status == engine.DebitRunPrepared && !strings.HasSuffix(m.Notice, t.NothingDueInRun) {
+			m.Notice += " " + t.NothingDueInRun
+		}
+	}
+	return staffRender(c, http.StatusOK, views.StaffDebitRunsPage(m))
+}
+
+// debitRunRow prints a run as the list and its page show it.
+func debitRunRow(c echo.Context, r engine.DebitRun) views.StaffDebitRunRow {
+	t := staffDebitTextIn(c)
+	row := views.StaffDebitRunRow{ID: strconv.FormatInt(r.ID, 10), URL: debitRunURL(c, r.ID), MessageID: r.MessageID,
+		Created: staffDateTime(c, r.CreatedAt), CreatedBy: r.CreatedBy, Until: staffDate(c, r.UntilOn), Count: strconv.Itoa(r.DebitCount),
+		Total: staffMoney(c, r.TotalMinor, r.Currency), Version: r.FileVersion, StatusKey: string(r.Status)}
+	switch r.Status {
+	case engine.DebitRunSent:
+		row.Status = t.StatusSent
+		if r.SentAt != nil {
+			row.StatusAt = fmt.Sprintf(t.SentAt, staffDateTime(c, *r.SentAt))
+		}
+	case engine.DebitRunCancelled:
+		row.Status = t.StatusCancelled
+		if r.CancelledAt != nil {
+			row.StatusAt = fmt.Sprintf(t.CancelledAt, staffDateTime(c, *r.CancelledAt))
+		}
+	default:
+		row.Status = t.StatusPrepared
+	}
+	return row
+}
+
+// staffPrepareDebitRun answers POST /staff/debits (treasurer and up;
+// until=YYYY-MM-DD): the collection run of the debits due by then, and
+// its page. Nothing due is not a failure: the list says so.
+func (s *Server) staffPrepareDebitRun(c echo.Context) error {
+	u := staffUserOf(c)
+	t := staffDebitTextIn(c)
+	until, err := time.Parse(time.DateOnly, strings.TrimSpace(c.FormValue("until")))
+	if err != nil {
+		return s.staffErrorPage(c, http.StatusUnprocessableEntity, t.BadUntil)
+	}
+	ctx := c.Request().Context()
+	ps, err := s.engine.PaymentSettings(ctx, u.OrganisationID)
+	if err != nil {
+		return s.staffEngineError(c, err)
+	}
+	if ps.DebitCreditorID == "" {
+		return s.staffErrorPage(c, http.StatusConflict, t.NoCreditor)
+	}
+	run, err := s.engine.CollectDebits(ctx, engine.CollectRequest{OrganisationID: u.OrganisationID, Until: until, Actor: u.actor()})
+	if errors.Is(err, engine.ErrNothingDue) {
+		return c.Redirect(http.StatusSeeOther, organisationPath(c, StaffPrefix+staffDebitsPath)+"?"+url.Values{"nothing": {until.Format(time.DateOnly)}}.Encode())
+	}
+	if err != nil {
+		return s.staffEngineError(c, err)
+	}
+	return c.Redirect(http.StatusSeeOther, debitRunURL(c, run.ID)+"?done="+flashDebitRunPrepared)
+}
+
+// staffDebitRun answers GET /staff/debits/{id} (viewer and up): the run,
+// its debits, and the actions the role may take on it now.
+func (s *Server) staffDebitRun(c echo.Context) error {
+	u := staffUserOf(c)
+	t := staffDebitTextIn(c)
+	d, answered := s.staffDebitRunOf(c)
+	if d == nil {
+		return answered
+	}
+	r := d.Run
+	row := debitRunRow(c, r)
+	m := views.StaffDebitRunModel{StaffChrome: s.staffChrome(c, fmt.Sprintf(t.RunTitle, r.MessageID)), Run: row,
+		Intro:   fmt.Sprintf(t.RunIntro, row.Created, r.CreatedBy, row.Until, r.DebitCount, row.Total, r.FileVersion),
+		BackURL: organisationPath(c, StaffPrefix+staffDebitsPath)}
+	if u.Role.AtLeast(engine.RoleTreasurer) {
+		base := debitRunURL(c, r.ID)
+		if r.Status != engine.DebitRunCancelled {
+			m.FileURL = base + "/file"
+		}
+		if r.Status == engine.DebitRunPrepared {
+			m.SentURL, m.CancelURL = base+"/sent", base+"/cancel"
+		}
+	}
+	for _, l := range d.Debits {
+		m.Debits = append(m.Debits, debitLine(c, l))
+	}
+	return staffRender(c, http.StatusOK, views.StaffDebitRunPage(m))
+}
+
+// debitLine prints one debit of a run.
+func debitLine(c echo.Context, l engine.DebitLine) views.StaffDebitLine {
+	t := staffDebitTextIn(c)
+	out := views.StaffDebitLine{EndToEndID: l.EndToEndID, RegistrationID: strconv.FormatInt(l.RegistrationID, 10),
+		RegistrationURL: registrationURL(c, l.RegistrationID), MandateReference: l.MandateReference, Holder: l.Holder, IBAN: l.MaskedIBAN,
+		Amount: staffMoney(c, l.AmountMinor, l.Currency), Due: staffDate(c, l.DueOn), StatusKey: string(l.Status), Amended: l.Amended,
+		MandateEnded: l.MandateEnded && l.Status == engine.DebitInRun}
+	out.Sequence = t.SeqRecurring
+	if l.Sequence == banking.SequenceFirst {
+		out.Sequence = t.SeqFirst
+	}
+	switch l.Status {
+	case engine.DebitCollected:
+		out.Status = t.DebitCollected
+	case engine.DebitReturned:
+		out.Status = t.DebitReturned
+		if l.ReturnCode != "" {
+			out.ReturnCode = l.ReturnCode + ": " + banking.ReturnReasonText(l.ReturnCode, langOf(c).Code)
+		}
+	case engine.DebitCancelled:
+		out.Status = t.DebitCancelled
+	default:
+		out.Status = t.DebitInRun
+	}
+	return out
+}
+
+// staffDebitRunFile answers GET /staff/debits/{id}/file (treasurer and
+// up): the run's pain.008 file exactly as it was first written, as a
+// download; a sent run still downloads, a cancelled one does not (it must
+// not reach the bank any more).
+func (s *Server) staffDebitRunFile(c echo.Context) error {
+	d, answered := s.staffDebitRunOf(c)
+	if d == nil {
+		return answered
+	}
+	if d.Run.Status == engine.DebitRunCancelled {
+		return s.staffErrorPage(c, http.StatusConflict, staffDebitTextIn(c).IsCancelled)
+	}
+	h := c.Response().Header()
+	h.Set(echo.HeaderContentDisposition, `attachment; filename="`+engine.DebitRunFileName(d.Run)+`"`)
+	return c.Blob(http.StatusOK, "application/xml", d.Run.File)
+}
+
+// staffDebitRunOf loads the run the path names, of the staff member's
+// club; nil when the answer (not found, an engine error) was written,
+// whose error the caller returns.
+func (s *Server) staffDebitRunOf(c echo.Context) (*engine.DebitRunDetail, error) {
+	id, ok := pathID(c, "id")
+	if !ok {
+		return nil, s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
+	}
+	d, err := s.engine.DebitRunByID(c.Request().Context(), staffUserOf(c).OrganisationID, id)
+	if err != nil {
+		return nil, s.staffEngineError(c, err)
+	}
+	return d, nil
+}
+
+// debitRunAction reads the run a POST names and checks that it may still
+// be changed: a run already in the state the action leads to is
+// answered by a redirect to its page saying so (a repeated post), one in
+// the other final state by a conflict page in words. ok is false when
+// the caller returns err.
+func (s *Server) debitRunAction(c echo.Context, goal engine.DebitRunStatus) (d *engine.DebitRunDetail, ok bool, err error) {
+	t := staffDebitTextIn(c)
+	d, answered := s.staffDebitRunOf(c)
+	if d == nil {
+		return nil, false, answered
+	}
+	id := d.Run.ID
+	switch {
+	case d.Run.Status == engine.DebitRunPrepared:
+		return d, true, nil
+	case d.Run.Status == goal && goal == engine.DebitRunSent:
+		return nil, false, c.Redirect(http.StatusSeeOther, debitRunURL(c, id)+"?done="+flashDebitRunAlreadySent)
+	case d.Run.Status == goal:
+		return nil, false, c.Redirect(http.StatusSeeOther, debitRunURL(c, id)+"?done="+flashDebitRunAlreadyCancelled)
+	case d.Run.Status == engine.DebitRunSent:
+		return nil, false, s.staffErrorPage(c, http.StatusConflict, t.IsSent)
+	default:
+		return nil, false, s.staffErrorPage(c, http.StatusConflict, t.IsCancelled)
+	}
+}
+
+// inRun counts the debits of a run still waiting to be sent.
+func inRun(d *engine.DebitRunDetail) int {
+	n := 0
+	for _, l := range d.Debits {
+		if l.Status == engine.DebitInRun {
+			n++
+		}
+	}
+	return n
+}
+
+// staffMarkDebitRunSent answers POST /staff/debits/{id}/sent (treasurer
+// and up), after asking: the run is sent and its payments settled; the
+// run's page then says how many registrations that completed.
+func (s *Server) staffMarkDebitRunSent(c echo.Context) error {
+	t := staffDebitTextIn(c)
+	d, ok, err := s.debitRunAction(c, engine.DebitRunSent)
+	if !ok {
+		return err
+	}
+	back := debitRunURL(c, d.Run.ID)
+	q := staffQuestion{Question: fmt.Sprintf(t.SentQuestion, d.Run.MessageID), Detail: fmt.Sprintf(t.SentDetail, inRun(d)), Yes: t.SentYes, No: t.SentNo}
+	if asked, err := s.staffAsked(c, q, back); !asked {
+		return err
+	}
+	u := staffUserOf(c)
+	res, err := s.engine.MarkDebitRunSent(c.Request().Context(), u.actor(), u.OrganisationID, d.Run.ID)
+	if err != nil {
+		return s.debitRunEngineError(c, err)
+	}
+	for _, p := range res.Problems {
+		s.LogFor(c).Warn("a debit of a collection run did not settle", "run", d.Run.ID, "problem", p)
+	}
+	v := url.Values{"done": {flashDebitRunSent}, "settled": {strconv.Itoa(res.Settled)}}
+	if len(res.Problems) > 0 {
+		v.Set("problems", strconv.Itoa(len(res.Problems)))
+	}
+	return c.Redirect(http.StatusSeeOther, back+"?"+v.Encode())
+}
+
+// staffCancelDebitRun answers POST /staff/debits/{id}/cancel (treasurer
+// and up), after asking: the run is withdrawn as a whole and its debits
+// are due again for the next run.
+func (s *Server) staffCancelDebitRun(c echo.Context) error {
+	t := staffDebitTextIn(c)
+	d, ok, err := s.debitRunAction(c, engine.DebitRunCancelled)
+	if !ok {
+		return err
+	}
+	back := debitRunURL(c, d.Run.ID)
+	q := staffQuestion{Question: fmt.Sprintf(t.CancelQuestion, d.Run.MessageID), Detail: fmt.Sprintf(t.CancelDetail, inRun(d)),
+		Yes: t.CancelYes, No: t.CancelNo}
+	if asked, err := s.staffAsked(c, q, back); !asked {
+		return err
+	}
+	u := staffUserOf(c)
+	if _, err := s.engine.CancelDebitRun(c.Request().Context(), u.actor(), u.OrganisationID, d.Run.ID); err != nil {
+		return s.debitRunEngineError(c, err)
+	}
+	return c.Redirect(http.StatusSeeOther, back+"?done="+flashDebitRunCancelled)
+}
+
+// debitRunEngineError answers a refused run action: the run changed
+// between the question and the answer (another treasurer, or the job
+// that marks a run whose due date passed), said in words from its state
+// now; anything else as every staff action does.
+func (s *Server) debitRunEngineError(c echo.Context, err error) error {
+	if engine.ErrorCode(err) == engine.CodeConflict {
+		if id, ok := pathID(c, "id"); ok {
+			if d, lerr := s.engine.DebitRunByID(c.Request().Context(), staffUserOf(c).OrganisationID, id); lerr == nil {
+				switch d.Run.Status {
+				case engine.DebitRunSent:
+					return s.staffErrorPage(c, http.StatusConflict, staffDebitTextIn(c).IsSent)
+				case engine.DebitRunCancelled:
+					return s.staffErrorPage(c, http.StatusConflict, staffDebitTextIn(c).IsCancelled)
+				}
+			}
+		}
+	}
+	return s.staffEngineError(c, err)
+}

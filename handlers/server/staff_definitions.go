@@ -1,0 +1,165 @@
+package server
+
+import (
+	"cmp"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"portal/engine"
+	"portal/views"
+)
+
+// The process definitions page of the setup (admin): GET
+// /staff/processes?version=ID, the upload of a new version and
+// the choice of the version in use.
+
+// staffDefinitionsPath is the definitions page; a POST to it uploads.
+const staffDefinitionsPath = "/processes"
+
+// Flash keys of the definitions page.
+const (
+	flashDefImported  = "definition-imported"
+	flashDefUnchanged = "definition-unchanged"
+	flashDefActivated = "definition-activated"
+)
+
+func init() {
+	staffFlashes[flashDefImported] = func(c echo.Context) string { return staffOpsTextIn(c).DefImported }
+	staffFlashes[flashDefUnchanged] = func(c echo.Context) string { return staffOpsTextIn(c).DefUnchanged }
+	staffFlashes[flashDefActivated] = func(c echo.Context) string { return staffOpsTextIn(c).DefActivated }
+}
+
+// staffDefinitionsPage answers GET /staff/processes.
+func (s *Server) staffDefinitionsPage(c echo.Context) error {
+	return s.renderDefinitions(c, http.StatusOK, "")
+}
+
+func (s *Server) renderDefinitions(c echo.Context, status int, uploadError string) error {
+	ctx := c.Request().Context()
+	u := staffUserOf(c)
+	versions, err := s.engine.DefinitionVersions(ctx, u.OrganisationID, "")
+	if err != nil {
+		return s.staffEngineError(c, err)
+	}
+	// By key, newest version first: the first active one of a key is in use.
+	slices.SortStableFunc(versions, func(a, b engine.DefinitionVersion) int {
+		return cmp.Or(cmp.Compare(a.Key, b.Key), cmp.Compare(b.Version, a.Version))
+	})
+	base := organisationPath(c, StaffPrefix+staffDefinitionsPath)
+	m := views.StaffDefinitionsModel{StaffChrome: s.staffChrome(c, staffOpsTextIn(c).DefTitle), UploadURL: base, Error: uploadError}
+	inUse := map[string]bool{} // keys whose version in use is listed: the newest active one, versions come newest first
+	show, _ := strconv.ParseInt(c.QueryParam("version"), 10, 64)
+	for _, d := range versions {
+		id := strconv.FormatInt(d.ID, 10)
+		row := views.StaffDefinitionRow{ID: id, Key: d.Key, Name: d.Name, Version: strconv.Itoa(d.Version), Created: staffDateTime(c, d.CreatedAt),
+			ViewURL: base + "?version=" + id + "#steps-title", ActivateURL: base + "/" + id + "/activate"}
+		if d.Active && !inUse[d.Key] {
+			row.InUse, inUse[d.Key] = true, true
+			if show == 0 {
+				show = d.ID
+			}
+		}
+		m.Versions = append(m.Versions, row)
+	}
+	if show != 0 {
+		def, err := s.engine.DefinitionVersion(ctx, u.OrganisationID, show)
+		if err != nil {
+			return s.staffEngineError(c, err)
+		}
+		m.Shown = definitionView(c, def)
+	}
+	return staffRender(c, status, views.StaffDefinitionsPage(m))
+}
+
+// definitionView prints a version's steps as the member meets them.
+func definitionView(c echo.Context, def *engine.ProcessDefinition) *views.StaffDefinitionView {
+	v := &views.StaffDefinitionView{Title: fmt.Sprintf("%s %s, %s %d", staffOpsTextIn(c).DefStepsOf, def.Name, strings.ToLower(staffOpsTextIn(c).DefVersion), def.Version)}
+	for i, st := range def.Steps {
+		sv := views.StaffStepView{Number: strconv.Itoa(i + 1), Question: st.QuestionText, Kind: string(st.QuestionType), Required: st.Required}
+		var rules []string
+		if st.PersonMinAge != nil || st.PersonMaxAge != nil {
+			rules = append(rules, staffOpsTextIn(c).DefAges+" "+ageRange(c, st.PersonMinAge, st.PersonMaxAge))
+		}
+		if st.FormatPattern != nil {
+			rules = append(rules, staffOpsTextIn(c).DefPattern+" "+*st.FormatPattern)
+		}
+		if st.MinValue != nil || st.MaxValue != nil {
+			rules = append(rules, staffOpsTextIn(c).DefRange+" "+numberRange(st.MinValue, st.MaxValue))
+		}
+		if st.PriceLabel != nil && st.PriceAmountMinor != nil {
+			rules = append(rules, *st.PriceLabel+" "+engine.FormatAmount(*st.PriceAmountMinor))
+		}
+		sv.Rules = strings.Join(rules, " · ")
+		for _, o := range st.Options {
+			switch o.Kind {
+			case engine.OptionChoice:
+				sv.Choices = append(sv.Choices, o.Label)
+			case engine.OptionCondition:
+				sv.Conditions = append(sv.Conditions, o.Label)
+			}
+		}
+		v.Steps = append(v.Steps, sv)
+	}
+	return v
+}
+
+// numberRange prints a number question's bounds.
+func numberRange(lo, hi *float64) string {
+	f := func(p *float64) string {
+		if p == nil {
+			return "…"
+		}
+		return strconv.FormatFloat(*p, 'f', -1, 64)
+	}
+	return f(lo) + "–" + f(hi)
+}
+
+// staffUploadDefinition answers POST /staff/processes: the file
+// is parsed and validated as the admin API does, and stored as a new
+// version in use.
+func (s *Server) staffUploadDefinition(c echo.Context) error {
+	u := staffUserOf(c)
+	data, _, err := staffUpload(c, "")
+	if status, problem, ok := uploadProblem(err, staffOpsTextIn(c).DefTooLarge, staffOpsTextIn(c).DefMissing); ok {
+		return s.renderDefinitions(c, status, problem)
+	} else if err != nil {
+		return err
+	}
+	spec, err := engine.ParseDefinitionFor(data, u.OrganisationID) // the staff member's organisation, whatever the file names
+	if err == nil {
+		var res engine.ImportResult
+		res, err = s.engine.StaffImportDefinition(c.Request().Context(), u.actor(), u.OrganisationID, spec)
+		if err == nil {
+			flash := flashDefImported
+			if res.Unchanged {
+				flash = flashDefUnchanged
+			}
+			return c.Redirect(http.StatusSeeOther, organisationPath(c, StaffPrefix+staffDefinitionsPath+"?done="+flash))
+		}
+	}
+	e, ok := engine.AsError(err)
+	if !ok || e.Code == engine.CodeUnavailable {
+		return s.staffEngineError(c, err)
+	}
+	return s.renderDefinitions(c, http.StatusUnprocessableEntity, e.Message+fieldSummary(e))
+}
+
+// staffActivateDefinition answers POST
+// /staff/processes/{id}/activate, after asking.
+func (s *Server) staffActivateDefinition(c echo.Context) error {
+	u := staffUserOf(c)
+	id, proceed, err := s.staffConfirmedID(c, staffOpsTextIn(c).DefActivateQuestion, staffOpsTextIn(c).DefActivateDetail,
+		organisationPath(c, StaffPrefix+staffDefinitionsPath))
+	if !proceed {
+		return err
+	}
+	if _, err := s.engine.SetDefinitionActive(c.Request().Context(), u.actor(), u.OrganisationID, engine.DefinitionRef{ID: id}, engine.DefinitionUse); err != nil {
+		return s.staffEngineError(c, err)
+	}
+	return c.Redirect(http.StatusSeeOther, organisationPath(c, StaffPrefix+staffDefinitionsPath+"?done="+flashDefActivated))
+}

@@ -1,0 +1,290 @@
+package server
+
+import (
+	"bytes"
+	"cmp"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/labstack/echo/v4"
+
+	"portal/engine"
+	"portal/relay/hashlink"
+	"portal/views"
+)
+
+// staffImportPath takes a person import: POST /staff/invitations/import.
+const staffImportPath = "/invitations/import"
+
+// staffPersonsPageSize is how many persons the invitations page lists.
+const staffPersonsPageSize = 100
+
+// staffInvitationsPage answers GET /staff/invitations?from=N: the person
+// import and the organisation's persons with their user keys.
+func (s *Server) staffInvitationsPage(c echo.Context) error {
+	return s.renderStaffInvitations(c, http.StatusOK, "")
+}
+
+func (s *Server) renderStaffInvitations(c echo.Context, status int, uploadError string) error {
+	return s.renderInvitations(c, status, invitationsState{uploadError: uploadError})
+}
+
+// invitationsState is what a POST adds to the invitations page: a problem
+// of the uploaded file, the send form as submitted, or what a send did.
+type invitationsState struct {
+	uploadError string
+	form        *views.StaffInviteForm
+	sent        *views.StaffInviteResult
+}
+
+func (s *Server) renderInvitations(c echo.Context, status int, st invitationsState) error {
+	u := staffUserOf(c)
+	ctx := c.Request().Context()
+	from, _ := strconv.Atoi(c.QueryParam("from"))
+	from = max(from, 0)
+	search := strings.TrimSpace(c.QueryParam("q"))
+	persons, more, err := s.engine.PersonsPage(ctx, u.OrganisationID, search, from, staffPersonsPageSize)
+	if err != nil {
+		return s.staffEngineError(c, err)
+	}
+	m := views.StaffInvitationsModel{StaffChrome: s.staffChrome(c, staffOpsTextIn(c).InvitationsTitle),
+		ImportURL: organisationPath(c, StaffPrefix+staffImportPath), Error: st.uploadError, Sent: st.sent,
+		PersonsURL: organisationPath(c, StaffPrefix+"/invitations"), PersonSearch: search}
+	for _, p := range persons {
+		row := views.StaffDirectoryRow{Name: p.Person.FirstName + " " + p.Person.LastName, Born: staffDate(c, p.Person.DateOfBirth),
+			Email: p.Person.Email, UserKeys: strings.Join(p.UserKeys, ", ")}
+		if p.Person.ExternalID != nil {
+			row.ExternalID = *p.Person.ExternalID
+		}
+		m.Persons = append(m.Persons, row)
+	}
+	if more {
+		m.MoreURL = organisationPath(c, StaffPrefix+"/invitations?"+url.Values{"q": {search}, "from": {strconv.Itoa(from + staffPersonsPageSize)}}.Encode())
+	}
+	if err := s.addInvitations(c, &m, st.form); err != nil {
+		return s.staffEngineError(c, err)
+	}
+	return staffRender(c, status, views.StaffInvitationsPage(m))
+}
+
+// addInvitations fills in the period choice, the send form (st.form when
+// one was submitted) and the period's invitations with their counts. A
+// period that is not the organisation's is not found.
+func (s *Server) addInvitations(c echo.Context, m *views.StaffInvitationsModel, form *views.StaffInviteForm) error {
+	u := staffUserOf(c)
+	ctx := c.Request().Context()
+	m.PeriodURL = organisationPath(c, StaffPrefix+"/invitations")
+	periods, err := s.engine.Periods(ctx, u.OrganisationID)
+	if err != nil || len(periods) == 0 {
+		return err
+	}
+	periodID := currentPeriod(periods, time.Now())
+	if raw := c.FormValue("period"); raw != "" {
+		if periodID, err = strconv.ParseInt(raw, 10, 64); err != nil {
+			return engine.Errorf(engine.CodeNotFound, "period not found")
+		}
+	}
+	var period *engine.MembershipPeriod
+	for i, p := range periods {
+		m.Periods = append(m.Periods, views.StaffOption{Value: strconv.FormatInt(p.ID, 10), Label: p.Name, Selected: p.ID == periodID})
+		if p.ID == periodID {
+			period = &periods[i]
+		}
+	}
+	if period == nil {
+		return engine.Errorf(engine.CodeNotFound, "period not found")
+	}
+	if form == nil {
+		form = &views.StaffInviteForm{Whom: "all", Days: strconv.Itoa(int(engine.DefaultInvitationExpiry / (24 * time.Hour))), Mail: true}
+	}
+	form.PeriodID = strconv.FormatInt(period.ID, 10)
+	if period.Status == engine.PeriodOpen {
+		form.Action = organisationPath(c, StaffPrefix+staffInvitePath)
+	}
+	m.Send = *form
+	list, err := s.engine.Invitations(ctx, u.OrganisationID, period.ID)
+	if err != nil {
+		return err
+	}
+	counts := map[engine.InvitationState]int{}
+	for _, inv := range list {
+		counts[inv.State]++
+		row := views.StaffInvitationRow{UserKey: inv.UserKey, Persons: strings.Join(inv.Persons, ", "), StateKey: string(inv.State),
+			State: invitationStateLabel(c, inv.State), Created: staffDateTime(c, inv.CreatedAt), Expires: staffDateTime(c, inv.ExpiresAt)}
+		if inv.State != engine.InvitationRevoked && inv.State != engine.InvitationExpired {
+			row.RevokeURL = organisationPath(c, StaffPrefix+"/invitations/"+strconv.FormatInt(inv.ID, 10)+"/revoke")
+		}
+		m.Invitations = append(m.Invitations, row)
+	}
+	for _, state := range invitationStates {
+		m.Counts = append(m.Counts, views.StaffCountLink{Key: string(state), Label: invitationStateLabel(c, state), Count: counts[state]})
+	}
+	return nil
+}
+
+// invitationStates are the states in the order the page counts them.
+var invitationStates = []engine.InvitationState{engine.InvitationInvited, engine.InvitationSent, engine.InvitationOpened,
+	engine.InvitationRegistered, engine.InvitationPaid, engine.InvitationExpired, engine.InvitationRevoked}
+
+// invitationStateLabel is how the page names a state.
+func invitationStateLabel(c echo.Context, st engine.InvitationState) string {
+	switch st {
+	case engine.InvitationSent:
+		return staffOpsTextIn(c).InvStateSent
+	case engine.InvitationOpened:
+		return staffOpsTextIn(c).InvStateOpened
+	case engine.InvitationRegistered:
+		return staffOpsTextIn(c).InvStateRegistered
+	case engine.InvitationPaid:
+		return staffOpsTextIn(c).InvStatePaid
+	case engine.InvitationExpired:
+		return staffOpsTextIn(c).InvStateExpired
+	case engine.InvitationRevoked:
+		return staffOpsTextIn(c).InvStateRevoked
+	}
+	return staffOpsTextIn(c).InvStateInvited
+}
+
+// staffInvitePath sends invitations: POST /staff/invitations/send.
+const staffInvitePath = "/invitations/send"
+
+// staffSendInvitations answers POST /staff/invitations/send: invites every
+// linked household or the chosen persons (by external id) to the period,
+// with links valid for the given days, e-mailed when asked. Errors are
+// shown per field and change nothing; the result lists who was left out.
+func (s *Server) staffSendInvitations(c echo.Context) error {
+	u := staffUserOf(c)
+	form := &views.StaffInviteForm{Whom: c.FormValue("whom"), ExternalIDs: c.FormValue("externalIds"),
+		Days: strings.TrimSpace(c.FormValue("days")), Mail: c.FormValue("mail") == "1", Errors: map[string]string{}}
+	periodID, err := strconv.ParseInt(c.FormValue("period"), 10, 64)
+	if err != nil {
+		return s.staffErrorPage(c, http.StatusBadRequest, staffTextIn(c).Invalid)
+	}
+	req := engine.InvitationRequest{PeriodID: periodID, Send: form.Mail}
+	switch form.Whom {
+	case "all":
+		req.All = true
+	case "chosen":
+		req.ExternalIDs = strings.FieldsFunc(form.ExternalIDs, func(r rune) bool { return r == ',' || r == ';' || unicode.IsSpace(r) })
+		if len(req.ExternalIDs) == 0 {
+			form.Errors["externalIds"] = staffOpsTextIn(c).InvWhomMissing
+		}
+	default:
+		form.Errors["whom"] = staffOpsTextIn(c).InvWhomMissing
+	}
+	days, err := strconv.Atoi(form.Days)
+	if err != nil || days < 1 || days > 366 {
+		form.Errors["days"] = staffOpsTextIn(c).InvDaysInvalid
+	}
+	req.Expires = time.Duration(days) * 24 * time.Hour
+	if len(form.Errors) == 0 {
+		rep, err := s.engine.CreateInvitations(c.Request().Context(), u.actor(), u.OrganisationID, req)
+		if err == nil {
+			sent := &views.StaffInviteResult{Invited: len(rep.Created)}
+			for _, k := range rep.Skipped {
+				sent.Skipped = append(sent.Skipped, views.StaffInviteSkip{Who: cmp.Or(k.ExternalID, k.UserKey), Reason: k.Reason})
+			}
+			return s.renderInvitations(c, http.StatusOK, invitationsState{sent: sent})
+		}
+		e, ok := engine.AsError(err)
+		if !ok || e.Code == engine.CodeUnavailable || e.Code == engine.CodeNotFound {
+			return s.staffEngineError(c, err)
+		}
+		for _, f := range e.Fields {
+			form.Errors[f.Field] = f.Message
+		}
+		form.Error = e.Message
+	}
+	if form.Error == "" {
+		form.Error = staffOpsTextIn(c).InvErrors
+	}
+	return s.renderInvitations(c, http.StatusUnprocessableEntity, invitationsState{form: form})
+}
+
+// staffRevokeInvitation answers POST /staff/invitations/{id}/revoke, after
+// asking: the link is refused from then on.
+func (s *Server) staffRevokeInvitation(c echo.Context) error {
+	u := staffUserOf(c)
+	back := organisationPath(c, StaffPrefix+"/invitations")
+	id, proceed, err := s.staffConfirmedID(c, staffOpsTextIn(c).InvRevokeQuestion, staffOpsTextIn(c).InvRevokeDetail, back)
+	if !proceed {
+		return err
+	}
+	inv, err := s.engine.RevokeInvitation(c.Request().Context(), u.actor(), u.OrganisationID, id)
+	if err != nil {
+		return s.staffEngineError(c, err)
+	}
+	return c.Redirect(http.StatusSeeOther, back+"?period="+strconv.FormatInt(inv.PeriodID, 10)+"&done="+flashInvRevoked)
+}
+
+// flashInvRevoked is the invitations page's flash after a revocation.
+const flashInvRevoked = "invitation-revoked"
+
+func init() {
+	staffFlashes[flashInvRevoked] = func(c echo.Context) string { return staffOpsTextIn(c).InvRevoked }
+}
+
+// staffImportPersons answers POST /staff/invitations/import. A chosen CSV
+// file is imported in a transaction rolled back, and its changes shown
+// with a form that posts the same file back with apply=1, which imports
+// it (audited). The import is an upsert: applying twice changes nothing
+// more. Rows in error are listed, and nothing is applied until they are
+// corrected.
+func (s *Server) staffImportPersons(c echo.Context) error {
+	u := staffUserOf(c)
+	data, fromCopy, err := staffUpload(c, "csv")
+	if status, problem, ok := uploadProblem(err, staffOpsTextIn(c).ImportTooLarge, staffOpsTextIn(c).ImportMissing); ok {
+		return s.renderStaffInvitations(c, status, problem)
+	} else if err != nil {
+		return err
+	}
+	rows, err := engine.ParsePersonCSV(bytes.NewReader(data))
+	if err != nil {
+		if e, ok := engine.AsError(err); ok {
+			return s.renderStaffInvitations(c, http.StatusUnprocessableEntity, e.Message)
+		}
+		return err
+	}
+	if len(rows) == 0 {
+		return s.renderStaffInvitations(c, http.StatusUnprocessableEntity, staffOpsTextIn(c).ImportEmpty)
+	}
+	apply := fromCopy && c.FormValue("apply") == "1"
+	actor := u.actor()
+	rep, err := s.engine.StaffImportPersons(c.Request().Context(), u.OrganisationID, rows, hashlink.ValidUserKey,
+		engine.PersonImportOptions{DryRun: !apply, Actor: &actor})
+	status := http.StatusOK
+	if err != nil {
+		if e, ok := engine.AsError(err); !ok || e.Code != engine.CodeValidation || rep == nil {
+			return s.staffEngineError(c, err)
+		}
+		status = http.StatusUnprocessableEntity // rows in error, listed below
+	}
+	title := staffOpsTextIn(c).ImportPreviewTitle
+	if apply {
+		title = staffOpsTextIn(c).ImportDoneTitle
+	}
+	m := views.StaffImportModel{StaffChrome: s.staffChrome(c, title), Preview: !apply, Created: rep.Created, Updated: rep.Updated,
+		Unchanged: rep.Unchanged, Errors: rep.Errors, ApplyURL: organisationPath(c, StaffPrefix+staffImportPath),
+		BackURL: organisationPath(c, StaffPrefix+"/invitations")}
+	if !apply && rep.Errors == 0 {
+		m.File = staffUploadCopy(data)
+	}
+	outcomes := map[engine.RowOutcome]string{engine.RowCreated: staffOpsTextIn(c).ImportCreated, engine.RowUpdated: staffOpsTextIn(c).ImportUpdated,
+		engine.RowUnchanged: staffOpsTextIn(c).ImportUnchanged, engine.RowError: staffOpsTextIn(c).ImportErrors}
+	for _, r := range rep.Rows {
+		if r.Outcome == engine.RowUnchanged {
+			continue // the changes are what a preview is for
+		}
+		row := views.StaffImportRow{Line: strconv.Itoa(r.Line), ExternalID: r.ExternalID, Outcome: outcomes[r.Outcome]}
+		for _, f := range r.Errors {
+			row.Problems += f.Field + ": " + f.Message + ". "
+		}
+		row.Problems = strings.TrimSpace(row.Problems)
+		m.Rows = append(m.Rows, row)
+	}
+	return staffRender(c, status, views.StaffImportPage(m))
+}

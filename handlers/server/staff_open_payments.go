@@ -1,0 +1,249 @@
+package server
+
+import (
+	"encoding/csv"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"portal/engine"
+	"portal/engine/banking"
+	"portal/engine/report"
+	"portal/views"
+)
+
+// openPaymentsPath is the treasurer's list of unpaid orders below StaffPrefix.
+const openPaymentsPath = "/open-payments"
+
+// maxBulkSelection bounds the registrations one bulk action names.
+const maxBulkSelection = 1000
+
+func staffOpenPaymentTextIn(c echo.Context) *views.StaffOpenPaymentTexts {
+	return views.StaffOpenPaymentTextIn(c.Request().Context())
+}
+
+// openPaymentQuery reads the list's filters and order from the query
+// string; one that does not parse is an error the page names.
+func openPaymentQuery(c echo.Context, orgID int64) (engine.OpenPaymentQuery, bool) {
+	q := engine.OpenPaymentQuery{OrganisationID: orgID, Sort: engine.OpenPaymentSort(c.QueryParam("sort"))}
+	ok := true
+	num := func(name string, limit int64) int64 {
+		raw := strings.TrimSpace(c.QueryParam(name))
+		if raw == "" {
+			return 0
+		}
+		n, err := strconv.ParseInt(raw, 10, 64)
+		if err != nil || n < 0 || n > limit {
+			ok = false
+			return 0
+		}
+		return n
+	}
+	q.PeriodID, q.MinDays, q.MinReminders = num("period", 1<<53), int(num("unpaid", 36500)), int(num("reminders", 1000))
+	if q.Sort != "" && !slices.Contains(engine.OpenPaymentSorts, q.Sort) {
+		ok = false
+	}
+	return q, ok
+}
+
+// openPaymentsURL is the list's (or its CSV's) address with q's filters.
+func openPaymentsURL(c echo.Context, path string, q engine.OpenPaymentQuery) string {
+	v := url.Values{}
+	if q.PeriodID != 0 {
+		v.Set("period", strconv.FormatInt(q.PeriodID, 10))
+	}
+	if q.MinDays != 0 {
+		v.Set("unpaid", strconv.Itoa(q.MinDays))
+	}
+	if q.MinReminders != 0 {
+		v.Set("reminders", strconv.Itoa(q.MinReminders))
+	}
+	if q.Sort != "" {
+		v.Set("sort", string(q.Sort))
+	}
+	u := organisationPath(c, StaffPrefix+path)
+	if len(v) > 0 {
+		u += "?" + v.Encode()
+	}
+	return u
+}
+
+func openPaymentSortLabel(c echo.Context, s engine.OpenPaymentSort) string {
+	t := staffOpenPaymentTextIn(c)
+	switch s {
+	case engine.SortNewest:
+		return t.SortNewest
+	case engine.SortOwed:
+		return t.SortOwed
+	case engine.SortReminders:
+		return t.SortReminders
+	}
+	return t.SortOldest
+}
+
+// staffOpenPayments answers GET /staff/open-payments (treasurer and up):
+// every unpaid order with what is still owed, filtered and sorted.
+func (s *Server) staffOpenPayments(c echo.Context) error {
+	u := staffUserOf(c)
+	t := staffOpenPaymentTextIn(c)
+	q, ok := openPaymentQuery(c, u.OrganisationID)
+	if !ok {
+		return s.staffErrorPage(c, http.StatusBadRequest, staffTextIn(c).BadFilter)
+	}
+	ctx := c.Request().Context()
+	rows, err := s.engine.OpenPayments(ctx, q)
+	if err != nil {
+		return s.staffEngineError(c, err)
+	}
+	periods, err := s.engine.Periods(ctx, u.OrganisationID)
+	if err != nil {
+		return s.staffEngineError(c, err)
+	}
+	m := views.StaffOpenPaymentsModel{StaffChrome: s.staffChrome(c, t.Title), Action: organisationPath(c, StaffPrefix+openPaymentsPath),
+		CountText: fmt.Sprintf(t.Count, len(rows)), CSVURL: openPaymentsURL(c, openPaymentsPath+".csv", q),
+		ResendURL: organisationPath(c, StaffPrefix+openPaymentsPath+"/resend-payment-link")}
+	if q.MinDays > 0 {
+		m.MinDays = strconv.Itoa(q.MinDays)
+	}
+	if q.MinReminders > 0 {
+		m.MinReminders = strconv.Itoa(q.MinReminders)
+	}
+	m.Periods = []views.StaffOption{{Value: "", Label: t.All}}
+	for _, p := range periods {
+		m.Periods = append(m.Periods, views.StaffOption{Value: strconv.FormatInt(p.ID, 10), Label: p.Name, Selected: p.ID == q.PeriodID})
+	}
+	for _, so := range engine.OpenPaymentSorts {
+		m.Sorts = append(m.Sorts, views.StaffOption{Value: string(so), Label: openPaymentSortLabel(c, so),
+			Selected: so == q.Sort || (q.Sort == "" && so == engine.SortOldest)})
+	}
+	for _, r := range rows {
+		row := views.StaffOpenPaymentRow{ID: strconv.FormatInt(r.RegistrationID, 10), URL: registrationURL(c, r.RegistrationID),
+			Household: strings.Join(r.Household, ", "), UserKey: r.UserKey, RF: r.RF(),
+			Owed: staffMoney(c, r.OwedMinor, r.Currency), Total: staffMoney(c, r.TotalMinor, r.Currency), PartPaid: r.ReceivedMinor > 0,
+			Days: strconv.Itoa(r.Days), Reminders: strconv.Itoa(r.Reminders), LastMessage: t.None}
+		if r.RF() != "" {
+			// A bank transfer: recorded from the list, pre-filled with what is owed.
+			row.CaptureURL, row.CaptureAmount = registrationURL(c, r.RegistrationID)+"/capture", engine.FormatAmount(r.OwedMinor)
+		}
+		if r.LastMessageKind != "" {
+			row.LastMessage, row.LastMessageAt = messageLabel(c, r.LastMessageKind), staffDateTime(c, r.LastMessageAt)
+		}
+		m.Rows = append(m.Rows, row)
+	}
+	m.Today, m.CaptureBack = time.Now().UTC().Format(time.DateOnly), captureBackToOpenPayments
+	if words, err := s.openPaymentCaptureWords(c, u.OrganisationID); err != nil {
+		return s.staffEngineError(c, err)
+	} else if words != "" {
+		m.Flash = words
+	}
+	// The bulk action's outcome comes back as two counts (PRG); the
+	// message is ours, only the numbers come from the address.
+	sent, errSent := strconv.Atoi(c.QueryParam("sent"))
+	skipped, errSkipped := strconv.Atoi(c.QueryParam("skipped"))
+	if errSent == nil && errSkipped == nil && sent >= 0 && skipped >= 0 {
+		m.Flash = fmt.Sprintf(t.Sent, sent, skipped)
+	}
+	return staffRender(c, http.StatusOK, views.StaffOpenPaymentsPage(m))
+}
+
+// staffOpenPaymentsCSV answers GET /staff/open-payments.csv (treasurer
+// and up): the list's rows, formulas neutralised.
+func (s *Server) staffOpenPaymentsCSV(c echo.Context) error {
+	u := staffUserOf(c)
+	q, ok := openPaymentQuery(c, u.OrganisationID)
+	if !ok {
+		return s.staffErrorPage(c, http.StatusBadRequest, staffTextIn(c).BadFilter)
+	}
+	// Gathered before the first byte, so that a failure is still an
+	// error page; the list is one query.
+	var recs [][]string
+	err := s.engine.OpenPaymentsCSV(c.Request().Context(), q, func(rec []string) error {
+		for i, v := range rec {
+			rec[i] = report.CSVCell(v)
+		}
+		recs = append(recs, rec)
+		return nil
+	})
+	if err != nil {
+		return s.staffEngineError(c, err)
+	}
+	h := c.Response().Header()
+	h.Set(echo.HeaderContentType, "text/csv; charset=utf-8")
+	h.Set(echo.HeaderContentDisposition, `attachment; filename="open-payments-`+time.Now().UTC().Format("2006-01-02")+`.csv"`)
+	c.Response().WriteHeader(http.StatusOK)
+	w := csv.NewWriter(c.Response())
+	if err := w.WriteAll(recs); err != nil {
+		s.LogFor(c).Error("open payments export broke off", "err", err)
+	}
+	return nil
+}
+
+// staffResendPaymentLinks answers POST /staff/open-payments/resend-payment-link
+// (treasurer and up; id= per selected registration): the payment link
+// sent again to each, as from its registration page, then back to the list
+// with how many were sent and skipped.
+func (s *Server) staffResendPaymentLinks(c echo.Context) error {
+	u := staffUserOf(c)
+	form, err := c.FormParams()
+	if err != nil {
+		return s.staffErrorPage(c, http.StatusBadRequest, staffTextIn(c).BadFilter)
+	}
+	raw := form["id"]
+	if len(raw) == 0 {
+		return s.staffErrorPage(c, http.StatusUnprocessableEntity, staffOpenPaymentTextIn(c).NoneSelected)
+	}
+	if len(raw) > maxBulkSelection {
+		return s.staffErrorPage(c, http.StatusRequestEntityTooLarge, staffTextIn(c).BadFilter)
+	}
+	ids := make([]int64, 0, len(raw))
+	for _, v := range raw {
+		id, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		if err != nil || id <= 0 {
+			return s.staffErrorPage(c, http.StatusBadRequest, staffTextIn(c).BadFilter)
+		}
+		ids = append(ids, id)
+	}
+	sent, skipped, err := s.engine.ResendPaymentLinks(c.Request().Context(), u.actor(), u.OrganisationID, ids)
+	if err != nil {
+		return s.staffEngineError(c, err)
+	}
+	back := organisationPath(c, StaffPrefix+openPaymentsPath) + "?" + url.Values{"sent": {strconv.Itoa(sent)}, "skipped": {strconv.Itoa(skipped)}}.Encode()
+	return c.Redirect(http.StatusSeeOther, back)
+}
+
+// openPaymentCaptureWords states what a capture sent from the list left
+// (?done=captured…&registration=ID), in words, from the state the
+// registration is in now; "" when the address names none.
+func (s *Server) openPaymentCaptureWords(c echo.Context, orgID int64) (string, error) {
+	done := c.QueryParam("done")
+	id, err := strconv.ParseInt(c.QueryParam("registration"), 10, 64)
+	if !strings.HasPrefix(done, "captured") || err != nil || id <= 0 {
+		return "", nil
+	}
+	ctx := c.Request().Context()
+	d, err := s.engine.RegistrationDetail(ctx, orgID, id)
+	if err != nil || d.Order == nil {
+		return "", err
+	}
+	var due *banking.Transfer
+	if d.Order.Status == engine.OrderUnpaid {
+		if due, err = s.engine.BankTransferDue(ctx, d.Order.ID); err != nil {
+			return "", err
+		}
+	}
+	words := captureWords(c, done, d, due)
+	if words == "" {
+		flash, ok := staffFlashes[done]
+		if !ok {
+			return "", nil
+		}
+		words = flash(c)
+	}
+	return fmt.Sprintf(staffTextIn(c).DetTitle, id) + ": " + words, nil
+}

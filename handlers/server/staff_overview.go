@@ -1,0 +1,137 @@
+package server
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"portal/engine"
+	"portal/views"
+)
+
+// staffOverview answers GET /staff?period=ID: the season overview of a
+// period (by default the one running today, else the newest).
+func (s *Server) staffOverview(c echo.Context) error {
+	u := staffUserOf(c)
+	ctx := c.Request().Context()
+	periods, err := s.engine.Periods(ctx, u.OrganisationID)
+	if err != nil {
+		return s.staffEngineError(c, err)
+	}
+	if len(periods) == 0 {
+		m := views.StaffMessageModel{StaffChrome: s.staffChrome(c, staffTextIn(c).OvTitle), Message: staffTextIn(c).OvNoPeriod, Kind: "info"}
+		return staffRender(c, http.StatusOK, views.StaffMessagePage(m))
+	}
+	periodID := currentPeriod(periods, time.Now())
+	if raw := c.QueryParam("period"); raw != "" {
+		if periodID, err = strconv.ParseInt(raw, 10, 64); err != nil {
+			return s.staffErrorPage(c, http.StatusBadRequest, staffTextIn(c).BadFilter)
+		}
+	}
+	o, err := s.engine.SeasonOverview(ctx, u.OrganisationID, periodID)
+	if err != nil {
+		return s.staffEngineError(c, err)
+	}
+	m := views.StaffOverviewModel{StaffChrome: s.staffChrome(c, staffTextIn(c).OvTitle), Action: organisationPath(c, StaffPrefix),
+		Expected: staffMoney(c, o.ExpectedMinor, o.Period.Currency), Received: staffMoney(c, o.ReceivedMinor, o.Period.Currency),
+		Refunded: staffMoney(c, o.RefundedMinor, o.Period.Currency), Chart: overviewChart(c, o),
+		Attention: views.StaffCountLink{Label: staffTextIn(c).OvAttention, Count: o.PaymentsNeedingAttention, URL: organisationPath(c, StaffPrefix+"/payments")}}
+	failed, err := s.engine.StaffJobs(ctx, u.OrganisationID, staffJobsPortalWide(u))
+	if err != nil {
+		return s.staffEngineError(c, err)
+	}
+	m.Jobs = views.StaffCountLink{Label: staffTextIn(c).OvJobs, Count: len(failed), URL: organisationPath(c, StaffPrefix+"/jobs")}
+	credits, err := s.engine.CountUnmatchedCredits(ctx, u.OrganisationID)
+	if err != nil {
+		return s.staffEngineError(c, err)
+	}
+	m.Credits = views.StaffCountLink{Label: staffOpsTextIn(c).OvCredits, Count: credits, URL: organisationPath(c, StaffPrefix+"/payments")}
+	for _, p := range periods {
+		m.Periods = append(m.Periods, views.StaffOption{Value: strconv.FormatInt(p.ID, 10), Label: p.Name, Selected: p.ID == periodID})
+	}
+	for _, st := range engine.RegistrationStates {
+		link := listURL(c, registrationsPath, engine.RegistrationQuery{PeriodID: periodID, State: st}, 1)
+		if st == engine.RegAwaitingPayment && u.Role.AtLeast(engine.RoleTreasurer) {
+			// Who owes what: the treasurer's list of the period's unpaid orders.
+			link = openPaymentsURL(c, openPaymentsPath, engine.OpenPaymentQuery{PeriodID: periodID})
+		}
+		m.States = append(m.States, views.StaffCountLink{Label: stateLabel(c, st), Key: string(st), Count: o.ByState[st], URL: link})
+	}
+	if u.Role.AtLeast(engine.RoleTreasurer) {
+		m.OpenPaymentsURL = openPaymentsURL(c, openPaymentsPath, engine.OpenPaymentQuery{PeriodID: periodID})
+	}
+	m.MembersTotal.Label = views.StaffListTextIn(ctx).MembersTotal
+	for _, t := range o.ByType {
+		row := memberCount(t.Name, t)
+		m.Members = append(m.Members, row)
+		m.MembersTotal.Active += row.Active
+		m.MembersTotal.Pending += row.Pending
+		m.MembersTotal.Total += row.Total
+	}
+	for i, a := range o.ByAge {
+		m.Ages = append(m.Ages, memberCount(ageGroupLabel(c, i), a))
+	}
+	return staffRender(c, http.StatusOK, views.StaffOverviewPage(m))
+}
+
+// memberCount splits a count of live memberships into active and
+// awaiting payment.
+func memberCount(label string, n engine.NamedCount) views.StaffMemberCount {
+	return views.StaffMemberCount{Label: label, Active: n.Count - n.Pending, Pending: n.Pending, Total: n.Count}
+}
+
+// currentPeriod is the period running at now, else the newest.
+func currentPeriod(periods []engine.MembershipPeriod, now time.Time) int64 {
+	best := periods[0]
+	for _, p := range periods {
+		if !now.Before(p.StartDate) && now.Before(p.EndDate.AddDate(0, 0, 1)) {
+			return p.ID
+		}
+		if p.StartDate.After(best.StartDate) {
+			best = p
+		}
+	}
+	return best.ID
+}
+
+// overviewChart lays out the bars of the per-day chart: per day a pair of
+// bars, registrations and payments, scaled to the busiest day.
+func overviewChart(c echo.Context, o *engine.SeasonOverview) views.StaffChart {
+	const dayWidth, barWidth, height = 20, 8, 100
+	ch := views.StaffChart{Width: dayWidth * len(o.Days), Height: height}
+	regs, pays := 0, 0
+	for _, d := range o.Days {
+		ch.Max = max(ch.Max, d.Registrations, d.Payments)
+		regs += d.Registrations
+		pays += d.Payments
+	}
+	scale := func(n int) int {
+		if ch.Max == 0 {
+			return 0
+		}
+		return n * height / ch.Max
+	}
+	for i, d := range o.Days {
+		day := staffDate(c, d.Day)
+		if d.Registrations > 0 || d.Payments > 0 {
+			ch.Days = append(ch.Days, views.StaffChartDay{Day: day, Registrations: d.Registrations, Payments: d.Payments})
+		}
+		if h := scale(d.Registrations); h > 0 {
+			ch.Bars = append(ch.Bars, views.StaffChartBar{X: i*dayWidth + 2, Y: height - h, W: barWidth, H: h, Series: "registrations",
+				Title: fmt.Sprintf("%s: %d %s", day, d.Registrations, staffTextIn(c).OvChartRegistrations)})
+		}
+		if h := scale(d.Payments); h > 0 {
+			ch.Bars = append(ch.Bars, views.StaffChartBar{X: i*dayWidth + 2 + barWidth, Y: height - h, W: barWidth, H: h, Series: "payments",
+				Title: fmt.Sprintf("%s: %d %s", day, d.Payments, staffTextIn(c).OvChartPayments)})
+		}
+	}
+	if n := len(o.Days); n > 0 {
+		ch.FirstDay, ch.MidDay, ch.LastDay = staffDate(c, o.Days[0].Day), staffDate(c, o.Days[n/2].Day), staffDate(c, o.Days[n-1].Day)
+	}
+	ch.Scale = fmt.Sprintf(views.StaffListTextIn(c.Request().Context()).ChartScale, ch.Max)
+	ch.Summary = fmt.Sprintf(staffTextIn(c).OvChartSummary, regs, pays, len(o.Days))
+	return ch
+}

@@ -1,0 +1,404 @@
+package server
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"portal/engine"
+	"portal/engine/banking"
+	"portal/engine/banktransfer"
+	"portal/views"
+)
+
+// staffStatementPath takes a bank statement: POST /staff/payments/statement.
+const staffStatementPath = "/payments/statement"
+
+// staffAttentionLimit bounds the attention list.
+const staffAttentionLimit = 200
+
+// staffPaymentsPage answers GET /staff/payments: the payment attempts
+// needing attention, and for treasurers the bank statement upload.
+func (s *Server) staffPaymentsPage(c echo.Context) error {
+	return s.renderStaffPayments(c, http.StatusOK, "")
+}
+
+// renderStaffPayments renders the payments page, with a problem of the
+// uploaded file when uploadError is not "".
+func (s *Server) renderStaffPayments(c echo.Context, status int, uploadError string) error {
+	u := staffUserOf(c)
+	list, err := s.engine.PaymentsNeedingAttention(c.Request().Context(), engine.AttentionQuery{OrganisationID: u.OrganisationID, Limit: staffAttentionLimit})
+	if err != nil {
+		return s.staffEngineError(c, err)
+	}
+	m := views.StaffPaymentsModel{StaffChrome: s.staffChrome(c, staffOpsTextIn(c).PaymentsTitle), Error: uploadError,
+		DebitsURL: organisationPath(c, StaffPrefix+staffDebitsPath)}
+	for _, a := range list {
+		m.Attention = append(m.Attention, s.staffAttentionRow(c, a))
+	}
+	credits, err := s.engine.BankCredits(c.Request().Context(), engine.CreditQuery{OrganisationID: u.OrganisationID, Limit: staffAttentionLimit})
+	if err != nil {
+		return s.staffEngineError(c, err)
+	}
+	for _, cr := range credits {
+		m.Credits = append(m.Credits, s.staffStoredCredit(c, cr, u.Role.AtLeast(engine.RoleTreasurer)))
+	}
+	if u.Role.AtLeast(engine.RoleTreasurer) {
+		if s.bankAccountOf(c.Request().Context(), u.OrganisationID) == "" {
+			m.NoBank = true
+		} else {
+			m.UploadURL = organisationPath(c, StaffPrefix+staffStatementPath)
+		}
+	}
+	return staffRender(c, status, views.StaffPaymentsPage(m))
+}
+
+// staffAttentionRow prints one attempt needing attention.
+func (s *Server) staffAttentionRow(c echo.Context, a engine.AttentionPayment) views.StaffAttentionRow {
+	p := a.Payment
+	row := views.StaffAttentionRow{Amount: staffMoney(c, p.AmountMinor, p.Currency), UserKey: a.Order.UserKey,
+		Created: staffDateTime(c, p.CreatedAt), Reference: p.Reference,
+		DetailURL: organisationPath(c, StaffPrefix+"/registrations/"+strconv.FormatInt(a.Order.ProcessInstanceID, 10))}
+	if p.Provider == engine.BankTransferProvider && p.ProviderID != nil {
+		row.Reference = banking.Reference(*p.ProviderID).String()
+	}
+	switch a.Reason {
+	case engine.AttentionProblem:
+		row.Reason, row.Detail = staffOpsTextIn(c).AttentionProblem, p.Problem
+	case engine.AttentionSecondPayment:
+		row.Reason = staffOpsTextIn(c).AttentionSecond
+	case engine.AttentionDebitReturned:
+		row.Reason, row.Detail = staffOpsTextIn(c).AttentionReturned, banking.ReturnReasonText(a.ReturnCode, langOf(c).Code)
+		if a.ReturnCode != "" {
+			row.Detail += " (" + a.ReturnCode + ")"
+		}
+	default:
+		row.Reason = staffOpsTextIn(c).AttentionPending
+	}
+	return row
+}
+
+// bankAccountOf is the organisation's own IBAN its members transfer to,
+// "" when its payments are not bank transfers to an account of its own.
+// The portal's shared account (PORTAL_BANK_IBAN) takes several clubs'
+// transfers: one club's staff importing its statement would see the
+// others' payers and could match their money to its own orders by amount,
+// so that statement is the operator's to import (portal payments import).
+func (s *Server) bankAccountOf(ctx context.Context, orgID int64) banking.IBAN {
+	ps, err := s.engine.PaymentSettings(ctx, orgID)
+	if err != nil || ps.BankIBAN == "" {
+		return ""
+	}
+	if ps.DebitCreditorID != "" {
+		// The club collects direct debits to its own account: its
+		// statement carries their returns (debit_returns.go).
+		if iban, err := banking.ParseIBAN(ps.BankIBAN); err == nil {
+			return iban
+		}
+	}
+	bt, ok := s.engine.ProviderFor(orgID).(*banktransfer.Provider)
+	if !ok {
+		return ""
+	}
+	return bt.Creditor().IBAN
+}
+
+// staffImportStatement answers POST /staff/payments/statement. A chosen
+// file is matched without capturing anything, and the proposed matches
+// shown with a form that posts the same file back with capture=1; that
+// post captures them (each credit once, by the bank's id: confirming
+// twice captures nothing more) and shows what became of every credit.
+func (s *Server) staffImportStatement(c echo.Context) error {
+	u := staffUserOf(c)
+	account := s.bankAccountOf(c.Request().Context(), u.OrganisationID)
+	if account == "" {
+		return s.staffErrorPage(c, http.StatusConflict, staffOpsTextIn(c).StatementNoBank)
+	}
+	data, fromCopy, err := staffUpload(c, "statement")
+	if status, problem, ok := uploadProblem(err, staffOpsTextIn(c).StatementTooLarge, staffOpsTextIn(c).StatementMissing); ok {
+		return s.renderStaffPayments(c, status, problem)
+	} else if err != nil {
+		return err
+	}
+	st, err := banking.ParseStatement(bytes.NewReader(data))
+	if err != nil {
+		return s.renderStaffPayments(c, http.StatusUnprocessableEntity, staffOpsTextIn(c).StatementInvalid+": "+err.Error()+".")
+	}
+	capture := fromCopy && c.FormValue("capture") == "1"
+	actor := u.actor()
+	rep, err := s.engine.ImportStatement(c.Request().Context(), st, engine.StatementOptions{Account: account, DryRun: !capture,
+		Organisation: u.OrganisationID, Actor: &actor})
+	if err != nil {
+		return s.staffEngineError(c, err)
+	}
+	title := staffOpsTextIn(c).PreviewTitle
+	if capture {
+		title = staffOpsTextIn(c).ResultTitle
+	}
+	m := views.StaffStatementModel{StaffChrome: s.staffChrome(c, title), Preview: !capture,
+		CaptureURL: organisationPath(c, StaffPrefix+staffStatementPath), BackURL: organisationPath(c, StaffPrefix+"/payments")}
+	if !capture {
+		m.Statement = staffUploadCopy(data)
+	}
+	if rep.AlreadyImported > 0 {
+		m.Notes = append(m.Notes, strconv.Itoa(rep.AlreadyImported)+" "+staffOpsTextIn(c).AlreadyImported)
+	}
+	if rep.OtherAccounts > 0 {
+		m.Notes = append(m.Notes, strconv.Itoa(rep.OtherAccounts)+" "+staffOpsTextIn(c).OtherAccounts)
+	}
+	for _, l := range rep.Lines {
+		row, matched := staffCreditRow(c, l, capture)
+		if matched {
+			m.Matched = append(m.Matched, row)
+		} else {
+			m.Unmatched = append(m.Unmatched, row)
+		}
+	}
+	for _, l := range rep.Returns {
+		row, matched := staffReturnRow(c, l, capture)
+		if matched {
+			m.Matched = append(m.Matched, row)
+		} else {
+			m.Unmatched = append(m.Unmatched, row)
+		}
+	}
+	return staffRender(c, http.StatusOK, views.StaffStatementPage(m))
+}
+
+// staffReturnRow prints one returned direct debit of an import, and
+// whether it was matched to a debit (taken back); an unknown one or one
+// that does not match its debit is a problem, as an unmatched credit is.
+func staffReturnRow(c echo.Context, l engine.ReturnLine, captured bool) (views.StaffCreditRow, bool) {
+	r := l.Return
+	t := staffOpsTextIn(c)
+	row := views.StaffCreditRow{Amount: staffMoney(c, r.AmountMinor, r.Currency), Reference: r.EndToEndID, Kind: "problem"}
+	date := r.BookingDate
+	if date.IsZero() {
+		date = r.ValueDate
+	}
+	if !date.IsZero() {
+		row.Date = staffDate(c, date)
+	}
+	words := banking.ReturnReasonText(r.ReasonCode, langOf(c).Code)
+	if r.ReasonCode != "" {
+		words += " (" + r.ReasonCode + ")"
+	}
+	switch {
+	case l.Err != nil:
+		row.Outcome, row.Result, row.Kind = t.OutcomeReturned, t.LineFailed, "error"
+		if e, ok := engine.AsError(l.Err); ok {
+			row.Result += ": " + e.Message
+		}
+		return row, true
+	case l.Outcome == engine.ReturnUnknown:
+		row.Outcome, row.Result = t.OutcomeReturnUnknown, l.Reason
+		return row, false
+	case l.Outcome == engine.ReturnMismatch:
+		row.Outcome, row.Result = t.OutcomeReturnProblem, l.Reason
+		return row, false
+	}
+	row.Outcome, row.Kind = t.OutcomeReturned+": "+words, "ok"
+	row.Result = t.LineWillReturn
+	if captured {
+		row.Result = t.LineReturned
+		if l.FeeMinor > 0 {
+			row.Result += " " + t.LineReturnFee + " " + staffMoney(c, l.FeeMinor, r.Currency) + "."
+		}
+		if l.MandateEnded {
+			row.Result += " " + t.LineMandateEnded
+		}
+	}
+	return row, true
+}
+
+// staffCreditOutcomes name the match outcomes; those with a payment are
+// the proposed matches.
+var staffCreditOutcomes = map[banking.Outcome]struct {
+	text     func(c echo.Context) string
+	matched  bool
+	complete bool // an exact capture completes the registration
+}{
+	banking.OutcomeExact:     {func(c echo.Context) string { return staffOpsTextIn(c).OutcomeExact }, true, true},
+	banking.OutcomeByAmount:  {func(c echo.Context) string { return staffOpsTextIn(c).OutcomeByAmount }, true, true},
+	banking.OutcomePartial:   {func(c echo.Context) string { return staffOpsTextIn(c).OutcomePartial }, true, false},
+	banking.OutcomeExcess:    {func(c echo.Context) string { return staffOpsTextIn(c).OutcomeExcess }, true, false},
+	banking.OutcomeCurrency:  {func(c echo.Context) string { return staffOpsTextIn(c).OutcomeCurrency }, true, false},
+	banking.OutcomeDuplicate: {func(c echo.Context) string { return staffOpsTextIn(c).OutcomeDuplicate }, false, false},
+	banking.OutcomeUnknown:   {func(c echo.Context) string { return staffOpsTextIn(c).OutcomeUnknown }, false, false},
+	banking.OutcomeSecond:    {func(c echo.Context) string { return staffOpsTextIn(c).OutcomeSecond }, true, false},
+}
+
+// staffCreditRow prints one credit of an import, and whether it was
+// matched to a payment.
+func staffCreditRow(c echo.Context, l engine.StatementLine, captured bool) (views.StaffCreditRow, bool) {
+	cr := l.Credit
+	date := cr.BookingDate
+	if date.IsZero() {
+		date = cr.ValueDate
+	}
+	row := views.StaffCreditRow{Amount: staffMoney(c, cr.AmountMinor, cr.Currency), From: cr.DebtorName, Kind: "ok"}
+	if !date.IsZero() {
+		row.Date = staffDate(c, date)
+	}
+	row.Reference = cr.Unstructured
+	if len(cr.References) > 0 {
+		row.Reference = cr.References[0]
+	}
+	if l.RF != "" {
+		row.Reference = l.RF.String()
+	}
+	o, ok := staffCreditOutcomes[l.Outcome]
+	if !ok || !o.matched {
+		row.Outcome, row.Result, row.Kind = string(l.Outcome), l.Reason, "problem"
+		if ok {
+			row.Outcome = o.text(c)
+		}
+		if l.Kept {
+			row.Result += ". " + staffOpsTextIn(c).LineKept
+		}
+		return row, false
+	}
+	row.Outcome = o.text(c)
+	switch {
+	case !captured && l.Outcome == banking.OutcomeSecond:
+		row.Result, row.Kind = staffOpsTextIn(c).LineWillOwe, "problem"
+	case !captured && o.complete:
+		row.Result = staffOpsTextIn(c).LineWillComplete
+	case !captured:
+		row.Result, row.Kind = staffOpsTextIn(c).LineWillRecord, "problem"
+	case l.Err != nil:
+		row.Result, row.Kind = staffOpsTextIn(c).LineFailed, "error"
+		if e, ok := engine.AsError(l.Err); ok {
+			row.Result += ": " + e.Message
+		}
+	case l.SecondCredit:
+		row.Result, row.Kind = staffOpsTextIn(c).LineOwed, "problem"
+	case l.Completed:
+		row.Result = staffOpsTextIn(c).LineCompleted
+	case l.Captured:
+		row.Result, row.Kind = staffOpsTextIn(c).LineCaptured, "problem"
+	default:
+		row.Result = l.Reason
+	}
+	return row, true
+}
+
+// staffStoredCredit prints a credit an import kept; resolvable says the
+// role may resolve it.
+func (s *Server) staffStoredCredit(c echo.Context, cr engine.BankCredit, resolvable bool) views.StaffStoredCredit {
+	key := strconv.FormatInt(cr.ID, 10)
+	row := views.StaffStoredCredit{Key: key, Amount: staffMoney(c, cr.AmountMinor, cr.Currency), From: cr.DebtorName,
+		IBAN: cr.DebtorIBAN, Reference: cr.Reference, Remittance: cr.Remittance, Reason: cr.Reason, StateKey: string(cr.State),
+		State: creditStateLabel(c, cr.State), Note: cr.Note}
+	if cr.BookedOn != nil {
+		row.Date = staffDate(c, *cr.BookedOn)
+	}
+	if cr.ResolvedAt != nil {
+		row.Resolved = staffOpsTextIn(c).CreditBy + " " + cr.ResolvedBy + ", " + staffDateTime(c, *cr.ResolvedAt)
+	}
+	if cr.PaymentReference != nil {
+		row.Payment = *cr.PaymentReference
+		if cr.RegistrationID != 0 {
+			row.PaymentURL = registrationURL(c, cr.RegistrationID)
+		}
+	}
+	if resolvable && cr.State == engine.CreditUnmatched {
+		row.ResolveURL = organisationPath(c, StaffPrefix+staffCreditsPath+"/"+key+"/resolve")
+	}
+	return row
+}
+
+// creditStateLabel is how the payments page names a credit's state.
+func creditStateLabel(c echo.Context, st engine.CreditState) string {
+	switch st {
+	case engine.CreditAssigned:
+		return staffOpsTextIn(c).CreditStateAssigned
+	case engine.CreditReturned:
+		return staffOpsTextIn(c).CreditStateReturned
+	case engine.CreditIgnored:
+		return staffOpsTextIn(c).CreditStateIgnored
+	}
+	return staffOpsTextIn(c).CreditStateUnmatched
+}
+
+// staffCreditsPath holds the kept bank credits: POST
+// /staff/payments/credits/{id}/resolve.
+const staffCreditsPath = "/payments/credits"
+
+// The payments page's flashes after resolving a credit.
+const (
+	flashCreditAssigned        = "credit-assigned"
+	flashCreditAssignedProblem = "credit-assigned-problem"
+	flashCreditClosed          = "credit-closed"
+	flashCreditAlready         = "credit-already"
+)
+
+func init() {
+	staffFlashes[flashCreditAssigned] = func(c echo.Context) string { return staffOpsTextIn(c).CreditAssigned }
+	staffFlashes[flashCreditAssignedProblem] = func(c echo.Context) string { return staffOpsTextIn(c).CreditAssignedProblem }
+	staffFlashes[flashCreditClosed] = func(c echo.Context) string { return staffOpsTextIn(c).CreditClosed }
+	staffFlashes[flashCreditAlready] = func(c echo.Context) string { return staffOpsTextIn(c).CreditAlready }
+}
+
+// staffResolveCredit answers POST /staff/payments/credits/{id}/resolve
+// (resolution=assigned|returned|ignored, payment, note), after asking: an
+// assigned credit is captured for the registration or payment named, a
+// returned or ignored one closed with the note. Posted twice (the back
+// button, a double click), the second changes nothing and says so.
+func (s *Server) staffResolveCredit(c echo.Context) error {
+	u := staffUserOf(c)
+	id, ok := pathID(c, "id")
+	if !ok {
+		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
+	}
+	r := engine.CreditResolution{State: engine.CreditState(c.FormValue("resolution")), Payment: strings.TrimSpace(c.FormValue("payment")),
+		Note: strings.TrimSpace(c.FormValue("note"))}
+	detail := staffOpsTextIn(c).CreditCloseDetail
+	switch {
+	case r.State == engine.CreditAssigned && r.Payment == "":
+		return s.staffErrorPage(c, http.StatusUnprocessableEntity, staffOpsTextIn(c).CreditNoPayment)
+	case r.State == engine.CreditAssigned:
+		detail = staffOpsTextIn(c).CreditAssignDetail
+	case r.State != engine.CreditReturned && r.State != engine.CreditIgnored:
+		return s.staffErrorPage(c, http.StatusUnprocessableEntity, staffOpsTextIn(c).CreditNoChoice)
+	case r.Note == "":
+		return s.staffErrorPage(c, http.StatusUnprocessableEntity, staffOpsTextIn(c).CreditNoNote)
+	}
+	back := organisationPath(c, StaffPrefix+"/payments")
+	credits, err := s.engine.BankCredits(c.Request().Context(), engine.CreditQuery{OrganisationID: u.OrganisationID, Limit: staffAttentionLimit})
+	if err != nil {
+		return s.staffEngineError(c, err)
+	}
+	question := ""
+	for _, cr := range credits {
+		if cr.ID == id {
+			question = fmt.Sprintf(staffOpsTextIn(c).CreditResolveQuestion, staffMoney(c, cr.AmountMinor, cr.Currency), cmp.Or(cr.DebtorName, "?"))
+		}
+	}
+	if question == "" {
+		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
+	}
+	if ok, err := s.staffConfirmed(c, question, detail, back); !ok {
+		return err
+	}
+	res, err := s.engine.ResolveCredit(c.Request().Context(), u.actor(), u.OrganisationID, id, r)
+	if err != nil {
+		return s.staffEngineError(c, err)
+	}
+	done := flashCreditClosed
+	switch {
+	case res.Replayed:
+		done = flashCreditAlready
+	case res.Capture != nil && (res.Capture.Problem != "" || res.Capture.Stale):
+		done = flashCreditAssignedProblem
+	case res.Capture != nil:
+		done = flashCreditAssigned
+	}
+	return c.Redirect(http.StatusSeeOther, back+"?done="+done)
+}

@@ -1,0 +1,211 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"portal/engine"
+	"portal/views"
+)
+
+// The data protection parts of the staff pages (issue 30): a
+// registration's consents and the access log entry of opening it, the
+// access log page (admin), the retention settings on the setup page
+// (admin). docs/DATA-PROTECTION.md.
+
+// Paths of the data protection pages.
+const (
+	staffAccessLogPath = "/access-log"
+	flashRetention     = "retention-saved"
+)
+
+func init() {
+	staffFlashes[flashRetention] = func(c echo.Context) string { return views.StaffPrivacyTextIn(c.Request().Context()).RetentionSaved }
+}
+
+// registrationPrivacy records that the staff member opened registration
+// d and puts its consents on the page's model.
+func (s *Server) registrationPrivacy(c echo.Context, d *engine.RegistrationDetail, m *views.StaffDetailModel) error {
+	ctx := c.Request().Context()
+	u := staffUserOf(c)
+	if err := s.engine.RecordAccess(ctx, u.actor(), engine.Access{OrganisationID: u.OrganisationID, Kind: engine.AccessRegistration,
+		RecordID: strconv.FormatInt(d.Instance.ID, 10), UserKey: d.Instance.UserKey}); err != nil {
+		return err
+	}
+	consents, err := s.engine.RegistrationConsents(ctx, u.OrganisationID, d.Instance.ID)
+	if err != nil {
+		return err
+	}
+	names := map[int64]string{}
+	for _, p := range d.Household {
+		names[p.ID] = strings.TrimSpace(p.FirstName + " " + p.LastName)
+	}
+	for _, cv := range consents {
+		name, ok := names[cv.PersonID]
+		if !ok {
+			name = "#" + strconv.FormatInt(cv.PersonID, 10)
+		}
+		m.Consents = append(m.Consents, views.StaffConsentRow{Person: name, Kind: consentKindLabel(c, cv.Kind), Text: cv.Text,
+			Language: cv.Language, Given: staffDateTime(c, cv.GivenAt), Version: cv.TextVersion[:min(12, len(cv.TextVersion))]})
+	}
+	return nil
+}
+
+// recordPersonAccess records that actor opened person personID's data
+// (kind person: the staff page) or took its export (kind export), as x.
+func (s *Server) recordPersonAccess(ctx context.Context, actor engine.Actor, orgID, personID int64, kind engine.AccessKind, x *engine.PersonalData) error {
+	key := ""
+	if len(x.Subject.UserKeys) > 0 {
+		key = x.Subject.UserKeys[0]
+	}
+	return s.engine.RecordAccess(ctx, actor, engine.Access{OrganisationID: orgID, Kind: kind, RecordID: strconv.FormatInt(personID, 10),
+		UserKey: key, PersonID: personID})
+}
+
+// recordListExport records that the staff member took an export of many
+// households (the registrations CSV) as the access log's kind export,
+// its record the export's name and query: it names no one household, so
+// it shows on the access log page but in no member's export.
+func (s *Server) recordListExport(c echo.Context, name string) error {
+	u := staffUserOf(c)
+	record := name
+	if q := c.QueryString(); q != "" {
+		record += "?" + q
+	}
+	return s.engine.RecordAccess(c.Request().Context(), u.actor(), engine.Access{OrganisationID: u.OrganisationID, Kind: engine.AccessExport, RecordID: record})
+}
+
+// consentKindLabel names a consent kind in the page's language.
+func consentKindLabel(c echo.Context, k engine.ConsentKind) string {
+	t := views.StaffPrivacyTextIn(c.Request().Context())
+	switch k {
+	case engine.ConsentClubRules:
+		return t.KindClubRules
+	case engine.ConsentPrivacy:
+		return t.KindPrivacy
+	case engine.ConsentGuardian:
+		return t.KindGuardian
+	case engine.ConsentMandate:
+		return t.KindMandate
+	}
+	return t.KindOther
+}
+
+// accessKindLabel names an access kind in the page's language.
+func accessKindLabel(c echo.Context, k engine.AccessKind) string {
+	t := views.StaffPrivacyTextIn(c.Request().Context())
+	switch k {
+	case engine.AccessRegistration:
+		return t.AccessRegistration
+	case engine.AccessPerson:
+		return t.AccessPerson
+	}
+	return t.AccessExport
+}
+
+// staffAccessLogPage answers GET /staff/access-log?actor=&kind=&record=&before=:
+// the access log, newest first, for administrators.
+func (s *Server) staffAccessLogPage(c echo.Context) error {
+	ctx := c.Request().Context()
+	u := staffUserOf(c)
+	t := views.StaffPrivacyTextIn(ctx)
+	q := engine.AccessQuery{OrganisationID: u.OrganisationID, Actor: c.QueryParam("actor"), RecordID: strings.TrimSpace(c.QueryParam("record"))}
+	for _, k := range engine.AccessKinds {
+		if string(k) == c.QueryParam("kind") {
+			q.Kind = k
+		}
+	}
+	before, _ := strconv.ParseInt(c.QueryParam("before"), 10, 64)
+	q.BeforeID = max(before, 0)
+	const pageSize = 50
+	q.Limit = pageSize
+	rows, err := s.engine.AccessLog(ctx, q)
+	if err != nil {
+		return s.staffEngineError(c, err)
+	}
+	actors, err := s.engine.AccessActors(ctx, u.OrganisationID)
+	if err != nil {
+		return s.staffEngineError(c, err)
+	}
+	base := organisationPath(c, StaffPrefix+staffAccessLogPath)
+	m := views.StaffAccessLogModel{StaffChrome: s.staffChrome(c, t.AccessTitle), Action: base, Record: q.RecordID,
+		Actors: []views.StaffOption{{Value: "", Label: t.AccessAll}}, Kinds: []views.StaffOption{{Value: "", Label: t.AccessAll}}}
+	for _, a := range actors {
+		m.Actors = append(m.Actors, views.StaffOption{Value: a, Label: a, Selected: a == q.Actor})
+	}
+	for _, k := range engine.AccessKinds {
+		m.Kinds = append(m.Kinds, views.StaffOption{Value: string(k), Label: accessKindLabel(c, k), Selected: k == q.Kind})
+	}
+	for _, r := range rows {
+		row := views.StaffAccessRow{When: staffDateTime(c, r.CreatedAt), Who: r.Actor, Kind: accessKindLabel(c, r.Kind), Record: r.RecordID}
+		if r.Kind == engine.AccessRegistration {
+			row.RecordURL = registrationURL(c, mustID(r.RecordID))
+		}
+		m.Rows = append(m.Rows, row)
+	}
+	if len(rows) == pageSize {
+		v := url.Values{"before": {strconv.FormatInt(rows[len(rows)-1].ID, 10)}}
+		for k, val := range map[string]string{"actor": q.Actor, "kind": string(q.Kind), "record": q.RecordID} {
+			if val != "" {
+				v.Set(k, val)
+			}
+		}
+		m.OlderURL = base + "?" + v.Encode()
+	}
+	return staffRender(c, http.StatusOK, views.StaffAccessLogPage(m))
+}
+
+// mustID reads a record id logged by the portal itself; 0 if it is none.
+func mustID(s string) int64 {
+	id, _ := strconv.ParseInt(s, 10, 64)
+	return id
+}
+
+// loadSetupDataProtection fills the data protection section: the
+// retention settings.
+func (s *Server) loadSetupDataProtection(c echo.Context, m *views.StaffSetupModel) (err error) {
+	m.Retention, err = s.retentionForm(c, organisationPath(c, StaffPrefix+staffSetupPath), staffUserOf(c).OrganisationID)
+	return err
+}
+
+// retentionForm is the retention settings form with the effective settings.
+func (s *Server) retentionForm(c echo.Context, base string, orgID int64) (views.StaffRetentionForm, error) {
+	r, err := s.engine.RetentionSettings(c.Request().Context(), orgID)
+	if err != nil {
+		return views.StaffRetentionForm{}, err
+	}
+	return views.StaffRetentionForm{Action: base + "/retention", PersonSeasons: strconv.Itoa(r.PersonSeasons), AnswerMonths: strconv.Itoa(r.AnswerMonths),
+		MessageDays: strconv.Itoa(r.MessageDays), Logs: strconv.Itoa(r.AccessLogDays)}, nil
+}
+
+// staffSaveRetention answers POST /staff/setup/retention: an empty field
+// returns its setting to the default; the bounds are the engine's.
+func (s *Server) staffSaveRetention(c echo.Context) error {
+	u := staffUserOf(c)
+	form, ok, err := s.setupForm(c)
+	if !ok {
+		return err
+	}
+	typed := views.StaffRetentionForm{PersonSeasons: form.Get("personSeasons"), AnswerMonths: form.Get("answerMonths"),
+		MessageDays: form.Get("messageDays"), Logs: form.Get("accessLogDays")}
+	show := func(m *views.StaffSetupModel, errs map[string]string) {
+		typed.Action, typed.Errors = m.Retention.Action, errs
+		m.Retention = typed
+	}
+	errs := map[string]string{}
+	var change engine.RetentionSettingsChange
+	formNumbers(form, map[string]**int{"personSeasons": &change.PersonSeasons, "answerMonths": &change.AnswerMonths,
+		"messageDays": &change.MessageDays, "accessLogDays": &change.AccessLogDays}, errs, views.StaffPrivacyTextIn(c.Request().Context()).NotANumber)
+	if len(errs) > 0 {
+		return s.renderSetup(c, setupDataProtection, http.StatusUnprocessableEntity, func(m *views.StaffSetupModel) { show(m, errs) })
+	}
+	if _, err := s.engine.StaffUpdateRetentionSettings(c.Request().Context(), u.actor(), u.OrganisationID, change); err != nil {
+		return s.staffSetupProblem(c, setupDataProtection, withoutFieldPrefix(err, "retention."), show)
+	}
+	return staffSetupDone(c, setupDataProtection, flashRetention)
+}

@@ -1,0 +1,556 @@
+package server
+
+import (
+	"cmp"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"portal/engine"
+	"portal/engine/banking"
+	"portal/engine/jobs"
+	"portal/views"
+)
+
+// One registration read as a record: who it registered, what they
+// answered as they saw it, what happened to the payment, in the page's
+// language; and what staff may do to it.
+
+func staffRegistrationTextIn(c echo.Context) *views.StaffRegistrationTexts {
+	return views.StaffRegistrationTextIn(c.Request().Context())
+}
+
+// staffWhen is a moment as the staff pages write it: the date in the
+// page's language and the time (UTC).
+func staffWhen(c echo.Context, t time.Time) string {
+	t = t.UTC()
+	return langOf(c).Date(t) + " " + t.Format("15:04")
+}
+
+// staffRegistration answers GET /staff/registrations/:id.
+func (s *Server) staffRegistration(c echo.Context) error {
+	u := staffUserOf(c)
+	id, ok := pathID(c, "id")
+	if !ok {
+		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
+	}
+	ctx := c.Request().Context()
+	d, err := s.engine.RegistrationDetail(ctx, u.OrganisationID, id)
+	if err != nil {
+		return s.staffEngineError(c, err)
+	}
+	audit, err := s.engine.AuditLog(ctx, engine.AuditQuery{OrganisationID: u.OrganisationID, InstanceID: id, Limit: 200})
+	if err != nil {
+		return s.staffEngineError(c, err)
+	}
+	st := engine.RegistrationStateOf(d.Instance.Status)
+	m := views.StaffDetailModel{StaffChrome: s.staffChrome(c, fmt.Sprintf(staffTextIn(c).DetTitle, id)), ID: strconv.FormatInt(id, 10),
+		UserKey: d.Instance.UserKey, State: stateLabel(c, st), StateKey: string(st), Period: d.Period.Name,
+		Started: staffWhen(c, d.Instance.StartTime), Updated: staffWhen(c, d.Instance.UpdatedAt),
+		Definition: fmt.Sprintf("%s (v%d)", cmp.Or(d.Definition.Name, d.Definition.Key), d.Definition.Version), Audit: s.staffAuditRows(c, audit),
+		Today: time.Now().UTC().Format(time.DateOnly)}
+	names := map[int64]string{}
+	for _, p := range d.Household {
+		names[p.ID] = strings.TrimSpace(p.FirstName + " " + p.LastName)
+	}
+	m.Household = householdRows(c, d)
+	m.Steps = answerRows(c, d, names)
+	if a := d.Archive; a != nil {
+		format := staffRegistrationTextIn(c).ArchivedRemoved
+		if a.Kept() {
+			format = staffRegistrationTextIn(c).ArchivedKept
+		}
+		m.Archive = fmt.Sprintf(format, langOf(c).Date(a.ArchivedAt.UTC()), a.Answers, a.Persons())
+	}
+	if o := d.Order; o != nil {
+		om := &views.StaffOrderModel{Reference: o.PayReference, Status: statusLabel(c, string(o.Status)), Total: staffMoney(c, o.TotalMinor, o.Currency),
+			Created: staffWhen(c, o.CreatedAt), TransferReference: transferReference(d)}
+		if o.PaidAt != nil {
+			om.Paid = staffWhen(c, *o.PaidAt)
+		}
+		for _, l := range o.Lines {
+			om.Lines = append(om.Lines, views.OrderLineModel{Description: l.Description, Amount: staffMoney(c, l.AmountMinor, l.Currency)})
+		}
+		m.Order = om
+	}
+	m.Mandate = staffMandate(c, u.Role, id, d.Mandate)
+	refundURL := ""
+	if u.Role.AtLeast(engine.RoleTreasurer) {
+		refundURL = registrationURL(c, id) + "/refund"
+	}
+	m.History = historyEntries(c, d, refundURL)
+	m.Actions = detailActions(u.Role, d, registrationURL(c, id))
+	var due *banking.Transfer
+	if d.Order != nil && d.Order.Status == engine.OrderUnpaid {
+		// What is still owed: the total less the parts that arrived (the
+		// same answer the pay page gives).
+		if due, err = s.engine.BankTransferDue(ctx, d.Order.ID); err != nil {
+			return s.staffEngineError(c, err)
+		}
+	}
+	if m.Actions.Capture != "" && due != nil {
+		m.Actions.CaptureAmount = engine.FormatAmount(due.AmountMinor)
+		if received := d.Order.TotalMinor - due.AmountMinor; received > 0 {
+			m.Actions.CaptureOwed = fmt.Sprintf(staffTextIn(c).CapStillOwed, staffMoney(c, received, due.Currency), staffMoney(c, due.AmountMinor, due.Currency))
+		}
+	}
+	if words := captureWords(c, c.QueryParam("done"), d, due); words != "" {
+		m.Flash = words
+	}
+	if err := s.registrationPrivacy(c, d, &m); err != nil { // consents and the access log: staff_privacy.go
+		return s.staffEngineError(c, err)
+	}
+	return staffRender(c, http.StatusOK, views.StaffDetailPage(m))
+}
+
+// transferReference is the RF reference members write on their transfer
+// (the newest bank-transfer attempt's: an order's attempts share it), ""
+// when the order is not paid by transfer.
+func transferReference(d *engine.RegistrationDetail) string {
+	for i := len(d.Payments) - 1; i >= 0; i-- {
+		if p := d.Payments[i]; p.Provider == engine.BankTransferProvider && p.ProviderID != nil {
+			if rf, err := banking.ParseReference(*p.ProviderID); err == nil {
+				return rf.String()
+			}
+			return ""
+		}
+	}
+	return ""
+}
+
+// householdRows are the persons of this registration (not every person
+// of the user key), each with the memberships it asked for and their
+// state: a person whose membership waits for payment is shown so.
+func householdRows(c echo.Context, d *engine.RegistrationDetail) []views.StaffPersonRow {
+	byPerson := map[int64][]views.StaffPersonMembership{}
+	for _, ms := range d.Memberships {
+		key := "cancelled"
+		switch ms.Status {
+		case engine.MembershipActive:
+			key = "active"
+		case engine.MembershipPending:
+			key = "pending"
+		}
+		byPerson[ms.PersonID] = append(byPerson[ms.PersonID], views.StaffPersonMembership{
+			Type:   ms.TypeTexts.In(langOf(c).Code, ms.TypeName) + " (" + memberTypeLabel(c, ms.MemberType) + ")",
+			Status: statusLabel(c, string(ms.Status)), StatusKey: key})
+	}
+	var rows []views.StaffPersonRow
+	for _, p := range d.Household {
+		if !d.Selected[p.ID] && byPerson[p.ID] == nil {
+			continue
+		}
+		row := views.StaffPersonRow{Name: strings.TrimSpace(p.FirstName + " " + p.LastName),
+			Born: fmt.Sprintf(staffRegistrationTextIn(c).Born, langOf(c).Date(p.DateOfBirth)), Email: p.Email, Memberships: byPerson[p.ID]}
+		if staffUserOf(c).Role.AtLeast(engine.RoleRegistrar) {
+			row.DataURL = staffPersonURL(c, p.ID)
+		}
+		rows = append(rows, row)
+	}
+	return rows
+}
+
+// answerRows are the questions in the page's language with the answers
+// as the member's pages show them: a choice by its label, Yes or No.
+func answerRows(c echo.Context, d *engine.RegistrationDetail, names map[int64]string) []views.StaffStepRow {
+	if d.Archive != nil {
+		return nil
+	}
+	t := staffRegistrationTextIn(c)
+	var rows []views.StaffStepRow
+	for _, as := range d.Steps {
+		step, err := as.Step.InLanguage(langOf(c).Code)
+		if err != nil {
+			step = as.Step // the stored default language's texts
+		}
+		row := views.StaffStepRow{Question: step.QuestionText}
+		for _, a := range as.Answers {
+			shown := engine.DisplayAnswer(&step, a.Value)
+			switch step.QuestionType {
+			case engine.TypeCheckbox, engine.TypeAccept, engine.TypeOne:
+				shown = t.No
+				if a.Value == "1" {
+					shown = t.Yes
+				}
+			}
+			if a.PersonID != nil {
+				shown = names[*a.PersonID] + ": " + shown
+			}
+			row.Answers = append(row.Answers, shown)
+		}
+		rows = append(rows, row)
+	}
+	return rows
+}
+
+// providerLabel names a payment provider as a way of paying.
+func providerLabel(c echo.Context, provider string) string {
+	t := staffRegistrationTextIn(c)
+	switch provider {
+	case engine.BankTransferProvider:
+		return t.ProviderBank
+	case engine.StripeProvider:
+		return t.ProviderCard
+	case engine.TestGatewayProvider:
+		return t.ProviderTest
+	}
+	return provider
+}
+
+// messageLabel names the kind of a message about a registration.
+func messageLabel(c echo.Context, kind engine.MessageKind) string {
+	t := staffRegistrationTextIn(c)
+	switch kind {
+	case engine.KindConfirmation:
+		return t.MsgConfirmation
+	case engine.KindPaymentLink:
+		return t.MsgPaymentLink
+	case engine.KindUnpaidReminder:
+		return t.MsgReminder
+	case engine.KindTransferRequest:
+		return t.MsgTransferRequest
+	case engine.KindWelcome:
+		return t.MsgWelcome
+	case engine.KindExpiryReminder:
+		return t.MsgExpiry
+	case engine.KindRenewalPrompt:
+		return t.MsgRenewal
+	case engine.KindResumeLink:
+		return t.MsgResume
+	case engine.KindRefundPayment:
+		return t.MsgRefund
+	case engine.KindDebitReturned:
+		return t.MsgDebitReturned
+	case engine.KindMandateNotice:
+		return t.MsgMandate
+	}
+	return t.MsgOther
+}
+
+// eventTitle says what a payment event was.
+func eventTitle(c echo.Context, p engine.Payment, e engine.PaymentEvent) (title, kind string) {
+	t := staffRegistrationTextIn(c)
+	amount := ""
+	if e.AmountMinor != nil && e.Currency != nil {
+		amount = staffMoney(c, *e.AmountMinor, *e.Currency)
+	}
+	switch {
+	case e.EventType == engine.DebitReturnEvent:
+		return fmt.Sprintf(t.EvReturned, amount), "attempt"
+	case e.Outcome == engine.OutcomePartial:
+		return fmt.Sprintf(t.EvPart, amount), "payment"
+	case e.Outcome == engine.OutcomeSuccess && p.Provider == engine.BankTransferProvider:
+		return fmt.Sprintf(t.EvReceived, amount), "payment"
+	case e.Outcome == engine.OutcomeSuccess:
+		return fmt.Sprintf(t.EvConfirmed, amount), "payment"
+	case e.Outcome == engine.OutcomeFailed:
+		return t.EvFailed, "attempt"
+	case e.Outcome == engine.OutcomeCancelled:
+		return t.EvCancelled, "attempt"
+	case e.Outcome == engine.OutcomePending:
+		return t.EvPending, "attempt"
+	}
+	return t.EvOpen, "attempt"
+}
+
+// eventDetail words what an event's note records ("booked 2026-01-02;
+// captured by Tina; note"): the booking date in the page's language and
+// who recorded it; a free note as written.
+func eventDetail(c echo.Context, e engine.PaymentEvent) string {
+	t := staffRegistrationTextIn(c)
+	var parts []string
+	if e.EventType == "retrieval" {
+		parts = append(parts, t.EvChecked)
+	}
+	for part := range strings.SplitSeq(e.Note, "; ") {
+		part = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(part), ";"))
+		switch {
+		case part == "", strings.HasPrefix(part, "partial: "):
+			// A part's sum so far: the title says it is a part, the
+			// capture form what is still owed.
+		case strings.HasPrefix(part, "booked "):
+			if d, err := time.Parse(time.DateOnly, strings.TrimPrefix(part, "booked ")); err == nil {
+				part = fmt.Sprintf(t.Booked, langOf(c).Date(d))
+			}
+			parts = append(parts, part)
+		case strings.HasPrefix(part, "captured by "):
+			parts = append(parts, fmt.Sprintf(t.RecordedBy, strings.TrimPrefix(part, "captured by ")))
+		default:
+			parts = append(parts, part)
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+// historyEntry is an entry with the moment it sorts by.
+type historyEntry struct {
+	at time.Time
+	views.StaffHistoryEntry
+}
+
+// historyEntries are the payment attempts, what their providers and
+// captures reported, refunds and every message with its recipient,
+// oldest first. refundURL is "" when the role may not refund.
+func historyEntries(c echo.Context, d *engine.RegistrationDetail, refundURL string) []views.StaffHistoryEntry {
+	t := staffRegistrationTextIn(c)
+	var out []historyEntry
+	add := func(at time.Time, e views.StaffHistoryEntry) {
+		e.At = staffWhen(c, at)
+		out = append(out, historyEntry{at: at, StaffHistoryEntry: e})
+	}
+	for _, p := range d.Payments {
+		attempt := views.StaffHistoryEntry{Kind: "attempt", Title: fmt.Sprintf(t.AttemptStarted, providerLabel(c, p.Provider), staffMoney(c, p.AmountMinor, p.Currency)),
+			Detail: fmt.Sprintf(t.Reference, p.Reference), Status: statusLabel(c, string(p.Status)), Problem: p.Problem}
+		if refundURL != "" && p.Status == engine.PaymentSucceeded && p.RefundStatus != engine.RefundDone {
+			attempt.RefundURL, attempt.RefundRef = refundURL, p.Reference
+		}
+		add(p.CreatedAt, attempt)
+		for _, e := range p.Events {
+			title, kind := eventTitle(c, p.Payment, e)
+			add(e.CreatedAt, views.StaffHistoryEntry{Kind: kind, Title: title, Detail: eventDetail(c, e)})
+		}
+		amount := staffMoney(c, cmp.Or(ptrValue(p.PaidAmountMinor), p.AmountMinor), cmp.Or(ptrValue(p.PaidCurrency), p.Currency))
+		switch p.RefundStatus {
+		case engine.RefundDue:
+			add(p.UpdatedAt, views.StaffHistoryEntry{Kind: "refund", Title: fmt.Sprintf(t.RefundDue, amount)})
+		case engine.RefundDone:
+			at := p.UpdatedAt
+			if p.RefundedAt != nil {
+				at = *p.RefundedAt
+			}
+			add(at, views.StaffHistoryEntry{Kind: "refund", Title: fmt.Sprintf(t.RefundDone, amount), Detail: cmp.Or(p.RefundNote, ptrValue(p.RefundID))})
+		}
+	}
+	// A message whose recipients are chosen when it is sent (the
+	// transfer request) names none: it goes to the registration's persons.
+	var addresses []string
+	for _, p := range d.Household {
+		if d.Selected[p.ID] && p.Email != "" && !slices.Contains(addresses, p.Email) {
+			addresses = append(addresses, p.Email)
+		}
+	}
+	for _, msg := range d.Messages {
+		e := views.StaffHistoryEntry{Kind: "message", Title: messageLabel(c, msg.Kind)}
+		switch {
+		case msg.Recipient != "":
+			e.Detail = fmt.Sprintf(t.MsgTo, msg.Recipient)
+		case len(addresses) > 0:
+			e.Detail = fmt.Sprintf(t.MsgTo, strings.Join(addresses, ", "))
+		default:
+			e.Detail = t.MsgToRegistration
+		}
+		switch {
+		case msg.SentAt != nil:
+			e.Status = fmt.Sprintf(staffTextIn(c).DelSent, staffWhen(c, *msg.SentAt))
+		case msg.JobState == jobs.StateDead:
+			e.Status, e.Problem = staffTextIn(c).DelDead, msg.LastError
+		case msg.JobState == jobs.StateFailed:
+			e.Status, e.Problem = fmt.Sprintf(staffTextIn(c).DelFailed, msg.Attempts), msg.LastError
+		case msg.JobState == jobs.StateSucceeded:
+			e.Status = staffTextIn(c).DelSkipped
+		default:
+			e.Status = staffTextIn(c).DelQueued
+		}
+		add(msg.CreatedAt, e)
+	}
+	slices.SortStableFunc(out, func(a, b historyEntry) int { return a.at.Compare(b.at) })
+	entries := make([]views.StaffHistoryEntry, len(out))
+	for i, e := range out {
+		entries[i] = e.StaffHistoryEntry
+	}
+	return entries
+}
+
+// ptrValue is what p points to, the zero value for nil.
+func ptrValue[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}
+
+// captureWords states in words what a capture left, from the state the
+// registration is in now (a form sent twice finds it so): complete; a
+// part arrived and what remains; paid already and what is owed back. ""
+// when done names no capture.
+func captureWords(c echo.Context, done string, d *engine.RegistrationDetail, due *banking.Transfer) string {
+	if !strings.HasPrefix(done, "captured") || d.Order == nil {
+		return ""
+	}
+	t := staffRegistrationTextIn(c)
+	o := d.Order
+	if done == "captured-second" {
+		var owed int64
+		for _, p := range d.Payments {
+			if p.RefundStatus == engine.RefundDue {
+				owed += cmp.Or(ptrValue(p.PaidAmountMinor), p.AmountMinor)
+			}
+		}
+		if owed > 0 {
+			return fmt.Sprintf(t.CapturedSecond, staffMoney(c, owed, o.Currency))
+		}
+	}
+	switch {
+	case o.Status == engine.OrderPaid:
+		return fmt.Sprintf(t.CapturedComplete, staffMoney(c, o.TotalMinor, o.Currency))
+	case due != nil && due.AmountMinor < o.TotalMinor:
+		return fmt.Sprintf(t.CapturedPart, staffMoney(c, o.TotalMinor-due.AmountMinor, due.Currency), staffMoney(c, due.AmountMinor, due.Currency))
+	}
+	return ""
+}
+
+// detailActions are the actions a role may take on d now.
+func detailActions(role engine.StaffRole, d *engine.RegistrationDetail, base string) views.StaffDetailActions {
+	var a views.StaffDetailActions
+	o := d.Order
+	finished := d.Instance.Status == engine.StateCancelled || d.Instance.Status == engine.StateCompleted || d.Instance.Status == engine.StateFailed
+	if role.AtLeast(engine.RoleRegistrar) {
+		if o != nil && o.Status == engine.OrderPaid {
+			a.ResendConfirmation = base + "/resend-confirmation"
+		}
+		if o != nil && o.Status == engine.OrderUnpaid {
+			a.ResendPaymentLink = base + "/resend-payment-link"
+		}
+		if !finished {
+			a.Reset = base + "/reset"
+		}
+		if d.Instance.Status != engine.StateCancelled {
+			a.Cancel = base + "/cancel"
+		}
+	}
+	if role.AtLeast(engine.RoleTreasurer) && o != nil && o.Status == engine.OrderUnpaid {
+		for _, p := range d.Payments {
+			if p.Provider == engine.BankTransferProvider {
+				a.Capture, a.CaptureCurrency = base+"/capture", o.Currency
+				break
+			}
+		}
+	}
+	return a
+}
+
+// staffDone goes back to the registration with a result message (PRG).
+func staffDone(c echo.Context, id int64, done string) error {
+	return c.Redirect(http.StatusSeeOther, registrationURL(c, id)+"?done="+done)
+}
+
+// staffResendConfirmation answers POST /staff/registrations/:id/resend-confirmation.
+func (s *Server) staffResendConfirmation(c echo.Context) error {
+	return s.staffAction(c, "resent-confirmation", func(u *staffUser, id int64) error {
+		return s.engine.ResendConfirmation(c.Request().Context(), u.actor(), u.OrganisationID, id)
+	})
+}
+
+// staffResendPaymentLink answers POST /staff/registrations/:id/resend-payment-link.
+func (s *Server) staffResendPaymentLink(c echo.Context) error {
+	return s.staffAction(c, "resent-link", func(u *staffUser, id int64) error {
+		return s.engine.ResendPaymentLink(c.Request().Context(), u.actor(), u.OrganisationID, id)
+	})
+}
+
+// staffResetRegistration answers POST /staff/registrations/:id/reset, after a confirmation.
+func (s *Server) staffResetRegistration(c echo.Context) error {
+	t := staffRegistrationTextIn(c)
+	q := staffQuestion{Question: staffTextIn(c).ConfirmReset, Detail: staffTextIn(c).ConfirmResetDetail, Yes: t.ResetYes, No: t.ResetNo}
+	return s.staffConfirmedAction(c, q, "reset", func(u *staffUser, id int64) error {
+		return s.engine.StaffReset(c.Request().Context(), u.actor(), u.OrganisationID, id)
+	})
+}
+
+// staffCancelRegistration answers POST /staff/registrations/:id/cancel, after a confirmation.
+func (s *Server) staffCancelRegistration(c echo.Context) error {
+	t := staffRegistrationTextIn(c)
+	q := staffQuestion{Question: staffTextIn(c).ConfirmCancel, Detail: staffTextIn(c).ConfirmCancelDetail, Yes: t.CancelYes, No: t.CancelNo}
+	return s.staffConfirmedAction(c, q, "cancelled", func(u *staffUser, id int64) error {
+		return s.engine.CancelRegistration(c.Request().Context(), u.actor(), u.OrganisationID, id)
+	})
+}
+
+// staffRefund answers POST /staff/registrations/:id/refund (payment=REF), after a confirmation.
+func (s *Server) staffRefund(c echo.Context) error {
+	ref := c.FormValue("payment")
+	t := staffRegistrationTextIn(c)
+	q := staffQuestion{Question: fmt.Sprintf(staffTextIn(c).ConfirmRefund, ref), Detail: staffTextIn(c).ConfirmRefundDetail, Yes: t.RefundYes, No: t.RefundNo}
+	return s.staffConfirmedAction(c, q, "refunded", func(u *staffUser, id int64) error {
+		return s.engine.RefundPayment(c.Request().Context(), u.actor(), u.OrganisationID, id, ref, "")
+	})
+}
+
+// captureBackToOpenPayments is the capture form's back= when it was sent
+// from the open payments list: the result is shown there.
+const captureBackToOpenPayments = "open-payments"
+
+// staffCapture answers POST /staff/registrations/:id/capture: amount,
+// booked (a date, not in the future), note, and back=open-payments when
+// sent from that list. The result is named in ?done= and stated in words
+// by the page it leads to, from the state it finds.
+func (s *Server) staffCapture(c echo.Context) error {
+	u := staffUserOf(c)
+	id, ok := pathID(c, "id")
+	if !ok {
+		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
+	}
+	amount, err := engine.ParseAmount(strings.TrimSpace(c.FormValue("amount")))
+	if err != nil || amount <= 0 {
+		return s.staffErrorPage(c, http.StatusUnprocessableEntity, staffTextIn(c).BadAmount)
+	}
+	booked, err := time.Parse(time.DateOnly, strings.TrimSpace(c.FormValue("booked")))
+	if err != nil || booked.After(time.Now().UTC()) {
+		return s.staffErrorPage(c, http.StatusUnprocessableEntity, staffTextIn(c).BadDate)
+	}
+	note := strings.TrimSpace(c.FormValue("note"))
+	if len(note) > 200 {
+		note = note[:200]
+	}
+	res, err := s.engine.StaffCapture(c.Request().Context(), u.actor(), u.OrganisationID, id, engine.Capture{AmountMinor: amount, BookedOn: booked, Note: note})
+	if err != nil {
+		return s.staffEngineError(c, err)
+	}
+	done := "captured" // the form sent twice: captured once
+	switch {
+	case res.SecondCredit && !res.Replayed:
+		done = "captured-second"
+	case res.Problem == "partial":
+		// Part arrived (now, or this form again finds it so): the page
+		// says what is still owed and pre-fills the capture with it.
+		done = "captured-partial"
+	case res.Problem != "":
+		done = "captured-problem"
+	}
+	if c.FormValue("back") == captureBackToOpenPayments {
+		back := organisationPath(c, StaffPrefix+openPaymentsPath) + "?" + url.Values{"done": {done}, "registration": {strconv.FormatInt(id, 10)}}.Encode()
+		return c.Redirect(http.StatusSeeOther, back)
+	}
+	return staffDone(c, id, done)
+}
+
+// staffAction runs a registration action and goes back to it.
+func (s *Server) staffAction(c echo.Context, done string, act func(*staffUser, int64) error) error {
+	id, ok := pathID(c, "id")
+	if !ok {
+		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
+	}
+	if err := act(staffUserOf(c), id); err != nil {
+		return s.staffEngineError(c, err)
+	}
+	return staffDone(c, id, done)
+}
+
+// staffConfirmedAction asks q first (staffAsked), then runs the action.
+func (s *Server) staffConfirmedAction(c echo.Context, q staffQuestion, done string, act func(*staffUser, int64) error) error {
+	id, ok := pathID(c, "id")
+	if !ok {
+		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
+	}
+	if ok, err := s.staffAsked(c, q, registrationURL(c, id)); !ok {
+		return err
+	}
+	return s.staffAction(c, done, act)
+}

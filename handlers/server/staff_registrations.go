@@ -1,0 +1,233 @@
+package server
+
+import (
+	"encoding/csv"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"portal/engine"
+	"portal/engine/report"
+	"portal/views"
+)
+
+// registrationsPath is the registrations list below StaffPrefix.
+const registrationsPath = "/registrations"
+
+// stateLabels are the registration states as the pages name them.
+func stateLabel(c echo.Context, r engine.RegistrationState) string {
+	switch r {
+	case engine.RegSuspended:
+		return staffTextIn(c).StateSuspended
+	case engine.RegAwaitingPayment:
+		return staffTextIn(c).StateAwaitingPayment
+	case engine.RegPaid:
+		return staffTextIn(c).StatePaid
+	case engine.RegCancelled:
+		return staffTextIn(c).StateCancelled
+	}
+	return staffTextIn(c).StateInProgress
+}
+
+// registrationQuery reads the list's filters from the query string;
+// a filter that does not parse is an error the page names.
+func registrationQuery(c echo.Context, orgID int64) (engine.RegistrationQuery, bool) {
+	q := engine.RegistrationQuery{OrganisationID: orgID, Search: c.QueryParam("q"), State: engine.RegistrationState(c.QueryParam("state")),
+		Sort: engine.RegistrationSort(c.QueryParam("sort"))}
+	ok := true
+	num := func(name string) int64 {
+		raw := strings.TrimSpace(c.QueryParam(name))
+		if raw == "" {
+			return 0
+		}
+		n, err := strconv.ParseInt(raw, 10, 64)
+		if err != nil || n < 0 || n > 1<<31 {
+			ok = false
+			return 0
+		}
+		return n
+	}
+	q.PeriodID, q.MembershipTypeID, q.UnpaidDays, q.Page = num("period"), num("type"), int(num("unpaid")), int(num("page"))
+	if q.State != "" && !slices.Contains(engine.RegistrationStates, q.State) {
+		ok = false
+	}
+	if len(q.Search) > 200 || !slices.Contains(engine.RegistrationSorts, q.Sort) {
+		ok = false
+	}
+	return q, ok
+}
+
+// listURL is the list's address with q's filters and page.
+func listURL(c echo.Context, path string, q engine.RegistrationQuery, page int) string {
+	v := url.Values{}
+	if q.Search != "" {
+		v.Set("q", q.Search)
+	}
+	if q.PeriodID != 0 {
+		v.Set("period", strconv.FormatInt(q.PeriodID, 10))
+	}
+	if q.State != "" {
+		v.Set("state", string(q.State))
+	}
+	if q.MembershipTypeID != 0 {
+		v.Set("type", strconv.FormatInt(q.MembershipTypeID, 10))
+	}
+	if q.UnpaidDays != 0 {
+		v.Set("unpaid", strconv.Itoa(q.UnpaidDays))
+	}
+	if q.Sort != engine.SortRegNewest {
+		v.Set("sort", string(q.Sort))
+	}
+	if page > 1 {
+		v.Set("page", strconv.Itoa(page))
+	}
+	u := organisationPath(c, StaffPrefix+path)
+	if len(v) > 0 {
+		u += "?" + v.Encode()
+	}
+	return u
+}
+
+// staffRegistrations answers GET /staff/registrations: search, filters
+// (period, state, membership type, unpaid for more than N days) and pages
+// of 50, newest first or sorted by the amount owed or the days unpaid
+// (sort=owed, owed-asc, unpaid, unpaid-asc).
+func (s *Server) staffRegistrations(c echo.Context) error {
+	u := staffUserOf(c)
+	q, ok := registrationQuery(c, u.OrganisationID)
+	if !ok {
+		return s.staffErrorPage(c, http.StatusBadRequest, staffTextIn(c).BadFilter)
+	}
+	ctx := c.Request().Context()
+	page, err := s.engine.Registrations(ctx, q)
+	if err != nil {
+		return s.staffEngineError(c, err)
+	}
+	periods, err := s.engine.Periods(ctx, u.OrganisationID)
+	if err != nil {
+		return s.staffEngineError(c, err)
+	}
+	types, err := s.engine.MembershipTypes(ctx, u.OrganisationID)
+	if err != nil {
+		return s.staffEngineError(c, err)
+	}
+	m := views.StaffRegistrationsModel{StaffChrome: s.staffChrome(c, staffTextIn(c).RegTitle), Action: organisationPath(c, StaffPrefix+registrationsPath),
+		Search: q.Search, Total: page.Total, Sort: string(q.Sort),
+		PageText: fmt.Sprintf(staffTextIn(c).RegPageText, page.Total, page.Page, page.PageCount)}
+	if q.UnpaidDays > 0 {
+		m.UnpaidDays = strconv.Itoa(q.UnpaidDays)
+	}
+	periodsByID := map[int64]string{}
+	m.Periods = []views.StaffOption{{Value: "", Label: staffTextIn(c).RegAll}}
+	for _, p := range periods {
+		periodsByID[p.ID] = p.Name
+		m.Periods = append(m.Periods, views.StaffOption{Value: strconv.FormatInt(p.ID, 10), Label: p.Name, Selected: p.ID == q.PeriodID})
+	}
+	m.States = []views.StaffOption{{Value: "", Label: staffTextIn(c).RegAll}}
+	for _, st := range engine.RegistrationStates {
+		m.States = append(m.States, views.StaffOption{Value: string(st), Label: stateLabel(c, st), Selected: st == q.State})
+	}
+	m.Types = []views.StaffOption{{Value: "", Label: staffTextIn(c).RegAll}}
+	for _, t := range types {
+		m.Types = append(m.Types, views.StaffOption{Value: strconv.FormatInt(t.ID, 10), Label: t.Name, Selected: t.ID == q.MembershipTypeID})
+	}
+	lt := views.StaffListTextIn(c.Request().Context())
+	m.OwedSort = sortLink(c, q, lt.Owed, engine.SortRegOwedDesc, engine.SortRegOwedAsc)
+	m.DaysSort = sortLink(c, q, lt.DaysUnpaid, engine.SortRegUnpaidDesc, engine.SortRegUnpaidAsc)
+	for _, r := range page.Rows {
+		st := engine.RegistrationStateOf(r.Status)
+		row := views.StaffRegistrationRow{URL: registrationURL(c, r.ID), ID: strconv.FormatInt(r.ID, 10), Household: strings.Join(r.Household, ", "),
+			UserKey: r.UserKey, State: stateLabel(c, st), StateKey: string(st), Started: staffDateTime(c, r.StartTime), Updated: staffDateTime(c, r.UpdatedAt),
+			LinkLabel: fmt.Sprintf(lt.OpenRegistration, strconv.FormatInt(r.ID, 10))}
+		if row.Household == "" {
+			row.Household = lt.NoPersonsYet
+		}
+		if r.Reference != nil {
+			row.Reference = *r.Reference
+		}
+		if r.Total != nil && r.Currency != nil {
+			row.Total = staffMoney(c, *r.Total, *r.Currency)
+			if r.OwedMinor != nil {
+				row.Owed, row.DaysUnpaid = staffMoney(c, *r.OwedMinor, *r.Currency), strconv.Itoa(r.DaysUnpaid)
+				row.DaysText = fmt.Sprintf(lt.DaysCount, r.DaysUnpaid)
+			}
+		}
+		m.Rows = append(m.Rows, row)
+	}
+	if page.Page > 1 {
+		m.PrevURL = listURL(c, registrationsPath, q, page.Page-1)
+	}
+	if page.Page < page.PageCount {
+		m.NextURL = listURL(c, registrationsPath, q, page.Page+1)
+	}
+	if u.Role.AtLeast(engine.RoleTreasurer) {
+		m.CSVURL = listURL(c, registrationsPath+".csv", q, 1)
+	}
+	return staffRender(c, http.StatusOK, views.StaffRegistrationsPage(m))
+}
+
+// sortLink is a sortable column's header: its link sorts by the column,
+// largest first (desc), or smallest first when already so sorted.
+func sortLink(c echo.Context, q engine.RegistrationQuery, label string, desc, asc engine.RegistrationSort) views.StaffSortLink {
+	lt := views.StaffListTextIn(c.Request().Context())
+	l := views.StaffSortLink{Label: label}
+	next := desc
+	switch q.Sort {
+	case desc:
+		l.State, l.Note, next = "descending", lt.SortedDesc, asc
+	case asc:
+		l.State, l.Note = "ascending", lt.SortedAsc
+	}
+	l.Title = fmt.Sprintf(map[bool]string{true: lt.SortDesc, false: lt.SortAsc}[next == desc], label)
+	q.Sort = next
+	l.URL = listURL(c, registrationsPath, q, 1)
+	return l
+}
+
+// registrationURL is the detail page of a registration.
+func registrationURL(c echo.Context, id int64) string {
+	return organisationPath(c, StaffPrefix+registrationsPath+"/"+strconv.FormatInt(id, 10))
+}
+
+// staffRegistrationsCSV answers GET /staff/registrations.csv (treasurer
+// and up): every registration the filters select, streamed.
+func (s *Server) staffRegistrationsCSV(c echo.Context) error {
+	u := staffUserOf(c)
+	q, ok := registrationQuery(c, u.OrganisationID)
+	if !ok {
+		return s.staffErrorPage(c, http.StatusBadRequest, staffTextIn(c).BadFilter)
+	}
+	if err := s.recordListExport(c, "registrations.csv"); err != nil { // the access log: staff_privacy.go
+		return s.staffEngineError(c, err)
+	}
+	h := c.Response().Header()
+	h.Set(echo.HeaderContentType, "text/csv; charset=utf-8")
+	h.Set(echo.HeaderContentDisposition, `attachment; filename="registrations-`+time.Now().UTC().Format("2006-01-02")+`.csv"`)
+	w := csv.NewWriter(c.Response())
+	started := false
+	err := s.engine.RegistrationsCSV(c.Request().Context(), q, func(rec []string) error {
+		if !started {
+			c.Response().WriteHeader(http.StatusOK)
+			started = true
+		}
+		for i, v := range rec {
+			rec[i] = report.CSVCell(v)
+		}
+		return w.Write(rec)
+	})
+	if err != nil {
+		if !started {
+			return s.staffEngineError(c, err)
+		}
+		s.LogFor(c).Error("registrations export broke off", "err", err)
+		return nil
+	}
+	w.Flush()
+	return w.Error()
+}

@@ -1,0 +1,429 @@
+package server
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"portal/engine"
+	"portal/views"
+)
+
+// The administrators' setup (GET /staff/setup and its sections,
+// staff_setup_sections.go) and its changes. Each
+// change calls the engine function the admin API calls, with the same
+// validation; field errors are shown by their field on the page again.
+
+// staffSetupPath is the setup: the list of sections, each below it.
+const staffSetupPath = "/setup"
+
+// calcSlots is how many persons the price calculator offers.
+const calcSlots = 4
+
+// Flash keys of the setup page.
+const (
+	flashOrgSaved      = "org-saved"
+	flashPeriodOpened  = "period-opened"
+	flashPeriodClosed  = "period-closed"
+	flashStaffAdded    = "staff-added"
+	flashStaffRole     = "staff-role"
+	flashStaffDisabled = "staff-disabled"
+)
+
+func init() {
+	for k, text := range map[string]func(*views.StaffOpsTexts) string{
+		flashOrgSaved:      func(t *views.StaffOpsTexts) string { return t.OrgSaved },
+		flashPeriodOpened:  func(t *views.StaffOpsTexts) string { return t.PeriodOpened },
+		flashPeriodClosed:  func(t *views.StaffOpsTexts) string { return t.PeriodClosed },
+		flashStaffAdded:    func(t *views.StaffOpsTexts) string { return t.StaffAdded },
+		flashStaffRole:     func(t *views.StaffOpsTexts) string { return t.StaffRoleChanged },
+		flashStaffDisabled: func(t *views.StaffOpsTexts) string { return t.StaffDisabledDone },
+	} {
+		staffFlashes[k] = func(c echo.Context) string { return text(staffOpsTextIn(c)) }
+	}
+}
+
+// loadSetupOrganisation fills the organisation section.
+func (s *Server) loadSetupOrganisation(c echo.Context, m *views.StaffSetupModel) error {
+	u := staffUserOf(c)
+	org, err := s.engine.Organisation(c.Request().Context(), u.OrganisationID)
+	if err != nil {
+		return err
+	}
+	m.Org = views.StaffOrgForm{Action: organisationPath(c, StaffPrefix+staffSetupPath+"/organisation"), Name: org.Name, ContactEmail: org.ContactEmail,
+		LogoURL: org.LogoURL, AccentColour: org.AccentColour, HashSecretSet: org.HashSecretSealed != ""}
+	return nil
+}
+
+// loadSetupLanguages fills the languages section.
+func (s *Server) loadSetupLanguages(c echo.Context, m *views.StaffSetupModel) error {
+	org, err := s.engine.Organisation(c.Request().Context(), staffUserOf(c).OrganisationID)
+	if err != nil {
+		return err
+	}
+	m.Languages = languagesForm(organisationPath(c, StaffPrefix+staffSetupPath), org)
+	m.ToDo, err = s.textsToDo(c)
+	return err
+}
+
+// loadSetupPayments fills the payments section.
+func (s *Server) loadSetupPayments(c echo.Context, m *views.StaffSetupModel) (err error) {
+	base, orgID := organisationPath(c, StaffPrefix+staffSetupPath), staffUserOf(c).OrganisationID
+	if m.Payments, err = s.paymentForm(c, base, orgID); err != nil {
+		return err
+	}
+	m.PaymentMethods, err = s.paymentMethodsForm(c, base, orgID)
+	return err
+}
+
+// loadSetupMessages fills the reminders and e-mail section.
+func (s *Server) loadSetupMessages(c echo.Context, m *views.StaffSetupModel) (err error) {
+	m.Messages, err = s.messagesForm(c, organisationPath(c, StaffPrefix+staffSetupPath), staffUserOf(c).OrganisationID)
+	return err
+}
+
+// loadSetupMemberships fills the memberships and prices section: the
+// periods, the membership types with their form, the price rules of each
+// period and the price calculator (its result when its form was sent:
+// calc_period=...).
+func (s *Server) loadSetupMemberships(c echo.Context, m *views.StaffSetupModel) error {
+	ctx := c.Request().Context()
+	u := staffUserOf(c)
+	org, err := s.engine.Organisation(ctx, u.OrganisationID)
+	if err != nil {
+		return err
+	}
+	periods, err := s.engine.Periods(ctx, u.OrganisationID)
+	if err != nil {
+		return err
+	}
+	types, err := s.engine.MembershipTypes(ctx, u.OrganisationID)
+	if err != nil {
+		return err
+	}
+	base := organisationPath(c, StaffPrefix+staffSetupPath)
+	page := setupURL(c, setupMemberships)
+	typeNames := map[int64]string{}
+	code := langOf(c).Code // the club's own texts in the page's language
+	for _, t := range types {
+		typeNames[t.ID] = t.NameTexts.In(code, t.Name)
+		id := strconv.FormatInt(t.ID, 10)
+		m.Types = append(m.Types, views.StaffTypeRow{ID: id, Code: t.Code, Name: t.Name, Ages: ageRange(c, t.MinAge, t.MaxAge),
+			EditURL: page + "?edit_type=" + id + "#type-form", DeleteURL: base + "/types/" + id + "/delete"})
+	}
+	m.TypeForm = typeForm(c, base, types, org)
+	for _, p := range periods {
+		id := strconv.FormatInt(p.ID, 10)
+		m.Periods = append(m.Periods, views.StaffPeriodRow{ID: id, Name: p.Name, Dates: p.StartDate.Format(time.DateOnly) + " – " + p.EndDate.Format(time.DateOnly),
+			Status: statusLabel(c, p.Status), Currency: p.Currency, Definition: p.DefinitionKey, Open: p.Status == engine.PeriodOpen,
+			StatusURL: base + "/periods/" + id + "/status"})
+		rules, err := s.engine.PriceRules(ctx, u.OrganisationID, p.ID)
+		if err != nil {
+			return err
+		}
+		rt := views.StaffRuleTable{Period: p.NameTexts.In(code, p.Name), Texts: periodTextsForm(c, base, org, p, rules)}
+		for _, r := range rules {
+			r.Localize(code)
+			rt.Rules = append(rt.Rules, ruleRow(c, r, p.Currency, typeNames))
+		}
+		m.Rules = append(m.Rules, rt)
+	}
+	m.Calc = s.priceCalculator(c, page, periods, types)
+	m.ToDo, err = s.textsToDo(c)
+	return err
+}
+
+// loadSetupStaff fills the staff section.
+func (s *Server) loadSetupStaff(c echo.Context, m *views.StaffSetupModel) error {
+	u := staffUserOf(c)
+	staff, err := s.engine.ListStaff(c.Request().Context(), u.OrganisationID)
+	if err != nil {
+		return err
+	}
+	base := organisationPath(c, StaffPrefix+staffSetupPath)
+	m.AddForm = views.StaffAddForm{Action: base + "/staff", Role: string(engine.RoleViewer)}
+	for _, sm := range staff {
+		id := strconv.FormatInt(sm.ID, 10)
+		row := views.StaffMemberRow{ID: id, Email: sm.Email, Name: sm.Name, Role: string(sm.Role), RoleLabel: staffRoleLabel(c, sm.Role),
+			Active: sm.Active(), LastSignIn: staffOpsTextIn(c).Never, RoleURL: base + "/staff/" + id + "/role", DisableURL: base + "/staff/" + id + "/disable"}
+		if sm.LastSignInAt != nil {
+			row.LastSignIn = staffDateTime(c, *sm.LastSignInAt)
+		}
+		m.Staff = append(m.Staff, row)
+	}
+	return nil
+}
+
+// ageRange prints a membership type's ages.
+func ageRange(c echo.Context, minAge, maxAge *int) string {
+	switch {
+	case minAge != nil && maxAge != nil:
+		return fmt.Sprintf("%d–%d", *minAge, *maxAge)
+	case minAge != nil:
+		return fmt.Sprintf("%d+", *minAge)
+	case maxAge != nil:
+		return fmt.Sprintf("0–%d", *maxAge)
+	}
+	return staffOpsTextIn(c).TypeAnyAge
+}
+
+// ruleRow prints a price rule.
+func ruleRow(c echo.Context, r engine.PriceRule, currency string, typeNames map[int64]string) views.StaffRuleRow {
+	row := views.StaffRuleRow{Code: r.Code, Kind: string(r.Kind), Label: r.Label, Valid: staffOpsTextIn(c).RuleAlways}
+	var applies []string
+	if r.MembershipTypeID != nil {
+		applies = append(applies, typeNames[*r.MembershipTypeID])
+	}
+	if r.MemberType != nil {
+		applies = append(applies, memberTypeLabel(c, *r.MemberType))
+	}
+	if r.MinPersons != nil {
+		applies = append(applies, fmt.Sprintf("%s %d", staffOpsTextIn(c).RuleFromPersons, *r.MinPersons))
+	}
+	row.AppliesTo = strings.Join(applies, ", ")
+	if row.AppliesTo == "" {
+		row.AppliesTo = staffOpsTextIn(c).RuleEveryone
+	}
+	switch {
+	case r.AmountMinor != nil:
+		row.Amount = staffMoney(c, *r.AmountMinor, currency)
+	case r.PercentBP != nil:
+		row.Amount = fmt.Sprintf("%.2f %%", float64(*r.PercentBP)/100)
+	}
+	if r.ValidFrom != nil || r.ValidUntil != nil {
+		from, until := "…", "…"
+		if r.ValidFrom != nil {
+			from = r.ValidFrom.Format(time.DateOnly)
+		}
+		if r.ValidUntil != nil {
+			until = r.ValidUntil.Format(time.DateOnly)
+		}
+		row.Valid = from + " – " + until
+	}
+	return row
+}
+
+// memberTypeLabel names new, renewal and transfer.
+func memberTypeLabel(c echo.Context, t string) string {
+	switch t {
+	case engine.MemberNew:
+		return staffOpsTextIn(c).MemberNew
+	case engine.MemberRenewal:
+		return staffOpsTextIn(c).MemberRenewal
+	case engine.MemberTransfer:
+		return staffOpsTextIn(c).MemberTransfer
+	}
+	return t
+}
+
+// priceCalculator is the calculator's form and, when it was sent, the
+// price the engine computes for it.
+func (s *Server) priceCalculator(c echo.Context, base string, periods []engine.MembershipPeriod, types []engine.MembershipType) views.StaffCalcForm {
+	q := c.QueryParams()
+	f := views.StaffCalcForm{Action: base, Period: q.Get("calc_period"), On: q.Get("calc_on"), Persons: make([]views.StaffCalcPerson, calcSlots)}
+	for _, p := range periods {
+		f.Periods = append(f.Periods, views.StaffOption{Value: strconv.FormatInt(p.ID, 10), Label: p.Name})
+	}
+	f.Types = []views.StaffOption{{Value: "", Label: staffOpsTextIn(c).CalcNoPerson}}
+	for _, t := range types {
+		f.Types = append(f.Types, views.StaffOption{Value: strconv.FormatInt(t.ID, 10), Label: t.Name})
+	}
+	typeVals, memberVals := q["calc_type"], q["calc_member"]
+	for i := range f.Persons {
+		f.Persons[i].Member = engine.MemberNew
+		if i < len(typeVals) {
+			f.Persons[i].Type = typeVals[i]
+		}
+		if i < len(memberVals) {
+			f.Persons[i].Member = memberVals[i]
+		}
+	}
+	if f.On == "" {
+		f.On = time.Now().Format(time.DateOnly)
+	}
+	if f.Period == "" {
+		return f
+	}
+	f.Done = true
+	periodID, err := strconv.ParseInt(f.Period, 10, 64)
+	on, dateErr := time.Parse(time.DateOnly, f.On)
+	if err != nil || dateErr != nil {
+		f.Error = staffTextIn(c).Invalid
+		return f
+	}
+	var people []engine.PriceCheckPerson
+	for _, p := range f.Persons {
+		if p.Type == "" {
+			continue
+		}
+		id, _ := strconv.ParseInt(p.Type, 10, 64)
+		people = append(people, engine.PriceCheckPerson{MembershipTypeID: id, MemberType: p.Member})
+	}
+	quote, err := s.engine.PriceCheck(c.Request().Context(), staffUserOf(c).OrganisationID, periodID, people, on)
+	if err != nil {
+		e, ok := engine.AsError(err)
+		if !ok {
+			s.LogFor(c).Error("price calculator", "err", err)
+			f.Error = staffTextIn(c).Internal
+			return f
+		}
+		f.Error = e.Message + fieldSummary(e)
+		return f
+	}
+	for _, l := range quote.Lines {
+		f.Lines = append(f.Lines, views.StaffCalcLine{Description: l.Description, Amount: staffMoney(c, l.AmountMinor, quote.Currency)})
+	}
+	f.Total = staffMoney(c, quote.TotalMinor, quote.Currency)
+	return f
+}
+
+// fieldErrors are an engine validation error's field messages by field,
+// or a conflict's that names its field (a code already used).
+func fieldErrors(err error) (map[string]string, bool) {
+	e, ok := engine.AsError(err)
+	if !ok || (e.Code != engine.CodeValidation && e.Code != engine.CodeInvalid && e.Code != engine.CodeConflict) || len(e.Fields) == 0 {
+		return nil, false
+	}
+	out := map[string]string{}
+	for _, f := range e.Fields {
+		out[f.Field] = f.Message
+	}
+	return out, true
+}
+
+// staffSetupProblem shows a change's error on the setup page: field
+// errors by their field (put by show; nil: at the top too), others at
+// the top.
+func (s *Server) staffSetupProblem(c echo.Context, slug string, err error, show func(*views.StaffSetupModel, map[string]string)) error {
+	if errs, ok := fieldErrors(err); ok && show != nil {
+		status := http.StatusUnprocessableEntity
+		if engine.ErrorCode(err) == engine.CodeConflict {
+			status = http.StatusConflict
+		}
+		return s.renderSetup(c, slug, status, func(m *views.StaffSetupModel) { show(m, errs) })
+	}
+	e, ok := engine.AsError(err)
+	if !ok || e.Code == engine.CodeUnavailable {
+		return s.staffEngineError(c, err)
+	}
+	status := http.StatusUnprocessableEntity
+	switch e.Code {
+	case engine.CodeConflict:
+		status = http.StatusConflict
+	case engine.CodeNotFound:
+		status = http.StatusNotFound
+	}
+	return s.renderSetup(c, slug, status, func(m *views.StaffSetupModel) { m.Problem = e.Message + fieldSummary(e) })
+}
+
+// staffSaveOrganisation answers POST /staff/setup/organisation.
+func (s *Server) staffSaveOrganisation(c echo.Context) error {
+	u := staffUserOf(c)
+	form := views.StaffOrgForm{Name: c.FormValue("name"), ContactEmail: c.FormValue("contactEmail"), LogoURL: c.FormValue("logoUrl"),
+		AccentColour: c.FormValue("accentColour")}
+	show := func(m *views.StaffSetupModel, errs map[string]string) {
+		form.Action, form.HashSecretSet, form.Errors = m.Org.Action, m.Org.HashSecretSet, errs
+		m.Org = form
+	}
+	change := engine.OrganisationChange{Name: &form.Name, ContactEmail: &form.ContactEmail, LogoURL: &form.LogoURL,
+		AccentColour: &form.AccentColour}
+	if secret := c.FormValue("hashSecret"); secret != "" {
+		switch {
+		case len(secret) < minHashSecret || len(secret) > 200:
+			return s.renderSetup(c, setupOrganisation, http.StatusUnprocessableEntity, func(m *views.StaffSetupModel) {
+				show(m, map[string]string{"hashSecret": staffOpsTextIn(c).OrgSecretShort})
+			})
+		case s.organisations.sealer == nil:
+			return s.renderSetup(c, setupOrganisation, http.StatusUnprocessableEntity, func(m *views.StaffSetupModel) {
+				show(m, map[string]string{"hashSecret": staffOpsTextIn(c).OrgSecretNoKey})
+			})
+		}
+		sealed := s.organisations.sealer.Seal([]byte(secret), HashSecretAAD(u.OrganisationID))
+		change.HashSecretSealed = &sealed
+	}
+	if _, err := s.engine.StaffUpdateOrganisation(c.Request().Context(), u.actor(), u.OrganisationID, change); err != nil {
+		return s.staffSetupProblem(c, setupOrganisation, err, show)
+	}
+	s.RefreshOrganisations() // the member pages show the new name, logo and colour at once
+	return staffSetupDone(c, setupOrganisation, flashOrgSaved)
+}
+
+// staffSetPeriodStatus answers POST /staff/setup/periods/{id}/status with
+// status=open or closed; closing asks first.
+func (s *Server) staffSetPeriodStatus(c echo.Context) error {
+	u := staffUserOf(c)
+	status := c.FormValue("status")
+	if status != engine.PeriodOpen && status != engine.PeriodClosed {
+		return s.staffErrorPage(c, http.StatusUnprocessableEntity, staffTextIn(c).Invalid)
+	}
+	id, ok := pathID(c, "id")
+	if !ok {
+		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
+	}
+	if status == engine.PeriodClosed {
+		if ok, err := s.staffConfirmed(c, staffOpsTextIn(c).PeriodCloseQuestion, staffOpsTextIn(c).PeriodCloseDetail,
+			setupURL(c, setupMemberships)+"#periods"); !ok {
+			return err
+		}
+	}
+	if _, err := s.engine.StaffUpdatePeriod(c.Request().Context(), u.actor(), u.OrganisationID, id, engine.PeriodInput{Status: &status}); err != nil {
+		return s.staffSetupProblem(c, setupMemberships, err, nil)
+	}
+	flash := flashPeriodOpened
+	if status == engine.PeriodClosed {
+		flash = flashPeriodClosed
+	}
+	return staffSetupDone(c, setupMemberships, flash)
+}
+
+// staffAddStaff answers POST /staff/setup/staff: a staff member added (or
+// a disabled one given access back).
+func (s *Server) staffAddStaff(c echo.Context) error {
+	u := staffUserOf(c)
+	form := views.StaffAddForm{Email: c.FormValue("email"), Name: c.FormValue("name"), Role: c.FormValue("role")}
+	_, err := s.engine.AddStaff(c.Request().Context(), u.actor(), u.OrganisationID,
+		engine.StaffInput{Email: form.Email, Name: form.Name, Role: engine.StaffRole(form.Role)})
+	if err != nil {
+		return s.staffSetupProblem(c, setupStaff, err, func(m *views.StaffSetupModel, errs map[string]string) {
+			form.Action, form.Errors = m.AddForm.Action, errs
+			m.AddForm = form
+		})
+	}
+	return staffSetupDone(c, setupStaff, flashStaffAdded)
+}
+
+// staffChangeRole answers POST /staff/setup/staff/{id}/role.
+func (s *Server) staffChangeRole(c echo.Context) error {
+	u := staffUserOf(c)
+	id, ok := pathID(c, "id")
+	if !ok {
+		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
+	}
+	err := s.engine.ChangeStaffRole(c.Request().Context(), u.actor(), u.OrganisationID, id, engine.StaffRole(c.FormValue("role")))
+	if err != nil {
+		return s.staffSetupProblem(c, setupStaff, err, nil)
+	}
+	return staffSetupDone(c, setupStaff, flashStaffRole)
+}
+
+// staffDisableStaff answers POST /staff/setup/staff/{id}/disable, after
+// asking.
+func (s *Server) staffDisableStaff(c echo.Context) error {
+	u := staffUserOf(c)
+	id, ok := pathID(c, "id")
+	if !ok {
+		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
+	}
+	if ok, err := s.staffConfirmed(c, staffOpsTextIn(c).StaffDisableQuestion, staffOpsTextIn(c).StaffDisableDetail,
+		setupURL(c, setupStaff)); !ok {
+		return err
+	}
+	if err := s.engine.DisableStaff(c.Request().Context(), u.actor(), u.OrganisationID, id); err != nil {
+		return s.staffSetupProblem(c, setupStaff, err, nil)
+	}
+	return staffSetupDone(c, setupStaff, flashStaffDisabled)
+}

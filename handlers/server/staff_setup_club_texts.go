@@ -1,0 +1,124 @@
+package server
+
+import (
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"portal/engine"
+	"portal/views"
+)
+
+// The club's own texts per language on the memberships section: a
+// period's name and its price rules' labels (POST
+// /staff/setup/periods/{id}/texts), and the texts an enabled language
+// still lacks, listed as a to-do on the languages and memberships
+// sections. Enabling a language is not refused for missing texts: the
+// fields of a language appear once it is enabled, and until its texts are
+// given its members see the default language's.
+
+// flashTextsSaved is the result message of saved texts.
+const flashTextsSaved = "texts-saved"
+
+func init() {
+	staffFlashes[flashTextsSaved] = func(c echo.Context) string { return staffSetupSectionTextIn(c).TextsSaved }
+}
+
+// periodTextsForm is the texts form of period p with its rules.
+func periodTextsForm(c echo.Context, base string, org *engine.Organisation, p engine.MembershipPeriod, rules []engine.PriceRule) views.StaffPeriodTextsForm {
+	def, _, _ := strings.Cut(org.DefaultLanguage, "-")
+	enabled := org.EnabledLanguageList()
+	field := func(name, textsName, label, baseText string, texts engine.Texts) views.StaffTextsField {
+		f := views.StaffTextsField{Field: name, TextsField: textsName, Label: label, Base: baseText}
+		for _, l := range enabled {
+			if l != def {
+				f.Texts = append(f.Texts, views.StaffTextField{Language: l, Value: texts[l]})
+			}
+		}
+		return f
+	}
+	f := views.StaffPeriodTextsForm{ID: strconv.FormatInt(p.ID, 10), Action: base + "/periods/" + strconv.FormatInt(p.ID, 10) + "/texts", Period: p.NameTexts.In(langOf(c).Code, p.Name),
+		DefaultLanguage: def, Name: field("name", "nameTexts", staffOpsTextIn(c).PeriodName, p.Name, p.NameTexts)}
+	for _, r := range rules {
+		f.Rules = append(f.Rules, field("rules."+r.Code+".label", "rules."+r.Code+".labelTexts", staffOpsTextIn(c).RuleLabel+": "+r.Code, r.Label, r.LabelTexts))
+	}
+	return f
+}
+
+// textsToDo lists the club texts missing in an enabled language.
+func (s *Server) textsToDo(c echo.Context) ([]views.StaffTextToDo, error) {
+	missing, err := s.engine.MissingClubTexts(c.Request().Context(), staffUserOf(c).OrganisationID)
+	if err != nil {
+		return nil, err
+	}
+	t := staffSetupSectionTextIn(c)
+	what := map[string]string{engine.TextTypeName: t.ToDoTypeName, engine.TextPeriodName: t.ToDoPeriodName, engine.TextRuleLabel: t.ToDoRuleLabel}
+	out := make([]views.StaffTextToDo, 0, len(missing))
+	for _, m := range missing {
+		out = append(out, views.StaffTextToDo{What: what[m.Kind], Name: m.Name, Language: m.Language})
+	}
+	return out, nil
+}
+
+// clubTextOf reads one club text of the form: field in the default
+// language, textsField.xx in the others.
+func clubTextOf(form url.Values, field, textsField string) engine.ClubText {
+	t := engine.ClubText{Base: form.Get(field), Texts: engine.Texts{}}
+	for _, l := range engine.Languages {
+		if v := form.Get(textsField + "." + l); v != "" {
+			t.Texts[l] = v
+		}
+	}
+	return t
+}
+
+// refill puts the sent values back into a texts field.
+func refill(f *views.StaffTextsField, form url.Values) {
+	f.Base = form.Get(f.Field)
+	for i := range f.Texts {
+		f.Texts[i].Value = form.Get(f.TextsField + "." + f.Texts[i].Language)
+	}
+}
+
+// staffSavePeriodTexts answers POST /staff/setup/periods/{id}/texts: the
+// period's name and its rules' labels (rules.CODE.label and
+// rules.CODE.labelTexts.xx) per language, all or nothing.
+func (s *Server) staffSavePeriodTexts(c echo.Context) error {
+	u := staffUserOf(c)
+	id, ok := pathID(c, "id")
+	if !ok {
+		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
+	}
+	form, ok, err := s.setupForm(c)
+	if !ok {
+		return err
+	}
+	in := engine.PeriodTexts{Name: clubTextOf(form, "name", "nameTexts"), Labels: map[string]engine.ClubText{}}
+	for k := range form {
+		if code, ok := strings.CutPrefix(k, "rules."); ok {
+			if code, ok = strings.CutSuffix(code, ".label"); ok {
+				in.Labels[code] = clubTextOf(form, k, "rules."+code+".labelTexts")
+			}
+		}
+	}
+	if err := s.engine.StaffSetPeriodTexts(c.Request().Context(), u.actor(), u.OrganisationID, id, in); err != nil {
+		return s.staffSetupProblem(c, setupMemberships, err, func(m *views.StaffSetupModel, errs map[string]string) {
+			for i := range m.Rules {
+				f := &m.Rules[i].Texts
+				if !strings.HasSuffix(f.Action, "/periods/"+strconv.FormatInt(id, 10)+"/texts") {
+					continue
+				}
+				f.Errors = errs
+				refill(&f.Name, form)
+				for j := range f.Rules {
+					refill(&f.Rules[j], form)
+				}
+			}
+			m.Problem = problemOf(err)
+		})
+	}
+	return staffSetupDone(c, setupMemberships, flashTextsSaved)
+}

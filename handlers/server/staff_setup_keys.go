@@ -1,0 +1,77 @@
+package server
+
+import (
+	"net/http"
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+
+	"portal/engine"
+	"portal/views"
+)
+
+// The API keys section of the setup (administrators): the organisation's
+// admin API keys, a new one shown once, revoking one after asking. Both
+// changes are audited (engine.StaffCreateAPIKey, StaffRevokeAPIKey).
+
+// flashKeyRevoked is the result message of a revoked key.
+const flashKeyRevoked = "api-key-revoked"
+
+func init() {
+	staffFlashes[flashKeyRevoked] = func(c echo.Context) string { return staffSetupSectionTextIn(c).KeyRevokedDone }
+}
+
+// loadSetupAPIKeys fills the API keys section.
+func (s *Server) loadSetupAPIKeys(c echo.Context, m *views.StaffSetupModel) error {
+	keys, err := s.engine.APIKeys(c.Request().Context(), staffUserOf(c).OrganisationID)
+	if err != nil {
+		return err
+	}
+	t := staffSetupSectionTextIn(c)
+	base := organisationPath(c, StaffPrefix+staffSetupPath+"/"+setupAPIKeys)
+	m.KeyForm = views.StaffAPIKeyForm{Action: base, Scope: string(engine.ScopeRead)}
+	for _, k := range keys {
+		id := strconv.FormatInt(k.ID, 10)
+		row := views.StaffAPIKeyRow{ID: id, Name: k.Name, Prefix: k.Prefix, Scope: t.KeyScopeRead, Created: staffDateTime(c, k.CreatedAt),
+			LastUsed: t.KeyNever, Revoked: k.RevokedAt != nil, RevokeURL: base + "/" + id + "/revoke"}
+		if k.Scope == engine.ScopeWrite {
+			row.Scope = t.KeyScopeWrite
+		}
+		if k.LastUsedAt != nil {
+			row.LastUsed = staffDateTime(c, *k.LastUsedAt)
+		}
+		m.APIKeys = append(m.APIKeys, row)
+	}
+	return nil
+}
+
+// staffCreateAPIKey answers POST /staff/setup/api-keys: the new key is
+// shown on the answer itself, once (no redirect: it is never stored in
+// clear), and the answer is not cached.
+func (s *Server) staffCreateAPIKey(c echo.Context) error {
+	u := staffUserOf(c)
+	name, scope := c.FormValue("name"), c.FormValue("scope")
+	key, _, err := s.engine.StaffCreateAPIKey(c.Request().Context(), u.actor(), u.OrganisationID, name, engine.APIKeyScope(scope))
+	if err != nil {
+		return s.staffSetupProblem(c, setupAPIKeys, err, func(m *views.StaffSetupModel, errs map[string]string) {
+			m.KeyForm.Name, m.KeyForm.Scope, m.KeyForm.Errors = name, scope, errs
+		})
+	}
+	c.Response().Header().Set("Cache-Control", "no-store")
+	return s.renderSetup(c, setupAPIKeys, http.StatusOK, func(m *views.StaffSetupModel) { m.NewKey = key })
+}
+
+// staffRevokeAPIKey answers POST /staff/setup/api-keys/{id}/revoke,
+// after asking.
+func (s *Server) staffRevokeAPIKey(c echo.Context) error {
+	u := staffUserOf(c)
+	id, proceed, err := s.staffConfirmedID(c, staffSetupSectionTextIn(c).KeyRevokeQuestion, staffSetupSectionTextIn(c).KeyRevokeDetail,
+		setupURL(c, setupAPIKeys))
+	if !proceed {
+		return err
+	}
+	if err := s.engine.StaffRevokeAPIKey(c.Request().Context(), u.actor(), u.OrganisationID, id); err != nil {
+		return s.staffSetupProblem(c, setupAPIKeys, err, nil)
+	}
+	return staffSetupDone(c, setupAPIKeys, flashKeyRevoked)
+}

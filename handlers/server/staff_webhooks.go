@@ -1,0 +1,247 @@
+package server
+
+import (
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"portal/engine"
+	"portal/views"
+)
+
+// The staff webhooks page (admins): what the admin API's /webhooks routes
+// and `portal webhooks` do, for a club without its own tooling.
+
+// staffWebhooksPath is the webhooks page: GET /staff/webhooks.
+const staffWebhooksPath = "/webhooks"
+
+// staffDeliveriesListed is how many deliveries an endpoint's page shows.
+const staffDeliveriesListed = 50
+
+// staffWebhooksPage answers GET /staff/webhooks.
+func (s *Server) staffWebhooksPage(c echo.Context) error {
+	return s.renderWebhooks(c, http.StatusOK, views.StaffWebhooksModel{})
+}
+
+// renderWebhooks shows the page with m's form, problems or new secret.
+func (s *Server) renderWebhooks(c echo.Context, status int, m views.StaffWebhooksModel) error {
+	u := staffUserOf(c)
+	list, err := s.engine.WebhookEndpoints(c.Request().Context(), u.OrganisationID)
+	if err != nil {
+		return s.staffEngineError(c, err)
+	}
+	m.StaffChrome = s.staffChrome(c, views.StaffWebhookTextIn(c.Request().Context()).Title)
+	m.AddURL = organisationPath(c, StaffPrefix+staffWebhooksPath)
+	if m.Events == nil {
+		for _, t := range engine.WebhookEventTypes {
+			m.Events = append(m.Events, views.StaffWebhookEventChoice{Value: t, Checked: true})
+		}
+	}
+	for _, ep := range list {
+		m.Endpoints = append(m.Endpoints, webhookEndpointRow(c, ep))
+	}
+	return staffRender(c, status, views.StaffWebhooksPage(m))
+}
+
+func webhookEndpointRow(c echo.Context, ep engine.WebhookEndpoint) views.StaffWebhookEndpointRow {
+	base := StaffPrefix + staffWebhooksPath + "/" + strconv.FormatInt(ep.ID, 10)
+	return views.StaffWebhookEndpointRow{ID: strconv.FormatInt(ep.ID, 10), URL: ep.URL, Events: strings.Join(ep.Events(), ", "),
+		Active: ep.Active, DisabledReason: ep.DisabledReason, DeliveriesURL: organisationPath(c, base),
+		ToggleURL: organisationPath(c, base+"/active"), RotateURL: organisationPath(c, base+"/rotate"), DeleteURL: organisationPath(c, base+"/delete")}
+}
+
+// staffAddWebhook answers POST /staff/webhooks: adds the endpoint and
+// shows its signing secret this once, or the form again with what is
+// wrong (nothing added).
+func (s *Server) staffAddWebhook(c echo.Context) error {
+	u := staffUserOf(c)
+	form, err := c.FormParams()
+	if err != nil {
+		return s.staffErrorPage(c, http.StatusBadRequest, staffTextIn(c).Invalid)
+	}
+	chosen := form["events"]
+	m := views.StaffWebhooksModel{URL: strings.TrimSpace(form.Get("url")), Events: []views.StaffWebhookEventChoice{}}
+	for _, t := range engine.WebhookEventTypes {
+		m.Events = append(m.Events, views.StaffWebhookEventChoice{Value: t, Checked: slices.Contains(chosen, t)})
+	}
+	ep, secret, err := s.engine.CreateWebhookEndpoint(c.Request().Context(), u.actor(), u.OrganisationID, engine.WebhookEndpointInput{URL: m.URL, Events: chosen})
+	if err != nil {
+		e, ok := engine.AsError(err)
+		if !ok || e.Code != engine.CodeValidation {
+			return s.staffEngineError(c, err)
+		}
+		m.Error = views.StaffWebhookTextIn(c.Request().Context()).Errors
+		for _, f := range e.Fields {
+			switch f.Field {
+			case "url":
+				m.URLError = f.Message
+			case "events":
+				m.EventError = f.Message
+			}
+		}
+		return s.renderWebhooks(c, http.StatusUnprocessableEntity, m)
+	}
+	return s.renderWebhooks(c, http.StatusOK, views.StaffWebhooksModel{NewSecret: secret, SecretFor: strconv.FormatInt(ep.ID, 10)})
+}
+
+// staffSetWebhookActive answers POST /staff/webhooks/{id}/active with
+// active=1 or 0: switches the endpoint on (clearing why the portal
+// switched it off) or off.
+func (s *Server) staffSetWebhookActive(c echo.Context) error {
+	u := staffUserOf(c)
+	id, ok := pathID(c, "id")
+	if !ok {
+		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
+	}
+	var on bool
+	switch c.FormValue("active") {
+	case "1":
+		on = true
+	case "0":
+	default:
+		return s.staffErrorPage(c, http.StatusBadRequest, staffTextIn(c).Invalid)
+	}
+	if _, err := s.engine.UpdateWebhookEndpoint(c.Request().Context(), u.actor(), u.OrganisationID, id, engine.WebhookEndpointChange{Active: &on}); err != nil {
+		return s.staffEngineError(c, err)
+	}
+	done := flashWebhookDisabled
+	if on {
+		done = flashWebhookEnabled
+	}
+	return c.Redirect(http.StatusSeeOther, organisationPath(c, StaffPrefix+staffWebhooksPath)+"?done="+done)
+}
+
+// staffRotateWebhook answers POST /staff/webhooks/{id}/rotate, after
+// asking: the page with the new secret, shown this once.
+func (s *Server) staffRotateWebhook(c echo.Context) error {
+	u := staffUserOf(c)
+	id, ok := pathID(c, "id")
+	if !ok {
+		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
+	}
+	t := views.StaffWebhookTextIn(c.Request().Context())
+	if ok, err := s.staffConfirmed(c, t.RotateQuestion, t.RotateDetail, organisationPath(c, StaffPrefix+staffWebhooksPath)); !ok {
+		return err
+	}
+	secret, err := s.engine.RotateWebhookSecret(c.Request().Context(), u.actor(), u.OrganisationID, id)
+	if err != nil {
+		return s.staffEngineError(c, err)
+	}
+	return s.renderWebhooks(c, http.StatusOK, views.StaffWebhooksModel{NewSecret: secret, SecretFor: strconv.FormatInt(id, 10)})
+}
+
+// staffDeleteWebhook answers POST /staff/webhooks/{id}/delete, after asking.
+func (s *Server) staffDeleteWebhook(c echo.Context) error {
+	u := staffUserOf(c)
+	id, ok := pathID(c, "id")
+	if !ok {
+		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
+	}
+	t := views.StaffWebhookTextIn(c.Request().Context())
+	back := organisationPath(c, StaffPrefix+staffWebhooksPath)
+	if ok, err := s.staffConfirmed(c, t.DeleteQuestion, t.DeleteDetail, back); !ok {
+		return err
+	}
+	if err := s.engine.DeleteWebhookEndpoint(c.Request().Context(), u.actor(), u.OrganisationID, id); err != nil {
+		return s.staffEngineError(c, err)
+	}
+	return c.Redirect(http.StatusSeeOther, back+"?done="+flashWebhookDeleted)
+}
+
+// staffWebhookDeliveries answers GET /staff/webhooks/{id}: the endpoint's
+// newest deliveries, with a replay for each that has ended.
+func (s *Server) staffWebhookDeliveries(c echo.Context) error {
+	u := staffUserOf(c)
+	id, ok := pathID(c, "id")
+	if !ok {
+		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
+	}
+	ctx := c.Request().Context()
+	list, err := s.engine.WebhookDeliveries(ctx, u.OrganisationID, id, staffDeliveriesListed)
+	if err != nil {
+		return s.staffEngineError(c, err)
+	}
+	endpoints, err := s.engine.WebhookEndpoints(ctx, u.OrganisationID)
+	if err != nil {
+		return s.staffEngineError(c, err)
+	}
+	i := slices.IndexFunc(endpoints, func(e engine.WebhookEndpoint) bool { return e.ID == id })
+	if i < 0 {
+		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
+	}
+	t := views.StaffWebhookTextIn(ctx)
+	ep := endpoints[i]
+	m := views.StaffWebhookDeliveriesModel{StaffChrome: s.staffChrome(c, views.StaffWebhookDeliveriesTitle(t, ep.URL)),
+		Endpoint: webhookEndpointRow(c, ep), BackURL: organisationPath(c, StaffPrefix+staffWebhooksPath)}
+	for _, d := range list {
+		row := views.StaffWebhookDeliveryRow{ID: strconv.FormatInt(d.ID, 10), EventID: d.EventID, Type: d.EventType, StatusKey: d.Status,
+			Status: deliveryStatusLabel(t, d.Status), Attempts: strconv.Itoa(d.Attempts), Created: staffDateTime(c, d.CreatedAt)}
+		if d.ResponseCode != nil {
+			row.Code = strconv.Itoa(*d.ResponseCode)
+		}
+		row.Problem = d.LastError
+		if d.LastAttemptAt != nil {
+			row.LastAttempt = staffDateTime(c, *d.LastAttemptAt)
+		}
+		if d.NextRetryAt != nil {
+			row.NextRetry = staffDateTime(c, *d.NextRetryAt)
+		}
+		if ep.Active && d.Status != engine.DeliveryPending && d.Status != engine.DeliveryFailed {
+			row.ReplayURL = organisationPath(c, StaffPrefix+staffWebhooksPath+"/"+strconv.FormatInt(id, 10)+"/deliveries/"+row.ID+"/replay")
+		}
+		m.Deliveries = append(m.Deliveries, row)
+	}
+	return staffRender(c, http.StatusOK, views.StaffWebhookDeliveriesPage(m))
+}
+
+// deliveryStatusLabel is how the page names a delivery's status.
+func deliveryStatusLabel(t *views.StaffWebhookTexts, status string) string {
+	switch status {
+	case engine.DeliveryDelivered:
+		return t.StatusDelivered
+	case engine.DeliveryFailed:
+		return t.StatusFailed
+	case engine.DeliveryGone:
+		return t.StatusGone
+	case engine.DeliverySkipped:
+		return t.StatusSkipped
+	case engine.DeliveryDead:
+		return t.StatusDead
+	}
+	return t.StatusPending
+}
+
+// staffReplayWebhook answers POST
+// /staff/webhooks/{id}/deliveries/{delivery}/replay: the event is sent
+// again as a new delivery (audited with the staff member).
+func (s *Server) staffReplayWebhook(c echo.Context) error {
+	u := staffUserOf(c)
+	id, ok := pathID(c, "id")
+	delivery, deliveryOK := pathID(c, "delivery")
+	if !ok || !deliveryOK {
+		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
+	}
+	if _, err := s.engine.ReplayWebhookDelivery(c.Request().Context(), u.actor(), u.OrganisationID, id, delivery); err != nil {
+		return s.staffEngineError(c, err)
+	}
+	return c.Redirect(http.StatusSeeOther, organisationPath(c, StaffPrefix+staffWebhooksPath+"/"+strconv.FormatInt(id, 10))+"?done="+flashWebhookReplayed)
+}
+
+// The webhooks pages' flashes after an action.
+const (
+	flashWebhookEnabled  = "webhook-enabled"
+	flashWebhookDisabled = "webhook-disabled"
+	flashWebhookDeleted  = "webhook-deleted"
+	flashWebhookReplayed = "webhook-replayed"
+)
+
+func init() {
+	text := func(c echo.Context) *views.StaffWebhookTexts { return views.StaffWebhookTextIn(c.Request().Context()) }
+	staffFlashes[flashWebhookEnabled] = func(c echo.Context) string { return text(c).Enabled }
+	staffFlashes[flashWebhookDisabled] = func(c echo.Context) string { return text(c).Disabled }
+	staffFlashes[flashWebhookDeleted] = func(c echo.Context) string { return text(c).Deleted }
+	staffFlashes[flashWebhookReplayed] = func(c echo.Context) string { return text(c).Replayed }
+}
