@@ -8,7 +8,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
-	"portal/handlers/server"
+	"portal/handlers/adminapi"
 )
 
 // TestAdminBulkCallsTakeTenThousand: on PostgreSQL, 10,000 persons are
@@ -66,7 +66,7 @@ func TestAdminBulkCallsTakeTenThousand(t *testing.T) {
 	}
 
 	// Above the limit: refused before anything is read into the engine.
-	huge := `{"externalIds":["` + strings.Repeat("x", server.MaxBulkBytes) + `"]}`
+	huge := `{"externalIds":["` + strings.Repeat("x", adminapi.MaxBulkBytes) + `"]}`
 	expectHTTPError(t, env.admin(write, http.MethodPost, path, huge), http.StatusRequestEntityTooLarge, path)
 
 	res = env.admin(write, http.MethodPost, "/api/admin/persons/unlink", map[string]any{"links": links})

@@ -17,6 +17,7 @@ import (
 	"portal/engine/dbtest"
 	"portal/engine/enginetest"
 	"portal/handlers"
+	"portal/handlers/adminapi"
 	"portal/handlers/server"
 	"portal/relay/session"
 )
@@ -344,8 +345,8 @@ func lastAuditID(t *testing.T, db *bun.DB) int64 {
 // Every admin API route has its row in the role table, and every row's
 // page is a staff route: the API's staff roles are the pages'.
 func TestAdminRoutesTableIsComplete(t *testing.T) {
-	rows := map[string]server.AdminRoute{}
-	for _, r := range server.AdminRoutes() {
+	rows := map[string]adminapi.AdminRoute{}
+	for _, r := range adminapi.AdminRoutes() {
 		rows[r.Method+" "+server.AdminPrefix+r.Path] = r
 		if r.Page == "" {
 			continue
@@ -386,7 +387,7 @@ func TestAdminAPIRolesArePagesRoles(t *testing.T) {
 			UserKeys: []string{engine.DemoUserKey}}); err != nil {
 			t.Fatal(err)
 		}
-		for _, route := range server.AdminRoutes() {
+		for _, route := range adminapi.AdminRoutes() {
 			path := server.AdminPrefix + route.Path
 			if route.Example != "" {
 				path = server.AdminPrefix + route.Example
@@ -420,7 +421,7 @@ func TestAdminAPIRolesArePagesRoles(t *testing.T) {
 			"POST /payments/:reference/capture": engine.RoleTreasurer,
 			"POST /persons/unlink":              engine.RoleAdmin,
 		}
-		for _, route := range server.AdminRoutes() {
+		for _, route := range adminapi.AdminRoutes() {
 			if want, ok := fixed[route.Method+" "+route.Path]; ok {
 				if got := route.Min(); got != want {
 					t.Errorf("%s %s: least role %s, want %s", route.Method, route.Path, got, want)

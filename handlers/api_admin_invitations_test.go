@@ -11,7 +11,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
-	"portal/handlers/server"
+	"portal/handlers/adminapi"
 )
 
 type invitationDTO struct {
@@ -103,7 +103,7 @@ func checkInvitationResponses(t *testing.T, ck *apiChecker, anon *http.Client, w
 	wantStatus(t, ck.conforming(anon, http.MethodPost, "/api/admin/periods/999/invitations", map[string]any{"all": true}, bearerOf(write)...), http.StatusNotFound)
 	wantStatus(t, ck.do(anon, http.MethodPost, invs, `{"all":`, bearerOf(write)...), http.StatusBadRequest)
 	wantStatus(t, ck.do(anon, http.MethodPost, invs, "x", bearerOf(write, "Content-Type", "text/plain")...), http.StatusUnsupportedMediaType)
-	wantStatus(t, ck.do(anon, http.MethodPost, invs, `{"userKeys":["`+strings.Repeat("k", server.MaxBulkBytes)+`"]}`, bearerOf(write)...), http.StatusRequestEntityTooLarge)
+	wantStatus(t, ck.do(anon, http.MethodPost, invs, `{"userKeys":["`+strings.Repeat("k", adminapi.MaxBulkBytes)+`"]}`, bearerOf(write)...), http.StatusRequestEntityTooLarge)
 	wantStatus(t, ck.do(anon, http.MethodPost, invs, map[string]any{"all": true}, bearerOf(read)...), http.StatusForbidden)
 	wantStatus(t, ck.do(anon, http.MethodPost, invs, map[string]any{"all": true}, bearerOf(write, crossSite...)...), http.StatusForbidden)
 	wantStatus(t, ck.do(anon, http.MethodPost, invs, map[string]any{"all": true}), http.StatusUnauthorized)

@@ -26,6 +26,7 @@ import (
 	"portal/engine"
 	"portal/engine/dbtest"
 	"portal/handlers"
+	"portal/handlers/adminapi"
 	"portal/handlers/server"
 	"portal/relay/hashlink"
 )
@@ -589,7 +590,7 @@ func checkAdminResponses(t *testing.T, ck *apiChecker, env *testEnv, anon *http.
 	wantStatus(t, ck.do(anon, http.MethodPost, imp, "x", bearer(write, "Content-Type", "text/plain")...), http.StatusUnsupportedMediaType)
 	wantStatus(t, ck.do(anon, http.MethodPost, imp, csv, bearer(read, "Content-Type", "text/csv")...), http.StatusForbidden)
 	wantStatus(t, ck.do(anon, http.MethodPost, imp, csv, "Content-Type", "text/csv"), http.StatusUnauthorized)
-	huge := "externalId,firstName,lastName,dateOfBirth\n\"" + strings.Repeat("a", server.MaxImportBytes+1)
+	huge := "externalId,firstName,lastName,dateOfBirth\n\"" + strings.Repeat("a", adminapi.MaxImportBytes+1)
 	wantStatus(t, ck.do(anon, http.MethodPost, imp, huge, bearer(write, "Content-Type", "text/csv")...), http.StatusRequestEntityTooLarge)
 
 	types := "/api/admin/membership-types"
@@ -654,7 +655,7 @@ func checkAdminResponses(t *testing.T, ck *apiChecker, env *testEnv, anon *http.
 	wantStatus(t, ck.conforming(anon, http.MethodPost, unlink, map[string]any{"links": []map[string]string{{"externalId": "nobody", "userKey": "family-1"}}}, bearer(write)...), http.StatusUnprocessableEntity)
 	wantStatus(t, ck.do(anon, http.MethodPost, unlink, map[string]any{"links": []any{}}, bearer(write)...), http.StatusBadRequest)
 	wantStatus(t, ck.do(anon, http.MethodPost, unlink, "x", bearer(write, "Content-Type", "text/plain")...), http.StatusUnsupportedMediaType)
-	wantStatus(t, ck.do(anon, http.MethodPost, unlink, `{"links":["`+strings.Repeat("x", server.MaxBulkBytes)+`"]}`, bearer(write)...), http.StatusRequestEntityTooLarge)
+	wantStatus(t, ck.do(anon, http.MethodPost, unlink, `{"links":["`+strings.Repeat("x", adminapi.MaxBulkBytes)+`"]}`, bearer(write)...), http.StatusRequestEntityTooLarge)
 	wantStatus(t, ck.do(anon, http.MethodPost, unlink, map[string]any{"links": []any{}}, bearer(read)...), http.StatusForbidden)
 	wantStatus(t, ck.do(anon, http.MethodPost, unlink, map[string]any{"links": []any{}}), http.StatusUnauthorized)
 

@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
+	"portal/handlers/adminapi"
 	"portal/handlers/server"
 	"portal/static"
 )
@@ -43,7 +44,7 @@ func New(d Deps) *echo.Echo {
 		return strings.HasPrefix(p, "/static/") || server.IsAPI(c.Request()) || s.RelayOwnsBodyLimit(c)
 	}))
 	e.Use(middleware.BodyLimitWithConfig(middleware.BodyLimitConfig{Limit: "64K", Skipper: func(c echo.Context) bool {
-		return s.RelayOwnsBodyLimit(c) || server.IsBulk(c.Request()) || server.IsStaffUpload(c.Request()) // all set limits of their own
+		return s.RelayOwnsBodyLimit(c) || adminapi.IsBulk(c.Request()) || server.IsStaffUpload(c.Request()) // all set limits of their own
 	}}))
 	e.Use(s.RejectCrossOrigin)
 	e.Use(s.RejectControlCharacters)
@@ -62,7 +63,7 @@ func New(d Deps) *echo.Echo {
 	forms.POST("/processes/:processid/reset", s.PostReset, server.RequireJSON)
 	forms.POST("/processes/:processid/resume", s.PostResume, server.RequireJSON)
 	forms.POST("/processes/:processid/back", s.PostBack, server.RequireJSON)
-	s.MountAdmin(api) // api_admin.go: API keys instead of sessions
+	adminapi.Of(s).MountAdmin(api) // api_admin.go: API keys instead of sessions
 	api.Any("/*", func(c echo.Context) error { return echo.ErrNotFound }, s.RequireSession)
 
 	reg := e.Group("/membership/register/:periodId")

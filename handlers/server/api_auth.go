@@ -23,7 +23,7 @@ type externalLoginRequest struct {
 // throttled per client address and user key (429, signin.go).
 func (s *Server) ExternalLogin(c echo.Context) error {
 	var body externalLoginRequest
-	if err := decodeJSON(c.Request().Body, &body); err != nil {
+	if err := DecodeJSON(c.Request().Body, &body); err != nil {
 		return err
 	}
 	if err := s.checkSignIn(c, body.UserKey); err != nil { // signin.go: 429 over the budget of failures
@@ -31,7 +31,7 @@ func (s *Server) ExternalLogin(c echo.Context) error {
 	}
 	if problem := s.signInProblem(c, body.UserKey, body.Hash); problem != "" {
 		s.signInFailed(c, body.UserKey, problem)
-		return newAPIError(http.StatusUnauthorized, "The user key and hash do not match.")
+		return NewAPIError(http.StatusUnauthorized, "The user key and hash do not match.")
 	}
 	values, err := s.backendLogin(c, body.UserKey, body.Hash) // gateway.go: BACKEND_JWT when a backend is set
 	if err != nil {
@@ -48,17 +48,17 @@ func (s *Server) ExternalLogin(c echo.Context) error {
 }
 
 // decodeJSON reads one JSON object into dst, answering 400 when it is not one.
-func decodeJSON(r io.Reader, dst any) error {
+func DecodeJSON(r io.Reader, dst any) error {
 	dec := json.NewDecoder(r)
 	if err := dec.Decode(dst); err != nil {
 		if tooLarge(err) {
 			return err
 		}
-		return newAPIError(http.StatusBadRequest, "The request body is not valid JSON for this operation.",
+		return NewAPIError(http.StatusBadRequest, "The request body is not valid JSON for this operation.",
 			FieldErrorBody{Field: "body", Message: jsonProblem(err)})
 	}
 	if dec.More() {
-		return newAPIError(http.StatusBadRequest, "The request body must hold one JSON object.")
+		return NewAPIError(http.StatusBadRequest, "The request body must hold one JSON object.")
 	}
 	return nil
 }
@@ -67,7 +67,7 @@ func decodeJSON(r io.Reader, dst any) error {
 // kept: the client is not logged out by a transient failure).
 func sessionStoreError(err error) error {
 	if errors.Is(err, session.ErrUnavailable) {
-		return newAPIError(http.StatusServiceUnavailable, "Sessions are temporarily unavailable. Please try again shortly.")
+		return NewAPIError(http.StatusServiceUnavailable, "Sessions are temporarily unavailable. Please try again shortly.")
 	}
 	return err
 }
@@ -83,11 +83,11 @@ func (s *Server) RequireSession(next echo.HandlerFunc) echo.HandlerFunc {
 		markSessionLoaded(req.Context())
 		switch {
 		case errors.Is(err, session.ErrNotFound):
-			return newAPIError(http.StatusUnauthorized, "Sign in first: this request needs an authenticated session.")
+			return NewAPIError(http.StatusUnauthorized, "Sign in first: this request needs an authenticated session.")
 		case err != nil:
 			return sessionStoreError(err)
 		case sess.UserKey == "":
-			return newAPIError(http.StatusUnauthorized, "This session is not signed in with a user key.")
+			return NewAPIError(http.StatusUnauthorized, "This session is not signed in with a user key.")
 		}
 		c.SetRequest(req.WithContext(withSession(req.Context(), sess)))
 		return next(c)

@@ -17,7 +17,7 @@ import (
 func (s *Server) GetMembershipForm(c echo.Context) error {
 	sess := sessionOf(c)
 	var fields []FieldErrorBody
-	periodID, ok := pathID(c, "periodid")
+	periodID, ok := PathID(c, "periodid")
 	if !ok {
 		fields = append(fields, FieldErrorBody{Field: "periodid", Message: "must be a positive whole number"})
 	}
@@ -34,10 +34,10 @@ func (s *Server) GetMembershipForm(c echo.Context) error {
 		orgID = &id
 	}
 	if len(fields) > 0 {
-		return newAPIError(http.StatusBadRequest, "The request has invalid parameters.", fields...)
+		return NewAPIError(http.StatusBadRequest, "The request has invalid parameters.", fields...)
 	}
 	if userKey != sess.UserKey {
-		return newAPIError(http.StatusUnauthorized, "The userKey does not match the signed-in user.")
+		return NewAPIError(http.StatusUnauthorized, "The userKey does not match the signed-in user.")
 	}
 	form, created, err := s.engine.LoadMembershipForm(c.Request().Context(), sess.UserKey, periodID, orgID)
 	if err != nil {
@@ -97,7 +97,7 @@ func (s *Server) PostBack(c echo.Context) error {
 		return err
 	}
 	if len(bytes.TrimSpace(raw)) > 0 {
-		if err := decodeJSON(bytes.NewReader(raw), &body); err != nil {
+		if err := DecodeJSON(bytes.NewReader(raw), &body); err != nil {
 			return err
 		}
 	}

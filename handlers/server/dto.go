@@ -108,10 +108,10 @@ func parseNext(body io.Reader) (engine.NextInput, error) {
 		if tooLarge(err) {
 			return in, err
 		}
-		return in, newAPIError(400, "The request body is not valid JSON for this operation.", FieldErrorBody{Field: "body", Message: jsonProblem(err)})
+		return in, NewAPIError(400, "The request body is not valid JSON for this operation.", FieldErrorBody{Field: "body", Message: jsonProblem(err)})
 	}
 	if dec.More() {
-		return in, newAPIError(400, "The request body must hold one JSON object.")
+		return in, NewAPIError(400, "The request body must hold one JSON object.")
 	}
 	var fields []FieldErrorBody
 	bad := func(field, msg string) { fields = append(fields, FieldErrorBody{Field: field, Message: msg}) }
@@ -177,7 +177,7 @@ func parseNext(body io.Reader) (engine.NextInput, error) {
 		in.People = append(in.People, p)
 	}
 	if len(fields) > 0 {
-		return in, newAPIError(400, "The request body has invalid fields.", fields...)
+		return in, NewAPIError(400, "The request body has invalid fields.", fields...)
 	}
 	return in, nil
 }

@@ -69,7 +69,7 @@ type apiError struct {
 
 func (e *apiError) Error() string { return e.message }
 
-func newAPIError(status int, message string, fields ...FieldErrorBody) *apiError {
+func NewAPIError(status int, message string, fields ...FieldErrorBody) *apiError {
 	return &apiError{status: status, message: message, fields: fields}
 }
 
@@ -189,4 +189,18 @@ func (s *Server) writeJSON(c echo.Context, status int, body any) {
 
 func IsAPI(r *http.Request) bool {
 	return strings.HasPrefix(r.URL.Path, "/api/") || r.URL.Path == "/api"
+}
+
+// fieldErrors are an engine validation error's field messages by field,
+// or a conflict's that names its field (a code already used).
+func fieldErrors(err error) (map[string]string, bool) {
+	e, ok := engine.AsError(err)
+	if !ok || (e.Code != engine.CodeValidation && e.Code != engine.CodeInvalid && e.Code != engine.CodeConflict) || len(e.Fields) == 0 {
+		return nil, false
+	}
+	out := map[string]string{}
+	for _, f := range e.Fields {
+		out[f.Field] = f.Message
+	}
+	return out, true
 }

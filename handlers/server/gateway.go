@@ -393,7 +393,7 @@ func (s *Server) backendLogin(c echo.Context, userKey, hash string) (map[string]
 		return nil, nil
 	}
 	var system string // the organisation's registration system id (spec: "from the tenant context")
-	if t := organisationOfRequest(c); t != nil {
+	if t := OrganisationOfRequest(c); t != nil {
 		system = t.RegistrationSystemID
 	}
 	tok, err := g.backend.ExternalLoginFor(c.Request().Context(), userKey, hash, system)
@@ -404,10 +404,10 @@ func (s *Server) backendLogin(c echo.Context, userKey, hash string) (map[string]
 	case errors.Is(err, backend.ErrRejected):
 		g.metrics.observeBackendLogin("rejected")
 		s.LogFor(c).Info("hash login refused by the admin backend", "err", err)
-		return nil, newAPIError(http.StatusUnauthorized, "The admin backend did not accept this sign-in.")
+		return nil, NewAPIError(http.StatusUnauthorized, "The admin backend did not accept this sign-in.")
 	default:
 		g.metrics.observeBackendLogin("error")
 		s.LogFor(c).Warn("hash login: admin backend unavailable", "err", err)
-		return nil, newAPIError(http.StatusBadGateway, "The admin backend cannot be reached. Please try again shortly.")
+		return nil, NewAPIError(http.StatusBadGateway, "The admin backend cannot be reached. Please try again shortly.")
 	}
 }

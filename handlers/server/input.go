@@ -43,7 +43,7 @@ func (s *Server) RejectControlCharacters(next echo.HandlerFunc) echo.HandlerFunc
 		if s.bodyAfterAuthentication(c) {
 			return next(c) // its authentication reads the form (checkFormText), never anyone before it
 		}
-		if err := checkFormText(req); err != nil {
+		if err := CheckFormText(req); err != nil {
 			return err
 		}
 		return next(c)
@@ -65,7 +65,7 @@ func (s *Server) bodyAfterAuthentication(c echo.Context) bool {
 // to MaxBodyBytes in memory) and answers 400 when a field's name or value
 // is not plain text; answer fields are the engine's to judge. A request
 // without a form body is not read.
-func checkFormText(req *http.Request) error {
+func CheckFormText(req *http.Request) error {
 	kind := formBody(req)
 	if kind == "" {
 		return nil
@@ -80,7 +80,7 @@ func checkFormText(req *http.Request) error {
 		if tooLarge(err) {
 			return err
 		}
-		return newAPIError(http.StatusBadRequest, "The form could not be read.")
+		return NewAPIError(http.StatusBadRequest, "The form could not be read.")
 	}
 	if bad := unplainFields(req.PostForm, answerFieldPrefix); len(bad) > 0 {
 		return plainTextError(bad)
@@ -94,7 +94,7 @@ func plainTextError(bad []string) error {
 	for i, name := range bad {
 		fields[i] = FieldErrorBody{Field: name, Message: "contains control characters or invalid text"}
 	}
-	return newAPIError(http.StatusBadRequest, "The request contains characters that are not allowed.", fields...)
+	return NewAPIError(http.StatusBadRequest, "The request contains characters that are not allowed.", fields...)
 }
 
 // removeUploadedFiles deletes the temporary files of a multipart form
@@ -149,7 +149,7 @@ func formBody(r *http.Request) string {
 	default:
 		return ""
 	}
-	if mt := mediaType(r); mt == echo.MIMEApplicationForm || mt == echo.MIMEMultipartForm {
+	if mt := MediaType(r); mt == echo.MIMEApplicationForm || mt == echo.MIMEMultipartForm {
 		return mt
 	}
 	return ""
@@ -158,7 +158,10 @@ func formBody(r *http.Request) string {
 // pathID reads the path parameter name as a record id: a positive whole
 // number. Anything else names no record, and each caller answers that as
 // its audience expects (a 404 page, a 404 body, a field error).
-func pathID(c echo.Context, name string) (int64, bool) {
+func PathID(c echo.Context, name string) (int64, bool) {
 	id, err := strconv.ParseInt(c.Param(name), 10, 64)
 	return id, err == nil && id > 0
 }
+
+// answerFieldPrefix starts the name of every answer field of a question page.
+const answerFieldPrefix = "answer-"

@@ -36,7 +36,7 @@ func (s *Server) ChooseLanguage(next echo.HandlerFunc) echo.HandlerFunc {
 			// was a twentieth of the relay's CPU (docs/BENCHMARKS.md).
 			return next(c)
 		}
-		t := organisationOfRequest(c)
+		t := OrganisationOfRequest(c)
 		choice := lang.Choice{AcceptLanguage: req.Header.Get("Accept-Language")}
 		if t != nil {
 			choice.Default, choice.Enabled = t.Brand.Language, t.Languages
@@ -53,7 +53,7 @@ func (s *Server) ChooseLanguage(next echo.HandlerFunc) echo.HandlerFunc {
 			}
 			q := req.URL.Query()
 			q.Del(languageParam)
-			back := organisationPath(c, samePage(req.URL.Path))
+			back := OrganisationPath(c, samePage(req.URL.Path))
 			if enc := q.Encode(); enc != "" {
 				back += "?" + enc
 			}
@@ -86,7 +86,7 @@ func languageLinks(c echo.Context, enabled []string, current string) []views.Lan
 		q := req.URL.Query()
 		q.Set(languageParam, code)
 		links = append(links, views.LanguageLink{Code: code, Name: lang.Names[code],
-			Href: organisationPath(c, samePage(req.URL.Path)) + "?" + q.Encode(), Current: code == current})
+			Href: OrganisationPath(c, samePage(req.URL.Path)) + "?" + q.Encode(), Current: code == current})
 	}
 	return links
 }

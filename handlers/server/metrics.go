@@ -124,7 +124,7 @@ func (m *Metrics) handler(token string) echo.HandlerFunc {
 	h := m.Handler(token)
 	return func(c echo.Context) error {
 		if !bearsToken(c.Request(), token) {
-			return newAPIError(http.StatusUnauthorized, "The metrics need a bearer token.")
+			return NewAPIError(http.StatusUnauthorized, "The metrics need a bearer token.")
 		}
 		h.ServeHTTP(c.Response(), c.Request())
 		return nil

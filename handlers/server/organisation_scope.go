@@ -65,7 +65,7 @@ type organisation struct {
 // organisationDirectory is the resolver's copy of the organisations.
 type organisationDirectory struct {
 	engine  *engine.Service
-	sealer  *session.Sealer // nil: no session key, so no organisation may have a secret of its own
+	Sealer  *session.Sealer // nil: no session key, so no organisation may have a secret of its own
 	log     *slog.Logger
 	refresh time.Duration
 
@@ -159,10 +159,10 @@ func (d *organisationDirectory) reload(ctx context.Context) error {
 }
 
 func (d *organisationDirectory) openSecret(orgID int64, sealed string) (string, error) {
-	if d.sealer == nil {
+	if d.Sealer == nil {
 		return "", errors.New("no PORTAL_SESSION_KEY")
 	}
-	pt, err := d.sealer.Open(sealed, HashSecretAAD(orgID))
+	pt, err := d.Sealer.Open(sealed, HashSecretAAD(orgID))
 	return string(pt), err
 }
 
@@ -262,21 +262,21 @@ func (s *Server) RequireOrganisation(next echo.HandlerFunc) echo.HandlerFunc {
 		if res.err != nil {
 			return res.err // the organisations could not be read: 503 through the error handler
 		}
-		return newAPIError(http.StatusNotFound, "No organisation is served at this address.")
+		return NewAPIError(http.StatusNotFound, "No organisation is served at this address.")
 	}
 }
 
 // organisationOfRequest returns the request's organisation, or nil on organisationFree paths
 // that resolved to none.
-func organisationOfRequest(c echo.Context) *organisation {
+func OrganisationOfRequest(c echo.Context) *organisation {
 	res, _ := c.Request().Context().Value(resolutionKey{}).(resolution)
 	return res.organisation
 }
 
 // organisationPath puts the request's /o/{slug} prefix, if it came with one,
 // before a path of this site.
-func organisationPath(c echo.Context, p string) string {
-	if t := organisationOfRequest(c); t != nil {
+func OrganisationPath(c echo.Context, p string) string {
+	if t := OrganisationOfRequest(c); t != nil {
 		return t.Brand.Base + p
 	}
 	return p
@@ -290,7 +290,7 @@ const AttrOrganisation = "ORGANISATION_ID"
 // startValues adds the request's organisation to the values a new session
 // starts with.
 func startValues(c echo.Context, values map[string]string) map[string]string {
-	t := organisationOfRequest(c)
+	t := OrganisationOfRequest(c)
 	if t == nil {
 		return values
 	}
@@ -311,7 +311,7 @@ func (s *Server) sessionFor(c echo.Context) (*session.Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := organisationOfRequest(c)
+	t := OrganisationOfRequest(c)
 	if t == nil {
 		return sess, nil
 	}
@@ -328,7 +328,7 @@ func (s *Server) sessionFor(c echo.Context) (*session.Session, error) {
 // hashSecretFor is the secret hash links of the request's organisation
 // are checked against; ok is false when its own secret cannot be opened.
 func (s *Server) hashSecretFor(c echo.Context) (secret string, ok bool) {
-	t := organisationOfRequest(c)
+	t := OrganisationOfRequest(c)
 	switch {
 	case t == nil:
 		return s.hashSecret, true
@@ -350,7 +350,7 @@ func (s *Server) RefreshOrganisations() { s.organisations.invalidate() }
 // the settings, never from the query, which only makes a new colour a new
 // address for caches.
 func (s *Server) BrandStylesheet(c echo.Context) error {
-	t := organisationOfRequest(c)
+	t := OrganisationOfRequest(c)
 	h := c.Response().Header()
 	if t == nil || t.Brand.Accent == "" {
 		h.Set("Cache-Control", "no-cache")
@@ -373,3 +373,6 @@ func boundTo(sess *session.Session, orgID int64) bool {
 	bound, ok := sess.Values[AttrOrganisation]
 	return !ok || bound == strconv.FormatInt(orgID, 10)
 }
+
+// minHashSecret is the shortest organisation hash secret accepted.
+const MinHashSecret = 16

@@ -24,7 +24,7 @@ func (s *Server) TestGatewayPage(c echo.Context) error {
 	lines, total := orderLines(langOf(c), view.Order)
 	return render(c, http.StatusOK, views.TestGatewayPage(views.TestGatewayModel{
 		Chrome:    s.chrome("Test payment"),
-		Reference: view.Payment.Reference, Action: organisationPath(c, testGatewayPayPath(view.Payment.Reference)),
+		Reference: view.Payment.Reference, Action: OrganisationPath(c, testGatewayPayPath(view.Payment.Reference)),
 		Lines: lines, Total: total, Open: view.Payment.Status == engine.PaymentPending, Status: string(view.Payment.Status),
 	}))
 }
@@ -37,7 +37,7 @@ func (s *Server) TestGatewayDecide(c echo.Context) error {
 	switch engine.PaymentOutcome(status) {
 	case engine.OutcomeSuccess, engine.OutcomeFailed, engine.OutcomeCancelled:
 	default:
-		return newAPIError(http.StatusBadRequest, "Choose success, failed or cancelled.",
+		return NewAPIError(http.StatusBadRequest, "Choose success, failed or cancelled.",
 			FieldErrorBody{Field: "status", Message: "must be success, failed or cancelled"})
 	}
 	if !LoopbackPeer(c.Request()) {

@@ -16,7 +16,7 @@ import (
 // address and user key (a 429 page, signin.go). Without a hash link it
 // shows the overview of the signed-in user.
 func (s *Server) RegisterEntry(c echo.Context) error {
-	periodID, ok := pathID(c, "periodId")
+	periodID, ok := PathID(c, "periodId")
 	if !ok {
 		return s.accessDenied(c, "period")
 	}

@@ -34,7 +34,7 @@ var invitationMessages = map[string]string{
 // Forged links spend from the sign-in budgets like wrong hashes.
 func (s *Server) OpenInvitation(c echo.Context) error {
 	ctx := c.Request().Context()
-	t := organisationOfRequest(c)
+	t := OrganisationOfRequest(c)
 	if err := s.checkSignIn(c, ""); err != nil {
 		return err
 	}

@@ -29,7 +29,7 @@ func (s *Server) overview(c echo.Context, periodID int64) error {
 		StartURL:  registerPath(c, periodID, "persons"),
 		ResumeURL: registerPath(c, periodID, "resume"),
 		ResetURL:  registerPath(c, periodID, "reset"),
-		DataURL:   organisationPath(c, memberDataPath),
+		DataURL:   OrganisationPath(c, memberDataPath),
 	}
 	switch f.State {
 	case engine.StateRunning, engine.StateResume, engine.StateSuspended:

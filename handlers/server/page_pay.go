@@ -66,7 +66,7 @@ func (s *Server) toCheckout(c echo.Context, p *engine.Payment) error {
 // club's hostname they paid from. Absolute addresses (a provider's) pass.
 func sameSite(c echo.Context, u string) string {
 	if strings.HasPrefix(u, "/") && !strings.HasPrefix(u, "//") {
-		return organisationPath(c, u)
+		return OrganisationPath(c, u)
 	}
 	return u
 }

@@ -17,7 +17,7 @@ import (
 func (s *Server) payMethodChoice(c echo.Context, choice *engine.PayLinkChoice) error {
 	c.Response().Header().Set("Cache-Control", "no-store")
 	m := views.PayChooseModel{Chrome: s.chrome(views.PaymentMethodTextIn(c.Request().Context()).PayTitle),
-		Action:  organisationPath(c, PayLinkPrefix+choice.Order.PayReference),
+		Action:  OrganisationPath(c, PayLinkPrefix+choice.Order.PayReference),
 		Total:   langOf(c).Money(choice.Order.TotalMinor, choice.Order.Currency),
 		Methods: views.PaymentMethodChoiceModel{Methods: choice.Methods, Current: choice.Current}}
 	return render(c, http.StatusOK, views.PayChoose(m))
@@ -65,7 +65,7 @@ func (s *Server) showDebitPage(c echo.Context, status int, orderReference string
 			m.Due = langOf(c).Date(due.UTC())
 		}
 	case page.Held != nil:
-		held, base := page.Held, organisationPath(c, PayLinkPrefix+page.Order.PayReference+"/mandate/")
+		held, base := page.Held, OrganisationPath(c, PayLinkPrefix+page.Order.PayReference+"/mandate/")
 		m.Held = &views.HeldMandateModel{ID: strconv.FormatInt(held.ID, 10), Holder: held.Holder, Account: engine.MaskedIBAN(held.IBAN),
 			Reference: held.Reference, Signed: langOf(c).Date(held.SignedAt.UTC()), Text: held.Text,
 			KeepAction: base + "keep", ChangeAction: base + "change", RevokeAction: base + "revoke"}
@@ -77,7 +77,7 @@ func (s *Server) showDebitPage(c echo.Context, status int, orderReference string
 		terms := page.Terms
 		terms.Reference = t.MandateReferenceLater
 		m.Text, _ = engine.MandateText(langOf(c).Code, terms)
-		m.Action = organisationPath(c, PayLinkPrefix+page.Order.PayReference+"/mandate")
+		m.Action = OrganisationPath(c, PayLinkPrefix+page.Order.PayReference+"/mandate")
 		if typed != nil {
 			m.Holder, m.IBAN, m.BIC = typed.Holder, typed.IBAN, typed.BIC
 		}
@@ -112,7 +112,7 @@ func (s *Server) mandateAnswered(c echo.Context, in *engine.MandateInput, err er
 		}
 		return err
 	}
-	return c.Redirect(http.StatusSeeOther, organisationPath(c, PayLinkPrefix+ref))
+	return c.Redirect(http.StatusSeeOther, OrganisationPath(c, PayLinkPrefix+ref))
 }
 
 // staffMandate is a registration's mandate on the staff registration
@@ -130,7 +130,7 @@ func staffMandate(c echo.Context, role engine.StaffRole, registration int64, m *
 			out.Ended += " · " + views.StaffMandateTextIn(c.Request().Context()).EndReason(m.EndReason)
 		}
 	case role.AtLeast(engine.RoleTreasurer):
-		out.RevokeAction = organisationPath(c, fmt.Sprintf("%s/mandates/%d/revoke", StaffPrefix, m.ID))
+		out.RevokeAction = OrganisationPath(c, fmt.Sprintf("%s/mandates/%d/revoke", StaffPrefix, m.ID))
 		out.Registration = strconv.FormatInt(registration, 10)
 	}
 	return out

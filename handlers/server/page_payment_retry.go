@@ -8,9 +8,6 @@ import (
 	"portal/engine"
 )
 
-// paymentRetryPath is where the payment return page's retry form posts.
-const PaymentRetryPath = "/membership/payment-retry"
-
 // paymentRetry answers POST /membership/payment-retry (form field reference):
 // a new payment attempt for the registration that reference belongs to, for
 // the signed-in user only: the browser goes straight to its checkout.

@@ -47,7 +47,7 @@ func (s *Server) PaymentReturn(c echo.Context) error {
 	}
 	ret.Amount, ret.Currency = c.QueryParam("amount"), c.QueryParam("currency")
 	if ret.Reference == "" {
-		return newAPIError(http.StatusBadRequest, "The payment return is missing its reference.")
+		return NewAPIError(http.StatusBadRequest, "The payment return is missing its reference.")
 	}
 	ctx := c.Request().Context()
 	res, err := s.engine.CompletePayment(ctx, ret)
@@ -62,7 +62,7 @@ func (s *Server) PaymentReturn(c echo.Context) error {
 		s.LogFor(c).Warn("payment return: session store unavailable; showing the outcome without details", "err", err)
 	}
 	m := views.PaymentReturnModel{Reference: res.Reference, Outcome: paymentOutcomes[res.Outcome], RegisterURL: registerPath(c, res.PeriodID), DetailsHidden: !owner,
-		RetryURL: organisationPath(c, PaymentRetryPath)} // the organisation's prefix kept: the retry needs its session
+		RetryURL: OrganisationPath(c, PaymentRetryPath)} // the organisation's prefix kept: the retry needs its session
 	if owner {
 		m.Lines, m.Total = orderLines(langOf(c), res.Order)
 	}
@@ -78,7 +78,7 @@ func (s *Server) PaymentReturn(c echo.Context) error {
 		// "success" only chooses this wording, it settles nothing.
 		m.Chrome, m.Outcome = s.chrome(tr(c, "return_pending_title")), views.OutcomePending
 		m.Message = tr(c, "return_pending")
-		m.PollURL = organisationPath(c, PaymentReturnPath) + "?" + url.Values{"reference": {res.Reference}, "status": {string(engine.OutcomeSuccess)}}.Encode()
+		m.PollURL = OrganisationPath(c, PaymentReturnPath) + "?" + url.Values{"reference": {res.Reference}, "status": {string(engine.OutcomeSuccess)}}.Encode()
 	case res.Outcome == engine.OutcomeOpen:
 		m.Chrome, m.Outcome = s.chrome(tr(c, "return_incomplete_title")), views.OutcomeCancelled
 		m.Message = tr(c, "return_incomplete")

@@ -38,9 +38,6 @@ func (s *Server) showStep(c echo.Context, n int) error {
 	return render(c, http.StatusOK, views.Step(s.stepModel(c, form, nil, nil, "")))
 }
 
-// answerFieldPrefix starts the name of every answer field of a question page.
-const answerFieldPrefix = "answer-"
-
 func fieldID(personID int64) string { return answerFieldPrefix + strconv.FormatInt(personID, 10) }
 
 // questionKinds maps the engine's question types to the step page's kinds.

@@ -20,7 +20,7 @@ func (s *Server) SubmitPersons(c echo.Context) error {
 func (s *Server) SubmitAnswers(c echo.Context) error {
 	n, ok := stepParam(c)
 	if !ok {
-		return newAPIError(http.StatusNotFound, "No such step.")
+		return NewAPIError(http.StatusNotFound, "No such step.")
 	}
 	return s.submitStep(c, n)
 }
@@ -37,7 +37,7 @@ func (s *Server) submitStep(c echo.Context, n int) error {
 	}
 	values, err := c.FormParams()
 	if err != nil {
-		return newAPIError(http.StatusBadRequest, "The form could not be read.")
+		return NewAPIError(http.StatusBadRequest, "The form could not be read.")
 	}
 	in := engine.NextInput{ProcessID: form.ProcessIDString(), Step: n, HoldCommit: n == form.TotalSteps}
 	posted := postedAnswers(form, values)

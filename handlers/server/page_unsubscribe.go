@@ -25,7 +25,7 @@ func (s *Server) unsubscribeToken(c echo.Context) (optout.Token, bool) {
 	if err != nil || !engine.OptOutCategory(t.Category) {
 		return optout.Token{}, false
 	}
-	if tn := organisationOfRequest(c); tn != nil && tn.ID != t.Organisation {
+	if tn := OrganisationOfRequest(c); tn != nil && tn.ID != t.Organisation {
 		return optout.Token{}, false
 	}
 	return t, true
@@ -68,5 +68,5 @@ func (s *Server) unsubscribe(c echo.Context, confirm bool) error {
 		title = tr(c, "unsubscribe_title_done")
 	}
 	return render(c, http.StatusOK, views.UnsubscribePage(views.UnsubscribeModel{Chrome: s.chrome(title), Club: org.Name,
-		What: tr(c, unsubscribeWords[t.Category]), Addresses: t.Addresses, Action: organisationPath(c, UnsubscribePath) + "?t=" + c.QueryParam("t"), Done: confirm}))
+		What: tr(c, unsubscribeWords[t.Category]), Addresses: t.Addresses, Action: OrganisationPath(c, UnsubscribePath) + "?t=" + c.QueryParam("t"), Done: confirm}))
 }

@@ -9,9 +9,6 @@ import (
 	"portal/views"
 )
 
-// verifyPrefix starts the public card check a membership card's QR code opens.
-const VerifyPrefix = "/verify/"
-
 // verifyCard answers GET /verify/:token, the page a membership card's QR
 // code opens: public (a volunteer at the club door has no session), so it
 // shows only the name, the type, the period and validity, and an unknown

@@ -37,7 +37,7 @@ func registerPath(c echo.Context, periodID int64, sub ...string) string {
 	if len(sub) > 0 {
 		p += "/" + strings.Join(sub, "/")
 	}
-	return organisationPath(c, p) // under /o/{slug} when the request came so
+	return OrganisationPath(c, p) // under /o/{slug} when the request came so
 }
 
 // stepParam is the question number of a step address (1 or more).

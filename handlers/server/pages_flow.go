@@ -24,7 +24,7 @@ type registration struct {
 // registrationOf resolves the period and the session of a flow page, or
 // renders what the member needs instead (done=false).
 func (s *Server) registrationOf(c echo.Context) (registration, bool, error) {
-	periodID, ok := pathID(c, "periodId")
+	periodID, ok := PathID(c, "periodId")
 	if !ok {
 		return registration{}, false, s.accessDenied(c, "period")
 	}

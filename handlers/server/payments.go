@@ -91,7 +91,7 @@ func (s *Server) ownPayment(c echo.Context, reference string) (*engine.PaymentVi
 	ctx := c.Request().Context()
 	sess, err := s.sessionFor(c)
 	if errors.Is(err, session.ErrNotFound) {
-		return nil, newAPIError(http.StatusUnauthorized, "Your session has ended. Open the link from your e-mail again to continue.")
+		return nil, NewAPIError(http.StatusUnauthorized, "Your session has ended. Open the link from your e-mail again to continue.")
 	} else if err != nil {
 		return nil, sessionStoreError(err)
 	}
@@ -104,3 +104,9 @@ func (s *Server) ownPayment(c echo.Context, reference string) (*engine.PaymentVi
 	}
 	return view, nil
 }
+
+// paymentRetryPath is where the payment return page's retry form posts.
+const PaymentRetryPath = "/membership/payment-retry"
+
+// verifyPrefix starts the public card check a membership card's QR code opens.
+const VerifyPrefix = "/verify/"

@@ -2,7 +2,6 @@ package server
 
 import (
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -28,12 +27,6 @@ const (
 	memberDataRequestPath = "/membership/data/request"
 )
 
-// Staff routes.
-const (
-	staffPersonsPath      = "/persons"
-	staffDataRequestsPath = "/data-requests"
-)
-
 // mountPersonalData adds the member routes.
 func (s *Server) MountPersonalData(e *echo.Echo) {
 	e.GET(memberDataPath, s.memberDataPage)
@@ -48,7 +41,7 @@ func (s *Server) memberHousehold(c echo.Context) (orgID int64, userKey string, o
 	if !ok {
 		return 0, "", false, err
 	}
-	t := organisationOfRequest(c)
+	t := OrganisationOfRequest(c)
 	if t == nil {
 		return 0, "", false, s.accessDenied(c, "session")
 	}
@@ -72,7 +65,7 @@ func (s *Server) memberDataPage(c echo.Context) error {
 	}
 	t := views.PersonalDataTextIn(ctx)
 	m := views.PersonalDataModel{Chrome: s.chrome(t.Title), T: t, Tables: dataTables(langOf(c), t, x),
-		DownloadURL: organisationPath(c, memberDataJSONPath), RequestURL: organisationPath(c, memberDataRequestPath)}
+		DownloadURL: OrganisationPath(c, memberDataJSONPath), RequestURL: OrganisationPath(c, memberDataRequestPath)}
 	for _, p := range x.Persons {
 		m.Persons = append(m.Persons, views.DataChoice{Value: strconv.FormatInt(p.ID, 10), Label: p.FirstName + " " + p.LastName})
 	}
@@ -127,17 +120,17 @@ func (s *Server) memberDataRequest(c echo.Context) error {
 	if p := c.FormValue("person"); p != "" {
 		id, err := strconv.ParseInt(p, 10, 64)
 		if err != nil {
-			return c.Redirect(http.StatusSeeOther, organisationPath(c, memberDataPath)+"?error=request#request")
+			return c.Redirect(http.StatusSeeOther, OrganisationPath(c, memberDataPath)+"?error=request#request")
 		}
 		r.PersonID = &id
 	}
 	if _, err := s.engine.RequestDataChange(c.Request().Context(), orgID, key, r); err != nil {
 		if code := engine.ErrorCode(err); code == engine.CodeInvalid || code == engine.CodeNotFound {
-			return c.Redirect(http.StatusSeeOther, organisationPath(c, memberDataPath)+"?error=request#request")
+			return c.Redirect(http.StatusSeeOther, OrganisationPath(c, memberDataPath)+"?error=request#request")
 		}
 		return err
 	}
-	return c.Redirect(http.StatusSeeOther, organisationPath(c, memberDataPath)+"?sent=1")
+	return c.Redirect(http.StatusSeeOther, OrganisationPath(c, memberDataPath)+"?sent=1")
 }
 
 // dataTables writes an export as the tables of a page, in language l.
@@ -234,165 +227,4 @@ func requestStatus(t *views.PersonalDataTexts, status string) string {
 		return t.Done
 	}
 	return t.Open
-}
-
-// staffPersonURL is the staff page of a person's data.
-func staffPersonURL(c echo.Context, id int64) string {
-	return organisationPath(c, fmt.Sprintf("%s%s/%d", StaffPrefix, staffPersonsPath, id))
-}
-
-// staffPersonData answers GET /staff/persons/:id: the person's export read
-// on the page, its download and, for administrators, the erasure.
-func (s *Server) staffPersonData(c echo.Context) error {
-	u := staffUserOf(c)
-	id, ok := pathID(c, "id")
-	if !ok {
-		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
-	}
-	ctx := c.Request().Context()
-	x, err := s.engine.ExportPerson(ctx, u.OrganisationID, id)
-	if err != nil {
-		return s.staffEngineError(c, err)
-	}
-	if err := s.recordPersonAccess(ctx, u.actor(), u.OrganisationID, id, engine.AccessPerson, x); err != nil { // staff_privacy.go
-		return s.staffEngineError(c, err)
-	}
-	t := views.PersonalDataTextIn(ctx)
-	m := views.StaffPersonDataModel{StaffChrome: s.staffChrome(c, t.StaffTitle), T: t, Tables: dataTables(langOf(c), t, x),
-		DownloadURL: staffPersonURL(c, id) + "/export.json"}
-	if len(x.Persons) == 1 {
-		m.Name = x.Persons[0].FirstName + " " + x.Persons[0].LastName
-		if x.Persons[0].ErasedAt == nil && u.Role.AtLeast(engine.RoleAdmin) {
-			m.EraseURL = staffPersonURL(c, id) + "/erase"
-		}
-	}
-	if c.QueryParam("done") == "erased" {
-		m.Flash = t.DoneErased
-	}
-	return staffRender(c, http.StatusOK, views.StaffPersonData(m))
-}
-
-// staffPersonExport answers GET /staff/persons/:id/export.json.
-func (s *Server) staffPersonExport(c echo.Context) error {
-	u := staffUserOf(c)
-	id, ok := pathID(c, "id")
-	if !ok {
-		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
-	}
-	x, err := s.engine.ExportPerson(c.Request().Context(), u.OrganisationID, id)
-	if err != nil {
-		return s.staffEngineError(c, err)
-	}
-	if err := s.recordPersonAccess(c.Request().Context(), u.actor(), u.OrganisationID, id, engine.AccessExport, x); err != nil {
-		return s.staffEngineError(c, err)
-	}
-	return exportDownload(c, x, fmt.Sprintf("person-%d.json", id))
-}
-
-// staffErasePerson answers POST /staff/persons/:id/erase (force=1 to
-// override an active membership or open payment), after a confirmation.
-func (s *Server) staffErasePerson(c echo.Context) error {
-	u := staffUserOf(c)
-	t := views.PersonalDataTextIn(c.Request().Context())
-	back, _ := pathID(c, "id")
-	id, proceed, err := s.staffConfirmedID(c, t.ConfirmErase, t.ConfirmEraseDetail, staffPersonURL(c, back))
-	if !proceed {
-		return err
-	}
-	opt := engine.ErasureOptions{Force: c.FormValue("force") == "1"}
-	if _, err := s.engine.ErasePerson(c.Request().Context(), u.actor(), u.OrganisationID, id, opt); err != nil {
-		return s.staffEngineError(c, err)
-	}
-	return c.Redirect(http.StatusSeeOther, staffPersonURL(c, id)+"?done=erased")
-}
-
-// staffDataRequests answers GET /staff/data-requests: members' requests,
-// open ones first.
-func (s *Server) staffDataRequests(c echo.Context) error {
-	u := staffUserOf(c)
-	ctx := c.Request().Context()
-	list, err := s.engine.DataRequests(ctx, u.OrganisationID, "")
-	if err != nil {
-		return s.staffEngineError(c, err)
-	}
-	t := views.PersonalDataTextIn(ctx)
-	m := views.StaffDataRequestsModel{StaffChrome: s.staffChrome(c, t.RequestsTitle), T: t}
-	if c.QueryParam("done") == "request" {
-		m.Flash = t.DoneRequest
-	}
-	for _, r := range list {
-		row := views.StaffDataRequestRow{ID: strconv.FormatInt(r.ID, 10), Created: staffDateTime(c, r.CreatedAt), Household: r.UserKey,
-			Kind: requestKind(t, r.Kind), Message: r.Message, Status: requestStatus(t, r.Status), Person: t.WholeHousehold, Note: r.Note}
-		if r.PersonID != nil {
-			row.Person, row.PersonURL = t.OpenPerson+" #"+strconv.FormatInt(*r.PersonID, 10), staffPersonURL(c, *r.PersonID)
-		}
-		if r.DoneAt != nil {
-			row.Done = t.Done + " " + staffDateTime(c, *r.DoneAt) + " · " + r.DoneBy
-		} else {
-			row.DoneURL = organisationPath(c, fmt.Sprintf("%s%s/%d/done", StaffPrefix, staffDataRequestsPath, r.ID))
-		}
-		m.Rows = append(m.Rows, row)
-	}
-	return staffRender(c, http.StatusOK, views.StaffDataRequests(m))
-}
-
-// staffCompleteDataRequest answers POST /staff/data-requests/:id/done
-// (note): the household is told by e-mail.
-func (s *Server) staffCompleteDataRequest(c echo.Context) error {
-	u := staffUserOf(c)
-	id, ok := pathID(c, "id")
-	if !ok {
-		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
-	}
-	if err := s.engine.CompleteDataRequest(c.Request().Context(), u.actor(), u.OrganisationID, id, c.FormValue("note")); err != nil {
-		return s.staffEngineError(c, err)
-	}
-	return c.Redirect(http.StatusSeeOther, organisationPath(c, StaffPrefix+staffDataRequestsPath)+"?done=request")
-}
-
-// ErasureRequest is the body of POST /api/admin/persons/{id}/erase.
-type ErasureRequest struct {
-	// Force erases despite an active membership or an open payment.
-	Force bool `json:"force"`
-}
-
-// exportPersonAPI answers GET /api/admin/persons/:id/export: the person's
-// export (portal-personal-data/1).
-func (s *Server) exportPersonAPI(c echo.Context) error {
-	id, ok := pathID(c, "id")
-	if !ok {
-		return newAPIError(http.StatusNotFound, "person not found")
-	}
-	x, err := s.engine.ExportPerson(c.Request().Context(), keyOf(c).OrganisationID, id)
-	if err != nil {
-		return err
-	}
-	if err := s.recordPersonAccess(c.Request().Context(), apiActor(c), keyOf(c).OrganisationID, id, engine.AccessExport, x); err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, x)
-}
-
-// erasePersonAPI answers POST /api/admin/persons/:id/erase with an
-// optional JSON body {"force": true}: the erasure's report, or 409 with
-// the reason it was refused.
-func (s *Server) erasePersonAPI(c echo.Context) error {
-	id, ok := pathID(c, "id")
-	if !ok {
-		return newAPIError(http.StatusNotFound, "person not found")
-	}
-	var body ErasureRequest
-	if c.Request().ContentLength != 0 {
-		if mediaType(c.Request()) != echo.MIMEApplicationJSON {
-			return newAPIError(http.StatusUnsupportedMediaType, "The request must have Content-Type application/json.")
-		}
-		if err := decodeJSON(c.Request().Body, &body); err != nil {
-			return err
-		}
-	}
-	rep, err := s.engine.ErasePerson(c.Request().Context(), apiActor(c), keyOf(c).OrganisationID, id, engine.ErasureOptions{Force: body.Force})
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, rep)
 }

@@ -98,7 +98,7 @@ type Server struct {
 	// staffPaths are the route paths behind requireStaff (mountStaff).
 	staffPaths map[string]bool
 	// adminRoles are the staff roles of the admin API's routes (AdminRoutes).
-	adminRoles map[string]engine.StaffRole
+	AdminRoles map[string]engine.StaffRole
 }
 
 // newServer holds d for the handlers of every audience.
@@ -118,12 +118,30 @@ func NewServer(d Deps) *Server {
 	s.publicHost = engine.NormalizeHostname(d.PublicHost)
 	s.invitations = d.Invitations
 	s.staff = d.Staff
-	s.organisations = &organisationDirectory{engine: d.Engine, sealer: d.HashSecrets, log: s.log, refresh: d.OrganisationRefresh}
+	s.organisations = &organisationDirectory{engine: d.Engine, Sealer: d.HashSecrets, log: s.log, refresh: d.OrganisationRefresh}
 	if s.organisations.refresh == 0 {
 		s.organisations.refresh = OrganisationRefresh
 	}
 	return s
 }
+
+// Engine is the domain service every handler translates to.
+func (s *Server) Engine() *engine.Service { return s.engine }
+
+// Sessions are the members' sessions.
+func (s *Server) Sessions() *session.Manager { return s.sessions }
+
+// HashSecret is the environment's hash-link secret.
+func (s *Server) HashSecret() string { return s.hashSecret }
+
+// Organisations is the directory of organisations the requests are scoped to.
+func (s *Server) Organisations() *organisationDirectory { return s.organisations }
+
+// PublicHost is the host of PORTAL_BASE_URL (Deps.PublicHost).
+func (s *Server) PublicHost() string { return s.publicHost }
+
+// Invitations checks invitation links; nil: none.
+func (s *Server) Invitations() *invitelink.Signer { return s.invitations }
 
 // ipExtractor reads the client address for logs and echo's RealIP: from
 // X-Forwarded-For, but only the part the trusted proxies added; with none
@@ -169,14 +187,14 @@ func (s *Server) RejectCrossOrigin(next echo.HandlerFunc) echo.HandlerFunc {
 			return next(c) // a server-to-server call, authenticated by its signature
 		}
 		if err := s.csrf.Check(c.Request()); err != nil {
-			return newAPIError(http.StatusForbidden, "Cross-origin requests are not allowed.")
+			return NewAPIError(http.StatusForbidden, "Cross-origin requests are not allowed.")
 		}
 		return next(c)
 	}
 }
 
 // mediaType is r's Content-Type without parameters, in lower case.
-func mediaType(r *http.Request) string {
+func MediaType(r *http.Request) string {
 	mt, _, _ := strings.Cut(r.Header.Get(echo.HeaderContentType), ";")
 	return strings.ToLower(strings.TrimSpace(mt))
 }
@@ -185,8 +203,8 @@ func mediaType(r *http.Request) string {
 // plain HTML form on another site cannot do without a CORS preflight.
 func RequireJSON(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		if mediaType(c.Request()) != echo.MIMEApplicationJSON {
-			return newAPIError(http.StatusUnsupportedMediaType, "The request must have Content-Type application/json.")
+		if MediaType(c.Request()) != echo.MIMEApplicationJSON {
+			return NewAPIError(http.StatusUnsupportedMediaType, "The request must have Content-Type application/json.")
 		}
 		return next(c)
 	}
@@ -217,3 +235,6 @@ func (s *Server) Readyz(c echo.Context) error {
 	}
 	return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
 }
+
+// AdminPrefix is where the admin API lives.
+const AdminPrefix = "/api/admin"

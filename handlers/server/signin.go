@@ -76,7 +76,7 @@ func (s *Server) checkSignIn(c echo.Context, userKey string) error {
 	secs := max(1, int(math.Ceil(d.RetryAfter.Seconds())))
 	c.Response().Header().Set("Retry-After", strconv.Itoa(secs))
 	s.LogFor(c).WarnContext(ctx, "sign-in throttled", "user_key", loggedUserKey(userKey), "retry_after_s", secs)
-	return newAPIError(http.StatusTooManyRequests,
+	return NewAPIError(http.StatusTooManyRequests,
 		"Too many failed sign-in attempts. Please wait "+waitText(secs)+", then try again.")
 }
 
@@ -109,6 +109,6 @@ func waitText(secs int) string {
 // hashLinksOff reports whether the request's organisation refuses the
 // spec's hash links: its members open the portal's invitation links.
 func hashLinksOff(c echo.Context) bool {
-	t := organisationOfRequest(c)
+	t := OrganisationOfRequest(c)
 	return t != nil && t.hashLinksOff
 }

@@ -80,7 +80,7 @@ func auditURL(c echo.Context, q engine.AuditQuery, before int64) string {
 	if before > 0 {
 		v.Set("before", strconv.FormatInt(before, 10))
 	}
-	u := organisationPath(c, StaffPrefix+auditPath)
+	u := OrganisationPath(c, StaffPrefix+auditPath)
 	if len(v) > 0 {
 		u += "?" + v.Encode()
 	}
@@ -92,7 +92,7 @@ func auditURL(c echo.Context, q engine.AuditQuery, before int64) string {
 // filtered by ?actor=, ?action=, ?record= (kind) and ?record_id=, and
 // ?from= and ?until= (dates, both included).
 func (s *Server) staffAuditPage(c echo.Context) error {
-	u := staffUserOf(c)
+	u := StaffUserOf(c)
 	q, ok := auditQuery(c, u.OrganisationID)
 	if !ok {
 		return s.staffErrorPage(c, http.StatusBadRequest, staffTextIn(c).BadFilter)
@@ -111,7 +111,7 @@ func (s *Server) staffAuditPage(c echo.Context) error {
 		return s.staffEngineError(c, err)
 	}
 	t := staffAuditTextIn(c)
-	m := views.StaffAuditModel{StaffChrome: s.staffChrome(c, staffTextIn(c).AuditTitle), Action: organisationPath(c, StaffPrefix+auditPath),
+	m := views.StaffAuditModel{StaffChrome: s.staffChrome(c, staffTextIn(c).AuditTitle), Action: OrganisationPath(c, StaffPrefix+auditPath),
 		Rows: names.rows(c, rows), RecordID: q.TargetID,
 		Filtered: q.Actor != "" || q.Action != "" || q.TargetType != "" || q.TargetID != "" || !q.From.IsZero() || !q.Until.IsZero()}
 	if !q.From.IsZero() {
@@ -184,7 +184,7 @@ func (s *Server) auditNames(c echo.Context, orgID int64) (*auditNames, error) {
 
 // staffAuditRows prints audit records (the log, a registration's detail).
 func (s *Server) staffAuditRows(c echo.Context, rows []engine.AuditRecord) []views.StaffAuditRow {
-	names, err := s.auditNames(c, staffUserOf(c).OrganisationID)
+	names, err := s.auditNames(c, StaffUserOf(c).OrganisationID)
 	if err != nil {
 		s.LogFor(c).Warn("audit names not loaded; entries show ids", "err", err)
 		names = &auditNames{}
@@ -274,14 +274,14 @@ func (n *auditNames) target(c echo.Context, r engine.AuditRecord) (string, strin
 			link = StaffPrefix + "/registrations/" + strconv.FormatInt(*r.InstanceID, 10)
 		}
 	case "staff":
-		link = StaffPrefix + staffSetupPath + "/staff"
+		link = StaffPrefix + StaffSetupPath + "/staff"
 		if sid, err := strconv.ParseInt(id, 10, 64); err == nil {
 			if m, ok := n.staff[sid]; ok {
 				name = m.Name + " (" + m.Email + ")"
 			}
 		}
 	case "organisation", "period", "membership_type":
-		link = StaffPrefix + staffSetupPath + "/" + setupSectionOf(r)
+		link = StaffPrefix + StaffSetupPath + "/" + setupSectionOf(r)
 		if v, ok := n.periods[id]; ok && r.TargetType == "period" {
 			name = v
 		}
@@ -289,13 +289,13 @@ func (n *auditNames) target(c echo.Context, r engine.AuditRecord) (string, strin
 			name = v
 		}
 	case "api_key":
-		link = StaffPrefix + staffSetupPath + "/api-keys"
+		link = StaffPrefix + StaffSetupPath + "/api-keys"
 	case "person":
-		link = StaffPrefix + staffPersonsPath + "/" + url.PathEscape(id)
+		link = StaffPrefix + StaffPersonsPath + "/" + url.PathEscape(id)
 	case "data_request":
 		link = StaffPrefix + staffDataRequestsPath
 	case "definition":
-		link = StaffPrefix + staffDefinitionsPath
+		link = StaffPrefix + StaffDefinitionsPath
 	case "invitation":
 		link = StaffPrefix + "/invitations"
 	case "job":
@@ -305,12 +305,12 @@ func (n *auditNames) target(c echo.Context, r engine.AuditRecord) (string, strin
 	case "debit_run":
 		link = StaffPrefix + staffDebitsPath + "/" + url.PathEscape(id)
 	case "webhook_endpoint":
-		link = StaffPrefix + staffWebhooksPath + "/" + url.PathEscape(id)
+		link = StaffPrefix + StaffWebhooksPath + "/" + url.PathEscape(id)
 		if r.Action == "webhook.delete" {
-			link = StaffPrefix + staffWebhooksPath
+			link = StaffPrefix + StaffWebhooksPath
 		}
 	case "webhook_delivery":
-		link = StaffPrefix + staffWebhooksPath
+		link = StaffPrefix + StaffWebhooksPath
 	}
 	format, ok := auditKinds(t)[r.TargetType]
 	if !ok {
@@ -321,7 +321,7 @@ func (n *auditNames) target(c echo.Context, r engine.AuditRecord) (string, strin
 		text = fmt.Sprintf(format, name)
 	}
 	if link != "" {
-		link = organisationPath(c, link)
+		link = OrganisationPath(c, link)
 	}
 	return strings.TrimSpace(text), link
 }

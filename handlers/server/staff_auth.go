@@ -102,7 +102,7 @@ func ParseStaffRoleMap(s string) ([]StaffRoleGrant, error) {
 }
 
 // staffUser is the signed-in staff member of a request.
-type staffUser struct {
+type StaffUser struct {
 	OrganisationID int64
 	StaffID        *int64 // nil: a role from the IdP's claim
 	Name, Email    string
@@ -110,15 +110,15 @@ type staffUser struct {
 }
 
 // actor is how the audit log names u.
-func (u *staffUser) actor() engine.Actor {
+func (u *StaffUser) Actor() engine.Actor {
 	return engine.Actor{StaffID: u.StaffID, Name: u.Email}
 }
 
-type staffUserKey struct{}
+type StaffUserKey struct{}
 
 // staffUserOf returns the request's staff member; nil outside the staff check.
-func staffUserOf(c echo.Context) *staffUser {
-	u, _ := c.Request().Context().Value(staffUserKey{}).(*staffUser)
+func StaffUserOf(c echo.Context) *StaffUser {
+	u, _ := c.Request().Context().Value(StaffUserKey{}).(*StaffUser)
 	return u
 }
 
@@ -129,7 +129,7 @@ func (s *Server) staffLogin(c echo.Context) error {
 	if d.Provider == nil {
 		return s.staffErrorPage(c, http.StatusServiceUnavailable, staffTextIn(c).SignInOff)
 	}
-	t := organisationOfRequest(c)
+	t := OrganisationOfRequest(c)
 	if t == nil {
 		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NoOrganisation)
 	}
@@ -138,7 +138,7 @@ func (s *Server) staffLogin(c echo.Context) error {
 		rd = StaffPrefix
 	}
 	w, r := c.Response(), c.Request()
-	a := oidc.NewAttempt(organisationPath(c, rd), d.Sessions.Now())
+	a := oidc.NewAttempt(OrganisationPath(c, rd), d.Sessions.Now())
 	a.Organisation, a.RedirectURL = t.ID, s.staffCallbackURL(c, t)
 	u, err := d.Provider.AuthCodeURL(r.Context(), a)
 	if err != nil {
@@ -238,7 +238,7 @@ func (s *Server) staffCallback(c echo.Context) error {
 	log := s.LogFor(c)
 	q := r.URL.Query()
 	a, err := d.Attempts.Take(w, r, q.Get("state"), d.Sessions.Now())
-	if t := organisationOfRequest(c); err == nil && t != nil && t.ID != a.Organisation {
+	if t := OrganisationOfRequest(c); err == nil && t != nil && t.ID != a.Organisation {
 		err = errors.New("the callback arrived on another organisation's address")
 	}
 	if err != nil || a.Organisation == 0 {
@@ -314,12 +314,12 @@ func (s *Server) staffCallback(c echo.Context) error {
 
 // staffIdentity decides who signed in: the staff record (by subject, or
 // by verified e-mail at the first sign-in), else a role the claim grants.
-func (s *Server) staffIdentity(ctx context.Context, orgID int64, tokens *oidc.Tokens, claims staffClaims) (*staffUser, error) {
+func (s *Server) staffIdentity(ctx context.Context, orgID int64, tokens *oidc.Tokens, claims staffClaims) (*StaffUser, error) {
 	m, err := s.engine.StaffSignIn(ctx, orgID, engine.StaffIdentity{Subject: tokens.Subject, Email: claims.Email,
 		EmailVerified: claims.verified(), Name: claims.Name})
 	if err == nil {
 		id := m.ID
-		return &staffUser{OrganisationID: orgID, StaffID: &id, Name: m.Name, Email: m.Email, Role: m.Role}, nil
+		return &StaffUser{OrganisationID: orgID, StaffID: &id, Name: m.Name, Email: m.Email, Role: m.Role}, nil
 	}
 	if engine.ErrorCode(err) != engine.CodeUnauthorized || errors.Is(err, engine.ErrStaffDisabled) {
 		return nil, err // a disabled record is refused whatever the claims say
@@ -329,7 +329,7 @@ func (s *Server) staffIdentity(ctx context.Context, orgID int64, tokens *oidc.To
 		return nil, err
 	}
 	name := cmpOr(claims.Name, claims.Username, claims.Email, tokens.Subject)
-	return &staffUser{OrganisationID: orgID, Name: name, Email: cmpOr(claims.Email, tokens.Subject), Role: role}, nil
+	return &StaffUser{OrganisationID: orgID, Name: name, Email: cmpOr(claims.Email, tokens.Subject), Role: role}, nil
 }
 
 func cmpOr(vals ...string) string {
@@ -386,16 +386,16 @@ func (s *Server) staffLogout(c echo.Context) error {
 			s.LogFor(c).Warn("staff sign-out: session store unavailable", "err", err)
 		}
 	}
-	return c.Redirect(http.StatusSeeOther, organisationPath(c, StaffLoginPath+"?signed_out=1"))
+	return c.Redirect(http.StatusSeeOther, OrganisationPath(c, StaffLoginPath+"?signed_out=1"))
 }
 
 // currentStaff resolves the request's staff session to a staff member of
 // the request's organisation, or nil when there is none: no staff cookie,
 // an expired session, a session of another organisation (or a member's,
 // which has no staff organisation), or a record disabled since.
-func (s *Server) currentStaff(c echo.Context) (*staffUser, error) {
+func (s *Server) CurrentStaff(c echo.Context) (*StaffUser, error) {
 	d := s.staff
-	t := organisationOfRequest(c)
+	t := OrganisationOfRequest(c)
 	if d.Sessions == nil || t == nil {
 		return nil, nil
 	}
@@ -410,7 +410,7 @@ func (s *Server) currentStaff(c echo.Context) (*staffUser, error) {
 	if sess.Values[attrStaffOrganisation] != strconv.FormatInt(t.ID, 10) {
 		return nil, nil
 	}
-	u := &staffUser{OrganisationID: t.ID, Name: sess.Values[attrStaffName], Email: sess.Values[attrStaffEmail]}
+	u := &StaffUser{OrganisationID: t.ID, Name: sess.Values[attrStaffName], Email: sess.Values[attrStaffEmail]}
 	if raw := sess.Values[attrStaffID]; raw != "" {
 		id, err := strconv.ParseInt(raw, 10, 64)
 		if err != nil {
@@ -444,23 +444,23 @@ func (s *Server) currentStaff(c echo.Context) (*staffUser, error) {
 func (s *Server) requireStaff(min engine.StaffRole, next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		c.Response().Header().Set("Cache-Control", "no-store")
-		u, err := s.currentStaff(c)
+		u, err := s.CurrentStaff(c)
 		if err != nil {
 			return err
 		}
 		r := c.Request()
 		if u == nil {
 			if r.Method == http.MethodGet && r.Header.Get("HX-Request") == "" {
-				return c.Redirect(http.StatusSeeOther, organisationPath(c, StaffLoginPath+"?rd="+url.QueryEscape(r.URL.RequestURI())))
+				return c.Redirect(http.StatusSeeOther, OrganisationPath(c, StaffLoginPath+"?rd="+url.QueryEscape(r.URL.RequestURI())))
 			}
 			return s.staffErrorPage(c, http.StatusUnauthorized, staffTextIn(c).SignInRequired)
 		}
 		if !u.Role.AtLeast(min) {
 			return s.staffErrorPage(c, http.StatusForbidden, staffTextIn(c).Forbidden)
 		}
-		c.SetRequest(r.WithContext(context.WithValue(r.Context(), staffUserKey{}, u)))
+		c.SetRequest(r.WithContext(context.WithValue(r.Context(), StaffUserKey{}, u)))
 		if !IsStaffUpload(r) { // an upload's form is read by staffUpload, under its own limit
-			if err := checkFormText(c.Request()); err != nil {
+			if err := CheckFormText(c.Request()); err != nil {
 				return err
 			}
 		}

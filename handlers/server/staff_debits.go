@@ -21,11 +21,6 @@ import (
 // marking it sent or cancelling it. The engine writes the file, settles
 // and audits; these pages ask, show and say in words what happened.
 
-// staffDebitsPath holds the collection runs: GET and POST /staff/debits,
-// GET /staff/debits/{id}, GET /staff/debits/{id}/file, POST
-// /staff/debits/{id}/sent and POST /staff/debits/{id}/cancel.
-const staffDebitsPath = "/debits"
-
 // The results of the run actions, named in ?done= (staffFlashes); how
 // many registrations marking sent completed comes in ?settled= and
 // ?problems= (numbers only: the words are ours).
@@ -53,14 +48,9 @@ func init() {
 	}
 }
 
-// staffDebitTextIn is the collection runs' texts in the request's language.
-func staffDebitTextIn(c echo.Context) *views.StaffDebitTexts {
-	return views.StaffDebitTextIn(c.Request().Context())
-}
-
 // debitRunURL is the page of one run below StaffPrefix, with the organisation's base.
 func debitRunURL(c echo.Context, id int64) string {
-	return organisationPath(c, StaffPrefix+staffDebitsPath+"/"+strconv.FormatInt(id, 10))
+	return OrganisationPath(c, StaffPrefix+staffDebitsPath+"/"+strconv.FormatInt(id, 10))
 }
 
 // staffDebitRuns answers GET /staff/debits (viewer and up): the runs,
@@ -68,7 +58,7 @@ func debitRunURL(c echo.Context, id int64) string {
 // debit the form that prepares the next. ?nothing=DATE says that a run
 // asked for that date found nothing due.
 func (s *Server) staffDebitRuns(c echo.Context) error {
-	u := staffUserOf(c)
+	u := StaffUserOf(c)
 	t := staffDebitTextIn(c)
 	ctx := c.Request().Context()
 	runs, err := s.engine.DebitRuns(ctx, u.OrganisationID)
@@ -85,7 +75,7 @@ func (s *Server) staffDebitRuns(c echo.Context) error {
 		if ps.DebitCreditorID == "" {
 			m.NoCreditor = true
 		} else {
-			m.PrepareURL = organisationPath(c, StaffPrefix+staffDebitsPath)
+			m.PrepareURL = OrganisationPath(c, StaffPrefix+staffDebitsPath)
 		}
 	}
 	// Only a date is taken from the address; the sentence is ours.
@@ -128,7 +118,7 @@ func debitRunRow(c echo.Context, r engine.DebitRun) views.StaffDebitRunRow {
 // until=YYYY-MM-DD): the collection run of the debits due by then, and
 // its page. Nothing due is not a failure: the list says so.
 func (s *Server) staffPrepareDebitRun(c echo.Context) error {
-	u := staffUserOf(c)
+	u := StaffUserOf(c)
 	t := staffDebitTextIn(c)
 	until, err := time.Parse(time.DateOnly, strings.TrimSpace(c.FormValue("until")))
 	if err != nil {
@@ -142,9 +132,9 @@ func (s *Server) staffPrepareDebitRun(c echo.Context) error {
 	if ps.DebitCreditorID == "" {
 		return s.staffErrorPage(c, http.StatusConflict, t.NoCreditor)
 	}
-	run, err := s.engine.CollectDebits(ctx, engine.CollectRequest{OrganisationID: u.OrganisationID, Until: until, Actor: u.actor()})
+	run, err := s.engine.CollectDebits(ctx, engine.CollectRequest{OrganisationID: u.OrganisationID, Until: until, Actor: u.Actor()})
 	if errors.Is(err, engine.ErrNothingDue) {
-		return c.Redirect(http.StatusSeeOther, organisationPath(c, StaffPrefix+staffDebitsPath)+"?"+url.Values{"nothing": {until.Format(time.DateOnly)}}.Encode())
+		return c.Redirect(http.StatusSeeOther, OrganisationPath(c, StaffPrefix+staffDebitsPath)+"?"+url.Values{"nothing": {until.Format(time.DateOnly)}}.Encode())
 	}
 	if err != nil {
 		return s.staffEngineError(c, err)
@@ -155,7 +145,7 @@ func (s *Server) staffPrepareDebitRun(c echo.Context) error {
 // staffDebitRun answers GET /staff/debits/{id} (viewer and up): the run,
 // its debits, and the actions the role may take on it now.
 func (s *Server) staffDebitRun(c echo.Context) error {
-	u := staffUserOf(c)
+	u := StaffUserOf(c)
 	t := staffDebitTextIn(c)
 	d, answered := s.staffDebitRunOf(c)
 	if d == nil {
@@ -165,7 +155,7 @@ func (s *Server) staffDebitRun(c echo.Context) error {
 	row := debitRunRow(c, r)
 	m := views.StaffDebitRunModel{StaffChrome: s.staffChrome(c, fmt.Sprintf(t.RunTitle, r.MessageID)), Run: row,
 		Intro:   fmt.Sprintf(t.RunIntro, row.Created, r.CreatedBy, row.Until, r.DebitCount, row.Total, r.FileVersion),
-		BackURL: organisationPath(c, StaffPrefix+staffDebitsPath)}
+		BackURL: OrganisationPath(c, StaffPrefix+staffDebitsPath)}
 	if u.Role.AtLeast(engine.RoleTreasurer) {
 		base := debitRunURL(c, r.ID)
 		if r.Status != engine.DebitRunCancelled {
@@ -229,11 +219,11 @@ func (s *Server) staffDebitRunFile(c echo.Context) error {
 // club; nil when the answer (not found, an engine error) was written,
 // whose error the caller returns.
 func (s *Server) staffDebitRunOf(c echo.Context) (*engine.DebitRunDetail, error) {
-	id, ok := pathID(c, "id")
+	id, ok := PathID(c, "id")
 	if !ok {
 		return nil, s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
 	}
-	d, err := s.engine.DebitRunByID(c.Request().Context(), staffUserOf(c).OrganisationID, id)
+	d, err := s.engine.DebitRunByID(c.Request().Context(), StaffUserOf(c).OrganisationID, id)
 	if err != nil {
 		return nil, s.staffEngineError(c, err)
 	}
@@ -291,8 +281,8 @@ func (s *Server) staffMarkDebitRunSent(c echo.Context) error {
 	if asked, err := s.staffAsked(c, q, back); !asked {
 		return err
 	}
-	u := staffUserOf(c)
-	res, err := s.engine.MarkDebitRunSent(c.Request().Context(), u.actor(), u.OrganisationID, d.Run.ID)
+	u := StaffUserOf(c)
+	res, err := s.engine.MarkDebitRunSent(c.Request().Context(), u.Actor(), u.OrganisationID, d.Run.ID)
 	if err != nil {
 		return s.debitRunEngineError(c, err)
 	}
@@ -321,8 +311,8 @@ func (s *Server) staffCancelDebitRun(c echo.Context) error {
 	if asked, err := s.staffAsked(c, q, back); !asked {
 		return err
 	}
-	u := staffUserOf(c)
-	if _, err := s.engine.CancelDebitRun(c.Request().Context(), u.actor(), u.OrganisationID, d.Run.ID); err != nil {
+	u := StaffUserOf(c)
+	if _, err := s.engine.CancelDebitRun(c.Request().Context(), u.Actor(), u.OrganisationID, d.Run.ID); err != nil {
 		return s.debitRunEngineError(c, err)
 	}
 	return c.Redirect(http.StatusSeeOther, back+"?done="+flashDebitRunCancelled)
@@ -334,8 +324,8 @@ func (s *Server) staffCancelDebitRun(c echo.Context) error {
 // now; anything else as every staff action does.
 func (s *Server) debitRunEngineError(c echo.Context, err error) error {
 	if engine.ErrorCode(err) == engine.CodeConflict {
-		if id, ok := pathID(c, "id"); ok {
-			if d, lerr := s.engine.DebitRunByID(c.Request().Context(), staffUserOf(c).OrganisationID, id); lerr == nil {
+		if id, ok := PathID(c, "id"); ok {
+			if d, lerr := s.engine.DebitRunByID(c.Request().Context(), StaffUserOf(c).OrganisationID, id); lerr == nil {
 				switch d.Run.Status {
 				case engine.DebitRunSent:
 					return s.staffErrorPage(c, http.StatusConflict, staffDebitTextIn(c).IsSent)

@@ -18,9 +18,6 @@ import (
 // /staff/processes?version=ID, the upload of a new version and
 // the choice of the version in use.
 
-// staffDefinitionsPath is the definitions page; a POST to it uploads.
-const staffDefinitionsPath = "/processes"
-
 // Flash keys of the definitions page.
 const (
 	flashDefImported  = "definition-imported"
@@ -41,7 +38,7 @@ func (s *Server) staffDefinitionsPage(c echo.Context) error {
 
 func (s *Server) renderDefinitions(c echo.Context, status int, uploadError string) error {
 	ctx := c.Request().Context()
-	u := staffUserOf(c)
+	u := StaffUserOf(c)
 	versions, err := s.engine.DefinitionVersions(ctx, u.OrganisationID, "")
 	if err != nil {
 		return s.staffEngineError(c, err)
@@ -50,7 +47,7 @@ func (s *Server) renderDefinitions(c echo.Context, status int, uploadError strin
 	slices.SortStableFunc(versions, func(a, b engine.DefinitionVersion) int {
 		return cmp.Or(cmp.Compare(a.Key, b.Key), cmp.Compare(b.Version, a.Version))
 	})
-	base := organisationPath(c, StaffPrefix+staffDefinitionsPath)
+	base := OrganisationPath(c, StaffPrefix+StaffDefinitionsPath)
 	m := views.StaffDefinitionsModel{StaffChrome: s.staffChrome(c, staffOpsTextIn(c).DefTitle), UploadURL: base, Error: uploadError}
 	inUse := map[string]bool{} // keys whose version in use is listed: the newest active one, versions come newest first
 	show, _ := strconv.ParseInt(c.QueryParam("version"), 10, 64)
@@ -123,7 +120,7 @@ func numberRange(lo, hi *float64) string {
 // is parsed and validated as the admin API does, and stored as a new
 // version in use.
 func (s *Server) staffUploadDefinition(c echo.Context) error {
-	u := staffUserOf(c)
+	u := StaffUserOf(c)
 	data, _, err := staffUpload(c, "")
 	if status, problem, ok := uploadProblem(err, staffOpsTextIn(c).DefTooLarge, staffOpsTextIn(c).DefMissing); ok {
 		return s.renderDefinitions(c, status, problem)
@@ -133,13 +130,13 @@ func (s *Server) staffUploadDefinition(c echo.Context) error {
 	spec, err := engine.ParseDefinitionFor(data, u.OrganisationID) // the staff member's organisation, whatever the file names
 	if err == nil {
 		var res engine.ImportResult
-		res, err = s.engine.StaffImportDefinition(c.Request().Context(), u.actor(), u.OrganisationID, spec)
+		res, err = s.engine.StaffImportDefinition(c.Request().Context(), u.Actor(), u.OrganisationID, spec)
 		if err == nil {
 			flash := flashDefImported
 			if res.Unchanged {
 				flash = flashDefUnchanged
 			}
-			return c.Redirect(http.StatusSeeOther, organisationPath(c, StaffPrefix+staffDefinitionsPath+"?done="+flash))
+			return c.Redirect(http.StatusSeeOther, OrganisationPath(c, StaffPrefix+StaffDefinitionsPath+"?done="+flash))
 		}
 	}
 	e, ok := engine.AsError(err)
@@ -152,14 +149,14 @@ func (s *Server) staffUploadDefinition(c echo.Context) error {
 // staffActivateDefinition answers POST
 // /staff/processes/{id}/activate, after asking.
 func (s *Server) staffActivateDefinition(c echo.Context) error {
-	u := staffUserOf(c)
+	u := StaffUserOf(c)
 	id, proceed, err := s.staffConfirmedID(c, staffOpsTextIn(c).DefActivateQuestion, staffOpsTextIn(c).DefActivateDetail,
-		organisationPath(c, StaffPrefix+staffDefinitionsPath))
+		OrganisationPath(c, StaffPrefix+StaffDefinitionsPath))
 	if !proceed {
 		return err
 	}
-	if _, err := s.engine.SetDefinitionActive(c.Request().Context(), u.actor(), u.OrganisationID, engine.DefinitionRef{ID: id}, engine.DefinitionUse); err != nil {
+	if _, err := s.engine.SetDefinitionActive(c.Request().Context(), u.Actor(), u.OrganisationID, engine.DefinitionRef{ID: id}, engine.DefinitionUse); err != nil {
 		return s.staffEngineError(c, err)
 	}
-	return c.Redirect(http.StatusSeeOther, organisationPath(c, StaffPrefix+staffDefinitionsPath+"?done="+flashDefActivated))
+	return c.Redirect(http.StatusSeeOther, OrganisationPath(c, StaffPrefix+StaffDefinitionsPath+"?done="+flashDefActivated))
 }

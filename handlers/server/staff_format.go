@@ -74,3 +74,30 @@ func ageGroupLabel(c echo.Context, i int) string {
 	}
 	return ""
 }
+
+// currentPeriod is the period running at now, else the newest.
+func currentPeriod(periods []engine.MembershipPeriod, now time.Time) int64 {
+	best := periods[0]
+	for _, p := range periods {
+		if !now.Before(p.StartDate) && now.Before(p.EndDate.AddDate(0, 0, 1)) {
+			return p.ID
+		}
+		if p.StartDate.After(best.StartDate) {
+			best = p
+		}
+	}
+	return best.ID
+}
+
+// memberTypeLabel names new, renewal and transfer.
+func memberTypeLabel(c echo.Context, t string) string {
+	switch t {
+	case engine.MemberNew:
+		return staffOpsTextIn(c).MemberNew
+	case engine.MemberRenewal:
+		return staffOpsTextIn(c).MemberRenewal
+	case engine.MemberTransfer:
+		return staffOpsTextIn(c).MemberTransfer
+	}
+	return t
+}

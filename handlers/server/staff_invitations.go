@@ -17,9 +17,6 @@ import (
 	"portal/views"
 )
 
-// staffImportPath takes a person import: POST /staff/invitations/import.
-const staffImportPath = "/invitations/import"
-
 // staffPersonsPageSize is how many persons the invitations page lists.
 const staffPersonsPageSize = 100
 
@@ -42,7 +39,7 @@ type invitationsState struct {
 }
 
 func (s *Server) renderInvitations(c echo.Context, status int, st invitationsState) error {
-	u := staffUserOf(c)
+	u := StaffUserOf(c)
 	ctx := c.Request().Context()
 	from, _ := strconv.Atoi(c.QueryParam("from"))
 	from = max(from, 0)
@@ -52,8 +49,8 @@ func (s *Server) renderInvitations(c echo.Context, status int, st invitationsSta
 		return s.staffEngineError(c, err)
 	}
 	m := views.StaffInvitationsModel{StaffChrome: s.staffChrome(c, staffOpsTextIn(c).InvitationsTitle),
-		ImportURL: organisationPath(c, StaffPrefix+staffImportPath), Error: st.uploadError, Sent: st.sent,
-		PersonsURL: organisationPath(c, StaffPrefix+"/invitations"), PersonSearch: search}
+		ImportURL: OrganisationPath(c, StaffPrefix+StaffImportPath), Error: st.uploadError, Sent: st.sent,
+		PersonsURL: OrganisationPath(c, StaffPrefix+"/invitations"), PersonSearch: search}
 	for _, p := range persons {
 		row := views.StaffDirectoryRow{Name: p.Person.FirstName + " " + p.Person.LastName, Born: staffDate(c, p.Person.DateOfBirth),
 			Email: p.Person.Email, UserKeys: strings.Join(p.UserKeys, ", ")}
@@ -63,7 +60,7 @@ func (s *Server) renderInvitations(c echo.Context, status int, st invitationsSta
 		m.Persons = append(m.Persons, row)
 	}
 	if more {
-		m.MoreURL = organisationPath(c, StaffPrefix+"/invitations?"+url.Values{"q": {search}, "from": {strconv.Itoa(from + staffPersonsPageSize)}}.Encode())
+		m.MoreURL = OrganisationPath(c, StaffPrefix+"/invitations?"+url.Values{"q": {search}, "from": {strconv.Itoa(from + staffPersonsPageSize)}}.Encode())
 	}
 	if err := s.addInvitations(c, &m, st.form); err != nil {
 		return s.staffEngineError(c, err)
@@ -75,9 +72,9 @@ func (s *Server) renderInvitations(c echo.Context, status int, st invitationsSta
 // one was submitted) and the period's invitations with their counts. A
 // period that is not the organisation's is not found.
 func (s *Server) addInvitations(c echo.Context, m *views.StaffInvitationsModel, form *views.StaffInviteForm) error {
-	u := staffUserOf(c)
+	u := StaffUserOf(c)
 	ctx := c.Request().Context()
-	m.PeriodURL = organisationPath(c, StaffPrefix+"/invitations")
+	m.PeriodURL = OrganisationPath(c, StaffPrefix+"/invitations")
 	periods, err := s.engine.Periods(ctx, u.OrganisationID)
 	if err != nil || len(periods) == 0 {
 		return err
@@ -103,7 +100,7 @@ func (s *Server) addInvitations(c echo.Context, m *views.StaffInvitationsModel, 
 	}
 	form.PeriodID = strconv.FormatInt(period.ID, 10)
 	if period.Status == engine.PeriodOpen {
-		form.Action = organisationPath(c, StaffPrefix+staffInvitePath)
+		form.Action = OrganisationPath(c, StaffPrefix+staffInvitePath)
 	}
 	m.Send = *form
 	list, err := s.engine.Invitations(ctx, u.OrganisationID, period.ID)
@@ -116,7 +113,7 @@ func (s *Server) addInvitations(c echo.Context, m *views.StaffInvitationsModel, 
 		row := views.StaffInvitationRow{UserKey: inv.UserKey, Persons: strings.Join(inv.Persons, ", "), StateKey: string(inv.State),
 			State: invitationStateLabel(c, inv.State), Created: staffDateTime(c, inv.CreatedAt), Expires: staffDateTime(c, inv.ExpiresAt)}
 		if inv.State != engine.InvitationRevoked && inv.State != engine.InvitationExpired {
-			row.RevokeURL = organisationPath(c, StaffPrefix+"/invitations/"+strconv.FormatInt(inv.ID, 10)+"/revoke")
+			row.RevokeURL = OrganisationPath(c, StaffPrefix+"/invitations/"+strconv.FormatInt(inv.ID, 10)+"/revoke")
 		}
 		m.Invitations = append(m.Invitations, row)
 	}
@@ -149,15 +146,12 @@ func invitationStateLabel(c echo.Context, st engine.InvitationState) string {
 	return staffOpsTextIn(c).InvStateInvited
 }
 
-// staffInvitePath sends invitations: POST /staff/invitations/send.
-const staffInvitePath = "/invitations/send"
-
 // staffSendInvitations answers POST /staff/invitations/send: invites every
 // linked household or the chosen persons (by external id) to the period,
 // with links valid for the given days, e-mailed when asked. Errors are
 // shown per field and change nothing; the result lists who was left out.
 func (s *Server) staffSendInvitations(c echo.Context) error {
-	u := staffUserOf(c)
+	u := StaffUserOf(c)
 	form := &views.StaffInviteForm{Whom: c.FormValue("whom"), ExternalIDs: c.FormValue("externalIds"),
 		Days: strings.TrimSpace(c.FormValue("days")), Mail: c.FormValue("mail") == "1", Errors: map[string]string{}}
 	periodID, err := strconv.ParseInt(c.FormValue("period"), 10, 64)
@@ -182,7 +176,7 @@ func (s *Server) staffSendInvitations(c echo.Context) error {
 	}
 	req.Expires = time.Duration(days) * 24 * time.Hour
 	if len(form.Errors) == 0 {
-		rep, err := s.engine.CreateInvitations(c.Request().Context(), u.actor(), u.OrganisationID, req)
+		rep, err := s.engine.CreateInvitations(c.Request().Context(), u.Actor(), u.OrganisationID, req)
 		if err == nil {
 			sent := &views.StaffInviteResult{Invited: len(rep.Created)}
 			for _, k := range rep.Skipped {
@@ -208,13 +202,13 @@ func (s *Server) staffSendInvitations(c echo.Context) error {
 // staffRevokeInvitation answers POST /staff/invitations/{id}/revoke, after
 // asking: the link is refused from then on.
 func (s *Server) staffRevokeInvitation(c echo.Context) error {
-	u := staffUserOf(c)
-	back := organisationPath(c, StaffPrefix+"/invitations")
+	u := StaffUserOf(c)
+	back := OrganisationPath(c, StaffPrefix+"/invitations")
 	id, proceed, err := s.staffConfirmedID(c, staffOpsTextIn(c).InvRevokeQuestion, staffOpsTextIn(c).InvRevokeDetail, back)
 	if !proceed {
 		return err
 	}
-	inv, err := s.engine.RevokeInvitation(c.Request().Context(), u.actor(), u.OrganisationID, id)
+	inv, err := s.engine.RevokeInvitation(c.Request().Context(), u.Actor(), u.OrganisationID, id)
 	if err != nil {
 		return s.staffEngineError(c, err)
 	}
@@ -235,7 +229,7 @@ func init() {
 // more. Rows in error are listed, and nothing is applied until they are
 // corrected.
 func (s *Server) staffImportPersons(c echo.Context) error {
-	u := staffUserOf(c)
+	u := StaffUserOf(c)
 	data, fromCopy, err := staffUpload(c, "csv")
 	if status, problem, ok := uploadProblem(err, staffOpsTextIn(c).ImportTooLarge, staffOpsTextIn(c).ImportMissing); ok {
 		return s.renderStaffInvitations(c, status, problem)
@@ -253,7 +247,7 @@ func (s *Server) staffImportPersons(c echo.Context) error {
 		return s.renderStaffInvitations(c, http.StatusUnprocessableEntity, staffOpsTextIn(c).ImportEmpty)
 	}
 	apply := fromCopy && c.FormValue("apply") == "1"
-	actor := u.actor()
+	actor := u.Actor()
 	rep, err := s.engine.StaffImportPersons(c.Request().Context(), u.OrganisationID, rows, hashlink.ValidUserKey,
 		engine.PersonImportOptions{DryRun: !apply, Actor: &actor})
 	status := http.StatusOK
@@ -268,8 +262,8 @@ func (s *Server) staffImportPersons(c echo.Context) error {
 		title = staffOpsTextIn(c).ImportDoneTitle
 	}
 	m := views.StaffImportModel{StaffChrome: s.staffChrome(c, title), Preview: !apply, Created: rep.Created, Updated: rep.Updated,
-		Unchanged: rep.Unchanged, Errors: rep.Errors, ApplyURL: organisationPath(c, StaffPrefix+staffImportPath),
-		BackURL: organisationPath(c, StaffPrefix+"/invitations")}
+		Unchanged: rep.Unchanged, Errors: rep.Errors, ApplyURL: OrganisationPath(c, StaffPrefix+StaffImportPath),
+		BackURL: OrganisationPath(c, StaffPrefix+"/invitations")}
 	if !apply && rep.Errors == 0 {
 		m.File = staffUploadCopy(data)
 	}

@@ -24,12 +24,12 @@ func init() {
 
 // staffJobsPortalWide reports whether u sees the portal's own jobs (the
 // schedules, no organisation's): administrators do.
-func staffJobsPortalWide(u *staffUser) bool { return u.Role.AtLeast(engine.RoleAdmin) }
+func staffJobsPortalWide(u *StaffUser) bool { return u.Role.AtLeast(engine.RoleAdmin) }
 
 // staffJobsPage answers GET /staff/jobs: the organisation's failed and
 // dead jobs with their last error, and a retry for registrars and up.
 func (s *Server) staffJobsPage(c echo.Context) error {
-	u := staffUserOf(c)
+	u := StaffUserOf(c)
 	list, err := s.engine.StaffJobs(c.Request().Context(), u.OrganisationID, staffJobsPortalWide(u))
 	if err != nil {
 		return s.staffEngineError(c, err)
@@ -40,12 +40,12 @@ func (s *Server) staffJobsPage(c echo.Context) error {
 			Attempts: strconv.Itoa(j.Attempts) + "/" + strconv.Itoa(j.MaxAttempts), Recipient: j.Recipient,
 			Error: j.LastError, Due: staffDateTime(c, j.RunAt), PortalWide: j.OrganisationID == 0}
 		if u.Role.AtLeast(engine.RoleRegistrar) {
-			row.RetryURL = organisationPath(c, StaffPrefix+"/jobs/"+row.ID+"/retry")
+			row.RetryURL = OrganisationPath(c, StaffPrefix+"/jobs/"+row.ID+"/retry")
 		}
 		m.Jobs = append(m.Jobs, row)
 	}
 	if u.Role.AtLeast(engine.RoleAdmin) {
-		m.RunURL, m.RunKinds = organisationPath(c, StaffPrefix+"/jobs/run"), engine.ScheduledKinds
+		m.RunURL, m.RunKinds = OrganisationPath(c, StaffPrefix+"/jobs/run"), engine.ScheduledKinds
 	}
 	return staffRender(c, http.StatusOK, views.StaffJobsPage(m))
 }
@@ -53,23 +53,23 @@ func (s *Server) staffJobsPage(c echo.Context) error {
 // staffRunJob answers POST /staff/jobs/run (administrators): a scheduled
 // job runs now, once in the cluster (audited), then back to the list.
 func (s *Server) staffRunJob(c echo.Context) error {
-	u := staffUserOf(c)
-	if _, err := s.engine.RunScheduledJob(c.Request().Context(), u.actor(), u.OrganisationID, c.FormValue("kind")); err != nil {
+	u := StaffUserOf(c)
+	if _, err := s.engine.RunScheduledJob(c.Request().Context(), u.Actor(), u.OrganisationID, c.FormValue("kind")); err != nil {
 		return s.staffEngineError(c, err)
 	}
-	return c.Redirect(http.StatusSeeOther, organisationPath(c, StaffPrefix+"/jobs?done="+flashJobRun))
+	return c.Redirect(http.StatusSeeOther, OrganisationPath(c, StaffPrefix+"/jobs?done="+flashJobRun))
 }
 
 // staffRetryJob answers POST /staff/jobs/{id}/retry: the job is due now
 // with a fresh set of attempts (audited), then back to the list.
 func (s *Server) staffRetryJob(c echo.Context) error {
-	u := staffUserOf(c)
-	id, ok := pathID(c, "id")
+	u := StaffUserOf(c)
+	id, ok := PathID(c, "id")
 	if !ok {
 		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
 	}
-	if err := s.engine.RetryStaffJob(c.Request().Context(), u.actor(), u.OrganisationID, staffJobsPortalWide(u), id); err != nil {
+	if err := s.engine.RetryStaffJob(c.Request().Context(), u.Actor(), u.OrganisationID, staffJobsPortalWide(u), id); err != nil {
 		return s.staffEngineError(c, err)
 	}
-	return c.Redirect(http.StatusSeeOther, organisationPath(c, StaffPrefix+"/jobs?done="+flashJobRetried))
+	return c.Redirect(http.StatusSeeOther, OrganisationPath(c, StaffPrefix+"/jobs?done="+flashJobRetried))
 }

@@ -25,13 +25,13 @@ func init() {
 // does, the mandate of the staff member's organisation no longer holds
 // (audited as mandate.revoke); back to the registration it was shown on.
 func (s *Server) staffRevokeMandate(c echo.Context) error {
-	u := staffUserOf(c)
-	back := organisationPath(c, StaffPrefix+registrationsPath)
+	u := StaffUserOf(c)
+	back := OrganisationPath(c, StaffPrefix+registrationsPath)
 	if reg, err := strconv.ParseInt(c.FormValue("registration"), 10, 64); err == nil && reg > 0 {
 		back = registrationURL(c, reg)
 	}
 	t := views.StaffMandateTextIn(c.Request().Context())
-	id, ok := pathID(c, "id")
+	id, ok := PathID(c, "id")
 	if !ok {
 		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
 	}
@@ -43,7 +43,7 @@ func (s *Server) staffRevokeMandate(c echo.Context) error {
 		Yes: t.RevokeYes, No: t.RevokeNo}, back); !proceed {
 		return err
 	}
-	if _, err := s.engine.StaffRevokeMandate(c.Request().Context(), u.actor(), u.OrganisationID, id); err != nil {
+	if _, err := s.engine.StaffRevokeMandate(c.Request().Context(), u.Actor(), u.OrganisationID, id); err != nil {
 		return s.staffEngineError(c, err)
 	}
 	return c.Redirect(http.StatusSeeOther, back+"?done="+flashMandateRevoked)

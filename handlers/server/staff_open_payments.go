@@ -18,15 +18,8 @@ import (
 	"portal/views"
 )
 
-// openPaymentsPath is the treasurer's list of unpaid orders below StaffPrefix.
-const openPaymentsPath = "/open-payments"
-
 // maxBulkSelection bounds the registrations one bulk action names.
 const maxBulkSelection = 1000
-
-func staffOpenPaymentTextIn(c echo.Context) *views.StaffOpenPaymentTexts {
-	return views.StaffOpenPaymentTextIn(c.Request().Context())
-}
 
 // openPaymentQuery reads the list's filters and order from the query
 // string; one that does not parse is an error the page names.
@@ -67,7 +60,7 @@ func openPaymentsURL(c echo.Context, path string, q engine.OpenPaymentQuery) str
 	if q.Sort != "" {
 		v.Set("sort", string(q.Sort))
 	}
-	u := organisationPath(c, StaffPrefix+path)
+	u := OrganisationPath(c, StaffPrefix+path)
 	if len(v) > 0 {
 		u += "?" + v.Encode()
 	}
@@ -90,7 +83,7 @@ func openPaymentSortLabel(c echo.Context, s engine.OpenPaymentSort) string {
 // staffOpenPayments answers GET /staff/open-payments (treasurer and up):
 // every unpaid order with what is still owed, filtered and sorted.
 func (s *Server) staffOpenPayments(c echo.Context) error {
-	u := staffUserOf(c)
+	u := StaffUserOf(c)
 	t := staffOpenPaymentTextIn(c)
 	q, ok := openPaymentQuery(c, u.OrganisationID)
 	if !ok {
@@ -105,9 +98,9 @@ func (s *Server) staffOpenPayments(c echo.Context) error {
 	if err != nil {
 		return s.staffEngineError(c, err)
 	}
-	m := views.StaffOpenPaymentsModel{StaffChrome: s.staffChrome(c, t.Title), Action: organisationPath(c, StaffPrefix+openPaymentsPath),
+	m := views.StaffOpenPaymentsModel{StaffChrome: s.staffChrome(c, t.Title), Action: OrganisationPath(c, StaffPrefix+openPaymentsPath),
 		CountText: fmt.Sprintf(t.Count, len(rows)), CSVURL: openPaymentsURL(c, openPaymentsPath+".csv", q),
-		ResendURL: organisationPath(c, StaffPrefix+openPaymentsPath+"/resend-payment-link")}
+		ResendURL: OrganisationPath(c, StaffPrefix+openPaymentsPath+"/resend-payment-link")}
 	if q.MinDays > 0 {
 		m.MinDays = strconv.Itoa(q.MinDays)
 	}
@@ -155,7 +148,7 @@ func (s *Server) staffOpenPayments(c echo.Context) error {
 // staffOpenPaymentsCSV answers GET /staff/open-payments.csv (treasurer
 // and up): the list's rows, formulas neutralised.
 func (s *Server) staffOpenPaymentsCSV(c echo.Context) error {
-	u := staffUserOf(c)
+	u := StaffUserOf(c)
 	q, ok := openPaymentQuery(c, u.OrganisationID)
 	if !ok {
 		return s.staffErrorPage(c, http.StatusBadRequest, staffTextIn(c).BadFilter)
@@ -189,7 +182,7 @@ func (s *Server) staffOpenPaymentsCSV(c echo.Context) error {
 // sent again to each, as from its registration page, then back to the list
 // with how many were sent and skipped.
 func (s *Server) staffResendPaymentLinks(c echo.Context) error {
-	u := staffUserOf(c)
+	u := StaffUserOf(c)
 	form, err := c.FormParams()
 	if err != nil {
 		return s.staffErrorPage(c, http.StatusBadRequest, staffTextIn(c).BadFilter)
@@ -209,11 +202,11 @@ func (s *Server) staffResendPaymentLinks(c echo.Context) error {
 		}
 		ids = append(ids, id)
 	}
-	sent, skipped, err := s.engine.ResendPaymentLinks(c.Request().Context(), u.actor(), u.OrganisationID, ids)
+	sent, skipped, err := s.engine.ResendPaymentLinks(c.Request().Context(), u.Actor(), u.OrganisationID, ids)
 	if err != nil {
 		return s.staffEngineError(c, err)
 	}
-	back := organisationPath(c, StaffPrefix+openPaymentsPath) + "?" + url.Values{"sent": {strconv.Itoa(sent)}, "skipped": {strconv.Itoa(skipped)}}.Encode()
+	back := OrganisationPath(c, StaffPrefix+openPaymentsPath) + "?" + url.Values{"sent": {strconv.Itoa(sent)}, "skipped": {strconv.Itoa(skipped)}}.Encode()
 	return c.Redirect(http.StatusSeeOther, back)
 }
 

@@ -15,7 +15,7 @@ import (
 // staffOverview answers GET /staff?period=ID: the season overview of a
 // period (by default the one running today, else the newest).
 func (s *Server) staffOverview(c echo.Context) error {
-	u := staffUserOf(c)
+	u := StaffUserOf(c)
 	ctx := c.Request().Context()
 	periods, err := s.engine.Periods(ctx, u.OrganisationID)
 	if err != nil {
@@ -35,20 +35,20 @@ func (s *Server) staffOverview(c echo.Context) error {
 	if err != nil {
 		return s.staffEngineError(c, err)
 	}
-	m := views.StaffOverviewModel{StaffChrome: s.staffChrome(c, staffTextIn(c).OvTitle), Action: organisationPath(c, StaffPrefix),
+	m := views.StaffOverviewModel{StaffChrome: s.staffChrome(c, staffTextIn(c).OvTitle), Action: OrganisationPath(c, StaffPrefix),
 		Expected: staffMoney(c, o.ExpectedMinor, o.Period.Currency), Received: staffMoney(c, o.ReceivedMinor, o.Period.Currency),
 		Refunded: staffMoney(c, o.RefundedMinor, o.Period.Currency), Chart: overviewChart(c, o),
-		Attention: views.StaffCountLink{Label: staffTextIn(c).OvAttention, Count: o.PaymentsNeedingAttention, URL: organisationPath(c, StaffPrefix+"/payments")}}
+		Attention: views.StaffCountLink{Label: staffTextIn(c).OvAttention, Count: o.PaymentsNeedingAttention, URL: OrganisationPath(c, StaffPrefix+"/payments")}}
 	failed, err := s.engine.StaffJobs(ctx, u.OrganisationID, staffJobsPortalWide(u))
 	if err != nil {
 		return s.staffEngineError(c, err)
 	}
-	m.Jobs = views.StaffCountLink{Label: staffTextIn(c).OvJobs, Count: len(failed), URL: organisationPath(c, StaffPrefix+"/jobs")}
+	m.Jobs = views.StaffCountLink{Label: staffTextIn(c).OvJobs, Count: len(failed), URL: OrganisationPath(c, StaffPrefix+"/jobs")}
 	credits, err := s.engine.CountUnmatchedCredits(ctx, u.OrganisationID)
 	if err != nil {
 		return s.staffEngineError(c, err)
 	}
-	m.Credits = views.StaffCountLink{Label: staffOpsTextIn(c).OvCredits, Count: credits, URL: organisationPath(c, StaffPrefix+"/payments")}
+	m.Credits = views.StaffCountLink{Label: staffOpsTextIn(c).OvCredits, Count: credits, URL: OrganisationPath(c, StaffPrefix+"/payments")}
 	for _, p := range periods {
 		m.Periods = append(m.Periods, views.StaffOption{Value: strconv.FormatInt(p.ID, 10), Label: p.Name, Selected: p.ID == periodID})
 	}
@@ -81,20 +81,6 @@ func (s *Server) staffOverview(c echo.Context) error {
 // awaiting payment.
 func memberCount(label string, n engine.NamedCount) views.StaffMemberCount {
 	return views.StaffMemberCount{Label: label, Active: n.Count - n.Pending, Pending: n.Pending, Total: n.Count}
-}
-
-// currentPeriod is the period running at now, else the newest.
-func currentPeriod(periods []engine.MembershipPeriod, now time.Time) int64 {
-	best := periods[0]
-	for _, p := range periods {
-		if !now.Before(p.StartDate) && now.Before(p.EndDate.AddDate(0, 0, 1)) {
-			return p.ID
-		}
-		if p.StartDate.After(best.StartDate) {
-			best = p
-		}
-	}
-	return best.ID
 }
 
 // overviewChart lays out the bars of the per-day chart: per day a pair of

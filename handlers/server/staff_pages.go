@@ -41,9 +41,9 @@ var staffNav = []staffNavItem{
 	{Label: func(c echo.Context) string { return staffYearReportTextIn(c).NavYearReport }, Path: yearReportPath, Min: engine.RoleTreasurer},
 	{Label: func(c echo.Context) string { return staffOpsTextIn(c).NavInvitations }, Path: "/invitations", Min: engine.RoleRegistrar},
 	{Label: func(c echo.Context) string { return staffOpsTextIn(c).NavJobs }, Path: "/jobs", Min: engine.RoleViewer},
-	{Label: func(c echo.Context) string { return staffOpsTextIn(c).NavSetup }, Path: staffSetupPath, Min: engine.RoleAdmin},
-	{Label: func(c echo.Context) string { return staffOpsTextIn(c).NavDefinitions }, Path: staffDefinitionsPath, Min: engine.RoleAdmin},
-	{Label: func(c echo.Context) string { return views.StaffWebhookTextIn(c.Request().Context()).NavWebhooks }, Path: staffWebhooksPath, Min: engine.RoleAdmin},
+	{Label: func(c echo.Context) string { return staffOpsTextIn(c).NavSetup }, Path: StaffSetupPath, Min: engine.RoleAdmin},
+	{Label: func(c echo.Context) string { return staffOpsTextIn(c).NavDefinitions }, Path: StaffDefinitionsPath, Min: engine.RoleAdmin},
+	{Label: func(c echo.Context) string { return views.StaffWebhookTextIn(c.Request().Context()).NavWebhooks }, Path: StaffWebhooksPath, Min: engine.RoleAdmin},
 	{Label: func(c echo.Context) string { return views.PersonalDataTextIn(c.Request().Context()).NavRequests }, Path: staffDataRequestsPath, Min: engine.RoleRegistrar},
 	{Label: func(c echo.Context) string { return staffTextIn(c).NavAudit }, Path: "/audit", Min: engine.RoleViewer},
 	{Label: func(c echo.Context) string { return views.StaffPrivacyTextIn(c.Request().Context()).NavAccessLog }, Path: staffAccessLogPath, Min: engine.RoleAdmin},
@@ -66,8 +66,8 @@ var staffFlashes = map[string]staffFlash{
 // staffChrome is the frame of a staff page titled title, with the
 // navigation the signed-in member's role sees.
 func (s *Server) staffChrome(c echo.Context, title string) views.StaffChrome {
-	ch := views.StaffChrome{Chrome: s.chrome(title), LogoutURL: organisationPath(c, StaffLogoutPath)}
-	u := staffUserOf(c)
+	ch := views.StaffChrome{Chrome: s.chrome(title), LogoutURL: OrganisationPath(c, StaffLogoutPath)}
+	u := StaffUserOf(c)
 	if u == nil {
 		return ch
 	}
@@ -75,7 +75,7 @@ func (s *Server) staffChrome(c echo.Context, title string) views.StaffChrome {
 	path := c.Path()
 	for _, n := range staffNav {
 		if u.Role.AtLeast(n.Min) {
-			ch.Nav = append(ch.Nav, views.StaffNavItem{Label: n.Label(c), Href: organisationPath(c, StaffPrefix+n.Path),
+			ch.Nav = append(ch.Nav, views.StaffNavItem{Label: n.Label(c), Href: OrganisationPath(c, StaffPrefix+n.Path),
 				Current: path == StaffPrefix+n.Path || (n.Path != "" && len(path) > len(StaffPrefix+n.Path) && path[:len(StaffPrefix+n.Path)+1] == StaffPrefix+n.Path+"/")})
 		}
 	}
@@ -108,8 +108,8 @@ func staffRender(c echo.Context, status int, component templ.Component) error {
 // staffErrorPage tells a staff member what went wrong, in the staff frame.
 func (s *Server) staffErrorPage(c echo.Context, status int, message string) error {
 	m := views.StaffMessageModel{StaffChrome: s.staffChrome(c, staffTextIn(c).ErrorTitle), Message: message, Kind: "error"}
-	if staffUserOf(c) != nil {
-		m.Link, m.LinkText = organisationPath(c, StaffPrefix), staffTextIn(c).BackToOverview
+	if StaffUserOf(c) != nil {
+		m.Link, m.LinkText = OrganisationPath(c, StaffPrefix), staffTextIn(c).BackToOverview
 	}
 	if status >= 500 {
 		m.RequestID = c.Response().Header().Get(echo.HeaderXRequestID)
@@ -171,7 +171,7 @@ func (s *Server) staffAsked(c echo.Context, q staffQuestion, cancelURL string) (
 		return false, s.staffErrorPage(c, http.StatusBadRequest, staffTextIn(c).Invalid)
 	}
 	m := views.StaffConfirmModel{StaffChrome: s.staffChrome(c, staffTextIn(c).ConfirmTitle), Question: q.Question, Detail: q.Detail,
-		Action: organisationPath(c, c.Request().URL.Path), CancelURL: cancelURL, Yes: q.Yes, No: q.No}
+		Action: OrganisationPath(c, c.Request().URL.Path), CancelURL: cancelURL, Yes: q.Yes, No: q.No}
 	for name, vals := range form {
 		for _, v := range vals {
 			if name != "confirmed" {
@@ -186,7 +186,7 @@ func (s *Server) staffAsked(c echo.Context, q staffQuestion, cancelURL string) (
 // (staffConfirmed): proceed is true once both are settled; otherwise
 // the caller returns err (a not-found page, or the question).
 func (s *Server) staffConfirmedID(c echo.Context, question, detail, cancelURL string) (id int64, proceed bool, err error) {
-	id, ok := pathID(c, "id")
+	id, ok := PathID(c, "id")
 	if !ok {
 		return 0, false, s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
 	}
@@ -199,7 +199,7 @@ func (s *Server) staffConfirmedID(c echo.Context, question, detail, cancelURL st
 // staffLoginPage answers GET /staff/login: a page with the sign-in
 // button, or a note after signing out. A signed-in staff member goes on.
 func (s *Server) staffLoginPage(c echo.Context) error {
-	if organisationOfRequest(c) == nil {
+	if OrganisationOfRequest(c) == nil {
 		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NoOrganisation)
 	}
 	rd := c.QueryParam("rd")
@@ -215,6 +215,19 @@ func (s *Server) staffLoginPage(c echo.Context) error {
 	if rd != "" {
 		start += "?rd=" + url.QueryEscape(rd)
 	}
-	m.Link, m.LinkText = organisationPath(c, start), staffTextIn(c).SignInButton
+	m.Link, m.LinkText = OrganisationPath(c, start), staffTextIn(c).SignInButton
 	return staffRender(c, http.StatusOK, views.StaffMessagePage(m))
+}
+
+// staffDebitTextIn is the collection runs' texts in the request's language.
+func staffDebitTextIn(c echo.Context) *views.StaffDebitTexts {
+	return views.StaffDebitTextIn(c.Request().Context())
+}
+
+func staffOpenPaymentTextIn(c echo.Context) *views.StaffOpenPaymentTexts {
+	return views.StaffOpenPaymentTextIn(c.Request().Context())
+}
+
+func staffYearReportTextIn(c echo.Context) *views.StaffYearReportTexts {
+	return views.StaffYearReportTextIn(c.Request().Context())
 }

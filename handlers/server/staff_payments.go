@@ -17,9 +17,6 @@ import (
 	"portal/views"
 )
 
-// staffStatementPath takes a bank statement: POST /staff/payments/statement.
-const staffStatementPath = "/payments/statement"
-
 // staffAttentionLimit bounds the attention list.
 const staffAttentionLimit = 200
 
@@ -32,13 +29,13 @@ func (s *Server) staffPaymentsPage(c echo.Context) error {
 // renderStaffPayments renders the payments page, with a problem of the
 // uploaded file when uploadError is not "".
 func (s *Server) renderStaffPayments(c echo.Context, status int, uploadError string) error {
-	u := staffUserOf(c)
+	u := StaffUserOf(c)
 	list, err := s.engine.PaymentsNeedingAttention(c.Request().Context(), engine.AttentionQuery{OrganisationID: u.OrganisationID, Limit: staffAttentionLimit})
 	if err != nil {
 		return s.staffEngineError(c, err)
 	}
 	m := views.StaffPaymentsModel{StaffChrome: s.staffChrome(c, staffOpsTextIn(c).PaymentsTitle), Error: uploadError,
-		DebitsURL: organisationPath(c, StaffPrefix+staffDebitsPath)}
+		DebitsURL: OrganisationPath(c, StaffPrefix+staffDebitsPath)}
 	for _, a := range list {
 		m.Attention = append(m.Attention, s.staffAttentionRow(c, a))
 	}
@@ -53,7 +50,7 @@ func (s *Server) renderStaffPayments(c echo.Context, status int, uploadError str
 		if s.bankAccountOf(c.Request().Context(), u.OrganisationID) == "" {
 			m.NoBank = true
 		} else {
-			m.UploadURL = organisationPath(c, StaffPrefix+staffStatementPath)
+			m.UploadURL = OrganisationPath(c, StaffPrefix+staffStatementPath)
 		}
 	}
 	return staffRender(c, status, views.StaffPaymentsPage(m))
@@ -64,7 +61,7 @@ func (s *Server) staffAttentionRow(c echo.Context, a engine.AttentionPayment) vi
 	p := a.Payment
 	row := views.StaffAttentionRow{Amount: staffMoney(c, p.AmountMinor, p.Currency), UserKey: a.Order.UserKey,
 		Created: staffDateTime(c, p.CreatedAt), Reference: p.Reference,
-		DetailURL: organisationPath(c, StaffPrefix+"/registrations/"+strconv.FormatInt(a.Order.ProcessInstanceID, 10))}
+		DetailURL: OrganisationPath(c, StaffPrefix+"/registrations/"+strconv.FormatInt(a.Order.ProcessInstanceID, 10))}
 	if p.Provider == engine.BankTransferProvider && p.ProviderID != nil {
 		row.Reference = banking.Reference(*p.ProviderID).String()
 	}
@@ -115,7 +112,7 @@ func (s *Server) bankAccountOf(ctx context.Context, orgID int64) banking.IBAN {
 // post captures them (each credit once, by the bank's id: confirming
 // twice captures nothing more) and shows what became of every credit.
 func (s *Server) staffImportStatement(c echo.Context) error {
-	u := staffUserOf(c)
+	u := StaffUserOf(c)
 	account := s.bankAccountOf(c.Request().Context(), u.OrganisationID)
 	if account == "" {
 		return s.staffErrorPage(c, http.StatusConflict, staffOpsTextIn(c).StatementNoBank)
@@ -131,7 +128,7 @@ func (s *Server) staffImportStatement(c echo.Context) error {
 		return s.renderStaffPayments(c, http.StatusUnprocessableEntity, staffOpsTextIn(c).StatementInvalid+": "+err.Error()+".")
 	}
 	capture := fromCopy && c.FormValue("capture") == "1"
-	actor := u.actor()
+	actor := u.Actor()
 	rep, err := s.engine.ImportStatement(c.Request().Context(), st, engine.StatementOptions{Account: account, DryRun: !capture,
 		Organisation: u.OrganisationID, Actor: &actor})
 	if err != nil {
@@ -142,7 +139,7 @@ func (s *Server) staffImportStatement(c echo.Context) error {
 		title = staffOpsTextIn(c).ResultTitle
 	}
 	m := views.StaffStatementModel{StaffChrome: s.staffChrome(c, title), Preview: !capture,
-		CaptureURL: organisationPath(c, StaffPrefix+staffStatementPath), BackURL: organisationPath(c, StaffPrefix+"/payments")}
+		CaptureURL: OrganisationPath(c, StaffPrefix+staffStatementPath), BackURL: OrganisationPath(c, StaffPrefix+"/payments")}
 	if !capture {
 		m.Statement = staffUploadCopy(data)
 	}
@@ -309,7 +306,7 @@ func (s *Server) staffStoredCredit(c echo.Context, cr engine.BankCredit, resolva
 		}
 	}
 	if resolvable && cr.State == engine.CreditUnmatched {
-		row.ResolveURL = organisationPath(c, StaffPrefix+staffCreditsPath+"/"+key+"/resolve")
+		row.ResolveURL = OrganisationPath(c, StaffPrefix+staffCreditsPath+"/"+key+"/resolve")
 	}
 	return row
 }
@@ -326,10 +323,6 @@ func creditStateLabel(c echo.Context, st engine.CreditState) string {
 	}
 	return staffOpsTextIn(c).CreditStateUnmatched
 }
-
-// staffCreditsPath holds the kept bank credits: POST
-// /staff/payments/credits/{id}/resolve.
-const staffCreditsPath = "/payments/credits"
 
 // The payments page's flashes after resolving a credit.
 const (
@@ -352,8 +345,8 @@ func init() {
 // returned or ignored one closed with the note. Posted twice (the back
 // button, a double click), the second changes nothing and says so.
 func (s *Server) staffResolveCredit(c echo.Context) error {
-	u := staffUserOf(c)
-	id, ok := pathID(c, "id")
+	u := StaffUserOf(c)
+	id, ok := PathID(c, "id")
 	if !ok {
 		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
 	}
@@ -370,7 +363,7 @@ func (s *Server) staffResolveCredit(c echo.Context) error {
 	case r.Note == "":
 		return s.staffErrorPage(c, http.StatusUnprocessableEntity, staffOpsTextIn(c).CreditNoNote)
 	}
-	back := organisationPath(c, StaffPrefix+"/payments")
+	back := OrganisationPath(c, StaffPrefix+"/payments")
 	credits, err := s.engine.BankCredits(c.Request().Context(), engine.CreditQuery{OrganisationID: u.OrganisationID, Limit: staffAttentionLimit})
 	if err != nil {
 		return s.staffEngineError(c, err)
@@ -387,7 +380,7 @@ func (s *Server) staffResolveCredit(c echo.Context) error {
 	if ok, err := s.staffConfirmed(c, question, detail, back); !ok {
 		return err
 	}
-	res, err := s.engine.ResolveCredit(c.Request().Context(), u.actor(), u.OrganisationID, id, r)
+	res, err := s.engine.ResolveCredit(c.Request().Context(), u.Actor(), u.OrganisationID, id, r)
 	if err != nil {
 		return s.staffEngineError(c, err)
 	}

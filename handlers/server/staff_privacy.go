@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -13,87 +12,16 @@ import (
 	"portal/views"
 )
 
-// The data protection parts of the staff pages (issue 30): a
-// registration's consents and the access log entry of opening it, the
-// access log page (admin), the retention settings on the setup page
-// (admin). docs/DATA-PROTECTION.md.
+// The data protection parts of the staff pages (issue 30): the access log
+// page (admin), the retention settings on the setup page (admin); a
+// registration's consents and the access log entry of opening it are in
+// staff_persons.go. docs/DATA-PROTECTION.md.
 
-// Paths of the data protection pages.
-const (
-	staffAccessLogPath = "/access-log"
-	flashRetention     = "retention-saved"
-)
+// flashRetention is the notice after the retention settings are saved.
+const flashRetention = "retention-saved"
 
 func init() {
 	staffFlashes[flashRetention] = func(c echo.Context) string { return views.StaffPrivacyTextIn(c.Request().Context()).RetentionSaved }
-}
-
-// registrationPrivacy records that the staff member opened registration
-// d and puts its consents on the page's model.
-func (s *Server) registrationPrivacy(c echo.Context, d *engine.RegistrationDetail, m *views.StaffDetailModel) error {
-	ctx := c.Request().Context()
-	u := staffUserOf(c)
-	if err := s.engine.RecordAccess(ctx, u.actor(), engine.Access{OrganisationID: u.OrganisationID, Kind: engine.AccessRegistration,
-		RecordID: strconv.FormatInt(d.Instance.ID, 10), UserKey: d.Instance.UserKey}); err != nil {
-		return err
-	}
-	consents, err := s.engine.RegistrationConsents(ctx, u.OrganisationID, d.Instance.ID)
-	if err != nil {
-		return err
-	}
-	names := map[int64]string{}
-	for _, p := range d.Household {
-		names[p.ID] = strings.TrimSpace(p.FirstName + " " + p.LastName)
-	}
-	for _, cv := range consents {
-		name, ok := names[cv.PersonID]
-		if !ok {
-			name = "#" + strconv.FormatInt(cv.PersonID, 10)
-		}
-		m.Consents = append(m.Consents, views.StaffConsentRow{Person: name, Kind: consentKindLabel(c, cv.Kind), Text: cv.Text,
-			Language: cv.Language, Given: staffDateTime(c, cv.GivenAt), Version: cv.TextVersion[:min(12, len(cv.TextVersion))]})
-	}
-	return nil
-}
-
-// recordPersonAccess records that actor opened person personID's data
-// (kind person: the staff page) or took its export (kind export), as x.
-func (s *Server) recordPersonAccess(ctx context.Context, actor engine.Actor, orgID, personID int64, kind engine.AccessKind, x *engine.PersonalData) error {
-	key := ""
-	if len(x.Subject.UserKeys) > 0 {
-		key = x.Subject.UserKeys[0]
-	}
-	return s.engine.RecordAccess(ctx, actor, engine.Access{OrganisationID: orgID, Kind: kind, RecordID: strconv.FormatInt(personID, 10),
-		UserKey: key, PersonID: personID})
-}
-
-// recordListExport records that the staff member took an export of many
-// households (the registrations CSV) as the access log's kind export,
-// its record the export's name and query: it names no one household, so
-// it shows on the access log page but in no member's export.
-func (s *Server) recordListExport(c echo.Context, name string) error {
-	u := staffUserOf(c)
-	record := name
-	if q := c.QueryString(); q != "" {
-		record += "?" + q
-	}
-	return s.engine.RecordAccess(c.Request().Context(), u.actor(), engine.Access{OrganisationID: u.OrganisationID, Kind: engine.AccessExport, RecordID: record})
-}
-
-// consentKindLabel names a consent kind in the page's language.
-func consentKindLabel(c echo.Context, k engine.ConsentKind) string {
-	t := views.StaffPrivacyTextIn(c.Request().Context())
-	switch k {
-	case engine.ConsentClubRules:
-		return t.KindClubRules
-	case engine.ConsentPrivacy:
-		return t.KindPrivacy
-	case engine.ConsentGuardian:
-		return t.KindGuardian
-	case engine.ConsentMandate:
-		return t.KindMandate
-	}
-	return t.KindOther
 }
 
 // accessKindLabel names an access kind in the page's language.
@@ -112,7 +40,7 @@ func accessKindLabel(c echo.Context, k engine.AccessKind) string {
 // the access log, newest first, for administrators.
 func (s *Server) staffAccessLogPage(c echo.Context) error {
 	ctx := c.Request().Context()
-	u := staffUserOf(c)
+	u := StaffUserOf(c)
 	t := views.StaffPrivacyTextIn(ctx)
 	q := engine.AccessQuery{OrganisationID: u.OrganisationID, Actor: c.QueryParam("actor"), RecordID: strings.TrimSpace(c.QueryParam("record"))}
 	for _, k := range engine.AccessKinds {
@@ -132,7 +60,7 @@ func (s *Server) staffAccessLogPage(c echo.Context) error {
 	if err != nil {
 		return s.staffEngineError(c, err)
 	}
-	base := organisationPath(c, StaffPrefix+staffAccessLogPath)
+	base := OrganisationPath(c, StaffPrefix+staffAccessLogPath)
 	m := views.StaffAccessLogModel{StaffChrome: s.staffChrome(c, t.AccessTitle), Action: base, Record: q.RecordID,
 		Actors: []views.StaffOption{{Value: "", Label: t.AccessAll}}, Kinds: []views.StaffOption{{Value: "", Label: t.AccessAll}}}
 	for _, a := range actors {
@@ -169,7 +97,7 @@ func mustID(s string) int64 {
 // loadSetupDataProtection fills the data protection section: the
 // retention settings.
 func (s *Server) loadSetupDataProtection(c echo.Context, m *views.StaffSetupModel) (err error) {
-	m.Retention, err = s.retentionForm(c, organisationPath(c, StaffPrefix+staffSetupPath), staffUserOf(c).OrganisationID)
+	m.Retention, err = s.retentionForm(c, OrganisationPath(c, StaffPrefix+StaffSetupPath), StaffUserOf(c).OrganisationID)
 	return err
 }
 
@@ -186,7 +114,7 @@ func (s *Server) retentionForm(c echo.Context, base string, orgID int64) (views.
 // staffSaveRetention answers POST /staff/setup/retention: an empty field
 // returns its setting to the default; the bounds are the engine's.
 func (s *Server) staffSaveRetention(c echo.Context) error {
-	u := staffUserOf(c)
+	u := StaffUserOf(c)
 	form, ok, err := s.setupForm(c)
 	if !ok {
 		return err
@@ -204,7 +132,7 @@ func (s *Server) staffSaveRetention(c echo.Context) error {
 	if len(errs) > 0 {
 		return s.renderSetup(c, setupDataProtection, http.StatusUnprocessableEntity, func(m *views.StaffSetupModel) { show(m, errs) })
 	}
-	if _, err := s.engine.StaffUpdateRetentionSettings(c.Request().Context(), u.actor(), u.OrganisationID, change); err != nil {
+	if _, err := s.engine.StaffUpdateRetentionSettings(c.Request().Context(), u.Actor(), u.OrganisationID, change); err != nil {
 		return s.staffSetupProblem(c, setupDataProtection, withoutFieldPrefix(err, "retention."), show)
 	}
 	return staffSetupDone(c, setupDataProtection, flashRetention)

@@ -35,8 +35,8 @@ func staffWhen(c echo.Context, t time.Time) string {
 
 // staffRegistration answers GET /staff/registrations/:id.
 func (s *Server) staffRegistration(c echo.Context) error {
-	u := staffUserOf(c)
-	id, ok := pathID(c, "id")
+	u := StaffUserOf(c)
+	id, ok := PathID(c, "id")
 	if !ok {
 		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
 	}
@@ -148,7 +148,7 @@ func householdRows(c echo.Context, d *engine.RegistrationDetail) []views.StaffPe
 		}
 		row := views.StaffPersonRow{Name: strings.TrimSpace(p.FirstName + " " + p.LastName),
 			Born: fmt.Sprintf(staffRegistrationTextIn(c).Born, langOf(c).Date(p.DateOfBirth)), Email: p.Email, Memberships: byPerson[p.ID]}
-		if staffUserOf(c).Role.AtLeast(engine.RoleRegistrar) {
+		if StaffUserOf(c).Role.AtLeast(engine.RoleRegistrar) {
 			row.DataURL = staffPersonURL(c, p.ID)
 		}
 		rows = append(rows, row)
@@ -443,15 +443,15 @@ func staffDone(c echo.Context, id int64, done string) error {
 
 // staffResendConfirmation answers POST /staff/registrations/:id/resend-confirmation.
 func (s *Server) staffResendConfirmation(c echo.Context) error {
-	return s.staffAction(c, "resent-confirmation", func(u *staffUser, id int64) error {
-		return s.engine.ResendConfirmation(c.Request().Context(), u.actor(), u.OrganisationID, id)
+	return s.staffAction(c, "resent-confirmation", func(u *StaffUser, id int64) error {
+		return s.engine.ResendConfirmation(c.Request().Context(), u.Actor(), u.OrganisationID, id)
 	})
 }
 
 // staffResendPaymentLink answers POST /staff/registrations/:id/resend-payment-link.
 func (s *Server) staffResendPaymentLink(c echo.Context) error {
-	return s.staffAction(c, "resent-link", func(u *staffUser, id int64) error {
-		return s.engine.ResendPaymentLink(c.Request().Context(), u.actor(), u.OrganisationID, id)
+	return s.staffAction(c, "resent-link", func(u *StaffUser, id int64) error {
+		return s.engine.ResendPaymentLink(c.Request().Context(), u.Actor(), u.OrganisationID, id)
 	})
 }
 
@@ -459,8 +459,8 @@ func (s *Server) staffResendPaymentLink(c echo.Context) error {
 func (s *Server) staffResetRegistration(c echo.Context) error {
 	t := staffRegistrationTextIn(c)
 	q := staffQuestion{Question: staffTextIn(c).ConfirmReset, Detail: staffTextIn(c).ConfirmResetDetail, Yes: t.ResetYes, No: t.ResetNo}
-	return s.staffConfirmedAction(c, q, "reset", func(u *staffUser, id int64) error {
-		return s.engine.StaffReset(c.Request().Context(), u.actor(), u.OrganisationID, id)
+	return s.staffConfirmedAction(c, q, "reset", func(u *StaffUser, id int64) error {
+		return s.engine.StaffReset(c.Request().Context(), u.Actor(), u.OrganisationID, id)
 	})
 }
 
@@ -468,8 +468,8 @@ func (s *Server) staffResetRegistration(c echo.Context) error {
 func (s *Server) staffCancelRegistration(c echo.Context) error {
 	t := staffRegistrationTextIn(c)
 	q := staffQuestion{Question: staffTextIn(c).ConfirmCancel, Detail: staffTextIn(c).ConfirmCancelDetail, Yes: t.CancelYes, No: t.CancelNo}
-	return s.staffConfirmedAction(c, q, "cancelled", func(u *staffUser, id int64) error {
-		return s.engine.CancelRegistration(c.Request().Context(), u.actor(), u.OrganisationID, id)
+	return s.staffConfirmedAction(c, q, "cancelled", func(u *StaffUser, id int64) error {
+		return s.engine.CancelRegistration(c.Request().Context(), u.Actor(), u.OrganisationID, id)
 	})
 }
 
@@ -478,8 +478,8 @@ func (s *Server) staffRefund(c echo.Context) error {
 	ref := c.FormValue("payment")
 	t := staffRegistrationTextIn(c)
 	q := staffQuestion{Question: fmt.Sprintf(staffTextIn(c).ConfirmRefund, ref), Detail: staffTextIn(c).ConfirmRefundDetail, Yes: t.RefundYes, No: t.RefundNo}
-	return s.staffConfirmedAction(c, q, "refunded", func(u *staffUser, id int64) error {
-		return s.engine.RefundPayment(c.Request().Context(), u.actor(), u.OrganisationID, id, ref, "")
+	return s.staffConfirmedAction(c, q, "refunded", func(u *StaffUser, id int64) error {
+		return s.engine.RefundPayment(c.Request().Context(), u.Actor(), u.OrganisationID, id, ref, "")
 	})
 }
 
@@ -492,8 +492,8 @@ const captureBackToOpenPayments = "open-payments"
 // sent from that list. The result is named in ?done= and stated in words
 // by the page it leads to, from the state it finds.
 func (s *Server) staffCapture(c echo.Context) error {
-	u := staffUserOf(c)
-	id, ok := pathID(c, "id")
+	u := StaffUserOf(c)
+	id, ok := PathID(c, "id")
 	if !ok {
 		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
 	}
@@ -509,7 +509,7 @@ func (s *Server) staffCapture(c echo.Context) error {
 	if len(note) > 200 {
 		note = note[:200]
 	}
-	res, err := s.engine.StaffCapture(c.Request().Context(), u.actor(), u.OrganisationID, id, engine.Capture{AmountMinor: amount, BookedOn: booked, Note: note})
+	res, err := s.engine.StaffCapture(c.Request().Context(), u.Actor(), u.OrganisationID, id, engine.Capture{AmountMinor: amount, BookedOn: booked, Note: note})
 	if err != nil {
 		return s.staffEngineError(c, err)
 	}
@@ -525,27 +525,27 @@ func (s *Server) staffCapture(c echo.Context) error {
 		done = "captured-problem"
 	}
 	if c.FormValue("back") == captureBackToOpenPayments {
-		back := organisationPath(c, StaffPrefix+openPaymentsPath) + "?" + url.Values{"done": {done}, "registration": {strconv.FormatInt(id, 10)}}.Encode()
+		back := OrganisationPath(c, StaffPrefix+openPaymentsPath) + "?" + url.Values{"done": {done}, "registration": {strconv.FormatInt(id, 10)}}.Encode()
 		return c.Redirect(http.StatusSeeOther, back)
 	}
 	return staffDone(c, id, done)
 }
 
 // staffAction runs a registration action and goes back to it.
-func (s *Server) staffAction(c echo.Context, done string, act func(*staffUser, int64) error) error {
-	id, ok := pathID(c, "id")
+func (s *Server) staffAction(c echo.Context, done string, act func(*StaffUser, int64) error) error {
+	id, ok := PathID(c, "id")
 	if !ok {
 		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
 	}
-	if err := act(staffUserOf(c), id); err != nil {
+	if err := act(StaffUserOf(c), id); err != nil {
 		return s.staffEngineError(c, err)
 	}
 	return staffDone(c, id, done)
 }
 
 // staffConfirmedAction asks q first (staffAsked), then runs the action.
-func (s *Server) staffConfirmedAction(c echo.Context, q staffQuestion, done string, act func(*staffUser, int64) error) error {
-	id, ok := pathID(c, "id")
+func (s *Server) staffConfirmedAction(c echo.Context, q staffQuestion, done string, act func(*StaffUser, int64) error) error {
+	id, ok := PathID(c, "id")
 	if !ok {
 		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
 	}

@@ -87,7 +87,7 @@ func listURL(c echo.Context, path string, q engine.RegistrationQuery, page int) 
 	if page > 1 {
 		v.Set("page", strconv.Itoa(page))
 	}
-	u := organisationPath(c, StaffPrefix+path)
+	u := OrganisationPath(c, StaffPrefix+path)
 	if len(v) > 0 {
 		u += "?" + v.Encode()
 	}
@@ -99,7 +99,7 @@ func listURL(c echo.Context, path string, q engine.RegistrationQuery, page int) 
 // of 50, newest first or sorted by the amount owed or the days unpaid
 // (sort=owed, owed-asc, unpaid, unpaid-asc).
 func (s *Server) staffRegistrations(c echo.Context) error {
-	u := staffUserOf(c)
+	u := StaffUserOf(c)
 	q, ok := registrationQuery(c, u.OrganisationID)
 	if !ok {
 		return s.staffErrorPage(c, http.StatusBadRequest, staffTextIn(c).BadFilter)
@@ -117,7 +117,7 @@ func (s *Server) staffRegistrations(c echo.Context) error {
 	if err != nil {
 		return s.staffEngineError(c, err)
 	}
-	m := views.StaffRegistrationsModel{StaffChrome: s.staffChrome(c, staffTextIn(c).RegTitle), Action: organisationPath(c, StaffPrefix+registrationsPath),
+	m := views.StaffRegistrationsModel{StaffChrome: s.staffChrome(c, staffTextIn(c).RegTitle), Action: OrganisationPath(c, StaffPrefix+registrationsPath),
 		Search: q.Search, Total: page.Total, Sort: string(q.Sort),
 		PageText: fmt.Sprintf(staffTextIn(c).RegPageText, page.Total, page.Page, page.PageCount)}
 	if q.UnpaidDays > 0 {
@@ -192,13 +192,13 @@ func sortLink(c echo.Context, q engine.RegistrationQuery, label string, desc, as
 
 // registrationURL is the detail page of a registration.
 func registrationURL(c echo.Context, id int64) string {
-	return organisationPath(c, StaffPrefix+registrationsPath+"/"+strconv.FormatInt(id, 10))
+	return OrganisationPath(c, StaffPrefix+registrationsPath+"/"+strconv.FormatInt(id, 10))
 }
 
 // staffRegistrationsCSV answers GET /staff/registrations.csv (treasurer
 // and up): every registration the filters select, streamed.
 func (s *Server) staffRegistrationsCSV(c echo.Context) error {
-	u := staffUserOf(c)
+	u := StaffUserOf(c)
 	q, ok := registrationQuery(c, u.OrganisationID)
 	if !ok {
 		return s.staffErrorPage(c, http.StatusBadRequest, staffTextIn(c).BadFilter)

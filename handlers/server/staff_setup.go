@@ -18,9 +18,6 @@ import (
 // change calls the engine function the admin API calls, with the same
 // validation; field errors are shown by their field on the page again.
 
-// staffSetupPath is the setup: the list of sections, each below it.
-const staffSetupPath = "/setup"
-
 // calcSlots is how many persons the price calculator offers.
 const calcSlots = 4
 
@@ -49,30 +46,30 @@ func init() {
 
 // loadSetupOrganisation fills the organisation section.
 func (s *Server) loadSetupOrganisation(c echo.Context, m *views.StaffSetupModel) error {
-	u := staffUserOf(c)
+	u := StaffUserOf(c)
 	org, err := s.engine.Organisation(c.Request().Context(), u.OrganisationID)
 	if err != nil {
 		return err
 	}
-	m.Org = views.StaffOrgForm{Action: organisationPath(c, StaffPrefix+staffSetupPath+"/organisation"), Name: org.Name, ContactEmail: org.ContactEmail,
+	m.Org = views.StaffOrgForm{Action: OrganisationPath(c, StaffPrefix+StaffSetupPath+"/organisation"), Name: org.Name, ContactEmail: org.ContactEmail,
 		LogoURL: org.LogoURL, AccentColour: org.AccentColour, HashSecretSet: org.HashSecretSealed != ""}
 	return nil
 }
 
 // loadSetupLanguages fills the languages section.
 func (s *Server) loadSetupLanguages(c echo.Context, m *views.StaffSetupModel) error {
-	org, err := s.engine.Organisation(c.Request().Context(), staffUserOf(c).OrganisationID)
+	org, err := s.engine.Organisation(c.Request().Context(), StaffUserOf(c).OrganisationID)
 	if err != nil {
 		return err
 	}
-	m.Languages = languagesForm(organisationPath(c, StaffPrefix+staffSetupPath), org)
+	m.Languages = languagesForm(OrganisationPath(c, StaffPrefix+StaffSetupPath), org)
 	m.ToDo, err = s.textsToDo(c)
 	return err
 }
 
 // loadSetupPayments fills the payments section.
 func (s *Server) loadSetupPayments(c echo.Context, m *views.StaffSetupModel) (err error) {
-	base, orgID := organisationPath(c, StaffPrefix+staffSetupPath), staffUserOf(c).OrganisationID
+	base, orgID := OrganisationPath(c, StaffPrefix+StaffSetupPath), StaffUserOf(c).OrganisationID
 	if m.Payments, err = s.paymentForm(c, base, orgID); err != nil {
 		return err
 	}
@@ -82,7 +79,7 @@ func (s *Server) loadSetupPayments(c echo.Context, m *views.StaffSetupModel) (er
 
 // loadSetupMessages fills the reminders and e-mail section.
 func (s *Server) loadSetupMessages(c echo.Context, m *views.StaffSetupModel) (err error) {
-	m.Messages, err = s.messagesForm(c, organisationPath(c, StaffPrefix+staffSetupPath), staffUserOf(c).OrganisationID)
+	m.Messages, err = s.messagesForm(c, OrganisationPath(c, StaffPrefix+StaffSetupPath), StaffUserOf(c).OrganisationID)
 	return err
 }
 
@@ -92,7 +89,7 @@ func (s *Server) loadSetupMessages(c echo.Context, m *views.StaffSetupModel) (er
 // calc_period=...).
 func (s *Server) loadSetupMemberships(c echo.Context, m *views.StaffSetupModel) error {
 	ctx := c.Request().Context()
-	u := staffUserOf(c)
+	u := StaffUserOf(c)
 	org, err := s.engine.Organisation(ctx, u.OrganisationID)
 	if err != nil {
 		return err
@@ -105,8 +102,8 @@ func (s *Server) loadSetupMemberships(c echo.Context, m *views.StaffSetupModel) 
 	if err != nil {
 		return err
 	}
-	base := organisationPath(c, StaffPrefix+staffSetupPath)
-	page := setupURL(c, setupMemberships)
+	base := OrganisationPath(c, StaffPrefix+StaffSetupPath)
+	page := setupURL(c, SetupMemberships)
 	typeNames := map[int64]string{}
 	code := langOf(c).Code // the club's own texts in the page's language
 	for _, t := range types {
@@ -139,12 +136,12 @@ func (s *Server) loadSetupMemberships(c echo.Context, m *views.StaffSetupModel) 
 
 // loadSetupStaff fills the staff section.
 func (s *Server) loadSetupStaff(c echo.Context, m *views.StaffSetupModel) error {
-	u := staffUserOf(c)
+	u := StaffUserOf(c)
 	staff, err := s.engine.ListStaff(c.Request().Context(), u.OrganisationID)
 	if err != nil {
 		return err
 	}
-	base := organisationPath(c, StaffPrefix+staffSetupPath)
+	base := OrganisationPath(c, StaffPrefix+StaffSetupPath)
 	m.AddForm = views.StaffAddForm{Action: base + "/staff", Role: string(engine.RoleViewer)}
 	for _, sm := range staff {
 		id := strconv.FormatInt(sm.ID, 10)
@@ -207,19 +204,6 @@ func ruleRow(c echo.Context, r engine.PriceRule, currency string, typeNames map[
 	return row
 }
 
-// memberTypeLabel names new, renewal and transfer.
-func memberTypeLabel(c echo.Context, t string) string {
-	switch t {
-	case engine.MemberNew:
-		return staffOpsTextIn(c).MemberNew
-	case engine.MemberRenewal:
-		return staffOpsTextIn(c).MemberRenewal
-	case engine.MemberTransfer:
-		return staffOpsTextIn(c).MemberTransfer
-	}
-	return t
-}
-
 // priceCalculator is the calculator's form and, when it was sent, the
 // price the engine computes for it.
 func (s *Server) priceCalculator(c echo.Context, base string, periods []engine.MembershipPeriod, types []engine.MembershipType) views.StaffCalcForm {
@@ -263,7 +247,7 @@ func (s *Server) priceCalculator(c echo.Context, base string, periods []engine.M
 		id, _ := strconv.ParseInt(p.Type, 10, 64)
 		people = append(people, engine.PriceCheckPerson{MembershipTypeID: id, MemberType: p.Member})
 	}
-	quote, err := s.engine.PriceCheck(c.Request().Context(), staffUserOf(c).OrganisationID, periodID, people, on)
+	quote, err := s.engine.PriceCheck(c.Request().Context(), StaffUserOf(c).OrganisationID, periodID, people, on)
 	if err != nil {
 		e, ok := engine.AsError(err)
 		if !ok {
@@ -279,20 +263,6 @@ func (s *Server) priceCalculator(c echo.Context, base string, periods []engine.M
 	}
 	f.Total = staffMoney(c, quote.TotalMinor, quote.Currency)
 	return f
-}
-
-// fieldErrors are an engine validation error's field messages by field,
-// or a conflict's that names its field (a code already used).
-func fieldErrors(err error) (map[string]string, bool) {
-	e, ok := engine.AsError(err)
-	if !ok || (e.Code != engine.CodeValidation && e.Code != engine.CodeInvalid && e.Code != engine.CodeConflict) || len(e.Fields) == 0 {
-		return nil, false
-	}
-	out := map[string]string{}
-	for _, f := range e.Fields {
-		out[f.Field] = f.Message
-	}
-	return out, true
 }
 
 // staffSetupProblem shows a change's error on the setup page: field
@@ -322,7 +292,7 @@ func (s *Server) staffSetupProblem(c echo.Context, slug string, err error, show 
 
 // staffSaveOrganisation answers POST /staff/setup/organisation.
 func (s *Server) staffSaveOrganisation(c echo.Context) error {
-	u := staffUserOf(c)
+	u := StaffUserOf(c)
 	form := views.StaffOrgForm{Name: c.FormValue("name"), ContactEmail: c.FormValue("contactEmail"), LogoURL: c.FormValue("logoUrl"),
 		AccentColour: c.FormValue("accentColour")}
 	show := func(m *views.StaffSetupModel, errs map[string]string) {
@@ -333,59 +303,59 @@ func (s *Server) staffSaveOrganisation(c echo.Context) error {
 		AccentColour: &form.AccentColour}
 	if secret := c.FormValue("hashSecret"); secret != "" {
 		switch {
-		case len(secret) < minHashSecret || len(secret) > 200:
-			return s.renderSetup(c, setupOrganisation, http.StatusUnprocessableEntity, func(m *views.StaffSetupModel) {
+		case len(secret) < MinHashSecret || len(secret) > 200:
+			return s.renderSetup(c, SetupOrganisation, http.StatusUnprocessableEntity, func(m *views.StaffSetupModel) {
 				show(m, map[string]string{"hashSecret": staffOpsTextIn(c).OrgSecretShort})
 			})
-		case s.organisations.sealer == nil:
-			return s.renderSetup(c, setupOrganisation, http.StatusUnprocessableEntity, func(m *views.StaffSetupModel) {
+		case s.organisations.Sealer == nil:
+			return s.renderSetup(c, SetupOrganisation, http.StatusUnprocessableEntity, func(m *views.StaffSetupModel) {
 				show(m, map[string]string{"hashSecret": staffOpsTextIn(c).OrgSecretNoKey})
 			})
 		}
-		sealed := s.organisations.sealer.Seal([]byte(secret), HashSecretAAD(u.OrganisationID))
+		sealed := s.organisations.Sealer.Seal([]byte(secret), HashSecretAAD(u.OrganisationID))
 		change.HashSecretSealed = &sealed
 	}
-	if _, err := s.engine.StaffUpdateOrganisation(c.Request().Context(), u.actor(), u.OrganisationID, change); err != nil {
-		return s.staffSetupProblem(c, setupOrganisation, err, show)
+	if _, err := s.engine.StaffUpdateOrganisation(c.Request().Context(), u.Actor(), u.OrganisationID, change); err != nil {
+		return s.staffSetupProblem(c, SetupOrganisation, err, show)
 	}
 	s.RefreshOrganisations() // the member pages show the new name, logo and colour at once
-	return staffSetupDone(c, setupOrganisation, flashOrgSaved)
+	return staffSetupDone(c, SetupOrganisation, flashOrgSaved)
 }
 
 // staffSetPeriodStatus answers POST /staff/setup/periods/{id}/status with
 // status=open or closed; closing asks first.
 func (s *Server) staffSetPeriodStatus(c echo.Context) error {
-	u := staffUserOf(c)
+	u := StaffUserOf(c)
 	status := c.FormValue("status")
 	if status != engine.PeriodOpen && status != engine.PeriodClosed {
 		return s.staffErrorPage(c, http.StatusUnprocessableEntity, staffTextIn(c).Invalid)
 	}
-	id, ok := pathID(c, "id")
+	id, ok := PathID(c, "id")
 	if !ok {
 		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
 	}
 	if status == engine.PeriodClosed {
 		if ok, err := s.staffConfirmed(c, staffOpsTextIn(c).PeriodCloseQuestion, staffOpsTextIn(c).PeriodCloseDetail,
-			setupURL(c, setupMemberships)+"#periods"); !ok {
+			setupURL(c, SetupMemberships)+"#periods"); !ok {
 			return err
 		}
 	}
-	if _, err := s.engine.StaffUpdatePeriod(c.Request().Context(), u.actor(), u.OrganisationID, id, engine.PeriodInput{Status: &status}); err != nil {
-		return s.staffSetupProblem(c, setupMemberships, err, nil)
+	if _, err := s.engine.StaffUpdatePeriod(c.Request().Context(), u.Actor(), u.OrganisationID, id, engine.PeriodInput{Status: &status}); err != nil {
+		return s.staffSetupProblem(c, SetupMemberships, err, nil)
 	}
 	flash := flashPeriodOpened
 	if status == engine.PeriodClosed {
 		flash = flashPeriodClosed
 	}
-	return staffSetupDone(c, setupMemberships, flash)
+	return staffSetupDone(c, SetupMemberships, flash)
 }
 
 // staffAddStaff answers POST /staff/setup/staff: a staff member added (or
 // a disabled one given access back).
 func (s *Server) staffAddStaff(c echo.Context) error {
-	u := staffUserOf(c)
+	u := StaffUserOf(c)
 	form := views.StaffAddForm{Email: c.FormValue("email"), Name: c.FormValue("name"), Role: c.FormValue("role")}
-	_, err := s.engine.AddStaff(c.Request().Context(), u.actor(), u.OrganisationID,
+	_, err := s.engine.AddStaff(c.Request().Context(), u.Actor(), u.OrganisationID,
 		engine.StaffInput{Email: form.Email, Name: form.Name, Role: engine.StaffRole(form.Role)})
 	if err != nil {
 		return s.staffSetupProblem(c, setupStaff, err, func(m *views.StaffSetupModel, errs map[string]string) {
@@ -398,12 +368,12 @@ func (s *Server) staffAddStaff(c echo.Context) error {
 
 // staffChangeRole answers POST /staff/setup/staff/{id}/role.
 func (s *Server) staffChangeRole(c echo.Context) error {
-	u := staffUserOf(c)
-	id, ok := pathID(c, "id")
+	u := StaffUserOf(c)
+	id, ok := PathID(c, "id")
 	if !ok {
 		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
 	}
-	err := s.engine.ChangeStaffRole(c.Request().Context(), u.actor(), u.OrganisationID, id, engine.StaffRole(c.FormValue("role")))
+	err := s.engine.ChangeStaffRole(c.Request().Context(), u.Actor(), u.OrganisationID, id, engine.StaffRole(c.FormValue("role")))
 	if err != nil {
 		return s.staffSetupProblem(c, setupStaff, err, nil)
 	}
@@ -413,8 +383,8 @@ func (s *Server) staffChangeRole(c echo.Context) error {
 // staffDisableStaff answers POST /staff/setup/staff/{id}/disable, after
 // asking.
 func (s *Server) staffDisableStaff(c echo.Context) error {
-	u := staffUserOf(c)
-	id, ok := pathID(c, "id")
+	u := StaffUserOf(c)
+	id, ok := PathID(c, "id")
 	if !ok {
 		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
 	}
@@ -422,7 +392,7 @@ func (s *Server) staffDisableStaff(c echo.Context) error {
 		setupURL(c, setupStaff)); !ok {
 		return err
 	}
-	if err := s.engine.DisableStaff(c.Request().Context(), u.actor(), u.OrganisationID, id); err != nil {
+	if err := s.engine.DisableStaff(c.Request().Context(), u.Actor(), u.OrganisationID, id); err != nil {
 		return s.staffSetupProblem(c, setupStaff, err, nil)
 	}
 	return staffSetupDone(c, setupStaff, flashStaffDisabled)

@@ -50,7 +50,7 @@ func periodTextsForm(c echo.Context, base string, org *engine.Organisation, p en
 
 // textsToDo lists the club texts missing in an enabled language.
 func (s *Server) textsToDo(c echo.Context) ([]views.StaffTextToDo, error) {
-	missing, err := s.engine.MissingClubTexts(c.Request().Context(), staffUserOf(c).OrganisationID)
+	missing, err := s.engine.MissingClubTexts(c.Request().Context(), StaffUserOf(c).OrganisationID)
 	if err != nil {
 		return nil, err
 	}
@@ -87,8 +87,8 @@ func refill(f *views.StaffTextsField, form url.Values) {
 // period's name and its rules' labels (rules.CODE.label and
 // rules.CODE.labelTexts.xx) per language, all or nothing.
 func (s *Server) staffSavePeriodTexts(c echo.Context) error {
-	u := staffUserOf(c)
-	id, ok := pathID(c, "id")
+	u := StaffUserOf(c)
+	id, ok := PathID(c, "id")
 	if !ok {
 		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
 	}
@@ -104,8 +104,8 @@ func (s *Server) staffSavePeriodTexts(c echo.Context) error {
 			}
 		}
 	}
-	if err := s.engine.StaffSetPeriodTexts(c.Request().Context(), u.actor(), u.OrganisationID, id, in); err != nil {
-		return s.staffSetupProblem(c, setupMemberships, err, func(m *views.StaffSetupModel, errs map[string]string) {
+	if err := s.engine.StaffSetPeriodTexts(c.Request().Context(), u.Actor(), u.OrganisationID, id, in); err != nil {
+		return s.staffSetupProblem(c, SetupMemberships, err, func(m *views.StaffSetupModel, errs map[string]string) {
 			for i := range m.Rules {
 				f := &m.Rules[i].Texts
 				if !strings.HasSuffix(f.Action, "/periods/"+strconv.FormatInt(id, 10)+"/texts") {
@@ -120,5 +120,5 @@ func (s *Server) staffSavePeriodTexts(c echo.Context) error {
 			m.Problem = problemOf(err)
 		})
 	}
-	return staffSetupDone(c, setupMemberships, flashTextsSaved)
+	return staffSetupDone(c, SetupMemberships, flashTextsSaved)
 }

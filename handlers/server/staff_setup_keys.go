@@ -23,12 +23,12 @@ func init() {
 
 // loadSetupAPIKeys fills the API keys section.
 func (s *Server) loadSetupAPIKeys(c echo.Context, m *views.StaffSetupModel) error {
-	keys, err := s.engine.APIKeys(c.Request().Context(), staffUserOf(c).OrganisationID)
+	keys, err := s.engine.APIKeys(c.Request().Context(), StaffUserOf(c).OrganisationID)
 	if err != nil {
 		return err
 	}
 	t := staffSetupSectionTextIn(c)
-	base := organisationPath(c, StaffPrefix+staffSetupPath+"/"+setupAPIKeys)
+	base := OrganisationPath(c, StaffPrefix+StaffSetupPath+"/"+setupAPIKeys)
 	m.KeyForm = views.StaffAPIKeyForm{Action: base, Scope: string(engine.ScopeRead)}
 	for _, k := range keys {
 		id := strconv.FormatInt(k.ID, 10)
@@ -49,9 +49,9 @@ func (s *Server) loadSetupAPIKeys(c echo.Context, m *views.StaffSetupModel) erro
 // shown on the answer itself, once (no redirect: it is never stored in
 // clear), and the answer is not cached.
 func (s *Server) staffCreateAPIKey(c echo.Context) error {
-	u := staffUserOf(c)
+	u := StaffUserOf(c)
 	name, scope := c.FormValue("name"), c.FormValue("scope")
-	key, _, err := s.engine.StaffCreateAPIKey(c.Request().Context(), u.actor(), u.OrganisationID, name, engine.APIKeyScope(scope))
+	key, _, err := s.engine.StaffCreateAPIKey(c.Request().Context(), u.Actor(), u.OrganisationID, name, engine.APIKeyScope(scope))
 	if err != nil {
 		return s.staffSetupProblem(c, setupAPIKeys, err, func(m *views.StaffSetupModel, errs map[string]string) {
 			m.KeyForm.Name, m.KeyForm.Scope, m.KeyForm.Errors = name, scope, errs
@@ -64,13 +64,13 @@ func (s *Server) staffCreateAPIKey(c echo.Context) error {
 // staffRevokeAPIKey answers POST /staff/setup/api-keys/{id}/revoke,
 // after asking.
 func (s *Server) staffRevokeAPIKey(c echo.Context) error {
-	u := staffUserOf(c)
+	u := StaffUserOf(c)
 	id, proceed, err := s.staffConfirmedID(c, staffSetupSectionTextIn(c).KeyRevokeQuestion, staffSetupSectionTextIn(c).KeyRevokeDetail,
 		setupURL(c, setupAPIKeys))
 	if !proceed {
 		return err
 	}
-	if err := s.engine.StaffRevokeAPIKey(c.Request().Context(), u.actor(), u.OrganisationID, id); err != nil {
+	if err := s.engine.StaffRevokeAPIKey(c.Request().Context(), u.Actor(), u.OrganisationID, id); err != nil {
 		return s.staffSetupProblem(c, setupAPIKeys, err, nil)
 	}
 	return staffSetupDone(c, setupAPIKeys, flashKeyRevoked)

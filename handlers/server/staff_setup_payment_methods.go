@@ -58,7 +58,7 @@ func methodOptions(c echo.Context, chosen []string) []views.StaffPaymentMethodOp
 // fee among them), checked as a whole by the engine and
 // audited; a refused change shows the form again as typed.
 func (s *Server) staffSavePaymentMethods(c echo.Context) error {
-	u := staffUserOf(c)
+	u := StaffUserOf(c)
 	form, ok, err := s.setupForm(c)
 	if !ok {
 		return err
@@ -106,8 +106,8 @@ func (s *Server) staffSavePaymentMethods(c echo.Context) error {
 		}
 	}
 	change.DebitReturnFeeMinor = &fee
-	if _, err := s.engine.StaffSetPaymentSettings(c.Request().Context(), u.actor(), u.OrganisationID, change); err != nil {
-		return s.staffSetupProblem(c, setupPayments, err, func(m *views.StaffSetupModel, errs map[string]string) {
+	if _, err := s.engine.StaffSetPaymentSettings(c.Request().Context(), u.Actor(), u.OrganisationID, change); err != nil {
+		return s.staffSetupProblem(c, SetupPayments, err, func(m *views.StaffSetupModel, errs map[string]string) {
 			p := &m.PaymentMethods
 			p.Options, p.Default, p.Errors = methodOptions(c, methods), def, errs
 			if change.DebitCreditorID != nil {
@@ -124,5 +124,5 @@ func (s *Server) staffSavePaymentMethods(c echo.Context) error {
 				"debitCollectionDay", "debitReturnFee")
 		})
 	}
-	return staffSetupDone(c, setupPayments, flashPaymentsSaved)
+	return staffSetupDone(c, SetupPayments, flashPaymentsSaved)
 }

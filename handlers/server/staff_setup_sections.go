@@ -23,11 +23,11 @@ import (
 
 // Section slugs: the page of each is /staff/setup/{slug}.
 const (
-	setupOrganisation = "organisation"
+	SetupOrganisation = "organisation"
 	setupLanguages    = "languages"
-	setupPayments     = "payments"
+	SetupPayments     = "payments"
 	setupMessages     = "messages"
-	setupMemberships  = "memberships"
+	SetupMemberships  = "memberships"
 	setupStaff        = "staff"
 	setupAPIKeys      = "api-keys"
 	// setupDataProtection: the retention settings (staff_privacy.go).
@@ -49,19 +49,19 @@ type setupSection struct {
 // setupSections are the sections in the order of the section navigation.
 func setupSections() []setupSection {
 	return []setupSection{
-		{Slug: setupOrganisation, Title: func(t *views.StaffSetupSectionTexts) string { return t.Organisation },
+		{Slug: SetupOrganisation, Title: func(t *views.StaffSetupSectionTexts) string { return t.Organisation },
 			Intro: func(t *views.StaffSetupSectionTexts) string { return t.OrganisationIntro },
 			load:  (*Server).loadSetupOrganisation, view: views.SetupOrganisationSection},
 		{Slug: setupLanguages, Title: func(t *views.StaffSetupSectionTexts) string { return t.Languages },
 			Intro: func(t *views.StaffSetupSectionTexts) string { return t.LanguagesIntro },
 			load:  (*Server).loadSetupLanguages, view: views.SetupLanguagesSection},
-		{Slug: setupPayments, Title: func(t *views.StaffSetupSectionTexts) string { return t.Payments },
+		{Slug: SetupPayments, Title: func(t *views.StaffSetupSectionTexts) string { return t.Payments },
 			Intro: func(t *views.StaffSetupSectionTexts) string { return t.PaymentsIntro },
 			load:  (*Server).loadSetupPayments, view: views.SetupPaymentsSection},
 		{Slug: setupMessages, Title: func(t *views.StaffSetupSectionTexts) string { return t.Messages },
 			Intro: func(t *views.StaffSetupSectionTexts) string { return t.MessagesIntro },
 			load:  (*Server).loadSetupMessages, view: views.SetupMessagesSection},
-		{Slug: setupMemberships, Title: func(t *views.StaffSetupSectionTexts) string { return t.Memberships },
+		{Slug: SetupMemberships, Title: func(t *views.StaffSetupSectionTexts) string { return t.Memberships },
 			Intro: func(t *views.StaffSetupSectionTexts) string { return t.MembershipsIntro },
 			load:  (*Server).loadSetupMemberships, view: views.SetupMembershipsSection},
 		{Slug: setupStaff, Title: func(t *views.StaffSetupSectionTexts) string { return t.Staff },
@@ -81,7 +81,7 @@ func setupSectionRoutes() []StaffRoute {
 	var out []StaffRoute
 	for _, sec := range setupSections() {
 		slug := sec.Slug
-		out = append(out, StaffRoute{Method: http.MethodGet, Path: staffSetupPath + "/" + slug, Min: engine.RoleAdmin,
+		out = append(out, StaffRoute{Method: http.MethodGet, Path: StaffSetupPath + "/" + slug, Min: engine.RoleAdmin,
 			handler: func(s *Server, c echo.Context) error { return s.renderSetup(c, slug, http.StatusOK, nil) }})
 	}
 	return out
@@ -94,7 +94,7 @@ func staffSetupSectionTextIn(c echo.Context) *views.StaffSetupSectionTexts {
 
 // setupURL is a section's page.
 func setupURL(c echo.Context, slug string) string {
-	return organisationPath(c, StaffPrefix+staffSetupPath+"/"+slug)
+	return OrganisationPath(c, StaffPrefix+StaffSetupPath+"/"+slug)
 }
 
 // setupNav is the section navigation, current marking slug's section.

@@ -87,7 +87,7 @@ func languagesFormOf(action string, enabled []string, def string) views.StaffLan
 // staffSaveLanguages answers POST /staff/setup/languages: the languages
 // offered to members (enabledLanguages, repeated) and the default among them.
 func (s *Server) staffSaveLanguages(c echo.Context) error {
-	u := staffUserOf(c)
+	u := StaffUserOf(c)
 	form, ok, err := s.setupForm(c)
 	if !ok {
 		return err
@@ -95,7 +95,7 @@ func (s *Server) staffSaveLanguages(c echo.Context) error {
 	enabled := append([]string{}, form["enabledLanguages"]...) // none checked: [] (refused), not "unchanged"
 	def := form.Get("defaultLanguage")
 	change := engine.OrganisationChange{EnabledLanguages: &enabled, DefaultLanguage: &def}
-	if _, err := s.engine.StaffUpdateOrganisation(c.Request().Context(), u.actor(), u.OrganisationID, change); err != nil {
+	if _, err := s.engine.StaffUpdateOrganisation(c.Request().Context(), u.Actor(), u.OrganisationID, change); err != nil {
 		return s.staffSetupProblem(c, setupLanguages, err, func(m *views.StaffSetupModel, errs map[string]string) {
 			m.Languages = languagesFormOf(m.Languages.Action, enabled, def)
 			m.Languages.Errors = errs
@@ -149,7 +149,7 @@ func secretChange(form url.Values, name string) *string {
 // settings, checked as a whole by the engine (SetPaymentSettings); the
 // secrets are never sent back, not even with an error.
 func (s *Server) staffSavePayments(c echo.Context) error {
-	u := staffUserOf(c)
+	u := StaffUserOf(c)
 	form, ok, err := s.setupForm(c)
 	if !ok {
 		return err
@@ -157,8 +157,8 @@ func (s *Server) staffSavePayments(c echo.Context) error {
 	change := engine.PaymentSettingsChange{Provider: formField(form, "provider"), BankCreditorName: formField(form, "bankCreditorName"),
 		BankIBAN: formField(form, "bankIban"), BankBIC: formField(form, "bankBic"), BankCreditorAddress: formField(form, "bankCreditorAddress"),
 		StripeSecretKey: secretChange(form, "stripeSecretKey"), StripeWebhookSecret: secretChange(form, "stripeWebhookSecret")}
-	if _, err := s.engine.StaffSetPaymentSettings(c.Request().Context(), u.actor(), u.OrganisationID, change); err != nil {
-		return s.staffSetupProblem(c, setupPayments, err, func(m *views.StaffSetupModel, errs map[string]string) {
+	if _, err := s.engine.StaffSetPaymentSettings(c.Request().Context(), u.Actor(), u.OrganisationID, change); err != nil {
+		return s.staffSetupProblem(c, SetupPayments, err, func(m *views.StaffSetupModel, errs map[string]string) {
 			p := &m.Payments
 			for dst, v := range map[*string]*string{&p.Provider: change.Provider, &p.Creditor: change.BankCreditorName, &p.IBAN: change.BankIBAN,
 				&p.BIC: change.BankBIC, &p.Address: change.BankCreditorAddress} {
@@ -170,7 +170,7 @@ func (s *Server) staffSavePayments(c echo.Context) error {
 			m.Problem = problemOf(err, "provider", "stripeSecretKey", "stripeWebhookSecret", "bankCreditorName", "bankIban", "bankBic", "bankCreditorAddress")
 		})
 	}
-	return staffSetupDone(c, setupPayments, flashPaymentsSaved)
+	return staffSetupDone(c, SetupPayments, flashPaymentsSaved)
 }
 
 // problemOf is a refused change's message for the top of the page, with
@@ -207,7 +207,7 @@ func (s *Server) messagesForm(c echo.Context, base string, orgID int64) (views.S
 // staffSaveMessages answers POST /staff/setup/messages. The numbers are
 // read here; their bounds are the engine's (UpdateMessageSettings).
 func (s *Server) staffSaveMessages(c echo.Context) error {
-	u := staffUserOf(c)
+	u := StaffUserOf(c)
 	form, ok, err := s.setupForm(c)
 	if !ok {
 		return err
@@ -242,7 +242,7 @@ func (s *Server) staffSaveMessages(c echo.Context) error {
 	if len(errs) > 0 {
 		return s.renderSetup(c, setupMessages, http.StatusUnprocessableEntity, func(m *views.StaffSetupModel) { show(m, errs) })
 	}
-	if _, err := s.engine.StaffUpdateMessageSettings(c.Request().Context(), u.actor(), u.OrganisationID, change); err != nil {
+	if _, err := s.engine.StaffUpdateMessageSettings(c.Request().Context(), u.Actor(), u.OrganisationID, change); err != nil {
 		return s.staffSetupProblem(c, setupMessages, withoutFieldPrefix(err, "messages."), show)
 	}
 	return staffSetupDone(c, setupMessages, flashMessagesSaved)
@@ -288,7 +288,7 @@ func typeForm(c echo.Context, base string, types []engine.MembershipType, org *e
 	if id, err := strconv.ParseInt(c.QueryParam("edit_type"), 10, 64); err == nil {
 		for _, t := range types {
 			if t.ID == id {
-				f = views.StaffTypeForm{Action: base + "/types/" + strconv.FormatInt(id, 10), CancelURL: setupURL(c, setupMemberships) + "#types", Editing: true,
+				f = views.StaffTypeForm{Action: base + "/types/" + strconv.FormatInt(id, 10), CancelURL: setupURL(c, SetupMemberships) + "#types", Editing: true,
 					Code: t.Code, Name: t.Name, MinAge: optionalInt(t.MinAge), MaxAge: optionalInt(t.MaxAge)}
 				texts = t.NameTexts
 			}
@@ -367,28 +367,28 @@ func showTypeForm(f views.StaffTypeForm) func(*views.StaffSetupModel, map[string
 
 // staffAddType answers POST /staff/setup/types.
 func (s *Server) staffAddType(c echo.Context) error {
-	u := staffUserOf(c)
+	u := StaffUserOf(c)
 	form, ok, err := s.setupForm(c)
 	if !ok {
 		return err
 	}
 	f, minAge, maxAge, errs := typeInput(c, form)
-	f.Action = organisationPath(c, StaffPrefix+staffSetupPath+"/types")
+	f.Action = OrganisationPath(c, StaffPrefix+StaffSetupPath+"/types")
 	if len(errs) > 0 {
-		return s.renderSetup(c, setupMemberships, http.StatusUnprocessableEntity, func(m *views.StaffSetupModel) { showTypeForm(f)(m, errs) })
+		return s.renderSetup(c, SetupMemberships, http.StatusUnprocessableEntity, func(m *views.StaffSetupModel) { showTypeForm(f)(m, errs) })
 	}
-	if _, err := s.engine.StaffCreateMembershipType(c.Request().Context(), u.actor(), engine.MembershipType{OrganisationID: u.OrganisationID,
+	if _, err := s.engine.StaffCreateMembershipType(c.Request().Context(), u.Actor(), engine.MembershipType{OrganisationID: u.OrganisationID,
 		Code: f.Code, Name: f.Name, NameTexts: typeNameTexts(form), MinAge: minAge, MaxAge: maxAge}); err != nil {
-		return s.staffSetupProblem(c, setupMemberships, err, showTypeForm(f))
+		return s.staffSetupProblem(c, SetupMemberships, err, showTypeForm(f))
 	}
-	return staffSetupDone(c, setupMemberships, flashTypeAdded)
+	return staffSetupDone(c, SetupMemberships, flashTypeAdded)
 }
 
 // staffChangeType answers POST /staff/setup/types/{id}: code, name and
 // ages; an empty age removes its limit.
 func (s *Server) staffChangeType(c echo.Context) error {
-	u := staffUserOf(c)
-	id, ok := pathID(c, "id")
+	u := StaffUserOf(c)
+	id, ok := PathID(c, "id")
 	if !ok {
 		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
 	}
@@ -397,33 +397,33 @@ func (s *Server) staffChangeType(c echo.Context) error {
 		return err
 	}
 	f, minAge, maxAge, errs := typeInput(c, form)
-	base := organisationPath(c, StaffPrefix+staffSetupPath)
-	f.Action, f.CancelURL, f.Editing = base+"/types/"+strconv.FormatInt(id, 10), setupURL(c, setupMemberships)+"#types", true
+	base := OrganisationPath(c, StaffPrefix+StaffSetupPath)
+	f.Action, f.CancelURL, f.Editing = base+"/types/"+strconv.FormatInt(id, 10), setupURL(c, SetupMemberships)+"#types", true
 	if len(errs) > 0 {
-		return s.renderSetup(c, setupMemberships, http.StatusUnprocessableEntity, func(m *views.StaffSetupModel) { showTypeForm(f)(m, errs) })
+		return s.renderSetup(c, SetupMemberships, http.StatusUnprocessableEntity, func(m *views.StaffSetupModel) { showTypeForm(f)(m, errs) })
 	}
 	texts := typeNameTexts(form)
 	change := engine.MembershipTypeChange{Code: &f.Code, Name: &f.Name, NameTexts: &texts, MinAge: minAge, MaxAge: maxAge, ClearMinAge: minAge == nil, ClearMaxAge: maxAge == nil}
-	if _, err := s.engine.StaffUpdateMembershipType(c.Request().Context(), u.actor(), u.OrganisationID, id, change); err != nil {
-		return s.staffSetupProblem(c, setupMemberships, err, showTypeForm(f))
+	if _, err := s.engine.StaffUpdateMembershipType(c.Request().Context(), u.Actor(), u.OrganisationID, id, change); err != nil {
+		return s.staffSetupProblem(c, SetupMemberships, err, showTypeForm(f))
 	}
-	return staffSetupDone(c, setupMemberships, flashTypeChanged)
+	return staffSetupDone(c, SetupMemberships, flashTypeChanged)
 }
 
 // staffDeleteType answers POST /staff/setup/types/{id}/delete, after
 // asking; a type in use is refused with the engine's reason.
 func (s *Server) staffDeleteType(c echo.Context) error {
-	u := staffUserOf(c)
-	id, ok := pathID(c, "id")
+	u := StaffUserOf(c)
+	id, ok := PathID(c, "id")
 	if !ok {
 		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
 	}
 	if ok, err := s.staffConfirmed(c, staffSetupTextIn(c).TypeDeleteQuestion, staffSetupTextIn(c).TypeDeleteDetail,
-		setupURL(c, setupMemberships)+"#types"); !ok {
+		setupURL(c, SetupMemberships)+"#types"); !ok {
 		return err
 	}
-	if err := s.engine.StaffDeleteMembershipType(c.Request().Context(), u.actor(), u.OrganisationID, id); err != nil {
-		return s.staffSetupProblem(c, setupMemberships, err, nil)
+	if err := s.engine.StaffDeleteMembershipType(c.Request().Context(), u.Actor(), u.OrganisationID, id); err != nil {
+		return s.staffSetupProblem(c, SetupMemberships, err, nil)
 	}
-	return staffSetupDone(c, setupMemberships, flashTypeDeleted)
+	return staffSetupDone(c, SetupMemberships, flashTypeDeleted)
 }

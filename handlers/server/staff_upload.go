@@ -27,8 +27,8 @@ const maxStaffUploadBody = maxStaffUploadBytes*4/3 + 64<<10
 
 // staffUploadPaths are the staff routes that take files; the server's
 // 64 KB body limit leaves them to staffUpload's.
-var staffUploadPaths = map[string]bool{StaffPrefix + staffStatementPath: true, StaffPrefix + staffImportPath: true,
-	StaffPrefix + staffDefinitionsPath: true}
+var staffUploadPaths = map[string]bool{StaffPrefix + staffStatementPath: true, StaffPrefix + StaffImportPath: true,
+	StaffPrefix + StaffDefinitionsPath: true}
 
 // isStaffUpload reports whether r posts a file to a staff page.
 func IsStaffUpload(r *http.Request) bool {

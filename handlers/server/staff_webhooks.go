@@ -15,9 +15,6 @@ import (
 // The staff webhooks page (admins): what the admin API's /webhooks routes
 // and `portal webhooks` do, for a club without its own tooling.
 
-// staffWebhooksPath is the webhooks page: GET /staff/webhooks.
-const staffWebhooksPath = "/webhooks"
-
 // staffDeliveriesListed is how many deliveries an endpoint's page shows.
 const staffDeliveriesListed = 50
 
@@ -28,13 +25,13 @@ func (s *Server) staffWebhooksPage(c echo.Context) error {
 
 // renderWebhooks shows the page with m's form, problems or new secret.
 func (s *Server) renderWebhooks(c echo.Context, status int, m views.StaffWebhooksModel) error {
-	u := staffUserOf(c)
+	u := StaffUserOf(c)
 	list, err := s.engine.WebhookEndpoints(c.Request().Context(), u.OrganisationID)
 	if err != nil {
 		return s.staffEngineError(c, err)
 	}
 	m.StaffChrome = s.staffChrome(c, views.StaffWebhookTextIn(c.Request().Context()).Title)
-	m.AddURL = organisationPath(c, StaffPrefix+staffWebhooksPath)
+	m.AddURL = OrganisationPath(c, StaffPrefix+StaffWebhooksPath)
 	if m.Events == nil {
 		for _, t := range engine.WebhookEventTypes {
 			m.Events = append(m.Events, views.StaffWebhookEventChoice{Value: t, Checked: true})
@@ -47,17 +44,17 @@ func (s *Server) renderWebhooks(c echo.Context, status int, m views.StaffWebhook
 }
 
 func webhookEndpointRow(c echo.Context, ep engine.WebhookEndpoint) views.StaffWebhookEndpointRow {
-	base := StaffPrefix + staffWebhooksPath + "/" + strconv.FormatInt(ep.ID, 10)
+	base := StaffPrefix + StaffWebhooksPath + "/" + strconv.FormatInt(ep.ID, 10)
 	return views.StaffWebhookEndpointRow{ID: strconv.FormatInt(ep.ID, 10), URL: ep.URL, Events: strings.Join(ep.Events(), ", "),
-		Active: ep.Active, DisabledReason: ep.DisabledReason, DeliveriesURL: organisationPath(c, base),
-		ToggleURL: organisationPath(c, base+"/active"), RotateURL: organisationPath(c, base+"/rotate"), DeleteURL: organisationPath(c, base+"/delete")}
+		Active: ep.Active, DisabledReason: ep.DisabledReason, DeliveriesURL: OrganisationPath(c, base),
+		ToggleURL: OrganisationPath(c, base+"/active"), RotateURL: OrganisationPath(c, base+"/rotate"), DeleteURL: OrganisationPath(c, base+"/delete")}
 }
 
 // staffAddWebhook answers POST /staff/webhooks: adds the endpoint and
 // shows its signing secret this once, or the form again with what is
 // wrong (nothing added).
 func (s *Server) staffAddWebhook(c echo.Context) error {
-	u := staffUserOf(c)
+	u := StaffUserOf(c)
 	form, err := c.FormParams()
 	if err != nil {
 		return s.staffErrorPage(c, http.StatusBadRequest, staffTextIn(c).Invalid)
@@ -67,7 +64,7 @@ func (s *Server) staffAddWebhook(c echo.Context) error {
 	for _, t := range engine.WebhookEventTypes {
 		m.Events = append(m.Events, views.StaffWebhookEventChoice{Value: t, Checked: slices.Contains(chosen, t)})
 	}
-	ep, secret, err := s.engine.CreateWebhookEndpoint(c.Request().Context(), u.actor(), u.OrganisationID, engine.WebhookEndpointInput{URL: m.URL, Events: chosen})
+	ep, secret, err := s.engine.CreateWebhookEndpoint(c.Request().Context(), u.Actor(), u.OrganisationID, engine.WebhookEndpointInput{URL: m.URL, Events: chosen})
 	if err != nil {
 		e, ok := engine.AsError(err)
 		if !ok || e.Code != engine.CodeValidation {
@@ -91,8 +88,8 @@ func (s *Server) staffAddWebhook(c echo.Context) error {
 // active=1 or 0: switches the endpoint on (clearing why the portal
 // switched it off) or off.
 func (s *Server) staffSetWebhookActive(c echo.Context) error {
-	u := staffUserOf(c)
-	id, ok := pathID(c, "id")
+	u := StaffUserOf(c)
+	id, ok := PathID(c, "id")
 	if !ok {
 		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
 	}
@@ -104,29 +101,29 @@ func (s *Server) staffSetWebhookActive(c echo.Context) error {
 	default:
 		return s.staffErrorPage(c, http.StatusBadRequest, staffTextIn(c).Invalid)
 	}
-	if _, err := s.engine.UpdateWebhookEndpoint(c.Request().Context(), u.actor(), u.OrganisationID, id, engine.WebhookEndpointChange{Active: &on}); err != nil {
+	if _, err := s.engine.UpdateWebhookEndpoint(c.Request().Context(), u.Actor(), u.OrganisationID, id, engine.WebhookEndpointChange{Active: &on}); err != nil {
 		return s.staffEngineError(c, err)
 	}
 	done := flashWebhookDisabled
 	if on {
 		done = flashWebhookEnabled
 	}
-	return c.Redirect(http.StatusSeeOther, organisationPath(c, StaffPrefix+staffWebhooksPath)+"?done="+done)
+	return c.Redirect(http.StatusSeeOther, OrganisationPath(c, StaffPrefix+StaffWebhooksPath)+"?done="+done)
 }
 
 // staffRotateWebhook answers POST /staff/webhooks/{id}/rotate, after
 // asking: the page with the new secret, shown this once.
 func (s *Server) staffRotateWebhook(c echo.Context) error {
-	u := staffUserOf(c)
-	id, ok := pathID(c, "id")
+	u := StaffUserOf(c)
+	id, ok := PathID(c, "id")
 	if !ok {
 		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
 	}
 	t := views.StaffWebhookTextIn(c.Request().Context())
-	if ok, err := s.staffConfirmed(c, t.RotateQuestion, t.RotateDetail, organisationPath(c, StaffPrefix+staffWebhooksPath)); !ok {
+	if ok, err := s.staffConfirmed(c, t.RotateQuestion, t.RotateDetail, OrganisationPath(c, StaffPrefix+StaffWebhooksPath)); !ok {
 		return err
 	}
-	secret, err := s.engine.RotateWebhookSecret(c.Request().Context(), u.actor(), u.OrganisationID, id)
+	secret, err := s.engine.RotateWebhookSecret(c.Request().Context(), u.Actor(), u.OrganisationID, id)
 	if err != nil {
 		return s.staffEngineError(c, err)
 	}
@@ -135,17 +132,17 @@ func (s *Server) staffRotateWebhook(c echo.Context) error {
 
 // staffDeleteWebhook answers POST /staff/webhooks/{id}/delete, after asking.
 func (s *Server) staffDeleteWebhook(c echo.Context) error {
-	u := staffUserOf(c)
-	id, ok := pathID(c, "id")
+	u := StaffUserOf(c)
+	id, ok := PathID(c, "id")
 	if !ok {
 		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
 	}
 	t := views.StaffWebhookTextIn(c.Request().Context())
-	back := organisationPath(c, StaffPrefix+staffWebhooksPath)
+	back := OrganisationPath(c, StaffPrefix+StaffWebhooksPath)
 	if ok, err := s.staffConfirmed(c, t.DeleteQuestion, t.DeleteDetail, back); !ok {
 		return err
 	}
-	if err := s.engine.DeleteWebhookEndpoint(c.Request().Context(), u.actor(), u.OrganisationID, id); err != nil {
+	if err := s.engine.DeleteWebhookEndpoint(c.Request().Context(), u.Actor(), u.OrganisationID, id); err != nil {
 		return s.staffEngineError(c, err)
 	}
 	return c.Redirect(http.StatusSeeOther, back+"?done="+flashWebhookDeleted)
@@ -154,8 +151,8 @@ func (s *Server) staffDeleteWebhook(c echo.Context) error {
 // staffWebhookDeliveries answers GET /staff/webhooks/{id}: the endpoint's
 // newest deliveries, with a replay for each that has ended.
 func (s *Server) staffWebhookDeliveries(c echo.Context) error {
-	u := staffUserOf(c)
-	id, ok := pathID(c, "id")
+	u := StaffUserOf(c)
+	id, ok := PathID(c, "id")
 	if !ok {
 		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
 	}
@@ -175,7 +172,7 @@ func (s *Server) staffWebhookDeliveries(c echo.Context) error {
 	t := views.StaffWebhookTextIn(ctx)
 	ep := endpoints[i]
 	m := views.StaffWebhookDeliveriesModel{StaffChrome: s.staffChrome(c, views.StaffWebhookDeliveriesTitle(t, ep.URL)),
-		Endpoint: webhookEndpointRow(c, ep), BackURL: organisationPath(c, StaffPrefix+staffWebhooksPath)}
+		Endpoint: webhookEndpointRow(c, ep), BackURL: OrganisationPath(c, StaffPrefix+StaffWebhooksPath)}
 	for _, d := range list {
 		row := views.StaffWebhookDeliveryRow{ID: strconv.FormatInt(d.ID, 10), EventID: d.EventID, Type: d.EventType, StatusKey: d.Status,
 			Status: deliveryStatusLabel(t, d.Status), Attempts: strconv.Itoa(d.Attempts), Created: staffDateTime(c, d.CreatedAt)}
@@ -190,7 +187,7 @@ func (s *Server) staffWebhookDeliveries(c echo.Context) error {
 			row.NextRetry = staffDateTime(c, *d.NextRetryAt)
 		}
 		if ep.Active && d.Status != engine.DeliveryPending && d.Status != engine.DeliveryFailed {
-			row.ReplayURL = organisationPath(c, StaffPrefix+staffWebhooksPath+"/"+strconv.FormatInt(id, 10)+"/deliveries/"+row.ID+"/replay")
+			row.ReplayURL = OrganisationPath(c, StaffPrefix+StaffWebhooksPath+"/"+strconv.FormatInt(id, 10)+"/deliveries/"+row.ID+"/replay")
 		}
 		m.Deliveries = append(m.Deliveries, row)
 	}
@@ -218,16 +215,16 @@ func deliveryStatusLabel(t *views.StaffWebhookTexts, status string) string {
 // /staff/webhooks/{id}/deliveries/{delivery}/replay: the event is sent
 // again as a new delivery (audited with the staff member).
 func (s *Server) staffReplayWebhook(c echo.Context) error {
-	u := staffUserOf(c)
-	id, ok := pathID(c, "id")
-	delivery, deliveryOK := pathID(c, "delivery")
+	u := StaffUserOf(c)
+	id, ok := PathID(c, "id")
+	delivery, deliveryOK := PathID(c, "delivery")
 	if !ok || !deliveryOK {
 		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
 	}
-	if _, err := s.engine.ReplayWebhookDelivery(c.Request().Context(), u.actor(), u.OrganisationID, id, delivery); err != nil {
+	if _, err := s.engine.ReplayWebhookDelivery(c.Request().Context(), u.Actor(), u.OrganisationID, id, delivery); err != nil {
 		return s.staffEngineError(c, err)
 	}
-	return c.Redirect(http.StatusSeeOther, organisationPath(c, StaffPrefix+staffWebhooksPath+"/"+strconv.FormatInt(id, 10))+"?done="+flashWebhookReplayed)
+	return c.Redirect(http.StatusSeeOther, OrganisationPath(c, StaffPrefix+StaffWebhooksPath+"/"+strconv.FormatInt(id, 10))+"?done="+flashWebhookReplayed)
 }
 
 // The webhooks pages' flashes after an action.

@@ -15,14 +15,6 @@ import (
 	"portal/views/yearreport"
 )
 
-// yearReportPath is the year-end report below StaffPrefix; its CSV and
-// PDF add .csv and .pdf.
-const yearReportPath = "/year-report"
-
-func staffYearReportTextIn(c echo.Context) *views.StaffYearReportTexts {
-	return views.StaffYearReportTextIn(c.Request().Context())
-}
-
 // yearReportPeriod is the period ?period= names, by default the one
 // running today (else the newest); ok is false when it does not parse.
 // No periods at all gives 0.
@@ -133,7 +125,7 @@ func paymentMethodLabel(t *views.StaffYearReportTexts, provider string) string {
 // yearReport loads the report of the period the request names, built as
 // a Doc; a response has been written when it returns ok false.
 func (s *Server) yearReport(c echo.Context) (doc yearreport.Doc, m views.StaffYearReportModel, ok bool, err error) {
-	u := staffUserOf(c)
+	u := StaffUserOf(c)
 	t := staffYearReportTextIn(c)
 	periods, periodID, parsed, err := s.yearReportPeriod(c, u.OrganisationID)
 	if err != nil {
@@ -157,8 +149,8 @@ func (s *Server) yearReport(c echo.Context) (doc yearreport.Doc, m views.StaffYe
 	}
 	doc = yearReportDoc(c, org.Name, r, time.Now().UTC())
 	query := "?period=" + strconv.FormatInt(periodID, 10)
-	m = views.StaffYearReportModel{Action: organisationPath(c, StaffPrefix+yearReportPath), Report: doc,
-		CSVURL: organisationPath(c, StaffPrefix+yearReportPath+".csv") + query, PDFURL: organisationPath(c, StaffPrefix+yearReportPath+".pdf") + query}
+	m = views.StaffYearReportModel{Action: OrganisationPath(c, StaffPrefix+yearReportPath), Report: doc,
+		CSVURL: OrganisationPath(c, StaffPrefix+yearReportPath+".csv") + query, PDFURL: OrganisationPath(c, StaffPrefix+yearReportPath+".pdf") + query}
 	for _, p := range periods {
 		m.Periods = append(m.Periods, views.StaffOption{Value: strconv.FormatInt(p.ID, 10), Label: p.NameTexts.In(langOf(c).Code, p.Name), Selected: p.ID == periodID})
 	}

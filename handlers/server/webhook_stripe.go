@@ -42,7 +42,7 @@ func (s *Server) OrganisationStripeWebhook(c echo.Context) error {
 		return err
 	}
 	if t == nil {
-		return newAPIError(http.StatusNotFound, "No organisation has this webhook address.")
+		return NewAPIError(http.StatusNotFound, "No organisation has this webhook address.")
 	}
 	return s.receiveStripeEvent(c, func(ctx context.Context, body []byte, signature string) (*engine.PaymentResult, error) {
 		return s.engine.ReceiveOrganisationPaymentEvent(ctx, t.ID, engine.StripeProvider, body, signature)
@@ -55,9 +55,9 @@ func (s *Server) receiveStripeEvent(c echo.Context, receive func(ctx context.Con
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			return newAPIError(http.StatusRequestEntityTooLarge, "The event is too large.")
+			return NewAPIError(http.StatusRequestEntityTooLarge, "The event is too large.")
 		}
-		return newAPIError(http.StatusBadRequest, "The event could not be read.")
+		return NewAPIError(http.StatusBadRequest, "The event could not be read.")
 	}
 	res, err := receive(c.Request().Context(), body, c.Request().Header.Get("Stripe-Signature"))
 	switch code := engine.ErrorCode(err); {
@@ -69,7 +69,7 @@ func (s *Server) receiveStripeEvent(c echo.Context, receive func(ctx context.Con
 		return c.JSON(http.StatusOK, map[string]string{"status": "ignored"})
 	case code == engine.CodeInvalid:
 		s.LogFor(c).Warn("payment event refused", "err", err)
-		return newAPIError(http.StatusBadRequest, "The event could not be verified.")
+		return NewAPIError(http.StatusBadRequest, "The event could not be verified.")
 	default:
 		return err
 	}

@@ -1,4 +1,4 @@
-package server
+package adminapi
 
 import (
 	"net/http"
@@ -6,6 +6,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/handlers/server"
 )
 
 // AdminRoute is one route of the admin API and the staff page that does
@@ -32,30 +33,30 @@ type AdminRoute struct {
 // test holds every mounted route to a row.
 func AdminRoutes() []AdminRoute {
 	const get, post = http.MethodGet, http.MethodPost
-	setup := func(section string) string { return get + " " + staffSetupPath + "/" + section }
+	setup := func(section string) string { return get + " " + server.StaffSetupPath + "/" + section }
 	return []AdminRoute{
-		{Method: get, Path: "/organisation", Page: setup(setupOrganisation)},
-		{Method: http.MethodPatch, Path: "/organisation", Page: post + " " + staffSetupPath + "/organisation"},
-		{Method: post, Path: "/persons/import", Page: post + " " + staffImportPath},
+		{Method: get, Path: "/organisation", Page: setup(server.SetupOrganisation)},
+		{Method: http.MethodPatch, Path: "/organisation", Page: post + " " + server.StaffSetupPath + "/organisation"},
+		{Method: post, Path: "/persons/import", Page: post + " " + server.StaffImportPath},
 		{Method: post, Path: "/persons/unlink"},
-		{Method: get, Path: "/persons/:id/export", Example: "/persons/1/export", Page: get + " " + staffPersonsPath + "/:id/export.json"},
-		{Method: post, Path: "/persons/:id/erase", Example: "/persons/0/erase", Page: post + " " + staffPersonsPath + "/:id/erase"},
-		{Method: get, Path: "/membership-types", Page: setup(setupMemberships)},
-		{Method: post, Path: "/membership-types", Page: post + " " + staffSetupPath + "/types"},
-		{Method: http.MethodPatch, Path: "/membership-types/:id", Example: "/membership-types/0", Page: post + " " + staffSetupPath + "/types/:id"},
-		{Method: http.MethodDelete, Path: "/membership-types/:id", Example: "/membership-types/0", Page: post + " " + staffSetupPath + "/types/:id/delete"},
-		{Method: post, Path: "/definitions", Page: post + " " + staffDefinitionsPath},
-		{Method: get, Path: "/definitions", Page: get + " " + staffDefinitionsPath},
-		{Method: get, Path: "/definitions/:key/versions/:version", Example: "/definitions/none/versions/1", Page: get + " " + staffDefinitionsPath},
-		{Method: post, Path: "/definitions/:key/versions/:version/activate", Example: "/definitions/none/versions/1/activate", Page: post + " " + staffDefinitionsPath + "/:id/activate"},
-		{Method: post, Path: "/definitions/:key/versions/:version/deactivate", Example: "/definitions/none/versions/1/deactivate", Page: post + " " + staffDefinitionsPath + "/:id/activate"},
+		{Method: get, Path: "/persons/:id/export", Example: "/persons/1/export", Page: get + " " + server.StaffPersonsPath + "/:id/export.json"},
+		{Method: post, Path: "/persons/:id/erase", Example: "/persons/0/erase", Page: post + " " + server.StaffPersonsPath + "/:id/erase"},
+		{Method: get, Path: "/membership-types", Page: setup(server.SetupMemberships)},
+		{Method: post, Path: "/membership-types", Page: post + " " + server.StaffSetupPath + "/types"},
+		{Method: http.MethodPatch, Path: "/membership-types/:id", Example: "/membership-types/0", Page: post + " " + server.StaffSetupPath + "/types/:id"},
+		{Method: http.MethodDelete, Path: "/membership-types/:id", Example: "/membership-types/0", Page: post + " " + server.StaffSetupPath + "/types/:id/delete"},
+		{Method: post, Path: "/definitions", Page: post + " " + server.StaffDefinitionsPath},
+		{Method: get, Path: "/definitions", Page: get + " " + server.StaffDefinitionsPath},
+		{Method: get, Path: "/definitions/:key/versions/:version", Example: "/definitions/none/versions/1", Page: get + " " + server.StaffDefinitionsPath},
+		{Method: post, Path: "/definitions/:key/versions/:version/activate", Example: "/definitions/none/versions/1/activate", Page: post + " " + server.StaffDefinitionsPath + "/:id/activate"},
+		{Method: post, Path: "/definitions/:key/versions/:version/deactivate", Example: "/definitions/none/versions/1/deactivate", Page: post + " " + server.StaffDefinitionsPath + "/:id/activate"},
 		{Method: get, Path: "/periods", Page: get + " "},
 		{Method: post, Path: "/periods"},
-		{Method: http.MethodPatch, Path: "/periods/:id", Example: "/periods/0", Page: post + " " + staffSetupPath + "/periods/:id/status"},
-		{Method: get, Path: "/periods/:id/price-rules", Example: "/periods/1/price-rules", Page: setup(setupMemberships)},
+		{Method: http.MethodPatch, Path: "/periods/:id", Example: "/periods/0", Page: post + " " + server.StaffSetupPath + "/periods/:id/status"},
+		{Method: get, Path: "/periods/:id/price-rules", Example: "/periods/1/price-rules", Page: setup(server.SetupMemberships)},
 		{Method: http.MethodPut, Path: "/periods/:id/price-rules", Example: "/periods/0/price-rules"},
-		{Method: get, Path: "/payment-settings", Page: setup(setupPayments)},
-		{Method: http.MethodPatch, Path: "/payment-settings", Page: post + " " + staffSetupPath + "/payments"},
+		{Method: get, Path: "/payment-settings", Page: setup(server.SetupPayments)},
+		{Method: http.MethodPatch, Path: "/payment-settings", Page: post + " " + server.StaffSetupPath + "/payments"},
 		{Method: get, Path: "/payments/attention", Page: get + " /payments"},
 		{Method: post, Path: "/payments/:reference/capture", Example: "/payments/none/capture", Page: post + " /registrations/:id/capture"},
 		{Method: post, Path: "/payments/:reference/refunded", Example: "/payments/none/refunded", Page: post + " /registrations/:id/refund"},
@@ -71,13 +72,13 @@ func AdminRoutes() []AdminRoute {
 		{Method: post, Path: "/periods/:id/invitations", Example: "/periods/0/invitations"},
 		{Method: post, Path: "/invitations/:id/revoke", Example: "/invitations/0/revoke", Page: post + " /invitations/:id/revoke"},
 		{Method: get, Path: "/periods/:id/export/:kind", Example: "/periods/1/export/registrations", Page: get + " /registrations.csv"},
-		{Method: get, Path: "/webhooks", Page: get + " " + staffWebhooksPath},
-		{Method: post, Path: "/webhooks", Page: post + " " + staffWebhooksPath},
-		{Method: http.MethodPatch, Path: "/webhooks/:id", Example: "/webhooks/0", Page: post + " " + staffWebhooksPath + "/:id/active"},
-		{Method: http.MethodDelete, Path: "/webhooks/:id", Example: "/webhooks/0", Page: post + " " + staffWebhooksPath + "/:id/delete"},
-		{Method: post, Path: "/webhooks/:id/rotate-secret", Example: "/webhooks/0/rotate-secret", Page: post + " " + staffWebhooksPath + "/:id/rotate"},
-		{Method: get, Path: "/webhooks/:id/deliveries", Example: "/webhooks/0/deliveries", Page: get + " " + staffWebhooksPath + "/:id"},
-		{Method: post, Path: "/webhooks/:id/deliveries/:delivery/replay", Example: "/webhooks/0/deliveries/0/replay", Page: post + " " + staffWebhooksPath + "/:id/deliveries/:delivery/replay"},
+		{Method: get, Path: "/webhooks", Page: get + " " + server.StaffWebhooksPath},
+		{Method: post, Path: "/webhooks", Page: post + " " + server.StaffWebhooksPath},
+		{Method: http.MethodPatch, Path: "/webhooks/:id", Example: "/webhooks/0", Page: post + " " + server.StaffWebhooksPath + "/:id/active"},
+		{Method: http.MethodDelete, Path: "/webhooks/:id", Example: "/webhooks/0", Page: post + " " + server.StaffWebhooksPath + "/:id/delete"},
+		{Method: post, Path: "/webhooks/:id/rotate-secret", Example: "/webhooks/0/rotate-secret", Page: post + " " + server.StaffWebhooksPath + "/:id/rotate"},
+		{Method: get, Path: "/webhooks/:id/deliveries", Example: "/webhooks/0/deliveries", Page: get + " " + server.StaffWebhooksPath + "/:id"},
+		{Method: post, Path: "/webhooks/:id/deliveries/:delivery/replay", Example: "/webhooks/0/deliveries/0/replay", Page: post + " " + server.StaffWebhooksPath + "/:id/deliveries/:delivery/replay"},
 	}
 }
 
@@ -86,7 +87,7 @@ func (r AdminRoute) Min() engine.StaffRole {
 	if r.Page == "" {
 		return engine.RoleAdmin
 	}
-	for _, p := range StaffRoutes() {
+	for _, p := range server.StaffRoutes() {
 		if p.Method+" "+p.Path == r.Page {
 			return p.Min
 		}
@@ -99,7 +100,7 @@ func (r AdminRoute) Min() engine.StaffRole {
 func adminRoles() map[string]engine.StaffRole {
 	out := map[string]engine.StaffRole{}
 	for _, r := range AdminRoutes() {
-		out[r.Method+" "+AdminPrefix+r.Path] = r.Min()
+		out[r.Method+" "+server.AdminPrefix+r.Path] = r.Min()
 	}
 	return out
 }
@@ -107,7 +108,7 @@ func adminRoles() map[string]engine.StaffRole {
 // adminRouteRole is the least staff role c's admin API route needs;
 // admin for a route the table does not name.
 func (s *Server) adminRouteRole(c echo.Context) engine.StaffRole {
-	if r, ok := s.adminRoles[c.Request().Method+" "+c.Path()]; ok {
+	if r, ok := s.AdminRoles[c.Request().Method+" "+c.Path()]; ok {
 		return r
 	}
 	return engine.RoleAdmin

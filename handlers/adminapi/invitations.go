@@ -1,4 +1,4 @@
-package server
+package adminapi
 
 import (
 	"net/http"
@@ -7,6 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/handlers/server"
 )
 
 // The admin API's invitations: issue a period's invitation links (mailed
@@ -53,14 +54,14 @@ type InvitationReportDTO struct {
 // invitationLink is the link of inv, on its organisation's public address
 // or, when the portal has none configured, on the address of this request.
 func (s *Server) invitationLink(c echo.Context, inv engine.Invitation) string {
-	if s.invitations == nil || inv.RevokedAt != nil {
+	if s.Invitations() == nil || inv.RevokedAt != nil {
 		return ""
 	}
 	base := s.engine.PublicAddress(c.Request().Context(), inv.OrganisationID)
 	if base == "" {
-		base = c.Scheme() + "://" + c.Request().Host + organisationPath(c, "")
+		base = c.Scheme() + "://" + c.Request().Host + server.OrganisationPath(c, "")
 	}
-	return s.invitations.URL(base, inv.OrganisationID, inv.ID, inv.ExpiresAt)
+	return s.Invitations().URL(base, inv.OrganisationID, inv.ID, inv.ExpiresAt)
 }
 
 // invitationDTO is st in the admin API; withLink adds its live link,
@@ -87,11 +88,11 @@ func (s *Server) createInvitations(c echo.Context) error {
 		return err
 	}
 	var body InvitationRequestDTO
-	if err := decodeJSON(c.Request().Body, &body); err != nil {
+	if err := server.DecodeJSON(c.Request().Body, &body); err != nil {
 		return err
 	}
-	if s.invitations == nil {
-		return newAPIError(http.StatusServiceUnavailable, "Invitations need the portal's session key (PORTAL_SESSION_KEY), which is not configured.")
+	if s.Invitations() == nil {
+		return server.NewAPIError(http.StatusServiceUnavailable, "Invitations need the portal's session key (PORTAL_SESSION_KEY), which is not configured.")
 	}
 	rep, err := s.engine.CreateInvitations(c.Request().Context(), apiActor(c), keyOf(c).OrganisationID, engine.InvitationRequest{PeriodID: id,
 		All: body.All, ExternalIDs: body.ExternalIDs, UserKeys: body.UserKeys, Expires: time.Duration(body.ExpiresInHours) * time.Hour, Send: body.Send})

@@ -1,4 +1,4 @@
-package server
+package adminapi
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine/report"
+	"portal/handlers/server"
 )
 
 // lazyHeader sets an export's headers and status on its first byte, so
@@ -49,7 +50,7 @@ func (s *Server) exportPeriod(c echo.Context) error {
 		out.contentType, out.filename = echo.MIMEApplicationJSON, fmt.Sprintf("period-%d-%s.json", id, kind)
 		w = report.JSONExport(out)
 	default:
-		return newAPIError(http.StatusBadRequest, "The export format must be csv or json.", FieldErrorBody{Field: "format", Message: "csv or json"})
+		return server.NewAPIError(http.StatusBadRequest, "The export format must be csv or json.", server.FieldErrorBody{Field: "format", Message: "csv or json"})
 	}
 	err = report.Of(s.engine).ExportPeriod(c.Request().Context(), keyOf(c).OrganisationID, id, kind, w)
 	if err == nil {

@@ -1,4 +1,4 @@
-package server
+package adminapi
 
 import (
 	"net/http"
@@ -10,6 +10,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/banking"
+	"portal/handlers/server"
 )
 
 // The admin API's payments: the organisation's own payment settings
@@ -19,10 +20,10 @@ import (
 // mountAdminPayments adds the payment routes to the admin API's group.
 func (s *Server) mountAdminPayments(admin *echo.Group) {
 	admin.GET("/payment-settings", s.getPaymentSettings)
-	admin.PATCH("/payment-settings", s.patchPaymentSettings, RequireJSON)
+	admin.PATCH("/payment-settings", s.patchPaymentSettings, server.RequireJSON)
 	admin.GET("/payments/attention", s.listPaymentsNeedingAttention)
-	admin.POST("/payments/:reference/capture", s.capturePayment, RequireJSON)
-	admin.POST("/payments/:reference/refunded", s.markRefundPaidBack, RequireJSON)
+	admin.POST("/payments/:reference/capture", s.capturePayment, server.RequireJSON)
+	admin.POST("/payments/:reference/refunded", s.markRefundPaidBack, server.RequireJSON)
 }
 
 // PaymentSettingsDTO is an organisation's own payment settings in the
@@ -95,7 +96,7 @@ func (s *Server) getPaymentSettings(c echo.Context) error {
 // field); the organisation's provider changes at once on this instance.
 func (s *Server) patchPaymentSettings(c echo.Context) error {
 	var body PaymentSettingsPatch
-	if err := decodeJSON(c.Request().Body, &body); err != nil {
+	if err := server.DecodeJSON(c.Request().Body, &body); err != nil {
 		return err
 	}
 	v, err := s.engine.StaffSetPaymentSettings(c.Request().Context(), apiActor(c), keyOf(c).OrganisationID, engine.PaymentSettingsChange{
@@ -152,33 +153,33 @@ var (
 // online payment (engine.Service.CapturePayment).
 func (s *Server) capturePayment(c echo.Context) error {
 	var body CaptureRequest
-	if err := decodeJSON(c.Request().Body, &body); err != nil {
+	if err := server.DecodeJSON(c.Request().Body, &body); err != nil {
 		return err
 	}
-	var fields []FieldErrorBody
+	var fields []server.FieldErrorBody
 	if !amountPattern.MatchString(body.Amount) || strings.Trim(body.Amount, "0.") == "" {
-		fields = append(fields, FieldErrorBody{Field: "amount", Message: "must be a positive amount such as 184.50"})
+		fields = append(fields, server.FieldErrorBody{Field: "amount", Message: "must be a positive amount such as 184.50"})
 	}
 	if body.Currency != "" && !currencyPattern.MatchString(body.Currency) {
-		fields = append(fields, FieldErrorBody{Field: "currency", Message: "must be a three-letter ISO 4217 code such as EUR"})
+		fields = append(fields, server.FieldErrorBody{Field: "currency", Message: "must be a three-letter ISO 4217 code such as EUR"})
 	}
 	var booked time.Time
 	if body.Date != "" {
 		d, err := time.Parse(time.DateOnly, body.Date)
 		if err != nil {
-			fields = append(fields, FieldErrorBody{Field: "date", Message: "must be a date as YYYY-MM-DD"})
+			fields = append(fields, server.FieldErrorBody{Field: "date", Message: "must be a date as YYYY-MM-DD"})
 		}
 		booked = d
 	}
 	if len(body.Note) > 500 || len(body.ID) > 200 {
-		fields = append(fields, FieldErrorBody{Field: "note", Message: "at most 500 characters (id: 200)"})
+		fields = append(fields, server.FieldErrorBody{Field: "note", Message: "at most 500 characters (id: 200)"})
 	}
 	if len(fields) > 0 {
-		return newAPIError(http.StatusUnprocessableEntity, "The capture is not valid.", fields...)
+		return server.NewAPIError(http.StatusUnprocessableEntity, "The capture is not valid.", fields...)
 	}
 	minor, err := engine.ParseAmount(body.Amount)
 	if err != nil {
-		return newAPIError(http.StatusUnprocessableEntity, "The capture is not valid.", FieldErrorBody{Field: "amount", Message: "must be a positive amount such as 184.50"})
+		return server.NewAPIError(http.StatusUnprocessableEntity, "The capture is not valid.", server.FieldErrorBody{Field: "amount", Message: "must be a positive amount such as 184.50"})
 	}
 	res, err := s.engine.StaffCapturePayment(c.Request().Context(), apiActor(c), engine.Capture{Reference: c.Param("reference"), AmountMinor: minor,
 		Currency: body.Currency, BookedOn: booked, Note: body.Note, ID: body.ID})
@@ -216,7 +217,7 @@ func (s *Server) capturePayment(c echo.Context) error {
 // a reference that is not a bank transfer, or malformed, is 422.
 func paymentAdminError(err error) error {
 	if e, ok := engine.AsError(err); ok && e.Code == engine.CodeInvalid {
-		return newAPIError(http.StatusUnprocessableEntity, e.Message, FieldErrorBody{Field: "reference", Message: e.Message})
+		return server.NewAPIError(http.StatusUnprocessableEntity, e.Message, server.FieldErrorBody{Field: "reference", Message: e.Message})
 	}
 	return adminError(err)
 }
@@ -249,11 +250,11 @@ type PaymentAttentionDTO struct {
 // for an order paid or cancelled already).
 func (s *Server) markRefundPaidBack(c echo.Context) error {
 	var body RefundPaidBackRequest
-	if err := decodeJSON(c.Request().Body, &body); err != nil {
+	if err := server.DecodeJSON(c.Request().Body, &body); err != nil {
 		return err
 	}
 	if len(body.Note) > 500 {
-		return newAPIError(http.StatusUnprocessableEntity, "The note is too long.", FieldErrorBody{Field: "note", Message: "at most 500 characters"})
+		return server.NewAPIError(http.StatusUnprocessableEntity, "The note is too long.", server.FieldErrorBody{Field: "note", Message: "at most 500 characters"})
 	}
 	p, err := s.engine.StaffMarkRefundPaidBack(c.Request().Context(), apiActor(c), c.Param("reference"), body.Note)
 	if err != nil {

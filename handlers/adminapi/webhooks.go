@@ -1,4 +1,4 @@
-package server
+package adminapi
 
 import (
 	"net/http"
@@ -7,6 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/handlers/server"
 )
 
 // The admin API's webhook endpoints: where an organisation's events are
@@ -45,8 +46,8 @@ func webhookEndpointDTO(ep engine.WebhookEndpoint, secret string) WebhookEndpoin
 // mountAdminWebhooks adds the webhook endpoints' routes to the admin API.
 func (s *Server) mountAdminWebhooks(admin *echo.Group) {
 	admin.GET("/webhooks", s.listWebhookEndpoints)
-	admin.POST("/webhooks", s.createWebhookEndpoint, RequireJSON)
-	admin.PATCH("/webhooks/:id", s.patchWebhookEndpoint, RequireJSON)
+	admin.POST("/webhooks", s.createWebhookEndpoint, server.RequireJSON)
+	admin.PATCH("/webhooks/:id", s.patchWebhookEndpoint, server.RequireJSON)
 	admin.DELETE("/webhooks/:id", s.deleteWebhookEndpoint)
 	admin.POST("/webhooks/:id/rotate-secret", s.rotateWebhookSecret)
 	admin.GET("/webhooks/:id/deliveries", s.listWebhookDeliveries)
@@ -57,7 +58,7 @@ func (s *Server) mountAdminWebhooks(admin *echo.Group) {
 // endpoint and its signing secret, which is not shown again.
 func (s *Server) createWebhookEndpoint(c echo.Context) error {
 	var body WebhookEndpointRequest
-	if err := decodeJSON(c.Request().Body, &body); err != nil {
+	if err := server.DecodeJSON(c.Request().Body, &body); err != nil {
 		return err
 	}
 	in := engine.WebhookEndpointInput{Active: body.Active}
@@ -94,7 +95,7 @@ func (s *Server) patchWebhookEndpoint(c echo.Context) error {
 		return err
 	}
 	var body WebhookEndpointRequest
-	if err := decodeJSON(c.Request().Body, &body); err != nil {
+	if err := server.DecodeJSON(c.Request().Body, &body); err != nil {
 		return err
 	}
 	ep, err := s.engine.UpdateWebhookEndpoint(c.Request().Context(), apiActor(c), keyOf(c).OrganisationID, id,

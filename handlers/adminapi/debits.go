@@ -1,4 +1,4 @@
-package server
+package adminapi
 
 import (
 	"net/http"
@@ -7,6 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/handlers/server"
 )
 
 // The admin API's SEPA direct-debit collection runs (engine/debit_runs.go):
@@ -15,7 +16,7 @@ import (
 // mountAdminDebits adds the collection-run routes to the admin API's group.
 func (s *Server) mountAdminDebits(admin *echo.Group) {
 	admin.GET("/debit-runs", s.listDebitRuns)
-	admin.POST("/debit-runs", s.createDebitRun, RequireJSON)
+	admin.POST("/debit-runs", s.createDebitRun, server.RequireJSON)
 	admin.GET("/debit-runs/:id", s.getDebitRun)
 	admin.GET("/debit-runs/:id/file", s.getDebitRunFile)
 	admin.POST("/debit-runs/:id/sent", s.markDebitRunSent)
@@ -100,14 +101,14 @@ func (s *Server) listDebitRuns(c echo.Context) error {
 // one new run (201), or 409 when nothing is due.
 func (s *Server) createDebitRun(c echo.Context) error {
 	var body DebitRunRequest
-	if err := decodeJSON(c.Request().Body, &body); err != nil {
+	if err := server.DecodeJSON(c.Request().Body, &body); err != nil {
 		return err
 	}
 	var until time.Time
 	if body.Until != "" {
 		d, err := time.Parse(time.DateOnly, body.Until)
 		if err != nil {
-			return newAPIError(http.StatusUnprocessableEntity, "The collection run is not valid.", FieldErrorBody{Field: "until", Message: "must be a date as YYYY-MM-DD"})
+			return server.NewAPIError(http.StatusUnprocessableEntity, "The collection run is not valid.", server.FieldErrorBody{Field: "until", Message: "must be a date as YYYY-MM-DD"})
 		}
 		until = d
 	}

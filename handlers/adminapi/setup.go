@@ -1,4 +1,4 @@
-package server
+package adminapi
 
 import (
 	"encoding/json"
@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/handlers/server"
 )
 
 // The admin API's setup resources: membership types, process definitions
@@ -54,7 +55,7 @@ func (s *Server) listMembershipTypes(c echo.Context) error {
 // createMembershipType answers POST /api/admin/membership-types.
 func (s *Server) createMembershipType(c echo.Context) error {
 	var body MembershipTypeDTO
-	if err := decodeJSON(c.Request().Body, &body); err != nil {
+	if err := server.DecodeJSON(c.Request().Body, &body); err != nil {
 		return err
 	}
 	t, err := s.engine.StaffCreateMembershipType(c.Request().Context(), apiActor(c), engine.MembershipType{OrganisationID: keyOf(c).OrganisationID,
@@ -77,10 +78,10 @@ type DefinitionImportDTO struct {
 // import` reads it, stored as a new version of its key for the key's
 // organisation (whatever organisationId the document names).
 func (s *Server) importDefinition(c echo.Context) error {
-	switch mediaType(c.Request()) {
+	switch server.MediaType(c.Request()) {
 	case echo.MIMEApplicationJSON, "application/yaml", "application/x-yaml", "text/yaml":
 	default:
-		return newAPIError(http.StatusUnsupportedMediaType, "A definition must be application/json or application/yaml.")
+		return server.NewAPIError(http.StatusUnsupportedMediaType, "A definition must be application/json or application/yaml.")
 	}
 	raw, err := io.ReadAll(c.Request().Body)
 	if err != nil {
@@ -153,7 +154,7 @@ func (s *Server) listPeriods(c echo.Context) error {
 // unless the body says open.
 func (s *Server) createPeriod(c echo.Context) error {
 	var body PeriodRequest
-	if err := decodeJSON(c.Request().Body, &body); err != nil {
+	if err := server.DecodeJSON(c.Request().Body, &body); err != nil {
 		return err
 	}
 	p, err := s.engine.StaffCreatePeriod(c.Request().Context(), apiActor(c), keyOf(c).OrganisationID, body.input())
@@ -171,7 +172,7 @@ func (s *Server) patchPeriod(c echo.Context) error {
 		return err
 	}
 	var body PeriodRequest
-	if err := decodeJSON(c.Request().Body, &body); err != nil {
+	if err := server.DecodeJSON(c.Request().Body, &body); err != nil {
 		return err
 	}
 	p, err := s.engine.StaffUpdatePeriod(c.Request().Context(), apiActor(c), keyOf(c).OrganisationID, id, body.input())
@@ -217,7 +218,7 @@ func periodIDParam(c echo.Context) (int64, error) { return idParam(c, "id", "mem
 // idParam reads a positive whole number from the path parameter name; any
 // other value names nothing, so it is "what not found" (404).
 func idParam(c echo.Context, name, what string) (int64, error) {
-	id, ok := pathID(c, name)
+	id, ok := server.PathID(c, name)
 	if !ok {
 		return 0, engine.Errorf(engine.CodeNotFound, "%s not found", what)
 	}
@@ -245,11 +246,11 @@ func (s *Server) putPriceRules(c echo.Context) error {
 		return err
 	}
 	var body PriceRulesRequest
-	if err := decodeJSON(c.Request().Body, &body); err != nil {
+	if err := server.DecodeJSON(c.Request().Body, &body); err != nil {
 		return err
 	}
 	if len(body.Rules) > 200 {
-		return newAPIError(http.StatusBadRequest, "At most 200 price rules per period.", FieldErrorBody{Field: "rules", Message: "at most 200"})
+		return server.NewAPIError(http.StatusBadRequest, "At most 200 price rules per period.", server.FieldErrorBody{Field: "rules", Message: "at most 200"})
 	}
 	rules := make([]engine.PriceRule, 0, len(body.Rules))
 	for _, r := range body.Rules {
@@ -285,8 +286,8 @@ func optionalAge(field string, raw json.RawMessage) (age *int, clear bool, err e
 	}
 	var n int
 	if json.Unmarshal(raw, &n) != nil {
-		return nil, false, newAPIError(http.StatusBadRequest, "The request body is not valid JSON for this operation.",
-			FieldErrorBody{Field: field, Message: "must be a whole number or null"})
+		return nil, false, server.NewAPIError(http.StatusBadRequest, "The request body is not valid JSON for this operation.",
+			server.FieldErrorBody{Field: field, Message: "must be a whole number or null"})
 	}
 	return &n, false, nil
 }
@@ -300,7 +301,7 @@ func (s *Server) patchMembershipType(c echo.Context) error {
 		return err
 	}
 	var body MembershipTypePatch
-	if err := decodeJSON(c.Request().Body, &body); err != nil {
+	if err := server.DecodeJSON(c.Request().Body, &body); err != nil {
 		return err
 	}
 	ch := engine.MembershipTypeChange{Code: body.Code, Name: body.Name, NameTexts: body.NameTexts}

@@ -1,4 +1,4 @@
-package server
+package adminapi
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 
 	"portal/engine"
+	"portal/handlers/server"
 	"portal/relay/hashlink"
 )
 
@@ -20,9 +21,6 @@ import (
 // made with `portal apikeys create`), each of one organisation, whose
 // scope says whether it may change things. Everything is scoped to the
 // key's organisation: another organisation's resources are not found.
-
-// AdminPrefix is where the admin API lives.
-const AdminPrefix = "/api/admin"
 
 // MaxImportBytes bounds a person import's body: thousands of rows.
 const MaxImportBytes = 16 << 20
@@ -36,17 +34,17 @@ type apiKeyKey struct{}
 
 // mountAdmin adds the admin API's routes.
 func (s *Server) MountAdmin(api *echo.Group) {
-	s.adminRoles = adminRoles()
+	s.AdminRoles = adminRoles()
 	admin := api.Group("/admin", s.requireAPIKey)
 	admin.GET("/organisation", s.getAdminOrganisation)
-	admin.PATCH("/organisation", s.patchAdminOrganisation, RequireJSON)
+	admin.PATCH("/organisation", s.patchAdminOrganisation, server.RequireJSON)
 	admin.POST("/persons/import", s.importPersons, middleware.BodyLimit(fmt.Sprint(MaxImportBytes)))
-	admin.POST("/persons/unlink", s.unlinkPersons, middleware.BodyLimit(fmt.Sprint(MaxBulkBytes)), RequireJSON)
+	admin.POST("/persons/unlink", s.unlinkPersons, middleware.BodyLimit(fmt.Sprint(MaxBulkBytes)), server.RequireJSON)
 	admin.GET("/persons/:id/export", s.exportPersonAPI)
 	admin.POST("/persons/:id/erase", s.erasePersonAPI)
 	admin.GET("/membership-types", s.listMembershipTypes)
-	admin.POST("/membership-types", s.createMembershipType, RequireJSON)
-	admin.PATCH("/membership-types/:id", s.patchMembershipType, RequireJSON)
+	admin.POST("/membership-types", s.createMembershipType, server.RequireJSON)
+	admin.PATCH("/membership-types/:id", s.patchMembershipType, server.RequireJSON)
 	admin.DELETE("/membership-types/:id", s.deleteMembershipType)
 	admin.POST("/definitions", s.importDefinition)
 	admin.GET("/definitions", s.listDefinitions)
@@ -54,14 +52,14 @@ func (s *Server) MountAdmin(api *echo.Group) {
 	admin.POST("/definitions/:key/versions/:version/activate", s.setDefinitionActive(engine.DefinitionActivate))
 	admin.POST("/definitions/:key/versions/:version/deactivate", s.setDefinitionActive(engine.DefinitionDeactivate))
 	admin.GET("/periods", s.listPeriods)
-	admin.POST("/periods", s.createPeriod, RequireJSON)
-	admin.PATCH("/periods/:id", s.patchPeriod, RequireJSON)
+	admin.POST("/periods", s.createPeriod, server.RequireJSON)
+	admin.PATCH("/periods/:id", s.patchPeriod, server.RequireJSON)
 	admin.GET("/periods/:id/price-rules", s.listPriceRules)
-	admin.PUT("/periods/:id/price-rules", s.putPriceRules, RequireJSON)
+	admin.PUT("/periods/:id/price-rules", s.putPriceRules, server.RequireJSON)
 	s.mountAdminPayments(admin)
 	s.mountAdminDebits(admin)
 	admin.GET("/periods/:id/invitations", s.listInvitations)
-	admin.POST("/periods/:id/invitations", s.createInvitations, middleware.BodyLimit(fmt.Sprint(MaxBulkBytes)), RequireJSON)
+	admin.POST("/periods/:id/invitations", s.createInvitations, middleware.BodyLimit(fmt.Sprint(MaxBulkBytes)), server.RequireJSON)
 	admin.POST("/invitations/:id/revoke", s.revokeInvitation)
 	admin.GET("/periods/:id/export/:kind", s.exportPeriod)
 	s.mountAdminWebhooks(admin)
@@ -74,7 +72,7 @@ func IsBulk(r *http.Request) bool {
 	if r.Method != http.MethodPost {
 		return false
 	}
-	p, ok := strings.CutPrefix(r.URL.Path, AdminPrefix+"/")
+	p, ok := strings.CutPrefix(r.URL.Path, server.AdminPrefix+"/")
 	if !ok {
 		return false
 	}
@@ -95,7 +93,7 @@ func (s *Server) requireAPIKey(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		req := c.Request()
 		if req.Header.Get("Authorization") == "" {
-			u, err := s.currentStaff(c)
+			u, err := s.CurrentStaff(c)
 			if err != nil {
 				return err
 			}
@@ -106,22 +104,22 @@ func (s *Server) requireAPIKey(next echo.HandlerFunc) echo.HandlerFunc {
 		scheme, key, _ := strings.Cut(req.Header.Get("Authorization"), " ")
 		if !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(key) == "" {
 			c.Response().Header().Set("WWW-Authenticate", `Bearer realm="portal admin API"`)
-			return newAPIError(http.StatusUnauthorized, "The admin API needs an API key: Authorization: Bearer <key>.")
+			return server.NewAPIError(http.StatusUnauthorized, "The admin API needs an API key: Authorization: Bearer <key>.")
 		}
 		k, err := s.engine.AuthenticateAPIKey(req.Context(), strings.TrimSpace(key))
 		if err != nil {
 			if engine.ErrorCode(err) == engine.CodeUnauthorized {
 				c.Response().Header().Set("WWW-Authenticate", `Bearer realm="portal admin API", error="invalid_token"`)
-				return newAPIError(http.StatusUnauthorized, "The API key is not valid (unknown or revoked).")
+				return server.NewAPIError(http.StatusUnauthorized, "The API key is not valid (unknown or revoked).")
 			}
 			return err
 		}
-		if t := organisationOfRequest(c); t != nil && t.ID != k.OrganisationID {
+		if t := server.OrganisationOfRequest(c); t != nil && t.ID != k.OrganisationID {
 			c.Response().Header().Set("WWW-Authenticate", `Bearer realm="portal admin API", error="invalid_token"`)
-			return newAPIError(http.StatusUnauthorized, "The API key is not valid for this organisation's address.")
+			return server.NewAPIError(http.StatusUnauthorized, "The API key is not valid for this organisation's address.")
 		}
 		if !k.Allows(req.Method != http.MethodGet && req.Method != http.MethodHead) {
-			return newAPIError(http.StatusForbidden, "This API key may only read: changes need a key with scope write.")
+			return server.NewAPIError(http.StatusForbidden, "This API key may only read: changes need a key with scope write.")
 		}
 		ctx := engine.WithOrganisation(req.Context(), k.OrganisationID)
 		ctx = context.WithValue(ctx, apiKeyKey{}, k)
@@ -141,7 +139,7 @@ func adminFormText(c echo.Context) error {
 	if IsBulk(c.Request()) {
 		return nil
 	}
-	return checkFormText(c.Request())
+	return server.CheckFormText(c.Request())
 }
 
 // staffAPIAccess lets a signed-in staff member use the admin API of their
@@ -150,17 +148,17 @@ func adminFormText(c echo.Context) error {
 // the role that the staff page doing the same needs (AdminRoutes), and
 // administrators only where no page does it. The audit log names the
 // staff member.
-func (s *Server) staffAPIAccess(c echo.Context, u *staffUser, next echo.HandlerFunc) error {
+func (s *Server) staffAPIAccess(c echo.Context, u *server.StaffUser, next echo.HandlerFunc) error {
 	req := c.Request()
 	c.Response().Header().Set("Cache-Control", "no-store")
 	if min := s.adminRouteRole(c); !u.Role.AtLeast(min) {
-		return newAPIError(http.StatusForbidden, fmt.Sprintf("This needs the staff role %s, as on the staff pages.", min))
+		return server.NewAPIError(http.StatusForbidden, fmt.Sprintf("This needs the staff role %s, as on the staff pages.", min))
 	}
 	// The role decided; the scope only says what the session may do.
 	k := &engine.APIKey{OrganisationID: u.OrganisationID, Name: "staff session of " + u.Email, Scope: engine.ScopeWrite}
 	ctx := engine.WithOrganisation(req.Context(), u.OrganisationID)
 	ctx = context.WithValue(ctx, apiKeyKey{}, k)
-	ctx = context.WithValue(ctx, staffUserKey{}, u)
+	ctx = context.WithValue(ctx, server.StaffUserKey{}, u)
 	c.SetRequest(req.WithContext(ctx))
 	if err := adminFormText(c); err != nil {
 		return err
@@ -180,8 +178,8 @@ func keyOf(c echo.Context) *engine.APIKey {
 // API: the staff member of a staff session, or the key, by name, id and
 // prefix (never the key itself).
 func apiActor(c echo.Context) engine.Actor {
-	if u := staffUserOf(c); u != nil {
-		return u.actor()
+	if u := server.StaffUserOf(c); u != nil {
+		return u.Actor()
 	}
 	k := keyOf(c)
 	return engine.Actor{Name: fmt.Sprintf("API key %s (id %d, %s…)", k.Name, k.ID, k.Prefix)}
@@ -261,23 +259,20 @@ type OrganisationPatch struct {
 	Retention *RetentionSettingsPatch `json:"retention"`
 }
 
-// minHashSecret is the shortest organisation hash secret accepted.
-const minHashSecret = 16
-
 // patchAdminOrganisation answers PATCH /api/admin/organisation: a partial
 // update, message settings included, in one transaction; a taken slug or hostname is 409, invalid
 // settings 422, and either changes nothing.
 func (s *Server) patchAdminOrganisation(c echo.Context) error {
 	var body OrganisationPatch
-	if err := decodeJSON(c.Request().Body, &body); err != nil {
+	if err := server.DecodeJSON(c.Request().Body, &body); err != nil {
 		return err
 	}
 	orgID := keyOf(c).OrganisationID
-	if body.Hostnames != nil && s.publicHost != "" {
+	if body.Hostnames != nil && s.PublicHost() != "" {
 		for _, h := range *body.Hostnames {
-			if engine.NormalizeHostname(h) == s.publicHost {
-				return newAPIError(http.StatusUnprocessableEntity, "Some settings are not valid.",
-					FieldErrorBody{Field: "hostnames", Message: "the portal's own address is shared by every organisation and cannot be claimed; ask the operator"})
+			if engine.NormalizeHostname(h) == s.PublicHost() {
+				return server.NewAPIError(http.StatusUnprocessableEntity, "Some settings are not valid.",
+					server.FieldErrorBody{Field: "hostnames", Message: "the portal's own address is shared by every organisation and cannot be claimed; ask the operator"})
 			}
 		}
 	}
@@ -288,14 +283,14 @@ func (s *Server) patchAdminOrganisation(c echo.Context) error {
 		sealed := ""
 		switch {
 		case *body.HashSecret == "":
-		case len(*body.HashSecret) < minHashSecret || len(*body.HashSecret) > 200:
-			return newAPIError(http.StatusUnprocessableEntity, "Some settings are not valid.",
-				FieldErrorBody{Field: "hashSecret", Message: fmt.Sprintf("must be %d to 200 characters", minHashSecret)})
-		case s.organisations.sealer == nil:
-			return newAPIError(http.StatusUnprocessableEntity, "Some settings are not valid.",
-				FieldErrorBody{Field: "hashSecret", Message: "this server has no PORTAL_SESSION_KEY to keep it encrypted with"})
+		case len(*body.HashSecret) < server.MinHashSecret || len(*body.HashSecret) > 200:
+			return server.NewAPIError(http.StatusUnprocessableEntity, "Some settings are not valid.",
+				server.FieldErrorBody{Field: "hashSecret", Message: fmt.Sprintf("must be %d to 200 characters", server.MinHashSecret)})
+		case s.Organisations().Sealer == nil:
+			return server.NewAPIError(http.StatusUnprocessableEntity, "Some settings are not valid.",
+				server.FieldErrorBody{Field: "hashSecret", Message: "this server has no PORTAL_SESSION_KEY to keep it encrypted with"})
 		default:
-			sealed = s.organisations.sealer.Seal([]byte(*body.HashSecret), HashSecretAAD(orgID))
+			sealed = s.Organisations().Sealer.Seal([]byte(*body.HashSecret), server.HashSecretAAD(orgID))
 		}
 		change.HashSecretSealed = &sealed
 	}
@@ -329,11 +324,11 @@ func adminError(err error) error {
 	if !ok || e.Code != engine.CodeValidation {
 		return err
 	}
-	fields := make([]FieldErrorBody, 0, len(e.Fields))
+	fields := make([]server.FieldErrorBody, 0, len(e.Fields))
 	for _, f := range e.Fields {
-		fields = append(fields, FieldErrorBody{Field: f.Field, Message: f.Message})
+		fields = append(fields, server.FieldErrorBody{Field: f.Field, Message: f.Message})
 	}
-	return newAPIError(http.StatusUnprocessableEntity, e.Message, fields...)
+	return server.NewAPIError(http.StatusUnprocessableEntity, e.Message, fields...)
 }
 
 // PersonImportRequest is the JSON body of POST /api/admin/persons/import.
@@ -344,7 +339,7 @@ type PersonImportRequest struct {
 // ImportErrorBody is the 422 answer of an import with bad rows: the spec's
 // HTTP error body (errors named "line N: field") plus the per-row report.
 type ImportErrorBody struct {
-	HTTPErrorBody
+	server.HTTPErrorBody
 	Report *engine.ImportReport `json:"report"`
 }
 
@@ -356,10 +351,10 @@ type ImportErrorBody struct {
 func (s *Server) importPersons(c echo.Context) error {
 	req := c.Request()
 	var rows []engine.PersonRow
-	switch mediaType(req) {
+	switch server.MediaType(req) {
 	case echo.MIMEApplicationJSON:
 		var body PersonImportRequest
-		if err := decodeJSON(req.Body, &body); err != nil {
+		if err := server.DecodeJSON(req.Body, &body); err != nil {
 			return err
 		}
 		rows = body.Persons
@@ -370,21 +365,21 @@ func (s *Server) importPersons(c echo.Context) error {
 		}
 		rows = parsed
 	default:
-		return newAPIError(http.StatusUnsupportedMediaType, "The import must be application/json or text/csv.")
+		return server.NewAPIError(http.StatusUnsupportedMediaType, "The import must be application/json or text/csv.")
 	}
 	if len(rows) == 0 {
-		return newAPIError(http.StatusBadRequest, "The import holds no persons.", FieldErrorBody{Field: "persons", Message: "at least one person is required"})
+		return server.NewAPIError(http.StatusBadRequest, "The import holds no persons.", server.FieldErrorBody{Field: "persons", Message: "at least one person is required"})
 	}
 	actor := apiActor(c)
 	rep, err := s.engine.StaffImportPersons(req.Context(), keyOf(c).OrganisationID, rows, hashlink.ValidUserKey, engine.PersonImportOptions{Actor: &actor})
 	if err != nil {
 		if e, ok := engine.AsError(err); ok && e.Code == engine.CodeValidation && rep != nil {
-			body := ImportErrorBody{HTTPErrorBody: HTTPErrorBody{Timestamp: time.Now().UTC().Format(time.RFC3339Nano),
+			body := ImportErrorBody{HTTPErrorBody: server.HTTPErrorBody{Timestamp: time.Now().UTC().Format(time.RFC3339Nano),
 				Status: http.StatusUnprocessableEntity, Error: http.StatusText(http.StatusUnprocessableEntity),
-				Message: e.Message, Path: req.URL.Path, Errors: []FieldErrorBody{}}, Report: rep}
+				Message: e.Message, Path: req.URL.Path, Errors: []server.FieldErrorBody{}}, Report: rep}
 			for _, r := range rep.Rows {
 				for _, f := range r.Errors {
-					body.Errors = append(body.Errors, FieldErrorBody{Field: fmt.Sprintf("line %d: %s", r.Line, f.Field), Message: f.Message})
+					body.Errors = append(body.Errors, server.FieldErrorBody{Field: fmt.Sprintf("line %d: %s", r.Line, f.Field), Message: f.Message})
 				}
 			}
 			return c.JSON(http.StatusUnprocessableEntity, body)
@@ -408,11 +403,11 @@ type UnlinkResult struct {
 // links named by external person id, idempotently, in one transaction.
 func (s *Server) unlinkPersons(c echo.Context) error {
 	var body PersonUnlinkRequest
-	if err := decodeJSON(c.Request().Body, &body); err != nil {
+	if err := server.DecodeJSON(c.Request().Body, &body); err != nil {
 		return err
 	}
 	if len(body.Links) == 0 || len(body.Links) > engine.MaxImportRows {
-		return newAPIError(http.StatusBadRequest, "Name 1 to 20000 links.", FieldErrorBody{Field: "links", Message: "1 to 20000 links"})
+		return server.NewAPIError(http.StatusBadRequest, "Name 1 to 20000 links.", server.FieldErrorBody{Field: "links", Message: "1 to 20000 links"})
 	}
 	n, err := s.engine.StaffUnlinkPersons(c.Request().Context(), apiActor(c), keyOf(c).OrganisationID, body.Links)
 	if err != nil {

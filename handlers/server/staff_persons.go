@@ -1,0 +1,199 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"portal/engine"
+	"portal/views"
+)
+
+// The staff pages of personal data (issue 30): a person's data with its
+// erasure, and the list of members' requests.
+
+// staffPersonURL is the staff page of a person's data.
+func staffPersonURL(c echo.Context, id int64) string {
+	return OrganisationPath(c, fmt.Sprintf("%s%s/%d", StaffPrefix, StaffPersonsPath, id))
+}
+
+// staffPersonData answers GET /staff/persons/:id: the person's export read
+// on the page, its download and, for administrators, the erasure.
+func (s *Server) staffPersonData(c echo.Context) error {
+	u := StaffUserOf(c)
+	id, ok := PathID(c, "id")
+	if !ok {
+		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
+	}
+	ctx := c.Request().Context()
+	x, err := s.engine.ExportPerson(ctx, u.OrganisationID, id)
+	if err != nil {
+		return s.staffEngineError(c, err)
+	}
+	if err := s.RecordPersonAccess(ctx, u.Actor(), u.OrganisationID, id, engine.AccessPerson, x); err != nil { // staff_privacy.go
+		return s.staffEngineError(c, err)
+	}
+	t := views.PersonalDataTextIn(ctx)
+	m := views.StaffPersonDataModel{StaffChrome: s.staffChrome(c, t.StaffTitle), T: t, Tables: dataTables(langOf(c), t, x),
+		DownloadURL: staffPersonURL(c, id) + "/export.json"}
+	if len(x.Persons) == 1 {
+		m.Name = x.Persons[0].FirstName + " " + x.Persons[0].LastName
+		if x.Persons[0].ErasedAt == nil && u.Role.AtLeast(engine.RoleAdmin) {
+			m.EraseURL = staffPersonURL(c, id) + "/erase"
+		}
+	}
+	if c.QueryParam("done") == "erased" {
+		m.Flash = t.DoneErased
+	}
+	return staffRender(c, http.StatusOK, views.StaffPersonData(m))
+}
+
+// staffPersonExport answers GET /staff/persons/:id/export.json.
+func (s *Server) staffPersonExport(c echo.Context) error {
+	u := StaffUserOf(c)
+	id, ok := PathID(c, "id")
+	if !ok {
+		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
+	}
+	x, err := s.engine.ExportPerson(c.Request().Context(), u.OrganisationID, id)
+	if err != nil {
+		return s.staffEngineError(c, err)
+	}
+	if err := s.RecordPersonAccess(c.Request().Context(), u.Actor(), u.OrganisationID, id, engine.AccessExport, x); err != nil {
+		return s.staffEngineError(c, err)
+	}
+	return exportDownload(c, x, fmt.Sprintf("person-%d.json", id))
+}
+
+// staffErasePerson answers POST /staff/persons/:id/erase (force=1 to
+// override an active membership or open payment), after a confirmation.
+func (s *Server) staffErasePerson(c echo.Context) error {
+	u := StaffUserOf(c)
+	t := views.PersonalDataTextIn(c.Request().Context())
+	back, _ := PathID(c, "id")
+	id, proceed, err := s.staffConfirmedID(c, t.ConfirmErase, t.ConfirmEraseDetail, staffPersonURL(c, back))
+	if !proceed {
+		return err
+	}
+	opt := engine.ErasureOptions{Force: c.FormValue("force") == "1"}
+	if _, err := s.engine.ErasePerson(c.Request().Context(), u.Actor(), u.OrganisationID, id, opt); err != nil {
+		return s.staffEngineError(c, err)
+	}
+	return c.Redirect(http.StatusSeeOther, staffPersonURL(c, id)+"?done=erased")
+}
+
+// staffDataRequests answers GET /staff/data-requests: members' requests,
+// open ones first.
+func (s *Server) staffDataRequests(c echo.Context) error {
+	u := StaffUserOf(c)
+	ctx := c.Request().Context()
+	list, err := s.engine.DataRequests(ctx, u.OrganisationID, "")
+	if err != nil {
+		return s.staffEngineError(c, err)
+	}
+	t := views.PersonalDataTextIn(ctx)
+	m := views.StaffDataRequestsModel{StaffChrome: s.staffChrome(c, t.RequestsTitle), T: t}
+	if c.QueryParam("done") == "request" {
+		m.Flash = t.DoneRequest
+	}
+	for _, r := range list {
+		row := views.StaffDataRequestRow{ID: strconv.FormatInt(r.ID, 10), Created: staffDateTime(c, r.CreatedAt), Household: r.UserKey,
+			Kind: requestKind(t, r.Kind), Message: r.Message, Status: requestStatus(t, r.Status), Person: t.WholeHousehold, Note: r.Note}
+		if r.PersonID != nil {
+			row.Person, row.PersonURL = t.OpenPerson+" #"+strconv.FormatInt(*r.PersonID, 10), staffPersonURL(c, *r.PersonID)
+		}
+		if r.DoneAt != nil {
+			row.Done = t.Done + " " + staffDateTime(c, *r.DoneAt) + " · " + r.DoneBy
+		} else {
+			row.DoneURL = OrganisationPath(c, fmt.Sprintf("%s%s/%d/done", StaffPrefix, staffDataRequestsPath, r.ID))
+		}
+		m.Rows = append(m.Rows, row)
+	}
+	return staffRender(c, http.StatusOK, views.StaffDataRequests(m))
+}
+
+// staffCompleteDataRequest answers POST /staff/data-requests/:id/done
+// (note): the household is told by e-mail.
+func (s *Server) staffCompleteDataRequest(c echo.Context) error {
+	u := StaffUserOf(c)
+	id, ok := PathID(c, "id")
+	if !ok {
+		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
+	}
+	if err := s.engine.CompleteDataRequest(c.Request().Context(), u.Actor(), u.OrganisationID, id, c.FormValue("note")); err != nil {
+		return s.staffEngineError(c, err)
+	}
+	return c.Redirect(http.StatusSeeOther, OrganisationPath(c, StaffPrefix+staffDataRequestsPath)+"?done=request")
+}
+
+// registrationPrivacy records that the staff member opened registration
+// d and puts its consents on the page's model.
+func (s *Server) registrationPrivacy(c echo.Context, d *engine.RegistrationDetail, m *views.StaffDetailModel) error {
+	ctx := c.Request().Context()
+	u := StaffUserOf(c)
+	if err := s.engine.RecordAccess(ctx, u.Actor(), engine.Access{OrganisationID: u.OrganisationID, Kind: engine.AccessRegistration,
+		RecordID: strconv.FormatInt(d.Instance.ID, 10), UserKey: d.Instance.UserKey}); err != nil {
+		return err
+	}
+	consents, err := s.engine.RegistrationConsents(ctx, u.OrganisationID, d.Instance.ID)
+	if err != nil {
+		return err
+	}
+	names := map[int64]string{}
+	for _, p := range d.Household {
+		names[p.ID] = strings.TrimSpace(p.FirstName + " " + p.LastName)
+	}
+	for _, cv := range consents {
+		name, ok := names[cv.PersonID]
+		if !ok {
+			name = "#" + strconv.FormatInt(cv.PersonID, 10)
+		}
+		m.Consents = append(m.Consents, views.StaffConsentRow{Person: name, Kind: consentKindLabel(c, cv.Kind), Text: cv.Text,
+			Language: cv.Language, Given: staffDateTime(c, cv.GivenAt), Version: cv.TextVersion[:min(12, len(cv.TextVersion))]})
+	}
+	return nil
+}
+
+// recordPersonAccess records that actor opened person personID's data
+// (kind person: the staff page) or took its export (kind export), as x.
+func (s *Server) RecordPersonAccess(ctx context.Context, actor engine.Actor, orgID, personID int64, kind engine.AccessKind, x *engine.PersonalData) error {
+	key := ""
+	if len(x.Subject.UserKeys) > 0 {
+		key = x.Subject.UserKeys[0]
+	}
+	return s.engine.RecordAccess(ctx, actor, engine.Access{OrganisationID: orgID, Kind: kind, RecordID: strconv.FormatInt(personID, 10),
+		UserKey: key, PersonID: personID})
+}
+
+// recordListExport records that the staff member took an export of many
+// households (the registrations CSV) as the access log's kind export,
+// its record the export's name and query: it names no one household, so
+// it shows on the access log page but in no member's export.
+func (s *Server) recordListExport(c echo.Context, name string) error {
+	u := StaffUserOf(c)
+	record := name
+	if q := c.QueryString(); q != "" {
+		record += "?" + q
+	}
+	return s.engine.RecordAccess(c.Request().Context(), u.Actor(), engine.Access{OrganisationID: u.OrganisationID, Kind: engine.AccessExport, RecordID: record})
+}
+
+// consentKindLabel names a consent kind in the page's language.
+func consentKindLabel(c echo.Context, k engine.ConsentKind) string {
+	t := views.StaffPrivacyTextIn(c.Request().Context())
+	switch k {
+	case engine.ConsentClubRules:
+		return t.KindClubRules
+	case engine.ConsentPrivacy:
+		return t.KindPrivacy
+	case engine.ConsentGuardian:
+		return t.KindGuardian
+	case engine.ConsentMandate:
+		return t.KindMandate
+	}
+	return t.KindOther
+}
