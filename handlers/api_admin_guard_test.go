@@ -19,6 +19,7 @@ import (
 	"portal/handlers"
 	"portal/handlers/adminapi"
 	"portal/handlers/server"
+	"portal/handlers/staff"
 	"portal/relay/session"
 )
 
@@ -352,7 +353,7 @@ func TestAdminRoutesTableIsComplete(t *testing.T) {
 			continue
 		}
 		found := false
-		for _, p := range server.StaffRoutes() {
+		for _, p := range staff.StaffRoutes() {
 			found = found || p.Method+" "+p.Path == r.Page
 		}
 		if !found {

@@ -15,6 +15,7 @@ import (
 	"portal/engine"
 	"portal/engine/dbtest"
 	"portal/handlers/server"
+	"portal/handlers/staff"
 )
 
 // staffLayoutWidths are the widths every staff page is laid out at: a
@@ -120,7 +121,7 @@ func TestE2EStaffLayout(t *testing.T) {
 	shots := os.Getenv("PORTAL_DOCS_SCREENSHOTS") == "1"
 	examples := staffPageExamples(order.ProcessInstanceID, hook.ID, layoutDebitRun(t, env.db, order))
 	pages := 0
-	for _, r := range server.StaffRoutes() {
+	for _, r := range staff.StaffRoutes() {
 		if r.Method != "GET" || strings.HasSuffix(r.Path, ".csv") || strings.HasSuffix(r.Path, ".pdf") || strings.HasSuffix(r.Path, ".json") ||
 			strings.HasSuffix(r.Path, "/file") {
 			continue

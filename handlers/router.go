@@ -11,6 +11,7 @@ import (
 
 	"portal/handlers/adminapi"
 	"portal/handlers/server"
+	"portal/handlers/staff"
 	"portal/static"
 )
 
@@ -104,7 +105,7 @@ func New(d Deps) *echo.Echo {
 		e.GET(server.TestGatewayPayPrefix+":reference", s.TestGatewayPage)
 		e.POST(server.TestGatewayPayPrefix+":reference", s.TestGatewayDecide)
 	}
-	s.MountStaff(e) // staff_routes.go
+	staff.Of(s).MountStaff(e) // staff_routes.go
 	s.MountGateway(e, d.Relay)
 	e.Pre(server.RemoveUploadedFiles) // around all but the request count: it sees the request as the handler left it
 	e.Pre(s.ResolveOrganisation)      // after mountGateway's countRequests, which must wrap everything

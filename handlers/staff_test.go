@@ -14,6 +14,7 @@ import (
 	"portal/engine"
 	"portal/engine/dbtest"
 	"portal/handlers/server"
+	"portal/handlers/staff"
 	"portal/relay/oidc"
 	"portal/relay/session"
 	"portal/views"
@@ -276,7 +277,7 @@ func TestStaffRoleMatrix(t *testing.T) {
 		env.addStaff(email, r)
 		who = append(who, principal{name: string(r), role: r, c: env.mustStaffSignIn(email, "/staff")})
 	}
-	for _, route := range server.StaffRoutes() {
+	for _, route := range staff.StaffRoutes() {
 		path := server.StaffPrefix + route.Path
 		if route.Example != "" {
 			path = server.StaffPrefix + route.Example

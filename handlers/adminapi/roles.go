@@ -7,6 +7,7 @@ import (
 
 	"portal/engine"
 	"portal/handlers/server"
+	"portal/handlers/staff"
 )
 
 // AdminRoute is one route of the admin API and the staff page that does
@@ -35,13 +36,13 @@ func AdminRoutes() []AdminRoute {
 	const get, post = http.MethodGet, http.MethodPost
 	setup := func(section string) string { return get + " " + server.StaffSetupPath + "/" + section }
 	return []AdminRoute{
-		{Method: get, Path: "/organisation", Page: setup(server.SetupOrganisation)},
+		{Method: get, Path: "/organisation", Page: setup(staff.SetupOrganisation)},
 		{Method: http.MethodPatch, Path: "/organisation", Page: post + " " + server.StaffSetupPath + "/organisation"},
 		{Method: post, Path: "/persons/import", Page: post + " " + server.StaffImportPath},
 		{Method: post, Path: "/persons/unlink"},
 		{Method: get, Path: "/persons/:id/export", Example: "/persons/1/export", Page: get + " " + server.StaffPersonsPath + "/:id/export.json"},
 		{Method: post, Path: "/persons/:id/erase", Example: "/persons/0/erase", Page: post + " " + server.StaffPersonsPath + "/:id/erase"},
-		{Method: get, Path: "/membership-types", Page: setup(server.SetupMemberships)},
+		{Method: get, Path: "/membership-types", Page: setup(staff.SetupMemberships)},
 		{Method: post, Path: "/membership-types", Page: post + " " + server.StaffSetupPath + "/types"},
 		{Method: http.MethodPatch, Path: "/membership-types/:id", Example: "/membership-types/0", Page: post + " " + server.StaffSetupPath + "/types/:id"},
 		{Method: http.MethodDelete, Path: "/membership-types/:id", Example: "/membership-types/0", Page: post + " " + server.StaffSetupPath + "/types/:id/delete"},
@@ -53,9 +54,9 @@ func AdminRoutes() []AdminRoute {
 		{Method: get, Path: "/periods", Page: get + " "},
 		{Method: post, Path: "/periods"},
 		{Method: http.MethodPatch, Path: "/periods/:id", Example: "/periods/0", Page: post + " " + server.StaffSetupPath + "/periods/:id/status"},
-		{Method: get, Path: "/periods/:id/price-rules", Example: "/periods/1/price-rules", Page: setup(server.SetupMemberships)},
+		{Method: get, Path: "/periods/:id/price-rules", Example: "/periods/1/price-rules", Page: setup(staff.SetupMemberships)},
 		{Method: http.MethodPut, Path: "/periods/:id/price-rules", Example: "/periods/0/price-rules"},
-		{Method: get, Path: "/payment-settings", Page: setup(server.SetupPayments)},
+		{Method: get, Path: "/payment-settings", Page: setup(staff.SetupPayments)},
 		{Method: http.MethodPatch, Path: "/payment-settings", Page: post + " " + server.StaffSetupPath + "/payments"},
 		{Method: get, Path: "/payments/attention", Page: get + " /payments"},
 		{Method: post, Path: "/payments/:reference/capture", Example: "/payments/none/capture", Page: post + " /registrations/:id/capture"},
@@ -87,7 +88,7 @@ func (r AdminRoute) Min() engine.StaffRole {
 	if r.Page == "" {
 		return engine.RoleAdmin
 	}
-	for _, p := range server.StaffRoutes() {
+	for _, p := range staff.StaffRoutes() {
 		if p.Method+" "+p.Path == r.Page {
 			return p.Min
 		}

@@ -148,7 +148,7 @@ func (s *Server) ErrorHandler(err error, c echo.Context) {
 			body.Message = tr(c, "api_answers_invalid") // the engine's "Some answers are not valid.", in the request's language
 		}
 		for _, p := range ee.People {
-			body.Errors.People = append(body.Errors.People, PersonErrorBody{ID: p.PersonID, Error: personProblem(langOf(c), p)})
+			body.Errors.People = append(body.Errors.People, PersonErrorBody{ID: p.PersonID, Error: personProblem(LangOf(c), p)})
 		}
 		s.writeJSON(c, status, body)
 		return
@@ -171,7 +171,7 @@ func (s *Server) ErrorHandler(err error, c echo.Context) {
 // status's own message (error_message_<status>) instead, less specific
 // but readable.
 func pageMessage(c echo.Context, status int, message string) string {
-	l := langOf(c)
+	l := LangOf(c)
 	if l.Code == lang.Codes[0] {
 		return message
 	}
@@ -193,7 +193,7 @@ func IsAPI(r *http.Request) bool {
 
 // fieldErrors are an engine validation error's field messages by field,
 // or a conflict's that names its field (a code already used).
-func fieldErrors(err error) (map[string]string, bool) {
+func FieldErrors(err error) (map[string]string, bool) {
 	e, ok := engine.AsError(err)
 	if !ok || (e.Code != engine.CodeValidation && e.Code != engine.CodeInvalid && e.Code != engine.CodeConflict) || len(e.Fields) == 0 {
 		return nil, false

@@ -58,7 +58,7 @@ func (s *Server) RejectControlCharacters(next echo.HandlerFunc) echo.HandlerFunc
 // is then refused having read (almost) nothing, instead of parsed whole.
 func (s *Server) bodyAfterAuthentication(c echo.Context) bool {
 	p := c.Path()
-	return p == AdminPrefix || strings.HasPrefix(p, AdminPrefix+"/") || s.staffPaths[p]
+	return p == AdminPrefix || strings.HasPrefix(p, AdminPrefix+"/") || s.StaffPaths[p]
 }
 
 // checkFormText reads a form body of req (URL-encoded, or multipart held

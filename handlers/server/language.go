@@ -107,7 +107,7 @@ func tr(c echo.Context, id string, data ...map[string]any) string {
 }
 
 // langOf is the request's language.
-func langOf(c echo.Context) lang.Language { return lang.Of(c.Request().Context()) }
+func LangOf(c echo.Context) lang.Language { return lang.Of(c.Request().Context()) }
 
 // personProblem is a person's validation message in the request's
 // language; a text without a translation key (a definition's own format

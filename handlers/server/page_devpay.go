@@ -21,7 +21,7 @@ func (s *Server) TestGatewayPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	lines, total := orderLines(langOf(c), view.Order)
+	lines, total := orderLines(LangOf(c), view.Order)
 	return render(c, http.StatusOK, views.TestGatewayPage(views.TestGatewayModel{
 		Chrome:    s.chrome("Test payment"),
 		Reference: view.Payment.Reference, Action: OrganisationPath(c, testGatewayPayPath(view.Payment.Reference)),

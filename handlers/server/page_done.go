@@ -27,9 +27,9 @@ func (s *Server) DonePage(c echo.Context) error {
 		return c.Redirect(http.StatusSeeOther, stepURL(c, o.Form))
 	}
 	m := views.DoneModel{Chrome: s.chrome(tr(c, "title_done")), Period: o.Period.Name,
-		Persons:    personStatuses(langOf(c), o.Form.People, func(p engine.FormPerson) string { return p.Status }),
+		Persons:    personStatuses(LangOf(c), o.Form.People, func(p engine.FormPerson) string { return p.Status }),
 		PaymentURL: o.Form.PaymentURL, Seconds: paymentCountdown}
-	m.Lines, m.Total = quoteLines(langOf(c), o.Order)
+	m.Lines, m.Total = quoteLines(LangOf(c), o.Order)
 	if m.BankTransfer, err = s.bankTransferOf(c.Request().Context(), o.Period.OrganisationID, o.Form.PaymentURL); err != nil {
 		return err
 	}

@@ -25,7 +25,7 @@ func (s *Server) overview(c echo.Context, periodID int64) error {
 	f := o.Form
 	m := views.OverviewModel{
 		Chrome: s.chrome(o.Period.Name), Period: o.Period.Name,
-		Persons:   personStatuses(langOf(c), o.Persons, func(p engine.FormPerson) string { return p.Status }),
+		Persons:   personStatuses(LangOf(c), o.Persons, func(p engine.FormPerson) string { return p.Status }),
 		StartURL:  registerPath(c, periodID, "persons"),
 		ResumeURL: registerPath(c, periodID, "resume"),
 		ResetURL:  registerPath(c, periodID, "reset"),
@@ -36,7 +36,7 @@ func (s *Server) overview(c echo.Context, periodID int64) error {
 		m.State = views.OverviewInProgress
 	case engine.StateDone:
 		m.State, m.PayURL = views.OverviewCommitted, f.PaymentURL
-		m.Lines, m.Total = quoteLines(langOf(c), o.Order)
+		m.Lines, m.Total = quoteLines(LangOf(c), o.Order)
 	default:
 		m.State = views.OverviewNew
 		selectable := false

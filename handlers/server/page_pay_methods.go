@@ -18,7 +18,7 @@ func (s *Server) payMethodChoice(c echo.Context, choice *engine.PayLinkChoice) e
 	c.Response().Header().Set("Cache-Control", "no-store")
 	m := views.PayChooseModel{Chrome: s.chrome(views.PaymentMethodTextIn(c.Request().Context()).PayTitle),
 		Action:  OrganisationPath(c, PayLinkPrefix+choice.Order.PayReference),
-		Total:   langOf(c).Money(choice.Order.TotalMinor, choice.Order.Currency),
+		Total:   LangOf(c).Money(choice.Order.TotalMinor, choice.Order.Currency),
 		Methods: views.PaymentMethodChoiceModel{Methods: choice.Methods, Current: choice.Current}}
 	return render(c, http.StatusOK, views.PayChoose(m))
 }
@@ -55,19 +55,19 @@ func (s *Server) showDebitPage(c echo.Context, status int, orderReference string
 	}
 	c.Response().Header().Set("Cache-Control", "no-store")
 	t := views.PaymentMethodTextIn(c.Request().Context())
-	m := views.PayByDebitModel{Chrome: s.chrome(t.DebitTitle), Total: langOf(c).Money(page.Order.TotalMinor, page.Order.Currency),
+	m := views.PayByDebitModel{Chrome: s.chrome(t.DebitTitle), Total: LangOf(c).Money(page.Order.TotalMinor, page.Order.Currency),
 		Creditor: page.Terms.CreditorName, CreditorID: page.Terms.CreditorID, Errors: errs}
 	switch {
 	case page.Mandate != nil:
 		mandate := page.Mandate
 		m.Text, m.Reference, m.Account = mandate.Text, mandate.Reference, engine.MaskedIBAN(mandate.IBAN)
 		if due := page.Order.DebitDueOn; due != nil {
-			m.Due = langOf(c).Date(due.UTC())
+			m.Due = LangOf(c).Date(due.UTC())
 		}
 	case page.Held != nil:
 		held, base := page.Held, OrganisationPath(c, PayLinkPrefix+page.Order.PayReference+"/mandate/")
 		m.Held = &views.HeldMandateModel{ID: strconv.FormatInt(held.ID, 10), Holder: held.Holder, Account: engine.MaskedIBAN(held.IBAN),
-			Reference: held.Reference, Signed: langOf(c).Date(held.SignedAt.UTC()), Text: held.Text,
+			Reference: held.Reference, Signed: LangOf(c).Date(held.SignedAt.UTC()), Text: held.Text,
 			KeepAction: base + "keep", ChangeAction: base + "change", RevokeAction: base + "revoke"}
 		m.Holder = held.Holder
 		if typed != nil {
@@ -76,7 +76,7 @@ func (s *Server) showDebitPage(c echo.Context, status int, orderReference string
 	default:
 		terms := page.Terms
 		terms.Reference = t.MandateReferenceLater
-		m.Text, _ = engine.MandateText(langOf(c).Code, terms)
+		m.Text, _ = engine.MandateText(LangOf(c).Code, terms)
 		m.Action = OrganisationPath(c, PayLinkPrefix+page.Order.PayReference+"/mandate")
 		if typed != nil {
 			m.Holder, m.IBAN, m.BIC = typed.Holder, typed.IBAN, typed.BIC
@@ -98,7 +98,7 @@ func (s *Server) GiveMandate(c echo.Context) error {
 // in the page's language.
 func mandateForm(c echo.Context) engine.MandateInput {
 	return engine.MandateInput{Holder: c.FormValue("holder"), IBAN: c.FormValue("iban"), BIC: c.FormValue("bic"),
-		Consent: c.FormValue("consent") == "1", Language: langOf(c).Code}
+		Consent: c.FormValue("consent") == "1", Language: LangOf(c).Code}
 }
 
 // mandateAnswered ends a mandate form of the pay link: back to the pay
@@ -107,7 +107,7 @@ func mandateForm(c echo.Context) engine.MandateInput {
 func (s *Server) mandateAnswered(c echo.Context, in *engine.MandateInput, err error) error {
 	ref := c.Param("reference")
 	if err != nil {
-		if errs, ok := fieldErrors(err); ok && in != nil && engine.ErrorCode(err) == engine.CodeValidation {
+		if errs, ok := FieldErrors(err); ok && in != nil && engine.ErrorCode(err) == engine.CodeValidation {
 			return s.showDebitPage(c, http.StatusUnprocessableEntity, ref, in, errs)
 		}
 		return err
@@ -122,10 +122,10 @@ func staffMandate(c echo.Context, role engine.StaffRole, registration int64, m *
 		return nil
 	}
 	out := &views.StaffMandateModel{Reference: m.Reference, CreditorID: m.CreditorID, Holder: m.Holder, IBAN: m.IBAN, BIC: m.BIC,
-		Language: m.Language, Signed: staffDateTime(c, m.SignedAt), Version: m.TextVersion, Text: m.Text}
+		Language: m.Language, Signed: StaffDateTime(c, m.SignedAt), Version: m.TextVersion, Text: m.Text}
 	switch {
 	case m.RevokedAt != nil:
-		out.Ended = staffDateTime(c, *m.RevokedAt)
+		out.Ended = StaffDateTime(c, *m.RevokedAt)
 		if m.EndReason != "" { // an erasure ends a mandate without naming why
 			out.Ended += " · " + views.StaffMandateTextIn(c.Request().Context()).EndReason(m.EndReason)
 		}

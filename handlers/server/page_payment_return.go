@@ -64,7 +64,7 @@ func (s *Server) PaymentReturn(c echo.Context) error {
 	m := views.PaymentReturnModel{Reference: res.Reference, Outcome: paymentOutcomes[res.Outcome], RegisterURL: registerPath(c, res.PeriodID), DetailsHidden: !owner,
 		RetryURL: OrganisationPath(c, PaymentRetryPath)} // the organisation's prefix kept: the retry needs its session
 	if owner {
-		m.Lines, m.Total = orderLines(langOf(c), res.Order)
+		m.Lines, m.Total = orderLines(LangOf(c), res.Order)
 	}
 	switch {
 	case res.Mismatch:

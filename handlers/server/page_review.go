@@ -40,7 +40,7 @@ func (s *Server) showReview(c echo.Context, status int, notice string) error {
 		PriceProblem: rv.QuoteError, CanConfirm: rv.QuoteError == "",
 	}
 	if rv.QuoteError == "" {
-		m.Lines, m.Total = quoteLines(langOf(c), &rv.Quote)
+		m.Lines, m.Total = quoteLines(LangOf(c), &rv.Quote)
 	}
 	if m.Methods.Methods, err = s.engine.PaymentMethods(c.Request().Context(), rv.OrganisationID); err != nil {
 		return err

@@ -64,7 +64,7 @@ func (s *Server) stepModel(c echo.Context, form *engine.Form, values map[string]
 	if e != nil {
 		m.Chrome.Error = true
 		for _, p := range e.People {
-			problems[p.PersonID] = personProblem(langOf(c), p)
+			problems[p.PersonID] = personProblem(LangOf(c), p)
 		}
 	}
 	if form.Step > 0 {
@@ -83,7 +83,7 @@ func (s *Server) stepModel(c echo.Context, form *engine.Form, values map[string]
 				f.Checked = chosen[f.Value]
 			}
 			if !p.CanSelect {
-				f.Hint = personStatusText(langOf(c), p.Status)
+				f.Hint = personStatusText(LangOf(c), p.Status)
 			}
 			m.Fields = append(m.Fields, f)
 		}

@@ -25,7 +25,7 @@ func (s *Server) VerifyCard(c echo.Context) error {
 		return err
 	}
 	m := views.VerifyModel{Chrome: s.chrome(tr(c, "title_verify")), Name: check.Name, Type: check.Type, Period: check.Period,
-		Dates: langOf(c).Date(check.StartDate) + " – " + langOf(c).Date(check.EndDate), Valid: check.Valid}
+		Dates: LangOf(c).Date(check.StartDate) + " – " + LangOf(c).Date(check.EndDate), Valid: check.Valid}
 	switch {
 	case check.Valid:
 		m.State = tr(c, "verify_valid")

@@ -64,7 +64,7 @@ func (s *Server) memberDataPage(c echo.Context) error {
 		return err
 	}
 	t := views.PersonalDataTextIn(ctx)
-	m := views.PersonalDataModel{Chrome: s.chrome(t.Title), T: t, Tables: dataTables(langOf(c), t, x),
+	m := views.PersonalDataModel{Chrome: s.chrome(t.Title), T: t, Tables: dataTables(LangOf(c), t, x),
 		DownloadURL: OrganisationPath(c, memberDataJSONPath), RequestURL: OrganisationPath(c, memberDataRequestPath)}
 	for _, p := range x.Persons {
 		m.Persons = append(m.Persons, views.DataChoice{Value: strconv.FormatInt(p.ID, 10), Label: p.FirstName + " " + p.LastName})

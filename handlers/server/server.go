@@ -96,7 +96,7 @@ type Server struct {
 	invitations *invitelink.Signer
 	staff       StaffDeps
 	// staffPaths are the route paths behind requireStaff (mountStaff).
-	staffPaths map[string]bool
+	StaffPaths map[string]bool
 	// adminRoles are the staff roles of the admin API's routes (AdminRoutes).
 	AdminRoles map[string]engine.StaffRole
 }

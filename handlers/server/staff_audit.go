@@ -91,27 +91,27 @@ func auditURL(c echo.Context, q engine.AuditQuery, before int64) string {
 // of the organisation, newest first, 50 a page (?before=ID pages on),
 // filtered by ?actor=, ?action=, ?record= (kind) and ?record_id=, and
 // ?from= and ?until= (dates, both included).
-func (s *Server) staffAuditPage(c echo.Context) error {
+func (s *Server) StaffAuditPage(c echo.Context) error {
 	u := StaffUserOf(c)
 	q, ok := auditQuery(c, u.OrganisationID)
 	if !ok {
-		return s.staffErrorPage(c, http.StatusBadRequest, staffTextIn(c).BadFilter)
+		return s.StaffErrorPage(c, http.StatusBadRequest, StaffTextIn(c).BadFilter)
 	}
 	ctx := c.Request().Context()
 	rows, err := s.engine.AuditLog(ctx, q)
 	if err != nil {
-		return s.staffEngineError(c, err)
+		return s.StaffEngineError(c, err)
 	}
 	facets, err := s.engine.AuditFacets(ctx, u.OrganisationID)
 	if err != nil {
-		return s.staffEngineError(c, err)
+		return s.StaffEngineError(c, err)
 	}
 	names, err := s.auditNames(c, u.OrganisationID)
 	if err != nil {
-		return s.staffEngineError(c, err)
+		return s.StaffEngineError(c, err)
 	}
 	t := staffAuditTextIn(c)
-	m := views.StaffAuditModel{StaffChrome: s.staffChrome(c, staffTextIn(c).AuditTitle), Action: OrganisationPath(c, StaffPrefix+auditPath),
+	m := views.StaffAuditModel{StaffChrome: s.StaffChrome(c, StaffTextIn(c).AuditTitle), Action: OrganisationPath(c, StaffPrefix+auditPath),
 		Rows: names.rows(c, rows), RecordID: q.TargetID,
 		Filtered: q.Actor != "" || q.Action != "" || q.TargetType != "" || q.TargetID != "" || !q.From.IsZero() || !q.Until.IsZero()}
 	if !q.From.IsZero() {
@@ -142,7 +142,7 @@ func (s *Server) staffAuditPage(c echo.Context) error {
 	if q.BeforeID != 0 {
 		m.NewestURL = auditURL(c, q, 0)
 	}
-	return staffRender(c, http.StatusOK, views.StaffAuditPage(m))
+	return StaffRender(c, http.StatusOK, views.StaffAuditPage(m))
 }
 
 // auditNames are the names the log's entries refer to by id: staff
@@ -168,7 +168,7 @@ func (s *Server) auditNames(c echo.Context, orgID int64) (*auditNames, error) {
 	if err != nil {
 		return nil, err
 	}
-	code := langOf(c).Code
+	code := LangOf(c).Code
 	for _, p := range periods {
 		n.periods[strconv.FormatInt(p.ID, 10)] = p.NameTexts.In(code, p.Name)
 	}
@@ -214,7 +214,7 @@ func (n *auditNames) actor(c echo.Context, recorded string, staffID *int64) (who
 // rows prints records as sentences with their changes.
 func (n *auditNames) rows(c echo.Context, rows []engine.AuditRecord) []views.StaffAuditRow {
 	ctx := c.Request().Context()
-	l := langOf(c)
+	l := LangOf(c)
 	out := make([]views.StaffAuditRow, 0, len(rows))
 	for _, r := range rows {
 		row := views.StaffAuditRow{When: l.Date(r.CreatedAt.UTC()) + ", " + r.CreatedAt.UTC().Format("15:04") + " UTC",
@@ -293,7 +293,7 @@ func (n *auditNames) target(c echo.Context, r engine.AuditRecord) (string, strin
 	case "person":
 		link = StaffPrefix + StaffPersonsPath + "/" + url.PathEscape(id)
 	case "data_request":
-		link = StaffPrefix + staffDataRequestsPath
+		link = StaffPrefix + StaffDataRequestsPath
 	case "definition":
 		link = StaffPrefix + StaffDefinitionsPath
 	case "invitation":
@@ -303,7 +303,7 @@ func (n *auditNames) target(c echo.Context, r engine.AuditRecord) (string, strin
 	case "bank_credit":
 		link = StaffPrefix + "/payments"
 	case "debit_run":
-		link = StaffPrefix + staffDebitsPath + "/" + url.PathEscape(id)
+		link = StaffPrefix + StaffDebitsPath + "/" + url.PathEscape(id)
 	case "webhook_endpoint":
 		link = StaffPrefix + StaffWebhooksPath + "/" + url.PathEscape(id)
 		if r.Action == "webhook.delete" {
@@ -425,7 +425,7 @@ func auditValue(c echo.Context, field string, v any) string {
 		last := field[strings.LastIndex(field, ".")+1:]
 		switch {
 		case last == "role" && slices.Contains([]engine.StaffRole{engine.RoleViewer, engine.RoleRegistrar, engine.RoleTreasurer, engine.RoleAdmin}, engine.StaffRole(x)):
-			return staffRoleLabel(c, engine.StaffRole(x))
+			return StaffRoleLabel(c, engine.StaffRole(x))
 		case strings.HasSuffix(last, "status") || last == "state" || last == "refund":
 			return auditStateLabel(c, last, x)
 		}
@@ -465,7 +465,7 @@ func auditStateLabel(c echo.Context, field, v string) string {
 	}
 	switch p := engine.ProcessState(v); p {
 	case engine.StateInit, engine.StateRunning, engine.StateSuspended, engine.StateDone, engine.StateCompleted, engine.StateCancelled:
-		return stateLabel(c, engine.RegistrationStateOf(p))
+		return StateLabel(c, engine.RegistrationStateOf(p))
 	}
 	// A collection run's (its cancelled is everyone's cancelled).
 	switch engine.DebitRunStatus(v) {
@@ -474,5 +474,5 @@ func auditStateLabel(c echo.Context, field, v string) string {
 	case engine.DebitRunSent:
 		return staffDebitTextIn(c).StatusSent
 	}
-	return statusLabel(c, v)
+	return StatusLabel(c, v)
 }

@@ -124,14 +124,14 @@ func StaffUserOf(c echo.Context) *StaffUser {
 
 // staffLogin answers GET /staff/login?rd=/staff/...: it starts a sign-in
 // at the IdP for the request's organisation.
-func (s *Server) staffLogin(c echo.Context) error {
+func (s *Server) StaffLogin(c echo.Context) error {
 	d := s.staff
 	if d.Provider == nil {
-		return s.staffErrorPage(c, http.StatusServiceUnavailable, staffTextIn(c).SignInOff)
+		return s.StaffErrorPage(c, http.StatusServiceUnavailable, StaffTextIn(c).SignInOff)
 	}
 	t := OrganisationOfRequest(c)
 	if t == nil {
-		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NoOrganisation)
+		return s.StaffErrorPage(c, http.StatusNotFound, StaffTextIn(c).NoOrganisation)
 	}
 	rd := c.QueryParam("rd")
 	if p, ok := oidc.SafeReturnPath(rd); !ok || !strings.HasPrefix(p, StaffPrefix) {
@@ -143,7 +143,7 @@ func (s *Server) staffLogin(c echo.Context) error {
 	u, err := d.Provider.AuthCodeURL(r.Context(), a)
 	if err != nil {
 		s.LogFor(c).Warn("staff sign-in: identity provider unavailable", "err", err)
-		return s.staffErrorPage(c, http.StatusBadGateway, staffTextIn(c).IdPUnavailable)
+		return s.StaffErrorPage(c, http.StatusBadGateway, StaffTextIn(c).IdPUnavailable)
 	}
 	if err := d.Attempts.Set(w, r, a); err != nil {
 		return err
@@ -228,7 +228,7 @@ func (s *Server) roleClaimState(orgID int64, raw json.RawMessage) string {
 // staffCallback answers GET /staff/auth/callback: it finishes the sign-in,
 // finds the staff record (or a role from the claim) and starts a staff
 // session bound to the organisation the sign-in began in.
-func (s *Server) staffCallback(c echo.Context) error {
+func (s *Server) StaffCallback(c echo.Context) error {
 	d := s.staff
 	if d.Provider == nil {
 		return echo.ErrNotFound
@@ -243,19 +243,19 @@ func (s *Server) staffCallback(c echo.Context) error {
 	}
 	if err != nil || a.Organisation == 0 {
 		log.Info("staff sign-in: callback without a matching attempt", "err", err)
-		return s.staffErrorPage(c, http.StatusBadRequest, staffTextIn(c).SignInExpired)
+		return s.StaffErrorPage(c, http.StatusBadRequest, StaffTextIn(c).SignInExpired)
 	}
 	if q.Get("error") != "" || q.Get("code") == "" {
-		return s.staffErrorPage(c, http.StatusUnauthorized, staffTextIn(c).SignInCancelled)
+		return s.StaffErrorPage(c, http.StatusUnauthorized, StaffTextIn(c).SignInCancelled)
 	}
 	tokens, err := d.Provider.Redeem(r.Context(), q.Get("code"), a)
 	switch {
 	case errors.Is(err, oidc.ErrProviderUnavailable):
 		log.Warn("staff sign-in: identity provider unavailable", "err", err)
-		return s.staffErrorPage(c, http.StatusBadGateway, staffTextIn(c).IdPUnavailable)
+		return s.StaffErrorPage(c, http.StatusBadGateway, StaffTextIn(c).IdPUnavailable)
 	case err != nil:
 		log.Warn("staff sign-in: token not accepted", "err", err)
-		return s.staffErrorPage(c, http.StatusUnauthorized, staffTextIn(c).SignInFailed)
+		return s.StaffErrorPage(c, http.StatusUnauthorized, StaffTextIn(c).SignInFailed)
 	}
 	// Providers may send email and email_verified (and the role claim) only
 	// from the userinfo endpoint (OpenID Connect Core 5.4): ask it for what
@@ -271,10 +271,10 @@ func (s *Server) staffCallback(c echo.Context) error {
 		log.Warn("staff sign-in: userinfo ignored: it names another subject (or none)", "subject", tokens.Subject)
 	case errors.Is(err, oidc.ErrProviderUnavailable):
 		log.Warn("staff sign-in: identity provider's userinfo unavailable", "err", err)
-		return s.staffErrorPage(c, http.StatusBadGateway, staffTextIn(c).IdPUnavailable)
+		return s.StaffErrorPage(c, http.StatusBadGateway, StaffTextIn(c).IdPUnavailable)
 	case err != nil:
 		log.Warn("staff sign-in: claims not accepted", "subject", tokens.Subject, "err", err)
-		return s.staffErrorPage(c, http.StatusUnauthorized, staffTextIn(c).SignInFailed)
+		return s.StaffErrorPage(c, http.StatusUnauthorized, StaffTextIn(c).SignInFailed)
 	}
 	var claims staffClaims
 	_ = json.Unmarshal(tokens.Claims, &claims) // verified JSON; a claim of another type is simply absent
@@ -286,7 +286,7 @@ func (s *Server) staffCallback(c echo.Context) error {
 			log.Info("staff sign-in refused", "organisation", a.Organisation, "subject", tokens.Subject,
 				"reason", engine.StaffRefusalReason(err), "email_claim", claims.emailState(),
 				"email_verified_claim", claims.verifiedState(), "role_claim", s.roleClaimState(a.Organisation, tokens.Claims))
-			return s.staffErrorPage(c, http.StatusForbidden, staffTextIn(c).NotStaff)
+			return s.StaffErrorPage(c, http.StatusForbidden, StaffTextIn(c).NotStaff)
 		}
 		return err
 	}
@@ -309,7 +309,7 @@ func (s *Server) staffCallback(c echo.Context) error {
 	// The IdP's redirect was a cross-site navigation, on which the
 	// SameSite=Strict cookie just set would not come along with a plain
 	// redirect: a page of this site carries the browser on.
-	return render(c, http.StatusOK, views.ContinuePage(views.ContinueModel{Chrome: s.chrome(staffTextIn(c).Continue), URL: a.ReturnTo}))
+	return render(c, http.StatusOK, views.ContinuePage(views.ContinueModel{Chrome: s.chrome(StaffTextIn(c).Continue), URL: a.ReturnTo}))
 }
 
 // staffIdentity decides who signed in: the staff record (by subject, or
@@ -380,7 +380,7 @@ func (s *Server) claimRole(orgID int64, raw json.RawMessage) engine.StaffRole {
 
 // staffLogout answers POST /staff/logout: it ends the staff session and
 // goes back to the sign-in.
-func (s *Server) staffLogout(c echo.Context) error {
+func (s *Server) StaffLogout(c echo.Context) error {
 	if s.staff.Sessions != nil {
 		if err := s.staff.Sessions.End(c.Request().Context(), c.Response(), c.Request()); err != nil {
 			s.LogFor(c).Warn("staff sign-out: session store unavailable", "err", err)
@@ -441,7 +441,7 @@ func (s *Server) CurrentStaff(c echo.Context) (*StaffUser, error) {
 // staff session a page load goes to the sign-in and anything else gets a
 // 401; a staff member below the role gets a 403. Only then is a form
 // body read (checkFormText): nobody's upload is parsed before it.
-func (s *Server) requireStaff(min engine.StaffRole, next echo.HandlerFunc) echo.HandlerFunc {
+func (s *Server) RequireStaff(min engine.StaffRole, next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		c.Response().Header().Set("Cache-Control", "no-store")
 		u, err := s.CurrentStaff(c)
@@ -453,10 +453,10 @@ func (s *Server) requireStaff(min engine.StaffRole, next echo.HandlerFunc) echo.
 			if r.Method == http.MethodGet && r.Header.Get("HX-Request") == "" {
 				return c.Redirect(http.StatusSeeOther, OrganisationPath(c, StaffLoginPath+"?rd="+url.QueryEscape(r.URL.RequestURI())))
 			}
-			return s.staffErrorPage(c, http.StatusUnauthorized, staffTextIn(c).SignInRequired)
+			return s.StaffErrorPage(c, http.StatusUnauthorized, StaffTextIn(c).SignInRequired)
 		}
 		if !u.Role.AtLeast(min) {
-			return s.staffErrorPage(c, http.StatusForbidden, staffTextIn(c).Forbidden)
+			return s.StaffErrorPage(c, http.StatusForbidden, StaffTextIn(c).Forbidden)
 		}
 		c.SetRequest(r.WithContext(context.WithValue(r.Context(), StaffUserKey{}, u)))
 		if !IsStaffUpload(r) { // an upload's form is read by staffUpload, under its own limit

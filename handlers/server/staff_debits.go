@@ -33,11 +33,11 @@ const (
 )
 
 func init() {
-	staffFlashes[flashDebitRunPrepared] = func(c echo.Context) string { return staffDebitTextIn(c).DonePrepared }
-	staffFlashes[flashDebitRunAlreadySent] = func(c echo.Context) string { return staffDebitTextIn(c).DoneAlreadySent }
-	staffFlashes[flashDebitRunCancelled] = func(c echo.Context) string { return staffDebitTextIn(c).DoneCancelled }
-	staffFlashes[flashDebitRunAlreadyCancelled] = func(c echo.Context) string { return staffDebitTextIn(c).DoneAlreadyCancelled }
-	staffFlashes[flashDebitRunSent] = func(c echo.Context) string {
+	StaffFlashes[flashDebitRunPrepared] = func(c echo.Context) string { return staffDebitTextIn(c).DonePrepared }
+	StaffFlashes[flashDebitRunAlreadySent] = func(c echo.Context) string { return staffDebitTextIn(c).DoneAlreadySent }
+	StaffFlashes[flashDebitRunCancelled] = func(c echo.Context) string { return staffDebitTextIn(c).DoneCancelled }
+	StaffFlashes[flashDebitRunAlreadyCancelled] = func(c echo.Context) string { return staffDebitTextIn(c).DoneAlreadyCancelled }
+	StaffFlashes[flashDebitRunSent] = func(c echo.Context) string {
 		t := staffDebitTextIn(c)
 		settled, _ := strconv.Atoi(c.QueryParam("settled"))
 		out := fmt.Sprintf(t.DoneSent, max(settled, 0))
@@ -50,37 +50,37 @@ func init() {
 
 // debitRunURL is the page of one run below StaffPrefix, with the organisation's base.
 func debitRunURL(c echo.Context, id int64) string {
-	return OrganisationPath(c, StaffPrefix+staffDebitsPath+"/"+strconv.FormatInt(id, 10))
+	return OrganisationPath(c, StaffPrefix+StaffDebitsPath+"/"+strconv.FormatInt(id, 10))
 }
 
 // staffDebitRuns answers GET /staff/debits (viewer and up): the runs,
 // newest first, and for treasurers of a club that collects by direct
 // debit the form that prepares the next. ?nothing=DATE says that a run
 // asked for that date found nothing due.
-func (s *Server) staffDebitRuns(c echo.Context) error {
+func (s *Server) StaffDebitRuns(c echo.Context) error {
 	u := StaffUserOf(c)
 	t := staffDebitTextIn(c)
 	ctx := c.Request().Context()
 	runs, err := s.engine.DebitRuns(ctx, u.OrganisationID)
 	if err != nil {
-		return s.staffEngineError(c, err)
+		return s.StaffEngineError(c, err)
 	}
-	m := views.StaffDebitRunsModel{StaffChrome: s.staffChrome(c, t.Title),
+	m := views.StaffDebitRunsModel{StaffChrome: s.StaffChrome(c, t.Title),
 		Until: time.Now().UTC().Add(engine.DefaultCollectionHorizon).Format(time.DateOnly)}
 	if u.Role.AtLeast(engine.RoleTreasurer) {
 		ps, err := s.engine.PaymentSettings(ctx, u.OrganisationID)
 		if err != nil {
-			return s.staffEngineError(c, err)
+			return s.StaffEngineError(c, err)
 		}
 		if ps.DebitCreditorID == "" {
 			m.NoCreditor = true
 		} else {
-			m.PrepareURL = OrganisationPath(c, StaffPrefix+staffDebitsPath)
+			m.PrepareURL = OrganisationPath(c, StaffPrefix+StaffDebitsPath)
 		}
 	}
 	// Only a date is taken from the address; the sentence is ours.
 	if d, err := time.Parse(time.DateOnly, c.QueryParam("nothing")); err == nil {
-		m.Notice, m.Until = fmt.Sprintf(t.NothingDue, staffDate(c, d)), d.Format(time.DateOnly)
+		m.Notice, m.Until = fmt.Sprintf(t.NothingDue, StaffDate(c, d)), d.Format(time.DateOnly)
 	}
 	for _, r := range runs {
 		m.Runs = append(m.Runs, debitRunRow(c, r))
@@ -88,25 +88,25 @@ func (s *Server) staffDebitRuns(c echo.Context) error {
 			m.Notice += " " + t.NothingDueInRun
 		}
 	}
-	return staffRender(c, http.StatusOK, views.StaffDebitRunsPage(m))
+	return StaffRender(c, http.StatusOK, views.StaffDebitRunsPage(m))
 }
 
 // debitRunRow prints a run as the list and its page show it.
 func debitRunRow(c echo.Context, r engine.DebitRun) views.StaffDebitRunRow {
 	t := staffDebitTextIn(c)
 	row := views.StaffDebitRunRow{ID: strconv.FormatInt(r.ID, 10), URL: debitRunURL(c, r.ID), MessageID: r.MessageID,
-		Created: staffDateTime(c, r.CreatedAt), CreatedBy: r.CreatedBy, Until: staffDate(c, r.UntilOn), Count: strconv.Itoa(r.DebitCount),
-		Total: staffMoney(c, r.TotalMinor, r.Currency), Version: r.FileVersion, StatusKey: string(r.Status)}
+		Created: StaffDateTime(c, r.CreatedAt), CreatedBy: r.CreatedBy, Until: StaffDate(c, r.UntilOn), Count: strconv.Itoa(r.DebitCount),
+		Total: StaffMoney(c, r.TotalMinor, r.Currency), Version: r.FileVersion, StatusKey: string(r.Status)}
 	switch r.Status {
 	case engine.DebitRunSent:
 		row.Status = t.StatusSent
 		if r.SentAt != nil {
-			row.StatusAt = fmt.Sprintf(t.SentAt, staffDateTime(c, *r.SentAt))
+			row.StatusAt = fmt.Sprintf(t.SentAt, StaffDateTime(c, *r.SentAt))
 		}
 	case engine.DebitRunCancelled:
 		row.Status = t.StatusCancelled
 		if r.CancelledAt != nil {
-			row.StatusAt = fmt.Sprintf(t.CancelledAt, staffDateTime(c, *r.CancelledAt))
+			row.StatusAt = fmt.Sprintf(t.CancelledAt, StaffDateTime(c, *r.CancelledAt))
 		}
 	default:
 		row.Status = t.StatusPrepared
@@ -117,34 +117,34 @@ func debitRunRow(c echo.Context, r engine.DebitRun) views.StaffDebitRunRow {
 // staffPrepareDebitRun answers POST /staff/debits (treasurer and up;
 // until=YYYY-MM-DD): the collection run of the debits due by then, and
 // its page. Nothing due is not a failure: the list says so.
-func (s *Server) staffPrepareDebitRun(c echo.Context) error {
+func (s *Server) StaffPrepareDebitRun(c echo.Context) error {
 	u := StaffUserOf(c)
 	t := staffDebitTextIn(c)
 	until, err := time.Parse(time.DateOnly, strings.TrimSpace(c.FormValue("until")))
 	if err != nil {
-		return s.staffErrorPage(c, http.StatusUnprocessableEntity, t.BadUntil)
+		return s.StaffErrorPage(c, http.StatusUnprocessableEntity, t.BadUntil)
 	}
 	ctx := c.Request().Context()
 	ps, err := s.engine.PaymentSettings(ctx, u.OrganisationID)
 	if err != nil {
-		return s.staffEngineError(c, err)
+		return s.StaffEngineError(c, err)
 	}
 	if ps.DebitCreditorID == "" {
-		return s.staffErrorPage(c, http.StatusConflict, t.NoCreditor)
+		return s.StaffErrorPage(c, http.StatusConflict, t.NoCreditor)
 	}
 	run, err := s.engine.CollectDebits(ctx, engine.CollectRequest{OrganisationID: u.OrganisationID, Until: until, Actor: u.Actor()})
 	if errors.Is(err, engine.ErrNothingDue) {
-		return c.Redirect(http.StatusSeeOther, OrganisationPath(c, StaffPrefix+staffDebitsPath)+"?"+url.Values{"nothing": {until.Format(time.DateOnly)}}.Encode())
+		return c.Redirect(http.StatusSeeOther, OrganisationPath(c, StaffPrefix+StaffDebitsPath)+"?"+url.Values{"nothing": {until.Format(time.DateOnly)}}.Encode())
 	}
 	if err != nil {
-		return s.staffEngineError(c, err)
+		return s.StaffEngineError(c, err)
 	}
 	return c.Redirect(http.StatusSeeOther, debitRunURL(c, run.ID)+"?done="+flashDebitRunPrepared)
 }
 
 // staffDebitRun answers GET /staff/debits/{id} (viewer and up): the run,
 // its debits, and the actions the role may take on it now.
-func (s *Server) staffDebitRun(c echo.Context) error {
+func (s *Server) StaffDebitRun(c echo.Context) error {
 	u := StaffUserOf(c)
 	t := staffDebitTextIn(c)
 	d, answered := s.staffDebitRunOf(c)
@@ -153,9 +153,9 @@ func (s *Server) staffDebitRun(c echo.Context) error {
 	}
 	r := d.Run
 	row := debitRunRow(c, r)
-	m := views.StaffDebitRunModel{StaffChrome: s.staffChrome(c, fmt.Sprintf(t.RunTitle, r.MessageID)), Run: row,
+	m := views.StaffDebitRunModel{StaffChrome: s.StaffChrome(c, fmt.Sprintf(t.RunTitle, r.MessageID)), Run: row,
 		Intro:   fmt.Sprintf(t.RunIntro, row.Created, r.CreatedBy, row.Until, r.DebitCount, row.Total, r.FileVersion),
-		BackURL: OrganisationPath(c, StaffPrefix+staffDebitsPath)}
+		BackURL: OrganisationPath(c, StaffPrefix+StaffDebitsPath)}
 	if u.Role.AtLeast(engine.RoleTreasurer) {
 		base := debitRunURL(c, r.ID)
 		if r.Status != engine.DebitRunCancelled {
@@ -168,15 +168,15 @@ func (s *Server) staffDebitRun(c echo.Context) error {
 	for _, l := range d.Debits {
 		m.Debits = append(m.Debits, debitLine(c, l))
 	}
-	return staffRender(c, http.StatusOK, views.StaffDebitRunPage(m))
+	return StaffRender(c, http.StatusOK, views.StaffDebitRunPage(m))
 }
 
 // debitLine prints one debit of a run.
 func debitLine(c echo.Context, l engine.DebitLine) views.StaffDebitLine {
 	t := staffDebitTextIn(c)
 	out := views.StaffDebitLine{EndToEndID: l.EndToEndID, RegistrationID: strconv.FormatInt(l.RegistrationID, 10),
-		RegistrationURL: registrationURL(c, l.RegistrationID), MandateReference: l.MandateReference, Holder: l.Holder, IBAN: l.MaskedIBAN,
-		Amount: staffMoney(c, l.AmountMinor, l.Currency), Due: staffDate(c, l.DueOn), StatusKey: string(l.Status), Amended: l.Amended,
+		RegistrationURL: RegistrationURL(c, l.RegistrationID), MandateReference: l.MandateReference, Holder: l.Holder, IBAN: l.MaskedIBAN,
+		Amount: StaffMoney(c, l.AmountMinor, l.Currency), Due: StaffDate(c, l.DueOn), StatusKey: string(l.Status), Amended: l.Amended,
 		MandateEnded: l.MandateEnded && l.Status == engine.DebitInRun}
 	out.Sequence = t.SeqRecurring
 	if l.Sequence == banking.SequenceFirst {
@@ -188,7 +188,7 @@ func debitLine(c echo.Context, l engine.DebitLine) views.StaffDebitLine {
 	case engine.DebitReturned:
 		out.Status = t.DebitReturned
 		if l.ReturnCode != "" {
-			out.ReturnCode = l.ReturnCode + ": " + banking.ReturnReasonText(l.ReturnCode, langOf(c).Code)
+			out.ReturnCode = l.ReturnCode + ": " + banking.ReturnReasonText(l.ReturnCode, LangOf(c).Code)
 		}
 	case engine.DebitCancelled:
 		out.Status = t.DebitCancelled
@@ -202,13 +202,13 @@ func debitLine(c echo.Context, l engine.DebitLine) views.StaffDebitLine {
 // up): the run's pain.008 file exactly as it was first written, as a
 // download; a sent run still downloads, a cancelled one does not (it must
 // not reach the bank any more).
-func (s *Server) staffDebitRunFile(c echo.Context) error {
+func (s *Server) StaffDebitRunFile(c echo.Context) error {
 	d, answered := s.staffDebitRunOf(c)
 	if d == nil {
 		return answered
 	}
 	if d.Run.Status == engine.DebitRunCancelled {
-		return s.staffErrorPage(c, http.StatusConflict, staffDebitTextIn(c).IsCancelled)
+		return s.StaffErrorPage(c, http.StatusConflict, staffDebitTextIn(c).IsCancelled)
 	}
 	h := c.Response().Header()
 	h.Set(echo.HeaderContentDisposition, `attachment; filename="`+engine.DebitRunFileName(d.Run)+`"`)
@@ -221,11 +221,11 @@ func (s *Server) staffDebitRunFile(c echo.Context) error {
 func (s *Server) staffDebitRunOf(c echo.Context) (*engine.DebitRunDetail, error) {
 	id, ok := PathID(c, "id")
 	if !ok {
-		return nil, s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
+		return nil, s.StaffErrorPage(c, http.StatusNotFound, StaffTextIn(c).NotFound)
 	}
 	d, err := s.engine.DebitRunByID(c.Request().Context(), StaffUserOf(c).OrganisationID, id)
 	if err != nil {
-		return nil, s.staffEngineError(c, err)
+		return nil, s.StaffEngineError(c, err)
 	}
 	return d, nil
 }
@@ -250,9 +250,9 @@ func (s *Server) debitRunAction(c echo.Context, goal engine.DebitRunStatus) (d *
 	case d.Run.Status == goal:
 		return nil, false, c.Redirect(http.StatusSeeOther, debitRunURL(c, id)+"?done="+flashDebitRunAlreadyCancelled)
 	case d.Run.Status == engine.DebitRunSent:
-		return nil, false, s.staffErrorPage(c, http.StatusConflict, t.IsSent)
+		return nil, false, s.StaffErrorPage(c, http.StatusConflict, t.IsSent)
 	default:
-		return nil, false, s.staffErrorPage(c, http.StatusConflict, t.IsCancelled)
+		return nil, false, s.StaffErrorPage(c, http.StatusConflict, t.IsCancelled)
 	}
 }
 
@@ -270,7 +270,7 @@ func inRun(d *engine.DebitRunDetail) int {
 // staffMarkDebitRunSent answers POST /staff/debits/{id}/sent (treasurer
 // and up), after asking: the run is sent and its payments settled; the
 // run's page then says how many registrations that completed.
-func (s *Server) staffMarkDebitRunSent(c echo.Context) error {
+func (s *Server) StaffMarkDebitRunSent(c echo.Context) error {
 	t := staffDebitTextIn(c)
 	d, ok, err := s.debitRunAction(c, engine.DebitRunSent)
 	if !ok {
@@ -299,7 +299,7 @@ func (s *Server) staffMarkDebitRunSent(c echo.Context) error {
 // staffCancelDebitRun answers POST /staff/debits/{id}/cancel (treasurer
 // and up), after asking: the run is withdrawn as a whole and its debits
 // are due again for the next run.
-func (s *Server) staffCancelDebitRun(c echo.Context) error {
+func (s *Server) StaffCancelDebitRun(c echo.Context) error {
 	t := staffDebitTextIn(c)
 	d, ok, err := s.debitRunAction(c, engine.DebitRunCancelled)
 	if !ok {
@@ -328,12 +328,12 @@ func (s *Server) debitRunEngineError(c echo.Context, err error) error {
 			if d, lerr := s.engine.DebitRunByID(c.Request().Context(), StaffUserOf(c).OrganisationID, id); lerr == nil {
 				switch d.Run.Status {
 				case engine.DebitRunSent:
-					return s.staffErrorPage(c, http.StatusConflict, staffDebitTextIn(c).IsSent)
+					return s.StaffErrorPage(c, http.StatusConflict, staffDebitTextIn(c).IsSent)
 				case engine.DebitRunCancelled:
-					return s.staffErrorPage(c, http.StatusConflict, staffDebitTextIn(c).IsCancelled)
+					return s.StaffErrorPage(c, http.StatusConflict, staffDebitTextIn(c).IsCancelled)
 				}
 			}
 		}
 	}
-	return s.staffEngineError(c, err)
+	return s.StaffEngineError(c, err)
 }

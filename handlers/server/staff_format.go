@@ -15,25 +15,25 @@ import (
 
 // staffMoney is an amount in the page's language (lang.Money, as the
 // member pages write it).
-func staffMoney(c echo.Context, minor int64, currency string) string {
-	return langOf(c).Money(minor, currency)
+func StaffMoney(c echo.Context, minor int64, currency string) string {
+	return LangOf(c).Money(minor, currency)
 }
 
 // staffDateTime writes a time for staff pages in the page's language, as
 // the member pages write dates (27 November 2026, 27. November 2026,
 // 27 novembre 2026), with the time of day in UTC.
-func staffDateTime(c echo.Context, t time.Time) string {
+func StaffDateTime(c echo.Context, t time.Time) string {
 	t = t.UTC()
-	return langOf(c).Date(t) + ", " + t.Format("15:04")
+	return LangOf(c).Date(t) + ", " + t.Format("15:04")
 }
 
 // staffDate writes a calendar date for staff pages in the page's language.
-func staffDate(c echo.Context, t time.Time) string { return langOf(c).Date(t.UTC()) }
+func StaffDate(c echo.Context, t time.Time) string { return LangOf(c).Date(t.UTC()) }
 
 // statusLabel names a stored state of a period, membership, order or
 // payment attempt in the page's language; one it does not know as stored.
-func statusLabel(c echo.Context, status string) string {
-	t := staffOpsTextIn(c)
+func StatusLabel(c echo.Context, status string) string {
+	t := StaffOpsTextIn(c)
 	switch status {
 	case engine.PeriodOpen:
 		return t.StatusOpen
@@ -62,13 +62,13 @@ func statusLabel(c echo.Context, status string) string {
 // ageGroupLabel names the overview's age group i (engine.AgeGroups) in
 // the page's language: the first is "under" its bound, the last "from"
 // the one before it, the others a range.
-func ageGroupLabel(c echo.Context, i int) string {
+func AgeGroupLabel(c echo.Context, i int) string {
 	groups := engine.AgeGroups
 	switch {
 	case i == 0:
-		return fmt.Sprintf(staffOpsTextIn(c).AgeUnder, groups[0].Below)
+		return fmt.Sprintf(StaffOpsTextIn(c).AgeUnder, groups[0].Below)
 	case i == len(groups)-1:
-		return fmt.Sprintf(staffOpsTextIn(c).AgeFrom, groups[i-1].Below)
+		return fmt.Sprintf(StaffOpsTextIn(c).AgeFrom, groups[i-1].Below)
 	case i > 0 && i < len(groups):
 		return fmt.Sprintf("%d–%d", groups[i-1].Below, groups[i].Below-1)
 	}
@@ -76,7 +76,7 @@ func ageGroupLabel(c echo.Context, i int) string {
 }
 
 // currentPeriod is the period running at now, else the newest.
-func currentPeriod(periods []engine.MembershipPeriod, now time.Time) int64 {
+func CurrentPeriod(periods []engine.MembershipPeriod, now time.Time) int64 {
 	best := periods[0]
 	for _, p := range periods {
 		if !now.Before(p.StartDate) && now.Before(p.EndDate.AddDate(0, 0, 1)) {
@@ -90,14 +90,14 @@ func currentPeriod(periods []engine.MembershipPeriod, now time.Time) int64 {
 }
 
 // memberTypeLabel names new, renewal and transfer.
-func memberTypeLabel(c echo.Context, t string) string {
+func MemberTypeLabel(c echo.Context, t string) string {
 	switch t {
 	case engine.MemberNew:
-		return staffOpsTextIn(c).MemberNew
+		return StaffOpsTextIn(c).MemberNew
 	case engine.MemberRenewal:
-		return staffOpsTextIn(c).MemberRenewal
+		return StaffOpsTextIn(c).MemberRenewal
 	case engine.MemberTransfer:
-		return staffOpsTextIn(c).MemberTransfer
+		return StaffOpsTextIn(c).MemberTransfer
 	}
 	return t
 }

@@ -22,7 +22,7 @@ const staffPersonsPageSize = 100
 
 // staffInvitationsPage answers GET /staff/invitations?from=N: the person
 // import and the organisation's persons with their user keys.
-func (s *Server) staffInvitationsPage(c echo.Context) error {
+func (s *Server) StaffInvitationsPage(c echo.Context) error {
 	return s.renderStaffInvitations(c, http.StatusOK, "")
 }
 
@@ -46,13 +46,13 @@ func (s *Server) renderInvitations(c echo.Context, status int, st invitationsSta
 	search := strings.TrimSpace(c.QueryParam("q"))
 	persons, more, err := s.engine.PersonsPage(ctx, u.OrganisationID, search, from, staffPersonsPageSize)
 	if err != nil {
-		return s.staffEngineError(c, err)
+		return s.StaffEngineError(c, err)
 	}
-	m := views.StaffInvitationsModel{StaffChrome: s.staffChrome(c, staffOpsTextIn(c).InvitationsTitle),
+	m := views.StaffInvitationsModel{StaffChrome: s.StaffChrome(c, StaffOpsTextIn(c).InvitationsTitle),
 		ImportURL: OrganisationPath(c, StaffPrefix+StaffImportPath), Error: st.uploadError, Sent: st.sent,
 		PersonsURL: OrganisationPath(c, StaffPrefix+"/invitations"), PersonSearch: search}
 	for _, p := range persons {
-		row := views.StaffDirectoryRow{Name: p.Person.FirstName + " " + p.Person.LastName, Born: staffDate(c, p.Person.DateOfBirth),
+		row := views.StaffDirectoryRow{Name: p.Person.FirstName + " " + p.Person.LastName, Born: StaffDate(c, p.Person.DateOfBirth),
 			Email: p.Person.Email, UserKeys: strings.Join(p.UserKeys, ", ")}
 		if p.Person.ExternalID != nil {
 			row.ExternalID = *p.Person.ExternalID
@@ -63,9 +63,9 @@ func (s *Server) renderInvitations(c echo.Context, status int, st invitationsSta
 		m.MoreURL = OrganisationPath(c, StaffPrefix+"/invitations?"+url.Values{"q": {search}, "from": {strconv.Itoa(from + staffPersonsPageSize)}}.Encode())
 	}
 	if err := s.addInvitations(c, &m, st.form); err != nil {
-		return s.staffEngineError(c, err)
+		return s.StaffEngineError(c, err)
 	}
-	return staffRender(c, status, views.StaffInvitationsPage(m))
+	return StaffRender(c, status, views.StaffInvitationsPage(m))
 }
 
 // addInvitations fills in the period choice, the send form (st.form when
@@ -79,7 +79,7 @@ func (s *Server) addInvitations(c echo.Context, m *views.StaffInvitationsModel, 
 	if err != nil || len(periods) == 0 {
 		return err
 	}
-	periodID := currentPeriod(periods, time.Now())
+	periodID := CurrentPeriod(periods, time.Now())
 	if raw := c.FormValue("period"); raw != "" {
 		if periodID, err = strconv.ParseInt(raw, 10, 64); err != nil {
 			return engine.Errorf(engine.CodeNotFound, "period not found")
@@ -100,7 +100,7 @@ func (s *Server) addInvitations(c echo.Context, m *views.StaffInvitationsModel, 
 	}
 	form.PeriodID = strconv.FormatInt(period.ID, 10)
 	if period.Status == engine.PeriodOpen {
-		form.Action = OrganisationPath(c, StaffPrefix+staffInvitePath)
+		form.Action = OrganisationPath(c, StaffPrefix+StaffInvitePath)
 	}
 	m.Send = *form
 	list, err := s.engine.Invitations(ctx, u.OrganisationID, period.ID)
@@ -111,7 +111,7 @@ func (s *Server) addInvitations(c echo.Context, m *views.StaffInvitationsModel, 
 	for _, inv := range list {
 		counts[inv.State]++
 		row := views.StaffInvitationRow{UserKey: inv.UserKey, Persons: strings.Join(inv.Persons, ", "), StateKey: string(inv.State),
-			State: invitationStateLabel(c, inv.State), Created: staffDateTime(c, inv.CreatedAt), Expires: staffDateTime(c, inv.ExpiresAt)}
+			State: invitationStateLabel(c, inv.State), Created: StaffDateTime(c, inv.CreatedAt), Expires: StaffDateTime(c, inv.ExpiresAt)}
 		if inv.State != engine.InvitationRevoked && inv.State != engine.InvitationExpired {
 			row.RevokeURL = OrganisationPath(c, StaffPrefix+"/invitations/"+strconv.FormatInt(inv.ID, 10)+"/revoke")
 		}
@@ -131,32 +131,32 @@ var invitationStates = []engine.InvitationState{engine.InvitationInvited, engine
 func invitationStateLabel(c echo.Context, st engine.InvitationState) string {
 	switch st {
 	case engine.InvitationSent:
-		return staffOpsTextIn(c).InvStateSent
+		return StaffOpsTextIn(c).InvStateSent
 	case engine.InvitationOpened:
-		return staffOpsTextIn(c).InvStateOpened
+		return StaffOpsTextIn(c).InvStateOpened
 	case engine.InvitationRegistered:
-		return staffOpsTextIn(c).InvStateRegistered
+		return StaffOpsTextIn(c).InvStateRegistered
 	case engine.InvitationPaid:
-		return staffOpsTextIn(c).InvStatePaid
+		return StaffOpsTextIn(c).InvStatePaid
 	case engine.InvitationExpired:
-		return staffOpsTextIn(c).InvStateExpired
+		return StaffOpsTextIn(c).InvStateExpired
 	case engine.InvitationRevoked:
-		return staffOpsTextIn(c).InvStateRevoked
+		return StaffOpsTextIn(c).InvStateRevoked
 	}
-	return staffOpsTextIn(c).InvStateInvited
+	return StaffOpsTextIn(c).InvStateInvited
 }
 
 // staffSendInvitations answers POST /staff/invitations/send: invites every
 // linked household or the chosen persons (by external id) to the period,
 // with links valid for the given days, e-mailed when asked. Errors are
 // shown per field and change nothing; the result lists who was left out.
-func (s *Server) staffSendInvitations(c echo.Context) error {
+func (s *Server) StaffSendInvitations(c echo.Context) error {
 	u := StaffUserOf(c)
 	form := &views.StaffInviteForm{Whom: c.FormValue("whom"), ExternalIDs: c.FormValue("externalIds"),
 		Days: strings.TrimSpace(c.FormValue("days")), Mail: c.FormValue("mail") == "1", Errors: map[string]string{}}
 	periodID, err := strconv.ParseInt(c.FormValue("period"), 10, 64)
 	if err != nil {
-		return s.staffErrorPage(c, http.StatusBadRequest, staffTextIn(c).Invalid)
+		return s.StaffErrorPage(c, http.StatusBadRequest, StaffTextIn(c).Invalid)
 	}
 	req := engine.InvitationRequest{PeriodID: periodID, Send: form.Mail}
 	switch form.Whom {
@@ -165,14 +165,14 @@ func (s *Server) staffSendInvitations(c echo.Context) error {
 	case "chosen":
 		req.ExternalIDs = strings.FieldsFunc(form.ExternalIDs, func(r rune) bool { return r == ',' || r == ';' || unicode.IsSpace(r) })
 		if len(req.ExternalIDs) == 0 {
-			form.Errors["externalIds"] = staffOpsTextIn(c).InvWhomMissing
+			form.Errors["externalIds"] = StaffOpsTextIn(c).InvWhomMissing
 		}
 	default:
-		form.Errors["whom"] = staffOpsTextIn(c).InvWhomMissing
+		form.Errors["whom"] = StaffOpsTextIn(c).InvWhomMissing
 	}
 	days, err := strconv.Atoi(form.Days)
 	if err != nil || days < 1 || days > 366 {
-		form.Errors["days"] = staffOpsTextIn(c).InvDaysInvalid
+		form.Errors["days"] = StaffOpsTextIn(c).InvDaysInvalid
 	}
 	req.Expires = time.Duration(days) * 24 * time.Hour
 	if len(form.Errors) == 0 {
@@ -186,7 +186,7 @@ func (s *Server) staffSendInvitations(c echo.Context) error {
 		}
 		e, ok := engine.AsError(err)
 		if !ok || e.Code == engine.CodeUnavailable || e.Code == engine.CodeNotFound {
-			return s.staffEngineError(c, err)
+			return s.StaffEngineError(c, err)
 		}
 		for _, f := range e.Fields {
 			form.Errors[f.Field] = f.Message
@@ -194,23 +194,23 @@ func (s *Server) staffSendInvitations(c echo.Context) error {
 		form.Error = e.Message
 	}
 	if form.Error == "" {
-		form.Error = staffOpsTextIn(c).InvErrors
+		form.Error = StaffOpsTextIn(c).InvErrors
 	}
 	return s.renderInvitations(c, http.StatusUnprocessableEntity, invitationsState{form: form})
 }
 
 // staffRevokeInvitation answers POST /staff/invitations/{id}/revoke, after
 // asking: the link is refused from then on.
-func (s *Server) staffRevokeInvitation(c echo.Context) error {
+func (s *Server) StaffRevokeInvitation(c echo.Context) error {
 	u := StaffUserOf(c)
 	back := OrganisationPath(c, StaffPrefix+"/invitations")
-	id, proceed, err := s.staffConfirmedID(c, staffOpsTextIn(c).InvRevokeQuestion, staffOpsTextIn(c).InvRevokeDetail, back)
+	id, proceed, err := s.StaffConfirmedID(c, StaffOpsTextIn(c).InvRevokeQuestion, StaffOpsTextIn(c).InvRevokeDetail, back)
 	if !proceed {
 		return err
 	}
 	inv, err := s.engine.RevokeInvitation(c.Request().Context(), u.Actor(), u.OrganisationID, id)
 	if err != nil {
-		return s.staffEngineError(c, err)
+		return s.StaffEngineError(c, err)
 	}
 	return c.Redirect(http.StatusSeeOther, back+"?period="+strconv.FormatInt(inv.PeriodID, 10)+"&done="+flashInvRevoked)
 }
@@ -219,7 +219,7 @@ func (s *Server) staffRevokeInvitation(c echo.Context) error {
 const flashInvRevoked = "invitation-revoked"
 
 func init() {
-	staffFlashes[flashInvRevoked] = func(c echo.Context) string { return staffOpsTextIn(c).InvRevoked }
+	StaffFlashes[flashInvRevoked] = func(c echo.Context) string { return StaffOpsTextIn(c).InvRevoked }
 }
 
 // staffImportPersons answers POST /staff/invitations/import. A chosen CSV
@@ -228,10 +228,10 @@ func init() {
 // it (audited). The import is an upsert: applying twice changes nothing
 // more. Rows in error are listed, and nothing is applied until they are
 // corrected.
-func (s *Server) staffImportPersons(c echo.Context) error {
+func (s *Server) StaffImportPersons(c echo.Context) error {
 	u := StaffUserOf(c)
-	data, fromCopy, err := staffUpload(c, "csv")
-	if status, problem, ok := uploadProblem(err, staffOpsTextIn(c).ImportTooLarge, staffOpsTextIn(c).ImportMissing); ok {
+	data, fromCopy, err := StaffUpload(c, "csv")
+	if status, problem, ok := UploadProblem(err, StaffOpsTextIn(c).ImportTooLarge, StaffOpsTextIn(c).ImportMissing); ok {
 		return s.renderStaffInvitations(c, status, problem)
 	} else if err != nil {
 		return err
@@ -244,7 +244,7 @@ func (s *Server) staffImportPersons(c echo.Context) error {
 		return err
 	}
 	if len(rows) == 0 {
-		return s.renderStaffInvitations(c, http.StatusUnprocessableEntity, staffOpsTextIn(c).ImportEmpty)
+		return s.renderStaffInvitations(c, http.StatusUnprocessableEntity, StaffOpsTextIn(c).ImportEmpty)
 	}
 	apply := fromCopy && c.FormValue("apply") == "1"
 	actor := u.Actor()
@@ -253,22 +253,22 @@ func (s *Server) staffImportPersons(c echo.Context) error {
 	status := http.StatusOK
 	if err != nil {
 		if e, ok := engine.AsError(err); !ok || e.Code != engine.CodeValidation || rep == nil {
-			return s.staffEngineError(c, err)
+			return s.StaffEngineError(c, err)
 		}
 		status = http.StatusUnprocessableEntity // rows in error, listed below
 	}
-	title := staffOpsTextIn(c).ImportPreviewTitle
+	title := StaffOpsTextIn(c).ImportPreviewTitle
 	if apply {
-		title = staffOpsTextIn(c).ImportDoneTitle
+		title = StaffOpsTextIn(c).ImportDoneTitle
 	}
-	m := views.StaffImportModel{StaffChrome: s.staffChrome(c, title), Preview: !apply, Created: rep.Created, Updated: rep.Updated,
+	m := views.StaffImportModel{StaffChrome: s.StaffChrome(c, title), Preview: !apply, Created: rep.Created, Updated: rep.Updated,
 		Unchanged: rep.Unchanged, Errors: rep.Errors, ApplyURL: OrganisationPath(c, StaffPrefix+StaffImportPath),
 		BackURL: OrganisationPath(c, StaffPrefix+"/invitations")}
 	if !apply && rep.Errors == 0 {
 		m.File = staffUploadCopy(data)
 	}
-	outcomes := map[engine.RowOutcome]string{engine.RowCreated: staffOpsTextIn(c).ImportCreated, engine.RowUpdated: staffOpsTextIn(c).ImportUpdated,
-		engine.RowUnchanged: staffOpsTextIn(c).ImportUnchanged, engine.RowError: staffOpsTextIn(c).ImportErrors}
+	outcomes := map[engine.RowOutcome]string{engine.RowCreated: StaffOpsTextIn(c).ImportCreated, engine.RowUpdated: StaffOpsTextIn(c).ImportUpdated,
+		engine.RowUnchanged: StaffOpsTextIn(c).ImportUnchanged, engine.RowError: StaffOpsTextIn(c).ImportErrors}
 	for _, r := range rep.Rows {
 		if r.Outcome == engine.RowUnchanged {
 			continue // the changes are what a preview is for
@@ -280,5 +280,5 @@ func (s *Server) staffImportPersons(c echo.Context) error {
 		row.Problems = strings.TrimSpace(row.Problems)
 		m.Rows = append(m.Rows, row)
 	}
-	return staffRender(c, status, views.StaffImportPage(m))
+	return StaffRender(c, status, views.StaffImportPage(m))
 }

@@ -15,7 +15,7 @@ import (
 const flashMandateRevoked = "mandate-revoked"
 
 func init() {
-	staffFlashes[flashMandateRevoked] = func(c echo.Context) string {
+	StaffFlashes[flashMandateRevoked] = func(c echo.Context) string {
 		return views.StaffMandateTextIn(c.Request().Context()).Revoked
 	}
 }
@@ -24,27 +24,27 @@ func init() {
 // and administrators; the form names the registration it was shown on): after a confirmation that says what it
 // does, the mandate of the staff member's organisation no longer holds
 // (audited as mandate.revoke); back to the registration it was shown on.
-func (s *Server) staffRevokeMandate(c echo.Context) error {
+func (s *Server) StaffRevokeMandate(c echo.Context) error {
 	u := StaffUserOf(c)
-	back := OrganisationPath(c, StaffPrefix+registrationsPath)
+	back := OrganisationPath(c, StaffPrefix+RegistrationsPath)
 	if reg, err := strconv.ParseInt(c.FormValue("registration"), 10, 64); err == nil && reg > 0 {
-		back = registrationURL(c, reg)
+		back = RegistrationURL(c, reg)
 	}
 	t := views.StaffMandateTextIn(c.Request().Context())
 	id, ok := PathID(c, "id")
 	if !ok {
-		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
+		return s.StaffErrorPage(c, http.StatusNotFound, StaffTextIn(c).NotFound)
 	}
 	m, err := s.engine.StaffMandate(c.Request().Context(), u.OrganisationID, id)
 	if err != nil {
-		return s.staffEngineError(c, err)
+		return s.StaffEngineError(c, err)
 	}
 	if proceed, err := s.staffAsked(c, staffQuestion{Question: fmt.Sprintf(t.RevokeQuestion, m.Reference), Detail: t.RevokeDetail,
 		Yes: t.RevokeYes, No: t.RevokeNo}, back); !proceed {
 		return err
 	}
 	if _, err := s.engine.StaffRevokeMandate(c.Request().Context(), u.Actor(), u.OrganisationID, id); err != nil {
-		return s.staffEngineError(c, err)
+		return s.StaffEngineError(c, err)
 	}
 	return c.Redirect(http.StatusSeeOther, back+"?done="+flashMandateRevoked)
 }

@@ -46,7 +46,7 @@ func openPaymentQuery(c echo.Context, orgID int64) (engine.OpenPaymentQuery, boo
 }
 
 // openPaymentsURL is the list's (or its CSV's) address with q's filters.
-func openPaymentsURL(c echo.Context, path string, q engine.OpenPaymentQuery) string {
+func OpenPaymentsURL(c echo.Context, path string, q engine.OpenPaymentQuery) string {
 	v := url.Values{}
 	if q.PeriodID != 0 {
 		v.Set("period", strconv.FormatInt(q.PeriodID, 10))
@@ -82,25 +82,25 @@ func openPaymentSortLabel(c echo.Context, s engine.OpenPaymentSort) string {
 
 // staffOpenPayments answers GET /staff/open-payments (treasurer and up):
 // every unpaid order with what is still owed, filtered and sorted.
-func (s *Server) staffOpenPayments(c echo.Context) error {
+func (s *Server) StaffOpenPayments(c echo.Context) error {
 	u := StaffUserOf(c)
 	t := staffOpenPaymentTextIn(c)
 	q, ok := openPaymentQuery(c, u.OrganisationID)
 	if !ok {
-		return s.staffErrorPage(c, http.StatusBadRequest, staffTextIn(c).BadFilter)
+		return s.StaffErrorPage(c, http.StatusBadRequest, StaffTextIn(c).BadFilter)
 	}
 	ctx := c.Request().Context()
 	rows, err := s.engine.OpenPayments(ctx, q)
 	if err != nil {
-		return s.staffEngineError(c, err)
+		return s.StaffEngineError(c, err)
 	}
 	periods, err := s.engine.Periods(ctx, u.OrganisationID)
 	if err != nil {
-		return s.staffEngineError(c, err)
+		return s.StaffEngineError(c, err)
 	}
-	m := views.StaffOpenPaymentsModel{StaffChrome: s.staffChrome(c, t.Title), Action: OrganisationPath(c, StaffPrefix+openPaymentsPath),
-		CountText: fmt.Sprintf(t.Count, len(rows)), CSVURL: openPaymentsURL(c, openPaymentsPath+".csv", q),
-		ResendURL: OrganisationPath(c, StaffPrefix+openPaymentsPath+"/resend-payment-link")}
+	m := views.StaffOpenPaymentsModel{StaffChrome: s.StaffChrome(c, t.Title), Action: OrganisationPath(c, StaffPrefix+OpenPaymentsPath),
+		CountText: fmt.Sprintf(t.Count, len(rows)), CSVURL: OpenPaymentsURL(c, OpenPaymentsPath+".csv", q),
+		ResendURL: OrganisationPath(c, StaffPrefix+OpenPaymentsPath+"/resend-payment-link")}
 	if q.MinDays > 0 {
 		m.MinDays = strconv.Itoa(q.MinDays)
 	}
@@ -116,22 +116,22 @@ func (s *Server) staffOpenPayments(c echo.Context) error {
 			Selected: so == q.Sort || (q.Sort == "" && so == engine.SortOldest)})
 	}
 	for _, r := range rows {
-		row := views.StaffOpenPaymentRow{ID: strconv.FormatInt(r.RegistrationID, 10), URL: registrationURL(c, r.RegistrationID),
+		row := views.StaffOpenPaymentRow{ID: strconv.FormatInt(r.RegistrationID, 10), URL: RegistrationURL(c, r.RegistrationID),
 			Household: strings.Join(r.Household, ", "), UserKey: r.UserKey, RF: r.RF(),
-			Owed: staffMoney(c, r.OwedMinor, r.Currency), Total: staffMoney(c, r.TotalMinor, r.Currency), PartPaid: r.ReceivedMinor > 0,
+			Owed: StaffMoney(c, r.OwedMinor, r.Currency), Total: StaffMoney(c, r.TotalMinor, r.Currency), PartPaid: r.ReceivedMinor > 0,
 			Days: strconv.Itoa(r.Days), Reminders: strconv.Itoa(r.Reminders), LastMessage: t.None}
 		if r.RF() != "" {
 			// A bank transfer: recorded from the list, pre-filled with what is owed.
-			row.CaptureURL, row.CaptureAmount = registrationURL(c, r.RegistrationID)+"/capture", engine.FormatAmount(r.OwedMinor)
+			row.CaptureURL, row.CaptureAmount = RegistrationURL(c, r.RegistrationID)+"/capture", engine.FormatAmount(r.OwedMinor)
 		}
 		if r.LastMessageKind != "" {
-			row.LastMessage, row.LastMessageAt = messageLabel(c, r.LastMessageKind), staffDateTime(c, r.LastMessageAt)
+			row.LastMessage, row.LastMessageAt = messageLabel(c, r.LastMessageKind), StaffDateTime(c, r.LastMessageAt)
 		}
 		m.Rows = append(m.Rows, row)
 	}
 	m.Today, m.CaptureBack = time.Now().UTC().Format(time.DateOnly), captureBackToOpenPayments
 	if words, err := s.openPaymentCaptureWords(c, u.OrganisationID); err != nil {
-		return s.staffEngineError(c, err)
+		return s.StaffEngineError(c, err)
 	} else if words != "" {
 		m.Flash = words
 	}
@@ -142,16 +142,16 @@ func (s *Server) staffOpenPayments(c echo.Context) error {
 	if errSent == nil && errSkipped == nil && sent >= 0 && skipped >= 0 {
 		m.Flash = fmt.Sprintf(t.Sent, sent, skipped)
 	}
-	return staffRender(c, http.StatusOK, views.StaffOpenPaymentsPage(m))
+	return StaffRender(c, http.StatusOK, views.StaffOpenPaymentsPage(m))
 }
 
 // staffOpenPaymentsCSV answers GET /staff/open-payments.csv (treasurer
 // and up): the list's rows, formulas neutralised.
-func (s *Server) staffOpenPaymentsCSV(c echo.Context) error {
+func (s *Server) StaffOpenPaymentsCSV(c echo.Context) error {
 	u := StaffUserOf(c)
 	q, ok := openPaymentQuery(c, u.OrganisationID)
 	if !ok {
-		return s.staffErrorPage(c, http.StatusBadRequest, staffTextIn(c).BadFilter)
+		return s.StaffErrorPage(c, http.StatusBadRequest, StaffTextIn(c).BadFilter)
 	}
 	// Gathered before the first byte, so that a failure is still an
 	// error page; the list is one query.
@@ -164,7 +164,7 @@ func (s *Server) staffOpenPaymentsCSV(c echo.Context) error {
 		return nil
 	})
 	if err != nil {
-		return s.staffEngineError(c, err)
+		return s.StaffEngineError(c, err)
 	}
 	h := c.Response().Header()
 	h.Set(echo.HeaderContentType, "text/csv; charset=utf-8")
@@ -181,32 +181,32 @@ func (s *Server) staffOpenPaymentsCSV(c echo.Context) error {
 // (treasurer and up; id= per selected registration): the payment link
 // sent again to each, as from its registration page, then back to the list
 // with how many were sent and skipped.
-func (s *Server) staffResendPaymentLinks(c echo.Context) error {
+func (s *Server) StaffResendPaymentLinks(c echo.Context) error {
 	u := StaffUserOf(c)
 	form, err := c.FormParams()
 	if err != nil {
-		return s.staffErrorPage(c, http.StatusBadRequest, staffTextIn(c).BadFilter)
+		return s.StaffErrorPage(c, http.StatusBadRequest, StaffTextIn(c).BadFilter)
 	}
 	raw := form["id"]
 	if len(raw) == 0 {
-		return s.staffErrorPage(c, http.StatusUnprocessableEntity, staffOpenPaymentTextIn(c).NoneSelected)
+		return s.StaffErrorPage(c, http.StatusUnprocessableEntity, staffOpenPaymentTextIn(c).NoneSelected)
 	}
 	if len(raw) > maxBulkSelection {
-		return s.staffErrorPage(c, http.StatusRequestEntityTooLarge, staffTextIn(c).BadFilter)
+		return s.StaffErrorPage(c, http.StatusRequestEntityTooLarge, StaffTextIn(c).BadFilter)
 	}
 	ids := make([]int64, 0, len(raw))
 	for _, v := range raw {
 		id, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
 		if err != nil || id <= 0 {
-			return s.staffErrorPage(c, http.StatusBadRequest, staffTextIn(c).BadFilter)
+			return s.StaffErrorPage(c, http.StatusBadRequest, StaffTextIn(c).BadFilter)
 		}
 		ids = append(ids, id)
 	}
 	sent, skipped, err := s.engine.ResendPaymentLinks(c.Request().Context(), u.Actor(), u.OrganisationID, ids)
 	if err != nil {
-		return s.staffEngineError(c, err)
+		return s.StaffEngineError(c, err)
 	}
-	back := OrganisationPath(c, StaffPrefix+openPaymentsPath) + "?" + url.Values{"sent": {strconv.Itoa(sent)}, "skipped": {strconv.Itoa(skipped)}}.Encode()
+	back := OrganisationPath(c, StaffPrefix+OpenPaymentsPath) + "?" + url.Values{"sent": {strconv.Itoa(sent)}, "skipped": {strconv.Itoa(skipped)}}.Encode()
 	return c.Redirect(http.StatusSeeOther, back)
 }
 
@@ -232,11 +232,11 @@ func (s *Server) openPaymentCaptureWords(c echo.Context, orgID int64) (string, e
 	}
 	words := captureWords(c, done, d, due)
 	if words == "" {
-		flash, ok := staffFlashes[done]
+		flash, ok := StaffFlashes[done]
 		if !ok {
 			return "", nil
 		}
 		words = flash(c)
 	}
-	return fmt.Sprintf(staffTextIn(c).DetTitle, id) + ": " + words, nil
+	return fmt.Sprintf(StaffTextIn(c).DetTitle, id) + ": " + words, nil
 }

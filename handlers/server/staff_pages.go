@@ -13,11 +13,11 @@ import (
 
 // staffTextIn is the staff pages' texts (views/staff_texts.go) in the
 // request's language.
-func staffTextIn(c echo.Context) *views.StaffTexts { return views.StaffTextIn(c.Request().Context()) }
+func StaffTextIn(c echo.Context) *views.StaffTexts { return views.StaffTextIn(c.Request().Context()) }
 
 // staffOpsTextIn is the operations pages' texts (views/staff_ops_texts.go)
 // in the request's language.
-func staffOpsTextIn(c echo.Context) *views.StaffOpsTexts {
+func StaffOpsTextIn(c echo.Context) *views.StaffOpsTexts {
 	return views.StaffOpsTextIn(c.Request().Context())
 }
 
@@ -33,45 +33,45 @@ type staffNavItem struct {
 
 // staffNav is the navigation, in order. Add an entry per page.
 var staffNav = []staffNavItem{
-	{Label: func(c echo.Context) string { return staffTextIn(c).NavOverview }, Path: "", Min: engine.RoleViewer},
-	{Label: func(c echo.Context) string { return staffTextIn(c).NavRegistrations }, Path: "/registrations", Min: engine.RoleViewer},
-	{Label: func(c echo.Context) string { return staffOpsTextIn(c).NavPayments }, Path: "/payments", Min: engine.RoleViewer},
-	{Label: func(c echo.Context) string { return staffDebitTextIn(c).NavDebits }, Path: staffDebitsPath, Min: engine.RoleViewer},
-	{Label: func(c echo.Context) string { return staffOpenPaymentTextIn(c).NavOpenPayments }, Path: openPaymentsPath, Min: engine.RoleTreasurer},
-	{Label: func(c echo.Context) string { return staffYearReportTextIn(c).NavYearReport }, Path: yearReportPath, Min: engine.RoleTreasurer},
-	{Label: func(c echo.Context) string { return staffOpsTextIn(c).NavInvitations }, Path: "/invitations", Min: engine.RoleRegistrar},
-	{Label: func(c echo.Context) string { return staffOpsTextIn(c).NavJobs }, Path: "/jobs", Min: engine.RoleViewer},
-	{Label: func(c echo.Context) string { return staffOpsTextIn(c).NavSetup }, Path: StaffSetupPath, Min: engine.RoleAdmin},
-	{Label: func(c echo.Context) string { return staffOpsTextIn(c).NavDefinitions }, Path: StaffDefinitionsPath, Min: engine.RoleAdmin},
+	{Label: func(c echo.Context) string { return StaffTextIn(c).NavOverview }, Path: "", Min: engine.RoleViewer},
+	{Label: func(c echo.Context) string { return StaffTextIn(c).NavRegistrations }, Path: "/registrations", Min: engine.RoleViewer},
+	{Label: func(c echo.Context) string { return StaffOpsTextIn(c).NavPayments }, Path: "/payments", Min: engine.RoleViewer},
+	{Label: func(c echo.Context) string { return staffDebitTextIn(c).NavDebits }, Path: StaffDebitsPath, Min: engine.RoleViewer},
+	{Label: func(c echo.Context) string { return staffOpenPaymentTextIn(c).NavOpenPayments }, Path: OpenPaymentsPath, Min: engine.RoleTreasurer},
+	{Label: func(c echo.Context) string { return staffYearReportTextIn(c).NavYearReport }, Path: YearReportPath, Min: engine.RoleTreasurer},
+	{Label: func(c echo.Context) string { return StaffOpsTextIn(c).NavInvitations }, Path: "/invitations", Min: engine.RoleRegistrar},
+	{Label: func(c echo.Context) string { return StaffOpsTextIn(c).NavJobs }, Path: "/jobs", Min: engine.RoleViewer},
+	{Label: func(c echo.Context) string { return StaffOpsTextIn(c).NavSetup }, Path: StaffSetupPath, Min: engine.RoleAdmin},
+	{Label: func(c echo.Context) string { return StaffOpsTextIn(c).NavDefinitions }, Path: StaffDefinitionsPath, Min: engine.RoleAdmin},
 	{Label: func(c echo.Context) string { return views.StaffWebhookTextIn(c.Request().Context()).NavWebhooks }, Path: StaffWebhooksPath, Min: engine.RoleAdmin},
-	{Label: func(c echo.Context) string { return views.PersonalDataTextIn(c.Request().Context()).NavRequests }, Path: staffDataRequestsPath, Min: engine.RoleRegistrar},
-	{Label: func(c echo.Context) string { return staffTextIn(c).NavAudit }, Path: "/audit", Min: engine.RoleViewer},
-	{Label: func(c echo.Context) string { return views.StaffPrivacyTextIn(c.Request().Context()).NavAccessLog }, Path: staffAccessLogPath, Min: engine.RoleAdmin},
+	{Label: func(c echo.Context) string { return views.PersonalDataTextIn(c.Request().Context()).NavRequests }, Path: StaffDataRequestsPath, Min: engine.RoleRegistrar},
+	{Label: func(c echo.Context) string { return StaffTextIn(c).NavAudit }, Path: "/audit", Min: engine.RoleViewer},
+	{Label: func(c echo.Context) string { return views.StaffPrivacyTextIn(c.Request().Context()).NavAccessLog }, Path: StaffAccessLogPath, Min: engine.RoleAdmin},
 }
 
 // staffFlashes are the result messages an action may name in ?done=: the
 // message is chosen from this list, never taken from the address.
-var staffFlashes = map[string]staffFlash{
-	"resent-confirmation": func(c echo.Context) string { return staffTextIn(c).DoneResentConfirmation },
-	"resent-link":         func(c echo.Context) string { return staffTextIn(c).DoneResentLink },
-	"reset":               func(c echo.Context) string { return staffTextIn(c).DoneReset },
-	"cancelled":           func(c echo.Context) string { return staffTextIn(c).DoneCancelled },
-	"captured":            func(c echo.Context) string { return staffTextIn(c).DoneCaptured },
-	"captured-problem":    func(c echo.Context) string { return staffTextIn(c).DoneCapturedProblem },
-	"captured-partial":    func(c echo.Context) string { return staffTextIn(c).DoneCapturedPartial },
-	"captured-second":     func(c echo.Context) string { return staffTextIn(c).DoneCapturedSecond },
-	"refunded":            func(c echo.Context) string { return staffTextIn(c).DoneRefunded },
+var StaffFlashes = map[string]staffFlash{
+	"resent-confirmation": func(c echo.Context) string { return StaffTextIn(c).DoneResentConfirmation },
+	"resent-link":         func(c echo.Context) string { return StaffTextIn(c).DoneResentLink },
+	"reset":               func(c echo.Context) string { return StaffTextIn(c).DoneReset },
+	"cancelled":           func(c echo.Context) string { return StaffTextIn(c).DoneCancelled },
+	"captured":            func(c echo.Context) string { return StaffTextIn(c).DoneCaptured },
+	"captured-problem":    func(c echo.Context) string { return StaffTextIn(c).DoneCapturedProblem },
+	"captured-partial":    func(c echo.Context) string { return StaffTextIn(c).DoneCapturedPartial },
+	"captured-second":     func(c echo.Context) string { return StaffTextIn(c).DoneCapturedSecond },
+	"refunded":            func(c echo.Context) string { return StaffTextIn(c).DoneRefunded },
 }
 
 // staffChrome is the frame of a staff page titled title, with the
 // navigation the signed-in member's role sees.
-func (s *Server) staffChrome(c echo.Context, title string) views.StaffChrome {
+func (s *Server) StaffChrome(c echo.Context, title string) views.StaffChrome {
 	ch := views.StaffChrome{Chrome: s.chrome(title), LogoutURL: OrganisationPath(c, StaffLogoutPath)}
 	u := StaffUserOf(c)
 	if u == nil {
 		return ch
 	}
-	ch.UserName, ch.UserRole = u.Name, staffRoleLabel(c, u.Role)
+	ch.UserName, ch.UserRole = u.Name, StaffRoleLabel(c, u.Role)
 	path := c.Path()
 	for _, n := range staffNav {
 		if u.Role.AtLeast(n.Min) {
@@ -79,70 +79,70 @@ func (s *Server) staffChrome(c echo.Context, title string) views.StaffChrome {
 				Current: path == StaffPrefix+n.Path || (n.Path != "" && len(path) > len(StaffPrefix+n.Path) && path[:len(StaffPrefix+n.Path)+1] == StaffPrefix+n.Path+"/")})
 		}
 	}
-	if flash, ok := staffFlashes[c.QueryParam("done")]; ok {
+	if flash, ok := StaffFlashes[c.QueryParam("done")]; ok {
 		ch.Flash = flash(c)
 	}
 	return ch
 }
 
 // staffRoleLabel is how a role is shown.
-func staffRoleLabel(c echo.Context, r engine.StaffRole) string {
+func StaffRoleLabel(c echo.Context, r engine.StaffRole) string {
 	switch r {
 	case engine.RoleViewer:
-		return staffTextIn(c).RoleViewer
+		return StaffTextIn(c).RoleViewer
 	case engine.RoleRegistrar:
-		return staffTextIn(c).RoleRegistrar
+		return StaffTextIn(c).RoleRegistrar
 	case engine.RoleTreasurer:
-		return staffTextIn(c).RoleTreasurer
+		return StaffTextIn(c).RoleTreasurer
 	case engine.RoleAdmin:
-		return staffTextIn(c).RoleAdmin
+		return StaffTextIn(c).RoleAdmin
 	}
 	return string(r)
 }
 
 // staffRender renders a staff page; pages carry personal data and are never cached.
-func staffRender(c echo.Context, status int, component templ.Component) error {
+func StaffRender(c echo.Context, status int, component templ.Component) error {
 	return render(c, status, component)
 }
 
 // staffErrorPage tells a staff member what went wrong, in the staff frame.
-func (s *Server) staffErrorPage(c echo.Context, status int, message string) error {
-	m := views.StaffMessageModel{StaffChrome: s.staffChrome(c, staffTextIn(c).ErrorTitle), Message: message, Kind: "error"}
+func (s *Server) StaffErrorPage(c echo.Context, status int, message string) error {
+	m := views.StaffMessageModel{StaffChrome: s.StaffChrome(c, StaffTextIn(c).ErrorTitle), Message: message, Kind: "error"}
 	if StaffUserOf(c) != nil {
-		m.Link, m.LinkText = OrganisationPath(c, StaffPrefix), staffTextIn(c).BackToOverview
+		m.Link, m.LinkText = OrganisationPath(c, StaffPrefix), StaffTextIn(c).BackToOverview
 	}
 	if status >= 500 {
 		m.RequestID = c.Response().Header().Get(echo.HeaderXRequestID)
 	}
-	return staffRender(c, status, views.StaffMessagePage(m))
+	return StaffRender(c, status, views.StaffMessagePage(m))
 }
 
 // staffEngineError answers an engine error of a staff action: its code
 // picks the status, its message (meant for users) is shown; internal
 // failures are logged and shown as such, without their text.
-func (s *Server) staffEngineError(c echo.Context, err error) error {
+func (s *Server) StaffEngineError(c echo.Context, err error) error {
 	e, ok := engine.AsError(err)
 	if !ok {
 		return err // the one error handler logs it and answers 500
 	}
 	switch e.Code {
 	case engine.CodeNotFound:
-		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
+		return s.StaffErrorPage(c, http.StatusNotFound, StaffTextIn(c).NotFound)
 	case engine.CodeValidation, engine.CodeInvalid:
-		return s.staffErrorPage(c, http.StatusUnprocessableEntity, e.Message+fieldSummary(e))
+		return s.StaffErrorPage(c, http.StatusUnprocessableEntity, e.Message+FieldSummary(e))
 	case engine.CodeConflict:
-		return s.staffErrorPage(c, http.StatusConflict, e.Message)
+		return s.StaffErrorPage(c, http.StatusConflict, e.Message)
 	case engine.CodeUnavailable:
 		c.Response().Header().Set("Retry-After", retryAfterSeconds)
-		return s.staffErrorPage(c, http.StatusServiceUnavailable, staffTextIn(c).Unavailable)
+		return s.StaffErrorPage(c, http.StatusServiceUnavailable, StaffTextIn(c).Unavailable)
 	case engine.CodeUnauthorized:
-		return s.staffErrorPage(c, http.StatusForbidden, e.Message)
+		return s.StaffErrorPage(c, http.StatusForbidden, e.Message)
 	}
 	return err
 }
 
 // fieldSummary lists an engine error's field problems after its message.
-func fieldSummary(e *engine.Error) string {
+func FieldSummary(e *engine.Error) string {
 	out := ""
 	for _, f := range e.Fields {
 		out += " " + f.Field + ": " + f.Message + "."
@@ -153,7 +153,7 @@ func fieldSummary(e *engine.Error) string {
 // staffConfirmed reports whether a destructive POST was confirmed; when
 // not, it renders the confirmation page, which posts the same fields
 // again with confirmed=1, and the caller returns its error.
-func (s *Server) staffConfirmed(c echo.Context, question, detail, cancelURL string) (bool, error) {
+func (s *Server) StaffConfirmed(c echo.Context, question, detail, cancelURL string) (bool, error) {
 	return s.staffAsked(c, staffQuestion{Question: question, Detail: detail}, cancelURL)
 }
 
@@ -168,9 +168,9 @@ func (s *Server) staffAsked(c echo.Context, q staffQuestion, cancelURL string) (
 	}
 	form, err := c.FormParams()
 	if err != nil {
-		return false, s.staffErrorPage(c, http.StatusBadRequest, staffTextIn(c).Invalid)
+		return false, s.StaffErrorPage(c, http.StatusBadRequest, StaffTextIn(c).Invalid)
 	}
-	m := views.StaffConfirmModel{StaffChrome: s.staffChrome(c, staffTextIn(c).ConfirmTitle), Question: q.Question, Detail: q.Detail,
+	m := views.StaffConfirmModel{StaffChrome: s.StaffChrome(c, StaffTextIn(c).ConfirmTitle), Question: q.Question, Detail: q.Detail,
 		Action: OrganisationPath(c, c.Request().URL.Path), CancelURL: cancelURL, Yes: q.Yes, No: q.No}
 	for name, vals := range form {
 		for _, v := range vals {
@@ -179,18 +179,18 @@ func (s *Server) staffAsked(c echo.Context, q staffQuestion, cancelURL string) (
 			}
 		}
 	}
-	return false, staffRender(c, http.StatusOK, views.StaffConfirmPage(m))
+	return false, StaffRender(c, http.StatusOK, views.StaffConfirmPage(m))
 }
 
 // staffConfirmedID reads the record id of the path and asks first
 // (staffConfirmed): proceed is true once both are settled; otherwise
 // the caller returns err (a not-found page, or the question).
-func (s *Server) staffConfirmedID(c echo.Context, question, detail, cancelURL string) (id int64, proceed bool, err error) {
+func (s *Server) StaffConfirmedID(c echo.Context, question, detail, cancelURL string) (id int64, proceed bool, err error) {
 	id, ok := PathID(c, "id")
 	if !ok {
-		return 0, false, s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
+		return 0, false, s.StaffErrorPage(c, http.StatusNotFound, StaffTextIn(c).NotFound)
 	}
-	if ok, err := s.staffConfirmed(c, question, detail, cancelURL); !ok {
+	if ok, err := s.StaffConfirmed(c, question, detail, cancelURL); !ok {
 		return 0, false, err
 	}
 	return id, true, nil
@@ -198,25 +198,25 @@ func (s *Server) staffConfirmedID(c echo.Context, question, detail, cancelURL st
 
 // staffLoginPage answers GET /staff/login: a page with the sign-in
 // button, or a note after signing out. A signed-in staff member goes on.
-func (s *Server) staffLoginPage(c echo.Context) error {
+func (s *Server) StaffLoginPage(c echo.Context) error {
 	if OrganisationOfRequest(c) == nil {
-		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NoOrganisation)
+		return s.StaffErrorPage(c, http.StatusNotFound, StaffTextIn(c).NoOrganisation)
 	}
 	rd := c.QueryParam("rd")
-	m := views.StaffMessageModel{StaffChrome: s.staffChrome(c, staffTextIn(c).SignInTitle), Message: staffTextIn(c).SignInIntro, Kind: "info"}
+	m := views.StaffMessageModel{StaffChrome: s.StaffChrome(c, StaffTextIn(c).SignInTitle), Message: StaffTextIn(c).SignInIntro, Kind: "info"}
 	if c.QueryParam("signed_out") != "" {
-		m.Heading = staffTextIn(c).SignedOut
+		m.Heading = StaffTextIn(c).SignedOut
 	}
 	if s.staff.Provider == nil {
-		m.Message, m.Kind = staffTextIn(c).SignInOff, "error"
-		return staffRender(c, http.StatusServiceUnavailable, views.StaffMessagePage(m))
+		m.Message, m.Kind = StaffTextIn(c).SignInOff, "error"
+		return StaffRender(c, http.StatusServiceUnavailable, views.StaffMessagePage(m))
 	}
 	start := StaffLoginPath + "/start"
 	if rd != "" {
 		start += "?rd=" + url.QueryEscape(rd)
 	}
-	m.Link, m.LinkText = OrganisationPath(c, start), staffTextIn(c).SignInButton
-	return staffRender(c, http.StatusOK, views.StaffMessagePage(m))
+	m.Link, m.LinkText = OrganisationPath(c, start), StaffTextIn(c).SignInButton
+	return StaffRender(c, http.StatusOK, views.StaffMessagePage(m))
 }
 
 // staffDebitTextIn is the collection runs' texts in the request's language.

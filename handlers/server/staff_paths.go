@@ -7,7 +7,7 @@ package server
 // staffDebitsPath holds the collection runs: GET and POST /staff/debits,
 // GET /staff/debits/{id}, GET /staff/debits/{id}/file, POST
 // /staff/debits/{id}/sent and POST /staff/debits/{id}/cancel.
-const staffDebitsPath = "/debits"
+const StaffDebitsPath = "/debits"
 
 // staffDefinitionsPath is the definitions page; a POST to it uploads.
 const StaffDefinitionsPath = "/processes"
@@ -16,17 +16,17 @@ const StaffDefinitionsPath = "/processes"
 const StaffImportPath = "/invitations/import"
 
 // staffInvitePath sends invitations: POST /staff/invitations/send.
-const staffInvitePath = "/invitations/send"
+const StaffInvitePath = "/invitations/send"
 
 // openPaymentsPath is the treasurer's list of unpaid orders below StaffPrefix.
-const openPaymentsPath = "/open-payments"
+const OpenPaymentsPath = "/open-payments"
 
 // staffStatementPath takes a bank statement: POST /staff/payments/statement.
-const staffStatementPath = "/payments/statement"
+const StaffStatementPath = "/payments/statement"
 
 // staffCreditsPath holds the kept bank credits: POST
 // /staff/payments/credits/{id}/resolve.
-const staffCreditsPath = "/payments/credits"
+const StaffCreditsPath = "/payments/credits"
 
 // staffSetupPath is the setup: the list of sections, each below it.
 const StaffSetupPath = "/setup"
@@ -36,11 +36,11 @@ const StaffWebhooksPath = "/webhooks"
 
 // yearReportPath is the year-end report below StaffPrefix; its CSV and
 // PDF add .csv and .pdf.
-const yearReportPath = "/year-report"
+const YearReportPath = "/year-report"
 
 // Paths of the personal data and data protection pages.
 const (
 	StaffPersonsPath      = "/persons"
-	staffDataRequestsPath = "/data-requests"
-	staffAccessLogPath    = "/access-log"
+	StaffDataRequestsPath = "/data-requests"
+	StaffAccessLogPath    = "/access-log"
 )

@@ -22,7 +22,7 @@ const staffAttentionLimit = 200
 
 // staffPaymentsPage answers GET /staff/payments: the payment attempts
 // needing attention, and for treasurers the bank statement upload.
-func (s *Server) staffPaymentsPage(c echo.Context) error {
+func (s *Server) StaffPaymentsPage(c echo.Context) error {
 	return s.renderStaffPayments(c, http.StatusOK, "")
 }
 
@@ -32,16 +32,16 @@ func (s *Server) renderStaffPayments(c echo.Context, status int, uploadError str
 	u := StaffUserOf(c)
 	list, err := s.engine.PaymentsNeedingAttention(c.Request().Context(), engine.AttentionQuery{OrganisationID: u.OrganisationID, Limit: staffAttentionLimit})
 	if err != nil {
-		return s.staffEngineError(c, err)
+		return s.StaffEngineError(c, err)
 	}
-	m := views.StaffPaymentsModel{StaffChrome: s.staffChrome(c, staffOpsTextIn(c).PaymentsTitle), Error: uploadError,
-		DebitsURL: OrganisationPath(c, StaffPrefix+staffDebitsPath)}
+	m := views.StaffPaymentsModel{StaffChrome: s.StaffChrome(c, StaffOpsTextIn(c).PaymentsTitle), Error: uploadError,
+		DebitsURL: OrganisationPath(c, StaffPrefix+StaffDebitsPath)}
 	for _, a := range list {
 		m.Attention = append(m.Attention, s.staffAttentionRow(c, a))
 	}
 	credits, err := s.engine.BankCredits(c.Request().Context(), engine.CreditQuery{OrganisationID: u.OrganisationID, Limit: staffAttentionLimit})
 	if err != nil {
-		return s.staffEngineError(c, err)
+		return s.StaffEngineError(c, err)
 	}
 	for _, cr := range credits {
 		m.Credits = append(m.Credits, s.staffStoredCredit(c, cr, u.Role.AtLeast(engine.RoleTreasurer)))
@@ -50,33 +50,33 @@ func (s *Server) renderStaffPayments(c echo.Context, status int, uploadError str
 		if s.bankAccountOf(c.Request().Context(), u.OrganisationID) == "" {
 			m.NoBank = true
 		} else {
-			m.UploadURL = OrganisationPath(c, StaffPrefix+staffStatementPath)
+			m.UploadURL = OrganisationPath(c, StaffPrefix+StaffStatementPath)
 		}
 	}
-	return staffRender(c, status, views.StaffPaymentsPage(m))
+	return StaffRender(c, status, views.StaffPaymentsPage(m))
 }
 
 // staffAttentionRow prints one attempt needing attention.
 func (s *Server) staffAttentionRow(c echo.Context, a engine.AttentionPayment) views.StaffAttentionRow {
 	p := a.Payment
-	row := views.StaffAttentionRow{Amount: staffMoney(c, p.AmountMinor, p.Currency), UserKey: a.Order.UserKey,
-		Created: staffDateTime(c, p.CreatedAt), Reference: p.Reference,
+	row := views.StaffAttentionRow{Amount: StaffMoney(c, p.AmountMinor, p.Currency), UserKey: a.Order.UserKey,
+		Created: StaffDateTime(c, p.CreatedAt), Reference: p.Reference,
 		DetailURL: OrganisationPath(c, StaffPrefix+"/registrations/"+strconv.FormatInt(a.Order.ProcessInstanceID, 10))}
 	if p.Provider == engine.BankTransferProvider && p.ProviderID != nil {
 		row.Reference = banking.Reference(*p.ProviderID).String()
 	}
 	switch a.Reason {
 	case engine.AttentionProblem:
-		row.Reason, row.Detail = staffOpsTextIn(c).AttentionProblem, p.Problem
+		row.Reason, row.Detail = StaffOpsTextIn(c).AttentionProblem, p.Problem
 	case engine.AttentionSecondPayment:
-		row.Reason = staffOpsTextIn(c).AttentionSecond
+		row.Reason = StaffOpsTextIn(c).AttentionSecond
 	case engine.AttentionDebitReturned:
-		row.Reason, row.Detail = staffOpsTextIn(c).AttentionReturned, banking.ReturnReasonText(a.ReturnCode, langOf(c).Code)
+		row.Reason, row.Detail = StaffOpsTextIn(c).AttentionReturned, banking.ReturnReasonText(a.ReturnCode, LangOf(c).Code)
 		if a.ReturnCode != "" {
 			row.Detail += " (" + a.ReturnCode + ")"
 		}
 	default:
-		row.Reason = staffOpsTextIn(c).AttentionPending
+		row.Reason = StaffOpsTextIn(c).AttentionPending
 	}
 	return row
 }
@@ -111,43 +111,43 @@ func (s *Server) bankAccountOf(ctx context.Context, orgID int64) banking.IBAN {
 // shown with a form that posts the same file back with capture=1; that
 // post captures them (each credit once, by the bank's id: confirming
 // twice captures nothing more) and shows what became of every credit.
-func (s *Server) staffImportStatement(c echo.Context) error {
+func (s *Server) StaffImportStatement(c echo.Context) error {
 	u := StaffUserOf(c)
 	account := s.bankAccountOf(c.Request().Context(), u.OrganisationID)
 	if account == "" {
-		return s.staffErrorPage(c, http.StatusConflict, staffOpsTextIn(c).StatementNoBank)
+		return s.StaffErrorPage(c, http.StatusConflict, StaffOpsTextIn(c).StatementNoBank)
 	}
-	data, fromCopy, err := staffUpload(c, "statement")
-	if status, problem, ok := uploadProblem(err, staffOpsTextIn(c).StatementTooLarge, staffOpsTextIn(c).StatementMissing); ok {
+	data, fromCopy, err := StaffUpload(c, "statement")
+	if status, problem, ok := UploadProblem(err, StaffOpsTextIn(c).StatementTooLarge, StaffOpsTextIn(c).StatementMissing); ok {
 		return s.renderStaffPayments(c, status, problem)
 	} else if err != nil {
 		return err
 	}
 	st, err := banking.ParseStatement(bytes.NewReader(data))
 	if err != nil {
-		return s.renderStaffPayments(c, http.StatusUnprocessableEntity, staffOpsTextIn(c).StatementInvalid+": "+err.Error()+".")
+		return s.renderStaffPayments(c, http.StatusUnprocessableEntity, StaffOpsTextIn(c).StatementInvalid+": "+err.Error()+".")
 	}
 	capture := fromCopy && c.FormValue("capture") == "1"
 	actor := u.Actor()
 	rep, err := s.engine.ImportStatement(c.Request().Context(), st, engine.StatementOptions{Account: account, DryRun: !capture,
 		Organisation: u.OrganisationID, Actor: &actor})
 	if err != nil {
-		return s.staffEngineError(c, err)
+		return s.StaffEngineError(c, err)
 	}
-	title := staffOpsTextIn(c).PreviewTitle
+	title := StaffOpsTextIn(c).PreviewTitle
 	if capture {
-		title = staffOpsTextIn(c).ResultTitle
+		title = StaffOpsTextIn(c).ResultTitle
 	}
-	m := views.StaffStatementModel{StaffChrome: s.staffChrome(c, title), Preview: !capture,
-		CaptureURL: OrganisationPath(c, StaffPrefix+staffStatementPath), BackURL: OrganisationPath(c, StaffPrefix+"/payments")}
+	m := views.StaffStatementModel{StaffChrome: s.StaffChrome(c, title), Preview: !capture,
+		CaptureURL: OrganisationPath(c, StaffPrefix+StaffStatementPath), BackURL: OrganisationPath(c, StaffPrefix+"/payments")}
 	if !capture {
 		m.Statement = staffUploadCopy(data)
 	}
 	if rep.AlreadyImported > 0 {
-		m.Notes = append(m.Notes, strconv.Itoa(rep.AlreadyImported)+" "+staffOpsTextIn(c).AlreadyImported)
+		m.Notes = append(m.Notes, strconv.Itoa(rep.AlreadyImported)+" "+StaffOpsTextIn(c).AlreadyImported)
 	}
 	if rep.OtherAccounts > 0 {
-		m.Notes = append(m.Notes, strconv.Itoa(rep.OtherAccounts)+" "+staffOpsTextIn(c).OtherAccounts)
+		m.Notes = append(m.Notes, strconv.Itoa(rep.OtherAccounts)+" "+StaffOpsTextIn(c).OtherAccounts)
 	}
 	for _, l := range rep.Lines {
 		row, matched := staffCreditRow(c, l, capture)
@@ -165,7 +165,7 @@ func (s *Server) staffImportStatement(c echo.Context) error {
 			m.Unmatched = append(m.Unmatched, row)
 		}
 	}
-	return staffRender(c, http.StatusOK, views.StaffStatementPage(m))
+	return StaffRender(c, http.StatusOK, views.StaffStatementPage(m))
 }
 
 // staffReturnRow prints one returned direct debit of an import, and
@@ -173,16 +173,16 @@ func (s *Server) staffImportStatement(c echo.Context) error {
 // that does not match its debit is a problem, as an unmatched credit is.
 func staffReturnRow(c echo.Context, l engine.ReturnLine, captured bool) (views.StaffCreditRow, bool) {
 	r := l.Return
-	t := staffOpsTextIn(c)
-	row := views.StaffCreditRow{Amount: staffMoney(c, r.AmountMinor, r.Currency), Reference: r.EndToEndID, Kind: "problem"}
+	t := StaffOpsTextIn(c)
+	row := views.StaffCreditRow{Amount: StaffMoney(c, r.AmountMinor, r.Currency), Reference: r.EndToEndID, Kind: "problem"}
 	date := r.BookingDate
 	if date.IsZero() {
 		date = r.ValueDate
 	}
 	if !date.IsZero() {
-		row.Date = staffDate(c, date)
+		row.Date = StaffDate(c, date)
 	}
-	words := banking.ReturnReasonText(r.ReasonCode, langOf(c).Code)
+	words := banking.ReturnReasonText(r.ReasonCode, LangOf(c).Code)
 	if r.ReasonCode != "" {
 		words += " (" + r.ReasonCode + ")"
 	}
@@ -205,7 +205,7 @@ func staffReturnRow(c echo.Context, l engine.ReturnLine, captured bool) (views.S
 	if captured {
 		row.Result = t.LineReturned
 		if l.FeeMinor > 0 {
-			row.Result += " " + t.LineReturnFee + " " + staffMoney(c, l.FeeMinor, r.Currency) + "."
+			row.Result += " " + t.LineReturnFee + " " + StaffMoney(c, l.FeeMinor, r.Currency) + "."
 		}
 		if l.MandateEnded {
 			row.Result += " " + t.LineMandateEnded
@@ -221,14 +221,14 @@ var staffCreditOutcomes = map[banking.Outcome]struct {
 	matched  bool
 	complete bool // an exact capture completes the registration
 }{
-	banking.OutcomeExact:     {func(c echo.Context) string { return staffOpsTextIn(c).OutcomeExact }, true, true},
-	banking.OutcomeByAmount:  {func(c echo.Context) string { return staffOpsTextIn(c).OutcomeByAmount }, true, true},
-	banking.OutcomePartial:   {func(c echo.Context) string { return staffOpsTextIn(c).OutcomePartial }, true, false},
-	banking.OutcomeExcess:    {func(c echo.Context) string { return staffOpsTextIn(c).OutcomeExcess }, true, false},
-	banking.OutcomeCurrency:  {func(c echo.Context) string { return staffOpsTextIn(c).OutcomeCurrency }, true, false},
-	banking.OutcomeDuplicate: {func(c echo.Context) string { return staffOpsTextIn(c).OutcomeDuplicate }, false, false},
-	banking.OutcomeUnknown:   {func(c echo.Context) string { return staffOpsTextIn(c).OutcomeUnknown }, false, false},
-	banking.OutcomeSecond:    {func(c echo.Context) string { return staffOpsTextIn(c).OutcomeSecond }, true, false},
+	banking.OutcomeExact:     {func(c echo.Context) string { return StaffOpsTextIn(c).OutcomeExact }, true, true},
+	banking.OutcomeByAmount:  {func(c echo.Context) string { return StaffOpsTextIn(c).OutcomeByAmount }, true, true},
+	banking.OutcomePartial:   {func(c echo.Context) string { return StaffOpsTextIn(c).OutcomePartial }, true, false},
+	banking.OutcomeExcess:    {func(c echo.Context) string { return StaffOpsTextIn(c).OutcomeExcess }, true, false},
+	banking.OutcomeCurrency:  {func(c echo.Context) string { return StaffOpsTextIn(c).OutcomeCurrency }, true, false},
+	banking.OutcomeDuplicate: {func(c echo.Context) string { return StaffOpsTextIn(c).OutcomeDuplicate }, false, false},
+	banking.OutcomeUnknown:   {func(c echo.Context) string { return StaffOpsTextIn(c).OutcomeUnknown }, false, false},
+	banking.OutcomeSecond:    {func(c echo.Context) string { return StaffOpsTextIn(c).OutcomeSecond }, true, false},
 }
 
 // staffCreditRow prints one credit of an import, and whether it was
@@ -239,9 +239,9 @@ func staffCreditRow(c echo.Context, l engine.StatementLine, captured bool) (view
 	if date.IsZero() {
 		date = cr.ValueDate
 	}
-	row := views.StaffCreditRow{Amount: staffMoney(c, cr.AmountMinor, cr.Currency), From: cr.DebtorName, Kind: "ok"}
+	row := views.StaffCreditRow{Amount: StaffMoney(c, cr.AmountMinor, cr.Currency), From: cr.DebtorName, Kind: "ok"}
 	if !date.IsZero() {
-		row.Date = staffDate(c, date)
+		row.Date = StaffDate(c, date)
 	}
 	row.Reference = cr.Unstructured
 	if len(cr.References) > 0 {
@@ -257,29 +257,29 @@ func staffCreditRow(c echo.Context, l engine.StatementLine, captured bool) (view
 			row.Outcome = o.text(c)
 		}
 		if l.Kept {
-			row.Result += ". " + staffOpsTextIn(c).LineKept
+			row.Result += ". " + StaffOpsTextIn(c).LineKept
 		}
 		return row, false
 	}
 	row.Outcome = o.text(c)
 	switch {
 	case !captured && l.Outcome == banking.OutcomeSecond:
-		row.Result, row.Kind = staffOpsTextIn(c).LineWillOwe, "problem"
+		row.Result, row.Kind = StaffOpsTextIn(c).LineWillOwe, "problem"
 	case !captured && o.complete:
-		row.Result = staffOpsTextIn(c).LineWillComplete
+		row.Result = StaffOpsTextIn(c).LineWillComplete
 	case !captured:
-		row.Result, row.Kind = staffOpsTextIn(c).LineWillRecord, "problem"
+		row.Result, row.Kind = StaffOpsTextIn(c).LineWillRecord, "problem"
 	case l.Err != nil:
-		row.Result, row.Kind = staffOpsTextIn(c).LineFailed, "error"
+		row.Result, row.Kind = StaffOpsTextIn(c).LineFailed, "error"
 		if e, ok := engine.AsError(l.Err); ok {
 			row.Result += ": " + e.Message
 		}
 	case l.SecondCredit:
-		row.Result, row.Kind = staffOpsTextIn(c).LineOwed, "problem"
+		row.Result, row.Kind = StaffOpsTextIn(c).LineOwed, "problem"
 	case l.Completed:
-		row.Result = staffOpsTextIn(c).LineCompleted
+		row.Result = StaffOpsTextIn(c).LineCompleted
 	case l.Captured:
-		row.Result, row.Kind = staffOpsTextIn(c).LineCaptured, "problem"
+		row.Result, row.Kind = StaffOpsTextIn(c).LineCaptured, "problem"
 	default:
 		row.Result = l.Reason
 	}
@@ -290,23 +290,23 @@ func staffCreditRow(c echo.Context, l engine.StatementLine, captured bool) (view
 // role may resolve it.
 func (s *Server) staffStoredCredit(c echo.Context, cr engine.BankCredit, resolvable bool) views.StaffStoredCredit {
 	key := strconv.FormatInt(cr.ID, 10)
-	row := views.StaffStoredCredit{Key: key, Amount: staffMoney(c, cr.AmountMinor, cr.Currency), From: cr.DebtorName,
+	row := views.StaffStoredCredit{Key: key, Amount: StaffMoney(c, cr.AmountMinor, cr.Currency), From: cr.DebtorName,
 		IBAN: cr.DebtorIBAN, Reference: cr.Reference, Remittance: cr.Remittance, Reason: cr.Reason, StateKey: string(cr.State),
 		State: creditStateLabel(c, cr.State), Note: cr.Note}
 	if cr.BookedOn != nil {
-		row.Date = staffDate(c, *cr.BookedOn)
+		row.Date = StaffDate(c, *cr.BookedOn)
 	}
 	if cr.ResolvedAt != nil {
-		row.Resolved = staffOpsTextIn(c).CreditBy + " " + cr.ResolvedBy + ", " + staffDateTime(c, *cr.ResolvedAt)
+		row.Resolved = StaffOpsTextIn(c).CreditBy + " " + cr.ResolvedBy + ", " + StaffDateTime(c, *cr.ResolvedAt)
 	}
 	if cr.PaymentReference != nil {
 		row.Payment = *cr.PaymentReference
 		if cr.RegistrationID != 0 {
-			row.PaymentURL = registrationURL(c, cr.RegistrationID)
+			row.PaymentURL = RegistrationURL(c, cr.RegistrationID)
 		}
 	}
 	if resolvable && cr.State == engine.CreditUnmatched {
-		row.ResolveURL = OrganisationPath(c, StaffPrefix+staffCreditsPath+"/"+key+"/resolve")
+		row.ResolveURL = OrganisationPath(c, StaffPrefix+StaffCreditsPath+"/"+key+"/resolve")
 	}
 	return row
 }
@@ -315,13 +315,13 @@ func (s *Server) staffStoredCredit(c echo.Context, cr engine.BankCredit, resolva
 func creditStateLabel(c echo.Context, st engine.CreditState) string {
 	switch st {
 	case engine.CreditAssigned:
-		return staffOpsTextIn(c).CreditStateAssigned
+		return StaffOpsTextIn(c).CreditStateAssigned
 	case engine.CreditReturned:
-		return staffOpsTextIn(c).CreditStateReturned
+		return StaffOpsTextIn(c).CreditStateReturned
 	case engine.CreditIgnored:
-		return staffOpsTextIn(c).CreditStateIgnored
+		return StaffOpsTextIn(c).CreditStateIgnored
 	}
-	return staffOpsTextIn(c).CreditStateUnmatched
+	return StaffOpsTextIn(c).CreditStateUnmatched
 }
 
 // The payments page's flashes after resolving a credit.
@@ -333,10 +333,10 @@ const (
 )
 
 func init() {
-	staffFlashes[flashCreditAssigned] = func(c echo.Context) string { return staffOpsTextIn(c).CreditAssigned }
-	staffFlashes[flashCreditAssignedProblem] = func(c echo.Context) string { return staffOpsTextIn(c).CreditAssignedProblem }
-	staffFlashes[flashCreditClosed] = func(c echo.Context) string { return staffOpsTextIn(c).CreditClosed }
-	staffFlashes[flashCreditAlready] = func(c echo.Context) string { return staffOpsTextIn(c).CreditAlready }
+	StaffFlashes[flashCreditAssigned] = func(c echo.Context) string { return StaffOpsTextIn(c).CreditAssigned }
+	StaffFlashes[flashCreditAssignedProblem] = func(c echo.Context) string { return StaffOpsTextIn(c).CreditAssignedProblem }
+	StaffFlashes[flashCreditClosed] = func(c echo.Context) string { return StaffOpsTextIn(c).CreditClosed }
+	StaffFlashes[flashCreditAlready] = func(c echo.Context) string { return StaffOpsTextIn(c).CreditAlready }
 }
 
 // staffResolveCredit answers POST /staff/payments/credits/{id}/resolve
@@ -344,45 +344,45 @@ func init() {
 // assigned credit is captured for the registration or payment named, a
 // returned or ignored one closed with the note. Posted twice (the back
 // button, a double click), the second changes nothing and says so.
-func (s *Server) staffResolveCredit(c echo.Context) error {
+func (s *Server) StaffResolveCredit(c echo.Context) error {
 	u := StaffUserOf(c)
 	id, ok := PathID(c, "id")
 	if !ok {
-		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
+		return s.StaffErrorPage(c, http.StatusNotFound, StaffTextIn(c).NotFound)
 	}
 	r := engine.CreditResolution{State: engine.CreditState(c.FormValue("resolution")), Payment: strings.TrimSpace(c.FormValue("payment")),
 		Note: strings.TrimSpace(c.FormValue("note"))}
-	detail := staffOpsTextIn(c).CreditCloseDetail
+	detail := StaffOpsTextIn(c).CreditCloseDetail
 	switch {
 	case r.State == engine.CreditAssigned && r.Payment == "":
-		return s.staffErrorPage(c, http.StatusUnprocessableEntity, staffOpsTextIn(c).CreditNoPayment)
+		return s.StaffErrorPage(c, http.StatusUnprocessableEntity, StaffOpsTextIn(c).CreditNoPayment)
 	case r.State == engine.CreditAssigned:
-		detail = staffOpsTextIn(c).CreditAssignDetail
+		detail = StaffOpsTextIn(c).CreditAssignDetail
 	case r.State != engine.CreditReturned && r.State != engine.CreditIgnored:
-		return s.staffErrorPage(c, http.StatusUnprocessableEntity, staffOpsTextIn(c).CreditNoChoice)
+		return s.StaffErrorPage(c, http.StatusUnprocessableEntity, StaffOpsTextIn(c).CreditNoChoice)
 	case r.Note == "":
-		return s.staffErrorPage(c, http.StatusUnprocessableEntity, staffOpsTextIn(c).CreditNoNote)
+		return s.StaffErrorPage(c, http.StatusUnprocessableEntity, StaffOpsTextIn(c).CreditNoNote)
 	}
 	back := OrganisationPath(c, StaffPrefix+"/payments")
 	credits, err := s.engine.BankCredits(c.Request().Context(), engine.CreditQuery{OrganisationID: u.OrganisationID, Limit: staffAttentionLimit})
 	if err != nil {
-		return s.staffEngineError(c, err)
+		return s.StaffEngineError(c, err)
 	}
 	question := ""
 	for _, cr := range credits {
 		if cr.ID == id {
-			question = fmt.Sprintf(staffOpsTextIn(c).CreditResolveQuestion, staffMoney(c, cr.AmountMinor, cr.Currency), cmp.Or(cr.DebtorName, "?"))
+			question = fmt.Sprintf(StaffOpsTextIn(c).CreditResolveQuestion, StaffMoney(c, cr.AmountMinor, cr.Currency), cmp.Or(cr.DebtorName, "?"))
 		}
 	}
 	if question == "" {
-		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
+		return s.StaffErrorPage(c, http.StatusNotFound, StaffTextIn(c).NotFound)
 	}
-	if ok, err := s.staffConfirmed(c, question, detail, back); !ok {
+	if ok, err := s.StaffConfirmed(c, question, detail, back); !ok {
 		return err
 	}
 	res, err := s.engine.ResolveCredit(c.Request().Context(), u.Actor(), u.OrganisationID, id, r)
 	if err != nil {
-		return s.staffEngineError(c, err)
+		return s.StaffEngineError(c, err)
 	}
 	done := flashCreditClosed
 	switch {

@@ -23,22 +23,22 @@ func staffPersonURL(c echo.Context, id int64) string {
 
 // staffPersonData answers GET /staff/persons/:id: the person's export read
 // on the page, its download and, for administrators, the erasure.
-func (s *Server) staffPersonData(c echo.Context) error {
+func (s *Server) StaffPersonData(c echo.Context) error {
 	u := StaffUserOf(c)
 	id, ok := PathID(c, "id")
 	if !ok {
-		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
+		return s.StaffErrorPage(c, http.StatusNotFound, StaffTextIn(c).NotFound)
 	}
 	ctx := c.Request().Context()
 	x, err := s.engine.ExportPerson(ctx, u.OrganisationID, id)
 	if err != nil {
-		return s.staffEngineError(c, err)
+		return s.StaffEngineError(c, err)
 	}
 	if err := s.RecordPersonAccess(ctx, u.Actor(), u.OrganisationID, id, engine.AccessPerson, x); err != nil { // staff_privacy.go
-		return s.staffEngineError(c, err)
+		return s.StaffEngineError(c, err)
 	}
 	t := views.PersonalDataTextIn(ctx)
-	m := views.StaffPersonDataModel{StaffChrome: s.staffChrome(c, t.StaffTitle), T: t, Tables: dataTables(langOf(c), t, x),
+	m := views.StaffPersonDataModel{StaffChrome: s.StaffChrome(c, t.StaffTitle), T: t, Tables: dataTables(LangOf(c), t, x),
 		DownloadURL: staffPersonURL(c, id) + "/export.json"}
 	if len(x.Persons) == 1 {
 		m.Name = x.Persons[0].FirstName + " " + x.Persons[0].LastName
@@ -49,85 +49,85 @@ func (s *Server) staffPersonData(c echo.Context) error {
 	if c.QueryParam("done") == "erased" {
 		m.Flash = t.DoneErased
 	}
-	return staffRender(c, http.StatusOK, views.StaffPersonData(m))
+	return StaffRender(c, http.StatusOK, views.StaffPersonData(m))
 }
 
 // staffPersonExport answers GET /staff/persons/:id/export.json.
-func (s *Server) staffPersonExport(c echo.Context) error {
+func (s *Server) StaffPersonExport(c echo.Context) error {
 	u := StaffUserOf(c)
 	id, ok := PathID(c, "id")
 	if !ok {
-		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
+		return s.StaffErrorPage(c, http.StatusNotFound, StaffTextIn(c).NotFound)
 	}
 	x, err := s.engine.ExportPerson(c.Request().Context(), u.OrganisationID, id)
 	if err != nil {
-		return s.staffEngineError(c, err)
+		return s.StaffEngineError(c, err)
 	}
 	if err := s.RecordPersonAccess(c.Request().Context(), u.Actor(), u.OrganisationID, id, engine.AccessExport, x); err != nil {
-		return s.staffEngineError(c, err)
+		return s.StaffEngineError(c, err)
 	}
 	return exportDownload(c, x, fmt.Sprintf("person-%d.json", id))
 }
 
 // staffErasePerson answers POST /staff/persons/:id/erase (force=1 to
 // override an active membership or open payment), after a confirmation.
-func (s *Server) staffErasePerson(c echo.Context) error {
+func (s *Server) StaffErasePerson(c echo.Context) error {
 	u := StaffUserOf(c)
 	t := views.PersonalDataTextIn(c.Request().Context())
 	back, _ := PathID(c, "id")
-	id, proceed, err := s.staffConfirmedID(c, t.ConfirmErase, t.ConfirmEraseDetail, staffPersonURL(c, back))
+	id, proceed, err := s.StaffConfirmedID(c, t.ConfirmErase, t.ConfirmEraseDetail, staffPersonURL(c, back))
 	if !proceed {
 		return err
 	}
 	opt := engine.ErasureOptions{Force: c.FormValue("force") == "1"}
 	if _, err := s.engine.ErasePerson(c.Request().Context(), u.Actor(), u.OrganisationID, id, opt); err != nil {
-		return s.staffEngineError(c, err)
+		return s.StaffEngineError(c, err)
 	}
 	return c.Redirect(http.StatusSeeOther, staffPersonURL(c, id)+"?done=erased")
 }
 
 // staffDataRequests answers GET /staff/data-requests: members' requests,
 // open ones first.
-func (s *Server) staffDataRequests(c echo.Context) error {
+func (s *Server) StaffDataRequests(c echo.Context) error {
 	u := StaffUserOf(c)
 	ctx := c.Request().Context()
 	list, err := s.engine.DataRequests(ctx, u.OrganisationID, "")
 	if err != nil {
-		return s.staffEngineError(c, err)
+		return s.StaffEngineError(c, err)
 	}
 	t := views.PersonalDataTextIn(ctx)
-	m := views.StaffDataRequestsModel{StaffChrome: s.staffChrome(c, t.RequestsTitle), T: t}
+	m := views.StaffDataRequestsModel{StaffChrome: s.StaffChrome(c, t.RequestsTitle), T: t}
 	if c.QueryParam("done") == "request" {
 		m.Flash = t.DoneRequest
 	}
 	for _, r := range list {
-		row := views.StaffDataRequestRow{ID: strconv.FormatInt(r.ID, 10), Created: staffDateTime(c, r.CreatedAt), Household: r.UserKey,
+		row := views.StaffDataRequestRow{ID: strconv.FormatInt(r.ID, 10), Created: StaffDateTime(c, r.CreatedAt), Household: r.UserKey,
 			Kind: requestKind(t, r.Kind), Message: r.Message, Status: requestStatus(t, r.Status), Person: t.WholeHousehold, Note: r.Note}
 		if r.PersonID != nil {
 			row.Person, row.PersonURL = t.OpenPerson+" #"+strconv.FormatInt(*r.PersonID, 10), staffPersonURL(c, *r.PersonID)
 		}
 		if r.DoneAt != nil {
-			row.Done = t.Done + " " + staffDateTime(c, *r.DoneAt) + " · " + r.DoneBy
+			row.Done = t.Done + " " + StaffDateTime(c, *r.DoneAt) + " · " + r.DoneBy
 		} else {
-			row.DoneURL = OrganisationPath(c, fmt.Sprintf("%s%s/%d/done", StaffPrefix, staffDataRequestsPath, r.ID))
+			row.DoneURL = OrganisationPath(c, fmt.Sprintf("%s%s/%d/done", StaffPrefix, StaffDataRequestsPath, r.ID))
 		}
 		m.Rows = append(m.Rows, row)
 	}
-	return staffRender(c, http.StatusOK, views.StaffDataRequests(m))
+	return StaffRender(c, http.StatusOK, views.StaffDataRequests(m))
 }
 
 // staffCompleteDataRequest answers POST /staff/data-requests/:id/done
 // (note): the household is told by e-mail.
-func (s *Server) staffCompleteDataRequest(c echo.Context) error {
+func (s *Server) StaffCompleteDataRequest(c echo.Context) error {
 	u := StaffUserOf(c)
 	id, ok := PathID(c, "id")
 	if !ok {
-		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
+		return s.StaffErrorPage(c, http.StatusNotFound, StaffTextIn(c).NotFound)
 	}
 	if err := s.engine.CompleteDataRequest(c.Request().Context(), u.Actor(), u.OrganisationID, id, c.FormValue("note")); err != nil {
-		return s.staffEngineError(c, err)
+		return s.StaffEngineError(c, err)
 	}
-	return c.Redirect(http.StatusSeeOther, OrganisationPath(c, StaffPrefix+staffDataRequestsPath)+"?done=request")
+	return c.Redirect(http.StatusSeeOther, OrganisationPath(c, StaffPrefix+StaffDataRequestsPath)+"?done=request")
 }
 
 // registrationPrivacy records that the staff member opened registration
@@ -153,7 +153,7 @@ func (s *Server) registrationPrivacy(c echo.Context, d *engine.RegistrationDetai
 			name = "#" + strconv.FormatInt(cv.PersonID, 10)
 		}
 		m.Consents = append(m.Consents, views.StaffConsentRow{Person: name, Kind: consentKindLabel(c, cv.Kind), Text: cv.Text,
-			Language: cv.Language, Given: staffDateTime(c, cv.GivenAt), Version: cv.TextVersion[:min(12, len(cv.TextVersion))]})
+			Language: cv.Language, Given: StaffDateTime(c, cv.GivenAt), Version: cv.TextVersion[:min(12, len(cv.TextVersion))]})
 	}
 	return nil
 }

@@ -30,28 +30,28 @@ func staffRegistrationTextIn(c echo.Context) *views.StaffRegistrationTexts {
 // page's language and the time (UTC).
 func staffWhen(c echo.Context, t time.Time) string {
 	t = t.UTC()
-	return langOf(c).Date(t) + " " + t.Format("15:04")
+	return LangOf(c).Date(t) + " " + t.Format("15:04")
 }
 
 // staffRegistration answers GET /staff/registrations/:id.
-func (s *Server) staffRegistration(c echo.Context) error {
+func (s *Server) StaffRegistration(c echo.Context) error {
 	u := StaffUserOf(c)
 	id, ok := PathID(c, "id")
 	if !ok {
-		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
+		return s.StaffErrorPage(c, http.StatusNotFound, StaffTextIn(c).NotFound)
 	}
 	ctx := c.Request().Context()
 	d, err := s.engine.RegistrationDetail(ctx, u.OrganisationID, id)
 	if err != nil {
-		return s.staffEngineError(c, err)
+		return s.StaffEngineError(c, err)
 	}
 	audit, err := s.engine.AuditLog(ctx, engine.AuditQuery{OrganisationID: u.OrganisationID, InstanceID: id, Limit: 200})
 	if err != nil {
-		return s.staffEngineError(c, err)
+		return s.StaffEngineError(c, err)
 	}
 	st := engine.RegistrationStateOf(d.Instance.Status)
-	m := views.StaffDetailModel{StaffChrome: s.staffChrome(c, fmt.Sprintf(staffTextIn(c).DetTitle, id)), ID: strconv.FormatInt(id, 10),
-		UserKey: d.Instance.UserKey, State: stateLabel(c, st), StateKey: string(st), Period: d.Period.Name,
+	m := views.StaffDetailModel{StaffChrome: s.StaffChrome(c, fmt.Sprintf(StaffTextIn(c).DetTitle, id)), ID: strconv.FormatInt(id, 10),
+		UserKey: d.Instance.UserKey, State: StateLabel(c, st), StateKey: string(st), Period: d.Period.Name,
 		Started: staffWhen(c, d.Instance.StartTime), Updated: staffWhen(c, d.Instance.UpdatedAt),
 		Definition: fmt.Sprintf("%s (v%d)", cmp.Or(d.Definition.Name, d.Definition.Key), d.Definition.Version), Audit: s.staffAuditRows(c, audit),
 		Today: time.Now().UTC().Format(time.DateOnly)}
@@ -66,47 +66,47 @@ func (s *Server) staffRegistration(c echo.Context) error {
 		if a.Kept() {
 			format = staffRegistrationTextIn(c).ArchivedKept
 		}
-		m.Archive = fmt.Sprintf(format, langOf(c).Date(a.ArchivedAt.UTC()), a.Answers, a.Persons())
+		m.Archive = fmt.Sprintf(format, LangOf(c).Date(a.ArchivedAt.UTC()), a.Answers, a.Persons())
 	}
 	if o := d.Order; o != nil {
-		om := &views.StaffOrderModel{Reference: o.PayReference, Status: statusLabel(c, string(o.Status)), Total: staffMoney(c, o.TotalMinor, o.Currency),
+		om := &views.StaffOrderModel{Reference: o.PayReference, Status: StatusLabel(c, string(o.Status)), Total: StaffMoney(c, o.TotalMinor, o.Currency),
 			Created: staffWhen(c, o.CreatedAt), TransferReference: transferReference(d)}
 		if o.PaidAt != nil {
 			om.Paid = staffWhen(c, *o.PaidAt)
 		}
 		for _, l := range o.Lines {
-			om.Lines = append(om.Lines, views.OrderLineModel{Description: l.Description, Amount: staffMoney(c, l.AmountMinor, l.Currency)})
+			om.Lines = append(om.Lines, views.OrderLineModel{Description: l.Description, Amount: StaffMoney(c, l.AmountMinor, l.Currency)})
 		}
 		m.Order = om
 	}
 	m.Mandate = staffMandate(c, u.Role, id, d.Mandate)
 	refundURL := ""
 	if u.Role.AtLeast(engine.RoleTreasurer) {
-		refundURL = registrationURL(c, id) + "/refund"
+		refundURL = RegistrationURL(c, id) + "/refund"
 	}
 	m.History = historyEntries(c, d, refundURL)
-	m.Actions = detailActions(u.Role, d, registrationURL(c, id))
+	m.Actions = detailActions(u.Role, d, RegistrationURL(c, id))
 	var due *banking.Transfer
 	if d.Order != nil && d.Order.Status == engine.OrderUnpaid {
 		// What is still owed: the total less the parts that arrived (the
 		// same answer the pay page gives).
 		if due, err = s.engine.BankTransferDue(ctx, d.Order.ID); err != nil {
-			return s.staffEngineError(c, err)
+			return s.StaffEngineError(c, err)
 		}
 	}
 	if m.Actions.Capture != "" && due != nil {
 		m.Actions.CaptureAmount = engine.FormatAmount(due.AmountMinor)
 		if received := d.Order.TotalMinor - due.AmountMinor; received > 0 {
-			m.Actions.CaptureOwed = fmt.Sprintf(staffTextIn(c).CapStillOwed, staffMoney(c, received, due.Currency), staffMoney(c, due.AmountMinor, due.Currency))
+			m.Actions.CaptureOwed = fmt.Sprintf(StaffTextIn(c).CapStillOwed, StaffMoney(c, received, due.Currency), StaffMoney(c, due.AmountMinor, due.Currency))
 		}
 	}
 	if words := captureWords(c, c.QueryParam("done"), d, due); words != "" {
 		m.Flash = words
 	}
 	if err := s.registrationPrivacy(c, d, &m); err != nil { // consents and the access log: staff_privacy.go
-		return s.staffEngineError(c, err)
+		return s.StaffEngineError(c, err)
 	}
-	return staffRender(c, http.StatusOK, views.StaffDetailPage(m))
+	return StaffRender(c, http.StatusOK, views.StaffDetailPage(m))
 }
 
 // transferReference is the RF reference members write on their transfer
@@ -138,8 +138,8 @@ func householdRows(c echo.Context, d *engine.RegistrationDetail) []views.StaffPe
 			key = "pending"
 		}
 		byPerson[ms.PersonID] = append(byPerson[ms.PersonID], views.StaffPersonMembership{
-			Type:   ms.TypeTexts.In(langOf(c).Code, ms.TypeName) + " (" + memberTypeLabel(c, ms.MemberType) + ")",
-			Status: statusLabel(c, string(ms.Status)), StatusKey: key})
+			Type:   ms.TypeTexts.In(LangOf(c).Code, ms.TypeName) + " (" + MemberTypeLabel(c, ms.MemberType) + ")",
+			Status: StatusLabel(c, string(ms.Status)), StatusKey: key})
 	}
 	var rows []views.StaffPersonRow
 	for _, p := range d.Household {
@@ -147,7 +147,7 @@ func householdRows(c echo.Context, d *engine.RegistrationDetail) []views.StaffPe
 			continue
 		}
 		row := views.StaffPersonRow{Name: strings.TrimSpace(p.FirstName + " " + p.LastName),
-			Born: fmt.Sprintf(staffRegistrationTextIn(c).Born, langOf(c).Date(p.DateOfBirth)), Email: p.Email, Memberships: byPerson[p.ID]}
+			Born: fmt.Sprintf(staffRegistrationTextIn(c).Born, LangOf(c).Date(p.DateOfBirth)), Email: p.Email, Memberships: byPerson[p.ID]}
 		if StaffUserOf(c).Role.AtLeast(engine.RoleRegistrar) {
 			row.DataURL = staffPersonURL(c, p.ID)
 		}
@@ -165,7 +165,7 @@ func answerRows(c echo.Context, d *engine.RegistrationDetail, names map[int64]st
 	t := staffRegistrationTextIn(c)
 	var rows []views.StaffStepRow
 	for _, as := range d.Steps {
-		step, err := as.Step.InLanguage(langOf(c).Code)
+		step, err := as.Step.InLanguage(LangOf(c).Code)
 		if err != nil {
 			step = as.Step // the stored default language's texts
 		}
@@ -238,7 +238,7 @@ func eventTitle(c echo.Context, p engine.Payment, e engine.PaymentEvent) (title,
 	t := staffRegistrationTextIn(c)
 	amount := ""
 	if e.AmountMinor != nil && e.Currency != nil {
-		amount = staffMoney(c, *e.AmountMinor, *e.Currency)
+		amount = StaffMoney(c, *e.AmountMinor, *e.Currency)
 	}
 	switch {
 	case e.EventType == engine.DebitReturnEvent:
@@ -276,7 +276,7 @@ func eventDetail(c echo.Context, e engine.PaymentEvent) string {
 			// capture form what is still owed.
 		case strings.HasPrefix(part, "booked "):
 			if d, err := time.Parse(time.DateOnly, strings.TrimPrefix(part, "booked ")); err == nil {
-				part = fmt.Sprintf(t.Booked, langOf(c).Date(d))
+				part = fmt.Sprintf(t.Booked, LangOf(c).Date(d))
 			}
 			parts = append(parts, part)
 		case strings.HasPrefix(part, "captured by "):
@@ -305,8 +305,8 @@ func historyEntries(c echo.Context, d *engine.RegistrationDetail, refundURL stri
 		out = append(out, historyEntry{at: at, StaffHistoryEntry: e})
 	}
 	for _, p := range d.Payments {
-		attempt := views.StaffHistoryEntry{Kind: "attempt", Title: fmt.Sprintf(t.AttemptStarted, providerLabel(c, p.Provider), staffMoney(c, p.AmountMinor, p.Currency)),
-			Detail: fmt.Sprintf(t.Reference, p.Reference), Status: statusLabel(c, string(p.Status)), Problem: p.Problem}
+		attempt := views.StaffHistoryEntry{Kind: "attempt", Title: fmt.Sprintf(t.AttemptStarted, providerLabel(c, p.Provider), StaffMoney(c, p.AmountMinor, p.Currency)),
+			Detail: fmt.Sprintf(t.Reference, p.Reference), Status: StatusLabel(c, string(p.Status)), Problem: p.Problem}
 		if refundURL != "" && p.Status == engine.PaymentSucceeded && p.RefundStatus != engine.RefundDone {
 			attempt.RefundURL, attempt.RefundRef = refundURL, p.Reference
 		}
@@ -315,7 +315,7 @@ func historyEntries(c echo.Context, d *engine.RegistrationDetail, refundURL stri
 			title, kind := eventTitle(c, p.Payment, e)
 			add(e.CreatedAt, views.StaffHistoryEntry{Kind: kind, Title: title, Detail: eventDetail(c, e)})
 		}
-		amount := staffMoney(c, cmp.Or(ptrValue(p.PaidAmountMinor), p.AmountMinor), cmp.Or(ptrValue(p.PaidCurrency), p.Currency))
+		amount := StaffMoney(c, cmp.Or(ptrValue(p.PaidAmountMinor), p.AmountMinor), cmp.Or(ptrValue(p.PaidCurrency), p.Currency))
 		switch p.RefundStatus {
 		case engine.RefundDue:
 			add(p.UpdatedAt, views.StaffHistoryEntry{Kind: "refund", Title: fmt.Sprintf(t.RefundDue, amount)})
@@ -347,15 +347,15 @@ func historyEntries(c echo.Context, d *engine.RegistrationDetail, refundURL stri
 		}
 		switch {
 		case msg.SentAt != nil:
-			e.Status = fmt.Sprintf(staffTextIn(c).DelSent, staffWhen(c, *msg.SentAt))
+			e.Status = fmt.Sprintf(StaffTextIn(c).DelSent, staffWhen(c, *msg.SentAt))
 		case msg.JobState == jobs.StateDead:
-			e.Status, e.Problem = staffTextIn(c).DelDead, msg.LastError
+			e.Status, e.Problem = StaffTextIn(c).DelDead, msg.LastError
 		case msg.JobState == jobs.StateFailed:
-			e.Status, e.Problem = fmt.Sprintf(staffTextIn(c).DelFailed, msg.Attempts), msg.LastError
+			e.Status, e.Problem = fmt.Sprintf(StaffTextIn(c).DelFailed, msg.Attempts), msg.LastError
 		case msg.JobState == jobs.StateSucceeded:
-			e.Status = staffTextIn(c).DelSkipped
+			e.Status = StaffTextIn(c).DelSkipped
 		default:
-			e.Status = staffTextIn(c).DelQueued
+			e.Status = StaffTextIn(c).DelQueued
 		}
 		add(msg.CreatedAt, e)
 	}
@@ -394,14 +394,14 @@ func captureWords(c echo.Context, done string, d *engine.RegistrationDetail, due
 			}
 		}
 		if owed > 0 {
-			return fmt.Sprintf(t.CapturedSecond, staffMoney(c, owed, o.Currency))
+			return fmt.Sprintf(t.CapturedSecond, StaffMoney(c, owed, o.Currency))
 		}
 	}
 	switch {
 	case o.Status == engine.OrderPaid:
-		return fmt.Sprintf(t.CapturedComplete, staffMoney(c, o.TotalMinor, o.Currency))
+		return fmt.Sprintf(t.CapturedComplete, StaffMoney(c, o.TotalMinor, o.Currency))
 	case due != nil && due.AmountMinor < o.TotalMinor:
-		return fmt.Sprintf(t.CapturedPart, staffMoney(c, o.TotalMinor-due.AmountMinor, due.Currency), staffMoney(c, due.AmountMinor, due.Currency))
+		return fmt.Sprintf(t.CapturedPart, StaffMoney(c, o.TotalMinor-due.AmountMinor, due.Currency), StaffMoney(c, due.AmountMinor, due.Currency))
 	}
 	return ""
 }
@@ -438,46 +438,46 @@ func detailActions(role engine.StaffRole, d *engine.RegistrationDetail, base str
 
 // staffDone goes back to the registration with a result message (PRG).
 func staffDone(c echo.Context, id int64, done string) error {
-	return c.Redirect(http.StatusSeeOther, registrationURL(c, id)+"?done="+done)
+	return c.Redirect(http.StatusSeeOther, RegistrationURL(c, id)+"?done="+done)
 }
 
 // staffResendConfirmation answers POST /staff/registrations/:id/resend-confirmation.
-func (s *Server) staffResendConfirmation(c echo.Context) error {
+func (s *Server) StaffResendConfirmation(c echo.Context) error {
 	return s.staffAction(c, "resent-confirmation", func(u *StaffUser, id int64) error {
 		return s.engine.ResendConfirmation(c.Request().Context(), u.Actor(), u.OrganisationID, id)
 	})
 }
 
 // staffResendPaymentLink answers POST /staff/registrations/:id/resend-payment-link.
-func (s *Server) staffResendPaymentLink(c echo.Context) error {
+func (s *Server) StaffResendPaymentLink(c echo.Context) error {
 	return s.staffAction(c, "resent-link", func(u *StaffUser, id int64) error {
 		return s.engine.ResendPaymentLink(c.Request().Context(), u.Actor(), u.OrganisationID, id)
 	})
 }
 
 // staffResetRegistration answers POST /staff/registrations/:id/reset, after a confirmation.
-func (s *Server) staffResetRegistration(c echo.Context) error {
+func (s *Server) StaffResetRegistration(c echo.Context) error {
 	t := staffRegistrationTextIn(c)
-	q := staffQuestion{Question: staffTextIn(c).ConfirmReset, Detail: staffTextIn(c).ConfirmResetDetail, Yes: t.ResetYes, No: t.ResetNo}
+	q := staffQuestion{Question: StaffTextIn(c).ConfirmReset, Detail: StaffTextIn(c).ConfirmResetDetail, Yes: t.ResetYes, No: t.ResetNo}
 	return s.staffConfirmedAction(c, q, "reset", func(u *StaffUser, id int64) error {
 		return s.engine.StaffReset(c.Request().Context(), u.Actor(), u.OrganisationID, id)
 	})
 }
 
 // staffCancelRegistration answers POST /staff/registrations/:id/cancel, after a confirmation.
-func (s *Server) staffCancelRegistration(c echo.Context) error {
+func (s *Server) StaffCancelRegistration(c echo.Context) error {
 	t := staffRegistrationTextIn(c)
-	q := staffQuestion{Question: staffTextIn(c).ConfirmCancel, Detail: staffTextIn(c).ConfirmCancelDetail, Yes: t.CancelYes, No: t.CancelNo}
+	q := staffQuestion{Question: StaffTextIn(c).ConfirmCancel, Detail: StaffTextIn(c).ConfirmCancelDetail, Yes: t.CancelYes, No: t.CancelNo}
 	return s.staffConfirmedAction(c, q, "cancelled", func(u *StaffUser, id int64) error {
 		return s.engine.CancelRegistration(c.Request().Context(), u.Actor(), u.OrganisationID, id)
 	})
 }
 
 // staffRefund answers POST /staff/registrations/:id/refund (payment=REF), after a confirmation.
-func (s *Server) staffRefund(c echo.Context) error {
+func (s *Server) StaffRefund(c echo.Context) error {
 	ref := c.FormValue("payment")
 	t := staffRegistrationTextIn(c)
-	q := staffQuestion{Question: fmt.Sprintf(staffTextIn(c).ConfirmRefund, ref), Detail: staffTextIn(c).ConfirmRefundDetail, Yes: t.RefundYes, No: t.RefundNo}
+	q := staffQuestion{Question: fmt.Sprintf(StaffTextIn(c).ConfirmRefund, ref), Detail: StaffTextIn(c).ConfirmRefundDetail, Yes: t.RefundYes, No: t.RefundNo}
 	return s.staffConfirmedAction(c, q, "refunded", func(u *StaffUser, id int64) error {
 		return s.engine.RefundPayment(c.Request().Context(), u.Actor(), u.OrganisationID, id, ref, "")
 	})
@@ -491,19 +491,19 @@ const captureBackToOpenPayments = "open-payments"
 // booked (a date, not in the future), note, and back=open-payments when
 // sent from that list. The result is named in ?done= and stated in words
 // by the page it leads to, from the state it finds.
-func (s *Server) staffCapture(c echo.Context) error {
+func (s *Server) StaffCapture(c echo.Context) error {
 	u := StaffUserOf(c)
 	id, ok := PathID(c, "id")
 	if !ok {
-		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
+		return s.StaffErrorPage(c, http.StatusNotFound, StaffTextIn(c).NotFound)
 	}
 	amount, err := engine.ParseAmount(strings.TrimSpace(c.FormValue("amount")))
 	if err != nil || amount <= 0 {
-		return s.staffErrorPage(c, http.StatusUnprocessableEntity, staffTextIn(c).BadAmount)
+		return s.StaffErrorPage(c, http.StatusUnprocessableEntity, StaffTextIn(c).BadAmount)
 	}
 	booked, err := time.Parse(time.DateOnly, strings.TrimSpace(c.FormValue("booked")))
 	if err != nil || booked.After(time.Now().UTC()) {
-		return s.staffErrorPage(c, http.StatusUnprocessableEntity, staffTextIn(c).BadDate)
+		return s.StaffErrorPage(c, http.StatusUnprocessableEntity, StaffTextIn(c).BadDate)
 	}
 	note := strings.TrimSpace(c.FormValue("note"))
 	if len(note) > 200 {
@@ -511,7 +511,7 @@ func (s *Server) staffCapture(c echo.Context) error {
 	}
 	res, err := s.engine.StaffCapture(c.Request().Context(), u.Actor(), u.OrganisationID, id, engine.Capture{AmountMinor: amount, BookedOn: booked, Note: note})
 	if err != nil {
-		return s.staffEngineError(c, err)
+		return s.StaffEngineError(c, err)
 	}
 	done := "captured" // the form sent twice: captured once
 	switch {
@@ -525,7 +525,7 @@ func (s *Server) staffCapture(c echo.Context) error {
 		done = "captured-problem"
 	}
 	if c.FormValue("back") == captureBackToOpenPayments {
-		back := OrganisationPath(c, StaffPrefix+openPaymentsPath) + "?" + url.Values{"done": {done}, "registration": {strconv.FormatInt(id, 10)}}.Encode()
+		back := OrganisationPath(c, StaffPrefix+OpenPaymentsPath) + "?" + url.Values{"done": {done}, "registration": {strconv.FormatInt(id, 10)}}.Encode()
 		return c.Redirect(http.StatusSeeOther, back)
 	}
 	return staffDone(c, id, done)
@@ -535,10 +535,10 @@ func (s *Server) staffCapture(c echo.Context) error {
 func (s *Server) staffAction(c echo.Context, done string, act func(*StaffUser, int64) error) error {
 	id, ok := PathID(c, "id")
 	if !ok {
-		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
+		return s.StaffErrorPage(c, http.StatusNotFound, StaffTextIn(c).NotFound)
 	}
 	if err := act(StaffUserOf(c), id); err != nil {
-		return s.staffEngineError(c, err)
+		return s.StaffEngineError(c, err)
 	}
 	return staffDone(c, id, done)
 }
@@ -547,9 +547,9 @@ func (s *Server) staffAction(c echo.Context, done string, act func(*StaffUser, i
 func (s *Server) staffConfirmedAction(c echo.Context, q staffQuestion, done string, act func(*StaffUser, int64) error) error {
 	id, ok := PathID(c, "id")
 	if !ok {
-		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
+		return s.StaffErrorPage(c, http.StatusNotFound, StaffTextIn(c).NotFound)
 	}
-	if ok, err := s.staffAsked(c, q, registrationURL(c, id)); !ok {
+	if ok, err := s.staffAsked(c, q, RegistrationURL(c, id)); !ok {
 		return err
 	}
 	return s.staffAction(c, done, act)

@@ -18,21 +18,21 @@ import (
 )
 
 // registrationsPath is the registrations list below StaffPrefix.
-const registrationsPath = "/registrations"
+const RegistrationsPath = "/registrations"
 
 // stateLabels are the registration states as the pages name them.
-func stateLabel(c echo.Context, r engine.RegistrationState) string {
+func StateLabel(c echo.Context, r engine.RegistrationState) string {
 	switch r {
 	case engine.RegSuspended:
-		return staffTextIn(c).StateSuspended
+		return StaffTextIn(c).StateSuspended
 	case engine.RegAwaitingPayment:
-		return staffTextIn(c).StateAwaitingPayment
+		return StaffTextIn(c).StateAwaitingPayment
 	case engine.RegPaid:
-		return staffTextIn(c).StatePaid
+		return StaffTextIn(c).StatePaid
 	case engine.RegCancelled:
-		return staffTextIn(c).StateCancelled
+		return StaffTextIn(c).StateCancelled
 	}
-	return staffTextIn(c).StateInProgress
+	return StaffTextIn(c).StateInProgress
 }
 
 // registrationQuery reads the list's filters from the query string;
@@ -64,7 +64,7 @@ func registrationQuery(c echo.Context, orgID int64) (engine.RegistrationQuery, b
 }
 
 // listURL is the list's address with q's filters and page.
-func listURL(c echo.Context, path string, q engine.RegistrationQuery, page int) string {
+func ListURL(c echo.Context, path string, q engine.RegistrationQuery, page int) string {
 	v := url.Values{}
 	if q.Search != "" {
 		v.Set("q", q.Search)
@@ -98,42 +98,42 @@ func listURL(c echo.Context, path string, q engine.RegistrationQuery, page int) 
 // (period, state, membership type, unpaid for more than N days) and pages
 // of 50, newest first or sorted by the amount owed or the days unpaid
 // (sort=owed, owed-asc, unpaid, unpaid-asc).
-func (s *Server) staffRegistrations(c echo.Context) error {
+func (s *Server) StaffRegistrations(c echo.Context) error {
 	u := StaffUserOf(c)
 	q, ok := registrationQuery(c, u.OrganisationID)
 	if !ok {
-		return s.staffErrorPage(c, http.StatusBadRequest, staffTextIn(c).BadFilter)
+		return s.StaffErrorPage(c, http.StatusBadRequest, StaffTextIn(c).BadFilter)
 	}
 	ctx := c.Request().Context()
 	page, err := s.engine.Registrations(ctx, q)
 	if err != nil {
-		return s.staffEngineError(c, err)
+		return s.StaffEngineError(c, err)
 	}
 	periods, err := s.engine.Periods(ctx, u.OrganisationID)
 	if err != nil {
-		return s.staffEngineError(c, err)
+		return s.StaffEngineError(c, err)
 	}
 	types, err := s.engine.MembershipTypes(ctx, u.OrganisationID)
 	if err != nil {
-		return s.staffEngineError(c, err)
+		return s.StaffEngineError(c, err)
 	}
-	m := views.StaffRegistrationsModel{StaffChrome: s.staffChrome(c, staffTextIn(c).RegTitle), Action: OrganisationPath(c, StaffPrefix+registrationsPath),
+	m := views.StaffRegistrationsModel{StaffChrome: s.StaffChrome(c, StaffTextIn(c).RegTitle), Action: OrganisationPath(c, StaffPrefix+RegistrationsPath),
 		Search: q.Search, Total: page.Total, Sort: string(q.Sort),
-		PageText: fmt.Sprintf(staffTextIn(c).RegPageText, page.Total, page.Page, page.PageCount)}
+		PageText: fmt.Sprintf(StaffTextIn(c).RegPageText, page.Total, page.Page, page.PageCount)}
 	if q.UnpaidDays > 0 {
 		m.UnpaidDays = strconv.Itoa(q.UnpaidDays)
 	}
 	periodsByID := map[int64]string{}
-	m.Periods = []views.StaffOption{{Value: "", Label: staffTextIn(c).RegAll}}
+	m.Periods = []views.StaffOption{{Value: "", Label: StaffTextIn(c).RegAll}}
 	for _, p := range periods {
 		periodsByID[p.ID] = p.Name
 		m.Periods = append(m.Periods, views.StaffOption{Value: strconv.FormatInt(p.ID, 10), Label: p.Name, Selected: p.ID == q.PeriodID})
 	}
-	m.States = []views.StaffOption{{Value: "", Label: staffTextIn(c).RegAll}}
+	m.States = []views.StaffOption{{Value: "", Label: StaffTextIn(c).RegAll}}
 	for _, st := range engine.RegistrationStates {
-		m.States = append(m.States, views.StaffOption{Value: string(st), Label: stateLabel(c, st), Selected: st == q.State})
+		m.States = append(m.States, views.StaffOption{Value: string(st), Label: StateLabel(c, st), Selected: st == q.State})
 	}
-	m.Types = []views.StaffOption{{Value: "", Label: staffTextIn(c).RegAll}}
+	m.Types = []views.StaffOption{{Value: "", Label: StaffTextIn(c).RegAll}}
 	for _, t := range types {
 		m.Types = append(m.Types, views.StaffOption{Value: strconv.FormatInt(t.ID, 10), Label: t.Name, Selected: t.ID == q.MembershipTypeID})
 	}
@@ -142,8 +142,8 @@ func (s *Server) staffRegistrations(c echo.Context) error {
 	m.DaysSort = sortLink(c, q, lt.DaysUnpaid, engine.SortRegUnpaidDesc, engine.SortRegUnpaidAsc)
 	for _, r := range page.Rows {
 		st := engine.RegistrationStateOf(r.Status)
-		row := views.StaffRegistrationRow{URL: registrationURL(c, r.ID), ID: strconv.FormatInt(r.ID, 10), Household: strings.Join(r.Household, ", "),
-			UserKey: r.UserKey, State: stateLabel(c, st), StateKey: string(st), Started: staffDateTime(c, r.StartTime), Updated: staffDateTime(c, r.UpdatedAt),
+		row := views.StaffRegistrationRow{URL: RegistrationURL(c, r.ID), ID: strconv.FormatInt(r.ID, 10), Household: strings.Join(r.Household, ", "),
+			UserKey: r.UserKey, State: StateLabel(c, st), StateKey: string(st), Started: StaffDateTime(c, r.StartTime), Updated: StaffDateTime(c, r.UpdatedAt),
 			LinkLabel: fmt.Sprintf(lt.OpenRegistration, strconv.FormatInt(r.ID, 10))}
 		if row.Household == "" {
 			row.Household = lt.NoPersonsYet
@@ -152,24 +152,24 @@ func (s *Server) staffRegistrations(c echo.Context) error {
 			row.Reference = *r.Reference
 		}
 		if r.Total != nil && r.Currency != nil {
-			row.Total = staffMoney(c, *r.Total, *r.Currency)
+			row.Total = StaffMoney(c, *r.Total, *r.Currency)
 			if r.OwedMinor != nil {
-				row.Owed, row.DaysUnpaid = staffMoney(c, *r.OwedMinor, *r.Currency), strconv.Itoa(r.DaysUnpaid)
+				row.Owed, row.DaysUnpaid = StaffMoney(c, *r.OwedMinor, *r.Currency), strconv.Itoa(r.DaysUnpaid)
 				row.DaysText = fmt.Sprintf(lt.DaysCount, r.DaysUnpaid)
 			}
 		}
 		m.Rows = append(m.Rows, row)
 	}
 	if page.Page > 1 {
-		m.PrevURL = listURL(c, registrationsPath, q, page.Page-1)
+		m.PrevURL = ListURL(c, RegistrationsPath, q, page.Page-1)
 	}
 	if page.Page < page.PageCount {
-		m.NextURL = listURL(c, registrationsPath, q, page.Page+1)
+		m.NextURL = ListURL(c, RegistrationsPath, q, page.Page+1)
 	}
 	if u.Role.AtLeast(engine.RoleTreasurer) {
-		m.CSVURL = listURL(c, registrationsPath+".csv", q, 1)
+		m.CSVURL = ListURL(c, RegistrationsPath+".csv", q, 1)
 	}
-	return staffRender(c, http.StatusOK, views.StaffRegistrationsPage(m))
+	return StaffRender(c, http.StatusOK, views.StaffRegistrationsPage(m))
 }
 
 // sortLink is a sortable column's header: its link sorts by the column,
@@ -186,25 +186,25 @@ func sortLink(c echo.Context, q engine.RegistrationQuery, label string, desc, as
 	}
 	l.Title = fmt.Sprintf(map[bool]string{true: lt.SortDesc, false: lt.SortAsc}[next == desc], label)
 	q.Sort = next
-	l.URL = listURL(c, registrationsPath, q, 1)
+	l.URL = ListURL(c, RegistrationsPath, q, 1)
 	return l
 }
 
 // registrationURL is the detail page of a registration.
-func registrationURL(c echo.Context, id int64) string {
-	return OrganisationPath(c, StaffPrefix+registrationsPath+"/"+strconv.FormatInt(id, 10))
+func RegistrationURL(c echo.Context, id int64) string {
+	return OrganisationPath(c, StaffPrefix+RegistrationsPath+"/"+strconv.FormatInt(id, 10))
 }
 
 // staffRegistrationsCSV answers GET /staff/registrations.csv (treasurer
 // and up): every registration the filters select, streamed.
-func (s *Server) staffRegistrationsCSV(c echo.Context) error {
+func (s *Server) StaffRegistrationsCSV(c echo.Context) error {
 	u := StaffUserOf(c)
 	q, ok := registrationQuery(c, u.OrganisationID)
 	if !ok {
-		return s.staffErrorPage(c, http.StatusBadRequest, staffTextIn(c).BadFilter)
+		return s.StaffErrorPage(c, http.StatusBadRequest, StaffTextIn(c).BadFilter)
 	}
 	if err := s.recordListExport(c, "registrations.csv"); err != nil { // the access log: staff_privacy.go
-		return s.staffEngineError(c, err)
+		return s.StaffEngineError(c, err)
 	}
 	h := c.Response().Header()
 	h.Set(echo.HeaderContentType, "text/csv; charset=utf-8")
@@ -223,7 +223,7 @@ func (s *Server) staffRegistrationsCSV(c echo.Context) error {
 	})
 	if err != nil {
 		if !started {
-			return s.staffEngineError(c, err)
+			return s.StaffEngineError(c, err)
 		}
 		s.LogFor(c).Error("registrations export broke off", "err", err)
 		return nil

@@ -27,7 +27,7 @@ const maxStaffUploadBody = maxStaffUploadBytes*4/3 + 64<<10
 
 // staffUploadPaths are the staff routes that take files; the server's
 // 64 KB body limit leaves them to staffUpload's.
-var staffUploadPaths = map[string]bool{StaffPrefix + staffStatementPath: true, StaffPrefix + StaffImportPath: true,
+var staffUploadPaths = map[string]bool{StaffPrefix + StaffStatementPath: true, StaffPrefix + StaffImportPath: true,
 	StaffPrefix + StaffDefinitionsPath: true}
 
 // isStaffUpload reports whether r posts a file to a staff page.
@@ -46,7 +46,7 @@ var (
 // the status and which of the page's texts (too large, or no file), and
 // ok false for no problem or a failure that is not the upload's (err,
 // for the error handler).
-func uploadProblem(err error, tooLarge, missing string) (status int, message string, ok bool) {
+func UploadProblem(err error, tooLarge, missing string) (status int, message string, ok bool) {
 	switch {
 	case errors.Is(err, errUploadTooLarge):
 		return http.StatusRequestEntityTooLarge, tooLarge, true
@@ -60,7 +60,7 @@ func uploadProblem(err error, tooLarge, missing string) (status int, message str
 // the request in (no one reads an upload before that): the base64 copy in the
 // field copyField (fromCopy: the preview's form, to apply; "" for an
 // upload without preview), or else the file chosen in the field "file".
-func staffUpload(c echo.Context, copyField string) (data []byte, fromCopy bool, err error) {
+func StaffUpload(c echo.Context, copyField string) (data []byte, fromCopy bool, err error) {
 	req := c.Request()
 	if req.ContentLength > maxStaffUploadBody {
 		// Refused before a byte of it is read; the page that says so

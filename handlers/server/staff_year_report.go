@@ -23,7 +23,7 @@ func (s *Server) yearReportPeriod(c echo.Context, orgID int64) (periods []engine
 	if err != nil || len(periods) == 0 {
 		return periods, 0, true, err
 	}
-	id = currentPeriod(periods, time.Now())
+	id = CurrentPeriod(periods, time.Now())
 	if raw := c.QueryParam("period"); raw != "" {
 		if id, err = strconv.ParseInt(raw, 10, 64); err != nil || id <= 0 {
 			return periods, 0, false, nil
@@ -36,7 +36,7 @@ func (s *Server) yearReportPeriod(c echo.Context, orgID int64) (periods []engine
 // the one Doc the page, the CSV and the PDF are written from.
 func yearReportDoc(c echo.Context, club string, r *report.YearReport, now time.Time) yearreport.Doc {
 	t := staffYearReportTextIn(c)
-	l := langOf(c)
+	l := LangOf(c)
 	code := l.Code
 	money := func(minor int64) yearreport.Cell {
 		return yearreport.Cell{Text: l.Money(minor, r.Currency), Value: engine.FormatAmount(minor), Money: true}
@@ -104,7 +104,7 @@ func yearReportDoc(c echo.Context, club string, r *report.YearReport, now time.T
 	}
 	d.Tables = append(d.Tables,
 		members("members-by-type", t.MembersByType, r.MembersByType, func(_ int, m report.ReportMembers) string { return m.Texts.In(code, m.Name) }),
-		members("members-by-age", t.MembersByAge, r.MembersByAge, func(i int, _ report.ReportMembers) string { return ageGroupLabel(c, i) }))
+		members("members-by-age", t.MembersByAge, r.MembersByAge, func(i int, _ report.ReportMembers) string { return AgeGroupLabel(c, i) }))
 	return d
 }
 
@@ -129,69 +129,69 @@ func (s *Server) yearReport(c echo.Context) (doc yearreport.Doc, m views.StaffYe
 	t := staffYearReportTextIn(c)
 	periods, periodID, parsed, err := s.yearReportPeriod(c, u.OrganisationID)
 	if err != nil {
-		return doc, m, false, s.staffEngineError(c, err)
+		return doc, m, false, s.StaffEngineError(c, err)
 	}
 	if !parsed {
-		return doc, m, false, s.staffErrorPage(c, http.StatusBadRequest, staffTextIn(c).BadFilter)
+		return doc, m, false, s.StaffErrorPage(c, http.StatusBadRequest, StaffTextIn(c).BadFilter)
 	}
 	if len(periods) == 0 {
-		mm := views.StaffMessageModel{StaffChrome: s.staffChrome(c, t.Title), Message: staffTextIn(c).OvNoPeriod, Kind: "info"}
-		return doc, m, false, staffRender(c, http.StatusOK, views.StaffMessagePage(mm))
+		mm := views.StaffMessageModel{StaffChrome: s.StaffChrome(c, t.Title), Message: StaffTextIn(c).OvNoPeriod, Kind: "info"}
+		return doc, m, false, StaffRender(c, http.StatusOK, views.StaffMessagePage(mm))
 	}
 	ctx := c.Request().Context()
 	r, err := report.Of(s.engine).YearReport(ctx, u.OrganisationID, periodID)
 	if err != nil {
-		return doc, m, false, s.staffEngineError(c, err)
+		return doc, m, false, s.StaffEngineError(c, err)
 	}
 	org, err := s.engine.Organisation(ctx, u.OrganisationID)
 	if err != nil {
-		return doc, m, false, s.staffEngineError(c, err)
+		return doc, m, false, s.StaffEngineError(c, err)
 	}
 	doc = yearReportDoc(c, org.Name, r, time.Now().UTC())
 	query := "?period=" + strconv.FormatInt(periodID, 10)
-	m = views.StaffYearReportModel{Action: OrganisationPath(c, StaffPrefix+yearReportPath), Report: doc,
-		CSVURL: OrganisationPath(c, StaffPrefix+yearReportPath+".csv") + query, PDFURL: OrganisationPath(c, StaffPrefix+yearReportPath+".pdf") + query}
+	m = views.StaffYearReportModel{Action: OrganisationPath(c, StaffPrefix+YearReportPath), Report: doc,
+		CSVURL: OrganisationPath(c, StaffPrefix+YearReportPath+".csv") + query, PDFURL: OrganisationPath(c, StaffPrefix+YearReportPath+".pdf") + query}
 	for _, p := range periods {
-		m.Periods = append(m.Periods, views.StaffOption{Value: strconv.FormatInt(p.ID, 10), Label: p.NameTexts.In(langOf(c).Code, p.Name), Selected: p.ID == periodID})
+		m.Periods = append(m.Periods, views.StaffOption{Value: strconv.FormatInt(p.ID, 10), Label: p.NameTexts.In(LangOf(c).Code, p.Name), Selected: p.ID == periodID})
 	}
 	return doc, m, true, nil
 }
 
 // staffYearReport answers GET /staff/year-report?period=ID (treasurer and
 // up): the period's money and members for the general meeting.
-func (s *Server) staffYearReport(c echo.Context) error {
+func (s *Server) StaffYearReport(c echo.Context) error {
 	_, m, ok, err := s.yearReport(c)
 	if !ok {
 		return err
 	}
-	m.StaffChrome = s.staffChrome(c, staffYearReportTextIn(c).Title)
-	return staffRender(c, http.StatusOK, views.StaffYearReportPage(m))
+	m.StaffChrome = s.StaffChrome(c, staffYearReportTextIn(c).Title)
+	return StaffRender(c, http.StatusOK, views.StaffYearReportPage(m))
 }
 
 // staffYearReportCSV answers GET /staff/year-report.csv?period=ID
 // (treasurer and up): the report a figure a line, formulas neutralised.
-func (s *Server) staffYearReportCSV(c echo.Context) error {
+func (s *Server) StaffYearReportCSV(c echo.Context) error {
 	doc, _, ok, err := s.yearReport(c)
 	if !ok {
 		return err
 	}
 	var buf bytes.Buffer
 	if err := yearreport.WriteCSV(&buf, doc, report.CSVCell); err != nil {
-		return s.staffEngineError(c, err)
+		return s.StaffEngineError(c, err)
 	}
 	return yearReportFile(c, "text/csv; charset=utf-8", "csv", buf.Bytes())
 }
 
 // staffYearReportPDF answers GET /staff/year-report.pdf?period=ID
 // (treasurer and up): the report to print.
-func (s *Server) staffYearReportPDF(c echo.Context) error {
+func (s *Server) StaffYearReportPDF(c echo.Context) error {
 	doc, _, ok, err := s.yearReport(c)
 	if !ok {
 		return err
 	}
 	pdf, err := yearreport.RenderPDF(doc)
 	if err != nil {
-		return s.staffEngineError(c, err)
+		return s.StaffEngineError(c, err)
 	}
 	return yearReportFile(c, "application/pdf", "pdf", pdf)
 }

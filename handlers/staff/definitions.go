@@ -1,4 +1,4 @@
-package server
+package staff
 
 import (
 	"cmp"
@@ -11,6 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/handlers/server"
 	"portal/views"
 )
 
@@ -26,9 +27,9 @@ const (
 )
 
 func init() {
-	staffFlashes[flashDefImported] = func(c echo.Context) string { return staffOpsTextIn(c).DefImported }
-	staffFlashes[flashDefUnchanged] = func(c echo.Context) string { return staffOpsTextIn(c).DefUnchanged }
-	staffFlashes[flashDefActivated] = func(c echo.Context) string { return staffOpsTextIn(c).DefActivated }
+	server.StaffFlashes[flashDefImported] = func(c echo.Context) string { return server.StaffOpsTextIn(c).DefImported }
+	server.StaffFlashes[flashDefUnchanged] = func(c echo.Context) string { return server.StaffOpsTextIn(c).DefUnchanged }
+	server.StaffFlashes[flashDefActivated] = func(c echo.Context) string { return server.StaffOpsTextIn(c).DefActivated }
 }
 
 // staffDefinitionsPage answers GET /staff/processes.
@@ -38,22 +39,22 @@ func (s *Server) staffDefinitionsPage(c echo.Context) error {
 
 func (s *Server) renderDefinitions(c echo.Context, status int, uploadError string) error {
 	ctx := c.Request().Context()
-	u := StaffUserOf(c)
+	u := server.StaffUserOf(c)
 	versions, err := s.engine.DefinitionVersions(ctx, u.OrganisationID, "")
 	if err != nil {
-		return s.staffEngineError(c, err)
+		return s.StaffEngineError(c, err)
 	}
 	// By key, newest version first: the first active one of a key is in use.
 	slices.SortStableFunc(versions, func(a, b engine.DefinitionVersion) int {
 		return cmp.Or(cmp.Compare(a.Key, b.Key), cmp.Compare(b.Version, a.Version))
 	})
-	base := OrganisationPath(c, StaffPrefix+StaffDefinitionsPath)
-	m := views.StaffDefinitionsModel{StaffChrome: s.staffChrome(c, staffOpsTextIn(c).DefTitle), UploadURL: base, Error: uploadError}
+	base := server.OrganisationPath(c, server.StaffPrefix+server.StaffDefinitionsPath)
+	m := views.StaffDefinitionsModel{StaffChrome: s.StaffChrome(c, server.StaffOpsTextIn(c).DefTitle), UploadURL: base, Error: uploadError}
 	inUse := map[string]bool{} // keys whose version in use is listed: the newest active one, versions come newest first
 	show, _ := strconv.ParseInt(c.QueryParam("version"), 10, 64)
 	for _, d := range versions {
 		id := strconv.FormatInt(d.ID, 10)
-		row := views.StaffDefinitionRow{ID: id, Key: d.Key, Name: d.Name, Version: strconv.Itoa(d.Version), Created: staffDateTime(c, d.CreatedAt),
+		row := views.StaffDefinitionRow{ID: id, Key: d.Key, Name: d.Name, Version: strconv.Itoa(d.Version), Created: server.StaffDateTime(c, d.CreatedAt),
 			ViewURL: base + "?version=" + id + "#steps-title", ActivateURL: base + "/" + id + "/activate"}
 		if d.Active && !inUse[d.Key] {
 			row.InUse, inUse[d.Key] = true, true
@@ -66,27 +67,27 @@ func (s *Server) renderDefinitions(c echo.Context, status int, uploadError strin
 	if show != 0 {
 		def, err := s.engine.DefinitionVersion(ctx, u.OrganisationID, show)
 		if err != nil {
-			return s.staffEngineError(c, err)
+			return s.StaffEngineError(c, err)
 		}
 		m.Shown = definitionView(c, def)
 	}
-	return staffRender(c, status, views.StaffDefinitionsPage(m))
+	return server.StaffRender(c, status, views.StaffDefinitionsPage(m))
 }
 
 // definitionView prints a version's steps as the member meets them.
 func definitionView(c echo.Context, def *engine.ProcessDefinition) *views.StaffDefinitionView {
-	v := &views.StaffDefinitionView{Title: fmt.Sprintf("%s %s, %s %d", staffOpsTextIn(c).DefStepsOf, def.Name, strings.ToLower(staffOpsTextIn(c).DefVersion), def.Version)}
+	v := &views.StaffDefinitionView{Title: fmt.Sprintf("%s %s, %s %d", server.StaffOpsTextIn(c).DefStepsOf, def.Name, strings.ToLower(server.StaffOpsTextIn(c).DefVersion), def.Version)}
 	for i, st := range def.Steps {
 		sv := views.StaffStepView{Number: strconv.Itoa(i + 1), Question: st.QuestionText, Kind: string(st.QuestionType), Required: st.Required}
 		var rules []string
 		if st.PersonMinAge != nil || st.PersonMaxAge != nil {
-			rules = append(rules, staffOpsTextIn(c).DefAges+" "+ageRange(c, st.PersonMinAge, st.PersonMaxAge))
+			rules = append(rules, server.StaffOpsTextIn(c).DefAges+" "+ageRange(c, st.PersonMinAge, st.PersonMaxAge))
 		}
 		if st.FormatPattern != nil {
-			rules = append(rules, staffOpsTextIn(c).DefPattern+" "+*st.FormatPattern)
+			rules = append(rules, server.StaffOpsTextIn(c).DefPattern+" "+*st.FormatPattern)
 		}
 		if st.MinValue != nil || st.MaxValue != nil {
-			rules = append(rules, staffOpsTextIn(c).DefRange+" "+numberRange(st.MinValue, st.MaxValue))
+			rules = append(rules, server.StaffOpsTextIn(c).DefRange+" "+numberRange(st.MinValue, st.MaxValue))
 		}
 		if st.PriceLabel != nil && st.PriceAmountMinor != nil {
 			rules = append(rules, *st.PriceLabel+" "+engine.FormatAmount(*st.PriceAmountMinor))
@@ -120,9 +121,9 @@ func numberRange(lo, hi *float64) string {
 // is parsed and validated as the admin API does, and stored as a new
 // version in use.
 func (s *Server) staffUploadDefinition(c echo.Context) error {
-	u := StaffUserOf(c)
-	data, _, err := staffUpload(c, "")
-	if status, problem, ok := uploadProblem(err, staffOpsTextIn(c).DefTooLarge, staffOpsTextIn(c).DefMissing); ok {
+	u := server.StaffUserOf(c)
+	data, _, err := server.StaffUpload(c, "")
+	if status, problem, ok := server.UploadProblem(err, server.StaffOpsTextIn(c).DefTooLarge, server.StaffOpsTextIn(c).DefMissing); ok {
 		return s.renderDefinitions(c, status, problem)
 	} else if err != nil {
 		return err
@@ -136,27 +137,27 @@ func (s *Server) staffUploadDefinition(c echo.Context) error {
 			if res.Unchanged {
 				flash = flashDefUnchanged
 			}
-			return c.Redirect(http.StatusSeeOther, OrganisationPath(c, StaffPrefix+StaffDefinitionsPath+"?done="+flash))
+			return c.Redirect(http.StatusSeeOther, server.OrganisationPath(c, server.StaffPrefix+server.StaffDefinitionsPath+"?done="+flash))
 		}
 	}
 	e, ok := engine.AsError(err)
 	if !ok || e.Code == engine.CodeUnavailable {
-		return s.staffEngineError(c, err)
+		return s.StaffEngineError(c, err)
 	}
-	return s.renderDefinitions(c, http.StatusUnprocessableEntity, e.Message+fieldSummary(e))
+	return s.renderDefinitions(c, http.StatusUnprocessableEntity, e.Message+server.FieldSummary(e))
 }
 
 // staffActivateDefinition answers POST
 // /staff/processes/{id}/activate, after asking.
 func (s *Server) staffActivateDefinition(c echo.Context) error {
-	u := StaffUserOf(c)
-	id, proceed, err := s.staffConfirmedID(c, staffOpsTextIn(c).DefActivateQuestion, staffOpsTextIn(c).DefActivateDetail,
-		OrganisationPath(c, StaffPrefix+StaffDefinitionsPath))
+	u := server.StaffUserOf(c)
+	id, proceed, err := s.StaffConfirmedID(c, server.StaffOpsTextIn(c).DefActivateQuestion, server.StaffOpsTextIn(c).DefActivateDetail,
+		server.OrganisationPath(c, server.StaffPrefix+server.StaffDefinitionsPath))
 	if !proceed {
 		return err
 	}
 	if _, err := s.engine.SetDefinitionActive(c.Request().Context(), u.Actor(), u.OrganisationID, engine.DefinitionRef{ID: id}, engine.DefinitionUse); err != nil {
-		return s.staffEngineError(c, err)
+		return s.StaffEngineError(c, err)
 	}
-	return c.Redirect(http.StatusSeeOther, OrganisationPath(c, StaffPrefix+StaffDefinitionsPath+"?done="+flashDefActivated))
+	return c.Redirect(http.StatusSeeOther, server.OrganisationPath(c, server.StaffPrefix+server.StaffDefinitionsPath+"?done="+flashDefActivated))
 }

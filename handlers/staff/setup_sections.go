@@ -1,4 +1,4 @@
-package server
+package staff
 
 import (
 	"net/http"
@@ -7,6 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/handlers/server"
 	"portal/views"
 )
 
@@ -81,7 +82,7 @@ func setupSectionRoutes() []StaffRoute {
 	var out []StaffRoute
 	for _, sec := range setupSections() {
 		slug := sec.Slug
-		out = append(out, StaffRoute{Method: http.MethodGet, Path: StaffSetupPath + "/" + slug, Min: engine.RoleAdmin,
+		out = append(out, StaffRoute{Method: http.MethodGet, Path: server.StaffSetupPath + "/" + slug, Min: engine.RoleAdmin,
 			handler: func(s *Server, c echo.Context) error { return s.renderSetup(c, slug, http.StatusOK, nil) }})
 	}
 	return out
@@ -94,7 +95,7 @@ func staffSetupSectionTextIn(c echo.Context) *views.StaffSetupSectionTexts {
 
 // setupURL is a section's page.
 func setupURL(c echo.Context, slug string) string {
-	return OrganisationPath(c, StaffPrefix+StaffSetupPath+"/"+slug)
+	return server.OrganisationPath(c, server.StaffPrefix+server.StaffSetupPath+"/"+slug)
 }
 
 // setupNav is the section navigation, current marking slug's section.
@@ -110,8 +111,8 @@ func setupNav(c echo.Context, current string) []views.StaffSetupSectionLink {
 
 // staffSetupPage answers GET /staff/setup: the list of sections.
 func (s *Server) staffSetupPage(c echo.Context) error {
-	m := views.StaffSetupIndexModel{StaffChrome: s.staffChrome(c, staffOpsTextIn(c).SetupTitle), Sections: setupNav(c, "")}
-	return staffRender(c, http.StatusOK, views.StaffSetupIndexPage(m))
+	m := views.StaffSetupIndexModel{StaffChrome: s.StaffChrome(c, server.StaffOpsTextIn(c).SetupTitle), Sections: setupNav(c, "")}
+	return server.StaffRender(c, http.StatusOK, views.StaffSetupIndexPage(m))
 }
 
 // renderSetup renders the section slug; adjust, when set, puts a failed
@@ -124,17 +125,17 @@ func (s *Server) renderSetup(c echo.Context, slug string, status int, adjust fun
 		}
 	}
 	if sec == nil {
-		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
+		return s.StaffErrorPage(c, http.StatusNotFound, server.StaffTextIn(c).NotFound)
 	}
 	t := staffSetupSectionTextIn(c)
-	m := views.StaffSetupModel{StaffChrome: s.staffChrome(c, sec.Title(t)), Section: slug, Sections: setupNav(c, slug), Intro: sec.Intro(t)}
+	m := views.StaffSetupModel{StaffChrome: s.StaffChrome(c, sec.Title(t)), Section: slug, Sections: setupNav(c, slug), Intro: sec.Intro(t)}
 	if err := sec.load(s, c, &m); err != nil {
-		return s.staffEngineError(c, err)
+		return s.StaffEngineError(c, err)
 	}
 	if adjust != nil {
 		adjust(&m)
 	}
-	return staffRender(c, status, views.StaffSetupPage(m, sec.view(m)))
+	return server.StaffRender(c, status, views.StaffSetupPage(m, sec.view(m)))
 }
 
 // staffSetupDone goes back to a section with a result message.

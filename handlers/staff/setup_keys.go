@@ -1,4 +1,4 @@
-package server
+package staff
 
 import (
 	"net/http"
@@ -7,6 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/handlers/server"
 	"portal/views"
 )
 
@@ -18,27 +19,27 @@ import (
 const flashKeyRevoked = "api-key-revoked"
 
 func init() {
-	staffFlashes[flashKeyRevoked] = func(c echo.Context) string { return staffSetupSectionTextIn(c).KeyRevokedDone }
+	server.StaffFlashes[flashKeyRevoked] = func(c echo.Context) string { return staffSetupSectionTextIn(c).KeyRevokedDone }
 }
 
 // loadSetupAPIKeys fills the API keys section.
 func (s *Server) loadSetupAPIKeys(c echo.Context, m *views.StaffSetupModel) error {
-	keys, err := s.engine.APIKeys(c.Request().Context(), StaffUserOf(c).OrganisationID)
+	keys, err := s.engine.APIKeys(c.Request().Context(), server.StaffUserOf(c).OrganisationID)
 	if err != nil {
 		return err
 	}
 	t := staffSetupSectionTextIn(c)
-	base := OrganisationPath(c, StaffPrefix+StaffSetupPath+"/"+setupAPIKeys)
+	base := server.OrganisationPath(c, server.StaffPrefix+server.StaffSetupPath+"/"+setupAPIKeys)
 	m.KeyForm = views.StaffAPIKeyForm{Action: base, Scope: string(engine.ScopeRead)}
 	for _, k := range keys {
 		id := strconv.FormatInt(k.ID, 10)
-		row := views.StaffAPIKeyRow{ID: id, Name: k.Name, Prefix: k.Prefix, Scope: t.KeyScopeRead, Created: staffDateTime(c, k.CreatedAt),
+		row := views.StaffAPIKeyRow{ID: id, Name: k.Name, Prefix: k.Prefix, Scope: t.KeyScopeRead, Created: server.StaffDateTime(c, k.CreatedAt),
 			LastUsed: t.KeyNever, Revoked: k.RevokedAt != nil, RevokeURL: base + "/" + id + "/revoke"}
 		if k.Scope == engine.ScopeWrite {
 			row.Scope = t.KeyScopeWrite
 		}
 		if k.LastUsedAt != nil {
-			row.LastUsed = staffDateTime(c, *k.LastUsedAt)
+			row.LastUsed = server.StaffDateTime(c, *k.LastUsedAt)
 		}
 		m.APIKeys = append(m.APIKeys, row)
 	}
@@ -49,7 +50,7 @@ func (s *Server) loadSetupAPIKeys(c echo.Context, m *views.StaffSetupModel) erro
 // shown on the answer itself, once (no redirect: it is never stored in
 // clear), and the answer is not cached.
 func (s *Server) staffCreateAPIKey(c echo.Context) error {
-	u := StaffUserOf(c)
+	u := server.StaffUserOf(c)
 	name, scope := c.FormValue("name"), c.FormValue("scope")
 	key, _, err := s.engine.StaffCreateAPIKey(c.Request().Context(), u.Actor(), u.OrganisationID, name, engine.APIKeyScope(scope))
 	if err != nil {
@@ -64,8 +65,8 @@ func (s *Server) staffCreateAPIKey(c echo.Context) error {
 // staffRevokeAPIKey answers POST /staff/setup/api-keys/{id}/revoke,
 // after asking.
 func (s *Server) staffRevokeAPIKey(c echo.Context) error {
-	u := StaffUserOf(c)
-	id, proceed, err := s.staffConfirmedID(c, staffSetupSectionTextIn(c).KeyRevokeQuestion, staffSetupSectionTextIn(c).KeyRevokeDetail,
+	u := server.StaffUserOf(c)
+	id, proceed, err := s.StaffConfirmedID(c, staffSetupSectionTextIn(c).KeyRevokeQuestion, staffSetupSectionTextIn(c).KeyRevokeDetail,
 		setupURL(c, setupAPIKeys))
 	if !proceed {
 		return err

@@ -1,4 +1,4 @@
-package server
+package staff
 
 import (
 	"net/http"
@@ -7,6 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/handlers/server"
 	"portal/views"
 )
 
@@ -18,58 +19,58 @@ const (
 
 // The result messages of the operations pages join the staff flashes.
 func init() {
-	staffFlashes[flashJobRetried] = func(c echo.Context) string { return staffOpsTextIn(c).JobRetried }
-	staffFlashes[flashJobRun] = func(c echo.Context) string { return staffOpsTextIn(c).JobRunQueued }
+	server.StaffFlashes[flashJobRetried] = func(c echo.Context) string { return server.StaffOpsTextIn(c).JobRetried }
+	server.StaffFlashes[flashJobRun] = func(c echo.Context) string { return server.StaffOpsTextIn(c).JobRunQueued }
 }
 
 // staffJobsPortalWide reports whether u sees the portal's own jobs (the
 // schedules, no organisation's): administrators do.
-func staffJobsPortalWide(u *StaffUser) bool { return u.Role.AtLeast(engine.RoleAdmin) }
+func staffJobsPortalWide(u *server.StaffUser) bool { return u.Role.AtLeast(engine.RoleAdmin) }
 
 // staffJobsPage answers GET /staff/jobs: the organisation's failed and
 // dead jobs with their last error, and a retry for registrars and up.
 func (s *Server) staffJobsPage(c echo.Context) error {
-	u := StaffUserOf(c)
+	u := server.StaffUserOf(c)
 	list, err := s.engine.StaffJobs(c.Request().Context(), u.OrganisationID, staffJobsPortalWide(u))
 	if err != nil {
-		return s.staffEngineError(c, err)
+		return s.StaffEngineError(c, err)
 	}
-	m := views.StaffJobsModel{StaffChrome: s.staffChrome(c, staffOpsTextIn(c).JobsTitle)}
+	m := views.StaffJobsModel{StaffChrome: s.StaffChrome(c, server.StaffOpsTextIn(c).JobsTitle)}
 	for _, j := range list {
 		row := views.StaffJobRow{ID: strconv.FormatInt(j.ID, 10), Kind: j.Kind, State: string(j.State),
 			Attempts: strconv.Itoa(j.Attempts) + "/" + strconv.Itoa(j.MaxAttempts), Recipient: j.Recipient,
-			Error: j.LastError, Due: staffDateTime(c, j.RunAt), PortalWide: j.OrganisationID == 0}
+			Error: j.LastError, Due: server.StaffDateTime(c, j.RunAt), PortalWide: j.OrganisationID == 0}
 		if u.Role.AtLeast(engine.RoleRegistrar) {
-			row.RetryURL = OrganisationPath(c, StaffPrefix+"/jobs/"+row.ID+"/retry")
+			row.RetryURL = server.OrganisationPath(c, server.StaffPrefix+"/jobs/"+row.ID+"/retry")
 		}
 		m.Jobs = append(m.Jobs, row)
 	}
 	if u.Role.AtLeast(engine.RoleAdmin) {
-		m.RunURL, m.RunKinds = OrganisationPath(c, StaffPrefix+"/jobs/run"), engine.ScheduledKinds
+		m.RunURL, m.RunKinds = server.OrganisationPath(c, server.StaffPrefix+"/jobs/run"), engine.ScheduledKinds
 	}
-	return staffRender(c, http.StatusOK, views.StaffJobsPage(m))
+	return server.StaffRender(c, http.StatusOK, views.StaffJobsPage(m))
 }
 
 // staffRunJob answers POST /staff/jobs/run (administrators): a scheduled
 // job runs now, once in the cluster (audited), then back to the list.
 func (s *Server) staffRunJob(c echo.Context) error {
-	u := StaffUserOf(c)
+	u := server.StaffUserOf(c)
 	if _, err := s.engine.RunScheduledJob(c.Request().Context(), u.Actor(), u.OrganisationID, c.FormValue("kind")); err != nil {
-		return s.staffEngineError(c, err)
+		return s.StaffEngineError(c, err)
 	}
-	return c.Redirect(http.StatusSeeOther, OrganisationPath(c, StaffPrefix+"/jobs?done="+flashJobRun))
+	return c.Redirect(http.StatusSeeOther, server.OrganisationPath(c, server.StaffPrefix+"/jobs?done="+flashJobRun))
 }
 
 // staffRetryJob answers POST /staff/jobs/{id}/retry: the job is due now
 // with a fresh set of attempts (audited), then back to the list.
 func (s *Server) staffRetryJob(c echo.Context) error {
-	u := StaffUserOf(c)
-	id, ok := PathID(c, "id")
+	u := server.StaffUserOf(c)
+	id, ok := server.PathID(c, "id")
 	if !ok {
-		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
+		return s.StaffErrorPage(c, http.StatusNotFound, server.StaffTextIn(c).NotFound)
 	}
 	if err := s.engine.RetryStaffJob(c.Request().Context(), u.Actor(), u.OrganisationID, staffJobsPortalWide(u), id); err != nil {
-		return s.staffEngineError(c, err)
+		return s.StaffEngineError(c, err)
 	}
-	return c.Redirect(http.StatusSeeOther, OrganisationPath(c, StaffPrefix+"/jobs?done="+flashJobRetried))
+	return c.Redirect(http.StatusSeeOther, server.OrganisationPath(c, server.StaffPrefix+"/jobs?done="+flashJobRetried))
 }

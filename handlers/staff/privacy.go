@@ -1,4 +1,4 @@
-package server
+package staff
 
 import (
 	"net/http"
@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/handlers/server"
 	"portal/views"
 )
 
@@ -21,7 +22,7 @@ import (
 const flashRetention = "retention-saved"
 
 func init() {
-	staffFlashes[flashRetention] = func(c echo.Context) string { return views.StaffPrivacyTextIn(c.Request().Context()).RetentionSaved }
+	server.StaffFlashes[flashRetention] = func(c echo.Context) string { return views.StaffPrivacyTextIn(c.Request().Context()).RetentionSaved }
 }
 
 // accessKindLabel names an access kind in the page's language.
@@ -40,7 +41,7 @@ func accessKindLabel(c echo.Context, k engine.AccessKind) string {
 // the access log, newest first, for administrators.
 func (s *Server) staffAccessLogPage(c echo.Context) error {
 	ctx := c.Request().Context()
-	u := StaffUserOf(c)
+	u := server.StaffUserOf(c)
 	t := views.StaffPrivacyTextIn(ctx)
 	q := engine.AccessQuery{OrganisationID: u.OrganisationID, Actor: c.QueryParam("actor"), RecordID: strings.TrimSpace(c.QueryParam("record"))}
 	for _, k := range engine.AccessKinds {
@@ -54,14 +55,14 @@ func (s *Server) staffAccessLogPage(c echo.Context) error {
 	q.Limit = pageSize
 	rows, err := s.engine.AccessLog(ctx, q)
 	if err != nil {
-		return s.staffEngineError(c, err)
+		return s.StaffEngineError(c, err)
 	}
 	actors, err := s.engine.AccessActors(ctx, u.OrganisationID)
 	if err != nil {
-		return s.staffEngineError(c, err)
+		return s.StaffEngineError(c, err)
 	}
-	base := OrganisationPath(c, StaffPrefix+staffAccessLogPath)
-	m := views.StaffAccessLogModel{StaffChrome: s.staffChrome(c, t.AccessTitle), Action: base, Record: q.RecordID,
+	base := server.OrganisationPath(c, server.StaffPrefix+server.StaffAccessLogPath)
+	m := views.StaffAccessLogModel{StaffChrome: s.StaffChrome(c, t.AccessTitle), Action: base, Record: q.RecordID,
 		Actors: []views.StaffOption{{Value: "", Label: t.AccessAll}}, Kinds: []views.StaffOption{{Value: "", Label: t.AccessAll}}}
 	for _, a := range actors {
 		m.Actors = append(m.Actors, views.StaffOption{Value: a, Label: a, Selected: a == q.Actor})
@@ -70,9 +71,9 @@ func (s *Server) staffAccessLogPage(c echo.Context) error {
 		m.Kinds = append(m.Kinds, views.StaffOption{Value: string(k), Label: accessKindLabel(c, k), Selected: k == q.Kind})
 	}
 	for _, r := range rows {
-		row := views.StaffAccessRow{When: staffDateTime(c, r.CreatedAt), Who: r.Actor, Kind: accessKindLabel(c, r.Kind), Record: r.RecordID}
+		row := views.StaffAccessRow{When: server.StaffDateTime(c, r.CreatedAt), Who: r.Actor, Kind: accessKindLabel(c, r.Kind), Record: r.RecordID}
 		if r.Kind == engine.AccessRegistration {
-			row.RecordURL = registrationURL(c, mustID(r.RecordID))
+			row.RecordURL = server.RegistrationURL(c, mustID(r.RecordID))
 		}
 		m.Rows = append(m.Rows, row)
 	}
@@ -85,7 +86,7 @@ func (s *Server) staffAccessLogPage(c echo.Context) error {
 		}
 		m.OlderURL = base + "?" + v.Encode()
 	}
-	return staffRender(c, http.StatusOK, views.StaffAccessLogPage(m))
+	return server.StaffRender(c, http.StatusOK, views.StaffAccessLogPage(m))
 }
 
 // mustID reads a record id logged by the portal itself; 0 if it is none.
@@ -97,7 +98,7 @@ func mustID(s string) int64 {
 // loadSetupDataProtection fills the data protection section: the
 // retention settings.
 func (s *Server) loadSetupDataProtection(c echo.Context, m *views.StaffSetupModel) (err error) {
-	m.Retention, err = s.retentionForm(c, OrganisationPath(c, StaffPrefix+StaffSetupPath), StaffUserOf(c).OrganisationID)
+	m.Retention, err = s.retentionForm(c, server.OrganisationPath(c, server.StaffPrefix+server.StaffSetupPath), server.StaffUserOf(c).OrganisationID)
 	return err
 }
 
@@ -114,7 +115,7 @@ func (s *Server) retentionForm(c echo.Context, base string, orgID int64) (views.
 // staffSaveRetention answers POST /staff/setup/retention: an empty field
 // returns its setting to the default; the bounds are the engine's.
 func (s *Server) staffSaveRetention(c echo.Context) error {
-	u := StaffUserOf(c)
+	u := server.StaffUserOf(c)
 	form, ok, err := s.setupForm(c)
 	if !ok {
 		return err

@@ -1,4 +1,4 @@
-package server
+package staff
 
 import (
 	"fmt"
@@ -10,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/handlers/server"
 	"portal/views"
 )
 
@@ -40,36 +41,36 @@ func init() {
 		flashStaffRole:     func(t *views.StaffOpsTexts) string { return t.StaffRoleChanged },
 		flashStaffDisabled: func(t *views.StaffOpsTexts) string { return t.StaffDisabledDone },
 	} {
-		staffFlashes[k] = func(c echo.Context) string { return text(staffOpsTextIn(c)) }
+		server.StaffFlashes[k] = func(c echo.Context) string { return text(server.StaffOpsTextIn(c)) }
 	}
 }
 
 // loadSetupOrganisation fills the organisation section.
 func (s *Server) loadSetupOrganisation(c echo.Context, m *views.StaffSetupModel) error {
-	u := StaffUserOf(c)
+	u := server.StaffUserOf(c)
 	org, err := s.engine.Organisation(c.Request().Context(), u.OrganisationID)
 	if err != nil {
 		return err
 	}
-	m.Org = views.StaffOrgForm{Action: OrganisationPath(c, StaffPrefix+StaffSetupPath+"/organisation"), Name: org.Name, ContactEmail: org.ContactEmail,
+	m.Org = views.StaffOrgForm{Action: server.OrganisationPath(c, server.StaffPrefix+server.StaffSetupPath+"/organisation"), Name: org.Name, ContactEmail: org.ContactEmail,
 		LogoURL: org.LogoURL, AccentColour: org.AccentColour, HashSecretSet: org.HashSecretSealed != ""}
 	return nil
 }
 
 // loadSetupLanguages fills the languages section.
 func (s *Server) loadSetupLanguages(c echo.Context, m *views.StaffSetupModel) error {
-	org, err := s.engine.Organisation(c.Request().Context(), StaffUserOf(c).OrganisationID)
+	org, err := s.engine.Organisation(c.Request().Context(), server.StaffUserOf(c).OrganisationID)
 	if err != nil {
 		return err
 	}
-	m.Languages = languagesForm(OrganisationPath(c, StaffPrefix+StaffSetupPath), org)
+	m.Languages = languagesForm(server.OrganisationPath(c, server.StaffPrefix+server.StaffSetupPath), org)
 	m.ToDo, err = s.textsToDo(c)
 	return err
 }
 
 // loadSetupPayments fills the payments section.
 func (s *Server) loadSetupPayments(c echo.Context, m *views.StaffSetupModel) (err error) {
-	base, orgID := OrganisationPath(c, StaffPrefix+StaffSetupPath), StaffUserOf(c).OrganisationID
+	base, orgID := server.OrganisationPath(c, server.StaffPrefix+server.StaffSetupPath), server.StaffUserOf(c).OrganisationID
 	if m.Payments, err = s.paymentForm(c, base, orgID); err != nil {
 		return err
 	}
@@ -79,7 +80,7 @@ func (s *Server) loadSetupPayments(c echo.Context, m *views.StaffSetupModel) (er
 
 // loadSetupMessages fills the reminders and e-mail section.
 func (s *Server) loadSetupMessages(c echo.Context, m *views.StaffSetupModel) (err error) {
-	m.Messages, err = s.messagesForm(c, OrganisationPath(c, StaffPrefix+StaffSetupPath), StaffUserOf(c).OrganisationID)
+	m.Messages, err = s.messagesForm(c, server.OrganisationPath(c, server.StaffPrefix+server.StaffSetupPath), server.StaffUserOf(c).OrganisationID)
 	return err
 }
 
@@ -89,7 +90,7 @@ func (s *Server) loadSetupMessages(c echo.Context, m *views.StaffSetupModel) (er
 // calc_period=...).
 func (s *Server) loadSetupMemberships(c echo.Context, m *views.StaffSetupModel) error {
 	ctx := c.Request().Context()
-	u := StaffUserOf(c)
+	u := server.StaffUserOf(c)
 	org, err := s.engine.Organisation(ctx, u.OrganisationID)
 	if err != nil {
 		return err
@@ -102,10 +103,10 @@ func (s *Server) loadSetupMemberships(c echo.Context, m *views.StaffSetupModel) 
 	if err != nil {
 		return err
 	}
-	base := OrganisationPath(c, StaffPrefix+StaffSetupPath)
+	base := server.OrganisationPath(c, server.StaffPrefix+server.StaffSetupPath)
 	page := setupURL(c, SetupMemberships)
 	typeNames := map[int64]string{}
-	code := langOf(c).Code // the club's own texts in the page's language
+	code := server.LangOf(c).Code // the club's own texts in the page's language
 	for _, t := range types {
 		typeNames[t.ID] = t.NameTexts.In(code, t.Name)
 		id := strconv.FormatInt(t.ID, 10)
@@ -116,7 +117,7 @@ func (s *Server) loadSetupMemberships(c echo.Context, m *views.StaffSetupModel) 
 	for _, p := range periods {
 		id := strconv.FormatInt(p.ID, 10)
 		m.Periods = append(m.Periods, views.StaffPeriodRow{ID: id, Name: p.Name, Dates: p.StartDate.Format(time.DateOnly) + " – " + p.EndDate.Format(time.DateOnly),
-			Status: statusLabel(c, p.Status), Currency: p.Currency, Definition: p.DefinitionKey, Open: p.Status == engine.PeriodOpen,
+			Status: server.StatusLabel(c, p.Status), Currency: p.Currency, Definition: p.DefinitionKey, Open: p.Status == engine.PeriodOpen,
 			StatusURL: base + "/periods/" + id + "/status"})
 		rules, err := s.engine.PriceRules(ctx, u.OrganisationID, p.ID)
 		if err != nil {
@@ -136,19 +137,19 @@ func (s *Server) loadSetupMemberships(c echo.Context, m *views.StaffSetupModel) 
 
 // loadSetupStaff fills the staff section.
 func (s *Server) loadSetupStaff(c echo.Context, m *views.StaffSetupModel) error {
-	u := StaffUserOf(c)
+	u := server.StaffUserOf(c)
 	staff, err := s.engine.ListStaff(c.Request().Context(), u.OrganisationID)
 	if err != nil {
 		return err
 	}
-	base := OrganisationPath(c, StaffPrefix+StaffSetupPath)
+	base := server.OrganisationPath(c, server.StaffPrefix+server.StaffSetupPath)
 	m.AddForm = views.StaffAddForm{Action: base + "/staff", Role: string(engine.RoleViewer)}
 	for _, sm := range staff {
 		id := strconv.FormatInt(sm.ID, 10)
-		row := views.StaffMemberRow{ID: id, Email: sm.Email, Name: sm.Name, Role: string(sm.Role), RoleLabel: staffRoleLabel(c, sm.Role),
-			Active: sm.Active(), LastSignIn: staffOpsTextIn(c).Never, RoleURL: base + "/staff/" + id + "/role", DisableURL: base + "/staff/" + id + "/disable"}
+		row := views.StaffMemberRow{ID: id, Email: sm.Email, Name: sm.Name, Role: string(sm.Role), RoleLabel: server.StaffRoleLabel(c, sm.Role),
+			Active: sm.Active(), LastSignIn: server.StaffOpsTextIn(c).Never, RoleURL: base + "/staff/" + id + "/role", DisableURL: base + "/staff/" + id + "/disable"}
 		if sm.LastSignInAt != nil {
-			row.LastSignIn = staffDateTime(c, *sm.LastSignInAt)
+			row.LastSignIn = server.StaffDateTime(c, *sm.LastSignInAt)
 		}
 		m.Staff = append(m.Staff, row)
 	}
@@ -165,29 +166,29 @@ func ageRange(c echo.Context, minAge, maxAge *int) string {
 	case maxAge != nil:
 		return fmt.Sprintf("0–%d", *maxAge)
 	}
-	return staffOpsTextIn(c).TypeAnyAge
+	return server.StaffOpsTextIn(c).TypeAnyAge
 }
 
 // ruleRow prints a price rule.
 func ruleRow(c echo.Context, r engine.PriceRule, currency string, typeNames map[int64]string) views.StaffRuleRow {
-	row := views.StaffRuleRow{Code: r.Code, Kind: string(r.Kind), Label: r.Label, Valid: staffOpsTextIn(c).RuleAlways}
+	row := views.StaffRuleRow{Code: r.Code, Kind: string(r.Kind), Label: r.Label, Valid: server.StaffOpsTextIn(c).RuleAlways}
 	var applies []string
 	if r.MembershipTypeID != nil {
 		applies = append(applies, typeNames[*r.MembershipTypeID])
 	}
 	if r.MemberType != nil {
-		applies = append(applies, memberTypeLabel(c, *r.MemberType))
+		applies = append(applies, server.MemberTypeLabel(c, *r.MemberType))
 	}
 	if r.MinPersons != nil {
-		applies = append(applies, fmt.Sprintf("%s %d", staffOpsTextIn(c).RuleFromPersons, *r.MinPersons))
+		applies = append(applies, fmt.Sprintf("%s %d", server.StaffOpsTextIn(c).RuleFromPersons, *r.MinPersons))
 	}
 	row.AppliesTo = strings.Join(applies, ", ")
 	if row.AppliesTo == "" {
-		row.AppliesTo = staffOpsTextIn(c).RuleEveryone
+		row.AppliesTo = server.StaffOpsTextIn(c).RuleEveryone
 	}
 	switch {
 	case r.AmountMinor != nil:
-		row.Amount = staffMoney(c, *r.AmountMinor, currency)
+		row.Amount = server.StaffMoney(c, *r.AmountMinor, currency)
 	case r.PercentBP != nil:
 		row.Amount = fmt.Sprintf("%.2f %%", float64(*r.PercentBP)/100)
 	}
@@ -212,7 +213,7 @@ func (s *Server) priceCalculator(c echo.Context, base string, periods []engine.M
 	for _, p := range periods {
 		f.Periods = append(f.Periods, views.StaffOption{Value: strconv.FormatInt(p.ID, 10), Label: p.Name})
 	}
-	f.Types = []views.StaffOption{{Value: "", Label: staffOpsTextIn(c).CalcNoPerson}}
+	f.Types = []views.StaffOption{{Value: "", Label: server.StaffOpsTextIn(c).CalcNoPerson}}
 	for _, t := range types {
 		f.Types = append(f.Types, views.StaffOption{Value: strconv.FormatInt(t.ID, 10), Label: t.Name})
 	}
@@ -236,7 +237,7 @@ func (s *Server) priceCalculator(c echo.Context, base string, periods []engine.M
 	periodID, err := strconv.ParseInt(f.Period, 10, 64)
 	on, dateErr := time.Parse(time.DateOnly, f.On)
 	if err != nil || dateErr != nil {
-		f.Error = staffTextIn(c).Invalid
+		f.Error = server.StaffTextIn(c).Invalid
 		return f
 	}
 	var people []engine.PriceCheckPerson
@@ -247,21 +248,21 @@ func (s *Server) priceCalculator(c echo.Context, base string, periods []engine.M
 		id, _ := strconv.ParseInt(p.Type, 10, 64)
 		people = append(people, engine.PriceCheckPerson{MembershipTypeID: id, MemberType: p.Member})
 	}
-	quote, err := s.engine.PriceCheck(c.Request().Context(), StaffUserOf(c).OrganisationID, periodID, people, on)
+	quote, err := s.engine.PriceCheck(c.Request().Context(), server.StaffUserOf(c).OrganisationID, periodID, people, on)
 	if err != nil {
 		e, ok := engine.AsError(err)
 		if !ok {
 			s.LogFor(c).Error("price calculator", "err", err)
-			f.Error = staffTextIn(c).Internal
+			f.Error = server.StaffTextIn(c).Internal
 			return f
 		}
-		f.Error = e.Message + fieldSummary(e)
+		f.Error = e.Message + server.FieldSummary(e)
 		return f
 	}
 	for _, l := range quote.Lines {
-		f.Lines = append(f.Lines, views.StaffCalcLine{Description: l.Description, Amount: staffMoney(c, l.AmountMinor, quote.Currency)})
+		f.Lines = append(f.Lines, views.StaffCalcLine{Description: l.Description, Amount: server.StaffMoney(c, l.AmountMinor, quote.Currency)})
 	}
-	f.Total = staffMoney(c, quote.TotalMinor, quote.Currency)
+	f.Total = server.StaffMoney(c, quote.TotalMinor, quote.Currency)
 	return f
 }
 
@@ -269,7 +270,7 @@ func (s *Server) priceCalculator(c echo.Context, base string, periods []engine.M
 // errors by their field (put by show; nil: at the top too), others at
 // the top.
 func (s *Server) staffSetupProblem(c echo.Context, slug string, err error, show func(*views.StaffSetupModel, map[string]string)) error {
-	if errs, ok := fieldErrors(err); ok && show != nil {
+	if errs, ok := server.FieldErrors(err); ok && show != nil {
 		status := http.StatusUnprocessableEntity
 		if engine.ErrorCode(err) == engine.CodeConflict {
 			status = http.StatusConflict
@@ -278,7 +279,7 @@ func (s *Server) staffSetupProblem(c echo.Context, slug string, err error, show 
 	}
 	e, ok := engine.AsError(err)
 	if !ok || e.Code == engine.CodeUnavailable {
-		return s.staffEngineError(c, err)
+		return s.StaffEngineError(c, err)
 	}
 	status := http.StatusUnprocessableEntity
 	switch e.Code {
@@ -287,12 +288,12 @@ func (s *Server) staffSetupProblem(c echo.Context, slug string, err error, show 
 	case engine.CodeNotFound:
 		status = http.StatusNotFound
 	}
-	return s.renderSetup(c, slug, status, func(m *views.StaffSetupModel) { m.Problem = e.Message + fieldSummary(e) })
+	return s.renderSetup(c, slug, status, func(m *views.StaffSetupModel) { m.Problem = e.Message + server.FieldSummary(e) })
 }
 
 // staffSaveOrganisation answers POST /staff/setup/organisation.
 func (s *Server) staffSaveOrganisation(c echo.Context) error {
-	u := StaffUserOf(c)
+	u := server.StaffUserOf(c)
 	form := views.StaffOrgForm{Name: c.FormValue("name"), ContactEmail: c.FormValue("contactEmail"), LogoURL: c.FormValue("logoUrl"),
 		AccentColour: c.FormValue("accentColour")}
 	show := func(m *views.StaffSetupModel, errs map[string]string) {
@@ -303,16 +304,16 @@ func (s *Server) staffSaveOrganisation(c echo.Context) error {
 		AccentColour: &form.AccentColour}
 	if secret := c.FormValue("hashSecret"); secret != "" {
 		switch {
-		case len(secret) < MinHashSecret || len(secret) > 200:
+		case len(secret) < server.MinHashSecret || len(secret) > 200:
 			return s.renderSetup(c, SetupOrganisation, http.StatusUnprocessableEntity, func(m *views.StaffSetupModel) {
-				show(m, map[string]string{"hashSecret": staffOpsTextIn(c).OrgSecretShort})
+				show(m, map[string]string{"hashSecret": server.StaffOpsTextIn(c).OrgSecretShort})
 			})
-		case s.organisations.Sealer == nil:
+		case s.Organisations().Sealer == nil:
 			return s.renderSetup(c, SetupOrganisation, http.StatusUnprocessableEntity, func(m *views.StaffSetupModel) {
-				show(m, map[string]string{"hashSecret": staffOpsTextIn(c).OrgSecretNoKey})
+				show(m, map[string]string{"hashSecret": server.StaffOpsTextIn(c).OrgSecretNoKey})
 			})
 		}
-		sealed := s.organisations.Sealer.Seal([]byte(secret), HashSecretAAD(u.OrganisationID))
+		sealed := s.Organisations().Sealer.Seal([]byte(secret), server.HashSecretAAD(u.OrganisationID))
 		change.HashSecretSealed = &sealed
 	}
 	if _, err := s.engine.StaffUpdateOrganisation(c.Request().Context(), u.Actor(), u.OrganisationID, change); err != nil {
@@ -325,17 +326,17 @@ func (s *Server) staffSaveOrganisation(c echo.Context) error {
 // staffSetPeriodStatus answers POST /staff/setup/periods/{id}/status with
 // status=open or closed; closing asks first.
 func (s *Server) staffSetPeriodStatus(c echo.Context) error {
-	u := StaffUserOf(c)
+	u := server.StaffUserOf(c)
 	status := c.FormValue("status")
 	if status != engine.PeriodOpen && status != engine.PeriodClosed {
-		return s.staffErrorPage(c, http.StatusUnprocessableEntity, staffTextIn(c).Invalid)
+		return s.StaffErrorPage(c, http.StatusUnprocessableEntity, server.StaffTextIn(c).Invalid)
 	}
-	id, ok := PathID(c, "id")
+	id, ok := server.PathID(c, "id")
 	if !ok {
-		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
+		return s.StaffErrorPage(c, http.StatusNotFound, server.StaffTextIn(c).NotFound)
 	}
 	if status == engine.PeriodClosed {
-		if ok, err := s.staffConfirmed(c, staffOpsTextIn(c).PeriodCloseQuestion, staffOpsTextIn(c).PeriodCloseDetail,
+		if ok, err := s.StaffConfirmed(c, server.StaffOpsTextIn(c).PeriodCloseQuestion, server.StaffOpsTextIn(c).PeriodCloseDetail,
 			setupURL(c, SetupMemberships)+"#periods"); !ok {
 			return err
 		}
@@ -353,7 +354,7 @@ func (s *Server) staffSetPeriodStatus(c echo.Context) error {
 // staffAddStaff answers POST /staff/setup/staff: a staff member added (or
 // a disabled one given access back).
 func (s *Server) staffAddStaff(c echo.Context) error {
-	u := StaffUserOf(c)
+	u := server.StaffUserOf(c)
 	form := views.StaffAddForm{Email: c.FormValue("email"), Name: c.FormValue("name"), Role: c.FormValue("role")}
 	_, err := s.engine.AddStaff(c.Request().Context(), u.Actor(), u.OrganisationID,
 		engine.StaffInput{Email: form.Email, Name: form.Name, Role: engine.StaffRole(form.Role)})
@@ -368,10 +369,10 @@ func (s *Server) staffAddStaff(c echo.Context) error {
 
 // staffChangeRole answers POST /staff/setup/staff/{id}/role.
 func (s *Server) staffChangeRole(c echo.Context) error {
-	u := StaffUserOf(c)
-	id, ok := PathID(c, "id")
+	u := server.StaffUserOf(c)
+	id, ok := server.PathID(c, "id")
 	if !ok {
-		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
+		return s.StaffErrorPage(c, http.StatusNotFound, server.StaffTextIn(c).NotFound)
 	}
 	err := s.engine.ChangeStaffRole(c.Request().Context(), u.Actor(), u.OrganisationID, id, engine.StaffRole(c.FormValue("role")))
 	if err != nil {
@@ -383,12 +384,12 @@ func (s *Server) staffChangeRole(c echo.Context) error {
 // staffDisableStaff answers POST /staff/setup/staff/{id}/disable, after
 // asking.
 func (s *Server) staffDisableStaff(c echo.Context) error {
-	u := StaffUserOf(c)
-	id, ok := PathID(c, "id")
+	u := server.StaffUserOf(c)
+	id, ok := server.PathID(c, "id")
 	if !ok {
-		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
+		return s.StaffErrorPage(c, http.StatusNotFound, server.StaffTextIn(c).NotFound)
 	}
-	if ok, err := s.staffConfirmed(c, staffOpsTextIn(c).StaffDisableQuestion, staffOpsTextIn(c).StaffDisableDetail,
+	if ok, err := s.StaffConfirmed(c, server.StaffOpsTextIn(c).StaffDisableQuestion, server.StaffOpsTextIn(c).StaffDisableDetail,
 		setupURL(c, setupStaff)); !ok {
 		return err
 	}

@@ -1,4 +1,4 @@
-package server
+package staff
 
 import (
 	"net/http"
@@ -12,6 +12,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/banking"
+	"portal/handlers/server"
 	"portal/views"
 	"portal/views/lang"
 )
@@ -42,7 +43,7 @@ func init() {
 		flashTypeChanged:    func(t *views.StaffSetupTexts) string { return t.TypeChanged },
 		flashTypeDeleted:    func(t *views.StaffSetupTexts) string { return t.TypeDeleted },
 	} {
-		staffFlashes[k] = func(c echo.Context) string { return text(staffSetupTextIn(c)) }
+		server.StaffFlashes[k] = func(c echo.Context) string { return text(staffSetupTextIn(c)) }
 	}
 }
 
@@ -66,7 +67,7 @@ func formField(form url.Values, name string) *string {
 func (s *Server) setupForm(c echo.Context) (url.Values, bool, error) {
 	form, err := c.FormParams()
 	if err != nil {
-		return nil, false, s.staffErrorPage(c, http.StatusBadRequest, staffTextIn(c).Invalid)
+		return nil, false, s.StaffErrorPage(c, http.StatusBadRequest, server.StaffTextIn(c).Invalid)
 	}
 	return form, true, nil
 }
@@ -87,7 +88,7 @@ func languagesFormOf(action string, enabled []string, def string) views.StaffLan
 // staffSaveLanguages answers POST /staff/setup/languages: the languages
 // offered to members (enabledLanguages, repeated) and the default among them.
 func (s *Server) staffSaveLanguages(c echo.Context) error {
-	u := StaffUserOf(c)
+	u := server.StaffUserOf(c)
 	form, ok, err := s.setupForm(c)
 	if !ok {
 		return err
@@ -149,7 +150,7 @@ func secretChange(form url.Values, name string) *string {
 // settings, checked as a whole by the engine (SetPaymentSettings); the
 // secrets are never sent back, not even with an error.
 func (s *Server) staffSavePayments(c echo.Context) error {
-	u := StaffUserOf(c)
+	u := server.StaffUserOf(c)
 	form, ok, err := s.setupForm(c)
 	if !ok {
 		return err
@@ -207,7 +208,7 @@ func (s *Server) messagesForm(c echo.Context, base string, orgID int64) (views.S
 // staffSaveMessages answers POST /staff/setup/messages. The numbers are
 // read here; their bounds are the engine's (UpdateMessageSettings).
 func (s *Server) staffSaveMessages(c echo.Context) error {
-	u := StaffUserOf(c)
+	u := server.StaffUserOf(c)
 	form, ok, err := s.setupForm(c)
 	if !ok {
 		return err
@@ -367,13 +368,13 @@ func showTypeForm(f views.StaffTypeForm) func(*views.StaffSetupModel, map[string
 
 // staffAddType answers POST /staff/setup/types.
 func (s *Server) staffAddType(c echo.Context) error {
-	u := StaffUserOf(c)
+	u := server.StaffUserOf(c)
 	form, ok, err := s.setupForm(c)
 	if !ok {
 		return err
 	}
 	f, minAge, maxAge, errs := typeInput(c, form)
-	f.Action = OrganisationPath(c, StaffPrefix+StaffSetupPath+"/types")
+	f.Action = server.OrganisationPath(c, server.StaffPrefix+server.StaffSetupPath+"/types")
 	if len(errs) > 0 {
 		return s.renderSetup(c, SetupMemberships, http.StatusUnprocessableEntity, func(m *views.StaffSetupModel) { showTypeForm(f)(m, errs) })
 	}
@@ -387,17 +388,17 @@ func (s *Server) staffAddType(c echo.Context) error {
 // staffChangeType answers POST /staff/setup/types/{id}: code, name and
 // ages; an empty age removes its limit.
 func (s *Server) staffChangeType(c echo.Context) error {
-	u := StaffUserOf(c)
-	id, ok := PathID(c, "id")
+	u := server.StaffUserOf(c)
+	id, ok := server.PathID(c, "id")
 	if !ok {
-		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
+		return s.StaffErrorPage(c, http.StatusNotFound, server.StaffTextIn(c).NotFound)
 	}
 	form, ok, err := s.setupForm(c)
 	if !ok {
 		return err
 	}
 	f, minAge, maxAge, errs := typeInput(c, form)
-	base := OrganisationPath(c, StaffPrefix+StaffSetupPath)
+	base := server.OrganisationPath(c, server.StaffPrefix+server.StaffSetupPath)
 	f.Action, f.CancelURL, f.Editing = base+"/types/"+strconv.FormatInt(id, 10), setupURL(c, SetupMemberships)+"#types", true
 	if len(errs) > 0 {
 		return s.renderSetup(c, SetupMemberships, http.StatusUnprocessableEntity, func(m *views.StaffSetupModel) { showTypeForm(f)(m, errs) })
@@ -413,12 +414,12 @@ func (s *Server) staffChangeType(c echo.Context) error {
 // staffDeleteType answers POST /staff/setup/types/{id}/delete, after
 // asking; a type in use is refused with the engine's reason.
 func (s *Server) staffDeleteType(c echo.Context) error {
-	u := StaffUserOf(c)
-	id, ok := PathID(c, "id")
+	u := server.StaffUserOf(c)
+	id, ok := server.PathID(c, "id")
 	if !ok {
-		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
+		return s.StaffErrorPage(c, http.StatusNotFound, server.StaffTextIn(c).NotFound)
 	}
-	if ok, err := s.staffConfirmed(c, staffSetupTextIn(c).TypeDeleteQuestion, staffSetupTextIn(c).TypeDeleteDetail,
+	if ok, err := s.StaffConfirmed(c, staffSetupTextIn(c).TypeDeleteQuestion, staffSetupTextIn(c).TypeDeleteDetail,
 		setupURL(c, SetupMemberships)+"#types"); !ok {
 		return err
 	}

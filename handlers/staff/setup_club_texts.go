@@ -1,4 +1,4 @@
-package server
+package staff
 
 import (
 	"net/http"
@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/handlers/server"
 	"portal/views"
 )
 
@@ -24,7 +25,7 @@ import (
 const flashTextsSaved = "texts-saved"
 
 func init() {
-	staffFlashes[flashTextsSaved] = func(c echo.Context) string { return staffSetupSectionTextIn(c).TextsSaved }
+	server.StaffFlashes[flashTextsSaved] = func(c echo.Context) string { return staffSetupSectionTextIn(c).TextsSaved }
 }
 
 // periodTextsForm is the texts form of period p with its rules.
@@ -40,17 +41,17 @@ func periodTextsForm(c echo.Context, base string, org *engine.Organisation, p en
 		}
 		return f
 	}
-	f := views.StaffPeriodTextsForm{ID: strconv.FormatInt(p.ID, 10), Action: base + "/periods/" + strconv.FormatInt(p.ID, 10) + "/texts", Period: p.NameTexts.In(langOf(c).Code, p.Name),
-		DefaultLanguage: def, Name: field("name", "nameTexts", staffOpsTextIn(c).PeriodName, p.Name, p.NameTexts)}
+	f := views.StaffPeriodTextsForm{ID: strconv.FormatInt(p.ID, 10), Action: base + "/periods/" + strconv.FormatInt(p.ID, 10) + "/texts", Period: p.NameTexts.In(server.LangOf(c).Code, p.Name),
+		DefaultLanguage: def, Name: field("name", "nameTexts", server.StaffOpsTextIn(c).PeriodName, p.Name, p.NameTexts)}
 	for _, r := range rules {
-		f.Rules = append(f.Rules, field("rules."+r.Code+".label", "rules."+r.Code+".labelTexts", staffOpsTextIn(c).RuleLabel+": "+r.Code, r.Label, r.LabelTexts))
+		f.Rules = append(f.Rules, field("rules."+r.Code+".label", "rules."+r.Code+".labelTexts", server.StaffOpsTextIn(c).RuleLabel+": "+r.Code, r.Label, r.LabelTexts))
 	}
 	return f
 }
 
 // textsToDo lists the club texts missing in an enabled language.
 func (s *Server) textsToDo(c echo.Context) ([]views.StaffTextToDo, error) {
-	missing, err := s.engine.MissingClubTexts(c.Request().Context(), StaffUserOf(c).OrganisationID)
+	missing, err := s.engine.MissingClubTexts(c.Request().Context(), server.StaffUserOf(c).OrganisationID)
 	if err != nil {
 		return nil, err
 	}
@@ -87,10 +88,10 @@ func refill(f *views.StaffTextsField, form url.Values) {
 // period's name and its rules' labels (rules.CODE.label and
 // rules.CODE.labelTexts.xx) per language, all or nothing.
 func (s *Server) staffSavePeriodTexts(c echo.Context) error {
-	u := StaffUserOf(c)
-	id, ok := PathID(c, "id")
+	u := server.StaffUserOf(c)
+	id, ok := server.PathID(c, "id")
 	if !ok {
-		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
+		return s.StaffErrorPage(c, http.StatusNotFound, server.StaffTextIn(c).NotFound)
 	}
 	form, ok, err := s.setupForm(c)
 	if !ok {

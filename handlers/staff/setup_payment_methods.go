@@ -1,4 +1,4 @@
-package server
+package staff
 
 import (
 	"slices"
@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/handlers/server"
 	"portal/views"
 )
 
@@ -58,7 +59,7 @@ func methodOptions(c echo.Context, chosen []string) []views.StaffPaymentMethodOp
 // fee among them), checked as a whole by the engine and
 // audited; a refused change shows the form again as typed.
 func (s *Server) staffSavePaymentMethods(c echo.Context) error {
-	u := StaffUserOf(c)
+	u := server.StaffUserOf(c)
 	form, ok, err := s.setupForm(c)
 	if !ok {
 		return err

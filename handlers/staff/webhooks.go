@@ -1,4 +1,4 @@
-package server
+package staff
 
 import (
 	"net/http"
@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/handlers/server"
 	"portal/views"
 )
 
@@ -25,13 +26,13 @@ func (s *Server) staffWebhooksPage(c echo.Context) error {
 
 // renderWebhooks shows the page with m's form, problems or new secret.
 func (s *Server) renderWebhooks(c echo.Context, status int, m views.StaffWebhooksModel) error {
-	u := StaffUserOf(c)
+	u := server.StaffUserOf(c)
 	list, err := s.engine.WebhookEndpoints(c.Request().Context(), u.OrganisationID)
 	if err != nil {
-		return s.staffEngineError(c, err)
+		return s.StaffEngineError(c, err)
 	}
-	m.StaffChrome = s.staffChrome(c, views.StaffWebhookTextIn(c.Request().Context()).Title)
-	m.AddURL = OrganisationPath(c, StaffPrefix+StaffWebhooksPath)
+	m.StaffChrome = s.StaffChrome(c, views.StaffWebhookTextIn(c.Request().Context()).Title)
+	m.AddURL = server.OrganisationPath(c, server.StaffPrefix+server.StaffWebhooksPath)
 	if m.Events == nil {
 		for _, t := range engine.WebhookEventTypes {
 			m.Events = append(m.Events, views.StaffWebhookEventChoice{Value: t, Checked: true})
@@ -40,24 +41,24 @@ func (s *Server) renderWebhooks(c echo.Context, status int, m views.StaffWebhook
 	for _, ep := range list {
 		m.Endpoints = append(m.Endpoints, webhookEndpointRow(c, ep))
 	}
-	return staffRender(c, status, views.StaffWebhooksPage(m))
+	return server.StaffRender(c, status, views.StaffWebhooksPage(m))
 }
 
 func webhookEndpointRow(c echo.Context, ep engine.WebhookEndpoint) views.StaffWebhookEndpointRow {
-	base := StaffPrefix + StaffWebhooksPath + "/" + strconv.FormatInt(ep.ID, 10)
+	base := server.StaffPrefix + server.StaffWebhooksPath + "/" + strconv.FormatInt(ep.ID, 10)
 	return views.StaffWebhookEndpointRow{ID: strconv.FormatInt(ep.ID, 10), URL: ep.URL, Events: strings.Join(ep.Events(), ", "),
-		Active: ep.Active, DisabledReason: ep.DisabledReason, DeliveriesURL: OrganisationPath(c, base),
-		ToggleURL: OrganisationPath(c, base+"/active"), RotateURL: OrganisationPath(c, base+"/rotate"), DeleteURL: OrganisationPath(c, base+"/delete")}
+		Active: ep.Active, DisabledReason: ep.DisabledReason, DeliveriesURL: server.OrganisationPath(c, base),
+		ToggleURL: server.OrganisationPath(c, base+"/active"), RotateURL: server.OrganisationPath(c, base+"/rotate"), DeleteURL: server.OrganisationPath(c, base+"/delete")}
 }
 
 // staffAddWebhook answers POST /staff/webhooks: adds the endpoint and
 // shows its signing secret this once, or the form again with what is
 // wrong (nothing added).
 func (s *Server) staffAddWebhook(c echo.Context) error {
-	u := StaffUserOf(c)
+	u := server.StaffUserOf(c)
 	form, err := c.FormParams()
 	if err != nil {
-		return s.staffErrorPage(c, http.StatusBadRequest, staffTextIn(c).Invalid)
+		return s.StaffErrorPage(c, http.StatusBadRequest, server.StaffTextIn(c).Invalid)
 	}
 	chosen := form["events"]
 	m := views.StaffWebhooksModel{URL: strings.TrimSpace(form.Get("url")), Events: []views.StaffWebhookEventChoice{}}
@@ -68,7 +69,7 @@ func (s *Server) staffAddWebhook(c echo.Context) error {
 	if err != nil {
 		e, ok := engine.AsError(err)
 		if !ok || e.Code != engine.CodeValidation {
-			return s.staffEngineError(c, err)
+			return s.StaffEngineError(c, err)
 		}
 		m.Error = views.StaffWebhookTextIn(c.Request().Context()).Errors
 		for _, f := range e.Fields {
@@ -88,10 +89,10 @@ func (s *Server) staffAddWebhook(c echo.Context) error {
 // active=1 or 0: switches the endpoint on (clearing why the portal
 // switched it off) or off.
 func (s *Server) staffSetWebhookActive(c echo.Context) error {
-	u := StaffUserOf(c)
-	id, ok := PathID(c, "id")
+	u := server.StaffUserOf(c)
+	id, ok := server.PathID(c, "id")
 	if !ok {
-		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
+		return s.StaffErrorPage(c, http.StatusNotFound, server.StaffTextIn(c).NotFound)
 	}
 	var on bool
 	switch c.FormValue("active") {
@@ -99,51 +100,51 @@ func (s *Server) staffSetWebhookActive(c echo.Context) error {
 		on = true
 	case "0":
 	default:
-		return s.staffErrorPage(c, http.StatusBadRequest, staffTextIn(c).Invalid)
+		return s.StaffErrorPage(c, http.StatusBadRequest, server.StaffTextIn(c).Invalid)
 	}
 	if _, err := s.engine.UpdateWebhookEndpoint(c.Request().Context(), u.Actor(), u.OrganisationID, id, engine.WebhookEndpointChange{Active: &on}); err != nil {
-		return s.staffEngineError(c, err)
+		return s.StaffEngineError(c, err)
 	}
 	done := flashWebhookDisabled
 	if on {
 		done = flashWebhookEnabled
 	}
-	return c.Redirect(http.StatusSeeOther, OrganisationPath(c, StaffPrefix+StaffWebhooksPath)+"?done="+done)
+	return c.Redirect(http.StatusSeeOther, server.OrganisationPath(c, server.StaffPrefix+server.StaffWebhooksPath)+"?done="+done)
 }
 
 // staffRotateWebhook answers POST /staff/webhooks/{id}/rotate, after
 // asking: the page with the new secret, shown this once.
 func (s *Server) staffRotateWebhook(c echo.Context) error {
-	u := StaffUserOf(c)
-	id, ok := PathID(c, "id")
+	u := server.StaffUserOf(c)
+	id, ok := server.PathID(c, "id")
 	if !ok {
-		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
+		return s.StaffErrorPage(c, http.StatusNotFound, server.StaffTextIn(c).NotFound)
 	}
 	t := views.StaffWebhookTextIn(c.Request().Context())
-	if ok, err := s.staffConfirmed(c, t.RotateQuestion, t.RotateDetail, OrganisationPath(c, StaffPrefix+StaffWebhooksPath)); !ok {
+	if ok, err := s.StaffConfirmed(c, t.RotateQuestion, t.RotateDetail, server.OrganisationPath(c, server.StaffPrefix+server.StaffWebhooksPath)); !ok {
 		return err
 	}
 	secret, err := s.engine.RotateWebhookSecret(c.Request().Context(), u.Actor(), u.OrganisationID, id)
 	if err != nil {
-		return s.staffEngineError(c, err)
+		return s.StaffEngineError(c, err)
 	}
 	return s.renderWebhooks(c, http.StatusOK, views.StaffWebhooksModel{NewSecret: secret, SecretFor: strconv.FormatInt(id, 10)})
 }
 
 // staffDeleteWebhook answers POST /staff/webhooks/{id}/delete, after asking.
 func (s *Server) staffDeleteWebhook(c echo.Context) error {
-	u := StaffUserOf(c)
-	id, ok := PathID(c, "id")
+	u := server.StaffUserOf(c)
+	id, ok := server.PathID(c, "id")
 	if !ok {
-		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
+		return s.StaffErrorPage(c, http.StatusNotFound, server.StaffTextIn(c).NotFound)
 	}
 	t := views.StaffWebhookTextIn(c.Request().Context())
-	back := OrganisationPath(c, StaffPrefix+StaffWebhooksPath)
-	if ok, err := s.staffConfirmed(c, t.DeleteQuestion, t.DeleteDetail, back); !ok {
+	back := server.OrganisationPath(c, server.StaffPrefix+server.StaffWebhooksPath)
+	if ok, err := s.StaffConfirmed(c, t.DeleteQuestion, t.DeleteDetail, back); !ok {
 		return err
 	}
 	if err := s.engine.DeleteWebhookEndpoint(c.Request().Context(), u.Actor(), u.OrganisationID, id); err != nil {
-		return s.staffEngineError(c, err)
+		return s.StaffEngineError(c, err)
 	}
 	return c.Redirect(http.StatusSeeOther, back+"?done="+flashWebhookDeleted)
 }
@@ -151,47 +152,47 @@ func (s *Server) staffDeleteWebhook(c echo.Context) error {
 // staffWebhookDeliveries answers GET /staff/webhooks/{id}: the endpoint's
 // newest deliveries, with a replay for each that has ended.
 func (s *Server) staffWebhookDeliveries(c echo.Context) error {
-	u := StaffUserOf(c)
-	id, ok := PathID(c, "id")
+	u := server.StaffUserOf(c)
+	id, ok := server.PathID(c, "id")
 	if !ok {
-		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
+		return s.StaffErrorPage(c, http.StatusNotFound, server.StaffTextIn(c).NotFound)
 	}
 	ctx := c.Request().Context()
 	list, err := s.engine.WebhookDeliveries(ctx, u.OrganisationID, id, staffDeliveriesListed)
 	if err != nil {
-		return s.staffEngineError(c, err)
+		return s.StaffEngineError(c, err)
 	}
 	endpoints, err := s.engine.WebhookEndpoints(ctx, u.OrganisationID)
 	if err != nil {
-		return s.staffEngineError(c, err)
+		return s.StaffEngineError(c, err)
 	}
 	i := slices.IndexFunc(endpoints, func(e engine.WebhookEndpoint) bool { return e.ID == id })
 	if i < 0 {
-		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
+		return s.StaffErrorPage(c, http.StatusNotFound, server.StaffTextIn(c).NotFound)
 	}
 	t := views.StaffWebhookTextIn(ctx)
 	ep := endpoints[i]
-	m := views.StaffWebhookDeliveriesModel{StaffChrome: s.staffChrome(c, views.StaffWebhookDeliveriesTitle(t, ep.URL)),
-		Endpoint: webhookEndpointRow(c, ep), BackURL: OrganisationPath(c, StaffPrefix+StaffWebhooksPath)}
+	m := views.StaffWebhookDeliveriesModel{StaffChrome: s.StaffChrome(c, views.StaffWebhookDeliveriesTitle(t, ep.URL)),
+		Endpoint: webhookEndpointRow(c, ep), BackURL: server.OrganisationPath(c, server.StaffPrefix+server.StaffWebhooksPath)}
 	for _, d := range list {
 		row := views.StaffWebhookDeliveryRow{ID: strconv.FormatInt(d.ID, 10), EventID: d.EventID, Type: d.EventType, StatusKey: d.Status,
-			Status: deliveryStatusLabel(t, d.Status), Attempts: strconv.Itoa(d.Attempts), Created: staffDateTime(c, d.CreatedAt)}
+			Status: deliveryStatusLabel(t, d.Status), Attempts: strconv.Itoa(d.Attempts), Created: server.StaffDateTime(c, d.CreatedAt)}
 		if d.ResponseCode != nil {
 			row.Code = strconv.Itoa(*d.ResponseCode)
 		}
 		row.Problem = d.LastError
 		if d.LastAttemptAt != nil {
-			row.LastAttempt = staffDateTime(c, *d.LastAttemptAt)
+			row.LastAttempt = server.StaffDateTime(c, *d.LastAttemptAt)
 		}
 		if d.NextRetryAt != nil {
-			row.NextRetry = staffDateTime(c, *d.NextRetryAt)
+			row.NextRetry = server.StaffDateTime(c, *d.NextRetryAt)
 		}
 		if ep.Active && d.Status != engine.DeliveryPending && d.Status != engine.DeliveryFailed {
-			row.ReplayURL = OrganisationPath(c, StaffPrefix+StaffWebhooksPath+"/"+strconv.FormatInt(id, 10)+"/deliveries/"+row.ID+"/replay")
+			row.ReplayURL = server.OrganisationPath(c, server.StaffPrefix+server.StaffWebhooksPath+"/"+strconv.FormatInt(id, 10)+"/deliveries/"+row.ID+"/replay")
 		}
 		m.Deliveries = append(m.Deliveries, row)
 	}
-	return staffRender(c, http.StatusOK, views.StaffWebhookDeliveriesPage(m))
+	return server.StaffRender(c, http.StatusOK, views.StaffWebhookDeliveriesPage(m))
 }
 
 // deliveryStatusLabel is how the page names a delivery's status.
@@ -215,16 +216,16 @@ func deliveryStatusLabel(t *views.StaffWebhookTexts, status string) string {
 // /staff/webhooks/{id}/deliveries/{delivery}/replay: the event is sent
 // again as a new delivery (audited with the staff member).
 func (s *Server) staffReplayWebhook(c echo.Context) error {
-	u := StaffUserOf(c)
-	id, ok := PathID(c, "id")
-	delivery, deliveryOK := PathID(c, "delivery")
+	u := server.StaffUserOf(c)
+	id, ok := server.PathID(c, "id")
+	delivery, deliveryOK := server.PathID(c, "delivery")
 	if !ok || !deliveryOK {
-		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
+		return s.StaffErrorPage(c, http.StatusNotFound, server.StaffTextIn(c).NotFound)
 	}
 	if _, err := s.engine.ReplayWebhookDelivery(c.Request().Context(), u.Actor(), u.OrganisationID, id, delivery); err != nil {
-		return s.staffEngineError(c, err)
+		return s.StaffEngineError(c, err)
 	}
-	return c.Redirect(http.StatusSeeOther, OrganisationPath(c, StaffPrefix+StaffWebhooksPath+"/"+strconv.FormatInt(id, 10))+"?done="+flashWebhookReplayed)
+	return c.Redirect(http.StatusSeeOther, server.OrganisationPath(c, server.StaffPrefix+server.StaffWebhooksPath+"/"+strconv.FormatInt(id, 10))+"?done="+flashWebhookReplayed)
 }
 
 // The webhooks pages' flashes after an action.
@@ -237,8 +238,8 @@ const (
 
 func init() {
 	text := func(c echo.Context) *views.StaffWebhookTexts { return views.StaffWebhookTextIn(c.Request().Context()) }
-	staffFlashes[flashWebhookEnabled] = func(c echo.Context) string { return text(c).Enabled }
-	staffFlashes[flashWebhookDisabled] = func(c echo.Context) string { return text(c).Disabled }
-	staffFlashes[flashWebhookDeleted] = func(c echo.Context) string { return text(c).Deleted }
-	staffFlashes[flashWebhookReplayed] = func(c echo.Context) string { return text(c).Replayed }
+	server.StaffFlashes[flashWebhookEnabled] = func(c echo.Context) string { return text(c).Enabled }
+	server.StaffFlashes[flashWebhookDisabled] = func(c echo.Context) string { return text(c).Disabled }
+	server.StaffFlashes[flashWebhookDeleted] = func(c echo.Context) string { return text(c).Deleted }
+	server.StaffFlashes[flashWebhookReplayed] = func(c echo.Context) string { return text(c).Replayed }
 }
