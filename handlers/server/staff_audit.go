@@ -470,9 +470,9 @@ func auditStateLabel(c echo.Context, field, v string) string {
 	// A collection run's (its cancelled is everyone's cancelled).
 	switch engine.DebitRunStatus(v) {
 	case engine.DebitRunPrepared:
-		return staffDebitTextIn(c).StatusPrepared
+		return StaffDebitTextIn(c).StatusPrepared
 	case engine.DebitRunSent:
-		return staffDebitTextIn(c).StatusSent
+		return StaffDebitTextIn(c).StatusSent
 	}
 	return StatusLabel(c, v)
 }

@@ -265,7 +265,7 @@ func (s *Server) StaffImportPersons(c echo.Context) error {
 		Unchanged: rep.Unchanged, Errors: rep.Errors, ApplyURL: OrganisationPath(c, StaffPrefix+StaffImportPath),
 		BackURL: OrganisationPath(c, StaffPrefix+"/invitations")}
 	if !apply && rep.Errors == 0 {
-		m.File = staffUploadCopy(data)
+		m.File = StaffUploadCopy(data)
 	}
 	outcomes := map[engine.RowOutcome]string{engine.RowCreated: StaffOpsTextIn(c).ImportCreated, engine.RowUpdated: StaffOpsTextIn(c).ImportUpdated,
 		engine.RowUnchanged: StaffOpsTextIn(c).ImportUnchanged, engine.RowError: StaffOpsTextIn(c).ImportErrors}

@@ -36,9 +36,9 @@ var staffNav = []staffNavItem{
 	{Label: func(c echo.Context) string { return StaffTextIn(c).NavOverview }, Path: "", Min: engine.RoleViewer},
 	{Label: func(c echo.Context) string { return StaffTextIn(c).NavRegistrations }, Path: "/registrations", Min: engine.RoleViewer},
 	{Label: func(c echo.Context) string { return StaffOpsTextIn(c).NavPayments }, Path: "/payments", Min: engine.RoleViewer},
-	{Label: func(c echo.Context) string { return staffDebitTextIn(c).NavDebits }, Path: StaffDebitsPath, Min: engine.RoleViewer},
-	{Label: func(c echo.Context) string { return staffOpenPaymentTextIn(c).NavOpenPayments }, Path: OpenPaymentsPath, Min: engine.RoleTreasurer},
-	{Label: func(c echo.Context) string { return staffYearReportTextIn(c).NavYearReport }, Path: YearReportPath, Min: engine.RoleTreasurer},
+	{Label: func(c echo.Context) string { return StaffDebitTextIn(c).NavDebits }, Path: StaffDebitsPath, Min: engine.RoleViewer},
+	{Label: func(c echo.Context) string { return StaffOpenPaymentTextIn(c).NavOpenPayments }, Path: OpenPaymentsPath, Min: engine.RoleTreasurer},
+	{Label: func(c echo.Context) string { return StaffYearReportTextIn(c).NavYearReport }, Path: YearReportPath, Min: engine.RoleTreasurer},
 	{Label: func(c echo.Context) string { return StaffOpsTextIn(c).NavInvitations }, Path: "/invitations", Min: engine.RoleRegistrar},
 	{Label: func(c echo.Context) string { return StaffOpsTextIn(c).NavJobs }, Path: "/jobs", Min: engine.RoleViewer},
 	{Label: func(c echo.Context) string { return StaffOpsTextIn(c).NavSetup }, Path: StaffSetupPath, Min: engine.RoleAdmin},
@@ -154,15 +154,15 @@ func FieldSummary(e *engine.Error) string {
 // not, it renders the confirmation page, which posts the same fields
 // again with confirmed=1, and the caller returns its error.
 func (s *Server) StaffConfirmed(c echo.Context, question, detail, cancelURL string) (bool, error) {
-	return s.staffAsked(c, staffQuestion{Question: question, Detail: detail}, cancelURL)
+	return s.StaffAsked(c, StaffQuestion{Question: question, Detail: detail}, cancelURL)
 }
 
 // staffQuestion is what a confirmation page asks, and what its two
 // buttons say they do ("" for "Yes, do it" and "Cancel").
-type staffQuestion struct{ Question, Detail, Yes, No string }
+type StaffQuestion struct{ Question, Detail, Yes, No string }
 
 // staffAsked is staffConfirmed with buttons that say what they do.
-func (s *Server) staffAsked(c echo.Context, q staffQuestion, cancelURL string) (bool, error) {
+func (s *Server) StaffAsked(c echo.Context, q StaffQuestion, cancelURL string) (bool, error) {
 	if c.FormValue("confirmed") == "1" {
 		return true, nil
 	}
@@ -220,14 +220,14 @@ func (s *Server) StaffLoginPage(c echo.Context) error {
 }
 
 // staffDebitTextIn is the collection runs' texts in the request's language.
-func staffDebitTextIn(c echo.Context) *views.StaffDebitTexts {
+func StaffDebitTextIn(c echo.Context) *views.StaffDebitTexts {
 	return views.StaffDebitTextIn(c.Request().Context())
 }
 
-func staffOpenPaymentTextIn(c echo.Context) *views.StaffOpenPaymentTexts {
+func StaffOpenPaymentTextIn(c echo.Context) *views.StaffOpenPaymentTexts {
 	return views.StaffOpenPaymentTextIn(c.Request().Context())
 }
 
-func staffYearReportTextIn(c echo.Context) *views.StaffYearReportTexts {
+func StaffYearReportTextIn(c echo.Context) *views.StaffYearReportTexts {
 	return views.StaffYearReportTextIn(c.Request().Context())
 }

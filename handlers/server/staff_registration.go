@@ -100,7 +100,7 @@ func (s *Server) StaffRegistration(c echo.Context) error {
 			m.Actions.CaptureOwed = fmt.Sprintf(StaffTextIn(c).CapStillOwed, StaffMoney(c, received, due.Currency), StaffMoney(c, due.AmountMinor, due.Currency))
 		}
 	}
-	if words := captureWords(c, c.QueryParam("done"), d, due); words != "" {
+	if words := CaptureWords(c, c.QueryParam("done"), d, due); words != "" {
 		m.Flash = words
 	}
 	if err := s.registrationPrivacy(c, d, &m); err != nil { // consents and the access log: staff_privacy.go
@@ -204,7 +204,7 @@ func providerLabel(c echo.Context, provider string) string {
 }
 
 // messageLabel names the kind of a message about a registration.
-func messageLabel(c echo.Context, kind engine.MessageKind) string {
+func MessageLabel(c echo.Context, kind engine.MessageKind) string {
 	t := staffRegistrationTextIn(c)
 	switch kind {
 	case engine.KindConfirmation:
@@ -336,7 +336,7 @@ func historyEntries(c echo.Context, d *engine.RegistrationDetail, refundURL stri
 		}
 	}
 	for _, msg := range d.Messages {
-		e := views.StaffHistoryEntry{Kind: "message", Title: messageLabel(c, msg.Kind)}
+		e := views.StaffHistoryEntry{Kind: "message", Title: MessageLabel(c, msg.Kind)}
 		switch {
 		case msg.Recipient != "":
 			e.Detail = fmt.Sprintf(t.MsgTo, msg.Recipient)
@@ -380,7 +380,7 @@ func ptrValue[T any](p *T) T {
 // registration is in now (a form sent twice finds it so): complete; a
 // part arrived and what remains; paid already and what is owed back. ""
 // when done names no capture.
-func captureWords(c echo.Context, done string, d *engine.RegistrationDetail, due *banking.Transfer) string {
+func CaptureWords(c echo.Context, done string, d *engine.RegistrationDetail, due *banking.Transfer) string {
 	if !strings.HasPrefix(done, "captured") || d.Order == nil {
 		return ""
 	}
@@ -458,7 +458,7 @@ func (s *Server) StaffResendPaymentLink(c echo.Context) error {
 // staffResetRegistration answers POST /staff/registrations/:id/reset, after a confirmation.
 func (s *Server) StaffResetRegistration(c echo.Context) error {
 	t := staffRegistrationTextIn(c)
-	q := staffQuestion{Question: StaffTextIn(c).ConfirmReset, Detail: StaffTextIn(c).ConfirmResetDetail, Yes: t.ResetYes, No: t.ResetNo}
+	q := StaffQuestion{Question: StaffTextIn(c).ConfirmReset, Detail: StaffTextIn(c).ConfirmResetDetail, Yes: t.ResetYes, No: t.ResetNo}
 	return s.staffConfirmedAction(c, q, "reset", func(u *StaffUser, id int64) error {
 		return s.engine.StaffReset(c.Request().Context(), u.Actor(), u.OrganisationID, id)
 	})
@@ -467,7 +467,7 @@ func (s *Server) StaffResetRegistration(c echo.Context) error {
 // staffCancelRegistration answers POST /staff/registrations/:id/cancel, after a confirmation.
 func (s *Server) StaffCancelRegistration(c echo.Context) error {
 	t := staffRegistrationTextIn(c)
-	q := staffQuestion{Question: StaffTextIn(c).ConfirmCancel, Detail: StaffTextIn(c).ConfirmCancelDetail, Yes: t.CancelYes, No: t.CancelNo}
+	q := StaffQuestion{Question: StaffTextIn(c).ConfirmCancel, Detail: StaffTextIn(c).ConfirmCancelDetail, Yes: t.CancelYes, No: t.CancelNo}
 	return s.staffConfirmedAction(c, q, "cancelled", func(u *StaffUser, id int64) error {
 		return s.engine.CancelRegistration(c.Request().Context(), u.Actor(), u.OrganisationID, id)
 	})
@@ -477,7 +477,7 @@ func (s *Server) StaffCancelRegistration(c echo.Context) error {
 func (s *Server) StaffRefund(c echo.Context) error {
 	ref := c.FormValue("payment")
 	t := staffRegistrationTextIn(c)
-	q := staffQuestion{Question: fmt.Sprintf(StaffTextIn(c).ConfirmRefund, ref), Detail: StaffTextIn(c).ConfirmRefundDetail, Yes: t.RefundYes, No: t.RefundNo}
+	q := StaffQuestion{Question: fmt.Sprintf(StaffTextIn(c).ConfirmRefund, ref), Detail: StaffTextIn(c).ConfirmRefundDetail, Yes: t.RefundYes, No: t.RefundNo}
 	return s.staffConfirmedAction(c, q, "refunded", func(u *StaffUser, id int64) error {
 		return s.engine.RefundPayment(c.Request().Context(), u.Actor(), u.OrganisationID, id, ref, "")
 	})
@@ -485,7 +485,7 @@ func (s *Server) StaffRefund(c echo.Context) error {
 
 // captureBackToOpenPayments is the capture form's back= when it was sent
 // from the open payments list: the result is shown there.
-const captureBackToOpenPayments = "open-payments"
+const CaptureBackToOpenPayments = "open-payments"
 
 // staffCapture answers POST /staff/registrations/:id/capture: amount,
 // booked (a date, not in the future), note, and back=open-payments when
@@ -524,7 +524,7 @@ func (s *Server) StaffCapture(c echo.Context) error {
 	case res.Problem != "":
 		done = "captured-problem"
 	}
-	if c.FormValue("back") == captureBackToOpenPayments {
+	if c.FormValue("back") == CaptureBackToOpenPayments {
 		back := OrganisationPath(c, StaffPrefix+OpenPaymentsPath) + "?" + url.Values{"done": {done}, "registration": {strconv.FormatInt(id, 10)}}.Encode()
 		return c.Redirect(http.StatusSeeOther, back)
 	}
@@ -544,12 +544,12 @@ func (s *Server) staffAction(c echo.Context, done string, act func(*StaffUser, i
 }
 
 // staffConfirmedAction asks q first (staffAsked), then runs the action.
-func (s *Server) staffConfirmedAction(c echo.Context, q staffQuestion, done string, act func(*StaffUser, int64) error) error {
+func (s *Server) staffConfirmedAction(c echo.Context, q StaffQuestion, done string, act func(*StaffUser, int64) error) error {
 	id, ok := PathID(c, "id")
 	if !ok {
 		return s.StaffErrorPage(c, http.StatusNotFound, StaffTextIn(c).NotFound)
 	}
-	if ok, err := s.staffAsked(c, q, RegistrationURL(c, id)); !ok {
+	if ok, err := s.StaffAsked(c, q, RegistrationURL(c, id)); !ok {
 		return err
 	}
 	return s.staffAction(c, done, act)

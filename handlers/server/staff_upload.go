@@ -115,4 +115,4 @@ func StaffUpload(c echo.Context, copyField string) (data []byte, fromCopy bool, 
 }
 
 // staffUploadCopy is the base64 copy a preview's form carries.
-func staffUploadCopy(data []byte) string { return base64.StdEncoding.EncodeToString(data) }
+func StaffUploadCopy(data []byte) string { return base64.StdEncoding.EncodeToString(data) }

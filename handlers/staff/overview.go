@@ -10,6 +10,7 @@ import (
 
 	"portal/engine"
 	"portal/handlers/server"
+	"portal/handlers/staff/payments"
 	"portal/views"
 )
 
@@ -57,12 +58,12 @@ func (s *Server) staffOverview(c echo.Context) error {
 		link := server.ListURL(c, server.RegistrationsPath, engine.RegistrationQuery{PeriodID: periodID, State: st}, 1)
 		if st == engine.RegAwaitingPayment && u.Role.AtLeast(engine.RoleTreasurer) {
 			// Who owes what: the treasurer's list of the period's unpaid orders.
-			link = server.OpenPaymentsURL(c, server.OpenPaymentsPath, engine.OpenPaymentQuery{PeriodID: periodID})
+			link = payments.OpenPaymentsURL(c, server.OpenPaymentsPath, engine.OpenPaymentQuery{PeriodID: periodID})
 		}
 		m.States = append(m.States, views.StaffCountLink{Label: server.StateLabel(c, st), Key: string(st), Count: o.ByState[st], URL: link})
 	}
 	if u.Role.AtLeast(engine.RoleTreasurer) {
-		m.OpenPaymentsURL = server.OpenPaymentsURL(c, server.OpenPaymentsPath, engine.OpenPaymentQuery{PeriodID: periodID})
+		m.OpenPaymentsURL = payments.OpenPaymentsURL(c, server.OpenPaymentsPath, engine.OpenPaymentQuery{PeriodID: periodID})
 	}
 	m.MembersTotal.Label = views.StaffListTextIn(ctx).MembersTotal
 	for _, t := range o.ByType {

@@ -1,17 +1,29 @@
-// Package staff is the staff pages under /staff: their route table with each page's least role, the overview, the jobs, the setup sections, definitions and webhooks; the registrations' and the payments' pages are in its subpackages.
+// Package staff is the staff pages under /staff: their route table with
+// each page's least role, the overview, the jobs, the setup sections,
+// definitions and webhooks; the registrations' and the payments' pages are
+// in its subpackages, whose handlers the table reaches through Server.
 package staff
 
 import (
 	"portal/engine"
 	"portal/handlers/server"
+	"portal/handlers/staff/payments"
 )
 
-// Server is the centre's Server as these handlers see it: they keep
-// calling the engine s.engine.
+// paymentPages names the embedded payments pages apart from the centre's
+// Server (an embedded field is named after its type).
+type paymentPages = payments.Server
+
+// Server is the centre's Server as the staff pages see it, with the
+// handlers of the subpackages' pages promoted for the route table; its
+// handlers keep calling the engine s.engine.
 type Server struct {
 	*server.Server
+	*paymentPages
 	engine *engine.Service
 }
 
-// Of returns the handlers of package staff over the centre c.
-func Of(c *server.Server) *Server { return &Server{Server: c, engine: c.Engine()} }
+// Of returns the staff pages over the centre c.
+func Of(c *server.Server) *Server {
+	return &Server{Server: c, paymentPages: payments.Of(c), engine: c.Engine()}
+}

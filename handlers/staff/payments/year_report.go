@@ -1,4 +1,4 @@
-package server
+package payments
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/report"
+	"portal/handlers/server"
 	"portal/views"
 	"portal/views/yearreport"
 )
@@ -23,7 +24,7 @@ func (s *Server) yearReportPeriod(c echo.Context, orgID int64) (periods []engine
 	if err != nil || len(periods) == 0 {
 		return periods, 0, true, err
 	}
-	id = CurrentPeriod(periods, time.Now())
+	id = server.CurrentPeriod(periods, time.Now())
 	if raw := c.QueryParam("period"); raw != "" {
 		if id, err = strconv.ParseInt(raw, 10, 64); err != nil || id <= 0 {
 			return periods, 0, false, nil
@@ -35,8 +36,8 @@ func (s *Server) yearReportPeriod(c echo.Context, orgID int64) (periods []engine
 // yearReportDoc builds the printed report of r in the page's language:
 // the one Doc the page, the CSV and the PDF are written from.
 func yearReportDoc(c echo.Context, club string, r *report.YearReport, now time.Time) yearreport.Doc {
-	t := staffYearReportTextIn(c)
-	l := LangOf(c)
+	t := server.StaffYearReportTextIn(c)
+	l := server.LangOf(c)
 	code := l.Code
 	money := func(minor int64) yearreport.Cell {
 		return yearreport.Cell{Text: l.Money(minor, r.Currency), Value: engine.FormatAmount(minor), Money: true}
@@ -104,7 +105,7 @@ func yearReportDoc(c echo.Context, club string, r *report.YearReport, now time.T
 	}
 	d.Tables = append(d.Tables,
 		members("members-by-type", t.MembersByType, r.MembersByType, func(_ int, m report.ReportMembers) string { return m.Texts.In(code, m.Name) }),
-		members("members-by-age", t.MembersByAge, r.MembersByAge, func(i int, _ report.ReportMembers) string { return AgeGroupLabel(c, i) }))
+		members("members-by-age", t.MembersByAge, r.MembersByAge, func(i int, _ report.ReportMembers) string { return server.AgeGroupLabel(c, i) }))
 	return d
 }
 
@@ -125,18 +126,18 @@ func paymentMethodLabel(t *views.StaffYearReportTexts, provider string) string {
 // yearReport loads the report of the period the request names, built as
 // a Doc; a response has been written when it returns ok false.
 func (s *Server) yearReport(c echo.Context) (doc yearreport.Doc, m views.StaffYearReportModel, ok bool, err error) {
-	u := StaffUserOf(c)
-	t := staffYearReportTextIn(c)
+	u := server.StaffUserOf(c)
+	t := server.StaffYearReportTextIn(c)
 	periods, periodID, parsed, err := s.yearReportPeriod(c, u.OrganisationID)
 	if err != nil {
 		return doc, m, false, s.StaffEngineError(c, err)
 	}
 	if !parsed {
-		return doc, m, false, s.StaffErrorPage(c, http.StatusBadRequest, StaffTextIn(c).BadFilter)
+		return doc, m, false, s.StaffErrorPage(c, http.StatusBadRequest, server.StaffTextIn(c).BadFilter)
 	}
 	if len(periods) == 0 {
-		mm := views.StaffMessageModel{StaffChrome: s.StaffChrome(c, t.Title), Message: StaffTextIn(c).OvNoPeriod, Kind: "info"}
-		return doc, m, false, StaffRender(c, http.StatusOK, views.StaffMessagePage(mm))
+		mm := views.StaffMessageModel{StaffChrome: s.StaffChrome(c, t.Title), Message: server.StaffTextIn(c).OvNoPeriod, Kind: "info"}
+		return doc, m, false, server.StaffRender(c, http.StatusOK, views.StaffMessagePage(mm))
 	}
 	ctx := c.Request().Context()
 	r, err := report.Of(s.engine).YearReport(ctx, u.OrganisationID, periodID)
@@ -149,10 +150,10 @@ func (s *Server) yearReport(c echo.Context) (doc yearreport.Doc, m views.StaffYe
 	}
 	doc = yearReportDoc(c, org.Name, r, time.Now().UTC())
 	query := "?period=" + strconv.FormatInt(periodID, 10)
-	m = views.StaffYearReportModel{Action: OrganisationPath(c, StaffPrefix+YearReportPath), Report: doc,
-		CSVURL: OrganisationPath(c, StaffPrefix+YearReportPath+".csv") + query, PDFURL: OrganisationPath(c, StaffPrefix+YearReportPath+".pdf") + query}
+	m = views.StaffYearReportModel{Action: server.OrganisationPath(c, server.StaffPrefix+server.YearReportPath), Report: doc,
+		CSVURL: server.OrganisationPath(c, server.StaffPrefix+server.YearReportPath+".csv") + query, PDFURL: server.OrganisationPath(c, server.StaffPrefix+server.YearReportPath+".pdf") + query}
 	for _, p := range periods {
-		m.Periods = append(m.Periods, views.StaffOption{Value: strconv.FormatInt(p.ID, 10), Label: p.NameTexts.In(LangOf(c).Code, p.Name), Selected: p.ID == periodID})
+		m.Periods = append(m.Periods, views.StaffOption{Value: strconv.FormatInt(p.ID, 10), Label: p.NameTexts.In(server.LangOf(c).Code, p.Name), Selected: p.ID == periodID})
 	}
 	return doc, m, true, nil
 }
@@ -164,8 +165,8 @@ func (s *Server) StaffYearReport(c echo.Context) error {
 	if !ok {
 		return err
 	}
-	m.StaffChrome = s.StaffChrome(c, staffYearReportTextIn(c).Title)
-	return StaffRender(c, http.StatusOK, views.StaffYearReportPage(m))
+	m.StaffChrome = s.StaffChrome(c, server.StaffYearReportTextIn(c).Title)
+	return server.StaffRender(c, http.StatusOK, views.StaffYearReportPage(m))
 }
 
 // staffYearReportCSV answers GET /staff/year-report.csv?period=ID

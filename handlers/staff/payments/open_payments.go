@@ -1,4 +1,4 @@
-package server
+package payments
 
 import (
 	"encoding/csv"
@@ -15,6 +15,7 @@ import (
 	"portal/engine"
 	"portal/engine/banking"
 	"portal/engine/report"
+	"portal/handlers/server"
 	"portal/views"
 )
 
@@ -60,7 +61,7 @@ func OpenPaymentsURL(c echo.Context, path string, q engine.OpenPaymentQuery) str
 	if q.Sort != "" {
 		v.Set("sort", string(q.Sort))
 	}
-	u := OrganisationPath(c, StaffPrefix+path)
+	u := server.OrganisationPath(c, server.StaffPrefix+path)
 	if len(v) > 0 {
 		u += "?" + v.Encode()
 	}
@@ -68,7 +69,7 @@ func OpenPaymentsURL(c echo.Context, path string, q engine.OpenPaymentQuery) str
 }
 
 func openPaymentSortLabel(c echo.Context, s engine.OpenPaymentSort) string {
-	t := staffOpenPaymentTextIn(c)
+	t := server.StaffOpenPaymentTextIn(c)
 	switch s {
 	case engine.SortNewest:
 		return t.SortNewest
@@ -83,11 +84,11 @@ func openPaymentSortLabel(c echo.Context, s engine.OpenPaymentSort) string {
 // staffOpenPayments answers GET /staff/open-payments (treasurer and up):
 // every unpaid order with what is still owed, filtered and sorted.
 func (s *Server) StaffOpenPayments(c echo.Context) error {
-	u := StaffUserOf(c)
-	t := staffOpenPaymentTextIn(c)
+	u := server.StaffUserOf(c)
+	t := server.StaffOpenPaymentTextIn(c)
 	q, ok := openPaymentQuery(c, u.OrganisationID)
 	if !ok {
-		return s.StaffErrorPage(c, http.StatusBadRequest, StaffTextIn(c).BadFilter)
+		return s.StaffErrorPage(c, http.StatusBadRequest, server.StaffTextIn(c).BadFilter)
 	}
 	ctx := c.Request().Context()
 	rows, err := s.engine.OpenPayments(ctx, q)
@@ -98,9 +99,9 @@ func (s *Server) StaffOpenPayments(c echo.Context) error {
 	if err != nil {
 		return s.StaffEngineError(c, err)
 	}
-	m := views.StaffOpenPaymentsModel{StaffChrome: s.StaffChrome(c, t.Title), Action: OrganisationPath(c, StaffPrefix+OpenPaymentsPath),
-		CountText: fmt.Sprintf(t.Count, len(rows)), CSVURL: OpenPaymentsURL(c, OpenPaymentsPath+".csv", q),
-		ResendURL: OrganisationPath(c, StaffPrefix+OpenPaymentsPath+"/resend-payment-link")}
+	m := views.StaffOpenPaymentsModel{StaffChrome: s.StaffChrome(c, t.Title), Action: server.OrganisationPath(c, server.StaffPrefix+server.OpenPaymentsPath),
+		CountText: fmt.Sprintf(t.Count, len(rows)), CSVURL: OpenPaymentsURL(c, server.OpenPaymentsPath+".csv", q),
+		ResendURL: server.OrganisationPath(c, server.StaffPrefix+server.OpenPaymentsPath+"/resend-payment-link")}
 	if q.MinDays > 0 {
 		m.MinDays = strconv.Itoa(q.MinDays)
 	}
@@ -116,20 +117,20 @@ func (s *Server) StaffOpenPayments(c echo.Context) error {
 			Selected: so == q.Sort || (q.Sort == "" && so == engine.SortOldest)})
 	}
 	for _, r := range rows {
-		row := views.StaffOpenPaymentRow{ID: strconv.FormatInt(r.RegistrationID, 10), URL: RegistrationURL(c, r.RegistrationID),
+		row := views.StaffOpenPaymentRow{ID: strconv.FormatInt(r.RegistrationID, 10), URL: server.RegistrationURL(c, r.RegistrationID),
 			Household: strings.Join(r.Household, ", "), UserKey: r.UserKey, RF: r.RF(),
-			Owed: StaffMoney(c, r.OwedMinor, r.Currency), Total: StaffMoney(c, r.TotalMinor, r.Currency), PartPaid: r.ReceivedMinor > 0,
+			Owed: server.StaffMoney(c, r.OwedMinor, r.Currency), Total: server.StaffMoney(c, r.TotalMinor, r.Currency), PartPaid: r.ReceivedMinor > 0,
 			Days: strconv.Itoa(r.Days), Reminders: strconv.Itoa(r.Reminders), LastMessage: t.None}
 		if r.RF() != "" {
 			// A bank transfer: recorded from the list, pre-filled with what is owed.
-			row.CaptureURL, row.CaptureAmount = RegistrationURL(c, r.RegistrationID)+"/capture", engine.FormatAmount(r.OwedMinor)
+			row.CaptureURL, row.CaptureAmount = server.RegistrationURL(c, r.RegistrationID)+"/capture", engine.FormatAmount(r.OwedMinor)
 		}
 		if r.LastMessageKind != "" {
-			row.LastMessage, row.LastMessageAt = messageLabel(c, r.LastMessageKind), StaffDateTime(c, r.LastMessageAt)
+			row.LastMessage, row.LastMessageAt = server.MessageLabel(c, r.LastMessageKind), server.StaffDateTime(c, r.LastMessageAt)
 		}
 		m.Rows = append(m.Rows, row)
 	}
-	m.Today, m.CaptureBack = time.Now().UTC().Format(time.DateOnly), captureBackToOpenPayments
+	m.Today, m.CaptureBack = time.Now().UTC().Format(time.DateOnly), server.CaptureBackToOpenPayments
 	if words, err := s.openPaymentCaptureWords(c, u.OrganisationID); err != nil {
 		return s.StaffEngineError(c, err)
 	} else if words != "" {
@@ -142,16 +143,16 @@ func (s *Server) StaffOpenPayments(c echo.Context) error {
 	if errSent == nil && errSkipped == nil && sent >= 0 && skipped >= 0 {
 		m.Flash = fmt.Sprintf(t.Sent, sent, skipped)
 	}
-	return StaffRender(c, http.StatusOK, views.StaffOpenPaymentsPage(m))
+	return server.StaffRender(c, http.StatusOK, views.StaffOpenPaymentsPage(m))
 }
 
 // staffOpenPaymentsCSV answers GET /staff/open-payments.csv (treasurer
 // and up): the list's rows, formulas neutralised.
 func (s *Server) StaffOpenPaymentsCSV(c echo.Context) error {
-	u := StaffUserOf(c)
+	u := server.StaffUserOf(c)
 	q, ok := openPaymentQuery(c, u.OrganisationID)
 	if !ok {
-		return s.StaffErrorPage(c, http.StatusBadRequest, StaffTextIn(c).BadFilter)
+		return s.StaffErrorPage(c, http.StatusBadRequest, server.StaffTextIn(c).BadFilter)
 	}
 	// Gathered before the first byte, so that a failure is still an
 	// error page; the list is one query.
@@ -182,23 +183,23 @@ func (s *Server) StaffOpenPaymentsCSV(c echo.Context) error {
 // sent again to each, as from its registration page, then back to the list
 // with how many were sent and skipped.
 func (s *Server) StaffResendPaymentLinks(c echo.Context) error {
-	u := StaffUserOf(c)
+	u := server.StaffUserOf(c)
 	form, err := c.FormParams()
 	if err != nil {
-		return s.StaffErrorPage(c, http.StatusBadRequest, StaffTextIn(c).BadFilter)
+		return s.StaffErrorPage(c, http.StatusBadRequest, server.StaffTextIn(c).BadFilter)
 	}
 	raw := form["id"]
 	if len(raw) == 0 {
-		return s.StaffErrorPage(c, http.StatusUnprocessableEntity, staffOpenPaymentTextIn(c).NoneSelected)
+		return s.StaffErrorPage(c, http.StatusUnprocessableEntity, server.StaffOpenPaymentTextIn(c).NoneSelected)
 	}
 	if len(raw) > maxBulkSelection {
-		return s.StaffErrorPage(c, http.StatusRequestEntityTooLarge, StaffTextIn(c).BadFilter)
+		return s.StaffErrorPage(c, http.StatusRequestEntityTooLarge, server.StaffTextIn(c).BadFilter)
 	}
 	ids := make([]int64, 0, len(raw))
 	for _, v := range raw {
 		id, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
 		if err != nil || id <= 0 {
-			return s.StaffErrorPage(c, http.StatusBadRequest, StaffTextIn(c).BadFilter)
+			return s.StaffErrorPage(c, http.StatusBadRequest, server.StaffTextIn(c).BadFilter)
 		}
 		ids = append(ids, id)
 	}
@@ -206,7 +207,7 @@ func (s *Server) StaffResendPaymentLinks(c echo.Context) error {
 	if err != nil {
 		return s.StaffEngineError(c, err)
 	}
-	back := OrganisationPath(c, StaffPrefix+OpenPaymentsPath) + "?" + url.Values{"sent": {strconv.Itoa(sent)}, "skipped": {strconv.Itoa(skipped)}}.Encode()
+	back := server.OrganisationPath(c, server.StaffPrefix+server.OpenPaymentsPath) + "?" + url.Values{"sent": {strconv.Itoa(sent)}, "skipped": {strconv.Itoa(skipped)}}.Encode()
 	return c.Redirect(http.StatusSeeOther, back)
 }
 
@@ -230,13 +231,13 @@ func (s *Server) openPaymentCaptureWords(c echo.Context, orgID int64) (string, e
 			return "", err
 		}
 	}
-	words := captureWords(c, done, d, due)
+	words := server.CaptureWords(c, done, d, due)
 	if words == "" {
-		flash, ok := StaffFlashes[done]
+		flash, ok := server.StaffFlashes[done]
 		if !ok {
 			return "", nil
 		}
 		words = flash(c)
 	}
-	return fmt.Sprintf(StaffTextIn(c).DetTitle, id) + ": " + words, nil
+	return fmt.Sprintf(server.StaffTextIn(c).DetTitle, id) + ": " + words, nil
 }

@@ -1,4 +1,4 @@
-package server
+package payments
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"portal/handlers/server"
 	"portal/views"
 )
 
@@ -15,7 +16,7 @@ import (
 const flashMandateRevoked = "mandate-revoked"
 
 func init() {
-	StaffFlashes[flashMandateRevoked] = func(c echo.Context) string {
+	server.StaffFlashes[flashMandateRevoked] = func(c echo.Context) string {
 		return views.StaffMandateTextIn(c.Request().Context()).Revoked
 	}
 }
@@ -25,21 +26,21 @@ func init() {
 // does, the mandate of the staff member's organisation no longer holds
 // (audited as mandate.revoke); back to the registration it was shown on.
 func (s *Server) StaffRevokeMandate(c echo.Context) error {
-	u := StaffUserOf(c)
-	back := OrganisationPath(c, StaffPrefix+RegistrationsPath)
+	u := server.StaffUserOf(c)
+	back := server.OrganisationPath(c, server.StaffPrefix+server.RegistrationsPath)
 	if reg, err := strconv.ParseInt(c.FormValue("registration"), 10, 64); err == nil && reg > 0 {
-		back = RegistrationURL(c, reg)
+		back = server.RegistrationURL(c, reg)
 	}
 	t := views.StaffMandateTextIn(c.Request().Context())
-	id, ok := PathID(c, "id")
+	id, ok := server.PathID(c, "id")
 	if !ok {
-		return s.StaffErrorPage(c, http.StatusNotFound, StaffTextIn(c).NotFound)
+		return s.StaffErrorPage(c, http.StatusNotFound, server.StaffTextIn(c).NotFound)
 	}
 	m, err := s.engine.StaffMandate(c.Request().Context(), u.OrganisationID, id)
 	if err != nil {
 		return s.StaffEngineError(c, err)
 	}
-	if proceed, err := s.staffAsked(c, staffQuestion{Question: fmt.Sprintf(t.RevokeQuestion, m.Reference), Detail: t.RevokeDetail,
+	if proceed, err := s.StaffAsked(c, server.StaffQuestion{Question: fmt.Sprintf(t.RevokeQuestion, m.Reference), Detail: t.RevokeDetail,
 		Yes: t.RevokeYes, No: t.RevokeNo}, back); !proceed {
 		return err
 	}

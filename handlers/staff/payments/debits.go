@@ -1,4 +1,4 @@
-package server
+package payments
 
 import (
 	"errors"
@@ -13,6 +13,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/banking"
+	"portal/handlers/server"
 	"portal/views"
 )
 
@@ -33,12 +34,12 @@ const (
 )
 
 func init() {
-	StaffFlashes[flashDebitRunPrepared] = func(c echo.Context) string { return staffDebitTextIn(c).DonePrepared }
-	StaffFlashes[flashDebitRunAlreadySent] = func(c echo.Context) string { return staffDebitTextIn(c).DoneAlreadySent }
-	StaffFlashes[flashDebitRunCancelled] = func(c echo.Context) string { return staffDebitTextIn(c).DoneCancelled }
-	StaffFlashes[flashDebitRunAlreadyCancelled] = func(c echo.Context) string { return staffDebitTextIn(c).DoneAlreadyCancelled }
-	StaffFlashes[flashDebitRunSent] = func(c echo.Context) string {
-		t := staffDebitTextIn(c)
+	server.StaffFlashes[flashDebitRunPrepared] = func(c echo.Context) string { return server.StaffDebitTextIn(c).DonePrepared }
+	server.StaffFlashes[flashDebitRunAlreadySent] = func(c echo.Context) string { return server.StaffDebitTextIn(c).DoneAlreadySent }
+	server.StaffFlashes[flashDebitRunCancelled] = func(c echo.Context) string { return server.StaffDebitTextIn(c).DoneCancelled }
+	server.StaffFlashes[flashDebitRunAlreadyCancelled] = func(c echo.Context) string { return server.StaffDebitTextIn(c).DoneAlreadyCancelled }
+	server.StaffFlashes[flashDebitRunSent] = func(c echo.Context) string {
+		t := server.StaffDebitTextIn(c)
 		settled, _ := strconv.Atoi(c.QueryParam("settled"))
 		out := fmt.Sprintf(t.DoneSent, max(settled, 0))
 		if problems, err := strconv.Atoi(c.QueryParam("problems")); err == nil && problems > 0 {
@@ -50,7 +51,7 @@ func init() {
 
 // debitRunURL is the page of one run below StaffPrefix, with the organisation's base.
 func debitRunURL(c echo.Context, id int64) string {
-	return OrganisationPath(c, StaffPrefix+StaffDebitsPath+"/"+strconv.FormatInt(id, 10))
+	return server.OrganisationPath(c, server.StaffPrefix+server.StaffDebitsPath+"/"+strconv.FormatInt(id, 10))
 }
 
 // staffDebitRuns answers GET /staff/debits (viewer and up): the runs,
@@ -58,8 +59,8 @@ func debitRunURL(c echo.Context, id int64) string {
 // debit the form that prepares the next. ?nothing=DATE says that a run
 // asked for that date found nothing due.
 func (s *Server) StaffDebitRuns(c echo.Context) error {
-	u := StaffUserOf(c)
-	t := staffDebitTextIn(c)
+	u := server.StaffUserOf(c)
+	t := server.StaffDebitTextIn(c)
 	ctx := c.Request().Context()
 	runs, err := s.engine.DebitRuns(ctx, u.OrganisationID)
 	if err != nil {
@@ -75,12 +76,12 @@ func (s *Server) StaffDebitRuns(c echo.Context) error {
 		if ps.DebitCreditorID == "" {
 			m.NoCreditor = true
 		} else {
-			m.PrepareURL = OrganisationPath(c, StaffPrefix+StaffDebitsPath)
+			m.PrepareURL = server.OrganisationPath(c, server.StaffPrefix+server.StaffDebitsPath)
 		}
 	}
 	// Only a date is taken from the address; the sentence is ours.
 	if d, err := time.Parse(time.DateOnly, c.QueryParam("nothing")); err == nil {
-		m.Notice, m.Until = fmt.Sprintf(t.NothingDue, StaffDate(c, d)), d.Format(time.DateOnly)
+		m.Notice, m.Until = fmt.Sprintf(t.NothingDue, server.StaffDate(c, d)), d.Format(time.DateOnly)
 	}
 	for _, r := range runs {
 		m.Runs = append(m.Runs, debitRunRow(c, r))
@@ -88,25 +89,25 @@ func (s *Server) StaffDebitRuns(c echo.Context) error {
 			m.Notice += " " + t.NothingDueInRun
 		}
 	}
-	return StaffRender(c, http.StatusOK, views.StaffDebitRunsPage(m))
+	return server.StaffRender(c, http.StatusOK, views.StaffDebitRunsPage(m))
 }
 
 // debitRunRow prints a run as the list and its page show it.
 func debitRunRow(c echo.Context, r engine.DebitRun) views.StaffDebitRunRow {
-	t := staffDebitTextIn(c)
+	t := server.StaffDebitTextIn(c)
 	row := views.StaffDebitRunRow{ID: strconv.FormatInt(r.ID, 10), URL: debitRunURL(c, r.ID), MessageID: r.MessageID,
-		Created: StaffDateTime(c, r.CreatedAt), CreatedBy: r.CreatedBy, Until: StaffDate(c, r.UntilOn), Count: strconv.Itoa(r.DebitCount),
-		Total: StaffMoney(c, r.TotalMinor, r.Currency), Version: r.FileVersion, StatusKey: string(r.Status)}
+		Created: server.StaffDateTime(c, r.CreatedAt), CreatedBy: r.CreatedBy, Until: server.StaffDate(c, r.UntilOn), Count: strconv.Itoa(r.DebitCount),
+		Total: server.StaffMoney(c, r.TotalMinor, r.Currency), Version: r.FileVersion, StatusKey: string(r.Status)}
 	switch r.Status {
 	case engine.DebitRunSent:
 		row.Status = t.StatusSent
 		if r.SentAt != nil {
-			row.StatusAt = fmt.Sprintf(t.SentAt, StaffDateTime(c, *r.SentAt))
+			row.StatusAt = fmt.Sprintf(t.SentAt, server.StaffDateTime(c, *r.SentAt))
 		}
 	case engine.DebitRunCancelled:
 		row.Status = t.StatusCancelled
 		if r.CancelledAt != nil {
-			row.StatusAt = fmt.Sprintf(t.CancelledAt, StaffDateTime(c, *r.CancelledAt))
+			row.StatusAt = fmt.Sprintf(t.CancelledAt, server.StaffDateTime(c, *r.CancelledAt))
 		}
 	default:
 		row.Status = t.StatusPrepared
@@ -118,8 +119,8 @@ func debitRunRow(c echo.Context, r engine.DebitRun) views.StaffDebitRunRow {
 // until=YYYY-MM-DD): the collection run of the debits due by then, and
 // its page. Nothing due is not a failure: the list says so.
 func (s *Server) StaffPrepareDebitRun(c echo.Context) error {
-	u := StaffUserOf(c)
-	t := staffDebitTextIn(c)
+	u := server.StaffUserOf(c)
+	t := server.StaffDebitTextIn(c)
 	until, err := time.Parse(time.DateOnly, strings.TrimSpace(c.FormValue("until")))
 	if err != nil {
 		return s.StaffErrorPage(c, http.StatusUnprocessableEntity, t.BadUntil)
@@ -134,7 +135,7 @@ func (s *Server) StaffPrepareDebitRun(c echo.Context) error {
 	}
 	run, err := s.engine.CollectDebits(ctx, engine.CollectRequest{OrganisationID: u.OrganisationID, Until: until, Actor: u.Actor()})
 	if errors.Is(err, engine.ErrNothingDue) {
-		return c.Redirect(http.StatusSeeOther, OrganisationPath(c, StaffPrefix+StaffDebitsPath)+"?"+url.Values{"nothing": {until.Format(time.DateOnly)}}.Encode())
+		return c.Redirect(http.StatusSeeOther, server.OrganisationPath(c, server.StaffPrefix+server.StaffDebitsPath)+"?"+url.Values{"nothing": {until.Format(time.DateOnly)}}.Encode())
 	}
 	if err != nil {
 		return s.StaffEngineError(c, err)
@@ -145,8 +146,8 @@ func (s *Server) StaffPrepareDebitRun(c echo.Context) error {
 // staffDebitRun answers GET /staff/debits/{id} (viewer and up): the run,
 // its debits, and the actions the role may take on it now.
 func (s *Server) StaffDebitRun(c echo.Context) error {
-	u := StaffUserOf(c)
-	t := staffDebitTextIn(c)
+	u := server.StaffUserOf(c)
+	t := server.StaffDebitTextIn(c)
 	d, answered := s.staffDebitRunOf(c)
 	if d == nil {
 		return answered
@@ -155,7 +156,7 @@ func (s *Server) StaffDebitRun(c echo.Context) error {
 	row := debitRunRow(c, r)
 	m := views.StaffDebitRunModel{StaffChrome: s.StaffChrome(c, fmt.Sprintf(t.RunTitle, r.MessageID)), Run: row,
 		Intro:   fmt.Sprintf(t.RunIntro, row.Created, r.CreatedBy, row.Until, r.DebitCount, row.Total, r.FileVersion),
-		BackURL: OrganisationPath(c, StaffPrefix+StaffDebitsPath)}
+		BackURL: server.OrganisationPath(c, server.StaffPrefix+server.StaffDebitsPath)}
 	if u.Role.AtLeast(engine.RoleTreasurer) {
 		base := debitRunURL(c, r.ID)
 		if r.Status != engine.DebitRunCancelled {
@@ -168,15 +169,15 @@ func (s *Server) StaffDebitRun(c echo.Context) error {
 	for _, l := range d.Debits {
 		m.Debits = append(m.Debits, debitLine(c, l))
 	}
-	return StaffRender(c, http.StatusOK, views.StaffDebitRunPage(m))
+	return server.StaffRender(c, http.StatusOK, views.StaffDebitRunPage(m))
 }
 
 // debitLine prints one debit of a run.
 func debitLine(c echo.Context, l engine.DebitLine) views.StaffDebitLine {
-	t := staffDebitTextIn(c)
+	t := server.StaffDebitTextIn(c)
 	out := views.StaffDebitLine{EndToEndID: l.EndToEndID, RegistrationID: strconv.FormatInt(l.RegistrationID, 10),
-		RegistrationURL: RegistrationURL(c, l.RegistrationID), MandateReference: l.MandateReference, Holder: l.Holder, IBAN: l.MaskedIBAN,
-		Amount: StaffMoney(c, l.AmountMinor, l.Currency), Due: StaffDate(c, l.DueOn), StatusKey: string(l.Status), Amended: l.Amended,
+		RegistrationURL: server.RegistrationURL(c, l.RegistrationID), MandateReference: l.MandateReference, Holder: l.Holder, IBAN: l.MaskedIBAN,
+		Amount: server.StaffMoney(c, l.AmountMinor, l.Currency), Due: server.StaffDate(c, l.DueOn), StatusKey: string(l.Status), Amended: l.Amended,
 		MandateEnded: l.MandateEnded && l.Status == engine.DebitInRun}
 	out.Sequence = t.SeqRecurring
 	if l.Sequence == banking.SequenceFirst {
@@ -188,7 +189,7 @@ func debitLine(c echo.Context, l engine.DebitLine) views.StaffDebitLine {
 	case engine.DebitReturned:
 		out.Status = t.DebitReturned
 		if l.ReturnCode != "" {
-			out.ReturnCode = l.ReturnCode + ": " + banking.ReturnReasonText(l.ReturnCode, LangOf(c).Code)
+			out.ReturnCode = l.ReturnCode + ": " + banking.ReturnReasonText(l.ReturnCode, server.LangOf(c).Code)
 		}
 	case engine.DebitCancelled:
 		out.Status = t.DebitCancelled
@@ -208,7 +209,7 @@ func (s *Server) StaffDebitRunFile(c echo.Context) error {
 		return answered
 	}
 	if d.Run.Status == engine.DebitRunCancelled {
-		return s.StaffErrorPage(c, http.StatusConflict, staffDebitTextIn(c).IsCancelled)
+		return s.StaffErrorPage(c, http.StatusConflict, server.StaffDebitTextIn(c).IsCancelled)
 	}
 	h := c.Response().Header()
 	h.Set(echo.HeaderContentDisposition, `attachment; filename="`+engine.DebitRunFileName(d.Run)+`"`)
@@ -219,11 +220,11 @@ func (s *Server) StaffDebitRunFile(c echo.Context) error {
 // club; nil when the answer (not found, an engine error) was written,
 // whose error the caller returns.
 func (s *Server) staffDebitRunOf(c echo.Context) (*engine.DebitRunDetail, error) {
-	id, ok := PathID(c, "id")
+	id, ok := server.PathID(c, "id")
 	if !ok {
-		return nil, s.StaffErrorPage(c, http.StatusNotFound, StaffTextIn(c).NotFound)
+		return nil, s.StaffErrorPage(c, http.StatusNotFound, server.StaffTextIn(c).NotFound)
 	}
-	d, err := s.engine.DebitRunByID(c.Request().Context(), StaffUserOf(c).OrganisationID, id)
+	d, err := s.engine.DebitRunByID(c.Request().Context(), server.StaffUserOf(c).OrganisationID, id)
 	if err != nil {
 		return nil, s.StaffEngineError(c, err)
 	}
@@ -236,7 +237,7 @@ func (s *Server) staffDebitRunOf(c echo.Context) (*engine.DebitRunDetail, error)
 // the other final state by a conflict page in words. ok is false when
 // the caller returns err.
 func (s *Server) debitRunAction(c echo.Context, goal engine.DebitRunStatus) (d *engine.DebitRunDetail, ok bool, err error) {
-	t := staffDebitTextIn(c)
+	t := server.StaffDebitTextIn(c)
 	d, answered := s.staffDebitRunOf(c)
 	if d == nil {
 		return nil, false, answered
@@ -271,17 +272,17 @@ func inRun(d *engine.DebitRunDetail) int {
 // and up), after asking: the run is sent and its payments settled; the
 // run's page then says how many registrations that completed.
 func (s *Server) StaffMarkDebitRunSent(c echo.Context) error {
-	t := staffDebitTextIn(c)
+	t := server.StaffDebitTextIn(c)
 	d, ok, err := s.debitRunAction(c, engine.DebitRunSent)
 	if !ok {
 		return err
 	}
 	back := debitRunURL(c, d.Run.ID)
-	q := staffQuestion{Question: fmt.Sprintf(t.SentQuestion, d.Run.MessageID), Detail: fmt.Sprintf(t.SentDetail, inRun(d)), Yes: t.SentYes, No: t.SentNo}
-	if asked, err := s.staffAsked(c, q, back); !asked {
+	q := server.StaffQuestion{Question: fmt.Sprintf(t.SentQuestion, d.Run.MessageID), Detail: fmt.Sprintf(t.SentDetail, inRun(d)), Yes: t.SentYes, No: t.SentNo}
+	if asked, err := s.StaffAsked(c, q, back); !asked {
 		return err
 	}
-	u := StaffUserOf(c)
+	u := server.StaffUserOf(c)
 	res, err := s.engine.MarkDebitRunSent(c.Request().Context(), u.Actor(), u.OrganisationID, d.Run.ID)
 	if err != nil {
 		return s.debitRunEngineError(c, err)
@@ -300,18 +301,18 @@ func (s *Server) StaffMarkDebitRunSent(c echo.Context) error {
 // and up), after asking: the run is withdrawn as a whole and its debits
 // are due again for the next run.
 func (s *Server) StaffCancelDebitRun(c echo.Context) error {
-	t := staffDebitTextIn(c)
+	t := server.StaffDebitTextIn(c)
 	d, ok, err := s.debitRunAction(c, engine.DebitRunCancelled)
 	if !ok {
 		return err
 	}
 	back := debitRunURL(c, d.Run.ID)
-	q := staffQuestion{Question: fmt.Sprintf(t.CancelQuestion, d.Run.MessageID), Detail: fmt.Sprintf(t.CancelDetail, inRun(d)),
+	q := server.StaffQuestion{Question: fmt.Sprintf(t.CancelQuestion, d.Run.MessageID), Detail: fmt.Sprintf(t.CancelDetail, inRun(d)),
 		Yes: t.CancelYes, No: t.CancelNo}
-	if asked, err := s.staffAsked(c, q, back); !asked {
+	if asked, err := s.StaffAsked(c, q, back); !asked {
 		return err
 	}
-	u := StaffUserOf(c)
+	u := server.StaffUserOf(c)
 	if _, err := s.engine.CancelDebitRun(c.Request().Context(), u.Actor(), u.OrganisationID, d.Run.ID); err != nil {
 		return s.debitRunEngineError(c, err)
 	}
@@ -324,13 +325,13 @@ func (s *Server) StaffCancelDebitRun(c echo.Context) error {
 // now; anything else as every staff action does.
 func (s *Server) debitRunEngineError(c echo.Context, err error) error {
 	if engine.ErrorCode(err) == engine.CodeConflict {
-		if id, ok := PathID(c, "id"); ok {
-			if d, lerr := s.engine.DebitRunByID(c.Request().Context(), StaffUserOf(c).OrganisationID, id); lerr == nil {
+		if id, ok := server.PathID(c, "id"); ok {
+			if d, lerr := s.engine.DebitRunByID(c.Request().Context(), server.StaffUserOf(c).OrganisationID, id); lerr == nil {
 				switch d.Run.Status {
 				case engine.DebitRunSent:
-					return s.StaffErrorPage(c, http.StatusConflict, staffDebitTextIn(c).IsSent)
+					return s.StaffErrorPage(c, http.StatusConflict, server.StaffDebitTextIn(c).IsSent)
 				case engine.DebitRunCancelled:
-					return s.StaffErrorPage(c, http.StatusConflict, staffDebitTextIn(c).IsCancelled)
+					return s.StaffErrorPage(c, http.StatusConflict, server.StaffDebitTextIn(c).IsCancelled)
 				}
 			}
 		}
