@@ -7,6 +7,7 @@ import (
 
 	"portal/engine"
 	"portal/handlers/server"
+	"portal/handlers/staff/registrations"
 )
 
 // ErasureRequest is the body of POST /api/admin/persons/{id}/erase.
@@ -26,7 +27,7 @@ func (s *Server) exportPersonAPI(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := s.RecordPersonAccess(c.Request().Context(), apiActor(c), keyOf(c).OrganisationID, id, engine.AccessExport, x); err != nil {
+	if err := registrations.Of(s.Server).RecordPersonAccess(c.Request().Context(), apiActor(c), keyOf(c).OrganisationID, id, engine.AccessExport, x); err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, x)

@@ -117,7 +117,7 @@ func (s *Server) mandateAnswered(c echo.Context, in *engine.MandateInput, err er
 
 // staffMandate is a registration's mandate on the staff registration
 // page; treasurers and administrators may revoke one that holds.
-func staffMandate(c echo.Context, role engine.StaffRole, registration int64, m *engine.DebitMandate) *views.StaffMandateModel {
+func StaffMandate(c echo.Context, role engine.StaffRole, registration int64, m *engine.DebitMandate) *views.StaffMandateModel {
 	if m == nil {
 		return nil
 	}

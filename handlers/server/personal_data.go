@@ -64,7 +64,7 @@ func (s *Server) memberDataPage(c echo.Context) error {
 		return err
 	}
 	t := views.PersonalDataTextIn(ctx)
-	m := views.PersonalDataModel{Chrome: s.chrome(t.Title), T: t, Tables: dataTables(LangOf(c), t, x),
+	m := views.PersonalDataModel{Chrome: s.chrome(t.Title), T: t, Tables: DataTables(LangOf(c), t, x),
 		DownloadURL: OrganisationPath(c, memberDataJSONPath), RequestURL: OrganisationPath(c, memberDataRequestPath)}
 	for _, p := range x.Persons {
 		m.Persons = append(m.Persons, views.DataChoice{Value: strconv.FormatInt(p.ID, 10), Label: p.FirstName + " " + p.LastName})
@@ -93,11 +93,11 @@ func (s *Server) memberDataDownload(c echo.Context) error {
 		}
 		return err
 	}
-	return exportDownload(c, x, "personal-data.json")
+	return ExportDownload(c, x, "personal-data.json")
 }
 
 // exportDownload sends an export as a JSON attachment, never cached.
-func exportDownload(c echo.Context, x *engine.PersonalData, name string) error {
+func ExportDownload(c echo.Context, x *engine.PersonalData, name string) error {
 	b, err := json.MarshalIndent(x, "", "  ")
 	if err != nil {
 		return err
@@ -134,7 +134,7 @@ func (s *Server) memberDataRequest(c echo.Context) error {
 }
 
 // dataTables writes an export as the tables of a page, in language l.
-func dataTables(l lang.Language, t *views.PersonalDataTexts, x *engine.PersonalData) []views.DataTable {
+func DataTables(l lang.Language, t *views.PersonalDataTexts, x *engine.PersonalData) []views.DataTable {
 	when := func(at *time.Time) string {
 		if at == nil {
 			return ""
@@ -210,19 +210,19 @@ func dataTables(l lang.Language, t *views.PersonalDataTexts, x *engine.PersonalD
 	}
 	requests := views.DataTable{TestID: "requests", Heading: t.Requests, Columns: []string{t.Created, t.Kind, t.Person, t.RequestText, t.Status}}
 	for _, r := range x.Requests {
-		requests.Rows = append(requests.Rows, []string{l.Date(r.CreatedAt), requestKind(t, r.Kind), who(r.PersonID), r.Message, requestStatus(t, r.Status)})
+		requests.Rows = append(requests.Rows, []string{l.Date(r.CreatedAt), RequestKind(t, r.Kind), who(r.PersonID), r.Message, RequestStatus(t, r.Status)})
 	}
 	return []views.DataTable{persons, answers, memberships, orders, payments, credits, messages, optOuts, invitations, sessions, requests}
 }
 
-func requestKind(t *views.PersonalDataTexts, kind string) string {
+func RequestKind(t *views.PersonalDataTexts, kind string) string {
 	if kind == engine.DataRequestErasure {
 		return t.Erasure
 	}
 	return t.Correction
 }
 
-func requestStatus(t *views.PersonalDataTexts, status string) string {
+func RequestStatus(t *views.PersonalDataTexts, status string) string {
 	if status == engine.DataRequestDone {
 		return t.Done
 	}

@@ -11,6 +11,7 @@ import (
 	"portal/engine"
 	"portal/handlers/server"
 	"portal/handlers/staff/payments"
+	"portal/handlers/staff/registrations"
 	"portal/views"
 )
 
@@ -55,12 +56,12 @@ func (s *Server) staffOverview(c echo.Context) error {
 		m.Periods = append(m.Periods, views.StaffOption{Value: strconv.FormatInt(p.ID, 10), Label: p.Name, Selected: p.ID == periodID})
 	}
 	for _, st := range engine.RegistrationStates {
-		link := server.ListURL(c, server.RegistrationsPath, engine.RegistrationQuery{PeriodID: periodID, State: st}, 1)
+		link := registrations.ListURL(c, registrations.RegistrationsPath, engine.RegistrationQuery{PeriodID: periodID, State: st}, 1)
 		if st == engine.RegAwaitingPayment && u.Role.AtLeast(engine.RoleTreasurer) {
 			// Who owes what: the treasurer's list of the period's unpaid orders.
 			link = payments.OpenPaymentsURL(c, server.OpenPaymentsPath, engine.OpenPaymentQuery{PeriodID: periodID})
 		}
-		m.States = append(m.States, views.StaffCountLink{Label: server.StateLabel(c, st), Key: string(st), Count: o.ByState[st], URL: link})
+		m.States = append(m.States, views.StaffCountLink{Label: registrations.StateLabel(c, st), Key: string(st), Count: o.ByState[st], URL: link})
 	}
 	if u.Role.AtLeast(engine.RoleTreasurer) {
 		m.OpenPaymentsURL = payments.OpenPaymentsURL(c, server.OpenPaymentsPath, engine.OpenPaymentQuery{PeriodID: periodID})

@@ -10,6 +10,7 @@ import (
 
 	"portal/engine"
 	"portal/handlers/server"
+	"portal/handlers/staff/registrations"
 	"portal/views"
 )
 
@@ -73,7 +74,7 @@ func (s *Server) staffAccessLogPage(c echo.Context) error {
 	for _, r := range rows {
 		row := views.StaffAccessRow{When: server.StaffDateTime(c, r.CreatedAt), Who: r.Actor, Kind: accessKindLabel(c, r.Kind), Record: r.RecordID}
 		if r.Kind == engine.AccessRegistration {
-			row.RecordURL = server.RegistrationURL(c, mustID(r.RecordID))
+			row.RecordURL = registrations.RegistrationURL(c, mustID(r.RecordID))
 		}
 		m.Rows = append(m.Rows, row)
 	}

@@ -8,11 +8,15 @@ import (
 	"portal/engine"
 	"portal/handlers/server"
 	"portal/handlers/staff/payments"
+	"portal/handlers/staff/registrations"
 )
 
-// paymentPages names the embedded payments pages apart from the centre's
-// Server (an embedded field is named after its type).
-type paymentPages = payments.Server
+// paymentPages and registrationPages name the embedded subpackages' pages
+// apart from the centre's Server (an embedded field is named after its type).
+type (
+	paymentPages      = payments.Server
+	registrationPages = registrations.Server
+)
 
 // Server is the centre's Server as the staff pages see it, with the
 // handlers of the subpackages' pages promoted for the route table; its
@@ -20,10 +24,11 @@ type paymentPages = payments.Server
 type Server struct {
 	*server.Server
 	*paymentPages
+	*registrationPages
 	engine *engine.Service
 }
 
 // Of returns the staff pages over the centre c.
 func Of(c *server.Server) *Server {
-	return &Server{Server: c, paymentPages: payments.Of(c), engine: c.Engine()}
+	return &Server{Server: c, paymentPages: payments.Of(c), registrationPages: registrations.Of(c), engine: c.Engine()}
 }

@@ -14,6 +14,7 @@ import (
 	"portal/engine"
 	"portal/engine/banking"
 	"portal/handlers/server"
+	"portal/handlers/staff/registrations"
 	"portal/views"
 )
 
@@ -176,7 +177,7 @@ func (s *Server) StaffDebitRun(c echo.Context) error {
 func debitLine(c echo.Context, l engine.DebitLine) views.StaffDebitLine {
 	t := server.StaffDebitTextIn(c)
 	out := views.StaffDebitLine{EndToEndID: l.EndToEndID, RegistrationID: strconv.FormatInt(l.RegistrationID, 10),
-		RegistrationURL: server.RegistrationURL(c, l.RegistrationID), MandateReference: l.MandateReference, Holder: l.Holder, IBAN: l.MaskedIBAN,
+		RegistrationURL: registrations.RegistrationURL(c, l.RegistrationID), MandateReference: l.MandateReference, Holder: l.Holder, IBAN: l.MaskedIBAN,
 		Amount: server.StaffMoney(c, l.AmountMinor, l.Currency), Due: server.StaffDate(c, l.DueOn), StatusKey: string(l.Status), Amended: l.Amended,
 		MandateEnded: l.MandateEnded && l.Status == engine.DebitInRun}
 	out.Sequence = t.SeqRecurring

@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/handlers/server"
+	"portal/handlers/staff/registrations"
 	"portal/views"
 )
 
@@ -27,9 +28,9 @@ func init() {
 // (audited as mandate.revoke); back to the registration it was shown on.
 func (s *Server) StaffRevokeMandate(c echo.Context) error {
 	u := server.StaffUserOf(c)
-	back := server.OrganisationPath(c, server.StaffPrefix+server.RegistrationsPath)
+	back := server.OrganisationPath(c, server.StaffPrefix+registrations.RegistrationsPath)
 	if reg, err := strconv.ParseInt(c.FormValue("registration"), 10, 64); err == nil && reg > 0 {
-		back = server.RegistrationURL(c, reg)
+		back = registrations.RegistrationURL(c, reg)
 	}
 	t := views.StaffMandateTextIn(c.Request().Context())
 	id, ok := server.PathID(c, "id")

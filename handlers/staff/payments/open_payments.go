@@ -16,6 +16,7 @@ import (
 	"portal/engine/banking"
 	"portal/engine/report"
 	"portal/handlers/server"
+	"portal/handlers/staff/registrations"
 	"portal/views"
 )
 
@@ -117,20 +118,20 @@ func (s *Server) StaffOpenPayments(c echo.Context) error {
 			Selected: so == q.Sort || (q.Sort == "" && so == engine.SortOldest)})
 	}
 	for _, r := range rows {
-		row := views.StaffOpenPaymentRow{ID: strconv.FormatInt(r.RegistrationID, 10), URL: server.RegistrationURL(c, r.RegistrationID),
+		row := views.StaffOpenPaymentRow{ID: strconv.FormatInt(r.RegistrationID, 10), URL: registrations.RegistrationURL(c, r.RegistrationID),
 			Household: strings.Join(r.Household, ", "), UserKey: r.UserKey, RF: r.RF(),
 			Owed: server.StaffMoney(c, r.OwedMinor, r.Currency), Total: server.StaffMoney(c, r.TotalMinor, r.Currency), PartPaid: r.ReceivedMinor > 0,
 			Days: strconv.Itoa(r.Days), Reminders: strconv.Itoa(r.Reminders), LastMessage: t.None}
 		if r.RF() != "" {
 			// A bank transfer: recorded from the list, pre-filled with what is owed.
-			row.CaptureURL, row.CaptureAmount = server.RegistrationURL(c, r.RegistrationID)+"/capture", engine.FormatAmount(r.OwedMinor)
+			row.CaptureURL, row.CaptureAmount = registrations.RegistrationURL(c, r.RegistrationID)+"/capture", engine.FormatAmount(r.OwedMinor)
 		}
 		if r.LastMessageKind != "" {
-			row.LastMessage, row.LastMessageAt = server.MessageLabel(c, r.LastMessageKind), server.StaffDateTime(c, r.LastMessageAt)
+			row.LastMessage, row.LastMessageAt = registrations.MessageLabel(c, r.LastMessageKind), server.StaffDateTime(c, r.LastMessageAt)
 		}
 		m.Rows = append(m.Rows, row)
 	}
-	m.Today, m.CaptureBack = time.Now().UTC().Format(time.DateOnly), server.CaptureBackToOpenPayments
+	m.Today, m.CaptureBack = time.Now().UTC().Format(time.DateOnly), registrations.CaptureBackToOpenPayments
 	if words, err := s.openPaymentCaptureWords(c, u.OrganisationID); err != nil {
 		return s.StaffEngineError(c, err)
 	} else if words != "" {
@@ -231,7 +232,7 @@ func (s *Server) openPaymentCaptureWords(c echo.Context, orgID int64) (string, e
 			return "", err
 		}
 	}
-	words := server.CaptureWords(c, done, d, due)
+	words := registrations.CaptureWords(c, done, d, due)
 	if words == "" {
 		flash, ok := server.StaffFlashes[done]
 		if !ok {

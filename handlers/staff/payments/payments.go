@@ -15,6 +15,7 @@ import (
 	"portal/engine/banking"
 	"portal/engine/banktransfer"
 	"portal/handlers/server"
+	"portal/handlers/staff/registrations"
 	"portal/views"
 )
 
@@ -303,7 +304,7 @@ func (s *Server) staffStoredCredit(c echo.Context, cr engine.BankCredit, resolva
 	if cr.PaymentReference != nil {
 		row.Payment = *cr.PaymentReference
 		if cr.RegistrationID != 0 {
-			row.PaymentURL = server.RegistrationURL(c, cr.RegistrationID)
+			row.PaymentURL = registrations.RegistrationURL(c, cr.RegistrationID)
 		}
 	}
 	if resolvable && cr.State == engine.CreditUnmatched {

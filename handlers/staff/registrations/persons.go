@@ -1,4 +1,4 @@
-package server
+package registrations
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/handlers/server"
 	"portal/views"
 )
 
@@ -18,16 +19,16 @@ import (
 
 // staffPersonURL is the staff page of a person's data.
 func staffPersonURL(c echo.Context, id int64) string {
-	return OrganisationPath(c, fmt.Sprintf("%s%s/%d", StaffPrefix, StaffPersonsPath, id))
+	return server.OrganisationPath(c, fmt.Sprintf("%s%s/%d", server.StaffPrefix, server.StaffPersonsPath, id))
 }
 
 // staffPersonData answers GET /staff/persons/:id: the person's export read
 // on the page, its download and, for administrators, the erasure.
 func (s *Server) StaffPersonData(c echo.Context) error {
-	u := StaffUserOf(c)
-	id, ok := PathID(c, "id")
+	u := server.StaffUserOf(c)
+	id, ok := server.PathID(c, "id")
 	if !ok {
-		return s.StaffErrorPage(c, http.StatusNotFound, StaffTextIn(c).NotFound)
+		return s.StaffErrorPage(c, http.StatusNotFound, server.StaffTextIn(c).NotFound)
 	}
 	ctx := c.Request().Context()
 	x, err := s.engine.ExportPerson(ctx, u.OrganisationID, id)
@@ -38,7 +39,7 @@ func (s *Server) StaffPersonData(c echo.Context) error {
 		return s.StaffEngineError(c, err)
 	}
 	t := views.PersonalDataTextIn(ctx)
-	m := views.StaffPersonDataModel{StaffChrome: s.StaffChrome(c, t.StaffTitle), T: t, Tables: dataTables(LangOf(c), t, x),
+	m := views.StaffPersonDataModel{StaffChrome: s.StaffChrome(c, t.StaffTitle), T: t, Tables: server.DataTables(server.LangOf(c), t, x),
 		DownloadURL: staffPersonURL(c, id) + "/export.json"}
 	if len(x.Persons) == 1 {
 		m.Name = x.Persons[0].FirstName + " " + x.Persons[0].LastName
@@ -49,15 +50,15 @@ func (s *Server) StaffPersonData(c echo.Context) error {
 	if c.QueryParam("done") == "erased" {
 		m.Flash = t.DoneErased
 	}
-	return StaffRender(c, http.StatusOK, views.StaffPersonData(m))
+	return server.StaffRender(c, http.StatusOK, views.StaffPersonData(m))
 }
 
 // staffPersonExport answers GET /staff/persons/:id/export.json.
 func (s *Server) StaffPersonExport(c echo.Context) error {
-	u := StaffUserOf(c)
-	id, ok := PathID(c, "id")
+	u := server.StaffUserOf(c)
+	id, ok := server.PathID(c, "id")
 	if !ok {
-		return s.StaffErrorPage(c, http.StatusNotFound, StaffTextIn(c).NotFound)
+		return s.StaffErrorPage(c, http.StatusNotFound, server.StaffTextIn(c).NotFound)
 	}
 	x, err := s.engine.ExportPerson(c.Request().Context(), u.OrganisationID, id)
 	if err != nil {
@@ -66,15 +67,15 @@ func (s *Server) StaffPersonExport(c echo.Context) error {
 	if err := s.RecordPersonAccess(c.Request().Context(), u.Actor(), u.OrganisationID, id, engine.AccessExport, x); err != nil {
 		return s.StaffEngineError(c, err)
 	}
-	return exportDownload(c, x, fmt.Sprintf("person-%d.json", id))
+	return server.ExportDownload(c, x, fmt.Sprintf("person-%d.json", id))
 }
 
 // staffErasePerson answers POST /staff/persons/:id/erase (force=1 to
 // override an active membership or open payment), after a confirmation.
 func (s *Server) StaffErasePerson(c echo.Context) error {
-	u := StaffUserOf(c)
+	u := server.StaffUserOf(c)
 	t := views.PersonalDataTextIn(c.Request().Context())
-	back, _ := PathID(c, "id")
+	back, _ := server.PathID(c, "id")
 	id, proceed, err := s.StaffConfirmedID(c, t.ConfirmErase, t.ConfirmEraseDetail, staffPersonURL(c, back))
 	if !proceed {
 		return err
@@ -89,7 +90,7 @@ func (s *Server) StaffErasePerson(c echo.Context) error {
 // staffDataRequests answers GET /staff/data-requests: members' requests,
 // open ones first.
 func (s *Server) StaffDataRequests(c echo.Context) error {
-	u := StaffUserOf(c)
+	u := server.StaffUserOf(c)
 	ctx := c.Request().Context()
 	list, err := s.engine.DataRequests(ctx, u.OrganisationID, "")
 	if err != nil {
@@ -101,40 +102,40 @@ func (s *Server) StaffDataRequests(c echo.Context) error {
 		m.Flash = t.DoneRequest
 	}
 	for _, r := range list {
-		row := views.StaffDataRequestRow{ID: strconv.FormatInt(r.ID, 10), Created: StaffDateTime(c, r.CreatedAt), Household: r.UserKey,
-			Kind: requestKind(t, r.Kind), Message: r.Message, Status: requestStatus(t, r.Status), Person: t.WholeHousehold, Note: r.Note}
+		row := views.StaffDataRequestRow{ID: strconv.FormatInt(r.ID, 10), Created: server.StaffDateTime(c, r.CreatedAt), Household: r.UserKey,
+			Kind: server.RequestKind(t, r.Kind), Message: r.Message, Status: server.RequestStatus(t, r.Status), Person: t.WholeHousehold, Note: r.Note}
 		if r.PersonID != nil {
 			row.Person, row.PersonURL = t.OpenPerson+" #"+strconv.FormatInt(*r.PersonID, 10), staffPersonURL(c, *r.PersonID)
 		}
 		if r.DoneAt != nil {
-			row.Done = t.Done + " " + StaffDateTime(c, *r.DoneAt) + " · " + r.DoneBy
+			row.Done = t.Done + " " + server.StaffDateTime(c, *r.DoneAt) + " · " + r.DoneBy
 		} else {
-			row.DoneURL = OrganisationPath(c, fmt.Sprintf("%s%s/%d/done", StaffPrefix, StaffDataRequestsPath, r.ID))
+			row.DoneURL = server.OrganisationPath(c, fmt.Sprintf("%s%s/%d/done", server.StaffPrefix, server.StaffDataRequestsPath, r.ID))
 		}
 		m.Rows = append(m.Rows, row)
 	}
-	return StaffRender(c, http.StatusOK, views.StaffDataRequests(m))
+	return server.StaffRender(c, http.StatusOK, views.StaffDataRequests(m))
 }
 
 // staffCompleteDataRequest answers POST /staff/data-requests/:id/done
 // (note): the household is told by e-mail.
 func (s *Server) StaffCompleteDataRequest(c echo.Context) error {
-	u := StaffUserOf(c)
-	id, ok := PathID(c, "id")
+	u := server.StaffUserOf(c)
+	id, ok := server.PathID(c, "id")
 	if !ok {
-		return s.StaffErrorPage(c, http.StatusNotFound, StaffTextIn(c).NotFound)
+		return s.StaffErrorPage(c, http.StatusNotFound, server.StaffTextIn(c).NotFound)
 	}
 	if err := s.engine.CompleteDataRequest(c.Request().Context(), u.Actor(), u.OrganisationID, id, c.FormValue("note")); err != nil {
 		return s.StaffEngineError(c, err)
 	}
-	return c.Redirect(http.StatusSeeOther, OrganisationPath(c, StaffPrefix+StaffDataRequestsPath)+"?done=request")
+	return c.Redirect(http.StatusSeeOther, server.OrganisationPath(c, server.StaffPrefix+server.StaffDataRequestsPath)+"?done=request")
 }
 
 // registrationPrivacy records that the staff member opened registration
 // d and puts its consents on the page's model.
 func (s *Server) registrationPrivacy(c echo.Context, d *engine.RegistrationDetail, m *views.StaffDetailModel) error {
 	ctx := c.Request().Context()
-	u := StaffUserOf(c)
+	u := server.StaffUserOf(c)
 	if err := s.engine.RecordAccess(ctx, u.Actor(), engine.Access{OrganisationID: u.OrganisationID, Kind: engine.AccessRegistration,
 		RecordID: strconv.FormatInt(d.Instance.ID, 10), UserKey: d.Instance.UserKey}); err != nil {
 		return err
@@ -153,7 +154,7 @@ func (s *Server) registrationPrivacy(c echo.Context, d *engine.RegistrationDetai
 			name = "#" + strconv.FormatInt(cv.PersonID, 10)
 		}
 		m.Consents = append(m.Consents, views.StaffConsentRow{Person: name, Kind: consentKindLabel(c, cv.Kind), Text: cv.Text,
-			Language: cv.Language, Given: StaffDateTime(c, cv.GivenAt), Version: cv.TextVersion[:min(12, len(cv.TextVersion))]})
+			Language: cv.Language, Given: server.StaffDateTime(c, cv.GivenAt), Version: cv.TextVersion[:min(12, len(cv.TextVersion))]})
 	}
 	return nil
 }
@@ -174,7 +175,7 @@ func (s *Server) RecordPersonAccess(ctx context.Context, actor engine.Actor, org
 // its record the export's name and query: it names no one household, so
 // it shows on the access log page but in no member's export.
 func (s *Server) recordListExport(c echo.Context, name string) error {
-	u := StaffUserOf(c)
+	u := server.StaffUserOf(c)
 	record := name
 	if q := c.QueryString(); q != "" {
 		record += "?" + q

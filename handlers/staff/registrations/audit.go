@@ -1,4 +1,4 @@
-package server
+package registrations
 
 import (
 	"encoding/json"
@@ -14,6 +14,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/handlers/server"
 	"portal/views"
 )
 
@@ -80,7 +81,7 @@ func auditURL(c echo.Context, q engine.AuditQuery, before int64) string {
 	if before > 0 {
 		v.Set("before", strconv.FormatInt(before, 10))
 	}
-	u := OrganisationPath(c, StaffPrefix+auditPath)
+	u := server.OrganisationPath(c, server.StaffPrefix+auditPath)
 	if len(v) > 0 {
 		u += "?" + v.Encode()
 	}
@@ -92,10 +93,10 @@ func auditURL(c echo.Context, q engine.AuditQuery, before int64) string {
 // filtered by ?actor=, ?action=, ?record= (kind) and ?record_id=, and
 // ?from= and ?until= (dates, both included).
 func (s *Server) StaffAuditPage(c echo.Context) error {
-	u := StaffUserOf(c)
+	u := server.StaffUserOf(c)
 	q, ok := auditQuery(c, u.OrganisationID)
 	if !ok {
-		return s.StaffErrorPage(c, http.StatusBadRequest, StaffTextIn(c).BadFilter)
+		return s.StaffErrorPage(c, http.StatusBadRequest, server.StaffTextIn(c).BadFilter)
 	}
 	ctx := c.Request().Context()
 	rows, err := s.engine.AuditLog(ctx, q)
@@ -111,7 +112,7 @@ func (s *Server) StaffAuditPage(c echo.Context) error {
 		return s.StaffEngineError(c, err)
 	}
 	t := staffAuditTextIn(c)
-	m := views.StaffAuditModel{StaffChrome: s.StaffChrome(c, StaffTextIn(c).AuditTitle), Action: OrganisationPath(c, StaffPrefix+auditPath),
+	m := views.StaffAuditModel{StaffChrome: s.StaffChrome(c, server.StaffTextIn(c).AuditTitle), Action: server.OrganisationPath(c, server.StaffPrefix+auditPath),
 		Rows: names.rows(c, rows), RecordID: q.TargetID,
 		Filtered: q.Actor != "" || q.Action != "" || q.TargetType != "" || q.TargetID != "" || !q.From.IsZero() || !q.Until.IsZero()}
 	if !q.From.IsZero() {
@@ -142,7 +143,7 @@ func (s *Server) StaffAuditPage(c echo.Context) error {
 	if q.BeforeID != 0 {
 		m.NewestURL = auditURL(c, q, 0)
 	}
-	return StaffRender(c, http.StatusOK, views.StaffAuditPage(m))
+	return server.StaffRender(c, http.StatusOK, views.StaffAuditPage(m))
 }
 
 // auditNames are the names the log's entries refer to by id: staff
@@ -168,7 +169,7 @@ func (s *Server) auditNames(c echo.Context, orgID int64) (*auditNames, error) {
 	if err != nil {
 		return nil, err
 	}
-	code := LangOf(c).Code
+	code := server.LangOf(c).Code
 	for _, p := range periods {
 		n.periods[strconv.FormatInt(p.ID, 10)] = p.NameTexts.In(code, p.Name)
 	}
@@ -184,7 +185,7 @@ func (s *Server) auditNames(c echo.Context, orgID int64) (*auditNames, error) {
 
 // staffAuditRows prints audit records (the log, a registration's detail).
 func (s *Server) staffAuditRows(c echo.Context, rows []engine.AuditRecord) []views.StaffAuditRow {
-	names, err := s.auditNames(c, StaffUserOf(c).OrganisationID)
+	names, err := s.auditNames(c, server.StaffUserOf(c).OrganisationID)
 	if err != nil {
 		s.LogFor(c).Warn("audit names not loaded; entries show ids", "err", err)
 		names = &auditNames{}
@@ -214,7 +215,7 @@ func (n *auditNames) actor(c echo.Context, recorded string, staffID *int64) (who
 // rows prints records as sentences with their changes.
 func (n *auditNames) rows(c echo.Context, rows []engine.AuditRecord) []views.StaffAuditRow {
 	ctx := c.Request().Context()
-	l := LangOf(c)
+	l := server.LangOf(c)
 	out := make([]views.StaffAuditRow, 0, len(rows))
 	for _, r := range rows {
 		row := views.StaffAuditRow{When: l.Date(r.CreatedAt.UTC()) + ", " + r.CreatedAt.UTC().Format("15:04") + " UTC",
@@ -269,19 +270,19 @@ func (n *auditNames) target(c echo.Context, r engine.AuditRecord) (string, strin
 	var link string
 	switch r.TargetType {
 	case "registration":
-		link = StaffPrefix + "/registrations/" + url.PathEscape(id)
+		link = server.StaffPrefix + "/registrations/" + url.PathEscape(id)
 		if r.InstanceID != nil {
-			link = StaffPrefix + "/registrations/" + strconv.FormatInt(*r.InstanceID, 10)
+			link = server.StaffPrefix + "/registrations/" + strconv.FormatInt(*r.InstanceID, 10)
 		}
 	case "staff":
-		link = StaffPrefix + StaffSetupPath + "/staff"
+		link = server.StaffPrefix + server.StaffSetupPath + "/staff"
 		if sid, err := strconv.ParseInt(id, 10, 64); err == nil {
 			if m, ok := n.staff[sid]; ok {
 				name = m.Name + " (" + m.Email + ")"
 			}
 		}
 	case "organisation", "period", "membership_type":
-		link = StaffPrefix + StaffSetupPath + "/" + setupSectionOf(r)
+		link = server.StaffPrefix + server.StaffSetupPath + "/" + setupSectionOf(r)
 		if v, ok := n.periods[id]; ok && r.TargetType == "period" {
 			name = v
 		}
@@ -289,28 +290,28 @@ func (n *auditNames) target(c echo.Context, r engine.AuditRecord) (string, strin
 			name = v
 		}
 	case "api_key":
-		link = StaffPrefix + StaffSetupPath + "/api-keys"
+		link = server.StaffPrefix + server.StaffSetupPath + "/api-keys"
 	case "person":
-		link = StaffPrefix + StaffPersonsPath + "/" + url.PathEscape(id)
+		link = server.StaffPrefix + server.StaffPersonsPath + "/" + url.PathEscape(id)
 	case "data_request":
-		link = StaffPrefix + StaffDataRequestsPath
+		link = server.StaffPrefix + server.StaffDataRequestsPath
 	case "definition":
-		link = StaffPrefix + StaffDefinitionsPath
+		link = server.StaffPrefix + server.StaffDefinitionsPath
 	case "invitation":
-		link = StaffPrefix + "/invitations"
+		link = server.StaffPrefix + "/invitations"
 	case "job":
-		link = StaffPrefix + "/jobs"
+		link = server.StaffPrefix + "/jobs"
 	case "bank_credit":
-		link = StaffPrefix + "/payments"
+		link = server.StaffPrefix + "/payments"
 	case "debit_run":
-		link = StaffPrefix + StaffDebitsPath + "/" + url.PathEscape(id)
+		link = server.StaffPrefix + server.StaffDebitsPath + "/" + url.PathEscape(id)
 	case "webhook_endpoint":
-		link = StaffPrefix + StaffWebhooksPath + "/" + url.PathEscape(id)
+		link = server.StaffPrefix + server.StaffWebhooksPath + "/" + url.PathEscape(id)
 		if r.Action == "webhook.delete" {
-			link = StaffPrefix + StaffWebhooksPath
+			link = server.StaffPrefix + server.StaffWebhooksPath
 		}
 	case "webhook_delivery":
-		link = StaffPrefix + StaffWebhooksPath
+		link = server.StaffPrefix + server.StaffWebhooksPath
 	}
 	format, ok := auditKinds(t)[r.TargetType]
 	if !ok {
@@ -321,7 +322,7 @@ func (n *auditNames) target(c echo.Context, r engine.AuditRecord) (string, strin
 		text = fmt.Sprintf(format, name)
 	}
 	if link != "" {
-		link = OrganisationPath(c, link)
+		link = server.OrganisationPath(c, link)
 	}
 	return strings.TrimSpace(text), link
 }
@@ -425,7 +426,7 @@ func auditValue(c echo.Context, field string, v any) string {
 		last := field[strings.LastIndex(field, ".")+1:]
 		switch {
 		case last == "role" && slices.Contains([]engine.StaffRole{engine.RoleViewer, engine.RoleRegistrar, engine.RoleTreasurer, engine.RoleAdmin}, engine.StaffRole(x)):
-			return StaffRoleLabel(c, engine.StaffRole(x))
+			return server.StaffRoleLabel(c, engine.StaffRole(x))
 		case strings.HasSuffix(last, "status") || last == "state" || last == "refund":
 			return auditStateLabel(c, last, x)
 		}
@@ -470,9 +471,9 @@ func auditStateLabel(c echo.Context, field, v string) string {
 	// A collection run's (its cancelled is everyone's cancelled).
 	switch engine.DebitRunStatus(v) {
 	case engine.DebitRunPrepared:
-		return StaffDebitTextIn(c).StatusPrepared
+		return server.StaffDebitTextIn(c).StatusPrepared
 	case engine.DebitRunSent:
-		return StaffDebitTextIn(c).StatusSent
+		return server.StaffDebitTextIn(c).StatusSent
 	}
-	return StatusLabel(c, v)
+	return server.StatusLabel(c, v)
 }

@@ -1,4 +1,4 @@
-package server
+package registrations
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/handlers/server"
 	"portal/relay/hashlink"
 	"portal/views"
 )
@@ -39,7 +40,7 @@ type invitationsState struct {
 }
 
 func (s *Server) renderInvitations(c echo.Context, status int, st invitationsState) error {
-	u := StaffUserOf(c)
+	u := server.StaffUserOf(c)
 	ctx := c.Request().Context()
 	from, _ := strconv.Atoi(c.QueryParam("from"))
 	from = max(from, 0)
@@ -48,11 +49,11 @@ func (s *Server) renderInvitations(c echo.Context, status int, st invitationsSta
 	if err != nil {
 		return s.StaffEngineError(c, err)
 	}
-	m := views.StaffInvitationsModel{StaffChrome: s.StaffChrome(c, StaffOpsTextIn(c).InvitationsTitle),
-		ImportURL: OrganisationPath(c, StaffPrefix+StaffImportPath), Error: st.uploadError, Sent: st.sent,
-		PersonsURL: OrganisationPath(c, StaffPrefix+"/invitations"), PersonSearch: search}
+	m := views.StaffInvitationsModel{StaffChrome: s.StaffChrome(c, server.StaffOpsTextIn(c).InvitationsTitle),
+		ImportURL: server.OrganisationPath(c, server.StaffPrefix+server.StaffImportPath), Error: st.uploadError, Sent: st.sent,
+		PersonsURL: server.OrganisationPath(c, server.StaffPrefix+"/invitations"), PersonSearch: search}
 	for _, p := range persons {
-		row := views.StaffDirectoryRow{Name: p.Person.FirstName + " " + p.Person.LastName, Born: StaffDate(c, p.Person.DateOfBirth),
+		row := views.StaffDirectoryRow{Name: p.Person.FirstName + " " + p.Person.LastName, Born: server.StaffDate(c, p.Person.DateOfBirth),
 			Email: p.Person.Email, UserKeys: strings.Join(p.UserKeys, ", ")}
 		if p.Person.ExternalID != nil {
 			row.ExternalID = *p.Person.ExternalID
@@ -60,26 +61,26 @@ func (s *Server) renderInvitations(c echo.Context, status int, st invitationsSta
 		m.Persons = append(m.Persons, row)
 	}
 	if more {
-		m.MoreURL = OrganisationPath(c, StaffPrefix+"/invitations?"+url.Values{"q": {search}, "from": {strconv.Itoa(from + staffPersonsPageSize)}}.Encode())
+		m.MoreURL = server.OrganisationPath(c, server.StaffPrefix+"/invitations?"+url.Values{"q": {search}, "from": {strconv.Itoa(from + staffPersonsPageSize)}}.Encode())
 	}
 	if err := s.addInvitations(c, &m, st.form); err != nil {
 		return s.StaffEngineError(c, err)
 	}
-	return StaffRender(c, status, views.StaffInvitationsPage(m))
+	return server.StaffRender(c, status, views.StaffInvitationsPage(m))
 }
 
 // addInvitations fills in the period choice, the send form (st.form when
 // one was submitted) and the period's invitations with their counts. A
 // period that is not the organisation's is not found.
 func (s *Server) addInvitations(c echo.Context, m *views.StaffInvitationsModel, form *views.StaffInviteForm) error {
-	u := StaffUserOf(c)
+	u := server.StaffUserOf(c)
 	ctx := c.Request().Context()
-	m.PeriodURL = OrganisationPath(c, StaffPrefix+"/invitations")
+	m.PeriodURL = server.OrganisationPath(c, server.StaffPrefix+"/invitations")
 	periods, err := s.engine.Periods(ctx, u.OrganisationID)
 	if err != nil || len(periods) == 0 {
 		return err
 	}
-	periodID := CurrentPeriod(periods, time.Now())
+	periodID := server.CurrentPeriod(periods, time.Now())
 	if raw := c.FormValue("period"); raw != "" {
 		if periodID, err = strconv.ParseInt(raw, 10, 64); err != nil {
 			return engine.Errorf(engine.CodeNotFound, "period not found")
@@ -100,7 +101,7 @@ func (s *Server) addInvitations(c echo.Context, m *views.StaffInvitationsModel, 
 	}
 	form.PeriodID = strconv.FormatInt(period.ID, 10)
 	if period.Status == engine.PeriodOpen {
-		form.Action = OrganisationPath(c, StaffPrefix+StaffInvitePath)
+		form.Action = server.OrganisationPath(c, server.StaffPrefix+server.StaffInvitePath)
 	}
 	m.Send = *form
 	list, err := s.engine.Invitations(ctx, u.OrganisationID, period.ID)
@@ -111,9 +112,9 @@ func (s *Server) addInvitations(c echo.Context, m *views.StaffInvitationsModel, 
 	for _, inv := range list {
 		counts[inv.State]++
 		row := views.StaffInvitationRow{UserKey: inv.UserKey, Persons: strings.Join(inv.Persons, ", "), StateKey: string(inv.State),
-			State: invitationStateLabel(c, inv.State), Created: StaffDateTime(c, inv.CreatedAt), Expires: StaffDateTime(c, inv.ExpiresAt)}
+			State: invitationStateLabel(c, inv.State), Created: server.StaffDateTime(c, inv.CreatedAt), Expires: server.StaffDateTime(c, inv.ExpiresAt)}
 		if inv.State != engine.InvitationRevoked && inv.State != engine.InvitationExpired {
-			row.RevokeURL = OrganisationPath(c, StaffPrefix+"/invitations/"+strconv.FormatInt(inv.ID, 10)+"/revoke")
+			row.RevokeURL = server.OrganisationPath(c, server.StaffPrefix+"/invitations/"+strconv.FormatInt(inv.ID, 10)+"/revoke")
 		}
 		m.Invitations = append(m.Invitations, row)
 	}
@@ -131,19 +132,19 @@ var invitationStates = []engine.InvitationState{engine.InvitationInvited, engine
 func invitationStateLabel(c echo.Context, st engine.InvitationState) string {
 	switch st {
 	case engine.InvitationSent:
-		return StaffOpsTextIn(c).InvStateSent
+		return server.StaffOpsTextIn(c).InvStateSent
 	case engine.InvitationOpened:
-		return StaffOpsTextIn(c).InvStateOpened
+		return server.StaffOpsTextIn(c).InvStateOpened
 	case engine.InvitationRegistered:
-		return StaffOpsTextIn(c).InvStateRegistered
+		return server.StaffOpsTextIn(c).InvStateRegistered
 	case engine.InvitationPaid:
-		return StaffOpsTextIn(c).InvStatePaid
+		return server.StaffOpsTextIn(c).InvStatePaid
 	case engine.InvitationExpired:
-		return StaffOpsTextIn(c).InvStateExpired
+		return server.StaffOpsTextIn(c).InvStateExpired
 	case engine.InvitationRevoked:
-		return StaffOpsTextIn(c).InvStateRevoked
+		return server.StaffOpsTextIn(c).InvStateRevoked
 	}
-	return StaffOpsTextIn(c).InvStateInvited
+	return server.StaffOpsTextIn(c).InvStateInvited
 }
 
 // staffSendInvitations answers POST /staff/invitations/send: invites every
@@ -151,12 +152,12 @@ func invitationStateLabel(c echo.Context, st engine.InvitationState) string {
 // with links valid for the given days, e-mailed when asked. Errors are
 // shown per field and change nothing; the result lists who was left out.
 func (s *Server) StaffSendInvitations(c echo.Context) error {
-	u := StaffUserOf(c)
+	u := server.StaffUserOf(c)
 	form := &views.StaffInviteForm{Whom: c.FormValue("whom"), ExternalIDs: c.FormValue("externalIds"),
 		Days: strings.TrimSpace(c.FormValue("days")), Mail: c.FormValue("mail") == "1", Errors: map[string]string{}}
 	periodID, err := strconv.ParseInt(c.FormValue("period"), 10, 64)
 	if err != nil {
-		return s.StaffErrorPage(c, http.StatusBadRequest, StaffTextIn(c).Invalid)
+		return s.StaffErrorPage(c, http.StatusBadRequest, server.StaffTextIn(c).Invalid)
 	}
 	req := engine.InvitationRequest{PeriodID: periodID, Send: form.Mail}
 	switch form.Whom {
@@ -165,14 +166,14 @@ func (s *Server) StaffSendInvitations(c echo.Context) error {
 	case "chosen":
 		req.ExternalIDs = strings.FieldsFunc(form.ExternalIDs, func(r rune) bool { return r == ',' || r == ';' || unicode.IsSpace(r) })
 		if len(req.ExternalIDs) == 0 {
-			form.Errors["externalIds"] = StaffOpsTextIn(c).InvWhomMissing
+			form.Errors["externalIds"] = server.StaffOpsTextIn(c).InvWhomMissing
 		}
 	default:
-		form.Errors["whom"] = StaffOpsTextIn(c).InvWhomMissing
+		form.Errors["whom"] = server.StaffOpsTextIn(c).InvWhomMissing
 	}
 	days, err := strconv.Atoi(form.Days)
 	if err != nil || days < 1 || days > 366 {
-		form.Errors["days"] = StaffOpsTextIn(c).InvDaysInvalid
+		form.Errors["days"] = server.StaffOpsTextIn(c).InvDaysInvalid
 	}
 	req.Expires = time.Duration(days) * 24 * time.Hour
 	if len(form.Errors) == 0 {
@@ -194,7 +195,7 @@ func (s *Server) StaffSendInvitations(c echo.Context) error {
 		form.Error = e.Message
 	}
 	if form.Error == "" {
-		form.Error = StaffOpsTextIn(c).InvErrors
+		form.Error = server.StaffOpsTextIn(c).InvErrors
 	}
 	return s.renderInvitations(c, http.StatusUnprocessableEntity, invitationsState{form: form})
 }
@@ -202,9 +203,9 @@ func (s *Server) StaffSendInvitations(c echo.Context) error {
 // staffRevokeInvitation answers POST /staff/invitations/{id}/revoke, after
 // asking: the link is refused from then on.
 func (s *Server) StaffRevokeInvitation(c echo.Context) error {
-	u := StaffUserOf(c)
-	back := OrganisationPath(c, StaffPrefix+"/invitations")
-	id, proceed, err := s.StaffConfirmedID(c, StaffOpsTextIn(c).InvRevokeQuestion, StaffOpsTextIn(c).InvRevokeDetail, back)
+	u := server.StaffUserOf(c)
+	back := server.OrganisationPath(c, server.StaffPrefix+"/invitations")
+	id, proceed, err := s.StaffConfirmedID(c, server.StaffOpsTextIn(c).InvRevokeQuestion, server.StaffOpsTextIn(c).InvRevokeDetail, back)
 	if !proceed {
 		return err
 	}
@@ -219,7 +220,7 @@ func (s *Server) StaffRevokeInvitation(c echo.Context) error {
 const flashInvRevoked = "invitation-revoked"
 
 func init() {
-	StaffFlashes[flashInvRevoked] = func(c echo.Context) string { return StaffOpsTextIn(c).InvRevoked }
+	server.StaffFlashes[flashInvRevoked] = func(c echo.Context) string { return server.StaffOpsTextIn(c).InvRevoked }
 }
 
 // staffImportPersons answers POST /staff/invitations/import. A chosen CSV
@@ -229,9 +230,9 @@ func init() {
 // more. Rows in error are listed, and nothing is applied until they are
 // corrected.
 func (s *Server) StaffImportPersons(c echo.Context) error {
-	u := StaffUserOf(c)
-	data, fromCopy, err := StaffUpload(c, "csv")
-	if status, problem, ok := UploadProblem(err, StaffOpsTextIn(c).ImportTooLarge, StaffOpsTextIn(c).ImportMissing); ok {
+	u := server.StaffUserOf(c)
+	data, fromCopy, err := server.StaffUpload(c, "csv")
+	if status, problem, ok := server.UploadProblem(err, server.StaffOpsTextIn(c).ImportTooLarge, server.StaffOpsTextIn(c).ImportMissing); ok {
 		return s.renderStaffInvitations(c, status, problem)
 	} else if err != nil {
 		return err
@@ -244,7 +245,7 @@ func (s *Server) StaffImportPersons(c echo.Context) error {
 		return err
 	}
 	if len(rows) == 0 {
-		return s.renderStaffInvitations(c, http.StatusUnprocessableEntity, StaffOpsTextIn(c).ImportEmpty)
+		return s.renderStaffInvitations(c, http.StatusUnprocessableEntity, server.StaffOpsTextIn(c).ImportEmpty)
 	}
 	apply := fromCopy && c.FormValue("apply") == "1"
 	actor := u.Actor()
@@ -257,18 +258,18 @@ func (s *Server) StaffImportPersons(c echo.Context) error {
 		}
 		status = http.StatusUnprocessableEntity // rows in error, listed below
 	}
-	title := StaffOpsTextIn(c).ImportPreviewTitle
+	title := server.StaffOpsTextIn(c).ImportPreviewTitle
 	if apply {
-		title = StaffOpsTextIn(c).ImportDoneTitle
+		title = server.StaffOpsTextIn(c).ImportDoneTitle
 	}
 	m := views.StaffImportModel{StaffChrome: s.StaffChrome(c, title), Preview: !apply, Created: rep.Created, Updated: rep.Updated,
-		Unchanged: rep.Unchanged, Errors: rep.Errors, ApplyURL: OrganisationPath(c, StaffPrefix+StaffImportPath),
-		BackURL: OrganisationPath(c, StaffPrefix+"/invitations")}
+		Unchanged: rep.Unchanged, Errors: rep.Errors, ApplyURL: server.OrganisationPath(c, server.StaffPrefix+server.StaffImportPath),
+		BackURL: server.OrganisationPath(c, server.StaffPrefix+"/invitations")}
 	if !apply && rep.Errors == 0 {
-		m.File = StaffUploadCopy(data)
+		m.File = server.StaffUploadCopy(data)
 	}
-	outcomes := map[engine.RowOutcome]string{engine.RowCreated: StaffOpsTextIn(c).ImportCreated, engine.RowUpdated: StaffOpsTextIn(c).ImportUpdated,
-		engine.RowUnchanged: StaffOpsTextIn(c).ImportUnchanged, engine.RowError: StaffOpsTextIn(c).ImportErrors}
+	outcomes := map[engine.RowOutcome]string{engine.RowCreated: server.StaffOpsTextIn(c).ImportCreated, engine.RowUpdated: server.StaffOpsTextIn(c).ImportUpdated,
+		engine.RowUnchanged: server.StaffOpsTextIn(c).ImportUnchanged, engine.RowError: server.StaffOpsTextIn(c).ImportErrors}
 	for _, r := range rep.Rows {
 		if r.Outcome == engine.RowUnchanged {
 			continue // the changes are what a preview is for
@@ -280,5 +281,5 @@ func (s *Server) StaffImportPersons(c echo.Context) error {
 		row.Problems = strings.TrimSpace(row.Problems)
 		m.Rows = append(m.Rows, row)
 	}
-	return StaffRender(c, status, views.StaffImportPage(m))
+	return server.StaffRender(c, status, views.StaffImportPage(m))
 }

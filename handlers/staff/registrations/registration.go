@@ -1,4 +1,4 @@
-package server
+package registrations
 
 import (
 	"cmp"
@@ -15,6 +15,7 @@ import (
 	"portal/engine"
 	"portal/engine/banking"
 	"portal/engine/jobs"
+	"portal/handlers/server"
 	"portal/views"
 )
 
@@ -30,15 +31,15 @@ func staffRegistrationTextIn(c echo.Context) *views.StaffRegistrationTexts {
 // page's language and the time (UTC).
 func staffWhen(c echo.Context, t time.Time) string {
 	t = t.UTC()
-	return LangOf(c).Date(t) + " " + t.Format("15:04")
+	return server.LangOf(c).Date(t) + " " + t.Format("15:04")
 }
 
 // staffRegistration answers GET /staff/registrations/:id.
 func (s *Server) StaffRegistration(c echo.Context) error {
-	u := StaffUserOf(c)
-	id, ok := PathID(c, "id")
+	u := server.StaffUserOf(c)
+	id, ok := server.PathID(c, "id")
 	if !ok {
-		return s.StaffErrorPage(c, http.StatusNotFound, StaffTextIn(c).NotFound)
+		return s.StaffErrorPage(c, http.StatusNotFound, server.StaffTextIn(c).NotFound)
 	}
 	ctx := c.Request().Context()
 	d, err := s.engine.RegistrationDetail(ctx, u.OrganisationID, id)
@@ -50,7 +51,7 @@ func (s *Server) StaffRegistration(c echo.Context) error {
 		return s.StaffEngineError(c, err)
 	}
 	st := engine.RegistrationStateOf(d.Instance.Status)
-	m := views.StaffDetailModel{StaffChrome: s.StaffChrome(c, fmt.Sprintf(StaffTextIn(c).DetTitle, id)), ID: strconv.FormatInt(id, 10),
+	m := views.StaffDetailModel{StaffChrome: s.StaffChrome(c, fmt.Sprintf(server.StaffTextIn(c).DetTitle, id)), ID: strconv.FormatInt(id, 10),
 		UserKey: d.Instance.UserKey, State: StateLabel(c, st), StateKey: string(st), Period: d.Period.Name,
 		Started: staffWhen(c, d.Instance.StartTime), Updated: staffWhen(c, d.Instance.UpdatedAt),
 		Definition: fmt.Sprintf("%s (v%d)", cmp.Or(d.Definition.Name, d.Definition.Key), d.Definition.Version), Audit: s.staffAuditRows(c, audit),
@@ -66,20 +67,20 @@ func (s *Server) StaffRegistration(c echo.Context) error {
 		if a.Kept() {
 			format = staffRegistrationTextIn(c).ArchivedKept
 		}
-		m.Archive = fmt.Sprintf(format, LangOf(c).Date(a.ArchivedAt.UTC()), a.Answers, a.Persons())
+		m.Archive = fmt.Sprintf(format, server.LangOf(c).Date(a.ArchivedAt.UTC()), a.Answers, a.Persons())
 	}
 	if o := d.Order; o != nil {
-		om := &views.StaffOrderModel{Reference: o.PayReference, Status: StatusLabel(c, string(o.Status)), Total: StaffMoney(c, o.TotalMinor, o.Currency),
+		om := &views.StaffOrderModel{Reference: o.PayReference, Status: server.StatusLabel(c, string(o.Status)), Total: server.StaffMoney(c, o.TotalMinor, o.Currency),
 			Created: staffWhen(c, o.CreatedAt), TransferReference: transferReference(d)}
 		if o.PaidAt != nil {
 			om.Paid = staffWhen(c, *o.PaidAt)
 		}
 		for _, l := range o.Lines {
-			om.Lines = append(om.Lines, views.OrderLineModel{Description: l.Description, Amount: StaffMoney(c, l.AmountMinor, l.Currency)})
+			om.Lines = append(om.Lines, views.OrderLineModel{Description: l.Description, Amount: server.StaffMoney(c, l.AmountMinor, l.Currency)})
 		}
 		m.Order = om
 	}
-	m.Mandate = staffMandate(c, u.Role, id, d.Mandate)
+	m.Mandate = server.StaffMandate(c, u.Role, id, d.Mandate)
 	refundURL := ""
 	if u.Role.AtLeast(engine.RoleTreasurer) {
 		refundURL = RegistrationURL(c, id) + "/refund"
@@ -97,7 +98,7 @@ func (s *Server) StaffRegistration(c echo.Context) error {
 	if m.Actions.Capture != "" && due != nil {
 		m.Actions.CaptureAmount = engine.FormatAmount(due.AmountMinor)
 		if received := d.Order.TotalMinor - due.AmountMinor; received > 0 {
-			m.Actions.CaptureOwed = fmt.Sprintf(StaffTextIn(c).CapStillOwed, StaffMoney(c, received, due.Currency), StaffMoney(c, due.AmountMinor, due.Currency))
+			m.Actions.CaptureOwed = fmt.Sprintf(server.StaffTextIn(c).CapStillOwed, server.StaffMoney(c, received, due.Currency), server.StaffMoney(c, due.AmountMinor, due.Currency))
 		}
 	}
 	if words := CaptureWords(c, c.QueryParam("done"), d, due); words != "" {
@@ -106,7 +107,7 @@ func (s *Server) StaffRegistration(c echo.Context) error {
 	if err := s.registrationPrivacy(c, d, &m); err != nil { // consents and the access log: staff_privacy.go
 		return s.StaffEngineError(c, err)
 	}
-	return StaffRender(c, http.StatusOK, views.StaffDetailPage(m))
+	return server.StaffRender(c, http.StatusOK, views.StaffDetailPage(m))
 }
 
 // transferReference is the RF reference members write on their transfer
@@ -138,8 +139,8 @@ func householdRows(c echo.Context, d *engine.RegistrationDetail) []views.StaffPe
 			key = "pending"
 		}
 		byPerson[ms.PersonID] = append(byPerson[ms.PersonID], views.StaffPersonMembership{
-			Type:   ms.TypeTexts.In(LangOf(c).Code, ms.TypeName) + " (" + MemberTypeLabel(c, ms.MemberType) + ")",
-			Status: StatusLabel(c, string(ms.Status)), StatusKey: key})
+			Type:   ms.TypeTexts.In(server.LangOf(c).Code, ms.TypeName) + " (" + server.MemberTypeLabel(c, ms.MemberType) + ")",
+			Status: server.StatusLabel(c, string(ms.Status)), StatusKey: key})
 	}
 	var rows []views.StaffPersonRow
 	for _, p := range d.Household {
@@ -147,8 +148,8 @@ func householdRows(c echo.Context, d *engine.RegistrationDetail) []views.StaffPe
 			continue
 		}
 		row := views.StaffPersonRow{Name: strings.TrimSpace(p.FirstName + " " + p.LastName),
-			Born: fmt.Sprintf(staffRegistrationTextIn(c).Born, LangOf(c).Date(p.DateOfBirth)), Email: p.Email, Memberships: byPerson[p.ID]}
-		if StaffUserOf(c).Role.AtLeast(engine.RoleRegistrar) {
+			Born: fmt.Sprintf(staffRegistrationTextIn(c).Born, server.LangOf(c).Date(p.DateOfBirth)), Email: p.Email, Memberships: byPerson[p.ID]}
+		if server.StaffUserOf(c).Role.AtLeast(engine.RoleRegistrar) {
 			row.DataURL = staffPersonURL(c, p.ID)
 		}
 		rows = append(rows, row)
@@ -165,7 +166,7 @@ func answerRows(c echo.Context, d *engine.RegistrationDetail, names map[int64]st
 	t := staffRegistrationTextIn(c)
 	var rows []views.StaffStepRow
 	for _, as := range d.Steps {
-		step, err := as.Step.InLanguage(LangOf(c).Code)
+		step, err := as.Step.InLanguage(server.LangOf(c).Code)
 		if err != nil {
 			step = as.Step // the stored default language's texts
 		}
@@ -238,7 +239,7 @@ func eventTitle(c echo.Context, p engine.Payment, e engine.PaymentEvent) (title,
 	t := staffRegistrationTextIn(c)
 	amount := ""
 	if e.AmountMinor != nil && e.Currency != nil {
-		amount = StaffMoney(c, *e.AmountMinor, *e.Currency)
+		amount = server.StaffMoney(c, *e.AmountMinor, *e.Currency)
 	}
 	switch {
 	case e.EventType == engine.DebitReturnEvent:
@@ -276,7 +277,7 @@ func eventDetail(c echo.Context, e engine.PaymentEvent) string {
 			// capture form what is still owed.
 		case strings.HasPrefix(part, "booked "):
 			if d, err := time.Parse(time.DateOnly, strings.TrimPrefix(part, "booked ")); err == nil {
-				part = fmt.Sprintf(t.Booked, LangOf(c).Date(d))
+				part = fmt.Sprintf(t.Booked, server.LangOf(c).Date(d))
 			}
 			parts = append(parts, part)
 		case strings.HasPrefix(part, "captured by "):
@@ -305,8 +306,8 @@ func historyEntries(c echo.Context, d *engine.RegistrationDetail, refundURL stri
 		out = append(out, historyEntry{at: at, StaffHistoryEntry: e})
 	}
 	for _, p := range d.Payments {
-		attempt := views.StaffHistoryEntry{Kind: "attempt", Title: fmt.Sprintf(t.AttemptStarted, providerLabel(c, p.Provider), StaffMoney(c, p.AmountMinor, p.Currency)),
-			Detail: fmt.Sprintf(t.Reference, p.Reference), Status: StatusLabel(c, string(p.Status)), Problem: p.Problem}
+		attempt := views.StaffHistoryEntry{Kind: "attempt", Title: fmt.Sprintf(t.AttemptStarted, providerLabel(c, p.Provider), server.StaffMoney(c, p.AmountMinor, p.Currency)),
+			Detail: fmt.Sprintf(t.Reference, p.Reference), Status: server.StatusLabel(c, string(p.Status)), Problem: p.Problem}
 		if refundURL != "" && p.Status == engine.PaymentSucceeded && p.RefundStatus != engine.RefundDone {
 			attempt.RefundURL, attempt.RefundRef = refundURL, p.Reference
 		}
@@ -315,7 +316,7 @@ func historyEntries(c echo.Context, d *engine.RegistrationDetail, refundURL stri
 			title, kind := eventTitle(c, p.Payment, e)
 			add(e.CreatedAt, views.StaffHistoryEntry{Kind: kind, Title: title, Detail: eventDetail(c, e)})
 		}
-		amount := StaffMoney(c, cmp.Or(ptrValue(p.PaidAmountMinor), p.AmountMinor), cmp.Or(ptrValue(p.PaidCurrency), p.Currency))
+		amount := server.StaffMoney(c, cmp.Or(ptrValue(p.PaidAmountMinor), p.AmountMinor), cmp.Or(ptrValue(p.PaidCurrency), p.Currency))
 		switch p.RefundStatus {
 		case engine.RefundDue:
 			add(p.UpdatedAt, views.StaffHistoryEntry{Kind: "refund", Title: fmt.Sprintf(t.RefundDue, amount)})
@@ -347,15 +348,15 @@ func historyEntries(c echo.Context, d *engine.RegistrationDetail, refundURL stri
 		}
 		switch {
 		case msg.SentAt != nil:
-			e.Status = fmt.Sprintf(StaffTextIn(c).DelSent, staffWhen(c, *msg.SentAt))
+			e.Status = fmt.Sprintf(server.StaffTextIn(c).DelSent, staffWhen(c, *msg.SentAt))
 		case msg.JobState == jobs.StateDead:
-			e.Status, e.Problem = StaffTextIn(c).DelDead, msg.LastError
+			e.Status, e.Problem = server.StaffTextIn(c).DelDead, msg.LastError
 		case msg.JobState == jobs.StateFailed:
-			e.Status, e.Problem = fmt.Sprintf(StaffTextIn(c).DelFailed, msg.Attempts), msg.LastError
+			e.Status, e.Problem = fmt.Sprintf(server.StaffTextIn(c).DelFailed, msg.Attempts), msg.LastError
 		case msg.JobState == jobs.StateSucceeded:
-			e.Status = StaffTextIn(c).DelSkipped
+			e.Status = server.StaffTextIn(c).DelSkipped
 		default:
-			e.Status = StaffTextIn(c).DelQueued
+			e.Status = server.StaffTextIn(c).DelQueued
 		}
 		add(msg.CreatedAt, e)
 	}
@@ -394,14 +395,14 @@ func CaptureWords(c echo.Context, done string, d *engine.RegistrationDetail, due
 			}
 		}
 		if owed > 0 {
-			return fmt.Sprintf(t.CapturedSecond, StaffMoney(c, owed, o.Currency))
+			return fmt.Sprintf(t.CapturedSecond, server.StaffMoney(c, owed, o.Currency))
 		}
 	}
 	switch {
 	case o.Status == engine.OrderPaid:
-		return fmt.Sprintf(t.CapturedComplete, StaffMoney(c, o.TotalMinor, o.Currency))
+		return fmt.Sprintf(t.CapturedComplete, server.StaffMoney(c, o.TotalMinor, o.Currency))
 	case due != nil && due.AmountMinor < o.TotalMinor:
-		return fmt.Sprintf(t.CapturedPart, StaffMoney(c, o.TotalMinor-due.AmountMinor, due.Currency), StaffMoney(c, due.AmountMinor, due.Currency))
+		return fmt.Sprintf(t.CapturedPart, server.StaffMoney(c, o.TotalMinor-due.AmountMinor, due.Currency), server.StaffMoney(c, due.AmountMinor, due.Currency))
 	}
 	return ""
 }
@@ -443,14 +444,14 @@ func staffDone(c echo.Context, id int64, done string) error {
 
 // staffResendConfirmation answers POST /staff/registrations/:id/resend-confirmation.
 func (s *Server) StaffResendConfirmation(c echo.Context) error {
-	return s.staffAction(c, "resent-confirmation", func(u *StaffUser, id int64) error {
+	return s.staffAction(c, "resent-confirmation", func(u *server.StaffUser, id int64) error {
 		return s.engine.ResendConfirmation(c.Request().Context(), u.Actor(), u.OrganisationID, id)
 	})
 }
 
 // staffResendPaymentLink answers POST /staff/registrations/:id/resend-payment-link.
 func (s *Server) StaffResendPaymentLink(c echo.Context) error {
-	return s.staffAction(c, "resent-link", func(u *StaffUser, id int64) error {
+	return s.staffAction(c, "resent-link", func(u *server.StaffUser, id int64) error {
 		return s.engine.ResendPaymentLink(c.Request().Context(), u.Actor(), u.OrganisationID, id)
 	})
 }
@@ -458,8 +459,8 @@ func (s *Server) StaffResendPaymentLink(c echo.Context) error {
 // staffResetRegistration answers POST /staff/registrations/:id/reset, after a confirmation.
 func (s *Server) StaffResetRegistration(c echo.Context) error {
 	t := staffRegistrationTextIn(c)
-	q := StaffQuestion{Question: StaffTextIn(c).ConfirmReset, Detail: StaffTextIn(c).ConfirmResetDetail, Yes: t.ResetYes, No: t.ResetNo}
-	return s.staffConfirmedAction(c, q, "reset", func(u *StaffUser, id int64) error {
+	q := server.StaffQuestion{Question: server.StaffTextIn(c).ConfirmReset, Detail: server.StaffTextIn(c).ConfirmResetDetail, Yes: t.ResetYes, No: t.ResetNo}
+	return s.staffConfirmedAction(c, q, "reset", func(u *server.StaffUser, id int64) error {
 		return s.engine.StaffReset(c.Request().Context(), u.Actor(), u.OrganisationID, id)
 	})
 }
@@ -467,8 +468,8 @@ func (s *Server) StaffResetRegistration(c echo.Context) error {
 // staffCancelRegistration answers POST /staff/registrations/:id/cancel, after a confirmation.
 func (s *Server) StaffCancelRegistration(c echo.Context) error {
 	t := staffRegistrationTextIn(c)
-	q := StaffQuestion{Question: StaffTextIn(c).ConfirmCancel, Detail: StaffTextIn(c).ConfirmCancelDetail, Yes: t.CancelYes, No: t.CancelNo}
-	return s.staffConfirmedAction(c, q, "cancelled", func(u *StaffUser, id int64) error {
+	q := server.StaffQuestion{Question: server.StaffTextIn(c).ConfirmCancel, Detail: server.StaffTextIn(c).ConfirmCancelDetail, Yes: t.CancelYes, No: t.CancelNo}
+	return s.staffConfirmedAction(c, q, "cancelled", func(u *server.StaffUser, id int64) error {
 		return s.engine.CancelRegistration(c.Request().Context(), u.Actor(), u.OrganisationID, id)
 	})
 }
@@ -477,8 +478,8 @@ func (s *Server) StaffCancelRegistration(c echo.Context) error {
 func (s *Server) StaffRefund(c echo.Context) error {
 	ref := c.FormValue("payment")
 	t := staffRegistrationTextIn(c)
-	q := StaffQuestion{Question: fmt.Sprintf(StaffTextIn(c).ConfirmRefund, ref), Detail: StaffTextIn(c).ConfirmRefundDetail, Yes: t.RefundYes, No: t.RefundNo}
-	return s.staffConfirmedAction(c, q, "refunded", func(u *StaffUser, id int64) error {
+	q := server.StaffQuestion{Question: fmt.Sprintf(server.StaffTextIn(c).ConfirmRefund, ref), Detail: server.StaffTextIn(c).ConfirmRefundDetail, Yes: t.RefundYes, No: t.RefundNo}
+	return s.staffConfirmedAction(c, q, "refunded", func(u *server.StaffUser, id int64) error {
 		return s.engine.RefundPayment(c.Request().Context(), u.Actor(), u.OrganisationID, id, ref, "")
 	})
 }
@@ -492,18 +493,18 @@ const CaptureBackToOpenPayments = "open-payments"
 // sent from that list. The result is named in ?done= and stated in words
 // by the page it leads to, from the state it finds.
 func (s *Server) StaffCapture(c echo.Context) error {
-	u := StaffUserOf(c)
-	id, ok := PathID(c, "id")
+	u := server.StaffUserOf(c)
+	id, ok := server.PathID(c, "id")
 	if !ok {
-		return s.StaffErrorPage(c, http.StatusNotFound, StaffTextIn(c).NotFound)
+		return s.StaffErrorPage(c, http.StatusNotFound, server.StaffTextIn(c).NotFound)
 	}
 	amount, err := engine.ParseAmount(strings.TrimSpace(c.FormValue("amount")))
 	if err != nil || amount <= 0 {
-		return s.StaffErrorPage(c, http.StatusUnprocessableEntity, StaffTextIn(c).BadAmount)
+		return s.StaffErrorPage(c, http.StatusUnprocessableEntity, server.StaffTextIn(c).BadAmount)
 	}
 	booked, err := time.Parse(time.DateOnly, strings.TrimSpace(c.FormValue("booked")))
 	if err != nil || booked.After(time.Now().UTC()) {
-		return s.StaffErrorPage(c, http.StatusUnprocessableEntity, StaffTextIn(c).BadDate)
+		return s.StaffErrorPage(c, http.StatusUnprocessableEntity, server.StaffTextIn(c).BadDate)
 	}
 	note := strings.TrimSpace(c.FormValue("note"))
 	if len(note) > 200 {
@@ -525,29 +526,29 @@ func (s *Server) StaffCapture(c echo.Context) error {
 		done = "captured-problem"
 	}
 	if c.FormValue("back") == CaptureBackToOpenPayments {
-		back := OrganisationPath(c, StaffPrefix+OpenPaymentsPath) + "?" + url.Values{"done": {done}, "registration": {strconv.FormatInt(id, 10)}}.Encode()
+		back := server.OrganisationPath(c, server.StaffPrefix+server.OpenPaymentsPath) + "?" + url.Values{"done": {done}, "registration": {strconv.FormatInt(id, 10)}}.Encode()
 		return c.Redirect(http.StatusSeeOther, back)
 	}
 	return staffDone(c, id, done)
 }
 
 // staffAction runs a registration action and goes back to it.
-func (s *Server) staffAction(c echo.Context, done string, act func(*StaffUser, int64) error) error {
-	id, ok := PathID(c, "id")
+func (s *Server) staffAction(c echo.Context, done string, act func(*server.StaffUser, int64) error) error {
+	id, ok := server.PathID(c, "id")
 	if !ok {
-		return s.StaffErrorPage(c, http.StatusNotFound, StaffTextIn(c).NotFound)
+		return s.StaffErrorPage(c, http.StatusNotFound, server.StaffTextIn(c).NotFound)
 	}
-	if err := act(StaffUserOf(c), id); err != nil {
+	if err := act(server.StaffUserOf(c), id); err != nil {
 		return s.StaffEngineError(c, err)
 	}
 	return staffDone(c, id, done)
 }
 
 // staffConfirmedAction asks q first (staffAsked), then runs the action.
-func (s *Server) staffConfirmedAction(c echo.Context, q StaffQuestion, done string, act func(*StaffUser, int64) error) error {
-	id, ok := PathID(c, "id")
+func (s *Server) staffConfirmedAction(c echo.Context, q server.StaffQuestion, done string, act func(*server.StaffUser, int64) error) error {
+	id, ok := server.PathID(c, "id")
 	if !ok {
-		return s.StaffErrorPage(c, http.StatusNotFound, StaffTextIn(c).NotFound)
+		return s.StaffErrorPage(c, http.StatusNotFound, server.StaffTextIn(c).NotFound)
 	}
 	if ok, err := s.StaffAsked(c, q, RegistrationURL(c, id)); !ok {
 		return err
