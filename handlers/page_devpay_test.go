@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"portal/engine/dbtest"
-	"portal/handlers/server"
+	"portal/handlers/members"
 )
 
 // TestTestGatewayOnlyForTheOwner: the test gateway signs whatever outcome it
@@ -75,7 +75,7 @@ func TestTestGatewayOnlyForThisMachine(t *testing.T) {
 		"192.0.2.7:5000": false, "[2001:db8::1]:5000": false, "garbage": false} {
 		r := httptest.NewRequest(http.MethodGet, "/dev/pay/PR-X", nil)
 		r.RemoteAddr = addr
-		if got := server.LoopbackPeer(r); got != want {
+		if got := members.LoopbackPeer(r); got != want {
 			t.Errorf("%s: loopback %v, want %v", addr, got, want)
 		}
 	}

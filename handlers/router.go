@@ -10,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 
 	"portal/handlers/adminapi"
+	"portal/handlers/members"
 	"portal/handlers/server"
 	"portal/handlers/staff"
 	"portal/static"
@@ -59,51 +60,51 @@ func New(d Deps) *echo.Echo {
 	api.GET("/openapi.json", s.OpenAPI)
 	api.POST("/auth/external-login", s.ExternalLogin, server.RequireJSON)
 	forms := api.Group("/forms", s.RequireSession)
-	forms.GET("/membership/:periodid", s.GetMembershipForm)
-	forms.POST("/next", s.PostNext, server.RequireJSON)
-	forms.POST("/processes/:processid/reset", s.PostReset, server.RequireJSON)
-	forms.POST("/processes/:processid/resume", s.PostResume, server.RequireJSON)
-	forms.POST("/processes/:processid/back", s.PostBack, server.RequireJSON)
+	forms.GET("/membership/:periodid", members.Of(s).GetMembershipForm)
+	forms.POST("/next", members.Of(s).PostNext, server.RequireJSON)
+	forms.POST("/processes/:processid/reset", members.Of(s).PostReset, server.RequireJSON)
+	forms.POST("/processes/:processid/resume", members.Of(s).PostResume, server.RequireJSON)
+	forms.POST("/processes/:processid/back", members.Of(s).PostBack, server.RequireJSON)
 	adminapi.Of(s).MountAdmin(api) // api_admin.go: API keys instead of sessions
 	api.Any("/*", func(c echo.Context) error { return echo.ErrNotFound }, s.RequireSession)
 
 	reg := e.Group("/membership/register/:periodId")
-	reg.GET("", s.RegisterEntry)
-	reg.GET("/:u", s.RegisterEntry)
-	reg.GET("/persons", s.PersonsPage)
-	reg.POST("/persons", s.SubmitPersons)
-	reg.GET("/step/:n", s.StepPage)
-	reg.POST("/step/:n", s.SubmitAnswers)
-	reg.POST("/back", s.BackStep)
-	reg.POST("/change", s.ChangeStep)
-	reg.GET("/review", s.ReviewPage)
-	reg.POST("/confirm", s.Confirm)
-	reg.GET("/done", s.DonePage)
-	reg.GET("/reset", s.ResetPage)
-	reg.POST("/reset", s.ResetRegistration)
-	reg.POST("/resume", s.ResumeRegistration)
+	reg.GET("", members.Of(s).RegisterEntry)
+	reg.GET("/:u", members.Of(s).RegisterEntry)
+	reg.GET("/persons", members.Of(s).PersonsPage)
+	reg.POST("/persons", members.Of(s).SubmitPersons)
+	reg.GET("/step/:n", members.Of(s).StepPage)
+	reg.POST("/step/:n", members.Of(s).SubmitAnswers)
+	reg.POST("/back", members.Of(s).BackStep)
+	reg.POST("/change", members.Of(s).ChangeStep)
+	reg.GET("/review", members.Of(s).ReviewPage)
+	reg.POST("/confirm", members.Of(s).Confirm)
+	reg.GET("/done", members.Of(s).DonePage)
+	reg.GET("/reset", members.Of(s).ResetPage)
+	reg.POST("/reset", members.Of(s).ResetRegistration)
+	reg.POST("/resume", members.Of(s).ResumeRegistration)
 
-	e.GET(server.PaymentReturnPath, s.PaymentReturn)
-	e.GET(server.PayLinkPrefix+":reference", s.PayLink)
-	e.POST(server.PayLinkPrefix+":reference", s.ChoosePayMethod)
-	e.POST(server.PayLinkPrefix+":reference/mandate", s.GiveMandate)
-	e.POST(server.PayLinkPrefix+":reference/mandate/keep", s.KeepMandate)
-	e.POST(server.PayLinkPrefix+":reference/mandate/change", s.ChangeMandate)
-	e.POST(server.PayLinkPrefix+":reference/mandate/revoke", s.RevokeMandate)
+	e.GET(server.PaymentReturnPath, members.Of(s).PaymentReturn)
+	e.GET(server.PayLinkPrefix+":reference", members.Of(s).PayLink)
+	e.POST(server.PayLinkPrefix+":reference", members.Of(s).ChoosePayMethod)
+	e.POST(server.PayLinkPrefix+":reference/mandate", members.Of(s).GiveMandate)
+	e.POST(server.PayLinkPrefix+":reference/mandate/keep", members.Of(s).KeepMandate)
+	e.POST(server.PayLinkPrefix+":reference/mandate/change", members.Of(s).ChangeMandate)
+	e.POST(server.PayLinkPrefix+":reference/mandate/revoke", members.Of(s).RevokeMandate)
 	if d.StripeWebhook {
 		e.POST(server.StripeWebhookPath, s.StripeWebhook)
 	}
 	e.POST(server.StripeWebhookPath+"/:org", s.OrganisationStripeWebhook)
-	e.GET(server.VerifyPrefix+":token", s.VerifyCard)
-	e.GET(server.UnsubscribePath, s.UnsubscribePage)
-	e.POST(server.UnsubscribePath, s.UnsubscribeNow)
-	e.POST("/membership/payment-retry", s.PaymentRetry)
-	e.POST(server.PaymentRetryPath, s.PaymentRetry)
-	e.GET(server.InvitationPath, s.OpenInvitation)
-	s.MountPersonalData(e) // personal_data.go
+	e.GET(server.VerifyPrefix+":token", members.Of(s).VerifyCard)
+	e.GET(members.UnsubscribePath, members.Of(s).UnsubscribePage)
+	e.POST(members.UnsubscribePath, members.Of(s).UnsubscribeNow)
+	e.POST("/membership/payment-retry", members.Of(s).PaymentRetry)
+	e.POST(server.PaymentRetryPath, members.Of(s).PaymentRetry)
+	e.GET(members.InvitationPath, members.Of(s).OpenInvitation)
+	members.Of(s).MountPersonalData(e) // personal_data.go
 	if s.Gateway != nil {
-		e.GET(server.TestGatewayPayPrefix+":reference", s.TestGatewayPage)
-		e.POST(server.TestGatewayPayPrefix+":reference", s.TestGatewayDecide)
+		e.GET(server.TestGatewayPayPrefix+":reference", members.Of(s).TestGatewayPage)
+		e.POST(server.TestGatewayPayPrefix+":reference", members.Of(s).TestGatewayDecide)
 	}
 	staff.Of(s).MountStaff(e) // staff_routes.go
 	s.MountGateway(e, d.Relay)

@@ -26,23 +26,23 @@ func (s *Server) ExternalLogin(c echo.Context) error {
 	if err := DecodeJSON(c.Request().Body, &body); err != nil {
 		return err
 	}
-	if err := s.checkSignIn(c, body.UserKey); err != nil { // signin.go: 429 over the budget of failures
+	if err := s.CheckSignIn(c, body.UserKey); err != nil { // signin.go: 429 over the budget of failures
 		return err
 	}
-	if problem := s.signInProblem(c, body.UserKey, body.Hash); problem != "" {
-		s.signInFailed(c, body.UserKey, problem)
+	if problem := s.SignInProblem(c, body.UserKey, body.Hash); problem != "" {
+		s.SignInFailed(c, body.UserKey, problem)
 		return NewAPIError(http.StatusUnauthorized, "The user key and hash do not match.")
 	}
 	values, err := s.backendLogin(c, body.UserKey, body.Hash) // gateway.go: BACKEND_JWT when a backend is set
 	if err != nil {
 		var ae *apiError
 		if errors.As(err, &ae) && ae.status == http.StatusUnauthorized {
-			s.signInFailed(c, body.UserKey, failRejected) // a backend that is down (502) is not the member's failure
+			s.SignInFailed(c, body.UserKey, failRejected) // a backend that is down (502) is not the member's failure
 		}
 		return err
 	}
-	if _, err := s.sessions.Start(c.Request().Context(), c.Response(), c.Request(), body.UserKey, startValues(c, values)); err != nil {
-		return sessionStoreError(err)
+	if _, err := s.sessions.Start(c.Request().Context(), c.Response(), c.Request(), body.UserKey, StartValues(c, values)); err != nil {
+		return SessionStoreError(err)
 	}
 	return c.NoContent(http.StatusOK)
 }
@@ -65,7 +65,7 @@ func DecodeJSON(r io.Reader, dst any) error {
 
 // sessionStoreError answers 503 for a store that is down (the session is
 // kept: the client is not logged out by a transient failure).
-func sessionStoreError(err error) error {
+func SessionStoreError(err error) error {
 	if errors.Is(err, session.ErrUnavailable) {
 		return NewAPIError(http.StatusServiceUnavailable, "Sessions are temporarily unavailable. Please try again shortly.")
 	}
@@ -79,13 +79,13 @@ type sessionKey struct{}
 func (s *Server) RequireSession(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		req := c.Request()
-		sess, err := s.sessionFor(c) // organisation_scope.go: a session of another organisation is none
+		sess, err := s.SessionFor(c) // organisation_scope.go: a session of another organisation is none
 		markSessionLoaded(req.Context())
 		switch {
 		case errors.Is(err, session.ErrNotFound):
 			return NewAPIError(http.StatusUnauthorized, "Sign in first: this request needs an authenticated session.")
 		case err != nil:
-			return sessionStoreError(err)
+			return SessionStoreError(err)
 		case sess.UserKey == "":
 			return NewAPIError(http.StatusUnauthorized, "This session is not signed in with a user key.")
 		}

@@ -15,7 +15,7 @@ func withSession(ctx context.Context, s *session.Session) context.Context {
 // sessionOf returns the session requireSession put in the context. Routes
 // without that middleware must not call it; an empty session makes every
 // user-key check fail rather than panic.
-func sessionOf(c echo.Context) *session.Session {
+func SessionOf(c echo.Context) *session.Session {
 	if s, ok := c.Request().Context().Value(sessionKey{}).(*session.Session); ok {
 		return s
 	}

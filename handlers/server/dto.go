@@ -52,9 +52,9 @@ func optional(s string) *string {
 	return &s
 }
 
-// formDTO converts the engine's form to the wire shape; methods are the
+// NewFormDTO converts the engine's form to the wire shape; methods are the
 // club's payment methods (engine.Service.PaymentMethods).
-func formDTO(f *engine.Form, methods []string) FormDTO {
+func NewFormDTO(f *engine.Form, methods []string) FormDTO {
 	dto := FormDTO{
 		ProcessID: f.ProcessIDString(), Step: f.Step, ProcessState: string(f.State),
 		PaymentURL: optional(f.PaymentURL), People: make([]FormPersonDTO, 0, len(f.People)),
@@ -99,7 +99,7 @@ type personWire struct {
 }
 
 // parseNext decodes and checks a POST /api/forms/next body.
-func parseNext(body io.Reader) (engine.NextInput, error) {
+func ParseNext(body io.Reader) (engine.NextInput, error) {
 	var in engine.NextInput
 	var wire nextRequestWire
 	dec := json.NewDecoder(body)

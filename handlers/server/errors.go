@@ -145,10 +145,10 @@ func (s *Server) ErrorHandler(err error, c echo.Context) {
 		body := ProcessErrorBody{ProcessID: ee.ProcessID, Step: ee.Step, ProcessState: string(engine.StateError),
 			Message: ee.Message, Errors: ProcessErrorsBody{People: []PersonErrorBody{}}}
 		if len(ee.People) > 0 {
-			body.Message = tr(c, "api_answers_invalid") // the engine's "Some answers are not valid.", in the request's language
+			body.Message = Tr(c, "api_answers_invalid") // the engine's "Some answers are not valid.", in the request's language
 		}
 		for _, p := range ee.People {
-			body.Errors.People = append(body.Errors.People, PersonErrorBody{ID: p.PersonID, Error: personProblem(LangOf(c), p)})
+			body.Errors.People = append(body.Errors.People, PersonErrorBody{ID: p.PersonID, Error: PersonProblem(LangOf(c), p)})
 		}
 		s.writeJSON(c, status, body)
 		return
@@ -163,7 +163,7 @@ func (s *Server) ErrorHandler(err error, c echo.Context) {
 		})
 		return
 	}
-	s.renderErrorPage(c, status, pageMessage(c, status, message))
+	s.RenderErrorPage(c, status, pageMessage(c, status, message))
 }
 
 // pageMessage is an error page's message in the request's language. The

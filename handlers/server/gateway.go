@@ -350,7 +350,7 @@ func (s *Server) gatewayPage(c echo.Context, status int, title, message, link, l
 		s.writeRelayError(c.Response(), r, status, message)
 		return nil
 	}
-	return render(c, status, views.ErrorPage(views.ErrorModel{Chrome: s.chrome(title), Message: message, Link: link, LinkText: linkText}))
+	return Render(c, status, views.ErrorPage(views.ErrorModel{Chrome: s.Chrome(title), Message: message, Link: link, LinkText: linkText}))
 }
 
 // LogoutBody answers POST /logout for API clients.
@@ -374,7 +374,7 @@ func (s *Server) logout(c echo.Context) error {
 		}
 	}
 	if err := s.sessions.End(ctx, w, r); err != nil {
-		return sessionStoreError(err)
+		return SessionStoreError(err)
 	}
 	w.Header().Set("Cache-Control", "no-store")
 	if wantsJSON(r) {

@@ -82,7 +82,7 @@ func CheckFormText(req *http.Request) error {
 		}
 		return NewAPIError(http.StatusBadRequest, "The form could not be read.")
 	}
-	if bad := unplainFields(req.PostForm, answerFieldPrefix); len(bad) > 0 {
+	if bad := unplainFields(req.PostForm, AnswerFieldPrefix); len(bad) > 0 {
 		return plainTextError(bad)
 	}
 	return nil
@@ -164,4 +164,4 @@ func PathID(c echo.Context, name string) (int64, bool) {
 }
 
 // answerFieldPrefix starts the name of every answer field of a question page.
-const answerFieldPrefix = "answer-"
+const AnswerFieldPrefix = "answer-"

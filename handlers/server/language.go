@@ -102,7 +102,7 @@ func samePage(p string) string { return oidc.ReturnPathOr(p, "/") }
 func isAPIPath(p string) bool { return strings.HasPrefix(p, "/api/") }
 
 // tr is a text in the request's language (views/lang's messages).
-func tr(c echo.Context, id string, data ...map[string]any) string {
+func Tr(c echo.Context, id string, data ...map[string]any) string {
 	return lang.T(c.Request().Context(), id, data...)
 }
 
@@ -112,7 +112,7 @@ func LangOf(c echo.Context) lang.Language { return lang.Of(c.Request().Context()
 // personProblem is a person's validation message in the request's
 // language; a text without a translation key (a definition's own format
 // message) as the engine gave it.
-func personProblem(l lang.Language, p engine.PersonError) string {
+func PersonProblem(l lang.Language, p engine.PersonError) string {
 	if p.Key == "" || !lang.Has("validation_"+p.Key) {
 		return p.Message
 	}

@@ -289,7 +289,7 @@ const AttrOrganisation = "ORGANISATION_ID"
 
 // startValues adds the request's organisation to the values a new session
 // starts with.
-func startValues(c echo.Context, values map[string]string) map[string]string {
+func StartValues(c echo.Context, values map[string]string) map[string]string {
 	t := OrganisationOfRequest(c)
 	if t == nil {
 		return values
@@ -305,7 +305,7 @@ func startValues(c echo.Context, values map[string]string) map[string]string {
 // sessionFor loads the request's session and refuses, as if there were
 // none (session.ErrNotFound), one that belongs to another organisation, or
 // a user-key session that belongs to none while the request has one.
-func (s *Server) sessionFor(c echo.Context) (*session.Session, error) {
+func (s *Server) SessionFor(c echo.Context) (*session.Session, error) {
 	req := c.Request()
 	sess, err := s.sessions.Get(req.Context(), req)
 	if err != nil {
@@ -369,7 +369,7 @@ func (s *Server) BrandStylesheet(c echo.Context) error {
 // boundTo reports whether sess may act for organisation orgID: it was
 // started there, or (an OIDC session, or one from before there were several organisations) it is
 // bound to none.
-func boundTo(sess *session.Session, orgID int64) bool {
+func BoundTo(sess *session.Session, orgID int64) bool {
 	bound, ok := sess.Values[AttrOrganisation]
 	return !ok || bound == strconv.FormatInt(orgID, 10)
 }

@@ -18,21 +18,21 @@ import (
 // each shows its message denied_<reason>.
 var deniedReasons = map[string]bool{"missing": true, "invalid": true, "period": true, "session": true, "links_off": true}
 
-func (s *Server) chrome(title string) views.Chrome {
+func (s *Server) Chrome(title string) views.Chrome {
 	return views.Chrome{Title: title, Assets: views.Assets{CSS: static.URL("app.css"), HTMX: static.URL("htmx.min.js"), App: static.URL("app.js")}}
 }
 
 // accessDenied renders the access-denied page for a reason.
-func (s *Server) accessDenied(c echo.Context, reason string) error {
+func (s *Server) AccessDenied(c echo.Context, reason string) error {
 	if !deniedReasons[reason] {
 		reason = "default"
 	}
-	m := views.ErrorModel{Chrome: s.chrome(tr(c, "denied_title")), Message: tr(c, "denied_"+reason)}
-	return render(c, http.StatusForbidden, views.ErrorPage(m))
+	m := views.ErrorModel{Chrome: s.Chrome(Tr(c, "denied_title")), Message: Tr(c, "denied_"+reason)}
+	return Render(c, http.StatusForbidden, views.ErrorPage(m))
 }
 
 // registerPath is the clean address of a period's registration, plus an optional sub-path.
-func registerPath(c echo.Context, periodID int64, sub ...string) string {
+func RegisterPath(c echo.Context, periodID int64, sub ...string) string {
 	p := fmt.Sprintf("/membership/register/%d", periodID)
 	if len(sub) > 0 {
 		p += "/" + strings.Join(sub, "/")
@@ -41,7 +41,7 @@ func registerPath(c echo.Context, periodID int64, sub ...string) string {
 }
 
 // stepParam is the question number of a step address (1 or more).
-func stepParam(c echo.Context) (int, bool) {
+func StepParam(c echo.Context) (int, bool) {
 	n, err := strconv.Atoi(c.Param("n"))
 	return n, err == nil && n >= 1
 }
@@ -50,20 +50,20 @@ func stepParam(c echo.Context) (int, bool) {
 // what the member needs instead: a page that carries a cross-site arrival
 // over (SameSite=Strict withholds the cookie on the first, cross-site
 // request), or access denied.
-func (s *Server) browserSession(c echo.Context) (*session.Session, bool, error) {
+func (s *Server) BrowserSession(c echo.Context) (*session.Session, bool, error) {
 	req := c.Request()
-	sess, err := s.sessionFor(c) // organisation_scope.go: a session of another organisation is none
+	sess, err := s.SessionFor(c) // organisation_scope.go: a session of another organisation is none
 	markSessionLoaded(req.Context())
 	switch {
 	case err == nil && sess.UserKey != "":
 		return sess, true, nil
 	case err != nil && !errors.Is(err, session.ErrNotFound):
-		return nil, false, sessionStoreError(err)
+		return nil, false, SessionStoreError(err)
 	}
 	if req.Method == http.MethodGet && req.Header.Get("Sec-Fetch-Site") == "cross-site" && req.URL.Query().Get("continue") == "" {
 		target := req.URL.Path + "?continue=1"
-		m := views.ContinueModel{Chrome: s.chrome(tr(c, "title_continue")), URL: target}
-		return nil, false, render(c, http.StatusOK, views.ContinuePage(m))
+		m := views.ContinueModel{Chrome: s.Chrome(Tr(c, "title_continue")), URL: target}
+		return nil, false, Render(c, http.StatusOK, views.ContinuePage(m))
 	}
-	return nil, false, s.accessDenied(c, "session")
+	return nil, false, s.AccessDenied(c, "session")
 }

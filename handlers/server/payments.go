@@ -63,7 +63,7 @@ func PaymentLinks(baseURL string) engine.PaymentLinks {
 }
 
 // testGatewayPayPath is the test gateway's page for a payment, relative to the base URL.
-func testGatewayPayPath(reference string) string {
+func TestGatewayPayPath(reference string) string {
 	return TestGatewayPayPrefix + url.PathEscape(reference)
 }
 
@@ -71,12 +71,12 @@ func testGatewayPayPath(reference string) string {
 // and of the payment return under baseURL, for engine.NewTestGateway.
 func TestGatewayURLs(baseURL string) engine.TestGatewayURLs {
 	return engine.TestGatewayURLs{
-		PayURL:    func(reference string) string { return baseURL + testGatewayPayPath(reference) },
+		PayURL:    func(reference string) string { return baseURL + TestGatewayPayPath(reference) },
 		ReturnURL: baseURL + PaymentReturnPath,
 	}
 }
 
-func orderLines(lg lang.Language, order *engine.Order) ([]views.OrderLineModel, string) {
+func OrderLines(lg lang.Language, order *engine.Order) ([]views.OrderLineModel, string) {
 	lines := make([]views.OrderLineModel, len(order.Lines))
 	for i, l := range order.Lines {
 		lines[i] = views.OrderLineModel{Description: l.Description, Amount: lg.Money(l.AmountMinor, l.Currency)}
@@ -87,19 +87,19 @@ func orderLines(lg lang.Language, order *engine.Order) ([]views.OrderLineModel, 
 // ownPayment loads a payment attempt for the signed-in user who owns its
 // order. The test gateway signs whatever outcome it is told, so only the
 // member who registered may use it, and nobody else sees their order.
-func (s *Server) ownPayment(c echo.Context, reference string) (*engine.PaymentView, error) {
+func (s *Server) OwnPayment(c echo.Context, reference string) (*engine.PaymentView, error) {
 	ctx := c.Request().Context()
-	sess, err := s.sessionFor(c)
+	sess, err := s.SessionFor(c)
 	if errors.Is(err, session.ErrNotFound) {
 		return nil, NewAPIError(http.StatusUnauthorized, "Your session has ended. Open the link from your e-mail again to continue.")
 	} else if err != nil {
-		return nil, sessionStoreError(err)
+		return nil, SessionStoreError(err)
 	}
 	view, err := s.engine.PaymentForPage(ctx, reference)
 	if err != nil {
 		return nil, err
 	}
-	if view.Order.UserKey != sess.UserKey || !boundTo(sess, view.Order.OrganisationID) {
+	if view.Order.UserKey != sess.UserKey || !BoundTo(sess, view.Order.OrganisationID) {
 		return nil, engine.Errorf(engine.CodeNotFound, "payment not found")
 	}
 	return view, nil

@@ -15,7 +15,7 @@ import (
 // render buffers a component before writing it, so that a rendering error
 // becomes a clean 500 instead of half a page. Pages carry personal data and
 // are never cached.
-func render(c echo.Context, status int, component templ.Component) error {
+func Render(c echo.Context, status int, component templ.Component) error {
 	var buf bytes.Buffer
 	if err := component.Render(c.Request().Context(), &buf); err != nil {
 		return err
@@ -27,12 +27,12 @@ func render(c echo.Context, status int, component templ.Component) error {
 
 // renderErrorPage shows an error page: the status's title in the
 // request's language (error_title_<status>) and the message.
-func (s *Server) renderErrorPage(c echo.Context, status int, message string) {
+func (s *Server) RenderErrorPage(c echo.Context, status int, message string) {
 	title := http.StatusText(status)
 	if id := fmt.Sprintf("error_title_%d", status); lang.Has(id) {
-		title = tr(c, id)
+		title = Tr(c, id)
 	}
-	if err := render(c, status, views.ErrorPage(views.ErrorModel{Chrome: s.chrome(title), Message: message})); err != nil {
+	if err := Render(c, status, views.ErrorPage(views.ErrorModel{Chrome: s.Chrome(title), Message: message})); err != nil {
 		s.LogFor(c).Error("render error page", "err", err)
 	}
 }

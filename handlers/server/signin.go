@@ -27,25 +27,25 @@ const maxLoggedUserKey = 64
 
 // Reasons a hash sign-in fails, as logged.
 const (
-	failMissing  = "user key or hash missing"
+	FailMissing  = "user key or hash missing"
 	failUserKey  = "user key refused (characters or length)"
 	failHash     = "hash does not match"
 	failRejected = "admin backend refused the sign-in"
 	failSecret   = "the organisation's hash secret cannot be decrypted (PORTAL_SESSION_KEY)"
-	failLinksOff = "the organisation accepts its invitation links only (hash links switched off)"
+	FailLinksOff = "the organisation accepts its invitation links only (hash links switched off)"
 )
 
 // signInProblem says why a hash sign-in fails, or "" when the hash matches
 // the secret of the request's organisation (organisation_scope.go).
-func (s *Server) signInProblem(c echo.Context, userKey, hash string) string {
+func (s *Server) SignInProblem(c echo.Context, userKey, hash string) string {
 	secret, ok := s.hashSecretFor(c)
 	switch {
 	case userKey == "" || hash == "":
-		return failMissing
+		return FailMissing
 	case !hashlink.ValidUserKey(userKey):
 		return failUserKey
 	case hashLinksOff(c):
-		return failLinksOff
+		return FailLinksOff
 	case !ok:
 		return failSecret
 	case !hashlink.Verify(secret, userKey, hash):
@@ -58,7 +58,7 @@ func (s *Server) signInProblem(c echo.Context, userKey, hash string) string {
 // client's address or the user key has spent its budget of failures. It
 // runs before the hash is checked: over the limit even the right hash is
 // refused, or guessing would simply go on.
-func (s *Server) checkSignIn(c echo.Context, userKey string) error {
+func (s *Server) CheckSignIn(c echo.Context, userKey string) error {
 	addr := c.RealIP() // the peer, or X-Forwarded-For from trusted proxies only (e.IPExtractor)
 	ctx, cancel := context.WithTimeout(c.Request().Context(), throttleTimeout)
 	defer cancel()
@@ -82,7 +82,7 @@ func (s *Server) checkSignIn(c echo.Context, userKey string) error {
 
 // signInFailed logs a failed sign-in and spends from the budgets of the
 // client's address and of the user key. The hash is never logged.
-func (s *Server) signInFailed(c echo.Context, userKey, reason string) {
+func (s *Server) SignInFailed(c echo.Context, userKey, reason string) {
 	addr := c.RealIP()
 	ctx, cancel := context.WithTimeout(c.Request().Context(), throttleTimeout)
 	defer cancel()

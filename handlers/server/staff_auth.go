@@ -309,7 +309,7 @@ func (s *Server) StaffCallback(c echo.Context) error {
 	// The IdP's redirect was a cross-site navigation, on which the
 	// SameSite=Strict cookie just set would not come along with a plain
 	// redirect: a page of this site carries the browser on.
-	return render(c, http.StatusOK, views.ContinuePage(views.ContinueModel{Chrome: s.chrome(StaffTextIn(c).Continue), URL: a.ReturnTo}))
+	return Render(c, http.StatusOK, views.ContinuePage(views.ContinueModel{Chrome: s.Chrome(StaffTextIn(c).Continue), URL: a.ReturnTo}))
 }
 
 // staffIdentity decides who signed in: the staff record (by subject, or

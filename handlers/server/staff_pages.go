@@ -66,7 +66,7 @@ var StaffFlashes = map[string]staffFlash{
 // staffChrome is the frame of a staff page titled title, with the
 // navigation the signed-in member's role sees.
 func (s *Server) StaffChrome(c echo.Context, title string) views.StaffChrome {
-	ch := views.StaffChrome{Chrome: s.chrome(title), LogoutURL: OrganisationPath(c, StaffLogoutPath)}
+	ch := views.StaffChrome{Chrome: s.Chrome(title), LogoutURL: OrganisationPath(c, StaffLogoutPath)}
 	u := StaffUserOf(c)
 	if u == nil {
 		return ch
@@ -102,7 +102,7 @@ func StaffRoleLabel(c echo.Context, r engine.StaffRole) string {
 
 // staffRender renders a staff page; pages carry personal data and are never cached.
 func StaffRender(c echo.Context, status int, component templ.Component) error {
-	return render(c, status, component)
+	return Render(c, status, component)
 }
 
 // staffErrorPage tells a staff member what went wrong, in the staff frame.

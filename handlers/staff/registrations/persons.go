@@ -10,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/handlers/members"
 	"portal/handlers/server"
 	"portal/views"
 )
@@ -39,7 +40,7 @@ func (s *Server) StaffPersonData(c echo.Context) error {
 		return s.StaffEngineError(c, err)
 	}
 	t := views.PersonalDataTextIn(ctx)
-	m := views.StaffPersonDataModel{StaffChrome: s.StaffChrome(c, t.StaffTitle), T: t, Tables: server.DataTables(server.LangOf(c), t, x),
+	m := views.StaffPersonDataModel{StaffChrome: s.StaffChrome(c, t.StaffTitle), T: t, Tables: members.DataTables(server.LangOf(c), t, x),
 		DownloadURL: staffPersonURL(c, id) + "/export.json"}
 	if len(x.Persons) == 1 {
 		m.Name = x.Persons[0].FirstName + " " + x.Persons[0].LastName
@@ -67,7 +68,7 @@ func (s *Server) StaffPersonExport(c echo.Context) error {
 	if err := s.RecordPersonAccess(c.Request().Context(), u.Actor(), u.OrganisationID, id, engine.AccessExport, x); err != nil {
 		return s.StaffEngineError(c, err)
 	}
-	return server.ExportDownload(c, x, fmt.Sprintf("person-%d.json", id))
+	return members.ExportDownload(c, x, fmt.Sprintf("person-%d.json", id))
 }
 
 // staffErasePerson answers POST /staff/persons/:id/erase (force=1 to
@@ -103,7 +104,7 @@ func (s *Server) StaffDataRequests(c echo.Context) error {
 	}
 	for _, r := range list {
 		row := views.StaffDataRequestRow{ID: strconv.FormatInt(r.ID, 10), Created: server.StaffDateTime(c, r.CreatedAt), Household: r.UserKey,
-			Kind: server.RequestKind(t, r.Kind), Message: r.Message, Status: server.RequestStatus(t, r.Status), Person: t.WholeHousehold, Note: r.Note}
+			Kind: members.RequestKind(t, r.Kind), Message: r.Message, Status: members.RequestStatus(t, r.Status), Person: t.WholeHousehold, Note: r.Note}
 		if r.PersonID != nil {
 			row.Person, row.PersonURL = t.OpenPerson+" #"+strconv.FormatInt(*r.PersonID, 10), staffPersonURL(c, *r.PersonID)
 		}

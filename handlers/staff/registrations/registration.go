@@ -15,6 +15,7 @@ import (
 	"portal/engine"
 	"portal/engine/banking"
 	"portal/engine/jobs"
+	"portal/handlers/members"
 	"portal/handlers/server"
 	"portal/views"
 )
@@ -80,7 +81,7 @@ func (s *Server) StaffRegistration(c echo.Context) error {
 		}
 		m.Order = om
 	}
-	m.Mandate = server.StaffMandate(c, u.Role, id, d.Mandate)
+	m.Mandate = members.StaffMandate(c, u.Role, id, d.Mandate)
 	refundURL := ""
 	if u.Role.AtLeast(engine.RoleTreasurer) {
 		refundURL = RegistrationURL(c, id) + "/refund"

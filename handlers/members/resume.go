@@ -1,4 +1,4 @@
-package server
+package members
 
 import (
 	"net/http"
@@ -6,6 +6,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/handlers/server"
 )
 
 // resumeRegistration answers POST /membership/register/:periodId/resume:
@@ -21,7 +22,7 @@ func (s *Server) ResumeRegistration(c echo.Context) error {
 	}
 	if next.State != engine.StateDone && next.Step == next.TotalSteps {
 		if rv, err := s.engine.Review(c.Request().Context(), r.userKey, next.ProcessIDString()); err == nil && rv.Complete {
-			return c.Redirect(http.StatusSeeOther, registerPath(c, r.periodID, "review"))
+			return c.Redirect(http.StatusSeeOther, server.RegisterPath(c, r.periodID, "review"))
 		}
 	}
 	return c.Redirect(http.StatusSeeOther, stepURL(c, next))

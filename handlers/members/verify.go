@@ -1,4 +1,4 @@
-package server
+package members
 
 import (
 	"net/http"
@@ -6,6 +6,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/handlers/server"
 	"portal/views"
 )
 
@@ -19,22 +20,22 @@ func (s *Server) VerifyCard(c echo.Context) error {
 	check, err := s.engine.VerifyCard(c.Request().Context(), c.Param("token"))
 	if err != nil {
 		if engine.ErrorCode(err) == engine.CodeNotFound {
-			s.renderErrorPage(c, http.StatusNotFound, tr(c, "verify_unknown"))
+			s.RenderErrorPage(c, http.StatusNotFound, server.Tr(c, "verify_unknown"))
 			return nil
 		}
 		return err
 	}
-	m := views.VerifyModel{Chrome: s.chrome(tr(c, "title_verify")), Name: check.Name, Type: check.Type, Period: check.Period,
-		Dates: LangOf(c).Date(check.StartDate) + " – " + LangOf(c).Date(check.EndDate), Valid: check.Valid}
+	m := views.VerifyModel{Chrome: s.Chrome(server.Tr(c, "title_verify")), Name: check.Name, Type: check.Type, Period: check.Period,
+		Dates: server.LangOf(c).Date(check.StartDate) + " – " + server.LangOf(c).Date(check.EndDate), Valid: check.Valid}
 	switch {
 	case check.Valid:
-		m.State = tr(c, "verify_valid")
+		m.State = server.Tr(c, "verify_valid")
 	case check.Expired:
-		m.State = tr(c, "verify_expired")
+		m.State = server.Tr(c, "verify_expired")
 	case check.NotStarted:
-		m.State = tr(c, "verify_not_yet")
+		m.State = server.Tr(c, "verify_not_yet")
 	default:
-		m.State = tr(c, "verify_not_valid", map[string]any{"Status": check.Status})
+		m.State = server.Tr(c, "verify_not_valid", map[string]any{"Status": check.Status})
 	}
-	return render(c, http.StatusOK, views.VerifyPage(m))
+	return server.Render(c, http.StatusOK, views.VerifyPage(m))
 }

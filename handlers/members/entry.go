@@ -1,4 +1,4 @@
-package server
+package members
 
 import (
 	"net/http"
@@ -6,6 +6,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/handlers/server"
 )
 
 // registerEntry answers GET /membership/register/:periodId[/:u]?u=&h=&error=.
@@ -16,13 +17,13 @@ import (
 // address and user key (a 429 page, signin.go). Without a hash link it
 // shows the overview of the signed-in user.
 func (s *Server) RegisterEntry(c echo.Context) error {
-	periodID, ok := PathID(c, "periodId")
+	periodID, ok := server.PathID(c, "periodId")
 	if !ok {
-		return s.accessDenied(c, "period")
+		return s.AccessDenied(c, "period")
 	}
 	q := c.Request().URL.Query()
 	if q.Has("error") {
-		return s.accessDenied(c, q.Get("error"))
+		return s.AccessDenied(c, q.Get("error"))
 	}
 	userKey, hash := q.Get("u"), q.Get("h")
 	if pathKey := c.Param("u"); pathKey != "" {
@@ -32,20 +33,20 @@ func (s *Server) RegisterEntry(c echo.Context) error {
 		return s.overview(c, periodID)
 	}
 	deny := func(reason string) error {
-		return c.Redirect(http.StatusSeeOther, registerPath(c, periodID)+"?error="+reason)
+		return c.Redirect(http.StatusSeeOther, server.RegisterPath(c, periodID)+"?error="+reason)
 	}
-	if err := s.checkSignIn(c, userKey); err != nil { // signin.go: a 429 page over the budget of failures
+	if err := s.CheckSignIn(c, userKey); err != nil { // signin.go: a 429 page over the budget of failures
 		return err
 	}
-	switch problem := s.signInProblem(c, userKey, hash); problem {
+	switch problem := s.SignInProblem(c, userKey, hash); problem {
 	case "":
-	case failMissing:
-		s.signInFailed(c, userKey, problem)
+	case server.FailMissing:
+		s.SignInFailed(c, userKey, problem)
 		return deny("missing")
-	case failLinksOff: // not a guess: the link is right but no longer accepted
+	case server.FailLinksOff: // not a guess: the link is right but no longer accepted
 		return deny("links_off")
 	default:
-		s.signInFailed(c, userKey, problem)
+		s.SignInFailed(c, userKey, problem)
 		return deny("invalid")
 	}
 	if err := s.engine.CheckRegistrationAccess(c.Request().Context(), userKey, periodID); err != nil {
@@ -57,8 +58,8 @@ func (s *Server) RegisterEntry(c echo.Context) error {
 		}
 		return err
 	}
-	if _, err := s.sessions.Start(c.Request().Context(), c.Response(), c.Request(), userKey, startValues(c, nil)); err != nil {
-		return sessionStoreError(err)
+	if _, err := s.Sessions().Start(c.Request().Context(), c.Response(), c.Request(), userKey, server.StartValues(c, nil)); err != nil {
+		return server.SessionStoreError(err)
 	}
-	return c.Redirect(http.StatusSeeOther, registerPath(c, periodID))
+	return c.Redirect(http.StatusSeeOther, server.RegisterPath(c, periodID))
 }

@@ -1,4 +1,4 @@
-package server
+package members
 
 import (
 	"net/http"
@@ -7,6 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/handlers/server"
 	"portal/views"
 	"portal/views/lang"
 )
@@ -24,11 +25,11 @@ type registration struct {
 // registrationOf resolves the period and the session of a flow page, or
 // renders what the member needs instead (done=false).
 func (s *Server) registrationOf(c echo.Context) (registration, bool, error) {
-	periodID, ok := PathID(c, "periodId")
+	periodID, ok := server.PathID(c, "periodId")
 	if !ok {
-		return registration{}, false, s.accessDenied(c, "period")
+		return registration{}, false, s.AccessDenied(c, "period")
 	}
-	sess, ok, err := s.browserSession(c)
+	sess, ok, err := s.BrowserSession(c)
 	if !ok {
 		return registration{}, false, err
 	}
@@ -41,7 +42,7 @@ func (s *Server) load(c echo.Context, r registration) (*engine.Form, bool, error
 	form, _, err := s.engine.LoadMembershipForm(c.Request().Context(), r.userKey, r.periodID, nil)
 	if err != nil {
 		if code := engine.ErrorCode(err); code == engine.CodeNotFound || code == engine.CodeConflict {
-			return nil, false, s.accessDenied(c, "period")
+			return nil, false, s.AccessDenied(c, "period")
 		}
 		return nil, false, err
 	}
@@ -63,11 +64,11 @@ func (s *Server) currentForm(c echo.Context) (registration, *engine.Form, bool, 
 func stepURL(c echo.Context, f *engine.Form) string {
 	switch {
 	case f.State == engine.StateDone:
-		return registerPath(c, f.PeriodID, "done")
+		return server.RegisterPath(c, f.PeriodID, "done")
 	case f.Step == 0:
-		return registerPath(c, f.PeriodID, "persons")
+		return server.RegisterPath(c, f.PeriodID, "persons")
 	}
-	return registerPath(c, f.PeriodID, "step", strconv.Itoa(f.Step))
+	return server.RegisterPath(c, f.PeriodID, "step", strconv.Itoa(f.Step))
 }
 
 func personName(p engine.FormPerson) string { return p.FirstName + " " + p.LastName }
@@ -117,7 +118,7 @@ func (s *Server) reloadWithNotice(c echo.Context, r registration) error {
 	if !ok {
 		return err
 	}
-	return s.renderCurrent(c, form, tr(c, "flow_stale_notice"))
+	return s.renderCurrent(c, form, server.Tr(c, "flow_stale_notice"))
 }
 
 // renderCurrent renders the form's current step with a notice (status 409),
@@ -126,5 +127,5 @@ func (s *Server) renderCurrent(c echo.Context, form *engine.Form, notice string)
 	if form.State == engine.StateDone {
 		return c.Redirect(http.StatusSeeOther, stepURL(c, form))
 	}
-	return render(c, http.StatusConflict, views.Step(s.stepModel(c, form, nil, nil, notice)))
+	return server.Render(c, http.StatusConflict, views.Step(s.stepModel(c, form, nil, nil, notice)))
 }

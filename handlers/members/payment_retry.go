@@ -1,4 +1,4 @@
-package server
+package members
 
 import (
 	"net/http"
@@ -13,7 +13,7 @@ import (
 // the signed-in user only: the browser goes straight to its checkout.
 func (s *Server) PaymentRetry(c echo.Context) error {
 	ctx := c.Request().Context()
-	view, err := s.ownPayment(c, c.FormValue("reference"))
+	view, err := s.OwnPayment(c, c.FormValue("reference"))
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package server
+package members
 
 import (
 	"encoding/json"
@@ -10,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/handlers/server"
 	"portal/views"
 	"portal/views/lang"
 )
@@ -37,13 +38,13 @@ func (s *Server) MountPersonalData(e *echo.Echo) {
 // memberHousehold is the signed-in household of a member page and its
 // organisation, or what to answer instead (browserSession).
 func (s *Server) memberHousehold(c echo.Context) (orgID int64, userKey string, ok bool, err error) {
-	sess, ok, err := s.browserSession(c)
+	sess, ok, err := s.BrowserSession(c)
 	if !ok {
 		return 0, "", false, err
 	}
-	t := OrganisationOfRequest(c)
+	t := server.OrganisationOfRequest(c)
 	if t == nil {
-		return 0, "", false, s.accessDenied(c, "session")
+		return 0, "", false, s.AccessDenied(c, "session")
 	}
 	return t.ID, sess.UserKey, true, nil
 }
@@ -59,13 +60,13 @@ func (s *Server) memberDataPage(c echo.Context) error {
 	x, err := s.engine.ExportHousehold(ctx, orgID, key)
 	if err != nil {
 		if engine.ErrorCode(err) == engine.CodeNotFound {
-			return s.accessDenied(c, "session")
+			return s.AccessDenied(c, "session")
 		}
 		return err
 	}
 	t := views.PersonalDataTextIn(ctx)
-	m := views.PersonalDataModel{Chrome: s.chrome(t.Title), T: t, Tables: DataTables(LangOf(c), t, x),
-		DownloadURL: OrganisationPath(c, memberDataJSONPath), RequestURL: OrganisationPath(c, memberDataRequestPath)}
+	m := views.PersonalDataModel{Chrome: s.Chrome(t.Title), T: t, Tables: DataTables(server.LangOf(c), t, x),
+		DownloadURL: server.OrganisationPath(c, memberDataJSONPath), RequestURL: server.OrganisationPath(c, memberDataRequestPath)}
 	for _, p := range x.Persons {
 		m.Persons = append(m.Persons, views.DataChoice{Value: strconv.FormatInt(p.ID, 10), Label: p.FirstName + " " + p.LastName})
 	}
@@ -76,7 +77,7 @@ func (s *Server) memberDataPage(c echo.Context) error {
 	case c.QueryParam("error") == "request":
 		m.Problem, status = t.RequestInvalid, http.StatusUnprocessableEntity
 	}
-	return render(c, status, views.PersonalData(m))
+	return server.Render(c, status, views.PersonalData(m))
 }
 
 // memberDataDownload answers GET /membership/data.json: the household's
@@ -89,7 +90,7 @@ func (s *Server) memberDataDownload(c echo.Context) error {
 	x, err := s.engine.ExportHousehold(c.Request().Context(), orgID, key)
 	if err != nil {
 		if engine.ErrorCode(err) == engine.CodeNotFound {
-			return s.accessDenied(c, "session")
+			return s.AccessDenied(c, "session")
 		}
 		return err
 	}
@@ -120,17 +121,17 @@ func (s *Server) memberDataRequest(c echo.Context) error {
 	if p := c.FormValue("person"); p != "" {
 		id, err := strconv.ParseInt(p, 10, 64)
 		if err != nil {
-			return c.Redirect(http.StatusSeeOther, OrganisationPath(c, memberDataPath)+"?error=request#request")
+			return c.Redirect(http.StatusSeeOther, server.OrganisationPath(c, memberDataPath)+"?error=request#request")
 		}
 		r.PersonID = &id
 	}
 	if _, err := s.engine.RequestDataChange(c.Request().Context(), orgID, key, r); err != nil {
 		if code := engine.ErrorCode(err); code == engine.CodeInvalid || code == engine.CodeNotFound {
-			return c.Redirect(http.StatusSeeOther, OrganisationPath(c, memberDataPath)+"?error=request#request")
+			return c.Redirect(http.StatusSeeOther, server.OrganisationPath(c, memberDataPath)+"?error=request#request")
 		}
 		return err
 	}
-	return c.Redirect(http.StatusSeeOther, OrganisationPath(c, memberDataPath)+"?sent=1")
+	return c.Redirect(http.StatusSeeOther, server.OrganisationPath(c, memberDataPath)+"?sent=1")
 }
 
 // dataTables writes an export as the tables of a page, in language l.

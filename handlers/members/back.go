@@ -1,4 +1,4 @@
-package server
+package members
 
 import (
 	"net/http"
@@ -7,6 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/handlers/server"
 )
 
 // backStep answers POST /membership/register/:periodId/back (field step:
@@ -18,11 +19,11 @@ func (s *Server) BackStep(c echo.Context) error {
 	}
 	from, err := strconv.Atoi(c.FormValue("step"))
 	if err != nil {
-		return s.renderCurrent(c, form, tr(c, "flow_stale_notice"))
+		return s.renderCurrent(c, form, server.Tr(c, "flow_stale_notice"))
 	}
 	next, err := s.engine.Back(c.Request().Context(), r.userKey, form.ProcessIDString(), &from)
 	if engine.ErrorCode(err) == engine.CodeConflict {
-		return s.renderCurrent(c, form, tr(c, "flow_stale_notice"))
+		return s.renderCurrent(c, form, server.Tr(c, "flow_stale_notice"))
 	} else if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package server
+package members
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/handlers/server"
 	"portal/views"
 )
 
@@ -16,11 +17,11 @@ import (
 // current one checked (issue 29).
 func (s *Server) payMethodChoice(c echo.Context, choice *engine.PayLinkChoice) error {
 	c.Response().Header().Set("Cache-Control", "no-store")
-	m := views.PayChooseModel{Chrome: s.chrome(views.PaymentMethodTextIn(c.Request().Context()).PayTitle),
-		Action:  OrganisationPath(c, PayLinkPrefix+choice.Order.PayReference),
-		Total:   LangOf(c).Money(choice.Order.TotalMinor, choice.Order.Currency),
+	m := views.PayChooseModel{Chrome: s.Chrome(views.PaymentMethodTextIn(c.Request().Context()).PayTitle),
+		Action:  server.OrganisationPath(c, server.PayLinkPrefix+choice.Order.PayReference),
+		Total:   server.LangOf(c).Money(choice.Order.TotalMinor, choice.Order.Currency),
 		Methods: views.PaymentMethodChoiceModel{Methods: choice.Methods, Current: choice.Current}}
-	return render(c, http.StatusOK, views.PayChoose(m))
+	return server.Render(c, http.StatusOK, views.PayChoose(m))
 }
 
 // choosePayMethod answers POST /pay/:reference: the member's choice on the
@@ -55,19 +56,19 @@ func (s *Server) showDebitPage(c echo.Context, status int, orderReference string
 	}
 	c.Response().Header().Set("Cache-Control", "no-store")
 	t := views.PaymentMethodTextIn(c.Request().Context())
-	m := views.PayByDebitModel{Chrome: s.chrome(t.DebitTitle), Total: LangOf(c).Money(page.Order.TotalMinor, page.Order.Currency),
+	m := views.PayByDebitModel{Chrome: s.Chrome(t.DebitTitle), Total: server.LangOf(c).Money(page.Order.TotalMinor, page.Order.Currency),
 		Creditor: page.Terms.CreditorName, CreditorID: page.Terms.CreditorID, Errors: errs}
 	switch {
 	case page.Mandate != nil:
 		mandate := page.Mandate
 		m.Text, m.Reference, m.Account = mandate.Text, mandate.Reference, engine.MaskedIBAN(mandate.IBAN)
 		if due := page.Order.DebitDueOn; due != nil {
-			m.Due = LangOf(c).Date(due.UTC())
+			m.Due = server.LangOf(c).Date(due.UTC())
 		}
 	case page.Held != nil:
-		held, base := page.Held, OrganisationPath(c, PayLinkPrefix+page.Order.PayReference+"/mandate/")
+		held, base := page.Held, server.OrganisationPath(c, server.PayLinkPrefix+page.Order.PayReference+"/mandate/")
 		m.Held = &views.HeldMandateModel{ID: strconv.FormatInt(held.ID, 10), Holder: held.Holder, Account: engine.MaskedIBAN(held.IBAN),
-			Reference: held.Reference, Signed: LangOf(c).Date(held.SignedAt.UTC()), Text: held.Text,
+			Reference: held.Reference, Signed: server.LangOf(c).Date(held.SignedAt.UTC()), Text: held.Text,
 			KeepAction: base + "keep", ChangeAction: base + "change", RevokeAction: base + "revoke"}
 		m.Holder = held.Holder
 		if typed != nil {
@@ -76,13 +77,13 @@ func (s *Server) showDebitPage(c echo.Context, status int, orderReference string
 	default:
 		terms := page.Terms
 		terms.Reference = t.MandateReferenceLater
-		m.Text, _ = engine.MandateText(LangOf(c).Code, terms)
-		m.Action = OrganisationPath(c, PayLinkPrefix+page.Order.PayReference+"/mandate")
+		m.Text, _ = engine.MandateText(server.LangOf(c).Code, terms)
+		m.Action = server.OrganisationPath(c, server.PayLinkPrefix+page.Order.PayReference+"/mandate")
 		if typed != nil {
 			m.Holder, m.IBAN, m.BIC = typed.Holder, typed.IBAN, typed.BIC
 		}
 	}
-	return render(c, status, views.PayByDebit(m))
+	return server.Render(c, status, views.PayByDebit(m))
 }
 
 // giveMandate answers POST /pay/:reference/mandate: the member signs the
@@ -98,7 +99,7 @@ func (s *Server) GiveMandate(c echo.Context) error {
 // in the page's language.
 func mandateForm(c echo.Context) engine.MandateInput {
 	return engine.MandateInput{Holder: c.FormValue("holder"), IBAN: c.FormValue("iban"), BIC: c.FormValue("bic"),
-		Consent: c.FormValue("consent") == "1", Language: LangOf(c).Code}
+		Consent: c.FormValue("consent") == "1", Language: server.LangOf(c).Code}
 }
 
 // mandateAnswered ends a mandate form of the pay link: back to the pay
@@ -107,12 +108,12 @@ func mandateForm(c echo.Context) engine.MandateInput {
 func (s *Server) mandateAnswered(c echo.Context, in *engine.MandateInput, err error) error {
 	ref := c.Param("reference")
 	if err != nil {
-		if errs, ok := FieldErrors(err); ok && in != nil && engine.ErrorCode(err) == engine.CodeValidation {
+		if errs, ok := server.FieldErrors(err); ok && in != nil && engine.ErrorCode(err) == engine.CodeValidation {
 			return s.showDebitPage(c, http.StatusUnprocessableEntity, ref, in, errs)
 		}
 		return err
 	}
-	return c.Redirect(http.StatusSeeOther, OrganisationPath(c, PayLinkPrefix+ref))
+	return c.Redirect(http.StatusSeeOther, server.OrganisationPath(c, server.PayLinkPrefix+ref))
 }
 
 // staffMandate is a registration's mandate on the staff registration
@@ -122,15 +123,15 @@ func StaffMandate(c echo.Context, role engine.StaffRole, registration int64, m *
 		return nil
 	}
 	out := &views.StaffMandateModel{Reference: m.Reference, CreditorID: m.CreditorID, Holder: m.Holder, IBAN: m.IBAN, BIC: m.BIC,
-		Language: m.Language, Signed: StaffDateTime(c, m.SignedAt), Version: m.TextVersion, Text: m.Text}
+		Language: m.Language, Signed: server.StaffDateTime(c, m.SignedAt), Version: m.TextVersion, Text: m.Text}
 	switch {
 	case m.RevokedAt != nil:
-		out.Ended = StaffDateTime(c, *m.RevokedAt)
+		out.Ended = server.StaffDateTime(c, *m.RevokedAt)
 		if m.EndReason != "" { // an erasure ends a mandate without naming why
 			out.Ended += " · " + views.StaffMandateTextIn(c.Request().Context()).EndReason(m.EndReason)
 		}
 	case role.AtLeast(engine.RoleTreasurer):
-		out.RevokeAction = OrganisationPath(c, fmt.Sprintf("%s/mandates/%d/revoke", StaffPrefix, m.ID))
+		out.RevokeAction = server.OrganisationPath(c, fmt.Sprintf("%s/mandates/%d/revoke", server.StaffPrefix, m.ID))
 		out.Registration = strconv.FormatInt(registration, 10)
 	}
 	return out

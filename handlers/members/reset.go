@@ -1,4 +1,4 @@
-package server
+package members
 
 import (
 	"net/http"
@@ -6,6 +6,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/handlers/server"
 	"portal/views"
 )
 
@@ -15,8 +16,8 @@ func (s *Server) ResetPage(c echo.Context) error {
 	if !ok {
 		return err
 	}
-	return render(c, http.StatusOK, views.ResetConfirm(views.ResetModel{Chrome: s.chrome(tr(c, "title_reset")),
-		Action: registerPath(c, r.periodID, "reset"), CancelURL: registerPath(c, r.periodID), Committed: form.State == engine.StateDone}))
+	return server.Render(c, http.StatusOK, views.ResetConfirm(views.ResetModel{Chrome: s.Chrome(server.Tr(c, "title_reset")),
+		Action: server.RegisterPath(c, r.periodID, "reset"), CancelURL: server.RegisterPath(c, r.periodID), Committed: form.State == engine.StateDone}))
 }
 
 // resetRegistration answers POST /membership/register/:periodId/reset.

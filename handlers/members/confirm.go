@@ -1,4 +1,4 @@
-package server
+package members
 
 import (
 	"net/http"
@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/handlers/server"
 )
 
 // confirm answers POST /membership/register/:periodId/confirm: the commit
@@ -23,12 +24,12 @@ func (s *Server) Confirm(c echo.Context) error {
 	}
 	reviewed, err := strconv.ParseInt(c.FormValue("version"), 10, 64)
 	if err != nil {
-		return s.showReview(c, http.StatusConflict, tr(c, "flow_stale_notice"))
+		return s.showReview(c, http.StatusConflict, server.Tr(c, "flow_stale_notice"))
 	}
 	if _, err := s.engine.Confirm(c.Request().Context(), r.userKey, form.ProcessIDString(), reviewed, c.FormValue("paymentMethod")); err != nil {
 		if engine.ErrorCode(err) == engine.CodeConflict {
 			// Show the current answers to check again, or the current step.
-			return s.showReview(c, http.StatusConflict, tr(c, "flow_stale_notice"))
+			return s.showReview(c, http.StatusConflict, server.Tr(c, "flow_stale_notice"))
 		}
 		if e, ok := engine.AsError(err); ok && e.Code == engine.CodeValidation && len(e.People) > 0 {
 			// A person who can no longer be registered (unlinked since the
@@ -49,5 +50,5 @@ func (s *Server) Confirm(c echo.Context) error {
 		}
 		return err
 	}
-	return c.Redirect(http.StatusSeeOther, registerPath(c, r.periodID, "done"))
+	return c.Redirect(http.StatusSeeOther, server.RegisterPath(c, r.periodID, "done"))
 }

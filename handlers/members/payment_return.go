@@ -1,4 +1,4 @@
-package server
+package members
 
 import (
 	"errors"
@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/handlers/server"
 	"portal/relay/session"
 	"portal/views"
 )
@@ -47,7 +48,7 @@ func (s *Server) PaymentReturn(c echo.Context) error {
 	}
 	ret.Amount, ret.Currency = c.QueryParam("amount"), c.QueryParam("currency")
 	if ret.Reference == "" {
-		return NewAPIError(http.StatusBadRequest, "The payment return is missing its reference.")
+		return server.NewAPIError(http.StatusBadRequest, "The payment return is missing its reference.")
 	}
 	ctx := c.Request().Context()
 	res, err := s.engine.CompletePayment(ctx, ret)
@@ -55,52 +56,52 @@ func (s *Server) PaymentReturn(c echo.Context) error {
 		return err
 	}
 	owner := false
-	if sess, err := s.sessionFor(c); err == nil {
-		owner = sess.UserKey != "" && sess.UserKey == res.UserKey && (res.Order == nil || boundTo(sess, res.Order.OrganisationID))
+	if sess, err := s.SessionFor(c); err == nil {
+		owner = sess.UserKey != "" && sess.UserKey == res.UserKey && (res.Order == nil || server.BoundTo(sess, res.Order.OrganisationID))
 	} else if !errors.Is(err, session.ErrNotFound) {
 		// The payment is settled; only the details depend on the session.
 		s.LogFor(c).Warn("payment return: session store unavailable; showing the outcome without details", "err", err)
 	}
-	m := views.PaymentReturnModel{Reference: res.Reference, Outcome: paymentOutcomes[res.Outcome], RegisterURL: registerPath(c, res.PeriodID), DetailsHidden: !owner,
-		RetryURL: OrganisationPath(c, PaymentRetryPath)} // the organisation's prefix kept: the retry needs its session
+	m := views.PaymentReturnModel{Reference: res.Reference, Outcome: paymentOutcomes[res.Outcome], RegisterURL: server.RegisterPath(c, res.PeriodID), DetailsHidden: !owner,
+		RetryURL: server.OrganisationPath(c, server.PaymentRetryPath)} // the organisation's prefix kept: the retry needs its session
 	if owner {
-		m.Lines, m.Total = orderLines(LangOf(c), res.Order)
+		m.Lines, m.Total = server.OrderLines(server.LangOf(c), res.Order)
 	}
 	switch {
 	case res.Mismatch:
-		m.Chrome, m.Outcome = s.chrome(tr(c, "return_mismatch_title")), views.OutcomeMismatch
-		m.Message = tr(c, "return_mismatch")
+		m.Chrome, m.Outcome = s.Chrome(server.Tr(c, "return_mismatch_title")), views.OutcomeMismatch
+		m.Message = server.Tr(c, "return_mismatch")
 	case res.Stale:
-		m.Chrome, m.Outcome = s.chrome(tr(c, "return_stale_title")), views.OutcomeStale
-		m.Message = tr(c, "return_stale")
+		m.Chrome, m.Outcome = s.Chrome(server.Tr(c, "return_stale_title")), views.OutcomeStale
+		m.Message = server.Tr(c, "return_stale")
 	case res.Outcome == engine.OutcomePending || (res.Outcome == engine.OutcomeOpen && c.QueryParam("status") == string(engine.OutcomeSuccess)):
 		// Back from the provider before its confirmation: the query's
 		// "success" only chooses this wording, it settles nothing.
-		m.Chrome, m.Outcome = s.chrome(tr(c, "return_pending_title")), views.OutcomePending
-		m.Message = tr(c, "return_pending")
-		m.PollURL = OrganisationPath(c, PaymentReturnPath) + "?" + url.Values{"reference": {res.Reference}, "status": {string(engine.OutcomeSuccess)}}.Encode()
+		m.Chrome, m.Outcome = s.Chrome(server.Tr(c, "return_pending_title")), views.OutcomePending
+		m.Message = server.Tr(c, "return_pending")
+		m.PollURL = server.OrganisationPath(c, server.PaymentReturnPath) + "?" + url.Values{"reference": {res.Reference}, "status": {string(engine.OutcomeSuccess)}}.Encode()
 	case res.Outcome == engine.OutcomeOpen:
-		m.Chrome, m.Outcome = s.chrome(tr(c, "return_incomplete_title")), views.OutcomeCancelled
-		m.Message = tr(c, "return_incomplete")
+		m.Chrome, m.Outcome = s.Chrome(server.Tr(c, "return_incomplete_title")), views.OutcomeCancelled
+		m.Message = server.Tr(c, "return_incomplete")
 		m.RetryReference = res.Reference
 	case res.Outcome == engine.OutcomeSuccess:
-		m.Chrome = s.chrome(tr(c, "return_success_title"))
-		m.Message = tr(c, "return_success")
+		m.Chrome = s.Chrome(server.Tr(c, "return_success_title"))
+		m.Message = server.Tr(c, "return_success")
 		if owner {
 			m.RegisterURL = ""
 		}
 	case res.Outcome == engine.OutcomeFailed:
-		m.Chrome = s.chrome(tr(c, "return_failed_title"))
+		m.Chrome = s.Chrome(server.Tr(c, "return_failed_title"))
 		m.Chrome.Error = true
-		m.Message = tr(c, "return_failed")
+		m.Message = server.Tr(c, "return_failed")
 		m.RetryReference = res.Reference
 	default:
-		m.Chrome = s.chrome(tr(c, "return_cancelled_title"))
-		m.Message = tr(c, "return_cancelled")
+		m.Chrome = s.Chrome(server.Tr(c, "return_cancelled_title"))
+		m.Message = server.Tr(c, "return_cancelled")
 		m.RetryReference = res.Reference
 	}
 	if res.Order.Status != engine.OrderUnpaid || !owner {
 		m.RetryReference = "" // a retry is for the owner's session only (paymentRetry checks it again)
 	}
-	return render(c, http.StatusOK, views.PaymentReturnPage(m))
+	return server.Render(c, http.StatusOK, views.PaymentReturnPage(m))
 }

@@ -1,4 +1,4 @@
-package server
+package members
 
 import (
 	"net/http"
@@ -7,6 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/handlers/server"
 	"portal/views"
 )
 
@@ -49,7 +50,7 @@ func (s *Server) toCheckout(c echo.Context, p *engine.Payment) error {
 		return err
 	}
 	if bt != nil {
-		return render(c, http.StatusOK, views.PayByTransfer(views.PayByTransferModel{Chrome: s.chrome(tr(c, "title_pay_transfer")), Transfer: *bt}))
+		return server.Render(c, http.StatusOK, views.PayByTransfer(views.PayByTransferModel{Chrome: s.Chrome(server.Tr(c, "title_pay_transfer")), Transfer: *bt}))
 	}
 	if p.Provider == engine.DirectDebitProvider {
 		// The checkout of a debit is this page itself: never redirect to it.
@@ -66,7 +67,7 @@ func (s *Server) toCheckout(c echo.Context, p *engine.Payment) error {
 // club's hostname they paid from. Absolute addresses (a provider's) pass.
 func sameSite(c echo.Context, u string) string {
 	if strings.HasPrefix(u, "/") && !strings.HasPrefix(u, "//") {
-		return OrganisationPath(c, u)
+		return server.OrganisationPath(c, u)
 	}
 	return u
 }

@@ -1,4 +1,4 @@
-package server
+package members
 
 import (
 	"net/http"
@@ -6,6 +6,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/handlers/server"
 	"portal/views"
 )
 
@@ -19,19 +20,19 @@ func (s *Server) DonePage(c echo.Context) error {
 	o, err := s.engine.LoadOverview(c.Request().Context(), r.userKey, r.periodID)
 	if err != nil {
 		if code := engine.ErrorCode(err); code == engine.CodeNotFound || code == engine.CodeConflict {
-			return s.accessDenied(c, "period")
+			return s.AccessDenied(c, "period")
 		}
 		return err
 	}
 	if o.Form.State != engine.StateDone {
 		return c.Redirect(http.StatusSeeOther, stepURL(c, o.Form))
 	}
-	m := views.DoneModel{Chrome: s.chrome(tr(c, "title_done")), Period: o.Period.Name,
-		Persons:    personStatuses(LangOf(c), o.Form.People, func(p engine.FormPerson) string { return p.Status }),
+	m := views.DoneModel{Chrome: s.Chrome(server.Tr(c, "title_done")), Period: o.Period.Name,
+		Persons:    personStatuses(server.LangOf(c), o.Form.People, func(p engine.FormPerson) string { return p.Status }),
 		PaymentURL: o.Form.PaymentURL, Seconds: paymentCountdown}
-	m.Lines, m.Total = quoteLines(LangOf(c), o.Order)
+	m.Lines, m.Total = quoteLines(server.LangOf(c), o.Order)
 	if m.BankTransfer, err = s.bankTransferOf(c.Request().Context(), o.Period.OrganisationID, o.Form.PaymentURL); err != nil {
 		return err
 	}
-	return render(c, http.StatusOK, views.Done(m))
+	return server.Render(c, http.StatusOK, views.Done(m))
 }

@@ -1,4 +1,4 @@
-package server
+package members
 
 import (
 	"net/http"
@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/handlers/server"
 	"portal/views"
 )
 
@@ -34,13 +35,13 @@ func (s *Server) showReview(c echo.Context, status int, notice string) error {
 		return c.Redirect(http.StatusSeeOther, stepURL(c, form))
 	}
 	m := views.ReviewModel{
-		Chrome: s.chrome(tr(c, "title_review")), Period: rv.Period, Notice: notice,
-		ChangeAction: registerPath(c, r.periodID, "change"), ConfirmAction: registerPath(c, r.periodID, "confirm"),
+		Chrome: s.Chrome(server.Tr(c, "title_review")), Period: rv.Period, Notice: notice,
+		ChangeAction: server.RegisterPath(c, r.periodID, "change"), ConfirmAction: server.RegisterPath(c, r.periodID, "confirm"),
 		Version:      strconv.FormatInt(rv.Version, 10),
 		PriceProblem: rv.QuoteError, CanConfirm: rv.QuoteError == "",
 	}
 	if rv.QuoteError == "" {
-		m.Lines, m.Total = quoteLines(LangOf(c), &rv.Quote)
+		m.Lines, m.Total = quoteLines(server.LangOf(c), &rv.Quote)
 	}
 	if m.Methods.Methods, err = s.engine.PaymentMethods(c.Request().Context(), rv.OrganisationID); err != nil {
 		return err
@@ -58,7 +59,7 @@ func (s *Server) showReview(c echo.Context, status int, notice string) error {
 		}
 		m.Persons = append(m.Persons, pm)
 	}
-	return render(c, status, views.Review(m))
+	return server.Render(c, status, views.Review(m))
 }
 
 // reviewAnswer is an answer as the review prints it: the engine's Yes/No of
@@ -68,9 +69,9 @@ func reviewAnswer(c echo.Context, a engine.ReviewAnswer) string {
 	case a.Type != engine.TypeCheckbox && a.Type != engine.TypeAccept && a.Type != engine.TypeOne:
 		return a.Answer
 	case a.Answer == "Yes":
-		return tr(c, "flow_yes")
+		return server.Tr(c, "flow_yes")
 	case a.Answer == "No":
-		return tr(c, "flow_no")
+		return server.Tr(c, "flow_no")
 	}
 	return a.Answer
 }

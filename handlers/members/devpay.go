@@ -1,4 +1,4 @@
-package server
+package members
 
 import (
 	"net"
@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/handlers/server"
 	"portal/views"
 )
 
@@ -17,14 +18,14 @@ func (s *Server) TestGatewayPage(c echo.Context) error {
 	if !LoopbackPeer(c.Request()) {
 		return echo.ErrNotFound
 	}
-	view, err := s.ownPayment(c, c.Param("reference"))
+	view, err := s.OwnPayment(c, c.Param("reference"))
 	if err != nil {
 		return err
 	}
-	lines, total := orderLines(LangOf(c), view.Order)
-	return render(c, http.StatusOK, views.TestGatewayPage(views.TestGatewayModel{
-		Chrome:    s.chrome("Test payment"),
-		Reference: view.Payment.Reference, Action: OrganisationPath(c, testGatewayPayPath(view.Payment.Reference)),
+	lines, total := server.OrderLines(server.LangOf(c), view.Order)
+	return server.Render(c, http.StatusOK, views.TestGatewayPage(views.TestGatewayModel{
+		Chrome:    s.Chrome("Test payment"),
+		Reference: view.Payment.Reference, Action: server.OrganisationPath(c, server.TestGatewayPayPath(view.Payment.Reference)),
 		Lines: lines, Total: total, Open: view.Payment.Status == engine.PaymentPending, Status: string(view.Payment.Status),
 	}))
 }
@@ -37,13 +38,13 @@ func (s *Server) TestGatewayDecide(c echo.Context) error {
 	switch engine.PaymentOutcome(status) {
 	case engine.OutcomeSuccess, engine.OutcomeFailed, engine.OutcomeCancelled:
 	default:
-		return NewAPIError(http.StatusBadRequest, "Choose success, failed or cancelled.",
-			FieldErrorBody{Field: "status", Message: "must be success, failed or cancelled"})
+		return server.NewAPIError(http.StatusBadRequest, "Choose success, failed or cancelled.",
+			server.FieldErrorBody{Field: "status", Message: "must be success, failed or cancelled"})
 	}
 	if !LoopbackPeer(c.Request()) {
 		return echo.ErrNotFound
 	}
-	view, err := s.ownPayment(c, c.Param("reference"))
+	view, err := s.OwnPayment(c, c.Param("reference"))
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package server
+package members
 
 import (
 	"errors"
@@ -7,6 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/handlers/server"
 	"portal/relay/invitelink"
 	"portal/views"
 )
@@ -34,16 +35,16 @@ var invitationMessages = map[string]string{
 // Forged links spend from the sign-in budgets like wrong hashes.
 func (s *Server) OpenInvitation(c echo.Context) error {
 	ctx := c.Request().Context()
-	t := OrganisationOfRequest(c)
-	if err := s.checkSignIn(c, ""); err != nil {
+	t := server.OrganisationOfRequest(c)
+	if err := s.CheckSignIn(c, ""); err != nil {
 		return err
 	}
-	if t == nil || s.invitations == nil {
+	if t == nil || s.Invitations() == nil {
 		return s.invitationRefused(c, invitationForged)
 	}
-	id, expires, err := s.invitations.Verify(t.ID, c.Param("token"))
+	id, expires, err := s.Invitations().Verify(t.ID, c.Param("token"))
 	if err != nil {
-		s.signInFailed(c, "", "invitation link does not verify")
+		s.SignInFailed(c, "", "invitation link does not verify")
 		return s.invitationRefused(c, invitationForged)
 	}
 	inv, err := s.engine.OpenInvitation(ctx, t.ID, id)
@@ -63,14 +64,14 @@ func (s *Server) OpenInvitation(c echo.Context) error {
 	if err := s.engine.CheckRegistrationAccess(ctx, inv.UserKey, inv.PeriodID); err != nil {
 		switch engine.ErrorCode(err) {
 		case engine.CodeNotFound, engine.CodeConflict:
-			return s.accessDenied(c, "period")
+			return s.AccessDenied(c, "period")
 		}
 		return err
 	}
-	if _, err := s.sessions.Start(ctx, c.Response(), c.Request(), inv.UserKey, startValues(c, nil)); err != nil {
-		return sessionStoreError(err)
+	if _, err := s.Sessions().Start(ctx, c.Response(), c.Request(), inv.UserKey, server.StartValues(c, nil)); err != nil {
+		return server.SessionStoreError(err)
 	}
-	return c.Redirect(http.StatusSeeOther, registerPath(c, inv.PeriodID))
+	return c.Redirect(http.StatusSeeOther, server.RegisterPath(c, inv.PeriodID))
 }
 
 // invitationRefused renders the page of a refused invitation link: 410
@@ -81,9 +82,9 @@ func (s *Server) invitationRefused(c echo.Context, reason string) error {
 	if reason == invitationForged {
 		status = http.StatusForbidden
 	}
-	m := views.ErrorModel{Chrome: s.chrome("Invitation not valid"), Message: invitationMessages[reason]}
+	m := views.ErrorModel{Chrome: s.Chrome("Invitation not valid"), Message: invitationMessages[reason]}
 	c.Response().Header().Set("X-Robots-Tag", "noindex")
-	return render(c, status, views.ErrorPage(m))
+	return server.Render(c, status, views.ErrorPage(m))
 }
 
 // invitationPath is where invitation links point.

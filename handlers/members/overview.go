@@ -1,4 +1,4 @@
-package server
+package members
 
 import (
 	"net/http"
@@ -6,37 +6,38 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/handlers/server"
 	"portal/views"
 )
 
 // overview renders GET /membership/register/:periodId for the signed-in user.
 func (s *Server) overview(c echo.Context, periodID int64) error {
-	sess, ok, err := s.browserSession(c)
+	sess, ok, err := s.BrowserSession(c)
 	if !ok {
 		return err
 	}
 	o, err := s.engine.LoadOverview(c.Request().Context(), sess.UserKey, periodID)
 	if err != nil {
 		if code := engine.ErrorCode(err); code == engine.CodeNotFound || code == engine.CodeConflict {
-			return s.accessDenied(c, "period")
+			return s.AccessDenied(c, "period")
 		}
 		return err
 	}
 	f := o.Form
 	m := views.OverviewModel{
-		Chrome: s.chrome(o.Period.Name), Period: o.Period.Name,
-		Persons:   personStatuses(LangOf(c), o.Persons, func(p engine.FormPerson) string { return p.Status }),
-		StartURL:  registerPath(c, periodID, "persons"),
-		ResumeURL: registerPath(c, periodID, "resume"),
-		ResetURL:  registerPath(c, periodID, "reset"),
-		DataURL:   OrganisationPath(c, memberDataPath),
+		Chrome: s.Chrome(o.Period.Name), Period: o.Period.Name,
+		Persons:   personStatuses(server.LangOf(c), o.Persons, func(p engine.FormPerson) string { return p.Status }),
+		StartURL:  server.RegisterPath(c, periodID, "persons"),
+		ResumeURL: server.RegisterPath(c, periodID, "resume"),
+		ResetURL:  server.RegisterPath(c, periodID, "reset"),
+		DataURL:   server.OrganisationPath(c, memberDataPath),
 	}
 	switch f.State {
 	case engine.StateRunning, engine.StateResume, engine.StateSuspended:
 		m.State = views.OverviewInProgress
 	case engine.StateDone:
 		m.State, m.PayURL = views.OverviewCommitted, f.PaymentURL
-		m.Lines, m.Total = quoteLines(LangOf(c), o.Order)
+		m.Lines, m.Total = quoteLines(server.LangOf(c), o.Order)
 	default:
 		m.State = views.OverviewNew
 		selectable := false
@@ -47,5 +48,5 @@ func (s *Server) overview(c echo.Context, periodID int64) error {
 			m.State = views.OverviewNothingToDo
 		}
 	}
-	return render(c, http.StatusOK, views.Overview(m))
+	return server.Render(c, http.StatusOK, views.Overview(m))
 }

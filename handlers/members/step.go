@@ -1,4 +1,4 @@
-package server
+package members
 
 import (
 	"net/http"
@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/handlers/server"
 	"portal/views"
 )
 
@@ -20,7 +21,7 @@ func (s *Server) PersonsPage(c echo.Context) error {
 // step than the current one redirects there: addresses in history stay
 // valid without letting the member skip ahead.
 func (s *Server) StepPage(c echo.Context) error {
-	n, ok := stepParam(c)
+	n, ok := server.StepParam(c)
 	if !ok {
 		n = -1
 	}
@@ -35,10 +36,12 @@ func (s *Server) showStep(c echo.Context, n int) error {
 	if form.State == engine.StateDone || form.Step != n {
 		return c.Redirect(http.StatusSeeOther, stepURL(c, form))
 	}
-	return render(c, http.StatusOK, views.Step(s.stepModel(c, form, nil, nil, "")))
+	return server.Render(c, http.StatusOK, views.Step(s.stepModel(c, form, nil, nil, "")))
 }
 
-func fieldID(personID int64) string { return answerFieldPrefix + strconv.FormatInt(personID, 10) }
+func fieldID(personID int64) string {
+	return server.AnswerFieldPrefix + strconv.FormatInt(personID, 10)
+}
 
 // questionKinds maps the engine's question types to the step page's kinds.
 // Definitions admit no other types (engine.QuestionTypes).
@@ -57,21 +60,21 @@ var questionKinds = map[engine.QuestionType]views.QuestionKind{
 // posted (kept on a validation error); e holds the errors.
 func (s *Server) stepModel(c echo.Context, form *engine.Form, values map[string][]string, e *engine.Error, notice string) views.StepModel {
 	m := views.StepModel{
-		Chrome: s.chrome(""), Number: form.Step, Total: form.PathLength, Notice: notice,
-		Action: stepURL(c, form), SubmitText: tr(c, "flow_continue"),
+		Chrome: s.Chrome(""), Number: form.Step, Total: form.PathLength, Notice: notice,
+		Action: stepURL(c, form), SubmitText: server.Tr(c, "flow_continue"),
 	}
 	problems := map[int64]string{}
 	if e != nil {
 		m.Chrome.Error = true
 		for _, p := range e.People {
-			problems[p.PersonID] = personProblem(LangOf(c), p)
+			problems[p.PersonID] = server.PersonProblem(server.LangOf(c), p)
 		}
 	}
 	if form.Step > 0 {
-		m.BackAction, m.BackStep = registerPath(c, form.PeriodID, "back"), form.Step
+		m.BackAction, m.BackStep = server.RegisterPath(c, form.PeriodID, "back"), form.Step
 	}
 	if form.Step == 0 {
-		m.Type, m.Heading, m.Progress, m.Required = views.KindSelectPersons, views.SelectPersonsHeading(c.Request().Context()), tr(c, "flow_select_progress"), true
+		m.Type, m.Heading, m.Progress, m.Required = views.KindSelectPersons, views.SelectPersonsHeading(c.Request().Context()), server.Tr(c, "flow_select_progress"), true
 		chosen := map[string]bool{}
 		for _, v := range values["person"] {
 			chosen[v] = true
@@ -83,21 +86,21 @@ func (s *Server) stepModel(c echo.Context, form *engine.Form, values map[string]
 				f.Checked = chosen[f.Value]
 			}
 			if !p.CanSelect {
-				f.Hint = personStatusText(LangOf(c), p.Status)
+				f.Hint = personStatusText(server.LangOf(c), p.Status)
 			}
 			m.Fields = append(m.Fields, f)
 		}
 		if e != nil && len(e.People) == 0 && len(m.Fields) > 0 {
-			m.Fields[0].Error = tr(c, "validation_select_one") // the one failure of a selection without person errors
+			m.Fields[0].Error = server.Tr(c, "validation_select_one") // the one failure of a selection without person errors
 		}
 	} else {
 		q := form.Question
 		m.Type, m.Heading, m.Required = questionKinds[q.Type], q.Text, q.Required
 		// The count of the current path: steps that conditions leave out
 		// are not questions for this registration.
-		m.Progress = tr(c, "flow_question_of", map[string]any{"Number": form.Position, "Total": form.PathLength})
+		m.Progress = server.Tr(c, "flow_question_of", map[string]any{"Number": form.Position, "Total": form.PathLength})
 		if form.Step == form.TotalSteps {
-			m.SubmitText = tr(c, "flow_to_review")
+			m.SubmitText = server.Tr(c, "flow_to_review")
 		}
 		for _, o := range q.Options {
 			m.Choices = append(m.Choices, views.ChoiceModel{Value: o.Value, Label: o.Label})

@@ -1,4 +1,4 @@
-package server
+package members
 
 import (
 	"net/http"
@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/handlers/server"
 	"portal/views"
 )
 
@@ -18,9 +19,9 @@ func (s *Server) SubmitPersons(c echo.Context) error {
 
 // submitAnswers answers POST /membership/register/:periodId/step/:n.
 func (s *Server) SubmitAnswers(c echo.Context) error {
-	n, ok := stepParam(c)
+	n, ok := server.StepParam(c)
 	if !ok {
-		return NewAPIError(http.StatusNotFound, "No such step.")
+		return server.NewAPIError(http.StatusNotFound, "No such step.")
 	}
 	return s.submitStep(c, n)
 }
@@ -33,11 +34,11 @@ func (s *Server) submitStep(c echo.Context, n int) error {
 		return err
 	}
 	if form.State == engine.StateDone || form.Step != n {
-		return s.renderCurrent(c, form, tr(c, "flow_stale_notice"))
+		return s.renderCurrent(c, form, server.Tr(c, "flow_stale_notice"))
 	}
 	values, err := c.FormParams()
 	if err != nil {
-		return NewAPIError(http.StatusBadRequest, "The form could not be read.")
+		return server.NewAPIError(http.StatusBadRequest, "The form could not be read.")
 	}
 	in := engine.NextInput{ProcessID: form.ProcessIDString(), Step: n, HoldCommit: n == form.TotalSteps}
 	posted := postedAnswers(form, values)
@@ -60,7 +61,7 @@ func (s *Server) submitStep(c echo.Context, n int) error {
 			switch e.Code {
 			case engine.CodeValidation:
 				m := s.stepModel(c, form, values, e, "")
-				return render(c, http.StatusUnprocessableEntity, views.Step(m))
+				return server.Render(c, http.StatusUnprocessableEntity, views.Step(m))
 			case engine.CodeConflict:
 				return s.reloadWithNotice(c, r)
 			}
@@ -68,7 +69,7 @@ func (s *Server) submitStep(c echo.Context, n int) error {
 		return err
 	}
 	if in.HoldCommit {
-		return c.Redirect(http.StatusSeeOther, registerPath(c, r.periodID, "review"))
+		return c.Redirect(http.StatusSeeOther, server.RegisterPath(c, r.periodID, "review"))
 	}
 	return c.Redirect(http.StatusSeeOther, stepURL(c, next))
 }

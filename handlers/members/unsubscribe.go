@@ -1,4 +1,4 @@
-package server
+package members
 
 import (
 	"net/http"
@@ -6,6 +6,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/handlers/server"
 	"portal/outbound/optout"
 	"portal/views"
 )
@@ -21,11 +22,11 @@ var unsubscribeWords = map[string]string{engine.OptOutReminders: "unsubscribe_wh
 // hash secret, for a known category, and for the organisation the request
 // resolved to (when one did), so a link works on its club's address only.
 func (s *Server) unsubscribeToken(c echo.Context) (optout.Token, bool) {
-	t, err := optout.Verify(s.hashSecret, c.QueryParam("t"))
+	t, err := optout.Verify(s.HashSecret(), c.QueryParam("t"))
 	if err != nil || !engine.OptOutCategory(t.Category) {
 		return optout.Token{}, false
 	}
-	if tn := OrganisationOfRequest(c); tn != nil && tn.ID != t.Organisation {
+	if tn := server.OrganisationOfRequest(c); tn != nil && tn.ID != t.Organisation {
 		return optout.Token{}, false
 	}
 	return t, true
@@ -50,7 +51,7 @@ func (s *Server) unsubscribe(c echo.Context, confirm bool) error {
 	c.Response().Header().Set("Cache-Control", "no-store")
 	t, ok := s.unsubscribeToken(c)
 	if !ok {
-		s.renderErrorPage(c, http.StatusNotFound, tr(c, "unsubscribe_invalid"))
+		s.RenderErrorPage(c, http.StatusNotFound, server.Tr(c, "unsubscribe_invalid"))
 		return nil
 	}
 	ctx := c.Request().Context()
@@ -63,10 +64,10 @@ func (s *Server) unsubscribe(c echo.Context, confirm bool) error {
 	if err != nil {
 		return err
 	}
-	title := tr(c, "unsubscribe_title")
+	title := server.Tr(c, "unsubscribe_title")
 	if confirm {
-		title = tr(c, "unsubscribe_title_done")
+		title = server.Tr(c, "unsubscribe_title_done")
 	}
-	return render(c, http.StatusOK, views.UnsubscribePage(views.UnsubscribeModel{Chrome: s.chrome(title), Club: org.Name,
-		What: tr(c, unsubscribeWords[t.Category]), Addresses: t.Addresses, Action: OrganisationPath(c, UnsubscribePath) + "?t=" + c.QueryParam("t"), Done: confirm}))
+	return server.Render(c, http.StatusOK, views.UnsubscribePage(views.UnsubscribeModel{Chrome: s.Chrome(title), Club: org.Name,
+		What: server.Tr(c, unsubscribeWords[t.Category]), Addresses: t.Addresses, Action: server.OrganisationPath(c, UnsubscribePath) + "?t=" + c.QueryParam("t"), Done: confirm}))
 }

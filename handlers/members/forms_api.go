@@ -1,4 +1,4 @@
-package server
+package members
 
 import (
 	"bytes"
@@ -9,35 +9,36 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/handlers/server"
 )
 
 // getMembershipForm answers GET /api/forms/membership/:periodid?userKey=&organisationId=.
 // It returns the open registration of the user key for the period, or a new
 // one (201 Created when this call created the process instance).
 func (s *Server) GetMembershipForm(c echo.Context) error {
-	sess := sessionOf(c)
-	var fields []FieldErrorBody
-	periodID, ok := PathID(c, "periodid")
+	sess := server.SessionOf(c)
+	var fields []server.FieldErrorBody
+	periodID, ok := server.PathID(c, "periodid")
 	if !ok {
-		fields = append(fields, FieldErrorBody{Field: "periodid", Message: "must be a positive whole number"})
+		fields = append(fields, server.FieldErrorBody{Field: "periodid", Message: "must be a positive whole number"})
 	}
 	userKey := c.QueryParam("userKey")
 	if userKey == "" {
-		fields = append(fields, FieldErrorBody{Field: "userKey", Message: "is required"})
+		fields = append(fields, server.FieldErrorBody{Field: "userKey", Message: "is required"})
 	}
 	var orgID *int64
 	if raw := c.QueryParam("organisationId"); raw != "" {
 		id, err := strconv.ParseInt(raw, 10, 64)
 		if err != nil || id <= 0 {
-			fields = append(fields, FieldErrorBody{Field: "organisationId", Message: "must be a positive whole number"})
+			fields = append(fields, server.FieldErrorBody{Field: "organisationId", Message: "must be a positive whole number"})
 		}
 		orgID = &id
 	}
 	if len(fields) > 0 {
-		return NewAPIError(http.StatusBadRequest, "The request has invalid parameters.", fields...)
+		return server.NewAPIError(http.StatusBadRequest, "The request has invalid parameters.", fields...)
 	}
 	if userKey != sess.UserKey {
-		return NewAPIError(http.StatusUnauthorized, "The userKey does not match the signed-in user.")
+		return server.NewAPIError(http.StatusUnauthorized, "The userKey does not match the signed-in user.")
 	}
 	form, created, err := s.engine.LoadMembershipForm(c.Request().Context(), sess.UserKey, periodID, orgID)
 	if err != nil {
@@ -53,11 +54,11 @@ func (s *Server) GetMembershipForm(c echo.Context) error {
 // postNext answers POST /api/forms/next: stores the current step's answers
 // and returns the next question or the completed registration.
 func (s *Server) PostNext(c echo.Context) error {
-	in, err := parseNext(c.Request().Body)
+	in, err := server.ParseNext(c.Request().Body)
 	if err != nil {
 		return err
 	}
-	form, err := s.engine.Next(c.Request().Context(), sessionOf(c).UserKey, in)
+	form, err := s.engine.Next(c.Request().Context(), server.SessionOf(c).UserKey, in)
 	if err != nil {
 		return err
 	}
@@ -66,7 +67,7 @@ func (s *Server) PostNext(c echo.Context) error {
 
 // postReset answers POST /api/forms/processes/:processid/reset.
 func (s *Server) PostReset(c echo.Context) error {
-	form, err := s.engine.Reset(c.Request().Context(), sessionOf(c).UserKey, c.Param("processid"))
+	form, err := s.engine.Reset(c.Request().Context(), server.SessionOf(c).UserKey, c.Param("processid"))
 	if err != nil {
 		return err
 	}
@@ -75,7 +76,7 @@ func (s *Server) PostReset(c echo.Context) error {
 
 // postResume answers POST /api/forms/processes/:processid/resume.
 func (s *Server) PostResume(c echo.Context) error {
-	form, err := s.engine.Resume(c.Request().Context(), sessionOf(c).UserKey, c.Param("processid"))
+	form, err := s.engine.Resume(c.Request().Context(), server.SessionOf(c).UserKey, c.Param("processid"))
 	if err != nil {
 		return err
 	}
@@ -97,11 +98,11 @@ func (s *Server) PostBack(c echo.Context) error {
 		return err
 	}
 	if len(bytes.TrimSpace(raw)) > 0 {
-		if err := DecodeJSON(bytes.NewReader(raw), &body); err != nil {
+		if err := server.DecodeJSON(bytes.NewReader(raw), &body); err != nil {
 			return err
 		}
 	}
-	form, err := s.engine.Back(c.Request().Context(), sessionOf(c).UserKey, c.Param("processid"), body.Step)
+	form, err := s.engine.Back(c.Request().Context(), server.SessionOf(c).UserKey, c.Param("processid"), body.Step)
 	if err != nil {
 		return err
 	}
@@ -119,5 +120,5 @@ func (s *Server) formJSON(c echo.Context, status int, form *engine.Form) error {
 			return err
 		}
 	}
-	return c.JSON(status, formDTO(form, methods))
+	return c.JSON(status, server.NewFormDTO(form, methods))
 }
