@@ -13,6 +13,7 @@ import (
 	"portal/handlers/members"
 	"portal/handlers/server"
 	"portal/handlers/staff"
+	"portal/handlers/staff/staffpage"
 	"portal/static"
 )
 
@@ -46,7 +47,7 @@ func New(d Deps) *echo.Echo {
 		return strings.HasPrefix(p, "/static/") || server.IsAPI(c.Request()) || s.RelayOwnsBodyLimit(c)
 	}))
 	e.Use(middleware.BodyLimitWithConfig(middleware.BodyLimitConfig{Limit: "64K", Skipper: func(c echo.Context) bool {
-		return s.RelayOwnsBodyLimit(c) || adminapi.IsBulk(c.Request()) || server.IsStaffUpload(c.Request()) // all set limits of their own
+		return s.RelayOwnsBodyLimit(c) || adminapi.IsBulk(c.Request()) || staffpage.IsStaffUpload(c.Request()) // all set limits of their own
 	}}))
 	e.Use(s.RejectCrossOrigin)
 	e.Use(s.RejectControlCharacters)

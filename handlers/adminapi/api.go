@@ -12,6 +12,7 @@ import (
 
 	"portal/engine"
 	"portal/handlers/server"
+	"portal/handlers/staff/staffpage"
 	"portal/relay/hashlink"
 )
 
@@ -93,7 +94,7 @@ func (s *Server) requireAPIKey(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		req := c.Request()
 		if req.Header.Get("Authorization") == "" {
-			u, err := s.CurrentStaff(c)
+			u, err := staffpage.Of(s.Server).CurrentStaff(c)
 			if err != nil {
 				return err
 			}
@@ -148,7 +149,7 @@ func adminFormText(c echo.Context) error {
 // the role that the staff page doing the same needs (AdminRoutes), and
 // administrators only where no page does it. The audit log names the
 // staff member.
-func (s *Server) staffAPIAccess(c echo.Context, u *server.StaffUser, next echo.HandlerFunc) error {
+func (s *Server) staffAPIAccess(c echo.Context, u *staffpage.StaffUser, next echo.HandlerFunc) error {
 	req := c.Request()
 	c.Response().Header().Set("Cache-Control", "no-store")
 	if min := s.adminRouteRole(c); !u.Role.AtLeast(min) {
@@ -158,7 +159,7 @@ func (s *Server) staffAPIAccess(c echo.Context, u *server.StaffUser, next echo.H
 	k := &engine.APIKey{OrganisationID: u.OrganisationID, Name: "staff session of " + u.Email, Scope: engine.ScopeWrite}
 	ctx := engine.WithOrganisation(req.Context(), u.OrganisationID)
 	ctx = context.WithValue(ctx, apiKeyKey{}, k)
-	ctx = context.WithValue(ctx, server.StaffUserKey{}, u)
+	ctx = context.WithValue(ctx, staffpage.StaffUserKey{}, u)
 	c.SetRequest(req.WithContext(ctx))
 	if err := adminFormText(c); err != nil {
 		return err
@@ -178,7 +179,7 @@ func keyOf(c echo.Context) *engine.APIKey {
 // API: the staff member of a staff session, or the key, by name, id and
 // prefix (never the key itself).
 func apiActor(c echo.Context) engine.Actor {
-	if u := server.StaffUserOf(c); u != nil {
+	if u := staffpage.StaffUserOf(c); u != nil {
 		return u.Actor()
 	}
 	k := keyOf(c)

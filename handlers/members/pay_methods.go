@@ -9,6 +9,7 @@ import (
 
 	"portal/engine"
 	"portal/handlers/server"
+	"portal/handlers/staff/staffpage"
 	"portal/views"
 )
 
@@ -123,10 +124,10 @@ func StaffMandate(c echo.Context, role engine.StaffRole, registration int64, m *
 		return nil
 	}
 	out := &views.StaffMandateModel{Reference: m.Reference, CreditorID: m.CreditorID, Holder: m.Holder, IBAN: m.IBAN, BIC: m.BIC,
-		Language: m.Language, Signed: server.StaffDateTime(c, m.SignedAt), Version: m.TextVersion, Text: m.Text}
+		Language: m.Language, Signed: staffpage.StaffDateTime(c, m.SignedAt), Version: m.TextVersion, Text: m.Text}
 	switch {
 	case m.RevokedAt != nil:
-		out.Ended = server.StaffDateTime(c, *m.RevokedAt)
+		out.Ended = staffpage.StaffDateTime(c, *m.RevokedAt)
 		if m.EndReason != "" { // an erasure ends a mandate without naming why
 			out.Ended += " · " + views.StaffMandateTextIn(c.Request().Context()).EndReason(m.EndReason)
 		}

@@ -109,7 +109,7 @@ func describe(err error) (status int, message string, fields []FieldErrorBody, f
 // retryAfterSeconds is the Retry-After of a 503: long enough for a pool to
 // reconnect or a database to fail over, short enough that a member who
 // reloads by hand is not made to wait.
-const retryAfterSeconds = "5"
+const RetryAfterSeconds = "5"
 
 const unavailableMessage = "The service is temporarily unavailable. Please try again shortly."
 
@@ -128,7 +128,7 @@ func (s *Server) ErrorHandler(err error, c echo.Context) {
 		// A dependency is down (database, session store, payment provider):
 		// an operator's concern, not a defect, and the client should simply
 		// come back. No request id: there is nothing to report.
-		c.Response().Header().Set("Retry-After", retryAfterSeconds)
+		c.Response().Header().Set("Retry-After", RetryAfterSeconds)
 		log.WarnContext(req.Context(), "dependency unavailable", "err", err)
 		if message == "" {
 			message = unavailableMessage

@@ -147,12 +147,12 @@ func (s *Server) relay(c echo.Context) error {
 		return s.loginRequired(c)
 	case errors.Is(err, upstream.ErrRefreshUnavailable):
 		s.LogFor(c).Warn("relay: token refresh unavailable", "err", err)
-		w.Header().Set("Retry-After", retryAfterSeconds)
+		w.Header().Set("Retry-After", RetryAfterSeconds)
 		s.writeRelayError(w, r, http.StatusServiceUnavailable, "Your sign-in cannot be renewed right now. Please try again shortly.")
 		return nil
 	case errors.Is(err, session.ErrUnavailable):
 		s.LogFor(c).Warn("relay: session store unavailable", "err", err)
-		w.Header().Set("Retry-After", retryAfterSeconds)
+		w.Header().Set("Retry-After", RetryAfterSeconds)
 		s.writeRelayError(w, r, http.StatusServiceUnavailable, "Sessions are temporarily unavailable. Please try again shortly.")
 		return nil
 	case err != nil:

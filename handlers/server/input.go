@@ -36,9 +36,9 @@ func (s *Server) RejectControlCharacters(next echo.HandlerFunc) echo.HandlerFunc
 		if !engine.PlainText(req.URL.Path) {
 			bad = append(bad, "path")
 		}
-		bad = append(bad, unplainFields(req.URL.Query(), "")...)
+		bad = append(bad, UnplainFields(req.URL.Query(), "")...)
 		if len(bad) > 0 {
-			return plainTextError(bad)
+			return PlainTextError(bad)
 		}
 		if s.bodyAfterAuthentication(c) {
 			return next(c) // its authentication reads the form (checkFormText), never anyone before it
@@ -82,14 +82,14 @@ func CheckFormText(req *http.Request) error {
 		}
 		return NewAPIError(http.StatusBadRequest, "The form could not be read.")
 	}
-	if bad := unplainFields(req.PostForm, AnswerFieldPrefix); len(bad) > 0 {
-		return plainTextError(bad)
+	if bad := UnplainFields(req.PostForm, AnswerFieldPrefix); len(bad) > 0 {
+		return PlainTextError(bad)
 	}
 	return nil
 }
 
 // plainTextError is the 400 naming the fields that are not plain text.
-func plainTextError(bad []string) error {
+func PlainTextError(bad []string) error {
 	fields := make([]FieldErrorBody, len(bad))
 	for i, name := range bad {
 		fields[i] = FieldErrorBody{Field: name, Message: "contains control characters or invalid text"}
@@ -120,7 +120,7 @@ func RemoveUploadedFiles(next echo.HandlerFunc) echo.HandlerFunc {
 // unplainFields names the fields whose name or a value is not plain text,
 // skipping names that start with skipPrefix (when set). A name that is
 // itself not plain text is reported as "(field name)", never echoed.
-func unplainFields(values map[string][]string, skipPrefix string) []string {
+func UnplainFields(values map[string][]string, skipPrefix string) []string {
 	var bad []string
 	for name, vs := range values {
 		if skipPrefix != "" && strings.HasPrefix(name, skipPrefix) && engine.PlainText(name) {

@@ -45,7 +45,7 @@ const HashSecretPurpose = "organisation hash secret"
 func HashSecretAAD(orgID int64) []byte { return []byte("organisation:" + strconv.FormatInt(orgID, 10)) }
 
 // organisation is one organisation as the HTTP layer keeps it in memory.
-type organisation struct {
+type Organisation struct {
 	ID    int64
 	Slug  string
 	Brand views.Brand
@@ -71,10 +71,10 @@ type organisationDirectory struct {
 
 	mu      sync.Mutex
 	loaded  time.Time
-	byHost  map[string]*organisation
-	bySlug  map[string]*organisation
-	byID    map[int64]*organisation
-	only    *organisation // the single organisation while no hostname is configured
+	byHost  map[string]*Organisation
+	bySlug  map[string]*Organisation
+	byID    map[int64]*Organisation
+	only    *Organisation // the single organisation while no hostname is configured
 	none    bool          // no organisation exists: a gateway only (relay and logins), nothing to scope
 	hasData bool
 }
@@ -101,7 +101,7 @@ func (d *organisationDirectory) snapshot(ctx context.Context) (*organisationDire
 }
 
 // bySlugOf returns the organisation with slug, nil when there is none.
-func (d *organisationDirectory) bySlugOf(ctx context.Context, slug string) (*organisation, error) {
+func (d *organisationDirectory) bySlugOf(ctx context.Context, slug string) (*Organisation, error) {
 	if _, err := d.snapshot(ctx); err != nil {
 		return nil, err
 	}
@@ -126,10 +126,10 @@ func (d *organisationDirectory) reload(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	byHost, bySlug, byID := map[string]*organisation{}, map[string]*organisation{}, map[int64]*organisation{}
+	byHost, bySlug, byID := map[string]*Organisation{}, map[string]*Organisation{}, map[int64]*Organisation{}
 	anyHost := false
 	for _, o := range orgs {
-		t := &organisation{ID: o.ID, Slug: o.Slug, Brand: views.Brand{Name: o.Name, LogoURL: o.LogoURL,
+		t := &Organisation{ID: o.ID, Slug: o.Slug, Brand: views.Brand{Name: o.Name, LogoURL: o.LogoURL,
 			Accent: o.AccentColour, Contact: o.ContactEmail, Language: o.DefaultLanguage},
 			RegistrationSystemID: o.RegistrationSystemID, Languages: o.EnabledLanguageList(), hashLinksOff: o.HashLinksOff}
 		if o.HashSecretSealed != "" {
@@ -168,7 +168,7 @@ func (d *organisationDirectory) openSecret(orgID int64, sealed string) (string, 
 
 // resolution is what resolveOrganisation found, for requireOrganisation.
 type resolution struct {
-	organisation *organisation
+	organisation *Organisation
 	none         bool  // there are no organisations to resolve to
 	err          error // the directory could not be read
 }
@@ -203,7 +203,7 @@ func (s *Server) ResolveOrganisation(next echo.HandlerFunc) echo.HandlerFunc {
 // resolve finds the organisation of r and, for /o/{slug}/..., strips the
 // prefix off r's path. An unknown slug leaves the path alone and resolves
 // to nothing.
-func (d *organisationDirectory) resolve(r *http.Request) (t *organisation, none bool) {
+func (d *organisationDirectory) resolve(r *http.Request) (t *Organisation, none bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.none {
@@ -268,7 +268,7 @@ func (s *Server) RequireOrganisation(next echo.HandlerFunc) echo.HandlerFunc {
 
 // organisationOfRequest returns the request's organisation, or nil on organisationFree paths
 // that resolved to none.
-func OrganisationOfRequest(c echo.Context) *organisation {
+func OrganisationOfRequest(c echo.Context) *Organisation {
 	res, _ := c.Request().Context().Value(resolutionKey{}).(resolution)
 	return res.organisation
 }
@@ -376,3 +376,19 @@ func BoundTo(sess *session.Session, orgID int64) bool {
 
 // minHashSecret is the shortest organisation hash secret accepted.
 const MinHashSecret = 16
+
+// hostOf reports whether host is a hostname of the organisation orgID.
+func (d *organisationDirectory) HostOf(host string, orgID int64) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	t := d.byHost[engine.NormalizeHostname(host)]
+	return t != nil && t.ID == orgID
+}
+
+// byIDOrNil returns the organisation with this id from the resolver's
+// copy, nil when it has none (yet).
+func (d *organisationDirectory) ByIDOrNil(id int64) *Organisation {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.byID[id]
+}

@@ -94,7 +94,7 @@ type Server struct {
 	publicHost    string
 	// invitations checks invitation links (page_invitation.go); nil: none.
 	invitations *invitelink.Signer
-	staff       StaffDeps
+	Staff       StaffDeps
 	// staffPaths are the route paths behind requireStaff (mountStaff).
 	StaffPaths map[string]bool
 	// adminRoles are the staff roles of the admin API's routes (AdminRoutes).
@@ -117,7 +117,7 @@ func NewServer(d Deps) *Server {
 	s.signIn = throttle.NewSignIn(d.SignInLimiter, d.SignInLimits)
 	s.publicHost = engine.NormalizeHostname(d.PublicHost)
 	s.invitations = d.Invitations
-	s.staff = d.Staff
+	s.Staff = d.Staff
 	s.organisations = &organisationDirectory{engine: d.Engine, Sealer: d.HashSecrets, log: s.log, refresh: d.OrganisationRefresh}
 	if s.organisations.refresh == 0 {
 		s.organisations.refresh = OrganisationRefresh

@@ -12,6 +12,7 @@ import (
 
 	"portal/engine"
 	"portal/handlers/server"
+	"portal/handlers/staff/staffpage"
 	"portal/views"
 )
 
@@ -27,9 +28,9 @@ const (
 )
 
 func init() {
-	server.StaffFlashes[flashDefImported] = func(c echo.Context) string { return server.StaffOpsTextIn(c).DefImported }
-	server.StaffFlashes[flashDefUnchanged] = func(c echo.Context) string { return server.StaffOpsTextIn(c).DefUnchanged }
-	server.StaffFlashes[flashDefActivated] = func(c echo.Context) string { return server.StaffOpsTextIn(c).DefActivated }
+	staffpage.StaffFlashes[flashDefImported] = func(c echo.Context) string { return staffpage.StaffOpsTextIn(c).DefImported }
+	staffpage.StaffFlashes[flashDefUnchanged] = func(c echo.Context) string { return staffpage.StaffOpsTextIn(c).DefUnchanged }
+	staffpage.StaffFlashes[flashDefActivated] = func(c echo.Context) string { return staffpage.StaffOpsTextIn(c).DefActivated }
 }
 
 // staffDefinitionsPage answers GET /staff/processes.
@@ -39,7 +40,7 @@ func (s *Server) staffDefinitionsPage(c echo.Context) error {
 
 func (s *Server) renderDefinitions(c echo.Context, status int, uploadError string) error {
 	ctx := c.Request().Context()
-	u := server.StaffUserOf(c)
+	u := staffpage.StaffUserOf(c)
 	versions, err := s.engine.DefinitionVersions(ctx, u.OrganisationID, "")
 	if err != nil {
 		return s.StaffEngineError(c, err)
@@ -49,12 +50,12 @@ func (s *Server) renderDefinitions(c echo.Context, status int, uploadError strin
 		return cmp.Or(cmp.Compare(a.Key, b.Key), cmp.Compare(b.Version, a.Version))
 	})
 	base := server.OrganisationPath(c, server.StaffPrefix+server.StaffDefinitionsPath)
-	m := views.StaffDefinitionsModel{StaffChrome: s.StaffChrome(c, server.StaffOpsTextIn(c).DefTitle), UploadURL: base, Error: uploadError}
+	m := views.StaffDefinitionsModel{StaffChrome: s.StaffChrome(c, staffpage.StaffOpsTextIn(c).DefTitle), UploadURL: base, Error: uploadError}
 	inUse := map[string]bool{} // keys whose version in use is listed: the newest active one, versions come newest first
 	show, _ := strconv.ParseInt(c.QueryParam("version"), 10, 64)
 	for _, d := range versions {
 		id := strconv.FormatInt(d.ID, 10)
-		row := views.StaffDefinitionRow{ID: id, Key: d.Key, Name: d.Name, Version: strconv.Itoa(d.Version), Created: server.StaffDateTime(c, d.CreatedAt),
+		row := views.StaffDefinitionRow{ID: id, Key: d.Key, Name: d.Name, Version: strconv.Itoa(d.Version), Created: staffpage.StaffDateTime(c, d.CreatedAt),
 			ViewURL: base + "?version=" + id + "#steps-title", ActivateURL: base + "/" + id + "/activate"}
 		if d.Active && !inUse[d.Key] {
 			row.InUse, inUse[d.Key] = true, true
@@ -71,23 +72,23 @@ func (s *Server) renderDefinitions(c echo.Context, status int, uploadError strin
 		}
 		m.Shown = definitionView(c, def)
 	}
-	return server.StaffRender(c, status, views.StaffDefinitionsPage(m))
+	return staffpage.StaffRender(c, status, views.StaffDefinitionsPage(m))
 }
 
 // definitionView prints a version's steps as the member meets them.
 func definitionView(c echo.Context, def *engine.ProcessDefinition) *views.StaffDefinitionView {
-	v := &views.StaffDefinitionView{Title: fmt.Sprintf("%s %s, %s %d", server.StaffOpsTextIn(c).DefStepsOf, def.Name, strings.ToLower(server.StaffOpsTextIn(c).DefVersion), def.Version)}
+	v := &views.StaffDefinitionView{Title: fmt.Sprintf("%s %s, %s %d", staffpage.StaffOpsTextIn(c).DefStepsOf, def.Name, strings.ToLower(staffpage.StaffOpsTextIn(c).DefVersion), def.Version)}
 	for i, st := range def.Steps {
 		sv := views.StaffStepView{Number: strconv.Itoa(i + 1), Question: st.QuestionText, Kind: string(st.QuestionType), Required: st.Required}
 		var rules []string
 		if st.PersonMinAge != nil || st.PersonMaxAge != nil {
-			rules = append(rules, server.StaffOpsTextIn(c).DefAges+" "+ageRange(c, st.PersonMinAge, st.PersonMaxAge))
+			rules = append(rules, staffpage.StaffOpsTextIn(c).DefAges+" "+ageRange(c, st.PersonMinAge, st.PersonMaxAge))
 		}
 		if st.FormatPattern != nil {
-			rules = append(rules, server.StaffOpsTextIn(c).DefPattern+" "+*st.FormatPattern)
+			rules = append(rules, staffpage.StaffOpsTextIn(c).DefPattern+" "+*st.FormatPattern)
 		}
 		if st.MinValue != nil || st.MaxValue != nil {
-			rules = append(rules, server.StaffOpsTextIn(c).DefRange+" "+numberRange(st.MinValue, st.MaxValue))
+			rules = append(rules, staffpage.StaffOpsTextIn(c).DefRange+" "+numberRange(st.MinValue, st.MaxValue))
 		}
 		if st.PriceLabel != nil && st.PriceAmountMinor != nil {
 			rules = append(rules, *st.PriceLabel+" "+engine.FormatAmount(*st.PriceAmountMinor))
@@ -121,9 +122,9 @@ func numberRange(lo, hi *float64) string {
 // is parsed and validated as the admin API does, and stored as a new
 // version in use.
 func (s *Server) staffUploadDefinition(c echo.Context) error {
-	u := server.StaffUserOf(c)
-	data, _, err := server.StaffUpload(c, "")
-	if status, problem, ok := server.UploadProblem(err, server.StaffOpsTextIn(c).DefTooLarge, server.StaffOpsTextIn(c).DefMissing); ok {
+	u := staffpage.StaffUserOf(c)
+	data, _, err := staffpage.StaffUpload(c, "")
+	if status, problem, ok := staffpage.UploadProblem(err, staffpage.StaffOpsTextIn(c).DefTooLarge, staffpage.StaffOpsTextIn(c).DefMissing); ok {
 		return s.renderDefinitions(c, status, problem)
 	} else if err != nil {
 		return err
@@ -144,14 +145,14 @@ func (s *Server) staffUploadDefinition(c echo.Context) error {
 	if !ok || e.Code == engine.CodeUnavailable {
 		return s.StaffEngineError(c, err)
 	}
-	return s.renderDefinitions(c, http.StatusUnprocessableEntity, e.Message+server.FieldSummary(e))
+	return s.renderDefinitions(c, http.StatusUnprocessableEntity, e.Message+staffpage.FieldSummary(e))
 }
 
 // staffActivateDefinition answers POST
 // /staff/processes/{id}/activate, after asking.
 func (s *Server) staffActivateDefinition(c echo.Context) error {
-	u := server.StaffUserOf(c)
-	id, proceed, err := s.StaffConfirmedID(c, server.StaffOpsTextIn(c).DefActivateQuestion, server.StaffOpsTextIn(c).DefActivateDetail,
+	u := staffpage.StaffUserOf(c)
+	id, proceed, err := s.StaffConfirmedID(c, staffpage.StaffOpsTextIn(c).DefActivateQuestion, staffpage.StaffOpsTextIn(c).DefActivateDetail,
 		server.OrganisationPath(c, server.StaffPrefix+server.StaffDefinitionsPath))
 	if !proceed {
 		return err

@@ -8,6 +8,7 @@ import (
 
 	"portal/engine"
 	"portal/handlers/server"
+	"portal/handlers/staff/staffpage"
 	"portal/views"
 )
 
@@ -19,27 +20,27 @@ const (
 
 // The result messages of the operations pages join the staff flashes.
 func init() {
-	server.StaffFlashes[flashJobRetried] = func(c echo.Context) string { return server.StaffOpsTextIn(c).JobRetried }
-	server.StaffFlashes[flashJobRun] = func(c echo.Context) string { return server.StaffOpsTextIn(c).JobRunQueued }
+	staffpage.StaffFlashes[flashJobRetried] = func(c echo.Context) string { return staffpage.StaffOpsTextIn(c).JobRetried }
+	staffpage.StaffFlashes[flashJobRun] = func(c echo.Context) string { return staffpage.StaffOpsTextIn(c).JobRunQueued }
 }
 
 // staffJobsPortalWide reports whether u sees the portal's own jobs (the
 // schedules, no organisation's): administrators do.
-func staffJobsPortalWide(u *server.StaffUser) bool { return u.Role.AtLeast(engine.RoleAdmin) }
+func staffJobsPortalWide(u *staffpage.StaffUser) bool { return u.Role.AtLeast(engine.RoleAdmin) }
 
 // staffJobsPage answers GET /staff/jobs: the organisation's failed and
 // dead jobs with their last error, and a retry for registrars and up.
 func (s *Server) staffJobsPage(c echo.Context) error {
-	u := server.StaffUserOf(c)
+	u := staffpage.StaffUserOf(c)
 	list, err := s.engine.StaffJobs(c.Request().Context(), u.OrganisationID, staffJobsPortalWide(u))
 	if err != nil {
 		return s.StaffEngineError(c, err)
 	}
-	m := views.StaffJobsModel{StaffChrome: s.StaffChrome(c, server.StaffOpsTextIn(c).JobsTitle)}
+	m := views.StaffJobsModel{StaffChrome: s.StaffChrome(c, staffpage.StaffOpsTextIn(c).JobsTitle)}
 	for _, j := range list {
 		row := views.StaffJobRow{ID: strconv.FormatInt(j.ID, 10), Kind: j.Kind, State: string(j.State),
 			Attempts: strconv.Itoa(j.Attempts) + "/" + strconv.Itoa(j.MaxAttempts), Recipient: j.Recipient,
-			Error: j.LastError, Due: server.StaffDateTime(c, j.RunAt), PortalWide: j.OrganisationID == 0}
+			Error: j.LastError, Due: staffpage.StaffDateTime(c, j.RunAt), PortalWide: j.OrganisationID == 0}
 		if u.Role.AtLeast(engine.RoleRegistrar) {
 			row.RetryURL = server.OrganisationPath(c, server.StaffPrefix+"/jobs/"+row.ID+"/retry")
 		}
@@ -48,13 +49,13 @@ func (s *Server) staffJobsPage(c echo.Context) error {
 	if u.Role.AtLeast(engine.RoleAdmin) {
 		m.RunURL, m.RunKinds = server.OrganisationPath(c, server.StaffPrefix+"/jobs/run"), engine.ScheduledKinds
 	}
-	return server.StaffRender(c, http.StatusOK, views.StaffJobsPage(m))
+	return staffpage.StaffRender(c, http.StatusOK, views.StaffJobsPage(m))
 }
 
 // staffRunJob answers POST /staff/jobs/run (administrators): a scheduled
 // job runs now, once in the cluster (audited), then back to the list.
 func (s *Server) staffRunJob(c echo.Context) error {
-	u := server.StaffUserOf(c)
+	u := staffpage.StaffUserOf(c)
 	if _, err := s.engine.RunScheduledJob(c.Request().Context(), u.Actor(), u.OrganisationID, c.FormValue("kind")); err != nil {
 		return s.StaffEngineError(c, err)
 	}
@@ -64,10 +65,10 @@ func (s *Server) staffRunJob(c echo.Context) error {
 // staffRetryJob answers POST /staff/jobs/{id}/retry: the job is due now
 // with a fresh set of attempts (audited), then back to the list.
 func (s *Server) staffRetryJob(c echo.Context) error {
-	u := server.StaffUserOf(c)
+	u := staffpage.StaffUserOf(c)
 	id, ok := server.PathID(c, "id")
 	if !ok {
-		return s.StaffErrorPage(c, http.StatusNotFound, server.StaffTextIn(c).NotFound)
+		return s.StaffErrorPage(c, http.StatusNotFound, staffpage.StaffTextIn(c).NotFound)
 	}
 	if err := s.engine.RetryStaffJob(c.Request().Context(), u.Actor(), u.OrganisationID, staffJobsPortalWide(u), id); err != nil {
 		return s.StaffEngineError(c, err)

@@ -12,46 +12,47 @@ import (
 	"portal/handlers/server"
 	"portal/handlers/staff/payments"
 	"portal/handlers/staff/registrations"
+	"portal/handlers/staff/staffpage"
 	"portal/views"
 )
 
 // staffOverview answers GET /staff?period=ID: the season overview of a
 // period (by default the one running today, else the newest).
 func (s *Server) staffOverview(c echo.Context) error {
-	u := server.StaffUserOf(c)
+	u := staffpage.StaffUserOf(c)
 	ctx := c.Request().Context()
 	periods, err := s.engine.Periods(ctx, u.OrganisationID)
 	if err != nil {
 		return s.StaffEngineError(c, err)
 	}
 	if len(periods) == 0 {
-		m := views.StaffMessageModel{StaffChrome: s.StaffChrome(c, server.StaffTextIn(c).OvTitle), Message: server.StaffTextIn(c).OvNoPeriod, Kind: "info"}
-		return server.StaffRender(c, http.StatusOK, views.StaffMessagePage(m))
+		m := views.StaffMessageModel{StaffChrome: s.StaffChrome(c, staffpage.StaffTextIn(c).OvTitle), Message: staffpage.StaffTextIn(c).OvNoPeriod, Kind: "info"}
+		return staffpage.StaffRender(c, http.StatusOK, views.StaffMessagePage(m))
 	}
-	periodID := server.CurrentPeriod(periods, time.Now())
+	periodID := staffpage.CurrentPeriod(periods, time.Now())
 	if raw := c.QueryParam("period"); raw != "" {
 		if periodID, err = strconv.ParseInt(raw, 10, 64); err != nil {
-			return s.StaffErrorPage(c, http.StatusBadRequest, server.StaffTextIn(c).BadFilter)
+			return s.StaffErrorPage(c, http.StatusBadRequest, staffpage.StaffTextIn(c).BadFilter)
 		}
 	}
 	o, err := s.engine.SeasonOverview(ctx, u.OrganisationID, periodID)
 	if err != nil {
 		return s.StaffEngineError(c, err)
 	}
-	m := views.StaffOverviewModel{StaffChrome: s.StaffChrome(c, server.StaffTextIn(c).OvTitle), Action: server.OrganisationPath(c, server.StaffPrefix),
-		Expected: server.StaffMoney(c, o.ExpectedMinor, o.Period.Currency), Received: server.StaffMoney(c, o.ReceivedMinor, o.Period.Currency),
-		Refunded: server.StaffMoney(c, o.RefundedMinor, o.Period.Currency), Chart: overviewChart(c, o),
-		Attention: views.StaffCountLink{Label: server.StaffTextIn(c).OvAttention, Count: o.PaymentsNeedingAttention, URL: server.OrganisationPath(c, server.StaffPrefix+"/payments")}}
+	m := views.StaffOverviewModel{StaffChrome: s.StaffChrome(c, staffpage.StaffTextIn(c).OvTitle), Action: server.OrganisationPath(c, server.StaffPrefix),
+		Expected: staffpage.StaffMoney(c, o.ExpectedMinor, o.Period.Currency), Received: staffpage.StaffMoney(c, o.ReceivedMinor, o.Period.Currency),
+		Refunded: staffpage.StaffMoney(c, o.RefundedMinor, o.Period.Currency), Chart: overviewChart(c, o),
+		Attention: views.StaffCountLink{Label: staffpage.StaffTextIn(c).OvAttention, Count: o.PaymentsNeedingAttention, URL: server.OrganisationPath(c, server.StaffPrefix+"/payments")}}
 	failed, err := s.engine.StaffJobs(ctx, u.OrganisationID, staffJobsPortalWide(u))
 	if err != nil {
 		return s.StaffEngineError(c, err)
 	}
-	m.Jobs = views.StaffCountLink{Label: server.StaffTextIn(c).OvJobs, Count: len(failed), URL: server.OrganisationPath(c, server.StaffPrefix+"/jobs")}
+	m.Jobs = views.StaffCountLink{Label: staffpage.StaffTextIn(c).OvJobs, Count: len(failed), URL: server.OrganisationPath(c, server.StaffPrefix+"/jobs")}
 	credits, err := s.engine.CountUnmatchedCredits(ctx, u.OrganisationID)
 	if err != nil {
 		return s.StaffEngineError(c, err)
 	}
-	m.Credits = views.StaffCountLink{Label: server.StaffOpsTextIn(c).OvCredits, Count: credits, URL: server.OrganisationPath(c, server.StaffPrefix+"/payments")}
+	m.Credits = views.StaffCountLink{Label: staffpage.StaffOpsTextIn(c).OvCredits, Count: credits, URL: server.OrganisationPath(c, server.StaffPrefix+"/payments")}
 	for _, p := range periods {
 		m.Periods = append(m.Periods, views.StaffOption{Value: strconv.FormatInt(p.ID, 10), Label: p.Name, Selected: p.ID == periodID})
 	}
@@ -75,9 +76,9 @@ func (s *Server) staffOverview(c echo.Context) error {
 		m.MembersTotal.Total += row.Total
 	}
 	for i, a := range o.ByAge {
-		m.Ages = append(m.Ages, memberCount(server.AgeGroupLabel(c, i), a))
+		m.Ages = append(m.Ages, memberCount(staffpage.AgeGroupLabel(c, i), a))
 	}
-	return server.StaffRender(c, http.StatusOK, views.StaffOverviewPage(m))
+	return staffpage.StaffRender(c, http.StatusOK, views.StaffOverviewPage(m))
 }
 
 // memberCount splits a count of live memberships into active and
@@ -104,23 +105,23 @@ func overviewChart(c echo.Context, o *engine.SeasonOverview) views.StaffChart {
 		return n * height / ch.Max
 	}
 	for i, d := range o.Days {
-		day := server.StaffDate(c, d.Day)
+		day := staffpage.StaffDate(c, d.Day)
 		if d.Registrations > 0 || d.Payments > 0 {
 			ch.Days = append(ch.Days, views.StaffChartDay{Day: day, Registrations: d.Registrations, Payments: d.Payments})
 		}
 		if h := scale(d.Registrations); h > 0 {
 			ch.Bars = append(ch.Bars, views.StaffChartBar{X: i*dayWidth + 2, Y: height - h, W: barWidth, H: h, Series: "registrations",
-				Title: fmt.Sprintf("%s: %d %s", day, d.Registrations, server.StaffTextIn(c).OvChartRegistrations)})
+				Title: fmt.Sprintf("%s: %d %s", day, d.Registrations, staffpage.StaffTextIn(c).OvChartRegistrations)})
 		}
 		if h := scale(d.Payments); h > 0 {
 			ch.Bars = append(ch.Bars, views.StaffChartBar{X: i*dayWidth + 2 + barWidth, Y: height - h, W: barWidth, H: h, Series: "payments",
-				Title: fmt.Sprintf("%s: %d %s", day, d.Payments, server.StaffTextIn(c).OvChartPayments)})
+				Title: fmt.Sprintf("%s: %d %s", day, d.Payments, staffpage.StaffTextIn(c).OvChartPayments)})
 		}
 	}
 	if n := len(o.Days); n > 0 {
-		ch.FirstDay, ch.MidDay, ch.LastDay = server.StaffDate(c, o.Days[0].Day), server.StaffDate(c, o.Days[n/2].Day), server.StaffDate(c, o.Days[n-1].Day)
+		ch.FirstDay, ch.MidDay, ch.LastDay = staffpage.StaffDate(c, o.Days[0].Day), staffpage.StaffDate(c, o.Days[n/2].Day), staffpage.StaffDate(c, o.Days[n-1].Day)
 	}
 	ch.Scale = fmt.Sprintf(views.StaffListTextIn(c.Request().Context()).ChartScale, ch.Max)
-	ch.Summary = fmt.Sprintf(server.StaffTextIn(c).OvChartSummary, regs, pays, len(o.Days))
+	ch.Summary = fmt.Sprintf(staffpage.StaffTextIn(c).OvChartSummary, regs, pays, len(o.Days))
 	return ch
 }

@@ -11,6 +11,7 @@ import (
 	"portal/engine"
 	"portal/handlers/server"
 	"portal/handlers/staff/registrations"
+	"portal/handlers/staff/staffpage"
 	"portal/views"
 )
 
@@ -23,7 +24,7 @@ import (
 const flashRetention = "retention-saved"
 
 func init() {
-	server.StaffFlashes[flashRetention] = func(c echo.Context) string { return views.StaffPrivacyTextIn(c.Request().Context()).RetentionSaved }
+	staffpage.StaffFlashes[flashRetention] = func(c echo.Context) string { return views.StaffPrivacyTextIn(c.Request().Context()).RetentionSaved }
 }
 
 // accessKindLabel names an access kind in the page's language.
@@ -42,7 +43,7 @@ func accessKindLabel(c echo.Context, k engine.AccessKind) string {
 // the access log, newest first, for administrators.
 func (s *Server) staffAccessLogPage(c echo.Context) error {
 	ctx := c.Request().Context()
-	u := server.StaffUserOf(c)
+	u := staffpage.StaffUserOf(c)
 	t := views.StaffPrivacyTextIn(ctx)
 	q := engine.AccessQuery{OrganisationID: u.OrganisationID, Actor: c.QueryParam("actor"), RecordID: strings.TrimSpace(c.QueryParam("record"))}
 	for _, k := range engine.AccessKinds {
@@ -72,7 +73,7 @@ func (s *Server) staffAccessLogPage(c echo.Context) error {
 		m.Kinds = append(m.Kinds, views.StaffOption{Value: string(k), Label: accessKindLabel(c, k), Selected: k == q.Kind})
 	}
 	for _, r := range rows {
-		row := views.StaffAccessRow{When: server.StaffDateTime(c, r.CreatedAt), Who: r.Actor, Kind: accessKindLabel(c, r.Kind), Record: r.RecordID}
+		row := views.StaffAccessRow{When: staffpage.StaffDateTime(c, r.CreatedAt), Who: r.Actor, Kind: accessKindLabel(c, r.Kind), Record: r.RecordID}
 		if r.Kind == engine.AccessRegistration {
 			row.RecordURL = registrations.RegistrationURL(c, mustID(r.RecordID))
 		}
@@ -87,7 +88,7 @@ func (s *Server) staffAccessLogPage(c echo.Context) error {
 		}
 		m.OlderURL = base + "?" + v.Encode()
 	}
-	return server.StaffRender(c, http.StatusOK, views.StaffAccessLogPage(m))
+	return staffpage.StaffRender(c, http.StatusOK, views.StaffAccessLogPage(m))
 }
 
 // mustID reads a record id logged by the portal itself; 0 if it is none.
@@ -99,7 +100,7 @@ func mustID(s string) int64 {
 // loadSetupDataProtection fills the data protection section: the
 // retention settings.
 func (s *Server) loadSetupDataProtection(c echo.Context, m *views.StaffSetupModel) (err error) {
-	m.Retention, err = s.retentionForm(c, server.OrganisationPath(c, server.StaffPrefix+server.StaffSetupPath), server.StaffUserOf(c).OrganisationID)
+	m.Retention, err = s.retentionForm(c, server.OrganisationPath(c, server.StaffPrefix+server.StaffSetupPath), staffpage.StaffUserOf(c).OrganisationID)
 	return err
 }
 
@@ -116,7 +117,7 @@ func (s *Server) retentionForm(c echo.Context, base string, orgID int64) (views.
 // staffSaveRetention answers POST /staff/setup/retention: an empty field
 // returns its setting to the default; the bounds are the engine's.
 func (s *Server) staffSaveRetention(c echo.Context) error {
-	u := server.StaffUserOf(c)
+	u := staffpage.StaffUserOf(c)
 	form, ok, err := s.setupForm(c)
 	if !ok {
 		return err

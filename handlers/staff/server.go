@@ -9,6 +9,7 @@ import (
 	"portal/handlers/server"
 	"portal/handlers/staff/payments"
 	"portal/handlers/staff/registrations"
+	"portal/handlers/staff/staffpage"
 )
 
 // paymentPages and registrationPages name the embedded subpackages' pages
@@ -18,11 +19,12 @@ type (
 	registrationPages = registrations.Server
 )
 
-// Server is the centre's Server as the staff pages see it, with the
-// handlers of the subpackages' pages promoted for the route table; its
-// handlers keep calling the engine s.engine.
+// Server is the centre's Server as the staff pages see it, with what every
+// staff page shares (staffpage) and the handlers of the subpackages' pages
+// promoted for the route table; its handlers keep calling the engine
+// s.engine.
 type Server struct {
-	*server.Server
+	*staffpage.Server
 	*paymentPages
 	*registrationPages
 	engine *engine.Service
@@ -30,5 +32,5 @@ type Server struct {
 
 // Of returns the staff pages over the centre c.
 func Of(c *server.Server) *Server {
-	return &Server{Server: c, paymentPages: payments.Of(c), registrationPages: registrations.Of(c), engine: c.Engine()}
+	return &Server{Server: staffpage.Of(c), paymentPages: payments.Of(c), registrationPages: registrations.Of(c), engine: c.Engine()}
 }

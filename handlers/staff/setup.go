@@ -11,6 +11,7 @@ import (
 
 	"portal/engine"
 	"portal/handlers/server"
+	"portal/handlers/staff/staffpage"
 	"portal/views"
 )
 
@@ -41,13 +42,13 @@ func init() {
 		flashStaffRole:     func(t *views.StaffOpsTexts) string { return t.StaffRoleChanged },
 		flashStaffDisabled: func(t *views.StaffOpsTexts) string { return t.StaffDisabledDone },
 	} {
-		server.StaffFlashes[k] = func(c echo.Context) string { return text(server.StaffOpsTextIn(c)) }
+		staffpage.StaffFlashes[k] = func(c echo.Context) string { return text(staffpage.StaffOpsTextIn(c)) }
 	}
 }
 
 // loadSetupOrganisation fills the organisation section.
 func (s *Server) loadSetupOrganisation(c echo.Context, m *views.StaffSetupModel) error {
-	u := server.StaffUserOf(c)
+	u := staffpage.StaffUserOf(c)
 	org, err := s.engine.Organisation(c.Request().Context(), u.OrganisationID)
 	if err != nil {
 		return err
@@ -59,7 +60,7 @@ func (s *Server) loadSetupOrganisation(c echo.Context, m *views.StaffSetupModel)
 
 // loadSetupLanguages fills the languages section.
 func (s *Server) loadSetupLanguages(c echo.Context, m *views.StaffSetupModel) error {
-	org, err := s.engine.Organisation(c.Request().Context(), server.StaffUserOf(c).OrganisationID)
+	org, err := s.engine.Organisation(c.Request().Context(), staffpage.StaffUserOf(c).OrganisationID)
 	if err != nil {
 		return err
 	}
@@ -70,7 +71,7 @@ func (s *Server) loadSetupLanguages(c echo.Context, m *views.StaffSetupModel) er
 
 // loadSetupPayments fills the payments section.
 func (s *Server) loadSetupPayments(c echo.Context, m *views.StaffSetupModel) (err error) {
-	base, orgID := server.OrganisationPath(c, server.StaffPrefix+server.StaffSetupPath), server.StaffUserOf(c).OrganisationID
+	base, orgID := server.OrganisationPath(c, server.StaffPrefix+server.StaffSetupPath), staffpage.StaffUserOf(c).OrganisationID
 	if m.Payments, err = s.paymentForm(c, base, orgID); err != nil {
 		return err
 	}
@@ -80,7 +81,7 @@ func (s *Server) loadSetupPayments(c echo.Context, m *views.StaffSetupModel) (er
 
 // loadSetupMessages fills the reminders and e-mail section.
 func (s *Server) loadSetupMessages(c echo.Context, m *views.StaffSetupModel) (err error) {
-	m.Messages, err = s.messagesForm(c, server.OrganisationPath(c, server.StaffPrefix+server.StaffSetupPath), server.StaffUserOf(c).OrganisationID)
+	m.Messages, err = s.messagesForm(c, server.OrganisationPath(c, server.StaffPrefix+server.StaffSetupPath), staffpage.StaffUserOf(c).OrganisationID)
 	return err
 }
 
@@ -90,7 +91,7 @@ func (s *Server) loadSetupMessages(c echo.Context, m *views.StaffSetupModel) (er
 // calc_period=...).
 func (s *Server) loadSetupMemberships(c echo.Context, m *views.StaffSetupModel) error {
 	ctx := c.Request().Context()
-	u := server.StaffUserOf(c)
+	u := staffpage.StaffUserOf(c)
 	org, err := s.engine.Organisation(ctx, u.OrganisationID)
 	if err != nil {
 		return err
@@ -117,7 +118,7 @@ func (s *Server) loadSetupMemberships(c echo.Context, m *views.StaffSetupModel) 
 	for _, p := range periods {
 		id := strconv.FormatInt(p.ID, 10)
 		m.Periods = append(m.Periods, views.StaffPeriodRow{ID: id, Name: p.Name, Dates: p.StartDate.Format(time.DateOnly) + " – " + p.EndDate.Format(time.DateOnly),
-			Status: server.StatusLabel(c, p.Status), Currency: p.Currency, Definition: p.DefinitionKey, Open: p.Status == engine.PeriodOpen,
+			Status: staffpage.StatusLabel(c, p.Status), Currency: p.Currency, Definition: p.DefinitionKey, Open: p.Status == engine.PeriodOpen,
 			StatusURL: base + "/periods/" + id + "/status"})
 		rules, err := s.engine.PriceRules(ctx, u.OrganisationID, p.ID)
 		if err != nil {
@@ -137,7 +138,7 @@ func (s *Server) loadSetupMemberships(c echo.Context, m *views.StaffSetupModel) 
 
 // loadSetupStaff fills the staff section.
 func (s *Server) loadSetupStaff(c echo.Context, m *views.StaffSetupModel) error {
-	u := server.StaffUserOf(c)
+	u := staffpage.StaffUserOf(c)
 	staff, err := s.engine.ListStaff(c.Request().Context(), u.OrganisationID)
 	if err != nil {
 		return err
@@ -146,10 +147,10 @@ func (s *Server) loadSetupStaff(c echo.Context, m *views.StaffSetupModel) error 
 	m.AddForm = views.StaffAddForm{Action: base + "/staff", Role: string(engine.RoleViewer)}
 	for _, sm := range staff {
 		id := strconv.FormatInt(sm.ID, 10)
-		row := views.StaffMemberRow{ID: id, Email: sm.Email, Name: sm.Name, Role: string(sm.Role), RoleLabel: server.StaffRoleLabel(c, sm.Role),
-			Active: sm.Active(), LastSignIn: server.StaffOpsTextIn(c).Never, RoleURL: base + "/staff/" + id + "/role", DisableURL: base + "/staff/" + id + "/disable"}
+		row := views.StaffMemberRow{ID: id, Email: sm.Email, Name: sm.Name, Role: string(sm.Role), RoleLabel: staffpage.StaffRoleLabel(c, sm.Role),
+			Active: sm.Active(), LastSignIn: staffpage.StaffOpsTextIn(c).Never, RoleURL: base + "/staff/" + id + "/role", DisableURL: base + "/staff/" + id + "/disable"}
 		if sm.LastSignInAt != nil {
-			row.LastSignIn = server.StaffDateTime(c, *sm.LastSignInAt)
+			row.LastSignIn = staffpage.StaffDateTime(c, *sm.LastSignInAt)
 		}
 		m.Staff = append(m.Staff, row)
 	}
@@ -166,29 +167,29 @@ func ageRange(c echo.Context, minAge, maxAge *int) string {
 	case maxAge != nil:
 		return fmt.Sprintf("0–%d", *maxAge)
 	}
-	return server.StaffOpsTextIn(c).TypeAnyAge
+	return staffpage.StaffOpsTextIn(c).TypeAnyAge
 }
 
 // ruleRow prints a price rule.
 func ruleRow(c echo.Context, r engine.PriceRule, currency string, typeNames map[int64]string) views.StaffRuleRow {
-	row := views.StaffRuleRow{Code: r.Code, Kind: string(r.Kind), Label: r.Label, Valid: server.StaffOpsTextIn(c).RuleAlways}
+	row := views.StaffRuleRow{Code: r.Code, Kind: string(r.Kind), Label: r.Label, Valid: staffpage.StaffOpsTextIn(c).RuleAlways}
 	var applies []string
 	if r.MembershipTypeID != nil {
 		applies = append(applies, typeNames[*r.MembershipTypeID])
 	}
 	if r.MemberType != nil {
-		applies = append(applies, server.MemberTypeLabel(c, *r.MemberType))
+		applies = append(applies, staffpage.MemberTypeLabel(c, *r.MemberType))
 	}
 	if r.MinPersons != nil {
-		applies = append(applies, fmt.Sprintf("%s %d", server.StaffOpsTextIn(c).RuleFromPersons, *r.MinPersons))
+		applies = append(applies, fmt.Sprintf("%s %d", staffpage.StaffOpsTextIn(c).RuleFromPersons, *r.MinPersons))
 	}
 	row.AppliesTo = strings.Join(applies, ", ")
 	if row.AppliesTo == "" {
-		row.AppliesTo = server.StaffOpsTextIn(c).RuleEveryone
+		row.AppliesTo = staffpage.StaffOpsTextIn(c).RuleEveryone
 	}
 	switch {
 	case r.AmountMinor != nil:
-		row.Amount = server.StaffMoney(c, *r.AmountMinor, currency)
+		row.Amount = staffpage.StaffMoney(c, *r.AmountMinor, currency)
 	case r.PercentBP != nil:
 		row.Amount = fmt.Sprintf("%.2f %%", float64(*r.PercentBP)/100)
 	}
@@ -213,7 +214,7 @@ func (s *Server) priceCalculator(c echo.Context, base string, periods []engine.M
 	for _, p := range periods {
 		f.Periods = append(f.Periods, views.StaffOption{Value: strconv.FormatInt(p.ID, 10), Label: p.Name})
 	}
-	f.Types = []views.StaffOption{{Value: "", Label: server.StaffOpsTextIn(c).CalcNoPerson}}
+	f.Types = []views.StaffOption{{Value: "", Label: staffpage.StaffOpsTextIn(c).CalcNoPerson}}
 	for _, t := range types {
 		f.Types = append(f.Types, views.StaffOption{Value: strconv.FormatInt(t.ID, 10), Label: t.Name})
 	}
@@ -237,7 +238,7 @@ func (s *Server) priceCalculator(c echo.Context, base string, periods []engine.M
 	periodID, err := strconv.ParseInt(f.Period, 10, 64)
 	on, dateErr := time.Parse(time.DateOnly, f.On)
 	if err != nil || dateErr != nil {
-		f.Error = server.StaffTextIn(c).Invalid
+		f.Error = staffpage.StaffTextIn(c).Invalid
 		return f
 	}
 	var people []engine.PriceCheckPerson
@@ -248,21 +249,21 @@ func (s *Server) priceCalculator(c echo.Context, base string, periods []engine.M
 		id, _ := strconv.ParseInt(p.Type, 10, 64)
 		people = append(people, engine.PriceCheckPerson{MembershipTypeID: id, MemberType: p.Member})
 	}
-	quote, err := s.engine.PriceCheck(c.Request().Context(), server.StaffUserOf(c).OrganisationID, periodID, people, on)
+	quote, err := s.engine.PriceCheck(c.Request().Context(), staffpage.StaffUserOf(c).OrganisationID, periodID, people, on)
 	if err != nil {
 		e, ok := engine.AsError(err)
 		if !ok {
 			s.LogFor(c).Error("price calculator", "err", err)
-			f.Error = server.StaffTextIn(c).Internal
+			f.Error = staffpage.StaffTextIn(c).Internal
 			return f
 		}
-		f.Error = e.Message + server.FieldSummary(e)
+		f.Error = e.Message + staffpage.FieldSummary(e)
 		return f
 	}
 	for _, l := range quote.Lines {
-		f.Lines = append(f.Lines, views.StaffCalcLine{Description: l.Description, Amount: server.StaffMoney(c, l.AmountMinor, quote.Currency)})
+		f.Lines = append(f.Lines, views.StaffCalcLine{Description: l.Description, Amount: staffpage.StaffMoney(c, l.AmountMinor, quote.Currency)})
 	}
-	f.Total = server.StaffMoney(c, quote.TotalMinor, quote.Currency)
+	f.Total = staffpage.StaffMoney(c, quote.TotalMinor, quote.Currency)
 	return f
 }
 
@@ -288,12 +289,12 @@ func (s *Server) staffSetupProblem(c echo.Context, slug string, err error, show 
 	case engine.CodeNotFound:
 		status = http.StatusNotFound
 	}
-	return s.renderSetup(c, slug, status, func(m *views.StaffSetupModel) { m.Problem = e.Message + server.FieldSummary(e) })
+	return s.renderSetup(c, slug, status, func(m *views.StaffSetupModel) { m.Problem = e.Message + staffpage.FieldSummary(e) })
 }
 
 // staffSaveOrganisation answers POST /staff/setup/organisation.
 func (s *Server) staffSaveOrganisation(c echo.Context) error {
-	u := server.StaffUserOf(c)
+	u := staffpage.StaffUserOf(c)
 	form := views.StaffOrgForm{Name: c.FormValue("name"), ContactEmail: c.FormValue("contactEmail"), LogoURL: c.FormValue("logoUrl"),
 		AccentColour: c.FormValue("accentColour")}
 	show := func(m *views.StaffSetupModel, errs map[string]string) {
@@ -306,11 +307,11 @@ func (s *Server) staffSaveOrganisation(c echo.Context) error {
 		switch {
 		case len(secret) < server.MinHashSecret || len(secret) > 200:
 			return s.renderSetup(c, SetupOrganisation, http.StatusUnprocessableEntity, func(m *views.StaffSetupModel) {
-				show(m, map[string]string{"hashSecret": server.StaffOpsTextIn(c).OrgSecretShort})
+				show(m, map[string]string{"hashSecret": staffpage.StaffOpsTextIn(c).OrgSecretShort})
 			})
 		case s.Organisations().Sealer == nil:
 			return s.renderSetup(c, SetupOrganisation, http.StatusUnprocessableEntity, func(m *views.StaffSetupModel) {
-				show(m, map[string]string{"hashSecret": server.StaffOpsTextIn(c).OrgSecretNoKey})
+				show(m, map[string]string{"hashSecret": staffpage.StaffOpsTextIn(c).OrgSecretNoKey})
 			})
 		}
 		sealed := s.Organisations().Sealer.Seal([]byte(secret), server.HashSecretAAD(u.OrganisationID))
@@ -326,17 +327,17 @@ func (s *Server) staffSaveOrganisation(c echo.Context) error {
 // staffSetPeriodStatus answers POST /staff/setup/periods/{id}/status with
 // status=open or closed; closing asks first.
 func (s *Server) staffSetPeriodStatus(c echo.Context) error {
-	u := server.StaffUserOf(c)
+	u := staffpage.StaffUserOf(c)
 	status := c.FormValue("status")
 	if status != engine.PeriodOpen && status != engine.PeriodClosed {
-		return s.StaffErrorPage(c, http.StatusUnprocessableEntity, server.StaffTextIn(c).Invalid)
+		return s.StaffErrorPage(c, http.StatusUnprocessableEntity, staffpage.StaffTextIn(c).Invalid)
 	}
 	id, ok := server.PathID(c, "id")
 	if !ok {
-		return s.StaffErrorPage(c, http.StatusNotFound, server.StaffTextIn(c).NotFound)
+		return s.StaffErrorPage(c, http.StatusNotFound, staffpage.StaffTextIn(c).NotFound)
 	}
 	if status == engine.PeriodClosed {
-		if ok, err := s.StaffConfirmed(c, server.StaffOpsTextIn(c).PeriodCloseQuestion, server.StaffOpsTextIn(c).PeriodCloseDetail,
+		if ok, err := s.StaffConfirmed(c, staffpage.StaffOpsTextIn(c).PeriodCloseQuestion, staffpage.StaffOpsTextIn(c).PeriodCloseDetail,
 			setupURL(c, SetupMemberships)+"#periods"); !ok {
 			return err
 		}
@@ -354,7 +355,7 @@ func (s *Server) staffSetPeriodStatus(c echo.Context) error {
 // staffAddStaff answers POST /staff/setup/staff: a staff member added (or
 // a disabled one given access back).
 func (s *Server) staffAddStaff(c echo.Context) error {
-	u := server.StaffUserOf(c)
+	u := staffpage.StaffUserOf(c)
 	form := views.StaffAddForm{Email: c.FormValue("email"), Name: c.FormValue("name"), Role: c.FormValue("role")}
 	_, err := s.engine.AddStaff(c.Request().Context(), u.Actor(), u.OrganisationID,
 		engine.StaffInput{Email: form.Email, Name: form.Name, Role: engine.StaffRole(form.Role)})
@@ -369,10 +370,10 @@ func (s *Server) staffAddStaff(c echo.Context) error {
 
 // staffChangeRole answers POST /staff/setup/staff/{id}/role.
 func (s *Server) staffChangeRole(c echo.Context) error {
-	u := server.StaffUserOf(c)
+	u := staffpage.StaffUserOf(c)
 	id, ok := server.PathID(c, "id")
 	if !ok {
-		return s.StaffErrorPage(c, http.StatusNotFound, server.StaffTextIn(c).NotFound)
+		return s.StaffErrorPage(c, http.StatusNotFound, staffpage.StaffTextIn(c).NotFound)
 	}
 	err := s.engine.ChangeStaffRole(c.Request().Context(), u.Actor(), u.OrganisationID, id, engine.StaffRole(c.FormValue("role")))
 	if err != nil {
@@ -384,12 +385,12 @@ func (s *Server) staffChangeRole(c echo.Context) error {
 // staffDisableStaff answers POST /staff/setup/staff/{id}/disable, after
 // asking.
 func (s *Server) staffDisableStaff(c echo.Context) error {
-	u := server.StaffUserOf(c)
+	u := staffpage.StaffUserOf(c)
 	id, ok := server.PathID(c, "id")
 	if !ok {
-		return s.StaffErrorPage(c, http.StatusNotFound, server.StaffTextIn(c).NotFound)
+		return s.StaffErrorPage(c, http.StatusNotFound, staffpage.StaffTextIn(c).NotFound)
 	}
-	if ok, err := s.StaffConfirmed(c, server.StaffOpsTextIn(c).StaffDisableQuestion, server.StaffOpsTextIn(c).StaffDisableDetail,
+	if ok, err := s.StaffConfirmed(c, staffpage.StaffOpsTextIn(c).StaffDisableQuestion, staffpage.StaffOpsTextIn(c).StaffDisableDetail,
 		setupURL(c, setupStaff)); !ok {
 		return err
 	}

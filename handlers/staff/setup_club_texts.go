@@ -10,6 +10,7 @@ import (
 
 	"portal/engine"
 	"portal/handlers/server"
+	"portal/handlers/staff/staffpage"
 	"portal/views"
 )
 
@@ -25,7 +26,7 @@ import (
 const flashTextsSaved = "texts-saved"
 
 func init() {
-	server.StaffFlashes[flashTextsSaved] = func(c echo.Context) string { return staffSetupSectionTextIn(c).TextsSaved }
+	staffpage.StaffFlashes[flashTextsSaved] = func(c echo.Context) string { return staffSetupSectionTextIn(c).TextsSaved }
 }
 
 // periodTextsForm is the texts form of period p with its rules.
@@ -42,16 +43,16 @@ func periodTextsForm(c echo.Context, base string, org *engine.Organisation, p en
 		return f
 	}
 	f := views.StaffPeriodTextsForm{ID: strconv.FormatInt(p.ID, 10), Action: base + "/periods/" + strconv.FormatInt(p.ID, 10) + "/texts", Period: p.NameTexts.In(server.LangOf(c).Code, p.Name),
-		DefaultLanguage: def, Name: field("name", "nameTexts", server.StaffOpsTextIn(c).PeriodName, p.Name, p.NameTexts)}
+		DefaultLanguage: def, Name: field("name", "nameTexts", staffpage.StaffOpsTextIn(c).PeriodName, p.Name, p.NameTexts)}
 	for _, r := range rules {
-		f.Rules = append(f.Rules, field("rules."+r.Code+".label", "rules."+r.Code+".labelTexts", server.StaffOpsTextIn(c).RuleLabel+": "+r.Code, r.Label, r.LabelTexts))
+		f.Rules = append(f.Rules, field("rules."+r.Code+".label", "rules."+r.Code+".labelTexts", staffpage.StaffOpsTextIn(c).RuleLabel+": "+r.Code, r.Label, r.LabelTexts))
 	}
 	return f
 }
 
 // textsToDo lists the club texts missing in an enabled language.
 func (s *Server) textsToDo(c echo.Context) ([]views.StaffTextToDo, error) {
-	missing, err := s.engine.MissingClubTexts(c.Request().Context(), server.StaffUserOf(c).OrganisationID)
+	missing, err := s.engine.MissingClubTexts(c.Request().Context(), staffpage.StaffUserOf(c).OrganisationID)
 	if err != nil {
 		return nil, err
 	}
@@ -88,10 +89,10 @@ func refill(f *views.StaffTextsField, form url.Values) {
 // period's name and its rules' labels (rules.CODE.label and
 // rules.CODE.labelTexts.xx) per language, all or nothing.
 func (s *Server) staffSavePeriodTexts(c echo.Context) error {
-	u := server.StaffUserOf(c)
+	u := staffpage.StaffUserOf(c)
 	id, ok := server.PathID(c, "id")
 	if !ok {
-		return s.StaffErrorPage(c, http.StatusNotFound, server.StaffTextIn(c).NotFound)
+		return s.StaffErrorPage(c, http.StatusNotFound, staffpage.StaffTextIn(c).NotFound)
 	}
 	form, ok, err := s.setupForm(c)
 	if !ok {

@@ -8,6 +8,7 @@ import (
 
 	"portal/engine"
 	"portal/handlers/server"
+	"portal/handlers/staff/staffpage"
 	"portal/views"
 )
 
@@ -19,12 +20,12 @@ import (
 const flashKeyRevoked = "api-key-revoked"
 
 func init() {
-	server.StaffFlashes[flashKeyRevoked] = func(c echo.Context) string { return staffSetupSectionTextIn(c).KeyRevokedDone }
+	staffpage.StaffFlashes[flashKeyRevoked] = func(c echo.Context) string { return staffSetupSectionTextIn(c).KeyRevokedDone }
 }
 
 // loadSetupAPIKeys fills the API keys section.
 func (s *Server) loadSetupAPIKeys(c echo.Context, m *views.StaffSetupModel) error {
-	keys, err := s.engine.APIKeys(c.Request().Context(), server.StaffUserOf(c).OrganisationID)
+	keys, err := s.engine.APIKeys(c.Request().Context(), staffpage.StaffUserOf(c).OrganisationID)
 	if err != nil {
 		return err
 	}
@@ -33,13 +34,13 @@ func (s *Server) loadSetupAPIKeys(c echo.Context, m *views.StaffSetupModel) erro
 	m.KeyForm = views.StaffAPIKeyForm{Action: base, Scope: string(engine.ScopeRead)}
 	for _, k := range keys {
 		id := strconv.FormatInt(k.ID, 10)
-		row := views.StaffAPIKeyRow{ID: id, Name: k.Name, Prefix: k.Prefix, Scope: t.KeyScopeRead, Created: server.StaffDateTime(c, k.CreatedAt),
+		row := views.StaffAPIKeyRow{ID: id, Name: k.Name, Prefix: k.Prefix, Scope: t.KeyScopeRead, Created: staffpage.StaffDateTime(c, k.CreatedAt),
 			LastUsed: t.KeyNever, Revoked: k.RevokedAt != nil, RevokeURL: base + "/" + id + "/revoke"}
 		if k.Scope == engine.ScopeWrite {
 			row.Scope = t.KeyScopeWrite
 		}
 		if k.LastUsedAt != nil {
-			row.LastUsed = server.StaffDateTime(c, *k.LastUsedAt)
+			row.LastUsed = staffpage.StaffDateTime(c, *k.LastUsedAt)
 		}
 		m.APIKeys = append(m.APIKeys, row)
 	}
@@ -50,7 +51,7 @@ func (s *Server) loadSetupAPIKeys(c echo.Context, m *views.StaffSetupModel) erro
 // shown on the answer itself, once (no redirect: it is never stored in
 // clear), and the answer is not cached.
 func (s *Server) staffCreateAPIKey(c echo.Context) error {
-	u := server.StaffUserOf(c)
+	u := staffpage.StaffUserOf(c)
 	name, scope := c.FormValue("name"), c.FormValue("scope")
 	key, _, err := s.engine.StaffCreateAPIKey(c.Request().Context(), u.Actor(), u.OrganisationID, name, engine.APIKeyScope(scope))
 	if err != nil {
@@ -65,7 +66,7 @@ func (s *Server) staffCreateAPIKey(c echo.Context) error {
 // staffRevokeAPIKey answers POST /staff/setup/api-keys/{id}/revoke,
 // after asking.
 func (s *Server) staffRevokeAPIKey(c echo.Context) error {
-	u := server.StaffUserOf(c)
+	u := staffpage.StaffUserOf(c)
 	id, proceed, err := s.StaffConfirmedID(c, staffSetupSectionTextIn(c).KeyRevokeQuestion, staffSetupSectionTextIn(c).KeyRevokeDetail,
 		setupURL(c, setupAPIKeys))
 	if !proceed {

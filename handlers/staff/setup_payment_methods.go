@@ -8,7 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
-	"portal/handlers/server"
+	"portal/handlers/staff/staffpage"
 	"portal/views"
 )
 
@@ -59,7 +59,7 @@ func methodOptions(c echo.Context, chosen []string) []views.StaffPaymentMethodOp
 // fee among them), checked as a whole by the engine and
 // audited; a refused change shows the form again as typed.
 func (s *Server) staffSavePaymentMethods(c echo.Context) error {
-	u := server.StaffUserOf(c)
+	u := staffpage.StaffUserOf(c)
 	form, ok, err := s.setupForm(c)
 	if !ok {
 		return err

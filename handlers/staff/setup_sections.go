@@ -8,6 +8,7 @@ import (
 
 	"portal/engine"
 	"portal/handlers/server"
+	"portal/handlers/staff/staffpage"
 	"portal/views"
 )
 
@@ -111,8 +112,8 @@ func setupNav(c echo.Context, current string) []views.StaffSetupSectionLink {
 
 // staffSetupPage answers GET /staff/setup: the list of sections.
 func (s *Server) staffSetupPage(c echo.Context) error {
-	m := views.StaffSetupIndexModel{StaffChrome: s.StaffChrome(c, server.StaffOpsTextIn(c).SetupTitle), Sections: setupNav(c, "")}
-	return server.StaffRender(c, http.StatusOK, views.StaffSetupIndexPage(m))
+	m := views.StaffSetupIndexModel{StaffChrome: s.StaffChrome(c, staffpage.StaffOpsTextIn(c).SetupTitle), Sections: setupNav(c, "")}
+	return staffpage.StaffRender(c, http.StatusOK, views.StaffSetupIndexPage(m))
 }
 
 // renderSetup renders the section slug; adjust, when set, puts a failed
@@ -125,7 +126,7 @@ func (s *Server) renderSetup(c echo.Context, slug string, status int, adjust fun
 		}
 	}
 	if sec == nil {
-		return s.StaffErrorPage(c, http.StatusNotFound, server.StaffTextIn(c).NotFound)
+		return s.StaffErrorPage(c, http.StatusNotFound, staffpage.StaffTextIn(c).NotFound)
 	}
 	t := staffSetupSectionTextIn(c)
 	m := views.StaffSetupModel{StaffChrome: s.StaffChrome(c, sec.Title(t)), Section: slug, Sections: setupNav(c, slug), Intro: sec.Intro(t)}
@@ -135,7 +136,7 @@ func (s *Server) renderSetup(c echo.Context, slug string, status int, adjust fun
 	if adjust != nil {
 		adjust(&m)
 	}
-	return server.StaffRender(c, status, views.StaffSetupPage(m, sec.view(m)))
+	return staffpage.StaffRender(c, status, views.StaffSetupPage(m, sec.view(m)))
 }
 
 // staffSetupDone goes back to a section with a result message.

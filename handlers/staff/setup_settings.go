@@ -13,6 +13,7 @@ import (
 	"portal/engine"
 	"portal/engine/banking"
 	"portal/handlers/server"
+	"portal/handlers/staff/staffpage"
 	"portal/views"
 	"portal/views/lang"
 )
@@ -43,7 +44,7 @@ func init() {
 		flashTypeChanged:    func(t *views.StaffSetupTexts) string { return t.TypeChanged },
 		flashTypeDeleted:    func(t *views.StaffSetupTexts) string { return t.TypeDeleted },
 	} {
-		server.StaffFlashes[k] = func(c echo.Context) string { return text(staffSetupTextIn(c)) }
+		staffpage.StaffFlashes[k] = func(c echo.Context) string { return text(staffSetupTextIn(c)) }
 	}
 }
 
@@ -67,7 +68,7 @@ func formField(form url.Values, name string) *string {
 func (s *Server) setupForm(c echo.Context) (url.Values, bool, error) {
 	form, err := c.FormParams()
 	if err != nil {
-		return nil, false, s.StaffErrorPage(c, http.StatusBadRequest, server.StaffTextIn(c).Invalid)
+		return nil, false, s.StaffErrorPage(c, http.StatusBadRequest, staffpage.StaffTextIn(c).Invalid)
 	}
 	return form, true, nil
 }
@@ -88,7 +89,7 @@ func languagesFormOf(action string, enabled []string, def string) views.StaffLan
 // staffSaveLanguages answers POST /staff/setup/languages: the languages
 // offered to members (enabledLanguages, repeated) and the default among them.
 func (s *Server) staffSaveLanguages(c echo.Context) error {
-	u := server.StaffUserOf(c)
+	u := staffpage.StaffUserOf(c)
 	form, ok, err := s.setupForm(c)
 	if !ok {
 		return err
@@ -150,7 +151,7 @@ func secretChange(form url.Values, name string) *string {
 // settings, checked as a whole by the engine (SetPaymentSettings); the
 // secrets are never sent back, not even with an error.
 func (s *Server) staffSavePayments(c echo.Context) error {
-	u := server.StaffUserOf(c)
+	u := staffpage.StaffUserOf(c)
 	form, ok, err := s.setupForm(c)
 	if !ok {
 		return err
@@ -208,7 +209,7 @@ func (s *Server) messagesForm(c echo.Context, base string, orgID int64) (views.S
 // staffSaveMessages answers POST /staff/setup/messages. The numbers are
 // read here; their bounds are the engine's (UpdateMessageSettings).
 func (s *Server) staffSaveMessages(c echo.Context) error {
-	u := server.StaffUserOf(c)
+	u := staffpage.StaffUserOf(c)
 	form, ok, err := s.setupForm(c)
 	if !ok {
 		return err
@@ -368,7 +369,7 @@ func showTypeForm(f views.StaffTypeForm) func(*views.StaffSetupModel, map[string
 
 // staffAddType answers POST /staff/setup/types.
 func (s *Server) staffAddType(c echo.Context) error {
-	u := server.StaffUserOf(c)
+	u := staffpage.StaffUserOf(c)
 	form, ok, err := s.setupForm(c)
 	if !ok {
 		return err
@@ -388,10 +389,10 @@ func (s *Server) staffAddType(c echo.Context) error {
 // staffChangeType answers POST /staff/setup/types/{id}: code, name and
 // ages; an empty age removes its limit.
 func (s *Server) staffChangeType(c echo.Context) error {
-	u := server.StaffUserOf(c)
+	u := staffpage.StaffUserOf(c)
 	id, ok := server.PathID(c, "id")
 	if !ok {
-		return s.StaffErrorPage(c, http.StatusNotFound, server.StaffTextIn(c).NotFound)
+		return s.StaffErrorPage(c, http.StatusNotFound, staffpage.StaffTextIn(c).NotFound)
 	}
 	form, ok, err := s.setupForm(c)
 	if !ok {
@@ -414,10 +415,10 @@ func (s *Server) staffChangeType(c echo.Context) error {
 // staffDeleteType answers POST /staff/setup/types/{id}/delete, after
 // asking; a type in use is refused with the engine's reason.
 func (s *Server) staffDeleteType(c echo.Context) error {
-	u := server.StaffUserOf(c)
+	u := staffpage.StaffUserOf(c)
 	id, ok := server.PathID(c, "id")
 	if !ok {
-		return s.StaffErrorPage(c, http.StatusNotFound, server.StaffTextIn(c).NotFound)
+		return s.StaffErrorPage(c, http.StatusNotFound, staffpage.StaffTextIn(c).NotFound)
 	}
 	if ok, err := s.StaffConfirmed(c, staffSetupTextIn(c).TypeDeleteQuestion, staffSetupTextIn(c).TypeDeleteDetail,
 		setupURL(c, SetupMemberships)+"#types"); !ok {

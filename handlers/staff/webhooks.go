@@ -10,6 +10,7 @@ import (
 
 	"portal/engine"
 	"portal/handlers/server"
+	"portal/handlers/staff/staffpage"
 	"portal/views"
 )
 
@@ -26,7 +27,7 @@ func (s *Server) staffWebhooksPage(c echo.Context) error {
 
 // renderWebhooks shows the page with m's form, problems or new secret.
 func (s *Server) renderWebhooks(c echo.Context, status int, m views.StaffWebhooksModel) error {
-	u := server.StaffUserOf(c)
+	u := staffpage.StaffUserOf(c)
 	list, err := s.engine.WebhookEndpoints(c.Request().Context(), u.OrganisationID)
 	if err != nil {
 		return s.StaffEngineError(c, err)
@@ -41,7 +42,7 @@ func (s *Server) renderWebhooks(c echo.Context, status int, m views.StaffWebhook
 	for _, ep := range list {
 		m.Endpoints = append(m.Endpoints, webhookEndpointRow(c, ep))
 	}
-	return server.StaffRender(c, status, views.StaffWebhooksPage(m))
+	return staffpage.StaffRender(c, status, views.StaffWebhooksPage(m))
 }
 
 func webhookEndpointRow(c echo.Context, ep engine.WebhookEndpoint) views.StaffWebhookEndpointRow {
@@ -55,10 +56,10 @@ func webhookEndpointRow(c echo.Context, ep engine.WebhookEndpoint) views.StaffWe
 // shows its signing secret this once, or the form again with what is
 // wrong (nothing added).
 func (s *Server) staffAddWebhook(c echo.Context) error {
-	u := server.StaffUserOf(c)
+	u := staffpage.StaffUserOf(c)
 	form, err := c.FormParams()
 	if err != nil {
-		return s.StaffErrorPage(c, http.StatusBadRequest, server.StaffTextIn(c).Invalid)
+		return s.StaffErrorPage(c, http.StatusBadRequest, staffpage.StaffTextIn(c).Invalid)
 	}
 	chosen := form["events"]
 	m := views.StaffWebhooksModel{URL: strings.TrimSpace(form.Get("url")), Events: []views.StaffWebhookEventChoice{}}
@@ -89,10 +90,10 @@ func (s *Server) staffAddWebhook(c echo.Context) error {
 // active=1 or 0: switches the endpoint on (clearing why the portal
 // switched it off) or off.
 func (s *Server) staffSetWebhookActive(c echo.Context) error {
-	u := server.StaffUserOf(c)
+	u := staffpage.StaffUserOf(c)
 	id, ok := server.PathID(c, "id")
 	if !ok {
-		return s.StaffErrorPage(c, http.StatusNotFound, server.StaffTextIn(c).NotFound)
+		return s.StaffErrorPage(c, http.StatusNotFound, staffpage.StaffTextIn(c).NotFound)
 	}
 	var on bool
 	switch c.FormValue("active") {
@@ -100,7 +101,7 @@ func (s *Server) staffSetWebhookActive(c echo.Context) error {
 		on = true
 	case "0":
 	default:
-		return s.StaffErrorPage(c, http.StatusBadRequest, server.StaffTextIn(c).Invalid)
+		return s.StaffErrorPage(c, http.StatusBadRequest, staffpage.StaffTextIn(c).Invalid)
 	}
 	if _, err := s.engine.UpdateWebhookEndpoint(c.Request().Context(), u.Actor(), u.OrganisationID, id, engine.WebhookEndpointChange{Active: &on}); err != nil {
 		return s.StaffEngineError(c, err)
@@ -115,10 +116,10 @@ func (s *Server) staffSetWebhookActive(c echo.Context) error {
 // staffRotateWebhook answers POST /staff/webhooks/{id}/rotate, after
 // asking: the page with the new secret, shown this once.
 func (s *Server) staffRotateWebhook(c echo.Context) error {
-	u := server.StaffUserOf(c)
+	u := staffpage.StaffUserOf(c)
 	id, ok := server.PathID(c, "id")
 	if !ok {
-		return s.StaffErrorPage(c, http.StatusNotFound, server.StaffTextIn(c).NotFound)
+		return s.StaffErrorPage(c, http.StatusNotFound, staffpage.StaffTextIn(c).NotFound)
 	}
 	t := views.StaffWebhookTextIn(c.Request().Context())
 	if ok, err := s.StaffConfirmed(c, t.RotateQuestion, t.RotateDetail, server.OrganisationPath(c, server.StaffPrefix+server.StaffWebhooksPath)); !ok {
@@ -133,10 +134,10 @@ func (s *Server) staffRotateWebhook(c echo.Context) error {
 
 // staffDeleteWebhook answers POST /staff/webhooks/{id}/delete, after asking.
 func (s *Server) staffDeleteWebhook(c echo.Context) error {
-	u := server.StaffUserOf(c)
+	u := staffpage.StaffUserOf(c)
 	id, ok := server.PathID(c, "id")
 	if !ok {
-		return s.StaffErrorPage(c, http.StatusNotFound, server.StaffTextIn(c).NotFound)
+		return s.StaffErrorPage(c, http.StatusNotFound, staffpage.StaffTextIn(c).NotFound)
 	}
 	t := views.StaffWebhookTextIn(c.Request().Context())
 	back := server.OrganisationPath(c, server.StaffPrefix+server.StaffWebhooksPath)
@@ -152,10 +153,10 @@ func (s *Server) staffDeleteWebhook(c echo.Context) error {
 // staffWebhookDeliveries answers GET /staff/webhooks/{id}: the endpoint's
 // newest deliveries, with a replay for each that has ended.
 func (s *Server) staffWebhookDeliveries(c echo.Context) error {
-	u := server.StaffUserOf(c)
+	u := staffpage.StaffUserOf(c)
 	id, ok := server.PathID(c, "id")
 	if !ok {
-		return s.StaffErrorPage(c, http.StatusNotFound, server.StaffTextIn(c).NotFound)
+		return s.StaffErrorPage(c, http.StatusNotFound, staffpage.StaffTextIn(c).NotFound)
 	}
 	ctx := c.Request().Context()
 	list, err := s.engine.WebhookDeliveries(ctx, u.OrganisationID, id, staffDeliveriesListed)
@@ -168,7 +169,7 @@ func (s *Server) staffWebhookDeliveries(c echo.Context) error {
 	}
 	i := slices.IndexFunc(endpoints, func(e engine.WebhookEndpoint) bool { return e.ID == id })
 	if i < 0 {
-		return s.StaffErrorPage(c, http.StatusNotFound, server.StaffTextIn(c).NotFound)
+		return s.StaffErrorPage(c, http.StatusNotFound, staffpage.StaffTextIn(c).NotFound)
 	}
 	t := views.StaffWebhookTextIn(ctx)
 	ep := endpoints[i]
@@ -176,23 +177,23 @@ func (s *Server) staffWebhookDeliveries(c echo.Context) error {
 		Endpoint: webhookEndpointRow(c, ep), BackURL: server.OrganisationPath(c, server.StaffPrefix+server.StaffWebhooksPath)}
 	for _, d := range list {
 		row := views.StaffWebhookDeliveryRow{ID: strconv.FormatInt(d.ID, 10), EventID: d.EventID, Type: d.EventType, StatusKey: d.Status,
-			Status: deliveryStatusLabel(t, d.Status), Attempts: strconv.Itoa(d.Attempts), Created: server.StaffDateTime(c, d.CreatedAt)}
+			Status: deliveryStatusLabel(t, d.Status), Attempts: strconv.Itoa(d.Attempts), Created: staffpage.StaffDateTime(c, d.CreatedAt)}
 		if d.ResponseCode != nil {
 			row.Code = strconv.Itoa(*d.ResponseCode)
 		}
 		row.Problem = d.LastError
 		if d.LastAttemptAt != nil {
-			row.LastAttempt = server.StaffDateTime(c, *d.LastAttemptAt)
+			row.LastAttempt = staffpage.StaffDateTime(c, *d.LastAttemptAt)
 		}
 		if d.NextRetryAt != nil {
-			row.NextRetry = server.StaffDateTime(c, *d.NextRetryAt)
+			row.NextRetry = staffpage.StaffDateTime(c, *d.NextRetryAt)
 		}
 		if ep.Active && d.Status != engine.DeliveryPending && d.Status != engine.DeliveryFailed {
 			row.ReplayURL = server.OrganisationPath(c, server.StaffPrefix+server.StaffWebhooksPath+"/"+strconv.FormatInt(id, 10)+"/deliveries/"+row.ID+"/replay")
 		}
 		m.Deliveries = append(m.Deliveries, row)
 	}
-	return server.StaffRender(c, http.StatusOK, views.StaffWebhookDeliveriesPage(m))
+	return staffpage.StaffRender(c, http.StatusOK, views.StaffWebhookDeliveriesPage(m))
 }
 
 // deliveryStatusLabel is how the page names a delivery's status.
@@ -216,11 +217,11 @@ func deliveryStatusLabel(t *views.StaffWebhookTexts, status string) string {
 // /staff/webhooks/{id}/deliveries/{delivery}/replay: the event is sent
 // again as a new delivery (audited with the staff member).
 func (s *Server) staffReplayWebhook(c echo.Context) error {
-	u := server.StaffUserOf(c)
+	u := staffpage.StaffUserOf(c)
 	id, ok := server.PathID(c, "id")
 	delivery, deliveryOK := server.PathID(c, "delivery")
 	if !ok || !deliveryOK {
-		return s.StaffErrorPage(c, http.StatusNotFound, server.StaffTextIn(c).NotFound)
+		return s.StaffErrorPage(c, http.StatusNotFound, staffpage.StaffTextIn(c).NotFound)
 	}
 	if _, err := s.engine.ReplayWebhookDelivery(c.Request().Context(), u.Actor(), u.OrganisationID, id, delivery); err != nil {
 		return s.StaffEngineError(c, err)
@@ -238,8 +239,8 @@ const (
 
 func init() {
 	text := func(c echo.Context) *views.StaffWebhookTexts { return views.StaffWebhookTextIn(c.Request().Context()) }
-	server.StaffFlashes[flashWebhookEnabled] = func(c echo.Context) string { return text(c).Enabled }
-	server.StaffFlashes[flashWebhookDisabled] = func(c echo.Context) string { return text(c).Disabled }
-	server.StaffFlashes[flashWebhookDeleted] = func(c echo.Context) string { return text(c).Deleted }
-	server.StaffFlashes[flashWebhookReplayed] = func(c echo.Context) string { return text(c).Replayed }
+	staffpage.StaffFlashes[flashWebhookEnabled] = func(c echo.Context) string { return text(c).Enabled }
+	staffpage.StaffFlashes[flashWebhookDisabled] = func(c echo.Context) string { return text(c).Disabled }
+	staffpage.StaffFlashes[flashWebhookDeleted] = func(c echo.Context) string { return text(c).Deleted }
+	staffpage.StaffFlashes[flashWebhookReplayed] = func(c echo.Context) string { return text(c).Replayed }
 }

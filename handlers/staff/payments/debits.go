@@ -15,6 +15,7 @@ import (
 	"portal/engine/banking"
 	"portal/handlers/server"
 	"portal/handlers/staff/registrations"
+	"portal/handlers/staff/staffpage"
 	"portal/views"
 )
 
@@ -35,12 +36,12 @@ const (
 )
 
 func init() {
-	server.StaffFlashes[flashDebitRunPrepared] = func(c echo.Context) string { return server.StaffDebitTextIn(c).DonePrepared }
-	server.StaffFlashes[flashDebitRunAlreadySent] = func(c echo.Context) string { return server.StaffDebitTextIn(c).DoneAlreadySent }
-	server.StaffFlashes[flashDebitRunCancelled] = func(c echo.Context) string { return server.StaffDebitTextIn(c).DoneCancelled }
-	server.StaffFlashes[flashDebitRunAlreadyCancelled] = func(c echo.Context) string { return server.StaffDebitTextIn(c).DoneAlreadyCancelled }
-	server.StaffFlashes[flashDebitRunSent] = func(c echo.Context) string {
-		t := server.StaffDebitTextIn(c)
+	staffpage.StaffFlashes[flashDebitRunPrepared] = func(c echo.Context) string { return staffpage.StaffDebitTextIn(c).DonePrepared }
+	staffpage.StaffFlashes[flashDebitRunAlreadySent] = func(c echo.Context) string { return staffpage.StaffDebitTextIn(c).DoneAlreadySent }
+	staffpage.StaffFlashes[flashDebitRunCancelled] = func(c echo.Context) string { return staffpage.StaffDebitTextIn(c).DoneCancelled }
+	staffpage.StaffFlashes[flashDebitRunAlreadyCancelled] = func(c echo.Context) string { return staffpage.StaffDebitTextIn(c).DoneAlreadyCancelled }
+	staffpage.StaffFlashes[flashDebitRunSent] = func(c echo.Context) string {
+		t := staffpage.StaffDebitTextIn(c)
 		settled, _ := strconv.Atoi(c.QueryParam("settled"))
 		out := fmt.Sprintf(t.DoneSent, max(settled, 0))
 		if problems, err := strconv.Atoi(c.QueryParam("problems")); err == nil && problems > 0 {
@@ -60,8 +61,8 @@ func debitRunURL(c echo.Context, id int64) string {
 // debit the form that prepares the next. ?nothing=DATE says that a run
 // asked for that date found nothing due.
 func (s *Server) StaffDebitRuns(c echo.Context) error {
-	u := server.StaffUserOf(c)
-	t := server.StaffDebitTextIn(c)
+	u := staffpage.StaffUserOf(c)
+	t := staffpage.StaffDebitTextIn(c)
 	ctx := c.Request().Context()
 	runs, err := s.engine.DebitRuns(ctx, u.OrganisationID)
 	if err != nil {
@@ -82,7 +83,7 @@ func (s *Server) StaffDebitRuns(c echo.Context) error {
 	}
 	// Only a date is taken from the address; the sentence is ours.
 	if d, err := time.Parse(time.DateOnly, c.QueryParam("nothing")); err == nil {
-		m.Notice, m.Until = fmt.Sprintf(t.NothingDue, server.StaffDate(c, d)), d.Format(time.DateOnly)
+		m.Notice, m.Until = fmt.Sprintf(t.NothingDue, staffpage.StaffDate(c, d)), d.Format(time.DateOnly)
 	}
 	for _, r := range runs {
 		m.Runs = append(m.Runs, debitRunRow(c, r))
@@ -90,25 +91,25 @@ func (s *Server) StaffDebitRuns(c echo.Context) error {
 			m.Notice += " " + t.NothingDueInRun
 		}
 	}
-	return server.StaffRender(c, http.StatusOK, views.StaffDebitRunsPage(m))
+	return staffpage.StaffRender(c, http.StatusOK, views.StaffDebitRunsPage(m))
 }
 
 // debitRunRow prints a run as the list and its page show it.
 func debitRunRow(c echo.Context, r engine.DebitRun) views.StaffDebitRunRow {
-	t := server.StaffDebitTextIn(c)
+	t := staffpage.StaffDebitTextIn(c)
 	row := views.StaffDebitRunRow{ID: strconv.FormatInt(r.ID, 10), URL: debitRunURL(c, r.ID), MessageID: r.MessageID,
-		Created: server.StaffDateTime(c, r.CreatedAt), CreatedBy: r.CreatedBy, Until: server.StaffDate(c, r.UntilOn), Count: strconv.Itoa(r.DebitCount),
-		Total: server.StaffMoney(c, r.TotalMinor, r.Currency), Version: r.FileVersion, StatusKey: string(r.Status)}
+		Created: staffpage.StaffDateTime(c, r.CreatedAt), CreatedBy: r.CreatedBy, Until: staffpage.StaffDate(c, r.UntilOn), Count: strconv.Itoa(r.DebitCount),
+		Total: staffpage.StaffMoney(c, r.TotalMinor, r.Currency), Version: r.FileVersion, StatusKey: string(r.Status)}
 	switch r.Status {
 	case engine.DebitRunSent:
 		row.Status = t.StatusSent
 		if r.SentAt != nil {
-			row.StatusAt = fmt.Sprintf(t.SentAt, server.StaffDateTime(c, *r.SentAt))
+			row.StatusAt = fmt.Sprintf(t.SentAt, staffpage.StaffDateTime(c, *r.SentAt))
 		}
 	case engine.DebitRunCancelled:
 		row.Status = t.StatusCancelled
 		if r.CancelledAt != nil {
-			row.StatusAt = fmt.Sprintf(t.CancelledAt, server.StaffDateTime(c, *r.CancelledAt))
+			row.StatusAt = fmt.Sprintf(t.CancelledAt, staffpage.StaffDateTime(c, *r.CancelledAt))
 		}
 	default:
 		row.Status = t.StatusPrepared
@@ -120,8 +121,8 @@ func debitRunRow(c echo.Context, r engine.DebitRun) views.StaffDebitRunRow {
 // until=YYYY-MM-DD): the collection run of the debits due by then, and
 // its page. Nothing due is not a failure: the list says so.
 func (s *Server) StaffPrepareDebitRun(c echo.Context) error {
-	u := server.StaffUserOf(c)
-	t := server.StaffDebitTextIn(c)
+	u := staffpage.StaffUserOf(c)
+	t := staffpage.StaffDebitTextIn(c)
 	until, err := time.Parse(time.DateOnly, strings.TrimSpace(c.FormValue("until")))
 	if err != nil {
 		return s.StaffErrorPage(c, http.StatusUnprocessableEntity, t.BadUntil)
@@ -147,8 +148,8 @@ func (s *Server) StaffPrepareDebitRun(c echo.Context) error {
 // staffDebitRun answers GET /staff/debits/{id} (viewer and up): the run,
 // its debits, and the actions the role may take on it now.
 func (s *Server) StaffDebitRun(c echo.Context) error {
-	u := server.StaffUserOf(c)
-	t := server.StaffDebitTextIn(c)
+	u := staffpage.StaffUserOf(c)
+	t := staffpage.StaffDebitTextIn(c)
 	d, answered := s.staffDebitRunOf(c)
 	if d == nil {
 		return answered
@@ -170,15 +171,15 @@ func (s *Server) StaffDebitRun(c echo.Context) error {
 	for _, l := range d.Debits {
 		m.Debits = append(m.Debits, debitLine(c, l))
 	}
-	return server.StaffRender(c, http.StatusOK, views.StaffDebitRunPage(m))
+	return staffpage.StaffRender(c, http.StatusOK, views.StaffDebitRunPage(m))
 }
 
 // debitLine prints one debit of a run.
 func debitLine(c echo.Context, l engine.DebitLine) views.StaffDebitLine {
-	t := server.StaffDebitTextIn(c)
+	t := staffpage.StaffDebitTextIn(c)
 	out := views.StaffDebitLine{EndToEndID: l.EndToEndID, RegistrationID: strconv.FormatInt(l.RegistrationID, 10),
 		RegistrationURL: registrations.RegistrationURL(c, l.RegistrationID), MandateReference: l.MandateReference, Holder: l.Holder, IBAN: l.MaskedIBAN,
-		Amount: server.StaffMoney(c, l.AmountMinor, l.Currency), Due: server.StaffDate(c, l.DueOn), StatusKey: string(l.Status), Amended: l.Amended,
+		Amount: staffpage.StaffMoney(c, l.AmountMinor, l.Currency), Due: staffpage.StaffDate(c, l.DueOn), StatusKey: string(l.Status), Amended: l.Amended,
 		MandateEnded: l.MandateEnded && l.Status == engine.DebitInRun}
 	out.Sequence = t.SeqRecurring
 	if l.Sequence == banking.SequenceFirst {
@@ -210,7 +211,7 @@ func (s *Server) StaffDebitRunFile(c echo.Context) error {
 		return answered
 	}
 	if d.Run.Status == engine.DebitRunCancelled {
-		return s.StaffErrorPage(c, http.StatusConflict, server.StaffDebitTextIn(c).IsCancelled)
+		return s.StaffErrorPage(c, http.StatusConflict, staffpage.StaffDebitTextIn(c).IsCancelled)
 	}
 	h := c.Response().Header()
 	h.Set(echo.HeaderContentDisposition, `attachment; filename="`+engine.DebitRunFileName(d.Run)+`"`)
@@ -223,9 +224,9 @@ func (s *Server) StaffDebitRunFile(c echo.Context) error {
 func (s *Server) staffDebitRunOf(c echo.Context) (*engine.DebitRunDetail, error) {
 	id, ok := server.PathID(c, "id")
 	if !ok {
-		return nil, s.StaffErrorPage(c, http.StatusNotFound, server.StaffTextIn(c).NotFound)
+		return nil, s.StaffErrorPage(c, http.StatusNotFound, staffpage.StaffTextIn(c).NotFound)
 	}
-	d, err := s.engine.DebitRunByID(c.Request().Context(), server.StaffUserOf(c).OrganisationID, id)
+	d, err := s.engine.DebitRunByID(c.Request().Context(), staffpage.StaffUserOf(c).OrganisationID, id)
 	if err != nil {
 		return nil, s.StaffEngineError(c, err)
 	}
@@ -238,7 +239,7 @@ func (s *Server) staffDebitRunOf(c echo.Context) (*engine.DebitRunDetail, error)
 // the other final state by a conflict page in words. ok is false when
 // the caller returns err.
 func (s *Server) debitRunAction(c echo.Context, goal engine.DebitRunStatus) (d *engine.DebitRunDetail, ok bool, err error) {
-	t := server.StaffDebitTextIn(c)
+	t := staffpage.StaffDebitTextIn(c)
 	d, answered := s.staffDebitRunOf(c)
 	if d == nil {
 		return nil, false, answered
@@ -273,17 +274,17 @@ func inRun(d *engine.DebitRunDetail) int {
 // and up), after asking: the run is sent and its payments settled; the
 // run's page then says how many registrations that completed.
 func (s *Server) StaffMarkDebitRunSent(c echo.Context) error {
-	t := server.StaffDebitTextIn(c)
+	t := staffpage.StaffDebitTextIn(c)
 	d, ok, err := s.debitRunAction(c, engine.DebitRunSent)
 	if !ok {
 		return err
 	}
 	back := debitRunURL(c, d.Run.ID)
-	q := server.StaffQuestion{Question: fmt.Sprintf(t.SentQuestion, d.Run.MessageID), Detail: fmt.Sprintf(t.SentDetail, inRun(d)), Yes: t.SentYes, No: t.SentNo}
+	q := staffpage.StaffQuestion{Question: fmt.Sprintf(t.SentQuestion, d.Run.MessageID), Detail: fmt.Sprintf(t.SentDetail, inRun(d)), Yes: t.SentYes, No: t.SentNo}
 	if asked, err := s.StaffAsked(c, q, back); !asked {
 		return err
 	}
-	u := server.StaffUserOf(c)
+	u := staffpage.StaffUserOf(c)
 	res, err := s.engine.MarkDebitRunSent(c.Request().Context(), u.Actor(), u.OrganisationID, d.Run.ID)
 	if err != nil {
 		return s.debitRunEngineError(c, err)
@@ -302,18 +303,18 @@ func (s *Server) StaffMarkDebitRunSent(c echo.Context) error {
 // and up), after asking: the run is withdrawn as a whole and its debits
 // are due again for the next run.
 func (s *Server) StaffCancelDebitRun(c echo.Context) error {
-	t := server.StaffDebitTextIn(c)
+	t := staffpage.StaffDebitTextIn(c)
 	d, ok, err := s.debitRunAction(c, engine.DebitRunCancelled)
 	if !ok {
 		return err
 	}
 	back := debitRunURL(c, d.Run.ID)
-	q := server.StaffQuestion{Question: fmt.Sprintf(t.CancelQuestion, d.Run.MessageID), Detail: fmt.Sprintf(t.CancelDetail, inRun(d)),
+	q := staffpage.StaffQuestion{Question: fmt.Sprintf(t.CancelQuestion, d.Run.MessageID), Detail: fmt.Sprintf(t.CancelDetail, inRun(d)),
 		Yes: t.CancelYes, No: t.CancelNo}
 	if asked, err := s.StaffAsked(c, q, back); !asked {
 		return err
 	}
-	u := server.StaffUserOf(c)
+	u := staffpage.StaffUserOf(c)
 	if _, err := s.engine.CancelDebitRun(c.Request().Context(), u.Actor(), u.OrganisationID, d.Run.ID); err != nil {
 		return s.debitRunEngineError(c, err)
 	}
@@ -327,12 +328,12 @@ func (s *Server) StaffCancelDebitRun(c echo.Context) error {
 func (s *Server) debitRunEngineError(c echo.Context, err error) error {
 	if engine.ErrorCode(err) == engine.CodeConflict {
 		if id, ok := server.PathID(c, "id"); ok {
-			if d, lerr := s.engine.DebitRunByID(c.Request().Context(), server.StaffUserOf(c).OrganisationID, id); lerr == nil {
+			if d, lerr := s.engine.DebitRunByID(c.Request().Context(), staffpage.StaffUserOf(c).OrganisationID, id); lerr == nil {
 				switch d.Run.Status {
 				case engine.DebitRunSent:
-					return s.StaffErrorPage(c, http.StatusConflict, server.StaffDebitTextIn(c).IsSent)
+					return s.StaffErrorPage(c, http.StatusConflict, staffpage.StaffDebitTextIn(c).IsSent)
 				case engine.DebitRunCancelled:
-					return s.StaffErrorPage(c, http.StatusConflict, server.StaffDebitTextIn(c).IsCancelled)
+					return s.StaffErrorPage(c, http.StatusConflict, staffpage.StaffDebitTextIn(c).IsCancelled)
 				}
 			}
 		}

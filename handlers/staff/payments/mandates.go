@@ -9,6 +9,7 @@ import (
 
 	"portal/handlers/server"
 	"portal/handlers/staff/registrations"
+	"portal/handlers/staff/staffpage"
 	"portal/views"
 )
 
@@ -17,7 +18,7 @@ import (
 const flashMandateRevoked = "mandate-revoked"
 
 func init() {
-	server.StaffFlashes[flashMandateRevoked] = func(c echo.Context) string {
+	staffpage.StaffFlashes[flashMandateRevoked] = func(c echo.Context) string {
 		return views.StaffMandateTextIn(c.Request().Context()).Revoked
 	}
 }
@@ -27,7 +28,7 @@ func init() {
 // does, the mandate of the staff member's organisation no longer holds
 // (audited as mandate.revoke); back to the registration it was shown on.
 func (s *Server) StaffRevokeMandate(c echo.Context) error {
-	u := server.StaffUserOf(c)
+	u := staffpage.StaffUserOf(c)
 	back := server.OrganisationPath(c, server.StaffPrefix+registrations.RegistrationsPath)
 	if reg, err := strconv.ParseInt(c.FormValue("registration"), 10, 64); err == nil && reg > 0 {
 		back = registrations.RegistrationURL(c, reg)
@@ -35,13 +36,13 @@ func (s *Server) StaffRevokeMandate(c echo.Context) error {
 	t := views.StaffMandateTextIn(c.Request().Context())
 	id, ok := server.PathID(c, "id")
 	if !ok {
-		return s.StaffErrorPage(c, http.StatusNotFound, server.StaffTextIn(c).NotFound)
+		return s.StaffErrorPage(c, http.StatusNotFound, staffpage.StaffTextIn(c).NotFound)
 	}
 	m, err := s.engine.StaffMandate(c.Request().Context(), u.OrganisationID, id)
 	if err != nil {
 		return s.StaffEngineError(c, err)
 	}
-	if proceed, err := s.StaffAsked(c, server.StaffQuestion{Question: fmt.Sprintf(t.RevokeQuestion, m.Reference), Detail: t.RevokeDetail,
+	if proceed, err := s.StaffAsked(c, staffpage.StaffQuestion{Question: fmt.Sprintf(t.RevokeQuestion, m.Reference), Detail: t.RevokeDetail,
 		Yes: t.RevokeYes, No: t.RevokeNo}, back); !proceed {
 		return err
 	}

@@ -17,6 +17,7 @@ import (
 	"portal/engine/report"
 	"portal/handlers/server"
 	"portal/handlers/staff/registrations"
+	"portal/handlers/staff/staffpage"
 	"portal/views"
 )
 
@@ -70,7 +71,7 @@ func OpenPaymentsURL(c echo.Context, path string, q engine.OpenPaymentQuery) str
 }
 
 func openPaymentSortLabel(c echo.Context, s engine.OpenPaymentSort) string {
-	t := server.StaffOpenPaymentTextIn(c)
+	t := staffpage.StaffOpenPaymentTextIn(c)
 	switch s {
 	case engine.SortNewest:
 		return t.SortNewest
@@ -85,11 +86,11 @@ func openPaymentSortLabel(c echo.Context, s engine.OpenPaymentSort) string {
 // staffOpenPayments answers GET /staff/open-payments (treasurer and up):
 // every unpaid order with what is still owed, filtered and sorted.
 func (s *Server) StaffOpenPayments(c echo.Context) error {
-	u := server.StaffUserOf(c)
-	t := server.StaffOpenPaymentTextIn(c)
+	u := staffpage.StaffUserOf(c)
+	t := staffpage.StaffOpenPaymentTextIn(c)
 	q, ok := openPaymentQuery(c, u.OrganisationID)
 	if !ok {
-		return s.StaffErrorPage(c, http.StatusBadRequest, server.StaffTextIn(c).BadFilter)
+		return s.StaffErrorPage(c, http.StatusBadRequest, staffpage.StaffTextIn(c).BadFilter)
 	}
 	ctx := c.Request().Context()
 	rows, err := s.engine.OpenPayments(ctx, q)
@@ -120,14 +121,14 @@ func (s *Server) StaffOpenPayments(c echo.Context) error {
 	for _, r := range rows {
 		row := views.StaffOpenPaymentRow{ID: strconv.FormatInt(r.RegistrationID, 10), URL: registrations.RegistrationURL(c, r.RegistrationID),
 			Household: strings.Join(r.Household, ", "), UserKey: r.UserKey, RF: r.RF(),
-			Owed: server.StaffMoney(c, r.OwedMinor, r.Currency), Total: server.StaffMoney(c, r.TotalMinor, r.Currency), PartPaid: r.ReceivedMinor > 0,
+			Owed: staffpage.StaffMoney(c, r.OwedMinor, r.Currency), Total: staffpage.StaffMoney(c, r.TotalMinor, r.Currency), PartPaid: r.ReceivedMinor > 0,
 			Days: strconv.Itoa(r.Days), Reminders: strconv.Itoa(r.Reminders), LastMessage: t.None}
 		if r.RF() != "" {
 			// A bank transfer: recorded from the list, pre-filled with what is owed.
 			row.CaptureURL, row.CaptureAmount = registrations.RegistrationURL(c, r.RegistrationID)+"/capture", engine.FormatAmount(r.OwedMinor)
 		}
 		if r.LastMessageKind != "" {
-			row.LastMessage, row.LastMessageAt = registrations.MessageLabel(c, r.LastMessageKind), server.StaffDateTime(c, r.LastMessageAt)
+			row.LastMessage, row.LastMessageAt = registrations.MessageLabel(c, r.LastMessageKind), staffpage.StaffDateTime(c, r.LastMessageAt)
 		}
 		m.Rows = append(m.Rows, row)
 	}
@@ -144,16 +145,16 @@ func (s *Server) StaffOpenPayments(c echo.Context) error {
 	if errSent == nil && errSkipped == nil && sent >= 0 && skipped >= 0 {
 		m.Flash = fmt.Sprintf(t.Sent, sent, skipped)
 	}
-	return server.StaffRender(c, http.StatusOK, views.StaffOpenPaymentsPage(m))
+	return staffpage.StaffRender(c, http.StatusOK, views.StaffOpenPaymentsPage(m))
 }
 
 // staffOpenPaymentsCSV answers GET /staff/open-payments.csv (treasurer
 // and up): the list's rows, formulas neutralised.
 func (s *Server) StaffOpenPaymentsCSV(c echo.Context) error {
-	u := server.StaffUserOf(c)
+	u := staffpage.StaffUserOf(c)
 	q, ok := openPaymentQuery(c, u.OrganisationID)
 	if !ok {
-		return s.StaffErrorPage(c, http.StatusBadRequest, server.StaffTextIn(c).BadFilter)
+		return s.StaffErrorPage(c, http.StatusBadRequest, staffpage.StaffTextIn(c).BadFilter)
 	}
 	// Gathered before the first byte, so that a failure is still an
 	// error page; the list is one query.
@@ -184,23 +185,23 @@ func (s *Server) StaffOpenPaymentsCSV(c echo.Context) error {
 // sent again to each, as from its registration page, then back to the list
 // with how many were sent and skipped.
 func (s *Server) StaffResendPaymentLinks(c echo.Context) error {
-	u := server.StaffUserOf(c)
+	u := staffpage.StaffUserOf(c)
 	form, err := c.FormParams()
 	if err != nil {
-		return s.StaffErrorPage(c, http.StatusBadRequest, server.StaffTextIn(c).BadFilter)
+		return s.StaffErrorPage(c, http.StatusBadRequest, staffpage.StaffTextIn(c).BadFilter)
 	}
 	raw := form["id"]
 	if len(raw) == 0 {
-		return s.StaffErrorPage(c, http.StatusUnprocessableEntity, server.StaffOpenPaymentTextIn(c).NoneSelected)
+		return s.StaffErrorPage(c, http.StatusUnprocessableEntity, staffpage.StaffOpenPaymentTextIn(c).NoneSelected)
 	}
 	if len(raw) > maxBulkSelection {
-		return s.StaffErrorPage(c, http.StatusRequestEntityTooLarge, server.StaffTextIn(c).BadFilter)
+		return s.StaffErrorPage(c, http.StatusRequestEntityTooLarge, staffpage.StaffTextIn(c).BadFilter)
 	}
 	ids := make([]int64, 0, len(raw))
 	for _, v := range raw {
 		id, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
 		if err != nil || id <= 0 {
-			return s.StaffErrorPage(c, http.StatusBadRequest, server.StaffTextIn(c).BadFilter)
+			return s.StaffErrorPage(c, http.StatusBadRequest, staffpage.StaffTextIn(c).BadFilter)
 		}
 		ids = append(ids, id)
 	}
@@ -234,11 +235,11 @@ func (s *Server) openPaymentCaptureWords(c echo.Context, orgID int64) (string, e
 	}
 	words := registrations.CaptureWords(c, done, d, due)
 	if words == "" {
-		flash, ok := server.StaffFlashes[done]
+		flash, ok := staffpage.StaffFlashes[done]
 		if !ok {
 			return "", nil
 		}
 		words = flash(c)
 	}
-	return fmt.Sprintf(server.StaffTextIn(c).DetTitle, id) + ": " + words, nil
+	return fmt.Sprintf(staffpage.StaffTextIn(c).DetTitle, id) + ": " + words, nil
 }

@@ -16,6 +16,7 @@ import (
 	"portal/engine/banktransfer"
 	"portal/handlers/server"
 	"portal/handlers/staff/registrations"
+	"portal/handlers/staff/staffpage"
 	"portal/views"
 )
 
@@ -31,12 +32,12 @@ func (s *Server) StaffPaymentsPage(c echo.Context) error {
 // renderStaffPayments renders the payments page, with a problem of the
 // uploaded file when uploadError is not "".
 func (s *Server) renderStaffPayments(c echo.Context, status int, uploadError string) error {
-	u := server.StaffUserOf(c)
+	u := staffpage.StaffUserOf(c)
 	list, err := s.engine.PaymentsNeedingAttention(c.Request().Context(), engine.AttentionQuery{OrganisationID: u.OrganisationID, Limit: staffAttentionLimit})
 	if err != nil {
 		return s.StaffEngineError(c, err)
 	}
-	m := views.StaffPaymentsModel{StaffChrome: s.StaffChrome(c, server.StaffOpsTextIn(c).PaymentsTitle), Error: uploadError,
+	m := views.StaffPaymentsModel{StaffChrome: s.StaffChrome(c, staffpage.StaffOpsTextIn(c).PaymentsTitle), Error: uploadError,
 		DebitsURL: server.OrganisationPath(c, server.StaffPrefix+server.StaffDebitsPath)}
 	for _, a := range list {
 		m.Attention = append(m.Attention, s.staffAttentionRow(c, a))
@@ -55,30 +56,30 @@ func (s *Server) renderStaffPayments(c echo.Context, status int, uploadError str
 			m.UploadURL = server.OrganisationPath(c, server.StaffPrefix+server.StaffStatementPath)
 		}
 	}
-	return server.StaffRender(c, status, views.StaffPaymentsPage(m))
+	return staffpage.StaffRender(c, status, views.StaffPaymentsPage(m))
 }
 
 // staffAttentionRow prints one attempt needing attention.
 func (s *Server) staffAttentionRow(c echo.Context, a engine.AttentionPayment) views.StaffAttentionRow {
 	p := a.Payment
-	row := views.StaffAttentionRow{Amount: server.StaffMoney(c, p.AmountMinor, p.Currency), UserKey: a.Order.UserKey,
-		Created: server.StaffDateTime(c, p.CreatedAt), Reference: p.Reference,
+	row := views.StaffAttentionRow{Amount: staffpage.StaffMoney(c, p.AmountMinor, p.Currency), UserKey: a.Order.UserKey,
+		Created: staffpage.StaffDateTime(c, p.CreatedAt), Reference: p.Reference,
 		DetailURL: server.OrganisationPath(c, server.StaffPrefix+"/registrations/"+strconv.FormatInt(a.Order.ProcessInstanceID, 10))}
 	if p.Provider == engine.BankTransferProvider && p.ProviderID != nil {
 		row.Reference = banking.Reference(*p.ProviderID).String()
 	}
 	switch a.Reason {
 	case engine.AttentionProblem:
-		row.Reason, row.Detail = server.StaffOpsTextIn(c).AttentionProblem, p.Problem
+		row.Reason, row.Detail = staffpage.StaffOpsTextIn(c).AttentionProblem, p.Problem
 	case engine.AttentionSecondPayment:
-		row.Reason = server.StaffOpsTextIn(c).AttentionSecond
+		row.Reason = staffpage.StaffOpsTextIn(c).AttentionSecond
 	case engine.AttentionDebitReturned:
-		row.Reason, row.Detail = server.StaffOpsTextIn(c).AttentionReturned, banking.ReturnReasonText(a.ReturnCode, server.LangOf(c).Code)
+		row.Reason, row.Detail = staffpage.StaffOpsTextIn(c).AttentionReturned, banking.ReturnReasonText(a.ReturnCode, server.LangOf(c).Code)
 		if a.ReturnCode != "" {
 			row.Detail += " (" + a.ReturnCode + ")"
 		}
 	default:
-		row.Reason = server.StaffOpsTextIn(c).AttentionPending
+		row.Reason = staffpage.StaffOpsTextIn(c).AttentionPending
 	}
 	return row
 }
@@ -114,20 +115,20 @@ func (s *Server) bankAccountOf(ctx context.Context, orgID int64) banking.IBAN {
 // post captures them (each credit once, by the bank's id: confirming
 // twice captures nothing more) and shows what became of every credit.
 func (s *Server) StaffImportStatement(c echo.Context) error {
-	u := server.StaffUserOf(c)
+	u := staffpage.StaffUserOf(c)
 	account := s.bankAccountOf(c.Request().Context(), u.OrganisationID)
 	if account == "" {
-		return s.StaffErrorPage(c, http.StatusConflict, server.StaffOpsTextIn(c).StatementNoBank)
+		return s.StaffErrorPage(c, http.StatusConflict, staffpage.StaffOpsTextIn(c).StatementNoBank)
 	}
-	data, fromCopy, err := server.StaffUpload(c, "statement")
-	if status, problem, ok := server.UploadProblem(err, server.StaffOpsTextIn(c).StatementTooLarge, server.StaffOpsTextIn(c).StatementMissing); ok {
+	data, fromCopy, err := staffpage.StaffUpload(c, "statement")
+	if status, problem, ok := staffpage.UploadProblem(err, staffpage.StaffOpsTextIn(c).StatementTooLarge, staffpage.StaffOpsTextIn(c).StatementMissing); ok {
 		return s.renderStaffPayments(c, status, problem)
 	} else if err != nil {
 		return err
 	}
 	st, err := banking.ParseStatement(bytes.NewReader(data))
 	if err != nil {
-		return s.renderStaffPayments(c, http.StatusUnprocessableEntity, server.StaffOpsTextIn(c).StatementInvalid+": "+err.Error()+".")
+		return s.renderStaffPayments(c, http.StatusUnprocessableEntity, staffpage.StaffOpsTextIn(c).StatementInvalid+": "+err.Error()+".")
 	}
 	capture := fromCopy && c.FormValue("capture") == "1"
 	actor := u.Actor()
@@ -136,20 +137,20 @@ func (s *Server) StaffImportStatement(c echo.Context) error {
 	if err != nil {
 		return s.StaffEngineError(c, err)
 	}
-	title := server.StaffOpsTextIn(c).PreviewTitle
+	title := staffpage.StaffOpsTextIn(c).PreviewTitle
 	if capture {
-		title = server.StaffOpsTextIn(c).ResultTitle
+		title = staffpage.StaffOpsTextIn(c).ResultTitle
 	}
 	m := views.StaffStatementModel{StaffChrome: s.StaffChrome(c, title), Preview: !capture,
 		CaptureURL: server.OrganisationPath(c, server.StaffPrefix+server.StaffStatementPath), BackURL: server.OrganisationPath(c, server.StaffPrefix+"/payments")}
 	if !capture {
-		m.Statement = server.StaffUploadCopy(data)
+		m.Statement = staffpage.StaffUploadCopy(data)
 	}
 	if rep.AlreadyImported > 0 {
-		m.Notes = append(m.Notes, strconv.Itoa(rep.AlreadyImported)+" "+server.StaffOpsTextIn(c).AlreadyImported)
+		m.Notes = append(m.Notes, strconv.Itoa(rep.AlreadyImported)+" "+staffpage.StaffOpsTextIn(c).AlreadyImported)
 	}
 	if rep.OtherAccounts > 0 {
-		m.Notes = append(m.Notes, strconv.Itoa(rep.OtherAccounts)+" "+server.StaffOpsTextIn(c).OtherAccounts)
+		m.Notes = append(m.Notes, strconv.Itoa(rep.OtherAccounts)+" "+staffpage.StaffOpsTextIn(c).OtherAccounts)
 	}
 	for _, l := range rep.Lines {
 		row, matched := staffCreditRow(c, l, capture)
@@ -167,7 +168,7 @@ func (s *Server) StaffImportStatement(c echo.Context) error {
 			m.Unmatched = append(m.Unmatched, row)
 		}
 	}
-	return server.StaffRender(c, http.StatusOK, views.StaffStatementPage(m))
+	return staffpage.StaffRender(c, http.StatusOK, views.StaffStatementPage(m))
 }
 
 // staffReturnRow prints one returned direct debit of an import, and
@@ -175,14 +176,14 @@ func (s *Server) StaffImportStatement(c echo.Context) error {
 // that does not match its debit is a problem, as an unmatched credit is.
 func staffReturnRow(c echo.Context, l engine.ReturnLine, captured bool) (views.StaffCreditRow, bool) {
 	r := l.Return
-	t := server.StaffOpsTextIn(c)
-	row := views.StaffCreditRow{Amount: server.StaffMoney(c, r.AmountMinor, r.Currency), Reference: r.EndToEndID, Kind: "problem"}
+	t := staffpage.StaffOpsTextIn(c)
+	row := views.StaffCreditRow{Amount: staffpage.StaffMoney(c, r.AmountMinor, r.Currency), Reference: r.EndToEndID, Kind: "problem"}
 	date := r.BookingDate
 	if date.IsZero() {
 		date = r.ValueDate
 	}
 	if !date.IsZero() {
-		row.Date = server.StaffDate(c, date)
+		row.Date = staffpage.StaffDate(c, date)
 	}
 	words := banking.ReturnReasonText(r.ReasonCode, server.LangOf(c).Code)
 	if r.ReasonCode != "" {
@@ -207,7 +208,7 @@ func staffReturnRow(c echo.Context, l engine.ReturnLine, captured bool) (views.S
 	if captured {
 		row.Result = t.LineReturned
 		if l.FeeMinor > 0 {
-			row.Result += " " + t.LineReturnFee + " " + server.StaffMoney(c, l.FeeMinor, r.Currency) + "."
+			row.Result += " " + t.LineReturnFee + " " + staffpage.StaffMoney(c, l.FeeMinor, r.Currency) + "."
 		}
 		if l.MandateEnded {
 			row.Result += " " + t.LineMandateEnded
@@ -223,14 +224,14 @@ var staffCreditOutcomes = map[banking.Outcome]struct {
 	matched  bool
 	complete bool // an exact capture completes the registration
 }{
-	banking.OutcomeExact:     {func(c echo.Context) string { return server.StaffOpsTextIn(c).OutcomeExact }, true, true},
-	banking.OutcomeByAmount:  {func(c echo.Context) string { return server.StaffOpsTextIn(c).OutcomeByAmount }, true, true},
-	banking.OutcomePartial:   {func(c echo.Context) string { return server.StaffOpsTextIn(c).OutcomePartial }, true, false},
-	banking.OutcomeExcess:    {func(c echo.Context) string { return server.StaffOpsTextIn(c).OutcomeExcess }, true, false},
-	banking.OutcomeCurrency:  {func(c echo.Context) string { return server.StaffOpsTextIn(c).OutcomeCurrency }, true, false},
-	banking.OutcomeDuplicate: {func(c echo.Context) string { return server.StaffOpsTextIn(c).OutcomeDuplicate }, false, false},
-	banking.OutcomeUnknown:   {func(c echo.Context) string { return server.StaffOpsTextIn(c).OutcomeUnknown }, false, false},
-	banking.OutcomeSecond:    {func(c echo.Context) string { return server.StaffOpsTextIn(c).OutcomeSecond }, true, false},
+	banking.OutcomeExact:     {func(c echo.Context) string { return staffpage.StaffOpsTextIn(c).OutcomeExact }, true, true},
+	banking.OutcomeByAmount:  {func(c echo.Context) string { return staffpage.StaffOpsTextIn(c).OutcomeByAmount }, true, true},
+	banking.OutcomePartial:   {func(c echo.Context) string { return staffpage.StaffOpsTextIn(c).OutcomePartial }, true, false},
+	banking.OutcomeExcess:    {func(c echo.Context) string { return staffpage.StaffOpsTextIn(c).OutcomeExcess }, true, false},
+	banking.OutcomeCurrency:  {func(c echo.Context) string { return staffpage.StaffOpsTextIn(c).OutcomeCurrency }, true, false},
+	banking.OutcomeDuplicate: {func(c echo.Context) string { return staffpage.StaffOpsTextIn(c).OutcomeDuplicate }, false, false},
+	banking.OutcomeUnknown:   {func(c echo.Context) string { return staffpage.StaffOpsTextIn(c).OutcomeUnknown }, false, false},
+	banking.OutcomeSecond:    {func(c echo.Context) string { return staffpage.StaffOpsTextIn(c).OutcomeSecond }, true, false},
 }
 
 // staffCreditRow prints one credit of an import, and whether it was
@@ -241,9 +242,9 @@ func staffCreditRow(c echo.Context, l engine.StatementLine, captured bool) (view
 	if date.IsZero() {
 		date = cr.ValueDate
 	}
-	row := views.StaffCreditRow{Amount: server.StaffMoney(c, cr.AmountMinor, cr.Currency), From: cr.DebtorName, Kind: "ok"}
+	row := views.StaffCreditRow{Amount: staffpage.StaffMoney(c, cr.AmountMinor, cr.Currency), From: cr.DebtorName, Kind: "ok"}
 	if !date.IsZero() {
-		row.Date = server.StaffDate(c, date)
+		row.Date = staffpage.StaffDate(c, date)
 	}
 	row.Reference = cr.Unstructured
 	if len(cr.References) > 0 {
@@ -259,29 +260,29 @@ func staffCreditRow(c echo.Context, l engine.StatementLine, captured bool) (view
 			row.Outcome = o.text(c)
 		}
 		if l.Kept {
-			row.Result += ". " + server.StaffOpsTextIn(c).LineKept
+			row.Result += ". " + staffpage.StaffOpsTextIn(c).LineKept
 		}
 		return row, false
 	}
 	row.Outcome = o.text(c)
 	switch {
 	case !captured && l.Outcome == banking.OutcomeSecond:
-		row.Result, row.Kind = server.StaffOpsTextIn(c).LineWillOwe, "problem"
+		row.Result, row.Kind = staffpage.StaffOpsTextIn(c).LineWillOwe, "problem"
 	case !captured && o.complete:
-		row.Result = server.StaffOpsTextIn(c).LineWillComplete
+		row.Result = staffpage.StaffOpsTextIn(c).LineWillComplete
 	case !captured:
-		row.Result, row.Kind = server.StaffOpsTextIn(c).LineWillRecord, "problem"
+		row.Result, row.Kind = staffpage.StaffOpsTextIn(c).LineWillRecord, "problem"
 	case l.Err != nil:
-		row.Result, row.Kind = server.StaffOpsTextIn(c).LineFailed, "error"
+		row.Result, row.Kind = staffpage.StaffOpsTextIn(c).LineFailed, "error"
 		if e, ok := engine.AsError(l.Err); ok {
 			row.Result += ": " + e.Message
 		}
 	case l.SecondCredit:
-		row.Result, row.Kind = server.StaffOpsTextIn(c).LineOwed, "problem"
+		row.Result, row.Kind = staffpage.StaffOpsTextIn(c).LineOwed, "problem"
 	case l.Completed:
-		row.Result = server.StaffOpsTextIn(c).LineCompleted
+		row.Result = staffpage.StaffOpsTextIn(c).LineCompleted
 	case l.Captured:
-		row.Result, row.Kind = server.StaffOpsTextIn(c).LineCaptured, "problem"
+		row.Result, row.Kind = staffpage.StaffOpsTextIn(c).LineCaptured, "problem"
 	default:
 		row.Result = l.Reason
 	}
@@ -292,14 +293,14 @@ func staffCreditRow(c echo.Context, l engine.StatementLine, captured bool) (view
 // role may resolve it.
 func (s *Server) staffStoredCredit(c echo.Context, cr engine.BankCredit, resolvable bool) views.StaffStoredCredit {
 	key := strconv.FormatInt(cr.ID, 10)
-	row := views.StaffStoredCredit{Key: key, Amount: server.StaffMoney(c, cr.AmountMinor, cr.Currency), From: cr.DebtorName,
+	row := views.StaffStoredCredit{Key: key, Amount: staffpage.StaffMoney(c, cr.AmountMinor, cr.Currency), From: cr.DebtorName,
 		IBAN: cr.DebtorIBAN, Reference: cr.Reference, Remittance: cr.Remittance, Reason: cr.Reason, StateKey: string(cr.State),
 		State: creditStateLabel(c, cr.State), Note: cr.Note}
 	if cr.BookedOn != nil {
-		row.Date = server.StaffDate(c, *cr.BookedOn)
+		row.Date = staffpage.StaffDate(c, *cr.BookedOn)
 	}
 	if cr.ResolvedAt != nil {
-		row.Resolved = server.StaffOpsTextIn(c).CreditBy + " " + cr.ResolvedBy + ", " + server.StaffDateTime(c, *cr.ResolvedAt)
+		row.Resolved = staffpage.StaffOpsTextIn(c).CreditBy + " " + cr.ResolvedBy + ", " + staffpage.StaffDateTime(c, *cr.ResolvedAt)
 	}
 	if cr.PaymentReference != nil {
 		row.Payment = *cr.PaymentReference
@@ -317,13 +318,13 @@ func (s *Server) staffStoredCredit(c echo.Context, cr engine.BankCredit, resolva
 func creditStateLabel(c echo.Context, st engine.CreditState) string {
 	switch st {
 	case engine.CreditAssigned:
-		return server.StaffOpsTextIn(c).CreditStateAssigned
+		return staffpage.StaffOpsTextIn(c).CreditStateAssigned
 	case engine.CreditReturned:
-		return server.StaffOpsTextIn(c).CreditStateReturned
+		return staffpage.StaffOpsTextIn(c).CreditStateReturned
 	case engine.CreditIgnored:
-		return server.StaffOpsTextIn(c).CreditStateIgnored
+		return staffpage.StaffOpsTextIn(c).CreditStateIgnored
 	}
-	return server.StaffOpsTextIn(c).CreditStateUnmatched
+	return staffpage.StaffOpsTextIn(c).CreditStateUnmatched
 }
 
 // The payments page's flashes after resolving a credit.
@@ -335,10 +336,10 @@ const (
 )
 
 func init() {
-	server.StaffFlashes[flashCreditAssigned] = func(c echo.Context) string { return server.StaffOpsTextIn(c).CreditAssigned }
-	server.StaffFlashes[flashCreditAssignedProblem] = func(c echo.Context) string { return server.StaffOpsTextIn(c).CreditAssignedProblem }
-	server.StaffFlashes[flashCreditClosed] = func(c echo.Context) string { return server.StaffOpsTextIn(c).CreditClosed }
-	server.StaffFlashes[flashCreditAlready] = func(c echo.Context) string { return server.StaffOpsTextIn(c).CreditAlready }
+	staffpage.StaffFlashes[flashCreditAssigned] = func(c echo.Context) string { return staffpage.StaffOpsTextIn(c).CreditAssigned }
+	staffpage.StaffFlashes[flashCreditAssignedProblem] = func(c echo.Context) string { return staffpage.StaffOpsTextIn(c).CreditAssignedProblem }
+	staffpage.StaffFlashes[flashCreditClosed] = func(c echo.Context) string { return staffpage.StaffOpsTextIn(c).CreditClosed }
+	staffpage.StaffFlashes[flashCreditAlready] = func(c echo.Context) string { return staffpage.StaffOpsTextIn(c).CreditAlready }
 }
 
 // staffResolveCredit answers POST /staff/payments/credits/{id}/resolve
@@ -347,23 +348,23 @@ func init() {
 // returned or ignored one closed with the note. Posted twice (the back
 // button, a double click), the second changes nothing and says so.
 func (s *Server) StaffResolveCredit(c echo.Context) error {
-	u := server.StaffUserOf(c)
+	u := staffpage.StaffUserOf(c)
 	id, ok := server.PathID(c, "id")
 	if !ok {
-		return s.StaffErrorPage(c, http.StatusNotFound, server.StaffTextIn(c).NotFound)
+		return s.StaffErrorPage(c, http.StatusNotFound, staffpage.StaffTextIn(c).NotFound)
 	}
 	r := engine.CreditResolution{State: engine.CreditState(c.FormValue("resolution")), Payment: strings.TrimSpace(c.FormValue("payment")),
 		Note: strings.TrimSpace(c.FormValue("note"))}
-	detail := server.StaffOpsTextIn(c).CreditCloseDetail
+	detail := staffpage.StaffOpsTextIn(c).CreditCloseDetail
 	switch {
 	case r.State == engine.CreditAssigned && r.Payment == "":
-		return s.StaffErrorPage(c, http.StatusUnprocessableEntity, server.StaffOpsTextIn(c).CreditNoPayment)
+		return s.StaffErrorPage(c, http.StatusUnprocessableEntity, staffpage.StaffOpsTextIn(c).CreditNoPayment)
 	case r.State == engine.CreditAssigned:
-		detail = server.StaffOpsTextIn(c).CreditAssignDetail
+		detail = staffpage.StaffOpsTextIn(c).CreditAssignDetail
 	case r.State != engine.CreditReturned && r.State != engine.CreditIgnored:
-		return s.StaffErrorPage(c, http.StatusUnprocessableEntity, server.StaffOpsTextIn(c).CreditNoChoice)
+		return s.StaffErrorPage(c, http.StatusUnprocessableEntity, staffpage.StaffOpsTextIn(c).CreditNoChoice)
 	case r.Note == "":
-		return s.StaffErrorPage(c, http.StatusUnprocessableEntity, server.StaffOpsTextIn(c).CreditNoNote)
+		return s.StaffErrorPage(c, http.StatusUnprocessableEntity, staffpage.StaffOpsTextIn(c).CreditNoNote)
 	}
 	back := server.OrganisationPath(c, server.StaffPrefix+"/payments")
 	credits, err := s.engine.BankCredits(c.Request().Context(), engine.CreditQuery{OrganisationID: u.OrganisationID, Limit: staffAttentionLimit})
@@ -373,11 +374,11 @@ func (s *Server) StaffResolveCredit(c echo.Context) error {
 	question := ""
 	for _, cr := range credits {
 		if cr.ID == id {
-			question = fmt.Sprintf(server.StaffOpsTextIn(c).CreditResolveQuestion, server.StaffMoney(c, cr.AmountMinor, cr.Currency), cmp.Or(cr.DebtorName, "?"))
+			question = fmt.Sprintf(staffpage.StaffOpsTextIn(c).CreditResolveQuestion, staffpage.StaffMoney(c, cr.AmountMinor, cr.Currency), cmp.Or(cr.DebtorName, "?"))
 		}
 	}
 	if question == "" {
-		return s.StaffErrorPage(c, http.StatusNotFound, server.StaffTextIn(c).NotFound)
+		return s.StaffErrorPage(c, http.StatusNotFound, staffpage.StaffTextIn(c).NotFound)
 	}
 	if ok, err := s.StaffConfirmed(c, question, detail, back); !ok {
 		return err

@@ -12,6 +12,7 @@ import (
 	"portal/engine"
 	"portal/engine/report"
 	"portal/handlers/server"
+	"portal/handlers/staff/staffpage"
 	"portal/views"
 	"portal/views/yearreport"
 )
@@ -24,7 +25,7 @@ func (s *Server) yearReportPeriod(c echo.Context, orgID int64) (periods []engine
 	if err != nil || len(periods) == 0 {
 		return periods, 0, true, err
 	}
-	id = server.CurrentPeriod(periods, time.Now())
+	id = staffpage.CurrentPeriod(periods, time.Now())
 	if raw := c.QueryParam("period"); raw != "" {
 		if id, err = strconv.ParseInt(raw, 10, 64); err != nil || id <= 0 {
 			return periods, 0, false, nil
@@ -36,7 +37,7 @@ func (s *Server) yearReportPeriod(c echo.Context, orgID int64) (periods []engine
 // yearReportDoc builds the printed report of r in the page's language:
 // the one Doc the page, the CSV and the PDF are written from.
 func yearReportDoc(c echo.Context, club string, r *report.YearReport, now time.Time) yearreport.Doc {
-	t := server.StaffYearReportTextIn(c)
+	t := staffpage.StaffYearReportTextIn(c)
 	l := server.LangOf(c)
 	code := l.Code
 	money := func(minor int64) yearreport.Cell {
@@ -105,7 +106,7 @@ func yearReportDoc(c echo.Context, club string, r *report.YearReport, now time.T
 	}
 	d.Tables = append(d.Tables,
 		members("members-by-type", t.MembersByType, r.MembersByType, func(_ int, m report.ReportMembers) string { return m.Texts.In(code, m.Name) }),
-		members("members-by-age", t.MembersByAge, r.MembersByAge, func(i int, _ report.ReportMembers) string { return server.AgeGroupLabel(c, i) }))
+		members("members-by-age", t.MembersByAge, r.MembersByAge, func(i int, _ report.ReportMembers) string { return staffpage.AgeGroupLabel(c, i) }))
 	return d
 }
 
@@ -126,18 +127,18 @@ func paymentMethodLabel(t *views.StaffYearReportTexts, provider string) string {
 // yearReport loads the report of the period the request names, built as
 // a Doc; a response has been written when it returns ok false.
 func (s *Server) yearReport(c echo.Context) (doc yearreport.Doc, m views.StaffYearReportModel, ok bool, err error) {
-	u := server.StaffUserOf(c)
-	t := server.StaffYearReportTextIn(c)
+	u := staffpage.StaffUserOf(c)
+	t := staffpage.StaffYearReportTextIn(c)
 	periods, periodID, parsed, err := s.yearReportPeriod(c, u.OrganisationID)
 	if err != nil {
 		return doc, m, false, s.StaffEngineError(c, err)
 	}
 	if !parsed {
-		return doc, m, false, s.StaffErrorPage(c, http.StatusBadRequest, server.StaffTextIn(c).BadFilter)
+		return doc, m, false, s.StaffErrorPage(c, http.StatusBadRequest, staffpage.StaffTextIn(c).BadFilter)
 	}
 	if len(periods) == 0 {
-		mm := views.StaffMessageModel{StaffChrome: s.StaffChrome(c, t.Title), Message: server.StaffTextIn(c).OvNoPeriod, Kind: "info"}
-		return doc, m, false, server.StaffRender(c, http.StatusOK, views.StaffMessagePage(mm))
+		mm := views.StaffMessageModel{StaffChrome: s.StaffChrome(c, t.Title), Message: staffpage.StaffTextIn(c).OvNoPeriod, Kind: "info"}
+		return doc, m, false, staffpage.StaffRender(c, http.StatusOK, views.StaffMessagePage(mm))
 	}
 	ctx := c.Request().Context()
 	r, err := report.Of(s.engine).YearReport(ctx, u.OrganisationID, periodID)
@@ -165,8 +166,8 @@ func (s *Server) StaffYearReport(c echo.Context) error {
 	if !ok {
 		return err
 	}
-	m.StaffChrome = s.StaffChrome(c, server.StaffYearReportTextIn(c).Title)
-	return server.StaffRender(c, http.StatusOK, views.StaffYearReportPage(m))
+	m.StaffChrome = s.StaffChrome(c, staffpage.StaffYearReportTextIn(c).Title)
+	return staffpage.StaffRender(c, http.StatusOK, views.StaffYearReportPage(m))
 }
 
 // staffYearReportCSV answers GET /staff/year-report.csv?period=ID

@@ -15,6 +15,7 @@ import (
 
 	"portal/engine"
 	"portal/handlers/server"
+	"portal/handlers/staff/staffpage"
 	"portal/views"
 )
 
@@ -93,10 +94,10 @@ func auditURL(c echo.Context, q engine.AuditQuery, before int64) string {
 // filtered by ?actor=, ?action=, ?record= (kind) and ?record_id=, and
 // ?from= and ?until= (dates, both included).
 func (s *Server) StaffAuditPage(c echo.Context) error {
-	u := server.StaffUserOf(c)
+	u := staffpage.StaffUserOf(c)
 	q, ok := auditQuery(c, u.OrganisationID)
 	if !ok {
-		return s.StaffErrorPage(c, http.StatusBadRequest, server.StaffTextIn(c).BadFilter)
+		return s.StaffErrorPage(c, http.StatusBadRequest, staffpage.StaffTextIn(c).BadFilter)
 	}
 	ctx := c.Request().Context()
 	rows, err := s.engine.AuditLog(ctx, q)
@@ -112,7 +113,7 @@ func (s *Server) StaffAuditPage(c echo.Context) error {
 		return s.StaffEngineError(c, err)
 	}
 	t := staffAuditTextIn(c)
-	m := views.StaffAuditModel{StaffChrome: s.StaffChrome(c, server.StaffTextIn(c).AuditTitle), Action: server.OrganisationPath(c, server.StaffPrefix+auditPath),
+	m := views.StaffAuditModel{StaffChrome: s.StaffChrome(c, staffpage.StaffTextIn(c).AuditTitle), Action: server.OrganisationPath(c, server.StaffPrefix+auditPath),
 		Rows: names.rows(c, rows), RecordID: q.TargetID,
 		Filtered: q.Actor != "" || q.Action != "" || q.TargetType != "" || q.TargetID != "" || !q.From.IsZero() || !q.Until.IsZero()}
 	if !q.From.IsZero() {
@@ -143,7 +144,7 @@ func (s *Server) StaffAuditPage(c echo.Context) error {
 	if q.BeforeID != 0 {
 		m.NewestURL = auditURL(c, q, 0)
 	}
-	return server.StaffRender(c, http.StatusOK, views.StaffAuditPage(m))
+	return staffpage.StaffRender(c, http.StatusOK, views.StaffAuditPage(m))
 }
 
 // auditNames are the names the log's entries refer to by id: staff
@@ -185,7 +186,7 @@ func (s *Server) auditNames(c echo.Context, orgID int64) (*auditNames, error) {
 
 // staffAuditRows prints audit records (the log, a registration's detail).
 func (s *Server) staffAuditRows(c echo.Context, rows []engine.AuditRecord) []views.StaffAuditRow {
-	names, err := s.auditNames(c, server.StaffUserOf(c).OrganisationID)
+	names, err := s.auditNames(c, staffpage.StaffUserOf(c).OrganisationID)
 	if err != nil {
 		s.LogFor(c).Warn("audit names not loaded; entries show ids", "err", err)
 		names = &auditNames{}
@@ -426,7 +427,7 @@ func auditValue(c echo.Context, field string, v any) string {
 		last := field[strings.LastIndex(field, ".")+1:]
 		switch {
 		case last == "role" && slices.Contains([]engine.StaffRole{engine.RoleViewer, engine.RoleRegistrar, engine.RoleTreasurer, engine.RoleAdmin}, engine.StaffRole(x)):
-			return server.StaffRoleLabel(c, engine.StaffRole(x))
+			return staffpage.StaffRoleLabel(c, engine.StaffRole(x))
 		case strings.HasSuffix(last, "status") || last == "state" || last == "refund":
 			return auditStateLabel(c, last, x)
 		}
@@ -471,9 +472,9 @@ func auditStateLabel(c echo.Context, field, v string) string {
 	// A collection run's (its cancelled is everyone's cancelled).
 	switch engine.DebitRunStatus(v) {
 	case engine.DebitRunPrepared:
-		return server.StaffDebitTextIn(c).StatusPrepared
+		return staffpage.StaffDebitTextIn(c).StatusPrepared
 	case engine.DebitRunSent:
-		return server.StaffDebitTextIn(c).StatusSent
+		return staffpage.StaffDebitTextIn(c).StatusSent
 	}
-	return server.StatusLabel(c, v)
+	return staffpage.StatusLabel(c, v)
 }

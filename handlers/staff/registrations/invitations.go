@@ -14,6 +14,7 @@ import (
 
 	"portal/engine"
 	"portal/handlers/server"
+	"portal/handlers/staff/staffpage"
 	"portal/relay/hashlink"
 	"portal/views"
 )
@@ -40,7 +41,7 @@ type invitationsState struct {
 }
 
 func (s *Server) renderInvitations(c echo.Context, status int, st invitationsState) error {
-	u := server.StaffUserOf(c)
+	u := staffpage.StaffUserOf(c)
 	ctx := c.Request().Context()
 	from, _ := strconv.Atoi(c.QueryParam("from"))
 	from = max(from, 0)
@@ -49,11 +50,11 @@ func (s *Server) renderInvitations(c echo.Context, status int, st invitationsSta
 	if err != nil {
 		return s.StaffEngineError(c, err)
 	}
-	m := views.StaffInvitationsModel{StaffChrome: s.StaffChrome(c, server.StaffOpsTextIn(c).InvitationsTitle),
+	m := views.StaffInvitationsModel{StaffChrome: s.StaffChrome(c, staffpage.StaffOpsTextIn(c).InvitationsTitle),
 		ImportURL: server.OrganisationPath(c, server.StaffPrefix+server.StaffImportPath), Error: st.uploadError, Sent: st.sent,
 		PersonsURL: server.OrganisationPath(c, server.StaffPrefix+"/invitations"), PersonSearch: search}
 	for _, p := range persons {
-		row := views.StaffDirectoryRow{Name: p.Person.FirstName + " " + p.Person.LastName, Born: server.StaffDate(c, p.Person.DateOfBirth),
+		row := views.StaffDirectoryRow{Name: p.Person.FirstName + " " + p.Person.LastName, Born: staffpage.StaffDate(c, p.Person.DateOfBirth),
 			Email: p.Person.Email, UserKeys: strings.Join(p.UserKeys, ", ")}
 		if p.Person.ExternalID != nil {
 			row.ExternalID = *p.Person.ExternalID
@@ -66,21 +67,21 @@ func (s *Server) renderInvitations(c echo.Context, status int, st invitationsSta
 	if err := s.addInvitations(c, &m, st.form); err != nil {
 		return s.StaffEngineError(c, err)
 	}
-	return server.StaffRender(c, status, views.StaffInvitationsPage(m))
+	return staffpage.StaffRender(c, status, views.StaffInvitationsPage(m))
 }
 
 // addInvitations fills in the period choice, the send form (st.form when
 // one was submitted) and the period's invitations with their counts. A
 // period that is not the organisation's is not found.
 func (s *Server) addInvitations(c echo.Context, m *views.StaffInvitationsModel, form *views.StaffInviteForm) error {
-	u := server.StaffUserOf(c)
+	u := staffpage.StaffUserOf(c)
 	ctx := c.Request().Context()
 	m.PeriodURL = server.OrganisationPath(c, server.StaffPrefix+"/invitations")
 	periods, err := s.engine.Periods(ctx, u.OrganisationID)
 	if err != nil || len(periods) == 0 {
 		return err
 	}
-	periodID := server.CurrentPeriod(periods, time.Now())
+	periodID := staffpage.CurrentPeriod(periods, time.Now())
 	if raw := c.FormValue("period"); raw != "" {
 		if periodID, err = strconv.ParseInt(raw, 10, 64); err != nil {
 			return engine.Errorf(engine.CodeNotFound, "period not found")
@@ -112,7 +113,7 @@ func (s *Server) addInvitations(c echo.Context, m *views.StaffInvitationsModel, 
 	for _, inv := range list {
 		counts[inv.State]++
 		row := views.StaffInvitationRow{UserKey: inv.UserKey, Persons: strings.Join(inv.Persons, ", "), StateKey: string(inv.State),
-			State: invitationStateLabel(c, inv.State), Created: server.StaffDateTime(c, inv.CreatedAt), Expires: server.StaffDateTime(c, inv.ExpiresAt)}
+			State: invitationStateLabel(c, inv.State), Created: staffpage.StaffDateTime(c, inv.CreatedAt), Expires: staffpage.StaffDateTime(c, inv.ExpiresAt)}
 		if inv.State != engine.InvitationRevoked && inv.State != engine.InvitationExpired {
 			row.RevokeURL = server.OrganisationPath(c, server.StaffPrefix+"/invitations/"+strconv.FormatInt(inv.ID, 10)+"/revoke")
 		}
@@ -132,19 +133,19 @@ var invitationStates = []engine.InvitationState{engine.InvitationInvited, engine
 func invitationStateLabel(c echo.Context, st engine.InvitationState) string {
 	switch st {
 	case engine.InvitationSent:
-		return server.StaffOpsTextIn(c).InvStateSent
+		return staffpage.StaffOpsTextIn(c).InvStateSent
 	case engine.InvitationOpened:
-		return server.StaffOpsTextIn(c).InvStateOpened
+		return staffpage.StaffOpsTextIn(c).InvStateOpened
 	case engine.InvitationRegistered:
-		return server.StaffOpsTextIn(c).InvStateRegistered
+		return staffpage.StaffOpsTextIn(c).InvStateRegistered
 	case engine.InvitationPaid:
-		return server.StaffOpsTextIn(c).InvStatePaid
+		return staffpage.StaffOpsTextIn(c).InvStatePaid
 	case engine.InvitationExpired:
-		return server.StaffOpsTextIn(c).InvStateExpired
+		return staffpage.StaffOpsTextIn(c).InvStateExpired
 	case engine.InvitationRevoked:
-		return server.StaffOpsTextIn(c).InvStateRevoked
+		return staffpage.StaffOpsTextIn(c).InvStateRevoked
 	}
-	return server.StaffOpsTextIn(c).InvStateInvited
+	return staffpage.StaffOpsTextIn(c).InvStateInvited
 }
 
 // staffSendInvitations answers POST /staff/invitations/send: invites every
@@ -152,12 +153,12 @@ func invitationStateLabel(c echo.Context, st engine.InvitationState) string {
 // with links valid for the given days, e-mailed when asked. Errors are
 // shown per field and change nothing; the result lists who was left out.
 func (s *Server) StaffSendInvitations(c echo.Context) error {
-	u := server.StaffUserOf(c)
+	u := staffpage.StaffUserOf(c)
 	form := &views.StaffInviteForm{Whom: c.FormValue("whom"), ExternalIDs: c.FormValue("externalIds"),
 		Days: strings.TrimSpace(c.FormValue("days")), Mail: c.FormValue("mail") == "1", Errors: map[string]string{}}
 	periodID, err := strconv.ParseInt(c.FormValue("period"), 10, 64)
 	if err != nil {
-		return s.StaffErrorPage(c, http.StatusBadRequest, server.StaffTextIn(c).Invalid)
+		return s.StaffErrorPage(c, http.StatusBadRequest, staffpage.StaffTextIn(c).Invalid)
 	}
 	req := engine.InvitationRequest{PeriodID: periodID, Send: form.Mail}
 	switch form.Whom {
@@ -166,14 +167,14 @@ func (s *Server) StaffSendInvitations(c echo.Context) error {
 	case "chosen":
 		req.ExternalIDs = strings.FieldsFunc(form.ExternalIDs, func(r rune) bool { return r == ',' || r == ';' || unicode.IsSpace(r) })
 		if len(req.ExternalIDs) == 0 {
-			form.Errors["externalIds"] = server.StaffOpsTextIn(c).InvWhomMissing
+			form.Errors["externalIds"] = staffpage.StaffOpsTextIn(c).InvWhomMissing
 		}
 	default:
-		form.Errors["whom"] = server.StaffOpsTextIn(c).InvWhomMissing
+		form.Errors["whom"] = staffpage.StaffOpsTextIn(c).InvWhomMissing
 	}
 	days, err := strconv.Atoi(form.Days)
 	if err != nil || days < 1 || days > 366 {
-		form.Errors["days"] = server.StaffOpsTextIn(c).InvDaysInvalid
+		form.Errors["days"] = staffpage.StaffOpsTextIn(c).InvDaysInvalid
 	}
 	req.Expires = time.Duration(days) * 24 * time.Hour
 	if len(form.Errors) == 0 {
@@ -195,7 +196,7 @@ func (s *Server) StaffSendInvitations(c echo.Context) error {
 		form.Error = e.Message
 	}
 	if form.Error == "" {
-		form.Error = server.StaffOpsTextIn(c).InvErrors
+		form.Error = staffpage.StaffOpsTextIn(c).InvErrors
 	}
 	return s.renderInvitations(c, http.StatusUnprocessableEntity, invitationsState{form: form})
 }
@@ -203,9 +204,9 @@ func (s *Server) StaffSendInvitations(c echo.Context) error {
 // staffRevokeInvitation answers POST /staff/invitations/{id}/revoke, after
 // asking: the link is refused from then on.
 func (s *Server) StaffRevokeInvitation(c echo.Context) error {
-	u := server.StaffUserOf(c)
+	u := staffpage.StaffUserOf(c)
 	back := server.OrganisationPath(c, server.StaffPrefix+"/invitations")
-	id, proceed, err := s.StaffConfirmedID(c, server.StaffOpsTextIn(c).InvRevokeQuestion, server.StaffOpsTextIn(c).InvRevokeDetail, back)
+	id, proceed, err := s.StaffConfirmedID(c, staffpage.StaffOpsTextIn(c).InvRevokeQuestion, staffpage.StaffOpsTextIn(c).InvRevokeDetail, back)
 	if !proceed {
 		return err
 	}
@@ -220,7 +221,7 @@ func (s *Server) StaffRevokeInvitation(c echo.Context) error {
 const flashInvRevoked = "invitation-revoked"
 
 func init() {
-	server.StaffFlashes[flashInvRevoked] = func(c echo.Context) string { return server.StaffOpsTextIn(c).InvRevoked }
+	staffpage.StaffFlashes[flashInvRevoked] = func(c echo.Context) string { return staffpage.StaffOpsTextIn(c).InvRevoked }
 }
 
 // staffImportPersons answers POST /staff/invitations/import. A chosen CSV
@@ -230,9 +231,9 @@ func init() {
 // more. Rows in error are listed, and nothing is applied until they are
 // corrected.
 func (s *Server) StaffImportPersons(c echo.Context) error {
-	u := server.StaffUserOf(c)
-	data, fromCopy, err := server.StaffUpload(c, "csv")
-	if status, problem, ok := server.UploadProblem(err, server.StaffOpsTextIn(c).ImportTooLarge, server.StaffOpsTextIn(c).ImportMissing); ok {
+	u := staffpage.StaffUserOf(c)
+	data, fromCopy, err := staffpage.StaffUpload(c, "csv")
+	if status, problem, ok := staffpage.UploadProblem(err, staffpage.StaffOpsTextIn(c).ImportTooLarge, staffpage.StaffOpsTextIn(c).ImportMissing); ok {
 		return s.renderStaffInvitations(c, status, problem)
 	} else if err != nil {
 		return err
@@ -245,7 +246,7 @@ func (s *Server) StaffImportPersons(c echo.Context) error {
 		return err
 	}
 	if len(rows) == 0 {
-		return s.renderStaffInvitations(c, http.StatusUnprocessableEntity, server.StaffOpsTextIn(c).ImportEmpty)
+		return s.renderStaffInvitations(c, http.StatusUnprocessableEntity, staffpage.StaffOpsTextIn(c).ImportEmpty)
 	}
 	apply := fromCopy && c.FormValue("apply") == "1"
 	actor := u.Actor()
@@ -258,18 +259,18 @@ func (s *Server) StaffImportPersons(c echo.Context) error {
 		}
 		status = http.StatusUnprocessableEntity // rows in error, listed below
 	}
-	title := server.StaffOpsTextIn(c).ImportPreviewTitle
+	title := staffpage.StaffOpsTextIn(c).ImportPreviewTitle
 	if apply {
-		title = server.StaffOpsTextIn(c).ImportDoneTitle
+		title = staffpage.StaffOpsTextIn(c).ImportDoneTitle
 	}
 	m := views.StaffImportModel{StaffChrome: s.StaffChrome(c, title), Preview: !apply, Created: rep.Created, Updated: rep.Updated,
 		Unchanged: rep.Unchanged, Errors: rep.Errors, ApplyURL: server.OrganisationPath(c, server.StaffPrefix+server.StaffImportPath),
 		BackURL: server.OrganisationPath(c, server.StaffPrefix+"/invitations")}
 	if !apply && rep.Errors == 0 {
-		m.File = server.StaffUploadCopy(data)
+		m.File = staffpage.StaffUploadCopy(data)
 	}
-	outcomes := map[engine.RowOutcome]string{engine.RowCreated: server.StaffOpsTextIn(c).ImportCreated, engine.RowUpdated: server.StaffOpsTextIn(c).ImportUpdated,
-		engine.RowUnchanged: server.StaffOpsTextIn(c).ImportUnchanged, engine.RowError: server.StaffOpsTextIn(c).ImportErrors}
+	outcomes := map[engine.RowOutcome]string{engine.RowCreated: staffpage.StaffOpsTextIn(c).ImportCreated, engine.RowUpdated: staffpage.StaffOpsTextIn(c).ImportUpdated,
+		engine.RowUnchanged: staffpage.StaffOpsTextIn(c).ImportUnchanged, engine.RowError: staffpage.StaffOpsTextIn(c).ImportErrors}
 	for _, r := range rep.Rows {
 		if r.Outcome == engine.RowUnchanged {
 			continue // the changes are what a preview is for
@@ -281,5 +282,5 @@ func (s *Server) StaffImportPersons(c echo.Context) error {
 		row.Problems = strings.TrimSpace(row.Problems)
 		m.Rows = append(m.Rows, row)
 	}
-	return server.StaffRender(c, status, views.StaffImportPage(m))
+	return staffpage.StaffRender(c, status, views.StaffImportPage(m))
 }

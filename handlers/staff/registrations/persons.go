@@ -12,6 +12,7 @@ import (
 	"portal/engine"
 	"portal/handlers/members"
 	"portal/handlers/server"
+	"portal/handlers/staff/staffpage"
 	"portal/views"
 )
 
@@ -26,10 +27,10 @@ func staffPersonURL(c echo.Context, id int64) string {
 // staffPersonData answers GET /staff/persons/:id: the person's export read
 // on the page, its download and, for administrators, the erasure.
 func (s *Server) StaffPersonData(c echo.Context) error {
-	u := server.StaffUserOf(c)
+	u := staffpage.StaffUserOf(c)
 	id, ok := server.PathID(c, "id")
 	if !ok {
-		return s.StaffErrorPage(c, http.StatusNotFound, server.StaffTextIn(c).NotFound)
+		return s.StaffErrorPage(c, http.StatusNotFound, staffpage.StaffTextIn(c).NotFound)
 	}
 	ctx := c.Request().Context()
 	x, err := s.engine.ExportPerson(ctx, u.OrganisationID, id)
@@ -51,15 +52,15 @@ func (s *Server) StaffPersonData(c echo.Context) error {
 	if c.QueryParam("done") == "erased" {
 		m.Flash = t.DoneErased
 	}
-	return server.StaffRender(c, http.StatusOK, views.StaffPersonData(m))
+	return staffpage.StaffRender(c, http.StatusOK, views.StaffPersonData(m))
 }
 
 // staffPersonExport answers GET /staff/persons/:id/export.json.
 func (s *Server) StaffPersonExport(c echo.Context) error {
-	u := server.StaffUserOf(c)
+	u := staffpage.StaffUserOf(c)
 	id, ok := server.PathID(c, "id")
 	if !ok {
-		return s.StaffErrorPage(c, http.StatusNotFound, server.StaffTextIn(c).NotFound)
+		return s.StaffErrorPage(c, http.StatusNotFound, staffpage.StaffTextIn(c).NotFound)
 	}
 	x, err := s.engine.ExportPerson(c.Request().Context(), u.OrganisationID, id)
 	if err != nil {
@@ -74,7 +75,7 @@ func (s *Server) StaffPersonExport(c echo.Context) error {
 // staffErasePerson answers POST /staff/persons/:id/erase (force=1 to
 // override an active membership or open payment), after a confirmation.
 func (s *Server) StaffErasePerson(c echo.Context) error {
-	u := server.StaffUserOf(c)
+	u := staffpage.StaffUserOf(c)
 	t := views.PersonalDataTextIn(c.Request().Context())
 	back, _ := server.PathID(c, "id")
 	id, proceed, err := s.StaffConfirmedID(c, t.ConfirmErase, t.ConfirmEraseDetail, staffPersonURL(c, back))
@@ -91,7 +92,7 @@ func (s *Server) StaffErasePerson(c echo.Context) error {
 // staffDataRequests answers GET /staff/data-requests: members' requests,
 // open ones first.
 func (s *Server) StaffDataRequests(c echo.Context) error {
-	u := server.StaffUserOf(c)
+	u := staffpage.StaffUserOf(c)
 	ctx := c.Request().Context()
 	list, err := s.engine.DataRequests(ctx, u.OrganisationID, "")
 	if err != nil {
@@ -103,28 +104,28 @@ func (s *Server) StaffDataRequests(c echo.Context) error {
 		m.Flash = t.DoneRequest
 	}
 	for _, r := range list {
-		row := views.StaffDataRequestRow{ID: strconv.FormatInt(r.ID, 10), Created: server.StaffDateTime(c, r.CreatedAt), Household: r.UserKey,
+		row := views.StaffDataRequestRow{ID: strconv.FormatInt(r.ID, 10), Created: staffpage.StaffDateTime(c, r.CreatedAt), Household: r.UserKey,
 			Kind: members.RequestKind(t, r.Kind), Message: r.Message, Status: members.RequestStatus(t, r.Status), Person: t.WholeHousehold, Note: r.Note}
 		if r.PersonID != nil {
 			row.Person, row.PersonURL = t.OpenPerson+" #"+strconv.FormatInt(*r.PersonID, 10), staffPersonURL(c, *r.PersonID)
 		}
 		if r.DoneAt != nil {
-			row.Done = t.Done + " " + server.StaffDateTime(c, *r.DoneAt) + " · " + r.DoneBy
+			row.Done = t.Done + " " + staffpage.StaffDateTime(c, *r.DoneAt) + " · " + r.DoneBy
 		} else {
 			row.DoneURL = server.OrganisationPath(c, fmt.Sprintf("%s%s/%d/done", server.StaffPrefix, server.StaffDataRequestsPath, r.ID))
 		}
 		m.Rows = append(m.Rows, row)
 	}
-	return server.StaffRender(c, http.StatusOK, views.StaffDataRequests(m))
+	return staffpage.StaffRender(c, http.StatusOK, views.StaffDataRequests(m))
 }
 
 // staffCompleteDataRequest answers POST /staff/data-requests/:id/done
 // (note): the household is told by e-mail.
 func (s *Server) StaffCompleteDataRequest(c echo.Context) error {
-	u := server.StaffUserOf(c)
+	u := staffpage.StaffUserOf(c)
 	id, ok := server.PathID(c, "id")
 	if !ok {
-		return s.StaffErrorPage(c, http.StatusNotFound, server.StaffTextIn(c).NotFound)
+		return s.StaffErrorPage(c, http.StatusNotFound, staffpage.StaffTextIn(c).NotFound)
 	}
 	if err := s.engine.CompleteDataRequest(c.Request().Context(), u.Actor(), u.OrganisationID, id, c.FormValue("note")); err != nil {
 		return s.StaffEngineError(c, err)
@@ -136,7 +137,7 @@ func (s *Server) StaffCompleteDataRequest(c echo.Context) error {
 // d and puts its consents on the page's model.
 func (s *Server) registrationPrivacy(c echo.Context, d *engine.RegistrationDetail, m *views.StaffDetailModel) error {
 	ctx := c.Request().Context()
-	u := server.StaffUserOf(c)
+	u := staffpage.StaffUserOf(c)
 	if err := s.engine.RecordAccess(ctx, u.Actor(), engine.Access{OrganisationID: u.OrganisationID, Kind: engine.AccessRegistration,
 		RecordID: strconv.FormatInt(d.Instance.ID, 10), UserKey: d.Instance.UserKey}); err != nil {
 		return err
@@ -155,7 +156,7 @@ func (s *Server) registrationPrivacy(c echo.Context, d *engine.RegistrationDetai
 			name = "#" + strconv.FormatInt(cv.PersonID, 10)
 		}
 		m.Consents = append(m.Consents, views.StaffConsentRow{Person: name, Kind: consentKindLabel(c, cv.Kind), Text: cv.Text,
-			Language: cv.Language, Given: server.StaffDateTime(c, cv.GivenAt), Version: cv.TextVersion[:min(12, len(cv.TextVersion))]})
+			Language: cv.Language, Given: staffpage.StaffDateTime(c, cv.GivenAt), Version: cv.TextVersion[:min(12, len(cv.TextVersion))]})
 	}
 	return nil
 }
@@ -176,7 +177,7 @@ func (s *Server) RecordPersonAccess(ctx context.Context, actor engine.Actor, org
 // its record the export's name and query: it names no one household, so
 // it shows on the access log page but in no member's export.
 func (s *Server) recordListExport(c echo.Context, name string) error {
-	u := server.StaffUserOf(c)
+	u := staffpage.StaffUserOf(c)
 	record := name
 	if q := c.QueryString(); q != "" {
 		record += "?" + q

@@ -17,6 +17,7 @@ import (
 	"portal/engine/jobs"
 	"portal/handlers/members"
 	"portal/handlers/server"
+	"portal/handlers/staff/staffpage"
 	"portal/views"
 )
 
@@ -37,10 +38,10 @@ func staffWhen(c echo.Context, t time.Time) string {
 
 // staffRegistration answers GET /staff/registrations/:id.
 func (s *Server) StaffRegistration(c echo.Context) error {
-	u := server.StaffUserOf(c)
+	u := staffpage.StaffUserOf(c)
 	id, ok := server.PathID(c, "id")
 	if !ok {
-		return s.StaffErrorPage(c, http.StatusNotFound, server.StaffTextIn(c).NotFound)
+		return s.StaffErrorPage(c, http.StatusNotFound, staffpage.StaffTextIn(c).NotFound)
 	}
 	ctx := c.Request().Context()
 	d, err := s.engine.RegistrationDetail(ctx, u.OrganisationID, id)
@@ -52,7 +53,7 @@ func (s *Server) StaffRegistration(c echo.Context) error {
 		return s.StaffEngineError(c, err)
 	}
 	st := engine.RegistrationStateOf(d.Instance.Status)
-	m := views.StaffDetailModel{StaffChrome: s.StaffChrome(c, fmt.Sprintf(server.StaffTextIn(c).DetTitle, id)), ID: strconv.FormatInt(id, 10),
+	m := views.StaffDetailModel{StaffChrome: s.StaffChrome(c, fmt.Sprintf(staffpage.StaffTextIn(c).DetTitle, id)), ID: strconv.FormatInt(id, 10),
 		UserKey: d.Instance.UserKey, State: StateLabel(c, st), StateKey: string(st), Period: d.Period.Name,
 		Started: staffWhen(c, d.Instance.StartTime), Updated: staffWhen(c, d.Instance.UpdatedAt),
 		Definition: fmt.Sprintf("%s (v%d)", cmp.Or(d.Definition.Name, d.Definition.Key), d.Definition.Version), Audit: s.staffAuditRows(c, audit),
@@ -71,13 +72,13 @@ func (s *Server) StaffRegistration(c echo.Context) error {
 		m.Archive = fmt.Sprintf(format, server.LangOf(c).Date(a.ArchivedAt.UTC()), a.Answers, a.Persons())
 	}
 	if o := d.Order; o != nil {
-		om := &views.StaffOrderModel{Reference: o.PayReference, Status: server.StatusLabel(c, string(o.Status)), Total: server.StaffMoney(c, o.TotalMinor, o.Currency),
+		om := &views.StaffOrderModel{Reference: o.PayReference, Status: staffpage.StatusLabel(c, string(o.Status)), Total: staffpage.StaffMoney(c, o.TotalMinor, o.Currency),
 			Created: staffWhen(c, o.CreatedAt), TransferReference: transferReference(d)}
 		if o.PaidAt != nil {
 			om.Paid = staffWhen(c, *o.PaidAt)
 		}
 		for _, l := range o.Lines {
-			om.Lines = append(om.Lines, views.OrderLineModel{Description: l.Description, Amount: server.StaffMoney(c, l.AmountMinor, l.Currency)})
+			om.Lines = append(om.Lines, views.OrderLineModel{Description: l.Description, Amount: staffpage.StaffMoney(c, l.AmountMinor, l.Currency)})
 		}
 		m.Order = om
 	}
@@ -99,7 +100,7 @@ func (s *Server) StaffRegistration(c echo.Context) error {
 	if m.Actions.Capture != "" && due != nil {
 		m.Actions.CaptureAmount = engine.FormatAmount(due.AmountMinor)
 		if received := d.Order.TotalMinor - due.AmountMinor; received > 0 {
-			m.Actions.CaptureOwed = fmt.Sprintf(server.StaffTextIn(c).CapStillOwed, server.StaffMoney(c, received, due.Currency), server.StaffMoney(c, due.AmountMinor, due.Currency))
+			m.Actions.CaptureOwed = fmt.Sprintf(staffpage.StaffTextIn(c).CapStillOwed, staffpage.StaffMoney(c, received, due.Currency), staffpage.StaffMoney(c, due.AmountMinor, due.Currency))
 		}
 	}
 	if words := CaptureWords(c, c.QueryParam("done"), d, due); words != "" {
@@ -108,7 +109,7 @@ func (s *Server) StaffRegistration(c echo.Context) error {
 	if err := s.registrationPrivacy(c, d, &m); err != nil { // consents and the access log: staff_privacy.go
 		return s.StaffEngineError(c, err)
 	}
-	return server.StaffRender(c, http.StatusOK, views.StaffDetailPage(m))
+	return staffpage.StaffRender(c, http.StatusOK, views.StaffDetailPage(m))
 }
 
 // transferReference is the RF reference members write on their transfer
@@ -140,8 +141,8 @@ func householdRows(c echo.Context, d *engine.RegistrationDetail) []views.StaffPe
 			key = "pending"
 		}
 		byPerson[ms.PersonID] = append(byPerson[ms.PersonID], views.StaffPersonMembership{
-			Type:   ms.TypeTexts.In(server.LangOf(c).Code, ms.TypeName) + " (" + server.MemberTypeLabel(c, ms.MemberType) + ")",
-			Status: server.StatusLabel(c, string(ms.Status)), StatusKey: key})
+			Type:   ms.TypeTexts.In(server.LangOf(c).Code, ms.TypeName) + " (" + staffpage.MemberTypeLabel(c, ms.MemberType) + ")",
+			Status: staffpage.StatusLabel(c, string(ms.Status)), StatusKey: key})
 	}
 	var rows []views.StaffPersonRow
 	for _, p := range d.Household {
@@ -150,7 +151,7 @@ func householdRows(c echo.Context, d *engine.RegistrationDetail) []views.StaffPe
 		}
 		row := views.StaffPersonRow{Name: strings.TrimSpace(p.FirstName + " " + p.LastName),
 			Born: fmt.Sprintf(staffRegistrationTextIn(c).Born, server.LangOf(c).Date(p.DateOfBirth)), Email: p.Email, Memberships: byPerson[p.ID]}
-		if server.StaffUserOf(c).Role.AtLeast(engine.RoleRegistrar) {
+		if staffpage.StaffUserOf(c).Role.AtLeast(engine.RoleRegistrar) {
 			row.DataURL = staffPersonURL(c, p.ID)
 		}
 		rows = append(rows, row)
@@ -240,7 +241,7 @@ func eventTitle(c echo.Context, p engine.Payment, e engine.PaymentEvent) (title,
 	t := staffRegistrationTextIn(c)
 	amount := ""
 	if e.AmountMinor != nil && e.Currency != nil {
-		amount = server.StaffMoney(c, *e.AmountMinor, *e.Currency)
+		amount = staffpage.StaffMoney(c, *e.AmountMinor, *e.Currency)
 	}
 	switch {
 	case e.EventType == engine.DebitReturnEvent:
@@ -307,8 +308,8 @@ func historyEntries(c echo.Context, d *engine.RegistrationDetail, refundURL stri
 		out = append(out, historyEntry{at: at, StaffHistoryEntry: e})
 	}
 	for _, p := range d.Payments {
-		attempt := views.StaffHistoryEntry{Kind: "attempt", Title: fmt.Sprintf(t.AttemptStarted, providerLabel(c, p.Provider), server.StaffMoney(c, p.AmountMinor, p.Currency)),
-			Detail: fmt.Sprintf(t.Reference, p.Reference), Status: server.StatusLabel(c, string(p.Status)), Problem: p.Problem}
+		attempt := views.StaffHistoryEntry{Kind: "attempt", Title: fmt.Sprintf(t.AttemptStarted, providerLabel(c, p.Provider), staffpage.StaffMoney(c, p.AmountMinor, p.Currency)),
+			Detail: fmt.Sprintf(t.Reference, p.Reference), Status: staffpage.StatusLabel(c, string(p.Status)), Problem: p.Problem}
 		if refundURL != "" && p.Status == engine.PaymentSucceeded && p.RefundStatus != engine.RefundDone {
 			attempt.RefundURL, attempt.RefundRef = refundURL, p.Reference
 		}
@@ -317,7 +318,7 @@ func historyEntries(c echo.Context, d *engine.RegistrationDetail, refundURL stri
 			title, kind := eventTitle(c, p.Payment, e)
 			add(e.CreatedAt, views.StaffHistoryEntry{Kind: kind, Title: title, Detail: eventDetail(c, e)})
 		}
-		amount := server.StaffMoney(c, cmp.Or(ptrValue(p.PaidAmountMinor), p.AmountMinor), cmp.Or(ptrValue(p.PaidCurrency), p.Currency))
+		amount := staffpage.StaffMoney(c, cmp.Or(ptrValue(p.PaidAmountMinor), p.AmountMinor), cmp.Or(ptrValue(p.PaidCurrency), p.Currency))
 		switch p.RefundStatus {
 		case engine.RefundDue:
 			add(p.UpdatedAt, views.StaffHistoryEntry{Kind: "refund", Title: fmt.Sprintf(t.RefundDue, amount)})
@@ -349,15 +350,15 @@ func historyEntries(c echo.Context, d *engine.RegistrationDetail, refundURL stri
 		}
 		switch {
 		case msg.SentAt != nil:
-			e.Status = fmt.Sprintf(server.StaffTextIn(c).DelSent, staffWhen(c, *msg.SentAt))
+			e.Status = fmt.Sprintf(staffpage.StaffTextIn(c).DelSent, staffWhen(c, *msg.SentAt))
 		case msg.JobState == jobs.StateDead:
-			e.Status, e.Problem = server.StaffTextIn(c).DelDead, msg.LastError
+			e.Status, e.Problem = staffpage.StaffTextIn(c).DelDead, msg.LastError
 		case msg.JobState == jobs.StateFailed:
-			e.Status, e.Problem = fmt.Sprintf(server.StaffTextIn(c).DelFailed, msg.Attempts), msg.LastError
+			e.Status, e.Problem = fmt.Sprintf(staffpage.StaffTextIn(c).DelFailed, msg.Attempts), msg.LastError
 		case msg.JobState == jobs.StateSucceeded:
-			e.Status = server.StaffTextIn(c).DelSkipped
+			e.Status = staffpage.StaffTextIn(c).DelSkipped
 		default:
-			e.Status = server.StaffTextIn(c).DelQueued
+			e.Status = staffpage.StaffTextIn(c).DelQueued
 		}
 		add(msg.CreatedAt, e)
 	}
@@ -396,14 +397,14 @@ func CaptureWords(c echo.Context, done string, d *engine.RegistrationDetail, due
 			}
 		}
 		if owed > 0 {
-			return fmt.Sprintf(t.CapturedSecond, server.StaffMoney(c, owed, o.Currency))
+			return fmt.Sprintf(t.CapturedSecond, staffpage.StaffMoney(c, owed, o.Currency))
 		}
 	}
 	switch {
 	case o.Status == engine.OrderPaid:
-		return fmt.Sprintf(t.CapturedComplete, server.StaffMoney(c, o.TotalMinor, o.Currency))
+		return fmt.Sprintf(t.CapturedComplete, staffpage.StaffMoney(c, o.TotalMinor, o.Currency))
 	case due != nil && due.AmountMinor < o.TotalMinor:
-		return fmt.Sprintf(t.CapturedPart, server.StaffMoney(c, o.TotalMinor-due.AmountMinor, due.Currency), server.StaffMoney(c, due.AmountMinor, due.Currency))
+		return fmt.Sprintf(t.CapturedPart, staffpage.StaffMoney(c, o.TotalMinor-due.AmountMinor, due.Currency), staffpage.StaffMoney(c, due.AmountMinor, due.Currency))
 	}
 	return ""
 }
@@ -445,14 +446,14 @@ func staffDone(c echo.Context, id int64, done string) error {
 
 // staffResendConfirmation answers POST /staff/registrations/:id/resend-confirmation.
 func (s *Server) StaffResendConfirmation(c echo.Context) error {
-	return s.staffAction(c, "resent-confirmation", func(u *server.StaffUser, id int64) error {
+	return s.staffAction(c, "resent-confirmation", func(u *staffpage.StaffUser, id int64) error {
 		return s.engine.ResendConfirmation(c.Request().Context(), u.Actor(), u.OrganisationID, id)
 	})
 }
 
 // staffResendPaymentLink answers POST /staff/registrations/:id/resend-payment-link.
 func (s *Server) StaffResendPaymentLink(c echo.Context) error {
-	return s.staffAction(c, "resent-link", func(u *server.StaffUser, id int64) error {
+	return s.staffAction(c, "resent-link", func(u *staffpage.StaffUser, id int64) error {
 		return s.engine.ResendPaymentLink(c.Request().Context(), u.Actor(), u.OrganisationID, id)
 	})
 }
@@ -460,8 +461,8 @@ func (s *Server) StaffResendPaymentLink(c echo.Context) error {
 // staffResetRegistration answers POST /staff/registrations/:id/reset, after a confirmation.
 func (s *Server) StaffResetRegistration(c echo.Context) error {
 	t := staffRegistrationTextIn(c)
-	q := server.StaffQuestion{Question: server.StaffTextIn(c).ConfirmReset, Detail: server.StaffTextIn(c).ConfirmResetDetail, Yes: t.ResetYes, No: t.ResetNo}
-	return s.staffConfirmedAction(c, q, "reset", func(u *server.StaffUser, id int64) error {
+	q := staffpage.StaffQuestion{Question: staffpage.StaffTextIn(c).ConfirmReset, Detail: staffpage.StaffTextIn(c).ConfirmResetDetail, Yes: t.ResetYes, No: t.ResetNo}
+	return s.staffConfirmedAction(c, q, "reset", func(u *staffpage.StaffUser, id int64) error {
 		return s.engine.StaffReset(c.Request().Context(), u.Actor(), u.OrganisationID, id)
 	})
 }
@@ -469,8 +470,8 @@ func (s *Server) StaffResetRegistration(c echo.Context) error {
 // staffCancelRegistration answers POST /staff/registrations/:id/cancel, after a confirmation.
 func (s *Server) StaffCancelRegistration(c echo.Context) error {
 	t := staffRegistrationTextIn(c)
-	q := server.StaffQuestion{Question: server.StaffTextIn(c).ConfirmCancel, Detail: server.StaffTextIn(c).ConfirmCancelDetail, Yes: t.CancelYes, No: t.CancelNo}
-	return s.staffConfirmedAction(c, q, "cancelled", func(u *server.StaffUser, id int64) error {
+	q := staffpage.StaffQuestion{Question: staffpage.StaffTextIn(c).ConfirmCancel, Detail: staffpage.StaffTextIn(c).ConfirmCancelDetail, Yes: t.CancelYes, No: t.CancelNo}
+	return s.staffConfirmedAction(c, q, "cancelled", func(u *staffpage.StaffUser, id int64) error {
 		return s.engine.CancelRegistration(c.Request().Context(), u.Actor(), u.OrganisationID, id)
 	})
 }
@@ -479,8 +480,8 @@ func (s *Server) StaffCancelRegistration(c echo.Context) error {
 func (s *Server) StaffRefund(c echo.Context) error {
 	ref := c.FormValue("payment")
 	t := staffRegistrationTextIn(c)
-	q := server.StaffQuestion{Question: fmt.Sprintf(server.StaffTextIn(c).ConfirmRefund, ref), Detail: server.StaffTextIn(c).ConfirmRefundDetail, Yes: t.RefundYes, No: t.RefundNo}
-	return s.staffConfirmedAction(c, q, "refunded", func(u *server.StaffUser, id int64) error {
+	q := staffpage.StaffQuestion{Question: fmt.Sprintf(staffpage.StaffTextIn(c).ConfirmRefund, ref), Detail: staffpage.StaffTextIn(c).ConfirmRefundDetail, Yes: t.RefundYes, No: t.RefundNo}
+	return s.staffConfirmedAction(c, q, "refunded", func(u *staffpage.StaffUser, id int64) error {
 		return s.engine.RefundPayment(c.Request().Context(), u.Actor(), u.OrganisationID, id, ref, "")
 	})
 }
@@ -494,18 +495,18 @@ const CaptureBackToOpenPayments = "open-payments"
 // sent from that list. The result is named in ?done= and stated in words
 // by the page it leads to, from the state it finds.
 func (s *Server) StaffCapture(c echo.Context) error {
-	u := server.StaffUserOf(c)
+	u := staffpage.StaffUserOf(c)
 	id, ok := server.PathID(c, "id")
 	if !ok {
-		return s.StaffErrorPage(c, http.StatusNotFound, server.StaffTextIn(c).NotFound)
+		return s.StaffErrorPage(c, http.StatusNotFound, staffpage.StaffTextIn(c).NotFound)
 	}
 	amount, err := engine.ParseAmount(strings.TrimSpace(c.FormValue("amount")))
 	if err != nil || amount <= 0 {
-		return s.StaffErrorPage(c, http.StatusUnprocessableEntity, server.StaffTextIn(c).BadAmount)
+		return s.StaffErrorPage(c, http.StatusUnprocessableEntity, staffpage.StaffTextIn(c).BadAmount)
 	}
 	booked, err := time.Parse(time.DateOnly, strings.TrimSpace(c.FormValue("booked")))
 	if err != nil || booked.After(time.Now().UTC()) {
-		return s.StaffErrorPage(c, http.StatusUnprocessableEntity, server.StaffTextIn(c).BadDate)
+		return s.StaffErrorPage(c, http.StatusUnprocessableEntity, staffpage.StaffTextIn(c).BadDate)
 	}
 	note := strings.TrimSpace(c.FormValue("note"))
 	if len(note) > 200 {
@@ -534,22 +535,22 @@ func (s *Server) StaffCapture(c echo.Context) error {
 }
 
 // staffAction runs a registration action and goes back to it.
-func (s *Server) staffAction(c echo.Context, done string, act func(*server.StaffUser, int64) error) error {
+func (s *Server) staffAction(c echo.Context, done string, act func(*staffpage.StaffUser, int64) error) error {
 	id, ok := server.PathID(c, "id")
 	if !ok {
-		return s.StaffErrorPage(c, http.StatusNotFound, server.StaffTextIn(c).NotFound)
+		return s.StaffErrorPage(c, http.StatusNotFound, staffpage.StaffTextIn(c).NotFound)
 	}
-	if err := act(server.StaffUserOf(c), id); err != nil {
+	if err := act(staffpage.StaffUserOf(c), id); err != nil {
 		return s.StaffEngineError(c, err)
 	}
 	return staffDone(c, id, done)
 }
 
 // staffConfirmedAction asks q first (staffAsked), then runs the action.
-func (s *Server) staffConfirmedAction(c echo.Context, q server.StaffQuestion, done string, act func(*server.StaffUser, int64) error) error {
+func (s *Server) staffConfirmedAction(c echo.Context, q staffpage.StaffQuestion, done string, act func(*staffpage.StaffUser, int64) error) error {
 	id, ok := server.PathID(c, "id")
 	if !ok {
-		return s.StaffErrorPage(c, http.StatusNotFound, server.StaffTextIn(c).NotFound)
+		return s.StaffErrorPage(c, http.StatusNotFound, staffpage.StaffTextIn(c).NotFound)
 	}
 	if ok, err := s.StaffAsked(c, q, RegistrationURL(c, id)); !ok {
 		return err

@@ -15,6 +15,7 @@ import (
 	"portal/engine"
 	"portal/engine/report"
 	"portal/handlers/server"
+	"portal/handlers/staff/staffpage"
 	"portal/views"
 )
 
@@ -25,15 +26,15 @@ const RegistrationsPath = "/registrations"
 func StateLabel(c echo.Context, r engine.RegistrationState) string {
 	switch r {
 	case engine.RegSuspended:
-		return server.StaffTextIn(c).StateSuspended
+		return staffpage.StaffTextIn(c).StateSuspended
 	case engine.RegAwaitingPayment:
-		return server.StaffTextIn(c).StateAwaitingPayment
+		return staffpage.StaffTextIn(c).StateAwaitingPayment
 	case engine.RegPaid:
-		return server.StaffTextIn(c).StatePaid
+		return staffpage.StaffTextIn(c).StatePaid
 	case engine.RegCancelled:
-		return server.StaffTextIn(c).StateCancelled
+		return staffpage.StaffTextIn(c).StateCancelled
 	}
-	return server.StaffTextIn(c).StateInProgress
+	return staffpage.StaffTextIn(c).StateInProgress
 }
 
 // registrationQuery reads the list's filters from the query string;
@@ -100,10 +101,10 @@ func ListURL(c echo.Context, path string, q engine.RegistrationQuery, page int) 
 // of 50, newest first or sorted by the amount owed or the days unpaid
 // (sort=owed, owed-asc, unpaid, unpaid-asc).
 func (s *Server) StaffRegistrations(c echo.Context) error {
-	u := server.StaffUserOf(c)
+	u := staffpage.StaffUserOf(c)
 	q, ok := registrationQuery(c, u.OrganisationID)
 	if !ok {
-		return s.StaffErrorPage(c, http.StatusBadRequest, server.StaffTextIn(c).BadFilter)
+		return s.StaffErrorPage(c, http.StatusBadRequest, staffpage.StaffTextIn(c).BadFilter)
 	}
 	ctx := c.Request().Context()
 	page, err := s.engine.Registrations(ctx, q)
@@ -118,23 +119,23 @@ func (s *Server) StaffRegistrations(c echo.Context) error {
 	if err != nil {
 		return s.StaffEngineError(c, err)
 	}
-	m := views.StaffRegistrationsModel{StaffChrome: s.StaffChrome(c, server.StaffTextIn(c).RegTitle), Action: server.OrganisationPath(c, server.StaffPrefix+RegistrationsPath),
+	m := views.StaffRegistrationsModel{StaffChrome: s.StaffChrome(c, staffpage.StaffTextIn(c).RegTitle), Action: server.OrganisationPath(c, server.StaffPrefix+RegistrationsPath),
 		Search: q.Search, Total: page.Total, Sort: string(q.Sort),
-		PageText: fmt.Sprintf(server.StaffTextIn(c).RegPageText, page.Total, page.Page, page.PageCount)}
+		PageText: fmt.Sprintf(staffpage.StaffTextIn(c).RegPageText, page.Total, page.Page, page.PageCount)}
 	if q.UnpaidDays > 0 {
 		m.UnpaidDays = strconv.Itoa(q.UnpaidDays)
 	}
 	periodsByID := map[int64]string{}
-	m.Periods = []views.StaffOption{{Value: "", Label: server.StaffTextIn(c).RegAll}}
+	m.Periods = []views.StaffOption{{Value: "", Label: staffpage.StaffTextIn(c).RegAll}}
 	for _, p := range periods {
 		periodsByID[p.ID] = p.Name
 		m.Periods = append(m.Periods, views.StaffOption{Value: strconv.FormatInt(p.ID, 10), Label: p.Name, Selected: p.ID == q.PeriodID})
 	}
-	m.States = []views.StaffOption{{Value: "", Label: server.StaffTextIn(c).RegAll}}
+	m.States = []views.StaffOption{{Value: "", Label: staffpage.StaffTextIn(c).RegAll}}
 	for _, st := range engine.RegistrationStates {
 		m.States = append(m.States, views.StaffOption{Value: string(st), Label: StateLabel(c, st), Selected: st == q.State})
 	}
-	m.Types = []views.StaffOption{{Value: "", Label: server.StaffTextIn(c).RegAll}}
+	m.Types = []views.StaffOption{{Value: "", Label: staffpage.StaffTextIn(c).RegAll}}
 	for _, t := range types {
 		m.Types = append(m.Types, views.StaffOption{Value: strconv.FormatInt(t.ID, 10), Label: t.Name, Selected: t.ID == q.MembershipTypeID})
 	}
@@ -144,7 +145,7 @@ func (s *Server) StaffRegistrations(c echo.Context) error {
 	for _, r := range page.Rows {
 		st := engine.RegistrationStateOf(r.Status)
 		row := views.StaffRegistrationRow{URL: RegistrationURL(c, r.ID), ID: strconv.FormatInt(r.ID, 10), Household: strings.Join(r.Household, ", "),
-			UserKey: r.UserKey, State: StateLabel(c, st), StateKey: string(st), Started: server.StaffDateTime(c, r.StartTime), Updated: server.StaffDateTime(c, r.UpdatedAt),
+			UserKey: r.UserKey, State: StateLabel(c, st), StateKey: string(st), Started: staffpage.StaffDateTime(c, r.StartTime), Updated: staffpage.StaffDateTime(c, r.UpdatedAt),
 			LinkLabel: fmt.Sprintf(lt.OpenRegistration, strconv.FormatInt(r.ID, 10))}
 		if row.Household == "" {
 			row.Household = lt.NoPersonsYet
@@ -153,9 +154,9 @@ func (s *Server) StaffRegistrations(c echo.Context) error {
 			row.Reference = *r.Reference
 		}
 		if r.Total != nil && r.Currency != nil {
-			row.Total = server.StaffMoney(c, *r.Total, *r.Currency)
+			row.Total = staffpage.StaffMoney(c, *r.Total, *r.Currency)
 			if r.OwedMinor != nil {
-				row.Owed, row.DaysUnpaid = server.StaffMoney(c, *r.OwedMinor, *r.Currency), strconv.Itoa(r.DaysUnpaid)
+				row.Owed, row.DaysUnpaid = staffpage.StaffMoney(c, *r.OwedMinor, *r.Currency), strconv.Itoa(r.DaysUnpaid)
 				row.DaysText = fmt.Sprintf(lt.DaysCount, r.DaysUnpaid)
 			}
 		}
@@ -170,7 +171,7 @@ func (s *Server) StaffRegistrations(c echo.Context) error {
 	if u.Role.AtLeast(engine.RoleTreasurer) {
 		m.CSVURL = ListURL(c, RegistrationsPath+".csv", q, 1)
 	}
-	return server.StaffRender(c, http.StatusOK, views.StaffRegistrationsPage(m))
+	return staffpage.StaffRender(c, http.StatusOK, views.StaffRegistrationsPage(m))
 }
 
 // sortLink is a sortable column's header: its link sorts by the column,
@@ -199,10 +200,10 @@ func RegistrationURL(c echo.Context, id int64) string {
 // staffRegistrationsCSV answers GET /staff/registrations.csv (treasurer
 // and up): every registration the filters select, streamed.
 func (s *Server) StaffRegistrationsCSV(c echo.Context) error {
-	u := server.StaffUserOf(c)
+	u := staffpage.StaffUserOf(c)
 	q, ok := registrationQuery(c, u.OrganisationID)
 	if !ok {
-		return s.StaffErrorPage(c, http.StatusBadRequest, server.StaffTextIn(c).BadFilter)
+		return s.StaffErrorPage(c, http.StatusBadRequest, staffpage.StaffTextIn(c).BadFilter)
 	}
 	if err := s.recordListExport(c, "registrations.csv"); err != nil { // the access log: staff_privacy.go
 		return s.StaffEngineError(c, err)

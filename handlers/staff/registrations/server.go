@@ -4,14 +4,15 @@ package registrations
 import (
 	"portal/engine"
 	"portal/handlers/server"
+	"portal/handlers/staff/staffpage"
 )
 
-// Server is the centre's Server as these handlers see it: they keep
-// calling the engine s.engine.
+// Server is the centre's Server as these staff pages see it, with what
+// every staff page shares (staffpage); they keep calling the engine s.engine.
 type Server struct {
-	*server.Server
+	*staffpage.Server
 	engine *engine.Service
 }
 
 // Of returns the handlers of package registrations over the centre c.
-func Of(c *server.Server) *Server { return &Server{Server: c, engine: c.Engine()} }
+func Of(c *server.Server) *Server { return &Server{Server: staffpage.Of(c), engine: c.Engine()} }

@@ -1,4 +1,4 @@
-package server
+package staffpage
 
 import (
 	"encoding/base64"
@@ -9,6 +9,8 @@ import (
 	"net/url"
 
 	"github.com/labstack/echo/v4"
+
+	"portal/handlers/server"
 )
 
 // Staff uploads (a bank statement, a person import) are two posts: the
@@ -27,8 +29,8 @@ const maxStaffUploadBody = maxStaffUploadBytes*4/3 + 64<<10
 
 // staffUploadPaths are the staff routes that take files; the server's
 // 64 KB body limit leaves them to staffUpload's.
-var staffUploadPaths = map[string]bool{StaffPrefix + StaffStatementPath: true, StaffPrefix + StaffImportPath: true,
-	StaffPrefix + StaffDefinitionsPath: true}
+var staffUploadPaths = map[string]bool{server.StaffPrefix + server.StaffStatementPath: true, server.StaffPrefix + server.StaffImportPath: true,
+	server.StaffPrefix + server.StaffDefinitionsPath: true}
 
 // isStaffUpload reports whether r posts a file to a staff page.
 func IsStaffUpload(r *http.Request) bool {
@@ -80,8 +82,8 @@ func StaffUpload(c echo.Context, copyField string) (data []byte, fromCopy bool, 
 	}
 	// The fields around the file, checked as checkFormText checks every
 	// other form (the file itself is the page's to judge).
-	if bad := unplainFields(req.PostForm, ""); len(bad) > 0 {
-		return nil, false, plainTextError(bad)
+	if bad := server.UnplainFields(req.PostForm, ""); len(bad) > 0 {
+		return nil, false, server.PlainTextError(bad)
 	}
 	if v := req.FormValue(copyField); copyField != "" && v != "" {
 		data, err := base64.StdEncoding.DecodeString(v)

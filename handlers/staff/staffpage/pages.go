@@ -1,4 +1,4 @@
-package server
+package staffpage
 
 import (
 	"net/http"
@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/handlers/server"
 	"portal/views"
 )
 
@@ -36,17 +37,17 @@ var staffNav = []staffNavItem{
 	{Label: func(c echo.Context) string { return StaffTextIn(c).NavOverview }, Path: "", Min: engine.RoleViewer},
 	{Label: func(c echo.Context) string { return StaffTextIn(c).NavRegistrations }, Path: "/registrations", Min: engine.RoleViewer},
 	{Label: func(c echo.Context) string { return StaffOpsTextIn(c).NavPayments }, Path: "/payments", Min: engine.RoleViewer},
-	{Label: func(c echo.Context) string { return StaffDebitTextIn(c).NavDebits }, Path: StaffDebitsPath, Min: engine.RoleViewer},
-	{Label: func(c echo.Context) string { return StaffOpenPaymentTextIn(c).NavOpenPayments }, Path: OpenPaymentsPath, Min: engine.RoleTreasurer},
-	{Label: func(c echo.Context) string { return StaffYearReportTextIn(c).NavYearReport }, Path: YearReportPath, Min: engine.RoleTreasurer},
+	{Label: func(c echo.Context) string { return StaffDebitTextIn(c).NavDebits }, Path: server.StaffDebitsPath, Min: engine.RoleViewer},
+	{Label: func(c echo.Context) string { return StaffOpenPaymentTextIn(c).NavOpenPayments }, Path: server.OpenPaymentsPath, Min: engine.RoleTreasurer},
+	{Label: func(c echo.Context) string { return StaffYearReportTextIn(c).NavYearReport }, Path: server.YearReportPath, Min: engine.RoleTreasurer},
 	{Label: func(c echo.Context) string { return StaffOpsTextIn(c).NavInvitations }, Path: "/invitations", Min: engine.RoleRegistrar},
 	{Label: func(c echo.Context) string { return StaffOpsTextIn(c).NavJobs }, Path: "/jobs", Min: engine.RoleViewer},
-	{Label: func(c echo.Context) string { return StaffOpsTextIn(c).NavSetup }, Path: StaffSetupPath, Min: engine.RoleAdmin},
-	{Label: func(c echo.Context) string { return StaffOpsTextIn(c).NavDefinitions }, Path: StaffDefinitionsPath, Min: engine.RoleAdmin},
-	{Label: func(c echo.Context) string { return views.StaffWebhookTextIn(c.Request().Context()).NavWebhooks }, Path: StaffWebhooksPath, Min: engine.RoleAdmin},
-	{Label: func(c echo.Context) string { return views.PersonalDataTextIn(c.Request().Context()).NavRequests }, Path: StaffDataRequestsPath, Min: engine.RoleRegistrar},
+	{Label: func(c echo.Context) string { return StaffOpsTextIn(c).NavSetup }, Path: server.StaffSetupPath, Min: engine.RoleAdmin},
+	{Label: func(c echo.Context) string { return StaffOpsTextIn(c).NavDefinitions }, Path: server.StaffDefinitionsPath, Min: engine.RoleAdmin},
+	{Label: func(c echo.Context) string { return views.StaffWebhookTextIn(c.Request().Context()).NavWebhooks }, Path: server.StaffWebhooksPath, Min: engine.RoleAdmin},
+	{Label: func(c echo.Context) string { return views.PersonalDataTextIn(c.Request().Context()).NavRequests }, Path: server.StaffDataRequestsPath, Min: engine.RoleRegistrar},
 	{Label: func(c echo.Context) string { return StaffTextIn(c).NavAudit }, Path: "/audit", Min: engine.RoleViewer},
-	{Label: func(c echo.Context) string { return views.StaffPrivacyTextIn(c.Request().Context()).NavAccessLog }, Path: StaffAccessLogPath, Min: engine.RoleAdmin},
+	{Label: func(c echo.Context) string { return views.StaffPrivacyTextIn(c.Request().Context()).NavAccessLog }, Path: server.StaffAccessLogPath, Min: engine.RoleAdmin},
 }
 
 // staffFlashes are the result messages an action may name in ?done=: the
@@ -66,7 +67,7 @@ var StaffFlashes = map[string]staffFlash{
 // staffChrome is the frame of a staff page titled title, with the
 // navigation the signed-in member's role sees.
 func (s *Server) StaffChrome(c echo.Context, title string) views.StaffChrome {
-	ch := views.StaffChrome{Chrome: s.Chrome(title), LogoutURL: OrganisationPath(c, StaffLogoutPath)}
+	ch := views.StaffChrome{Chrome: s.Chrome(title), LogoutURL: server.OrganisationPath(c, server.StaffLogoutPath)}
 	u := StaffUserOf(c)
 	if u == nil {
 		return ch
@@ -75,8 +76,8 @@ func (s *Server) StaffChrome(c echo.Context, title string) views.StaffChrome {
 	path := c.Path()
 	for _, n := range staffNav {
 		if u.Role.AtLeast(n.Min) {
-			ch.Nav = append(ch.Nav, views.StaffNavItem{Label: n.Label(c), Href: OrganisationPath(c, StaffPrefix+n.Path),
-				Current: path == StaffPrefix+n.Path || (n.Path != "" && len(path) > len(StaffPrefix+n.Path) && path[:len(StaffPrefix+n.Path)+1] == StaffPrefix+n.Path+"/")})
+			ch.Nav = append(ch.Nav, views.StaffNavItem{Label: n.Label(c), Href: server.OrganisationPath(c, server.StaffPrefix+n.Path),
+				Current: path == server.StaffPrefix+n.Path || (n.Path != "" && len(path) > len(server.StaffPrefix+n.Path) && path[:len(server.StaffPrefix+n.Path)+1] == server.StaffPrefix+n.Path+"/")})
 		}
 	}
 	if flash, ok := StaffFlashes[c.QueryParam("done")]; ok {
@@ -102,14 +103,14 @@ func StaffRoleLabel(c echo.Context, r engine.StaffRole) string {
 
 // staffRender renders a staff page; pages carry personal data and are never cached.
 func StaffRender(c echo.Context, status int, component templ.Component) error {
-	return Render(c, status, component)
+	return server.Render(c, status, component)
 }
 
 // staffErrorPage tells a staff member what went wrong, in the staff frame.
 func (s *Server) StaffErrorPage(c echo.Context, status int, message string) error {
 	m := views.StaffMessageModel{StaffChrome: s.StaffChrome(c, StaffTextIn(c).ErrorTitle), Message: message, Kind: "error"}
 	if StaffUserOf(c) != nil {
-		m.Link, m.LinkText = OrganisationPath(c, StaffPrefix), StaffTextIn(c).BackToOverview
+		m.Link, m.LinkText = server.OrganisationPath(c, server.StaffPrefix), StaffTextIn(c).BackToOverview
 	}
 	if status >= 500 {
 		m.RequestID = c.Response().Header().Get(echo.HeaderXRequestID)
@@ -133,7 +134,7 @@ func (s *Server) StaffEngineError(c echo.Context, err error) error {
 	case engine.CodeConflict:
 		return s.StaffErrorPage(c, http.StatusConflict, e.Message)
 	case engine.CodeUnavailable:
-		c.Response().Header().Set("Retry-After", retryAfterSeconds)
+		c.Response().Header().Set("Retry-After", server.RetryAfterSeconds)
 		return s.StaffErrorPage(c, http.StatusServiceUnavailable, StaffTextIn(c).Unavailable)
 	case engine.CodeUnauthorized:
 		return s.StaffErrorPage(c, http.StatusForbidden, e.Message)
@@ -171,7 +172,7 @@ func (s *Server) StaffAsked(c echo.Context, q StaffQuestion, cancelURL string) (
 		return false, s.StaffErrorPage(c, http.StatusBadRequest, StaffTextIn(c).Invalid)
 	}
 	m := views.StaffConfirmModel{StaffChrome: s.StaffChrome(c, StaffTextIn(c).ConfirmTitle), Question: q.Question, Detail: q.Detail,
-		Action: OrganisationPath(c, c.Request().URL.Path), CancelURL: cancelURL, Yes: q.Yes, No: q.No}
+		Action: server.OrganisationPath(c, c.Request().URL.Path), CancelURL: cancelURL, Yes: q.Yes, No: q.No}
 	for name, vals := range form {
 		for _, v := range vals {
 			if name != "confirmed" {
@@ -186,7 +187,7 @@ func (s *Server) StaffAsked(c echo.Context, q StaffQuestion, cancelURL string) (
 // (staffConfirmed): proceed is true once both are settled; otherwise
 // the caller returns err (a not-found page, or the question).
 func (s *Server) StaffConfirmedID(c echo.Context, question, detail, cancelURL string) (id int64, proceed bool, err error) {
-	id, ok := PathID(c, "id")
+	id, ok := server.PathID(c, "id")
 	if !ok {
 		return 0, false, s.StaffErrorPage(c, http.StatusNotFound, StaffTextIn(c).NotFound)
 	}
@@ -199,7 +200,7 @@ func (s *Server) StaffConfirmedID(c echo.Context, question, detail, cancelURL st
 // staffLoginPage answers GET /staff/login: a page with the sign-in
 // button, or a note after signing out. A signed-in staff member goes on.
 func (s *Server) StaffLoginPage(c echo.Context) error {
-	if OrganisationOfRequest(c) == nil {
+	if server.OrganisationOfRequest(c) == nil {
 		return s.StaffErrorPage(c, http.StatusNotFound, StaffTextIn(c).NoOrganisation)
 	}
 	rd := c.QueryParam("rd")
@@ -207,15 +208,15 @@ func (s *Server) StaffLoginPage(c echo.Context) error {
 	if c.QueryParam("signed_out") != "" {
 		m.Heading = StaffTextIn(c).SignedOut
 	}
-	if s.staff.Provider == nil {
+	if s.Staff.Provider == nil {
 		m.Message, m.Kind = StaffTextIn(c).SignInOff, "error"
 		return StaffRender(c, http.StatusServiceUnavailable, views.StaffMessagePage(m))
 	}
-	start := StaffLoginPath + "/start"
+	start := server.StaffLoginPath + "/start"
 	if rd != "" {
 		start += "?rd=" + url.QueryEscape(rd)
 	}
-	m.Link, m.LinkText = OrganisationPath(c, start), StaffTextIn(c).SignInButton
+	m.Link, m.LinkText = server.OrganisationPath(c, start), StaffTextIn(c).SignInButton
 	return StaffRender(c, http.StatusOK, views.StaffMessagePage(m))
 }
 

@@ -1,4 +1,4 @@
-package server
+package staffpage
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/handlers/server"
 	"portal/relay/oidc"
 	"portal/relay/session"
 	"portal/views"
@@ -25,20 +26,6 @@ import (
 // the store but not the cookie, and a staff session carries
 // attrStaffOrganisation, which the staff check requires.
 
-// Staff routes of the sign-in.
-const (
-	// StaffPrefix starts every staff page.
-	StaffPrefix = "/staff"
-	// StaffLoginPath starts a staff sign-in: GET /staff/login?rd=/staff/...
-	StaffLoginPath = StaffPrefix + "/login"
-	// StaffCallbackPath is where the IdP returns to after a staff sign-in.
-	StaffCallbackPath = StaffPrefix + "/auth/callback"
-	// StaffLogoutPath ends the staff session: POST /staff/logout.
-	StaffLogoutPath = StaffPrefix + "/logout"
-	// StaffCookieName names the staff session cookie.
-	StaffCookieName = "portal_staff"
-)
-
 // Staff session attributes.
 const (
 	attrStaffOrganisation = "STAFF_ORGANISATION_ID"
@@ -47,59 +34,6 @@ const (
 	attrStaffName         = "STAFF_NAME"
 	attrStaffEmail        = "STAFF_EMAIL"
 )
-
-// StaffDeps is what the staff pages need beyond the rest of the server.
-// Its zero value leaves staff sign-in off (the pages then say so).
-type StaffDeps struct {
-	// Provider is the IdP, with StaffCallbackPath as its redirect address.
-	Provider *oidc.Provider
-	// Attempts keeps staff sign-in attempts, scoped to StaffCallbackPath.
-	Attempts *oidc.AttemptCookies
-	// Sessions issues the staff session cookie (StaffCookieName).
-	Sessions *session.Manager
-	// RoleClaim names an ID token claim (a string or a list of strings,
-	// e.g. "groups") whose values RoleMap maps to a role granted without
-	// a staff record; "" grants none.
-	RoleClaim string
-	// RoleMap maps a claim value to a role, for every organisation or
-	// (StaffRoleGrant.Organisation) for one.
-	RoleMap []StaffRoleGrant
-	// BaseURL is PORTAL_BASE_URL: the callback is on it, except for a
-	// club on a hostname of its own, whose callback is on that host.
-	BaseURL string
-}
-
-// StaffRoleGrant maps one value of the role claim to a role.
-type StaffRoleGrant struct {
-	// Organisation is the slug the grant is limited to; "" for all.
-	Organisation string
-	Value        string
-	Role         engine.StaffRole
-}
-
-// ParseStaffRoleMap reads PORTAL_STAFF_ROLE_MAP: comma-separated
-// "value=role" or "slug:value=role" entries, e.g.
-// "club-admins=admin,north:treasurers=treasurer".
-func ParseStaffRoleMap(s string) ([]StaffRoleGrant, error) {
-	var out []StaffRoleGrant
-	for part := range strings.SplitSeq(s, ",") {
-		part = strings.TrimSpace(part)
-		if part == "" {
-			continue
-		}
-		value, role, ok := strings.Cut(part, "=")
-		r, valid := engine.ParseStaffRole(role)
-		if !ok || !valid || strings.TrimSpace(value) == "" {
-			return nil, errors.New(`want entries like "club-admins=admin" or "slug:treasurers=treasurer"`)
-		}
-		g := StaffRoleGrant{Value: strings.TrimSpace(value), Role: r}
-		if org, v, ok := strings.Cut(g.Value, ":"); ok {
-			g.Organisation, g.Value = strings.TrimSpace(org), strings.TrimSpace(v)
-		}
-		out = append(out, g)
-	}
-	return out, nil
-}
 
 // staffUser is the signed-in staff member of a request.
 type StaffUser struct {
@@ -125,20 +59,20 @@ func StaffUserOf(c echo.Context) *StaffUser {
 // staffLogin answers GET /staff/login?rd=/staff/...: it starts a sign-in
 // at the IdP for the request's organisation.
 func (s *Server) StaffLogin(c echo.Context) error {
-	d := s.staff
+	d := s.Staff
 	if d.Provider == nil {
 		return s.StaffErrorPage(c, http.StatusServiceUnavailable, StaffTextIn(c).SignInOff)
 	}
-	t := OrganisationOfRequest(c)
+	t := server.OrganisationOfRequest(c)
 	if t == nil {
 		return s.StaffErrorPage(c, http.StatusNotFound, StaffTextIn(c).NoOrganisation)
 	}
 	rd := c.QueryParam("rd")
-	if p, ok := oidc.SafeReturnPath(rd); !ok || !strings.HasPrefix(p, StaffPrefix) {
-		rd = StaffPrefix
+	if p, ok := oidc.SafeReturnPath(rd); !ok || !strings.HasPrefix(p, server.StaffPrefix) {
+		rd = server.StaffPrefix
 	}
 	w, r := c.Response(), c.Request()
-	a := oidc.NewAttempt(OrganisationPath(c, rd), d.Sessions.Now())
+	a := oidc.NewAttempt(server.OrganisationPath(c, rd), d.Sessions.Now())
 	a.Organisation, a.RedirectURL = t.ID, s.staffCallbackURL(c, t)
 	u, err := d.Provider.AuthCodeURL(r.Context(), a)
 	if err != nil {
@@ -156,17 +90,17 @@ func (s *Server) StaffLogin(c echo.Context) error {
 // on the host the sign-in began on when that is the club's own hostname
 // (its cookies live there), else on PORTAL_BASE_URL. The IdP must know
 // each of these addresses.
-func (s *Server) staffCallbackURL(c echo.Context, t *organisation) string {
-	base := strings.TrimRight(s.staff.BaseURL, "/")
+func (s *Server) staffCallbackURL(c echo.Context, t *server.Organisation) string {
+	base := strings.TrimRight(s.Staff.BaseURL, "/")
 	u, err := url.Parse(base)
 	if err != nil || u.Host == "" {
 		return "" // the provider's own
 	}
 	host := c.Request().Host
-	if s.organisations.hostOf(host, t.ID) && engine.NormalizeHostname(host) != engine.NormalizeHostname(u.Host) {
-		return u.Scheme + "://" + host + StaffCallbackPath
+	if s.Organisations().HostOf(host, t.ID) && engine.NormalizeHostname(host) != engine.NormalizeHostname(u.Host) {
+		return u.Scheme + "://" + host + server.StaffCallbackPath
 	}
-	return base + StaffCallbackPath
+	return base + server.StaffCallbackPath
 }
 
 // staffClaims are the ID token claims a staff sign-in reads.
@@ -211,7 +145,7 @@ func (c staffClaims) verifiedState() string {
 // roleClaimState names, for the log, what the role claim did: "not
 // configured", "missing", "no mapped value" or "granted".
 func (s *Server) roleClaimState(orgID int64, raw json.RawMessage) string {
-	d := s.staff
+	d := s.Staff
 	if d.RoleClaim == "" || len(d.RoleMap) == 0 {
 		return "not configured"
 	}
@@ -229,7 +163,7 @@ func (s *Server) roleClaimState(orgID int64, raw json.RawMessage) string {
 // finds the staff record (or a role from the claim) and starts a staff
 // session bound to the organisation the sign-in began in.
 func (s *Server) StaffCallback(c echo.Context) error {
-	d := s.staff
+	d := s.Staff
 	if d.Provider == nil {
 		return echo.ErrNotFound
 	}
@@ -238,7 +172,7 @@ func (s *Server) StaffCallback(c echo.Context) error {
 	log := s.LogFor(c)
 	q := r.URL.Query()
 	a, err := d.Attempts.Take(w, r, q.Get("state"), d.Sessions.Now())
-	if t := OrganisationOfRequest(c); err == nil && t != nil && t.ID != a.Organisation {
+	if t := server.OrganisationOfRequest(c); err == nil && t != nil && t.ID != a.Organisation {
 		err = errors.New("the callback arrived on another organisation's address")
 	}
 	if err != nil || a.Organisation == 0 {
@@ -309,7 +243,7 @@ func (s *Server) StaffCallback(c echo.Context) error {
 	// The IdP's redirect was a cross-site navigation, on which the
 	// SameSite=Strict cookie just set would not come along with a plain
 	// redirect: a page of this site carries the browser on.
-	return Render(c, http.StatusOK, views.ContinuePage(views.ContinueModel{Chrome: s.Chrome(StaffTextIn(c).Continue), URL: a.ReturnTo}))
+	return server.Render(c, http.StatusOK, views.ContinuePage(views.ContinueModel{Chrome: s.Chrome(StaffTextIn(c).Continue), URL: a.ReturnTo}))
 }
 
 // staffIdentity decides who signed in: the staff record (by subject, or
@@ -344,7 +278,7 @@ func cmpOr(vals ...string) string {
 // claimRole is the highest role the configured claim grants in the
 // organisation orgID; "" for none.
 func (s *Server) claimRole(orgID int64, raw json.RawMessage) engine.StaffRole {
-	d := s.staff
+	d := s.Staff
 	if d.RoleClaim == "" || len(d.RoleMap) == 0 {
 		return ""
 	}
@@ -361,7 +295,7 @@ func (s *Server) claimRole(orgID int64, raw json.RawMessage) engine.StaffRole {
 		values = []string{one}
 	}
 	slug := ""
-	if t := s.organisations.byIDOrNil(orgID); t != nil {
+	if t := s.Organisations().ByIDOrNil(orgID); t != nil {
 		slug = t.Slug
 	}
 	var best engine.StaffRole
@@ -381,12 +315,12 @@ func (s *Server) claimRole(orgID int64, raw json.RawMessage) engine.StaffRole {
 // staffLogout answers POST /staff/logout: it ends the staff session and
 // goes back to the sign-in.
 func (s *Server) StaffLogout(c echo.Context) error {
-	if s.staff.Sessions != nil {
-		if err := s.staff.Sessions.End(c.Request().Context(), c.Response(), c.Request()); err != nil {
+	if s.Staff.Sessions != nil {
+		if err := s.Staff.Sessions.End(c.Request().Context(), c.Response(), c.Request()); err != nil {
 			s.LogFor(c).Warn("staff sign-out: session store unavailable", "err", err)
 		}
 	}
-	return c.Redirect(http.StatusSeeOther, OrganisationPath(c, StaffLoginPath+"?signed_out=1"))
+	return c.Redirect(http.StatusSeeOther, server.OrganisationPath(c, server.StaffLoginPath+"?signed_out=1"))
 }
 
 // currentStaff resolves the request's staff session to a staff member of
@@ -394,8 +328,8 @@ func (s *Server) StaffLogout(c echo.Context) error {
 // an expired session, a session of another organisation (or a member's,
 // which has no staff organisation), or a record disabled since.
 func (s *Server) CurrentStaff(c echo.Context) (*StaffUser, error) {
-	d := s.staff
-	t := OrganisationOfRequest(c)
+	d := s.Staff
+	t := server.OrganisationOfRequest(c)
 	if d.Sessions == nil || t == nil {
 		return nil, nil
 	}
@@ -451,7 +385,7 @@ func (s *Server) RequireStaff(min engine.StaffRole, next echo.HandlerFunc) echo.
 		r := c.Request()
 		if u == nil {
 			if r.Method == http.MethodGet && r.Header.Get("HX-Request") == "" {
-				return c.Redirect(http.StatusSeeOther, OrganisationPath(c, StaffLoginPath+"?rd="+url.QueryEscape(r.URL.RequestURI())))
+				return c.Redirect(http.StatusSeeOther, server.OrganisationPath(c, server.StaffLoginPath+"?rd="+url.QueryEscape(r.URL.RequestURI())))
 			}
 			return s.StaffErrorPage(c, http.StatusUnauthorized, StaffTextIn(c).SignInRequired)
 		}
@@ -460,26 +394,10 @@ func (s *Server) RequireStaff(min engine.StaffRole, next echo.HandlerFunc) echo.
 		}
 		c.SetRequest(r.WithContext(context.WithValue(r.Context(), StaffUserKey{}, u)))
 		if !IsStaffUpload(r) { // an upload's form is read by staffUpload, under its own limit
-			if err := CheckFormText(c.Request()); err != nil {
+			if err := server.CheckFormText(c.Request()); err != nil {
 				return err
 			}
 		}
 		return next(c)
 	}
-}
-
-// hostOf reports whether host is a hostname of the organisation orgID.
-func (d *organisationDirectory) hostOf(host string, orgID int64) bool {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	t := d.byHost[engine.NormalizeHostname(host)]
-	return t != nil && t.ID == orgID
-}
-
-// byIDOrNil returns the organisation with this id from the resolver's
-// copy, nil when it has none (yet).
-func (d *organisationDirectory) byIDOrNil(id int64) *organisation {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.byID[id]
 }

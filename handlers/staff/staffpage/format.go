@@ -1,4 +1,4 @@
-package server
+package staffpage
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/handlers/server"
 )
 
 // The staff pages write money, states and age groups as the member pages
@@ -16,7 +17,7 @@ import (
 // staffMoney is an amount in the page's language (lang.Money, as the
 // member pages write it).
 func StaffMoney(c echo.Context, minor int64, currency string) string {
-	return LangOf(c).Money(minor, currency)
+	return server.LangOf(c).Money(minor, currency)
 }
 
 // staffDateTime writes a time for staff pages in the page's language, as
@@ -24,11 +25,11 @@ func StaffMoney(c echo.Context, minor int64, currency string) string {
 // 27 novembre 2026), with the time of day in UTC.
 func StaffDateTime(c echo.Context, t time.Time) string {
 	t = t.UTC()
-	return LangOf(c).Date(t) + ", " + t.Format("15:04")
+	return server.LangOf(c).Date(t) + ", " + t.Format("15:04")
 }
 
 // staffDate writes a calendar date for staff pages in the page's language.
-func StaffDate(c echo.Context, t time.Time) string { return LangOf(c).Date(t.UTC()) }
+func StaffDate(c echo.Context, t time.Time) string { return server.LangOf(c).Date(t.UTC()) }
 
 // statusLabel names a stored state of a period, membership, order or
 // payment attempt in the page's language; one it does not know as stored.
