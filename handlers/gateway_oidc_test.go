@@ -15,6 +15,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine/dbtest"
+	"portal/handlers/gateway"
 	"portal/handlers/server"
 	"portal/relay/oidc"
 	"portal/relay/session"
@@ -194,7 +195,7 @@ func testLogout(t *testing.T, o gwOptions) {
 		env.mustOIDCLogin(c, "/")
 		idToken := env.storedSession(c).Values[oidc.AttrIDToken]
 		res := env.request(c, http.MethodPost, server.LogoutPath, nil, "Accept", "application/json")
-		var body server.LogoutBody
+		var body gateway.LogoutBody
 		res.json(t, &body)
 		u, err := url.Parse(body.Redirect)
 		if err != nil || !strings.HasPrefix(body.Redirect, env.idp.m.Issuer()+"/logout?") || u.Query().Get("id_token_hint") != idToken ||

@@ -18,6 +18,7 @@ import (
 	"github.com/uptrace/bun/dialect"
 
 	"portal/engine/dbtest"
+	"portal/handlers/gateway"
 	"portal/handlers/server"
 	"portal/relay/hashlink"
 	"portal/relay/oidc"
@@ -215,7 +216,7 @@ func testRelayFilterTable(t *testing.T, o gwOptions) {
 						t.Fatalf("%d to %q, want 303 to the login returning here", res.status, res.header.Get("Location"))
 					}
 				} else {
-					var body server.LoginRequiredBody
+					var body gateway.LoginRequiredBody
 					res.json(t, &body)
 					if res.status != http.StatusUnauthorized || body.Status != 401 || body.LoginURL == "" || !strings.HasPrefix(body.LoginURL, "/login") || body.Path != gwPrefix+"/echo/page" {
 						t.Fatalf("%d %s, want 401 with a loginUrl", res.status, res.body)

@@ -10,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 
 	"portal/handlers/adminapi"
+	"portal/handlers/gateway"
 	"portal/handlers/members"
 	"portal/handlers/server"
 	"portal/handlers/staff"
@@ -93,9 +94,9 @@ func New(d Deps) *echo.Echo {
 	e.POST(server.PayLinkPrefix+":reference/mandate/change", members.Of(s).ChangeMandate)
 	e.POST(server.PayLinkPrefix+":reference/mandate/revoke", members.Of(s).RevokeMandate)
 	if d.StripeWebhook {
-		e.POST(server.StripeWebhookPath, s.StripeWebhook)
+		e.POST(server.StripeWebhookPath, gateway.Of(s).StripeWebhook)
 	}
-	e.POST(server.StripeWebhookPath+"/:org", s.OrganisationStripeWebhook)
+	e.POST(server.StripeWebhookPath+"/:org", gateway.Of(s).OrganisationStripeWebhook)
 	e.GET(server.VerifyPrefix+":token", members.Of(s).VerifyCard)
 	e.GET(members.UnsubscribePath, members.Of(s).UnsubscribePage)
 	e.POST(members.UnsubscribePath, members.Of(s).UnsubscribeNow)
@@ -108,7 +109,7 @@ func New(d Deps) *echo.Echo {
 		e.POST(server.TestGatewayPayPrefix+":reference", members.Of(s).TestGatewayDecide)
 	}
 	staff.Of(s).MountStaff(e) // staff_routes.go
-	s.MountGateway(e, d.Relay)
+	gateway.Of(s).MountGateway(e, d.Relay)
 	e.Pre(server.RemoveUploadedFiles) // around all but the request count: it sees the request as the handler left it
 	e.Pre(s.ResolveOrganisation)      // after mountGateway's countRequests, which must wrap everything
 	return e

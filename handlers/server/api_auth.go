@@ -80,7 +80,7 @@ func (s *Server) RequireSession(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		req := c.Request()
 		sess, err := s.SessionFor(c) // organisation_scope.go: a session of another organisation is none
-		markSessionLoaded(req.Context())
+		MarkSessionLoaded(req.Context())
 		switch {
 		case errors.Is(err, session.ErrNotFound):
 			return NewAPIError(http.StatusUnauthorized, "Sign in first: this request needs an authenticated session.")

@@ -140,7 +140,7 @@ func (s *Server) ErrorHandler(err error, c echo.Context) {
 		log.DebugContext(req.Context(), "request rejected", "err", err)
 	}
 	var ee *engine.Error
-	jsonBody := IsAPI(req) || (s.gw != nil && s.isRelayPath(req.URL.Path))
+	jsonBody := IsAPI(req) || (s.Relay != nil && s.isRelayPath(req.URL.Path))
 	if status == http.StatusUnprocessableEntity && errors.As(err, &ee) && jsonBody {
 		body := ProcessErrorBody{ProcessID: ee.ProcessID, Step: ee.Step, ProcessState: string(engine.StateError),
 			Message: ee.Message, Errors: ProcessErrorsBody{People: []PersonErrorBody{}}}

@@ -29,7 +29,7 @@ import (
 func (s *Server) RejectControlCharacters(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		req := c.Request()
-		if s.gw != nil && s.isRelayPath(req.URL.Path) {
+		if s.Relay != nil && s.isRelayPath(req.URL.Path) {
 			return next(c)
 		}
 		var bad []string

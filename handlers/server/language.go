@@ -30,7 +30,7 @@ const languageParam = "lang"
 func (s *Server) ChooseLanguage(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		req := c.Request()
-		if s.gw != nil && s.isRelayPath(req.URL.Path) {
+		if s.Relay != nil && s.isRelayPath(req.URL.Path) {
 			// Relayed answers are the backend's, and the relay's own errors
 			// JSON in English: negotiating a language per relayed request
 			// was a twentieth of the relay's CPU (docs/BENCHMARKS.md).

@@ -96,14 +96,14 @@ func (m *Metrics) ObserveExchange(outcome string) { m.exchanges.WithLabelValues(
 
 func (m *Metrics) observeBackendLogin(outcome string) { m.logins.WithLabelValues(outcome).Inc() }
 
-func (m *Metrics) observeRelay(status int, d time.Duration) {
+func (m *Metrics) ObserveRelay(status int, d time.Duration) {
 	m.relay.WithLabelValues(strconv.Itoa(status/100) + "xx").Observe(d.Seconds())
 }
 
 // countRequests is a pre-routing middleware, so it wraps everything and
 // sees the final status, errors included; the route label is the matched
 // pattern, never the raw path, to keep the label set small.
-func (m *Metrics) countRequests(next echo.HandlerFunc) echo.HandlerFunc {
+func (m *Metrics) CountRequests(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		err := next(c)
 		if err != nil {
@@ -120,7 +120,7 @@ func (m *Metrics) countRequests(next echo.HandlerFunc) echo.HandlerFunc {
 
 // handler serves GET /metrics on the public address; with a token, only
 // to requests that bear it.
-func (m *Metrics) handler(token string) echo.HandlerFunc {
+func (m *Metrics) EchoHandler(token string) echo.HandlerFunc {
 	h := m.Handler(token)
 	return func(c echo.Context) error {
 		if !bearsToken(c.Request(), token) {

@@ -101,7 +101,7 @@ func (d *organisationDirectory) snapshot(ctx context.Context) (*organisationDire
 }
 
 // bySlugOf returns the organisation with slug, nil when there is none.
-func (d *organisationDirectory) bySlugOf(ctx context.Context, slug string) (*Organisation, error) {
+func (d *organisationDirectory) BySlugOf(ctx context.Context, slug string) (*Organisation, error) {
 	if _, err := d.snapshot(ctx); err != nil {
 		return nil, err
 	}
@@ -248,7 +248,7 @@ func (s *Server) organisationFree(p string) bool {
 	}
 	return strings.HasPrefix(p, "/static/") || strings.HasPrefix(p, TestGatewayPayPrefix) || strings.HasPrefix(p, AdminPrefix+"/") ||
 		strings.HasPrefix(p, PayLinkPrefix) || strings.HasPrefix(p, VerifyPrefix) || isStripeWebhook(p) ||
-		(s.gw != nil && s.isRelayPath(p))
+		(s.Relay != nil && s.isRelayPath(p))
 }
 
 // requireOrganisation answers a plain 404 to a request that resolved to no

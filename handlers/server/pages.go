@@ -53,7 +53,7 @@ func StepParam(c echo.Context) (int, bool) {
 func (s *Server) BrowserSession(c echo.Context) (*session.Session, bool, error) {
 	req := c.Request()
 	sess, err := s.SessionFor(c) // organisation_scope.go: a session of another organisation is none
-	markSessionLoaded(req.Context())
+	MarkSessionLoaded(req.Context())
 	switch {
 	case err == nil && sess.UserKey != "":
 		return sess, true, nil

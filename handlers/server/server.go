@@ -86,7 +86,7 @@ type Server struct {
 	log           *slog.Logger
 	csrf          *http.CrossOriginProtection
 	Proxies       upstream.TrustedProxies
-	gw            *gatewayState
+	Relay         *RelayState
 	hsts          string // the Strict-Transport-Security value, "" for none
 	stopping      <-chan struct{}
 	signIn        *throttle.SignIn
@@ -127,6 +127,9 @@ func NewServer(d Deps) *Server {
 
 // Engine is the domain service every handler translates to.
 func (s *Server) Engine() *engine.Service { return s.engine }
+
+// Logger is the server's log; a request's own is LogFor.
+func (s *Server) Logger() *slog.Logger { return s.log }
 
 // Sessions are the members' sessions.
 func (s *Server) Sessions() *session.Manager { return s.sessions }

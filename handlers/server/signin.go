@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"net/http"
@@ -10,7 +11,9 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"portal/relay/backend"
 	"portal/relay/hashlink"
+	"portal/relay/session"
 )
 
 // The sign-in throttle (relay/throttle) guards both hash sign-ins: POST
@@ -111,4 +114,33 @@ func waitText(secs int) string {
 func hashLinksOff(c echo.Context) bool {
 	t := OrganisationOfRequest(c)
 	return t != nil && t.hashLinksOff
+}
+
+// backendLogin makes the hash login's call to the admin backend, when one
+// is configured, and returns the session values to start with: the
+// backend's JWT as BACKEND_JWT, without an expiry. The backend refusing is
+// a 401, the backend failing a 502; either way no session is started.
+func (s *Server) backendLogin(c echo.Context, userKey, hash string) (map[string]string, error) {
+	g := s.Relay
+	if g == nil || g.Backend == nil {
+		return nil, nil
+	}
+	var system string // the organisation's registration system id (spec: "from the tenant context")
+	if t := OrganisationOfRequest(c); t != nil {
+		system = t.RegistrationSystemID
+	}
+	tok, err := g.Backend.ExternalLoginFor(c.Request().Context(), userKey, hash, system)
+	switch {
+	case err == nil:
+		g.Metrics.observeBackendLogin("ok")
+		return map[string]string{session.AttrBackendJWT: tok.Value}, nil
+	case errors.Is(err, backend.ErrRejected):
+		g.Metrics.observeBackendLogin("rejected")
+		s.LogFor(c).Info("hash login refused by the admin backend", "err", err)
+		return nil, NewAPIError(http.StatusUnauthorized, "The admin backend did not accept this sign-in.")
+	default:
+		g.Metrics.observeBackendLogin("error")
+		s.LogFor(c).Warn("hash login: admin backend unavailable", "err", err)
+		return nil, NewAPIError(http.StatusBadGateway, "The admin backend cannot be reached. Please try again shortly.")
+	}
 }

@@ -37,7 +37,7 @@ func ServerTiming(next echo.HandlerFunc) echo.HandlerFunc {
 }
 
 // markSessionLoaded records how many statements the session lookup took.
-func markSessionLoaded(ctx context.Context) {
+func MarkSessionLoaded(ctx context.Context) {
 	if t, ok := ctx.Value(timingKey{}).(*requestTiming); ok {
 		t.session = t.count.Load()
 	}

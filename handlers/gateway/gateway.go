@@ -1,4 +1,4 @@
-package server
+package gateway
 
 import (
 	"encoding/json"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"portal/handlers/server"
 	"portal/relay/backend"
 	"portal/relay/oidc"
 	"portal/relay/session"
@@ -18,104 +19,39 @@ import (
 	"portal/views"
 )
 
-// Gateway routes.
-const (
-	// LoginPath starts an OIDC login: GET /login?rd=/path.
-	LoginPath = "/login"
-	// CallbackPath is where the IdP returns: GET /oauth2/callback.
-	CallbackPath = "/oauth2/callback"
-	// LogoutPath ends the session: POST /logout.
-	LogoutPath = "/logout"
-	// MetricsPath serves Prometheus metrics.
-	MetricsPath = "/metrics"
-)
-
-// RelayDeps is what the gateway half needs: the relay to the admin
-// backend, the backend login and the OIDC login. Its zero value keeps
-// both off: the relay then answers 503 and /login 404.
-type RelayDeps struct {
-	// Upstream is the operator's relay configuration, finished; with
-	// Backend nil the relay answers 503. mountGateway builds the one
-	// upstream.Proxy from it, adding the hooks only the HTTP layer has:
-	// its error body, its cookies and Deps.TrustedProxies.
-	Upstream upstream.Config
-	// Backend is the admin backend client for the hash login's backend
-	// call; nil: the hash login makes no backend call.
-	Backend *backend.Client
-	// OIDC runs OIDC logins and refreshes; nil: OIDC is off.
-	OIDC *oidc.Service
-	// BaseURL is the public address, for the IdP's post-logout redirect.
-	BaseURL string
-	// Metrics collects the gateway's metrics; nil: a fresh set.
-	Metrics *Metrics
-	// MetricsToken, when set, is the bearer token GET /metrics requires.
-	MetricsToken string
-	// MetricsElsewhere keeps /metrics off the public address: a listener
-	// of its own serves Metrics.Handler (PORTAL_METRICS_ADDR).
-	MetricsElsewhere bool
-}
-
-// gatewayState is the gateway half of the Server.
-type gatewayState struct {
-	prefix       string
-	proxy        *upstream.Proxy // nil: no backend configured
-	filter       *upstream.Filter
-	backend      *backend.Client
-	oidc         *oidc.Service
-	baseURL      string
-	metrics      *Metrics
-	metricsToken string
-}
-
 // mountGateway adds the login, logout, relay and metrics routes.
-func (s *Server) MountGateway(e *echo.Echo, d RelayDeps) {
-	g := &gatewayState{backend: d.Backend, oidc: d.OIDC, baseURL: strings.TrimRight(d.BaseURL, "/"),
-		metrics: d.Metrics, metricsToken: d.MetricsToken}
-	if g.metrics == nil {
-		g.metrics = NewMetrics()
+func (s *Server) MountGateway(e *echo.Echo, d server.RelayDeps) {
+	g := &server.RelayState{Backend: d.Backend, OIDC: d.OIDC, BaseURL: strings.TrimRight(d.BaseURL, "/"),
+		Metrics: d.Metrics, MetricsToken: d.MetricsToken}
+	if g.Metrics == nil {
+		g.Metrics = server.NewMetrics()
 	}
 	uc := d.Upstream
 	if uc.Prefix == "" {
 		uc.Prefix = upstream.DefaultPrefix
 	}
-	g.prefix = "/" + strings.Trim(uc.Prefix, "/")
+	g.Prefix = "/" + strings.Trim(uc.Prefix, "/")
 	if uc.Backend != nil {
 		if uc.Log == nil {
-			uc.Log = s.log
+			uc.Log = s.Logger()
 		}
-		g.proxy = upstream.New(uc, upstream.Hooks{ErrorResponse: s.writeRelayError, GatewayCookie: s.isGatewayCookie, Trusted: s.Proxies})
+		g.Proxy = upstream.New(uc, upstream.Hooks{ErrorResponse: s.writeRelayError, GatewayCookie: s.IsGatewayCookie, Trusted: s.Proxies})
 	}
-	g.filter = &upstream.Filter{Sessions: s.sessions, Log: s.log}
+	g.Filter = &upstream.Filter{Sessions: s.Sessions(), Log: s.Logger()}
 	if d.OIDC != nil {
-		g.filter.Refresher = d.OIDC
+		g.Filter.Refresher = d.OIDC
 	}
-	s.gw = g
+	s.Relay = g
 
-	e.Pre(g.metrics.countRequests)
+	e.Pre(g.Metrics.CountRequests)
 	if !d.MetricsElsewhere {
-		e.GET(MetricsPath, g.metrics.handler(g.metricsToken))
+		e.GET(server.MetricsPath, g.Metrics.EchoHandler(g.MetricsToken))
 	}
-	e.GET(LoginPath, s.login)
-	e.GET(CallbackPath, s.loginCallback)
-	e.POST(LogoutPath, s.logout)
-	e.Any(g.prefix, s.relay)
-	e.Any(g.prefix+"/*", s.relay)
-}
-
-// relayOwnsBodyLimit tells the API's 64 KiB body limit to leave relayed
-// requests alone: the relay has a limit of its own.
-func (s *Server) RelayOwnsBodyLimit(c echo.Context) bool {
-	return s.gw != nil && s.isRelayPath(c.Request().URL.Path)
-}
-
-func (s *Server) isRelayPath(p string) bool {
-	return p == s.gw.prefix || strings.HasPrefix(p, s.gw.prefix+"/")
-}
-
-// isGatewayCookie reports whether a cookie is the gateway's own: the
-// session cookie and the login attempt cookies are never relayed.
-func (s *Server) isGatewayCookie(name string) bool {
-	return name == s.sessions.CookieName() || oidc.IsAttemptCookie(name)
+	e.GET(server.LoginPath, s.login)
+	e.GET(server.CallbackPath, s.loginCallback)
+	e.POST(server.LogoutPath, s.logout)
+	e.Any(g.Prefix, s.relay)
+	e.Any(g.Prefix+"/*", s.relay)
 }
 
 // gatewayHeaders are set on every answer by securityHeaders and are
@@ -131,28 +67,28 @@ var gatewayHeaders = []string{"Content-Security-Policy", "X-Frame-Options", "Ref
 // configurable): the relay filter picks the session's backend JWT, and the
 // request goes to the backend, which decides authorisation.
 func (s *Server) relay(c echo.Context) error {
-	g := s.gw
+	g := s.Relay
 	w, r := c.Response(), c.Request()
-	if g.proxy == nil {
+	if g.Proxy == nil {
 		s.writeRelayError(w, r, http.StatusServiceUnavailable, "The admin backend is not configured on this gateway.")
 		return nil
 	}
 	start := time.Now()
-	defer func() { g.metrics.observeRelay(c.Response().Status, time.Since(start)) }()
+	defer func() { g.Metrics.ObserveRelay(c.Response().Status, time.Since(start)) }()
 
-	token, err := g.filter.Token(r.Context(), w, r)
-	markSessionLoaded(r.Context())
+	token, err := g.Filter.Token(r.Context(), w, r)
+	server.MarkSessionLoaded(r.Context())
 	switch {
 	case errors.Is(err, oidc.ErrLoginRequired):
 		return s.loginRequired(c)
 	case errors.Is(err, upstream.ErrRefreshUnavailable):
 		s.LogFor(c).Warn("relay: token refresh unavailable", "err", err)
-		w.Header().Set("Retry-After", RetryAfterSeconds)
+		w.Header().Set("Retry-After", server.RetryAfterSeconds)
 		s.writeRelayError(w, r, http.StatusServiceUnavailable, "Your sign-in cannot be renewed right now. Please try again shortly.")
 		return nil
 	case errors.Is(err, session.ErrUnavailable):
 		s.LogFor(c).Warn("relay: session store unavailable", "err", err)
-		w.Header().Set("Retry-After", RetryAfterSeconds)
+		w.Header().Set("Retry-After", server.RetryAfterSeconds)
 		s.writeRelayError(w, r, http.StatusServiceUnavailable, "Sessions are temporarily unavailable. Please try again shortly.")
 		return nil
 	case err != nil:
@@ -161,15 +97,15 @@ func (s *Server) relay(c echo.Context) error {
 	for _, h := range gatewayHeaders {
 		w.Header().Del(h)
 	}
-	g.proxy.Forward(w, r, token)
+	g.Proxy.Forward(w, r, token)
 	return nil
 }
 
 // writeRelayError writes the spec's HTTP error body. Relay errors are
 // always JSON: the relay's clients are API clients, whatever they accept.
 func (s *Server) writeRelayError(w http.ResponseWriter, r *http.Request, status int, message string) {
-	body := HTTPErrorBody{Timestamp: time.Now().UTC().Format(time.RFC3339Nano), Status: status,
-		Error: http.StatusText(status), Message: message, Path: r.URL.Path, Errors: []FieldErrorBody{}}
+	body := server.HTTPErrorBody{Timestamp: time.Now().UTC().Format(time.RFC3339Nano), Status: status,
+		Error: http.StatusText(status), Message: message, Path: r.URL.Path, Errors: []server.FieldErrorBody{}}
 	writeJSONTo(w, status, body)
 }
 
@@ -185,7 +121,7 @@ func writeJSONTo(w http.ResponseWriter, status int, body any) {
 // LoginRequiredBody is the 401 answer to a relayed API call whose session
 // needs a new sign-in: the spec's error body plus where to sign in.
 type LoginRequiredBody struct {
-	HTTPErrorBody
+	server.HTTPErrorBody
 	LoginURL string `json:"loginUrl"`
 }
 
@@ -202,9 +138,9 @@ func (s *Server) loginRequired(c echo.Context) error {
 		ret = oidc.ReturnPathOr(ref.RequestURI(), "/")
 	}
 	body := LoginRequiredBody{
-		HTTPErrorBody: HTTPErrorBody{Timestamp: time.Now().UTC().Format(time.RFC3339Nano), Status: http.StatusUnauthorized,
+		HTTPErrorBody: server.HTTPErrorBody{Timestamp: time.Now().UTC().Format(time.RFC3339Nano), Status: http.StatusUnauthorized,
 			Error: http.StatusText(http.StatusUnauthorized), Message: "Your sign-in has ended. Sign in again to continue.",
-			Path: r.URL.Path, Errors: []FieldErrorBody{}},
+			Path: r.URL.Path, Errors: []server.FieldErrorBody{}},
 		LoginURL: loginURL(ret),
 	}
 	writeJSONTo(c.Response(), http.StatusUnauthorized, body)
@@ -213,9 +149,9 @@ func (s *Server) loginRequired(c echo.Context) error {
 
 func loginURL(returnTo string) string {
 	if returnTo == "/" {
-		return LoginPath
+		return server.LoginPath
 	}
-	return LoginPath + "?rd=" + url.QueryEscape(returnTo)
+	return server.LoginPath + "?rd=" + url.QueryEscape(returnTo)
 }
 
 // isNavigation reports whether r is a browser loading a page: a GET or
@@ -248,13 +184,13 @@ func wantsJSON(r *http.Request) bool {
 // browser to the IdP. rd must be a relative path on this site; anything
 // else returns to "/".
 func (s *Server) login(c echo.Context) error {
-	g := s.gw
-	if g.oidc == nil {
+	g := s.Relay
+	if g.OIDC == nil {
 		return echo.ErrNotFound
 	}
 	w, r := c.Response(), c.Request()
 	returnTo := oidc.ReturnPathOr(c.QueryParam("rd"), "/")
-	target, err := g.oidc.Begin(r.Context(), w, r, returnTo)
+	target, err := g.OIDC.Begin(r.Context(), w, r, returnTo)
 	if err != nil {
 		return s.loginFailed(c, loginNotStarted, err)
 	}
@@ -268,13 +204,13 @@ func (s *Server) login(c echo.Context) error {
 // shows an error page (JSON for API clients) and never redirects again, so
 // a failing exchange cannot loop.
 func (s *Server) loginCallback(c echo.Context) error {
-	g := s.gw
-	if g.oidc == nil {
+	g := s.Relay
+	if g.OIDC == nil {
 		return echo.ErrNotFound
 	}
 	w, r := c.Response(), c.Request()
 	w.Header().Set("Cache-Control", "no-store")
-	returnTo, err := g.oidc.Finish(r.Context(), w, r)
+	returnTo, err := g.OIDC.Finish(r.Context(), w, r)
 	if err == nil {
 		return c.Redirect(http.StatusSeeOther, returnTo)
 	}
@@ -307,28 +243,28 @@ const signInUnreachable = "The sign-in service cannot be reached right now. Plea
 // loginNotStarted answers a login that could not start (the identity
 // provider's discovery failed): any error.
 var loginNotStarted = loginFailure{level: slog.LevelWarn, log: "oidc: login could not start",
-	status: http.StatusServiceUnavailable, title: "Sign-in is unavailable", message: signInUnreachable, link: LoginPath, linkText: "Try again"}
+	status: http.StatusServiceUnavailable, title: "Sign-in is unavailable", message: signInUnreachable, link: server.LoginPath, linkText: "Try again"}
 
 // loginFailures are the failures of a login's callback, by kind; a failure
 // of none of these kinds goes to the error handler as it is.
 var loginFailures = []loginFailure{
 	{cause: oidc.ErrAttempt, level: slog.LevelInfo, log: "oidc: callback without a matching attempt",
 		status: http.StatusBadRequest, title: "Sign-in expired",
-		message: "This sign-in was not started here, has expired or was already used. Please sign in again.", link: LoginPath, linkText: "Sign in"},
+		message: "This sign-in was not started here, has expired or was already used. Please sign in again.", link: server.LoginPath, linkText: "Sign in"},
 	{cause: oidc.ErrLoginDenied, level: slog.LevelInfo, log: "oidc: login denied",
 		status: http.StatusUnauthorized, title: "Sign-in cancelled",
-		message: "The sign-in was cancelled or refused by the identity provider.", link: LoginPath, linkText: "Sign in again"},
+		message: "The sign-in was cancelled or refused by the identity provider.", link: server.LoginPath, linkText: "Sign in again"},
 	{cause: oidc.ErrTokenExchange, level: slog.LevelWarn, log: "oidc: token exchange failed",
 		status: http.StatusBadGateway, rejected: http.StatusForbidden, title: "Sign-in could not be completed",
 		message: "Token exchange failed: the admin service did not accept this sign-in. Please try again later or contact support.", link: "/", linkText: "Home"},
 	{cause: oidc.ErrInvalidToken, level: slog.LevelWarn, log: "oidc: login with an invalid token",
 		status: http.StatusUnauthorized, title: "Sign-in failed",
-		message: "The identity provider's answer could not be verified. Please sign in again.", link: LoginPath, linkText: "Sign in again"},
+		message: "The identity provider's answer could not be verified. Please sign in again.", link: server.LoginPath, linkText: "Sign in again"},
 	{cause: oidc.ErrProviderUnavailable, level: slog.LevelWarn, log: "oidc: identity provider unavailable",
-		status: http.StatusBadGateway, title: "Sign-in is unavailable", message: signInUnreachable, link: LoginPath, linkText: "Try again"},
+		status: http.StatusBadGateway, title: "Sign-in is unavailable", message: signInUnreachable, link: server.LoginPath, linkText: "Try again"},
 	{cause: session.ErrUnavailable, level: slog.LevelWarn, log: "oidc: session store unavailable",
 		status: http.StatusServiceUnavailable, title: "Temporarily unavailable",
-		message: "Sessions are temporarily unavailable. Please try again shortly.", link: LoginPath, linkText: "Try again"},
+		message: "Sessions are temporarily unavailable. Please try again shortly.", link: server.LoginPath, linkText: "Try again"},
 }
 
 // loginFailed logs a failed login step at f's level and answers it with
@@ -350,7 +286,7 @@ func (s *Server) gatewayPage(c echo.Context, status int, title, message, link, l
 		s.writeRelayError(c.Response(), r, status, message)
 		return nil
 	}
-	return Render(c, status, views.ErrorPage(views.ErrorModel{Chrome: s.Chrome(title), Message: message, Link: link, LinkText: linkText}))
+	return server.Render(c, status, views.ErrorPage(views.ErrorModel{Chrome: s.Chrome(title), Message: message, Link: link, LinkText: linkText}))
 }
 
 // LogoutBody answers POST /logout for API clients.
@@ -364,50 +300,21 @@ type LogoutBody struct {
 // it ends on every instance) and its cookie cleared; an OIDC session then
 // goes on to the IdP's logout. Browsers get a 303, API clients JSON.
 func (s *Server) logout(c echo.Context) error {
-	g := s.gw
+	g := s.Relay
 	w, r := c.Response(), c.Request()
 	ctx := r.Context()
 	target := "/"
-	if sess, err := s.sessions.Get(ctx, r); err == nil && g.oidc != nil {
-		if u := g.oidc.LogoutURL(ctx, sess, g.baseURL+"/"); u != "" {
+	if sess, err := s.Sessions().Get(ctx, r); err == nil && g.OIDC != nil {
+		if u := g.OIDC.LogoutURL(ctx, sess, g.BaseURL+"/"); u != "" {
 			target = u
 		}
 	}
-	if err := s.sessions.End(ctx, w, r); err != nil {
-		return SessionStoreError(err)
+	if err := s.Sessions().End(ctx, w, r); err != nil {
+		return server.SessionStoreError(err)
 	}
 	w.Header().Set("Cache-Control", "no-store")
 	if wantsJSON(r) {
 		return c.JSON(http.StatusOK, LogoutBody{Redirect: target})
 	}
 	return c.Redirect(http.StatusSeeOther, target)
-}
-
-// backendLogin makes the hash login's call to the admin backend, when one
-// is configured, and returns the session values to start with: the
-// backend's JWT as BACKEND_JWT, without an expiry. The backend refusing is
-// a 401, the backend failing a 502; either way no session is started.
-func (s *Server) backendLogin(c echo.Context, userKey, hash string) (map[string]string, error) {
-	g := s.gw
-	if g == nil || g.backend == nil {
-		return nil, nil
-	}
-	var system string // the organisation's registration system id (spec: "from the tenant context")
-	if t := OrganisationOfRequest(c); t != nil {
-		system = t.RegistrationSystemID
-	}
-	tok, err := g.backend.ExternalLoginFor(c.Request().Context(), userKey, hash, system)
-	switch {
-	case err == nil:
-		g.metrics.observeBackendLogin("ok")
-		return map[string]string{session.AttrBackendJWT: tok.Value}, nil
-	case errors.Is(err, backend.ErrRejected):
-		g.metrics.observeBackendLogin("rejected")
-		s.LogFor(c).Info("hash login refused by the admin backend", "err", err)
-		return nil, NewAPIError(http.StatusUnauthorized, "The admin backend did not accept this sign-in.")
-	default:
-		g.metrics.observeBackendLogin("error")
-		s.LogFor(c).Warn("hash login: admin backend unavailable", "err", err)
-		return nil, NewAPIError(http.StatusBadGateway, "The admin backend cannot be reached. Please try again shortly.")
-	}
 }

@@ -1,4 +1,4 @@
-package server
+package gateway
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/handlers/server"
 )
 
 // maxWebhookBytes caps a provider event's body. Stripe's checkout events
@@ -37,12 +38,12 @@ func (s *Server) StripeWebhook(c echo.Context) error {
 // dashboard shows each club the address it registered. An unknown slug
 // is 404 (nothing to acknowledge: Stripe's endpoint is misconfigured).
 func (s *Server) OrganisationStripeWebhook(c echo.Context) error {
-	t, err := s.organisations.bySlugOf(c.Request().Context(), c.Param("org"))
+	t, err := s.Organisations().BySlugOf(c.Request().Context(), c.Param("org"))
 	if err != nil {
 		return err
 	}
 	if t == nil {
-		return NewAPIError(http.StatusNotFound, "No organisation has this webhook address.")
+		return server.NewAPIError(http.StatusNotFound, "No organisation has this webhook address.")
 	}
 	return s.receiveStripeEvent(c, func(ctx context.Context, body []byte, signature string) (*engine.PaymentResult, error) {
 		return s.engine.ReceiveOrganisationPaymentEvent(ctx, t.ID, engine.StripeProvider, body, signature)
@@ -55,9 +56,9 @@ func (s *Server) receiveStripeEvent(c echo.Context, receive func(ctx context.Con
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			return NewAPIError(http.StatusRequestEntityTooLarge, "The event is too large.")
+			return server.NewAPIError(http.StatusRequestEntityTooLarge, "The event is too large.")
 		}
-		return NewAPIError(http.StatusBadRequest, "The event could not be read.")
+		return server.NewAPIError(http.StatusBadRequest, "The event could not be read.")
 	}
 	res, err := receive(c.Request().Context(), body, c.Request().Header.Get("Stripe-Signature"))
 	switch code := engine.ErrorCode(err); {
@@ -69,7 +70,7 @@ func (s *Server) receiveStripeEvent(c echo.Context, receive func(ctx context.Con
 		return c.JSON(http.StatusOK, map[string]string{"status": "ignored"})
 	case code == engine.CodeInvalid:
 		s.LogFor(c).Warn("payment event refused", "err", err)
-		return NewAPIError(http.StatusBadRequest, "The event could not be verified.")
+		return server.NewAPIError(http.StatusBadRequest, "The event could not be verified.")
 	default:
 		return err
 	}
