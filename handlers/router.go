@@ -39,7 +39,7 @@ func New(d Deps) *echo.Echo {
 			return err
 		}}))
 	e.Use(s.SecurityHeaders)
-	e.Use(s.RequireOrganisation) // resolveOrganisation (pre-routing, below) found the organisation, or none
+	e.Use(s.RequireOrganisation) // ResolveOrganisation (pre-routing, below) found the organisation, or none
 	e.Use(s.ChooseLanguage)
 	e.Use(server.CompressAnswers(func(c echo.Context) bool {
 		// Static files are compressed once at start; relayed responses stream as
@@ -58,59 +58,60 @@ func New(d Deps) *echo.Echo {
 	e.GET("/readyz", s.Readyz)
 	e.Match([]string{http.MethodGet, http.MethodHead}, "/static/*", echo.WrapHandler(static.Handler())) // echo's GET does not answer HEAD
 
+	m, gw := members.Of(s), gateway.Of(s)
 	api := e.Group("/api")
 	api.GET("/openapi.json", s.OpenAPI)
 	api.POST("/auth/external-login", s.ExternalLogin, server.RequireJSON)
 	forms := api.Group("/forms", s.RequireSession)
-	forms.GET("/membership/:periodid", members.Of(s).GetMembershipForm)
-	forms.POST("/next", members.Of(s).PostNext, server.RequireJSON)
-	forms.POST("/processes/:processid/reset", members.Of(s).PostReset, server.RequireJSON)
-	forms.POST("/processes/:processid/resume", members.Of(s).PostResume, server.RequireJSON)
-	forms.POST("/processes/:processid/back", members.Of(s).PostBack, server.RequireJSON)
-	adminapi.Of(s).MountAdmin(api) // api_admin.go: API keys instead of sessions
+	forms.GET("/membership/:periodid", m.GetMembershipForm)
+	forms.POST("/next", m.PostNext, server.RequireJSON)
+	forms.POST("/processes/:processid/reset", m.PostReset, server.RequireJSON)
+	forms.POST("/processes/:processid/resume", m.PostResume, server.RequireJSON)
+	forms.POST("/processes/:processid/back", m.PostBack, server.RequireJSON)
+	adminapi.Of(s).MountAdmin(api) // package adminapi: API keys instead of sessions
 	api.Any("/*", func(c echo.Context) error { return echo.ErrNotFound }, s.RequireSession)
 
 	reg := e.Group("/membership/register/:periodId")
-	reg.GET("", members.Of(s).RegisterEntry)
-	reg.GET("/:u", members.Of(s).RegisterEntry)
-	reg.GET("/persons", members.Of(s).PersonsPage)
-	reg.POST("/persons", members.Of(s).SubmitPersons)
-	reg.GET("/step/:n", members.Of(s).StepPage)
-	reg.POST("/step/:n", members.Of(s).SubmitAnswers)
-	reg.POST("/back", members.Of(s).BackStep)
-	reg.POST("/change", members.Of(s).ChangeStep)
-	reg.GET("/review", members.Of(s).ReviewPage)
-	reg.POST("/confirm", members.Of(s).Confirm)
-	reg.GET("/done", members.Of(s).DonePage)
-	reg.GET("/reset", members.Of(s).ResetPage)
-	reg.POST("/reset", members.Of(s).ResetRegistration)
-	reg.POST("/resume", members.Of(s).ResumeRegistration)
+	reg.GET("", m.RegisterEntry)
+	reg.GET("/:u", m.RegisterEntry)
+	reg.GET("/persons", m.PersonsPage)
+	reg.POST("/persons", m.SubmitPersons)
+	reg.GET("/step/:n", m.StepPage)
+	reg.POST("/step/:n", m.SubmitAnswers)
+	reg.POST("/back", m.BackStep)
+	reg.POST("/change", m.ChangeStep)
+	reg.GET("/review", m.ReviewPage)
+	reg.POST("/confirm", m.Confirm)
+	reg.GET("/done", m.DonePage)
+	reg.GET("/reset", m.ResetPage)
+	reg.POST("/reset", m.ResetRegistration)
+	reg.POST("/resume", m.ResumeRegistration)
 
-	e.GET(server.PaymentReturnPath, members.Of(s).PaymentReturn)
-	e.GET(server.PayLinkPrefix+":reference", members.Of(s).PayLink)
-	e.POST(server.PayLinkPrefix+":reference", members.Of(s).ChoosePayMethod)
-	e.POST(server.PayLinkPrefix+":reference/mandate", members.Of(s).GiveMandate)
-	e.POST(server.PayLinkPrefix+":reference/mandate/keep", members.Of(s).KeepMandate)
-	e.POST(server.PayLinkPrefix+":reference/mandate/change", members.Of(s).ChangeMandate)
-	e.POST(server.PayLinkPrefix+":reference/mandate/revoke", members.Of(s).RevokeMandate)
+	e.GET(server.PaymentReturnPath, m.PaymentReturn)
+	e.GET(server.PayLinkPrefix+":reference", m.PayLink)
+	e.POST(server.PayLinkPrefix+":reference", m.ChoosePayMethod)
+	e.POST(server.PayLinkPrefix+":reference/mandate", m.GiveMandate)
+	e.POST(server.PayLinkPrefix+":reference/mandate/keep", m.KeepMandate)
+	e.POST(server.PayLinkPrefix+":reference/mandate/change", m.ChangeMandate)
+	e.POST(server.PayLinkPrefix+":reference/mandate/revoke", m.RevokeMandate)
 	if d.StripeWebhook {
-		e.POST(server.StripeWebhookPath, gateway.Of(s).StripeWebhook)
+		e.POST(server.StripeWebhookPath, gw.StripeWebhook)
 	}
-	e.POST(server.StripeWebhookPath+"/:org", gateway.Of(s).OrganisationStripeWebhook)
-	e.GET(server.VerifyPrefix+":token", members.Of(s).VerifyCard)
-	e.GET(members.UnsubscribePath, members.Of(s).UnsubscribePage)
-	e.POST(members.UnsubscribePath, members.Of(s).UnsubscribeNow)
-	e.POST("/membership/payment-retry", members.Of(s).PaymentRetry)
-	e.POST(server.PaymentRetryPath, members.Of(s).PaymentRetry)
-	e.GET(members.InvitationPath, members.Of(s).OpenInvitation)
-	members.Of(s).MountPersonalData(e) // personal_data.go
+	e.POST(server.StripeWebhookPath+"/:org", gw.OrganisationStripeWebhook)
+	e.GET(server.VerifyPrefix+":token", m.VerifyCard)
+	e.GET(members.UnsubscribePath, m.UnsubscribePage)
+	e.POST(members.UnsubscribePath, m.UnsubscribeNow)
+	e.POST("/membership/payment-retry", m.PaymentRetry)
+	e.POST(server.PaymentRetryPath, m.PaymentRetry)
+	e.GET(members.InvitationPath, m.OpenInvitation)
+	m.MountPersonalData(e) // members/personal_data.go
 	if s.Gateway != nil {
-		e.GET(server.TestGatewayPayPrefix+":reference", members.Of(s).TestGatewayPage)
-		e.POST(server.TestGatewayPayPrefix+":reference", members.Of(s).TestGatewayDecide)
+		e.GET(server.TestGatewayPayPrefix+":reference", m.TestGatewayPage)
+		e.POST(server.TestGatewayPayPrefix+":reference", m.TestGatewayDecide)
 	}
-	staff.Of(s).MountStaff(e) // staff_routes.go
-	gateway.Of(s).MountGateway(e, d.Relay)
+	staff.Of(s).MountStaff(e) // staff/routes.go
+	gw.MountGateway(e, d.Relay)
 	e.Pre(server.RemoveUploadedFiles) // around all but the request count: it sees the request as the handler left it
-	e.Pre(s.ResolveOrganisation)      // after mountGateway's countRequests, which must wrap everything
+	e.Pre(s.ResolveOrganisation)      // after MountGateway's CountRequests, which must wrap everything
 	return e
 }

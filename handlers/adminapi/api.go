@@ -33,7 +33,7 @@ const MaxBulkBytes = 10 << 20
 
 type apiKeyKey struct{}
 
-// mountAdmin adds the admin API's routes.
+// MountAdmin adds the admin API's routes.
 func (s *Server) MountAdmin(api *echo.Group) {
 	s.AdminRoles = adminRoles()
 	admin := api.Group("/admin", s.requireAPIKey)
@@ -66,7 +66,7 @@ func (s *Server) MountAdmin(api *echo.Group) {
 	s.mountAdminWebhooks(admin)
 }
 
-// isBulk reports whether r is one of the admin API's bulk calls (person
+// IsBulk reports whether r is one of the admin API's bulk calls (person
 // import, unlinking, invitations), whose body may be larger than the
 // API's 64 KiB: their routes set limits of their own.
 func IsBulk(r *http.Request) bool {

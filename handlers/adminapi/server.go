@@ -1,4 +1,6 @@
-// Package adminapi is the admin API under /api/admin: an organisation's API keys (or a staff session) manage its settings, persons, definitions, payments, debits, messages and webhooks.
+// Package adminapi is the admin API under /api/admin: an organisation's API
+// keys (or a staff session) manage its settings, persons, definitions,
+// payments, debits, messages and webhooks.
 package adminapi
 
 import (

@@ -19,7 +19,7 @@ import (
 	"portal/views"
 )
 
-// mountGateway adds the login, logout, relay and metrics routes.
+// MountGateway adds the login, logout, relay and metrics routes.
 func (s *Server) MountGateway(e *echo.Echo, d server.RelayDeps) {
 	g := &server.RelayState{Backend: d.Backend, OIDC: d.OIDC, BaseURL: strings.TrimRight(d.BaseURL, "/"),
 		Metrics: d.Metrics, MetricsToken: d.MetricsToken}

@@ -1,4 +1,6 @@
-// Package gateway is the portal's doors to other systems: the relay to the admin backend under its prefix, the members' OIDC login and logout, /metrics, and the webhooks Stripe sends.
+// Package gateway is the portal's doors to other systems: the relay to the
+// admin backend under its prefix, the members' OIDC login and logout,
+// /metrics, and the webhooks Stripe sends.
 package gateway
 
 import (

@@ -16,7 +16,7 @@ import (
 // are a few KiB; the cap is below the 64 KiB of the rest of the site.
 const maxWebhookBytes = 64 << 10
 
-// stripeWebhook answers POST /webhooks/stripe: Stripe's events. The raw
+// StripeWebhook answers POST /webhooks/stripe: Stripe's events. The raw
 // body is read (capped) and its Stripe-Signature verified by the engine's
 // provider before anything is believed; there is no session, CSRF or
 // cross-origin check on this route (Stripe is not a browser; the signature
@@ -29,7 +29,7 @@ func (s *Server) StripeWebhook(c echo.Context) error {
 	})
 }
 
-// organisationStripeWebhook answers POST /webhooks/stripe/{slug}: the
+// OrganisationStripeWebhook answers POST /webhooks/stripe/{slug}: the
 // events of an organisation's own Stripe account (its payment settings),
 // verified with that account's webhook secret, settling only its
 // attempts. One address per account, rather than one address trying every

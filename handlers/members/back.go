@@ -10,7 +10,7 @@ import (
 	"portal/handlers/server"
 )
 
-// backStep answers POST /membership/register/:periodId/back (field step:
+// BackStep answers POST /membership/register/:periodId/back (field step:
 // the step the member is leaving): the previous step, with its answers.
 func (s *Server) BackStep(c echo.Context) error {
 	r, form, ok, err := s.currentForm(c)

@@ -10,7 +10,7 @@ import (
 	"portal/handlers/server"
 )
 
-// changeStep answers POST /membership/register/:periodId/change (field step:
+// ChangeStep answers POST /membership/register/:periodId/change (field step:
 // the question to change), from the check-your-answers page.
 func (s *Server) ChangeStep(c echo.Context) error {
 	r, form, ok, err := s.currentForm(c)

@@ -11,7 +11,7 @@ import (
 	"portal/handlers/server"
 )
 
-// confirm answers POST /membership/register/:periodId/confirm: the commit
+// Confirm answers POST /membership/register/:periodId/confirm: the commit
 // (memberships pending payment, an unpaid order), then the done page.
 func (s *Server) Confirm(c echo.Context) error {
 	r, form, ok, err := s.currentForm(c)

@@ -12,7 +12,7 @@ import (
 	"portal/views"
 )
 
-// testGatewayPage answers GET /dev/pay/:reference: the built-in gateway's
+// TestGatewayPage answers GET /dev/pay/:reference: the built-in gateway's
 // payment page with the order lines and total.
 func (s *Server) TestGatewayPage(c echo.Context) error {
 	if !LoopbackPeer(c.Request()) {
@@ -30,7 +30,7 @@ func (s *Server) TestGatewayPage(c echo.Context) error {
 	}))
 }
 
-// testGatewayDecide answers POST /dev/pay/:reference with status=success|failed|cancelled:
+// TestGatewayDecide answers POST /dev/pay/:reference with status=success|failed|cancelled:
 // it sends the browser back to the portal with a signed return, as a real
 // gateway would.
 func (s *Server) TestGatewayDecide(c echo.Context) error {

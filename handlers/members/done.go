@@ -10,7 +10,7 @@ import (
 	"portal/views"
 )
 
-// donePage answers GET /membership/register/:periodId/done: the order and
+// DonePage answers GET /membership/register/:periodId/done: the order and
 // the payment link, followed after a visible countdown.
 func (s *Server) DonePage(c echo.Context) error {
 	r, ok, err := s.registrationOf(c)

@@ -9,7 +9,7 @@ import (
 	"portal/handlers/server"
 )
 
-// registerEntry answers GET /membership/register/:periodId[/:u]?u=&h=&error=.
+// RegisterEntry answers GET /membership/register/:periodId[/:u]?u=&h=&error=.
 // With a hash link it runs the guard: on success it starts a new session
 // bound to the user key and answers 303 to the clean address, so that the
 // hash stays out of history, logs and Referer; on failure it redirects to

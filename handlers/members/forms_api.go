@@ -12,7 +12,7 @@ import (
 	"portal/handlers/server"
 )
 
-// getMembershipForm answers GET /api/forms/membership/:periodid?userKey=&organisationId=.
+// GetMembershipForm answers GET /api/forms/membership/:periodid?userKey=&organisationId=.
 // It returns the open registration of the user key for the period, or a new
 // one (201 Created when this call created the process instance).
 func (s *Server) GetMembershipForm(c echo.Context) error {
@@ -51,7 +51,7 @@ func (s *Server) GetMembershipForm(c echo.Context) error {
 	return s.formJSON(c, status, form)
 }
 
-// postNext answers POST /api/forms/next: stores the current step's answers
+// PostNext answers POST /api/forms/next: stores the current step's answers
 // and returns the next question or the completed registration.
 func (s *Server) PostNext(c echo.Context) error {
 	in, err := server.ParseNext(c.Request().Body)
@@ -65,7 +65,7 @@ func (s *Server) PostNext(c echo.Context) error {
 	return s.formJSON(c, http.StatusOK, form)
 }
 
-// postReset answers POST /api/forms/processes/:processid/reset.
+// PostReset answers POST /api/forms/processes/:processid/reset.
 func (s *Server) PostReset(c echo.Context) error {
 	form, err := s.engine.Reset(c.Request().Context(), server.SessionOf(c).UserKey, c.Param("processid"))
 	if err != nil {
@@ -74,7 +74,7 @@ func (s *Server) PostReset(c echo.Context) error {
 	return s.formJSON(c, http.StatusOK, form)
 }
 
-// postResume answers POST /api/forms/processes/:processid/resume.
+// PostResume answers POST /api/forms/processes/:processid/resume.
 func (s *Server) PostResume(c echo.Context) error {
 	form, err := s.engine.Resume(c.Request().Context(), server.SessionOf(c).UserKey, c.Param("processid"))
 	if err != nil {
@@ -88,7 +88,7 @@ type backRequest struct {
 	Step *int `json:"step"`
 }
 
-// postBack answers POST /api/forms/processes/:processid/back (an extension of
+// PostBack answers POST /api/forms/processes/:processid/back (an extension of
 // the spec): the previous step with its saved answers. An optional body
 // {"step": n} guards against going back from a step the client no longer shows.
 func (s *Server) PostBack(c echo.Context) error {

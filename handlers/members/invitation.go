@@ -26,7 +26,7 @@ var invitationMessages = map[string]string{
 	invitationRevoked: "This invitation link was withdrawn by the club. If you still want to register, ask the club for a new one.",
 }
 
-// openInvitation answers GET /invite/:token: an invitation link (the
+// OpenInvitation answers GET /invite/:token: an invitation link (the
 // portal's own, relay/invitelink). A link whose MAC verifies for the
 // request's organisation, neither expired nor revoked, starts a session
 // for its user key bound to the organisation, as a hash link does, and
@@ -87,5 +87,5 @@ func (s *Server) invitationRefused(c echo.Context, reason string) error {
 	return server.Render(c, status, views.ErrorPage(m))
 }
 
-// invitationPath is where invitation links point.
+// InvitationPath is where invitation links point.
 const InvitationPath = invitelink.PathPrefix + ":token"

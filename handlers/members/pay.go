@@ -11,7 +11,7 @@ import (
 	"portal/views"
 )
 
-// payLink answers GET /pay/:reference?reference=&amount=: the stable pay
+// PayLink answers GET /pay/:reference?reference=&amount=: the stable pay
 // link of an order, in the done page, the API's paymentUrl and e-mails. It
 // creates or reuses the provider's checkout for the order's open attempt
 // (a new one when the last expired, failed or was cancelled) and sends the

@@ -24,7 +24,7 @@ func postedMandate(c echo.Context) (int64, error) {
 	return id, nil
 }
 
-// keepMandate answers POST /pay/:reference/mandate/keep: the order is
+// KeepMandate answers POST /pay/:reference/mandate/keep: the order is
 // collected under the household's mandate.
 func (s *Server) KeepMandate(c echo.Context) error {
 	id, err := postedMandate(c)
@@ -35,7 +35,7 @@ func (s *Server) KeepMandate(c echo.Context) error {
 	return s.mandateAnswered(c, nil, err)
 }
 
-// changeMandate answers POST /pay/:reference/mandate/change: the mandate's
+// ChangeMandate answers POST /pay/:reference/mandate/change: the mandate's
 // account changes (an amendment) and the order is collected from the new
 // one; a refusal shows the page again as typed, each problem at its field.
 func (s *Server) ChangeMandate(c echo.Context) error {
@@ -48,7 +48,7 @@ func (s *Server) ChangeMandate(c echo.Context) error {
 	return s.mandateAnswered(c, &in, err)
 }
 
-// revokeMandate answers POST /pay/:reference/mandate/revoke: the mandate
+// RevokeMandate answers POST /pay/:reference/mandate/revoke: the mandate
 // no longer holds; the pay link then offers the methods again (or the
 // form for a new mandate).
 func (s *Server) RevokeMandate(c echo.Context) error {

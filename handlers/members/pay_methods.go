@@ -25,7 +25,7 @@ func (s *Server) payMethodChoice(c echo.Context, choice *engine.PayLinkChoice) e
 	return server.Render(c, http.StatusOK, views.PayChoose(m))
 }
 
-// choosePayMethod answers POST /pay/:reference: the member's choice on the
+// ChoosePayMethod answers POST /pay/:reference: the member's choice on the
 // pay link. The order is paid with that method from now on (an open
 // attempt of another is closed), and the member goes on to its checkout.
 func (s *Server) ChoosePayMethod(c echo.Context) error {
@@ -87,7 +87,7 @@ func (s *Server) showDebitPage(c echo.Context, status int, orderReference string
 	return server.Render(c, status, views.PayByDebit(m))
 }
 
-// giveMandate answers POST /pay/:reference/mandate: the member signs the
+// GiveMandate answers POST /pay/:reference/mandate: the member signs the
 // SEPA mandate of a direct-debit order in the page's language; a refusal
 // shows the form again as typed, each problem at its field.
 func (s *Server) GiveMandate(c echo.Context) error {
@@ -117,7 +117,7 @@ func (s *Server) mandateAnswered(c echo.Context, in *engine.MandateInput, err er
 	return c.Redirect(http.StatusSeeOther, server.OrganisationPath(c, server.PayLinkPrefix+ref))
 }
 
-// staffMandate is a registration's mandate on the staff registration
+// StaffMandate is a registration's mandate on the staff registration
 // page; treasurers and administrators may revoke one that holds.
 func StaffMandate(c echo.Context, role engine.StaffRole, registration int64, m *engine.DebitMandate) *views.StaffMandateModel {
 	if m == nil {

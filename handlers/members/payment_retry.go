@@ -8,7 +8,7 @@ import (
 	"portal/engine"
 )
 
-// paymentRetry answers POST /membership/payment-retry (form field reference):
+// PaymentRetry answers POST /membership/payment-retry (form field reference):
 // a new payment attempt for the registration that reference belongs to, for
 // the signed-in user only: the browser goes straight to its checkout.
 func (s *Server) PaymentRetry(c echo.Context) error {

@@ -22,7 +22,7 @@ var paymentOutcomes = map[engine.PaymentOutcome]views.PaymentOutcome{
 	engine.OutcomeOpen:      views.OutcomePending,
 }
 
-// paymentReturn answers GET /membership/payment-return?reference=&status=&transactionId=&signature=.
+// PaymentReturn answers GET /membership/payment-return?reference=&status=&transactionId=&signature=.
 // The status in the query is never believed: the test gateway's return is
 // verified by its signature; for a real provider (Stripe) the page shows
 // what its webhook settled or, while the attempt is pending, what a

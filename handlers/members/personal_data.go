@@ -28,7 +28,7 @@ const (
 	memberDataRequestPath = "/membership/data/request"
 )
 
-// mountPersonalData adds the member routes.
+// MountPersonalData adds the member routes.
 func (s *Server) MountPersonalData(e *echo.Echo) {
 	e.GET(memberDataPath, s.memberDataPage)
 	e.GET(memberDataJSONPath, s.memberDataDownload)
@@ -97,7 +97,7 @@ func (s *Server) memberDataDownload(c echo.Context) error {
 	return ExportDownload(c, x, "personal-data.json")
 }
 
-// exportDownload sends an export as a JSON attachment, never cached.
+// ExportDownload sends an export as a JSON attachment, never cached.
 func ExportDownload(c echo.Context, x *engine.PersonalData, name string) error {
 	b, err := json.MarshalIndent(x, "", "  ")
 	if err != nil {
@@ -134,7 +134,7 @@ func (s *Server) memberDataRequest(c echo.Context) error {
 	return c.Redirect(http.StatusSeeOther, server.OrganisationPath(c, memberDataPath)+"?sent=1")
 }
 
-// dataTables writes an export as the tables of a page, in language l.
+// DataTables writes an export as the tables of a page, in language l.
 func DataTables(l lang.Language, t *views.PersonalDataTexts, x *engine.PersonalData) []views.DataTable {
 	when := func(at *time.Time) string {
 		if at == nil {

@@ -10,7 +10,7 @@ import (
 	"portal/views"
 )
 
-// resetPage answers GET /membership/register/:periodId/reset: "start again?".
+// ResetPage answers GET /membership/register/:periodId/reset: "start again?".
 func (s *Server) ResetPage(c echo.Context) error {
 	r, form, ok, err := s.currentForm(c)
 	if !ok {
@@ -20,7 +20,7 @@ func (s *Server) ResetPage(c echo.Context) error {
 		Action: server.RegisterPath(c, r.periodID, "reset"), CancelURL: server.RegisterPath(c, r.periodID), Committed: form.State == engine.StateDone}))
 }
 
-// resetRegistration answers POST /membership/register/:periodId/reset.
+// ResetRegistration answers POST /membership/register/:periodId/reset.
 func (s *Server) ResetRegistration(c echo.Context) error {
 	r, form, ok, err := s.currentForm(c)
 	if !ok {

@@ -9,7 +9,7 @@ import (
 	"portal/handlers/server"
 )
 
-// resumeRegistration answers POST /membership/register/:periodId/resume:
+// ResumeRegistration answers POST /membership/register/:periodId/resume:
 // continue where the member left off.
 func (s *Server) ResumeRegistration(c echo.Context) error {
 	r, form, ok, err := s.currentForm(c)

@@ -12,7 +12,7 @@ import (
 	"portal/views"
 )
 
-// reviewPage answers GET /membership/register/:periodId/review: every
+// ReviewPage answers GET /membership/register/:periodId/review: every
 // answer grouped by person, the price the commit will charge, and "Confirm
 // and pay". It comes before the commit.
 func (s *Server) ReviewPage(c echo.Context) error {

@@ -1,4 +1,7 @@
-// Package members is what members see: the registration pages under /membership/register, the form JSON API under /api/forms, the pay link and payment pages, invitations, card verification, unsubscribing, and the "Your data" page.
+// Package members is what members see: the registration pages under
+// /membership/register, the form JSON API under /api/forms, the pay link and
+// payment pages, invitations, card verification, unsubscribing, and the
+// "Your data" page.
 package members
 
 import (

@@ -12,12 +12,12 @@ import (
 	"portal/views"
 )
 
-// personsPage answers GET /membership/register/:periodId/persons.
+// PersonsPage answers GET /membership/register/:periodId/persons.
 func (s *Server) PersonsPage(c echo.Context) error {
 	return s.showStep(c, 0)
 }
 
-// stepPage answers GET /membership/register/:periodId/step/:n. Any other
+// StepPage answers GET /membership/register/:periodId/step/:n. Any other
 // step than the current one redirects there: addresses in history stay
 // valid without letting the member skip ahead.
 func (s *Server) StepPage(c echo.Context) error {

@@ -12,12 +12,12 @@ import (
 	"portal/views"
 )
 
-// submitPersons answers POST /membership/register/:periodId/persons (fields person=id...).
+// SubmitPersons answers POST /membership/register/:periodId/persons (fields person=id...).
 func (s *Server) SubmitPersons(c echo.Context) error {
 	return s.submitStep(c, 0)
 }
 
-// submitAnswers answers POST /membership/register/:periodId/step/:n.
+// SubmitAnswers answers POST /membership/register/:periodId/step/:n.
 func (s *Server) SubmitAnswers(c echo.Context) error {
 	n, ok := server.StepParam(c)
 	if !ok {

@@ -32,14 +32,14 @@ func (s *Server) unsubscribeToken(c echo.Context) (optout.Token, bool) {
 	return t, true
 }
 
-// unsubscribePage answers GET /unsubscribe?t=...: the question, with a
+// UnsubscribePage answers GET /unsubscribe?t=...: the question, with a
 // button that posts. Opening the link changes nothing, since mail
 // scanners and previews open links.
 func (s *Server) UnsubscribePage(c echo.Context) error {
 	return s.unsubscribe(c, false)
 }
 
-// unsubscribeNow answers POST /unsubscribe?t=...: the mail client's
+// UnsubscribeNow answers POST /unsubscribe?t=...: the mail client's
 // one-click request (body List-Unsubscribe=One-Click) or the page's
 // button. It needs no session: the signed token is the credential.
 func (s *Server) UnsubscribeNow(c echo.Context) error {

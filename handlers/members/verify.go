@@ -10,7 +10,7 @@ import (
 	"portal/views"
 )
 
-// verifyCard answers GET /verify/:token, the page a membership card's QR
+// VerifyCard answers GET /verify/:token, the page a membership card's QR
 // code opens: public (a volunteer at the club door has no session), so it
 // shows only the name, the type, the period and validity, and an unknown
 // token is a plain 404. Search engines are asked not to index it.

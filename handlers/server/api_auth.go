@@ -17,7 +17,7 @@ type externalLoginRequest struct {
 	Hash    string `json:"hash"`
 }
 
-// externalLogin answers POST /api/auth/external-login: a valid hash of the
+// ExternalLogin answers POST /api/auth/external-login: a valid hash of the
 // user key starts a new server-side session (a new id, so a planted cookie
 // is worthless) and answers 200 with an empty body. Failed sign-ins are
 // throttled per client address and user key (429, signin.go).
@@ -33,7 +33,7 @@ func (s *Server) ExternalLogin(c echo.Context) error {
 		s.SignInFailed(c, body.UserKey, problem)
 		return NewAPIError(http.StatusUnauthorized, "The user key and hash do not match.")
 	}
-	values, err := s.backendLogin(c, body.UserKey, body.Hash) // gateway.go: BACKEND_JWT when a backend is set
+	values, err := s.backendLogin(c, body.UserKey, body.Hash) // signin.go: BACKEND_JWT when a backend is set
 	if err != nil {
 		var ae *apiError
 		if errors.As(err, &ae) && ae.status == http.StatusUnauthorized {
@@ -47,7 +47,7 @@ func (s *Server) ExternalLogin(c echo.Context) error {
 	return c.NoContent(http.StatusOK)
 }
 
-// decodeJSON reads one JSON object into dst, answering 400 when it is not one.
+// DecodeJSON reads one JSON object into dst, answering 400 when it is not one.
 func DecodeJSON(r io.Reader, dst any) error {
 	dec := json.NewDecoder(r)
 	if err := dec.Decode(dst); err != nil {
@@ -63,7 +63,7 @@ func DecodeJSON(r io.Reader, dst any) error {
 	return nil
 }
 
-// sessionStoreError answers 503 for a store that is down (the session is
+// SessionStoreError answers 503 for a store that is down (the session is
 // kept: the client is not logged out by a transient failure).
 func SessionStoreError(err error) error {
 	if errors.Is(err, session.ErrUnavailable) {
@@ -74,7 +74,7 @@ func SessionStoreError(err error) error {
 
 type sessionKey struct{}
 
-// requireSession lets a request through only with a valid session, which
+// RequireSession lets a request through only with a valid session, which
 // it puts in the request context.
 func (s *Server) RequireSession(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {

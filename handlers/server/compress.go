@@ -30,7 +30,7 @@ const compressMax = 4 << 20
 
 var gzipWriters = sync.Pool{New: func() any { return gzip.NewWriter(nil) }}
 
-// compressAnswers gzips the answers of requests that accept it, except those
+// CompressAnswers gzips the answers of requests that accept it, except those
 // skip names.
 func CompressAnswers(skip func(echo.Context) bool) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {

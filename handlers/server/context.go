@@ -12,7 +12,7 @@ func withSession(ctx context.Context, s *session.Session) context.Context {
 	return context.WithValue(ctx, sessionKey{}, s)
 }
 
-// sessionOf returns the session requireSession put in the context. Routes
+// SessionOf returns the session requireSession put in the context. Routes
 // without that middleware must not call it; an empty session makes every
 // user-key check fail rather than panic.
 func SessionOf(c echo.Context) *session.Session {

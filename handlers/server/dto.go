@@ -98,7 +98,7 @@ type personWire struct {
 	Answer   json.RawMessage `json:"answer"`
 }
 
-// parseNext decodes and checks a POST /api/forms/next body.
+// ParseNext decodes and checks a POST /api/forms/next body.
 func ParseNext(body io.Reader) (engine.NextInput, error) {
 	var in engine.NextInput
 	var wire nextRequestWire

@@ -106,14 +106,14 @@ func describe(err error) (status int, message string, fields []FieldErrorBody, f
 	return http.StatusInternalServerError, "", nil, true
 }
 
-// retryAfterSeconds is the Retry-After of a 503: long enough for a pool to
+// RetryAfterSeconds is the Retry-After of a 503: long enough for a pool to
 // reconnect or a database to fail over, short enough that a member who
 // reloads by hand is not made to wait.
 const RetryAfterSeconds = "5"
 
 const unavailableMessage = "The service is temporarily unavailable. Please try again shortly."
 
-// errorHandler is echo's one error handler: JSON bodies of the spec for the
+// ErrorHandler is echo's one error handler: JSON bodies of the spec for the
 // API, a small page for browsers. Internal error text never reaches a client.
 func (s *Server) ErrorHandler(err error, c echo.Context) {
 	if c.Response().Committed {
@@ -191,7 +191,7 @@ func IsAPI(r *http.Request) bool {
 	return strings.HasPrefix(r.URL.Path, "/api/") || r.URL.Path == "/api"
 }
 
-// fieldErrors are an engine validation error's field messages by field,
+// FieldErrors are an engine validation error's field messages by field,
 // or a conflict's that names its field (a code already used).
 func FieldErrors(err error) (map[string]string, bool) {
 	e, ok := engine.AsError(err)

@@ -11,7 +11,7 @@ import (
 	"portal/engine"
 )
 
-// rejectControlCharacters answers 400 when the path, a query parameter or a
+// RejectControlCharacters answers 400 when the path, a query parameter or a
 // form field of one of our own routes holds invalid UTF-8 or a control
 // character other than tab, CR and LF (engine.PlainText). Those values are
 // identifiers the portal looks up (period ids, user keys, payment
@@ -61,7 +61,7 @@ func (s *Server) bodyAfterAuthentication(c echo.Context) bool {
 	return p == AdminPrefix || strings.HasPrefix(p, AdminPrefix+"/") || s.StaffPaths[p]
 }
 
-// checkFormText reads a form body of req (URL-encoded, or multipart held
+// CheckFormText reads a form body of req (URL-encoded, or multipart held
 // to MaxBodyBytes in memory) and answers 400 when a field's name or value
 // is not plain text; answer fields are the engine's to judge. A request
 // without a form body is not read.
@@ -88,7 +88,7 @@ func CheckFormText(req *http.Request) error {
 	return nil
 }
 
-// plainTextError is the 400 naming the fields that are not plain text.
+// PlainTextError is the 400 naming the fields that are not plain text.
 func PlainTextError(bad []string) error {
 	fields := make([]FieldErrorBody, len(bad))
 	for i, name := range bad {
@@ -97,7 +97,7 @@ func PlainTextError(bad []string) error {
 	return NewAPIError(http.StatusBadRequest, "The request contains characters that are not allowed.", fields...)
 }
 
-// removeUploadedFiles deletes the temporary files of a multipart form
+// RemoveUploadedFiles deletes the temporary files of a multipart form
 // parsed while serving the request, whatever the outcome (an answer, a
 // refusal, a client gone mid-upload). net/http removes only those of the
 // request it passed in, and the form is parsed on a copy of it (the
@@ -117,7 +117,7 @@ func RemoveUploadedFiles(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// unplainFields names the fields whose name or a value is not plain text,
+// UnplainFields names the fields whose name or a value is not plain text,
 // skipping names that start with skipPrefix (when set). A name that is
 // itself not plain text is reported as "(field name)", never echoed.
 func UnplainFields(values map[string][]string, skipPrefix string) []string {
@@ -155,7 +155,7 @@ func formBody(r *http.Request) string {
 	return ""
 }
 
-// pathID reads the path parameter name as a record id: a positive whole
+// PathID reads the path parameter name as a record id: a positive whole
 // number. Anything else names no record, and each caller answers that as
 // its audience expects (a 404 page, a 404 body, a field error).
 func PathID(c echo.Context, name string) (int64, bool) {
@@ -163,5 +163,5 @@ func PathID(c echo.Context, name string) (int64, bool) {
 	return id, err == nil && id > 0
 }
 
-// answerFieldPrefix starts the name of every answer field of a question page.
+// AnswerFieldPrefix starts the name of every answer field of a question page.
 const AnswerFieldPrefix = "answer-"

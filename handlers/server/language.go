@@ -20,7 +20,7 @@ const languageCookie = "portal_lang"
 // ?lang=de to read it in German from then on.
 const languageParam = "lang"
 
-// chooseLanguage decides the request's language (lang.Choose: the
+// ChooseLanguage decides the request's language (lang.Choose: the
 // switcher's cookie, Accept-Language, the organisation's default, within
 // the organisation's languages) and puts it in the context for the views,
 // the engine (the language a registration remembers) and the switcher.
@@ -101,15 +101,15 @@ func samePage(p string) string { return oidc.ReturnPathOr(p, "/") }
 // from Accept-Language (and the cookie) but is never redirected.
 func isAPIPath(p string) bool { return strings.HasPrefix(p, "/api/") }
 
-// tr is a text in the request's language (views/lang's messages).
+// Tr is a text in the request's language (views/lang's messages).
 func Tr(c echo.Context, id string, data ...map[string]any) string {
 	return lang.T(c.Request().Context(), id, data...)
 }
 
-// langOf is the request's language.
+// LangOf is the request's language.
 func LangOf(c echo.Context) lang.Language { return lang.Of(c.Request().Context()) }
 
-// personProblem is a person's validation message in the request's
+// PersonProblem is a person's validation message in the request's
 // language; a text without a translation key (a definition's own format
 // message) as the engine gave it.
 func PersonProblem(l lang.Language, p engine.PersonError) string {

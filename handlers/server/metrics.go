@@ -100,7 +100,7 @@ func (m *Metrics) ObserveRelay(status int, d time.Duration) {
 	m.relay.WithLabelValues(strconv.Itoa(status/100) + "xx").Observe(d.Seconds())
 }
 
-// countRequests is a pre-routing middleware, so it wraps everything and
+// CountRequests is a pre-routing middleware, so it wraps everything and
 // sees the final status, errors included; the route label is the matched
 // pattern, never the raw path, to keep the label set small.
 func (m *Metrics) CountRequests(next echo.HandlerFunc) echo.HandlerFunc {

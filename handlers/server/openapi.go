@@ -15,7 +15,7 @@ var OpenAPIDocument []byte
 // headerForwardedPrefix is the path prefix a proxy serves the portal under.
 const headerForwardedPrefix = "X-Forwarded-Prefix"
 
-// openAPI answers GET /api/openapi.json. It is public so that client
+// OpenAPI answers GET /api/openapi.json. It is public so that client
 // generators can fetch it without a session. Behind a trusted proxy that
 // sets X-Forwarded-Prefix the servers entry carries the prefix, so that a
 // client generated from it calls the portal through the proxy.

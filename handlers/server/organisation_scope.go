@@ -44,7 +44,7 @@ const HashSecretPurpose = "organisation hash secret"
 // sealed value copied onto another organisation does not open.
 func HashSecretAAD(orgID int64) []byte { return []byte("organisation:" + strconv.FormatInt(orgID, 10)) }
 
-// organisation is one organisation as the HTTP layer keeps it in memory.
+// Organisation is one organisation as the HTTP layer keeps it in memory.
 type Organisation struct {
 	ID    int64
 	Slug  string
@@ -100,7 +100,7 @@ func (d *organisationDirectory) snapshot(ctx context.Context) (*organisationDire
 	return d, nil
 }
 
-// bySlugOf returns the organisation with slug, nil when there is none.
+// BySlugOf returns the organisation with slug, nil when there is none.
 func (d *organisationDirectory) BySlugOf(ctx context.Context, slug string) (*Organisation, error) {
 	if _, err := d.snapshot(ctx); err != nil {
 		return nil, err
@@ -175,7 +175,7 @@ type resolution struct {
 
 type resolutionKey struct{}
 
-// resolveOrganisation is a pre-routing middleware: it takes /o/{slug} off the
+// ResolveOrganisation is a pre-routing middleware: it takes /o/{slug} off the
 // path (so routing sees the address without it) and notes which
 // organisation the request belongs to. It refuses nothing itself: the
 // refusal (requireOrganisation) runs after the request id and log middleware,
@@ -251,7 +251,7 @@ func (s *Server) organisationFree(p string) bool {
 		(s.Relay != nil && s.isRelayPath(p))
 }
 
-// requireOrganisation answers a plain 404 to a request that resolved to no
+// RequireOrganisation answers a plain 404 to a request that resolved to no
 // organisation (an unknown host or slug), except on organisationFree paths.
 func (s *Server) RequireOrganisation(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
@@ -266,14 +266,14 @@ func (s *Server) RequireOrganisation(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// organisationOfRequest returns the request's organisation, or nil on organisationFree paths
+// OrganisationOfRequest returns the request's organisation, or nil on organisationFree paths
 // that resolved to none.
 func OrganisationOfRequest(c echo.Context) *Organisation {
 	res, _ := c.Request().Context().Value(resolutionKey{}).(resolution)
 	return res.organisation
 }
 
-// organisationPath puts the request's /o/{slug} prefix, if it came with one,
+// OrganisationPath puts the request's /o/{slug} prefix, if it came with one,
 // before a path of this site.
 func OrganisationPath(c echo.Context, p string) string {
 	if t := OrganisationOfRequest(c); t != nil {
@@ -287,7 +287,7 @@ func OrganisationPath(c echo.Context, p string) string {
 // session in another.
 const AttrOrganisation = "ORGANISATION_ID"
 
-// startValues adds the request's organisation to the values a new session
+// StartValues adds the request's organisation to the values a new session
 // starts with.
 func StartValues(c echo.Context, values map[string]string) map[string]string {
 	t := OrganisationOfRequest(c)
@@ -302,7 +302,7 @@ func StartValues(c echo.Context, values map[string]string) map[string]string {
 	return out
 }
 
-// sessionFor loads the request's session and refuses, as if there were
+// SessionFor loads the request's session and refuses, as if there were
 // none (session.ErrNotFound), one that belongs to another organisation, or
 // a user-key session that belongs to none while the request has one.
 func (s *Server) SessionFor(c echo.Context) (*session.Session, error) {
@@ -344,7 +344,7 @@ func (s *Server) hashSecretFor(c echo.Context) (secret string, ok bool) {
 // a change made on this instance.
 func (s *Server) RefreshOrganisations() { s.organisations.invalidate() }
 
-// brandStylesheet answers GET /brand.css?c=rrggbb: the organisation's
+// BrandStylesheet answers GET /brand.css?c=rrggbb: the organisation's
 // accent colour as a CSS variable (views.Brand.stylesheet links it; the
 // Content-Security-Policy allows no inline style). The colour comes from
 // the settings, never from the query, which only makes a new colour a new
@@ -366,7 +366,7 @@ func (s *Server) BrandStylesheet(c echo.Context) error {
 	return c.Blob(http.StatusOK, "text/css; charset=utf-8", []byte(":root{--brand-accent:"+t.Brand.Accent+"}\n"))
 }
 
-// boundTo reports whether sess may act for organisation orgID: it was
+// BoundTo reports whether sess may act for organisation orgID: it was
 // started there, or (an OIDC session, or one from before there were several organisations) it is
 // bound to none.
 func BoundTo(sess *session.Session, orgID int64) bool {
@@ -374,10 +374,10 @@ func BoundTo(sess *session.Session, orgID int64) bool {
 	return !ok || bound == strconv.FormatInt(orgID, 10)
 }
 
-// minHashSecret is the shortest organisation hash secret accepted.
+// MinHashSecret is the shortest organisation hash secret accepted.
 const MinHashSecret = 16
 
-// hostOf reports whether host is a hostname of the organisation orgID.
+// HostOf reports whether host is a hostname of the organisation orgID.
 func (d *organisationDirectory) HostOf(host string, orgID int64) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -385,7 +385,7 @@ func (d *organisationDirectory) HostOf(host string, orgID int64) bool {
 	return t != nil && t.ID == orgID
 }
 
-// byIDOrNil returns the organisation with this id from the resolver's
+// ByIDOrNil returns the organisation with this id from the resolver's
 // copy, nil when it has none (yet).
 func (d *organisationDirectory) ByIDOrNil(id int64) *Organisation {
 	d.mu.Lock()

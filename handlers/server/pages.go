@@ -22,7 +22,7 @@ func (s *Server) Chrome(title string) views.Chrome {
 	return views.Chrome{Title: title, Assets: views.Assets{CSS: static.URL("app.css"), HTMX: static.URL("htmx.min.js"), App: static.URL("app.js")}}
 }
 
-// accessDenied renders the access-denied page for a reason.
+// AccessDenied renders the access-denied page for a reason.
 func (s *Server) AccessDenied(c echo.Context, reason string) error {
 	if !deniedReasons[reason] {
 		reason = "default"
@@ -31,7 +31,7 @@ func (s *Server) AccessDenied(c echo.Context, reason string) error {
 	return Render(c, http.StatusForbidden, views.ErrorPage(m))
 }
 
-// registerPath is the clean address of a period's registration, plus an optional sub-path.
+// RegisterPath is the clean address of a period's registration, plus an optional sub-path.
 func RegisterPath(c echo.Context, periodID int64, sub ...string) string {
 	p := fmt.Sprintf("/membership/register/%d", periodID)
 	if len(sub) > 0 {
@@ -40,13 +40,13 @@ func RegisterPath(c echo.Context, periodID int64, sub ...string) string {
 	return OrganisationPath(c, p) // under /o/{slug} when the request came so
 }
 
-// stepParam is the question number of a step address (1 or more).
+// StepParam is the question number of a step address (1 or more).
 func StepParam(c echo.Context) (int, bool) {
 	n, err := strconv.Atoi(c.Param("n"))
 	return n, err == nil && n >= 1
 }
 
-// browserSession returns the signed-in user of a page request, or renders
+// BrowserSession returns the signed-in user of a page request, or renders
 // what the member needs instead: a page that carries a cross-site arrival
 // over (SameSite=Strict withholds the cookie on the first, cross-site
 // request), or access denied.

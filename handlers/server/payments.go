@@ -19,7 +19,7 @@ import (
 const (
 	TestGatewayPayPrefix = "/dev/pay/"
 	PaymentReturnPath    = "/membership/payment-return"
-	// payLinkPrefix is the stable pay link of an order (the spec's paymentUrl).
+	// PayLinkPrefix is the stable pay link of an order (the spec's paymentUrl).
 	PayLinkPrefix = "/pay/"
 	// StripeWebhookPath is where Stripe sends its events; register
 	// {base}/webhooks/stripe at Stripe (the environment's account), and
@@ -62,7 +62,7 @@ func PaymentLinks(baseURL string) engine.PaymentLinks {
 	}
 }
 
-// testGatewayPayPath is the test gateway's page for a payment, relative to the base URL.
+// TestGatewayPayPath is the test gateway's page for a payment, relative to the base URL.
 func TestGatewayPayPath(reference string) string {
 	return TestGatewayPayPrefix + url.PathEscape(reference)
 }
@@ -84,7 +84,7 @@ func OrderLines(lg lang.Language, order *engine.Order) ([]views.OrderLineModel, 
 	return lines, lg.Money(order.TotalMinor, order.Currency)
 }
 
-// ownPayment loads a payment attempt for the signed-in user who owns its
+// OwnPayment loads a payment attempt for the signed-in user who owns its
 // order. The test gateway signs whatever outcome it is told, so only the
 // member who registered may use it, and nobody else sees their order.
 func (s *Server) OwnPayment(c echo.Context, reference string) (*engine.PaymentView, error) {
@@ -105,8 +105,8 @@ func (s *Server) OwnPayment(c echo.Context, reference string) (*engine.PaymentVi
 	return view, nil
 }
 
-// paymentRetryPath is where the payment return page's retry form posts.
+// PaymentRetryPath is where the payment return page's retry form posts.
 const PaymentRetryPath = "/membership/payment-retry"
 
-// verifyPrefix starts the public card check a membership card's QR code opens.
+// VerifyPrefix starts the public card check a membership card's QR code opens.
 const VerifyPrefix = "/verify/"

@@ -63,7 +63,7 @@ type RelayState struct {
 	MetricsToken string
 }
 
-// relayOwnsBodyLimit tells the API's 64 KiB body limit to leave relayed
+// RelayOwnsBodyLimit tells the API's 64 KiB body limit to leave relayed
 // requests alone: the relay has a limit of its own.
 func (s *Server) RelayOwnsBodyLimit(c echo.Context) bool {
 	return s.Relay != nil && s.isRelayPath(c.Request().URL.Path)
@@ -73,7 +73,7 @@ func (s *Server) isRelayPath(p string) bool {
 	return p == s.Relay.Prefix || strings.HasPrefix(p, s.Relay.Prefix+"/")
 }
 
-// isGatewayCookie reports whether a cookie is the gateway's own: the
+// IsGatewayCookie reports whether a cookie is the gateway's own: the
 // session cookie and the login attempt cookies are never relayed.
 func (s *Server) IsGatewayCookie(name string) bool {
 	return name == s.sessions.CookieName() || oidc.IsAttemptCookie(name)

@@ -12,7 +12,7 @@ import (
 	"portal/views/lang"
 )
 
-// render buffers a component before writing it, so that a rendering error
+// Render buffers a component before writing it, so that a rendering error
 // becomes a clean 500 instead of half a page. Pages carry personal data and
 // are never cached.
 func Render(c echo.Context, status int, component templ.Component) error {
@@ -25,7 +25,7 @@ func Render(c echo.Context, status int, component templ.Component) error {
 	return c.HTMLBlob(status, buf.Bytes())
 }
 
-// renderErrorPage shows an error page: the status's title in the
+// RenderErrorPage shows an error page: the status's title in the
 // request's language (error_title_<status>) and the message.
 func (s *Server) RenderErrorPage(c echo.Context, status int, message string) {
 	title := http.StatusText(status)

@@ -18,7 +18,7 @@ import (
 // on; longer ids are replaced by our own.
 const maxRequestIDLen = 64
 
-// assignRequestID gives every request one id, in the X-Request-Id response
+// AssignRequestID gives every request one id, in the X-Request-Id response
 // header, in the log lines and on to the admin backend. An incoming id is
 // kept only when a trusted proxy sent it and it is short and plain
 // ([A-Za-z0-9._-]); anyone else's would otherwise be echoed into headers,
@@ -108,7 +108,7 @@ func loggedPath(p string) string {
 	return clip(p, maxLoggedPath)
 }
 
-// logFor is the server's logger for lines about the request c: every line
+// LogFor is the server's logger for lines about the request c: every line
 // carries requestAttrs, so that it can be found by the request id a member
 // quotes. It is built on each call rather than kept in the context: apart
 // from the request log, handlers log rarely (failures and refusals).
@@ -116,7 +116,7 @@ func (s *Server) LogFor(c echo.Context) *slog.Logger {
 	return slog.New(s.log.Handler().WithAttrs(requestAttrs(c)))
 }
 
-// logRequests logs one line per request: requestAttrs, the final status
+// LogRequests logs one line per request: requestAttrs, the final status
 // and the duration.
 func (s *Server) LogRequests(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {

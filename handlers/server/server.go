@@ -42,7 +42,7 @@ type Deps struct {
 	// believed: by the relay, HSTS, the request log's client address and
 	// request id, the servers entry of /api/openapi.json; nil trusts nobody.
 	TrustedProxies upstream.TrustedProxies
-	// Relay is the gateway half: relay, backend login, OIDC, metrics (gateway.go).
+	// Relay is the gateway half: relay, backend login, OIDC, metrics (package gateway).
 	Relay RelayDeps
 	// HSTSMaxAge is the Strict-Transport-Security max-age sent on https
 	// requests; 0 sends none.
@@ -72,7 +72,7 @@ type Deps struct {
 	// organisation's /o/{slug} pages, and a hostname wins over the prefix.
 	// Operators may still assign it (portal orgs set).
 	PublicHost string
-	// Staff is the staff pages' sign-in (staff_auth.go); its zero value
+	// Staff is the staff pages' sign-in (package staff/staffpage); its zero value
 	// leaves staff sign-in off.
 	Staff StaffDeps
 }
@@ -92,16 +92,16 @@ type Server struct {
 	signIn        *throttle.SignIn
 	organisations *organisationDirectory
 	publicHost    string
-	// invitations checks invitation links (page_invitation.go); nil: none.
+	// invitations checks invitation links (members/invitation.go); nil: none.
 	invitations *invitelink.Signer
 	Staff       StaffDeps
-	// staffPaths are the route paths behind requireStaff (mountStaff).
+	// StaffPaths are the route paths behind requireStaff (mountStaff).
 	StaffPaths map[string]bool
-	// adminRoles are the staff roles of the admin API's routes (AdminRoutes).
+	// AdminRoles are the staff roles of the admin API's routes (AdminRoutes).
 	AdminRoles map[string]engine.StaffRole
 }
 
-// newServer holds d for the handlers of every audience.
+// NewServer holds d for the handlers of every audience.
 func NewServer(d Deps) *Server {
 	s := &Server{engine: d.Engine, sessions: d.Sessions, Gateway: d.Gateway, hashSecret: d.HashSecret,
 		log: d.Logger, csrf: http.NewCrossOriginProtection(), Proxies: d.TrustedProxies, stopping: d.Stopping}
@@ -160,7 +160,7 @@ func IPExtractor(proxies upstream.TrustedProxies) echo.IPExtractor {
 	return echo.ExtractIPFromXFFHeader(opts...)
 }
 
-// securityHeaders sets headers every response carries, and HSTS on
+// SecurityHeaders sets headers every response carries, and HSTS on
 // requests that came over https (directly, or as a trusted proxy says):
 // over plain http browsers ignore it, and a header that a client's
 // X-Forwarded-Proto could switch on would let anyone pin a test host.
@@ -181,7 +181,7 @@ func (s *Server) SecurityHeaders(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// rejectCrossOrigin refuses state-changing requests from other origins
+// RejectCrossOrigin refuses state-changing requests from other origins
 // (Sec-Fetch-Site, or Origin against Host); clients that are not browsers
 // send neither header and pass.
 func (s *Server) RejectCrossOrigin(next echo.HandlerFunc) echo.HandlerFunc {
@@ -196,13 +196,13 @@ func (s *Server) RejectCrossOrigin(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// mediaType is r's Content-Type without parameters, in lower case.
+// MediaType is r's Content-Type without parameters, in lower case.
 func MediaType(r *http.Request) string {
 	mt, _, _ := strings.Cut(r.Header.Get(echo.HeaderContentType), ";")
 	return strings.ToLower(strings.TrimSpace(mt))
 }
 
-// requireJSON makes state-changing API calls declare a JSON body, which a
+// RequireJSON makes state-changing API calls declare a JSON body, which a
 // plain HTML form on another site cannot do without a CORS preflight.
 func RequireJSON(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
@@ -213,12 +213,12 @@ func RequireJSON(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// healthz answers GET /healthz: the process is alive.
+// Healthz answers GET /healthz: the process is alive.
 func (s *Server) Healthz(c echo.Context) error {
 	return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
 }
 
-// readyz answers GET /readyz: the server is not shutting down and the
+// Readyz answers GET /readyz: the server is not shutting down and the
 // database (and a session store of its own) is reachable.
 func (s *Server) Readyz(c echo.Context) error {
 	select {

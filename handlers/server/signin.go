@@ -38,7 +38,7 @@ const (
 	FailLinksOff = "the organisation accepts its invitation links only (hash links switched off)"
 )
 
-// signInProblem says why a hash sign-in fails, or "" when the hash matches
+// SignInProblem says why a hash sign-in fails, or "" when the hash matches
 // the secret of the request's organisation (organisation_scope.go).
 func (s *Server) SignInProblem(c echo.Context, userKey, hash string) string {
 	secret, ok := s.hashSecretFor(c)
@@ -57,7 +57,7 @@ func (s *Server) SignInProblem(c echo.Context, userKey, hash string) string {
 	return ""
 }
 
-// checkSignIn refuses a sign-in with 429 and Retry-After while the
+// CheckSignIn refuses a sign-in with 429 and Retry-After while the
 // client's address or the user key has spent its budget of failures. It
 // runs before the hash is checked: over the limit even the right hash is
 // refused, or guessing would simply go on.
@@ -83,7 +83,7 @@ func (s *Server) CheckSignIn(c echo.Context, userKey string) error {
 		"Too many failed sign-in attempts. Please wait "+waitText(secs)+", then try again.")
 }
 
-// signInFailed logs a failed sign-in and spends from the budgets of the
+// SignInFailed logs a failed sign-in and spends from the budgets of the
 // client's address and of the user key. The hash is never logged.
 func (s *Server) SignInFailed(c echo.Context, userKey, reason string) {
 	addr := c.RealIP()

@@ -18,7 +18,7 @@ type requestTiming struct {
 
 type timingKey struct{}
 
-// serverTiming adds `Server-Timing: db-session;desc="N", db;desc="M", db-tx;desc="T"`
+// ServerTiming adds `Server-Timing: db-session;desc="N", db;desc="M", db-tx;desc="T"`
 // to responses: the statements the session lookup and the handler ran, and
 // the transaction control statements (BEGIN, COMMIT) around them. It is
 // off unless configured, because it tells clients about internals.
@@ -36,7 +36,7 @@ func ServerTiming(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// markSessionLoaded records how many statements the session lookup took.
+// MarkSessionLoaded records how many statements the session lookup took.
 func MarkSessionLoaded(ctx context.Context) {
 	if t, ok := ctx.Value(timingKey{}).(*requestTiming); ok {
 		t.session = t.count.Load()

@@ -18,7 +18,7 @@ import (
 // The data protection parts of the staff pages (issue 30): the access log
 // page (admin), the retention settings on the setup page (admin); a
 // registration's consents and the access log entry of opening it are in
-// staff_persons.go. docs/DATA-PROTECTION.md.
+// registrations/persons.go. docs/DATA-PROTECTION.md.
 
 // flashRetention is the notice after the retention settings are saved.
 const flashRetention = "retention-saved"

@@ -99,7 +99,7 @@ func StaffRoutes() []StaffRoute {
 	return append(routes, setupSectionRoutes()...)
 }
 
-// mountStaff adds the staff sign-in and every row of StaffRoutes behind
+// MountStaff adds the staff sign-in and every row of StaffRoutes behind
 // requireStaff.
 func (s *Server) MountStaff(e *echo.Echo) {
 	e.GET(server.StaffLoginPath, s.StaffLoginPage)

@@ -16,7 +16,7 @@ import (
 )
 
 // The administrators' setup (GET /staff/setup and its sections,
-// staff_setup_sections.go) and its changes. Each
+// setup_sections.go) and its changes. Each
 // change calls the engine function the admin API calls, with the same
 // validation; field errors are shown by their field on the page again.
 

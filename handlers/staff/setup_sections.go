@@ -32,7 +32,7 @@ const (
 	SetupMemberships  = "memberships"
 	setupStaff        = "staff"
 	setupAPIKeys      = "api-keys"
-	// setupDataProtection: the retention settings (staff_privacy.go).
+	// setupDataProtection: the retention settings (privacy.go).
 	setupDataProtection = "data-protection"
 )
 

@@ -56,7 +56,7 @@ func debitRunURL(c echo.Context, id int64) string {
 	return server.OrganisationPath(c, server.StaffPrefix+server.StaffDebitsPath+"/"+strconv.FormatInt(id, 10))
 }
 
-// staffDebitRuns answers GET /staff/debits (viewer and up): the runs,
+// StaffDebitRuns answers GET /staff/debits (viewer and up): the runs,
 // newest first, and for treasurers of a club that collects by direct
 // debit the form that prepares the next. ?nothing=DATE says that a run
 // asked for that date found nothing due.
@@ -117,7 +117,7 @@ func debitRunRow(c echo.Context, r engine.DebitRun) views.StaffDebitRunRow {
 	return row
 }
 
-// staffPrepareDebitRun answers POST /staff/debits (treasurer and up;
+// StaffPrepareDebitRun answers POST /staff/debits (treasurer and up;
 // until=YYYY-MM-DD): the collection run of the debits due by then, and
 // its page. Nothing due is not a failure: the list says so.
 func (s *Server) StaffPrepareDebitRun(c echo.Context) error {
@@ -145,7 +145,7 @@ func (s *Server) StaffPrepareDebitRun(c echo.Context) error {
 	return c.Redirect(http.StatusSeeOther, debitRunURL(c, run.ID)+"?done="+flashDebitRunPrepared)
 }
 
-// staffDebitRun answers GET /staff/debits/{id} (viewer and up): the run,
+// StaffDebitRun answers GET /staff/debits/{id} (viewer and up): the run,
 // its debits, and the actions the role may take on it now.
 func (s *Server) StaffDebitRun(c echo.Context) error {
 	u := staffpage.StaffUserOf(c)
@@ -201,7 +201,7 @@ func debitLine(c echo.Context, l engine.DebitLine) views.StaffDebitLine {
 	return out
 }
 
-// staffDebitRunFile answers GET /staff/debits/{id}/file (treasurer and
+// StaffDebitRunFile answers GET /staff/debits/{id}/file (treasurer and
 // up): the run's pain.008 file exactly as it was first written, as a
 // download; a sent run still downloads, a cancelled one does not (it must
 // not reach the bank any more).
@@ -270,7 +270,7 @@ func inRun(d *engine.DebitRunDetail) int {
 	return n
 }
 
-// staffMarkDebitRunSent answers POST /staff/debits/{id}/sent (treasurer
+// StaffMarkDebitRunSent answers POST /staff/debits/{id}/sent (treasurer
 // and up), after asking: the run is sent and its payments settled; the
 // run's page then says how many registrations that completed.
 func (s *Server) StaffMarkDebitRunSent(c echo.Context) error {
@@ -299,7 +299,7 @@ func (s *Server) StaffMarkDebitRunSent(c echo.Context) error {
 	return c.Redirect(http.StatusSeeOther, back+"?"+v.Encode())
 }
 
-// staffCancelDebitRun answers POST /staff/debits/{id}/cancel (treasurer
+// StaffCancelDebitRun answers POST /staff/debits/{id}/cancel (treasurer
 // and up), after asking: the run is withdrawn as a whole and its debits
 // are due again for the next run.
 func (s *Server) StaffCancelDebitRun(c echo.Context) error {

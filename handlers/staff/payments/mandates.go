@@ -23,7 +23,7 @@ func init() {
 	}
 }
 
-// staffRevokeMandate answers POST /staff/mandates/:id/revoke (treasurers
+// StaffRevokeMandate answers POST /staff/mandates/:id/revoke (treasurers
 // and administrators; the form names the registration it was shown on): after a confirmation that says what it
 // does, the mandate of the staff member's organisation no longer holds
 // (audited as mandate.revoke); back to the registration it was shown on.

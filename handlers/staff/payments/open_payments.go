@@ -48,7 +48,7 @@ func openPaymentQuery(c echo.Context, orgID int64) (engine.OpenPaymentQuery, boo
 	return q, ok
 }
 
-// openPaymentsURL is the list's (or its CSV's) address with q's filters.
+// OpenPaymentsURL is the list's (or its CSV's) address with q's filters.
 func OpenPaymentsURL(c echo.Context, path string, q engine.OpenPaymentQuery) string {
 	v := url.Values{}
 	if q.PeriodID != 0 {
@@ -83,7 +83,7 @@ func openPaymentSortLabel(c echo.Context, s engine.OpenPaymentSort) string {
 	return t.SortOldest
 }
 
-// staffOpenPayments answers GET /staff/open-payments (treasurer and up):
+// StaffOpenPayments answers GET /staff/open-payments (treasurer and up):
 // every unpaid order with what is still owed, filtered and sorted.
 func (s *Server) StaffOpenPayments(c echo.Context) error {
 	u := staffpage.StaffUserOf(c)
@@ -148,7 +148,7 @@ func (s *Server) StaffOpenPayments(c echo.Context) error {
 	return staffpage.StaffRender(c, http.StatusOK, views.StaffOpenPaymentsPage(m))
 }
 
-// staffOpenPaymentsCSV answers GET /staff/open-payments.csv (treasurer
+// StaffOpenPaymentsCSV answers GET /staff/open-payments.csv (treasurer
 // and up): the list's rows, formulas neutralised.
 func (s *Server) StaffOpenPaymentsCSV(c echo.Context) error {
 	u := staffpage.StaffUserOf(c)
@@ -180,7 +180,7 @@ func (s *Server) StaffOpenPaymentsCSV(c echo.Context) error {
 	return nil
 }
 
-// staffResendPaymentLinks answers POST /staff/open-payments/resend-payment-link
+// StaffResendPaymentLinks answers POST /staff/open-payments/resend-payment-link
 // (treasurer and up; id= per selected registration): the payment link
 // sent again to each, as from its registration page, then back to the list
 // with how many were sent and skipped.

@@ -23,7 +23,7 @@ import (
 // staffAttentionLimit bounds the attention list.
 const staffAttentionLimit = 200
 
-// staffPaymentsPage answers GET /staff/payments: the payment attempts
+// StaffPaymentsPage answers GET /staff/payments: the payment attempts
 // needing attention, and for treasurers the bank statement upload.
 func (s *Server) StaffPaymentsPage(c echo.Context) error {
 	return s.renderStaffPayments(c, http.StatusOK, "")
@@ -109,7 +109,7 @@ func (s *Server) bankAccountOf(ctx context.Context, orgID int64) banking.IBAN {
 	return bt.Creditor().IBAN
 }
 
-// staffImportStatement answers POST /staff/payments/statement. A chosen
+// StaffImportStatement answers POST /staff/payments/statement. A chosen
 // file is matched without capturing anything, and the proposed matches
 // shown with a form that posts the same file back with capture=1; that
 // post captures them (each credit once, by the bank's id: confirming
@@ -342,7 +342,7 @@ func init() {
 	staffpage.StaffFlashes[flashCreditAlready] = func(c echo.Context) string { return staffpage.StaffOpsTextIn(c).CreditAlready }
 }
 
-// staffResolveCredit answers POST /staff/payments/credits/{id}/resolve
+// StaffResolveCredit answers POST /staff/payments/credits/{id}/resolve
 // (resolution=assigned|returned|ignored, payment, note), after asking: an
 // assigned credit is captured for the registration or payment named, a
 // returned or ignored one closed with the note. Posted twice (the back

@@ -1,4 +1,6 @@
-// Package payments is the staff pages of money: payments and bank statements, direct-debit runs and mandates, open payments, the year-end report.
+// Package payments is the staff pages of money: payments and bank
+// statements, direct-debit runs and mandates, open payments, the year-end
+// report.
 package payments
 
 import (

@@ -159,7 +159,7 @@ func (s *Server) yearReport(c echo.Context) (doc yearreport.Doc, m views.StaffYe
 	return doc, m, true, nil
 }
 
-// staffYearReport answers GET /staff/year-report?period=ID (treasurer and
+// StaffYearReport answers GET /staff/year-report?period=ID (treasurer and
 // up): the period's money and members for the general meeting.
 func (s *Server) StaffYearReport(c echo.Context) error {
 	_, m, ok, err := s.yearReport(c)
@@ -170,7 +170,7 @@ func (s *Server) StaffYearReport(c echo.Context) error {
 	return staffpage.StaffRender(c, http.StatusOK, views.StaffYearReportPage(m))
 }
 
-// staffYearReportCSV answers GET /staff/year-report.csv?period=ID
+// StaffYearReportCSV answers GET /staff/year-report.csv?period=ID
 // (treasurer and up): the report a figure a line, formulas neutralised.
 func (s *Server) StaffYearReportCSV(c echo.Context) error {
 	doc, _, ok, err := s.yearReport(c)
@@ -184,7 +184,7 @@ func (s *Server) StaffYearReportCSV(c echo.Context) error {
 	return yearReportFile(c, "text/csv; charset=utf-8", "csv", buf.Bytes())
 }
 
-// staffYearReportPDF answers GET /staff/year-report.pdf?period=ID
+// StaffYearReportPDF answers GET /staff/year-report.pdf?period=ID
 // (treasurer and up): the report to print.
 func (s *Server) StaffYearReportPDF(c echo.Context) error {
 	doc, _, ok, err := s.yearReport(c)

@@ -89,7 +89,7 @@ func auditURL(c echo.Context, q engine.AuditQuery, before int64) string {
 	return u
 }
 
-// staffAuditPage answers GET /staff/audit (viewer and up): the audit log
+// StaffAuditPage answers GET /staff/audit (viewer and up): the audit log
 // of the organisation, newest first, 50 a page (?before=ID pages on),
 // filtered by ?actor=, ?action=, ?record= (kind) and ?record_id=, and
 // ?from= and ?until= (dates, both included).

@@ -22,7 +22,7 @@ import (
 // staffPersonsPageSize is how many persons the invitations page lists.
 const staffPersonsPageSize = 100
 
-// staffInvitationsPage answers GET /staff/invitations?from=N: the person
+// StaffInvitationsPage answers GET /staff/invitations?from=N: the person
 // import and the organisation's persons with their user keys.
 func (s *Server) StaffInvitationsPage(c echo.Context) error {
 	return s.renderStaffInvitations(c, http.StatusOK, "")
@@ -148,7 +148,7 @@ func invitationStateLabel(c echo.Context, st engine.InvitationState) string {
 	return staffpage.StaffOpsTextIn(c).InvStateInvited
 }
 
-// staffSendInvitations answers POST /staff/invitations/send: invites every
+// StaffSendInvitations answers POST /staff/invitations/send: invites every
 // linked household or the chosen persons (by external id) to the period,
 // with links valid for the given days, e-mailed when asked. Errors are
 // shown per field and change nothing; the result lists who was left out.
@@ -201,7 +201,7 @@ func (s *Server) StaffSendInvitations(c echo.Context) error {
 	return s.renderInvitations(c, http.StatusUnprocessableEntity, invitationsState{form: form})
 }
 
-// staffRevokeInvitation answers POST /staff/invitations/{id}/revoke, after
+// StaffRevokeInvitation answers POST /staff/invitations/{id}/revoke, after
 // asking: the link is refused from then on.
 func (s *Server) StaffRevokeInvitation(c echo.Context) error {
 	u := staffpage.StaffUserOf(c)
@@ -224,7 +224,7 @@ func init() {
 	staffpage.StaffFlashes[flashInvRevoked] = func(c echo.Context) string { return staffpage.StaffOpsTextIn(c).InvRevoked }
 }
 
-// staffImportPersons answers POST /staff/invitations/import. A chosen CSV
+// StaffImportPersons answers POST /staff/invitations/import. A chosen CSV
 // file is imported in a transaction rolled back, and its changes shown
 // with a form that posts the same file back with apply=1, which imports
 // it (audited). The import is an upsert: applying twice changes nothing

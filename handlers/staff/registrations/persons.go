@@ -24,7 +24,7 @@ func staffPersonURL(c echo.Context, id int64) string {
 	return server.OrganisationPath(c, fmt.Sprintf("%s%s/%d", server.StaffPrefix, server.StaffPersonsPath, id))
 }
 
-// staffPersonData answers GET /staff/persons/:id: the person's export read
+// StaffPersonData answers GET /staff/persons/:id: the person's export read
 // on the page, its download and, for administrators, the erasure.
 func (s *Server) StaffPersonData(c echo.Context) error {
 	u := staffpage.StaffUserOf(c)
@@ -37,7 +37,7 @@ func (s *Server) StaffPersonData(c echo.Context) error {
 	if err != nil {
 		return s.StaffEngineError(c, err)
 	}
-	if err := s.RecordPersonAccess(ctx, u.Actor(), u.OrganisationID, id, engine.AccessPerson, x); err != nil { // staff_privacy.go
+	if err := s.RecordPersonAccess(ctx, u.Actor(), u.OrganisationID, id, engine.AccessPerson, x); err != nil { // persons.go
 		return s.StaffEngineError(c, err)
 	}
 	t := views.PersonalDataTextIn(ctx)
@@ -55,7 +55,7 @@ func (s *Server) StaffPersonData(c echo.Context) error {
 	return staffpage.StaffRender(c, http.StatusOK, views.StaffPersonData(m))
 }
 
-// staffPersonExport answers GET /staff/persons/:id/export.json.
+// StaffPersonExport answers GET /staff/persons/:id/export.json.
 func (s *Server) StaffPersonExport(c echo.Context) error {
 	u := staffpage.StaffUserOf(c)
 	id, ok := server.PathID(c, "id")
@@ -72,7 +72,7 @@ func (s *Server) StaffPersonExport(c echo.Context) error {
 	return members.ExportDownload(c, x, fmt.Sprintf("person-%d.json", id))
 }
 
-// staffErasePerson answers POST /staff/persons/:id/erase (force=1 to
+// StaffErasePerson answers POST /staff/persons/:id/erase (force=1 to
 // override an active membership or open payment), after a confirmation.
 func (s *Server) StaffErasePerson(c echo.Context) error {
 	u := staffpage.StaffUserOf(c)
@@ -89,7 +89,7 @@ func (s *Server) StaffErasePerson(c echo.Context) error {
 	return c.Redirect(http.StatusSeeOther, staffPersonURL(c, id)+"?done=erased")
 }
 
-// staffDataRequests answers GET /staff/data-requests: members' requests,
+// StaffDataRequests answers GET /staff/data-requests: members' requests,
 // open ones first.
 func (s *Server) StaffDataRequests(c echo.Context) error {
 	u := staffpage.StaffUserOf(c)
@@ -119,7 +119,7 @@ func (s *Server) StaffDataRequests(c echo.Context) error {
 	return staffpage.StaffRender(c, http.StatusOK, views.StaffDataRequests(m))
 }
 
-// staffCompleteDataRequest answers POST /staff/data-requests/:id/done
+// StaffCompleteDataRequest answers POST /staff/data-requests/:id/done
 // (note): the household is told by e-mail.
 func (s *Server) StaffCompleteDataRequest(c echo.Context) error {
 	u := staffpage.StaffUserOf(c)
@@ -161,7 +161,7 @@ func (s *Server) registrationPrivacy(c echo.Context, d *engine.RegistrationDetai
 	return nil
 }
 
-// recordPersonAccess records that actor opened person personID's data
+// RecordPersonAccess records that actor opened person personID's data
 // (kind person: the staff page) or took its export (kind export), as x.
 func (s *Server) RecordPersonAccess(ctx context.Context, actor engine.Actor, orgID, personID int64, kind engine.AccessKind, x *engine.PersonalData) error {
 	key := ""

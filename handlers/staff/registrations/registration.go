@@ -36,7 +36,7 @@ func staffWhen(c echo.Context, t time.Time) string {
 	return server.LangOf(c).Date(t) + " " + t.Format("15:04")
 }
 
-// staffRegistration answers GET /staff/registrations/:id.
+// StaffRegistration answers GET /staff/registrations/:id.
 func (s *Server) StaffRegistration(c echo.Context) error {
 	u := staffpage.StaffUserOf(c)
 	id, ok := server.PathID(c, "id")
@@ -106,7 +106,7 @@ func (s *Server) StaffRegistration(c echo.Context) error {
 	if words := CaptureWords(c, c.QueryParam("done"), d, due); words != "" {
 		m.Flash = words
 	}
-	if err := s.registrationPrivacy(c, d, &m); err != nil { // consents and the access log: staff_privacy.go
+	if err := s.registrationPrivacy(c, d, &m); err != nil { // consents and the access log: persons.go
 		return s.StaffEngineError(c, err)
 	}
 	return staffpage.StaffRender(c, http.StatusOK, views.StaffDetailPage(m))
@@ -206,7 +206,7 @@ func providerLabel(c echo.Context, provider string) string {
 	return provider
 }
 
-// messageLabel names the kind of a message about a registration.
+// MessageLabel names the kind of a message about a registration.
 func MessageLabel(c echo.Context, kind engine.MessageKind) string {
 	t := staffRegistrationTextIn(c)
 	switch kind {
@@ -379,7 +379,7 @@ func ptrValue[T any](p *T) T {
 	return *p
 }
 
-// captureWords states in words what a capture left, from the state the
+// CaptureWords states in words what a capture left, from the state the
 // registration is in now (a form sent twice finds it so): complete; a
 // part arrived and what remains; paid already and what is owed back. ""
 // when done names no capture.
@@ -444,21 +444,21 @@ func staffDone(c echo.Context, id int64, done string) error {
 	return c.Redirect(http.StatusSeeOther, RegistrationURL(c, id)+"?done="+done)
 }
 
-// staffResendConfirmation answers POST /staff/registrations/:id/resend-confirmation.
+// StaffResendConfirmation answers POST /staff/registrations/:id/resend-confirmation.
 func (s *Server) StaffResendConfirmation(c echo.Context) error {
 	return s.staffAction(c, "resent-confirmation", func(u *staffpage.StaffUser, id int64) error {
 		return s.engine.ResendConfirmation(c.Request().Context(), u.Actor(), u.OrganisationID, id)
 	})
 }
 
-// staffResendPaymentLink answers POST /staff/registrations/:id/resend-payment-link.
+// StaffResendPaymentLink answers POST /staff/registrations/:id/resend-payment-link.
 func (s *Server) StaffResendPaymentLink(c echo.Context) error {
 	return s.staffAction(c, "resent-link", func(u *staffpage.StaffUser, id int64) error {
 		return s.engine.ResendPaymentLink(c.Request().Context(), u.Actor(), u.OrganisationID, id)
 	})
 }
 
-// staffResetRegistration answers POST /staff/registrations/:id/reset, after a confirmation.
+// StaffResetRegistration answers POST /staff/registrations/:id/reset, after a confirmation.
 func (s *Server) StaffResetRegistration(c echo.Context) error {
 	t := staffRegistrationTextIn(c)
 	q := staffpage.StaffQuestion{Question: staffpage.StaffTextIn(c).ConfirmReset, Detail: staffpage.StaffTextIn(c).ConfirmResetDetail, Yes: t.ResetYes, No: t.ResetNo}
@@ -467,7 +467,7 @@ func (s *Server) StaffResetRegistration(c echo.Context) error {
 	})
 }
 
-// staffCancelRegistration answers POST /staff/registrations/:id/cancel, after a confirmation.
+// StaffCancelRegistration answers POST /staff/registrations/:id/cancel, after a confirmation.
 func (s *Server) StaffCancelRegistration(c echo.Context) error {
 	t := staffRegistrationTextIn(c)
 	q := staffpage.StaffQuestion{Question: staffpage.StaffTextIn(c).ConfirmCancel, Detail: staffpage.StaffTextIn(c).ConfirmCancelDetail, Yes: t.CancelYes, No: t.CancelNo}
@@ -476,7 +476,7 @@ func (s *Server) StaffCancelRegistration(c echo.Context) error {
 	})
 }
 
-// staffRefund answers POST /staff/registrations/:id/refund (payment=REF), after a confirmation.
+// StaffRefund answers POST /staff/registrations/:id/refund (payment=REF), after a confirmation.
 func (s *Server) StaffRefund(c echo.Context) error {
 	ref := c.FormValue("payment")
 	t := staffRegistrationTextIn(c)
@@ -486,11 +486,11 @@ func (s *Server) StaffRefund(c echo.Context) error {
 	})
 }
 
-// captureBackToOpenPayments is the capture form's back= when it was sent
+// CaptureBackToOpenPayments is the capture form's back= when it was sent
 // from the open payments list: the result is shown there.
 const CaptureBackToOpenPayments = "open-payments"
 
-// staffCapture answers POST /staff/registrations/:id/capture: amount,
+// StaffCapture answers POST /staff/registrations/:id/capture: amount,
 // booked (a date, not in the future), note, and back=open-payments when
 // sent from that list. The result is named in ?done= and stated in words
 // by the page it leads to, from the state it finds.

@@ -19,7 +19,7 @@ import (
 	"portal/views"
 )
 
-// registrationsPath is the registrations list below StaffPrefix.
+// RegistrationsPath is the registrations list below StaffPrefix.
 const RegistrationsPath = "/registrations"
 
 // stateLabels are the registration states as the pages name them.
@@ -65,7 +65,7 @@ func registrationQuery(c echo.Context, orgID int64) (engine.RegistrationQuery, b
 	return q, ok
 }
 
-// listURL is the list's address with q's filters and page.
+// ListURL is the list's address with q's filters and page.
 func ListURL(c echo.Context, path string, q engine.RegistrationQuery, page int) string {
 	v := url.Values{}
 	if q.Search != "" {
@@ -96,7 +96,7 @@ func ListURL(c echo.Context, path string, q engine.RegistrationQuery, page int) 
 	return u
 }
 
-// staffRegistrations answers GET /staff/registrations: search, filters
+// StaffRegistrations answers GET /staff/registrations: search, filters
 // (period, state, membership type, unpaid for more than N days) and pages
 // of 50, newest first or sorted by the amount owed or the days unpaid
 // (sort=owed, owed-asc, unpaid, unpaid-asc).
@@ -192,12 +192,12 @@ func sortLink(c echo.Context, q engine.RegistrationQuery, label string, desc, as
 	return l
 }
 
-// registrationURL is the detail page of a registration.
+// RegistrationURL is the detail page of a registration.
 func RegistrationURL(c echo.Context, id int64) string {
 	return server.OrganisationPath(c, server.StaffPrefix+RegistrationsPath+"/"+strconv.FormatInt(id, 10))
 }
 
-// staffRegistrationsCSV answers GET /staff/registrations.csv (treasurer
+// StaffRegistrationsCSV answers GET /staff/registrations.csv (treasurer
 // and up): every registration the filters select, streamed.
 func (s *Server) StaffRegistrationsCSV(c echo.Context) error {
 	u := staffpage.StaffUserOf(c)
@@ -205,7 +205,7 @@ func (s *Server) StaffRegistrationsCSV(c echo.Context) error {
 	if !ok {
 		return s.StaffErrorPage(c, http.StatusBadRequest, staffpage.StaffTextIn(c).BadFilter)
 	}
-	if err := s.recordListExport(c, "registrations.csv"); err != nil { // the access log: staff_privacy.go
+	if err := s.recordListExport(c, "registrations.csv"); err != nil { // the access log: persons.go
 		return s.StaffEngineError(c, err)
 	}
 	h := c.Response().Header()

@@ -1,4 +1,7 @@
-// Package registrations is the staff pages of registrations and persons: the list and a registration's page with its actions, a person's data and erasure, the members' data requests, invitations and person imports, the audit log.
+// Package registrations is the staff pages of registrations and persons: the
+// list and a registration's page with its actions, a person's data and
+// erasure, the members' data requests, invitations and person imports, the
+// audit log.
 package registrations
 
 import (

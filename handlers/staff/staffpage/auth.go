@@ -35,7 +35,7 @@ const (
 	attrStaffEmail        = "STAFF_EMAIL"
 )
 
-// staffUser is the signed-in staff member of a request.
+// StaffUser is the signed-in staff member of a request.
 type StaffUser struct {
 	OrganisationID int64
 	StaffID        *int64 // nil: a role from the IdP's claim
@@ -43,20 +43,20 @@ type StaffUser struct {
 	Role           engine.StaffRole
 }
 
-// actor is how the audit log names u.
+// Actor is how the audit log names u.
 func (u *StaffUser) Actor() engine.Actor {
 	return engine.Actor{StaffID: u.StaffID, Name: u.Email}
 }
 
 type StaffUserKey struct{}
 
-// staffUserOf returns the request's staff member; nil outside the staff check.
+// StaffUserOf returns the request's staff member; nil outside the staff check.
 func StaffUserOf(c echo.Context) *StaffUser {
 	u, _ := c.Request().Context().Value(StaffUserKey{}).(*StaffUser)
 	return u
 }
 
-// staffLogin answers GET /staff/login?rd=/staff/...: it starts a sign-in
+// StaffLogin answers GET /staff/login?rd=/staff/...: it starts a sign-in
 // at the IdP for the request's organisation.
 func (s *Server) StaffLogin(c echo.Context) error {
 	d := s.Staff
@@ -159,7 +159,7 @@ func (s *Server) roleClaimState(orgID int64, raw json.RawMessage) string {
 	return "granted"
 }
 
-// staffCallback answers GET /staff/auth/callback: it finishes the sign-in,
+// StaffCallback answers GET /staff/auth/callback: it finishes the sign-in,
 // finds the staff record (or a role from the claim) and starts a staff
 // session bound to the organisation the sign-in began in.
 func (s *Server) StaffCallback(c echo.Context) error {
@@ -312,7 +312,7 @@ func (s *Server) claimRole(orgID int64, raw json.RawMessage) engine.StaffRole {
 	return best
 }
 
-// staffLogout answers POST /staff/logout: it ends the staff session and
+// StaffLogout answers POST /staff/logout: it ends the staff session and
 // goes back to the sign-in.
 func (s *Server) StaffLogout(c echo.Context) error {
 	if s.Staff.Sessions != nil {
@@ -323,7 +323,7 @@ func (s *Server) StaffLogout(c echo.Context) error {
 	return c.Redirect(http.StatusSeeOther, server.OrganisationPath(c, server.StaffLoginPath+"?signed_out=1"))
 }
 
-// currentStaff resolves the request's staff session to a staff member of
+// CurrentStaff resolves the request's staff session to a staff member of
 // the request's organisation, or nil when there is none: no staff cookie,
 // an expired session, a session of another organisation (or a member's,
 // which has no staff organisation), or a record disabled since.
@@ -370,7 +370,7 @@ func (s *Server) CurrentStaff(c echo.Context) (*StaffUser, error) {
 	return u, nil
 }
 
-// requireStaff is the one check in front of every staff route: a staff
+// RequireStaff is the one check in front of every staff route: a staff
 // member of this organisation with at least the route's role. Without a
 // staff session a page load goes to the sign-in and anything else gets a
 // 401; a staff member below the role gets a 403. Only then is a form

@@ -14,13 +14,13 @@ import (
 // do: in the page's language, with its separators (804,50 EUR in German),
 // never the stored spelling ("Pending Payment", "EUR 804.50").
 
-// staffMoney is an amount in the page's language (lang.Money, as the
+// StaffMoney is an amount in the page's language (lang.Money, as the
 // member pages write it).
 func StaffMoney(c echo.Context, minor int64, currency string) string {
 	return server.LangOf(c).Money(minor, currency)
 }
 
-// staffDateTime writes a time for staff pages in the page's language, as
+// StaffDateTime writes a time for staff pages in the page's language, as
 // the member pages write dates (27 November 2026, 27. November 2026,
 // 27 novembre 2026), with the time of day in UTC.
 func StaffDateTime(c echo.Context, t time.Time) string {
@@ -28,10 +28,10 @@ func StaffDateTime(c echo.Context, t time.Time) string {
 	return server.LangOf(c).Date(t) + ", " + t.Format("15:04")
 }
 
-// staffDate writes a calendar date for staff pages in the page's language.
+// StaffDate writes a calendar date for staff pages in the page's language.
 func StaffDate(c echo.Context, t time.Time) string { return server.LangOf(c).Date(t.UTC()) }
 
-// statusLabel names a stored state of a period, membership, order or
+// StatusLabel names a stored state of a period, membership, order or
 // payment attempt in the page's language; one it does not know as stored.
 func StatusLabel(c echo.Context, status string) string {
 	t := StaffOpsTextIn(c)
@@ -60,7 +60,7 @@ func StatusLabel(c echo.Context, status string) string {
 	return status
 }
 
-// ageGroupLabel names the overview's age group i (engine.AgeGroups) in
+// AgeGroupLabel names the overview's age group i (engine.AgeGroups) in
 // the page's language: the first is "under" its bound, the last "from"
 // the one before it, the others a range.
 func AgeGroupLabel(c echo.Context, i int) string {
@@ -76,7 +76,7 @@ func AgeGroupLabel(c echo.Context, i int) string {
 	return ""
 }
 
-// currentPeriod is the period running at now, else the newest.
+// CurrentPeriod is the period running at now, else the newest.
 func CurrentPeriod(periods []engine.MembershipPeriod, now time.Time) int64 {
 	best := periods[0]
 	for _, p := range periods {
@@ -90,7 +90,7 @@ func CurrentPeriod(periods []engine.MembershipPeriod, now time.Time) int64 {
 	return best.ID
 }
 
-// memberTypeLabel names new, renewal and transfer.
+// MemberTypeLabel names new, renewal and transfer.
 func MemberTypeLabel(c echo.Context, t string) string {
 	switch t {
 	case engine.MemberNew:

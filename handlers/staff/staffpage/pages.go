@@ -12,11 +12,11 @@ import (
 	"portal/views"
 )
 
-// staffTextIn is the staff pages' texts (views/staff_texts.go) in the
+// StaffTextIn is the staff pages' texts (views/staff_texts.go) in the
 // request's language.
 func StaffTextIn(c echo.Context) *views.StaffTexts { return views.StaffTextIn(c.Request().Context()) }
 
-// staffOpsTextIn is the operations pages' texts (views/staff_ops_texts.go)
+// StaffOpsTextIn is the operations pages' texts (views/staff_ops_texts.go)
 // in the request's language.
 func StaffOpsTextIn(c echo.Context) *views.StaffOpsTexts {
 	return views.StaffOpsTextIn(c.Request().Context())
@@ -50,7 +50,7 @@ var staffNav = []staffNavItem{
 	{Label: func(c echo.Context) string { return views.StaffPrivacyTextIn(c.Request().Context()).NavAccessLog }, Path: server.StaffAccessLogPath, Min: engine.RoleAdmin},
 }
 
-// staffFlashes are the result messages an action may name in ?done=: the
+// StaffFlashes are the result messages an action may name in ?done=: the
 // message is chosen from this list, never taken from the address.
 var StaffFlashes = map[string]staffFlash{
 	"resent-confirmation": func(c echo.Context) string { return StaffTextIn(c).DoneResentConfirmation },
@@ -64,7 +64,7 @@ var StaffFlashes = map[string]staffFlash{
 	"refunded":            func(c echo.Context) string { return StaffTextIn(c).DoneRefunded },
 }
 
-// staffChrome is the frame of a staff page titled title, with the
+// StaffChrome is the frame of a staff page titled title, with the
 // navigation the signed-in member's role sees.
 func (s *Server) StaffChrome(c echo.Context, title string) views.StaffChrome {
 	ch := views.StaffChrome{Chrome: s.Chrome(title), LogoutURL: server.OrganisationPath(c, server.StaffLogoutPath)}
@@ -86,7 +86,7 @@ func (s *Server) StaffChrome(c echo.Context, title string) views.StaffChrome {
 	return ch
 }
 
-// staffRoleLabel is how a role is shown.
+// StaffRoleLabel is how a role is shown.
 func StaffRoleLabel(c echo.Context, r engine.StaffRole) string {
 	switch r {
 	case engine.RoleViewer:
@@ -101,12 +101,12 @@ func StaffRoleLabel(c echo.Context, r engine.StaffRole) string {
 	return string(r)
 }
 
-// staffRender renders a staff page; pages carry personal data and are never cached.
+// StaffRender renders a staff page; pages carry personal data and are never cached.
 func StaffRender(c echo.Context, status int, component templ.Component) error {
 	return server.Render(c, status, component)
 }
 
-// staffErrorPage tells a staff member what went wrong, in the staff frame.
+// StaffErrorPage tells a staff member what went wrong, in the staff frame.
 func (s *Server) StaffErrorPage(c echo.Context, status int, message string) error {
 	m := views.StaffMessageModel{StaffChrome: s.StaffChrome(c, StaffTextIn(c).ErrorTitle), Message: message, Kind: "error"}
 	if StaffUserOf(c) != nil {
@@ -118,7 +118,7 @@ func (s *Server) StaffErrorPage(c echo.Context, status int, message string) erro
 	return StaffRender(c, status, views.StaffMessagePage(m))
 }
 
-// staffEngineError answers an engine error of a staff action: its code
+// StaffEngineError answers an engine error of a staff action: its code
 // picks the status, its message (meant for users) is shown; internal
 // failures are logged and shown as such, without their text.
 func (s *Server) StaffEngineError(c echo.Context, err error) error {
@@ -142,7 +142,7 @@ func (s *Server) StaffEngineError(c echo.Context, err error) error {
 	return err
 }
 
-// fieldSummary lists an engine error's field problems after its message.
+// FieldSummary lists an engine error's field problems after its message.
 func FieldSummary(e *engine.Error) string {
 	out := ""
 	for _, f := range e.Fields {
@@ -151,18 +151,18 @@ func FieldSummary(e *engine.Error) string {
 	return out
 }
 
-// staffConfirmed reports whether a destructive POST was confirmed; when
+// StaffConfirmed reports whether a destructive POST was confirmed; when
 // not, it renders the confirmation page, which posts the same fields
 // again with confirmed=1, and the caller returns its error.
 func (s *Server) StaffConfirmed(c echo.Context, question, detail, cancelURL string) (bool, error) {
 	return s.StaffAsked(c, StaffQuestion{Question: question, Detail: detail}, cancelURL)
 }
 
-// staffQuestion is what a confirmation page asks, and what its two
+// StaffQuestion is what a confirmation page asks, and what its two
 // buttons say they do ("" for "Yes, do it" and "Cancel").
 type StaffQuestion struct{ Question, Detail, Yes, No string }
 
-// staffAsked is staffConfirmed with buttons that say what they do.
+// StaffAsked is staffConfirmed with buttons that say what they do.
 func (s *Server) StaffAsked(c echo.Context, q StaffQuestion, cancelURL string) (bool, error) {
 	if c.FormValue("confirmed") == "1" {
 		return true, nil
@@ -183,7 +183,7 @@ func (s *Server) StaffAsked(c echo.Context, q StaffQuestion, cancelURL string) (
 	return false, StaffRender(c, http.StatusOK, views.StaffConfirmPage(m))
 }
 
-// staffConfirmedID reads the record id of the path and asks first
+// StaffConfirmedID reads the record id of the path and asks first
 // (staffConfirmed): proceed is true once both are settled; otherwise
 // the caller returns err (a not-found page, or the question).
 func (s *Server) StaffConfirmedID(c echo.Context, question, detail, cancelURL string) (id int64, proceed bool, err error) {
@@ -197,7 +197,7 @@ func (s *Server) StaffConfirmedID(c echo.Context, question, detail, cancelURL st
 	return id, true, nil
 }
 
-// staffLoginPage answers GET /staff/login: a page with the sign-in
+// StaffLoginPage answers GET /staff/login: a page with the sign-in
 // button, or a note after signing out. A signed-in staff member goes on.
 func (s *Server) StaffLoginPage(c echo.Context) error {
 	if server.OrganisationOfRequest(c) == nil {
@@ -220,7 +220,7 @@ func (s *Server) StaffLoginPage(c echo.Context) error {
 	return StaffRender(c, http.StatusOK, views.StaffMessagePage(m))
 }
 
-// staffDebitTextIn is the collection runs' texts in the request's language.
+// StaffDebitTextIn is the collection runs' texts in the request's language.
 func StaffDebitTextIn(c echo.Context) *views.StaffDebitTexts {
 	return views.StaffDebitTextIn(c.Request().Context())
 }

@@ -1,4 +1,6 @@
-// Package staffpage is what every staff page shares: the staff sign-in (OIDC) with the signed-in member of staff and the role check, the chrome and navigation, error and confirmation pages, formats, and uploads.
+// Package staffpage is what every staff page shares: the staff sign-in
+// (OIDC) with the signed-in member of staff and the role check, the chrome
+// and navigation, error and confirmation pages, formats, and uploads.
 package staffpage
 
 import (

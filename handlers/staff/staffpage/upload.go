@@ -32,7 +32,7 @@ const maxStaffUploadBody = maxStaffUploadBytes*4/3 + 64<<10
 var staffUploadPaths = map[string]bool{server.StaffPrefix + server.StaffStatementPath: true, server.StaffPrefix + server.StaffImportPath: true,
 	server.StaffPrefix + server.StaffDefinitionsPath: true}
 
-// isStaffUpload reports whether r posts a file to a staff page.
+// IsStaffUpload reports whether r posts a file to a staff page.
 func IsStaffUpload(r *http.Request) bool {
 	return r.Method == http.MethodPost && staffUploadPaths[r.URL.Path]
 }
@@ -44,7 +44,7 @@ var (
 	errUploadTooLarge = errors.New("file too large")
 )
 
-// uploadProblem is how a page shows an upload's problem by its field:
+// UploadProblem is how a page shows an upload's problem by its field:
 // the status and which of the page's texts (too large, or no file), and
 // ok false for no problem or a failure that is not the upload's (err,
 // for the error handler).
@@ -58,7 +58,7 @@ func UploadProblem(err error, tooLarge, missing string) (status int, message str
 	return 0, "", false
 }
 
-// staffUpload reads the file of a staff upload, after requireStaff let
+// StaffUpload reads the file of a staff upload, after requireStaff let
 // the request in (no one reads an upload before that): the base64 copy in the
 // field copyField (fromCopy: the preview's form, to apply; "" for an
 // upload without preview), or else the file chosen in the field "file".
@@ -116,5 +116,5 @@ func StaffUpload(c echo.Context, copyField string) (data []byte, fromCopy bool, 
 	return data, false, nil
 }
 
-// staffUploadCopy is the base64 copy a preview's form carries.
+// StaffUploadCopy is the base64 copy a preview's form carries.
 func StaffUploadCopy(data []byte) string { return base64.StdEncoding.EncodeToString(data) }
