@@ -1,7 +1,6 @@
 package members
 
 import (
-	"fmt"
 	"net/http"
 	"strconv"
 
@@ -9,7 +8,6 @@ import (
 
 	"portal/engine"
 	"portal/handlers/server"
-	"portal/handlers/staff/staffpage"
 	"portal/views"
 )
 
@@ -115,25 +113,4 @@ func (s *Server) mandateAnswered(c echo.Context, in *engine.MandateInput, err er
 		return err
 	}
 	return c.Redirect(http.StatusSeeOther, server.OrganisationPath(c, server.PayLinkPrefix+ref))
-}
-
-// StaffMandate is a registration's mandate on the staff registration
-// page; treasurers and administrators may revoke one that holds.
-func StaffMandate(c echo.Context, role engine.StaffRole, registration int64, m *engine.DebitMandate) *views.StaffMandateModel {
-	if m == nil {
-		return nil
-	}
-	out := &views.StaffMandateModel{Reference: m.Reference, CreditorID: m.CreditorID, Holder: m.Holder, IBAN: m.IBAN, BIC: m.BIC,
-		Language: m.Language, Signed: staffpage.StaffDateTime(c, m.SignedAt), Version: m.TextVersion, Text: m.Text}
-	switch {
-	case m.RevokedAt != nil:
-		out.Ended = staffpage.StaffDateTime(c, *m.RevokedAt)
-		if m.EndReason != "" { // an erasure ends a mandate without naming why
-			out.Ended += " · " + views.StaffMandateTextIn(c.Request().Context()).EndReason(m.EndReason)
-		}
-	case role.AtLeast(engine.RoleTreasurer):
-		out.RevokeAction = server.OrganisationPath(c, fmt.Sprintf("%s/mandates/%d/revoke", server.StaffPrefix, m.ID))
-		out.Registration = strconv.FormatInt(registration, 10)
-	}
-	return out
 }

@@ -1,9 +1,10 @@
 // Package server is the HTTP centre every audience of the portal builds on:
 // the Server with its dependencies, the middleware (request log and id,
 // input checks, language, metrics, compression, organisation scope), the
-// sign-ins (member sessions and hash links, staff OIDC), the relay to the
-// admin backend, and the one error handler. Registration logic lives in the
-// engine; the HTTP layer only translates.
+// members' sessions and hash-link sign-in, the one error handler and the
+// shared DTOs and paths. The audiences (members, staff, adminapi, gateway)
+// embed its Server; package handlers assembles them into routes.
+// Registration logic lives in the engine; the HTTP layer only translates.
 package server
 
 import (

@@ -15,7 +15,6 @@ import (
 	"portal/engine"
 	"portal/engine/banking"
 	"portal/engine/jobs"
-	"portal/handlers/members"
 	"portal/handlers/server"
 	"portal/handlers/staff/staffpage"
 	"portal/views"
@@ -82,7 +81,7 @@ func (s *Server) StaffRegistration(c echo.Context) error {
 		}
 		m.Order = om
 	}
-	m.Mandate = members.StaffMandate(c, u.Role, id, d.Mandate)
+	m.Mandate = staffMandate(c, u.Role, id, d.Mandate)
 	refundURL := ""
 	if u.Role.AtLeast(engine.RoleTreasurer) {
 		refundURL = RegistrationURL(c, id) + "/refund"
@@ -556,4 +555,25 @@ func (s *Server) staffConfirmedAction(c echo.Context, q staffpage.StaffQuestion,
 		return err
 	}
 	return s.staffAction(c, done, act)
+}
+
+// staffMandate is a registration's mandate on the staff registration
+// page; treasurers and administrators may revoke one that holds.
+func staffMandate(c echo.Context, role engine.StaffRole, registration int64, m *engine.DebitMandate) *views.StaffMandateModel {
+	if m == nil {
+		return nil
+	}
+	out := &views.StaffMandateModel{Reference: m.Reference, CreditorID: m.CreditorID, Holder: m.Holder, IBAN: m.IBAN, BIC: m.BIC,
+		Language: m.Language, Signed: staffpage.StaffDateTime(c, m.SignedAt), Version: m.TextVersion, Text: m.Text}
+	switch {
+	case m.RevokedAt != nil:
+		out.Ended = staffpage.StaffDateTime(c, *m.RevokedAt)
+		if m.EndReason != "" { // an erasure ends a mandate without naming why
+			out.Ended += " · " + views.StaffMandateTextIn(c.Request().Context()).EndReason(m.EndReason)
+		}
+	case role.AtLeast(engine.RoleTreasurer):
+		out.RevokeAction = server.OrganisationPath(c, fmt.Sprintf("%s/mandates/%d/revoke", server.StaffPrefix, m.ID))
+		out.Registration = strconv.FormatInt(registration, 10)
+	}
+	return out
 }
