@@ -82,8 +82,8 @@ func (s *Service) createAPIKey(ctx context.Context, actor *Actor, orgID int64, n
 	key = APIKeyPrefix + base64.RawURLEncoding.EncodeToString(raw)
 	k = &APIKey{OrganisationID: orgID, Name: name, Prefix: key[:len(APIKeyPrefix)+6], KeyHash: hashAPIKey(key),
 		Scope: scope, CreatedAt: s.Clock()}
-	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
-		if _, err := loadOrganisation(ctx, tx, orgID); err != nil {
+	err = InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		if _, err := LoadOrganisation(ctx, tx, orgID); err != nil {
 			return err
 		}
 		if _, err := tx.NewInsert().Model(k).Exec(ctx); err != nil {
@@ -124,7 +124,7 @@ func (s *Service) StaffRevokeAPIKey(ctx context.Context, actor Actor, orgID, id 
 
 func (s *Service) revokeAPIKey(ctx context.Context, actor *Actor, orgID, id int64) (err error) {
 	defer ClassifyUnavailable(&err)
-	return inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	return InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		res, err := tx.NewUpdate().Model((*APIKey)(nil)).Set("revoked_at = COALESCE(revoked_at, ?)", s.Clock()).
 			Where("id = ? AND organisation_id = ?", id, orgID).Exec(ctx)
 		if err != nil {

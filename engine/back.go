@@ -28,7 +28,7 @@ func (s *Service) ReturnTo(ctx context.Context, userKey, processID string, targe
 // returnTo moves to target, or to the step before the current one when target is -1.
 func (s *Service) returnTo(ctx context.Context, userKey, processID string, from *int, target int) (*Form, error) {
 	var form *Form
-	err := inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err := InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		inst, def, err := s.loadOpen(ctx, tx, userKey, processID)
 		if err != nil {
 			return err

@@ -98,7 +98,7 @@ func (s *Service) storedCredit(st banking.Statement, opt StatementOptions, l Sta
 // finds it and skips it), with its audit entry when it is an
 // organisation's. stored is false when it was kept before.
 func (s *Service) keepUnmatchedCredit(ctx context.Context, bc *BankCredit, actor Actor) (stored bool, err error) {
-	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err = InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		res, err := tx.NewInsert().Model(bc).On("CONFLICT DO NOTHING").Exec(ctx)
 		if err != nil {
 			return fmt.Errorf("keep unmatched credit: %w", err)
@@ -305,7 +305,7 @@ func (s *Service) ResolveCredit(ctx context.Context, actor Actor, orgID, id int6
 		return nil, Errorf(CodeConflict, "This credit was %s by %s already.", bc.State, bc.ResolvedBy)
 	}
 	if r.State != CreditAssigned {
-		err := inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		err := InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 			return s.markCredit(ctx, tx, actor, bc, r.State, nil, r.Note)
 		})
 		if err != nil {

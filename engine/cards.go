@@ -87,7 +87,7 @@ func (s *Service) VerifyCard(ctx context.Context, token string) (_ *CardCheck, e
 	if err != nil {
 		return nil, NotFoundOr(err, "card")
 	}
-	if !inScope(ctx, row.OrgID) {
+	if !InScope(ctx, row.OrgID) {
 		// Another club's address (or /o/ prefix) never shows this club's
 		// member under its own branding: the card is none there.
 		return nil, Errorf(CodeNotFound, "card not found")

@@ -76,7 +76,7 @@ type textLanguages struct {
 
 // orgTextLanguages loads the languages of orgID's texts.
 func orgTextLanguages(ctx context.Context, db bun.IDB, orgID int64) (textLanguages, error) {
-	org, err := loadOrganisation(ctx, db, orgID)
+	org, err := LoadOrganisation(ctx, db, orgID)
 	if err != nil {
 		return textLanguages{}, err
 	}

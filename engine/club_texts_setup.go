@@ -34,7 +34,7 @@ type PeriodTexts struct {
 // "rules.CODE.labelTexts.fr").
 func (s *Service) StaffSetPeriodTexts(ctx context.Context, actor Actor, orgID, periodID int64, in PeriodTexts) (err error) {
 	defer ClassifyUnavailable(&err)
-	return inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	return InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		p, err := OrgPeriod(ctx, tx, orgID, periodID)
 		if err != nil {
 			return err

@@ -62,7 +62,7 @@ func LoadConfirmation(ctx context.Context, db bun.IDB, orderID int64) (*Confirma
 	if err := db.NewSelect().Model(&c.Organisation).Where("id = ?", order.OrganisationID).Scan(ctx); err != nil {
 		return nil, NotFoundOr(err, "organisation")
 	}
-	period, err := loadPeriod(ctx, db, order.PeriodID)
+	period, err := LoadPeriod(ctx, db, order.PeriodID)
 	if err != nil {
 		return nil, err
 	}

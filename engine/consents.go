@@ -210,7 +210,7 @@ func registrationLanguage(ctx context.Context, db bun.IDB, inst *ProcessInstance
 			return l, nil
 		}
 	}
-	org, err := loadOrganisation(ctx, db, inst.OrganisationID)
+	org, err := LoadOrganisation(ctx, db, inst.OrganisationID)
 	if err != nil {
 		return "", err
 	}
@@ -222,7 +222,7 @@ func registrationLanguage(ctx context.Context, db bun.IDB, inst *ProcessInstance
 // text in that language, else the step's own (the default language's,
 // or a plain text).
 func stepQuestionIn(s *ProcessStep, lang string) (string, error) {
-	t, err := parseTexts(s.Texts)
+	t, err := ParseTexts(s.Texts)
 	if err != nil {
 		return "", fmt.Errorf("step %s: stored texts do not parse: %w", s.Name, err)
 	}
@@ -264,7 +264,7 @@ func consentViews(ctx context.Context, db bun.IDB, where func(*bun.SelectQuery) 
 // the organisation, for its staff page.
 func (s *Service) RegistrationConsents(ctx context.Context, orgID, instanceID int64) (_ []ConsentView, err error) {
 	defer ClassifyUnavailable(&err)
-	if !inScope(ctx, orgID) {
+	if !InScope(ctx, orgID) {
 		return nil, Errorf(CodeNotFound, "organisation not found")
 	}
 	return consentViews(ctx, s.db, func(q *bun.SelectQuery) *bun.SelectQuery {
@@ -282,24 +282,4 @@ func PersonConsents(ctx context.Context, db bun.IDB, orgID int64, personIDs []in
 	return consentViews(ctx, db, func(q *bun.SelectQuery) *bun.SelectQuery {
 		return q.Where("r.organisation_id = ? AND r.person_id IN (?)", orgID, bun.List(personIDs))
 	})
-}
-
-// gatherConsents is the export's consents: those of its persons.
-func gatherConsents(ctx context.Context, db bun.IDB, sc *exportScope, out *PersonalData) error {
-	consents, err := PersonConsents(ctx, db, sc.org.ID, sc.personIDs)
-	if err != nil {
-		return err
-	}
-	out.Consents = append(out.Consents, consents...)
-	return nil
-}
-
-// eraseConsents deletes an erased person's consent records; the texts
-// hold no personal data and stay.
-func eraseConsents(ctx context.Context, tx bun.Tx, e *erasure) (int64, error) {
-	res, err := tx.NewDelete().Model((*ConsentRecord)(nil)).Where("person_id = ? AND organisation_id = ?", e.person.ID, e.org.ID).Exec(ctx)
-	if err != nil {
-		return 0, err
-	}
-	return res.RowsAffected()
 }

@@ -16,6 +16,7 @@ import (
 	"portal/engine/dbtest"
 	"portal/engine/enginetest"
 	"portal/engine/jobs"
+	"portal/engine/privacy"
 )
 
 // Consent records, the access log and retention (issue 30).
@@ -158,32 +159,32 @@ func TestAccessLogFilters(t *testing.T) {
 		ann, bob := engine.Actor{Name: "ann@club.example"}, engine.Actor{Name: "bob@club.example"}
 		for _, x := range []struct {
 			who engine.Actor
-			a   engine.Access
+			a   privacy.Access
 		}{
-			{ann, engine.Access{OrganisationID: 1, Kind: engine.AccessRegistration, RecordID: "7", UserKey: engine.DemoUserKey}},
-			{bob, engine.Access{OrganisationID: 1, Kind: engine.AccessPerson, RecordID: "2", PersonID: sam}},
-			{bob, engine.Access{OrganisationID: 1, Kind: engine.AccessRegistration, RecordID: "9", UserKey: "someone-else"}},
+			{ann, privacy.Access{OrganisationID: 1, Kind: privacy.AccessRegistration, RecordID: "7", UserKey: engine.DemoUserKey}},
+			{bob, privacy.Access{OrganisationID: 1, Kind: privacy.AccessPerson, RecordID: "2", PersonID: sam}},
+			{bob, privacy.Access{OrganisationID: 1, Kind: privacy.AccessRegistration, RecordID: "9", UserKey: "someone-else"}},
 		} {
-			if err := d.Svc.RecordAccess(ctx, x.who, x.a); err != nil {
+			if err := privacy.Of(d.Svc).RecordAccess(ctx, x.who, x.a); err != nil {
 				t.Fatal(err)
 			}
 		}
 		for _, tc := range []struct {
 			name string
-			q    engine.AccessQuery
+			q    privacy.AccessQuery
 			want int
 		}{
-			{"all", engine.AccessQuery{OrganisationID: 1}, 3},
-			{"by staff member", engine.AccessQuery{OrganisationID: 1, Actor: bob.Name}, 2},
-			{"by record", engine.AccessQuery{OrganisationID: 1, Kind: engine.AccessRegistration, RecordID: "7"}, 1},
-			{"another organisation", engine.AccessQuery{OrganisationID: 2}, 0},
+			{"all", privacy.AccessQuery{OrganisationID: 1}, 3},
+			{"by staff member", privacy.AccessQuery{OrganisationID: 1, Actor: bob.Name}, 2},
+			{"by record", privacy.AccessQuery{OrganisationID: 1, Kind: privacy.AccessRegistration, RecordID: "7"}, 1},
+			{"another organisation", privacy.AccessQuery{OrganisationID: 2}, 0},
 		} {
-			got, err := d.Svc.AccessLog(ctx, tc.q)
+			got, err := privacy.Of(d.Svc).AccessLog(ctx, tc.q)
 			if err != nil || len(got) != tc.want {
 				t.Fatalf("%s: %d entries (%v), want %d", tc.name, len(got), err, tc.want)
 			}
 		}
-		about, err := engine.AccessLogAbout(ctx, db, 1, []string{engine.DemoUserKey}, []int64{alex, sam, robin, jamie})
+		about, err := privacy.AccessLogAbout(ctx, db, 1, []string{engine.DemoUserKey}, []int64{alex, sam, robin, jamie})
 		if err != nil || len(about) != 2 {
 			t.Fatalf("about the demo household: %+v, %v; want the registration and Sam", about, err)
 		}
@@ -211,9 +212,9 @@ func addSeasons(t *testing.T, db *bun.DB, n int) []engine.MembershipPeriod {
 	return out
 }
 
-func applyRetention(t *testing.T, svc *engine.Service, at time.Time) engine.RetentionResult {
+func applyRetention(t *testing.T, svc *engine.Service, at time.Time) privacy.RetentionResult {
 	t.Helper()
-	res, err := svc.ApplyRetention(context.Background(), at)
+	res, err := privacy.Of(svc).ApplyRetention(context.Background(), at)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,7 +268,7 @@ func TestRetentionErasesLapsedPersons(t *testing.T) {
 				t.Fatalf("%T: %d rows left where %s", table.model, n, table.where)
 			}
 		}
-		if n := countRows(t, db, (*engine.AuditRecord)(nil), "action = 'person.erase' AND actor = ?", engine.RetentionActor.Name); n != 4 {
+		if n := countRows(t, db, (*engine.AuditRecord)(nil), "action = 'person.erase' AND actor = ?", privacy.RetentionActor.Name); n != 4 {
 			t.Fatalf("%d erasures audited as the retention's, want 4", n)
 		}
 		var after engine.Order
@@ -305,7 +306,7 @@ func TestRetentionOfAnswersMessagesAndAccessLog(t *testing.T) {
 		if err := engine.MarkMessageSent(ctx, db, msg.ID, sent); err != nil {
 			t.Fatal(err)
 		}
-		if err := d.Svc.RecordAccess(ctx, engine.Actor{Name: "ann@club.example"}, engine.Access{OrganisationID: 1, Kind: engine.AccessRegistration, RecordID: "1"}); err != nil {
+		if err := privacy.Of(d.Svc).RecordAccess(ctx, engine.Actor{Name: "ann@club.example"}, privacy.Access{OrganisationID: 1, Kind: privacy.AccessRegistration, RecordID: "1"}); err != nil {
 			t.Fatal(err)
 		}
 		payload := func() string {
@@ -342,7 +343,7 @@ func TestRetentionOfAnswersMessagesAndAccessLog(t *testing.T) {
 		if _, err := d.Svc.StaffUpdateRetentionSettings(ctx, engine.CommandLine, 1, engine.RetentionSettingsChange{AccessLogDays: &sixty}); err != nil {
 			t.Fatal(err)
 		}
-		if n := countRows(t, db, (*engine.AccessEntry)(nil), "organisation_id = 1"); n != 1 {
+		if n := countRows(t, db, (*privacy.AccessEntry)(nil), "organisation_id = 1"); n != 1 {
 			t.Fatalf("the access log was pruned before its 60 days: %d rows", n)
 		}
 		if res := applyRetention(t, d.Svc, clk.Now().Add(61*day)); res.AccessLog != 1 {
@@ -402,7 +403,7 @@ func TestRetentionRunsOnceInACluster(t *testing.T) {
 	db := dbtest.Postgres(t)
 	ctx := context.Background()
 	d := enginetest.Seed(t, db)
-	if err := d.Svc.RecordAccess(ctx, engine.Actor{Name: "ann@club.example"}, engine.Access{OrganisationID: 1, Kind: engine.AccessPerson, RecordID: "1", PersonID: alex}); err != nil {
+	if err := privacy.Of(d.Svc).RecordAccess(ctx, engine.Actor{Name: "ann@club.example"}, privacy.Access{OrganisationID: 1, Kind: privacy.AccessPerson, RecordID: "1", PersonID: alex}); err != nil {
 		t.Fatal(err)
 	}
 	later := time.Now().Add(3 * 365 * 24 * time.Hour) // the access log's two years are past
@@ -411,7 +412,7 @@ func TestRetentionRunsOnceInACluster(t *testing.T) {
 	var runners []*jobs.Runner
 	for i := range 2 {
 		r := jobs.New(db, jobs.Config{Instance: fmt.Sprint("node", i), Now: func() time.Time { return later }})
-		d.Svc.ScheduleRetention(r, func() time.Time { return later }, log)
+		privacy.Of(d.Svc).ScheduleRetention(r, func() time.Time { return later }, log)
 		if err := r.EnqueueSchedules(ctx); err != nil {
 			t.Fatal(err)
 		}

@@ -158,7 +158,7 @@ func (s *Service) KeepMandate(ctx context.Context, orderReference string, id int
 		return nil, err
 	}
 	var m *DebitMandate
-	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err = InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		if m, err = householdMandate(ctx, tx, order, id); err != nil {
 			return err
 		}
@@ -198,7 +198,7 @@ func (s *Service) AmendMandate(ctx context.Context, orderReference string, id in
 		return nil, &Error{Code: CodeValidation, Message: "The account cannot be changed as entered.", Fields: fields}
 	}
 	var m *DebitMandate
-	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err = InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		if m, err = householdMandate(ctx, tx, order, id); err != nil {
 			return err
 		}
@@ -259,7 +259,7 @@ func (s *Service) RevokeMandate(ctx context.Context, orderReference string, id i
 		return nil, err
 	}
 	var m *DebitMandate
-	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err = InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		if m, err = householdMandate(ctx, tx, order, id); err != nil {
 			return err
 		}
@@ -290,7 +290,7 @@ func (s *Service) StaffMandate(ctx context.Context, orgID, id int64) (_ *DebitMa
 func (s *Service) StaffRevokeMandate(ctx context.Context, actor Actor, orgID, id int64) (_ *DebitMandate, err error) {
 	defer ClassifyUnavailable(&err)
 	m := new(DebitMandate)
-	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err = InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		if err := tx.NewSelect().Model(m).Where("id = ? AND organisation_id = ?", id, orgID).Scan(ctx); err != nil {
 			return NotFoundOr(err, "mandate")
 		}
@@ -366,7 +366,7 @@ func ExpireMandates(ctx context.Context, db *bun.DB, now time.Time) (int, error)
 	}
 	n := 0
 	for i := range ms {
-		err := inTx(ctx, db, func(ctx context.Context, tx bun.Tx) error {
+		err := InTx(ctx, db, func(ctx context.Context, tx bun.Tx) error {
 			ended, err := endMandate(ctx, tx, &ms[i], MandateEndExpired, now.UTC())
 			if ended {
 				n++
@@ -385,7 +385,7 @@ func ExpireMandates(ctx context.Context, db *bun.DB, now time.Time) (int, error)
 func (s *Service) ScheduleMandateExpiry(r *jobs.Runner, now func() time.Time, log *slog.Logger) {
 	r.Every(KindExpireMandates, 24*time.Hour)
 	r.Handle(KindExpireMandates, func(ctx context.Context, j *jobs.Job) error {
-		ctx = jobScope(ctx, j)
+		ctx = JobScope(ctx, j)
 		n, err := ExpireMandates(ctx, s.db, now())
 		if n > 0 {
 			log.InfoContext(ctx, "expired unused mandates", "count", n)

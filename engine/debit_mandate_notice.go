@@ -49,7 +49,7 @@ func queueMandateNotice(ctx context.Context, tx bun.IDB, event string, m *DebitM
 		key += fmt.Sprintf(":amended:%d", p.AmendedAtMilli)
 	}
 	payload, _ := json.Marshal(p)
-	return queueMessage(ctx, tx, &OutboxMessage{Kind: KindMandateNotice, DedupKey: key, Payload: string(payload), CreatedAt: now.UTC()})
+	return QueueMessage(ctx, tx, &OutboxMessage{Kind: KindMandateNotice, DedupKey: key, Payload: string(payload), CreatedAt: now.UTC()})
 }
 
 // MandateNotice is what a mandate e-mail says. Due is false when there is

@@ -200,7 +200,7 @@ func (s *Service) GiveMandate(ctx context.Context, orderReference string, in Man
 	if _, ok := mandateTexts[m.Language]; !ok {
 		m.Language = "en"
 	}
-	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err = InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		if err := checkNoHeldMandate(ctx, tx, order); err != nil {
 			return err
 		}
@@ -208,7 +208,7 @@ func (s *Service) GiveMandate(ctx context.Context, orderReference string, in Man
 		if err != nil {
 			return err
 		}
-		org, err := loadOrganisation(ctx, tx, order.OrganisationID)
+		org, err := LoadOrganisation(ctx, tx, order.OrganisationID)
 		if err != nil {
 			return err
 		}

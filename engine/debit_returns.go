@@ -192,7 +192,7 @@ func (s *Service) applyReturn(ctx context.Context, st banking.Statement, opt Sta
 		}
 		return line, false
 	}
-	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err = InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		if problem != "" {
 			return s.recordReturnProblem(ctx, tx, st, opt, r, debit, problem, &line)
 		}
@@ -483,7 +483,7 @@ func (s *Service) memberLanguageOf(ctx context.Context, db bun.IDB, order *Order
 	if err != nil || language != "" {
 		return language, err
 	}
-	org, err := loadOrganisation(ctx, db, order.OrganisationID)
+	org, err := LoadOrganisation(ctx, db, order.OrganisationID)
 	if err != nil {
 		return "", err
 	}
@@ -500,7 +500,7 @@ func (s *Service) queueReturnMessage(ctx context.Context, tx bun.Tx, order *Orde
 	if err != nil {
 		return fmt.Errorf("return message payload: %w", err)
 	}
-	return queueMessage(ctx, tx, &OutboxMessage{Kind: KindDebitReturned, DedupKey: fmt.Sprintf("%s:order:%d:debit:%d", KindDebitReturned, order.ID, debit.ID),
+	return QueueMessage(ctx, tx, &OutboxMessage{Kind: KindDebitReturned, DedupKey: fmt.Sprintf("%s:order:%d:debit:%d", KindDebitReturned, order.ID, debit.ID),
 		Payload: string(payload), CreatedAt: now})
 }
 

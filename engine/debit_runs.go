@@ -103,7 +103,7 @@ func (s *Service) CollectDebits(ctx context.Context, req CollectRequest) (_ *Deb
 			return nil, Errorf(CodeConflict, "order %d has an open payment of another method or amount; it cannot be collected until that one is closed", order.ID)
 		}
 	}
-	org, err := loadOrganisation(ctx, s.db, req.OrganisationID)
+	org, err := LoadOrganisation(ctx, s.db, req.OrganisationID)
 	if err != nil {
 		return nil, err
 	}
@@ -113,7 +113,7 @@ func (s *Service) CollectDebits(ctx context.Context, req CollectRequest) (_ *Deb
 	}
 	run := &DebitRun{OrganisationID: req.OrganisationID, FileVersion: version, UntilOn: until, Status: DebitRunPrepared,
 		Currency: "EUR", CreatedBy: req.Actor.Name, CreatedAt: now, File: []byte{}}
-	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err = InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		run.MessageID = "PENDING-" + NewReference("")
 		run.DebitCount, run.TotalMinor, run.File = 0, 0, []byte{}
 		if _, err := tx.NewInsert().Model(run).Exec(ctx); err != nil {
@@ -360,7 +360,7 @@ func loadDebitRun(ctx context.Context, db bun.IDB, orgID, runID int64) (*DebitRu
 func (s *Service) CancelDebitRun(ctx context.Context, actor Actor, orgID, runID int64) (_ *DebitRun, err error) {
 	defer ClassifyUnavailable(&err)
 	var run *DebitRun
-	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err = InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		run, err = lockPreparedRun(ctx, tx, orgID, runID, "cancelled")
 		if err != nil || run.Status == DebitRunCancelled {
 			return err
@@ -427,7 +427,7 @@ type SentDebitRun struct {
 func (s *Service) MarkDebitRunSent(ctx context.Context, actor Actor, orgID, runID int64) (_ *SentDebitRun, err error) {
 	defer ClassifyUnavailable(&err)
 	var run *DebitRun
-	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err = InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		var err error
 		if run, err = lockPreparedRun(ctx, tx, orgID, runID, string(DebitRunSent)); err != nil {
 			return err
@@ -472,7 +472,7 @@ func (s *Service) settleSentDebits(ctx context.Context, run *DebitRun, out *Sent
 	for {
 		var batch SentDebitRun
 		n := 0
-		err := inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		err := InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 			batch = SentDebitRun{} // a retried transaction starts over
 			var debits []Debit
 			if err := tx.NewSelect().Model(&debits).Where("run_id = ? AND status = ?", run.ID, DebitInRun).Order("id").Limit(debitBatch).Scan(ctx); err != nil {

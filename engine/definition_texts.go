@@ -126,7 +126,7 @@ func (t Text) MarshalJSON() ([]byte, error) {
 
 // stepTexts are a step's texts per language as process_steps.texts holds
 // them; the step's own columns hold the default language's.
-type stepTexts struct {
+type StepTexts struct {
 	Question Text            `json:"question,omitempty"`
 	Format   Text            `json:"format,omitempty"`
 	Price    Text            `json:"price,omitempty"`
@@ -135,7 +135,7 @@ type stepTexts struct {
 
 // textsOf is the texts column of a step spec: "" when every text is plain.
 func textsOf(s StepSpec) string {
-	t := stepTexts{Options: map[string]Text{}}
+	t := StepTexts{Options: map[string]Text{}}
 	any := false
 	keep := func(x Text) Text {
 		if x.IsPlain() {
@@ -164,8 +164,8 @@ func textsOf(s StepSpec) string {
 }
 
 // parseTexts reads a step's texts column.
-func parseTexts(s string) (stepTexts, error) {
-	var t stepTexts
+func ParseTexts(s string) (StepTexts, error) {
+	var t StepTexts
 	if s == "" {
 		return t, nil
 	}
@@ -212,7 +212,7 @@ func (d *definition) in(lang string) (*definition, error) {
 // label, choices' labels) in lang, as the member's pages show them; a
 // text the step has not in lang stays the stored default language's.
 func (s ProcessStep) InLanguage(lang string) (ProcessStep, error) {
-	t, err := parseTexts(s.Texts)
+	t, err := ParseTexts(s.Texts)
 	if err != nil {
 		return s, fmt.Errorf("step %s: stored texts do not parse: %w", s.Name, err)
 	}

@@ -79,7 +79,7 @@ type DefinitionRef struct {
 // registrations would have no definition to start on.
 func (s *Service) SetDefinitionActive(ctx context.Context, actor Actor, orgID int64, ref DefinitionRef, change DefinitionActivation) (v *DefinitionVersion, err error) {
 	defer ClassifyUnavailable(&err)
-	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err = InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		def := new(ProcessDefinition)
 		q := tx.NewSelect().Model(def).Where("organisation_id = ?", orgID)
 		if ref.ID != 0 {

@@ -280,7 +280,7 @@ func importDefinition(ctx context.Context, db *bun.DB, spec *DefinitionSpec, aud
 		return res, err
 	}
 	hash := spec.contentHash()
-	err := inTx(ctx, db, func(ctx context.Context, tx bun.Tx) error {
+	err := InTx(ctx, db, func(ctx context.Context, tx bun.Tx) error {
 		lang, err := definitionLanguages(ctx, tx, spec)
 		if err != nil {
 			return err

@@ -337,7 +337,7 @@ func ExportDefinition(ctx context.Context, db bun.IDB, orgID int64, key string, 
 	}
 	spec := &DefinitionSpec{Key: def.Key, Name: def.Name, Category: def.Category, OrganisationID: def.OrganisationID}
 	for _, s := range def.Steps {
-		texts, err := parseTexts(s.Texts)
+		texts, err := ParseTexts(s.Texts)
 		if err != nil {
 			return nil, fmt.Errorf("export step %s: stored texts do not parse: %w", s.Name, err)
 		}

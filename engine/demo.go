@@ -27,7 +27,7 @@ func SeedDemo(ctx context.Context, db *bun.DB, members int, now time.Time) error
 	if err != nil {
 		return fmt.Errorf("demo definition: %w", err)
 	}
-	err = inTx(ctx, db, func(ctx context.Context, tx bun.Tx) error {
+	err = InTx(ctx, db, func(ctx context.Context, tx bun.Tx) error {
 		exists, err := tx.NewSelect().Model((*Organisation)(nil)).Where("id = 1").Exists(ctx)
 		if err != nil {
 			return fmt.Errorf("check demo organisation: %w", err)

@@ -34,7 +34,7 @@ func SeedDemoOrganisations(ctx context.Context, db *bun.DB, now time.Time) error
 	if err != nil {
 		return fmt.Errorf("demo organisations definition: %w", err)
 	}
-	err = inTx(ctx, db, func(ctx context.Context, tx bun.Tx) error {
+	err = InTx(ctx, db, func(ctx context.Context, tx bun.Tx) error {
 		exists, err := tx.NewSelect().Model((*Organisation)(nil)).Where("id = ?", DemoSecondOrgID).Exists(ctx)
 		if err != nil || exists {
 			return err

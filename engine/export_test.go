@@ -15,7 +15,7 @@ func DemoDefinitionYAML() []byte { return demoDefinition }
 // EmitThenRollBack writes an event in a transaction that then fails, as a
 // change that rolls back after announcing itself would.
 func EmitThenRollBack(ctx context.Context, db *bun.DB, orgID int64, eventType string, now time.Time) error {
-	return inTx(ctx, db, func(ctx context.Context, tx bun.Tx) error {
+	return InTx(ctx, db, func(ctx context.Context, tx bun.Tx) error {
 		if err := emitEvent(ctx, tx, orgID, eventType, map[string]int{"n": 1}, now); err != nil {
 			return err
 		}
@@ -25,7 +25,7 @@ func EmitThenRollBack(ctx context.Context, db *bun.DB, orgID int64, eventType st
 
 // EmitAt writes and commits an event as of now.
 func EmitAt(ctx context.Context, db *bun.DB, orgID int64, eventType string, now time.Time) error {
-	return inTx(ctx, db, func(ctx context.Context, tx bun.Tx) error {
+	return InTx(ctx, db, func(ctx context.Context, tx bun.Tx) error {
 		return emitEvent(ctx, tx, orgID, eventType, map[string]int{"n": 1}, now)
 	})
 }

@@ -82,7 +82,7 @@ func (s *Service) loadState(ctx context.Context, st stateStatements, userKey, pr
 	if err != nil {
 		return nil, err
 	}
-	if !found || !inScope(ctx, inst.OrganisationID) { // another organisation's instance reads as none (organisations.go)
+	if !found || !InScope(ctx, inst.OrganisationID) { // another organisation's instance reads as none (organisations.go)
 		return nil, Errorf(CodeNotFound, "process instance not found")
 	}
 	return inst, nil

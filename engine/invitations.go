@@ -124,7 +124,7 @@ var (
 func (s *Service) CreateInvitations(ctx context.Context, actor Actor, orgID int64, req InvitationRequest) (rep *InvitationReport, err error) {
 	defer ClassifyUnavailable(&err)
 	if req.Expires == 0 {
-		org, err := loadOrganisation(ctx, s.db, orgID)
+		org, err := LoadOrganisation(ctx, s.db, orgID)
 		if err != nil {
 			return nil, err
 		}
@@ -151,7 +151,7 @@ func (s *Service) CreateInvitations(ctx context.Context, actor Actor, orgID int6
 	}
 	now := s.Clock()
 	rep = &InvitationReport{Created: []Invitation{}, Skipped: []InvitationSkip{}, Persons: map[string][]string{}}
-	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err = InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		period, err := OrgPeriod(ctx, tx, orgID, req.PeriodID)
 		if err != nil {
 			return err
@@ -188,7 +188,7 @@ func (s *Service) CreateInvitations(ctx context.Context, actor Actor, orgID int6
 			}
 			if req.Send {
 				payload, _ := json.Marshal(InvitationPayload{InvitationID: inv.ID})
-				if err := queueMessage(ctx, tx, &OutboxMessage{Kind: KindInvitation, DedupKey: invitationMessageKey(inv.ID),
+				if err := QueueMessage(ctx, tx, &OutboxMessage{Kind: KindInvitation, DedupKey: invitationMessageKey(inv.ID),
 					Recipient: strings.Join(emails[key], ", "), Payload: string(payload), CreatedAt: now}); err != nil {
 					return err
 				}
@@ -479,7 +479,7 @@ func (st *InvitationStatus) state(now time.Time) InvitationState {
 func (s *Service) RevokeInvitation(ctx context.Context, actor Actor, orgID, id int64) (inv *Invitation, err error) {
 	defer ClassifyUnavailable(&err)
 	inv = new(Invitation)
-	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err = InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		if err := tx.NewSelect().Model(inv).Where("id = ? AND organisation_id = ?", id, orgID).Scan(ctx); err != nil {
 			return NotFoundOr(err, "invitation")
 		}
@@ -537,7 +537,7 @@ func (s *Service) OpenInvitation(ctx context.Context, orgID, id int64) (inv *Inv
 		return nil, ErrInvitationExpired
 	}
 	if inv.OpenedAt == nil {
-		err := inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		err := InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 			res, err := tx.NewUpdate().Model((*Invitation)(nil)).Set("opened_at = ?", now).
 				Where("id = ? AND opened_at IS NULL", id).Exec(ctx)
 			if err != nil {
@@ -589,11 +589,11 @@ func LoadInvitationMail(ctx context.Context, db bun.IDB, p InvitationPayload, no
 	} else if _, ok := reg[inv.UserKey]; ok {
 		return nil, ErrInvitationNotDue
 	}
-	period, err := loadPeriod(ctx, db, inv.PeriodID)
+	period, err := LoadPeriod(ctx, db, inv.PeriodID)
 	if err != nil {
 		return nil, err
 	}
-	org, err := loadOrganisation(ctx, db, inv.OrganisationID)
+	org, err := LoadOrganisation(ctx, db, inv.OrganisationID)
 	if err != nil {
 		return nil, err
 	}

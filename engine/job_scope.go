@@ -33,7 +33,7 @@ func scopeOrg(ctx context.Context, q *bun.SelectQuery, orgColumn string) *bun.Se
 }
 
 // jobScope is ctx scoped to the organisation j's payload names, if any.
-func jobScope(ctx context.Context, j *jobs.Job) context.Context {
+func JobScope(ctx context.Context, j *jobs.Job) context.Context {
 	var p jobs.SchedulePayload
 	if j != nil && json.Unmarshal([]byte(j.Payload), &p) == nil && p.Organisation != 0 {
 		return WithOrganisation(ctx, p.Organisation)

@@ -57,7 +57,7 @@ func SuspendIdle(ctx context.Context, db *bun.DB, now time.Time) (int, error) {
 		shortest = min(shortest, s.ResumeAfter)
 	}
 	n := 0
-	err = inTx(ctx, db, func(ctx context.Context, tx bun.Tx) error {
+	err = InTx(ctx, db, func(ctx context.Context, tx bun.Tx) error {
 		var idle []ProcessInstance
 		q := scopeOrg(ctx, tx.NewSelect().Model(&idle).Where("status = ? AND updated_at < ?", StateRunning, now.Add(-shortest)).
 			OrderExpr("id").Limit(500), "organisation_id")
@@ -87,7 +87,7 @@ func SuspendIdle(ctx context.Context, db *bun.DB, now time.Time) (int, error) {
 			}
 			msg := &OutboxMessage{Kind: KindResumeLink, DedupKey: fmt.Sprintf("%s:instance:%d:%d", KindResumeLink, inst.ID, lastActive.Unix()),
 				Payload: string(payload), CreatedAt: now}
-			if err := queueMessage(ctx, tx, msg); err != nil {
+			if err := QueueMessage(ctx, tx, msg); err != nil {
 				return err
 			}
 			n++
@@ -158,7 +158,7 @@ const (
 )
 
 // archivedAnswer is one answer in the archive form.
-type archivedAnswer struct {
+type ArchivedAnswer struct {
 	StepID   *int64 `json:"stepId,omitempty"`
 	PersonID *int64 `json:"personId,omitempty"`
 	Key      string `json:"key"`
@@ -187,15 +187,15 @@ func ArchiveFinished(ctx context.Context, db *bun.DB, now time.Time, mode Archiv
 	}
 	n := 0
 	for _, id := range ids {
-		err := inTx(ctx, db, func(ctx context.Context, tx bun.Tx) error {
+		err := InTx(ctx, db, func(ctx context.Context, tx bun.Tx) error {
 			var rows []ProcessData
 			if err := tx.NewSelect().Model(&rows).Where("instance_id = ?", id).OrderExpr("id").Scan(ctx); err != nil {
 				return fmt.Errorf("load answers of %d: %w", id, err)
 			}
 			persons := map[int64]bool{}
-			answers := make([]archivedAnswer, len(rows))
+			answers := make([]ArchivedAnswer, len(rows))
 			for i, r := range rows {
-				answers[i] = archivedAnswer{StepID: r.StepID, PersonID: r.PersonID, Key: r.DataKey, Value: r.DataValue}
+				answers[i] = ArchivedAnswer{StepID: r.StepID, PersonID: r.PersonID, Key: r.DataKey, Value: r.DataValue}
 				if r.PersonID != nil {
 					persons[*r.PersonID] = true
 				}
@@ -232,7 +232,7 @@ func ArchiveFinished(ctx context.Context, db *bun.DB, now time.Time, mode Archiv
 // ResumeContext is the organisation and the selected persons' names of a
 // suspended registration, for its resume-link message.
 func ResumeContext(ctx context.Context, db bun.IDB, p ResumeLinkPayload) (org Organisation, persons []string, err error) {
-	period, err := loadPeriod(ctx, db, p.PeriodID)
+	period, err := LoadPeriod(ctx, db, p.PeriodID)
 	if err != nil {
 		return org, nil, err
 	}
@@ -284,7 +284,7 @@ func ScheduleLifecycle(r *jobs.Runner, db *bun.DB, mode ArchiveMode, now func() 
 	} {
 		r.Every(sc.kind, sc.every)
 		r.Handle(sc.kind, func(ctx context.Context, j *jobs.Job) error {
-			n, err := sc.run(jobScope(ctx, j), db, now())
+			n, err := sc.run(JobScope(ctx, j), db, now())
 			if n > 0 {
 				log.Info(sc.done, "count", n)
 			}

@@ -169,7 +169,7 @@ func LoadMemberMessage(ctx context.Context, db bun.IDB, p MemberMessagePayload) 
 	if err := db.NewSelect().Model(&m.Type).Where("id = ?", m.Membership.MembershipTypeID).Scan(ctx); err != nil {
 		return nil, NotFoundOr(err, "membership type")
 	}
-	period, err := loadPeriod(ctx, db, m.Membership.PeriodID)
+	period, err := LoadPeriod(ctx, db, m.Membership.PeriodID)
 	if err != nil {
 		return nil, err
 	}

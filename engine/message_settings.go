@@ -275,15 +275,15 @@ func messageSettingsAuditView(m MessageSettings) map[string]any {
 // updateMessageSettings is UpdateMessageSettings, audited when actor is set.
 func (s *Service) updateMessageSettings(ctx context.Context, actor *Actor, orgID int64, c MessageSettingsChange) (_ MessageSettings, err error) {
 	defer ClassifyUnavailable(&err)
-	if !inScope(ctx, orgID) {
+	if !InScope(ctx, orgID) {
 		return MessageSettings{}, Errorf(CodeNotFound, "organisation not found")
 	}
 	if err := checkMessageSettings(c); err != nil {
 		return MessageSettings{}, err
 	}
 	var out MessageSettings
-	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
-		if _, err := loadOrganisation(ctx, tx, orgID); err != nil {
+	err = InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		if _, err := LoadOrganisation(ctx, tx, orgID); err != nil {
 			return err
 		}
 		out, err = s.storeMessageSettings(ctx, tx, actor, orgID, c)
@@ -320,7 +320,7 @@ func (s *Service) storeMessageSettings(ctx context.Context, tx bun.Tx, actor *Ac
 // the caller's organisation scope.
 func (s *Service) MessageSettings(ctx context.Context, orgID int64) (_ MessageSettings, err error) {
 	defer ClassifyUnavailable(&err)
-	if !inScope(ctx, orgID) {
+	if !InScope(ctx, orgID) {
 		return MessageSettings{}, Errorf(CodeNotFound, "organisation not found")
 	}
 	return MessageSettingsOf(ctx, s.db, orgID)

@@ -27,7 +27,7 @@ func (s *Service) Next(ctx context.Context, userKey string, in NextInput) (_ *Fo
 	}
 	var form *Form
 	var committed *Order
-	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err = InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		inst, def, err := s.loadOpen(ctx, tx, userKey, in.ProcessID)
 		if err != nil {
 			return err

@@ -27,7 +27,7 @@ const (
 func OptOutCategory(c string) bool { return c == OptOutReminders || c == OptOutRenewals }
 
 // messageOptOut is a stored opt-out.
-type messageOptOut struct {
+type MessageOptOut struct {
 	bun.BaseModel  `bun:"table:message_opt_outs"`
 	OrganisationID int64     `bun:"organisation_id,pk"`
 	Address        string    `bun:"address,pk"`
@@ -41,10 +41,10 @@ func OptOut(ctx context.Context, db *bun.DB, orgID int64, category string, addre
 	if !OptOutCategory(category) {
 		return Errorf(CodeInvalid, "unknown message category %q", category)
 	}
-	rows := make([]messageOptOut, 0, len(addresses))
+	rows := make([]MessageOptOut, 0, len(addresses))
 	for _, a := range addresses {
 		if a = strings.ToLower(strings.TrimSpace(a)); a != "" {
-			rows = append(rows, messageOptOut{OrganisationID: orgID, Address: a, Category: category, CreatedAt: now.UTC()})
+			rows = append(rows, MessageOptOut{OrganisationID: orgID, Address: a, Category: category, CreatedAt: now.UTC()})
 		}
 	}
 	if len(rows) == 0 {
@@ -67,7 +67,7 @@ func WithoutOptOuts(ctx context.Context, db bun.IDB, orgID int64, category strin
 		lower[i] = strings.ToLower(strings.TrimSpace(a))
 	}
 	var out []string
-	if err := db.NewSelect().Model((*messageOptOut)(nil)).Column("address").
+	if err := db.NewSelect().Model((*MessageOptOut)(nil)).Column("address").
 		Where("organisation_id = ? AND category = ? AND address IN (?)", orgID, category, bun.List(lower)).Scan(ctx, &out); err != nil {
 		return nil, fmt.Errorf("load opt-outs: %w", err)
 	}
@@ -84,7 +84,7 @@ func WithoutOptOuts(ctx context.Context, db bun.IDB, orgID int64, category strin
 // the request's organisation scope.
 func (s *Service) Unsubscribe(ctx context.Context, orgID int64, category string, addresses []string) (err error) {
 	defer ClassifyUnavailable(&err)
-	if !inScope(ctx, orgID) {
+	if !InScope(ctx, orgID) {
 		return Errorf(CodeNotFound, "organisation not found")
 	}
 	return OptOut(ctx, s.db, orgID, category, addresses, s.Clock())

@@ -42,7 +42,7 @@ func (s *Service) StaffCreateMembershipType(ctx context.Context, actor Actor, t 
 func (s *Service) createMembershipType(ctx context.Context, actor *Actor, t MembershipType) (_ *MembershipType, err error) {
 	defer ClassifyUnavailable(&err)
 	t.ID = 0
-	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err = InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		langs, err := orgTextLanguages(ctx, tx, t.OrganisationID)
 		if err != nil {
 			return err
@@ -132,7 +132,7 @@ func (s *Service) StaffUpdateMembershipType(ctx context.Context, actor Actor, or
 
 func (s *Service) updateMembershipType(ctx context.Context, actor *Actor, orgID, id int64, ch MembershipTypeChange) (t *MembershipType, err error) {
 	defer ClassifyUnavailable(&err)
-	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err = InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		if t, err = orgMembershipType(ctx, tx, orgID, id); err != nil {
 			return err
 		}
@@ -197,7 +197,7 @@ func (s *Service) StaffDeleteMembershipType(ctx context.Context, actor Actor, or
 
 func (s *Service) deleteMembershipType(ctx context.Context, actor *Actor, orgID, id int64) (err error) {
 	defer ClassifyUnavailable(&err)
-	return inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	return InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		t, err := orgMembershipType(ctx, tx, orgID, id)
 		if err != nil {
 			return err
@@ -282,7 +282,7 @@ func (s *Service) createPeriod(ctx context.Context, actor *Actor, orgID int64, i
 		in.Status = ptr(PeriodClosed) // opened on purpose, once its prices are in place
 	}
 	p := &MembershipPeriod{OrganisationID: orgID}
-	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err = InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		if err := applyPeriodInput(ctx, tx, p, in); err != nil {
 			return err
 		}
@@ -311,7 +311,7 @@ func (s *Service) UpdatePeriod(ctx context.Context, orgID, id int64, in PeriodIn
 // set (the staff pages).
 func (s *Service) updatePeriod(ctx context.Context, actor *Actor, orgID, id int64, in PeriodInput) (p *MembershipPeriod, err error) {
 	defer ClassifyUnavailable(&err)
-	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err = InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		p = new(MembershipPeriod)
 		if err := tx.NewSelect().Model(p).Where("id = ? AND organisation_id = ?", id, orgID).Scan(ctx); err != nil {
 			return NotFoundOr(err, "membership period")

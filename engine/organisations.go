@@ -37,7 +37,7 @@ func OrganisationOf(ctx context.Context) (int64, bool) {
 }
 
 // inScope reports whether something of orgID may be seen under ctx's scope.
-func inScope(ctx context.Context, orgID int64) bool {
+func InScope(ctx context.Context, orgID int64) bool {
 	scope, ok := OrganisationOf(ctx)
 	return !ok || scope == orgID
 }
@@ -53,16 +53,16 @@ type OrganisationHost struct {
 // the organisation resolver keeps in memory.
 func (s *Service) Organisations(ctx context.Context) (orgs []Organisation, err error) {
 	defer ClassifyUnavailable(&err)
-	return listOrganisations(ctx, s.db)
+	return ListOrganisations(ctx, s.db)
 }
 
 // Organisation loads one organisation with its hostnames.
 func (s *Service) Organisation(ctx context.Context, id int64) (org *Organisation, err error) {
 	defer ClassifyUnavailable(&err)
-	return loadOrganisation(ctx, s.db, id)
+	return LoadOrganisation(ctx, s.db, id)
 }
 
-func listOrganisations(ctx context.Context, db bun.IDB) ([]Organisation, error) {
+func ListOrganisations(ctx context.Context, db bun.IDB) ([]Organisation, error) {
 	var orgs []Organisation
 	if err := db.NewSelect().Model(&orgs).Order("id ASC").Scan(ctx); err != nil {
 		return nil, fmt.Errorf("load organisations: %w", err)
@@ -84,7 +84,7 @@ func listOrganisations(ctx context.Context, db bun.IDB) ([]Organisation, error) 
 	return orgs, nil
 }
 
-func loadOrganisation(ctx context.Context, db bun.IDB, id int64) (*Organisation, error) {
+func LoadOrganisation(ctx context.Context, db bun.IDB, id int64) (*Organisation, error) {
 	org := new(Organisation)
 	if err := db.NewSelect().Model(org).Where("id = ?", id).Scan(ctx); err != nil {
 		return nil, NotFoundOr(err, "organisation")
@@ -260,7 +260,7 @@ func (s *Service) CreateOrganisation(ctx context.Context, c OrganisationChange) 
 	if err := c.validate(); err != nil {
 		return nil, err
 	}
-	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err = InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		o := &Organisation{Name: *c.Name, Slug: *c.Slug}
 		if _, err := tx.NewInsert().Model(o).Exec(ctx); err != nil {
 			return orgConflictOr(err)
@@ -268,7 +268,7 @@ func (s *Service) CreateOrganisation(ctx context.Context, c OrganisationChange) 
 		if err := applyOrganisationChange(ctx, tx, o.ID, c); err != nil {
 			return err
 		}
-		org, err = loadOrganisation(ctx, tx, o.ID)
+		org, err = LoadOrganisation(ctx, tx, o.ID)
 		return err
 	})
 	return org, err
@@ -285,14 +285,14 @@ func (s *Service) UpdateOrganisation(ctx context.Context, id int64, c Organisati
 // when actor is set (the staff pages).
 func (s *Service) updateOrganisation(ctx context.Context, actor *Actor, id int64, c OrganisationChange) (org *Organisation, err error) {
 	defer ClassifyUnavailable(&err)
-	if !inScope(ctx, id) {
+	if !InScope(ctx, id) {
 		return nil, Errorf(CodeNotFound, "organisation not found")
 	}
 	if err := c.validate(); err != nil {
 		return nil, err
 	}
-	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
-		before, err := loadOrganisation(ctx, tx, id)
+	err = InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		before, err := LoadOrganisation(ctx, tx, id)
 		if err != nil {
 			return err
 		}
@@ -309,7 +309,7 @@ func (s *Service) updateOrganisation(ctx context.Context, actor *Actor, id int64
 		if err := applyOrganisationChange(ctx, tx, id, c); err != nil {
 			return err
 		}
-		if org, err = loadOrganisation(ctx, tx, id); err != nil {
+		if org, err = LoadOrganisation(ctx, tx, id); err != nil {
 			return err
 		}
 		if c.DefaultLanguage != nil || c.EnabledLanguages != nil {

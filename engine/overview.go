@@ -13,7 +13,7 @@ import (
 // name, belong to its own organisation (the review found both leaking to any
 // signed-in user who counted period ids).
 func (s *Service) registrationTarget(ctx context.Context, db bun.IDB, userKey string, periodID int64, orgID *int64) (*MembershipPeriod, []Person, error) {
-	period, err := loadPeriod(ctx, db, periodID)
+	period, err := LoadPeriod(ctx, db, periodID)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -47,7 +47,7 @@ func (s *Service) checkTarget(ctx context.Context, period *MembershipPeriod, per
 // visibleTarget says whether period belongs to orgID (when given) and to
 // the request's organisation (organisations.go).
 func visibleTarget(ctx context.Context, period *MembershipPeriod, orgID *int64) bool {
-	return (orgID == nil || *orgID == period.OrganisationID) && inScope(ctx, period.OrganisationID)
+	return (orgID == nil || *orgID == period.OrganisationID) && InScope(ctx, period.OrganisationID)
 }
 
 // CheckRegistrationAccess says whether userKey may register for a period:

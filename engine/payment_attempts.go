@@ -201,7 +201,7 @@ func (s *Service) unpaidOrderByReference(ctx context.Context, orderReference str
 	if err != nil {
 		return nil, err
 	}
-	if !inScope(ctx, order.OrganisationID) {
+	if !InScope(ctx, order.OrganisationID) {
 		// Another club's address tells nothing of this order (not even
 		// that it is paid).
 		return nil, Errorf(CodeNotFound, "order not found")
@@ -302,7 +302,7 @@ func (s *Service) PaymentForPage(ctx context.Context, reference string) (_ *Paym
 	if err != nil {
 		return nil, err
 	}
-	if !inScope(ctx, order.OrganisationID) { // another organisation's payment reads as none (organisations.go)
+	if !InScope(ctx, order.OrganisationID) { // another organisation's payment reads as none (organisations.go)
 		return nil, Errorf(CodeNotFound, "payment not found")
 	}
 	return &PaymentView{Payment: *p, Order: order}, nil

@@ -211,7 +211,7 @@ func (s *Service) bankAttempt(ctx context.Context, reference string) (*Payment, 
 			return nil, err
 		}
 	}
-	if !inScope(ctx, s.orgOfOrder(ctx, p.OrderID)) { // another organisation's payment reads as none (organisations.go)
+	if !InScope(ctx, s.orgOfOrder(ctx, p.OrderID)) { // another organisation's payment reads as none (organisations.go)
 		return nil, Errorf(CodeNotFound, "payment not found")
 	}
 	if p.Provider != BankTransferProvider || p.ProviderID == nil {

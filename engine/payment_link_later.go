@@ -116,7 +116,7 @@ const reconcileEvery = 5 * time.Minute
 func (s *Service) SchedulePayments(r *jobs.Runner, now func() time.Time) {
 	r.Every(KindReconcilePayments, reconcileEvery)
 	r.Handle(KindReconcilePayments, func(ctx context.Context, j *jobs.Job) error {
-		ctx = jobScope(ctx, j)
+		ctx = JobScope(ctx, j)
 		if n, err := QueueMissingPaymentLinks(ctx, s.db, now()); err != nil {
 			return err
 		} else if n > 0 {
@@ -133,7 +133,7 @@ func (s *Service) SchedulePayments(r *jobs.Runner, now func() time.Time) {
 	// the bank: its payments settle (debit_runs.go).
 	r.Every(KindSettleDueDebitRuns, time.Hour)
 	r.Handle(KindSettleDueDebitRuns, func(ctx context.Context, j *jobs.Job) error {
-		n, err := s.SettleDueDebitRuns(jobScope(ctx, j))
+		n, err := s.SettleDueDebitRuns(JobScope(ctx, j))
 		if n > 0 {
 			s.log.InfoContext(ctx, "collection runs past their due date marked sent", "count", n)
 		}

@@ -54,7 +54,7 @@ func (s *Service) paymentMethodsOf(ctx context.Context, db bun.IDB, orgID int64)
 // choose from, its default first. One method: nothing to choose.
 func (s *Service) PaymentMethods(ctx context.Context, orgID int64) (_ []string, err error) {
 	defer ClassifyUnavailable(&err)
-	if !inScope(ctx, orgID) {
+	if !InScope(ctx, orgID) {
 		return nil, Errorf(CodeNotFound, "organisation not found")
 	}
 	return s.paymentMethodsOf(ctx, s.db, orgID)

@@ -104,7 +104,7 @@ func (s *Service) refundOne(ctx context.Context, p *Payment) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("refund %s: %w", p.Reference, err)
 	}
-	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err = InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		now := s.Clock()
 		if err := markRefunded(ctx, tx, p.ID, id, now); err != nil {
 			return err
@@ -160,7 +160,7 @@ func (s *Service) markRefundPaidBack(ctx context.Context, actor *Actor, referenc
 	if err != nil {
 		return nil, err
 	}
-	if !inScope(ctx, s.orgOfOrder(ctx, p.OrderID)) {
+	if !InScope(ctx, s.orgOfOrder(ctx, p.OrderID)) {
 		return nil, Errorf(CodeNotFound, "payment not found")
 	}
 	switch {
@@ -169,7 +169,7 @@ func (s *Service) markRefundPaidBack(ctx context.Context, actor *Actor, referenc
 	case p.RefundStatus != RefundDue || !p.RefundManual:
 		return nil, Errorf(CodeConflict, "payment %s owes no refund by hand", p.Reference)
 	}
-	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err = InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		now := s.Clock()
 		res, err := tx.NewUpdate().Model((*Payment)(nil)).Set("refund_status = ?", RefundDone).
 			Set("refund_id = ?", "manual:"+p.Reference).Set("refunded_at = ?", now).Set("refund_note = ?", note).

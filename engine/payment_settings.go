@@ -192,10 +192,10 @@ func paymentSettingsView(ps *PaymentSettings) *PaymentSettingsView {
 // empty when it has none: the environment's apply).
 func (s *Service) PaymentSettings(ctx context.Context, orgID int64) (_ *PaymentSettingsView, err error) {
 	defer ClassifyUnavailable(&err)
-	if !inScope(ctx, orgID) {
+	if !InScope(ctx, orgID) {
 		return nil, Errorf(CodeNotFound, "organisation not found")
 	}
-	if _, err := loadOrganisation(ctx, s.db, orgID); err != nil {
+	if _, err := LoadOrganisation(ctx, s.db, orgID); err != nil {
 		return nil, err
 	}
 	ps, err := loadPaymentSettings(ctx, s.db, orgID)
@@ -235,12 +235,12 @@ func paymentSettingsAuditView(ps *PaymentSettings) map[string]any {
 // setPaymentSettings is SetPaymentSettings, audited when actor is set.
 func (s *Service) setPaymentSettings(ctx context.Context, actor *Actor, orgID int64, c PaymentSettingsChange) (_ *PaymentSettingsView, err error) {
 	defer ClassifyUnavailable(&err)
-	if !inScope(ctx, orgID) {
+	if !InScope(ctx, orgID) {
 		return nil, Errorf(CodeNotFound, "organisation not found")
 	}
 	var view *PaymentSettingsView
-	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
-		if _, err := loadOrganisation(ctx, tx, orgID); err != nil {
+	err = InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		if _, err := LoadOrganisation(ctx, tx, orgID); err != nil {
 			return err
 		}
 		ps, err := loadPaymentSettings(ctx, tx, orgID)

@@ -140,7 +140,7 @@ func (s *Service) ReceivePaymentEvent(ctx context.Context, providerName string, 
 // events is not found.
 func (s *Service) ReceiveOrganisationPaymentEvent(ctx context.Context, orgID int64, providerName string, payload []byte, signature string) (_ *PaymentResult, err error) {
 	defer ClassifyUnavailable(&err)
-	if !inScope(ctx, orgID) {
+	if !InScope(ctx, orgID) {
 		return nil, Errorf(CodeNotFound, "organisation not found")
 	}
 	ctx = WithOrganisation(ctx, orgID)
@@ -218,7 +218,7 @@ func (s *Service) settle(ctx context.Context, provider PaymentProvider, c Paymen
 	var closeAtProvider []Payment
 	// A staff capture's audit entry (audit.go) is written unless it was a
 	// replay: the same capture again is not audited twice.
-	err := inTx(ctx, s.db, s.auditedTx(func(ctx context.Context, tx bun.Tx) (err error) { // audit.go: a staff capture's entry, if any
+	err := InTx(ctx, s.db, s.auditedTx(func(ctx context.Context, tx bun.Tx) (err error) { // audit.go: a staff capture's entry, if any
 		if closeAtProvider, err = s.settleIn(ctx, tx, provider, c, res); err != nil {
 			return err
 		}
@@ -479,5 +479,5 @@ func (s *Service) activate(ctx context.Context, tx bun.Tx, order *Order, now tim
 	}
 	msg := &OutboxMessage{Kind: KindConfirmation, DedupKey: dedup,
 		Recipient: recipient, Payload: string(payload), CreatedAt: now}
-	return queueMessage(ctx, tx, msg)
+	return QueueMessage(ctx, tx, msg)
 }

@@ -40,7 +40,7 @@ func (s *Service) BankTransferDue(ctx context.Context, orderID int64) (_ *bankin
 	if err != nil {
 		return nil, err
 	}
-	if !inScope(ctx, order.OrganisationID) {
+	if !InScope(ctx, order.OrganisationID) {
 		return nil, Errorf(CodeNotFound, "order not found")
 	}
 	if order.Status != OrderUnpaid {

@@ -226,7 +226,7 @@ func (s *Service) StaffImportPersons(ctx context.Context, orgID int64, rows []Pe
 
 func (s *Service) importPersons(ctx context.Context, orgID int64, rows []PersonRow, validKey func(string) bool, opt PersonImportOptions) (rep *ImportReport, err error) {
 	defer ClassifyUnavailable(&err)
-	if !inScope(ctx, orgID) {
+	if !InScope(ctx, orgID) {
 		return nil, Errorf(CodeNotFound, "organisation not found")
 	}
 	if len(rows) > MaxImportRows {
@@ -263,8 +263,8 @@ func (s *Service) importPersons(ctx context.Context, orgID int64, rows []PersonR
 		}
 		return rep, &Error{Code: CodeValidation, Message: fmt.Sprintf("%d of %d rows have errors; nothing was imported.", rep.Errors, len(rows))}
 	}
-	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
-		if _, err := loadOrganisation(ctx, tx, orgID); err != nil {
+	err = InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		if _, err := LoadOrganisation(ctx, tx, orgID); err != nil {
 			return err
 		}
 		if err := upsertPersons(ctx, tx, orgID, checked, rep); err != nil {
@@ -410,10 +410,10 @@ func (s *Service) StaffUnlinkPersons(ctx context.Context, actor Actor, orgID int
 
 func (s *Service) unlinkPersons(ctx context.Context, actor *Actor, orgID int64, links []PersonLink) (removed int, err error) {
 	defer ClassifyUnavailable(&err)
-	if !inScope(ctx, orgID) {
+	if !InScope(ctx, orgID) {
 		return 0, Errorf(CodeNotFound, "organisation not found")
 	}
-	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err = InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		var fields []FieldError
 		for i, l := range links {
 			var p Person

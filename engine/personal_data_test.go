@@ -17,6 +17,7 @@ import (
 	"portal/engine"
 	"portal/engine/dbtest"
 	"portal/engine/enginetest"
+	"portal/engine/privacy"
 	"portal/engine/report"
 )
 
@@ -124,12 +125,12 @@ func schemaColumns(t *testing.T, db *bun.DB) map[string][]string {
 func TestPersonalDataExportCoversEveryPersonTable(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		exported, erased := map[string]bool{}, map[string]bool{}
-		for _, tables := range engine.PersonalDataTables() {
+		for _, tables := range privacy.PersonalDataTables() {
 			for _, tb := range tables {
 				exported[tb] = true
 			}
 		}
-		for _, tables := range engine.ErasureTables() {
+		for _, tables := range privacy.ErasureTables() {
 			for _, tb := range tables {
 				erased[tb] = true
 			}
@@ -140,7 +141,7 @@ func TestPersonalDataExportCoversEveryPersonTable(t *testing.T) {
 				continue
 			}
 			found++
-			if _, ok := engine.NotPersonalDataTables[table]; ok {
+			if _, ok := privacy.NotPersonalDataTables[table]; ok {
 				continue
 			}
 			if !exported[table] {
@@ -231,7 +232,7 @@ func TestErasePersonLeavesNothingAndKeepsTheBooks(t *testing.T) {
 		if _, err := db.NewRaw("UPDATE jobs SET last_error = ? WHERE id = (SELECT MIN(id) FROM jobs)", "550 no mailbox "+quirin.email).Exec(ctx); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := d.Svc.RequestDataChange(ctx, 1, engine.DemoUserKey, engine.NewDataRequest{Kind: engine.DataRequestCorrection, PersonID: &id,
+		if _, err := privacy.Of(d.Svc).RequestDataChange(ctx, 1, engine.DemoUserKey, privacy.NewDataRequest{Kind: privacy.DataRequestCorrection, PersonID: &id,
 			Message: "My name is " + quirin.first + " " + quirin.last + ", born " + quirin.born}); err != nil {
 			t.Fatal(err)
 		}
@@ -247,7 +248,7 @@ func TestErasePersonLeavesNothingAndKeepsTheBooks(t *testing.T) {
 		before, payments := seasonFigures(t, d)
 
 		// An active membership refuses the erasure, naming why; nothing changes.
-		_, err := d.Svc.ErasePerson(ctx, admin, 1, id, engine.ErasureOptions{})
+		_, err := privacy.Of(d.Svc).ErasePerson(ctx, admin, 1, id, privacy.ErasureOptions{})
 		if engine.ErrorCode(err) != engine.CodeConflict || !strings.Contains(err.Error(), "active membership") {
 			t.Fatalf("erasure of an active member: %v, want a conflict naming the membership", err)
 		}
@@ -256,7 +257,7 @@ func TestErasePersonLeavesNothingAndKeepsTheBooks(t *testing.T) {
 			t.Fatalf("a refused erasure changed the person: %+v %v", p, err)
 		}
 
-		rep, err := d.Svc.ErasePerson(ctx, admin, 1, id, engine.ErasureOptions{Force: true})
+		rep, err := privacy.Of(d.Svc).ErasePerson(ctx, admin, 1, id, privacy.ErasureOptions{Force: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -277,7 +278,7 @@ func TestErasePersonLeavesNothingAndKeepsTheBooks(t *testing.T) {
 		if err := db.NewSelect().Model(&p).Where("id = ?", id).Scan(ctx); err != nil {
 			t.Fatal(err)
 		}
-		if p.FirstName+" "+p.LastName != engine.ErasedLabel(id) || p.Email != "" || p.ExternalID != nil || p.ErasedAt == nil {
+		if p.FirstName+" "+p.LastName != privacy.ErasedLabel(id) || p.Email != "" || p.ExternalID != nil || p.ErasedAt == nil {
 			t.Fatalf("erased person: %+v", p)
 		}
 		var lines []engine.OrderLine
@@ -294,7 +295,7 @@ func TestErasePersonLeavesNothingAndKeepsTheBooks(t *testing.T) {
 		if err != nil || log[0].Action != "person.erase" || !strings.Contains(log[0].AfterJSON, `"forced":true`) || log[0].Actor != admin.Name {
 			t.Fatalf("erasure audit: %+v %v", log[0], err)
 		}
-		if _, err := d.Svc.ErasePerson(ctx, admin, 1, id, engine.ErasureOptions{Force: true}); engine.ErrorCode(err) != engine.CodeConflict {
+		if _, err := privacy.Of(d.Svc).ErasePerson(ctx, admin, 1, id, privacy.ErasureOptions{Force: true}); engine.ErrorCode(err) != engine.CodeConflict {
 			t.Fatalf("second erasure: %v", err)
 		}
 		// The audit log stays append-only for everything but erased details.
@@ -317,15 +318,15 @@ func TestErasureRefusedWhilePaymentOpen(t *testing.T) {
 		d := enginetest.Seed(t, db)
 		id := addQuirin(t, d)
 		registerQuirin(t, d, id) // committed, not paid
-		_, err := d.Svc.ErasePerson(ctx, engine.CommandLine, 1, id, engine.ErasureOptions{})
+		_, err := privacy.Of(d.Svc).ErasePerson(ctx, engine.CommandLine, 1, id, privacy.ErasureOptions{})
 		if engine.ErrorCode(err) != engine.CodeConflict || !strings.Contains(err.Error(), "payment is open") {
 			t.Fatalf("erasure with an unpaid order: %v", err)
 		}
 		// Another organisation's scope does not find the person.
-		if _, err := d.Svc.ErasePerson(engine.WithOrganisation(ctx, 2), engine.CommandLine, 1, id, engine.ErasureOptions{Force: true}); engine.ErrorCode(err) != engine.CodeNotFound {
+		if _, err := privacy.Of(d.Svc).ErasePerson(engine.WithOrganisation(ctx, 2), engine.CommandLine, 1, id, privacy.ErasureOptions{Force: true}); engine.ErrorCode(err) != engine.CodeNotFound {
 			t.Fatalf("erasure across organisations: %v", err)
 		}
-		if _, err := d.Svc.ExportPerson(engine.WithOrganisation(ctx, 2), 1, id); engine.ErrorCode(err) != engine.CodeNotFound {
+		if _, err := privacy.Of(d.Svc).ExportPerson(engine.WithOrganisation(ctx, 2), 1, id); engine.ErrorCode(err) != engine.CodeNotFound {
 			t.Fatalf("export across organisations: %v", err)
 		}
 	})
@@ -347,7 +348,7 @@ func TestExportHouseholdHoldsItsOwnDataOnly(t *testing.T) {
 			t.Fatal(err)
 		}
 
-		x, err := d.Svc.ExportHousehold(ctx, 1, engine.DemoUserKey)
+		x, err := privacy.Of(d.Svc).ExportHousehold(ctx, 1, engine.DemoUserKey)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -361,10 +362,10 @@ func TestExportHouseholdHoldsItsOwnDataOnly(t *testing.T) {
 				t.Fatalf("the demo household's export holds another household's %s", other)
 			}
 		}
-		if x.Format != engine.PersonalDataFormat || x.Subject.Kind != "household" || len(x.Persons) != 5 {
+		if x.Format != privacy.PersonalDataFormat || x.Subject.Kind != "household" || len(x.Persons) != 5 {
 			t.Fatalf("export head: %s %+v, %d persons", x.Format, x.Subject, len(x.Persons))
 		}
-		var reg *engine.ExportRegistration
+		var reg *privacy.ExportRegistration
 		for i := range x.Registrations {
 			if slices.Contains(x.Registrations[i].PersonIDs, id) {
 				reg = &x.Registrations[i]
@@ -395,7 +396,7 @@ func TestExportHouseholdHoldsItsOwnDataOnly(t *testing.T) {
 		}
 
 		// The other household sees only its own.
-		y, err := d.Svc.ExportHousehold(ctx, 1, "other")
+		y, err := privacy.Of(d.Svc).ExportHousehold(ctx, 1, "other")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -404,7 +405,7 @@ func TestExportHouseholdHoldsItsOwnDataOnly(t *testing.T) {
 			t.Fatalf("the other household's export: %s", b)
 		}
 		// A person's export: the person, not their household's others.
-		z, err := d.Svc.ExportPerson(ctx, 1, id)
+		z, err := privacy.Of(d.Svc).ExportPerson(ctx, 1, id)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -413,7 +414,7 @@ func TestExportHouseholdHoldsItsOwnDataOnly(t *testing.T) {
 			t.Fatalf("the person's export: %s", b)
 		}
 		// An unknown household is not found, not an empty export.
-		if _, err := d.Svc.ExportHousehold(ctx, 1, ""); engine.ErrorCode(err) != engine.CodeNotFound {
+		if _, err := privacy.Of(d.Svc).ExportHousehold(ctx, 1, ""); engine.ErrorCode(err) != engine.CodeNotFound {
 			t.Fatalf("export of no household: %v", err)
 		}
 	})
@@ -430,24 +431,24 @@ func TestDataRequests(t *testing.T) {
 		if _, err := db.NewDelete().Model((*engine.UserPerson)(nil)).Where("person_id = ?", other).Exec(ctx); err != nil {
 			t.Fatal(err)
 		}
-		for name, r := range map[string]engine.NewDataRequest{
+		for name, r := range map[string]privacy.NewDataRequest{
 			"unknown kind":          {Kind: "delete-everything"},
-			"correction of nothing": {Kind: engine.DataRequestCorrection, Message: "  "},
-			"another's person":      {Kind: engine.DataRequestErasure, PersonID: &other},
-			"too long":              {Kind: engine.DataRequestCorrection, Message: strings.Repeat("x", engine.MaxDataRequestText+1)},
+			"correction of nothing": {Kind: privacy.DataRequestCorrection, Message: "  "},
+			"another's person":      {Kind: privacy.DataRequestErasure, PersonID: &other},
+			"too long":              {Kind: privacy.DataRequestCorrection, Message: strings.Repeat("x", privacy.MaxDataRequestText+1)},
 		} {
-			if _, err := d.Svc.RequestDataChange(ctx, 1, engine.DemoUserKey, r); engine.ErrorCode(err) != engine.CodeInvalid {
+			if _, err := privacy.Of(d.Svc).RequestDataChange(ctx, 1, engine.DemoUserKey, r); engine.ErrorCode(err) != engine.CodeInvalid {
 				t.Errorf("%s: %v, want invalid", name, err)
 			}
 		}
-		if _, err := d.Svc.RequestDataChange(ctx, 1, "nobody", engine.NewDataRequest{Kind: engine.DataRequestErasure}); engine.ErrorCode(err) != engine.CodeNotFound {
+		if _, err := privacy.Of(d.Svc).RequestDataChange(ctx, 1, "nobody", privacy.NewDataRequest{Kind: privacy.DataRequestErasure}); engine.ErrorCode(err) != engine.CodeNotFound {
 			t.Errorf("a request of no household: %v", err)
 		}
-		if n, _ := db.NewSelect().Model((*engine.DataRequest)(nil)).Count(ctx); n != 0 {
+		if n, _ := db.NewSelect().Model((*privacy.DataRequest)(nil)).Count(ctx); n != 0 {
 			t.Fatalf("refused requests stored %d rows", n)
 		}
 		alex := int64(1)
-		req, err := d.Svc.RequestDataChange(ctx, 1, engine.DemoUserKey, engine.NewDataRequest{Kind: engine.DataRequestCorrection, PersonID: &alex, Message: "My birthday is the 13th."})
+		req, err := privacy.Of(d.Svc).RequestDataChange(ctx, 1, engine.DemoUserKey, privacy.NewDataRequest{Kind: privacy.DataRequestCorrection, PersonID: &alex, Message: "My birthday is the 13th."})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -455,21 +456,21 @@ func TestDataRequests(t *testing.T) {
 		if err != nil || msg.Recipient != "office@riverside.example" {
 			t.Fatalf("the club's e-mail: %+v %v", msg, err)
 		}
-		list, err := d.Svc.DataRequests(ctx, 1, engine.DataRequestOpen)
+		list, err := privacy.Of(d.Svc).DataRequests(ctx, 1, privacy.DataRequestOpen)
 		if err != nil || len(list) != 1 || list[0].Message != "My birthday is the 13th." {
 			t.Fatalf("open requests: %+v %v", list, err)
 		}
-		if other, _ := d.Svc.DataRequests(ctx, 2, ""); len(other) != 0 {
+		if other, _ := privacy.Of(d.Svc).DataRequests(ctx, 2, ""); len(other) != 0 {
 			t.Fatalf("another organisation lists %+v", other)
 		}
 		staff := engine.Actor{Name: "registrar@club.example"}
-		if err := d.Svc.CompleteDataRequest(ctx, staff, 2, req.ID, ""); engine.ErrorCode(err) != engine.CodeNotFound {
+		if err := privacy.Of(d.Svc).CompleteDataRequest(ctx, staff, 2, req.ID, ""); engine.ErrorCode(err) != engine.CodeNotFound {
 			t.Fatalf("completed from another organisation: %v", err)
 		}
-		if err := d.Svc.CompleteDataRequest(ctx, staff, 1, req.ID, "Corrected."); err != nil {
+		if err := privacy.Of(d.Svc).CompleteDataRequest(ctx, staff, 1, req.ID, "Corrected."); err != nil {
 			t.Fatal(err)
 		}
-		if err := d.Svc.CompleteDataRequest(ctx, staff, 1, req.ID, ""); engine.ErrorCode(err) != engine.CodeConflict {
+		if err := privacy.Of(d.Svc).CompleteDataRequest(ctx, staff, 1, req.ID, ""); engine.ErrorCode(err) != engine.CodeConflict {
 			t.Fatalf("completed twice: %v", err)
 		}
 		done, err := engine.OutboxMessageByKey(ctx, db, "data_request_done:"+fmt.Sprint(req.ID))
@@ -480,8 +481,8 @@ func TestDataRequests(t *testing.T) {
 		if err != nil || len(log) < 2 || log[0].Action != "data_request.done" || log[0].Actor != staff.Name || log[1].Action != "data_request.create" {
 			t.Fatalf("audit: %+v %v", log, err)
 		}
-		x, err := d.Svc.ExportHousehold(ctx, 1, engine.DemoUserKey)
-		if err != nil || len(x.Requests) != 1 || x.Requests[0].Status != engine.DataRequestDone {
+		x, err := privacy.Of(d.Svc).ExportHousehold(ctx, 1, engine.DemoUserKey)
+		if err != nil || len(x.Requests) != 1 || x.Requests[0].Status != privacy.DataRequestDone {
 			t.Fatalf("the request in the export: %+v %v", x, err)
 		}
 	})
@@ -498,11 +499,11 @@ func TestErasureFindsAnUnlinkedPersonsRegistrations(t *testing.T) {
 		if _, err := d.Svc.UnlinkPersons(ctx, 1, []engine.PersonLink{{ExternalID: quirin.external, UserKey: engine.DemoUserKey}}); err != nil {
 			t.Fatal(err)
 		}
-		x, err := d.Svc.ExportPerson(ctx, 1, id)
+		x, err := privacy.Of(d.Svc).ExportPerson(ctx, 1, id)
 		if err != nil || len(x.Orders) != 1 || len(x.Registrations) != 1 {
 			t.Fatalf("export of an unlinked person: %+v %v", x, err)
 		}
-		if _, err := d.Svc.ErasePerson(ctx, engine.CommandLine, 1, id, engine.ErasureOptions{Force: true}); err != nil {
+		if _, err := privacy.Of(d.Svc).ErasePerson(ctx, engine.CommandLine, 1, id, privacy.ErasureOptions{Force: true}); err != nil {
 			t.Fatal(err)
 		}
 		if hits := scanFor(t, db, quirinNeedles()); len(hits) > 0 {

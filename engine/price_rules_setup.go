@@ -91,7 +91,7 @@ func priceRulesAuditView(rules []PriceRule) []map[string]any {
 
 func (s *Service) replacePriceRules(ctx context.Context, actor *Actor, orgID, periodID int64, rules []PriceRule) (out []PriceRule, err error) {
 	defer ClassifyUnavailable(&err)
-	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err = InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		if _, err := OrgPeriod(ctx, tx, orgID, periodID); err != nil {
 			return err
 		}

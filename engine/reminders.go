@@ -100,7 +100,7 @@ func LoadUnpaidReminder(ctx context.Context, db bun.IDB, p UnpaidReminderPayload
 	if err := db.NewSelect().Model(&r.Organisation).Where("id = ?", order.OrganisationID).Scan(ctx); err != nil {
 		return nil, NotFoundOr(err, "organisation")
 	}
-	period, err := loadPeriod(ctx, db, order.PeriodID)
+	period, err := LoadPeriod(ctx, db, order.PeriodID)
 	if err != nil {
 		return nil, err
 	}

@@ -194,7 +194,7 @@ func LoadRenewalPrompt(ctx context.Context, db bun.IDB, p RenewalPromptPayload) 
 		id   int64
 		into *MembershipPeriod
 	}{{p.EndingPeriodID, &r.Ending}, {p.NextPeriodID, &r.Next}} {
-		period, err := loadPeriod(ctx, db, x.id)
+		period, err := LoadPeriod(ctx, db, x.id)
 		if err != nil {
 			return nil, err
 		}

@@ -22,7 +22,7 @@ func (s *Service) Reset(ctx context.Context, userKey, processID string) (_ *Form
 	var form *Form
 	var open []Payment
 	var orgID int64
-	err = inTx(ctx, s.db, s.auditedTx(func(ctx context.Context, tx bun.Tx) error { // audit.go: a staff reset's entry, if any
+	err = InTx(ctx, s.db, s.auditedTx(func(ctx context.Context, tx bun.Tx) error { // audit.go: a staff reset's entry, if any
 		open = nil
 		inst, err := loadUnfinished(ctx, tx, userKey, processID, " and cannot be reset")
 		if err != nil {

@@ -12,7 +12,7 @@ import (
 func (s *Service) Resume(ctx context.Context, userKey, processID string) (_ *Form, err error) {
 	defer ClassifyUnavailable(&err)
 	var form *Form
-	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err = InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		inst, err := loadUnfinished(ctx, tx, userKey, processID, "")
 		if err != nil {
 			return err

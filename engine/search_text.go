@@ -40,7 +40,7 @@ func init() {
 func foldText(s string) string { return strings.ToLower(s) }
 
 // foldSQL is the SQL that case-folds expr on db's dialect.
-func foldSQL(db bun.IDB, expr string) string {
+func FoldSQL(db bun.IDB, expr string) string {
 	if db.Dialect().Name() == dialect.SQLite {
 		return foldFunction + "(" + expr + ")"
 	}
@@ -50,7 +50,7 @@ func foldSQL(db bun.IDB, expr string) string {
 // likeEscape is the ESCAPE clause every LIKE in the engine ends with, so
 // that a % or _ in what staff type matches itself (SQLite has no default
 // escape character; PostgreSQL's is the same backslash).
-const likeEscape = ` ESCAPE '\'`
+const LikeEscape = ` ESCAPE '\'`
 
 // escapeLike makes s match itself in a LIKE pattern with likeEscape.
 func escapeLike(s string) string {
@@ -58,4 +58,4 @@ func escapeLike(s string) string {
 }
 
 // containsPattern is the LIKE pattern of the values containing s.
-func containsPattern(s string) string { return "%" + escapeLike(s) + "%" }
+func ContainsPattern(s string) string { return "%" + escapeLike(s) + "%" }

@@ -219,7 +219,7 @@ func (s *Service) moveInstance(ctx context.Context, db bun.IDB, inst *ProcessIns
 		}
 	} else if err := s.prepared.prepare(ctx, sqlite...); err != nil {
 		return err
-	} else if err := inTx(ctx, s.db, write); err != nil {
+	} else if err := InTx(ctx, s.db, write); err != nil {
 		return err
 	}
 	if !moved {

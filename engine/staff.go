@@ -107,8 +107,8 @@ func (s *Service) AddStaff(ctx context.Context, actor Actor, orgID int64, in Sta
 	if in, err = in.validate(); err != nil {
 		return nil, err
 	}
-	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
-		if _, err := loadOrganisation(ctx, tx, orgID); err != nil {
+	err = InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		if _, err := LoadOrganisation(ctx, tx, orgID); err != nil {
 			return err
 		}
 		now := s.Clock()
@@ -177,7 +177,7 @@ func (s *Service) StaffByID(ctx context.Context, orgID, id int64) (m *StaffMembe
 func (s *Service) RemoveStaff(ctx context.Context, actor Actor, orgID int64, email string) (err error) {
 	defer ClassifyUnavailable(&err)
 	email = normalizeEmail(email)
-	return inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	return InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		m := new(StaffMember)
 		if err := tx.NewSelect().Model(m).Where("organisation_id = ? AND email = ? AND disabled_at IS NULL", orgID, email).Scan(ctx); err != nil {
 			return NotFoundOr(err, "staff member")
@@ -243,7 +243,7 @@ func (s *Service) StaffSignIn(ctx context.Context, orgID int64, id StaffIdentity
 	if id.Subject == "" {
 		return nil, staffRefused("the identity provider sent no subject")
 	}
-	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err = InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		now := s.Clock()
 		m = new(StaffMember)
 		err := tx.NewSelect().Model(m).Where("organisation_id = ? AND subject = ?", orgID, id.Subject).Scan(ctx)

@@ -36,7 +36,7 @@ type StaffJob struct {
 const maxStaffJobs = 500
 
 // messageOwner is what an outbox message's payload says about whose it is.
-type messageOwner struct {
+type MessageOwner struct {
 	OrganisationID int64 `json:"organisationId"`
 	PeriodID       int64 `json:"periodId"`
 	OrderID        int64 `json:"orderId"`
@@ -86,7 +86,7 @@ func (s *Service) RetryStaffJob(ctx context.Context, actor Actor, organisationID
 	if err != nil {
 		return err
 	}
-	return inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	return InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		if err := jobs.Retry(ctx, tx, id, s.Clock()); err != nil {
 			if errors.Is(err, jobs.ErrNotRetryable) {
 				return Errorf(CodeConflict, "job %d is no longer failed: it was retried or finished meanwhile", id)
@@ -115,7 +115,7 @@ func (s *Service) RunScheduledJob(ctx context.Context, actor Actor, organisation
 		return nil, err
 	}
 	var j *jobs.Job
-	err := inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err := InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		var err error
 		j, err = jobs.RunNow(ctx, tx, kind, s.Clock(), scope)
 		if errors.Is(err, jobs.ErrAlreadyDue) {
@@ -173,7 +173,7 @@ func (s *Service) attributeJob(ctx context.Context, j *StaffJob) error {
 		return err
 	}
 	j.Recipient = msg.Recipient
-	var owner messageOwner
+	var owner MessageOwner
 	if json.Unmarshal([]byte(msg.Payload), &owner) != nil {
 		return nil
 	}

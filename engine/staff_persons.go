@@ -26,8 +26,8 @@ func (s *Service) PersonsPage(ctx context.Context, orgID int64, search string, o
 	if search = strings.TrimSpace(search); search != "" {
 		folded := foldText(search)
 		sel = sel.WhereGroup(" AND ", func(w *bun.SelectQuery) *bun.SelectQuery {
-			return w.Where(foldSQL(s.db, "first_name || ' ' || last_name")+" LIKE ?"+likeEscape, containsPattern(folded)).
-				WhereOr(foldSQL(s.db, "email")+" = ?", folded).
+			return w.Where(FoldSQL(s.db, "first_name || ' ' || last_name")+" LIKE ?"+LikeEscape, ContainsPattern(folded)).
+				WhereOr(FoldSQL(s.db, "email")+" = ?", folded).
 				WhereOr("external_id = ?", search)
 		})
 	}

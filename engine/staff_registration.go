@@ -188,10 +188,10 @@ func (s *Service) loadMessages(ctx context.Context, d *RegistrationDetail) error
 		ColumnExpr("j.state AS job_state, j.attempts, j.last_error").
 		Join("LEFT JOIN jobs AS j ON j.dedup_key = 'outbox:' || outbox_message.dedup_key").
 		WhereGroup(" AND ", func(w *bun.SelectQuery) *bun.SelectQuery {
-			w = w.Where("outbox_message.dedup_key LIKE ?"+likeEscape, containsPattern(fmt.Sprintf(":instance:%d:", d.Instance.ID)))
+			w = w.Where("outbox_message.dedup_key LIKE ?"+LikeEscape, ContainsPattern(fmt.Sprintf(":instance:%d:", d.Instance.ID)))
 			if d.Order != nil {
-				w = w.WhereOr("outbox_message.dedup_key LIKE ?"+likeEscape, "%"+escapeLike(fmt.Sprintf(":order:%d", d.Order.ID))).
-					WhereOr("outbox_message.dedup_key LIKE ?"+likeEscape, containsPattern(fmt.Sprintf(":order:%d:", d.Order.ID)))
+				w = w.WhereOr("outbox_message.dedup_key LIKE ?"+LikeEscape, "%"+escapeLike(fmt.Sprintf(":order:%d", d.Order.ID))).
+					WhereOr("outbox_message.dedup_key LIKE ?"+LikeEscape, ContainsPattern(fmt.Sprintf(":order:%d:", d.Order.ID)))
 			}
 			return w
 		}).OrderExpr("outbox_message.id")
@@ -255,7 +255,7 @@ func registrationEntry(orgID, id int64, action string, before, after any) AuditE
 // to the addresses it went to (a new message: the first may have been sent).
 func (s *Service) ResendConfirmation(ctx context.Context, actor Actor, orgID, id int64) (err error) {
 	defer ClassifyUnavailable(&err)
-	return inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	return InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		order, err := orderForAction(ctx, tx, orgID, id, OrderPaid, "Only a paid registration has a confirmation to send again.")
 		if err != nil {
 			return err
@@ -267,7 +267,7 @@ func (s *Service) ResendConfirmation(ctx context.Context, actor Actor, orgID, id
 		now := s.Clock()
 		msg := &OutboxMessage{Kind: orig.Kind, DedupKey: fmt.Sprintf("%s:resend:%d", orig.DedupKey, now.UnixNano()),
 			Recipient: orig.Recipient, Payload: orig.Payload, CreatedAt: now}
-		if err := queueMessage(ctx, tx, msg); err != nil {
+		if err := QueueMessage(ctx, tx, msg); err != nil {
 			return err
 		}
 		return s.appendAudit(ctx, tx, actor, registrationEntry(orgID, id, "registration.resend_confirmation", nil,
@@ -279,7 +279,7 @@ func (s *Service) ResendConfirmation(ctx context.Context, actor Actor, orgID, id
 // registration that waits for payment.
 func (s *Service) ResendPaymentLink(ctx context.Context, actor Actor, orgID, id int64) (err error) {
 	defer ClassifyUnavailable(&err)
-	return inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	return InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		order, err := orderForAction(ctx, tx, orgID, id, OrderUnpaid, "Only a registration waiting for payment has a payment link to send.")
 		if err != nil {
 			return err
@@ -288,7 +288,7 @@ func (s *Service) ResendPaymentLink(ctx context.Context, actor Actor, orgID, id 
 		payload, _ := json.Marshal(PaymentLinkPayload{OrderID: order.ID})
 		msg := &OutboxMessage{Kind: KindPaymentLink, DedupKey: fmt.Sprintf("%s:order:%d:resend:%d", KindPaymentLink, order.ID, now.UnixNano()),
 			Payload: string(payload), CreatedAt: now}
-		if err := queueMessage(ctx, tx, msg); err != nil {
+		if err := QueueMessage(ctx, tx, msg); err != nil {
 			return err
 		}
 		return s.appendAudit(ctx, tx, actor, registrationEntry(orgID, id, "registration.resend_payment_link", nil,
@@ -336,7 +336,7 @@ func (s *Service) StaffCapturePayment(ctx context.Context, actor Actor, c Captur
 	if err != nil {
 		return nil, err
 	}
-	if !inScope(ctx, order.OrganisationID) || (c.OrganisationID != 0 && c.OrganisationID != order.OrganisationID) {
+	if !InScope(ctx, order.OrganisationID) || (c.OrganisationID != 0 && c.OrganisationID != order.OrganisationID) {
 		return nil, Errorf(CodeNotFound, "payment not found")
 	}
 	note, booked := strings.TrimSpace(c.Note), c.BookedOn
@@ -372,7 +372,7 @@ func (s *Service) StaffReset(ctx context.Context, actor Actor, orgID, id int64) 
 func (s *Service) CancelRegistration(ctx context.Context, actor Actor, orgID, id int64) (err error) {
 	defer ClassifyUnavailable(&err)
 	var open []Payment
-	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err = InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		inst, err := registrationForAction(ctx, tx, orgID, id)
 		if err != nil {
 			return err
@@ -459,7 +459,7 @@ func (s *Service) RefundPayment(ctx context.Context, actor Actor, orgID, id int6
 			return &Error{Code: CodeUnavailable, Message: "The payment provider did not make the refund. Please try again later.", Err: err}
 		}
 	}
-	return inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	return InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		now := s.Clock()
 		res, err := tx.NewUpdate().Model((*Payment)(nil)).Set("refund_status = ?", RefundDone).Set("refund_id = ?", refundID).
 			Set("updated_at = ?", now).Where("id = ? AND refund_status <> ?", p.ID, RefundDone).Exec(ctx)

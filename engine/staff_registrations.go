@@ -173,8 +173,8 @@ func (s *Service) findSearch(ctx context.Context, q RegistrationQuery) (*searchM
 	folded := foldText(q.Search)
 	persons := s.db.NewSelect().TableExpr("persons AS pe").Column("pe.id").Where("pe.organisation_id = ?", q.OrganisationID).
 		WhereGroup(" AND ", func(w *bun.SelectQuery) *bun.SelectQuery {
-			return w.Where(foldSQL(s.db, "pe.first_name || ' ' || pe.last_name")+" LIKE ?"+likeEscape, containsPattern(folded)).
-				WhereOr(foldSQL(s.db, "pe.email")+" = ?", folded)
+			return w.Where(FoldSQL(s.db, "pe.first_name || ' ' || pe.last_name")+" LIKE ?"+LikeEscape, ContainsPattern(folded)).
+				WhereOr(FoldSQL(s.db, "pe.email")+" = ?", folded)
 		})
 	// A new query each time: bun's builders change in place, so a Limit on
 	// the listing would also cut the subquery used when there are more.

@@ -49,7 +49,7 @@ func (s *Service) DisableStaff(ctx context.Context, actor Actor, orgID, id int64
 // the last active administrator away unless it stays one (staysAdmin).
 func (s *Service) changeStaff(ctx context.Context, actor Actor, orgID, id int64, action string, change func(*StaffMember), staysAdmin bool) (err error) {
 	defer ClassifyUnavailable(&err)
-	return inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	return InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		m := new(StaffMember)
 		if err := tx.NewSelect().Model(m).Where("id = ? AND organisation_id = ? AND disabled_at IS NULL", id, orgID).Scan(ctx); err != nil {
 			return NotFoundOr(err, "staff member")

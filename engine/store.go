@@ -44,7 +44,7 @@ func NotFoundOr(err error, what string) error {
 }
 
 // inTx runs fn in one transaction on db.
-func inTx(ctx context.Context, db *bun.DB, fn func(ctx context.Context, tx bun.Tx) error) error {
+func InTx(ctx context.Context, db *bun.DB, fn func(ctx context.Context, tx bun.Tx) error) error {
 	return db.RunInTx(ctx, nil, fn)
 }
 

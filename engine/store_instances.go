@@ -26,7 +26,7 @@ func loadInstance(ctx context.Context, db bun.IDB, userKey, processID string) (*
 	if err != nil {
 		return nil, NotFoundOr(err, "process instance")
 	}
-	if !inScope(ctx, inst.OrganisationID) { // another organisation's instance reads as none (organisations.go)
+	if !InScope(ctx, inst.OrganisationID) { // another organisation's instance reads as none (organisations.go)
 		return nil, Errorf(CodeNotFound, "process instance not found")
 	}
 	inst.Period.Localize(LanguageOf(ctx)) // the member's pages name the period in their language

@@ -12,7 +12,7 @@ import (
 // period's price rules (price_rules).
 
 // loadPeriod loads a membership period by id.
-func loadPeriod(ctx context.Context, db bun.IDB, periodID int64) (*MembershipPeriod, error) {
+func LoadPeriod(ctx context.Context, db bun.IDB, periodID int64) (*MembershipPeriod, error) {
 	period := new(MembershipPeriod)
 	if err := db.NewSelect().Model(period).Where("id = ?", periodID).Scan(ctx); err != nil {
 		return nil, NotFoundOr(err, "membership period")

@@ -317,7 +317,7 @@ func (s *Service) CreateWebhookEndpoint(ctx context.Context, actor Actor, orgID 
 	if s.sealer == nil {
 		return nil, "", Errorf(CodeUnavailable, "Webhook secrets need the portal's session key (PORTAL_SESSION_KEY), which is not configured.")
 	}
-	if _, err := loadOrganisation(ctx, s.db, orgID); err != nil {
+	if _, err := LoadOrganisation(ctx, s.db, orgID); err != nil {
 		return nil, "", err
 	}
 	now := s.Clock()
@@ -325,7 +325,7 @@ func (s *Service) CreateWebhookEndpoint(ctx context.Context, actor Actor, orgID 
 	ep := &WebhookEndpoint{OrganisationID: orgID, URL: strings.TrimSpace(in.URL), EventsList: strings.Join(events, ","),
 		Active: in.Active == nil || *in.Active, SecretSealed: s.sealer.Seal([]byte(secret), webhookSecretAAD(orgID)),
 		CreatedAt: now, UpdatedAt: now}
-	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err = InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		if _, err := tx.NewInsert().Model(ep).Exec(ctx); err != nil {
 			return fmt.Errorf("create webhook endpoint: %w", err)
 		}
@@ -405,7 +405,7 @@ func (s *Service) UpdateWebhookEndpoint(ctx context.Context, actor Actor, orgID,
 		return nil, &Error{Code: CodeValidation, Message: "The webhook endpoint is not valid.", Fields: fields}
 	}
 	var ep *WebhookEndpoint
-	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err = InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		var err error
 		if ep, err = webhookEndpoint(ctx, tx, orgID, id); err != nil {
 			return err
@@ -439,7 +439,7 @@ func (s *Service) UpdateWebhookEndpoint(ctx context.Context, actor Actor, orgID,
 // deliveries still queued find nothing to send and end.
 func (s *Service) DeleteWebhookEndpoint(ctx context.Context, actor Actor, orgID, id int64) (err error) {
 	defer ClassifyUnavailable(&err)
-	return inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	return InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		ep, err := webhookEndpoint(ctx, tx, orgID, id)
 		if err != nil {
 			return err
@@ -459,7 +459,7 @@ func (s *Service) RotateWebhookSecret(ctx context.Context, actor Actor, orgID, i
 		return "", Errorf(CodeUnavailable, "Webhook secrets need the portal's session key (PORTAL_SESSION_KEY), which is not configured.")
 	}
 	secret = newWebhookSecret()
-	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err = InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		ep, err := webhookEndpoint(ctx, tx, orgID, id)
 		if err != nil {
 			return err
@@ -506,7 +506,7 @@ func emitEvent(ctx context.Context, tx bun.IDB, orgID int64, eventType string, d
 	if len(endpoints) == 0 {
 		return nil
 	}
-	org, err := loadOrganisation(ctx, tx, orgID)
+	org, err := LoadOrganisation(ctx, tx, orgID)
 	if err != nil {
 		return err
 	}
@@ -594,7 +594,7 @@ const maxSnippet = 256
 // made active again.
 func (s *Service) RecordWebhookAttempt(ctx context.Context, id int64, r WebhookAttemptResult) error {
 	now := s.Clock()
-	return inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	return InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		q := tx.NewUpdate().Model((*webhookDelivery)(nil)).Set("status = ?", r.Status).Set("last_attempt_at = ?", now).
 			Set("response_snippet = ?", truncateRunes(r.Snippet, maxSnippet)).Set("last_error = ?", truncateRunes(r.Error, maxSnippet)).
 			Where("id = ?", id)
@@ -709,7 +709,7 @@ func webhookDeliveries(ctx context.Context, db bun.IDB, endpointID, id int64, li
 func (s *Service) ReplayWebhookDelivery(ctx context.Context, actor Actor, orgID, endpointID, deliveryID int64) (_ *WebhookDelivery, err error) {
 	defer ClassifyUnavailable(&err)
 	var out *WebhookDelivery
-	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err = InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		ep, err := webhookEndpoint(ctx, tx, orgID, endpointID)
 		if err != nil {
 			return err
@@ -855,7 +855,7 @@ func PruneWebhookEvents(ctx context.Context, db *bun.DB, now time.Time, retentio
 		retention = DefaultWebhookRetention
 	}
 	var n int64
-	err := inTx(ctx, db, func(ctx context.Context, tx bun.Tx) error {
+	err := InTx(ctx, db, func(ctx context.Context, tx bun.Tx) error {
 		var ids []int64
 		if err := tx.NewSelect().Model((*webhookEvent)(nil)).Column("ev.id").Where("ev.created_at < ?", now.Add(-retention)).
 			Where("NOT EXISTS (SELECT 1 FROM webhook_deliveries AS u WHERE u.event_id = ev.id AND u.status <> ?)", DeliveryDelivered).

@@ -11,6 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/engine/privacy"
 	"portal/views"
 	"portal/views/lang"
 )
@@ -63,7 +64,7 @@ func (s *Server) memberDataPage(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	x, err := s.engine.ExportHousehold(ctx, orgID, key)
+	x, err := privacy.Of(s.engine).ExportHousehold(ctx, orgID, key)
 	if err != nil {
 		if engine.ErrorCode(err) == engine.CodeNotFound {
 			return s.accessDenied(c, "session")
@@ -93,7 +94,7 @@ func (s *Server) memberDataDownload(c echo.Context) error {
 	if !ok {
 		return err
 	}
-	x, err := s.engine.ExportHousehold(c.Request().Context(), orgID, key)
+	x, err := privacy.Of(s.engine).ExportHousehold(c.Request().Context(), orgID, key)
 	if err != nil {
 		if engine.ErrorCode(err) == engine.CodeNotFound {
 			return s.accessDenied(c, "session")
@@ -104,7 +105,7 @@ func (s *Server) memberDataDownload(c echo.Context) error {
 }
 
 // exportDownload sends an export as a JSON attachment, never cached.
-func exportDownload(c echo.Context, x *engine.PersonalData, name string) error {
+func exportDownload(c echo.Context, x *privacy.PersonalData, name string) error {
 	b, err := json.MarshalIndent(x, "", "  ")
 	if err != nil {
 		return err
@@ -123,7 +124,7 @@ func (s *Server) memberDataRequest(c echo.Context) error {
 	if !ok {
 		return err
 	}
-	r := engine.NewDataRequest{Kind: c.FormValue("kind"), Message: c.FormValue("message")}
+	r := privacy.NewDataRequest{Kind: c.FormValue("kind"), Message: c.FormValue("message")}
 	if p := c.FormValue("person"); p != "" {
 		id, err := strconv.ParseInt(p, 10, 64)
 		if err != nil {
@@ -131,7 +132,7 @@ func (s *Server) memberDataRequest(c echo.Context) error {
 		}
 		r.PersonID = &id
 	}
-	if _, err := s.engine.RequestDataChange(c.Request().Context(), orgID, key, r); err != nil {
+	if _, err := privacy.Of(s.engine).RequestDataChange(c.Request().Context(), orgID, key, r); err != nil {
 		if code := engine.ErrorCode(err); code == engine.CodeInvalid || code == engine.CodeNotFound {
 			return c.Redirect(http.StatusSeeOther, organisationPath(c, memberDataPath)+"?error=request#request")
 		}
@@ -141,7 +142,7 @@ func (s *Server) memberDataRequest(c echo.Context) error {
 }
 
 // dataTables writes an export as the tables of a page, in language l.
-func dataTables(l lang.Language, t *views.PersonalDataTexts, x *engine.PersonalData) []views.DataTable {
+func dataTables(l lang.Language, t *views.PersonalDataTexts, x *privacy.PersonalData) []views.DataTable {
 	when := func(at *time.Time) string {
 		if at == nil {
 			return ""
@@ -223,14 +224,14 @@ func dataTables(l lang.Language, t *views.PersonalDataTexts, x *engine.PersonalD
 }
 
 func requestKind(t *views.PersonalDataTexts, kind string) string {
-	if kind == engine.DataRequestErasure {
+	if kind == privacy.DataRequestErasure {
 		return t.Erasure
 	}
 	return t.Correction
 }
 
 func requestStatus(t *views.PersonalDataTexts, status string) string {
-	if status == engine.DataRequestDone {
+	if status == privacy.DataRequestDone {
 		return t.Done
 	}
 	return t.Open
@@ -250,11 +251,11 @@ func (s *Server) staffPersonData(c echo.Context) error {
 		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
 	}
 	ctx := c.Request().Context()
-	x, err := s.engine.ExportPerson(ctx, u.OrganisationID, id)
+	x, err := privacy.Of(s.engine).ExportPerson(ctx, u.OrganisationID, id)
 	if err != nil {
 		return s.staffEngineError(c, err)
 	}
-	if err := s.recordPersonAccess(ctx, u.actor(), u.OrganisationID, id, engine.AccessPerson, x); err != nil { // staff_privacy.go
+	if err := s.recordPersonAccess(ctx, u.actor(), u.OrganisationID, id, privacy.AccessPerson, x); err != nil { // staff_privacy.go
 		return s.staffEngineError(c, err)
 	}
 	t := views.PersonalDataTextIn(ctx)
@@ -279,11 +280,11 @@ func (s *Server) staffPersonExport(c echo.Context) error {
 	if !ok {
 		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
 	}
-	x, err := s.engine.ExportPerson(c.Request().Context(), u.OrganisationID, id)
+	x, err := privacy.Of(s.engine).ExportPerson(c.Request().Context(), u.OrganisationID, id)
 	if err != nil {
 		return s.staffEngineError(c, err)
 	}
-	if err := s.recordPersonAccess(c.Request().Context(), u.actor(), u.OrganisationID, id, engine.AccessExport, x); err != nil {
+	if err := s.recordPersonAccess(c.Request().Context(), u.actor(), u.OrganisationID, id, privacy.AccessExport, x); err != nil {
 		return s.staffEngineError(c, err)
 	}
 	return exportDownload(c, x, fmt.Sprintf("person-%d.json", id))
@@ -299,8 +300,8 @@ func (s *Server) staffErasePerson(c echo.Context) error {
 	if !proceed {
 		return err
 	}
-	opt := engine.ErasureOptions{Force: c.FormValue("force") == "1"}
-	if _, err := s.engine.ErasePerson(c.Request().Context(), u.actor(), u.OrganisationID, id, opt); err != nil {
+	opt := privacy.ErasureOptions{Force: c.FormValue("force") == "1"}
+	if _, err := privacy.Of(s.engine).ErasePerson(c.Request().Context(), u.actor(), u.OrganisationID, id, opt); err != nil {
 		return s.staffEngineError(c, err)
 	}
 	return c.Redirect(http.StatusSeeOther, staffPersonURL(c, id)+"?done=erased")
@@ -311,7 +312,7 @@ func (s *Server) staffErasePerson(c echo.Context) error {
 func (s *Server) staffDataRequests(c echo.Context) error {
 	u := staffUserOf(c)
 	ctx := c.Request().Context()
-	list, err := s.engine.DataRequests(ctx, u.OrganisationID, "")
+	list, err := privacy.Of(s.engine).DataRequests(ctx, u.OrganisationID, "")
 	if err != nil {
 		return s.staffEngineError(c, err)
 	}
@@ -344,7 +345,7 @@ func (s *Server) staffCompleteDataRequest(c echo.Context) error {
 	if !ok {
 		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
 	}
-	if err := s.engine.CompleteDataRequest(c.Request().Context(), u.actor(), u.OrganisationID, id, c.FormValue("note")); err != nil {
+	if err := privacy.Of(s.engine).CompleteDataRequest(c.Request().Context(), u.actor(), u.OrganisationID, id, c.FormValue("note")); err != nil {
 		return s.staffEngineError(c, err)
 	}
 	return c.Redirect(http.StatusSeeOther, organisationPath(c, StaffPrefix+staffDataRequestsPath)+"?done=request")
@@ -363,11 +364,11 @@ func (s *Server) exportPersonAPI(c echo.Context) error {
 	if !ok {
 		return newAPIError(http.StatusNotFound, "person not found")
 	}
-	x, err := s.engine.ExportPerson(c.Request().Context(), keyOf(c).OrganisationID, id)
+	x, err := privacy.Of(s.engine).ExportPerson(c.Request().Context(), keyOf(c).OrganisationID, id)
 	if err != nil {
 		return err
 	}
-	if err := s.recordPersonAccess(c.Request().Context(), apiActor(c), keyOf(c).OrganisationID, id, engine.AccessExport, x); err != nil {
+	if err := s.recordPersonAccess(c.Request().Context(), apiActor(c), keyOf(c).OrganisationID, id, privacy.AccessExport, x); err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, x)
@@ -390,7 +391,7 @@ func (s *Server) erasePersonAPI(c echo.Context) error {
 			return err
 		}
 	}
-	rep, err := s.engine.ErasePerson(c.Request().Context(), apiActor(c), keyOf(c).OrganisationID, id, engine.ErasureOptions{Force: body.Force})
+	rep, err := privacy.Of(s.engine).ErasePerson(c.Request().Context(), apiActor(c), keyOf(c).OrganisationID, id, privacy.ErasureOptions{Force: body.Force})
 	if err != nil {
 		return err
 	}

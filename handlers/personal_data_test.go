@@ -12,6 +12,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/privacy"
 )
 
 // addOtherHousehold links a person of the demo club to another user key:
@@ -52,9 +53,9 @@ func TestMemberDataPage(t *testing.T) {
 		}
 
 		dl := env.do(c, http.MethodGet, "/membership/data.json", nil)
-		var x engine.PersonalData
+		var x privacy.PersonalData
 		dl.json(t, &x)
-		if dl.status != http.StatusOK || !strings.HasPrefix(dl.header.Get("Content-Disposition"), "attachment") || x.Format != engine.PersonalDataFormat ||
+		if dl.status != http.StatusOK || !strings.HasPrefix(dl.header.Get("Content-Disposition"), "attachment") || x.Format != privacy.PersonalDataFormat ||
 			len(x.Persons) != 4 || len(x.Sessions) == 0 || strings.Contains(string(dl.body), "Otherfamily") {
 			t.Fatalf("download: %d %s", dl.status, dl.body)
 		}
@@ -78,7 +79,7 @@ func TestMemberDataPage(t *testing.T) {
 				t.Fatalf("refused request %v: %d %s", form, res.status, res.header.Get("Location"))
 			}
 		}
-		list, err := engine.NewService(db, nil).DataRequests(context.Background(), 1, "")
+		list, err := privacy.Of(engine.NewService(db, nil)).DataRequests(context.Background(), 1, "")
 		if err != nil || len(list) != 1 || list[0].UserKey != engine.DemoUserKey {
 			t.Fatalf("stored requests: %+v %v", list, err)
 		}
@@ -161,7 +162,7 @@ func TestStaffPersonDataAndErasure(t *testing.T) {
 		}
 
 		// The requests list: a member's request, marked done.
-		if _, err := env.svc.RequestDataChange(ctx, 1, engine.DemoUserKey, engine.NewDataRequest{Kind: engine.DataRequestErasure}); err != nil {
+		if _, err := privacy.Of(env.svc).RequestDataChange(ctx, 1, engine.DemoUserKey, privacy.NewDataRequest{Kind: privacy.DataRequestErasure}); err != nil {
 			t.Fatal(err)
 		}
 		list := env.get(reg, "/staff/data-requests")
@@ -181,7 +182,7 @@ func TestStaffPersonDataAndErasure(t *testing.T) {
 		key, _ := env.apiKey(1, engine.ScopeWrite)
 		readKey, _ := env.apiKey(1, engine.ScopeRead)
 		res := env.admin(readKey, http.MethodGet, "/api/admin/persons/1/export", nil)
-		var x engine.PersonalData
+		var x privacy.PersonalData
 		res.json(t, &x)
 		if res.status != http.StatusOK || x.Subject.Kind != "person" || len(x.Persons) != 1 || x.Persons[0].FirstName != "Alex" {
 			t.Fatalf("API export: %d %s", res.status, res.body)
@@ -197,13 +198,13 @@ func TestStaffPersonDataAndErasure(t *testing.T) {
 		if res := env.admin(otherKey, http.MethodGet, "/o/other/api/admin/persons/1/export", nil); res.status != http.StatusNotFound {
 			t.Fatalf("another club's key exported the person: %d %s", res.status, res.body)
 		}
-		if err := env.svc.CompleteDataRequest(ctx, engine.CommandLine, 1, 999, ""); engine.ErrorCode(err) != engine.CodeNotFound {
+		if err := privacy.Of(env.svc).CompleteDataRequest(ctx, engine.CommandLine, 1, 999, ""); engine.ErrorCode(err) != engine.CodeNotFound {
 			t.Fatalf("unknown request: %v", err)
 		}
 		// Sam (person 2) has an unpaid-free past: nothing blocks; Alex's
 		// membership of last season is over, so Alex is erasable too.
 		res = env.admin(key, http.MethodPost, "/api/admin/persons/2/erase", nil)
-		var rep engine.ErasureReport
+		var rep privacy.ErasureReport
 		res.json(t, &rep)
 		if res.status != http.StatusOK || rep.PersonID != 2 || rep.Forced {
 			t.Fatalf("API erasure: %d %s", res.status, res.body)

@@ -10,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/engine/privacy"
 	"portal/views"
 )
 
@@ -33,7 +34,7 @@ func init() {
 func (s *Server) registrationPrivacy(c echo.Context, d *engine.RegistrationDetail, m *views.StaffDetailModel) error {
 	ctx := c.Request().Context()
 	u := staffUserOf(c)
-	if err := s.engine.RecordAccess(ctx, u.actor(), engine.Access{OrganisationID: u.OrganisationID, Kind: engine.AccessRegistration,
+	if err := privacy.Of(s.engine).RecordAccess(ctx, u.actor(), privacy.Access{OrganisationID: u.OrganisationID, Kind: privacy.AccessRegistration,
 		RecordID: strconv.FormatInt(d.Instance.ID, 10), UserKey: d.Instance.UserKey}); err != nil {
 		return err
 	}
@@ -58,12 +59,12 @@ func (s *Server) registrationPrivacy(c echo.Context, d *engine.RegistrationDetai
 
 // recordPersonAccess records that actor opened person personID's data
 // (kind person: the staff page) or took its export (kind export), as x.
-func (s *Server) recordPersonAccess(ctx context.Context, actor engine.Actor, orgID, personID int64, kind engine.AccessKind, x *engine.PersonalData) error {
+func (s *Server) recordPersonAccess(ctx context.Context, actor engine.Actor, orgID, personID int64, kind privacy.AccessKind, x *privacy.PersonalData) error {
 	key := ""
 	if len(x.Subject.UserKeys) > 0 {
 		key = x.Subject.UserKeys[0]
 	}
-	return s.engine.RecordAccess(ctx, actor, engine.Access{OrganisationID: orgID, Kind: kind, RecordID: strconv.FormatInt(personID, 10),
+	return privacy.Of(s.engine).RecordAccess(ctx, actor, privacy.Access{OrganisationID: orgID, Kind: kind, RecordID: strconv.FormatInt(personID, 10),
 		UserKey: key, PersonID: personID})
 }
 
@@ -77,7 +78,7 @@ func (s *Server) recordListExport(c echo.Context, name string) error {
 	if q := c.QueryString(); q != "" {
 		record += "?" + q
 	}
-	return s.engine.RecordAccess(c.Request().Context(), u.actor(), engine.Access{OrganisationID: u.OrganisationID, Kind: engine.AccessExport, RecordID: record})
+	return privacy.Of(s.engine).RecordAccess(c.Request().Context(), u.actor(), privacy.Access{OrganisationID: u.OrganisationID, Kind: privacy.AccessExport, RecordID: record})
 }
 
 // consentKindLabel names a consent kind in the page's language.
@@ -97,12 +98,12 @@ func consentKindLabel(c echo.Context, k engine.ConsentKind) string {
 }
 
 // accessKindLabel names an access kind in the page's language.
-func accessKindLabel(c echo.Context, k engine.AccessKind) string {
+func accessKindLabel(c echo.Context, k privacy.AccessKind) string {
 	t := views.StaffPrivacyTextIn(c.Request().Context())
 	switch k {
-	case engine.AccessRegistration:
+	case privacy.AccessRegistration:
 		return t.AccessRegistration
-	case engine.AccessPerson:
+	case privacy.AccessPerson:
 		return t.AccessPerson
 	}
 	return t.AccessExport
@@ -114,8 +115,8 @@ func (s *Server) staffAccessLogPage(c echo.Context) error {
 	ctx := c.Request().Context()
 	u := staffUserOf(c)
 	t := views.StaffPrivacyTextIn(ctx)
-	q := engine.AccessQuery{OrganisationID: u.OrganisationID, Actor: c.QueryParam("actor"), RecordID: strings.TrimSpace(c.QueryParam("record"))}
-	for _, k := range engine.AccessKinds {
+	q := privacy.AccessQuery{OrganisationID: u.OrganisationID, Actor: c.QueryParam("actor"), RecordID: strings.TrimSpace(c.QueryParam("record"))}
+	for _, k := range privacy.AccessKinds {
 		if string(k) == c.QueryParam("kind") {
 			q.Kind = k
 		}
@@ -124,11 +125,11 @@ func (s *Server) staffAccessLogPage(c echo.Context) error {
 	q.BeforeID = max(before, 0)
 	const pageSize = 50
 	q.Limit = pageSize
-	rows, err := s.engine.AccessLog(ctx, q)
+	rows, err := privacy.Of(s.engine).AccessLog(ctx, q)
 	if err != nil {
 		return s.staffEngineError(c, err)
 	}
-	actors, err := s.engine.AccessActors(ctx, u.OrganisationID)
+	actors, err := privacy.Of(s.engine).AccessActors(ctx, u.OrganisationID)
 	if err != nil {
 		return s.staffEngineError(c, err)
 	}
@@ -138,12 +139,12 @@ func (s *Server) staffAccessLogPage(c echo.Context) error {
 	for _, a := range actors {
 		m.Actors = append(m.Actors, views.StaffOption{Value: a, Label: a, Selected: a == q.Actor})
 	}
-	for _, k := range engine.AccessKinds {
+	for _, k := range privacy.AccessKinds {
 		m.Kinds = append(m.Kinds, views.StaffOption{Value: string(k), Label: accessKindLabel(c, k), Selected: k == q.Kind})
 	}
 	for _, r := range rows {
 		row := views.StaffAccessRow{When: staffDateTime(c, r.CreatedAt), Who: r.Actor, Kind: accessKindLabel(c, r.Kind), Record: r.RecordID}
-		if r.Kind == engine.AccessRegistration {
+		if r.Kind == privacy.AccessRegistration {
 			row.RecordURL = registrationURL(c, mustID(r.RecordID))
 		}
 		m.Rows = append(m.Rows, row)

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"portal/engine"
+	"portal/engine/privacy"
 	"portal/relay/hashlink"
 )
 
@@ -80,13 +81,13 @@ func cmdPersons(ctx context.Context, args []string, getenv func(string) string, 
 			var out any
 			var err error
 			if args[0] == "export" {
-				out, err = svc.ExportPerson(ctx, *org, id)
+				out, err = privacy.Of(svc).ExportPerson(ctx, *org, id)
 				if err == nil { // the access log: who took whose data
-					err = svc.RecordAccess(ctx, engine.CommandLine, engine.Access{OrganisationID: *org, Kind: engine.AccessExport,
+					err = privacy.Of(svc).RecordAccess(ctx, engine.CommandLine, privacy.Access{OrganisationID: *org, Kind: privacy.AccessExport,
 						RecordID: strconv.FormatInt(id, 10), PersonID: id})
 				}
 			} else {
-				out, err = svc.ErasePerson(ctx, engine.CommandLine, *org, id, engine.ErasureOptions{Force: *force})
+				out, err = privacy.Of(svc).ErasePerson(ctx, engine.CommandLine, *org, id, privacy.ErasureOptions{Force: *force})
 			}
 			if err != nil {
 				return describeEngineError(err)

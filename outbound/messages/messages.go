@@ -22,6 +22,7 @@ import (
 	"portal/engine"
 	"portal/engine/banking"
 	"portal/engine/jobs"
+	"portal/engine/privacy"
 	"portal/outbound/mail"
 	"portal/relay/invitelink"
 )
@@ -80,8 +81,8 @@ func Register(r *jobs.Runner, d Deps) {
 	handle(engine.KindExpiryReminder, expiryReminder)
 	handle(engine.KindRenewalPrompt, renewalPrompt)
 	handle(engine.KindInvitation, invitation)
-	handle(engine.KindDataRequest, dataRequest)
-	handle(engine.KindDataRequestDone, dataRequestDone)
+	handle(privacy.KindDataRequest, dataRequest)
+	handle(privacy.KindDataRequestDone, dataRequestDone)
 }
 
 // errSkip says a message is no longer due (a reminder of an order paid

@@ -1,4 +1,4 @@
-package engine
+package privacy
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
+
+	"portal/engine"
 )
 
 // Erasure of a person (issue 30): their personal data is replaced or
@@ -49,8 +51,8 @@ func ErasedLabel(personID int64) string { return "erased person " + strconv.Form
 
 // erasure is one erasure under way.
 type erasure struct {
-	org    *Organisation
-	person Person
+	org    *engine.Organisation
+	person engine.Person
 	label  string
 	now    time.Time
 	// strong are texts that identify the person wherever they appear
@@ -104,16 +106,16 @@ func ErasureTables() map[string][]string {
 
 // ErasePerson erases a person of an organisation as the actor asks; see
 // the package comment above. Audited in the same transaction.
-func (s *Service) ErasePerson(ctx context.Context, actor Actor, orgID, personID int64, opt ErasureOptions) (rep *ErasureReport, err error) {
-	defer ClassifyUnavailable(&err)
-	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+func (s *Service) ErasePerson(ctx context.Context, actor engine.Actor, orgID, personID int64, opt ErasureOptions) (rep *ErasureReport, err error) {
+	defer engine.ClassifyUnavailable(&err)
+	err = engine.InTx(ctx, s.DB(), func(ctx context.Context, tx bun.Tx) error {
 		sc, err := s.personScope(ctx, tx, orgID, personID)
 		if err != nil {
 			return err
 		}
 		p := sc.persons[0]
 		if p.ErasedAt != nil {
-			return Errorf(CodeConflict, "Person %d is already erased.", personID)
+			return engine.Errorf(engine.CodeConflict, "Person %d is already erased.", personID)
 		}
 		// The registrations, orders and references come from the export's
 		// own sections, so what is erased is what was exported.
@@ -125,7 +127,7 @@ func (s *Service) ErasePerson(ctx context.Context, actor Actor, orgID, personID 
 			return err
 		}
 		if reason != "" && !opt.Force {
-			return Errorf(CodeConflict, "%s cannot be erased yet: %s. An administrator can force the erasure.", ErasedLabel(personID), reason)
+			return engine.Errorf(engine.CodeConflict, "%s cannot be erased yet: %s. An administrator can force the erasure.", ErasedLabel(personID), reason)
 		}
 		rep = &ErasureReport{PersonID: personID, Label: ErasedLabel(personID), Forced: opt.Force && reason != "", Rows: map[string]int64{}}
 		if rep.Forced {
@@ -137,7 +139,7 @@ func (s *Service) ErasePerson(ctx context.Context, actor Actor, orgID, personID 
 			return err
 		}
 		for _, k := range sc.userKeys {
-			n, err := tx.NewSelect().Model((*UserPerson)(nil)).Where("user_key = ? AND organisation_id = ? AND person_id <> ?", k, orgID, personID).Count(ctx)
+			n, err := tx.NewSelect().Model((*engine.UserPerson)(nil)).Where("user_key = ? AND organisation_id = ? AND person_id <> ?", k, orgID, personID).Count(ctx)
 			if err != nil {
 				return fmt.Errorf("count household: %w", err)
 			}
@@ -152,7 +154,7 @@ func (s *Service) ErasePerson(ctx context.Context, actor Actor, orgID, personID 
 			}
 			rep.Rows[step.Name] = n
 		}
-		return s.Audit(ctx, tx, actor, AuditEntry{OrganisationID: orgID, Action: "person.erase", TargetType: "person",
+		return s.Audit(ctx, tx, actor, engine.AuditEntry{OrganisationID: orgID, Action: "person.erase", TargetType: "person",
 			TargetID: strconv.FormatInt(personID, 10), After: rep})
 	})
 	if err != nil {
@@ -166,7 +168,7 @@ func erasureBlocked(ctx context.Context, db bun.IDB, sc *exportScope, now time.T
 	id := sc.personIDs[0]
 	var active []string
 	if err := db.NewSelect().TableExpr("memberships AS m").Join("JOIN membership_periods AS p ON p.id = m.period_id").
-		ColumnExpr("p.name").Where("m.person_id = ? AND m.status = ? AND p.end_date >= ?", id, MembershipActive, now.UTC().Truncate(24*time.Hour)).
+		ColumnExpr("p.name").Where("m.person_id = ? AND m.status = ? AND p.end_date >= ?", id, engine.MembershipActive, now.UTC().Truncate(24*time.Hour)).
 		OrderExpr("p.start_date").Scan(ctx, &active); err != nil {
 		return "", fmt.Errorf("check memberships: %w", err)
 	}
@@ -176,11 +178,11 @@ func erasureBlocked(ctx context.Context, db bun.IDB, sc *exportScope, now time.T
 	if len(sc.orderIDs) == 0 {
 		return "", nil
 	}
-	open, err := db.NewSelect().Model((*Order)(nil)).Where("id IN (?) AND status = ?", bun.List(sc.orderIDs), OrderUnpaid).Count(ctx)
+	open, err := db.NewSelect().Model((*engine.Order)(nil)).Where("id IN (?) AND status = ?", bun.List(sc.orderIDs), engine.OrderUnpaid).Count(ctx)
 	if err != nil {
 		return "", fmt.Errorf("check orders: %w", err)
 	}
-	pending, err := db.NewSelect().Model((*Payment)(nil)).Where("order_id IN (?) AND (status = ? OR refund_status = ?)", bun.List(sc.orderIDs), PaymentPending, RefundDue).Count(ctx)
+	pending, err := db.NewSelect().Model((*engine.Payment)(nil)).Where("order_id IN (?) AND (status = ? OR refund_status = ?)", bun.List(sc.orderIDs), engine.PaymentPending, engine.RefundDue).Count(ctx)
 	if err != nil {
 		return "", fmt.Errorf("check payments: %w", err)
 	}
@@ -193,7 +195,7 @@ func erasureBlocked(ctx context.Context, db bun.IDB, sc *exportScope, now time.T
 // erasureNeedles are the texts to replace: strong ones (e-mail, full
 // names, date of birth) and weak ones (single names, free-text answers),
 // longest first so that "Anna Muster" goes before "Anna".
-func erasureNeedles(ctx context.Context, db bun.IDB, p Person, sc *exportScope) (strong, weak []string, err error) {
+func erasureNeedles(ctx context.Context, db bun.IDB, p engine.Person, sc *exportScope) (strong, weak []string, err error) {
 	add := func(list *[]string, s string) {
 		if s = strings.TrimSpace(s); len([]rune(s)) >= 2 && !slices.Contains(strong, s) && !slices.Contains(weak, s) {
 			*list = append(*list, s)
@@ -210,7 +212,7 @@ func erasureNeedles(ctx context.Context, db bun.IDB, p Person, sc *exportScope) 
 	add(&weak, p.FirstName)
 	add(&weak, p.LastName)
 	var answers []string
-	if err := db.NewSelect().Model((*ProcessData)(nil)).Column("data_value").Where("person_id = ? AND data_key = ?", p.ID, DataAnswer).
+	if err := db.NewSelect().Model((*engine.ProcessData)(nil)).Column("data_value").Where("person_id = ? AND data_key = ?", p.ID, engine.DataAnswer).
 		Scan(ctx, &answers); err != nil {
 		return nil, nil, fmt.Errorf("load answers: %w", err)
 	}
@@ -243,7 +245,7 @@ func replaceIn(ctx context.Context, tx bun.Tx, table string, columns []string, n
 		q = q.Where(where, args...)
 		q = q.WhereGroup(" AND ", func(w *bun.UpdateQuery) *bun.UpdateQuery {
 			for _, c := range columns {
-				w = w.WhereOr("? LIKE ?"+likeEscape, bun.Ident(c), containsPattern(needle))
+				w = w.WhereOr("? LIKE ?"+engine.LikeEscape, bun.Ident(c), engine.ContainsPattern(needle))
 			}
 			return w
 		})
@@ -260,11 +262,11 @@ func replaceIn(ctx context.Context, tx bun.Tx, table string, columns []string, n
 func (e *erasure) all() []string { return append(slices.Clone(e.strong), e.weak...) }
 
 func eraseAnswers(ctx context.Context, tx bun.Tx, e *erasure) (int64, error) {
-	q := tx.NewDelete().Model((*ProcessData)(nil)).WhereGroup(" AND ", func(w *bun.DeleteQuery) *bun.DeleteQuery {
+	q := tx.NewDelete().Model((*engine.ProcessData)(nil)).WhereGroup(" AND ", func(w *bun.DeleteQuery) *bun.DeleteQuery {
 		w = w.Where("person_id = ?", e.person.ID)
 		if len(e.gone) > 0 {
 			// The household's own answers go with its last person.
-			w = w.WhereOr("person_id IS NULL AND instance_id IN (?)", tx.NewSelect().Model((*ProcessInstance)(nil)).Column("id").
+			w = w.WhereOr("person_id IS NULL AND instance_id IN (?)", tx.NewSelect().Model((*engine.ProcessInstance)(nil)).Column("id").
 				Where("organisation_id = ? AND user_key IN (?)", e.org.ID, bun.List(e.gone)))
 		}
 		return w
@@ -281,17 +283,17 @@ func eraseArchivedAnswers(ctx context.Context, tx bun.Tx, e *erasure) (int64, er
 		return 0, nil
 	}
 	var rows []archiveRow
-	if err := tx.NewSelect().Model(&rows).Where("data IS NOT NULL AND instance_id IN (?)", tx.NewSelect().Model((*ProcessInstance)(nil)).Column("id").
+	if err := tx.NewSelect().Model(&rows).Where("data IS NOT NULL AND instance_id IN (?)", tx.NewSelect().Model((*engine.ProcessInstance)(nil)).Column("id").
 		Where("organisation_id = ? AND user_key IN (?)", e.org.ID, bun.List(e.scope.userKeys))).Scan(ctx); err != nil {
 		return 0, err
 	}
 	var n int64
 	for _, r := range rows {
-		var kept []archivedAnswer
+		var kept []engine.ArchivedAnswer
 		if err := json.Unmarshal([]byte(*r.Data), &kept); err != nil {
 			return n, fmt.Errorf("archive of %d: %w", r.InstanceID, err)
 		}
-		gone := func(a archivedAnswer) bool {
+		gone := func(a engine.ArchivedAnswer) bool {
 			return (a.PersonID != nil && *a.PersonID == e.person.ID) || (a.PersonID == nil && len(e.gone) > 0)
 		}
 		left := slices.DeleteFunc(slices.Clone(kept), gone)
@@ -341,7 +343,7 @@ func eraseBankCredits(ctx context.Context, tx bun.Tx, e *erasure) (int64, error)
 		return n, err
 	}
 	if _, err := tx.NewUpdate().Table("bank_credits").Set("debtor_iban = ''").Where(where, args...).
-		Where("debtor_name LIKE ?"+likeEscape, containsPattern(e.label)).Exec(ctx); err != nil {
+		Where("debtor_name LIKE ?"+engine.LikeEscape, engine.ContainsPattern(e.label)).Exec(ctx); err != nil {
 		return n, err
 	}
 	return n, nil
@@ -362,7 +364,7 @@ func eraseMandates(ctx context.Context, tx bun.Tx, e *erasure) (int64, error) {
 		return n, err
 	}
 	if _, err := tx.NewUpdate().Table("debit_mandates").Set("iban = '', bic = ''").Set("revoked_at = COALESCE(revoked_at, ?)", e.now).
-		Where(where, args...).Where("holder LIKE ?"+likeEscape, containsPattern(e.label)).Exec(ctx); err != nil {
+		Where(where, args...).Where("holder LIKE ?"+engine.LikeEscape, engine.ContainsPattern(e.label)).Exec(ctx); err != nil {
 		return n, fmt.Errorf("erase mandates: %w", err)
 	}
 	return n, nil
@@ -392,7 +394,7 @@ func eraseMessages(ctx context.Context, tx bun.Tx, e *erasure) (int64, error) {
 		for _, needle := range e.all() {
 			payload = strings.ReplaceAll(payload, needle, e.label)
 		}
-		q := tx.NewUpdate().Model((*OutboxMessage)(nil)).Set("recipient = ?", recipient).Set("payload = ?", payload).Where("id = ?", m.ID)
+		q := tx.NewUpdate().Model((*engine.OutboxMessage)(nil)).Set("recipient = ?", recipient).Set("payload = ?", payload).Where("id = ?", m.ID)
 		if m.SentAt == nil && len(keep) == 0 {
 			q = q.Set("sent_at = ?", e.now)
 		}
@@ -418,7 +420,7 @@ func eraseOptOuts(ctx context.Context, tx bun.Tx, e *erasure) (int64, error) {
 	if e.person.Email == "" {
 		return 0, nil
 	}
-	res, err := tx.NewDelete().Model((*messageOptOut)(nil)).Where("organisation_id = ? AND address = ?", e.org.ID, strings.ToLower(strings.TrimSpace(e.person.Email))).Exec(ctx)
+	res, err := tx.NewDelete().Model((*engine.MessageOptOut)(nil)).Where("organisation_id = ? AND address = ?", e.org.ID, strings.ToLower(strings.TrimSpace(e.person.Email))).Exec(ctx)
 	if err != nil {
 		return 0, err
 	}
@@ -466,7 +468,7 @@ func eraseAuditDetails(ctx context.Context, tx bun.Tx, e *erasure) (int64, error
 }
 
 func eraseLinks(ctx context.Context, tx bun.Tx, e *erasure) (int64, error) {
-	res, err := tx.NewDelete().Model((*UserPerson)(nil)).Where("person_id = ? AND organisation_id = ?", e.person.ID, e.org.ID).Exec(ctx)
+	res, err := tx.NewDelete().Model((*engine.UserPerson)(nil)).Where("person_id = ? AND organisation_id = ?", e.person.ID, e.org.ID).Exec(ctx)
 	if err != nil {
 		return 0, err
 	}
@@ -486,7 +488,7 @@ func eraseHouseholdSessions(ctx context.Context, tx bun.Tx, e *erasure) (int64, 
 		return 0, err
 	}
 	n, _ := res.RowsAffected()
-	res, err = tx.NewUpdate().Model((*Invitation)(nil)).Set("revoked_at = ?", e.now).
+	res, err = tx.NewUpdate().Model((*engine.Invitation)(nil)).Set("revoked_at = ?", e.now).
 		Where("organisation_id = ? AND user_key IN (?) AND revoked_at IS NULL", e.org.ID, bun.List(e.gone)).Exec(ctx)
 	if err != nil {
 		return n, err
@@ -502,10 +504,10 @@ func eraseHouseholdSessions(ctx context.Context, tx bun.Tx, e *erasure) (int64, 
 // keep pointing at the row; they hold no personal data of their own.
 func erasePersonRow(ctx context.Context, tx bun.Tx, e *erasure) (int64, error) {
 	var starts []time.Time
-	if err := tx.NewSelect().Model((*MembershipPeriod)(nil)).Column("start_date").Where("organisation_id = ?", e.org.ID).Scan(ctx, &starts); err != nil {
+	if err := tx.NewSelect().Model((*engine.MembershipPeriod)(nil)).Column("start_date").Where("organisation_id = ?", e.org.ID).Scan(ctx, &starts); err != nil {
 		return 0, err
 	}
-	res, err := tx.NewUpdate().Model((*Person)(nil)).Set("first_name = ?", "erased").Set("last_name = ?", "person "+strconv.FormatInt(e.person.ID, 10)).
+	res, err := tx.NewUpdate().Model((*engine.Person)(nil)).Set("first_name = ?", "erased").Set("last_name = ?", "person "+strconv.FormatInt(e.person.ID, 10)).
 		Set("email = ''").Set("external_id = NULL").Set("date_of_birth = ?", coarseBirthDate(e.person.DateOfBirth, starts)).
 		Set("erased_at = ?", e.now).Where("id = ?", e.person.ID).Exec(ctx)
 	if err != nil {
@@ -531,4 +533,14 @@ func coarseBirthDate(born time.Time, starts []time.Time) time.Time {
 		return time.Date(born.Year(), time.January, 1, 0, 0, 0, 0, time.UTC)
 	}
 	return time.Date(born.Year(), time.Month(best/100), best%100+1, 0, 0, 0, 0, time.UTC)
+}
+
+// eraseConsents deletes an erased person's consent records; the texts
+// hold no personal data and stay.
+func eraseConsents(ctx context.Context, tx bun.Tx, e *erasure) (int64, error) {
+	res, err := tx.NewDelete().Model((*engine.ConsentRecord)(nil)).Where("person_id = ? AND organisation_id = ?", e.person.ID, e.org.ID).Exec(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
 }

@@ -1,4 +1,4 @@
-package engine
+package privacy
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
+
+	"portal/engine"
 )
 
 // The access log (issue 30): who of the staff looked at whose data. Every
@@ -55,14 +57,14 @@ type Access struct {
 }
 
 // RecordAccess appends one row to the access log for actor.
-func (s *Service) RecordAccess(ctx context.Context, actor Actor, a Access) (err error) {
-	defer ClassifyUnavailable(&err)
-	return recordAccess(ctx, s.db, actor, a, s.Clock())
+func (s *Service) RecordAccess(ctx context.Context, actor engine.Actor, a Access) (err error) {
+	defer engine.ClassifyUnavailable(&err)
+	return recordAccess(ctx, s.DB(), actor, a, s.Clock())
 }
 
 // recordAccess is RecordAccess on db (a transaction's, for an export
 // made in one).
-func recordAccess(ctx context.Context, db bun.IDB, actor Actor, a Access, now time.Time) error {
+func recordAccess(ctx context.Context, db bun.IDB, actor engine.Actor, a Access, now time.Time) error {
 	e := &AccessEntry{OrganisationID: a.OrganisationID, StaffID: actor.StaffID, Actor: actor.Name, Kind: a.Kind,
 		RecordID: a.RecordID, CreatedAt: now.UTC()}
 	if a.UserKey != "" {
@@ -93,15 +95,15 @@ type AccessQuery struct {
 
 // AccessLog lists the access log as q selects it.
 func (s *Service) AccessLog(ctx context.Context, q AccessQuery) (out []AccessEntry, err error) {
-	defer ClassifyUnavailable(&err)
-	if !inScope(ctx, q.OrganisationID) {
-		return nil, Errorf(CodeNotFound, "organisation not found")
+	defer engine.ClassifyUnavailable(&err)
+	if !engine.InScope(ctx, q.OrganisationID) {
+		return nil, engine.Errorf(engine.CodeNotFound, "organisation not found")
 	}
 	if q.Limit <= 0 {
 		q.Limit = 50
 	}
 	q.Limit = min(q.Limit, 200)
-	sel := s.db.NewSelect().Model(&out).Where("organisation_id = ?", q.OrganisationID)
+	sel := s.DB().NewSelect().Model(&out).Where("organisation_id = ?", q.OrganisationID)
 	if q.Actor != "" {
 		sel = sel.Where("actor = ?", q.Actor)
 	}
@@ -123,11 +125,11 @@ func (s *Service) AccessLog(ctx context.Context, q AccessQuery) (out []AccessEnt
 // AccessActors are the actors of an organisation's access log, for the
 // page's filter.
 func (s *Service) AccessActors(ctx context.Context, orgID int64) (out []string, err error) {
-	defer ClassifyUnavailable(&err)
-	if !inScope(ctx, orgID) {
-		return nil, Errorf(CodeNotFound, "organisation not found")
+	defer engine.ClassifyUnavailable(&err)
+	if !engine.InScope(ctx, orgID) {
+		return nil, engine.Errorf(engine.CodeNotFound, "organisation not found")
 	}
-	if err := s.db.NewSelect().Model((*AccessEntry)(nil)).ColumnExpr("DISTINCT actor").Where("organisation_id = ?", orgID).
+	if err := s.DB().NewSelect().Model((*AccessEntry)(nil)).ColumnExpr("DISTINCT actor").Where("organisation_id = ?", orgID).
 		OrderExpr("actor").Scan(ctx, &out); err != nil {
 		return nil, fmt.Errorf("load access log actors: %w", err)
 	}

@@ -1,4 +1,4 @@
-package engine
+package privacy
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/uptrace/bun"
+
+	"portal/engine"
 )
 
 // Members' requests about their data (issue 30): from the "Your data"
@@ -34,9 +36,9 @@ const (
 // Message kinds of data requests.
 const (
 	// KindDataRequest tells the club's contact address of a new request.
-	KindDataRequest MessageKind = "data_request"
+	KindDataRequest engine.MessageKind = "data_request"
 	// KindDataRequestDone tells the household its request was answered.
-	KindDataRequestDone MessageKind = "data_request_done"
+	KindDataRequestDone engine.MessageKind = "data_request_done"
 )
 
 // MaxDataRequestText bounds a request's text.
@@ -80,46 +82,46 @@ type NewDataRequest struct {
 // userKey, queues the e-mail to the club's contact address and audits it,
 // in one transaction. The person must belong to the household.
 func (s *Service) RequestDataChange(ctx context.Context, orgID int64, userKey string, r NewDataRequest) (_ *DataRequest, err error) {
-	defer ClassifyUnavailable(&err)
-	if !inScope(ctx, orgID) || userKey == "" {
-		return nil, Errorf(CodeNotFound, "household not found")
+	defer engine.ClassifyUnavailable(&err)
+	if !engine.InScope(ctx, orgID) || userKey == "" {
+		return nil, engine.Errorf(engine.CodeNotFound, "household not found")
 	}
 	r.Message = strings.TrimSpace(r.Message)
-	var fields []FieldError
+	var fields []engine.FieldError
 	if r.Kind != DataRequestCorrection && r.Kind != DataRequestErasure {
-		fields = append(fields, FieldError{Field: "kind", Message: "must be correction or erasure"})
+		fields = append(fields, engine.FieldError{Field: "kind", Message: "must be correction or erasure"})
 	}
 	if r.Kind == DataRequestCorrection && r.Message == "" {
-		fields = append(fields, FieldError{Field: "message", Message: "say what should be corrected"})
+		fields = append(fields, engine.FieldError{Field: "message", Message: "say what should be corrected"})
 	}
 	if utf8.RuneCountInString(r.Message) > MaxDataRequestText || !utf8.ValidString(r.Message) {
-		fields = append(fields, FieldError{Field: "message", Message: fmt.Sprintf("at most %d characters", MaxDataRequestText)})
+		fields = append(fields, engine.FieldError{Field: "message", Message: fmt.Sprintf("at most %d characters", MaxDataRequestText)})
 	}
 	if len(fields) > 0 {
-		return nil, &Error{Code: CodeInvalid, Message: "The request is not valid.", Fields: fields}
+		return nil, &engine.Error{Code: engine.CodeInvalid, Message: "The request is not valid.", Fields: fields}
 	}
 	now := s.Clock().UTC()
 	req := &DataRequest{OrganisationID: orgID, UserKey: userKey, PersonID: r.PersonID, Kind: r.Kind, Message: r.Message,
-		Language: LanguageOf(ctx), Status: DataRequestOpen, CreatedAt: now}
-	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
-		org, err := loadOrganisation(ctx, tx, orgID)
+		Language: engine.LanguageOf(ctx), Status: DataRequestOpen, CreatedAt: now}
+	err = engine.InTx(ctx, s.DB(), func(ctx context.Context, tx bun.Tx) error {
+		org, err := engine.LoadOrganisation(ctx, tx, orgID)
 		if err != nil {
 			return err
 		}
-		n, err := tx.NewSelect().Model((*UserPerson)(nil)).Where("user_key = ? AND organisation_id = ?", userKey, orgID).Count(ctx)
+		n, err := tx.NewSelect().Model((*engine.UserPerson)(nil)).Where("user_key = ? AND organisation_id = ?", userKey, orgID).Count(ctx)
 		if err != nil {
 			return fmt.Errorf("load household: %w", err)
 		}
 		if n == 0 {
-			return Errorf(CodeNotFound, "household not found")
+			return engine.Errorf(engine.CodeNotFound, "household not found")
 		}
 		if r.PersonID != nil {
-			n, err := tx.NewSelect().Model((*UserPerson)(nil)).Where("user_key = ? AND organisation_id = ? AND person_id = ?", userKey, orgID, *r.PersonID).Count(ctx)
+			n, err := tx.NewSelect().Model((*engine.UserPerson)(nil)).Where("user_key = ? AND organisation_id = ? AND person_id = ?", userKey, orgID, *r.PersonID).Count(ctx)
 			if err != nil {
 				return fmt.Errorf("load household: %w", err)
 			}
 			if n == 0 {
-				return &Error{Code: CodeInvalid, Message: "The request is not valid.", Fields: []FieldError{{Field: "personId", Message: "is not a person of your household"}}}
+				return &engine.Error{Code: engine.CodeInvalid, Message: "The request is not valid.", Fields: []engine.FieldError{{Field: "personId", Message: "is not a person of your household"}}}
 			}
 		}
 		if _, err := tx.NewInsert().Model(req).Exec(ctx); err != nil {
@@ -127,12 +129,12 @@ func (s *Service) RequestDataChange(ctx context.Context, orgID int64, userKey st
 		}
 		if org.ContactEmail != "" {
 			payload, _ := json.Marshal(DataRequestPayload{RequestID: req.ID, OrganisationID: orgID})
-			if err := queueMessage(ctx, tx, &OutboxMessage{Kind: KindDataRequest, DedupKey: dataRequestKey(KindDataRequest, req.ID),
+			if err := engine.QueueMessage(ctx, tx, &engine.OutboxMessage{Kind: KindDataRequest, DedupKey: dataRequestKey(KindDataRequest, req.ID),
 				Recipient: org.ContactEmail, Payload: string(payload), CreatedAt: now}); err != nil {
 				return err
 			}
 		}
-		return s.Audit(ctx, tx, Actor{Name: "member"}, AuditEntry{OrganisationID: orgID, Action: "data_request.create",
+		return s.Audit(ctx, tx, engine.Actor{Name: "member"}, engine.AuditEntry{OrganisationID: orgID, Action: "data_request.create",
 			TargetType: "data_request", TargetID: strconv.FormatInt(req.ID, 10), After: map[string]any{"kind": req.Kind, "personId": req.PersonID}})
 	})
 	if err != nil {
@@ -141,15 +143,15 @@ func (s *Service) RequestDataChange(ctx context.Context, orgID int64, userKey st
 	return req, nil
 }
 
-func dataRequestKey(kind MessageKind, id int64) string {
+func dataRequestKey(kind engine.MessageKind, id int64) string {
 	return string(kind) + ":" + strconv.FormatInt(id, 10)
 }
 
 // DataRequests lists an organisation's requests, open ones first, newest
 // first within each state; status "" lists all.
 func (s *Service) DataRequests(ctx context.Context, orgID int64, status string) (out []DataRequest, err error) {
-	defer ClassifyUnavailable(&err)
-	q := s.db.NewSelect().Model(&out).Where("organisation_id = ?", orgID)
+	defer engine.ClassifyUnavailable(&err)
+	q := s.DB().NewSelect().Model(&out).Where("organisation_id = ?", orgID)
 	if status != "" {
 		q = q.Where("status = ?", status)
 	}
@@ -161,20 +163,20 @@ func (s *Service) DataRequests(ctx context.Context, orgID int64, status string) 
 
 // CompleteDataRequest marks an open request done with staff's note,
 // queues the e-mail telling the household, and audits it.
-func (s *Service) CompleteDataRequest(ctx context.Context, actor Actor, orgID, id int64, note string) (err error) {
-	defer ClassifyUnavailable(&err)
+func (s *Service) CompleteDataRequest(ctx context.Context, actor engine.Actor, orgID, id int64, note string) (err error) {
+	defer engine.ClassifyUnavailable(&err)
 	note = strings.TrimSpace(note)
 	if utf8.RuneCountInString(note) > MaxDataRequestText {
-		return &Error{Code: CodeInvalid, Message: "The note is too long.", Fields: []FieldError{{Field: "note", Message: fmt.Sprintf("at most %d characters", MaxDataRequestText)}}}
+		return &engine.Error{Code: engine.CodeInvalid, Message: "The note is too long.", Fields: []engine.FieldError{{Field: "note", Message: fmt.Sprintf("at most %d characters", MaxDataRequestText)}}}
 	}
 	now := s.Clock().UTC()
-	return inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	return engine.InTx(ctx, s.DB(), func(ctx context.Context, tx bun.Tx) error {
 		var req DataRequest
 		if err := tx.NewSelect().Model(&req).Where("id = ? AND organisation_id = ?", id, orgID).Scan(ctx); err != nil {
-			return NotFoundOr(err, "data request")
+			return engine.NotFoundOr(err, "data request")
 		}
 		if req.Status == DataRequestDone {
-			return Errorf(CodeConflict, "The request is already done.")
+			return engine.Errorf(engine.CodeConflict, "The request is already done.")
 		}
 		if _, err := tx.NewUpdate().Model((*DataRequest)(nil)).Set("status = ?", DataRequestDone).Set("done_at = ?", now).
 			Set("done_by = ?", actor.Name).Set("note = ?", note).Where("id = ?", id).Exec(ctx); err != nil {
@@ -186,12 +188,12 @@ func (s *Service) CompleteDataRequest(ctx context.Context, actor Actor, orgID, i
 		}
 		if len(to) > 0 {
 			payload, _ := json.Marshal(DataRequestPayload{RequestID: id, OrganisationID: orgID})
-			if err := queueMessage(ctx, tx, &OutboxMessage{Kind: KindDataRequestDone, DedupKey: dataRequestKey(KindDataRequestDone, id),
+			if err := engine.QueueMessage(ctx, tx, &engine.OutboxMessage{Kind: KindDataRequestDone, DedupKey: dataRequestKey(KindDataRequestDone, id),
 				Recipient: strings.Join(to, ", "), Payload: string(payload), CreatedAt: now}); err != nil {
 				return err
 			}
 		}
-		return s.Audit(ctx, tx, actor, AuditEntry{OrganisationID: orgID, Action: "data_request.done", TargetType: "data_request",
+		return s.Audit(ctx, tx, actor, engine.AuditEntry{OrganisationID: orgID, Action: "data_request.done", TargetType: "data_request",
 			TargetID: strconv.FormatInt(id, 10), Before: map[string]string{"status": DataRequestOpen}, After: map[string]string{"status": DataRequestDone}})
 	})
 }
@@ -200,8 +202,8 @@ func (s *Service) CompleteDataRequest(ctx context.Context, actor Actor, orgID, i
 // linked to userKey, as stored.
 func householdEmails(ctx context.Context, db bun.IDB, orgID int64, userKey string) ([]string, error) {
 	var emails []string
-	if err := db.NewSelect().Model((*Person)(nil)).Column("email").
-		Where("id IN (?)", db.NewSelect().Model((*UserPerson)(nil)).Column("person_id").Where("user_key = ? AND organisation_id = ?", userKey, orgID)).
+	if err := db.NewSelect().Model((*engine.Person)(nil)).Column("email").
+		Where("id IN (?)", db.NewSelect().Model((*engine.UserPerson)(nil)).Column("person_id").Where("user_key = ? AND organisation_id = ?", userKey, orgID)).
 		Where("email <> ''").OrderExpr("id").Scan(ctx, &emails); err != nil {
 		return nil, fmt.Errorf("load household addresses: %w", err)
 	}
@@ -225,33 +227,33 @@ func containsFold(list []string, s string) bool {
 
 // DataRequestMessage is what a data request's e-mail says.
 type DataRequestMessage struct {
-	Organisation Organisation
+	Organisation engine.Organisation
 	Request      DataRequest
 	// Person is the person the request is about, if one.
-	Person *Person
+	Person *engine.Person
 	// Recipients are the addresses of the message as queued.
 	Recipients []string
 }
 
 // LoadDataRequestMessage loads what a data request message is about.
-func LoadDataRequestMessage(ctx context.Context, db bun.IDB, msg *OutboxMessage) (*DataRequestMessage, error) {
+func LoadDataRequestMessage(ctx context.Context, db bun.IDB, msg *engine.OutboxMessage) (*DataRequestMessage, error) {
 	var p DataRequestPayload
 	if err := json.Unmarshal([]byte(msg.Payload), &p); err != nil || p.RequestID == 0 {
-		return nil, Errorf(CodeInvalid, "outbox message %d: bad data request payload", msg.ID)
+		return nil, engine.Errorf(engine.CodeInvalid, "outbox message %d: bad data request payload", msg.ID)
 	}
 	m := &DataRequestMessage{}
 	if err := db.NewSelect().Model(&m.Request).Where("id = ? AND organisation_id = ?", p.RequestID, p.OrganisationID).Scan(ctx); err != nil {
-		return nil, NotFoundOr(err, "data request")
+		return nil, engine.NotFoundOr(err, "data request")
 	}
-	org, err := loadOrganisation(ctx, db, p.OrganisationID)
+	org, err := engine.LoadOrganisation(ctx, db, p.OrganisationID)
 	if err != nil {
 		return nil, err
 	}
 	m.Organisation = *org
 	if m.Request.PersonID != nil {
-		var person Person
+		var person engine.Person
 		if err := db.NewSelect().Model(&person).Where("id = ?", *m.Request.PersonID).Scan(ctx); err != nil {
-			return nil, NotFoundOr(err, "person")
+			return nil, engine.NotFoundOr(err, "person")
 		}
 		m.Person = &person
 	}

@@ -1,4 +1,4 @@
-package engine
+package privacy
 
 import (
 	"cmp"
@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
+
+	"portal/engine"
 )
 
 // The personal-data export (issue 30): everything the club holds about a
@@ -48,8 +50,8 @@ type PersonalData struct {
 	Sessions      []ExportSession      `json:"sessions"`
 	Requests      []DataRequest        `json:"requests"`
 	// Consents and AccessLog: consents.go, access_log.go.
-	Consents  []ConsentView  `json:"consents"`
-	AccessLog []ExportAccess `json:"accessLog"`
+	Consents  []engine.ConsentView `json:"consents"`
+	AccessLog []ExportAccess       `json:"accessLog"`
 }
 
 // ExportOrg is the organisation that holds the data (the controller).
@@ -82,15 +84,15 @@ type ExportPerson struct {
 // ExportRegistration is one registration with its answers as the member
 // saw the questions and choices (in the export's language).
 type ExportRegistration struct {
-	ID        int64          `json:"id"`
-	PeriodID  int64          `json:"periodId"`
-	Period    string         `json:"period"`
-	Status    ProcessState   `json:"status"`
-	StartedAt time.Time      `json:"startedAt"`
-	EndedAt   *time.Time     `json:"endedAt,omitempty"`
-	Language  string         `json:"language"`
-	PersonIDs []int64        `json:"personIds"`
-	Answers   []ExportAnswer `json:"answers"`
+	ID        int64               `json:"id"`
+	PeriodID  int64               `json:"periodId"`
+	Period    string              `json:"period"`
+	Status    engine.ProcessState `json:"status"`
+	StartedAt time.Time           `json:"startedAt"`
+	EndedAt   *time.Time          `json:"endedAt,omitempty"`
+	Language  string              `json:"language"`
+	PersonIDs []int64             `json:"personIds"`
+	Answers   []ExportAnswer      `json:"answers"`
 	// ArchivedAt is set when the answers were archived after the season.
 	ArchivedAt *time.Time `json:"archivedAt,omitempty"`
 }
@@ -107,31 +109,31 @@ type ExportAnswer struct {
 
 // ExportMembership is one membership.
 type ExportMembership struct {
-	ID             int64            `json:"id"`
-	PersonID       int64            `json:"personId"`
-	PeriodID       int64            `json:"periodId"`
-	Period         string           `json:"period"`
-	Type           string           `json:"type"`
-	MemberType     string           `json:"memberType"`
-	Status         MembershipStatus `json:"status"`
-	RegistrationID *int64           `json:"registrationId,omitempty"`
-	CreatedAt      time.Time        `json:"createdAt"`
-	ActivatedAt    *time.Time       `json:"activatedAt,omitempty"`
+	ID             int64                   `json:"id"`
+	PersonID       int64                   `json:"personId"`
+	PeriodID       int64                   `json:"periodId"`
+	Period         string                  `json:"period"`
+	Type           string                  `json:"type"`
+	MemberType     string                  `json:"memberType"`
+	Status         engine.MembershipStatus `json:"status"`
+	RegistrationID *int64                  `json:"registrationId,omitempty"`
+	CreatedAt      time.Time               `json:"createdAt"`
+	ActivatedAt    *time.Time              `json:"activatedAt,omitempty"`
 }
 
 // ExportOrder is an order with its lines and payment attempts.
 type ExportOrder struct {
-	ID             int64             `json:"id"`
-	RegistrationID int64             `json:"registrationId"`
-	PeriodID       int64             `json:"periodId"`
-	Status         OrderStatus       `json:"status"`
-	TotalMinor     int64             `json:"totalMinor"`
-	Currency       string            `json:"currency"`
-	PayReference   string            `json:"payReference,omitempty"`
-	CreatedAt      time.Time         `json:"createdAt"`
-	PaidAt         *time.Time        `json:"paidAt,omitempty"`
-	Lines          []ExportOrderLine `json:"lines"`
-	Payments       []ExportPayment   `json:"payments"`
+	ID             int64              `json:"id"`
+	RegistrationID int64              `json:"registrationId"`
+	PeriodID       int64              `json:"periodId"`
+	Status         engine.OrderStatus `json:"status"`
+	TotalMinor     int64              `json:"totalMinor"`
+	Currency       string             `json:"currency"`
+	PayReference   string             `json:"payReference,omitempty"`
+	CreatedAt      time.Time          `json:"createdAt"`
+	PaidAt         *time.Time         `json:"paidAt,omitempty"`
+	Lines          []ExportOrderLine  `json:"lines"`
+	Payments       []ExportPayment    `json:"payments"`
 }
 
 // ExportOrderLine is one line of an order.
@@ -146,14 +148,14 @@ type ExportOrderLine struct {
 
 // ExportPayment is one payment attempt.
 type ExportPayment struct {
-	Reference    string        `json:"reference"`
-	Provider     string        `json:"provider"`
-	AmountMinor  int64         `json:"amountMinor"`
-	Currency     string        `json:"currency"`
-	Status       PaymentStatus `json:"status"`
-	RefundStatus RefundStatus  `json:"refundStatus,omitempty"`
-	CreatedAt    time.Time     `json:"createdAt"`
-	UpdatedAt    time.Time     `json:"updatedAt"`
+	Reference    string               `json:"reference"`
+	Provider     string               `json:"provider"`
+	AmountMinor  int64                `json:"amountMinor"`
+	Currency     string               `json:"currency"`
+	Status       engine.PaymentStatus `json:"status"`
+	RefundStatus engine.RefundStatus  `json:"refundStatus,omitempty"`
+	CreatedAt    time.Time            `json:"createdAt"`
+	UpdatedAt    time.Time            `json:"updatedAt"`
 }
 
 // ExportBankCredit is a bank transfer received for one of the orders, as
@@ -171,10 +173,10 @@ type ExportBankCredit struct {
 // ExportMessage is an e-mail the portal sent (or will send): its kind,
 // when and to which address.
 type ExportMessage struct {
-	Kind      MessageKind `json:"kind"`
-	Recipient string      `json:"recipient"`
-	CreatedAt time.Time   `json:"createdAt"`
-	SentAt    *time.Time  `json:"sentAt,omitempty"`
+	Kind      engine.MessageKind `json:"kind"`
+	Recipient string             `json:"recipient"`
+	CreatedAt time.Time          `json:"createdAt"`
+	SentAt    *time.Time         `json:"sentAt,omitempty"`
 }
 
 // ExportOptOut is an address that unsubscribed from a category.
@@ -218,11 +220,11 @@ type ExportSession struct {
 
 // exportScope is whom an export (or an erasure) is about, resolved once.
 type exportScope struct {
-	org       *Organisation
+	org       *engine.Organisation
 	household bool
 	lang      string
 	userKeys  []string
-	persons   []Person
+	persons   []engine.Person
 	personIDs []int64
 	emails    []string // lower case, distinct
 	// Filled by the sections as they go, for the later ones.
@@ -282,63 +284,63 @@ var NotPersonalDataTables = map[string]string{
 // session asks for its own user key only, so another household's data
 // never enters.
 func (s *Service) ExportHousehold(ctx context.Context, orgID int64, userKey string) (_ *PersonalData, err error) {
-	defer ClassifyUnavailable(&err)
-	if !inScope(ctx, orgID) || userKey == "" {
-		return nil, Errorf(CodeNotFound, "household not found")
+	defer engine.ClassifyUnavailable(&err)
+	if !engine.InScope(ctx, orgID) || userKey == "" {
+		return nil, engine.Errorf(engine.CodeNotFound, "household not found")
 	}
-	org, err := loadOrganisation(ctx, s.db, orgID)
+	org, err := engine.LoadOrganisation(ctx, s.DB(), orgID)
 	if err != nil {
 		return nil, err
 	}
 	sc := &exportScope{org: org, household: true, userKeys: []string{userKey}}
-	var persons []Person
-	if err := s.db.NewSelect().Model(&persons).
-		Where("id IN (?)", s.db.NewSelect().Model((*UserPerson)(nil)).Column("person_id").Where("user_key = ? AND organisation_id = ?", userKey, orgID)).
+	var persons []engine.Person
+	if err := s.DB().NewSelect().Model(&persons).
+		Where("id IN (?)", s.DB().NewSelect().Model((*engine.UserPerson)(nil)).Column("person_id").Where("user_key = ? AND organisation_id = ?", userKey, orgID)).
 		OrderExpr("date_of_birth, id").Scan(ctx); err != nil {
 		return nil, fmt.Errorf("load household: %w", err)
 	}
 	sc.setPersons(persons)
-	return s.exportScoped(ctx, s.db, sc, ExportSubject{Kind: "household", UserKeys: sc.userKeys})
+	return s.exportScoped(ctx, s.DB(), sc, ExportSubject{Kind: "household", UserKeys: sc.userKeys})
 }
 
 // ExportPerson gathers what the organisation holds about one person: the
 // person, their answers, memberships and the orders they are on, the
 // messages to their address, and the household links they have.
 func (s *Service) ExportPerson(ctx context.Context, orgID, personID int64) (_ *PersonalData, err error) {
-	defer ClassifyUnavailable(&err)
-	sc, err := s.personScope(ctx, s.db, orgID, personID)
+	defer engine.ClassifyUnavailable(&err)
+	sc, err := s.personScope(ctx, s.DB(), orgID, personID)
 	if err != nil {
 		return nil, err
 	}
 	id := personID
-	return s.exportScoped(ctx, s.db, sc, ExportSubject{Kind: "person", UserKeys: sc.userKeys, PersonID: &id})
+	return s.exportScoped(ctx, s.DB(), sc, ExportSubject{Kind: "person", UserKeys: sc.userKeys, PersonID: &id})
 }
 
 // personScope resolves one person of an organisation with their user keys.
 func (s *Service) personScope(ctx context.Context, db bun.IDB, orgID, personID int64) (*exportScope, error) {
-	if !inScope(ctx, orgID) {
-		return nil, Errorf(CodeNotFound, "person not found")
+	if !engine.InScope(ctx, orgID) {
+		return nil, engine.Errorf(engine.CodeNotFound, "person not found")
 	}
-	org, err := loadOrganisation(ctx, db, orgID)
+	org, err := engine.LoadOrganisation(ctx, db, orgID)
 	if err != nil {
 		return nil, err
 	}
-	var p Person
+	var p engine.Person
 	if err := db.NewSelect().Model(&p).Where("id = ? AND organisation_id = ?", personID, orgID).Scan(ctx); err != nil {
-		return nil, NotFoundOr(err, "person")
+		return nil, engine.NotFoundOr(err, "person")
 	}
 	sc := &exportScope{org: org}
-	if err := db.NewSelect().Model((*UserPerson)(nil)).Column("user_key").
+	if err := db.NewSelect().Model((*engine.UserPerson)(nil)).Column("user_key").
 		Where("person_id = ? AND organisation_id = ?", personID, orgID).Order("user_key").Scan(ctx, &sc.userKeys); err != nil {
 		return nil, fmt.Errorf("load user keys: %w", err)
 	}
 	// Households the person was registered in and no longer belongs to
 	// (unlinked since): their registrations and orders are the person's too.
 	var past []string
-	if err := db.NewSelect().Model((*ProcessInstance)(nil)).Column("user_key").Distinct().
+	if err := db.NewSelect().Model((*engine.ProcessInstance)(nil)).Column("user_key").Distinct().
 		Where("organisation_id = ?", orgID).
 		WhereGroup(" AND ", func(w *bun.SelectQuery) *bun.SelectQuery {
-			return w.Where("id IN (?)", db.NewSelect().Model((*Membership)(nil)).Column("process_instance_id").Where("person_id = ?", personID)).
+			return w.Where("id IN (?)", db.NewSelect().Model((*engine.Membership)(nil)).Column("process_instance_id").Where("person_id = ?", personID)).
 				WhereOr("id IN (?)", db.NewSelect().TableExpr("orders AS o").Column("o.process_instance_id").
 					Join("JOIN order_lines AS l ON l.order_id = o.id").Where("l.person_id = ?", personID))
 		}).Scan(ctx, &past); err != nil {
@@ -349,11 +351,11 @@ func (s *Service) personScope(ctx context.Context, db bun.IDB, orgID, personID i
 			sc.userKeys = append(sc.userKeys, k)
 		}
 	}
-	sc.setPersons([]Person{p})
+	sc.setPersons([]engine.Person{p})
 	return sc, nil
 }
 
-func (sc *exportScope) setPersons(persons []Person) {
+func (sc *exportScope) setPersons(persons []engine.Person) {
 	sc.persons = persons
 	for _, p := range persons {
 		sc.personIDs = append(sc.personIDs, p.ID)
@@ -364,7 +366,7 @@ func (sc *exportScope) setPersons(persons []Person) {
 }
 
 func (s *Service) exportScoped(ctx context.Context, db bun.IDB, sc *exportScope, subject ExportSubject) (*PersonalData, error) {
-	sc.lang = cmp.Or(LanguageOf(ctx), sc.org.DefaultLanguage)
+	sc.lang = cmp.Or(engine.LanguageOf(ctx), sc.org.DefaultLanguage)
 	if subject.UserKeys == nil {
 		subject.UserKeys = []string{}
 	}
@@ -372,7 +374,7 @@ func (s *Service) exportScoped(ctx context.Context, db bun.IDB, sc *exportScope,
 		Organisation: ExportOrg{ID: sc.org.ID, Name: sc.org.Name, ContactEmail: sc.org.ContactEmail}, Subject: subject,
 		Persons: []ExportPerson{}, Registrations: []ExportRegistration{}, Memberships: []ExportMembership{}, Orders: []ExportOrder{},
 		BankCredits: []ExportBankCredit{}, Messages: []ExportMessage{}, OptOuts: []ExportOptOut{}, Invitations: []ExportInvitation{}, Mandates: []ExportMandate{},
-		Sessions: []ExportSession{}, Requests: []DataRequest{}, Consents: []ConsentView{}, AccessLog: []ExportAccess{}}
+		Sessions: []ExportSession{}, Requests: []DataRequest{}, Consents: []engine.ConsentView{}, AccessLog: []ExportAccess{}}
 	for _, sec := range personalDataSections {
 		if err := sec.gather(ctx, db, sc, out); err != nil {
 			return nil, fmt.Errorf("export %s: %w", sec.Key, err)
@@ -397,7 +399,7 @@ func gatherRegistrations(ctx context.Context, db bun.IDB, sc *exportScope, out *
 	if len(sc.userKeys) == 0 {
 		return nil
 	}
-	var insts []ProcessInstance
+	var insts []engine.ProcessInstance
 	if err := db.NewSelect().Model(&insts).Where("organisation_id = ? AND user_key IN (?)", sc.org.ID, bun.List(sc.userKeys)).
 		OrderExpr("id").Scan(ctx); err != nil {
 		return fmt.Errorf("load registrations: %w", err)
@@ -409,8 +411,8 @@ func gatherRegistrations(ctx context.Context, db bun.IDB, sc *exportScope, out *
 	for i, in := range insts {
 		ids[i] = in.ID
 	}
-	var data []ProcessData
-	if err := db.NewSelect().Model(&data).Where("instance_id IN (?) AND data_key = ?", bun.List(ids), DataAnswer).OrderExpr("id").Scan(ctx); err != nil {
+	var data []engine.ProcessData
+	if err := db.NewSelect().Model(&data).Where("instance_id IN (?) AND data_key = ?", bun.List(ids), engine.DataAnswer).OrderExpr("id").Scan(ctx); err != nil {
 		return fmt.Errorf("load answers: %w", err)
 	}
 	var archives []archiveRow
@@ -423,13 +425,13 @@ func gatherRegistrations(ctx context.Context, db bun.IDB, sc *exportScope, out *
 		if a.Data == nil {
 			continue
 		}
-		var kept []archivedAnswer
+		var kept []engine.ArchivedAnswer
 		if err := json.Unmarshal([]byte(*a.Data), &kept); err != nil {
 			return fmt.Errorf("archive of %d: %w", a.InstanceID, err)
 		}
 		for _, k := range kept {
-			if k.Key == DataAnswer {
-				data = append(data, ProcessData{InstanceID: a.InstanceID, StepID: k.StepID, PersonID: k.PersonID, DataKey: k.Key, DataValue: k.Value})
+			if k.Key == engine.DataAnswer {
+				data = append(data, engine.ProcessData{InstanceID: a.InstanceID, StepID: k.StepID, PersonID: k.PersonID, DataKey: k.Key, DataValue: k.Value})
 			}
 		}
 	}
@@ -458,7 +460,7 @@ func gatherRegistrations(ctx context.Context, db bun.IDB, sc *exportScope, out *
 		}
 		name, ok := periods[in.RelatedEntityID]
 		if !ok {
-			p, err := loadPeriod(ctx, db, in.RelatedEntityID)
+			p, err := engine.LoadPeriod(ctx, db, in.RelatedEntityID)
 			if err != nil {
 				return err
 			}
@@ -494,7 +496,7 @@ type archiveRow struct {
 // stepLabels are a step's question and choice labels, per language.
 type stepLabels struct {
 	name, text string
-	texts      stepTexts
+	texts      engine.StepTexts
 	options    map[string]string
 }
 
@@ -529,17 +531,17 @@ func labelsOf(ctx context.Context, db bun.IDB, cache map[int64]stepLabels, stepI
 	if l, ok := cache[stepID]; ok {
 		return l, nil
 	}
-	var st ProcessStep
+	var st engine.ProcessStep
 	if err := db.NewSelect().Model(&st).Where("?TableAlias.id = ?", stepID).Relation("Options").Scan(ctx); err != nil {
-		return stepLabels{}, NotFoundOr(err, "step")
+		return stepLabels{}, engine.NotFoundOr(err, "step")
 	}
-	texts, err := parseTexts(st.Texts)
+	texts, err := engine.ParseTexts(st.Texts)
 	if err != nil {
 		return stepLabels{}, fmt.Errorf("step %d texts: %w", stepID, err)
 	}
 	l := stepLabels{name: st.Name, text: st.QuestionText, texts: texts, options: map[string]string{}}
 	for _, o := range st.Options {
-		if o.Kind == OptionChoice {
+		if o.Kind == engine.OptionChoice {
 			l.options[o.Value] = o.Label
 		}
 	}
@@ -552,11 +554,11 @@ func gatherMemberships(ctx context.Context, db bun.IDB, sc *exportScope, out *Pe
 		return nil
 	}
 	var rows []struct {
-		Membership
-		TypeName    string `bun:"type_name"`
-		TypeTexts   Texts  `bun:"type_texts"`
-		PeriodName  string `bun:"period_name"`
-		PeriodTexts Texts  `bun:"period_texts"`
+		engine.Membership
+		TypeName    string       `bun:"type_name"`
+		TypeTexts   engine.Texts `bun:"type_texts"`
+		PeriodName  string       `bun:"period_name"`
+		PeriodTexts engine.Texts `bun:"period_texts"`
 	}
 	if err := db.NewSelect().TableExpr("memberships AS m").ColumnExpr("m.*").
 		ColumnExpr("t.name AS type_name, t.name_texts AS type_texts, p.name AS period_name, p.name_texts AS period_texts").
@@ -576,7 +578,7 @@ func gatherOrders(ctx context.Context, db bun.IDB, sc *exportScope, out *Persona
 	if len(sc.instanceIDs) == 0 {
 		return nil
 	}
-	var orders []Order
+	var orders []engine.Order
 	if err := db.NewSelect().Model(&orders).Relation("Lines", func(q *bun.SelectQuery) *bun.SelectQuery { return q.Order("line_no") }).
 		Where("?TableAlias.organisation_id = ? AND ?TableAlias.process_instance_id IN (?)", sc.org.ID, bun.List(sc.instanceIDs)).
 		OrderExpr("?TableAlias.id").Scan(ctx); err != nil {
@@ -600,7 +602,7 @@ func gatherOrders(ctx context.Context, db bun.IDB, sc *exportScope, out *Persona
 		if !mine {
 			continue
 		}
-		var pays []Payment
+		var pays []engine.Payment
 		if err := db.NewSelect().Model(&pays).Where("order_id = ?", o.ID).OrderExpr("id").Scan(ctx); err != nil {
 			return fmt.Errorf("load payments: %w", err)
 		}
@@ -619,7 +621,7 @@ func gatherBankCredits(ctx context.Context, db bun.IDB, sc *exportScope, out *Pe
 	if len(sc.references) == 0 {
 		return nil
 	}
-	var credits []BankCredit
+	var credits []engine.BankCredit
 	if err := db.NewSelect().Model(&credits).Where("payment_reference IN (?)", bun.List(sc.references)).OrderExpr("id").Scan(ctx); err != nil {
 		return fmt.Errorf("load bank credits: %w", err)
 	}
@@ -635,18 +637,18 @@ func gatherBankCredits(ctx context.Context, db bun.IDB, sc *exportScope, out *Pe
 // or its household; the outbox has no organisation column, so the ids,
 // not the address, decide (another club's message to the same address is
 // not this club's data).
-func scopeMessages(ctx context.Context, db bun.IDB, sc *exportScope) ([]OutboxMessage, error) {
+func scopeMessages(ctx context.Context, db bun.IDB, sc *exportScope) ([]engine.OutboxMessage, error) {
 	if len(sc.emails) == 0 && len(sc.userKeys) == 0 {
 		return nil, nil
 	}
-	var candidates []OutboxMessage
+	var candidates []engine.OutboxMessage
 	q := db.NewSelect().Model(&candidates)
 	q = q.WhereGroup(" AND ", func(w *bun.SelectQuery) *bun.SelectQuery {
 		for _, e := range sc.emails {
-			w = w.WhereOr(foldSQL(db, "recipient")+" LIKE ?"+likeEscape, containsPattern(e))
+			w = w.WhereOr(engine.FoldSQL(db, "recipient")+" LIKE ?"+engine.LikeEscape, engine.ContainsPattern(e))
 		}
 		for _, k := range sc.userKeys {
-			w = w.WhereOr("payload LIKE ?"+likeEscape, containsPattern(strconv.Quote(k)))
+			w = w.WhereOr("payload LIKE ?"+engine.LikeEscape, engine.ContainsPattern(strconv.Quote(k)))
 		}
 		return w
 	})
@@ -655,18 +657,18 @@ func scopeMessages(ctx context.Context, db bun.IDB, sc *exportScope) ([]OutboxMe
 	}
 	var invitations []int64
 	if len(sc.userKeys) > 0 {
-		if err := db.NewSelect().Model((*Invitation)(nil)).Column("id").Where("organisation_id = ? AND user_key IN (?)", sc.org.ID, bun.List(sc.userKeys)).
+		if err := db.NewSelect().Model((*engine.Invitation)(nil)).Column("id").Where("organisation_id = ? AND user_key IN (?)", sc.org.ID, bun.List(sc.userKeys)).
 			Scan(ctx, &invitations); err != nil {
 			return nil, fmt.Errorf("load invitations: %w", err)
 		}
 	}
 	var memberships []int64
 	if len(sc.personIDs) > 0 {
-		if err := db.NewSelect().Model((*Membership)(nil)).Column("id").Where("person_id IN (?)", bun.List(sc.personIDs)).Scan(ctx, &memberships); err != nil {
+		if err := db.NewSelect().Model((*engine.Membership)(nil)).Column("id").Where("person_id IN (?)", bun.List(sc.personIDs)).Scan(ctx, &memberships); err != nil {
 			return nil, fmt.Errorf("load memberships: %w", err)
 		}
 	}
-	var out []OutboxMessage
+	var out []engine.OutboxMessage
 	for _, m := range candidates {
 		var p struct {
 			OrderID        int64   `json:"orderId"`
@@ -708,7 +710,7 @@ func gatherOptOuts(ctx context.Context, db bun.IDB, sc *exportScope, out *Person
 	if len(sc.emails) == 0 {
 		return nil
 	}
-	var rows []messageOptOut
+	var rows []engine.MessageOptOut
 	if err := db.NewSelect().Model(&rows).Where("organisation_id = ? AND address IN (?)", sc.org.ID, bun.List(sc.emails)).
 		OrderExpr("address, category").Scan(ctx); err != nil {
 		return fmt.Errorf("load opt-outs: %w", err)
@@ -723,7 +725,7 @@ func gatherInvitations(ctx context.Context, db bun.IDB, sc *exportScope, out *Pe
 	if len(sc.userKeys) == 0 {
 		return nil
 	}
-	var rows []Invitation
+	var rows []engine.Invitation
 	if err := db.NewSelect().Model(&rows).Where("organisation_id = ? AND user_key IN (?)", sc.org.ID, bun.List(sc.userKeys)).
 		OrderExpr("id").Scan(ctx); err != nil {
 		return fmt.Errorf("load invitations: %w", err)
@@ -740,7 +742,7 @@ func gatherMandates(ctx context.Context, db bun.IDB, sc *exportScope, out *Perso
 	if len(sc.userKeys) == 0 {
 		return nil
 	}
-	var rows []DebitMandate
+	var rows []engine.DebitMandate
 	if err := db.NewSelect().Model(&rows).Where("organisation_id = ? AND user_key IN (?)", sc.org.ID, bun.List(sc.userKeys)).
 		OrderExpr("id").Scan(ctx); err != nil {
 		return fmt.Errorf("load mandates: %w", err)
@@ -792,5 +794,15 @@ func gatherRequests(ctx context.Context, db bun.IDB, sc *exportScope, out *Perso
 	if out.Requests == nil {
 		out.Requests = []DataRequest{}
 	}
+	return nil
+}
+
+// gatherConsents is the export's consents: those of its persons.
+func gatherConsents(ctx context.Context, db bun.IDB, sc *exportScope, out *PersonalData) error {
+	consents, err := engine.PersonConsents(ctx, db, sc.org.ID, sc.personIDs)
+	if err != nil {
+		return err
+	}
+	out.Consents = append(out.Consents, consents...)
 	return nil
 }

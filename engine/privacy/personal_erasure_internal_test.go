@@ -1,8 +1,10 @@
-package engine
+package privacy
 
 import (
 	"testing"
 	"time"
+
+	"portal/engine"
 )
 
 // TestCoarseBirthDateKeepsEveryAge: the erased birth date gives the same
@@ -22,8 +24,8 @@ func TestCoarseBirthDateKeepsEveryAge(t *testing.T) {
 			t.Fatalf("%s became %s: another year", day.Format(time.DateOnly), c.Format(time.DateOnly))
 		}
 		for _, s := range starts {
-			if AgeAt(c, s) != AgeAt(day, s) {
-				t.Fatalf("%s became %s: age on %s %d, want %d", day.Format(time.DateOnly), c.Format(time.DateOnly), s.Format(time.DateOnly), AgeAt(c, s), AgeAt(day, s))
+			if engine.AgeAt(c, s) != engine.AgeAt(day, s) {
+				t.Fatalf("%s became %s: age on %s %d, want %d", day.Format(time.DateOnly), c.Format(time.DateOnly), s.Format(time.DateOnly), engine.AgeAt(c, s), engine.AgeAt(day, s))
 			}
 		}
 	}
