@@ -356,14 +356,19 @@ func (s *Service) creditPaymentReference(ctx context.Context, orgID int64, named
 	if orgID == 0 {
 		return "", Errorf(CodeInvalid, "name the payment reference (RF…) of the registration the credit pays")
 	}
-	inst, err := s.RegistrationDetail(ctx, orgID, id)
-	if err != nil {
-		return "", err
+	var inst ProcessInstance
+	if err := s.db.NewSelect().Model(&inst).Column("id").Where("id = ? AND organisation_id = ?", id, orgID).Scan(ctx); err != nil {
+		return "", NotFoundOr(err, "registration")
 	}
-	if inst.Order == nil {
+	var orders []Order // its latest order, as the registration's page shows it
+	if err := s.db.NewSelect().Model(&orders).Column("pay_reference").Where("process_instance_id = ?", inst.ID).
+		OrderExpr("id DESC").Limit(1).Scan(ctx); err != nil {
+		return "", fmt.Errorf("load order: %w", err)
+	}
+	if len(orders) == 0 {
 		return "", Errorf(CodeConflict, "Registration %d has no order to pay.", id)
 	}
-	return inst.Order.PayReference, nil
+	return orders[0].PayReference, nil
 }
 
 // paymentByReferenceOrRF is the bank-transfer attempt a capture settled

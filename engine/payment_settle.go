@@ -481,3 +481,17 @@ func (s *Service) activate(ctx context.Context, tx bun.Tx, order *Order, now tim
 		Recipient: recipient, Payload: string(payload), CreatedAt: now}
 	return QueueMessage(ctx, tx, msg)
 }
+
+// auditConfirmation writes a payment confirmed by staff (a bank transfer
+// captured on the staff pages) to the audit log, in the transaction that
+// records it.
+func (s *Service) auditConfirmation(ctx context.Context, tx bun.IDB, actor Actor, p *Payment, order *Order, ev *PaymentEvent) error {
+	instance := order.ProcessInstanceID
+	after := map[string]any{"reference": p.Reference, "event": ev.EventType, "outcome": ev.Outcome, "note": ev.Note}
+	if ev.AmountMinor != nil && ev.Currency != nil {
+		after["amount"] = FormatMoney(*ev.AmountMinor, *ev.Currency)
+	}
+	return s.Audit(ctx, tx, actor, AuditEntry{OrganisationID: order.OrganisationID, Action: "payment.capture",
+		TargetType: "registration", TargetID: fmt.Sprint(instance), InstanceID: &instance,
+		Before: map[string]any{"payment": string(p.Status), "order": string(order.Status)}, After: after})
+}

@@ -155,20 +155,6 @@ func (s *Service) attentionQuery(ctx context.Context, sel *bun.SelectQuery, q At
 	})
 }
 
-// auditConfirmation writes a payment confirmed by staff (a bank transfer
-// captured on the staff pages) to the audit log, in the transaction that
-// records it.
-func (s *Service) auditConfirmation(ctx context.Context, tx bun.IDB, actor Actor, p *Payment, order *Order, ev *PaymentEvent) error {
-	instance := order.ProcessInstanceID
-	after := map[string]any{"reference": p.Reference, "event": ev.EventType, "outcome": ev.Outcome, "note": ev.Note}
-	if ev.AmountMinor != nil && ev.Currency != nil {
-		after["amount"] = FormatMoney(*ev.AmountMinor, *ev.Currency)
-	}
-	return s.Audit(ctx, tx, actor, AuditEntry{OrganisationID: order.OrganisationID, Action: "payment.capture",
-		TargetType: "registration", TargetID: fmt.Sprint(instance), InstanceID: &instance,
-		Before: map[string]any{"payment": string(p.Status), "order": string(order.Status)}, After: after})
-}
-
 // returnCodesOf are the reason codes of the returned debits of pays, by
 // payment id.
 func returnCodesOf(ctx context.Context, db bun.IDB, pays []Payment) (map[int64]string, error) {
