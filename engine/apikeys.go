@@ -68,7 +68,7 @@ func (s *Service) createAPIKey(ctx context.Context, actor *Actor, orgID int64, n
 	defer ClassifyUnavailable(&err)
 	name = strings.TrimSpace(name)
 	var fields []FieldError
-	if name == "" || !printable(name, 100) {
+	if name == "" || !Printable(name, 100) {
 		fields = append(fields, FieldError{Field: "name", Message: "must be 1 to 100 printable characters"})
 	}
 	if scope != ScopeRead && scope != ScopeWrite {
@@ -165,7 +165,7 @@ func (s *Service) AuthenticateAPIKey(ctx context.Context, key string) (k *APIKey
 	now := s.Clock()
 	if k.LastUsedAt == nil || now.Sub(*k.LastUsedAt) > apiKeyTouchEvery {
 		if _, err := s.db.NewUpdate().Model((*APIKey)(nil)).Set("last_used_at = ?", now).Where("id = ?", k.ID).Exec(ctx); err != nil {
-			s.log.Warn("api key: last use not recorded", "key", k.ID, "err", err)
+			s.Log.Warn("api key: last use not recorded", "key", k.ID, "err", err)
 		}
 	}
 	return k, nil

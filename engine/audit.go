@@ -65,10 +65,10 @@ type AuditRecord struct {
 // calls it inside the transaction that makes its change, so a change is
 // never without its entry, nor an entry without its change.
 func (s *Service) Audit(ctx context.Context, tx bun.IDB, actor Actor, e AuditEntry) error {
-	return s.appendAudit(ctx, tx, actor, e)
+	return s.AppendAudit(ctx, tx, actor, e)
 }
 
-func (s *Service) appendAudit(ctx context.Context, tx bun.IDB, actor Actor, e AuditEntry) error {
+func (s *Service) AppendAudit(ctx context.Context, tx bun.IDB, actor Actor, e AuditEntry) error {
 	before, err := auditJSON(e.Before)
 	if err != nil {
 		return err
@@ -243,6 +243,6 @@ func (s *Service) auditedTx(fn func(ctx context.Context, tx bun.Tx) error) func(
 		if !audited || p.unchanged {
 			return nil
 		}
-		return s.appendAudit(ctx, tx, p.actor, p.entry)
+		return s.AppendAudit(ctx, tx, p.actor, p.entry)
 	}
 }

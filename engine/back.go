@@ -66,7 +66,7 @@ func (s *Service) returnTo(ctx context.Context, userKey, processID string, from 
 			inst.CurrentStepID = &def.Steps[target-1].ID
 		}
 		inst.Status = StateRunning
-		if err := bumpVersion(ctx, tx, inst, s.Clock(), "current_step_id", "status"); err != nil {
+		if err := BumpVersion(ctx, tx, inst, s.Clock(), "current_step_id", "status"); err != nil {
 			return err
 		}
 		form, err = s.formFor(ctx, tx, inst, nil)

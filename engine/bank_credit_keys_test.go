@@ -10,6 +10,7 @@ import (
 	"portal/engine"
 	"portal/engine/banking"
 	"portal/engine/dbtest"
+	"portal/engine/staff"
 )
 
 // sampleRF is the RF reference the Finnish samples write, whose check
@@ -214,8 +215,8 @@ func TestPublicStatementSampleImported(t *testing.T) {
 		if completed != 1 || second != 1 || orderStatusOf(t, f, ps[0]) != engine.OrderPaid {
 			t.Fatalf("lines %+v", rep.Lines)
 		}
-		owed, err := f.svc.PaymentsNeedingAttention(f.ctx, engine.AttentionQuery{})
-		if err != nil || len(owed) != 1 || owed[0].Reason != engine.AttentionSecondPayment || !owed[0].RefundByHand || owed[0].Payment.AmountMinor != 1000000 {
+		owed, err := staff.Of(f.svc).PaymentsNeedingAttention(f.ctx, staff.AttentionQuery{})
+		if err != nil || len(owed) != 1 || owed[0].Reason != staff.AttentionSecondPayment || !owed[0].RefundByHand || owed[0].Payment.AmountMinor != 1000000 {
 			t.Fatalf("attention: %v %+v", err, owed)
 		}
 		before := f.state()
@@ -265,8 +266,8 @@ func TestSecondTransferByImportOwedBack(t *testing.T) {
 		if l := rep.Lines[0]; l.Outcome != banking.OutcomeSecond || !l.SecondCredit || l.Kept || l.Err != nil {
 			t.Fatalf("line %+v", l)
 		}
-		owed, err := f.svc.PaymentsNeedingAttention(f.ctx, engine.AttentionQuery{})
-		if err != nil || len(owed) != 1 || owed[0].Reason != engine.AttentionSecondPayment || owed[0].Payment.OrderID != ps[0].OrderID {
+		owed, err := staff.Of(f.svc).PaymentsNeedingAttention(f.ctx, staff.AttentionQuery{})
+		if err != nil || len(owed) != 1 || owed[0].Reason != staff.AttentionSecondPayment || owed[0].Payment.OrderID != ps[0].OrderID {
 			t.Fatalf("attention: %v %+v", err, owed)
 		}
 		if n := f.count((*engine.BankCredit)(nil), "1 = 1"); n != 0 {

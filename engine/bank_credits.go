@@ -110,7 +110,7 @@ func (s *Service) keepUnmatchedCredit(ctx context.Context, bc *BankCredit, actor
 		if bc.OrganisationID == nil {
 			return nil // the shared account's: no organisation's log to write to
 		}
-		return s.appendAudit(ctx, tx, actor, AuditEntry{OrganisationID: *bc.OrganisationID, Action: "credit.unmatched",
+		return s.AppendAudit(ctx, tx, actor, AuditEntry{OrganisationID: *bc.OrganisationID, Action: "credit.unmatched",
 			TargetType: "bank_credit", TargetID: bc.CreditID,
 			After: map[string]any{"amount": FormatMoney(bc.AmountMinor, bc.Currency), "from": bc.DebtorName, "reason": bc.Reason}})
 	})
@@ -434,5 +434,5 @@ func (s *Service) markCredit(ctx context.Context, tx bun.IDB, actor Actor, bc *B
 		inst := order.ProcessInstanceID
 		e.InstanceID = &inst
 	}
-	return s.appendAudit(ctx, tx, actor, e)
+	return s.AppendAudit(ctx, tx, actor, e)
 }

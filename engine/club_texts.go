@@ -111,7 +111,7 @@ func checkClubText(langs textLanguages, field, textsField string, base *string, 
 			bad(textsField+"."+l, "is not a language of the portal ("+strings.Join(Languages, ", ")+")")
 		case v == "":
 			delete(texts, l)
-		case !printable(v, max):
+		case !Printable(v, max):
 			bad(textsField+"."+l, fmt.Sprintf("must be 1 to %d characters", max))
 		}
 	}
@@ -122,7 +122,7 @@ func checkClubText(langs textLanguages, field, textsField string, base *string, 
 			bad(field, fmt.Sprintf("differs from %s.%s: the %s text is the default language's; give it once or the same in both", textsField, langs.def, field))
 		}
 	}
-	if *base == "" || !printable(*base, max) {
+	if *base == "" || !Printable(*base, max) {
 		bad(field, fmt.Sprintf("must be 1 to %d characters", max))
 	}
 	if len(texts) == 0 {
@@ -167,14 +167,14 @@ func (p *MembershipPeriod) Localize(lang string) {
 }
 
 // localizeRules puts every rule's label in lang.
-func localizeRules(rules []PriceRule, lang string) {
+func LocalizeRules(rules []PriceRule, lang string) {
 	for i := range rules {
 		rules[i].Localize(lang)
 	}
 }
 
 // localizeTypes puts every type's name in lang.
-func localizeTypes(types []MembershipType, lang string) {
+func LocalizeTypes(types []MembershipType, lang string) {
 	for i := range types {
 		types[i].Localize(lang)
 	}

@@ -27,7 +27,7 @@ func pricingInputs(ctx context.Context, tx bun.IDB, inst *ProcessInstance, perso
 }
 
 // quoteFor prices the selected persons with their answers.
-func (s *Service) quoteFor(ctx context.Context, tx bun.IDB, inst *ProcessInstance, def *definition, selected []Person, answers map[int64]map[int64]string, now time.Time) (Quote, []pricedPerson, error) {
+func (s *Service) quoteFor(ctx context.Context, tx bun.IDB, inst *ProcessInstance, def *definition, selected []Person, answers map[int64]map[int64]string, now time.Time) (Quote, []PricedPerson, error) {
 	types, previous, rules, err := pricingInputs(ctx, tx, inst, inst.SelectedPersons)
 	if err != nil {
 		return Quote{}, nil, err
@@ -38,11 +38,11 @@ func (s *Service) quoteFor(ctx context.Context, tx bun.IDB, inst *ProcessInstanc
 	if lang == "" {
 		lang = inst.Language
 	}
-	localizeRules(rules, lang)
-	localizeTypes(types, lang)
+	LocalizeRules(rules, lang)
+	LocalizeTypes(types, lang)
 	// Only answers on the path are priced: a skipped priced step adds nothing.
 	answers = def.routeFor(selected, inst.Period.StartDate, answers).answered(def, answers)
-	people := make([]pricedPerson, len(selected))
+	people := make([]PricedPerson, len(selected))
 	for i, p := range selected {
 		own := map[int64]string{}
 		for stepID, byPerson := range answers {
@@ -55,9 +55,9 @@ func (s *Service) quoteFor(ctx context.Context, tx bun.IDB, inst *ProcessInstanc
 		if t != nil {
 			mt = memberTypeFor(def.Steps, own, previous[p.ID], t.ID)
 		}
-		people[i] = pricedPerson{Person: p, Type: t, MemberType: mt, Answers: own}
+		people[i] = PricedPerson{Person: p, Type: t, MemberType: mt, Answers: own}
 	}
-	q, err := priceRegistration(inst.Period, def.Steps, people, rules, now)
+	q, err := PriceRegistration(inst.Period, def.Steps, people, rules, now)
 	return q, people, err
 }
 
@@ -106,7 +106,7 @@ func (s *Service) commit(ctx context.Context, tx bun.Tx, inst *ProcessInstance, 
 	for i, pp := range people {
 		personIDs[i] = pp.Person.ID
 	}
-	if err := emitEvent(ctx, tx, inst.OrganisationID, EventRegistrationCommitted, RegistrationEventData{RegistrationID: inst.ID,
+	if err := EmitEvent(ctx, tx, inst.OrganisationID, EventRegistrationCommitted, RegistrationEventData{RegistrationID: inst.ID,
 		PeriodID: inst.RelatedEntityID, UserKey: inst.UserKey, PersonIDs: personIDs, OrderID: &order.ID,
 		TotalMinor: &order.TotalMinor, Currency: order.Currency}, now); err != nil {
 		return nil, err

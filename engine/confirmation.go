@@ -51,7 +51,7 @@ func ConfirmationOrder(msg *OutboxMessage) (int64, error) {
 
 // LoadConfirmation gathers the confirmation of a paid order.
 func LoadConfirmation(ctx context.Context, db bun.IDB, orderID int64) (*Confirmation, error) {
-	order, err := loadOrder(ctx, db, orderID)
+	order, err := LoadOrder(ctx, db, orderID)
 	if err != nil {
 		return nil, err
 	}
@@ -106,7 +106,7 @@ func LoadConfirmation(ctx context.Context, db bun.IDB, orderID int64) (*Confirma
 	}
 	typeByID := map[int64]MembershipType{}
 	c.Period.Localize(c.Language)
-	localizeTypes(types, c.Language)
+	LocalizeTypes(types, c.Language)
 	for _, t := range types {
 		typeByID[t.ID] = t
 	}

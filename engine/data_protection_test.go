@@ -17,6 +17,7 @@ import (
 	"portal/engine/enginetest"
 	"portal/engine/jobs"
 	"portal/engine/privacy"
+	"portal/engine/staff"
 )
 
 // Consent records, the access log and retention (issue 30).
@@ -317,7 +318,7 @@ func TestRetentionOfAnswersMessagesAndAccessLog(t *testing.T) {
 			return m.Payload
 		}
 		archived := func() int {
-			return countRows(t, db, (*engine.ProcessArchive)(nil), "instance_id = ? AND data IS NOT NULL", form.ProcessID)
+			return countRows(t, db, (*staff.ProcessArchive)(nil), "instance_id = ? AND data IS NOT NULL", form.ProcessID)
 		}
 		day := 24 * time.Hour
 		// Inside every default retention.
@@ -335,7 +336,7 @@ func TestRetentionOfAnswersMessagesAndAccessLog(t *testing.T) {
 		if res := applyRetention(t, d.Svc, archivedAt.AddDate(0, engine.DefaultAnswerMonths, 0).Add(day)); res.Answers != 1 || archived() != 0 {
 			t.Fatalf("past the answers' retention: %+v", res)
 		}
-		if n := countRows(t, db, (*engine.ProcessArchive)(nil), "instance_id = ? AND mode = ?", form.ProcessID, engine.ArchiveRemove); n != 1 {
+		if n := countRows(t, db, (*staff.ProcessArchive)(nil), "instance_id = ? AND mode = ?", form.ProcessID, engine.ArchiveRemove); n != 1 {
 			t.Fatalf("the archive's mode is not remove")
 		}
 		// The access log: shortened to 60 days by the organisation.

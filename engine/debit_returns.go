@@ -133,7 +133,7 @@ func (s *Service) importReturns(ctx context.Context, st banking.Statement, opt S
 			continue
 		}
 		if line.Err != nil {
-			s.log.ErrorContext(ctx, "returned direct debit could not be applied", "endToEnd", r.EndToEndID, "err", line.Err)
+			s.Log.ErrorContext(ctx, "returned direct debit could not be applied", "endToEnd", r.EndToEndID, "err", line.Err)
 		}
 		rep.Returns = append(rep.Returns, line)
 	}
@@ -294,7 +294,7 @@ func (s *Service) recordReturnProblem(ctx context.Context, tx bun.Tx, st banking
 			return err
 		}
 	}
-	s.log.WarnContext(ctx, "a returned direct debit does not match its debit; nothing reversed (staff to check)",
+	s.Log.WarnContext(ctx, "a returned direct debit does not match its debit; nothing reversed (staff to check)",
 		"endToEnd", r.EndToEndID, "order", order.ID, "problem", problem)
 	if opt.Actor == nil {
 		return nil
@@ -433,7 +433,7 @@ func (s *Service) reverseOrder(ctx context.Context, tx bun.Tx, order *Order, now
 		return err
 	}
 	if !reopened {
-		s.log.WarnContext(ctx, "a returned debit's registration stays COMPLETED: the household has another open registration of the period",
+		s.Log.WarnContext(ctx, "a returned debit's registration stays COMPLETED: the household has another open registration of the period",
 			"registration", order.ProcessInstanceID, "order", order.ID)
 	}
 	return nil

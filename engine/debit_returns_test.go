@@ -14,6 +14,7 @@ import (
 	"portal/engine"
 	"portal/engine/banking"
 	"portal/engine/dbtest"
+	"portal/engine/staff"
 )
 
 // debitFixture is a club collecting by direct debit to demoIBAN, with a
@@ -308,13 +309,13 @@ func TestImportStatementTakesBackReturnedDebits(t *testing.T) {
 		}
 
 		// The treasurer sees them, with the reason.
-		attention, err := f.svc.PaymentsNeedingAttention(f.ctx, engine.AttentionQuery{OrganisationID: 1})
+		attention, err := staff.Of(f.svc).PaymentsNeedingAttention(f.ctx, staff.AttentionQuery{OrganisationID: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
 		codes := map[string]string{}
 		for _, a := range attention {
-			if a.Reason == engine.AttentionDebitReturned {
+			if a.Reason == staff.AttentionDebitReturned {
 				codes[a.Payment.Reference] = a.ReturnCode
 			}
 		}
@@ -399,11 +400,11 @@ func TestImportStatementUnknownReturnChangesNothing(t *testing.T) {
 		if n := f.count((*engine.DebitMandate)(nil), "revoked_at IS NOT NULL"); n != 0 {
 			t.Errorf("%d mandates ended", n)
 		}
-		attention, err := f.svc.PaymentsNeedingAttention(f.ctx, engine.AttentionQuery{OrganisationID: 1})
+		attention, err := staff.Of(f.svc).PaymentsNeedingAttention(f.ctx, staff.AttentionQuery{OrganisationID: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(attention) != 1 || attention[0].Reason != engine.AttentionProblem || attention[0].Payment.ID != p.ID {
+		if len(attention) != 1 || attention[0].Reason != staff.AttentionProblem || attention[0].Payment.ID != p.ID {
 			t.Errorf("attention: %+v", attention)
 		}
 		// Once recorded, the same mismatched return again is not a new problem.

@@ -160,7 +160,7 @@ func (s *Service) CollectDebits(ctx context.Context, req CollectRequest) (_ *Deb
 		// One statement for the debits; another run taking one of these
 		// orders meanwhile breaks the unique index and changes nothing.
 		if _, err := tx.NewInsert().Model(&debits).Exec(ctx); err != nil {
-			if isUniqueViolation(err) {
+			if IsUniqueViolation(err) {
 				return Errorf(CodeConflict, "another collection run took one of these orders meanwhile; look at the runs again")
 			}
 			return fmt.Errorf("store debits: %w", err)
@@ -174,7 +174,7 @@ func (s *Service) CollectDebits(ctx context.Context, req CollectRequest) (_ *Deb
 		if _, err := tx.NewUpdate().Model(run).Column("message_id", "debit_count", "total_minor", "file").WherePK().Exec(ctx); err != nil {
 			return fmt.Errorf("store collection run: %w", err)
 		}
-		return s.appendAudit(ctx, tx, req.Actor, AuditEntry{OrganisationID: run.OrganisationID, Action: "debit_run.create",
+		return s.AppendAudit(ctx, tx, req.Actor, AuditEntry{OrganisationID: run.OrganisationID, Action: "debit_run.create",
 			TargetType: "debit_run", TargetID: fmt.Sprint(run.ID),
 			After: map[string]any{"messageId": run.MessageID, "until": until.Format(time.DateOnly), "debits": run.DebitCount,
 				"total": FormatMoney(run.TotalMinor, run.Currency), "version": run.FileVersion}})
@@ -374,7 +374,7 @@ func (s *Service) CancelDebitRun(ctx context.Context, actor Actor, orgID, runID 
 			Where("run_id = ? AND status = ?", run.ID, DebitInRun).Exec(ctx); err != nil {
 			return fmt.Errorf("cancel debits: %w", err)
 		}
-		return s.appendAudit(ctx, tx, actor, AuditEntry{OrganisationID: orgID, Action: "debit_run.cancel", TargetType: "debit_run",
+		return s.AppendAudit(ctx, tx, actor, AuditEntry{OrganisationID: orgID, Action: "debit_run.cancel", TargetType: "debit_run",
 			TargetID: fmt.Sprint(run.ID), Before: map[string]any{"status": DebitRunPrepared}, After: map[string]any{"status": DebitRunCancelled}})
 	})
 	if err != nil {
@@ -440,7 +440,7 @@ func (s *Service) MarkDebitRunSent(ctx context.Context, actor Actor, orgID, runI
 		if _, err := tx.NewUpdate().Model(run).Column("status", "sent_at").WherePK().Exec(ctx); err != nil {
 			return fmt.Errorf("mark collection run sent: %w", err)
 		}
-		return s.appendAudit(ctx, tx, actor, AuditEntry{OrganisationID: orgID, Action: "debit_run.send", TargetType: "debit_run",
+		return s.AppendAudit(ctx, tx, actor, AuditEntry{OrganisationID: orgID, Action: "debit_run.send", TargetType: "debit_run",
 			TargetID: fmt.Sprint(run.ID), Before: map[string]any{"status": DebitRunPrepared},
 			After: map[string]any{"status": DebitRunSent, "debits": run.DebitCount}})
 	})

@@ -14,6 +14,7 @@ import (
 	"portal/engine"
 	"portal/engine/banking/schematest"
 	"portal/engine/dbtest"
+	"portal/engine/staff"
 )
 
 // pain008 is what the run test reads back from a collection file.
@@ -129,8 +130,8 @@ func TestCollectionRun(t *testing.T) {
 		now.Store(time.Date(2027, 3, 16, 8, 0, 0, 0, time.UTC))
 		// Fifteen days on, the order waiting for its collection needs nobody;
 		// the one whose mandate never came does.
-		attention, err := f.svc.PaymentsNeedingAttention(f.ctx, engine.AttentionQuery{OrganisationID: 1})
-		if err != nil || len(attention) != 1 || attention[0].Order.ID != unsigned.ID || attention[0].Reason != engine.AttentionPendingTooLong {
+		attention, err := staff.Of(f.svc).PaymentsNeedingAttention(f.ctx, staff.AttentionQuery{OrganisationID: 1})
+		if err != nil || len(attention) != 1 || attention[0].Order.ID != unsigned.ID || attention[0].Reason != staff.AttentionPendingTooLong {
 			t.Fatalf("payments needing attention: %+v %v", attention, err)
 		}
 		if n, err := f.svc.SettleDueDebitRuns(engine.WithOrganisation(f.ctx, 2)); err != nil || n != 0 {

@@ -410,7 +410,7 @@ func (c *definitionCache) get(ctx context.Context, db bun.IDB, id int64) (*defin
 	if ok {
 		return d.in(LanguageOf(ctx))
 	}
-	def, err := loadDefinition(ctx, db, id)
+	def, err := LoadDefinition(ctx, db, id)
 	if err != nil {
 		return nil, err
 	}

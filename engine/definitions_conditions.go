@@ -327,7 +327,7 @@ func ExportDefinition(ctx context.Context, db bun.IDB, orgID int64, key string, 
 	if err != nil {
 		return nil, err
 	}
-	def, err := loadDefinition(ctx, db, head.ID)
+	def, err := LoadDefinition(ctx, db, head.ID)
 	if err != nil {
 		return nil, err
 	}

@@ -16,7 +16,7 @@ func DemoDefinitionYAML() []byte { return demoDefinition }
 // change that rolls back after announcing itself would.
 func EmitThenRollBack(ctx context.Context, db *bun.DB, orgID int64, eventType string, now time.Time) error {
 	return InTx(ctx, db, func(ctx context.Context, tx bun.Tx) error {
-		if err := emitEvent(ctx, tx, orgID, eventType, map[string]int{"n": 1}, now); err != nil {
+		if err := EmitEvent(ctx, tx, orgID, eventType, map[string]int{"n": 1}, now); err != nil {
 			return err
 		}
 		return errors.New("the change failed after its event")
@@ -26,7 +26,7 @@ func EmitThenRollBack(ctx context.Context, db *bun.DB, orgID int64, eventType st
 // EmitAt writes and commits an event as of now.
 func EmitAt(ctx context.Context, db *bun.DB, orgID int64, eventType string, now time.Time) error {
 	return InTx(ctx, db, func(ctx context.Context, tx bun.Tx) error {
-		return emitEvent(ctx, tx, orgID, eventType, map[string]int{"n": 1}, now)
+		return EmitEvent(ctx, tx, orgID, eventType, map[string]int{"n": 1}, now)
 	})
 }
 

@@ -546,7 +546,7 @@ func (s *Service) OpenInvitation(ctx context.Context, orgID, id int64) (inv *Inv
 			if n, _ := res.RowsAffected(); n != 1 {
 				return nil // opened meanwhile in another tab: announced there
 			}
-			return emitEvent(ctx, tx, orgID, EventInvitationOpened, InvitationEventData{InvitationID: inv.ID,
+			return EmitEvent(ctx, tx, orgID, EventInvitationOpened, InvitationEventData{InvitationID: inv.ID,
 				PeriodID: inv.PeriodID, UserKey: inv.UserKey}, now)
 		})
 		if err != nil {

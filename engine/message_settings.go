@@ -195,7 +195,7 @@ func (c *MessageSettingsChange) validate(prefix string) []FieldError {
 	}
 	if c.SenderName != nil {
 		*c.SenderName = strings.TrimSpace(*c.SenderName)
-		if !printable(*c.SenderName, 100) || strings.ContainsAny(*c.SenderName, "<>\"") {
+		if !Printable(*c.SenderName, 100) || strings.ContainsAny(*c.SenderName, "<>\"") {
 			bad("senderName", "must be at most 100 printable characters, without < > or \"")
 		}
 	}
@@ -312,7 +312,7 @@ func (s *Service) storeMessageSettings(ctx context.Context, tx bun.Tx, actor *Ac
 	if actor == nil {
 		return out, nil
 	}
-	return out, s.appendAudit(ctx, tx, *actor, AuditEntry{OrganisationID: orgID, Action: "message_settings.update",
+	return out, s.AppendAudit(ctx, tx, *actor, AuditEntry{OrganisationID: orgID, Action: "message_settings.update",
 		TargetType: "organisation", TargetID: fmt.Sprint(orgID), Before: messageSettingsAuditView(before), After: messageSettingsAuditView(out)})
 }
 

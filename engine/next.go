@@ -166,7 +166,7 @@ func (s *Service) submitSelection(ctx context.Context, tx bun.Tx, inst *ProcessI
 	number := def.routeFor(selected, inst.Period.StartDate, answers).next(0)
 	first := def.Steps[number-1].ID
 	inst.SelectedPersons, inst.CurrentStepID, inst.Status = chosen, &first, StateRunning
-	if err := bumpVersion(ctx, tx, inst, now, "selected_persons", "current_step_id", "status"); err != nil {
+	if err := BumpVersion(ctx, tx, inst, now, "selected_persons", "current_step_id", "status"); err != nil {
 		return nil, err
 	}
 	if err := storeSelection(ctx, tx, inst.ID, reselect, chosen, now); err != nil {
@@ -340,7 +340,7 @@ func (s *Service) submitAnswers(ctx context.Context, tx bun.Tx, inst *ProcessIns
 	}
 	step, selected, data, all, answers := plan.step, plan.selected, plan.data, plan.all, plan.answers
 	if in.HoldCommit {
-		if err := bumpVersion(ctx, tx, inst, now, "status"); err != nil {
+		if err := BumpVersion(ctx, tx, inst, now, "status"); err != nil {
 			return nil, nil, err
 		}
 		if err := storeAnswers(ctx, tx, inst.ID, step.ID, all[step.ID] != nil, answers, now); err != nil {
@@ -350,7 +350,7 @@ func (s *Service) submitAnswers(ctx context.Context, tx bun.Tx, inst *ProcessIns
 		return questionForm(inst, def, plan.number, selected, all), nil, nil
 	}
 	inst.CurrentStepID, inst.Status = nil, StateDone
-	if err := bumpVersion(ctx, tx, inst, now, "current_step_id", "status"); err != nil {
+	if err := BumpVersion(ctx, tx, inst, now, "current_step_id", "status"); err != nil {
 		return nil, nil, err
 	}
 	if err := storeAnswers(ctx, tx, inst.ID, step.ID, all[step.ID] != nil, answers, now); err != nil {

@@ -67,7 +67,7 @@ func (s *Service) orgBase(ctx context.Context, db bun.IDB, orgID int64) string {
 	}
 	base, err := OrganisationAddress(ctx, db, s.publicURL, orgID)
 	if err != nil {
-		s.log.WarnContext(ctx, "organisation address unavailable; payment links use the portal's address", "organisation", orgID, "err", err)
+		s.Log.WarnContext(ctx, "organisation address unavailable; payment links use the portal's address", "organisation", orgID, "err", err)
 		return ""
 	}
 	return base

@@ -73,7 +73,7 @@ func (s *Service) auditMembershipType(ctx context.Context, tx bun.IDB, actor *Ac
 		}
 		return map[string]any{"code": t.Code, "name": t.Name, "nameTexts": t.NameTexts, "minAge": t.MinAge, "maxAge": t.MaxAge}
 	}
-	return s.appendAudit(ctx, tx, *actor, AuditEntry{OrganisationID: orgID, Action: action, TargetType: "membership_type",
+	return s.AppendAudit(ctx, tx, *actor, AuditEntry{OrganisationID: orgID, Action: action, TargetType: "membership_type",
 		TargetID: fmt.Sprint(id), Before: view(before), After: view(after)})
 }
 
@@ -100,7 +100,7 @@ func checkMembershipType(t *MembershipType, langs textLanguages) error {
 }
 
 func membershipTypeStoreError(err error) error {
-	if isUniqueViolation(err) {
+	if IsUniqueViolation(err) {
 		return &Error{Code: CodeConflict, Message: "The organisation already has a membership type with this code.",
 			Fields: []FieldError{{Field: "code", Message: "already used"}}, Err: err}
 	}
@@ -304,12 +304,12 @@ func (s *Service) createPeriod(ctx context.Context, actor *Actor, orgID int64, i
 // UpdatePeriod changes a period of the organisation (open or close it,
 // rename it, move its dates), in one transaction.
 func (s *Service) UpdatePeriod(ctx context.Context, orgID, id int64, in PeriodInput) (p *MembershipPeriod, err error) {
-	return s.updatePeriod(ctx, nil, orgID, id, in)
+	return s.UpdatePeriodBy(ctx, nil, orgID, id, in)
 }
 
 // updatePeriod is UpdatePeriod, audited in its transaction when actor is
 // set (the staff pages).
-func (s *Service) updatePeriod(ctx context.Context, actor *Actor, orgID, id int64, in PeriodInput) (p *MembershipPeriod, err error) {
+func (s *Service) UpdatePeriodBy(ctx context.Context, actor *Actor, orgID, id int64, in PeriodInput) (p *MembershipPeriod, err error) {
 	defer ClassifyUnavailable(&err)
 	err = InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		p = new(MembershipPeriod)

@@ -238,7 +238,7 @@ func (c *OrganisationChange) validate() error {
 	if c.InvitationExpiryDays != nil && (*c.InvitationExpiryDays < 0 || *c.InvitationExpiryDays > maxInvitationDays()) {
 		bad("invitationExpiryDays", fmt.Sprintf("must be a number of days from 1 to %d, or 0 for the default (30)", maxInvitationDays()))
 	}
-	if c.RegistrationSystemID != nil && !printable(*c.RegistrationSystemID, 100) {
+	if c.RegistrationSystemID != nil && !Printable(*c.RegistrationSystemID, 100) {
 		bad("registrationSystemId", "must be at most 100 printable characters")
 	}
 	if len(fields) > 0 {
@@ -278,12 +278,12 @@ func (s *Service) CreateOrganisation(ctx context.Context, c OrganisationChange) 
 // transaction: a hostname or slug taken by another organisation is a
 // conflict and changes nothing.
 func (s *Service) UpdateOrganisation(ctx context.Context, id int64, c OrganisationChange) (org *Organisation, err error) {
-	return s.updateOrganisation(ctx, nil, id, c)
+	return s.UpdateOrganisationBy(ctx, nil, id, c)
 }
 
 // updateOrganisation is UpdateOrganisation, audited in its transaction
 // when actor is set (the staff pages).
-func (s *Service) updateOrganisation(ctx context.Context, actor *Actor, id int64, c OrganisationChange) (org *Organisation, err error) {
+func (s *Service) UpdateOrganisationBy(ctx context.Context, actor *Actor, id int64, c OrganisationChange) (org *Organisation, err error) {
 	defer ClassifyUnavailable(&err)
 	if !InScope(ctx, id) {
 		return nil, Errorf(CodeNotFound, "organisation not found")
@@ -392,7 +392,7 @@ func applyOrganisationChange(ctx context.Context, tx bun.Tx, id int64, c Organis
 		rows = append(rows, OrganisationHost{Hostname: h, OrganisationID: id})
 	}
 	if _, err := tx.NewInsert().Model(&rows).Exec(ctx); err != nil {
-		if isUniqueViolation(err) {
+		if IsUniqueViolation(err) {
 			return &Error{Code: CodeConflict, Message: "A hostname is already used by another organisation.",
 				Fields: []FieldError{{Field: "hostnames", Message: "already used by another organisation"}}, Err: err}
 		}
@@ -402,7 +402,7 @@ func applyOrganisationChange(ctx context.Context, tx bun.Tx, id int64, c Organis
 }
 
 func orgConflictOr(err error) error {
-	if isUniqueViolation(err) {
+	if IsUniqueViolation(err) {
 		return &Error{Code: CodeConflict, Message: "The slug is already used by another organisation.",
 			Fields: []FieldError{{Field: "slug", Message: "already used by another organisation"}}, Err: err}
 	}
@@ -410,7 +410,7 @@ func orgConflictOr(err error) error {
 }
 
 // printable reports whether s has at most max runes, none a control character.
-func printable(s string, max int) bool {
+func Printable(s string, max int) bool {
 	n := 0
 	for _, r := range s {
 		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {

@@ -59,7 +59,7 @@ func WithRetiredPaymentProviders(retired func(organisationID int64) []PaymentPro
 // An attempt of no account (made before accounts were recorded, or by a
 // provider without accounts) goes to the organisation's provider of its
 // name, as does one whose credentials are no longer known.
-func (s *Service) providerOf(organisationID int64, p *Payment) PaymentProvider {
+func (s *Service) ProviderOf(organisationID int64, p *Payment) PaymentProvider {
 	current := s.providerForMethod(organisationID, p.Provider)
 	if current.Name() == p.Provider && accountOf(current) == p.Account {
 		return current
@@ -75,7 +75,7 @@ func (s *Service) providerOf(organisationID int64, p *Payment) PaymentProvider {
 		if s.payments != nil && s.payments.Name() == p.Provider && accountOf(s.payments) == p.Account {
 			return s.payments
 		}
-		s.log.Warn("the account that made a payment is no longer known; asking the organisation's current one",
+		s.Log.Warn("the account that made a payment is no longer known; asking the organisation's current one",
 			"reference", p.Reference, "provider", p.Provider, "account", p.Account)
 	}
 	return s.providerNamed(organisationID, p.Provider)
@@ -121,7 +121,7 @@ func (s *Service) retireStripeCredentials(ctx context.Context, tx bun.Tx, old, n
 	key, err := s.openSecret(old.OrganisationID, "stripe_secret_key", old.StripeSecretKeySealed)
 	if err != nil {
 		// Credentials no key opens cannot be used again anyway.
-		s.log.WarnContext(ctx, "earlier Stripe credentials cannot be opened; not kept", "organisation", old.OrganisationID, "err", err)
+		s.Log.WarnContext(ctx, "earlier Stripe credentials cannot be opened; not kept", "organisation", old.OrganisationID, "err", err)
 		return nil
 	}
 	// The same key and secret given again (sealed anew) retire nothing.

@@ -44,7 +44,7 @@ func defaultPaymentLinks() PaymentLinks {
 	}
 	return PaymentLinks{
 		PayLink: func(base, ref string, amount int64) string {
-			return base + "/pay/" + url.PathEscape(ref) + "?" + url.Values{"reference": {ref}, "amount": {formatMinor(amount)}}.Encode()
+			return base + "/pay/" + url.PathEscape(ref) + "?" + url.Values{"reference": {ref}, "amount": {FormatMinor(amount)}}.Encode()
 		},
 		ReturnURL: back(string(OutcomeSuccess)),
 		CancelURL: back(string(OutcomeCancelled)),
@@ -102,8 +102,8 @@ func (s *Service) checkoutFor(ctx context.Context, order *Order) (*Payment, erro
 		}
 		// Expired or about to: close it at the provider first, so that it
 		// cannot be paid beside the new one, then here.
-		if err := s.providerOf(order.OrganisationID, last).Expire(ctx, *last); err != nil {
-			s.log.WarnContext(ctx, "an expiring checkout could not be closed at the provider", "reference", last.Reference, "err", err)
+		if err := s.ProviderOf(order.OrganisationID, last).Expire(ctx, *last); err != nil {
+			s.Log.WarnContext(ctx, "an expiring checkout could not be closed at the provider", "reference", last.Reference, "err", err)
 		}
 		if _, err := cancelPayment(ctx, s.db, last.ID, now); err != nil {
 			return nil, err
@@ -141,7 +141,7 @@ func (s *Service) checkoutFor(ctx context.Context, order *Order) (*Payment, erro
 		// Another request opened an attempt for this order meanwhile (two
 		// tabs): use that one, and close ours so that only one can be paid.
 		if err := provider.Expire(ctx, *p); err != nil {
-			s.log.WarnContext(ctx, "a surplus checkout could not be closed at the provider", "reference", ref, "err", err)
+			s.Log.WarnContext(ctx, "a surplus checkout could not be closed at the provider", "reference", ref, "err", err)
 		}
 		return pendingPayment(ctx, s.db, order.ID)
 	}
@@ -155,7 +155,7 @@ func (s *Service) checkoutFor(ctx context.Context, order *Order) (*Payment, erro
 func (s *Service) startPayment(ctx context.Context, order *Order) string {
 	p, err := s.checkoutFor(ctx, order)
 	if err != nil {
-		s.log.WarnContext(ctx, "payment link could not be created; it follows later", "order", order.ID, "err", err)
+		s.Log.WarnContext(ctx, "payment link could not be created; it follows later", "order", order.ID, "err", err)
 		return ""
 	}
 	s.queueTransferRequest(ctx, order, p)
@@ -245,7 +245,7 @@ func (s *Service) RetryPayment(ctx context.Context, userKey, processID string) (
 		return nil, err
 	}
 	if _, err := s.checkoutFor(ctx, order); err != nil {
-		s.log.WarnContext(ctx, "payment link could not be created", "order", order.ID, "err", err)
+		s.Log.WarnContext(ctx, "payment link could not be created", "order", order.ID, "err", err)
 	}
 	return s.formFor(ctx, s.db, inst, nil)
 }
@@ -277,7 +277,7 @@ func (s *Service) createMissingLinks(ctx context.Context, orderID int64, limit i
 	for i := range orders {
 		o := &orders[i]
 		if _, err := s.checkoutFor(ctx, o); err != nil {
-			s.log.WarnContext(ctx, "payment link still could not be created", "order", o.ID, "err", err)
+			s.Log.WarnContext(ctx, "payment link still could not be created", "order", o.ID, "err", err)
 			continue
 		}
 		made = append(made, PaymentLinkNotice{OrderID: o.ID, UserKey: o.UserKey, PeriodID: o.PeriodID, Link: s.payLink(ctx, s.db, o)})
@@ -298,7 +298,7 @@ func (s *Service) PaymentForPage(ctx context.Context, reference string) (_ *Paym
 	if err != nil {
 		return nil, err
 	}
-	order, err := loadOrder(ctx, s.db, p.OrderID)
+	order, err := LoadOrder(ctx, s.db, p.OrderID)
 	if err != nil {
 		return nil, err
 	}

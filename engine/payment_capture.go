@@ -82,11 +82,11 @@ func (s *Service) CapturePayment(ctx context.Context, c Capture) (_ *CaptureResu
 	if c.AmountMinor <= 0 {
 		return nil, Errorf(CodeInvalid, "the amount captured must be more than zero")
 	}
-	p, err := s.bankAttempt(ctx, c.Reference)
+	p, err := s.BankAttempt(ctx, c.Reference)
 	if err != nil {
 		return nil, err
 	}
-	if c.OrganisationID != 0 && s.orgOfOrder(ctx, p.OrderID) != c.OrganisationID {
+	if c.OrganisationID != 0 && s.OrgOfOrder(ctx, p.OrderID) != c.OrganisationID {
 		return nil, Errorf(CodeNotFound, "payment not found")
 	}
 	currency := strings.ToUpper(strings.TrimSpace(c.Currency))
@@ -101,7 +101,7 @@ func (s *Service) CapturePayment(ctx context.Context, c Capture) (_ *CaptureResu
 		booked = s.Clock()
 	}
 	rf := banking.Reference(*p.ProviderID)
-	orgID := s.orgOfOrder(ctx, p.OrderID)
+	orgID := s.OrgOfOrder(ctx, p.OrderID)
 	var id string
 	switch {
 	case c.eventID != "":
@@ -132,7 +132,7 @@ func (s *Service) CapturePayment(ctx context.Context, c Capture) (_ *CaptureResu
 		// The order was paid already: nothing to add up, the money is
 		// owed back (res.Stale), whatever its amount.
 		if !res.Replayed {
-			s.log.WarnContext(ctx, "a second bank credit for an order already paid; it is owed back to the member",
+			s.Log.WarnContext(ctx, "a second bank credit for an order already paid; it is owed back to the member",
 				"rf", string(rf), "credit", res.CreditReference, "amount", FormatMoney(c.AmountMinor, currency))
 		}
 		return out, nil
@@ -156,7 +156,7 @@ func (s *Service) CapturePayment(ctx context.Context, c Capture) (_ *CaptureResu
 		out.Problem = "excess"
 	}
 	if out.Problem != "" {
-		s.log.WarnContext(ctx, "bank transfer captured with a problem; the registration is not completed",
+		s.Log.WarnContext(ctx, "bank transfer captured with a problem; the registration is not completed",
 			"rf", string(rf), "problem", out.Problem, "paid", FormatMoney(out.CapturedMinor, currency), "expected", FormatMoney(p.AmountMinor, p.Currency))
 	}
 	return out, nil
@@ -164,8 +164,8 @@ func (s *Service) CapturePayment(ctx context.Context, c Capture) (_ *CaptureResu
 
 // orgOfOrder is an order's organisation (0 when it cannot be read: the
 // default provider then).
-func (s *Service) orgOfOrder(ctx context.Context, orderID int64) int64 {
-	o, err := loadOrder(ctx, s.db, orderID)
+func (s *Service) OrgOfOrder(ctx context.Context, orderID int64) int64 {
+	o, err := LoadOrder(ctx, s.db, orderID)
 	if err != nil {
 		return 0
 	}
@@ -176,7 +176,7 @@ func (s *Service) orgOfOrder(ctx context.Context, orderID int64) int64 {
 // newest attempt with that RF reference (an order's attempts share it),
 // the newest attempt of an order by its payment reference, or an attempt
 // by its own reference.
-func (s *Service) bankAttempt(ctx context.Context, reference string) (*Payment, error) {
+func (s *Service) BankAttempt(ctx context.Context, reference string) (*Payment, error) {
 	ref := strings.TrimSpace(reference)
 	var p *Payment
 	switch {
@@ -211,7 +211,7 @@ func (s *Service) bankAttempt(ctx context.Context, reference string) (*Payment, 
 			return nil, err
 		}
 	}
-	if !InScope(ctx, s.orgOfOrder(ctx, p.OrderID)) { // another organisation's payment reads as none (organisations.go)
+	if !InScope(ctx, s.OrgOfOrder(ctx, p.OrderID)) { // another organisation's payment reads as none (organisations.go)
 		return nil, Errorf(CodeNotFound, "payment not found")
 	}
 	if p.Provider != BankTransferProvider || p.ProviderID == nil {
@@ -395,7 +395,7 @@ func (s *Service) ImportStatement(ctx context.Context, st banking.Statement, opt
 					actor = *opt.Actor
 				}
 				if line.Kept, line.Err = s.keepUnmatchedCredit(ctx, s.storedCredit(st, opt, line), actor); line.Err != nil {
-					s.log.ErrorContext(ctx, "unmatched statement credit could not be kept", "credit", pr.Credit.ID, "err", line.Err)
+					s.Log.ErrorContext(ctx, "unmatched statement credit could not be kept", "credit", pr.Credit.ID, "err", line.Err)
 				}
 			}
 			rep.Lines = append(rep.Lines, line)
@@ -425,7 +425,7 @@ func (s *Service) ImportStatement(ctx context.Context, st banking.Statement, opt
 			Actor:   opt.Actor, OrganisationID: opt.Organisation})
 		if err != nil {
 			line.Err = err
-			s.log.ErrorContext(ctx, "statement credit could not be captured", "credit", pr.Credit.ID, "err", err)
+			s.Log.ErrorContext(ctx, "statement credit could not be captured", "credit", pr.Credit.ID, "err", err)
 		} else {
 			// A credit on a payment that already has a problem is recorded too
 			// (its event is stored), though it changes nothing more.

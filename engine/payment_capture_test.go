@@ -14,6 +14,7 @@ import (
 	"portal/engine/banking"
 	"portal/engine/banktransfer"
 	"portal/engine/dbtest"
+	"portal/engine/staff"
 )
 
 // demoIBAN is the account of engine/banking's statement fixtures.
@@ -177,13 +178,13 @@ func TestBankTransferCommitAndCapture(t *testing.T) {
 		if c := credits[0]; c.Status != engine.PaymentSucceeded || c.AmountMinor != total || c.RefundStatus != engine.RefundDue || !c.RefundManual || deref(c.ProviderID) != string(rf) {
 			t.Fatalf("the credit %+v: want succeeded, owed back by hand", c)
 		}
-		attention, err := f.svc.PaymentsNeedingAttention(f.ctx, engine.AttentionQuery{})
+		attention, err := staff.Of(f.svc).PaymentsNeedingAttention(f.ctx, staff.AttentionQuery{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		listed := false
 		for _, a := range attention {
-			listed = listed || a.Payment.Reference == credit && a.Reason == engine.AttentionSecondPayment && a.RefundByHand
+			listed = listed || a.Payment.Reference == credit && a.Reason == staff.AttentionSecondPayment && a.RefundByHand
 		}
 		if !listed {
 			t.Fatalf("the second credit is not listed as owed back by hand: %+v", attention)
@@ -330,13 +331,13 @@ func TestImportStatementFixture(t *testing.T) {
 		}
 
 		// The second payment is owed back, listed for staff.
-		owed, err := f.svc.PaymentsNeedingAttention(f.ctx, engine.AttentionQuery{})
+		owed, err := staff.Of(f.svc).PaymentsNeedingAttention(f.ctx, staff.AttentionQuery{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		seconds := 0
 		for _, a := range owed {
-			if a.Reason == engine.AttentionSecondPayment && a.RefundByHand && a.Payment.AmountMinor == 18450 {
+			if a.Reason == staff.AttentionSecondPayment && a.RefundByHand && a.Payment.AmountMinor == 18450 {
 				seconds++
 			}
 		}

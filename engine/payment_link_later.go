@@ -120,11 +120,11 @@ func (s *Service) SchedulePayments(r *jobs.Runner, now func() time.Time) {
 		if n, err := QueueMissingPaymentLinks(ctx, s.db, now()); err != nil {
 			return err
 		} else if n > 0 {
-			s.log.InfoContext(ctx, "queued payment links made after the commit", "count", n)
+			s.Log.InfoContext(ctx, "queued payment links made after the commit", "count", n)
 		}
 		rep, err := s.ReconcilePayments(ctx, s.reconcileAfter, 100)
 		if rep.Checked+rep.Refunded > 0 {
-			s.log.InfoContext(ctx, "reconciled payments", "checked", rep.Checked, "settled", rep.Settled, "refunded", rep.Refunded)
+			s.Log.InfoContext(ctx, "reconciled payments", "checked", rep.Checked, "settled", rep.Settled, "refunded", rep.Refunded)
 		}
 		return err
 	})
@@ -135,7 +135,7 @@ func (s *Service) SchedulePayments(r *jobs.Runner, now func() time.Time) {
 	r.Handle(KindSettleDueDebitRuns, func(ctx context.Context, j *jobs.Job) error {
 		n, err := s.SettleDueDebitRuns(JobScope(ctx, j))
 		if n > 0 {
-			s.log.InfoContext(ctx, "collection runs past their due date marked sent", "count", n)
+			s.Log.InfoContext(ctx, "collection runs past their due date marked sent", "count", n)
 		}
 		return err
 	})

@@ -137,8 +137,8 @@ func (s *Service) ChoosePaymentMethod(ctx context.Context, orderReference, metho
 			return nil, err
 		}
 		if last != nil && last.Status == PaymentPending && last.Provider != s.providerForMethod(order.OrganisationID, stored).Name() {
-			if err := s.providerOf(order.OrganisationID, last).Expire(ctx, *last); err != nil {
-				s.log.WarnContext(ctx, "a checkout of the method left could not be closed at the provider", "reference", last.Reference, "err", err)
+			if err := s.ProviderOf(order.OrganisationID, last).Expire(ctx, *last); err != nil {
+				s.Log.WarnContext(ctx, "a checkout of the method left could not be closed at the provider", "reference", last.Reference, "err", err)
 			}
 			if _, err := cancelPayment(ctx, s.db, last.ID, s.Clock()); err != nil {
 				return nil, err

@@ -154,7 +154,7 @@ func NewReference(prefix string) string {
 }
 
 // formatMinor writes minor units as a decimal amount with two places.
-func formatMinor(minor int64) string {
+func FormatMinor(minor int64) string {
 	sign := ""
 	if minor < 0 {
 		sign, minor = "-", -minor
@@ -164,7 +164,7 @@ func formatMinor(minor int64) string {
 
 // FormatAmount writes minor units as a decimal amount with two places, as
 // the pay link's amount parameter carries it (for example "184.50").
-func FormatAmount(minor int64) string { return formatMinor(minor) }
+func FormatAmount(minor int64) string { return FormatMinor(minor) }
 
 // ParseAmount reads a decimal amount with at most two places into minor units.
 func ParseAmount(s string) (int64, error) {
@@ -187,4 +187,4 @@ func ParseAmount(s string) (int64, error) {
 }
 
 // FormatMoney renders an amount for people, for example "EUR 12.50".
-func FormatMoney(minor int64, currency string) string { return currency + " " + formatMinor(minor) }
+func FormatMoney(minor int64, currency string) string { return currency + " " + FormatMinor(minor) }

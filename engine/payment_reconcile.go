@@ -45,14 +45,14 @@ func (s *Service) reconcile(ctx context.Context, orderID int64, olderThan time.D
 	}
 	for i := range pending {
 		p := &pending[i]
-		order, err := loadOrder(ctx, s.db, p.OrderID)
+		order, err := LoadOrder(ctx, s.db, p.OrderID)
 		if err != nil {
 			return rep, err
 		}
 		rep.Checked++
-		res, err := s.refreshPayment(ctx, s.providerOf(order.OrganisationID, p), p)
+		res, err := s.refreshPayment(ctx, s.ProviderOf(order.OrganisationID, p), p)
 		if err != nil {
-			s.log.WarnContext(ctx, "reconciliation: payment could not be settled", "reference", p.Reference, "err", err)
+			s.Log.WarnContext(ctx, "reconciliation: payment could not be settled", "reference", p.Reference, "err", err)
 			continue
 		}
 		if !res.Replayed {
@@ -82,11 +82,11 @@ func (s *Service) reconcileRegistration(ctx context.Context, userKey string, per
 	order, err := unpaidOrderOf(ctx, s.db, userKey, periodID)
 	if err != nil || order == nil {
 		if err != nil {
-			s.log.WarnContext(ctx, "reconciliation on load: order could not be loaded", "err", err)
+			s.Log.WarnContext(ctx, "reconciliation on load: order could not be loaded", "err", err)
 		}
 		return
 	}
 	if _, err := s.reconcile(ctx, order.ID, s.reconcileAfter, 10); err != nil {
-		s.log.WarnContext(ctx, "reconciliation on load failed", "order", order.ID, "err", err)
+		s.Log.WarnContext(ctx, "reconciliation on load failed", "order", order.ID, "err", err)
 	}
 }

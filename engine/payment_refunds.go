@@ -24,7 +24,7 @@ import (
 const KindRefundPayment = "payment_refund"
 
 // refundJob is the payload of a KindRefundPayment job.
-type refundJob struct {
+type RefundJob struct {
 	Reference string `json:"reference"`
 }
 
@@ -41,14 +41,14 @@ func (s *Service) owe(ctx context.Context, tx bun.Tx, p *Payment, order *Order, 
 		return err
 	}
 	if p.RefundManual {
-		s.log.WarnContext(ctx, "a bank transfer arrived for an order that is not waiting for payment; staff are to transfer it back",
+		s.Log.WarnContext(ctx, "a bank transfer arrived for an order that is not waiting for payment; staff are to transfer it back",
 			"order", order.ID, "order_status", order.Status, "reference", p.Reference)
 		return nil
 	}
-	s.log.WarnContext(ctx, "payment succeeded for an order that is not waiting for payment; refunding it",
+	s.Log.WarnContext(ctx, "payment succeeded for an order that is not waiting for payment; refunding it",
 		"order", order.ID, "order_status", order.Status, "reference", p.Reference)
 	if _, err := jobs.Enqueue(ctx, tx, now, jobs.Spec{Kind: KindRefundPayment, DedupKey: "payment_refund:" + p.Reference,
-		Payload: refundJob{Reference: p.Reference}}); err != nil {
+		Payload: RefundJob{Reference: p.Reference}}); err != nil {
 		return fmt.Errorf("queue refund of %s: %w", p.Reference, err)
 	}
 	return nil
@@ -58,7 +58,7 @@ func (s *Service) owe(ctx context.Context, tx bun.Tx, p *Payment, order *Order, 
 // retried with the runner's backoff (and, past its attempts, by the
 // periodic reconciliation, which makes every refund still due).
 func (s *Service) refundJobHandler(ctx context.Context, j *jobs.Job) error {
-	var job refundJob
+	var job RefundJob
 	if err := j.Decode(&job); err != nil {
 		return jobs.Permanent(err)
 	}
@@ -80,7 +80,7 @@ func (s *Service) refundOne(ctx context.Context, p *Payment) (bool, error) {
 	if p.RefundStatus != RefundDue || p.RefundManual {
 		return false, nil
 	}
-	order, err := loadOrder(ctx, s.db, p.OrderID)
+	order, err := LoadOrder(ctx, s.db, p.OrderID)
 	if err != nil {
 		return false, err
 	}
@@ -91,14 +91,14 @@ func (s *Service) refundOne(ctx context.Context, p *Payment) (bool, error) {
 	if p.TransactionID != nil {
 		req.TransactionID = *p.TransactionID
 	}
-	id, err := s.providerOf(order.OrganisationID, p).Refund(ctx, req)
+	id, err := s.ProviderOf(order.OrganisationID, p).Refund(ctx, req)
 	if errors.Is(err, ErrManualRefund) {
 		// The provider cannot: owed by hand from now on, asked no more.
 		if _, err := s.db.NewUpdate().Model((*Payment)(nil)).Set("refund_manual = ?", true).Set("updated_at = ?", s.Clock()).
 			Where("id = ? AND refund_status = ?", p.ID, RefundDue).Exec(ctx); err != nil {
 			return false, fmt.Errorf("record manual refund of %s: %w", p.Reference, err)
 		}
-		s.log.WarnContext(ctx, "this refund is a transfer staff make; it is listed until marked paid back", "reference", p.Reference, "order", p.OrderID)
+		s.Log.WarnContext(ctx, "this refund is a transfer staff make; it is listed until marked paid back", "reference", p.Reference, "order", p.OrderID)
 		return false, nil
 	}
 	if err != nil {
@@ -109,12 +109,12 @@ func (s *Service) refundOne(ctx context.Context, p *Payment) (bool, error) {
 		if err := markRefunded(ctx, tx, p.ID, id, now); err != nil {
 			return err
 		}
-		return emitPaymentEvent(ctx, tx, EventPaymentRefunded, p, order, id, now)
+		return EmitPaymentEvent(ctx, tx, EventPaymentRefunded, p, order, id, now)
 	})
 	if err != nil {
 		return false, fmt.Errorf("refund %s made (%s) but not recorded: %w", p.Reference, id, err)
 	}
-	s.log.InfoContext(ctx, "second payment refunded", "reference", p.Reference, "order", p.OrderID, "refund", id)
+	s.Log.InfoContext(ctx, "second payment refunded", "reference", p.Reference, "order", p.OrderID, "refund", id)
 	return true, nil
 }
 
@@ -124,14 +124,14 @@ func (s *Service) refundOne(ctx context.Context, p *Payment) (bool, error) {
 func (s *Service) refundDue(ctx context.Context, orderID int64) int {
 	due, err := refundsDue(ctx, s.db, orderID, 50)
 	if err != nil {
-		s.log.ErrorContext(ctx, "refunds due could not be loaded", "err", err)
+		s.Log.ErrorContext(ctx, "refunds due could not be loaded", "err", err)
 		return 0
 	}
 	done := 0
 	for i := range due {
 		made, err := s.refundOne(ctx, &due[i])
 		if err != nil {
-			s.log.ErrorContext(ctx, "refund of a second payment failed; it is retried", "reference", due[i].Reference, "order", due[i].OrderID, "err", err)
+			s.Log.ErrorContext(ctx, "refund of a second payment failed; it is retried", "reference", due[i].Reference, "order", due[i].OrderID, "err", err)
 		}
 		if made {
 			done++
@@ -160,7 +160,7 @@ func (s *Service) markRefundPaidBack(ctx context.Context, actor *Actor, referenc
 	if err != nil {
 		return nil, err
 	}
-	if !InScope(ctx, s.orgOfOrder(ctx, p.OrderID)) {
+	if !InScope(ctx, s.OrgOfOrder(ctx, p.OrderID)) {
 		return nil, Errorf(CodeNotFound, "payment not found")
 	}
 	switch {
@@ -180,11 +180,11 @@ func (s *Service) markRefundPaidBack(ctx context.Context, actor *Actor, referenc
 		if n, _ := res.RowsAffected(); n != 1 {
 			return Errorf(CodeConflict, "the refund of %s was recorded before", p.Reference)
 		}
-		order, err := loadOrder(ctx, tx, p.OrderID)
+		order, err := LoadOrder(ctx, tx, p.OrderID)
 		if err != nil {
 			return err
 		}
-		if err := emitPaymentEvent(ctx, tx, EventPaymentRefunded, p, order, "manual:"+p.Reference, now); err != nil {
+		if err := EmitPaymentEvent(ctx, tx, EventPaymentRefunded, p, order, "manual:"+p.Reference, now); err != nil {
 			return err
 		}
 		if actor == nil {
@@ -210,7 +210,7 @@ func (s *Service) refundTarget(ctx context.Context, reference string) (*Payment,
 	if !strings.HasPrefix(strings.ToUpper(ref), "RF") && !strings.HasPrefix(ref, "PO-") {
 		return paymentByReference(ctx, s.db, ref)
 	}
-	p, err := s.bankAttempt(ctx, ref)
+	p, err := s.BankAttempt(ctx, ref)
 	if err != nil {
 		return nil, err
 	}

@@ -43,7 +43,7 @@ func (s *Service) secondCredit(ctx context.Context, tx bun.Tx, paid *Payment, or
 		credit.TransactionID = &c.TransactionID
 	}
 	if _, err := tx.NewInsert().Model(credit).Exec(ctx); err != nil {
-		if isUniqueViolation(err) {
+		if IsUniqueViolation(err) {
 			return Errorf(CodeConflict, "this bank credit was recorded before on another payment")
 		}
 		return fmt.Errorf("record second credit: %w", err)
@@ -60,7 +60,7 @@ func (s *Service) secondCredit(ctx context.Context, tx bun.Tx, paid *Payment, or
 			return err
 		}
 	}
-	if err := emitPaymentEvent(ctx, tx, EventPaymentSucceeded, credit, order, "", now); err != nil {
+	if err := EmitPaymentEvent(ctx, tx, EventPaymentSucceeded, credit, order, "", now); err != nil {
 		return err
 	}
 	res.Stale, res.CreditReference, res.CapturedMinor = true, credit.Reference, c.AmountMinor

@@ -271,7 +271,7 @@ func (s *Service) setPaymentSettings(ctx context.Context, actor *Actor, orgID in
 		if actor == nil {
 			return nil
 		}
-		return s.appendAudit(ctx, tx, *actor, AuditEntry{OrganisationID: orgID, Action: "payment_settings.update",
+		return s.AppendAudit(ctx, tx, *actor, AuditEntry{OrganisationID: orgID, Action: "payment_settings.update",
 			TargetType: "organisation", TargetID: fmt.Sprint(orgID), Before: audited, After: paymentSettingsAuditView(ps)})
 	})
 	if err != nil {
@@ -304,14 +304,14 @@ func (s *Service) applyPaymentSettings(ps *PaymentSettings, c PaymentSettingsCha
 	stripeKey, stripeKeySet := "", ps.StripeSecretKeySealed != ""
 	if c.StripeSecretKey != nil {
 		stripeKey, stripeKeySet = strings.TrimSpace(*c.StripeSecretKey), strings.TrimSpace(*c.StripeSecretKey) != ""
-		if stripeKey != "" && (!(strings.HasPrefix(stripeKey, "sk_") || strings.HasPrefix(stripeKey, "rk_")) || !printable(stripeKey, 300)) {
+		if stripeKey != "" && (!(strings.HasPrefix(stripeKey, "sk_") || strings.HasPrefix(stripeKey, "rk_")) || !Printable(stripeKey, 300)) {
 			bad("stripeSecretKey", "must be a Stripe secret key: sk_live_..., sk_test_... or a restricted rk_...")
 		}
 	}
 	hookSecret, hookSecretSet := "", ps.StripeWebhookSecretSealed != ""
 	if c.StripeWebhookSecret != nil {
 		hookSecret, hookSecretSet = strings.TrimSpace(*c.StripeWebhookSecret), strings.TrimSpace(*c.StripeWebhookSecret) != ""
-		if hookSecret != "" && (!strings.HasPrefix(hookSecret, "whsec_") || !printable(hookSecret, 300)) {
+		if hookSecret != "" && (!strings.HasPrefix(hookSecret, "whsec_") || !Printable(hookSecret, 300)) {
 			bad("stripeWebhookSecret", "must be the signing secret of a Stripe webhook endpoint: whsec_...")
 		}
 	}

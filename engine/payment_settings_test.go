@@ -13,6 +13,7 @@ import (
 	"portal/engine"
 	"portal/engine/banking"
 	"portal/engine/dbtest"
+	"portal/engine/staff"
 )
 
 // testSealer stands in for the session key's sealer: reversible, and
@@ -238,11 +239,11 @@ func TestBankRefundOwedByHand(t *testing.T) {
 		if n := f.runJobs(); n != 0 {
 			t.Fatalf("%d refund jobs for a bank transfer", n)
 		}
-		list, err := f.svc.PaymentsNeedingAttention(f.ctx, engine.AttentionQuery{Limit: 10})
-		if err != nil || len(list) != 1 || !list[0].RefundByHand || list[0].Reason != engine.AttentionSecondPayment || list[0].Order.PayReference != orderRef || list[0].Payment.Reference != p.Reference {
+		list, err := staff.Of(f.svc).PaymentsNeedingAttention(f.ctx, staff.AttentionQuery{Limit: 10})
+		if err != nil || len(list) != 1 || !list[0].RefundByHand || list[0].Reason != staff.AttentionSecondPayment || list[0].Order.PayReference != orderRef || list[0].Payment.Reference != p.Reference {
 			t.Fatalf("attention %+v %v", list, err)
 		}
-		if l, err := f.svc.PaymentsNeedingAttention(engine.WithOrganisation(f.ctx, 2), engine.AttentionQuery{Limit: 10}); err != nil || len(l) != 0 {
+		if l, err := staff.Of(f.svc).PaymentsNeedingAttention(engine.WithOrganisation(f.ctx, 2), staff.AttentionQuery{Limit: 10}); err != nil || len(l) != 0 {
 			t.Fatalf("another organisation sees %+v %v", l, err)
 		}
 		if _, err := f.svc.MarkRefundPaidBack(engine.WithOrganisation(f.ctx, 2), p.Reference, ""); engine.ErrorCode(err) != engine.CodeNotFound {
@@ -259,7 +260,7 @@ func TestBankRefundOwedByHand(t *testing.T) {
 		if _, err := f.svc.MarkRefundPaidBack(f.ctx, p.Reference, ""); engine.ErrorCode(err) != engine.CodeConflict {
 			t.Fatalf("marked twice: %v", err)
 		}
-		if list, _ := f.svc.PaymentsNeedingAttention(f.ctx, engine.AttentionQuery{Limit: 10}); len(list) != 0 {
+		if list, _ := staff.Of(f.svc).PaymentsNeedingAttention(f.ctx, staff.AttentionQuery{Limit: 10}); len(list) != 0 {
 			t.Fatalf("still listed: %+v", list)
 		}
 	})
@@ -322,7 +323,7 @@ func TestPartialTransferOwedAfterReset(t *testing.T) {
 		if _, err := f.svc.Reset(f.ctx, r.userKey, r.pid); err != nil {
 			t.Fatal(err)
 		}
-		list, err := f.svc.PaymentsNeedingAttention(f.ctx, engine.AttentionQuery{Limit: 10})
+		list, err := staff.Of(f.svc).PaymentsNeedingAttention(f.ctx, staff.AttentionQuery{Limit: 10})
 		if err != nil || len(list) != 1 || !list[0].RefundByHand || list[0].Payment.Reference != p.Reference {
 			t.Fatalf("attention after the reset %+v %v", list, err)
 		}

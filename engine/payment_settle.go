@@ -67,7 +67,7 @@ func (s *Service) CompletePayment(ctx context.Context, ret PaymentReturn) (_ *Pa
 	if err != nil {
 		return nil, err
 	}
-	provider := s.providerOf(view.Order.OrganisationID, &view.Payment)
+	provider := s.ProviderOf(view.Order.OrganisationID, &view.Payment)
 	if v, ok := provider.(ReturnVerifier); ok && provider.Name() == view.Payment.Provider {
 		c, err := v.VerifyReturn(ctx, ret)
 		if err != nil {
@@ -89,7 +89,7 @@ func (s *Service) PaymentState(ctx context.Context, reference string) (_ *Paymen
 	if err != nil {
 		return nil, err
 	}
-	return s.refreshPayment(ctx, s.providerOf(view.Order.OrganisationID, &view.Payment), &view.Payment)
+	return s.refreshPayment(ctx, s.ProviderOf(view.Order.OrganisationID, &view.Payment), &view.Payment)
 }
 
 // refreshPayment asks the provider about a pending attempt and settles what
@@ -102,7 +102,7 @@ func (s *Service) refreshPayment(ctx context.Context, provider PaymentProvider, 
 			return s.settle(ctx, provider, c)
 		}
 		if err != nil {
-			s.log.WarnContext(ctx, "payment state could not be retrieved from the provider", "reference", p.Reference, "err", err)
+			s.Log.WarnContext(ctx, "payment state could not be retrieved from the provider", "reference", p.Reference, "err", err)
 		}
 	}
 	return s.currentResult(ctx, p.Reference)
@@ -241,7 +241,7 @@ func (s *Service) settle(ctx context.Context, provider PaymentProvider, c Paymen
 	defer cancel()
 	for _, o := range closeAtProvider {
 		if err := provider.Expire(ctx, o); err != nil {
-			s.log.WarnContext(ctx, "a superseded checkout could not be closed at the provider", "reference", o.Reference, "err", err)
+			s.Log.WarnContext(ctx, "a superseded checkout could not be closed at the provider", "reference", o.Reference, "err", err)
 		}
 	}
 	return res, nil
@@ -313,7 +313,7 @@ func (s *Service) settleIn(ctx context.Context, tx bun.Tx, provider PaymentProvi
 	case mismatch:
 		res.Mismatch = true
 		p.Problem = problem
-		s.log.ErrorContext(ctx, "payment confirmation does not match its attempt; not completing the registration (staff to check)",
+		s.Log.ErrorContext(ctx, "payment confirmation does not match its attempt; not completing the registration (staff to check)",
 			"reference", p.Reference, "order", order.ID, "paid", FormatMoney(c.AmountMinor, c.Currency),
 			"expected", FormatMoney(p.AmountMinor, p.Currency), "event", c.EventID)
 		if err := updatePayment(ctx, tx, p, "problem", "updated_at"); err != nil {
@@ -376,7 +376,7 @@ func (s *Service) settleIn(ctx context.Context, tx bun.Tx, provider PaymentProvi
 	if err := settlePayment(ctx, tx, p, PaymentSucceeded, c, now); err != nil {
 		return nil, err
 	}
-	if err := emitPaymentEvent(ctx, tx, EventPaymentSucceeded, p, order, "", now); err != nil {
+	if err := EmitPaymentEvent(ctx, tx, EventPaymentSucceeded, p, order, "", now); err != nil {
 		return nil, err
 	}
 	res.Outcome = OutcomeSuccess
@@ -417,7 +417,7 @@ func lockPayment(ctx context.Context, tx bun.Tx, reference string) (*Payment, *O
 	if err != nil {
 		return nil, nil, err
 	}
-	order, err := loadOrder(ctx, tx, p.OrderID)
+	order, err := LoadOrder(ctx, tx, p.OrderID)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -441,7 +441,7 @@ func (s *Service) activate(ctx context.Context, tx bun.Tx, order *Order, now tim
 			data.Memberships[i] = ActivatedMembership{MembershipID: m.ID, PersonID: m.PersonID, MembershipTypeID: m.MembershipTypeID,
 				MemberType: m.MemberType, ActivatedAt: now.UTC().Truncate(time.Millisecond)}
 		}
-		if err := emitEvent(ctx, tx, order.OrganisationID, EventMembershipActivated, data, now); err != nil {
+		if err := EmitEvent(ctx, tx, order.OrganisationID, EventMembershipActivated, data, now); err != nil {
 			return err
 		}
 	}

@@ -36,7 +36,7 @@ type transferAccount interface {
 // answer, so that they never disagree.
 func (s *Service) BankTransferDue(ctx context.Context, orderID int64) (_ *banking.Transfer, err error) {
 	defer ClassifyUnavailable(&err)
-	order, err := loadOrder(ctx, s.db, orderID)
+	order, err := LoadOrder(ctx, s.db, orderID)
 	if err != nil {
 		return nil, err
 	}
@@ -100,6 +100,6 @@ func (s *Service) queueTransferRequest(ctx context.Context, order *Order, p *Pay
 	msg := &OutboxMessage{Kind: KindTransferRequest, DedupKey: fmt.Sprintf("%s:order:%d", KindTransferRequest, order.ID),
 		Payload: string(payload), CreatedAt: s.Clock().UTC()}
 	if err := queueMessageNow(ctx, s.db, msg); err != nil {
-		s.log.ErrorContext(ctx, "the bank transfer request could not be queued", "order", order.ID, "err", err)
+		s.Log.ErrorContext(ctx, "the bank transfer request could not be queued", "order", order.ID, "err", err)
 	}
 }

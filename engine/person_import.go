@@ -170,20 +170,20 @@ func checkPersonRow(r *PersonRow, validKey func(string) bool) (importable, []Fie
 	if len(fields) > 0 {
 		return importable{row: *r}, fields
 	}
-	if r.ExternalID == "" || !printable(r.ExternalID, 100) {
+	if r.ExternalID == "" || !Printable(r.ExternalID, 100) {
 		bad("externalId", "is required: at most 100 printable characters")
 	}
-	if r.FirstName == "" || !printable(r.FirstName, 100) {
+	if r.FirstName == "" || !Printable(r.FirstName, 100) {
 		bad("firstName", "is required: at most 100 printable characters")
 	}
-	if r.LastName == "" || !printable(r.LastName, 100) {
+	if r.LastName == "" || !Printable(r.LastName, 100) {
 		bad("lastName", "is required: at most 100 printable characters")
 	}
 	dob, err := time.Parse(time.DateOnly, strings.TrimSpace(r.DateOfBirth))
 	if err != nil || dob.Year() < 1900 || dob.After(time.Now()) {
 		bad("dateOfBirth", "must be a date as YYYY-MM-DD, not in the future")
 	}
-	if r.Email != "" && (!printable(r.Email, 254) || !strings.Contains(r.Email, "@")) {
+	if r.Email != "" && (!Printable(r.Email, 254) || !strings.Contains(r.Email, "@")) {
 		bad("email", "must be an e-mail address")
 	}
 	for i, k := range r.UserKeys {

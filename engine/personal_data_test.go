@@ -19,6 +19,7 @@ import (
 	"portal/engine/enginetest"
 	"portal/engine/privacy"
 	"portal/engine/report"
+	"portal/engine/staff"
 )
 
 // The person the data-protection tests register and erase: names,
@@ -183,10 +184,10 @@ func scanFor(t *testing.T, db *bun.DB, needles []string) []string {
 
 // seasonFigures are what the erasure must leave as they were: the staff
 // overview's counts and money, and the period's payments export.
-func seasonFigures(t *testing.T, d *enginetest.Demo) (engine.SeasonOverview, string) {
+func seasonFigures(t *testing.T, d *enginetest.Demo) (staff.SeasonOverview, string) {
 	t.Helper()
 	ctx := context.Background()
-	o, err := d.Svc.SeasonOverview(ctx, 1, engine.DemoPeriodID)
+	o, err := staff.Of(d.Svc).SeasonOverview(ctx, 1, engine.DemoPeriodID)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,7 +26,7 @@ type Quote struct {
 }
 
 // pricedPerson is what pricing needs to know about one selected person.
-type pricedPerson struct {
+type PricedPerson struct {
 	Person     Person
 	Type       *MembershipType
 	MemberType string
@@ -83,7 +83,7 @@ func ruleAmount(r *PriceRule, base int64) int64 {
 
 // priceRegistration prices a registration from the period's rules and the
 // steps' price options. It is a pure function: the commit freezes its result.
-func priceRegistration(period *MembershipPeriod, steps []ProcessStep, people []pricedPerson, rules []PriceRule, now time.Time) (Quote, error) {
+func PriceRegistration(period *MembershipPeriod, steps []ProcessStep, people []PricedPerson, rules []PriceRule, now time.Time) (Quote, error) {
 	q := Quote{Currency: period.Currency}
 	live := make([]*PriceRule, 0, len(rules))
 	for i := range rules {

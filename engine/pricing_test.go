@@ -292,15 +292,15 @@ func TestPriceRegistration(t *testing.T) {
 			if now.IsZero() {
 				now = during
 			}
-			people := make([]pricedPerson, len(tc.people))
+			people := make([]PricedPerson, len(tc.people))
 			for i, p := range tc.people {
 				dob := date(p.dob)
-				people[i] = pricedPerson{
+				people[i] = PricedPerson{
 					Person: Person{ID: p.id, FirstName: "P", LastName: "Person", DateOfBirth: dob},
 					Type:   chooseMembershipType(types, dob, period.StartDate), MemberType: p.memberType, Answers: p.answers,
 				}
 			}
-			q, err := priceRegistration(period, steps, people, tc.rules, now)
+			q, err := PriceRegistration(period, steps, people, tc.rules, now)
 			if tc.wantErr != "" {
 				if ErrorCode(err) != tc.wantErr {
 					t.Fatalf("error = %v (code %s), want code %s; quote %+v", err, ErrorCode(err), tc.wantErr, q)
@@ -338,12 +338,12 @@ func TestPriceRegistration(t *testing.T) {
 func TestPriceRegistrationLineDescriptions(t *testing.T) {
 	period := &MembershipPeriod{StartDate: date("2026-09-01"), Currency: "EUR"}
 	typ := pricingTypes[0]
-	people := []pricedPerson{{Person: Person{ID: 1, FirstName: "Alex", LastName: "Morgan"}, Type: &typ, MemberType: MemberNew}}
+	people := []PricedPerson{{Person: Person{ID: 1, FirstName: "Alex", LastName: "Morgan"}, Type: &typ, MemberType: MemberNew}}
 	rules := []PriceRule{
 		{Code: "adult-fee", Kind: RuleMembershipFee, Label: "Adult membership", MembershipTypeID: ptr(adultType), AmountMinor: ptr(int64(12000))},
 		{Code: "admin-fee", Kind: RuleAdminFee, Label: "Administration fee", AmountMinor: ptr(int64(250))},
 	}
-	q, err := priceRegistration(period, nil, people, rules, date("2026-10-01"))
+	q, err := PriceRegistration(period, nil, people, rules, date("2026-10-01"))
 	if err != nil {
 		t.Fatal(err)
 	}

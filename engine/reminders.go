@@ -88,7 +88,7 @@ type UnpaidReminder struct {
 
 // LoadUnpaidReminder gathers an unpaid reminder.
 func LoadUnpaidReminder(ctx context.Context, db bun.IDB, p UnpaidReminderPayload) (*UnpaidReminder, error) {
-	order, err := loadOrder(ctx, db, p.OrderID)
+	order, err := LoadOrder(ctx, db, p.OrderID)
 	if err != nil {
 		return nil, err
 	}

@@ -43,17 +43,17 @@ func (s *Service) Reset(ctx context.Context, userKey, processID string) (_ *Form
 		wasDone := inst.Status == StateDone
 		now := s.Clock()
 		inst.Status, inst.CurrentStepID, inst.SelectedPersons = StateInit, nil, []int64{}
-		if err := bumpVersion(ctx, tx, inst, now, "status", "current_step_id", "selected_persons"); err != nil {
+		if err := BumpVersion(ctx, tx, inst, now, "status", "current_step_id", "selected_persons"); err != nil {
 			return err
 		}
 		if err := deleteInstanceData(ctx, tx, inst.ID); err != nil {
 			return err
 		}
 		if wasDone {
-			if open, err = pendingPaymentsOfInstance(ctx, tx, inst.ID); err != nil {
+			if open, err = PendingPaymentsOfInstance(ctx, tx, inst.ID); err != nil {
 				return err
 			}
-			if err := cancelCommit(ctx, tx, inst.ID, now); err != nil {
+			if err := CancelCommit(ctx, tx, inst.ID, now); err != nil {
 				return err
 			}
 		}
@@ -66,8 +66,8 @@ func (s *Service) Reset(ctx context.Context, userKey, processID string) (_ *Form
 	// Close the cancelled attempts' checkouts at the provider, after the
 	// transaction: a payment that still lands is refunded (settle).
 	for _, p := range open {
-		if err := s.providerOf(orgID, &p).Expire(ctx, p); err != nil {
-			s.log.WarnContext(ctx, "a cancelled checkout could not be closed at the provider", "reference", p.Reference, "err", err)
+		if err := s.ProviderOf(orgID, &p).Expire(ctx, p); err != nil {
+			s.Log.WarnContext(ctx, "a cancelled checkout could not be closed at the provider", "reference", p.Reference, "err", err)
 		}
 	}
 	return form, nil
@@ -145,7 +145,7 @@ func (s *Service) writeReset(ctx context.Context, inst *ProcessInstance, now tim
 
 // cancelCommit cancels the pending memberships, the unpaid order and its pending payments of an instance.
 // The payments go before the order: they are found through the unpaid order.
-func cancelCommit(ctx context.Context, tx bun.Tx, instanceID int64, now time.Time) error {
+func CancelCommit(ctx context.Context, tx bun.Tx, instanceID int64, now time.Time) error {
 	if err := cancelPendingMemberships(ctx, tx, instanceID); err != nil {
 		return err
 	}

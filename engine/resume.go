@@ -19,7 +19,7 @@ func (s *Service) Resume(ctx context.Context, userKey, processID string) (_ *For
 		}
 		if inst.Status == StateSuspended || inst.Status == StateResume {
 			inst.Status = StateRunning
-			if err := bumpVersion(ctx, tx, inst, s.Clock(), "status"); err != nil {
+			if err := BumpVersion(ctx, tx, inst, s.Clock(), "status"); err != nil {
 				return err
 			}
 		}

@@ -195,7 +195,7 @@ func (s *Service) storeRetentionSettings(ctx context.Context, tx bun.Tx, actor *
 	if actor == nil {
 		return out, nil
 	}
-	return out, s.appendAudit(ctx, tx, *actor, AuditEntry{OrganisationID: orgID, Action: "retention_settings.update",
+	return out, s.AppendAudit(ctx, tx, *actor, AuditEntry{OrganisationID: orgID, Action: "retention_settings.update",
 		TargetType: "organisation", TargetID: fmt.Sprint(orgID), Before: retentionAuditView(before), After: retentionAuditView(out)})
 }
 

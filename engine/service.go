@@ -41,7 +41,7 @@ type Service struct {
 	defs            definitionCache
 	prepared        *preparedStatements // the question step's statements on PostgreSQL (question_step.go)
 	now             func() time.Time
-	log             *slog.Logger
+	Log             *slog.Logger
 }
 
 // ServiceOption configures a Service.
@@ -51,11 +51,11 @@ type ServiceOption func(*Service)
 func WithClock(now func() time.Time) ServiceOption { return func(s *Service) { s.now = now } }
 
 // WithLogger sets the logger for events worth an operator's attention.
-func WithLogger(l *slog.Logger) ServiceOption { return func(s *Service) { s.log = l } }
+func WithLogger(l *slog.Logger) ServiceOption { return func(s *Service) { s.Log = l } }
 
 // NewService returns a Service on db that takes payments through payments.
 func NewService(db *bun.DB, payments PaymentProvider, opts ...ServiceOption) *Service {
-	s := &Service{db: db, payments: payments, links: defaultPaymentLinks(), reconcileAfter: DefaultReconcileAfter, now: time.Now, log: slog.Default()}
+	s := &Service{db: db, payments: payments, links: defaultPaymentLinks(), reconcileAfter: DefaultReconcileAfter, now: time.Now, Log: slog.Default()}
 	for _, o := range opts {
 		o(s)
 	}

@@ -17,7 +17,7 @@ import (
 // and their options.
 func (s *Service) DefinitionVersion(ctx context.Context, orgID, id int64) (_ *ProcessDefinition, err error) {
 	defer ClassifyUnavailable(&err)
-	def, err := loadDefinition(ctx, s.db, id)
+	def, err := LoadDefinition(ctx, s.db, id)
 	if err != nil {
 		return nil, err
 	}

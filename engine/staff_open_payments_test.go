@@ -10,6 +10,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/staff"
 )
 
 // seedOrderMessages adds to a seeded season the messages a season sends
@@ -49,7 +50,7 @@ func TestOpenPaymentsAtScale(t *testing.T) {
 		seedOrderMessages(t, db)
 		svc := engine.NewService(db, nil)
 		ctx := context.Background()
-		rows, err := svc.OpenPayments(ctx, engine.OpenPaymentQuery{OrganisationID: 1})
+		rows, err := staff.Of(svc).OpenPayments(ctx, staff.OpenPaymentQuery{OrganisationID: 1})
 		if err != nil || len(rows) != 100 {
 			t.Fatalf("%v, %d rows, want 100", err, len(rows))
 		}
@@ -59,14 +60,14 @@ func TestOpenPaymentsAtScale(t *testing.T) {
 				t.Fatalf("row %d: %+v", i, r)
 			}
 		}
-		newest, err := svc.OpenPayments(ctx, engine.OpenPaymentQuery{OrganisationID: 1, Sort: engine.SortNewest, MinDays: 0})
+		newest, err := staff.Of(svc).OpenPayments(ctx, staff.OpenPaymentQuery{OrganisationID: 1, Sort: staff.SortNewest, MinDays: 0})
 		if err != nil || len(newest) != 100 || newest[0].OrderID != rows[99].OrderID {
 			t.Fatalf("newest first: %v", err)
 		}
-		if other, err := svc.OpenPayments(ctx, engine.OpenPaymentQuery{OrganisationID: 2}); err != nil || len(other) != 0 {
+		if other, err := staff.Of(svc).OpenPayments(ctx, staff.OpenPaymentQuery{OrganisationID: 2}); err != nil || len(other) != 0 {
 			t.Fatalf("another organisation sees %d rows, %v", len(other), err)
 		}
-		if _, err := svc.OpenPayments(ctx, engine.OpenPaymentQuery{OrganisationID: 1, Sort: "nonsense"}); engine.ErrorCode(err) != engine.CodeInvalid {
+		if _, err := staff.Of(svc).OpenPayments(ctx, staff.OpenPaymentQuery{OrganisationID: 1, Sort: "nonsense"}); engine.ErrorCode(err) != engine.CodeInvalid {
 			t.Fatalf("unknown sort: %v", err)
 		}
 	})
@@ -84,7 +85,7 @@ func BenchmarkOpenPayments(b *testing.B) {
 	}
 	svc := engine.NewService(db, nil)
 	for b.Loop() {
-		if _, err := svc.OpenPayments(context.Background(), engine.OpenPaymentQuery{OrganisationID: 1}); err != nil {
+		if _, err := staff.Of(svc).OpenPayments(context.Background(), staff.OpenPaymentQuery{OrganisationID: 1}); err != nil {
 			b.Fatal(err)
 		}
 	}

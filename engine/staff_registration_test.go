@@ -8,6 +8,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/staff"
 )
 
 // TestRegistrationDetailAnswersAsShown: a registration's steps come with
@@ -19,7 +20,7 @@ func TestRegistrationDetailAnswersAsShown(t *testing.T) {
 		f := newFixture(t, db)
 		r := f.start("demo", 1)
 		paymentURL := r.commit().PaymentURL
-		d, err := f.svc.RegistrationDetail(f.ctx, 1, r.id)
+		d, err := staff.Of(f.svc).RegistrationDetail(f.ctx, 1, r.id)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -52,7 +53,7 @@ func TestRegistrationDetailAnswersAsShown(t *testing.T) {
 		if _, err := engine.ArchiveFinished(f.ctx, db, time.Now().Add(engine.ArchiveAfter+48*time.Hour), engine.ArchiveRemove); err != nil {
 			t.Fatal(err)
 		}
-		d, err = f.svc.RegistrationDetail(f.ctx, 1, r.id)
+		d, err = staff.Of(f.svc).RegistrationDetail(f.ctx, 1, r.id)
 		if err != nil {
 			t.Fatal(err)
 		}

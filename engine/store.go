@@ -26,7 +26,7 @@ func forUpdate(q *bun.SelectQuery) *bun.SelectQuery {
 }
 
 // isUniqueViolation reports whether err is a unique-constraint failure on PostgreSQL or SQLite.
-func isUniqueViolation(err error) bool {
+func IsUniqueViolation(err error) bool {
 	var pgErr pgdriver.Error
 	if errors.As(err, &pgErr) {
 		return pgErr.Field('C') == "23505"

@@ -37,7 +37,7 @@ func latestActiveDefinition(ctx context.Context, db bun.IDB, orgID int64, key st
 
 // loadDefinition loads a definition version with its steps and their
 // options, each in order.
-func loadDefinition(ctx context.Context, db bun.IDB, id int64) (*ProcessDefinition, error) {
+func LoadDefinition(ctx context.Context, db bun.IDB, id int64) (*ProcessDefinition, error) {
 	def := new(ProcessDefinition)
 	err := db.NewSelect().Model(def).Where("?TableAlias.id = ?", id).
 		Relation("Steps", func(q *bun.SelectQuery) *bun.SelectQuery { return q.Order("order_index ASC") }).
@@ -53,7 +53,7 @@ func loadDefinition(ctx context.Context, db bun.IDB, id int64) (*ProcessDefiniti
 // means another import made the same version meanwhile: a conflict.
 func insertDefinition(ctx context.Context, db bun.IDB, def *ProcessDefinition) error {
 	if _, err := db.NewInsert().Model(def).Exec(ctx); err != nil {
-		if isUniqueViolation(err) {
+		if IsUniqueViolation(err) {
 			return Errorf(CodeConflict, "another import of %q ran at the same time; try again", def.Key)
 		}
 		return fmt.Errorf("insert definition: %w", err)

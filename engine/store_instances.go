@@ -58,7 +58,7 @@ func insertInstance(ctx context.Context, db bun.IDB, inst *ProcessInstance) erro
 		inst.Language = LanguageOf(ctx)
 	}
 	if _, err := db.NewInsert().Model(inst).Exec(ctx); err != nil {
-		if isUniqueViolation(err) {
+		if IsUniqueViolation(err) {
 			return &Error{Code: CodeConflict, Message: "a registration for this period is already open", Err: err}
 		}
 		return fmt.Errorf("create process instance: %w", err)
@@ -69,7 +69,7 @@ func insertInstance(ctx context.Context, db bun.IDB, inst *ProcessInstance) erro
 // bumpVersion moves an instance to its new state if nobody else changed it
 // since it was read: the optimistic lock that makes one of two racing
 // submissions win and the other get a conflict.
-func bumpVersion(ctx context.Context, db bun.IDB, inst *ProcessInstance, now time.Time, columns ...string) error {
+func BumpVersion(ctx context.Context, db bun.IDB, inst *ProcessInstance, now time.Time, columns ...string) error {
 	markMoved(ctx, inst, now)
 	if LanguageOf(ctx) != "" {
 		columns = append(columns, "language")

@@ -62,7 +62,7 @@ func previousMembershipTypes(ctx context.Context, db bun.IDB, orgID int64, start
 // person already has a live membership of the period: a conflict.
 func insertMemberships(ctx context.Context, db bun.IDB, memberships []Membership) error {
 	if _, err := db.NewInsert().Model(&memberships).Exec(ctx); err != nil {
-		if isUniqueViolation(err) {
+		if IsUniqueViolation(err) {
 			return Errorf(CodeConflict, "a selected person was registered for this period in the meantime; start again to choose persons")
 		}
 		return fmt.Errorf("create memberships: %w", err)

@@ -16,7 +16,7 @@ func withLines(q *bun.SelectQuery) *bun.SelectQuery {
 }
 
 // loadOrder loads an order by id, with its lines.
-func loadOrder(ctx context.Context, db bun.IDB, orderID int64) (*Order, error) {
+func LoadOrder(ctx context.Context, db bun.IDB, orderID int64) (*Order, error) {
 	order := new(Order)
 	if err := withLines(db.NewSelect().Model(order).Where("?TableAlias.id = ?", orderID)).Scan(ctx); err != nil {
 		return nil, NotFoundOr(err, "order")
@@ -43,7 +43,7 @@ func insertOrder(ctx context.Context, db bun.IDB, order *Order) error {
 		order.PayReference = NewReference("PO-")
 	}
 	if _, err := db.NewInsert().Model(order).Exec(ctx); err != nil {
-		if isUniqueViolation(err) {
+		if IsUniqueViolation(err) {
 			return Errorf(CodeConflict, "this registration was already submitted")
 		}
 		return fmt.Errorf("create order: %w", err)

@@ -81,7 +81,7 @@ func settlePayment(ctx context.Context, db bun.IDB, p *Payment, status PaymentSt
 	}
 	r, err := q.Exec(ctx)
 	if err != nil {
-		if isUniqueViolation(err) {
+		if IsUniqueViolation(err) {
 			return Errorf(CodeConflict, "this payment transaction was already used")
 		}
 		return fmt.Errorf("settle payment: %w", err)
@@ -181,7 +181,7 @@ func orderByPayReference(ctx context.Context, db bun.IDB, reference string) (*Or
 }
 
 // pendingPaymentsOfInstance lists the pending attempts of an instance's unpaid order.
-func pendingPaymentsOfInstance(ctx context.Context, db bun.IDB, instanceID int64) ([]Payment, error) {
+func PendingPaymentsOfInstance(ctx context.Context, db bun.IDB, instanceID int64) ([]Payment, error) {
 	var ps []Payment
 	orderIDs := db.NewSelect().Model((*Order)(nil)).Column("id").Where("process_instance_id = ? AND status = ?", instanceID, OrderUnpaid)
 	if err := db.NewSelect().Model(&ps).Where("order_id IN (?) AND status = ?", orderIDs, PaymentPending).Scan(ctx); err != nil {

@@ -53,7 +53,7 @@ func (g *TestGateway) Name() string { return TestGatewayProvider }
 func (g *TestGateway) CreateCheckout(_ context.Context, req CheckoutRequest) (Checkout, error) {
 	q := url.Values{}
 	q.Set("reference", req.Reference)
-	q.Set("amount", formatMinor(req.AmountMinor))
+	q.Set("amount", FormatMinor(req.AmountMinor))
 	q.Set("currency", req.Currency)
 	exp := req.ExpiresAt
 	if exp.IsZero() {
@@ -86,7 +86,7 @@ func (g *TestGateway) Sign(reference, status, transactionID, amount, currency st
 // ReturnURL builds the address the test gateway sends the browser back to,
 // with the amount paid.
 func (g *TestGateway) ReturnURL(reference, status, transactionID string, amountMinor int64, currency string) string {
-	amount := formatMinor(amountMinor)
+	amount := FormatMinor(amountMinor)
 	q := url.Values{}
 	q.Set("reference", reference)
 	q.Set("status", status)

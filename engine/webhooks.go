@@ -95,7 +95,7 @@ type webhookEvent struct {
 }
 
 // webhookDelivery is one event's delivery to one endpoint.
-type webhookDelivery struct {
+type WebhookDeliveryRow struct {
 	bun.BaseModel   `bun:"table:webhook_deliveries,alias:d"`
 	ID              int64      `bun:"id,pk,autoincrement"`
 	EventID         int64      `bun:"event_id,notnull"`
@@ -363,7 +363,7 @@ func (s *Service) auditWebhookEndpoint(ctx context.Context, tx bun.IDB, actor Ac
 			e.OrganisationID = ep.OrganisationID
 		}
 	}
-	return s.appendAudit(ctx, tx, actor, e)
+	return s.AppendAudit(ctx, tx, actor, e)
 }
 
 // WebhookEndpoints lists an organisation's endpoints, oldest first.
@@ -497,7 +497,7 @@ type WebhookOrg struct {
 // subscribed to its type: a change that rolls back announces nothing, and
 // one that commits is announced even if the endpoint is down now. With no
 // such endpoint nothing is written.
-func emitEvent(ctx context.Context, tx bun.IDB, orgID int64, eventType string, data any, now time.Time) error {
+func EmitEvent(ctx context.Context, tx bun.IDB, orgID int64, eventType string, data any, now time.Time) error {
 	var endpoints []WebhookEndpoint
 	if err := tx.NewSelect().Model(&endpoints).Where("organisation_id = ? AND active", orgID).Order("id").Scan(ctx); err != nil {
 		return fmt.Errorf("emit %s: %w", eventType, err)
@@ -528,7 +528,7 @@ func emitEvent(ctx context.Context, tx bun.IDB, orgID int64, eventType string, d
 		return fmt.Errorf("emit %s: %w", eventType, err)
 	}
 	for _, ep := range endpoints {
-		d := &webhookDelivery{EventID: ev.ID, EndpointID: ep.ID, JobKey: "webhook:" + env.ID + ":" + strconv.FormatInt(ep.ID, 10),
+		d := &WebhookDeliveryRow{EventID: ev.ID, EndpointID: ep.ID, JobKey: "webhook:" + env.ID + ":" + strconv.FormatInt(ep.ID, 10),
 			Status: DeliveryPending, CreatedAt: now}
 		if _, err := tx.NewInsert().Model(d).Exec(ctx); err != nil {
 			return fmt.Errorf("emit %s: %w", eventType, err)
@@ -556,7 +556,7 @@ type WebhookAttempt struct {
 // WebhookAttemptFor loads what delivery id sends, with the endpoint's
 // current address and secret (a rotation applies to retries).
 func (s *Service) WebhookAttemptFor(ctx context.Context, id int64) (*WebhookAttempt, error) {
-	d := new(webhookDelivery)
+	d := new(WebhookDeliveryRow)
 	if err := s.db.NewSelect().Model(d).Where("id = ?", id).Scan(ctx); err != nil {
 		return nil, NotFoundOr(err, "webhook delivery")
 	}
@@ -595,7 +595,7 @@ const maxSnippet = 256
 func (s *Service) RecordWebhookAttempt(ctx context.Context, id int64, r WebhookAttemptResult) error {
 	now := s.Clock()
 	return InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
-		q := tx.NewUpdate().Model((*webhookDelivery)(nil)).Set("status = ?", r.Status).Set("last_attempt_at = ?", now).
+		q := tx.NewUpdate().Model((*WebhookDeliveryRow)(nil)).Set("status = ?", r.Status).Set("last_attempt_at = ?", now).
 			Set("response_snippet = ?", truncateRunes(r.Snippet, maxSnippet)).Set("last_error = ?", truncateRunes(r.Error, maxSnippet)).
 			Where("id = ?", id)
 		if r.Status != DeliverySkipped {
@@ -614,7 +614,7 @@ func (s *Service) RecordWebhookAttempt(ctx context.Context, id int64, r WebhookA
 		}
 		_, err := tx.NewUpdate().Model((*WebhookEndpoint)(nil)).Set("active = ?", false).
 			Set("disabled_reason = ?", fmt.Sprintf("the endpoint answered 410 Gone on %s", now.Format(time.RFC3339))).Set("updated_at = ?", now).
-			Where("id = (?)", tx.NewSelect().Model((*webhookDelivery)(nil)).Column("endpoint_id").Where("id = ?", id)).Exec(ctx)
+			Where("id = (?)", tx.NewSelect().Model((*WebhookDeliveryRow)(nil)).Column("endpoint_id").Where("id = ?", id)).Exec(ctx)
 		if err != nil {
 			return fmt.Errorf("disable webhook endpoint: %w", err)
 		}
@@ -661,11 +661,11 @@ func (s *Service) WebhookDeliveries(ctx context.Context, orgID, endpointID int64
 // delivery id (id 0: all).
 func webhookDeliveries(ctx context.Context, db bun.IDB, endpointID, id int64, limit int) ([]WebhookDelivery, error) {
 	var rows []struct {
-		webhookDelivery `bun:",extend"`
-		PublicID        string     `bun:"public_id"`
-		Type            string     `bun:"type"`
-		JobState        *string    `bun:"job_state"`
-		JobRunAt        *time.Time `bun:"job_run_at"`
+		WebhookDeliveryRow `bun:",extend"`
+		PublicID           string     `bun:"public_id"`
+		Type               string     `bun:"type"`
+		JobState           *string    `bun:"job_state"`
+		JobRunAt           *time.Time `bun:"job_run_at"`
 	}
 	q := db.NewSelect().Model(&rows).ColumnExpr("d.*").ColumnExpr("e.public_id, e.type").
 		ColumnExpr("j.state AS job_state, j.run_at AS job_run_at").
@@ -729,20 +729,20 @@ func (s *Service) ReplayWebhookDelivery(ctx context.Context, actor Actor, orgID,
 			return Errorf(CodeConflict, "Delivery %d is still being tried (status %s): wait until it is delivered or dead.", orig.ID, orig.Status)
 		}
 		var eventID int64
-		if err := tx.NewSelect().Model((*webhookDelivery)(nil)).Column("event_id").Where("id = ?", deliveryID).Scan(ctx, &eventID); err != nil {
+		if err := tx.NewSelect().Model((*WebhookDeliveryRow)(nil)).Column("event_id").Where("id = ?", deliveryID).Scan(ctx, &eventID); err != nil {
 			return fmt.Errorf("replay webhook delivery: %w", err)
 		}
 		// The n-th replay of the event to the endpoint gets the n-th key, so
 		// that two replays racing each other collide rather than both send.
-		n, err := tx.NewSelect().Model((*webhookDelivery)(nil)).Where("event_id = ? AND endpoint_id = ?", eventID, endpointID).Count(ctx)
+		n, err := tx.NewSelect().Model((*WebhookDeliveryRow)(nil)).Where("event_id = ? AND endpoint_id = ?", eventID, endpointID).Count(ctx)
 		if err != nil {
 			return fmt.Errorf("replay webhook delivery: %w", err)
 		}
 		now := s.Clock()
-		d := &webhookDelivery{EventID: eventID, EndpointID: endpointID, Status: DeliveryPending, CreatedAt: now,
+		d := &WebhookDeliveryRow{EventID: eventID, EndpointID: endpointID, Status: DeliveryPending, CreatedAt: now,
 			JobKey: fmt.Sprintf("webhook:%s:%d:replay:%d", orig.EventID, endpointID, n)}
 		if _, err := tx.NewInsert().Model(d).Exec(ctx); err != nil {
-			if isUniqueViolation(err) {
+			if IsUniqueViolation(err) {
 				return Errorf(CodeConflict, "Delivery %d is being replayed already.", orig.ID)
 			}
 			return fmt.Errorf("replay webhook delivery: %w", err)
@@ -799,15 +799,15 @@ type PaymentEventData struct {
 }
 
 // emitPaymentEvent announces a payment attempt's success or refund.
-func emitPaymentEvent(ctx context.Context, tx bun.IDB, eventType string, p *Payment, order *Order, refundID string, now time.Time) error {
-	return emitEvent(ctx, tx, order.OrganisationID, eventType, PaymentEventData{Reference: p.Reference, OrderID: order.ID,
+func EmitPaymentEvent(ctx context.Context, tx bun.IDB, eventType string, p *Payment, order *Order, refundID string, now time.Time) error {
+	return EmitEvent(ctx, tx, order.OrganisationID, eventType, PaymentEventData{Reference: p.Reference, OrderID: order.ID,
 		RegistrationID: order.ProcessInstanceID, Provider: p.Provider, AmountMinor: p.AmountMinor, Currency: p.Currency, RefundID: refundID}, now)
 }
 
 // emitPaymentFailed announces an attempt that closed without the money:
 // outcome is OutcomeFailed or OutcomeCancelled.
 func emitPaymentFailed(ctx context.Context, tx bun.IDB, p *Payment, order *Order, outcome PaymentOutcome, reason string, now time.Time) error {
-	return emitEvent(ctx, tx, order.OrganisationID, EventPaymentFailed, PaymentEventData{Reference: p.Reference, OrderID: order.ID,
+	return EmitEvent(ctx, tx, order.OrganisationID, EventPaymentFailed, PaymentEventData{Reference: p.Reference, OrderID: order.ID,
 		RegistrationID: order.ProcessInstanceID, Provider: p.Provider, AmountMinor: p.AmountMinor, Currency: p.Currency,
 		Outcome: string(outcome), Reason: reason}, now)
 }
@@ -863,7 +863,7 @@ func PruneWebhookEvents(ctx context.Context, db *bun.DB, now time.Time, retentio
 			return fmt.Errorf("find prunable webhook events: %w", err)
 		}
 		for chunk := range slices.Chunk(ids, 500) {
-			if _, err := tx.NewDelete().Model((*webhookDelivery)(nil)).Where("event_id IN (?)", bun.List(chunk)).Exec(ctx); err != nil {
+			if _, err := tx.NewDelete().Model((*WebhookDeliveryRow)(nil)).Where("event_id IN (?)", bun.List(chunk)).Exec(ctx); err != nil {
 				return fmt.Errorf("prune webhook deliveries: %w", err)
 			}
 			res, err := tx.NewDelete().Model((*webhookEvent)(nil)).Where("id IN (?)", bun.List(chunk)).Exec(ctx)

@@ -8,6 +8,7 @@ import (
 	"portal/engine"
 	"portal/engine/dbtest"
 	"portal/engine/report"
+	"portal/engine/staff"
 )
 
 // reportSeason is a season registered and paid by bank transfer, and what
@@ -53,7 +54,7 @@ func seedReportSeason(t *testing.T, f *fixture) reportSeason {
 			paid0 = p
 		}
 	}
-	if err := f.svc.RefundPayment(f.ctx, actor, 1, id0, paid0.Reference, "left the club"); err != nil {
+	if err := staff.Of(f.svc).RefundPayment(f.ctx, actor, 1, id0, paid0.Reference, "left the club"); err != nil {
 		t.Fatal(err)
 	}
 	s.Refunded += o0.TotalMinor

@@ -11,6 +11,7 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 
 	"portal/engine"
+	"portal/engine/staff"
 	"portal/relay/hashlink"
 )
 
@@ -307,7 +308,7 @@ func (s *Server) patchAdminOrganisation(c echo.Context) error {
 		retention := body.Retention.change()
 		change.Retention = &retention
 	}
-	o, err := s.engine.StaffUpdateOrganisation(c.Request().Context(), apiActor(c), orgID, change)
+	o, err := staff.Of(s.engine).StaffUpdateOrganisation(c.Request().Context(), apiActor(c), orgID, change)
 	if err != nil {
 		return adminError(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"portal/engine"
 	"portal/engine/dbtest"
 	"portal/engine/enginetest"
+	"portal/engine/staff"
 	"portal/handlers"
 	"portal/relay/session"
 )
@@ -93,7 +94,7 @@ func runAuditSteps(t *testing.T, db *bun.DB, kind string) {
 	var who adminCaller
 	switch kind {
 	case "staff session":
-		m := env.addStaff("admin@example.org", engine.RoleAdmin)
+		m := env.addStaff("admin@example.org", staff.RoleAdmin)
 		who = adminCaller{c: env.mustStaffSignIn("admin@example.org", "/staff"), actor: func(r engine.AuditRecord) bool {
 			return r.Actor == "admin@example.org" && r.StaffID != nil && *r.StaffID == m.ID
 		}}
@@ -375,8 +376,8 @@ func TestAdminRoutesTableIsComplete(t *testing.T) {
 func TestAdminAPIRolesArePagesRoles(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		env := newStaffEnv(t, db, envOptions{invitations: testInvitations})
-		callers := map[engine.StaffRole]*http.Client{}
-		for _, r := range engine.StaffRoles {
+		callers := map[staff.StaffRole]*http.Client{}
+		for _, r := range staff.StaffRoles {
 			email := string(r) + "@example.org"
 			env.addStaff(email, r)
 			callers[r] = env.mustStaffSignIn(email, "/staff")
@@ -394,7 +395,7 @@ func TestAdminAPIRolesArePagesRoles(t *testing.T) {
 			if route.Method != http.MethodGet && route.Method != http.MethodDelete {
 				body = map[string]any{}
 			}
-			for _, role := range engine.StaffRoles {
+			for _, role := range staff.StaffRoles {
 				res := env.do(callers[role], route.Method, path, body, "Origin", env.srv.URL)
 				allowed := role.AtLeast(route.Min())
 				switch {
@@ -409,15 +410,15 @@ func TestAdminAPIRolesArePagesRoles(t *testing.T) {
 		// Fixed expectations beside the table: a wrong Page mapping in
 		// AdminRoutes would move a route's least role with the table, and
 		// the matrix above alone would follow it.
-		fixed := map[string]engine.StaffRole{
-			"GET /periods/:id/export/:kind":     engine.RoleTreasurer,
-			"POST /periods/:id/invitations":     engine.RoleAdmin,
-			"GET /organisation":                 engine.RoleAdmin,
-			"PATCH /organisation":               engine.RoleAdmin,
-			"GET /payment-settings":             engine.RoleAdmin,
-			"PATCH /payment-settings":           engine.RoleAdmin,
-			"POST /payments/:reference/capture": engine.RoleTreasurer,
-			"POST /persons/unlink":              engine.RoleAdmin,
+		fixed := map[string]staff.StaffRole{
+			"GET /periods/:id/export/:kind":     staff.RoleTreasurer,
+			"POST /periods/:id/invitations":     staff.RoleAdmin,
+			"GET /organisation":                 staff.RoleAdmin,
+			"PATCH /organisation":               staff.RoleAdmin,
+			"GET /payment-settings":             staff.RoleAdmin,
+			"PATCH /payment-settings":           staff.RoleAdmin,
+			"POST /payments/:reference/capture": staff.RoleTreasurer,
+			"POST /persons/unlink":              staff.RoleAdmin,
 		}
 		for _, route := range handlers.AdminRoutes() {
 			if want, ok := fixed[route.Method+" "+route.Path]; ok {
@@ -431,7 +432,7 @@ func TestAdminAPIRolesArePagesRoles(t *testing.T) {
 			t.Errorf("no admin route %s", r)
 		}
 
-		registrar := callers[engine.RoleRegistrar]
+		registrar := callers[staff.RoleRegistrar]
 		if res := env.do(registrar, http.MethodGet, "/api/admin/periods/1/export/registrations", nil); res.status != http.StatusForbidden {
 			t.Errorf("registrar's export of the registrations: %d, want 403 as on /staff/registrations.csv", res.status)
 		}
@@ -441,7 +442,7 @@ func TestAdminAPIRolesArePagesRoles(t *testing.T) {
 		key, _ := env.apiKey(1, engine.ScopeRead)
 		for name, res := range map[string]response{
 			"registrar": env.do(registrar, http.MethodGet, "/api/admin/periods/1/invitations", nil),
-			"admin":     env.do(callers[engine.RoleAdmin], http.MethodGet, "/api/admin/periods/1/invitations", nil),
+			"admin":     env.do(callers[staff.RoleAdmin], http.MethodGet, "/api/admin/periods/1/invitations", nil),
 			"key":       env.do(env.newClient(), http.MethodGet, "/api/admin/periods/1/invitations", nil, "Authorization", "Bearer "+key),
 		} {
 			var list []map[string]any

@@ -10,6 +10,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/banking"
+	"portal/engine/staff"
 )
 
 // The admin API's payments: the organisation's own payment settings
@@ -180,7 +181,7 @@ func (s *Server) capturePayment(c echo.Context) error {
 	if err != nil {
 		return newAPIError(http.StatusUnprocessableEntity, "The capture is not valid.", FieldErrorBody{Field: "amount", Message: "must be a positive amount such as 184.50"})
 	}
-	res, err := s.engine.StaffCapturePayment(c.Request().Context(), apiActor(c), engine.Capture{Reference: c.Param("reference"), AmountMinor: minor,
+	res, err := staff.Of(s.engine).StaffCapturePayment(c.Request().Context(), apiActor(c), engine.Capture{Reference: c.Param("reference"), AmountMinor: minor,
 		Currency: body.Currency, BookedOn: booked, Note: body.Note, ID: body.ID})
 	if err != nil {
 		return paymentAdminError(err)
@@ -264,7 +265,7 @@ func (s *Server) markRefundPaidBack(c echo.Context) error {
 
 // listPaymentsNeedingAttention answers GET /api/admin/payments/attention.
 func (s *Server) listPaymentsNeedingAttention(c echo.Context) error {
-	list, err := s.engine.PaymentsNeedingAttention(c.Request().Context(), engine.AttentionQuery{Limit: 500})
+	list, err := staff.Of(s.engine).PaymentsNeedingAttention(c.Request().Context(), staff.AttentionQuery{Limit: 500})
 	if err != nil {
 		return err
 	}
@@ -272,11 +273,11 @@ func (s *Server) listPaymentsNeedingAttention(c echo.Context) error {
 	for _, a := range list {
 		d := PaymentAttentionDTO{Reference: a.Payment.Reference, OrderReference: a.Order.PayReference, Amount: engine.FormatAmount(a.Payment.AmountMinor),
 			Currency: a.Payment.Currency, Action: "check", Reason: a.Reason, Problem: a.Payment.Problem, RefundDue: a.RefundByHand, UpdatedAt: a.Payment.UpdatedAt}
-		if a.Reason == engine.AttentionDebitReturned {
+		if a.Reason == staff.AttentionDebitReturned {
 			// A returned direct debit reads as a problem to check, with the
 			// bank's reason in words, until the OpenAPI document lists its
 			// own reason (debit_returned).
-			d.Reason, d.Problem = engine.AttentionProblem, "direct debit returned by the bank: "+banking.ReturnReasonText(a.ReturnCode, "en")
+			d.Reason, d.Problem = staff.AttentionProblem, "direct debit returned by the bank: "+banking.ReturnReasonText(a.ReturnCode, "en")
 			if a.ReturnCode != "" {
 				d.Problem += " (" + a.ReturnCode + ")"
 			}

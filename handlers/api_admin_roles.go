@@ -5,7 +5,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"portal/engine"
+	"portal/engine/staff"
 )
 
 // AdminRoute is one route of the admin API and the staff page that does
@@ -82,22 +82,22 @@ func AdminRoutes() []AdminRoute {
 }
 
 // Min is the least staff role the route needs: its page's, or admin.
-func (r AdminRoute) Min() engine.StaffRole {
+func (r AdminRoute) Min() staff.StaffRole {
 	if r.Page == "" {
-		return engine.RoleAdmin
+		return staff.RoleAdmin
 	}
 	for _, p := range StaffRoutes() {
 		if p.Method+" "+p.Path == r.Page {
 			return p.Min
 		}
 	}
-	return engine.RoleAdmin // a page that is gone: the safe side (a test names it)
+	return staff.RoleAdmin // a page that is gone: the safe side (a test names it)
 }
 
 // adminRoles maps "METHOD /api/admin/path" (the route as mounted) to the
 // least staff role it needs.
-func adminRoles() map[string]engine.StaffRole {
-	out := map[string]engine.StaffRole{}
+func adminRoles() map[string]staff.StaffRole {
+	out := map[string]staff.StaffRole{}
 	for _, r := range AdminRoutes() {
 		out[r.Method+" "+AdminPrefix+r.Path] = r.Min()
 	}
@@ -106,9 +106,9 @@ func adminRoles() map[string]engine.StaffRole {
 
 // adminRouteRole is the least staff role c's admin API route needs;
 // admin for a route the table does not name.
-func (s *Server) adminRouteRole(c echo.Context) engine.StaffRole {
+func (s *Server) adminRouteRole(c echo.Context) staff.StaffRole {
 	if r, ok := s.adminRoles[c.Request().Method+" "+c.Path()]; ok {
 		return r
 	}
-	return engine.RoleAdmin
+	return staff.RoleAdmin
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/engine/staff"
 )
 
 // The admin API's setup resources: membership types, process definitions
@@ -174,7 +175,7 @@ func (s *Server) patchPeriod(c echo.Context) error {
 	if err := decodeJSON(c.Request().Body, &body); err != nil {
 		return err
 	}
-	p, err := s.engine.StaffUpdatePeriod(c.Request().Context(), apiActor(c), keyOf(c).OrganisationID, id, body.input())
+	p, err := staff.Of(s.engine).StaffUpdatePeriod(c.Request().Context(), apiActor(c), keyOf(c).OrganisationID, id, body.input())
 	if err != nil {
 		return adminError(err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/staff"
 )
 
 // hasFieldError reports whether an error body names field with a message
@@ -93,7 +94,7 @@ func TestClubTextsThroughAdminAPI(t *testing.T) {
 func TestStaffSetupTypeNamesPerLanguage(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		env := newStaffEnv(t, db, envOptions{})
-		env.addStaff("admin@example.org", engine.RoleAdmin)
+		env.addStaff("admin@example.org", staff.RoleAdmin)
 		admin := env.mustStaffSignIn("admin@example.org", "/staff")
 		origin := []string{"Origin", env.srv.URL}
 
@@ -136,7 +137,7 @@ func TestStaffMoneyAndStatesInGerman(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		env := bankTransferStaffEnv(t, db)
 		env.completeDemo(env.newClient())
-		env.addStaff("treasurer@example.org", engine.RoleTreasurer)
+		env.addStaff("treasurer@example.org", staff.RoleTreasurer)
 		c := env.mustStaffSignIn("treasurer@example.org", "/staff/registrations")
 		de := []string{"Accept-Language", "de"}
 		list := env.get(c, "/staff/registrations", de...)

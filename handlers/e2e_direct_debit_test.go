@@ -17,6 +17,7 @@ import (
 	"portal/engine/banking/schematest"
 	"portal/engine/dbtest"
 	"portal/engine/enginetest"
+	"portal/engine/staff"
 	"portal/outbound/mail/mailtest"
 )
 
@@ -42,7 +43,7 @@ func TestE2EDirectDebitSeason(t *testing.T) {
 		DebitReturnFeeMinor: &fee}); err != nil {
 		t.Fatal(err)
 	}
-	env.addStaff("treasurer@example.org", engine.RoleTreasurer)
+	env.addStaff("treasurer@example.org", staff.RoleTreasurer)
 	post := newStaffMail(t, env)
 	german := &enginetest.Demo{T: t, DB: env.db, Svc: env.testEnv.svc, Language: "de"}
 	french := &enginetest.Demo{T: t, DB: env.db, Svc: env.testEnv.svc, Language: "fr"}

@@ -5,6 +5,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/staff"
 )
 
 // TestE2EStaffSendInvitations: in Chromium, a registrar opens the
@@ -19,7 +20,7 @@ func TestE2EStaffSendInvitations(t *testing.T) {
 		Where("organisation_id = 1 AND first_name = 'Alex'").Exec(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	env.addStaff("registrar@example.org", engine.RoleRegistrar)
+	env.addStaff("registrar@example.org", staff.RoleRegistrar)
 	b := newE2EBrowser(t, env.testEnv, "staff-invitations", true, true)
 
 	env.staffBrowserSignIn(b, "registrar@example.org", `[data-testid=overview-states]`)

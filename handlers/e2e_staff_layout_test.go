@@ -14,6 +14,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/staff"
 	"portal/handlers"
 )
 
@@ -102,11 +103,11 @@ func TestE2EStaffLayout(t *testing.T) {
 	secondUnpaidRegistration(t, env.db, order)
 	ctx := t.Context()
 	// A part of the transfer arrived: the detail shows it, the open payments what is left.
-	if _, err := engine.NewService(env.db, env.provider).StaffCapture(ctx, engine.CommandLine, 1, order.ProcessInstanceID,
+	if _, err := staff.Of(engine.NewService(env.db, env.provider)).StaffCapture(ctx, engine.CommandLine, 1, order.ProcessInstanceID,
 		engine.Capture{AmountMinor: 5000, BookedOn: time.Now().UTC(), Note: "statement 41"}); err != nil {
 		t.Fatal(err)
 	}
-	env.addStaff("admin@example.org", engine.RoleAdmin)
+	env.addStaff("admin@example.org", staff.RoleAdmin)
 	// A webhook, added as the setup page adds one (its secret needs the server's key).
 	admin := env.mustStaffSignIn("admin@example.org", "/staff")
 	env.post(admin, "/staff/webhooks", url.Values{"url": {"https://club.example/hooks"}, "events": {"payment.succeeded"}}, "Origin", env.srv.URL)

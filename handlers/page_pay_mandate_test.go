@@ -12,6 +12,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/staff"
 )
 
 // anotherOrder is another unpaid order of the household of like (its next
@@ -155,8 +156,8 @@ func TestMandateChoicesPage(t *testing.T) {
 
 		// Staff: the first registration shows the ended mandate, the
 		// third's the new one with its revocation.
-		env.addStaff("viewer@example.org", engine.RoleViewer)
-		env.addStaff("treasurer@example.org", engine.RoleTreasurer)
+		env.addStaff("viewer@example.org", staff.RoleViewer)
+		env.addStaff("treasurer@example.org", staff.RoleTreasurer)
 		viewer := env.mustStaffSignIn("viewer@example.org", "/staff")
 		treasurer := env.mustStaffSignIn("treasurer@example.org", "/staff")
 		if d := env.get(treasurer, "/staff/registrations/"+f.ProcessID); !strings.Contains(d.testid("detail-mandate-ended").Text(), "revoked by the member") ||

@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/engine/staff"
 	"portal/views"
 )
 
@@ -117,7 +118,7 @@ func (s *Server) mandateAnswered(c echo.Context, in *engine.MandateInput, err er
 
 // staffMandate is a registration's mandate on the staff registration
 // page; treasurers and administrators may revoke one that holds.
-func staffMandate(c echo.Context, role engine.StaffRole, registration int64, m *engine.DebitMandate) *views.StaffMandateModel {
+func staffMandate(c echo.Context, role staff.StaffRole, registration int64, m *engine.DebitMandate) *views.StaffMandateModel {
 	if m == nil {
 		return nil
 	}
@@ -129,7 +130,7 @@ func staffMandate(c echo.Context, role engine.StaffRole, registration int64, m *
 		if m.EndReason != "" { // an erasure ends a mandate without naming why
 			out.Ended += " · " + views.StaffMandateTextIn(c.Request().Context()).EndReason(m.EndReason)
 		}
-	case role.AtLeast(engine.RoleTreasurer):
+	case role.AtLeast(staff.RoleTreasurer):
 		out.RevokeAction = organisationPath(c, fmt.Sprintf("%s/mandates/%d/revoke", StaffPrefix, m.ID))
 		out.Registration = strconv.FormatInt(registration, 10)
 	}

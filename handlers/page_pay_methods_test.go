@@ -11,6 +11,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/staff"
 )
 
 // walkToReview answers the demo registration on the member pages up to
@@ -260,7 +261,7 @@ func TestGiveMandatePage(t *testing.T) {
 		if given.testid("mandate-reference").Text() != m.Reference || given.testid("mandate-account").Text() != "DE89 … 3000" || given.testid("mandate-sign").Length() != 0 {
 			t.Fatalf("after the mandate:\n%s", given.body)
 		}
-		env.addStaff("viewer@example.org", engine.RoleViewer)
+		env.addStaff("viewer@example.org", staff.RoleViewer)
 		viewer := env.mustStaffSignIn("viewer@example.org", "/staff")
 		detail := env.get(viewer, "/staff/registrations/"+f.ProcessID)
 		if detail.testid("detail-mandate-reference").Text() != m.Reference || detail.testid("detail-mandate-iban").Text() != "DE89370400440532013000" ||

@@ -12,6 +12,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/privacy"
+	"portal/engine/staff"
 	"portal/views"
 	"portal/views/lang"
 )
@@ -263,7 +264,7 @@ func (s *Server) staffPersonData(c echo.Context) error {
 		DownloadURL: staffPersonURL(c, id) + "/export.json"}
 	if len(x.Persons) == 1 {
 		m.Name = x.Persons[0].FirstName + " " + x.Persons[0].LastName
-		if x.Persons[0].ErasedAt == nil && u.Role.AtLeast(engine.RoleAdmin) {
+		if x.Persons[0].ErasedAt == nil && u.Role.AtLeast(staff.RoleAdmin) {
 			m.EraseURL = staffPersonURL(c, id) + "/erase"
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"portal/engine"
 	"portal/engine/dbtest"
 	"portal/engine/privacy"
+	"portal/engine/staff"
 )
 
 // addOtherHousehold links a person of the demo club to another user key:
@@ -123,8 +124,8 @@ func TestStaffPersonDataAndErasure(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		env := newStaffEnv(t, db, envOptions{})
 		ctx := context.Background()
-		env.addStaff("registrar@example.org", engine.RoleRegistrar)
-		env.addStaff("admin@example.org", engine.RoleAdmin)
+		env.addStaff("registrar@example.org", staff.RoleRegistrar)
+		env.addStaff("admin@example.org", staff.RoleAdmin)
 		reg := env.mustStaffSignIn("registrar@example.org", "/staff")
 		admin := env.mustStaffSignIn("admin@example.org", "/staff")
 

@@ -16,6 +16,7 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 
 	"portal/engine"
+	"portal/engine/staff"
 	"portal/relay/invitelink"
 	"portal/relay/session"
 	"portal/relay/throttle"
@@ -97,7 +98,7 @@ type Server struct {
 	// staffPaths are the route paths behind requireStaff (mountStaff).
 	staffPaths map[string]bool
 	// adminRoles are the staff roles of the admin API's routes (AdminRoutes).
-	adminRoles map[string]engine.StaffRole
+	adminRoles map[string]staff.StaffRole
 }
 
 // New returns the application's echo instance with every route.

@@ -12,6 +12,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/engine/staff"
 	"portal/relay/oidc"
 	"portal/relay/session"
 	"portal/views"
@@ -74,7 +75,7 @@ type StaffRoleGrant struct {
 	// Organisation is the slug the grant is limited to; "" for all.
 	Organisation string
 	Value        string
-	Role         engine.StaffRole
+	Role         staff.StaffRole
 }
 
 // ParseStaffRoleMap reads PORTAL_STAFF_ROLE_MAP: comma-separated
@@ -88,7 +89,7 @@ func ParseStaffRoleMap(s string) ([]StaffRoleGrant, error) {
 			continue
 		}
 		value, role, ok := strings.Cut(part, "=")
-		r, valid := engine.ParseStaffRole(role)
+		r, valid := staff.ParseStaffRole(role)
 		if !ok || !valid || strings.TrimSpace(value) == "" {
 			return nil, errors.New(`want entries like "club-admins=admin" or "slug:treasurers=treasurer"`)
 		}
@@ -106,7 +107,7 @@ type staffUser struct {
 	OrganisationID int64
 	StaffID        *int64 // nil: a role from the IdP's claim
 	Name, Email    string
-	Role           engine.StaffRole
+	Role           staff.StaffRole
 }
 
 // actor is how the audit log names u.
@@ -284,7 +285,7 @@ func (s *Server) staffCallback(c echo.Context) error {
 			// Why, by claim and record state, never by address: the subject
 			// is the one personal datum the log keeps.
 			log.Info("staff sign-in refused", "organisation", a.Organisation, "subject", tokens.Subject,
-				"reason", engine.StaffRefusalReason(err), "email_claim", claims.emailState(),
+				"reason", staff.StaffRefusalReason(err), "email_claim", claims.emailState(),
 				"email_verified_claim", claims.verifiedState(), "role_claim", s.roleClaimState(a.Organisation, tokens.Claims))
 			return s.staffErrorPage(c, http.StatusForbidden, staffTextIn(c).NotStaff)
 		}
@@ -315,13 +316,13 @@ func (s *Server) staffCallback(c echo.Context) error {
 // staffIdentity decides who signed in: the staff record (by subject, or
 // by verified e-mail at the first sign-in), else a role the claim grants.
 func (s *Server) staffIdentity(ctx context.Context, orgID int64, tokens *oidc.Tokens, claims staffClaims) (*staffUser, error) {
-	m, err := s.engine.StaffSignIn(ctx, orgID, engine.StaffIdentity{Subject: tokens.Subject, Email: claims.Email,
+	m, err := staff.Of(s.engine).StaffSignIn(ctx, orgID, staff.StaffIdentity{Subject: tokens.Subject, Email: claims.Email,
 		EmailVerified: claims.verified(), Name: claims.Name})
 	if err == nil {
 		id := m.ID
 		return &staffUser{OrganisationID: orgID, StaffID: &id, Name: m.Name, Email: m.Email, Role: m.Role}, nil
 	}
-	if engine.ErrorCode(err) != engine.CodeUnauthorized || errors.Is(err, engine.ErrStaffDisabled) {
+	if engine.ErrorCode(err) != engine.CodeUnauthorized || errors.Is(err, staff.ErrStaffDisabled) {
 		return nil, err // a disabled record is refused whatever the claims say
 	}
 	role := s.claimRole(orgID, tokens.Claims)
@@ -343,7 +344,7 @@ func cmpOr(vals ...string) string {
 
 // claimRole is the highest role the configured claim grants in the
 // organisation orgID; "" for none.
-func (s *Server) claimRole(orgID int64, raw json.RawMessage) engine.StaffRole {
+func (s *Server) claimRole(orgID int64, raw json.RawMessage) staff.StaffRole {
 	d := s.staff
 	if d.RoleClaim == "" || len(d.RoleMap) == 0 {
 		return ""
@@ -364,7 +365,7 @@ func (s *Server) claimRole(orgID int64, raw json.RawMessage) engine.StaffRole {
 	if t := s.organisations.byIDOrNil(orgID); t != nil {
 		slug = t.Slug
 	}
-	var best engine.StaffRole
+	var best staff.StaffRole
 	for _, g := range d.RoleMap {
 		if g.Organisation != "" && g.Organisation != slug {
 			continue
@@ -416,7 +417,7 @@ func (s *Server) currentStaff(c echo.Context) (*staffUser, error) {
 		if err != nil {
 			return nil, nil
 		}
-		m, err := s.engine.StaffByID(r.Context(), t.ID, id)
+		m, err := staff.Of(s.engine).StaffByID(r.Context(), t.ID, id)
 		if engine.ErrorCode(err) == engine.CodeNotFound {
 			return nil, nil
 		}
@@ -429,7 +430,7 @@ func (s *Server) currentStaff(c echo.Context) (*staffUser, error) {
 		u.StaffID, u.Name, u.Email, u.Role = &m.ID, m.Name, m.Email, m.Role
 		return u, nil
 	}
-	u.Role = engine.StaffRole(sess.Values[attrStaffRole])
+	u.Role = staff.StaffRole(sess.Values[attrStaffRole])
 	if !u.Role.Valid() {
 		return nil, nil
 	}
@@ -441,7 +442,7 @@ func (s *Server) currentStaff(c echo.Context) (*staffUser, error) {
 // staff session a page load goes to the sign-in and anything else gets a
 // 401; a staff member below the role gets a 403. Only then is a form
 // body read (checkFormText): nobody's upload is parsed before it.
-func (s *Server) requireStaff(min engine.StaffRole, next echo.HandlerFunc) echo.HandlerFunc {
+func (s *Server) requireStaff(min staff.StaffRole, next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		c.Response().Header().Set("Cache-Control", "no-store")
 		u, err := s.currentStaff(c)

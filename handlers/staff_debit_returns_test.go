@@ -13,6 +13,7 @@ import (
 	"portal/engine"
 	"portal/engine/banking"
 	"portal/engine/dbtest"
+	"portal/engine/staff"
 	"portal/views"
 )
 
@@ -48,7 +49,7 @@ func TestStaffImportTakesBackReturnedDebit(t *testing.T) {
 		order, rf := env.unpaidDemoOrder()
 		// Paid, as a collected debit: the order's attempt settled through
 		// the one settlement, then recorded as the debit of a run sent.
-		env.addStaff("treasurer@example.org", engine.RoleTreasurer)
+		env.addStaff("treasurer@example.org", staff.RoleTreasurer)
 		tr := env.mustStaffSignIn("treasurer@example.org", "/staff")
 		paid := env.postFile(tr, "/staff/payments/statement", nil, "camt054.xml",
 			camt054(string(staffCreditor.IBAN), camtCredit{id: "C-1", amount: engine.FormatAmount(order.TotalMinor), ref: string(rf), debtor: "Demo Household"}))

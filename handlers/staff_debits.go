@@ -13,6 +13,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/banking"
+	"portal/engine/staff"
 	"portal/views"
 )
 
@@ -77,7 +78,7 @@ func (s *Server) staffDebitRuns(c echo.Context) error {
 	}
 	m := views.StaffDebitRunsModel{StaffChrome: s.staffChrome(c, t.Title),
 		Until: time.Now().UTC().Add(engine.DefaultCollectionHorizon).Format(time.DateOnly)}
-	if u.Role.AtLeast(engine.RoleTreasurer) {
+	if u.Role.AtLeast(staff.RoleTreasurer) {
 		ps, err := s.engine.PaymentSettings(ctx, u.OrganisationID)
 		if err != nil {
 			return s.staffEngineError(c, err)
@@ -166,7 +167,7 @@ func (s *Server) staffDebitRun(c echo.Context) error {
 	m := views.StaffDebitRunModel{StaffChrome: s.staffChrome(c, fmt.Sprintf(t.RunTitle, r.MessageID)), Run: row,
 		Intro:   fmt.Sprintf(t.RunIntro, row.Created, r.CreatedBy, row.Until, r.DebitCount, row.Total, r.FileVersion),
 		BackURL: organisationPath(c, StaffPrefix+staffDebitsPath)}
-	if u.Role.AtLeast(engine.RoleTreasurer) {
+	if u.Role.AtLeast(staff.RoleTreasurer) {
 		base := debitRunURL(c, r.ID)
 		if r.Status != engine.DebitRunCancelled {
 			m.FileURL = base + "/file"

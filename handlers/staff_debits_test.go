@@ -14,6 +14,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/staff"
 )
 
 // debitRegistration completes the demo registration, chooses direct
@@ -62,8 +63,8 @@ func TestStaffDebitRuns(t *testing.T) {
 		ctx := t.Context()
 		registration, order := env.debitRegistration(t)
 		origin := []string{"Origin", env.srv.URL}
-		env.addStaff("treasurer@example.org", engine.RoleTreasurer)
-		env.addStaff("viewer@example.org", engine.RoleViewer)
+		env.addStaff("treasurer@example.org", staff.RoleTreasurer)
+		env.addStaff("viewer@example.org", staff.RoleViewer)
 		treasurer := env.mustStaffSignIn("treasurer@example.org", "/staff")
 		viewer := env.mustStaffSignIn("viewer@example.org", "/staff")
 
@@ -186,7 +187,7 @@ func TestStaffDebitRuns(t *testing.T) {
 			t.Fatalf("a cancelled run marked sent: %d\n%s", p.status, p.body)
 		}
 		// In German, the refusal is German too.
-		env.addStaff("kasse@example.org", engine.RoleTreasurer)
+		env.addStaff("kasse@example.org", staff.RoleTreasurer)
 		german := env.mustStaffSignIn("kasse@example.org", "/staff")
 		expectRedirect(t, env.get(german, "/staff?lang=de"), "/staff")
 		if p := env.post(german, runPath+"/sent", url.Values{"confirmed": {"1"}}, origin...); p.status != http.StatusConflict ||
@@ -235,7 +236,7 @@ func TestStaffDebitRuns(t *testing.T) {
 		if env.auditActions("debit_run.create") != 2 || env.auditActions("debit_run.cancel") != 1 || env.auditActions("debit_run.send") != 1 {
 			t.Fatal("the run actions are not audited")
 		}
-		env.addStaff("admin@example.org", engine.RoleAdmin)
+		env.addStaff("admin@example.org", staff.RoleAdmin)
 		admin := env.mustStaffSignIn("admin@example.org", "/staff")
 		audit := env.get(admin, "/staff/audit")
 		if audit.doc.Find(`a[href="`+secondPath+`"]`).Length() == 0 || !strings.Contains(string(audit.body), "marked a direct debit collection run as sent") ||
@@ -289,7 +290,7 @@ func layoutDebitRun(t *testing.T, db *bun.DB, order engine.Order) int64 {
 func TestStaffDebitRunWarnsOfEndedMandate(t *testing.T) {
 	env := newStaffEnv(t, dbtest.SQLite(t), envOptions{})
 	_, order := env.debitRegistration(t)
-	env.addStaff("treasurer@example.org", engine.RoleTreasurer)
+	env.addStaff("treasurer@example.org", staff.RoleTreasurer)
 	treasurer := env.mustStaffSignIn("treasurer@example.org", "/staff")
 	run, err := env.testEnv.svc.CollectDebits(t.Context(), engine.CollectRequest{OrganisationID: 1, Until: time.Now().AddDate(0, 2, 0), Actor: engine.CommandLine})
 	if err != nil {

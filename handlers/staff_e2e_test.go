@@ -15,6 +15,7 @@ import (
 	"portal/engine"
 	"portal/engine/dbtest"
 	"portal/engine/jobs"
+	"portal/engine/staff"
 	"portal/handlers"
 	"portal/outbound/mail"
 	"portal/outbound/mail/mailtest"
@@ -78,8 +79,8 @@ func TestE2EStaffPages(t *testing.T) {
 	t.Parallel()
 	env := bankTransferStaffEnv(t, dbtest.SQLite(t))
 	env.completeDemo(env.newClient())
-	env.addStaff("registrar@example.org", engine.RoleRegistrar)
-	env.addStaff("treasurer@example.org", engine.RoleTreasurer)
+	env.addStaff("registrar@example.org", staff.RoleRegistrar)
+	env.addStaff("treasurer@example.org", staff.RoleTreasurer)
 	post := newStaffMail(t, env)
 	// The commit asked for the transfer by e-mail.
 	if got := post.deliver(t, 1); !strings.Contains(string(got[0].Data), "cid:qr-") {

@@ -7,6 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/engine/staff"
 )
 
 // The staff pages write money, states and age groups as the member pages
@@ -63,7 +64,7 @@ func statusLabel(c echo.Context, status string) string {
 // the page's language: the first is "under" its bound, the last "from"
 // the one before it, the others a range.
 func ageGroupLabel(c echo.Context, i int) string {
-	groups := engine.AgeGroups
+	groups := staff.AgeGroups
 	switch {
 	case i == 0:
 		return fmt.Sprintf(staffOpsTextIn(c).AgeUnder, groups[0].Below)

@@ -13,6 +13,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/engine/staff"
 	"portal/relay/hashlink"
 	"portal/views"
 )
@@ -47,7 +48,7 @@ func (s *Server) renderInvitations(c echo.Context, status int, st invitationsSta
 	from, _ := strconv.Atoi(c.QueryParam("from"))
 	from = max(from, 0)
 	search := strings.TrimSpace(c.QueryParam("q"))
-	persons, more, err := s.engine.PersonsPage(ctx, u.OrganisationID, search, from, staffPersonsPageSize)
+	persons, more, err := staff.Of(s.engine).PersonsPage(ctx, u.OrganisationID, search, from, staffPersonsPageSize)
 	if err != nil {
 		return s.staffEngineError(c, err)
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/engine/staff"
 	"portal/views"
 )
 
@@ -24,13 +25,13 @@ func init() {
 
 // staffJobsPortalWide reports whether u sees the portal's own jobs (the
 // schedules, no organisation's): administrators do.
-func staffJobsPortalWide(u *staffUser) bool { return u.Role.AtLeast(engine.RoleAdmin) }
+func staffJobsPortalWide(u *staffUser) bool { return u.Role.AtLeast(staff.RoleAdmin) }
 
 // staffJobsPage answers GET /staff/jobs: the organisation's failed and
 // dead jobs with their last error, and a retry for registrars and up.
 func (s *Server) staffJobsPage(c echo.Context) error {
 	u := staffUserOf(c)
-	list, err := s.engine.StaffJobs(c.Request().Context(), u.OrganisationID, staffJobsPortalWide(u))
+	list, err := staff.Of(s.engine).StaffJobs(c.Request().Context(), u.OrganisationID, staffJobsPortalWide(u))
 	if err != nil {
 		return s.staffEngineError(c, err)
 	}
@@ -39,12 +40,12 @@ func (s *Server) staffJobsPage(c echo.Context) error {
 		row := views.StaffJobRow{ID: strconv.FormatInt(j.ID, 10), Kind: j.Kind, State: string(j.State),
 			Attempts: strconv.Itoa(j.Attempts) + "/" + strconv.Itoa(j.MaxAttempts), Recipient: j.Recipient,
 			Error: j.LastError, Due: staffDateTime(c, j.RunAt), PortalWide: j.OrganisationID == 0}
-		if u.Role.AtLeast(engine.RoleRegistrar) {
+		if u.Role.AtLeast(staff.RoleRegistrar) {
 			row.RetryURL = organisationPath(c, StaffPrefix+"/jobs/"+row.ID+"/retry")
 		}
 		m.Jobs = append(m.Jobs, row)
 	}
-	if u.Role.AtLeast(engine.RoleAdmin) {
+	if u.Role.AtLeast(staff.RoleAdmin) {
 		m.RunURL, m.RunKinds = organisationPath(c, StaffPrefix+"/jobs/run"), engine.ScheduledKinds
 	}
 	return staffRender(c, http.StatusOK, views.StaffJobsPage(m))
@@ -54,7 +55,7 @@ func (s *Server) staffJobsPage(c echo.Context) error {
 // job runs now, once in the cluster (audited), then back to the list.
 func (s *Server) staffRunJob(c echo.Context) error {
 	u := staffUserOf(c)
-	if _, err := s.engine.RunScheduledJob(c.Request().Context(), u.actor(), u.OrganisationID, c.FormValue("kind")); err != nil {
+	if _, err := staff.Of(s.engine).RunScheduledJob(c.Request().Context(), u.actor(), u.OrganisationID, c.FormValue("kind")); err != nil {
 		return s.staffEngineError(c, err)
 	}
 	return c.Redirect(http.StatusSeeOther, organisationPath(c, StaffPrefix+"/jobs?done="+flashJobRun))
@@ -68,7 +69,7 @@ func (s *Server) staffRetryJob(c echo.Context) error {
 	if !ok {
 		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
 	}
-	if err := s.engine.RetryStaffJob(c.Request().Context(), u.actor(), u.OrganisationID, staffJobsPortalWide(u), id); err != nil {
+	if err := staff.Of(s.engine).RetryStaffJob(c.Request().Context(), u.actor(), u.OrganisationID, staffJobsPortalWide(u), id); err != nil {
 		return s.staffEngineError(c, err)
 	}
 	return c.Redirect(http.StatusSeeOther, organisationPath(c, StaffPrefix+"/jobs?done="+flashJobRetried))

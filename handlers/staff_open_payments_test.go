@@ -14,6 +14,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/staff"
 	"portal/views"
 )
 
@@ -27,7 +28,7 @@ func TestStaffOpenPaymentsList(t *testing.T) {
 		ctx := context.Background()
 		order, rf := env.unpaidDemoOrder()
 		reg := strconv.FormatInt(order.ProcessInstanceID, 10)
-		env.addStaff("treasurer@example.org", engine.RoleTreasurer)
+		env.addStaff("treasurer@example.org", staff.RoleTreasurer)
 		tr := env.mustStaffSignIn("treasurer@example.org", "/staff")
 
 		// A part arrived; the order was committed ten days ago and
@@ -105,7 +106,7 @@ func TestStaffOpenPaymentsList(t *testing.T) {
 		}
 
 		// Viewers and registrars may not see who owes what.
-		for _, r := range []engine.StaffRole{engine.RoleViewer, engine.RoleRegistrar} {
+		for _, r := range []staff.StaffRole{staff.RoleViewer, staff.RoleRegistrar} {
 			env.addStaff(string(r)+"@example.org", r)
 			c := env.mustStaffSignIn(string(r)+"@example.org", "/staff")
 			for _, path := range []string{"/staff/open-payments", "/staff/open-payments.csv"} {
@@ -152,7 +153,7 @@ func TestStaffOpenPaymentsResendLinks(t *testing.T) {
 		env := newStaffBankEnv(t, db, true)
 		order, _ := env.unpaidDemoOrder()
 		reg := strconv.FormatInt(order.ProcessInstanceID, 10)
-		env.addStaff("treasurer@example.org", engine.RoleTreasurer)
+		env.addStaff("treasurer@example.org", staff.RoleTreasurer)
 		tr := env.mustStaffSignIn("treasurer@example.org", "/staff")
 		links := func() int {
 			return env.count((*engine.OutboxMessage)(nil), "kind = ? AND dedup_key LIKE ?", engine.KindPaymentLink,

@@ -21,6 +21,7 @@ import (
 	"portal/engine/banktransfer"
 	"portal/engine/dbtest"
 	"portal/engine/jobs"
+	"portal/engine/staff"
 	"portal/handlers"
 	"portal/views"
 )
@@ -54,7 +55,7 @@ func newStaffBankEnv(t *testing.T, db *bun.DB, ownAccount bool) *staffEnv {
 // transfers of every club without its own: no club's staff import it.
 func TestStaffStatementImportNeedsOwnAccount(t *testing.T) {
 	env := newStaffBankEnv(t, dbtest.SQLite(t), false)
-	env.addStaff("treasurer@example.org", engine.RoleTreasurer)
+	env.addStaff("treasurer@example.org", staff.RoleTreasurer)
 	tr := env.mustStaffSignIn("treasurer@example.org", "/staff")
 	if p := env.get(tr, "/staff/payments"); p.testid("statement-no-bank").Length() != 1 || p.testid("statement-form").Length() != 0 {
 		t.Fatalf("shared account offered for import: %d", p.status)
@@ -152,8 +153,8 @@ func TestStaffPaymentsStatementImport(t *testing.T) {
 		env := newStaffBankEnv(t, db, true)
 		ctx := context.Background()
 		order, rf := env.unpaidDemoOrder()
-		env.addStaff("treasurer@example.org", engine.RoleTreasurer)
-		env.addStaff("viewer@example.org", engine.RoleViewer)
+		env.addStaff("treasurer@example.org", staff.RoleTreasurer)
+		env.addStaff("viewer@example.org", staff.RoleViewer)
 		tr := env.mustStaffSignIn("treasurer@example.org", "/staff")
 		viewer := env.mustStaffSignIn("viewer@example.org", "/staff")
 
@@ -274,7 +275,7 @@ func TestStaffPaymentsAttention(t *testing.T) {
 	if _, err := env.db.NewUpdate().Model((*engine.Payment)(nil)).Set("problem = ?", problem).Where("1 = 1").Exec(ctx); err != nil {
 		t.Fatal(err)
 	}
-	env.addStaff("treasurer@example.org", engine.RoleTreasurer)
+	env.addStaff("treasurer@example.org", staff.RoleTreasurer)
 	tr := env.mustStaffSignIn("treasurer@example.org", "/staff")
 	p := env.get(tr, "/staff/payments")
 	if p.testid("attention-reason").First().Text() != views.StaffOpsText.AttentionProblem || !strings.Contains(p.testid("attention-table").Text(), problem) {
@@ -333,9 +334,9 @@ func TestStaffJobs(t *testing.T) {
 		deadJob("welcome:nobody", "carla@example.net", `{"personId":5}`, "550 carla unknown")
 
 		// With two clubs and no hostnames, each is addressed as /o/{slug}.
-		env.addStaff("viewer@example.org", engine.RoleViewer)
-		env.addStaff("registrar@example.org", engine.RoleRegistrar)
-		env.addStaff("admin@example.org", engine.RoleAdmin)
+		env.addStaff("viewer@example.org", staff.RoleViewer)
+		env.addStaff("registrar@example.org", staff.RoleRegistrar)
+		env.addStaff("admin@example.org", staff.RoleAdmin)
 		viewer := env.mustStaffSignIn("viewer@example.org", "/o/riverside/staff")
 		reg := env.mustStaffSignIn("registrar@example.org", "/o/riverside/staff")
 		admin := env.mustStaffSignIn("admin@example.org", "/o/riverside/staff")
@@ -398,7 +399,7 @@ func TestStaffJobs(t *testing.T) {
 func TestStaffInvitationsImport(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		env := newStaffEnv(t, db, envOptions{})
-		env.addStaff("registrar@example.org", engine.RoleRegistrar)
+		env.addStaff("registrar@example.org", staff.RoleRegistrar)
 		reg := env.mustStaffSignIn("registrar@example.org", "/staff")
 		countPersons := func() int {
 			n, err := db.NewSelect().Model((*engine.Person)(nil)).Where("organisation_id = 1 AND external_id IS NOT NULL").Count(t.Context())
@@ -463,7 +464,7 @@ func TestStaffInvitationsImport(t *testing.T) {
 func TestStaffInvitationsSend(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		env := newStaffEnv(t, db, envOptions{})
-		env.addStaff("registrar@example.org", engine.RoleRegistrar)
+		env.addStaff("registrar@example.org", staff.RoleRegistrar)
 		reg := env.mustStaffSignIn("registrar@example.org", "/staff")
 		origin := []string{"Origin", env.srv.URL}
 		period := strconv.FormatInt(engine.DemoPeriodID, 10)
@@ -552,8 +553,8 @@ func TestStaffRunScheduledJob(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		env := newStaffEnv(t, db, envOptions{})
 		ctx := context.Background()
-		env.addStaff("registrar@example.org", engine.RoleRegistrar)
-		env.addStaff("admin@example.org", engine.RoleAdmin)
+		env.addStaff("registrar@example.org", staff.RoleRegistrar)
+		env.addStaff("admin@example.org", staff.RoleAdmin)
 		reg := env.mustStaffSignIn("registrar@example.org", "/staff")
 		admin := env.mustStaffSignIn("admin@example.org", "/staff")
 

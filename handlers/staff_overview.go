@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/engine/staff"
 	"portal/views"
 )
 
@@ -31,7 +32,7 @@ func (s *Server) staffOverview(c echo.Context) error {
 			return s.staffErrorPage(c, http.StatusBadRequest, staffTextIn(c).BadFilter)
 		}
 	}
-	o, err := s.engine.SeasonOverview(ctx, u.OrganisationID, periodID)
+	o, err := staff.Of(s.engine).SeasonOverview(ctx, u.OrganisationID, periodID)
 	if err != nil {
 		return s.staffEngineError(c, err)
 	}
@@ -39,7 +40,7 @@ func (s *Server) staffOverview(c echo.Context) error {
 		Expected: staffMoney(c, o.ExpectedMinor, o.Period.Currency), Received: staffMoney(c, o.ReceivedMinor, o.Period.Currency),
 		Refunded: staffMoney(c, o.RefundedMinor, o.Period.Currency), Chart: overviewChart(c, o),
 		Attention: views.StaffCountLink{Label: staffTextIn(c).OvAttention, Count: o.PaymentsNeedingAttention, URL: organisationPath(c, StaffPrefix+"/payments")}}
-	failed, err := s.engine.StaffJobs(ctx, u.OrganisationID, staffJobsPortalWide(u))
+	failed, err := staff.Of(s.engine).StaffJobs(ctx, u.OrganisationID, staffJobsPortalWide(u))
 	if err != nil {
 		return s.staffEngineError(c, err)
 	}
@@ -52,16 +53,16 @@ func (s *Server) staffOverview(c echo.Context) error {
 	for _, p := range periods {
 		m.Periods = append(m.Periods, views.StaffOption{Value: strconv.FormatInt(p.ID, 10), Label: p.Name, Selected: p.ID == periodID})
 	}
-	for _, st := range engine.RegistrationStates {
-		link := listURL(c, registrationsPath, engine.RegistrationQuery{PeriodID: periodID, State: st}, 1)
-		if st == engine.RegAwaitingPayment && u.Role.AtLeast(engine.RoleTreasurer) {
+	for _, st := range staff.RegistrationStates {
+		link := listURL(c, registrationsPath, staff.RegistrationQuery{PeriodID: periodID, State: st}, 1)
+		if st == staff.RegAwaitingPayment && u.Role.AtLeast(staff.RoleTreasurer) {
 			// Who owes what: the treasurer's list of the period's unpaid orders.
-			link = openPaymentsURL(c, openPaymentsPath, engine.OpenPaymentQuery{PeriodID: periodID})
+			link = openPaymentsURL(c, openPaymentsPath, staff.OpenPaymentQuery{PeriodID: periodID})
 		}
 		m.States = append(m.States, views.StaffCountLink{Label: stateLabel(c, st), Key: string(st), Count: o.ByState[st], URL: link})
 	}
-	if u.Role.AtLeast(engine.RoleTreasurer) {
-		m.OpenPaymentsURL = openPaymentsURL(c, openPaymentsPath, engine.OpenPaymentQuery{PeriodID: periodID})
+	if u.Role.AtLeast(staff.RoleTreasurer) {
+		m.OpenPaymentsURL = openPaymentsURL(c, openPaymentsPath, staff.OpenPaymentQuery{PeriodID: periodID})
 	}
 	m.MembersTotal.Label = views.StaffListTextIn(ctx).MembersTotal
 	for _, t := range o.ByType {
@@ -79,7 +80,7 @@ func (s *Server) staffOverview(c echo.Context) error {
 
 // memberCount splits a count of live memberships into active and
 // awaiting payment.
-func memberCount(label string, n engine.NamedCount) views.StaffMemberCount {
+func memberCount(label string, n staff.NamedCount) views.StaffMemberCount {
 	return views.StaffMemberCount{Label: label, Active: n.Count - n.Pending, Pending: n.Pending, Total: n.Count}
 }
 
@@ -99,7 +100,7 @@ func currentPeriod(periods []engine.MembershipPeriod, now time.Time) int64 {
 
 // overviewChart lays out the bars of the per-day chart: per day a pair of
 // bars, registrations and payments, scaled to the busiest day.
-func overviewChart(c echo.Context, o *engine.SeasonOverview) views.StaffChart {
+func overviewChart(c echo.Context, o *staff.SeasonOverview) views.StaffChart {
 	const dayWidth, barWidth, height = 20, 8, 100
 	ch := views.StaffChart{Width: dayWidth * len(o.Days), Height: height}
 	regs, pays := 0, 0

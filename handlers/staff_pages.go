@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/engine/staff"
 	"portal/views"
 )
 
@@ -28,25 +29,25 @@ type staffFlash func(c echo.Context) string
 type staffNavItem struct {
 	Label staffFlash
 	Path  string // below StaffPrefix
-	Min   engine.StaffRole
+	Min   staff.StaffRole
 }
 
 // staffNav is the navigation, in order. Add an entry per page.
 var staffNav = []staffNavItem{
-	{Label: func(c echo.Context) string { return staffTextIn(c).NavOverview }, Path: "", Min: engine.RoleViewer},
-	{Label: func(c echo.Context) string { return staffTextIn(c).NavRegistrations }, Path: "/registrations", Min: engine.RoleViewer},
-	{Label: func(c echo.Context) string { return staffOpsTextIn(c).NavPayments }, Path: "/payments", Min: engine.RoleViewer},
-	{Label: func(c echo.Context) string { return staffDebitTextIn(c).NavDebits }, Path: staffDebitsPath, Min: engine.RoleViewer},
-	{Label: func(c echo.Context) string { return staffOpenPaymentTextIn(c).NavOpenPayments }, Path: openPaymentsPath, Min: engine.RoleTreasurer},
-	{Label: func(c echo.Context) string { return staffYearReportTextIn(c).NavYearReport }, Path: yearReportPath, Min: engine.RoleTreasurer},
-	{Label: func(c echo.Context) string { return staffOpsTextIn(c).NavInvitations }, Path: "/invitations", Min: engine.RoleRegistrar},
-	{Label: func(c echo.Context) string { return staffOpsTextIn(c).NavJobs }, Path: "/jobs", Min: engine.RoleViewer},
-	{Label: func(c echo.Context) string { return staffOpsTextIn(c).NavSetup }, Path: staffSetupPath, Min: engine.RoleAdmin},
-	{Label: func(c echo.Context) string { return staffOpsTextIn(c).NavDefinitions }, Path: staffDefinitionsPath, Min: engine.RoleAdmin},
-	{Label: func(c echo.Context) string { return views.StaffWebhookTextIn(c.Request().Context()).NavWebhooks }, Path: staffWebhooksPath, Min: engine.RoleAdmin},
-	{Label: func(c echo.Context) string { return views.PersonalDataTextIn(c.Request().Context()).NavRequests }, Path: staffDataRequestsPath, Min: engine.RoleRegistrar},
-	{Label: func(c echo.Context) string { return staffTextIn(c).NavAudit }, Path: "/audit", Min: engine.RoleViewer},
-	{Label: func(c echo.Context) string { return views.StaffPrivacyTextIn(c.Request().Context()).NavAccessLog }, Path: staffAccessLogPath, Min: engine.RoleAdmin},
+	{Label: func(c echo.Context) string { return staffTextIn(c).NavOverview }, Path: "", Min: staff.RoleViewer},
+	{Label: func(c echo.Context) string { return staffTextIn(c).NavRegistrations }, Path: "/registrations", Min: staff.RoleViewer},
+	{Label: func(c echo.Context) string { return staffOpsTextIn(c).NavPayments }, Path: "/payments", Min: staff.RoleViewer},
+	{Label: func(c echo.Context) string { return staffDebitTextIn(c).NavDebits }, Path: staffDebitsPath, Min: staff.RoleViewer},
+	{Label: func(c echo.Context) string { return staffOpenPaymentTextIn(c).NavOpenPayments }, Path: openPaymentsPath, Min: staff.RoleTreasurer},
+	{Label: func(c echo.Context) string { return staffYearReportTextIn(c).NavYearReport }, Path: yearReportPath, Min: staff.RoleTreasurer},
+	{Label: func(c echo.Context) string { return staffOpsTextIn(c).NavInvitations }, Path: "/invitations", Min: staff.RoleRegistrar},
+	{Label: func(c echo.Context) string { return staffOpsTextIn(c).NavJobs }, Path: "/jobs", Min: staff.RoleViewer},
+	{Label: func(c echo.Context) string { return staffOpsTextIn(c).NavSetup }, Path: staffSetupPath, Min: staff.RoleAdmin},
+	{Label: func(c echo.Context) string { return staffOpsTextIn(c).NavDefinitions }, Path: staffDefinitionsPath, Min: staff.RoleAdmin},
+	{Label: func(c echo.Context) string { return views.StaffWebhookTextIn(c.Request().Context()).NavWebhooks }, Path: staffWebhooksPath, Min: staff.RoleAdmin},
+	{Label: func(c echo.Context) string { return views.PersonalDataTextIn(c.Request().Context()).NavRequests }, Path: staffDataRequestsPath, Min: staff.RoleRegistrar},
+	{Label: func(c echo.Context) string { return staffTextIn(c).NavAudit }, Path: "/audit", Min: staff.RoleViewer},
+	{Label: func(c echo.Context) string { return views.StaffPrivacyTextIn(c.Request().Context()).NavAccessLog }, Path: staffAccessLogPath, Min: staff.RoleAdmin},
 }
 
 // staffFlashes are the result messages an action may name in ?done=: the
@@ -86,15 +87,15 @@ func (s *Server) staffChrome(c echo.Context, title string) views.StaffChrome {
 }
 
 // staffRoleLabel is how a role is shown.
-func staffRoleLabel(c echo.Context, r engine.StaffRole) string {
+func staffRoleLabel(c echo.Context, r staff.StaffRole) string {
 	switch r {
-	case engine.RoleViewer:
+	case staff.RoleViewer:
 		return staffTextIn(c).RoleViewer
-	case engine.RoleRegistrar:
+	case staff.RoleRegistrar:
 		return staffTextIn(c).RoleRegistrar
-	case engine.RoleTreasurer:
+	case staff.RoleTreasurer:
 		return staffTextIn(c).RoleTreasurer
-	case engine.RoleAdmin:
+	case staff.RoleAdmin:
 		return staffTextIn(c).RoleAdmin
 	}
 	return string(r)

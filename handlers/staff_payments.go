@@ -14,6 +14,7 @@ import (
 	"portal/engine"
 	"portal/engine/banking"
 	"portal/engine/banktransfer"
+	"portal/engine/staff"
 	"portal/views"
 )
 
@@ -33,7 +34,7 @@ func (s *Server) staffPaymentsPage(c echo.Context) error {
 // uploaded file when uploadError is not "".
 func (s *Server) renderStaffPayments(c echo.Context, status int, uploadError string) error {
 	u := staffUserOf(c)
-	list, err := s.engine.PaymentsNeedingAttention(c.Request().Context(), engine.AttentionQuery{OrganisationID: u.OrganisationID, Limit: staffAttentionLimit})
+	list, err := staff.Of(s.engine).PaymentsNeedingAttention(c.Request().Context(), staff.AttentionQuery{OrganisationID: u.OrganisationID, Limit: staffAttentionLimit})
 	if err != nil {
 		return s.staffEngineError(c, err)
 	}
@@ -47,9 +48,9 @@ func (s *Server) renderStaffPayments(c echo.Context, status int, uploadError str
 		return s.staffEngineError(c, err)
 	}
 	for _, cr := range credits {
-		m.Credits = append(m.Credits, s.staffStoredCredit(c, cr, u.Role.AtLeast(engine.RoleTreasurer)))
+		m.Credits = append(m.Credits, s.staffStoredCredit(c, cr, u.Role.AtLeast(staff.RoleTreasurer)))
 	}
-	if u.Role.AtLeast(engine.RoleTreasurer) {
+	if u.Role.AtLeast(staff.RoleTreasurer) {
 		if s.bankAccountOf(c.Request().Context(), u.OrganisationID) == "" {
 			m.NoBank = true
 		} else {
@@ -60,7 +61,7 @@ func (s *Server) renderStaffPayments(c echo.Context, status int, uploadError str
 }
 
 // staffAttentionRow prints one attempt needing attention.
-func (s *Server) staffAttentionRow(c echo.Context, a engine.AttentionPayment) views.StaffAttentionRow {
+func (s *Server) staffAttentionRow(c echo.Context, a staff.AttentionPayment) views.StaffAttentionRow {
 	p := a.Payment
 	row := views.StaffAttentionRow{Amount: staffMoney(c, p.AmountMinor, p.Currency), UserKey: a.Order.UserKey,
 		Created: staffDateTime(c, p.CreatedAt), Reference: p.Reference,
@@ -69,11 +70,11 @@ func (s *Server) staffAttentionRow(c echo.Context, a engine.AttentionPayment) vi
 		row.Reference = banking.Reference(*p.ProviderID).String()
 	}
 	switch a.Reason {
-	case engine.AttentionProblem:
+	case staff.AttentionProblem:
 		row.Reason, row.Detail = staffOpsTextIn(c).AttentionProblem, p.Problem
-	case engine.AttentionSecondPayment:
+	case staff.AttentionSecondPayment:
 		row.Reason = staffOpsTextIn(c).AttentionSecond
-	case engine.AttentionDebitReturned:
+	case staff.AttentionDebitReturned:
 		row.Reason, row.Detail = staffOpsTextIn(c).AttentionReturned, banking.ReturnReasonText(a.ReturnCode, langOf(c).Code)
 		if a.ReturnCode != "" {
 			row.Detail += " (" + a.ReturnCode + ")"

@@ -11,6 +11,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/privacy"
+	"portal/engine/staff"
 	"portal/views"
 )
 
@@ -31,7 +32,7 @@ func init() {
 
 // registrationPrivacy records that the staff member opened registration
 // d and puts its consents on the page's model.
-func (s *Server) registrationPrivacy(c echo.Context, d *engine.RegistrationDetail, m *views.StaffDetailModel) error {
+func (s *Server) registrationPrivacy(c echo.Context, d *staff.RegistrationDetail, m *views.StaffDetailModel) error {
 	ctx := c.Request().Context()
 	u := staffUserOf(c)
 	if err := privacy.Of(s.engine).RecordAccess(ctx, u.actor(), privacy.Access{OrganisationID: u.OrganisationID, Kind: privacy.AccessRegistration,

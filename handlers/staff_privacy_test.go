@@ -13,6 +13,7 @@ import (
 	"portal/engine"
 	"portal/engine/dbtest"
 	"portal/engine/privacy"
+	"portal/engine/staff"
 	"portal/views"
 )
 
@@ -24,8 +25,8 @@ func TestStaffRegistrationConsentsAndAccessLog(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		env := newStaffEnv(t, db, envOptions{})
 		order, _ := env.unpaidDemoOrder()
-		env.addStaff("viewer@example.org", engine.RoleViewer)
-		env.addStaff("admin@example.org", engine.RoleAdmin)
+		env.addStaff("viewer@example.org", staff.RoleViewer)
+		env.addStaff("admin@example.org", staff.RoleAdmin)
 		viewer := env.mustStaffSignIn("viewer@example.org", "/staff")
 		admin := env.mustStaffSignIn("admin@example.org", "/staff")
 		id := strconv.FormatInt(order.ProcessInstanceID, 10)
@@ -85,7 +86,7 @@ func TestStaffSetupRetention(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		env := newStaffEnv(t, db, envOptions{})
 		ctx := t.Context()
-		env.addStaff("admin@example.org", engine.RoleAdmin)
+		env.addStaff("admin@example.org", staff.RoleAdmin)
 		admin := env.mustStaffSignIn("admin@example.org", "/staff")
 		origin := []string{"Origin", env.srv.URL}
 		p := env.get(admin, "/staff/setup/data-protection")
@@ -142,7 +143,7 @@ func TestMemberExportHoldsConsentsAndAccessLog(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		env := newStaffEnv(t, db, envOptions{})
 		order, _ := env.unpaidDemoOrder()
-		env.addStaff("admin@example.org", engine.RoleAdmin)
+		env.addStaff("admin@example.org", staff.RoleAdmin)
 		admin := env.mustStaffSignIn("admin@example.org", "/staff")
 		for _, path := range []string{"/staff/registrations/" + strconv.FormatInt(order.ProcessInstanceID, 10), "/staff/persons/1", "/staff/persons/1/export.json", "/staff/registrations.csv"} {
 			if p := env.get(admin, path); p.status != http.StatusOK {

@@ -15,6 +15,7 @@ import (
 	"portal/engine"
 	"portal/engine/banking"
 	"portal/engine/jobs"
+	"portal/engine/staff"
 	"portal/views"
 )
 
@@ -41,7 +42,7 @@ func (s *Server) staffRegistration(c echo.Context) error {
 		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
 	}
 	ctx := c.Request().Context()
-	d, err := s.engine.RegistrationDetail(ctx, u.OrganisationID, id)
+	d, err := staff.Of(s.engine).RegistrationDetail(ctx, u.OrganisationID, id)
 	if err != nil {
 		return s.staffEngineError(c, err)
 	}
@@ -49,7 +50,7 @@ func (s *Server) staffRegistration(c echo.Context) error {
 	if err != nil {
 		return s.staffEngineError(c, err)
 	}
-	st := engine.RegistrationStateOf(d.Instance.Status)
+	st := staff.RegistrationStateOf(d.Instance.Status)
 	m := views.StaffDetailModel{StaffChrome: s.staffChrome(c, fmt.Sprintf(staffTextIn(c).DetTitle, id)), ID: strconv.FormatInt(id, 10),
 		UserKey: d.Instance.UserKey, State: stateLabel(c, st), StateKey: string(st), Period: d.Period.Name,
 		Started: staffWhen(c, d.Instance.StartTime), Updated: staffWhen(c, d.Instance.UpdatedAt),
@@ -81,7 +82,7 @@ func (s *Server) staffRegistration(c echo.Context) error {
 	}
 	m.Mandate = staffMandate(c, u.Role, id, d.Mandate)
 	refundURL := ""
-	if u.Role.AtLeast(engine.RoleTreasurer) {
+	if u.Role.AtLeast(staff.RoleTreasurer) {
 		refundURL = registrationURL(c, id) + "/refund"
 	}
 	m.History = historyEntries(c, d, refundURL)
@@ -112,7 +113,7 @@ func (s *Server) staffRegistration(c echo.Context) error {
 // transferReference is the RF reference members write on their transfer
 // (the newest bank-transfer attempt's: an order's attempts share it), ""
 // when the order is not paid by transfer.
-func transferReference(d *engine.RegistrationDetail) string {
+func transferReference(d *staff.RegistrationDetail) string {
 	for i := len(d.Payments) - 1; i >= 0; i-- {
 		if p := d.Payments[i]; p.Provider == engine.BankTransferProvider && p.ProviderID != nil {
 			if rf, err := banking.ParseReference(*p.ProviderID); err == nil {
@@ -127,7 +128,7 @@ func transferReference(d *engine.RegistrationDetail) string {
 // householdRows are the persons of this registration (not every person
 // of the user key), each with the memberships it asked for and their
 // state: a person whose membership waits for payment is shown so.
-func householdRows(c echo.Context, d *engine.RegistrationDetail) []views.StaffPersonRow {
+func householdRows(c echo.Context, d *staff.RegistrationDetail) []views.StaffPersonRow {
 	byPerson := map[int64][]views.StaffPersonMembership{}
 	for _, ms := range d.Memberships {
 		key := "cancelled"
@@ -148,7 +149,7 @@ func householdRows(c echo.Context, d *engine.RegistrationDetail) []views.StaffPe
 		}
 		row := views.StaffPersonRow{Name: strings.TrimSpace(p.FirstName + " " + p.LastName),
 			Born: fmt.Sprintf(staffRegistrationTextIn(c).Born, langOf(c).Date(p.DateOfBirth)), Email: p.Email, Memberships: byPerson[p.ID]}
-		if staffUserOf(c).Role.AtLeast(engine.RoleRegistrar) {
+		if staffUserOf(c).Role.AtLeast(staff.RoleRegistrar) {
 			row.DataURL = staffPersonURL(c, p.ID)
 		}
 		rows = append(rows, row)
@@ -158,7 +159,7 @@ func householdRows(c echo.Context, d *engine.RegistrationDetail) []views.StaffPe
 
 // answerRows are the questions in the page's language with the answers
 // as the member's pages show them: a choice by its label, Yes or No.
-func answerRows(c echo.Context, d *engine.RegistrationDetail, names map[int64]string) []views.StaffStepRow {
+func answerRows(c echo.Context, d *staff.RegistrationDetail, names map[int64]string) []views.StaffStepRow {
 	if d.Archive != nil {
 		return nil
 	}
@@ -297,7 +298,7 @@ type historyEntry struct {
 // historyEntries are the payment attempts, what their providers and
 // captures reported, refunds and every message with its recipient,
 // oldest first. refundURL is "" when the role may not refund.
-func historyEntries(c echo.Context, d *engine.RegistrationDetail, refundURL string) []views.StaffHistoryEntry {
+func historyEntries(c echo.Context, d *staff.RegistrationDetail, refundURL string) []views.StaffHistoryEntry {
 	t := staffRegistrationTextIn(c)
 	var out []historyEntry
 	add := func(at time.Time, e views.StaffHistoryEntry) {
@@ -380,7 +381,7 @@ func ptrValue[T any](p *T) T {
 // registration is in now (a form sent twice finds it so): complete; a
 // part arrived and what remains; paid already and what is owed back. ""
 // when done names no capture.
-func captureWords(c echo.Context, done string, d *engine.RegistrationDetail, due *banking.Transfer) string {
+func captureWords(c echo.Context, done string, d *staff.RegistrationDetail, due *banking.Transfer) string {
 	if !strings.HasPrefix(done, "captured") || d.Order == nil {
 		return ""
 	}
@@ -407,11 +408,11 @@ func captureWords(c echo.Context, done string, d *engine.RegistrationDetail, due
 }
 
 // detailActions are the actions a role may take on d now.
-func detailActions(role engine.StaffRole, d *engine.RegistrationDetail, base string) views.StaffDetailActions {
+func detailActions(role staff.StaffRole, d *staff.RegistrationDetail, base string) views.StaffDetailActions {
 	var a views.StaffDetailActions
 	o := d.Order
 	finished := d.Instance.Status == engine.StateCancelled || d.Instance.Status == engine.StateCompleted || d.Instance.Status == engine.StateFailed
-	if role.AtLeast(engine.RoleRegistrar) {
+	if role.AtLeast(staff.RoleRegistrar) {
 		if o != nil && o.Status == engine.OrderPaid {
 			a.ResendConfirmation = base + "/resend-confirmation"
 		}
@@ -425,7 +426,7 @@ func detailActions(role engine.StaffRole, d *engine.RegistrationDetail, base str
 			a.Cancel = base + "/cancel"
 		}
 	}
-	if role.AtLeast(engine.RoleTreasurer) && o != nil && o.Status == engine.OrderUnpaid {
+	if role.AtLeast(staff.RoleTreasurer) && o != nil && o.Status == engine.OrderUnpaid {
 		for _, p := range d.Payments {
 			if p.Provider == engine.BankTransferProvider {
 				a.Capture, a.CaptureCurrency = base+"/capture", o.Currency
@@ -444,14 +445,14 @@ func staffDone(c echo.Context, id int64, done string) error {
 // staffResendConfirmation answers POST /staff/registrations/:id/resend-confirmation.
 func (s *Server) staffResendConfirmation(c echo.Context) error {
 	return s.staffAction(c, "resent-confirmation", func(u *staffUser, id int64) error {
-		return s.engine.ResendConfirmation(c.Request().Context(), u.actor(), u.OrganisationID, id)
+		return staff.Of(s.engine).ResendConfirmation(c.Request().Context(), u.actor(), u.OrganisationID, id)
 	})
 }
 
 // staffResendPaymentLink answers POST /staff/registrations/:id/resend-payment-link.
 func (s *Server) staffResendPaymentLink(c echo.Context) error {
 	return s.staffAction(c, "resent-link", func(u *staffUser, id int64) error {
-		return s.engine.ResendPaymentLink(c.Request().Context(), u.actor(), u.OrganisationID, id)
+		return staff.Of(s.engine).ResendPaymentLink(c.Request().Context(), u.actor(), u.OrganisationID, id)
 	})
 }
 
@@ -460,7 +461,7 @@ func (s *Server) staffResetRegistration(c echo.Context) error {
 	t := staffRegistrationTextIn(c)
 	q := staffQuestion{Question: staffTextIn(c).ConfirmReset, Detail: staffTextIn(c).ConfirmResetDetail, Yes: t.ResetYes, No: t.ResetNo}
 	return s.staffConfirmedAction(c, q, "reset", func(u *staffUser, id int64) error {
-		return s.engine.StaffReset(c.Request().Context(), u.actor(), u.OrganisationID, id)
+		return staff.Of(s.engine).StaffReset(c.Request().Context(), u.actor(), u.OrganisationID, id)
 	})
 }
 
@@ -469,7 +470,7 @@ func (s *Server) staffCancelRegistration(c echo.Context) error {
 	t := staffRegistrationTextIn(c)
 	q := staffQuestion{Question: staffTextIn(c).ConfirmCancel, Detail: staffTextIn(c).ConfirmCancelDetail, Yes: t.CancelYes, No: t.CancelNo}
 	return s.staffConfirmedAction(c, q, "cancelled", func(u *staffUser, id int64) error {
-		return s.engine.CancelRegistration(c.Request().Context(), u.actor(), u.OrganisationID, id)
+		return staff.Of(s.engine).CancelRegistration(c.Request().Context(), u.actor(), u.OrganisationID, id)
 	})
 }
 
@@ -479,7 +480,7 @@ func (s *Server) staffRefund(c echo.Context) error {
 	t := staffRegistrationTextIn(c)
 	q := staffQuestion{Question: fmt.Sprintf(staffTextIn(c).ConfirmRefund, ref), Detail: staffTextIn(c).ConfirmRefundDetail, Yes: t.RefundYes, No: t.RefundNo}
 	return s.staffConfirmedAction(c, q, "refunded", func(u *staffUser, id int64) error {
-		return s.engine.RefundPayment(c.Request().Context(), u.actor(), u.OrganisationID, id, ref, "")
+		return staff.Of(s.engine).RefundPayment(c.Request().Context(), u.actor(), u.OrganisationID, id, ref, "")
 	})
 }
 
@@ -509,7 +510,7 @@ func (s *Server) staffCapture(c echo.Context) error {
 	if len(note) > 200 {
 		note = note[:200]
 	}
-	res, err := s.engine.StaffCapture(c.Request().Context(), u.actor(), u.OrganisationID, id, engine.Capture{AmountMinor: amount, BookedOn: booked, Note: note})
+	res, err := staff.Of(s.engine).StaffCapture(c.Request().Context(), u.actor(), u.OrganisationID, id, engine.Capture{AmountMinor: amount, BookedOn: booked, Note: note})
 	if err != nil {
 		return s.staffEngineError(c, err)
 	}

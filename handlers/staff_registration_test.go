@@ -15,6 +15,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/staff"
 	"portal/views"
 )
 
@@ -28,7 +29,7 @@ func TestStaffRegistrationReadsLikeARecord(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		env := newStaffBankEnv(t, db, true)
 		order, rf := env.unpaidDemoOrder()
-		env.addStaff("treasurer@example.org", engine.RoleTreasurer)
+		env.addStaff("treasurer@example.org", staff.RoleTreasurer)
 		tr := env.mustStaffSignIn("treasurer@example.org", "/staff")
 		detail := "/staff/registrations/" + strconv.FormatInt(order.ProcessInstanceID, 10)
 		var inst engine.ProcessInstance
@@ -142,7 +143,7 @@ func TestStaffCaptureToldInWords(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		env := newStaffBankEnv(t, db, true)
 		order, _ := env.unpaidDemoOrder()
-		env.addStaff("treasurer@example.org", engine.RoleTreasurer)
+		env.addStaff("treasurer@example.org", staff.RoleTreasurer)
 		tr := env.mustStaffSignIn("treasurer@example.org", "/staff")
 		id := strconv.FormatInt(order.ProcessInstanceID, 10)
 		detail := "/staff/registrations/" + id

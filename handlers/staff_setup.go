@@ -10,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/engine/staff"
 	"portal/views"
 )
 
@@ -140,13 +141,13 @@ func (s *Server) loadSetupMemberships(c echo.Context, m *views.StaffSetupModel) 
 // loadSetupStaff fills the staff section.
 func (s *Server) loadSetupStaff(c echo.Context, m *views.StaffSetupModel) error {
 	u := staffUserOf(c)
-	staff, err := s.engine.ListStaff(c.Request().Context(), u.OrganisationID)
+	members, err := staff.Of(s.engine).ListStaff(c.Request().Context(), u.OrganisationID)
 	if err != nil {
 		return err
 	}
 	base := organisationPath(c, StaffPrefix+staffSetupPath)
-	m.AddForm = views.StaffAddForm{Action: base + "/staff", Role: string(engine.RoleViewer)}
-	for _, sm := range staff {
+	m.AddForm = views.StaffAddForm{Action: base + "/staff", Role: string(staff.RoleViewer)}
+	for _, sm := range members {
 		id := strconv.FormatInt(sm.ID, 10)
 		row := views.StaffMemberRow{ID: id, Email: sm.Email, Name: sm.Name, Role: string(sm.Role), RoleLabel: staffRoleLabel(c, sm.Role),
 			Active: sm.Active(), LastSignIn: staffOpsTextIn(c).Never, RoleURL: base + "/staff/" + id + "/role", DisableURL: base + "/staff/" + id + "/disable"}
@@ -255,15 +256,15 @@ func (s *Server) priceCalculator(c echo.Context, base string, periods []engine.M
 		f.Error = staffTextIn(c).Invalid
 		return f
 	}
-	var people []engine.PriceCheckPerson
+	var people []staff.PriceCheckPerson
 	for _, p := range f.Persons {
 		if p.Type == "" {
 			continue
 		}
 		id, _ := strconv.ParseInt(p.Type, 10, 64)
-		people = append(people, engine.PriceCheckPerson{MembershipTypeID: id, MemberType: p.Member})
+		people = append(people, staff.PriceCheckPerson{MembershipTypeID: id, MemberType: p.Member})
 	}
-	quote, err := s.engine.PriceCheck(c.Request().Context(), staffUserOf(c).OrganisationID, periodID, people, on)
+	quote, err := staff.Of(s.engine).PriceCheck(c.Request().Context(), staffUserOf(c).OrganisationID, periodID, people, on)
 	if err != nil {
 		e, ok := engine.AsError(err)
 		if !ok {
@@ -345,7 +346,7 @@ func (s *Server) staffSaveOrganisation(c echo.Context) error {
 		sealed := s.organisations.sealer.Seal([]byte(secret), HashSecretAAD(u.OrganisationID))
 		change.HashSecretSealed = &sealed
 	}
-	if _, err := s.engine.StaffUpdateOrganisation(c.Request().Context(), u.actor(), u.OrganisationID, change); err != nil {
+	if _, err := staff.Of(s.engine).StaffUpdateOrganisation(c.Request().Context(), u.actor(), u.OrganisationID, change); err != nil {
 		return s.staffSetupProblem(c, setupOrganisation, err, show)
 	}
 	s.RefreshOrganisations() // the member pages show the new name, logo and colour at once
@@ -370,7 +371,7 @@ func (s *Server) staffSetPeriodStatus(c echo.Context) error {
 			return err
 		}
 	}
-	if _, err := s.engine.StaffUpdatePeriod(c.Request().Context(), u.actor(), u.OrganisationID, id, engine.PeriodInput{Status: &status}); err != nil {
+	if _, err := staff.Of(s.engine).StaffUpdatePeriod(c.Request().Context(), u.actor(), u.OrganisationID, id, engine.PeriodInput{Status: &status}); err != nil {
 		return s.staffSetupProblem(c, setupMemberships, err, nil)
 	}
 	flash := flashPeriodOpened
@@ -385,8 +386,8 @@ func (s *Server) staffSetPeriodStatus(c echo.Context) error {
 func (s *Server) staffAddStaff(c echo.Context) error {
 	u := staffUserOf(c)
 	form := views.StaffAddForm{Email: c.FormValue("email"), Name: c.FormValue("name"), Role: c.FormValue("role")}
-	_, err := s.engine.AddStaff(c.Request().Context(), u.actor(), u.OrganisationID,
-		engine.StaffInput{Email: form.Email, Name: form.Name, Role: engine.StaffRole(form.Role)})
+	_, err := staff.Of(s.engine).AddStaff(c.Request().Context(), u.actor(), u.OrganisationID,
+		staff.StaffInput{Email: form.Email, Name: form.Name, Role: staff.StaffRole(form.Role)})
 	if err != nil {
 		return s.staffSetupProblem(c, setupStaff, err, func(m *views.StaffSetupModel, errs map[string]string) {
 			form.Action, form.Errors = m.AddForm.Action, errs
@@ -403,7 +404,7 @@ func (s *Server) staffChangeRole(c echo.Context) error {
 	if !ok {
 		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
 	}
-	err := s.engine.ChangeStaffRole(c.Request().Context(), u.actor(), u.OrganisationID, id, engine.StaffRole(c.FormValue("role")))
+	err := staff.Of(s.engine).ChangeStaffRole(c.Request().Context(), u.actor(), u.OrganisationID, id, staff.StaffRole(c.FormValue("role")))
 	if err != nil {
 		return s.staffSetupProblem(c, setupStaff, err, nil)
 	}
@@ -422,7 +423,7 @@ func (s *Server) staffDisableStaff(c echo.Context) error {
 		setupURL(c, setupStaff)); !ok {
 		return err
 	}
-	if err := s.engine.DisableStaff(c.Request().Context(), u.actor(), u.OrganisationID, id); err != nil {
+	if err := staff.Of(s.engine).DisableStaff(c.Request().Context(), u.actor(), u.OrganisationID, id); err != nil {
 		return s.staffSetupProblem(c, setupStaff, err, nil)
 	}
 	return staffSetupDone(c, setupStaff, flashStaffDisabled)

@@ -7,6 +7,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/staff"
 	"portal/views"
 )
 
@@ -18,10 +19,10 @@ import (
 func TestE2EStaffSetupSettings(t *testing.T) {
 	t.Parallel()
 	env := newStaffEnv(t, dbtest.SQLite(t), envOptions{})
-	env.addStaff("admin@example.org", engine.RoleAdmin)
+	env.addStaff("admin@example.org", staff.RoleAdmin)
 	b := newE2EBrowser(t, env.testEnv, "staff-setup-settings", true, true)
 	env.staffBrowserSignIn(b, "admin@example.org", `[data-testid=overview-states]`)
-	env.addStaff("registrar.with.a.long.address@riverside-rowing.example", engine.RoleRegistrar)
+	env.addStaff("registrar.with.a.long.address@riverside-rowing.example", staff.RoleRegistrar)
 	for _, width := range []int64{390, 1280} {
 		b.do("width", chromedp.EmulateViewport(width, 900))
 		for _, section := range []string{"", "/organisation", "/languages", "/payments", "/messages", "/memberships", "/staff", "/api-keys"} {

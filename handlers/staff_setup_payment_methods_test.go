@@ -11,6 +11,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/staff"
 )
 
 // TestStaffSetupPaymentMethods: the setup page's payment methods section
@@ -22,7 +23,7 @@ func TestStaffSetupPaymentMethods(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		env := newStaffEnv(t, db, envOptions{})
 		ctx := t.Context()
-		env.addStaff("admin@example.org", engine.RoleAdmin)
+		env.addStaff("admin@example.org", staff.RoleAdmin)
 		admin := env.mustStaffSignIn("admin@example.org", "/staff")
 		origin := []string{"Origin", env.srv.URL}
 		if _, err := env.svc.SetPaymentSettings(ctx, 1, engine.PaymentSettingsChange{Provider: str("bank_transfer"),
@@ -75,7 +76,7 @@ func TestStaffSetupPaymentMethods(t *testing.T) {
 			t.Fatalf("members are offered %v", m)
 		}
 		// A viewer cannot change them.
-		env.addStaff("viewer@example.org", engine.RoleViewer)
+		env.addStaff("viewer@example.org", staff.RoleViewer)
 		viewer := env.mustStaffSignIn("viewer@example.org", "/staff")
 		if res := env.post(viewer, "/staff/setup/payment-methods", form, origin...); res.status != http.StatusForbidden {
 			t.Fatalf("a viewer's change: %d", res.status)

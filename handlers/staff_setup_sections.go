@@ -6,7 +6,7 @@ import (
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
 
-	"portal/engine"
+	"portal/engine/staff"
 	"portal/views"
 )
 
@@ -81,7 +81,7 @@ func setupSectionRoutes() []StaffRoute {
 	var out []StaffRoute
 	for _, sec := range setupSections() {
 		slug := sec.Slug
-		out = append(out, StaffRoute{Method: http.MethodGet, Path: staffSetupPath + "/" + slug, Min: engine.RoleAdmin,
+		out = append(out, StaffRoute{Method: http.MethodGet, Path: staffSetupPath + "/" + slug, Min: staff.RoleAdmin,
 			handler: func(s *Server, c echo.Context) error { return s.renderSetup(c, slug, http.StatusOK, nil) }})
 	}
 	return out

@@ -12,6 +12,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/banking"
+	"portal/engine/staff"
 	"portal/views"
 	"portal/views/lang"
 )
@@ -95,7 +96,7 @@ func (s *Server) staffSaveLanguages(c echo.Context) error {
 	enabled := append([]string{}, form["enabledLanguages"]...) // none checked: [] (refused), not "unchanged"
 	def := form.Get("defaultLanguage")
 	change := engine.OrganisationChange{EnabledLanguages: &enabled, DefaultLanguage: &def}
-	if _, err := s.engine.StaffUpdateOrganisation(c.Request().Context(), u.actor(), u.OrganisationID, change); err != nil {
+	if _, err := staff.Of(s.engine).StaffUpdateOrganisation(c.Request().Context(), u.actor(), u.OrganisationID, change); err != nil {
 		return s.staffSetupProblem(c, setupLanguages, err, func(m *views.StaffSetupModel, errs map[string]string) {
 			m.Languages = languagesFormOf(m.Languages.Action, enabled, def)
 			m.Languages.Errors = errs

@@ -11,6 +11,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/staff"
 	"portal/relay/session"
 	"portal/views"
 )
@@ -32,7 +33,7 @@ func TestStaffSetupLanguages(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		env := newStaffEnv(t, db, envOptions{})
 		ctx := t.Context()
-		env.addStaff("admin@example.org", engine.RoleAdmin)
+		env.addStaff("admin@example.org", staff.RoleAdmin)
 		admin := env.mustStaffSignIn("admin@example.org", "/staff")
 		origin := []string{"Origin", env.srv.URL}
 
@@ -79,7 +80,7 @@ func TestStaffSetupPaymentSettings(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		env := newStaffEnv(t, db, envOptions{})
 		ctx := t.Context()
-		env.addStaff("admin@example.org", engine.RoleAdmin)
+		env.addStaff("admin@example.org", staff.RoleAdmin)
 		admin := env.mustStaffSignIn("admin@example.org", "/staff")
 		origin := []string{"Origin", env.srv.URL}
 		const key1, key2, hook = "sk_test_51FirstSecretKeyValue", "sk_test_51SecondSecretKeyValue", "whsec_SigningSecretValue"
@@ -163,7 +164,7 @@ func TestStaffSetupMessageSettings(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		env := newStaffEnv(t, db, envOptions{})
 		ctx := t.Context()
-		env.addStaff("admin@example.org", engine.RoleAdmin)
+		env.addStaff("admin@example.org", staff.RoleAdmin)
 		admin := env.mustStaffSignIn("admin@example.org", "/staff")
 		origin := []string{"Origin", env.srv.URL}
 
@@ -215,7 +216,7 @@ func TestStaffSetupMembershipTypes(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		env := newStaffEnv(t, db, envOptions{})
 		ctx := t.Context()
-		env.addStaff("admin@example.org", engine.RoleAdmin)
+		env.addStaff("admin@example.org", staff.RoleAdmin)
 		admin := env.mustStaffSignIn("admin@example.org", "/staff")
 		origin := []string{"Origin", env.srv.URL}
 		typeID := func(code string) int64 {
@@ -297,7 +298,7 @@ func TestStaffSetupHashSecretRotation(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := newStaffEnv(t, dbtest.SQLite(t), envOptions{hashSecrets: kr.Sealer("organisation hash secret")})
-	env.addStaff("admin@example.org", engine.RoleAdmin)
+	env.addStaff("admin@example.org", staff.RoleAdmin)
 	admin := env.mustStaffSignIn("admin@example.org", "/staff")
 	org := url.Values{"name": {"Riverside Rowing Club"}, "contactEmail": {""}, "logoUrl": {""}, "accentColour": {""}}
 	for _, secret := range []string{"first-hash-secret-0123456789", "second-hash-secret-0123456789"} {

@@ -18,6 +18,7 @@ import (
 	"portal/engine/banktransfer"
 	"portal/engine/dbtest"
 	"portal/engine/enginetest"
+	"portal/engine/staff"
 	"portal/handlers"
 	"portal/views/lang"
 )
@@ -70,7 +71,7 @@ func seedYearSeason(t *testing.T, env *staffEnv, db *bun.DB) yearSeason {
 	if err := db.NewSelect().Model(&p1).Where("order_id = ? AND status = ?", o1.ID, engine.PaymentSucceeded).Scan(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := svc.RefundPayment(ctx, engine.Actor{Name: "treasurer@example.org"}, 1, o1.ProcessInstanceID, p1.Reference, ""); err != nil {
+	if err := staff.Of(svc).RefundPayment(ctx, engine.Actor{Name: "treasurer@example.org"}, 1, o1.ProcessInstanceID, p1.Reference, ""); err != nil {
 		t.Fatal(err)
 	}
 	o2 := order("demo-2")
@@ -123,7 +124,7 @@ func TestStaffYearReport(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		env := newStaffBankEnv(t, db, true)
 		want := seedYearSeason(t, env, db)
-		env.addStaff("treasurer@example.org", engine.RoleTreasurer)
+		env.addStaff("treasurer@example.org", staff.RoleTreasurer)
 		tr := env.mustStaffSignIn("treasurer@example.org", "/staff")
 		en := lang.New("en", language.Und)
 		period := "?period=" + "1"
@@ -230,7 +231,7 @@ func TestStaffYearReport(t *testing.T) {
 		if p := env.get(tr, "/staff/year-report?period=999"); p.status != http.StatusNotFound {
 			t.Errorf("unknown period: %d", p.status)
 		}
-		for _, r := range []engine.StaffRole{engine.RoleViewer, engine.RoleRegistrar} {
+		for _, r := range []staff.StaffRole{staff.RoleViewer, staff.RoleRegistrar} {
 			env.addStaff(string(r)+"@example.org", r)
 			c := env.mustStaffSignIn(string(r)+"@example.org", "/staff")
 			for _, path := range []string{"/staff/year-report", "/staff/year-report.csv", "/staff/year-report.pdf"} {

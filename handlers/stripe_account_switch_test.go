@@ -18,6 +18,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/staff"
 	"portal/engine/stripepay/stripemock"
 )
 
@@ -177,7 +178,7 @@ func stripeAccountSwitch(t *testing.T, apiURL string, keepWebhookSecret bool) {
 		if err := db.NewSelect().Model(&order).Where("id = ?", p.OrderID).Scan(t.Context()); err != nil {
 			t.Fatal(err)
 		}
-		if err := env.svc.RefundPayment(t.Context(), engine.Actor{Name: "treasurer@example.org"}, 1, order.ProcessInstanceID, p.Reference, "test"); err != nil {
+		if err := staff.Of(env.svc).RefundPayment(t.Context(), engine.Actor{Name: "treasurer@example.org"}, 1, order.ProcessInstanceID, p.Reference, "test"); err != nil {
 			t.Fatalf("refund: %v", err)
 		}
 		if keys := rec.keysOf(http.MethodPost, "/v1/refunds"); len(keys) != 1 || keys[0] != firstKey {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"portal/engine"
+	"portal/engine/staff"
 )
 
 // settingsFlags are the flags of portal payments settings: an
@@ -142,7 +143,7 @@ func paymentsAttention(ctx context.Context, svc *engine.Service, orgID int64, st
 	if orgID > 0 {
 		ctx = engine.WithOrganisation(ctx, orgID)
 	}
-	list, err := svc.PaymentsNeedingAttention(ctx, engine.AttentionQuery{Limit: 500})
+	list, err := staff.Of(svc).PaymentsNeedingAttention(ctx, staff.AttentionQuery{Limit: 500})
 	if err != nil {
 		return describeEngineError(err)
 	}
@@ -153,9 +154,9 @@ func paymentsAttention(ctx context.Context, svc *engine.Service, orgID int64, st
 		switch {
 		case a.RefundByHand:
 			todo = "transfer the money back, then: portal payments refunded " + a.Payment.Reference
-		case a.Reason == engine.AttentionSecondPayment:
+		case a.Reason == staff.AttentionSecondPayment:
 			todo = "second payment: the portal refunds it through the provider"
-		case a.Reason == engine.AttentionPendingTooLong:
+		case a.Reason == staff.AttentionPendingTooLong:
 			todo = "pending for more than 14 days: remind the member or cancel"
 		}
 		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\n", a.Order.OrganisationID, a.Order.PayReference, a.Payment.Reference,

@@ -13,6 +13,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/jobs"
+	"portal/engine/staff"
 )
 
 // The retention job (issue 30): every day, for each organisation, what is
@@ -259,7 +260,7 @@ func removeMessageBodies(ctx context.Context, db *bun.DB, now time.Time) (int, e
 // messageOrganisation is the organisation an outbox message's payload is
 // about (its organisation, order, invitation or period); 0 when none.
 func messageOrganisation(ctx context.Context, db bun.IDB, payload string) (int64, error) {
-	var owner engine.MessageOwner
+	var owner staff.MessageOwner
 	if json.Unmarshal([]byte(payload), &owner) != nil {
 		return 0, nil
 	}

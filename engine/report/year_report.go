@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"portal/engine"
+	"portal/engine/staff"
 )
 
 // The year-end report for a club's general meeting: one period's money
@@ -127,7 +128,7 @@ func (s *Service) YearReport(ctx context.Context, orgID, periodID int64) (r *Yea
 		N    int   `bun:"n"`
 		Owed int64 `bun:"owed"`
 	}
-	q := engine.OpenPaymentQuery{OrganisationID: orgID, PeriodID: periodID}
+	q := staff.OpenPaymentQuery{OrganisationID: orgID, PeriodID: periodID}
 	if err := s.DB().NewSelect().TableExpr("(?) AS op", q.OpenPaymentsSelect(s.DB(), s.Clock().UTC())).
 		ColumnExpr("COUNT(*) AS n, COALESCE(SUM(op.owed_minor), 0) AS owed").Scan(ctx, &open); err != nil {
 		return nil, fmt.Errorf("sum open orders: %w", err)
@@ -321,7 +322,7 @@ func (s *Service) reportMembers(ctx context.Context, r *YearReport, types []engi
 	for _, t := range types {
 		r.MembersByType = append(r.MembersByType, ReportMembers{Key: t.Code, Name: t.Name, Texts: t.NameTexts})
 	}
-	for i, g := range engine.AgeGroups {
+	for i, g := range staff.AgeGroups {
 		r.MembersByAge = append(r.MembersByAge, ReportMembers{Key: fmt.Sprint(i), Name: g.Name})
 	}
 	typeIndex := map[int64]int{}
@@ -345,7 +346,7 @@ func (s *Service) reportMembers(ctx context.Context, r *YearReport, types []engi
 			count(&r.MembersByType[i], m.Status)
 		}
 		age := engine.AgeAt(m.Born, r.Period.StartDate)
-		for i, g := range engine.AgeGroups {
+		for i, g := range staff.AgeGroups {
 			if age < g.Below {
 				count(&r.MembersByAge[i], m.Status)
 				break

@@ -25,6 +25,7 @@ import (
 	"portal/engine/dbtest"
 	"portal/engine/enginetest"
 	"portal/engine/jobs"
+	"portal/engine/staff"
 	"portal/outbound/webhooks"
 	"portal/relay/session"
 )
@@ -197,11 +198,11 @@ func TestDeliveriesSignedRetriedAndScoped(t *testing.T) {
 
 		paid := e.demo.Pay(form)
 		e.work(t)
-		if err := e.demo.Svc.RefundPayment(context.Background(), engine.Actor{Name: "test"}, 1, form.ProcessID, paid.Reference, "duplicate"); err != nil {
+		if err := staff.Of(e.demo.Svc).RefundPayment(context.Background(), engine.Actor{Name: "test"}, 1, form.ProcessID, paid.Reference, "duplicate"); err != nil {
 			t.Fatal(err)
 		}
 		e.work(t)
-		if err := e.demo.Svc.CancelRegistration(context.Background(), engine.Actor{Name: "test"}, 1, form.ProcessID); err != nil {
+		if err := staff.Of(e.demo.Svc).CancelRegistration(context.Background(), engine.Actor{Name: "test"}, 1, form.ProcessID); err != nil {
 			t.Fatal(err)
 		}
 		e.work(t)
@@ -284,7 +285,7 @@ func TestDeadAfterMaxAttempts(t *testing.T) {
 			portalWide bool
 			want       int
 		}{{1, false, 1}, {engine.DemoSecondOrgID, true, 0}} {
-			list, err := e.demo.Svc.StaffJobs(context.Background(), c.org, c.portalWide)
+			list, err := staff.Of(e.demo.Svc).StaffJobs(context.Background(), c.org, c.portalWide)
 			if err != nil || len(list) != c.want {
 				t.Fatalf("staff jobs of organisation %d: %+v, %v", c.org, list, err)
 			}

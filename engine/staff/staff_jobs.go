@@ -1,4 +1,4 @@
-package engine
+package staff
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"portal/engine"
 	"portal/engine/jobs"
 )
 
@@ -46,8 +47,8 @@ type MessageOwner struct {
 // StaffJobs lists the failed and dead jobs of the organisation, and those
 // of the portal as a whole when portalWide, oldest due first.
 func (s *Service) StaffJobs(ctx context.Context, organisationID int64, portalWide bool) (_ []StaffJob, err error) {
-	defer ClassifyUnavailable(&err)
-	list, err := jobs.List(ctx, s.db, maxStaffJobs, jobs.StateFailed, jobs.StateDead)
+	defer engine.ClassifyUnavailable(&err)
+	list, err := jobs.List(ctx, s.DB(), maxStaffJobs, jobs.StateFailed, jobs.StateDead)
 	if err != nil {
 		return nil, err
 	}
@@ -76,24 +77,24 @@ func (s *Service) StaffJob(ctx context.Context, organisationID int64, portalWide
 			return &list[i], nil
 		}
 	}
-	return nil, Errorf(CodeNotFound, "no failed job %d in this organisation", id)
+	return nil, engine.Errorf(engine.CodeNotFound, "no failed job %d in this organisation", id)
 }
 
 // RetryStaffJob queues a failed or dead job of the organisation again with
 // a fresh set of attempts, audited in the same transaction.
-func (s *Service) RetryStaffJob(ctx context.Context, actor Actor, organisationID int64, portalWide bool, id int64) error {
+func (s *Service) RetryStaffJob(ctx context.Context, actor engine.Actor, organisationID int64, portalWide bool, id int64) error {
 	j, err := s.StaffJob(ctx, organisationID, portalWide, id)
 	if err != nil {
 		return err
 	}
-	return InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	return engine.InTx(ctx, s.DB(), func(ctx context.Context, tx bun.Tx) error {
 		if err := jobs.Retry(ctx, tx, id, s.Clock()); err != nil {
 			if errors.Is(err, jobs.ErrNotRetryable) {
-				return Errorf(CodeConflict, "job %d is no longer failed: it was retried or finished meanwhile", id)
+				return engine.Errorf(engine.CodeConflict, "job %d is no longer failed: it was retried or finished meanwhile", id)
 			}
 			return err
 		}
-		return s.Audit(ctx, tx, actor, AuditEntry{OrganisationID: organisationID, Action: "job.retry", TargetType: "job",
+		return s.Audit(ctx, tx, actor, engine.AuditEntry{OrganisationID: organisationID, Action: "job.retry", TargetType: "job",
 			TargetID: fmt.Sprint(id), Before: map[string]any{"state": string(j.State), "attempts": j.Attempts, "error": j.LastError},
 			After: map[string]any{"state": string(jobs.StateQueued), "attempts": 0}})
 	})
@@ -104,27 +105,27 @@ func (s *Service) RetryStaffJob(ctx context.Context, actor Actor, organisationID
 // The run does that organisation's work only (a portal-wide kind, the
 // pruning, the whole portal's); while one of the kind is due it is
 // refused as a conflict naming that job.
-func (s *Service) RunScheduledJob(ctx context.Context, actor Actor, organisationID int64, kind string) (*jobs.Job, error) {
+func (s *Service) RunScheduledJob(ctx context.Context, actor engine.Actor, organisationID int64, kind string) (*jobs.Job, error) {
 	// The organisation's own work only; the portal's own jobs (pruning)
 	// run for the whole portal, as before.
 	scope := organisationID
-	if slices.Contains(PortalWideKinds, kind) {
+	if slices.Contains(engine.PortalWideKinds, kind) {
 		scope = 0
 	}
-	if err := CheckRunKind(kind, scope); err != nil {
+	if err := engine.CheckRunKind(kind, scope); err != nil {
 		return nil, err
 	}
 	var j *jobs.Job
-	err := InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err := engine.InTx(ctx, s.DB(), func(ctx context.Context, tx bun.Tx) error {
 		var err error
 		j, err = jobs.RunNow(ctx, tx, kind, s.Clock(), scope)
 		if errors.Is(err, jobs.ErrAlreadyDue) {
-			return Errorf(CodeConflict, "A run of %s is already waiting or running (job %d): it was not queued twice.", kind, j.ID)
+			return engine.Errorf(engine.CodeConflict, "A run of %s is already waiting or running (job %d): it was not queued twice.", kind, j.ID)
 		}
 		if err != nil {
 			return err
 		}
-		return s.Audit(ctx, tx, actor, AuditEntry{OrganisationID: organisationID, Action: "job.run", TargetType: "job",
+		return s.Audit(ctx, tx, actor, engine.AuditEntry{OrganisationID: organisationID, Action: "job.run", TargetType: "job",
 			TargetID: fmt.Sprint(j.ID), After: map[string]any{"kind": kind, "state": string(j.State), "organisation": scope}})
 	})
 	if err != nil {
@@ -136,38 +137,38 @@ func (s *Service) RunScheduledJob(ctx context.Context, actor Actor, organisation
 // attributeJob finds the organisation of a job delivering an outbox
 // message or refunding a payment; other jobs are the portal's.
 func (s *Service) attributeJob(ctx context.Context, j *StaffJob) error {
-	if j.Kind == KindWebhookDelivery {
+	if j.Kind == engine.KindWebhookDelivery {
 		// A delivery is its endpoint's organisation's; an endpoint deleted
 		// since leaves the job to no one (it ends by itself).
-		var ref WebhookJob
+		var ref engine.WebhookJob
 		if json.Unmarshal([]byte(j.Payload), &ref) == nil && ref.Delivery != 0 {
 			var orgID int64
-			if err := s.db.NewSelect().Model((*WebhookEndpoint)(nil)).Column("organisation_id").
-				Where("id = (?)", s.db.NewSelect().Model((*webhookDelivery)(nil)).Column("endpoint_id").Where("id = ?", ref.Delivery)).
+			if err := s.DB().NewSelect().Model((*engine.WebhookEndpoint)(nil)).Column("organisation_id").
+				Where("id = (?)", s.DB().NewSelect().Model((*engine.WebhookDeliveryRow)(nil)).Column("endpoint_id").Where("id = ?", ref.Delivery)).
 				Scan(ctx, &orgID); err == nil {
 				j.OrganisationID = orgID
 			}
 		}
 		return nil
 	}
-	if j.Kind == KindRefundPayment {
-		var ref refundJob
+	if j.Kind == engine.KindRefundPayment {
+		var ref engine.RefundJob
 		if json.Unmarshal([]byte(j.Payload), &ref) == nil && ref.Reference != "" {
-			var p Payment
-			if err := s.db.NewSelect().Model(&p).Column("order_id").Where("reference = ?", ref.Reference).Scan(ctx); err == nil {
-				j.OrganisationID = s.orgOfOrder(ctx, p.OrderID)
+			var p engine.Payment
+			if err := s.DB().NewSelect().Model(&p).Column("order_id").Where("reference = ?", ref.Reference).Scan(ctx); err == nil {
+				j.OrganisationID = s.OrgOfOrder(ctx, p.OrderID)
 			}
 		}
 		return nil
 	}
-	var ref OutboxJob
+	var ref engine.OutboxJob
 	if json.Unmarshal([]byte(j.Payload), &ref) != nil || ref.Message == "" {
 		j.Portal = true
 		return nil
 	}
-	msg, err := OutboxMessageByKey(ctx, s.db, ref.Message)
+	msg, err := engine.OutboxMessageByKey(ctx, s.DB(), ref.Message)
 	if err != nil {
-		if e, ok := AsError(err); ok && e.Code == CodeNotFound {
+		if e, ok := engine.AsError(err); ok && e.Code == engine.CodeNotFound {
 			return nil
 		}
 		return err
@@ -181,15 +182,15 @@ func (s *Service) attributeJob(ctx context.Context, j *StaffJob) error {
 	case owner.OrganisationID != 0:
 		j.OrganisationID = owner.OrganisationID
 	case owner.OrderID != 0:
-		j.OrganisationID = s.orgOfOrder(ctx, owner.OrderID)
+		j.OrganisationID = s.OrgOfOrder(ctx, owner.OrderID)
 	case owner.InvitationID != 0:
-		var inv Invitation
-		if err := s.db.NewSelect().Model(&inv).Column("organisation_id").Where("id = ?", owner.InvitationID).Scan(ctx); err == nil {
+		var inv engine.Invitation
+		if err := s.DB().NewSelect().Model(&inv).Column("organisation_id").Where("id = ?", owner.InvitationID).Scan(ctx); err == nil {
 			j.OrganisationID = inv.OrganisationID
 		}
 	case owner.PeriodID != 0:
-		var p MembershipPeriod
-		if err := s.db.NewSelect().Model(&p).Column("organisation_id").Where("id = ?", owner.PeriodID).Scan(ctx); err == nil {
+		var p engine.MembershipPeriod
+		if err := s.DB().NewSelect().Model(&p).Column("organisation_id").Where("id = ?", owner.PeriodID).Scan(ctx); err == nil {
 			j.OrganisationID = p.OrganisationID
 		}
 	}

@@ -1,4 +1,4 @@
-package engine
+package staff
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"portal/engine"
 	"portal/engine/banking"
 )
 
@@ -34,24 +35,24 @@ const (
 var RegistrationStates = []RegistrationState{RegInProgress, RegSuspended, RegAwaitingPayment, RegPaid, RegCancelled}
 
 // processStates are the stored states of a group.
-func (r RegistrationState) processStates() []ProcessState {
+func (r RegistrationState) processStates() []engine.ProcessState {
 	switch r {
 	case RegInProgress:
-		return []ProcessState{StateInit, StateRunning, StateResume}
+		return []engine.ProcessState{engine.StateInit, engine.StateRunning, engine.StateResume}
 	case RegSuspended:
-		return []ProcessState{StateSuspended}
+		return []engine.ProcessState{engine.StateSuspended}
 	case RegAwaitingPayment:
-		return []ProcessState{StateDone, StatePendingPayment}
+		return []engine.ProcessState{engine.StateDone, engine.StatePendingPayment}
 	case RegPaid:
-		return []ProcessState{StateCompleted}
+		return []engine.ProcessState{engine.StateCompleted}
 	case RegCancelled:
-		return []ProcessState{StateCancelled, StateFailed, StateError}
+		return []engine.ProcessState{engine.StateCancelled, engine.StateFailed, engine.StateError}
 	}
 	return nil
 }
 
 // RegistrationStateOf groups a stored process state.
-func RegistrationStateOf(s ProcessState) RegistrationState {
+func RegistrationStateOf(s engine.ProcessState) RegistrationState {
 	for _, r := range RegistrationStates {
 		for _, p := range r.processStates() {
 			if p == s {
@@ -103,19 +104,19 @@ var RegistrationSorts = []RegistrationSort{SortRegNewest, SortRegOwedDesc, SortR
 
 // RegistrationRow is one registration in a list.
 type RegistrationRow struct {
-	ID        int64        `bun:"id"`
-	UserKey   string       `bun:"user_key"`
-	Status    ProcessState `bun:"status"`
-	PeriodID  int64        `bun:"period_id"`
-	StartTime time.Time    `bun:"start_time"`
-	UpdatedAt time.Time    `bun:"updated_at"`
-	OrderID   *int64       `bun:"order_id"`
-	Reference *string      `bun:"pay_reference"`
-	Total     *int64       `bun:"total_minor"`
-	Currency  *string      `bun:"currency"`
-	Order     *OrderStatus `bun:"order_status"`
-	OrderedAt *time.Time   `bun:"ordered_at"`
-	PaidAt    *time.Time   `bun:"paid_at"`
+	ID        int64               `bun:"id"`
+	UserKey   string              `bun:"user_key"`
+	Status    engine.ProcessState `bun:"status"`
+	PeriodID  int64               `bun:"period_id"`
+	StartTime time.Time           `bun:"start_time"`
+	UpdatedAt time.Time           `bun:"updated_at"`
+	OrderID   *int64              `bun:"order_id"`
+	Reference *string             `bun:"pay_reference"`
+	Total     *int64              `bun:"total_minor"`
+	Currency  *string             `bun:"currency"`
+	Order     *engine.OrderStatus `bun:"order_status"`
+	OrderedAt *time.Time          `bun:"ordered_at"`
+	PaidAt    *time.Time          `bun:"paid_at"`
 	// OwedMinor is what is still owed when the newest order is unpaid:
 	// its total less the parts of a bank transfer that arrived; nil
 	// otherwise.
@@ -170,16 +171,16 @@ const maxListedKeys = 500
 // name or their e-mail, whatever the case (search_text.go), and orders and
 // payments by their reference.
 func (s *Service) findSearch(ctx context.Context, q RegistrationQuery) (*searchMatches, error) {
-	folded := foldText(q.Search)
-	persons := s.db.NewSelect().TableExpr("persons AS pe").Column("pe.id").Where("pe.organisation_id = ?", q.OrganisationID).
+	folded := engine.FoldText(q.Search)
+	persons := s.DB().NewSelect().TableExpr("persons AS pe").Column("pe.id").Where("pe.organisation_id = ?", q.OrganisationID).
 		WhereGroup(" AND ", func(w *bun.SelectQuery) *bun.SelectQuery {
-			return w.Where(FoldSQL(s.db, "pe.first_name || ' ' || pe.last_name")+" LIKE ?"+LikeEscape, ContainsPattern(folded)).
-				WhereOr(FoldSQL(s.db, "pe.email")+" = ?", folded)
+			return w.Where(engine.FoldSQL(s.DB(), "pe.first_name || ' ' || pe.last_name")+" LIKE ?"+engine.LikeEscape, engine.ContainsPattern(folded)).
+				WhereOr(engine.FoldSQL(s.DB(), "pe.email")+" = ?", folded)
 		})
 	// A new query each time: bun's builders change in place, so a Limit on
 	// the listing would also cut the subquery used when there are more.
 	keys := func() *bun.SelectQuery {
-		return s.db.NewSelect().TableExpr("user_persons AS up").ColumnExpr("DISTINCT up.user_key").
+		return s.DB().NewSelect().TableExpr("user_persons AS up").ColumnExpr("DISTINCT up.user_key").
 			Where("up.organisation_id = ? AND up.person_id IN (?)", q.OrganisationID, persons)
 	}
 	m := &searchMatches{}
@@ -196,9 +197,9 @@ func (s *Service) findSearch(ctx context.Context, q RegistrationQuery) (*searchM
 		byReference += `
 		UNION SELECT fo.process_instance_id FROM payments AS fp JOIN orders AS fo ON fo.id = fp.order_id
 		WHERE fo.organisation_id = ? AND fp.provider = ? AND fp.provider_id = ?`
-		args = append(args, q.OrganisationID, BankTransferProvider, string(rf))
+		args = append(args, q.OrganisationID, engine.BankTransferProvider, string(rf))
 	}
-	err := s.db.NewRaw(byReference, args...).Scan(ctx, &m.instanceIDs)
+	err := s.DB().NewRaw(byReference, args...).Scan(ctx, &m.instanceIDs)
 	if err != nil {
 		return nil, fmt.Errorf("search references: %w", err)
 	}
@@ -208,7 +209,7 @@ func (s *Service) findSearch(ctx context.Context, q RegistrationQuery) (*searchM
 // filter adds q's conditions to a select on process_instances AS pi; m
 // is what q.Search found (nil without a search).
 func (q RegistrationQuery) filter(sel *bun.SelectQuery, now time.Time, m *searchMatches) *bun.SelectQuery {
-	sel = sel.Where("pi.organisation_id = ?", q.OrganisationID).Where("pi.related_entity_type = ?", EntityMembership)
+	sel = sel.Where("pi.organisation_id = ?", q.OrganisationID).Where("pi.related_entity_type = ?", engine.EntityMembership)
 	if q.PeriodID != 0 {
 		sel = sel.Where("pi.related_entity_id = ?", q.PeriodID)
 	}
@@ -222,7 +223,7 @@ func (q RegistrationQuery) filter(sel *bun.SelectQuery, now time.Time, m *search
 	// needs no join with the orders and the planner can hash each.
 	if q.UnpaidDays > 0 {
 		sel = sel.Where("pi.id IN (SELECT uo.process_instance_id FROM orders AS uo WHERE uo.organisation_id = ? AND uo.status = ? AND uo.created_at < ?)",
-			q.OrganisationID, OrderUnpaid, now.AddDate(0, 0, -q.UnpaidDays))
+			q.OrganisationID, engine.OrderUnpaid, now.AddDate(0, 0, -q.UnpaidDays))
 	}
 	if m != nil {
 		sel = sel.WhereGroup(" AND ", func(w *bun.SelectQuery) *bun.SelectQuery {
@@ -252,7 +253,9 @@ const owedExpr = `CASE WHEN o.status = ? THEN o.total_minor - (SELECT COALESCE(S
 	WHERE e.event_type = ? AND e.outcome = ? AND e.currency = o.currency
 	AND e.reference IN (SELECT rp.reference FROM payments AS rp WHERE rp.order_id = o.id)) END`
 
-func owedArgs() []any { return []any{OrderUnpaid, BankCaptureEvent, PartialCaptureOutcome} }
+func owedArgs() []any {
+	return []any{engine.OrderUnpaid, engine.BankCaptureEvent, engine.PartialCaptureOutcome}
+}
 
 // order adds the list's order to a select joined with latestOrderJoin;
 // rows without an unpaid order follow, newest first (NULLs sorted
@@ -262,21 +265,21 @@ func (q RegistrationQuery) order(sel *bun.SelectQuery) *bun.SelectQuery {
 	switch q.Sort {
 	case SortRegOwedDesc, SortRegOwedAsc:
 		dir := map[bool]string{true: "DESC", false: "ASC"}[q.Sort == SortRegOwedDesc]
-		sel = sel.OrderExpr(unpaid, OrderUnpaid).OrderExpr("("+owedExpr+") "+dir, owedArgs()...)
+		sel = sel.OrderExpr(unpaid, engine.OrderUnpaid).OrderExpr("("+owedExpr+") "+dir, owedArgs()...)
 	case SortRegUnpaidDesc:
-		sel = sel.OrderExpr(unpaid, OrderUnpaid).OrderExpr("o.created_at ASC")
+		sel = sel.OrderExpr(unpaid, engine.OrderUnpaid).OrderExpr("o.created_at ASC")
 	case SortRegUnpaidAsc:
-		sel = sel.OrderExpr(unpaid, OrderUnpaid).OrderExpr("o.created_at DESC")
+		sel = sel.OrderExpr(unpaid, engine.OrderUnpaid).OrderExpr("o.created_at DESC")
 	}
 	return sel.OrderExpr("pi.id DESC")
 }
 
 // Registrations lists a page of the registrations q selects, newest first.
 func (s *Service) Registrations(ctx context.Context, q RegistrationQuery) (page *RegistrationPage, err error) {
-	defer ClassifyUnavailable(&err)
+	defer engine.ClassifyUnavailable(&err)
 	q.normalise()
 	if !slices.Contains(RegistrationSorts, q.Sort) {
-		return nil, Errorf(CodeInvalid, "unknown sort order %q", q.Sort)
+		return nil, engine.Errorf(engine.CodeInvalid, "unknown sort order %q", q.Sort)
 	}
 	now := s.Clock()
 	var found *searchMatches
@@ -286,7 +289,7 @@ func (s *Service) Registrations(ctx context.Context, q RegistrationQuery) (page 
 		}
 	}
 	base := func() *bun.SelectQuery {
-		return q.filter(s.db.NewSelect().TableExpr("process_instances AS pi"), now, found)
+		return q.filter(s.DB().NewSelect().TableExpr("process_instances AS pi"), now, found)
 	}
 	n, err := base().Count(ctx)
 	total := int(n)
@@ -310,7 +313,7 @@ func (s *Service) Registrations(ctx context.Context, q RegistrationQuery) (page 
 	if len(ids) == 0 {
 		return page, nil
 	}
-	sel := s.db.NewSelect().TableExpr("process_instances AS pi").Join(latestOrderJoin).
+	sel := s.DB().NewSelect().TableExpr("process_instances AS pi").Join(latestOrderJoin).
 		ColumnExpr("pi.id, pi.user_key, pi.status, pi.related_entity_id AS period_id, pi.start_time, pi.updated_at, pi.selected_persons").
 		ColumnExpr("o.id AS order_id, o.pay_reference, o.total_minor, o.currency, o.status AS order_status, o.created_at AS ordered_at, o.paid_at").
 		ColumnExpr(owedExpr+" AS owed_minor", owedArgs()...).
@@ -354,7 +357,7 @@ func (s *Service) fillHouseholds(ctx context.Context, orgID int64, rows []Regist
 		FirstName string `bun:"first_name"`
 		LastName  string `bun:"last_name"`
 	}
-	err := s.db.NewSelect().TableExpr("persons AS pe").ColumnExpr("pe.id, pe.first_name, pe.last_name").
+	err := s.DB().NewSelect().TableExpr("persons AS pe").ColumnExpr("pe.id, pe.first_name, pe.last_name").
 		Where("pe.organisation_id = ? AND pe.id IN (?)", orgID, bun.List(all)).Scan(ctx, &persons)
 	if err != nil {
 		return fmt.Errorf("load households: %w", err)
@@ -377,7 +380,7 @@ func (s *Service) fillHouseholds(ctx context.Context, orgID int64, rows []Regist
 // RegistrationsCSV writes every registration q selects (no paging) as
 // rows for a CSV export: the header first.
 func (s *Service) RegistrationsCSV(ctx context.Context, q RegistrationQuery, row func([]string) error) (err error) {
-	defer ClassifyUnavailable(&err)
+	defer engine.ClassifyUnavailable(&err)
 	if err := row([]string{"registration", "user_key", "state", "status", "period", "household", "started", "reference", "total", "currency", "order_status", "ordered", "paid", "owed", "days_unpaid"}); err != nil {
 		return err
 	}
@@ -391,13 +394,13 @@ func (s *Service) RegistrationsCSV(ctx context.Context, q RegistrationQuery, row
 			rec := []string{fmt.Sprint(r.ID), r.UserKey, string(RegistrationStateOf(r.Status)), string(r.Status), fmt.Sprint(r.PeriodID),
 				strings.Join(r.Household, "; "), r.StartTime.UTC().Format(time.RFC3339), deref(r.Reference), "", deref(r.Currency), "", timeText(r.OrderedAt), timeText(r.PaidAt), "", ""}
 			if r.Total != nil && r.Currency != nil {
-				rec[8] = formatMinor(*r.Total)
+				rec[8] = engine.FormatMinor(*r.Total)
 			}
 			if r.Order != nil {
 				rec[10] = string(*r.Order)
 			}
 			if r.OwedMinor != nil {
-				rec[13], rec[14] = formatMinor(*r.OwedMinor), fmt.Sprint(r.DaysUnpaid)
+				rec[13], rec[14] = engine.FormatMinor(*r.OwedMinor), fmt.Sprint(r.DaysUnpaid)
 			}
 			if err := row(rec); err != nil {
 				return err

@@ -1,4 +1,4 @@
-package engine
+package staff
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect"
+
+	"portal/engine"
 )
 
 // The staff setup page's changes: the same validation as the admin API's
@@ -15,44 +17,44 @@ import (
 // administrator.
 
 // StaffUpdateOrganisation is UpdateOrganisation by a staff member.
-func (s *Service) StaffUpdateOrganisation(ctx context.Context, actor Actor, id int64, c OrganisationChange) (*Organisation, error) {
-	return s.updateOrganisation(ctx, &actor, id, c)
+func (s *Service) StaffUpdateOrganisation(ctx context.Context, actor engine.Actor, id int64, c engine.OrganisationChange) (*engine.Organisation, error) {
+	return s.UpdateOrganisationBy(ctx, &actor, id, c)
 }
 
 // StaffUpdatePeriod is UpdatePeriod by a staff member (opening and
 // closing a period).
-func (s *Service) StaffUpdatePeriod(ctx context.Context, actor Actor, orgID, id int64, in PeriodInput) (*MembershipPeriod, error) {
-	return s.updatePeriod(ctx, &actor, orgID, id, in)
+func (s *Service) StaffUpdatePeriod(ctx context.Context, actor engine.Actor, orgID, id int64, in engine.PeriodInput) (*engine.MembershipPeriod, error) {
+	return s.UpdatePeriodBy(ctx, &actor, orgID, id, in)
 }
 
 // errLastAdmin refuses a change that would leave an organisation without
 // an active administrator: nobody could then manage its staff.
-var errLastAdmin = Errorf(CodeConflict, "This is the last active administrator of the organisation: make someone else an administrator first.")
+var errLastAdmin = engine.Errorf(engine.CodeConflict, "This is the last active administrator of the organisation: make someone else an administrator first.")
 
 // ChangeStaffRole gives an active staff record another role.
-func (s *Service) ChangeStaffRole(ctx context.Context, actor Actor, orgID, id int64, role StaffRole) error {
+func (s *Service) ChangeStaffRole(ctx context.Context, actor engine.Actor, orgID, id int64, role StaffRole) error {
 	if !role.Valid() {
-		return &Error{Code: CodeValidation, Message: "The staff member is not valid.",
-			Fields: []FieldError{{Field: "role", Message: "must be viewer, registrar, treasurer or admin"}}}
+		return &engine.Error{Code: engine.CodeValidation, Message: "The staff member is not valid.",
+			Fields: []engine.FieldError{{Field: "role", Message: "must be viewer, registrar, treasurer or admin"}}}
 	}
 	return s.changeStaff(ctx, actor, orgID, id, "staff.role", func(m *StaffMember) { m.Role = role }, role == RoleAdmin)
 }
 
 // DisableStaff ends a staff record's access (its sessions end at their
 // next request); AddStaff with its address gives it back.
-func (s *Service) DisableStaff(ctx context.Context, actor Actor, orgID, id int64) error {
+func (s *Service) DisableStaff(ctx context.Context, actor engine.Actor, orgID, id int64) error {
 	now := s.Clock()
 	return s.changeStaff(ctx, actor, orgID, id, "staff.remove", func(m *StaffMember) { m.DisabledAt = &now }, false)
 }
 
 // changeStaff applies change to an active staff record, refusing to take
 // the last active administrator away unless it stays one (staysAdmin).
-func (s *Service) changeStaff(ctx context.Context, actor Actor, orgID, id int64, action string, change func(*StaffMember), staysAdmin bool) (err error) {
-	defer ClassifyUnavailable(&err)
-	return InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+func (s *Service) changeStaff(ctx context.Context, actor engine.Actor, orgID, id int64, action string, change func(*StaffMember), staysAdmin bool) (err error) {
+	defer engine.ClassifyUnavailable(&err)
+	return engine.InTx(ctx, s.DB(), func(ctx context.Context, tx bun.Tx) error {
 		m := new(StaffMember)
 		if err := tx.NewSelect().Model(m).Where("id = ? AND organisation_id = ? AND disabled_at IS NULL", id, orgID).Scan(ctx); err != nil {
-			return NotFoundOr(err, "staff member")
+			return engine.NotFoundOr(err, "staff member")
 		}
 		if m.Role == RoleAdmin && !staysAdmin {
 			// Lock the organisation's admin rows, so that two admins
@@ -76,7 +78,7 @@ func (s *Service) changeStaff(ctx context.Context, actor Actor, orgID, id int64,
 		if _, err := tx.NewUpdate().Model(m).Column("role", "disabled_at").WherePK().Exec(ctx); err != nil {
 			return fmt.Errorf("change staff member: %w", err)
 		}
-		return s.appendAudit(ctx, tx, actor, AuditEntry{OrganisationID: orgID, Action: action,
+		return s.AppendAudit(ctx, tx, actor, engine.AuditEntry{OrganisationID: orgID, Action: action,
 			TargetType: "staff", TargetID: fmt.Sprint(m.ID), Before: before, After: staffAuditView(m)})
 	})
 }
@@ -91,29 +93,29 @@ type PriceCheckPerson struct {
 // PriceCheck computes what a household of people pays for a period on a
 // given day, with the engine's own pricing (the rules valid that day;
 // options answered in the form are not included).
-func (s *Service) PriceCheck(ctx context.Context, orgID, periodID int64, people []PriceCheckPerson, on time.Time) (_ Quote, err error) {
-	defer ClassifyUnavailable(&err)
-	period := new(MembershipPeriod)
-	if err := s.db.NewSelect().Model(period).Where("id = ? AND organisation_id = ?", periodID, orgID).Scan(ctx); err != nil {
-		return Quote{}, NotFoundOr(err, "membership period")
+func (s *Service) PriceCheck(ctx context.Context, orgID, periodID int64, people []PriceCheckPerson, on time.Time) (_ engine.Quote, err error) {
+	defer engine.ClassifyUnavailable(&err)
+	period := new(engine.MembershipPeriod)
+	if err := s.DB().NewSelect().Model(period).Where("id = ? AND organisation_id = ?", periodID, orgID).Scan(ctx); err != nil {
+		return engine.Quote{}, engine.NotFoundOr(err, "membership period")
 	}
 	if len(people) == 0 || len(people) > 20 {
-		return Quote{}, &Error{Code: CodeValidation, Message: "The calculation needs 1 to 20 persons.",
-			Fields: []FieldError{{Field: "persons", Message: "add at least one person"}}}
+		return engine.Quote{}, &engine.Error{Code: engine.CodeValidation, Message: "The calculation needs 1 to 20 persons.",
+			Fields: []engine.FieldError{{Field: "persons", Message: "add at least one person"}}}
 	}
 	types, err := s.MembershipTypes(ctx, orgID)
 	if err != nil {
-		return Quote{}, err
+		return engine.Quote{}, err
 	}
 	rules, err := s.PriceRules(ctx, orgID, periodID)
 	if err != nil {
-		return Quote{}, err
+		return engine.Quote{}, err
 	}
 	// The lines in the reader's language, as a member reading it would get them.
-	localizeRules(rules, LanguageOf(ctx))
-	localizeTypes(types, LanguageOf(ctx))
-	priced := make([]pricedPerson, len(people))
-	var fields []FieldError
+	engine.LocalizeRules(rules, engine.LanguageOf(ctx))
+	engine.LocalizeTypes(types, engine.LanguageOf(ctx))
+	priced := make([]engine.PricedPerson, len(people))
+	var fields []engine.FieldError
 	for i, p := range people {
 		for j := range types {
 			if types[j].ID == p.MembershipTypeID {
@@ -121,18 +123,18 @@ func (s *Service) PriceCheck(ctx context.Context, orgID, periodID int64, people 
 			}
 		}
 		if priced[i].Type == nil {
-			fields = append(fields, FieldError{Field: fmt.Sprintf("person %d type", i+1), Message: "choose a membership type"})
+			fields = append(fields, engine.FieldError{Field: fmt.Sprintf("person %d type", i+1), Message: "choose a membership type"})
 		}
 		switch p.MemberType {
-		case MemberNew, MemberRenewal, MemberTransfer:
+		case engine.MemberNew, engine.MemberRenewal, engine.MemberTransfer:
 		default:
-			fields = append(fields, FieldError{Field: fmt.Sprintf("person %d", i+1), Message: "must be new, renewing or transferring"})
+			fields = append(fields, engine.FieldError{Field: fmt.Sprintf("person %d", i+1), Message: "must be new, renewing or transferring"})
 		}
 		priced[i].MemberType = p.MemberType
-		priced[i].Person = Person{ID: int64(i + 1), FirstName: "Person", LastName: fmt.Sprint(i + 1)}
+		priced[i].Person = engine.Person{ID: int64(i + 1), FirstName: "Person", LastName: fmt.Sprint(i + 1)}
 	}
 	if len(fields) > 0 {
-		return Quote{}, &Error{Code: CodeValidation, Message: "The calculation is not complete.", Fields: fields}
+		return engine.Quote{}, &engine.Error{Code: engine.CodeValidation, Message: "The calculation is not complete.", Fields: fields}
 	}
-	return priceRegistration(period, nil, priced, rules, on)
+	return engine.PriceRegistration(period, nil, priced, rules, on)
 }

@@ -1,4 +1,4 @@
-package engine
+package staff
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"portal/engine"
 	"portal/engine/banking"
 )
 
@@ -67,8 +68,8 @@ type OpenPayment struct {
 	Reminders int `bun:"-"`
 	// LastMessageKind and LastMessageAt name the newest message about the
 	// order; "" and zero when none was queued.
-	LastMessageKind MessageKind `bun:"-"`
-	LastMessageAt   time.Time   `bun:"-"`
+	LastMessageKind engine.MessageKind `bun:"-"`
+	LastMessageAt   time.Time          `bun:"-"`
 	// Days is how many whole days have passed since the commit.
 	Days int `bun:"-"`
 	// SelectedJSON is the registration's stored selection.
@@ -100,10 +101,10 @@ func (q OpenPaymentQuery) OpenPaymentsSelect(db bun.IDB, now time.Time) *bun.Sel
 		ColumnExpr(`(SELECT COALESCE(SUM(e.amount_minor), 0) FROM payment_events AS e
 			WHERE e.event_type = ? AND e.outcome = ? AND e.currency = o.currency
 			AND e.reference IN (SELECT rp.reference FROM payments AS rp WHERE rp.order_id = o.id)) AS received_minor`,
-			BankCaptureEvent, PartialCaptureOutcome).
+			engine.BankCaptureEvent, engine.PartialCaptureOutcome).
 		ColumnExpr(`(SELECT tp.provider_id FROM payments AS tp WHERE tp.order_id = o.id AND tp.provider = ? AND tp.provider_id IS NOT NULL
-			ORDER BY tp.id DESC LIMIT 1) AS transfer_reference`, BankTransferProvider).
-		Where("o.organisation_id = ? AND o.status = ?", q.OrganisationID, OrderUnpaid).
+			ORDER BY tp.id DESC LIMIT 1) AS transfer_reference`, engine.BankTransferProvider).
+		Where("o.organisation_id = ? AND o.status = ?", q.OrganisationID, engine.OrderUnpaid).
 		Where("pi.status IN (?)", bun.List(RegAwaitingPayment.processStates())).
 		// The registration's newest order: an older unpaid one was replaced.
 		Where("o.id = (SELECT MAX(o2.id) FROM orders AS o2 WHERE o2.process_instance_id = pi.id)")
@@ -127,12 +128,12 @@ func (q OpenPaymentQuery) OpenPaymentsSelect(db bun.IDB, now time.Time) *bun.Sel
 
 // OpenPayments lists the unpaid orders q selects, with their households.
 func (s *Service) OpenPayments(ctx context.Context, q OpenPaymentQuery) (rows []OpenPayment, err error) {
-	defer ClassifyUnavailable(&err)
+	defer engine.ClassifyUnavailable(&err)
 	if q.Sort != "" && !slices.Contains(OpenPaymentSorts, q.Sort) {
-		return nil, Errorf(CodeInvalid, "unknown sort order %q", q.Sort)
+		return nil, engine.Errorf(engine.CodeInvalid, "unknown sort order %q", q.Sort)
 	}
 	now := s.Clock().UTC()
-	if err := q.OpenPaymentsSelect(s.db, now).Scan(ctx, &rows); err != nil {
+	if err := q.OpenPaymentsSelect(s.DB(), now).Scan(ctx, &rows); err != nil {
 		return nil, fmt.Errorf("load open payments: %w", err)
 	}
 	if len(rows) == 0 {
@@ -186,13 +187,13 @@ func (s *Service) fillOrderMessages(ctx context.Context, rows []OpenPayment) err
 		}
 	}
 	var msgs []struct {
-		Kind      MessageKind `bun:"kind"`
-		DedupKey  string      `bun:"dedup_key"`
-		CreatedAt time.Time   `bun:"created_at"`
+		Kind      engine.MessageKind `bun:"kind"`
+		DedupKey  string             `bun:"dedup_key"`
+		CreatedAt time.Time          `bun:"created_at"`
 	}
 	// An order's messages are queued at its commit or after; a minute's
 	// margin for clocks of several instances.
-	err := s.db.NewSelect().TableExpr("outbox_messages AS m").ColumnExpr("m.kind, m.dedup_key, m.created_at").
+	err := s.DB().NewSelect().TableExpr("outbox_messages AS m").ColumnExpr("m.kind, m.dedup_key, m.created_at").
 		Where("m.created_at >= ? AND m.dedup_key LIKE ?", since.UTC().Add(-time.Minute), "%:order:%").OrderExpr("m.id").Scan(ctx, &msgs)
 	if err != nil {
 		return fmt.Errorf("load order messages: %w", err)
@@ -210,7 +211,7 @@ func (s *Service) fillOrderMessages(ctx context.Context, rows []OpenPayment) err
 		if !ok {
 			continue
 		}
-		if m.Kind == KindUnpaidReminder {
+		if m.Kind == engine.KindUnpaidReminder {
 			rows[i].Reminders++
 		}
 		rows[i].LastMessageKind, rows[i].LastMessageAt = m.Kind, m.CreatedAt // by id: the newest last
@@ -235,8 +236,8 @@ func (s *Service) OpenPaymentsCSV(ctx context.Context, q OpenPaymentQuery, row f
 			lastAt = r.LastMessageAt.UTC().Format(time.RFC3339)
 		}
 		if err := row([]string{fmt.Sprint(r.RegistrationID), fmt.Sprint(r.OrderID), r.UserKey, fmt.Sprint(r.PeriodID),
-			strings.Join(r.Household, "; "), r.PayReference, r.RF(), formatMinor(r.TotalMinor), formatMinor(r.ReceivedMinor),
-			formatMinor(r.OwedMinor), r.Currency, r.CommittedAt.UTC().Format(time.RFC3339), fmt.Sprint(r.Days), fmt.Sprint(r.Reminders),
+			strings.Join(r.Household, "; "), r.PayReference, r.RF(), engine.FormatMinor(r.TotalMinor), engine.FormatMinor(r.ReceivedMinor),
+			engine.FormatMinor(r.OwedMinor), r.Currency, r.CommittedAt.UTC().Format(time.RFC3339), fmt.Sprint(r.Days), fmt.Sprint(r.Reminders),
 			string(r.LastMessageKind), lastAt}); err != nil {
 			return err
 		}
@@ -250,7 +251,7 @@ func (s *Service) OpenPaymentsCSV(ctx context.Context, q OpenPaymentQuery, row f
 // registration, as when it is sent from the registration's page. A
 // registration that no longer waits for payment, or is not the
 // organisation's, is skipped. It returns how many were sent and skipped.
-func (s *Service) ResendPaymentLinks(ctx context.Context, actor Actor, orgID int64, ids []int64) (sent, skipped int, err error) {
+func (s *Service) ResendPaymentLinks(ctx context.Context, actor engine.Actor, orgID int64, ids []int64) (sent, skipped int, err error) {
 	seen := map[int64]bool{}
 	for _, id := range ids {
 		if seen[id] {
@@ -261,7 +262,7 @@ func (s *Service) ResendPaymentLinks(ctx context.Context, actor Actor, orgID int
 		switch {
 		case err == nil:
 			sent++
-		case ErrorCode(err) == CodeConflict || ErrorCode(err) == CodeNotFound:
+		case engine.ErrorCode(err) == engine.CodeConflict || engine.ErrorCode(err) == engine.CodeNotFound:
 			skipped++
 		default:
 			return sent, skipped, err

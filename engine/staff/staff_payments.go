@@ -1,4 +1,4 @@
-package engine
+package staff
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
+
+	"portal/engine"
 )
 
 // What the staff payments page reads: the payment attempts that need a
@@ -34,8 +36,8 @@ const PendingTooLong = 14 * 24 * time.Hour
 
 // AttentionPayment is one attempt needing attention, with its order.
 type AttentionPayment struct {
-	Payment Payment
-	Order   Order
+	Payment engine.Payment
+	Order   engine.Order
 	// Reason is one of the Attention* constants.
 	Reason string
 	// RefundByHand: the money is due back and staff transfer it (a bank
@@ -67,13 +69,13 @@ type AttentionQuery struct {
 // first, then refunds due, then returned debits, then oldest first. The staff payments page, the admin API and `portal payments
 // attention` list them; the season overview counts them.
 func (s *Service) PaymentsNeedingAttention(ctx context.Context, q AttentionQuery) (_ []AttentionPayment, err error) {
-	defer ClassifyUnavailable(&err)
+	defer engine.ClassifyUnavailable(&err)
 	if q.Limit <= 0 {
 		q.Limit = 500
 	}
-	var pays []Payment
-	sel := s.attentionQuery(ctx, s.db.NewSelect().Model(&pays), q).
-		OrderExpr("CASE WHEN problem <> '' THEN 0 WHEN refund_status = ? THEN 1 WHEN status = ? THEN 2 ELSE 3 END, created_at, id", RefundDue, PaymentFailed).
+	var pays []engine.Payment
+	sel := s.attentionQuery(ctx, s.DB().NewSelect().Model(&pays), q).
+		OrderExpr("CASE WHEN problem <> '' THEN 0 WHEN refund_status = ? THEN 1 WHEN status = ? THEN 2 ELSE 3 END, created_at, id", engine.RefundDue, engine.PaymentFailed).
 		Limit(int64(q.Limit))
 	if err := sel.Scan(ctx); err != nil {
 		return nil, fmt.Errorf("payments needing attention: %w", err)
@@ -85,15 +87,15 @@ func (s *Service) PaymentsNeedingAttention(ctx context.Context, q AttentionQuery
 	for i, p := range pays {
 		ids[i] = p.OrderID
 	}
-	var orders []Order
-	if err := s.db.NewSelect().Model(&orders).Where("id IN (?)", bun.List(ids)).Scan(ctx); err != nil {
+	var orders []engine.Order
+	if err := s.DB().NewSelect().Model(&orders).Where("id IN (?)", bun.List(ids)).Scan(ctx); err != nil {
 		return nil, fmt.Errorf("orders of payments needing attention: %w", err)
 	}
-	byID := make(map[int64]Order, len(orders))
+	byID := make(map[int64]engine.Order, len(orders))
 	for _, o := range orders {
 		byID[o.ID] = o
 	}
-	returns, err := returnCodesOf(ctx, s.db, pays)
+	returns, err := returnCodesOf(ctx, s.DB(), pays)
 	if err != nil {
 		return nil, err
 	}
@@ -101,11 +103,11 @@ func (s *Service) PaymentsNeedingAttention(ctx context.Context, q AttentionQuery
 	for _, p := range pays {
 		a := AttentionPayment{Payment: p, Order: byID[p.OrderID], Reason: AttentionPendingTooLong}
 		switch {
-		case p.Problem != "" && (a.Order.Status == OrderUnpaid || p.Provider == DirectDebitProvider):
+		case p.Problem != "" && (a.Order.Status == engine.OrderUnpaid || p.Provider == engine.DirectDebitProvider):
 			a.Reason = AttentionProblem
-		case p.RefundStatus == RefundDue:
+		case p.RefundStatus == engine.RefundDue:
 			a.Reason, a.RefundByHand = AttentionSecondPayment, p.RefundManual
-		case p.Status == PaymentFailed:
+		case p.Status == engine.PaymentFailed:
 			a.Reason, a.ReturnCode = AttentionDebitReturned, returns[p.ID]
 		}
 		out = append(out, a)
@@ -116,8 +118,8 @@ func (s *Service) PaymentsNeedingAttention(ctx context.Context, q AttentionQuery
 // CountPaymentsNeedingAttention counts what PaymentsNeedingAttention lists
 // (of one period's orders when periodID is not 0).
 func (s *Service) CountPaymentsNeedingAttention(ctx context.Context, q AttentionQuery, periodID int64) (_ int, err error) {
-	defer ClassifyUnavailable(&err)
-	sel := s.attentionQuery(ctx, s.db.NewSelect().Model((*Payment)(nil)), q)
+	defer engine.ClassifyUnavailable(&err)
+	sel := s.attentionQuery(ctx, s.DB().NewSelect().Model((*engine.Payment)(nil)), q)
 	if periodID != 0 {
 		sel = sel.Where("order_id IN (SELECT id FROM orders WHERE period_id = ?)", periodID)
 	}
@@ -134,33 +136,33 @@ func (s *Service) attentionQuery(ctx context.Context, sel *bun.SelectQuery, q At
 		q.PendingSince = s.Clock().Add(-PendingTooLong)
 	}
 	org := q.OrganisationID
-	if scope, ok := OrganisationOf(ctx); ok && org == 0 {
+	if scope, ok := engine.OrganisationOf(ctx); ok && org == 0 {
 		org = scope
 	}
 	if org != 0 {
 		sel = sel.Where("order_id IN (SELECT id FROM orders WHERE organisation_id = ?)", org)
 	}
 	return sel.WhereGroup(" AND ", func(w *bun.SelectQuery) *bun.SelectQuery {
-		return w.Where("problem <> '' AND order_id IN (SELECT id FROM orders WHERE status = ?)", OrderUnpaid).
+		return w.Where("problem <> '' AND order_id IN (SELECT id FROM orders WHERE status = ?)", engine.OrderUnpaid).
 			// A return that did not match its debit: the order stays paid.
-			WhereOr("problem <> '' AND provider = ? AND status = ?", DirectDebitProvider, PaymentSucceeded).
-			WhereOr("refund_status = ?", RefundDue).
+			WhereOr("problem <> '' AND provider = ? AND status = ?", engine.DirectDebitProvider, engine.PaymentSucceeded).
+			WhereOr("refund_status = ?", engine.RefundDue).
 			// A returned debit, until its order is paid (or cancelled).
 			WhereOr("status = ? AND provider = ? AND order_id IN (SELECT id FROM orders WHERE status = ?) AND id IN (SELECT payment_id FROM debits WHERE status = ?)",
-				PaymentFailed, DirectDebitProvider, OrderUnpaid, DebitReturned).
+				engine.PaymentFailed, engine.DirectDebitProvider, engine.OrderUnpaid, engine.DebitReturned).
 			// Pending too long; not a direct debit whose mandate is given:
 			// it waits for its collection day, which may be weeks away.
 			WhereOr("status = ? AND created_at < ? AND NOT (provider = ? AND order_id IN (SELECT id FROM orders WHERE debit_due_on IS NOT NULL))",
-				PaymentPending, q.PendingSince.UTC(), DirectDebitProvider)
+				engine.PaymentPending, q.PendingSince.UTC(), engine.DirectDebitProvider)
 	})
 }
 
 // returnCodesOf are the reason codes of the returned debits of pays, by
 // payment id.
-func returnCodesOf(ctx context.Context, db bun.IDB, pays []Payment) (map[int64]string, error) {
+func returnCodesOf(ctx context.Context, db bun.IDB, pays []engine.Payment) (map[int64]string, error) {
 	var ids []int64
 	for _, p := range pays {
-		if p.Provider == DirectDebitProvider && p.Status == PaymentFailed {
+		if p.Provider == engine.DirectDebitProvider && p.Status == engine.PaymentFailed {
 			ids = append(ids, p.ID)
 		}
 	}
@@ -168,9 +170,9 @@ func returnCodesOf(ctx context.Context, db bun.IDB, pays []Payment) (map[int64]s
 	if len(ids) == 0 {
 		return out, nil
 	}
-	var debits []Debit
+	var debits []engine.Debit
 	if err := db.NewSelect().Model(&debits).Column("payment_id", "return_code").
-		Where("payment_id IN (?) AND status = ?", bun.List(ids), DebitReturned).Scan(ctx); err != nil {
+		Where("payment_id IN (?) AND status = ?", bun.List(ids), engine.DebitReturned).Scan(ctx); err != nil {
 		return nil, fmt.Errorf("returned debits of payments needing attention: %w", err)
 	}
 	for _, d := range debits {

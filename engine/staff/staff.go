@@ -1,4 +1,4 @@
-package engine
+package staff
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
+
+	"portal/engine"
 )
 
 // Staff are the people of a club who sign in to the staff pages: one
@@ -82,18 +84,18 @@ type StaffInput struct {
 
 func (in StaffInput) validate() (StaffInput, error) {
 	in.Email, in.Name = normalizeEmail(in.Email), strings.TrimSpace(in.Name)
-	var fields []FieldError
+	var fields []engine.FieldError
 	if a, err := mail.ParseAddress(in.Email); err != nil || a.Address != in.Email || len(in.Email) > 254 {
-		fields = append(fields, FieldError{Field: "email", Message: "must be an e-mail address"})
+		fields = append(fields, engine.FieldError{Field: "email", Message: "must be an e-mail address"})
 	}
-	if in.Name == "" || !printable(in.Name, 100) {
-		fields = append(fields, FieldError{Field: "name", Message: "must be 1 to 100 printable characters"})
+	if in.Name == "" || !engine.Printable(in.Name, 100) {
+		fields = append(fields, engine.FieldError{Field: "name", Message: "must be 1 to 100 printable characters"})
 	}
 	if !in.Role.Valid() {
-		fields = append(fields, FieldError{Field: "role", Message: "must be viewer, registrar, treasurer or admin"})
+		fields = append(fields, engine.FieldError{Field: "role", Message: "must be viewer, registrar, treasurer or admin"})
 	}
 	if len(fields) > 0 {
-		return in, &Error{Code: CodeValidation, Message: "The staff member is not valid.", Fields: fields}
+		return in, &engine.Error{Code: engine.CodeValidation, Message: "The staff member is not valid.", Fields: fields}
 	}
 	return in, nil
 }
@@ -102,13 +104,13 @@ func (in StaffInput) validate() (StaffInput, error) {
 // record of the same address its access back with the new name and role
 // (its subject binding is dropped: the next sign-in binds again). An
 // active record of the same address is a conflict. actor is audited.
-func (s *Service) AddStaff(ctx context.Context, actor Actor, orgID int64, in StaffInput) (m *StaffMember, err error) {
-	defer ClassifyUnavailable(&err)
+func (s *Service) AddStaff(ctx context.Context, actor engine.Actor, orgID int64, in StaffInput) (m *StaffMember, err error) {
+	defer engine.ClassifyUnavailable(&err)
 	if in, err = in.validate(); err != nil {
 		return nil, err
 	}
-	err = InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
-		if _, err := LoadOrganisation(ctx, tx, orgID); err != nil {
+	err = engine.InTx(ctx, s.DB(), func(ctx context.Context, tx bun.Tx) error {
+		if _, err := engine.LoadOrganisation(ctx, tx, orgID); err != nil {
 			return err
 		}
 		now := s.Clock()
@@ -116,8 +118,8 @@ func (s *Service) AddStaff(ctx context.Context, actor Actor, orgID int64, in Sta
 		err := tx.NewSelect().Model(prev).Where("organisation_id = ? AND email = ?", orgID, in.Email).Scan(ctx)
 		switch {
 		case err == nil && prev.Active():
-			return &Error{Code: CodeConflict, Message: "A staff member with this e-mail address exists already.",
-				Fields: []FieldError{{Field: "email", Message: "already a staff member"}}}
+			return &engine.Error{Code: engine.CodeConflict, Message: "A staff member with this e-mail address exists already.",
+				Fields: []engine.FieldError{{Field: "email", Message: "already a staff member"}}}
 		case err == nil:
 			before := staffAuditView(prev)
 			m = prev
@@ -125,19 +127,19 @@ func (s *Service) AddStaff(ctx context.Context, actor Actor, orgID int64, in Sta
 			if _, err := tx.NewUpdate().Model(m).Column("name", "role", "subject", "disabled_at").WherePK().Exec(ctx); err != nil {
 				return fmt.Errorf("enable staff member: %w", err)
 			}
-			return s.appendAudit(ctx, tx, actor, AuditEntry{OrganisationID: orgID, Action: "staff.enable",
+			return s.AppendAudit(ctx, tx, actor, engine.AuditEntry{OrganisationID: orgID, Action: "staff.enable",
 				TargetType: "staff", TargetID: fmt.Sprint(m.ID), Before: before, After: staffAuditView(m)})
-		case ErrorCode(NotFoundOr(err, "staff")) != CodeNotFound:
+		case engine.ErrorCode(engine.NotFoundOr(err, "staff")) != engine.CodeNotFound:
 			return fmt.Errorf("load staff member: %w", err)
 		}
 		m = &StaffMember{OrganisationID: orgID, Email: in.Email, Name: in.Name, Role: in.Role, CreatedAt: now}
 		if _, err := tx.NewInsert().Model(m).Exec(ctx); err != nil {
-			if isUniqueViolation(err) {
-				return Errorf(CodeConflict, "A staff member with this e-mail address exists already.")
+			if engine.IsUniqueViolation(err) {
+				return engine.Errorf(engine.CodeConflict, "A staff member with this e-mail address exists already.")
 			}
 			return fmt.Errorf("store staff member: %w", err)
 		}
-		return s.appendAudit(ctx, tx, actor, AuditEntry{OrganisationID: orgID, Action: "staff.add",
+		return s.AppendAudit(ctx, tx, actor, engine.AuditEntry{OrganisationID: orgID, Action: "staff.add",
 			TargetType: "staff", TargetID: fmt.Sprint(m.ID), After: staffAuditView(m)})
 	})
 	if err != nil {
@@ -153,8 +155,8 @@ func staffAuditView(m *StaffMember) map[string]any {
 
 // ListStaff lists an organisation's staff, disabled ones included, by e-mail.
 func (s *Service) ListStaff(ctx context.Context, orgID int64) (out []StaffMember, err error) {
-	defer ClassifyUnavailable(&err)
-	if err := s.db.NewSelect().Model(&out).Where("organisation_id = ?", orgID).Order("email").Scan(ctx); err != nil {
+	defer engine.ClassifyUnavailable(&err)
+	if err := s.DB().NewSelect().Model(&out).Where("organisation_id = ?", orgID).Order("email").Scan(ctx); err != nil {
 		return nil, fmt.Errorf("load staff: %w", err)
 	}
 	return out, nil
@@ -162,10 +164,10 @@ func (s *Service) ListStaff(ctx context.Context, orgID int64) (out []StaffMember
 
 // StaffByID returns one staff record of an organisation.
 func (s *Service) StaffByID(ctx context.Context, orgID, id int64) (m *StaffMember, err error) {
-	defer ClassifyUnavailable(&err)
+	defer engine.ClassifyUnavailable(&err)
 	m = new(StaffMember)
-	if err := s.db.NewSelect().Model(m).Where("id = ? AND organisation_id = ?", id, orgID).Scan(ctx); err != nil {
-		return nil, NotFoundOr(err, "staff member")
+	if err := s.DB().NewSelect().Model(m).Where("id = ? AND organisation_id = ?", id, orgID).Scan(ctx); err != nil {
+		return nil, engine.NotFoundOr(err, "staff member")
 	}
 	return m, nil
 }
@@ -174,13 +176,13 @@ func (s *Service) StaffByID(ctx context.Context, orgID, id int64) (m *StaffMembe
 // no longer sign in, and its sessions end at their next request (the
 // session check reads the record). The record stays, since the audit log
 // names it.
-func (s *Service) RemoveStaff(ctx context.Context, actor Actor, orgID int64, email string) (err error) {
-	defer ClassifyUnavailable(&err)
+func (s *Service) RemoveStaff(ctx context.Context, actor engine.Actor, orgID int64, email string) (err error) {
+	defer engine.ClassifyUnavailable(&err)
 	email = normalizeEmail(email)
-	return InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	return engine.InTx(ctx, s.DB(), func(ctx context.Context, tx bun.Tx) error {
 		m := new(StaffMember)
 		if err := tx.NewSelect().Model(m).Where("organisation_id = ? AND email = ? AND disabled_at IS NULL", orgID, email).Scan(ctx); err != nil {
-			return NotFoundOr(err, "staff member")
+			return engine.NotFoundOr(err, "staff member")
 		}
 		before := staffAuditView(m)
 		now := s.Clock()
@@ -188,7 +190,7 @@ func (s *Service) RemoveStaff(ctx context.Context, actor Actor, orgID int64, ema
 		if _, err := tx.NewUpdate().Model(m).Column("disabled_at").WherePK().Exec(ctx); err != nil {
 			return fmt.Errorf("disable staff member: %w", err)
 		}
-		return s.appendAudit(ctx, tx, actor, AuditEntry{OrganisationID: orgID, Action: "staff.remove",
+		return s.AppendAudit(ctx, tx, actor, engine.AuditEntry{OrganisationID: orgID, Action: "staff.remove",
 			TargetType: "staff", TargetID: fmt.Sprint(m.ID), Before: before, After: staffAuditView(m)})
 	})
 }
@@ -204,7 +206,7 @@ type StaffIdentity struct {
 // ErrStaffDenied is the one answer to a sign-in that finds no staff
 // record: the page does not tell an unknown address from an unverified
 // one or a disabled record.
-var ErrStaffDenied = Errorf(CodeUnauthorized, "You are not a staff member of this organisation.")
+var ErrStaffDenied = engine.Errorf(engine.CodeUnauthorized, "You are not a staff member of this organisation.")
 
 // StaffRefusal says why a sign-in found no staff record, for the log
 // only: it names the claim or the record's state, never an address. The
@@ -232,23 +234,23 @@ func staffRefused(reason string) error { return &StaffRefusal{Reason: reason} }
 
 // ErrStaffDisabled refuses a staff member whose record was disabled: no
 // role claim of the identity provider lets them back in.
-var ErrStaffDisabled = Errorf(CodeUnauthorized, "Your staff access to this organisation was withdrawn.")
+var ErrStaffDisabled = engine.Errorf(engine.CodeUnauthorized, "Your staff access to this organisation was withdrawn.")
 
 // StaffSignIn finds the active staff record of an organisation for an IdP
 // identity: by subject when one is bound, else by the verified e-mail
 // address, binding the subject to it. An address the IdP has not verified
 // never binds: anyone could claim it at an IdP that lets users type it.
 func (s *Service) StaffSignIn(ctx context.Context, orgID int64, id StaffIdentity) (m *StaffMember, err error) {
-	defer ClassifyUnavailable(&err)
+	defer engine.ClassifyUnavailable(&err)
 	if id.Subject == "" {
 		return nil, staffRefused("the identity provider sent no subject")
 	}
-	err = InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err = engine.InTx(ctx, s.DB(), func(ctx context.Context, tx bun.Tx) error {
 		now := s.Clock()
 		m = new(StaffMember)
 		err := tx.NewSelect().Model(m).Where("organisation_id = ? AND subject = ?", orgID, id.Subject).Scan(ctx)
 		if err != nil {
-			if ErrorCode(NotFoundOr(err, "staff")) != CodeNotFound {
+			if engine.ErrorCode(engine.NotFoundOr(err, "staff")) != engine.CodeNotFound {
 				return fmt.Errorf("load staff member: %w", err)
 			}
 			switch {
@@ -259,7 +261,7 @@ func (s *Service) StaffSignIn(ctx context.Context, orgID int64, id StaffIdentity
 			}
 			err = tx.NewSelect().Model(m).Where("organisation_id = ? AND email = ? AND subject IS NULL", orgID, normalizeEmail(id.Email)).Scan(ctx)
 			if err != nil {
-				if ErrorCode(NotFoundOr(err, "staff")) == CodeNotFound {
+				if engine.ErrorCode(engine.NotFoundOr(err, "staff")) == engine.CodeNotFound {
 					return staffRefused("no staff record is bound to the subject and no unbound staff record has the verified e-mail address")
 				}
 				return fmt.Errorf("load staff member: %w", err)
@@ -268,7 +270,7 @@ func (s *Service) StaffSignIn(ctx context.Context, orgID int64, id StaffIdentity
 				return ErrStaffDisabled
 			}
 			m.Subject = &id.Subject
-			if err := s.appendAudit(ctx, tx, Actor{StaffID: &m.ID, Name: m.Email}, AuditEntry{OrganisationID: orgID,
+			if err := s.AppendAudit(ctx, tx, engine.Actor{StaffID: &m.ID, Name: m.Email}, engine.AuditEntry{OrganisationID: orgID,
 				Action: "staff.bind", TargetType: "staff", TargetID: fmt.Sprint(m.ID), After: map[string]any{"subject": id.Subject}}); err != nil {
 				return err
 			}
@@ -278,7 +280,7 @@ func (s *Service) StaffSignIn(ctx context.Context, orgID int64, id StaffIdentity
 		}
 		m.LastSignInAt = &now
 		if _, err := tx.NewUpdate().Model(m).Column("subject", "last_sign_in_at").WherePK().Exec(ctx); err != nil {
-			if isUniqueViolation(err) {
+			if engine.IsUniqueViolation(err) {
 				return staffRefused("the subject is bound to another staff record of the organisation")
 			}
 			return fmt.Errorf("store staff sign-in: %w", err)
@@ -311,8 +313,8 @@ func (s *Service) SeedDemoStaff(ctx context.Context) error {
 	for _, o := range orgs {
 		for _, r := range DemoStaffRoles {
 			name := strings.ToUpper(string(r[:1])) + string(r[1:]) + " of " + o.Name
-			_, err := s.AddStaff(ctx, CommandLine, o.ID, StaffInput{Email: DemoStaffEmail(o.Slug, r), Name: name, Role: r})
-			if err != nil && ErrorCode(err) != CodeConflict {
+			_, err := s.AddStaff(ctx, engine.CommandLine, o.ID, StaffInput{Email: DemoStaffEmail(o.Slug, r), Name: name, Role: r})
+			if err != nil && engine.ErrorCode(err) != engine.CodeConflict {
 				return err
 			}
 		}

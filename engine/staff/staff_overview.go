@@ -1,14 +1,16 @@
-package engine
+package staff
 
 import (
 	"context"
 	"fmt"
 	"time"
+
+	"portal/engine"
 )
 
 // SeasonOverview is one period of a club at a glance.
 type SeasonOverview struct {
-	Period MembershipPeriod
+	Period engine.MembershipPeriod
 	// ByState counts registrations per state group.
 	ByState map[RegistrationState]int
 	// ByType and ByAge count persons with a live (pending or active)
@@ -52,17 +54,17 @@ var AgeGroups = []struct {
 
 // SeasonOverview gathers the overview of one period of an organisation.
 func (s *Service) SeasonOverview(ctx context.Context, orgID, periodID int64) (o *SeasonOverview, err error) {
-	defer ClassifyUnavailable(&err)
+	defer engine.ClassifyUnavailable(&err)
 	o = &SeasonOverview{ByState: map[RegistrationState]int{}}
-	if err := s.db.NewSelect().Model(&o.Period).Where("id = ? AND organisation_id = ?", periodID, orgID).Scan(ctx); err != nil {
-		return nil, NotFoundOr(err, "period")
+	if err := s.DB().NewSelect().Model(&o.Period).Where("id = ? AND organisation_id = ?", periodID, orgID).Scan(ctx); err != nil {
+		return nil, engine.NotFoundOr(err, "period")
 	}
 	var states []struct {
-		Status ProcessState `bun:"status"`
-		N      int          `bun:"n"`
+		Status engine.ProcessState `bun:"status"`
+		N      int                 `bun:"n"`
 	}
-	if err := s.db.NewSelect().TableExpr("process_instances AS pi").ColumnExpr("pi.status, COUNT(*) AS n").
-		Where("pi.organisation_id = ? AND pi.related_entity_type = ? AND pi.related_entity_id = ?", orgID, EntityMembership, periodID).
+	if err := s.DB().NewSelect().TableExpr("process_instances AS pi").ColumnExpr("pi.status, COUNT(*) AS n").
+		Where("pi.organisation_id = ? AND pi.related_entity_type = ? AND pi.related_entity_id = ?", orgID, engine.EntityMembership, periodID).
 		GroupExpr("pi.status").Scan(ctx, &states); err != nil {
 		return nil, fmt.Errorf("count registrations: %w", err)
 	}
@@ -70,13 +72,13 @@ func (s *Service) SeasonOverview(ctx context.Context, orgID, periodID int64) (o 
 		o.ByState[RegistrationStateOf(st.Status)] += st.N
 	}
 	var members []struct {
-		Type   string           `bun:"type_name"`
-		Born   time.Time        `bun:"date_of_birth"`
-		Status MembershipStatus `bun:"status"`
+		Type   string                  `bun:"type_name"`
+		Born   time.Time               `bun:"date_of_birth"`
+		Status engine.MembershipStatus `bun:"status"`
 	}
-	if err := s.db.NewSelect().TableExpr("memberships AS m").Join("JOIN membership_types AS t ON t.id = m.membership_type_id").
+	if err := s.DB().NewSelect().TableExpr("memberships AS m").Join("JOIN membership_types AS t ON t.id = m.membership_type_id").
 		Join("JOIN persons AS pe ON pe.id = m.person_id").ColumnExpr("t.name AS type_name, pe.date_of_birth, m.status").
-		Where("m.period_id = ? AND m.status IN (?, ?)", periodID, MembershipPending, MembershipActive).Scan(ctx, &members); err != nil {
+		Where("m.period_id = ? AND m.status IN (?, ?)", periodID, engine.MembershipPending, engine.MembershipActive).Scan(ctx, &members); err != nil {
 		return nil, fmt.Errorf("count members: %w", err)
 	}
 	byType, byAge := map[string]*NamedCount{}, make([]NamedCount, len(AgeGroups))
@@ -89,12 +91,12 @@ func (s *Service) SeasonOverview(ctx context.Context, orgID, periodID int64) (o 
 			typeOrder = append(typeOrder, m.Type)
 		}
 		pending := 0
-		if m.Status == MembershipPending {
+		if m.Status == engine.MembershipPending {
 			pending = 1
 		}
 		t.Count++
 		t.Pending += pending
-		age := AgeAt(m.Born, o.Period.StartDate)
+		age := engine.AgeAt(m.Born, o.Period.StartDate)
 		for i, g := range AgeGroups {
 			if age < g.Below {
 				byAge[i].Count++
@@ -110,18 +112,18 @@ func (s *Service) SeasonOverview(ctx context.Context, orgID, periodID int64) (o 
 		byAge[i].Name = g.Name
 		o.ByAge = append(o.ByAge, byAge[i])
 	}
-	orders := s.db.NewSelect().Model((*Order)(nil)).Column("id").Where("organisation_id = ? AND period_id = ?", orgID, periodID)
+	orders := s.DB().NewSelect().Model((*engine.Order)(nil)).Column("id").Where("organisation_id = ? AND period_id = ?", orgID, periodID)
 	var money struct {
 		Expected int64 `bun:"expected"`
 	}
-	if err := s.db.NewSelect().Model((*Order)(nil)).ColumnExpr("COALESCE(SUM(total_minor), 0) AS expected").
-		Where("organisation_id = ? AND period_id = ? AND status IN (?, ?)", orgID, periodID, OrderUnpaid, OrderPaid).Scan(ctx, &money); err != nil {
+	if err := s.DB().NewSelect().Model((*engine.Order)(nil)).ColumnExpr("COALESCE(SUM(total_minor), 0) AS expected").
+		Where("organisation_id = ? AND period_id = ? AND status IN (?, ?)", orgID, periodID, engine.OrderUnpaid, engine.OrderPaid).Scan(ctx, &money); err != nil {
 		return nil, fmt.Errorf("sum orders: %w", err)
 	}
 	o.ExpectedMinor = money.Expected
-	var pays []Payment
-	if err := s.db.NewSelect().Model(&pays).Where("order_id IN (?)", orders).
-		Where("status = ? OR problem <> '' OR refund_status <> ''", PaymentSucceeded).Scan(ctx); err != nil {
+	var pays []engine.Payment
+	if err := s.DB().NewSelect().Model(&pays).Where("order_id IN (?)", orders).
+		Where("status = ? OR problem <> '' OR refund_status <> ''", engine.PaymentSucceeded).Scan(ctx); err != nil {
 		return nil, fmt.Errorf("load payments: %w", err)
 	}
 	since := s.Clock().Truncate(24*time.Hour).AddDate(0, 0, -(OverviewDays - 1))
@@ -131,7 +133,7 @@ func (s *Service) SeasonOverview(ctx context.Context, orgID, periodID int64) (o 
 		o.Days[i].Day = since.AddDate(0, 0, i)
 	}
 	for _, p := range pays {
-		if p.Status != PaymentSucceeded {
+		if p.Status != engine.PaymentSucceeded {
 			continue
 		}
 		amount := p.AmountMinor
@@ -139,7 +141,7 @@ func (s *Service) SeasonOverview(ctx context.Context, orgID, periodID int64) (o 
 			amount = *p.PaidAmountMinor
 		}
 		o.ReceivedMinor += amount
-		if p.RefundStatus == RefundDone {
+		if p.RefundStatus == engine.RefundDone {
 			o.RefundedMinor += amount
 		}
 		if i := dayIndex(p.UpdatedAt); i >= 0 && i < OverviewDays {
@@ -147,8 +149,8 @@ func (s *Service) SeasonOverview(ctx context.Context, orgID, periodID int64) (o 
 		}
 	}
 	var started []time.Time
-	if err := s.db.NewSelect().TableExpr("process_instances AS pi").ColumnExpr("pi.start_time").
-		Where("pi.organisation_id = ? AND pi.related_entity_type = ? AND pi.related_entity_id = ? AND pi.start_time >= ?", orgID, EntityMembership, periodID, since).
+	if err := s.DB().NewSelect().TableExpr("process_instances AS pi").ColumnExpr("pi.start_time").
+		Where("pi.organisation_id = ? AND pi.related_entity_type = ? AND pi.related_entity_id = ? AND pi.start_time >= ?", orgID, engine.EntityMembership, periodID, since).
 		Scan(ctx, &started); err != nil {
 		return nil, fmt.Errorf("load registration days: %w", err)
 	}

@@ -1,4 +1,4 @@
-package engine
+package staff
 
 import (
 	"context"
@@ -6,12 +6,14 @@ import (
 	"strings"
 
 	"github.com/uptrace/bun"
+
+	"portal/engine"
 )
 
 // PersonWithKeys is a person of an organisation and the user keys that
 // may register them.
 type PersonWithKeys struct {
-	Person   Person
+	Person   engine.Person
 	UserKeys []string
 }
 
@@ -20,14 +22,14 @@ type PersonWithKeys struct {
 // A search narrows to the persons whose name contains it or whose e-mail
 // or external id it is, whatever the case (search_text.go).
 func (s *Service) PersonsPage(ctx context.Context, orgID int64, search string, offset, limit int) (_ []PersonWithKeys, more bool, err error) {
-	defer ClassifyUnavailable(&err)
-	var persons []Person
-	sel := s.db.NewSelect().Model(&persons).Where("organisation_id = ?", orgID)
+	defer engine.ClassifyUnavailable(&err)
+	var persons []engine.Person
+	sel := s.DB().NewSelect().Model(&persons).Where("organisation_id = ?", orgID)
 	if search = strings.TrimSpace(search); search != "" {
-		folded := foldText(search)
+		folded := engine.FoldText(search)
 		sel = sel.WhereGroup(" AND ", func(w *bun.SelectQuery) *bun.SelectQuery {
-			return w.Where(FoldSQL(s.db, "first_name || ' ' || last_name")+" LIKE ?"+LikeEscape, ContainsPattern(folded)).
-				WhereOr(FoldSQL(s.db, "email")+" = ?", folded).
+			return w.Where(engine.FoldSQL(s.DB(), "first_name || ' ' || last_name")+" LIKE ?"+engine.LikeEscape, engine.ContainsPattern(folded)).
+				WhereOr(engine.FoldSQL(s.DB(), "email")+" = ?", folded).
 				WhereOr("external_id = ?", search)
 		})
 	}
@@ -44,8 +46,8 @@ func (s *Service) PersonsPage(ctx context.Context, orgID int64, search string, o
 	for i, p := range persons {
 		ids[i] = p.ID
 	}
-	var links []UserPerson
-	if err := s.db.NewSelect().Model(&links).Where("organisation_id = ? AND person_id IN (?)", orgID, bun.List(ids)).
+	var links []engine.UserPerson
+	if err := s.DB().NewSelect().Model(&links).Where("organisation_id = ? AND person_id IN (?)", orgID, bun.List(ids)).
 		Order("user_key").Scan(ctx); err != nil {
 		return nil, false, fmt.Errorf("list user keys: %w", err)
 	}
