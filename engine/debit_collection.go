@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -119,4 +120,18 @@ func debitDueFor(ctx context.Context, db bun.IDB, orgID int64, now time.Time) (t
 		return time.Time{}, err
 	}
 	return DebitDueDate(now, ps.DebitPrenotificationDays, ps.DebitCollectionDay), nil
+}
+
+// debitReturnedFor reports whether an attempt's debit came back: such an
+// attempt never succeeds again (a run marked sent after the return, or a
+// replayed settlement, changes nothing).
+func debitReturnedFor(ctx context.Context, db bun.IDB, p *Payment) (bool, error) {
+	if p.Provider != DirectDebitProvider || p.Status != PaymentFailed {
+		return false, nil
+	}
+	returned, err := db.NewSelect().Model((*Debit)(nil)).Where("payment_id = ? AND status = ?", p.ID, DebitReturned).Exists(ctx)
+	if err != nil {
+		return false, fmt.Errorf("look for a returned debit: %w", err)
+	}
+	return returned, nil
 }

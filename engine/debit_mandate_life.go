@@ -339,10 +339,6 @@ func endMandate(ctx context.Context, tx bun.IDB, m *DebitMandate, reason string,
 	return true, nil
 }
 
-// KindExpireMandates is the daily job that ends the mandates unused for
-// MandateExpiryMonths.
-const KindExpireMandates = "mandates.expire"
-
 // MandateExpiryMonths is how long a mandate holds without a collection
 // (EPC SDD Core rulebook: 36 months after the last collection, or after
 // the signature when nothing was ever collected).

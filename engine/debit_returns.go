@@ -118,25 +118,27 @@ func returnsTo(st banking.Statement, account string) []banking.Return {
 	return out
 }
 
-// importReturns applies the statement's returned debits to the account,
+// ImportReturns applies the statement's returned debits to the account,
 // each in its own transaction, and says what became of each. A return
 // applied by an earlier import (the debit is returned already, whichever
 // statement carried it: camt.054 and camt.053 overlap) is counted in
-// rep.AlreadyImported and left out.
-func (s *Service) importReturns(ctx context.Context, st banking.Statement, opt StatementOptions, rep *StatementImport) {
+// already and left out; otherAccounts counts the returns of other
+// accounts in the statement.
+func (s *Service) ImportReturns(ctx context.Context, st banking.Statement, opt StatementOptions) (lines []ReturnLine, otherAccounts, already int) {
 	mine := returnsTo(st, string(opt.Account))
-	rep.OtherAccounts += len(st.Returns) - len(mine)
+	otherAccounts = len(st.Returns) - len(mine)
 	for _, r := range mine {
-		line, already := s.applyReturn(ctx, st, opt, r)
-		if already {
-			rep.AlreadyImported++
+		line, applied := s.applyReturn(ctx, st, opt, r)
+		if applied {
+			already++
 			continue
 		}
 		if line.Err != nil {
 			s.Log.ErrorContext(ctx, "returned direct debit could not be applied", "endToEnd", r.EndToEndID, "err", line.Err)
 		}
-		rep.Returns = append(rep.Returns, line)
+		lines = append(lines, line)
 	}
+	return lines, otherAccounts, already
 }
 
 // errReturnApplied ends a return's transaction that found it applied
@@ -502,18 +504,4 @@ func (s *Service) queueReturnMessage(ctx context.Context, tx bun.Tx, order *Orde
 	}
 	return QueueMessage(ctx, tx, &OutboxMessage{Kind: KindDebitReturned, DedupKey: fmt.Sprintf("%s:order:%d:debit:%d", KindDebitReturned, order.ID, debit.ID),
 		Payload: string(payload), CreatedAt: now})
-}
-
-// debitReturnedFor reports whether an attempt's debit came back: such an
-// attempt never succeeds again (a run marked sent after the return, or a
-// replayed settlement, changes nothing).
-func debitReturnedFor(ctx context.Context, db bun.IDB, p *Payment) (bool, error) {
-	if p.Provider != DirectDebitProvider || p.Status != PaymentFailed {
-		return false, nil
-	}
-	returned, err := db.NewSelect().Model((*Debit)(nil)).Where("payment_id = ? AND status = ?", p.ID, DebitReturned).Exists(ctx)
-	if err != nil {
-		return false, fmt.Errorf("look for a returned debit: %w", err)
-	}
-	return returned, nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine/banking"
+	"portal/engine/jobs"
 )
 
 // Collection runs (issue 29): the treasurer gathers a club's due direct
@@ -545,9 +546,6 @@ func (s *Service) settleSentDebit(ctx context.Context, tx bun.Tx, provider Payme
 	return nil
 }
 
-// KindSettleDueDebitRuns is the periodic job of SettleDueDebitRuns.
-const KindSettleDueDebitRuns = "debits.settle"
-
 // debitCollectedEvent is the payment event of a debit sent to the bank.
 const debitCollectedEvent = "direct_debit.collected"
 
@@ -630,4 +628,18 @@ func (s *Service) SettleDueDebitRuns(ctx context.Context) (_ int, err error) {
 // debitRunFileName is the name a run's file downloads as.
 func DebitRunFileName(r DebitRun) string {
 	return strings.ToLower(r.MessageID) + "-" + r.FileVersion + ".xml"
+}
+
+// ScheduleDebitRuns adds the hourly settlement of collection runs to r: a
+// prepared run whose due date passed was collected by the bank, and a run
+// whose settling stopped between batches is finished (SettleDueDebitRuns).
+func (s *Service) ScheduleDebitRuns(r *jobs.Runner) {
+	r.Every(KindSettleDueDebitRuns, time.Hour)
+	r.Handle(KindSettleDueDebitRuns, func(ctx context.Context, j *jobs.Job) error {
+		n, err := s.SettleDueDebitRuns(JobScope(ctx, j))
+		if n > 0 {
+			s.Log.InfoContext(ctx, "collection runs past their due date marked sent", "count", n)
+		}
+		return err
+	})
 }

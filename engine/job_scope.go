@@ -18,10 +18,6 @@ import (
 // (scopeOrg). A scheduled run of the schedule names none and covers
 // every organisation.
 
-// PortalWideKinds are the scheduled kinds that belong to no organisation
-// (pruning the portal's own tables): they run for the whole portal only.
-var PortalWideKinds = []string{KindPruneWebhookEvents, jobs.PruneKind}
-
 // scopeOrg narrows q to the organisation ctx is scoped to; orgColumn is
 // q's organisation column (or an expression giving it). Unscoped (the
 // schedule, the command line), q covers every organisation.

@@ -249,20 +249,6 @@ func ResumeContext(ctx context.Context, db bun.IDB, p ResumeLinkPayload) (org Or
 	return org, persons, nil
 }
 
-// Job kinds of the lifecycle schedules.
-const (
-	KindSuspendIdle     = "registrations.suspend"
-	KindArchiveFinished = "registrations.archive"
-)
-
-// ScheduledKinds are the kinds of the portal's schedules, which an
-// operator may also run at once (`portal jobs run KIND [--org ID]`): each
-// covers every organisation, as its schedule does, or the one named
-// (job_scope.go).
-var ScheduledKinds = []string{KindQueueReminders, KindSuspendIdle, KindQueueRenewals, KindArchiveFinished,
-	KindQueueWelcomes, KindQueueExpiry, KindReconcilePayments, KindPruneWebhookEvents, KindApplyRetention, KindSettleDueDebitRuns, KindExpireMandates,
-	jobs.PruneKind}
-
 // ScheduleLifecycle has r suspend idle registrations every hour, archive
 // finished ones (with mode) and queue unpaid reminders every day, on every
 // instance (each period's run happens once in the cluster). now is the clock.

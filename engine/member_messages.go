@@ -19,9 +19,6 @@ import (
 const (
 	KindWelcome        MessageKind = "welcome"
 	KindExpiryReminder MessageKind = "membership_expiry"
-	// KindQueueWelcomes and KindQueueExpiry are the jobs that queue them.
-	KindQueueWelcomes = "messages.welcome"
-	KindQueueExpiry   = "reminders.expiry"
 )
 
 // MemberMessagePayload names what a membership message is about.

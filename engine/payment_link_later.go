@@ -23,11 +23,6 @@ import (
 // payment could not be created at commit.
 const KindPaymentLink MessageKind = "payment_link"
 
-// KindReconcilePayments is the periodic job that queues those messages,
-// asks providers about attempts still pending (missed webhooks) and
-// retries refunds due.
-const KindReconcilePayments = "payments.reconcile"
-
 // paymentLinkGrace is how long after its commit an order without a payment
 // attempt is left alone: the commit's own attempt to create it (or the
 // member's next page load) usually gets there first.
@@ -129,14 +124,4 @@ func (s *Service) SchedulePayments(r *jobs.Runner, now func() time.Time) {
 		return err
 	})
 	r.Handle(KindRefundPayment, s.refundJobHandler)
-	// A prepared collection run whose due date passed was collected by
-	// the bank: its payments settle (debit_runs.go).
-	r.Every(KindSettleDueDebitRuns, time.Hour)
-	r.Handle(KindSettleDueDebitRuns, func(ctx context.Context, j *jobs.Job) error {
-		n, err := s.SettleDueDebitRuns(JobScope(ctx, j))
-		if n > 0 {
-			s.Log.InfoContext(ctx, "collection runs past their due date marked sent", "count", n)
-		}
-		return err
-	})
 }

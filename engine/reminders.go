@@ -14,9 +14,6 @@ import (
 // of an order still unpaid some days after its commit.
 const KindUnpaidReminder MessageKind = "unpaid_reminder"
 
-// KindQueueReminders is the daily job that queues the reminders.
-const KindQueueReminders = "reminders.unpaid"
-
 // UnpaidReminderPayload is the outbox payload of an unpaid reminder.
 type UnpaidReminderPayload struct {
 	OrderID int64 `json:"orderId"`

@@ -23,8 +23,6 @@ import (
 // Message kinds of renewal prompts.
 const (
 	KindRenewalPrompt MessageKind = "renewal_prompt"
-	// KindQueueRenewals is the daily job that queues them.
-	KindQueueRenewals = "reminders.renewal"
 )
 
 // DefaultRenewalLeadDays is how long before the ending period's last day

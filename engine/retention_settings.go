@@ -198,7 +198,3 @@ func (s *Service) storeRetentionSettings(ctx context.Context, tx bun.Tx, actor *
 	return out, s.AppendAudit(ctx, tx, *actor, AuditEntry{OrganisationID: orgID, Action: "retention_settings.update",
 		TargetType: "organisation", TargetID: fmt.Sprint(orgID), Before: retentionAuditView(before), After: retentionAuditView(out)})
 }
-
-// KindApplyRetention is the daily job that applies every organisation's
-// retention settings.
-const KindApplyRetention = "data.retention"

@@ -838,9 +838,6 @@ type InvitationEventData struct {
 	UserKey      string `json:"userKey"`
 }
 
-// KindPruneWebhookEvents is the daily job that deletes old delivered events.
-const KindPruneWebhookEvents = "webhooks.prune"
-
 // DefaultWebhookRetention is how long a delivered event and its delivery
 // log are kept (PORTAL_WEBHOOK_RETENTION_DAYS).
 const DefaultWebhookRetention = 30 * 24 * time.Hour

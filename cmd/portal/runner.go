@@ -63,6 +63,7 @@ func buildRunner(cfg Config, db *bun.DB, svc *engine.Service, log *slog.Logger, 
 	engine.ScheduleLifecycle(r, db, cfg.ArchiveMode, time.Now, log)
 	engine.ScheduleWebhookPruning(r, db, time.Duration(cfg.WebhookRetentionDays)*24*time.Hour, time.Now, log)
 	svc.SchedulePayments(r, time.Now)
+	svc.ScheduleDebitRuns(r)
 	privacy.Of(svc).ScheduleRetention(r, time.Now, log)
 	svc.ScheduleMandateExpiry(r, time.Now, log)
 	return r
