@@ -213,7 +213,7 @@ type txStepKey struct{}
 // with it runs at the end of its own transaction (auditedTx): for a change
 // that must commit or roll back with that operation's, such as a stored
 // bank credit marked assigned by the capture that books it.
-func withTxStep(ctx context.Context, step func(ctx context.Context, tx bun.Tx) error) context.Context {
+func WithTxStep(ctx context.Context, step func(ctx context.Context, tx bun.Tx) error) context.Context {
 	return context.WithValue(ctx, txStepKey{}, step)
 }
 

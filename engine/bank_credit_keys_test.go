@@ -9,6 +9,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/banking"
+	"portal/engine/bankstatement"
 	"portal/engine/dbtest"
 	"portal/engine/staff"
 )
@@ -75,7 +76,7 @@ func TestManualCaptureIDNeverStandsForABankCredit(t *testing.T) {
 		st := banking.Statement{Message: "camt.053.001.08", MessageID: "S-1", Credits: []banking.Credit{{ID: "2026110300001",
 			Account: demoIBAN, AmountMinor: 9000, Currency: "EUR", References: []string{"RF32PRBRAVO2345BRAVO234"},
 			BookingDate: time.Date(2026, 11, 3, 0, 0, 0, 0, time.UTC)}}}
-		rep, err := f.svc.ImportStatement(f.ctx, st, engine.StatementOptions{Account: iban})
+		rep, err := bankstatement.Of(f.svc).ImportStatement(f.ctx, st, engine.StatementOptions{Account: iban})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -122,12 +123,12 @@ func TestBankCreditIDsPerClubAndAccount(t *testing.T) {
 				Account: account, AmountMinor: 18450, Currency: "EUR", References: []string{rf}, BookingDate: day}}}
 		}
 		demo, _ := banking.ParseIBAN(demoIBAN)
-		repA, err := f.svc.ImportStatement(f.ctx, withKeys(credit(demoIBAN, "RF48PRALPHA2345ALPHA234")), engine.StatementOptions{Account: demo})
+		repA, err := bankstatement.Of(f.svc).ImportStatement(f.ctx, withKeys(credit(demoIBAN, "RF48PRALPHA2345ALPHA234")), engine.StatementOptions{Account: demo})
 		if err != nil || len(repA.Lines) != 1 || !repA.Lines[0].Completed {
 			t.Fatalf("the environment's import: %v %+v", err, repA)
 		}
 		clubAccount, _ := banking.ParseIBAN(clubIBAN)
-		repB, err := f.svc.ImportStatement(f.ctx, withKeys(credit(clubIBAN, "RF32PRBRAVO2345BRAVO234")),
+		repB, err := bankstatement.Of(f.svc).ImportStatement(f.ctx, withKeys(credit(clubIBAN, "RF32PRBRAVO2345BRAVO234")),
 			engine.StatementOptions{Account: clubAccount, Organisation: club.ID})
 		if err != nil {
 			t.Fatal(err)
@@ -160,7 +161,7 @@ func TestSharedAcctSvcrRefBothCaptured(t *testing.T) {
 			banking.Expected{Reference: "RF712348231", AmountMinor: 169222, Currency: "CHF"})
 		st := readFixture(t, "postfinance_shared_acctsvcrref.xml")
 		account, _ := banking.ParseIBAN("CH7609000000123456789")
-		rep, err := f.svc.ImportStatement(f.ctx, st, engine.StatementOptions{Account: account})
+		rep, err := bankstatement.Of(f.svc).ImportStatement(f.ctx, st, engine.StatementOptions{Account: account})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -178,7 +179,7 @@ func TestSharedAcctSvcrRefBothCaptured(t *testing.T) {
 			}
 		}
 		before := f.state()
-		again, err := f.svc.ImportStatement(f.ctx, st, engine.StatementOptions{Account: account})
+		again, err := bankstatement.Of(f.svc).ImportStatement(f.ctx, st, engine.StatementOptions{Account: account})
 		if err != nil || again.AlreadyImported != 2 || len(again.Lines) != 0 {
 			t.Fatalf("re-import: %v %+v", err, again)
 		}
@@ -199,7 +200,7 @@ func TestPublicStatementSampleImported(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rep, err := f.svc.ImportStatement(f.ctx, st, engine.StatementOptions{Account: account})
+		rep, err := bankstatement.Of(f.svc).ImportStatement(f.ctx, st, engine.StatementOptions{Account: account})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -220,7 +221,7 @@ func TestPublicStatementSampleImported(t *testing.T) {
 			t.Fatalf("attention: %v %+v", err, owed)
 		}
 		before := f.state()
-		again, err := f.svc.ImportStatement(f.ctx, st, engine.StatementOptions{Account: account})
+		again, err := bankstatement.Of(f.svc).ImportStatement(f.ctx, st, engine.StatementOptions{Account: account})
 		if err != nil || again.AlreadyImported != len(rep.Lines) || len(again.Lines) != 0 {
 			t.Fatalf("re-import: %v %+v", err, again)
 		}
@@ -237,7 +238,7 @@ func TestPublicAccountReportImported(t *testing.T) {
 		ps := openTransfers(t, f, banking.Expected{Reference: "RF48PRALPHA2345ALPHA234", AmountMinor: 10000, Currency: "EUR"})
 		st := withReference(readFixture(t, "public/fffs_camt052.xml"), "RF48PRALPHA2345ALPHA234")
 		account, _ := banking.ParseIBAN("FI7433010001222090")
-		rep, err := f.svc.ImportStatement(f.ctx, st, engine.StatementOptions{Account: account})
+		rep, err := bankstatement.Of(f.svc).ImportStatement(f.ctx, st, engine.StatementOptions{Account: account})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -259,7 +260,7 @@ func TestSecondTransferByImportOwedBack(t *testing.T) {
 		st := banking.Statement{Message: "camt.053.001.08", MessageID: "S-2", Credits: []banking.Credit{{ID: "2026111400009",
 			Account: demoIBAN, AmountMinor: 18450, Currency: "EUR", References: []string{"RF48 PRAL PHA2 345A LPHA 234"},
 			BookingDate: time.Date(2026, 11, 14, 0, 0, 0, 0, time.UTC)}}}
-		rep, err := f.svc.ImportStatement(f.ctx, st, engine.StatementOptions{Account: iban})
+		rep, err := bankstatement.Of(f.svc).ImportStatement(f.ctx, st, engine.StatementOptions{Account: iban})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -270,7 +271,7 @@ func TestSecondTransferByImportOwedBack(t *testing.T) {
 		if err != nil || len(owed) != 1 || owed[0].Reason != staff.AttentionSecondPayment || owed[0].Payment.OrderID != ps[0].OrderID {
 			t.Fatalf("attention: %v %+v", err, owed)
 		}
-		if n := f.count((*engine.BankCredit)(nil), "1 = 1"); n != 0 {
+		if n := f.count((*bankstatement.BankCredit)(nil), "1 = 1"); n != 0 {
 			t.Fatalf("%d credits kept as unmatched as well", n)
 		}
 	})

@@ -223,7 +223,7 @@ func (s *Service) debitOfReturn(ctx context.Context, orgID int64, endToEndID str
 	if orgID != 0 {
 		q = q.Where("organisation_id = ?", orgID)
 	} else {
-		q = q.Where("organisation_id NOT IN (?)", ownTransferAccounts(s.db))
+		q = q.Where("organisation_id NOT IN (?)", OwnTransferAccounts(s.db))
 	}
 	if err := q.Scan(ctx); err != nil {
 		return nil, fmt.Errorf("load the returned debit: %w", err)

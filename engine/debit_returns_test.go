@@ -13,6 +13,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/banking"
+	"portal/engine/bankstatement"
 	"portal/engine/dbtest"
 	"portal/engine/staff"
 )
@@ -149,10 +150,10 @@ func returnsStatement(t *testing.T, msgID, account string, returns ...testReturn
 	return st
 }
 
-func (f *debitFixture) importStatement(st banking.Statement, opt engine.StatementOptions) *engine.StatementImport {
+func (f *debitFixture) importStatement(st banking.Statement, opt engine.StatementOptions) *bankstatement.StatementImport {
 	f.t.Helper()
 	opt.Account, opt.Organisation = f.iban, 1
-	rep, err := f.svc.ImportStatement(f.ctx, st, opt)
+	rep, err := bankstatement.Of(f.svc).ImportStatement(f.ctx, st, opt)
 	if err != nil {
 		f.t.Fatalf("import: %v", err)
 	}

@@ -41,7 +41,7 @@ type Capture struct {
 	ID string
 	// eventID is set by the statement import and credit assignment: the
 	// bank credit's own event id (creditEventID), used as is.
-	eventID string
+	EventID string
 	// Actor is the staff member capturing on the staff pages (audited);
 	// nil from the command line.
 	Actor *Actor
@@ -104,8 +104,8 @@ func (s *Service) CapturePayment(ctx context.Context, c Capture) (_ *CaptureResu
 	orgID := s.OrgOfOrder(ctx, p.OrderID)
 	var id string
 	switch {
-	case c.eventID != "":
-		id = c.eventID
+	case c.EventID != "":
+		id = c.EventID
 	case c.ID != "":
 		id = fmt.Sprintf("capture:%d:%s", orgID, c.ID)
 	default:
@@ -291,7 +291,7 @@ func (s *Service) accumulate(ctx context.Context, tx bun.Tx, p *Payment, order *
 // partialCapturesByReference adds up the partial captures of the bank
 // transfers, keyed by RF reference (one per order) and currency: what
 // Match counts as paid already.
-func partialCapturesByReference(ctx context.Context, db bun.IDB) (map[string]int64, error) {
+func PartialCapturesByReference(ctx context.Context, db bun.IDB) (map[string]int64, error) {
 	var rows []struct {
 		RF       string `bun:"rf"`
 		Currency string `bun:"currency"`
@@ -313,7 +313,7 @@ func partialCapturesByReference(ctx context.Context, db bun.IDB) (map[string]int
 // ownTransferAccounts selects the organisations that take bank transfers
 // to an account of their own (as their provider or one of their methods):
 // the shared account's import leaves their payments alone.
-func ownTransferAccounts(db bun.IDB) *bun.SelectQuery {
+func OwnTransferAccounts(db bun.IDB) *bun.SelectQuery {
 	return db.NewSelect().Model((*PaymentSettings)(nil)).Column("organisation_id").
 		Where("(provider = ? OR methods LIKE ?) AND bank_iban <> ''", BankTransferProvider, "%"+BankTransferProvider+"%")
 }

@@ -12,6 +12,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/banking"
+	"portal/engine/bankstatement"
 	"portal/engine/banktransfer"
 	"portal/engine/dbtest"
 	"portal/engine/staff"
@@ -259,19 +260,19 @@ func TestImportStatementFixture(t *testing.T) {
 		iban, _ := banking.ParseIBAN(demoIBAN)
 
 		before := f.state()
-		dry, err := f.svc.ImportStatement(f.ctx, st, engine.StatementOptions{Account: iban, DryRun: true})
+		dry, err := bankstatement.Of(f.svc).ImportStatement(f.ctx, st, engine.StatementOptions{Account: iban, DryRun: true})
 		if err != nil {
 			t.Fatal(err)
 		}
 		assertUnchanged(t, before, f.state())
-		if n := f.count((*engine.BankCredit)(nil), "1 = 1"); n != 0 {
+		if n := f.count((*bankstatement.BankCredit)(nil), "1 = 1"); n != 0 {
 			t.Fatalf("a dry run kept %d credits", n)
 		}
 		if len(dry.Lines) != 8 {
 			t.Fatalf("dry run: %d lines, want 8", len(dry.Lines))
 		}
 
-		rep, err := f.svc.ImportStatement(f.ctx, st, engine.StatementOptions{Account: iban})
+		rep, err := bankstatement.Of(f.svc).ImportStatement(f.ctx, st, engine.StatementOptions{Account: iban})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -347,7 +348,7 @@ func TestImportStatementFixture(t *testing.T) {
 
 		// The unknown credits are kept for a treasurer, with what the
 		// payer wrote.
-		kept, err := f.svc.BankCredits(f.ctx, engine.CreditQuery{States: []engine.CreditState{engine.CreditUnmatched}})
+		kept, err := bankstatement.Of(f.svc).BankCredits(f.ctx, bankstatement.CreditQuery{States: []bankstatement.CreditState{bankstatement.CreditUnmatched}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -361,7 +362,7 @@ func TestImportStatementFixture(t *testing.T) {
 
 		// Again: the captured and the kept credits are known by the bank's id.
 		before = f.state()
-		again, err := f.svc.ImportStatement(f.ctx, st, engine.StatementOptions{Account: iban})
+		again, err := bankstatement.Of(f.svc).ImportStatement(f.ctx, st, engine.StatementOptions{Account: iban})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -369,7 +370,7 @@ func TestImportStatementFixture(t *testing.T) {
 		if again.AlreadyImported != 8 || len(again.Lines) != 0 {
 			t.Fatalf("re-import: %d already imported, %d lines; want 8 and 0", again.AlreadyImported, len(again.Lines))
 		}
-		if n := f.count((*engine.BankCredit)(nil), "1 = 1"); n != 2 {
+		if n := f.count((*bankstatement.BankCredit)(nil), "1 = 1"); n != 2 {
 			t.Fatalf("%d credits kept after the re-import, want 2", n)
 		}
 
@@ -379,7 +380,7 @@ func TestImportStatementFixture(t *testing.T) {
 		next := banking.Statement{Message: "camt.053.001.02", MessageID: "STMT-NEXT", Credits: []banking.Credit{
 			{ID: "2026120100001", Account: demoIBAN, AmountMinor: 2000, Currency: "EUR", References: []string{string(delta.Reference)},
 				BookingDate: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)}}}
-		rest, err := f.svc.ImportStatement(f.ctx, next, engine.StatementOptions{Account: iban})
+		rest, err := bankstatement.Of(f.svc).ImportStatement(f.ctx, next, engine.StatementOptions{Account: iban})
 		if err != nil {
 			t.Fatal(err)
 		}

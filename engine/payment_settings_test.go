@@ -12,6 +12,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/banking"
+	"portal/engine/bankstatement"
 	"portal/engine/dbtest"
 	"portal/engine/staff"
 )
@@ -290,14 +291,14 @@ func TestStatementImportPerAccount(t *testing.T) {
 			return banking.Statement{MessageID: "S", Credits: []banking.Credit{{ID: "c-" + account, Account: account, AmountMinor: p.AmountMinor,
 				Currency: p.Currency, Unstructured: "Mitgliedsbeitrag", BookingDate: time.Now()}}}
 		}
-		clubRep, err := f.svc.ImportStatement(f.ctx, credit(clubIBAN), engine.StatementOptions{Account: clubIBAN, Organisation: club.ID, DryRun: true})
+		clubRep, err := bankstatement.Of(f.svc).ImportStatement(f.ctx, credit(clubIBAN), engine.StatementOptions{Account: clubIBAN, Organisation: club.ID, DryRun: true})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if l := clubRep.Lines[0]; l.Outcome != banking.OutcomeUnknown || l.RF != "" {
 			t.Fatalf("a club's statement matched another club's order: %+v", l)
 		}
-		envRep, err := f.svc.ImportStatement(f.ctx, credit(demoIBAN), engine.StatementOptions{Account: demoIBAN, DryRun: true})
+		envRep, err := bankstatement.Of(f.svc).ImportStatement(f.ctx, credit(demoIBAN), engine.StatementOptions{Account: demoIBAN, DryRun: true})
 		if err != nil {
 			t.Fatal(err)
 		}

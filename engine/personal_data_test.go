@@ -15,6 +15,7 @@ import (
 	"github.com/uptrace/bun/dialect"
 
 	"portal/engine"
+	"portal/engine/bankstatement"
 	"portal/engine/dbtest"
 	"portal/engine/enginetest"
 	"portal/engine/privacy"
@@ -225,9 +226,9 @@ func TestErasePersonLeavesNothingAndKeepsTheBooks(t *testing.T) {
 			Limit(1).Scan(ctx, &ref); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := db.NewInsert().Model(&engine.BankCredit{Account: "CH00", CreditID: "c1", CreditKey: "k1", AmountMinor: 100, Currency: "EUR",
+		if _, err := db.NewInsert().Model(&bankstatement.BankCredit{Account: "CH00", CreditID: "c1", CreditKey: "k1", AmountMinor: 100, Currency: "EUR",
 			DebtorName: quirin.last + ", " + quirin.first, DebtorIBAN: quirinIBAN, Remittance: "for " + quirin.first,
-			State: engine.CreditAssigned, PaymentReference: &ref, CreatedAt: time.Now()}).Exec(ctx); err != nil {
+			State: bankstatement.CreditAssigned, PaymentReference: &ref, CreatedAt: time.Now()}).Exec(ctx); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := db.NewRaw("UPDATE jobs SET last_error = ? WHERE id = (SELECT MIN(id) FROM jobs)", "550 no mailbox "+quirin.email).Exec(ctx); err != nil {
@@ -286,7 +287,7 @@ func TestErasePersonLeavesNothingAndKeepsTheBooks(t *testing.T) {
 		if err := db.NewSelect().Model(&lines).Where("person_id = ?", id).Scan(ctx); err != nil || len(lines) == 0 {
 			t.Fatalf("the order lines went: %v %v", lines, err)
 		}
-		var credit engine.BankCredit
+		var credit bankstatement.BankCredit
 		if err := db.NewSelect().Model(&credit).Where("credit_key = 'k1'").Scan(ctx); err != nil || credit.DebtorIBAN != "" || credit.AmountMinor != 100 {
 			t.Fatalf("the transfer kept its payer's account or lost its amount: %+v %v", credit, err)
 		}

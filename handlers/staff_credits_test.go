@@ -10,6 +10,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/bankstatement"
 	"portal/engine/dbtest"
 	"portal/engine/staff"
 	"portal/views"
@@ -37,7 +38,7 @@ func TestStaffResolveUnmatchedCredit(t *testing.T) {
 		if prev.testid("statement-capture").Text() != views.StaffOpsText.KeepButton {
 			t.Fatalf("preview of an unmatched credit offers %q", prev.testid("statement-capture").Text())
 		}
-		if env.count((*engine.BankCredit)(nil)) != 0 {
+		if env.count((*bankstatement.BankCredit)(nil)) != 0 {
 			t.Fatal("the preview kept the credit")
 		}
 		copyOf := prev.doc.Find(`input[name="statement"]`).AttrOr("value", "")

@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/engine/bankstatement"
 	"portal/engine/staff"
 	"portal/views"
 )
@@ -45,7 +46,7 @@ func (s *Server) staffOverview(c echo.Context) error {
 		return s.staffEngineError(c, err)
 	}
 	m.Jobs = views.StaffCountLink{Label: staffTextIn(c).OvJobs, Count: len(failed), URL: organisationPath(c, StaffPrefix+"/jobs")}
-	credits, err := s.engine.CountUnmatchedCredits(ctx, u.OrganisationID)
+	credits, err := bankstatement.Of(s.engine).CountUnmatchedCredits(ctx, u.OrganisationID)
 	if err != nil {
 		return s.staffEngineError(c, err)
 	}

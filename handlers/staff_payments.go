@@ -13,6 +13,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/banking"
+	"portal/engine/bankstatement"
 	"portal/engine/banktransfer"
 	"portal/engine/staff"
 	"portal/views"
@@ -43,7 +44,7 @@ func (s *Server) renderStaffPayments(c echo.Context, status int, uploadError str
 	for _, a := range list {
 		m.Attention = append(m.Attention, s.staffAttentionRow(c, a))
 	}
-	credits, err := s.engine.BankCredits(c.Request().Context(), engine.CreditQuery{OrganisationID: u.OrganisationID, Limit: staffAttentionLimit})
+	credits, err := bankstatement.Of(s.engine).BankCredits(c.Request().Context(), bankstatement.CreditQuery{OrganisationID: u.OrganisationID, Limit: staffAttentionLimit})
 	if err != nil {
 		return s.staffEngineError(c, err)
 	}
@@ -133,7 +134,7 @@ func (s *Server) staffImportStatement(c echo.Context) error {
 	}
 	capture := fromCopy && c.FormValue("capture") == "1"
 	actor := u.actor()
-	rep, err := s.engine.ImportStatement(c.Request().Context(), st, engine.StatementOptions{Account: account, DryRun: !capture,
+	rep, err := bankstatement.Of(s.engine).ImportStatement(c.Request().Context(), st, engine.StatementOptions{Account: account, DryRun: !capture,
 		Organisation: u.OrganisationID, Actor: &actor})
 	if err != nil {
 		return s.staffEngineError(c, err)
@@ -237,7 +238,7 @@ var staffCreditOutcomes = map[banking.Outcome]struct {
 
 // staffCreditRow prints one credit of an import, and whether it was
 // matched to a payment.
-func staffCreditRow(c echo.Context, l engine.StatementLine, captured bool) (views.StaffCreditRow, bool) {
+func staffCreditRow(c echo.Context, l bankstatement.StatementLine, captured bool) (views.StaffCreditRow, bool) {
 	cr := l.Credit
 	date := cr.BookingDate
 	if date.IsZero() {
@@ -292,7 +293,7 @@ func staffCreditRow(c echo.Context, l engine.StatementLine, captured bool) (view
 
 // staffStoredCredit prints a credit an import kept; resolvable says the
 // role may resolve it.
-func (s *Server) staffStoredCredit(c echo.Context, cr engine.BankCredit, resolvable bool) views.StaffStoredCredit {
+func (s *Server) staffStoredCredit(c echo.Context, cr bankstatement.BankCredit, resolvable bool) views.StaffStoredCredit {
 	key := strconv.FormatInt(cr.ID, 10)
 	row := views.StaffStoredCredit{Key: key, Amount: staffMoney(c, cr.AmountMinor, cr.Currency), From: cr.DebtorName,
 		IBAN: cr.DebtorIBAN, Reference: cr.Reference, Remittance: cr.Remittance, Reason: cr.Reason, StateKey: string(cr.State),
@@ -309,20 +310,20 @@ func (s *Server) staffStoredCredit(c echo.Context, cr engine.BankCredit, resolva
 			row.PaymentURL = registrationURL(c, cr.RegistrationID)
 		}
 	}
-	if resolvable && cr.State == engine.CreditUnmatched {
+	if resolvable && cr.State == bankstatement.CreditUnmatched {
 		row.ResolveURL = organisationPath(c, StaffPrefix+staffCreditsPath+"/"+key+"/resolve")
 	}
 	return row
 }
 
 // creditStateLabel is how the payments page names a credit's state.
-func creditStateLabel(c echo.Context, st engine.CreditState) string {
+func creditStateLabel(c echo.Context, st bankstatement.CreditState) string {
 	switch st {
-	case engine.CreditAssigned:
+	case bankstatement.CreditAssigned:
 		return staffOpsTextIn(c).CreditStateAssigned
-	case engine.CreditReturned:
+	case bankstatement.CreditReturned:
 		return staffOpsTextIn(c).CreditStateReturned
-	case engine.CreditIgnored:
+	case bankstatement.CreditIgnored:
 		return staffOpsTextIn(c).CreditStateIgnored
 	}
 	return staffOpsTextIn(c).CreditStateUnmatched
@@ -358,21 +359,21 @@ func (s *Server) staffResolveCredit(c echo.Context) error {
 	if !ok {
 		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
 	}
-	r := engine.CreditResolution{State: engine.CreditState(c.FormValue("resolution")), Payment: strings.TrimSpace(c.FormValue("payment")),
+	r := bankstatement.CreditResolution{State: bankstatement.CreditState(c.FormValue("resolution")), Payment: strings.TrimSpace(c.FormValue("payment")),
 		Note: strings.TrimSpace(c.FormValue("note"))}
 	detail := staffOpsTextIn(c).CreditCloseDetail
 	switch {
-	case r.State == engine.CreditAssigned && r.Payment == "":
+	case r.State == bankstatement.CreditAssigned && r.Payment == "":
 		return s.staffErrorPage(c, http.StatusUnprocessableEntity, staffOpsTextIn(c).CreditNoPayment)
-	case r.State == engine.CreditAssigned:
+	case r.State == bankstatement.CreditAssigned:
 		detail = staffOpsTextIn(c).CreditAssignDetail
-	case r.State != engine.CreditReturned && r.State != engine.CreditIgnored:
+	case r.State != bankstatement.CreditReturned && r.State != bankstatement.CreditIgnored:
 		return s.staffErrorPage(c, http.StatusUnprocessableEntity, staffOpsTextIn(c).CreditNoChoice)
 	case r.Note == "":
 		return s.staffErrorPage(c, http.StatusUnprocessableEntity, staffOpsTextIn(c).CreditNoNote)
 	}
 	back := organisationPath(c, StaffPrefix+"/payments")
-	credits, err := s.engine.BankCredits(c.Request().Context(), engine.CreditQuery{OrganisationID: u.OrganisationID, Limit: staffAttentionLimit})
+	credits, err := bankstatement.Of(s.engine).BankCredits(c.Request().Context(), bankstatement.CreditQuery{OrganisationID: u.OrganisationID, Limit: staffAttentionLimit})
 	if err != nil {
 		return s.staffEngineError(c, err)
 	}
@@ -388,7 +389,7 @@ func (s *Server) staffResolveCredit(c echo.Context) error {
 	if ok, err := s.staffConfirmed(c, question, detail, back); !ok {
 		return err
 	}
-	res, err := s.engine.ResolveCredit(c.Request().Context(), u.actor(), u.OrganisationID, id, r)
+	res, err := bankstatement.Of(s.engine).ResolveCredit(c.Request().Context(), u.actor(), u.OrganisationID, id, r)
 	if err != nil {
 		return s.staffEngineError(c, err)
 	}

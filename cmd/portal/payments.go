@@ -14,6 +14,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/banking"
+	"portal/engine/bankstatement"
 	"portal/engine/banktransfer"
 	"portal/engine/payproviders"
 	"portal/engine/stripepay"
@@ -277,7 +278,7 @@ func importStatement(ctx context.Context, svc *engine.Service, opt engine.Statem
 	if err != nil {
 		return fmt.Errorf("payments import: %w", err)
 	}
-	rep, err := svc.ImportStatement(ctx, st, opt)
+	rep, err := bankstatement.Of(svc).ImportStatement(ctx, st, opt)
 	if err != nil {
 		return err
 	}

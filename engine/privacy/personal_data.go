@@ -13,6 +13,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/bankstatement"
 )
 
 // The personal-data export (issue 30): everything the club holds about a
@@ -621,7 +622,7 @@ func gatherBankCredits(ctx context.Context, db bun.IDB, sc *exportScope, out *Pe
 	if len(sc.references) == 0 {
 		return nil
 	}
-	var credits []engine.BankCredit
+	var credits []bankstatement.BankCredit
 	if err := db.NewSelect().Model(&credits).Where("payment_reference IN (?)", bun.List(sc.references)).OrderExpr("id").Scan(ctx); err != nil {
 		return fmt.Errorf("load bank credits: %w", err)
 	}

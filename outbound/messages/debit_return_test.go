@@ -11,6 +11,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/banking"
+	"portal/engine/bankstatement"
 	"portal/engine/dbtest"
 )
 
@@ -86,7 +87,7 @@ func TestDebitReturnMailInTheMembersLanguage(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				rep, err := svc.ImportStatement(ctx, st, engine.StatementOptions{Account: banking.IBAN(iban), Organisation: 1})
+				rep, err := bankstatement.Of(svc).ImportStatement(ctx, st, engine.StatementOptions{Account: banking.IBAN(iban), Organisation: 1})
 				if err != nil || len(rep.Returns) != 1 || !rep.Returns[0].Reversed {
 					t.Fatalf("import: %+v %v", rep, err)
 				}

@@ -1,4 +1,4 @@
-package engine
+package bankstatement
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"portal/engine"
 	"portal/engine/banking"
 )
 
@@ -73,7 +74,7 @@ type BankCredit struct {
 }
 
 // storedCredit is a credit of a statement as the import keeps it.
-func (s *Service) storedCredit(st banking.Statement, opt StatementOptions, l StatementLine) *BankCredit {
+func (s *Service) storedCredit(st banking.Statement, opt engine.StatementOptions, l StatementLine) *BankCredit {
 	c := l.Credit
 	bc := &BankCredit{Account: string(opt.Account), CreditID: c.ID, CreditKey: creditIdentity(c), StatementID: st.MessageID, AmountMinor: c.AmountMinor,
 		Currency: strings.ToUpper(c.Currency), DebtorName: c.DebtorName, DebtorIBAN: c.DebtorIBAN,
@@ -97,8 +98,8 @@ func (s *Service) storedCredit(st banking.Statement, opt StatementOptions, l Sta
 // per organisation, account and key (a second import of the same statement
 // finds it and skips it), with its audit entry when it is an
 // organisation's. stored is false when it was kept before.
-func (s *Service) keepUnmatchedCredit(ctx context.Context, bc *BankCredit, actor Actor) (stored bool, err error) {
-	err = InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+func (s *Service) keepUnmatchedCredit(ctx context.Context, bc *BankCredit, actor engine.Actor) (stored bool, err error) {
+	err = engine.InTx(ctx, s.DB(), func(ctx context.Context, tx bun.Tx) error {
 		res, err := tx.NewInsert().Model(bc).On("CONFLICT DO NOTHING").Exec(ctx)
 		if err != nil {
 			return fmt.Errorf("keep unmatched credit: %w", err)
@@ -110,9 +111,9 @@ func (s *Service) keepUnmatchedCredit(ctx context.Context, bc *BankCredit, actor
 		if bc.OrganisationID == nil {
 			return nil // the shared account's: no organisation's log to write to
 		}
-		return s.AppendAudit(ctx, tx, actor, AuditEntry{OrganisationID: *bc.OrganisationID, Action: "credit.unmatched",
+		return s.AppendAudit(ctx, tx, actor, engine.AuditEntry{OrganisationID: *bc.OrganisationID, Action: "credit.unmatched",
 			TargetType: "bank_credit", TargetID: bc.CreditID,
-			After: map[string]any{"amount": FormatMoney(bc.AmountMinor, bc.Currency), "from": bc.DebtorName, "reason": bc.Reason}})
+			After: map[string]any{"amount": engine.FormatMoney(bc.AmountMinor, bc.Currency), "from": bc.DebtorName, "reason": bc.Reason}})
 	})
 	return stored, err
 }
@@ -155,13 +156,13 @@ func keptCredits(ctx context.Context, db bun.IDB, orgID int64, account string, c
 	legacy := make(map[string]bool)
 	for _, k := range kept {
 		if strings.HasPrefix(k.CreditKey, "legacy:") {
-			legacy[k.CreditID+" "+FormatMoney(k.AmountMinor, k.Currency)] = true
+			legacy[k.CreditID+" "+engine.FormatMoney(k.AmountMinor, k.Currency)] = true
 			continue
 		}
 		out[k.CreditKey] = true
 	}
 	for _, c := range credits {
-		if legacy[c.ID+" "+FormatMoney(c.AmountMinor, strings.ToUpper(c.Currency))] {
+		if legacy[c.ID+" "+engine.FormatMoney(c.AmountMinor, strings.ToUpper(c.Currency))] {
 			out[creditIdentity(c)] = true
 		}
 	}
@@ -192,11 +193,11 @@ type CreditQuery struct {
 
 // BankCredits lists stored credits, unmatched ones first, then newest first.
 func (s *Service) BankCredits(ctx context.Context, q CreditQuery) (out []BankCredit, err error) {
-	defer ClassifyUnavailable(&err)
+	defer engine.ClassifyUnavailable(&err)
 	if q.Limit <= 0 {
 		q.Limit = 200
 	}
-	sel := s.db.NewSelect().Model(&out)
+	sel := s.DB().NewSelect().Model(&out)
 	if !q.Everyone {
 		sel = creditsOf(sel, q.OrganisationID)
 	}
@@ -219,7 +220,7 @@ func (s *Service) BankCredits(ctx context.Context, q CreditQuery) (out []BankCre
 		Reference string `bun:"reference"`
 		Instance  int64  `bun:"process_instance_id"`
 	}
-	if err := s.db.NewSelect().TableExpr("payments AS p").Join("JOIN orders AS o ON o.id = p.order_id").
+	if err := s.DB().NewSelect().TableExpr("payments AS p").Join("JOIN orders AS o ON o.id = p.order_id").
 		ColumnExpr("p.reference, o.process_instance_id").Where("p.reference IN (?)", bun.List(refs)).Scan(ctx, &regs); err != nil {
 		return nil, fmt.Errorf("registrations of assigned credits: %w", err)
 	}
@@ -238,8 +239,8 @@ func (s *Service) BankCredits(ctx context.Context, q CreditQuery) (out []BankCre
 // CountUnmatchedCredits counts an organisation's credits still waiting for
 // a treasurer, for the season overview.
 func (s *Service) CountUnmatchedCredits(ctx context.Context, orgID int64) (_ int, err error) {
-	defer ClassifyUnavailable(&err)
-	n, err := creditsOf(s.db.NewSelect().Model((*BankCredit)(nil)), orgID).Where("state = ?", CreditUnmatched).Count(ctx)
+	defer engine.ClassifyUnavailable(&err)
+	n, err := creditsOf(s.DB().NewSelect().Model((*BankCredit)(nil)), orgID).Where("state = ?", CreditUnmatched).Count(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("count unmatched credits: %w", err)
 	}
@@ -262,7 +263,7 @@ type CreditResolution struct {
 type CreditResolved struct {
 	Credit BankCredit
 	// Capture is the capture of an assigned credit (nil otherwise).
-	Capture *CaptureResult
+	Capture *engine.CaptureResult
 	// Replayed: the credit was resolved this way before; nothing changed.
 	Replayed bool
 }
@@ -276,36 +277,36 @@ type CreditResolved struct {
 // audited with the change. Asked again to resolve it the same way (a
 // form posted twice), it changes nothing and says so; another way is a
 // conflict.
-func (s *Service) ResolveCredit(ctx context.Context, actor Actor, orgID, id int64, r CreditResolution) (_ *CreditResolved, err error) {
-	defer ClassifyUnavailable(&err)
+func (s *Service) ResolveCredit(ctx context.Context, actor engine.Actor, orgID, id int64, r CreditResolution) (_ *CreditResolved, err error) {
+	defer engine.ClassifyUnavailable(&err)
 	r.Note = strings.TrimSpace(r.Note)
 	if len(r.Note) > 500 {
-		return nil, Errorf(CodeInvalid, "the note may be at most 500 characters")
+		return nil, engine.Errorf(engine.CodeInvalid, "the note may be at most 500 characters")
 	}
 	bc := new(BankCredit)
-	if err := creditsOf(s.db.NewSelect().Model(bc).Where("id = ?", id), orgID).Scan(ctx); err != nil {
-		return nil, NotFoundOr(err, "bank credit")
+	if err := creditsOf(s.DB().NewSelect().Model(bc).Where("id = ?", id), orgID).Scan(ctx); err != nil {
+		return nil, engine.NotFoundOr(err, "bank credit")
 	}
 	switch r.State {
 	case CreditAssigned:
 		if strings.TrimSpace(r.Payment) == "" {
-			return nil, Errorf(CodeInvalid, "name the registration or payment reference the credit pays")
+			return nil, engine.Errorf(engine.CodeInvalid, "name the registration or payment reference the credit pays")
 		}
 	case CreditReturned, CreditIgnored:
 		if r.Note == "" {
-			return nil, Errorf(CodeInvalid, "say in a note why the credit is %s", r.State)
+			return nil, engine.Errorf(engine.CodeInvalid, "say in a note why the credit is %s", r.State)
 		}
 	default:
-		return nil, Errorf(CodeInvalid, "a credit is assigned, returned or ignored, not %q", r.State)
+		return nil, engine.Errorf(engine.CodeInvalid, "a credit is assigned, returned or ignored, not %q", r.State)
 	}
 	if bc.State != CreditUnmatched {
 		if bc.State == r.State {
 			return &CreditResolved{Credit: *bc, Replayed: true}, nil
 		}
-		return nil, Errorf(CodeConflict, "This credit was %s by %s already.", bc.State, bc.ResolvedBy)
+		return nil, engine.Errorf(engine.CodeConflict, "This credit was %s by %s already.", bc.State, bc.ResolvedBy)
 	}
 	if r.State != CreditAssigned {
-		err := InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		err := engine.InTx(ctx, s.DB(), func(ctx context.Context, tx bun.Tx) error {
 			return s.markCredit(ctx, tx, actor, bc, r.State, nil, r.Note)
 		})
 		if err != nil {
@@ -328,16 +329,16 @@ func (s *Service) ResolveCredit(ctx context.Context, actor Actor, orgID, id int6
 	if r.Note != "" {
 		note += "; " + r.Note
 	}
-	var captured *Payment
-	ctx = withTxStep(ctx, func(ctx context.Context, tx bun.Tx) error {
+	var captured *engine.Payment
+	ctx = engine.WithTxStep(ctx, func(ctx context.Context, tx bun.Tx) error {
 		var err error
 		if captured, err = paymentByReferenceOrRF(ctx, tx, ref); err != nil {
 			return err
 		}
 		return s.markCredit(ctx, tx, actor, bc, CreditAssigned, captured, r.Note)
 	})
-	res, err := s.CapturePayment(ctx, Capture{Reference: ref, AmountMinor: bc.AmountMinor, Currency: bc.Currency, BookedOn: booked,
-		Note: note, eventID: creditEventID(orgID, bc.Account, bc.CreditKey), OrganisationID: orgID})
+	res, err := s.CapturePayment(ctx, engine.Capture{Reference: ref, AmountMinor: bc.AmountMinor, Currency: bc.Currency, BookedOn: booked,
+		Note: note, EventID: creditEventID(orgID, bc.Account, bc.CreditKey), OrganisationID: orgID})
 	if err != nil {
 		return nil, err
 	}
@@ -354,42 +355,42 @@ func (s *Service) creditPaymentReference(ctx context.Context, orgID int64, named
 		return named, nil
 	}
 	if orgID == 0 {
-		return "", Errorf(CodeInvalid, "name the payment reference (RF…) of the registration the credit pays")
+		return "", engine.Errorf(engine.CodeInvalid, "name the payment reference (RF…) of the registration the credit pays")
 	}
-	var inst ProcessInstance
-	if err := s.db.NewSelect().Model(&inst).Column("id").Where("id = ? AND organisation_id = ?", id, orgID).Scan(ctx); err != nil {
-		return "", NotFoundOr(err, "registration")
+	var inst engine.ProcessInstance
+	if err := s.DB().NewSelect().Model(&inst).Column("id").Where("id = ? AND organisation_id = ?", id, orgID).Scan(ctx); err != nil {
+		return "", engine.NotFoundOr(err, "registration")
 	}
-	var orders []Order // its latest order, as the registration's page shows it
-	if err := s.db.NewSelect().Model(&orders).Column("pay_reference").Where("process_instance_id = ?", inst.ID).
+	var orders []engine.Order // its latest order, as the registration's page shows it
+	if err := s.DB().NewSelect().Model(&orders).Column("pay_reference").Where("process_instance_id = ?", inst.ID).
 		OrderExpr("id DESC").Limit(1).Scan(ctx); err != nil {
 		return "", fmt.Errorf("load order: %w", err)
 	}
 	if len(orders) == 0 {
-		return "", Errorf(CodeConflict, "Registration %d has no order to pay.", id)
+		return "", engine.Errorf(engine.CodeConflict, "Registration %d has no order to pay.", id)
 	}
 	return orders[0].PayReference, nil
 }
 
 // paymentByReferenceOrRF is the bank-transfer attempt a capture settled
 // (in its transaction): by RF reference, order or attempt reference.
-func paymentByReferenceOrRF(ctx context.Context, tx bun.IDB, ref string) (*Payment, error) {
-	p := new(Payment)
-	q := tx.NewSelect().Model(p).Where("provider = ?", BankTransferProvider)
+func paymentByReferenceOrRF(ctx context.Context, tx bun.IDB, ref string) (*engine.Payment, error) {
+	p := new(engine.Payment)
+	q := tx.NewSelect().Model(p).Where("provider = ?", engine.BankTransferProvider)
 	switch upper := strings.ToUpper(strings.TrimSpace(ref)); {
 	case strings.HasPrefix(upper, "RF"):
 		rf, err := banking.ParseReference(ref)
 		if err != nil {
-			return nil, Errorf(CodeInvalid, "%s", err.Error())
+			return nil, engine.Errorf(engine.CodeInvalid, "%s", err.Error())
 		}
 		q = q.Where("provider_id = ?", string(rf))
 	case strings.HasPrefix(upper, "PO-"):
-		q = q.Where("order_id IN (?)", tx.NewSelect().Model((*Order)(nil)).Column("id").Where("pay_reference = ?", strings.TrimSpace(ref)))
+		q = q.Where("order_id IN (?)", tx.NewSelect().Model((*engine.Order)(nil)).Column("id").Where("pay_reference = ?", strings.TrimSpace(ref)))
 	default:
 		q = q.Where("reference = ?", strings.TrimSpace(ref))
 	}
 	if err := q.Order("id DESC").Limit(1).Scan(ctx); err != nil {
-		return nil, NotFoundOr(err, "payment")
+		return nil, engine.NotFoundOr(err, "payment")
 	}
 	return p, nil
 }
@@ -400,7 +401,7 @@ var creditActions = map[CreditState]string{CreditAssigned: "credit.assign", Cred
 // markCredit resolves a credit in tx, only if it is still unmatched (two
 // treasurers resolving it at once: the second is told), with its audit
 // entry when it is an organisation's.
-func (s *Service) markCredit(ctx context.Context, tx bun.IDB, actor Actor, bc *BankCredit, state CreditState, p *Payment, note string) error {
+func (s *Service) markCredit(ctx context.Context, tx bun.IDB, actor engine.Actor, bc *BankCredit, state CreditState, p *engine.Payment, note string) error {
 	now := s.Clock()
 	upd := tx.NewUpdate().Model((*BankCredit)(nil)).Set("state = ?", state).Set("note = ?", note).
 		Set("resolved_by = ?", actor.Name).Set("resolved_staff_id = ?", actor.StaffID).Set("resolved_at = ?", now).
@@ -415,19 +416,19 @@ func (s *Service) markCredit(ctx context.Context, tx bun.IDB, actor Actor, bc *B
 		return fmt.Errorf("resolve bank credit: %w", err)
 	}
 	if n, err := res.RowsAffected(); err != nil || n != 1 {
-		return Errorf(CodeConflict, "This credit was resolved by someone else meanwhile.")
+		return engine.Errorf(engine.CodeConflict, "This credit was resolved by someone else meanwhile.")
 	}
 	bc.State, bc.Note, bc.ResolvedBy, bc.ResolvedStaffID, bc.ResolvedAt, bc.PaymentReference = state, note, actor.Name, actor.StaffID, &now, payRef
 	if bc.OrganisationID == nil {
 		return nil
 	}
 	after := map[string]any{"state": state, "note": note}
-	e := AuditEntry{OrganisationID: *bc.OrganisationID, Action: creditActions[state],
+	e := engine.AuditEntry{OrganisationID: *bc.OrganisationID, Action: creditActions[state],
 		TargetType: "bank_credit", TargetID: bc.CreditID,
-		Before: map[string]any{"state": CreditUnmatched, "amount": FormatMoney(bc.AmountMinor, bc.Currency), "from": bc.DebtorName}, After: after}
+		Before: map[string]any{"state": CreditUnmatched, "amount": engine.FormatMoney(bc.AmountMinor, bc.Currency), "from": bc.DebtorName}, After: after}
 	if p != nil {
 		after["payment"] = p.Reference
-		var order Order
+		var order engine.Order
 		if err := tx.NewSelect().Model(&order).Where("id = ?", p.OrderID).Scan(ctx); err != nil {
 			return fmt.Errorf("load the order of the assigned credit: %w", err)
 		}

@@ -1,4 +1,4 @@
-package engine
+package bankstatement
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"portal/engine"
 	"portal/engine/banking"
 )
 
@@ -51,7 +52,7 @@ type StatementImport struct {
 	Lines                                      []StatementLine
 	// Returns are the returned direct debits to Account
 	// (debit_returns.go): taken back, unknown, or a problem for staff.
-	Returns []ReturnLine
+	Returns []engine.ReturnLine
 }
 
 // ImportStatement matches a bank statement's credits to the account
@@ -68,10 +69,10 @@ type StatementImport struct {
 // in the statement take their debits back (ImportReturns), once each; a
 // return naming no debit of the club is reported in Returns and changes
 // nothing, while the rest of the statement still imports.
-func (s *Service) ImportStatement(ctx context.Context, st banking.Statement, opt StatementOptions) (_ *StatementImport, err error) {
-	defer ClassifyUnavailable(&err)
+func (s *Service) ImportStatement(ctx context.Context, st banking.Statement, opt engine.StatementOptions) (_ *StatementImport, err error) {
+	defer engine.ClassifyUnavailable(&err)
 	if opt.Account == "" {
-		return nil, Errorf(CodeInvalid, "the account to import for is required (PORTAL_BANK_IBAN)")
+		return nil, engine.Errorf(engine.CodeInvalid, "the account to import for is required (PORTAL_BANK_IBAN)")
 	}
 	rep := &StatementImport{Message: st.Message, MessageID: st.MessageID, NotCredits: st.Skipped}
 	// Returned debits first: a return and a credit in one statement are
@@ -91,8 +92,8 @@ func (s *Service) ImportStatement(ctx context.Context, st banking.Statement, opt
 		ids[i] = creditEventID(opt.Organisation, string(opt.Account), creditIdentity(c))
 	}
 	var seen []string
-	if err := s.db.NewSelect().Model((*PaymentEvent)(nil)).Column("event_id").
-		Where("provider = ? AND event_id IN (?)", BankTransferProvider, bun.List(ids)).Scan(ctx, &seen); err != nil {
+	if err := s.DB().NewSelect().Model((*engine.PaymentEvent)(nil)).Column("event_id").
+		Where("provider = ? AND event_id IN (?)", engine.BankTransferProvider, bun.List(ids)).Scan(ctx, &seen); err != nil {
 		return nil, fmt.Errorf("load imported credits: %w", err)
 	}
 	done := make(map[string]bool, len(seen))
@@ -103,7 +104,7 @@ func (s *Service) ImportStatement(ctx context.Context, st banking.Statement, opt
 	if err != nil {
 		return nil, err
 	}
-	kept, err := keptCredits(ctx, s.db, opt.Organisation, string(opt.Account), mine)
+	kept, err := keptCredits(ctx, s.DB(), opt.Organisation, string(opt.Account), mine)
 	if err != nil {
 		return nil, err
 	}
@@ -115,18 +116,18 @@ func (s *Service) ImportStatement(ctx context.Context, st banking.Statement, opt
 		}
 		fresh = append(fresh, c)
 	}
-	var open []Payment
-	q := s.db.NewSelect().Model(&open).Where("provider = ? AND status = ? AND provider_id IS NOT NULL", BankTransferProvider, PaymentPending)
-	ownAccounts := ownTransferAccounts(s.db)
+	var open []engine.Payment
+	q := s.DB().NewSelect().Model(&open).Where("provider = ? AND status = ? AND provider_id IS NOT NULL", engine.BankTransferProvider, engine.PaymentPending)
+	ownAccounts := engine.OwnTransferAccounts(s.DB())
 	if opt.Organisation != 0 {
-		q = q.Where("order_id IN (?)", s.db.NewSelect().Model((*Order)(nil)).Column("id").Where("organisation_id = ?", opt.Organisation))
+		q = q.Where("order_id IN (?)", s.DB().NewSelect().Model((*engine.Order)(nil)).Column("id").Where("organisation_id = ?", opt.Organisation))
 	} else {
-		q = q.Where("order_id NOT IN (?)", s.db.NewSelect().Model((*Order)(nil)).Column("id").Where("organisation_id IN (?)", ownAccounts))
+		q = q.Where("order_id NOT IN (?)", s.DB().NewSelect().Model((*engine.Order)(nil)).Column("id").Where("organisation_id IN (?)", ownAccounts))
 	}
 	if err := q.Order("id ASC").Scan(ctx); err != nil {
 		return nil, fmt.Errorf("load open bank transfers: %w", err)
 	}
-	partial, err := partialCapturesByReference(ctx, s.db)
+	partial, err := engine.PartialCapturesByReference(ctx, s.DB())
 	if err != nil {
 		return nil, err
 	}
@@ -156,7 +157,7 @@ func (s *Service) ImportStatement(ctx context.Context, st banking.Statement, opt
 			// Kept for a treasurer, unless it is the same credit listed
 			// twice (overlapping statements): that money is counted once.
 			if !opt.DryRun && (pr.Outcome == banking.OutcomeUnknown || pr.Expected != nil) {
-				actor := CommandLine
+				actor := engine.CommandLine
 				if opt.Actor != nil {
 					actor = *opt.Actor
 				}
@@ -185,9 +186,9 @@ func (s *Service) ImportStatement(ctx context.Context, st banking.Statement, opt
 		if booked.IsZero() {
 			booked = pr.Credit.ValueDate
 		}
-		res, err := s.CapturePayment(ctx, Capture{Reference: string(pr.Expected.Reference), AmountMinor: pr.Credit.AmountMinor,
+		res, err := s.CapturePayment(ctx, engine.Capture{Reference: string(pr.Expected.Reference), AmountMinor: pr.Credit.AmountMinor,
 			Currency: pr.Credit.Currency, BookedOn: booked, Note: note,
-			eventID: creditEventID(opt.Organisation, string(opt.Account), creditIdentity(pr.Credit)),
+			EventID: creditEventID(opt.Organisation, string(opt.Account), creditIdentity(pr.Credit)),
 			Actor:   opt.Actor, OrganisationID: opt.Organisation})
 		if err != nil {
 			line.Err = err
@@ -196,7 +197,7 @@ func (s *Service) ImportStatement(ctx context.Context, st banking.Statement, opt
 			// A credit on a payment that already has a problem is recorded too
 			// (its event is stored), though it changes nothing more.
 			line.Captured = !res.Replayed || res.Mismatch
-			line.Completed = !res.Replayed && !res.Mismatch && !res.Stale && res.Outcome == OutcomeSuccess
+			line.Completed = !res.Replayed && !res.Mismatch && !res.Stale && res.Outcome == engine.OutcomeSuccess
 			line.SecondCredit = res.SecondCredit
 		}
 		rep.Lines = append(rep.Lines, line)
@@ -216,12 +217,12 @@ func (s *Service) paidTransferNamed(ctx context.Context, orgID int64, pr banking
 	case pr.Outcome != banking.OutcomeUnknown || pr.Reference == "":
 		return ""
 	}
-	q := s.db.NewSelect().Model((*Payment)(nil)).
-		Where("provider = ? AND provider_id = ? AND status = ?", BankTransferProvider, string(pr.Reference), PaymentSucceeded)
+	q := s.DB().NewSelect().Model((*engine.Payment)(nil)).
+		Where("provider = ? AND provider_id = ? AND status = ?", engine.BankTransferProvider, string(pr.Reference), engine.PaymentSucceeded)
 	if orgID != 0 {
-		q = q.Where("order_id IN (?)", s.db.NewSelect().Model((*Order)(nil)).Column("id").Where("organisation_id = ?", orgID))
+		q = q.Where("order_id IN (?)", s.DB().NewSelect().Model((*engine.Order)(nil)).Column("id").Where("organisation_id = ?", orgID))
 	} else {
-		q = q.Where("order_id NOT IN (?)", s.db.NewSelect().Model((*Order)(nil)).Column("id").Where("organisation_id IN (?)", ownTransferAccounts(s.db)))
+		q = q.Where("order_id NOT IN (?)", s.DB().NewSelect().Model((*engine.Order)(nil)).Column("id").Where("organisation_id IN (?)", engine.OwnTransferAccounts(s.DB())))
 	}
 	if n, err := q.Count(ctx); err != nil || n == 0 {
 		return ""
@@ -247,13 +248,13 @@ func (s *Service) legacyImportedCredits(ctx context.Context, orgID int64, credit
 		Amount   int64  `bun:"amount_minor"`
 		Currency string `bun:"currency"`
 	}
-	q := s.db.NewSelect().TableExpr("payment_events AS e").Join("JOIN payments AS p ON p.reference = e.reference").
+	q := s.DB().NewSelect().TableExpr("payment_events AS e").Join("JOIN payments AS p ON p.reference = e.reference").
 		Join("JOIN orders AS o ON o.id = p.order_id").ColumnExpr("e.event_id, COALESCE(e.amount_minor, 0) AS amount_minor, COALESCE(e.currency, '') AS currency").
-		Where("e.provider = ? AND e.event_id IN (?)", BankTransferProvider, bun.List(ids))
+		Where("e.provider = ? AND e.event_id IN (?)", engine.BankTransferProvider, bun.List(ids))
 	if orgID != 0 {
 		q = q.Where("o.organisation_id = ?", orgID)
 	} else {
-		q = q.Where("o.organisation_id NOT IN (?)", ownTransferAccounts(s.db))
+		q = q.Where("o.organisation_id NOT IN (?)", engine.OwnTransferAccounts(s.DB()))
 	}
 	if err := q.Scan(ctx, &rows); err != nil {
 		return nil, fmt.Errorf("load credits imported before keys: %w", err)
