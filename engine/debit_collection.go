@@ -95,7 +95,7 @@ func DebitDueDate(now time.Time, prenotificationDays, collectionDay int) time.Ti
 	if prenotificationDays <= 0 {
 		prenotificationDays = DefaultPrenotificationDays
 	}
-	earliest := dateOf(now).AddDate(0, 0, prenotificationDays)
+	earliest := DateOf(now).AddDate(0, 0, prenotificationDays)
 	due := earliest
 	if collectionDay >= 1 && collectionDay <= 28 {
 		due = time.Date(earliest.Year(), earliest.Month(), collectionDay, 0, 0, 0, 0, time.UTC)
@@ -108,14 +108,14 @@ func DebitDueDate(now time.Time, prenotificationDays, collectionDay int) time.Ti
 
 // dateOf is the calendar date of t (in t's location), at midnight UTC:
 // the form the debits' dates are stored and compared in.
-func dateOf(t time.Time) time.Time {
+func DateOf(t time.Time) time.Time {
 	y, m, d := t.Date()
 	return time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
 }
 
 // debitDueFor is DebitDueDate with an organisation's settings.
-func debitDueFor(ctx context.Context, db bun.IDB, orgID int64, now time.Time) (time.Time, error) {
-	ps, err := loadPaymentSettings(ctx, db, orgID)
+func DebitDueFor(ctx context.Context, db bun.IDB, orgID int64, now time.Time) (time.Time, error) {
+	ps, err := LoadPaymentSettings(ctx, db, orgID)
 	if err != nil {
 		return time.Time{}, err
 	}

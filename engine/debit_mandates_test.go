@@ -11,6 +11,7 @@ import (
 	"portal/engine"
 	"portal/engine/banking"
 	"portal/engine/dbtest"
+	"portal/engine/directdebit"
 )
 
 // TestGiveMandate: a direct-debit order's member gives the mandate; an
@@ -26,23 +27,23 @@ func TestGiveMandate(t *testing.T) {
 		order := commitDebit()
 		for _, tc := range []struct {
 			name   string
-			in     engine.MandateInput
+			in     directdebit.MandateInput
 			fields []string
 		}{
-			{"bad check digits", engine.MandateInput{Holder: "Alex Example", IBAN: "DE00 3704 0044 0532 0130 00", Consent: true}, []string{"iban"}},
-			{"not a SEPA country", engine.MandateInput{Holder: "Alex Example", IBAN: "BR15 0000 0000 0000 1093 2840 814P 2", Consent: true}, []string{"iban"}},
-			{"no consent", engine.MandateInput{Holder: "Alex Example", IBAN: "DE89 3704 0044 0532 0130 00"}, []string{"consent"}},
-			{"no holder, bad BIC", engine.MandateInput{IBAN: "DE89 3704 0044 0532 0130 00", BIC: "NOPE", Consent: true}, []string{"holder", "bic"}},
+			{"bad check digits", directdebit.MandateInput{Holder: "Alex Example", IBAN: "DE00 3704 0044 0532 0130 00", Consent: true}, []string{"iban"}},
+			{"not a SEPA country", directdebit.MandateInput{Holder: "Alex Example", IBAN: "BR15 0000 0000 0000 1093 2840 814P 2", Consent: true}, []string{"iban"}},
+			{"no consent", directdebit.MandateInput{Holder: "Alex Example", IBAN: "DE89 3704 0044 0532 0130 00"}, []string{"consent"}},
+			{"no holder, bad BIC", directdebit.MandateInput{IBAN: "DE89 3704 0044 0532 0130 00", BIC: "NOPE", Consent: true}, []string{"holder", "bic"}},
 		} {
-			_, err := f.svc.GiveMandate(f.ctx, order.PayReference, tc.in)
+			_, err := directdebit.Of(f.svc).GiveMandate(f.ctx, order.PayReference, tc.in)
 			if got := fieldsOf(t, err); !equalStrings(got, tc.fields) {
 				t.Errorf("%s: fields %v, want %v", tc.name, got, tc.fields)
 			}
 		}
-		if n, err := db.NewSelect().Model((*engine.DebitMandate)(nil)).Count(f.ctx); err != nil || n != 0 {
+		if n, err := db.NewSelect().Model((*directdebit.DebitMandate)(nil)).Count(f.ctx); err != nil || n != 0 {
 			t.Fatalf("mandates after refusals: %d %v", n, err)
 		}
-		m, err := f.svc.GiveMandate(f.ctx, order.PayReference, engine.MandateInput{Holder: "Alex Example", IBAN: "de89 3704 0044 0532 0130 00",
+		m, err := directdebit.Of(f.svc).GiveMandate(f.ctx, order.PayReference, directdebit.MandateInput{Holder: "Alex Example", IBAN: "de89 3704 0044 0532 0130 00",
 			BIC: "cobadeffxxx", Consent: true, Language: "de"})
 		if err != nil {
 			t.Fatal(err)
@@ -55,18 +56,18 @@ func TestGiveMandate(t *testing.T) {
 				t.Errorf("mandate text lacks %q: %s", want, m.Text)
 			}
 		}
-		if m.Language != "de" || m.TextVersion != engine.MandateTextVersion || m.SignedAt.IsZero() {
+		if m.Language != "de" || m.TextVersion != directdebit.MandateTextVersion || m.SignedAt.IsZero() {
 			t.Fatalf("mandate %+v", m)
 		}
-		page, err := f.svc.DebitPageFor(f.ctx, order.PayReference)
+		page, err := directdebit.Of(f.svc).DebitPageFor(f.ctx, order.PayReference)
 		if err != nil || page.Mandate == nil || page.Mandate.ID != m.ID || page.Terms.CreditorID != testCreditorID {
 			t.Fatalf("debit page %+v %v", page, err)
 		}
-		if _, err := f.svc.GiveMandate(f.ctx, order.PayReference, engine.MandateInput{Holder: "A", IBAN: demoIBAN, Consent: true}); engine.ErrorCode(err) != engine.CodeConflict {
+		if _, err := directdebit.Of(f.svc).GiveMandate(f.ctx, order.PayReference, directdebit.MandateInput{Holder: "A", IBAN: demoIBAN, Consent: true}); engine.ErrorCode(err) != engine.CodeConflict {
 			t.Fatalf("a second mandate for the order: %v", err)
 		}
-		en, _ := engine.MandateText("en", engine.MandateTerms{CreditorName: "C", CreditorID: testCreditorID, Reference: "R-1", PrenotificationDays: 14})
-		fr, _ := engine.MandateText("fr", engine.MandateTerms{CreditorName: "C", CreditorID: testCreditorID, Reference: "R-1", PrenotificationDays: 14})
+		en, _ := directdebit.MandateText("en", directdebit.MandateTerms{CreditorName: "C", CreditorID: testCreditorID, Reference: "R-1", PrenotificationDays: 14})
+		fr, _ := directdebit.MandateText("fr", directdebit.MandateTerms{CreditorName: "C", CreditorID: testCreditorID, Reference: "R-1", PrenotificationDays: 14})
 		if !strings.Contains(en, "eight weeks") || !strings.Contains(en, "authorise (A)") || strings.Contains(en, "calendar days") ||
 			!strings.Contains(fr, "huit semaines") || !strings.Contains(fr, "R-1") {
 			t.Fatalf("texts:\n%s\n%s", en, fr)

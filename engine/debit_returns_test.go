@@ -15,6 +15,7 @@ import (
 	"portal/engine/banking"
 	"portal/engine/bankstatement"
 	"portal/engine/dbtest"
+	"portal/engine/directdebit"
 	"portal/engine/staff"
 )
 
@@ -48,7 +49,7 @@ func newDebitFixture(t *testing.T, db *bun.DB, members int, fee int64) *debitFix
 type debitMember struct {
 	instance int64
 	order    engine.Order
-	mandate  *engine.DebitMandate
+	mandate  *directdebit.DebitMandate
 	payment  engine.Payment
 	debit    engine.Debit
 }
@@ -68,7 +69,7 @@ func (f *debitFixture) commitDebit(key, language string) *debitMember {
 		f.t.Fatal(err)
 	}
 	order := f.orders(r.id)[0]
-	m, err := f.svc.GiveMandate(f.ctx, order.PayReference, engine.MandateInput{Holder: "Account Holder", IBAN: "DE89 3704 0044 0532 0130 00",
+	m, err := directdebit.Of(f.svc).GiveMandate(f.ctx, order.PayReference, directdebit.MandateInput{Holder: "Account Holder", IBAN: "DE89 3704 0044 0532 0130 00",
 		Consent: true, Language: language})
 	if err != nil {
 		f.t.Fatal(err)
@@ -195,7 +196,7 @@ func TestImportStatementTakesBackReturnedDebits(t *testing.T) {
 		before := f.state()
 		dry := f.importStatement(st, engine.StatementOptions{DryRun: true})
 		assertUnchanged(t, before, f.state())
-		if len(dry.Returns) != 2 || dry.Returns[0].Outcome != engine.ReturnApplied {
+		if len(dry.Returns) != 2 || dry.Returns[0].Outcome != directdebit.ReturnApplied {
 			t.Fatalf("dry run: %+v", dry.Returns)
 		}
 
@@ -209,7 +210,7 @@ func TestImportStatementTakesBackReturnedDebits(t *testing.T) {
 			ended bool
 		}{{de, false}, {fr, true}} {
 			l := rep.Returns[i]
-			if l.Err != nil || l.Outcome != engine.ReturnApplied || !l.Reversed || l.OrderID != want.m.order.ID || l.MandateEnded != want.ended || l.FeeMinor != 350 {
+			if l.Err != nil || l.Outcome != directdebit.ReturnApplied || !l.Reversed || l.OrderID != want.m.order.ID || l.MandateEnded != want.ended || l.FeeMinor != 350 {
 				t.Errorf("return %d: %+v", i, l)
 			}
 		}
@@ -223,7 +224,7 @@ func TestImportStatementTakesBackReturnedDebits(t *testing.T) {
 				t.Errorf("order %d: %s paid=%v due=%v total %d (was %d)", o.ID, o.Status, o.PaidAt, o.DebitDueOn, o.TotalMinor, m.order.TotalMinor)
 			}
 			fee := o.Lines[len(o.Lines)-1]
-			if fee.Kind != engine.DebitReturnFeeKind || fee.AmountMinor != 350 || fee.LineNo != len(o.Lines) {
+			if fee.Kind != directdebit.DebitReturnFeeKind || fee.AmountMinor != 350 || fee.LineNo != len(o.Lines) {
 				t.Errorf("order %d: fee line %+v", o.ID, fee)
 			}
 			p := f.payments(m.instance)[0]
@@ -258,8 +259,8 @@ func TestImportStatementTakesBackReturnedDebits(t *testing.T) {
 		}
 
 		// AC04 ends the mandate, MD06 does not.
-		mandate := func(id int64) engine.DebitMandate {
-			var m engine.DebitMandate
+		mandate := func(id int64) directdebit.DebitMandate {
+			var m directdebit.DebitMandate
 			if err := db.NewSelect().Model(&m).Where("id = ?", id).Scan(f.ctx); err != nil {
 				t.Fatal(err)
 			}
@@ -275,18 +276,18 @@ func TestImportStatementTakesBackReturnedDebits(t *testing.T) {
 		// The member is told, in their language, with the pay link.
 		for _, m := range []*debitMember{de, fr} {
 			var msgs []engine.OutboxMessage
-			if err := db.NewSelect().Model(&msgs).Where("kind = ?", engine.KindDebitReturned).
+			if err := db.NewSelect().Model(&msgs).Where("kind = ?", directdebit.KindDebitReturned).
 				Where("dedup_key LIKE ?", fmt.Sprintf("%%:order:%d:%%", m.order.ID)).Scan(f.ctx); err != nil {
 				t.Fatal(err)
 			}
 			if len(msgs) != 1 {
 				t.Fatalf("order %d: %d return messages", m.order.ID, len(msgs))
 			}
-			var p engine.DebitReturnPayload
+			var p directdebit.DebitReturnPayload
 			if err := json.Unmarshal([]byte(msgs[0].Payload), &p); err != nil || p.DebitID != m.debit.ID || p.FeeMinor != 350 || p.Link == "" {
 				t.Fatalf("payload %s: %v", msgs[0].Payload, err)
 			}
-			msg, err := engine.LoadDebitReturnMessage(f.ctx, db, p)
+			msg, err := directdebit.LoadDebitReturnMessage(f.ctx, db, p)
 			if err != nil || !msg.Due || msg.Order.TotalMinor != m.order.TotalMinor+350 || len(msg.Persons) == 0 {
 				t.Fatalf("message of order %d: %+v %v", m.order.ID, msg, err)
 			}
@@ -295,7 +296,7 @@ func TestImportStatementTakesBackReturnedDebits(t *testing.T) {
 				t.Errorf("message of order %d in %q, want %q", m.order.ID, msg.Language, want)
 			}
 		}
-		if n := f.count((*engine.OutboxMessage)(nil), "kind = ?", engine.KindDebitReturned); n != 2 {
+		if n := f.count((*engine.OutboxMessage)(nil), "kind = ?", directdebit.KindDebitReturned); n != 2 {
 			t.Errorf("%d return messages, want 2", n)
 		}
 		var failed []string
@@ -377,13 +378,13 @@ func TestImportStatementUnknownReturnChangesNothing(t *testing.T) {
 		if len(rep.Returns) != 3 {
 			t.Fatalf("%d return lines", len(rep.Returns))
 		}
-		if l := rep.Returns[0]; l.Outcome != engine.ReturnUnknown || l.Reason != "unknown direct debit return NO-SUCH-DEBIT" || l.Err != nil {
+		if l := rep.Returns[0]; l.Outcome != directdebit.ReturnUnknown || l.Reason != "unknown direct debit return NO-SUCH-DEBIT" || l.Err != nil {
 			t.Errorf("unknown: %+v", l)
 		}
-		if l := rep.Returns[1]; l.Outcome != engine.ReturnUnknown || l.Reason != "unknown direct debit return "+b.debit.EndToEndID {
+		if l := rep.Returns[1]; l.Outcome != directdebit.ReturnUnknown || l.Reason != "unknown direct debit return "+b.debit.EndToEndID {
 			t.Errorf("another club's: %+v", l)
 		}
-		if l := rep.Returns[2]; l.Outcome != engine.ReturnMismatch || l.Reversed || !strings.Contains(l.Reason, "not reversed") {
+		if l := rep.Returns[2]; l.Outcome != directdebit.ReturnMismatch || l.Reversed || !strings.Contains(l.Reason, "not reversed") {
 			t.Errorf("amount mismatch: %+v", l)
 		}
 		// Orders, memberships, instances, outbox unchanged; the mismatch
@@ -398,7 +399,7 @@ func TestImportStatementUnknownReturnChangesNothing(t *testing.T) {
 		if p.Status != engine.PaymentSucceeded || !strings.Contains(p.Problem, "not reversed") {
 			t.Errorf("attempt with a mismatched return: %s %q", p.Status, p.Problem)
 		}
-		if n := f.count((*engine.DebitMandate)(nil), "revoked_at IS NOT NULL"); n != 0 {
+		if n := f.count((*directdebit.DebitMandate)(nil), "revoked_at IS NOT NULL"); n != 0 {
 			t.Errorf("%d mandates ended", n)
 		}
 		attention, err := staff.Of(f.svc).PaymentsNeedingAttention(f.ctx, staff.AttentionQuery{OrganisationID: 1})
@@ -431,7 +432,7 @@ func TestReturnOfADebitNotMarkedSent(t *testing.T) {
 		}
 		rep := f.importStatement(returnsStatement(t, "STMT-RET-3", demoIBAN, testReturn{m.debit.EndToEndID, m.debit.AmountMinor, "AM04"}),
 			engine.StatementOptions{})
-		if len(rep.Returns) != 1 || rep.Returns[0].Outcome != engine.ReturnApplied || rep.Returns[0].Reversed || rep.Returns[0].FeeMinor != 250 {
+		if len(rep.Returns) != 1 || rep.Returns[0].Outcome != directdebit.ReturnApplied || rep.Returns[0].Reversed || rep.Returns[0].FeeMinor != 250 {
 			t.Fatalf("return: %+v", rep.Returns)
 		}
 		o := f.orders(m.instance)[0]
@@ -444,7 +445,7 @@ func TestReturnOfADebitNotMarkedSent(t *testing.T) {
 		if p := f.payments(m.instance)[0]; p.Status != engine.PaymentFailed {
 			t.Errorf("attempt: %s", p.Status)
 		}
-		if n := f.count((*engine.OutboxMessage)(nil), "kind = ?", engine.KindDebitReturned); n != 1 {
+		if n := f.count((*engine.OutboxMessage)(nil), "kind = ?", directdebit.KindDebitReturned); n != 1 {
 			t.Errorf("%d return messages", n)
 		}
 		if n := f.count((*engine.ProcessInstance)(nil), "id = ? AND status = ?", m.instance, engine.StateDone); n != 1 {
@@ -479,11 +480,11 @@ func TestReturnedDebitIsNotCollectedAgain(t *testing.T) {
 		closed := f.commitDebit("demo-2", "en")
 		treasurer := engine.Actor{Name: "treasurer@example.org"}
 		now.Store(day.AddDate(0, 0, 20))
-		run, err := svc.CollectDebits(f.ctx, engine.CollectRequest{OrganisationID: 1, Actor: treasurer})
+		run, err := directdebit.Of(svc).CollectDebits(f.ctx, directdebit.CollectRequest{OrganisationID: 1, Actor: treasurer})
 		if err != nil || run.DebitCount != 2 {
 			t.Fatalf("first run: %+v %v", run, err)
 		}
-		if _, err := svc.MarkDebitRunSent(f.ctx, treasurer, 1, run.ID); err != nil {
+		if _, err := directdebit.Of(svc).MarkDebitRunSent(f.ctx, treasurer, 1, run.ID); err != nil {
 			t.Fatal(err)
 		}
 		e2e := func(m *debitMember) engine.Debit {
@@ -502,7 +503,7 @@ func TestReturnedDebitIsNotCollectedAgain(t *testing.T) {
 		if len(rep.Returns) != 2 || !rep.Returns[0].Reversed || !rep.Returns[1].Reversed || !rep.Returns[1].MandateEnded {
 			t.Fatalf("returns: %+v", rep.Returns)
 		}
-		if _, err := svc.CollectDebits(f.ctx, engine.CollectRequest{OrganisationID: 1, Actor: treasurer}); engine.ErrorCode(err) != engine.CodeConflict {
+		if _, err := directdebit.Of(svc).CollectDebits(f.ctx, directdebit.CollectRequest{OrganisationID: 1, Actor: treasurer}); engine.ErrorCode(err) != engine.CodeConflict {
 			t.Fatalf("a run right after the returns: %v, want nothing due", err)
 		}
 		// The members confirm again on the pay link (the pay page's part):
@@ -514,7 +515,7 @@ func TestReturnedDebitIsNotCollectedAgain(t *testing.T) {
 			}
 		}
 		now.Store(day.AddDate(0, 0, 40))
-		again, err := svc.CollectDebits(f.ctx, engine.CollectRequest{OrganisationID: 1, Actor: treasurer})
+		again, err := directdebit.Of(svc).CollectDebits(f.ctx, directdebit.CollectRequest{OrganisationID: 1, Actor: treasurer})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -530,7 +531,7 @@ func TestReturnedDebitIsNotCollectedAgain(t *testing.T) {
 			ps[n-1].Status != engine.PaymentPending || ps[n-1].AmountMinor != want {
 			t.Fatalf("attempts after the second run: %+v", ps)
 		}
-		if _, err := svc.MarkDebitRunSent(f.ctx, treasurer, 1, again.ID); err != nil {
+		if _, err := directdebit.Of(svc).MarkDebitRunSent(f.ctx, treasurer, 1, again.ID); err != nil {
 			t.Fatal(err)
 		}
 		if o := f.orders(refund.instance)[0]; o.Status != engine.OrderPaid {
@@ -606,11 +607,11 @@ func TestReturnOfACancelledDebit(t *testing.T) {
 		before := f.state()
 		rep := f.importStatement(returnsStatement(t, "STMT-RET-5", demoIBAN, testReturn{m.debit.EndToEndID, m.debit.AmountMinor, "AC04"}),
 			engine.StatementOptions{})
-		if len(rep.Returns) != 1 || rep.Returns[0].Outcome != engine.ReturnMismatch || !strings.Contains(rep.Returns[0].Reason, "run was cancelled") {
+		if len(rep.Returns) != 1 || rep.Returns[0].Outcome != directdebit.ReturnMismatch || !strings.Contains(rep.Returns[0].Reason, "run was cancelled") {
 			t.Fatalf("return: %+v", rep.Returns)
 		}
 		assertUnchanged(t, before, f.state())
-		if n := f.count((*engine.DebitMandate)(nil), "revoked_at IS NOT NULL"); n != 0 {
+		if n := f.count((*directdebit.DebitMandate)(nil), "revoked_at IS NOT NULL"); n != 0 {
 			t.Errorf("a cancelled debit's return ended the mandate")
 		}
 		if n := f.count((*engine.PaymentEvent)(nil), "event_type = ?", "direct_debit.return"); n != 1 {

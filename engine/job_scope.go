@@ -21,7 +21,7 @@ import (
 // scopeOrg narrows q to the organisation ctx is scoped to; orgColumn is
 // q's organisation column (or an expression giving it). Unscoped (the
 // schedule, the command line), q covers every organisation.
-func scopeOrg(ctx context.Context, q *bun.SelectQuery, orgColumn string) *bun.SelectQuery {
+func ScopeOrg(ctx context.Context, q *bun.SelectQuery, orgColumn string) *bun.SelectQuery {
 	if org, ok := OrganisationOf(ctx); ok && org != 0 {
 		return q.Where("? = ?", bun.Safe(orgColumn), org)
 	}

@@ -59,7 +59,7 @@ func SuspendIdle(ctx context.Context, db *bun.DB, now time.Time) (int, error) {
 	n := 0
 	err = InTx(ctx, db, func(ctx context.Context, tx bun.Tx) error {
 		var idle []ProcessInstance
-		q := scopeOrg(ctx, tx.NewSelect().Model(&idle).Where("status = ? AND updated_at < ?", StateRunning, now.Add(-shortest)).
+		q := ScopeOrg(ctx, tx.NewSelect().Model(&idle).Where("status = ? AND updated_at < ?", StateRunning, now.Add(-shortest)).
 			OrderExpr("id").Limit(500), "organisation_id")
 		if tx.Dialect().Name() == dialect.PG {
 			q = q.For("UPDATE SKIP LOCKED")
@@ -177,7 +177,7 @@ func ArchiveFinished(ctx context.Context, db *bun.DB, now time.Time, mode Archiv
 	}
 	now = now.UTC()
 	var ids []int64
-	err := scopeOrg(ctx, db.NewSelect().Model((*ProcessInstance)(nil)), "organisation_id").Column("id").
+	err := ScopeOrg(ctx, db.NewSelect().Model((*ProcessInstance)(nil)), "organisation_id").Column("id").
 		Where("status IN (?)", bun.List([]ProcessState{StateCompleted, StateCancelled})).
 		Where("COALESCE(end_time, updated_at) < ?", now.Add(-ArchiveAfter)).
 		Where("NOT EXISTS (SELECT 1 FROM process_archives AS a WHERE a.instance_id = process_instance.id)").

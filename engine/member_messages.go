@@ -46,7 +46,7 @@ func QueueWelcomes(ctx context.Context, db *bun.DB, now time.Time) (int, error) 
 	var ms []Membership
 	// A renewal is not new to the club, even when the portal's records do
 	// not go back to the person's first season.
-	if err := scopeOrg(ctx, db.NewSelect().Model(&ms), "(SELECT p.organisation_id FROM membership_periods AS p WHERE p.id = membership.period_id)").Where("status = ? AND member_type <> ? AND activated_at <= ? AND activated_at > ?", MembershipActive,
+	if err := ScopeOrg(ctx, db.NewSelect().Model(&ms), "(SELECT p.organisation_id FROM membership_periods AS p WHERE p.id = membership.period_id)").Where("status = ? AND member_type <> ? AND activated_at <= ? AND activated_at > ?", MembershipActive,
 		MemberRenewal, now.Add(-welcomeDelay), now.Add(-welcomeWindow)).OrderExpr("id").Scan(ctx); err != nil {
 		return 0, fmt.Errorf("find activated memberships: %w", err)
 	}
@@ -207,7 +207,7 @@ func LoadMemberMessage(ctx context.Context, db bun.IDB, p MemberMessagePayload) 
 // instead of one per membership.
 func periodsByID(ctx context.Context, db bun.IDB) (map[int64]MembershipPeriod, error) {
 	var periods []MembershipPeriod
-	if err := scopeOrg(ctx, db.NewSelect().Model(&periods), "organisation_id").Scan(ctx); err != nil {
+	if err := ScopeOrg(ctx, db.NewSelect().Model(&periods), "organisation_id").Scan(ctx); err != nil {
 		return nil, fmt.Errorf("load periods: %w", err)
 	}
 	byID := make(map[int64]MembershipPeriod, len(periods))

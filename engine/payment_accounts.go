@@ -60,7 +60,7 @@ func WithRetiredPaymentProviders(retired func(organisationID int64) []PaymentPro
 // provider without accounts) goes to the organisation's provider of its
 // name, as does one whose credentials are no longer known.
 func (s *Service) ProviderOf(organisationID int64, p *Payment) PaymentProvider {
-	current := s.providerForMethod(organisationID, p.Provider)
+	current := s.ProviderForMethod(organisationID, p.Provider)
 	if current.Name() == p.Provider && accountOf(current) == p.Account {
 		return current
 	}

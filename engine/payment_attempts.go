@@ -57,7 +57,7 @@ const checkoutLifetime = 24 * time.Hour
 
 // checkoutMargin: a checkout about to expire is not handed out, so that the
 // member does not land on a page that closes while they type.
-const checkoutMargin = 10 * time.Minute
+const CheckoutMargin = 10 * time.Minute
 
 // providerFor is the payment provider of an organisation: its own, or
 // the environment's.
@@ -89,7 +89,7 @@ func (s *Service) providerNamed(organisationID int64, name string) PaymentProvid
 // checkoutFor returns the open attempt of an unpaid order with a live
 // checkout, creating one when there is none or the last one expired. It
 // runs outside any transaction: the provider is called between short ones.
-func (s *Service) checkoutFor(ctx context.Context, order *Order) (*Payment, error) {
+func (s *Service) CheckoutFor(ctx context.Context, order *Order) (*Payment, error) {
 	provider := s.orderProvider(order)
 	now := s.Clock()
 	last, err := lastPayment(ctx, s.db, order.ID)
@@ -97,7 +97,7 @@ func (s *Service) checkoutFor(ctx context.Context, order *Order) (*Payment, erro
 		return nil, err
 	}
 	if last != nil && last.Status == PaymentPending {
-		if last.ExpiresAt == nil || last.ExpiresAt.After(now.Add(checkoutMargin)) {
+		if last.ExpiresAt == nil || last.ExpiresAt.After(now.Add(CheckoutMargin)) {
 			return last, nil
 		}
 		// Expired or about to: close it at the provider first, so that it
@@ -153,13 +153,13 @@ func (s *Service) checkoutFor(ctx context.Context, order *Order) (*Payment, erro
 // generation failed"): the member is told the link follows, and the next
 // load, the pay link or CreateMissingPaymentLinks makes it.
 func (s *Service) startPayment(ctx context.Context, order *Order) string {
-	p, err := s.checkoutFor(ctx, order)
+	p, err := s.CheckoutFor(ctx, order)
 	if err != nil {
 		s.Log.WarnContext(ctx, "payment link could not be created; it follows later", "order", order.ID, "err", err)
 		return ""
 	}
 	s.queueTransferRequest(ctx, order, p)
-	return s.payLink(ctx, s.db, order)
+	return s.PayLink(ctx, s.db, order)
 }
 
 // payLinkFor returns the stable pay link of an instance's unpaid order, or
@@ -177,7 +177,7 @@ func (s *Service) payLinkFor(ctx context.Context, db bun.IDB, instanceID int64) 
 	if err != nil || last == nil {
 		return "", err
 	}
-	return s.payLink(ctx, db, order), nil
+	return s.PayLink(ctx, db, order), nil
 }
 
 // FollowPayLink answers the stable pay link of an order: the address of
@@ -187,7 +187,7 @@ func (s *Service) payLinkFor(ctx context.Context, db bun.IDB, instanceID int64) 
 // order is a conflict, an unknown reference not found.
 func (s *Service) FollowPayLink(ctx context.Context, orderReference string) (_ *Payment, err error) {
 	defer ClassifyUnavailable(&err)
-	order, err := s.unpaidOrderByReference(ctx, orderReference)
+	order, err := s.UnpaidOrderByReference(ctx, orderReference)
 	if err != nil {
 		return nil, err
 	}
@@ -196,7 +196,7 @@ func (s *Service) FollowPayLink(ctx context.Context, orderReference string) (_ *
 
 // unpaidOrderByReference loads the unpaid order of a pay link: a paid or
 // cancelled one is a conflict, an unknown or another club's not found.
-func (s *Service) unpaidOrderByReference(ctx context.Context, orderReference string) (*Order, error) {
+func (s *Service) UnpaidOrderByReference(ctx context.Context, orderReference string) (*Order, error) {
 	order, err := orderByPayReference(ctx, s.db, orderReference)
 	if err != nil {
 		return nil, err
@@ -218,7 +218,7 @@ func (s *Service) unpaidOrderByReference(ctx context.Context, orderReference str
 // checkoutOrUnavailable is checkoutFor for a member waiting on the pay
 // link: a provider that cannot be reached is unavailable.
 func (s *Service) checkoutOrUnavailable(ctx context.Context, order *Order) (*Payment, error) {
-	p, err := s.checkoutFor(ctx, order)
+	p, err := s.CheckoutFor(ctx, order)
 	if err != nil {
 		var e *Error
 		if errors.As(err, &e) {
@@ -244,7 +244,7 @@ func (s *Service) RetryPayment(ctx context.Context, userKey, processID string) (
 	if err != nil {
 		return nil, err
 	}
-	if _, err := s.checkoutFor(ctx, order); err != nil {
+	if _, err := s.CheckoutFor(ctx, order); err != nil {
 		s.Log.WarnContext(ctx, "payment link could not be created", "order", order.ID, "err", err)
 	}
 	return s.formFor(ctx, s.db, inst, nil)
@@ -276,11 +276,11 @@ func (s *Service) createMissingLinks(ctx context.Context, orderID int64, limit i
 	var made []PaymentLinkNotice
 	for i := range orders {
 		o := &orders[i]
-		if _, err := s.checkoutFor(ctx, o); err != nil {
+		if _, err := s.CheckoutFor(ctx, o); err != nil {
 			s.Log.WarnContext(ctx, "payment link still could not be created", "order", o.ID, "err", err)
 			continue
 		}
-		made = append(made, PaymentLinkNotice{OrderID: o.ID, UserKey: o.UserKey, PeriodID: o.PeriodID, Link: s.payLink(ctx, s.db, o)})
+		made = append(made, PaymentLinkNotice{OrderID: o.ID, UserKey: o.UserKey, PeriodID: o.PeriodID, Link: s.PayLink(ctx, s.db, o)})
 	}
 	return made, nil
 }
@@ -310,6 +310,6 @@ func (s *Service) PaymentForPage(ctx context.Context, reference string) (_ *Paym
 
 // payLink is an order's stable pay link on its organisation's address,
 // read on db (the pool or the caller's transaction).
-func (s *Service) payLink(ctx context.Context, db bun.IDB, order *Order) string {
+func (s *Service) PayLink(ctx context.Context, db bun.IDB, order *Order) string {
 	return s.links.PayLink(s.orgBase(ctx, db, order.OrganisationID), order.PayReference, order.TotalMinor)
 }

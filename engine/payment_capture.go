@@ -117,7 +117,7 @@ func (s *Service) CapturePayment(ctx context.Context, c Capture) (_ *CaptureResu
 	}
 	conf := PaymentConfirmation{Reference: p.Reference, Outcome: OutcomeSuccess, AmountMinor: c.AmountMinor, Currency: currency,
 		EventID: id, EventType: BankCaptureEvent, TransactionID: id, Note: note, Accumulate: true, Actor: c.Actor}
-	provider := s.providerForMethod(orgID, BankTransferProvider)
+	provider := s.ProviderForMethod(orgID, BankTransferProvider)
 	if provider.Name() != BankTransferProvider {
 		// Bank transfer switched off since the member was asked to pay:
 		// the money still arrived and counts.
@@ -277,7 +277,7 @@ func (s *Service) accumulate(ctx context.Context, tx bun.Tx, p *Payment, order *
 	ev := &PaymentEvent{Provider: p.Provider, EventID: &c.EventID, EventType: c.EventType, Reference: p.Reference,
 		Outcome: PartialCaptureOutcome, AmountMinor: &amount, Currency: &currency, CreatedAt: now,
 		Note: fmt.Sprintf("%s; partial: %s of %s so far", c.Note, FormatMoney(total, currency), FormatMoney(p.AmountMinor, currency))}
-	inserted, err := recordPaymentEvent(ctx, tx, ev)
+	inserted, err := RecordPaymentEvent(ctx, tx, ev)
 	if err != nil {
 		return false, err
 	}

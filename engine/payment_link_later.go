@@ -40,7 +40,7 @@ type PaymentLinkPayload struct {
 // queued (messages already queued count too).
 func QueueMissingPaymentLinks(ctx context.Context, db *bun.DB, now time.Time) (int, error) {
 	var orders []Order
-	err := scopeOrg(ctx, db.NewSelect().Model(&orders), "organisation_id").Column("id").
+	err := ScopeOrg(ctx, db.NewSelect().Model(&orders), "organisation_id").Column("id").
 		Where("status = ? AND created_at <= ?", OrderUnpaid, now.UTC().Add(-paymentLinkGrace)).
 		Where("NOT EXISTS (SELECT 1 FROM payments AS p WHERE p.order_id = ?TableAlias.id)").
 		Where("process_instance_id IN (?)", committedInstances(db)).
@@ -94,7 +94,7 @@ func (s *Service) PaymentLinkLater(ctx context.Context, p PaymentLinkPayload) (*
 	if attempts == 0 {
 		return nil, ErrPaymentLinkNotYet
 	}
-	m.Link = s.payLink(ctx, s.db, &r.Order)
+	m.Link = s.PayLink(ctx, s.db, &r.Order)
 	return m, nil
 }
 

@@ -25,7 +25,7 @@ func WithPaymentMethodProviders(pick func(organisationID int64, method string) P
 // default one for "" or a method it no longer offers (an attempt of a
 // method switched off since still goes to the provider of its name when
 // one is known: providerNamed).
-func (s *Service) providerForMethod(organisationID int64, method string) PaymentProvider {
+func (s *Service) ProviderForMethod(organisationID int64, method string) PaymentProvider {
 	if method != "" && s.pickMethod != nil {
 		if p := s.pickMethod(organisationID, method); p != nil {
 			return p
@@ -37,7 +37,7 @@ func (s *Service) providerForMethod(organisationID int64, method string) Payment
 // paymentMethodsOf are the methods an organisation's members choose from,
 // its default first: its own settings', else the environment's provider.
 func (s *Service) paymentMethodsOf(ctx context.Context, db bun.IDB, orgID int64) ([]string, error) {
-	ps, err := loadPaymentSettings(ctx, db, orgID)
+	ps, err := LoadPaymentSettings(ctx, db, orgID)
 	if err != nil {
 		return nil, err
 	}
@@ -86,7 +86,7 @@ func (s *Service) checkPaymentMethod(ctx context.Context, db bun.IDB, orgID int6
 // orderProvider is the provider of the method an order is paid with: its
 // member's choice, else the organisation's default.
 func (s *Service) orderProvider(order *Order) PaymentProvider {
-	return s.providerForMethod(order.OrganisationID, order.PaymentMethod)
+	return s.ProviderForMethod(order.OrganisationID, order.PaymentMethod)
 }
 
 // PayLinkChoice is what the stable pay link of an unpaid order offers:
@@ -102,7 +102,7 @@ type PayLinkChoice struct {
 // checkout: the methods to choose from again. Errors as FollowPayLink.
 func (s *Service) PayLinkMethods(ctx context.Context, orderReference string) (_ *PayLinkChoice, err error) {
 	defer ClassifyUnavailable(&err)
-	order, err := s.unpaidOrderByReference(ctx, orderReference)
+	order, err := s.UnpaidOrderByReference(ctx, orderReference)
 	if err != nil {
 		return nil, err
 	}
@@ -123,7 +123,7 @@ func (s *Service) PayLinkMethods(ctx context.Context, orderReference string) (_ 
 // so that only one can be paid.
 func (s *Service) ChoosePaymentMethod(ctx context.Context, orderReference, method string) (_ *Payment, err error) {
 	defer ClassifyUnavailable(&err)
-	order, err := s.unpaidOrderByReference(ctx, orderReference)
+	order, err := s.UnpaidOrderByReference(ctx, orderReference)
 	if err != nil {
 		return nil, err
 	}
@@ -136,7 +136,7 @@ func (s *Service) ChoosePaymentMethod(ctx context.Context, orderReference, metho
 		if err != nil {
 			return nil, err
 		}
-		if last != nil && last.Status == PaymentPending && last.Provider != s.providerForMethod(order.OrganisationID, stored).Name() {
+		if last != nil && last.Status == PaymentPending && last.Provider != s.ProviderForMethod(order.OrganisationID, stored).Name() {
 			if err := s.ProviderOf(order.OrganisationID, last).Expire(ctx, *last); err != nil {
 				s.Log.WarnContext(ctx, "a checkout of the method left could not be closed at the provider", "reference", last.Reference, "err", err)
 			}
@@ -157,5 +157,5 @@ func (s *Service) ChoosePaymentMethod(ctx context.Context, orderReference, metho
 // methods (its default one for "" or a method it does not offer), for
 // the pages that show an attempt of it.
 func (s *Service) MethodProvider(organisationID int64, method string) PaymentProvider {
-	return s.providerForMethod(organisationID, method)
+	return s.ProviderForMethod(organisationID, method)
 }

@@ -37,7 +37,7 @@ var ErrManualRefund = errors.New("a refund is a transfer staff make from the ban
 // transfer, leaves it to staff).
 func (s *Service) owe(ctx context.Context, tx bun.Tx, p *Payment, order *Order, now time.Time) error {
 	p.RefundStatus, p.RefundManual, p.UpdatedAt = RefundDue, p.Provider == BankTransferProvider, now
-	if err := updatePayment(ctx, tx, p, "refund_status", "refund_manual", "updated_at"); err != nil {
+	if err := UpdatePayment(ctx, tx, p, "refund_status", "refund_manual", "updated_at"); err != nil {
 		return err
 	}
 	if p.RefundManual {

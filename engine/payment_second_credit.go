@@ -52,7 +52,7 @@ func (s *Service) secondCredit(ctx context.Context, tx bun.Tx, paid *Payment, or
 	ev := &PaymentEvent{Provider: paid.Provider, EventID: &c.EventID, EventType: c.EventType, Reference: credit.Reference,
 		Outcome: secondCreditOutcome, AmountMinor: &amount, Currency: &currency, CreatedAt: now,
 		Note: strings.TrimPrefix(fmt.Sprintf("%s; a second payment: order already paid by %s, owed back", c.Note, paid.Reference), "; ")}
-	if _, err := recordPaymentEvent(ctx, tx, ev); err != nil {
+	if _, err := RecordPaymentEvent(ctx, tx, ev); err != nil {
 		return err
 	}
 	if c.Actor != nil {

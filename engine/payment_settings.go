@@ -198,7 +198,7 @@ func (s *Service) PaymentSettings(ctx context.Context, orgID int64) (_ *PaymentS
 	if _, err := LoadOrganisation(ctx, s.db, orgID); err != nil {
 		return nil, err
 	}
-	ps, err := loadPaymentSettings(ctx, s.db, orgID)
+	ps, err := LoadPaymentSettings(ctx, s.db, orgID)
 	if err != nil {
 		return nil, err
 	}
@@ -243,7 +243,7 @@ func (s *Service) setPaymentSettings(ctx context.Context, actor *Actor, orgID in
 		if _, err := LoadOrganisation(ctx, tx, orgID); err != nil {
 			return err
 		}
-		ps, err := loadPaymentSettings(ctx, tx, orgID)
+		ps, err := LoadPaymentSettings(ctx, tx, orgID)
 		if err != nil {
 			return err
 		}
@@ -649,7 +649,7 @@ func (s *Service) OrganisationPaymentConfigs(ctx context.Context) (_ []Organisat
 
 // loadPaymentSettings loads an organisation's row; an empty one (zero
 // UpdatedAt) when it has none.
-func loadPaymentSettings(ctx context.Context, db bun.IDB, orgID int64) (*PaymentSettings, error) {
+func LoadPaymentSettings(ctx context.Context, db bun.IDB, orgID int64) (*PaymentSettings, error) {
 	ps := &PaymentSettings{OrganisationID: orgID}
 	err := db.NewSelect().Model(ps).WherePK().Scan(ctx)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {

@@ -219,7 +219,7 @@ func (s *Service) settle(ctx context.Context, provider PaymentProvider, c Paymen
 	// A staff capture's audit entry (audit.go) is written unless it was a
 	// replay: the same capture again is not audited twice.
 	err := InTx(ctx, s.db, s.auditedTx(func(ctx context.Context, tx bun.Tx) (err error) { // audit.go: a staff capture's entry, if any
-		if closeAtProvider, err = s.settleIn(ctx, tx, provider, c, res); err != nil {
+		if closeAtProvider, err = s.SettleIn(ctx, tx, provider, c, res); err != nil {
 			return err
 		}
 		if res.Replayed && !res.Mismatch {
@@ -251,8 +251,8 @@ func (s *Service) settle(ctx context.Context, provider PaymentProvider, c Paymen
 // res: a collection run settles all its debits in one (debit_runs.go).
 // It returns the superseded attempts the caller closes at the provider
 // once tx commits.
-func (s *Service) settleIn(ctx context.Context, tx bun.Tx, provider PaymentProvider, c PaymentConfirmation, res *PaymentResult) ([]Payment, error) {
-	p, order, err := lockPayment(ctx, tx, c.Reference)
+func (s *Service) SettleIn(ctx context.Context, tx bun.Tx, provider PaymentProvider, c PaymentConfirmation, res *PaymentResult) ([]Payment, error) {
+	p, order, err := LockPayment(ctx, tx, c.Reference)
 	if err != nil {
 		return nil, err
 	}
@@ -291,7 +291,7 @@ func (s *Service) settleIn(ctx context.Context, tx bun.Tx, provider PaymentProvi
 			FormatMoney(c.AmountMinor, strings.ToUpper(c.Currency)), FormatMoney(p.AmountMinor, p.Currency))
 		ev.Note = strings.TrimPrefix(ev.Note+"; "+problem, "; ")
 	}
-	inserted, err := recordPaymentEvent(ctx, tx, ev)
+	inserted, err := RecordPaymentEvent(ctx, tx, ev)
 	if err != nil {
 		return nil, err
 	}
@@ -316,15 +316,15 @@ func (s *Service) settleIn(ctx context.Context, tx bun.Tx, provider PaymentProvi
 		s.Log.ErrorContext(ctx, "payment confirmation does not match its attempt; not completing the registration (staff to check)",
 			"reference", p.Reference, "order", order.ID, "paid", FormatMoney(c.AmountMinor, c.Currency),
 			"expected", FormatMoney(p.AmountMinor, p.Currency), "event", c.EventID)
-		if err := updatePayment(ctx, tx, p, "problem", "updated_at"); err != nil {
+		if err := UpdatePayment(ctx, tx, p, "problem", "updated_at"); err != nil {
 			return nil, err
 		}
 		if p.Status == PaymentPending {
 			// Closed, so that the member can pay the right amount with a new checkout.
-			if err := settlePayment(ctx, tx, p, PaymentFailed, PaymentConfirmation{}, now); err != nil {
+			if err := SettlePayment(ctx, tx, p, PaymentFailed, PaymentConfirmation{}, now); err != nil {
 				return nil, err
 			}
-			if err := emitPaymentFailed(ctx, tx, p, order, OutcomeFailed, problem, now); err != nil {
+			if err := EmitPaymentFailed(ctx, tx, p, order, OutcomeFailed, problem, now); err != nil {
 				return nil, err
 			}
 		}
@@ -335,7 +335,7 @@ func (s *Service) settleIn(ctx context.Context, tx bun.Tx, provider PaymentProvi
 	case c.Outcome == OutcomePending:
 		if p.Status == PaymentPending && p.ConfirmingAt == nil {
 			p.ConfirmingAt, p.UpdatedAt = &now, now
-			if err := updatePayment(ctx, tx, p, "confirming_at", "updated_at"); err != nil {
+			if err := UpdatePayment(ctx, tx, p, "confirming_at", "updated_at"); err != nil {
 				return nil, err
 			}
 		} else {
@@ -352,10 +352,10 @@ func (s *Service) settleIn(ctx context.Context, tx bun.Tx, provider PaymentProvi
 		if status == "" {
 			return nil, fmt.Errorf("settle payment %s: unknown outcome %q", p.Reference, c.Outcome)
 		}
-		if err := settlePayment(ctx, tx, p, status, c, now); err != nil {
+		if err := SettlePayment(ctx, tx, p, status, c, now); err != nil {
 			return nil, err
 		}
-		if err := emitPaymentFailed(ctx, tx, p, order, c.Outcome, "", now); err != nil {
+		if err := EmitPaymentFailed(ctx, tx, p, order, c.Outcome, "", now); err != nil {
 			return nil, err
 		}
 		res.Outcome = attemptOutcome(p)
@@ -373,7 +373,7 @@ func (s *Service) settleIn(ctx context.Context, tx bun.Tx, provider PaymentProvi
 	}
 	// The provider took the money, even for an attempt we had closed
 	// (the member cancelled, a reset, an expiry): it counts.
-	if err := settlePayment(ctx, tx, p, PaymentSucceeded, c, now); err != nil {
+	if err := SettlePayment(ctx, tx, p, PaymentSucceeded, c, now); err != nil {
 		return nil, err
 	}
 	if err := EmitPaymentEvent(ctx, tx, EventPaymentSucceeded, p, order, "", now); err != nil {
@@ -405,7 +405,7 @@ const afterSettleTimeout = 10 * time.Second
 // and a reset of the same registration queue up instead of deadlocking, and
 // what is read here is what the other committed. (SQLite runs one
 // transaction at a time: it needs no lock.)
-func lockPayment(ctx context.Context, tx bun.Tx, reference string) (*Payment, *Order, error) {
+func LockPayment(ctx context.Context, tx bun.Tx, reference string) (*Payment, *Order, error) {
 	instanceID, err := instanceOfPayment(ctx, tx, reference)
 	if err != nil {
 		return nil, nil, err

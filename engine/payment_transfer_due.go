@@ -52,7 +52,7 @@ func (s *Service) BankTransferDue(ctx context.Context, orderID int64) (_ *bankin
 	}
 	// The bank-transfer method's provider, which need not be the default
 	// one when the club offers several methods.
-	account, ok := s.providerForMethod(order.OrganisationID, BankTransferProvider).(transferAccount)
+	account, ok := s.ProviderForMethod(order.OrganisationID, BankTransferProvider).(transferAccount)
 	if !ok {
 		// Bank transfer was switched off after the member was asked to
 		// transfer: there is no account to print any more.

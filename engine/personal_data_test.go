@@ -17,6 +17,7 @@ import (
 	"portal/engine"
 	"portal/engine/bankstatement"
 	"portal/engine/dbtest"
+	"portal/engine/directdebit"
 	"portal/engine/enginetest"
 	"portal/engine/privacy"
 	"portal/engine/report"
@@ -239,7 +240,7 @@ func TestErasePersonLeavesNothingAndKeepsTheBooks(t *testing.T) {
 			t.Fatal(err)
 		}
 		// A direct-debit mandate they signed for the household.
-		if _, err := db.NewInsert().Model(&engine.DebitMandate{OrganisationID: 1, UserKey: engine.DemoUserKey, CreditorID: "DE98ZZZ09999999999",
+		if _, err := db.NewInsert().Model(&directdebit.DebitMandate{OrganisationID: 1, UserKey: engine.DemoUserKey, CreditorID: "DE98ZZZ09999999999",
 			Reference: "DEMO-1", Holder: quirin.first + " " + quirin.last, IBAN: quirinIBAN, Language: "en", TextVersion: "test",
 			Text: "I, " + quirin.first + " " + quirin.last + ", authorise the club.", SignedAt: time.Now()}).Exec(ctx); err != nil {
 			t.Fatal(err)

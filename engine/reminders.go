@@ -38,7 +38,7 @@ func QueueUnpaidReminders(ctx context.Context, db *bun.DB, now time.Time) (int, 
 	}
 	now = now.UTC()
 	var orders []Order
-	err = scopeOrg(ctx, db.NewSelect().Model(&orders), "organisation_id").
+	err = ScopeOrg(ctx, db.NewSelect().Model(&orders), "organisation_id").
 		Where("status = ? AND created_at <= ?", OrderUnpaid, now.AddDate(0, 0, -earliest)).
 		Where("process_instance_id IN (?)", committedInstances(db)).
 		OrderExpr("id").Scan(ctx)

@@ -18,7 +18,7 @@ import (
 // forUpdate locks the rows q selects for the rest of the transaction on
 // PostgreSQL; SQLite's one connection serialises the transactions anyway
 // (and knows no FOR UPDATE).
-func forUpdate(q *bun.SelectQuery) *bun.SelectQuery {
+func ForUpdate(q *bun.SelectQuery) *bun.SelectQuery {
 	if q.DB().Dialect().Name() == dialect.PG {
 		return q.For("UPDATE")
 	}

@@ -129,7 +129,7 @@ func openCondition(status string) string {
 // (on PostgreSQL the violation would abort the caller's transaction), so
 // the instance then stays COMPLETED (reopened false) while its order and
 // memberships are unpaid again; paying the order still completes them.
-func reopenInstance(ctx context.Context, db bun.IDB, instanceID int64, now time.Time) (reopened bool, err error) {
+func ReopenInstance(ctx context.Context, db bun.IDB, instanceID int64, now time.Time) (reopened bool, err error) {
 	inst := new(ProcessInstance)
 	if err := db.NewSelect().Model(inst).Column("id", "status", "user_key", "related_entity_type", "related_entity_id", "definition_key").
 		Where("id = ?", instanceID).Scan(ctx); err != nil {

@@ -105,7 +105,7 @@ func activatePendingMemberships(ctx context.Context, db bun.IDB, instanceID int6
 // suspendActiveMemberships is activatePendingMemberships undone, for an
 // order whose money went back (a returned direct debit): the instance's
 // active memberships wait for payment again. It returns how many.
-func suspendActiveMemberships(ctx context.Context, db bun.IDB, instanceID int64) (int, error) {
+func SuspendActiveMemberships(ctx context.Context, db bun.IDB, instanceID int64) (int, error) {
 	r, err := db.NewUpdate().Model((*Membership)(nil)).Set("status = ?", MembershipPending).Set("activated_at = NULL").
 		Where("process_instance_id = ? AND status = ?", instanceID, MembershipActive).Exec(ctx)
 	if err != nil {

@@ -88,7 +88,7 @@ func markOrderPaid(ctx context.Context, db bun.IDB, orderID int64, now time.Time
 // collection until the member confirms it again on the pay link.
 // Anything but exactly one row changed is a defect: the caller holds the
 // instance lock and read the order paid.
-func markOrderUnpaid(ctx context.Context, db bun.IDB, orderID int64) error {
+func MarkOrderUnpaid(ctx context.Context, db bun.IDB, orderID int64) error {
 	r, err := db.NewUpdate().Model((*Order)(nil)).Set("status = ?", OrderUnpaid).Set("paid_at = NULL").Set("debit_due_on = NULL").
 		Where("id = ? AND status = ?", orderID, OrderPaid).Exec(ctx)
 	if err != nil {
@@ -103,7 +103,7 @@ func markOrderUnpaid(ctx context.Context, db bun.IDB, orderID int64) error {
 // addOrderLine appends a line to an order (numbered after its last) and
 // raises the order's total by its amount, so that the next payment
 // attempt, made from the total, asks for it too.
-func addOrderLine(ctx context.Context, db bun.IDB, order *Order, line OrderLine) error {
+func AddOrderLine(ctx context.Context, db bun.IDB, order *Order, line OrderLine) error {
 	var last int
 	if err := db.NewSelect().Model((*OrderLine)(nil)).ColumnExpr("COALESCE(MAX(line_no), 0)").
 		Where("order_id = ?", order.ID).Scan(ctx, &last); err != nil {

@@ -70,7 +70,7 @@ func instanceOfPayment(ctx context.Context, db bun.IDB, reference string) (int64
 // settlePayment records a payment attempt's outcome, with what the
 // provider said was paid. It changes the row only from the status the
 // caller read (under the instance lock), so settling stays monotonic.
-func settlePayment(ctx context.Context, db bun.IDB, p *Payment, status PaymentStatus, c PaymentConfirmation, now time.Time) error {
+func SettlePayment(ctx context.Context, db bun.IDB, p *Payment, status PaymentStatus, c PaymentConfirmation, now time.Time) error {
 	q := db.NewUpdate().Model((*Payment)(nil)).Set("status = ?", status).Set("updated_at = ?", now).
 		Where("id = ? AND status = ?", p.ID, p.Status)
 	if c.TransactionID != "" {
@@ -95,7 +95,7 @@ func settlePayment(ctx context.Context, db bun.IDB, p *Payment, status PaymentSt
 }
 
 // updatePayment writes the named columns of an attempt.
-func updatePayment(ctx context.Context, db bun.IDB, p *Payment, columns ...string) error {
+func UpdatePayment(ctx context.Context, db bun.IDB, p *Payment, columns ...string) error {
 	if _, err := db.NewUpdate().Model(p).Column(columns...).WherePK().Exec(ctx); err != nil {
 		return fmt.Errorf("update payment attempt: %w", err)
 	}
@@ -106,7 +106,7 @@ func updatePayment(ctx context.Context, db bun.IDB, p *Payment, columns ...strin
 // once: inserted is false when the event was seen before (a redelivery),
 // and then nothing else may change. ON CONFLICT rather than catching the
 // violation, which would abort the caller's transaction on PostgreSQL.
-func recordPaymentEvent(ctx context.Context, db bun.IDB, ev *PaymentEvent) (inserted bool, err error) {
+func RecordPaymentEvent(ctx context.Context, db bun.IDB, ev *PaymentEvent) (inserted bool, err error) {
 	res, err := db.NewInsert().Model(ev).On("CONFLICT (provider, event_id) WHERE event_id IS NOT NULL DO NOTHING").Exec(ctx)
 	if err != nil {
 		return false, fmt.Errorf("store payment event: %w", err)
@@ -122,7 +122,7 @@ func recordPaymentEvent(ctx context.Context, db bun.IDB, ev *PaymentEvent) (inse
 // cutoff, oldest first: the ones a missed webhook may have left open.
 func pendingPaymentsBefore(ctx context.Context, db bun.IDB, cutoff time.Time, orderID int64, limit int) ([]Payment, error) {
 	var ps []Payment
-	q := scopeOrg(ctx, db.NewSelect().Model(&ps), paymentOrg).Where("status = ? AND created_at < ?", PaymentPending, cutoff).Order("id ASC").Limit(int64(limit))
+	q := ScopeOrg(ctx, db.NewSelect().Model(&ps), paymentOrg).Where("status = ? AND created_at < ?", PaymentPending, cutoff).Order("id ASC").Limit(int64(limit))
 	if orderID != 0 {
 		q = q.Where("order_id = ?", orderID)
 	}
@@ -135,7 +135,7 @@ func pendingPaymentsBefore(ctx context.Context, db bun.IDB, cutoff time.Time, or
 // refundsDue lists up to limit attempts whose money is to be given back.
 func refundsDue(ctx context.Context, db bun.IDB, orderID int64, limit int) ([]Payment, error) {
 	var ps []Payment
-	q := scopeOrg(ctx, db.NewSelect().Model(&ps), paymentOrg).Where("refund_status = ? AND NOT refund_manual", RefundDue).Order("id ASC").Limit(int64(limit))
+	q := ScopeOrg(ctx, db.NewSelect().Model(&ps), paymentOrg).Where("refund_status = ? AND NOT refund_manual", RefundDue).Order("id ASC").Limit(int64(limit))
 	if orderID != 0 {
 		q = q.Where("order_id = ?", orderID)
 	}

@@ -806,7 +806,7 @@ func EmitPaymentEvent(ctx context.Context, tx bun.IDB, eventType string, p *Paym
 
 // emitPaymentFailed announces an attempt that closed without the money:
 // outcome is OutcomeFailed or OutcomeCancelled.
-func emitPaymentFailed(ctx context.Context, tx bun.IDB, p *Payment, order *Order, outcome PaymentOutcome, reason string, now time.Time) error {
+func EmitPaymentFailed(ctx context.Context, tx bun.IDB, p *Payment, order *Order, outcome PaymentOutcome, reason string, now time.Time) error {
 	return EmitEvent(ctx, tx, order.OrganisationID, EventPaymentFailed, PaymentEventData{Reference: p.Reference, OrderID: order.ID,
 		RegistrationID: order.ProcessInstanceID, Provider: p.Provider, AmountMinor: p.AmountMinor, Currency: p.Currency,
 		Outcome: string(outcome), Reason: reason}, now)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"portal/engine"
+	"portal/engine/directdebit"
 	"portal/engine/enginetest"
 )
 
@@ -37,7 +38,7 @@ func checkAdminDebitResponses(t *testing.T, ck *apiChecker, env *testEnv, anon *
 	if err := env.db.NewSelect().Model(&order).Where("payment_method = ?", engine.DirectDebitProvider).Order("id DESC").Limit(1).Scan(context.Background()); err != nil {
 		t.Fatalf("no direct-debit order: %v", err)
 	}
-	if _, err := svc.GiveMandate(context.Background(), order.PayReference, engine.MandateInput{Holder: "Sam Example", IBAN: "DE02120300000000202051",
+	if _, err := directdebit.Of(svc).GiveMandate(context.Background(), order.PayReference, directdebit.MandateInput{Holder: "Sam Example", IBAN: "DE02120300000000202051",
 		Consent: true, Language: "en"}); err != nil {
 		t.Fatal(err)
 	}

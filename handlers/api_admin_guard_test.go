@@ -15,6 +15,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/directdebit"
 	"portal/engine/enginetest"
 	"portal/engine/staff"
 	"portal/handlers"
@@ -243,7 +244,7 @@ func runAuditSteps(t *testing.T, db *bun.DB, kind string) {
 			if err := env.db.NewSelect().Model(&o).Where("payment_method = ?", engine.DirectDebitProvider).Order("id DESC").Limit(1).Scan(context.Background()); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := svc.GiveMandate(context.Background(), o.PayReference, engine.MandateInput{Holder: "Sam Example", IBAN: "DE02120300000000202051", Consent: true}); err != nil {
+			if _, err := directdebit.Of(svc).GiveMandate(context.Background(), o.PayReference, directdebit.MandateInput{Holder: "Sam Example", IBAN: "DE02120300000000202051", Consent: true}); err != nil {
 				t.Fatal(err)
 			}
 			return "/api/admin/debit-runs", map[string]any{"until": time.Now().AddDate(0, 2, 0).Format(time.DateOnly)}

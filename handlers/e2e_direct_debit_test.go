@@ -16,6 +16,7 @@ import (
 	"portal/engine/banking"
 	"portal/engine/banking/schematest"
 	"portal/engine/dbtest"
+	"portal/engine/directdebit"
 	"portal/engine/enginetest"
 	"portal/engine/staff"
 	"portal/outbound/mail/mailtest"
@@ -75,7 +76,7 @@ func TestE2EDirectDebitSeason(t *testing.T) {
 	b.typeInto(`#mandate-holder`, "Camille Martin")
 	b.typeInto(`#mandate-iban`, "DE02 1203 0000 0000 2020 51")
 	b.clickTo(`[data-testid=mandate-sign]`, `[data-testid=error-summary]`)
-	if n, err := env.db.NewSelect().Model((*engine.DebitMandate)(nil)).Where("user_key = 'demo-1'").Count(ctx); err != nil || n != 0 {
+	if n, err := env.db.NewSelect().Model((*directdebit.DebitMandate)(nil)).Where("user_key = 'demo-1'").Count(ctx); err != nil || n != 0 {
 		t.Fatalf("a mandate without consent was stored (%d, %v)", n, err)
 	}
 	b.checkPage("pay-direct-debit-error-fr")
@@ -204,9 +205,9 @@ func debitOrderOf(t *testing.T, env *staffEnv, d *enginetest.Demo, userKey strin
 }
 
 // mandateOf is the household's mandate.
-func mandateOf(t *testing.T, env *staffEnv, userKey string) engine.DebitMandate {
+func mandateOf(t *testing.T, env *staffEnv, userKey string) directdebit.DebitMandate {
 	t.Helper()
-	var m engine.DebitMandate
+	var m directdebit.DebitMandate
 	if err := env.db.NewSelect().Model(&m).Where("user_key = ?", userKey).Scan(context.Background()); err != nil {
 		t.Fatal(err)
 	}

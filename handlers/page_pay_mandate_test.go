@@ -12,6 +12,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/directdebit"
 	"portal/engine/staff"
 )
 
@@ -65,7 +66,7 @@ func TestMandateChoicesPage(t *testing.T) {
 		if err := db.NewSelect().Model(&first).Where("pay_reference = ?", strings.TrimPrefix(u.Path, "/pay/")).Scan(ctx); err != nil || first.DebitMandateID == nil {
 			t.Fatalf("first order %+v %v", first, err)
 		}
-		m := engine.DebitMandate{ID: *first.DebitMandateID}
+		m := directdebit.DebitMandate{ID: *first.DebitMandateID}
 		if err := db.NewSelect().Model(&m).WherePK().Scan(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -111,7 +112,7 @@ func TestMandateChoicesPage(t *testing.T) {
 		if bad.status != http.StatusUnprocessableEntity || bad.testid("error-mandate-iban").Length() != 1 || bad.doc.Find("#mandate-holder").AttrOr("value", "") != "Robin Example" {
 			t.Fatalf("a bad IBAN: %d\n%s", bad.status, bad.body)
 		}
-		var after engine.DebitMandate
+		var after directdebit.DebitMandate
 		if err := db.NewSelect().Model(&after).Where("id = ?", m.ID).Scan(ctx); err != nil || after.IBAN != m.IBAN || after.PreviousIBAN != "" {
 			t.Fatalf("a refused change changed the mandate: %+v %v", after, err)
 		}
@@ -149,7 +150,7 @@ func TestMandateChoicesPage(t *testing.T) {
 		if r := env.post(c, action, url.Values{"holder": {"Robin Example"}, "iban": {"DE02120300000000202051"}, "consent": {"1"}}); r.status != http.StatusSeeOther {
 			t.Fatalf("a new mandate: %d\n%s", r.status, r.body)
 		}
-		var m2 engine.DebitMandate
+		var m2 directdebit.DebitMandate
 		if err := db.NewSelect().Model(&m2).Where("revoked_at IS NULL").Scan(ctx); err != nil || m2.ID == m.ID {
 			t.Fatalf("the new mandate %+v %v", m2, err)
 		}
@@ -188,7 +189,7 @@ func TestMandateChoicesPage(t *testing.T) {
 		if done.status != http.StatusSeeOther || !strings.HasSuffix(done.header.Get("Location"), regPath+"?done=mandate-revoked") {
 			t.Fatalf("revoked: %d %s", done.status, done.header.Get("Location"))
 		}
-		if err := db.NewSelect().Model(&m2).WherePK().Scan(ctx); err != nil || m2.RevokedAt == nil || m2.EndReason != engine.MandateEndRevokedByStaff {
+		if err := db.NewSelect().Model(&m2).WherePK().Scan(ctx); err != nil || m2.RevokedAt == nil || m2.EndReason != directdebit.MandateEndRevokedByStaff {
 			t.Fatalf("revoked by staff: %+v %v", m2, err)
 		}
 		if r := env.post(treasurer, "/staff/mandates/999999/revoke", url.Values{"confirmed": {"1"}}, "Origin", env.srv.URL); r.status != http.StatusNotFound {

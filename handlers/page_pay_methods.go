@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/engine/directdebit"
 	"portal/engine/staff"
 	"portal/views"
 )
@@ -49,8 +50,8 @@ func (s *Server) payByDebit(c echo.Context, p *engine.Payment) error {
 
 // showDebitPage renders the direct-debit page of an order; typed and
 // errs are a refused mandate's input and field errors.
-func (s *Server) showDebitPage(c echo.Context, status int, orderReference string, typed *engine.MandateInput, errs map[string]string) error {
-	page, err := s.engine.DebitPageFor(c.Request().Context(), orderReference)
+func (s *Server) showDebitPage(c echo.Context, status int, orderReference string, typed *directdebit.MandateInput, errs map[string]string) error {
+	page, err := directdebit.Of(s.engine).DebitPageFor(c.Request().Context(), orderReference)
 	if err != nil {
 		return err
 	}
@@ -61,13 +62,13 @@ func (s *Server) showDebitPage(c echo.Context, status int, orderReference string
 	switch {
 	case page.Mandate != nil:
 		mandate := page.Mandate
-		m.Text, m.Reference, m.Account = mandate.Text, mandate.Reference, engine.MaskedIBAN(mandate.IBAN)
+		m.Text, m.Reference, m.Account = mandate.Text, mandate.Reference, directdebit.MaskedIBAN(mandate.IBAN)
 		if due := page.Order.DebitDueOn; due != nil {
 			m.Due = langOf(c).Date(due.UTC())
 		}
 	case page.Held != nil:
 		held, base := page.Held, organisationPath(c, payLinkPrefix+page.Order.PayReference+"/mandate/")
-		m.Held = &views.HeldMandateModel{ID: strconv.FormatInt(held.ID, 10), Holder: held.Holder, Account: engine.MaskedIBAN(held.IBAN),
+		m.Held = &views.HeldMandateModel{ID: strconv.FormatInt(held.ID, 10), Holder: held.Holder, Account: directdebit.MaskedIBAN(held.IBAN),
 			Reference: held.Reference, Signed: langOf(c).Date(held.SignedAt.UTC()), Text: held.Text,
 			KeepAction: base + "keep", ChangeAction: base + "change", RevokeAction: base + "revoke"}
 		m.Holder = held.Holder
@@ -77,7 +78,7 @@ func (s *Server) showDebitPage(c echo.Context, status int, orderReference string
 	default:
 		terms := page.Terms
 		terms.Reference = t.MandateReferenceLater
-		m.Text, _ = engine.MandateText(langOf(c).Code, terms)
+		m.Text, _ = directdebit.MandateText(langOf(c).Code, terms)
 		m.Action = organisationPath(c, payLinkPrefix+page.Order.PayReference+"/mandate")
 		if typed != nil {
 			m.Holder, m.IBAN, m.BIC = typed.Holder, typed.IBAN, typed.BIC
@@ -91,21 +92,21 @@ func (s *Server) showDebitPage(c echo.Context, status int, orderReference string
 // shows the form again as typed, each problem at its field.
 func (s *Server) giveMandate(c echo.Context) error {
 	in := mandateForm(c)
-	_, err := s.engine.GiveMandate(c.Request().Context(), c.Param("reference"), in)
+	_, err := directdebit.Of(s.engine).GiveMandate(c.Request().Context(), c.Param("reference"), in)
 	return s.mandateAnswered(c, &in, err)
 }
 
 // mandateForm is the account and consent a member typed on the pay link,
 // in the page's language.
-func mandateForm(c echo.Context) engine.MandateInput {
-	return engine.MandateInput{Holder: c.FormValue("holder"), IBAN: c.FormValue("iban"), BIC: c.FormValue("bic"),
+func mandateForm(c echo.Context) directdebit.MandateInput {
+	return directdebit.MandateInput{Holder: c.FormValue("holder"), IBAN: c.FormValue("iban"), BIC: c.FormValue("bic"),
 		Consent: c.FormValue("consent") == "1", Language: langOf(c).Code}
 }
 
 // mandateAnswered ends a mandate form of the pay link: back to the pay
 // link (POST, 303, GET), or, for a form the member typed (in) that was
 // refused, the page again as typed with each problem at its field.
-func (s *Server) mandateAnswered(c echo.Context, in *engine.MandateInput, err error) error {
+func (s *Server) mandateAnswered(c echo.Context, in *directdebit.MandateInput, err error) error {
 	ref := c.Param("reference")
 	if err != nil {
 		if errs, ok := fieldErrors(err); ok && in != nil && engine.ErrorCode(err) == engine.CodeValidation {
@@ -118,7 +119,7 @@ func (s *Server) mandateAnswered(c echo.Context, in *engine.MandateInput, err er
 
 // staffMandate is a registration's mandate on the staff registration
 // page; treasurers and administrators may revoke one that holds.
-func staffMandate(c echo.Context, role staff.StaffRole, registration int64, m *engine.DebitMandate) *views.StaffMandateModel {
+func staffMandate(c echo.Context, role staff.StaffRole, registration int64, m *directdebit.DebitMandate) *views.StaffMandateModel {
 	if m == nil {
 		return nil
 	}

@@ -11,6 +11,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/directdebit"
 	"portal/engine/staff"
 )
 
@@ -246,14 +247,14 @@ func TestGiveMandatePage(t *testing.T) {
 			!strings.Contains(bad.testid("error-summary").Text(), "agreed") {
 			t.Fatalf("refused mandate: %d\n%s", bad.status, bad.body)
 		}
-		if n, _ := db.NewSelect().Model((*engine.DebitMandate)(nil)).Count(t.Context()); n != 0 {
+		if n, _ := db.NewSelect().Model((*directdebit.DebitMandate)(nil)).Count(t.Context()); n != 0 {
 			t.Fatalf("a refused mandate was stored")
 		}
 		ok := env.post(c, action, url.Values{"holder": {"Alex Example"}, "iban": {"DE89 3704 0044 0532 0130 00"}, "consent": {"1"}}, de...)
 		if ok.status != http.StatusSeeOther {
 			t.Fatalf("mandate: %d\n%s", ok.status, ok.body)
 		}
-		var m engine.DebitMandate
+		var m directdebit.DebitMandate
 		if err := db.NewSelect().Model(&m).Scan(t.Context()); err != nil || m.Language != "de" || !strings.Contains(m.Text, m.Reference) {
 			t.Fatalf("stored mandate %+v %v", m, err)
 		}

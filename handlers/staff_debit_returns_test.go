@@ -13,6 +13,7 @@ import (
 	"portal/engine"
 	"portal/engine/banking"
 	"portal/engine/dbtest"
+	"portal/engine/directdebit"
 	"portal/engine/staff"
 	"portal/views"
 )
@@ -69,7 +70,7 @@ func TestStaffImportTakesBackReturnedDebit(t *testing.T) {
 			t.Fatal(err)
 		}
 		now := time.Now().UTC()
-		m := &engine.DebitMandate{OrganisationID: 1, UserKey: order.UserKey, CreditorID: creditorID, Reference: "TVD-1", Holder: "Demo Household",
+		m := &directdebit.DebitMandate{OrganisationID: 1, UserKey: order.UserKey, CreditorID: creditorID, Reference: "TVD-1", Holder: "Demo Household",
 			IBAN: "DE02120300000000202051", Language: "en", Text: "…", TextVersion: "v", SignedAt: now}
 		run := &engine.DebitRun{OrganisationID: 1, MessageID: "DD-1-1", FileVersion: "pain.008.001.08", UntilOn: now, Status: engine.DebitRunSent,
 			DebitCount: 1, Currency: "EUR", File: []byte("<Document/>"), CreatedBy: "test", CreatedAt: now, SentAt: &now}

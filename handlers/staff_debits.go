@@ -13,6 +13,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/banking"
+	"portal/engine/directdebit"
 	"portal/engine/staff"
 	"portal/views"
 )
@@ -72,12 +73,12 @@ func (s *Server) staffDebitRuns(c echo.Context) error {
 	u := staffUserOf(c)
 	t := staffDebitTextIn(c)
 	ctx := c.Request().Context()
-	runs, err := s.engine.DebitRuns(ctx, u.OrganisationID)
+	runs, err := directdebit.Of(s.engine).DebitRuns(ctx, u.OrganisationID)
 	if err != nil {
 		return s.staffEngineError(c, err)
 	}
 	m := views.StaffDebitRunsModel{StaffChrome: s.staffChrome(c, t.Title),
-		Until: time.Now().UTC().Add(engine.DefaultCollectionHorizon).Format(time.DateOnly)}
+		Until: time.Now().UTC().Add(directdebit.DefaultCollectionHorizon).Format(time.DateOnly)}
 	if u.Role.AtLeast(staff.RoleTreasurer) {
 		ps, err := s.engine.PaymentSettings(ctx, u.OrganisationID)
 		if err != nil {
@@ -143,8 +144,8 @@ func (s *Server) staffPrepareDebitRun(c echo.Context) error {
 	if ps.DebitCreditorID == "" {
 		return s.staffErrorPage(c, http.StatusConflict, t.NoCreditor)
 	}
-	run, err := s.engine.CollectDebits(ctx, engine.CollectRequest{OrganisationID: u.OrganisationID, Until: until, Actor: u.actor()})
-	if errors.Is(err, engine.ErrNothingDue) {
+	run, err := directdebit.Of(s.engine).CollectDebits(ctx, directdebit.CollectRequest{OrganisationID: u.OrganisationID, Until: until, Actor: u.actor()})
+	if errors.Is(err, directdebit.ErrNothingDue) {
 		return c.Redirect(http.StatusSeeOther, organisationPath(c, StaffPrefix+staffDebitsPath)+"?"+url.Values{"nothing": {until.Format(time.DateOnly)}}.Encode())
 	}
 	if err != nil {
@@ -183,7 +184,7 @@ func (s *Server) staffDebitRun(c echo.Context) error {
 }
 
 // debitLine prints one debit of a run.
-func debitLine(c echo.Context, l engine.DebitLine) views.StaffDebitLine {
+func debitLine(c echo.Context, l directdebit.DebitLine) views.StaffDebitLine {
 	t := staffDebitTextIn(c)
 	out := views.StaffDebitLine{EndToEndID: l.EndToEndID, RegistrationID: strconv.FormatInt(l.RegistrationID, 10),
 		RegistrationURL: registrationURL(c, l.RegistrationID), MandateReference: l.MandateReference, Holder: l.Holder, IBAN: l.MaskedIBAN,
@@ -222,19 +223,19 @@ func (s *Server) staffDebitRunFile(c echo.Context) error {
 		return s.staffErrorPage(c, http.StatusConflict, staffDebitTextIn(c).IsCancelled)
 	}
 	h := c.Response().Header()
-	h.Set(echo.HeaderContentDisposition, `attachment; filename="`+engine.DebitRunFileName(d.Run)+`"`)
+	h.Set(echo.HeaderContentDisposition, `attachment; filename="`+directdebit.DebitRunFileName(d.Run)+`"`)
 	return c.Blob(http.StatusOK, "application/xml", d.Run.File)
 }
 
 // staffDebitRunOf loads the run the path names, of the staff member's
 // club; nil when the answer (not found, an engine error) was written,
 // whose error the caller returns.
-func (s *Server) staffDebitRunOf(c echo.Context) (*engine.DebitRunDetail, error) {
+func (s *Server) staffDebitRunOf(c echo.Context) (*directdebit.DebitRunDetail, error) {
 	id, ok := pathID(c, "id")
 	if !ok {
 		return nil, s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
 	}
-	d, err := s.engine.DebitRunByID(c.Request().Context(), staffUserOf(c).OrganisationID, id)
+	d, err := directdebit.Of(s.engine).DebitRunByID(c.Request().Context(), staffUserOf(c).OrganisationID, id)
 	if err != nil {
 		return nil, s.staffEngineError(c, err)
 	}
@@ -246,7 +247,7 @@ func (s *Server) staffDebitRunOf(c echo.Context) (*engine.DebitRunDetail, error)
 // answered by a redirect to its page saying so (a repeated post), one in
 // the other final state by a conflict page in words. ok is false when
 // the caller returns err.
-func (s *Server) debitRunAction(c echo.Context, goal engine.DebitRunStatus) (d *engine.DebitRunDetail, ok bool, err error) {
+func (s *Server) debitRunAction(c echo.Context, goal engine.DebitRunStatus) (d *directdebit.DebitRunDetail, ok bool, err error) {
 	t := staffDebitTextIn(c)
 	d, answered := s.staffDebitRunOf(c)
 	if d == nil {
@@ -268,7 +269,7 @@ func (s *Server) debitRunAction(c echo.Context, goal engine.DebitRunStatus) (d *
 }
 
 // inRun counts the debits of a run still waiting to be sent.
-func inRun(d *engine.DebitRunDetail) int {
+func inRun(d *directdebit.DebitRunDetail) int {
 	n := 0
 	for _, l := range d.Debits {
 		if l.Status == engine.DebitInRun {
@@ -293,7 +294,7 @@ func (s *Server) staffMarkDebitRunSent(c echo.Context) error {
 		return err
 	}
 	u := staffUserOf(c)
-	res, err := s.engine.MarkDebitRunSent(c.Request().Context(), u.actor(), u.OrganisationID, d.Run.ID)
+	res, err := directdebit.Of(s.engine).MarkDebitRunSent(c.Request().Context(), u.actor(), u.OrganisationID, d.Run.ID)
 	if err != nil {
 		return s.debitRunEngineError(c, err)
 	}
@@ -323,7 +324,7 @@ func (s *Server) staffCancelDebitRun(c echo.Context) error {
 		return err
 	}
 	u := staffUserOf(c)
-	if _, err := s.engine.CancelDebitRun(c.Request().Context(), u.actor(), u.OrganisationID, d.Run.ID); err != nil {
+	if _, err := directdebit.Of(s.engine).CancelDebitRun(c.Request().Context(), u.actor(), u.OrganisationID, d.Run.ID); err != nil {
 		return s.debitRunEngineError(c, err)
 	}
 	return c.Redirect(http.StatusSeeOther, back+"?done="+flashDebitRunCancelled)
@@ -336,7 +337,7 @@ func (s *Server) staffCancelDebitRun(c echo.Context) error {
 func (s *Server) debitRunEngineError(c echo.Context, err error) error {
 	if engine.ErrorCode(err) == engine.CodeConflict {
 		if id, ok := pathID(c, "id"); ok {
-			if d, lerr := s.engine.DebitRunByID(c.Request().Context(), staffUserOf(c).OrganisationID, id); lerr == nil {
+			if d, lerr := directdebit.Of(s.engine).DebitRunByID(c.Request().Context(), staffUserOf(c).OrganisationID, id); lerr == nil {
 				switch d.Run.Status {
 				case engine.DebitRunSent:
 					return s.staffErrorPage(c, http.StatusConflict, staffDebitTextIn(c).IsSent)

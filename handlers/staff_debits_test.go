@@ -14,6 +14,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/directdebit"
 	"portal/engine/staff"
 )
 
@@ -35,7 +36,7 @@ func (env *staffEnv) debitRegistration(t *testing.T) (string, engine.Order) {
 	if p := env.post(c, u.Path, url.Values{"paymentMethod": {"direct_debit"}}); p.status != http.StatusOK {
 		t.Fatalf("choosing direct debit: %d\n%s", p.status, p.body)
 	}
-	if _, err := env.testEnv.svc.GiveMandate(t.Context(), path.Base(u.Path), engine.MandateInput{Holder: "Alex Example",
+	if _, err := directdebit.Of(env.testEnv.svc).GiveMandate(t.Context(), path.Base(u.Path), directdebit.MandateInput{Holder: "Alex Example",
 		IBAN: "DE02 1203 0000 0000 2020 51", Consent: true, Language: "en"}); err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +101,7 @@ func TestStaffDebitRuns(t *testing.T) {
 		}
 
 		prepared := env.post(treasurer, "/staff/debits", until, origin...)
-		runs, err := env.testEnv.svc.DebitRuns(ctx, 1)
+		runs, err := directdebit.Of(env.testEnv.svc).DebitRuns(ctx, 1)
 		if err != nil || len(runs) != 1 {
 			t.Fatalf("runs %+v %v", runs, err)
 		}
@@ -117,7 +118,7 @@ func TestStaffDebitRuns(t *testing.T) {
 		line := runPage.testid("debit-line")
 		if runPage.status != http.StatusOK || !strings.Contains(runPage.testid("staff-flash").Text(), "prepared") || line.Length() != 1 ||
 			line.Find(`[data-testid="debit-registration"]`).AttrOr("href", "") != "/staff/registrations/"+registration ||
-			line.Find(`[data-testid="debit-iban"]`).Text() != engine.MaskedIBAN("DE02120300000000202051") ||
+			line.Find(`[data-testid="debit-iban"]`).Text() != directdebit.MaskedIBAN("DE02120300000000202051") ||
 			line.Find(`[data-testid="debit-holder"]`).Text() != "Alex Example" || !strings.Contains(line.Find(`[data-testid="debit-sequence"]`).Text(), "FRST") ||
 			runPage.testid("debit-run-sent").Length() != 1 || runPage.testid("debit-run-cancel").Length() != 1 || runPage.testid("debit-run-download").Length() != 1 {
 			t.Fatalf("run page: %d\n%s", runPage.status, runPage.body)
@@ -127,14 +128,14 @@ func TestStaffDebitRuns(t *testing.T) {
 		}
 
 		// The file, twice, as stored.
-		stored, err := env.testEnv.svc.DebitRunByID(ctx, 1, first.ID)
+		stored, err := directdebit.Of(env.testEnv.svc).DebitRunByID(ctx, 1, first.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for range 2 {
 			f := env.do(treasurer, http.MethodGet, runPath+"/file", nil)
 			if f.status != http.StatusOK || !bytes.Equal(f.body, stored.Run.File) || f.header.Get("Content-Type") != "application/xml" ||
-				f.header.Get("Content-Disposition") != `attachment; filename="`+engine.DebitRunFileName(stored.Run)+`"` {
+				f.header.Get("Content-Disposition") != `attachment; filename="`+directdebit.DebitRunFileName(stored.Run)+`"` {
 				t.Fatalf("download: %d %v", f.status, f.header)
 			}
 		}
@@ -205,7 +206,7 @@ func TestStaffDebitRuns(t *testing.T) {
 		if again.status != http.StatusSeeOther {
 			t.Fatalf("the next run: %d\n%s", again.status, again.body)
 		}
-		runs, _ = env.testEnv.svc.DebitRuns(ctx, 1)
+		runs, _ = directdebit.Of(env.testEnv.svc).DebitRuns(ctx, 1)
 		if len(runs) != 2 || runs[0].ID == first.ID || runs[0].DebitCount != 1 {
 			t.Fatalf("runs after the cancel %+v", runs)
 		}
@@ -263,7 +264,7 @@ func layoutDebitRun(t *testing.T, db *bun.DB, order engine.Order) int64 {
 	if err := db.NewSelect().Model(&pay).Where("order_id = ?", order.ID).Order("id").Limit(1).Scan(ctx); err != nil {
 		t.Fatalf("the demo order's payment: %v", err)
 	}
-	m := &engine.DebitMandate{OrganisationID: order.OrganisationID, UserKey: order.UserKey, CreditorID: "DE98ZZZ09999999999",
+	m := &directdebit.DebitMandate{OrganisationID: order.OrganisationID, UserKey: order.UserKey, CreditorID: "DE98ZZZ09999999999",
 		Reference: "TVDEMO-MANDATE-000000000000000000001", Holder: "Alexandra Example-Longname", IBAN: "DE02120300000000202051",
 		Language: "en", Text: "I authorise the club to collect.", TextVersion: "1", SignedAt: now}
 	if _, err := db.NewInsert().Model(m).Exec(ctx); err != nil {
@@ -292,7 +293,7 @@ func TestStaffDebitRunWarnsOfEndedMandate(t *testing.T) {
 	_, order := env.debitRegistration(t)
 	env.addStaff("treasurer@example.org", staff.RoleTreasurer)
 	treasurer := env.mustStaffSignIn("treasurer@example.org", "/staff")
-	run, err := env.testEnv.svc.CollectDebits(t.Context(), engine.CollectRequest{OrganisationID: 1, Until: time.Now().AddDate(0, 2, 0), Actor: engine.CommandLine})
+	run, err := directdebit.Of(env.testEnv.svc).CollectDebits(t.Context(), directdebit.CollectRequest{OrganisationID: 1, Until: time.Now().AddDate(0, 2, 0), Actor: engine.CommandLine})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -300,7 +301,7 @@ func TestStaffDebitRunWarnsOfEndedMandate(t *testing.T) {
 	if p := env.get(treasurer, runPath); p.testid("debit-mandate-ended").Length() != 0 {
 		t.Fatal("a mandate that holds is flagged")
 	}
-	if _, err := env.testEnv.svc.StaffRevokeMandate(t.Context(), engine.CommandLine, 1, *order.DebitMandateID); err != nil {
+	if _, err := directdebit.Of(env.testEnv.svc).StaffRevokeMandate(t.Context(), engine.CommandLine, 1, *order.DebitMandateID); err != nil {
 		t.Fatal(err)
 	}
 	if p := env.get(treasurer, runPath); p.testid("debit-mandate-ended").Length() != 1 {

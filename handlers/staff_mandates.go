@@ -7,6 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"portal/engine/directdebit"
 	"portal/views"
 )
 
@@ -35,7 +36,7 @@ func (s *Server) staffRevokeMandate(c echo.Context) error {
 	if !ok {
 		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
 	}
-	m, err := s.engine.StaffMandate(c.Request().Context(), u.OrganisationID, id)
+	m, err := directdebit.Of(s.engine).StaffMandate(c.Request().Context(), u.OrganisationID, id)
 	if err != nil {
 		return s.staffEngineError(c, err)
 	}
@@ -43,7 +44,7 @@ func (s *Server) staffRevokeMandate(c echo.Context) error {
 		Yes: t.RevokeYes, No: t.RevokeNo}, back); !proceed {
 		return err
 	}
-	if _, err := s.engine.StaffRevokeMandate(c.Request().Context(), u.actor(), u.OrganisationID, id); err != nil {
+	if _, err := directdebit.Of(s.engine).StaffRevokeMandate(c.Request().Context(), u.actor(), u.OrganisationID, id); err != nil {
 		return s.staffEngineError(c, err)
 	}
 	return c.Redirect(http.StatusSeeOther, back+"?done="+flashMandateRevoked)

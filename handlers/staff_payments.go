@@ -15,6 +15,7 @@ import (
 	"portal/engine/banking"
 	"portal/engine/bankstatement"
 	"portal/engine/banktransfer"
+	"portal/engine/directdebit"
 	"portal/engine/staff"
 	"portal/views"
 )
@@ -176,7 +177,7 @@ func (s *Server) staffImportStatement(c echo.Context) error {
 // staffReturnRow prints one returned direct debit of an import, and
 // whether it was matched to a debit (taken back); an unknown one or one
 // that does not match its debit is a problem, as an unmatched credit is.
-func staffReturnRow(c echo.Context, l engine.ReturnLine, captured bool) (views.StaffCreditRow, bool) {
+func staffReturnRow(c echo.Context, l directdebit.ReturnLine, captured bool) (views.StaffCreditRow, bool) {
 	r := l.Return
 	t := staffOpsTextIn(c)
 	row := views.StaffCreditRow{Amount: staffMoney(c, r.AmountMinor, r.Currency), Reference: r.EndToEndID, Kind: "problem"}
@@ -198,10 +199,10 @@ func staffReturnRow(c echo.Context, l engine.ReturnLine, captured bool) (views.S
 			row.Result += ": " + e.Message
 		}
 		return row, true
-	case l.Outcome == engine.ReturnUnknown:
+	case l.Outcome == directdebit.ReturnUnknown:
 		row.Outcome, row.Result = t.OutcomeReturnUnknown, l.Reason
 		return row, false
-	case l.Outcome == engine.ReturnMismatch:
+	case l.Outcome == directdebit.ReturnMismatch:
 		row.Outcome, row.Result = t.OutcomeReturnProblem, l.Reason
 		return row, false
 	}

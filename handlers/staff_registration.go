@@ -14,6 +14,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/banking"
+	"portal/engine/directdebit"
 	"portal/engine/jobs"
 	"portal/engine/staff"
 	"portal/views"
@@ -226,9 +227,9 @@ func messageLabel(c echo.Context, kind engine.MessageKind) string {
 		return t.MsgResume
 	case engine.KindRefundPayment:
 		return t.MsgRefund
-	case engine.KindDebitReturned:
+	case directdebit.KindDebitReturned:
 		return t.MsgDebitReturned
-	case engine.KindMandateNotice:
+	case directdebit.KindMandateNotice:
 		return t.MsgMandate
 	}
 	return t.MsgOther
@@ -242,7 +243,7 @@ func eventTitle(c echo.Context, p engine.Payment, e engine.PaymentEvent) (title,
 		amount = staffMoney(c, *e.AmountMinor, *e.Currency)
 	}
 	switch {
-	case e.EventType == engine.DebitReturnEvent:
+	case e.EventType == directdebit.DebitReturnEvent:
 		return fmt.Sprintf(t.EvReturned, amount), "attempt"
 	case e.Outcome == engine.OutcomePartial:
 		return fmt.Sprintf(t.EvPart, amount), "payment"

@@ -53,7 +53,7 @@ func TestDebitsCommands(t *testing.T) {
 	if err := db.NewSelect().Model(&order).Limit(1).Scan(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := demo.Svc.GiveMandate(ctx, order.PayReference, engine.MandateInput{Holder: "Alex Example", IBAN: "DE02120300000000202051",
+	if _, err := directdebit.Of(demo.Svc).GiveMandate(ctx, order.PayReference, directdebit.MandateInput{Holder: "Alex Example", IBAN: "DE02120300000000202051",
 		Consent: true, Language: "de"}); err != nil {
 		t.Fatal(err)
 	}

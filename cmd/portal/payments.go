@@ -16,6 +16,7 @@ import (
 	"portal/engine/banking"
 	"portal/engine/bankstatement"
 	"portal/engine/banktransfer"
+	"portal/engine/directdebit"
 	"portal/engine/payproviders"
 	"portal/engine/stripepay"
 	"portal/handlers"
@@ -321,7 +322,7 @@ func importStatement(ctx context.Context, svc *engine.Service, opt engine.Statem
 		case l.Err != nil:
 			failed++
 			fmt.Fprintf(stdout, "direct debit return %s (%s): error: %v\n", r.EndToEndID, amount, l.Err)
-		case l.Outcome != engine.ReturnApplied:
+		case l.Outcome != directdebit.ReturnApplied:
 			fmt.Fprintf(stdout, "%s (%s): nothing changed\n", l.Reason, amount)
 		default:
 			what := l.Reason

@@ -9,6 +9,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/directdebit"
 	"portal/engine/jobs"
 	"portal/engine/privacy"
 	"portal/handlers"
@@ -63,9 +64,9 @@ func buildRunner(cfg Config, db *bun.DB, svc *engine.Service, log *slog.Logger, 
 	engine.ScheduleLifecycle(r, db, cfg.ArchiveMode, time.Now, log)
 	engine.ScheduleWebhookPruning(r, db, time.Duration(cfg.WebhookRetentionDays)*24*time.Hour, time.Now, log)
 	svc.SchedulePayments(r, time.Now)
-	svc.ScheduleDebitRuns(r)
+	directdebit.Of(svc).ScheduleDebitRuns(r)
 	privacy.Of(svc).ScheduleRetention(r, time.Now, log)
-	svc.ScheduleMandateExpiry(r, time.Now, log)
+	directdebit.Of(svc).ScheduleMandateExpiry(r, time.Now, log)
 	return r
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/banking"
+	"portal/engine/directdebit"
 )
 
 // The bank statement import: a camt.053/054/052 statement's credits are
@@ -52,7 +53,7 @@ type StatementImport struct {
 	Lines                                      []StatementLine
 	// Returns are the returned direct debits to Account
 	// (debit_returns.go): taken back, unknown, or a problem for staff.
-	Returns []engine.ReturnLine
+	Returns []directdebit.ReturnLine
 }
 
 // ImportStatement matches a bank statement's credits to the account
@@ -78,7 +79,7 @@ func (s *Service) ImportStatement(ctx context.Context, st banking.Statement, opt
 	// Returned debits first: a return and a credit in one statement are
 	// independent, and each return is its own transaction as each
 	// capture is.
-	returns, otherAccounts, already := s.ImportReturns(ctx, st, opt)
+	returns, otherAccounts, already := directdebit.Of(s.Service).ImportReturns(ctx, st, opt)
 	rep.Returns = append(rep.Returns, returns...)
 	rep.OtherAccounts += otherAccounts
 	rep.AlreadyImported += already

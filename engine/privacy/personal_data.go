@@ -14,6 +14,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/bankstatement"
+	"portal/engine/directdebit"
 )
 
 // The personal-data export (issue 30): everything the club holds about a
@@ -743,7 +744,7 @@ func gatherMandates(ctx context.Context, db bun.IDB, sc *exportScope, out *Perso
 	if len(sc.userKeys) == 0 {
 		return nil
 	}
-	var rows []engine.DebitMandate
+	var rows []directdebit.DebitMandate
 	if err := db.NewSelect().Model(&rows).Where("organisation_id = ? AND user_key IN (?)", sc.org.ID, bun.List(sc.userKeys)).
 		OrderExpr("id").Scan(ctx); err != nil {
 		return fmt.Errorf("load mandates: %w", err)

@@ -11,6 +11,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/directdebit"
 	"portal/engine/jobs"
 )
 
@@ -38,7 +39,7 @@ type RegistrationDetail struct {
 	Messages    []MessageDelivery
 	// Mandate is the SEPA mandate the order is collected under; nil when
 	// it has none (debit_mandates.go).
-	Mandate *engine.DebitMandate
+	Mandate *directdebit.DebitMandate
 }
 
 // AnsweredStep is one question and the answers given to it.
@@ -163,7 +164,7 @@ func (s *Service) RegistrationDetail(ctx context.Context, orgID, id int64) (d *R
 	}
 	d.Order = &orders[0]
 	if d.Order.DebitMandateID != nil {
-		d.Mandate = &engine.DebitMandate{ID: *d.Order.DebitMandateID}
+		d.Mandate = &directdebit.DebitMandate{ID: *d.Order.DebitMandateID}
 		if err := s.DB().NewSelect().Model(d.Mandate).WherePK().Scan(ctx); err != nil {
 			return nil, fmt.Errorf("load mandate: %w", err)
 		}

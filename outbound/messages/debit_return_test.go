@@ -13,6 +13,7 @@ import (
 	"portal/engine/banking"
 	"portal/engine/bankstatement"
 	"portal/engine/dbtest"
+	"portal/engine/directdebit"
 )
 
 // TestDebitReturnMailInTheMembersLanguage: over SMTP, a member whose
@@ -56,7 +57,7 @@ func TestDebitReturnMailInTheMembersLanguage(t *testing.T) {
 					t.Fatal(err)
 				}
 				now := time.Now().UTC()
-				m := &engine.DebitMandate{OrganisationID: 1, UserKey: engine.DemoUserKey, CreditorID: "DE98ZZZ09999999999", Reference: "RRC-1",
+				m := &directdebit.DebitMandate{OrganisationID: 1, UserKey: engine.DemoUserKey, CreditorID: "DE98ZZZ09999999999", Reference: "RRC-1",
 					Holder: "Alex Morgan", IBAN: "DE02120300000000202051", Language: tc.code, Text: "…", TextVersion: "v", SignedAt: now}
 				run := &engine.DebitRun{OrganisationID: 1, MessageID: "DD-1-1", FileVersion: "pain.008.001.08", UntilOn: now, Status: engine.DebitRunSent,
 					DebitCount: 1, Currency: "EUR", File: []byte("<Document/>"), CreatedBy: "test", CreatedAt: now, SentAt: &now}

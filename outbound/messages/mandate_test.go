@@ -13,6 +13,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/directdebit"
 	"portal/engine/enginetest"
 	"portal/handlers"
 	"portal/outbound/messages"
@@ -57,7 +58,7 @@ func TestMandateMail(t *testing.T) {
 				if _, err := db.NewUpdate().Model(&order).Set("payment_method = ?", engine.DirectDebitProvider).WherePK().Exec(ctx); err != nil {
 					t.Fatal(err)
 				}
-				m, err := demo.Svc.GiveMandate(ctx, order.PayReference, engine.MandateInput{Holder: "Zoë Morgan", IBAN: "DE02120300000000202051", BIC: "BYLADEM1001",
+				m, err := directdebit.Of(demo.Svc).GiveMandate(ctx, order.PayReference, directdebit.MandateInput{Holder: "Zoë Morgan", IBAN: "DE02120300000000202051", BIC: "BYLADEM1001",
 					Consent: true, Language: tc.code})
 				if err != nil {
 					t.Fatal(err)
@@ -103,7 +104,7 @@ func TestMandateMail(t *testing.T) {
 					t.Fatal(err)
 				}
 				flat := strings.Join(strings.Fields(text), " ")
-				for _, want := range []string{m.Reference, "DE02120300000000202051", "BYLADEM1001", "Zoë Morgan", "DE98ZZZ09999999999", engine.MandateTextVersion,
+				for _, want := range []string{m.Reference, "DE02120300000000202051", "BYLADEM1001", "Zoë Morgan", "DE98ZZZ09999999999", directdebit.MandateTextVersion,
 					strings.Join(strings.Fields(m.Text), " ")[:60]} {
 					if !strings.Contains(flat, want) && !bytes.Contains([]byte(text), []byte(want)) {
 						t.Errorf("the PDF lacks %q:\n%s", want, text)

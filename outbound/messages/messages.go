@@ -21,6 +21,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/banking"
+	"portal/engine/directdebit"
 	"portal/engine/jobs"
 	"portal/engine/privacy"
 	"portal/outbound/mail"
@@ -74,9 +75,9 @@ func Register(r *jobs.Runner, d Deps) {
 	handle(engine.KindResumeLink, resumeLink)
 	handle(engine.KindUnpaidReminder, unpaidReminder)
 	handle(engine.KindPaymentLink, paymentLink)
-	handle(engine.KindDebitReturned, debitReturned)
+	handle(directdebit.KindDebitReturned, debitReturned)
 	handle(engine.KindTransferRequest, transferRequest)
-	handle(engine.KindMandateNotice, mandateNotice)
+	handle(directdebit.KindMandateNotice, mandateNotice)
 	handle(engine.KindWelcome, welcome)
 	handle(engine.KindExpiryReminder, expiryReminder)
 	handle(engine.KindRenewalPrompt, renewalPrompt)

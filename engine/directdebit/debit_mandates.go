@@ -1,4 +1,4 @@
-package engine
+package directdebit
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"portal/engine"
 	"portal/engine/banking"
 )
 
@@ -104,7 +105,7 @@ func MandateText(language string, t MandateTerms) (text, version string) {
 		language, f = "en", mandateTexts["en"]
 	}
 	text = fmt.Sprintf(f, t.CreditorName, t.CreditorID, t.Reference)
-	if t.PrenotificationDays > 0 && t.PrenotificationDays < DefaultPrenotificationDays {
+	if t.PrenotificationDays > 0 && t.PrenotificationDays < engine.DefaultPrenotificationDays {
 		text += fmt.Sprintf(prenotificationTexts[language], t.PrenotificationDays)
 	}
 	return text, MandateTextVersion
@@ -125,7 +126,7 @@ type MandateInput struct {
 // that holds, offered for this order (Held: keep it, change its account
 // or revoke it), or neither (the form for a new mandate).
 type DebitPage struct {
-	Order   *Order
+	Order   *engine.Order
 	Terms   MandateTerms
 	Mandate *DebitMandate
 	Held    *DebitMandate
@@ -133,31 +134,31 @@ type DebitPage struct {
 
 // debitTerms are the creditor's terms of an organisation's direct debit.
 func debitTerms(ctx context.Context, db bun.IDB, orgID int64) (MandateTerms, error) {
-	ps, err := loadPaymentSettings(ctx, db, orgID)
+	ps, err := engine.LoadPaymentSettings(ctx, db, orgID)
 	if err != nil {
 		return MandateTerms{}, err
 	}
 	if ps.DebitCreditorID == "" {
-		return MandateTerms{}, Errorf(CodeConflict, "this club does not collect by direct debit")
+		return MandateTerms{}, engine.Errorf(engine.CodeConflict, "this club does not collect by direct debit")
 	}
 	return MandateTerms{CreditorName: ps.BankCreditorName, CreditorID: ps.DebitCreditorID, PrenotificationDays: ps.DebitPrenotificationDays}, nil
 }
 
 // DebitPageFor returns what the pay link of an unpaid direct-debit order shows.
 func (s *Service) DebitPageFor(ctx context.Context, orderReference string) (_ *DebitPage, err error) {
-	defer ClassifyUnavailable(&err)
-	order, err := s.unpaidOrderByReference(ctx, orderReference)
+	defer engine.ClassifyUnavailable(&err)
+	order, err := s.UnpaidOrderByReference(ctx, orderReference)
 	if err != nil {
 		return nil, err
 	}
-	terms, err := debitTerms(ctx, s.db, order.OrganisationID)
+	terms, err := debitTerms(ctx, s.DB(), order.OrganisationID)
 	if err != nil {
 		return nil, err
 	}
 	page := &DebitPage{Order: order, Terms: terms}
 	if order.DebitMandateID != nil && order.DebitDueOn != nil {
 		m := &DebitMandate{ID: *order.DebitMandateID}
-		if err := s.db.NewSelect().Model(m).WherePK().Scan(ctx); err != nil {
+		if err := s.DB().NewSelect().Model(m).WherePK().Scan(ctx); err != nil {
 			return nil, fmt.Errorf("load mandate: %w", err)
 		}
 		if m.RevokedAt == nil {
@@ -165,7 +166,7 @@ func (s *Service) DebitPageFor(ctx context.Context, orderReference string) (_ *D
 			return page, nil
 		}
 	}
-	if page.Held, err = heldMandate(ctx, s.db, order.OrganisationID, order.UserKey); err != nil {
+	if page.Held, err = heldMandate(ctx, s.DB(), order.OrganisationID, order.UserKey); err != nil {
 		return nil, err
 	}
 	return page, nil
@@ -182,17 +183,17 @@ func (s *Service) DebitPageFor(ctx context.Context, orderReference string) (_ *D
 // keeps, changes or revokes it instead (debit_mandate_life.go); an order
 // whose mandate ended takes a new one.
 func (s *Service) GiveMandate(ctx context.Context, orderReference string, in MandateInput) (_ *DebitMandate, err error) {
-	defer ClassifyUnavailable(&err)
-	order, err := s.unpaidOrderByReference(ctx, orderReference)
+	defer engine.ClassifyUnavailable(&err)
+	order, err := s.UnpaidOrderByReference(ctx, orderReference)
 	if err != nil {
 		return nil, err
 	}
 	acct, fields := checkMandateAccount(in)
 	if !in.Consent {
-		fields = append(fields, FieldError{Field: "consent", Message: "the mandate must be agreed to explicitly"})
+		fields = append(fields, engine.FieldError{Field: "consent", Message: "the mandate must be agreed to explicitly"})
 	}
 	if len(fields) > 0 {
-		return nil, &Error{Code: CodeValidation, Message: "The mandate cannot be given as entered.", Fields: fields}
+		return nil, &engine.Error{Code: engine.CodeValidation, Message: "The mandate cannot be given as entered.", Fields: fields}
 	}
 	now := s.Clock()
 	m := &DebitMandate{OrganisationID: order.OrganisationID, UserKey: order.UserKey, Holder: acct.Holder, IBAN: acct.IBAN, BIC: acct.BIC,
@@ -200,7 +201,7 @@ func (s *Service) GiveMandate(ctx context.Context, orderReference string, in Man
 	if _, ok := mandateTexts[m.Language]; !ok {
 		m.Language = "en"
 	}
-	err = InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err = engine.InTx(ctx, s.DB(), func(ctx context.Context, tx bun.Tx) error {
 		if err := checkNoHeldMandate(ctx, tx, order); err != nil {
 			return err
 		}
@@ -208,12 +209,12 @@ func (s *Service) GiveMandate(ctx context.Context, orderReference string, in Man
 		if err != nil {
 			return err
 		}
-		org, err := LoadOrganisation(ctx, tx, order.OrganisationID)
+		org, err := engine.LoadOrganisation(ctx, tx, order.OrganisationID)
 		if err != nil {
 			return err
 		}
 		m.CreditorID = terms.CreditorID
-		m.Reference = "PENDING-" + NewReference("") // unique until the id is known
+		m.Reference = "PENDING-" + engine.NewReference("") // unique until the id is known
 		if _, err := tx.NewInsert().Model(m).Exec(ctx); err != nil {
 			return fmt.Errorf("store mandate: %w", err)
 		}
@@ -223,17 +224,17 @@ func (s *Service) GiveMandate(ctx context.Context, orderReference string, in Man
 		if _, err := tx.NewUpdate().Model(m).Column("reference", "text", "text_version").WherePK().Exec(ctx); err != nil {
 			return fmt.Errorf("store mandate: %w", err)
 		}
-		due, err := debitDueFor(ctx, tx, order.OrganisationID, now)
+		due, err := engine.DebitDueFor(ctx, tx, order.OrganisationID, now)
 		if err != nil {
 			return err
 		}
-		res, err := tx.NewUpdate().Model((*Order)(nil)).Set("debit_mandate_id = ?", m.ID).Set("debit_due_on = ?", due).
-			Where("id = ? AND status = ?", order.ID, OrderUnpaid).Where("(debit_mandate_id IS NULL OR debit_mandate_id IN (?))", endedMandates(tx)).Exec(ctx)
+		res, err := tx.NewUpdate().Model((*engine.Order)(nil)).Set("debit_mandate_id = ?", m.ID).Set("debit_due_on = ?", due).
+			Where("id = ? AND status = ?", order.ID, engine.OrderUnpaid).Where("(debit_mandate_id IS NULL OR debit_mandate_id IN (?))", endedMandates(tx)).Exec(ctx)
 		if err != nil {
 			return fmt.Errorf("link mandate: %w", err)
 		}
 		if n, _ := res.RowsAffected(); n != 1 {
-			return Errorf(CodeConflict, "this registration changed meanwhile; load the page again")
+			return engine.Errorf(engine.CodeConflict, "this registration changed meanwhile; load the page again")
 		}
 		return queueMandateNotice(ctx, tx, MandateGiven, m, order.ID, due, now)
 	})

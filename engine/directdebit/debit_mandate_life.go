@@ -1,4 +1,4 @@
-package engine
+package directdebit
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"portal/engine"
 	"portal/engine/banking"
 	"portal/engine/jobs"
 )
@@ -29,14 +30,14 @@ type mandateAccount struct {
 // checkMandateAccount checks the holder, IBAN and BIC a member typed, as
 // the mandate form and the account change both take them: each problem
 // is named by its field.
-func checkMandateAccount(in MandateInput) (mandateAccount, []FieldError) {
-	var fields []FieldError
-	bad := func(field, msg string) { fields = append(fields, FieldError{Field: field, Message: msg}) }
+func checkMandateAccount(in MandateInput) (mandateAccount, []engine.FieldError) {
+	var fields []engine.FieldError
+	bad := func(field, msg string) { fields = append(fields, engine.FieldError{Field: field, Message: msg}) }
 	holder := strings.TrimSpace(in.Holder)
 	switch {
 	case holder == "":
 		bad("holder", "is required: the account holder's name")
-	case len([]rune(holder)) > 70 || !PlainText(holder):
+	case len([]rune(holder)) > 70 || !engine.PlainText(holder):
 		bad("holder", "must be a name of at most 70 characters")
 	}
 	iban, ierr := banking.ParseIBAN(in.IBAN)
@@ -73,13 +74,13 @@ func heldMandate(ctx context.Context, db bun.IDB, orgID int64, userKey string) (
 
 // checkNoHeldMandate refuses a new mandate for a household that holds one:
 // it keeps, changes or revokes that one first.
-func checkNoHeldMandate(ctx context.Context, tx bun.IDB, order *Order) error {
+func checkNoHeldMandate(ctx context.Context, tx bun.IDB, order *engine.Order) error {
 	held, err := heldMandate(ctx, tx, order.OrganisationID, order.UserKey)
 	if err != nil {
 		return err
 	}
 	if held != nil {
-		return Errorf(CodeConflict, "a mandate that holds was given already: keep it, change its account or revoke it")
+		return engine.Errorf(engine.CodeConflict, "a mandate that holds was given already: keep it, change its account or revoke it")
 	}
 	return nil
 }
@@ -93,24 +94,24 @@ func endedMandates(db bun.IDB) *bun.SelectQuery {
 // householdMandate loads and locks mandate id of order's household for a
 // change in tx (SQLite's one connection serialises the rest); a mandate
 // of another household or club is not found.
-func householdMandate(ctx context.Context, tx bun.Tx, order *Order, id int64) (*DebitMandate, error) {
+func householdMandate(ctx context.Context, tx bun.Tx, order *engine.Order, id int64) (*DebitMandate, error) {
 	m := new(DebitMandate)
-	q := forUpdate(tx.NewSelect().Model(m).Where("id = ? AND organisation_id = ? AND user_key = ?", id, order.OrganisationID, order.UserKey))
+	q := engine.ForUpdate(tx.NewSelect().Model(m).Where("id = ? AND organisation_id = ? AND user_key = ?", id, order.OrganisationID, order.UserKey))
 	if err := q.Scan(ctx); err != nil {
-		return nil, NotFoundOr(err, "mandate")
+		return nil, engine.NotFoundOr(err, "mandate")
 	}
 	return m, nil
 }
 
 // directDebitOrder is the unpaid order of a pay link, which must be paid
 // by direct debit for a mandate to be kept or changed for it.
-func (s *Service) directDebitOrder(ctx context.Context, orderReference string) (*Order, error) {
-	order, err := s.unpaidOrderByReference(ctx, orderReference)
+func (s *Service) directDebitOrder(ctx context.Context, orderReference string) (*engine.Order, error) {
+	order, err := s.UnpaidOrderByReference(ctx, orderReference)
 	if err != nil {
 		return nil, err
 	}
-	if order.PaymentMethod != DirectDebitProvider {
-		return nil, Errorf(CodeConflict, "this registration is not paid by direct debit")
+	if order.PaymentMethod != engine.DirectDebitProvider {
+		return nil, engine.Errorf(engine.CodeConflict, "this registration is not paid by direct debit")
 	}
 	return order, nil
 }
@@ -120,27 +121,27 @@ func (s *Service) directDebitOrder(ctx context.Context, orderReference string) (
 // also the debit's pre-notification. An order collected under m already
 // keeps its due date and is not told again: changed says whether
 // anything changed.
-func collectUnder(ctx context.Context, tx bun.Tx, event string, order *Order, m *DebitMandate, now time.Time) (due time.Time, changed bool, err error) {
-	var cur Order
+func collectUnder(ctx context.Context, tx bun.Tx, event string, order *engine.Order, m *DebitMandate, now time.Time) (due time.Time, changed bool, err error) {
+	var cur engine.Order
 	if err := tx.NewSelect().Model(&cur).Column("id", "status", "debit_mandate_id", "debit_due_on").Where("id = ?", order.ID).Scan(ctx); err != nil {
-		return due, false, NotFoundOr(err, "order")
+		return due, false, engine.NotFoundOr(err, "order")
 	}
-	if cur.Status != OrderUnpaid {
-		return due, false, Errorf(CodeConflict, "this registration changed meanwhile; load the page again")
+	if cur.Status != engine.OrderUnpaid {
+		return due, false, engine.Errorf(engine.CodeConflict, "this registration changed meanwhile; load the page again")
 	}
 	if cur.DebitMandateID != nil && *cur.DebitMandateID == m.ID && cur.DebitDueOn != nil {
 		return *cur.DebitDueOn, false, nil
 	}
-	if due, err = debitDueFor(ctx, tx, order.OrganisationID, now); err != nil {
+	if due, err = engine.DebitDueFor(ctx, tx, order.OrganisationID, now); err != nil {
 		return due, false, err
 	}
-	res, err := tx.NewUpdate().Model((*Order)(nil)).Set("debit_mandate_id = ?", m.ID).Set("debit_due_on = ?", due).
-		Where("id = ? AND status = ?", order.ID, OrderUnpaid).Exec(ctx)
+	res, err := tx.NewUpdate().Model((*engine.Order)(nil)).Set("debit_mandate_id = ?", m.ID).Set("debit_due_on = ?", due).
+		Where("id = ? AND status = ?", order.ID, engine.OrderUnpaid).Exec(ctx)
 	if err != nil {
 		return due, false, fmt.Errorf("link mandate: %w", err)
 	}
 	if n, _ := res.RowsAffected(); n != 1 {
-		return due, false, Errorf(CodeConflict, "this registration changed meanwhile; load the page again")
+		return due, false, engine.Errorf(engine.CodeConflict, "this registration changed meanwhile; load the page again")
 	}
 	order.DebitMandateID, order.DebitDueOn = &m.ID, &due
 	return due, true, queueMandateNotice(ctx, tx, event, m, order.ID, due, now)
@@ -152,18 +153,18 @@ func collectUnder(ctx context.Context, tx bun.Tx, event string, order *Order, m 
 // next collection day and the member gets the mandate e-mail. Keeping it
 // again changes nothing.
 func (s *Service) KeepMandate(ctx context.Context, orderReference string, id int64) (_ *DebitMandate, err error) {
-	defer ClassifyUnavailable(&err)
+	defer engine.ClassifyUnavailable(&err)
 	order, err := s.directDebitOrder(ctx, orderReference)
 	if err != nil {
 		return nil, err
 	}
 	var m *DebitMandate
-	err = InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err = engine.InTx(ctx, s.DB(), func(ctx context.Context, tx bun.Tx) error {
 		if m, err = householdMandate(ctx, tx, order, id); err != nil {
 			return err
 		}
 		if m.RevokedAt != nil {
-			return Errorf(CodeConflict, "this mandate no longer holds; give a new one")
+			return engine.Errorf(engine.CodeConflict, "this mandate no longer holds; give a new one")
 		}
 		_, _, err := collectUnder(ctx, tx, MandateKept, order, m, s.Clock())
 		return err
@@ -185,25 +186,25 @@ func (s *Service) KeepMandate(ctx context.Context, orderReference string, id int
 // date and its member is told of the new account. The same change sent
 // twice changes nothing more.
 func (s *Service) AmendMandate(ctx context.Context, orderReference string, id int64, in MandateInput) (_ *DebitMandate, err error) {
-	defer ClassifyUnavailable(&err)
+	defer engine.ClassifyUnavailable(&err)
 	order, err := s.directDebitOrder(ctx, orderReference)
 	if err != nil {
 		return nil, err
 	}
 	acct, fields := checkMandateAccount(in)
 	if !in.Consent {
-		fields = append(fields, FieldError{Field: "consent", Message: "the change must be agreed to explicitly"})
+		fields = append(fields, engine.FieldError{Field: "consent", Message: "the change must be agreed to explicitly"})
 	}
 	if len(fields) > 0 {
-		return nil, &Error{Code: CodeValidation, Message: "The account cannot be changed as entered.", Fields: fields}
+		return nil, &engine.Error{Code: engine.CodeValidation, Message: "The account cannot be changed as entered.", Fields: fields}
 	}
 	var m *DebitMandate
-	err = InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err = engine.InTx(ctx, s.DB(), func(ctx context.Context, tx bun.Tx) error {
 		if m, err = householdMandate(ctx, tx, order, id); err != nil {
 			return err
 		}
 		if m.RevokedAt != nil {
-			return Errorf(CodeConflict, "this mandate no longer holds; give a new one")
+			return engine.Errorf(engine.CodeConflict, "this mandate no longer holds; give a new one")
 		}
 		now, event := s.Clock(), MandateKept
 		if acct != (mandateAccount{Holder: m.Holder, IBAN: m.IBAN, BIC: m.BIC}) {
@@ -220,9 +221,9 @@ func (s *Service) AmendMandate(ctx context.Context, orderReference string, id in
 			// Every order already due under the mandate is collected from
 			// the new account: each member is told (an order in a
 			// collection run went to the bank with the old one).
-			var due []Order
+			var due []engine.Order
 			if err := tx.NewSelect().Model(&due).Column("id", "debit_due_on").
-				Where("debit_mandate_id = ? AND status = ? AND debit_due_on IS NOT NULL", m.ID, OrderUnpaid).
+				Where("debit_mandate_id = ? AND status = ? AND debit_due_on IS NOT NULL", m.ID, engine.OrderUnpaid).
 				Where(noLiveDebit, liveDebitStates).OrderExpr("id").Scan(ctx); err != nil {
 				return fmt.Errorf("amend mandate: %w", err)
 			}
@@ -246,20 +247,20 @@ func (s *Service) AmendMandate(ctx context.Context, orderReference string, id in
 // date may change.
 const noLiveDebit = "NOT EXISTS (SELECT 1 FROM debits AS live WHERE live.order_id = ?TableAlias.id AND live.status IN (?))"
 
-var liveDebitStates = bun.List([]DebitStatus{DebitInRun, DebitCollected})
+var liveDebitStates = bun.List([]engine.DebitStatus{engine.DebitInRun, engine.DebitCollected})
 
 // RevokeMandate is the member revoking the household's mandate id on the
 // pay link of an order: it no longer holds, and no order of theirs that
 // is not in a collection run yet is due under it; the member may give a
 // new mandate or pay another way. Revoking it again changes nothing.
 func (s *Service) RevokeMandate(ctx context.Context, orderReference string, id int64) (_ *DebitMandate, err error) {
-	defer ClassifyUnavailable(&err)
-	order, err := s.unpaidOrderByReference(ctx, orderReference)
+	defer engine.ClassifyUnavailable(&err)
+	order, err := s.UnpaidOrderByReference(ctx, orderReference)
 	if err != nil {
 		return nil, err
 	}
 	var m *DebitMandate
-	err = InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err = engine.InTx(ctx, s.DB(), func(ctx context.Context, tx bun.Tx) error {
 		if m, err = householdMandate(ctx, tx, order, id); err != nil {
 			return err
 		}
@@ -275,10 +276,10 @@ func (s *Service) RevokeMandate(ctx context.Context, orderReference string, id i
 // StaffMandate is mandate id of orgID for staff; another club's is not
 // found.
 func (s *Service) StaffMandate(ctx context.Context, orgID, id int64) (_ *DebitMandate, err error) {
-	defer ClassifyUnavailable(&err)
+	defer engine.ClassifyUnavailable(&err)
 	m := new(DebitMandate)
-	if err := s.db.NewSelect().Model(m).Where("id = ? AND organisation_id = ?", id, orgID).Scan(ctx); err != nil {
-		return nil, NotFoundOr(err, "mandate")
+	if err := s.DB().NewSelect().Model(m).Where("id = ? AND organisation_id = ?", id, orgID).Scan(ctx); err != nil {
+		return nil, engine.NotFoundOr(err, "mandate")
 	}
 	return m, nil
 }
@@ -287,23 +288,23 @@ func (s *Service) StaffMandate(ctx context.Context, orgID, id int64) (_ *DebitMa
 // request by letter or at the desk), audited as mandate.revoke: a
 // mandate of another club is not found; one that no longer holds is left
 // as it is.
-func (s *Service) StaffRevokeMandate(ctx context.Context, actor Actor, orgID, id int64) (_ *DebitMandate, err error) {
-	defer ClassifyUnavailable(&err)
+func (s *Service) StaffRevokeMandate(ctx context.Context, actor engine.Actor, orgID, id int64) (_ *DebitMandate, err error) {
+	defer engine.ClassifyUnavailable(&err)
 	m := new(DebitMandate)
-	err = InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err = engine.InTx(ctx, s.DB(), func(ctx context.Context, tx bun.Tx) error {
 		if err := tx.NewSelect().Model(m).Where("id = ? AND organisation_id = ?", id, orgID).Scan(ctx); err != nil {
-			return NotFoundOr(err, "mandate")
+			return engine.NotFoundOr(err, "mandate")
 		}
 		ended, err := endMandate(ctx, tx, m, MandateEndRevokedByStaff, s.Clock())
 		if err != nil || !ended {
 			return err
 		}
 		var instances []int64
-		if err := tx.NewSelect().Model((*Order)(nil)).Column("process_instance_id").Where("debit_mandate_id = ?", id).
+		if err := tx.NewSelect().Model((*engine.Order)(nil)).Column("process_instance_id").Where("debit_mandate_id = ?", id).
 			OrderExpr("id DESC").Limit(1).Scan(ctx, &instances); err != nil {
 			return fmt.Errorf("find the mandate's registration: %w", err)
 		}
-		entry := AuditEntry{OrganisationID: orgID, Action: "mandate.revoke", TargetType: "mandate", TargetID: fmt.Sprint(id),
+		entry := engine.AuditEntry{OrganisationID: orgID, Action: "mandate.revoke", TargetType: "mandate", TargetID: fmt.Sprint(id),
 			Before: map[string]any{"reference": m.Reference, "revoked": false},
 			After:  map[string]any{"reference": m.Reference, "revoked": true, "endReason": MandateEndRevokedByStaff}}
 		if len(instances) > 0 {
@@ -330,8 +331,8 @@ func endMandate(ctx context.Context, tx bun.IDB, m *DebitMandate, reason string,
 	if n, _ := res.RowsAffected(); n != 1 {
 		return false, nil
 	}
-	if _, err := tx.NewUpdate().Model((*Order)(nil)).Set("debit_due_on = NULL").
-		Where("debit_mandate_id = ? AND status = ? AND debit_due_on IS NOT NULL", m.ID, OrderUnpaid).
+	if _, err := tx.NewUpdate().Model((*engine.Order)(nil)).Set("debit_due_on = NULL").
+		Where("debit_mandate_id = ? AND status = ? AND debit_due_on IS NOT NULL", m.ID, engine.OrderUnpaid).
 		Where(noLiveDebit, liveDebitStates).Exec(ctx); err != nil {
 		return false, fmt.Errorf("end mandate %d: %w", m.ID, err)
 	}
@@ -353,16 +354,16 @@ const MandateExpiryMonths = 36
 func ExpireMandates(ctx context.Context, db *bun.DB, now time.Time) (int, error) {
 	cutoff := now.UTC().AddDate(0, -MandateExpiryMonths, 0)
 	var ms []DebitMandate
-	err := scopeOrg(ctx, db.NewSelect().Model(&ms), "organisation_id").Column("id").
+	err := engine.ScopeOrg(ctx, db.NewSelect().Model(&ms), "organisation_id").Column("id").
 		Where("revoked_at IS NULL AND COALESCE(last_collected_at, signed_at) < ?", cutoff).
-		Where("NOT EXISTS (SELECT 1 FROM debits AS d WHERE d.mandate_id = ?TableAlias.id AND d.status = ?)", DebitInRun).
+		Where("NOT EXISTS (SELECT 1 FROM debits AS d WHERE d.mandate_id = ?TableAlias.id AND d.status = ?)", engine.DebitInRun).
 		OrderExpr("id").Scan(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("find expired mandates: %w", err)
 	}
 	n := 0
 	for i := range ms {
-		err := InTx(ctx, db, func(ctx context.Context, tx bun.Tx) error {
+		err := engine.InTx(ctx, db, func(ctx context.Context, tx bun.Tx) error {
 			ended, err := endMandate(ctx, tx, &ms[i], MandateEndExpired, now.UTC())
 			if ended {
 				n++
@@ -379,10 +380,10 @@ func ExpireMandates(ctx context.Context, db *bun.DB, now time.Time) (int, error)
 // ScheduleMandateExpiry runs ExpireMandates daily on r (one run per day in
 // the cluster; `portal jobs run mandates.expire --org ID` for one club).
 func (s *Service) ScheduleMandateExpiry(r *jobs.Runner, now func() time.Time, log *slog.Logger) {
-	r.Every(KindExpireMandates, 24*time.Hour)
-	r.Handle(KindExpireMandates, func(ctx context.Context, j *jobs.Job) error {
-		ctx = JobScope(ctx, j)
-		n, err := ExpireMandates(ctx, s.db, now())
+	r.Every(engine.KindExpireMandates, 24*time.Hour)
+	r.Handle(engine.KindExpireMandates, func(ctx context.Context, j *jobs.Job) error {
+		ctx = engine.JobScope(ctx, j)
+		n, err := ExpireMandates(ctx, s.DB(), now())
 		if n > 0 {
 			log.InfoContext(ctx, "expired unused mandates", "count", n)
 		}

@@ -1,4 +1,4 @@
-package engine
+package directdebit
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"portal/engine"
 	"portal/engine/banking"
 )
 
@@ -26,14 +27,14 @@ import (
 
 // KindDebitReturned is the outbox message telling the member that their
 // direct debit came back, why, what they owe now and where to pay.
-const KindDebitReturned MessageKind = "debit_returned"
+const KindDebitReturned engine.MessageKind = "debit_returned"
 
 // DebitReturnEvent is the payment event type of a returned debit (the
 // registration's history words it).
 const DebitReturnEvent = "direct_debit.return"
 
 // DebitReturnFeeKind is the order line kind of a club's return fee.
-const DebitReturnFeeKind LineKind = "DEBIT_RETURN_FEE"
+const DebitReturnFeeKind engine.LineKind = "DEBIT_RETURN_FEE"
 
 // ReturnOutcome is what the import made of a returned debit.
 type ReturnOutcome string
@@ -90,7 +91,7 @@ type DebitReturnPayload struct {
 // DebitReturnMessage is what a KindDebitReturned message says. Due is
 // false when the order was paid or cancelled since (nothing is sent).
 type DebitReturnMessage struct {
-	UnpaidReminder
+	engine.UnpaidReminder
 	DebitReturnPayload
 }
 
@@ -98,7 +99,7 @@ type DebitReturnMessage struct {
 // as it is now (its total is what the member owes), its persons and
 // recipients and the member's language.
 func LoadDebitReturnMessage(ctx context.Context, db bun.IDB, p DebitReturnPayload) (*DebitReturnMessage, error) {
-	r, err := LoadUnpaidReminder(ctx, db, UnpaidReminderPayload{OrderID: p.OrderID})
+	r, err := engine.LoadUnpaidReminder(ctx, db, engine.UnpaidReminderPayload{OrderID: p.OrderID})
 	if err != nil {
 		return nil, err
 	}
@@ -124,7 +125,7 @@ func returnsTo(st banking.Statement, account string) []banking.Return {
 // statement carried it: camt.054 and camt.053 overlap) is counted in
 // already and left out; otherAccounts counts the returns of other
 // accounts in the statement.
-func (s *Service) ImportReturns(ctx context.Context, st banking.Statement, opt StatementOptions) (lines []ReturnLine, otherAccounts, already int) {
+func (s *Service) ImportReturns(ctx context.Context, st banking.Statement, opt engine.StatementOptions) (lines []ReturnLine, otherAccounts, already int) {
 	mine := returnsTo(st, string(opt.Account))
 	otherAccounts = len(st.Returns) - len(mine)
 	for _, r := range mine {
@@ -156,7 +157,7 @@ var errReturnApplied = errors.New("return applied before")
 // run sent later leaves a returned debit alone. A debit of a cancelled run
 // was never collected by the portal's account of things: recorded as a
 // problem, nothing changed.
-func (s *Service) applyReturn(ctx context.Context, st banking.Statement, opt StatementOptions, r banking.Return) (line ReturnLine, already bool) {
+func (s *Service) applyReturn(ctx context.Context, st banking.Statement, opt engine.StatementOptions, r banking.Return) (line ReturnLine, already bool) {
 	line = ReturnLine{Return: r}
 	words := banking.ReturnReasonText(r.ReasonCode, "en")
 	debit, err := s.debitOfReturn(ctx, opt.Organisation, r.EndToEndID)
@@ -176,14 +177,14 @@ func (s *Service) applyReturn(ctx context.Context, st banking.Statement, opt Sta
 	line.Outcome = ReturnApplied
 	problem := ""
 	switch {
-	case debit.Status == DebitReturned:
+	case debit.Status == engine.DebitReturned:
 		return line, true
-	case debit.Status == DebitCancelled:
+	case debit.Status == engine.DebitCancelled:
 		problem = fmt.Sprintf("direct debit %s returned (%s), but its collection run was cancelled: not reversed; check with the bank",
 			r.EndToEndID, words)
 	case r.AmountMinor != debit.AmountMinor || !strings.EqualFold(r.Currency, debit.Currency):
 		problem = fmt.Sprintf("direct debit %s returned with %s, but %s was collected (%s): not reversed; check with the bank",
-			r.EndToEndID, FormatMoney(r.AmountMinor, strings.ToUpper(r.Currency)), FormatMoney(debit.AmountMinor, debit.Currency), words)
+			r.EndToEndID, engine.FormatMoney(r.AmountMinor, strings.ToUpper(r.Currency)), engine.FormatMoney(debit.AmountMinor, debit.Currency), words)
 	}
 	if problem != "" {
 		line.Outcome, line.Reason = ReturnMismatch, problem
@@ -194,7 +195,7 @@ func (s *Service) applyReturn(ctx context.Context, st banking.Statement, opt Sta
 		}
 		return line, false
 	}
-	err = InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err = engine.InTx(ctx, s.DB(), func(ctx context.Context, tx bun.Tx) error {
 		if problem != "" {
 			return s.recordReturnProblem(ctx, tx, st, opt, r, debit, problem, &line)
 		}
@@ -214,16 +215,16 @@ func (s *Service) applyReturn(ctx context.Context, st banking.Statement, opt Sta
 // importing club's, or, for the shared account (orgID 0), the one of the
 // clubs without an account of their own; nil when there is none or, on
 // the shared account, more than one.
-func (s *Service) debitOfReturn(ctx context.Context, orgID int64, endToEndID string) (*Debit, error) {
+func (s *Service) debitOfReturn(ctx context.Context, orgID int64, endToEndID string) (*engine.Debit, error) {
 	if endToEndID == "" {
 		return nil, nil //nolint:nilnil // a return without an end-to-end id names no debit
 	}
-	var debits []Debit
-	q := s.db.NewSelect().Model(&debits).Where("end_to_end_id = ?", endToEndID).Limit(2)
+	var debits []engine.Debit
+	q := s.DB().NewSelect().Model(&debits).Where("end_to_end_id = ?", endToEndID).Limit(2)
 	if orgID != 0 {
 		q = q.Where("organisation_id = ?", orgID)
 	} else {
-		q = q.Where("organisation_id NOT IN (?)", OwnTransferAccounts(s.db))
+		q = q.Where("organisation_id NOT IN (?)", engine.OwnTransferAccounts(s.DB()))
 	}
 	if err := q.Scan(ctx); err != nil {
 		return nil, fmt.Errorf("load the returned debit: %w", err)
@@ -236,7 +237,7 @@ func (s *Service) debitOfReturn(ctx context.Context, orgID int64, endToEndID str
 
 // returnEventID identifies a debit's return among the payment events:
 // once per debit, whichever statement (or camt.054 advice) carried it.
-func returnEventID(debit *Debit) string {
+func returnEventID(debit *engine.Debit) string {
 	return fmt.Sprintf("%s:%d", DebitReturnEvent, debit.ID)
 }
 
@@ -255,7 +256,7 @@ func returnNote(st banking.Statement, r banking.Return, words string) string {
 		note += "; the bank says: " + r.ReasonText
 	}
 	if r.ChargesMinor > 0 {
-		note += "; bank charges " + FormatMoney(r.ChargesMinor, strings.ToUpper(r.Currency))
+		note += "; bank charges " + engine.FormatMoney(r.ChargesMinor, strings.ToUpper(r.Currency))
 	}
 	return note
 }
@@ -263,23 +264,23 @@ func returnNote(st banking.Statement, r banking.Return, words string) string {
 // recordReturnProblem records a return that cannot be applied as it is on
 // the debit's payment, once (by the return's key: a payment event with the
 // problem in its note), for staff to settle with the bank.
-func (s *Service) recordReturnProblem(ctx context.Context, tx bun.Tx, st banking.Statement, opt StatementOptions, r banking.Return,
-	debit *Debit, problem string, line *ReturnLine) error {
-	p := new(Payment)
+func (s *Service) recordReturnProblem(ctx context.Context, tx bun.Tx, st banking.Statement, opt engine.StatementOptions, r banking.Return,
+	debit *engine.Debit, problem string, line *ReturnLine) error {
+	p := new(engine.Payment)
 	if err := tx.NewSelect().Model(p).Where("id = ?", debit.PaymentID).Scan(ctx); err != nil {
-		return NotFoundOr(err, "payment")
+		return engine.NotFoundOr(err, "payment")
 	}
-	p, order, err := lockPayment(ctx, tx, p.Reference)
+	p, order, err := engine.LockPayment(ctx, tx, p.Reference)
 	if err != nil {
 		return err
 	}
 	line.RegistrationID = order.ProcessInstanceID
 	id := fmt.Sprintf("%s-problem:%d:%s", DebitReturnEvent, debit.OrganisationID, r.Key)
 	amount, currency := r.AmountMinor, strings.ToUpper(r.Currency)
-	ev := &PaymentEvent{Provider: p.Provider, EventID: &id, EventType: DebitReturnEvent, Reference: p.Reference, Outcome: OutcomeFailed,
+	ev := &engine.PaymentEvent{Provider: p.Provider, EventID: &id, EventType: DebitReturnEvent, Reference: p.Reference, Outcome: engine.OutcomeFailed,
 		AmountMinor: &amount, Currency: &currency, Note: returnNote(st, r, banking.ReturnReasonText(r.ReasonCode, "en")) + "; " + problem,
 		CreatedAt: s.Clock()}
-	inserted, err := recordPaymentEvent(ctx, tx, ev)
+	inserted, err := engine.RecordPaymentEvent(ctx, tx, ev)
 	if err != nil {
 		return err
 	}
@@ -290,9 +291,9 @@ func (s *Service) recordReturnProblem(ctx context.Context, tx bun.Tx, st banking
 	// payments needing attention. A pending attempt (its run cancelled, or
 	// not marked sent yet) keeps none: settle completes nothing for an
 	// attempt with a problem, and the next run collects with it.
-	if p.Problem == "" && p.Status == PaymentSucceeded {
+	if p.Problem == "" && p.Status == engine.PaymentSucceeded {
 		p.Problem, p.UpdatedAt = problem, s.Clock()
-		if err := updatePayment(ctx, tx, p, "problem", "updated_at"); err != nil {
+		if err := engine.UpdatePayment(ctx, tx, p, "problem", "updated_at"); err != nil {
 			return err
 		}
 	}
@@ -302,20 +303,20 @@ func (s *Service) recordReturnProblem(ctx context.Context, tx bun.Tx, st banking
 		return nil
 	}
 	instance := order.ProcessInstanceID
-	return s.Audit(ctx, tx, *opt.Actor, AuditEntry{OrganisationID: order.OrganisationID, Action: "payment.debit_return",
+	return s.Audit(ctx, tx, *opt.Actor, engine.AuditEntry{OrganisationID: order.OrganisationID, Action: "payment.debit_return",
 		TargetType: "registration", TargetID: fmt.Sprint(instance), InstanceID: &instance,
 		After: map[string]any{"reference": p.Reference, "endToEndId": r.EndToEndID, "reason": r.ReasonCode, "problem": problem}})
 }
 
 // takeBackDebit applies a return that matches its debit, in one
 // transaction under the registration's lock (as settle takes it).
-func (s *Service) takeBackDebit(ctx context.Context, tx bun.Tx, st banking.Statement, opt StatementOptions, r banking.Return,
-	debit *Debit, line *ReturnLine) error {
+func (s *Service) takeBackDebit(ctx context.Context, tx bun.Tx, st banking.Statement, opt engine.StatementOptions, r banking.Return,
+	debit *engine.Debit, line *ReturnLine) error {
 	var ref string
-	if err := tx.NewSelect().Model((*Payment)(nil)).Column("reference").Where("id = ?", debit.PaymentID).Scan(ctx, &ref); err != nil {
-		return NotFoundOr(err, "payment")
+	if err := tx.NewSelect().Model((*engine.Payment)(nil)).Column("reference").Where("id = ?", debit.PaymentID).Scan(ctx, &ref); err != nil {
+		return engine.NotFoundOr(err, "payment")
 	}
-	p, order, err := lockPayment(ctx, tx, ref)
+	p, order, err := engine.LockPayment(ctx, tx, ref)
 	if err != nil {
 		return err
 	}
@@ -323,8 +324,8 @@ func (s *Service) takeBackDebit(ctx context.Context, tx bun.Tx, st banking.State
 	now := s.Clock()
 	// Under the lock: the debit as it is now (a concurrent import of the
 	// same return waited for this one).
-	res, err := tx.NewUpdate().Model((*Debit)(nil)).Set("status = ?", DebitReturned).Set("return_code = ?", r.ReasonCode).
-		Set("returned_at = ?", now).Where("id = ? AND status IN (?)", debit.ID, bun.List([]DebitStatus{DebitCollected, DebitInRun})).Exec(ctx)
+	res, err := tx.NewUpdate().Model((*engine.Debit)(nil)).Set("status = ?", engine.DebitReturned).Set("return_code = ?", r.ReasonCode).
+		Set("returned_at = ?", now).Where("id = ? AND status IN (?)", debit.ID, bun.List([]engine.DebitStatus{engine.DebitCollected, engine.DebitInRun})).Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("mark the debit returned: %w", err)
 	}
@@ -334,26 +335,26 @@ func (s *Service) takeBackDebit(ctx context.Context, tx bun.Tx, st banking.State
 	words := banking.ReturnReasonText(r.ReasonCode, "en")
 	id := returnEventID(debit)
 	amount, currency := r.AmountMinor, strings.ToUpper(r.Currency)
-	ev := &PaymentEvent{Provider: p.Provider, EventID: &id, EventType: DebitReturnEvent, Reference: p.Reference, Outcome: OutcomeFailed,
+	ev := &engine.PaymentEvent{Provider: p.Provider, EventID: &id, EventType: DebitReturnEvent, Reference: p.Reference, Outcome: engine.OutcomeFailed,
 		AmountMinor: &amount, Currency: &currency, Note: returnNote(st, r, words), CreatedAt: now}
-	inserted, err := recordPaymentEvent(ctx, tx, ev)
+	inserted, err := engine.RecordPaymentEvent(ctx, tx, ev)
 	if err != nil {
 		return err
 	}
 	if !inserted {
 		return errReturnApplied
 	}
-	wasPaid, before := p.Status == PaymentSucceeded, p.Status
-	if p.Status == PaymentSucceeded || p.Status == PaymentPending {
+	wasPaid, before := p.Status == engine.PaymentSucceeded, p.Status
+	if p.Status == engine.PaymentSucceeded || p.Status == engine.PaymentPending {
 		// The one way back from SUCCEEDED: the money went back to the member.
-		if err := settlePayment(ctx, tx, p, PaymentFailed, PaymentConfirmation{}, now); err != nil {
+		if err := engine.SettlePayment(ctx, tx, p, engine.PaymentFailed, engine.PaymentConfirmation{}, now); err != nil {
 			return err
 		}
 	}
-	if p.RefundStatus == RefundDue {
+	if p.RefundStatus == engine.RefundDue {
 		// A second payment owed back: the bank gave it back itself.
 		p.RefundStatus, p.UpdatedAt = "", now
-		if err := updatePayment(ctx, tx, p, "refund_status", "updated_at"); err != nil {
+		if err := engine.UpdatePayment(ctx, tx, p, "refund_status", "updated_at"); err != nil {
 			return err
 		}
 	}
@@ -361,16 +362,16 @@ func (s *Service) takeBackDebit(ctx context.Context, tx bun.Tx, st banking.State
 	if r.ReasonCode != "" {
 		reason = fmt.Sprintf("direct debit returned by the bank (%s): %s", r.ReasonCode, words)
 	}
-	if err := emitPaymentFailed(ctx, tx, p, order, OutcomeFailed, reason, now); err != nil {
+	if err := engine.EmitPaymentFailed(ctx, tx, p, order, engine.OutcomeFailed, reason, now); err != nil {
 		return err
 	}
 	// The order owes the money again if this debit paid it: paid by it
 	// (no other attempt succeeded), or still unpaid (a run not marked sent).
 	owing, orderBefore := false, order.Status
 	switch order.Status {
-	case OrderPaid:
-		other, err := tx.NewSelect().Model((*Payment)(nil)).
-			Where("order_id = ? AND id <> ? AND status = ? AND refund_status = ''", order.ID, p.ID, PaymentSucceeded).Exists(ctx)
+	case engine.OrderPaid:
+		other, err := tx.NewSelect().Model((*engine.Payment)(nil)).
+			Where("order_id = ? AND id <> ? AND status = ? AND refund_status = ''", order.ID, p.ID, engine.PaymentSucceeded).Exists(ctx)
 		if err != nil {
 			return fmt.Errorf("look for another payment of the order: %w", err)
 		}
@@ -380,8 +381,8 @@ func (s *Service) takeBackDebit(ctx context.Context, tx bun.Tx, st banking.State
 			}
 			line.Reversed, owing = true, true
 		}
-	case OrderUnpaid:
-		if _, err := tx.NewUpdate().Model((*Order)(nil)).Set("debit_due_on = NULL").Where("id = ?", order.ID).Exec(ctx); err != nil {
+	case engine.OrderUnpaid:
+		if _, err := tx.NewUpdate().Model((*engine.Order)(nil)).Set("debit_due_on = NULL").Where("id = ?", order.ID).Exec(ctx); err != nil {
 			return fmt.Errorf("clear the due date: %w", err)
 		}
 		order.DebitDueOn, owing = nil, true
@@ -410,11 +411,11 @@ func (s *Service) takeBackDebit(ctx context.Context, tx bun.Tx, st banking.State
 	}
 	instance := order.ProcessInstanceID
 	after := map[string]any{"reference": p.Reference, "endToEndId": r.EndToEndID, "reason": r.ReasonCode, "words": words,
-		"amount": FormatMoney(r.AmountMinor, currency), "payment": string(p.Status), "mandateEnded": line.MandateEnded}
+		"amount": engine.FormatMoney(r.AmountMinor, currency), "payment": string(p.Status), "mandateEnded": line.MandateEnded}
 	if line.FeeMinor > 0 {
-		after["fee"] = FormatMoney(line.FeeMinor, order.Currency)
+		after["fee"] = engine.FormatMoney(line.FeeMinor, order.Currency)
 	}
-	return s.Audit(ctx, tx, *opt.Actor, AuditEntry{OrganisationID: order.OrganisationID, Action: "payment.debit_return",
+	return s.Audit(ctx, tx, *opt.Actor, engine.AuditEntry{OrganisationID: order.OrganisationID, Action: "payment.debit_return",
 		TargetType: "registration", TargetID: fmt.Sprint(instance), InstanceID: &instance,
 		Before: map[string]any{"payment": string(before), "order": string(orderBefore)}, After: after})
 }
@@ -422,15 +423,15 @@ func (s *Service) takeBackDebit(ctx context.Context, tx bun.Tx, st banking.State
 // reverseOrder is activate undone for an order whose money went back: the
 // order unpaid again and not due for collection, its memberships pending
 // payment, its registration awaiting payment (reopenInstance).
-func (s *Service) reverseOrder(ctx context.Context, tx bun.Tx, order *Order, now time.Time) error {
-	if err := markOrderUnpaid(ctx, tx, order.ID); err != nil {
+func (s *Service) reverseOrder(ctx context.Context, tx bun.Tx, order *engine.Order, now time.Time) error {
+	if err := engine.MarkOrderUnpaid(ctx, tx, order.ID); err != nil {
 		return err
 	}
-	order.Status, order.PaidAt, order.DebitDueOn = OrderUnpaid, nil, nil
-	if _, err := suspendActiveMemberships(ctx, tx, order.ProcessInstanceID); err != nil {
+	order.Status, order.PaidAt, order.DebitDueOn = engine.OrderUnpaid, nil, nil
+	if _, err := engine.SuspendActiveMemberships(ctx, tx, order.ProcessInstanceID); err != nil {
 		return err
 	}
-	reopened, err := reopenInstance(ctx, tx, order.ProcessInstanceID, now)
+	reopened, err := engine.ReopenInstance(ctx, tx, order.ProcessInstanceID, now)
 	if err != nil {
 		return err
 	}
@@ -451,8 +452,8 @@ var returnFeeTexts = map[string]string{
 // addReturnFee adds the club's return fee (payment settings) to the
 // order as a line of its own, raising the total: the next attempt, made
 // from the total, asks for the amount and the fee.
-func (s *Service) addReturnFee(ctx context.Context, tx bun.Tx, order *Order, debit *Debit, r banking.Return, line *ReturnLine) error {
-	ps, err := loadPaymentSettings(ctx, tx, order.OrganisationID)
+func (s *Service) addReturnFee(ctx context.Context, tx bun.Tx, order *engine.Order, debit *engine.Debit, r banking.Return, line *ReturnLine) error {
+	ps, err := engine.LoadPaymentSettings(ctx, tx, order.OrganisationID)
 	if err != nil {
 		return err
 	}
@@ -470,7 +471,7 @@ func (s *Service) addReturnFee(ctx context.Context, tx bun.Tx, order *Order, deb
 	if code := strings.TrimSpace(r.ReasonCode); code != "" {
 		text += " (" + code + ")"
 	}
-	if err := addOrderLine(ctx, tx, order, OrderLine{Kind: DebitReturnFeeKind, Code: "return:" + debit.EndToEndID, Description: text,
+	if err := engine.AddOrderLine(ctx, tx, order, engine.OrderLine{Kind: DebitReturnFeeKind, Code: "return:" + debit.EndToEndID, Description: text,
 		AmountMinor: ps.DebitReturnFeeMinor, Currency: order.Currency}); err != nil {
 		return err
 	}
@@ -480,12 +481,12 @@ func (s *Service) addReturnFee(ctx context.Context, tx bun.Tx, order *Order, deb
 
 // memberLanguageOf is the language of an order's registration, else its
 // organisation's default (the language code alone).
-func (s *Service) memberLanguageOf(ctx context.Context, db bun.IDB, order *Order) (string, error) {
-	language, err := RegistrationLanguage(ctx, db, order.ProcessInstanceID)
+func (s *Service) memberLanguageOf(ctx context.Context, db bun.IDB, order *engine.Order) (string, error) {
+	language, err := engine.RegistrationLanguage(ctx, db, order.ProcessInstanceID)
 	if err != nil || language != "" {
 		return language, err
 	}
-	org, err := LoadOrganisation(ctx, db, order.OrganisationID)
+	org, err := engine.LoadOrganisation(ctx, db, order.OrganisationID)
 	if err != nil {
 		return "", err
 	}
@@ -496,12 +497,12 @@ func (s *Service) memberLanguageOf(ctx context.Context, db bun.IDB, order *Order
 // queueReturnMessage queues the member's message about the return, once
 // per debit; its key names the order, so the open payments list shows it
 // as the order's last message.
-func (s *Service) queueReturnMessage(ctx context.Context, tx bun.Tx, order *Order, debit *Debit, r banking.Return, line *ReturnLine, now time.Time) error {
+func (s *Service) queueReturnMessage(ctx context.Context, tx bun.Tx, order *engine.Order, debit *engine.Debit, r banking.Return, line *ReturnLine, now time.Time) error {
 	payload, err := json.Marshal(DebitReturnPayload{OrderID: order.ID, DebitID: debit.ID, ReasonCode: strings.ToUpper(r.ReasonCode),
-		ReturnedMinor: r.AmountMinor, FeeMinor: line.FeeMinor, MandateEnded: line.MandateEnded, Link: s.payLink(ctx, tx, order)})
+		ReturnedMinor: r.AmountMinor, FeeMinor: line.FeeMinor, MandateEnded: line.MandateEnded, Link: s.PayLink(ctx, tx, order)})
 	if err != nil {
 		return fmt.Errorf("return message payload: %w", err)
 	}
-	return QueueMessage(ctx, tx, &OutboxMessage{Kind: KindDebitReturned, DedupKey: fmt.Sprintf("%s:order:%d:debit:%d", KindDebitReturned, order.ID, debit.ID),
+	return engine.QueueMessage(ctx, tx, &engine.OutboxMessage{Kind: KindDebitReturned, DedupKey: fmt.Sprintf("%s:order:%d:debit:%d", KindDebitReturned, order.ID, debit.ID),
 		Payload: string(payload), CreatedAt: now})
 }

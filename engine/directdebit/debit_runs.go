@@ -1,4 +1,4 @@
-package engine
+package directdebit
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"portal/engine"
 	"portal/engine/banking"
 	"portal/engine/jobs"
 )
@@ -38,12 +39,12 @@ type CollectRequest struct {
 	// Until is the last due date gathered; zero: DefaultCollectionHorizon
 	// from today.
 	Until time.Time
-	Actor Actor
+	Actor engine.Actor
 }
 
 // debitCandidate is an order due for collection with its mandate.
 type debitCandidate struct {
-	Order   Order
+	Order   engine.Order
 	Mandate DebitMandate
 	Period  string
 }
@@ -56,55 +57,55 @@ type debitCandidate struct {
 // no run. The run, its debits and the audit entry are written in one
 // transaction; a concurrent run for the same orders fails on the unique
 // index and changes nothing.
-func (s *Service) CollectDebits(ctx context.Context, req CollectRequest) (_ *DebitRun, err error) {
-	defer ClassifyUnavailable(&err)
+func (s *Service) CollectDebits(ctx context.Context, req CollectRequest) (_ *engine.DebitRun, err error) {
+	defer engine.ClassifyUnavailable(&err)
 	now := s.Clock()
 	until := req.Until
 	if until.IsZero() {
 		until = now.Add(DefaultCollectionHorizon)
 	}
-	until = dateOf(until)
-	ps, err := loadPaymentSettings(ctx, s.db, req.OrganisationID)
+	until = engine.DateOf(until)
+	ps, err := engine.LoadPaymentSettings(ctx, s.DB(), req.OrganisationID)
 	if err != nil {
 		return nil, err
 	}
 	if ps.DebitCreditorID == "" {
-		return nil, Errorf(CodeConflict, "this club does not collect by direct debit: set its Creditor Identifier first")
+		return nil, engine.Errorf(engine.CodeConflict, "this club does not collect by direct debit: set its Creditor Identifier first")
 	}
-	due, err := dueDebits(ctx, s.db, req.OrganisationID, until)
+	due, err := dueDebits(ctx, s.DB(), req.OrganisationID, until)
 	if err != nil {
 		return nil, err
 	}
 	if len(due) == 0 {
-		e := Errorf(CodeConflict, "no direct debit is due on or before %s", until.Format(time.DateOnly))
+		e := engine.Errorf(engine.CodeConflict, "no direct debit is due on or before %s", until.Format(time.DateOnly))
 		e.Err = ErrNothingDue
 		return nil, e
 	}
 	// The attempts are made outside the transaction (checkoutFor calls the
 	// provider); for direct debit that is the portal's own pay link.
-	attempts, err := pendingAttemptsOf(ctx, s.db, due)
+	attempts, err := pendingAttemptsOf(ctx, s.DB(), due)
 	if err != nil {
 		return nil, err
 	}
 	for _, d := range due {
 		order := d.Order
 		p := attempts[order.ID]
-		if p == nil || p.ExpiresAt != nil && !p.ExpiresAt.After(now.Add(checkoutMargin)) {
+		if p == nil || p.ExpiresAt != nil && !p.ExpiresAt.After(now.Add(engine.CheckoutMargin)) {
 			// None open (the first run after a return) or one expiring:
 			// made as the pay link would make it, for the order's total.
-			if err := loadOrderLines(ctx, s.db, &order); err != nil {
+			if err := loadOrderLines(ctx, s.DB(), &order); err != nil {
 				return nil, err
 			}
-			if p, err = s.checkoutFor(ctx, &order); err != nil {
+			if p, err = s.CheckoutFor(ctx, &order); err != nil {
 				return nil, fmt.Errorf("order %d: %w", order.ID, err)
 			}
 			attempts[order.ID] = p
 		}
-		if p.Provider != DirectDebitProvider || p.AmountMinor != order.TotalMinor {
-			return nil, Errorf(CodeConflict, "order %d has an open payment of another method or amount; it cannot be collected until that one is closed", order.ID)
+		if p.Provider != engine.DirectDebitProvider || p.AmountMinor != order.TotalMinor {
+			return nil, engine.Errorf(engine.CodeConflict, "order %d has an open payment of another method or amount; it cannot be collected until that one is closed", order.ID)
 		}
 	}
-	org, err := LoadOrganisation(ctx, s.db, req.OrganisationID)
+	org, err := engine.LoadOrganisation(ctx, s.DB(), req.OrganisationID)
 	if err != nil {
 		return nil, err
 	}
@@ -112,10 +113,10 @@ func (s *Service) CollectDebits(ctx context.Context, req CollectRequest) (_ *Deb
 	if version == "" {
 		version = banking.Pain008V08
 	}
-	run := &DebitRun{OrganisationID: req.OrganisationID, FileVersion: version, UntilOn: until, Status: DebitRunPrepared,
+	run := &engine.DebitRun{OrganisationID: req.OrganisationID, FileVersion: version, UntilOn: until, Status: engine.DebitRunPrepared,
 		Currency: "EUR", CreatedBy: req.Actor.Name, CreatedAt: now, File: []byte{}}
-	err = InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
-		run.MessageID = "PENDING-" + NewReference("")
+	err = engine.InTx(ctx, s.DB(), func(ctx context.Context, tx bun.Tx) error {
+		run.MessageID = "PENDING-" + engine.NewReference("")
 		run.DebitCount, run.TotalMinor, run.File = 0, 0, []byte{}
 		if _, err := tx.NewInsert().Model(run).Exec(ctx); err != nil {
 			return fmt.Errorf("store collection run: %w", err)
@@ -123,9 +124,9 @@ func (s *Service) CollectDebits(ctx context.Context, req CollectRequest) (_ *Deb
 		run.MessageID = fmt.Sprintf("DD-%d-%d", run.OrganisationID, run.ID)
 		file := banking.DirectDebitFile{Version: version, MessageID: run.MessageID, Created: now.UTC().Truncate(time.Second),
 			Creditor: banking.DirectDebitCreditor{Name: ps.BankCreditorName, IBAN: ps.BankIBAN, BIC: ps.BankBIC, CreditorID: ps.DebitCreditorID}}
-		earliest := banking.NextTARGETBusinessDay(dateOf(now).AddDate(0, 0, 1))
+		earliest := banking.NextTARGETBusinessDay(engine.DateOf(now).AddDate(0, 0, 1))
 		firstOf := map[int64]bool{}
-		debits := make([]Debit, 0, len(due))
+		debits := make([]engine.Debit, 0, len(due))
 		for _, d := range due {
 			p := attempts[d.Order.ID]
 			m := d.Mandate
@@ -138,14 +139,14 @@ func (s *Service) CollectDebits(ctx context.Context, req CollectRequest) (_ *Deb
 			if first {
 				seq = banking.SequenceFirst
 			}
-			dueOn := dateOf(*d.Order.DebitDueOn)
+			dueOn := engine.DateOf(*d.Order.DebitDueOn)
 			if dueOn.Before(earliest) {
 				// Gathered late: the bank cannot collect in the past.
 				dueOn = earliest
 			}
-			debit := Debit{RunID: run.ID, OrganisationID: run.OrganisationID, OrderID: d.Order.ID, PaymentID: p.ID, MandateID: m.ID,
+			debit := engine.Debit{RunID: run.ID, OrganisationID: run.OrganisationID, OrderID: d.Order.ID, PaymentID: p.ID, MandateID: m.ID,
 				EndToEndID: debitEndToEndID(p.Reference, run.ID), AmountMinor: p.AmountMinor, Currency: p.Currency, DueOn: dueOn,
-				Sequence: seq, Amended: m.PreviousIBAN != "", Status: DebitInRun}
+				Sequence: seq, Amended: m.PreviousIBAN != "", Status: engine.DebitInRun}
 			debits = append(debits, debit)
 			dd := banking.DirectDebit{EndToEndID: debit.EndToEndID, AmountCents: debit.AmountMinor, Sequence: seq, DueDate: dueOn,
 				MandateID: m.Reference, MandateSigned: m.SignedAt, DebtorName: m.Holder, DebtorIBAN: m.IBAN, DebtorBIC: m.BIC,
@@ -161,24 +162,24 @@ func (s *Service) CollectDebits(ctx context.Context, req CollectRequest) (_ *Deb
 		// One statement for the debits; another run taking one of these
 		// orders meanwhile breaks the unique index and changes nothing.
 		if _, err := tx.NewInsert().Model(&debits).Exec(ctx); err != nil {
-			if IsUniqueViolation(err) {
-				return Errorf(CodeConflict, "another collection run took one of these orders meanwhile; look at the runs again")
+			if engine.IsUniqueViolation(err) {
+				return engine.Errorf(engine.CodeConflict, "another collection run took one of these orders meanwhile; look at the runs again")
 			}
 			return fmt.Errorf("store debits: %w", err)
 		}
 		var buf bytes.Buffer
 		if err := banking.WriteDirectDebits(&buf, file); err != nil {
 			// The settings or a mandate cannot make a valid file: say which.
-			return &Error{Code: CodeConflict, Message: "the collection file cannot be written: " + err.Error(), Err: err}
+			return &engine.Error{Code: engine.CodeConflict, Message: "the collection file cannot be written: " + err.Error(), Err: err}
 		}
 		run.File = buf.Bytes()
 		if _, err := tx.NewUpdate().Model(run).Column("message_id", "debit_count", "total_minor", "file").WherePK().Exec(ctx); err != nil {
 			return fmt.Errorf("store collection run: %w", err)
 		}
-		return s.AppendAudit(ctx, tx, req.Actor, AuditEntry{OrganisationID: run.OrganisationID, Action: "debit_run.create",
+		return s.AppendAudit(ctx, tx, req.Actor, engine.AuditEntry{OrganisationID: run.OrganisationID, Action: "debit_run.create",
 			TargetType: "debit_run", TargetID: fmt.Sprint(run.ID),
 			After: map[string]any{"messageId": run.MessageID, "until": until.Format(time.DateOnly), "debits": run.DebitCount,
-				"total": FormatMoney(run.TotalMinor, run.Currency), "version": run.FileVersion}})
+				"total": engine.FormatMoney(run.TotalMinor, run.Currency), "version": run.FileVersion}})
 	})
 	if err != nil {
 		return nil, err
@@ -195,20 +196,20 @@ func debitEndToEndID(paymentReference string, runID int64) string {
 
 // dueDebits are the orders of an organisation due for collection by until.
 func dueDebits(ctx context.Context, db bun.IDB, orgID int64, until time.Time) ([]debitCandidate, error) {
-	var orders []Order
+	var orders []engine.Order
 	// The due date is compared here, not in SQL: SQLite keeps dates as text.
 	err := db.NewSelect().Model(&orders).
-		Where("?TableAlias.organisation_id = ? AND ?TableAlias.status = ? AND ?TableAlias.payment_method = ?", orgID, OrderUnpaid, DirectDebitProvider).
+		Where("?TableAlias.organisation_id = ? AND ?TableAlias.status = ? AND ?TableAlias.payment_method = ?", orgID, engine.OrderUnpaid, engine.DirectDebitProvider).
 		Where("?TableAlias.debit_mandate_id IS NOT NULL AND ?TableAlias.debit_due_on IS NOT NULL").
-		Where("NOT EXISTS (SELECT 1 FROM debits d WHERE d.order_id = ?TableAlias.id AND d.status IN (?, ?))", DebitInRun, DebitCollected).
+		Where("NOT EXISTS (SELECT 1 FROM debits d WHERE d.order_id = ?TableAlias.id AND d.status IN (?, ?))", engine.DebitInRun, engine.DebitCollected).
 		Where("EXISTS (SELECT 1 FROM debit_mandates m WHERE m.id = ?TableAlias.debit_mandate_id AND m.revoked_at IS NULL)").
 		Order("id").Scan(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("load due debits: %w", err)
 	}
-	var due []Order
+	var due []engine.Order
 	for _, o := range orders {
-		if !dateOf(*o.DebitDueOn).After(until) {
+		if !engine.DateOf(*o.DebitDueOn).After(until) {
 			due = append(due, o)
 		}
 	}
@@ -224,7 +225,7 @@ func dueDebits(ctx context.Context, db bun.IDB, orgID int64, until time.Time) ([
 	if err := db.NewSelect().Model(&mandates).Where("id IN (?)", bun.List(mandateIDs)).Scan(ctx); err != nil {
 		return nil, fmt.Errorf("load mandates: %w", err)
 	}
-	var periods []MembershipPeriod
+	var periods []engine.MembershipPeriod
 	if err := db.NewSelect().Model(&periods).Where("id IN (?)", bun.List(periodIDs)).Scan(ctx); err != nil {
 		return nil, fmt.Errorf("load periods: %w", err)
 	}
@@ -244,16 +245,16 @@ func dueDebits(ctx context.Context, db bun.IDB, orgID int64, until time.Time) ([
 
 // pendingAttemptsOf are the open direct-debit attempts of the candidates'
 // orders, by order, read in one query.
-func pendingAttemptsOf(ctx context.Context, db bun.IDB, due []debitCandidate) (map[int64]*Payment, error) {
+func pendingAttemptsOf(ctx context.Context, db bun.IDB, due []debitCandidate) (map[int64]*engine.Payment, error) {
 	ids := make([]int64, len(due))
 	for i, d := range due {
 		ids[i] = d.Order.ID
 	}
-	var pays []Payment
-	if err := db.NewSelect().Model(&pays).Where("order_id IN (?) AND status = ?", bun.List(ids), PaymentPending).Order("id").Scan(ctx); err != nil {
+	var pays []engine.Payment
+	if err := db.NewSelect().Model(&pays).Where("order_id IN (?) AND status = ?", bun.List(ids), engine.PaymentPending).Order("id").Scan(ctx); err != nil {
 		return nil, fmt.Errorf("load open attempts: %w", err)
 	}
-	out := make(map[int64]*Payment, len(pays))
+	out := make(map[int64]*engine.Payment, len(pays))
 	for i := range pays {
 		out[pays[i].OrderID] = &pays[i] // the newest, if ever two
 	}
@@ -261,7 +262,7 @@ func pendingAttemptsOf(ctx context.Context, db bun.IDB, due []debitCandidate) (m
 }
 
 // loadOrderLines fills an order's lines (checkoutFor describes them).
-func loadOrderLines(ctx context.Context, db bun.IDB, o *Order) error {
+func loadOrderLines(ctx context.Context, db bun.IDB, o *engine.Order) error {
 	if err := db.NewSelect().Model(&o.Lines).Where("order_id = ?", o.ID).Order("line_no").Scan(ctx); err != nil {
 		return fmt.Errorf("load order lines: %w", err)
 	}
@@ -270,10 +271,10 @@ func loadOrderLines(ctx context.Context, db bun.IDB, o *Order) error {
 
 // DebitRuns lists an organisation's collection runs, newest first,
 // without their files.
-func (s *Service) DebitRuns(ctx context.Context, orgID int64) (_ []DebitRun, err error) {
-	defer ClassifyUnavailable(&err)
-	var runs []DebitRun
-	if err := s.db.NewSelect().Model(&runs).ExcludeColumn("file").Where("organisation_id = ?", orgID).
+func (s *Service) DebitRuns(ctx context.Context, orgID int64) (_ []engine.DebitRun, err error) {
+	defer engine.ClassifyUnavailable(&err)
+	var runs []engine.DebitRun
+	if err := s.DB().NewSelect().Model(&runs).ExcludeColumn("file").Where("organisation_id = ?", orgID).
 		Order("created_at DESC", "id DESC").Limit(200).Scan(ctx); err != nil {
 		return nil, fmt.Errorf("load collection runs: %w", err)
 	}
@@ -282,13 +283,13 @@ func (s *Service) DebitRuns(ctx context.Context, orgID int64) (_ []DebitRun, err
 
 // DebitRunDetail is a run with its debits as the treasurer checks them.
 type DebitRunDetail struct {
-	Run    DebitRun
+	Run    engine.DebitRun
 	Debits []DebitLine
 }
 
 // DebitLine is one debit of a run with whom it collects from.
 type DebitLine struct {
-	Debit
+	engine.Debit
 	MandateReference string
 	Holder           string
 	MaskedIBAN       string
@@ -302,13 +303,13 @@ type DebitLine struct {
 // DebitRunByID returns one run of an organisation (its file included) and
 // its debits; another organisation's run is not found.
 func (s *Service) DebitRunByID(ctx context.Context, orgID, runID int64) (_ *DebitRunDetail, err error) {
-	defer ClassifyUnavailable(&err)
-	run, err := loadDebitRun(ctx, s.db, orgID, runID)
+	defer engine.ClassifyUnavailable(&err)
+	run, err := loadDebitRun(ctx, s.DB(), orgID, runID)
 	if err != nil {
 		return nil, err
 	}
-	var debits []Debit
-	if err := s.db.NewSelect().Model(&debits).Where("run_id = ?", run.ID).Order("id").Scan(ctx); err != nil {
+	var debits []engine.Debit
+	if err := s.DB().NewSelect().Model(&debits).Where("run_id = ?", run.ID).Order("id").Scan(ctx); err != nil {
 		return nil, fmt.Errorf("load debits: %w", err)
 	}
 	out := &DebitRunDetail{Run: *run}
@@ -321,14 +322,14 @@ func (s *Service) DebitRunByID(ctx context.Context, orgID, runID int64) (_ *Debi
 		mandateIDs[i], orderIDs[i] = d.MandateID, d.OrderID
 	}
 	var mandates []DebitMandate
-	if err := s.db.NewSelect().Model(&mandates).Where("id IN (?)", bun.List(mandateIDs)).Scan(ctx); err != nil {
+	if err := s.DB().NewSelect().Model(&mandates).Where("id IN (?)", bun.List(mandateIDs)).Scan(ctx); err != nil {
 		return nil, fmt.Errorf("load mandates: %w", err)
 	}
-	var orders []Order
-	if err := s.db.NewSelect().Model(&orders).Where("id IN (?)", bun.List(orderIDs)).Scan(ctx); err != nil {
+	var orders []engine.Order
+	if err := s.DB().NewSelect().Model(&orders).Where("id IN (?)", bun.List(orderIDs)).Scan(ctx); err != nil {
 		return nil, fmt.Errorf("load orders: %w", err)
 	}
-	mandateOf, orderOf := make(map[int64]DebitMandate, len(mandates)), make(map[int64]Order, len(orders))
+	mandateOf, orderOf := make(map[int64]DebitMandate, len(mandates)), make(map[int64]engine.Order, len(orders))
 	for _, m := range mandates {
 		mandateOf[m.ID] = m
 	}
@@ -343,11 +344,11 @@ func (s *Service) DebitRunByID(ctx context.Context, orgID, runID int64) (_ *Debi
 	return out, nil
 }
 
-func loadDebitRun(ctx context.Context, db bun.IDB, orgID, runID int64) (*DebitRun, error) {
-	run := new(DebitRun)
+func loadDebitRun(ctx context.Context, db bun.IDB, orgID, runID int64) (*engine.DebitRun, error) {
+	run := new(engine.DebitRun)
 	err := db.NewSelect().Model(run).Where("id = ? AND organisation_id = ?", runID, orgID).Scan(ctx)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, Errorf(CodeNotFound, "collection run not found")
+		return nil, engine.Errorf(engine.CodeNotFound, "collection run not found")
 	}
 	if err != nil {
 		return nil, fmt.Errorf("load collection run: %w", err)
@@ -358,25 +359,25 @@ func loadDebitRun(ctx context.Context, db bun.IDB, orgID, runID int64) (*DebitRu
 // CancelDebitRun withdraws a prepared run as a whole: its debits are due
 // again for the next run. A sent run cannot be cancelled (its debits are
 // at the bank; a return takes one back); a cancelled one stays cancelled.
-func (s *Service) CancelDebitRun(ctx context.Context, actor Actor, orgID, runID int64) (_ *DebitRun, err error) {
-	defer ClassifyUnavailable(&err)
-	var run *DebitRun
-	err = InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+func (s *Service) CancelDebitRun(ctx context.Context, actor engine.Actor, orgID, runID int64) (_ *engine.DebitRun, err error) {
+	defer engine.ClassifyUnavailable(&err)
+	var run *engine.DebitRun
+	err = engine.InTx(ctx, s.DB(), func(ctx context.Context, tx bun.Tx) error {
 		run, err = lockPreparedRun(ctx, tx, orgID, runID, "cancelled")
-		if err != nil || run.Status == DebitRunCancelled {
+		if err != nil || run.Status == engine.DebitRunCancelled {
 			return err
 		}
 		now := s.Clock()
-		run.Status, run.CancelledAt = DebitRunCancelled, &now
+		run.Status, run.CancelledAt = engine.DebitRunCancelled, &now
 		if _, err := tx.NewUpdate().Model(run).Column("status", "cancelled_at").WherePK().Exec(ctx); err != nil {
 			return fmt.Errorf("cancel collection run: %w", err)
 		}
-		if _, err := tx.NewUpdate().Model((*Debit)(nil)).Set("status = ?", DebitCancelled).
-			Where("run_id = ? AND status = ?", run.ID, DebitInRun).Exec(ctx); err != nil {
+		if _, err := tx.NewUpdate().Model((*engine.Debit)(nil)).Set("status = ?", engine.DebitCancelled).
+			Where("run_id = ? AND status = ?", run.ID, engine.DebitInRun).Exec(ctx); err != nil {
 			return fmt.Errorf("cancel debits: %w", err)
 		}
-		return s.AppendAudit(ctx, tx, actor, AuditEntry{OrganisationID: orgID, Action: "debit_run.cancel", TargetType: "debit_run",
-			TargetID: fmt.Sprint(run.ID), Before: map[string]any{"status": DebitRunPrepared}, After: map[string]any{"status": DebitRunCancelled}})
+		return s.AppendAudit(ctx, tx, actor, engine.AuditEntry{OrganisationID: orgID, Action: "debit_run.cancel", TargetType: "debit_run",
+			TargetID: fmt.Sprint(run.ID), Before: map[string]any{"status": engine.DebitRunPrepared}, After: map[string]any{"status": engine.DebitRunCancelled}})
 	})
 	if err != nil {
 		return nil, err
@@ -388,28 +389,28 @@ func (s *Service) CancelDebitRun(ctx context.Context, actor Actor, orgID, runID 
 // lockPreparedRun loads a run for a change, locked on PostgreSQL; a run in
 // the state the change leads to comes back as it is (a repeated request
 // changes nothing), any other state that is not prepared is a conflict.
-func lockPreparedRun(ctx context.Context, tx bun.Tx, orgID, runID int64, change string) (*DebitRun, error) {
-	run := new(DebitRun)
-	err := forUpdate(tx.NewSelect().Model(run).ExcludeColumn("file").Where("id = ? AND organisation_id = ?", runID, orgID)).Scan(ctx)
+func lockPreparedRun(ctx context.Context, tx bun.Tx, orgID, runID int64, change string) (*engine.DebitRun, error) {
+	run := new(engine.DebitRun)
+	err := engine.ForUpdate(tx.NewSelect().Model(run).ExcludeColumn("file").Where("id = ? AND organisation_id = ?", runID, orgID)).Scan(ctx)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, Errorf(CodeNotFound, "collection run not found")
+		return nil, engine.Errorf(engine.CodeNotFound, "collection run not found")
 	}
 	if err != nil {
 		return nil, fmt.Errorf("load collection run: %w", err)
 	}
 	switch {
-	case run.Status == DebitRunPrepared:
+	case run.Status == engine.DebitRunPrepared:
 		return run, nil
 	case string(run.Status) == change:
 		return run, nil
 	default:
-		return nil, Errorf(CodeConflict, "this collection run is %s; it cannot be %s", run.Status, change)
+		return nil, engine.Errorf(engine.CodeConflict, "this collection run is %s; it cannot be %s", run.Status, change)
 	}
 }
 
 // SentDebitRun is what marking a run sent did.
 type SentDebitRun struct {
-	Run DebitRun
+	Run engine.DebitRun
 	// Settled counts the payments the run completed now; Replayed those
 	// settled before (a repeated mark); Problems the debits whose
 	// attempt did not settle (with why), left for staff.
@@ -425,25 +426,25 @@ type SentDebitRun struct {
 // (debit_returns.go), in batches (settleSentDebits). Marking a sent run
 // again settles what an interrupted call left, and otherwise changes
 // nothing.
-func (s *Service) MarkDebitRunSent(ctx context.Context, actor Actor, orgID, runID int64) (_ *SentDebitRun, err error) {
-	defer ClassifyUnavailable(&err)
-	var run *DebitRun
-	err = InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+func (s *Service) MarkDebitRunSent(ctx context.Context, actor engine.Actor, orgID, runID int64) (_ *SentDebitRun, err error) {
+	defer engine.ClassifyUnavailable(&err)
+	var run *engine.DebitRun
+	err = engine.InTx(ctx, s.DB(), func(ctx context.Context, tx bun.Tx) error {
 		var err error
-		if run, err = lockPreparedRun(ctx, tx, orgID, runID, string(DebitRunSent)); err != nil {
+		if run, err = lockPreparedRun(ctx, tx, orgID, runID, string(engine.DebitRunSent)); err != nil {
 			return err
 		}
-		if run.Status == DebitRunSent {
+		if run.Status == engine.DebitRunSent {
 			return nil // again: what is left of it is settled below
 		}
 		now := s.Clock()
-		run.Status, run.SentAt = DebitRunSent, &now
+		run.Status, run.SentAt = engine.DebitRunSent, &now
 		if _, err := tx.NewUpdate().Model(run).Column("status", "sent_at").WherePK().Exec(ctx); err != nil {
 			return fmt.Errorf("mark collection run sent: %w", err)
 		}
-		return s.AppendAudit(ctx, tx, actor, AuditEntry{OrganisationID: orgID, Action: "debit_run.send", TargetType: "debit_run",
-			TargetID: fmt.Sprint(run.ID), Before: map[string]any{"status": DebitRunPrepared},
-			After: map[string]any{"status": DebitRunSent, "debits": run.DebitCount}})
+		return s.AppendAudit(ctx, tx, actor, engine.AuditEntry{OrganisationID: orgID, Action: "debit_run.send", TargetType: "debit_run",
+			TargetID: fmt.Sprint(run.ID), Before: map[string]any{"status": engine.DebitRunPrepared},
+			After: map[string]any{"status": engine.DebitRunSent, "debits": run.DebitCount}})
 	})
 	if err != nil {
 		return nil, err
@@ -464,7 +465,7 @@ const debitBatch = 100
 // debits in the run for the next call (marking the run sent again, or the
 // debits.settle job), and the settlement's event ids make a debit settle
 // once, whoever settles it.
-func (s *Service) settleSentDebits(ctx context.Context, run *DebitRun, out *SentDebitRun) error {
+func (s *Service) settleSentDebits(ctx context.Context, run *engine.DebitRun, out *SentDebitRun) error {
 	provider := s.debitProvider(run.OrganisationID)
 	sentAt := s.Clock()
 	if run.SentAt != nil {
@@ -473,10 +474,10 @@ func (s *Service) settleSentDebits(ctx context.Context, run *DebitRun, out *Sent
 	for {
 		var batch SentDebitRun
 		n := 0
-		err := InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		err := engine.InTx(ctx, s.DB(), func(ctx context.Context, tx bun.Tx) error {
 			batch = SentDebitRun{} // a retried transaction starts over
-			var debits []Debit
-			if err := tx.NewSelect().Model(&debits).Where("run_id = ? AND status = ?", run.ID, DebitInRun).Order("id").Limit(debitBatch).Scan(ctx); err != nil {
+			var debits []engine.Debit
+			if err := tx.NewSelect().Model(&debits).Where("run_id = ? AND status = ?", run.ID, engine.DebitInRun).Order("id").Limit(debitBatch).Scan(ctx); err != nil {
 				return fmt.Errorf("load debits: %w", err)
 			}
 			n = len(debits)
@@ -499,8 +500,8 @@ func (s *Service) settleSentDebits(ctx context.Context, run *DebitRun, out *Sent
 }
 
 // settleSentDebit is one debit of settleSentDebits, in its transaction.
-func (s *Service) settleSentDebit(ctx context.Context, tx bun.Tx, provider PaymentProvider, run *DebitRun, d Debit, sentAt time.Time, out *SentDebitRun) error {
-	res, err := tx.NewUpdate().Model((*Debit)(nil)).Set("status = ?", DebitCollected).Where("id = ? AND status = ?", d.ID, DebitInRun).Exec(ctx)
+func (s *Service) settleSentDebit(ctx context.Context, tx bun.Tx, provider engine.PaymentProvider, run *engine.DebitRun, d engine.Debit, sentAt time.Time, out *SentDebitRun) error {
+	res, err := tx.NewUpdate().Model((*engine.Debit)(nil)).Set("status = ?", engine.DebitCollected).Where("id = ? AND status = ?", d.ID, engine.DebitInRun).Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("mark debit collected: %w", err)
 	}
@@ -526,11 +527,11 @@ func (s *Service) settleSentDebit(ctx context.Context, tx bun.Tx, provider Payme
 		}
 	}
 	var ref string
-	if err := tx.NewSelect().Model((*Payment)(nil)).Column("reference").Where("id = ?", d.PaymentID).Scan(ctx, &ref); err != nil {
+	if err := tx.NewSelect().Model((*engine.Payment)(nil)).Column("reference").Where("id = ?", d.PaymentID).Scan(ctx, &ref); err != nil {
 		return fmt.Errorf("load payment: %w", err)
 	}
-	result := &PaymentResult{Reference: ref}
-	if _, err := s.settleIn(ctx, tx, provider, PaymentConfirmation{Reference: ref, Outcome: OutcomeSuccess,
+	result := &engine.PaymentResult{Reference: ref}
+	if _, err := s.SettleIn(ctx, tx, provider, engine.PaymentConfirmation{Reference: ref, Outcome: engine.OutcomeSuccess,
 		AmountMinor: d.AmountMinor, Currency: d.Currency, EventID: fmt.Sprintf("debit:%d:%s", run.OrganisationID, d.EndToEndID),
 		EventType: debitCollectedEvent, TransactionID: d.EndToEndID, Note: "collected in run " + run.MessageID}, result); err != nil {
 		return fmt.Errorf("settle debit %s: %w", d.EndToEndID, err)
@@ -552,8 +553,8 @@ const debitCollectedEvent = "direct_debit.collected"
 // debitProvider is the organisation's direct-debit provider, or a stand-in
 // of its name when direct debit was switched off since the run was
 // written: the run still went to the bank and its money counts.
-func (s *Service) debitProvider(orgID int64) PaymentProvider {
-	if p := s.providerForMethod(orgID, DirectDebitProvider); p != nil && p.Name() == DirectDebitProvider {
+func (s *Service) debitProvider(orgID int64) engine.PaymentProvider {
+	if p := s.ProviderForMethod(orgID, engine.DirectDebitProvider); p != nil && p.Name() == engine.DirectDebitProvider {
 		return p
 	}
 	return collectedDebits{}
@@ -563,16 +564,16 @@ func (s *Service) debitProvider(orgID int64) PaymentProvider {
 // direct debit (see manualTransfers).
 type collectedDebits struct{}
 
-func (collectedDebits) Name() string { return DirectDebitProvider }
-func (collectedDebits) CreateCheckout(context.Context, CheckoutRequest) (Checkout, error) {
-	return Checkout{}, Errorf(CodeConflict, "this club no longer collects by direct debit")
+func (collectedDebits) Name() string { return engine.DirectDebitProvider }
+func (collectedDebits) CreateCheckout(context.Context, engine.CheckoutRequest) (engine.Checkout, error) {
+	return engine.Checkout{}, engine.Errorf(engine.CodeConflict, "this club no longer collects by direct debit")
 }
-func (collectedDebits) Retrieve(_ context.Context, p Payment) (PaymentConfirmation, error) {
-	return PaymentConfirmation{Reference: p.Reference, Outcome: OutcomeOpen}, nil
+func (collectedDebits) Retrieve(_ context.Context, p engine.Payment) (engine.PaymentConfirmation, error) {
+	return engine.PaymentConfirmation{Reference: p.Reference, Outcome: engine.OutcomeOpen}, nil
 }
-func (collectedDebits) Expire(context.Context, Payment) error { return nil }
-func (collectedDebits) Refund(context.Context, RefundRequest) (string, error) {
-	return "", ErrManualRefund
+func (collectedDebits) Expire(context.Context, engine.Payment) error { return nil }
+func (collectedDebits) Refund(context.Context, engine.RefundRequest) (string, error) {
+	return "", engine.ErrManualRefund
 }
 
 // SettleDueDebitRuns marks sent the prepared runs whose earliest due date
@@ -580,19 +581,19 @@ func (collectedDebits) Refund(context.Context, RefundRequest) (string, error) {
 // as MarkDebitRunSent does, for every organisation or the one ctx is
 // scoped to (job_scope.go). It returns how many runs it marked.
 func (s *Service) SettleDueDebitRuns(ctx context.Context) (_ int, err error) {
-	defer ClassifyUnavailable(&err)
-	today := dateOf(s.Clock())
-	var runs []DebitRun
-	q := scopeOrg(ctx, s.db.NewSelect().Model(&runs).ExcludeColumn("file").Where("status = ?", DebitRunPrepared), "organisation_id")
+	defer engine.ClassifyUnavailable(&err)
+	today := engine.DateOf(s.Clock())
+	var runs []engine.DebitRun
+	q := engine.ScopeOrg(ctx, s.DB().NewSelect().Model(&runs).ExcludeColumn("file").Where("status = ?", engine.DebitRunPrepared), "organisation_id")
 	if err := q.Order("id").Scan(ctx); err != nil {
 		return 0, fmt.Errorf("load prepared collection runs: %w", err)
 	}
 	n := 0
 	// A sent run whose settling was interrupted (an instance stopped
 	// between batches) is finished first.
-	var unfinished []DebitRun
-	q = scopeOrg(ctx, s.db.NewSelect().Model(&unfinished).ExcludeColumn("file").Where("status = ?", DebitRunSent).
-		Where("EXISTS (SELECT 1 FROM debits d WHERE d.run_id = debit_run.id AND d.status = ?)", DebitInRun), "organisation_id")
+	var unfinished []engine.DebitRun
+	q = engine.ScopeOrg(ctx, s.DB().NewSelect().Model(&unfinished).ExcludeColumn("file").Where("status = ?", engine.DebitRunSent).
+		Where("EXISTS (SELECT 1 FROM debits d WHERE d.run_id = debit_run.id AND d.status = ?)", engine.DebitInRun), "organisation_id")
 	if err := q.Order("id").Scan(ctx); err != nil {
 		return 0, fmt.Errorf("load unfinished collection runs: %w", err)
 	}
@@ -603,19 +604,19 @@ func (s *Service) SettleDueDebitRuns(ctx context.Context) (_ int, err error) {
 	}
 	for _, r := range runs {
 		var dues []time.Time
-		if err := s.db.NewSelect().Model((*Debit)(nil)).Column("due_on").Where("run_id = ?", r.ID).Scan(ctx, &dues); err != nil {
+		if err := s.DB().NewSelect().Model((*engine.Debit)(nil)).Column("due_on").Where("run_id = ?", r.ID).Scan(ctx, &dues); err != nil {
 			return n, fmt.Errorf("load due dates: %w", err)
 		}
 		passed := false
 		for _, d := range dues {
-			passed = passed || dateOf(d).Before(today)
+			passed = passed || engine.DateOf(d).Before(today)
 		}
 		if !passed {
 			continue
 		}
-		if _, err := s.MarkDebitRunSent(ctx, Actor{Name: "due date passed"}, r.OrganisationID, r.ID); err != nil {
-			var e *Error
-			if errors.As(err, &e) && e.Code == CodeConflict {
+		if _, err := s.MarkDebitRunSent(ctx, engine.Actor{Name: "due date passed"}, r.OrganisationID, r.ID); err != nil {
+			var e *engine.Error
+			if errors.As(err, &e) && e.Code == engine.CodeConflict {
 				continue // cancelled or sent meanwhile
 			}
 			return n, err
@@ -626,7 +627,7 @@ func (s *Service) SettleDueDebitRuns(ctx context.Context) (_ int, err error) {
 }
 
 // debitRunFileName is the name a run's file downloads as.
-func DebitRunFileName(r DebitRun) string {
+func DebitRunFileName(r engine.DebitRun) string {
 	return strings.ToLower(r.MessageID) + "-" + r.FileVersion + ".xml"
 }
 
@@ -634,9 +635,9 @@ func DebitRunFileName(r DebitRun) string {
 // prepared run whose due date passed was collected by the bank, and a run
 // whose settling stopped between batches is finished (SettleDueDebitRuns).
 func (s *Service) ScheduleDebitRuns(r *jobs.Runner) {
-	r.Every(KindSettleDueDebitRuns, time.Hour)
-	r.Handle(KindSettleDueDebitRuns, func(ctx context.Context, j *jobs.Job) error {
-		n, err := s.SettleDueDebitRuns(JobScope(ctx, j))
+	r.Every(engine.KindSettleDueDebitRuns, time.Hour)
+	r.Handle(engine.KindSettleDueDebitRuns, func(ctx context.Context, j *jobs.Job) error {
+		n, err := s.SettleDueDebitRuns(engine.JobScope(ctx, j))
 		if n > 0 {
 			s.Log.InfoContext(ctx, "collection runs past their due date marked sent", "count", n)
 		}

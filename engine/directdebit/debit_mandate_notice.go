@@ -1,4 +1,4 @@
-package engine
+package directdebit
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
+
+	"portal/engine"
 )
 
 // The mandate e-mail (issue 29): when a mandate is given, kept for an
@@ -16,7 +18,7 @@ import (
 // creditor's identifier. It is queued in the transaction of the change.
 
 // KindMandateNotice is the mandate e-mail.
-const KindMandateNotice MessageKind = "mandate_notice"
+const KindMandateNotice engine.MessageKind = "mandate_notice"
 
 // What brought a mandate e-mail (MandateNoticePayload.Event).
 const (
@@ -49,7 +51,7 @@ func queueMandateNotice(ctx context.Context, tx bun.IDB, event string, m *DebitM
 		key += fmt.Sprintf(":amended:%d", p.AmendedAtMilli)
 	}
 	payload, _ := json.Marshal(p)
-	return QueueMessage(ctx, tx, &OutboxMessage{Kind: KindMandateNotice, DedupKey: key, Payload: string(payload), CreatedAt: now.UTC()})
+	return engine.QueueMessage(ctx, tx, &engine.OutboxMessage{Kind: KindMandateNotice, DedupKey: key, Payload: string(payload), CreatedAt: now.UTC()})
 }
 
 // MandateNotice is what a mandate e-mail says. Due is false when there is
@@ -57,7 +59,7 @@ func queueMandateNotice(ctx context.Context, tx bun.IDB, event string, m *DebitM
 // collected under the mandate on that date, the mandate ended, or its
 // account changed again (that change has its own message).
 type MandateNotice struct {
-	UnpaidReminder
+	engine.UnpaidReminder
 	Event   string // MandateGiven, MandateKept or MandateAmended
 	Mandate DebitMandate
 	// CreditorName is the club's name as creditor (its account's holder).
@@ -66,12 +68,12 @@ type MandateNotice struct {
 }
 
 // LoadMandateNotice gathers the mandate e-mail of an outbox message.
-func LoadMandateNotice(ctx context.Context, db bun.IDB, msg *OutboxMessage) (*MandateNotice, error) {
+func LoadMandateNotice(ctx context.Context, db bun.IDB, msg *engine.OutboxMessage) (*MandateNotice, error) {
 	var p MandateNoticePayload
 	if err := json.Unmarshal([]byte(msg.Payload), &p); err != nil || p.OrderID == 0 || p.MandateID == 0 {
-		return nil, Errorf(CodeValidation, "outbox message %d: bad mandate e-mail payload", msg.ID)
+		return nil, engine.Errorf(engine.CodeValidation, "outbox message %d: bad mandate e-mail payload", msg.ID)
 	}
-	r, err := LoadUnpaidReminder(ctx, db, UnpaidReminderPayload{OrderID: p.OrderID})
+	r, err := engine.LoadUnpaidReminder(ctx, db, engine.UnpaidReminderPayload{OrderID: p.OrderID})
 	if err != nil {
 		return nil, err
 	}
@@ -81,7 +83,7 @@ func LoadMandateNotice(ctx context.Context, db bun.IDB, msg *OutboxMessage) (*Ma
 	}
 	n.Due = false
 	if err := db.NewSelect().Model(&n.Mandate).Where("id = ?", p.MandateID).Scan(ctx); err != nil {
-		return nil, NotFoundOr(err, "mandate")
+		return nil, engine.NotFoundOr(err, "mandate")
 	}
 	o := r.Order
 	amended := int64(0)
@@ -92,7 +94,7 @@ func LoadMandateNotice(ctx context.Context, db bun.IDB, msg *OutboxMessage) (*Ma
 		o.DebitDueOn.Format(time.DateOnly) != p.DueOn || n.Mandate.RevokedAt != nil || amended != p.AmendedAtMilli {
 		return n, nil
 	}
-	ps, err := loadPaymentSettings(ctx, db, o.OrganisationID)
+	ps, err := engine.LoadPaymentSettings(ctx, db, o.OrganisationID)
 	if err != nil {
 		return nil, err
 	}
