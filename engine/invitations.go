@@ -23,13 +23,6 @@ import (
 // KindInvitation is the outbox message (and job) kind of an invitation e-mail.
 const KindInvitation MessageKind = "invitation"
 
-// Invitation expiry bounds.
-const (
-	DefaultInvitationExpiry = 30 * 24 * time.Hour
-	MinInvitationExpiry     = time.Hour
-	MaxInvitationExpiry     = 366 * 24 * time.Hour
-)
-
 // Invitation is one issued link.
 type Invitation struct {
 	bun.BaseModel  `bun:"table:invitations"`
@@ -619,15 +612,3 @@ func LoadInvitationMail(ctx context.Context, db bun.IDB, p InvitationPayload, no
 func (s *Service) PublicAddress(ctx context.Context, orgID int64) string {
 	return s.orgBase(ctx, s.db, orgID)
 }
-
-// InvitationExpiry is how long the organisation's new invitations stay
-// valid: its own setting, else DefaultInvitationExpiry.
-func (o *Organisation) InvitationExpiry() time.Duration {
-	if o.InvitationExpiryDays > 0 {
-		return time.Duration(o.InvitationExpiryDays) * 24 * time.Hour
-	}
-	return DefaultInvitationExpiry
-}
-
-// maxInvitationDays is the longest invitation expiry in whole days.
-func maxInvitationDays() int { return int(MaxInvitationExpiry / (24 * time.Hour)) }

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/uptrace/bun"
 )
@@ -419,4 +420,24 @@ func Printable(s string, max int) bool {
 		n++
 	}
 	return n <= max
+}
+
+// Invitation expiry bounds: an organisation's InvitationExpiryDays, and
+// the expiry of one invitation, lie within them.
+const (
+	DefaultInvitationExpiry = 30 * 24 * time.Hour
+	MinInvitationExpiry     = time.Hour
+	MaxInvitationExpiry     = 366 * 24 * time.Hour
+)
+
+// maxInvitationDays is the longest invitation expiry in whole days.
+func maxInvitationDays() int { return int(MaxInvitationExpiry / (24 * time.Hour)) }
+
+// InvitationExpiry is how long the organisation's new invitations stay
+// valid: its own setting, else DefaultInvitationExpiry.
+func (o *Organisation) InvitationExpiry() time.Duration {
+	if o.InvitationExpiryDays > 0 {
+		return time.Duration(o.InvitationExpiryDays) * 24 * time.Hour
+	}
+	return DefaultInvitationExpiry
 }

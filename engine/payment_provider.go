@@ -188,3 +188,15 @@ func ParseAmount(s string) (int64, error) {
 
 // FormatMoney renders an amount for people, for example "EUR 12.50".
 func FormatMoney(minor int64, currency string) string { return currency + " " + FormatMinor(minor) }
+
+// SecretSealer encrypts the organisations' payment secrets at rest (the
+// session key's session.Sealer); aad binds a sealed value to its
+// organisation and field, so that it does not open when copied elsewhere.
+type SecretSealer interface {
+	Seal(plaintext, aad []byte) string
+	Open(sealed string, aad []byte) ([]byte, error)
+}
+
+// WithSecretSealer sets what seals the organisations' Stripe keys. Without
+// one, an organisation cannot be given keys of its own.
+func WithSecretSealer(s SecretSealer) ServiceOption { return func(svc *Service) { svc.sealer = s } }

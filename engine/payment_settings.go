@@ -89,18 +89,6 @@ func (ps *PaymentSettings) methodList() []string {
 	return nil
 }
 
-// SecretSealer encrypts the organisations' payment secrets at rest (the
-// session key's session.Sealer); aad binds a sealed value to its
-// organisation and field, so that it does not open when copied elsewhere.
-type SecretSealer interface {
-	Seal(plaintext, aad []byte) string
-	Open(sealed string, aad []byte) ([]byte, error)
-}
-
-// WithSecretSealer sets what seals the organisations' Stripe keys. Without
-// one, an organisation cannot be given keys of its own.
-func WithSecretSealer(s SecretSealer) ServiceOption { return func(svc *Service) { svc.sealer = s } }
-
 // WithTestPayments allows organisations to choose the test gateway; only
 // a portal on an http loopback address does (as PORTAL_PAYMENT_PROVIDER=test).
 func WithTestPayments(allowed bool) ServiceOption {
