@@ -102,7 +102,7 @@ func auditJSON(v any) (string, error) {
 // new secret is sealed afresh, so a rotation changes the fingerprint and
 // shows in before and after, while the log holds nothing derived from the
 // secret itself (a hash of a short secret could be guessed back).
-func secretAuditValue(sealed string) string {
+func SecretAuditValue(sealed string) string {
 	if sealed == "" {
 		return ""
 	}

@@ -81,7 +81,7 @@ func (e *WebhookEndpoint) Events() []string {
 
 // webhookEvent is one event, its body frozen when it was written so that
 // every attempt sends the same bytes.
-type webhookEvent struct {
+type WebhookEvent struct {
 	bun.BaseModel  `bun:"table:webhook_events,alias:ev"`
 	ID             int64     `bun:"id,pk,autoincrement"`
 	PublicID       string    `bun:"public_id,notnull"`
@@ -117,7 +117,7 @@ type WebhookJob struct {
 // (development, tests), as the delivery's dial guard does
 // (outbound/webhooks Deps.AllowPrivate).
 func WithPrivateWebhookAddresses() ServiceOption {
-	return func(s *Service) { s.privateWebhooks = true }
+	return func(s *Service) { s.PrivateWebhooks = true }
 }
 
 // WebhookNetworks are networks the operator lets webhook endpoints be on
@@ -172,7 +172,7 @@ func (n WebhookNetworks) Contains(ip net.IP) bool {
 // WithWebhookNetworks lets webhook endpoints be on the networks allowed,
 // as the delivery's dial guard does (outbound/webhooks Deps.AllowNetworks).
 func WithWebhookNetworks(allowed WebhookNetworks) ServiceOption {
-	return func(s *Service) { s.webhookNetworks = allowed }
+	return func(s *Service) { s.WebhookNetworks = allowed }
 }
 
 // WebhookEnvelope is the JSON body of every delivery.
@@ -221,7 +221,7 @@ func EmitEvent(ctx context.Context, tx bun.IDB, orgID int64, eventType string, d
 	if err != nil {
 		return fmt.Errorf("emit %s: %w", eventType, err)
 	}
-	ev := &webhookEvent{PublicID: env.ID, OrganisationID: orgID, Type: eventType, Body: string(body), CreatedAt: now}
+	ev := &WebhookEvent{PublicID: env.ID, OrganisationID: orgID, Type: eventType, Body: string(body), CreatedAt: now}
 	if _, err := tx.NewInsert().Model(ev).Exec(ctx); err != nil {
 		return fmt.Errorf("emit %s: %w", eventType, err)
 	}

@@ -345,7 +345,7 @@ func checkDefaultEnabled(o *Organisation) error {
 func organisationAuditView(o *Organisation) map[string]any {
 	return map[string]any{"name": o.Name, "slug": o.Slug, "contactEmail": o.ContactEmail, "logoUrl": o.LogoURL,
 		"accentColour": o.AccentColour, "defaultLanguage": o.DefaultLanguage, "enabledLanguages": o.EnabledLanguageList(),
-		"hashSecret": secretAuditValue(o.HashSecretSealed), "hashLinks": !o.HashLinksOff, "invitationExpiryDays": o.InvitationExpiryDays}
+		"hashSecret": SecretAuditValue(o.HashSecretSealed), "hashLinks": !o.HashLinksOff, "invitationExpiryDays": o.InvitationExpiryDays}
 }
 
 func applyOrganisationChange(ctx context.Context, tx bun.Tx, id int64, c OrganisationChange) error {

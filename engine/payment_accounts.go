@@ -150,10 +150,10 @@ func (s *Service) openSecret(orgID int64, field, sealed string) (string, error) 
 	if sealed == "" {
 		return "", nil
 	}
-	if s.sealer == nil {
+	if s.Sealer == nil {
 		return "", fmt.Errorf("%s: no PORTAL_SESSION_KEY to open it", field)
 	}
-	pt, err := s.sealer.Open(sealed, paymentSecretAAD(orgID, field))
+	pt, err := s.Sealer.Open(sealed, paymentSecretAAD(orgID, field))
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", field, err)
 	}

@@ -199,4 +199,4 @@ type SecretSealer interface {
 
 // WithSecretSealer sets what seals the organisations' Stripe keys. Without
 // one, an organisation cannot be given keys of its own.
-func WithSecretSealer(s SecretSealer) ServiceOption { return func(svc *Service) { svc.sealer = s } }
+func WithSecretSealer(s SecretSealer) ServiceOption { return func(svc *Service) { svc.Sealer = s } }

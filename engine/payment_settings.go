@@ -213,8 +213,8 @@ func (s *Service) StaffSetPaymentSettings(ctx context.Context, actor Actor, orgI
 // paymentSettingsAuditView is what the audit log keeps of payment
 // settings: the secrets only as fingerprints (secretAuditValue).
 func paymentSettingsAuditView(ps *PaymentSettings) map[string]any {
-	return map[string]any{"provider": ps.Provider, "stripeSecretKey": secretAuditValue(ps.StripeSecretKeySealed),
-		"stripeWebhookSecret": secretAuditValue(ps.StripeWebhookSecretSealed), "bankCreditorName": ps.BankCreditorName,
+	return map[string]any{"provider": ps.Provider, "stripeSecretKey": SecretAuditValue(ps.StripeSecretKeySealed),
+		"stripeWebhookSecret": SecretAuditValue(ps.StripeWebhookSecretSealed), "bankCreditorName": ps.BankCreditorName,
 		"bankIban": ps.BankIBAN, "bankBic": ps.BankBIC, "bankCreditorAddress": ps.BankCreditorAddress,
 		"methods": ps.Methods, "debitCreditorId": ps.DebitCreditorID, "debitPrenotificationDays": ps.DebitPrenotificationDays,
 		"debitFileVersion": ps.DebitFileVersion, "debitCollectionDay": ps.DebitCollectionDay, "debitReturnFee": FormatAmount(ps.DebitReturnFeeMinor)}
@@ -303,7 +303,7 @@ func (s *Service) applyPaymentSettings(ps *PaymentSettings, c PaymentSettingsCha
 			bad("stripeWebhookSecret", "must be the signing secret of a Stripe webhook endpoint: whsec_...")
 		}
 	}
-	if (stripeKey != "" || hookSecret != "") && s.sealer == nil {
+	if (stripeKey != "" || hookSecret != "") && s.Sealer == nil {
 		bad("stripeSecretKey", "this server has no PORTAL_SESSION_KEY to keep the keys encrypted with")
 	}
 	bankGiven := ps.BankCreditorName != "" || ps.BankIBAN != "" || ps.BankBIC != "" || ps.BankCreditorAddress != ""
@@ -373,7 +373,7 @@ func (s *Service) sealSecret(orgID int64, field, secret string) string {
 	if secret == "" {
 		return ""
 	}
-	return s.sealer.Seal([]byte(secret), paymentSecretAAD(orgID, field))
+	return s.Sealer.Seal([]byte(secret), paymentSecretAAD(orgID, field))
 }
 
 // applyMethods merges a change of the methods into ps: a list given makes
@@ -596,11 +596,11 @@ func (s *Service) OrganisationPaymentConfigs(ctx context.Context) (_ []Organisat
 			if sealed == "" {
 				return ""
 			}
-			if s.sealer == nil {
+			if s.Sealer == nil {
 				errs = append(errs, fmt.Errorf("%s: no PORTAL_SESSION_KEY to open it", field))
 				return ""
 			}
-			pt, err := s.sealer.Open(sealed, paymentSecretAAD(ps.OrganisationID, field))
+			pt, err := s.Sealer.Open(sealed, paymentSecretAAD(ps.OrganisationID, field))
 			if err != nil {
 				errs = append(errs, fmt.Errorf("%s: %w", field, err))
 			}

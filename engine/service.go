@@ -33,9 +33,9 @@ type Service struct {
 	// sealer seals the organisations' payment secrets; testPayments lets
 	// them choose the test gateway; settingsChanged hears of a change to
 	// an organisation's payment settings (payment_settings.go).
-	sealer          SecretSealer
-	privateWebhooks bool            // WithPrivateWebhookAddresses
-	webhookNetworks WebhookNetworks // WithWebhookNetworks
+	Sealer          SecretSealer
+	PrivateWebhooks bool            // WithPrivateWebhookAddresses
+	WebhookNetworks WebhookNetworks // WithWebhookNetworks
 	testPayments    bool
 	settingsChanged func(organisationID int64)
 	defs            definitionCache

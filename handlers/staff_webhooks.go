@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/engine/webhook"
 	"portal/views"
 )
 
@@ -29,7 +30,7 @@ func (s *Server) staffWebhooksPage(c echo.Context) error {
 // renderWebhooks shows the page with m's form, problems or new secret.
 func (s *Server) renderWebhooks(c echo.Context, status int, m views.StaffWebhooksModel) error {
 	u := staffUserOf(c)
-	list, err := s.engine.WebhookEndpoints(c.Request().Context(), u.OrganisationID)
+	list, err := webhook.Of(s.engine).WebhookEndpoints(c.Request().Context(), u.OrganisationID)
 	if err != nil {
 		return s.staffEngineError(c, err)
 	}
@@ -67,7 +68,7 @@ func (s *Server) staffAddWebhook(c echo.Context) error {
 	for _, t := range engine.WebhookEventTypes {
 		m.Events = append(m.Events, views.StaffWebhookEventChoice{Value: t, Checked: slices.Contains(chosen, t)})
 	}
-	ep, secret, err := s.engine.CreateWebhookEndpoint(c.Request().Context(), u.actor(), u.OrganisationID, engine.WebhookEndpointInput{URL: m.URL, Events: chosen})
+	ep, secret, err := webhook.Of(s.engine).CreateWebhookEndpoint(c.Request().Context(), u.actor(), u.OrganisationID, webhook.WebhookEndpointInput{URL: m.URL, Events: chosen})
 	if err != nil {
 		e, ok := engine.AsError(err)
 		if !ok || e.Code != engine.CodeValidation {
@@ -104,7 +105,7 @@ func (s *Server) staffSetWebhookActive(c echo.Context) error {
 	default:
 		return s.staffErrorPage(c, http.StatusBadRequest, staffTextIn(c).Invalid)
 	}
-	if _, err := s.engine.UpdateWebhookEndpoint(c.Request().Context(), u.actor(), u.OrganisationID, id, engine.WebhookEndpointChange{Active: &on}); err != nil {
+	if _, err := webhook.Of(s.engine).UpdateWebhookEndpoint(c.Request().Context(), u.actor(), u.OrganisationID, id, webhook.WebhookEndpointChange{Active: &on}); err != nil {
 		return s.staffEngineError(c, err)
 	}
 	done := flashWebhookDisabled
@@ -126,7 +127,7 @@ func (s *Server) staffRotateWebhook(c echo.Context) error {
 	if ok, err := s.staffConfirmed(c, t.RotateQuestion, t.RotateDetail, organisationPath(c, StaffPrefix+staffWebhooksPath)); !ok {
 		return err
 	}
-	secret, err := s.engine.RotateWebhookSecret(c.Request().Context(), u.actor(), u.OrganisationID, id)
+	secret, err := webhook.Of(s.engine).RotateWebhookSecret(c.Request().Context(), u.actor(), u.OrganisationID, id)
 	if err != nil {
 		return s.staffEngineError(c, err)
 	}
@@ -145,7 +146,7 @@ func (s *Server) staffDeleteWebhook(c echo.Context) error {
 	if ok, err := s.staffConfirmed(c, t.DeleteQuestion, t.DeleteDetail, back); !ok {
 		return err
 	}
-	if err := s.engine.DeleteWebhookEndpoint(c.Request().Context(), u.actor(), u.OrganisationID, id); err != nil {
+	if err := webhook.Of(s.engine).DeleteWebhookEndpoint(c.Request().Context(), u.actor(), u.OrganisationID, id); err != nil {
 		return s.staffEngineError(c, err)
 	}
 	return c.Redirect(http.StatusSeeOther, back+"?done="+flashWebhookDeleted)
@@ -160,11 +161,11 @@ func (s *Server) staffWebhookDeliveries(c echo.Context) error {
 		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
 	}
 	ctx := c.Request().Context()
-	list, err := s.engine.WebhookDeliveries(ctx, u.OrganisationID, id, staffDeliveriesListed)
+	list, err := webhook.Of(s.engine).WebhookDeliveries(ctx, u.OrganisationID, id, staffDeliveriesListed)
 	if err != nil {
 		return s.staffEngineError(c, err)
 	}
-	endpoints, err := s.engine.WebhookEndpoints(ctx, u.OrganisationID)
+	endpoints, err := webhook.Of(s.engine).WebhookEndpoints(ctx, u.OrganisationID)
 	if err != nil {
 		return s.staffEngineError(c, err)
 	}
@@ -224,7 +225,7 @@ func (s *Server) staffReplayWebhook(c echo.Context) error {
 	if !ok || !deliveryOK {
 		return s.staffErrorPage(c, http.StatusNotFound, staffTextIn(c).NotFound)
 	}
-	if _, err := s.engine.ReplayWebhookDelivery(c.Request().Context(), u.actor(), u.OrganisationID, id, delivery); err != nil {
+	if _, err := webhook.Of(s.engine).ReplayWebhookDelivery(c.Request().Context(), u.actor(), u.OrganisationID, id, delivery); err != nil {
 		return s.staffEngineError(c, err)
 	}
 	return c.Redirect(http.StatusSeeOther, organisationPath(c, StaffPrefix+staffWebhooksPath+"/"+strconv.FormatInt(id, 10))+"?done="+flashWebhookReplayed)

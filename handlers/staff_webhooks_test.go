@@ -13,6 +13,7 @@ import (
 	"portal/engine"
 	"portal/engine/dbtest"
 	"portal/engine/staff"
+	"portal/engine/webhook"
 )
 
 // TestStaffWebhooksPage: an admin adds an endpoint (a private address and
@@ -80,11 +81,11 @@ func TestStaffWebhooksPage(t *testing.T) {
 		// Deliveries: a registration announces itself, delivered.
 		env.completeDemo(env.newClient())
 		epID, _ := strconv.ParseInt(id, 10, 64)
-		list, err := env.svc.WebhookDeliveries(ctx, 1, epID, 10)
+		list, err := webhook.Of(env.svc).WebhookDeliveries(ctx, 1, epID, 10)
 		if err != nil || len(list) != 1 {
 			t.Fatalf("deliveries: %+v %v", list, err)
 		}
-		if err := env.svc.RecordWebhookAttempt(ctx, list[0].ID, engine.WebhookAttemptResult{Status: engine.DeliveryDelivered, ResponseCode: 200}); err != nil {
+		if err := webhook.Of(env.svc).RecordWebhookAttempt(ctx, list[0].ID, webhook.WebhookAttemptResult{Status: engine.DeliveryDelivered, ResponseCode: 200}); err != nil {
 			t.Fatal(err)
 		}
 		dp := env.get(admin, base)

@@ -12,6 +12,7 @@ import (
 	"portal/engine/directdebit"
 	"portal/engine/jobs"
 	"portal/engine/privacy"
+	"portal/engine/webhook"
 	"portal/handlers"
 	"portal/outbound/mail"
 	"portal/outbound/messages"
@@ -60,9 +61,9 @@ func buildRunner(cfg Config, db *bun.DB, svc *engine.Service, log *slog.Logger, 
 	}
 	messages.Register(r, messages.Deps{DB: db, Sender: sender, BaseURL: cfg.BaseURL, HashSecret: cfg.HashSecret, UnsubscribeAddress: from,
 		OpenHashSecret: openHashSecret(cfg), Payments: svc, Invitations: invitationSigner(cfg), Logger: log})
-	webhooks.Register(r, webhooks.Deps{Engine: svc, AllowPrivate: baseURLIsLoopback(cfg.BaseURL), AllowNetworks: cfg.WebhookAllowNetworks, Logger: log})
+	webhooks.Register(r, webhooks.Deps{Engine: webhook.Of(svc), AllowPrivate: baseURLIsLoopback(cfg.BaseURL), AllowNetworks: cfg.WebhookAllowNetworks, Logger: log})
 	engine.ScheduleLifecycle(r, db, cfg.ArchiveMode, time.Now, log)
-	engine.ScheduleWebhookPruning(r, db, time.Duration(cfg.WebhookRetentionDays)*24*time.Hour, time.Now, log)
+	webhook.ScheduleWebhookPruning(r, db, time.Duration(cfg.WebhookRetentionDays)*24*time.Hour, time.Now, log)
 	svc.SchedulePayments(r, time.Now)
 	directdebit.Of(svc).ScheduleDebitRuns(r)
 	privacy.Of(svc).ScheduleRetention(r, time.Now, log)
@@ -89,7 +90,7 @@ func openHashSecret(cfg Config) func(orgID int64, sealed string) (string, error)
 // addresses are allowed.
 func baseURLIsLoopback(base string) bool {
 	u, err := url.Parse(base)
-	return err == nil && engine.IsLoopbackHost(u.Hostname())
+	return err == nil && webhook.IsLoopbackHost(u.Hostname())
 }
 
 // webhookOptions are the engine's webhook settings: a portal on a loopback

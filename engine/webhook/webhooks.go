@@ -1,4 +1,4 @@
-package engine
+package webhook
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"portal/engine"
 	"portal/engine/jobs"
 )
 
@@ -64,7 +65,7 @@ func WebhookKey(secret string) ([]byte, error) {
 // allowPrivate, not on a loopback, private, link-local or otherwise
 // internal address. A name is not resolved here: the delivery refuses
 // the address it actually dials (DNS may change after this check).
-func checkWebhookURL(raw string, allowPrivate bool, allowed WebhookNetworks) string {
+func checkWebhookURL(raw string, allowPrivate bool, allowed engine.WebhookNetworks) string {
 	u, err := url.Parse(strings.TrimSpace(raw))
 	switch {
 	case raw == "":
@@ -99,7 +100,7 @@ func internalHost(host string) bool {
 }
 
 // allowedHost reports whether host is an IP literal in allowed.
-func allowedHost(host string, allowed WebhookNetworks) bool {
+func allowedHost(host string, allowed engine.WebhookNetworks) bool {
 	ip := net.ParseIP(strings.TrimSuffix(strings.TrimPrefix(host, "["), "]"))
 	return ip != nil && allowed.Contains(ip)
 }
@@ -130,17 +131,17 @@ func IsLoopbackHost(host string) bool {
 // returns it without duplicates in the documented order.
 func checkWebhookEvents(events []string) ([]string, string) {
 	if len(events) == 0 {
-		return nil, "must name at least one event: " + strings.Join(WebhookEventTypes, ", ")
+		return nil, "must name at least one event: " + strings.Join(engine.WebhookEventTypes, ", ")
 	}
 	var out []string
-	for _, t := range WebhookEventTypes {
+	for _, t := range engine.WebhookEventTypes {
 		if slices.Contains(events, t) {
 			out = append(out, t)
 		}
 	}
 	for _, e := range events {
-		if !slices.Contains(WebhookEventTypes, e) {
-			return nil, fmt.Sprintf("unknown event %q (known: %s)", e, strings.Join(WebhookEventTypes, ", "))
+		if !slices.Contains(engine.WebhookEventTypes, e) {
+			return nil, fmt.Sprintf("unknown event %q (known: %s)", e, strings.Join(engine.WebhookEventTypes, ", "))
 		}
 	}
 	return out, ""
@@ -148,31 +149,31 @@ func checkWebhookEvents(events []string) ([]string, string) {
 
 // CreateWebhookEndpoint adds an endpoint to an organisation and returns it
 // with its signing secret, which is shown this once and stored sealed.
-func (s *Service) CreateWebhookEndpoint(ctx context.Context, actor Actor, orgID int64, in WebhookEndpointInput) (_ *WebhookEndpoint, secret string, err error) {
-	defer ClassifyUnavailable(&err)
-	var fields []FieldError
-	if msg := checkWebhookURL(in.URL, s.privateWebhooks, s.webhookNetworks); msg != "" {
-		fields = append(fields, FieldError{Field: "url", Message: msg})
+func (s *Service) CreateWebhookEndpoint(ctx context.Context, actor engine.Actor, orgID int64, in WebhookEndpointInput) (_ *engine.WebhookEndpoint, secret string, err error) {
+	defer engine.ClassifyUnavailable(&err)
+	var fields []engine.FieldError
+	if msg := checkWebhookURL(in.URL, s.PrivateWebhooks, s.WebhookNetworks); msg != "" {
+		fields = append(fields, engine.FieldError{Field: "url", Message: msg})
 	}
 	events, msg := checkWebhookEvents(in.Events)
 	if msg != "" {
-		fields = append(fields, FieldError{Field: "events", Message: msg})
+		fields = append(fields, engine.FieldError{Field: "events", Message: msg})
 	}
 	if len(fields) > 0 {
-		return nil, "", &Error{Code: CodeValidation, Message: "The webhook endpoint is not valid.", Fields: fields}
+		return nil, "", &engine.Error{Code: engine.CodeValidation, Message: "The webhook endpoint is not valid.", Fields: fields}
 	}
-	if s.sealer == nil {
-		return nil, "", Errorf(CodeUnavailable, "Webhook secrets need the portal's session key (PORTAL_SESSION_KEY), which is not configured.")
+	if s.Sealer == nil {
+		return nil, "", engine.Errorf(engine.CodeUnavailable, "Webhook secrets need the portal's session key (PORTAL_SESSION_KEY), which is not configured.")
 	}
-	if _, err := LoadOrganisation(ctx, s.db, orgID); err != nil {
+	if _, err := engine.LoadOrganisation(ctx, s.DB(), orgID); err != nil {
 		return nil, "", err
 	}
 	now := s.Clock()
 	secret = newWebhookSecret()
-	ep := &WebhookEndpoint{OrganisationID: orgID, URL: strings.TrimSpace(in.URL), EventsList: strings.Join(events, ","),
-		Active: in.Active == nil || *in.Active, SecretSealed: s.sealer.Seal([]byte(secret), webhookSecretAAD(orgID)),
+	ep := &engine.WebhookEndpoint{OrganisationID: orgID, URL: strings.TrimSpace(in.URL), EventsList: strings.Join(events, ","),
+		Active: in.Active == nil || *in.Active, SecretSealed: s.Sealer.Seal([]byte(secret), webhookSecretAAD(orgID)),
 		CreatedAt: now, UpdatedAt: now}
-	err = InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err = engine.InTx(ctx, s.DB(), func(ctx context.Context, tx bun.Tx) error {
 		if _, err := tx.NewInsert().Model(ep).Exec(ctx); err != nil {
 			return fmt.Errorf("create webhook endpoint: %w", err)
 		}
@@ -196,16 +197,16 @@ type webhookEndpointAudit struct {
 
 // auditWebhookEndpoint appends the audit entry of a change to an endpoint
 // (nil before or after: made or deleted) in the change's transaction.
-func (s *Service) auditWebhookEndpoint(ctx context.Context, tx bun.IDB, actor Actor, action string, id int64, before, after *WebhookEndpoint) error {
-	view := func(ep *WebhookEndpoint) any {
+func (s *Service) auditWebhookEndpoint(ctx context.Context, tx bun.IDB, actor engine.Actor, action string, id int64, before, after *engine.WebhookEndpoint) error {
+	view := func(ep *engine.WebhookEndpoint) any {
 		if ep == nil {
 			return nil
 		}
 		return webhookEndpointAudit{URL: ep.URL, Events: ep.EventsList, Active: ep.Active, DisabledReason: ep.DisabledReason,
-			Secret: secretAuditValue(ep.SecretSealed)}
+			Secret: engine.SecretAuditValue(ep.SecretSealed)}
 	}
-	e := AuditEntry{Action: action, TargetType: "webhook_endpoint", TargetID: fmt.Sprint(id), Before: view(before), After: view(after)}
-	for _, ep := range []*WebhookEndpoint{before, after} {
+	e := engine.AuditEntry{Action: action, TargetType: "webhook_endpoint", TargetID: fmt.Sprint(id), Before: view(before), After: view(after)}
+	for _, ep := range []*engine.WebhookEndpoint{before, after} {
 		if ep != nil {
 			e.OrganisationID = ep.OrganisationID
 		}
@@ -214,45 +215,45 @@ func (s *Service) auditWebhookEndpoint(ctx context.Context, tx bun.IDB, actor Ac
 }
 
 // WebhookEndpoints lists an organisation's endpoints, oldest first.
-func (s *Service) WebhookEndpoints(ctx context.Context, orgID int64) (_ []WebhookEndpoint, err error) {
-	defer ClassifyUnavailable(&err)
-	var list []WebhookEndpoint
-	if err := s.db.NewSelect().Model(&list).Where("organisation_id = ?", orgID).Order("id").Scan(ctx); err != nil {
+func (s *Service) WebhookEndpoints(ctx context.Context, orgID int64) (_ []engine.WebhookEndpoint, err error) {
+	defer engine.ClassifyUnavailable(&err)
+	var list []engine.WebhookEndpoint
+	if err := s.DB().NewSelect().Model(&list).Where("organisation_id = ?", orgID).Order("id").Scan(ctx); err != nil {
 		return nil, fmt.Errorf("list webhook endpoints: %w", err)
 	}
 	return list, nil
 }
 
-func webhookEndpoint(ctx context.Context, db bun.IDB, orgID, id int64) (*WebhookEndpoint, error) {
-	ep := new(WebhookEndpoint)
+func webhookEndpoint(ctx context.Context, db bun.IDB, orgID, id int64) (*engine.WebhookEndpoint, error) {
+	ep := new(engine.WebhookEndpoint)
 	if err := db.NewSelect().Model(ep).Where("id = ? AND organisation_id = ?", id, orgID).Scan(ctx); err != nil {
-		return nil, NotFoundOr(err, "webhook endpoint")
+		return nil, engine.NotFoundOr(err, "webhook endpoint")
 	}
 	return ep, nil
 }
 
 // UpdateWebhookEndpoint changes an endpoint's address, events or active
 // flag. Making it active again clears why it was disabled.
-func (s *Service) UpdateWebhookEndpoint(ctx context.Context, actor Actor, orgID, id int64, ch WebhookEndpointChange) (_ *WebhookEndpoint, err error) {
-	defer ClassifyUnavailable(&err)
-	var fields []FieldError
+func (s *Service) UpdateWebhookEndpoint(ctx context.Context, actor engine.Actor, orgID, id int64, ch WebhookEndpointChange) (_ *engine.WebhookEndpoint, err error) {
+	defer engine.ClassifyUnavailable(&err)
+	var fields []engine.FieldError
 	var events []string
 	if ch.URL != nil {
-		if msg := checkWebhookURL(*ch.URL, s.privateWebhooks, s.webhookNetworks); msg != "" {
-			fields = append(fields, FieldError{Field: "url", Message: msg})
+		if msg := checkWebhookURL(*ch.URL, s.PrivateWebhooks, s.WebhookNetworks); msg != "" {
+			fields = append(fields, engine.FieldError{Field: "url", Message: msg})
 		}
 	}
 	if ch.Events != nil {
 		var msg string
 		if events, msg = checkWebhookEvents(*ch.Events); msg != "" {
-			fields = append(fields, FieldError{Field: "events", Message: msg})
+			fields = append(fields, engine.FieldError{Field: "events", Message: msg})
 		}
 	}
 	if len(fields) > 0 {
-		return nil, &Error{Code: CodeValidation, Message: "The webhook endpoint is not valid.", Fields: fields}
+		return nil, &engine.Error{Code: engine.CodeValidation, Message: "The webhook endpoint is not valid.", Fields: fields}
 	}
-	var ep *WebhookEndpoint
-	err = InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	var ep *engine.WebhookEndpoint
+	err = engine.InTx(ctx, s.DB(), func(ctx context.Context, tx bun.Tx) error {
 		var err error
 		if ep, err = webhookEndpoint(ctx, tx, orgID, id); err != nil {
 			return err
@@ -284,14 +285,14 @@ func (s *Service) UpdateWebhookEndpoint(ctx context.Context, actor Actor, orgID,
 
 // DeleteWebhookEndpoint removes an endpoint with its delivery log; its
 // deliveries still queued find nothing to send and end.
-func (s *Service) DeleteWebhookEndpoint(ctx context.Context, actor Actor, orgID, id int64) (err error) {
-	defer ClassifyUnavailable(&err)
-	return InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+func (s *Service) DeleteWebhookEndpoint(ctx context.Context, actor engine.Actor, orgID, id int64) (err error) {
+	defer engine.ClassifyUnavailable(&err)
+	return engine.InTx(ctx, s.DB(), func(ctx context.Context, tx bun.Tx) error {
 		ep, err := webhookEndpoint(ctx, tx, orgID, id)
 		if err != nil {
 			return err
 		}
-		if _, err := tx.NewDelete().Model((*WebhookEndpoint)(nil)).Where("id = ? AND organisation_id = ?", id, orgID).Exec(ctx); err != nil {
+		if _, err := tx.NewDelete().Model((*engine.WebhookEndpoint)(nil)).Where("id = ? AND organisation_id = ?", id, orgID).Exec(ctx); err != nil {
 			return fmt.Errorf("delete webhook endpoint: %w", err)
 		}
 		return s.auditWebhookEndpoint(ctx, tx, actor, "webhook.delete", id, ep, nil)
@@ -300,19 +301,19 @@ func (s *Service) DeleteWebhookEndpoint(ctx context.Context, actor Actor, orgID,
 
 // RotateWebhookSecret gives an endpoint a new signing secret, returned
 // this once; attempts from now on are signed with it.
-func (s *Service) RotateWebhookSecret(ctx context.Context, actor Actor, orgID, id int64) (secret string, err error) {
-	defer ClassifyUnavailable(&err)
-	if s.sealer == nil {
-		return "", Errorf(CodeUnavailable, "Webhook secrets need the portal's session key (PORTAL_SESSION_KEY), which is not configured.")
+func (s *Service) RotateWebhookSecret(ctx context.Context, actor engine.Actor, orgID, id int64) (secret string, err error) {
+	defer engine.ClassifyUnavailable(&err)
+	if s.Sealer == nil {
+		return "", engine.Errorf(engine.CodeUnavailable, "Webhook secrets need the portal's session key (PORTAL_SESSION_KEY), which is not configured.")
 	}
 	secret = newWebhookSecret()
-	err = InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err = engine.InTx(ctx, s.DB(), func(ctx context.Context, tx bun.Tx) error {
 		ep, err := webhookEndpoint(ctx, tx, orgID, id)
 		if err != nil {
 			return err
 		}
 		before := *ep
-		ep.SecretSealed, ep.UpdatedAt = s.sealer.Seal([]byte(secret), webhookSecretAAD(orgID)), s.Clock()
+		ep.SecretSealed, ep.UpdatedAt = s.Sealer.Seal([]byte(secret), webhookSecretAAD(orgID)), s.Clock()
 		if _, err := tx.NewUpdate().Model(ep).Column("secret_sealed", "updated_at").WherePK().Exec(ctx); err != nil {
 			return fmt.Errorf("rotate webhook secret: %w", err)
 		}
@@ -339,22 +340,22 @@ type WebhookAttempt struct {
 // WebhookAttemptFor loads what delivery id sends, with the endpoint's
 // current address and secret (a rotation applies to retries).
 func (s *Service) WebhookAttemptFor(ctx context.Context, id int64) (*WebhookAttempt, error) {
-	d := new(WebhookDeliveryRow)
-	if err := s.db.NewSelect().Model(d).Where("id = ?", id).Scan(ctx); err != nil {
-		return nil, NotFoundOr(err, "webhook delivery")
+	d := new(engine.WebhookDeliveryRow)
+	if err := s.DB().NewSelect().Model(d).Where("id = ?", id).Scan(ctx); err != nil {
+		return nil, engine.NotFoundOr(err, "webhook delivery")
 	}
-	ev := new(webhookEvent)
-	if err := s.db.NewSelect().Model(ev).Where("id = ?", d.EventID).Scan(ctx); err != nil {
-		return nil, NotFoundOr(err, "webhook event")
+	ev := new(engine.WebhookEvent)
+	if err := s.DB().NewSelect().Model(ev).Where("id = ?", d.EventID).Scan(ctx); err != nil {
+		return nil, engine.NotFoundOr(err, "webhook event")
 	}
-	ep, err := webhookEndpoint(ctx, s.db, ev.OrganisationID, d.EndpointID)
+	ep, err := webhookEndpoint(ctx, s.DB(), ev.OrganisationID, d.EndpointID)
 	if err != nil {
 		return nil, err
 	}
-	if s.sealer == nil {
-		return nil, Errorf(CodeUnavailable, "no PORTAL_SESSION_KEY to open the webhook secret with")
+	if s.Sealer == nil {
+		return nil, engine.Errorf(engine.CodeUnavailable, "no PORTAL_SESSION_KEY to open the webhook secret with")
 	}
-	secret, err := s.sealer.Open(ep.SecretSealed, webhookSecretAAD(ep.OrganisationID))
+	secret, err := s.Sealer.Open(ep.SecretSealed, webhookSecretAAD(ep.OrganisationID))
 	if err != nil {
 		return nil, fmt.Errorf("open webhook secret of endpoint %d: %w", ep.ID, err)
 	}
@@ -377,11 +378,11 @@ const maxSnippet = 256
 // made active again.
 func (s *Service) RecordWebhookAttempt(ctx context.Context, id int64, r WebhookAttemptResult) error {
 	now := s.Clock()
-	return InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
-		q := tx.NewUpdate().Model((*WebhookDeliveryRow)(nil)).Set("status = ?", r.Status).Set("last_attempt_at = ?", now).
+	return engine.InTx(ctx, s.DB(), func(ctx context.Context, tx bun.Tx) error {
+		q := tx.NewUpdate().Model((*engine.WebhookDeliveryRow)(nil)).Set("status = ?", r.Status).Set("last_attempt_at = ?", now).
 			Set("response_snippet = ?", truncateRunes(r.Snippet, maxSnippet)).Set("last_error = ?", truncateRunes(r.Error, maxSnippet)).
 			Where("id = ?", id)
-		if r.Status != DeliverySkipped {
+		if r.Status != engine.DeliverySkipped {
 			q = q.Set("attempts = attempts + 1")
 		}
 		if r.ResponseCode != 0 {
@@ -392,12 +393,12 @@ func (s *Service) RecordWebhookAttempt(ctx context.Context, id int64, r WebhookA
 		if _, err := q.Exec(ctx); err != nil {
 			return fmt.Errorf("record webhook attempt: %w", err)
 		}
-		if r.Status != DeliveryGone {
+		if r.Status != engine.DeliveryGone {
 			return nil
 		}
-		_, err := tx.NewUpdate().Model((*WebhookEndpoint)(nil)).Set("active = ?", false).
+		_, err := tx.NewUpdate().Model((*engine.WebhookEndpoint)(nil)).Set("active = ?", false).
 			Set("disabled_reason = ?", fmt.Sprintf("the endpoint answered 410 Gone on %s", now.Format(time.RFC3339))).Set("updated_at = ?", now).
-			Where("id = (?)", tx.NewSelect().Model((*WebhookDeliveryRow)(nil)).Column("endpoint_id").Where("id = ?", id)).Exec(ctx)
+			Where("id = (?)", tx.NewSelect().Model((*engine.WebhookDeliveryRow)(nil)).Column("endpoint_id").Where("id = ?", id)).Exec(ctx)
 		if err != nil {
 			return fmt.Errorf("disable webhook endpoint: %w", err)
 		}
@@ -433,22 +434,22 @@ type WebhookDelivery struct {
 // limit), with the state of their jobs: when the next retry is due, and
 // dead once the attempts ran out.
 func (s *Service) WebhookDeliveries(ctx context.Context, orgID, endpointID int64, limit int) (_ []WebhookDelivery, err error) {
-	defer ClassifyUnavailable(&err)
-	if _, err := webhookEndpoint(ctx, s.db, orgID, endpointID); err != nil {
+	defer engine.ClassifyUnavailable(&err)
+	if _, err := webhookEndpoint(ctx, s.DB(), orgID, endpointID); err != nil {
 		return nil, err
 	}
-	return webhookDeliveries(ctx, s.db, endpointID, 0, limit)
+	return webhookDeliveries(ctx, s.DB(), endpointID, 0, limit)
 }
 
 // webhookDeliveries lists an endpoint's deliveries, newest first, or only
 // delivery id (id 0: all).
 func webhookDeliveries(ctx context.Context, db bun.IDB, endpointID, id int64, limit int) ([]WebhookDelivery, error) {
 	var rows []struct {
-		WebhookDeliveryRow `bun:",extend"`
-		PublicID           string     `bun:"public_id"`
-		Type               string     `bun:"type"`
-		JobState           *string    `bun:"job_state"`
-		JobRunAt           *time.Time `bun:"job_run_at"`
+		engine.WebhookDeliveryRow `bun:",extend"`
+		PublicID                  string     `bun:"public_id"`
+		Type                      string     `bun:"type"`
+		JobState                  *string    `bun:"job_state"`
+		JobRunAt                  *time.Time `bun:"job_run_at"`
 	}
 	q := db.NewSelect().Model(&rows).ColumnExpr("d.*").ColumnExpr("e.public_id, e.type").
 		ColumnExpr("j.state AS job_state, j.run_at AS job_run_at").
@@ -468,11 +469,11 @@ func webhookDeliveries(ctx context.Context, db bun.IDB, endpointID, id int64, li
 		if r.JobState != nil {
 			switch jobs.State(*r.JobState) {
 			case jobs.StateDead:
-				if d.Status == DeliveryFailed || d.Status == DeliveryPending {
-					d.Status = DeliveryDead
+				if d.Status == engine.DeliveryFailed || d.Status == engine.DeliveryPending {
+					d.Status = engine.DeliveryDead
 				}
 			case jobs.StateFailed, jobs.StateQueued:
-				if d.Status == DeliveryFailed && r.JobRunAt != nil {
+				if d.Status == engine.DeliveryFailed && r.JobRunAt != nil {
 					at := r.JobRunAt.UTC()
 					d.NextRetryAt = &at
 				}
@@ -489,10 +490,10 @@ func webhookDeliveries(ctx context.Context, db bun.IDB, endpointID, id int64, li
 // secret. Only a delivery that has ended (delivered, dead, gone or
 // skipped) is replayed; one still being tried is a conflict, as is an
 // inactive endpoint. The replay is audited in its transaction.
-func (s *Service) ReplayWebhookDelivery(ctx context.Context, actor Actor, orgID, endpointID, deliveryID int64) (_ *WebhookDelivery, err error) {
-	defer ClassifyUnavailable(&err)
+func (s *Service) ReplayWebhookDelivery(ctx context.Context, actor engine.Actor, orgID, endpointID, deliveryID int64) (_ *WebhookDelivery, err error) {
+	defer engine.ClassifyUnavailable(&err)
 	var out *WebhookDelivery
-	err = InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err = engine.InTx(ctx, s.DB(), func(ctx context.Context, tx bun.Tx) error {
 		ep, err := webhookEndpoint(ctx, tx, orgID, endpointID)
 		if err != nil {
 			return err
@@ -502,44 +503,44 @@ func (s *Service) ReplayWebhookDelivery(ctx context.Context, actor Actor, orgID,
 			return err
 		}
 		if len(list) == 0 {
-			return Errorf(CodeNotFound, "webhook delivery not found")
+			return engine.Errorf(engine.CodeNotFound, "webhook delivery not found")
 		}
 		orig := list[0]
 		switch {
 		case !ep.Active:
-			return Errorf(CodeConflict, "The endpoint is not active: make it active before replaying its deliveries.")
-		case orig.Status == DeliveryPending || orig.Status == DeliveryFailed:
-			return Errorf(CodeConflict, "Delivery %d is still being tried (status %s): wait until it is delivered or dead.", orig.ID, orig.Status)
+			return engine.Errorf(engine.CodeConflict, "The endpoint is not active: make it active before replaying its deliveries.")
+		case orig.Status == engine.DeliveryPending || orig.Status == engine.DeliveryFailed:
+			return engine.Errorf(engine.CodeConflict, "Delivery %d is still being tried (status %s): wait until it is delivered or dead.", orig.ID, orig.Status)
 		}
 		var eventID int64
-		if err := tx.NewSelect().Model((*WebhookDeliveryRow)(nil)).Column("event_id").Where("id = ?", deliveryID).Scan(ctx, &eventID); err != nil {
+		if err := tx.NewSelect().Model((*engine.WebhookDeliveryRow)(nil)).Column("event_id").Where("id = ?", deliveryID).Scan(ctx, &eventID); err != nil {
 			return fmt.Errorf("replay webhook delivery: %w", err)
 		}
 		// The n-th replay of the event to the endpoint gets the n-th key, so
 		// that two replays racing each other collide rather than both send.
-		n, err := tx.NewSelect().Model((*WebhookDeliveryRow)(nil)).Where("event_id = ? AND endpoint_id = ?", eventID, endpointID).Count(ctx)
+		n, err := tx.NewSelect().Model((*engine.WebhookDeliveryRow)(nil)).Where("event_id = ? AND endpoint_id = ?", eventID, endpointID).Count(ctx)
 		if err != nil {
 			return fmt.Errorf("replay webhook delivery: %w", err)
 		}
 		now := s.Clock()
-		d := &WebhookDeliveryRow{EventID: eventID, EndpointID: endpointID, Status: DeliveryPending, CreatedAt: now,
+		d := &engine.WebhookDeliveryRow{EventID: eventID, EndpointID: endpointID, Status: engine.DeliveryPending, CreatedAt: now,
 			JobKey: fmt.Sprintf("webhook:%s:%d:replay:%d", orig.EventID, endpointID, n)}
 		if _, err := tx.NewInsert().Model(d).Exec(ctx); err != nil {
-			if IsUniqueViolation(err) {
-				return Errorf(CodeConflict, "Delivery %d is being replayed already.", orig.ID)
+			if engine.IsUniqueViolation(err) {
+				return engine.Errorf(engine.CodeConflict, "Delivery %d is being replayed already.", orig.ID)
 			}
 			return fmt.Errorf("replay webhook delivery: %w", err)
 		}
-		if _, err := jobs.Enqueue(ctx, tx, now, jobs.Spec{Kind: KindWebhookDelivery, DedupKey: d.JobKey,
-			Payload: WebhookJob{Delivery: d.ID}, MaxAttempts: WebhookMaxAttempts}); err != nil {
+		if _, err := jobs.Enqueue(ctx, tx, now, jobs.Spec{Kind: engine.KindWebhookDelivery, DedupKey: d.JobKey,
+			Payload: engine.WebhookJob{Delivery: d.ID}, MaxAttempts: engine.WebhookMaxAttempts}); err != nil {
 			return fmt.Errorf("replay webhook delivery: %w", err)
 		}
-		if err := s.Audit(ctx, tx, actor, AuditEntry{OrganisationID: orgID, Action: "webhook.replay", TargetType: "webhook_delivery",
+		if err := s.Audit(ctx, tx, actor, engine.AuditEntry{OrganisationID: orgID, Action: "webhook.replay", TargetType: "webhook_delivery",
 			TargetID: strconv.FormatInt(orig.ID, 10), Before: map[string]any{"status": orig.Status, "attempts": orig.Attempts},
 			After: map[string]any{"delivery": d.ID, "eventId": orig.EventID, "endpoint": endpointID}}); err != nil {
 			return err
 		}
-		out = &WebhookDelivery{ID: d.ID, EventID: orig.EventID, EventType: orig.EventType, Status: DeliveryPending, CreatedAt: now}
+		out = &WebhookDelivery{ID: d.ID, EventID: orig.EventID, EventType: orig.EventType, Status: engine.DeliveryPending, CreatedAt: now}
 		return nil
 	})
 	if err != nil {
@@ -562,18 +563,18 @@ func PruneWebhookEvents(ctx context.Context, db *bun.DB, now time.Time, retentio
 		retention = DefaultWebhookRetention
 	}
 	var n int64
-	err := InTx(ctx, db, func(ctx context.Context, tx bun.Tx) error {
+	err := engine.InTx(ctx, db, func(ctx context.Context, tx bun.Tx) error {
 		var ids []int64
-		if err := tx.NewSelect().Model((*webhookEvent)(nil)).Column("ev.id").Where("ev.created_at < ?", now.Add(-retention)).
-			Where("NOT EXISTS (SELECT 1 FROM webhook_deliveries AS u WHERE u.event_id = ev.id AND u.status <> ?)", DeliveryDelivered).
+		if err := tx.NewSelect().Model((*engine.WebhookEvent)(nil)).Column("ev.id").Where("ev.created_at < ?", now.Add(-retention)).
+			Where("NOT EXISTS (SELECT 1 FROM webhook_deliveries AS u WHERE u.event_id = ev.id AND u.status <> ?)", engine.DeliveryDelivered).
 			Scan(ctx, &ids); err != nil {
 			return fmt.Errorf("find prunable webhook events: %w", err)
 		}
 		for chunk := range slices.Chunk(ids, 500) {
-			if _, err := tx.NewDelete().Model((*WebhookDeliveryRow)(nil)).Where("event_id IN (?)", bun.List(chunk)).Exec(ctx); err != nil {
+			if _, err := tx.NewDelete().Model((*engine.WebhookDeliveryRow)(nil)).Where("event_id IN (?)", bun.List(chunk)).Exec(ctx); err != nil {
 				return fmt.Errorf("prune webhook deliveries: %w", err)
 			}
-			res, err := tx.NewDelete().Model((*webhookEvent)(nil)).Where("id IN (?)", bun.List(chunk)).Exec(ctx)
+			res, err := tx.NewDelete().Model((*engine.WebhookEvent)(nil)).Where("id IN (?)", bun.List(chunk)).Exec(ctx)
 			if err != nil {
 				return fmt.Errorf("prune webhook events: %w", err)
 			}
@@ -587,8 +588,8 @@ func PruneWebhookEvents(ctx context.Context, db *bun.DB, now time.Time, retentio
 
 // ScheduleWebhookPruning runs PruneWebhookEvents daily on r.
 func ScheduleWebhookPruning(r *jobs.Runner, db *bun.DB, retention time.Duration, now func() time.Time, log *slog.Logger) {
-	r.Every(KindPruneWebhookEvents, 24*time.Hour)
-	r.Handle(KindPruneWebhookEvents, func(ctx context.Context, _ *jobs.Job) error {
+	r.Every(engine.KindPruneWebhookEvents, 24*time.Hour)
+	r.Handle(engine.KindPruneWebhookEvents, func(ctx context.Context, _ *jobs.Job) error {
 		n, err := PruneWebhookEvents(ctx, db, now(), retention)
 		if n > 0 {
 			log.InfoContext(ctx, "pruned delivered webhook events", "count", n, "older than", retention.String())
