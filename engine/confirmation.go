@@ -123,7 +123,7 @@ func LoadConfirmation(ctx context.Context, db bun.IDB, orderID int64) (*Confirma
 		members = append(members, p)
 		c.Members = append(c.Members, ConfirmedMember{Person: p, Membership: m, Type: typeByID[m.MembershipTypeID]})
 	}
-	c.Recipients = uniqueAddresses(members)
+	c.Recipients = UniqueAddresses(members)
 	return c, nil
 }
 
@@ -147,7 +147,7 @@ func mainContact(ctx context.Context, db bun.IDB, instanceID int64) (int64, erro
 
 // uniqueAddresses are the persons' e-mail addresses in order, each once
 // (compared without case), skipping persons without one.
-func uniqueAddresses(persons []Person) []string {
+func UniqueAddresses(persons []Person) []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, p := range persons {

@@ -145,7 +145,7 @@ func ResumeRecipients(ctx context.Context, db bun.IDB, p ResumeLinkPayload) ([]s
 	if err != nil {
 		return nil, err
 	}
-	return uniqueAddresses(persons), nil
+	return UniqueAddresses(persons), nil
 }
 
 // ArchiveMode says what the archive does with a finished registration's answers.

@@ -174,7 +174,7 @@ func LoadMemberMessage(ctx context.Context, db bun.IDB, p MemberMessagePayload) 
 	if err := db.NewSelect().Model(&m.Organisation).Where("id = ?", m.Period.OrganisationID).Scan(ctx); err != nil {
 		return nil, NotFoundOr(err, "organisation")
 	}
-	m.Recipients = uniqueAddresses([]Person{m.Person})
+	m.Recipients = UniqueAddresses([]Person{m.Person})
 	if len(m.Recipients) == 0 && m.Membership.ProcessInstanceID != nil {
 		var ids []int64
 		if err := db.NewSelect().Model((*Membership)(nil)).Column("person_id").
@@ -185,7 +185,7 @@ func LoadMemberMessage(ctx context.Context, db bun.IDB, p MemberMessagePayload) 
 		if err != nil {
 			return nil, err
 		}
-		m.Recipients = uniqueAddresses(household)
+		m.Recipients = UniqueAddresses(household)
 	}
 	if m.Membership.ProcessInstanceID != nil {
 		if m.Language, err = RegistrationLanguage(ctx, db, *m.Membership.ProcessInstanceID); err != nil {

@@ -79,7 +79,7 @@ func (s *Service) LoadOverview(ctx context.Context, userKey string, periodID int
 		persons  []Person
 		statuses map[int64]string
 	)
-	err = s.onOneConn(ctx, func(db bun.IDB) error {
+	err = s.OnOneConn(ctx, func(db bun.IDB) error {
 		var err error
 		if form, _, err = s.loadMembershipForm(ctx, db, userKey, periodID, nil); err != nil {
 			return err

@@ -115,7 +115,7 @@ func (s *Service) CheckoutFor(ctx context.Context, order *Order) (*Payment, erro
 		Description: fmt.Sprintf("Membership registration, order %d", order.ID),
 		ExpiresAt:   now.Add(checkoutLifetime),
 	}
-	base := s.orgBase(ctx, s.db, order.OrganisationID)
+	base := s.OrgBase(ctx, s.db, order.OrganisationID)
 	req.ReturnURL, req.CancelURL = s.links.ReturnURL(base, ref), s.links.CancelURL(base, ref)
 	for _, l := range order.Lines {
 		req.Lines = append(req.Lines, CheckoutLine{Description: l.Description, AmountMinor: l.AmountMinor})
@@ -311,5 +311,5 @@ func (s *Service) PaymentForPage(ctx context.Context, reference string) (_ *Paym
 // payLink is an order's stable pay link on its organisation's address,
 // read on db (the pool or the caller's transaction).
 func (s *Service) PayLink(ctx context.Context, db bun.IDB, order *Order) string {
-	return s.links.PayLink(s.orgBase(ctx, db, order.OrganisationID), order.PayReference, order.TotalMinor)
+	return s.links.PayLink(s.OrgBase(ctx, db, order.OrganisationID), order.PayReference, order.TotalMinor)
 }

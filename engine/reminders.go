@@ -110,7 +110,7 @@ func LoadUnpaidReminder(ctx context.Context, db bun.IDB, p UnpaidReminderPayload
 	if r.Persons, err = personsByID(ctx, db, ids); err != nil {
 		return nil, err
 	}
-	r.Recipients = uniqueAddresses(r.Persons)
+	r.Recipients = UniqueAddresses(r.Persons)
 	if r.Language, err = RegistrationLanguage(ctx, db, order.ProcessInstanceID); err != nil {
 		return nil, err
 	}

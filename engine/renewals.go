@@ -211,7 +211,7 @@ func LoadRenewalPrompt(ctx context.Context, db bun.IDB, p RenewalPromptPayload) 
 	if r.Persons, err = personsByID(ctx, db, open); err != nil {
 		return nil, err
 	}
-	r.Recipients = uniqueAddresses(r.Persons)
+	r.Recipients = UniqueAddresses(r.Persons)
 	if r.Language, err = HouseholdLanguage(ctx, db, p.OrganisationID, p.UserKey); err != nil {
 		return nil, err
 	}

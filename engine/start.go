@@ -19,7 +19,7 @@ func (s *Service) LoadMembershipForm(ctx context.Context, userKey string, period
 		return form, false, err
 	}
 	s.reconcileRegistration(ctx, userKey, periodID) // before the load, outside any transaction: it may ask the provider
-	err = s.onOneConn(ctx, func(db bun.IDB) error {
+	err = s.OnOneConn(ctx, func(db bun.IDB) error {
 		form, created, err = s.loadMembershipForm(ctx, db, userKey, periodID, orgID)
 		return err
 	})
@@ -83,7 +83,7 @@ func (s *Service) loadOpenForm(ctx context.Context, userKey string, periodID int
 // once instead of before each of them keeps a busy pool from making the
 // load queue eight times. On SQLite the pool is one connection: holding it
 // would serialise loads that otherwise interleave, so fn gets the pool.
-func (s *Service) onOneConn(ctx context.Context, fn func(db bun.IDB) error) error {
+func (s *Service) OnOneConn(ctx context.Context, fn func(db bun.IDB) error) error {
 	if s.db.Dialect().Name() != dialect.PG {
 		return fn(s.db)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/invitation"
 	"portal/handlers"
 )
 
@@ -61,7 +62,7 @@ func TestAdminBulkCallsTakeTenThousand(t *testing.T) {
 		invited.Created[n-1].Link == "" {
 		t.Fatalf("invite: %d, %d created, skipped %+v", res.status, len(invited.Created), invited.Skipped)
 	}
-	if k, err := db.NewSelect().Model((*engine.Invitation)(nil)).Where("period_id = 3").Count(t.Context()); err != nil || k != n {
+	if k, err := db.NewSelect().Model((*invitation.Invitation)(nil)).Where("period_id = 3").Count(t.Context()); err != nil || k != n {
 		t.Fatalf("%d invitations stored (%v)", k, err)
 	}
 

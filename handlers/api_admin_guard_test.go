@@ -17,6 +17,7 @@ import (
 	"portal/engine/dbtest"
 	"portal/engine/directdebit"
 	"portal/engine/enginetest"
+	"portal/engine/invitation"
 	"portal/engine/staff"
 	"portal/handlers"
 	"portal/relay/session"
@@ -383,7 +384,7 @@ func TestAdminAPIRolesArePagesRoles(t *testing.T) {
 			env.addStaff(email, r)
 			callers[r] = env.mustStaffSignIn(email, "/staff")
 		}
-		if _, err := env.svc.CreateInvitations(context.Background(), engine.CommandLine, 1, engine.InvitationRequest{PeriodID: 1,
+		if _, err := invitation.Of(env.svc).CreateInvitations(context.Background(), engine.CommandLine, 1, invitation.InvitationRequest{PeriodID: 1,
 			UserKeys: []string{engine.DemoUserKey}}); err != nil {
 			t.Fatal(err)
 		}

@@ -11,6 +11,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/invitation"
 	"portal/handlers"
 )
 
@@ -37,7 +38,7 @@ func TestAdminInvitations(t *testing.T) {
 			t.Fatalf("want persons and expires: %s", bad.body)
 		}
 		expectHTTPError(t, env.admin(write, http.MethodPost, "/api/admin/periods/1/invitations", map[string]any{"all": true}), http.StatusNotFound, "/api/admin/periods/1/invitations")
-		if n, _ := db.NewSelect().Model((*engine.Invitation)(nil)).Count(t.Context()); n != 0 {
+		if n, _ := db.NewSelect().Model((*invitation.Invitation)(nil)).Count(t.Context()); n != 0 {
 			t.Fatalf("%d invitations after refusals", n)
 		}
 

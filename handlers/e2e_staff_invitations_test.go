@@ -5,6 +5,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/invitation"
 	"portal/engine/staff"
 )
 
@@ -47,7 +48,7 @@ func TestE2EStaffSendInvitations(t *testing.T) {
 	if key := b.text(`[data-testid=invitation-key]`); key != engine.DemoUserKey {
 		t.Fatalf("invitation for %q, want %s", key, engine.DemoUserKey)
 	}
-	if st := b.attr(`[data-testid=invitation-state]`, "data-state"); st != string(engine.InvitationInvited) && st != string(engine.InvitationSent) {
+	if st := b.attr(`[data-testid=invitation-state]`, "data-state"); st != string(invitation.InvitationInvited) && st != string(invitation.InvitationSent) {
 		t.Fatalf("invitation state %q", st)
 	}
 	b.checkPage("staff-invitations-sent")

@@ -7,6 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/engine/invitation"
 	"portal/relay/invitelink"
 	"portal/views"
 )
@@ -46,11 +47,11 @@ func (s *Server) openInvitation(c echo.Context) error {
 		s.signInFailed(c, "", "invitation link does not verify")
 		return s.invitationRefused(c, invitationForged)
 	}
-	inv, err := s.engine.OpenInvitation(ctx, t.ID, id)
+	inv, err := invitation.Of(s.engine).OpenInvitation(ctx, t.ID, id)
 	switch {
-	case errors.Is(err, engine.ErrInvitationExpired):
+	case errors.Is(err, invitation.ErrInvitationExpired):
 		return s.invitationRefused(c, invitationExpired)
-	case errors.Is(err, engine.ErrInvitationRevoked):
+	case errors.Is(err, invitation.ErrInvitationRevoked):
 		return s.invitationRefused(c, invitationRevoked)
 	case engine.ErrorCode(err) == engine.CodeNotFound:
 		return s.invitationRefused(c, invitationForged) // signed by us, but the row is gone

@@ -13,6 +13,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/engine/invitation"
 	"portal/engine/staff"
 	"portal/relay/hashlink"
 	"portal/views"
@@ -107,16 +108,16 @@ func (s *Server) addInvitations(c echo.Context, m *views.StaffInvitationsModel, 
 		form.Action = organisationPath(c, StaffPrefix+staffInvitePath)
 	}
 	m.Send = *form
-	list, err := s.engine.Invitations(ctx, u.OrganisationID, period.ID)
+	list, err := invitation.Of(s.engine).Invitations(ctx, u.OrganisationID, period.ID)
 	if err != nil {
 		return err
 	}
-	counts := map[engine.InvitationState]int{}
+	counts := map[invitation.InvitationState]int{}
 	for _, inv := range list {
 		counts[inv.State]++
 		row := views.StaffInvitationRow{UserKey: inv.UserKey, Persons: strings.Join(inv.Persons, ", "), StateKey: string(inv.State),
 			State: invitationStateLabel(c, inv.State), Created: staffDateTime(c, inv.CreatedAt), Expires: staffDateTime(c, inv.ExpiresAt)}
-		if inv.State != engine.InvitationRevoked && inv.State != engine.InvitationExpired {
+		if inv.State != invitation.InvitationRevoked && inv.State != invitation.InvitationExpired {
 			row.RevokeURL = organisationPath(c, StaffPrefix+"/invitations/"+strconv.FormatInt(inv.ID, 10)+"/revoke")
 		}
 		m.Invitations = append(m.Invitations, row)
@@ -128,23 +129,23 @@ func (s *Server) addInvitations(c echo.Context, m *views.StaffInvitationsModel, 
 }
 
 // invitationStates are the states in the order the page counts them.
-var invitationStates = []engine.InvitationState{engine.InvitationInvited, engine.InvitationSent, engine.InvitationOpened,
-	engine.InvitationRegistered, engine.InvitationPaid, engine.InvitationExpired, engine.InvitationRevoked}
+var invitationStates = []invitation.InvitationState{invitation.InvitationInvited, invitation.InvitationSent, invitation.InvitationOpened,
+	invitation.InvitationRegistered, invitation.InvitationPaid, invitation.InvitationExpired, invitation.InvitationRevoked}
 
 // invitationStateLabel is how the page names a state.
-func invitationStateLabel(c echo.Context, st engine.InvitationState) string {
+func invitationStateLabel(c echo.Context, st invitation.InvitationState) string {
 	switch st {
-	case engine.InvitationSent:
+	case invitation.InvitationSent:
 		return staffOpsTextIn(c).InvStateSent
-	case engine.InvitationOpened:
+	case invitation.InvitationOpened:
 		return staffOpsTextIn(c).InvStateOpened
-	case engine.InvitationRegistered:
+	case invitation.InvitationRegistered:
 		return staffOpsTextIn(c).InvStateRegistered
-	case engine.InvitationPaid:
+	case invitation.InvitationPaid:
 		return staffOpsTextIn(c).InvStatePaid
-	case engine.InvitationExpired:
+	case invitation.InvitationExpired:
 		return staffOpsTextIn(c).InvStateExpired
-	case engine.InvitationRevoked:
+	case invitation.InvitationRevoked:
 		return staffOpsTextIn(c).InvStateRevoked
 	}
 	return staffOpsTextIn(c).InvStateInvited
@@ -165,7 +166,7 @@ func (s *Server) staffSendInvitations(c echo.Context) error {
 	if err != nil {
 		return s.staffErrorPage(c, http.StatusBadRequest, staffTextIn(c).Invalid)
 	}
-	req := engine.InvitationRequest{PeriodID: periodID, Send: form.Mail}
+	req := invitation.InvitationRequest{PeriodID: periodID, Send: form.Mail}
 	switch form.Whom {
 	case "all":
 		req.All = true
@@ -183,7 +184,7 @@ func (s *Server) staffSendInvitations(c echo.Context) error {
 	}
 	req.Expires = time.Duration(days) * 24 * time.Hour
 	if len(form.Errors) == 0 {
-		rep, err := s.engine.CreateInvitations(c.Request().Context(), u.actor(), u.OrganisationID, req)
+		rep, err := invitation.Of(s.engine).CreateInvitations(c.Request().Context(), u.actor(), u.OrganisationID, req)
 		if err == nil {
 			sent := &views.StaffInviteResult{Invited: len(rep.Created)}
 			for _, k := range rep.Skipped {
@@ -215,7 +216,7 @@ func (s *Server) staffRevokeInvitation(c echo.Context) error {
 	if !proceed {
 		return err
 	}
-	inv, err := s.engine.RevokeInvitation(c.Request().Context(), u.actor(), u.OrganisationID, id)
+	inv, err := invitation.Of(s.engine).RevokeInvitation(c.Request().Context(), u.actor(), u.OrganisationID, id)
 	if err != nil {
 		return s.staffEngineError(c, err)
 	}

@@ -20,6 +20,7 @@ import (
 	"portal/engine/banking"
 	"portal/engine/banktransfer"
 	"portal/engine/dbtest"
+	"portal/engine/invitation"
 	"portal/engine/jobs"
 	"portal/engine/staff"
 	"portal/handlers"
@@ -469,7 +470,7 @@ func TestStaffInvitationsSend(t *testing.T) {
 		origin := []string{"Origin", env.srv.URL}
 		period := strconv.FormatInt(engine.DemoPeriodID, 10)
 		invitations := func() int {
-			n, err := db.NewSelect().Model((*engine.Invitation)(nil)).Where("organisation_id = 1").Count(t.Context())
+			n, err := db.NewSelect().Model((*invitation.Invitation)(nil)).Where("organisation_id = 1").Count(t.Context())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -502,7 +503,7 @@ func TestStaffInvitationsSend(t *testing.T) {
 			t.Fatalf("sent: %d %s", sent.status, sent.testid("staff-main").Text())
 		}
 		if sent.testid("invitation-row").Length() != 1 || sent.testid("invitation-key").Text() != engine.DemoUserKey ||
-			sent.testid("invitation-state").AttrOr("data-state", "") != string(engine.InvitationInvited) {
+			sent.testid("invitation-state").AttrOr("data-state", "") != string(invitation.InvitationInvited) {
 			t.Fatalf("list: %s", sent.testid("invitations-table").Text())
 		}
 		counts := map[string]string{}
@@ -518,7 +519,7 @@ func TestStaffInvitationsSend(t *testing.T) {
 		// Again, everyone: the household holding a valid link is left out,
 		// the other linked households are invited.
 		again := env.post(reg, "/staff/invitations/send", url.Values{"period": {period}, "whom": {"all"}, "days": {"10"}}, origin...)
-		if again.status != http.StatusOK || !strings.Contains(again.testid("invite-result").Text(), engine.SkipAlreadyInvited) {
+		if again.status != http.StatusOK || !strings.Contains(again.testid("invite-result").Text(), invitation.SkipAlreadyInvited) {
 			t.Fatalf("again: %s", again.testid("invite-result").Text())
 		}
 
@@ -526,7 +527,7 @@ func TestStaffInvitationsSend(t *testing.T) {
 		if ask := env.post(reg, revoke, url.Values{}, origin...); ask.testid("staff-confirm").Length() != 1 {
 			t.Fatalf("revoke without asking: %d", ask.status)
 		}
-		var inv engine.Invitation
+		var inv invitation.Invitation
 		if err := db.NewSelect().Model(&inv).Where("user_key = ?", engine.DemoUserKey).Scan(t.Context()); err != nil || inv.RevokedAt != nil {
 			t.Fatalf("revoked before confirming: %+v %v", inv, err)
 		}
@@ -535,7 +536,7 @@ func TestStaffInvitationsSend(t *testing.T) {
 		demo := after.testid("invitation-row").FilterFunction(func(_ int, s *goquery.Selection) bool {
 			return s.Find(`[data-testid="invitation-key"]`).Text() == engine.DemoUserKey
 		})
-		if demo.Find(`[data-testid="invitation-state"]`).AttrOr("data-state", "") != string(engine.InvitationRevoked) ||
+		if demo.Find(`[data-testid="invitation-state"]`).AttrOr("data-state", "") != string(invitation.InvitationRevoked) ||
 			demo.Find(`[data-testid="invitation-revoke"]`).Length() != 0 || after.testid("invitation-revoke").Length() != after.testid("invitation-row").Length()-1 ||
 			env.auditActions("invitation.revoke") != 1 || after.testid("staff-flash").Length() != 1 {
 			t.Fatalf("after revoking: %s", after.testid("invitations-table").Text())

@@ -15,6 +15,7 @@ import (
 	"portal/engine"
 	"portal/engine/bankstatement"
 	"portal/engine/directdebit"
+	"portal/engine/invitation"
 )
 
 // The personal-data export (issue 30): everything the club holds about a
@@ -659,7 +660,7 @@ func scopeMessages(ctx context.Context, db bun.IDB, sc *exportScope) ([]engine.O
 	}
 	var invitations []int64
 	if len(sc.userKeys) > 0 {
-		if err := db.NewSelect().Model((*engine.Invitation)(nil)).Column("id").Where("organisation_id = ? AND user_key IN (?)", sc.org.ID, bun.List(sc.userKeys)).
+		if err := db.NewSelect().Model((*invitation.Invitation)(nil)).Column("id").Where("organisation_id = ? AND user_key IN (?)", sc.org.ID, bun.List(sc.userKeys)).
 			Scan(ctx, &invitations); err != nil {
 			return nil, fmt.Errorf("load invitations: %w", err)
 		}
@@ -727,7 +728,7 @@ func gatherInvitations(ctx context.Context, db bun.IDB, sc *exportScope, out *Pe
 	if len(sc.userKeys) == 0 {
 		return nil
 	}
-	var rows []engine.Invitation
+	var rows []invitation.Invitation
 	if err := db.NewSelect().Model(&rows).Where("organisation_id = ? AND user_key IN (?)", sc.org.ID, bun.List(sc.userKeys)).
 		OrderExpr("id").Scan(ctx); err != nil {
 		return fmt.Errorf("load invitations: %w", err)

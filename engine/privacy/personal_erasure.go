@@ -13,6 +13,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/invitation"
 )
 
 // Erasure of a person (issue 30): their personal data is replaced or
@@ -488,7 +489,7 @@ func eraseHouseholdSessions(ctx context.Context, tx bun.Tx, e *erasure) (int64, 
 		return 0, err
 	}
 	n, _ := res.RowsAffected()
-	res, err = tx.NewUpdate().Model((*engine.Invitation)(nil)).Set("revoked_at = ?", e.now).
+	res, err = tx.NewUpdate().Model((*invitation.Invitation)(nil)).Set("revoked_at = ?", e.now).
 		Where("organisation_id = ? AND user_key IN (?) AND revoked_at IS NULL", e.org.ID, bun.List(e.gone)).Exec(ctx)
 	if err != nil {
 		return n, err

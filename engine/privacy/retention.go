@@ -12,6 +12,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/invitation"
 	"portal/engine/jobs"
 	"portal/engine/staff"
 )
@@ -271,7 +272,7 @@ func messageOrganisation(ctx context.Context, db bun.IDB, payload string) (int64
 	case owner.OrderID != 0:
 		q = db.NewSelect().Model((*engine.Order)(nil)).Column("organisation_id").Where("id = ?", owner.OrderID)
 	case owner.InvitationID != 0:
-		q = db.NewSelect().Model((*engine.Invitation)(nil)).Column("organisation_id").Where("id = ?", owner.InvitationID)
+		q = db.NewSelect().Model((*invitation.Invitation)(nil)).Column("organisation_id").Where("id = ?", owner.InvitationID)
 	case owner.PeriodID != 0:
 		q = db.NewSelect().Model((*engine.MembershipPeriod)(nil)).Column("organisation_id").Where("id = ?", owner.PeriodID)
 	default:

@@ -10,6 +10,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/invitation"
 	"portal/engine/jobs"
 )
 
@@ -184,7 +185,7 @@ func (s *Service) attributeJob(ctx context.Context, j *StaffJob) error {
 	case owner.OrderID != 0:
 		j.OrganisationID = s.OrgOfOrder(ctx, owner.OrderID)
 	case owner.InvitationID != 0:
-		var inv engine.Invitation
+		var inv invitation.Invitation
 		if err := s.DB().NewSelect().Model(&inv).Column("organisation_id").Where("id = ?", owner.InvitationID).Scan(ctx); err == nil {
 			j.OrganisationID = inv.OrganisationID
 		}

@@ -22,6 +22,7 @@ import (
 	"portal/engine"
 	"portal/engine/banking"
 	"portal/engine/directdebit"
+	"portal/engine/invitation"
 	"portal/engine/jobs"
 	"portal/engine/privacy"
 	"portal/outbound/mail"
@@ -81,7 +82,7 @@ func Register(r *jobs.Runner, d Deps) {
 	handle(engine.KindWelcome, welcome)
 	handle(engine.KindExpiryReminder, expiryReminder)
 	handle(engine.KindRenewalPrompt, renewalPrompt)
-	handle(engine.KindInvitation, invitation)
+	handle(invitation.KindInvitation, invitationMail)
 	handle(privacy.KindDataRequest, dataRequest)
 	handle(privacy.KindDataRequestDone, dataRequestDone)
 }

@@ -24,6 +24,7 @@ import (
 	"portal/engine"
 	"portal/engine/dbtest"
 	"portal/engine/enginetest"
+	"portal/engine/invitation"
 	"portal/engine/jobs"
 	"portal/engine/staff"
 	"portal/engine/webhook"
@@ -382,13 +383,13 @@ func TestInvitationOpenedOnce(t *testing.T) {
 		recv := newReceiver(t, 200)
 		_, secret := e.endpoint(t, 1, recv.srv.URL, engine.EventInvitationOpened)
 		ctx := context.Background()
-		rep, err := e.demo.Svc.CreateInvitations(ctx, engine.CommandLine, 1, engine.InvitationRequest{PeriodID: engine.DemoPeriodID, UserKeys: []string{engine.DemoUserKey}})
+		rep, err := invitation.Of(e.demo.Svc).CreateInvitations(ctx, engine.CommandLine, 1, invitation.InvitationRequest{PeriodID: engine.DemoPeriodID, UserKeys: []string{engine.DemoUserKey}})
 		if err != nil || len(rep.Created) != 1 {
 			t.Fatalf("invite: %+v, %v", rep, err)
 		}
 		inv := rep.Created[0]
 		for range 2 {
-			if _, err := e.demo.Svc.OpenInvitation(ctx, 1, inv.ID); err != nil {
+			if _, err := invitation.Of(e.demo.Svc).OpenInvitation(ctx, 1, inv.ID); err != nil {
 				t.Fatal(err)
 			}
 		}

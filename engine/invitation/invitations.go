@@ -1,4 +1,4 @@
-package engine
+package invitation
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
+
+	"portal/engine"
 )
 
 // Invitations are the portal's own sign-in links for a household (a user
@@ -21,7 +23,7 @@ import (
 // (relay/invitelink), which holds the key.
 
 // KindInvitation is the outbox message (and job) kind of an invitation e-mail.
-const KindInvitation MessageKind = "invitation"
+const KindInvitation engine.MessageKind = "invitation"
 
 // Invitation is one issued link.
 type Invitation struct {
@@ -105,8 +107,8 @@ const (
 
 // Invitation refusals when a link is opened; errors.Is tells them apart.
 var (
-	ErrInvitationExpired = &Error{Code: CodeConflict, Message: "This invitation has expired."}
-	ErrInvitationRevoked = &Error{Code: CodeConflict, Message: "This invitation was withdrawn."}
+	ErrInvitationExpired = &engine.Error{Code: engine.CodeConflict, Message: "This invitation has expired."}
+	ErrInvitationRevoked = &engine.Error{Code: engine.CodeConflict, Message: "This invitation was withdrawn."}
 )
 
 // CreateInvitations issues invitations to a period of orgID, one per user
@@ -114,16 +116,16 @@ var (
 // and those holding a link still valid, so running it again invites only
 // the new ones. With Send each gets an e-mail through the job runner. The
 // audit log keeps what actor asked for and how many were invited.
-func (s *Service) CreateInvitations(ctx context.Context, actor Actor, orgID int64, req InvitationRequest) (rep *InvitationReport, err error) {
-	defer ClassifyUnavailable(&err)
+func (s *Service) CreateInvitations(ctx context.Context, actor engine.Actor, orgID int64, req InvitationRequest) (rep *InvitationReport, err error) {
+	defer engine.ClassifyUnavailable(&err)
 	if req.Expires == 0 {
-		org, err := LoadOrganisation(ctx, s.db, orgID)
+		org, err := engine.LoadOrganisation(ctx, s.DB(), orgID)
 		if err != nil {
 			return nil, err
 		}
 		req.Expires = org.InvitationExpiry()
 	}
-	var fields []FieldError
+	var fields []engine.FieldError
 	chosen := 0
 	for _, set := range []bool{req.All, len(req.ExternalIDs) > 0, len(req.UserKeys) > 0} {
 		if set {
@@ -131,26 +133,26 @@ func (s *Service) CreateInvitations(ctx context.Context, actor Actor, orgID int6
 		}
 	}
 	if chosen != 1 {
-		fields = append(fields, FieldError{Field: "persons", Message: "name exactly one of: all, externalIds, userKeys"})
+		fields = append(fields, engine.FieldError{Field: "persons", Message: "name exactly one of: all, externalIds, userKeys"})
 	}
 	if len(req.ExternalIDs)+len(req.UserKeys) > maxInvitationsPerCall {
-		fields = append(fields, FieldError{Field: "persons", Message: fmt.Sprintf("at most %d per call", maxInvitationsPerCall)})
+		fields = append(fields, engine.FieldError{Field: "persons", Message: fmt.Sprintf("at most %d per call", maxInvitationsPerCall)})
 	}
-	if req.Expires < MinInvitationExpiry || req.Expires > MaxInvitationExpiry {
-		fields = append(fields, FieldError{Field: "expires", Message: "must be between 1 hour and 366 days"})
+	if req.Expires < engine.MinInvitationExpiry || req.Expires > engine.MaxInvitationExpiry {
+		fields = append(fields, engine.FieldError{Field: "expires", Message: "must be between 1 hour and 366 days"})
 	}
 	if len(fields) > 0 {
-		return nil, &Error{Code: CodeValidation, Message: "The invitation request is not valid.", Fields: fields}
+		return nil, &engine.Error{Code: engine.CodeValidation, Message: "The invitation request is not valid.", Fields: fields}
 	}
 	now := s.Clock()
 	rep = &InvitationReport{Created: []Invitation{}, Skipped: []InvitationSkip{}, Persons: map[string][]string{}}
-	err = InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
-		period, err := OrgPeriod(ctx, tx, orgID, req.PeriodID)
+	err = engine.InTx(ctx, s.DB(), func(ctx context.Context, tx bun.Tx) error {
+		period, err := engine.OrgPeriod(ctx, tx, orgID, req.PeriodID)
 		if err != nil {
 			return err
 		}
-		if period.Status != PeriodOpen {
-			return &Error{Code: CodeConflict, Message: "The period is closed: open it before inviting to it."}
+		if period.Status != engine.PeriodOpen {
+			return &engine.Error{Code: engine.CodeConflict, Message: "The period is closed: open it before inviting to it."}
 		}
 		keys, err := invitationKeys(ctx, tx, orgID, req, rep)
 		if err != nil {
@@ -181,7 +183,7 @@ func (s *Service) CreateInvitations(ctx context.Context, actor Actor, orgID int6
 			}
 			if req.Send {
 				payload, _ := json.Marshal(InvitationPayload{InvitationID: inv.ID})
-				if err := QueueMessage(ctx, tx, &OutboxMessage{Kind: KindInvitation, DedupKey: invitationMessageKey(inv.ID),
+				if err := engine.QueueMessage(ctx, tx, &engine.OutboxMessage{Kind: KindInvitation, DedupKey: invitationMessageKey(inv.ID),
 					Recipient: strings.Join(emails[key], ", "), Payload: string(payload), CreatedAt: now}); err != nil {
 					return err
 				}
@@ -208,7 +210,7 @@ func (s *Service) CreateInvitations(ctx context.Context, actor Actor, orgID int6
 		if !req.All {
 			whom = fmt.Sprintf("%d chosen", len(req.ExternalIDs)+len(req.UserKeys))
 		}
-		return s.Audit(ctx, tx, actor, AuditEntry{OrganisationID: orgID, Action: "invitation.create", TargetType: "period",
+		return s.Audit(ctx, tx, actor, engine.AuditEntry{OrganisationID: orgID, Action: "invitation.create", TargetType: "period",
 			TargetID: fmt.Sprint(period.ID), After: map[string]any{"whom": whom, "invited": len(rep.Created), "skipped": len(rep.Skipped),
 				"send": req.Send, "expires": now.Add(req.Expires).UTC().Format(time.RFC3339)}})
 	})
@@ -327,14 +329,14 @@ func invitedOrRegistered(ctx context.Context, db bun.IDB, periodID int64, keys [
 // committedStates are the statuses of a registration the member committed:
 // what "registered" means for invitations. Opening a link starts a
 // registration (the overview page does) but registers nobody.
-var committedStates = []ProcessState{StateDone, StatePendingPayment, StateCompleted}
+var committedStates = []engine.ProcessState{engine.StateDone, engine.StatePendingPayment, engine.StateCompleted}
 
 // registeredKeys returns the user keys (of keys, or all when nil) with a
 // committed registration for the period, and whether each paid.
 func registeredKeys(ctx context.Context, db bun.IDB, periodID int64, keys []string) (map[string]bool, error) {
 	var started []string
-	q := db.NewSelect().Model((*ProcessInstance)(nil)).Column("user_key").
-		Where("related_entity_type = ? AND related_entity_id = ? AND status IN (?)", EntityMembership, periodID, bun.List(committedStates))
+	q := db.NewSelect().Model((*engine.ProcessInstance)(nil)).Column("user_key").
+		Where("related_entity_type = ? AND related_entity_id = ? AND status IN (?)", engine.EntityMembership, periodID, bun.List(committedStates))
 	if keys != nil {
 		q = q.Where("user_key IN (?)", bun.List(keys))
 	}
@@ -342,7 +344,7 @@ func registeredKeys(ctx context.Context, db bun.IDB, periodID int64, keys []stri
 		return nil, fmt.Errorf("load registrations: %w", err)
 	}
 	var paid []string
-	q = db.NewSelect().Model((*Order)(nil)).Column("user_key").Where("period_id = ? AND status = ?", periodID, OrderPaid)
+	q = db.NewSelect().Model((*engine.Order)(nil)).Column("user_key").Where("period_id = ? AND status = ?", periodID, engine.OrderPaid)
 	if keys != nil {
 		q = q.Where("user_key IN (?)", bun.List(keys))
 	}
@@ -360,13 +362,13 @@ func registeredKeys(ctx context.Context, db bun.IDB, periodID int64, keys []stri
 }
 
 // householdPersons returns the persons linked to each of keys in orgID.
-func householdPersons(ctx context.Context, db bun.IDB, orgID int64, keys []string) (map[string][]Person, error) {
-	out := map[string][]Person{}
+func householdPersons(ctx context.Context, db bun.IDB, orgID int64, keys []string) (map[string][]engine.Person, error) {
+	out := map[string][]engine.Person{}
 	if len(keys) == 0 {
 		return out, nil
 	}
 	var rows []struct {
-		Person
+		engine.Person
 		UserKey string `bun:"user_key"`
 	}
 	if err := db.NewSelect().TableExpr("persons AS person").ColumnExpr("person.*, up.user_key").
@@ -389,7 +391,7 @@ func householdAddresses(ctx context.Context, db bun.IDB, orgID int64, keys []str
 	}
 	out := make(map[string][]string, len(persons))
 	for k, ps := range persons {
-		out[k] = uniqueAddresses(ps)
+		out[k] = engine.UniqueAddresses(ps)
 	}
 	return out, nil
 }
@@ -397,9 +399,9 @@ func householdAddresses(ctx context.Context, db bun.IDB, orgID int64, keys []str
 // Invitations lists the invitations of a period of orgID, newest first,
 // with the state each reached: what the admin API and the staff pages show.
 func (s *Service) Invitations(ctx context.Context, orgID, periodID int64) (out []InvitationStatus, err error) {
-	defer ClassifyUnavailable(&err)
-	err = s.onOneConn(ctx, func(db bun.IDB) error {
-		if _, err := OrgPeriod(ctx, db, orgID, periodID); err != nil {
+	defer engine.ClassifyUnavailable(&err)
+	err = s.OnOneConn(ctx, func(db bun.IDB) error {
+		if _, err := engine.OrgPeriod(ctx, db, orgID, periodID); err != nil {
 			return err
 		}
 		var invs []Invitation
@@ -425,7 +427,7 @@ func (s *Service) Invitations(ctx context.Context, orgID, periodID int64) (out [
 		if err != nil {
 			return err
 		}
-		var msgs []OutboxMessage
+		var msgs []engine.OutboxMessage
 		if err := db.NewSelect().Model(&msgs).Where("dedup_key IN (?) AND sent_at IS NOT NULL", bun.List(msgKeys)).Scan(ctx); err != nil {
 			return fmt.Errorf("load invitation messages: %w", err)
 		}
@@ -469,12 +471,12 @@ func (st *InvitationStatus) state(now time.Time) InvitationState {
 
 // RevokeInvitation withdraws one invitation of orgID: its link is refused
 // from then on (audited as actor's). Revoking a revoked one changes nothing.
-func (s *Service) RevokeInvitation(ctx context.Context, actor Actor, orgID, id int64) (inv *Invitation, err error) {
-	defer ClassifyUnavailable(&err)
+func (s *Service) RevokeInvitation(ctx context.Context, actor engine.Actor, orgID, id int64) (inv *Invitation, err error) {
+	defer engine.ClassifyUnavailable(&err)
 	inv = new(Invitation)
-	err = InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err = engine.InTx(ctx, s.DB(), func(ctx context.Context, tx bun.Tx) error {
 		if err := tx.NewSelect().Model(inv).Where("id = ? AND organisation_id = ?", id, orgID).Scan(ctx); err != nil {
-			return NotFoundOr(err, "invitation")
+			return engine.NotFoundOr(err, "invitation")
 		}
 		if inv.RevokedAt != nil {
 			return nil
@@ -485,7 +487,7 @@ func (s *Service) RevokeInvitation(ctx context.Context, actor Actor, orgID, id i
 			return fmt.Errorf("revoke invitation %d: %w", id, err)
 		}
 		inv.RevokedAt = &now
-		return s.Audit(ctx, tx, actor, AuditEntry{OrganisationID: orgID, Action: "invitation.revoke", TargetType: "invitation",
+		return s.Audit(ctx, tx, actor, engine.AuditEntry{OrganisationID: orgID, Action: "invitation.revoke", TargetType: "invitation",
 			TargetID: fmt.Sprint(id), Before: map[string]any{"userKey": inv.UserKey, "revoked": false},
 			After: map[string]any{"userKey": inv.UserKey, "revoked": true}})
 	})
@@ -499,11 +501,11 @@ func (s *Service) RevokeInvitation(ctx context.Context, actor Actor, orgID, id i
 // period of orgID (a household whose links went astray), without touching
 // anyone else's; it returns how many.
 func (s *Service) RevokeInvitationsOf(ctx context.Context, orgID, periodID int64, userKey string) (n int, err error) {
-	defer ClassifyUnavailable(&err)
-	if _, err := OrgPeriod(ctx, s.db, orgID, periodID); err != nil {
+	defer engine.ClassifyUnavailable(&err)
+	if _, err := engine.OrgPeriod(ctx, s.DB(), orgID, periodID); err != nil {
 		return 0, err
 	}
-	res, err := s.db.NewUpdate().Model((*Invitation)(nil)).Set("revoked_at = ?", s.Clock()).
+	res, err := s.DB().NewUpdate().Model((*Invitation)(nil)).Set("revoked_at = ?", s.Clock()).
 		Where("organisation_id = ? AND period_id = ? AND user_key = ? AND revoked_at IS NULL", orgID, periodID, userKey).Exec(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("revoke invitations: %w", err)
@@ -517,10 +519,10 @@ func (s *Service) RevokeInvitationsOf(ctx context.Context, orgID, periodID int64
 // (ErrInvitationRevoked, ErrInvitationExpired), records the first open
 // and returns the invitation, whose user key the caller signs in.
 func (s *Service) OpenInvitation(ctx context.Context, orgID, id int64) (inv *Invitation, err error) {
-	defer ClassifyUnavailable(&err)
+	defer engine.ClassifyUnavailable(&err)
 	inv = new(Invitation)
-	if err := s.db.NewSelect().Model(inv).Where("id = ? AND organisation_id = ?", id, orgID).Scan(ctx); err != nil {
-		return nil, NotFoundOr(err, "invitation")
+	if err := s.DB().NewSelect().Model(inv).Where("id = ? AND organisation_id = ?", id, orgID).Scan(ctx); err != nil {
+		return nil, engine.NotFoundOr(err, "invitation")
 	}
 	now := s.Clock()
 	switch {
@@ -530,7 +532,7 @@ func (s *Service) OpenInvitation(ctx context.Context, orgID, id int64) (inv *Inv
 		return nil, ErrInvitationExpired
 	}
 	if inv.OpenedAt == nil {
-		err := InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		err := engine.InTx(ctx, s.DB(), func(ctx context.Context, tx bun.Tx) error {
 			res, err := tx.NewUpdate().Model((*Invitation)(nil)).Set("opened_at = ?", now).
 				Where("id = ? AND opened_at IS NULL", id).Exec(ctx)
 			if err != nil {
@@ -539,7 +541,7 @@ func (s *Service) OpenInvitation(ctx context.Context, orgID, id int64) (inv *Inv
 			if n, _ := res.RowsAffected(); n != 1 {
 				return nil // opened meanwhile in another tab: announced there
 			}
-			return EmitEvent(ctx, tx, orgID, EventInvitationOpened, InvitationEventData{InvitationID: inv.ID,
+			return engine.EmitEvent(ctx, tx, orgID, engine.EventInvitationOpened, engine.InvitationEventData{InvitationID: inv.ID,
 				PeriodID: inv.PeriodID, UserKey: inv.UserKey}, now)
 		})
 		if err != nil {
@@ -553,7 +555,7 @@ func (s *Service) OpenInvitation(ctx context.Context, orgID, id int64) (inv *Inv
 // InvitationMail is what an invitation e-mail says.
 type InvitationMail struct {
 	Invitation   Invitation
-	Organisation Organisation
+	Organisation engine.Organisation
 	Club         string
 	Period       string
 	Persons      []string
@@ -571,7 +573,7 @@ var ErrInvitationNotDue = errors.New("invitation no longer due")
 func LoadInvitationMail(ctx context.Context, db bun.IDB, p InvitationPayload, now time.Time) (*InvitationMail, error) {
 	m := new(InvitationMail)
 	if err := db.NewSelect().Model(&m.Invitation).Where("id = ?", p.InvitationID).Scan(ctx); err != nil {
-		return nil, NotFoundOr(err, "invitation")
+		return nil, engine.NotFoundOr(err, "invitation")
 	}
 	inv := m.Invitation
 	if inv.RevokedAt != nil || !now.Before(inv.ExpiresAt) {
@@ -582,11 +584,11 @@ func LoadInvitationMail(ctx context.Context, db bun.IDB, p InvitationPayload, no
 	} else if _, ok := reg[inv.UserKey]; ok {
 		return nil, ErrInvitationNotDue
 	}
-	period, err := LoadPeriod(ctx, db, inv.PeriodID)
+	period, err := engine.LoadPeriod(ctx, db, inv.PeriodID)
 	if err != nil {
 		return nil, err
 	}
-	org, err := LoadOrganisation(ctx, db, inv.OrganisationID)
+	org, err := engine.LoadOrganisation(ctx, db, inv.OrganisationID)
 	if err != nil {
 		return nil, err
 	}
@@ -594,11 +596,11 @@ func LoadInvitationMail(ctx context.Context, db bun.IDB, p InvitationPayload, no
 	if err != nil {
 		return nil, err
 	}
-	m.Organisation, m.Club, m.To = *org, org.Name, uniqueAddresses(persons[inv.UserKey])
+	m.Organisation, m.Club, m.To = *org, org.Name, engine.UniqueAddresses(persons[inv.UserKey])
 	for _, p := range persons[inv.UserKey] {
 		m.Persons = append(m.Persons, p.FirstName+" "+p.LastName)
 	}
-	if m.Language, err = HouseholdLanguage(ctx, db, inv.OrganisationID, inv.UserKey); err != nil {
+	if m.Language, err = engine.HouseholdLanguage(ctx, db, inv.OrganisationID, inv.UserKey); err != nil {
 		return nil, err
 	}
 	period.Localize(m.Language)
@@ -610,5 +612,5 @@ func LoadInvitationMail(ctx context.Context, db bun.IDB, p InvitationPayload, no
 // (OrganisationAddress on the portal's public URL, WithPublicURL), for the
 // links the HTTP layer hands out; "" when the engine has no public URL.
 func (s *Service) PublicAddress(ctx context.Context, orgID int64) string {
-	return s.orgBase(ctx, s.db, orgID)
+	return s.OrgBase(ctx, s.DB(), orgID)
 }
