@@ -350,7 +350,7 @@ func stepFromSpec(defID int64, s StepSpec, lang string) *ProcessStep {
 		MarksTransfer: s.MarksTransfer, Texts: textsOf(s),
 	}
 	if s.Consent != "" {
-		step.ConsentKind = ptr(string(s.Consent))
+		step.ConsentKind = new(string(s.Consent))
 	}
 	if s.Format != nil {
 		msg := s.Format.Message.In(lang, "en")

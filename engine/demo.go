@@ -65,8 +65,8 @@ func seedDemoCore(ctx context.Context, tx bun.Tx, now time.Time) error {
 			NameTexts: seasonTexts(start.Year(), end.Year()), StartDate: start, EndDate: end, Status: PeriodOpen, Currency: "EUR", DefinitionKey: "membership"},
 		&MembershipPeriod{ID: 2, OrganisationID: 1, Name: fmt.Sprintf("Season %d/%d", start.Year()-1, end.Year()-1),
 			NameTexts: seasonTexts(start.Year()-1, end.Year()-1), StartDate: start.AddDate(-1, 0, 0), EndDate: start.AddDate(0, 0, -1), Status: PeriodClosed, Currency: "EUR", DefinitionKey: "membership"},
-		&MembershipType{ID: 1, OrganisationID: 1, Code: "ADULT", Name: "Adult", NameTexts: demoTexts("Adult", "Erwachsene", "Adulte"), MinAge: ptr(18)},
-		&MembershipType{ID: 2, OrganisationID: 1, Code: "JUNIOR", Name: "Junior", NameTexts: demoTexts("Junior", "Jugend", "Junior"), MaxAge: ptr(17)},
+		&MembershipType{ID: 1, OrganisationID: 1, Code: "ADULT", Name: "Adult", NameTexts: demoTexts("Adult", "Erwachsene", "Adulte"), MinAge: new(18)},
+		&MembershipType{ID: 2, OrganisationID: 1, Code: "JUNIOR", Name: "Junior", NameTexts: demoTexts("Junior", "Jugend", "Junior"), MaxAge: new(17)},
 		&Person{ID: 1, OrganisationID: 1, FirstName: "Alex", LastName: "Morgan", DateOfBirth: date("1985-04-12"), Email: "alex.morgan@example.org"},
 		&Person{ID: 2, OrganisationID: 1, FirstName: "Sam", LastName: "Morgan", DateOfBirth: date("1987-09-30"), Email: "sam.morgan@example.org"},
 		// The juniors are reached through a parent's address: a confirmation goes to each address once.
@@ -87,23 +87,23 @@ func seedDemoCore(ctx context.Context, tx bun.Tx, now time.Time) error {
 	}
 	// Alex renews (held an adult membership last season); Jamie is already registered this season.
 	held := []Membership{
-		{PersonID: 1, PeriodID: 2, MembershipTypeID: 1, MemberType: MemberNew, Status: MembershipActive, CreatedAt: start.AddDate(-1, 0, 0), ActivatedAt: ptr(start.AddDate(-1, 0, 0))},
-		{PersonID: 4, PeriodID: DemoPeriodID, MembershipTypeID: 2, MemberType: MemberRenewal, Status: MembershipActive, CreatedAt: now, ActivatedAt: ptr(now)},
+		{PersonID: 1, PeriodID: 2, MembershipTypeID: 1, MemberType: MemberNew, Status: MembershipActive, CreatedAt: start.AddDate(-1, 0, 0), ActivatedAt: new(start.AddDate(-1, 0, 0))},
+		{PersonID: 4, PeriodID: DemoPeriodID, MembershipTypeID: 2, MemberType: MemberRenewal, Status: MembershipActive, CreatedAt: now, ActivatedAt: new(now)},
 	}
 	if _, err := tx.NewInsert().Model(&held).Exec(ctx); err != nil {
 		return fmt.Errorf("seed memberships: %w", err)
 	}
 	adult, junior := int64(1), int64(2)
 	rules := []PriceRule{
-		{PeriodID: DemoPeriodID, Code: "adult-fee", Kind: RuleMembershipFee, Label: "Adult membership", LabelTexts: demoTexts("Adult membership", "Mitgliedschaft Erwachsene", "Cotisation adulte"), MembershipTypeID: &adult, AmountMinor: ptr(int64(12000))},
-		{PeriodID: DemoPeriodID, Code: "junior-fee", Kind: RuleMembershipFee, Label: "Junior membership", LabelTexts: demoTexts("Junior membership", "Mitgliedschaft Jugend", "Cotisation junior"), MembershipTypeID: &junior, AmountMinor: ptr(int64(6000))},
-		{PeriodID: DemoPeriodID, Code: "joining-fee", Kind: RuleMemberType, Label: "Joining fee (new member)", LabelTexts: demoTexts("Joining fee (new member)", "Eintrittsgebühr (neues Mitglied)", "Droit d'entrée (nouveau membre)"), MemberType: ptr(MemberNew), AmountMinor: ptr(int64(1500))},
-		{PeriodID: DemoPeriodID, Code: "loyalty", Kind: RuleMemberType, Label: "Loyalty discount (renewal)", LabelTexts: demoTexts("Loyalty discount (renewal)", "Treuerabatt (Verlängerung)", "Remise de fidélité (renouvellement)"), MemberType: ptr(MemberRenewal), AmountMinor: ptr(int64(-1000))},
-		{PeriodID: DemoPeriodID, Code: "transfer-fee", Kind: RuleMemberType, Label: "Transfer handling", LabelTexts: demoTexts("Transfer handling", "Bearbeitung des Vereinswechsels", "Frais de transfert"), MemberType: ptr(MemberTransfer), AmountMinor: ptr(int64(500))},
-		{PeriodID: DemoPeriodID, Code: "early-bird", Kind: RuleEarlyBird, Label: "Early-bird discount 10%", LabelTexts: demoTexts("Early-bird discount 10%", "Frühbucherrabatt 10 %", "Remise anticipée 10 %"), ValidUntil: ptr(start.AddDate(0, 2, 0)), PercentBP: ptr(-1000)},
-		{PeriodID: DemoPeriodID, Code: "late-fee", Kind: RuleLateFee, Label: "Late registration", LabelTexts: demoTexts("Late registration", "Späte Anmeldung", "Inscription tardive"), ValidFrom: ptr(start.AddDate(0, 6, 0)), AmountMinor: ptr(int64(2000))},
-		{PeriodID: DemoPeriodID, Code: "family", Kind: RuleFamily, Label: "Family discount 15% (3 or more)", LabelTexts: demoTexts("Family discount 15% (3 or more)", "Familienrabatt 15 % (ab 3 Personen)", "Remise famille 15 % (3 personnes ou plus)"), MinPersons: ptr(3), PercentBP: ptr(-1500)},
-		{PeriodID: DemoPeriodID, Code: "admin-fee", Kind: RuleAdminFee, Label: "Administration fee", LabelTexts: demoTexts("Administration fee", "Bearbeitungsgebühr", "Frais administratifs"), AmountMinor: ptr(int64(250))},
+		{PeriodID: DemoPeriodID, Code: "adult-fee", Kind: RuleMembershipFee, Label: "Adult membership", LabelTexts: demoTexts("Adult membership", "Mitgliedschaft Erwachsene", "Cotisation adulte"), MembershipTypeID: &adult, AmountMinor: new(int64(12000))},
+		{PeriodID: DemoPeriodID, Code: "junior-fee", Kind: RuleMembershipFee, Label: "Junior membership", LabelTexts: demoTexts("Junior membership", "Mitgliedschaft Jugend", "Cotisation junior"), MembershipTypeID: &junior, AmountMinor: new(int64(6000))},
+		{PeriodID: DemoPeriodID, Code: "joining-fee", Kind: RuleMemberType, Label: "Joining fee (new member)", LabelTexts: demoTexts("Joining fee (new member)", "Eintrittsgebühr (neues Mitglied)", "Droit d'entrée (nouveau membre)"), MemberType: new(MemberNew), AmountMinor: new(int64(1500))},
+		{PeriodID: DemoPeriodID, Code: "loyalty", Kind: RuleMemberType, Label: "Loyalty discount (renewal)", LabelTexts: demoTexts("Loyalty discount (renewal)", "Treuerabatt (Verlängerung)", "Remise de fidélité (renouvellement)"), MemberType: new(MemberRenewal), AmountMinor: new(int64(-1000))},
+		{PeriodID: DemoPeriodID, Code: "transfer-fee", Kind: RuleMemberType, Label: "Transfer handling", LabelTexts: demoTexts("Transfer handling", "Bearbeitung des Vereinswechsels", "Frais de transfert"), MemberType: new(MemberTransfer), AmountMinor: new(int64(500))},
+		{PeriodID: DemoPeriodID, Code: "early-bird", Kind: RuleEarlyBird, Label: "Early-bird discount 10%", LabelTexts: demoTexts("Early-bird discount 10%", "Frühbucherrabatt 10 %", "Remise anticipée 10 %"), ValidUntil: new(start.AddDate(0, 2, 0)), PercentBP: new(-1000)},
+		{PeriodID: DemoPeriodID, Code: "late-fee", Kind: RuleLateFee, Label: "Late registration", LabelTexts: demoTexts("Late registration", "Späte Anmeldung", "Inscription tardive"), ValidFrom: new(start.AddDate(0, 6, 0)), AmountMinor: new(int64(2000))},
+		{PeriodID: DemoPeriodID, Code: "family", Kind: RuleFamily, Label: "Family discount 15% (3 or more)", LabelTexts: demoTexts("Family discount 15% (3 or more)", "Familienrabatt 15 % (ab 3 Personen)", "Remise famille 15 % (3 personnes ou plus)"), MinPersons: new(3), PercentBP: new(-1500)},
+		{PeriodID: DemoPeriodID, Code: "admin-fee", Kind: RuleAdminFee, Label: "Administration fee", LabelTexts: demoTexts("Administration fee", "Bearbeitungsgebühr", "Frais administratifs"), AmountMinor: new(int64(250))},
 	}
 	if _, err := tx.NewInsert().Model(&rules).Exec(ctx); err != nil {
 		return fmt.Errorf("seed price rules: %w", err)

@@ -60,8 +60,8 @@ func seedSecondClub(ctx context.Context, tx bun.Tx, now time.Time) error {
 		&MembershipPeriod{ID: DemoSecondPeriodID, OrganisationID: int64(org), Name: fmt.Sprintf("Tennis year %d", start.Year()),
 			NameTexts: demoTexts(fmt.Sprintf("Tennis year %d", start.Year()), fmt.Sprintf("Tennisjahr %d", start.Year()), fmt.Sprintf("Année de tennis %d", start.Year())),
 			StartDate: start, EndDate: end, Status: PeriodOpen, Currency: "CHF", DefinitionKey: "membership"},
-		&MembershipType{ID: 3, OrganisationID: int64(org), Code: "PLAYER", Name: "Player", NameTexts: demoTexts("Player", "Aktive", "Joueur"), MinAge: ptr(16)},
-		&MembershipType{ID: 4, OrganisationID: int64(org), Code: "YOUTH", Name: "Youth", NameTexts: demoTexts("Youth", "Junioren", "Jeunesse"), MaxAge: ptr(15)},
+		&MembershipType{ID: 3, OrganisationID: int64(org), Code: "PLAYER", Name: "Player", NameTexts: demoTexts("Player", "Aktive", "Joueur"), MinAge: new(16)},
+		&MembershipType{ID: 4, OrganisationID: int64(org), Code: "YOUTH", Name: "Youth", NameTexts: demoTexts("Youth", "Junioren", "Jeunesse"), MaxAge: new(15)},
 		// The tennis club takes bank transfers to its own Swiss account: its
 		// members see a QR-bill, the rowing club's the environment's provider.
 		&PaymentSettings{OrganisationID: int64(org), Provider: BankTransferProvider, BankCreditorName: "Lakeside Tennis Club",
@@ -89,9 +89,9 @@ func seedSecondClub(ctx context.Context, tx bun.Tx, now time.Time) error {
 	}
 	player, youth := int64(3), int64(4)
 	rules := []PriceRule{
-		{PeriodID: DemoSecondPeriodID, Code: "player-fee", Kind: RuleMembershipFee, Label: "Player membership", LabelTexts: demoTexts("Player membership", "Mitgliedschaft Aktive", "Cotisation joueur"), MembershipTypeID: &player, AmountMinor: ptr(int64(28000))},
-		{PeriodID: DemoSecondPeriodID, Code: "youth-fee", Kind: RuleMembershipFee, Label: "Youth membership", LabelTexts: demoTexts("Youth membership", "Mitgliedschaft Junioren", "Cotisation jeunesse"), MembershipTypeID: &youth, AmountMinor: ptr(int64(9000))},
-		{PeriodID: DemoSecondPeriodID, Code: "admin-fee", Kind: RuleAdminFee, Label: "Administration fee", LabelTexts: demoTexts("Administration fee", "Bearbeitungsgebühr", "Frais administratifs"), AmountMinor: ptr(int64(500))},
+		{PeriodID: DemoSecondPeriodID, Code: "player-fee", Kind: RuleMembershipFee, Label: "Player membership", LabelTexts: demoTexts("Player membership", "Mitgliedschaft Aktive", "Cotisation joueur"), MembershipTypeID: &player, AmountMinor: new(int64(28000))},
+		{PeriodID: DemoSecondPeriodID, Code: "youth-fee", Kind: RuleMembershipFee, Label: "Youth membership", LabelTexts: demoTexts("Youth membership", "Mitgliedschaft Junioren", "Cotisation jeunesse"), MembershipTypeID: &youth, AmountMinor: new(int64(9000))},
+		{PeriodID: DemoSecondPeriodID, Code: "admin-fee", Kind: RuleAdminFee, Label: "Administration fee", LabelTexts: demoTexts("Administration fee", "Bearbeitungsgebühr", "Frais administratifs"), AmountMinor: new(int64(500))},
 	}
 	if _, err := tx.NewInsert().Model(&rules).Exec(ctx); err != nil {
 		return fmt.Errorf("seed price rules: %w", err)

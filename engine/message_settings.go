@@ -216,7 +216,7 @@ func (c *MessageSettingsChange) apply(row *messageSettingsRow) {
 			for i, d := range *c.UnpaidReminderDays {
 				parts[i] = strconv.Itoa(d)
 			}
-			row.UnpaidReminderDays = ptr(strings.Join(parts, ","))
+			row.UnpaidReminderDays = new(strings.Join(parts, ","))
 		}
 	}
 	for _, x := range []struct {
@@ -226,7 +226,7 @@ func (c *MessageSettingsChange) apply(row *messageSettingsRow) {
 		if x.v != nil {
 			*x.dst = nil
 			if *x.v != 0 {
-				*x.dst = ptr(*x.v)
+				*x.dst = new(*x.v)
 			}
 		}
 	}
@@ -237,7 +237,7 @@ func (c *MessageSettingsChange) apply(row *messageSettingsRow) {
 		if x.v != nil {
 			*x.dst = nil
 			if *x.v != "" {
-				*x.dst = ptr(*x.v)
+				*x.dst = new(*x.v)
 			}
 		}
 	}

@@ -279,7 +279,7 @@ func (s *Service) createPeriod(ctx context.Context, actor *Actor, orgID int64, i
 		return nil, &Error{Code: CodeValidation, Message: "The period is not valid.", Fields: fields}
 	}
 	if in.Status == nil {
-		in.Status = ptr(PeriodClosed) // opened on purpose, once its prices are in place
+		in.Status = new(PeriodClosed) // opened on purpose, once its prices are in place
 	}
 	p := &MembershipPeriod{OrganisationID: orgID}
 	err = InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {

@@ -256,7 +256,7 @@ func (s *Service) CreateOrganisation(ctx context.Context, c OrganisationChange) 
 			Fields: []FieldError{{Field: "name", Message: "is required"}, {Field: "slug", Message: "is required"}}}
 	}
 	if c.DefaultLanguage == nil {
-		c.DefaultLanguage = ptr("en")
+		c.DefaultLanguage = new("en")
 	}
 	if err := c.validate(); err != nil {
 		return nil, err

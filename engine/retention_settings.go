@@ -182,7 +182,7 @@ func (s *Service) storeRetentionSettings(ctx context.Context, tx bun.Tx, actor *
 		if x.v != nil {
 			*x.dst = nil
 			if *x.v != 0 {
-				*x.dst = ptr(*x.v)
+				*x.dst = new(*x.v)
 			}
 		}
 	}
