@@ -11,7 +11,7 @@ import (
 // pricingInputs loads what pricing needs beyond the instance: membership
 // types, the types each person held in the previous period, and the rules.
 func pricingInputs(ctx context.Context, tx bun.IDB, inst *ProcessInstance, personIDs []int64) ([]MembershipType, map[int64][]int64, []PriceRule, error) {
-	types, err := membershipTypes(ctx, tx, inst.OrganisationID)
+	types, err := MembershipTypes(ctx, tx, inst.OrganisationID)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -19,7 +19,7 @@ func pricingInputs(ctx context.Context, tx bun.IDB, inst *ProcessInstance, perso
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	rules, err := priceRules(ctx, tx, inst.RelatedEntityID)
+	rules, err := PriceRules(ctx, tx, inst.RelatedEntityID)
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -100,7 +100,7 @@ func LoadConfirmation(ctx context.Context, db bun.IDB, orderID int64) (*Confirma
 	for _, p := range persons {
 		byID[p.ID] = p
 	}
-	types, err := membershipTypes(ctx, db, order.OrganisationID)
+	types, err := MembershipTypes(ctx, db, order.OrganisationID)
 	if err != nil {
 		return nil, err
 	}

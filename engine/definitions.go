@@ -285,7 +285,7 @@ func importDefinition(ctx context.Context, db *bun.DB, spec *DefinitionSpec, aud
 		if err != nil {
 			return err
 		}
-		latest, err := latestDefinition(ctx, tx, spec.OrganisationID, spec.Key)
+		latest, err := LatestDefinition(ctx, tx, spec.OrganisationID, spec.Key)
 		switch {
 		case err == nil && latest.ContentHash == hash && latest.Active:
 			res = ImportResult{DefinitionID: latest.ID, Version: latest.Version, Unchanged: true}

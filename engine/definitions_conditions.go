@@ -317,7 +317,7 @@ func ExportDefinition(ctx context.Context, db bun.IDB, orgID int64, key string, 
 	var head *ProcessDefinition
 	var err error
 	if version == 0 {
-		head, err = latestDefinition(ctx, db, orgID, key)
+		head, err = LatestDefinition(ctx, db, orgID, key)
 	} else {
 		head = new(ProcessDefinition)
 		if err = db.NewSelect().Model(head).Where("organisation_id = ? AND key = ? AND version = ?", orgID, key, version).Scan(ctx); err != nil {

@@ -48,7 +48,7 @@ func SeedDemo(ctx context.Context, db *bun.DB, members int, now time.Time) error
 
 func ptr[T any](v T) *T { return &v }
 
-func date(s string) time.Time {
+func DemoDate(s string) time.Time {
 	t, err := time.Parse(time.DateOnly, s)
 	if err != nil {
 		panic(err) // only called with literals
@@ -65,13 +65,13 @@ func seedDemoCore(ctx context.Context, tx bun.Tx, now time.Time) error {
 			NameTexts: seasonTexts(start.Year(), end.Year()), StartDate: start, EndDate: end, Status: PeriodOpen, Currency: "EUR", DefinitionKey: "membership"},
 		&MembershipPeriod{ID: 2, OrganisationID: 1, Name: fmt.Sprintf("Season %d/%d", start.Year()-1, end.Year()-1),
 			NameTexts: seasonTexts(start.Year()-1, end.Year()-1), StartDate: start.AddDate(-1, 0, 0), EndDate: start.AddDate(0, 0, -1), Status: PeriodClosed, Currency: "EUR", DefinitionKey: "membership"},
-		&MembershipType{ID: 1, OrganisationID: 1, Code: "ADULT", Name: "Adult", NameTexts: demoTexts("Adult", "Erwachsene", "Adulte"), MinAge: new(18)},
-		&MembershipType{ID: 2, OrganisationID: 1, Code: "JUNIOR", Name: "Junior", NameTexts: demoTexts("Junior", "Jugend", "Junior"), MaxAge: new(17)},
-		&Person{ID: 1, OrganisationID: 1, FirstName: "Alex", LastName: "Morgan", DateOfBirth: date("1985-04-12"), Email: "alex.morgan@example.org"},
-		&Person{ID: 2, OrganisationID: 1, FirstName: "Sam", LastName: "Morgan", DateOfBirth: date("1987-09-30"), Email: "sam.morgan@example.org"},
+		&MembershipType{ID: 1, OrganisationID: 1, Code: "ADULT", Name: "Adult", NameTexts: DemoTexts("Adult", "Erwachsene", "Adulte"), MinAge: new(18)},
+		&MembershipType{ID: 2, OrganisationID: 1, Code: "JUNIOR", Name: "Junior", NameTexts: DemoTexts("Junior", "Jugend", "Junior"), MaxAge: new(17)},
+		&Person{ID: 1, OrganisationID: 1, FirstName: "Alex", LastName: "Morgan", DateOfBirth: DemoDate("1985-04-12"), Email: "alex.morgan@example.org"},
+		&Person{ID: 2, OrganisationID: 1, FirstName: "Sam", LastName: "Morgan", DateOfBirth: DemoDate("1987-09-30"), Email: "sam.morgan@example.org"},
 		// The juniors are reached through a parent's address: a confirmation goes to each address once.
-		&Person{ID: 3, OrganisationID: 1, FirstName: "Robin", LastName: "Morgan", DateOfBirth: date("2014-06-02"), Email: "alex.morgan@example.org"},
-		&Person{ID: 4, OrganisationID: 1, FirstName: "Jamie", LastName: "Morgan", DateOfBirth: date("2011-02-17"), Email: "sam.morgan@example.org"},
+		&Person{ID: 3, OrganisationID: 1, FirstName: "Robin", LastName: "Morgan", DateOfBirth: DemoDate("2014-06-02"), Email: "alex.morgan@example.org"},
+		&Person{ID: 4, OrganisationID: 1, FirstName: "Jamie", LastName: "Morgan", DateOfBirth: DemoDate("2011-02-17"), Email: "sam.morgan@example.org"},
 	}
 	for _, r := range rows {
 		if _, err := tx.NewInsert().Model(r).Exec(ctx); err != nil {
@@ -95,34 +95,34 @@ func seedDemoCore(ctx context.Context, tx bun.Tx, now time.Time) error {
 	}
 	adult, junior := int64(1), int64(2)
 	rules := []PriceRule{
-		{PeriodID: DemoPeriodID, Code: "adult-fee", Kind: RuleMembershipFee, Label: "Adult membership", LabelTexts: demoTexts("Adult membership", "Mitgliedschaft Erwachsene", "Cotisation adulte"), MembershipTypeID: &adult, AmountMinor: new(int64(12000))},
-		{PeriodID: DemoPeriodID, Code: "junior-fee", Kind: RuleMembershipFee, Label: "Junior membership", LabelTexts: demoTexts("Junior membership", "Mitgliedschaft Jugend", "Cotisation junior"), MembershipTypeID: &junior, AmountMinor: new(int64(6000))},
-		{PeriodID: DemoPeriodID, Code: "joining-fee", Kind: RuleMemberType, Label: "Joining fee (new member)", LabelTexts: demoTexts("Joining fee (new member)", "Eintrittsgebühr (neues Mitglied)", "Droit d'entrée (nouveau membre)"), MemberType: new(MemberNew), AmountMinor: new(int64(1500))},
-		{PeriodID: DemoPeriodID, Code: "loyalty", Kind: RuleMemberType, Label: "Loyalty discount (renewal)", LabelTexts: demoTexts("Loyalty discount (renewal)", "Treuerabatt (Verlängerung)", "Remise de fidélité (renouvellement)"), MemberType: new(MemberRenewal), AmountMinor: new(int64(-1000))},
-		{PeriodID: DemoPeriodID, Code: "transfer-fee", Kind: RuleMemberType, Label: "Transfer handling", LabelTexts: demoTexts("Transfer handling", "Bearbeitung des Vereinswechsels", "Frais de transfert"), MemberType: new(MemberTransfer), AmountMinor: new(int64(500))},
-		{PeriodID: DemoPeriodID, Code: "early-bird", Kind: RuleEarlyBird, Label: "Early-bird discount 10%", LabelTexts: demoTexts("Early-bird discount 10%", "Frühbucherrabatt 10 %", "Remise anticipée 10 %"), ValidUntil: new(start.AddDate(0, 2, 0)), PercentBP: new(-1000)},
-		{PeriodID: DemoPeriodID, Code: "late-fee", Kind: RuleLateFee, Label: "Late registration", LabelTexts: demoTexts("Late registration", "Späte Anmeldung", "Inscription tardive"), ValidFrom: new(start.AddDate(0, 6, 0)), AmountMinor: new(int64(2000))},
-		{PeriodID: DemoPeriodID, Code: "family", Kind: RuleFamily, Label: "Family discount 15% (3 or more)", LabelTexts: demoTexts("Family discount 15% (3 or more)", "Familienrabatt 15 % (ab 3 Personen)", "Remise famille 15 % (3 personnes ou plus)"), MinPersons: new(3), PercentBP: new(-1500)},
-		{PeriodID: DemoPeriodID, Code: "admin-fee", Kind: RuleAdminFee, Label: "Administration fee", LabelTexts: demoTexts("Administration fee", "Bearbeitungsgebühr", "Frais administratifs"), AmountMinor: new(int64(250))},
+		{PeriodID: DemoPeriodID, Code: "adult-fee", Kind: RuleMembershipFee, Label: "Adult membership", LabelTexts: DemoTexts("Adult membership", "Mitgliedschaft Erwachsene", "Cotisation adulte"), MembershipTypeID: &adult, AmountMinor: new(int64(12000))},
+		{PeriodID: DemoPeriodID, Code: "junior-fee", Kind: RuleMembershipFee, Label: "Junior membership", LabelTexts: DemoTexts("Junior membership", "Mitgliedschaft Jugend", "Cotisation junior"), MembershipTypeID: &junior, AmountMinor: new(int64(6000))},
+		{PeriodID: DemoPeriodID, Code: "joining-fee", Kind: RuleMemberType, Label: "Joining fee (new member)", LabelTexts: DemoTexts("Joining fee (new member)", "Eintrittsgebühr (neues Mitglied)", "Droit d'entrée (nouveau membre)"), MemberType: new(MemberNew), AmountMinor: new(int64(1500))},
+		{PeriodID: DemoPeriodID, Code: "loyalty", Kind: RuleMemberType, Label: "Loyalty discount (renewal)", LabelTexts: DemoTexts("Loyalty discount (renewal)", "Treuerabatt (Verlängerung)", "Remise de fidélité (renouvellement)"), MemberType: new(MemberRenewal), AmountMinor: new(int64(-1000))},
+		{PeriodID: DemoPeriodID, Code: "transfer-fee", Kind: RuleMemberType, Label: "Transfer handling", LabelTexts: DemoTexts("Transfer handling", "Bearbeitung des Vereinswechsels", "Frais de transfert"), MemberType: new(MemberTransfer), AmountMinor: new(int64(500))},
+		{PeriodID: DemoPeriodID, Code: "early-bird", Kind: RuleEarlyBird, Label: "Early-bird discount 10%", LabelTexts: DemoTexts("Early-bird discount 10%", "Frühbucherrabatt 10 %", "Remise anticipée 10 %"), ValidUntil: new(start.AddDate(0, 2, 0)), PercentBP: new(-1000)},
+		{PeriodID: DemoPeriodID, Code: "late-fee", Kind: RuleLateFee, Label: "Late registration", LabelTexts: DemoTexts("Late registration", "Späte Anmeldung", "Inscription tardive"), ValidFrom: new(start.AddDate(0, 6, 0)), AmountMinor: new(int64(2000))},
+		{PeriodID: DemoPeriodID, Code: "family", Kind: RuleFamily, Label: "Family discount 15% (3 or more)", LabelTexts: DemoTexts("Family discount 15% (3 or more)", "Familienrabatt 15 % (ab 3 Personen)", "Remise famille 15 % (3 personnes ou plus)"), MinPersons: new(3), PercentBP: new(-1500)},
+		{PeriodID: DemoPeriodID, Code: "admin-fee", Kind: RuleAdminFee, Label: "Administration fee", LabelTexts: DemoTexts("Administration fee", "Bearbeitungsgebühr", "Frais administratifs"), AmountMinor: new(int64(250))},
 	}
 	if _, err := tx.NewInsert().Model(&rules).Exec(ctx); err != nil {
 		return fmt.Errorf("seed price rules: %w", err)
 	}
-	return advanceSequences(ctx, tx)
+	return AdvanceSequences(ctx, tx)
 }
 
 // demoTexts are a demo text in English, German and French: the demo
 // clubs show their own data in the member's language.
-func demoTexts(en, de, fr string) Texts { return Texts{"en": en, "de": de, "fr": fr} }
+func DemoTexts(en, de, fr string) Texts { return Texts{"en": en, "de": de, "fr": fr} }
 
 // seasonTexts name a demo season in each language.
 func seasonTexts(from, to int) Texts {
-	return demoTexts(fmt.Sprintf("Season %d/%d", from, to), fmt.Sprintf("Saison %d/%d", from, to), fmt.Sprintf("Saison %d/%d", from, to))
+	return DemoTexts(fmt.Sprintf("Season %d/%d", from, to), fmt.Sprintf("Saison %d/%d", from, to), fmt.Sprintf("Saison %d/%d", from, to))
 }
 
 // advanceSequences moves PostgreSQL's id sequences past the rows the demo
 // inserted with explicit ids.
-func advanceSequences(ctx context.Context, tx bun.Tx) error {
+func AdvanceSequences(ctx context.Context, tx bun.Tx) error {
 	if tx.Dialect().Name() != dialect.PG {
 		return nil
 	}
@@ -147,8 +147,8 @@ func seedDemoMembers(ctx context.Context, tx bun.Tx, n int) error {
 			continue
 		}
 		persons := []Person{
-			{OrganisationID: 1, FirstName: "Load", LastName: fmt.Sprintf("Tester %d A", i), DateOfBirth: date("1990-01-15"), Email: fmt.Sprintf("load-%d@example.invalid", i)},
-			{OrganisationID: 1, FirstName: "Load", LastName: fmt.Sprintf("Tester %d B", i), DateOfBirth: date("1992-07-04"), Email: fmt.Sprintf("load-%d@example.invalid", i)},
+			{OrganisationID: 1, FirstName: "Load", LastName: fmt.Sprintf("Tester %d A", i), DateOfBirth: DemoDate("1990-01-15"), Email: fmt.Sprintf("load-%d@example.invalid", i)},
+			{OrganisationID: 1, FirstName: "Load", LastName: fmt.Sprintf("Tester %d B", i), DateOfBirth: DemoDate("1992-07-04"), Email: fmt.Sprintf("load-%d@example.invalid", i)},
 		}
 		if _, err := tx.NewInsert().Model(&persons).Exec(ctx); err != nil {
 			return fmt.Errorf("seed persons of %s: %w", key, err)

@@ -124,7 +124,7 @@ func (s *Service) submitSelection(ctx context.Context, tx bun.Tx, inst *ProcessI
 	if err != nil {
 		return nil, err
 	}
-	types, err := membershipTypes(ctx, tx, inst.OrganisationID)
+	types, err := MembershipTypes(ctx, tx, inst.OrganisationID)
 	if err != nil {
 		return nil, err
 	}

@@ -19,6 +19,7 @@ import (
 	"portal/engine/dbtest"
 	"portal/engine/directdebit"
 	"portal/engine/enginetest"
+	"portal/engine/organisation"
 	"portal/engine/privacy"
 	"portal/engine/report"
 	"portal/engine/staff"
@@ -42,7 +43,7 @@ func quirinNeedles() []string {
 // so that they have an external id) and returns their id.
 func addQuirin(t *testing.T, d *enginetest.Demo) int64 {
 	t.Helper()
-	rep, err := d.Svc.ImportPersons(context.Background(), 1, []engine.PersonRow{{ExternalID: quirin.external, FirstName: quirin.first,
+	rep, err := organisation.Of(d.Svc).ImportPersons(context.Background(), 1, []organisation.PersonRow{{ExternalID: quirin.external, FirstName: quirin.first,
 		LastName: quirin.last, DateOfBirth: quirin.born, Email: quirin.email, UserKeys: []string{engine.DemoUserKey}}}, func(string) bool { return true })
 	if err != nil {
 		t.Fatal(err)
@@ -307,9 +308,9 @@ func TestErasePersonLeavesNothingAndKeepsTheBooks(t *testing.T) {
 		}
 
 		// Imported again from the backend, the person is a new record.
-		rep2, err := d.Svc.ImportPersons(ctx, 1, []engine.PersonRow{{ExternalID: quirin.external, FirstName: quirin.first, LastName: quirin.last,
+		rep2, err := organisation.Of(d.Svc).ImportPersons(ctx, 1, []organisation.PersonRow{{ExternalID: quirin.external, FirstName: quirin.first, LastName: quirin.last,
 			DateOfBirth: quirin.born, Email: quirin.email, UserKeys: []string{engine.DemoUserKey}}}, func(string) bool { return true })
-		if err != nil || rep2.Rows[0].Outcome != engine.RowCreated || rep2.Rows[0].PersonID == id {
+		if err != nil || rep2.Rows[0].Outcome != organisation.RowCreated || rep2.Rows[0].PersonID == id {
 			t.Fatalf("re-import after erasure: %+v %v", rep2, err)
 		}
 	})
@@ -343,7 +344,7 @@ func TestExportHouseholdHoldsItsOwnDataOnly(t *testing.T) {
 		form := registerQuirin(t, d, id)
 		d.Pay(form)
 		// Another household of the same club, with a message and an opt-out.
-		if _, err := d.Svc.ImportPersons(ctx, 1, []engine.PersonRow{{ExternalID: "other-1", FirstName: "Bertha", LastName: "Otherfamily",
+		if _, err := organisation.Of(d.Svc).ImportPersons(ctx, 1, []organisation.PersonRow{{ExternalID: "other-1", FirstName: "Bertha", LastName: "Otherfamily",
 			DateOfBirth: "1970-01-02", Email: "bertha@other.example", UserKeys: []string{"other"}}}, func(string) bool { return true }); err != nil {
 			t.Fatal(err)
 		}
@@ -499,7 +500,7 @@ func TestErasureFindsAnUnlinkedPersonsRegistrations(t *testing.T) {
 		d := enginetest.Seed(t, db)
 		id := addQuirin(t, d)
 		d.Pay(registerQuirin(t, d, id))
-		if _, err := d.Svc.UnlinkPersons(ctx, 1, []engine.PersonLink{{ExternalID: quirin.external, UserKey: engine.DemoUserKey}}); err != nil {
+		if _, err := organisation.Of(d.Svc).UnlinkPersons(ctx, 1, []organisation.PersonLink{{ExternalID: quirin.external, UserKey: engine.DemoUserKey}}); err != nil {
 			t.Fatal(err)
 		}
 		x, err := privacy.Of(d.Svc).ExportPerson(ctx, 1, id)

@@ -67,7 +67,7 @@ func ruleApplies(r *PriceRule, now time.Time) bool {
 }
 
 // ruleAmount is the rule's fixed amount, or its percentage of base, rounded half away from zero.
-func ruleAmount(r *PriceRule, base int64) int64 {
+func RuleAmount(r *PriceRule, base int64) int64 {
 	if r.AmountMinor != nil {
 		return *r.AmountMinor
 	}
@@ -109,7 +109,7 @@ func PriceRegistration(period *MembershipPeriod, steps []ProcessStep, people []P
 		if fee == nil {
 			return Quote{}, Errorf(CodeConflict, "no membership fee is configured for %s in this period", pp.Type.Name)
 		}
-		base := ruleAmount(fee, 0)
+		base := RuleAmount(fee, 0)
 		add(pid, LineKind(RuleMembershipFee), fee.Code, fmt.Sprintf("%s – %s", fee.Label, name), base)
 		for _, r := range live {
 			if r.MembershipTypeID != nil && *r.MembershipTypeID != pp.Type.ID {
@@ -118,13 +118,13 @@ func PriceRegistration(period *MembershipPeriod, steps []ProcessStep, people []P
 			switch r.Kind {
 			case RuleMemberType:
 				if r.MemberType != nil && *r.MemberType == pp.MemberType {
-					add(pid, LineKind(r.Kind), r.Code, fmt.Sprintf("%s – %s", r.Label, name), ruleAmount(r, base))
+					add(pid, LineKind(r.Kind), r.Code, fmt.Sprintf("%s – %s", r.Label, name), RuleAmount(r, base))
 				}
 			case RuleEarlyBird, RuleLateFee:
-				add(pid, LineKind(r.Kind), r.Code, fmt.Sprintf("%s – %s", r.Label, name), ruleAmount(r, base))
+				add(pid, LineKind(r.Kind), r.Code, fmt.Sprintf("%s – %s", r.Label, name), RuleAmount(r, base))
 			case RuleFamily:
 				if r.MinPersons != nil && len(people) >= *r.MinPersons {
-					add(pid, LineKind(r.Kind), r.Code, fmt.Sprintf("%s – %s", r.Label, name), ruleAmount(r, base))
+					add(pid, LineKind(r.Kind), r.Code, fmt.Sprintf("%s – %s", r.Label, name), RuleAmount(r, base))
 				}
 			}
 		}
@@ -140,7 +140,7 @@ func PriceRegistration(period *MembershipPeriod, steps []ProcessStep, people []P
 	}
 	for _, r := range live {
 		if r.Kind == RuleAdminFee {
-			add(nil, LineKind(r.Kind), r.Code, r.Label, ruleAmount(r, 0))
+			add(nil, LineKind(r.Kind), r.Code, r.Label, RuleAmount(r, 0))
 		}
 	}
 	if q.TotalMinor < 0 {

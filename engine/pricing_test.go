@@ -21,7 +21,7 @@ var pricingTypes = []MembershipType{
 }
 
 func TestChooseMembershipType(t *testing.T) {
-	start := date("2026-09-01")
+	start := DemoDate("2026-09-01")
 	adultJunior := pricingTypes[:2]
 	tests := []struct {
 		name  string
@@ -40,7 +40,7 @@ func TestChooseMembershipType(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := chooseMembershipType(tc.types, date(tc.dob), start)
+			got := chooseMembershipType(tc.types, DemoDate(tc.dob), start)
 			var id int64
 			if got != nil {
 				id = got.ID
@@ -97,7 +97,7 @@ func TestRuleAmount(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := ruleAmount(&tc.rule, tc.base); got != tc.want {
+			if got := RuleAmount(&tc.rule, tc.base); got != tc.want {
 				t.Fatalf("ruleAmount = %d, want %d", got, tc.want)
 			}
 		})
@@ -294,7 +294,7 @@ func TestPriceRegistration(t *testing.T) {
 			}
 			people := make([]PricedPerson, len(tc.people))
 			for i, p := range tc.people {
-				dob := date(p.dob)
+				dob := DemoDate(p.dob)
 				people[i] = PricedPerson{
 					Person: Person{ID: p.id, FirstName: "P", LastName: "Person", DateOfBirth: dob},
 					Type:   chooseMembershipType(types, dob, period.StartDate), MemberType: p.memberType, Answers: p.answers,
@@ -336,14 +336,14 @@ func TestPriceRegistration(t *testing.T) {
 // TestPriceRegistrationLineDescriptions: a line names its rule and its person,
 // since the order shows it to the member as it is.
 func TestPriceRegistrationLineDescriptions(t *testing.T) {
-	period := &MembershipPeriod{StartDate: date("2026-09-01"), Currency: "EUR"}
+	period := &MembershipPeriod{StartDate: DemoDate("2026-09-01"), Currency: "EUR"}
 	typ := pricingTypes[0]
 	people := []PricedPerson{{Person: Person{ID: 1, FirstName: "Alex", LastName: "Morgan"}, Type: &typ, MemberType: MemberNew}}
 	rules := []PriceRule{
 		{Code: "adult-fee", Kind: RuleMembershipFee, Label: "Adult membership", MembershipTypeID: ptr(adultType), AmountMinor: ptr(int64(12000))},
 		{Code: "admin-fee", Kind: RuleAdminFee, Label: "Administration fee", AmountMinor: ptr(int64(250))},
 	}
-	q, err := PriceRegistration(period, nil, people, rules, date("2026-10-01"))
+	q, err := PriceRegistration(period, nil, people, rules, DemoDate("2026-10-01"))
 	if err != nil {
 		t.Fatal(err)
 	}

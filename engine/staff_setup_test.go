@@ -10,6 +10,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/organisation"
 	"portal/engine/staff"
 )
 
@@ -95,20 +96,20 @@ func TestStaffSettingsAudited(t *testing.T) {
 		}
 
 		// Membership types: add, rename, delete; one with price rules stays.
-		typ, err := svc.StaffCreateMembershipType(ctx, admin, engine.MembershipType{OrganisationID: 1, Code: "GUEST", Name: "Guest"})
+		typ, err := organisation.Of(svc).StaffCreateMembershipType(ctx, admin, engine.MembershipType{OrganisationID: 1, Code: "GUEST", Name: "Guest"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := svc.StaffUpdateMembershipType(ctx, admin, 1, typ.ID, engine.MembershipTypeChange{Name: ptrTo("Guest rower"), MinAge: ptrTo(16)}); err != nil {
+		if _, err := organisation.Of(svc).StaffUpdateMembershipType(ctx, admin, 1, typ.ID, organisation.MembershipTypeChange{Name: ptrTo("Guest rower"), MinAge: ptrTo(16)}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := svc.StaffUpdateMembershipType(ctx, admin, 1, typ.ID, engine.MembershipTypeChange{Name: ptrTo(" ")}); engine.ErrorCode(err) != engine.CodeValidation {
+		if _, err := organisation.Of(svc).StaffUpdateMembershipType(ctx, admin, 1, typ.ID, organisation.MembershipTypeChange{Name: ptrTo(" ")}); engine.ErrorCode(err) != engine.CodeValidation {
 			t.Fatalf("an empty name: %v", err)
 		}
-		if err := svc.StaffDeleteMembershipType(ctx, admin, 1, 1); engine.ErrorCode(err) != engine.CodeConflict {
+		if err := organisation.Of(svc).StaffDeleteMembershipType(ctx, admin, 1, 1); engine.ErrorCode(err) != engine.CodeConflict {
 			t.Fatalf("a type in use deleted: %v", err)
 		}
-		if err := svc.StaffDeleteMembershipType(ctx, admin, 1, typ.ID); err != nil {
+		if err := organisation.Of(svc).StaffDeleteMembershipType(ctx, admin, 1, typ.ID); err != nil {
 			t.Fatal(err)
 		}
 		add, upd, del := auditOf(t, svc, 1, "membership_type.add"), auditOf(t, svc, 1, "membership_type.update"), auditOf(t, svc, 1, "membership_type.delete")

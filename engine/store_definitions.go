@@ -12,7 +12,7 @@ import (
 // written once and never changed, except for its active flag.
 
 // latestDefinition loads the newest version of a definition key of an organisation.
-func latestDefinition(ctx context.Context, db bun.IDB, orgID int64, key string) (*ProcessDefinition, error) {
+func LatestDefinition(ctx context.Context, db bun.IDB, orgID int64, key string) (*ProcessDefinition, error) {
 	def := new(ProcessDefinition)
 	err := db.NewSelect().Model(def).
 		Where("organisation_id = ? AND key = ?", orgID, key).

@@ -378,7 +378,7 @@ func TestAgeAt(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := AgeAt(date(tc.dob), date(tc.on)); got != tc.want {
+			if got := AgeAt(DemoDate(tc.dob), DemoDate(tc.on)); got != tc.want {
 				t.Fatalf("ageAt(%s, %s) = %d, want %d", tc.dob, tc.on, got, tc.want)
 			}
 		})
@@ -386,7 +386,7 @@ func TestAgeAt(t *testing.T) {
 }
 
 func TestHiddenFor(t *testing.T) {
-	start := date("2026-09-01")
+	start := DemoDate("2026-09-01")
 	junior := &ProcessStep{PersonMaxAge: ptr(17)}
 	adult := &ProcessStep{PersonMinAge: ptr(18)}
 	student := &ProcessStep{PersonMinAge: ptr(18), PersonMaxAge: ptr(25)}
@@ -407,7 +407,7 @@ func TestHiddenFor(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := hiddenFor(tc.step, date(tc.dob), start); got != tc.want {
+			if got := hiddenFor(tc.step, DemoDate(tc.dob), start); got != tc.want {
 				t.Fatalf("hiddenFor(dob %s, start %s) = %v, want %v", tc.dob, start.Format(time.DateOnly), got, tc.want)
 			}
 		})

@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"portal/engine"
 	"portal/engine/dbtest"
 	"portal/engine/invitation"
+	"portal/engine/organisation"
 	"portal/handlers"
 )
 
@@ -23,7 +23,7 @@ func TestAdminBulkCallsTakeTenThousand(t *testing.T) {
 	}
 	db := dbtest.Postgres(t)
 	env := newOrganisationsEnv(t, db, envOptions{invitations: testInvitations})
-	write, _ := env.apiKey(2, engine.ScopeWrite)
+	write, _ := env.apiKey(2, organisation.ScopeWrite)
 	const n = 10000
 	var csv strings.Builder
 	csv.WriteString("externalId,firstName,lastName,dateOfBirth,userKeys\n")

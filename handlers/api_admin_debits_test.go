@@ -11,6 +11,7 @@ import (
 	"portal/engine"
 	"portal/engine/directdebit"
 	"portal/engine/enginetest"
+	"portal/engine/organisation"
 )
 
 // checkAdminDebitResponses drives the admin API's collection runs through
@@ -21,8 +22,8 @@ import (
 // registration; a sent run cannot be cancelled.
 func checkAdminDebitResponses(t *testing.T, ck *apiChecker, env *testEnv, anon *http.Client, crossSite []string) {
 	t.Helper()
-	write, _ := env.apiKey(1, engine.ScopeWrite)
-	read, _ := env.apiKey(1, engine.ScopeRead)
+	write, _ := env.apiKey(1, organisation.ScopeWrite)
+	read, _ := env.apiKey(1, organisation.ScopeRead)
 	settings := ck.conforming(anon, http.MethodPatch, "/api/admin/payment-settings", map[string]any{"methods": []string{"bank_transfer", "direct_debit"},
 		"debitCreditorId": "DE98ZZZ09999999999", "debitCollectionDay": 5, "debitReturnFeeMinor": 350}, bearer(write)...)
 	wantStatus(t, settings, http.StatusOK)

@@ -18,6 +18,7 @@ import (
 	"portal/engine/directdebit"
 	"portal/engine/enginetest"
 	"portal/engine/invitation"
+	"portal/engine/organisation"
 	"portal/engine/staff"
 	"portal/handlers"
 	"portal/relay/session"
@@ -101,7 +102,7 @@ func runAuditSteps(t *testing.T, db *bun.DB, kind string) {
 			return r.Actor == "admin@example.org" && r.StaffID != nil && *r.StaffID == m.ID
 		}}
 	default:
-		key, id := env.apiKey(1, engine.ScopeWrite)
+		key, id := env.apiKey(1, organisation.ScopeWrite)
 		who = adminCaller{c: env.newClient(), key: key, headers: []string{"Authorization", "Bearer " + key}, actor: func(r engine.AuditRecord) bool {
 			return r.StaffID == nil && strings.HasPrefix(r.Actor, fmt.Sprintf("API key test (id %d, ", id))
 		}}
@@ -441,7 +442,7 @@ func TestAdminAPIRolesArePagesRoles(t *testing.T) {
 		if res := env.get(registrar, "/staff/registrations.csv"); res.status != http.StatusForbidden {
 			t.Errorf("registrar's registrations.csv: %d", res.status)
 		}
-		key, _ := env.apiKey(1, engine.ScopeRead)
+		key, _ := env.apiKey(1, organisation.ScopeRead)
 		for name, res := range map[string]response{
 			"registrar": env.do(registrar, http.MethodGet, "/api/admin/periods/1/invitations", nil),
 			"admin":     env.do(callers[staff.RoleAdmin], http.MethodGet, "/api/admin/periods/1/invitations", nil),

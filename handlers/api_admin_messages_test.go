@@ -9,6 +9,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/organisation"
 )
 
 // TestAdminMessageSettings: the organisation resource shows its message
@@ -19,7 +20,7 @@ import (
 func TestAdminMessageSettings(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		env := newOrganisationsEnv(t, db, envOptions{})
-		key, _ := env.apiKey(2, engine.ScopeWrite)
+		key, _ := env.apiKey(2, organisation.ScopeWrite)
 		type dto struct {
 			Name     string `json:"name"`
 			Messages struct {

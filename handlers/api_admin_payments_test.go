@@ -16,6 +16,7 @@ import (
 	"portal/engine"
 	"portal/engine/dbtest"
 	"portal/engine/enginetest"
+	"portal/engine/organisation"
 	"portal/engine/stripepay/stripemock"
 )
 
@@ -26,8 +27,8 @@ import (
 // It runs while organisation 1 is the only one (its pages resolve).
 func checkAdminPaymentResponses(t *testing.T, ck *apiChecker, env *testEnv, anon *http.Client, crossSite []string) {
 	t.Helper()
-	write, _ := env.apiKey(1, engine.ScopeWrite)
-	read, _ := env.apiKey(1, engine.ScopeRead)
+	write, _ := env.apiKey(1, organisation.ScopeWrite)
+	read, _ := env.apiKey(1, organisation.ScopeRead)
 	settings := "/api/admin/payment-settings"
 	wantStatus(t, ck.conforming(anon, http.MethodGet, settings, nil, bearer(read)...), http.StatusOK)
 	wantStatus(t, ck.do(anon, http.MethodGet, settings, nil), http.StatusUnauthorized)
@@ -130,7 +131,7 @@ func TestOrganisationStripeAccount(t *testing.T) {
 	apiURL := stripemock.Start(t)
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		env := newEnvWith(t, db, envOptions{stripeAPIURL: apiURL})
-		key, _ := env.apiKey(1, engine.ScopeWrite)
+		key, _ := env.apiKey(1, organisation.ScopeWrite)
 		const clubWhsec = "whsec_riverside_own"
 		res := env.admin(key, http.MethodPatch, "/api/admin/payment-settings", map[string]any{"provider": "stripe",
 			"stripeSecretKey": stripemock.Key, "stripeWebhookSecret": clubWhsec})

@@ -11,6 +11,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/organisation"
 	"portal/engine/staff"
 )
 
@@ -32,7 +33,7 @@ func hasFieldError(e httpError, field, msg string) bool {
 func TestClubTextsThroughAdminAPI(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		env := newEnv(t, db)
-		key, _ := env.apiKey(1, engine.ScopeWrite)
+		key, _ := env.apiKey(1, organisation.ScopeWrite)
 		adm := func(method, path string, body any) response {
 			t.Helper()
 			return env.admin(key, method, path, body)
@@ -115,7 +116,7 @@ func TestStaffSetupTypeNamesPerLanguage(t *testing.T) {
 			bad.doc.Find("#type-name-de").AttrOr("value", "") != "Gast" {
 			t.Fatalf("a missing French name: %d %s", bad.status, bad.testid("type-form").Text())
 		}
-		types, _ := env.svc.MembershipTypes(t.Context(), 1)
+		types, _ := organisation.Of(env.svc).MembershipTypes(t.Context(), 1)
 		if len(types) != 2 {
 			t.Fatalf("a refused type was stored: %+v", types)
 		}
@@ -123,7 +124,7 @@ func TestStaffSetupTypeNamesPerLanguage(t *testing.T) {
 			"/staff/setup/memberships?done=type-added")
 		expectRedirect(t, env.post(admin, "/staff/setup/types/1", url.Values{"code": {"ADULT"}, "name": {"Adult"}, "minAge": {"18"}, "nameTexts.de": {""}, "nameTexts.fr": {""}}, origin...),
 			"/staff/setup/memberships?done=type-changed")
-		types, _ = env.svc.MembershipTypes(t.Context(), 1)
+		types, _ = organisation.Of(env.svc).MembershipTypes(t.Context(), 1)
 		if types[0].Code != "ADULT" || len(types[0].NameTexts) != 0 || types[2].NameTexts["fr"] != "Invité" {
 			t.Fatalf("types = %+v", types)
 		}

@@ -10,6 +10,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/organisation"
 )
 
 // A card check and a pay link answer only on their own club's address:
@@ -37,7 +38,7 @@ func TestCardAndPayLinkScopedByHost(t *testing.T) {
 		}
 		// Now two clubs: the demo club (rowing) on localhost, the tennis
 		// club on 127.0.0.1.
-		if err := engine.SeedDemoOrganisations(ctx, db, time.Now()); err != nil {
+		if err := organisation.SeedDemoOrganisations(ctx, db, time.Now()); err != nil {
 			t.Fatal(err)
 		}
 		card := "/verify/" + tokens[ms[0].ID]

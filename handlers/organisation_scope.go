@@ -44,8 +44,8 @@ const HashSecretPurpose = "organisation hash secret"
 // sealed value copied onto another organisation does not open.
 func HashSecretAAD(orgID int64) []byte { return []byte("organisation:" + strconv.FormatInt(orgID, 10)) }
 
-// organisation is one organisation as the HTTP layer keeps it in memory.
-type organisation struct {
+// knownOrganisation is one organisation as the HTTP layer keeps it in memory.
+type knownOrganisation struct {
 	ID    int64
 	Slug  string
 	Brand views.Brand
@@ -71,10 +71,10 @@ type organisationDirectory struct {
 
 	mu      sync.Mutex
 	loaded  time.Time
-	byHost  map[string]*organisation
-	bySlug  map[string]*organisation
-	byID    map[int64]*organisation
-	only    *organisation // the single organisation while no hostname is configured
+	byHost  map[string]*knownOrganisation
+	bySlug  map[string]*knownOrganisation
+	byID    map[int64]*knownOrganisation
+	only    *knownOrganisation // the single organisation while no hostname is configured
 	none    bool          // no organisation exists: a gateway only (relay and logins), nothing to scope
 	hasData bool
 }
@@ -101,7 +101,7 @@ func (d *organisationDirectory) snapshot(ctx context.Context) (*organisationDire
 }
 
 // bySlugOf returns the organisation with slug, nil when there is none.
-func (d *organisationDirectory) bySlugOf(ctx context.Context, slug string) (*organisation, error) {
+func (d *organisationDirectory) bySlugOf(ctx context.Context, slug string) (*knownOrganisation, error) {
 	if _, err := d.snapshot(ctx); err != nil {
 		return nil, err
 	}
@@ -126,10 +126,10 @@ func (d *organisationDirectory) reload(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	byHost, bySlug, byID := map[string]*organisation{}, map[string]*organisation{}, map[int64]*organisation{}
+	byHost, bySlug, byID := map[string]*knownOrganisation{}, map[string]*knownOrganisation{}, map[int64]*knownOrganisation{}
 	anyHost := false
 	for _, o := range orgs {
-		t := &organisation{ID: o.ID, Slug: o.Slug, Brand: views.Brand{Name: o.Name, LogoURL: o.LogoURL,
+		t := &knownOrganisation{ID: o.ID, Slug: o.Slug, Brand: views.Brand{Name: o.Name, LogoURL: o.LogoURL,
 			Accent: o.AccentColour, Contact: o.ContactEmail, Language: o.DefaultLanguage},
 			RegistrationSystemID: o.RegistrationSystemID, Languages: o.EnabledLanguageList(), hashLinksOff: o.HashLinksOff}
 		if o.HashSecretSealed != "" {
@@ -168,7 +168,7 @@ func (d *organisationDirectory) openSecret(orgID int64, sealed string) (string, 
 
 // resolution is what resolveOrganisation found, for requireOrganisation.
 type resolution struct {
-	organisation *organisation
+	organisation *knownOrganisation
 	none         bool  // there are no organisations to resolve to
 	err          error // the directory could not be read
 }
@@ -203,7 +203,7 @@ func (s *Server) resolveOrganisation(next echo.HandlerFunc) echo.HandlerFunc {
 // resolve finds the organisation of r and, for /o/{slug}/..., strips the
 // prefix off r's path. An unknown slug leaves the path alone and resolves
 // to nothing.
-func (d *organisationDirectory) resolve(r *http.Request) (t *organisation, none bool) {
+func (d *organisationDirectory) resolve(r *http.Request) (t *knownOrganisation, none bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.none {
@@ -268,7 +268,7 @@ func (s *Server) requireOrganisation(next echo.HandlerFunc) echo.HandlerFunc {
 
 // organisationOfRequest returns the request's organisation, or nil on organisationFree paths
 // that resolved to none.
-func organisationOfRequest(c echo.Context) *organisation {
+func organisationOfRequest(c echo.Context) *knownOrganisation {
 	res, _ := c.Request().Context().Value(resolutionKey{}).(resolution)
 	return res.organisation
 }

@@ -12,6 +12,7 @@ import (
 	"portal/engine"
 	"portal/engine/dbtest"
 	"portal/engine/directdebit"
+	"portal/engine/organisation"
 	"portal/engine/staff"
 )
 
@@ -151,7 +152,7 @@ func TestReviewOffersPaymentMethods(t *testing.T) {
 func TestFormAPIPaymentMethods(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		env := newEnv(t, db)
-		key, _ := env.apiKey(1, engine.ScopeWrite)
+		key, _ := env.apiKey(1, organisation.ScopeWrite)
 		res := env.admin(key, http.MethodPatch, "/api/admin/payment-settings", map[string]any{"methods": []string{"test", "direct_debit"},
 			"bankCreditorName": "TV Demo 1848 e.V.", "bankIban": "DE89 3704 0044 0532 0130 00", "debitCreditorId": "DE97ZZZ09999999999"})
 		var problem struct {

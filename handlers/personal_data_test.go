@@ -12,6 +12,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/organisation"
 	"portal/engine/privacy"
 	"portal/engine/staff"
 )
@@ -20,7 +21,7 @@ import (
 // their data must never show to the demo household.
 func addOtherHousehold(t *testing.T, db *bun.DB) {
 	t.Helper()
-	if _, err := engine.NewService(db, nil).ImportPersons(context.Background(), 1, []engine.PersonRow{{ExternalID: "other-1", FirstName: "Bertha",
+	if _, err := organisation.Of(engine.NewService(db, nil)).ImportPersons(context.Background(), 1, []organisation.PersonRow{{ExternalID: "other-1", FirstName: "Bertha",
 		LastName: "Otherfamily", DateOfBirth: "1970-01-02", Email: "bertha@other.example", UserKeys: []string{"other"}}}, func(string) bool { return true }); err != nil {
 		t.Fatal(err)
 	}
@@ -180,8 +181,8 @@ func TestStaffPersonDataAndErasure(t *testing.T) {
 		}
 
 		// The admin API: export, erasure refused with the spec's error body, forced.
-		key, _ := env.apiKey(1, engine.ScopeWrite)
-		readKey, _ := env.apiKey(1, engine.ScopeRead)
+		key, _ := env.apiKey(1, organisation.ScopeWrite)
+		readKey, _ := env.apiKey(1, organisation.ScopeRead)
 		res := env.admin(readKey, http.MethodGet, "/api/admin/persons/1/export", nil)
 		var x privacy.PersonalData
 		res.json(t, &x)
@@ -195,7 +196,7 @@ func TestStaffPersonDataAndErasure(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		otherKey, _ := env.apiKey(other.ID, engine.ScopeWrite)
+		otherKey, _ := env.apiKey(other.ID, organisation.ScopeWrite)
 		if res := env.admin(otherKey, http.MethodGet, "/o/other/api/admin/persons/1/export", nil); res.status != http.StatusNotFound {
 			t.Fatalf("another club's key exported the person: %d %s", res.status, res.body)
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/engine/organisation"
 	"portal/engine/staff"
 	"portal/views"
 )
@@ -165,7 +166,7 @@ func (s *Server) auditNames(c echo.Context, orgID int64) (*auditNames, error) {
 		n.staff[m.ID] = m
 		n.staffByEmail[strings.ToLower(m.Email)] = m
 	}
-	periods, err := s.engine.Periods(ctx, orgID)
+	periods, err := organisation.Of(s.engine).Periods(ctx, orgID)
 	if err != nil {
 		return nil, err
 	}
@@ -173,7 +174,7 @@ func (s *Server) auditNames(c echo.Context, orgID int64) (*auditNames, error) {
 	for _, p := range periods {
 		n.periods[strconv.FormatInt(p.ID, 10)] = p.NameTexts.In(code, p.Name)
 	}
-	types, err := s.engine.MembershipTypes(ctx, orgID)
+	types, err := organisation.Of(s.engine).MembershipTypes(ctx, orgID)
 	if err != nil {
 		return nil, err
 	}

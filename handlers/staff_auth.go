@@ -157,7 +157,7 @@ func (s *Server) staffLogin(c echo.Context) error {
 // on the host the sign-in began on when that is the club's own hostname
 // (its cookies live there), else on PORTAL_BASE_URL. The IdP must know
 // each of these addresses.
-func (s *Server) staffCallbackURL(c echo.Context, t *organisation) string {
+func (s *Server) staffCallbackURL(c echo.Context, t *knownOrganisation) string {
 	base := strings.TrimRight(s.staff.BaseURL, "/")
 	u, err := url.Parse(base)
 	if err != nil || u.Host == "" {
@@ -479,7 +479,7 @@ func (d *organisationDirectory) hostOf(host string, orgID int64) bool {
 
 // byIDOrNil returns the organisation with this id from the resolver's
 // copy, nil when it has none (yet).
-func (d *organisationDirectory) byIDOrNil(id int64) *organisation {
+func (d *organisationDirectory) byIDOrNil(id int64) *knownOrganisation {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.byID[id]

@@ -14,6 +14,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/invitation"
+	"portal/engine/organisation"
 	"portal/engine/staff"
 	"portal/relay/hashlink"
 	"portal/views"
@@ -80,7 +81,7 @@ func (s *Server) addInvitations(c echo.Context, m *views.StaffInvitationsModel, 
 	u := staffUserOf(c)
 	ctx := c.Request().Context()
 	m.PeriodURL = organisationPath(c, StaffPrefix+"/invitations")
-	periods, err := s.engine.Periods(ctx, u.OrganisationID)
+	periods, err := organisation.Of(s.engine).Periods(ctx, u.OrganisationID)
 	if err != nil || len(periods) == 0 {
 		return err
 	}
@@ -244,7 +245,7 @@ func (s *Server) staffImportPersons(c echo.Context) error {
 	} else if err != nil {
 		return err
 	}
-	rows, err := engine.ParsePersonCSV(bytes.NewReader(data))
+	rows, err := organisation.ParsePersonCSV(bytes.NewReader(data))
 	if err != nil {
 		if e, ok := engine.AsError(err); ok {
 			return s.renderStaffInvitations(c, http.StatusUnprocessableEntity, e.Message)
@@ -256,8 +257,8 @@ func (s *Server) staffImportPersons(c echo.Context) error {
 	}
 	apply := fromCopy && c.FormValue("apply") == "1"
 	actor := u.actor()
-	rep, err := s.engine.StaffImportPersons(c.Request().Context(), u.OrganisationID, rows, hashlink.ValidUserKey,
-		engine.PersonImportOptions{DryRun: !apply, Actor: &actor})
+	rep, err := organisation.Of(s.engine).StaffImportPersons(c.Request().Context(), u.OrganisationID, rows, hashlink.ValidUserKey,
+		organisation.PersonImportOptions{DryRun: !apply, Actor: &actor})
 	status := http.StatusOK
 	if err != nil {
 		if e, ok := engine.AsError(err); !ok || e.Code != engine.CodeValidation || rep == nil {
@@ -275,10 +276,10 @@ func (s *Server) staffImportPersons(c echo.Context) error {
 	if !apply && rep.Errors == 0 {
 		m.File = staffUploadCopy(data)
 	}
-	outcomes := map[engine.RowOutcome]string{engine.RowCreated: staffOpsTextIn(c).ImportCreated, engine.RowUpdated: staffOpsTextIn(c).ImportUpdated,
-		engine.RowUnchanged: staffOpsTextIn(c).ImportUnchanged, engine.RowError: staffOpsTextIn(c).ImportErrors}
+	outcomes := map[organisation.RowOutcome]string{organisation.RowCreated: staffOpsTextIn(c).ImportCreated, organisation.RowUpdated: staffOpsTextIn(c).ImportUpdated,
+		organisation.RowUnchanged: staffOpsTextIn(c).ImportUnchanged, organisation.RowError: staffOpsTextIn(c).ImportErrors}
 	for _, r := range rep.Rows {
-		if r.Outcome == engine.RowUnchanged {
+		if r.Outcome == organisation.RowUnchanged {
 			continue // the changes are what a preview is for
 		}
 		row := views.StaffImportRow{Line: strconv.Itoa(r.Line), ExternalID: r.ExternalID, Outcome: outcomes[r.Outcome]}

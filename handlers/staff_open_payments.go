@@ -14,6 +14,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/banking"
+	"portal/engine/organisation"
 	"portal/engine/report"
 	"portal/engine/staff"
 	"portal/views"
@@ -102,7 +103,7 @@ func (s *Server) staffOpenPayments(c echo.Context) error {
 	if err != nil {
 		return s.staffEngineError(c, err)
 	}
-	periods, err := s.engine.Periods(ctx, u.OrganisationID)
+	periods, err := organisation.Of(s.engine).Periods(ctx, u.OrganisationID)
 	if err != nil {
 		return s.staffEngineError(c, err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/bankstatement"
+	"portal/engine/organisation"
 	"portal/engine/staff"
 	"portal/views"
 )
@@ -19,7 +20,7 @@ import (
 func (s *Server) staffOverview(c echo.Context) error {
 	u := staffUserOf(c)
 	ctx := c.Request().Context()
-	periods, err := s.engine.Periods(ctx, u.OrganisationID)
+	periods, err := organisation.Of(s.engine).Periods(ctx, u.OrganisationID)
 	if err != nil {
 		return s.staffEngineError(c, err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"portal/engine/organisation"
 	"portal/engine/report"
 	"portal/engine/staff"
 	"portal/views"
@@ -109,11 +110,11 @@ func (s *Server) staffRegistrations(c echo.Context) error {
 	if err != nil {
 		return s.staffEngineError(c, err)
 	}
-	periods, err := s.engine.Periods(ctx, u.OrganisationID)
+	periods, err := organisation.Of(s.engine).Periods(ctx, u.OrganisationID)
 	if err != nil {
 		return s.staffEngineError(c, err)
 	}
-	types, err := s.engine.MembershipTypes(ctx, u.OrganisationID)
+	types, err := organisation.Of(s.engine).MembershipTypes(ctx, u.OrganisationID)
 	if err != nil {
 		return s.staffEngineError(c, err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/engine/organisation"
 	"portal/engine/staff"
 	"portal/views"
 )
@@ -98,11 +99,11 @@ func (s *Server) loadSetupMemberships(c echo.Context, m *views.StaffSetupModel) 
 	if err != nil {
 		return err
 	}
-	periods, err := s.engine.Periods(ctx, u.OrganisationID)
+	periods, err := organisation.Of(s.engine).Periods(ctx, u.OrganisationID)
 	if err != nil {
 		return err
 	}
-	types, err := s.engine.MembershipTypes(ctx, u.OrganisationID)
+	types, err := organisation.Of(s.engine).MembershipTypes(ctx, u.OrganisationID)
 	if err != nil {
 		return err
 	}
@@ -122,7 +123,7 @@ func (s *Server) loadSetupMemberships(c echo.Context, m *views.StaffSetupModel) 
 		m.Periods = append(m.Periods, views.StaffPeriodRow{ID: id, Name: p.Name, Dates: p.StartDate.Format(time.DateOnly) + " – " + p.EndDate.Format(time.DateOnly),
 			Status: statusLabel(c, p.Status), Currency: p.Currency, Definition: p.DefinitionKey, Open: p.Status == engine.PeriodOpen,
 			StatusURL: base + "/periods/" + id + "/status"})
-		rules, err := s.engine.PriceRules(ctx, u.OrganisationID, p.ID)
+		rules, err := organisation.Of(s.engine).PriceRules(ctx, u.OrganisationID, p.ID)
 		if err != nil {
 			return err
 		}
@@ -371,7 +372,7 @@ func (s *Server) staffSetPeriodStatus(c echo.Context) error {
 			return err
 		}
 	}
-	if _, err := staff.Of(s.engine).StaffUpdatePeriod(c.Request().Context(), u.actor(), u.OrganisationID, id, engine.PeriodInput{Status: &status}); err != nil {
+	if _, err := staff.Of(s.engine).StaffUpdatePeriod(c.Request().Context(), u.actor(), u.OrganisationID, id, organisation.PeriodInput{Status: &status}); err != nil {
 		return s.staffSetupProblem(c, setupMemberships, err, nil)
 	}
 	flash := flashPeriodOpened

@@ -10,8 +10,8 @@ import (
 	"github.com/PuerkitoBio/goquery"
 	"github.com/uptrace/bun"
 
-	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/organisation"
 	"portal/engine/staff"
 )
 
@@ -88,7 +88,7 @@ func TestStaffSetupAPIKeys(t *testing.T) {
 		}
 		made := env.post(admin, "/staff/setup/api-keys", url.Values{"name": {"Accounting"}, "scope": {"read"}}, origin...)
 		key := made.testid("api-key-value").Text()
-		if made.status != http.StatusOK || !strings.HasPrefix(key, engine.APIKeyPrefix) || made.header.Get("Cache-Control") != "no-store" {
+		if made.status != http.StatusOK || !strings.HasPrefix(key, organisation.APIKeyPrefix) || made.header.Get("Cache-Control") != "no-store" {
 			t.Fatalf("new key: %d %q", made.status, key)
 		}
 		if res := env.admin(key, http.MethodGet, "/api/admin/organisation", nil); res.status != http.StatusOK {
@@ -144,7 +144,7 @@ func TestStaffSetupPeriodTexts(t *testing.T) {
 			bad.doc.Find("#texts-1-rules-admin-fee-labelTexts-de").AttrOr("value", "") != "Verwaltungsbeitrag" {
 			t.Fatalf("a missing French label: %d %s", bad.status, bad.testid("setup-problem").Text())
 		}
-		rules, _ := env.svc.PriceRules(t.Context(), 1, 1)
+		rules, _ := organisation.Of(env.svc).PriceRules(t.Context(), 1, 1)
 		for _, r := range rules {
 			if r.Code == "admin-fee" && r.LabelTexts["de"] != "Bearbeitungsgebühr" {
 				t.Fatalf("a refused change was stored: %+v", r)

@@ -12,6 +12,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/banking"
+	"portal/engine/organisation"
 	"portal/engine/staff"
 	"portal/views"
 	"portal/views/lang"
@@ -378,7 +379,7 @@ func (s *Server) staffAddType(c echo.Context) error {
 	if len(errs) > 0 {
 		return s.renderSetup(c, setupMemberships, http.StatusUnprocessableEntity, func(m *views.StaffSetupModel) { showTypeForm(f)(m, errs) })
 	}
-	if _, err := s.engine.StaffCreateMembershipType(c.Request().Context(), u.actor(), engine.MembershipType{OrganisationID: u.OrganisationID,
+	if _, err := organisation.Of(s.engine).StaffCreateMembershipType(c.Request().Context(), u.actor(), engine.MembershipType{OrganisationID: u.OrganisationID,
 		Code: f.Code, Name: f.Name, NameTexts: typeNameTexts(form), MinAge: minAge, MaxAge: maxAge}); err != nil {
 		return s.staffSetupProblem(c, setupMemberships, err, showTypeForm(f))
 	}
@@ -404,8 +405,8 @@ func (s *Server) staffChangeType(c echo.Context) error {
 		return s.renderSetup(c, setupMemberships, http.StatusUnprocessableEntity, func(m *views.StaffSetupModel) { showTypeForm(f)(m, errs) })
 	}
 	texts := typeNameTexts(form)
-	change := engine.MembershipTypeChange{Code: &f.Code, Name: &f.Name, NameTexts: &texts, MinAge: minAge, MaxAge: maxAge, ClearMinAge: minAge == nil, ClearMaxAge: maxAge == nil}
-	if _, err := s.engine.StaffUpdateMembershipType(c.Request().Context(), u.actor(), u.OrganisationID, id, change); err != nil {
+	change := organisation.MembershipTypeChange{Code: &f.Code, Name: &f.Name, NameTexts: &texts, MinAge: minAge, MaxAge: maxAge, ClearMinAge: minAge == nil, ClearMaxAge: maxAge == nil}
+	if _, err := organisation.Of(s.engine).StaffUpdateMembershipType(c.Request().Context(), u.actor(), u.OrganisationID, id, change); err != nil {
 		return s.staffSetupProblem(c, setupMemberships, err, showTypeForm(f))
 	}
 	return staffSetupDone(c, setupMemberships, flashTypeChanged)
@@ -423,7 +424,7 @@ func (s *Server) staffDeleteType(c echo.Context) error {
 		setupURL(c, setupMemberships)+"#types"); !ok {
 		return err
 	}
-	if err := s.engine.StaffDeleteMembershipType(c.Request().Context(), u.actor(), u.OrganisationID, id); err != nil {
+	if err := organisation.Of(s.engine).StaffDeleteMembershipType(c.Request().Context(), u.actor(), u.OrganisationID, id); err != nil {
 		return s.staffSetupProblem(c, setupMemberships, err, nil)
 	}
 	return staffSetupDone(c, setupMemberships, flashTypeDeleted)

@@ -11,6 +11,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/organisation"
 	"portal/engine/staff"
 	"portal/relay/session"
 	"portal/views"
@@ -221,7 +222,7 @@ func TestStaffSetupMembershipTypes(t *testing.T) {
 		origin := []string{"Origin", env.srv.URL}
 		typeID := func(code string) int64 {
 			t.Helper()
-			types, err := env.svc.MembershipTypes(ctx, 1)
+			types, err := organisation.Of(env.svc).MembershipTypes(ctx, 1)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -262,7 +263,7 @@ func TestStaffSetupMembershipTypes(t *testing.T) {
 		}
 		expectRedirect(t, env.post(admin, path, url.Values{"code": {"GUEST"}, "name": {"Guest rower"}, "minAge": {""}, "maxAge": {"99"}}, origin...),
 			"/staff/setup/memberships?done=type-changed")
-		types, _ := env.svc.MembershipTypes(ctx, 1)
+		types, _ := organisation.Of(env.svc).MembershipTypes(ctx, 1)
 		for _, ty := range types {
 			if ty.ID == id && (ty.Name != "Guest rower" || ty.MinAge != nil || ty.MaxAge == nil || *ty.MaxAge != 99) {
 				t.Fatalf("after the change: %+v", ty)

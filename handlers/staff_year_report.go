@@ -10,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/engine/organisation"
 	"portal/engine/report"
 	"portal/views"
 	"portal/views/yearreport"
@@ -27,7 +28,7 @@ func staffYearReportTextIn(c echo.Context) *views.StaffYearReportTexts {
 // running today (else the newest); ok is false when it does not parse.
 // No periods at all gives 0.
 func (s *Server) yearReportPeriod(c echo.Context, orgID int64) (periods []engine.MembershipPeriod, id int64, ok bool, err error) {
-	periods, err = s.engine.Periods(c.Request().Context(), orgID)
+	periods, err = organisation.Of(s.engine).Periods(c.Request().Context(), orgID)
 	if err != nil || len(periods) == 0 {
 		return periods, 0, true, err
 	}

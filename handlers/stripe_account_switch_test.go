@@ -18,6 +18,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/organisation"
 	"portal/engine/staff"
 	"portal/engine/stripepay/stripemock"
 )
@@ -84,7 +85,7 @@ func stripeAccountSwitch(t *testing.T, apiURL string, keepWebhookSecret bool) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		rec := &stripeRecorder{}
 		env := newEnvWith(t, db, envOptions{stripeAPIURL: rec.start(t, apiURL)})
-		admin, _ := env.apiKey(1, engine.ScopeWrite)
+		admin, _ := env.apiKey(1, organisation.ScopeWrite)
 		const firstKey, firstWhsec = stripemock.Key, "whsec_riverside_first"
 		const secondKey = "sk_test_riverside_second"
 		secondWhsec := "whsec_riverside_second"

@@ -12,8 +12,8 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/organisation"
 	"portal/engine/staff"
 )
 
@@ -122,7 +122,7 @@ func TestUploadsAfterAuthentication(t *testing.T) {
 		env.addStaff("viewer@example.org", staff.RoleViewer)
 		admin := env.mustStaffSignIn("admin@example.org", "/staff")
 		viewer := env.mustStaffSignIn("viewer@example.org", "/staff")
-		key, _ := env.apiKey(1, engine.ScopeWrite)
+		key, _ := env.apiKey(1, organisation.ScopeWrite)
 		bearer := []string{"Authorization", "Bearer " + key}
 		tmp := t.TempDir()
 		t.Setenv("TMPDIR", tmp) // os.TempDir: where multipart files are spooled

@@ -17,6 +17,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"portal/engine"
+	"portal/engine/organisation"
 	"portal/migrations"
 	"portal/relay/hashlink"
 )
@@ -146,7 +147,7 @@ func cmdSeed(ctx context.Context, args []string, getenv func(string) string, std
 	}
 	fmt.Fprintln(stdout, ")")
 	if *tenants {
-		if err := engine.SeedDemoOrganisations(ctx, db, time.Now()); err != nil {
+		if err := organisation.SeedDemoOrganisations(ctx, db, time.Now()); err != nil {
 			return err
 		}
 	}
@@ -165,8 +166,8 @@ func cmdSeed(ctx context.Context, args []string, getenv func(string) string, std
 		port = p
 	}
 	hash := hashlink.Sign(cfg.HashSecret, engine.DemoUserKey)
-	fmt.Fprintf(stdout, "rowing club (EUR): http://%s:%s/membership/register/%d?u=%s&h=%s\n", engine.DemoFirstHost, port, engine.DemoPeriodID, engine.DemoUserKey, hash)
-	fmt.Fprintf(stdout, "tennis club (CHF): http://%s:%s/membership/register/%d?u=%s&h=%s\n", engine.DemoSecondHost, port, engine.DemoSecondPeriodID, engine.DemoUserKey, hash)
+	fmt.Fprintf(stdout, "rowing club (EUR): http://%s:%s/membership/register/%d?u=%s&h=%s\n", organisation.DemoFirstHost, port, engine.DemoPeriodID, engine.DemoUserKey, hash)
+	fmt.Fprintf(stdout, "tennis club (CHF): http://%s:%s/membership/register/%d?u=%s&h=%s\n", organisation.DemoSecondHost, port, organisation.DemoSecondPeriodID, engine.DemoUserKey, hash)
 	return nil
 }
 

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"portal/engine"
+	"portal/engine/organisation"
 	"portal/handlers"
 	"portal/migrations"
 )
@@ -230,7 +231,7 @@ func cmdAPIKeys(ctx context.Context, args []string, getenv func(string) string, 
 			if len(rest) > 0 {
 				return errors.New(apikeysUsage)
 			}
-			key, k, err := svc.CreateAPIKey(ctx, *org, *name, engine.APIKeyScope(*scope))
+			key, k, err := organisation.Of(svc).CreateAPIKey(ctx, *org, *name, organisation.APIKeyScope(*scope))
 			if err != nil {
 				return describeEngineError(err)
 			}
@@ -238,7 +239,7 @@ func cmdAPIKeys(ctx context.Context, args []string, getenv func(string) string, 
 			fmt.Fprintln(stdout, key)
 			return nil
 		case "list":
-			keys, err := svc.APIKeys(ctx, *org)
+			keys, err := organisation.Of(svc).APIKeys(ctx, *org)
 			if err != nil {
 				return err
 			}
@@ -256,7 +257,7 @@ func cmdAPIKeys(ctx context.Context, args []string, getenv func(string) string, 
 			if err != nil {
 				return errors.New(apikeysUsage)
 			}
-			if err := svc.RevokeAPIKey(ctx, *org, id); err != nil {
+			if err := organisation.Of(svc).RevokeAPIKey(ctx, *org, id); err != nil {
 				return describeEngineError(err)
 			}
 			fmt.Fprintf(stdout, "revoked API key %d\n", id)

@@ -13,6 +13,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/organisation"
 )
 
 // Invitations are the portal's own sign-in links for a household (a user
@@ -147,7 +148,7 @@ func (s *Service) CreateInvitations(ctx context.Context, actor engine.Actor, org
 	now := s.Clock()
 	rep = &InvitationReport{Created: []Invitation{}, Skipped: []InvitationSkip{}, Persons: map[string][]string{}}
 	err = engine.InTx(ctx, s.DB(), func(ctx context.Context, tx bun.Tx) error {
-		period, err := engine.OrgPeriod(ctx, tx, orgID, req.PeriodID)
+		period, err := organisation.OrgPeriod(ctx, tx, orgID, req.PeriodID)
 		if err != nil {
 			return err
 		}
@@ -401,7 +402,7 @@ func householdAddresses(ctx context.Context, db bun.IDB, orgID int64, keys []str
 func (s *Service) Invitations(ctx context.Context, orgID, periodID int64) (out []InvitationStatus, err error) {
 	defer engine.ClassifyUnavailable(&err)
 	err = s.OnOneConn(ctx, func(db bun.IDB) error {
-		if _, err := engine.OrgPeriod(ctx, db, orgID, periodID); err != nil {
+		if _, err := organisation.OrgPeriod(ctx, db, orgID, periodID); err != nil {
 			return err
 		}
 		var invs []Invitation
@@ -502,7 +503,7 @@ func (s *Service) RevokeInvitation(ctx context.Context, actor engine.Actor, orgI
 // anyone else's; it returns how many.
 func (s *Service) RevokeInvitationsOf(ctx context.Context, orgID, periodID int64, userKey string) (n int, err error) {
 	defer engine.ClassifyUnavailable(&err)
-	if _, err := engine.OrgPeriod(ctx, s.DB(), orgID, periodID); err != nil {
+	if _, err := organisation.OrgPeriod(ctx, s.DB(), orgID, periodID); err != nil {
 		return 0, err
 	}
 	res, err := s.DB().NewUpdate().Model((*Invitation)(nil)).Set("revoked_at = ?", s.Clock()).

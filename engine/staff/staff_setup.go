@@ -9,6 +9,7 @@ import (
 	"github.com/uptrace/bun/dialect"
 
 	"portal/engine"
+	"portal/engine/organisation"
 )
 
 // The staff setup page's changes: the same validation as the admin API's
@@ -23,8 +24,8 @@ func (s *Service) StaffUpdateOrganisation(ctx context.Context, actor engine.Acto
 
 // StaffUpdatePeriod is UpdatePeriod by a staff member (opening and
 // closing a period).
-func (s *Service) StaffUpdatePeriod(ctx context.Context, actor engine.Actor, orgID, id int64, in engine.PeriodInput) (*engine.MembershipPeriod, error) {
-	return s.UpdatePeriodBy(ctx, &actor, orgID, id, in)
+func (s *Service) StaffUpdatePeriod(ctx context.Context, actor engine.Actor, orgID, id int64, in organisation.PeriodInput) (*engine.MembershipPeriod, error) {
+	return organisation.Of(s.Service).UpdatePeriodBy(ctx, &actor, orgID, id, in)
 }
 
 // errLastAdmin refuses a change that would leave an organisation without
@@ -103,11 +104,11 @@ func (s *Service) PriceCheck(ctx context.Context, orgID, periodID int64, people 
 		return engine.Quote{}, &engine.Error{Code: engine.CodeValidation, Message: "The calculation needs 1 to 20 persons.",
 			Fields: []engine.FieldError{{Field: "persons", Message: "add at least one person"}}}
 	}
-	types, err := s.MembershipTypes(ctx, orgID)
+	types, err := organisation.Of(s.Service).MembershipTypes(ctx, orgID)
 	if err != nil {
 		return engine.Quote{}, err
 	}
-	rules, err := s.PriceRules(ctx, orgID, periodID)
+	rules, err := organisation.Of(s.Service).PriceRules(ctx, orgID, periodID)
 	if err != nil {
 		return engine.Quote{}, err
 	}

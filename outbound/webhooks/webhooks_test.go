@@ -26,6 +26,7 @@ import (
 	"portal/engine/enginetest"
 	"portal/engine/invitation"
 	"portal/engine/jobs"
+	"portal/engine/organisation"
 	"portal/engine/staff"
 	"portal/engine/webhook"
 	"portal/outbound/webhooks"
@@ -109,7 +110,7 @@ func newEnv(t *testing.T, db *bun.DB) *env {
 		t.Fatal(err)
 	}
 	demo := enginetest.Seed(t, db, engine.WithSecretSealer(ring.Sealer("payment secrets")), engine.WithPrivateWebhookAddresses())
-	if err := engine.SeedDemoOrganisations(context.Background(), db, time.Now().UTC()); err != nil {
+	if err := organisation.SeedDemoOrganisations(context.Background(), db, time.Now().UTC()); err != nil {
 		t.Fatal(err)
 	}
 	// A minute ahead of the engine, whose real clock dates the jobs.
@@ -159,7 +160,7 @@ func TestDeliveriesSignedRetriedAndScoped(t *testing.T) {
 		e := newEnv(t, db)
 		mine, other := newReceiver(t, 500, 200), newReceiver(t, 200)
 		ep, secret := e.endpoint(t, 1, mine.srv.URL+"/hooks")
-		e.endpoint(t, engine.DemoSecondOrgID, other.srv.URL+"/hooks")
+		e.endpoint(t, organisation.DemoSecondOrgID, other.srv.URL+"/hooks")
 
 		form := e.demo.Commit(alex)
 		if n := e.work(t); n != 1 {
@@ -286,7 +287,7 @@ func TestDeadAfterMaxAttempts(t *testing.T) {
 			org        int64
 			portalWide bool
 			want       int
-		}{{1, false, 1}, {engine.DemoSecondOrgID, true, 0}} {
+		}{{1, false, 1}, {organisation.DemoSecondOrgID, true, 0}} {
 			list, err := staff.Of(e.demo.Svc).StaffJobs(context.Background(), c.org, c.portalWide)
 			if err != nil || len(list) != c.want {
 				t.Fatalf("staff jobs of organisation %d: %+v, %v", c.org, list, err)
@@ -315,7 +316,7 @@ func TestRotatedSecretSigns(t *testing.T) {
 			got[0].signature == got[1].signature {
 			t.Fatalf("signatures before and after the rotation: %+v", got)
 		}
-		if _, err := webhook.Of(e.demo.Svc).RotateWebhookSecret(context.Background(), engine.CommandLine, engine.DemoSecondOrgID, ep.ID); engine.ErrorCode(err) != engine.CodeNotFound {
+		if _, err := webhook.Of(e.demo.Svc).RotateWebhookSecret(context.Background(), engine.CommandLine, organisation.DemoSecondOrgID, ep.ID); engine.ErrorCode(err) != engine.CodeNotFound {
 			t.Fatalf("rotating another organisation's endpoint: %v", err)
 		}
 	})
@@ -424,7 +425,7 @@ func TestReplaySendsTheSameEvent(t *testing.T) {
 			t.Fatalf("first delivery: %+v", first)
 		}
 		actor := engine.Actor{Name: "replayer"}
-		if _, err := webhook.Of(e.demo.Svc).ReplayWebhookDelivery(ctx, actor, engine.DemoSecondOrgID, ep.ID, first.ID); engine.ErrorCode(err) != engine.CodeNotFound {
+		if _, err := webhook.Of(e.demo.Svc).ReplayWebhookDelivery(ctx, actor, organisation.DemoSecondOrgID, ep.ID, first.ID); engine.ErrorCode(err) != engine.CodeNotFound {
 			t.Fatalf("replay from another organisation: %v", err)
 		}
 		replay, err := webhook.Of(e.demo.Svc).ReplayWebhookDelivery(ctx, actor, 1, ep.ID, first.ID)

@@ -1,4 +1,4 @@
-package engine
+package organisation
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
+
+	"portal/engine"
 )
 
 // Setting a period's price rules through the admin API: the whole set at
@@ -18,7 +20,7 @@ import (
 
 var ruleCodePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,39}$`)
 
-var ruleKinds = []PriceRuleKind{RuleMembershipFee, RuleMemberType, RuleEarlyBird, RuleLateFee, RuleFamily, RuleAdminFee}
+var ruleKinds = []engine.PriceRuleKind{engine.RuleMembershipFee, engine.RuleMemberType, engine.RuleEarlyBird, engine.RuleLateFee, engine.RuleFamily, engine.RuleAdminFee}
 
 // ruleKindList is ruleKinds as the validation message lists them.
 var ruleKindList = func() string {
@@ -30,36 +32,36 @@ var ruleKindList = func() string {
 }()
 
 // PriceRules lists a period's price rules; the period must be the organisation's.
-func (s *Service) PriceRules(ctx context.Context, orgID, periodID int64) (rules []PriceRule, err error) {
-	defer ClassifyUnavailable(&err)
-	if _, err := OrgPeriod(ctx, s.db, orgID, periodID); err != nil {
+func (s *Service) PriceRules(ctx context.Context, orgID, periodID int64) (rules []engine.PriceRule, err error) {
+	defer engine.ClassifyUnavailable(&err)
+	if _, err := OrgPeriod(ctx, s.DB(), orgID, periodID); err != nil {
 		return nil, err
 	}
-	return priceRules(ctx, s.db, periodID)
+	return engine.PriceRules(ctx, s.DB(), periodID)
 }
 
-func OrgPeriod(ctx context.Context, db bun.IDB, orgID, periodID int64) (*MembershipPeriod, error) {
-	p := new(MembershipPeriod)
+func OrgPeriod(ctx context.Context, db bun.IDB, orgID, periodID int64) (*engine.MembershipPeriod, error) {
+	p := new(engine.MembershipPeriod)
 	if err := db.NewSelect().Model(p).Where("id = ? AND organisation_id = ?", periodID, orgID).Scan(ctx); err != nil {
-		return nil, NotFoundOr(err, "membership period")
+		return nil, engine.NotFoundOr(err, "membership period")
 	}
 	return p, nil
 }
 
 // ReplacePriceRules makes rules the period's price rules, in one
 // transaction. Orders already committed keep their frozen prices.
-func (s *Service) ReplacePriceRules(ctx context.Context, orgID, periodID int64, rules []PriceRule) ([]PriceRule, error) {
+func (s *Service) ReplacePriceRules(ctx context.Context, orgID, periodID int64, rules []engine.PriceRule) ([]engine.PriceRule, error) {
 	return s.replacePriceRules(ctx, nil, orgID, periodID, rules)
 }
 
 // StaffReplacePriceRules is ReplacePriceRules by a staff member or an API
 // key, audited in its transaction with the rules before and after.
-func (s *Service) StaffReplacePriceRules(ctx context.Context, actor Actor, orgID, periodID int64, rules []PriceRule) ([]PriceRule, error) {
+func (s *Service) StaffReplacePriceRules(ctx context.Context, actor engine.Actor, orgID, periodID int64, rules []engine.PriceRule) ([]engine.PriceRule, error) {
 	return s.replacePriceRules(ctx, &actor, orgID, periodID, rules)
 }
 
 // priceRulesAuditView is what the audit log keeps of a period's rules.
-func priceRulesAuditView(rules []PriceRule) []map[string]any {
+func priceRulesAuditView(rules []engine.PriceRule) []map[string]any {
 	out := make([]map[string]any, 0, len(rules))
 	for _, r := range rules {
 		v := map[string]any{"code": r.Code, "kind": r.Kind, "label": r.Label}
@@ -89,30 +91,30 @@ func priceRulesAuditView(rules []PriceRule) []map[string]any {
 	return out
 }
 
-func (s *Service) replacePriceRules(ctx context.Context, actor *Actor, orgID, periodID int64, rules []PriceRule) (out []PriceRule, err error) {
-	defer ClassifyUnavailable(&err)
-	err = InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+func (s *Service) replacePriceRules(ctx context.Context, actor *engine.Actor, orgID, periodID int64, rules []engine.PriceRule) (out []engine.PriceRule, err error) {
+	defer engine.ClassifyUnavailable(&err)
+	err = engine.InTx(ctx, s.DB(), func(ctx context.Context, tx bun.Tx) error {
 		if _, err := OrgPeriod(ctx, tx, orgID, periodID); err != nil {
 			return err
 		}
-		var before []PriceRule
+		var before []engine.PriceRule
 		if actor != nil {
 			if err := tx.NewSelect().Model(&before).Where("period_id = ?", periodID).Order("id ASC").Scan(ctx); err != nil {
 				return fmt.Errorf("load price rules: %w", err)
 			}
 		}
-		types, err := membershipTypes(ctx, tx, orgID)
+		types, err := engine.MembershipTypes(ctx, tx, orgID)
 		if err != nil {
 			return err
 		}
-		langs, err := orgTextLanguages(ctx, tx, orgID)
+		langs, err := engine.OrgTextLanguages(ctx, tx, orgID)
 		if err != nil {
 			return err
 		}
 		if err := checkPriceRules(rules, types, langs); err != nil {
 			return err
 		}
-		if _, err := tx.NewDelete().Model((*PriceRule)(nil)).Where("period_id = ?", periodID).Exec(ctx); err != nil {
+		if _, err := tx.NewDelete().Model((*engine.PriceRule)(nil)).Where("period_id = ?", periodID).Exec(ctx); err != nil {
 			return fmt.Errorf("clear price rules: %w", err)
 		}
 		for i := range rules {
@@ -127,16 +129,16 @@ func (s *Service) replacePriceRules(ctx context.Context, actor *Actor, orgID, pe
 		if actor == nil {
 			return nil
 		}
-		return s.Audit(ctx, tx, *actor, AuditEntry{OrganisationID: orgID, Action: "price_rules.replace", TargetType: "period",
+		return s.Audit(ctx, tx, *actor, engine.AuditEntry{OrganisationID: orgID, Action: "price_rules.replace", TargetType: "period",
 			TargetID: fmt.Sprint(periodID), Before: priceRulesAuditView(before), After: priceRulesAuditView(rules)})
 	})
 	return out, err
 }
 
-func checkPriceRules(rules []PriceRule, types []MembershipType, langs textLanguages) error {
-	var fields []FieldError
+func checkPriceRules(rules []engine.PriceRule, types []engine.MembershipType, langs engine.TextLanguages) error {
+	var fields []engine.FieldError
 	bad := func(i int, f, m string) {
-		fields = append(fields, FieldError{Field: fmt.Sprintf("[%d].%s", i, f), Message: m})
+		fields = append(fields, engine.FieldError{Field: fmt.Sprintf("[%d].%s", i, f), Message: m})
 	}
 	typeIDs := map[int64]bool{}
 	for _, t := range types {
@@ -145,7 +147,7 @@ func checkPriceRules(rules []PriceRule, types []MembershipType, langs textLangua
 	codes := map[string]int{}
 	for i := range rules {
 		r := &rules[i]
-		for _, f := range checkClubText(langs, "label", "labelTexts", &r.Label, r.LabelTexts, 200) {
+		for _, f := range engine.CheckClubText(langs, "label", "labelTexts", &r.Label, r.LabelTexts, 200) {
 			bad(i, f.Field, f.Message)
 		}
 		if !ruleCodePattern.MatchString(r.Code) {
@@ -167,55 +169,55 @@ func checkPriceRules(rules []PriceRule, types []MembershipType, langs textLangua
 		if r.MembershipTypeID != nil && !typeIDs[*r.MembershipTypeID] {
 			bad(i, "membershipTypeId", "names no membership type of the organisation")
 		}
-		if r.MemberType != nil && !slices.Contains([]string{MemberNew, MemberRenewal, MemberTransfer}, *r.MemberType) {
+		if r.MemberType != nil && !slices.Contains([]string{engine.MemberNew, engine.MemberRenewal, engine.MemberTransfer}, *r.MemberType) {
 			bad(i, "memberType", "must be NEW, RENEWAL or TRANSFER")
 		}
 		if r.ValidFrom != nil && r.ValidUntil != nil && !r.ValidFrom.Before(*r.ValidUntil) {
 			bad(i, "validUntil", "must be after validFrom")
 		}
 		switch r.Kind {
-		case RuleMembershipFee:
+		case engine.RuleMembershipFee:
 			if r.MembershipTypeID == nil || r.AmountMinor == nil || *r.AmountMinor < 0 {
 				bad(i, "amountMinor", "a membership fee is an amount of 0 or more for one membershipTypeId")
 			}
-		case RuleAdminFee:
+		case engine.RuleAdminFee:
 			if r.AmountMinor == nil || *r.AmountMinor < 0 {
 				bad(i, "amountMinor", "an administration fee is an amount of 0 or more")
 			}
-		case RuleFamily:
+		case engine.RuleFamily:
 			if r.MinPersons == nil || *r.MinPersons < 2 {
 				bad(i, "minPersons", "a family rule needs minPersons of 2 or more")
 			}
-		case RuleMemberType:
+		case engine.RuleMemberType:
 			if r.MemberType == nil {
 				bad(i, "memberType", "a member-type rule needs memberType")
 			}
-		case RuleEarlyBird:
+		case engine.RuleEarlyBird:
 			if r.ValidUntil == nil {
 				bad(i, "validUntil", "an early-bird window needs its end")
 			}
 		}
 	}
 	if len(fields) > 0 {
-		return &Error{Code: CodeValidation, Message: "Some price rules are not valid.", Fields: fields}
+		return &engine.Error{Code: engine.CodeValidation, Message: "Some price rules are not valid.", Fields: fields}
 	}
 	fields = append(fields, overlappingEarlyBirds(rules)...)
 	fields = append(fields, negativeTotals(rules, types)...)
 	if len(fields) > 0 {
-		return &Error{Code: CodeValidation, Message: "The price rules do not fit together.", Fields: fields}
+		return &engine.Error{Code: engine.CodeValidation, Message: "The price rules do not fit together.", Fields: fields}
 	}
 	return nil
 }
 
 // overlappingEarlyBirds names early-bird rules whose windows overlap for a
 // membership type both apply to: a member would get both discounts.
-func overlappingEarlyBirds(rules []PriceRule) []FieldError {
-	var out []FieldError
+func overlappingEarlyBirds(rules []engine.PriceRule) []engine.FieldError {
+	var out []engine.FieldError
 	var earliest = time.Time{}
 	for i := range rules {
 		for j := i + 1; j < len(rules); j++ {
 			a, b := &rules[i], &rules[j]
-			if a.Kind != RuleEarlyBird || b.Kind != RuleEarlyBird {
+			if a.Kind != engine.RuleEarlyBird || b.Kind != engine.RuleEarlyBird {
 				continue
 			}
 			if a.MembershipTypeID != nil && b.MembershipTypeID != nil && *a.MembershipTypeID != *b.MembershipTypeID {
@@ -229,7 +231,7 @@ func overlappingEarlyBirds(rules []PriceRule) []FieldError {
 				bFrom = *b.ValidFrom
 			}
 			if aFrom.Before(*b.ValidUntil) && bFrom.Before(*a.ValidUntil) {
-				out = append(out, FieldError{Field: fmt.Sprintf("[%d].validFrom", j), Message: fmt.Sprintf("the early-bird window overlaps rule %d's", i)})
+				out = append(out, engine.FieldError{Field: fmt.Sprintf("[%d].validFrom", j), Message: fmt.Sprintf("the early-bird window overlaps rule %d's", i)})
 			}
 		}
 	}
@@ -241,28 +243,28 @@ func overlappingEarlyBirds(rules []PriceRule) []FieldError {
 // negative member-type rule (one applies per person), the most negative
 // early-bird and late rules (their windows do not overlap) and every
 // family rule.
-func negativeTotals(rules []PriceRule, types []MembershipType) []FieldError {
-	var out []FieldError
+func negativeTotals(rules []engine.PriceRule, types []engine.MembershipType) []engine.FieldError {
+	var out []engine.FieldError
 	for _, t := range types {
 		cheapest := int64(-1)
 		for i := range rules {
 			r := &rules[i]
-			if r.Kind == RuleMembershipFee && *r.MembershipTypeID == t.ID && (cheapest < 0 || *r.AmountMinor < cheapest) {
+			if r.Kind == engine.RuleMembershipFee && *r.MembershipTypeID == t.ID && (cheapest < 0 || *r.AmountMinor < cheapest) {
 				cheapest = *r.AmountMinor
 			}
 		}
 		if cheapest < 0 {
 			continue // no fee: registrations of this type are refused anyway
 		}
-		worst := map[PriceRuleKind]int64{}
+		worst := map[engine.PriceRuleKind]int64{}
 		family := int64(0)
 		for i := range rules {
 			r := &rules[i]
-			if r.Kind == RuleMembershipFee || r.Kind == RuleAdminFee || (r.MembershipTypeID != nil && *r.MembershipTypeID != t.ID) {
+			if r.Kind == engine.RuleMembershipFee || r.Kind == engine.RuleAdminFee || (r.MembershipTypeID != nil && *r.MembershipTypeID != t.ID) {
 				continue
 			}
-			amount := ruleAmount(r, cheapest)
-			if r.Kind == RuleFamily {
+			amount := engine.RuleAmount(r, cheapest)
+			if r.Kind == engine.RuleFamily {
 				family += min(amount, 0)
 				continue
 			}
@@ -273,7 +275,7 @@ func negativeTotals(rules []PriceRule, types []MembershipType) []FieldError {
 			total += v
 		}
 		if total < 0 {
-			out = append(out, FieldError{Field: "membershipTypeId", Message: fmt.Sprintf("%s: the discounts can bring a person's price below zero (%d)", t.Code, total)})
+			out = append(out, engine.FieldError{Field: "membershipTypeId", Message: fmt.Sprintf("%s: the discounts can bring a person's price below zero (%d)", t.Code, total)})
 		}
 	}
 	return out

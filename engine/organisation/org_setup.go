@@ -1,4 +1,4 @@
-package engine
+package organisation
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
+
+	"portal/engine"
 )
 
 // An organisation's setup through the admin API: its membership types and
@@ -19,9 +21,9 @@ var (
 )
 
 // MembershipTypes lists an organisation's membership types by id.
-func (s *Service) MembershipTypes(ctx context.Context, orgID int64) (types []MembershipType, err error) {
-	defer ClassifyUnavailable(&err)
-	if err := s.db.NewSelect().Model(&types).Where("organisation_id = ?", orgID).Order("id ASC").Scan(ctx); err != nil {
+func (s *Service) MembershipTypes(ctx context.Context, orgID int64) (types []engine.MembershipType, err error) {
+	defer engine.ClassifyUnavailable(&err)
+	if err := s.DB().NewSelect().Model(&types).Where("organisation_id = ?", orgID).Order("id ASC").Scan(ctx); err != nil {
 		return nil, fmt.Errorf("load membership types: %w", err)
 	}
 	return types, nil
@@ -29,21 +31,21 @@ func (s *Service) MembershipTypes(ctx context.Context, orgID int64) (types []Mem
 
 // CreateMembershipType adds a membership type; the age range (at the
 // period's start) decides which persons it fits.
-func (s *Service) CreateMembershipType(ctx context.Context, t MembershipType) (*MembershipType, error) {
+func (s *Service) CreateMembershipType(ctx context.Context, t engine.MembershipType) (*engine.MembershipType, error) {
 	return s.createMembershipType(ctx, nil, t)
 }
 
 // StaffCreateMembershipType is CreateMembershipType by a staff member,
 // audited in its transaction.
-func (s *Service) StaffCreateMembershipType(ctx context.Context, actor Actor, t MembershipType) (*MembershipType, error) {
+func (s *Service) StaffCreateMembershipType(ctx context.Context, actor engine.Actor, t engine.MembershipType) (*engine.MembershipType, error) {
 	return s.createMembershipType(ctx, &actor, t)
 }
 
-func (s *Service) createMembershipType(ctx context.Context, actor *Actor, t MembershipType) (_ *MembershipType, err error) {
-	defer ClassifyUnavailable(&err)
+func (s *Service) createMembershipType(ctx context.Context, actor *engine.Actor, t engine.MembershipType) (_ *engine.MembershipType, err error) {
+	defer engine.ClassifyUnavailable(&err)
 	t.ID = 0
-	err = InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
-		langs, err := orgTextLanguages(ctx, tx, t.OrganisationID)
+	err = engine.InTx(ctx, s.DB(), func(ctx context.Context, tx bun.Tx) error {
+		langs, err := engine.OrgTextLanguages(ctx, tx, t.OrganisationID)
 		if err != nil {
 			return err
 		}
@@ -63,28 +65,28 @@ func (s *Service) createMembershipType(ctx context.Context, actor *Actor, t Memb
 
 // auditMembershipType appends a membership type's change when actor is
 // set (the staff pages); before or after is nil for an addition or a deletion.
-func (s *Service) auditMembershipType(ctx context.Context, tx bun.IDB, actor *Actor, action string, orgID, id int64, before, after *MembershipType) error {
+func (s *Service) auditMembershipType(ctx context.Context, tx bun.IDB, actor *engine.Actor, action string, orgID, id int64, before, after *engine.MembershipType) error {
 	if actor == nil {
 		return nil
 	}
-	view := func(t *MembershipType) any {
+	view := func(t *engine.MembershipType) any {
 		if t == nil {
 			return nil
 		}
 		return map[string]any{"code": t.Code, "name": t.Name, "nameTexts": t.NameTexts, "minAge": t.MinAge, "maxAge": t.MaxAge}
 	}
-	return s.AppendAudit(ctx, tx, *actor, AuditEntry{OrganisationID: orgID, Action: action, TargetType: "membership_type",
+	return s.AppendAudit(ctx, tx, *actor, engine.AuditEntry{OrganisationID: orgID, Action: action, TargetType: "membership_type",
 		TargetID: fmt.Sprint(id), Before: view(before), After: view(after)})
 }
 
 // checkMembershipType validates a membership type as created or changed.
-func checkMembershipType(t *MembershipType, langs textLanguages) error {
-	var fields []FieldError
-	bad := func(f, m string) { fields = append(fields, FieldError{Field: f, Message: m}) }
+func checkMembershipType(t *engine.MembershipType, langs engine.TextLanguages) error {
+	var fields []engine.FieldError
+	bad := func(f, m string) { fields = append(fields, engine.FieldError{Field: f, Message: m}) }
 	if !typeCodePattern.MatchString(t.Code) {
 		bad("code", "must be 1 to 32 upper-case letters, digits, _ or -")
 	}
-	fields = append(fields, checkClubText(langs, "name", "nameTexts", &t.Name, t.NameTexts, 100)...)
+	fields = append(fields, engine.CheckClubText(langs, "name", "nameTexts", &t.Name, t.NameTexts, 100)...)
 	for field, age := range map[string]*int{"minAge": t.MinAge, "maxAge": t.MaxAge} {
 		if age != nil && (*age < 0 || *age > 150) {
 			bad(field, "must be 0 to 150")
@@ -94,15 +96,15 @@ func checkMembershipType(t *MembershipType, langs textLanguages) error {
 		bad("maxAge", "must not be below minAge")
 	}
 	if len(fields) > 0 {
-		return &Error{Code: CodeValidation, Message: "The membership type is not valid.", Fields: fields}
+		return &engine.Error{Code: engine.CodeValidation, Message: "The membership type is not valid.", Fields: fields}
 	}
 	return nil
 }
 
 func membershipTypeStoreError(err error) error {
-	if IsUniqueViolation(err) {
-		return &Error{Code: CodeConflict, Message: "The organisation already has a membership type with this code.",
-			Fields: []FieldError{{Field: "code", Message: "already used"}}, Err: err}
+	if engine.IsUniqueViolation(err) {
+		return &engine.Error{Code: engine.CodeConflict, Message: "The organisation already has a membership type with this code.",
+			Fields: []engine.FieldError{{Field: "code", Message: "already used"}}, Err: err}
 	}
 	return fmt.Errorf("store membership type: %w", err)
 }
@@ -113,31 +115,31 @@ type MembershipTypeChange struct {
 	Code, Name *string
 	// NameTexts replace the name per language (an empty map: one name
 	// for every language).
-	NameTexts                *Texts
+	NameTexts                *engine.Texts
 	MinAge, MaxAge           *int
 	ClearMinAge, ClearMaxAge bool
 }
 
 // UpdateMembershipType changes a membership type of orgID. Memberships
 // already made keep their type (by id): a renamed type is renamed for them too.
-func (s *Service) UpdateMembershipType(ctx context.Context, orgID, id int64, ch MembershipTypeChange) (*MembershipType, error) {
+func (s *Service) UpdateMembershipType(ctx context.Context, orgID, id int64, ch MembershipTypeChange) (*engine.MembershipType, error) {
 	return s.updateMembershipType(ctx, nil, orgID, id, ch)
 }
 
 // StaffUpdateMembershipType is UpdateMembershipType by a staff member,
 // audited in its transaction.
-func (s *Service) StaffUpdateMembershipType(ctx context.Context, actor Actor, orgID, id int64, ch MembershipTypeChange) (*MembershipType, error) {
+func (s *Service) StaffUpdateMembershipType(ctx context.Context, actor engine.Actor, orgID, id int64, ch MembershipTypeChange) (*engine.MembershipType, error) {
 	return s.updateMembershipType(ctx, &actor, orgID, id, ch)
 }
 
-func (s *Service) updateMembershipType(ctx context.Context, actor *Actor, orgID, id int64, ch MembershipTypeChange) (t *MembershipType, err error) {
-	defer ClassifyUnavailable(&err)
-	err = InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+func (s *Service) updateMembershipType(ctx context.Context, actor *engine.Actor, orgID, id int64, ch MembershipTypeChange) (t *engine.MembershipType, err error) {
+	defer engine.ClassifyUnavailable(&err)
+	err = engine.InTx(ctx, s.DB(), func(ctx context.Context, tx bun.Tx) error {
 		if t, err = orgMembershipType(ctx, tx, orgID, id); err != nil {
 			return err
 		}
 		before := *t
-		langs, err := orgTextLanguages(ctx, tx, orgID)
+		langs, err := engine.OrgTextLanguages(ctx, tx, orgID)
 		if err != nil {
 			return err
 		}
@@ -148,15 +150,15 @@ func (s *Service) updateMembershipType(ctx context.Context, actor *Actor, orgID,
 			t.Name = *ch.Name
 		}
 		if ch.NameTexts != nil {
-			t.NameTexts = ch.NameTexts.withDefault(langs.def, "")
-			if ch.Name == nil && t.NameTexts[langs.def] != "" {
+			t.NameTexts = ch.NameTexts.WithDefault(langs.Default, "")
+			if ch.Name == nil && t.NameTexts[langs.Default] != "" {
 				t.Name = "" // the texts' default language's text is the name
 			}
-		} else if ch.Name != nil && t.NameTexts[langs.def] != "" {
+		} else if ch.Name != nil && t.NameTexts[langs.Default] != "" {
 			// A new default name alone replaces the default language's
 			// text too, so that the two agree.
-			t.NameTexts = t.NameTexts.withDefault(langs.def, "")
-			t.NameTexts[langs.def] = *ch.Name
+			t.NameTexts = t.NameTexts.WithDefault(langs.Default, "")
+			t.NameTexts[langs.Default] = *ch.Name
 		}
 		if ch.ClearMinAge {
 			t.MinAge = nil
@@ -191,13 +193,13 @@ func (s *Service) DeleteMembershipType(ctx context.Context, orgID, id int64) err
 
 // StaffDeleteMembershipType is DeleteMembershipType by a staff member,
 // audited in its transaction.
-func (s *Service) StaffDeleteMembershipType(ctx context.Context, actor Actor, orgID, id int64) error {
+func (s *Service) StaffDeleteMembershipType(ctx context.Context, actor engine.Actor, orgID, id int64) error {
 	return s.deleteMembershipType(ctx, &actor, orgID, id)
 }
 
-func (s *Service) deleteMembershipType(ctx context.Context, actor *Actor, orgID, id int64) (err error) {
-	defer ClassifyUnavailable(&err)
-	return InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+func (s *Service) deleteMembershipType(ctx context.Context, actor *engine.Actor, orgID, id int64) (err error) {
+	defer engine.ClassifyUnavailable(&err)
+	return engine.InTx(ctx, s.DB(), func(ctx context.Context, tx bun.Tx) error {
 		t, err := orgMembershipType(ctx, tx, orgID, id)
 		if err != nil {
 			return err
@@ -205,34 +207,34 @@ func (s *Service) deleteMembershipType(ctx context.Context, actor *Actor, orgID,
 		for _, use := range []struct {
 			what  string
 			model any
-		}{{"memberships", (*Membership)(nil)}, {"price rules", (*PriceRule)(nil)}} {
+		}{{"memberships", (*engine.Membership)(nil)}, {"price rules", (*engine.PriceRule)(nil)}} {
 			n, err := tx.NewSelect().Model(use.model).Where("membership_type_id = ?", id).Count(ctx)
 			if err != nil {
 				return fmt.Errorf("check membership type use: %w", err)
 			}
 			if n > 0 {
-				return Errorf(CodeConflict, "The membership type is in use by %d %s: it cannot be deleted (rename it instead).", n, use.what)
+				return engine.Errorf(engine.CodeConflict, "The membership type is in use by %d %s: it cannot be deleted (rename it instead).", n, use.what)
 			}
 		}
-		if _, err := tx.NewDelete().Model((*MembershipType)(nil)).Where("id = ?", id).Exec(ctx); err != nil {
+		if _, err := tx.NewDelete().Model((*engine.MembershipType)(nil)).Where("id = ?", id).Exec(ctx); err != nil {
 			return fmt.Errorf("delete membership type: %w", err)
 		}
 		return s.auditMembershipType(ctx, tx, actor, "membership_type.delete", orgID, id, t, nil)
 	})
 }
 
-func orgMembershipType(ctx context.Context, db bun.IDB, orgID, id int64) (*MembershipType, error) {
-	t := new(MembershipType)
+func orgMembershipType(ctx context.Context, db bun.IDB, orgID, id int64) (*engine.MembershipType, error) {
+	t := new(engine.MembershipType)
 	if err := db.NewSelect().Model(t).Where("id = ? AND organisation_id = ?", id, orgID).Scan(ctx); err != nil {
-		return nil, NotFoundOr(err, "membership type")
+		return nil, engine.NotFoundOr(err, "membership type")
 	}
 	return t, nil
 }
 
 // Periods lists an organisation's membership periods, newest start first.
-func (s *Service) Periods(ctx context.Context, orgID int64) (periods []MembershipPeriod, err error) {
-	defer ClassifyUnavailable(&err)
-	if err := s.db.NewSelect().Model(&periods).Where("organisation_id = ?", orgID).Order("start_date DESC", "id DESC").Scan(ctx); err != nil {
+func (s *Service) Periods(ctx context.Context, orgID int64) (periods []engine.MembershipPeriod, err error) {
+	defer engine.ClassifyUnavailable(&err)
+	if err := s.DB().NewSelect().Model(&periods).Where("organisation_id = ?", orgID).Order("start_date DESC", "id DESC").Scan(ctx); err != nil {
 		return nil, fmt.Errorf("load periods: %w", err)
 	}
 	return periods, nil
@@ -243,7 +245,7 @@ type PeriodInput struct {
 	Name *string
 	// NameTexts replace the name per language (an empty map: one name
 	// for every language).
-	NameTexts     *Texts
+	NameTexts     *engine.Texts
 	StartDate     *string // YYYY-MM-DD
 	EndDate       *string
 	Currency      *string
@@ -254,35 +256,35 @@ type PeriodInput struct {
 // CreatePeriod adds a period; every field is required. Its definition key
 // must name a process definition of the organisation, so that the period
 // can take registrations as soon as it is open.
-func (s *Service) CreatePeriod(ctx context.Context, orgID int64, in PeriodInput) (*MembershipPeriod, error) {
+func (s *Service) CreatePeriod(ctx context.Context, orgID int64, in PeriodInput) (*engine.MembershipPeriod, error) {
 	return s.createPeriod(ctx, nil, orgID, in)
 }
 
 // StaffCreatePeriod is CreatePeriod by a staff member or an API key,
 // audited in its transaction.
-func (s *Service) StaffCreatePeriod(ctx context.Context, actor Actor, orgID int64, in PeriodInput) (*MembershipPeriod, error) {
+func (s *Service) StaffCreatePeriod(ctx context.Context, actor engine.Actor, orgID int64, in PeriodInput) (*engine.MembershipPeriod, error) {
 	return s.createPeriod(ctx, &actor, orgID, in)
 }
 
-func (s *Service) createPeriod(ctx context.Context, actor *Actor, orgID int64, in PeriodInput) (_ *MembershipPeriod, err error) {
-	defer ClassifyUnavailable(&err)
-	var fields []FieldError
+func (s *Service) createPeriod(ctx context.Context, actor *engine.Actor, orgID int64, in PeriodInput) (_ *engine.MembershipPeriod, err error) {
+	defer engine.ClassifyUnavailable(&err)
+	var fields []engine.FieldError
 	for _, f := range []struct {
 		name string
 		v    *string
 	}{{"name", in.Name}, {"startDate", in.StartDate}, {"endDate", in.EndDate}, {"currency", in.Currency}, {"definitionKey", in.DefinitionKey}} {
 		if f.v == nil {
-			fields = append(fields, FieldError{Field: f.name, Message: "is required"})
+			fields = append(fields, engine.FieldError{Field: f.name, Message: "is required"})
 		}
 	}
 	if len(fields) > 0 {
-		return nil, &Error{Code: CodeValidation, Message: "The period is not valid.", Fields: fields}
+		return nil, &engine.Error{Code: engine.CodeValidation, Message: "The period is not valid.", Fields: fields}
 	}
 	if in.Status == nil {
-		in.Status = new(PeriodClosed) // opened on purpose, once its prices are in place
+		in.Status = new(engine.PeriodClosed) // opened on purpose, once its prices are in place
 	}
-	p := &MembershipPeriod{OrganisationID: orgID}
-	err = InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	p := &engine.MembershipPeriod{OrganisationID: orgID}
+	err = engine.InTx(ctx, s.DB(), func(ctx context.Context, tx bun.Tx) error {
 		if err := applyPeriodInput(ctx, tx, p, in); err != nil {
 			return err
 		}
@@ -292,7 +294,7 @@ func (s *Service) createPeriod(ctx context.Context, actor *Actor, orgID int64, i
 		if actor == nil {
 			return nil
 		}
-		return s.Audit(ctx, tx, *actor, AuditEntry{OrganisationID: orgID, Action: "period.add", TargetType: "period",
+		return s.Audit(ctx, tx, *actor, engine.AuditEntry{OrganisationID: orgID, Action: "period.add", TargetType: "period",
 			TargetID: fmt.Sprint(p.ID), After: periodAuditView(p)})
 	})
 	if err != nil {
@@ -303,18 +305,18 @@ func (s *Service) createPeriod(ctx context.Context, actor *Actor, orgID int64, i
 
 // UpdatePeriod changes a period of the organisation (open or close it,
 // rename it, move its dates), in one transaction.
-func (s *Service) UpdatePeriod(ctx context.Context, orgID, id int64, in PeriodInput) (p *MembershipPeriod, err error) {
+func (s *Service) UpdatePeriod(ctx context.Context, orgID, id int64, in PeriodInput) (p *engine.MembershipPeriod, err error) {
 	return s.UpdatePeriodBy(ctx, nil, orgID, id, in)
 }
 
 // updatePeriod is UpdatePeriod, audited in its transaction when actor is
 // set (the staff pages).
-func (s *Service) UpdatePeriodBy(ctx context.Context, actor *Actor, orgID, id int64, in PeriodInput) (p *MembershipPeriod, err error) {
-	defer ClassifyUnavailable(&err)
-	err = InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
-		p = new(MembershipPeriod)
+func (s *Service) UpdatePeriodBy(ctx context.Context, actor *engine.Actor, orgID, id int64, in PeriodInput) (p *engine.MembershipPeriod, err error) {
+	defer engine.ClassifyUnavailable(&err)
+	err = engine.InTx(ctx, s.DB(), func(ctx context.Context, tx bun.Tx) error {
+		p = new(engine.MembershipPeriod)
 		if err := tx.NewSelect().Model(p).Where("id = ? AND organisation_id = ?", id, orgID).Scan(ctx); err != nil {
-			return NotFoundOr(err, "membership period")
+			return engine.NotFoundOr(err, "membership period")
 		}
 		before := *p
 		if err := applyPeriodInput(ctx, tx, p, in); err != nil {
@@ -326,23 +328,23 @@ func (s *Service) UpdatePeriodBy(ctx context.Context, actor *Actor, orgID, id in
 		if actor == nil {
 			return nil
 		}
-		return s.Audit(ctx, tx, *actor, AuditEntry{OrganisationID: orgID, Action: "period.update", TargetType: "period",
+		return s.Audit(ctx, tx, *actor, engine.AuditEntry{OrganisationID: orgID, Action: "period.update", TargetType: "period",
 			TargetID: fmt.Sprint(id), Before: periodAuditView(&before), After: periodAuditView(p)})
 	})
 	return p, err
 }
 
 // periodAuditView is what the audit log keeps of a period.
-func periodAuditView(p *MembershipPeriod) map[string]any {
+func periodAuditView(p *engine.MembershipPeriod) map[string]any {
 	return map[string]any{"name": p.Name, "nameTexts": p.NameTexts, "status": p.Status, "startDate": p.StartDate.Format(time.DateOnly),
 		"endDate": p.EndDate.Format(time.DateOnly), "currency": p.Currency, "definitionKey": p.DefinitionKey}
 }
 
-func applyPeriodInput(ctx context.Context, tx bun.Tx, p *MembershipPeriod, in PeriodInput) error {
-	var fields []FieldError
-	bad := func(f, m string) { fields = append(fields, FieldError{Field: f, Message: m}) }
+func applyPeriodInput(ctx context.Context, tx bun.Tx, p *engine.MembershipPeriod, in PeriodInput) error {
+	var fields []engine.FieldError
+	bad := func(f, m string) { fields = append(fields, engine.FieldError{Field: f, Message: m}) }
 	if in.Name != nil || in.NameTexts != nil {
-		langs, err := orgTextLanguages(ctx, tx, p.OrganisationID)
+		langs, err := engine.OrgTextLanguages(ctx, tx, p.OrganisationID)
 		if err != nil {
 			return err
 		}
@@ -352,17 +354,17 @@ func applyPeriodInput(ctx context.Context, tx bun.Tx, p *MembershipPeriod, in Pe
 		}
 		if in.NameTexts != nil {
 			texts = *in.NameTexts
-		} else if in.Name != nil && texts[langs.def] != "" {
+		} else if in.Name != nil && texts[langs.Default] != "" {
 			// A new default name alone replaces the default language's
 			// text too, so that the two agree.
-			texts = texts.withDefault(langs.def, "")
-			texts[langs.def] = *in.Name
+			texts = texts.WithDefault(langs.Default, "")
+			texts[langs.Default] = *in.Name
 		}
-		if in.Name == nil && in.NameTexts != nil && texts[langs.def] != "" {
+		if in.Name == nil && in.NameTexts != nil && texts[langs.Default] != "" {
 			name = "" // the texts' default language's text is the name
 		}
-		texts = texts.withDefault(langs.def, "") // a copy: a refused change leaves p as it was
-		if errs := checkClubText(langs, "name", "nameTexts", &name, texts, 200); len(errs) > 0 {
+		texts = texts.WithDefault(langs.Default, "") // a copy: a refused change leaves p as it was
+		if errs := engine.CheckClubText(langs, "name", "nameTexts", &name, texts, 200); len(errs) > 0 {
 			fields = append(fields, errs...)
 		} else {
 			p.Name, p.NameTexts = name, texts
@@ -394,15 +396,15 @@ func applyPeriodInput(ctx context.Context, tx bun.Tx, p *MembershipPeriod, in Pe
 		}
 	}
 	if in.Status != nil {
-		if *in.Status != PeriodOpen && *in.Status != PeriodClosed {
+		if *in.Status != engine.PeriodOpen && *in.Status != engine.PeriodClosed {
 			bad("status", "must be open or closed")
 		} else {
 			p.Status = *in.Status
 		}
 	}
 	if in.DefinitionKey != nil {
-		if _, err := latestDefinition(ctx, tx, p.OrganisationID, *in.DefinitionKey); err != nil {
-			if ErrorCode(err) != CodeNotFound {
+		if _, err := engine.LatestDefinition(ctx, tx, p.OrganisationID, *in.DefinitionKey); err != nil {
+			if engine.ErrorCode(err) != engine.CodeNotFound {
 				return err
 			}
 			bad("definitionKey", "names no process definition of the organisation (import one first)")
@@ -411,7 +413,7 @@ func applyPeriodInput(ctx context.Context, tx bun.Tx, p *MembershipPeriod, in Pe
 		}
 	}
 	if len(fields) > 0 {
-		return &Error{Code: CodeValidation, Message: "The period is not valid.", Fields: fields}
+		return &engine.Error{Code: engine.CodeValidation, Message: "The period is not valid.", Fields: fields}
 	}
 	return nil
 }

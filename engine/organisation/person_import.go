@@ -1,4 +1,4 @@
-package engine
+package organisation
 
 import (
 	"context"
@@ -12,6 +12,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/uptrace/bun"
+
+	"portal/engine"
 )
 
 // The person import: an external system (or a club's spreadsheet) sends
@@ -46,11 +48,11 @@ const (
 
 // RowReport is the outcome of one row.
 type RowReport struct {
-	Line       int          `json:"line"`
-	ExternalID string       `json:"externalId"`
-	Outcome    RowOutcome   `json:"outcome"`
-	PersonID   int64        `json:"personId,omitempty"`
-	Errors     []FieldError `json:"errors,omitempty"`
+	Line       int                 `json:"line"`
+	ExternalID string              `json:"externalId"`
+	Outcome    RowOutcome          `json:"outcome"`
+	PersonID   int64               `json:"personId,omitempty"`
+	Errors     []engine.FieldError `json:"errors,omitempty"`
 }
 
 // ImportReport sums up an import.
@@ -85,28 +87,28 @@ func ParsePersonCSV(r io.Reader) ([]PersonRow, error) {
 		}
 	}
 	if err != nil {
-		return nil, &Error{Code: CodeInvalid, Message: "The CSV has no header line.", Fields: []FieldError{{Field: "line 1", Message: "a header line naming the columns is required"}}}
+		return nil, &engine.Error{Code: engine.CodeInvalid, Message: "The CSV has no header line.", Fields: []engine.FieldError{{Field: "line 1", Message: "a header line naming the columns is required"}}}
 	}
 	col := map[string]int{}
-	var fields []FieldError
+	var fields []engine.FieldError
 	for i, h := range header {
 		h = strings.TrimSpace(strings.TrimPrefix(h, "\ufeff")) // a spreadsheet's byte order mark
 		if !slices.Contains(PersonCSVColumns, h) {
-			fields = append(fields, FieldError{Field: "line 1", Message: fmt.Sprintf("unknown column %q (columns: %s)", h, strings.Join(PersonCSVColumns, ", "))})
+			fields = append(fields, engine.FieldError{Field: "line 1", Message: fmt.Sprintf("unknown column %q (columns: %s)", h, strings.Join(PersonCSVColumns, ", "))})
 			continue
 		}
 		if _, dup := col[h]; dup {
-			fields = append(fields, FieldError{Field: "line 1", Message: fmt.Sprintf("column %q appears twice", h)})
+			fields = append(fields, engine.FieldError{Field: "line 1", Message: fmt.Sprintf("column %q appears twice", h)})
 		}
 		col[h] = i
 	}
 	for _, req := range PersonCSVColumns[:4] {
 		if _, ok := col[req]; !ok {
-			fields = append(fields, FieldError{Field: "line 1", Message: fmt.Sprintf("column %q is required", req)})
+			fields = append(fields, engine.FieldError{Field: "line 1", Message: fmt.Sprintf("column %q is required", req)})
 		}
 	}
 	if len(fields) > 0 {
-		return nil, &Error{Code: CodeInvalid, Message: "The CSV header is not valid.", Fields: fields}
+		return nil, &engine.Error{Code: engine.CodeInvalid, Message: "The CSV header is not valid.", Fields: fields}
 	}
 	get := func(rec []string, name string) string {
 		if i, ok := col[name]; ok && i < len(rec) {
@@ -126,14 +128,14 @@ func ParsePersonCSV(r io.Reader) ([]PersonRow, error) {
 				return nil, fmt.Errorf("read csv: %w", err) // the body itself failed (too large, cut off)
 			}
 			line := pe.Line
-			return nil, &Error{Code: CodeInvalid, Message: "The CSV cannot be read.", Fields: []FieldError{{Field: fmt.Sprintf("line %d", line), Message: "malformed CSV (quotes)"}}}
+			return nil, &engine.Error{Code: engine.CodeInvalid, Message: "The CSV cannot be read.", Fields: []engine.FieldError{{Field: fmt.Sprintf("line %d", line), Message: "malformed CSV (quotes)"}}}
 		}
 		if len(rec) == 1 && strings.TrimSpace(rec[0]) == "" {
 			continue // a blank line
 		}
 		line, _ := cr.FieldPos(0)
 		if len(rows) >= MaxImportRows {
-			return nil, Errorf(CodeInvalid, "At most %d persons per import.", MaxImportRows)
+			return nil, engine.Errorf(engine.CodeInvalid, "At most %d persons per import.", MaxImportRows)
 		}
 		row := PersonRow{Line: line, ExternalID: get(rec, "externalId"), FirstName: get(rec, "firstName"),
 			LastName: get(rec, "lastName"), DateOfBirth: get(rec, "dateOfBirth"), Email: get(rec, "email")}
@@ -153,9 +155,9 @@ type importable struct {
 	dob time.Time
 }
 
-func checkPersonRow(r *PersonRow, validKey func(string) bool) (importable, []FieldError) {
-	var fields []FieldError
-	bad := func(field, msg string) { fields = append(fields, FieldError{Field: field, Message: msg}) }
+func checkPersonRow(r *PersonRow, validKey func(string) bool) (importable, []engine.FieldError) {
+	var fields []engine.FieldError
+	bad := func(field, msg string) { fields = append(fields, engine.FieldError{Field: field, Message: msg}) }
 	r.ExternalID, r.FirstName, r.LastName, r.Email = strings.TrimSpace(r.ExternalID), strings.TrimSpace(r.FirstName), strings.TrimSpace(r.LastName), strings.TrimSpace(r.Email)
 	// A file in another encoding than UTF-8 (Latin-1, Windows-1252) is
 	// refused per row and field, never stored with its letters replaced:
@@ -170,20 +172,20 @@ func checkPersonRow(r *PersonRow, validKey func(string) bool) (importable, []Fie
 	if len(fields) > 0 {
 		return importable{row: *r}, fields
 	}
-	if r.ExternalID == "" || !Printable(r.ExternalID, 100) {
+	if r.ExternalID == "" || !engine.Printable(r.ExternalID, 100) {
 		bad("externalId", "is required: at most 100 printable characters")
 	}
-	if r.FirstName == "" || !Printable(r.FirstName, 100) {
+	if r.FirstName == "" || !engine.Printable(r.FirstName, 100) {
 		bad("firstName", "is required: at most 100 printable characters")
 	}
-	if r.LastName == "" || !Printable(r.LastName, 100) {
+	if r.LastName == "" || !engine.Printable(r.LastName, 100) {
 		bad("lastName", "is required: at most 100 printable characters")
 	}
 	dob, err := time.Parse(time.DateOnly, strings.TrimSpace(r.DateOfBirth))
 	if err != nil || dob.Year() < 1900 || dob.After(time.Now()) {
 		bad("dateOfBirth", "must be a date as YYYY-MM-DD, not in the future")
 	}
-	if r.Email != "" && (!Printable(r.Email, 254) || !strings.Contains(r.Email, "@")) {
+	if r.Email != "" && (!engine.Printable(r.Email, 254) || !strings.Contains(r.Email, "@")) {
 		bad("email", "must be an e-mail address")
 	}
 	for i, k := range r.UserKeys {
@@ -211,7 +213,7 @@ type PersonImportOptions struct {
 	DryRun bool
 	// Actor, when set, is the staff member applying it: the import's
 	// counts are written to the audit log in its transaction.
-	Actor *Actor
+	Actor *engine.Actor
 }
 
 // errDryRun rolls back a dry run's transaction.
@@ -225,12 +227,12 @@ func (s *Service) StaffImportPersons(ctx context.Context, orgID int64, rows []Pe
 }
 
 func (s *Service) importPersons(ctx context.Context, orgID int64, rows []PersonRow, validKey func(string) bool, opt PersonImportOptions) (rep *ImportReport, err error) {
-	defer ClassifyUnavailable(&err)
-	if !InScope(ctx, orgID) {
-		return nil, Errorf(CodeNotFound, "organisation not found")
+	defer engine.ClassifyUnavailable(&err)
+	if !engine.InScope(ctx, orgID) {
+		return nil, engine.Errorf(engine.CodeNotFound, "organisation not found")
 	}
 	if len(rows) > MaxImportRows {
-		return nil, Errorf(CodeInvalid, "At most %d persons per import.", MaxImportRows)
+		return nil, engine.Errorf(engine.CodeInvalid, "At most %d persons per import.", MaxImportRows)
 	}
 	rep = &ImportReport{Rows: make([]RowReport, len(rows))}
 	checked := make([]importable, len(rows))
@@ -241,7 +243,7 @@ func (s *Service) importPersons(ctx context.Context, orgID int64, rows []PersonR
 		}
 		imp, fields := checkPersonRow(&rows[i], validKey)
 		if first, dup := seen[imp.row.ExternalID]; dup && imp.row.ExternalID != "" {
-			fields = append(fields, FieldError{Field: "externalId", Message: fmt.Sprintf("appears again (first on line %d)", first)})
+			fields = append(fields, engine.FieldError{Field: "externalId", Message: fmt.Sprintf("appears again (first on line %d)", first)})
 		} else {
 			seen[imp.row.ExternalID] = imp.row.Line
 		}
@@ -261,10 +263,10 @@ func (s *Service) importPersons(ctx context.Context, orgID int64, rows []PersonR
 				rep.Unchanged++
 			}
 		}
-		return rep, &Error{Code: CodeValidation, Message: fmt.Sprintf("%d of %d rows have errors; nothing was imported.", rep.Errors, len(rows))}
+		return rep, &engine.Error{Code: engine.CodeValidation, Message: fmt.Sprintf("%d of %d rows have errors; nothing was imported.", rep.Errors, len(rows))}
 	}
-	err = InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
-		if _, err := LoadOrganisation(ctx, tx, orgID); err != nil {
+	err = engine.InTx(ctx, s.DB(), func(ctx context.Context, tx bun.Tx) error {
+		if _, err := engine.LoadOrganisation(ctx, tx, orgID); err != nil {
 			return err
 		}
 		if err := upsertPersons(ctx, tx, orgID, checked, rep); err != nil {
@@ -276,7 +278,7 @@ func (s *Service) importPersons(ctx context.Context, orgID int64, rows []PersonR
 		if opt.Actor == nil {
 			return nil
 		}
-		return s.Audit(ctx, tx, *opt.Actor, AuditEntry{OrganisationID: orgID, Action: "persons.import", TargetType: "organisation",
+		return s.Audit(ctx, tx, *opt.Actor, engine.AuditEntry{OrganisationID: orgID, Action: "persons.import", TargetType: "organisation",
 			TargetID: fmt.Sprint(orgID), After: map[string]int{"rows": len(rows), "created": rep.Created, "updated": rep.Updated, "unchanged": rep.Unchanged}})
 	})
 	if err != nil && !errors.Is(err, errDryRun) {
@@ -289,13 +291,13 @@ func (s *Service) importPersons(ctx context.Context, orgID int64, rows []PersonR
 const importChunk = 500
 
 func upsertPersons(ctx context.Context, tx bun.Tx, orgID int64, rows []importable, rep *ImportReport) error {
-	existing := make(map[string]*Person, len(rows))
+	existing := make(map[string]*engine.Person, len(rows))
 	ids := make([]string, len(rows))
 	for i, r := range rows {
 		ids[i] = r.row.ExternalID
 	}
 	for chunk := range slices.Chunk(ids, importChunk) {
-		var found []Person
+		var found []engine.Person
 		if err := tx.NewSelect().Model(&found).Where("organisation_id = ? AND external_id IN (?)", orgID, bun.List(chunk)).Scan(ctx); err != nil {
 			return fmt.Errorf("load persons: %w", err)
 		}
@@ -303,13 +305,13 @@ func upsertPersons(ctx context.Context, tx bun.Tx, orgID int64, rows []importabl
 			existing[*found[i].ExternalID] = &found[i]
 		}
 	}
-	var fresh []Person
+	var fresh []engine.Person
 	var freshAt []int
 	for i, r := range rows {
 		p := existing[r.row.ExternalID]
 		if p == nil {
 			ext := r.row.ExternalID
-			fresh = append(fresh, Person{OrganisationID: orgID, ExternalID: &ext, FirstName: r.row.FirstName,
+			fresh = append(fresh, engine.Person{OrganisationID: orgID, ExternalID: &ext, FirstName: r.row.FirstName,
 				LastName: r.row.LastName, DateOfBirth: r.dob, Email: r.row.Email})
 			freshAt = append(freshAt, i)
 			continue
@@ -319,7 +321,7 @@ func upsertPersons(ctx context.Context, tx bun.Tx, orgID int64, rows []importabl
 			rep.Rows[i].Outcome = RowUnchanged
 			continue
 		}
-		if _, err := tx.NewUpdate().Model((*Person)(nil)).Set("first_name = ?", r.row.FirstName).Set("last_name = ?", r.row.LastName).
+		if _, err := tx.NewUpdate().Model((*engine.Person)(nil)).Set("first_name = ?", r.row.FirstName).Set("last_name = ?", r.row.LastName).
 			Set("email = ?", r.row.Email).Set("date_of_birth = ?", r.dob).Where("id = ?", p.ID).Exec(ctx); err != nil {
 			return fmt.Errorf("update person: %w", err)
 		}
@@ -362,26 +364,26 @@ func addLinks(ctx context.Context, tx bun.Tx, orgID int64, rows []importable, re
 	for i := range rows {
 		personIDs = append(personIDs, rep.Rows[i].PersonID)
 	}
-	have := map[UserPerson]bool{}
+	have := map[engine.UserPerson]bool{}
 	for chunk := range slices.Chunk(personIDs, importChunk) {
-		var links []UserPerson
+		var links []engine.UserPerson
 		if err := tx.NewSelect().Model(&links).Where("person_id IN (?)", bun.List(chunk)).Scan(ctx); err != nil {
 			return nil, fmt.Errorf("load links: %w", err)
 		}
 		for _, l := range links {
-			have[UserPerson{UserKey: l.UserKey, PersonID: l.PersonID}] = true
+			have[engine.UserPerson{UserKey: l.UserKey, PersonID: l.PersonID}] = true
 		}
 	}
-	var add []UserPerson
+	var add []engine.UserPerson
 	gained := map[int]bool{}
 	for i, r := range rows {
 		for _, k := range r.row.UserKeys {
-			key := UserPerson{UserKey: k, PersonID: rep.Rows[i].PersonID}
+			key := engine.UserPerson{UserKey: k, PersonID: rep.Rows[i].PersonID}
 			if have[key] {
 				continue
 			}
 			have[key] = true
-			add = append(add, UserPerson{UserKey: k, PersonID: rep.Rows[i].PersonID, OrganisationID: orgID})
+			add = append(add, engine.UserPerson{UserKey: k, PersonID: rep.Rows[i].PersonID, OrganisationID: orgID})
 			gained[i] = true
 		}
 	}
@@ -404,28 +406,28 @@ func (s *Service) UnlinkPersons(ctx context.Context, orgID int64, links []Person
 
 // StaffUnlinkPersons is UnlinkPersons by a staff member or an API key,
 // audited in its transaction.
-func (s *Service) StaffUnlinkPersons(ctx context.Context, actor Actor, orgID int64, links []PersonLink) (int, error) {
+func (s *Service) StaffUnlinkPersons(ctx context.Context, actor engine.Actor, orgID int64, links []PersonLink) (int, error) {
 	return s.unlinkPersons(ctx, &actor, orgID, links)
 }
 
-func (s *Service) unlinkPersons(ctx context.Context, actor *Actor, orgID int64, links []PersonLink) (removed int, err error) {
-	defer ClassifyUnavailable(&err)
-	if !InScope(ctx, orgID) {
-		return 0, Errorf(CodeNotFound, "organisation not found")
+func (s *Service) unlinkPersons(ctx context.Context, actor *engine.Actor, orgID int64, links []PersonLink) (removed int, err error) {
+	defer engine.ClassifyUnavailable(&err)
+	if !engine.InScope(ctx, orgID) {
+		return 0, engine.Errorf(engine.CodeNotFound, "organisation not found")
 	}
-	err = InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
-		var fields []FieldError
+	err = engine.InTx(ctx, s.DB(), func(ctx context.Context, tx bun.Tx) error {
+		var fields []engine.FieldError
 		for i, l := range links {
-			var p Person
+			var p engine.Person
 			err := tx.NewSelect().Model(&p).Where("organisation_id = ? AND external_id = ?", orgID, l.ExternalID).Scan(ctx)
 			if err != nil {
-				if ErrorCode(NotFoundOr(err, "person")) == CodeNotFound {
-					fields = append(fields, FieldError{Field: fmt.Sprintf("[%d].externalId", i), Message: "no person has this external id"})
+				if engine.ErrorCode(engine.NotFoundOr(err, "person")) == engine.CodeNotFound {
+					fields = append(fields, engine.FieldError{Field: fmt.Sprintf("[%d].externalId", i), Message: "no person has this external id"})
 					continue
 				}
 				return fmt.Errorf("load person: %w", err)
 			}
-			res, err := tx.NewDelete().Model((*UserPerson)(nil)).Where("person_id = ? AND user_key = ?", p.ID, l.UserKey).Exec(ctx)
+			res, err := tx.NewDelete().Model((*engine.UserPerson)(nil)).Where("person_id = ? AND user_key = ?", p.ID, l.UserKey).Exec(ctx)
 			if err != nil {
 				return fmt.Errorf("unlink: %w", err)
 			}
@@ -435,12 +437,12 @@ func (s *Service) unlinkPersons(ctx context.Context, actor *Actor, orgID int64, 
 		}
 		if len(fields) > 0 {
 			removed = 0
-			return &Error{Code: CodeValidation, Message: "Some links name unknown persons; nothing was unlinked.", Fields: fields}
+			return &engine.Error{Code: engine.CodeValidation, Message: "Some links name unknown persons; nothing was unlinked.", Fields: fields}
 		}
 		if actor == nil {
 			return nil
 		}
-		return s.Audit(ctx, tx, *actor, AuditEntry{OrganisationID: orgID, Action: "persons.unlink", TargetType: "organisation",
+		return s.Audit(ctx, tx, *actor, engine.AuditEntry{OrganisationID: orgID, Action: "persons.unlink", TargetType: "organisation",
 			TargetID: fmt.Sprint(orgID), After: map[string]int{"links": len(links), "removed": removed}})
 	})
 	return removed, err

@@ -1,4 +1,4 @@
-package engine
+package organisation
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"sort"
 
 	"github.com/uptrace/bun"
+
+	"portal/engine"
 )
 
 // Editing a period's texts on the staff setup page: its name and its
@@ -17,7 +19,7 @@ import (
 // column) and the texts per language.
 type ClubText struct {
 	Base  string
-	Texts Texts
+	Texts engine.Texts
 }
 
 // PeriodTexts are a period's name and its price rules' labels by rule
@@ -32,24 +34,24 @@ type PeriodTexts struct {
 // some language must be given in every enabled one: the refusal names the
 // field ("name", "nameTexts.fr", "rules.CODE.label",
 // "rules.CODE.labelTexts.fr").
-func (s *Service) StaffSetPeriodTexts(ctx context.Context, actor Actor, orgID, periodID int64, in PeriodTexts) (err error) {
-	defer ClassifyUnavailable(&err)
-	return InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+func (s *Service) StaffSetPeriodTexts(ctx context.Context, actor engine.Actor, orgID, periodID int64, in PeriodTexts) (err error) {
+	defer engine.ClassifyUnavailable(&err)
+	return engine.InTx(ctx, s.DB(), func(ctx context.Context, tx bun.Tx) error {
 		p, err := OrgPeriod(ctx, tx, orgID, periodID)
 		if err != nil {
 			return err
 		}
-		rules, err := priceRules(ctx, tx, periodID)
+		rules, err := engine.PriceRules(ctx, tx, periodID)
 		if err != nil {
 			return err
 		}
-		langs, err := orgTextLanguages(ctx, tx, orgID)
+		langs, err := engine.OrgTextLanguages(ctx, tx, orgID)
 		if err != nil {
 			return err
 		}
 		before := periodTextsAuditView(p, rules)
 		name, texts := in.Name.Base, copyTexts(in.Name.Texts)
-		fields := checkClubText(langs, "name", "nameTexts", &name, texts, 200)
+		fields := engine.CheckClubText(langs, "name", "nameTexts", &name, texts, 200)
 		byCode := map[string]int{}
 		for i, r := range rules {
 			byCode[r.Code] = i
@@ -62,15 +64,15 @@ func (s *Service) StaffSetPeriodTexts(ctx context.Context, actor Actor, orgID, p
 		for _, code := range codes {
 			i, ok := byCode[code]
 			if !ok {
-				fields = append(fields, FieldError{Field: "rules." + code, Message: "is not a price rule of the period"})
+				fields = append(fields, engine.FieldError{Field: "rules." + code, Message: "is not a price rule of the period"})
 				continue
 			}
 			label, labelTexts := in.Labels[code].Base, copyTexts(in.Labels[code].Texts)
-			fields = append(fields, checkClubText(langs, "rules."+code+".label", "rules."+code+".labelTexts", &label, labelTexts, 200)...)
+			fields = append(fields, engine.CheckClubText(langs, "rules."+code+".label", "rules."+code+".labelTexts", &label, labelTexts, 200)...)
 			rules[i].Label, rules[i].LabelTexts = label, labelTexts
 		}
 		if len(fields) > 0 {
-			return &Error{Code: CodeValidation, Message: "The texts are not complete.", Fields: fields}
+			return &engine.Error{Code: engine.CodeValidation, Message: "The texts are not complete.", Fields: fields}
 		}
 		p.Name, p.NameTexts = name, texts
 		if _, err := tx.NewUpdate().Model(p).Column("name", "name_texts").WherePK().Exec(ctx); err != nil {
@@ -82,14 +84,14 @@ func (s *Service) StaffSetPeriodTexts(ctx context.Context, actor Actor, orgID, p
 				return fmt.Errorf("store price rule texts: %w", err)
 			}
 		}
-		return s.Audit(ctx, tx, actor, AuditEntry{OrganisationID: orgID, Action: "period.texts", TargetType: "period",
+		return s.Audit(ctx, tx, actor, engine.AuditEntry{OrganisationID: orgID, Action: "period.texts", TargetType: "period",
 			TargetID: fmt.Sprint(periodID), Before: before, After: periodTextsAuditView(p, rules)})
 	})
 }
 
 // copyTexts is t without the caller's map (checkClubText trims in place).
-func copyTexts(t Texts) Texts {
-	out := Texts{}
+func copyTexts(t engine.Texts) engine.Texts {
+	out := engine.Texts{}
 	for k, v := range t {
 		out[k] = v
 	}
@@ -97,7 +99,7 @@ func copyTexts(t Texts) Texts {
 }
 
 // periodTextsAuditView is what the audit log keeps of a period's texts.
-func periodTextsAuditView(p *MembershipPeriod, rules []PriceRule) map[string]any {
+func periodTextsAuditView(p *engine.MembershipPeriod, rules []engine.PriceRule) map[string]any {
 	labels := map[string]any{}
 	for _, r := range rules {
 		labels[r.Code] = map[string]any{"label": r.Label, "labelTexts": r.LabelTexts}
@@ -128,36 +130,36 @@ type MissingText struct {
 // enabled, what is still to translate. Texts given once (for every
 // language) are complete.
 func (s *Service) MissingClubTexts(ctx context.Context, orgID int64) (out []MissingText, err error) {
-	defer ClassifyUnavailable(&err)
-	langs, err := orgTextLanguages(ctx, s.db, orgID)
+	defer engine.ClassifyUnavailable(&err)
+	langs, err := engine.OrgTextLanguages(ctx, s.DB(), orgID)
 	if err != nil {
 		return nil, err
 	}
-	missing := func(kind, name, field string, texts Texts) {
+	missing := func(kind, name, field string, texts engine.Texts) {
 		if len(texts) == 0 {
 			return
 		}
-		for _, l := range langs.enabled {
-			if l != langs.def && texts[l] == "" {
+		for _, l := range langs.Enabled {
+			if l != langs.Default && texts[l] == "" {
 				out = append(out, MissingText{Kind: kind, Name: name, Language: l, Field: field + "." + l})
 			}
 		}
 	}
-	types, err := membershipTypes(ctx, s.db, orgID)
+	types, err := engine.MembershipTypes(ctx, s.DB(), orgID)
 	if err != nil {
 		return nil, err
 	}
 	for _, t := range types {
 		missing(TextTypeName, t.Name, "membershipTypes."+t.Code+".nameTexts", t.NameTexts)
 	}
-	var periods []MembershipPeriod
-	if err := s.db.NewSelect().Model(&periods).Where("organisation_id = ?", orgID).Order("start_date", "id").Scan(ctx); err != nil {
+	var periods []engine.MembershipPeriod
+	if err := s.DB().NewSelect().Model(&periods).Where("organisation_id = ?", orgID).Order("start_date", "id").Scan(ctx); err != nil {
 		return nil, fmt.Errorf("load periods: %w", err)
 	}
 	for _, p := range periods {
 		field := fmt.Sprintf("periods.%d", p.ID)
 		missing(TextPeriodName, p.Name, field+".nameTexts", p.NameTexts)
-		rules, err := priceRules(ctx, s.db, p.ID)
+		rules, err := engine.PriceRules(ctx, s.DB(), p.ID)
 		if err != nil {
 			return nil, err
 		}

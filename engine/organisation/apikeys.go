@@ -1,4 +1,4 @@
-package engine
+package organisation
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
+
+	"portal/engine"
 )
 
 // API keys authenticate the admin API (/api/admin/...). Each belongs to one
@@ -60,30 +62,30 @@ func (s *Service) CreateAPIKey(ctx context.Context, orgID int64, name string, sc
 
 // StaffCreateAPIKey is CreateAPIKey by a staff member (the setup page),
 // audited in its transaction ("api_key.create", without the key).
-func (s *Service) StaffCreateAPIKey(ctx context.Context, actor Actor, orgID int64, name string, scope APIKeyScope) (key string, k *APIKey, err error) {
+func (s *Service) StaffCreateAPIKey(ctx context.Context, actor engine.Actor, orgID int64, name string, scope APIKeyScope) (key string, k *APIKey, err error) {
 	return s.createAPIKey(ctx, &actor, orgID, name, scope)
 }
 
-func (s *Service) createAPIKey(ctx context.Context, actor *Actor, orgID int64, name string, scope APIKeyScope) (key string, k *APIKey, err error) {
-	defer ClassifyUnavailable(&err)
+func (s *Service) createAPIKey(ctx context.Context, actor *engine.Actor, orgID int64, name string, scope APIKeyScope) (key string, k *APIKey, err error) {
+	defer engine.ClassifyUnavailable(&err)
 	name = strings.TrimSpace(name)
-	var fields []FieldError
-	if name == "" || !Printable(name, 100) {
-		fields = append(fields, FieldError{Field: "name", Message: "must be 1 to 100 printable characters"})
+	var fields []engine.FieldError
+	if name == "" || !engine.Printable(name, 100) {
+		fields = append(fields, engine.FieldError{Field: "name", Message: "must be 1 to 100 printable characters"})
 	}
 	if scope != ScopeRead && scope != ScopeWrite {
-		fields = append(fields, FieldError{Field: "scope", Message: "must be read or write"})
+		fields = append(fields, engine.FieldError{Field: "scope", Message: "must be read or write"})
 	}
 	if len(fields) > 0 {
-		return "", nil, &Error{Code: CodeValidation, Message: "The API key is not valid.", Fields: fields}
+		return "", nil, &engine.Error{Code: engine.CodeValidation, Message: "The API key is not valid.", Fields: fields}
 	}
 	raw := make([]byte, 32)
 	rand.Read(raw)
 	key = APIKeyPrefix + base64.RawURLEncoding.EncodeToString(raw)
 	k = &APIKey{OrganisationID: orgID, Name: name, Prefix: key[:len(APIKeyPrefix)+6], KeyHash: hashAPIKey(key),
 		Scope: scope, CreatedAt: s.Clock()}
-	err = InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
-		if _, err := LoadOrganisation(ctx, tx, orgID); err != nil {
+	err = engine.InTx(ctx, s.DB(), func(ctx context.Context, tx bun.Tx) error {
+		if _, err := engine.LoadOrganisation(ctx, tx, orgID); err != nil {
 			return err
 		}
 		if _, err := tx.NewInsert().Model(k).Exec(ctx); err != nil {
@@ -92,7 +94,7 @@ func (s *Service) createAPIKey(ctx context.Context, actor *Actor, orgID int64, n
 		if actor == nil {
 			return nil
 		}
-		return s.Audit(ctx, tx, *actor, AuditEntry{OrganisationID: orgID, Action: "api_key.create", TargetType: "api_key",
+		return s.Audit(ctx, tx, *actor, engine.AuditEntry{OrganisationID: orgID, Action: "api_key.create", TargetType: "api_key",
 			TargetID: fmt.Sprint(k.ID), After: map[string]any{"name": k.Name, "prefix": k.Prefix, "scope": string(k.Scope)}})
 	})
 	if err != nil {
@@ -103,8 +105,8 @@ func (s *Service) createAPIKey(ctx context.Context, actor *Actor, orgID int64, n
 
 // APIKeys lists an organisation's keys, revoked ones included, newest first.
 func (s *Service) APIKeys(ctx context.Context, orgID int64) (keys []APIKey, err error) {
-	defer ClassifyUnavailable(&err)
-	if err := s.db.NewSelect().Model(&keys).Where("organisation_id = ?", orgID).Order("id DESC").Scan(ctx); err != nil {
+	defer engine.ClassifyUnavailable(&err)
+	if err := s.DB().NewSelect().Model(&keys).Where("organisation_id = ?", orgID).Order("id DESC").Scan(ctx); err != nil {
 		return nil, fmt.Errorf("load api keys: %w", err)
 	}
 	return keys, nil
@@ -118,25 +120,25 @@ func (s *Service) RevokeAPIKey(ctx context.Context, orgID, id int64) (err error)
 
 // StaffRevokeAPIKey is RevokeAPIKey by a staff member, audited in its
 // transaction ("api_key.revoke").
-func (s *Service) StaffRevokeAPIKey(ctx context.Context, actor Actor, orgID, id int64) error {
+func (s *Service) StaffRevokeAPIKey(ctx context.Context, actor engine.Actor, orgID, id int64) error {
 	return s.revokeAPIKey(ctx, &actor, orgID, id)
 }
 
-func (s *Service) revokeAPIKey(ctx context.Context, actor *Actor, orgID, id int64) (err error) {
-	defer ClassifyUnavailable(&err)
-	return InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+func (s *Service) revokeAPIKey(ctx context.Context, actor *engine.Actor, orgID, id int64) (err error) {
+	defer engine.ClassifyUnavailable(&err)
+	return engine.InTx(ctx, s.DB(), func(ctx context.Context, tx bun.Tx) error {
 		res, err := tx.NewUpdate().Model((*APIKey)(nil)).Set("revoked_at = COALESCE(revoked_at, ?)", s.Clock()).
 			Where("id = ? AND organisation_id = ?", id, orgID).Exec(ctx)
 		if err != nil {
 			return fmt.Errorf("revoke api key: %w", err)
 		}
 		if n, err := res.RowsAffected(); err == nil && n == 0 {
-			return Errorf(CodeNotFound, "API key not found")
+			return engine.Errorf(engine.CodeNotFound, "API key not found")
 		}
 		if actor == nil {
 			return nil
 		}
-		return s.Audit(ctx, tx, *actor, AuditEntry{OrganisationID: orgID, Action: "api_key.revoke", TargetType: "api_key",
+		return s.Audit(ctx, tx, *actor, engine.AuditEntry{OrganisationID: orgID, Action: "api_key.revoke", TargetType: "api_key",
 			TargetID: fmt.Sprint(id), After: map[string]any{"revoked": true}})
 	})
 }
@@ -149,22 +151,22 @@ const apiKeyTouchEvery = time.Minute
 // error for one that is unknown, malformed or revoked (alike: which of
 // them is not revealed).
 func (s *Service) AuthenticateAPIKey(ctx context.Context, key string) (k *APIKey, err error) {
-	defer ClassifyUnavailable(&err)
-	denied := Errorf(CodeUnauthorized, "The API key is not valid.")
+	defer engine.ClassifyUnavailable(&err)
+	denied := engine.Errorf(engine.CodeUnauthorized, "The API key is not valid.")
 	if !strings.HasPrefix(key, APIKeyPrefix) || len(key) > 200 {
 		return nil, denied
 	}
 	k = new(APIKey)
-	err = s.db.NewSelect().Model(k).Where("key_hash = ? AND revoked_at IS NULL", hashAPIKey(key)).Scan(ctx)
+	err = s.DB().NewSelect().Model(k).Where("key_hash = ? AND revoked_at IS NULL", hashAPIKey(key)).Scan(ctx)
 	if err != nil {
-		if ErrorCode(NotFoundOr(err, "api key")) == CodeNotFound {
+		if engine.ErrorCode(engine.NotFoundOr(err, "api key")) == engine.CodeNotFound {
 			return nil, denied
 		}
 		return nil, fmt.Errorf("load api key: %w", err)
 	}
 	now := s.Clock()
 	if k.LastUsedAt == nil || now.Sub(*k.LastUsedAt) > apiKeyTouchEvery {
-		if _, err := s.db.NewUpdate().Model((*APIKey)(nil)).Set("last_used_at = ?", now).Where("id = ?", k.ID).Exec(ctx); err != nil {
+		if _, err := s.DB().NewUpdate().Model((*APIKey)(nil)).Set("last_used_at = ?", now).Where("id = ?", k.ID).Exec(ctx); err != nil {
 			s.Log.Warn("api key: last use not recorded", "key", k.ID, "err", err)
 		}
 	}
