@@ -304,3 +304,31 @@ func (r *route) answered(d *definition, answers map[int64]map[int64]string) map[
 	}
 	return out
 }
+
+// hiddenFor reports whether the step's person rule hides a person born on dob,
+// judged by the age at the period's start.
+func hiddenFor(step *ProcessStep, dob, periodStart time.Time) bool {
+	if step.PersonMinAge == nil && step.PersonMaxAge == nil {
+		return false
+	}
+	return !inAgeRange(AgeAt(dob, periodStart), step.PersonMinAge, step.PersonMaxAge)
+}
+
+// isCheckboxType reports whether the type's answers are 0/1 flags, for which
+// a missing answer means "no" (the spec: a missing answer is sent as 0).
+func isCheckboxType(t QuestionType) bool {
+	return t == TypeCheckbox || t == TypeAccept || t == TypeOne
+}
+
+// ageAt returns the age in whole years of someone born on dob at date on.
+func AgeAt(dob, on time.Time) int {
+	years := on.Year() - dob.Year()
+	if on.Month() < dob.Month() || (on.Month() == dob.Month() && on.Day() < dob.Day()) {
+		years--
+	}
+	return years
+}
+
+func inAgeRange(age int, minAge, maxAge *int) bool {
+	return (minAge == nil || age >= *minAge) && (maxAge == nil || age <= *maxAge)
+}

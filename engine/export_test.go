@@ -29,27 +29,3 @@ func EmitAt(ctx context.Context, db *bun.DB, orgID int64, eventType string, now 
 		return EmitEvent(ctx, tx, orgID, eventType, map[string]int{"n": 1}, now)
 	})
 }
-
-// StaleWrites runs the question step's, the person selection's and the
-// reset's writes on the registration processID of userKey as if it had
-// been read at version, each on a fresh read: a version that moved since
-// must make each of them write nothing and return a conflict.
-func (s *Service) StaleWrites(ctx context.Context, userKey, processID string, version int64) ([]error, error) {
-	writes := []func(inst *ProcessInstance, now time.Time) error{
-		func(inst *ProcessInstance, now time.Time) error {
-			return s.storeStepAnswers(ctx, s.db, inst, now, *inst.CurrentStepID, map[int64]string{inst.SelectedPersons[0]: "stale"}, true)
-		},
-		func(inst *ProcessInstance, now time.Time) error { return s.storeFirstSelection(ctx, inst, now) },
-		func(inst *ProcessInstance, now time.Time) error { return s.writeReset(ctx, inst, now) },
-	}
-	var errs []error
-	for _, write := range writes {
-		state, err := s.loadQuestionState(ctx, userKey, processID)
-		if err != nil {
-			return nil, err
-		}
-		state.inst.Version = version
-		errs = append(errs, write(state.inst, s.Clock()))
-	}
-	return errs, nil
-}

@@ -39,13 +39,6 @@ type Option struct {
 	Label string
 }
 
-// Person statuses as the form shows them.
-const (
-	PersonAvailable      = "Available"
-	PersonRegistered     = "Registered"
-	PersonPendingPayment = "Pending Payment"
-)
-
 // FormPerson is one person on a form.
 type FormPerson struct {
 	ID          int64

@@ -198,13 +198,3 @@ func (r statePerson) status() string {
 	}
 	return PersonPendingPayment
 }
-
-// markMoved records on inst the write that moves it to its next version at
-// now (bumpVersion, moveInstance).
-func markMoved(ctx context.Context, inst *ProcessInstance, now time.Time) {
-	inst.Version++
-	inst.UpdatedAt = now
-	if l := LanguageOf(ctx); l != "" {
-		inst.Language = l
-	}
-}

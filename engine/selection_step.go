@@ -176,9 +176,6 @@ func (s *Service) storeFirstSelection(ctx context.Context, inst *ProcessInstance
 		})
 }
 
-// errMovedMeanwhile is the version conflict of moveInstance and bumpVersion.
-var errMovedMeanwhile = Errorf(CodeConflict, "this registration changed in another window; reload it to continue")
-
 // moveInstance runs a write that moves inst to its next version if it is
 // still at the version read, and marks it moved, on db (the pool or a
 // transaction): on PostgreSQL one statement (pg), whose rows say it moved

@@ -155,36 +155,3 @@ func TestResetStatements(t *testing.T) {
 		}
 	})
 }
-
-// TestStaleWrites: the question step's, the selection's and the reset's
-// writes check the version they read. Two tabs read the same version; when
-// one moves the registration first, the other's write is a conflict and
-// writes nothing, whichever of the three it is.
-func TestStaleWrites(t *testing.T) {
-	t.Parallel()
-	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		f := newFixture(t, db)
-		r := f.start(engine.DemoUserKey, alex, robin)
-		read := f.instance(r.id).Version
-		r.advanceTo(2) // the other tab moves it
-		before := f.state()
-		errs, err := f.svc.StaleWrites(context.Background(), engine.DemoUserKey, r.pid, read)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i, err := range errs {
-			if engine.ErrorCode(err) != engine.CodeConflict {
-				t.Errorf("write %d at a version that moved: %v, want a conflict", i, err)
-			}
-		}
-		assertUnchanged(t, before, f.state())
-		// At the version read, the same writes go through (the test can fail).
-		errs, err = f.svc.StaleWrites(context.Background(), engine.DemoUserKey, r.pid, f.instance(r.id).Version)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if errs[0] != nil {
-			t.Errorf("the question step's write at the current version: %v", errs[0])
-		}
-	})
-}

@@ -4,9 +4,7 @@
 package engine
 
 import (
-	"context"
 	"log/slog"
-	"strconv"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -66,63 +64,7 @@ func NewService(db *bun.DB, payments PaymentProvider, opts ...ServiceOption) *Se
 // DB returns the service's database, for health checks.
 func (s *Service) DB() *bun.DB { return s.db }
 
-// clock is the engine's one source of time: every time written or compared
+// Clock is the engine's one source of time: every time written or compared
 // in a transaction comes from here, and store functions take it as a
 // parameter, so WithClock moves all of them together.
 func (s *Service) Clock() time.Time { return s.now().UTC() }
-
-// parseProcessID reads a process id; anything malformed is simply not found.
-func parseProcessID(raw string) (int64, error) {
-	id, err := strconv.ParseInt(raw, 10, 64)
-	if err != nil || id <= 0 {
-		return 0, Errorf(CodeNotFound, "process instance not found")
-	}
-	return id, nil
-}
-
-// loadOpen loads an instance of userKey that is neither committed nor
-// finished, with its definition version.
-func (s *Service) loadOpen(ctx context.Context, db bun.IDB, userKey, processID string) (*ProcessInstance, *definition, error) {
-	inst, err := loadInstance(ctx, db, userKey, processID)
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := checkOpen(inst); err != nil {
-		return nil, nil, err
-	}
-	def, err := s.defs.get(ctx, db, inst.DefinitionID)
-	if err != nil {
-		return nil, nil, err
-	}
-	return inst, def, nil
-}
-
-// answersOf indexes answers by step and person.
-func answersOf(rows []ProcessData) map[int64]map[int64]string {
-	out := map[int64]map[int64]string{}
-	for _, r := range rows {
-		if r.DataKey != DataAnswer || r.StepID == nil || r.PersonID == nil {
-			continue
-		}
-		if out[*r.StepID] == nil {
-			out[*r.StepID] = map[int64]string{}
-		}
-		out[*r.StepID][*r.PersonID] = r.DataValue
-	}
-	return out
-}
-
-// loadUnfinished loads an instance of userKey that is not finished
-// (completed, cancelled, failed); a finished one is a conflict: "this
-// registration is already completed" and then refusal, such as " and
-// cannot be reset".
-func loadUnfinished(ctx context.Context, db bun.IDB, userKey, processID, refusal string) (*ProcessInstance, error) {
-	inst, err := loadInstance(ctx, db, userKey, processID)
-	if err != nil {
-		return nil, err
-	}
-	if finished(inst.Status) {
-		return nil, Errorf(CodeConflict, "this registration is already %s%s", stateWord(inst.Status), refusal)
-	}
-	return inst, nil
-}

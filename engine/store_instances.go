@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -154,4 +155,26 @@ func ReopenInstance(ctx context.Context, db bun.IDB, instanceID int64, now time.
 		return false, fmt.Errorf("reopen process instance: %w", err)
 	}
 	return true, nil
+}
+
+// markMoved records on inst the write that moves it to its next version at
+// now (bumpVersion, moveInstance).
+func markMoved(ctx context.Context, inst *ProcessInstance, now time.Time) {
+	inst.Version++
+	inst.UpdatedAt = now
+	if l := LanguageOf(ctx); l != "" {
+		inst.Language = l
+	}
+}
+
+// errMovedMeanwhile is the version conflict of moveInstance and bumpVersion.
+var errMovedMeanwhile = Errorf(CodeConflict, "this registration changed in another window; reload it to continue")
+
+// parseProcessID reads a process id; anything malformed is simply not found.
+func parseProcessID(raw string) (int64, error) {
+	id, err := strconv.ParseInt(raw, 10, 64)
+	if err != nil || id <= 0 {
+		return 0, Errorf(CodeNotFound, "process instance not found")
+	}
+	return id, nil
 }

@@ -117,3 +117,10 @@ func SuspendActiveMemberships(ctx context.Context, db bun.IDB, instanceID int64)
 	}
 	return int(n), nil
 }
+
+// Person statuses as the form shows them.
+const PersonAvailable = "Available"
+
+const PersonPendingPayment = "Pending Payment"
+
+const PersonRegistered = "Registered"
