@@ -201,7 +201,7 @@ func WithAudit(ctx context.Context, actor Actor, e AuditEntry) context.Context {
 
 // auditUnchanged tells the transaction's pending audit entry, if any, that
 // the operation changed nothing (its event was recorded before).
-func auditUnchanged(ctx context.Context) {
+func AuditUnchanged(ctx context.Context) {
 	if p, ok := ctx.Value(pendingAuditKey{}).(*pendingAudit); ok {
 		p.unchanged = true
 	}
@@ -219,14 +219,14 @@ func WithTxStep(ctx context.Context, step func(ctx context.Context, tx bun.Tx) e
 
 // inAudit reports whether ctx carries an audit entry or a transaction step
 // for auditedTx: a change made with one must run in its transaction.
-func inAudit(ctx context.Context) bool {
+func InAudit(ctx context.Context) bool {
 	return ctx.Value(pendingAuditKey{}) != nil || ctx.Value(txStepKey{}) != nil
 }
 
 // auditedTx wraps a transaction's function: after it succeeds, the step
 // the context carries (withTxStep), then the audit entry (WithAudit), if
 // any, are run in the same transaction.
-func (s *Service) auditedTx(fn func(ctx context.Context, tx bun.Tx) error) func(ctx context.Context, tx bun.Tx) error {
+func (s *Service) AuditedTx(fn func(ctx context.Context, tx bun.Tx) error) func(ctx context.Context, tx bun.Tx) error {
 	return func(ctx context.Context, tx bun.Tx) error {
 		p, audited := ctx.Value(pendingAuditKey{}).(*pendingAudit)
 		if audited {

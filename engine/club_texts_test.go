@@ -10,6 +10,7 @@ import (
 	"portal/engine"
 	"portal/engine/dbtest"
 	"portal/engine/organisation"
+	"portal/engine/registration"
 )
 
 // TestClubTextsInMemberLanguage: the price rules' labels, the types' and
@@ -22,7 +23,7 @@ func TestClubTextsInMemberLanguage(t *testing.T) {
 		f.ctx = engine.WithLanguage(f.ctx, "de")
 		r := f.start(engine.DemoUserKey, alex, robin)
 		r.advanceTo(4)
-		q, err := f.svc.Quote(f.ctx, engine.DemoUserKey, r.pid)
+		q, err := registration.Of(f.svc).Quote(f.ctx, engine.DemoUserKey, r.pid)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -35,7 +36,7 @@ func TestClubTextsInMemberLanguage(t *testing.T) {
 		if strings.Contains(descs, "Adult membership") || strings.Contains(descs, "Administration fee") {
 			t.Errorf("German quote has English labels:\n%s", descs)
 		}
-		rev, err := f.svc.Review(f.ctx, engine.DemoUserKey, r.pid)
+		rev, err := registration.Of(f.svc).Review(f.ctx, engine.DemoUserKey, r.pid)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -50,9 +51,9 @@ func TestClubTextsInMemberLanguage(t *testing.T) {
 		if len(orders) != 1 {
 			t.Fatalf("orders = %d", len(orders))
 		}
-		var lines []engine.QuoteLine
+		var lines []registration.QuoteLine
 		for _, l := range orders[0].Lines {
-			lines = append(lines, engine.QuoteLine{Description: l.Description})
+			lines = append(lines, registration.QuoteLine{Description: l.Description})
 		}
 		descs = lineDescriptions(lines)
 		for _, want := range []string{"Cotisation adulte – Alex Morgan", "Cotisation junior – Robin Morgan", "Droit d'entrée (nouveau membre) – Robin Morgan", "Frais administratifs"} {
@@ -61,7 +62,7 @@ func TestClubTextsInMemberLanguage(t *testing.T) {
 			}
 		}
 		// Done: the frozen lines, whatever language asks.
-		q, err = f.svc.Quote(engine.WithLanguage(context.Background(), "de"), engine.DemoUserKey, r.pid)
+		q, err = registration.Of(f.svc).Quote(engine.WithLanguage(context.Background(), "de"), engine.DemoUserKey, r.pid)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -76,7 +77,7 @@ func TestClubTextsInMemberLanguage(t *testing.T) {
 	})
 }
 
-func lineDescriptions(lines []engine.QuoteLine) string {
+func lineDescriptions(lines []registration.QuoteLine) string {
 	var b strings.Builder
 	for _, l := range lines {
 		b.WriteString(l.Description + "\n")

@@ -144,8 +144,8 @@ func compileCondition(o ProcessStepOption, step int, index map[int64]int) (condi
 
 // route is the path of one registration through its definition, computed
 // from the selected persons and their saved answers.
-type route struct {
-	steps  []int            // on-path step indexes, in order
+type Route struct {
+	Steps  []int            // on-path step indexes, in order
 	onPath []bool           // by step index
 	hidden []map[int64]bool // by step index: persons the step does not apply to
 }
@@ -157,9 +157,9 @@ type route struct {
 // condition leaves it out or it applies to none of the persons; the last
 // step is always on the path (import refuses conditions that would leave it
 // out), so every registration ends at the same step and commits from there.
-func (d *definition) routeFor(persons []Person, periodStart time.Time, answers map[int64]map[int64]string) *route {
+func (d *Definition) RouteFor(persons []Person, periodStart time.Time, answers map[int64]map[int64]string) *Route {
 	n := len(d.Steps)
-	r := &route{onPath: make([]bool, n), hidden: make([]map[int64]bool, n)}
+	r := &Route{onPath: make([]bool, n), hidden: make([]map[int64]bool, n)}
 	jumpPerson := map[int64]int{} // person -> first step index they take part in again
 	jumpAll := -1
 	given := func(i int, personID int64) (string, bool) {
@@ -195,7 +195,7 @@ func (d *definition) routeFor(persons []Person, periodStart time.Time, answers m
 		}
 		shown := 0
 		for _, p := range persons {
-			hide := jumpPerson[p.ID] > i || hiddenFor(step, p.DateOfBirth, periodStart)
+			hide := jumpPerson[p.ID] > i || HiddenFor(step, p.DateOfBirth, periodStart)
 			for k := range d.conds[i] {
 				c := &d.conds[i][k]
 				if !hide && c.action == ActionSkip && c.scope == ScopePerson && holdsFor(c, p.ID) {
@@ -212,7 +212,7 @@ func (d *definition) routeFor(persons []Person, periodStart time.Time, answers m
 			continue
 		}
 		r.onPath[i] = true
-		r.steps = append(r.steps, i)
+		r.Steps = append(r.Steps, i)
 		for k := range d.conds[i] {
 			c := &d.conds[i][k]
 			if c.action != ActionJump {
@@ -236,8 +236,8 @@ func (d *definition) routeFor(persons []Person, periodStart time.Time, answers m
 
 // next returns the number (1-based) of the first on-path step after step
 // number, or 0 when there is none.
-func (r *route) next(number int) int {
-	for _, i := range r.steps {
+func (r *Route) Next(number int) int {
+	for _, i := range r.Steps {
 		if i+1 > number {
 			return i + 1
 		}
@@ -247,9 +247,9 @@ func (r *route) next(number int) int {
 
 // previous returns the number of the last on-path step before step number,
 // or 0 (person selection) when there is none.
-func (r *route) previous(number int) int {
+func (r *Route) Previous(number int) int {
 	prev := 0
-	for _, i := range r.steps {
+	for _, i := range r.Steps {
 		if i+1 >= number {
 			break
 		}
@@ -259,27 +259,27 @@ func (r *route) previous(number int) int {
 }
 
 // includes reports whether step number is on the path.
-func (r *route) includes(number int) bool {
+func (r *Route) Includes(number int) bool {
 	return number >= 1 && number <= len(r.onPath) && r.onPath[number-1]
 }
 
 // position is step number's place on the path (1-based): the "3" of
 // "Question 3 of 6". A step off the path counts as the place it would take.
-func (r *route) position(number int) int {
+func (r *Route) Position(number int) int {
 	pos := 0
-	for _, i := range r.steps {
+	for _, i := range r.Steps {
 		if i+1 <= number {
 			pos++
 		}
 	}
-	if !r.includes(number) {
+	if !r.Includes(number) {
 		pos++
 	}
 	return pos
 }
 
 // hides reports whether step number does not apply to a person.
-func (r *route) hides(number int, personID int64) bool {
+func (r *Route) Hides(number int, personID int64) bool {
 	return r.hidden[number-1][personID]
 }
 
@@ -287,7 +287,7 @@ func (r *route) hides(number int, personID int64) bool {
 // persons the step applies to. Answers off the path stay stored (the member
 // may change an earlier answer back) but are never validated, priced, shown
 // for review or committed.
-func (r *route) answered(d *definition, answers map[int64]map[int64]string) map[int64]map[int64]string {
+func (r *Route) Answered(d *Definition, answers map[int64]map[int64]string) map[int64]map[int64]string {
 	out := make(map[int64]map[int64]string, len(answers))
 	for i, s := range d.Steps {
 		byPerson, ok := answers[s.ID]
@@ -307,16 +307,16 @@ func (r *route) answered(d *definition, answers map[int64]map[int64]string) map[
 
 // hiddenFor reports whether the step's person rule hides a person born on dob,
 // judged by the age at the period's start.
-func hiddenFor(step *ProcessStep, dob, periodStart time.Time) bool {
+func HiddenFor(step *ProcessStep, dob, periodStart time.Time) bool {
 	if step.PersonMinAge == nil && step.PersonMaxAge == nil {
 		return false
 	}
-	return !inAgeRange(AgeAt(dob, periodStart), step.PersonMinAge, step.PersonMaxAge)
+	return !InAgeRange(AgeAt(dob, periodStart), step.PersonMinAge, step.PersonMaxAge)
 }
 
 // isCheckboxType reports whether the type's answers are 0/1 flags, for which
 // a missing answer means "no" (the spec: a missing answer is sent as 0).
-func isCheckboxType(t QuestionType) bool {
+func IsCheckboxType(t QuestionType) bool {
 	return t == TypeCheckbox || t == TypeAccept || t == TypeOne
 }
 
@@ -329,6 +329,6 @@ func AgeAt(dob, on time.Time) int {
 	return years
 }
 
-func inAgeRange(age int, minAge, maxAge *int) bool {
+func InAgeRange(age int, minAge, maxAge *int) bool {
 	return (minAge == nil || age >= *minAge) && (maxAge == nil || age <= *maxAge)
 }

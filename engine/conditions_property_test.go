@@ -9,6 +9,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/registration"
 )
 
 // TestConditionalPathsProperty generates random valid definitions with
@@ -148,7 +149,7 @@ func walkRandomly(t *testing.T, f *fixture, rng *rand.Rand, spec *engine.Definit
 		if len(walk) > 1 && backs < 10 && rng.IntN(4) == 0 {
 			// Change: back to any step of the path so far.
 			k := rng.IntN(len(walk) - 1)
-			form, err := f.svc.ReturnTo(f.ctx, r.userKey, r.pid, walk[k])
+			form, err := registration.Of(f.svc).ReturnTo(f.ctx, r.userKey, r.pid, walk[k])
 			if err != nil {
 				t.Fatalf("change from %d to %d: %v", step, walk[k], err)
 			}
@@ -160,7 +161,7 @@ func walkRandomly(t *testing.T, f *fixture, rng *rand.Rand, spec *engine.Definit
 			continue
 		}
 		if len(walk) > 1 && backs < 10 && rng.IntN(4) == 0 {
-			form, err := f.svc.Back(f.ctx, r.userKey, r.pid, &step)
+			form, err := registration.Of(f.svc).Back(f.ctx, r.userKey, r.pid, &step)
 			if err != nil {
 				t.Fatalf("back from %d: %v", step, err)
 			}
@@ -171,14 +172,14 @@ func walkRandomly(t *testing.T, f *fixture, rng *rand.Rand, spec *engine.Definit
 			backs++
 			continue
 		}
-		in := make([]engine.PersonInput, 0, len(r.form.People))
+		in := make([]registration.PersonInput, 0, len(r.form.People))
 		answers := map[int64]string{}
 		for _, p := range r.form.People {
 			if p.Hide {
 				continue
 			}
 			v := randomAnswer(rng, spec.Steps[step-1])
-			in = append(in, engine.PersonInput{ID: p.ID, Answer: &v})
+			in = append(in, registration.PersonInput{ID: p.ID, Answer: &v})
 			answers[p.ID] = v
 		}
 		given[step] = answers
@@ -222,7 +223,7 @@ func randomAnswer(rng *rand.Rand, s engine.StepSpec) string {
 // each for the persons it was shown to.
 func checkReview(t *testing.T, f *fixture, r *run, walk []int, given map[int]map[int64]string) {
 	t.Helper()
-	review, err := f.svc.Review(f.ctx, r.userKey, r.pid)
+	review, err := registration.Of(f.svc).Review(f.ctx, r.userKey, r.pid)
 	if err != nil {
 		t.Fatalf("review: %v", err)
 	}

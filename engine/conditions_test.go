@@ -11,7 +11,7 @@ import (
 // compiled builds a definition from its import text the way ImportDefinition
 // stores it and the cache loads it (rows via conditionRow, compiled by
 // compileConditions), with step ids 101, 102, ... and no database.
-func compiled(t testing.TB, text string) *definition {
+func compiled(t testing.TB, text string) *Definition {
 	t.Helper()
 	spec, err := ParseDefinition([]byte(text))
 	if err != nil {
@@ -20,7 +20,7 @@ func compiled(t testing.TB, text string) *definition {
 	return compiledSpec(t, spec)
 }
 
-func compiledSpec(t testing.TB, spec *DefinitionSpec) *definition {
+func compiledSpec(t testing.TB, spec *DefinitionSpec) *Definition {
 	t.Helper()
 	def := &ProcessDefinition{ID: 1, Key: spec.Key}
 	ids := map[string]int64{}
@@ -42,7 +42,7 @@ func compiledSpec(t testing.TB, spec *DefinitionSpec) *definition {
 	if err != nil {
 		t.Fatalf("compile: %v", err)
 	}
-	return &definition{ProcessDefinition: def, conds: conds}
+	return &Definition{ProcessDefinition: def, conds: conds}
 }
 
 // routeDefinition is the table's definition; %s is the conditions (and
@@ -169,19 +169,19 @@ func TestRouteConditionKinds(t *testing.T) {
 			for name, byPerson := range tc.answers {
 				answers[stepIDByName(t, def, name)] = byPerson
 			}
-			r := def.routeFor(tc.persons, start, answers)
+			r := def.RouteFor(tc.persons, start, answers)
 			var got []string
-			for _, i := range r.steps {
+			for _, i := range r.Steps {
 				got = append(got, def.Steps[i].Name)
 			}
 			if !slices.Equal(got, tc.path) {
 				t.Fatalf("path = %v, want %v", got, tc.path)
 			}
-			for _, i := range r.steps {
+			for _, i := range r.Steps {
 				name := def.Steps[i].Name
 				var hid []int64
 				for _, p := range tc.persons {
-					if r.hides(i+1, p.ID) {
+					if r.Hides(i+1, p.ID) {
 						hid = append(hid, p.ID)
 					}
 				}
@@ -220,16 +220,16 @@ steps:
 		stepIDByName(t, def, "moving"): {1: "0"},
 		stepIDByName(t, def, "club"):   {1: "Old Club"}, // kept from when moving was 1
 	}
-	r := def.routeFor(p, start, answers)
-	if got := len(r.steps); got != 2 {
+	r := def.RouteFor(p, start, answers)
+	if got := len(r.Steps); got != 2 {
 		t.Fatalf("path has %d steps, want 2 (moving, terms)", got)
 	}
-	kept := r.answered(def, answers)
+	kept := r.Answered(def, answers)
 	if _, ok := kept[stepIDByName(t, def, "club")]; ok {
 		t.Fatalf("answered() keeps the off-path answer of club: %v", kept)
 	}
-	if r.next(1) != 4 || r.previous(4) != 1 || r.position(4) != 2 {
-		t.Fatalf("next(1)=%d previous(4)=%d position(4)=%d, want 4, 1, 2", r.next(1), r.previous(4), r.position(4))
+	if r.Next(1) != 4 || r.Previous(4) != 1 || r.Position(4) != 2 {
+		t.Fatalf("next(1)=%d previous(4)=%d position(4)=%d, want 4, 1, 2", r.Next(1), r.Previous(4), r.Position(4))
 	}
 }
 
@@ -245,13 +245,13 @@ steps:
   - {name: a, questionText: A, questionType: TXT}
   - {name: z, questionText: Z, questionType: ITC, required: true, persons: {maxAge: 10}}
 `)
-	r := def.routeFor([]Person{{ID: 1, DateOfBirth: time.Date(1990, 1, 1, 0, 0, 0, 0, time.UTC)}}, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), nil)
-	if !r.includes(2) || !r.hides(2, 1) {
-		t.Fatalf("last step: on path %v, hides the adult %v; want true, true", r.includes(2), r.hides(2, 1))
+	r := def.RouteFor([]Person{{ID: 1, DateOfBirth: time.Date(1990, 1, 1, 0, 0, 0, 0, time.UTC)}}, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), nil)
+	if !r.Includes(2) || !r.Hides(2, 1) {
+		t.Fatalf("last step: on path %v, hides the adult %v; want true, true", r.Includes(2), r.Hides(2, 1))
 	}
 }
 
-func stepIDByName(t testing.TB, def *definition, name string) int64 {
+func stepIDByName(t testing.TB, def *Definition, name string) int64 {
 	t.Helper()
 	for _, s := range def.Steps {
 		if s.Name == name {

@@ -92,7 +92,7 @@ func LoadConfirmation(ctx context.Context, db bun.IDB, orderID int64) (*Confirma
 	for i, m := range ms {
 		ids[i] = m.PersonID
 	}
-	persons, err := personsByID(ctx, db, ids)
+	persons, err := PersonsByID(ctx, db, ids)
 	if err != nil {
 		return nil, err
 	}

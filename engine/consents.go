@@ -149,7 +149,7 @@ func consentKindNames() string {
 // given on the registration's path: per consent step and person answered
 // "1", the step's text in the registration's language, at the time the
 // answer was saved.
-func recordConsents(ctx context.Context, tx bun.IDB, inst *ProcessInstance, def *definition, selected []Person, answers map[int64]map[int64]string, now time.Time) error {
+func RecordConsents(ctx context.Context, tx bun.IDB, inst *ProcessInstance, def *Definition, selected []Person, answers map[int64]map[int64]string, now time.Time) error {
 	var steps []*ProcessStep
 	for i := range def.Steps {
 		if _, ok := consentKindOf(&def.Steps[i]); ok {
@@ -163,7 +163,7 @@ func recordConsents(ctx context.Context, tx bun.IDB, inst *ProcessInstance, def 
 	if err != nil {
 		return err
 	}
-	onPath := def.routeFor(selected, inst.Period.StartDate, answers).answered(def, answers)
+	onPath := def.RouteFor(selected, inst.Period.StartDate, answers).Answered(def, answers)
 	ids := make([]int64, len(steps))
 	for i, s := range steps {
 		ids[i] = s.ID

@@ -12,6 +12,7 @@ import (
 	"portal/engine/banking"
 	"portal/engine/dbtest"
 	"portal/engine/directdebit"
+	"portal/engine/registration"
 )
 
 // TestGiveMandate: a direct-debit order's member gives the mandate; an
@@ -121,7 +122,7 @@ func (f *fixture) commitDirectDebit(userKey string, persons ...int64) engine.Ord
 	f.t.Helper()
 	r := f.start(userKey, persons...)
 	last := r.advanceTo(demoSteps)
-	if _, err := f.svc.Next(f.ctx, r.userKey, engine.NextInput{ProcessID: r.pid, Step: last.Step, People: demoAnswers(last.Step, r.persons),
+	if _, err := registration.Of(f.svc).Next(f.ctx, r.userKey, registration.NextInput{ProcessID: r.pid, Step: last.Step, People: demoAnswers(last.Step, r.persons),
 		PaymentMethod: "direct_debit"}); err != nil {
 		f.t.Fatal(err)
 	}

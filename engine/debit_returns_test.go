@@ -16,6 +16,7 @@ import (
 	"portal/engine/bankstatement"
 	"portal/engine/dbtest"
 	"portal/engine/directdebit"
+	"portal/engine/registration"
 	"portal/engine/staff"
 )
 
@@ -61,7 +62,7 @@ func (f *debitFixture) commitDebit(key, language string) *debitMember {
 	form, _ := f.load(key)
 	r := f.start(key, form.People[0].ID)
 	last := r.advanceTo(demoSteps)
-	if _, err := f.svc.Next(f.ctx, r.userKey, engine.NextInput{ProcessID: r.pid, Step: last.Step, People: demoAnswers(last.Step, r.persons),
+	if _, err := registration.Of(f.svc).Next(f.ctx, r.userKey, registration.NextInput{ProcessID: r.pid, Step: last.Step, People: demoAnswers(last.Step, r.persons),
 		PaymentMethod: engine.DirectDebitProvider}); err != nil {
 		f.t.Fatal(err)
 	}

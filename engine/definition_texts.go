@@ -176,13 +176,13 @@ func ParseTexts(s string) (StepTexts, error) {
 // localized keeps a definition's copies per language, made once.
 type localized struct {
 	mu     sync.Mutex
-	byLang map[string]*definition
+	byLang map[string]*Definition
 }
 
 // in returns the definition with its texts in lang (the steps' own texts,
 // the organisation's default language, where a step has none in lang): what the member's pages, validation
 // messages and order lines use. "" is the definition as stored.
-func (d *definition) in(lang string) (*definition, error) {
+func (d *Definition) in(lang string) (*Definition, error) {
 	if lang == "" || d.texts == nil {
 		return d, nil
 	}
@@ -200,9 +200,9 @@ func (d *definition) in(lang string) (*definition, error) {
 		}
 		pd.Steps[i] = s
 	}
-	l := &definition{ProcessDefinition: &pd, patterns: d.patterns, conds: d.conds}
+	l := &Definition{ProcessDefinition: &pd, Patterns: d.Patterns, conds: d.conds}
 	if d.texts.byLang == nil {
-		d.texts.byLang = map[string]*definition{}
+		d.texts.byLang = map[string]*Definition{}
 	}
 	d.texts.byLang[lang] = l
 	return l, nil

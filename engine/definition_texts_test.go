@@ -10,6 +10,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/registration"
 )
 
 // translatedYAML carries its texts in English and German only.
@@ -104,8 +105,8 @@ func TestDemoFormInGerman(t *testing.T) {
 		if q := r.form.Question; q == nil || q.Text != "Telefonnummer für Notfälle" {
 			t.Fatalf("question 1 in German = %+v", q)
 		}
-		_, err := f.svc.Next(f.ctx, engine.DemoUserKey, engine.NextInput{ProcessID: r.pid, Step: 1,
-			People: []engine.PersonInput{{ID: alex, Answer: ptrTo("12")}, {ID: robin, Answer: ptrTo("0612345678")}}})
+		_, err := registration.Of(f.svc).Next(f.ctx, engine.DemoUserKey, registration.NextInput{ProcessID: r.pid, Step: 1,
+			People: []registration.PersonInput{{ID: alex, Answer: ptrTo("12")}, {ID: robin, Answer: ptrTo("0612345678")}}})
 		e := wantCode(t, err, engine.CodeValidation)
 		if len(e.People) != 1 || e.People[0].Message != "Die Telefonnummer muss aus 10 Ziffern bestehen" {
 			t.Fatalf("format message = %+v", e.People)
@@ -119,7 +120,7 @@ func TestDemoFormInGerman(t *testing.T) {
 		}
 		// English is the definition as stored.
 		en := engine.WithLanguage(f.ctx, "en")
-		form, _, err := f.svc.LoadMembershipForm(en, engine.DemoUserKey, 1, nil)
+		form, _, err := registration.Of(f.svc).LoadMembershipForm(en, engine.DemoUserKey, 1, nil)
 		if err != nil || form.Question.Text != "Club shirt size" {
 			t.Fatalf("English = %+v, %v", form.Question, err)
 		}

@@ -138,7 +138,7 @@ func (s *Service) SetDefinitionActive(ctx context.Context, actor Actor, orgID in
 // registrations of its key start on (nil when none).
 func definitionInUse(ctx context.Context, tx bun.IDB, def *ProcessDefinition) (map[string]any, error) {
 	out := map[string]any{"key": def.Key, "version": def.Version, "active": def.Active, "activeVersion": nil}
-	current, err := latestActiveDefinition(ctx, tx, def.OrganisationID, def.Key)
+	current, err := LatestActiveDefinition(ctx, tx, def.OrganisationID, def.Key)
 	switch {
 	case err == nil:
 		out["activeVersion"] = current.Version

@@ -371,21 +371,21 @@ func stepFromSpec(defID int64, s StepSpec, lang string) *ProcessStep {
 }
 
 // definition is a loaded, immutable definition version with compiled rules.
-type definition struct {
+type Definition struct {
 	*ProcessDefinition
-	patterns map[int64]*regexp.Regexp // by step id
+	Patterns map[int64]*regexp.Regexp // by step id
 	conds    [][]condition            // by step index; the steps' Options hold only choices
 	texts    *localized               // its copies per language; nil when every text is plain
 }
 
 // hasConditions reports whether any step carries a condition: without
 // them the path depends on the persons' ages only, never on answers.
-func (d *definition) hasConditions() bool {
+func (d *Definition) HasConditions() bool {
 	return slices.ContainsFunc(d.conds, func(c []condition) bool { return len(c) > 0 })
 }
 
 // stepNumber returns the 1-based position of the step with id, or 0.
-func (d *definition) stepNumber(id int64) int {
+func (d *Definition) StepNumber(id int64) int {
 	for i, s := range d.Steps {
 		if s.ID == id {
 			return i + 1
@@ -400,10 +400,10 @@ func (d *definition) stepNumber(id int64) int {
 // (loadInstance), never from here.
 type definitionCache struct {
 	mu   sync.RWMutex
-	byID map[int64]*definition
+	byID map[int64]*Definition
 }
 
-func (c *definitionCache) get(ctx context.Context, db bun.IDB, id int64) (*definition, error) {
+func (c *definitionCache) Get(ctx context.Context, db bun.IDB, id int64) (*Definition, error) {
 	c.mu.RLock()
 	d, ok := c.byID[id]
 	c.mu.RUnlock()
@@ -414,7 +414,7 @@ func (c *definitionCache) get(ctx context.Context, db bun.IDB, id int64) (*defin
 	if err != nil {
 		return nil, err
 	}
-	d = &definition{ProcessDefinition: def, patterns: map[int64]*regexp.Regexp{}}
+	d = &Definition{ProcessDefinition: def, Patterns: map[int64]*regexp.Regexp{}}
 	if d.conds, err = compileConditions(def); err != nil {
 		return nil, err
 	}
@@ -424,7 +424,7 @@ func (c *definitionCache) get(ctx context.Context, db bun.IDB, id int64) (*defin
 			if err != nil {
 				return nil, fmt.Errorf("definition %d step %s: stored pattern does not compile: %w", id, s.Name, err)
 			}
-			d.patterns[s.ID] = re
+			d.Patterns[s.ID] = re
 		}
 		if s.Texts != "" {
 			d.texts = &localized{}
@@ -432,7 +432,7 @@ func (c *definitionCache) get(ctx context.Context, db bun.IDB, id int64) (*defin
 	}
 	c.mu.Lock()
 	if c.byID == nil {
-		c.byID = map[int64]*definition{}
+		c.byID = map[int64]*Definition{}
 	}
 	c.byID[id] = d
 	c.mu.Unlock()

@@ -193,7 +193,7 @@ const (
 // mayBeLeftOut says whether the source step can go unanswered although it
 // is required (a rule can leave it out).
 func conditionAlways(source *StepSpec, mayBeLeftOut bool, values []string, notGiven bool) always {
-	checkbox := isCheckboxType(source.Type)
+	checkbox := IsCheckboxType(source.Type)
 	// A shown checkbox is always answered (a blank box is "0"); another
 	// type only when it is required.
 	canBeBlank := mayBeLeftOut || (!checkbox && !source.Required)

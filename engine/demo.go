@@ -46,7 +46,7 @@ func SeedDemo(ctx context.Context, db *bun.DB, members int, now time.Time) error
 	return err
 }
 
-func ptr[T any](v T) *T { return &v }
+func Ptr[T any](v T) *T { return &v }
 
 func DemoDate(s string) time.Time {
 	t, err := time.Parse(time.DateOnly, s)

@@ -9,6 +9,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/registration"
 )
 
 // seeded returns a service on a database with the demo data.
@@ -36,7 +37,7 @@ func TestWholeFlow(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		svc := seeded(t, db)
-		form, created, err := svc.LoadMembershipForm(ctx, "demo", 1, nil)
+		form, created, err := registration.Of(svc).LoadMembershipForm(ctx, "demo", 1, nil)
 		if err != nil || !created {
 			t.Fatalf("load: %v created=%v", err, created)
 		}
@@ -44,14 +45,14 @@ func TestWholeFlow(t *testing.T) {
 			t.Fatalf("initial form: %+v", form)
 		}
 		pid := form.ProcessIDString()
-		form, err = svc.Next(ctx, "demo", engine.NextInput{ProcessID: pid, Step: 0, People: []engine.PersonInput{{ID: 1}, {ID: 3}}})
+		form, err = registration.Of(svc).Next(ctx, "demo", registration.NextInput{ProcessID: pid, Step: 0, People: []registration.PersonInput{{ID: 1}, {ID: 3}}})
 		if err != nil {
 			t.Fatalf("select: %v", err)
 		}
 		if form.State != engine.StateRunning || form.Step != 1 || form.Question.Type != "TXT" {
 			t.Fatalf("after select: %+v", form)
 		}
-		answers := map[int][]engine.PersonInput{
+		answers := map[int][]registration.PersonInput{
 			1: {{ID: 1, Answer: str("0612345678")}, {ID: 3, Answer: str("0612345678")}},
 			2: {{ID: 1, Answer: str("M")}, {ID: 3, Answer: str("S")}},
 			3: {{ID: 1, Answer: str("1")}, {ID: 3, Answer: str("0")}},
@@ -62,7 +63,7 @@ func TestWholeFlow(t *testing.T) {
 			8: {{ID: 1, Answer: str("1")}, {ID: 3, Answer: str("1")}},
 		}
 		for step := 1; step <= 8; step++ {
-			form, err = svc.Next(ctx, "demo", engine.NextInput{ProcessID: pid, Step: step, People: answers[step]})
+			form, err = registration.Of(svc).Next(ctx, "demo", registration.NextInput{ProcessID: pid, Step: step, People: answers[step]})
 			if err != nil {
 				t.Fatalf("step %d: %v", step, err)
 			}

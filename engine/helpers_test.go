@@ -12,6 +12,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/registration"
 )
 
 // The demo persons linked to engine.DemoUserKey.
@@ -51,9 +52,9 @@ func newFixture(t *testing.T, db *bun.DB) *fixture {
 }
 
 // load returns the user key's registration form for the demo period.
-func (f *fixture) load(userKey string) (*engine.Form, bool) {
+func (f *fixture) load(userKey string) (*registration.Form, bool) {
 	f.t.Helper()
-	form, created, err := f.svc.LoadMembershipForm(f.ctx, userKey, engine.DemoPeriodID, nil)
+	form, created, err := registration.Of(f.svc).LoadMembershipForm(f.ctx, userKey, engine.DemoPeriodID, nil)
 	if err != nil {
 		f.t.Fatalf("load form of %q: %v", userKey, err)
 	}
@@ -67,7 +68,7 @@ type run struct {
 	pid     string
 	id      int64
 	persons []int64
-	form    *engine.Form // the last form the service returned
+	form    *registration.Form // the last form the service returned
 }
 
 // start loads the user key's registration and selects persons: the run is at step 1.
@@ -75,18 +76,18 @@ func (f *fixture) start(userKey string, persons ...int64) *run {
 	f.t.Helper()
 	form, _ := f.load(userKey)
 	r := &run{f: f, userKey: userKey, pid: form.ProcessIDString(), id: form.ProcessID, persons: persons, form: form}
-	in := make([]engine.PersonInput, len(persons))
+	in := make([]registration.PersonInput, len(persons))
 	for i, id := range persons {
-		in[i] = engine.PersonInput{ID: id}
+		in[i] = registration.PersonInput{ID: id}
 	}
 	r.next(in)
 	return r
 }
 
 // next submits the run's current step and fails the test on an error.
-func (r *run) next(in []engine.PersonInput) *engine.Form {
+func (r *run) next(in []registration.PersonInput) *registration.Form {
 	r.f.t.Helper()
-	form, err := r.f.svc.Next(r.f.ctx, r.userKey, engine.NextInput{ProcessID: r.pid, Step: r.form.Step, People: in})
+	form, err := registration.Of(r.f.svc).Next(r.f.ctx, r.userKey, registration.NextInput{ProcessID: r.pid, Step: r.form.Step, People: in})
 	if err != nil {
 		r.f.t.Fatalf("step %d: %v", r.form.Step, err)
 	}
@@ -95,7 +96,7 @@ func (r *run) next(in []engine.PersonInput) *engine.Form {
 }
 
 // advanceTo answers the demo questions validly until the run is at step.
-func (r *run) advanceTo(step int) *engine.Form {
+func (r *run) advanceTo(step int) *registration.Form {
 	r.f.t.Helper()
 	for r.form.Step < step {
 		r.next(demoAnswers(r.form.Step, r.persons))
@@ -107,7 +108,7 @@ func (r *run) advanceTo(step int) *engine.Form {
 }
 
 // commit answers every remaining question: the run is DONE with an order.
-func (r *run) commit() *engine.Form {
+func (r *run) commit() *registration.Form {
 	r.f.t.Helper()
 	form := r.advanceTo(demoSteps + 1)
 	if form.State != engine.StateDone {
@@ -118,8 +119,8 @@ func (r *run) commit() *engine.Form {
 
 // demoAnswers are valid answers to a question of the demo definition: the
 // first person takes the insurance and is the main contact.
-func demoAnswers(step int, persons []int64) []engine.PersonInput {
-	in := make([]engine.PersonInput, len(persons))
+func demoAnswers(step int, persons []int64) []registration.PersonInput {
+	in := make([]registration.PersonInput, len(persons))
 	for i, id := range persons {
 		first := map[bool]string{true: "1", false: "0"}[i == 0]
 		var a *string
@@ -140,7 +141,7 @@ func demoAnswers(step int, persons []int64) []engine.PersonInput {
 		case 8: // terms
 			a = str("1")
 		}
-		in[i] = engine.PersonInput{ID: id, Answer: a}
+		in[i] = registration.PersonInput{ID: id, Answer: a}
 	}
 	return in
 }
@@ -342,7 +343,7 @@ func deref[T any](p *T) string {
 }
 
 // personIDs lists the ids of a form's persons, in order.
-func personIDs(form *engine.Form) []int64 {
+func personIDs(form *registration.Form) []int64 {
 	ids := make([]int64, len(form.People))
 	for i, p := range form.People {
 		ids[i] = p.ID
@@ -351,7 +352,7 @@ func personIDs(form *engine.Form) []int64 {
 }
 
 // formAnswers maps a form's persons to their pre-filled answers ("<nil>" for none).
-func formAnswers(form *engine.Form) map[int64]string {
+func formAnswers(form *registration.Form) map[int64]string {
 	out := map[int64]string{}
 	for _, p := range form.People {
 		if p.Answer != nil {

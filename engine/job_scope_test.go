@@ -10,6 +10,7 @@ import (
 	"portal/engine"
 	"portal/engine/dbtest"
 	"portal/engine/jobs"
+	"portal/engine/registration"
 )
 
 // TestScheduledJobRunForOneOrganisation: a scheduled job run by hand for
@@ -23,7 +24,7 @@ func TestScheduledJobRunForOneOrganisation(t *testing.T) {
 		otherOrganisation(t, db)
 		ctx := f.ctx
 		// An idle registration in each organisation.
-		if _, _, err := f.svc.LoadMembershipForm(ctx, engine.DemoUserKey, 1, nil); err != nil {
+		if _, _, err := registration.Of(f.svc).LoadMembershipForm(ctx, engine.DemoUserKey, 1, nil); err != nil {
 			t.Fatal(err)
 		}
 		var mine engine.ProcessInstance

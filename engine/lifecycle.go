@@ -99,7 +99,7 @@ func SuspendIdle(ctx context.Context, db *bun.DB, now time.Time) (int, error) {
 
 // resumeSuspended moves a SUSPENDED registration back to RUNNING when its
 // member loads it (Resume does the same for an explicit resume).
-func resumeSuspended(ctx context.Context, db bun.IDB, inst *ProcessInstance, now time.Time) error {
+func ResumeSuspended(ctx context.Context, db bun.IDB, inst *ProcessInstance, now time.Time) error {
 	if inst.Status != StateSuspended {
 		return nil
 	}
@@ -125,7 +125,7 @@ const activityGrain = 5 * time.Minute
 // its last activity is older than activityGrain. The condition in the
 // update makes concurrent reads (other tabs, other portal instances) write
 // once; the version stays, so a touch never conflicts with a step.
-func touchActivity(ctx context.Context, db bun.IDB, inst *ProcessInstance, now time.Time) error {
+func TouchActivity(ctx context.Context, db bun.IDB, inst *ProcessInstance, now time.Time) error {
 	now = now.UTC()
 	if inst.Status != StateRunning || now.Sub(inst.UpdatedAt) < activityGrain {
 		return nil
@@ -141,7 +141,7 @@ func touchActivity(ctx context.Context, db bun.IDB, inst *ProcessInstance, now t
 // ResumeRecipients are the e-mail addresses of a suspended registration's
 // selected persons, each once.
 func ResumeRecipients(ctx context.Context, db bun.IDB, p ResumeLinkPayload) ([]string, error) {
-	persons, err := personsByID(ctx, db, p.PersonIDs)
+	persons, err := PersonsByID(ctx, db, p.PersonIDs)
 	if err != nil {
 		return nil, err
 	}
@@ -239,7 +239,7 @@ func ResumeContext(ctx context.Context, db bun.IDB, p ResumeLinkPayload) (org Or
 	if err := db.NewSelect().Model(&org).Where("id = ?", period.OrganisationID).Scan(ctx); err != nil {
 		return org, nil, NotFoundOr(err, "organisation")
 	}
-	ps, err := personsByID(ctx, db, p.PersonIDs)
+	ps, err := PersonsByID(ctx, db, p.PersonIDs)
 	if err != nil {
 		return org, nil, err
 	}

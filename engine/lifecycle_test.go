@@ -13,6 +13,7 @@ import (
 	"portal/engine/dbtest"
 	"portal/engine/enginetest"
 	"portal/engine/jobs"
+	"portal/engine/registration"
 )
 
 type fakeClock struct {
@@ -62,7 +63,7 @@ func TestSuspendIdleAndResumeByLoading(t *testing.T) {
 			t.Fatalf("%d resume-link jobs", n)
 		}
 		// Loading it moves it back to RUNNING, where the member left it.
-		again, _, err := d.Svc.LoadMembershipForm(ctx, engine.DemoUserKey, engine.DemoPeriodID, nil)
+		again, _, err := registration.Of(d.Svc).LoadMembershipForm(ctx, engine.DemoUserKey, engine.DemoPeriodID, nil)
 		if err != nil || again.ProcessID != form.ProcessID || again.State != engine.StateRunning || again.Step != 1 || status() != engine.StateRunning {
 			t.Fatalf("load after suspension: %+v %v, stored %s", again, err, status())
 		}
@@ -75,7 +76,7 @@ func TestSuspendIdleAndResumeByLoading(t *testing.T) {
 			t.Fatalf("%d resume-link messages after the second suspension", n)
 		}
 		// Resume moves it to RUNNING too.
-		if f, err := d.Svc.Resume(ctx, engine.DemoUserKey, form.ProcessIDString()); err != nil || f.State != engine.StateRunning || status() != engine.StateRunning {
+		if f, err := registration.Of(d.Svc).Resume(ctx, engine.DemoUserKey, form.ProcessIDString()); err != nil || f.State != engine.StateRunning || status() != engine.StateRunning {
 			t.Fatalf("resume: %v, %s", err, status())
 		}
 		var msg engine.OutboxMessage
@@ -190,14 +191,14 @@ func TestReadingCountsAsActivity(t *testing.T) {
 		}
 		clk.Advance(time.Minute)
 		before := lastActive()
-		if _, _, err := d.Svc.LoadMembershipForm(ctx, engine.DemoUserKey, engine.DemoPeriodID, nil); err != nil {
+		if _, _, err := registration.Of(d.Svc).LoadMembershipForm(ctx, engine.DemoUserKey, engine.DemoPeriodID, nil); err != nil {
 			t.Fatal(err)
 		}
 		if !lastActive().Equal(before) {
 			t.Fatalf("a read a minute after the last step wrote: %v -> %v", before, lastActive())
 		}
 		clk.Advance(engine.SuspendAfter - 2*time.Hour)
-		if _, err := d.Svc.Review(ctx, engine.DemoUserKey, form.ProcessIDString()); err != nil {
+		if _, err := registration.Of(d.Svc).Review(ctx, engine.DemoUserKey, form.ProcessIDString()); err != nil {
 			t.Fatal(err)
 		}
 		clk.Advance(3 * time.Hour) // a day and an hour after the last write, three hours after the read
@@ -213,18 +214,18 @@ func TestReadingCountsAsActivity(t *testing.T) {
 
 // startWith opens the demo registration and selects persons: a RUNNING
 // registration on its first question.
-func startWith(t *testing.T, d *enginetest.Demo, persons ...int64) *engine.Form {
+func startWith(t *testing.T, d *enginetest.Demo, persons ...int64) *registration.Form {
 	t.Helper()
 	ctx := context.Background()
-	form, _, err := d.Svc.LoadMembershipForm(ctx, engine.DemoUserKey, engine.DemoPeriodID, nil)
+	form, _, err := registration.Of(d.Svc).LoadMembershipForm(ctx, engine.DemoUserKey, engine.DemoPeriodID, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := make([]engine.PersonInput, len(persons))
+	in := make([]registration.PersonInput, len(persons))
 	for i, id := range persons {
-		in[i] = engine.PersonInput{ID: id}
+		in[i] = registration.PersonInput{ID: id}
 	}
-	if _, err := d.Svc.Next(ctx, engine.DemoUserKey, engine.NextInput{ProcessID: form.ProcessIDString(), Step: 0, People: in}); err != nil {
+	if _, err := registration.Of(d.Svc).Next(ctx, engine.DemoUserKey, registration.NextInput{ProcessID: form.ProcessIDString(), Step: 0, People: in}); err != nil {
 		t.Fatal(err)
 	}
 	return form

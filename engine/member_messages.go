@@ -181,7 +181,7 @@ func LoadMemberMessage(ctx context.Context, db bun.IDB, p MemberMessagePayload) 
 			Where("process_instance_id = ?", *m.Membership.ProcessInstanceID).OrderExpr("person_id").Scan(ctx, &ids); err != nil {
 			return nil, fmt.Errorf("load the registration's persons: %w", err)
 		}
-		household, err := personsByID(ctx, db, ids)
+		household, err := PersonsByID(ctx, db, ids)
 		if err != nil {
 			return nil, err
 		}

@@ -152,7 +152,7 @@ func (s *Service) CheckoutFor(ctx context.Context, order *Order) (*Payment, erro
 // (and, for a bank transfer, queues the e-mail asking for it). When the provider is down the registration stands without one ("payment
 // generation failed"): the member is told the link follows, and the next
 // load, the pay link or CreateMissingPaymentLinks makes it.
-func (s *Service) startPayment(ctx context.Context, order *Order) string {
+func (s *Service) StartPayment(ctx context.Context, order *Order) string {
 	p, err := s.CheckoutFor(ctx, order)
 	if err != nil {
 		s.Log.WarnContext(ctx, "payment link could not be created; it follows later", "order", order.ID, "err", err)
@@ -165,8 +165,8 @@ func (s *Service) startPayment(ctx context.Context, order *Order) string {
 // payLinkFor returns the stable pay link of an instance's unpaid order, or
 // "" while the order has no payment attempt yet (the provider was down at
 // commit) or is not unpaid. It only reads: it is called inside transactions.
-func (s *Service) payLinkFor(ctx context.Context, db bun.IDB, instanceID int64) (string, error) {
-	order, err := liveOrder(ctx, db, instanceID)
+func (s *Service) PayLinkFor(ctx context.Context, db bun.IDB, instanceID int64) (string, error) {
+	order, err := LiveOrder(ctx, db, instanceID)
 	if err != nil {
 		return "", err
 	}

@@ -283,7 +283,7 @@ func (s *Service) accumulate(ctx context.Context, tx bun.Tx, p *Payment, order *
 	}
 	res.Outcome, res.Partial, res.Replayed = attemptOutcome(p), true, !inserted
 	if !inserted {
-		auditUnchanged(ctx)
+		AuditUnchanged(ctx)
 	}
 	return true, nil
 }

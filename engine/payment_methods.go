@@ -63,7 +63,7 @@ func (s *Service) PaymentMethods(ctx context.Context, orgID int64) (_ []string, 
 // checkPaymentMethod checks a member's choice against the organisation's
 // methods and returns what the order records: "" for the default (so that
 // a club with one method stores what it always did), else the method.
-func (s *Service) checkPaymentMethod(ctx context.Context, db bun.IDB, orgID int64, method string) (string, error) {
+func (s *Service) CheckPaymentMethod(ctx context.Context, db bun.IDB, orgID int64, method string) (string, error) {
 	if method == "" {
 		return "", nil
 	}
@@ -127,7 +127,7 @@ func (s *Service) ChoosePaymentMethod(ctx context.Context, orderReference, metho
 	if err != nil {
 		return nil, err
 	}
-	stored, err := s.checkPaymentMethod(ctx, s.db, order.OrganisationID, method)
+	stored, err := s.CheckPaymentMethod(ctx, s.db, order.OrganisationID, method)
 	if err != nil {
 		return nil, err
 	}

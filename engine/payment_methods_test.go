@@ -7,6 +7,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/registration"
 )
 
 // namedFake is a fakeProvider under another name: one per payment method.
@@ -126,8 +127,8 @@ func TestMemberChoosesPaymentMethod(t *testing.T) {
 
 		r := f.start(engine.DemoUserKey, alex, robin)
 		last := r.advanceTo(demoSteps)
-		in := engine.NextInput{ProcessID: r.pid, Step: last.Step, People: demoAnswers(last.Step, r.persons), PaymentMethod: "stripe"}
-		_, err := f.svc.Next(f.ctx, r.userKey, in)
+		in := registration.NextInput{ProcessID: r.pid, Step: last.Step, People: demoAnswers(last.Step, r.persons), PaymentMethod: "stripe"}
+		_, err := registration.Of(f.svc).Next(f.ctx, r.userKey, in)
 		if e, ok := engine.AsError(err); !ok || e.Code != engine.CodeInvalid || len(e.Fields) != 1 || e.Fields[0].Field != "paymentMethod" {
 			t.Fatalf("a method the club does not offer: %v, want invalid naming paymentMethod", err)
 		}
@@ -135,8 +136,8 @@ func TestMemberChoosesPaymentMethod(t *testing.T) {
 			t.Fatalf("orders after a refused method: %d", len(o))
 		}
 		in.PaymentMethod = "direct_debit"
-		var done *engine.Form
-		done, err = f.svc.Next(f.ctx, r.userKey, in)
+		var done *registration.Form
+		done, err = registration.Of(f.svc).Next(f.ctx, r.userKey, in)
 		if err != nil || done.State != engine.StateDone {
 			t.Fatalf("commit with direct debit: %v", err)
 		}

@@ -14,6 +14,7 @@ import (
 	"portal/engine"
 	"portal/engine/dbtest"
 	"portal/engine/jobs"
+	"portal/engine/registration"
 )
 
 // fakeProvider is a provider with state of its own, standing in for one
@@ -296,7 +297,7 @@ func TestSecondPaymentRefunded(t *testing.T) {
 		other := f.start("demo-1", 5)
 		olink := other.commit().PaymentURL
 		oref := f.attemptOf(olink)
-		if _, err := f.svc.Reset(f.ctx, other.userKey, other.pid); err != nil {
+		if _, err := registration.Of(f.svc).Reset(f.ctx, other.userKey, other.pid); err != nil {
 			t.Fatal(err)
 		}
 		if !contains(fp.expired, oref) {

@@ -74,7 +74,7 @@ func (s *Service) reconcile(ctx context.Context, orderID int64, olderThan time.D
 // one registration, as its page or form loads: a member coming back finds
 // the state a lost webhook would have set, and a link the provider could
 // not make at commit. Failures are logged only: the page shows what is known.
-func (s *Service) reconcileRegistration(ctx context.Context, userKey string, periodID int64) {
+func (s *Service) ReconcileRegistration(ctx context.Context, userKey string, periodID int64) {
 	// A provider that is down must not hold the page for the SDK's timeouts
 	// and retries: what it could not tell now, the next load asks again.
 	ctx, cancel := context.WithTimeout(ctx, reconcileOnLoadTimeout)

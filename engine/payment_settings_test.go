@@ -14,6 +14,7 @@ import (
 	"portal/engine/banking"
 	"portal/engine/bankstatement"
 	"portal/engine/dbtest"
+	"portal/engine/registration"
 	"portal/engine/staff"
 )
 
@@ -188,7 +189,7 @@ func TestOrganisationProviderUsedEverywhere(t *testing.T) {
 		if len(own.created) != 1 || len(envProvider.created) != 0 {
 			t.Fatalf("checkouts: own %d, environment's %d; want the organisation's", len(own.created), len(envProvider.created))
 		}
-		if _, err := f.svc.Reset(f.ctx, r.userKey, r.pid); err != nil {
+		if _, err := registration.Of(f.svc).Reset(f.ctx, r.userKey, r.pid); err != nil {
 			t.Fatal(err)
 		}
 		if !contains(own.expired, ref) || len(envProvider.expired) != 0 {
@@ -229,7 +230,7 @@ func TestBankRefundOwedByHand(t *testing.T) {
 		r := f.start(engine.DemoUserKey, alex, robin)
 		orderRef := f.orderRefOf(r.commit().PaymentURL)
 		p := f.payments(r.id)[0]
-		if _, err := f.svc.Reset(f.ctx, r.userKey, r.pid); err != nil {
+		if _, err := registration.Of(f.svc).Reset(f.ctx, r.userKey, r.pid); err != nil {
 			t.Fatal(err)
 		}
 		// The member had already sent the transfer.
@@ -321,7 +322,7 @@ func TestPartialTransferOwedAfterReset(t *testing.T) {
 		if res := f.capture(engine.Capture{Reference: orderRef, AmountMinor: p.AmountMinor / 2, ID: "credit-half"}); res.Problem != "partial" {
 			t.Fatalf("half the amount: %+v", res)
 		}
-		if _, err := f.svc.Reset(f.ctx, r.userKey, r.pid); err != nil {
+		if _, err := registration.Of(f.svc).Reset(f.ctx, r.userKey, r.pid); err != nil {
 			t.Fatal(err)
 		}
 		list, err := staff.Of(f.svc).PaymentsNeedingAttention(f.ctx, staff.AttentionQuery{Limit: 10})

@@ -218,12 +218,12 @@ func (s *Service) settle(ctx context.Context, provider PaymentProvider, c Paymen
 	var closeAtProvider []Payment
 	// A staff capture's audit entry (audit.go) is written unless it was a
 	// replay: the same capture again is not audited twice.
-	err := InTx(ctx, s.db, s.auditedTx(func(ctx context.Context, tx bun.Tx) (err error) { // audit.go: a staff capture's entry, if any
+	err := InTx(ctx, s.db, s.AuditedTx(func(ctx context.Context, tx bun.Tx) (err error) { // audit.go: a staff capture's entry, if any
 		if closeAtProvider, err = s.SettleIn(ctx, tx, provider, c, res); err != nil {
 			return err
 		}
 		if res.Replayed && !res.Mismatch {
-			auditUnchanged(ctx)
+			AuditUnchanged(ctx)
 		}
 		return nil
 	}))
@@ -298,7 +298,7 @@ func (s *Service) SettleIn(ctx context.Context, tx bun.Tx, provider PaymentProvi
 	res.Outcome = attemptOutcome(p)
 	if !inserted {
 		res.Replayed = true // this event was settled before
-		auditUnchanged(ctx)
+		AuditUnchanged(ctx)
 		return nil, nil
 	}
 	if c.Actor != nil {

@@ -8,6 +8,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/registration"
 )
 
 // TestOnePendingPaymentPerOrder: after a failed payment, several tabs
@@ -24,7 +25,7 @@ func TestOnePendingPaymentPerOrder(t *testing.T) {
 		const n = 10
 		urls := make([]string, n)
 		together(n, func(i int) {
-			form, err := f.svc.Resume(f.ctx, r.userKey, r.pid)
+			form, err := registration.Of(f.svc).Resume(f.ctx, r.userKey, r.pid)
 			if err != nil {
 				t.Error(err)
 				return

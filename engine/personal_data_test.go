@@ -21,6 +21,7 @@ import (
 	"portal/engine/enginetest"
 	"portal/engine/organisation"
 	"portal/engine/privacy"
+	"portal/engine/registration"
 	"portal/engine/report"
 	"portal/engine/staff"
 )
@@ -53,15 +54,15 @@ func addQuirin(t *testing.T, d *enginetest.Demo) int64 {
 
 // registerQuirin walks a registration of the person alone to its commit,
 // with their own emergency phone number.
-func registerQuirin(t *testing.T, d *enginetest.Demo, id int64) *engine.Form {
+func registerQuirin(t *testing.T, d *enginetest.Demo, id int64) *registration.Form {
 	t.Helper()
 	ctx := context.Background()
-	form, _, err := d.Svc.LoadMembershipForm(ctx, engine.DemoUserKey, engine.DemoPeriodID, nil)
+	form, _, err := registration.Of(d.Svc).LoadMembershipForm(ctx, engine.DemoUserKey, engine.DemoPeriodID, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	pid := form.ProcessIDString()
-	in := []engine.PersonInput{{ID: id}}
+	in := []registration.PersonInput{{ID: id}}
 	for form.State != engine.StateDone {
 		if form.Step > 0 {
 			var a string
@@ -73,9 +74,9 @@ func registerQuirin(t *testing.T, d *enginetest.Demo, id int64) *engine.Form {
 			default:
 				a = "1"
 			}
-			in = []engine.PersonInput{{ID: id, Answer: &a}}
+			in = []registration.PersonInput{{ID: id, Answer: &a}}
 		}
-		if form, err = d.Svc.Next(ctx, engine.DemoUserKey, engine.NextInput{ProcessID: pid, Step: form.Step, People: in}); err != nil {
+		if form, err = registration.Of(d.Svc).Next(ctx, engine.DemoUserKey, registration.NextInput{ProcessID: pid, Step: form.Step, People: in}); err != nil {
 			t.Fatalf("step %d: %v", form.Step, err)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"portal/engine"
 	"portal/engine/dbtest"
 	"portal/engine/enginetest"
+	"portal/engine/registration"
 )
 
 // TestNextSeasonStartsFromLastSeasonsAnswers: registering the same
@@ -33,12 +34,12 @@ func TestNextSeasonStartsFromLastSeasonsAnswers(t *testing.T) {
 		if _, err := engine.ImportDefinition(ctx, db, spec); err != nil {
 			t.Fatal(err)
 		}
-		form, _, err := d.Svc.LoadMembershipForm(ctx, engine.DemoUserKey, next.ID, nil)
+		form, _, err := registration.Of(d.Svc).LoadMembershipForm(ctx, engine.DemoUserKey, next.ID, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		pid := form.ProcessIDString()
-		form, err = d.Svc.Next(ctx, engine.DemoUserKey, engine.NextInput{ProcessID: pid, Step: 0, People: []engine.PersonInput{{ID: alex}, {ID: robin}}})
+		form, err = registration.Of(d.Svc).Next(ctx, engine.DemoUserKey, registration.NextInput{ProcessID: pid, Step: 0, People: []registration.PersonInput{{ID: alex}, {ID: robin}}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -62,7 +63,7 @@ func TestNextSeasonStartsFromLastSeasonsAnswers(t *testing.T) {
 				t.Fatalf("unexpected step %s", q.Name)
 			}
 			seen++
-			var in []engine.PersonInput
+			var in []registration.PersonInput
 			for _, p := range form.People {
 				got := ""
 				if p.Answer != nil {
@@ -75,9 +76,9 @@ func TestNextSeasonStartsFromLastSeasonsAnswers(t *testing.T) {
 				if v, ok := give[q.Name]; ok {
 					a = v
 				}
-				in = append(in, engine.PersonInput{ID: p.ID, Answer: &a})
+				in = append(in, registration.PersonInput{ID: p.ID, Answer: &a})
 			}
-			if form, err = d.Svc.Next(ctx, engine.DemoUserKey, engine.NextInput{ProcessID: pid, Step: form.Step, People: in}); err != nil {
+			if form, err = registration.Of(d.Svc).Next(ctx, engine.DemoUserKey, registration.NextInput{ProcessID: pid, Step: form.Step, People: in}); err != nil {
 				t.Fatalf("step %s: %v", q.Name, err)
 			}
 		}

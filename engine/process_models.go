@@ -129,7 +129,7 @@ const (
 )
 
 // finished reports whether an instance in state s can no longer change.
-func finished(s ProcessState) bool {
+func Finished(s ProcessState) bool {
 	return s == StateCompleted || s == StateCancelled || s == StateFailed
 }
 

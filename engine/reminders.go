@@ -107,7 +107,7 @@ func LoadUnpaidReminder(ctx context.Context, db bun.IDB, p UnpaidReminderPayload
 		Where("process_instance_id = ? AND status = ?", order.ProcessInstanceID, MembershipPending).OrderExpr("person_id").Scan(ctx, &ids); err != nil {
 		return nil, fmt.Errorf("load reminded persons: %w", err)
 	}
-	if r.Persons, err = personsByID(ctx, db, ids); err != nil {
+	if r.Persons, err = PersonsByID(ctx, db, ids); err != nil {
 		return nil, err
 	}
 	r.Recipients = UniqueAddresses(r.Persons)

@@ -198,7 +198,7 @@ func LoadRenewalPrompt(ctx context.Context, db bun.IDB, p RenewalPromptPayload) 
 		}
 		*x.into = *period
 	}
-	statuses, err := membershipStatuses(ctx, db, p.NextPeriodID, p.PersonIDs)
+	statuses, err := MembershipStatuses(ctx, db, p.NextPeriodID, p.PersonIDs)
 	if err != nil {
 		return nil, err
 	}
@@ -208,7 +208,7 @@ func LoadRenewalPrompt(ctx context.Context, db bun.IDB, p RenewalPromptPayload) 
 			open = append(open, id)
 		}
 	}
-	if r.Persons, err = personsByID(ctx, db, open); err != nil {
+	if r.Persons, err = PersonsByID(ctx, db, open); err != nil {
 		return nil, err
 	}
 	r.Recipients = UniqueAddresses(r.Persons)

@@ -36,8 +36,8 @@ type Service struct {
 	WebhookNetworks WebhookNetworks // WithWebhookNetworks
 	testPayments    bool
 	settingsChanged func(organisationID int64)
-	defs            definitionCache
-	prepared        *preparedStatements // the question step's statements on PostgreSQL (question_step.go)
+	Defs            definitionCache
+	Prepared        *preparedStatements // the question step's statements on PostgreSQL (question_step.go)
 	now             func() time.Time
 	Log             *slog.Logger
 }
@@ -57,7 +57,7 @@ func NewService(db *bun.DB, payments PaymentProvider, opts ...ServiceOption) *Se
 	for _, o := range opts {
 		o(s)
 	}
-	s.prepared = newPreparedStatements(db)
+	s.Prepared = newPreparedStatements(db)
 	return s
 }
 

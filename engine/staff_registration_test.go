@@ -8,6 +8,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/registration"
 	"portal/engine/staff"
 )
 
@@ -32,7 +33,7 @@ func TestRegistrationDetailAnswersAsShown(t *testing.T) {
 					t.Fatalf("%s in %s: %v", as.Step.Name, lang, err)
 				}
 				for _, a := range as.Answers {
-					shown[as.Step.Name+"/"+lang] = step.QuestionText + ": " + engine.DisplayAnswer(&step, a.Value)
+					shown[as.Step.Name+"/"+lang] = step.QuestionText + ": " + registration.DisplayAnswer(&step, a.Value)
 				}
 			}
 		}

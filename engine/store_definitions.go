@@ -24,7 +24,7 @@ func LatestDefinition(ctx context.Context, db bun.IDB, orgID int64, key string) 
 }
 
 // latestActiveDefinition loads the newest active version of a definition key of an organisation.
-func latestActiveDefinition(ctx context.Context, db bun.IDB, orgID int64, key string) (*ProcessDefinition, error) {
+func LatestActiveDefinition(ctx context.Context, db bun.IDB, orgID int64, key string) (*ProcessDefinition, error) {
 	def := new(ProcessDefinition)
 	err := db.NewSelect().Model(def).
 		Where("organisation_id = ? AND key = ? AND active", orgID, key).

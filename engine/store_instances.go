@@ -14,8 +14,8 @@ import (
 
 // loadInstance loads an instance of userKey with its period. Instances of
 // other user keys are not found, so their existence does not leak.
-func loadInstance(ctx context.Context, db bun.IDB, userKey, processID string) (*ProcessInstance, error) {
-	id, err := parseProcessID(processID)
+func LoadInstance(ctx context.Context, db bun.IDB, userKey, processID string) (*ProcessInstance, error) {
+	id, err := ParseProcessID(processID)
 	if err != nil {
 		return nil, err
 	}
@@ -36,12 +36,12 @@ func loadInstance(ctx context.Context, db bun.IDB, userKey, processID string) (*
 
 // findOpenInstance finds the unfinished membership instance of userKey for
 // a period on the definition key, or nil when there is none.
-func findOpenInstance(ctx context.Context, db bun.IDB, userKey string, periodID int64, definitionKey string) (*ProcessInstance, error) {
+func FindOpenInstance(ctx context.Context, db bun.IDB, userKey string, periodID int64, definitionKey string) (*ProcessInstance, error) {
 	var found []ProcessInstance
 	err := db.NewSelect().Model(&found).
 		Where("user_key = ? AND related_entity_type = ? AND related_entity_id = ? AND definition_key = ?",
 			userKey, EntityMembership, periodID, definitionKey).
-		Where(openCondition("status")).
+		Where(OpenCondition("status")).
 		Limit(1).Scan(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("find open instance: %w", err)
@@ -54,7 +54,7 @@ func findOpenInstance(ctx context.Context, db bun.IDB, userKey string, periodID 
 
 // insertInstance stores a new instance. A unique violation (another open
 // instance for the same period) is a conflict that wraps the violation.
-func insertInstance(ctx context.Context, db bun.IDB, inst *ProcessInstance) error {
+func InsertInstance(ctx context.Context, db bun.IDB, inst *ProcessInstance) error {
 	if inst.Language == "" {
 		inst.Language = LanguageOf(ctx)
 	}
@@ -71,7 +71,7 @@ func insertInstance(ctx context.Context, db bun.IDB, inst *ProcessInstance) erro
 // since it was read: the optimistic lock that makes one of two racing
 // submissions win and the other get a conflict.
 func BumpVersion(ctx context.Context, db bun.IDB, inst *ProcessInstance, now time.Time, columns ...string) error {
-	markMoved(ctx, inst, now)
+	MarkMoved(ctx, inst, now)
 	if LanguageOf(ctx) != "" {
 		columns = append(columns, "language")
 	}
@@ -83,7 +83,7 @@ func BumpVersion(ctx context.Context, db bun.IDB, inst *ProcessInstance, now tim
 		return fmt.Errorf("update process instance: %w", err)
 	}
 	if n, err := res.RowsAffected(); err != nil || n != 1 {
-		return errMovedMeanwhile
+		return ErrMovedMeanwhile
 	}
 	return nil
 }
@@ -116,7 +116,7 @@ func completeInstance(ctx context.Context, db bun.IDB, instanceID int64, now tim
 // both databases use the index): three comparisons, not NOT IN, which on
 // SQLite builds a temporary index at every evaluation (migration
 // 20261216000003).
-func openCondition(status string) string {
+func OpenCondition(status string) string {
 	return status + " <> '" + string(StateCompleted) + "' AND " + status + " <> '" + string(StateCancelled) + "' AND " +
 		status + " <> '" + string(StateFailed) + "'"
 }
@@ -142,7 +142,7 @@ func ReopenInstance(ctx context.Context, db bun.IDB, instanceID int64, now time.
 	other, err := db.NewSelect().Model((*ProcessInstance)(nil)).
 		Where("user_key = ? AND related_entity_type = ? AND related_entity_id = ? AND definition_key = ? AND id <> ?",
 			inst.UserKey, inst.RelatedEntityType, inst.RelatedEntityID, inst.DefinitionKey, inst.ID).
-		Where(openCondition("status")).Exists(ctx)
+		Where(OpenCondition("status")).Exists(ctx)
 	if err != nil {
 		return false, fmt.Errorf("look for another open registration: %w", err)
 	}
@@ -159,7 +159,7 @@ func ReopenInstance(ctx context.Context, db bun.IDB, instanceID int64, now time.
 
 // markMoved records on inst the write that moves it to its next version at
 // now (bumpVersion, moveInstance).
-func markMoved(ctx context.Context, inst *ProcessInstance, now time.Time) {
+func MarkMoved(ctx context.Context, inst *ProcessInstance, now time.Time) {
 	inst.Version++
 	inst.UpdatedAt = now
 	if l := LanguageOf(ctx); l != "" {
@@ -168,10 +168,10 @@ func markMoved(ctx context.Context, inst *ProcessInstance, now time.Time) {
 }
 
 // errMovedMeanwhile is the version conflict of moveInstance and bumpVersion.
-var errMovedMeanwhile = Errorf(CodeConflict, "this registration changed in another window; reload it to continue")
+var ErrMovedMeanwhile = Errorf(CodeConflict, "this registration changed in another window; reload it to continue")
 
 // parseProcessID reads a process id; anything malformed is simply not found.
-func parseProcessID(raw string) (int64, error) {
+func ParseProcessID(raw string) (int64, error) {
 	id, err := strconv.ParseInt(raw, 10, 64)
 	if err != nil || id <= 0 {
 		return 0, Errorf(CodeNotFound, "process instance not found")

@@ -25,7 +25,7 @@ func LoadOrder(ctx context.Context, db bun.IDB, orderID int64) (*Order, error) {
 }
 
 // liveOrder loads the instance's order that is not cancelled, with its lines.
-func liveOrder(ctx context.Context, db bun.IDB, instanceID int64) (*Order, error) {
+func LiveOrder(ctx context.Context, db bun.IDB, instanceID int64) (*Order, error) {
 	order := new(Order)
 	err := withLines(db.NewSelect().Model(order).
 		Where("?TableAlias.process_instance_id = ? AND ?TableAlias.status <> ?", instanceID, OrderCancelled)).Scan(ctx)
@@ -37,7 +37,7 @@ func liveOrder(ctx context.Context, db bun.IDB, instanceID int64) (*Order, error
 
 // insertOrder stores a new order and its lines (numbered from 1 as given).
 // A unique violation means the instance has a live order already: a conflict.
-func insertOrder(ctx context.Context, db bun.IDB, order *Order) error {
+func InsertOrder(ctx context.Context, db bun.IDB, order *Order) error {
 	if order.PayReference == "" {
 		// Random rather than derived from the id: the pay link must not be guessable.
 		order.PayReference = NewReference("PO-")
@@ -61,7 +61,7 @@ func insertOrder(ctx context.Context, db bun.IDB, order *Order) error {
 }
 
 // cancelUnpaidOrders cancels the unpaid order of an instance.
-func cancelUnpaidOrders(ctx context.Context, db bun.IDB, instanceID int64) error {
+func CancelUnpaidOrders(ctx context.Context, db bun.IDB, instanceID int64) error {
 	if _, err := db.NewUpdate().Model((*Order)(nil)).Set("status = ?", OrderCancelled).
 		Where("process_instance_id = ? AND status = ?", instanceID, OrderUnpaid).Exec(ctx); err != nil {
 		return fmt.Errorf("cancel order: %w", err)

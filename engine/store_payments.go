@@ -211,7 +211,7 @@ func cancelPayment(ctx context.Context, db bun.IDB, paymentID int64, now time.Ti
 }
 
 // cancelPendingPayments cancels the pending attempts of an instance's unpaid order.
-func cancelPendingPayments(ctx context.Context, db bun.IDB, instanceID int64, now time.Time) error {
+func CancelPendingPayments(ctx context.Context, db bun.IDB, instanceID int64, now time.Time) error {
 	orderIDs := db.NewSelect().Model((*Order)(nil)).Column("id").Where("process_instance_id = ? AND status = ?", instanceID, OrderUnpaid)
 	// Money already received in part (partial bank-transfer captures) does
 	// not vanish with its cancelled attempt: it is owed back by hand and

@@ -11,7 +11,7 @@ import (
 // Store functions for persons (persons) and their links to user keys (user_persons).
 
 // linkedPersons lists the persons userKey may register in an organisation.
-func linkedPersons(ctx context.Context, db bun.IDB, userKey string, orgID int64) ([]Person, error) {
+func LinkedPersons(ctx context.Context, db bun.IDB, userKey string, orgID int64) ([]Person, error) {
 	var persons []Person
 	err := db.NewSelect().Model(&persons).
 		Join("JOIN user_persons AS up ON up.person_id = person.id").
@@ -24,7 +24,7 @@ func linkedPersons(ctx context.Context, db bun.IDB, userKey string, orgID int64)
 }
 
 // personsByID loads persons in the order of ids.
-func personsByID(ctx context.Context, db bun.IDB, ids []int64) ([]Person, error) {
+func PersonsByID(ctx context.Context, db bun.IDB, ids []int64) ([]Person, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
@@ -49,7 +49,7 @@ func personsByID(ctx context.Context, db bun.IDB, ids []int64) ([]Person, error)
 // organisation. On PostgreSQL the links are read FOR SHARE, so an unlink
 // running at the same time waits for this transaction instead of slipping
 // in after the check; SQLite runs one writer at a time anyway.
-func linkedAmong(ctx context.Context, tx bun.Tx, userKey string, orgID int64, personIDs []int64) ([]int64, error) {
+func LinkedAmong(ctx context.Context, tx bun.Tx, userKey string, orgID int64, personIDs []int64) ([]int64, error) {
 	var linked []int64
 	q := tx.NewSelect().Model((*UserPerson)(nil)).Column("person_id").
 		Where("user_key = ? AND organisation_id = ? AND person_id IN (?)", userKey, orgID, bun.List(personIDs))

@@ -19,6 +19,7 @@ import (
 	"portal/engine/enginetest"
 	"portal/engine/invitation"
 	"portal/engine/organisation"
+	"portal/engine/registration"
 	"portal/engine/staff"
 	"portal/handlers"
 	"portal/relay/session"
@@ -110,7 +111,7 @@ func runAuditSteps(t *testing.T, db *bun.DB, kind string) {
 	const secret = "a-new-hash-secret-of-the-club"
 	var typeID, periodID, invitationID, webhookID, deliveryID, runID int64
 	var orderRef, paymentRef string
-	var f *engine.Form
+	var f *registration.Form
 	idOf := func(t *testing.T, res response) int64 {
 		var v struct{ ID int64 }
 		res.json(t, &v)
@@ -225,7 +226,7 @@ func runAuditSteps(t *testing.T, db *bun.DB, kind string) {
 			}
 			paymentRef = p.Reference
 			svc := engine.NewService(env.db, env.gw, orgPayments(env.db, envOptions{}, env.gw)...)
-			if _, err := svc.Reset(context.Background(), engine.DemoUserKey, f.ProcessIDString()); err != nil {
+			if _, err := registration.Of(svc).Reset(context.Background(), engine.DemoUserKey, f.ProcessIDString()); err != nil {
 				t.Fatal(err)
 			}
 			if res := env.call(who, http.MethodPost, "/api/admin/payments/"+orderRef+"/capture", map[string]any{"amount": engine.FormatAmount(p.AmountMinor), "id": "credit-2"}); res.status != http.StatusOK {

@@ -17,6 +17,7 @@ import (
 	"portal/engine/dbtest"
 	"portal/engine/enginetest"
 	"portal/engine/organisation"
+	"portal/engine/registration"
 	"portal/engine/stripepay/stripemock"
 )
 
@@ -87,7 +88,7 @@ func checkAdminPaymentResponses(t *testing.T, ck *apiChecker, env *testEnv, anon
 	wantStatus(t, ck.do(anon, http.MethodPost, capture, map[string]any{"amount": "1.00"}), http.StatusUnauthorized)
 
 	// The member resets; the whole transfer arrives anyway: owed back by hand.
-	if _, err := svc.Reset(context.Background(), engine.DemoUserKey, f.ProcessIDString()); err != nil {
+	if _, err := registration.Of(svc).Reset(context.Background(), engine.DemoUserKey, f.ProcessIDString()); err != nil {
 		t.Fatal(err)
 	}
 	whole := ck.conforming(anon, http.MethodPost, capture, map[string]any{"amount": engine.FormatAmount(p.AmountMinor), "id": "credit-2"}, bearer(write)...)

@@ -8,7 +8,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"portal/engine"
+	"portal/engine/registration"
 )
 
 // getMembershipForm answers GET /api/forms/membership/:periodid?userKey=&organisationId=.
@@ -39,7 +39,7 @@ func (s *Server) getMembershipForm(c echo.Context) error {
 	if userKey != sess.UserKey {
 		return newAPIError(http.StatusUnauthorized, "The userKey does not match the signed-in user.")
 	}
-	form, created, err := s.engine.LoadMembershipForm(c.Request().Context(), sess.UserKey, periodID, orgID)
+	form, created, err := registration.Of(s.engine).LoadMembershipForm(c.Request().Context(), sess.UserKey, periodID, orgID)
 	if err != nil {
 		return err
 	}
@@ -57,7 +57,7 @@ func (s *Server) postNext(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	form, err := s.engine.Next(c.Request().Context(), sessionOf(c).UserKey, in)
+	form, err := registration.Of(s.engine).Next(c.Request().Context(), sessionOf(c).UserKey, in)
 	if err != nil {
 		return err
 	}
@@ -66,7 +66,7 @@ func (s *Server) postNext(c echo.Context) error {
 
 // postReset answers POST /api/forms/processes/:processid/reset.
 func (s *Server) postReset(c echo.Context) error {
-	form, err := s.engine.Reset(c.Request().Context(), sessionOf(c).UserKey, c.Param("processid"))
+	form, err := registration.Of(s.engine).Reset(c.Request().Context(), sessionOf(c).UserKey, c.Param("processid"))
 	if err != nil {
 		return err
 	}
@@ -75,7 +75,7 @@ func (s *Server) postReset(c echo.Context) error {
 
 // postResume answers POST /api/forms/processes/:processid/resume.
 func (s *Server) postResume(c echo.Context) error {
-	form, err := s.engine.Resume(c.Request().Context(), sessionOf(c).UserKey, c.Param("processid"))
+	form, err := registration.Of(s.engine).Resume(c.Request().Context(), sessionOf(c).UserKey, c.Param("processid"))
 	if err != nil {
 		return err
 	}
@@ -101,7 +101,7 @@ func (s *Server) postBack(c echo.Context) error {
 			return err
 		}
 	}
-	form, err := s.engine.Back(c.Request().Context(), sessionOf(c).UserKey, c.Param("processid"), body.Step)
+	form, err := registration.Of(s.engine).Back(c.Request().Context(), sessionOf(c).UserKey, c.Param("processid"), body.Step)
 	if err != nil {
 		return err
 	}
@@ -111,7 +111,7 @@ func (s *Server) postBack(c echo.Context) error {
 // formJSON answers with a form as its FormDTO. The club's payment methods
 // are listed on the last question, where the choice is sent: the other
 // steps keep their one statement (TestStepPageStatements).
-func (s *Server) formJSON(c echo.Context, status int, form *engine.Form) error {
+func (s *Server) formJSON(c echo.Context, status int, form *registration.Form) error {
 	var methods []string
 	if form.Question != nil && form.Step == form.TotalSteps {
 		var err error

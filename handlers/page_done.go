@@ -6,6 +6,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/engine/registration"
 	"portal/views"
 )
 
@@ -16,7 +17,7 @@ func (s *Server) donePage(c echo.Context) error {
 	if !ok {
 		return err
 	}
-	o, err := s.engine.LoadOverview(c.Request().Context(), r.userKey, r.periodID)
+	o, err := registration.Of(s.engine).LoadOverview(c.Request().Context(), r.userKey, r.periodID)
 	if err != nil {
 		if code := engine.ErrorCode(err); code == engine.CodeNotFound || code == engine.CodeConflict {
 			return s.accessDenied(c, "period")
@@ -27,7 +28,7 @@ func (s *Server) donePage(c echo.Context) error {
 		return c.Redirect(http.StatusSeeOther, stepURL(c, o.Form))
 	}
 	m := views.DoneModel{Chrome: s.chrome(tr(c, "title_done")), Period: o.Period.Name,
-		Persons:    personStatuses(langOf(c), o.Form.People, func(p engine.FormPerson) string { return p.Status }),
+		Persons:    personStatuses(langOf(c), o.Form.People, func(p registration.FormPerson) string { return p.Status }),
 		PaymentURL: o.Form.PaymentURL, Seconds: paymentCountdown}
 	m.Lines, m.Total = quoteLines(langOf(c), o.Order)
 	if m.BankTransfer, err = s.bankTransferOf(c.Request().Context(), o.Period.OrganisationID, o.Form.PaymentURL); err != nil {

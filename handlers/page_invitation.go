@@ -8,6 +8,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/invitation"
+	"portal/engine/registration"
 	"portal/relay/invitelink"
 	"portal/views"
 )
@@ -61,7 +62,7 @@ func (s *Server) openInvitation(c echo.Context) error {
 	if !expires.Equal(inv.ExpiresAt.Truncate(1e9)) {
 		return s.invitationRefused(c, invitationForged)
 	}
-	if err := s.engine.CheckRegistrationAccess(ctx, inv.UserKey, inv.PeriodID); err != nil {
+	if err := registration.Of(s.engine).CheckRegistrationAccess(ctx, inv.UserKey, inv.PeriodID); err != nil {
 		switch engine.ErrorCode(err) {
 		case engine.CodeNotFound, engine.CodeConflict:
 			return s.accessDenied(c, "period")

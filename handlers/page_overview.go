@@ -6,6 +6,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/engine/registration"
 	"portal/views"
 )
 
@@ -15,7 +16,7 @@ func (s *Server) overview(c echo.Context, periodID int64) error {
 	if !ok {
 		return err
 	}
-	o, err := s.engine.LoadOverview(c.Request().Context(), sess.UserKey, periodID)
+	o, err := registration.Of(s.engine).LoadOverview(c.Request().Context(), sess.UserKey, periodID)
 	if err != nil {
 		if code := engine.ErrorCode(err); code == engine.CodeNotFound || code == engine.CodeConflict {
 			return s.accessDenied(c, "period")
@@ -25,7 +26,7 @@ func (s *Server) overview(c echo.Context, periodID int64) error {
 	f := o.Form
 	m := views.OverviewModel{
 		Chrome: s.chrome(o.Period.Name), Period: o.Period.Name,
-		Persons:   personStatuses(langOf(c), o.Persons, func(p engine.FormPerson) string { return p.Status }),
+		Persons:   personStatuses(langOf(c), o.Persons, func(p registration.FormPerson) string { return p.Status }),
 		StartURL:  registerPath(c, periodID, "persons"),
 		ResumeURL: registerPath(c, periodID, "resume"),
 		ResetURL:  registerPath(c, periodID, "reset"),

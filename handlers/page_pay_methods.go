@@ -119,7 +119,7 @@ func (s *Server) mandateAnswered(c echo.Context, in *directdebit.MandateInput, e
 
 // staffMandate is a registration's mandate on the staff registration
 // page; treasurers and administrators may revoke one that holds.
-func staffMandate(c echo.Context, role staff.StaffRole, registration int64, m *directdebit.DebitMandate) *views.StaffMandateModel {
+func staffMandate(c echo.Context, role staff.StaffRole, registrationID int64, m *directdebit.DebitMandate) *views.StaffMandateModel {
 	if m == nil {
 		return nil
 	}
@@ -133,7 +133,7 @@ func staffMandate(c echo.Context, role staff.StaffRole, registration int64, m *d
 		}
 	case role.AtLeast(staff.RoleTreasurer):
 		out.RevokeAction = organisationPath(c, fmt.Sprintf("%s/mandates/%d/revoke", StaffPrefix, m.ID))
-		out.Registration = strconv.FormatInt(registration, 10)
+		out.Registration = strconv.FormatInt(registrationID, 10)
 	}
 	return out
 }

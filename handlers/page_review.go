@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/engine/registration"
 	"portal/views"
 )
 
@@ -26,7 +27,7 @@ func (s *Server) showReview(c echo.Context, status int, notice string) error {
 	if form.State == engine.StateDone || form.Step != form.TotalSteps {
 		return c.Redirect(http.StatusSeeOther, stepURL(c, form))
 	}
-	rv, err := s.engine.Review(c.Request().Context(), r.userKey, form.ProcessIDString())
+	rv, err := registration.Of(s.engine).Review(c.Request().Context(), r.userKey, form.ProcessIDString())
 	if err != nil {
 		return err
 	}
@@ -63,7 +64,7 @@ func (s *Server) showReview(c echo.Context, status int, notice string) error {
 
 // reviewAnswer is an answer as the review prints it: the engine's Yes/No of
 // 0/1 questions in the request's language, other answers as given.
-func reviewAnswer(c echo.Context, a engine.ReviewAnswer) string {
+func reviewAnswer(c echo.Context, a registration.ReviewAnswer) string {
 	switch {
 	case a.Type != engine.TypeCheckbox && a.Type != engine.TypeAccept && a.Type != engine.TypeOne:
 		return a.Answer

@@ -16,6 +16,7 @@ import (
 	"portal/engine/banking"
 	"portal/engine/directdebit"
 	"portal/engine/jobs"
+	"portal/engine/registration"
 	"portal/engine/staff"
 	"portal/views"
 )
@@ -173,7 +174,7 @@ func answerRows(c echo.Context, d *staff.RegistrationDetail, names map[int64]str
 		}
 		row := views.StaffStepRow{Question: step.QuestionText}
 		for _, a := range as.Answers {
-			shown := engine.DisplayAnswer(&step, a.Value)
+			shown := registration.DisplayAnswer(&step, a.Value)
 			switch step.QuestionType {
 			case engine.TypeCheckbox, engine.TypeAccept, engine.TypeOne:
 				shown = t.No

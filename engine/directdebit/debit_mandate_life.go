@@ -12,6 +12,7 @@ import (
 	"portal/engine"
 	"portal/engine/banking"
 	"portal/engine/jobs"
+	"portal/engine/registration"
 )
 
 // The life of a SEPA mandate after it is given (issue 29): a household's
@@ -37,7 +38,7 @@ func checkMandateAccount(in MandateInput) (mandateAccount, []engine.FieldError) 
 	switch {
 	case holder == "":
 		bad("holder", "is required: the account holder's name")
-	case len([]rune(holder)) > 70 || !engine.PlainText(holder):
+	case len([]rune(holder)) > 70 || !registration.PlainText(holder):
 		bad("holder", "must be a name of at most 70 characters")
 	}
 	iban, ierr := banking.ParseIBAN(in.IBAN)

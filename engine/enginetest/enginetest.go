@@ -13,6 +13,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/registration"
 )
 
 // Demo is a seeded demo database with a service and its test gateway.
@@ -46,20 +47,20 @@ func Seed(t testing.TB, db *bun.DB, opts ...engine.ServiceOption) *Demo {
 
 // Commit registers persons of the demo user with valid answers and commits:
 // the registration is DONE with an unpaid order. It returns the final form.
-func (d *Demo) Commit(persons ...int64) *engine.Form {
+func (d *Demo) Commit(persons ...int64) *registration.Form {
 	d.T.Helper()
 	return d.CommitAs(engine.DemoUserKey, persons...)
 }
 
 // CommitAs is Commit for another user key of the demo (demo-1 ...).
-func (d *Demo) CommitAs(userKey string, persons ...int64) *engine.Form {
+func (d *Demo) CommitAs(userKey string, persons ...int64) *registration.Form {
 	d.T.Helper()
 	return d.CommitPayingBy("", userKey, persons...)
 }
 
 // CommitPayingBy is CommitAs with the payment method the member chooses
 // on the review page ("" for the club's default).
-func (d *Demo) CommitPayingBy(method, userKey string, persons ...int64) *engine.Form {
+func (d *Demo) CommitPayingBy(method, userKey string, persons ...int64) *registration.Form {
 	d.T.Helper()
 	ctx := context.Background()
 	if d.Language != "" {
@@ -69,23 +70,23 @@ func (d *Demo) CommitPayingBy(method, userKey string, persons ...int64) *engine.
 	if period == 0 {
 		period = engine.DemoPeriodID
 	}
-	form, _, err := d.Svc.LoadMembershipForm(ctx, userKey, period, nil)
+	form, _, err := registration.Of(d.Svc).LoadMembershipForm(ctx, userKey, period, nil)
 	if err != nil {
 		d.T.Fatal(err)
 	}
 	pid := form.ProcessIDString()
-	in := make([]engine.PersonInput, len(persons))
+	in := make([]registration.PersonInput, len(persons))
 	for i, id := range persons {
-		in[i] = engine.PersonInput{ID: id}
+		in[i] = registration.PersonInput{ID: id}
 	}
 	for form.State != engine.StateDone {
 		if form.Step > 0 {
 			if form.Question == nil {
 				d.T.Fatalf("step %d in state %s has no question", form.Step, form.State)
 			}
-			in = answers(form.Question.Name, persons)
+			in = Answers(form.Question.Name, persons)
 		}
-		if form, err = d.Svc.Next(ctx, userKey, engine.NextInput{ProcessID: pid, Step: form.Step, People: in, PaymentMethod: method}); err != nil {
+		if form, err = registration.Of(d.Svc).Next(ctx, userKey, registration.NextInput{ProcessID: pid, Step: form.Step, People: in, PaymentMethod: method}); err != nil {
 			d.T.Fatalf("step %d: %v", form.Step, err)
 		}
 	}
@@ -94,14 +95,14 @@ func (d *Demo) CommitPayingBy(method, userKey string, persons ...int64) *engine.
 
 // Pay completes the payment of a committed form with outcome success; a
 // second call replays the same signed return.
-func (d *Demo) Pay(form *engine.Form) *engine.PaymentResult {
+func (d *Demo) Pay(form *registration.Form) *engine.PaymentResult {
 	d.T.Helper()
 	return d.PayWith(form, engine.OutcomeSuccess)
 }
 
 // PayWith returns from the test gateway with outcome (failed, cancelled,
 // success) for the form's current attempt.
-func (d *Demo) PayWith(form *engine.Form, outcome engine.PaymentOutcome) *engine.PaymentResult {
+func (d *Demo) PayWith(form *registration.Form, outcome engine.PaymentOutcome) *engine.PaymentResult {
 	d.T.Helper()
 	u, err := url.Parse(form.PaymentURL)
 	if err != nil {
@@ -134,10 +135,10 @@ func (d *Demo) PayWith(form *engine.Form, outcome engine.PaymentOutcome) *engine
 	return res
 }
 
-// answers are valid answers to a question of the demo definition: the
+// Answers are valid answers to a question of the demo definition: the
 // first person takes the insurance and is the main contact.
-func answers(question string, persons []int64) []engine.PersonInput {
-	in := make([]engine.PersonInput, len(persons))
+func Answers(question string, persons []int64) []registration.PersonInput {
+	in := make([]registration.PersonInput, len(persons))
 	for i, id := range persons {
 		first := "0"
 		if i == 0 {
@@ -154,7 +155,7 @@ func answers(question string, persons []int64) []engine.PersonInput {
 		case "guardian_consent", "terms":
 			a = ptr("1")
 		}
-		in[i] = engine.PersonInput{ID: id, Answer: a}
+		in[i] = registration.PersonInput{ID: id, Answer: a}
 	}
 	return in
 }

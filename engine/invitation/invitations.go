@@ -14,6 +14,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/organisation"
+	"portal/engine/registration"
 )
 
 // Invitations are the portal's own sign-in links for a household (a user
@@ -401,7 +402,7 @@ func householdAddresses(ctx context.Context, db bun.IDB, orgID int64, keys []str
 // with the state each reached: what the admin API and the staff pages show.
 func (s *Service) Invitations(ctx context.Context, orgID, periodID int64) (out []InvitationStatus, err error) {
 	defer engine.ClassifyUnavailable(&err)
-	err = s.OnOneConn(ctx, func(db bun.IDB) error {
+	err = registration.Of(s.Service).OnOneConn(ctx, func(db bun.IDB) error {
 		if _, err := organisation.OrgPeriod(ctx, db, orgID, periodID); err != nil {
 			return err
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/registration"
 )
 
 // Setting a period's price rules through the admin API: the whole set at
@@ -263,7 +264,7 @@ func negativeTotals(rules []engine.PriceRule, types []engine.MembershipType) []e
 			if r.Kind == engine.RuleMembershipFee || r.Kind == engine.RuleAdminFee || (r.MembershipTypeID != nil && *r.MembershipTypeID != t.ID) {
 				continue
 			}
-			amount := engine.RuleAmount(r, cheapest)
+			amount := registration.RuleAmount(r, cheapest)
 			if r.Kind == engine.RuleFamily {
 				family += min(amount, 0)
 				continue

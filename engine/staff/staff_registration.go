@@ -13,6 +13,7 @@ import (
 	"portal/engine"
 	"portal/engine/directdebit"
 	"portal/engine/jobs"
+	"portal/engine/registration"
 )
 
 // One registration as staff see it, and what staff may do to it. Every
@@ -364,7 +365,7 @@ func (s *Service) StaffReset(ctx context.Context, actor engine.Actor, orgID, id 
 		return engine.NotFoundOr(err, "registration")
 	}
 	ctx = engine.WithAudit(ctx, actor, registrationEntry(orgID, id, "registration.reset", map[string]any{"status": inst.Status}, map[string]any{"status": engine.StateInit}))
-	_, err = s.Reset(ctx, inst.UserKey, fmt.Sprint(inst.ID))
+	_, err = registration.Of(s.Service).Reset(ctx, inst.UserKey, fmt.Sprint(inst.ID))
 	return err
 }
 
@@ -394,7 +395,7 @@ func (s *Service) CancelRegistration(ctx context.Context, actor engine.Actor, or
 		if open, err = engine.PendingPaymentsOfInstance(ctx, tx, inst.ID); err != nil {
 			return err
 		}
-		if err := engine.CancelCommit(ctx, tx, inst.ID, now); err != nil {
+		if err := registration.CancelCommit(ctx, tx, inst.ID, now); err != nil {
 			return err
 		}
 		if _, err := tx.NewUpdate().Model((*engine.Membership)(nil)).Set("status = ?", engine.MembershipCancelled).

@@ -10,6 +10,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/organisation"
+	"portal/engine/registration"
 )
 
 // The staff setup page's changes: the same validation as the admin API's
@@ -94,28 +95,28 @@ type PriceCheckPerson struct {
 // PriceCheck computes what a household of people pays for a period on a
 // given day, with the engine's own pricing (the rules valid that day;
 // options answered in the form are not included).
-func (s *Service) PriceCheck(ctx context.Context, orgID, periodID int64, people []PriceCheckPerson, on time.Time) (_ engine.Quote, err error) {
+func (s *Service) PriceCheck(ctx context.Context, orgID, periodID int64, people []PriceCheckPerson, on time.Time) (_ registration.Quote, err error) {
 	defer engine.ClassifyUnavailable(&err)
 	period := new(engine.MembershipPeriod)
 	if err := s.DB().NewSelect().Model(period).Where("id = ? AND organisation_id = ?", periodID, orgID).Scan(ctx); err != nil {
-		return engine.Quote{}, engine.NotFoundOr(err, "membership period")
+		return registration.Quote{}, engine.NotFoundOr(err, "membership period")
 	}
 	if len(people) == 0 || len(people) > 20 {
-		return engine.Quote{}, &engine.Error{Code: engine.CodeValidation, Message: "The calculation needs 1 to 20 persons.",
+		return registration.Quote{}, &engine.Error{Code: engine.CodeValidation, Message: "The calculation needs 1 to 20 persons.",
 			Fields: []engine.FieldError{{Field: "persons", Message: "add at least one person"}}}
 	}
 	types, err := organisation.Of(s.Service).MembershipTypes(ctx, orgID)
 	if err != nil {
-		return engine.Quote{}, err
+		return registration.Quote{}, err
 	}
 	rules, err := organisation.Of(s.Service).PriceRules(ctx, orgID, periodID)
 	if err != nil {
-		return engine.Quote{}, err
+		return registration.Quote{}, err
 	}
 	// The lines in the reader's language, as a member reading it would get them.
 	engine.LocalizeRules(rules, engine.LanguageOf(ctx))
 	engine.LocalizeTypes(types, engine.LanguageOf(ctx))
-	priced := make([]engine.PricedPerson, len(people))
+	priced := make([]registration.PricedPerson, len(people))
 	var fields []engine.FieldError
 	for i, p := range people {
 		for j := range types {
@@ -135,7 +136,7 @@ func (s *Service) PriceCheck(ctx context.Context, orgID, periodID int64, people 
 		priced[i].Person = engine.Person{ID: int64(i + 1), FirstName: "Person", LastName: fmt.Sprint(i + 1)}
 	}
 	if len(fields) > 0 {
-		return engine.Quote{}, &engine.Error{Code: engine.CodeValidation, Message: "The calculation is not complete.", Fields: fields}
+		return registration.Quote{}, &engine.Error{Code: engine.CodeValidation, Message: "The calculation is not complete.", Fields: fields}
 	}
-	return engine.PriceRegistration(period, nil, priced, rules, on)
+	return registration.PriceRegistration(period, nil, priced, rules, on)
 }

@@ -24,6 +24,7 @@ import (
 	"portal/engine/dbtest"
 	"portal/engine/enginetest"
 	"portal/engine/jobs"
+	"portal/engine/registration"
 	"portal/handlers"
 	"portal/outbound/mail"
 	"portal/outbound/mail/mailtest"
@@ -287,12 +288,12 @@ func TestResumeLinkAfterADayIdle(t *testing.T) {
 		messages.Register(e.r, messages.Deps{DB: db, Sender: e.sender, BaseURL: "https://portal.example", HashSecret: "resume-secret-0123456789", Now: clk.Now})
 		engine.ScheduleLifecycle(e.r, db, engine.ArchiveKeep, clk.Now, e.quiet)
 		demo := enginetest.Seed(t, db, engine.WithClock(clk.Now))
-		form, _, err := demo.Svc.LoadMembershipForm(ctx, engine.DemoUserKey, engine.DemoPeriodID, nil)
+		form, _, err := registration.Of(demo.Svc).LoadMembershipForm(ctx, engine.DemoUserKey, engine.DemoPeriodID, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := demo.Svc.Next(ctx, engine.DemoUserKey, engine.NextInput{ProcessID: form.ProcessIDString(), Step: 0,
-			People: []engine.PersonInput{{ID: sam}}}); err != nil {
+		if _, err := registration.Of(demo.Svc).Next(ctx, engine.DemoUserKey, registration.NextInput{ProcessID: form.ProcessIDString(), Step: 0,
+			People: []registration.PersonInput{{ID: sam}}}); err != nil {
 			t.Fatal(err)
 		}
 		// Alex, a member last season, is prompted to renew meanwhile: only

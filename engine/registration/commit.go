@@ -1,4 +1,4 @@
-package engine
+package registration
 
 import (
 	"context"
@@ -6,20 +6,22 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
+
+	"portal/engine"
 )
 
 // pricingInputs loads what pricing needs beyond the instance: membership
 // types, the types each person held in the previous period, and the rules.
-func pricingInputs(ctx context.Context, tx bun.IDB, inst *ProcessInstance, personIDs []int64) ([]MembershipType, map[int64][]int64, []PriceRule, error) {
-	types, err := MembershipTypes(ctx, tx, inst.OrganisationID)
+func pricingInputs(ctx context.Context, tx bun.IDB, inst *engine.ProcessInstance, personIDs []int64) ([]engine.MembershipType, map[int64][]int64, []engine.PriceRule, error) {
+	types, err := engine.MembershipTypes(ctx, tx, inst.OrganisationID)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	previous, err := previousMembershipTypes(ctx, tx, inst.OrganisationID, inst.Period.StartDate, personIDs)
+	previous, err := engine.PreviousMembershipTypes(ctx, tx, inst.OrganisationID, inst.Period.StartDate, personIDs)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	rules, err := PriceRules(ctx, tx, inst.RelatedEntityID)
+	rules, err := engine.PriceRules(ctx, tx, inst.RelatedEntityID)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -27,21 +29,21 @@ func pricingInputs(ctx context.Context, tx bun.IDB, inst *ProcessInstance, perso
 }
 
 // quoteFor prices the selected persons with their answers.
-func (s *Service) quoteFor(ctx context.Context, tx bun.IDB, inst *ProcessInstance, def *definition, selected []Person, answers map[int64]map[int64]string, now time.Time) (Quote, []PricedPerson, error) {
+func (s *Service) quoteFor(ctx context.Context, tx bun.IDB, inst *engine.ProcessInstance, def *engine.Definition, selected []engine.Person, answers map[int64]map[int64]string, now time.Time) (Quote, []PricedPerson, error) {
 	types, previous, rules, err := pricingInputs(ctx, tx, inst, inst.SelectedPersons)
 	if err != nil {
 		return Quote{}, nil, err
 	}
 	// The lines are in the member's language: the review shows them, the
 	// commit freezes them so (the definition's own texts are in it already).
-	lang := LanguageOf(ctx)
+	lang := engine.LanguageOf(ctx)
 	if lang == "" {
 		lang = inst.Language
 	}
-	LocalizeRules(rules, lang)
-	LocalizeTypes(types, lang)
+	engine.LocalizeRules(rules, lang)
+	engine.LocalizeTypes(types, lang)
 	// Only answers on the path are priced: a skipped priced step adds nothing.
-	answers = def.routeFor(selected, inst.Period.StartDate, answers).answered(def, answers)
+	answers = def.RouteFor(selected, inst.Period.StartDate, answers).Answered(def, answers)
 	people := make([]PricedPerson, len(selected))
 	for i, p := range selected {
 		own := map[int64]string{}
@@ -51,7 +53,7 @@ func (s *Service) quoteFor(ctx context.Context, tx bun.IDB, inst *ProcessInstanc
 			}
 		}
 		t := chooseMembershipType(types, p.DateOfBirth, inst.Period.StartDate)
-		mt := MemberNew
+		mt := engine.MemberNew
 		if t != nil {
 			mt = memberTypeFor(def.Steps, own, previous[p.ID], t.ID)
 		}
@@ -65,11 +67,11 @@ func (s *Service) quoteFor(ctx context.Context, tx bun.IDB, inst *ProcessInstanc
 // and an unpaid order with frozen lines, inside the caller's transaction;
 // method is the payment method the member chose ("" for the club's
 // default); now is the transaction's time, for the price and the records.
-func (s *Service) commit(ctx context.Context, tx bun.Tx, inst *ProcessInstance, def *definition, selected []Person, answers map[int64]map[int64]string, method string, now time.Time) (*Order, error) {
+func (s *Service) commit(ctx context.Context, tx bun.Tx, inst *engine.ProcessInstance, def *engine.Definition, selected []engine.Person, answers map[int64]map[int64]string, method string, now time.Time) (*engine.Order, error) {
 	if err := checkStillLinked(ctx, tx, inst, len(def.Steps), selected); err != nil {
 		return nil, err
 	}
-	method, err := s.checkPaymentMethod(ctx, tx, inst.OrganisationID, method)
+	method, err := s.CheckPaymentMethod(ctx, tx, inst.OrganisationID, method)
 	if err != nil {
 		return nil, err
 	}
@@ -77,36 +79,36 @@ func (s *Service) commit(ctx context.Context, tx bun.Tx, inst *ProcessInstance, 
 	if err != nil {
 		return nil, err
 	}
-	memberships := make([]Membership, len(people))
+	memberships := make([]engine.Membership, len(people))
 	for i, pp := range people {
-		memberships[i] = Membership{
+		memberships[i] = engine.Membership{
 			PersonID: pp.Person.ID, PeriodID: inst.RelatedEntityID, MembershipTypeID: pp.Type.ID,
-			MemberType: pp.MemberType, Status: MembershipPending, ProcessInstanceID: &inst.ID, CreatedAt: now,
+			MemberType: pp.MemberType, Status: engine.MembershipPending, ProcessInstanceID: &inst.ID, CreatedAt: now,
 		}
 	}
-	if err := insertMemberships(ctx, tx, memberships); err != nil {
+	if err := engine.InsertMemberships(ctx, tx, memberships); err != nil {
 		return nil, err
 	}
-	order := &Order{
+	order := &engine.Order{
 		ProcessInstanceID: inst.ID, OrganisationID: inst.OrganisationID, PeriodID: inst.RelatedEntityID,
-		UserKey: inst.UserKey, Status: OrderUnpaid, TotalMinor: quote.TotalMinor, Currency: quote.Currency, CreatedAt: now,
-		PaymentMethod: method, Lines: make([]OrderLine, len(quote.Lines)),
+		UserKey: inst.UserKey, Status: engine.OrderUnpaid, TotalMinor: quote.TotalMinor, Currency: quote.Currency, CreatedAt: now,
+		PaymentMethod: method, Lines: make([]engine.OrderLine, len(quote.Lines)),
 	}
 	for i, l := range quote.Lines {
-		order.Lines[i] = OrderLine{LineNo: i + 1, PersonID: l.PersonID, Kind: l.Kind,
+		order.Lines[i] = engine.OrderLine{LineNo: i + 1, PersonID: l.PersonID, Kind: l.Kind,
 			Code: l.Code, Description: l.Description, AmountMinor: l.AmountMinor, Currency: quote.Currency}
 	}
-	if err := insertOrder(ctx, tx, order); err != nil {
+	if err := engine.InsertOrder(ctx, tx, order); err != nil {
 		return nil, err
 	}
-	if err := recordConsents(ctx, tx, inst, def, selected, answers, now); err != nil {
+	if err := engine.RecordConsents(ctx, tx, inst, def, selected, answers, now); err != nil {
 		return nil, err
 	}
 	personIDs := make([]int64, len(people))
 	for i, pp := range people {
 		personIDs[i] = pp.Person.ID
 	}
-	if err := EmitEvent(ctx, tx, inst.OrganisationID, EventRegistrationCommitted, RegistrationEventData{RegistrationID: inst.ID,
+	if err := engine.EmitEvent(ctx, tx, inst.OrganisationID, engine.EventRegistrationCommitted, engine.RegistrationEventData{RegistrationID: inst.ID,
 		PeriodID: inst.RelatedEntityID, UserKey: inst.UserKey, PersonIDs: personIDs, OrderID: &order.ID,
 		TotalMinor: &order.TotalMinor, Currency: order.Currency}, now); err != nil {
 		return nil, err
@@ -122,11 +124,11 @@ func (s *Service) commit(ctx context.Context, tx bun.Tx, inst *ProcessInstance, 
 // that a person who could not be loaded is refused too rather than
 // silently left out of the order. The links are read with a share lock
 // (linkedAmong), so an unlink cannot slip in after the check.
-func checkStillLinked(ctx context.Context, tx bun.Tx, inst *ProcessInstance, step int, selected []Person) error {
+func checkStillLinked(ctx context.Context, tx bun.Tx, inst *engine.ProcessInstance, step int, selected []engine.Person) error {
 	if len(inst.SelectedPersons) == 0 {
-		return &Error{Code: CodeValidation, Message: "Select at least one person.", ProcessID: strconv64(inst.ID), Step: step}
+		return &engine.Error{Code: engine.CodeValidation, Message: "Select at least one person.", ProcessID: strconv64(inst.ID), Step: step}
 	}
-	linked, err := linkedAmong(ctx, tx, inst.UserKey, inst.OrganisationID, inst.SelectedPersons)
+	linked, err := engine.LinkedAmong(ctx, tx, inst.UserKey, inst.OrganisationID, inst.SelectedPersons)
 	if err != nil {
 		return err
 	}
@@ -134,19 +136,19 @@ func checkStillLinked(ctx context.Context, tx bun.Tx, inst *ProcessInstance, ste
 	for _, p := range selected {
 		names[p.ID] = p.FirstName + " " + p.LastName
 	}
-	var problems []PersonError
+	var problems []engine.PersonError
 	for _, id := range inst.SelectedPersons {
 		name, known := names[id]
 		if !known {
 			name = "A selected person"
 		}
 		if !known || !slices.Contains(linked, id) {
-			problems = append(problems, PersonError{PersonID: id,
+			problems = append(problems, engine.PersonError{PersonID: id,
 				Message: name + " can no longer be registered with this link: the organisation removed the link meanwhile. Start again to choose persons."})
 		}
 	}
 	if len(problems) > 0 {
-		return &Error{Code: CodeValidation, Message: "Some persons can no longer be registered with this link.",
+		return &engine.Error{Code: engine.CodeValidation, Message: "Some persons can no longer be registered with this link.",
 			People: problems, ProcessID: strconv64(inst.ID), Step: step}
 	}
 	return nil
@@ -155,13 +157,13 @@ func checkStillLinked(ctx context.Context, tx bun.Tx, inst *ProcessInstance, ste
 // Quote prices a running registration as its commit would, for a
 // check-your-answers page. It writes nothing.
 func (s *Service) Quote(ctx context.Context, userKey, processID string) (_ Quote, err error) {
-	defer ClassifyUnavailable(&err)
-	inst, err := loadInstance(ctx, s.db, userKey, processID)
+	defer engine.ClassifyUnavailable(&err)
+	inst, err := engine.LoadInstance(ctx, s.DB(), userKey, processID)
 	if err != nil {
 		return Quote{}, err
 	}
-	if inst.Status == StateDone {
-		order, err := liveOrder(ctx, s.db, inst.ID)
+	if inst.Status == engine.StateDone {
+		order, err := engine.LiveOrder(ctx, s.DB(), inst.ID)
 		if err != nil {
 			return Quote{}, err
 		}
@@ -171,18 +173,18 @@ func (s *Service) Quote(ctx context.Context, userKey, processID string) (_ Quote
 		}
 		return q, nil
 	}
-	def, err := s.defs.get(ctx, s.db, inst.DefinitionID)
+	def, err := s.Defs.Get(ctx, s.DB(), inst.DefinitionID)
 	if err != nil {
 		return Quote{}, err
 	}
-	selected, err := personsByID(ctx, s.db, inst.SelectedPersons)
+	selected, err := engine.PersonsByID(ctx, s.DB(), inst.SelectedPersons)
 	if err != nil {
 		return Quote{}, err
 	}
-	data, err := instanceData(ctx, s.db, inst.ID)
+	data, err := engine.InstanceData(ctx, s.DB(), inst.ID)
 	if err != nil {
 		return Quote{}, err
 	}
-	q, _, err := s.quoteFor(ctx, s.db, inst, def, selected, answersOf(data), s.Clock())
+	q, _, err := s.quoteFor(ctx, s.DB(), inst, def, selected, answersOf(data), s.Clock())
 	return q, err
 }

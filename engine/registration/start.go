@@ -1,4 +1,4 @@
-package engine
+package registration
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect"
+
+	"portal/engine"
 )
 
 // LoadMembershipForm returns the registration of userKey for a period: the
@@ -14,11 +16,11 @@ import (
 // created reports whether a new instance was made. orgID, when given, must
 // be the period's organisation.
 func (s *Service) LoadMembershipForm(ctx context.Context, userKey string, periodID int64, orgID *int64) (form *Form, created bool, err error) {
-	defer ClassifyUnavailable(&err)
+	defer engine.ClassifyUnavailable(&err)
 	if form, done, err := s.loadOpenForm(ctx, userKey, periodID, orgID); done {
 		return form, false, err
 	}
-	s.reconcileRegistration(ctx, userKey, periodID) // before the load, outside any transaction: it may ask the provider
+	s.ReconcileRegistration(ctx, userKey, periodID) // before the load, outside any transaction: it may ask the provider
 	err = s.OnOneConn(ctx, func(db bun.IDB) error {
 		form, created, err = s.loadMembershipForm(ctx, db, userKey, periodID, orgID)
 		return err
@@ -33,8 +35,8 @@ func (s *Service) LoadMembershipForm(ctx context.Context, userKey string, period
 // missing.
 var formStateFrom = `
 FROM membership_periods AS p
-JOIN process_instances AS i ON i.related_entity_type = '` + EntityMembership + `' AND i.related_entity_id = p.id
-	AND i.definition_key = p.definition_key AND ` + openCondition("i.status") + `
+JOIN process_instances AS i ON i.related_entity_type = '` + engine.EntityMembership + `' AND i.related_entity_id = p.id
+	AND i.definition_key = p.definition_key AND ` + engine.OpenCondition("i.status") + `
 JOIN process_definitions AS d ON d.id = i.definition_id
 WHERE p.id = {id} AND i.user_key = {key}`
 
@@ -43,7 +45,7 @@ WHERE p.id = {id} AND i.user_key = {key}`
 // memberships of the period (linkedPersonsColumn) and whether the user key
 // has an unpaid order for the period (reconcileRegistration's order).
 var formStateSQL = newStateStatementsFrom(formStateFrom, slices.Concat(questionColumns, []string{linkedPersonsColumn,
-	`EXISTS (SELECT 1 FROM orders AS o WHERE o.user_key = i.user_key AND o.period_id = p.id AND o.status = '` + string(OrderUnpaid) + `')`})...)
+	`EXISTS (SELECT 1 FROM orders AS o WHERE o.user_key = i.user_key AND o.period_id = p.id AND o.status = '` + string(engine.OrderUnpaid) + `')`})...)
 
 // loadOpenForm is LoadMembershipForm for a registration that is open and
 // has no unpaid order, the common case (a member going through the
@@ -67,14 +69,14 @@ func (s *Service) loadOpenForm(ctx context.Context, userKey string, periodID int
 	if err := s.checkTarget(ctx, inst.Period, persons, orgID); err != nil {
 		return nil, true, err
 	}
-	if err := s.wake(ctx, s.db, inst); err != nil {
+	if err := s.wake(ctx, s.DB(), inst); err != nil {
 		return nil, true, err
 	}
 	state, err := questionStateOf(inst, selectedJSON, answersJSON)
 	if err != nil {
 		return nil, true, err
 	}
-	form, err = s.formFrom(ctx, s.db, inst, persons, statuses, state)
+	form, err = s.formFrom(ctx, s.DB(), inst, persons, statuses, state)
 	return form, true, err
 }
 
@@ -84,10 +86,10 @@ func (s *Service) loadOpenForm(ctx context.Context, userKey string, periodID int
 // load queue eight times. On SQLite the pool is one connection: holding it
 // would serialise loads that otherwise interleave, so fn gets the pool.
 func (s *Service) OnOneConn(ctx context.Context, fn func(db bun.IDB) error) error {
-	if s.db.Dialect().Name() != dialect.PG {
-		return fn(s.db)
+	if s.DB().Dialect().Name() != dialect.PG {
+		return fn(s.DB())
 	}
-	conn, err := s.db.Conn(ctx)
+	conn, err := s.DB().Conn(ctx)
 	if err != nil {
 		return fmt.Errorf("take a database connection: %w", err)
 	}
@@ -119,31 +121,31 @@ func (s *Service) loadMembershipForm(ctx context.Context, db bun.IDB, userKey st
 }
 
 // openInstance finds the unfinished instance of userKey for a period, or nil.
-func (s *Service) openInstance(ctx context.Context, db bun.IDB, userKey string, period *MembershipPeriod) (*ProcessInstance, error) {
-	return findOpenInstance(ctx, db, userKey, period.ID, period.DefinitionKey)
+func (s *Service) openInstance(ctx context.Context, db bun.IDB, userKey string, period *engine.MembershipPeriod) (*engine.ProcessInstance, error) {
+	return engine.FindOpenInstance(ctx, db, userKey, period.ID, period.DefinitionKey)
 }
 
 // startInstance creates an INIT instance on the newest active definition
 // version. Two tabs starting at once both end up on the same instance: the
 // unique index lets one insert win and the other reads it; created says
 // which of them made it.
-func (s *Service) startInstance(ctx context.Context, db bun.IDB, userKey string, period *MembershipPeriod) (*ProcessInstance, bool, error) {
-	def, err := latestActiveDefinition(ctx, db, period.OrganisationID, period.DefinitionKey)
+func (s *Service) startInstance(ctx context.Context, db bun.IDB, userKey string, period *engine.MembershipPeriod) (*engine.ProcessInstance, bool, error) {
+	def, err := engine.LatestActiveDefinition(ctx, db, period.OrganisationID, period.DefinitionKey)
 	if err != nil {
-		if ErrorCode(err) == CodeNotFound {
-			return nil, false, Errorf(CodeConflict, "registration is not available: the registration form is inactive; please contact the organisation")
+		if engine.ErrorCode(err) == engine.CodeNotFound {
+			return nil, false, engine.Errorf(engine.CodeConflict, "registration is not available: the registration form is inactive; please contact the organisation")
 		}
 		return nil, false, err
 	}
 	now := s.Clock()
-	inst := &ProcessInstance{
-		DefinitionID: def.ID, DefinitionKey: def.Key, Status: StateInit, StartTime: now,
-		RelatedEntityType: EntityMembership, RelatedEntityID: period.ID, OrganisationID: period.OrganisationID,
+	inst := &engine.ProcessInstance{
+		DefinitionID: def.ID, DefinitionKey: def.Key, Status: engine.StateInit, StartTime: now,
+		RelatedEntityType: engine.EntityMembership, RelatedEntityID: period.ID, OrganisationID: period.OrganisationID,
 		UserKey: userKey, SelectedPersons: []int64{}, Version: 1, UpdatedAt: now,
 	}
-	if err := insertInstance(ctx, db, inst); err != nil {
-		e, conflict := AsError(err)
-		if !conflict || e.Code != CodeConflict {
+	if err := engine.InsertInstance(ctx, db, inst); err != nil {
+		e, conflict := engine.AsError(err)
+		if !conflict || e.Code != engine.CodeConflict {
 			return nil, false, err
 		}
 		existing, ferr := s.openInstance(ctx, db, userKey, period)
@@ -157,9 +159,9 @@ func (s *Service) startInstance(ctx context.Context, db bun.IDB, userKey string,
 
 // wake counts a form load as the member's activity: a suspended
 // registration resumes, and the activity is touched when due (lifecycle.go).
-func (s *Service) wake(ctx context.Context, db bun.IDB, inst *ProcessInstance) error {
-	if err := resumeSuspended(ctx, db, inst, s.Clock()); err != nil {
+func (s *Service) wake(ctx context.Context, db bun.IDB, inst *engine.ProcessInstance) error {
+	if err := engine.ResumeSuspended(ctx, db, inst, s.Clock()); err != nil {
 		return err
 	}
-	return touchActivity(ctx, db, inst, s.Clock())
+	return engine.TouchActivity(ctx, db, inst, s.Clock())
 }

@@ -1,4 +1,4 @@
-package engine
+package registration
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
+
+	"portal/engine"
 )
 
 // Last season's answers as this season's starting point. When persons are
@@ -21,20 +23,20 @@ import (
 
 // prefillFromLastSeason stores the carried-over answers of persons in inst
 // (which have none yet) and returns them by step and person.
-func (s *Service) prefillFromLastSeason(ctx context.Context, tx bun.IDB, inst *ProcessInstance, def *definition, persons []int64, now time.Time) (map[int64]map[int64]string, error) {
+func (s *Service) prefillFromLastSeason(ctx context.Context, tx bun.IDB, inst *engine.ProcessInstance, def *engine.Definition, persons []int64, now time.Time) (map[int64]map[int64]string, error) {
 	if len(persons) == 0 {
 		return nil, nil
 	}
-	var earlier []ProcessInstance
+	var earlier []engine.ProcessInstance
 	err := tx.NewSelect().Model(&earlier).Column("id", "definition_id", "selected_persons").
 		Where("user_key = ? AND organisation_id = ? AND related_entity_id <> ? AND id <> ?", inst.UserKey, inst.OrganisationID, inst.RelatedEntityID, inst.ID).
-		Where("status IN (?)", bun.List([]ProcessState{StateDone, StateCompleted})).
+		Where("status IN (?)", bun.List([]engine.ProcessState{engine.StateDone, engine.StateCompleted})).
 		OrderExpr("COALESCE(end_time, updated_at) DESC, id DESC").Limit(10).Scan(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("find last season's registrations: %w", err)
 	}
 	// Each person's latest registration.
-	source := map[int64]ProcessInstance{}
+	source := map[int64]engine.ProcessInstance{}
 	for _, e := range earlier {
 		for _, id := range persons {
 			if _, done := source[id]; !done && slices.Contains(e.SelectedPersons, id) {
@@ -45,23 +47,23 @@ func (s *Service) prefillFromLastSeason(ctx context.Context, tx bun.IDB, inst *P
 	if len(source) == 0 {
 		return nil, nil
 	}
-	byName := make(map[string]*ProcessStep, len(def.Steps))
+	byName := make(map[string]*engine.ProcessStep, len(def.Steps))
 	for i := range def.Steps {
 		byName[def.Steps[i].Name] = &def.Steps[i]
 	}
 	carried := map[int64]map[int64]string{}
-	var rows []ProcessData
+	var rows []engine.ProcessData
 	for _, id := range persons {
 		e, ok := source[id]
 		if !ok {
 			continue
 		}
-		old, err := s.defs.get(ctx, tx, e.DefinitionID)
+		old, err := s.Defs.Get(ctx, tx, e.DefinitionID)
 		if err != nil {
 			return nil, err
 		}
-		var answers []ProcessData
-		if err := tx.NewSelect().Model(&answers).Where("instance_id = ? AND person_id = ? AND data_key = ?", e.ID, id, DataAnswer).
+		var answers []engine.ProcessData
+		if err := tx.NewSelect().Model(&answers).Where("instance_id = ? AND person_id = ? AND data_key = ?", e.ID, id, engine.DataAnswer).
 			OrderExpr("id").Scan(ctx); err != nil {
 			return nil, fmt.Errorf("load last season's answers: %w", err)
 		}
@@ -70,7 +72,7 @@ func (s *Service) prefillFromLastSeason(ctx context.Context, tx bun.IDB, inst *P
 			if step == nil {
 				continue
 			}
-			if p, value := checkValue(step, def.patterns[step.ID], a.DataValue); p == (problem{}) && value != "" {
+			if p, value := checkValue(step, def.Patterns[step.ID], a.DataValue); p == (engine.Problem{}) && value != "" {
 				if carried[step.ID] == nil {
 					carried[step.ID] = map[int64]string{}
 				}
@@ -81,20 +83,20 @@ func (s *Service) prefillFromLastSeason(ctx context.Context, tx bun.IDB, inst *P
 	// ONE (the main contact) holds for exactly one person of the new
 	// selection: carried only while no more than one person has it.
 	for stepID, byPerson := range carried {
-		step := &def.Steps[def.stepNumber(stepID)-1]
+		step := &def.Steps[def.StepNumber(stepID)-1]
 		ones := 0
 		for _, v := range byPerson {
 			if v == "1" {
 				ones++
 			}
 		}
-		if step.QuestionType == TypeOne && ones > 1 {
+		if step.QuestionType == engine.TypeOne && ones > 1 {
 			delete(carried, stepID)
 			continue
 		}
 		for personID, v := range byPerson {
 			stepID, personID := stepID, personID
-			rows = append(rows, ProcessData{InstanceID: inst.ID, StepID: &stepID, PersonID: &personID, DataKey: DataAnswer, DataValue: v, CreatedAt: now})
+			rows = append(rows, engine.ProcessData{InstanceID: inst.ID, StepID: &stepID, PersonID: &personID, DataKey: engine.DataAnswer, DataValue: v, CreatedAt: now})
 		}
 	}
 	if len(rows) == 0 {
@@ -109,17 +111,17 @@ func (s *Service) prefillFromLastSeason(ctx context.Context, tx bun.IDB, inst *P
 // carriedStep is the step of the new definition (by name) that an old
 // answer a carries over to, or nil: the old step must exist, have the same
 // name and question type, and not be a consent.
-func carriedStep(old *definition, byName map[string]*ProcessStep, a ProcessData) *ProcessStep {
+func carriedStep(old *engine.Definition, byName map[string]*engine.ProcessStep, a engine.ProcessData) *engine.ProcessStep {
 	if a.StepID == nil {
 		return nil
 	}
-	n := old.stepNumber(*a.StepID)
+	n := old.StepNumber(*a.StepID)
 	if n == 0 {
 		return nil
 	}
 	was := &old.Steps[n-1]
 	step := byName[was.Name]
-	if step == nil || step.QuestionType != was.QuestionType || step.QuestionType == TypeAccept {
+	if step == nil || step.QuestionType != was.QuestionType || step.QuestionType == engine.TypeAccept {
 		return nil
 	}
 	return step

@@ -1,25 +1,27 @@
-package engine
+package registration
 
 import (
 	"context"
 
 	"github.com/uptrace/bun"
+
+	"portal/engine"
 )
 
 // Resume returns the current step with its saved answers and sets the state
 // to RUNNING (the spec's operation description; its example said RESUME).
 // A committed registration resumes at its payment link.
 func (s *Service) Resume(ctx context.Context, userKey, processID string) (_ *Form, err error) {
-	defer ClassifyUnavailable(&err)
+	defer engine.ClassifyUnavailable(&err)
 	var form *Form
-	err = InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err = engine.InTx(ctx, s.DB(), func(ctx context.Context, tx bun.Tx) error {
 		inst, err := loadUnfinished(ctx, tx, userKey, processID, "")
 		if err != nil {
 			return err
 		}
-		if inst.Status == StateSuspended || inst.Status == StateResume {
-			inst.Status = StateRunning
-			if err := BumpVersion(ctx, tx, inst, s.Clock(), "status"); err != nil {
+		if inst.Status == engine.StateSuspended || inst.Status == engine.StateResume {
+			inst.Status = engine.StateRunning
+			if err := engine.BumpVersion(ctx, tx, inst, s.Clock(), "status"); err != nil {
 				return err
 			}
 		}

@@ -1,9 +1,11 @@
-package engine
+package registration
 
 import (
 	"fmt"
 	"slices"
 	"time"
+
+	"portal/engine"
 )
 
 // Line kinds on an order besides the price rule kinds.
@@ -12,7 +14,7 @@ const LineOption = "OPTION"
 // QuoteLine is one priced component, before or after it is frozen onto an order.
 type QuoteLine struct {
 	PersonID    *int64
-	Kind        LineKind
+	Kind        engine.LineKind
 	Code        string
 	Description string
 	AmountMinor int64
@@ -27,8 +29,8 @@ type Quote struct {
 
 // pricedPerson is what pricing needs to know about one selected person.
 type PricedPerson struct {
-	Person     Person
-	Type       *MembershipType
+	Person     engine.Person
+	Type       *engine.MembershipType
 	MemberType string
 	Answers    map[int64]string // by step id; hidden persons have none
 }
@@ -36,10 +38,10 @@ type PricedPerson struct {
 // chooseMembershipType picks the type whose age range holds the person's age at
 // the period's start; when several do, the narrowest range wins (a junior
 // type beats an open-ended one).
-func chooseMembershipType(types []MembershipType, dob, periodStart time.Time) *MembershipType {
-	age := AgeAt(dob, periodStart)
-	var best *MembershipType
-	width := func(t *MembershipType) int {
+func chooseMembershipType(types []engine.MembershipType, dob, periodStart time.Time) *engine.MembershipType {
+	age := engine.AgeAt(dob, periodStart)
+	var best *engine.MembershipType
+	width := func(t *engine.MembershipType) int {
 		lo, hi := 0, 200
 		if t.MinAge != nil {
 			lo = *t.MinAge
@@ -51,7 +53,7 @@ func chooseMembershipType(types []MembershipType, dob, periodStart time.Time) *M
 	}
 	for i := range types {
 		t := &types[i]
-		if !inAgeRange(age, t.MinAge, t.MaxAge) {
+		if !engine.InAgeRange(age, t.MinAge, t.MaxAge) {
 			continue
 		}
 		if best == nil || width(t) < width(best) {
@@ -62,12 +64,12 @@ func chooseMembershipType(types []MembershipType, dob, periodStart time.Time) *M
 }
 
 // ruleApplies reports whether r is in force at now.
-func ruleApplies(r *PriceRule, now time.Time) bool {
+func ruleApplies(r *engine.PriceRule, now time.Time) bool {
 	return (r.ValidFrom == nil || !now.Before(*r.ValidFrom)) && (r.ValidUntil == nil || now.Before(*r.ValidUntil))
 }
 
 // ruleAmount is the rule's fixed amount, or its percentage of base, rounded half away from zero.
-func RuleAmount(r *PriceRule, base int64) int64 {
+func RuleAmount(r *engine.PriceRule, base int64) int64 {
 	if r.AmountMinor != nil {
 		return *r.AmountMinor
 	}
@@ -83,16 +85,16 @@ func RuleAmount(r *PriceRule, base int64) int64 {
 
 // priceRegistration prices a registration from the period's rules and the
 // steps' price options. It is a pure function: the commit freezes its result.
-func PriceRegistration(period *MembershipPeriod, steps []ProcessStep, people []PricedPerson, rules []PriceRule, now time.Time) (Quote, error) {
+func PriceRegistration(period *engine.MembershipPeriod, steps []engine.ProcessStep, people []PricedPerson, rules []engine.PriceRule, now time.Time) (Quote, error) {
 	q := Quote{Currency: period.Currency}
-	live := make([]*PriceRule, 0, len(rules))
+	live := make([]*engine.PriceRule, 0, len(rules))
 	for i := range rules {
 		if ruleApplies(&rules[i], now) {
 			live = append(live, &rules[i])
 		}
 	}
-	add := func(personID *int64, kind LineKind, code, desc string, amount int64) {
-		if amount == 0 && kind != LineKind(RuleMembershipFee) {
+	add := func(personID *int64, kind engine.LineKind, code, desc string, amount int64) {
+		if amount == 0 && kind != engine.LineKind(engine.RuleMembershipFee) {
 			return
 		}
 		q.Lines = append(q.Lines, QuoteLine{PersonID: personID, Kind: kind, Code: code, Description: desc, AmountMinor: amount})
@@ -103,28 +105,28 @@ func PriceRegistration(period *MembershipPeriod, steps []ProcessStep, people []P
 		pid := &id
 		name := pp.Person.FirstName + " " + pp.Person.LastName
 		if pp.Type == nil {
-			return Quote{}, Errorf(CodeValidation, "%s is not eligible for any membership type", name)
+			return Quote{}, engine.Errorf(engine.CodeValidation, "%s is not eligible for any membership type", name)
 		}
 		fee := membershipFeeRule(live, pp.Type.ID, pp.MemberType)
 		if fee == nil {
-			return Quote{}, Errorf(CodeConflict, "no membership fee is configured for %s in this period", pp.Type.Name)
+			return Quote{}, engine.Errorf(engine.CodeConflict, "no membership fee is configured for %s in this period", pp.Type.Name)
 		}
 		base := RuleAmount(fee, 0)
-		add(pid, LineKind(RuleMembershipFee), fee.Code, fmt.Sprintf("%s – %s", fee.Label, name), base)
+		add(pid, engine.LineKind(engine.RuleMembershipFee), fee.Code, fmt.Sprintf("%s – %s", fee.Label, name), base)
 		for _, r := range live {
 			if r.MembershipTypeID != nil && *r.MembershipTypeID != pp.Type.ID {
 				continue
 			}
 			switch r.Kind {
-			case RuleMemberType:
+			case engine.RuleMemberType:
 				if r.MemberType != nil && *r.MemberType == pp.MemberType {
-					add(pid, LineKind(r.Kind), r.Code, fmt.Sprintf("%s – %s", r.Label, name), RuleAmount(r, base))
+					add(pid, engine.LineKind(r.Kind), r.Code, fmt.Sprintf("%s – %s", r.Label, name), RuleAmount(r, base))
 				}
-			case RuleEarlyBird, RuleLateFee:
-				add(pid, LineKind(r.Kind), r.Code, fmt.Sprintf("%s – %s", r.Label, name), RuleAmount(r, base))
-			case RuleFamily:
+			case engine.RuleEarlyBird, engine.RuleLateFee:
+				add(pid, engine.LineKind(r.Kind), r.Code, fmt.Sprintf("%s – %s", r.Label, name), RuleAmount(r, base))
+			case engine.RuleFamily:
 				if r.MinPersons != nil && len(people) >= *r.MinPersons {
-					add(pid, LineKind(r.Kind), r.Code, fmt.Sprintf("%s – %s", r.Label, name), RuleAmount(r, base))
+					add(pid, engine.LineKind(r.Kind), r.Code, fmt.Sprintf("%s – %s", r.Label, name), RuleAmount(r, base))
 				}
 			}
 		}
@@ -139,21 +141,21 @@ func PriceRegistration(period *MembershipPeriod, steps []ProcessStep, people []P
 		}
 	}
 	for _, r := range live {
-		if r.Kind == RuleAdminFee {
-			add(nil, LineKind(r.Kind), r.Code, r.Label, RuleAmount(r, 0))
+		if r.Kind == engine.RuleAdminFee {
+			add(nil, engine.LineKind(r.Kind), r.Code, r.Label, RuleAmount(r, 0))
 		}
 	}
 	if q.TotalMinor < 0 {
-		return Quote{}, Errorf(CodeConflict, "the period's price rules give a negative total; ask the organisation to check them")
+		return Quote{}, engine.Errorf(engine.CodeConflict, "the period's price rules give a negative total; ask the organisation to check them")
 	}
 	return q, nil
 }
 
 // membershipFeeRule finds the fee for a type, preferring a rule for the person's member type.
-func membershipFeeRule(rules []*PriceRule, typeID int64, memberType string) *PriceRule {
-	var general *PriceRule
+func membershipFeeRule(rules []*engine.PriceRule, typeID int64, memberType string) *engine.PriceRule {
+	var general *engine.PriceRule
 	for _, r := range rules {
-		if r.Kind != RuleMembershipFee || r.MembershipTypeID == nil || *r.MembershipTypeID != typeID || r.AmountMinor == nil {
+		if r.Kind != engine.RuleMembershipFee || r.MembershipTypeID == nil || *r.MembershipTypeID != typeID || r.AmountMinor == nil {
 			continue
 		}
 		if r.MemberType != nil {
@@ -170,14 +172,14 @@ func membershipFeeRule(rules []*PriceRule, typeID int64, memberType string) *Pri
 }
 
 // memberTypeFor decides new, renewal or transfer for one person.
-func memberTypeFor(steps []ProcessStep, answers map[int64]string, heldPreviousTypes []int64, typeID int64) string {
+func memberTypeFor(steps []engine.ProcessStep, answers map[int64]string, heldPreviousTypes []int64, typeID int64) string {
 	for _, s := range steps {
 		if s.MarksTransfer && answers[s.ID] == "1" {
-			return MemberTransfer
+			return engine.MemberTransfer
 		}
 	}
 	if slices.Contains(heldPreviousTypes, typeID) {
-		return MemberRenewal
+		return engine.MemberRenewal
 	}
-	return MemberNew
+	return engine.MemberNew
 }

@@ -1,4 +1,4 @@
-package engine
+package registration
 
 import (
 	"cmp"
@@ -11,6 +11,8 @@ import (
 
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect"
+
+	"portal/engine"
 )
 
 // Person selection, the first answer of every registration, in prepared
@@ -27,7 +29,7 @@ import (
 // in its organisation, each with their pending or active membership of the
 // period (decodeLinkedPersons reads them).
 const linkedPersonsColumn = `(SELECT coalesce({agg}({obj}(` + personJSON + `, 'membership', (SELECT m.status FROM memberships AS m
-	WHERE m.person_id = x.id AND m.period_id = i.related_entity_id AND m.status IN ('` + string(MembershipPending) + `', '` + string(MembershipActive) + `')))), '[]')
+	WHERE m.person_id = x.id AND m.period_id = i.related_entity_id AND m.status IN ('` + string(engine.MembershipPending) + `', '` + string(engine.MembershipActive) + `')))), '[]')
 	FROM persons AS x JOIN user_persons AS up ON up.person_id = x.id
 	WHERE up.user_key = i.user_key AND up.organisation_id = i.organisation_id)`
 
@@ -37,7 +39,7 @@ var selectionStateSQL = newStateStatements(linkedPersonsColumn,
 		'minAge', t.min_age, 'maxAge', t.max_age)), '[]') FROM membership_types AS t WHERE t.organisation_id = i.organisation_id)`,
 	`(SELECT coalesce({agg}(e.selected_persons), '[]') FROM process_instances AS e
 		WHERE e.user_key = i.user_key AND e.organisation_id = i.organisation_id AND e.related_entity_id <> i.related_entity_id
-		AND e.id <> i.id AND e.status IN ('`+string(StateDone)+`', '`+string(StateCompleted)+`'))`)
+		AND e.id <> i.id AND e.status IN ('`+string(engine.StateDone)+`', '`+string(engine.StateCompleted)+`'))`)
 
 // selectQuery is a first selection's write on PostgreSQL in one statement:
 // the version-checked move of the instance (as bumpVersion) and the
@@ -77,7 +79,7 @@ func (s *Service) nextSelection(ctx context.Context, userKey string, in NextInpu
 	if err := checkOpen(inst); err != nil {
 		return nil, true, err
 	}
-	def, err := s.defs.get(ctx, s.db, inst.DefinitionID)
+	def, err := s.Defs.Get(ctx, s.DB(), inst.DefinitionID)
 	if err != nil {
 		return nil, true, err
 	}
@@ -85,14 +87,14 @@ func (s *Service) nextSelection(ctx context.Context, userKey string, in NextInpu
 	if _, err := checkNext(inst, def, in, now); err != nil {
 		return nil, true, err
 	}
-	if inst.Status != StateInit {
+	if inst.Status != engine.StateInit {
 		return nil, false, nil
 	}
 	persons, statuses, err := decodeLinkedPersons(personsJSON)
 	if err != nil {
 		return nil, true, err
 	}
-	var types []MembershipType
+	var types []engine.MembershipType
 	if err := json.Unmarshal(typesJSON, &types); err != nil {
 		return nil, true, fmt.Errorf("load registration: membership types: %w", err)
 	}
@@ -104,9 +106,9 @@ func (s *Service) nextSelection(ctx context.Context, userKey string, in NextInpu
 		return nil, err != nil, err
 	}
 	answers := map[int64]map[int64]string{}
-	number := def.routeFor(selected, inst.Period.StartDate, answers).next(0)
+	number := def.RouteFor(selected, inst.Period.StartDate, answers).Next(0)
 	first := def.Steps[number-1].ID
-	inst.SelectedPersons, inst.CurrentStepID, inst.Status = chosen, &first, StateRunning
+	inst.SelectedPersons, inst.CurrentStepID, inst.Status = chosen, &first, engine.StateRunning
 	if err := s.storeFirstSelection(ctx, inst, now); err != nil {
 		return nil, true, err
 	}
@@ -115,12 +117,12 @@ func (s *Service) nextSelection(ctx context.Context, userKey string, in NextInpu
 
 // decodeLinkedPersons reads the linked persons of selectionStateSQL in the
 // order linkedPersons gives them, with their statuses.
-func decodeLinkedPersons(raw []byte) ([]Person, map[int64]string, error) {
+func decodeLinkedPersons(raw []byte) ([]engine.Person, map[int64]string, error) {
 	var rows []statePerson
 	if err := json.Unmarshal(raw, &rows); err != nil {
 		return nil, nil, fmt.Errorf("load registration: persons: %w", err)
 	}
-	persons := make([]Person, len(rows))
+	persons := make([]engine.Person, len(rows))
 	statuses := make(map[int64]string, len(rows))
 	for i, r := range rows {
 		p, err := r.person()
@@ -129,7 +131,7 @@ func decodeLinkedPersons(raw []byte) ([]Person, map[int64]string, error) {
 		}
 		persons[i], statuses[r.ID] = p, r.status()
 	}
-	slices.SortFunc(persons, func(a, b Person) int {
+	slices.SortFunc(persons, func(a, b engine.Person) int {
 		if c := a.DateOfBirth.Compare(b.DateOfBirth); c != 0 {
 			return c
 		}
@@ -162,13 +164,13 @@ func registeredBefore(raw []byte, ids []int64) (bool, error) {
 
 // storeFirstSelection writes inst's selection and first question (set by
 // the caller) if its version is still the one read (moveInstance).
-func (s *Service) storeFirstSelection(ctx context.Context, inst *ProcessInstance, now time.Time) error {
+func (s *Service) storeFirstSelection(ctx context.Context, inst *engine.ProcessInstance, now time.Time) error {
 	ids, err := json.Marshal(inst.SelectedPersons)
 	if err != nil {
 		return err
 	}
-	version, language := inst.Version, LanguageOf(ctx)
-	return s.moveInstance(ctx, s.db, inst, now,
+	version, language := inst.Version, engine.LanguageOf(ctx)
+	return s.moveInstance(ctx, s.DB(), inst, now,
 		selectQuery, []any{string(ids), *inst.CurrentStepID, string(inst.Status), version + 1, now, inst.ID, version, language},
 		sqliteSelect[:], [][]any{
 			{string(ids), *inst.CurrentStepID, string(inst.Status), version + 1, now, language, inst.ID, version},
@@ -183,12 +185,12 @@ func (s *Service) storeFirstSelection(ctx context.Context, inst *ProcessInstance
 // the statements sqlite, in a transaction of their own if db is not one,
 // the first of them the version-checked UPDATE. A version that moved is
 // errMovedMeanwhile.
-func (s *Service) moveInstance(ctx context.Context, db bun.IDB, inst *ProcessInstance, now time.Time, pg string, pgArgs []any, sqlite []string, sqliteArgs [][]any) error {
+func (s *Service) moveInstance(ctx context.Context, db bun.IDB, inst *engine.ProcessInstance, now time.Time, pg string, pgArgs []any, sqlite []string, sqliteArgs [][]any) error {
 	moved := false
 	write := func(ctx context.Context, tx bun.Tx) error {
 		moved = false
 		for i, text := range sqlite {
-			res, err := s.prepared.exec(ctx, tx, text, sqliteArgs[i]...)
+			res, err := s.Prepared.Exec(ctx, tx, text, sqliteArgs[i]...)
 			if err != nil {
 				return fmt.Errorf("update process instance: %w", err)
 			}
@@ -202,7 +204,7 @@ func (s *Service) moveInstance(ctx context.Context, db bun.IDB, inst *ProcessIns
 		return nil
 	}
 	if db.Dialect().Name() == dialect.PG {
-		rows, err := s.prepared.query(ctx, db, pg, pgArgs...)
+		rows, err := s.Prepared.Query(ctx, db, pg, pgArgs...)
 		if err != nil {
 			return fmt.Errorf("update process instance: %w", err)
 		}
@@ -214,14 +216,14 @@ func (s *Service) moveInstance(ctx context.Context, db bun.IDB, inst *ProcessIns
 		if err := write(ctx, tx); err != nil {
 			return err
 		}
-	} else if err := s.prepared.prepare(ctx, sqlite...); err != nil {
+	} else if err := s.Prepared.Prepare(ctx, sqlite...); err != nil {
 		return err
-	} else if err := InTx(ctx, s.db, write); err != nil {
+	} else if err := engine.InTx(ctx, s.DB(), write); err != nil {
 		return err
 	}
 	if !moved {
-		return errMovedMeanwhile
+		return engine.ErrMovedMeanwhile
 	}
-	markMoved(ctx, inst, now)
+	engine.MarkMoved(ctx, inst, now)
 	return nil
 }

@@ -1,4 +1,4 @@
-package engine
+package registration
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
+
+	"portal/engine"
 )
 
 // The question step, the registration's most frequent request, in
@@ -31,9 +33,9 @@ var questionStateSQL = newStateStatements(questionColumns...)
 
 // questionState is what questionStateSQL read.
 type questionState struct {
-	inst     *ProcessInstance
-	selected []Person      // in the order of inst.SelectedPersons
-	answers  []ProcessData // the saved answers, in the order they were written
+	inst     *engine.ProcessInstance
+	selected []engine.Person      // in the order of inst.SelectedPersons
+	answers  []engine.ProcessData // the saved answers, in the order they were written
 }
 
 // loadQuestionState reads the registration processID of userKey for a
@@ -48,7 +50,7 @@ func (s *Service) loadQuestionState(ctx context.Context, userKey, processID stri
 }
 
 // questionStateOf is inst with its questionColumns as read.
-func questionStateOf(inst *ProcessInstance, personsJSON, answersJSON []byte) (*questionState, error) {
+func questionStateOf(inst *engine.ProcessInstance, personsJSON, answersJSON []byte) (*questionState, error) {
 	state := &questionState{inst: inst}
 	var err error
 	if state.selected, err = decodePersons(personsJSON, inst.SelectedPersons); err != nil {
@@ -62,12 +64,12 @@ func questionStateOf(inst *ProcessInstance, personsJSON, answersJSON []byte) (*q
 
 // decodePersons reads the persons of a state statement in the order of
 // ids, as personsByID returns them.
-func decodePersons(raw []byte, ids []int64) ([]Person, error) {
+func decodePersons(raw []byte, ids []int64) ([]engine.Person, error) {
 	var rows []statePerson
 	if err := json.Unmarshal(raw, &rows); err != nil {
 		return nil, fmt.Errorf("load question state: persons: %w", err)
 	}
-	out := make([]Person, 0, len(ids))
+	out := make([]engine.Person, 0, len(ids))
 	for _, id := range ids {
 		i := slices.IndexFunc(rows, func(r statePerson) bool { return r.ID == id })
 		if i < 0 {
@@ -83,14 +85,14 @@ func decodePersons(raw []byte, ids []int64) ([]Person, error) {
 }
 
 // decodeAnswers reads the answers of questionStateQuery: [step, person, value] triples.
-func decodeAnswers(raw []byte, instanceID int64) ([]ProcessData, error) {
+func decodeAnswers(raw []byte, instanceID int64) ([]engine.ProcessData, error) {
 	var triples [][3]json.RawMessage
 	if err := json.Unmarshal(raw, &triples); err != nil {
 		return nil, fmt.Errorf("load question state: answers: %w", err)
 	}
-	out := make([]ProcessData, len(triples))
+	out := make([]engine.ProcessData, len(triples))
 	for i, t := range triples {
-		d := ProcessData{InstanceID: instanceID, DataKey: DataAnswer}
+		d := engine.ProcessData{InstanceID: instanceID, DataKey: engine.DataAnswer}
 		if err := errors.Join(json.Unmarshal(t[0], &d.StepID), json.Unmarshal(t[1], &d.PersonID), json.Unmarshal(t[2], &d.DataValue)); err != nil {
 			return nil, fmt.Errorf("load question state: answers: %w", err)
 		}
@@ -117,7 +119,7 @@ func (s *Service) nextQuestion(ctx context.Context, userKey string, in NextInput
 	if err := checkOpen(inst); err != nil {
 		return nil, true, err
 	}
-	def, err := s.defs.get(ctx, s.db, inst.DefinitionID)
+	def, err := s.Defs.Get(ctx, s.DB(), inst.DefinitionID)
 	if err != nil {
 		return nil, true, err
 	}
@@ -136,7 +138,7 @@ func (s *Service) nextQuestion(ctx context.Context, userKey string, in NextInput
 	if plan.last() {
 		return nil, false, nil
 	}
-	form, err = s.advance(ctx, s.db, inst, def, plan, now)
+	form, err = s.advance(ctx, s.DB(), inst, def, plan, now)
 	return form, true, err
 }
 
@@ -187,7 +189,7 @@ var sqliteAdvance = struct{ move, clear, store string }{
 // on db (the pool or a transaction) through moveInstance. answeredBefore
 // says whether the step has saved answers (after Back), which on SQLite
 // decides whether the delete runs.
-func (s *Service) storeStepAnswers(ctx context.Context, db bun.IDB, inst *ProcessInstance, now time.Time, stepID int64, answers map[int64]string, answeredBefore bool) error {
+func (s *Service) storeStepAnswers(ctx context.Context, db bun.IDB, inst *engine.ProcessInstance, now time.Time, stepID int64, answers map[int64]string, answeredBefore bool) error {
 	given := make(map[string]string, len(answers))
 	for id, value := range answers {
 		given[fmt.Sprint(id)] = value
@@ -196,7 +198,7 @@ func (s *Service) storeStepAnswers(ctx context.Context, db bun.IDB, inst *Proces
 	if err != nil {
 		return err
 	}
-	answersJSON, version, language := string(raw), inst.Version, LanguageOf(ctx)
+	answersJSON, version, language := string(raw), inst.Version, engine.LanguageOf(ctx)
 	sqlite := []string{sqliteAdvance.move}
 	args := [][]any{{*inst.CurrentStepID, string(inst.Status), version + 1, now, language, inst.ID, version}}
 	if answeredBefore {

@@ -1,4 +1,4 @@
-package engine
+package registration
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/uptrace/bun/dialect"
+
+	"portal/engine"
 )
 
 // A registration's state in one prepared statement: the instance of a user
@@ -73,8 +75,8 @@ func newStateStatementsFrom(from string, extra ...string) stateStatements {
 // loadState runs the state statement of st for the registration processID
 // of userKey, scanning its extra columns into extra; not found as
 // loadInstance has it (another organisation's instance reads as none).
-func (s *Service) loadState(ctx context.Context, st stateStatements, userKey, processID string, extra ...any) (*ProcessInstance, error) {
-	id, err := parseProcessID(processID)
+func (s *Service) loadState(ctx context.Context, st stateStatements, userKey, processID string, extra ...any) (*engine.ProcessInstance, error) {
+	id, err := engine.ParseProcessID(processID)
 	if err != nil {
 		return nil, err
 	}
@@ -82,8 +84,8 @@ func (s *Service) loadState(ctx context.Context, st stateStatements, userKey, pr
 	if err != nil {
 		return nil, err
 	}
-	if !found || !InScope(ctx, inst.OrganisationID) { // another organisation's instance reads as none (organisations.go)
-		return nil, Errorf(CodeNotFound, "process instance not found")
+	if !found || !engine.InScope(ctx, inst.OrganisationID) { // another organisation's instance reads as none (organisations.go)
+		return nil, engine.Errorf(engine.CodeNotFound, "process instance not found")
 	}
 	return inst, nil
 }
@@ -91,12 +93,12 @@ func (s *Service) loadState(ctx context.Context, st stateStatements, userKey, pr
 // readState runs the state statement of st with id and userKey, scanning
 // its extra columns into extra; found is false when it returns no row.
 // The caller checks the organisation's scope.
-func (s *Service) readState(ctx context.Context, st stateStatements, id int64, userKey string, extra ...any) (inst *ProcessInstance, found bool, err error) {
+func (s *Service) readState(ctx context.Context, st stateStatements, id int64, userKey string, extra ...any) (inst *engine.ProcessInstance, found bool, err error) {
 	query := st.pg
-	if s.db.Dialect().Name() != dialect.PG {
+	if s.DB().Dialect().Name() != dialect.PG {
 		query = st.sqlite
 	}
-	rows, err := s.prepared.query(ctx, s.db, query, id, userKey)
+	rows, err := s.Prepared.Query(ctx, s.DB(), query, id, userKey)
 	if err != nil {
 		return nil, false, fmt.Errorf("load registration: %w", err)
 	}
@@ -107,7 +109,7 @@ func (s *Service) readState(ctx context.Context, st stateStatements, id int64, u
 		}
 		return nil, false, nil
 	}
-	inst = &ProcessInstance{Period: &MembershipPeriod{}, Definition: &ProcessDefinition{}}
+	inst = &engine.ProcessInstance{Period: &engine.MembershipPeriod{}, Definition: &engine.ProcessDefinition{}}
 	p := inst.Period
 	var selectedJSON []byte
 	var endTime sql.Null[storedTime]
@@ -129,7 +131,7 @@ func (s *Service) readState(ctx context.Context, st stateStatements, id int64, u
 	if err := json.Unmarshal(selectedJSON, &inst.SelectedPersons); err != nil {
 		return nil, false, fmt.Errorf("load registration: selected persons: %w", err)
 	}
-	p.Localize(LanguageOf(ctx)) // the member's pages name the period in their language
+	p.Localize(engine.LanguageOf(ctx)) // the member's pages name the period in their language
 	return inst, true, nil
 }
 
@@ -167,23 +169,23 @@ func (t *storedTime) parse(text string) error {
 // step needs no more of a person than these (not when the record was
 // made). Membership is read with the linked persons only.
 type statePerson struct {
-	ID             int64             `json:"id"`
-	OrganisationID int64             `json:"organisationId"`
-	FirstName      string            `json:"firstName"`
-	LastName       string            `json:"lastName"`
-	DateOfBirth    string            `json:"dateOfBirth"` // a date, on SQLite with a time of day after it
-	Email          string            `json:"email"`
-	ExternalID     *string           `json:"externalId"`
-	Membership     *MembershipStatus `json:"membership"` // selection only: the person's pending or active membership of the period
+	ID             int64                    `json:"id"`
+	OrganisationID int64                    `json:"organisationId"`
+	FirstName      string                   `json:"firstName"`
+	LastName       string                   `json:"lastName"`
+	DateOfBirth    string                   `json:"dateOfBirth"` // a date, on SQLite with a time of day after it
+	Email          string                   `json:"email"`
+	ExternalID     *string                  `json:"externalId"`
+	Membership     *engine.MembershipStatus `json:"membership"` // selection only: the person's pending or active membership of the period
 }
 
 // person is r as a Person.
-func (r statePerson) person() (Person, error) {
+func (r statePerson) person() (engine.Person, error) {
 	born, err := time.Parse(time.DateOnly, r.DateOfBirth[:min(len(r.DateOfBirth), len(time.DateOnly))])
 	if err != nil {
-		return Person{}, fmt.Errorf("load registration: date of birth of person %d: %w", r.ID, err)
+		return engine.Person{}, fmt.Errorf("load registration: date of birth of person %d: %w", r.ID, err)
 	}
-	return Person{ID: r.ID, OrganisationID: r.OrganisationID, FirstName: r.FirstName, LastName: r.LastName,
+	return engine.Person{ID: r.ID, OrganisationID: r.OrganisationID, FirstName: r.FirstName, LastName: r.LastName,
 		DateOfBirth: born, Email: r.Email, ExternalID: r.ExternalID}, nil
 }
 
@@ -192,9 +194,9 @@ func (r statePerson) person() (Person, error) {
 func (r statePerson) status() string {
 	switch {
 	case r.Membership == nil:
-		return PersonAvailable
-	case *r.Membership == MembershipActive:
-		return PersonRegistered
+		return engine.PersonAvailable
+	case *r.Membership == engine.MembershipActive:
+		return engine.PersonRegistered
 	}
-	return PersonPendingPayment
+	return engine.PersonPendingPayment
 }

@@ -1,9 +1,11 @@
-package engine
+package registration
 
 import (
 	"context"
 
 	"github.com/uptrace/bun"
+
+	"portal/engine"
 )
 
 // Loading a member's registration for a request: by its id as the URL
@@ -12,15 +14,15 @@ import (
 
 // loadOpen loads an instance of userKey that is neither committed nor
 // finished, with its definition version.
-func (s *Service) loadOpen(ctx context.Context, db bun.IDB, userKey, processID string) (*ProcessInstance, *definition, error) {
-	inst, err := loadInstance(ctx, db, userKey, processID)
+func (s *Service) loadOpen(ctx context.Context, db bun.IDB, userKey, processID string) (*engine.ProcessInstance, *engine.Definition, error) {
+	inst, err := engine.LoadInstance(ctx, db, userKey, processID)
 	if err != nil {
 		return nil, nil, err
 	}
 	if err := checkOpen(inst); err != nil {
 		return nil, nil, err
 	}
-	def, err := s.defs.get(ctx, db, inst.DefinitionID)
+	def, err := s.Defs.Get(ctx, db, inst.DefinitionID)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -28,10 +30,10 @@ func (s *Service) loadOpen(ctx context.Context, db bun.IDB, userKey, processID s
 }
 
 // answersOf indexes answers by step and person.
-func answersOf(rows []ProcessData) map[int64]map[int64]string {
+func answersOf(rows []engine.ProcessData) map[int64]map[int64]string {
 	out := map[int64]map[int64]string{}
 	for _, r := range rows {
-		if r.DataKey != DataAnswer || r.StepID == nil || r.PersonID == nil {
+		if r.DataKey != engine.DataAnswer || r.StepID == nil || r.PersonID == nil {
 			continue
 		}
 		if out[*r.StepID] == nil {
@@ -46,13 +48,13 @@ func answersOf(rows []ProcessData) map[int64]map[int64]string {
 // (completed, cancelled, failed); a finished one is a conflict: "this
 // registration is already completed" and then refusal, such as " and
 // cannot be reset".
-func loadUnfinished(ctx context.Context, db bun.IDB, userKey, processID, refusal string) (*ProcessInstance, error) {
-	inst, err := loadInstance(ctx, db, userKey, processID)
+func loadUnfinished(ctx context.Context, db bun.IDB, userKey, processID, refusal string) (*engine.ProcessInstance, error) {
+	inst, err := engine.LoadInstance(ctx, db, userKey, processID)
 	if err != nil {
 		return nil, err
 	}
-	if finished(inst.Status) {
-		return nil, Errorf(CodeConflict, "this registration is already %s%s", stateWord(inst.Status), refusal)
+	if engine.Finished(inst.Status) {
+		return nil, engine.Errorf(engine.CodeConflict, "this registration is already %s%s", stateWord(inst.Status), refusal)
 	}
 	return inst, nil
 }

@@ -1,72 +1,74 @@
-package engine
+package registration
 
 import (
 	"context"
 	"slices"
 
 	"github.com/uptrace/bun"
+
+	"portal/engine"
 )
 
 // formFor renders an instance's current state. persons are the linked persons
 // when the caller already has them (nil otherwise).
-func (s *Service) formFor(ctx context.Context, db bun.IDB, inst *ProcessInstance, persons []Person) (*Form, error) {
+func (s *Service) formFor(ctx context.Context, db bun.IDB, inst *engine.ProcessInstance, persons []engine.Person) (*Form, error) {
 	return s.formFrom(ctx, db, inst, persons, nil, nil)
 }
 
 // formFrom is formFor with what a read already holds (loadOpenForm): the
 // linked persons' statuses in the period, and the instance's selected
 // persons and answers (state); each nil is read here.
-func (s *Service) formFrom(ctx context.Context, db bun.IDB, inst *ProcessInstance, persons []Person, statuses map[int64]string, state *questionState) (*Form, error) {
-	def, err := s.defs.get(ctx, db, inst.DefinitionID)
+func (s *Service) formFrom(ctx context.Context, db bun.IDB, inst *engine.ProcessInstance, persons []engine.Person, statuses map[int64]string, state *questionState) (*Form, error) {
+	def, err := s.Defs.Get(ctx, db, inst.DefinitionID)
 	if err != nil {
 		return nil, err
 	}
 	switch {
-	case inst.Status == StateDone:
+	case inst.Status == engine.StateDone:
 		return s.doneForm(ctx, db, inst, def)
-	case finished(inst.Status):
-		return nil, Errorf(CodeConflict, "this registration is already %s", stateWord(inst.Status))
+	case engine.Finished(inst.Status):
+		return nil, engine.Errorf(engine.CodeConflict, "this registration is already %s", stateWord(inst.Status))
 	case inst.CurrentStepID == nil && statuses != nil:
 		return selectionFormOf(inst, def, persons, statuses), nil
 	case inst.CurrentStepID == nil:
 		return s.selectionForm(ctx, db, inst, def, persons)
 	}
 	if state == nil {
-		data, err := instanceData(ctx, db, inst.ID)
+		data, err := engine.InstanceData(ctx, db, inst.ID)
 		if err != nil {
 			return nil, err
 		}
-		selected, err := personsByID(ctx, db, inst.SelectedPersons)
+		selected, err := engine.PersonsByID(ctx, db, inst.SelectedPersons)
 		if err != nil {
 			return nil, err
 		}
 		state = &questionState{inst: inst, selected: selected, answers: data}
 	}
-	return questionForm(inst, def, def.stepNumber(*inst.CurrentStepID), state.selected, answersOf(state.answers)), nil
+	return questionForm(inst, def, def.StepNumber(*inst.CurrentStepID), state.selected, answersOf(state.answers)), nil
 }
 
-func stateWord(state ProcessState) string {
+func stateWord(state engine.ProcessState) string {
 	switch state {
-	case StateCompleted:
+	case engine.StateCompleted:
 		return "completed"
-	case StateCancelled:
+	case engine.StateCancelled:
 		return "cancelled"
-	case StateFailed:
+	case engine.StateFailed:
 		return "failed"
 	}
 	return "finished"
 }
 
-func baseForm(inst *ProcessInstance, def *definition, step int) *Form {
+func baseForm(inst *engine.ProcessInstance, def *engine.Definition, step int) *Form {
 	return &Form{ProcessID: inst.ID, Step: step, TotalSteps: len(def.Steps), State: inst.Status, PeriodID: inst.RelatedEntityID,
 		OrganisationID: inst.OrganisationID}
 }
 
 // selectionForm is step 0: every linked person with their status.
-func (s *Service) selectionForm(ctx context.Context, db bun.IDB, inst *ProcessInstance, def *definition, persons []Person) (*Form, error) {
+func (s *Service) selectionForm(ctx context.Context, db bun.IDB, inst *engine.ProcessInstance, def *engine.Definition, persons []engine.Person) (*Form, error) {
 	if persons == nil {
 		var err error
-		if persons, err = linkedPersons(ctx, db, inst.UserKey, inst.OrganisationID); err != nil {
+		if persons, err = engine.LinkedPersons(ctx, db, inst.UserKey, inst.OrganisationID); err != nil {
 			return nil, err
 		}
 	}
@@ -74,7 +76,7 @@ func (s *Service) selectionForm(ctx context.Context, db bun.IDB, inst *ProcessIn
 	for i, p := range persons {
 		ids[i] = p.ID
 	}
-	statuses, err := membershipStatuses(ctx, db, inst.RelatedEntityID, ids)
+	statuses, err := engine.MembershipStatuses(ctx, db, inst.RelatedEntityID, ids)
 	if err != nil {
 		return nil, err
 	}
@@ -83,14 +85,14 @@ func (s *Service) selectionForm(ctx context.Context, db bun.IDB, inst *ProcessIn
 
 // selectionFormOf is the selection form of the linked persons with their
 // statuses.
-func selectionFormOf(inst *ProcessInstance, def *definition, persons []Person, statuses map[int64]string) *Form {
+func selectionFormOf(inst *engine.ProcessInstance, def *engine.Definition, persons []engine.Person, statuses map[int64]string) *Form {
 	form := baseForm(inst, def, 0)
 	for _, p := range persons {
 		status := statuses[p.ID]
 		form.People = append(form.People, FormPerson{
 			ID: p.ID, FirstName: p.FirstName, LastName: p.LastName, DateOfBirth: p.DateOfBirth,
-			Selected:  slices.Contains(inst.SelectedPersons, p.ID) && status == PersonAvailable,
-			CanSelect: status == PersonAvailable, Status: status,
+			Selected:  slices.Contains(inst.SelectedPersons, p.ID) && status == engine.PersonAvailable,
+			CanSelect: status == engine.PersonAvailable, Status: status,
 		})
 	}
 	return form
@@ -101,11 +103,11 @@ func selectionFormOf(inst *ProcessInstance, def *definition, persons []Person, s
 // comes back onto it). The path is computed from answers, so they must
 // hold every answer of the steps before number when the definition has
 // conditions.
-func questionForm(inst *ProcessInstance, def *definition, number int, selected []Person, answers map[int64]map[int64]string) *Form {
+func questionForm(inst *engine.ProcessInstance, def *engine.Definition, number int, selected []engine.Person, answers map[int64]map[int64]string) *Form {
 	step := &def.Steps[number-1]
 	form := baseForm(inst, def, number)
-	r := def.routeFor(selected, inst.Period.StartDate, answers)
-	form.Position, form.PathLength = r.position(number), len(r.steps)
+	r := def.RouteFor(selected, inst.Period.StartDate, answers)
+	form.Position, form.PathLength = r.Position(number), len(r.Steps)
 	q := &Question{Name: step.Name, Text: step.QuestionText, Type: step.QuestionType, Required: step.Required}
 	for _, o := range step.Options {
 		q.Options = append(q.Options, Option{Value: o.Value, Label: o.Label})
@@ -114,8 +116,8 @@ func questionForm(inst *ProcessInstance, def *definition, number int, selected [
 	for _, p := range selected {
 		fp := FormPerson{
 			ID: p.ID, FirstName: p.FirstName, LastName: p.LastName, DateOfBirth: p.DateOfBirth,
-			Hide: r.hides(number, p.ID), Selected: true, CanSelect: true,
-			Status: PersonAvailable,
+			Hide: r.Hides(number, p.ID), Selected: true, CanSelect: true,
+			Status: engine.PersonAvailable,
 		}
 		if v, ok := answers[step.ID][p.ID]; ok {
 			fp.Answer = &v
@@ -126,12 +128,12 @@ func questionForm(inst *ProcessInstance, def *definition, number int, selected [
 }
 
 // doneForm is the committed state: persons pending payment and the payment link.
-func (s *Service) doneForm(ctx context.Context, db bun.IDB, inst *ProcessInstance, def *definition) (*Form, error) {
-	selected, err := personsByID(ctx, db, inst.SelectedPersons)
+func (s *Service) doneForm(ctx context.Context, db bun.IDB, inst *engine.ProcessInstance, def *engine.Definition) (*Form, error) {
+	selected, err := engine.PersonsByID(ctx, db, inst.SelectedPersons)
 	if err != nil {
 		return nil, err
 	}
-	url, err := s.payLinkFor(ctx, db, inst.ID)
+	url, err := s.PayLinkFor(ctx, db, inst.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -140,7 +142,7 @@ func (s *Service) doneForm(ctx context.Context, db bun.IDB, inst *ProcessInstanc
 	for _, p := range selected {
 		form.People = append(form.People, FormPerson{
 			ID: p.ID, FirstName: p.FirstName, LastName: p.LastName, DateOfBirth: p.DateOfBirth,
-			Selected: true, Status: PersonPendingPayment, PaymentURL: url,
+			Selected: true, Status: engine.PersonPendingPayment, PaymentURL: url,
 		})
 	}
 	return form, nil

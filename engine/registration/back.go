@@ -1,16 +1,18 @@
-package engine
+package registration
 
 import (
 	"context"
 
 	"github.com/uptrace/bun"
+
+	"portal/engine"
 )
 
 // Back moves a running registration to the previous step and returns it
 // with its saved answers; answering it again continues forward with the
 // later answers pre-filled. step, when given, must be the current step.
 func (s *Service) Back(ctx context.Context, userKey, processID string, step *int) (_ *Form, err error) {
-	defer ClassifyUnavailable(&err)
+	defer engine.ClassifyUnavailable(&err)
 	return s.returnTo(ctx, userKey, processID, step, -1)
 }
 
@@ -18,9 +20,9 @@ func (s *Service) Back(ctx context.Context, userKey, processID string, step *int
 // selection), for the "Change" links of a check-your-answers page. The
 // target must not be after the current step.
 func (s *Service) ReturnTo(ctx context.Context, userKey, processID string, target int) (_ *Form, err error) {
-	defer ClassifyUnavailable(&err)
+	defer engine.ClassifyUnavailable(&err)
 	if target < 0 {
-		return nil, Errorf(CodeInvalid, "there is no step %d", target)
+		return nil, engine.Errorf(engine.CodeInvalid, "there is no step %d", target)
 	}
 	return s.returnTo(ctx, userKey, processID, nil, target)
 }
@@ -28,23 +30,23 @@ func (s *Service) ReturnTo(ctx context.Context, userKey, processID string, targe
 // returnTo moves to target, or to the step before the current one when target is -1.
 func (s *Service) returnTo(ctx context.Context, userKey, processID string, from *int, target int) (*Form, error) {
 	var form *Form
-	err := InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err := engine.InTx(ctx, s.DB(), func(ctx context.Context, tx bun.Tx) error {
 		inst, def, err := s.loadOpen(ctx, tx, userKey, processID)
 		if err != nil {
 			return err
 		}
 		current := 0
 		if inst.CurrentStepID != nil {
-			current = def.stepNumber(*inst.CurrentStepID)
+			current = def.StepNumber(*inst.CurrentStepID)
 		}
 		if from != nil && *from != current {
-			return Errorf(CodeConflict, "this registration changed in another window: it is at step %d", current)
+			return engine.Errorf(engine.CodeConflict, "this registration changed in another window: it is at step %d", current)
 		}
 		if target == -1 && current == 0 {
-			return Errorf(CodeConflict, "there is no step before person selection")
+			return engine.Errorf(engine.CodeConflict, "there is no step before person selection")
 		}
 		if target > current {
-			return Errorf(CodeConflict, "step %d is not answered yet: the registration is at step %d", target, current)
+			return engine.Errorf(engine.CodeConflict, "step %d is not answered yet: the registration is at step %d", target, current)
 		}
 		if current > 0 {
 			// Back and Change follow the path of the answers saved now: an
@@ -55,9 +57,9 @@ func (s *Service) returnTo(ctx context.Context, userKey, processID string, from 
 			}
 			switch {
 			case target == -1:
-				target = r.previous(current)
-			case target > 0 && !r.includes(target):
-				return Errorf(CodeConflict, "step %d is not one of this registration's questions with the answers given", target)
+				target = r.Previous(current)
+			case target > 0 && !r.Includes(target):
+				return engine.Errorf(engine.CodeConflict, "step %d is not one of this registration's questions with the answers given", target)
 			}
 		}
 		if target == 0 {
@@ -65,8 +67,8 @@ func (s *Service) returnTo(ctx context.Context, userKey, processID string, from 
 		} else {
 			inst.CurrentStepID = &def.Steps[target-1].ID
 		}
-		inst.Status = StateRunning
-		if err := BumpVersion(ctx, tx, inst, s.Clock(), "current_step_id", "status"); err != nil {
+		inst.Status = engine.StateRunning
+		if err := engine.BumpVersion(ctx, tx, inst, s.Clock(), "current_step_id", "status"); err != nil {
 			return err
 		}
 		form, err = s.formFor(ctx, tx, inst, nil)
@@ -76,18 +78,18 @@ func (s *Service) returnTo(ctx context.Context, userKey, processID string, from 
 }
 
 // routeOf computes an instance's current path from its selection and saved answers.
-func (s *Service) routeOf(ctx context.Context, db bun.IDB, inst *ProcessInstance, def *definition) (*route, error) {
-	selected, err := personsByID(ctx, db, inst.SelectedPersons)
+func (s *Service) routeOf(ctx context.Context, db bun.IDB, inst *engine.ProcessInstance, def *engine.Definition) (*engine.Route, error) {
+	selected, err := engine.PersonsByID(ctx, db, inst.SelectedPersons)
 	if err != nil {
 		return nil, err
 	}
 	var answers map[int64]map[int64]string
-	if def.hasConditions() {
-		data, err := instanceData(ctx, db, inst.ID)
+	if def.HasConditions() {
+		data, err := engine.InstanceData(ctx, db, inst.ID)
 		if err != nil {
 			return nil, err
 		}
 		answers = answersOf(data)
 	}
-	return def.routeFor(selected, inst.Period.StartDate, answers), nil
+	return def.RouteFor(selected, inst.Period.StartDate, answers), nil
 }

@@ -1,4 +1,4 @@
-package engine
+package registration
 
 import (
 	"context"
@@ -9,13 +9,15 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
+
+	"portal/engine"
 )
 
 // Next stores the answers of the current step and moves on: to the first
 // question after person selection, to the following question, or, after the
 // last one, commits the registration (state DONE).
 func (s *Service) Next(ctx context.Context, userKey string, in NextInput) (_ *Form, err error) {
-	defer ClassifyUnavailable(&err)
+	defer engine.ClassifyUnavailable(&err)
 	// The common steps in prepared statements, without a transaction on
 	// PostgreSQL; what they leave (done false) takes the transaction below.
 	next := s.nextQuestion
@@ -26,8 +28,8 @@ func (s *Service) Next(ctx context.Context, userKey string, in NextInput) (_ *Fo
 		return form, err
 	}
 	var form *Form
-	var committed *Order
-	err = InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	var committed *engine.Order
+	err = engine.InTx(ctx, s.DB(), func(ctx context.Context, tx bun.Tx) error {
 		inst, def, err := s.loadOpen(ctx, tx, userKey, in.ProcessID)
 		if err != nil {
 			return err
@@ -58,7 +60,7 @@ func (s *Service) Next(ctx context.Context, userKey string, in NextInput) (_ *Fo
 	if committed != nil {
 		// After the commit, outside its transaction: the provider is never
 		// called inside one. Without a link the registration stands.
-		url := s.startPayment(ctx, committed)
+		url := s.StartPayment(ctx, committed)
 		form.PaymentURL = url
 		for i := range form.People {
 			form.People[i].PaymentURL = url
@@ -69,19 +71,19 @@ func (s *Service) Next(ctx context.Context, userKey string, in NextInput) (_ *Fo
 
 // checkNext checks that answers for in.Step may be given now and returns
 // the registration's current step number (0: person selection).
-func checkNext(inst *ProcessInstance, def *definition, in NextInput, now time.Time) (int, error) {
+func checkNext(inst *engine.ProcessInstance, def *engine.Definition, in NextInput, now time.Time) (int, error) {
 	if err := checkAcceptsAnswers(inst, now); err != nil {
 		return 0, err
 	}
 	current := 0
 	if inst.CurrentStepID != nil {
-		current = def.stepNumber(*inst.CurrentStepID)
+		current = def.StepNumber(*inst.CurrentStepID)
 	}
 	if in.ExpectVersion != 0 && in.ExpectVersion != inst.Version {
-		return 0, Errorf(CodeConflict, "this registration changed in another window after you checked it; check it again")
+		return 0, engine.Errorf(engine.CodeConflict, "this registration changed in another window after you checked it; check it again")
 	}
 	if in.Step != current {
-		return 0, &Error{Code: CodeConflict, ProcessID: in.ProcessID, Step: current,
+		return 0, &engine.Error{Code: engine.CodeConflict, ProcessID: in.ProcessID, Step: current,
 			Message: fmt.Sprintf("this registration changed in another window: it is at step %d, the answers were for step %d", current, in.Step)}
 	}
 	return current, nil
@@ -89,30 +91,30 @@ func checkNext(inst *ProcessInstance, def *definition, in NextInput, now time.Ti
 
 // checkAcceptsAnswers rejects answers once the period has closed or the
 // definition was deactivated, even for a registration already under way.
-func checkAcceptsAnswers(inst *ProcessInstance, now time.Time) error {
+func checkAcceptsAnswers(inst *engine.ProcessInstance, now time.Time) error {
 	if !inst.Period.AcceptsRegistrations(now) {
-		return Errorf(CodeConflict, "registration for %s is closed", inst.Period.Name)
+		return engine.Errorf(engine.CodeConflict, "registration for %s is closed", inst.Period.Name)
 	}
 	if inst.Definition != nil && !inst.Definition.Active {
-		return Errorf(CodeConflict, "registration is not available: the registration form was deactivated; please contact the organisation")
+		return engine.Errorf(engine.CodeConflict, "registration is not available: the registration form was deactivated; please contact the organisation")
 	}
 	return nil
 }
 
 // checkOpen rejects answers to an instance that is committed or finished.
-func checkOpen(inst *ProcessInstance) error {
+func checkOpen(inst *engine.ProcessInstance) error {
 	switch {
-	case inst.Status == StateDone:
-		return Errorf(CodeConflict, "this registration is already submitted and waits for payment")
-	case finished(inst.Status):
-		return Errorf(CodeConflict, "this registration is already %s", stateWord(inst.Status))
+	case inst.Status == engine.StateDone:
+		return engine.Errorf(engine.CodeConflict, "this registration is already submitted and waits for payment")
+	case engine.Finished(inst.Status):
+		return engine.Errorf(engine.CodeConflict, "this registration is already %s", stateWord(inst.Status))
 	}
 	return nil
 }
 
 // submitSelection stores which persons are registered and opens the first question.
-func (s *Service) submitSelection(ctx context.Context, tx bun.Tx, inst *ProcessInstance, def *definition, in NextInput, now time.Time) (*Form, error) {
-	persons, err := linkedPersons(ctx, tx, inst.UserKey, inst.OrganisationID)
+func (s *Service) submitSelection(ctx context.Context, tx bun.Tx, inst *engine.ProcessInstance, def *engine.Definition, in NextInput, now time.Time) (*Form, error) {
+	persons, err := engine.LinkedPersons(ctx, tx, inst.UserKey, inst.OrganisationID)
 	if err != nil {
 		return nil, err
 	}
@@ -120,11 +122,11 @@ func (s *Service) submitSelection(ctx context.Context, tx bun.Tx, inst *ProcessI
 	for i, p := range persons {
 		ids[i] = p.ID
 	}
-	statuses, err := membershipStatuses(ctx, tx, inst.RelatedEntityID, ids)
+	statuses, err := engine.MembershipStatuses(ctx, tx, inst.RelatedEntityID, ids)
 	if err != nil {
 		return nil, err
 	}
-	types, err := MembershipTypes(ctx, tx, inst.OrganisationID)
+	types, err := engine.MembershipTypes(ctx, tx, inst.OrganisationID)
 	if err != nil {
 		return nil, err
 	}
@@ -134,10 +136,10 @@ func (s *Service) submitSelection(ctx context.Context, tx bun.Tx, inst *ProcessI
 	}
 	// A first selection (state INIT) has no earlier selection or answers to
 	// replace or pre-fill, which saves two statements on the common path.
-	reselect := inst.Status != StateInit
-	var data []ProcessData
+	reselect := inst.Status != engine.StateInit
+	var data []engine.ProcessData
 	if reselect {
-		if data, err = instanceData(ctx, tx, inst.ID); err != nil {
+		if data, err = engine.InstanceData(ctx, tx, inst.ID); err != nil {
 			return nil, err
 		}
 	}
@@ -163,13 +165,13 @@ func (s *Service) submitSelection(ctx context.Context, tx bun.Tx, inst *ProcessI
 		}
 		maps.Copy(answers[stepID], byPerson)
 	}
-	number := def.routeFor(selected, inst.Period.StartDate, answers).next(0)
+	number := def.RouteFor(selected, inst.Period.StartDate, answers).Next(0)
 	first := def.Steps[number-1].ID
-	inst.SelectedPersons, inst.CurrentStepID, inst.Status = chosen, &first, StateRunning
-	if err := BumpVersion(ctx, tx, inst, now, "selected_persons", "current_step_id", "status"); err != nil {
+	inst.SelectedPersons, inst.CurrentStepID, inst.Status = chosen, &first, engine.StateRunning
+	if err := engine.BumpVersion(ctx, tx, inst, now, "selected_persons", "current_step_id", "status"); err != nil {
 		return nil, err
 	}
-	if err := storeSelection(ctx, tx, inst.ID, reselect, chosen, now); err != nil {
+	if err := engine.StoreSelection(ctx, tx, inst.ID, reselect, chosen, now); err != nil {
 		return nil, err
 	}
 	return questionForm(inst, def, number, selected, answers), nil
@@ -179,13 +181,13 @@ func (s *Service) submitSelection(ctx context.Context, tx bun.Tx, inst *ProcessI
 // to the registration's user key, their statuses for the period and the
 // organisation's membership types, and returns the ids chosen, in the
 // order given, and their persons.
-func choosePersons(inst *ProcessInstance, in NextInput, persons []Person, statuses map[int64]string, types []MembershipType) ([]int64, []Person, error) {
-	byID := make(map[int64]Person, len(persons))
+func choosePersons(inst *engine.ProcessInstance, in NextInput, persons []engine.Person, statuses map[int64]string, types []engine.MembershipType) ([]int64, []engine.Person, error) {
+	byID := make(map[int64]engine.Person, len(persons))
 	for _, p := range persons {
 		byID[p.ID] = p
 	}
 	var chosen []int64
-	var problems []PersonError
+	var problems []engine.PersonError
 	for _, p := range in.People {
 		if p.Selected != nil && !*p.Selected {
 			continue
@@ -193,24 +195,24 @@ func choosePersons(inst *ProcessInstance, in NextInput, persons []Person, status
 		person, linked := byID[p.ID]
 		switch {
 		case !linked:
-			problems = append(problems, problem{key: "not_linked", text: "This person cannot be registered with this link."}.forPerson(p.ID))
-		case statuses[p.ID] != PersonAvailable:
-			problems = append(problems, problem{key: "already_" + strings.ToLower(strings.ReplaceAll(statuses[p.ID], " ", "_")), text: fmt.Sprintf("%s %s is already %s.", person.FirstName, person.LastName, lowerStatus(statuses[p.ID])),
-				param: person.FirstName + " " + person.LastName}.forPerson(p.ID))
+			problems = append(problems, engine.Problem{Key: "not_linked", Text: "This person cannot be registered with this link."}.ForPerson(p.ID))
+		case statuses[p.ID] != engine.PersonAvailable:
+			problems = append(problems, engine.Problem{Key: "already_" + strings.ToLower(strings.ReplaceAll(statuses[p.ID], " ", "_")), Text: fmt.Sprintf("%s %s is already %s.", person.FirstName, person.LastName, lowerStatus(statuses[p.ID])),
+				Param: person.FirstName + " " + person.LastName}.ForPerson(p.ID))
 		case chooseMembershipType(types, person.DateOfBirth, inst.Period.StartDate) == nil:
-			problems = append(problems, problem{key: "not_eligible", text: fmt.Sprintf("%s %s is not eligible for any membership type of this period.", person.FirstName, person.LastName),
-				param: person.FirstName + " " + person.LastName}.forPerson(p.ID))
+			problems = append(problems, engine.Problem{Key: "not_eligible", Text: fmt.Sprintf("%s %s is not eligible for any membership type of this period.", person.FirstName, person.LastName),
+				Param: person.FirstName + " " + person.LastName}.ForPerson(p.ID))
 		case !slices.Contains(chosen, p.ID):
 			chosen = append(chosen, p.ID)
 		}
 	}
 	if len(problems) > 0 {
-		return nil, nil, &Error{Code: CodeValidation, Message: "Some persons cannot be selected.", People: problems, ProcessID: strconv64(inst.ID)}
+		return nil, nil, &engine.Error{Code: engine.CodeValidation, Message: "Some persons cannot be selected.", People: problems, ProcessID: strconv64(inst.ID)}
 	}
 	if len(chosen) == 0 {
-		return nil, nil, &Error{Code: CodeValidation, Message: "Select at least one person.", ProcessID: strconv64(inst.ID)}
+		return nil, nil, &engine.Error{Code: engine.CodeValidation, Message: "Select at least one person.", ProcessID: strconv64(inst.ID)}
 	}
-	selected := make([]Person, len(chosen))
+	selected := make([]engine.Person, len(chosen))
 	for i, id := range chosen {
 		selected[i] = byID[id]
 	}
@@ -229,9 +231,9 @@ func hasAnswers(answers map[int64]map[int64]string, personID int64) bool {
 
 func lowerStatus(status string) string {
 	switch status {
-	case PersonRegistered:
+	case engine.PersonRegistered:
 		return "registered"
-	case PersonPendingPayment:
+	case engine.PersonPendingPayment:
 		return "registered and waiting for payment"
 	}
 	return status
@@ -243,14 +245,14 @@ func strconv64(id int64) string { return fmt.Sprint(id) }
 // everything read and decided before anything is written.
 type answerPlan struct {
 	number      int // the step answered
-	step        *ProcessStep
-	selected    []Person
+	step        *engine.ProcessStep
+	selected    []engine.Person
 	conditional bool                       // the definition has conditions: the path depends on the answers
-	data        []ProcessData              // the saved answers (in a transaction with the selections)
+	data        []engine.ProcessData       // the saved answers (in a transaction with the selections)
 	all         map[int64]map[int64]string // the saved answers by step and person
 	withThis    map[int64]map[int64]string // all with this step's answers, when conditional
 	answers     map[int64]string           // this step's answers by person
-	route       *route
+	route       *engine.Route
 	nextNumber  int // 0 after the last question: the commit
 }
 
@@ -259,48 +261,48 @@ func (p *answerPlan) last() bool { return p.nextNumber == 0 }
 // readPlanInputs reads what planAnswers needs in a transaction: the
 // selected persons and the saved answers (with the selections:
 // deleteOffPathAnswers needs all of them).
-func readPlanInputs(ctx context.Context, db bun.IDB, inst *ProcessInstance) ([]Person, []ProcessData, error) {
-	selected, err := personsByID(ctx, db, inst.SelectedPersons)
+func readPlanInputs(ctx context.Context, db bun.IDB, inst *engine.ProcessInstance) ([]engine.Person, []engine.ProcessData, error) {
+	selected, err := engine.PersonsByID(ctx, db, inst.SelectedPersons)
 	if err != nil {
 		return nil, nil, err
 	}
-	data, err := instanceData(ctx, db, inst.ID)
+	data, err := engine.InstanceData(ctx, db, inst.ID)
 	return selected, data, err
 }
 
 // planAnswers validates the answers of in for question number and works
 // out the next question on the path, from the selected persons and the
 // saved answers (data).
-func planAnswers(inst *ProcessInstance, def *definition, number int, in NextInput, selected []Person, data []ProcessData) (*answerPlan, error) {
+func planAnswers(inst *engine.ProcessInstance, def *engine.Definition, number int, in NextInput, selected []engine.Person, data []engine.ProcessData) (*answerPlan, error) {
 	step := &def.Steps[number-1]
 	given := map[int64]*string{}
-	var fields []FieldError
+	var fields []engine.FieldError
 	for i, p := range in.People {
 		if !slices.Contains(inst.SelectedPersons, p.ID) {
-			fields = append(fields, FieldError{Field: fmt.Sprintf("people[%d].id", i), Message: "this person is not part of the registration"})
+			fields = append(fields, engine.FieldError{Field: fmt.Sprintf("people[%d].id", i), Message: "this person is not part of the registration"})
 			continue
 		}
 		if _, dup := given[p.ID]; dup {
-			fields = append(fields, FieldError{Field: fmt.Sprintf("people[%d].id", i), Message: "this person appears twice"})
+			fields = append(fields, engine.FieldError{Field: fmt.Sprintf("people[%d].id", i), Message: "this person appears twice"})
 			continue
 		}
 		given[p.ID] = p.Answer
 	}
 	if len(fields) > 0 {
-		return nil, &Error{Code: CodeInvalid, Message: "The request names persons that are not part of this registration.", Fields: fields}
+		return nil, &engine.Error{Code: engine.CodeInvalid, Message: "The request names persons that are not part of this registration.", Fields: fields}
 	}
 	// With conditions the path depends on the saved answers; without, on
 	// the persons' ages only.
-	conditional := def.hasConditions()
+	conditional := def.HasConditions()
 	all := answersOf(data)
-	r := def.routeFor(selected, inst.Period.StartDate, all)
+	r := def.RouteFor(selected, inst.Period.StartDate, all)
 	inputs := make([]answerFor, len(selected))
 	for i, p := range selected {
-		inputs[i] = answerFor{PersonID: p.ID, Hide: r.hides(number, p.ID), Answer: given[p.ID]}
+		inputs[i] = answerFor{PersonID: p.ID, Hide: r.Hides(number, p.ID), Answer: given[p.ID]}
 	}
-	answers, problems := validateStep(step, def.patterns[step.ID], inputs)
+	answers, problems := validateStep(step, def.Patterns[step.ID], inputs)
 	if len(problems) > 0 {
-		return nil, &Error{Code: CodeValidation, Message: "Some answers are not valid.", People: problems,
+		return nil, &engine.Error{Code: engine.CodeValidation, Message: "Some answers are not valid.", People: problems,
 			ProcessID: strconv64(inst.ID), Step: number}
 	}
 	var withThis map[int64]map[int64]string
@@ -308,18 +310,18 @@ func planAnswers(inst *ProcessInstance, def *definition, number int, in NextInpu
 		// The answer just given can change which steps follow.
 		withThis = maps.Clone(all)
 		withThis[step.ID] = answers
-		r = def.routeFor(selected, inst.Period.StartDate, withThis)
+		r = def.RouteFor(selected, inst.Period.StartDate, withThis)
 	}
 	return &answerPlan{number: number, step: step, selected: selected, conditional: conditional, data: data,
-		all: all, withThis: withThis, answers: answers, route: r, nextNumber: r.next(number)}, nil
+		all: all, withThis: withThis, answers: answers, route: r, nextNumber: r.Next(number)}, nil
 }
 
 // advance stores plan's answers and moves inst to the next question, on
 // PostgreSQL in one statement (storeStepAnswers), and shows it with the
 // answers saved for it (after Back).
-func (s *Service) advance(ctx context.Context, db bun.IDB, inst *ProcessInstance, def *definition, plan *answerPlan, now time.Time) (*Form, error) {
+func (s *Service) advance(ctx context.Context, db bun.IDB, inst *engine.ProcessInstance, def *engine.Definition, plan *answerPlan, now time.Time) (*Form, error) {
 	next := &def.Steps[plan.nextNumber-1]
-	inst.CurrentStepID, inst.Status = &next.ID, StateRunning
+	inst.CurrentStepID, inst.Status = &next.ID, engine.StateRunning
 	if err := s.storeStepAnswers(ctx, db, inst, now, plan.step.ID, plan.answers, plan.all[plan.step.ID] != nil); err != nil {
 		return nil, err
 	}
@@ -333,33 +335,33 @@ func (s *Service) advance(ctx context.Context, db bun.IDB, inst *ProcessInstance
 // submitAnswers stores the answers of plan, then returns the next question
 // on the path or, after the last one, commits (or, with in.HoldCommit,
 // stays at the last step for a check of the answers).
-func (s *Service) submitAnswers(ctx context.Context, tx bun.Tx, inst *ProcessInstance, def *definition, plan *answerPlan, in NextInput, now time.Time) (*Form, *Order, error) {
+func (s *Service) submitAnswers(ctx context.Context, tx bun.Tx, inst *engine.ProcessInstance, def *engine.Definition, plan *answerPlan, in NextInput, now time.Time) (*Form, *engine.Order, error) {
 	if !plan.last() { // nextQuestion answers these; here only if it left one to the transaction
 		form, err := s.advance(ctx, tx, inst, def, plan, now)
 		return form, nil, err
 	}
 	step, selected, data, all, answers := plan.step, plan.selected, plan.data, plan.all, plan.answers
 	if in.HoldCommit {
-		if err := BumpVersion(ctx, tx, inst, now, "status"); err != nil {
+		if err := engine.BumpVersion(ctx, tx, inst, now, "status"); err != nil {
 			return nil, nil, err
 		}
-		if err := storeAnswers(ctx, tx, inst.ID, step.ID, all[step.ID] != nil, answers, now); err != nil {
+		if err := engine.StoreAnswers(ctx, tx, inst.ID, step.ID, all[step.ID] != nil, answers, now); err != nil {
 			return nil, nil, err
 		}
 		all[step.ID] = answers
 		return questionForm(inst, def, plan.number, selected, all), nil, nil
 	}
-	inst.CurrentStepID, inst.Status = nil, StateDone
-	if err := BumpVersion(ctx, tx, inst, now, "current_step_id", "status"); err != nil {
+	inst.CurrentStepID, inst.Status = nil, engine.StateDone
+	if err := engine.BumpVersion(ctx, tx, inst, now, "current_step_id", "status"); err != nil {
 		return nil, nil, err
 	}
-	if err := storeAnswers(ctx, tx, inst.ID, step.ID, all[step.ID] != nil, answers, now); err != nil {
+	if err := engine.StoreAnswers(ctx, tx, inst.ID, step.ID, all[step.ID] != nil, answers, now); err != nil {
 		return nil, nil, err
 	}
 	all[step.ID] = answers
 	// A committed registration cannot come back to a step, so the answers
 	// off its final path go: what stays is exactly what was committed.
-	if err := deleteOffPathAnswers(ctx, tx, inst.ID, data, def, plan.route, step.ID); err != nil {
+	if err := engine.DeleteOffPathAnswers(ctx, tx, inst.ID, data, def, plan.route, step.ID); err != nil {
 		return nil, nil, err
 	}
 	order, err := s.commit(ctx, tx, inst, def, selected, all, in.PaymentMethod, now)
@@ -370,7 +372,7 @@ func (s *Service) submitAnswers(ctx context.Context, tx bun.Tx, inst *ProcessIns
 	for _, p := range selected {
 		form.People = append(form.People, FormPerson{
 			ID: p.ID, FirstName: p.FirstName, LastName: p.LastName, DateOfBirth: p.DateOfBirth,
-			Selected: true, Status: PersonPendingPayment,
+			Selected: true, Status: engine.PersonPendingPayment,
 		})
 	}
 	return form, order, nil

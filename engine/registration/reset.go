@@ -1,10 +1,12 @@
-package engine
+package registration
 
 import (
 	"context"
 	"time"
 
 	"github.com/uptrace/bun"
+
+	"portal/engine"
 )
 
 // Reset deletes every answer of an instance and returns it to person
@@ -13,44 +15,44 @@ import (
 // deleted) and pending payment attempts are cancelled. A completed
 // registration cannot be reset.
 func (s *Service) Reset(ctx context.Context, userKey, processID string) (_ *Form, err error) {
-	defer ClassifyUnavailable(&err)
-	if !inAudit(ctx) { // a member's own reset: prepared statements (resetOpen)
+	defer engine.ClassifyUnavailable(&err)
+	if !engine.InAudit(ctx) { // a member's own reset: prepared statements (resetOpen)
 		if form, done, err := s.resetOpen(ctx, userKey, processID); done || err != nil {
 			return form, err
 		}
 	}
 	var form *Form
-	var open []Payment
+	var open []engine.Payment
 	var orgID int64
-	err = InTx(ctx, s.db, s.auditedTx(func(ctx context.Context, tx bun.Tx) error { // audit.go: a staff reset's entry, if any
+	err = engine.InTx(ctx, s.DB(), s.AuditedTx(func(ctx context.Context, tx bun.Tx) error { // audit.go: a staff reset's entry, if any
 		open = nil
 		inst, err := loadUnfinished(ctx, tx, userKey, processID, " and cannot be reset")
 		if err != nil {
 			return err
 		}
 		orgID = inst.OrganisationID
-		def, err := s.defs.get(ctx, tx, inst.DefinitionID)
+		def, err := s.Defs.Get(ctx, tx, inst.DefinitionID)
 		if err != nil {
 			return err
 		}
 		if atStart(inst) {
 			// At its start already: a second post of the staff form, or a
 			// second click. Nothing is written, nor audited twice.
-			auditUnchanged(ctx)
+			engine.AuditUnchanged(ctx)
 			form, err = s.selectionForm(ctx, tx, inst, def, nil)
 			return err
 		}
-		wasDone := inst.Status == StateDone
+		wasDone := inst.Status == engine.StateDone
 		now := s.Clock()
-		inst.Status, inst.CurrentStepID, inst.SelectedPersons = StateInit, nil, []int64{}
-		if err := BumpVersion(ctx, tx, inst, now, "status", "current_step_id", "selected_persons"); err != nil {
+		inst.Status, inst.CurrentStepID, inst.SelectedPersons = engine.StateInit, nil, []int64{}
+		if err := engine.BumpVersion(ctx, tx, inst, now, "status", "current_step_id", "selected_persons"); err != nil {
 			return err
 		}
-		if err := deleteInstanceData(ctx, tx, inst.ID); err != nil {
+		if err := engine.DeleteInstanceData(ctx, tx, inst.ID); err != nil {
 			return err
 		}
 		if wasDone {
-			if open, err = PendingPaymentsOfInstance(ctx, tx, inst.ID); err != nil {
+			if open, err = engine.PendingPaymentsOfInstance(ctx, tx, inst.ID); err != nil {
 				return err
 			}
 			if err := CancelCommit(ctx, tx, inst.ID, now); err != nil {
@@ -75,8 +77,8 @@ func (s *Service) Reset(ctx context.Context, userKey, processID string) (_ *Form
 
 // atStart reports whether inst is at person selection with nothing
 // selected: a reset has nothing to write.
-func atStart(inst *ProcessInstance) bool {
-	return inst.Status == StateInit && inst.CurrentStepID == nil && len(inst.SelectedPersons) == 0
+func atStart(inst *engine.ProcessInstance) bool {
+	return inst.Status == engine.StateInit && inst.CurrentStepID == nil && len(inst.SelectedPersons) == 0
 }
 
 // resetStateSQL is the read of a reset: the registration with the persons
@@ -114,10 +116,10 @@ func (s *Service) resetOpen(ctx context.Context, userKey, processID string) (*Fo
 	if err != nil {
 		return nil, true, err
 	}
-	if inst.Status == StateDone || finished(inst.Status) {
+	if inst.Status == engine.StateDone || engine.Finished(inst.Status) {
 		return nil, false, nil
 	}
-	def, err := s.defs.get(ctx, s.db, inst.DefinitionID)
+	def, err := s.Defs.Get(ctx, s.DB(), inst.DefinitionID)
 	if err != nil {
 		return nil, true, err
 	}
@@ -135,22 +137,22 @@ func (s *Service) resetOpen(ctx context.Context, userKey, processID string) (*Fo
 
 // writeReset returns inst to person selection and deletes its selections
 // and answers if its version is still the one read (moveInstance).
-func (s *Service) writeReset(ctx context.Context, inst *ProcessInstance, now time.Time) error {
-	version, language := inst.Version, LanguageOf(ctx)
-	inst.Status, inst.CurrentStepID, inst.SelectedPersons = StateInit, nil, []int64{}
-	return s.moveInstance(ctx, s.db, inst, now,
-		resetQuery, []any{string(StateInit), version + 1, now, inst.ID, version, language},
-		sqliteReset[:], [][]any{{string(StateInit), version + 1, now, language, inst.ID, version}, {inst.ID}})
+func (s *Service) writeReset(ctx context.Context, inst *engine.ProcessInstance, now time.Time) error {
+	version, language := inst.Version, engine.LanguageOf(ctx)
+	inst.Status, inst.CurrentStepID, inst.SelectedPersons = engine.StateInit, nil, []int64{}
+	return s.moveInstance(ctx, s.DB(), inst, now,
+		resetQuery, []any{string(engine.StateInit), version + 1, now, inst.ID, version, language},
+		sqliteReset[:], [][]any{{string(engine.StateInit), version + 1, now, language, inst.ID, version}, {inst.ID}})
 }
 
 // cancelCommit cancels the pending memberships, the unpaid order and its pending payments of an instance.
 // The payments go before the order: they are found through the unpaid order.
 func CancelCommit(ctx context.Context, tx bun.Tx, instanceID int64, now time.Time) error {
-	if err := cancelPendingMemberships(ctx, tx, instanceID); err != nil {
+	if err := engine.CancelPendingMemberships(ctx, tx, instanceID); err != nil {
 		return err
 	}
-	if err := cancelPendingPayments(ctx, tx, instanceID, now); err != nil {
+	if err := engine.CancelPendingPayments(ctx, tx, instanceID, now); err != nil {
 		return err
 	}
-	return cancelUnpaidOrders(ctx, tx, instanceID)
+	return engine.CancelUnpaidOrders(ctx, tx, instanceID)
 }

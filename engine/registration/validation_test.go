@@ -1,4 +1,4 @@
-package engine
+package registration
 
 import (
 	"regexp"
@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"portal/engine"
 )
 
 // shown and hidden build one person's raw answer; a nil answer is "sent none".
@@ -14,7 +16,7 @@ func hidden(id int64, answer *string) answerFor {
 	return answerFor{PersonID: id, Hide: true, Answer: answer}
 }
 
-func patternOf(step *ProcessStep) *regexp.Regexp {
+func patternOf(step *engine.ProcessStep) *regexp.Regexp {
 	if step.FormatPattern == nil {
 		return nil
 	}
@@ -24,167 +26,167 @@ func patternOf(step *ProcessStep) *regexp.Regexp {
 // TestValidateStep covers the spec's six answer rules, in its order, and the
 // rule that a missing checkbox-like answer counts as "0".
 func TestValidateStep(t *testing.T) {
-	step := func(typ QuestionType, required bool) ProcessStep {
-		return ProcessStep{ID: 7, Name: "q", QuestionType: typ, Required: required}
+	step := func(typ engine.QuestionType, required bool) engine.ProcessStep {
+		return engine.ProcessStep{ID: 7, Name: "q", QuestionType: typ, Required: required}
 	}
 	tests := []struct {
 		name     string
-		step     ProcessStep
+		step     engine.ProcessStep
 		people   []answerFor
 		want     map[int64]string // stored answers, checked only when wantErrs is empty
-		wantErrs []PersonError
+		wantErrs []engine.PersonError
 	}{
 		// Rule 1: not required is valid.
 		{
 			name:   "not required TXT without answers is valid",
-			step:   step(TypeText, false),
-			people: []answerFor{shown(1, nil), shown(2, ptr("  "))},
+			step:   step(engine.TypeText, false),
+			people: []answerFor{shown(1, nil), shown(2, engine.Ptr("  "))},
 			want:   map[int64]string{1: "", 2: ""},
 		},
 		{
 			name:   "not required DRP without answer is valid",
-			step:   ProcessStep{QuestionType: TypeDropdown, Options: []ProcessStepOption{{Value: "S"}}},
+			step:   engine.ProcessStep{QuestionType: engine.TypeDropdown, Options: []engine.ProcessStepOption{{Value: "S"}}},
 			people: []answerFor{shown(1, nil)},
 			want:   map[int64]string{1: ""},
 		},
 		{
 			name:   "not required ITC with 0 is valid",
-			step:   step(TypeAccept, false),
-			people: []answerFor{shown(1, ptr("0")), shown(2, nil)},
+			step:   step(engine.TypeAccept, false),
+			people: []answerFor{shown(1, engine.Ptr("0")), shown(2, nil)},
 			want:   map[int64]string{1: "0", 2: "0"},
 		},
 		{
 			name:   "not required ONE with nobody chosen is valid",
-			step:   step(TypeOne, false),
-			people: []answerFor{shown(1, ptr("0")), shown(2, nil)},
+			step:   step(engine.TypeOne, false),
+			people: []answerFor{shown(1, engine.Ptr("0")), shown(2, nil)},
 			want:   map[int64]string{1: "0", 2: "0"},
 		},
 		{
 			name: "not required answer that is given must still fit the format",
-			step: ProcessStep{QuestionType: TypeText, FormatPattern: ptr(`^[0-9]{10}$`),
-				FormatMessage: ptr("Phone number must be 10 digits")},
-			people:   []answerFor{shown(1, nil), shown(2, ptr("123"))},
-			wantErrs: []PersonError{{PersonID: 2, Message: "Phone number must be 10 digits"}},
+			step: engine.ProcessStep{QuestionType: engine.TypeText, FormatPattern: engine.Ptr(`^[0-9]{10}$`),
+				FormatMessage: engine.Ptr("Phone number must be 10 digits")},
+			people:   []answerFor{shown(1, nil), shown(2, engine.Ptr("123"))},
+			wantErrs: []engine.PersonError{{PersonID: 2, Message: "Phone number must be 10 digits"}},
 		},
 
 		// Rule 2: ITC, every shown person must answer 1.
 		{
 			name:   "ITC required every person accepts",
-			step:   step(TypeAccept, true),
-			people: []answerFor{shown(1, ptr("1")), shown(2, ptr(" 1 "))},
+			step:   step(engine.TypeAccept, true),
+			people: []answerFor{shown(1, engine.Ptr("1")), shown(2, engine.Ptr(" 1 "))},
 			want:   map[int64]string{1: "1", 2: "1"},
 		},
 		{
 			name:     "ITC required one person answers 0",
-			step:     step(TypeAccept, true),
-			people:   []answerFor{shown(1, ptr("1")), shown(2, ptr("0"))},
-			wantErrs: []PersonError{{PersonID: 2, Message: "Please accept the terms for this person."}},
+			step:     step(engine.TypeAccept, true),
+			people:   []answerFor{shown(1, engine.Ptr("1")), shown(2, engine.Ptr("0"))},
+			wantErrs: []engine.PersonError{{PersonID: 2, Message: "Please accept the terms for this person."}},
 		},
 		{
 			name:     "ITC required missing answer counts as 0",
-			step:     step(TypeAccept, true),
-			people:   []answerFor{shown(1, nil), shown(2, ptr("1"))},
-			wantErrs: []PersonError{{PersonID: 1, Message: "Please accept the terms for this person."}},
+			step:     step(engine.TypeAccept, true),
+			people:   []answerFor{shown(1, nil), shown(2, engine.Ptr("1"))},
+			wantErrs: []engine.PersonError{{PersonID: 1, Message: "Please accept the terms for this person."}},
 		},
 		{
 			name:     "ITC answer other than 0 or 1",
-			step:     step(TypeAccept, true),
-			people:   []answerFor{shown(1, ptr("yes"))},
-			wantErrs: []PersonError{{PersonID: 1, Message: "The answer must be 0 or 1."}},
+			step:     step(engine.TypeAccept, true),
+			people:   []answerFor{shown(1, engine.Ptr("yes"))},
+			wantErrs: []engine.PersonError{{PersonID: 1, Message: "The answer must be 0 or 1."}},
 		},
 		{
 			name:   "ITC required hidden person is skipped",
-			step:   step(TypeAccept, true),
-			people: []answerFor{hidden(1, ptr("0")), shown(2, ptr("1"))},
+			step:   step(engine.TypeAccept, true),
+			people: []answerFor{hidden(1, engine.Ptr("0")), shown(2, engine.Ptr("1"))},
 			want:   map[int64]string{2: "1"},
 		},
 
 		// Rule 3: each shown person is checked, hidden persons are skipped.
 		{
 			name:   "hidden person without answer is not required to answer",
-			step:   step(TypeText, true),
-			people: []answerFor{hidden(1, nil), shown(2, ptr("hello"))},
+			step:   step(engine.TypeText, true),
+			people: []answerFor{hidden(1, nil), shown(2, engine.Ptr("hello"))},
 			want:   map[int64]string{2: "hello"},
 		},
 		{
 			name:   "hidden person's answer is neither checked nor stored",
-			step:   step(TypeCheckbox, true),
-			people: []answerFor{hidden(1, ptr("garbage")), shown(2, ptr("1"))},
+			step:   step(engine.TypeCheckbox, true),
+			people: []answerFor{hidden(1, engine.Ptr("garbage")), shown(2, engine.Ptr("1"))},
 			want:   map[int64]string{2: "1"},
 		},
 		{
 			name:   "every person hidden is valid and stores nothing",
-			step:   step(TypeText, true),
+			step:   step(engine.TypeText, true),
 			people: []answerFor{hidden(1, nil), hidden(2, nil)},
 			want:   map[int64]string{},
 		},
 		{
 			name:     "every shown person is checked and errors are sorted by person",
-			step:     step(TypeText, true),
-			people:   []answerFor{shown(3, nil), shown(2, ptr("ok")), shown(1, ptr(""))},
-			wantErrs: []PersonError{{PersonID: 1, Message: "An answer is required."}, {PersonID: 3, Message: "An answer is required."}},
+			step:     step(engine.TypeText, true),
+			people:   []answerFor{shown(3, nil), shown(2, engine.Ptr("ok")), shown(1, engine.Ptr(""))},
+			wantErrs: []engine.PersonError{{PersonID: 1, Message: "An answer is required."}, {PersonID: 3, Message: "An answer is required."}},
 		},
 
 		// Rule 4: BCB is always valid, but only 0 or 1.
 		{
 			name:   "BCB required missing answers count as 0",
-			step:   step(TypeCheckbox, true),
-			people: []answerFor{shown(1, nil), shown(2, ptr(""))},
+			step:   step(engine.TypeCheckbox, true),
+			people: []answerFor{shown(1, nil), shown(2, engine.Ptr(""))},
 			want:   map[int64]string{1: "0", 2: "0"},
 		},
 		{
 			name:   "BCB accepts 0 and 1",
-			step:   step(TypeCheckbox, true),
-			people: []answerFor{shown(1, ptr("0")), shown(2, ptr("1"))},
+			step:   step(engine.TypeCheckbox, true),
+			people: []answerFor{shown(1, engine.Ptr("0")), shown(2, engine.Ptr("1"))},
 			want:   map[int64]string{1: "0", 2: "1"},
 		},
 		{
 			name:     "BCB rejects anything but 0 and 1",
-			step:     step(TypeCheckbox, false),
-			people:   []answerFor{shown(1, ptr("true")), shown(2, ptr("2"))},
-			wantErrs: []PersonError{{PersonID: 1, Message: "The answer must be 0 or 1."}, {PersonID: 2, Message: "The answer must be 0 or 1."}},
+			step:     step(engine.TypeCheckbox, false),
+			people:   []answerFor{shown(1, engine.Ptr("true")), shown(2, engine.Ptr("2"))},
+			wantErrs: []engine.PersonError{{PersonID: 1, Message: "The answer must be 0 or 1."}, {PersonID: 2, Message: "The answer must be 0 or 1."}},
 		},
 
 		// Rule 5: ONE needs some 1 when required, and at most one.
 		{
 			name:   "ONE required exactly one person chosen",
-			step:   step(TypeOne, true),
-			people: []answerFor{shown(1, ptr("0")), shown(2, ptr("1"))},
+			step:   step(engine.TypeOne, true),
+			people: []answerFor{shown(1, engine.Ptr("0")), shown(2, engine.Ptr("1"))},
 			want:   map[int64]string{1: "0", 2: "1"},
 		},
 		{
 			name:   "ONE missing answers count as 0",
-			step:   step(TypeOne, true),
-			people: []answerFor{shown(1, nil), shown(2, ptr("1")), shown(3, nil)},
+			step:   step(engine.TypeOne, true),
+			people: []answerFor{shown(1, nil), shown(2, engine.Ptr("1")), shown(3, nil)},
 			want:   map[int64]string{1: "0", 2: "1", 3: "0"},
 		},
 		{
 			name:     "ONE required nobody chosen fails on the first shown person",
-			step:     step(TypeOne, true),
-			people:   []answerFor{hidden(1, nil), shown(2, nil), shown(3, ptr("0"))},
-			wantErrs: []PersonError{{PersonID: 2, Message: "Choose one person."}},
+			step:     step(engine.TypeOne, true),
+			people:   []answerFor{hidden(1, nil), shown(2, nil), shown(3, engine.Ptr("0"))},
+			wantErrs: []engine.PersonError{{PersonID: 2, Message: "Choose one person."}},
 		},
 		{
 			name:     "ONE hidden person's 1 does not count",
-			step:     step(TypeOne, true),
-			people:   []answerFor{hidden(1, ptr("1")), shown(2, ptr("0"))},
-			wantErrs: []PersonError{{PersonID: 2, Message: "Choose one person."}},
+			step:     step(engine.TypeOne, true),
+			people:   []answerFor{hidden(1, engine.Ptr("1")), shown(2, engine.Ptr("0"))},
+			wantErrs: []engine.PersonError{{PersonID: 2, Message: "Choose one person."}},
 		},
 		{
 			name:     "ONE two persons chosen fails both",
-			step:     step(TypeOne, true),
-			people:   []answerFor{shown(1, ptr("1")), shown(2, ptr("1")), shown(3, ptr("0"))},
-			wantErrs: []PersonError{{PersonID: 1, Message: "Choose only one person."}, {PersonID: 2, Message: "Choose only one person."}},
+			step:     step(engine.TypeOne, true),
+			people:   []answerFor{shown(1, engine.Ptr("1")), shown(2, engine.Ptr("1")), shown(3, engine.Ptr("0"))},
+			wantErrs: []engine.PersonError{{PersonID: 1, Message: "Choose only one person."}, {PersonID: 2, Message: "Choose only one person."}},
 		},
 		{
 			name:     "ONE not required still allows at most one",
-			step:     step(TypeOne, false),
-			people:   []answerFor{shown(1, ptr("1")), shown(2, ptr("1"))},
-			wantErrs: []PersonError{{PersonID: 1, Message: "Choose only one person."}, {PersonID: 2, Message: "Choose only one person."}},
+			step:     step(engine.TypeOne, false),
+			people:   []answerFor{shown(1, engine.Ptr("1")), shown(2, engine.Ptr("1"))},
+			wantErrs: []engine.PersonError{{PersonID: 1, Message: "Choose only one person."}, {PersonID: 2, Message: "Choose only one person."}},
 		},
 		{
 			name:   "ONE required with every person hidden is valid",
-			step:   step(TypeOne, true),
+			step:   step(engine.TypeOne, true),
 			people: []answerFor{hidden(1, nil), hidden(2, nil)},
 			want:   map[int64]string{},
 		},
@@ -192,44 +194,44 @@ func TestValidateStep(t *testing.T) {
 		// Rule 6: any other required type needs a non-empty answer.
 		{
 			name:     "TXT required missing answer",
-			step:     step(TypeText, true),
+			step:     step(engine.TypeText, true),
 			people:   []answerFor{shown(1, nil)},
-			wantErrs: []PersonError{{PersonID: 1, Message: "An answer is required."}},
+			wantErrs: []engine.PersonError{{PersonID: 1, Message: "An answer is required."}},
 		},
 		{
 			name:     "TXT required blank answer",
-			step:     step(TypeText, true),
-			people:   []answerFor{shown(1, ptr(" \t "))},
-			wantErrs: []PersonError{{PersonID: 1, Message: "An answer is required."}},
+			step:     step(engine.TypeText, true),
+			people:   []answerFor{shown(1, engine.Ptr(" \t "))},
+			wantErrs: []engine.PersonError{{PersonID: 1, Message: "An answer is required."}},
 		},
 		{
 			name:     "NUM required missing answer",
-			step:     step(TypeNumber, true),
-			people:   []answerFor{shown(1, ptr(""))},
-			wantErrs: []PersonError{{PersonID: 1, Message: "An answer is required."}},
+			step:     step(engine.TypeNumber, true),
+			people:   []answerFor{shown(1, engine.Ptr(""))},
+			wantErrs: []engine.PersonError{{PersonID: 1, Message: "An answer is required."}},
 		},
 		{
 			name:     "DRP required missing answer",
-			step:     ProcessStep{QuestionType: TypeDropdown, Required: true, Options: []ProcessStepOption{{Value: "S"}}},
+			step:     engine.ProcessStep{QuestionType: engine.TypeDropdown, Required: true, Options: []engine.ProcessStepOption{{Value: "S"}}},
 			people:   []answerFor{shown(1, nil)},
-			wantErrs: []PersonError{{PersonID: 1, Message: "An answer is required."}},
+			wantErrs: []engine.PersonError{{PersonID: 1, Message: "An answer is required."}},
 		},
 		{
 			name:     "RDO required missing answer",
-			step:     ProcessStep{QuestionType: TypeRadio, Required: true, Options: []ProcessStepOption{{Value: "a"}}},
+			step:     engine.ProcessStep{QuestionType: engine.TypeRadio, Required: true, Options: []engine.ProcessStepOption{{Value: "a"}}},
 			people:   []answerFor{shown(1, nil)},
-			wantErrs: []PersonError{{PersonID: 1, Message: "An answer is required."}},
+			wantErrs: []engine.PersonError{{PersonID: 1, Message: "An answer is required."}},
 		},
 		{
 			name:     "SEL required missing answer",
-			step:     ProcessStep{QuestionType: TypeMulti, Required: true, Options: []ProcessStepOption{{Value: "a"}}},
+			step:     engine.ProcessStep{QuestionType: engine.TypeMulti, Required: true, Options: []engine.ProcessStepOption{{Value: "a"}}},
 			people:   []answerFor{shown(1, nil)},
-			wantErrs: []PersonError{{PersonID: 1, Message: "An answer is required."}},
+			wantErrs: []engine.PersonError{{PersonID: 1, Message: "An answer is required."}},
 		},
 		{
 			name:   "TXT required answer is trimmed before it is stored",
-			step:   step(TypeText, true),
-			people: []answerFor{shown(1, ptr("  Jo Smith \n"))},
+			step:   step(engine.TypeText, true),
+			people: []answerFor{shown(1, engine.Ptr("  Jo Smith \n"))},
 			want:   map[int64]string{1: "Jo Smith"},
 		},
 	}
@@ -257,21 +259,21 @@ func TestValidateStep(t *testing.T) {
 // TestCheckValue covers one shown person's answer against the step's own rules:
 // format, numbers and range, options, multi-select lists and the length limit.
 func TestCheckValue(t *testing.T) {
-	phone := ProcessStep{QuestionType: TypeText, Required: true,
-		FormatPattern: ptr(`^[0-9]{10}$`), FormatMessage: ptr("Phone number must be 10 digits")}
-	code := ProcessStep{QuestionType: TypeText, FormatPattern: ptr(`^[A-Z]{3}$`)}
-	number := ProcessStep{QuestionType: TypeNumber, Required: true}
-	ranged := ProcessStep{QuestionType: TypeNumber, Required: true, MinValue: ptr(1.0), MaxValue: ptr(10.5)}
-	sizes := []ProcessStepOption{{Value: "S", Label: "Small"}, {Value: "M", Label: "Medium"}, {Value: "L", Label: "Large"}}
-	drp := ProcessStep{QuestionType: TypeDropdown, Required: true, Options: sizes}
-	rdo := ProcessStep{QuestionType: TypeRadio, Required: true, Options: sizes}
-	sel := ProcessStep{QuestionType: TypeMulti, Required: true, Options: sizes}
-	optionalSel := ProcessStep{QuestionType: TypeMulti, Options: sizes}
-	text := ProcessStep{QuestionType: TypeText, Required: true}
+	phone := engine.ProcessStep{QuestionType: engine.TypeText, Required: true,
+		FormatPattern: engine.Ptr(`^[0-9]{10}$`), FormatMessage: engine.Ptr("Phone number must be 10 digits")}
+	code := engine.ProcessStep{QuestionType: engine.TypeText, FormatPattern: engine.Ptr(`^[A-Z]{3}$`)}
+	number := engine.ProcessStep{QuestionType: engine.TypeNumber, Required: true}
+	ranged := engine.ProcessStep{QuestionType: engine.TypeNumber, Required: true, MinValue: engine.Ptr(1.0), MaxValue: engine.Ptr(10.5)}
+	sizes := []engine.ProcessStepOption{{Value: "S", Label: "Small"}, {Value: "M", Label: "Medium"}, {Value: "L", Label: "Large"}}
+	drp := engine.ProcessStep{QuestionType: engine.TypeDropdown, Required: true, Options: sizes}
+	rdo := engine.ProcessStep{QuestionType: engine.TypeRadio, Required: true, Options: sizes}
+	sel := engine.ProcessStep{QuestionType: engine.TypeMulti, Required: true, Options: sizes}
+	optionalSel := engine.ProcessStep{QuestionType: engine.TypeMulti, Options: sizes}
+	text := engine.ProcessStep{QuestionType: engine.TypeText, Required: true}
 
 	tests := []struct {
 		name    string
-		step    ProcessStep
+		step    engine.ProcessStep
 		value   string
 		wantMsg string
 		want    string // the stored value when valid
@@ -325,7 +327,7 @@ func TestCheckValue(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			p, got := checkValue(&tc.step, patternOf(&tc.step), tc.value)
-			msg := p.text
+			msg := p.Text
 			if msg != tc.wantMsg {
 				t.Fatalf("message = %q, want %q", msg, tc.wantMsg)
 			}
@@ -339,7 +341,7 @@ func TestCheckValue(t *testing.T) {
 // TestCheckValueLimitCountsCharacters: the limit's message promises 1000
 // characters, so text in a non-Latin script must get as many as ASCII text.
 func TestCheckValueLimitCountsCharacters(t *testing.T) {
-	step := ProcessStep{QuestionType: TypeText, Required: true}
+	step := engine.ProcessStep{QuestionType: engine.TypeText, Required: true}
 	tests := []struct {
 		name  string
 		value string
@@ -352,7 +354,7 @@ func TestCheckValueLimitCountsCharacters(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			p, _ := checkValue(&step, nil, tc.value)
-			msg := p.text
+			msg := p.Text
 			if ok := msg == ""; ok != tc.ok {
 				t.Fatalf("%d characters (%d bytes): message %q, want valid=%v", len([]rune(tc.value)), len(tc.value), msg, tc.ok)
 			}
@@ -378,7 +380,7 @@ func TestAgeAt(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := AgeAt(DemoDate(tc.dob), DemoDate(tc.on)); got != tc.want {
+			if got := engine.AgeAt(engine.DemoDate(tc.dob), engine.DemoDate(tc.on)); got != tc.want {
 				t.Fatalf("ageAt(%s, %s) = %d, want %d", tc.dob, tc.on, got, tc.want)
 			}
 		})
@@ -386,17 +388,17 @@ func TestAgeAt(t *testing.T) {
 }
 
 func TestHiddenFor(t *testing.T) {
-	start := DemoDate("2026-09-01")
-	junior := &ProcessStep{PersonMaxAge: ptr(17)}
-	adult := &ProcessStep{PersonMinAge: ptr(18)}
-	student := &ProcessStep{PersonMinAge: ptr(18), PersonMaxAge: ptr(25)}
+	start := engine.DemoDate("2026-09-01")
+	junior := &engine.ProcessStep{PersonMaxAge: engine.Ptr(17)}
+	adult := &engine.ProcessStep{PersonMinAge: engine.Ptr(18)}
+	student := &engine.ProcessStep{PersonMinAge: engine.Ptr(18), PersonMaxAge: engine.Ptr(25)}
 	tests := []struct {
 		name string
-		step *ProcessStep
+		step *engine.ProcessStep
 		dob  string
 		want bool
 	}{
-		{name: "no age rule shows everyone", step: &ProcessStep{}, dob: "1950-01-01", want: false},
+		{name: "no age rule shows everyone", step: &engine.ProcessStep{}, dob: "1950-01-01", want: false},
 		{name: "junior step, 18th birthday on the period start", step: junior, dob: "2008-09-01", want: true},
 		{name: "junior step, 18th birthday the day after the start", step: junior, dob: "2008-09-02", want: false},
 		{name: "adult step, 18th birthday on the period start", step: adult, dob: "2008-09-01", want: false},
@@ -407,7 +409,7 @@ func TestHiddenFor(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := hiddenFor(tc.step, DemoDate(tc.dob), start); got != tc.want {
+			if got := engine.HiddenFor(tc.step, engine.DemoDate(tc.dob), start); got != tc.want {
 				t.Fatalf("hiddenFor(dob %s, start %s) = %v, want %v", tc.dob, start.Format(time.DateOnly), got, tc.want)
 			}
 		})
@@ -416,6 +418,6 @@ func TestHiddenFor(t *testing.T) {
 
 // samePersonError compares the person and the English text of two person
 // errors (their translation keys are checked by the handlers' tests).
-func samePersonError(a, b PersonError) bool {
+func samePersonError(a, b engine.PersonError) bool {
 	return a.PersonID == b.PersonID && a.Message == b.Message
 }

@@ -1,8 +1,10 @@
-package engine
+package registration
 
 import (
 	"strconv"
 	"time"
+
+	"portal/engine"
 )
 
 // Form is the state of a registration as the member sees it; the HTTP layer
@@ -16,7 +18,7 @@ type Form struct {
 	// PathLength". Both are 0 outside question steps.
 	Position       int
 	PathLength     int
-	State          ProcessState
+	State          engine.ProcessState
 	PeriodID       int64
 	OrganisationID int64
 	Question       *Question // nil outside question steps
@@ -28,7 +30,7 @@ type Form struct {
 type Question struct {
 	Name     string
 	Text     string
-	Type     QuestionType
+	Type     engine.QuestionType
 	Required bool
 	Options  []Option
 }

@@ -1,9 +1,11 @@
-package engine
+package registration
 
 import (
 	"context"
 
 	"github.com/uptrace/bun"
+
+	"portal/engine"
 )
 
 // registrationTarget loads a period that accepts registrations and the
@@ -12,15 +14,15 @@ import (
 // exist, before anything about it is looked at: whether it is open, and its
 // name, belong to its own organisation (the review found both leaking to any
 // signed-in user who counted period ids).
-func (s *Service) registrationTarget(ctx context.Context, db bun.IDB, userKey string, periodID int64, orgID *int64) (*MembershipPeriod, []Person, error) {
-	period, err := LoadPeriod(ctx, db, periodID)
+func (s *Service) registrationTarget(ctx context.Context, db bun.IDB, userKey string, periodID int64, orgID *int64) (*engine.MembershipPeriod, []engine.Person, error) {
+	period, err := engine.LoadPeriod(ctx, db, periodID)
 	if err != nil {
 		return nil, nil, err
 	}
-	period.Localize(LanguageOf(ctx))
-	var persons []Person
+	period.Localize(engine.LanguageOf(ctx))
+	var persons []engine.Person
 	if visibleTarget(ctx, period, orgID) { // another organisation's period has none of them
-		if persons, err = linkedPersons(ctx, db, userKey, period.OrganisationID); err != nil {
+		if persons, err = engine.LinkedPersons(ctx, db, userKey, period.OrganisationID); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -34,20 +36,20 @@ func (s *Service) registrationTarget(ctx context.Context, db bun.IDB, userKey st
 // linked to the user key in its organisation: not found for a period of
 // another organisation than orgID (when given) or the request's organisation, or
 // without persons; a conflict for a period that is closed.
-func (s *Service) checkTarget(ctx context.Context, period *MembershipPeriod, persons []Person, orgID *int64) error {
+func (s *Service) checkTarget(ctx context.Context, period *engine.MembershipPeriod, persons []engine.Person, orgID *int64) error {
 	if !visibleTarget(ctx, period, orgID) || len(persons) == 0 {
-		return Errorf(CodeNotFound, "membership period not found")
+		return engine.Errorf(engine.CodeNotFound, "membership period not found")
 	}
 	if !period.AcceptsRegistrations(s.Clock()) {
-		return Errorf(CodeConflict, "registration for %s is closed", period.Name)
+		return engine.Errorf(engine.CodeConflict, "registration for %s is closed", period.Name)
 	}
 	return nil
 }
 
 // visibleTarget says whether period belongs to orgID (when given) and to
 // the request's organisation (organisations.go).
-func visibleTarget(ctx context.Context, period *MembershipPeriod, orgID *int64) bool {
-	return (orgID == nil || *orgID == period.OrganisationID) && InScope(ctx, period.OrganisationID)
+func visibleTarget(ctx context.Context, period *engine.MembershipPeriod, orgID *int64) bool {
+	return (orgID == nil || *orgID == period.OrganisationID) && engine.InScope(ctx, period.OrganisationID)
 }
 
 // CheckRegistrationAccess says whether userKey may register for a period:
@@ -55,8 +57,8 @@ func visibleTarget(ctx context.Context, period *MembershipPeriod, orgID *int64) 
 // otherwise, as for an unknown period) and the period is open (conflict).
 // The hash-link guard uses it.
 func (s *Service) CheckRegistrationAccess(ctx context.Context, userKey string, periodID int64) (err error) {
-	defer ClassifyUnavailable(&err)
-	_, _, err = s.registrationTarget(ctx, s.db, userKey, periodID, nil)
+	defer engine.ClassifyUnavailable(&err)
+	_, _, err = s.registrationTarget(ctx, s.DB(), userKey, periodID, nil)
 	return err
 }
 
@@ -64,19 +66,19 @@ func (s *Service) CheckRegistrationAccess(ctx context.Context, userKey string, p
 // person with their status, and the order once committed.
 type Overview struct {
 	Form    *Form
-	Period  MembershipPeriod
+	Period  engine.MembershipPeriod
 	Persons []FormPerson
 	Order   *Quote // set when the registration is committed (DONE)
 }
 
 // LoadOverview loads (or starts) the registration of userKey for a period.
 func (s *Service) LoadOverview(ctx context.Context, userKey string, periodID int64) (_ *Overview, err error) {
-	defer ClassifyUnavailable(&err)
-	s.reconcileRegistration(ctx, userKey, periodID) // before the load, outside any transaction: it may ask the provider
+	defer engine.ClassifyUnavailable(&err)
+	s.ReconcileRegistration(ctx, userKey, periodID) // before the load, outside any transaction: it may ask the provider
 	var (
 		form     *Form
-		period   *MembershipPeriod
-		persons  []Person
+		period   *engine.MembershipPeriod
+		persons  []engine.Person
 		statuses map[int64]string
 	)
 	err = s.OnOneConn(ctx, func(db bun.IDB) error {
@@ -91,7 +93,7 @@ func (s *Service) LoadOverview(ctx context.Context, userKey string, periodID int
 		for i, p := range persons {
 			ids[i] = p.ID
 		}
-		statuses, err = membershipStatuses(ctx, db, periodID, ids)
+		statuses, err = engine.MembershipStatuses(ctx, db, periodID, ids)
 		return err
 	})
 	if err != nil {
@@ -100,9 +102,9 @@ func (s *Service) LoadOverview(ctx context.Context, userKey string, periodID int
 	o := &Overview{Form: form, Period: *period}
 	for _, p := range persons {
 		o.Persons = append(o.Persons, FormPerson{ID: p.ID, FirstName: p.FirstName, LastName: p.LastName,
-			DateOfBirth: p.DateOfBirth, Status: statuses[p.ID], CanSelect: statuses[p.ID] == PersonAvailable})
+			DateOfBirth: p.DateOfBirth, Status: statuses[p.ID], CanSelect: statuses[p.ID] == engine.PersonAvailable})
 	}
-	if form.State == StateDone {
+	if form.State == engine.StateDone {
 		q, err := s.Quote(ctx, userKey, form.ProcessIDString())
 		if err != nil {
 			return nil, err

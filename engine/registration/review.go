@@ -1,9 +1,11 @@
-package engine
+package registration
 
 import (
 	"context"
 	"slices"
 	"strings"
+
+	"portal/engine"
 )
 
 // Review is everything a member answered, grouped by person, with the price
@@ -35,35 +37,35 @@ type ReviewPerson struct {
 type ReviewAnswer struct {
 	Step     int
 	Question string
-	Type     QuestionType
+	Type     engine.QuestionType
 	Answer   string // for people: option labels, "Yes"/"No" for 0/1 questions
 	Given    bool
 }
 
 // Review returns the answers of a running registration for review.
 func (s *Service) Review(ctx context.Context, userKey, processID string) (_ *Review, err error) {
-	defer ClassifyUnavailable(&err)
-	inst, def, err := s.loadOpen(ctx, s.db, userKey, processID)
+	defer engine.ClassifyUnavailable(&err)
+	inst, def, err := s.loadOpen(ctx, s.DB(), userKey, processID)
 	if err != nil {
 		return nil, err
 	}
-	if err := touchActivity(ctx, s.db, inst, s.Clock()); err != nil { // reading counts as activity (lifecycle.go)
+	if err := engine.TouchActivity(ctx, s.DB(), inst, s.Clock()); err != nil { // reading counts as activity (lifecycle.go)
 		return nil, err
 	}
-	selected, err := personsByID(ctx, s.db, inst.SelectedPersons)
+	selected, err := engine.PersonsByID(ctx, s.DB(), inst.SelectedPersons)
 	if err != nil {
 		return nil, err
 	}
-	data, err := instanceData(ctx, s.db, inst.ID)
+	data, err := engine.InstanceData(ctx, s.DB(), inst.ID)
 	if err != nil {
 		return nil, err
 	}
 	answers := answersOf(data)
 	current := 0
 	if inst.CurrentStepID != nil {
-		current = def.stepNumber(*inst.CurrentStepID)
+		current = def.StepNumber(*inst.CurrentStepID)
 	}
-	path := def.routeFor(selected, inst.Period.StartDate, answers)
+	path := def.RouteFor(selected, inst.Period.StartDate, answers)
 	r := &Review{ProcessID: inst.ID, PeriodID: inst.RelatedEntityID, OrganisationID: inst.OrganisationID, Period: inst.Period.Name, Step: current, Version: inst.Version,
 		Complete: current == len(def.Steps) && len(selected) > 0}
 	for _, p := range selected {
@@ -72,7 +74,7 @@ func (s *Service) Review(ctx context.Context, userKey, processID string) (_ *Rev
 			step := &def.Steps[i]
 			// Only the current path: answers off it stay stored but are
 			// not part of what would be committed.
-			if !path.includes(i+1) || path.hides(i+1, p.ID) {
+			if !path.Includes(i+1) || path.Hides(i+1, p.ID) {
 				continue
 			}
 			v, given := answers[step.ID][p.ID]
@@ -84,8 +86,8 @@ func (s *Service) Review(ctx context.Context, userKey, processID string) (_ *Rev
 		}
 		r.Persons = append(r.Persons, rp)
 	}
-	if q, _, err := s.quoteFor(ctx, s.db, inst, def, selected, answers, s.Clock()); err != nil {
-		if e, ok := AsError(err); ok && e.Code != CodeInternal {
+	if q, _, err := s.quoteFor(ctx, s.DB(), inst, def, selected, answers, s.Clock()); err != nil {
+		if e, ok := engine.AsError(err); ok && e.Code != engine.CodeInternal {
 			r.QuoteError = e.Message
 		} else {
 			return nil, err
@@ -100,17 +102,17 @@ func (s *Service) Review(ctx context.Context, userKey, processID string) (_ *Rev
 // choice by its options' labels (those of step, in the language step was
 // put in by InLanguage), a yes/no question as "Yes" or "No", which
 // callers word in their page's language.
-func DisplayAnswer(step *ProcessStep, v string) string {
+func DisplayAnswer(step *engine.ProcessStep, v string) string {
 	switch step.QuestionType {
-	case TypeCheckbox, TypeAccept, TypeOne:
+	case engine.TypeCheckbox, engine.TypeAccept, engine.TypeOne:
 		if v == "1" {
 			return "Yes"
 		}
 		return "No"
-	case TypeDropdown, TypeRadio, TypeMulti:
+	case engine.TypeDropdown, engine.TypeRadio, engine.TypeMulti:
 		var labels []string
 		for _, part := range strings.Split(v, ",") {
-			i := slices.IndexFunc(step.Options, func(o ProcessStepOption) bool { return o.Value == part })
+			i := slices.IndexFunc(step.Options, func(o engine.ProcessStepOption) bool { return o.Value == part })
 			if i >= 0 {
 				labels = append(labels, step.Options[i].Label)
 			}
@@ -126,21 +128,21 @@ func DisplayAnswer(step *ProcessStep, v string) string {
 // window answered again), the commit is refused with a conflict. method is
 // the payment method the member chose ("" for the club's default).
 func (s *Service) Confirm(ctx context.Context, userKey, processID string, reviewed int64, method string) (_ *Form, err error) {
-	defer ClassifyUnavailable(&err)
-	inst, def, err := s.loadOpen(ctx, s.db, userKey, processID)
+	defer engine.ClassifyUnavailable(&err)
+	inst, def, err := s.loadOpen(ctx, s.DB(), userKey, processID)
 	if err != nil {
 		return nil, err
 	}
-	if inst.CurrentStepID == nil || def.stepNumber(*inst.CurrentStepID) != len(def.Steps) {
-		return nil, Errorf(CodeConflict, "this registration changed in another window: answer the remaining questions first")
+	if inst.CurrentStepID == nil || def.StepNumber(*inst.CurrentStepID) != len(def.Steps) {
+		return nil, engine.Errorf(engine.CodeConflict, "this registration changed in another window: answer the remaining questions first")
 	}
 	last := def.Steps[len(def.Steps)-1]
-	rows, err := stepAnswers(ctx, s.db, inst.ID, last.ID)
+	rows, err := engine.StepAnswers(ctx, s.DB(), inst.ID, last.ID)
 	if err != nil {
 		return nil, err
 	}
 	if reviewed != inst.Version {
-		return nil, Errorf(CodeConflict, "this registration changed in another window after you checked it; check it again")
+		return nil, engine.Errorf(engine.CodeConflict, "this registration changed in another window after you checked it; check it again")
 	}
 	in := NextInput{ProcessID: processID, Step: len(def.Steps), ExpectVersion: reviewed, PaymentMethod: method}
 	for _, r := range rows {

@@ -1,4 +1,4 @@
-package engine
+package registration
 
 import (
 	"encoding/json"
@@ -9,6 +9,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"portal/engine"
 )
 
 // answerFor is what validation works on: one person's raw answer and whether the step hides them.
@@ -27,10 +29,10 @@ type answerFor struct {
 //  4. BCB is always valid (0 or 1);
 //  5. ONE needs some person with 1 (and at most one);
 //  6. any other type needs a non-empty answer.
-func validateStep(step *ProcessStep, pattern *regexp.Regexp, people []answerFor) (map[int64]string, []PersonError) {
+func validateStep(step *engine.ProcessStep, pattern *regexp.Regexp, people []answerFor) (map[int64]string, []engine.PersonError) {
 	out := make(map[int64]string, len(people))
-	var errs []PersonError
-	fail := func(id int64, p problem) { errs = append(errs, p.forPerson(id)) }
+	var errs []engine.PersonError
+	fail := func(id int64, p engine.Problem) { errs = append(errs, p.ForPerson(id)) }
 	ones := 0
 	shown := 0
 	for _, p := range people {
@@ -41,45 +43,45 @@ func validateStep(step *ProcessStep, pattern *regexp.Regexp, people []answerFor)
 		value := ""
 		if p.Answer != nil {
 			if !PlainText(*p.Answer) {
-				fail(p.PersonID, problem{key: "invalid_text", text: "The answer contains characters that are not allowed (control characters or invalid text)."})
+				fail(p.PersonID, engine.Problem{Key: "invalid_text", Text: "The answer contains characters that are not allowed (control characters or invalid text)."})
 				continue
 			}
 			value = strings.TrimSpace(*p.Answer)
 		}
-		if value == "" && isCheckboxType(step.QuestionType) {
+		if value == "" && engine.IsCheckboxType(step.QuestionType) {
 			value = "0"
 		}
 		msg, normalised := checkValue(step, pattern, value)
-		if msg.text != "" {
+		if msg.Text != "" {
 			fail(p.PersonID, msg)
 			continue
 		}
 		out[p.PersonID] = normalised
-		if step.QuestionType == TypeOne && normalised == "1" {
+		if step.QuestionType == engine.TypeOne && normalised == "1" {
 			ones++
 		}
-		if step.QuestionType == TypeAccept && step.Required && normalised != "1" {
-			fail(p.PersonID, problem{key: "accept", text: "Please accept the terms for this person."})
+		if step.QuestionType == engine.TypeAccept && step.Required && normalised != "1" {
+			fail(p.PersonID, engine.Problem{Key: "accept", Text: "Please accept the terms for this person."})
 		}
 	}
-	if step.QuestionType == TypeOne {
+	if step.QuestionType == engine.TypeOne {
 		switch {
 		case ones > 1:
 			for _, p := range people {
 				if !p.Hide && out[p.PersonID] == "1" {
-					fail(p.PersonID, problem{key: "only_one", text: "Choose only one person."})
+					fail(p.PersonID, engine.Problem{Key: "only_one", Text: "Choose only one person."})
 				}
 			}
 		case ones == 0 && step.Required && shown > 0:
 			for _, p := range people {
 				if !p.Hide {
-					fail(p.PersonID, problem{key: "one_person", text: "Choose one person."})
+					fail(p.PersonID, engine.Problem{Key: "one_person", Text: "Choose one person."})
 					break
 				}
 			}
 		}
 	}
-	slices.SortStableFunc(errs, func(a, b PersonError) int { return int(a.PersonID - b.PersonID) })
+	slices.SortStableFunc(errs, func(a, b engine.PersonError) int { return int(a.PersonID - b.PersonID) })
 	return out, errs
 }
 
@@ -103,59 +105,59 @@ func PlainText(s string) bool {
 
 // checkValue checks one non-hidden person's answer and returns an error
 // message (none when valid) and the value to store.
-func checkValue(step *ProcessStep, pattern *regexp.Regexp, value string) (problem, string) {
+func checkValue(step *engine.ProcessStep, pattern *regexp.Regexp, value string) (engine.Problem, string) {
 	if value == "" {
 		if step.Required {
-			return problem{key: "required", text: "An answer is required."}, ""
+			return engine.Problem{Key: "required", Text: "An answer is required."}, ""
 		}
-		return problem{}, ""
+		return engine.Problem{}, ""
 	}
 	if utf8.RuneCountInString(value) > 1000 {
-		return problem{key: "too_long", text: "The answer is too long (at most 1000 characters)."}, ""
+		return engine.Problem{Key: "too_long", Text: "The answer is too long (at most 1000 characters)."}, ""
 	}
 	switch step.QuestionType {
-	case TypeCheckbox, TypeAccept, TypeOne:
+	case engine.TypeCheckbox, engine.TypeAccept, engine.TypeOne:
 		if value != "0" && value != "1" {
-			return problem{key: "zero_or_one", text: "The answer must be 0 or 1."}, ""
+			return engine.Problem{Key: "zero_or_one", Text: "The answer must be 0 or 1."}, ""
 		}
-	case TypeNumber:
+	case engine.TypeNumber:
 		n, err := strconv.ParseFloat(value, 64)
 		if err != nil || math.IsNaN(n) || math.IsInf(n, 0) {
-			return problem{key: "number", text: "Enter a number."}, ""
+			return engine.Problem{Key: "number", Text: "Enter a number."}, ""
 		}
 		if step.MinValue != nil && n < *step.MinValue {
-			return problem{key: "min", text: "Enter a number of at least " + formatNumber(*step.MinValue) + ".", param: formatNumber(*step.MinValue)}, ""
+			return engine.Problem{Key: "min", Text: "Enter a number of at least " + formatNumber(*step.MinValue) + ".", Param: formatNumber(*step.MinValue)}, ""
 		}
 		if step.MaxValue != nil && n > *step.MaxValue {
-			return problem{key: "max", text: "Enter a number of at most " + formatNumber(*step.MaxValue) + ".", param: formatNumber(*step.MaxValue)}, ""
+			return engine.Problem{Key: "max", Text: "Enter a number of at most " + formatNumber(*step.MaxValue) + ".", Param: formatNumber(*step.MaxValue)}, ""
 		}
-	case TypeDropdown, TypeRadio:
+	case engine.TypeDropdown, engine.TypeRadio:
 		if !hasOption(step, value) {
-			return problem{key: "option", text: "Choose one of the listed options."}, ""
+			return engine.Problem{Key: "option", Text: "Choose one of the listed options."}, ""
 		}
-	case TypeMulti:
+	case engine.TypeMulti:
 		values, ok := splitMulti(value)
 		if !ok {
-			return problem{key: "options", text: "Choose from the listed options."}, ""
+			return engine.Problem{Key: "options", Text: "Choose from the listed options."}, ""
 		}
 		for _, v := range values {
 			if !hasOption(step, v) {
-				return problem{key: "options", text: "Choose from the listed options."}, ""
+				return engine.Problem{Key: "options", Text: "Choose from the listed options."}, ""
 			}
 		}
 		if len(values) == 0 && step.Required {
-			return problem{key: "at_least_one", text: "Choose at least one option."}, ""
+			return engine.Problem{Key: "at_least_one", Text: "Choose at least one option."}, ""
 		}
 		value = strings.Join(values, ",")
 	}
 	if pattern != nil && !pattern.MatchString(value) {
-		msg := problem{key: "format", text: "The answer does not have the expected format."}
+		msg := engine.Problem{Key: "format", Text: "The answer does not have the expected format."}
 		if step.FormatMessage != nil && *step.FormatMessage != "" {
-			msg = problem{text: *step.FormatMessage}
+			msg = engine.Problem{Text: *step.FormatMessage}
 		}
 		return msg, ""
 	}
-	return problem{}, value
+	return engine.Problem{}, value
 }
 
 // splitMulti reads a SEL answer: a JSON array of option values, or the values
@@ -179,8 +181,8 @@ func splitMulti(value string) ([]string, bool) {
 	return out, true
 }
 
-func hasOption(step *ProcessStep, value string) bool {
-	return slices.ContainsFunc(step.Options, func(o ProcessStepOption) bool { return o.Value == value })
+func hasOption(step *engine.ProcessStep, value string) bool {
+	return slices.ContainsFunc(step.Options, func(o engine.ProcessStepOption) bool { return o.Value == value })
 }
 
 func formatNumber(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
