@@ -4,28 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"time"
 
 	"github.com/uptrace/bun"
 )
-
-// PaymentLinks are the portal's own payment addresses. The HTTP layer owns
-// the routes and builds them; the engine only fills in references.
-type PaymentLinks struct {
-	// PayLink is the stable pay link of an order: following it creates or
-	// reuses the provider's checkout (the spec's paymentUrl).
-	// base is the organisation's address (OrganisationAddress), "" for the
-	// links' own.
-	PayLink func(base, orderReference string, amountMinor int64) string
-	// ReturnURL and CancelURL are where a provider sends the browser back
-	// for an attempt.
-	ReturnURL func(base, reference string) string
-	CancelURL func(base, reference string) string
-}
-
-// WithPaymentLinks sets the portal's payment addresses (relative ones by default).
-func WithPaymentLinks(l PaymentLinks) ServiceOption { return func(s *Service) { s.links = l } }
 
 // WithPaymentProviders replaces how a registration's provider is chosen:
 // pick returns the provider of an organisation. The default is the
@@ -33,22 +15,6 @@ func WithPaymentLinks(l PaymentLinks) ServiceOption { return func(s *Service) { 
 // payment settings plug in here.
 func WithPaymentProviders(pick func(organisationID int64) PaymentProvider) ServiceOption {
 	return func(s *Service) { s.pickProvider = pick }
-}
-
-// defaultPaymentLinks are relative addresses, for a service without WithPaymentLinks.
-func defaultPaymentLinks() PaymentLinks {
-	back := func(status string) func(string, string) string {
-		return func(base, ref string) string {
-			return base + "/membership/payment-return?" + url.Values{"reference": {ref}, "status": {status}}.Encode()
-		}
-	}
-	return PaymentLinks{
-		PayLink: func(base, ref string, amount int64) string {
-			return base + "/pay/" + url.PathEscape(ref) + "?" + url.Values{"reference": {ref}, "amount": {FormatMinor(amount)}}.Encode()
-		},
-		ReturnURL: back(string(OutcomeSuccess)),
-		CancelURL: back(string(OutcomeCancelled)),
-	}
 }
 
 // checkoutLifetime is how long a new checkout takes payments. Stripe allows

@@ -6,6 +6,7 @@ import (
 	"encoding/base32"
 	"errors"
 	"fmt"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -200,3 +201,46 @@ type SecretSealer interface {
 // WithSecretSealer sets what seals the organisations' Stripe keys. Without
 // one, an organisation cannot be given keys of its own.
 func WithSecretSealer(s SecretSealer) ServiceOption { return func(svc *Service) { svc.Sealer = s } }
+
+// PaymentLinks are the portal's own payment addresses. The HTTP layer owns
+// the routes and builds them; the engine only fills in references.
+type PaymentLinks struct {
+	// PayLink is the stable pay link of an order: following it creates or
+	// reuses the provider's checkout (the spec's paymentUrl).
+	// base is the organisation's address (OrganisationAddress), "" for the
+	// links' own.
+	PayLink func(base, orderReference string, amountMinor int64) string
+	// ReturnURL and CancelURL are where a provider sends the browser back
+	// for an attempt.
+	ReturnURL func(base, reference string) string
+	CancelURL func(base, reference string) string
+}
+
+// WithPaymentLinks sets the portal's payment addresses (relative ones by default).
+func WithPaymentLinks(l PaymentLinks) ServiceOption { return func(s *Service) { s.links = l } }
+
+// defaultPaymentLinks are relative addresses, for a service without WithPaymentLinks.
+func defaultPaymentLinks() PaymentLinks {
+	back := func(status string) func(string, string) string {
+		return func(base, ref string) string {
+			return base + "/membership/payment-return?" + url.Values{"reference": {ref}, "status": {status}}.Encode()
+		}
+	}
+	return PaymentLinks{
+		PayLink: func(base, ref string, amount int64) string {
+			return base + "/pay/" + url.PathEscape(ref) + "?" + url.Values{"reference": {ref}, "amount": {FormatMinor(amount)}}.Encode()
+		},
+		ReturnURL: back(string(OutcomeSuccess)),
+		CancelURL: back(string(OutcomeCancelled)),
+	}
+}
+
+// DefaultReconcileAfter is how long an attempt stays pending before the
+// portal asks the provider about it itself (a webhook may have been lost).
+const DefaultReconcileAfter = 10 * time.Minute
+
+// WithReconcileAfter sets how long an attempt may stay pending before a
+// load of its registration asks the provider (DefaultReconcileAfter).
+func WithReconcileAfter(d time.Duration) ServiceOption {
+	return func(s *Service) { s.reconcileAfter = d }
+}

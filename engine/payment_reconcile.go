@@ -5,16 +5,6 @@ import (
 	"time"
 )
 
-// DefaultReconcileAfter is how long an attempt stays pending before the
-// portal asks the provider about it itself (a webhook may have been lost).
-const DefaultReconcileAfter = 10 * time.Minute
-
-// WithReconcileAfter sets how long an attempt may stay pending before a
-// load of its registration asks the provider (DefaultReconcileAfter).
-func WithReconcileAfter(d time.Duration) ServiceOption {
-	return func(s *Service) { s.reconcileAfter = d }
-}
-
 // reconcileOnLoadTimeout bounds the reconciliation a registration's load runs.
 const reconcileOnLoadTimeout = 5 * time.Second
 
