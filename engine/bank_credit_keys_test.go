@@ -11,6 +11,7 @@ import (
 	"portal/engine/banking"
 	"portal/engine/bankstatement"
 	"portal/engine/dbtest"
+	"portal/engine/payment"
 	"portal/engine/staff"
 )
 
@@ -71,7 +72,7 @@ func TestManualCaptureIDNeverStandsForABankCredit(t *testing.T) {
 		f := bankFixture(t, db, 2)
 		ps := openTransfers(t, f, banking.Expected{Reference: "RF48PRALPHA2345ALPHA234", AmountMinor: 18450, Currency: "EUR"},
 			banking.Expected{Reference: "RF32PRBRAVO2345BRAVO234", AmountMinor: 9000, Currency: "EUR"})
-		f.capture(engine.Capture{Reference: "RF48PRALPHA2345ALPHA234", AmountMinor: 18450, ID: "credit:2026110300001"})
+		f.capture(payment.Capture{Reference: "RF48PRALPHA2345ALPHA234", AmountMinor: 18450, ID: "credit:2026110300001"})
 		iban, _ := banking.ParseIBAN(demoIBAN)
 		st := banking.Statement{Message: "camt.053.001.08", MessageID: "S-1", Credits: []banking.Credit{{ID: "2026110300001",
 			Account: demoIBAN, AmountMinor: 9000, Currency: "EUR", References: []string{"RF32PRBRAVO2345BRAVO234"},
@@ -87,7 +88,7 @@ func TestManualCaptureIDNeverStandsForABankCredit(t *testing.T) {
 			t.Fatal("the order the bank's credit pays is not paid")
 		}
 		// The same capture by hand again is still known.
-		if res := f.capture(engine.Capture{Reference: "RF48PRALPHA2345ALPHA234", AmountMinor: 18450, ID: "credit:2026110300001"}); !res.Replayed {
+		if res := f.capture(payment.Capture{Reference: "RF48PRALPHA2345ALPHA234", AmountMinor: 18450, ID: "credit:2026110300001"}); !res.Replayed {
 			t.Fatalf("the capture by hand again: %+v", res)
 		}
 	})
@@ -106,7 +107,7 @@ func TestBankCreditIDsPerClubAndAccount(t *testing.T) {
 			t.Fatal(err)
 		}
 		const clubIBAN = "CH9300762011623852957"
-		if _, err := f.svc.SetPaymentSettings(f.ctx, club.ID, engine.PaymentSettingsChange{Provider: str("bank_transfer"),
+		if _, err := payment.Of(f.svc).SetPaymentSettings(f.ctx, club.ID, payment.PaymentSettingsChange{Provider: str("bank_transfer"),
 			BankCreditorName: str("Lakeside TC"), BankIBAN: str(clubIBAN), BankCreditorAddress: str("Seestrasse;1;8800;Thalwil;CH")}); err != nil {
 			t.Fatal(err)
 		}
@@ -255,7 +256,7 @@ func TestSecondTransferByImportOwedBack(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		f := bankFixture(t, db, 1)
 		ps := openTransfers(t, f, banking.Expected{Reference: "RF48PRALPHA2345ALPHA234", AmountMinor: 18450, Currency: "EUR"})
-		f.capture(engine.Capture{Reference: "RF48PRALPHA2345ALPHA234", AmountMinor: 18450})
+		f.capture(payment.Capture{Reference: "RF48PRALPHA2345ALPHA234", AmountMinor: 18450})
 		iban, _ := banking.ParseIBAN(demoIBAN)
 		st := banking.Statement{Message: "camt.053.001.08", MessageID: "S-2", Credits: []banking.Credit{{ID: "2026111400009",
 			Account: demoIBAN, AmountMinor: 18450, Currency: "EUR", References: []string{"RF48 PRAL PHA2 345A LPHA 234"},

@@ -14,6 +14,7 @@ import (
 	"portal/engine/dbtest"
 	"portal/engine/directdebit"
 	"portal/engine/jobs"
+	"portal/engine/payment"
 )
 
 // mandateFixture is directDebitFixture with the first direct-debit order
@@ -264,15 +265,15 @@ func TestStaffRevokeMandate(t *testing.T) {
 		}
 		pay := engine.Payment{OrderID: inRun.ID, Provider: "direct_debit", Reference: "INRUN1-P", AmountMinor: inRun.TotalMinor, Currency: inRun.Currency,
 			Status: engine.PaymentPending, CreatedAt: time.Now(), UpdatedAt: time.Now()}
-		run := engine.DebitRun{OrganisationID: 1, MessageID: "RUN-1", FileVersion: "pain.008.001.08", UntilOn: time.Now(), Status: engine.DebitRunPrepared,
+		run := payment.DebitRun{OrganisationID: 1, MessageID: "RUN-1", FileVersion: "pain.008.001.08", UntilOn: time.Now(), Status: payment.DebitRunPrepared,
 			DebitCount: 1, TotalMinor: inRun.TotalMinor, Currency: inRun.Currency, File: []byte("<x/>"), CreatedBy: "t", CreatedAt: time.Now()}
 		for _, row := range []any{&pay, &run} {
 			if _, err := db.NewInsert().Model(row).Exec(f.ctx); err != nil {
 				t.Fatal(err)
 			}
 		}
-		debit := engine.Debit{RunID: run.ID, OrganisationID: 1, OrderID: inRun.ID, PaymentID: pay.ID, MandateID: m.ID, EndToEndID: "E2E-1",
-			AmountMinor: inRun.TotalMinor, Currency: inRun.Currency, DueOn: time.Now(), Sequence: "FRST", Status: engine.DebitInRun}
+		debit := payment.Debit{RunID: run.ID, OrganisationID: 1, OrderID: inRun.ID, PaymentID: pay.ID, MandateID: m.ID, EndToEndID: "E2E-1",
+			AmountMinor: inRun.TotalMinor, Currency: inRun.Currency, DueOn: time.Now(), Sequence: "FRST", Status: payment.DebitInRun}
 		if _, err := db.NewInsert().Model(&debit).Exec(f.ctx); err != nil {
 			t.Fatal(err)
 		}

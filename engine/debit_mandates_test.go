@@ -12,6 +12,7 @@ import (
 	"portal/engine/banking"
 	"portal/engine/dbtest"
 	"portal/engine/directdebit"
+	"portal/engine/payment"
 	"portal/engine/registration"
 )
 
@@ -83,16 +84,16 @@ func intp(n int) *int { return &n }
 // direct_debit), with its account and Creditor Identifier.
 func directDebitClub(tb testing.TB, db *bun.DB, opts ...engine.ServiceOption) (svc *engine.Service, dd namedFake) {
 	tb.Helper()
-	dd = namedFake{&fakeProvider{retrieve: map[string]engine.PaymentConfirmation{}}, engine.DirectDebitProvider}
+	dd = namedFake{&fakeProvider{retrieve: map[string]engine.PaymentConfirmation{}}, payment.DirectDebitProvider}
 	svc = engine.NewService(db, &fakeProvider{retrieve: map[string]engine.PaymentConfirmation{}}, append(opts,
-		engine.WithPaymentMethodProviders(func(_ int64, m string) engine.PaymentProvider {
-			if m == engine.DirectDebitProvider {
+		payment.WithPaymentMethodProviders(func(_ int64, m string) engine.PaymentProvider {
+			if m == payment.DirectDebitProvider {
 				return dd
 			}
 			return nil
 		}))...)
-	if _, err := svc.SetPaymentSettings(context.Background(), 1, engine.PaymentSettingsChange{BankCreditorName: str("TV Demo 1848 e.V."),
-		BankIBAN: str(demoIBAN), Methods: &[]string{engine.BankTransferProvider, engine.DirectDebitProvider}, DebitCreditorID: str(testCreditorID)}); err != nil {
+	if _, err := payment.Of(svc).SetPaymentSettings(context.Background(), 1, payment.PaymentSettingsChange{BankCreditorName: str("TV Demo 1848 e.V."),
+		BankIBAN: str(demoIBAN), Methods: &[]string{payment.BankTransferProvider, payment.DirectDebitProvider}, DebitCreditorID: str(testCreditorID)}); err != nil {
 		tb.Fatal(err)
 	}
 	return svc, dd
@@ -109,7 +110,7 @@ func directDebitFixture(t *testing.T, db *bun.DB, prenotificationDays int, opts 
 	svc, _ := directDebitClub(t, db, opts...)
 	f := &fixture{t: t, ctx: context.Background(), db: db, svc: svc}
 	if prenotificationDays > 0 {
-		if _, err := f.svc.SetPaymentSettings(f.ctx, 1, engine.PaymentSettingsChange{DebitPrenotificationDays: intp(prenotificationDays)}); err != nil {
+		if _, err := payment.Of(f.svc).SetPaymentSettings(f.ctx, 1, payment.PaymentSettingsChange{DebitPrenotificationDays: intp(prenotificationDays)}); err != nil {
 			t.Fatal(err)
 		}
 	}

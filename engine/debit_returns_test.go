@@ -16,6 +16,7 @@ import (
 	"portal/engine/bankstatement"
 	"portal/engine/dbtest"
 	"portal/engine/directdebit"
+	"portal/engine/payment"
 	"portal/engine/registration"
 	"portal/engine/staff"
 )
@@ -35,7 +36,7 @@ func newDebitFixture(t *testing.T, db *bun.DB, members int, fee int64) *debitFix
 	}
 	svc, dd := directDebitClub(t, db)
 	f := &debitFixture{fixture: &fixture{t: t, ctx: context.Background(), db: db, svc: svc}, dd: dd}
-	if _, err := db.NewUpdate().Model((*engine.PaymentSettings)(nil)).Set("debit_return_fee_minor = ?", fee).
+	if _, err := db.NewUpdate().Model((*payment.PaymentSettings)(nil)).Set("debit_return_fee_minor = ?", fee).
 		Where("organisation_id = 1").Exec(f.ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +53,7 @@ type debitMember struct {
 	order    engine.Order
 	mandate  *directdebit.DebitMandate
 	payment  engine.Payment
-	debit    engine.Debit
+	debit    payment.Debit
 }
 
 // commitDebit commits a registration of key paid by direct debit in the
@@ -63,7 +64,7 @@ func (f *debitFixture) commitDebit(key, language string) *debitMember {
 	r := f.start(key, form.People[0].ID)
 	last := r.advanceTo(demoSteps)
 	if _, err := registration.Of(f.svc).Next(f.ctx, r.userKey, registration.NextInput{ProcessID: r.pid, Step: last.Step, People: demoAnswers(last.Step, r.persons),
-		PaymentMethod: engine.DirectDebitProvider}); err != nil {
+		PaymentMethod: payment.DirectDebitProvider}); err != nil {
 		f.t.Fatal(err)
 	}
 	if _, err := f.db.NewUpdate().Model((*engine.ProcessInstance)(nil)).Set("language = ?", language).Where("id = ?", r.id).Exec(f.ctx); err != nil {
@@ -76,7 +77,7 @@ func (f *debitFixture) commitDebit(key, language string) *debitMember {
 		f.t.Fatal(err)
 	}
 	ps := f.payments(r.id)
-	if len(ps) != 1 || ps[0].Provider != engine.DirectDebitProvider || ps[0].Status != engine.PaymentPending {
+	if len(ps) != 1 || ps[0].Provider != payment.DirectDebitProvider || ps[0].Status != engine.PaymentPending {
 		f.t.Fatalf("%s: attempts %+v, want one pending direct debit", key, ps)
 	}
 	return &debitMember{instance: r.id, order: f.orders(r.id)[0], mandate: m, payment: ps[0]}
@@ -85,32 +86,32 @@ func (f *debitFixture) commitDebit(key, language string) *debitMember {
 // collect puts the members' debits in one run with status and, for a
 // collected debit, settles its attempt as paid the way a run marked sent
 // does (through the settlement every method uses).
-func (f *debitFixture) collect(status engine.DebitStatus, members ...*debitMember) {
+func (f *debitFixture) collect(status payment.DebitStatus, members ...*debitMember) {
 	f.t.Helper()
 	now := time.Now().UTC()
-	run := &engine.DebitRun{OrganisationID: 1, MessageID: fmt.Sprintf("RUN-%d", now.UnixNano()), FileVersion: "pain.008.001.08", UntilOn: now,
-		Status: engine.DebitRunPrepared, DebitCount: len(members), Currency: "EUR", File: []byte("<Document/>"), CreatedBy: "test", CreatedAt: now}
-	if status == engine.DebitCollected {
-		run.Status, run.SentAt = engine.DebitRunSent, &now
+	run := &payment.DebitRun{OrganisationID: 1, MessageID: fmt.Sprintf("RUN-%d", now.UnixNano()), FileVersion: "pain.008.001.08", UntilOn: now,
+		Status: payment.DebitRunPrepared, DebitCount: len(members), Currency: "EUR", File: []byte("<Document/>"), CreatedBy: "test", CreatedAt: now}
+	if status == payment.DebitCollected {
+		run.Status, run.SentAt = payment.DebitRunSent, &now
 	}
 	if _, err := f.db.NewInsert().Model(run).Exec(f.ctx); err != nil {
 		f.t.Fatal(err)
 	}
 	for _, m := range members {
-		m.debit = engine.Debit{RunID: run.ID, OrganisationID: 1, OrderID: m.order.ID, PaymentID: m.payment.ID, MandateID: m.mandate.ID,
+		m.debit = payment.Debit{RunID: run.ID, OrganisationID: 1, OrderID: m.order.ID, PaymentID: m.payment.ID, MandateID: m.mandate.ID,
 			EndToEndID: fmt.Sprintf("E2E-%d", m.order.ID), AmountMinor: m.payment.AmountMinor, Currency: "EUR", DueOn: now,
 			Sequence: banking.SequenceFirst, Status: status}
 		if _, err := f.db.NewInsert().Model(&m.debit).Exec(f.ctx); err != nil {
 			f.t.Fatal(err)
 		}
-		if status != engine.DebitCollected {
+		if status != payment.DebitCollected {
 			continue
 		}
 		f.dd.mu.Lock()
 		f.dd.retrieve[m.payment.Reference] = engine.PaymentConfirmation{Reference: m.payment.Reference, Outcome: engine.OutcomeSuccess,
 			AmountMinor: m.payment.AmountMinor, Currency: "EUR", EventID: "collected:" + m.debit.EndToEndID, EventType: "direct_debit.collected"}
 		f.dd.mu.Unlock()
-		if res, err := f.svc.PaymentState(f.ctx, m.payment.Reference); err != nil || res.Outcome != engine.OutcomeSuccess {
+		if res, err := payment.Of(f.svc).PaymentState(f.ctx, m.payment.Reference); err != nil || res.Outcome != engine.OutcomeSuccess {
 			f.t.Fatalf("settle the collected debit: %+v %v", res, err)
 		}
 	}
@@ -179,7 +180,7 @@ func TestImportStatementTakesBackReturnedDebits(t *testing.T) {
 		de := f.commitDebit("demo-1", "de")
 		fr := f.commitDebit("demo-2", "fr")
 		kept := f.commitDebit("demo-3", "en")
-		f.collect(engine.DebitCollected, de, fr, kept)
+		f.collect(payment.DebitCollected, de, fr, kept)
 		for _, m := range []*debitMember{de, fr, kept} {
 			if o := f.orders(m.instance)[0]; o.Status != engine.OrderPaid {
 				t.Fatalf("order %d after the collection: %s", o.ID, o.Status)
@@ -232,11 +233,11 @@ func TestImportStatementTakesBackReturnedDebits(t *testing.T) {
 			if p.Status != engine.PaymentFailed {
 				t.Errorf("attempt %s: %s, want FAILED", p.Reference, p.Status)
 			}
-			var d engine.Debit
+			var d payment.Debit
 			if err := db.NewSelect().Model(&d).Where("id = ?", m.debit.ID).Scan(f.ctx); err != nil {
 				t.Fatal(err)
 			}
-			if d.Status != engine.DebitReturned || d.ReturnedAt == nil || d.ReturnCode == "" {
+			if d.Status != payment.DebitReturned || d.ReturnedAt == nil || d.ReturnCode == "" {
 				t.Errorf("debit %s: %+v", d.EndToEndID, d)
 			}
 			for _, ms := range f.memberships(m.instance) {
@@ -344,7 +345,7 @@ func TestImportStatementTakesBackReturnedDebits(t *testing.T) {
 
 		// A later settlement of the returned attempt (its run marked sent
 		// again, a replayed confirmation) does not make it paid.
-		if res, err := f.svc.PaymentState(f.ctx, de.payment.Reference); err != nil || res.Outcome != engine.OutcomeFailed {
+		if res, err := payment.Of(f.svc).PaymentState(f.ctx, de.payment.Reference); err != nil || res.Outcome != engine.OutcomeFailed {
 			t.Fatalf("returned attempt refreshed: %+v %v", res, err)
 		}
 		assertUnchanged(t, after, f.state())
@@ -362,12 +363,12 @@ func TestImportStatementUnknownReturnChangesNothing(t *testing.T) {
 		f := newDebitFixture(t, db, 2, 0)
 		a := f.commitDebit("demo-1", "en")
 		b := f.commitDebit("demo-2", "en")
-		f.collect(engine.DebitCollected, a, b)
+		f.collect(payment.DebitCollected, a, b)
 		// Another club's debit with the end-to-end id the statement names.
 		if _, err := db.NewInsert().Model(&engine.Organisation{ID: 2, Name: "Other Club", Slug: "other", DefaultLanguage: "en"}).Exec(f.ctx); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := db.NewUpdate().Model((*engine.Debit)(nil)).Set("organisation_id = 2").Where("id = ?", b.debit.ID).Exec(f.ctx); err != nil {
+		if _, err := db.NewUpdate().Model((*payment.Debit)(nil)).Set("organisation_id = 2").Where("id = ?", b.debit.ID).Exec(f.ctx); err != nil {
 			t.Fatal(err)
 		}
 		before := f.state()
@@ -427,7 +428,7 @@ func TestReturnOfADebitNotMarkedSent(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		f := newDebitFixture(t, db, 1, 250)
 		m := f.commitDebit("demo-1", "fr")
-		f.collect(engine.DebitInRun, m)
+		f.collect(payment.DebitInRun, m)
 		if o := f.orders(m.instance)[0]; o.DebitDueOn == nil {
 			t.Fatal("a mandated order has no due date")
 		}
@@ -474,7 +475,7 @@ func TestReturnedDebitIsNotCollectedAgain(t *testing.T) {
 		svc, dd := directDebitClub(t, db, engine.WithClock(clock))
 		f := &debitFixture{fixture: &fixture{t: t, ctx: context.Background(), db: db, svc: svc}, dd: dd}
 		f.iban, _ = banking.ParseIBAN(demoIBAN)
-		if _, err := db.NewUpdate().Model((*engine.PaymentSettings)(nil)).Set("debit_return_fee_minor = 300").Where("organisation_id = 1").Exec(f.ctx); err != nil {
+		if _, err := db.NewUpdate().Model((*payment.PaymentSettings)(nil)).Set("debit_return_fee_minor = 300").Where("organisation_id = 1").Exec(f.ctx); err != nil {
 			t.Fatal(err)
 		}
 		refund := f.commitDebit("demo-1", "de")
@@ -488,15 +489,15 @@ func TestReturnedDebitIsNotCollectedAgain(t *testing.T) {
 		if _, err := directdebit.Of(svc).MarkDebitRunSent(f.ctx, treasurer, 1, run.ID); err != nil {
 			t.Fatal(err)
 		}
-		e2e := func(m *debitMember) engine.Debit {
-			var d engine.Debit
+		e2e := func(m *debitMember) payment.Debit {
+			var d payment.Debit
 			if err := db.NewSelect().Model(&d).Where("order_id = ? AND run_id = ?", m.order.ID, run.ID).Scan(f.ctx); err != nil {
 				t.Fatal(err)
 			}
 			return d
 		}
 		a, b := e2e(refund), e2e(closed)
-		if a.Status != engine.DebitCollected || f.orders(refund.instance)[0].Status != engine.OrderPaid {
+		if a.Status != payment.DebitCollected || f.orders(refund.instance)[0].Status != engine.OrderPaid {
 			t.Fatalf("after the run was sent: debit %s, order %s", a.Status, f.orders(refund.instance)[0].Status)
 		}
 		rep := f.importStatement(returnsStatement(t, "STMT-2027-03-30", demoIBAN,
@@ -547,7 +548,7 @@ func TestReturnedDebitIsNotCollectedAgain(t *testing.T) {
 			}
 		}
 		// Paid twice (once taken back): confirmed twice.
-		if n := f.count((*engine.OutboxMessage)(nil), "kind = ? AND dedup_key LIKE ?", engine.KindConfirmation,
+		if n := f.count((*engine.OutboxMessage)(nil), "kind = ? AND dedup_key LIKE ?", payment.KindConfirmation,
 			fmt.Sprintf("%%:order:%d%%", refund.order.ID)); n != 2 {
 			t.Errorf("%d confirmations of the order paid again after its return, want 2", n)
 		}
@@ -563,7 +564,7 @@ func TestReturnKeepsRegistrationCompletedBesideAnOpenOne(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		f := newDebitFixture(t, db, 1, 0)
 		m := f.commitDebit("demo-1", "en")
-		f.collect(engine.DebitCollected, m)
+		f.collect(payment.DebitCollected, m)
 		var inst engine.ProcessInstance
 		if err := db.NewSelect().Model(&inst).Where("id = ?", m.instance).Scan(f.ctx); err != nil {
 			t.Fatal(err)
@@ -604,7 +605,7 @@ func TestReturnOfACancelledDebit(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		f := newDebitFixture(t, db, 1, 200)
 		m := f.commitDebit("demo-1", "en")
-		f.collect(engine.DebitCancelled, m)
+		f.collect(payment.DebitCancelled, m)
 		before := f.state()
 		rep := f.importStatement(returnsStatement(t, "STMT-RET-5", demoIBAN, testReturn{m.debit.EndToEndID, m.debit.AmountMinor, "AC04"}),
 			engine.StatementOptions{})

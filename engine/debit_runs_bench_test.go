@@ -11,6 +11,7 @@ import (
 	"portal/engine"
 	"portal/engine/dbtest"
 	"portal/engine/directdebit"
+	"portal/engine/payment"
 )
 
 // seedDirectDebits turns the unpaid orders of a seeded season into
@@ -30,7 +31,7 @@ func seedDirectDebits(b testing.TB, db *bun.DB) int {
 	for i, o := range orders {
 		mandates[i] = directdebit.DebitMandate{OrganisationID: 1, UserKey: o.UserKey, CreditorID: testCreditorID, Reference: fmt.Sprintf("BENCH-%06d", i),
 			Holder: fmt.Sprintf("Holder %d", i), IBAN: demoIBAN, Language: "en", Text: "…", TextVersion: directdebit.MandateTextVersion, SignedAt: now}
-		pays[i] = engine.Payment{OrderID: o.ID, Provider: engine.DirectDebitProvider, Reference: fmt.Sprintf("PR-BENCH%08d", i), AmountMinor: o.TotalMinor,
+		pays[i] = engine.Payment{OrderID: o.ID, Provider: payment.DirectDebitProvider, Reference: fmt.Sprintf("PR-BENCH%08d", i), AmountMinor: o.TotalMinor,
 			Currency: o.Currency, Status: engine.PaymentPending, PaymentURL: "/pay/" + o.PayReference, CreatedAt: now, UpdatedAt: now}
 	}
 	for _, rows := range []any{&mandates, &pays} {
@@ -39,7 +40,7 @@ func seedDirectDebits(b testing.TB, db *bun.DB) int {
 		}
 	}
 	for i, o := range orders {
-		if _, err := db.NewUpdate().Model((*engine.Order)(nil)).Set("payment_method = ?", engine.DirectDebitProvider).
+		if _, err := db.NewUpdate().Model((*engine.Order)(nil)).Set("payment_method = ?", payment.DirectDebitProvider).
 			Set("debit_mandate_id = ?", mandates[i].ID).Set("debit_due_on = ?", today).Where("id = ?", o.ID).Exec(ctx); err != nil {
 			b.Fatal(err)
 		}

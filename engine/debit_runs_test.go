@@ -15,6 +15,7 @@ import (
 	"portal/engine/banking/schematest"
 	"portal/engine/dbtest"
 	"portal/engine/directdebit"
+	"portal/engine/payment"
 	"portal/engine/staff"
 )
 
@@ -77,7 +78,7 @@ func TestCollectionRun(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if run.DebitCount != 1 || run.TotalMinor != order.TotalMinor || run.Status != engine.DebitRunPrepared || run.FileVersion != "pain.008.001.08" {
+		if run.DebitCount != 1 || run.TotalMinor != order.TotalMinor || run.Status != payment.DebitRunPrepared || run.FileVersion != "pain.008.001.08" {
 			t.Fatalf("run %+v", run)
 		}
 		if msg := schematest.Validate(t, "pain.008.001.08.xsd", run.File); msg != "" {
@@ -113,7 +114,7 @@ func TestCollectionRun(t *testing.T) {
 		}
 
 		// Cancelled: the order is due again, in a new file.
-		if c, err := directdebit.Of(f.svc).CancelDebitRun(f.ctx, treasurer, 1, run.ID); err != nil || c.Status != engine.DebitRunCancelled {
+		if c, err := directdebit.Of(f.svc).CancelDebitRun(f.ctx, treasurer, 1, run.ID); err != nil || c.Status != payment.DebitRunCancelled {
 			t.Fatalf("cancel: %+v %v", c, err)
 		}
 		if _, err := directdebit.Of(f.svc).MarkDebitRunSent(f.ctx, treasurer, 1, run.ID); engine.ErrorCode(err) != engine.CodeConflict {
@@ -145,7 +146,7 @@ func TestCollectionRun(t *testing.T) {
 			t.Fatalf("the job: %d %v", n, err)
 		}
 		sent, err := directdebit.Of(f.svc).MarkDebitRunSent(f.ctx, treasurer, 1, run2.ID)
-		if err != nil || sent.Run.Status != engine.DebitRunSent || sent.Settled != 0 {
+		if err != nil || sent.Run.Status != payment.DebitRunSent || sent.Settled != 0 {
 			t.Fatalf("marking the sent run again: %+v %v", sent, err)
 		}
 		if o := f.orders(id)[0]; o.Status != engine.OrderPaid {
@@ -160,7 +161,7 @@ func TestCollectionRun(t *testing.T) {
 		if err := db.NewSelect().Model(&mandate).Where("id = ?", m.ID).Scan(f.ctx); err != nil || mandate.LastCollectedAt == nil {
 			t.Fatalf("mandate after collection: %+v %v", mandate, err)
 		}
-		if n, err := db.NewSelect().Model((*engine.OutboxMessage)(nil)).Where("kind = ?", engine.KindConfirmation).Count(f.ctx); err != nil || n != 1 {
+		if n, err := db.NewSelect().Model((*engine.OutboxMessage)(nil)).Where("kind = ?", payment.KindConfirmation).Count(f.ctx); err != nil || n != 1 {
 			t.Fatalf("confirmations: %d %v", n, err)
 		}
 		if _, err := directdebit.Of(f.svc).CancelDebitRun(f.ctx, treasurer, 1, run2.ID); engine.ErrorCode(err) != engine.CodeConflict {
@@ -258,22 +259,22 @@ func TestSentRunSettlesInBatches(t *testing.T) {
 			t.Fatalf("run of %d debits of %d (%v)", run.DebitCount, n, err)
 		}
 		// Sent, then stopped before any debit settled.
-		if _, err := db.NewUpdate().Model((*engine.DebitRun)(nil)).Set("status = ?", engine.DebitRunSent).Set("sent_at = ?", time.Now().UTC()).
+		if _, err := db.NewUpdate().Model((*payment.DebitRun)(nil)).Set("status = ?", payment.DebitRunSent).Set("sent_at = ?", time.Now().UTC()).
 			Where("id = ?", run.ID).Exec(ctx); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := directdebit.Of(svc).SettleDueDebitRuns(ctx); err != nil {
 			t.Fatal(err)
 		}
-		paid, err := db.NewSelect().Model((*engine.Order)(nil)).Where("payment_method = ? AND status = ?", engine.DirectDebitProvider, engine.OrderPaid).Count(ctx)
+		paid, err := db.NewSelect().Model((*engine.Order)(nil)).Where("payment_method = ? AND status = ?", payment.DirectDebitProvider, engine.OrderPaid).Count(ctx)
 		if err != nil || paid != int64(n) {
 			t.Fatalf("%d of %d orders paid (%v)", paid, n, err)
 		}
 		again, err := directdebit.Of(svc).MarkDebitRunSent(ctx, actor, 1, run.ID)
-		if err != nil || again.Settled != 0 || again.Run.Status != engine.DebitRunSent {
+		if err != nil || again.Settled != 0 || again.Run.Status != payment.DebitRunSent {
 			t.Fatalf("marking the finished run again: %+v %v", again, err)
 		}
-		if c, err := db.NewSelect().Model((*engine.OutboxMessage)(nil)).Where("kind = ?", engine.KindConfirmation).Count(ctx); err != nil || c != int64(n) {
+		if c, err := db.NewSelect().Model((*engine.OutboxMessage)(nil)).Where("kind = ?", payment.KindConfirmation).Count(ctx); err != nil || c != int64(n) {
 			t.Fatalf("%d confirmations for %d orders (%v)", c, n, err)
 		}
 	})
@@ -286,7 +287,7 @@ func TestCollectionFileVersion02(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		f := directDebitFixture(t, db, 0)
 		v02 := "pain.008.001.02"
-		if _, err := f.svc.SetPaymentSettings(f.ctx, 1, engine.PaymentSettingsChange{DebitFileVersion: &v02}); err != nil {
+		if _, err := payment.Of(f.svc).SetPaymentSettings(f.ctx, 1, payment.PaymentSettingsChange{DebitFileVersion: &v02}); err != nil {
 			t.Fatal(err)
 		}
 		order := f.commitDirectDebit(engine.DemoUserKey, alex, robin)

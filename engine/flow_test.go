@@ -9,6 +9,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/payment"
 	"portal/engine/registration"
 )
 
@@ -21,13 +22,13 @@ func seeded(t *testing.T, db *bun.DB) *engine.Service {
 
 // seededWithGateway is seeded, and also returns the payment gateway the
 // service was made with, for tests that sign payment returns.
-func seededWithGateway(t *testing.T, db *bun.DB) (*engine.Service, *engine.TestGateway) {
+func seededWithGateway(t *testing.T, db *bun.DB) (*engine.Service, *payment.TestGateway) {
 	t.Helper()
 	now := time.Now().UTC()
 	if err := engine.SeedDemo(context.Background(), db, 2, now); err != nil {
 		t.Fatalf("seed: %v", err)
 	}
-	gw := engine.NewTestGateway(testGatewayURLs)
+	gw := payment.NewTestGateway(testGatewayURLs)
 	return engine.NewService(db, gw), gw
 }
 
@@ -78,7 +79,7 @@ func TestWholeFlow(t *testing.T) {
 // TestTestGatewayAddresses: the test gateway adds only the query to the
 // addresses its caller gives it, and signs the amount paid with the rest.
 func TestTestGatewayAddresses(t *testing.T) {
-	gw := engine.NewTestGateway(engine.TestGatewayURLs{
+	gw := payment.NewTestGateway(payment.TestGatewayURLs{
 		PayURL:    func(reference string) string { return "https://pay.example/p/" + reference },
 		ReturnURL: "https://portal.example/back",
 	})
@@ -98,7 +99,7 @@ func TestTestGatewayAddresses(t *testing.T) {
 		t.Errorf("ReturnURL = %q, want %q", ret, want)
 	}
 	// Each gateway has a key of its own: another one's signature is worthless.
-	other := engine.NewTestGateway(engine.TestGatewayURLs{PayURL: func(string) string { return "" }})
+	other := payment.NewTestGateway(payment.TestGatewayURLs{PayURL: func(string) string { return "" }})
 	if gw.Sign("PR-1", "success", "TX-1", "12.50", "EUR") == other.Sign("PR-1", "success", "TX-1", "12.50", "EUR") {
 		t.Error("two test gateways sign alike: the key is not random")
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/payment"
 	"portal/engine/registration"
 )
 
@@ -25,7 +26,7 @@ const (
 
 // testGatewayURLs are the test gateway's addresses as the HTTP layer builds
 // them for the base URL http://portal.test.
-var testGatewayURLs = engine.TestGatewayURLs{
+var testGatewayURLs = payment.TestGatewayURLs{
 	PayURL:    func(reference string) string { return "http://portal.test/dev/pay/" + url.PathEscape(reference) },
 	ReturnURL: "http://portal.test/membership/payment-return",
 }
@@ -42,7 +43,7 @@ type fixture struct {
 	ctx context.Context
 	db  *bun.DB
 	svc *engine.Service
-	gw  *engine.TestGateway
+	gw  *payment.TestGateway
 }
 
 func newFixture(t *testing.T, db *bun.DB) *fixture {
@@ -162,7 +163,7 @@ func (f *fixture) attemptOf(paymentURL string) string {
 	if !strings.HasPrefix(ref, "PO-") {
 		return ref
 	}
-	p, err := f.svc.FollowPayLink(f.ctx, ref)
+	p, err := payment.Of(f.svc).FollowPayLink(f.ctx, ref)
 	if err != nil {
 		f.t.Fatalf("follow the pay link %q: %v", paymentURL, err)
 	}
@@ -185,7 +186,7 @@ func (f *fixture) orderRefOf(paymentURL string) string {
 func (f *fixture) paymentReturn(reference string, status engine.PaymentOutcome, transactionID string) engine.PaymentReturn {
 	f.t.Helper()
 	amount, currency := int64(100), "EUR"
-	if v, err := f.svc.PaymentForPage(f.ctx, reference); err == nil {
+	if v, err := payment.Of(f.svc).PaymentForPage(f.ctx, reference); err == nil {
 		amount, currency = v.Payment.AmountMinor, v.Payment.Currency
 	}
 	return f.signedReturn(reference, status, transactionID, amount, currency)
@@ -204,9 +205,9 @@ func (f *fixture) signedReturn(reference string, status engine.PaymentOutcome, t
 }
 
 // pay applies a signed payment return with a transaction id of its own.
-func (f *fixture) pay(reference string, status engine.PaymentOutcome) *engine.PaymentResult {
+func (f *fixture) pay(reference string, status engine.PaymentOutcome) *payment.PaymentResult {
 	f.t.Helper()
-	res, err := f.svc.CompletePayment(f.ctx, f.paymentReturn(reference, status, "tx-"+string(status)+"-"+reference))
+	res, err := payment.Of(f.svc).CompletePayment(f.ctx, f.paymentReturn(reference, status, "tx-"+string(status)+"-"+reference))
 	if err != nil {
 		f.t.Fatalf("payment return %s for %s: %v", status, reference, err)
 	}

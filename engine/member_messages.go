@@ -73,7 +73,7 @@ func QueueWelcomes(ctx context.Context, db *bun.DB, now time.Time) (int, error) 
 		payload, _ := json.Marshal(MemberMessagePayload{PersonID: m.PersonID, OrganisationID: org, MembershipID: m.ID})
 		msg := &OutboxMessage{Kind: KindWelcome, DedupKey: fmt.Sprintf("%s:org:%d:person:%d", KindWelcome, org, m.PersonID),
 			Payload: string(payload), CreatedAt: now}
-		if err := queueMessageNow(ctx, db, msg); err != nil {
+		if err := QueueMessageNow(ctx, db, msg); err != nil {
 			return n, err
 		}
 		n++
@@ -128,7 +128,7 @@ func QueueExpiryReminders(ctx context.Context, db *bun.DB, now time.Time) (int, 
 		payload, _ := json.Marshal(MemberMessagePayload{PersonID: r.PersonID, OrganisationID: periods[r.PeriodID].OrganisationID, MembershipID: r.ID})
 		msg := &OutboxMessage{Kind: KindExpiryReminder, DedupKey: fmt.Sprintf("%s:membership:%d", KindExpiryReminder, r.ID),
 			Payload: string(payload), CreatedAt: now.UTC()}
-		if err := queueMessageNow(ctx, db, msg); err != nil {
+		if err := QueueMessageNow(ctx, db, msg); err != nil {
 			return i, err
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"portal/engine/bankstatement"
 	"portal/engine/banktransfer"
 	"portal/engine/dbtest"
+	"portal/engine/payment"
 	"portal/engine/staff"
 )
 
@@ -39,9 +40,9 @@ func bankFixture(t *testing.T, db *bun.DB, members int) *fixture {
 	return &fixture{t: t, ctx: context.Background(), db: db, svc: engine.NewService(db, bt)}
 }
 
-func (f *fixture) capture(c engine.Capture) *engine.CaptureResult {
+func (f *fixture) capture(c payment.Capture) *payment.CaptureResult {
 	f.t.Helper()
-	res, err := f.svc.CapturePayment(f.ctx, c)
+	res, err := payment.Of(f.svc).CapturePayment(f.ctx, c)
 	if err != nil {
 		f.t.Fatalf("capture %+v: %v", c, err)
 	}
@@ -75,7 +76,7 @@ func TestBankTransferCommitAndCapture(t *testing.T) {
 		total := p.AmountMinor
 		// Loading the registration (which reconciles pending attempts)
 		// leaves a bank transfer alone.
-		if _, err := f.svc.ReconcilePayments(f.ctx, 0, 10); err != nil {
+		if _, err := payment.Of(f.svc).ReconcilePayments(f.ctx, 0, 10); err != nil {
 			t.Fatal(err)
 		}
 		if got := f.payments(r.id)[0].Status; got != engine.PaymentPending {
@@ -84,18 +85,18 @@ func TestBankTransferCommitAndCapture(t *testing.T) {
 
 		// Nonsense is refused and changes nothing.
 		before := f.state()
-		_, err = f.svc.CapturePayment(f.ctx, engine.Capture{Reference: "RF00" + string(rf)[4:], AmountMinor: total})
+		_, err = payment.Of(f.svc).CapturePayment(f.ctx, payment.Capture{Reference: "RF00" + string(rf)[4:], AmountMinor: total})
 		wantCode(t, err, engine.CodeInvalid)
-		_, err = f.svc.CapturePayment(f.ctx, engine.Capture{Reference: string(rf), AmountMinor: 0})
+		_, err = payment.Of(f.svc).CapturePayment(f.ctx, payment.Capture{Reference: string(rf), AmountMinor: 0})
 		wantCode(t, err, engine.CodeInvalid)
 		other, _ := banking.CreditorReference("PO-NOTANORDER")
-		_, err = f.svc.CapturePayment(f.ctx, engine.Capture{Reference: string(other), AmountMinor: total})
+		_, err = payment.Of(f.svc).CapturePayment(f.ctx, payment.Capture{Reference: string(other), AmountMinor: total})
 		wantCode(t, err, engine.CodeNotFound)
 		assertUnchanged(t, before, f.state())
 
 		// Partial: recorded, the payment stays open for the rest.
 		booked := time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)
-		res := f.capture(engine.Capture{Reference: strings.ToLower(rf.String()), AmountMinor: total - 1000, BookedOn: booked, Note: "first half"})
+		res := f.capture(payment.Capture{Reference: strings.ToLower(rf.String()), AmountMinor: total - 1000, BookedOn: booked, Note: "first half"})
 		if res.Problem != "partial" || !res.Partial || res.CapturedMinor != total-1000 || res.Outcome == engine.OutcomeSuccess {
 			t.Fatalf("partial capture: %+v", res)
 		}
@@ -117,12 +118,12 @@ func TestBankTransferCommitAndCapture(t *testing.T) {
 			t.Fatalf("event %q note %q", ev.Outcome, ev.Note)
 		}
 		// The same capture again adds nothing.
-		if res := f.capture(engine.Capture{Reference: string(rf), AmountMinor: total - 1000, BookedOn: booked}); !res.Replayed || res.CapturedMinor != total-1000 {
+		if res := f.capture(payment.Capture{Reference: string(rf), AmountMinor: total - 1000, BookedOn: booked}); !res.Replayed || res.CapturedMinor != total-1000 {
 			t.Fatalf("repeated partial capture: %+v", res)
 		}
 
 		// The pay link still shows the open attempt with the same reference.
-		again, err := f.svc.FollowPayLink(f.ctx, orderRef)
+		again, err := payment.Of(f.svc).FollowPayLink(f.ctx, orderRef)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -132,7 +133,7 @@ func TestBankTransferCommitAndCapture(t *testing.T) {
 
 		// The rest, by the order's reference: the two parts complete the
 		// registration as an online payment.
-		res = f.capture(engine.Capture{Reference: orderRef, AmountMinor: 1000, Currency: "eur", BookedOn: booked, ID: "credit-1"})
+		res = f.capture(payment.Capture{Reference: orderRef, AmountMinor: 1000, Currency: "eur", BookedOn: booked, ID: "credit-1"})
 		if res.Problem != "" || res.Mismatch || res.Replayed || res.Outcome != engine.OutcomeSuccess || res.CapturedMinor != total {
 			t.Fatalf("capture of the rest: %+v", res)
 		}
@@ -149,7 +150,7 @@ func TestBankTransferCommitAndCapture(t *testing.T) {
 		}
 		// Again with the same id: nothing changes.
 		before = f.state()
-		if res = f.capture(engine.Capture{Reference: string(rf), AmountMinor: 1000, Currency: "EUR", BookedOn: booked, ID: "credit-1"}); !res.Replayed || res.SecondCredit || res.Stale {
+		if res = f.capture(payment.Capture{Reference: string(rf), AmountMinor: 1000, Currency: "EUR", BookedOn: booked, ID: "credit-1"}); !res.Replayed || res.SecondCredit || res.Stale {
 			t.Fatalf("repeated capture: %+v", res)
 		}
 		assertUnchanged(t, before, f.state())
@@ -158,7 +159,7 @@ func TestBankTransferCommitAndCapture(t *testing.T) {
 		// payment of its own, owed back by hand and listed for staff;
 		// the registration stays as it is. The same capture again (the
 		// staff form sent twice) records it once.
-		second := engine.Capture{Reference: string(rf), AmountMinor: total, BookedOn: booked.AddDate(0, 0, 2)}
+		second := payment.Capture{Reference: string(rf), AmountMinor: total, BookedOn: booked.AddDate(0, 0, 2)}
 		res = f.capture(second)
 		if res.Replayed || !res.SecondCredit || !res.Stale || res.CreditReference == "" || res.Problem != "" || res.Outcome != engine.OutcomeSuccess {
 			t.Fatalf("second credit: %+v", res)
@@ -197,7 +198,7 @@ func TestBankTransferCommitAndCapture(t *testing.T) {
 			t.Fatalf("%d confirmations, want 1", n)
 		}
 		// Staff transfer it back and say so, by the RF reference.
-		if back, err := f.svc.MarkRefundPaidBack(f.ctx, string(rf), "sent back 2026-11-25"); err != nil || back.Reference != credit || back.RefundStatus != engine.RefundDone {
+		if back, err := payment.Of(f.svc).MarkRefundPaidBack(f.ctx, string(rf), "sent back 2026-11-25"); err != nil || back.Reference != credit || back.RefundStatus != engine.RefundDone {
 			t.Fatalf("paid back: %+v, %v", back, err)
 		}
 	})
@@ -419,7 +420,7 @@ func TestCheckoutIDsUniquePerAccount(t *testing.T) {
 		if err := insert("PR-ACCOUNTB1", "stripe", "key:b", "cs_test_same"); err != nil {
 			t.Fatalf("the same id at another account: %v", err)
 		}
-		if err := insert("PR-BANKAGAIN", engine.BankTransferProvider, "", deref(first.ProviderID)); err != nil {
+		if err := insert("PR-BANKAGAIN", payment.BankTransferProvider, "", deref(first.ProviderID)); err != nil {
 			t.Fatalf("a second attempt of a bank transfer with its order's RF reference: %v", err)
 		}
 	})

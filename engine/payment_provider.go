@@ -217,7 +217,7 @@ type PaymentLinks struct {
 }
 
 // WithPaymentLinks sets the portal's payment addresses (relative ones by default).
-func WithPaymentLinks(l PaymentLinks) ServiceOption { return func(s *Service) { s.links = l } }
+func WithPaymentLinks(l PaymentLinks) ServiceOption { return func(s *Service) { s.Links = l } }
 
 // defaultPaymentLinks are relative addresses, for a service without WithPaymentLinks.
 func defaultPaymentLinks() PaymentLinks {
@@ -242,5 +242,5 @@ const DefaultReconcileAfter = 10 * time.Minute
 // WithReconcileAfter sets how long an attempt may stay pending before a
 // load of its registration asks the provider (DefaultReconcileAfter).
 func WithReconcileAfter(d time.Duration) ServiceOption {
-	return func(s *Service) { s.reconcileAfter = d }
+	return func(s *Service) { s.ReconcileAfter = d }
 }

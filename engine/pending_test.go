@@ -8,6 +8,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/payment"
 	"portal/engine/registration"
 )
 
@@ -33,7 +34,7 @@ func TestOnePendingPaymentPerOrder(t *testing.T) {
 			if form.PaymentURL != link {
 				t.Errorf("link after a failure = %q, want the stable %q", form.PaymentURL, link)
 			}
-			p, err := f.svc.FollowPayLink(f.ctx, f.orderRefOf(link))
+			p, err := payment.Of(f.svc).FollowPayLink(f.ctx, f.orderRefOf(link))
 			if err != nil {
 				t.Error(err)
 				return

@@ -40,7 +40,7 @@ func QueueUnpaidReminders(ctx context.Context, db *bun.DB, now time.Time) (int, 
 	var orders []Order
 	err = ScopeOrg(ctx, db.NewSelect().Model(&orders), "organisation_id").
 		Where("status = ? AND created_at <= ?", OrderUnpaid, now.AddDate(0, 0, -earliest)).
-		Where("process_instance_id IN (?)", committedInstances(db)).
+		Where("process_instance_id IN (?)", CommittedInstances(db)).
 		OrderExpr("id").Scan(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("find unpaid orders: %w", err)
@@ -57,7 +57,7 @@ func QueueUnpaidReminders(ctx context.Context, db *bun.DB, now time.Time) (int, 
 			payload, _ := json.Marshal(UnpaidReminderPayload{OrderID: o.ID, Day: d})
 			msg := &OutboxMessage{Kind: KindUnpaidReminder, DedupKey: fmt.Sprintf("%s:order:%d:day:%d", KindUnpaidReminder, o.ID, d),
 				Payload: string(payload), CreatedAt: now}
-			if err := queueMessageNow(ctx, db, msg); err != nil {
+			if err := QueueMessageNow(ctx, db, msg); err != nil {
 				return n, err
 			}
 			n++
@@ -122,6 +122,6 @@ func LoadUnpaidReminder(ctx context.Context, db bun.IDB, p UnpaidReminderPayload
 // waiting for payment), whose unpaid orders the reminders and the
 // payment-link messages are about; an order of a registration reset or
 // cancelled since is left alone.
-func committedInstances(db bun.IDB) *bun.SelectQuery {
+func CommittedInstances(db bun.IDB) *bun.SelectQuery {
 	return db.NewSelect().Model((*ProcessInstance)(nil)).Column("id").Where("status = ?", StateDone)
 }

@@ -104,7 +104,7 @@ func QueueRenewalPrompts(ctx context.Context, db *bun.DB, now time.Time) (int, e
 			payload, _ := json.Marshal(RenewalPromptPayload{OrganisationID: next.OrganisationID, EndingPeriodID: prev.ID,
 				NextPeriodID: next.ID, UserKey: h.userKey, PersonIDs: h.persons})
 			msg := &OutboxMessage{Kind: KindRenewalPrompt, DedupKey: renewalKey(next.ID, h.userKey), Payload: string(payload), CreatedAt: now}
-			if err := queueMessageNow(ctx, db, msg); err != nil {
+			if err := QueueMessageNow(ctx, db, msg); err != nil {
 				return n, err
 			}
 			n++

@@ -13,18 +13,18 @@ import (
 // Service runs registrations. It is safe for concurrent use.
 type Service struct {
 	db       *bun.DB
-	payments PaymentProvider
+	Payments PaymentProvider
 	// pickProvider chooses an organisation's provider; nil: payments for all.
-	pickProvider func(organisationID int64) PaymentProvider
+	PickProvider func(organisationID int64) PaymentProvider
 	// pickMethod finds the provider of one of an organisation's payment
 	// methods (payment_methods.go); nil: its provider for every method.
-	pickMethod func(organisationID int64, method string) PaymentProvider
+	PickMethod func(organisationID int64, method string) PaymentProvider
 	// retiredProviders are an organisation's providers of earlier
 	// credentials (payment_accounts.go); nil: none.
-	retiredProviders func(organisationID int64) []PaymentProvider
-	links            PaymentLinks
+	RetiredProviders func(organisationID int64) []PaymentProvider
+	Links            PaymentLinks
 	// reconcileAfter: a pending attempt older than this is asked about on load.
-	reconcileAfter time.Duration
+	ReconcileAfter time.Duration
 	// publicURL: the portal's public address (WithPublicURL), for each
 	// organisation's payment addresses; "" uses the links' own base.
 	publicURL string
@@ -34,8 +34,8 @@ type Service struct {
 	Sealer          SecretSealer
 	PrivateWebhooks bool            // WithPrivateWebhookAddresses
 	WebhookNetworks WebhookNetworks // WithWebhookNetworks
-	testPayments    bool
-	settingsChanged func(organisationID int64)
+	TestPayments    bool
+	SettingsChanged func(organisationID int64)
 	Defs            definitionCache
 	Prepared        *preparedStatements // the question step's statements on PostgreSQL (question_step.go)
 	now             func() time.Time
@@ -53,7 +53,7 @@ func WithLogger(l *slog.Logger) ServiceOption { return func(s *Service) { s.Log 
 
 // NewService returns a Service on db that takes payments through payments.
 func NewService(db *bun.DB, payments PaymentProvider, opts ...ServiceOption) *Service {
-	s := &Service{db: db, payments: payments, links: defaultPaymentLinks(), reconcileAfter: DefaultReconcileAfter, now: time.Now, Log: slog.Default()}
+	s := &Service{db: db, Payments: payments, Links: defaultPaymentLinks(), ReconcileAfter: DefaultReconcileAfter, now: time.Now, Log: slog.Default()}
 	for _, o := range opts {
 		o(s)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/payment"
 	"portal/engine/staff"
 )
 
@@ -26,7 +27,7 @@ func seedOrderMessages(tb testing.TB, db *bun.DB) {
 	now := time.Now().UTC()
 	var msgs []engine.OutboxMessage
 	for _, o := range orders {
-		msgs = append(msgs, engine.OutboxMessage{Kind: engine.KindTransferRequest, DedupKey: fmt.Sprintf("transfer_request:order:%d", o.ID), Payload: "{}", CreatedAt: now})
+		msgs = append(msgs, engine.OutboxMessage{Kind: payment.KindTransferRequest, DedupKey: fmt.Sprintf("transfer_request:order:%d", o.ID), Payload: "{}", CreatedAt: now})
 		switch o.Status {
 		case engine.OrderUnpaid:
 			msgs = append(msgs, engine.OutboxMessage{Kind: engine.KindUnpaidReminder, DedupKey: fmt.Sprintf("unpaid_reminder:order:%d:day:7", o.ID), Payload: "{}", CreatedAt: now})

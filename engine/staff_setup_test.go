@@ -11,6 +11,7 @@ import (
 	"portal/engine"
 	"portal/engine/dbtest"
 	"portal/engine/organisation"
+	"portal/engine/payment"
 	"portal/engine/staff"
 )
 
@@ -47,7 +48,7 @@ func TestStaffSettingsAudited(t *testing.T) {
 		const key1, key2, hook = "sk_test_firstsecretkey", "sk_test_secondsecretkey", "whsec_hooksecret"
 
 		// Payment settings: refused as a whole, then set, then the key rotated.
-		_, err := svc.StaffSetPaymentSettings(ctx, admin, 1, engine.PaymentSettingsChange{Provider: ptrTo("stripe"),
+		_, err := payment.Of(svc).StaffSetPaymentSettings(ctx, admin, 1, payment.PaymentSettingsChange{Provider: ptrTo("stripe"),
 			StripeSecretKey: ptrTo(key1), StripeWebhookSecret: ptrTo(hook), BankIBAN: ptrTo("DE00 0000 0000 0000 0000 00"), BankCreditorName: ptrTo("RRC")})
 		if f := fieldsOf(t, err); !strings.Contains(strings.Join(f, ","), "bankIban") {
 			t.Fatalf("a bad IBAN: fields %v", f)
@@ -55,11 +56,11 @@ func TestStaffSettingsAudited(t *testing.T) {
 		if n := len(auditOf(t, svc, 1, "payment_settings.update")); n != 0 {
 			t.Fatalf("a refused change was audited (%d)", n)
 		}
-		if v, _ := svc.PaymentSettings(ctx, 1); v.Provider != "" || v.StripeSecretKeySet {
+		if v, _ := payment.Of(svc).PaymentSettings(ctx, 1); v.Provider != "" || v.StripeSecretKeySet {
 			t.Fatalf("a refused change was stored: %+v", v)
 		}
 		for _, key := range []string{key1, key2} {
-			if _, err := svc.StaffSetPaymentSettings(ctx, admin, 1, engine.PaymentSettingsChange{Provider: ptrTo("stripe"),
+			if _, err := payment.Of(svc).StaffSetPaymentSettings(ctx, admin, 1, payment.PaymentSettingsChange{Provider: ptrTo("stripe"),
 				StripeSecretKey: ptrTo(key), StripeWebhookSecret: ptrTo(hook)}); err != nil {
 				t.Fatal(err)
 			}

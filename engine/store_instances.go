@@ -90,7 +90,7 @@ func BumpVersion(ctx context.Context, db bun.IDB, inst *ProcessInstance, now tim
 
 // lockInstance takes the row lock of an instance on PostgreSQL. SQLite runs
 // one transaction at a time: it needs no lock.
-func lockInstance(ctx context.Context, tx bun.Tx, instanceID int64) error {
+func LockInstance(ctx context.Context, tx bun.Tx, instanceID int64) error {
 	if tx.Dialect().Name() != dialect.PG {
 		return nil
 	}
@@ -102,7 +102,7 @@ func lockInstance(ctx context.Context, tx bun.Tx, instanceID int64) error {
 }
 
 // completeInstance moves a committed (DONE) instance to COMPLETED.
-func completeInstance(ctx context.Context, db bun.IDB, instanceID int64, now time.Time) error {
+func CompleteInstance(ctx context.Context, db bun.IDB, instanceID int64, now time.Time) error {
 	if _, err := db.NewUpdate().Model((*ProcessInstance)(nil)).Set("status = ?", StateCompleted).Set("end_time = ?", now).
 		Set("version = version + 1").Set("updated_at = ?", now).
 		Where("id = ? AND status = ?", instanceID, StateDone).Exec(ctx); err != nil {

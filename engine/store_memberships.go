@@ -81,7 +81,7 @@ func CancelPendingMemberships(ctx context.Context, db bun.IDB, instanceID int64)
 
 // activatePendingMemberships activates the memberships of an instance that
 // wait for payment and returns them as they are now.
-func activatePendingMemberships(ctx context.Context, db bun.IDB, instanceID int64, now time.Time) ([]Membership, error) {
+func ActivatePendingMemberships(ctx context.Context, db bun.IDB, instanceID int64, now time.Time) ([]Membership, error) {
 	var pending []Membership
 	if err := db.NewSelect().Model(&pending).Where("process_instance_id = ? AND status = ?", instanceID, MembershipPending).
 		Order("person_id").Scan(ctx); err != nil {

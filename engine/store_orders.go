@@ -11,14 +11,14 @@ import (
 // Store functions for orders (orders) and their frozen lines (order_lines).
 
 // withLines loads an order's lines in line order.
-func withLines(q *bun.SelectQuery) *bun.SelectQuery {
+func WithLines(q *bun.SelectQuery) *bun.SelectQuery {
 	return q.Relation("Lines", func(q *bun.SelectQuery) *bun.SelectQuery { return q.Order("line_no ASC") })
 }
 
 // loadOrder loads an order by id, with its lines.
 func LoadOrder(ctx context.Context, db bun.IDB, orderID int64) (*Order, error) {
 	order := new(Order)
-	if err := withLines(db.NewSelect().Model(order).Where("?TableAlias.id = ?", orderID)).Scan(ctx); err != nil {
+	if err := WithLines(db.NewSelect().Model(order).Where("?TableAlias.id = ?", orderID)).Scan(ctx); err != nil {
 		return nil, NotFoundOr(err, "order")
 	}
 	return order, nil
@@ -27,7 +27,7 @@ func LoadOrder(ctx context.Context, db bun.IDB, orderID int64) (*Order, error) {
 // liveOrder loads the instance's order that is not cancelled, with its lines.
 func LiveOrder(ctx context.Context, db bun.IDB, instanceID int64) (*Order, error) {
 	order := new(Order)
-	err := withLines(db.NewSelect().Model(order).
+	err := WithLines(db.NewSelect().Model(order).
 		Where("?TableAlias.process_instance_id = ? AND ?TableAlias.status <> ?", instanceID, OrderCancelled)).Scan(ctx)
 	if err != nil {
 		return nil, NotFoundOr(err, "order")
@@ -71,7 +71,7 @@ func CancelUnpaidOrders(ctx context.Context, db bun.IDB, instanceID int64) error
 
 // markOrderPaid marks an unpaid order paid. Anything but exactly one row
 // changed is a defect: the caller holds the instance lock.
-func markOrderPaid(ctx context.Context, db bun.IDB, orderID int64, now time.Time) error {
+func MarkOrderPaid(ctx context.Context, db bun.IDB, orderID int64, now time.Time) error {
 	r, err := db.NewUpdate().Model((*Order)(nil)).Set("status = ?", OrderPaid).Set("paid_at = ?", now).
 		Where("id = ? AND status = ?", orderID, OrderUnpaid).Exec(ctx)
 	if err != nil {

@@ -61,6 +61,6 @@ func MarkMessageSent(ctx context.Context, db bun.IDB, id int64, at time.Time) er
 
 // queueMessageNow queues a message in a transaction of its own: for the
 // scheduled jobs, whose messages announce no other write.
-func queueMessageNow(ctx context.Context, db *bun.DB, msg *OutboxMessage) error {
+func QueueMessageNow(ctx context.Context, db *bun.DB, msg *OutboxMessage) error {
 	return InTx(ctx, db, func(ctx context.Context, tx bun.Tx) error { return QueueMessage(ctx, tx, msg) })
 }

@@ -63,7 +63,7 @@ func LinkedAmong(ctx context.Context, tx bun.Tx, userKey string, orgID int64, pe
 }
 
 // activeMembersOf loads the persons whose membership from an instance is active, by id.
-func activeMembersOf(ctx context.Context, db bun.IDB, instanceID int64) ([]Person, error) {
+func ActiveMembersOf(ctx context.Context, db bun.IDB, instanceID int64) ([]Person, error) {
 	var persons []Person
 	if err := db.NewSelect().Model(&persons).
 		Where("id IN (?)", db.NewSelect().Model((*Membership)(nil)).Column("person_id").

@@ -11,6 +11,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/payment"
 	"portal/engine/registration"
 )
 
@@ -1014,7 +1015,7 @@ func TestPaymentReturnForged(t *testing.T) {
 		f := newFixture(t, db)
 		r := f.start(engine.DemoUserKey, alex, robin)
 		ref := f.attemptOf(r.commit().PaymentURL)
-		other := engine.NewTestGateway(testGatewayURLs)
+		other := payment.NewTestGateway(testGatewayURLs)
 		tests := []struct {
 			name string
 			ret  func() engine.PaymentReturn
@@ -1051,7 +1052,7 @@ func TestPaymentReturnForged(t *testing.T) {
 		for _, tc := range tests {
 			t.Run(tc.name, func(t *testing.T) {
 				before := f.state()
-				_, err := f.svc.CompletePayment(f.ctx, tc.ret())
+				_, err := payment.Of(f.svc).CompletePayment(f.ctx, tc.ret())
 				wantCode(t, err, tc.want)
 				assertUnchanged(t, before, f.state())
 			})
@@ -1068,7 +1069,7 @@ func TestPaymentReturnReplayed(t *testing.T) {
 		r := f.start(engine.DemoUserKey, alex, robin)
 		ref := f.attemptOf(r.commit().PaymentURL)
 		success := f.paymentReturn(ref, engine.OutcomeSuccess, "tx-1")
-		if _, err := f.svc.CompletePayment(f.ctx, success); err != nil {
+		if _, err := payment.Of(f.svc).CompletePayment(f.ctx, success); err != nil {
 			t.Fatalf("first return: %v", err)
 		}
 		tests := []struct {
@@ -1083,7 +1084,7 @@ func TestPaymentReturnReplayed(t *testing.T) {
 		for _, tc := range tests {
 			t.Run(tc.name, func(t *testing.T) {
 				before := f.state()
-				res, err := f.svc.CompletePayment(f.ctx, tc.ret)
+				res, err := payment.Of(f.svc).CompletePayment(f.ctx, tc.ret)
 				if err != nil {
 					t.Fatalf("replay: %v", err)
 				}
@@ -1114,7 +1115,7 @@ func TestPaymentReturnAfterReset(t *testing.T) {
 		current := f.attemptOf(again.commit().PaymentURL)
 
 		before := f.state()
-		res, err := f.svc.CompletePayment(f.ctx, f.paymentReturn(old, engine.OutcomeSuccess, "tx-old"))
+		res, err := payment.Of(f.svc).CompletePayment(f.ctx, f.paymentReturn(old, engine.OutcomeSuccess, "tx-old"))
 		if err != nil {
 			t.Fatalf("stale return: %v", err)
 		}

@@ -6,8 +6,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"portal/engine"
 	"portal/engine/directdebit"
+	"portal/engine/payment"
 )
 
 // The admin API's SEPA direct-debit collection runs (engine/debit_runs.go):
@@ -61,7 +61,7 @@ type DebitDTO struct {
 	ReturnCode       string `json:"returnCode,omitempty"`
 }
 
-func debitRunDTO(r engine.DebitRun) DebitRunDTO {
+func debitRunDTO(r payment.DebitRun) DebitRunDTO {
 	return DebitRunDTO{ID: r.ID, MessageID: r.MessageID, FileVersion: r.FileVersion, FileName: directdebit.DebitRunFileName(r),
 		Until: r.UntilOn.Format(time.DateOnly), Status: string(r.Status), DebitCount: r.DebitCount, TotalMinor: r.TotalMinor,
 		Currency: r.Currency, CreatedBy: r.CreatedBy, CreatedAt: r.CreatedAt, SentAt: r.SentAt, CancelledAt: r.CancelledAt}

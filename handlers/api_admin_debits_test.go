@@ -12,6 +12,7 @@ import (
 	"portal/engine/directdebit"
 	"portal/engine/enginetest"
 	"portal/engine/organisation"
+	"portal/engine/payment"
 )
 
 // checkAdminDebitResponses drives the admin API's collection runs through
@@ -34,9 +35,9 @@ func checkAdminDebitResponses(t *testing.T, ck *apiChecker, env *testEnv, anon *
 
 	svc := engine.NewService(env.db, env.gw, orgPayments(env.db, envOptions{}, env.gw)...)
 	demo := &enginetest.Demo{T: t, DB: env.db, Svc: svc}
-	demo.CommitPayingBy(engine.DirectDebitProvider, engine.DemoUserKey, 2)
+	demo.CommitPayingBy(payment.DirectDebitProvider, engine.DemoUserKey, 2)
 	var order engine.Order
-	if err := env.db.NewSelect().Model(&order).Where("payment_method = ?", engine.DirectDebitProvider).Order("id DESC").Limit(1).Scan(context.Background()); err != nil {
+	if err := env.db.NewSelect().Model(&order).Where("payment_method = ?", payment.DirectDebitProvider).Order("id DESC").Limit(1).Scan(context.Background()); err != nil {
 		t.Fatalf("no direct-debit order: %v", err)
 	}
 	if _, err := directdebit.Of(svc).GiveMandate(context.Background(), order.PayReference, directdebit.MandateInput{Holder: "Sam Example", IBAN: "DE02120300000000202051",

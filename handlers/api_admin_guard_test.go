@@ -19,6 +19,7 @@ import (
 	"portal/engine/enginetest"
 	"portal/engine/invitation"
 	"portal/engine/organisation"
+	"portal/engine/payment"
 	"portal/engine/registration"
 	"portal/engine/staff"
 	"portal/handlers"
@@ -28,7 +29,7 @@ import (
 // mountedAdminRoutes are the admin API's routes as the router has them,
 // "METHOD /api/admin/path", every optional route on.
 func mountedAdminRoutes(mutating bool) []string {
-	e := handlers.New(handlers.Deps{Gateway: &engine.TestGateway{}})
+	e := handlers.New(handlers.Deps{Gateway: &payment.TestGateway{}})
 	var out []string
 	for _, r := range e.Routes() {
 		if !strings.HasPrefix(r.Path, handlers.AdminPrefix+"/") || r.Method == echoRouteNotFound {
@@ -238,13 +239,13 @@ func runAuditSteps(t *testing.T, db *bun.DB, kind string) {
 			// The club collects by direct debit too; the household gives a mandate.
 			svc := engine.NewService(env.db, env.gw, orgPayments(env.db, envOptions{}, env.gw)...)
 			ci := "DE98ZZZ09999999999"
-			if _, err := svc.SetPaymentSettings(context.Background(), 1, engine.PaymentSettingsChange{DebitCreditorID: &ci,
-				Methods: &[]string{engine.BankTransferProvider, engine.DirectDebitProvider}}); err != nil {
+			if _, err := payment.Of(svc).SetPaymentSettings(context.Background(), 1, payment.PaymentSettingsChange{DebitCreditorID: &ci,
+				Methods: &[]string{payment.BankTransferProvider, payment.DirectDebitProvider}}); err != nil {
 				t.Fatal(err)
 			}
-			(&enginetest.Demo{T: t, DB: env.db, Svc: svc}).CommitPayingBy(engine.DirectDebitProvider, engine.DemoUserKey, 2)
+			(&enginetest.Demo{T: t, DB: env.db, Svc: svc}).CommitPayingBy(payment.DirectDebitProvider, engine.DemoUserKey, 2)
 			var o engine.Order
-			if err := env.db.NewSelect().Model(&o).Where("payment_method = ?", engine.DirectDebitProvider).Order("id DESC").Limit(1).Scan(context.Background()); err != nil {
+			if err := env.db.NewSelect().Model(&o).Where("payment_method = ?", payment.DirectDebitProvider).Order("id DESC").Limit(1).Scan(context.Background()); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := directdebit.Of(svc).GiveMandate(context.Background(), o.PayReference, directdebit.MandateInput{Holder: "Sam Example", IBAN: "DE02120300000000202051", Consent: true}); err != nil {

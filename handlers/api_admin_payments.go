@@ -10,6 +10,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/banking"
+	"portal/engine/payment"
 	"portal/engine/staff"
 )
 
@@ -54,7 +55,7 @@ type PaymentSettingsDTO struct {
 	UpdatedAt           *time.Time `json:"updatedAt"`
 }
 
-func paymentSettingsDTO(v *engine.PaymentSettingsView) PaymentSettingsDTO {
+func paymentSettingsDTO(v *payment.PaymentSettingsView) PaymentSettingsDTO {
 	return PaymentSettingsDTO{Provider: v.Provider, StripeSecretKeySet: v.StripeSecretKeySet, StripeWebhookSecretSet: v.StripeWebhookSecretSet,
 		BankCreditorName: v.BankCreditorName, BankIBAN: v.BankIBAN, BankBIC: v.BankBIC, BankCreditorAddress: v.BankCreditorAddress,
 		Methods: v.Methods, DebitCreditorID: v.DebitCreditorID, DebitPrenotificationDays: v.DebitPrenotificationDays,
@@ -84,7 +85,7 @@ type PaymentSettingsPatch struct {
 
 // getPaymentSettings answers GET /api/admin/payment-settings.
 func (s *Server) getPaymentSettings(c echo.Context) error {
-	v, err := s.engine.PaymentSettings(c.Request().Context(), keyOf(c).OrganisationID)
+	v, err := payment.Of(s.engine).PaymentSettings(c.Request().Context(), keyOf(c).OrganisationID)
 	if err != nil {
 		return err
 	}
@@ -99,7 +100,7 @@ func (s *Server) patchPaymentSettings(c echo.Context) error {
 	if err := decodeJSON(c.Request().Body, &body); err != nil {
 		return err
 	}
-	v, err := s.engine.StaffSetPaymentSettings(c.Request().Context(), apiActor(c), keyOf(c).OrganisationID, engine.PaymentSettingsChange{
+	v, err := payment.Of(s.engine).StaffSetPaymentSettings(c.Request().Context(), apiActor(c), keyOf(c).OrganisationID, payment.PaymentSettingsChange{
 		Provider: body.Provider, StripeSecretKey: body.StripeSecretKey, StripeWebhookSecret: body.StripeWebhookSecret,
 		BankCreditorName: body.BankCreditorName, BankIBAN: body.BankIBAN, BankBIC: body.BankBIC, BankCreditorAddress: body.BankCreditorAddress,
 		Methods: body.Methods, DebitCreditorID: body.DebitCreditorID, DebitPrenotificationDays: body.DebitPrenotificationDays,
@@ -181,7 +182,7 @@ func (s *Server) capturePayment(c echo.Context) error {
 	if err != nil {
 		return newAPIError(http.StatusUnprocessableEntity, "The capture is not valid.", FieldErrorBody{Field: "amount", Message: "must be a positive amount such as 184.50"})
 	}
-	res, err := staff.Of(s.engine).StaffCapturePayment(c.Request().Context(), apiActor(c), engine.Capture{Reference: c.Param("reference"), AmountMinor: minor,
+	res, err := staff.Of(s.engine).StaffCapturePayment(c.Request().Context(), apiActor(c), payment.Capture{Reference: c.Param("reference"), AmountMinor: minor,
 		Currency: body.Currency, BookedOn: booked, Note: body.Note, ID: body.ID})
 	if err != nil {
 		return paymentAdminError(err)
@@ -256,7 +257,7 @@ func (s *Server) markRefundPaidBack(c echo.Context) error {
 	if len(body.Note) > 500 {
 		return newAPIError(http.StatusUnprocessableEntity, "The note is too long.", FieldErrorBody{Field: "note", Message: "at most 500 characters"})
 	}
-	p, err := s.engine.StaffMarkRefundPaidBack(c.Request().Context(), apiActor(c), c.Param("reference"), body.Note)
+	p, err := payment.Of(s.engine).StaffMarkRefundPaidBack(c.Request().Context(), apiActor(c), c.Param("reference"), body.Note)
 	if err != nil {
 		return paymentAdminError(err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"portal/engine/payment"
 	"portal/engine/registration"
 )
 
@@ -115,7 +116,7 @@ func (s *Server) formJSON(c echo.Context, status int, form *registration.Form) e
 	var methods []string
 	if form.Question != nil && form.Step == form.TotalSteps {
 		var err error
-		if methods, err = s.engine.PaymentMethods(c.Request().Context(), form.OrganisationID); err != nil {
+		if methods, err = payment.Of(s.engine).PaymentMethods(c.Request().Context(), form.OrganisationID); err != nil {
 			return err
 		}
 	}

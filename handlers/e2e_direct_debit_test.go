@@ -18,6 +18,7 @@ import (
 	"portal/engine/dbtest"
 	"portal/engine/directdebit"
 	"portal/engine/enginetest"
+	"portal/engine/payment"
 	"portal/engine/staff"
 	"portal/outbound/mail/mailtest"
 )
@@ -39,8 +40,8 @@ func TestE2EDirectDebitSeason(t *testing.T) {
 	t.Parallel()
 	env := newStaffBankEnv(t, dbtest.SQLite(t), true)
 	ctx := context.Background()
-	methods, creditorID, fee := []string{engine.BankTransferProvider, engine.DirectDebitProvider}, "DE98ZZZ09999999999", int64(350)
-	if _, err := env.svc.SetPaymentSettings(ctx, 1, engine.PaymentSettingsChange{Methods: &methods, DebitCreditorID: &creditorID,
+	methods, creditorID, fee := []string{payment.BankTransferProvider, payment.DirectDebitProvider}, "DE98ZZZ09999999999", int64(350)
+	if _, err := payment.Of(env.svc).SetPaymentSettings(ctx, 1, payment.PaymentSettingsChange{Methods: &methods, DebitCreditorID: &creditorID,
 		DebitReturnFeeMinor: &fee}); err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +117,7 @@ func TestE2EDirectDebitSeason(t *testing.T) {
 
 	// The bank returns the French household's debit (MD06, a refund the
 	// debtor asked for).
-	var debitB engine.Debit
+	var debitB payment.Debit
 	if err := env.db.NewSelect().Model(&debitB).Where("run_id = ? AND order_id = ?", run, orderB.ID).Scan(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -195,9 +196,9 @@ func TestE2EDirectDebitSeason(t *testing.T) {
 // debit and returns its order.
 func debitOrderOf(t *testing.T, env *staffEnv, d *enginetest.Demo, userKey string, persons ...int64) engine.Order {
 	t.Helper()
-	d.CommitPayingBy(engine.DirectDebitProvider, userKey, persons...)
+	d.CommitPayingBy(payment.DirectDebitProvider, userKey, persons...)
 	var o engine.Order
-	if err := env.db.NewSelect().Model(&o).Where("user_key = ? AND payment_method = ?", userKey, engine.DirectDebitProvider).
+	if err := env.db.NewSelect().Model(&o).Where("user_key = ? AND payment_method = ?", userKey, payment.DirectDebitProvider).
 		Order("id DESC").Limit(1).Scan(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/payment"
 	"portal/engine/staff"
 	"portal/handlers"
 )
@@ -104,7 +105,7 @@ func TestE2EStaffLayout(t *testing.T) {
 	ctx := t.Context()
 	// A part of the transfer arrived: the detail shows it, the open payments what is left.
 	if _, err := staff.Of(engine.NewService(env.db, env.provider)).StaffCapture(ctx, engine.CommandLine, 1, order.ProcessInstanceID,
-		engine.Capture{AmountMinor: 5000, BookedOn: time.Now().UTC(), Note: "statement 41"}); err != nil {
+		payment.Capture{AmountMinor: 5000, BookedOn: time.Now().UTC(), Note: "statement 41"}); err != nil {
 		t.Fatal(err)
 	}
 	env.addStaff("admin@example.org", staff.RoleAdmin)

@@ -15,6 +15,7 @@ import (
 	"portal/engine/dbtest"
 	"portal/engine/enginetest"
 	"portal/engine/invitation"
+	"portal/engine/payment"
 	"portal/relay/hashlink"
 	"portal/relay/invitelink"
 )
@@ -121,7 +122,7 @@ func TestPaymentRetryKeepsOrganisationPrefix(t *testing.T) {
 	form := demo.Commit(1)
 	ctx := context.Background()
 	payLink, _ := url.Parse(form.PaymentURL)
-	attempt, err := demo.Svc.FollowPayLink(ctx, payLink.Query().Get("reference"))
+	attempt, err := payment.Of(demo.Svc).FollowPayLink(ctx, payLink.Query().Get("reference"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/engine/payment"
 	"portal/views"
 )
 
@@ -23,7 +24,7 @@ import (
 // (payMethodChoice); the answer comes back as POST to the same address.
 func (s *Server) payLink(c echo.Context) error {
 	ctx := c.Request().Context()
-	choice, err := s.engine.PayLinkMethods(ctx, c.Param("reference"))
+	choice, err := payment.Of(s.engine).PayLinkMethods(ctx, c.Param("reference"))
 	if err != nil {
 		return err
 	}
@@ -33,7 +34,7 @@ func (s *Server) payLink(c echo.Context) error {
 		// debit returned) is offered the methods again.
 		return s.payMethodChoice(c, choice)
 	}
-	p, err := s.engine.FollowPayLink(ctx, c.Param("reference"))
+	p, err := payment.Of(s.engine).FollowPayLink(ctx, c.Param("reference"))
 	if err != nil {
 		return err
 	}
@@ -51,7 +52,7 @@ func (s *Server) toCheckout(c echo.Context, p *engine.Payment) error {
 	if bt != nil {
 		return render(c, http.StatusOK, views.PayByTransfer(views.PayByTransferModel{Chrome: s.chrome(tr(c, "title_pay_transfer")), Transfer: *bt}))
 	}
-	if p.Provider == engine.DirectDebitProvider {
+	if p.Provider == payment.DirectDebitProvider {
 		// The checkout of a debit is this page itself: never redirect to it.
 		return s.payByDebit(c, p)
 	}

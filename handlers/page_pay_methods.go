@@ -9,6 +9,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/directdebit"
+	"portal/engine/payment"
 	"portal/engine/staff"
 	"portal/views"
 )
@@ -16,7 +17,7 @@ import (
 // payMethodChoice is the pay link of an unpaid order whose club offers
 // several payment methods: the amount and the methods again, the order's
 // current one checked (issue 29).
-func (s *Server) payMethodChoice(c echo.Context, choice *engine.PayLinkChoice) error {
+func (s *Server) payMethodChoice(c echo.Context, choice *payment.PayLinkChoice) error {
 	c.Response().Header().Set("Cache-Control", "no-store")
 	m := views.PayChooseModel{Chrome: s.chrome(views.PaymentMethodTextIn(c.Request().Context()).PayTitle),
 		Action:  organisationPath(c, payLinkPrefix+choice.Order.PayReference),
@@ -29,7 +30,7 @@ func (s *Server) payMethodChoice(c echo.Context, choice *engine.PayLinkChoice) e
 // pay link. The order is paid with that method from now on (an open
 // attempt of another is closed), and the member goes on to its checkout.
 func (s *Server) choosePayMethod(c echo.Context) error {
-	p, err := s.engine.ChoosePaymentMethod(c.Request().Context(), c.Param("reference"), c.FormValue("paymentMethod"))
+	p, err := payment.Of(s.engine).ChoosePaymentMethod(c.Request().Context(), c.Param("reference"), c.FormValue("paymentMethod"))
 	if err != nil {
 		return err
 	}
@@ -41,7 +42,7 @@ func (s *Server) choosePayMethod(c echo.Context) error {
 // with the text in the page's language until it is given, then its
 // reference and account.
 func (s *Server) payByDebit(c echo.Context, p *engine.Payment) error {
-	view, err := s.engine.PaymentForPage(c.Request().Context(), p.Reference)
+	view, err := payment.Of(s.engine).PaymentForPage(c.Request().Context(), p.Reference)
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"portal/engine/dbtest"
 	"portal/engine/directdebit"
 	"portal/engine/organisation"
+	"portal/engine/payment"
 	"portal/engine/staff"
 )
 
@@ -44,7 +45,7 @@ func (env *testEnv) walkToReview(c *http.Client) page {
 // transfer to its own account.
 func clubMethods(t *testing.T, env *testEnv, methods ...string) {
 	t.Helper()
-	if _, err := env.svc.SetPaymentSettings(t.Context(), 1, engine.PaymentSettingsChange{BankCreditorName: str("TV Demo 1848 e.V."),
+	if _, err := payment.Of(env.svc).SetPaymentSettings(t.Context(), 1, payment.PaymentSettingsChange{BankCreditorName: str("TV Demo 1848 e.V."),
 		BankIBAN: str("DE89370400440532013000"), Methods: &methods}); err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +130,7 @@ func TestReviewOffersPaymentMethods(t *testing.T) {
 
 		// Direct debit: the pay link is the portal's own page (never a
 		// redirect to itself), naming the amount, creditor and identifier.
-		if _, err := env.svc.SetPaymentSettings(t.Context(), 1, engine.PaymentSettingsChange{Methods: &[]string{"test", "direct_debit"},
+		if _, err := payment.Of(env.svc).SetPaymentSettings(t.Context(), 1, payment.PaymentSettingsChange{Methods: &[]string{"test", "direct_debit"},
 			DebitCreditorID: str("DE98ZZZ09999999999")}); err != nil {
 			t.Fatal(err)
 		}
@@ -226,7 +227,7 @@ func TestFormAPIPaymentMethods(t *testing.T) {
 func TestGiveMandatePage(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		env := newStaffEnv(t, db, envOptions{})
-		if _, err := env.svc.SetPaymentSettings(t.Context(), 1, engine.PaymentSettingsChange{BankCreditorName: str("TV Demo 1848 e.V."),
+		if _, err := payment.Of(env.svc).SetPaymentSettings(t.Context(), 1, payment.PaymentSettingsChange{BankCreditorName: str("TV Demo 1848 e.V."),
 			BankIBAN: str("DE89370400440532013000"), Methods: &[]string{"bank_transfer", "direct_debit"}, DebitCreditorID: str("DE98ZZZ09999999999")}); err != nil {
 			t.Fatal(err)
 		}

@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/engine/payment"
 	"portal/relay/session"
 	"portal/views"
 )
@@ -50,7 +51,7 @@ func (s *Server) paymentReturn(c echo.Context) error {
 		return newAPIError(http.StatusBadRequest, "The payment return is missing its reference.")
 	}
 	ctx := c.Request().Context()
-	res, err := s.engine.CompletePayment(ctx, ret)
+	res, err := payment.Of(s.engine).CompletePayment(ctx, ret)
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/engine/payment"
 	"portal/engine/registration"
 	"portal/views"
 )
@@ -43,7 +44,7 @@ func (s *Server) showReview(c echo.Context, status int, notice string) error {
 	if rv.QuoteError == "" {
 		m.Lines, m.Total = quoteLines(langOf(c), &rv.Quote)
 	}
-	if m.Methods.Methods, err = s.engine.PaymentMethods(c.Request().Context(), rv.OrganisationID); err != nil {
+	if m.Methods.Methods, err = payment.Of(s.engine).PaymentMethods(c.Request().Context(), rv.OrganisationID); err != nil {
 		return err
 	}
 	if len(m.Methods.Methods) > 0 {

@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/engine/payment"
 	"portal/relay/session"
 	"portal/views"
 	"portal/views/lang"
@@ -69,8 +70,8 @@ func testGatewayPayPath(reference string) string {
 
 // TestGatewayURLs returns the addresses of the test gateway's payment page
 // and of the payment return under baseURL, for engine.NewTestGateway.
-func TestGatewayURLs(baseURL string) engine.TestGatewayURLs {
-	return engine.TestGatewayURLs{
+func TestGatewayURLs(baseURL string) payment.TestGatewayURLs {
+	return payment.TestGatewayURLs{
 		PayURL:    func(reference string) string { return baseURL + testGatewayPayPath(reference) },
 		ReturnURL: baseURL + paymentReturnPath,
 	}
@@ -87,7 +88,7 @@ func orderLines(lg lang.Language, order *engine.Order) ([]views.OrderLineModel, 
 // ownPayment loads a payment attempt for the signed-in user who owns its
 // order. The test gateway signs whatever outcome it is told, so only the
 // member who registered may use it, and nobody else sees their order.
-func (s *Server) ownPayment(c echo.Context, reference string) (*engine.PaymentView, error) {
+func (s *Server) ownPayment(c echo.Context, reference string) (*payment.PaymentView, error) {
 	ctx := c.Request().Context()
 	sess, err := s.sessionFor(c)
 	if errors.Is(err, session.ErrNotFound) {
@@ -95,7 +96,7 @@ func (s *Server) ownPayment(c echo.Context, reference string) (*engine.PaymentVi
 	} else if err != nil {
 		return nil, sessionStoreError(err)
 	}
-	view, err := s.engine.PaymentForPage(ctx, reference)
+	view, err := payment.Of(s.engine).PaymentForPage(ctx, reference)
 	if err != nil {
 		return nil, err
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 
 	"portal/engine"
+	"portal/engine/payment"
 	"portal/engine/staff"
 	"portal/relay/invitelink"
 	"portal/relay/session"
@@ -31,7 +32,7 @@ const MaxBodyBytes = 64 << 10
 type Deps struct {
 	Engine   *engine.Service
 	Sessions *session.Manager
-	Gateway  *engine.TestGateway // the built-in payment gateway; nil when a real provider is used
+	Gateway  *payment.TestGateway // the built-in payment gateway; nil when a real provider is used
 	// StripeWebhook mounts POST /webhooks/stripe (the provider is Stripe).
 	StripeWebhook bool
 	HashSecret    string
@@ -81,7 +82,7 @@ type Deps struct {
 type Server struct {
 	engine        *engine.Service
 	sessions      *session.Manager
-	gateway       *engine.TestGateway
+	gateway       *payment.TestGateway
 	hashSecret    string
 	log           *slog.Logger
 	csrf          *http.CrossOriginProtection

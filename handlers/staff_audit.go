@@ -15,6 +15,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/organisation"
+	"portal/engine/payment"
 	"portal/engine/staff"
 	"portal/views"
 )
@@ -470,10 +471,10 @@ func auditStateLabel(c echo.Context, field, v string) string {
 		return stateLabel(c, staff.RegistrationStateOf(p))
 	}
 	// A collection run's (its cancelled is everyone's cancelled).
-	switch engine.DebitRunStatus(v) {
-	case engine.DebitRunPrepared:
+	switch payment.DebitRunStatus(v) {
+	case payment.DebitRunPrepared:
 		return staffDebitTextIn(c).StatusPrepared
-	case engine.DebitRunSent:
+	case payment.DebitRunSent:
 		return staffDebitTextIn(c).StatusSent
 	}
 	return statusLabel(c, v)

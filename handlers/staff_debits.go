@@ -14,6 +14,7 @@ import (
 	"portal/engine"
 	"portal/engine/banking"
 	"portal/engine/directdebit"
+	"portal/engine/payment"
 	"portal/engine/staff"
 	"portal/views"
 )
@@ -80,7 +81,7 @@ func (s *Server) staffDebitRuns(c echo.Context) error {
 	m := views.StaffDebitRunsModel{StaffChrome: s.staffChrome(c, t.Title),
 		Until: time.Now().UTC().Add(directdebit.DefaultCollectionHorizon).Format(time.DateOnly)}
 	if u.Role.AtLeast(staff.RoleTreasurer) {
-		ps, err := s.engine.PaymentSettings(ctx, u.OrganisationID)
+		ps, err := payment.Of(s.engine).PaymentSettings(ctx, u.OrganisationID)
 		if err != nil {
 			return s.staffEngineError(c, err)
 		}
@@ -96,7 +97,7 @@ func (s *Server) staffDebitRuns(c echo.Context) error {
 	}
 	for _, r := range runs {
 		m.Runs = append(m.Runs, debitRunRow(c, r))
-		if m.Notice != "" && r.Status == engine.DebitRunPrepared && !strings.HasSuffix(m.Notice, t.NothingDueInRun) {
+		if m.Notice != "" && r.Status == payment.DebitRunPrepared && !strings.HasSuffix(m.Notice, t.NothingDueInRun) {
 			m.Notice += " " + t.NothingDueInRun
 		}
 	}
@@ -104,18 +105,18 @@ func (s *Server) staffDebitRuns(c echo.Context) error {
 }
 
 // debitRunRow prints a run as the list and its page show it.
-func debitRunRow(c echo.Context, r engine.DebitRun) views.StaffDebitRunRow {
+func debitRunRow(c echo.Context, r payment.DebitRun) views.StaffDebitRunRow {
 	t := staffDebitTextIn(c)
 	row := views.StaffDebitRunRow{ID: strconv.FormatInt(r.ID, 10), URL: debitRunURL(c, r.ID), MessageID: r.MessageID,
 		Created: staffDateTime(c, r.CreatedAt), CreatedBy: r.CreatedBy, Until: staffDate(c, r.UntilOn), Count: strconv.Itoa(r.DebitCount),
 		Total: staffMoney(c, r.TotalMinor, r.Currency), Version: r.FileVersion, StatusKey: string(r.Status)}
 	switch r.Status {
-	case engine.DebitRunSent:
+	case payment.DebitRunSent:
 		row.Status = t.StatusSent
 		if r.SentAt != nil {
 			row.StatusAt = fmt.Sprintf(t.SentAt, staffDateTime(c, *r.SentAt))
 		}
-	case engine.DebitRunCancelled:
+	case payment.DebitRunCancelled:
 		row.Status = t.StatusCancelled
 		if r.CancelledAt != nil {
 			row.StatusAt = fmt.Sprintf(t.CancelledAt, staffDateTime(c, *r.CancelledAt))
@@ -137,7 +138,7 @@ func (s *Server) staffPrepareDebitRun(c echo.Context) error {
 		return s.staffErrorPage(c, http.StatusUnprocessableEntity, t.BadUntil)
 	}
 	ctx := c.Request().Context()
-	ps, err := s.engine.PaymentSettings(ctx, u.OrganisationID)
+	ps, err := payment.Of(s.engine).PaymentSettings(ctx, u.OrganisationID)
 	if err != nil {
 		return s.staffEngineError(c, err)
 	}
@@ -170,10 +171,10 @@ func (s *Server) staffDebitRun(c echo.Context) error {
 		BackURL: organisationPath(c, StaffPrefix+staffDebitsPath)}
 	if u.Role.AtLeast(staff.RoleTreasurer) {
 		base := debitRunURL(c, r.ID)
-		if r.Status != engine.DebitRunCancelled {
+		if r.Status != payment.DebitRunCancelled {
 			m.FileURL = base + "/file"
 		}
-		if r.Status == engine.DebitRunPrepared {
+		if r.Status == payment.DebitRunPrepared {
 			m.SentURL, m.CancelURL = base+"/sent", base+"/cancel"
 		}
 	}
@@ -189,20 +190,20 @@ func debitLine(c echo.Context, l directdebit.DebitLine) views.StaffDebitLine {
 	out := views.StaffDebitLine{EndToEndID: l.EndToEndID, RegistrationID: strconv.FormatInt(l.RegistrationID, 10),
 		RegistrationURL: registrationURL(c, l.RegistrationID), MandateReference: l.MandateReference, Holder: l.Holder, IBAN: l.MaskedIBAN,
 		Amount: staffMoney(c, l.AmountMinor, l.Currency), Due: staffDate(c, l.DueOn), StatusKey: string(l.Status), Amended: l.Amended,
-		MandateEnded: l.MandateEnded && l.Status == engine.DebitInRun}
+		MandateEnded: l.MandateEnded && l.Status == payment.DebitInRun}
 	out.Sequence = t.SeqRecurring
 	if l.Sequence == banking.SequenceFirst {
 		out.Sequence = t.SeqFirst
 	}
 	switch l.Status {
-	case engine.DebitCollected:
+	case payment.DebitCollected:
 		out.Status = t.DebitCollected
-	case engine.DebitReturned:
+	case payment.DebitReturned:
 		out.Status = t.DebitReturned
 		if l.ReturnCode != "" {
 			out.ReturnCode = l.ReturnCode + ": " + banking.ReturnReasonText(l.ReturnCode, langOf(c).Code)
 		}
-	case engine.DebitCancelled:
+	case payment.DebitCancelled:
 		out.Status = t.DebitCancelled
 	default:
 		out.Status = t.DebitInRun
@@ -219,7 +220,7 @@ func (s *Server) staffDebitRunFile(c echo.Context) error {
 	if d == nil {
 		return answered
 	}
-	if d.Run.Status == engine.DebitRunCancelled {
+	if d.Run.Status == payment.DebitRunCancelled {
 		return s.staffErrorPage(c, http.StatusConflict, staffDebitTextIn(c).IsCancelled)
 	}
 	h := c.Response().Header()
@@ -247,7 +248,7 @@ func (s *Server) staffDebitRunOf(c echo.Context) (*directdebit.DebitRunDetail, e
 // answered by a redirect to its page saying so (a repeated post), one in
 // the other final state by a conflict page in words. ok is false when
 // the caller returns err.
-func (s *Server) debitRunAction(c echo.Context, goal engine.DebitRunStatus) (d *directdebit.DebitRunDetail, ok bool, err error) {
+func (s *Server) debitRunAction(c echo.Context, goal payment.DebitRunStatus) (d *directdebit.DebitRunDetail, ok bool, err error) {
 	t := staffDebitTextIn(c)
 	d, answered := s.staffDebitRunOf(c)
 	if d == nil {
@@ -255,13 +256,13 @@ func (s *Server) debitRunAction(c echo.Context, goal engine.DebitRunStatus) (d *
 	}
 	id := d.Run.ID
 	switch {
-	case d.Run.Status == engine.DebitRunPrepared:
+	case d.Run.Status == payment.DebitRunPrepared:
 		return d, true, nil
-	case d.Run.Status == goal && goal == engine.DebitRunSent:
+	case d.Run.Status == goal && goal == payment.DebitRunSent:
 		return nil, false, c.Redirect(http.StatusSeeOther, debitRunURL(c, id)+"?done="+flashDebitRunAlreadySent)
 	case d.Run.Status == goal:
 		return nil, false, c.Redirect(http.StatusSeeOther, debitRunURL(c, id)+"?done="+flashDebitRunAlreadyCancelled)
-	case d.Run.Status == engine.DebitRunSent:
+	case d.Run.Status == payment.DebitRunSent:
 		return nil, false, s.staffErrorPage(c, http.StatusConflict, t.IsSent)
 	default:
 		return nil, false, s.staffErrorPage(c, http.StatusConflict, t.IsCancelled)
@@ -272,7 +273,7 @@ func (s *Server) debitRunAction(c echo.Context, goal engine.DebitRunStatus) (d *
 func inRun(d *directdebit.DebitRunDetail) int {
 	n := 0
 	for _, l := range d.Debits {
-		if l.Status == engine.DebitInRun {
+		if l.Status == payment.DebitInRun {
 			n++
 		}
 	}
@@ -284,7 +285,7 @@ func inRun(d *directdebit.DebitRunDetail) int {
 // run's page then says how many registrations that completed.
 func (s *Server) staffMarkDebitRunSent(c echo.Context) error {
 	t := staffDebitTextIn(c)
-	d, ok, err := s.debitRunAction(c, engine.DebitRunSent)
+	d, ok, err := s.debitRunAction(c, payment.DebitRunSent)
 	if !ok {
 		return err
 	}
@@ -313,7 +314,7 @@ func (s *Server) staffMarkDebitRunSent(c echo.Context) error {
 // are due again for the next run.
 func (s *Server) staffCancelDebitRun(c echo.Context) error {
 	t := staffDebitTextIn(c)
-	d, ok, err := s.debitRunAction(c, engine.DebitRunCancelled)
+	d, ok, err := s.debitRunAction(c, payment.DebitRunCancelled)
 	if !ok {
 		return err
 	}
@@ -339,9 +340,9 @@ func (s *Server) debitRunEngineError(c echo.Context, err error) error {
 		if id, ok := pathID(c, "id"); ok {
 			if d, lerr := directdebit.Of(s.engine).DebitRunByID(c.Request().Context(), staffUserOf(c).OrganisationID, id); lerr == nil {
 				switch d.Run.Status {
-				case engine.DebitRunSent:
+				case payment.DebitRunSent:
 					return s.staffErrorPage(c, http.StatusConflict, staffDebitTextIn(c).IsSent)
-				case engine.DebitRunCancelled:
+				case payment.DebitRunCancelled:
 					return s.staffErrorPage(c, http.StatusConflict, staffDebitTextIn(c).IsCancelled)
 				}
 			}

@@ -15,6 +15,7 @@ import (
 	"portal/engine"
 	"portal/engine/dbtest"
 	"portal/engine/directdebit"
+	"portal/engine/payment"
 	"portal/engine/staff"
 )
 
@@ -23,7 +24,7 @@ import (
 // returns the registration's id and its order.
 func (env *staffEnv) debitRegistration(t *testing.T) (string, engine.Order) {
 	t.Helper()
-	if _, err := env.svc.SetPaymentSettings(t.Context(), 1, engine.PaymentSettingsChange{BankCreditorName: str("TV Demo 1848 e.V."),
+	if _, err := payment.Of(env.svc).SetPaymentSettings(t.Context(), 1, payment.PaymentSettingsChange{BankCreditorName: str("TV Demo 1848 e.V."),
 		BankIBAN: str("DE89370400440532013000"), Methods: &[]string{"bank_transfer", "direct_debit"}, DebitCreditorID: str("DE98ZZZ09999999999")}); err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +45,7 @@ func (env *staffEnv) debitRegistration(t *testing.T) (string, engine.Order) {
 	if err := env.db.NewSelect().Model(&o).Where("pay_reference = ?", path.Base(u.Path)).Scan(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if o.DebitDueOn == nil || o.PaymentMethod != engine.DirectDebitProvider {
+	if o.DebitDueOn == nil || o.PaymentMethod != payment.DirectDebitProvider {
 		t.Fatalf("the order is not collected by direct debit: %+v", o)
 	}
 	return f.ProcessID, o
@@ -156,8 +157,8 @@ func TestStaffDebitRuns(t *testing.T) {
 		if _, err := db.NewInsert().Model(&engine.Organisation{ID: 2, Name: "Hillside Hockey Club", Slug: "hillside", DefaultLanguage: "en"}).Exec(ctx); err != nil {
 			t.Fatal(err)
 		}
-		other := &engine.DebitRun{OrganisationID: 2, MessageID: "DD-2-X", FileVersion: "pain.008.001.08", UntilOn: time.Now().UTC(),
-			Status: engine.DebitRunPrepared, Currency: "EUR", File: []byte("<Document/>"), CreatedBy: "someone", CreatedAt: time.Now().UTC()}
+		other := &payment.DebitRun{OrganisationID: 2, MessageID: "DD-2-X", FileVersion: "pain.008.001.08", UntilOn: time.Now().UTC(),
+			Status: payment.DebitRunPrepared, Currency: "EUR", File: []byte("<Document/>"), CreatedBy: "someone", CreatedAt: time.Now().UTC()}
 		if _, err := db.NewInsert().Model(other).Exec(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -256,7 +257,7 @@ func layoutDebitRun(t *testing.T, db *bun.DB, order engine.Order) int64 {
 	ctx := t.Context()
 	now := time.Now().UTC()
 	// The club collects by direct debit: the runs' page has its form.
-	if _, err := engine.NewService(db, nil).SetPaymentSettings(ctx, order.OrganisationID, engine.PaymentSettingsChange{
+	if _, err := payment.Of(engine.NewService(db, nil)).SetPaymentSettings(ctx, order.OrganisationID, payment.PaymentSettingsChange{
 		DebitCreditorID: str("DE98ZZZ09999999999")}); err != nil {
 		t.Fatal(err)
 	}
@@ -270,15 +271,15 @@ func layoutDebitRun(t *testing.T, db *bun.DB, order engine.Order) int64 {
 	if _, err := db.NewInsert().Model(m).Exec(ctx); err != nil {
 		t.Fatal(err)
 	}
-	run := &engine.DebitRun{OrganisationID: order.OrganisationID, MessageID: "DD-1-1", FileVersion: "pain.008.001.08", UntilOn: now.AddDate(0, 0, 14),
-		Status: engine.DebitRunPrepared, DebitCount: 1, TotalMinor: order.TotalMinor, Currency: "EUR", File: []byte("<Document/>"),
+	run := &payment.DebitRun{OrganisationID: order.OrganisationID, MessageID: "DD-1-1", FileVersion: "pain.008.001.08", UntilOn: now.AddDate(0, 0, 14),
+		Status: payment.DebitRunPrepared, DebitCount: 1, TotalMinor: order.TotalMinor, Currency: "EUR", File: []byte("<Document/>"),
 		CreatedBy: "treasurer@example.org", CreatedAt: now}
 	if _, err := db.NewInsert().Model(run).Exec(ctx); err != nil {
 		t.Fatal(err)
 	}
-	d := &engine.Debit{RunID: run.ID, OrganisationID: order.OrganisationID, OrderID: order.ID, PaymentID: pay.ID, MandateID: m.ID,
+	d := &payment.Debit{RunID: run.ID, OrganisationID: order.OrganisationID, OrderID: order.ID, PaymentID: pay.ID, MandateID: m.ID,
 		EndToEndID: pay.Reference + "-" + strconv.FormatInt(run.ID, 10), AmountMinor: order.TotalMinor, Currency: "EUR",
-		DueOn: now.AddDate(0, 0, 14), Sequence: "FRST", Amended: true, Status: engine.DebitInRun}
+		DueOn: now.AddDate(0, 0, 14), Sequence: "FRST", Amended: true, Status: payment.DebitInRun}
 	if _, err := db.NewInsert().Model(d).Exec(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"portal/engine"
 	"portal/engine/dbtest"
 	"portal/engine/jobs"
+	"portal/engine/payment"
 	"portal/engine/staff"
 	"portal/handlers"
 	"portal/outbound/mail"
@@ -41,7 +42,7 @@ func newStaffMail(t *testing.T, env *staffEnv) *staffMail {
 	}
 	r := jobs.New(env.db, jobs.Config{})
 	svc := engine.NewService(env.db, env.provider, engine.WithPaymentLinks(handlers.PaymentLinks(env.srv.URL)))
-	messages.Register(r, messages.Deps{DB: env.db, Sender: sender, BaseURL: env.srv.URL, HashSecret: testSecret, Payments: svc})
+	messages.Register(r, messages.Deps{DB: env.db, Sender: sender, BaseURL: env.srv.URL, HashSecret: testSecret, Payments: payment.Of(svc)})
 	return &staffMail{srv: srv, runner: r}
 }
 

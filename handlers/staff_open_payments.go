@@ -15,6 +15,7 @@ import (
 	"portal/engine"
 	"portal/engine/banking"
 	"portal/engine/organisation"
+	"portal/engine/payment"
 	"portal/engine/report"
 	"portal/engine/staff"
 	"portal/views"
@@ -235,7 +236,7 @@ func (s *Server) openPaymentCaptureWords(c echo.Context, orgID int64) (string, e
 	}
 	var due *banking.Transfer
 	if d.Order.Status == engine.OrderUnpaid {
-		if due, err = s.engine.BankTransferDue(ctx, d.Order.ID); err != nil {
+		if due, err = payment.Of(s.engine).BankTransferDue(ctx, d.Order.ID); err != nil {
 			return "", err
 		}
 	}

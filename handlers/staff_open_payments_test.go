@@ -14,6 +14,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/payment"
 	"portal/engine/staff"
 	"portal/views"
 )
@@ -156,8 +157,8 @@ func TestStaffOpenPaymentsResendLinks(t *testing.T) {
 		env.addStaff("treasurer@example.org", staff.RoleTreasurer)
 		tr := env.mustStaffSignIn("treasurer@example.org", "/staff")
 		links := func() int {
-			return env.count((*engine.OutboxMessage)(nil), "kind = ? AND dedup_key LIKE ?", engine.KindPaymentLink,
-				string(engine.KindPaymentLink)+":order:"+strconv.FormatInt(order.ID, 10)+":resend:%")
+			return env.count((*engine.OutboxMessage)(nil), "kind = ? AND dedup_key LIKE ?", payment.KindPaymentLink,
+				string(payment.KindPaymentLink)+":order:"+strconv.FormatInt(order.ID, 10)+":resend:%")
 		}
 
 		cross := env.post(tr, "/staff/open-payments/resend-payment-link", url.Values{"id": {reg}},

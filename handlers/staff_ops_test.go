@@ -22,6 +22,7 @@ import (
 	"portal/engine/dbtest"
 	"portal/engine/invitation"
 	"portal/engine/jobs"
+	"portal/engine/payment"
 	"portal/engine/staff"
 	"portal/handlers"
 	"portal/views"
@@ -43,8 +44,8 @@ func newStaffBankEnv(t *testing.T, db *bun.DB, ownAccount bool) *staffEnv {
 	env := newStaffEnv(t, db, envOptions{provider: bt})
 	base = env.srv.URL
 	if ownAccount {
-		prov, name, iban, bic := engine.BankTransferProvider, staffCreditor.Name, string(staffCreditor.IBAN), staffCreditor.BIC
-		if _, err := env.svc.SetPaymentSettings(context.Background(), 1, engine.PaymentSettingsChange{Provider: &prov,
+		prov, name, iban, bic := payment.BankTransferProvider, staffCreditor.Name, string(staffCreditor.IBAN), staffCreditor.BIC
+		if _, err := payment.Of(env.svc).SetPaymentSettings(context.Background(), 1, payment.PaymentSettingsChange{Provider: &prov,
 			BankCreditorName: &name, BankIBAN: &iban, BankBIC: &bic}); err != nil {
 			t.Fatal(err)
 		}

@@ -16,6 +16,7 @@ import (
 	"portal/engine/bankstatement"
 	"portal/engine/banktransfer"
 	"portal/engine/directdebit"
+	"portal/engine/payment"
 	"portal/engine/staff"
 	"portal/views"
 )
@@ -68,7 +69,7 @@ func (s *Server) staffAttentionRow(c echo.Context, a staff.AttentionPayment) vie
 	row := views.StaffAttentionRow{Amount: staffMoney(c, p.AmountMinor, p.Currency), UserKey: a.Order.UserKey,
 		Created: staffDateTime(c, p.CreatedAt), Reference: p.Reference,
 		DetailURL: organisationPath(c, StaffPrefix+"/registrations/"+strconv.FormatInt(a.Order.ProcessInstanceID, 10))}
-	if p.Provider == engine.BankTransferProvider && p.ProviderID != nil {
+	if p.Provider == payment.BankTransferProvider && p.ProviderID != nil {
 		row.Reference = banking.Reference(*p.ProviderID).String()
 	}
 	switch a.Reason {
@@ -94,7 +95,7 @@ func (s *Server) staffAttentionRow(c echo.Context, a staff.AttentionPayment) vie
 // others' payers and could match their money to its own orders by amount,
 // so that statement is the operator's to import (portal payments import).
 func (s *Server) bankAccountOf(ctx context.Context, orgID int64) banking.IBAN {
-	ps, err := s.engine.PaymentSettings(ctx, orgID)
+	ps, err := payment.Of(s.engine).PaymentSettings(ctx, orgID)
 	if err != nil || ps.BankIBAN == "" {
 		return ""
 	}
@@ -105,7 +106,7 @@ func (s *Server) bankAccountOf(ctx context.Context, orgID int64) banking.IBAN {
 			return iban
 		}
 	}
-	bt, ok := s.engine.ProviderFor(orgID).(*banktransfer.Provider)
+	bt, ok := payment.Of(s.engine).ProviderFor(orgID).(*banktransfer.Provider)
 	if !ok {
 		return ""
 	}

@@ -16,6 +16,7 @@ import (
 	"portal/engine/banking"
 	"portal/engine/directdebit"
 	"portal/engine/jobs"
+	"portal/engine/payment"
 	"portal/engine/registration"
 	"portal/engine/staff"
 	"portal/views"
@@ -93,7 +94,7 @@ func (s *Server) staffRegistration(c echo.Context) error {
 	if d.Order != nil && d.Order.Status == engine.OrderUnpaid {
 		// What is still owed: the total less the parts that arrived (the
 		// same answer the pay page gives).
-		if due, err = s.engine.BankTransferDue(ctx, d.Order.ID); err != nil {
+		if due, err = payment.Of(s.engine).BankTransferDue(ctx, d.Order.ID); err != nil {
 			return s.staffEngineError(c, err)
 		}
 	}
@@ -117,7 +118,7 @@ func (s *Server) staffRegistration(c echo.Context) error {
 // when the order is not paid by transfer.
 func transferReference(d *staff.RegistrationDetail) string {
 	for i := len(d.Payments) - 1; i >= 0; i-- {
-		if p := d.Payments[i]; p.Provider == engine.BankTransferProvider && p.ProviderID != nil {
+		if p := d.Payments[i]; p.Provider == payment.BankTransferProvider && p.ProviderID != nil {
 			if rf, err := banking.ParseReference(*p.ProviderID); err == nil {
 				return rf.String()
 			}
@@ -196,11 +197,11 @@ func answerRows(c echo.Context, d *staff.RegistrationDetail, names map[int64]str
 func providerLabel(c echo.Context, provider string) string {
 	t := staffRegistrationTextIn(c)
 	switch provider {
-	case engine.BankTransferProvider:
+	case payment.BankTransferProvider:
 		return t.ProviderBank
-	case engine.StripeProvider:
+	case payment.StripeProvider:
 		return t.ProviderCard
-	case engine.TestGatewayProvider:
+	case payment.TestGatewayProvider:
 		return t.ProviderTest
 	}
 	return provider
@@ -210,13 +211,13 @@ func providerLabel(c echo.Context, provider string) string {
 func messageLabel(c echo.Context, kind engine.MessageKind) string {
 	t := staffRegistrationTextIn(c)
 	switch kind {
-	case engine.KindConfirmation:
+	case payment.KindConfirmation:
 		return t.MsgConfirmation
-	case engine.KindPaymentLink:
+	case payment.KindPaymentLink:
 		return t.MsgPaymentLink
 	case engine.KindUnpaidReminder:
 		return t.MsgReminder
-	case engine.KindTransferRequest:
+	case payment.KindTransferRequest:
 		return t.MsgTransferRequest
 	case engine.KindWelcome:
 		return t.MsgWelcome
@@ -226,7 +227,7 @@ func messageLabel(c echo.Context, kind engine.MessageKind) string {
 		return t.MsgRenewal
 	case engine.KindResumeLink:
 		return t.MsgResume
-	case engine.KindRefundPayment:
+	case payment.KindRefundPayment:
 		return t.MsgRefund
 	case directdebit.KindDebitReturned:
 		return t.MsgDebitReturned
@@ -246,9 +247,9 @@ func eventTitle(c echo.Context, p engine.Payment, e engine.PaymentEvent) (title,
 	switch {
 	case e.EventType == directdebit.DebitReturnEvent:
 		return fmt.Sprintf(t.EvReturned, amount), "attempt"
-	case e.Outcome == engine.OutcomePartial:
+	case e.Outcome == payment.OutcomePartial:
 		return fmt.Sprintf(t.EvPart, amount), "payment"
-	case e.Outcome == engine.OutcomeSuccess && p.Provider == engine.BankTransferProvider:
+	case e.Outcome == engine.OutcomeSuccess && p.Provider == payment.BankTransferProvider:
 		return fmt.Sprintf(t.EvReceived, amount), "payment"
 	case e.Outcome == engine.OutcomeSuccess:
 		return fmt.Sprintf(t.EvConfirmed, amount), "payment"
@@ -430,7 +431,7 @@ func detailActions(role staff.StaffRole, d *staff.RegistrationDetail, base strin
 	}
 	if role.AtLeast(staff.RoleTreasurer) && o != nil && o.Status == engine.OrderUnpaid {
 		for _, p := range d.Payments {
-			if p.Provider == engine.BankTransferProvider {
+			if p.Provider == payment.BankTransferProvider {
 				a.Capture, a.CaptureCurrency = base+"/capture", o.Currency
 				break
 			}
@@ -512,7 +513,7 @@ func (s *Server) staffCapture(c echo.Context) error {
 	if len(note) > 200 {
 		note = note[:200]
 	}
-	res, err := staff.Of(s.engine).StaffCapture(c.Request().Context(), u.actor(), u.OrganisationID, id, engine.Capture{AmountMinor: amount, BookedOn: booked, Note: note})
+	res, err := staff.Of(s.engine).StaffCapture(c.Request().Context(), u.actor(), u.OrganisationID, id, payment.Capture{AmountMinor: amount, BookedOn: booked, Note: note})
 	if err != nil {
 		return s.staffEngineError(c, err)
 	}

@@ -13,6 +13,7 @@ import (
 	"portal/engine"
 	"portal/engine/banking"
 	"portal/engine/organisation"
+	"portal/engine/payment"
 	"portal/engine/staff"
 	"portal/views"
 	"portal/views/lang"
@@ -110,17 +111,17 @@ func (s *Server) staffSaveLanguages(c echo.Context) error {
 // paymentForm is the payment settings form with the stored settings; the
 // secrets only as set or not.
 func (s *Server) paymentForm(c echo.Context, base string, orgID int64) (views.StaffPaymentForm, error) {
-	v, err := s.engine.PaymentSettings(c.Request().Context(), orgID)
+	v, err := payment.Of(s.engine).PaymentSettings(c.Request().Context(), orgID)
 	if err != nil {
 		return views.StaffPaymentForm{}, err
 	}
 	t := staffSetupTextIn(c)
 	f := views.StaffPaymentForm{Action: base + "/payments", Provider: v.Provider, StripeKeySet: v.StripeSecretKeySet,
 		WebhookSecretSet: v.StripeWebhookSecretSet, Creditor: v.BankCreditorName, Address: v.BankCreditorAddress, IBAN: v.BankIBAN, BIC: v.BankBIC,
-		Providers: []views.StaffOption{{Value: "", Label: t.PayProviderDefault}, {Value: engine.StripeProvider, Label: t.PayProviderStripe},
-			{Value: engine.BankTransferProvider, Label: t.PayProviderBank}}}
-	if v.Provider == engine.TestGatewayProvider { // offered only to keep a development portal's choice
-		f.Providers = append(f.Providers, views.StaffOption{Value: engine.TestGatewayProvider, Label: t.PayProviderTest})
+		Providers: []views.StaffOption{{Value: "", Label: t.PayProviderDefault}, {Value: payment.StripeProvider, Label: t.PayProviderStripe},
+			{Value: payment.BankTransferProvider, Label: t.PayProviderBank}}}
+	if v.Provider == payment.TestGatewayProvider { // offered only to keep a development portal's choice
+		f.Providers = append(f.Providers, views.StaffOption{Value: payment.TestGatewayProvider, Label: t.PayProviderTest})
 	}
 	// The QR standard follows the account's country (banking.Transfer.Payload).
 	switch country := banking.IBAN(v.BankIBAN).Country(); {
@@ -156,10 +157,10 @@ func (s *Server) staffSavePayments(c echo.Context) error {
 	if !ok {
 		return err
 	}
-	change := engine.PaymentSettingsChange{Provider: formField(form, "provider"), BankCreditorName: formField(form, "bankCreditorName"),
+	change := payment.PaymentSettingsChange{Provider: formField(form, "provider"), BankCreditorName: formField(form, "bankCreditorName"),
 		BankIBAN: formField(form, "bankIban"), BankBIC: formField(form, "bankBic"), BankCreditorAddress: formField(form, "bankCreditorAddress"),
 		StripeSecretKey: secretChange(form, "stripeSecretKey"), StripeWebhookSecret: secretChange(form, "stripeWebhookSecret")}
-	if _, err := s.engine.StaffSetPaymentSettings(c.Request().Context(), u.actor(), u.OrganisationID, change); err != nil {
+	if _, err := payment.Of(s.engine).StaffSetPaymentSettings(c.Request().Context(), u.actor(), u.OrganisationID, change); err != nil {
 		return s.staffSetupProblem(c, setupPayments, err, func(m *views.StaffSetupModel, errs map[string]string) {
 			p := &m.Payments
 			for dst, v := range map[*string]*string{&p.Provider: change.Provider, &p.Creditor: change.BankCreditorName, &p.IBAN: change.BankIBAN,

@@ -12,6 +12,7 @@ import (
 	"portal/engine"
 	"portal/engine/dbtest"
 	"portal/engine/organisation"
+	"portal/engine/payment"
 	"portal/engine/staff"
 	"portal/relay/session"
 	"portal/views"
@@ -103,7 +104,7 @@ func TestStaffSetupPaymentSettings(t *testing.T) {
 		if secretsIn(string(bad.body)) {
 			t.Fatal("a secret was sent back with the error")
 		}
-		if v, _ := env.svc.PaymentSettings(ctx, 1); v.Provider != "" || v.StripeSecretKeySet || env.auditActions("payment_settings.update") != 0 {
+		if v, _ := payment.Of(env.svc).PaymentSettings(ctx, 1); v.Provider != "" || v.StripeSecretKeySet || env.auditActions("payment_settings.update") != 0 {
 			t.Fatalf("a refused change was stored: %+v", v)
 		}
 
@@ -123,7 +124,7 @@ func TestStaffSetupPaymentSettings(t *testing.T) {
 		form.Set("stripeSecretKey", "")
 		form.Set("stripeWebhookSecret", "")
 		expectRedirect(t, env.post(admin, "/staff/setup/payments", form, origin...), "/staff/setup/payments?done=payments-saved")
-		if v, _ := env.svc.PaymentSettings(ctx, 1); !v.StripeSecretKeySet || !v.StripeWebhookSecretSet {
+		if v, _ := payment.Of(env.svc).PaymentSettings(ctx, 1); !v.StripeSecretKeySet || !v.StripeWebhookSecretSet {
 			t.Fatalf("empty fields removed the secrets: %+v", v)
 		}
 		form.Set("stripeSecretKey", key2)
@@ -150,9 +151,9 @@ func TestStaffSetupPaymentSettings(t *testing.T) {
 		if res := env.post(admin, "/staff/setup/payments", form, origin...); res.status != http.StatusUnprocessableEntity || res.testid("error-pay-webhook-secret").Length() != 1 {
 			t.Fatalf("stripe without a webhook secret: %d", res.status)
 		}
-		form.Set("provider", engine.BankTransferProvider)
+		form.Set("provider", payment.BankTransferProvider)
 		expectRedirect(t, env.post(admin, "/staff/setup/payments", form, origin...), "/staff/setup/payments?done=payments-saved")
-		if v, _ := env.svc.PaymentSettings(ctx, 1); v.Provider != engine.BankTransferProvider || v.StripeWebhookSecretSet || !v.StripeSecretKeySet {
+		if v, _ := payment.Of(env.svc).PaymentSettings(ctx, 1); v.Provider != payment.BankTransferProvider || v.StripeWebhookSecretSet || !v.StripeSecretKeySet {
 			t.Fatalf("after removing the webhook secret: %+v", v)
 		}
 	})

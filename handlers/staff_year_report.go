@@ -11,6 +11,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/organisation"
+	"portal/engine/payment"
 	"portal/engine/report"
 	"portal/views"
 	"portal/views/yearreport"
@@ -121,11 +122,11 @@ func yearReportDoc(c echo.Context, club string, r *report.YearReport, now time.T
 // one it does not know as stored.
 func paymentMethodLabel(t *views.StaffYearReportTexts, provider string) string {
 	switch provider {
-	case engine.BankTransferProvider:
+	case payment.BankTransferProvider:
 		return t.MethodBankTransfer
-	case engine.StripeProvider:
+	case payment.StripeProvider:
 		return t.MethodStripe
-	case engine.TestGatewayProvider:
+	case payment.TestGatewayProvider:
 		return t.MethodTest
 	}
 	return provider

@@ -18,6 +18,7 @@ import (
 	"portal/engine/banktransfer"
 	"portal/engine/dbtest"
 	"portal/engine/enginetest"
+	"portal/engine/payment"
 	"portal/engine/staff"
 	"portal/handlers"
 	"portal/views/lang"
@@ -58,7 +59,7 @@ func seedYearSeason(t *testing.T, env *staffEnv, db *bun.DB) yearSeason {
 		return o
 	}
 	capture := func(o engine.Order, amount int64) {
-		if _, err := svc.CapturePayment(ctx, engine.Capture{Reference: o.PayReference, AmountMinor: amount}); err != nil {
+		if _, err := payment.Of(svc).CapturePayment(ctx, payment.Capture{Reference: o.PayReference, AmountMinor: amount}); err != nil {
 			t.Fatal(err)
 		}
 	}

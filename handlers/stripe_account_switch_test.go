@@ -19,6 +19,7 @@ import (
 	"portal/engine"
 	"portal/engine/dbtest"
 	"portal/engine/organisation"
+	"portal/engine/payment"
 	"portal/engine/staff"
 	"portal/engine/stripepay/stripemock"
 )
@@ -103,7 +104,7 @@ func stripeAccountSwitch(t *testing.T, apiURL string, keepWebhookSecret bool) {
 		setKeys(firstKey, firstWhsec)
 		setKeys(firstKey, firstWhsec) // the same keys again retire nothing
 		retired := func() int64 {
-			n, err := db.NewSelect().Model((*engine.RetiredPaymentAccount)(nil)).Where("organisation_id = 1").Count(t.Context())
+			n, err := db.NewSelect().Model((*payment.RetiredPaymentAccount)(nil)).Where("organisation_id = 1").Count(t.Context())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -126,7 +127,7 @@ func stripeAccountSwitch(t *testing.T, apiURL string, keepWebhookSecret bool) {
 		if err := db.NewSelect().Model(&p).Order("id DESC").Limit(1).Scan(t.Context()); err != nil {
 			t.Fatal(err)
 		}
-		if p.Account != engine.PaymentAccount(firstKey) || strings.Contains(p.Account, firstKey) {
+		if p.Account != payment.PaymentAccount(firstKey) || strings.Contains(p.Account, firstKey) {
 			t.Fatalf("payment account %q, want the first key's fingerprint", p.Account)
 		}
 

@@ -11,6 +11,7 @@ import (
 	"portal/engine"
 	"portal/engine/directdebit"
 	"portal/engine/jobs"
+	"portal/engine/payment"
 	"portal/engine/privacy"
 	"portal/engine/webhook"
 	"portal/handlers"
@@ -60,11 +61,11 @@ func buildRunner(cfg Config, db *bun.DB, svc *engine.Service, log *slog.Logger, 
 		from = f.Address
 	}
 	messages.Register(r, messages.Deps{DB: db, Sender: sender, BaseURL: cfg.BaseURL, HashSecret: cfg.HashSecret, UnsubscribeAddress: from,
-		OpenHashSecret: openHashSecret(cfg), Payments: svc, Invitations: invitationSigner(cfg), Logger: log})
+		OpenHashSecret: openHashSecret(cfg), Payments: payment.Of(svc), Invitations: invitationSigner(cfg), Logger: log})
 	webhooks.Register(r, webhooks.Deps{Engine: webhook.Of(svc), AllowPrivate: baseURLIsLoopback(cfg.BaseURL), AllowNetworks: cfg.WebhookAllowNetworks, Logger: log})
 	engine.ScheduleLifecycle(r, db, cfg.ArchiveMode, time.Now, log)
 	webhook.ScheduleWebhookPruning(r, db, time.Duration(cfg.WebhookRetentionDays)*24*time.Hour, time.Now, log)
-	svc.SchedulePayments(r, time.Now)
+	payment.Of(svc).SchedulePayments(r, time.Now)
 	directdebit.Of(svc).ScheduleDebitRuns(r)
 	privacy.Of(svc).ScheduleRetention(r, time.Now, log)
 	directdebit.Of(svc).ScheduleMandateExpiry(r, time.Now, log)

@@ -11,6 +11,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/banking"
+	"portal/engine/payment"
 )
 
 // Unmatched bank credits: money a statement import saw arrive but could not
@@ -263,7 +264,7 @@ type CreditResolution struct {
 type CreditResolved struct {
 	Credit BankCredit
 	// Capture is the capture of an assigned credit (nil otherwise).
-	Capture *engine.CaptureResult
+	Capture *payment.CaptureResult
 	// Replayed: the credit was resolved this way before; nothing changed.
 	Replayed bool
 }
@@ -337,7 +338,7 @@ func (s *Service) ResolveCredit(ctx context.Context, actor engine.Actor, orgID, 
 		}
 		return s.markCredit(ctx, tx, actor, bc, CreditAssigned, captured, r.Note)
 	})
-	res, err := s.CapturePayment(ctx, engine.Capture{Reference: ref, AmountMinor: bc.AmountMinor, Currency: bc.Currency, BookedOn: booked,
+	res, err := payment.Of(s.Service).CapturePayment(ctx, payment.Capture{Reference: ref, AmountMinor: bc.AmountMinor, Currency: bc.Currency, BookedOn: booked,
 		Note: note, EventID: creditEventID(orgID, bc.Account, bc.CreditKey), OrganisationID: orgID})
 	if err != nil {
 		return nil, err
@@ -376,7 +377,7 @@ func (s *Service) creditPaymentReference(ctx context.Context, orgID int64, named
 // (in its transaction): by RF reference, order or attempt reference.
 func paymentByReferenceOrRF(ctx context.Context, tx bun.IDB, ref string) (*engine.Payment, error) {
 	p := new(engine.Payment)
-	q := tx.NewSelect().Model(p).Where("provider = ?", engine.BankTransferProvider)
+	q := tx.NewSelect().Model(p).Where("provider = ?", payment.BankTransferProvider)
 	switch upper := strings.ToUpper(strings.TrimSpace(ref)); {
 	case strings.HasPrefix(upper, "RF"):
 		rf, err := banking.ParseReference(ref)

@@ -10,6 +10,7 @@ import (
 	"portal/engine"
 	"portal/engine/banking"
 	"portal/engine/directdebit"
+	"portal/engine/payment"
 )
 
 // The bank statement import: a camt.053/054/052 statement's credits are
@@ -94,7 +95,7 @@ func (s *Service) ImportStatement(ctx context.Context, st banking.Statement, opt
 	}
 	var seen []string
 	if err := s.DB().NewSelect().Model((*engine.PaymentEvent)(nil)).Column("event_id").
-		Where("provider = ? AND event_id IN (?)", engine.BankTransferProvider, bun.List(ids)).Scan(ctx, &seen); err != nil {
+		Where("provider = ? AND event_id IN (?)", payment.BankTransferProvider, bun.List(ids)).Scan(ctx, &seen); err != nil {
 		return nil, fmt.Errorf("load imported credits: %w", err)
 	}
 	done := make(map[string]bool, len(seen))
@@ -118,8 +119,8 @@ func (s *Service) ImportStatement(ctx context.Context, st banking.Statement, opt
 		fresh = append(fresh, c)
 	}
 	var open []engine.Payment
-	q := s.DB().NewSelect().Model(&open).Where("provider = ? AND status = ? AND provider_id IS NOT NULL", engine.BankTransferProvider, engine.PaymentPending)
-	ownAccounts := engine.OwnTransferAccounts(s.DB())
+	q := s.DB().NewSelect().Model(&open).Where("provider = ? AND status = ? AND provider_id IS NOT NULL", payment.BankTransferProvider, engine.PaymentPending)
+	ownAccounts := payment.OwnTransferAccounts(s.DB())
 	if opt.Organisation != 0 {
 		q = q.Where("order_id IN (?)", s.DB().NewSelect().Model((*engine.Order)(nil)).Column("id").Where("organisation_id = ?", opt.Organisation))
 	} else {
@@ -128,7 +129,7 @@ func (s *Service) ImportStatement(ctx context.Context, st banking.Statement, opt
 	if err := q.Order("id ASC").Scan(ctx); err != nil {
 		return nil, fmt.Errorf("load open bank transfers: %w", err)
 	}
-	partial, err := engine.PartialCapturesByReference(ctx, s.DB())
+	partial, err := payment.PartialCapturesByReference(ctx, s.DB())
 	if err != nil {
 		return nil, err
 	}
@@ -187,7 +188,7 @@ func (s *Service) ImportStatement(ctx context.Context, st banking.Statement, opt
 		if booked.IsZero() {
 			booked = pr.Credit.ValueDate
 		}
-		res, err := s.CapturePayment(ctx, engine.Capture{Reference: string(pr.Expected.Reference), AmountMinor: pr.Credit.AmountMinor,
+		res, err := payment.Of(s.Service).CapturePayment(ctx, payment.Capture{Reference: string(pr.Expected.Reference), AmountMinor: pr.Credit.AmountMinor,
 			Currency: pr.Credit.Currency, BookedOn: booked, Note: note,
 			EventID: creditEventID(opt.Organisation, string(opt.Account), creditIdentity(pr.Credit)),
 			Actor:   opt.Actor, OrganisationID: opt.Organisation})
@@ -219,11 +220,11 @@ func (s *Service) paidTransferNamed(ctx context.Context, orgID int64, pr banking
 		return ""
 	}
 	q := s.DB().NewSelect().Model((*engine.Payment)(nil)).
-		Where("provider = ? AND provider_id = ? AND status = ?", engine.BankTransferProvider, string(pr.Reference), engine.PaymentSucceeded)
+		Where("provider = ? AND provider_id = ? AND status = ?", payment.BankTransferProvider, string(pr.Reference), engine.PaymentSucceeded)
 	if orgID != 0 {
 		q = q.Where("order_id IN (?)", s.DB().NewSelect().Model((*engine.Order)(nil)).Column("id").Where("organisation_id = ?", orgID))
 	} else {
-		q = q.Where("order_id NOT IN (?)", s.DB().NewSelect().Model((*engine.Order)(nil)).Column("id").Where("organisation_id IN (?)", engine.OwnTransferAccounts(s.DB())))
+		q = q.Where("order_id NOT IN (?)", s.DB().NewSelect().Model((*engine.Order)(nil)).Column("id").Where("organisation_id IN (?)", payment.OwnTransferAccounts(s.DB())))
 	}
 	if n, err := q.Count(ctx); err != nil || n == 0 {
 		return ""
@@ -251,11 +252,11 @@ func (s *Service) legacyImportedCredits(ctx context.Context, orgID int64, credit
 	}
 	q := s.DB().NewSelect().TableExpr("payment_events AS e").Join("JOIN payments AS p ON p.reference = e.reference").
 		Join("JOIN orders AS o ON o.id = p.order_id").ColumnExpr("e.event_id, COALESCE(e.amount_minor, 0) AS amount_minor, COALESCE(e.currency, '') AS currency").
-		Where("e.provider = ? AND e.event_id IN (?)", engine.BankTransferProvider, bun.List(ids))
+		Where("e.provider = ? AND e.event_id IN (?)", payment.BankTransferProvider, bun.List(ids))
 	if orgID != 0 {
 		q = q.Where("o.organisation_id = ?", orgID)
 	} else {
-		q = q.Where("o.organisation_id NOT IN (?)", engine.OwnTransferAccounts(s.DB()))
+		q = q.Where("o.organisation_id NOT IN (?)", payment.OwnTransferAccounts(s.DB()))
 	}
 	if err := q.Scan(ctx, &rows); err != nil {
 		return nil, fmt.Errorf("load credits imported before keys: %w", err)

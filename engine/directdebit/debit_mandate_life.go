@@ -12,6 +12,7 @@ import (
 	"portal/engine"
 	"portal/engine/banking"
 	"portal/engine/jobs"
+	"portal/engine/payment"
 	"portal/engine/registration"
 )
 
@@ -107,11 +108,11 @@ func householdMandate(ctx context.Context, tx bun.Tx, order *engine.Order, id in
 // directDebitOrder is the unpaid order of a pay link, which must be paid
 // by direct debit for a mandate to be kept or changed for it.
 func (s *Service) directDebitOrder(ctx context.Context, orderReference string) (*engine.Order, error) {
-	order, err := s.UnpaidOrderByReference(ctx, orderReference)
+	order, err := payment.Of(s.Service).UnpaidOrderByReference(ctx, orderReference)
 	if err != nil {
 		return nil, err
 	}
-	if order.PaymentMethod != engine.DirectDebitProvider {
+	if order.PaymentMethod != payment.DirectDebitProvider {
 		return nil, engine.Errorf(engine.CodeConflict, "this registration is not paid by direct debit")
 	}
 	return order, nil
@@ -133,7 +134,7 @@ func collectUnder(ctx context.Context, tx bun.Tx, event string, order *engine.Or
 	if cur.DebitMandateID != nil && *cur.DebitMandateID == m.ID && cur.DebitDueOn != nil {
 		return *cur.DebitDueOn, false, nil
 	}
-	if due, err = engine.DebitDueFor(ctx, tx, order.OrganisationID, now); err != nil {
+	if due, err = payment.DebitDueFor(ctx, tx, order.OrganisationID, now); err != nil {
 		return due, false, err
 	}
 	res, err := tx.NewUpdate().Model((*engine.Order)(nil)).Set("debit_mandate_id = ?", m.ID).Set("debit_due_on = ?", due).
@@ -248,7 +249,7 @@ func (s *Service) AmendMandate(ctx context.Context, orderReference string, id in
 // date may change.
 const noLiveDebit = "NOT EXISTS (SELECT 1 FROM debits AS live WHERE live.order_id = ?TableAlias.id AND live.status IN (?))"
 
-var liveDebitStates = bun.List([]engine.DebitStatus{engine.DebitInRun, engine.DebitCollected})
+var liveDebitStates = bun.List([]payment.DebitStatus{payment.DebitInRun, payment.DebitCollected})
 
 // RevokeMandate is the member revoking the household's mandate id on the
 // pay link of an order: it no longer holds, and no order of theirs that
@@ -256,7 +257,7 @@ var liveDebitStates = bun.List([]engine.DebitStatus{engine.DebitInRun, engine.De
 // new mandate or pay another way. Revoking it again changes nothing.
 func (s *Service) RevokeMandate(ctx context.Context, orderReference string, id int64) (_ *DebitMandate, err error) {
 	defer engine.ClassifyUnavailable(&err)
-	order, err := s.UnpaidOrderByReference(ctx, orderReference)
+	order, err := payment.Of(s.Service).UnpaidOrderByReference(ctx, orderReference)
 	if err != nil {
 		return nil, err
 	}
@@ -357,7 +358,7 @@ func ExpireMandates(ctx context.Context, db *bun.DB, now time.Time) (int, error)
 	var ms []DebitMandate
 	err := engine.ScopeOrg(ctx, db.NewSelect().Model(&ms), "organisation_id").Column("id").
 		Where("revoked_at IS NULL AND COALESCE(last_collected_at, signed_at) < ?", cutoff).
-		Where("NOT EXISTS (SELECT 1 FROM debits AS d WHERE d.mandate_id = ?TableAlias.id AND d.status = ?)", engine.DebitInRun).
+		Where("NOT EXISTS (SELECT 1 FROM debits AS d WHERE d.mandate_id = ?TableAlias.id AND d.status = ?)", payment.DebitInRun).
 		OrderExpr("id").Scan(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("find expired mandates: %w", err)

@@ -9,6 +9,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/payment"
 )
 
 // The mandate e-mail (issue 29): when a mandate is given, kept for an
@@ -94,7 +95,7 @@ func LoadMandateNotice(ctx context.Context, db bun.IDB, msg *engine.OutboxMessag
 		o.DebitDueOn.Format(time.DateOnly) != p.DueOn || n.Mandate.RevokedAt != nil || amended != p.AmendedAtMilli {
 		return n, nil
 	}
-	ps, err := engine.LoadPaymentSettings(ctx, db, o.OrganisationID)
+	ps, err := payment.LoadPaymentSettings(ctx, db, o.OrganisationID)
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/banking"
+	"portal/engine/payment"
 )
 
 // SEPA Direct Debit mandates (issue 29): the member of an order paid by
@@ -105,7 +106,7 @@ func MandateText(language string, t MandateTerms) (text, version string) {
 		language, f = "en", mandateTexts["en"]
 	}
 	text = fmt.Sprintf(f, t.CreditorName, t.CreditorID, t.Reference)
-	if t.PrenotificationDays > 0 && t.PrenotificationDays < engine.DefaultPrenotificationDays {
+	if t.PrenotificationDays > 0 && t.PrenotificationDays < payment.DefaultPrenotificationDays {
 		text += fmt.Sprintf(prenotificationTexts[language], t.PrenotificationDays)
 	}
 	return text, MandateTextVersion
@@ -134,7 +135,7 @@ type DebitPage struct {
 
 // debitTerms are the creditor's terms of an organisation's direct debit.
 func debitTerms(ctx context.Context, db bun.IDB, orgID int64) (MandateTerms, error) {
-	ps, err := engine.LoadPaymentSettings(ctx, db, orgID)
+	ps, err := payment.LoadPaymentSettings(ctx, db, orgID)
 	if err != nil {
 		return MandateTerms{}, err
 	}
@@ -147,7 +148,7 @@ func debitTerms(ctx context.Context, db bun.IDB, orgID int64) (MandateTerms, err
 // DebitPageFor returns what the pay link of an unpaid direct-debit order shows.
 func (s *Service) DebitPageFor(ctx context.Context, orderReference string) (_ *DebitPage, err error) {
 	defer engine.ClassifyUnavailable(&err)
-	order, err := s.UnpaidOrderByReference(ctx, orderReference)
+	order, err := payment.Of(s.Service).UnpaidOrderByReference(ctx, orderReference)
 	if err != nil {
 		return nil, err
 	}
@@ -184,7 +185,7 @@ func (s *Service) DebitPageFor(ctx context.Context, orderReference string) (_ *D
 // whose mandate ended takes a new one.
 func (s *Service) GiveMandate(ctx context.Context, orderReference string, in MandateInput) (_ *DebitMandate, err error) {
 	defer engine.ClassifyUnavailable(&err)
-	order, err := s.UnpaidOrderByReference(ctx, orderReference)
+	order, err := payment.Of(s.Service).UnpaidOrderByReference(ctx, orderReference)
 	if err != nil {
 		return nil, err
 	}
@@ -224,7 +225,7 @@ func (s *Service) GiveMandate(ctx context.Context, orderReference string, in Man
 		if _, err := tx.NewUpdate().Model(m).Column("reference", "text", "text_version").WherePK().Exec(ctx); err != nil {
 			return fmt.Errorf("store mandate: %w", err)
 		}
-		due, err := engine.DebitDueFor(ctx, tx, order.OrganisationID, now)
+		due, err := payment.DebitDueFor(ctx, tx, order.OrganisationID, now)
 		if err != nil {
 			return err
 		}

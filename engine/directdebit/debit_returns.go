@@ -12,6 +12,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/banking"
+	"portal/engine/payment"
 )
 
 // Returned direct debits (issue 29, "Returns and refunds"): a debit the
@@ -177,9 +178,9 @@ func (s *Service) applyReturn(ctx context.Context, st banking.Statement, opt eng
 	line.Outcome = ReturnApplied
 	problem := ""
 	switch {
-	case debit.Status == engine.DebitReturned:
+	case debit.Status == payment.DebitReturned:
 		return line, true
-	case debit.Status == engine.DebitCancelled:
+	case debit.Status == payment.DebitCancelled:
 		problem = fmt.Sprintf("direct debit %s returned (%s), but its collection run was cancelled: not reversed; check with the bank",
 			r.EndToEndID, words)
 	case r.AmountMinor != debit.AmountMinor || !strings.EqualFold(r.Currency, debit.Currency):
@@ -215,16 +216,16 @@ func (s *Service) applyReturn(ctx context.Context, st banking.Statement, opt eng
 // importing club's, or, for the shared account (orgID 0), the one of the
 // clubs without an account of their own; nil when there is none or, on
 // the shared account, more than one.
-func (s *Service) debitOfReturn(ctx context.Context, orgID int64, endToEndID string) (*engine.Debit, error) {
+func (s *Service) debitOfReturn(ctx context.Context, orgID int64, endToEndID string) (*payment.Debit, error) {
 	if endToEndID == "" {
 		return nil, nil //nolint:nilnil // a return without an end-to-end id names no debit
 	}
-	var debits []engine.Debit
+	var debits []payment.Debit
 	q := s.DB().NewSelect().Model(&debits).Where("end_to_end_id = ?", endToEndID).Limit(2)
 	if orgID != 0 {
 		q = q.Where("organisation_id = ?", orgID)
 	} else {
-		q = q.Where("organisation_id NOT IN (?)", engine.OwnTransferAccounts(s.DB()))
+		q = q.Where("organisation_id NOT IN (?)", payment.OwnTransferAccounts(s.DB()))
 	}
 	if err := q.Scan(ctx); err != nil {
 		return nil, fmt.Errorf("load the returned debit: %w", err)
@@ -237,7 +238,7 @@ func (s *Service) debitOfReturn(ctx context.Context, orgID int64, endToEndID str
 
 // returnEventID identifies a debit's return among the payment events:
 // once per debit, whichever statement (or camt.054 advice) carried it.
-func returnEventID(debit *engine.Debit) string {
+func returnEventID(debit *payment.Debit) string {
 	return fmt.Sprintf("%s:%d", DebitReturnEvent, debit.ID)
 }
 
@@ -265,12 +266,12 @@ func returnNote(st banking.Statement, r banking.Return, words string) string {
 // the debit's payment, once (by the return's key: a payment event with the
 // problem in its note), for staff to settle with the bank.
 func (s *Service) recordReturnProblem(ctx context.Context, tx bun.Tx, st banking.Statement, opt engine.StatementOptions, r banking.Return,
-	debit *engine.Debit, problem string, line *ReturnLine) error {
+	debit *payment.Debit, problem string, line *ReturnLine) error {
 	p := new(engine.Payment)
 	if err := tx.NewSelect().Model(p).Where("id = ?", debit.PaymentID).Scan(ctx); err != nil {
 		return engine.NotFoundOr(err, "payment")
 	}
-	p, order, err := engine.LockPayment(ctx, tx, p.Reference)
+	p, order, err := payment.LockPayment(ctx, tx, p.Reference)
 	if err != nil {
 		return err
 	}
@@ -280,7 +281,7 @@ func (s *Service) recordReturnProblem(ctx context.Context, tx bun.Tx, st banking
 	ev := &engine.PaymentEvent{Provider: p.Provider, EventID: &id, EventType: DebitReturnEvent, Reference: p.Reference, Outcome: engine.OutcomeFailed,
 		AmountMinor: &amount, Currency: &currency, Note: returnNote(st, r, banking.ReturnReasonText(r.ReasonCode, "en")) + "; " + problem,
 		CreatedAt: s.Clock()}
-	inserted, err := engine.RecordPaymentEvent(ctx, tx, ev)
+	inserted, err := payment.RecordPaymentEvent(ctx, tx, ev)
 	if err != nil {
 		return err
 	}
@@ -293,7 +294,7 @@ func (s *Service) recordReturnProblem(ctx context.Context, tx bun.Tx, st banking
 	// attempt with a problem, and the next run collects with it.
 	if p.Problem == "" && p.Status == engine.PaymentSucceeded {
 		p.Problem, p.UpdatedAt = problem, s.Clock()
-		if err := engine.UpdatePayment(ctx, tx, p, "problem", "updated_at"); err != nil {
+		if err := payment.UpdatePayment(ctx, tx, p, "problem", "updated_at"); err != nil {
 			return err
 		}
 	}
@@ -311,12 +312,12 @@ func (s *Service) recordReturnProblem(ctx context.Context, tx bun.Tx, st banking
 // takeBackDebit applies a return that matches its debit, in one
 // transaction under the registration's lock (as settle takes it).
 func (s *Service) takeBackDebit(ctx context.Context, tx bun.Tx, st banking.Statement, opt engine.StatementOptions, r banking.Return,
-	debit *engine.Debit, line *ReturnLine) error {
+	debit *payment.Debit, line *ReturnLine) error {
 	var ref string
 	if err := tx.NewSelect().Model((*engine.Payment)(nil)).Column("reference").Where("id = ?", debit.PaymentID).Scan(ctx, &ref); err != nil {
 		return engine.NotFoundOr(err, "payment")
 	}
-	p, order, err := engine.LockPayment(ctx, tx, ref)
+	p, order, err := payment.LockPayment(ctx, tx, ref)
 	if err != nil {
 		return err
 	}
@@ -324,8 +325,8 @@ func (s *Service) takeBackDebit(ctx context.Context, tx bun.Tx, st banking.State
 	now := s.Clock()
 	// Under the lock: the debit as it is now (a concurrent import of the
 	// same return waited for this one).
-	res, err := tx.NewUpdate().Model((*engine.Debit)(nil)).Set("status = ?", engine.DebitReturned).Set("return_code = ?", r.ReasonCode).
-		Set("returned_at = ?", now).Where("id = ? AND status IN (?)", debit.ID, bun.List([]engine.DebitStatus{engine.DebitCollected, engine.DebitInRun})).Exec(ctx)
+	res, err := tx.NewUpdate().Model((*payment.Debit)(nil)).Set("status = ?", payment.DebitReturned).Set("return_code = ?", r.ReasonCode).
+		Set("returned_at = ?", now).Where("id = ? AND status IN (?)", debit.ID, bun.List([]payment.DebitStatus{payment.DebitCollected, payment.DebitInRun})).Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("mark the debit returned: %w", err)
 	}
@@ -337,7 +338,7 @@ func (s *Service) takeBackDebit(ctx context.Context, tx bun.Tx, st banking.State
 	amount, currency := r.AmountMinor, strings.ToUpper(r.Currency)
 	ev := &engine.PaymentEvent{Provider: p.Provider, EventID: &id, EventType: DebitReturnEvent, Reference: p.Reference, Outcome: engine.OutcomeFailed,
 		AmountMinor: &amount, Currency: &currency, Note: returnNote(st, r, words), CreatedAt: now}
-	inserted, err := engine.RecordPaymentEvent(ctx, tx, ev)
+	inserted, err := payment.RecordPaymentEvent(ctx, tx, ev)
 	if err != nil {
 		return err
 	}
@@ -347,14 +348,14 @@ func (s *Service) takeBackDebit(ctx context.Context, tx bun.Tx, st banking.State
 	wasPaid, before := p.Status == engine.PaymentSucceeded, p.Status
 	if p.Status == engine.PaymentSucceeded || p.Status == engine.PaymentPending {
 		// The one way back from SUCCEEDED: the money went back to the member.
-		if err := engine.SettlePayment(ctx, tx, p, engine.PaymentFailed, engine.PaymentConfirmation{}, now); err != nil {
+		if err := payment.SettlePayment(ctx, tx, p, engine.PaymentFailed, engine.PaymentConfirmation{}, now); err != nil {
 			return err
 		}
 	}
 	if p.RefundStatus == engine.RefundDue {
 		// A second payment owed back: the bank gave it back itself.
 		p.RefundStatus, p.UpdatedAt = "", now
-		if err := engine.UpdatePayment(ctx, tx, p, "refund_status", "updated_at"); err != nil {
+		if err := payment.UpdatePayment(ctx, tx, p, "refund_status", "updated_at"); err != nil {
 			return err
 		}
 	}
@@ -452,8 +453,8 @@ var returnFeeTexts = map[string]string{
 // addReturnFee adds the club's return fee (payment settings) to the
 // order as a line of its own, raising the total: the next attempt, made
 // from the total, asks for the amount and the fee.
-func (s *Service) addReturnFee(ctx context.Context, tx bun.Tx, order *engine.Order, debit *engine.Debit, r banking.Return, line *ReturnLine) error {
-	ps, err := engine.LoadPaymentSettings(ctx, tx, order.OrganisationID)
+func (s *Service) addReturnFee(ctx context.Context, tx bun.Tx, order *engine.Order, debit *payment.Debit, r banking.Return, line *ReturnLine) error {
+	ps, err := payment.LoadPaymentSettings(ctx, tx, order.OrganisationID)
 	if err != nil {
 		return err
 	}
@@ -497,9 +498,9 @@ func (s *Service) memberLanguageOf(ctx context.Context, db bun.IDB, order *engin
 // queueReturnMessage queues the member's message about the return, once
 // per debit; its key names the order, so the open payments list shows it
 // as the order's last message.
-func (s *Service) queueReturnMessage(ctx context.Context, tx bun.Tx, order *engine.Order, debit *engine.Debit, r banking.Return, line *ReturnLine, now time.Time) error {
+func (s *Service) queueReturnMessage(ctx context.Context, tx bun.Tx, order *engine.Order, debit *payment.Debit, r banking.Return, line *ReturnLine, now time.Time) error {
 	payload, err := json.Marshal(DebitReturnPayload{OrderID: order.ID, DebitID: debit.ID, ReasonCode: strings.ToUpper(r.ReasonCode),
-		ReturnedMinor: r.AmountMinor, FeeMinor: line.FeeMinor, MandateEnded: line.MandateEnded, Link: s.PayLink(ctx, tx, order)})
+		ReturnedMinor: r.AmountMinor, FeeMinor: line.FeeMinor, MandateEnded: line.MandateEnded, Link: payment.Of(s.Service).PayLink(ctx, tx, order)})
 	if err != nil {
 		return fmt.Errorf("return message payload: %w", err)
 	}

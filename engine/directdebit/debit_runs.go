@@ -14,6 +14,7 @@ import (
 	"portal/engine"
 	"portal/engine/banking"
 	"portal/engine/jobs"
+	"portal/engine/payment"
 )
 
 // Collection runs (issue 29): the treasurer gathers a club's due direct
@@ -57,15 +58,15 @@ type debitCandidate struct {
 // no run. The run, its debits and the audit entry are written in one
 // transaction; a concurrent run for the same orders fails on the unique
 // index and changes nothing.
-func (s *Service) CollectDebits(ctx context.Context, req CollectRequest) (_ *engine.DebitRun, err error) {
+func (s *Service) CollectDebits(ctx context.Context, req CollectRequest) (_ *payment.DebitRun, err error) {
 	defer engine.ClassifyUnavailable(&err)
 	now := s.Clock()
 	until := req.Until
 	if until.IsZero() {
 		until = now.Add(DefaultCollectionHorizon)
 	}
-	until = engine.DateOf(until)
-	ps, err := engine.LoadPaymentSettings(ctx, s.DB(), req.OrganisationID)
+	until = payment.DateOf(until)
+	ps, err := payment.LoadPaymentSettings(ctx, s.DB(), req.OrganisationID)
 	if err != nil {
 		return nil, err
 	}
@@ -90,18 +91,18 @@ func (s *Service) CollectDebits(ctx context.Context, req CollectRequest) (_ *eng
 	for _, d := range due {
 		order := d.Order
 		p := attempts[order.ID]
-		if p == nil || p.ExpiresAt != nil && !p.ExpiresAt.After(now.Add(engine.CheckoutMargin)) {
+		if p == nil || p.ExpiresAt != nil && !p.ExpiresAt.After(now.Add(payment.CheckoutMargin)) {
 			// None open (the first run after a return) or one expiring:
 			// made as the pay link would make it, for the order's total.
 			if err := loadOrderLines(ctx, s.DB(), &order); err != nil {
 				return nil, err
 			}
-			if p, err = s.CheckoutFor(ctx, &order); err != nil {
+			if p, err = payment.Of(s.Service).CheckoutFor(ctx, &order); err != nil {
 				return nil, fmt.Errorf("order %d: %w", order.ID, err)
 			}
 			attempts[order.ID] = p
 		}
-		if p.Provider != engine.DirectDebitProvider || p.AmountMinor != order.TotalMinor {
+		if p.Provider != payment.DirectDebitProvider || p.AmountMinor != order.TotalMinor {
 			return nil, engine.Errorf(engine.CodeConflict, "order %d has an open payment of another method or amount; it cannot be collected until that one is closed", order.ID)
 		}
 	}
@@ -113,7 +114,7 @@ func (s *Service) CollectDebits(ctx context.Context, req CollectRequest) (_ *eng
 	if version == "" {
 		version = banking.Pain008V08
 	}
-	run := &engine.DebitRun{OrganisationID: req.OrganisationID, FileVersion: version, UntilOn: until, Status: engine.DebitRunPrepared,
+	run := &payment.DebitRun{OrganisationID: req.OrganisationID, FileVersion: version, UntilOn: until, Status: payment.DebitRunPrepared,
 		Currency: "EUR", CreatedBy: req.Actor.Name, CreatedAt: now, File: []byte{}}
 	err = engine.InTx(ctx, s.DB(), func(ctx context.Context, tx bun.Tx) error {
 		run.MessageID = "PENDING-" + engine.NewReference("")
@@ -124,9 +125,9 @@ func (s *Service) CollectDebits(ctx context.Context, req CollectRequest) (_ *eng
 		run.MessageID = fmt.Sprintf("DD-%d-%d", run.OrganisationID, run.ID)
 		file := banking.DirectDebitFile{Version: version, MessageID: run.MessageID, Created: now.UTC().Truncate(time.Second),
 			Creditor: banking.DirectDebitCreditor{Name: ps.BankCreditorName, IBAN: ps.BankIBAN, BIC: ps.BankBIC, CreditorID: ps.DebitCreditorID}}
-		earliest := banking.NextTARGETBusinessDay(engine.DateOf(now).AddDate(0, 0, 1))
+		earliest := banking.NextTARGETBusinessDay(payment.DateOf(now).AddDate(0, 0, 1))
 		firstOf := map[int64]bool{}
-		debits := make([]engine.Debit, 0, len(due))
+		debits := make([]payment.Debit, 0, len(due))
 		for _, d := range due {
 			p := attempts[d.Order.ID]
 			m := d.Mandate
@@ -139,14 +140,14 @@ func (s *Service) CollectDebits(ctx context.Context, req CollectRequest) (_ *eng
 			if first {
 				seq = banking.SequenceFirst
 			}
-			dueOn := engine.DateOf(*d.Order.DebitDueOn)
+			dueOn := payment.DateOf(*d.Order.DebitDueOn)
 			if dueOn.Before(earliest) {
 				// Gathered late: the bank cannot collect in the past.
 				dueOn = earliest
 			}
-			debit := engine.Debit{RunID: run.ID, OrganisationID: run.OrganisationID, OrderID: d.Order.ID, PaymentID: p.ID, MandateID: m.ID,
+			debit := payment.Debit{RunID: run.ID, OrganisationID: run.OrganisationID, OrderID: d.Order.ID, PaymentID: p.ID, MandateID: m.ID,
 				EndToEndID: debitEndToEndID(p.Reference, run.ID), AmountMinor: p.AmountMinor, Currency: p.Currency, DueOn: dueOn,
-				Sequence: seq, Amended: m.PreviousIBAN != "", Status: engine.DebitInRun}
+				Sequence: seq, Amended: m.PreviousIBAN != "", Status: payment.DebitInRun}
 			debits = append(debits, debit)
 			dd := banking.DirectDebit{EndToEndID: debit.EndToEndID, AmountCents: debit.AmountMinor, Sequence: seq, DueDate: dueOn,
 				MandateID: m.Reference, MandateSigned: m.SignedAt, DebtorName: m.Holder, DebtorIBAN: m.IBAN, DebtorBIC: m.BIC,
@@ -199,9 +200,9 @@ func dueDebits(ctx context.Context, db bun.IDB, orgID int64, until time.Time) ([
 	var orders []engine.Order
 	// The due date is compared here, not in SQL: SQLite keeps dates as text.
 	err := db.NewSelect().Model(&orders).
-		Where("?TableAlias.organisation_id = ? AND ?TableAlias.status = ? AND ?TableAlias.payment_method = ?", orgID, engine.OrderUnpaid, engine.DirectDebitProvider).
+		Where("?TableAlias.organisation_id = ? AND ?TableAlias.status = ? AND ?TableAlias.payment_method = ?", orgID, engine.OrderUnpaid, payment.DirectDebitProvider).
 		Where("?TableAlias.debit_mandate_id IS NOT NULL AND ?TableAlias.debit_due_on IS NOT NULL").
-		Where("NOT EXISTS (SELECT 1 FROM debits d WHERE d.order_id = ?TableAlias.id AND d.status IN (?, ?))", engine.DebitInRun, engine.DebitCollected).
+		Where("NOT EXISTS (SELECT 1 FROM debits d WHERE d.order_id = ?TableAlias.id AND d.status IN (?, ?))", payment.DebitInRun, payment.DebitCollected).
 		Where("EXISTS (SELECT 1 FROM debit_mandates m WHERE m.id = ?TableAlias.debit_mandate_id AND m.revoked_at IS NULL)").
 		Order("id").Scan(ctx)
 	if err != nil {
@@ -209,7 +210,7 @@ func dueDebits(ctx context.Context, db bun.IDB, orgID int64, until time.Time) ([
 	}
 	var due []engine.Order
 	for _, o := range orders {
-		if !engine.DateOf(*o.DebitDueOn).After(until) {
+		if !payment.DateOf(*o.DebitDueOn).After(until) {
 			due = append(due, o)
 		}
 	}
@@ -271,9 +272,9 @@ func loadOrderLines(ctx context.Context, db bun.IDB, o *engine.Order) error {
 
 // DebitRuns lists an organisation's collection runs, newest first,
 // without their files.
-func (s *Service) DebitRuns(ctx context.Context, orgID int64) (_ []engine.DebitRun, err error) {
+func (s *Service) DebitRuns(ctx context.Context, orgID int64) (_ []payment.DebitRun, err error) {
 	defer engine.ClassifyUnavailable(&err)
-	var runs []engine.DebitRun
+	var runs []payment.DebitRun
 	if err := s.DB().NewSelect().Model(&runs).ExcludeColumn("file").Where("organisation_id = ?", orgID).
 		Order("created_at DESC", "id DESC").Limit(200).Scan(ctx); err != nil {
 		return nil, fmt.Errorf("load collection runs: %w", err)
@@ -283,13 +284,13 @@ func (s *Service) DebitRuns(ctx context.Context, orgID int64) (_ []engine.DebitR
 
 // DebitRunDetail is a run with its debits as the treasurer checks them.
 type DebitRunDetail struct {
-	Run    engine.DebitRun
+	Run    payment.DebitRun
 	Debits []DebitLine
 }
 
 // DebitLine is one debit of a run with whom it collects from.
 type DebitLine struct {
-	engine.Debit
+	payment.Debit
 	MandateReference string
 	Holder           string
 	MaskedIBAN       string
@@ -308,7 +309,7 @@ func (s *Service) DebitRunByID(ctx context.Context, orgID, runID int64) (_ *Debi
 	if err != nil {
 		return nil, err
 	}
-	var debits []engine.Debit
+	var debits []payment.Debit
 	if err := s.DB().NewSelect().Model(&debits).Where("run_id = ?", run.ID).Order("id").Scan(ctx); err != nil {
 		return nil, fmt.Errorf("load debits: %w", err)
 	}
@@ -344,8 +345,8 @@ func (s *Service) DebitRunByID(ctx context.Context, orgID, runID int64) (_ *Debi
 	return out, nil
 }
 
-func loadDebitRun(ctx context.Context, db bun.IDB, orgID, runID int64) (*engine.DebitRun, error) {
-	run := new(engine.DebitRun)
+func loadDebitRun(ctx context.Context, db bun.IDB, orgID, runID int64) (*payment.DebitRun, error) {
+	run := new(payment.DebitRun)
 	err := db.NewSelect().Model(run).Where("id = ? AND organisation_id = ?", runID, orgID).Scan(ctx)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, engine.Errorf(engine.CodeNotFound, "collection run not found")
@@ -359,25 +360,25 @@ func loadDebitRun(ctx context.Context, db bun.IDB, orgID, runID int64) (*engine.
 // CancelDebitRun withdraws a prepared run as a whole: its debits are due
 // again for the next run. A sent run cannot be cancelled (its debits are
 // at the bank; a return takes one back); a cancelled one stays cancelled.
-func (s *Service) CancelDebitRun(ctx context.Context, actor engine.Actor, orgID, runID int64) (_ *engine.DebitRun, err error) {
+func (s *Service) CancelDebitRun(ctx context.Context, actor engine.Actor, orgID, runID int64) (_ *payment.DebitRun, err error) {
 	defer engine.ClassifyUnavailable(&err)
-	var run *engine.DebitRun
+	var run *payment.DebitRun
 	err = engine.InTx(ctx, s.DB(), func(ctx context.Context, tx bun.Tx) error {
 		run, err = lockPreparedRun(ctx, tx, orgID, runID, "cancelled")
-		if err != nil || run.Status == engine.DebitRunCancelled {
+		if err != nil || run.Status == payment.DebitRunCancelled {
 			return err
 		}
 		now := s.Clock()
-		run.Status, run.CancelledAt = engine.DebitRunCancelled, &now
+		run.Status, run.CancelledAt = payment.DebitRunCancelled, &now
 		if _, err := tx.NewUpdate().Model(run).Column("status", "cancelled_at").WherePK().Exec(ctx); err != nil {
 			return fmt.Errorf("cancel collection run: %w", err)
 		}
-		if _, err := tx.NewUpdate().Model((*engine.Debit)(nil)).Set("status = ?", engine.DebitCancelled).
-			Where("run_id = ? AND status = ?", run.ID, engine.DebitInRun).Exec(ctx); err != nil {
+		if _, err := tx.NewUpdate().Model((*payment.Debit)(nil)).Set("status = ?", payment.DebitCancelled).
+			Where("run_id = ? AND status = ?", run.ID, payment.DebitInRun).Exec(ctx); err != nil {
 			return fmt.Errorf("cancel debits: %w", err)
 		}
 		return s.AppendAudit(ctx, tx, actor, engine.AuditEntry{OrganisationID: orgID, Action: "debit_run.cancel", TargetType: "debit_run",
-			TargetID: fmt.Sprint(run.ID), Before: map[string]any{"status": engine.DebitRunPrepared}, After: map[string]any{"status": engine.DebitRunCancelled}})
+			TargetID: fmt.Sprint(run.ID), Before: map[string]any{"status": payment.DebitRunPrepared}, After: map[string]any{"status": payment.DebitRunCancelled}})
 	})
 	if err != nil {
 		return nil, err
@@ -389,8 +390,8 @@ func (s *Service) CancelDebitRun(ctx context.Context, actor engine.Actor, orgID,
 // lockPreparedRun loads a run for a change, locked on PostgreSQL; a run in
 // the state the change leads to comes back as it is (a repeated request
 // changes nothing), any other state that is not prepared is a conflict.
-func lockPreparedRun(ctx context.Context, tx bun.Tx, orgID, runID int64, change string) (*engine.DebitRun, error) {
-	run := new(engine.DebitRun)
+func lockPreparedRun(ctx context.Context, tx bun.Tx, orgID, runID int64, change string) (*payment.DebitRun, error) {
+	run := new(payment.DebitRun)
 	err := engine.ForUpdate(tx.NewSelect().Model(run).ExcludeColumn("file").Where("id = ? AND organisation_id = ?", runID, orgID)).Scan(ctx)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, engine.Errorf(engine.CodeNotFound, "collection run not found")
@@ -399,7 +400,7 @@ func lockPreparedRun(ctx context.Context, tx bun.Tx, orgID, runID int64, change 
 		return nil, fmt.Errorf("load collection run: %w", err)
 	}
 	switch {
-	case run.Status == engine.DebitRunPrepared:
+	case run.Status == payment.DebitRunPrepared:
 		return run, nil
 	case string(run.Status) == change:
 		return run, nil
@@ -410,7 +411,7 @@ func lockPreparedRun(ctx context.Context, tx bun.Tx, orgID, runID int64, change 
 
 // SentDebitRun is what marking a run sent did.
 type SentDebitRun struct {
-	Run engine.DebitRun
+	Run payment.DebitRun
 	// Settled counts the payments the run completed now; Replayed those
 	// settled before (a repeated mark); Problems the debits whose
 	// attempt did not settle (with why), left for staff.
@@ -428,23 +429,23 @@ type SentDebitRun struct {
 // nothing.
 func (s *Service) MarkDebitRunSent(ctx context.Context, actor engine.Actor, orgID, runID int64) (_ *SentDebitRun, err error) {
 	defer engine.ClassifyUnavailable(&err)
-	var run *engine.DebitRun
+	var run *payment.DebitRun
 	err = engine.InTx(ctx, s.DB(), func(ctx context.Context, tx bun.Tx) error {
 		var err error
-		if run, err = lockPreparedRun(ctx, tx, orgID, runID, string(engine.DebitRunSent)); err != nil {
+		if run, err = lockPreparedRun(ctx, tx, orgID, runID, string(payment.DebitRunSent)); err != nil {
 			return err
 		}
-		if run.Status == engine.DebitRunSent {
+		if run.Status == payment.DebitRunSent {
 			return nil // again: what is left of it is settled below
 		}
 		now := s.Clock()
-		run.Status, run.SentAt = engine.DebitRunSent, &now
+		run.Status, run.SentAt = payment.DebitRunSent, &now
 		if _, err := tx.NewUpdate().Model(run).Column("status", "sent_at").WherePK().Exec(ctx); err != nil {
 			return fmt.Errorf("mark collection run sent: %w", err)
 		}
 		return s.AppendAudit(ctx, tx, actor, engine.AuditEntry{OrganisationID: orgID, Action: "debit_run.send", TargetType: "debit_run",
-			TargetID: fmt.Sprint(run.ID), Before: map[string]any{"status": engine.DebitRunPrepared},
-			After: map[string]any{"status": engine.DebitRunSent, "debits": run.DebitCount}})
+			TargetID: fmt.Sprint(run.ID), Before: map[string]any{"status": payment.DebitRunPrepared},
+			After: map[string]any{"status": payment.DebitRunSent, "debits": run.DebitCount}})
 	})
 	if err != nil {
 		return nil, err
@@ -465,7 +466,7 @@ const debitBatch = 100
 // debits in the run for the next call (marking the run sent again, or the
 // debits.settle job), and the settlement's event ids make a debit settle
 // once, whoever settles it.
-func (s *Service) settleSentDebits(ctx context.Context, run *engine.DebitRun, out *SentDebitRun) error {
+func (s *Service) settleSentDebits(ctx context.Context, run *payment.DebitRun, out *SentDebitRun) error {
 	provider := s.debitProvider(run.OrganisationID)
 	sentAt := s.Clock()
 	if run.SentAt != nil {
@@ -476,8 +477,8 @@ func (s *Service) settleSentDebits(ctx context.Context, run *engine.DebitRun, ou
 		n := 0
 		err := engine.InTx(ctx, s.DB(), func(ctx context.Context, tx bun.Tx) error {
 			batch = SentDebitRun{} // a retried transaction starts over
-			var debits []engine.Debit
-			if err := tx.NewSelect().Model(&debits).Where("run_id = ? AND status = ?", run.ID, engine.DebitInRun).Order("id").Limit(debitBatch).Scan(ctx); err != nil {
+			var debits []payment.Debit
+			if err := tx.NewSelect().Model(&debits).Where("run_id = ? AND status = ?", run.ID, payment.DebitInRun).Order("id").Limit(debitBatch).Scan(ctx); err != nil {
 				return fmt.Errorf("load debits: %w", err)
 			}
 			n = len(debits)
@@ -500,8 +501,8 @@ func (s *Service) settleSentDebits(ctx context.Context, run *engine.DebitRun, ou
 }
 
 // settleSentDebit is one debit of settleSentDebits, in its transaction.
-func (s *Service) settleSentDebit(ctx context.Context, tx bun.Tx, provider engine.PaymentProvider, run *engine.DebitRun, d engine.Debit, sentAt time.Time, out *SentDebitRun) error {
-	res, err := tx.NewUpdate().Model((*engine.Debit)(nil)).Set("status = ?", engine.DebitCollected).Where("id = ? AND status = ?", d.ID, engine.DebitInRun).Exec(ctx)
+func (s *Service) settleSentDebit(ctx context.Context, tx bun.Tx, provider engine.PaymentProvider, run *payment.DebitRun, d payment.Debit, sentAt time.Time, out *SentDebitRun) error {
+	res, err := tx.NewUpdate().Model((*payment.Debit)(nil)).Set("status = ?", payment.DebitCollected).Where("id = ? AND status = ?", d.ID, payment.DebitInRun).Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("mark debit collected: %w", err)
 	}
@@ -530,8 +531,8 @@ func (s *Service) settleSentDebit(ctx context.Context, tx bun.Tx, provider engin
 	if err := tx.NewSelect().Model((*engine.Payment)(nil)).Column("reference").Where("id = ?", d.PaymentID).Scan(ctx, &ref); err != nil {
 		return fmt.Errorf("load payment: %w", err)
 	}
-	result := &engine.PaymentResult{Reference: ref}
-	if _, err := s.SettleIn(ctx, tx, provider, engine.PaymentConfirmation{Reference: ref, Outcome: engine.OutcomeSuccess,
+	result := &payment.PaymentResult{Reference: ref}
+	if _, err := payment.Of(s.Service).SettleIn(ctx, tx, provider, engine.PaymentConfirmation{Reference: ref, Outcome: engine.OutcomeSuccess,
 		AmountMinor: d.AmountMinor, Currency: d.Currency, EventID: fmt.Sprintf("debit:%d:%s", run.OrganisationID, d.EndToEndID),
 		EventType: debitCollectedEvent, TransactionID: d.EndToEndID, Note: "collected in run " + run.MessageID}, result); err != nil {
 		return fmt.Errorf("settle debit %s: %w", d.EndToEndID, err)
@@ -554,7 +555,7 @@ const debitCollectedEvent = "direct_debit.collected"
 // of its name when direct debit was switched off since the run was
 // written: the run still went to the bank and its money counts.
 func (s *Service) debitProvider(orgID int64) engine.PaymentProvider {
-	if p := s.ProviderForMethod(orgID, engine.DirectDebitProvider); p != nil && p.Name() == engine.DirectDebitProvider {
+	if p := payment.Of(s.Service).ProviderForMethod(orgID, payment.DirectDebitProvider); p != nil && p.Name() == payment.DirectDebitProvider {
 		return p
 	}
 	return collectedDebits{}
@@ -564,7 +565,7 @@ func (s *Service) debitProvider(orgID int64) engine.PaymentProvider {
 // direct debit (see manualTransfers).
 type collectedDebits struct{}
 
-func (collectedDebits) Name() string { return engine.DirectDebitProvider }
+func (collectedDebits) Name() string { return payment.DirectDebitProvider }
 func (collectedDebits) CreateCheckout(context.Context, engine.CheckoutRequest) (engine.Checkout, error) {
 	return engine.Checkout{}, engine.Errorf(engine.CodeConflict, "this club no longer collects by direct debit")
 }
@@ -573,7 +574,7 @@ func (collectedDebits) Retrieve(_ context.Context, p engine.Payment) (engine.Pay
 }
 func (collectedDebits) Expire(context.Context, engine.Payment) error { return nil }
 func (collectedDebits) Refund(context.Context, engine.RefundRequest) (string, error) {
-	return "", engine.ErrManualRefund
+	return "", payment.ErrManualRefund
 }
 
 // SettleDueDebitRuns marks sent the prepared runs whose earliest due date
@@ -582,18 +583,18 @@ func (collectedDebits) Refund(context.Context, engine.RefundRequest) (string, er
 // scoped to (job_scope.go). It returns how many runs it marked.
 func (s *Service) SettleDueDebitRuns(ctx context.Context) (_ int, err error) {
 	defer engine.ClassifyUnavailable(&err)
-	today := engine.DateOf(s.Clock())
-	var runs []engine.DebitRun
-	q := engine.ScopeOrg(ctx, s.DB().NewSelect().Model(&runs).ExcludeColumn("file").Where("status = ?", engine.DebitRunPrepared), "organisation_id")
+	today := payment.DateOf(s.Clock())
+	var runs []payment.DebitRun
+	q := engine.ScopeOrg(ctx, s.DB().NewSelect().Model(&runs).ExcludeColumn("file").Where("status = ?", payment.DebitRunPrepared), "organisation_id")
 	if err := q.Order("id").Scan(ctx); err != nil {
 		return 0, fmt.Errorf("load prepared collection runs: %w", err)
 	}
 	n := 0
 	// A sent run whose settling was interrupted (an instance stopped
 	// between batches) is finished first.
-	var unfinished []engine.DebitRun
-	q = engine.ScopeOrg(ctx, s.DB().NewSelect().Model(&unfinished).ExcludeColumn("file").Where("status = ?", engine.DebitRunSent).
-		Where("EXISTS (SELECT 1 FROM debits d WHERE d.run_id = debit_run.id AND d.status = ?)", engine.DebitInRun), "organisation_id")
+	var unfinished []payment.DebitRun
+	q = engine.ScopeOrg(ctx, s.DB().NewSelect().Model(&unfinished).ExcludeColumn("file").Where("status = ?", payment.DebitRunSent).
+		Where("EXISTS (SELECT 1 FROM debits d WHERE d.run_id = debit_run.id AND d.status = ?)", payment.DebitInRun), "organisation_id")
 	if err := q.Order("id").Scan(ctx); err != nil {
 		return 0, fmt.Errorf("load unfinished collection runs: %w", err)
 	}
@@ -604,12 +605,12 @@ func (s *Service) SettleDueDebitRuns(ctx context.Context) (_ int, err error) {
 	}
 	for _, r := range runs {
 		var dues []time.Time
-		if err := s.DB().NewSelect().Model((*engine.Debit)(nil)).Column("due_on").Where("run_id = ?", r.ID).Scan(ctx, &dues); err != nil {
+		if err := s.DB().NewSelect().Model((*payment.Debit)(nil)).Column("due_on").Where("run_id = ?", r.ID).Scan(ctx, &dues); err != nil {
 			return n, fmt.Errorf("load due dates: %w", err)
 		}
 		passed := false
 		for _, d := range dues {
-			passed = passed || engine.DateOf(d).Before(today)
+			passed = passed || payment.DateOf(d).Before(today)
 		}
 		if !passed {
 			continue
@@ -627,7 +628,7 @@ func (s *Service) SettleDueDebitRuns(ctx context.Context) (_ int, err error) {
 }
 
 // debitRunFileName is the name a run's file downloads as.
-func DebitRunFileName(r engine.DebitRun) string {
+func DebitRunFileName(r payment.DebitRun) string {
 	return strings.ToLower(r.MessageID) + "-" + r.FileVersion + ".xml"
 }
 

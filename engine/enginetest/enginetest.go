@@ -13,6 +13,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/payment"
 	"portal/engine/registration"
 )
 
@@ -21,7 +22,7 @@ type Demo struct {
 	T   testing.TB
 	DB  *bun.DB
 	Svc *engine.Service
-	GW  *engine.TestGateway
+	GW  *payment.TestGateway
 	// Language is the language the member registers in (the messages'
 	// and the order lines'); "" for the club's default.
 	Language string
@@ -38,7 +39,7 @@ func Seed(t testing.TB, db *bun.DB, opts ...engine.ServiceOption) *Demo {
 	if err := engine.SeedDemo(context.Background(), db, 0, time.Now().UTC()); err != nil {
 		t.Fatalf("seed: %v", err)
 	}
-	gw := engine.NewTestGateway(engine.TestGatewayURLs{
+	gw := payment.NewTestGateway(payment.TestGatewayURLs{
 		PayURL:    func(ref string) string { return "https://portal.test/pay/" + ref },
 		ReturnURL: "https://portal.test/membership/payment-return",
 	})
@@ -95,14 +96,14 @@ func (d *Demo) CommitPayingBy(method, userKey string, persons ...int64) *registr
 
 // Pay completes the payment of a committed form with outcome success; a
 // second call replays the same signed return.
-func (d *Demo) Pay(form *registration.Form) *engine.PaymentResult {
+func (d *Demo) Pay(form *registration.Form) *payment.PaymentResult {
 	d.T.Helper()
 	return d.PayWith(form, engine.OutcomeSuccess)
 }
 
 // PayWith returns from the test gateway with outcome (failed, cancelled,
 // success) for the form's current attempt.
-func (d *Demo) PayWith(form *registration.Form, outcome engine.PaymentOutcome) *engine.PaymentResult {
+func (d *Demo) PayWith(form *registration.Form, outcome engine.PaymentOutcome) *payment.PaymentResult {
 	d.T.Helper()
 	u, err := url.Parse(form.PaymentURL)
 	if err != nil {
@@ -113,7 +114,7 @@ func (d *Demo) PayWith(form *registration.Form, outcome engine.PaymentOutcome) *
 	// gateway's signed return then settles.
 	p := d.attempts[form.PaymentURL]
 	if p == nil {
-		if p, err = d.Svc.FollowPayLink(context.Background(), u.Query().Get("reference")); err != nil {
+		if p, err = payment.Of(d.Svc).FollowPayLink(context.Background(), u.Query().Get("reference")); err != nil {
 			d.T.Fatalf("follow the pay link %s: %v", form.PaymentURL, err)
 		}
 		if d.attempts == nil {
@@ -127,7 +128,7 @@ func (d *Demo) PayWith(form *registration.Form, outcome engine.PaymentOutcome) *
 		d.T.Fatal(err)
 	}
 	q := back.Query()
-	res, err := d.Svc.CompletePayment(context.Background(), engine.PaymentReturn{Reference: q.Get("reference"), Status: q.Get("status"),
+	res, err := payment.Of(d.Svc).CompletePayment(context.Background(), engine.PaymentReturn{Reference: q.Get("reference"), Status: q.Get("status"),
 		TransactionID: q.Get("transactionId"), Amount: q.Get("amount"), Currency: q.Get("currency"), Signature: q.Get("signature")})
 	if err != nil {
 		d.T.Fatalf("pay %s: %v", ref, err)

@@ -9,6 +9,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/payment"
 )
 
 //go:embed demo_organisations_definition.yaml
@@ -66,7 +67,7 @@ func seedSecondClub(ctx context.Context, tx bun.Tx, now time.Time) error {
 		&engine.MembershipType{ID: 4, OrganisationID: int64(org), Code: "YOUTH", Name: "Youth", NameTexts: engine.DemoTexts("Youth", "Junioren", "Jeunesse"), MaxAge: new(15)},
 		// The tennis club takes bank transfers to its own Swiss account: its
 		// members see a QR-bill, the rowing club's the environment's provider.
-		&engine.PaymentSettings{OrganisationID: int64(org), Provider: engine.BankTransferProvider, BankCreditorName: "Lakeside Tennis Club",
+		&payment.PaymentSettings{OrganisationID: int64(org), Provider: payment.BankTransferProvider, BankCreditorName: "Lakeside Tennis Club",
 			BankIBAN: "CH9300762011623852957", BankCreditorAddress: "Seestrasse;1;8002;Zürich;CH", UpdatedAt: now},
 	}
 	for _, r := range rows {

@@ -8,6 +8,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/payment"
 )
 
 // pricingInputs loads what pricing needs beyond the instance: membership
@@ -71,7 +72,7 @@ func (s *Service) commit(ctx context.Context, tx bun.Tx, inst *engine.ProcessIns
 	if err := checkStillLinked(ctx, tx, inst, len(def.Steps), selected); err != nil {
 		return nil, err
 	}
-	method, err := s.CheckPaymentMethod(ctx, tx, inst.OrganisationID, method)
+	method, err := payment.Of(s.Service).CheckPaymentMethod(ctx, tx, inst.OrganisationID, method)
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/payment"
 )
 
 // formFor renders an instance's current state. persons are the linked persons
@@ -133,7 +134,7 @@ func (s *Service) doneForm(ctx context.Context, db bun.IDB, inst *engine.Process
 	if err != nil {
 		return nil, err
 	}
-	url, err := s.PayLinkFor(ctx, db, inst.ID)
+	url, err := payment.Of(s.Service).PayLinkFor(ctx, db, inst.ID)
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/payment"
 )
 
 // Next stores the answers of the current step and moves on: to the first
@@ -60,7 +61,7 @@ func (s *Service) Next(ctx context.Context, userKey string, in NextInput) (_ *Fo
 	if committed != nil {
 		// After the commit, outside its transaction: the provider is never
 		// called inside one. Without a link the registration stands.
-		url := s.StartPayment(ctx, committed)
+		url := payment.Of(s.Service).StartPayment(ctx, committed)
 		form.PaymentURL = url
 		for i := range form.People {
 			form.People[i].PaymentURL = url

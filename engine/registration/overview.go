@@ -6,6 +6,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/payment"
 )
 
 // registrationTarget loads a period that accepts registrations and the
@@ -74,7 +75,7 @@ type Overview struct {
 // LoadOverview loads (or starts) the registration of userKey for a period.
 func (s *Service) LoadOverview(ctx context.Context, userKey string, periodID int64) (_ *Overview, err error) {
 	defer engine.ClassifyUnavailable(&err)
-	s.ReconcileRegistration(ctx, userKey, periodID) // before the load, outside any transaction: it may ask the provider
+	payment.Of(s.Service).ReconcileRegistration(ctx, userKey, periodID) // before the load, outside any transaction: it may ask the provider
 	var (
 		form     *Form
 		period   *engine.MembershipPeriod

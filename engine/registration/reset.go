@@ -7,6 +7,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/payment"
 )
 
 // Reset deletes every answer of an instance and returns it to person
@@ -52,7 +53,7 @@ func (s *Service) Reset(ctx context.Context, userKey, processID string) (_ *Form
 			return err
 		}
 		if wasDone {
-			if open, err = engine.PendingPaymentsOfInstance(ctx, tx, inst.ID); err != nil {
+			if open, err = payment.PendingPaymentsOfInstance(ctx, tx, inst.ID); err != nil {
 				return err
 			}
 			if err := CancelCommit(ctx, tx, inst.ID, now); err != nil {
@@ -68,7 +69,7 @@ func (s *Service) Reset(ctx context.Context, userKey, processID string) (_ *Form
 	// Close the cancelled attempts' checkouts at the provider, after the
 	// transaction: a payment that still lands is refunded (settle).
 	for _, p := range open {
-		if err := s.ProviderOf(orgID, &p).Expire(ctx, p); err != nil {
+		if err := payment.Of(s.Service).ProviderOf(orgID, &p).Expire(ctx, p); err != nil {
 			s.Log.WarnContext(ctx, "a cancelled checkout could not be closed at the provider", "reference", p.Reference, "err", err)
 		}
 	}
@@ -151,7 +152,7 @@ func CancelCommit(ctx context.Context, tx bun.Tx, instanceID int64, now time.Tim
 	if err := engine.CancelPendingMemberships(ctx, tx, instanceID); err != nil {
 		return err
 	}
-	if err := engine.CancelPendingPayments(ctx, tx, instanceID, now); err != nil {
+	if err := payment.CancelPendingPayments(ctx, tx, instanceID, now); err != nil {
 		return err
 	}
 	return engine.CancelUnpaidOrders(ctx, tx, instanceID)

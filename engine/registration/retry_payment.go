@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"portal/engine"
+	"portal/engine/payment"
 )
 
 // Paying again from the done page: a committed registration whose payment
@@ -24,7 +25,7 @@ func (s *Service) RetryPayment(ctx context.Context, userKey, processID string) (
 	if err != nil {
 		return nil, err
 	}
-	if _, err := s.CheckoutFor(ctx, order); err != nil {
+	if _, err := payment.Of(s.Service).CheckoutFor(ctx, order); err != nil {
 		s.Log.WarnContext(ctx, "payment link could not be created", "order", order.ID, "err", err)
 	}
 	return s.formFor(ctx, s.DB(), inst, nil)

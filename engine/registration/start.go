@@ -9,6 +9,7 @@ import (
 	"github.com/uptrace/bun/dialect"
 
 	"portal/engine"
+	"portal/engine/payment"
 )
 
 // LoadMembershipForm returns the registration of userKey for a period: the
@@ -20,7 +21,7 @@ func (s *Service) LoadMembershipForm(ctx context.Context, userKey string, period
 	if form, done, err := s.loadOpenForm(ctx, userKey, periodID, orgID); done {
 		return form, false, err
 	}
-	s.ReconcileRegistration(ctx, userKey, periodID) // before the load, outside any transaction: it may ask the provider
+	payment.Of(s.Service).ReconcileRegistration(ctx, userKey, periodID) // before the load, outside any transaction: it may ask the provider
 	err = s.OnOneConn(ctx, func(db bun.IDB) error {
 		form, created, err = s.loadMembershipForm(ctx, db, userKey, periodID, orgID)
 		return err

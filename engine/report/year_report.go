@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"portal/engine"
+	"portal/engine/payment"
 	"portal/engine/staff"
 )
 
@@ -252,7 +253,7 @@ func (s *Service) reportMoney(ctx context.Context, r *YearReport, orgID int64) e
 	if err := s.DB().NewSelect().TableExpr("payment_events AS e").Join("JOIN payments AS p ON p.reference = e.reference").
 		Join("JOIN orders AS o ON o.id = p.order_id").ColumnExpr("p.provider, o.id AS order_id, e.amount_minor").
 		Where("o.organisation_id = ? AND o.period_id = ? AND o.status <> ?", orgID, r.Period.ID, engine.OrderPaid).
-		Where("e.event_type = ? AND e.outcome = ? AND e.amount_minor IS NOT NULL", engine.BankCaptureEvent, engine.PartialCaptureOutcome).
+		Where("e.event_type = ? AND e.outcome = ? AND e.amount_minor IS NOT NULL", payment.BankCaptureEvent, payment.PartialCaptureOutcome).
 		OrderExpr("e.id").Scan(ctx, &parts); err != nil {
 		return fmt.Errorf("load part payments: %w", err)
 	}

@@ -12,6 +12,7 @@ import (
 	"portal/engine"
 	"portal/engine/invitation"
 	"portal/engine/jobs"
+	"portal/engine/payment"
 )
 
 // The staff jobs page: the jobs table is the portal's, not a club's, so
@@ -152,12 +153,12 @@ func (s *Service) attributeJob(ctx context.Context, j *StaffJob) error {
 		}
 		return nil
 	}
-	if j.Kind == engine.KindRefundPayment {
-		var ref engine.RefundJob
+	if j.Kind == payment.KindRefundPayment {
+		var ref payment.RefundJob
 		if json.Unmarshal([]byte(j.Payload), &ref) == nil && ref.Reference != "" {
 			var p engine.Payment
 			if err := s.DB().NewSelect().Model(&p).Column("order_id").Where("reference = ?", ref.Reference).Scan(ctx); err == nil {
-				j.OrganisationID = s.OrgOfOrder(ctx, p.OrderID)
+				j.OrganisationID = payment.Of(s.Service).OrgOfOrder(ctx, p.OrderID)
 			}
 		}
 		return nil
@@ -183,7 +184,7 @@ func (s *Service) attributeJob(ctx context.Context, j *StaffJob) error {
 	case owner.OrganisationID != 0:
 		j.OrganisationID = owner.OrganisationID
 	case owner.OrderID != 0:
-		j.OrganisationID = s.OrgOfOrder(ctx, owner.OrderID)
+		j.OrganisationID = payment.Of(s.Service).OrgOfOrder(ctx, owner.OrderID)
 	case owner.InvitationID != 0:
 		var inv invitation.Invitation
 		if err := s.DB().NewSelect().Model(&inv).Column("organisation_id").Where("id = ?", owner.InvitationID).Scan(ctx); err == nil {

@@ -13,6 +13,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/banking"
+	"portal/engine/payment"
 )
 
 // The treasurer's list of who still owes money: every committed
@@ -101,9 +102,9 @@ func (q OpenPaymentQuery) OpenPaymentsSelect(db bun.IDB, now time.Time) *bun.Sel
 		ColumnExpr(`(SELECT COALESCE(SUM(e.amount_minor), 0) FROM payment_events AS e
 			WHERE e.event_type = ? AND e.outcome = ? AND e.currency = o.currency
 			AND e.reference IN (SELECT rp.reference FROM payments AS rp WHERE rp.order_id = o.id)) AS received_minor`,
-			engine.BankCaptureEvent, engine.PartialCaptureOutcome).
+			payment.BankCaptureEvent, payment.PartialCaptureOutcome).
 		ColumnExpr(`(SELECT tp.provider_id FROM payments AS tp WHERE tp.order_id = o.id AND tp.provider = ? AND tp.provider_id IS NOT NULL
-			ORDER BY tp.id DESC LIMIT 1) AS transfer_reference`, engine.BankTransferProvider).
+			ORDER BY tp.id DESC LIMIT 1) AS transfer_reference`, payment.BankTransferProvider).
 		Where("o.organisation_id = ? AND o.status = ?", q.OrganisationID, engine.OrderUnpaid).
 		Where("pi.status IN (?)", bun.List(RegAwaitingPayment.processStates())).
 		// The registration's newest order: an older unpaid one was replaced.

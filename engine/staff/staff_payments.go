@@ -8,6 +8,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/payment"
 )
 
 // What the staff payments page reads: the payment attempts that need a
@@ -103,7 +104,7 @@ func (s *Service) PaymentsNeedingAttention(ctx context.Context, q AttentionQuery
 	for _, p := range pays {
 		a := AttentionPayment{Payment: p, Order: byID[p.OrderID], Reason: AttentionPendingTooLong}
 		switch {
-		case p.Problem != "" && (a.Order.Status == engine.OrderUnpaid || p.Provider == engine.DirectDebitProvider):
+		case p.Problem != "" && (a.Order.Status == engine.OrderUnpaid || p.Provider == payment.DirectDebitProvider):
 			a.Reason = AttentionProblem
 		case p.RefundStatus == engine.RefundDue:
 			a.Reason, a.RefundByHand = AttentionSecondPayment, p.RefundManual
@@ -145,15 +146,15 @@ func (s *Service) attentionQuery(ctx context.Context, sel *bun.SelectQuery, q At
 	return sel.WhereGroup(" AND ", func(w *bun.SelectQuery) *bun.SelectQuery {
 		return w.Where("problem <> '' AND order_id IN (SELECT id FROM orders WHERE status = ?)", engine.OrderUnpaid).
 			// A return that did not match its debit: the order stays paid.
-			WhereOr("problem <> '' AND provider = ? AND status = ?", engine.DirectDebitProvider, engine.PaymentSucceeded).
+			WhereOr("problem <> '' AND provider = ? AND status = ?", payment.DirectDebitProvider, engine.PaymentSucceeded).
 			WhereOr("refund_status = ?", engine.RefundDue).
 			// A returned debit, until its order is paid (or cancelled).
 			WhereOr("status = ? AND provider = ? AND order_id IN (SELECT id FROM orders WHERE status = ?) AND id IN (SELECT payment_id FROM debits WHERE status = ?)",
-				engine.PaymentFailed, engine.DirectDebitProvider, engine.OrderUnpaid, engine.DebitReturned).
+				engine.PaymentFailed, payment.DirectDebitProvider, engine.OrderUnpaid, payment.DebitReturned).
 			// Pending too long; not a direct debit whose mandate is given:
 			// it waits for its collection day, which may be weeks away.
 			WhereOr("status = ? AND created_at < ? AND NOT (provider = ? AND order_id IN (SELECT id FROM orders WHERE debit_due_on IS NOT NULL))",
-				engine.PaymentPending, q.PendingSince.UTC(), engine.DirectDebitProvider)
+				engine.PaymentPending, q.PendingSince.UTC(), payment.DirectDebitProvider)
 	})
 }
 
@@ -162,7 +163,7 @@ func (s *Service) attentionQuery(ctx context.Context, sel *bun.SelectQuery, q At
 func returnCodesOf(ctx context.Context, db bun.IDB, pays []engine.Payment) (map[int64]string, error) {
 	var ids []int64
 	for _, p := range pays {
-		if p.Provider == engine.DirectDebitProvider && p.Status == engine.PaymentFailed {
+		if p.Provider == payment.DirectDebitProvider && p.Status == engine.PaymentFailed {
 			ids = append(ids, p.ID)
 		}
 	}
@@ -170,9 +171,9 @@ func returnCodesOf(ctx context.Context, db bun.IDB, pays []engine.Payment) (map[
 	if len(ids) == 0 {
 		return out, nil
 	}
-	var debits []engine.Debit
+	var debits []payment.Debit
 	if err := db.NewSelect().Model(&debits).Column("payment_id", "return_code").
-		Where("payment_id IN (?) AND status = ?", bun.List(ids), engine.DebitReturned).Scan(ctx); err != nil {
+		Where("payment_id IN (?) AND status = ?", bun.List(ids), payment.DebitReturned).Scan(ctx); err != nil {
 		return nil, fmt.Errorf("returned debits of payments needing attention: %w", err)
 	}
 	for _, d := range debits {

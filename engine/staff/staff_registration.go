@@ -13,6 +13,7 @@ import (
 	"portal/engine"
 	"portal/engine/directdebit"
 	"portal/engine/jobs"
+	"portal/engine/payment"
 	"portal/engine/registration"
 )
 
@@ -264,7 +265,7 @@ func (s *Service) ResendConfirmation(ctx context.Context, actor engine.Actor, or
 			return err
 		}
 		orig := new(engine.OutboxMessage)
-		if err := tx.NewSelect().Model(orig).Where("dedup_key = ?", fmt.Sprintf("%s:order:%d", engine.KindConfirmation, order.ID)).Scan(ctx); err != nil {
+		if err := tx.NewSelect().Model(orig).Where("dedup_key = ?", fmt.Sprintf("%s:order:%d", payment.KindConfirmation, order.ID)).Scan(ctx); err != nil {
 			return engine.NotFoundOr(err, "confirmation")
 		}
 		now := s.Clock()
@@ -288,8 +289,8 @@ func (s *Service) ResendPaymentLink(ctx context.Context, actor engine.Actor, org
 			return err
 		}
 		now := s.Clock()
-		payload, _ := json.Marshal(engine.PaymentLinkPayload{OrderID: order.ID})
-		msg := &engine.OutboxMessage{Kind: engine.KindPaymentLink, DedupKey: fmt.Sprintf("%s:order:%d:resend:%d", engine.KindPaymentLink, order.ID, now.UnixNano()),
+		payload, _ := json.Marshal(payment.PaymentLinkPayload{OrderID: order.ID})
+		msg := &engine.OutboxMessage{Kind: payment.KindPaymentLink, DedupKey: fmt.Sprintf("%s:order:%d:resend:%d", payment.KindPaymentLink, order.ID, now.UnixNano()),
 			Payload: string(payload), CreatedAt: now}
 		if err := engine.QueueMessage(ctx, tx, msg); err != nil {
 			return err
@@ -302,7 +303,7 @@ func (s *Service) ResendPaymentLink(ctx context.Context, actor engine.Actor, org
 // StaffCapture records a bank transfer for a registration's order, as
 // CapturePayment does, with the audit entry in the settlement's
 // transaction.
-func (s *Service) StaffCapture(ctx context.Context, actor engine.Actor, orgID, id int64, c engine.Capture) (_ *engine.CaptureResult, err error) {
+func (s *Service) StaffCapture(ctx context.Context, actor engine.Actor, orgID, id int64, c payment.Capture) (_ *payment.CaptureResult, err error) {
 	defer engine.ClassifyUnavailable(&err)
 	inst, err := s.RegistrationDetail(ctx, orgID, id)
 	if err != nil {
@@ -319,19 +320,19 @@ func (s *Service) StaffCapture(ctx context.Context, actor engine.Actor, orgID, i
 	after := map[string]any{"order": inst.Order.ID, "amount": engine.FormatMoney(c.AmountMinor, cmp.Or(c.Currency, inst.Order.Currency)),
 		"booked": c.BookedOn.Format(time.DateOnly), "note": note}
 	ctx = engine.WithAudit(ctx, actor, registrationEntry(orgID, id, "payment.capture", map[string]any{"order_status": inst.Order.Status}, after))
-	return s.CapturePayment(ctx, c)
+	return payment.Of(s.Service).CapturePayment(ctx, c)
 }
 
 // StaffCapturePayment is CapturePayment through the admin API (a staff
 // session or an API key): the same entry as StaffCapture's, naming actor,
 // in the settlement's transaction, whether the capture completes the
 // order, is a part of it or is money owed back.
-func (s *Service) StaffCapturePayment(ctx context.Context, actor engine.Actor, c engine.Capture) (_ *engine.CaptureResult, err error) {
+func (s *Service) StaffCapturePayment(ctx context.Context, actor engine.Actor, c payment.Capture) (_ *payment.CaptureResult, err error) {
 	defer engine.ClassifyUnavailable(&err)
 	if c.AmountMinor <= 0 {
 		return nil, engine.Errorf(engine.CodeInvalid, "the amount captured must be more than zero")
 	}
-	p, err := s.BankAttempt(ctx, c.Reference)
+	p, err := payment.Of(s.Service).BankAttempt(ctx, c.Reference)
 	if err != nil {
 		return nil, err
 	}
@@ -353,7 +354,7 @@ func (s *Service) StaffCapturePayment(ctx context.Context, actor engine.Actor, c
 	}
 	ctx = engine.WithAudit(ctx, actor, registrationEntry(order.OrganisationID, order.ProcessInstanceID, "payment.capture",
 		map[string]any{"order_status": order.Status}, after))
-	return s.CapturePayment(ctx, c)
+	return payment.Of(s.Service).CapturePayment(ctx, c)
 }
 
 // StaffReset resets a registration on the member's behalf, as the member's
@@ -392,7 +393,7 @@ func (s *Service) CancelRegistration(ctx context.Context, actor engine.Actor, or
 			before["order_status"] = order.Status
 		}
 		now := s.Clock()
-		if open, err = engine.PendingPaymentsOfInstance(ctx, tx, inst.ID); err != nil {
+		if open, err = payment.PendingPaymentsOfInstance(ctx, tx, inst.ID); err != nil {
 			return err
 		}
 		if err := registration.CancelCommit(ctx, tx, inst.ID, now); err != nil {
@@ -425,7 +426,7 @@ func (s *Service) CancelRegistration(ctx context.Context, actor engine.Actor, or
 		return err
 	}
 	for _, p := range open {
-		if err := s.ProviderOf(orgID, &p).Expire(ctx, p); err != nil {
+		if err := payment.Of(s.Service).ProviderOf(orgID, &p).Expire(ctx, p); err != nil {
 			s.Log.WarnContext(ctx, "a cancelled checkout could not be closed at the provider", "reference", p.Reference, "err", err)
 		}
 	}
@@ -447,7 +448,7 @@ func (s *Service) RefundPayment(ctx context.Context, actor engine.Actor, orgID, 
 		return engine.Errorf(engine.CodeConflict, "Only a received payment that was not refunded yet can be refunded.")
 	}
 	refundID := ""
-	if p.Provider == engine.BankTransferProvider {
+	if p.Provider == payment.BankTransferProvider {
 		refundID = fmt.Sprintf("manual:%s:%s", actor.Name, s.Clock().Format(time.DateOnly))
 	} else {
 		req := engine.RefundRequest{Reference: p.Reference, AmountMinor: p.AmountMinor, Currency: p.Currency}
@@ -457,7 +458,7 @@ func (s *Service) RefundPayment(ctx context.Context, actor engine.Actor, orgID, 
 		if p.TransactionID != nil {
 			req.TransactionID = *p.TransactionID
 		}
-		if refundID, err = s.ProviderOf(orgID, p).Refund(ctx, req); err != nil {
+		if refundID, err = payment.Of(s.Service).ProviderOf(orgID, p).Refund(ctx, req); err != nil {
 			s.Log.ErrorContext(ctx, "staff refund failed at the provider", "reference", p.Reference, "err", err)
 			return &engine.Error{Code: engine.CodeUnavailable, Message: "The payment provider did not make the refund. Please try again later.", Err: err}
 		}

@@ -12,6 +12,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/banking"
+	"portal/engine/payment"
 )
 
 // The registrations of a club as staff see them: one row per process
@@ -197,7 +198,7 @@ func (s *Service) findSearch(ctx context.Context, q RegistrationQuery) (*searchM
 		byReference += `
 		UNION SELECT fo.process_instance_id FROM payments AS fp JOIN orders AS fo ON fo.id = fp.order_id
 		WHERE fo.organisation_id = ? AND fp.provider = ? AND fp.provider_id = ?`
-		args = append(args, q.OrganisationID, engine.BankTransferProvider, string(rf))
+		args = append(args, q.OrganisationID, payment.BankTransferProvider, string(rf))
 	}
 	err := s.DB().NewRaw(byReference, args...).Scan(ctx, &m.instanceIDs)
 	if err != nil {
@@ -254,7 +255,7 @@ const owedExpr = `CASE WHEN o.status = ? THEN o.total_minor - (SELECT COALESCE(S
 	AND e.reference IN (SELECT rp.reference FROM payments AS rp WHERE rp.order_id = o.id)) END`
 
 func owedArgs() []any {
-	return []any{engine.OrderUnpaid, engine.BankCaptureEvent, engine.PartialCaptureOutcome}
+	return []any{engine.OrderUnpaid, payment.BankCaptureEvent, payment.PartialCaptureOutcome}
 }
 
 // order adds the list's order to a select joined with latestOrderJoin;

@@ -24,6 +24,7 @@ import (
 	"portal/engine/directdebit"
 	"portal/engine/invitation"
 	"portal/engine/jobs"
+	"portal/engine/payment"
 	"portal/engine/privacy"
 	"portal/outbound/mail"
 	"portal/relay/invitelink"
@@ -59,7 +60,7 @@ type Deps struct {
 // an order still asks for (printed in the messages of organisations paid
 // by bank transfer).
 type PaymentLinks interface {
-	PaymentLinkLater(ctx context.Context, p engine.PaymentLinkPayload) (*engine.PaymentLinkMessage, error)
+	PaymentLinkLater(ctx context.Context, p payment.PaymentLinkPayload) (*payment.PaymentLinkMessage, error)
 	BankTransferDue(ctx context.Context, orderID int64) (*banking.Transfer, error)
 }
 
@@ -72,12 +73,12 @@ func Register(r *jobs.Runner, d Deps) {
 		d.Logger = slog.Default()
 	}
 	handle := func(kind engine.MessageKind, c composer) { r.Handle(string(kind), outbox(d, c)) }
-	handle(engine.KindConfirmation, confirmation)
+	handle(payment.KindConfirmation, confirmation)
 	handle(engine.KindResumeLink, resumeLink)
 	handle(engine.KindUnpaidReminder, unpaidReminder)
-	handle(engine.KindPaymentLink, paymentLink)
+	handle(payment.KindPaymentLink, paymentLink)
 	handle(directdebit.KindDebitReturned, debitReturned)
-	handle(engine.KindTransferRequest, transferRequest)
+	handle(payment.KindTransferRequest, transferRequest)
 	handle(directdebit.KindMandateNotice, mandateNotice)
 	handle(engine.KindWelcome, welcome)
 	handle(engine.KindExpiryReminder, expiryReminder)

@@ -24,6 +24,7 @@ import (
 	"portal/engine/dbtest"
 	"portal/engine/enginetest"
 	"portal/engine/jobs"
+	"portal/engine/payment"
 	"portal/engine/registration"
 	"portal/handlers"
 	"portal/outbound/mail"
@@ -192,7 +193,7 @@ func TestMailServerOutageDelaysMail(t *testing.T) {
 			t.Fatalf("ran %d jobs", n)
 		}
 		failed, _ := jobs.List(context.Background(), db, 10, jobs.StateFailed)
-		if len(failed) != 1 || failed[0].Kind != string(engine.KindConfirmation) || failed[0].LastError == "" {
+		if len(failed) != 1 || failed[0].Kind != string(payment.KindConfirmation) || failed[0].LastError == "" {
 			t.Fatalf("failed jobs %+v", failed)
 		}
 		msg, _ := engine.OutboxMessageByKey(context.Background(), db, strings.TrimPrefix(*failed[0].DedupKey, "outbox:"))
@@ -403,7 +404,7 @@ func TestReminderOfAPaidOrderIsNotSent(t *testing.T) {
 // outage is the test gateway with a switch: while down, creating a
 // checkout fails as a provider that cannot be reached does.
 type outage struct {
-	*engine.TestGateway
+	*payment.TestGateway
 	mu   sync.Mutex
 	down bool
 }
@@ -429,14 +430,14 @@ func TestPaymentLinkAfterProviderOutage(t *testing.T) {
 		ctx := context.Background()
 		e := newScheduledEnv(t, db)
 		srv, clk, quiet := e.srv, e.clk, e.quiet
-		provider := &outage{TestGateway: engine.NewTestGateway(engine.TestGatewayURLs{
+		provider := &outage{TestGateway: payment.NewTestGateway(payment.TestGatewayURLs{
 			PayURL: func(ref string) string { return "https://portal.example/dev/pay/" + ref }, ReturnURL: "https://portal.example/membership/payment-return"}), down: true}
 		demo := enginetest.Seed(t, db, engine.WithClock(clk.Now), engine.WithLogger(quiet),
 			engine.WithPaymentLinks(handlers.PaymentLinks("https://portal.example")),
-			engine.WithPaymentProviders(func(int64) engine.PaymentProvider { return provider }))
+			payment.WithPaymentProviders(func(int64) engine.PaymentProvider { return provider }))
 		messages.Register(e.r, messages.Deps{DB: db, Sender: e.sender, BaseURL: "https://portal.example", HashSecret: "paylink-secret-0123456789",
-			Payments: demo.Svc, Now: clk.Now})
-		demo.Svc.SchedulePayments(e.r, clk.Now)
+			Payments: payment.Of(demo.Svc), Now: clk.Now})
+		payment.Of(demo.Svc).SchedulePayments(e.r, clk.Now)
 		run := func(after time.Duration) { e.run(t, after) }
 		form := demo.Commit(alex, robin)
 		if form.State != engine.StateDone || form.PaymentURL != "" {
@@ -447,7 +448,7 @@ func TestPaymentLinkAfterProviderOutage(t *testing.T) {
 			t.Fatalf("%d messages while the provider is down", n)
 		}
 		var msgs int64
-		if msgs, _ = db.NewSelect().Model((*engine.OutboxMessage)(nil)).Where("kind = ?", engine.KindPaymentLink).Count(ctx); msgs != 1 {
+		if msgs, _ = db.NewSelect().Model((*engine.OutboxMessage)(nil)).Where("kind = ?", payment.KindPaymentLink).Count(ctx); msgs != 1 {
 			t.Fatalf("%d payment-link messages queued, want 1 waiting", msgs)
 		}
 		provider.setDown(false)

@@ -1,4 +1,4 @@
-package engine
+package payment
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"slices"
 
 	"github.com/uptrace/bun"
+
+	"portal/engine"
 )
 
 // Payment methods per club (issue 29): a club offers one or more methods
@@ -17,17 +19,17 @@ import (
 // WithPaymentMethodProviders sets how the provider of one of an
 // organisation's methods is found (engine/payproviders builds one per
 // method); nil or a nil answer falls back to the organisation's provider.
-func WithPaymentMethodProviders(pick func(organisationID int64, method string) PaymentProvider) ServiceOption {
-	return func(s *Service) { s.pickMethod = pick }
+func WithPaymentMethodProviders(pick func(organisationID int64, method string) engine.PaymentProvider) engine.ServiceOption {
+	return func(s *engine.Service) { s.PickMethod = pick }
 }
 
 // providerForMethod is the organisation's provider of a method; the
 // default one for "" or a method it no longer offers (an attempt of a
 // method switched off since still goes to the provider of its name when
 // one is known: providerNamed).
-func (s *Service) ProviderForMethod(organisationID int64, method string) PaymentProvider {
-	if method != "" && s.pickMethod != nil {
-		if p := s.pickMethod(organisationID, method); p != nil {
+func (s *Service) ProviderForMethod(organisationID int64, method string) engine.PaymentProvider {
+	if method != "" && s.PickMethod != nil {
+		if p := s.PickMethod(organisationID, method); p != nil {
 			return p
 		}
 	}
@@ -44,8 +46,8 @@ func (s *Service) paymentMethodsOf(ctx context.Context, db bun.IDB, orgID int64)
 	if list := ps.methodList(); len(list) > 0 {
 		return list, nil
 	}
-	if s.payments != nil {
-		return []string{s.payments.Name()}, nil
+	if s.Payments != nil {
+		return []string{s.Payments.Name()}, nil
 	}
 	return nil, nil
 }
@@ -53,11 +55,11 @@ func (s *Service) paymentMethodsOf(ctx context.Context, db bun.IDB, orgID int64)
 // PaymentMethods returns the payment methods an organisation's members
 // choose from, its default first. One method: nothing to choose.
 func (s *Service) PaymentMethods(ctx context.Context, orgID int64) (_ []string, err error) {
-	defer ClassifyUnavailable(&err)
-	if !InScope(ctx, orgID) {
-		return nil, Errorf(CodeNotFound, "organisation not found")
+	defer engine.ClassifyUnavailable(&err)
+	if !engine.InScope(ctx, orgID) {
+		return nil, engine.Errorf(engine.CodeNotFound, "organisation not found")
 	}
-	return s.paymentMethodsOf(ctx, s.db, orgID)
+	return s.paymentMethodsOf(ctx, s.DB(), orgID)
 }
 
 // checkPaymentMethod checks a member's choice against the organisation's
@@ -74,8 +76,8 @@ func (s *Service) CheckPaymentMethod(ctx context.Context, db bun.IDB, orgID int6
 	if !slices.Contains(methods, method) {
 		// A request naming a method the club does not offer is malformed
 		// (the choices come from the form): 400 with its field.
-		return "", &Error{Code: CodeInvalid, Message: "This payment method is not offered; choose one of the club's.",
-			Fields: []FieldError{{Field: "paymentMethod", Message: fmt.Sprintf("must be one of %v", methods)}}}
+		return "", &engine.Error{Code: engine.CodeInvalid, Message: "This payment method is not offered; choose one of the club's.",
+			Fields: []engine.FieldError{{Field: "paymentMethod", Message: fmt.Sprintf("must be one of %v", methods)}}}
 	}
 	if method == methods[0] {
 		return "", nil
@@ -85,14 +87,14 @@ func (s *Service) CheckPaymentMethod(ctx context.Context, db bun.IDB, orgID int6
 
 // orderProvider is the provider of the method an order is paid with: its
 // member's choice, else the organisation's default.
-func (s *Service) orderProvider(order *Order) PaymentProvider {
+func (s *Service) orderProvider(order *engine.Order) engine.PaymentProvider {
 	return s.ProviderForMethod(order.OrganisationID, order.PaymentMethod)
 }
 
 // PayLinkChoice is what the stable pay link of an unpaid order offers:
 // the organisation's methods and the one the order is paid with now.
 type PayLinkChoice struct {
-	Order   *Order
+	Order   *engine.Order
 	Methods []string
 	// Current is the order's method (its default when it chose none).
 	Current string
@@ -101,12 +103,12 @@ type PayLinkChoice struct {
 // PayLinkMethods answers the pay link of an unpaid order before the
 // checkout: the methods to choose from again. Errors as FollowPayLink.
 func (s *Service) PayLinkMethods(ctx context.Context, orderReference string) (_ *PayLinkChoice, err error) {
-	defer ClassifyUnavailable(&err)
+	defer engine.ClassifyUnavailable(&err)
 	order, err := s.UnpaidOrderByReference(ctx, orderReference)
 	if err != nil {
 		return nil, err
 	}
-	methods, err := s.paymentMethodsOf(ctx, s.db, order.OrganisationID)
+	methods, err := s.paymentMethodsOf(ctx, s.DB(), order.OrganisationID)
 	if err != nil {
 		return nil, err
 	}
@@ -121,31 +123,31 @@ func (s *Service) PayLinkMethods(ctx context.Context, orderReference string) (_ 
 // (the member's choice on its pay link) and returns its attempt, as
 // FollowPayLink does: an open attempt of another method is closed first,
 // so that only one can be paid.
-func (s *Service) ChoosePaymentMethod(ctx context.Context, orderReference, method string) (_ *Payment, err error) {
-	defer ClassifyUnavailable(&err)
+func (s *Service) ChoosePaymentMethod(ctx context.Context, orderReference, method string) (_ *engine.Payment, err error) {
+	defer engine.ClassifyUnavailable(&err)
 	order, err := s.UnpaidOrderByReference(ctx, orderReference)
 	if err != nil {
 		return nil, err
 	}
-	stored, err := s.CheckPaymentMethod(ctx, s.db, order.OrganisationID, method)
+	stored, err := s.CheckPaymentMethod(ctx, s.DB(), order.OrganisationID, method)
 	if err != nil {
 		return nil, err
 	}
 	if stored != order.PaymentMethod {
-		last, err := lastPayment(ctx, s.db, order.ID)
+		last, err := lastPayment(ctx, s.DB(), order.ID)
 		if err != nil {
 			return nil, err
 		}
-		if last != nil && last.Status == PaymentPending && last.Provider != s.ProviderForMethod(order.OrganisationID, stored).Name() {
+		if last != nil && last.Status == engine.PaymentPending && last.Provider != s.ProviderForMethod(order.OrganisationID, stored).Name() {
 			if err := s.ProviderOf(order.OrganisationID, last).Expire(ctx, *last); err != nil {
 				s.Log.WarnContext(ctx, "a checkout of the method left could not be closed at the provider", "reference", last.Reference, "err", err)
 			}
-			if _, err := cancelPayment(ctx, s.db, last.ID, s.Clock()); err != nil {
+			if _, err := cancelPayment(ctx, s.DB(), last.ID, s.Clock()); err != nil {
 				return nil, err
 			}
 		}
-		if _, err := s.db.NewUpdate().Model(order).Set("payment_method = ?", stored).WherePK().
-			Where("status = ?", OrderUnpaid).Exec(ctx); err != nil {
+		if _, err := s.DB().NewUpdate().Model(order).Set("payment_method = ?", stored).WherePK().
+			Where("status = ?", engine.OrderUnpaid).Exec(ctx); err != nil {
 			return nil, fmt.Errorf("store the payment method: %w", err)
 		}
 		order.PaymentMethod = stored
@@ -156,6 +158,6 @@ func (s *Service) ChoosePaymentMethod(ctx context.Context, orderReference, metho
 // MethodProvider is the provider of one of an organisation's payment
 // methods (its default one for "" or a method it does not offer), for
 // the pages that show an attempt of it.
-func (s *Service) MethodProvider(organisationID int64, method string) PaymentProvider {
+func (s *Service) MethodProvider(organisationID int64, method string) engine.PaymentProvider {
 	return s.ProviderForMethod(organisationID, method)
 }

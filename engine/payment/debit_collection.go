@@ -1,4 +1,4 @@
-package engine
+package payment
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"portal/engine"
 	"portal/engine/banking"
 )
 
@@ -125,8 +126,8 @@ func DebitDueFor(ctx context.Context, db bun.IDB, orgID int64, now time.Time) (t
 // debitReturnedFor reports whether an attempt's debit came back: such an
 // attempt never succeeds again (a run marked sent after the return, or a
 // replayed settlement, changes nothing).
-func debitReturnedFor(ctx context.Context, db bun.IDB, p *Payment) (bool, error) {
-	if p.Provider != DirectDebitProvider || p.Status != PaymentFailed {
+func debitReturnedFor(ctx context.Context, db bun.IDB, p *engine.Payment) (bool, error) {
+	if p.Provider != DirectDebitProvider || p.Status != engine.PaymentFailed {
 		return false, nil
 	}
 	returned, err := db.NewSelect().Model((*Debit)(nil)).Where("payment_id = ? AND status = ?", p.ID, DebitReturned).Exists(ctx)

@@ -1,4 +1,4 @@
-package engine
+package payment
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"portal/engine"
 	"portal/engine/banking"
 )
 
@@ -44,7 +45,7 @@ type Capture struct {
 	EventID string
 	// Actor is the staff member capturing on the staff pages (audited);
 	// nil from the command line.
-	Actor *Actor
+	Actor *engine.Actor
 	// OrganisationID, when not 0, limits the capture to that
 	// organisation's payments: staff capture for their own club only.
 	OrganisationID int64
@@ -78,23 +79,23 @@ const BankCaptureEvent = "bank_transfer.capture"
 // recorded on the payment as its problem and never completes anything;
 // staff settle it with the member.
 func (s *Service) CapturePayment(ctx context.Context, c Capture) (_ *CaptureResult, err error) {
-	defer ClassifyUnavailable(&err)
+	defer engine.ClassifyUnavailable(&err)
 	if c.AmountMinor <= 0 {
-		return nil, Errorf(CodeInvalid, "the amount captured must be more than zero")
+		return nil, engine.Errorf(engine.CodeInvalid, "the amount captured must be more than zero")
 	}
 	p, err := s.BankAttempt(ctx, c.Reference)
 	if err != nil {
 		return nil, err
 	}
 	if c.OrganisationID != 0 && s.OrgOfOrder(ctx, p.OrderID) != c.OrganisationID {
-		return nil, Errorf(CodeNotFound, "payment not found")
+		return nil, engine.Errorf(engine.CodeNotFound, "payment not found")
 	}
 	currency := strings.ToUpper(strings.TrimSpace(c.Currency))
 	if currency == "" {
 		currency = p.Currency
 	}
 	if len(currency) != 3 {
-		return nil, Errorf(CodeInvalid, "currency %q: want a three-letter ISO 4217 code such as EUR", c.Currency)
+		return nil, engine.Errorf(engine.CodeInvalid, "currency %q: want a three-letter ISO 4217 code such as EUR", c.Currency)
 	}
 	booked := c.BookedOn
 	if booked.IsZero() {
@@ -109,13 +110,13 @@ func (s *Service) CapturePayment(ctx context.Context, c Capture) (_ *CaptureResu
 	case c.ID != "":
 		id = fmt.Sprintf("capture:%d:%s", orgID, c.ID)
 	default:
-		id = fmt.Sprintf("manual:%s:%s:%s", rf, booked.Format(time.DateOnly), FormatMoney(c.AmountMinor, currency))
+		id = fmt.Sprintf("manual:%s:%s:%s", rf, booked.Format(time.DateOnly), engine.FormatMoney(c.AmountMinor, currency))
 	}
 	note := "booked " + booked.Format(time.DateOnly)
 	if n := strings.TrimSpace(c.Note); n != "" {
 		note += "; " + n
 	}
-	conf := PaymentConfirmation{Reference: p.Reference, Outcome: OutcomeSuccess, AmountMinor: c.AmountMinor, Currency: currency,
+	conf := engine.PaymentConfirmation{Reference: p.Reference, Outcome: engine.OutcomeSuccess, AmountMinor: c.AmountMinor, Currency: currency,
 		EventID: id, EventType: BankCaptureEvent, TransactionID: id, Note: note, Accumulate: true, Actor: c.Actor}
 	provider := s.ProviderForMethod(orgID, BankTransferProvider)
 	if provider.Name() != BankTransferProvider {
@@ -133,11 +134,11 @@ func (s *Service) CapturePayment(ctx context.Context, c Capture) (_ *CaptureResu
 		// owed back (res.Stale), whatever its amount.
 		if !res.Replayed {
 			s.Log.WarnContext(ctx, "a second bank credit for an order already paid; it is owed back to the member",
-				"rf", string(rf), "credit", res.CreditReference, "amount", FormatMoney(c.AmountMinor, currency))
+				"rf", string(rf), "credit", res.CreditReference, "amount", engine.FormatMoney(c.AmountMinor, currency))
 		}
 		return out, nil
 	}
-	if res.Replayed && !res.Mismatch && p.Status == PaymentSucceeded && p.Problem == "" {
+	if res.Replayed && !res.Mismatch && p.Status == engine.PaymentSucceeded && p.Problem == "" {
 		// The same capture again after the payment was completed (the
 		// completing form sent twice): it changed nothing, and the state it
 		// finds is paid, not the part this capture brought.
@@ -157,7 +158,7 @@ func (s *Service) CapturePayment(ctx context.Context, c Capture) (_ *CaptureResu
 	}
 	if out.Problem != "" {
 		s.Log.WarnContext(ctx, "bank transfer captured with a problem; the registration is not completed",
-			"rf", string(rf), "problem", out.Problem, "paid", FormatMoney(out.CapturedMinor, currency), "expected", FormatMoney(p.AmountMinor, p.Currency))
+			"rf", string(rf), "problem", out.Problem, "paid", engine.FormatMoney(out.CapturedMinor, currency), "expected", engine.FormatMoney(p.AmountMinor, p.Currency))
 	}
 	return out, nil
 }
@@ -165,7 +166,7 @@ func (s *Service) CapturePayment(ctx context.Context, c Capture) (_ *CaptureResu
 // orgOfOrder is an order's organisation (0 when it cannot be read: the
 // default provider then).
 func (s *Service) OrgOfOrder(ctx context.Context, orderID int64) int64 {
-	o, err := LoadOrder(ctx, s.db, orderID)
+	o, err := engine.LoadOrder(ctx, s.DB(), orderID)
 	if err != nil {
 		return 0
 	}
@@ -176,46 +177,46 @@ func (s *Service) OrgOfOrder(ctx context.Context, orderID int64) int64 {
 // newest attempt with that RF reference (an order's attempts share it),
 // the newest attempt of an order by its payment reference, or an attempt
 // by its own reference.
-func (s *Service) BankAttempt(ctx context.Context, reference string) (*Payment, error) {
+func (s *Service) BankAttempt(ctx context.Context, reference string) (*engine.Payment, error) {
 	ref := strings.TrimSpace(reference)
-	var p *Payment
+	var p *engine.Payment
 	switch {
 	case strings.HasPrefix(strings.ToUpper(ref), "RF"):
 		rf, err := banking.ParseReference(ref)
 		if err != nil {
-			return nil, Errorf(CodeInvalid, "%s", err.Error())
+			return nil, engine.Errorf(engine.CodeInvalid, "%s", err.Error())
 		}
-		var ps []Payment
-		if err := s.db.NewSelect().Model(&ps).Where("provider = ? AND provider_id = ?", BankTransferProvider, string(rf)).
+		var ps []engine.Payment
+		if err := s.DB().NewSelect().Model(&ps).Where("provider = ? AND provider_id = ?", BankTransferProvider, string(rf)).
 			Order("id DESC").Limit(1).Scan(ctx); err != nil {
 			return nil, fmt.Errorf("load the payment of %s: %w", rf, err)
 		}
 		if len(ps) == 0 {
-			return nil, Errorf(CodeNotFound, "no bank transfer has the reference %s", rf.String())
+			return nil, engine.Errorf(engine.CodeNotFound, "no bank transfer has the reference %s", rf.String())
 		}
 		p = &ps[0]
 	case strings.HasPrefix(ref, "PO-"):
-		order, err := orderByPayReference(ctx, s.db, ref)
+		order, err := orderByPayReference(ctx, s.DB(), ref)
 		if err != nil {
 			return nil, err
 		}
-		if p, err = lastPayment(ctx, s.db, order.ID); err != nil {
+		if p, err = lastPayment(ctx, s.DB(), order.ID); err != nil {
 			return nil, err
 		}
 		if p == nil {
-			return nil, Errorf(CodeNotFound, "order %s has no payment yet", ref)
+			return nil, engine.Errorf(engine.CodeNotFound, "order %s has no payment yet", ref)
 		}
 	default:
 		var err error
-		if p, err = paymentByReference(ctx, s.db, ref); err != nil {
+		if p, err = paymentByReference(ctx, s.DB(), ref); err != nil {
 			return nil, err
 		}
 	}
-	if !InScope(ctx, s.OrgOfOrder(ctx, p.OrderID)) { // another organisation's payment reads as none (organisations.go)
-		return nil, Errorf(CodeNotFound, "payment not found")
+	if !engine.InScope(ctx, s.OrgOfOrder(ctx, p.OrderID)) { // another organisation's payment reads as none (organisations.go)
+		return nil, engine.Errorf(engine.CodeNotFound, "payment not found")
 	}
 	if p.Provider != BankTransferProvider || p.ProviderID == nil {
-		return nil, Errorf(CodeInvalid, "payment %s is not a bank transfer (it is paid with %s)", ref, p.Provider)
+		return nil, engine.Errorf(engine.CodeInvalid, "payment %s is not a bank transfer (it is paid with %s)", ref, p.Provider)
 	}
 	return p, nil
 }
@@ -225,20 +226,20 @@ func (s *Service) BankAttempt(ctx context.Context, reference string) (*Payment, 
 type manualTransfers struct{}
 
 func (manualTransfers) Name() string { return BankTransferProvider }
-func (manualTransfers) CreateCheckout(context.Context, CheckoutRequest) (Checkout, error) {
-	return Checkout{}, errors.New("bank transfer is not configured")
+func (manualTransfers) CreateCheckout(context.Context, engine.CheckoutRequest) (engine.Checkout, error) {
+	return engine.Checkout{}, errors.New("bank transfer is not configured")
 }
-func (manualTransfers) Retrieve(_ context.Context, p Payment) (PaymentConfirmation, error) {
-	return PaymentConfirmation{Reference: p.Reference, Outcome: OutcomeOpen}, nil
+func (manualTransfers) Retrieve(_ context.Context, p engine.Payment) (engine.PaymentConfirmation, error) {
+	return engine.PaymentConfirmation{Reference: p.Reference, Outcome: engine.OutcomeOpen}, nil
 }
-func (manualTransfers) Expire(context.Context, Payment) error { return nil }
-func (manualTransfers) Refund(context.Context, RefundRequest) (string, error) {
+func (manualTransfers) Expire(context.Context, engine.Payment) error { return nil }
+func (manualTransfers) Refund(context.Context, engine.RefundRequest) (string, error) {
 	return "", ErrManualRefund
 }
 
 // ProviderFor is the payment provider of an organisation, for the pages
 // that show a provider's own checkout (bank transfer).
-func (s *Service) ProviderFor(organisationID int64) PaymentProvider {
+func (s *Service) ProviderFor(organisationID int64) engine.PaymentProvider {
 	return s.providerFor(organisationID)
 }
 
@@ -249,15 +250,15 @@ const PartialCaptureOutcome = "partial"
 // OutcomePartial is the outcome of the payment event of a capture short
 // of the amount owed (partialCaptureOutcome): the staff pages tell it
 // apart from a capture that completes the payment.
-const OutcomePartial PaymentOutcome = PartialCaptureOutcome
+const OutcomePartial engine.PaymentOutcome = PartialCaptureOutcome
 
 // accumulate adds a capture to the earlier partial captures of its order,
 // in settle's transaction (the instance is locked). Short of the amount,
 // the capture is recorded as partial and the attempt stays open (partial
 // true); otherwise c's amount becomes the sum, which settle checks as
 // usual (exact: completed; more: an excess for staff).
-func (s *Service) accumulate(ctx context.Context, tx bun.Tx, p *Payment, order *Order, c *PaymentConfirmation, res *PaymentResult, now time.Time) (bool, error) {
-	if p.Status != PaymentPending || p.Problem != "" || !strings.EqualFold(c.Currency, p.Currency) {
+func (s *Service) accumulate(ctx context.Context, tx bun.Tx, p *engine.Payment, order *engine.Order, c *engine.PaymentConfirmation, res *PaymentResult, now time.Time) (bool, error) {
+	if p.Status != engine.PaymentPending || p.Problem != "" || !strings.EqualFold(c.Currency, p.Currency) {
 		return false, nil
 	}
 	prior, err := partialCapturedMinor(ctx, tx, order.ID, p.Currency, c.EventID)
@@ -268,22 +269,22 @@ func (s *Service) accumulate(ctx context.Context, tx bun.Tx, p *Payment, order *
 	res.CapturedMinor = total
 	if total >= p.AmountMinor {
 		if prior > 0 {
-			c.Note += fmt.Sprintf("; with earlier partial payments of %s", FormatMoney(prior, p.Currency))
+			c.Note += fmt.Sprintf("; with earlier partial payments of %s", engine.FormatMoney(prior, p.Currency))
 			c.AmountMinor = total
 		}
 		return false, nil
 	}
 	amount, currency := c.AmountMinor, p.Currency
-	ev := &PaymentEvent{Provider: p.Provider, EventID: &c.EventID, EventType: c.EventType, Reference: p.Reference,
+	ev := &engine.PaymentEvent{Provider: p.Provider, EventID: &c.EventID, EventType: c.EventType, Reference: p.Reference,
 		Outcome: PartialCaptureOutcome, AmountMinor: &amount, Currency: &currency, CreatedAt: now,
-		Note: fmt.Sprintf("%s; partial: %s of %s so far", c.Note, FormatMoney(total, currency), FormatMoney(p.AmountMinor, currency))}
+		Note: fmt.Sprintf("%s; partial: %s of %s so far", c.Note, engine.FormatMoney(total, currency), engine.FormatMoney(p.AmountMinor, currency))}
 	inserted, err := RecordPaymentEvent(ctx, tx, ev)
 	if err != nil {
 		return false, err
 	}
 	res.Outcome, res.Partial, res.Replayed = attemptOutcome(p), true, !inserted
 	if !inserted {
-		AuditUnchanged(ctx)
+		engine.AuditUnchanged(ctx)
 	}
 	return true, nil
 }

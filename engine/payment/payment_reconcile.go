@@ -1,8 +1,10 @@
-package engine
+package payment
 
 import (
 	"context"
 	"time"
+
+	"portal/engine"
 )
 
 // reconcileOnLoadTimeout bounds the reconciliation a registration's load runs.
@@ -23,19 +25,19 @@ type ReconcileReport struct {
 // does the same for that registration, and makes a payment link missing
 // since the commit.
 func (s *Service) ReconcilePayments(ctx context.Context, olderThan time.Duration, limit int) (_ ReconcileReport, err error) {
-	defer ClassifyUnavailable(&err)
+	defer engine.ClassifyUnavailable(&err)
 	return s.reconcile(ctx, 0, olderThan, limit)
 }
 
 func (s *Service) reconcile(ctx context.Context, orderID int64, olderThan time.Duration, limit int) (ReconcileReport, error) {
 	var rep ReconcileReport
-	pending, err := pendingPaymentsBefore(ctx, s.db, s.Clock().Add(-olderThan), orderID, limit)
+	pending, err := pendingPaymentsBefore(ctx, s.DB(), s.Clock().Add(-olderThan), orderID, limit)
 	if err != nil {
 		return rep, err
 	}
 	for i := range pending {
 		p := &pending[i]
-		order, err := LoadOrder(ctx, s.db, p.OrderID)
+		order, err := engine.LoadOrder(ctx, s.DB(), p.OrderID)
 		if err != nil {
 			return rep, err
 		}
@@ -69,14 +71,14 @@ func (s *Service) ReconcileRegistration(ctx context.Context, userKey string, per
 	// and retries: what it could not tell now, the next load asks again.
 	ctx, cancel := context.WithTimeout(ctx, reconcileOnLoadTimeout)
 	defer cancel()
-	order, err := unpaidOrderOf(ctx, s.db, userKey, periodID)
+	order, err := unpaidOrderOf(ctx, s.DB(), userKey, periodID)
 	if err != nil || order == nil {
 		if err != nil {
 			s.Log.WarnContext(ctx, "reconciliation on load: order could not be loaded", "err", err)
 		}
 		return
 	}
-	if _, err := s.reconcile(ctx, order.ID, s.reconcileAfter, 10); err != nil {
+	if _, err := s.reconcile(ctx, order.ID, s.ReconcileAfter, 10); err != nil {
 		s.Log.WarnContext(ctx, "reconciliation on load failed", "order", order.ID, "err", err)
 	}
 }

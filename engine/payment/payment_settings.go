@@ -1,4 +1,4 @@
-package engine
+package payment
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"portal/engine"
 	"portal/engine/banking"
 )
 
@@ -91,14 +92,14 @@ func (ps *PaymentSettings) methodList() []string {
 
 // WithTestPayments allows organisations to choose the test gateway; only
 // a portal on an http loopback address does (as PORTAL_PAYMENT_PROVIDER=test).
-func WithTestPayments(allowed bool) ServiceOption {
-	return func(svc *Service) { svc.testPayments = allowed }
+func WithTestPayments(allowed bool) engine.ServiceOption {
+	return func(svc *engine.Service) { svc.TestPayments = allowed }
 }
 
 // WithPaymentSettingsChanged is told the organisation whose payment
 // settings were just changed, so that its provider is rebuilt at once.
-func WithPaymentSettingsChanged(fn func(organisationID int64)) ServiceOption {
-	return func(svc *Service) { svc.settingsChanged = fn }
+func WithPaymentSettingsChanged(fn func(organisationID int64)) engine.ServiceOption {
+	return func(svc *engine.Service) { svc.SettingsChanged = fn }
 }
 
 // paymentSecretAAD binds a sealed payment secret to its organisation and field.
@@ -179,14 +180,14 @@ func paymentSettingsView(ps *PaymentSettings) *PaymentSettingsView {
 // PaymentSettings returns an organisation's own payment settings (all
 // empty when it has none: the environment's apply).
 func (s *Service) PaymentSettings(ctx context.Context, orgID int64) (_ *PaymentSettingsView, err error) {
-	defer ClassifyUnavailable(&err)
-	if !InScope(ctx, orgID) {
-		return nil, Errorf(CodeNotFound, "organisation not found")
+	defer engine.ClassifyUnavailable(&err)
+	if !engine.InScope(ctx, orgID) {
+		return nil, engine.Errorf(engine.CodeNotFound, "organisation not found")
 	}
-	if _, err := LoadOrganisation(ctx, s.db, orgID); err != nil {
+	if _, err := engine.LoadOrganisation(ctx, s.DB(), orgID); err != nil {
 		return nil, err
 	}
-	ps, err := LoadPaymentSettings(ctx, s.db, orgID)
+	ps, err := LoadPaymentSettings(ctx, s.DB(), orgID)
 	if err != nil {
 		return nil, err
 	}
@@ -206,29 +207,29 @@ func (s *Service) SetPaymentSettings(ctx context.Context, orgID int64, c Payment
 
 // StaffSetPaymentSettings is SetPaymentSettings by a staff member, audited
 // in its transaction.
-func (s *Service) StaffSetPaymentSettings(ctx context.Context, actor Actor, orgID int64, c PaymentSettingsChange) (*PaymentSettingsView, error) {
+func (s *Service) StaffSetPaymentSettings(ctx context.Context, actor engine.Actor, orgID int64, c PaymentSettingsChange) (*PaymentSettingsView, error) {
 	return s.setPaymentSettings(ctx, &actor, orgID, c)
 }
 
 // paymentSettingsAuditView is what the audit log keeps of payment
 // settings: the secrets only as fingerprints (secretAuditValue).
 func paymentSettingsAuditView(ps *PaymentSettings) map[string]any {
-	return map[string]any{"provider": ps.Provider, "stripeSecretKey": SecretAuditValue(ps.StripeSecretKeySealed),
-		"stripeWebhookSecret": SecretAuditValue(ps.StripeWebhookSecretSealed), "bankCreditorName": ps.BankCreditorName,
+	return map[string]any{"provider": ps.Provider, "stripeSecretKey": engine.SecretAuditValue(ps.StripeSecretKeySealed),
+		"stripeWebhookSecret": engine.SecretAuditValue(ps.StripeWebhookSecretSealed), "bankCreditorName": ps.BankCreditorName,
 		"bankIban": ps.BankIBAN, "bankBic": ps.BankBIC, "bankCreditorAddress": ps.BankCreditorAddress,
 		"methods": ps.Methods, "debitCreditorId": ps.DebitCreditorID, "debitPrenotificationDays": ps.DebitPrenotificationDays,
-		"debitFileVersion": ps.DebitFileVersion, "debitCollectionDay": ps.DebitCollectionDay, "debitReturnFee": FormatAmount(ps.DebitReturnFeeMinor)}
+		"debitFileVersion": ps.DebitFileVersion, "debitCollectionDay": ps.DebitCollectionDay, "debitReturnFee": engine.FormatAmount(ps.DebitReturnFeeMinor)}
 }
 
 // setPaymentSettings is SetPaymentSettings, audited when actor is set.
-func (s *Service) setPaymentSettings(ctx context.Context, actor *Actor, orgID int64, c PaymentSettingsChange) (_ *PaymentSettingsView, err error) {
-	defer ClassifyUnavailable(&err)
-	if !InScope(ctx, orgID) {
-		return nil, Errorf(CodeNotFound, "organisation not found")
+func (s *Service) setPaymentSettings(ctx context.Context, actor *engine.Actor, orgID int64, c PaymentSettingsChange) (_ *PaymentSettingsView, err error) {
+	defer engine.ClassifyUnavailable(&err)
+	if !engine.InScope(ctx, orgID) {
+		return nil, engine.Errorf(engine.CodeNotFound, "organisation not found")
 	}
 	var view *PaymentSettingsView
-	err = InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
-		if _, err := LoadOrganisation(ctx, tx, orgID); err != nil {
+	err = engine.InTx(ctx, s.DB(), func(ctx context.Context, tx bun.Tx) error {
+		if _, err := engine.LoadOrganisation(ctx, tx, orgID); err != nil {
 			return err
 		}
 		ps, err := LoadPaymentSettings(ctx, tx, orgID)
@@ -259,22 +260,22 @@ func (s *Service) setPaymentSettings(ctx context.Context, actor *Actor, orgID in
 		if actor == nil {
 			return nil
 		}
-		return s.AppendAudit(ctx, tx, *actor, AuditEntry{OrganisationID: orgID, Action: "payment_settings.update",
+		return s.AppendAudit(ctx, tx, *actor, engine.AuditEntry{OrganisationID: orgID, Action: "payment_settings.update",
 			TargetType: "organisation", TargetID: fmt.Sprint(orgID), Before: audited, After: paymentSettingsAuditView(ps)})
 	})
 	if err != nil {
 		return nil, err
 	}
-	if s.settingsChanged != nil {
-		s.settingsChanged(orgID)
+	if s.SettingsChanged != nil {
+		s.SettingsChanged(orgID)
 	}
 	return view, nil
 }
 
 // applyPaymentSettings merges a change into ps, checking the result.
 func (s *Service) applyPaymentSettings(ps *PaymentSettings, c PaymentSettingsChange) error {
-	var fields []FieldError
-	bad := func(field, msg string) { fields = append(fields, FieldError{Field: field, Message: msg}) }
+	var fields []engine.FieldError
+	bad := func(field, msg string) { fields = append(fields, engine.FieldError{Field: field, Message: msg}) }
 	set := func(dst *string, v *string) {
 		if v != nil {
 			*dst = strings.TrimSpace(*v)
@@ -292,14 +293,14 @@ func (s *Service) applyPaymentSettings(ps *PaymentSettings, c PaymentSettingsCha
 	stripeKey, stripeKeySet := "", ps.StripeSecretKeySealed != ""
 	if c.StripeSecretKey != nil {
 		stripeKey, stripeKeySet = strings.TrimSpace(*c.StripeSecretKey), strings.TrimSpace(*c.StripeSecretKey) != ""
-		if stripeKey != "" && (!(strings.HasPrefix(stripeKey, "sk_") || strings.HasPrefix(stripeKey, "rk_")) || !Printable(stripeKey, 300)) {
+		if stripeKey != "" && (!(strings.HasPrefix(stripeKey, "sk_") || strings.HasPrefix(stripeKey, "rk_")) || !engine.Printable(stripeKey, 300)) {
 			bad("stripeSecretKey", "must be a Stripe secret key: sk_live_..., sk_test_... or a restricted rk_...")
 		}
 	}
 	hookSecret, hookSecretSet := "", ps.StripeWebhookSecretSealed != ""
 	if c.StripeWebhookSecret != nil {
 		hookSecret, hookSecretSet = strings.TrimSpace(*c.StripeWebhookSecret), strings.TrimSpace(*c.StripeWebhookSecret) != ""
-		if hookSecret != "" && (!strings.HasPrefix(hookSecret, "whsec_") || !Printable(hookSecret, 300)) {
+		if hookSecret != "" && (!strings.HasPrefix(hookSecret, "whsec_") || !engine.Printable(hookSecret, 300)) {
 			bad("stripeWebhookSecret", "must be the signing secret of a Stripe webhook endpoint: whsec_...")
 		}
 	}
@@ -317,7 +318,7 @@ func (s *Service) applyPaymentSettings(ps *PaymentSettings, c PaymentSettingsCha
 		if c.Provider != nil && strings.TrimSpace(*c.Provider) == DirectDebitProvider || c.Methods == nil {
 			field = "provider"
 		}
-		if !slices.ContainsFunc(fields, func(f FieldError) bool { return f.Field == field }) {
+		if !slices.ContainsFunc(fields, func(f engine.FieldError) bool { return f.Field == field }) {
 			bad(field, "direct_debit is offered beside a default method (stripe or bank_transfer), not as the default: list it after one")
 		}
 	}
@@ -329,7 +330,7 @@ func (s *Service) applyPaymentSettings(ps *PaymentSettings, c PaymentSettingsCha
 			needBank = true
 		case DirectDebitProvider:
 			needBank = true
-			if ps.DebitCreditorID == "" && !slices.ContainsFunc(fields, func(f FieldError) bool { return f.Field == "debitCreditorId" }) {
+			if ps.DebitCreditorID == "" && !slices.ContainsFunc(fields, func(f engine.FieldError) bool { return f.Field == "debitCreditorId" }) {
 				bad("debitCreditorId", "is required with the method direct_debit")
 			}
 		case StripeProvider:
@@ -340,7 +341,7 @@ func (s *Service) applyPaymentSettings(ps *PaymentSettings, c PaymentSettingsCha
 				bad("stripeWebhookSecret", "is required with the provider stripe")
 			}
 		case TestGatewayProvider:
-			if !s.testPayments {
+			if !s.TestPayments {
 				bad("provider", "the test gateway runs only on a development portal (an http loopback PORTAL_BASE_URL)")
 			}
 		default:
@@ -358,7 +359,7 @@ func (s *Service) applyPaymentSettings(ps *PaymentSettings, c PaymentSettingsCha
 		}
 	}
 	if len(fields) > 0 {
-		return &Error{Code: CodeValidation, Message: "Some payment settings are not valid.", Fields: fields}
+		return &engine.Error{Code: engine.CodeValidation, Message: "Some payment settings are not valid.", Fields: fields}
 	}
 	if c.StripeSecretKey != nil {
 		ps.StripeSecretKeySealed = s.sealSecret(ps.OrganisationID, "stripe_secret_key", stripeKey)
@@ -473,8 +474,8 @@ func applyDebitSettings(ps *PaymentSettings, c PaymentSettingsChange, bad func(f
 
 // dedupeFields keeps the first error of each field and message (a
 // provider checked as the default and again among the methods).
-func dedupeFields(fields []FieldError) []FieldError {
-	var out []FieldError
+func dedupeFields(fields []engine.FieldError) []engine.FieldError {
+	var out []engine.FieldError
 	for _, f := range fields {
 		if !slices.Contains(out, f) {
 			out = append(out, f)
@@ -517,8 +518,8 @@ var bankFieldNames = map[string]string{
 }
 
 // bankFieldErrors names banking's validation errors by the settings' fields.
-func bankFieldErrors(err error) []FieldError {
-	var out []FieldError
+func bankFieldErrors(err error) []engine.FieldError {
+	var out []engine.FieldError
 	var walk func(error)
 	walk = func(err error) {
 		if joined, ok := err.(interface{ Unwrap() []error }); ok {
@@ -535,10 +536,10 @@ func bankFieldErrors(err error) []FieldError {
 					name = field
 				}
 			}
-			out = append(out, FieldError{Field: name, Message: fe.Problem})
+			out = append(out, engine.FieldError{Field: name, Message: fe.Problem})
 			return
 		}
-		out = append(out, FieldError{Field: "bankIban", Message: err.Error()})
+		out = append(out, engine.FieldError{Field: "bankIban", Message: err.Error()})
 	}
 	walk(err)
 	return out
@@ -574,13 +575,13 @@ type RetiredStripeCredentials struct {
 // OrganisationPaymentConfigs lists the organisations that chose a
 // provider of their own, with their secrets opened.
 func (s *Service) OrganisationPaymentConfigs(ctx context.Context) (_ []OrganisationPaymentConfig, err error) {
-	defer ClassifyUnavailable(&err)
+	defer engine.ClassifyUnavailable(&err)
 	var rows []PaymentSettings
-	if err := s.db.NewSelect().Model(&rows).Where("provider <> ''").Order("organisation_id ASC").Scan(ctx); err != nil {
+	if err := s.DB().NewSelect().Model(&rows).Where("provider <> ''").Order("organisation_id ASC").Scan(ctx); err != nil {
 		return nil, fmt.Errorf("load payment settings: %w", err)
 	}
 	var retired []RetiredPaymentAccount
-	if err := s.db.NewSelect().Model(&retired).Order("organisation_id ASC", "id DESC").Scan(ctx); err != nil {
+	if err := s.DB().NewSelect().Model(&retired).Order("organisation_id ASC", "id DESC").Scan(ctx); err != nil {
 		return nil, fmt.Errorf("load retired payment accounts: %w", err)
 	}
 	retiredOf := map[int64][]RetiredPaymentAccount{}

@@ -1,4 +1,4 @@
-package engine
+package payment
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
+
+	"portal/engine"
 )
 
 // Provider accounts. An organisation may change its Stripe keys (a new
@@ -39,7 +41,7 @@ func PaymentAccount(secretKey string) string {
 }
 
 // accountOf is a provider's account, "" for one without accounts.
-func accountOf(p PaymentProvider) string {
+func accountOf(p engine.PaymentProvider) string {
 	if a, ok := p.(AccountHolder); ok {
 		return a.Account()
 	}
@@ -49,8 +51,8 @@ func accountOf(p PaymentProvider) string {
 // WithRetiredPaymentProviders sets where an organisation's providers of
 // earlier credentials come from (engine/payproviders builds them from the
 // retired accounts OrganisationPaymentConfigs lists).
-func WithRetiredPaymentProviders(retired func(organisationID int64) []PaymentProvider) ServiceOption {
-	return func(s *Service) { s.retiredProviders = retired }
+func WithRetiredPaymentProviders(retired func(organisationID int64) []engine.PaymentProvider) engine.ServiceOption {
+	return func(s *engine.Service) { s.RetiredProviders = retired }
 }
 
 // providerOf is the provider that made an attempt: the organisation's
@@ -59,21 +61,21 @@ func WithRetiredPaymentProviders(retired func(organisationID int64) []PaymentPro
 // An attempt of no account (made before accounts were recorded, or by a
 // provider without accounts) goes to the organisation's provider of its
 // name, as does one whose credentials are no longer known.
-func (s *Service) ProviderOf(organisationID int64, p *Payment) PaymentProvider {
+func (s *Service) ProviderOf(organisationID int64, p *engine.Payment) engine.PaymentProvider {
 	current := s.ProviderForMethod(organisationID, p.Provider)
 	if current.Name() == p.Provider && accountOf(current) == p.Account {
 		return current
 	}
 	if p.Account != "" {
-		if s.retiredProviders != nil {
-			for _, r := range s.retiredProviders(organisationID) {
+		if s.RetiredProviders != nil {
+			for _, r := range s.RetiredProviders(organisationID) {
 				if r.Name() == p.Provider && accountOf(r) == p.Account {
 					return r
 				}
 			}
 		}
-		if s.payments != nil && s.payments.Name() == p.Provider && accountOf(s.payments) == p.Account {
-			return s.payments
+		if s.Payments != nil && s.Payments.Name() == p.Provider && accountOf(s.Payments) == p.Account {
+			return s.Payments
 		}
 		s.Log.Warn("the account that made a payment is no longer known; asking the organisation's current one",
 			"reference", p.Reference, "provider", p.Provider, "account", p.Account)
@@ -84,13 +86,13 @@ func (s *Service) ProviderOf(organisationID int64, p *Payment) PaymentProvider {
 // eventProviders are the providers whose webhook secrets may have signed
 // an organisation's events: its current provider first, then its retired
 // ones (events of checkouts made before it changed its keys).
-func (s *Service) eventProviders(orgID int64) []PaymentProvider {
-	var out []PaymentProvider
+func (s *Service) eventProviders(orgID int64) []engine.PaymentProvider {
+	var out []engine.PaymentProvider
 	if p := s.ownProvider(orgID); p != nil {
 		out = append(out, p)
 	}
-	if s.retiredProviders != nil {
-		out = append(out, s.retiredProviders(orgID)...)
+	if s.RetiredProviders != nil {
+		out = append(out, s.RetiredProviders(orgID)...)
 	}
 	return out
 }

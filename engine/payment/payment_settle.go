@@ -1,4 +1,4 @@
-package engine
+package payment
 
 import (
 	"context"
@@ -9,17 +9,19 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
+
+	"portal/engine"
 )
 
 // KindConfirmation is the outbox message (and job) kind of the
 // confirmation after payment.
-const KindConfirmation MessageKind = "membership_confirmation"
+const KindConfirmation engine.MessageKind = "membership_confirmation"
 
 // PaymentResult is what a confirmation did, and the attempt's state after it.
 type PaymentResult struct {
 	// Outcome is the attempt's state: success, failed, cancelled, pending
 	// (an asynchronous payment confirms later) or open (not paid yet).
-	Outcome  PaymentOutcome
+	Outcome  engine.PaymentOutcome
 	Replayed bool // the confirmation was seen before or came too late: nothing changed
 	Stale    bool // the order was paid by another attempt or cancelled (reset): this payment is refunded
 	Mismatch bool // the amount or currency did not match the attempt: recorded for staff, nothing completed
@@ -37,23 +39,23 @@ type PaymentResult struct {
 	ProcessID       int64
 	PeriodID        int64
 	UserKey         string
-	Order           *Order
+	Order           *engine.Order
 }
 
 // attemptOutcome is the outcome an attempt's stored state stands for.
-func attemptOutcome(p *Payment) PaymentOutcome {
+func attemptOutcome(p *engine.Payment) engine.PaymentOutcome {
 	switch p.Status {
-	case PaymentSucceeded:
-		return OutcomeSuccess
-	case PaymentFailed:
-		return OutcomeFailed
-	case PaymentCancelled:
-		return OutcomeCancelled
+	case engine.PaymentSucceeded:
+		return engine.OutcomeSuccess
+	case engine.PaymentFailed:
+		return engine.OutcomeFailed
+	case engine.PaymentCancelled:
+		return engine.OutcomeCancelled
 	}
 	if p.ConfirmingAt != nil {
-		return OutcomePending
+		return engine.OutcomePending
 	}
-	return OutcomeOpen
+	return engine.OutcomeOpen
 }
 
 // CompletePayment applies a browser's return from the provider. The query
@@ -61,20 +63,20 @@ func attemptOutcome(p *Payment) PaymentOutcome {
 // verifies it; for any other the return only shows what its webhook
 // established, or, while the attempt is still pending, what a retrieval
 // from the provider's API says.
-func (s *Service) CompletePayment(ctx context.Context, ret PaymentReturn) (_ *PaymentResult, err error) {
-	defer ClassifyUnavailable(&err)
+func (s *Service) CompletePayment(ctx context.Context, ret engine.PaymentReturn) (_ *PaymentResult, err error) {
+	defer engine.ClassifyUnavailable(&err)
 	view, err := s.PaymentForPage(ctx, ret.Reference)
 	if err != nil {
 		return nil, err
 	}
 	provider := s.ProviderOf(view.Order.OrganisationID, &view.Payment)
-	if v, ok := provider.(ReturnVerifier); ok && provider.Name() == view.Payment.Provider {
+	if v, ok := provider.(engine.ReturnVerifier); ok && provider.Name() == view.Payment.Provider {
 		c, err := v.VerifyReturn(ctx, ret)
 		if err != nil {
-			if errors.Is(err, ErrForgedReturn) {
-				return nil, Errorf(CodeInvalid, "this payment confirmation could not be verified")
+			if errors.Is(err, engine.ErrForgedReturn) {
+				return nil, engine.Errorf(engine.CodeInvalid, "this payment confirmation could not be verified")
 			}
-			return nil, &Error{Code: CodeUnavailable, Message: "the payment provider could not be reached; try again shortly", Err: err}
+			return nil, &engine.Error{Code: engine.CodeUnavailable, Message: "the payment provider could not be reached; try again shortly", Err: err}
 		}
 		return s.settle(ctx, provider, c)
 	}
@@ -84,7 +86,7 @@ func (s *Service) CompletePayment(ctx context.Context, ret PaymentReturn) (_ *Pa
 // PaymentState is the attempt's state as the portal knows it, retrieving
 // it from the provider while it is pending (the confirming page polls it).
 func (s *Service) PaymentState(ctx context.Context, reference string) (_ *PaymentResult, err error) {
-	defer ClassifyUnavailable(&err)
+	defer engine.ClassifyUnavailable(&err)
 	view, err := s.PaymentForPage(ctx, reference)
 	if err != nil {
 		return nil, err
@@ -94,10 +96,10 @@ func (s *Service) PaymentState(ctx context.Context, reference string) (_ *Paymen
 
 // refreshPayment asks the provider about a pending attempt and settles what
 // it says; a provider that cannot be reached leaves the state as it is.
-func (s *Service) refreshPayment(ctx context.Context, provider PaymentProvider, p *Payment) (*PaymentResult, error) {
-	if p.Status == PaymentPending && provider.Name() == p.Provider {
+func (s *Service) refreshPayment(ctx context.Context, provider engine.PaymentProvider, p *engine.Payment) (*PaymentResult, error) {
+	if p.Status == engine.PaymentPending && provider.Name() == p.Provider {
 		c, err := provider.Retrieve(ctx, *p)
-		if err == nil && c.Outcome != OutcomeOpen {
+		if err == nil && c.Outcome != engine.OutcomeOpen {
 			c.Reference = p.Reference // the retrieval was for this attempt, whatever it echoes
 			return s.settle(ctx, provider, c)
 		}
@@ -117,7 +119,7 @@ func (s *Service) currentResult(ctx context.Context, reference string) (*Payment
 	o := view.Order
 	return &PaymentResult{Outcome: attemptOutcome(&view.Payment), Replayed: true, Reference: reference, Order: o,
 		ProcessID: o.ProcessInstanceID, PeriodID: o.PeriodID, UserKey: o.UserKey,
-		Stale: view.Payment.Status == PaymentSucceeded && view.Payment.RefundStatus != "", Mismatch: view.Payment.Problem != ""}, nil
+		Stale: view.Payment.Status == engine.PaymentSucceeded && view.Payment.RefundStatus != "", Mismatch: view.Payment.Problem != ""}, nil
 }
 
 // ReceivePaymentEvent handles a provider's signed event (a webhook) sent
@@ -129,8 +131,8 @@ func (s *Service) currentResult(ctx context.Context, reference string) (*Payment
 // no error is an event the portal does not act on. A forged event is
 // invalid; an event for an attempt the portal does not know is not found.
 func (s *Service) ReceivePaymentEvent(ctx context.Context, providerName string, payload []byte, signature string) (_ *PaymentResult, err error) {
-	defer ClassifyUnavailable(&err)
-	return s.receiveEvent(ctx, s.payments, 0, providerName, payload, signature)
+	defer engine.ClassifyUnavailable(&err)
+	return s.receiveEvent(ctx, s.Payments, 0, providerName, payload, signature)
 }
 
 // ReceiveOrganisationPaymentEvent is ReceivePaymentEvent for the account
@@ -139,11 +141,11 @@ func (s *Service) ReceivePaymentEvent(ctx context.Context, providerName string, 
 // settled. An organisation without a provider of its own that takes
 // events is not found.
 func (s *Service) ReceiveOrganisationPaymentEvent(ctx context.Context, orgID int64, providerName string, payload []byte, signature string) (_ *PaymentResult, err error) {
-	defer ClassifyUnavailable(&err)
-	if !InScope(ctx, orgID) {
-		return nil, Errorf(CodeNotFound, "organisation not found")
+	defer engine.ClassifyUnavailable(&err)
+	if !engine.InScope(ctx, orgID) {
+		return nil, engine.Errorf(engine.CodeNotFound, "organisation not found")
 	}
-	ctx = WithOrganisation(ctx, orgID)
+	ctx = engine.WithOrganisation(ctx, orgID)
 	// Its current webhook secret first, then the earlier ones: an event of
 	// a checkout made before the organisation changed its keys is signed
 	// with the secret of that account's endpoint.
@@ -153,7 +155,7 @@ func (s *Service) ReceiveOrganisationPaymentEvent(ctx context.Context, orgID int
 	var failed error
 	for _, provider := range s.eventProviders(orgID) {
 		res, err := s.receiveEvent(ctx, provider, orgID, providerName, payload, signature)
-		if errors.Is(err, ErrForgedEvent) || errors.Is(err, errOtherAccount) {
+		if errors.Is(err, engine.ErrForgedEvent) || errors.Is(err, errOtherAccount) {
 			if failed == nil || errors.Is(err, errOtherAccount) {
 				failed = err
 			}
@@ -164,22 +166,22 @@ func (s *Service) ReceiveOrganisationPaymentEvent(ctx context.Context, orgID int
 	if failed != nil {
 		return nil, failed
 	}
-	return nil, Errorf(CodeNotFound, "no payment provider %q takes events here", providerName)
+	return nil, engine.Errorf(engine.CodeNotFound, "no payment provider %q takes events here", providerName)
 }
 
 // receiveEvent verifies an event with provider's keys and settles it;
 // orgID 0 is the environment's account.
-func (s *Service) receiveEvent(ctx context.Context, provider PaymentProvider, orgID int64, providerName string, payload []byte, signature string) (*PaymentResult, error) {
-	parser, ok := provider.(EventParser)
+func (s *Service) receiveEvent(ctx context.Context, provider engine.PaymentProvider, orgID int64, providerName string, payload []byte, signature string) (*PaymentResult, error) {
+	parser, ok := provider.(engine.EventParser)
 	if !ok || provider.Name() != providerName {
-		return nil, Errorf(CodeNotFound, "no payment provider %q takes events here", providerName)
+		return nil, engine.Errorf(engine.CodeNotFound, "no payment provider %q takes events here", providerName)
 	}
 	c, err := parser.ParseEvent(payload, signature)
 	if err != nil {
-		if errors.Is(err, ErrForgedEvent) {
-			return nil, &Error{Code: CodeInvalid, Message: "the payment event could not be verified", Err: ErrForgedEvent}
+		if errors.Is(err, engine.ErrForgedEvent) {
+			return nil, &engine.Error{Code: engine.CodeInvalid, Message: "the payment event could not be verified", Err: engine.ErrForgedEvent}
 		}
-		return nil, Errorf(CodeInvalid, "the payment event could not be read")
+		return nil, engine.Errorf(engine.CodeInvalid, "the payment event could not be read")
 	}
 	if c == nil {
 		return nil, nil //nolint:nilnil // an event of a kind the portal does not act on
@@ -188,8 +190,8 @@ func (s *Service) receiveEvent(ctx context.Context, provider PaymentProvider, or
 	if err != nil {
 		return nil, err
 	}
-	if orgID == 0 && s.providerFor(view.Order.OrganisationID) != s.payments || orgID != 0 && view.Order.OrganisationID != orgID {
-		return nil, Errorf(CodeNotFound, "payment not found for this account")
+	if orgID == 0 && s.providerFor(view.Order.OrganisationID) != s.Payments || orgID != 0 && view.Order.OrganisationID != orgID {
+		return nil, engine.Errorf(engine.CodeNotFound, "payment not found for this account")
 	}
 	return s.settle(ctx, provider, *c)
 }
@@ -213,17 +215,17 @@ var errOtherAccount = errors.New("the attempt was made with another account")
 // job queued in the same transaction, or owed by hand for a bank transfer.
 // Amount or currency other than the attempt's: recorded and logged, and
 // the attempt never completes anything.
-func (s *Service) settle(ctx context.Context, provider PaymentProvider, c PaymentConfirmation) (*PaymentResult, error) {
+func (s *Service) settle(ctx context.Context, provider engine.PaymentProvider, c engine.PaymentConfirmation) (*PaymentResult, error) {
 	res := &PaymentResult{Reference: c.Reference}
-	var closeAtProvider []Payment
+	var closeAtProvider []engine.Payment
 	// A staff capture's audit entry (audit.go) is written unless it was a
 	// replay: the same capture again is not audited twice.
-	err := InTx(ctx, s.db, s.AuditedTx(func(ctx context.Context, tx bun.Tx) (err error) { // audit.go: a staff capture's entry, if any
+	err := engine.InTx(ctx, s.DB(), s.AuditedTx(func(ctx context.Context, tx bun.Tx) (err error) { // audit.go: a staff capture's entry, if any
 		if closeAtProvider, err = s.SettleIn(ctx, tx, provider, c, res); err != nil {
 			return err
 		}
 		if res.Replayed && !res.Mismatch {
-			AuditUnchanged(ctx)
+			engine.AuditUnchanged(ctx)
 		}
 		return nil
 	}))
@@ -251,7 +253,7 @@ func (s *Service) settle(ctx context.Context, provider PaymentProvider, c Paymen
 // res: a collection run settles all its debits in one (debit_runs.go).
 // It returns the superseded attempts the caller closes at the provider
 // once tx commits.
-func (s *Service) SettleIn(ctx context.Context, tx bun.Tx, provider PaymentProvider, c PaymentConfirmation, res *PaymentResult) ([]Payment, error) {
+func (s *Service) SettleIn(ctx context.Context, tx bun.Tx, provider engine.PaymentProvider, c engine.PaymentConfirmation, res *PaymentResult) ([]engine.Payment, error) {
 	p, order, err := LockPayment(ctx, tx, c.Reference)
 	if err != nil {
 		return nil, err
@@ -259,11 +261,11 @@ func (s *Service) SettleIn(ctx context.Context, tx bun.Tx, provider PaymentProvi
 	if p.Provider != provider.Name() || p.Account != "" && accountOf(provider) != "" && p.Account != accountOf(provider) {
 		// Another provider's, or another account's: a confirmation of
 		// one account never settles an attempt made with another.
-		return nil, &Error{Code: CodeNotFound, Message: "payment not found", Err: errOtherAccount}
+		return nil, &engine.Error{Code: engine.CodeNotFound, Message: "payment not found", Err: errOtherAccount}
 	}
 	res.Order, res.ProcessID, res.PeriodID, res.UserKey = order, order.ProcessInstanceID, order.PeriodID, order.UserKey
 	now := s.Clock()
-	if c.Accumulate && c.Outcome == OutcomeSuccess && p.Status == PaymentSucceeded {
+	if c.Accumulate && c.Outcome == engine.OutcomeSuccess && p.Status == engine.PaymentSucceeded {
 		return nil, s.secondCredit(ctx, tx, p, order, c, res, now)
 	}
 	if c.Accumulate {
@@ -272,14 +274,14 @@ func (s *Service) SettleIn(ctx context.Context, tx bun.Tx, provider PaymentProvi
 			return nil, err
 		}
 	}
-	ev := &PaymentEvent{Provider: provider.Name(), EventType: c.EventType, Reference: p.Reference, Outcome: c.Outcome, Note: c.Note, CreatedAt: now}
+	ev := &engine.PaymentEvent{Provider: provider.Name(), EventType: c.EventType, Reference: p.Reference, Outcome: c.Outcome, Note: c.Note, CreatedAt: now}
 	if ev.EventType == "" {
 		ev.EventType = "retrieval"
 	}
 	if c.EventID != "" {
 		ev.EventID = &c.EventID
 	}
-	paid := c.Outcome == OutcomeSuccess || c.Outcome == OutcomePending
+	paid := c.Outcome == engine.OutcomeSuccess || c.Outcome == engine.OutcomePending
 	if paid {
 		amount, currency := c.AmountMinor, strings.ToUpper(c.Currency)
 		ev.AmountMinor, ev.Currency = &amount, &currency
@@ -288,7 +290,7 @@ func (s *Service) SettleIn(ctx context.Context, tx bun.Tx, provider PaymentProvi
 	problem := ""
 	if mismatch {
 		problem = fmt.Sprintf("amount mismatch: the provider reports %s, the attempt is for %s",
-			FormatMoney(c.AmountMinor, strings.ToUpper(c.Currency)), FormatMoney(p.AmountMinor, p.Currency))
+			engine.FormatMoney(c.AmountMinor, strings.ToUpper(c.Currency)), engine.FormatMoney(p.AmountMinor, p.Currency))
 		ev.Note = strings.TrimPrefix(ev.Note+"; "+problem, "; ")
 	}
 	inserted, err := RecordPaymentEvent(ctx, tx, ev)
@@ -298,7 +300,7 @@ func (s *Service) SettleIn(ctx context.Context, tx bun.Tx, provider PaymentProvi
 	res.Outcome = attemptOutcome(p)
 	if !inserted {
 		res.Replayed = true // this event was settled before
-		AuditUnchanged(ctx)
+		engine.AuditUnchanged(ctx)
 		return nil, nil
 	}
 	if c.Actor != nil {
@@ -314,26 +316,26 @@ func (s *Service) SettleIn(ctx context.Context, tx bun.Tx, provider PaymentProvi
 		res.Mismatch = true
 		p.Problem = problem
 		s.Log.ErrorContext(ctx, "payment confirmation does not match its attempt; not completing the registration (staff to check)",
-			"reference", p.Reference, "order", order.ID, "paid", FormatMoney(c.AmountMinor, c.Currency),
-			"expected", FormatMoney(p.AmountMinor, p.Currency), "event", c.EventID)
+			"reference", p.Reference, "order", order.ID, "paid", engine.FormatMoney(c.AmountMinor, c.Currency),
+			"expected", engine.FormatMoney(p.AmountMinor, p.Currency), "event", c.EventID)
 		if err := UpdatePayment(ctx, tx, p, "problem", "updated_at"); err != nil {
 			return nil, err
 		}
-		if p.Status == PaymentPending {
+		if p.Status == engine.PaymentPending {
 			// Closed, so that the member can pay the right amount with a new checkout.
-			if err := SettlePayment(ctx, tx, p, PaymentFailed, PaymentConfirmation{}, now); err != nil {
+			if err := SettlePayment(ctx, tx, p, engine.PaymentFailed, engine.PaymentConfirmation{}, now); err != nil {
 				return nil, err
 			}
-			if err := EmitPaymentFailed(ctx, tx, p, order, OutcomeFailed, problem, now); err != nil {
+			if err := engine.EmitPaymentFailed(ctx, tx, p, order, engine.OutcomeFailed, problem, now); err != nil {
 				return nil, err
 			}
 		}
 		res.Outcome = attemptOutcome(p)
 		return nil, nil
-	case c.Outcome == OutcomeOpen:
+	case c.Outcome == engine.OutcomeOpen:
 		return nil, nil
-	case c.Outcome == OutcomePending:
-		if p.Status == PaymentPending && p.ConfirmingAt == nil {
+	case c.Outcome == engine.OutcomePending:
+		if p.Status == engine.PaymentPending && p.ConfirmingAt == nil {
 			p.ConfirmingAt, p.UpdatedAt = &now, now
 			if err := UpdatePayment(ctx, tx, p, "confirming_at", "updated_at"); err != nil {
 				return nil, err
@@ -343,25 +345,25 @@ func (s *Service) SettleIn(ctx context.Context, tx bun.Tx, provider PaymentProvi
 		}
 		res.Outcome = attemptOutcome(p)
 		return nil, nil
-	case c.Outcome != OutcomeSuccess:
-		if p.Status != PaymentPending {
+	case c.Outcome != engine.OutcomeSuccess:
+		if p.Status != engine.PaymentPending {
 			res.Replayed = true // never back from succeeded, and closed stays closed
 			return nil, nil
 		}
-		status := map[PaymentOutcome]PaymentStatus{OutcomeFailed: PaymentFailed, OutcomeCancelled: PaymentCancelled}[c.Outcome]
+		status := map[engine.PaymentOutcome]engine.PaymentStatus{engine.OutcomeFailed: engine.PaymentFailed, engine.OutcomeCancelled: engine.PaymentCancelled}[c.Outcome]
 		if status == "" {
 			return nil, fmt.Errorf("settle payment %s: unknown outcome %q", p.Reference, c.Outcome)
 		}
 		if err := SettlePayment(ctx, tx, p, status, c, now); err != nil {
 			return nil, err
 		}
-		if err := EmitPaymentFailed(ctx, tx, p, order, c.Outcome, "", now); err != nil {
+		if err := engine.EmitPaymentFailed(ctx, tx, p, order, c.Outcome, "", now); err != nil {
 			return nil, err
 		}
 		res.Outcome = attemptOutcome(p)
 		return nil, nil
 	}
-	if p.Status == PaymentSucceeded {
+	if p.Status == engine.PaymentSucceeded {
 		res.Replayed = true
 		return nil, nil
 	}
@@ -373,14 +375,14 @@ func (s *Service) SettleIn(ctx context.Context, tx bun.Tx, provider PaymentProvi
 	}
 	// The provider took the money, even for an attempt we had closed
 	// (the member cancelled, a reset, an expiry): it counts.
-	if err := SettlePayment(ctx, tx, p, PaymentSucceeded, c, now); err != nil {
+	if err := SettlePayment(ctx, tx, p, engine.PaymentSucceeded, c, now); err != nil {
 		return nil, err
 	}
-	if err := EmitPaymentEvent(ctx, tx, EventPaymentSucceeded, p, order, "", now); err != nil {
+	if err := engine.EmitPaymentEvent(ctx, tx, engine.EventPaymentSucceeded, p, order, "", now); err != nil {
 		return nil, err
 	}
-	res.Outcome = OutcomeSuccess
-	if order.Status != OrderUnpaid {
+	res.Outcome = engine.OutcomeSuccess
+	if order.Status != engine.OrderUnpaid {
 		// Paid by another attempt already (two tabs), or cancelled by a reset.
 		res.Stale = true
 		return nil, s.owe(ctx, tx, p, order, now)
@@ -405,19 +407,19 @@ const afterSettleTimeout = 10 * time.Second
 // and a reset of the same registration queue up instead of deadlocking, and
 // what is read here is what the other committed. (SQLite runs one
 // transaction at a time: it needs no lock.)
-func LockPayment(ctx context.Context, tx bun.Tx, reference string) (*Payment, *Order, error) {
+func LockPayment(ctx context.Context, tx bun.Tx, reference string) (*engine.Payment, *engine.Order, error) {
 	instanceID, err := instanceOfPayment(ctx, tx, reference)
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := lockInstance(ctx, tx, instanceID); err != nil {
+	if err := engine.LockInstance(ctx, tx, instanceID); err != nil {
 		return nil, nil, err
 	}
 	p, err := paymentByReference(ctx, tx, reference)
 	if err != nil {
 		return nil, nil, err
 	}
-	order, err := LoadOrder(ctx, tx, p.OrderID)
+	order, err := engine.LoadOrder(ctx, tx, p.OrderID)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -425,30 +427,30 @@ func LockPayment(ctx context.Context, tx bun.Tx, reference string) (*Payment, *O
 }
 
 // activate marks a paid order's registration complete and queues the confirmation.
-func (s *Service) activate(ctx context.Context, tx bun.Tx, order *Order, now time.Time) error {
-	if err := markOrderPaid(ctx, tx, order.ID, now); err != nil {
+func (s *Service) activate(ctx context.Context, tx bun.Tx, order *engine.Order, now time.Time) error {
+	if err := engine.MarkOrderPaid(ctx, tx, order.ID, now); err != nil {
 		return err
 	}
-	order.Status, order.PaidAt = OrderPaid, &now
-	activated, err := activatePendingMemberships(ctx, tx, order.ProcessInstanceID, now)
+	order.Status, order.PaidAt = engine.OrderPaid, &now
+	activated, err := engine.ActivatePendingMemberships(ctx, tx, order.ProcessInstanceID, now)
 	if err != nil {
 		return err
 	}
 	if len(activated) > 0 {
-		data := MembershipEventData{RegistrationID: order.ProcessInstanceID, OrderID: order.ID, PeriodID: order.PeriodID,
-			UserKey: order.UserKey, Memberships: make([]ActivatedMembership, len(activated))}
+		data := engine.MembershipEventData{RegistrationID: order.ProcessInstanceID, OrderID: order.ID, PeriodID: order.PeriodID,
+			UserKey: order.UserKey, Memberships: make([]engine.ActivatedMembership, len(activated))}
 		for i, m := range activated {
-			data.Memberships[i] = ActivatedMembership{MembershipID: m.ID, PersonID: m.PersonID, MembershipTypeID: m.MembershipTypeID,
+			data.Memberships[i] = engine.ActivatedMembership{MembershipID: m.ID, PersonID: m.PersonID, MembershipTypeID: m.MembershipTypeID,
 				MemberType: m.MemberType, ActivatedAt: now.UTC().Truncate(time.Millisecond)}
 		}
-		if err := EmitEvent(ctx, tx, order.OrganisationID, EventMembershipActivated, data, now); err != nil {
+		if err := engine.EmitEvent(ctx, tx, order.OrganisationID, engine.EventMembershipActivated, data, now); err != nil {
 			return err
 		}
 	}
-	if err := completeInstance(ctx, tx, order.ProcessInstanceID, now); err != nil {
+	if err := engine.CompleteInstance(ctx, tx, order.ProcessInstanceID, now); err != nil {
 		return err
 	}
-	persons, err := activeMembersOf(ctx, tx, order.ProcessInstanceID)
+	persons, err := engine.ActiveMembersOf(ctx, tx, order.ProcessInstanceID)
 	if err != nil {
 		return err
 	}
@@ -462,7 +464,7 @@ func (s *Service) activate(ctx context.Context, tx bun.Tx, order *Order, now tim
 	}
 	payload, err := json.Marshal(map[string]any{
 		"orderId": order.ID, "userKey": order.UserKey, "periodId": order.PeriodID,
-		"persons": names, "total": FormatMoney(order.TotalMinor, order.Currency),
+		"persons": names, "total": engine.FormatMoney(order.TotalMinor, order.Currency),
 	})
 	if err != nil {
 		return fmt.Errorf("confirmation payload: %w", err)
@@ -477,21 +479,21 @@ func (s *Service) activate(ctx context.Context, tx bun.Tx, order *Order, now tim
 	if returned > 0 {
 		dedup += fmt.Sprintf(":after-return:%d", returned)
 	}
-	msg := &OutboxMessage{Kind: KindConfirmation, DedupKey: dedup,
+	msg := &engine.OutboxMessage{Kind: KindConfirmation, DedupKey: dedup,
 		Recipient: recipient, Payload: string(payload), CreatedAt: now}
-	return QueueMessage(ctx, tx, msg)
+	return engine.QueueMessage(ctx, tx, msg)
 }
 
 // auditConfirmation writes a payment confirmed by staff (a bank transfer
 // captured on the staff pages) to the audit log, in the transaction that
 // records it.
-func (s *Service) auditConfirmation(ctx context.Context, tx bun.IDB, actor Actor, p *Payment, order *Order, ev *PaymentEvent) error {
+func (s *Service) auditConfirmation(ctx context.Context, tx bun.IDB, actor engine.Actor, p *engine.Payment, order *engine.Order, ev *engine.PaymentEvent) error {
 	instance := order.ProcessInstanceID
 	after := map[string]any{"reference": p.Reference, "event": ev.EventType, "outcome": ev.Outcome, "note": ev.Note}
 	if ev.AmountMinor != nil && ev.Currency != nil {
-		after["amount"] = FormatMoney(*ev.AmountMinor, *ev.Currency)
+		after["amount"] = engine.FormatMoney(*ev.AmountMinor, *ev.Currency)
 	}
-	return s.Audit(ctx, tx, actor, AuditEntry{OrganisationID: order.OrganisationID, Action: "payment.capture",
+	return s.Audit(ctx, tx, actor, engine.AuditEntry{OrganisationID: order.OrganisationID, Action: "payment.capture",
 		TargetType: "registration", TargetID: fmt.Sprint(instance), InstanceID: &instance,
 		Before: map[string]any{"payment": string(p.Status), "order": string(order.Status)}, After: after})
 }

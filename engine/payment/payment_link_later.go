@@ -1,4 +1,4 @@
-package engine
+package payment
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"portal/engine"
 	"portal/engine/jobs"
 )
 
@@ -21,7 +22,7 @@ import (
 
 // KindPaymentLink is the message with the payment link of an order whose
 // payment could not be created at commit.
-const KindPaymentLink MessageKind = "payment_link"
+const KindPaymentLink engine.MessageKind = "payment_link"
 
 // paymentLinkGrace is how long after its commit an order without a payment
 // attempt is left alone: the commit's own attempt to create it (or the
@@ -39,20 +40,20 @@ type PaymentLinkPayload struct {
 // re-runs and every instance's run queue it once. It returns how many it
 // queued (messages already queued count too).
 func QueueMissingPaymentLinks(ctx context.Context, db *bun.DB, now time.Time) (int, error) {
-	var orders []Order
-	err := ScopeOrg(ctx, db.NewSelect().Model(&orders), "organisation_id").Column("id").
-		Where("status = ? AND created_at <= ?", OrderUnpaid, now.UTC().Add(-paymentLinkGrace)).
+	var orders []engine.Order
+	err := engine.ScopeOrg(ctx, db.NewSelect().Model(&orders), "organisation_id").Column("id").
+		Where("status = ? AND created_at <= ?", engine.OrderUnpaid, now.UTC().Add(-paymentLinkGrace)).
 		Where("NOT EXISTS (SELECT 1 FROM payments AS p WHERE p.order_id = ?TableAlias.id)").
-		Where("process_instance_id IN (?)", committedInstances(db)).
+		Where("process_instance_id IN (?)", engine.CommittedInstances(db)).
 		OrderExpr("id").Limit(500).Scan(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("find orders without a payment link: %w", err)
 	}
 	for i, o := range orders {
 		payload, _ := json.Marshal(PaymentLinkPayload{OrderID: o.ID})
-		msg := &OutboxMessage{Kind: KindPaymentLink, DedupKey: fmt.Sprintf("%s:order:%d", KindPaymentLink, o.ID),
+		msg := &engine.OutboxMessage{Kind: KindPaymentLink, DedupKey: fmt.Sprintf("%s:order:%d", KindPaymentLink, o.ID),
 			Payload: string(payload), CreatedAt: now.UTC()}
-		if err := queueMessageNow(ctx, db, msg); err != nil {
+		if err := engine.QueueMessageNow(ctx, db, msg); err != nil {
 			return i, err
 		}
 	}
@@ -62,19 +63,19 @@ func QueueMissingPaymentLinks(ctx context.Context, db *bun.DB, now time.Time) (i
 // PaymentLinkMessage is what a payment-link message says. Due is false when
 // the order was paid or cancelled since it was queued (nothing is sent).
 type PaymentLinkMessage struct {
-	UnpaidReminder
+	engine.UnpaidReminder
 	Link string
 }
 
 // ErrPaymentLinkNotYet says the provider still cannot create the payment:
 // the message waits (its job retries with backoff).
-var ErrPaymentLinkNotYet = Errorf(CodeUnavailable, "the payment provider still cannot create the payment")
+var ErrPaymentLinkNotYet = engine.Errorf(engine.CodeUnavailable, "the payment provider still cannot create the payment")
 
 // PaymentLinkLater makes the checkout of an order whose payment could not
 // be created at commit and gathers the message with its stable pay link.
 // The provider is called outside any transaction.
 func (s *Service) PaymentLinkLater(ctx context.Context, p PaymentLinkPayload) (*PaymentLinkMessage, error) {
-	r, err := LoadUnpaidReminder(ctx, s.db, UnpaidReminderPayload{OrderID: p.OrderID})
+	r, err := engine.LoadUnpaidReminder(ctx, s.DB(), engine.UnpaidReminderPayload{OrderID: p.OrderID})
 	if err != nil {
 		return nil, err
 	}
@@ -88,13 +89,13 @@ func (s *Service) PaymentLinkLater(ctx context.Context, p PaymentLinkPayload) (*
 	// Made now, or earlier by the member's own page load: either way the
 	// order has an attempt once the provider answered.
 	var attempts int64
-	if attempts, err = s.db.NewSelect().Model((*Payment)(nil)).Where("order_id = ?", p.OrderID).Count(ctx); err != nil {
+	if attempts, err = s.DB().NewSelect().Model((*engine.Payment)(nil)).Where("order_id = ?", p.OrderID).Count(ctx); err != nil {
 		return nil, fmt.Errorf("count payment attempts: %w", err)
 	}
 	if attempts == 0 {
 		return nil, ErrPaymentLinkNotYet
 	}
-	m.Link = s.PayLink(ctx, s.db, &r.Order)
+	m.Link = s.PayLink(ctx, s.DB(), &r.Order)
 	return m, nil
 }
 
@@ -109,15 +110,15 @@ const reconcileEvery = 5 * time.Minute
 // due. Every instance schedules it; the runner's dedup keys run it once
 // per period.
 func (s *Service) SchedulePayments(r *jobs.Runner, now func() time.Time) {
-	r.Every(KindReconcilePayments, reconcileEvery)
-	r.Handle(KindReconcilePayments, func(ctx context.Context, j *jobs.Job) error {
-		ctx = JobScope(ctx, j)
-		if n, err := QueueMissingPaymentLinks(ctx, s.db, now()); err != nil {
+	r.Every(engine.KindReconcilePayments, reconcileEvery)
+	r.Handle(engine.KindReconcilePayments, func(ctx context.Context, j *jobs.Job) error {
+		ctx = engine.JobScope(ctx, j)
+		if n, err := QueueMissingPaymentLinks(ctx, s.DB(), now()); err != nil {
 			return err
 		} else if n > 0 {
 			s.Log.InfoContext(ctx, "queued payment links made after the commit", "count", n)
 		}
-		rep, err := s.ReconcilePayments(ctx, s.reconcileAfter, 100)
+		rep, err := s.ReconcilePayments(ctx, s.ReconcileAfter, 100)
 		if rep.Checked+rep.Refunded > 0 {
 			s.Log.InfoContext(ctx, "reconciled payments", "checked", rep.Checked, "settled", rep.Settled, "refunded", rep.Refunded)
 		}

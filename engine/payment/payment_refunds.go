@@ -1,4 +1,4 @@
-package engine
+package payment
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"portal/engine"
 	"portal/engine/jobs"
 )
 
@@ -35,8 +36,8 @@ var ErrManualRefund = errors.New("a refund is a transfer staff make from the ban
 // owe marks a succeeded attempt's money as to be given back, in the
 // settlement's transaction, and queues its refund (or, for a bank
 // transfer, leaves it to staff).
-func (s *Service) owe(ctx context.Context, tx bun.Tx, p *Payment, order *Order, now time.Time) error {
-	p.RefundStatus, p.RefundManual, p.UpdatedAt = RefundDue, p.Provider == BankTransferProvider, now
+func (s *Service) owe(ctx context.Context, tx bun.Tx, p *engine.Payment, order *engine.Order, now time.Time) error {
+	p.RefundStatus, p.RefundManual, p.UpdatedAt = engine.RefundDue, p.Provider == BankTransferProvider, now
 	if err := UpdatePayment(ctx, tx, p, "refund_status", "refund_manual", "updated_at"); err != nil {
 		return err
 	}
@@ -62,9 +63,9 @@ func (s *Service) refundJobHandler(ctx context.Context, j *jobs.Job) error {
 	if err := j.Decode(&job); err != nil {
 		return jobs.Permanent(err)
 	}
-	p, err := paymentByReference(ctx, s.db, job.Reference)
+	p, err := paymentByReference(ctx, s.DB(), job.Reference)
 	if err != nil {
-		if ErrorCode(err) == CodeNotFound {
+		if engine.ErrorCode(err) == engine.CodeNotFound {
 			return jobs.Permanent(err)
 		}
 		return err
@@ -76,15 +77,15 @@ func (s *Service) refundJobHandler(ctx context.Context, j *jobs.Job) error {
 // refundOne gives back the money of one attempt due for a refund, outside
 // any transaction, and records the refund. It reports whether a refund was
 // made; an attempt no longer due (refunded meanwhile) makes none.
-func (s *Service) refundOne(ctx context.Context, p *Payment) (bool, error) {
-	if p.RefundStatus != RefundDue || p.RefundManual {
+func (s *Service) refundOne(ctx context.Context, p *engine.Payment) (bool, error) {
+	if p.RefundStatus != engine.RefundDue || p.RefundManual {
 		return false, nil
 	}
-	order, err := LoadOrder(ctx, s.db, p.OrderID)
+	order, err := engine.LoadOrder(ctx, s.DB(), p.OrderID)
 	if err != nil {
 		return false, err
 	}
-	req := RefundRequest{Reference: p.Reference, AmountMinor: p.AmountMinor, Currency: p.Currency}
+	req := engine.RefundRequest{Reference: p.Reference, AmountMinor: p.AmountMinor, Currency: p.Currency}
 	if p.ProviderID != nil {
 		req.ProviderID = *p.ProviderID
 	}
@@ -94,8 +95,8 @@ func (s *Service) refundOne(ctx context.Context, p *Payment) (bool, error) {
 	id, err := s.ProviderOf(order.OrganisationID, p).Refund(ctx, req)
 	if errors.Is(err, ErrManualRefund) {
 		// The provider cannot: owed by hand from now on, asked no more.
-		if _, err := s.db.NewUpdate().Model((*Payment)(nil)).Set("refund_manual = ?", true).Set("updated_at = ?", s.Clock()).
-			Where("id = ? AND refund_status = ?", p.ID, RefundDue).Exec(ctx); err != nil {
+		if _, err := s.DB().NewUpdate().Model((*engine.Payment)(nil)).Set("refund_manual = ?", true).Set("updated_at = ?", s.Clock()).
+			Where("id = ? AND refund_status = ?", p.ID, engine.RefundDue).Exec(ctx); err != nil {
 			return false, fmt.Errorf("record manual refund of %s: %w", p.Reference, err)
 		}
 		s.Log.WarnContext(ctx, "this refund is a transfer staff make; it is listed until marked paid back", "reference", p.Reference, "order", p.OrderID)
@@ -104,12 +105,12 @@ func (s *Service) refundOne(ctx context.Context, p *Payment) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("refund %s: %w", p.Reference, err)
 	}
-	err = InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err = engine.InTx(ctx, s.DB(), func(ctx context.Context, tx bun.Tx) error {
 		now := s.Clock()
 		if err := markRefunded(ctx, tx, p.ID, id, now); err != nil {
 			return err
 		}
-		return EmitPaymentEvent(ctx, tx, EventPaymentRefunded, p, order, id, now)
+		return engine.EmitPaymentEvent(ctx, tx, engine.EventPaymentRefunded, p, order, id, now)
 	})
 	if err != nil {
 		return false, fmt.Errorf("refund %s made (%s) but not recorded: %w", p.Reference, id, err)
@@ -122,7 +123,7 @@ func (s *Service) refundOne(ctx context.Context, p *Payment) (bool, error) {
 // order, or of every order for orderID 0): the reconciliation's safety net
 // behind the refund jobs. A refund the provider refused stays due.
 func (s *Service) refundDue(ctx context.Context, orderID int64) int {
-	due, err := refundsDue(ctx, s.db, orderID, 50)
+	due, err := refundsDue(ctx, s.DB(), orderID, 50)
 	if err != nil {
 		s.Log.ErrorContext(ctx, "refunds due could not be loaded", "err", err)
 		return 0
@@ -144,78 +145,78 @@ func (s *Service) refundDue(ctx context.Context, orderID int64) int {
 // payment owed by hand (reference: the attempt's PR-…, or a bank
 // transfer's RF reference), with their note. Marking it twice changes
 // nothing and says so (a conflict); a payment owing nothing is a conflict too.
-func (s *Service) MarkRefundPaidBack(ctx context.Context, reference, note string) (*Payment, error) {
+func (s *Service) MarkRefundPaidBack(ctx context.Context, reference, note string) (*engine.Payment, error) {
 	return s.markRefundPaidBack(ctx, nil, reference, note)
 }
 
 // StaffMarkRefundPaidBack is MarkRefundPaidBack by a staff member or an
 // API key, audited in its transaction.
-func (s *Service) StaffMarkRefundPaidBack(ctx context.Context, actor Actor, reference, note string) (*Payment, error) {
+func (s *Service) StaffMarkRefundPaidBack(ctx context.Context, actor engine.Actor, reference, note string) (*engine.Payment, error) {
 	return s.markRefundPaidBack(ctx, &actor, reference, note)
 }
 
-func (s *Service) markRefundPaidBack(ctx context.Context, actor *Actor, reference, note string) (_ *Payment, err error) {
-	defer ClassifyUnavailable(&err)
+func (s *Service) markRefundPaidBack(ctx context.Context, actor *engine.Actor, reference, note string) (_ *engine.Payment, err error) {
+	defer engine.ClassifyUnavailable(&err)
 	p, err := s.refundTarget(ctx, reference)
 	if err != nil {
 		return nil, err
 	}
-	if !InScope(ctx, s.OrgOfOrder(ctx, p.OrderID)) {
-		return nil, Errorf(CodeNotFound, "payment not found")
+	if !engine.InScope(ctx, s.OrgOfOrder(ctx, p.OrderID)) {
+		return nil, engine.Errorf(engine.CodeNotFound, "payment not found")
 	}
 	switch {
-	case p.RefundStatus == RefundDone:
-		return nil, Errorf(CodeConflict, "the refund of %s was recorded before", p.Reference)
-	case p.RefundStatus != RefundDue || !p.RefundManual:
-		return nil, Errorf(CodeConflict, "payment %s owes no refund by hand", p.Reference)
+	case p.RefundStatus == engine.RefundDone:
+		return nil, engine.Errorf(engine.CodeConflict, "the refund of %s was recorded before", p.Reference)
+	case p.RefundStatus != engine.RefundDue || !p.RefundManual:
+		return nil, engine.Errorf(engine.CodeConflict, "payment %s owes no refund by hand", p.Reference)
 	}
-	err = InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err = engine.InTx(ctx, s.DB(), func(ctx context.Context, tx bun.Tx) error {
 		now := s.Clock()
-		res, err := tx.NewUpdate().Model((*Payment)(nil)).Set("refund_status = ?", RefundDone).
+		res, err := tx.NewUpdate().Model((*engine.Payment)(nil)).Set("refund_status = ?", engine.RefundDone).
 			Set("refund_id = ?", "manual:"+p.Reference).Set("refunded_at = ?", now).Set("refund_note = ?", note).
-			Set("updated_at = ?", now).Where("id = ? AND refund_status = ?", p.ID, RefundDue).Exec(ctx)
+			Set("updated_at = ?", now).Where("id = ? AND refund_status = ?", p.ID, engine.RefundDue).Exec(ctx)
 		if err != nil {
 			return fmt.Errorf("record refund paid back: %w", err)
 		}
 		if n, _ := res.RowsAffected(); n != 1 {
-			return Errorf(CodeConflict, "the refund of %s was recorded before", p.Reference)
+			return engine.Errorf(engine.CodeConflict, "the refund of %s was recorded before", p.Reference)
 		}
-		order, err := LoadOrder(ctx, tx, p.OrderID)
+		order, err := engine.LoadOrder(ctx, tx, p.OrderID)
 		if err != nil {
 			return err
 		}
-		if err := EmitPaymentEvent(ctx, tx, EventPaymentRefunded, p, order, "manual:"+p.Reference, now); err != nil {
+		if err := engine.EmitPaymentEvent(ctx, tx, engine.EventPaymentRefunded, p, order, "manual:"+p.Reference, now); err != nil {
 			return err
 		}
 		if actor == nil {
 			return nil
 		}
 		instance := order.ProcessInstanceID
-		return s.Audit(ctx, tx, *actor, AuditEntry{OrganisationID: order.OrganisationID, Action: "payment.refund_paid_back",
+		return s.Audit(ctx, tx, *actor, engine.AuditEntry{OrganisationID: order.OrganisationID, Action: "payment.refund_paid_back",
 			TargetType: "registration", TargetID: fmt.Sprint(instance), InstanceID: &instance,
-			Before: map[string]any{"reference": p.Reference, "refund": RefundDue},
-			After:  map[string]any{"reference": p.Reference, "refund": RefundDone, "note": note}})
+			Before: map[string]any{"reference": p.Reference, "refund": engine.RefundDue},
+			After:  map[string]any{"reference": p.Reference, "refund": engine.RefundDone, "note": note}})
 	})
 	if err != nil {
 		return nil, err
 	}
-	return paymentByReference(ctx, s.db, p.Reference)
+	return paymentByReference(ctx, s.DB(), p.Reference)
 }
 
 // refundTarget finds the attempt a staff reference names: a bank
 // transfer's RF reference (or an order's PO- reference) names the oldest
 // attempt of that order owing a refund, an attempt's own reference itself.
-func (s *Service) refundTarget(ctx context.Context, reference string) (*Payment, error) {
+func (s *Service) refundTarget(ctx context.Context, reference string) (*engine.Payment, error) {
 	ref := strings.TrimSpace(reference)
 	if !strings.HasPrefix(strings.ToUpper(ref), "RF") && !strings.HasPrefix(ref, "PO-") {
-		return paymentByReference(ctx, s.db, ref)
+		return paymentByReference(ctx, s.DB(), ref)
 	}
 	p, err := s.BankAttempt(ctx, ref)
 	if err != nil {
 		return nil, err
 	}
-	var owing []Payment
-	if err := s.db.NewSelect().Model(&owing).Where("order_id = ? AND refund_status <> ''", p.OrderID).
+	var owing []engine.Payment
+	if err := s.DB().NewSelect().Model(&owing).Where("order_id = ? AND refund_status <> ''", p.OrderID).
 		Order("refund_status DESC", "id ASC").Limit(1).Scan(ctx); err != nil {
 		return nil, fmt.Errorf("load refunds of %s: %w", ref, err)
 	}

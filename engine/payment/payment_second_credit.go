@@ -1,4 +1,4 @@
-package engine
+package payment
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
+
+	"portal/engine"
 )
 
 // secondCreditOutcome is the payment event outcome of a bank credit for an
@@ -21,9 +23,9 @@ const secondCreditOutcome = "second_credit"
 // again (the same credit id, or the same staff form sent twice) finds it
 // and changes nothing. It runs in settle's transaction, the instance
 // locked, so two copies of one capture cannot both get past the check.
-func (s *Service) secondCredit(ctx context.Context, tx bun.Tx, paid *Payment, order *Order, c PaymentConfirmation, res *PaymentResult, now time.Time) error {
-	res.Outcome = OutcomeSuccess
-	var earlier []PaymentEvent
+func (s *Service) secondCredit(ctx context.Context, tx bun.Tx, paid *engine.Payment, order *engine.Order, c engine.PaymentConfirmation, res *PaymentResult, now time.Time) error {
+	res.Outcome = engine.OutcomeSuccess
+	var earlier []engine.PaymentEvent
 	if err := tx.NewSelect().Model(&earlier).Where("provider = ? AND event_id = ?", paid.Provider, c.EventID).Limit(1).Scan(ctx); err != nil {
 		return fmt.Errorf("look up capture %s: %w", c.EventID, err)
 	}
@@ -36,20 +38,20 @@ func (s *Service) secondCredit(ctx context.Context, tx bun.Tx, paid *Payment, or
 	}
 	res.SecondCredit = true
 	currency := strings.ToUpper(c.Currency)
-	credit := &Payment{OrderID: order.ID, Provider: paid.Provider, Reference: NewReference("PR-"), AmountMinor: c.AmountMinor,
-		Currency: currency, Status: PaymentSucceeded, ProviderID: paid.ProviderID, PaidAmountMinor: &c.AmountMinor, PaidCurrency: &currency,
+	credit := &engine.Payment{OrderID: order.ID, Provider: paid.Provider, Reference: engine.NewReference("PR-"), AmountMinor: c.AmountMinor,
+		Currency: currency, Status: engine.PaymentSucceeded, ProviderID: paid.ProviderID, PaidAmountMinor: &c.AmountMinor, PaidCurrency: &currency,
 		CreatedAt: now, UpdatedAt: now}
 	if c.TransactionID != "" {
 		credit.TransactionID = &c.TransactionID
 	}
 	if _, err := tx.NewInsert().Model(credit).Exec(ctx); err != nil {
-		if IsUniqueViolation(err) {
-			return Errorf(CodeConflict, "this bank credit was recorded before on another payment")
+		if engine.IsUniqueViolation(err) {
+			return engine.Errorf(engine.CodeConflict, "this bank credit was recorded before on another payment")
 		}
 		return fmt.Errorf("record second credit: %w", err)
 	}
 	amount := c.AmountMinor
-	ev := &PaymentEvent{Provider: paid.Provider, EventID: &c.EventID, EventType: c.EventType, Reference: credit.Reference,
+	ev := &engine.PaymentEvent{Provider: paid.Provider, EventID: &c.EventID, EventType: c.EventType, Reference: credit.Reference,
 		Outcome: secondCreditOutcome, AmountMinor: &amount, Currency: &currency, CreatedAt: now,
 		Note: strings.TrimPrefix(fmt.Sprintf("%s; a second payment: order already paid by %s, owed back", c.Note, paid.Reference), "; ")}
 	if _, err := RecordPaymentEvent(ctx, tx, ev); err != nil {
@@ -60,7 +62,7 @@ func (s *Service) secondCredit(ctx context.Context, tx bun.Tx, paid *Payment, or
 			return err
 		}
 	}
-	if err := EmitPaymentEvent(ctx, tx, EventPaymentSucceeded, credit, order, "", now); err != nil {
+	if err := engine.EmitPaymentEvent(ctx, tx, engine.EventPaymentSucceeded, credit, order, "", now); err != nil {
 		return err
 	}
 	res.Stale, res.CreditReference, res.CapturedMinor = true, credit.Reference, c.AmountMinor

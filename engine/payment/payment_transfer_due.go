@@ -1,4 +1,4 @@
-package engine
+package payment
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"portal/engine"
 	"portal/engine/banking"
 )
 
@@ -14,7 +15,7 @@ import (
 // bank transfer is committed: the transfer to make (account, amount,
 // reference, QR code), so that the member has it at hand when the done
 // page is closed.
-const KindTransferRequest MessageKind = "transfer_request"
+const KindTransferRequest engine.MessageKind = "transfer_request"
 
 // TransferRequestPayload names the order of a transfer-request message.
 type TransferRequestPayload struct {
@@ -35,18 +36,18 @@ type transferAccount interface {
 // The pay page and every e-mail that asks for the transfer show this one
 // answer, so that they never disagree.
 func (s *Service) BankTransferDue(ctx context.Context, orderID int64) (_ *banking.Transfer, err error) {
-	defer ClassifyUnavailable(&err)
-	order, err := LoadOrder(ctx, s.db, orderID)
+	defer engine.ClassifyUnavailable(&err)
+	order, err := engine.LoadOrder(ctx, s.DB(), orderID)
 	if err != nil {
 		return nil, err
 	}
-	if !InScope(ctx, order.OrganisationID) {
-		return nil, Errorf(CodeNotFound, "order not found")
+	if !engine.InScope(ctx, order.OrganisationID) {
+		return nil, engine.Errorf(engine.CodeNotFound, "order not found")
 	}
-	if order.Status != OrderUnpaid {
+	if order.Status != engine.OrderUnpaid {
 		return nil, nil //nolint:nilnil // nothing is owed
 	}
-	last, err := lastPayment(ctx, s.db, order.ID)
+	last, err := lastPayment(ctx, s.DB(), order.ID)
 	if err != nil || last == nil || last.Provider != BankTransferProvider || last.ProviderID == nil {
 		return nil, err
 	}
@@ -62,7 +63,7 @@ func (s *Service) BankTransferDue(ctx context.Context, orderID int64) (_ *bankin
 	if err != nil {
 		return nil, fmt.Errorf("payment %s: %w", last.Reference, err)
 	}
-	paid, err := partialCapturedMinor(ctx, s.db, order.ID, last.Currency, "")
+	paid, err := partialCapturedMinor(ctx, s.DB(), order.ID, last.Currency, "")
 	if err != nil {
 		return nil, err
 	}
@@ -78,9 +79,9 @@ func (s *Service) BankTransferDue(ctx context.Context, orderID int64) (_ *bankin
 // capture being added).
 func partialCapturedMinor(ctx context.Context, db bun.IDB, orderID int64, currency, exceptEventID string) (int64, error) {
 	var sum int64
-	if err := db.NewSelect().Model((*PaymentEvent)(nil)).ColumnExpr("COALESCE(SUM(amount_minor), 0)").
+	if err := db.NewSelect().Model((*engine.PaymentEvent)(nil)).ColumnExpr("COALESCE(SUM(amount_minor), 0)").
 		Where("event_type = ? AND outcome = ? AND currency = ?", BankCaptureEvent, PartialCaptureOutcome, currency).
-		Where("reference IN (?)", db.NewSelect().Model((*Payment)(nil)).Column("reference").Where("order_id = ?", orderID)).
+		Where("reference IN (?)", db.NewSelect().Model((*engine.Payment)(nil)).Column("reference").Where("order_id = ?", orderID)).
 		Where("event_id <> ?", exceptEventID).
 		Scan(ctx, &sum); err != nil {
 		return 0, fmt.Errorf("add up partial captures: %w", err)
@@ -92,14 +93,14 @@ func partialCapturedMinor(ctx context.Context, db bun.IDB, orderID int64, curren
 // committed order whose first attempt is a bank transfer; once per order.
 // A failure is logged only: the done page shows the transfer, and the
 // unpaid reminders repeat it.
-func (s *Service) queueTransferRequest(ctx context.Context, order *Order, p *Payment) {
+func (s *Service) queueTransferRequest(ctx context.Context, order *engine.Order, p *engine.Payment) {
 	if p.Provider != BankTransferProvider {
 		return
 	}
 	payload, _ := json.Marshal(TransferRequestPayload{OrderID: order.ID})
-	msg := &OutboxMessage{Kind: KindTransferRequest, DedupKey: fmt.Sprintf("%s:order:%d", KindTransferRequest, order.ID),
+	msg := &engine.OutboxMessage{Kind: KindTransferRequest, DedupKey: fmt.Sprintf("%s:order:%d", KindTransferRequest, order.ID),
 		Payload: string(payload), CreatedAt: s.Clock().UTC()}
-	if err := queueMessageNow(ctx, s.db, msg); err != nil {
+	if err := engine.QueueMessageNow(ctx, s.DB(), msg); err != nil {
 		s.Log.ErrorContext(ctx, "the bank transfer request could not be queued", "order", order.ID, "err", err)
 	}
 }

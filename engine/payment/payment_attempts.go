@@ -1,4 +1,4 @@
-package engine
+package payment
 
 import (
 	"context"
@@ -7,14 +7,16 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
+
+	"portal/engine"
 )
 
 // WithPaymentProviders replaces how a registration's provider is chosen:
 // pick returns the provider of an organisation. The default is the
 // environment's one provider for every organisation; per-organisation
 // payment settings plug in here.
-func WithPaymentProviders(pick func(organisationID int64) PaymentProvider) ServiceOption {
-	return func(s *Service) { s.pickProvider = pick }
+func WithPaymentProviders(pick func(organisationID int64) engine.PaymentProvider) engine.ServiceOption {
+	return func(s *engine.Service) { s.PickProvider = pick }
 }
 
 // checkoutLifetime is how long a new checkout takes payments. Stripe allows
@@ -27,42 +29,42 @@ const CheckoutMargin = 10 * time.Minute
 
 // providerFor is the payment provider of an organisation: its own, or
 // the environment's.
-func (s *Service) providerFor(organisationID int64) PaymentProvider {
+func (s *Service) providerFor(organisationID int64) engine.PaymentProvider {
 	if p := s.ownProvider(organisationID); p != nil {
 		return p
 	}
-	return s.payments
+	return s.Payments
 }
 
 // ownProvider is the provider of an organisation's own payment settings,
 // nil when it pays through the environment's.
-func (s *Service) ownProvider(organisationID int64) PaymentProvider {
-	if s.pickProvider == nil {
+func (s *Service) ownProvider(organisationID int64) engine.PaymentProvider {
+	if s.PickProvider == nil {
 		return nil
 	}
-	return s.pickProvider(organisationID)
+	return s.PickProvider(organisationID)
 }
 
 // providerNamed is the organisation's provider of that name (the default
 // one when it has none: a provider switched off since).
-func (s *Service) providerNamed(organisationID int64, name string) PaymentProvider {
+func (s *Service) providerNamed(organisationID int64, name string) engine.PaymentProvider {
 	if p := s.providerFor(organisationID); p.Name() == name {
 		return p
 	}
-	return s.payments
+	return s.Payments
 }
 
 // checkoutFor returns the open attempt of an unpaid order with a live
 // checkout, creating one when there is none or the last one expired. It
 // runs outside any transaction: the provider is called between short ones.
-func (s *Service) CheckoutFor(ctx context.Context, order *Order) (*Payment, error) {
+func (s *Service) CheckoutFor(ctx context.Context, order *engine.Order) (*engine.Payment, error) {
 	provider := s.orderProvider(order)
 	now := s.Clock()
-	last, err := lastPayment(ctx, s.db, order.ID)
+	last, err := lastPayment(ctx, s.DB(), order.ID)
 	if err != nil {
 		return nil, err
 	}
-	if last != nil && last.Status == PaymentPending {
+	if last != nil && last.Status == engine.PaymentPending {
 		if last.ExpiresAt == nil || last.ExpiresAt.After(now.Add(CheckoutMargin)) {
 			return last, nil
 		}
@@ -71,27 +73,27 @@ func (s *Service) CheckoutFor(ctx context.Context, order *Order) (*Payment, erro
 		if err := s.ProviderOf(order.OrganisationID, last).Expire(ctx, *last); err != nil {
 			s.Log.WarnContext(ctx, "an expiring checkout could not be closed at the provider", "reference", last.Reference, "err", err)
 		}
-		if _, err := cancelPayment(ctx, s.db, last.ID, now); err != nil {
+		if _, err := cancelPayment(ctx, s.DB(), last.ID, now); err != nil {
 			return nil, err
 		}
 	}
-	ref := NewReference("PR-")
-	req := CheckoutRequest{
+	ref := engine.NewReference("PR-")
+	req := engine.CheckoutRequest{
 		Reference: ref, OrderReference: order.PayReference, AmountMinor: order.TotalMinor, Currency: order.Currency,
 		Description: fmt.Sprintf("Membership registration, order %d", order.ID),
 		ExpiresAt:   now.Add(checkoutLifetime),
 	}
-	base := s.OrgBase(ctx, s.db, order.OrganisationID)
-	req.ReturnURL, req.CancelURL = s.links.ReturnURL(base, ref), s.links.CancelURL(base, ref)
+	base := s.OrgBase(ctx, s.DB(), order.OrganisationID)
+	req.ReturnURL, req.CancelURL = s.Links.ReturnURL(base, ref), s.Links.CancelURL(base, ref)
 	for _, l := range order.Lines {
-		req.Lines = append(req.Lines, CheckoutLine{Description: l.Description, AmountMinor: l.AmountMinor})
+		req.Lines = append(req.Lines, engine.CheckoutLine{Description: l.Description, AmountMinor: l.AmountMinor})
 	}
 	co, err := provider.CreateCheckout(ctx, req)
 	if err != nil {
 		return nil, fmt.Errorf("payment provider: %w", err)
 	}
-	p := &Payment{OrderID: order.ID, Provider: provider.Name(), Account: accountOf(provider), Reference: ref, AmountMinor: order.TotalMinor,
-		Currency: order.Currency, Status: PaymentPending, PaymentURL: co.URL, CreatedAt: now, UpdatedAt: now}
+	p := &engine.Payment{OrderID: order.ID, Provider: provider.Name(), Account: accountOf(provider), Reference: ref, AmountMinor: order.TotalMinor,
+		Currency: order.Currency, Status: engine.PaymentPending, PaymentURL: co.URL, CreatedAt: now, UpdatedAt: now}
 	if co.ProviderID != "" {
 		p.ProviderID = &co.ProviderID
 	}
@@ -99,7 +101,7 @@ func (s *Service) CheckoutFor(ctx context.Context, order *Order) (*Payment, erro
 		exp := co.ExpiresAt.UTC()
 		p.ExpiresAt = &exp
 	}
-	inserted, err := insertPendingPayment(ctx, s.db, p)
+	inserted, err := insertPendingPayment(ctx, s.DB(), p)
 	if err != nil {
 		return nil, err
 	}
@@ -109,7 +111,7 @@ func (s *Service) CheckoutFor(ctx context.Context, order *Order) (*Payment, erro
 		if err := provider.Expire(ctx, *p); err != nil {
 			s.Log.WarnContext(ctx, "a surplus checkout could not be closed at the provider", "reference", ref, "err", err)
 		}
-		return pendingPayment(ctx, s.db, order.ID)
+		return pendingPayment(ctx, s.DB(), order.ID)
 	}
 	return p, nil
 }
@@ -118,25 +120,25 @@ func (s *Service) CheckoutFor(ctx context.Context, order *Order) (*Payment, erro
 // (and, for a bank transfer, queues the e-mail asking for it). When the provider is down the registration stands without one ("payment
 // generation failed"): the member is told the link follows, and the next
 // load, the pay link or CreateMissingPaymentLinks makes it.
-func (s *Service) StartPayment(ctx context.Context, order *Order) string {
+func (s *Service) StartPayment(ctx context.Context, order *engine.Order) string {
 	p, err := s.CheckoutFor(ctx, order)
 	if err != nil {
 		s.Log.WarnContext(ctx, "payment link could not be created; it follows later", "order", order.ID, "err", err)
 		return ""
 	}
 	s.queueTransferRequest(ctx, order, p)
-	return s.PayLink(ctx, s.db, order)
+	return s.PayLink(ctx, s.DB(), order)
 }
 
 // payLinkFor returns the stable pay link of an instance's unpaid order, or
 // "" while the order has no payment attempt yet (the provider was down at
 // commit) or is not unpaid. It only reads: it is called inside transactions.
 func (s *Service) PayLinkFor(ctx context.Context, db bun.IDB, instanceID int64) (string, error) {
-	order, err := LiveOrder(ctx, db, instanceID)
+	order, err := engine.LiveOrder(ctx, db, instanceID)
 	if err != nil {
 		return "", err
 	}
-	if order.Status != OrderUnpaid {
+	if order.Status != engine.OrderUnpaid {
 		return "", nil
 	}
 	last, err := lastPayment(ctx, db, order.ID)
@@ -151,8 +153,8 @@ func (s *Service) PayLinkFor(ctx context.Context, db bun.IDB, instanceID int64) 
 // expired, failed or was cancelled. Paying is not tied to a session: the
 // link is in e-mails, and its reference is unguessable. A paid or cancelled
 // order is a conflict, an unknown reference not found.
-func (s *Service) FollowPayLink(ctx context.Context, orderReference string) (_ *Payment, err error) {
-	defer ClassifyUnavailable(&err)
+func (s *Service) FollowPayLink(ctx context.Context, orderReference string) (_ *engine.Payment, err error) {
+	defer engine.ClassifyUnavailable(&err)
 	order, err := s.UnpaidOrderByReference(ctx, orderReference)
 	if err != nil {
 		return nil, err
@@ -162,35 +164,35 @@ func (s *Service) FollowPayLink(ctx context.Context, orderReference string) (_ *
 
 // unpaidOrderByReference loads the unpaid order of a pay link: a paid or
 // cancelled one is a conflict, an unknown or another club's not found.
-func (s *Service) UnpaidOrderByReference(ctx context.Context, orderReference string) (*Order, error) {
-	order, err := orderByPayReference(ctx, s.db, orderReference)
+func (s *Service) UnpaidOrderByReference(ctx context.Context, orderReference string) (*engine.Order, error) {
+	order, err := orderByPayReference(ctx, s.DB(), orderReference)
 	if err != nil {
 		return nil, err
 	}
-	if !InScope(ctx, order.OrganisationID) {
+	if !engine.InScope(ctx, order.OrganisationID) {
 		// Another club's address tells nothing of this order (not even
 		// that it is paid).
-		return nil, Errorf(CodeNotFound, "order not found")
+		return nil, engine.Errorf(engine.CodeNotFound, "order not found")
 	}
 	switch order.Status {
-	case OrderPaid:
-		return nil, Errorf(CodeConflict, "this registration is already paid")
-	case OrderCancelled:
-		return nil, Errorf(CodeConflict, "this registration was changed and this payment link is no longer valid")
+	case engine.OrderPaid:
+		return nil, engine.Errorf(engine.CodeConflict, "this registration is already paid")
+	case engine.OrderCancelled:
+		return nil, engine.Errorf(engine.CodeConflict, "this registration was changed and this payment link is no longer valid")
 	}
 	return order, nil
 }
 
 // checkoutOrUnavailable is checkoutFor for a member waiting on the pay
 // link: a provider that cannot be reached is unavailable.
-func (s *Service) checkoutOrUnavailable(ctx context.Context, order *Order) (*Payment, error) {
+func (s *Service) checkoutOrUnavailable(ctx context.Context, order *engine.Order) (*engine.Payment, error) {
 	p, err := s.CheckoutFor(ctx, order)
 	if err != nil {
-		var e *Error
+		var e *engine.Error
 		if errors.As(err, &e) {
 			return nil, err
 		}
-		return nil, &Error{Code: CodeUnavailable, Message: "the payment provider could not be reached; try again shortly", Err: err}
+		return nil, &engine.Error{Code: engine.CodeUnavailable, Message: "the payment provider could not be reached; try again shortly", Err: err}
 	}
 	return p, nil
 }
@@ -209,12 +211,12 @@ type PaymentLinkNotice struct {
 // for the messages' job to e-mail. The job runner calls it periodically;
 // an order whose provider is still down is simply tried the next time.
 func (s *Service) CreateMissingPaymentLinks(ctx context.Context, limit int) (_ []PaymentLinkNotice, err error) {
-	defer ClassifyUnavailable(&err)
+	defer engine.ClassifyUnavailable(&err)
 	return s.createMissingLinks(ctx, 0, limit)
 }
 
 func (s *Service) createMissingLinks(ctx context.Context, orderID int64, limit int) ([]PaymentLinkNotice, error) {
-	orders, err := unpaidOrdersWithoutAttempt(ctx, s.db, orderID, limit)
+	orders, err := unpaidOrdersWithoutAttempt(ctx, s.DB(), orderID, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -225,36 +227,36 @@ func (s *Service) createMissingLinks(ctx context.Context, orderID int64, limit i
 			s.Log.WarnContext(ctx, "payment link still could not be created", "order", o.ID, "err", err)
 			continue
 		}
-		made = append(made, PaymentLinkNotice{OrderID: o.ID, UserKey: o.UserKey, PeriodID: o.PeriodID, Link: s.PayLink(ctx, s.db, o)})
+		made = append(made, PaymentLinkNotice{OrderID: o.ID, UserKey: o.UserKey, PeriodID: o.PeriodID, Link: s.PayLink(ctx, s.DB(), o)})
 	}
 	return made, nil
 }
 
 // PaymentView is what a payment page shows: the attempt and its order.
 type PaymentView struct {
-	Payment Payment
-	Order   *Order
+	Payment engine.Payment
+	Order   *engine.Order
 }
 
 // PaymentForPage loads a payment attempt and its order by reference.
 func (s *Service) PaymentForPage(ctx context.Context, reference string) (_ *PaymentView, err error) {
-	defer ClassifyUnavailable(&err)
-	p, err := paymentByReference(ctx, s.db, reference)
+	defer engine.ClassifyUnavailable(&err)
+	p, err := paymentByReference(ctx, s.DB(), reference)
 	if err != nil {
 		return nil, err
 	}
-	order, err := LoadOrder(ctx, s.db, p.OrderID)
+	order, err := engine.LoadOrder(ctx, s.DB(), p.OrderID)
 	if err != nil {
 		return nil, err
 	}
-	if !InScope(ctx, order.OrganisationID) { // another organisation's payment reads as none (organisations.go)
-		return nil, Errorf(CodeNotFound, "payment not found")
+	if !engine.InScope(ctx, order.OrganisationID) { // another organisation's payment reads as none (organisations.go)
+		return nil, engine.Errorf(engine.CodeNotFound, "payment not found")
 	}
 	return &PaymentView{Payment: *p, Order: order}, nil
 }
 
 // payLink is an order's stable pay link on its organisation's address,
 // read on db (the pool or the caller's transaction).
-func (s *Service) PayLink(ctx context.Context, db bun.IDB, order *Order) string {
-	return s.links.PayLink(s.OrgBase(ctx, db, order.OrganisationID), order.PayReference, order.TotalMinor)
+func (s *Service) PayLink(ctx context.Context, db bun.IDB, order *engine.Order) string {
+	return s.Links.PayLink(s.OrgBase(ctx, db, order.OrganisationID), order.PayReference, order.TotalMinor)
 }

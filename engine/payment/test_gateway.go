@@ -1,4 +1,4 @@
-package engine
+package payment
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"portal/engine"
 )
 
 // TestGateway is the built-in payment provider for development and tests: its
@@ -50,29 +52,29 @@ func NewTestGateway(urls TestGatewayURLs) *TestGateway {
 func (g *TestGateway) Name() string { return TestGatewayProvider }
 
 // CreateCheckout implements PaymentProvider.
-func (g *TestGateway) CreateCheckout(_ context.Context, req CheckoutRequest) (Checkout, error) {
+func (g *TestGateway) CreateCheckout(_ context.Context, req engine.CheckoutRequest) (engine.Checkout, error) {
 	q := url.Values{}
 	q.Set("reference", req.Reference)
-	q.Set("amount", FormatMinor(req.AmountMinor))
+	q.Set("amount", engine.FormatMinor(req.AmountMinor))
 	q.Set("currency", req.Currency)
 	exp := req.ExpiresAt
 	if exp.IsZero() {
 		exp = g.now().Add(testCheckoutLifetime)
 	}
-	return Checkout{ProviderID: "test_" + req.Reference, URL: g.urls.PayURL(req.Reference) + "?" + q.Encode(), ExpiresAt: exp}, nil
+	return engine.Checkout{ProviderID: "test_" + req.Reference, URL: g.urls.PayURL(req.Reference) + "?" + q.Encode(), ExpiresAt: exp}, nil
 }
 
 // Retrieve implements PaymentProvider. The test gateway keeps no state: its
 // signed return is its only word, so a retrieval has nothing to add.
-func (g *TestGateway) Retrieve(_ context.Context, p Payment) (PaymentConfirmation, error) {
-	return PaymentConfirmation{Reference: p.Reference, Outcome: OutcomeOpen}, nil
+func (g *TestGateway) Retrieve(_ context.Context, p engine.Payment) (engine.PaymentConfirmation, error) {
+	return engine.PaymentConfirmation{Reference: p.Reference, Outcome: engine.OutcomeOpen}, nil
 }
 
 // Expire implements PaymentProvider; a test checkout needs no closing.
-func (g *TestGateway) Expire(context.Context, Payment) error { return nil }
+func (g *TestGateway) Expire(context.Context, engine.Payment) error { return nil }
 
 // Refund implements PaymentProvider with a refund id of its own.
-func (g *TestGateway) Refund(_ context.Context, req RefundRequest) (string, error) {
+func (g *TestGateway) Refund(_ context.Context, req engine.RefundRequest) (string, error) {
 	return "test_refund_" + req.Reference, nil
 }
 
@@ -86,7 +88,7 @@ func (g *TestGateway) Sign(reference, status, transactionID, amount, currency st
 // ReturnURL builds the address the test gateway sends the browser back to,
 // with the amount paid.
 func (g *TestGateway) ReturnURL(reference, status, transactionID string, amountMinor int64, currency string) string {
-	amount := FormatMinor(amountMinor)
+	amount := engine.FormatMinor(amountMinor)
 	q := url.Values{}
 	q.Set("reference", reference)
 	q.Set("status", status)
@@ -98,19 +100,19 @@ func (g *TestGateway) ReturnURL(reference, status, transactionID string, amountM
 }
 
 // VerifyReturn implements ReturnVerifier.
-func (g *TestGateway) VerifyReturn(_ context.Context, ret PaymentReturn) (PaymentConfirmation, error) {
+func (g *TestGateway) VerifyReturn(_ context.Context, ret engine.PaymentReturn) (engine.PaymentConfirmation, error) {
 	want := g.Sign(ret.Reference, ret.Status, ret.TransactionID, ret.Amount, ret.Currency)
 	if !hmac.Equal([]byte(want), []byte(ret.Signature)) {
-		return PaymentConfirmation{}, ErrForgedReturn
+		return engine.PaymentConfirmation{}, engine.ErrForgedReturn
 	}
-	amount, err := ParseAmount(ret.Amount)
+	amount, err := engine.ParseAmount(ret.Amount)
 	if err != nil {
-		return PaymentConfirmation{}, ErrForgedReturn
+		return engine.PaymentConfirmation{}, engine.ErrForgedReturn
 	}
-	switch outcome := PaymentOutcome(ret.Status); outcome {
-	case OutcomeSuccess, OutcomeFailed, OutcomeCancelled, OutcomePending:
-		return PaymentConfirmation{Reference: ret.Reference, TransactionID: ret.TransactionID, Outcome: outcome,
+	switch outcome := engine.PaymentOutcome(ret.Status); outcome {
+	case engine.OutcomeSuccess, engine.OutcomeFailed, engine.OutcomeCancelled, engine.OutcomePending:
+		return engine.PaymentConfirmation{Reference: ret.Reference, TransactionID: ret.TransactionID, Outcome: outcome,
 			AmountMinor: amount, Currency: strings.ToUpper(ret.Currency), EventType: "test.return"}, nil
 	}
-	return PaymentConfirmation{}, ErrForgedReturn
+	return engine.PaymentConfirmation{}, engine.ErrForgedReturn
 }
