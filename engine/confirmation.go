@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/uptrace/bun"
 )
@@ -143,19 +142,4 @@ func mainContact(ctx context.Context, db bun.IDB, instanceID int64) (int64, erro
 		return 0, nil
 	}
 	return ids[0], nil
-}
-
-// uniqueAddresses are the persons' e-mail addresses in order, each once
-// (compared without case), skipping persons without one.
-func UniqueAddresses(persons []Person) []string {
-	var out []string
-	seen := map[string]bool{}
-	for _, p := range persons {
-		addr := strings.TrimSpace(p.Email)
-		if addr != "" && !seen[strings.ToLower(addr)] {
-			seen[strings.ToLower(addr)] = true
-			out = append(out, addr)
-		}
-	}
-	return out
 }

@@ -249,32 +249,13 @@ func ResumeContext(ctx context.Context, db bun.IDB, p ResumeLinkPayload) (org Or
 	return org, persons, nil
 }
 
-// ScheduleLifecycle has r suspend idle registrations every hour, archive
-// finished ones (with mode) and queue unpaid reminders every day, on every
-// instance (each period's run happens once in the cluster). now is the clock.
+// ScheduleLifecycle has r suspend idle registrations every hour and
+// archive finished ones (with mode) every day, on every instance (each
+// period's run happens once in the cluster). now is the clock.
 func ScheduleLifecycle(r *jobs.Runner, db *bun.DB, mode ArchiveMode, now func() time.Time, log *slog.Logger) {
-	for _, sc := range []struct {
-		kind  string
-		every time.Duration
-		run   func(ctx context.Context, db *bun.DB, now time.Time) (int, error)
-		done  string // logged with the count when it did something
-	}{
-		{KindSuspendIdle, time.Hour, SuspendIdle, "suspended idle registrations"},
-		{KindQueueReminders, 24 * time.Hour, QueueUnpaidReminders, "queued unpaid reminders"},
-		{KindQueueWelcomes, time.Hour, QueueWelcomes, "welcome messages queued"},
-		{KindQueueExpiry, 24 * time.Hour, QueueExpiryReminders, "memberships ending soon: expiry reminders queued"},
-		{KindQueueRenewals, 24 * time.Hour, QueueRenewalPrompts, "next periods open: renewal prompts queued (households)"},
-		{KindArchiveFinished, 24 * time.Hour, func(ctx context.Context, db *bun.DB, now time.Time) (int, error) {
+	ScheduleCounting(r, db, now, log,
+		CountingJob{KindSuspendIdle, time.Hour, SuspendIdle, "suspended idle registrations"},
+		CountingJob{KindArchiveFinished, 24 * time.Hour, func(ctx context.Context, db *bun.DB, now time.Time) (int, error) {
 			return ArchiveFinished(ctx, db, now, mode)
-		}, "archived finished registrations (mode " + string(mode) + ")"},
-	} {
-		r.Every(sc.kind, sc.every)
-		r.Handle(sc.kind, func(ctx context.Context, j *jobs.Job) error {
-			n, err := sc.run(JobScope(ctx, j), db, now())
-			if n > 0 {
-				log.Info(sc.done, "count", n)
-			}
-			return err
-		})
-	}
+		}, "archived finished registrations (mode " + string(mode) + ")"})
 }

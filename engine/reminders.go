@@ -4,8 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"slices"
 	"time"
+
+	"portal/engine/jobs"
 
 	"github.com/uptrace/bun"
 )
@@ -124,4 +127,15 @@ func LoadUnpaidReminder(ctx context.Context, db bun.IDB, p UnpaidReminderPayload
 // cancelled since is left alone.
 func CommittedInstances(db bun.IDB) *bun.SelectQuery {
 	return db.NewSelect().Model((*ProcessInstance)(nil)).Column("id").Where("status = ?", StateDone)
+}
+
+// ScheduleMessages has r queue the messages that go out over time: unpaid
+// reminders, welcomes, expiry reminders and renewal prompts, each once per
+// its period in the cluster.
+func ScheduleMessages(r *jobs.Runner, db *bun.DB, now func() time.Time, log *slog.Logger) {
+	ScheduleCounting(r, db, now, log,
+		CountingJob{KindQueueReminders, 24 * time.Hour, QueueUnpaidReminders, "queued unpaid reminders"},
+		CountingJob{KindQueueWelcomes, time.Hour, QueueWelcomes, "welcome messages queued"},
+		CountingJob{KindQueueExpiry, 24 * time.Hour, QueueExpiryReminders, "memberships ending soon: expiry reminders queued"},
+		CountingJob{KindQueueRenewals, 24 * time.Hour, QueueRenewalPrompts, "next periods open: renewal prompts queued (households)"})
 }

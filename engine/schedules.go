@@ -1,6 +1,14 @@
 package engine
 
-import "portal/engine/jobs"
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"portal/engine/jobs"
+)
 
 // The portal's schedules: the kinds of the jobs that run on a timer on
 // every instance (engine/jobs runs each period once in the cluster). The
@@ -42,3 +50,27 @@ var ScheduledKinds = []string{KindQueueReminders, KindSuspendIdle, KindQueueRene
 // PortalWideKinds are the scheduled kinds that belong to no organisation
 // (pruning the portal's own tables): they run for the whole portal only.
 var PortalWideKinds = []string{KindPruneWebhookEvents, jobs.PruneKind}
+
+// CountingJob is a scheduled job that says how many things it did: the
+// count is logged when it did something.
+type CountingJob struct {
+	Kind  string
+	Every time.Duration
+	Run   func(ctx context.Context, db *bun.DB, now time.Time) (int, error)
+	Done  string // logged with the count
+}
+
+// ScheduleCounting registers each job's schedule and handler on r; a run
+// for one organisation (`portal jobs run KIND --org ID`) is scoped to it.
+func ScheduleCounting(r *jobs.Runner, db *bun.DB, now func() time.Time, log *slog.Logger, scheduled ...CountingJob) {
+	for _, sc := range scheduled {
+		r.Every(sc.Kind, sc.Every)
+		r.Handle(sc.Kind, func(ctx context.Context, j *jobs.Job) error {
+			n, err := sc.Run(JobScope(ctx, j), db, now())
+			if n > 0 {
+				log.Info(sc.Done, "count", n)
+			}
+			return err
+		})
+	}
+}

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect"
@@ -72,4 +73,19 @@ func ActiveMembersOf(ctx context.Context, db bun.IDB, instanceID int64) ([]Perso
 		return nil, fmt.Errorf("load persons to confirm: %w", err)
 	}
 	return persons, nil
+}
+
+// uniqueAddresses are the persons' e-mail addresses in order, each once
+// (compared without case), skipping persons without one.
+func UniqueAddresses(persons []Person) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, p := range persons {
+		addr := strings.TrimSpace(p.Email)
+		if addr != "" && !seen[strings.ToLower(addr)] {
+			seen[strings.ToLower(addr)] = true
+			out = append(out, addr)
+		}
+	}
+	return out
 }
