@@ -325,3 +325,11 @@ func (s *Service) MessageSettings(ctx context.Context, orgID int64) (_ MessageSe
 	}
 	return MessageSettingsOf(ctx, s.db, orgID)
 }
+
+// DefaultRenewalLeadDays is how long before the ending period's last day
+// the prompts start when the next period opens early (unless the
+// organisation chose otherwise): a next season that
+// opens three months ahead does not ask members to renew three months
+// before their membership ends. A next period opening later prompts on
+// the day it opens.
+const DefaultRenewalLeadDays = 30

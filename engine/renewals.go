@@ -25,14 +25,6 @@ const (
 	KindRenewalPrompt MessageKind = "renewal_prompt"
 )
 
-// DefaultRenewalLeadDays is how long before the ending period's last day
-// the prompts start when the next period opens early (unless the
-// organisation chose otherwise): a next season that
-// opens three months ahead does not ask members to renew three months
-// before their membership ends. A next period opening later prompts on
-// the day it opens.
-const DefaultRenewalLeadDays = 30
-
 // RenewalPromptPayload names a household's renewal prompt.
 type RenewalPromptPayload struct {
 	OrganisationID int64   `json:"organisationId"`
