@@ -10,6 +10,7 @@ import (
 	"portal/engine"
 	"portal/engine/dbtest"
 	"portal/engine/jobs"
+	"portal/engine/message"
 	"portal/engine/registration"
 )
 
@@ -49,7 +50,7 @@ func TestScheduledJobRunForOneOrganisation(t *testing.T) {
 		}
 		r := jobs.New(db, jobs.Config{Logger: slog.New(slog.DiscardHandler)})
 		engine.ScheduleLifecycle(r, db, engine.ArchiveKeep, time.Now, slog.New(slog.DiscardHandler))
-		engine.ScheduleMessages(r, db, time.Now, slog.New(slog.DiscardHandler))
+		message.ScheduleMessages(r, db, time.Now, slog.New(slog.DiscardHandler))
 		run := func(org int64) {
 			t.Helper()
 			if _, err := jobs.RunNow(ctx, db, engine.KindSuspendIdle, time.Now(), org); err != nil {

@@ -254,8 +254,8 @@ func ResumeContext(ctx context.Context, db bun.IDB, p ResumeLinkPayload) (org Or
 // period's run happens once in the cluster). now is the clock.
 func ScheduleLifecycle(r *jobs.Runner, db *bun.DB, mode ArchiveMode, now func() time.Time, log *slog.Logger) {
 	ScheduleCounting(r, db, now, log,
-		CountingJob{KindSuspendIdle, time.Hour, SuspendIdle, "suspended idle registrations"},
-		CountingJob{KindArchiveFinished, 24 * time.Hour, func(ctx context.Context, db *bun.DB, now time.Time) (int, error) {
+		CountingJob{Kind: KindSuspendIdle, Every: time.Hour, Run: SuspendIdle, Done: "suspended idle registrations"},
+		CountingJob{Kind: KindArchiveFinished, Every: 24 * time.Hour, Run: func(ctx context.Context, db *bun.DB, now time.Time) (int, error) {
 			return ArchiveFinished(ctx, db, now, mode)
-		}, "archived finished registrations (mode " + string(mode) + ")"})
+		}, Done: "archived finished registrations (mode " + string(mode) + ")"})
 }

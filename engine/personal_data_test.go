@@ -19,6 +19,7 @@ import (
 	"portal/engine/dbtest"
 	"portal/engine/directdebit"
 	"portal/engine/enginetest"
+	"portal/engine/message"
 	"portal/engine/organisation"
 	"portal/engine/privacy"
 	"portal/engine/registration"
@@ -221,7 +222,7 @@ func TestErasePersonLeavesNothingAndKeepsTheBooks(t *testing.T) {
 		}); err != nil {
 			t.Fatal(err)
 		}
-		if err := engine.OptOut(ctx, db, 1, engine.OptOutReminders, []string{quirin.email}, time.Now()); err != nil {
+		if err := message.OptOut(ctx, db, 1, message.OptOutReminders, []string{quirin.email}, time.Now()); err != nil {
 			t.Fatal(err)
 		}
 		var ref string
@@ -349,7 +350,7 @@ func TestExportHouseholdHoldsItsOwnDataOnly(t *testing.T) {
 			DateOfBirth: "1970-01-02", Email: "bertha@other.example", UserKeys: []string{"other"}}}, func(string) bool { return true }); err != nil {
 			t.Fatal(err)
 		}
-		if err := engine.OptOut(ctx, db, 1, engine.OptOutRenewals, []string{"bertha@other.example"}, time.Now()); err != nil {
+		if err := message.OptOut(ctx, db, 1, message.OptOutRenewals, []string{"bertha@other.example"}, time.Now()); err != nil {
 			t.Fatal(err)
 		}
 

@@ -10,6 +10,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/message"
 	"portal/engine/payment"
 	"portal/engine/staff"
 )
@@ -30,7 +31,7 @@ func seedOrderMessages(tb testing.TB, db *bun.DB) {
 		msgs = append(msgs, engine.OutboxMessage{Kind: payment.KindTransferRequest, DedupKey: fmt.Sprintf("transfer_request:order:%d", o.ID), Payload: "{}", CreatedAt: now})
 		switch o.Status {
 		case engine.OrderUnpaid:
-			msgs = append(msgs, engine.OutboxMessage{Kind: engine.KindUnpaidReminder, DedupKey: fmt.Sprintf("unpaid_reminder:order:%d:day:7", o.ID), Payload: "{}", CreatedAt: now})
+			msgs = append(msgs, engine.OutboxMessage{Kind: message.KindUnpaidReminder, DedupKey: fmt.Sprintf("unpaid_reminder:order:%d:day:7", o.ID), Payload: "{}", CreatedAt: now})
 		case engine.OrderPaid:
 			msgs = append(msgs, engine.OutboxMessage{Kind: "membership_confirmation", DedupKey: fmt.Sprintf("membership_confirmation:order:%d", o.ID), Payload: "{}", CreatedAt: now})
 		}
@@ -56,7 +57,7 @@ func TestOpenPaymentsAtScale(t *testing.T) {
 			t.Fatalf("%v, %d rows, want 100", err, len(rows))
 		}
 		for i, r := range rows {
-			if r.Reminders != 1 || r.OwedMinor != 12000 || r.LastMessageKind != engine.KindUnpaidReminder ||
+			if r.Reminders != 1 || r.OwedMinor != 12000 || r.LastMessageKind != message.KindUnpaidReminder ||
 				len(r.Household) != 1 || (i > 0 && r.CommittedAt.Before(rows[i-1].CommittedAt)) {
 				t.Fatalf("row %d: %+v", i, r)
 			}

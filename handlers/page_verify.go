@@ -6,6 +6,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/engine/message"
 	"portal/views"
 )
 
@@ -19,7 +20,7 @@ const verifyPrefix = "/verify/"
 func (s *Server) verifyCard(c echo.Context) error {
 	c.Response().Header().Set("X-Robots-Tag", "noindex, nofollow")
 	c.Response().Header().Set("Cache-Control", "no-store")
-	check, err := s.engine.VerifyCard(c.Request().Context(), c.Param("token"))
+	check, err := message.Of(s.engine).VerifyCard(c.Request().Context(), c.Param("token"))
 	if err != nil {
 		if engine.ErrorCode(err) == engine.CodeNotFound {
 			s.renderErrorPage(c, http.StatusNotFound, tr(c, "verify_unknown"))

@@ -14,6 +14,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/message"
 	"portal/engine/payment"
 	"portal/engine/staff"
 	"portal/views"
@@ -40,7 +41,7 @@ func TestStaffOpenPaymentsList(t *testing.T) {
 			Where("id = ?", order.ID).Exec(ctx); err != nil {
 			t.Fatal(err)
 		}
-		if n, err := engine.QueueUnpaidReminders(ctx, db, time.Now()); err != nil || n != 1 {
+		if n, err := message.QueueUnpaidReminders(ctx, db, time.Now()); err != nil || n != 1 {
 			t.Fatalf("reminders: %d %v", n, err)
 		}
 		// A member's name that a spreadsheet would run as a formula.
@@ -93,7 +94,7 @@ func TestStaffOpenPaymentsList(t *testing.T) {
 		}
 		row := recs[1]
 		if row[head["registration"]] != reg || row[head["owed"]] != owed || row[head["rf_reference"]] != rf.String() ||
-			row[head["days_unpaid"]] != "10" || row[head["reminders"]] != "1" || row[head["last_message"]] != string(engine.KindUnpaidReminder) {
+			row[head["days_unpaid"]] != "10" || row[head["reminders"]] != "1" || row[head["last_message"]] != string(message.KindUnpaidReminder) {
 			t.Errorf("csv row %q", row)
 		}
 		if h := row[head["household"]]; !strings.HasPrefix(h, `'=HYPERLINK`) {

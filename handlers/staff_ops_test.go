@@ -22,6 +22,7 @@ import (
 	"portal/engine/dbtest"
 	"portal/engine/invitation"
 	"portal/engine/jobs"
+	"portal/engine/message"
 	"portal/engine/payment"
 	"portal/engine/staff"
 	"portal/handlers"
@@ -308,8 +309,8 @@ func TestStaffJobs(t *testing.T) {
 			kind := "archive"
 			var jobPayload any
 			if key != "" {
-				kind = string(engine.KindWelcome)
-				msg := &engine.OutboxMessage{Kind: engine.KindWelcome, DedupKey: key, Recipient: recipient, Payload: payload, CreatedAt: time.Now().UTC()}
+				kind = string(message.KindWelcome)
+				msg := &engine.OutboxMessage{Kind: message.KindWelcome, DedupKey: key, Recipient: recipient, Payload: payload, CreatedAt: time.Now().UTC()}
 				if _, err := db.NewInsert().Model(msg).Exec(ctx); err != nil {
 					t.Fatal(err)
 				}

@@ -16,6 +16,7 @@ import (
 	"portal/engine/banking"
 	"portal/engine/directdebit"
 	"portal/engine/jobs"
+	"portal/engine/message"
 	"portal/engine/payment"
 	"portal/engine/registration"
 	"portal/engine/staff"
@@ -215,15 +216,15 @@ func messageLabel(c echo.Context, kind engine.MessageKind) string {
 		return t.MsgConfirmation
 	case payment.KindPaymentLink:
 		return t.MsgPaymentLink
-	case engine.KindUnpaidReminder:
+	case message.KindUnpaidReminder:
 		return t.MsgReminder
 	case payment.KindTransferRequest:
 		return t.MsgTransferRequest
-	case engine.KindWelcome:
+	case message.KindWelcome:
 		return t.MsgWelcome
-	case engine.KindExpiryReminder:
+	case message.KindExpiryReminder:
 		return t.MsgExpiry
-	case engine.KindRenewalPrompt:
+	case message.KindRenewalPrompt:
 		return t.MsgRenewal
 	case engine.KindResumeLink:
 		return t.MsgResume

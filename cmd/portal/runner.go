@@ -11,6 +11,7 @@ import (
 	"portal/engine"
 	"portal/engine/directdebit"
 	"portal/engine/jobs"
+	"portal/engine/message"
 	"portal/engine/payment"
 	"portal/engine/privacy"
 	"portal/engine/webhook"
@@ -64,7 +65,7 @@ func buildRunner(cfg Config, db *bun.DB, svc *engine.Service, log *slog.Logger, 
 		OpenHashSecret: openHashSecret(cfg), Payments: payment.Of(svc), Invitations: invitationSigner(cfg), Logger: log})
 	webhooks.Register(r, webhooks.Deps{Engine: webhook.Of(svc), AllowPrivate: baseURLIsLoopback(cfg.BaseURL), AllowNetworks: cfg.WebhookAllowNetworks, Logger: log})
 	engine.ScheduleLifecycle(r, db, cfg.ArchiveMode, time.Now, log)
-	engine.ScheduleMessages(r, db, time.Now, log)
+	message.ScheduleMessages(r, db, time.Now, log)
 	webhook.ScheduleWebhookPruning(r, db, time.Duration(cfg.WebhookRetentionDays)*24*time.Hour, time.Now, log)
 	payment.Of(svc).SchedulePayments(r, time.Now)
 	directdebit.Of(svc).ScheduleDebitRuns(r)

@@ -9,6 +9,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/message"
 	"portal/engine/payment"
 )
 
@@ -60,7 +61,7 @@ func queueMandateNotice(ctx context.Context, tx bun.IDB, event string, m *DebitM
 // collected under the mandate on that date, the mandate ended, or its
 // account changed again (that change has its own message).
 type MandateNotice struct {
-	engine.UnpaidReminder
+	message.UnpaidReminder
 	Event   string // MandateGiven, MandateKept or MandateAmended
 	Mandate DebitMandate
 	// CreditorName is the club's name as creditor (its account's holder).
@@ -74,7 +75,7 @@ func LoadMandateNotice(ctx context.Context, db bun.IDB, msg *engine.OutboxMessag
 	if err := json.Unmarshal([]byte(msg.Payload), &p); err != nil || p.OrderID == 0 || p.MandateID == 0 {
 		return nil, engine.Errorf(engine.CodeValidation, "outbox message %d: bad mandate e-mail payload", msg.ID)
 	}
-	r, err := engine.LoadUnpaidReminder(ctx, db, engine.UnpaidReminderPayload{OrderID: p.OrderID})
+	r, err := message.LoadUnpaidReminder(ctx, db, message.UnpaidReminderPayload{OrderID: p.OrderID})
 	if err != nil {
 		return nil, err
 	}

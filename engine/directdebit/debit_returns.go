@@ -12,6 +12,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/banking"
+	"portal/engine/message"
 	"portal/engine/payment"
 )
 
@@ -92,7 +93,7 @@ type DebitReturnPayload struct {
 // DebitReturnMessage is what a KindDebitReturned message says. Due is
 // false when the order was paid or cancelled since (nothing is sent).
 type DebitReturnMessage struct {
-	engine.UnpaidReminder
+	message.UnpaidReminder
 	DebitReturnPayload
 }
 
@@ -100,7 +101,7 @@ type DebitReturnMessage struct {
 // as it is now (its total is what the member owes), its persons and
 // recipients and the member's language.
 func LoadDebitReturnMessage(ctx context.Context, db bun.IDB, p DebitReturnPayload) (*DebitReturnMessage, error) {
-	r, err := engine.LoadUnpaidReminder(ctx, db, engine.UnpaidReminderPayload{OrderID: p.OrderID})
+	r, err := message.LoadUnpaidReminder(ctx, db, message.UnpaidReminderPayload{OrderID: p.OrderID})
 	if err != nil {
 		return nil, err
 	}
@@ -483,7 +484,7 @@ func (s *Service) addReturnFee(ctx context.Context, tx bun.Tx, order *engine.Ord
 // memberLanguageOf is the language of an order's registration, else its
 // organisation's default (the language code alone).
 func (s *Service) memberLanguageOf(ctx context.Context, db bun.IDB, order *engine.Order) (string, error) {
-	language, err := engine.RegistrationLanguage(ctx, db, order.ProcessInstanceID)
+	language, err := message.RegistrationLanguage(ctx, db, order.ProcessInstanceID)
 	if err != nil || language != "" {
 		return language, err
 	}

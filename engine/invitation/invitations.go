@@ -13,6 +13,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/message"
 	"portal/engine/organisation"
 	"portal/engine/registration"
 )
@@ -602,7 +603,7 @@ func LoadInvitationMail(ctx context.Context, db bun.IDB, p InvitationPayload, no
 	for _, p := range persons[inv.UserKey] {
 		m.Persons = append(m.Persons, p.FirstName+" "+p.LastName)
 	}
-	if m.Language, err = engine.HouseholdLanguage(ctx, db, inv.OrganisationID, inv.UserKey); err != nil {
+	if m.Language, err = message.HouseholdLanguage(ctx, db, inv.OrganisationID, inv.UserKey); err != nil {
 		return nil, err
 	}
 	period.Localize(m.Language)

@@ -10,6 +10,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/jobs"
+	"portal/engine/message"
 )
 
 // "Payment generation failed" (spec): when the provider could not be
@@ -44,7 +45,7 @@ func QueueMissingPaymentLinks(ctx context.Context, db *bun.DB, now time.Time) (i
 	err := engine.ScopeOrg(ctx, db.NewSelect().Model(&orders), "organisation_id").Column("id").
 		Where("status = ? AND created_at <= ?", engine.OrderUnpaid, now.UTC().Add(-paymentLinkGrace)).
 		Where("NOT EXISTS (SELECT 1 FROM payments AS p WHERE p.order_id = ?TableAlias.id)").
-		Where("process_instance_id IN (?)", engine.CommittedInstances(db)).
+		Where("process_instance_id IN (?)", message.CommittedInstances(db)).
 		OrderExpr("id").Limit(500).Scan(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("find orders without a payment link: %w", err)
@@ -63,7 +64,7 @@ func QueueMissingPaymentLinks(ctx context.Context, db *bun.DB, now time.Time) (i
 // PaymentLinkMessage is what a payment-link message says. Due is false when
 // the order was paid or cancelled since it was queued (nothing is sent).
 type PaymentLinkMessage struct {
-	engine.UnpaidReminder
+	message.UnpaidReminder
 	Link string
 }
 
@@ -75,7 +76,7 @@ var ErrPaymentLinkNotYet = engine.Errorf(engine.CodeUnavailable, "the payment pr
 // be created at commit and gathers the message with its stable pay link.
 // The provider is called outside any transaction.
 func (s *Service) PaymentLinkLater(ctx context.Context, p PaymentLinkPayload) (*PaymentLinkMessage, error) {
-	r, err := engine.LoadUnpaidReminder(ctx, s.DB(), engine.UnpaidReminderPayload{OrderID: p.OrderID})
+	r, err := message.LoadUnpaidReminder(ctx, s.DB(), message.UnpaidReminderPayload{OrderID: p.OrderID})
 	if err != nil {
 		return nil, err
 	}

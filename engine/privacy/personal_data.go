@@ -16,6 +16,7 @@ import (
 	"portal/engine/bankstatement"
 	"portal/engine/directdebit"
 	"portal/engine/invitation"
+	"portal/engine/message"
 )
 
 // The personal-data export (issue 30): everything the club holds about a
@@ -713,7 +714,7 @@ func gatherOptOuts(ctx context.Context, db bun.IDB, sc *exportScope, out *Person
 	if len(sc.emails) == 0 {
 		return nil
 	}
-	var rows []engine.MessageOptOut
+	var rows []message.MessageOptOut
 	if err := db.NewSelect().Model(&rows).Where("organisation_id = ? AND address IN (?)", sc.org.ID, bun.List(sc.emails)).
 		OrderExpr("address, category").Scan(ctx); err != nil {
 		return fmt.Errorf("load opt-outs: %w", err)

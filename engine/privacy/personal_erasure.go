@@ -14,6 +14,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/invitation"
+	"portal/engine/message"
 )
 
 // Erasure of a person (issue 30): their personal data is replaced or
@@ -421,7 +422,7 @@ func eraseOptOuts(ctx context.Context, tx bun.Tx, e *erasure) (int64, error) {
 	if e.person.Email == "" {
 		return 0, nil
 	}
-	res, err := tx.NewDelete().Model((*engine.MessageOptOut)(nil)).Where("organisation_id = ? AND address = ?", e.org.ID, strings.ToLower(strings.TrimSpace(e.person.Email))).Exec(ctx)
+	res, err := tx.NewDelete().Model((*message.MessageOptOut)(nil)).Where("organisation_id = ? AND address = ?", e.org.ID, strings.ToLower(strings.TrimSpace(e.person.Email))).Exec(ctx)
 	if err != nil {
 		return 0, err
 	}

@@ -13,6 +13,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/banking"
+	"portal/engine/message"
 	"portal/engine/payment"
 )
 
@@ -212,7 +213,7 @@ func (s *Service) fillOrderMessages(ctx context.Context, rows []OpenPayment) err
 		if !ok {
 			continue
 		}
-		if m.Kind == engine.KindUnpaidReminder {
+		if m.Kind == message.KindUnpaidReminder {
 			rows[i].Reminders++
 		}
 		rows[i].LastMessageKind, rows[i].LastMessageAt = m.Kind, m.CreatedAt // by id: the newest last

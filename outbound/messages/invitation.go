@@ -10,6 +10,7 @@ import (
 	"portal/engine"
 	"portal/engine/invitation"
 	"portal/engine/jobs"
+	"portal/engine/message"
 	"portal/outbound/mail"
 	"portal/views"
 	"portal/views/lang"
@@ -45,7 +46,7 @@ func invitationMail(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*ma
 		Link: d.Invitations.URL(base, inv.Invitation.OrganisationID, inv.Invitation.ID, inv.Invitation.ExpiresAt)}
 	// An invitation asks the household to register, as a renewal prompt
 	// does: an address that unsubscribed from those gets none.
-	out, err := envelope(ctx, d, inv.Organisation, engine.OptOutRenewals, inv.To, m.Subject)
+	out, err := envelope(ctx, d, inv.Organisation, message.OptOutRenewals, inv.To, m.Subject)
 	if err != nil {
 		return nil, err
 	}

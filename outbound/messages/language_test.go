@@ -11,6 +11,7 @@ import (
 	"portal/engine"
 	"portal/engine/dbtest"
 	"portal/engine/enginetest"
+	"portal/engine/message"
 	"portal/outbound/messages"
 )
 
@@ -70,7 +71,7 @@ func TestUnpaidReminderInTheMembersLanguage(t *testing.T) {
 				e := newScheduledEnv(t, db)
 				messages.Register(e.r, messages.Deps{DB: db, Sender: e.sender, BaseURL: "https://portal.example", HashSecret: "reminder-secret-0123456789", Now: e.clk.Now})
 				engine.ScheduleLifecycle(e.r, db, engine.ArchiveKeep, e.clk.Now, e.quiet)
-				engine.ScheduleMessages(e.r, db, e.clk.Now, e.quiet)
+				message.ScheduleMessages(e.r, db, e.clk.Now, e.quiet)
 				demo := enginetest.Seed(t, db, engine.WithClock(e.clk.Now))
 				form := demo.Commit(alex, robin)
 				if _, err := db.NewUpdate().Model((*engine.ProcessInstance)(nil)).Set("language = ?", tc.code).Where("id = ?", form.ProcessID).Exec(t.Context()); err != nil {

@@ -24,6 +24,7 @@ import (
 	"portal/engine/directdebit"
 	"portal/engine/invitation"
 	"portal/engine/jobs"
+	"portal/engine/message"
 	"portal/engine/payment"
 	"portal/engine/privacy"
 	"portal/outbound/mail"
@@ -75,14 +76,14 @@ func Register(r *jobs.Runner, d Deps) {
 	handle := func(kind engine.MessageKind, c composer) { r.Handle(string(kind), outbox(d, c)) }
 	handle(payment.KindConfirmation, confirmation)
 	handle(engine.KindResumeLink, resumeLink)
-	handle(engine.KindUnpaidReminder, unpaidReminder)
+	handle(message.KindUnpaidReminder, unpaidReminder)
 	handle(payment.KindPaymentLink, paymentLink)
 	handle(directdebit.KindDebitReturned, debitReturned)
 	handle(payment.KindTransferRequest, transferRequest)
 	handle(directdebit.KindMandateNotice, mandateNotice)
-	handle(engine.KindWelcome, welcome)
-	handle(engine.KindExpiryReminder, expiryReminder)
-	handle(engine.KindRenewalPrompt, renewalPrompt)
+	handle(message.KindWelcome, welcome)
+	handle(message.KindExpiryReminder, expiryReminder)
+	handle(message.KindRenewalPrompt, renewalPrompt)
 	handle(invitation.KindInvitation, invitationMail)
 	handle(privacy.KindDataRequest, dataRequest)
 	handle(privacy.KindDataRequestDone, dataRequestDone)

@@ -24,6 +24,7 @@ import (
 	"portal/engine/dbtest"
 	"portal/engine/enginetest"
 	"portal/engine/jobs"
+	"portal/engine/message"
 	"portal/engine/payment"
 	"portal/engine/registration"
 	"portal/handlers"
@@ -152,7 +153,7 @@ func TestConfirmationAfterPayment(t *testing.T) {
 			t.Errorf("HTML part without its inline styles:\n%s", parts["text/html"])
 		}
 		// A card per member, each linking to its own verification page.
-		var cards []engine.MembershipCard
+		var cards []message.MembershipCard
 		if err := db.NewSelect().Model(&cards).Order("membership_id").Scan(context.Background()); err != nil || len(cards) != 2 {
 			t.Fatalf("cards %+v, %v", cards, err)
 		}
@@ -288,7 +289,7 @@ func TestResumeLinkAfterADayIdle(t *testing.T) {
 		srv, clk := e.srv, e.clk
 		messages.Register(e.r, messages.Deps{DB: db, Sender: e.sender, BaseURL: "https://portal.example", HashSecret: "resume-secret-0123456789", Now: clk.Now})
 		engine.ScheduleLifecycle(e.r, db, engine.ArchiveKeep, clk.Now, e.quiet)
-		engine.ScheduleMessages(e.r, db, clk.Now, e.quiet)
+		message.ScheduleMessages(e.r, db, clk.Now, e.quiet)
 		demo := enginetest.Seed(t, db, engine.WithClock(clk.Now))
 		form, _, err := registration.Of(demo.Svc).LoadMembershipForm(ctx, engine.DemoUserKey, engine.DemoPeriodID, nil)
 		if err != nil {
@@ -334,7 +335,7 @@ func TestUnpaidReminders(t *testing.T) {
 		messages.Register(e.r, messages.Deps{DB: db, Sender: e.sender, BaseURL: "https://portal.example", HashSecret: "reminder-secret-0123456789",
 			UnsubscribeAddress: "portal@club.example", Now: clk.Now})
 		engine.ScheduleLifecycle(e.r, db, engine.ArchiveKeep, clk.Now, e.quiet)
-		engine.ScheduleMessages(e.r, db, clk.Now, e.quiet)
+		message.ScheduleMessages(e.r, db, clk.Now, e.quiet)
 		demo := enginetest.Seed(t, db, engine.WithClock(clk.Now))
 		form := demo.Commit(alex, robin)
 		day := func(n int) {
@@ -368,7 +369,7 @@ func TestUnpaidReminders(t *testing.T) {
 		}
 		// Paid: a reminder queued before the payment is not sent.
 		demo.Pay(form)
-		if n, err := engine.QueueUnpaidReminders(ctx, db, clk.Now()); err != nil || n != 0 {
+		if n, err := message.QueueUnpaidReminders(ctx, db, clk.Now()); err != nil || n != 0 {
 			t.Fatalf("reminders after paying: %d, %v", n, err)
 		}
 	})
@@ -386,7 +387,7 @@ func TestReminderOfAPaidOrderIsNotSent(t *testing.T) {
 	messages.Register(r, messages.Deps{DB: db, Sender: sender, BaseURL: "https://portal.example", HashSecret: "reminder-secret-0123456789", Now: clk.Now})
 	demo := enginetest.Seed(t, db)
 	form := demo.Commit(alex)
-	if n, err := engine.QueueUnpaidReminders(ctx, db, clk.Now()); err != nil || n != 1 {
+	if n, err := message.QueueUnpaidReminders(ctx, db, clk.Now()); err != nil || n != 1 {
 		t.Fatalf("queued %d, %v", n, err)
 	}
 	demo.Pay(form)
@@ -485,7 +486,7 @@ func TestWelcomeAndExpiryReminder(t *testing.T) {
 		messages.Register(e.r, messages.Deps{DB: db, Sender: e.sender, BaseURL: "https://portal.example", HashSecret: "welcome-secret-0123456789",
 			UnsubscribeAddress: "portal@club.example", Now: clk.Now})
 		engine.ScheduleLifecycle(e.r, db, engine.ArchiveKeep, clk.Now, e.quiet)
-		engine.ScheduleMessages(e.r, db, clk.Now, e.quiet)
+		message.ScheduleMessages(e.r, db, clk.Now, e.quiet)
 		demo := enginetest.Seed(t, db, engine.WithClock(clk.Now))
 		run := func(after time.Duration) { e.run(t, after) }
 		subjects := func() map[string]int {
@@ -573,7 +574,7 @@ func TestRenewalPrompts(t *testing.T) {
 			t.Fatal(err)
 		}
 		engine.ScheduleLifecycle(e.r, db, engine.ArchiveKeep, clk.Now, e.quiet)
-		engine.ScheduleMessages(e.r, db, clk.Now, e.quiet)
+		message.ScheduleMessages(e.r, db, clk.Now, e.quiet)
 		prompts := func() []mailtest.Received { return withSubject(t, srv.Received(), "renew your membership") }
 		var ending engine.MembershipPeriod
 		if err := db.NewSelect().Model(&ending).Where("id = ?", engine.DemoPeriodID).Scan(ctx); err != nil {
@@ -606,7 +607,7 @@ func TestRenewalPrompts(t *testing.T) {
 		if !strings.Contains(kimText, "/membership/register/3?u=kim-key&h=") || !strings.Contains(kimText, next.Name) {
 			t.Fatalf("Kim's prompt:\n%s", kimText)
 		}
-		if n, err := db.NewSelect().Model((*engine.OutboxMessage)(nil)).Where("kind = ?", engine.KindRenewalPrompt).Count(ctx); err != nil || n != 2 {
+		if n, err := db.NewSelect().Model((*engine.OutboxMessage)(nil)).Where("kind = ?", message.KindRenewalPrompt).Count(ctx); err != nil || n != 2 {
 			t.Fatalf("%d renewal messages queued, %v", n, err)
 		}
 		// The next season is open: the prompts replace the expiry reminders.
@@ -632,7 +633,7 @@ func TestRenewalPromptAfterTheEnd(t *testing.T) {
 			t.Fatal(err)
 		}
 		engine.ScheduleLifecycle(e.r, db, engine.ArchiveKeep, e.clk.Now, e.quiet)
-		engine.ScheduleMessages(e.r, db, e.clk.Now, e.quiet)
+		message.ScheduleMessages(e.r, db, e.clk.Now, e.quiet)
 		dayAfter := time.Date(ending.EndDate.Year(), ending.EndDate.Month(), ending.EndDate.Day()+1, 12, 0, 0, 0, time.UTC)
 		e.run(t, dayAfter.Sub(e.clk.Now()))
 		demo.OpenNextPeriod()
@@ -676,7 +677,7 @@ func TestOrganisationMessageSettings(t *testing.T) {
 		srv, clk := e.srv, e.clk
 		messages.Register(e.r, messages.Deps{DB: db, Sender: e.sender, BaseURL: "https://portal.example", HashSecret: "settings-secret-0123456789", Now: clk.Now})
 		engine.ScheduleLifecycle(e.r, db, engine.ArchiveKeep, clk.Now, e.quiet)
-		engine.ScheduleMessages(e.r, db, clk.Now, e.quiet)
+		message.ScheduleMessages(e.r, db, clk.Now, e.quiet)
 		demo := enginetest.Seed(t, db, engine.WithClock(clk.Now))
 		days, name, replyTo := []int{2}, "Riverside Office", "office@riverside.example"
 		if _, err := demo.Svc.UpdateMessageSettings(ctx, 1, engine.MessageSettingsChange{UnpaidReminderDays: &days, SenderName: &name, ReplyTo: &replyTo}); err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/jobs"
+	"portal/engine/message"
 	"portal/outbound/mail"
 	"portal/relay/hashlink"
 	"portal/views"
@@ -36,14 +37,14 @@ func resumeLink(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*mail.M
 	if err != nil {
 		return nil, err
 	}
-	code, err := engine.RegistrationLanguage(ctx, d.DB, p.InstanceID)
+	code, err := message.RegistrationLanguage(ctx, d.DB, p.InstanceID)
 	if err != nil {
 		return nil, err
 	}
 	l := memberLanguage(code, org.DefaultLanguage)
 	ctx = lang.With(ctx, l)
 	m := views.ResumeMailModel{Club: org.Name, Subject: l.T("mail_resume_subject", map[string]any{"Club": org.Name}), Persons: persons, Link: link}
-	out, err := envelope(ctx, d, org, engine.OptOutReminders, to, m.Subject)
+	out, err := envelope(ctx, d, org, message.OptOutReminders, to, m.Subject)
 	if err != nil {
 		return nil, err
 	}

@@ -18,6 +18,7 @@ import (
 	"portal/engine/banktransfer"
 	"portal/engine/dbtest"
 	"portal/engine/enginetest"
+	"portal/engine/message"
 	"portal/engine/payment"
 	"portal/handlers"
 	"portal/outbound/messages"
@@ -68,7 +69,7 @@ func TestBankTransferMails(t *testing.T) {
 				messages.Register(e.r, messages.Deps{DB: db, Sender: e.sender, BaseURL: "https://portal.example",
 					HashSecret: "transfer-secret-0123456789", Payments: payment.Of(demo.Svc), Now: e.clk.Now})
 				engine.ScheduleLifecycle(e.r, db, engine.ArchiveKeep, e.clk.Now, e.quiet)
-				engine.ScheduleMessages(e.r, db, e.clk.Now, e.quiet)
+				message.ScheduleMessages(e.r, db, e.clk.Now, e.quiet)
 				// The member registers in tc.code (as the pages record it).
 				form := demo.Commit(alex, robin)
 				if _, err := db.NewUpdate().Model((*engine.ProcessInstance)(nil)).Set("language = ?", tc.code).Where("id = ?", form.ProcessID).Exec(ctx); err != nil {

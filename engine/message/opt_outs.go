@@ -1,4 +1,4 @@
-package engine
+package message
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
+
+	"portal/engine"
 )
 
 // Opt-outs (message_opt_outs): addresses that asked an organisation for
@@ -39,7 +41,7 @@ type MessageOptOut struct {
 // an organisation; already opted out is no error (a second click).
 func OptOut(ctx context.Context, db *bun.DB, orgID int64, category string, addresses []string, now time.Time) error {
 	if !OptOutCategory(category) {
-		return Errorf(CodeInvalid, "unknown message category %q", category)
+		return engine.Errorf(engine.CodeInvalid, "unknown message category %q", category)
 	}
 	rows := make([]MessageOptOut, 0, len(addresses))
 	for _, a := range addresses {
@@ -83,9 +85,9 @@ func WithoutOptOuts(ctx context.Context, db bun.IDB, orgID int64, category strin
 // Unsubscribe records an opt-out of the one-click unsubscribe link, in
 // the request's organisation scope.
 func (s *Service) Unsubscribe(ctx context.Context, orgID int64, category string, addresses []string) (err error) {
-	defer ClassifyUnavailable(&err)
-	if !InScope(ctx, orgID) {
-		return Errorf(CodeNotFound, "organisation not found")
+	defer engine.ClassifyUnavailable(&err)
+	if !engine.InScope(ctx, orgID) {
+		return engine.Errorf(engine.CodeNotFound, "organisation not found")
 	}
-	return OptOut(ctx, s.db, orgID, category, addresses, s.Clock())
+	return OptOut(ctx, s.DB(), orgID, category, addresses, s.Clock())
 }

@@ -1,4 +1,4 @@
-package engine
+package message
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
+
+	"portal/engine"
 )
 
 // MembershipCard holds the verification token of a membership's card.
@@ -54,30 +56,30 @@ type CardCheck struct {
 	StartDate  time.Time
 	EndDate    time.Time
 	Valid      bool
-	Status     MembershipStatus
+	Status     engine.MembershipStatus
 	NotStarted bool // active, but the period has not begun
 	Expired    bool // active, but the period has ended
 }
 
 // VerifyCard resolves a card token; an unknown token is not found.
 func (s *Service) VerifyCard(ctx context.Context, token string) (_ *CardCheck, err error) {
-	defer ClassifyUnavailable(&err)
+	defer engine.ClassifyUnavailable(&err)
 	if len(token) < 20 || len(token) > 64 {
-		return nil, Errorf(CodeNotFound, "card not found")
+		return nil, engine.Errorf(engine.CodeNotFound, "card not found")
 	}
 	var row struct {
-		FirstName string           `bun:"first_name"`
-		LastName  string           `bun:"last_name"`
-		Type      string           `bun:"type_name"`
-		TypeTexts Texts            `bun:"type_texts"`
-		Period    string           `bun:"period_name"`
-		PeriodTx  Texts            `bun:"period_texts"`
-		Start     time.Time        `bun:"start_date"`
-		End       time.Time        `bun:"end_date"`
-		Status    MembershipStatus `bun:"status"`
-		OrgID     int64            `bun:"organisation_id"`
+		FirstName string                  `bun:"first_name"`
+		LastName  string                  `bun:"last_name"`
+		Type      string                  `bun:"type_name"`
+		TypeTexts engine.Texts            `bun:"type_texts"`
+		Period    string                  `bun:"period_name"`
+		PeriodTx  engine.Texts            `bun:"period_texts"`
+		Start     time.Time               `bun:"start_date"`
+		End       time.Time               `bun:"end_date"`
+		Status    engine.MembershipStatus `bun:"status"`
+		OrgID     int64                   `bun:"organisation_id"`
 	}
-	err = s.db.NewSelect().TableExpr("membership_cards AS c").
+	err = s.DB().NewSelect().TableExpr("membership_cards AS c").
 		ColumnExpr("p.first_name, p.last_name, t.name AS type_name, t.name_texts AS type_texts, mp.name AS period_name, mp.name_texts AS period_texts, mp.start_date, mp.end_date, m.status, mp.organisation_id").
 		Join("JOIN memberships AS m ON m.id = c.membership_id").
 		Join("JOIN persons AS p ON p.id = m.person_id").
@@ -85,19 +87,19 @@ func (s *Service) VerifyCard(ctx context.Context, token string) (_ *CardCheck, e
 		Join("JOIN membership_periods AS mp ON mp.id = m.period_id").
 		Where("c.token = ?", token).Limit(1).Scan(ctx, &row)
 	if err != nil {
-		return nil, NotFoundOr(err, "card")
+		return nil, engine.NotFoundOr(err, "card")
 	}
-	if !InScope(ctx, row.OrgID) {
+	if !engine.InScope(ctx, row.OrgID) {
 		// Another club's address (or /o/ prefix) never shows this club's
 		// member under its own branding: the card is none there.
-		return nil, Errorf(CodeNotFound, "card not found")
+		return nil, engine.Errorf(engine.CodeNotFound, "card not found")
 	}
 	today := s.Clock().Truncate(24 * time.Hour)
 	// The checking page names the type and period in its reader's language.
-	lang := LanguageOf(ctx)
+	lang := engine.LanguageOf(ctx)
 	c := &CardCheck{Name: row.FirstName + " " + row.LastName, Type: row.TypeTexts.In(lang, row.Type), Period: row.PeriodTx.In(lang, row.Period),
 		StartDate: row.Start, EndDate: row.End, Status: row.Status}
-	active := row.Status == MembershipActive
+	active := row.Status == engine.MembershipActive
 	c.NotStarted = active && today.Before(row.Start)
 	c.Expired = active && today.After(row.End)
 	c.Valid = active && !c.NotStarted && !c.Expired

@@ -1,10 +1,12 @@
-package engine
+package message
 
 import (
 	"context"
 	"fmt"
 
 	"github.com/uptrace/bun"
+
+	"portal/engine"
 )
 
 // The language of a message is the one its member registered in: the
@@ -16,7 +18,7 @@ import (
 // used in, "" when it recorded none.
 func RegistrationLanguage(ctx context.Context, db bun.IDB, instanceID int64) (string, error) {
 	var codes []string
-	if err := db.NewSelect().Model((*ProcessInstance)(nil)).Column("language").
+	if err := db.NewSelect().Model((*engine.ProcessInstance)(nil)).Column("language").
 		Where("id = ?", instanceID).Scan(ctx, &codes); err != nil {
 		return "", fmt.Errorf("load the language of registration %d: %w", instanceID, err)
 	}
@@ -29,7 +31,7 @@ func RegistrationLanguage(ctx context.Context, db bun.IDB, instanceID int64) (st
 // HouseholdLanguage is the language of userKey's last registration with
 // orgID that recorded one, "" when none did.
 func HouseholdLanguage(ctx context.Context, db bun.IDB, orgID int64, userKey string) (string, error) {
-	return lastLanguage(ctx, db.NewSelect().Model((*ProcessInstance)(nil)).
+	return lastLanguage(ctx, db.NewSelect().Model((*engine.ProcessInstance)(nil)).
 		Where("organisation_id = ? AND user_key = ?", orgID, userKey))
 }
 
@@ -38,7 +40,7 @@ func HouseholdLanguage(ctx context.Context, db bun.IDB, orgID int64, userKey str
 func personLanguage(ctx context.Context, db bun.IDB, orgID, personID int64) (string, error) {
 	households := db.NewSelect().Table("user_persons").Column("user_key").
 		Where("organisation_id = ? AND person_id = ?", orgID, personID)
-	return lastLanguage(ctx, db.NewSelect().Model((*ProcessInstance)(nil)).
+	return lastLanguage(ctx, db.NewSelect().Model((*engine.ProcessInstance)(nil)).
 		Where("organisation_id = ? AND user_key IN (?)", orgID, households))
 }
 

@@ -1,4 +1,4 @@
-package engine
+package message
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
+
+	"portal/engine"
 )
 
 // Renewal prompts: when an organisation's next period of the same kind
@@ -22,7 +24,7 @@ import (
 
 // Message kinds of renewal prompts.
 const (
-	KindRenewalPrompt MessageKind = "renewal_prompt"
+	KindRenewalPrompt engine.MessageKind = "renewal_prompt"
 )
 
 // RenewalPromptPayload names a household's renewal prompt.
@@ -36,8 +38,8 @@ type RenewalPromptPayload struct {
 
 // previousPeriod is the period of the same organisation and kind that
 // ended last before next started, or nil.
-func previousPeriod(periods map[int64]MembershipPeriod, next MembershipPeriod) *MembershipPeriod {
-	var prev *MembershipPeriod
+func previousPeriod(periods map[int64]engine.MembershipPeriod, next engine.MembershipPeriod) *engine.MembershipPeriod {
+	var prev *engine.MembershipPeriod
 	for _, p := range periods {
 		if p.ID == next.ID || p.OrganisationID != next.OrganisationID || p.DefinitionKey != next.DefinitionKey ||
 			!p.StartDate.Before(next.StartDate) || !p.EndDate.Before(next.EndDate) {
@@ -60,7 +62,7 @@ func previousPeriod(periods map[int64]MembershipPeriod, next MembershipPeriod) *
 // households it found.
 func QueueRenewalPrompts(ctx context.Context, db *bun.DB, now time.Time) (int, error) {
 	now = now.UTC()
-	settings, err := AllMessageSettings(ctx, db)
+	settings, err := engine.AllMessageSettings(ctx, db)
 	if err != nil {
 		return 0, err
 	}
@@ -95,8 +97,8 @@ func QueueRenewalPrompts(ctx context.Context, db *bun.DB, now time.Time) (int, e
 		for _, h := range households {
 			payload, _ := json.Marshal(RenewalPromptPayload{OrganisationID: next.OrganisationID, EndingPeriodID: prev.ID,
 				NextPeriodID: next.ID, UserKey: h.userKey, PersonIDs: h.persons})
-			msg := &OutboxMessage{Kind: KindRenewalPrompt, DedupKey: renewalKey(next.ID, h.userKey), Payload: string(payload), CreatedAt: now}
-			if err := QueueMessageNow(ctx, db, msg); err != nil {
+			msg := &engine.OutboxMessage{Kind: KindRenewalPrompt, DedupKey: renewalKey(next.ID, h.userKey), Payload: string(payload), CreatedAt: now}
+			if err := engine.QueueMessageNow(ctx, db, msg); err != nil {
 				return n, err
 			}
 			n++
@@ -134,9 +136,9 @@ func householdsToRenew(ctx context.Context, db bun.IDB, endingID, nextID, orgID 
 		ColumnExpr("m.person_id").
 		ColumnExpr("COALESCE(pi.user_key, (SELECT MIN(up.user_key) FROM user_persons AS up WHERE up.person_id = m.person_id AND up.organisation_id = ?)) AS user_key", orgID).
 		Join("LEFT JOIN process_instances AS pi ON pi.id = m.process_instance_id").
-		Where("m.period_id = ? AND m.status = ?", endingID, MembershipActive).
+		Where("m.period_id = ? AND m.status = ?", endingID, engine.MembershipActive).
 		Where("NOT EXISTS (SELECT 1 FROM memberships AS n WHERE n.person_id = m.person_id AND n.period_id = ? AND n.status IN (?))",
-			nextID, bun.List([]MembershipStatus{MembershipPending, MembershipActive})).
+			nextID, bun.List([]engine.MembershipStatus{engine.MembershipPending, engine.MembershipActive})).
 		OrderExpr("m.person_id").Scan(ctx, &rows)
 	if err != nil {
 		return nil, fmt.Errorf("find members to renew: %w", err)
@@ -162,12 +164,12 @@ func householdsToRenew(ctx context.Context, db bun.IDB, endingID, nextID, orgID 
 
 // RenewalPrompt is what a renewal prompt says.
 type RenewalPrompt struct {
-	Organisation Organisation
-	Ending       MembershipPeriod
-	Next         MembershipPeriod
+	Organisation engine.Organisation
+	Ending       engine.MembershipPeriod
+	Next         engine.MembershipPeriod
 	// Persons are the household's persons still to register for the next
 	// period when the message goes out; none: nothing is sent.
-	Persons    []Person
+	Persons    []engine.Person
 	Recipients []string
 	// Language is the household's last registration's (HouseholdLanguage).
 	Language string
@@ -178,32 +180,32 @@ type RenewalPrompt struct {
 func LoadRenewalPrompt(ctx context.Context, db bun.IDB, p RenewalPromptPayload) (*RenewalPrompt, error) {
 	r := &RenewalPrompt{}
 	if err := db.NewSelect().Model(&r.Organisation).Where("id = ?", p.OrganisationID).Scan(ctx); err != nil {
-		return nil, NotFoundOr(err, "organisation")
+		return nil, engine.NotFoundOr(err, "organisation")
 	}
 	for _, x := range []struct {
 		id   int64
-		into *MembershipPeriod
+		into *engine.MembershipPeriod
 	}{{p.EndingPeriodID, &r.Ending}, {p.NextPeriodID, &r.Next}} {
-		period, err := LoadPeriod(ctx, db, x.id)
+		period, err := engine.LoadPeriod(ctx, db, x.id)
 		if err != nil {
 			return nil, err
 		}
 		*x.into = *period
 	}
-	statuses, err := MembershipStatuses(ctx, db, p.NextPeriodID, p.PersonIDs)
+	statuses, err := engine.MembershipStatuses(ctx, db, p.NextPeriodID, p.PersonIDs)
 	if err != nil {
 		return nil, err
 	}
 	var open []int64
 	for _, id := range p.PersonIDs {
-		if statuses[id] == PersonAvailable {
+		if statuses[id] == engine.PersonAvailable {
 			open = append(open, id)
 		}
 	}
-	if r.Persons, err = PersonsByID(ctx, db, open); err != nil {
+	if r.Persons, err = engine.PersonsByID(ctx, db, open); err != nil {
 		return nil, err
 	}
-	r.Recipients = UniqueAddresses(r.Persons)
+	r.Recipients = engine.UniqueAddresses(r.Persons)
 	if r.Language, err = HouseholdLanguage(ctx, db, p.OrganisationID, p.UserKey); err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package engine
+package message
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
+
+	"portal/engine"
 )
 
 // Messages about a person's membership rather than an order: the welcome
@@ -17,8 +19,8 @@ import (
 
 // Message kinds of membership messages.
 const (
-	KindWelcome        MessageKind = "welcome"
-	KindExpiryReminder MessageKind = "membership_expiry"
+	KindWelcome        engine.MessageKind = "welcome"
+	KindExpiryReminder engine.MessageKind = "membership_expiry"
 )
 
 // MemberMessagePayload names what a membership message is about.
@@ -43,11 +45,11 @@ const welcomeWindow = 7 * 24 * time.Hour
 // count again; their keys, per organisation and person, keep them single).
 func QueueWelcomes(ctx context.Context, db *bun.DB, now time.Time) (int, error) {
 	now = now.UTC()
-	var ms []Membership
+	var ms []engine.Membership
 	// A renewal is not new to the club, even when the portal's records do
 	// not go back to the person's first season.
-	if err := ScopeOrg(ctx, db.NewSelect().Model(&ms), "(SELECT p.organisation_id FROM membership_periods AS p WHERE p.id = membership.period_id)").Where("status = ? AND member_type <> ? AND activated_at <= ? AND activated_at > ?", MembershipActive,
-		MemberRenewal, now.Add(-welcomeDelay), now.Add(-welcomeWindow)).OrderExpr("id").Scan(ctx); err != nil {
+	if err := engine.ScopeOrg(ctx, db.NewSelect().Model(&ms), "(SELECT p.organisation_id FROM membership_periods AS p WHERE p.id = membership.period_id)").Where("status = ? AND member_type <> ? AND activated_at <= ? AND activated_at > ?", engine.MembershipActive,
+		engine.MemberRenewal, now.Add(-welcomeDelay), now.Add(-welcomeWindow)).OrderExpr("id").Scan(ctx); err != nil {
 		return 0, fmt.Errorf("find activated memberships: %w", err)
 	}
 	periods, err := periodsByID(ctx, db)
@@ -59,10 +61,10 @@ func QueueWelcomes(ctx context.Context, db *bun.DB, now time.Time) (int, error) 
 		org := periods[m.PeriodID].OrganisationID
 		// An earlier membership with the organisation (activated before
 		// this one) means the person is not new.
-		earlier, err := db.NewSelect().Model((*Membership)(nil)).
+		earlier, err := db.NewSelect().Model((*engine.Membership)(nil)).
 			Where("person_id = ? AND id <> ? AND activated_at IS NOT NULL AND (activated_at < ? OR (activated_at = ? AND id < ?))",
 				m.PersonID, m.ID, m.ActivatedAt, m.ActivatedAt, m.ID).
-			Where("period_id IN (?)", db.NewSelect().Model((*MembershipPeriod)(nil)).Column("id").Where("organisation_id = ?", org)).
+			Where("period_id IN (?)", db.NewSelect().Model((*engine.MembershipPeriod)(nil)).Column("id").Where("organisation_id = ?", org)).
 			Exists(ctx)
 		if err != nil {
 			return n, fmt.Errorf("earlier memberships of person %d: %w", m.PersonID, err)
@@ -71,9 +73,9 @@ func QueueWelcomes(ctx context.Context, db *bun.DB, now time.Time) (int, error) 
 			continue
 		}
 		payload, _ := json.Marshal(MemberMessagePayload{PersonID: m.PersonID, OrganisationID: org, MembershipID: m.ID})
-		msg := &OutboxMessage{Kind: KindWelcome, DedupKey: fmt.Sprintf("%s:org:%d:person:%d", KindWelcome, org, m.PersonID),
+		msg := &engine.OutboxMessage{Kind: KindWelcome, DedupKey: fmt.Sprintf("%s:org:%d:person:%d", KindWelcome, org, m.PersonID),
 			Payload: string(payload), CreatedAt: now}
-		if err := QueueMessageNow(ctx, db, msg); err != nil {
+		if err := engine.QueueMessageNow(ctx, db, msg); err != nil {
 			return n, err
 		}
 		n++
@@ -88,7 +90,7 @@ func QueueWelcomes(ctx context.Context, db *bun.DB, now time.Time) (int, error) 
 // returns how many memberships it found (reminders queued before count
 // again; their keys keep them single).
 func QueueExpiryReminders(ctx context.Context, db *bun.DB, now time.Time) (int, error) {
-	settings, err := AllMessageSettings(ctx, db)
+	settings, err := engine.AllMessageSettings(ctx, db)
 	if err != nil {
 		return 0, err
 	}
@@ -119,16 +121,16 @@ func QueueExpiryReminders(ctx context.Context, db *bun.DB, now time.Time) (int, 
 	if len(ending) == 0 {
 		return 0, nil
 	}
-	var rows []Membership
-	if err := db.NewSelect().Model(&rows).Where("status = ? AND period_id IN (?)", MembershipActive, bun.List(ending)).
+	var rows []engine.Membership
+	if err := db.NewSelect().Model(&rows).Where("status = ? AND period_id IN (?)", engine.MembershipActive, bun.List(ending)).
 		OrderExpr("id").Scan(ctx); err != nil {
 		return 0, fmt.Errorf("find memberships ending soon: %w", err)
 	}
 	for i, r := range rows {
 		payload, _ := json.Marshal(MemberMessagePayload{PersonID: r.PersonID, OrganisationID: periods[r.PeriodID].OrganisationID, MembershipID: r.ID})
-		msg := &OutboxMessage{Kind: KindExpiryReminder, DedupKey: fmt.Sprintf("%s:membership:%d", KindExpiryReminder, r.ID),
+		msg := &engine.OutboxMessage{Kind: KindExpiryReminder, DedupKey: fmt.Sprintf("%s:membership:%d", KindExpiryReminder, r.ID),
 			Payload: string(payload), CreatedAt: now.UTC()}
-		if err := QueueMessageNow(ctx, db, msg); err != nil {
+		if err := engine.QueueMessageNow(ctx, db, msg); err != nil {
 			return i, err
 		}
 	}
@@ -137,11 +139,11 @@ func QueueExpiryReminders(ctx context.Context, db *bun.DB, now time.Time) (int, 
 
 // MemberMessage is what a welcome or expiry reminder says.
 type MemberMessage struct {
-	Organisation Organisation
-	Person       Person
-	Type         MembershipType
-	Period       MembershipPeriod
-	Membership   Membership
+	Organisation engine.Organisation
+	Person       engine.Person
+	Type         engine.MembershipType
+	Period       engine.MembershipPeriod
+	Membership   engine.Membership
 	// Due is false when the membership is no longer active (cancelled
 	// since the message was queued): nothing is sent.
 	Due bool
@@ -157,35 +159,35 @@ type MemberMessage struct {
 func LoadMemberMessage(ctx context.Context, db bun.IDB, p MemberMessagePayload) (*MemberMessage, error) {
 	m := &MemberMessage{}
 	if err := db.NewSelect().Model(&m.Membership).Where("id = ?", p.MembershipID).Scan(ctx); err != nil {
-		return nil, NotFoundOr(err, "membership")
+		return nil, engine.NotFoundOr(err, "membership")
 	}
-	m.Due = m.Membership.Status == MembershipActive
+	m.Due = m.Membership.Status == engine.MembershipActive
 	if err := db.NewSelect().Model(&m.Person).Where("id = ?", m.Membership.PersonID).Scan(ctx); err != nil {
-		return nil, NotFoundOr(err, "person")
+		return nil, engine.NotFoundOr(err, "person")
 	}
 	if err := db.NewSelect().Model(&m.Type).Where("id = ?", m.Membership.MembershipTypeID).Scan(ctx); err != nil {
-		return nil, NotFoundOr(err, "membership type")
+		return nil, engine.NotFoundOr(err, "membership type")
 	}
-	period, err := LoadPeriod(ctx, db, m.Membership.PeriodID)
+	period, err := engine.LoadPeriod(ctx, db, m.Membership.PeriodID)
 	if err != nil {
 		return nil, err
 	}
 	m.Period = *period
 	if err := db.NewSelect().Model(&m.Organisation).Where("id = ?", m.Period.OrganisationID).Scan(ctx); err != nil {
-		return nil, NotFoundOr(err, "organisation")
+		return nil, engine.NotFoundOr(err, "organisation")
 	}
-	m.Recipients = UniqueAddresses([]Person{m.Person})
+	m.Recipients = engine.UniqueAddresses([]engine.Person{m.Person})
 	if len(m.Recipients) == 0 && m.Membership.ProcessInstanceID != nil {
 		var ids []int64
-		if err := db.NewSelect().Model((*Membership)(nil)).Column("person_id").
+		if err := db.NewSelect().Model((*engine.Membership)(nil)).Column("person_id").
 			Where("process_instance_id = ?", *m.Membership.ProcessInstanceID).OrderExpr("person_id").Scan(ctx, &ids); err != nil {
 			return nil, fmt.Errorf("load the registration's persons: %w", err)
 		}
-		household, err := PersonsByID(ctx, db, ids)
+		household, err := engine.PersonsByID(ctx, db, ids)
 		if err != nil {
 			return nil, err
 		}
-		m.Recipients = UniqueAddresses(household)
+		m.Recipients = engine.UniqueAddresses(household)
 	}
 	if m.Membership.ProcessInstanceID != nil {
 		if m.Language, err = RegistrationLanguage(ctx, db, *m.Membership.ProcessInstanceID); err != nil {
@@ -205,12 +207,12 @@ func LoadMemberMessage(ctx context.Context, db bun.IDB, p MemberMessagePayload) 
 // periodsByID loads every period, for the scheduled jobs that need the
 // organisation or the dates of many memberships' periods: one query
 // instead of one per membership.
-func periodsByID(ctx context.Context, db bun.IDB) (map[int64]MembershipPeriod, error) {
-	var periods []MembershipPeriod
-	if err := ScopeOrg(ctx, db.NewSelect().Model(&periods), "organisation_id").Scan(ctx); err != nil {
+func periodsByID(ctx context.Context, db bun.IDB) (map[int64]engine.MembershipPeriod, error) {
+	var periods []engine.MembershipPeriod
+	if err := engine.ScopeOrg(ctx, db.NewSelect().Model(&periods), "organisation_id").Scan(ctx); err != nil {
 		return nil, fmt.Errorf("load periods: %w", err)
 	}
-	byID := make(map[int64]MembershipPeriod, len(periods))
+	byID := make(map[int64]engine.MembershipPeriod, len(periods))
 	for _, p := range periods {
 		byID[p.ID] = p
 	}

@@ -1,4 +1,4 @@
-package engine
+package message
 
 import (
 	"context"
@@ -6,21 +6,23 @@ import (
 	"fmt"
 
 	"github.com/uptrace/bun"
+
+	"portal/engine"
 )
 
 // ConfirmedMember is one person whose membership an order paid for.
 type ConfirmedMember struct {
-	Person     Person
-	Membership Membership
-	Type       MembershipType
+	Person     engine.Person
+	Membership engine.Membership
+	Type       engine.MembershipType
 }
 
 // Confirmation is what the confirmation after payment tells: the order
 // and its lines, the period, the members and their types, and to whom.
 type Confirmation struct {
-	Organisation Organisation
-	Period       MembershipPeriod
-	Order        Order
+	Organisation engine.Organisation
+	Period       engine.MembershipPeriod
+	Order        engine.Order
 	// Reference is the succeeded payment's reference, what the member saw
 	// on the return page ("" when none is recorded).
 	Reference string
@@ -40,7 +42,7 @@ type confirmationPayload struct {
 }
 
 // ConfirmationOrder reads the order id from a membership_confirmation's payload.
-func ConfirmationOrder(msg *OutboxMessage) (int64, error) {
+func ConfirmationOrder(msg *engine.OutboxMessage) (int64, error) {
 	var p confirmationPayload
 	if err := json.Unmarshal([]byte(msg.Payload), &p); err != nil || p.OrderID <= 0 {
 		return 0, fmt.Errorf("outbox message %d: no order id in its payload", msg.ID)
@@ -50,24 +52,24 @@ func ConfirmationOrder(msg *OutboxMessage) (int64, error) {
 
 // LoadConfirmation gathers the confirmation of a paid order.
 func LoadConfirmation(ctx context.Context, db bun.IDB, orderID int64) (*Confirmation, error) {
-	order, err := LoadOrder(ctx, db, orderID)
+	order, err := engine.LoadOrder(ctx, db, orderID)
 	if err != nil {
 		return nil, err
 	}
-	if order.Status != OrderPaid {
-		return nil, Errorf(CodeConflict, "order %d is %s, not paid", order.ID, order.Status)
+	if order.Status != engine.OrderPaid {
+		return nil, engine.Errorf(engine.CodeConflict, "order %d is %s, not paid", order.ID, order.Status)
 	}
 	c := &Confirmation{Order: *order}
 	if err := db.NewSelect().Model(&c.Organisation).Where("id = ?", order.OrganisationID).Scan(ctx); err != nil {
-		return nil, NotFoundOr(err, "organisation")
+		return nil, engine.NotFoundOr(err, "organisation")
 	}
-	period, err := LoadPeriod(ctx, db, order.PeriodID)
+	period, err := engine.LoadPeriod(ctx, db, order.PeriodID)
 	if err != nil {
 		return nil, err
 	}
 	c.Period = *period
 	var language []string
-	if err := db.NewSelect().Model((*ProcessInstance)(nil)).Column("language").
+	if err := db.NewSelect().Model((*engine.ProcessInstance)(nil)).Column("language").
 		Where("id = ?", order.ProcessInstanceID).Scan(ctx, &language); err != nil {
 		return nil, fmt.Errorf("load the registration's language: %w", err)
 	}
@@ -75,37 +77,37 @@ func LoadConfirmation(ctx context.Context, db bun.IDB, orderID int64) (*Confirma
 		c.Language = language[0]
 	}
 	var ref []string
-	if err := db.NewSelect().Model((*Payment)(nil)).Column("reference").
-		Where("order_id = ? AND status = ?", order.ID, PaymentSucceeded).OrderExpr("id").Limit(1).Scan(ctx, &ref); err != nil {
+	if err := db.NewSelect().Model((*engine.Payment)(nil)).Column("reference").
+		Where("order_id = ? AND status = ?", order.ID, engine.PaymentSucceeded).OrderExpr("id").Limit(1).Scan(ctx, &ref); err != nil {
 		return nil, fmt.Errorf("load payment reference: %w", err)
 	}
 	if len(ref) > 0 {
 		c.Reference = ref[0]
 	}
-	var ms []Membership
+	var ms []engine.Membership
 	if err := db.NewSelect().Model(&ms).Where("process_instance_id = ? AND period_id = ? AND status = ?",
-		order.ProcessInstanceID, order.PeriodID, MembershipActive).Order("person_id ASC").Scan(ctx); err != nil {
+		order.ProcessInstanceID, order.PeriodID, engine.MembershipActive).Order("person_id ASC").Scan(ctx); err != nil {
 		return nil, fmt.Errorf("load confirmed memberships: %w", err)
 	}
 	ids := make([]int64, len(ms))
 	for i, m := range ms {
 		ids[i] = m.PersonID
 	}
-	persons, err := PersonsByID(ctx, db, ids)
+	persons, err := engine.PersonsByID(ctx, db, ids)
 	if err != nil {
 		return nil, err
 	}
-	byID := map[int64]Person{}
+	byID := map[int64]engine.Person{}
 	for _, p := range persons {
 		byID[p.ID] = p
 	}
-	types, err := MembershipTypes(ctx, db, order.OrganisationID)
+	types, err := engine.MembershipTypes(ctx, db, order.OrganisationID)
 	if err != nil {
 		return nil, err
 	}
-	typeByID := map[int64]MembershipType{}
+	typeByID := map[int64]engine.MembershipType{}
 	c.Period.Localize(c.Language)
-	LocalizeTypes(types, c.Language)
+	engine.LocalizeTypes(types, c.Language)
 	for _, t := range types {
 		typeByID[t.ID] = t
 	}
@@ -113,7 +115,7 @@ func LoadConfirmation(ctx context.Context, db bun.IDB, orderID int64) (*Confirma
 	if err != nil {
 		return nil, err
 	}
-	members := make([]Person, 0, len(ms))
+	members := make([]engine.Person, 0, len(ms))
 	if p, ok := byID[contact]; ok {
 		members = append(members, p) // the main contact's address comes first
 	}
@@ -122,7 +124,7 @@ func LoadConfirmation(ctx context.Context, db bun.IDB, orderID int64) (*Confirma
 		members = append(members, p)
 		c.Members = append(c.Members, ConfirmedMember{Person: p, Membership: m, Type: typeByID[m.MembershipTypeID]})
 	}
-	c.Recipients = UniqueAddresses(members)
+	c.Recipients = engine.UniqueAddresses(members)
 	return c, nil
 }
 
@@ -133,7 +135,7 @@ func mainContact(ctx context.Context, db bun.IDB, instanceID int64) (int64, erro
 	var ids []int64
 	err := db.NewSelect().TableExpr("process_data AS d").Column("d.person_id").
 		Join("JOIN process_steps AS s ON s.id = d.step_id").
-		Where("d.instance_id = ? AND d.data_key = ? AND d.data_value = '1' AND s.question_type = ?", instanceID, DataAnswer, TypeOne).
+		Where("d.instance_id = ? AND d.data_key = ? AND d.data_value = '1' AND s.question_type = ?", instanceID, engine.DataAnswer, engine.TypeOne).
 		Where("d.person_id IS NOT NULL").OrderExpr("d.id").Limit(1).Scan(ctx, &ids)
 	if err != nil {
 		return 0, fmt.Errorf("find the main contact: %w", err)

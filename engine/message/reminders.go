@@ -1,4 +1,4 @@
-package engine
+package message
 
 import (
 	"context"
@@ -8,14 +8,15 @@ import (
 	"slices"
 	"time"
 
-	"portal/engine/jobs"
-
 	"github.com/uptrace/bun"
+
+	"portal/engine"
+	"portal/engine/jobs"
 )
 
 // KindUnpaidReminder is the outbox message (and job) kind of the reminder
 // of an order still unpaid some days after its commit.
-const KindUnpaidReminder MessageKind = "unpaid_reminder"
+const KindUnpaidReminder engine.MessageKind = "unpaid_reminder"
 
 // UnpaidReminderPayload is the outbox payload of an unpaid reminder.
 type UnpaidReminderPayload struct {
@@ -31,18 +32,18 @@ type UnpaidReminderPayload struct {
 // the order and the day, so re-runs and every instance's run queue each
 // reminder once. It returns how many it queued.
 func QueueUnpaidReminders(ctx context.Context, db *bun.DB, now time.Time) (int, error) {
-	settings, err := AllMessageSettings(ctx, db)
+	settings, err := engine.AllMessageSettings(ctx, db)
 	if err != nil {
 		return 0, err
 	}
-	earliest := DefaultMessageSettings().UnpaidReminderDays[0]
+	earliest := engine.DefaultMessageSettings().UnpaidReminderDays[0]
 	for _, s := range settings {
 		earliest = min(earliest, s.UnpaidReminderDays[0])
 	}
 	now = now.UTC()
-	var orders []Order
-	err = ScopeOrg(ctx, db.NewSelect().Model(&orders), "organisation_id").
-		Where("status = ? AND created_at <= ?", OrderUnpaid, now.AddDate(0, 0, -earliest)).
+	var orders []engine.Order
+	err = engine.ScopeOrg(ctx, db.NewSelect().Model(&orders), "organisation_id").
+		Where("status = ? AND created_at <= ?", engine.OrderUnpaid, now.AddDate(0, 0, -earliest)).
 		Where("process_instance_id IN (?)", CommittedInstances(db)).
 		OrderExpr("id").Scan(ctx)
 	if err != nil {
@@ -58,9 +59,9 @@ func QueueUnpaidReminders(ctx context.Context, db *bun.DB, now time.Time) (int, 
 				continue
 			}
 			payload, _ := json.Marshal(UnpaidReminderPayload{OrderID: o.ID, Day: d})
-			msg := &OutboxMessage{Kind: KindUnpaidReminder, DedupKey: fmt.Sprintf("%s:order:%d:day:%d", KindUnpaidReminder, o.ID, d),
+			msg := &engine.OutboxMessage{Kind: KindUnpaidReminder, DedupKey: fmt.Sprintf("%s:order:%d:day:%d", KindUnpaidReminder, o.ID, d),
 				Payload: string(payload), CreatedAt: now}
-			if err := QueueMessageNow(ctx, db, msg); err != nil {
+			if err := engine.QueueMessageNow(ctx, db, msg); err != nil {
 				return n, err
 			}
 			n++
@@ -75,11 +76,11 @@ func QueueUnpaidReminders(ctx context.Context, db *bun.DB, now time.Time) (int, 
 // is sent).
 type UnpaidReminder struct {
 	Due          bool
-	Organisation Organisation
-	Period       MembershipPeriod
-	Order        Order
+	Organisation engine.Organisation
+	Period       engine.MembershipPeriod
+	Order        engine.Order
 	UserKey      string
-	Persons      []Person
+	Persons      []engine.Person
 	Recipients   []string
 	// Language is the one the member registered in, "" for the
 	// organisation's default (RegistrationLanguage).
@@ -88,32 +89,32 @@ type UnpaidReminder struct {
 
 // LoadUnpaidReminder gathers an unpaid reminder.
 func LoadUnpaidReminder(ctx context.Context, db bun.IDB, p UnpaidReminderPayload) (*UnpaidReminder, error) {
-	order, err := LoadOrder(ctx, db, p.OrderID)
+	order, err := engine.LoadOrder(ctx, db, p.OrderID)
 	if err != nil {
 		return nil, err
 	}
 	r := &UnpaidReminder{Order: *order, UserKey: order.UserKey}
-	if order.Status != OrderUnpaid {
+	if order.Status != engine.OrderUnpaid {
 		return r, nil
 	}
 	r.Due = true
 	if err := db.NewSelect().Model(&r.Organisation).Where("id = ?", order.OrganisationID).Scan(ctx); err != nil {
-		return nil, NotFoundOr(err, "organisation")
+		return nil, engine.NotFoundOr(err, "organisation")
 	}
-	period, err := LoadPeriod(ctx, db, order.PeriodID)
+	period, err := engine.LoadPeriod(ctx, db, order.PeriodID)
 	if err != nil {
 		return nil, err
 	}
 	r.Period = *period
 	var ids []int64
-	if err := db.NewSelect().Model((*Membership)(nil)).Column("person_id").
-		Where("process_instance_id = ? AND status = ?", order.ProcessInstanceID, MembershipPending).OrderExpr("person_id").Scan(ctx, &ids); err != nil {
+	if err := db.NewSelect().Model((*engine.Membership)(nil)).Column("person_id").
+		Where("process_instance_id = ? AND status = ?", order.ProcessInstanceID, engine.MembershipPending).OrderExpr("person_id").Scan(ctx, &ids); err != nil {
 		return nil, fmt.Errorf("load reminded persons: %w", err)
 	}
-	if r.Persons, err = PersonsByID(ctx, db, ids); err != nil {
+	if r.Persons, err = engine.PersonsByID(ctx, db, ids); err != nil {
 		return nil, err
 	}
-	r.Recipients = UniqueAddresses(r.Persons)
+	r.Recipients = engine.UniqueAddresses(r.Persons)
 	if r.Language, err = RegistrationLanguage(ctx, db, order.ProcessInstanceID); err != nil {
 		return nil, err
 	}
@@ -126,16 +127,16 @@ func LoadUnpaidReminder(ctx context.Context, db bun.IDB, p UnpaidReminderPayload
 // payment-link messages are about; an order of a registration reset or
 // cancelled since is left alone.
 func CommittedInstances(db bun.IDB) *bun.SelectQuery {
-	return db.NewSelect().Model((*ProcessInstance)(nil)).Column("id").Where("status = ?", StateDone)
+	return db.NewSelect().Model((*engine.ProcessInstance)(nil)).Column("id").Where("status = ?", engine.StateDone)
 }
 
 // ScheduleMessages has r queue the messages that go out over time: unpaid
 // reminders, welcomes, expiry reminders and renewal prompts, each once per
 // its period in the cluster.
 func ScheduleMessages(r *jobs.Runner, db *bun.DB, now func() time.Time, log *slog.Logger) {
-	ScheduleCounting(r, db, now, log,
-		CountingJob{KindQueueReminders, 24 * time.Hour, QueueUnpaidReminders, "queued unpaid reminders"},
-		CountingJob{KindQueueWelcomes, time.Hour, QueueWelcomes, "welcome messages queued"},
-		CountingJob{KindQueueExpiry, 24 * time.Hour, QueueExpiryReminders, "memberships ending soon: expiry reminders queued"},
-		CountingJob{KindQueueRenewals, 24 * time.Hour, QueueRenewalPrompts, "next periods open: renewal prompts queued (households)"})
+	engine.ScheduleCounting(r, db, now, log,
+		engine.CountingJob{Kind: engine.KindQueueReminders, Every: 24 * time.Hour, Run: QueueUnpaidReminders, Done: "queued unpaid reminders"},
+		engine.CountingJob{Kind: engine.KindQueueWelcomes, Every: time.Hour, Run: QueueWelcomes, Done: "welcome messages queued"},
+		engine.CountingJob{Kind: engine.KindQueueExpiry, Every: 24 * time.Hour, Run: QueueExpiryReminders, Done: "memberships ending soon: expiry reminders queued"},
+		engine.CountingJob{Kind: engine.KindQueueRenewals, Every: 24 * time.Hour, Run: QueueRenewalPrompts, Done: "next periods open: renewal prompts queued (households)"})
 }
