@@ -1,12 +1,15 @@
 package engine
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/uptrace/bun"
 )
 
 // Conditional steps (issue 17). A step may carry conditions on earlier
@@ -16,37 +19,6 @@ import (
 // left out for everyone). The path through a definition is never stored:
 // it is recomputed from the saved answers on every request (route), so
 // Back, Change and resume stay right when an earlier answer changes.
-
-// ConditionAction is what a condition does when it holds.
-type ConditionAction string
-
-// Condition actions, as stored (the definition format spells them in lower case).
-const (
-	ActionSkip ConditionAction = "SKIP" // leave this step out
-	ActionJump ConditionAction = "JUMP" // after this step, continue at a later one
-)
-
-// ConditionScope says whose answers a condition reads and whom it affects.
-type ConditionScope string
-
-// Condition scopes, as stored (the definition format spells them in lower case).
-const (
-	// ScopePerson reads each person's own answer and affects that person only.
-	ScopePerson ConditionScope = "PERSON"
-	// ScopeRegistration holds when it holds for at least one selected
-	// person, and then affects the whole registration.
-	ScopeRegistration ConditionScope = "REGISTRATION"
-)
-
-// ConditionOperator is how a condition compares the earlier answer.
-type ConditionOperator string
-
-// Condition operators, as stored.
-const (
-	OpEquals   ConditionOperator = "EQUALS"
-	OpOneOf    ConditionOperator = "ONE_OF"
-	OpNotGiven ConditionOperator = "NOT_GIVEN"
-)
 
 // condition is a stored condition compiled against its definition: steps
 // are indexes into the definition's ordered steps.
@@ -331,4 +303,33 @@ func AgeAt(dob, on time.Time) int {
 
 func InAgeRange(age int, minAge, maxAge *int) bool {
 	return (minAge == nil || age >= *minAge) && (maxAge == nil || age <= *maxAge)
+}
+
+// deleteOffPathAnswers deletes, at commit, the stored answers (of data) that
+// are off the registration's final path r: of steps left out, or of persons
+// a step does not apply to. current is the step being answered, whose
+// answers the caller replaces itself.
+func DeleteOffPathAnswers(ctx context.Context, db bun.IDB, instanceID int64, data []ProcessData, def *Definition, r *Route, current int64) error {
+	number := make(map[int64]int, len(def.Steps))
+	for i, s := range def.Steps {
+		number[s.ID] = i + 1
+	}
+	var ids []int64
+	for _, d := range data {
+		if d.DataKey != DataAnswer || d.StepID == nil || d.PersonID == nil || *d.StepID == current {
+			continue
+		}
+		n, known := number[*d.StepID]
+		if !known || !r.Includes(n) || r.Hides(n, *d.PersonID) {
+			ids = append(ids, d.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	if _, err := db.NewDelete().Model((*ProcessData)(nil)).
+		Where("instance_id = ? AND id IN (?)", instanceID, bun.List(ids)).Exec(ctx); err != nil {
+		return fmt.Errorf("delete answers off the path: %w", err)
+	}
+	return nil
 }

@@ -473,3 +473,11 @@ func (d *DefinitionSpec) missingLanguages(languages []string) []string {
 	}
 	return problems
 }
+
+type definitionCacheKey struct{}
+
+// DefinitionCache is the service's cache of parsed definition versions
+// (a version never changes once stored).
+func (s *Service) DefinitionCache() *definitionCache {
+	return s.SubjectState(definitionCacheKey{}, func() any { return new(definitionCache) }).(*definitionCache)
+}

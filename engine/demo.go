@@ -13,12 +13,6 @@ import (
 //go:embed demo_definition.yaml
 var demoDefinition []byte
 
-// DemoUserKey is the user key of the demo link.
-const DemoUserKey = "demo"
-
-// DemoPeriodID is the membership period of the demo link.
-const DemoPeriodID = 1
-
 // SeedDemo loads the demo organisation, period, pricing, persons and
 // definition, and then members user keys demo-1 ... demo-N with two
 // selectable persons each. It is idempotent: what exists is left alone.
@@ -45,8 +39,6 @@ func SeedDemo(ctx context.Context, db *bun.DB, members int, now time.Time) error
 	_, err = ImportDefinition(ctx, db, spec)
 	return err
 }
-
-func Ptr[T any](v T) *T { return &v }
 
 func DemoDate(s string) time.Time {
 	t, err := time.Parse(time.DateOnly, s)
@@ -160,3 +152,7 @@ func seedDemoMembers(ctx context.Context, tx bun.Tx, n int) error {
 	}
 	return nil
 }
+
+// DemoDefinitionYAML is the demo definition's source, for tests that import
+// a changed version of it.
+func DemoDefinitionYAML() []byte { return demoDefinition }

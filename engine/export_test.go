@@ -8,10 +8,6 @@ import (
 	"github.com/uptrace/bun"
 )
 
-// DemoDefinitionYAML is the demo definition's source, for tests that import
-// a changed version of it.
-func DemoDefinitionYAML() []byte { return demoDefinition }
-
 // EmitThenRollBack writes an event in a transaction that then fails, as a
 // change that rolls back after announcing itself would.
 func EmitThenRollBack(ctx context.Context, db *bun.DB, orgID int64, eventType string, now time.Time) error {

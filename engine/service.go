@@ -5,6 +5,7 @@ package engine
 
 import (
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -36,10 +37,12 @@ type Service struct {
 	WebhookNetworks WebhookNetworks // WithWebhookNetworks
 	TestPayments    bool
 	SettingsChanged func(organisationID int64)
-	Defs            definitionCache
-	Prepared        *preparedStatements // the question step's statements on PostgreSQL (question_step.go)
-	now             func() time.Time
-	Log             *slog.Logger
+	// subjects holds the state subjects keep for the service's life
+	// (SubjectState).
+	subjects sync.Map
+	Prepared *preparedStatements // the question step's statements on PostgreSQL (question_step.go)
+	now      func() time.Time
+	Log      *slog.Logger
 }
 
 // ServiceOption configures a Service.
@@ -68,3 +71,15 @@ func (s *Service) DB() *bun.DB { return s.db }
 // in a transaction comes from here, and store functions take it as a
 // parameter, so WithClock moves all of them together.
 func (s *Service) Clock() time.Time { return s.now().UTC() }
+
+// SubjectState is what a subject keeps for the life of the service, such
+// as engine/definition's cache of parsed definitions: the value stored
+// under key, made by init on first use. Each subject's key is a type of
+// its own, so no two share a slot.
+func (s *Service) SubjectState(key any, init func() any) any {
+	if v, ok := s.subjects.Load(key); ok {
+		return v
+	}
+	v, _ := s.subjects.LoadOrStore(key, init())
+	return v
+}

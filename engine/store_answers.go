@@ -84,32 +84,3 @@ func DeleteInstanceData(ctx context.Context, db bun.IDB, instanceID int64) error
 	}
 	return nil
 }
-
-// deleteOffPathAnswers deletes, at commit, the stored answers (of data) that
-// are off the registration's final path r: of steps left out, or of persons
-// a step does not apply to. current is the step being answered, whose
-// answers the caller replaces itself.
-func DeleteOffPathAnswers(ctx context.Context, db bun.IDB, instanceID int64, data []ProcessData, def *Definition, r *Route, current int64) error {
-	number := make(map[int64]int, len(def.Steps))
-	for i, s := range def.Steps {
-		number[s.ID] = i + 1
-	}
-	var ids []int64
-	for _, d := range data {
-		if d.DataKey != DataAnswer || d.StepID == nil || d.PersonID == nil || *d.StepID == current {
-			continue
-		}
-		n, known := number[*d.StepID]
-		if !known || !r.Includes(n) || r.Hides(n, *d.PersonID) {
-			ids = append(ids, d.ID)
-		}
-	}
-	if len(ids) == 0 {
-		return nil
-	}
-	if _, err := db.NewDelete().Model((*ProcessData)(nil)).
-		Where("instance_id = ? AND id IN (?)", instanceID, bun.List(ids)).Exec(ctx); err != nil {
-		return fmt.Errorf("delete answers off the path: %w", err)
-	}
-	return nil
-}

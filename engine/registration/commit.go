@@ -174,7 +174,7 @@ func (s *Service) Quote(ctx context.Context, userKey, processID string) (_ Quote
 		}
 		return q, nil
 	}
-	def, err := s.Defs.Get(ctx, s.DB(), inst.DefinitionID)
+	def, err := s.DefinitionCache().Get(ctx, s.DB(), inst.DefinitionID)
 	if err != nil {
 		return Quote{}, err
 	}

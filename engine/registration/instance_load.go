@@ -22,7 +22,7 @@ func (s *Service) loadOpen(ctx context.Context, db bun.IDB, userKey, processID s
 	if err := checkOpen(inst); err != nil {
 		return nil, nil, err
 	}
-	def, err := s.Defs.Get(ctx, db, inst.DefinitionID)
+	def, err := s.DefinitionCache().Get(ctx, db, inst.DefinitionID)
 	if err != nil {
 		return nil, nil, err
 	}

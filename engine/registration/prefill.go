@@ -58,7 +58,7 @@ func (s *Service) prefillFromLastSeason(ctx context.Context, tx bun.IDB, inst *e
 		if !ok {
 			continue
 		}
-		old, err := s.Defs.Get(ctx, tx, e.DefinitionID)
+		old, err := s.DefinitionCache().Get(ctx, tx, e.DefinitionID)
 		if err != nil {
 			return nil, err
 		}

@@ -17,9 +17,9 @@ const (
 )
 
 var pricingTypes = []engine.MembershipType{
-	{ID: adultType, Code: "ADULT", Name: "Adult", MinAge: engine.Ptr(18)},
-	{ID: juniorType, Code: "JUNIOR", Name: "Junior", MaxAge: engine.Ptr(17)},
-	{ID: studentType, Code: "STUDENT", Name: "Student", MinAge: engine.Ptr(18), MaxAge: engine.Ptr(25)},
+	{ID: adultType, Code: "ADULT", Name: "Adult", MinAge: new(18)},
+	{ID: juniorType, Code: "JUNIOR", Name: "Junior", MaxAge: new(17)},
+	{ID: studentType, Code: "STUDENT", Name: "Student", MinAge: new(18), MaxAge: new(25)},
 }
 
 func TestChooseMembershipType(t *testing.T) {
@@ -87,14 +87,14 @@ func TestRuleAmount(t *testing.T) {
 		base int64
 		want int64
 	}{
-		{name: "fixed amount ignores the base", rule: engine.PriceRule{AmountMinor: engine.Ptr(int64(250))}, base: 12000, want: 250},
-		{name: "fixed negative amount", rule: engine.PriceRule{AmountMinor: engine.Ptr(int64(-1000))}, base: 12000, want: -1000},
-		{name: "percentage of the base", rule: engine.PriceRule{PercentBP: engine.Ptr(-1000)}, base: 12000, want: -1200},
-		{name: "positive half rounds up", rule: engine.PriceRule{PercentBP: engine.Ptr(1000)}, base: 12345, want: 1235},
-		{name: "negative half rounds away from zero", rule: engine.PriceRule{PercentBP: engine.Ptr(-1000)}, base: 12345, want: -1235},
-		{name: "positive below half rounds down", rule: engine.PriceRule{PercentBP: engine.Ptr(1000)}, base: 12344, want: 1234},
-		{name: "negative below half rounds toward zero", rule: engine.PriceRule{PercentBP: engine.Ptr(-1000)}, base: 12344, want: -1234},
-		{name: "basis points", rule: engine.PriceRule{PercentBP: engine.Ptr(-1550)}, base: 10001, want: -1550},
+		{name: "fixed amount ignores the base", rule: engine.PriceRule{AmountMinor: new(int64(250))}, base: 12000, want: 250},
+		{name: "fixed negative amount", rule: engine.PriceRule{AmountMinor: new(int64(-1000))}, base: 12000, want: -1000},
+		{name: "percentage of the base", rule: engine.PriceRule{PercentBP: new(-1000)}, base: 12000, want: -1200},
+		{name: "positive half rounds up", rule: engine.PriceRule{PercentBP: new(1000)}, base: 12345, want: 1235},
+		{name: "negative half rounds away from zero", rule: engine.PriceRule{PercentBP: new(-1000)}, base: 12345, want: -1235},
+		{name: "positive below half rounds down", rule: engine.PriceRule{PercentBP: new(1000)}, base: 12344, want: 1234},
+		{name: "negative below half rounds toward zero", rule: engine.PriceRule{PercentBP: new(-1000)}, base: 12344, want: -1234},
+		{name: "basis points", rule: engine.PriceRule{PercentBP: new(-1550)}, base: 10001, want: -1550},
 		{name: "neither amount nor percentage", rule: engine.PriceRule{}, base: 12000, want: 0},
 	}
 	for _, tc := range tests {
@@ -121,7 +121,7 @@ func TestPriceRegistration(t *testing.T) {
 	lateFrom := start.AddDate(0, 6, 0)
 
 	insurance := engine.ProcessStep{ID: 30, Name: "insurance", QuestionType: engine.TypeCheckbox,
-		PriceCode: engine.Ptr("insurance"), PriceLabel: engine.Ptr("Accident insurance"), PriceAnswer: engine.Ptr("1"), PriceAmountMinor: engine.Ptr(int64(1500))}
+		PriceCode: new("insurance"), PriceLabel: new("Accident insurance"), PriceAnswer: new("1"), PriceAmountMinor: new(int64(1500))}
 	steps := []engine.ProcessStep{{ID: 10, QuestionType: engine.TypeText}, insurance}
 
 	fee := func(code string, typeID, amount int64) engine.PriceRule {
@@ -206,31 +206,31 @@ func TestPriceRegistration(t *testing.T) {
 		{
 			name: "early bird inside its window, rounded half away from zero", people: []person{alex},
 			rules: []engine.PriceRule{fee("adult-fee", adultType, 12345),
-				{Code: "early-bird", Kind: engine.RuleEarlyBird, Label: "Early bird", ValidUntil: &earlyUntil, PercentBP: engine.Ptr(-1000)}},
+				{Code: "early-bird", Kind: engine.RuleEarlyBird, Label: "Early bird", ValidUntil: &earlyUntil, PercentBP: new(-1000)}},
 			now:  earlyUntil.Add(-time.Second),
 			want: []line{{1, "adult-fee", 12345}, {1, "early-bird", -1235}}, wantTotal: 11110,
 		},
 		{
 			name: "early bird ends at its valid-until instant", people: []person{alex},
-			rules: with(engine.PriceRule{Code: "early-bird", Kind: engine.RuleEarlyBird, Label: "Early bird", ValidUntil: &earlyUntil, PercentBP: engine.Ptr(-1000)}),
+			rules: with(engine.PriceRule{Code: "early-bird", Kind: engine.RuleEarlyBird, Label: "Early bird", ValidUntil: &earlyUntil, PercentBP: new(-1000)}),
 			now:   earlyUntil,
 			want:  []line{{1, "adult-fee", 12000}}, wantTotal: 12000,
 		},
 		{
 			name: "late fee from its valid-from instant", people: []person{alex, robin},
-			rules: with(engine.PriceRule{Code: "late-fee", Kind: engine.RuleLateFee, Label: "Late", ValidFrom: &lateFrom, AmountMinor: engine.Ptr(int64(2000))}),
+			rules: with(engine.PriceRule{Code: "late-fee", Kind: engine.RuleLateFee, Label: "Late", ValidFrom: &lateFrom, AmountMinor: new(int64(2000))}),
 			now:   lateFrom,
 			want:  []line{{1, "adult-fee", 12000}, {1, "late-fee", 2000}, {3, "junior-fee", 6000}, {3, "late-fee", 2000}}, wantTotal: 22000,
 		},
 		{
 			name: "no late fee before its window", people: []person{alex},
-			rules: with(engine.PriceRule{Code: "late-fee", Kind: engine.RuleLateFee, Label: "Late", ValidFrom: &lateFrom, AmountMinor: engine.Ptr(int64(2000))}),
+			rules: with(engine.PriceRule{Code: "late-fee", Kind: engine.RuleLateFee, Label: "Late", ValidFrom: &lateFrom, AmountMinor: new(int64(2000))}),
 			now:   lateFrom.Add(-time.Second),
 			want:  []line{{1, "adult-fee", 12000}}, wantTotal: 12000,
 		},
 		{
 			name: "family discount from its number of persons", people: []person{alex, sam, robin},
-			rules: with(engine.PriceRule{Code: "family", Kind: engine.RuleFamily, Label: "Family", MinPersons: engine.Ptr(3), PercentBP: engine.Ptr(-1500)}),
+			rules: with(engine.PriceRule{Code: "family", Kind: engine.RuleFamily, Label: "Family", MinPersons: new(3), PercentBP: new(-1500)}),
 			want: []line{
 				{1, "adult-fee", 12000}, {1, "family", -1800},
 				{2, "adult-fee", 12000}, {2, "family", -1800},
@@ -240,7 +240,7 @@ func TestPriceRegistration(t *testing.T) {
 		},
 		{
 			name: "no family discount below its number of persons", people: []person{alex, robin},
-			rules: with(engine.PriceRule{Code: "family", Kind: engine.RuleFamily, Label: "Family", MinPersons: engine.Ptr(3), PercentBP: engine.Ptr(-1500)}),
+			rules: with(engine.PriceRule{Code: "family", Kind: engine.RuleFamily, Label: "Family", MinPersons: new(3), PercentBP: new(-1500)}),
 			want:  []line{{1, "adult-fee", 12000}, {3, "junior-fee", 6000}}, wantTotal: 18000,
 		},
 		{
@@ -256,13 +256,13 @@ func TestPriceRegistration(t *testing.T) {
 		},
 		{
 			name: "admin fee once per order", people: []person{alex, sam, robin},
-			rules: with(engine.PriceRule{Code: "admin-fee", Kind: engine.RuleAdminFee, Label: "Administration", AmountMinor: engine.Ptr(int64(250))}),
+			rules: with(engine.PriceRule{Code: "admin-fee", Kind: engine.RuleAdminFee, Label: "Administration", AmountMinor: new(int64(250))}),
 			want:  []line{{1, "adult-fee", 12000}, {2, "adult-fee", 12000}, {3, "junior-fee", 6000}, {0, "admin-fee", 250}}, wantTotal: 30250,
 		},
 		{
 			name: "zero membership fee still gets its line", people: []person{robin},
 			rules: []engine.PriceRule{fee("junior-fee", juniorType, 0),
-				{Code: "early-bird", Kind: engine.RuleEarlyBird, Label: "Early bird", PercentBP: engine.Ptr(-1000)}},
+				{Code: "early-bird", Kind: engine.RuleEarlyBird, Label: "Early bird", PercentBP: new(-1000)}},
 			want: []line{{3, "junior-fee", 0}}, wantTotal: 0,
 		},
 		{
@@ -342,8 +342,8 @@ func TestPriceRegistrationLineDescriptions(t *testing.T) {
 	typ := pricingTypes[0]
 	people := []PricedPerson{{Person: engine.Person{ID: 1, FirstName: "Alex", LastName: "Morgan"}, Type: &typ, MemberType: engine.MemberNew}}
 	rules := []engine.PriceRule{
-		{Code: "adult-fee", Kind: engine.RuleMembershipFee, Label: "Adult membership", MembershipTypeID: engine.Ptr(adultType), AmountMinor: engine.Ptr(int64(12000))},
-		{Code: "admin-fee", Kind: engine.RuleAdminFee, Label: "Administration fee", AmountMinor: engine.Ptr(int64(250))},
+		{Code: "adult-fee", Kind: engine.RuleMembershipFee, Label: "Adult membership", MembershipTypeID: new(adultType), AmountMinor: new(int64(12000))},
+		{Code: "admin-fee", Kind: engine.RuleAdminFee, Label: "Administration fee", AmountMinor: new(int64(250))},
 	}
 	q, err := PriceRegistration(period, nil, people, rules, engine.DemoDate("2026-10-01"))
 	if err != nil {

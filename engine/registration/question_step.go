@@ -119,7 +119,7 @@ func (s *Service) nextQuestion(ctx context.Context, userKey string, in NextInput
 	if err := checkOpen(inst); err != nil {
 		return nil, true, err
 	}
-	def, err := s.Defs.Get(ctx, s.DB(), inst.DefinitionID)
+	def, err := s.DefinitionCache().Get(ctx, s.DB(), inst.DefinitionID)
 	if err != nil {
 		return nil, true, err
 	}

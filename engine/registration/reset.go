@@ -32,7 +32,7 @@ func (s *Service) Reset(ctx context.Context, userKey, processID string) (_ *Form
 			return err
 		}
 		orgID = inst.OrganisationID
-		def, err := s.Defs.Get(ctx, tx, inst.DefinitionID)
+		def, err := s.DefinitionCache().Get(ctx, tx, inst.DefinitionID)
 		if err != nil {
 			return err
 		}
@@ -120,7 +120,7 @@ func (s *Service) resetOpen(ctx context.Context, userKey, processID string) (*Fo
 	if inst.Status == engine.StateDone || engine.Finished(inst.Status) {
 		return nil, false, nil
 	}
-	def, err := s.Defs.Get(ctx, s.DB(), inst.DefinitionID)
+	def, err := s.DefinitionCache().Get(ctx, s.DB(), inst.DefinitionID)
 	if err != nil {
 		return nil, true, err
 	}

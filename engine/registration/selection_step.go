@@ -79,7 +79,7 @@ func (s *Service) nextSelection(ctx context.Context, userKey string, in NextInpu
 	if err := checkOpen(inst); err != nil {
 		return nil, true, err
 	}
-	def, err := s.Defs.Get(ctx, s.DB(), inst.DefinitionID)
+	def, err := s.DefinitionCache().Get(ctx, s.DB(), inst.DefinitionID)
 	if err != nil {
 		return nil, true, err
 	}

@@ -40,7 +40,7 @@ func TestValidateStep(t *testing.T) {
 		{
 			name:   "not required TXT without answers is valid",
 			step:   step(engine.TypeText, false),
-			people: []answerFor{shown(1, nil), shown(2, engine.Ptr("  "))},
+			people: []answerFor{shown(1, nil), shown(2, new("  "))},
 			want:   map[int64]string{1: "", 2: ""},
 		},
 		{
@@ -52,20 +52,20 @@ func TestValidateStep(t *testing.T) {
 		{
 			name:   "not required ITC with 0 is valid",
 			step:   step(engine.TypeAccept, false),
-			people: []answerFor{shown(1, engine.Ptr("0")), shown(2, nil)},
+			people: []answerFor{shown(1, new("0")), shown(2, nil)},
 			want:   map[int64]string{1: "0", 2: "0"},
 		},
 		{
 			name:   "not required ONE with nobody chosen is valid",
 			step:   step(engine.TypeOne, false),
-			people: []answerFor{shown(1, engine.Ptr("0")), shown(2, nil)},
+			people: []answerFor{shown(1, new("0")), shown(2, nil)},
 			want:   map[int64]string{1: "0", 2: "0"},
 		},
 		{
 			name: "not required answer that is given must still fit the format",
-			step: engine.ProcessStep{QuestionType: engine.TypeText, FormatPattern: engine.Ptr(`^[0-9]{10}$`),
-				FormatMessage: engine.Ptr("Phone number must be 10 digits")},
-			people:   []answerFor{shown(1, nil), shown(2, engine.Ptr("123"))},
+			step: engine.ProcessStep{QuestionType: engine.TypeText, FormatPattern: new(`^[0-9]{10}$`),
+				FormatMessage: new("Phone number must be 10 digits")},
+			people:   []answerFor{shown(1, nil), shown(2, new("123"))},
 			wantErrs: []engine.PersonError{{PersonID: 2, Message: "Phone number must be 10 digits"}},
 		},
 
@@ -73,31 +73,31 @@ func TestValidateStep(t *testing.T) {
 		{
 			name:   "ITC required every person accepts",
 			step:   step(engine.TypeAccept, true),
-			people: []answerFor{shown(1, engine.Ptr("1")), shown(2, engine.Ptr(" 1 "))},
+			people: []answerFor{shown(1, new("1")), shown(2, new(" 1 "))},
 			want:   map[int64]string{1: "1", 2: "1"},
 		},
 		{
 			name:     "ITC required one person answers 0",
 			step:     step(engine.TypeAccept, true),
-			people:   []answerFor{shown(1, engine.Ptr("1")), shown(2, engine.Ptr("0"))},
+			people:   []answerFor{shown(1, new("1")), shown(2, new("0"))},
 			wantErrs: []engine.PersonError{{PersonID: 2, Message: "Please accept the terms for this person."}},
 		},
 		{
 			name:     "ITC required missing answer counts as 0",
 			step:     step(engine.TypeAccept, true),
-			people:   []answerFor{shown(1, nil), shown(2, engine.Ptr("1"))},
+			people:   []answerFor{shown(1, nil), shown(2, new("1"))},
 			wantErrs: []engine.PersonError{{PersonID: 1, Message: "Please accept the terms for this person."}},
 		},
 		{
 			name:     "ITC answer other than 0 or 1",
 			step:     step(engine.TypeAccept, true),
-			people:   []answerFor{shown(1, engine.Ptr("yes"))},
+			people:   []answerFor{shown(1, new("yes"))},
 			wantErrs: []engine.PersonError{{PersonID: 1, Message: "The answer must be 0 or 1."}},
 		},
 		{
 			name:   "ITC required hidden person is skipped",
 			step:   step(engine.TypeAccept, true),
-			people: []answerFor{hidden(1, engine.Ptr("0")), shown(2, engine.Ptr("1"))},
+			people: []answerFor{hidden(1, new("0")), shown(2, new("1"))},
 			want:   map[int64]string{2: "1"},
 		},
 
@@ -105,13 +105,13 @@ func TestValidateStep(t *testing.T) {
 		{
 			name:   "hidden person without answer is not required to answer",
 			step:   step(engine.TypeText, true),
-			people: []answerFor{hidden(1, nil), shown(2, engine.Ptr("hello"))},
+			people: []answerFor{hidden(1, nil), shown(2, new("hello"))},
 			want:   map[int64]string{2: "hello"},
 		},
 		{
 			name:   "hidden person's answer is neither checked nor stored",
 			step:   step(engine.TypeCheckbox, true),
-			people: []answerFor{hidden(1, engine.Ptr("garbage")), shown(2, engine.Ptr("1"))},
+			people: []answerFor{hidden(1, new("garbage")), shown(2, new("1"))},
 			want:   map[int64]string{2: "1"},
 		},
 		{
@@ -123,7 +123,7 @@ func TestValidateStep(t *testing.T) {
 		{
 			name:     "every shown person is checked and errors are sorted by person",
 			step:     step(engine.TypeText, true),
-			people:   []answerFor{shown(3, nil), shown(2, engine.Ptr("ok")), shown(1, engine.Ptr(""))},
+			people:   []answerFor{shown(3, nil), shown(2, new("ok")), shown(1, new(""))},
 			wantErrs: []engine.PersonError{{PersonID: 1, Message: "An answer is required."}, {PersonID: 3, Message: "An answer is required."}},
 		},
 
@@ -131,19 +131,19 @@ func TestValidateStep(t *testing.T) {
 		{
 			name:   "BCB required missing answers count as 0",
 			step:   step(engine.TypeCheckbox, true),
-			people: []answerFor{shown(1, nil), shown(2, engine.Ptr(""))},
+			people: []answerFor{shown(1, nil), shown(2, new(""))},
 			want:   map[int64]string{1: "0", 2: "0"},
 		},
 		{
 			name:   "BCB accepts 0 and 1",
 			step:   step(engine.TypeCheckbox, true),
-			people: []answerFor{shown(1, engine.Ptr("0")), shown(2, engine.Ptr("1"))},
+			people: []answerFor{shown(1, new("0")), shown(2, new("1"))},
 			want:   map[int64]string{1: "0", 2: "1"},
 		},
 		{
 			name:     "BCB rejects anything but 0 and 1",
 			step:     step(engine.TypeCheckbox, false),
-			people:   []answerFor{shown(1, engine.Ptr("true")), shown(2, engine.Ptr("2"))},
+			people:   []answerFor{shown(1, new("true")), shown(2, new("2"))},
 			wantErrs: []engine.PersonError{{PersonID: 1, Message: "The answer must be 0 or 1."}, {PersonID: 2, Message: "The answer must be 0 or 1."}},
 		},
 
@@ -151,37 +151,37 @@ func TestValidateStep(t *testing.T) {
 		{
 			name:   "ONE required exactly one person chosen",
 			step:   step(engine.TypeOne, true),
-			people: []answerFor{shown(1, engine.Ptr("0")), shown(2, engine.Ptr("1"))},
+			people: []answerFor{shown(1, new("0")), shown(2, new("1"))},
 			want:   map[int64]string{1: "0", 2: "1"},
 		},
 		{
 			name:   "ONE missing answers count as 0",
 			step:   step(engine.TypeOne, true),
-			people: []answerFor{shown(1, nil), shown(2, engine.Ptr("1")), shown(3, nil)},
+			people: []answerFor{shown(1, nil), shown(2, new("1")), shown(3, nil)},
 			want:   map[int64]string{1: "0", 2: "1", 3: "0"},
 		},
 		{
 			name:     "ONE required nobody chosen fails on the first shown person",
 			step:     step(engine.TypeOne, true),
-			people:   []answerFor{hidden(1, nil), shown(2, nil), shown(3, engine.Ptr("0"))},
+			people:   []answerFor{hidden(1, nil), shown(2, nil), shown(3, new("0"))},
 			wantErrs: []engine.PersonError{{PersonID: 2, Message: "Choose one person."}},
 		},
 		{
 			name:     "ONE hidden person's 1 does not count",
 			step:     step(engine.TypeOne, true),
-			people:   []answerFor{hidden(1, engine.Ptr("1")), shown(2, engine.Ptr("0"))},
+			people:   []answerFor{hidden(1, new("1")), shown(2, new("0"))},
 			wantErrs: []engine.PersonError{{PersonID: 2, Message: "Choose one person."}},
 		},
 		{
 			name:     "ONE two persons chosen fails both",
 			step:     step(engine.TypeOne, true),
-			people:   []answerFor{shown(1, engine.Ptr("1")), shown(2, engine.Ptr("1")), shown(3, engine.Ptr("0"))},
+			people:   []answerFor{shown(1, new("1")), shown(2, new("1")), shown(3, new("0"))},
 			wantErrs: []engine.PersonError{{PersonID: 1, Message: "Choose only one person."}, {PersonID: 2, Message: "Choose only one person."}},
 		},
 		{
 			name:     "ONE not required still allows at most one",
 			step:     step(engine.TypeOne, false),
-			people:   []answerFor{shown(1, engine.Ptr("1")), shown(2, engine.Ptr("1"))},
+			people:   []answerFor{shown(1, new("1")), shown(2, new("1"))},
 			wantErrs: []engine.PersonError{{PersonID: 1, Message: "Choose only one person."}, {PersonID: 2, Message: "Choose only one person."}},
 		},
 		{
@@ -201,13 +201,13 @@ func TestValidateStep(t *testing.T) {
 		{
 			name:     "TXT required blank answer",
 			step:     step(engine.TypeText, true),
-			people:   []answerFor{shown(1, engine.Ptr(" \t "))},
+			people:   []answerFor{shown(1, new(" \t "))},
 			wantErrs: []engine.PersonError{{PersonID: 1, Message: "An answer is required."}},
 		},
 		{
 			name:     "NUM required missing answer",
 			step:     step(engine.TypeNumber, true),
-			people:   []answerFor{shown(1, engine.Ptr(""))},
+			people:   []answerFor{shown(1, new(""))},
 			wantErrs: []engine.PersonError{{PersonID: 1, Message: "An answer is required."}},
 		},
 		{
@@ -231,7 +231,7 @@ func TestValidateStep(t *testing.T) {
 		{
 			name:   "TXT required answer is trimmed before it is stored",
 			step:   step(engine.TypeText, true),
-			people: []answerFor{shown(1, engine.Ptr("  Jo Smith \n"))},
+			people: []answerFor{shown(1, new("  Jo Smith \n"))},
 			want:   map[int64]string{1: "Jo Smith"},
 		},
 	}
@@ -260,10 +260,10 @@ func TestValidateStep(t *testing.T) {
 // format, numbers and range, options, multi-select lists and the length limit.
 func TestCheckValue(t *testing.T) {
 	phone := engine.ProcessStep{QuestionType: engine.TypeText, Required: true,
-		FormatPattern: engine.Ptr(`^[0-9]{10}$`), FormatMessage: engine.Ptr("Phone number must be 10 digits")}
-	code := engine.ProcessStep{QuestionType: engine.TypeText, FormatPattern: engine.Ptr(`^[A-Z]{3}$`)}
+		FormatPattern: new(`^[0-9]{10}$`), FormatMessage: new("Phone number must be 10 digits")}
+	code := engine.ProcessStep{QuestionType: engine.TypeText, FormatPattern: new(`^[A-Z]{3}$`)}
 	number := engine.ProcessStep{QuestionType: engine.TypeNumber, Required: true}
-	ranged := engine.ProcessStep{QuestionType: engine.TypeNumber, Required: true, MinValue: engine.Ptr(1.0), MaxValue: engine.Ptr(10.5)}
+	ranged := engine.ProcessStep{QuestionType: engine.TypeNumber, Required: true, MinValue: new(1.0), MaxValue: new(10.5)}
 	sizes := []engine.ProcessStepOption{{Value: "S", Label: "Small"}, {Value: "M", Label: "Medium"}, {Value: "L", Label: "Large"}}
 	drp := engine.ProcessStep{QuestionType: engine.TypeDropdown, Required: true, Options: sizes}
 	rdo := engine.ProcessStep{QuestionType: engine.TypeRadio, Required: true, Options: sizes}
@@ -389,9 +389,9 @@ func TestAgeAt(t *testing.T) {
 
 func TestHiddenFor(t *testing.T) {
 	start := engine.DemoDate("2026-09-01")
-	junior := &engine.ProcessStep{PersonMaxAge: engine.Ptr(17)}
-	adult := &engine.ProcessStep{PersonMinAge: engine.Ptr(18)}
-	student := &engine.ProcessStep{PersonMinAge: engine.Ptr(18), PersonMaxAge: engine.Ptr(25)}
+	junior := &engine.ProcessStep{PersonMaxAge: new(17)}
+	adult := &engine.ProcessStep{PersonMinAge: new(18)}
+	student := &engine.ProcessStep{PersonMinAge: new(18), PersonMaxAge: new(25)}
 	tests := []struct {
 		name string
 		step *engine.ProcessStep
