@@ -11,6 +11,7 @@ import (
 	"portal/engine"
 	"portal/engine/banking"
 	"portal/engine/dbtest"
+	"portal/engine/demodata"
 	"portal/engine/directdebit"
 	"portal/engine/payment"
 	"portal/engine/registration"
@@ -104,7 +105,7 @@ func directDebitClub(tb testing.TB, db *bun.DB, opts ...engine.ServiceOption) (s
 // (0: the default).
 func directDebitFixture(t *testing.T, db *bun.DB, prenotificationDays int, opts ...engine.ServiceOption) *fixture {
 	t.Helper()
-	if err := engine.SeedDemo(context.Background(), db, 2, time.Now().UTC()); err != nil {
+	if err := demodata.SeedDemo(context.Background(), db, 2, time.Now().UTC()); err != nil {
 		t.Fatalf("seed: %v", err)
 	}
 	svc, _ := directDebitClub(t, db, opts...)

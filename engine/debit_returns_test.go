@@ -15,6 +15,7 @@ import (
 	"portal/engine/banking"
 	"portal/engine/bankstatement"
 	"portal/engine/dbtest"
+	"portal/engine/demodata"
 	"portal/engine/directdebit"
 	"portal/engine/payment"
 	"portal/engine/registration"
@@ -31,7 +32,7 @@ type debitFixture struct {
 
 func newDebitFixture(t *testing.T, db *bun.DB, members int, fee int64) *debitFixture {
 	t.Helper()
-	if err := engine.SeedDemo(context.Background(), db, members, time.Now().UTC()); err != nil {
+	if err := demodata.SeedDemo(context.Background(), db, members, time.Now().UTC()); err != nil {
 		t.Fatalf("seed: %v", err)
 	}
 	svc, dd := directDebitClub(t, db)
@@ -469,7 +470,7 @@ func TestReturnedDebitIsNotCollectedAgain(t *testing.T) {
 		var now atomic.Value
 		now.Store(day)
 		clock := func() time.Time { return now.Load().(time.Time) }
-		if err := engine.SeedDemo(context.Background(), db, 2, day); err != nil {
+		if err := demodata.SeedDemo(context.Background(), db, 2, day); err != nil {
 			t.Fatalf("seed: %v", err)
 		}
 		svc, dd := directDebitClub(t, db, engine.WithClock(clock))

@@ -9,6 +9,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/demodata"
 	"portal/engine/payment"
 	"portal/engine/registration"
 )
@@ -25,7 +26,7 @@ func seeded(t *testing.T, db *bun.DB) *engine.Service {
 func seededWithGateway(t *testing.T, db *bun.DB) (*engine.Service, *payment.TestGateway) {
 	t.Helper()
 	now := time.Now().UTC()
-	if err := engine.SeedDemo(context.Background(), db, 2, now); err != nil {
+	if err := demodata.SeedDemo(context.Background(), db, 2, now); err != nil {
 		t.Fatalf("seed: %v", err)
 	}
 	gw := payment.NewTestGateway(testGatewayURLs)

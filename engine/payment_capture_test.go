@@ -15,6 +15,7 @@ import (
 	"portal/engine/bankstatement"
 	"portal/engine/banktransfer"
 	"portal/engine/dbtest"
+	"portal/engine/demodata"
 	"portal/engine/payment"
 	"portal/engine/staff"
 )
@@ -25,7 +26,7 @@ const demoIBAN = "DE89370400440532013000"
 // bankFixture is a fixture whose service takes payment by bank transfer.
 func bankFixture(t *testing.T, db *bun.DB, members int) *fixture {
 	t.Helper()
-	if err := engine.SeedDemo(context.Background(), db, members, time.Now().UTC()); err != nil {
+	if err := demodata.SeedDemo(context.Background(), db, members, time.Now().UTC()); err != nil {
 		t.Fatalf("seed: %v", err)
 	}
 	iban, err := banking.ParseIBAN(demoIBAN)

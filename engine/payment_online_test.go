@@ -13,6 +13,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/demodata"
 	"portal/engine/jobs"
 	"portal/engine/payment"
 	"portal/engine/registration"
@@ -90,7 +91,7 @@ func (p *fakeProvider) setDown(down bool) { p.mu.Lock(); p.down = down; p.mu.Unl
 // onlineFixture is a fixture whose service pays at a fakeProvider.
 func onlineFixture(t *testing.T, db *bun.DB, opts ...engine.ServiceOption) (*fixture, *fakeProvider) {
 	t.Helper()
-	if err := engine.SeedDemo(context.Background(), db, 2, time.Now().UTC()); err != nil {
+	if err := demodata.SeedDemo(context.Background(), db, 2, time.Now().UTC()); err != nil {
 		t.Fatalf("seed: %v", err)
 	}
 	fp := &fakeProvider{retrieve: map[string]engine.PaymentConfirmation{}}

@@ -14,6 +14,7 @@ import (
 	"portal/engine/banking"
 	"portal/engine/bankstatement"
 	"portal/engine/dbtest"
+	"portal/engine/demodata"
 	"portal/engine/payment"
 	"portal/engine/registration"
 	"portal/engine/staff"
@@ -57,7 +58,7 @@ func TestPaymentSettingsValidatedAndSealed(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
-		if err := engine.SeedDemo(ctx, db, 0, time.Now().UTC()); err != nil {
+		if err := demodata.SeedDemo(ctx, db, 0, time.Now().UTC()); err != nil {
 			t.Fatal(err)
 		}
 		var changed []int64

@@ -9,6 +9,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/demodata"
 	"portal/engine/enginetest"
 	"portal/engine/registration"
 )
@@ -27,7 +28,7 @@ func TestNextSeasonStartsFromLastSeasonsAnswers(t *testing.T) {
 		// The next season's form: international phone numbers, no size M.
 		spec, err := engine.ParseDefinition([]byte(strings.NewReplacer(
 			`pattern: "^[0-9]{10}$"`, `pattern: "^\\+[0-9]{11}$"`,
-			"      - {value: M, label: {en: Medium, de: Mittel, fr: Moyenne}}\n", "").Replace(string(engine.DemoDefinitionYAML()))))
+			"      - {value: M, label: {en: Medium, de: Mittel, fr: Moyenne}}\n", "").Replace(string(demodata.DemoDefinitionYAML()))))
 		if err != nil {
 			t.Fatal(err)
 		}

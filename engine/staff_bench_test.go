@@ -10,6 +10,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/demodata"
 	"portal/engine/staff"
 )
 
@@ -19,7 +20,7 @@ import (
 func seedSeason(b testing.TB, db *bun.DB, n int) {
 	b.Helper()
 	ctx := context.Background()
-	if err := engine.SeedDemo(ctx, db, 0, time.Now()); err != nil {
+	if err := demodata.SeedDemo(ctx, db, 0, time.Now()); err != nil {
 		b.Fatal(err)
 	}
 	var def engine.ProcessDefinition

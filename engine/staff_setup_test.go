@@ -10,6 +10,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/demodata"
 	"portal/engine/organisation"
 	"portal/engine/payment"
 	"portal/engine/staff"
@@ -40,7 +41,7 @@ func TestStaffSettingsAudited(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
-		if err := engine.SeedDemo(ctx, db, 0, time.Now().UTC()); err != nil {
+		if err := demodata.SeedDemo(ctx, db, 0, time.Now().UTC()); err != nil {
 			t.Fatal(err)
 		}
 		svc := engine.NewService(db, nil, engine.WithSecretSealer(testSealer{}))

@@ -9,13 +9,14 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/demodata"
 	"portal/engine/staff"
 )
 
 func TestStaffRecordsAndAudit(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
-		if err := engine.SeedDemo(ctx, db, 0, time.Now()); err != nil {
+		if err := demodata.SeedDemo(ctx, db, 0, time.Now()); err != nil {
 			t.Fatal(err)
 		}
 		svc := engine.NewService(db, nil)

@@ -19,6 +19,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/demodata"
 	"portal/engine/jobs"
 	"portal/engine/payment"
 	"portal/engine/payproviders"
@@ -106,7 +107,7 @@ func orgPayments(db *bun.DB, o envOptions, gw *payment.TestGateway) []engine.Ser
 
 func newEnvWith(t testing.TB, db *bun.DB, o envOptions) *testEnv {
 	t.Helper()
-	if err := engine.SeedDemo(context.Background(), db, 3, time.Now()); err != nil {
+	if err := demodata.SeedDemo(context.Background(), db, 3, time.Now()); err != nil {
 		t.Fatalf("seed: %v", err)
 	}
 	if o.serverTiming {

@@ -75,7 +75,7 @@ type organisationDirectory struct {
 	bySlug  map[string]*knownOrganisation
 	byID    map[int64]*knownOrganisation
 	only    *knownOrganisation // the single organisation while no hostname is configured
-	none    bool          // no organisation exists: a gateway only (relay and logins), nothing to scope
+	none    bool               // no organisation exists: a gateway only (relay and logins), nothing to scope
 	hasData bool
 }
 

@@ -17,6 +17,7 @@ import (
 	"portal/engine"
 	"portal/engine/banktransfer"
 	"portal/engine/dbtest"
+	"portal/engine/demodata"
 	"portal/engine/enginetest"
 	"portal/engine/payment"
 	"portal/engine/staff"
@@ -34,7 +35,7 @@ type yearSeason struct{ paid, income, outstanding int64 }
 func seedYearSeason(t *testing.T, env *staffEnv, db *bun.DB) yearSeason {
 	t.Helper()
 	ctx := context.Background()
-	if err := engine.SeedDemo(ctx, db, 3, time.Now().UTC()); err != nil {
+	if err := demodata.SeedDemo(ctx, db, 3, time.Now().UTC()); err != nil {
 		t.Fatal(err)
 	}
 	bt, err := banktransfer.New(staffCreditor, func(ref string, amount int64) string {

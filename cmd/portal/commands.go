@@ -17,6 +17,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"portal/engine"
+	"portal/engine/demodata"
 	"portal/engine/organisation"
 	"portal/migrations"
 	"portal/relay/hashlink"
@@ -138,7 +139,7 @@ func cmdSeed(ctx context.Context, args []string, getenv func(string) string, std
 		return err
 	}
 	defer closeDB()
-	if err := engine.SeedDemo(ctx, db, *members, time.Now()); err != nil {
+	if err := demodata.SeedDemo(ctx, db, *members, time.Now()); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "demo data ready (user key %q, membership period %d", engine.DemoUserKey, engine.DemoPeriodID)

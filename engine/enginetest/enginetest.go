@@ -13,6 +13,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/demodata"
 	"portal/engine/payment"
 	"portal/engine/registration"
 )
@@ -36,7 +37,7 @@ type Demo struct {
 // Seed loads the demo data into db.
 func Seed(t testing.TB, db *bun.DB, opts ...engine.ServiceOption) *Demo {
 	t.Helper()
-	if err := engine.SeedDemo(context.Background(), db, 0, time.Now().UTC()); err != nil {
+	if err := demodata.SeedDemo(context.Background(), db, 0, time.Now().UTC()); err != nil {
 		t.Fatalf("seed: %v", err)
 	}
 	gw := payment.NewTestGateway(payment.TestGatewayURLs{

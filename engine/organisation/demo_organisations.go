@@ -9,6 +9,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/demodata"
 	"portal/engine/payment"
 )
 
@@ -61,10 +62,10 @@ func seedSecondClub(ctx context.Context, tx bun.Tx, now time.Time) error {
 		&engine.OrganisationHost{Hostname: DemoFirstHost, OrganisationID: 1},
 		&engine.OrganisationHost{Hostname: DemoSecondHost, OrganisationID: int64(org)},
 		&engine.MembershipPeriod{ID: DemoSecondPeriodID, OrganisationID: int64(org), Name: fmt.Sprintf("Tennis year %d", start.Year()),
-			NameTexts: engine.DemoTexts(fmt.Sprintf("Tennis year %d", start.Year()), fmt.Sprintf("Tennisjahr %d", start.Year()), fmt.Sprintf("Année de tennis %d", start.Year())),
+			NameTexts: demodata.DemoTexts(fmt.Sprintf("Tennis year %d", start.Year()), fmt.Sprintf("Tennisjahr %d", start.Year()), fmt.Sprintf("Année de tennis %d", start.Year())),
 			StartDate: start, EndDate: end, Status: engine.PeriodOpen, Currency: "CHF", DefinitionKey: "membership"},
-		&engine.MembershipType{ID: 3, OrganisationID: int64(org), Code: "PLAYER", Name: "Player", NameTexts: engine.DemoTexts("Player", "Aktive", "Joueur"), MinAge: new(16)},
-		&engine.MembershipType{ID: 4, OrganisationID: int64(org), Code: "YOUTH", Name: "Youth", NameTexts: engine.DemoTexts("Youth", "Junioren", "Jeunesse"), MaxAge: new(15)},
+		&engine.MembershipType{ID: 3, OrganisationID: int64(org), Code: "PLAYER", Name: "Player", NameTexts: demodata.DemoTexts("Player", "Aktive", "Joueur"), MinAge: new(16)},
+		&engine.MembershipType{ID: 4, OrganisationID: int64(org), Code: "YOUTH", Name: "Youth", NameTexts: demodata.DemoTexts("Youth", "Junioren", "Jeunesse"), MaxAge: new(15)},
 		// The tennis club takes bank transfers to its own Swiss account: its
 		// members see a QR-bill, the rowing club's the environment's provider.
 		&payment.PaymentSettings{OrganisationID: int64(org), Provider: payment.BankTransferProvider, BankCreditorName: "Lakeside Tennis Club",
@@ -75,13 +76,13 @@ func seedSecondClub(ctx context.Context, tx bun.Tx, now time.Time) error {
 			return fmt.Errorf("seed %T: %w", r, err)
 		}
 	}
-	if err := engine.AdvanceSequences(ctx, tx); err != nil {
+	if err := demodata.AdvanceSequences(ctx, tx); err != nil {
 		return err
 	}
 	// Persons without explicit ids: load-test members may already have taken any.
 	persons := []engine.Person{
-		{OrganisationID: int64(org), FirstName: "Kim", LastName: "Keller", DateOfBirth: engine.DemoDate("1979-03-08"), Email: "kim.keller@example.org"},
-		{OrganisationID: int64(org), FirstName: "Noa", LastName: "Keller", DateOfBirth: engine.DemoDate("2013-11-21")},
+		{OrganisationID: int64(org), FirstName: "Kim", LastName: "Keller", DateOfBirth: demodata.DemoDate("1979-03-08"), Email: "kim.keller@example.org"},
+		{OrganisationID: int64(org), FirstName: "Noa", LastName: "Keller", DateOfBirth: demodata.DemoDate("2013-11-21")},
 	}
 	if _, err := tx.NewInsert().Model(&persons).Exec(ctx); err != nil {
 		return fmt.Errorf("seed persons: %w", err)
@@ -92,9 +93,9 @@ func seedSecondClub(ctx context.Context, tx bun.Tx, now time.Time) error {
 	}
 	player, youth := int64(3), int64(4)
 	rules := []engine.PriceRule{
-		{PeriodID: DemoSecondPeriodID, Code: "player-fee", Kind: engine.RuleMembershipFee, Label: "Player membership", LabelTexts: engine.DemoTexts("Player membership", "Mitgliedschaft Aktive", "Cotisation joueur"), MembershipTypeID: &player, AmountMinor: new(int64(28000))},
-		{PeriodID: DemoSecondPeriodID, Code: "youth-fee", Kind: engine.RuleMembershipFee, Label: "Youth membership", LabelTexts: engine.DemoTexts("Youth membership", "Mitgliedschaft Junioren", "Cotisation jeunesse"), MembershipTypeID: &youth, AmountMinor: new(int64(9000))},
-		{PeriodID: DemoSecondPeriodID, Code: "admin-fee", Kind: engine.RuleAdminFee, Label: "Administration fee", LabelTexts: engine.DemoTexts("Administration fee", "Bearbeitungsgebühr", "Frais administratifs"), AmountMinor: new(int64(500))},
+		{PeriodID: DemoSecondPeriodID, Code: "player-fee", Kind: engine.RuleMembershipFee, Label: "Player membership", LabelTexts: demodata.DemoTexts("Player membership", "Mitgliedschaft Aktive", "Cotisation joueur"), MembershipTypeID: &player, AmountMinor: new(int64(28000))},
+		{PeriodID: DemoSecondPeriodID, Code: "youth-fee", Kind: engine.RuleMembershipFee, Label: "Youth membership", LabelTexts: demodata.DemoTexts("Youth membership", "Mitgliedschaft Junioren", "Cotisation jeunesse"), MembershipTypeID: &youth, AmountMinor: new(int64(9000))},
+		{PeriodID: DemoSecondPeriodID, Code: "admin-fee", Kind: engine.RuleAdminFee, Label: "Administration fee", LabelTexts: demodata.DemoTexts("Administration fee", "Bearbeitungsgebühr", "Frais administratifs"), AmountMinor: new(int64(500))},
 	}
 	if _, err := tx.NewInsert().Model(&rules).Exec(ctx); err != nil {
 		return fmt.Errorf("seed price rules: %w", err)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"portal/engine"
+	"portal/engine/demodata"
 )
 
 // Membership types of the pricing tests: the demo's adult and junior, and a
@@ -23,7 +24,7 @@ var pricingTypes = []engine.MembershipType{
 }
 
 func TestChooseMembershipType(t *testing.T) {
-	start := engine.DemoDate("2026-09-01")
+	start := demodata.DemoDate("2026-09-01")
 	adultJunior := pricingTypes[:2]
 	tests := []struct {
 		name  string
@@ -42,7 +43,7 @@ func TestChooseMembershipType(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := chooseMembershipType(tc.types, engine.DemoDate(tc.dob), start)
+			got := chooseMembershipType(tc.types, demodata.DemoDate(tc.dob), start)
 			var id int64
 			if got != nil {
 				id = got.ID
@@ -296,7 +297,7 @@ func TestPriceRegistration(t *testing.T) {
 			}
 			people := make([]PricedPerson, len(tc.people))
 			for i, p := range tc.people {
-				dob := engine.DemoDate(p.dob)
+				dob := demodata.DemoDate(p.dob)
 				people[i] = PricedPerson{
 					Person: engine.Person{ID: p.id, FirstName: "P", LastName: "Person", DateOfBirth: dob},
 					Type:   chooseMembershipType(types, dob, period.StartDate), MemberType: p.memberType, Answers: p.answers,
@@ -338,14 +339,14 @@ func TestPriceRegistration(t *testing.T) {
 // TestPriceRegistrationLineDescriptions: a line names its rule and its person,
 // since the order shows it to the member as it is.
 func TestPriceRegistrationLineDescriptions(t *testing.T) {
-	period := &engine.MembershipPeriod{StartDate: engine.DemoDate("2026-09-01"), Currency: "EUR"}
+	period := &engine.MembershipPeriod{StartDate: demodata.DemoDate("2026-09-01"), Currency: "EUR"}
 	typ := pricingTypes[0]
 	people := []PricedPerson{{Person: engine.Person{ID: 1, FirstName: "Alex", LastName: "Morgan"}, Type: &typ, MemberType: engine.MemberNew}}
 	rules := []engine.PriceRule{
 		{Code: "adult-fee", Kind: engine.RuleMembershipFee, Label: "Adult membership", MembershipTypeID: new(adultType), AmountMinor: new(int64(12000))},
 		{Code: "admin-fee", Kind: engine.RuleAdminFee, Label: "Administration fee", AmountMinor: new(int64(250))},
 	}
-	q, err := PriceRegistration(period, nil, people, rules, engine.DemoDate("2026-10-01"))
+	q, err := PriceRegistration(period, nil, people, rules, demodata.DemoDate("2026-10-01"))
 	if err != nil {
 		t.Fatal(err)
 	}

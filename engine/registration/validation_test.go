@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"portal/engine"
+	"portal/engine/demodata"
 )
 
 // shown and hidden build one person's raw answer; a nil answer is "sent none".
@@ -380,7 +381,7 @@ func TestAgeAt(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := engine.AgeAt(engine.DemoDate(tc.dob), engine.DemoDate(tc.on)); got != tc.want {
+			if got := engine.AgeAt(demodata.DemoDate(tc.dob), demodata.DemoDate(tc.on)); got != tc.want {
 				t.Fatalf("ageAt(%s, %s) = %d, want %d", tc.dob, tc.on, got, tc.want)
 			}
 		})
@@ -388,7 +389,7 @@ func TestAgeAt(t *testing.T) {
 }
 
 func TestHiddenFor(t *testing.T) {
-	start := engine.DemoDate("2026-09-01")
+	start := demodata.DemoDate("2026-09-01")
 	junior := &engine.ProcessStep{PersonMaxAge: new(17)}
 	adult := &engine.ProcessStep{PersonMinAge: new(18)}
 	student := &engine.ProcessStep{PersonMinAge: new(18), PersonMaxAge: new(25)}
@@ -409,7 +410,7 @@ func TestHiddenFor(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := engine.HiddenFor(tc.step, engine.DemoDate(tc.dob), start); got != tc.want {
+			if got := engine.HiddenFor(tc.step, demodata.DemoDate(tc.dob), start); got != tc.want {
 				t.Fatalf("hiddenFor(dob %s, start %s) = %v, want %v", tc.dob, start.Format(time.DateOnly), got, tc.want)
 			}
 		})
