@@ -194,7 +194,7 @@ func (d *Definition) in(lang string) (*Definition, error) {
 	pd := *d.ProcessDefinition
 	pd.Steps = slices.Clone(pd.Steps)
 	for i := range pd.Steps {
-		s, err := pd.Steps[i].InLanguage(lang)
+		s, err := StepInLanguage(pd.Steps[i], lang)
 		if err != nil {
 			return nil, fmt.Errorf("definition %d: %w", d.ID, err)
 		}
@@ -208,10 +208,10 @@ func (d *Definition) in(lang string) (*Definition, error) {
 	return l, nil
 }
 
-// InLanguage is the step with its texts (question, format message, price
+// StepInLanguage is step s with its texts (question, format message, price
 // label, choices' labels) in lang, as the member's pages show them; a
 // text the step has not in lang stays the stored default language's.
-func (s ProcessStep) InLanguage(lang string) (ProcessStep, error) {
+func StepInLanguage(s ProcessStep, lang string) (ProcessStep, error) {
 	t, err := ParseTexts(s.Texts)
 	if err != nil {
 		return s, fmt.Errorf("step %s: stored texts do not parse: %w", s.Name, err)

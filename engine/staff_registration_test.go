@@ -28,7 +28,7 @@ func TestRegistrationDetailAnswersAsShown(t *testing.T) {
 		shown := map[string]string{}
 		for _, as := range d.Steps {
 			for _, lang := range []string{"en", "de", "fr"} {
-				step, err := as.Step.InLanguage(lang)
+				step, err := engine.StepInLanguage(as.Step, lang)
 				if err != nil {
 					t.Fatalf("%s in %s: %v", as.Step.Name, lang, err)
 				}

@@ -170,7 +170,7 @@ func answerRows(c echo.Context, d *staff.RegistrationDetail, names map[int64]str
 	t := staffRegistrationTextIn(c)
 	var rows []views.StaffStepRow
 	for _, as := range d.Steps {
-		step, err := as.Step.InLanguage(langOf(c).Code)
+		step, err := engine.StepInLanguage(as.Step, langOf(c).Code)
 		if err != nil {
 			step = as.Step // the stored default language's texts
 		}
