@@ -10,6 +10,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/definition"
 	"portal/engine/registration"
 )
 
@@ -169,11 +170,11 @@ func TestDefinitionExportRoundTrip(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		f := newFixture(t, db)
-		spec, err := engine.ExportDefinition(f.ctx, db, 1, "membership", 0)
+		spec, err := definition.ExportDefinition(f.ctx, db, 1, "membership", 0)
 		if err != nil {
 			t.Fatal(err)
 		}
-		i := slices.IndexFunc(spec.Steps, func(s engine.StepSpec) bool { return s.Name == "transfer_club" })
+		i := slices.IndexFunc(spec.Steps, func(s definition.StepSpec) bool { return s.Name == "transfer_club" })
 		if i < 0 || len(spec.Steps[i].Conditions) != 1 || spec.Steps[i].Conditions[0].Step != "transfer" ||
 			spec.Steps[i].Conditions[0].Action != "skip" || deref(spec.Steps[i].Conditions[0].Equals) != "0" {
 			t.Fatalf("exported transfer_club: %+v", spec.Steps)
@@ -187,11 +188,11 @@ func TestDefinitionExportRoundTrip(t *testing.T) {
 			t.Fatal(err)
 		}
 		for name, data := range map[string][]byte{"yaml": asYAML, "json": asJSON} {
-			again, err := engine.ParseDefinition(data)
+			again, err := definition.ParseDefinition(data)
 			if err != nil {
 				t.Fatalf("%s: the export does not parse: %v\n%s", name, err, data)
 			}
-			res, err := engine.ImportDefinition(f.ctx, db, again)
+			res, err := definition.ImportDefinition(f.ctx, db, again)
 			if err != nil || !res.Unchanged || res.Version != 1 {
 				t.Fatalf("%s: import of the export = %+v, %v; want version 1 unchanged", name, res, err)
 			}
@@ -218,11 +219,11 @@ func definitionOf(t *testing.T, f *fixture, r *run) int64 {
 
 func importDefinition(t *testing.T, f *fixture, text string) {
 	t.Helper()
-	spec, err := engine.ParseDefinition([]byte(text))
+	spec, err := definition.ParseDefinition([]byte(text))
 	if err != nil {
 		t.Fatalf("parse: %v", err)
 	}
-	if _, err := engine.ImportDefinition(f.ctx, f.db, spec); err != nil {
+	if _, err := definition.ImportDefinition(f.ctx, f.db, spec); err != nil {
 		t.Fatalf("import: %v", err)
 	}
 }

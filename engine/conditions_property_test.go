@@ -9,6 +9,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/definition"
 	"portal/engine/registration"
 )
 
@@ -32,7 +33,7 @@ func TestConditionalPathsProperty(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, 17))
 			spec := randomDefinition(t, rng)
 			f := newFixture(t, dbtest.SQLite(t))
-			if _, err := engine.ImportDefinition(f.ctx, f.db, spec); err != nil {
+			if _, err := definition.ImportDefinition(f.ctx, f.db, spec); err != nil {
 				t.Fatalf("import: %v", err)
 			}
 			walkRandomly(t, f, rng, spec)
@@ -41,19 +42,19 @@ func TestConditionalPathsProperty(t *testing.T) {
 }
 
 // randomDefinition makes a definition that passes import validation.
-func randomDefinition(t *testing.T, rng *rand.Rand) *engine.DefinitionSpec {
+func randomDefinition(t *testing.T, rng *rand.Rand) *definition.DefinitionSpec {
 	t.Helper()
 	for attempt := 0; attempt < 1000; attempt++ {
-		spec := &engine.DefinitionSpec{Key: "membership", Name: "Random", Category: "MEMBERSHIP", OrganisationID: 1}
+		spec := &definition.DefinitionSpec{Key: "membership", Name: "Random", Category: "MEMBERSHIP", OrganisationID: 1}
 		n := 3 + rng.IntN(6)
 		for i := range n - 1 {
-			s := engine.StepSpec{Name: fmt.Sprintf("s%d", i+1), Question: engine.Plain(fmt.Sprintf("Question %d", i+1))}
+			s := definition.StepSpec{Name: fmt.Sprintf("s%d", i+1), Question: definition.Plain(fmt.Sprintf("Question %d", i+1))}
 			switch rng.IntN(4) {
 			case 0:
 				s.Type = engine.TypeCheckbox
 			case 1:
 				s.Type, s.Required = engine.TypeDropdown, rng.IntN(2) == 0
-				s.Options = []engine.OptionSpec{{Value: "a"}, {Value: "b"}, {Value: "c"}}
+				s.Options = []definition.OptionSpec{{Value: "a"}, {Value: "b"}, {Value: "c"}}
 			case 2:
 				s.Type, s.Required = engine.TypeText, rng.IntN(2) == 0
 			default:
@@ -61,13 +62,13 @@ func randomDefinition(t *testing.T, rng *rand.Rand) *engine.DefinitionSpec {
 			}
 			switch rng.IntN(8) {
 			case 0:
-				s.Persons = &engine.AgeSpec{MaxAge: ptrTo(17)}
+				s.Persons = &definition.AgeSpec{MaxAge: ptrTo(17)}
 			case 1:
-				s.Persons = &engine.AgeSpec{MinAge: ptrTo(18)}
+				s.Persons = &definition.AgeSpec{MinAge: ptrTo(18)}
 			}
 			spec.Steps = append(spec.Steps, s)
 		}
-		spec.Steps = append(spec.Steps, engine.StepSpec{Name: "terms", Question: engine.Plain("Terms"), Type: engine.TypeAccept, Required: true})
+		spec.Steps = append(spec.Steps, definition.StepSpec{Name: "terms", Question: definition.Plain("Terms"), Type: engine.TypeAccept, Required: true})
 		for i := 1; i < n-1; i++ {
 			for range rng.IntN(3) {
 				spec.Steps[i].Conditions = append(spec.Steps[i].Conditions, randomCondition(rng, spec.Steps, i))
@@ -81,8 +82,8 @@ func randomDefinition(t *testing.T, rng *rand.Rand) *engine.DefinitionSpec {
 	return nil
 }
 
-func randomCondition(rng *rand.Rand, steps []engine.StepSpec, i int) engine.ConditionSpec {
-	c := engine.ConditionSpec{Action: "skip", Scope: []string{"person", "registration"}[rng.IntN(2)]}
+func randomCondition(rng *rand.Rand, steps []definition.StepSpec, i int) definition.ConditionSpec {
+	c := definition.ConditionSpec{Action: "skip", Scope: []string{"person", "registration"}[rng.IntN(2)]}
 	source := rng.IntN(i)
 	if i+2 <= len(steps)-1 && rng.IntN(3) == 0 {
 		c.Action, source = "jump", rng.IntN(i+1)
@@ -122,7 +123,7 @@ func ptrTo[T any](v T) *T { return &v }
 
 // walkRandomly registers a random selection of persons through the
 // definition and checks the properties (see TestConditionalPathsProperty).
-func walkRandomly(t *testing.T, f *fixture, rng *rand.Rand, spec *engine.DefinitionSpec) {
+func walkRandomly(t *testing.T, f *fixture, rng *rand.Rand, spec *definition.DefinitionSpec) {
 	t.Helper()
 	var persons []int64
 	for _, p := range []int64{alex, sam, robin} {
@@ -208,7 +209,7 @@ func walkRandomly(t *testing.T, f *fixture, rng *rand.Rand, spec *engine.Definit
 }
 
 // randomAnswer is a valid answer to s: required steps get a non-empty one.
-func randomAnswer(rng *rand.Rand, s engine.StepSpec) string {
+func randomAnswer(rng *rand.Rand, s definition.StepSpec) string {
 	if s.Type == engine.TypeAccept {
 		return "1"
 	}

@@ -38,10 +38,10 @@ const (
 var ConsentKinds = []ConsentKind{ConsentClubRules, ConsentPrivacy, ConsentGuardian, ConsentMandate, ConsentOther}
 
 // validConsentKind reports whether k is one of ConsentKinds.
-func validConsentKind(k ConsentKind) bool { return slices.Contains(ConsentKinds, k) }
+func ValidConsentKind(k ConsentKind) bool { return slices.Contains(ConsentKinds, k) }
 
 // consentKindOf is the consent kind of a step; false when it records none.
-func consentKindOf(s *ProcessStep) (ConsentKind, bool) {
+func ConsentKindOf(s *ProcessStep) (ConsentKind, bool) {
 	if s.ConsentKind != nil && *s.ConsentKind != "" {
 		return ConsentKind(*s.ConsentKind), true
 	}
@@ -118,8 +118,8 @@ type ConsentGiven struct {
 // stored once per version. A consent of a registration's step recorded
 // before under the same text is not recorded twice.
 func RecordConsent(ctx context.Context, db bun.IDB, c ConsentGiven) error {
-	if !validConsentKind(c.Kind) {
-		return Errorf(CodeInvalid, "consent kind %q is not one of %s", c.Kind, consentKindNames())
+	if !ValidConsentKind(c.Kind) {
+		return Errorf(CodeInvalid, "consent kind %q is not one of %s", c.Kind, ConsentKindNames())
 	}
 	if strings.TrimSpace(c.Text) == "" || c.PersonID == 0 || c.OrganisationID == 0 {
 		return Errorf(CodeInvalid, "a consent needs its organisation, person and text")
@@ -137,7 +137,7 @@ func RecordConsent(ctx context.Context, db bun.IDB, c ConsentGiven) error {
 	return nil
 }
 
-func consentKindNames() string {
+func ConsentKindNames() string {
 	names := make([]string, len(ConsentKinds))
 	for i, k := range ConsentKinds {
 		names[i] = string(k)

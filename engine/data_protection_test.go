@@ -14,6 +14,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/definition"
 	"portal/engine/enginetest"
 	"portal/engine/jobs"
 	"portal/engine/privacy"
@@ -65,7 +66,7 @@ func TestConsentsRecordTheirTextVersion(t *testing.T) {
 		}
 
 		// The club changes the terms' text: a new definition version.
-		spec, err := engine.ExportDefinition(ctx, db, 1, "membership", 0)
+		spec, err := definition.ExportDefinition(ctx, db, 1, "membership", 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -78,7 +79,7 @@ func TestConsentsRecordTheirTextVersion(t *testing.T) {
 				spec.Steps[i].Question["en"] = newTerms
 			}
 		}
-		if res, err := engine.ImportDefinition(ctx, db, spec); err != nil || res.Unchanged {
+		if res, err := definition.ImportDefinition(ctx, db, spec); err != nil || res.Unchanged {
 			t.Fatalf("import: %+v, %v", res, err)
 		}
 		// Another household registers Sam under the new version.
@@ -140,7 +141,7 @@ func TestConsentMarkIsValidated(t *testing.T) {
 		{"text step", "{name: phone, questionText: Phone, questionType: TXT, consent: privacy_notice}", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := engine.ParseDefinition([]byte("key: k\nname: K\ncategory: MEMBERSHIP\norganisationId: 1\nsteps:\n  - " + tc.step + "\n"))
+			_, err := definition.ParseDefinition([]byte("key: k\nname: K\ncategory: MEMBERSHIP\norganisationId: 1\nsteps:\n  - " + tc.step + "\n"))
 			if (err == nil) != tc.ok {
 				t.Fatalf("parse: %v, want ok=%v", err, tc.ok)
 			}

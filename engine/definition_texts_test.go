@@ -10,6 +10,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/definition"
 	"portal/engine/registration"
 )
 
@@ -41,12 +42,12 @@ func TestDefinitionTextsPerLanguage(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		seeded(t, db)
-		spec, err := engine.ParseDefinition([]byte(translatedYAML))
+		spec, err := definition.ParseDefinition([]byte(translatedYAML))
 		if err != nil {
 			t.Fatalf("parse: %v", err)
 		}
 		// The demo club offers en, de and fr: French is missing.
-		_, err = engine.ImportDefinition(ctx, db, spec)
+		_, err = definition.ImportDefinition(ctx, db, spec)
 		e, ok := engine.AsError(err)
 		if !ok || e.Code != engine.CodeInvalid {
 			t.Fatalf("import with fr missing = %v, want invalid", err)
@@ -68,10 +69,10 @@ func TestDefinitionTextsPerLanguage(t *testing.T) {
 		if _, err := db.NewUpdate().Model((*engine.Organisation)(nil)).Set("enabled_languages = 'en,de'").Where("id = 1").Exec(ctx); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := engine.ImportDefinition(ctx, db, spec); err != nil {
+		if _, err := definition.ImportDefinition(ctx, db, spec); err != nil {
 			t.Fatalf("import: %v", err)
 		}
-		out, err := engine.ExportDefinition(ctx, db, 1, "translated", 0)
+		out, err := definition.ExportDefinition(ctx, db, 1, "translated", 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -84,11 +85,11 @@ func TestDefinitionTextsPerLanguage(t *testing.T) {
 				t.Errorf("export lacks %q:\n%s", want, raw)
 			}
 		}
-		again, err := engine.ParseDefinition(raw)
+		again, err := definition.ParseDefinition(raw)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res, err := engine.ImportDefinition(ctx, db, again); err != nil || !res.Unchanged {
+		if res, err := definition.ImportDefinition(ctx, db, again); err != nil || !res.Unchanged {
 			t.Fatalf("re-import of the export = %+v, %v; want unchanged", res, err)
 		}
 	})

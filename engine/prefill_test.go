@@ -9,6 +9,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/definition"
 	"portal/engine/demodata"
 	"portal/engine/enginetest"
 	"portal/engine/registration"
@@ -26,13 +27,13 @@ func TestNextSeasonStartsFromLastSeasonsAnswers(t *testing.T) {
 		d.Pay(d.Commit(alex, robin))
 		next := d.OpenNextPeriod()
 		// The next season's form: international phone numbers, no size M.
-		spec, err := engine.ParseDefinition([]byte(strings.NewReplacer(
+		spec, err := definition.ParseDefinition([]byte(strings.NewReplacer(
 			`pattern: "^[0-9]{10}$"`, `pattern: "^\\+[0-9]{11}$"`,
 			"      - {value: M, label: {en: Medium, de: Mittel, fr: Moyenne}}\n", "").Replace(string(demodata.DemoDefinitionYAML()))))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := engine.ImportDefinition(ctx, db, spec); err != nil {
+		if _, err := definition.ImportDefinition(ctx, db, spec); err != nil {
 			t.Fatal(err)
 		}
 		form, _, err := registration.Of(d.Svc).LoadMembershipForm(ctx, engine.DemoUserKey, next.ID, nil)

@@ -26,7 +26,7 @@ const (
 var QuestionTypes = []QuestionType{TypeText, TypeNumber, TypeDropdown, TypeCheckbox, TypeAccept, TypeOne, TypeRadio, TypeMulti}
 
 // questionTypeCodes is QuestionTypes as plain strings, for messages.
-func questionTypeCodes() []string {
+func QuestionTypeCodes() []string {
 	out := make([]string, len(QuestionTypes))
 	for i, t := range QuestionTypes {
 		out[i] = string(t)

@@ -8,6 +8,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/definition"
 	"portal/engine/registration"
 	"portal/engine/staff"
 )
@@ -28,7 +29,7 @@ func TestRegistrationDetailAnswersAsShown(t *testing.T) {
 		shown := map[string]string{}
 		for _, as := range d.Steps {
 			for _, lang := range []string{"en", "de", "fr"} {
-				step, err := engine.StepInLanguage(as.Step, lang)
+				step, err := definition.StepInLanguage(as.Step, lang)
 				if err != nil {
 					t.Fatalf("%s in %s: %v", as.Step.Name, lang, err)
 				}

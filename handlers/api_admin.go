@@ -11,6 +11,7 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 
 	"portal/engine"
+	"portal/engine/definition"
 	"portal/engine/organisation"
 	"portal/engine/staff"
 	"portal/relay/hashlink"
@@ -53,8 +54,8 @@ func (s *Server) mountAdmin(api *echo.Group) {
 	admin.POST("/definitions", s.importDefinition)
 	admin.GET("/definitions", s.listDefinitions)
 	admin.GET("/definitions/:key/versions/:version", s.exportDefinitionVersion)
-	admin.POST("/definitions/:key/versions/:version/activate", s.setDefinitionActive(engine.DefinitionActivate))
-	admin.POST("/definitions/:key/versions/:version/deactivate", s.setDefinitionActive(engine.DefinitionDeactivate))
+	admin.POST("/definitions/:key/versions/:version/activate", s.setDefinitionActive(definition.DefinitionActivate))
+	admin.POST("/definitions/:key/versions/:version/deactivate", s.setDefinitionActive(definition.DefinitionDeactivate))
 	admin.GET("/periods", s.listPeriods)
 	admin.POST("/periods", s.createPeriod, requireJSON)
 	admin.PATCH("/periods/:id", s.patchPeriod, requireJSON)

@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/engine/definition"
 	"portal/engine/organisation"
 	"portal/engine/staff"
 )
@@ -88,11 +89,11 @@ func (s *Server) importDefinition(c echo.Context) error {
 	if err != nil {
 		return err // over the body limit: 413
 	}
-	spec, err := engine.ParseDefinitionFor(raw, keyOf(c).OrganisationID) // the key's organisation, whatever the document names
+	spec, err := definition.ParseDefinitionFor(raw, keyOf(c).OrganisationID) // the key's organisation, whatever the document names
 	if err != nil {
 		return adminError(err)
 	}
-	res, err := s.engine.StaffImportDefinition(c.Request().Context(), apiActor(c), keyOf(c).OrganisationID, spec)
+	res, err := definition.Of(s.engine).StaffImportDefinition(c.Request().Context(), apiActor(c), keyOf(c).OrganisationID, spec)
 	if err != nil {
 		return adminError(err)
 	}

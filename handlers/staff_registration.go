@@ -14,6 +14,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/banking"
+	"portal/engine/definition"
 	"portal/engine/directdebit"
 	"portal/engine/jobs"
 	"portal/engine/message"
@@ -170,7 +171,7 @@ func answerRows(c echo.Context, d *staff.RegistrationDetail, names map[int64]str
 	t := staffRegistrationTextIn(c)
 	var rows []views.StaffStepRow
 	for _, as := range d.Steps {
-		step, err := engine.StepInLanguage(as.Step, langOf(c).Code)
+		step, err := definition.StepInLanguage(as.Step, langOf(c).Code)
 		if err != nil {
 			step = as.Step // the stored default language's texts
 		}

@@ -17,6 +17,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"portal/engine"
+	"portal/engine/definition"
 	"portal/engine/demodata"
 	"portal/engine/organisation"
 	"portal/migrations"
@@ -233,7 +234,7 @@ func cmdDefinitions(ctx context.Context, args []string, getenv func(string) stri
 	if err != nil {
 		return err
 	}
-	spec, err := engine.ParseDefinition(data)
+	spec, err := definition.ParseDefinition(data)
 	if err != nil {
 		return err
 	}
@@ -245,7 +246,7 @@ func cmdDefinitions(ctx context.Context, args []string, getenv func(string) stri
 	if err := migrations.CheckCurrent(ctx, db); err != nil {
 		return err
 	}
-	res, err := engine.ImportDefinition(ctx, db, spec)
+	res, err := definition.ImportDefinition(ctx, db, spec)
 	if err != nil {
 		return err
 	}
@@ -280,7 +281,7 @@ func exportDefinition(ctx context.Context, cfg Config, rest []string, asJSON boo
 	if err := migrations.CheckCurrent(ctx, db); err != nil {
 		return err
 	}
-	spec, err := engine.ExportDefinition(ctx, db, orgID, rest[1], version)
+	spec, err := definition.ExportDefinition(ctx, db, orgID, rest[1], version)
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/uptrace/bun/dialect"
 
 	"portal/engine"
+	"portal/engine/definition"
 )
 
 //go:embed demo_definition.yaml
@@ -19,7 +20,7 @@ var demoDefinition []byte
 // definition, and then members user keys demo-1 ... demo-N with two
 // selectable persons each. It is idempotent: what exists is left alone.
 func SeedDemo(ctx context.Context, db *bun.DB, members int, now time.Time) error {
-	spec, err := engine.ParseDefinition(demoDefinition)
+	spec, err := definition.ParseDefinition(demoDefinition)
 	if err != nil {
 		return fmt.Errorf("demo definition: %w", err)
 	}
@@ -38,7 +39,7 @@ func SeedDemo(ctx context.Context, db *bun.DB, members int, now time.Time) error
 	if err != nil {
 		return err
 	}
-	_, err = engine.ImportDefinition(ctx, db, spec)
+	_, err = definition.ImportDefinition(ctx, db, spec)
 	return err
 }
 

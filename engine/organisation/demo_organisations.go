@@ -9,6 +9,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/definition"
 	"portal/engine/demodata"
 	"portal/engine/payment"
 )
@@ -34,7 +35,7 @@ const (
 // clubs, so the same key shows different households on the two hosts.
 // Idempotent: what exists is left alone. Run SeedDemo first.
 func SeedDemoOrganisations(ctx context.Context, db *bun.DB, now time.Time) error {
-	spec, err := engine.ParseDefinition(demoOrganisationsDefinition)
+	spec, err := definition.ParseDefinition(demoOrganisationsDefinition)
 	if err != nil {
 		return fmt.Errorf("demo organisations definition: %w", err)
 	}
@@ -48,7 +49,7 @@ func SeedDemoOrganisations(ctx context.Context, db *bun.DB, now time.Time) error
 	if err != nil {
 		return err
 	}
-	_, err = engine.ImportDefinition(ctx, db, spec)
+	_, err = definition.ImportDefinition(ctx, db, spec)
 	return err
 }
 

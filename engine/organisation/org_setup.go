@@ -9,6 +9,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/definition"
 )
 
 // An organisation's setup through the admin API: its membership types and
@@ -403,7 +404,7 @@ func applyPeriodInput(ctx context.Context, tx bun.Tx, p *engine.MembershipPeriod
 		}
 	}
 	if in.DefinitionKey != nil {
-		if _, err := engine.LatestDefinition(ctx, tx, p.OrganisationID, *in.DefinitionKey); err != nil {
+		if _, err := definition.LatestDefinition(ctx, tx, p.OrganisationID, *in.DefinitionKey); err != nil {
 			if engine.ErrorCode(err) != engine.CodeNotFound {
 				return err
 			}

@@ -14,6 +14,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/bankstatement"
+	"portal/engine/definition"
 	"portal/engine/directdebit"
 	"portal/engine/invitation"
 	"portal/engine/message"
@@ -500,7 +501,7 @@ type archiveRow struct {
 // stepLabels are a step's question and choice labels, per language.
 type stepLabels struct {
 	name, text string
-	texts      engine.StepTexts
+	texts      definition.StepTexts
 	options    map[string]string
 }
 
@@ -539,7 +540,7 @@ func labelsOf(ctx context.Context, db bun.IDB, cache map[int64]stepLabels, stepI
 	if err := db.NewSelect().Model(&st).Where("?TableAlias.id = ?", stepID).Relation("Options").Scan(ctx); err != nil {
 		return stepLabels{}, engine.NotFoundOr(err, "step")
 	}
-	texts, err := engine.ParseTexts(st.Texts)
+	texts, err := definition.ParseTexts(st.Texts)
 	if err != nil {
 		return stepLabels{}, fmt.Errorf("step %d texts: %w", stepID, err)
 	}

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"portal/engine"
+	"portal/engine/definition"
 )
 
 // TestCoarseBirthDateKeepsEveryAge: the erased birth date gives the same
@@ -24,8 +24,8 @@ func TestCoarseBirthDateKeepsEveryAge(t *testing.T) {
 			t.Fatalf("%s became %s: another year", day.Format(time.DateOnly), c.Format(time.DateOnly))
 		}
 		for _, s := range starts {
-			if engine.AgeAt(c, s) != engine.AgeAt(day, s) {
-				t.Fatalf("%s became %s: age on %s %d, want %d", day.Format(time.DateOnly), c.Format(time.DateOnly), s.Format(time.DateOnly), engine.AgeAt(c, s), engine.AgeAt(day, s))
+			if definition.AgeAt(c, s) != definition.AgeAt(day, s) {
+				t.Fatalf("%s became %s: age on %s %d, want %d", day.Format(time.DateOnly), c.Format(time.DateOnly), s.Format(time.DateOnly), definition.AgeAt(c, s), definition.AgeAt(day, s))
 			}
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/definition"
 )
 
 // Back moves a running registration to the previous step and returns it
@@ -78,7 +79,7 @@ func (s *Service) returnTo(ctx context.Context, userKey, processID string, from 
 }
 
 // routeOf computes an instance's current path from its selection and saved answers.
-func (s *Service) routeOf(ctx context.Context, db bun.IDB, inst *engine.ProcessInstance, def *engine.Definition) (*engine.Route, error) {
+func (s *Service) routeOf(ctx context.Context, db bun.IDB, inst *engine.ProcessInstance, def *definition.Definition) (*definition.Route, error) {
 	selected, err := engine.PersonsByID(ctx, db, inst.SelectedPersons)
 	if err != nil {
 		return nil, err

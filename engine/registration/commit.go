@@ -8,6 +8,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/definition"
 	"portal/engine/payment"
 )
 
@@ -30,7 +31,7 @@ func pricingInputs(ctx context.Context, tx bun.IDB, inst *engine.ProcessInstance
 }
 
 // quoteFor prices the selected persons with their answers.
-func (s *Service) quoteFor(ctx context.Context, tx bun.IDB, inst *engine.ProcessInstance, def *engine.Definition, selected []engine.Person, answers map[int64]map[int64]string, now time.Time) (Quote, []PricedPerson, error) {
+func (s *Service) quoteFor(ctx context.Context, tx bun.IDB, inst *engine.ProcessInstance, def *definition.Definition, selected []engine.Person, answers map[int64]map[int64]string, now time.Time) (Quote, []PricedPerson, error) {
 	types, previous, rules, err := pricingInputs(ctx, tx, inst, inst.SelectedPersons)
 	if err != nil {
 		return Quote{}, nil, err
@@ -68,7 +69,7 @@ func (s *Service) quoteFor(ctx context.Context, tx bun.IDB, inst *engine.Process
 // and an unpaid order with frozen lines, inside the caller's transaction;
 // method is the payment method the member chose ("" for the club's
 // default); now is the transaction's time, for the price and the records.
-func (s *Service) commit(ctx context.Context, tx bun.Tx, inst *engine.ProcessInstance, def *engine.Definition, selected []engine.Person, answers map[int64]map[int64]string, method string, now time.Time) (*engine.Order, error) {
+func (s *Service) commit(ctx context.Context, tx bun.Tx, inst *engine.ProcessInstance, def *definition.Definition, selected []engine.Person, answers map[int64]map[int64]string, method string, now time.Time) (*engine.Order, error) {
 	if err := checkStillLinked(ctx, tx, inst, len(def.Steps), selected); err != nil {
 		return nil, err
 	}
@@ -102,7 +103,7 @@ func (s *Service) commit(ctx context.Context, tx bun.Tx, inst *engine.ProcessIns
 	if err := engine.InsertOrder(ctx, tx, order); err != nil {
 		return nil, err
 	}
-	if err := engine.RecordConsents(ctx, tx, inst, def, selected, answers, now); err != nil {
+	if err := definition.RecordConsents(ctx, tx, inst, def, selected, answers, now); err != nil {
 		return nil, err
 	}
 	personIDs := make([]int64, len(people))
@@ -174,7 +175,7 @@ func (s *Service) Quote(ctx context.Context, userKey, processID string) (_ Quote
 		}
 		return q, nil
 	}
-	def, err := s.DefinitionCache().Get(ctx, s.DB(), inst.DefinitionID)
+	def, err := definition.Of(s.Service).DefinitionCache().Get(ctx, s.DB(), inst.DefinitionID)
 	if err != nil {
 		return Quote{}, err
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/definition"
 	"portal/engine/payment"
 )
 
@@ -20,7 +21,7 @@ func (s *Service) formFor(ctx context.Context, db bun.IDB, inst *engine.ProcessI
 // linked persons' statuses in the period, and the instance's selected
 // persons and answers (state); each nil is read here.
 func (s *Service) formFrom(ctx context.Context, db bun.IDB, inst *engine.ProcessInstance, persons []engine.Person, statuses map[int64]string, state *questionState) (*Form, error) {
-	def, err := s.DefinitionCache().Get(ctx, db, inst.DefinitionID)
+	def, err := definition.Of(s.Service).DefinitionCache().Get(ctx, db, inst.DefinitionID)
 	if err != nil {
 		return nil, err
 	}
@@ -60,13 +61,13 @@ func stateWord(state engine.ProcessState) string {
 	return "finished"
 }
 
-func baseForm(inst *engine.ProcessInstance, def *engine.Definition, step int) *Form {
+func baseForm(inst *engine.ProcessInstance, def *definition.Definition, step int) *Form {
 	return &Form{ProcessID: inst.ID, Step: step, TotalSteps: len(def.Steps), State: inst.Status, PeriodID: inst.RelatedEntityID,
 		OrganisationID: inst.OrganisationID}
 }
 
 // selectionForm is step 0: every linked person with their status.
-func (s *Service) selectionForm(ctx context.Context, db bun.IDB, inst *engine.ProcessInstance, def *engine.Definition, persons []engine.Person) (*Form, error) {
+func (s *Service) selectionForm(ctx context.Context, db bun.IDB, inst *engine.ProcessInstance, def *definition.Definition, persons []engine.Person) (*Form, error) {
 	if persons == nil {
 		var err error
 		if persons, err = engine.LinkedPersons(ctx, db, inst.UserKey, inst.OrganisationID); err != nil {
@@ -86,7 +87,7 @@ func (s *Service) selectionForm(ctx context.Context, db bun.IDB, inst *engine.Pr
 
 // selectionFormOf is the selection form of the linked persons with their
 // statuses.
-func selectionFormOf(inst *engine.ProcessInstance, def *engine.Definition, persons []engine.Person, statuses map[int64]string) *Form {
+func selectionFormOf(inst *engine.ProcessInstance, def *definition.Definition, persons []engine.Person, statuses map[int64]string) *Form {
 	form := baseForm(inst, def, 0)
 	for _, p := range persons {
 		status := statuses[p.ID]
@@ -104,7 +105,7 @@ func selectionFormOf(inst *engine.ProcessInstance, def *engine.Definition, perso
 // comes back onto it). The path is computed from answers, so they must
 // hold every answer of the steps before number when the definition has
 // conditions.
-func questionForm(inst *engine.ProcessInstance, def *engine.Definition, number int, selected []engine.Person, answers map[int64]map[int64]string) *Form {
+func questionForm(inst *engine.ProcessInstance, def *definition.Definition, number int, selected []engine.Person, answers map[int64]map[int64]string) *Form {
 	step := &def.Steps[number-1]
 	form := baseForm(inst, def, number)
 	r := def.RouteFor(selected, inst.Period.StartDate, answers)
@@ -129,7 +130,7 @@ func questionForm(inst *engine.ProcessInstance, def *engine.Definition, number i
 }
 
 // doneForm is the committed state: persons pending payment and the payment link.
-func (s *Service) doneForm(ctx context.Context, db bun.IDB, inst *engine.ProcessInstance, def *engine.Definition) (*Form, error) {
+func (s *Service) doneForm(ctx context.Context, db bun.IDB, inst *engine.ProcessInstance, def *definition.Definition) (*Form, error) {
 	selected, err := engine.PersonsByID(ctx, db, inst.SelectedPersons)
 	if err != nil {
 		return nil, err

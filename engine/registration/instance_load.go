@@ -6,6 +6,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/definition"
 )
 
 // Loading a member's registration for a request: by its id as the URL
@@ -14,7 +15,7 @@ import (
 
 // loadOpen loads an instance of userKey that is neither committed nor
 // finished, with its definition version.
-func (s *Service) loadOpen(ctx context.Context, db bun.IDB, userKey, processID string) (*engine.ProcessInstance, *engine.Definition, error) {
+func (s *Service) loadOpen(ctx context.Context, db bun.IDB, userKey, processID string) (*engine.ProcessInstance, *definition.Definition, error) {
 	inst, err := engine.LoadInstance(ctx, db, userKey, processID)
 	if err != nil {
 		return nil, nil, err
@@ -22,7 +23,7 @@ func (s *Service) loadOpen(ctx context.Context, db bun.IDB, userKey, processID s
 	if err := checkOpen(inst); err != nil {
 		return nil, nil, err
 	}
-	def, err := s.DefinitionCache().Get(ctx, db, inst.DefinitionID)
+	def, err := definition.Of(s.Service).DefinitionCache().Get(ctx, db, inst.DefinitionID)
 	if err != nil {
 		return nil, nil, err
 	}

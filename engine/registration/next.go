@@ -11,6 +11,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/definition"
 	"portal/engine/payment"
 )
 
@@ -72,7 +73,7 @@ func (s *Service) Next(ctx context.Context, userKey string, in NextInput) (_ *Fo
 
 // checkNext checks that answers for in.Step may be given now and returns
 // the registration's current step number (0: person selection).
-func checkNext(inst *engine.ProcessInstance, def *engine.Definition, in NextInput, now time.Time) (int, error) {
+func checkNext(inst *engine.ProcessInstance, def *definition.Definition, in NextInput, now time.Time) (int, error) {
 	if err := checkAcceptsAnswers(inst, now); err != nil {
 		return 0, err
 	}
@@ -114,7 +115,7 @@ func checkOpen(inst *engine.ProcessInstance) error {
 }
 
 // submitSelection stores which persons are registered and opens the first question.
-func (s *Service) submitSelection(ctx context.Context, tx bun.Tx, inst *engine.ProcessInstance, def *engine.Definition, in NextInput, now time.Time) (*Form, error) {
+func (s *Service) submitSelection(ctx context.Context, tx bun.Tx, inst *engine.ProcessInstance, def *definition.Definition, in NextInput, now time.Time) (*Form, error) {
 	persons, err := engine.LinkedPersons(ctx, tx, inst.UserKey, inst.OrganisationID)
 	if err != nil {
 		return nil, err
@@ -253,7 +254,7 @@ type answerPlan struct {
 	all         map[int64]map[int64]string // the saved answers by step and person
 	withThis    map[int64]map[int64]string // all with this step's answers, when conditional
 	answers     map[int64]string           // this step's answers by person
-	route       *engine.Route
+	route       *definition.Route
 	nextNumber  int // 0 after the last question: the commit
 }
 
@@ -274,7 +275,7 @@ func readPlanInputs(ctx context.Context, db bun.IDB, inst *engine.ProcessInstanc
 // planAnswers validates the answers of in for question number and works
 // out the next question on the path, from the selected persons and the
 // saved answers (data).
-func planAnswers(inst *engine.ProcessInstance, def *engine.Definition, number int, in NextInput, selected []engine.Person, data []engine.ProcessData) (*answerPlan, error) {
+func planAnswers(inst *engine.ProcessInstance, def *definition.Definition, number int, in NextInput, selected []engine.Person, data []engine.ProcessData) (*answerPlan, error) {
 	step := &def.Steps[number-1]
 	given := map[int64]*string{}
 	var fields []engine.FieldError
@@ -320,7 +321,7 @@ func planAnswers(inst *engine.ProcessInstance, def *engine.Definition, number in
 // advance stores plan's answers and moves inst to the next question, on
 // PostgreSQL in one statement (storeStepAnswers), and shows it with the
 // answers saved for it (after Back).
-func (s *Service) advance(ctx context.Context, db bun.IDB, inst *engine.ProcessInstance, def *engine.Definition, plan *answerPlan, now time.Time) (*Form, error) {
+func (s *Service) advance(ctx context.Context, db bun.IDB, inst *engine.ProcessInstance, def *definition.Definition, plan *answerPlan, now time.Time) (*Form, error) {
 	next := &def.Steps[plan.nextNumber-1]
 	inst.CurrentStepID, inst.Status = &next.ID, engine.StateRunning
 	if err := s.storeStepAnswers(ctx, db, inst, now, plan.step.ID, plan.answers, plan.all[plan.step.ID] != nil); err != nil {
@@ -336,7 +337,7 @@ func (s *Service) advance(ctx context.Context, db bun.IDB, inst *engine.ProcessI
 // submitAnswers stores the answers of plan, then returns the next question
 // on the path or, after the last one, commits (or, with in.HoldCommit,
 // stays at the last step for a check of the answers).
-func (s *Service) submitAnswers(ctx context.Context, tx bun.Tx, inst *engine.ProcessInstance, def *engine.Definition, plan *answerPlan, in NextInput, now time.Time) (*Form, *engine.Order, error) {
+func (s *Service) submitAnswers(ctx context.Context, tx bun.Tx, inst *engine.ProcessInstance, def *definition.Definition, plan *answerPlan, in NextInput, now time.Time) (*Form, *engine.Order, error) {
 	if !plan.last() { // nextQuestion answers these; here only if it left one to the transaction
 		form, err := s.advance(ctx, tx, inst, def, plan, now)
 		return form, nil, err
@@ -362,7 +363,7 @@ func (s *Service) submitAnswers(ctx context.Context, tx bun.Tx, inst *engine.Pro
 	all[step.ID] = answers
 	// A committed registration cannot come back to a step, so the answers
 	// off its final path go: what stays is exactly what was committed.
-	if err := engine.DeleteOffPathAnswers(ctx, tx, inst.ID, data, def, plan.route, step.ID); err != nil {
+	if err := definition.DeleteOffPathAnswers(ctx, tx, inst.ID, data, def, plan.route, step.ID); err != nil {
 		return nil, nil, err
 	}
 	order, err := s.commit(ctx, tx, inst, def, selected, all, in.PaymentMethod, now)

@@ -9,6 +9,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/definition"
 )
 
 // Last season's answers as this season's starting point. When persons are
@@ -23,7 +24,7 @@ import (
 
 // prefillFromLastSeason stores the carried-over answers of persons in inst
 // (which have none yet) and returns them by step and person.
-func (s *Service) prefillFromLastSeason(ctx context.Context, tx bun.IDB, inst *engine.ProcessInstance, def *engine.Definition, persons []int64, now time.Time) (map[int64]map[int64]string, error) {
+func (s *Service) prefillFromLastSeason(ctx context.Context, tx bun.IDB, inst *engine.ProcessInstance, def *definition.Definition, persons []int64, now time.Time) (map[int64]map[int64]string, error) {
 	if len(persons) == 0 {
 		return nil, nil
 	}
@@ -58,7 +59,7 @@ func (s *Service) prefillFromLastSeason(ctx context.Context, tx bun.IDB, inst *e
 		if !ok {
 			continue
 		}
-		old, err := s.DefinitionCache().Get(ctx, tx, e.DefinitionID)
+		old, err := definition.Of(s.Service).DefinitionCache().Get(ctx, tx, e.DefinitionID)
 		if err != nil {
 			return nil, err
 		}
@@ -111,7 +112,7 @@ func (s *Service) prefillFromLastSeason(ctx context.Context, tx bun.IDB, inst *e
 // carriedStep is the step of the new definition (by name) that an old
 // answer a carries over to, or nil: the old step must exist, have the same
 // name and question type, and not be a consent.
-func carriedStep(old *engine.Definition, byName map[string]*engine.ProcessStep, a engine.ProcessData) *engine.ProcessStep {
+func carriedStep(old *definition.Definition, byName map[string]*engine.ProcessStep, a engine.ProcessData) *engine.ProcessStep {
 	if a.StepID == nil {
 		return nil
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"portal/engine"
+	"portal/engine/definition"
 )
 
 // Line kinds on an order besides the price rule kinds.
@@ -39,7 +40,7 @@ type PricedPerson struct {
 // the period's start; when several do, the narrowest range wins (a junior
 // type beats an open-ended one).
 func chooseMembershipType(types []engine.MembershipType, dob, periodStart time.Time) *engine.MembershipType {
-	age := engine.AgeAt(dob, periodStart)
+	age := definition.AgeAt(dob, periodStart)
 	var best *engine.MembershipType
 	width := func(t *engine.MembershipType) int {
 		lo, hi := 0, 200
@@ -53,7 +54,7 @@ func chooseMembershipType(types []engine.MembershipType, dob, periodStart time.T
 	}
 	for i := range types {
 		t := &types[i]
-		if !engine.InAgeRange(age, t.MinAge, t.MaxAge) {
+		if !definition.InAgeRange(age, t.MinAge, t.MaxAge) {
 			continue
 		}
 		if best == nil || width(t) < width(best) {

@@ -7,6 +7,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/definition"
 	"portal/engine/payment"
 )
 
@@ -32,7 +33,7 @@ func (s *Service) Reset(ctx context.Context, userKey, processID string) (_ *Form
 			return err
 		}
 		orgID = inst.OrganisationID
-		def, err := s.DefinitionCache().Get(ctx, tx, inst.DefinitionID)
+		def, err := definition.Of(s.Service).DefinitionCache().Get(ctx, tx, inst.DefinitionID)
 		if err != nil {
 			return err
 		}
@@ -120,7 +121,7 @@ func (s *Service) resetOpen(ctx context.Context, userKey, processID string) (*Fo
 	if inst.Status == engine.StateDone || engine.Finished(inst.Status) {
 		return nil, false, nil
 	}
-	def, err := s.DefinitionCache().Get(ctx, s.DB(), inst.DefinitionID)
+	def, err := definition.Of(s.Service).DefinitionCache().Get(ctx, s.DB(), inst.DefinitionID)
 	if err != nil {
 		return nil, true, err
 	}

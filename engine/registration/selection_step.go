@@ -13,6 +13,7 @@ import (
 	"github.com/uptrace/bun/dialect"
 
 	"portal/engine"
+	"portal/engine/definition"
 )
 
 // Person selection, the first answer of every registration, in prepared
@@ -79,7 +80,7 @@ func (s *Service) nextSelection(ctx context.Context, userKey string, in NextInpu
 	if err := checkOpen(inst); err != nil {
 		return nil, true, err
 	}
-	def, err := s.DefinitionCache().Get(ctx, s.DB(), inst.DefinitionID)
+	def, err := definition.Of(s.Service).DefinitionCache().Get(ctx, s.DB(), inst.DefinitionID)
 	if err != nil {
 		return nil, true, err
 	}

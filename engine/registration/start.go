@@ -9,6 +9,7 @@ import (
 	"github.com/uptrace/bun/dialect"
 
 	"portal/engine"
+	"portal/engine/definition"
 	"portal/engine/payment"
 )
 
@@ -131,7 +132,7 @@ func (s *Service) openInstance(ctx context.Context, db bun.IDB, userKey string, 
 // unique index lets one insert win and the other reads it; created says
 // which of them made it.
 func (s *Service) startInstance(ctx context.Context, db bun.IDB, userKey string, period *engine.MembershipPeriod) (*engine.ProcessInstance, bool, error) {
-	def, err := engine.LatestActiveDefinition(ctx, db, period.OrganisationID, period.DefinitionKey)
+	def, err := definition.LatestActiveDefinition(ctx, db, period.OrganisationID, period.DefinitionKey)
 	if err != nil {
 		if engine.ErrorCode(err) == engine.CodeNotFound {
 			return nil, false, engine.Errorf(engine.CodeConflict, "registration is not available: the registration form is inactive; please contact the organisation")

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"portal/engine"
+	"portal/engine/definition"
 )
 
 // answerFor is what validation works on: one person's raw answer and whether the step hides them.
@@ -48,7 +49,7 @@ func validateStep(step *engine.ProcessStep, pattern *regexp.Regexp, people []ans
 			}
 			value = strings.TrimSpace(*p.Answer)
 		}
-		if value == "" && engine.IsCheckboxType(step.QuestionType) {
+		if value == "" && definition.IsCheckboxType(step.QuestionType) {
 			value = "0"
 		}
 		msg, normalised := checkValue(step, pattern, value)

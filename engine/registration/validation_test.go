@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"portal/engine"
+	"portal/engine/definition"
 	"portal/engine/demodata"
 )
 
@@ -381,7 +382,7 @@ func TestAgeAt(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := engine.AgeAt(demodata.DemoDate(tc.dob), demodata.DemoDate(tc.on)); got != tc.want {
+			if got := definition.AgeAt(demodata.DemoDate(tc.dob), demodata.DemoDate(tc.on)); got != tc.want {
 				t.Fatalf("ageAt(%s, %s) = %d, want %d", tc.dob, tc.on, got, tc.want)
 			}
 		})
@@ -410,7 +411,7 @@ func TestHiddenFor(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := engine.HiddenFor(tc.step, demodata.DemoDate(tc.dob), start); got != tc.want {
+			if got := definition.HiddenFor(tc.step, demodata.DemoDate(tc.dob), start); got != tc.want {
 				t.Fatalf("hiddenFor(dob %s, start %s) = %v, want %v", tc.dob, start.Format(time.DateOnly), got, tc.want)
 			}
 		})

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"portal/engine"
+	"portal/engine/definition"
 	"portal/engine/payment"
 	"portal/engine/staff"
 )
@@ -346,7 +347,7 @@ func (s *Service) reportMembers(ctx context.Context, r *YearReport, types []engi
 		if i, ok := typeIndex[m.TypeID]; ok {
 			count(&r.MembersByType[i], m.Status)
 		}
-		age := engine.AgeAt(m.Born, r.Period.StartDate)
+		age := definition.AgeAt(m.Born, r.Period.StartDate)
 		for i, g := range staff.AgeGroups {
 			if age < g.Below {
 				count(&r.MembersByAge[i], m.Status)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"portal/engine"
+	"portal/engine/definition"
 )
 
 // SeasonOverview is one period of a club at a glance.
@@ -96,7 +97,7 @@ func (s *Service) SeasonOverview(ctx context.Context, orgID, periodID int64) (o 
 		}
 		t.Count++
 		t.Pending += pending
-		age := engine.AgeAt(m.Born, o.Period.StartDate)
+		age := definition.AgeAt(m.Born, o.Period.StartDate)
 		for i, g := range AgeGroups {
 			if age < g.Below {
 				byAge[i].Count++

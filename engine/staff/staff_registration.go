@@ -11,6 +11,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/definition"
 	"portal/engine/directdebit"
 	"portal/engine/jobs"
 	"portal/engine/payment"
@@ -119,7 +120,7 @@ func (s *Service) RegistrationDetail(ctx context.Context, orgID, id int64) (d *R
 	if err := s.DB().NewSelect().Model(&d.Period).Where("id = ?", inst.RelatedEntityID).Scan(ctx); err != nil {
 		return nil, engine.NotFoundOr(err, "period")
 	}
-	def, err := engine.LoadDefinition(ctx, s.DB(), inst.DefinitionID)
+	def, err := definition.LoadDefinition(ctx, s.DB(), inst.DefinitionID)
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package engine
+package definition
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
+
+	"portal/engine"
 )
 
 // Consent questions at the commit: the steps of a definition that ask for a
@@ -17,10 +19,10 @@ import (
 // given on the registration's path: per consent step and person answered
 // "1", the step's text in the registration's language, at the time the
 // answer was saved.
-func RecordConsents(ctx context.Context, tx bun.IDB, inst *ProcessInstance, def *Definition, selected []Person, answers map[int64]map[int64]string, now time.Time) error {
-	var steps []*ProcessStep
+func RecordConsents(ctx context.Context, tx bun.IDB, inst *engine.ProcessInstance, def *Definition, selected []engine.Person, answers map[int64]map[int64]string, now time.Time) error {
+	var steps []*engine.ProcessStep
 	for i := range def.Steps {
-		if _, ok := consentKindOf(&def.Steps[i]); ok {
+		if _, ok := engine.ConsentKindOf(&def.Steps[i]); ok {
 			steps = append(steps, &def.Steps[i])
 		}
 	}
@@ -36,9 +38,9 @@ func RecordConsents(ctx context.Context, tx bun.IDB, inst *ProcessInstance, def 
 	for i, s := range steps {
 		ids[i] = s.ID
 	}
-	var saved []ProcessData
+	var saved []engine.ProcessData
 	if err := tx.NewSelect().Model(&saved).Column("step_id", "person_id", "created_at").
-		Where("instance_id = ? AND data_key = ? AND step_id IN (?)", inst.ID, DataAnswer, bun.List(ids)).Scan(ctx); err != nil {
+		Where("instance_id = ? AND data_key = ? AND step_id IN (?)", inst.ID, engine.DataAnswer, bun.List(ids)).Scan(ctx); err != nil {
 		return fmt.Errorf("load consent answers: %w", err)
 	}
 	answeredAt := map[[2]int64]time.Time{}
@@ -48,7 +50,7 @@ func RecordConsents(ctx context.Context, tx bun.IDB, inst *ProcessInstance, def 
 		}
 	}
 	for _, s := range steps {
-		kind, _ := consentKindOf(s)
+		kind, _ := engine.ConsentKindOf(s)
 		text, err := stepQuestionIn(s, lang)
 		if err != nil {
 			return err
@@ -61,7 +63,7 @@ func RecordConsents(ctx context.Context, tx bun.IDB, inst *ProcessInstance, def 
 			if !ok {
 				at = now
 			}
-			if err := RecordConsent(ctx, tx, ConsentGiven{OrganisationID: inst.OrganisationID, PersonID: p.ID, InstanceID: &inst.ID,
+			if err := engine.RecordConsent(ctx, tx, engine.ConsentGiven{OrganisationID: inst.OrganisationID, PersonID: p.ID, InstanceID: &inst.ID,
 				StepID: &s.ID, Source: def.Key + "/" + s.Name, Kind: kind, Language: lang, Text: text, GivenAt: at}); err != nil {
 				return err
 			}
@@ -72,13 +74,13 @@ func RecordConsents(ctx context.Context, tx bun.IDB, inst *ProcessInstance, def 
 
 // registrationLanguage is the language a registration's member sees: the
 // request's, else the registration's, else its organisation's default.
-func registrationLanguage(ctx context.Context, db bun.IDB, inst *ProcessInstance) (string, error) {
-	for _, l := range []string{LanguageOf(ctx), inst.Language} {
+func registrationLanguage(ctx context.Context, db bun.IDB, inst *engine.ProcessInstance) (string, error) {
+	for _, l := range []string{engine.LanguageOf(ctx), inst.Language} {
 		if l != "" {
 			return l, nil
 		}
 	}
-	org, err := LoadOrganisation(ctx, db, inst.OrganisationID)
+	org, err := engine.LoadOrganisation(ctx, db, inst.OrganisationID)
 	if err != nil {
 		return "", err
 	}
@@ -89,7 +91,7 @@ func registrationLanguage(ctx context.Context, db bun.IDB, inst *ProcessInstance
 // stepQuestionIn is a step's question in lang as the member saw it: its
 // text in that language, else the step's own (the default language's,
 // or a plain text).
-func stepQuestionIn(s *ProcessStep, lang string) (string, error) {
+func stepQuestionIn(s *engine.ProcessStep, lang string) (string, error) {
 	t, err := ParseTexts(s.Texts)
 	if err != nil {
 		return "", fmt.Errorf("step %s: stored texts do not parse: %w", s.Name, err)

@@ -1,4 +1,4 @@
-package engine
+package definition
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/uptrace/bun"
+
+	"portal/engine"
 )
 
 // The definition format's spelling of condition actions and scopes.
@@ -160,15 +162,15 @@ func (d *DefinitionSpec) validateConditions() []string {
 // (empty when it can be).
 func conditionValueProblem(source *StepSpec, value string) string {
 	switch source.Type {
-	case TypeDropdown, TypeRadio, TypeMulti:
+	case engine.TypeDropdown, engine.TypeRadio, engine.TypeMulti:
 		if !slices.ContainsFunc(source.Options, func(o OptionSpec) bool { return o.Value == value }) {
 			return fmt.Sprintf("%q is not an option of %q", value, source.Name)
 		}
-	case TypeCheckbox, TypeAccept, TypeOne:
+	case engine.TypeCheckbox, engine.TypeAccept, engine.TypeOne:
 		if value != "0" && value != "1" {
 			return fmt.Sprintf("%q is a %s step: compare with \"1\" (yes) or \"0\" (no), not %q", source.Name, source.Type, value)
 		}
-	case TypeNumber:
+	case engine.TypeNumber:
 		if _, err := strconv.ParseFloat(value, 64); err != nil {
 			return fmt.Sprintf("%q is a NUM step and %q is not a number", source.Name, value)
 		}
@@ -208,11 +210,11 @@ func conditionAlways(source *StepSpec, mayBeLeftOut bool, values []string, notGi
 	}
 	var domain []string
 	switch {
-	case source.Type == TypeAccept:
+	case source.Type == engine.TypeAccept:
 		domain = []string{"1"} // required and shown: must be accepted
 	case checkbox:
 		domain = []string{"0", "1"}
-	case source.Type == TypeDropdown || source.Type == TypeRadio || source.Type == TypeMulti:
+	case source.Type == engine.TypeDropdown || source.Type == engine.TypeRadio || source.Type == engine.TypeMulti:
 		// For SEL: every non-empty choice contains one of values exactly
 		// when values name every option.
 		for _, o := range source.Options {
@@ -262,22 +264,22 @@ func describeConditionSpec(c ConditionSpec) string {
 
 // conditionRow turns a validated ConditionSpec into its stored row; ids
 // are the definition's step ids by name.
-func conditionRow(stepID int64, orderIndex, n int, c ConditionSpec, ids map[string]int64) ProcessStepOption {
-	action, scope, op := ActionSkip, ScopePerson, OpOneOf
+func conditionRow(stepID int64, orderIndex, n int, c ConditionSpec, ids map[string]int64) engine.ProcessStepOption {
+	action, scope, op := engine.ActionSkip, engine.ScopePerson, engine.OpOneOf
 	if c.Action == specJump {
-		action = ActionJump
+		action = engine.ActionJump
 	}
 	if c.Scope == specRegistration {
-		scope = ScopeRegistration
+		scope = engine.ScopeRegistration
 	}
 	values := c.OneOf
 	switch {
 	case c.NotGiven:
-		op, values = OpNotGiven, nil
+		op, values = engine.OpNotGiven, nil
 	case c.Equals != nil:
-		op, values = OpEquals, []string{*c.Equals}
+		op, values = engine.OpEquals, []string{*c.Equals}
 	}
-	row := ProcessStepOption{StepID: stepID, OrderIndex: orderIndex, Kind: OptionCondition,
+	row := engine.ProcessStepOption{StepID: stepID, OrderIndex: orderIndex, Kind: engine.OptionCondition,
 		Value: "if" + strconv.Itoa(n), Label: describeConditionSpec(c),
 		Action: &action, Scope: &scope, Operator: &op}
 	source := ids[c.Step]
@@ -287,7 +289,7 @@ func conditionRow(stepID int64, orderIndex, n int, c ConditionSpec, ids map[stri
 		s := string(b)
 		row.MatchValues = &s
 	}
-	if action == ActionJump {
+	if action == engine.ActionJump {
 		target := ids[c.To]
 		row.TargetStepID = &target
 	}
@@ -300,7 +302,7 @@ func insertConditions(ctx context.Context, db bun.IDB, stepID int64, choices int
 	if len(conds) == 0 {
 		return nil
 	}
-	rows := make([]ProcessStepOption, len(conds))
+	rows := make([]engine.ProcessStepOption, len(conds))
 	for i, c := range conds {
 		rows[i] = conditionRow(stepID, choices+i+1, i+1, c, ids)
 	}
@@ -314,14 +316,14 @@ func insertConditions(ctx context.Context, db bun.IDB, stepID int64, choices int
 // conditions included; version 0 means the newest. Importing the result
 // again changes nothing.
 func ExportDefinition(ctx context.Context, db bun.IDB, orgID int64, key string, version int) (*DefinitionSpec, error) {
-	var head *ProcessDefinition
+	var head *engine.ProcessDefinition
 	var err error
 	if version == 0 {
 		head, err = LatestDefinition(ctx, db, orgID, key)
 	} else {
-		head = new(ProcessDefinition)
+		head = new(engine.ProcessDefinition)
 		if err = db.NewSelect().Model(head).Where("organisation_id = ? AND key = ? AND version = ?", orgID, key, version).Scan(ctx); err != nil {
-			err = NotFoundOr(err, "definition version")
+			err = engine.NotFoundOr(err, "definition version")
 		}
 	}
 	if err != nil {
@@ -344,7 +346,7 @@ func ExportDefinition(ctx context.Context, db bun.IDB, orgID int64, key string, 
 		ss := StepSpec{OrderIndex: s.OrderIndex, Name: s.Name, Question: textOr(texts.Question, s.QuestionText), Type: s.QuestionType,
 			Required: s.Required, MarksTransfer: s.MarksTransfer}
 		if s.ConsentKind != nil {
-			ss.Consent = ConsentKind(*s.ConsentKind)
+			ss.Consent = engine.ConsentKind(*s.ConsentKind)
 		}
 		if s.FormatPattern != nil && s.FormatMessage != nil {
 			ss.Format = &FormatSpec{Pattern: *s.FormatPattern, Message: textOr(texts.Format, *s.FormatMessage)}
@@ -359,7 +361,7 @@ func ExportDefinition(ctx context.Context, db bun.IDB, orgID int64, key string, 
 			ss.Price = &PriceSpec{Code: *s.PriceCode, Label: textOr(texts.Price, *s.PriceLabel), Answer: *s.PriceAnswer, AmountMinor: *s.PriceAmountMinor}
 		}
 		for _, o := range s.Options {
-			if o.Kind != OptionCondition {
+			if o.Kind != engine.OptionCondition {
 				ss.Options = append(ss.Options, OptionSpec{Value: o.Value, Label: textOr(texts.Options[o.Value], o.Label)})
 				continue
 			}
@@ -375,19 +377,19 @@ func ExportDefinition(ctx context.Context, db bun.IDB, orgID int64, key string, 
 }
 
 // conditionSpecOf is conditionRow backwards.
-func conditionSpecOf(o ProcessStepOption, names map[int64]string) (ConditionSpec, error) {
+func conditionSpecOf(o engine.ProcessStepOption, names map[int64]string) (ConditionSpec, error) {
 	var c ConditionSpec
 	if o.Action == nil || o.Scope == nil || o.Operator == nil || o.SourceStepID == nil {
 		return c, fmt.Errorf("stored condition lacks its action, scope, operator or source step")
 	}
 	c.Action, c.Scope, c.Step = specSkip, specPerson, names[*o.SourceStepID]
-	if *o.Action == ActionJump {
+	if *o.Action == engine.ActionJump {
 		c.Action = specJump
 		if o.TargetStepID != nil {
 			c.To = names[*o.TargetStepID]
 		}
 	}
-	if *o.Scope == ScopeRegistration {
+	if *o.Scope == engine.ScopeRegistration {
 		c.Scope = specRegistration
 	}
 	var values []string
@@ -397,9 +399,9 @@ func conditionSpecOf(o ProcessStepOption, names map[int64]string) (ConditionSpec
 		}
 	}
 	switch *o.Operator {
-	case OpNotGiven:
+	case engine.OpNotGiven:
 		c.NotGiven = true
-	case OpEquals:
+	case engine.OpEquals:
 		if len(values) != 1 {
 			return c, fmt.Errorf("stored equals has %d values", len(values))
 		}

@@ -1,10 +1,12 @@
-package engine
+package definition
 
 import (
 	"context"
 	"fmt"
 
 	"github.com/uptrace/bun"
+
+	"portal/engine"
 )
 
 // An organisation's process definition versions: listed, activated and
@@ -14,16 +16,16 @@ import (
 
 // DefinitionVersion is one stored version with how many registrations use it.
 type DefinitionVersion struct {
-	ProcessDefinition
+	engine.ProcessDefinition
 	Registrations int
 }
 
 // DefinitionVersions lists orgID's definition versions, of one key or of
 // all ("" key), by key and version.
 func (s *Service) DefinitionVersions(ctx context.Context, orgID int64, key string) (out []DefinitionVersion, err error) {
-	defer ClassifyUnavailable(&err)
-	var defs []ProcessDefinition
-	q := s.db.NewSelect().Model(&defs).Where("organisation_id = ?", orgID).Order("key ASC", "version ASC")
+	defer engine.ClassifyUnavailable(&err)
+	var defs []engine.ProcessDefinition
+	q := s.DB().NewSelect().Model(&defs).Where("organisation_id = ?", orgID).Order("key ASC", "version ASC")
 	if key != "" {
 		q = q.Where("key = ?", key)
 	}
@@ -34,7 +36,7 @@ func (s *Service) DefinitionVersions(ctx context.Context, orgID int64, key strin
 		DefinitionID int64 `bun:"definition_id"`
 		N            int   `bun:"n"`
 	}
-	if err := s.db.NewSelect().Model((*ProcessInstance)(nil)).ColumnExpr("definition_id, COUNT(*) AS n").
+	if err := s.DB().NewSelect().Model((*engine.ProcessInstance)(nil)).ColumnExpr("definition_id, COUNT(*) AS n").
 		Where("organisation_id = ?", orgID).Group("definition_id").Scan(ctx, &counts); err != nil {
 		return nil, fmt.Errorf("count registrations per definition: %w", err)
 	}
@@ -77,10 +79,10 @@ type DefinitionRef struct {
 // orgID's definitions, audited as actor's. Deactivating the last active
 // version of a key that an open period uses is refused (conflict): its new
 // registrations would have no definition to start on.
-func (s *Service) SetDefinitionActive(ctx context.Context, actor Actor, orgID int64, ref DefinitionRef, change DefinitionActivation) (v *DefinitionVersion, err error) {
-	defer ClassifyUnavailable(&err)
-	err = InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
-		def := new(ProcessDefinition)
+func (s *Service) SetDefinitionActive(ctx context.Context, actor engine.Actor, orgID int64, ref DefinitionRef, change DefinitionActivation) (v *DefinitionVersion, err error) {
+	defer engine.ClassifyUnavailable(&err)
+	err = engine.InTx(ctx, s.DB(), func(ctx context.Context, tx bun.Tx) error {
+		def := new(engine.ProcessDefinition)
 		q := tx.NewSelect().Model(def).Where("organisation_id = ?", orgID)
 		if ref.ID != 0 {
 			q = q.Where("id = ?", ref.ID)
@@ -88,7 +90,7 @@ func (s *Service) SetDefinitionActive(ctx context.Context, actor Actor, orgID in
 			q = q.Where("key = ? AND version = ?", ref.Key, ref.Version)
 		}
 		if err := q.Scan(ctx); err != nil {
-			return NotFoundOr(err, "definition version")
+			return engine.NotFoundOr(err, "definition version")
 		}
 		before, err := definitionInUse(ctx, tx, def)
 		if err != nil {
@@ -99,7 +101,7 @@ func (s *Service) SetDefinitionActive(ctx context.Context, actor Actor, orgID in
 				return err
 			}
 		}
-		upd := tx.NewUpdate().Model((*ProcessDefinition)(nil))
+		upd := tx.NewUpdate().Model((*engine.ProcessDefinition)(nil))
 		switch change {
 		case DefinitionUse:
 			upd = upd.Set("active = (version <= ?)", def.Version).
@@ -119,11 +121,11 @@ func (s *Service) SetDefinitionActive(ctx context.Context, actor Actor, orgID in
 		if change == DefinitionDeactivate {
 			action = "definition.deactivate"
 		}
-		if err := s.Audit(ctx, tx, actor, AuditEntry{OrganisationID: orgID, Action: action, TargetType: "definition",
+		if err := s.Audit(ctx, tx, actor, engine.AuditEntry{OrganisationID: orgID, Action: action, TargetType: "definition",
 			TargetID: fmt.Sprint(def.ID), Before: before, After: after}); err != nil {
 			return err
 		}
-		n, err := tx.NewSelect().Model((*ProcessInstance)(nil)).Where("definition_id = ?", def.ID).Count(ctx)
+		n, err := tx.NewSelect().Model((*engine.ProcessInstance)(nil)).Where("definition_id = ?", def.ID).Count(ctx)
 		if err != nil {
 			return fmt.Errorf("count registrations: %w", err)
 		}
@@ -136,13 +138,13 @@ func (s *Service) SetDefinitionActive(ctx context.Context, actor Actor, orgID in
 // definitionInUse is what the audit log keeps of a change to def: its
 // key and version, whether it is active, and the version new
 // registrations of its key start on (nil when none).
-func definitionInUse(ctx context.Context, tx bun.IDB, def *ProcessDefinition) (map[string]any, error) {
+func definitionInUse(ctx context.Context, tx bun.IDB, def *engine.ProcessDefinition) (map[string]any, error) {
 	out := map[string]any{"key": def.Key, "version": def.Version, "active": def.Active, "activeVersion": nil}
 	current, err := LatestActiveDefinition(ctx, tx, def.OrganisationID, def.Key)
 	switch {
 	case err == nil:
 		out["activeVersion"] = current.Version
-	case ErrorCode(err) != CodeNotFound:
+	case engine.ErrorCode(err) != engine.CodeNotFound:
 		return nil, err
 	}
 	return out, nil
@@ -150,19 +152,19 @@ func definitionInUse(ctx context.Context, tx bun.IDB, def *ProcessDefinition) (m
 
 // refuseLastActive refuses to deactivate def when it is its key's only
 // active version and an open period uses the key.
-func refuseLastActive(ctx context.Context, tx bun.IDB, def *ProcessDefinition) error {
-	others, err := tx.NewSelect().Model((*ProcessDefinition)(nil)).
+func refuseLastActive(ctx context.Context, tx bun.IDB, def *engine.ProcessDefinition) error {
+	others, err := tx.NewSelect().Model((*engine.ProcessDefinition)(nil)).
 		Where("organisation_id = ? AND key = ? AND active AND id <> ?", def.OrganisationID, def.Key, def.ID).Count(ctx)
 	if err != nil {
 		return fmt.Errorf("count active versions: %w", err)
 	}
-	open, err := tx.NewSelect().Model((*MembershipPeriod)(nil)).
-		Where("organisation_id = ? AND definition_key = ? AND status = ?", def.OrganisationID, def.Key, PeriodOpen).Count(ctx)
+	open, err := tx.NewSelect().Model((*engine.MembershipPeriod)(nil)).
+		Where("organisation_id = ? AND definition_key = ? AND status = ?", def.OrganisationID, def.Key, engine.PeriodOpen).Count(ctx)
 	if err != nil {
 		return fmt.Errorf("count open periods: %w", err)
 	}
 	if others == 0 && open > 0 {
-		return Errorf(CodeConflict, "This is the only active version of %q and %d open period(s) use it: activate another version first.", def.Key, open)
+		return engine.Errorf(engine.CodeConflict, "This is the only active version of %q and %d open period(s) use it: activate another version first.", def.Key, open)
 	}
 	return nil
 }

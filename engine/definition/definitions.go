@@ -1,4 +1,4 @@
-package engine
+package definition
 
 import (
 	"context"
@@ -13,6 +13,8 @@ import (
 
 	"github.com/uptrace/bun"
 	"gopkg.in/yaml.v3"
+
+	"portal/engine"
 )
 
 // DefinitionSpec is the import format of a process definition (YAML or JSON).
@@ -26,22 +28,22 @@ type DefinitionSpec struct {
 
 // StepSpec is one step in a DefinitionSpec. OrderIndex defaults to the position (1-based).
 type StepSpec struct {
-	OrderIndex    int          `json:"orderIndex,omitempty" yaml:"orderIndex,omitempty"`
-	Name          string       `json:"name" yaml:"name"`
-	Question      Text         `json:"questionText" yaml:"questionText"`
-	Type          QuestionType `json:"questionType" yaml:"questionType"`
-	Required      bool         `json:"required" yaml:"required"`
-	Options       []OptionSpec `json:"options,omitempty" yaml:"options,omitempty"`
-	Format        *FormatSpec  `json:"format,omitempty" yaml:"format,omitempty"`
-	Range         *RangeSpec   `json:"range,omitempty" yaml:"range,omitempty"`
-	Persons       *AgeSpec     `json:"persons,omitempty" yaml:"persons,omitempty"`
-	Price         *PriceSpec   `json:"price,omitempty" yaml:"price,omitempty"`
-	MarksTransfer bool         `json:"marksTransfer,omitempty" yaml:"marksTransfer,omitempty"`
+	OrderIndex    int                 `json:"orderIndex,omitempty" yaml:"orderIndex,omitempty"`
+	Name          string              `json:"name" yaml:"name"`
+	Question      Text                `json:"questionText" yaml:"questionText"`
+	Type          engine.QuestionType `json:"questionType" yaml:"questionType"`
+	Required      bool                `json:"required" yaml:"required"`
+	Options       []OptionSpec        `json:"options,omitempty" yaml:"options,omitempty"`
+	Format        *FormatSpec         `json:"format,omitempty" yaml:"format,omitempty"`
+	Range         *RangeSpec          `json:"range,omitempty" yaml:"range,omitempty"`
+	Persons       *AgeSpec            `json:"persons,omitempty" yaml:"persons,omitempty"`
+	Price         *PriceSpec          `json:"price,omitempty" yaml:"price,omitempty"`
+	MarksTransfer bool                `json:"marksTransfer,omitempty" yaml:"marksTransfer,omitempty"`
 	// Consent marks the step as a consent of that kind (consents.go): its
 	// text and each "1" answer are recorded at the commit. An accept step
 	// (ITC) is a consent of kind "other" without it; a checkbox (BCB) only
 	// with it.
-	Consent ConsentKind `json:"consent,omitempty" yaml:"consent,omitempty"`
+	Consent engine.ConsentKind `json:"consent,omitempty" yaml:"consent,omitempty"`
 	// Conditions skip this step or jump past later ones depending on
 	// earlier answers (conditions.go); docs/DEFINITIONS.md shows the format.
 	Conditions []ConditionSpec `json:"conditions,omitempty" yaml:"conditions,omitempty"`
@@ -120,13 +122,13 @@ func parseDefinition(data []byte, orgID int64) (*DefinitionSpec, error) {
 		dec := json.NewDecoder(strings.NewReader(trimmed))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&spec); err != nil {
-			return nil, &Error{Code: CodeInvalid, Message: "invalid definition: the JSON does not parse: " + err.Error(), Err: err}
+			return nil, &engine.Error{Code: engine.CodeInvalid, Message: "invalid definition: the JSON does not parse: " + err.Error(), Err: err}
 		}
 	} else {
 		dec := yaml.NewDecoder(strings.NewReader(trimmed))
 		dec.KnownFields(true)
 		if err := dec.Decode(&spec); err != nil {
-			return nil, &Error{Code: CodeInvalid, Message: "invalid definition: the YAML does not parse: " + err.Error(), Err: err}
+			return nil, &engine.Error{Code: engine.CodeInvalid, Message: "invalid definition: the YAML does not parse: " + err.Error(), Err: err}
 		}
 	}
 	if orgID != 0 {
@@ -183,13 +185,13 @@ func (d *DefinitionSpec) Validate() error {
 			text  Text
 		}{{"questionText", s.Question}, {"format.message", formatMessage(s.Format)}, {"price.label", priceLabel(s.Price)}} {
 			if bad := t.text.unknown(); len(bad) > 0 {
-				add("%s.%s: languages %s are not among %s", where, t.field, strings.Join(bad, ", "), strings.Join(Languages, ", "))
+				add("%s.%s: languages %s are not among %s", where, t.field, strings.Join(bad, ", "), strings.Join(engine.Languages, ", "))
 			}
 		}
-		if !slices.Contains(QuestionTypes, s.Type) {
-			add("%s: questionType %q is not one of %s", where, s.Type, strings.Join(questionTypeCodes(), " "))
+		if !slices.Contains(engine.QuestionTypes, s.Type) {
+			add("%s: questionType %q is not one of %s", where, s.Type, strings.Join(engine.QuestionTypeCodes(), " "))
 		}
-		hasOptions := s.Type == TypeDropdown || s.Type == TypeRadio || s.Type == TypeMulti
+		hasOptions := s.Type == engine.TypeDropdown || s.Type == engine.TypeRadio || s.Type == engine.TypeMulti
 		if hasOptions && len(s.Options) == 0 {
 			add("%s: a %s step needs options", where, s.Type)
 		}
@@ -206,7 +208,7 @@ func (d *DefinitionSpec) Validate() error {
 				s.Options[j].Label = Plain(o.Value)
 			}
 			if bad := o.Label.unknown(); len(bad) > 0 {
-				add("%s.options[%d].label: languages %s are not among %s", where, j, strings.Join(bad, ", "), strings.Join(Languages, ", "))
+				add("%s.options[%d].label: languages %s are not among %s", where, j, strings.Join(bad, ", "), strings.Join(engine.Languages, ", "))
 			}
 		}
 		if s.Format != nil {
@@ -218,7 +220,7 @@ func (d *DefinitionSpec) Validate() error {
 			}
 		}
 		if s.Range != nil {
-			if s.Type != TypeNumber {
+			if s.Type != engine.TypeNumber {
 				add("%s: range only applies to NUM steps", where)
 			}
 			if s.Range.Min != nil && s.Range.Max != nil && *s.Range.Min > *s.Range.Max {
@@ -233,10 +235,10 @@ func (d *DefinitionSpec) Validate() error {
 				add("%s: price amountMinor must not be negative", where)
 			}
 		}
-		if s.Consent != "" && !validConsentKind(s.Consent) {
-			add("%s: consent %q is not one of %s", where, s.Consent, consentKindNames())
+		if s.Consent != "" && !engine.ValidConsentKind(s.Consent) {
+			add("%s: consent %q is not one of %s", where, s.Consent, engine.ConsentKindNames())
 		}
-		if s.Consent != "" && s.Type != TypeAccept && s.Type != TypeCheckbox {
+		if s.Consent != "" && s.Type != engine.TypeAccept && s.Type != engine.TypeCheckbox {
 			add("%s: consent applies only to ITC and BCB steps", where)
 		}
 		if s.Persons != nil && s.Persons.MinAge != nil && s.Persons.MaxAge != nil && *s.Persons.MinAge > *s.Persons.MaxAge {
@@ -247,7 +249,7 @@ func (d *DefinitionSpec) Validate() error {
 		problems = append(problems, d.validateConditions()...)
 	}
 	if len(problems) > 0 {
-		return Errorf(CodeInvalid, "invalid definition: %s", strings.Join(problems, "; "))
+		return engine.Errorf(engine.CodeInvalid, "invalid definition: %s", strings.Join(problems, "; "))
 	}
 	slices.SortFunc(d.Steps, func(a, b StepSpec) int { return a.OrderIndex - b.OrderIndex })
 	return nil
@@ -280,7 +282,7 @@ func importDefinition(ctx context.Context, db *bun.DB, spec *DefinitionSpec, aud
 		return res, err
 	}
 	hash := spec.contentHash()
-	err := InTx(ctx, db, func(ctx context.Context, tx bun.Tx) error {
+	err := engine.InTx(ctx, db, func(ctx context.Context, tx bun.Tx) error {
 		lang, err := definitionLanguages(ctx, tx, spec)
 		if err != nil {
 			return err
@@ -292,12 +294,12 @@ func importDefinition(ctx context.Context, db *bun.DB, spec *DefinitionSpec, aud
 			return nil
 		case err == nil:
 			res.Version = latest.Version + 1
-		case ErrorCode(err) == CodeNotFound:
+		case engine.ErrorCode(err) == engine.CodeNotFound:
 			res.Version = 1
 		default:
 			return err
 		}
-		def := &ProcessDefinition{
+		def := &engine.ProcessDefinition{
 			OrganisationID: spec.OrganisationID, Key: spec.Key, Name: spec.Name,
 			Category: spec.Category, Version: res.Version, Active: true, ContentHash: hash,
 		}
@@ -331,20 +333,20 @@ func importDefinition(ctx context.Context, db *bun.DB, spec *DefinitionSpec, aud
 // has each language its organisation enables, and returns the
 // organisation's default language, whose texts the steps' own columns hold.
 func definitionLanguages(ctx context.Context, db bun.IDB, spec *DefinitionSpec) (string, error) {
-	org := new(Organisation)
+	org := new(engine.Organisation)
 	if err := db.NewSelect().Model(org).Where("id = ?", spec.OrganisationID).Scan(ctx); err != nil {
-		return "", NotFoundOr(err, "organisation")
+		return "", engine.NotFoundOr(err, "organisation")
 	}
 	if problems := spec.missingLanguages(org.EnabledLanguageList()); len(problems) > 0 {
-		return "", Errorf(CodeInvalid, "invalid definition: the organisation offers %s: %s",
+		return "", engine.Errorf(engine.CodeInvalid, "invalid definition: the organisation offers %s: %s",
 			strings.Join(org.EnabledLanguageList(), ", "), strings.Join(problems, "; "))
 	}
 	lang, _, _ := strings.Cut(org.DefaultLanguage, "-")
 	return lang, nil
 }
 
-func stepFromSpec(defID int64, s StepSpec, lang string) *ProcessStep {
-	step := &ProcessStep{
+func stepFromSpec(defID int64, s StepSpec, lang string) *engine.ProcessStep {
+	step := &engine.ProcessStep{
 		DefinitionID: defID, OrderIndex: s.OrderIndex, Name: s.Name,
 		QuestionText: s.Question.In(lang, "en"), QuestionType: s.Type, Required: s.Required,
 		MarksTransfer: s.MarksTransfer, Texts: textsOf(s),
@@ -372,7 +374,7 @@ func stepFromSpec(defID int64, s StepSpec, lang string) *ProcessStep {
 
 // definition is a loaded, immutable definition version with compiled rules.
 type Definition struct {
-	*ProcessDefinition
+	*engine.ProcessDefinition
 	Patterns map[int64]*regexp.Regexp // by step id
 	conds    [][]condition            // by step index; the steps' Options hold only choices
 	texts    *localized               // its copies per language; nil when every text is plain
@@ -408,7 +410,7 @@ func (c *definitionCache) Get(ctx context.Context, db bun.IDB, id int64) (*Defin
 	d, ok := c.byID[id]
 	c.mu.RUnlock()
 	if ok {
-		return d.in(LanguageOf(ctx))
+		return d.in(engine.LanguageOf(ctx))
 	}
 	def, err := LoadDefinition(ctx, db, id)
 	if err != nil {
@@ -436,7 +438,7 @@ func (c *definitionCache) Get(ctx context.Context, db bun.IDB, id int64) (*Defin
 	}
 	c.byID[id] = d
 	c.mu.Unlock()
-	return d.in(LanguageOf(ctx))
+	return d.in(engine.LanguageOf(ctx))
 }
 
 func formatMessage(f *FormatSpec) Text {

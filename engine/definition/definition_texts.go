@@ -1,4 +1,4 @@
-package engine
+package definition
 
 import (
 	"encoding/json"
@@ -8,6 +8,8 @@ import (
 	"sync"
 
 	"gopkg.in/yaml.v3"
+
+	"portal/engine"
 )
 
 // Text is a text of a process definition (a question, an option's label,
@@ -71,7 +73,7 @@ func (t Text) missing(want []string) []string {
 func (t Text) unknown() []string {
 	var out []string
 	for l := range t {
-		if l != plainKey && !slices.Contains(Languages, l) {
+		if l != plainKey && !slices.Contains(engine.Languages, l) {
 			out = append(out, l)
 		}
 	}
@@ -211,7 +213,7 @@ func (d *Definition) in(lang string) (*Definition, error) {
 // StepInLanguage is step s with its texts (question, format message, price
 // label, choices' labels) in lang, as the member's pages show them; a
 // text the step has not in lang stays the stored default language's.
-func StepInLanguage(s ProcessStep, lang string) (ProcessStep, error) {
+func StepInLanguage(s engine.ProcessStep, lang string) (engine.ProcessStep, error) {
 	t, err := ParseTexts(s.Texts)
 	if err != nil {
 		return s, fmt.Errorf("step %s: stored texts do not parse: %w", s.Name, err)
@@ -227,7 +229,7 @@ func StepInLanguage(s ProcessStep, lang string) (ProcessStep, error) {
 	}
 	s.Options = slices.Clone(s.Options)
 	for j := range s.Options {
-		if l := t.Options[s.Options[j].Value][lang]; l != "" && s.Options[j].Kind == OptionChoice {
+		if l := t.Options[s.Options[j].Value][lang]; l != "" && s.Options[j].Kind == engine.OptionChoice {
 			s.Options[j].Label = l
 		}
 	}

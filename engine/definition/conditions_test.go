@@ -1,4 +1,4 @@
-package engine
+package definition
 
 import (
 	"fmt"
@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"portal/engine"
 )
 
 // compiled builds a definition from its import text the way ImportDefinition
@@ -22,7 +24,7 @@ func compiled(t testing.TB, text string) *Definition {
 
 func compiledSpec(t testing.TB, spec *DefinitionSpec) *Definition {
 	t.Helper()
-	def := &ProcessDefinition{ID: 1, Key: spec.Key}
+	def := &engine.ProcessDefinition{ID: 1, Key: spec.Key}
 	ids := map[string]int64{}
 	for i, s := range spec.Steps {
 		ids[s.Name] = int64(101 + i)
@@ -31,7 +33,7 @@ func compiledSpec(t testing.TB, spec *DefinitionSpec) *Definition {
 		step := stepFromSpec(def.ID, s, "en")
 		step.ID = ids[s.Name]
 		for j, o := range s.Options {
-			step.Options = append(step.Options, ProcessStepOption{StepID: step.ID, OrderIndex: j + 1, Kind: OptionChoice, Value: o.Value, Label: o.Label.In("en", "")})
+			step.Options = append(step.Options, engine.ProcessStepOption{StepID: step.ID, OrderIndex: j + 1, Kind: engine.OptionChoice, Value: o.Value, Label: o.Label.In("en", "")})
 		}
 		for j, c := range s.Conditions {
 			step.Options = append(step.Options, conditionRow(step.ID, len(s.Options)+j+1, j+1, c, ids))
@@ -80,9 +82,9 @@ steps:
 // on the path and on whom each step applies to.
 func TestRouteConditionKinds(t *testing.T) {
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	adult1 := Person{ID: 1, FirstName: "Ada", DateOfBirth: time.Date(1990, 5, 1, 0, 0, 0, 0, time.UTC)}
-	adult2 := Person{ID: 2, FirstName: "Bo", DateOfBirth: time.Date(1985, 5, 1, 0, 0, 0, 0, time.UTC)}
-	junior := Person{ID: 3, FirstName: "Cy", DateOfBirth: time.Date(2015, 5, 1, 0, 0, 0, 0, time.UTC)}
+	adult1 := engine.Person{ID: 1, FirstName: "Ada", DateOfBirth: time.Date(1990, 5, 1, 0, 0, 0, 0, time.UTC)}
+	adult2 := engine.Person{ID: 2, FirstName: "Bo", DateOfBirth: time.Date(1985, 5, 1, 0, 0, 0, 0, time.UTC)}
+	junior := engine.Person{ID: 3, FirstName: "Cy", DateOfBirth: time.Date(2015, 5, 1, 0, 0, 0, 0, time.UTC)}
 	all := []string{"a", "b", "c", "n", "s", "d", "e", "f"}
 	without := func(names ...string) []string {
 		return slices.DeleteFunc(slices.Clone(all), func(s string) bool { return slices.Contains(names, s) })
@@ -90,76 +92,76 @@ func TestRouteConditionKinds(t *testing.T) {
 	tests := []struct {
 		name    string
 		rules   string // YAML lines under step d
-		persons []Person
+		persons []engine.Person
 		answers map[string]map[int64]string // by step name and person
 		path    []string
 		hidden  map[string][]int64 // steps on the path that do not apply to some persons
 	}{
-		{name: "no conditions", persons: []Person{adult1, adult2},
+		{name: "no conditions", persons: []engine.Person{adult1, adult2},
 			path: all},
 		{name: "skip per person, equals, holds for one",
 			rules:   "    conditions: [{action: skip, step: a, equals: \"1\"}]",
-			persons: []Person{adult1, adult2}, answers: map[string]map[int64]string{"a": {1: "1", 2: "0"}},
+			persons: []engine.Person{adult1, adult2}, answers: map[string]map[int64]string{"a": {1: "1", 2: "0"}},
 			path: all, hidden: map[string][]int64{"d": {1}}},
 		{name: "skip per person, equals, holds for all: the step leaves the path",
 			rules:   "    conditions: [{action: skip, step: a, equals: \"1\"}]",
-			persons: []Person{adult1, adult2}, answers: map[string]map[int64]string{"a": {1: "1", 2: "1"}},
+			persons: []engine.Person{adult1, adult2}, answers: map[string]map[int64]string{"a": {1: "1", 2: "1"}},
 			path: without("d")},
 		{name: "skip per registration, holds for one person",
 			rules:   "    conditions: [{action: skip, scope: registration, step: a, equals: \"1\"}]",
-			persons: []Person{adult1, adult2}, answers: map[string]map[int64]string{"a": {1: "0", 2: "1"}},
+			persons: []engine.Person{adult1, adult2}, answers: map[string]map[int64]string{"a": {1: "0", 2: "1"}},
 			path: without("d")},
 		{name: "skip per registration, holds for nobody",
 			rules:   "    conditions: [{action: skip, scope: registration, step: a, equals: \"1\"}]",
-			persons: []Person{adult1, adult2}, answers: map[string]map[int64]string{"a": {1: "0", 2: "0"}},
+			persons: []engine.Person{adult1, adult2}, answers: map[string]map[int64]string{"a": {1: "0", 2: "0"}},
 			path: all},
 		{name: "one of",
 			rules:   "    conditions: [{action: skip, step: b, oneOf: [x, y]}]",
-			persons: []Person{adult1, adult2}, answers: map[string]map[int64]string{"b": {1: "z", 2: "x"}},
+			persons: []engine.Person{adult1, adult2}, answers: map[string]map[int64]string{"b": {1: "z", 2: "x"}},
 			path: all, hidden: map[string][]int64{"d": {2}}},
 		{name: "not given: no answer and an empty answer",
 			rules:   "    conditions: [{action: skip, step: c, notGiven: true}]",
-			persons: []Person{adult1, adult2, junior}, answers: map[string]map[int64]string{"c": {2: "hello", 3: ""}},
+			persons: []engine.Person{adult1, adult2, junior}, answers: map[string]map[int64]string{"c": {2: "hello", 3: ""}},
 			path: all, hidden: map[string][]int64{"d": {1, 3}}},
 		{name: "number equals compares numerically",
 			rules:   "    conditions: [{action: skip, step: n, equals: \"5\"}]",
-			persons: []Person{adult1, adult2}, answers: map[string]map[int64]string{"n": {1: "5.0", 2: "50"}},
+			persons: []engine.Person{adult1, adult2}, answers: map[string]map[int64]string{"n": {1: "5.0", 2: "50"}},
 			path: all, hidden: map[string][]int64{"d": {1}}},
 		{name: "several choices: equals means contains",
 			rules:   "    conditions: [{action: skip, step: s, equals: q}]",
-			persons: []Person{adult1, adult2}, answers: map[string]map[int64]string{"s": {1: "p,q", 2: "p,r"}},
+			persons: []engine.Person{adult1, adult2}, answers: map[string]map[int64]string{"s": {1: "p,q", 2: "p,r"}},
 			path: all, hidden: map[string][]int64{"d": {1}}},
 		{name: "the age rule is one more condition",
 			rules:   "    persons: {maxAge: 17}",
-			persons: []Person{adult1, junior},
+			persons: []engine.Person{adult1, junior},
 			path:    all, hidden: map[string][]int64{"d": {1}}},
 		{name: "the age rule applying to nobody leaves the step out",
 			rules:   "    persons: {maxAge: 17}",
-			persons: []Person{adult1, adult2},
+			persons: []engine.Person{adult1, adult2},
 			path:    without("d")},
 		{name: "age rule and answer condition together",
 			rules:   "    persons: {maxAge: 17}\n    conditions: [{action: skip, step: a, equals: \"1\"}]",
-			persons: []Person{adult1, junior}, answers: map[string]map[int64]string{"a": {3: "1"}},
+			persons: []engine.Person{adult1, junior}, answers: map[string]map[int64]string{"a": {3: "1"}},
 			path: without("d")},
 		{name: "jump per person passes the steps in between for that person",
 			rules:   "    conditions: [{action: jump, step: d, equals: done, to: f}]",
-			persons: []Person{adult1, adult2}, answers: map[string]map[int64]string{"d": {1: "done", 2: "more"}},
+			persons: []engine.Person{adult1, adult2}, answers: map[string]map[int64]string{"d": {1: "done", 2: "more"}},
 			path: all, hidden: map[string][]int64{"e": {1}}},
 		{name: "jump per person for everyone leaves the steps out",
 			rules:   "    conditions: [{action: jump, step: d, equals: done, to: f}]",
-			persons: []Person{adult1, adult2}, answers: map[string]map[int64]string{"d": {1: "done", 2: "done"}},
+			persons: []engine.Person{adult1, adult2}, answers: map[string]map[int64]string{"d": {1: "done", 2: "done"}},
 			path: without("e")},
 		{name: "jump per registration on an earlier answer",
 			rules:   "    conditions: [{action: jump, scope: registration, step: b, oneOf: [z], to: f}]",
-			persons: []Person{adult1, adult2}, answers: map[string]map[int64]string{"b": {1: "x", 2: "z"}},
+			persons: []engine.Person{adult1, adult2}, answers: map[string]map[int64]string{"b": {1: "x", 2: "z"}},
 			path: without("e")},
 		{name: "a jump from a step that is left out is not taken",
 			rules:   "    conditions: [{action: skip, step: a, equals: \"1\"}, {action: jump, step: b, equals: x, to: f}]",
-			persons: []Person{adult1}, answers: map[string]map[int64]string{"a": {1: "1"}, "b": {1: "x"}},
+			persons: []engine.Person{adult1}, answers: map[string]map[int64]string{"a": {1: "1"}, "b": {1: "x"}},
 			path: without("d")},
 		{name: "equals on a text answer",
 			rules:   "    conditions: [{action: skip, step: c, equals: secret}]",
-			persons: []Person{adult1}, answers: map[string]map[int64]string{"c": {1: "secret"}},
+			persons: []engine.Person{adult1}, answers: map[string]map[int64]string{"c": {1: "secret"}},
 			path: without("d")},
 	}
 	for _, tc := range tests {
@@ -214,7 +216,7 @@ steps:
     conditions: [{action: skip, step: club, notGiven: true}]
   - {name: terms, questionText: Terms, questionType: ITC, required: true}
 `)
-	p := []Person{{ID: 1, DateOfBirth: time.Date(1990, 1, 1, 0, 0, 0, 0, time.UTC)}}
+	p := []engine.Person{{ID: 1, DateOfBirth: time.Date(1990, 1, 1, 0, 0, 0, 0, time.UTC)}}
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	answers := map[int64]map[int64]string{
 		stepIDByName(t, def, "moving"): {1: "0"},
@@ -245,7 +247,7 @@ steps:
   - {name: a, questionText: A, questionType: TXT}
   - {name: z, questionText: Z, questionType: ITC, required: true, persons: {maxAge: 10}}
 `)
-	r := def.RouteFor([]Person{{ID: 1, DateOfBirth: time.Date(1990, 1, 1, 0, 0, 0, 0, time.UTC)}}, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), nil)
+	r := def.RouteFor([]engine.Person{{ID: 1, DateOfBirth: time.Date(1990, 1, 1, 0, 0, 0, 0, time.UTC)}}, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), nil)
 	if !r.Includes(2) || !r.Hides(2, 1) {
 		t.Fatalf("last step: on path %v, hides the adult %v; want true, true", r.Includes(2), r.Hides(2, 1))
 	}
@@ -323,8 +325,8 @@ func TestConditionValidation(t *testing.T) {
 			if err == nil {
 				t.Fatalf("accepted, want an error with %q", tc.want)
 			}
-			if ErrorCode(err) != CodeInvalid || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("error %q (code %s), want one containing %q", err, ErrorCode(err), tc.want)
+			if engine.ErrorCode(err) != engine.CodeInvalid || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %q (code %s), want one containing %q", err, engine.ErrorCode(err), tc.want)
 			}
 		})
 	}

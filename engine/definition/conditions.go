@@ -1,4 +1,4 @@
-package engine
+package definition
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
+
+	"portal/engine"
 )
 
 // Conditional steps (issue 17). A step may carry conditions on earlier
@@ -25,9 +27,9 @@ import (
 type condition struct {
 	name   string // "if1", ...: the row's value, for messages
 	step   int    // the step carrying the condition
-	action ConditionAction
-	scope  ConditionScope
-	op     ConditionOperator
+	action engine.ConditionAction
+	scope  engine.ConditionScope
+	op     engine.ConditionOperator
 	source int // the step whose answer is read
 	values []string
 	target int // JUMP: the step to continue at
@@ -36,8 +38,8 @@ type condition struct {
 // holds evaluates the condition on one person's answer of the source step;
 // given is false when the person has no answer on the current path (the
 // source step was skipped or hidden for them, or left empty).
-func (c *condition) holds(sourceType QuestionType, answer string, given bool) bool {
-	if c.op == OpNotGiven {
+func (c *condition) holds(sourceType engine.QuestionType, answer string, given bool) bool {
+	if c.op == engine.OpNotGiven {
 		return !given
 	}
 	if !given {
@@ -49,11 +51,11 @@ func (c *condition) holds(sourceType QuestionType, answer string, given bool) bo
 // answerMatches compares a stored answer with a condition's value: a SEL
 // answer matches each value it contains, a number matches numerically
 // ("5" equals "5.0"), anything else exactly.
-func answerMatches(t QuestionType, answer, value string) bool {
+func answerMatches(t engine.QuestionType, answer, value string) bool {
 	switch t {
-	case TypeMulti:
+	case engine.TypeMulti:
 		return slices.Contains(strings.Split(answer, ","), value)
-	case TypeNumber:
+	case engine.TypeNumber:
 		a, errA := strconv.ParseFloat(answer, 64)
 		b, errB := strconv.ParseFloat(value, 64)
 		return errA == nil && errB == nil && a == b
@@ -63,7 +65,7 @@ func answerMatches(t QuestionType, answer, value string) bool {
 
 // compileConditions splits the stored option rows of def's steps into the
 // choices (left on the step) and the conditions (returned by step index).
-func compileConditions(def *ProcessDefinition) ([][]condition, error) {
+func compileConditions(def *engine.ProcessDefinition) ([][]condition, error) {
 	index := make(map[int64]int, len(def.Steps))
 	for i, s := range def.Steps {
 		index[s.ID] = i
@@ -73,7 +75,7 @@ func compileConditions(def *ProcessDefinition) ([][]condition, error) {
 		s := &def.Steps[i]
 		choices := s.Options[:0:0]
 		for _, o := range s.Options {
-			if o.Kind != OptionCondition {
+			if o.Kind != engine.OptionCondition {
 				choices = append(choices, o)
 				continue
 			}
@@ -88,7 +90,7 @@ func compileConditions(def *ProcessDefinition) ([][]condition, error) {
 	return out, nil
 }
 
-func compileCondition(o ProcessStepOption, step int, index map[int64]int) (condition, error) {
+func compileCondition(o engine.ProcessStepOption, step int, index map[int64]int) (condition, error) {
 	c := condition{name: o.Value, step: step, target: -1}
 	if o.Action == nil || o.Scope == nil || o.Operator == nil || o.SourceStepID == nil {
 		return c, fmt.Errorf("stored condition lacks its action, scope, operator or source step")
@@ -103,7 +105,7 @@ func compileCondition(o ProcessStepOption, step int, index map[int64]int) (condi
 			return c, fmt.Errorf("stored values do not parse: %w", err)
 		}
 	}
-	if c.action == ActionJump {
+	if c.action == engine.ActionJump {
 		if o.TargetStepID == nil {
 			return c, fmt.Errorf("stored jump lacks its target")
 		}
@@ -129,7 +131,7 @@ type Route struct {
 // condition leaves it out or it applies to none of the persons; the last
 // step is always on the path (import refuses conditions that would leave it
 // out), so every registration ends at the same step and commits from there.
-func (d *Definition) RouteFor(persons []Person, periodStart time.Time, answers map[int64]map[int64]string) *Route {
+func (d *Definition) RouteFor(persons []engine.Person, periodStart time.Time, answers map[int64]map[int64]string) *Route {
 	n := len(d.Steps)
 	r := &Route{onPath: make([]bool, n), hidden: make([]map[int64]bool, n)}
 	jumpPerson := map[int64]int{} // person -> first step index they take part in again
@@ -146,7 +148,7 @@ func (d *Definition) RouteFor(persons []Person, periodStart time.Time, answers m
 		return c.holds(d.Steps[c.source].QuestionType, v, ok)
 	}
 	holdsForAny := func(c *condition) bool {
-		return slices.ContainsFunc(persons, func(p Person) bool { return holdsFor(c, p.ID) })
+		return slices.ContainsFunc(persons, func(p engine.Person) bool { return holdsFor(c, p.ID) })
 	}
 	for i := range d.Steps {
 		step := &d.Steps[i]
@@ -158,7 +160,7 @@ func (d *Definition) RouteFor(persons []Person, periodStart time.Time, answers m
 		skipAll := false
 		for k := range d.conds[i] {
 			c := &d.conds[i][k]
-			if c.action == ActionSkip && c.scope == ScopeRegistration && holdsForAny(c) {
+			if c.action == engine.ActionSkip && c.scope == engine.ScopeRegistration && holdsForAny(c) {
 				skipAll = true
 			}
 		}
@@ -170,7 +172,7 @@ func (d *Definition) RouteFor(persons []Person, periodStart time.Time, answers m
 			hide := jumpPerson[p.ID] > i || HiddenFor(step, p.DateOfBirth, periodStart)
 			for k := range d.conds[i] {
 				c := &d.conds[i][k]
-				if !hide && c.action == ActionSkip && c.scope == ScopePerson && holdsFor(c, p.ID) {
+				if !hide && c.action == engine.ActionSkip && c.scope == engine.ScopePerson && holdsFor(c, p.ID) {
 					hide = true
 				}
 			}
@@ -187,10 +189,10 @@ func (d *Definition) RouteFor(persons []Person, periodStart time.Time, answers m
 		r.Steps = append(r.Steps, i)
 		for k := range d.conds[i] {
 			c := &d.conds[i][k]
-			if c.action != ActionJump {
+			if c.action != engine.ActionJump {
 				continue
 			}
-			if c.scope == ScopeRegistration {
+			if c.scope == engine.ScopeRegistration {
 				if holdsForAny(c) && c.target > jumpAll {
 					jumpAll = c.target
 				}
@@ -279,7 +281,7 @@ func (r *Route) Answered(d *Definition, answers map[int64]map[int64]string) map[
 
 // hiddenFor reports whether the step's person rule hides a person born on dob,
 // judged by the age at the period's start.
-func HiddenFor(step *ProcessStep, dob, periodStart time.Time) bool {
+func HiddenFor(step *engine.ProcessStep, dob, periodStart time.Time) bool {
 	if step.PersonMinAge == nil && step.PersonMaxAge == nil {
 		return false
 	}
@@ -288,8 +290,8 @@ func HiddenFor(step *ProcessStep, dob, periodStart time.Time) bool {
 
 // isCheckboxType reports whether the type's answers are 0/1 flags, for which
 // a missing answer means "no" (the spec: a missing answer is sent as 0).
-func IsCheckboxType(t QuestionType) bool {
-	return t == TypeCheckbox || t == TypeAccept || t == TypeOne
+func IsCheckboxType(t engine.QuestionType) bool {
+	return t == engine.TypeCheckbox || t == engine.TypeAccept || t == engine.TypeOne
 }
 
 // ageAt returns the age in whole years of someone born on dob at date on.
@@ -309,14 +311,14 @@ func InAgeRange(age int, minAge, maxAge *int) bool {
 // are off the registration's final path r: of steps left out, or of persons
 // a step does not apply to. current is the step being answered, whose
 // answers the caller replaces itself.
-func DeleteOffPathAnswers(ctx context.Context, db bun.IDB, instanceID int64, data []ProcessData, def *Definition, r *Route, current int64) error {
+func DeleteOffPathAnswers(ctx context.Context, db bun.IDB, instanceID int64, data []engine.ProcessData, def *Definition, r *Route, current int64) error {
 	number := make(map[int64]int, len(def.Steps))
 	for i, s := range def.Steps {
 		number[s.ID] = i + 1
 	}
 	var ids []int64
 	for _, d := range data {
-		if d.DataKey != DataAnswer || d.StepID == nil || d.PersonID == nil || *d.StepID == current {
+		if d.DataKey != engine.DataAnswer || d.StepID == nil || d.PersonID == nil || *d.StepID == current {
 			continue
 		}
 		n, known := number[*d.StepID]
@@ -327,7 +329,7 @@ func DeleteOffPathAnswers(ctx context.Context, db bun.IDB, instanceID int64, dat
 	if len(ids) == 0 {
 		return nil
 	}
-	if _, err := db.NewDelete().Model((*ProcessData)(nil)).
+	if _, err := db.NewDelete().Model((*engine.ProcessData)(nil)).
 		Where("instance_id = ? AND id IN (?)", instanceID, bun.List(ids)).Exec(ctx); err != nil {
 		return fmt.Errorf("delete answers off the path: %w", err)
 	}
