@@ -184,7 +184,7 @@ func TestStaffProcesses(t *testing.T) {
 			res.testid("definition-error").Length() != 1 || inUse() != 1 {
 			t.Fatalf("broken file: %d %s", res.status, res.testid("definition-error").Text())
 		}
-		raw, err := os.ReadFile("../engine/demo_definition.yaml")
+		raw, err := os.ReadFile("../engine/demodata/demo_definition.yaml")
 		if err != nil {
 			t.Fatal(err)
 		}
