@@ -18,12 +18,6 @@ import (
 // instance (engine/jobs schedules, one run per period) and are idempotent:
 // a second run finds nothing left to do.
 
-// SuspendAfter is how long a RUNNING registration may sit without
-// activity (its last write or, at a coarser grain, page view: see
-// TouchActivity) before it is SUSPENDED, unless its organisation chose
-// otherwise (MessageSettings.ResumeAfter).
-const SuspendAfter = 24 * time.Hour
-
 // ArchiveAfter is how long after it ended a finished registration keeps
 // its answers (the spec's limit).
 const ArchiveAfter = 90 * 24 * time.Hour

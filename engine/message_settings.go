@@ -333,3 +333,9 @@ func (s *Service) MessageSettings(ctx context.Context, orgID int64) (_ MessageSe
 // before their membership ends. A next period opening later prompts on
 // the day it opens.
 const DefaultRenewalLeadDays = 30
+
+// SuspendAfter is how long a RUNNING registration may sit without
+// activity (its last write or, at a coarser grain, page view: see
+// TouchActivity) before it is SUSPENDED, unless its organisation chose
+// otherwise (MessageSettings.ResumeAfter).
+const SuspendAfter = 24 * time.Hour
