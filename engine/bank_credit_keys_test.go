@@ -11,6 +11,7 @@ import (
 	"portal/engine/banking"
 	"portal/engine/bankstatement"
 	"portal/engine/dbtest"
+	"portal/engine/organisation"
 	"portal/engine/payment"
 	"portal/engine/staff"
 )
@@ -102,7 +103,7 @@ func TestBankCreditIDsPerClubAndAccount(t *testing.T) {
 		f := bankFixture(t, db, 2)
 		ps := openTransfers(t, f, banking.Expected{Reference: "RF48PRALPHA2345ALPHA234", AmountMinor: 18450, Currency: "EUR"},
 			banking.Expected{Reference: "RF32PRBRAVO2345BRAVO234", AmountMinor: 18450, Currency: "EUR"})
-		club, err := f.svc.CreateOrganisation(f.ctx, engine.OrganisationChange{Name: str("Lakeside"), Slug: str("lakeside")})
+		club, err := organisation.Of(f.svc).CreateOrganisation(f.ctx, organisation.OrganisationChange{Name: str("Lakeside"), Slug: str("lakeside")})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,6 +11,7 @@ import (
 	"portal/engine/dbtest"
 	"portal/engine/invitation"
 	"portal/engine/jobs"
+	"portal/engine/organisation"
 )
 
 func TestInvitations(t *testing.T) {
@@ -146,14 +147,14 @@ func TestInvitationExpiryPerOrganisation(t *testing.T) {
 		now := time.Now().UTC()
 		svc := engine.NewService(db, f.gw, engine.WithClock(func() time.Time { return now }))
 		for _, bad := range []int{-1, 367} {
-			_, err := svc.UpdateOrganisation(f.ctx, 1, engine.OrganisationChange{InvitationExpiryDays: &bad})
+			_, err := organisation.Of(svc).UpdateOrganisation(f.ctx, 1, organisation.OrganisationChange{InvitationExpiryDays: &bad})
 			wantCode(t, err, engine.CodeValidation)
 			if e, ok := err.(*engine.Error); !ok || len(e.Fields) != 1 || e.Fields[0].Field != "invitationExpiryDays" {
 				t.Fatalf("%d days: %v", bad, err)
 			}
 		}
 		days := 14
-		if _, err := svc.UpdateOrganisation(f.ctx, 1, engine.OrganisationChange{InvitationExpiryDays: &days}); err != nil {
+		if _, err := organisation.Of(svc).UpdateOrganisation(f.ctx, 1, organisation.OrganisationChange{InvitationExpiryDays: &days}); err != nil {
 			t.Fatal(err)
 		}
 		rep, err := invitation.Of(svc).CreateInvitations(f.ctx, engine.CommandLine, 1, invitation.InvitationRequest{PeriodID: engine.DemoPeriodID, UserKeys: []string{engine.DemoUserKey}})

@@ -166,7 +166,7 @@ const (
 
 // validate names every invalid field (prefixed by prefix, such as
 // "messages.") and normalises the rest.
-func (c *MessageSettingsChange) validate(prefix string) []FieldError {
+func (c *MessageSettingsChange) Validate(prefix string) []FieldError {
 	var fields []FieldError
 	bad := func(f, m string) { fields = append(fields, FieldError{Field: prefix + f, Message: m}) }
 	if c.UnpaidReminderDays != nil {
@@ -247,7 +247,7 @@ func (c *MessageSettingsChange) apply(row *messageSettingsRow) {
 // caller changing more in one request can refuse it before any write. Its
 // fields are named as in the admin API ("messages.renewalLeadDays").
 func checkMessageSettings(c MessageSettingsChange) error {
-	if fields := c.validate("messages."); len(fields) > 0 {
+	if fields := c.Validate("messages."); len(fields) > 0 {
 		return &Error{Code: CodeValidation, Message: "Some settings are not valid.", Fields: fields}
 	}
 	return nil
@@ -286,7 +286,7 @@ func (s *Service) updateMessageSettings(ctx context.Context, actor *Actor, orgID
 		if _, err := LoadOrganisation(ctx, tx, orgID); err != nil {
 			return err
 		}
-		out, err = s.storeMessageSettings(ctx, tx, actor, orgID, c)
+		out, err = s.StoreMessageSettings(ctx, tx, actor, orgID, c)
 		return err
 	})
 	return out, err
@@ -295,7 +295,7 @@ func (s *Service) updateMessageSettings(ctx context.Context, actor *Actor, orgID
 // storeMessageSettings applies a checked change inside tx (also
 // updateOrganisation's, when one request changes both), audited when actor
 // is set.
-func (s *Service) storeMessageSettings(ctx context.Context, tx bun.Tx, actor *Actor, orgID int64, c MessageSettingsChange) (MessageSettings, error) {
+func (s *Service) StoreMessageSettings(ctx context.Context, tx bun.Tx, actor *Actor, orgID int64, c MessageSettingsChange) (MessageSettings, error) {
 	row := &messageSettingsRow{OrganisationID: orgID}
 	if err := tx.NewSelect().Model(row).WherePK().Scan(ctx); err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return MessageSettings{}, fmt.Errorf("load message settings: %w", err)

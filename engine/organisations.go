@@ -96,14 +96,14 @@ func LoadOrganisation(ctx context.Context, db bun.IDB, id int64) (*Organisation,
 }
 
 var (
-	slugPattern     = regexp.MustCompile(`^[a-z0-9](?:[a-z0-9-]{0,38}[a-z0-9])?$`)
-	colourPattern   = regexp.MustCompile(`^#[0-9a-fA-F]{6}$`)
-	languagePattern = regexp.MustCompile(`^[a-z]{2,3}(?:-[A-Z]{2})?$`)
+	SlugPattern     = regexp.MustCompile(`^[a-z0-9](?:[a-z0-9-]{0,38}[a-z0-9])?$`)
+	ColourPattern   = regexp.MustCompile(`^#[0-9a-fA-F]{6}$`)
+	LanguagePattern = regexp.MustCompile(`^[a-z]{2,3}(?:-[A-Z]{2})?$`)
 	hostLabel       = regexp.MustCompile(`^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$`)
 )
 
 // maxHostnames bounds the hostnames of one organisation.
-const maxHostnames = 20
+const MaxHostnames = 20
 
 // NormalizeHostname returns a hostname as the resolver compares it: lower
 // case, without a port or a trailing dot, or "" when it is not a hostname

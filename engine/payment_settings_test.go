@@ -15,6 +15,7 @@ import (
 	"portal/engine/bankstatement"
 	"portal/engine/dbtest"
 	"portal/engine/demodata"
+	"portal/engine/organisation"
 	"portal/engine/payment"
 	"portal/engine/registration"
 	"portal/engine/staff"
@@ -64,7 +65,7 @@ func TestPaymentSettingsValidatedAndSealed(t *testing.T) {
 		var changed []int64
 		svc := engine.NewService(db, nil, engine.WithSecretSealer(testSealer{}),
 			payment.WithPaymentSettingsChanged(func(org int64) { changed = append(changed, org) }))
-		other, err := svc.CreateOrganisation(ctx, engine.OrganisationChange{Name: str("Lakeside"), Slug: str("lakeside")})
+		other, err := organisation.Of(svc).CreateOrganisation(ctx, organisation.OrganisationChange{Name: str("Lakeside"), Slug: str("lakeside")})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -281,7 +282,7 @@ func TestStatementImportPerAccount(t *testing.T) {
 		r := f.start(engine.DemoUserKey, alex, robin)
 		r.commit()
 		p := f.payments(r.id)[0]
-		club, err := f.svc.CreateOrganisation(f.ctx, engine.OrganisationChange{Name: str("Lakeside"), Slug: str("lakeside")})
+		club, err := organisation.Of(f.svc).CreateOrganisation(f.ctx, organisation.OrganisationChange{Name: str("Lakeside"), Slug: str("lakeside")})
 		if err != nil {
 			t.Fatal(err)
 		}

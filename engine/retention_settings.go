@@ -160,7 +160,7 @@ func (s *Service) StaffUpdateRetentionSettings(ctx context.Context, actor Actor,
 		if _, err := LoadOrganisation(ctx, tx, orgID); err != nil {
 			return err
 		}
-		out, err = s.storeRetentionSettings(ctx, tx, &actor, orgID, c)
+		out, err = s.StoreRetentionSettings(ctx, tx, &actor, orgID, c)
 		return err
 	})
 	return out, err
@@ -169,7 +169,7 @@ func (s *Service) StaffUpdateRetentionSettings(ctx context.Context, actor Actor,
 // storeRetentionSettings applies a checked change inside tx (also
 // updateOrganisation's, when one request changes both), audited when
 // actor is set.
-func (s *Service) storeRetentionSettings(ctx context.Context, tx bun.Tx, actor *Actor, orgID int64, c RetentionSettingsChange) (RetentionSettings, error) {
+func (s *Service) StoreRetentionSettings(ctx context.Context, tx bun.Tx, actor *Actor, orgID int64, c RetentionSettingsChange) (RetentionSettings, error) {
 	row := &RetentionRow{OrganisationID: orgID}
 	if err := tx.NewSelect().Model(row).WherePK().Scan(ctx); err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return RetentionSettings{}, fmt.Errorf("load retention settings: %w", err)

@@ -122,7 +122,7 @@ func TestStaffSettingsAudited(t *testing.T) {
 		}
 
 		// Languages: the default must be enabled; the hash secret's rotation shows.
-		_, err = staff.Of(svc).StaffUpdateOrganisation(ctx, admin, 1, engine.OrganisationChange{EnabledLanguages: &[]string{"de", "fr"}, DefaultLanguage: ptrTo("en")})
+		_, err = staff.Of(svc).StaffUpdateOrganisation(ctx, admin, 1, organisation.OrganisationChange{EnabledLanguages: &[]string{"de", "fr"}, DefaultLanguage: ptrTo("en")})
 		if f := fieldsOf(t, err); len(f) != 1 || f[0] != "defaultLanguage" {
 			t.Fatalf("a default that is not enabled: %v", f)
 		}
@@ -130,7 +130,7 @@ func TestStaffSettingsAudited(t *testing.T) {
 			t.Fatalf("a refused change was stored: %q", o.EnabledLanguages)
 		}
 		for _, secret := range []string{"sealed.first-hash-secret", "sealed.second-hash-secret"} {
-			if _, err := staff.Of(svc).StaffUpdateOrganisation(ctx, admin, 1, engine.OrganisationChange{EnabledLanguages: &[]string{"de", "fr"},
+			if _, err := staff.Of(svc).StaffUpdateOrganisation(ctx, admin, 1, organisation.OrganisationChange{EnabledLanguages: &[]string{"de", "fr"},
 				DefaultLanguage: ptrTo("de"), HashSecretSealed: ptrTo(secret)}); err != nil {
 				t.Fatal(err)
 			}
@@ -143,7 +143,7 @@ func TestStaffSettingsAudited(t *testing.T) {
 
 		// Organisation and message settings in one request: both or neither,
 		// and a messages-only change leaves no empty organisation entry.
-		_, err = staff.Of(svc).StaffUpdateOrganisation(ctx, admin, 1, engine.OrganisationChange{EnabledLanguages: &[]string{"fr"},
+		_, err = staff.Of(svc).StaffUpdateOrganisation(ctx, admin, 1, organisation.OrganisationChange{EnabledLanguages: &[]string{"fr"},
 			Messages: &engine.MessageSettingsChange{SenderName: ptrTo("Never stored")}})
 		if f := fieldsOf(t, err); len(f) != 1 || f[0] != "defaultLanguage" {
 			t.Fatalf("a default that is not enabled, with messages: %v", f)
@@ -151,12 +151,12 @@ func TestStaffSettingsAudited(t *testing.T) {
 		if m, err := svc.MessageSettings(ctx, 1); err != nil || m.SenderName != "Riverside" {
 			t.Fatalf("the refused request's message settings were stored: %+v %v", m, err)
 		}
-		_, err = staff.Of(svc).StaffUpdateOrganisation(ctx, admin, 1, engine.OrganisationChange{Name: ptrTo(" "),
+		_, err = staff.Of(svc).StaffUpdateOrganisation(ctx, admin, 1, organisation.OrganisationChange{Name: ptrTo(" "),
 			Messages: &engine.MessageSettingsChange{ReplyTo: ptrTo("nope")}})
 		if f := fieldsOf(t, err); len(f) != 2 || f[0] != "messages.replyTo" || f[1] != "name" {
 			t.Fatalf("both parts' fields named: %v", f)
 		}
-		if _, err := staff.Of(svc).StaffUpdateOrganisation(ctx, admin, 1, engine.OrganisationChange{
+		if _, err := staff.Of(svc).StaffUpdateOrganisation(ctx, admin, 1, organisation.OrganisationChange{
 			Messages: &engine.MessageSettingsChange{SenderName: ptrTo("Riverside RC")}}); err != nil {
 			t.Fatal(err)
 		}

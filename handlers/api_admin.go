@@ -284,7 +284,7 @@ func (s *Server) patchAdminOrganisation(c echo.Context) error {
 			}
 		}
 	}
-	change := engine.OrganisationChange{Name: body.Name, Slug: body.Slug, Hostnames: body.Hostnames, ContactEmail: body.ContactEmail,
+	change := organisation.OrganisationChange{Name: body.Name, Slug: body.Slug, Hostnames: body.Hostnames, ContactEmail: body.ContactEmail,
 		LogoURL: body.LogoURL, AccentColour: body.AccentColour, DefaultLanguage: body.DefaultLanguage, RegistrationSystemID: body.RegistrationSystemID,
 		EnabledLanguages: body.EnabledLanguages, HashLinks: body.HashLinks, InvitationExpiryDays: body.InvitationExpiryDays}
 	if body.HashSecret != nil {

@@ -257,7 +257,7 @@ func TestBuildOrganisationThroughAdminAPI(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		env := newOrganisationsEnv(t, db, envOptions{})
 		svc := engine.NewService(db, nil)
-		org, err := svc.CreateOrganisation(context.Background(), engine.OrganisationChange{Name: ptrTo("Hill Hockey"), Slug: ptrTo("hill")})
+		org, err := organisation.Of(svc).CreateOrganisation(context.Background(), organisation.OrganisationChange{Name: ptrTo("Hill Hockey"), Slug: ptrTo("hill")})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -262,7 +262,7 @@ func TestHashLinksSwitchedOff(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		env := newOrganisationsEnv(t, db, envOptions{organisationRefresh: -1})
 		off, on := false, true
-		if _, err := env.svc.UpdateOrganisation(context.Background(), organisation.DemoSecondOrgID, engine.OrganisationChange{HashLinks: &off}); err != nil {
+		if _, err := organisation.Of(env.svc).UpdateOrganisation(context.Background(), organisation.DemoSecondOrgID, organisation.OrganisationChange{HashLinks: &off}); err != nil {
 			t.Fatal(err)
 		}
 		c, p := env.hashLinkAt(tennisHost, "3", "demo", testSecret)
@@ -277,7 +277,7 @@ func TestHashLinksSwitchedOff(t *testing.T) {
 		_, p = env.hashLinkAt(rowingHost, "1", "demo", testSecret)
 		expectRedirect(t, p, "/membership/register/1")
 
-		if _, err := env.svc.UpdateOrganisation(context.Background(), organisation.DemoSecondOrgID, engine.OrganisationChange{HashLinks: &on}); err != nil {
+		if _, err := organisation.Of(env.svc).UpdateOrganisation(context.Background(), organisation.DemoSecondOrgID, organisation.OrganisationChange{HashLinks: &on}); err != nil {
 			t.Fatal(err)
 		}
 		_, p = env.hashLinkAt(tennisHost, "3", "demo", testSecret)

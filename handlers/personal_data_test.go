@@ -192,7 +192,7 @@ func TestStaffPersonDataAndErasure(t *testing.T) {
 		if res := env.admin(readKey, http.MethodPost, "/api/admin/persons/1/erase", nil); res.status != http.StatusForbidden {
 			t.Fatalf("erasure with a read key: %d", res.status)
 		}
-		other, err := env.svc.CreateOrganisation(ctx, engine.OrganisationChange{Name: ptr("Other club"), Slug: ptr("other")})
+		other, err := organisation.Of(env.svc).CreateOrganisation(ctx, organisation.OrganisationChange{Name: ptr("Other club"), Slug: ptr("other")})
 		if err != nil {
 			t.Fatal(err)
 		}

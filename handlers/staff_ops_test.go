@@ -23,6 +23,7 @@ import (
 	"portal/engine/invitation"
 	"portal/engine/jobs"
 	"portal/engine/message"
+	"portal/engine/organisation"
 	"portal/engine/payment"
 	"portal/engine/staff"
 	"portal/handlers"
@@ -300,7 +301,7 @@ func TestStaffJobs(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		env := newStaffEnv(t, db, envOptions{})
 		ctx := context.Background()
-		other, err := env.svc.CreateOrganisation(ctx, engine.OrganisationChange{Name: ptr("Other club"), Slug: ptr("other")})
+		other, err := organisation.Of(env.svc).CreateOrganisation(ctx, organisation.OrganisationChange{Name: ptr("Other club"), Slug: ptr("other")})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -331,7 +331,7 @@ func (s *Server) staffSaveOrganisation(c echo.Context) error {
 		form.Action, form.HashSecretSet, form.Errors = m.Org.Action, m.Org.HashSecretSet, errs
 		m.Org = form
 	}
-	change := engine.OrganisationChange{Name: &form.Name, ContactEmail: &form.ContactEmail, LogoURL: &form.LogoURL,
+	change := organisation.OrganisationChange{Name: &form.Name, ContactEmail: &form.ContactEmail, LogoURL: &form.LogoURL,
 		AccentColour: &form.AccentColour}
 	if secret := c.FormValue("hashSecret"); secret != "" {
 		switch {

@@ -97,7 +97,7 @@ func (s *Server) staffSaveLanguages(c echo.Context) error {
 	}
 	enabled := append([]string{}, form["enabledLanguages"]...) // none checked: [] (refused), not "unchanged"
 	def := form.Get("defaultLanguage")
-	change := engine.OrganisationChange{EnabledLanguages: &enabled, DefaultLanguage: &def}
+	change := organisation.OrganisationChange{EnabledLanguages: &enabled, DefaultLanguage: &def}
 	if _, err := staff.Of(s.engine).StaffUpdateOrganisation(c.Request().Context(), u.actor(), u.OrganisationID, change); err != nil {
 		return s.staffSetupProblem(c, setupLanguages, err, func(m *views.StaffSetupModel, errs map[string]string) {
 			m.Languages = languagesFormOf(m.Languages.Action, enabled, def)

@@ -13,6 +13,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/organisation"
 	"portal/engine/staff"
 	"portal/handlers"
 	"portal/relay/oidc"
@@ -332,7 +333,7 @@ func TestStaffRefusesCrossSitePosts(t *testing.T) {
 func TestStaffAuditPage(t *testing.T) {
 	env := newStaffEnv(t, dbtest.SQLite(t), envOptions{})
 	ctx := context.Background()
-	other, err := env.svc.CreateOrganisation(ctx, engine.OrganisationChange{Name: ptr("Other club"), Slug: ptr("other")})
+	other, err := organisation.Of(env.svc).CreateOrganisation(ctx, organisation.OrganisationChange{Name: ptr("Other club"), Slug: ptr("other")})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -75,8 +75,8 @@ func (f *orgFlags) register(fs *flag.FlagSet) {
 }
 
 // change builds the change from the flags that were given on the command line.
-func (f *orgFlags) change(fs *flag.FlagSet, cfg Config, orgID int64) (engine.OrganisationChange, error) {
-	var c engine.OrganisationChange
+func (f *orgFlags) change(fs *flag.FlagSet, cfg Config, orgID int64) (organisation.OrganisationChange, error) {
+	var c organisation.OrganisationChange
 	var err error
 	fs.Visit(func(fl *flag.Flag) {
 		switch fl.Name {
@@ -180,7 +180,7 @@ func cmdOrgs(ctx context.Context, args []string, getenv func(string) string, std
 			if c.HashSecretSealed != nil {
 				return errors.New("set --hash-secret-file with orgs set, once the organisation has its id")
 			}
-			o, err := svc.CreateOrganisation(ctx, c)
+			o, err := organisation.Of(svc).CreateOrganisation(ctx, c)
 			if err != nil {
 				return describeEngineError(err)
 			}
@@ -199,7 +199,7 @@ func cmdOrgs(ctx context.Context, args []string, getenv func(string) string, std
 				return err
 			}
 			c.Messages = mc // one transaction: both or neither
-			o, err := svc.UpdateOrganisation(ctx, *org, c)
+			o, err := organisation.Of(svc).UpdateOrganisation(ctx, *org, c)
 			if err != nil {
 				return describeEngineError(err)
 			}

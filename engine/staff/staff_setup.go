@@ -19,8 +19,8 @@ import (
 // administrator.
 
 // StaffUpdateOrganisation is UpdateOrganisation by a staff member.
-func (s *Service) StaffUpdateOrganisation(ctx context.Context, actor engine.Actor, id int64, c engine.OrganisationChange) (*engine.Organisation, error) {
-	return s.UpdateOrganisationBy(ctx, &actor, id, c)
+func (s *Service) StaffUpdateOrganisation(ctx context.Context, actor engine.Actor, id int64, c organisation.OrganisationChange) (*engine.Organisation, error) {
+	return organisation.Of(s.Service).UpdateOrganisationBy(ctx, &actor, id, c)
 }
 
 // StaffUpdatePeriod is UpdatePeriod by a staff member (opening and

@@ -1,4 +1,4 @@
-package engine
+package organisation
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
+
+	"portal/engine"
 )
 
 // Changing an organisation: its settings, hostnames, languages and, in the
@@ -39,9 +41,9 @@ type OrganisationChange struct {
 	InvitationExpiryDays *int
 	// Messages changes the message settings in the same transaction, so
 	// that one request changing both commits both or neither.
-	Messages *MessageSettingsChange
+	Messages *engine.MessageSettingsChange
 	// Retention changes the retention settings in the same transaction.
-	Retention *RetentionSettingsChange
+	Retention *engine.RetentionSettingsChange
 }
 
 // changesOrganisation tells whether c changes the organisation's own row
@@ -56,13 +58,13 @@ func (c OrganisationChange) changesOrganisation() bool {
 // validate checks a change and normalises its hostnames; every problem is
 // named by its field.
 func (c *OrganisationChange) validate() error {
-	var fields []FieldError
-	bad := func(field, msg string) { fields = append(fields, FieldError{Field: field, Message: msg}) }
+	var fields []engine.FieldError
+	bad := func(field, msg string) { fields = append(fields, engine.FieldError{Field: field, Message: msg}) }
 	if c.Messages != nil {
-		fields = append(fields, c.Messages.validate("messages.")...)
+		fields = append(fields, c.Messages.Validate("messages.")...)
 	}
 	if c.Retention != nil {
-		if e, ok := AsError(CheckRetentionSettings(*c.Retention)); ok {
+		if e, ok := engine.AsError(engine.CheckRetentionSettings(*c.Retention)); ok {
 			fields = append(fields, e.Fields...)
 		}
 	}
@@ -73,16 +75,16 @@ func (c *OrganisationChange) validate() error {
 			*c.Name = n
 		}
 	}
-	if c.Slug != nil && (!slugPattern.MatchString(*c.Slug) || *c.Slug == "o") {
+	if c.Slug != nil && (!engine.SlugPattern.MatchString(*c.Slug) || *c.Slug == "o") {
 		bad("slug", "must be 1 to 40 lower-case letters, digits and inner hyphens")
 	}
 	if c.Hostnames != nil {
-		if len(*c.Hostnames) > maxHostnames {
-			bad("hostnames", fmt.Sprintf("at most %d hostnames", maxHostnames))
+		if len(*c.Hostnames) > engine.MaxHostnames {
+			bad("hostnames", fmt.Sprintf("at most %d hostnames", engine.MaxHostnames))
 		}
 		var out []string
 		for i, h := range *c.Hostnames {
-			n := NormalizeHostname(h)
+			n := engine.NormalizeHostname(h)
 			if n == "" || strings.Contains(strings.TrimSpace(h), "/") {
 				bad(fmt.Sprintf("hostnames[%d]", i), "must be a hostname such as club.example.org, without scheme or path")
 				continue
@@ -104,38 +106,38 @@ func (c *OrganisationChange) validate() error {
 		}
 	}
 	if c.AccentColour != nil && *c.AccentColour != "" {
-		if !colourPattern.MatchString(*c.AccentColour) {
+		if !engine.ColourPattern.MatchString(*c.AccentColour) {
 			bad("accentColour", "must be a colour as #rrggbb")
 		} else {
 			*c.AccentColour = strings.ToLower(*c.AccentColour)
 		}
 	}
-	if c.DefaultLanguage != nil && !languagePattern.MatchString(*c.DefaultLanguage) {
+	if c.DefaultLanguage != nil && !engine.LanguagePattern.MatchString(*c.DefaultLanguage) {
 		bad("defaultLanguage", "must be a language tag such as en or de-CH")
 	}
 	if c.EnabledLanguages != nil {
-		if problem := checkLanguages(*c.EnabledLanguages); problem != "" {
+		if problem := engine.CheckLanguages(*c.EnabledLanguages); problem != "" {
 			bad("enabledLanguages", problem)
 		}
 	}
 	if c.InvitationExpiryDays != nil && (*c.InvitationExpiryDays < 0 || *c.InvitationExpiryDays > maxInvitationDays()) {
 		bad("invitationExpiryDays", fmt.Sprintf("must be a number of days from 1 to %d, or 0 for the default (30)", maxInvitationDays()))
 	}
-	if c.RegistrationSystemID != nil && !Printable(*c.RegistrationSystemID, 100) {
+	if c.RegistrationSystemID != nil && !engine.Printable(*c.RegistrationSystemID, 100) {
 		bad("registrationSystemId", "must be at most 100 printable characters")
 	}
 	if len(fields) > 0 {
-		return &Error{Code: CodeValidation, Message: "Some settings are not valid.", Fields: fields}
+		return &engine.Error{Code: engine.CodeValidation, Message: "Some settings are not valid.", Fields: fields}
 	}
 	return nil
 }
 
 // CreateOrganisation adds an organisation; name and slug are required.
-func (s *Service) CreateOrganisation(ctx context.Context, c OrganisationChange) (org *Organisation, err error) {
-	defer ClassifyUnavailable(&err)
+func (s *Service) CreateOrganisation(ctx context.Context, c OrganisationChange) (org *engine.Organisation, err error) {
+	defer engine.ClassifyUnavailable(&err)
 	if c.Name == nil || c.Slug == nil {
-		return nil, &Error{Code: CodeValidation, Message: "An organisation needs a name and a slug.",
-			Fields: []FieldError{{Field: "name", Message: "is required"}, {Field: "slug", Message: "is required"}}}
+		return nil, &engine.Error{Code: engine.CodeValidation, Message: "An organisation needs a name and a slug.",
+			Fields: []engine.FieldError{{Field: "name", Message: "is required"}, {Field: "slug", Message: "is required"}}}
 	}
 	if c.DefaultLanguage == nil {
 		c.DefaultLanguage = new("en")
@@ -143,15 +145,15 @@ func (s *Service) CreateOrganisation(ctx context.Context, c OrganisationChange) 
 	if err := c.validate(); err != nil {
 		return nil, err
 	}
-	err = InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
-		o := &Organisation{Name: *c.Name, Slug: *c.Slug}
+	err = engine.InTx(ctx, s.DB(), func(ctx context.Context, tx bun.Tx) error {
+		o := &engine.Organisation{Name: *c.Name, Slug: *c.Slug}
 		if _, err := tx.NewInsert().Model(o).Exec(ctx); err != nil {
 			return orgConflictOr(err)
 		}
 		if err := applyOrganisationChange(ctx, tx, o.ID, c); err != nil {
 			return err
 		}
-		org, err = LoadOrganisation(ctx, tx, o.ID)
+		org, err = engine.LoadOrganisation(ctx, tx, o.ID)
 		return err
 	})
 	return org, err
@@ -160,39 +162,39 @@ func (s *Service) CreateOrganisation(ctx context.Context, c OrganisationChange) 
 // UpdateOrganisation applies a change to an organisation, in one
 // transaction: a hostname or slug taken by another organisation is a
 // conflict and changes nothing.
-func (s *Service) UpdateOrganisation(ctx context.Context, id int64, c OrganisationChange) (org *Organisation, err error) {
+func (s *Service) UpdateOrganisation(ctx context.Context, id int64, c OrganisationChange) (org *engine.Organisation, err error) {
 	return s.UpdateOrganisationBy(ctx, nil, id, c)
 }
 
 // updateOrganisation is UpdateOrganisation, audited in its transaction
 // when actor is set (the staff pages).
-func (s *Service) UpdateOrganisationBy(ctx context.Context, actor *Actor, id int64, c OrganisationChange) (org *Organisation, err error) {
-	defer ClassifyUnavailable(&err)
-	if !InScope(ctx, id) {
-		return nil, Errorf(CodeNotFound, "organisation not found")
+func (s *Service) UpdateOrganisationBy(ctx context.Context, actor *engine.Actor, id int64, c OrganisationChange) (org *engine.Organisation, err error) {
+	defer engine.ClassifyUnavailable(&err)
+	if !engine.InScope(ctx, id) {
+		return nil, engine.Errorf(engine.CodeNotFound, "organisation not found")
 	}
 	if err := c.validate(); err != nil {
 		return nil, err
 	}
-	err = InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
-		before, err := LoadOrganisation(ctx, tx, id)
+	err = engine.InTx(ctx, s.DB(), func(ctx context.Context, tx bun.Tx) error {
+		before, err := engine.LoadOrganisation(ctx, tx, id)
 		if err != nil {
 			return err
 		}
 		if c.Messages != nil {
-			if _, err := s.storeMessageSettings(ctx, tx, actor, id, *c.Messages); err != nil {
+			if _, err := s.StoreMessageSettings(ctx, tx, actor, id, *c.Messages); err != nil {
 				return err
 			}
 		}
 		if c.Retention != nil {
-			if _, err := s.storeRetentionSettings(ctx, tx, actor, id, *c.Retention); err != nil {
+			if _, err := s.StoreRetentionSettings(ctx, tx, actor, id, *c.Retention); err != nil {
 				return err
 			}
 		}
 		if err := applyOrganisationChange(ctx, tx, id, c); err != nil {
 			return err
 		}
-		if org, err = LoadOrganisation(ctx, tx, id); err != nil {
+		if org, err = engine.LoadOrganisation(ctx, tx, id); err != nil {
 			return err
 		}
 		if c.DefaultLanguage != nil || c.EnabledLanguages != nil {
@@ -203,7 +205,7 @@ func (s *Service) UpdateOrganisationBy(ctx context.Context, actor *Actor, id int
 		if actor == nil || !c.changesOrganisation() {
 			return nil
 		}
-		return s.Audit(ctx, tx, *actor, AuditEntry{OrganisationID: id, Action: "organisation.update", TargetType: "organisation",
+		return s.Audit(ctx, tx, *actor, engine.AuditEntry{OrganisationID: id, Action: "organisation.update", TargetType: "organisation",
 			TargetID: fmt.Sprint(id), Before: organisationAuditView(before), After: organisationAuditView(org)})
 	})
 	return org, err
@@ -212,26 +214,26 @@ func (s *Service) UpdateOrganisationBy(ctx context.Context, actor *Actor, id int
 // checkDefaultEnabled refuses an organisation whose default language (or
 // its primary subtag: de for de-CH) is not one it offers: members would
 // land in a language they cannot choose.
-func checkDefaultEnabled(o *Organisation) error {
+func checkDefaultEnabled(o *engine.Organisation) error {
 	enabled := o.EnabledLanguageList()
 	base, _, _ := strings.Cut(o.DefaultLanguage, "-")
 	if slices.Contains(enabled, base) {
 		return nil
 	}
-	return &Error{Code: CodeValidation, Message: "Some settings are not valid.", Fields: []FieldError{{Field: "defaultLanguage",
+	return &engine.Error{Code: engine.CodeValidation, Message: "Some settings are not valid.", Fields: []engine.FieldError{{Field: "defaultLanguage",
 		Message: "must be one of the enabled languages (" + strings.Join(enabled, ", ") + ")"}}}
 }
 
 // organisationAuditView is what the audit log keeps of an organisation's
 // settings: its secret only as a fingerprint (secretAuditValue).
-func organisationAuditView(o *Organisation) map[string]any {
+func organisationAuditView(o *engine.Organisation) map[string]any {
 	return map[string]any{"name": o.Name, "slug": o.Slug, "contactEmail": o.ContactEmail, "logoUrl": o.LogoURL,
 		"accentColour": o.AccentColour, "defaultLanguage": o.DefaultLanguage, "enabledLanguages": o.EnabledLanguageList(),
-		"hashSecret": SecretAuditValue(o.HashSecretSealed), "hashLinks": !o.HashLinksOff, "invitationExpiryDays": o.InvitationExpiryDays}
+		"hashSecret": engine.SecretAuditValue(o.HashSecretSealed), "hashLinks": !o.HashLinksOff, "invitationExpiryDays": o.InvitationExpiryDays}
 }
 
 func applyOrganisationChange(ctx context.Context, tx bun.Tx, id int64, c OrganisationChange) error {
-	q := tx.NewUpdate().Model((*Organisation)(nil)).Where("id = ?", id)
+	q := tx.NewUpdate().Model((*engine.Organisation)(nil)).Where("id = ?", id)
 	set := 0
 	if c.EnabledLanguages != nil {
 		q = q.Set("enabled_languages = ?", strings.Join(*c.EnabledLanguages, ","))
@@ -264,20 +266,20 @@ func applyOrganisationChange(ctx context.Context, tx bun.Tx, id int64, c Organis
 	if c.Hostnames == nil {
 		return nil
 	}
-	if _, err := tx.NewDelete().Model((*OrganisationHost)(nil)).Where("organisation_id = ?", id).Exec(ctx); err != nil {
+	if _, err := tx.NewDelete().Model((*engine.OrganisationHost)(nil)).Where("organisation_id = ?", id).Exec(ctx); err != nil {
 		return fmt.Errorf("clear hostnames: %w", err)
 	}
 	if len(*c.Hostnames) == 0 {
 		return nil
 	}
-	rows := make([]OrganisationHost, 0, len(*c.Hostnames))
+	rows := make([]engine.OrganisationHost, 0, len(*c.Hostnames))
 	for _, h := range *c.Hostnames {
-		rows = append(rows, OrganisationHost{Hostname: h, OrganisationID: id})
+		rows = append(rows, engine.OrganisationHost{Hostname: h, OrganisationID: id})
 	}
 	if _, err := tx.NewInsert().Model(&rows).Exec(ctx); err != nil {
-		if IsUniqueViolation(err) {
-			return &Error{Code: CodeConflict, Message: "A hostname is already used by another organisation.",
-				Fields: []FieldError{{Field: "hostnames", Message: "already used by another organisation"}}, Err: err}
+		if engine.IsUniqueViolation(err) {
+			return &engine.Error{Code: engine.CodeConflict, Message: "A hostname is already used by another organisation.",
+				Fields: []engine.FieldError{{Field: "hostnames", Message: "already used by another organisation"}}, Err: err}
 		}
 		return fmt.Errorf("store hostnames: %w", err)
 	}
@@ -285,12 +287,12 @@ func applyOrganisationChange(ctx context.Context, tx bun.Tx, id int64, c Organis
 }
 
 func orgConflictOr(err error) error {
-	if IsUniqueViolation(err) {
-		return &Error{Code: CodeConflict, Message: "The slug is already used by another organisation.",
-			Fields: []FieldError{{Field: "slug", Message: "already used by another organisation"}}, Err: err}
+	if engine.IsUniqueViolation(err) {
+		return &engine.Error{Code: engine.CodeConflict, Message: "The slug is already used by another organisation.",
+			Fields: []engine.FieldError{{Field: "slug", Message: "already used by another organisation"}}, Err: err}
 	}
 	return fmt.Errorf("store organisation: %w", err)
 }
 
 // maxInvitationDays is the longest invitation expiry in whole days.
-func maxInvitationDays() int { return int(MaxInvitationExpiry / (24 * time.Hour)) }
+func maxInvitationDays() int { return int(engine.MaxInvitationExpiry / (24 * time.Hour)) }
