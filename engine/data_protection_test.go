@@ -18,6 +18,7 @@ import (
 	"portal/engine/enginetest"
 	"portal/engine/jobs"
 	"portal/engine/privacy"
+	"portal/engine/registration"
 	"portal/engine/staff"
 )
 
@@ -295,8 +296,8 @@ func TestRetentionOfAnswersMessagesAndAccessLog(t *testing.T) {
 		d := enginetest.Seed(t, db, engine.WithClock(clk.Now))
 		form := d.Commit(alex, robin)
 		d.Pay(form)
-		archivedAt := clk.Now().Add(engine.ArchiveAfter + time.Hour)
-		if n, err := engine.ArchiveFinished(ctx, db, archivedAt, engine.ArchiveKeep); err != nil || n != 1 {
+		archivedAt := clk.Now().Add(registration.ArchiveAfter + time.Hour)
+		if n, err := registration.ArchiveFinished(ctx, db, archivedAt, registration.ArchiveKeep); err != nil || n != 1 {
 			t.Fatalf("archive: %d, %v", n, err)
 		}
 		// Messages: one sent now.
@@ -337,7 +338,7 @@ func TestRetentionOfAnswersMessagesAndAccessLog(t *testing.T) {
 		if res := applyRetention(t, d.Svc, archivedAt.AddDate(0, engine.DefaultAnswerMonths, 0).Add(day)); res.Answers != 1 || archived() != 0 {
 			t.Fatalf("past the answers' retention: %+v", res)
 		}
-		if n := countRows(t, db, (*staff.ProcessArchive)(nil), "instance_id = ? AND mode = ?", form.ProcessID, engine.ArchiveRemove); n != 1 {
+		if n := countRows(t, db, (*staff.ProcessArchive)(nil), "instance_id = ? AND mode = ?", form.ProcessID, registration.ArchiveRemove); n != 1 {
 			t.Fatalf("the archive's mode is not remove")
 		}
 		// The access log: shortened to 60 days by the organisation.

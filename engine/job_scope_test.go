@@ -49,7 +49,7 @@ func TestScheduledJobRunForOneOrganisation(t *testing.T) {
 			return p.Status
 		}
 		r := jobs.New(db, jobs.Config{Logger: slog.New(slog.DiscardHandler)})
-		engine.ScheduleLifecycle(r, db, engine.ArchiveKeep, time.Now, slog.New(slog.DiscardHandler))
+		registration.ScheduleLifecycle(r, db, registration.ArchiveKeep, time.Now, slog.New(slog.DiscardHandler))
 		message.ScheduleMessages(r, db, time.Now, slog.New(slog.DiscardHandler))
 		run := func(org int64) {
 			t.Helper()

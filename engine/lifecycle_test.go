@@ -46,20 +46,20 @@ func TestSuspendIdleAndResumeByLoading(t *testing.T) {
 			return inst.Status
 		}
 		clk.Advance(engine.SuspendAfter - time.Minute)
-		if n, err := engine.SuspendIdle(ctx, db, clk.Now()); err != nil || n != 0 {
+		if n, err := registration.SuspendIdle(ctx, db, clk.Now()); err != nil || n != 0 {
 			t.Fatalf("before 24 h: suspended %d, %v", n, err)
 		}
 		clk.Advance(2 * time.Minute)
-		if n, err := engine.SuspendIdle(ctx, db, clk.Now()); err != nil || n != 1 || status() != engine.StateSuspended {
+		if n, err := registration.SuspendIdle(ctx, db, clk.Now()); err != nil || n != 1 || status() != engine.StateSuspended {
 			t.Fatalf("after 24 h: suspended %d (%v), status %s", n, err, status())
 		}
-		if n, _ := engine.SuspendIdle(ctx, db, clk.Now()); n != 0 {
+		if n, _ := registration.SuspendIdle(ctx, db, clk.Now()); n != 0 {
 			t.Fatalf("a second run suspended %d", n)
 		}
-		if n := countRows(t, db, (*engine.OutboxMessage)(nil), "kind = ?", engine.KindResumeLink); n != 1 {
+		if n := countRows(t, db, (*engine.OutboxMessage)(nil), "kind = ?", registration.KindResumeLink); n != 1 {
 			t.Fatalf("%d resume-link messages", n)
 		}
-		if n := countRows(t, db, (*jobs.Job)(nil), "kind = ?", engine.KindResumeLink); n != 1 {
+		if n := countRows(t, db, (*jobs.Job)(nil), "kind = ?", registration.KindResumeLink); n != 1 {
 			t.Fatalf("%d resume-link jobs", n)
 		}
 		// Loading it moves it back to RUNNING, where the member left it.
@@ -69,10 +69,10 @@ func TestSuspendIdleAndResumeByLoading(t *testing.T) {
 		}
 		// Left alone again: suspended again, with a new message.
 		clk.Advance(engine.SuspendAfter + time.Minute)
-		if n, _ := engine.SuspendIdle(ctx, db, clk.Now()); n != 1 {
+		if n, _ := registration.SuspendIdle(ctx, db, clk.Now()); n != 1 {
 			t.Fatalf("second suspension: %d", n)
 		}
-		if n := countRows(t, db, (*engine.OutboxMessage)(nil), "kind = ?", engine.KindResumeLink); n != 2 {
+		if n := countRows(t, db, (*engine.OutboxMessage)(nil), "kind = ?", registration.KindResumeLink); n != 2 {
 			t.Fatalf("%d resume-link messages after the second suspension", n)
 		}
 		// Resume moves it to RUNNING too.
@@ -80,19 +80,19 @@ func TestSuspendIdleAndResumeByLoading(t *testing.T) {
 			t.Fatalf("resume: %v, %s", err, status())
 		}
 		var msg engine.OutboxMessage
-		db.NewSelect().Model(&msg).Where("kind = ?", engine.KindResumeLink).Limit(1).Scan(ctx)
-		var p engine.ResumeLinkPayload
+		db.NewSelect().Model(&msg).Where("kind = ?", registration.KindResumeLink).Limit(1).Scan(ctx)
+		var p registration.ResumeLinkPayload
 		if err := jsonUnmarshal(msg.Payload, &p); err != nil || p.InstanceID != form.ProcessID || p.PeriodID != engine.DemoPeriodID || len(p.PersonIDs) != 2 {
 			t.Fatalf("payload %s", msg.Payload)
 		}
-		if to, _ := engine.ResumeRecipients(ctx, db, p); len(to) != 1 || to[0] != "alex.morgan@example.org" {
+		if to, _ := registration.ResumeRecipients(ctx, db, p); len(to) != 1 || to[0] != "alex.morgan@example.org" {
 			t.Fatalf("recipients %v (Robin shares Alex's address)", to)
 		}
 	})
 }
 
 func TestArchiveFinishedAfter90Days(t *testing.T) {
-	for _, mode := range []engine.ArchiveMode{engine.ArchiveKeep, engine.ArchiveRemove} {
+	for _, mode := range []registration.ArchiveMode{registration.ArchiveKeep, registration.ArchiveRemove} {
 		t.Run(string(mode), func(t *testing.T) {
 			dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 				ctx := context.Background()
@@ -105,15 +105,15 @@ func TestArchiveFinishedAfter90Days(t *testing.T) {
 					t.Fatal("no answers to archive")
 				}
 				// An unfinished registration of another user is never archived.
-				clk.Advance(engine.ArchiveAfter - time.Hour)
-				if n, err := engine.ArchiveFinished(ctx, db, clk.Now(), mode); err != nil || n != 0 {
+				clk.Advance(registration.ArchiveAfter - time.Hour)
+				if n, err := registration.ArchiveFinished(ctx, db, clk.Now(), mode); err != nil || n != 0 {
 					t.Fatalf("before 90 days: %d, %v", n, err)
 				}
 				clk.Advance(2 * time.Hour)
-				if n, err := engine.ArchiveFinished(ctx, db, clk.Now(), mode); err != nil || n != 1 {
+				if n, err := registration.ArchiveFinished(ctx, db, clk.Now(), mode); err != nil || n != 1 {
 					t.Fatalf("after 90 days: %d, %v", n, err)
 				}
-				if n, _ := engine.ArchiveFinished(ctx, db, clk.Now().Add(24*time.Hour), mode); n != 0 {
+				if n, _ := registration.ArchiveFinished(ctx, db, clk.Now().Add(24*time.Hour), mode); n != 0 {
 					t.Fatalf("a second run archived %d", n)
 				}
 				if n := countRows(t, db, (*engine.ProcessData)(nil), "instance_id = ?", id); n != 0 {
@@ -127,10 +127,10 @@ func TestArchiveFinishedAfter90Days(t *testing.T) {
 				if err := db.NewSelect().TableExpr("process_archives").Column("mode", "answers", "data").Where("instance_id = ?", id).Scan(ctx, &a); err != nil {
 					t.Fatal(err)
 				}
-				if a.Mode != string(mode) || a.Answers != answers || (mode == engine.ArchiveKeep) != (a.Data != nil) {
+				if a.Mode != string(mode) || a.Answers != answers || (mode == registration.ArchiveKeep) != (a.Data != nil) {
 					t.Fatalf("archive row %+v, want %d answers", a, answers)
 				}
-				if mode == engine.ArchiveKeep {
+				if mode == registration.ArchiveKeep {
 					var rows []map[string]any
 					if err := jsonUnmarshal(*a.Data, &rows); err != nil || len(rows) != answers {
 						t.Fatalf("archive form holds %d answers (%v), want %d", len(rows), err, answers)
@@ -163,11 +163,11 @@ func TestSuspendIdleAfterTheOrganisationsTime(t *testing.T) {
 		}
 		startWith(t, d, alex)
 		clk.Advance(2*time.Hour - time.Minute)
-		if n, err := engine.SuspendIdle(ctx, db, clk.Now()); err != nil || n != 0 {
+		if n, err := registration.SuspendIdle(ctx, db, clk.Now()); err != nil || n != 0 {
 			t.Fatalf("before two hours: %d, %v", n, err)
 		}
 		clk.Advance(2 * time.Minute)
-		if n, err := engine.SuspendIdle(ctx, db, clk.Now()); err != nil || n != 1 {
+		if n, err := registration.SuspendIdle(ctx, db, clk.Now()); err != nil || n != 1 {
 			t.Fatalf("after two hours: %d, %v", n, err)
 		}
 	})
@@ -202,11 +202,11 @@ func TestReadingCountsAsActivity(t *testing.T) {
 			t.Fatal(err)
 		}
 		clk.Advance(3 * time.Hour) // a day and an hour after the last write, three hours after the read
-		if n, err := engine.SuspendIdle(ctx, db, clk.Now()); err != nil || n != 0 {
+		if n, err := registration.SuspendIdle(ctx, db, clk.Now()); err != nil || n != 0 {
 			t.Fatalf("suspended %d (%v) three hours after a read", n, err)
 		}
 		clk.Advance(engine.SuspendAfter)
-		if n, err := engine.SuspendIdle(ctx, db, clk.Now()); err != nil || n != 1 {
+		if n, err := registration.SuspendIdle(ctx, db, clk.Now()); err != nil || n != 1 {
 			t.Fatalf("a day after the read: suspended %d, %v", n, err)
 		}
 	})

@@ -227,7 +227,7 @@ func messageLabel(c echo.Context, kind engine.MessageKind) string {
 		return t.MsgExpiry
 	case message.KindRenewalPrompt:
 		return t.MsgRenewal
-	case engine.KindResumeLink:
+	case registration.KindResumeLink:
 		return t.MsgResume
 	case payment.KindRefundPayment:
 		return t.MsgRefund

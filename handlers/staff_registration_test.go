@@ -15,6 +15,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/registration"
 	"portal/engine/staff"
 	"portal/views"
 )
@@ -214,7 +215,7 @@ func TestStaffCaptureToldInWords(t *testing.T) {
 		}
 
 		// Archived: said in words, no list of questions.
-		if _, err := engine.ArchiveFinished(context.Background(), db, time.Now().Add(engine.ArchiveAfter+48*time.Hour), engine.ArchiveRemove); err != nil {
+		if _, err := registration.ArchiveFinished(context.Background(), db, time.Now().Add(registration.ArchiveAfter+48*time.Hour), registration.ArchiveRemove); err != nil {
 			t.Fatal(err)
 		}
 		p = env.get(tr, detail)

@@ -18,6 +18,7 @@ import (
 	"portal/engine"
 	"portal/engine/banking"
 	"portal/engine/payment"
+	"portal/engine/registration"
 	"portal/handlers"
 	"portal/outbound/mail"
 	"portal/relay/backend"
@@ -112,7 +113,7 @@ type Config struct {
 	DKIMKey                  crypto.Signer
 	// ArchiveMode is what the daily archive does with the answers of
 	// registrations finished 90 days ago.
-	ArchiveMode engine.ArchiveMode
+	ArchiveMode registration.ArchiveMode
 	// WebhookRetentionDays is how long delivered webhook events are kept.
 	WebhookRetentionDays int
 	// WebhookAllowNetworks are internal networks webhook endpoints may be
@@ -283,9 +284,9 @@ func (c *Config) set(s setting, raw string) {
 	}
 }
 
-func parseArchiveMode(raw string) (engine.ArchiveMode, error) {
-	switch m := engine.ArchiveMode(strings.TrimSpace(raw)); m {
-	case engine.ArchiveKeep, engine.ArchiveRemove:
+func parseArchiveMode(raw string) (registration.ArchiveMode, error) {
+	switch m := registration.ArchiveMode(strings.TrimSpace(raw)); m {
+	case registration.ArchiveKeep, registration.ArchiveRemove:
 		return m, nil
 	}
 	return "", errors.New("unknown archive mode")

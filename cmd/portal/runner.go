@@ -14,6 +14,7 @@ import (
 	"portal/engine/message"
 	"portal/engine/payment"
 	"portal/engine/privacy"
+	"portal/engine/registration"
 	"portal/engine/webhook"
 	"portal/handlers"
 	"portal/outbound/mail"
@@ -64,7 +65,7 @@ func buildRunner(cfg Config, db *bun.DB, svc *engine.Service, log *slog.Logger, 
 	messages.Register(r, messages.Deps{DB: db, Sender: sender, BaseURL: cfg.BaseURL, HashSecret: cfg.HashSecret, UnsubscribeAddress: from,
 		OpenHashSecret: openHashSecret(cfg), Payments: payment.Of(svc), Invitations: invitationSigner(cfg), Logger: log})
 	webhooks.Register(r, webhooks.Deps{Engine: webhook.Of(svc), AllowPrivate: baseURLIsLoopback(cfg.BaseURL), AllowNetworks: cfg.WebhookAllowNetworks, Logger: log})
-	engine.ScheduleLifecycle(r, db, cfg.ArchiveMode, time.Now, log)
+	registration.ScheduleLifecycle(r, db, cfg.ArchiveMode, time.Now, log)
 	message.ScheduleMessages(r, db, time.Now, log)
 	webhook.ScheduleWebhookPruning(r, db, time.Duration(cfg.WebhookRetentionDays)*24*time.Hour, time.Now, log)
 	payment.Of(svc).SchedulePayments(r, time.Now)

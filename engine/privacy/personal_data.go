@@ -18,6 +18,7 @@ import (
 	"portal/engine/directdebit"
 	"portal/engine/invitation"
 	"portal/engine/message"
+	"portal/engine/registration"
 )
 
 // The personal-data export (issue 30): everything the club holds about a
@@ -430,7 +431,7 @@ func gatherRegistrations(ctx context.Context, db bun.IDB, sc *exportScope, out *
 		if a.Data == nil {
 			continue
 		}
-		var kept []engine.ArchivedAnswer
+		var kept []registration.ArchivedAnswer
 		if err := json.Unmarshal([]byte(*a.Data), &kept); err != nil {
 			return fmt.Errorf("archive of %d: %w", a.InstanceID, err)
 		}

@@ -15,6 +15,7 @@ import (
 	"portal/engine"
 	"portal/engine/invitation"
 	"portal/engine/message"
+	"portal/engine/registration"
 )
 
 // Erasure of a person (issue 30): their personal data is replaced or
@@ -291,11 +292,11 @@ func eraseArchivedAnswers(ctx context.Context, tx bun.Tx, e *erasure) (int64, er
 	}
 	var n int64
 	for _, r := range rows {
-		var kept []engine.ArchivedAnswer
+		var kept []registration.ArchivedAnswer
 		if err := json.Unmarshal([]byte(*r.Data), &kept); err != nil {
 			return n, fmt.Errorf("archive of %d: %w", r.InstanceID, err)
 		}
-		gone := func(a engine.ArchivedAnswer) bool {
+		gone := func(a registration.ArchivedAnswer) bool {
 			return (a.PersonID != nil && *a.PersonID == e.person.ID) || (a.PersonID == nil && len(e.gone) > 0)
 		}
 		left := slices.DeleteFunc(slices.Clone(kept), gone)

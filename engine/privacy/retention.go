@@ -14,6 +14,7 @@ import (
 	"portal/engine"
 	"portal/engine/invitation"
 	"portal/engine/jobs"
+	"portal/engine/registration"
 	"portal/engine/staff"
 )
 
@@ -194,7 +195,7 @@ func (s *Service) eraseLapsedPersons(ctx context.Context, orgID int64, seasons i
 // registrations archived before cutoff: the archive keeps its summary
 // and counts, and its mode becomes "remove". It returns how many.
 func removeArchivedAnswers(ctx context.Context, db bun.IDB, orgID int64, cutoff time.Time) (int, error) {
-	res, err := db.NewUpdate().Model((*archiveRow)(nil)).Set("data = NULL, mode = ?", string(engine.ArchiveRemove)).
+	res, err := db.NewUpdate().Model((*archiveRow)(nil)).Set("data = NULL, mode = ?", string(registration.ArchiveRemove)).
 		Where("data IS NOT NULL AND archived_at < ?", cutoff.UTC()).
 		Where("instance_id IN (SELECT id FROM process_instances WHERE organisation_id = ?)", orgID).Exec(ctx)
 	if err != nil {

@@ -49,7 +49,7 @@ func (s *Service) Review(ctx context.Context, userKey, processID string) (_ *Rev
 	if err != nil {
 		return nil, err
 	}
-	if err := engine.TouchActivity(ctx, s.DB(), inst, s.Clock()); err != nil { // reading counts as activity (lifecycle.go)
+	if err := TouchActivity(ctx, s.DB(), inst, s.Clock()); err != nil { // reading counts as activity (lifecycle.go)
 		return nil, err
 	}
 	selected, err := engine.PersonsByID(ctx, s.DB(), inst.SelectedPersons)

@@ -162,8 +162,8 @@ func (s *Service) startInstance(ctx context.Context, db bun.IDB, userKey string,
 // wake counts a form load as the member's activity: a suspended
 // registration resumes, and the activity is touched when due (lifecycle.go).
 func (s *Service) wake(ctx context.Context, db bun.IDB, inst *engine.ProcessInstance) error {
-	if err := engine.ResumeSuspended(ctx, db, inst, s.Clock()); err != nil {
+	if err := ResumeSuspended(ctx, db, inst, s.Clock()); err != nil {
 		return err
 	}
-	return engine.TouchActivity(ctx, db, inst, s.Clock())
+	return TouchActivity(ctx, db, inst, s.Clock())
 }

@@ -81,7 +81,9 @@ func (a *ProcessArchive) Persons() int {
 
 // Kept reports whether the archived answers are kept (ArchiveKeep), not
 // deleted.
-func (a *ProcessArchive) Kept() bool { return engine.ArchiveMode(a.Mode) == engine.ArchiveKeep }
+func (a *ProcessArchive) Kept() bool {
+	return registration.ArchiveMode(a.Mode) == registration.ArchiveKeep
+}
 
 // StaffMembership is a membership of the registration with its type's name.
 type StaffMembership struct {

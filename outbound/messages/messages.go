@@ -27,6 +27,7 @@ import (
 	"portal/engine/message"
 	"portal/engine/payment"
 	"portal/engine/privacy"
+	"portal/engine/registration"
 	"portal/outbound/mail"
 	"portal/relay/invitelink"
 )
@@ -75,7 +76,7 @@ func Register(r *jobs.Runner, d Deps) {
 	}
 	handle := func(kind engine.MessageKind, c composer) { r.Handle(string(kind), outbox(d, c)) }
 	handle(payment.KindConfirmation, confirmation)
-	handle(engine.KindResumeLink, resumeLink)
+	handle(registration.KindResumeLink, resumeLink)
 	handle(message.KindUnpaidReminder, unpaidReminder)
 	handle(payment.KindPaymentLink, paymentLink)
 	handle(directdebit.KindDebitReturned, debitReturned)

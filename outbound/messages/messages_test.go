@@ -288,7 +288,7 @@ func TestResumeLinkAfterADayIdle(t *testing.T) {
 		e := newScheduledEnv(t, db)
 		srv, clk := e.srv, e.clk
 		messages.Register(e.r, messages.Deps{DB: db, Sender: e.sender, BaseURL: "https://portal.example", HashSecret: "resume-secret-0123456789", Now: clk.Now})
-		engine.ScheduleLifecycle(e.r, db, engine.ArchiveKeep, clk.Now, e.quiet)
+		registration.ScheduleLifecycle(e.r, db, registration.ArchiveKeep, clk.Now, e.quiet)
 		message.ScheduleMessages(e.r, db, clk.Now, e.quiet)
 		demo := enginetest.Seed(t, db, engine.WithClock(clk.Now))
 		form, _, err := registration.Of(demo.Svc).LoadMembershipForm(ctx, engine.DemoUserKey, engine.DemoPeriodID, nil)
@@ -334,7 +334,7 @@ func TestUnpaidReminders(t *testing.T) {
 		srv, clk := e.srv, e.clk
 		messages.Register(e.r, messages.Deps{DB: db, Sender: e.sender, BaseURL: "https://portal.example", HashSecret: "reminder-secret-0123456789",
 			UnsubscribeAddress: "portal@club.example", Now: clk.Now})
-		engine.ScheduleLifecycle(e.r, db, engine.ArchiveKeep, clk.Now, e.quiet)
+		registration.ScheduleLifecycle(e.r, db, registration.ArchiveKeep, clk.Now, e.quiet)
 		message.ScheduleMessages(e.r, db, clk.Now, e.quiet)
 		demo := enginetest.Seed(t, db, engine.WithClock(clk.Now))
 		form := demo.Commit(alex, robin)
@@ -485,7 +485,7 @@ func TestWelcomeAndExpiryReminder(t *testing.T) {
 		srv, clk := e.srv, e.clk
 		messages.Register(e.r, messages.Deps{DB: db, Sender: e.sender, BaseURL: "https://portal.example", HashSecret: "welcome-secret-0123456789",
 			UnsubscribeAddress: "portal@club.example", Now: clk.Now})
-		engine.ScheduleLifecycle(e.r, db, engine.ArchiveKeep, clk.Now, e.quiet)
+		registration.ScheduleLifecycle(e.r, db, registration.ArchiveKeep, clk.Now, e.quiet)
 		message.ScheduleMessages(e.r, db, clk.Now, e.quiet)
 		demo := enginetest.Seed(t, db, engine.WithClock(clk.Now))
 		run := func(after time.Duration) { e.run(t, after) }
@@ -573,7 +573,7 @@ func TestRenewalPrompts(t *testing.T) {
 			Status: engine.MembershipActive, CreatedAt: clk.Now(), ActivatedAt: ptrTime(clk.Now())}).Exec(ctx); err != nil {
 			t.Fatal(err)
 		}
-		engine.ScheduleLifecycle(e.r, db, engine.ArchiveKeep, clk.Now, e.quiet)
+		registration.ScheduleLifecycle(e.r, db, registration.ArchiveKeep, clk.Now, e.quiet)
 		message.ScheduleMessages(e.r, db, clk.Now, e.quiet)
 		prompts := func() []mailtest.Received { return withSubject(t, srv.Received(), "renew your membership") }
 		var ending engine.MembershipPeriod
@@ -632,7 +632,7 @@ func TestRenewalPromptAfterTheEnd(t *testing.T) {
 		if err := db.NewSelect().Model(&ending).Where("id = ?", engine.DemoPeriodID).Scan(ctx); err != nil {
 			t.Fatal(err)
 		}
-		engine.ScheduleLifecycle(e.r, db, engine.ArchiveKeep, e.clk.Now, e.quiet)
+		registration.ScheduleLifecycle(e.r, db, registration.ArchiveKeep, e.clk.Now, e.quiet)
 		message.ScheduleMessages(e.r, db, e.clk.Now, e.quiet)
 		dayAfter := time.Date(ending.EndDate.Year(), ending.EndDate.Month(), ending.EndDate.Day()+1, 12, 0, 0, 0, time.UTC)
 		e.run(t, dayAfter.Sub(e.clk.Now()))
@@ -676,7 +676,7 @@ func TestOrganisationMessageSettings(t *testing.T) {
 		e := newScheduledEnv(t, db)
 		srv, clk := e.srv, e.clk
 		messages.Register(e.r, messages.Deps{DB: db, Sender: e.sender, BaseURL: "https://portal.example", HashSecret: "settings-secret-0123456789", Now: clk.Now})
-		engine.ScheduleLifecycle(e.r, db, engine.ArchiveKeep, clk.Now, e.quiet)
+		registration.ScheduleLifecycle(e.r, db, registration.ArchiveKeep, clk.Now, e.quiet)
 		message.ScheduleMessages(e.r, db, clk.Now, e.quiet)
 		demo := enginetest.Seed(t, db, engine.WithClock(clk.Now))
 		days, name, replyTo := []int{2}, "Riverside Office", "office@riverside.example"

@@ -10,6 +10,7 @@ import (
 	"portal/engine"
 	"portal/engine/jobs"
 	"portal/engine/message"
+	"portal/engine/registration"
 	"portal/outbound/mail"
 	"portal/relay/hashlink"
 	"portal/views"
@@ -21,15 +22,15 @@ import (
 // send) to the period's registration, which opens it where the member
 // left it and moves it back to RUNNING.
 func resumeLink(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*mail.Message, error) {
-	var p engine.ResumeLinkPayload
+	var p registration.ResumeLinkPayload
 	if err := json.Unmarshal([]byte(msg.Payload), &p); err != nil || p.InstanceID == 0 {
 		return nil, jobs.Permanent(fmt.Errorf("outbox message %d: bad resume-link payload", msg.ID))
 	}
-	to, err := engine.ResumeRecipients(ctx, d.DB, p)
+	to, err := registration.ResumeRecipients(ctx, d.DB, p)
 	if err != nil {
 		return nil, err
 	}
-	org, persons, err := engine.ResumeContext(ctx, d.DB, p)
+	org, persons, err := registration.ResumeContext(ctx, d.DB, p)
 	if err != nil {
 		return nil, permanentIfFinal(err)
 	}

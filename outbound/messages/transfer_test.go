@@ -20,6 +20,7 @@ import (
 	"portal/engine/enginetest"
 	"portal/engine/message"
 	"portal/engine/payment"
+	"portal/engine/registration"
 	"portal/handlers"
 	"portal/outbound/messages"
 )
@@ -68,7 +69,7 @@ func TestBankTransferMails(t *testing.T) {
 					payment.WithPaymentProviders(func(int64) engine.PaymentProvider { return bt }))
 				messages.Register(e.r, messages.Deps{DB: db, Sender: e.sender, BaseURL: "https://portal.example",
 					HashSecret: "transfer-secret-0123456789", Payments: payment.Of(demo.Svc), Now: e.clk.Now})
-				engine.ScheduleLifecycle(e.r, db, engine.ArchiveKeep, e.clk.Now, e.quiet)
+				registration.ScheduleLifecycle(e.r, db, registration.ArchiveKeep, e.clk.Now, e.quiet)
 				message.ScheduleMessages(e.r, db, e.clk.Now, e.quiet)
 				// The member registers in tc.code (as the pages record it).
 				form := demo.Commit(alex, robin)

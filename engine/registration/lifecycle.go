@@ -1,4 +1,4 @@
-package engine
+package registration
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect"
 
+	"portal/engine"
 	"portal/engine/jobs"
 )
 
@@ -24,7 +25,7 @@ const ArchiveAfter = 90 * 24 * time.Hour
 
 // KindResumeLink is the outbox message (and job) kind of the e-mail with
 // the link back to a suspended registration.
-const KindResumeLink MessageKind = "resume_link"
+const KindResumeLink engine.MessageKind = "resume_link"
 
 // ResumeLinkPayload is the outbox payload of a resume-link message.
 type ResumeLinkPayload struct {
@@ -42,18 +43,18 @@ type ResumeLinkPayload struct {
 // suspended.
 func SuspendIdle(ctx context.Context, db *bun.DB, now time.Time) (int, error) {
 	now = now.UTC()
-	settings, err := AllMessageSettings(ctx, db)
+	settings, err := engine.AllMessageSettings(ctx, db)
 	if err != nil {
 		return 0, err
 	}
-	shortest := SuspendAfter
+	shortest := engine.SuspendAfter
 	for _, s := range settings {
 		shortest = min(shortest, s.ResumeAfter)
 	}
 	n := 0
-	err = InTx(ctx, db, func(ctx context.Context, tx bun.Tx) error {
-		var idle []ProcessInstance
-		q := ScopeOrg(ctx, tx.NewSelect().Model(&idle).Where("status = ? AND updated_at < ?", StateRunning, now.Add(-shortest)).
+	err = engine.InTx(ctx, db, func(ctx context.Context, tx bun.Tx) error {
+		var idle []engine.ProcessInstance
+		q := engine.ScopeOrg(ctx, tx.NewSelect().Model(&idle).Where("status = ? AND updated_at < ?", engine.StateRunning, now.Add(-shortest)).
 			OrderExpr("id").Limit(500), "organisation_id")
 		if tx.Dialect().Name() == dialect.PG {
 			q = q.For("UPDATE SKIP LOCKED")
@@ -67,8 +68,8 @@ func SuspendIdle(ctx context.Context, db *bun.DB, now time.Time) (int, error) {
 			if now.Sub(lastActive) < settings.Of(inst.OrganisationID).ResumeAfter {
 				continue // its organisation waits longer
 			}
-			res, err := tx.NewUpdate().Model((*ProcessInstance)(nil)).Set("status = ?", StateSuspended).Set("version = version + 1").
-				Where("id = ? AND version = ? AND status = ?", inst.ID, inst.Version, StateRunning).Exec(ctx)
+			res, err := tx.NewUpdate().Model((*engine.ProcessInstance)(nil)).Set("status = ?", engine.StateSuspended).Set("version = version + 1").
+				Where("id = ? AND version = ? AND status = ?", inst.ID, inst.Version, engine.StateRunning).Exec(ctx)
 			if err != nil {
 				return fmt.Errorf("suspend registration %d: %w", inst.ID, err)
 			}
@@ -79,9 +80,9 @@ func SuspendIdle(ctx context.Context, db *bun.DB, now time.Time) (int, error) {
 			if err != nil {
 				return err
 			}
-			msg := &OutboxMessage{Kind: KindResumeLink, DedupKey: fmt.Sprintf("%s:instance:%d:%d", KindResumeLink, inst.ID, lastActive.Unix()),
+			msg := &engine.OutboxMessage{Kind: KindResumeLink, DedupKey: fmt.Sprintf("%s:instance:%d:%d", KindResumeLink, inst.ID, lastActive.Unix()),
 				Payload: string(payload), CreatedAt: now}
-			if err := QueueMessage(ctx, tx, msg); err != nil {
+			if err := engine.QueueMessage(ctx, tx, msg); err != nil {
 				return err
 			}
 			n++
@@ -93,17 +94,17 @@ func SuspendIdle(ctx context.Context, db *bun.DB, now time.Time) (int, error) {
 
 // resumeSuspended moves a SUSPENDED registration back to RUNNING when its
 // member loads it (Resume does the same for an explicit resume).
-func ResumeSuspended(ctx context.Context, db bun.IDB, inst *ProcessInstance, now time.Time) error {
-	if inst.Status != StateSuspended {
+func ResumeSuspended(ctx context.Context, db bun.IDB, inst *engine.ProcessInstance, now time.Time) error {
+	if inst.Status != engine.StateSuspended {
 		return nil
 	}
-	res, err := db.NewUpdate().Model((*ProcessInstance)(nil)).Set("status = ?", StateRunning).Set("version = version + 1").Set("updated_at = ?", now.UTC()).
-		Where("id = ? AND status = ?", inst.ID, StateSuspended).Exec(ctx)
+	res, err := db.NewUpdate().Model((*engine.ProcessInstance)(nil)).Set("status = ?", engine.StateRunning).Set("version = version + 1").Set("updated_at = ?", now.UTC()).
+		Where("id = ? AND status = ?", inst.ID, engine.StateSuspended).Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("resume registration %d: %w", inst.ID, err)
 	}
 	if k, _ := res.RowsAffected(); k == 1 {
-		inst.Status, inst.Version, inst.UpdatedAt = StateRunning, inst.Version+1, now.UTC()
+		inst.Status, inst.Version, inst.UpdatedAt = engine.StateRunning, inst.Version+1, now.UTC()
 	}
 	return nil
 }
@@ -119,13 +120,13 @@ const activityGrain = 5 * time.Minute
 // its last activity is older than activityGrain. The condition in the
 // update makes concurrent reads (other tabs, other portal instances) write
 // once; the version stays, so a touch never conflicts with a step.
-func TouchActivity(ctx context.Context, db bun.IDB, inst *ProcessInstance, now time.Time) error {
+func TouchActivity(ctx context.Context, db bun.IDB, inst *engine.ProcessInstance, now time.Time) error {
 	now = now.UTC()
-	if inst.Status != StateRunning || now.Sub(inst.UpdatedAt) < activityGrain {
+	if inst.Status != engine.StateRunning || now.Sub(inst.UpdatedAt) < activityGrain {
 		return nil
 	}
-	if _, err := db.NewUpdate().Model((*ProcessInstance)(nil)).Set("updated_at = ?", now).
-		Where("id = ? AND status = ? AND updated_at < ?", inst.ID, StateRunning, now.Add(-activityGrain)).Exec(ctx); err != nil {
+	if _, err := db.NewUpdate().Model((*engine.ProcessInstance)(nil)).Set("updated_at = ?", now).
+		Where("id = ? AND status = ? AND updated_at < ?", inst.ID, engine.StateRunning, now.Add(-activityGrain)).Exec(ctx); err != nil {
 		return fmt.Errorf("record activity of registration %d: %w", inst.ID, err)
 	}
 	inst.UpdatedAt = now
@@ -135,11 +136,11 @@ func TouchActivity(ctx context.Context, db bun.IDB, inst *ProcessInstance, now t
 // ResumeRecipients are the e-mail addresses of a suspended registration's
 // selected persons, each once.
 func ResumeRecipients(ctx context.Context, db bun.IDB, p ResumeLinkPayload) ([]string, error) {
-	persons, err := PersonsByID(ctx, db, p.PersonIDs)
+	persons, err := engine.PersonsByID(ctx, db, p.PersonIDs)
 	if err != nil {
 		return nil, err
 	}
-	return UniqueAddresses(persons), nil
+	return engine.UniqueAddresses(persons), nil
 }
 
 // ArchiveMode says what the archive does with a finished registration's answers.
@@ -171,8 +172,8 @@ func ArchiveFinished(ctx context.Context, db *bun.DB, now time.Time, mode Archiv
 	}
 	now = now.UTC()
 	var ids []int64
-	err := ScopeOrg(ctx, db.NewSelect().Model((*ProcessInstance)(nil)), "organisation_id").Column("id").
-		Where("status IN (?)", bun.List([]ProcessState{StateCompleted, StateCancelled})).
+	err := engine.ScopeOrg(ctx, db.NewSelect().Model((*engine.ProcessInstance)(nil)), "organisation_id").Column("id").
+		Where("status IN (?)", bun.List([]engine.ProcessState{engine.StateCompleted, engine.StateCancelled})).
 		Where("COALESCE(end_time, updated_at) < ?", now.Add(-ArchiveAfter)).
 		Where("NOT EXISTS (SELECT 1 FROM process_archives AS a WHERE a.instance_id = process_instance.id)").
 		OrderExpr("id").Limit(1000).Scan(ctx, &ids)
@@ -181,8 +182,8 @@ func ArchiveFinished(ctx context.Context, db *bun.DB, now time.Time, mode Archiv
 	}
 	n := 0
 	for _, id := range ids {
-		err := InTx(ctx, db, func(ctx context.Context, tx bun.Tx) error {
-			var rows []ProcessData
+		err := engine.InTx(ctx, db, func(ctx context.Context, tx bun.Tx) error {
+			var rows []engine.ProcessData
 			if err := tx.NewSelect().Model(&rows).Where("instance_id = ?", id).OrderExpr("id").Scan(ctx); err != nil {
 				return fmt.Errorf("load answers of %d: %w", id, err)
 			}
@@ -210,7 +211,7 @@ func ArchiveFinished(ctx context.Context, db *bun.DB, now time.Time, mode Archiv
 			if k, _ := res.RowsAffected(); k != 1 {
 				return nil // another instance archived it first
 			}
-			if _, err := tx.NewDelete().Model((*ProcessData)(nil)).Where("instance_id = ?", id).Exec(ctx); err != nil {
+			if _, err := tx.NewDelete().Model((*engine.ProcessData)(nil)).Where("instance_id = ?", id).Exec(ctx); err != nil {
 				return fmt.Errorf("remove answers of %d: %w", id, err)
 			}
 			n++
@@ -225,15 +226,15 @@ func ArchiveFinished(ctx context.Context, db *bun.DB, now time.Time, mode Archiv
 
 // ResumeContext is the organisation and the selected persons' names of a
 // suspended registration, for its resume-link message.
-func ResumeContext(ctx context.Context, db bun.IDB, p ResumeLinkPayload) (org Organisation, persons []string, err error) {
-	period, err := LoadPeriod(ctx, db, p.PeriodID)
+func ResumeContext(ctx context.Context, db bun.IDB, p ResumeLinkPayload) (org engine.Organisation, persons []string, err error) {
+	period, err := engine.LoadPeriod(ctx, db, p.PeriodID)
 	if err != nil {
 		return org, nil, err
 	}
 	if err := db.NewSelect().Model(&org).Where("id = ?", period.OrganisationID).Scan(ctx); err != nil {
-		return org, nil, NotFoundOr(err, "organisation")
+		return org, nil, engine.NotFoundOr(err, "organisation")
 	}
-	ps, err := PersonsByID(ctx, db, p.PersonIDs)
+	ps, err := engine.PersonsByID(ctx, db, p.PersonIDs)
 	if err != nil {
 		return org, nil, err
 	}
@@ -247,9 +248,9 @@ func ResumeContext(ctx context.Context, db bun.IDB, p ResumeLinkPayload) (org Or
 // archive finished ones (with mode) every day, on every instance (each
 // period's run happens once in the cluster). now is the clock.
 func ScheduleLifecycle(r *jobs.Runner, db *bun.DB, mode ArchiveMode, now func() time.Time, log *slog.Logger) {
-	ScheduleCounting(r, db, now, log,
-		CountingJob{Kind: KindSuspendIdle, Every: time.Hour, Run: SuspendIdle, Done: "suspended idle registrations"},
-		CountingJob{Kind: KindArchiveFinished, Every: 24 * time.Hour, Run: func(ctx context.Context, db *bun.DB, now time.Time) (int, error) {
+	engine.ScheduleCounting(r, db, now, log,
+		engine.CountingJob{Kind: engine.KindSuspendIdle, Every: time.Hour, Run: SuspendIdle, Done: "suspended idle registrations"},
+		engine.CountingJob{Kind: engine.KindArchiveFinished, Every: 24 * time.Hour, Run: func(ctx context.Context, db *bun.DB, now time.Time) (int, error) {
 			return ArchiveFinished(ctx, db, now, mode)
 		}, Done: "archived finished registrations (mode " + string(mode) + ")"})
 }
