@@ -13,6 +13,7 @@ import (
 	"portal/engine/dbtest"
 	"portal/engine/enginetest"
 	"portal/engine/jobs"
+	"portal/engine/message"
 	"portal/engine/registration"
 )
 
@@ -45,7 +46,7 @@ func TestSuspendIdleAndResumeByLoading(t *testing.T) {
 			db.NewSelect().Model(&inst).Where("id = ?", form.ProcessID).Scan(ctx)
 			return inst.Status
 		}
-		clk.Advance(engine.SuspendAfter - time.Minute)
+		clk.Advance(message.SuspendAfter - time.Minute)
 		if n, err := registration.SuspendIdle(ctx, db, clk.Now()); err != nil || n != 0 {
 			t.Fatalf("before 24 h: suspended %d, %v", n, err)
 		}
@@ -68,7 +69,7 @@ func TestSuspendIdleAndResumeByLoading(t *testing.T) {
 			t.Fatalf("load after suspension: %+v %v, stored %s", again, err, status())
 		}
 		// Left alone again: suspended again, with a new message.
-		clk.Advance(engine.SuspendAfter + time.Minute)
+		clk.Advance(message.SuspendAfter + time.Minute)
 		if n, _ := registration.SuspendIdle(ctx, db, clk.Now()); n != 1 {
 			t.Fatalf("second suspension: %d", n)
 		}
@@ -158,7 +159,7 @@ func TestSuspendIdleAfterTheOrganisationsTime(t *testing.T) {
 		clk := &fakeClock{t: time.Now().UTC()}
 		d := enginetest.Seed(t, db, engine.WithClock(clk.Now))
 		hours := 2
-		if _, err := d.Svc.UpdateMessageSettings(ctx, 1, engine.MessageSettingsChange{ResumeAfterHours: &hours}); err != nil {
+		if _, err := message.Of(d.Svc).UpdateMessageSettings(ctx, 1, message.MessageSettingsChange{ResumeAfterHours: &hours}); err != nil {
 			t.Fatal(err)
 		}
 		startWith(t, d, alex)
@@ -197,7 +198,7 @@ func TestReadingCountsAsActivity(t *testing.T) {
 		if !lastActive().Equal(before) {
 			t.Fatalf("a read a minute after the last step wrote: %v -> %v", before, lastActive())
 		}
-		clk.Advance(engine.SuspendAfter - 2*time.Hour)
+		clk.Advance(message.SuspendAfter - 2*time.Hour)
 		if _, err := registration.Of(d.Svc).Review(ctx, engine.DemoUserKey, form.ProcessIDString()); err != nil {
 			t.Fatal(err)
 		}
@@ -205,7 +206,7 @@ func TestReadingCountsAsActivity(t *testing.T) {
 		if n, err := registration.SuspendIdle(ctx, db, clk.Now()); err != nil || n != 0 {
 			t.Fatalf("suspended %d (%v) three hours after a read", n, err)
 		}
-		clk.Advance(engine.SuspendAfter)
+		clk.Advance(message.SuspendAfter)
 		if n, err := registration.SuspendIdle(ctx, db, clk.Now()); err != nil || n != 1 {
 			t.Fatalf("a day after the read: suspended %d, %v", n, err)
 		}

@@ -12,6 +12,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/banking"
+	"portal/engine/message"
 	"portal/engine/organisation"
 	"portal/engine/payment"
 	"portal/engine/staff"
@@ -195,7 +196,7 @@ func problemOf(err error, shown ...string) string {
 // messagesForm is the message settings form with the effective settings
 // (the portal's defaults filled in).
 func (s *Server) messagesForm(c echo.Context, base string, orgID int64) (views.StaffMessagesForm, error) {
-	ms, err := s.engine.MessageSettings(c.Request().Context(), orgID)
+	ms, err := message.Of(s.engine).MessageSettings(c.Request().Context(), orgID)
 	if err != nil {
 		return views.StaffMessagesForm{}, err
 	}
@@ -223,7 +224,7 @@ func (s *Server) staffSaveMessages(c echo.Context) error {
 	}
 	t := staffSetupTextIn(c)
 	errs := map[string]string{}
-	var change engine.MessageSettingsChange
+	var change message.MessageSettingsChange
 	if v := formField(form, "unpaidReminderDays"); v != nil {
 		days := []int{} // empty: the default
 		for _, f := range strings.FieldsFunc(*v, func(r rune) bool { return r == ',' || r == ' ' || r == ';' }) {
@@ -245,7 +246,7 @@ func (s *Server) staffSaveMessages(c echo.Context) error {
 	if len(errs) > 0 {
 		return s.renderSetup(c, setupMessages, http.StatusUnprocessableEntity, func(m *views.StaffSetupModel) { show(m, errs) })
 	}
-	if _, err := s.engine.StaffUpdateMessageSettings(c.Request().Context(), u.actor(), u.OrganisationID, change); err != nil {
+	if _, err := message.Of(s.engine).StaffUpdateMessageSettings(c.Request().Context(), u.actor(), u.OrganisationID, change); err != nil {
 		return s.staffSetupProblem(c, setupMessages, withoutFieldPrefix(err, "messages."), show)
 	}
 	return staffSetupDone(c, setupMessages, flashMessagesSaved)

@@ -90,7 +90,7 @@ func QueueWelcomes(ctx context.Context, db *bun.DB, now time.Time) (int, error) 
 // returns how many memberships it found (reminders queued before count
 // again; their keys keep them single).
 func QueueExpiryReminders(ctx context.Context, db *bun.DB, now time.Time) (int, error) {
-	settings, err := engine.AllMessageSettings(ctx, db)
+	settings, err := AllMessageSettings(ctx, db)
 	if err != nil {
 		return 0, err
 	}

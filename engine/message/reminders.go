@@ -32,11 +32,11 @@ type UnpaidReminderPayload struct {
 // the order and the day, so re-runs and every instance's run queue each
 // reminder once. It returns how many it queued.
 func QueueUnpaidReminders(ctx context.Context, db *bun.DB, now time.Time) (int, error) {
-	settings, err := engine.AllMessageSettings(ctx, db)
+	settings, err := AllMessageSettings(ctx, db)
 	if err != nil {
 		return 0, err
 	}
-	earliest := engine.DefaultMessageSettings().UnpaidReminderDays[0]
+	earliest := DefaultMessageSettings().UnpaidReminderDays[0]
 	for _, s := range settings {
 		earliest = min(earliest, s.UnpaidReminderDays[0])
 	}

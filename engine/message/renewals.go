@@ -62,7 +62,7 @@ func previousPeriod(periods map[int64]engine.MembershipPeriod, next engine.Membe
 // households it found.
 func QueueRenewalPrompts(ctx context.Context, db *bun.DB, now time.Time) (int, error) {
 	now = now.UTC()
-	settings, err := engine.AllMessageSettings(ctx, db)
+	settings, err := AllMessageSettings(ctx, db)
 	if err != nil {
 		return 0, err
 	}

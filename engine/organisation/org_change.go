@@ -12,6 +12,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/message"
 )
 
 // Changing an organisation: its settings, hostnames, languages and, in the
@@ -41,7 +42,7 @@ type OrganisationChange struct {
 	InvitationExpiryDays *int
 	// Messages changes the message settings in the same transaction, so
 	// that one request changing both commits both or neither.
-	Messages *engine.MessageSettingsChange
+	Messages *message.MessageSettingsChange
 	// Retention changes the retention settings in the same transaction.
 	Retention *engine.RetentionSettingsChange
 }
@@ -182,7 +183,7 @@ func (s *Service) UpdateOrganisationBy(ctx context.Context, actor *engine.Actor,
 			return err
 		}
 		if c.Messages != nil {
-			if _, err := s.StoreMessageSettings(ctx, tx, actor, id, *c.Messages); err != nil {
+			if _, err := message.Of(s.Service).StoreMessageSettings(ctx, tx, actor, id, *c.Messages); err != nil {
 				return err
 			}
 		}

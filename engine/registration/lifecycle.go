@@ -12,6 +12,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/jobs"
+	"portal/engine/message"
 )
 
 // Lifecycle of registrations over time: suspension of abandoned ones and
@@ -43,11 +44,11 @@ type ResumeLinkPayload struct {
 // suspended.
 func SuspendIdle(ctx context.Context, db *bun.DB, now time.Time) (int, error) {
 	now = now.UTC()
-	settings, err := engine.AllMessageSettings(ctx, db)
+	settings, err := message.AllMessageSettings(ctx, db)
 	if err != nil {
 		return 0, err
 	}
-	shortest := engine.SuspendAfter
+	shortest := message.SuspendAfter
 	for _, s := range settings {
 		shortest = min(shortest, s.ResumeAfter)
 	}

@@ -581,7 +581,7 @@ func TestRenewalPrompts(t *testing.T) {
 			t.Fatal(err)
 		}
 		endNoon := time.Date(ending.EndDate.Year(), ending.EndDate.Month(), ending.EndDate.Day(), 12, 0, 0, 0, time.UTC)
-		e.run(t, endNoon.AddDate(0, 0, -engine.DefaultRenewalLeadDays-1).Sub(clk.Now()))
+		e.run(t, endNoon.AddDate(0, 0, -message.DefaultRenewalLeadDays-1).Sub(clk.Now()))
 		if got := prompts(); len(got) != 0 {
 			t.Fatalf("%d prompts before the lead time", len(got))
 		}
@@ -680,7 +680,7 @@ func TestOrganisationMessageSettings(t *testing.T) {
 		message.ScheduleMessages(e.r, db, clk.Now, e.quiet)
 		demo := enginetest.Seed(t, db, engine.WithClock(clk.Now))
 		days, name, replyTo := []int{2}, "Riverside Office", "office@riverside.example"
-		if _, err := demo.Svc.UpdateMessageSettings(ctx, 1, engine.MessageSettingsChange{UnpaidReminderDays: &days, SenderName: &name, ReplyTo: &replyTo}); err != nil {
+		if _, err := message.Of(demo.Svc).UpdateMessageSettings(ctx, 1, message.MessageSettingsChange{UnpaidReminderDays: &days, SenderName: &name, ReplyTo: &replyTo}); err != nil {
 			t.Fatal(err)
 		}
 		demo.Commit(alex, robin)

@@ -1,4 +1,4 @@
-package engine
+package message
 
 import (
 	"context"
@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
+
+	"portal/engine"
 )
 
 // An organisation's message settings (organisation_message_settings):
@@ -166,9 +168,9 @@ const (
 
 // validate names every invalid field (prefixed by prefix, such as
 // "messages.") and normalises the rest.
-func (c *MessageSettingsChange) Validate(prefix string) []FieldError {
-	var fields []FieldError
-	bad := func(f, m string) { fields = append(fields, FieldError{Field: prefix + f, Message: m}) }
+func (c *MessageSettingsChange) Validate(prefix string) []engine.FieldError {
+	var fields []engine.FieldError
+	bad := func(f, m string) { fields = append(fields, engine.FieldError{Field: prefix + f, Message: m}) }
 	if c.UnpaidReminderDays != nil {
 		days := slices.Clone(*c.UnpaidReminderDays)
 		slices.Sort(days)
@@ -195,7 +197,7 @@ func (c *MessageSettingsChange) Validate(prefix string) []FieldError {
 	}
 	if c.SenderName != nil {
 		*c.SenderName = strings.TrimSpace(*c.SenderName)
-		if !Printable(*c.SenderName, 100) || strings.ContainsAny(*c.SenderName, "<>\"") {
+		if !engine.Printable(*c.SenderName, 100) || strings.ContainsAny(*c.SenderName, "<>\"") {
 			bad("senderName", "must be at most 100 printable characters, without < > or \"")
 		}
 	}
@@ -248,7 +250,7 @@ func (c *MessageSettingsChange) apply(row *messageSettingsRow) {
 // fields are named as in the admin API ("messages.renewalLeadDays").
 func checkMessageSettings(c MessageSettingsChange) error {
 	if fields := c.Validate("messages."); len(fields) > 0 {
-		return &Error{Code: CodeValidation, Message: "Some settings are not valid.", Fields: fields}
+		return &engine.Error{Code: engine.CodeValidation, Message: "Some settings are not valid.", Fields: fields}
 	}
 	return nil
 }
@@ -261,7 +263,7 @@ func (s *Service) UpdateMessageSettings(ctx context.Context, orgID int64, c Mess
 
 // StaffUpdateMessageSettings is UpdateMessageSettings by a staff member,
 // audited in its transaction.
-func (s *Service) StaffUpdateMessageSettings(ctx context.Context, actor Actor, orgID int64, c MessageSettingsChange) (MessageSettings, error) {
+func (s *Service) StaffUpdateMessageSettings(ctx context.Context, actor engine.Actor, orgID int64, c MessageSettingsChange) (MessageSettings, error) {
 	return s.updateMessageSettings(ctx, &actor, orgID, c)
 }
 
@@ -273,17 +275,17 @@ func messageSettingsAuditView(m MessageSettings) map[string]any {
 }
 
 // updateMessageSettings is UpdateMessageSettings, audited when actor is set.
-func (s *Service) updateMessageSettings(ctx context.Context, actor *Actor, orgID int64, c MessageSettingsChange) (_ MessageSettings, err error) {
-	defer ClassifyUnavailable(&err)
-	if !InScope(ctx, orgID) {
-		return MessageSettings{}, Errorf(CodeNotFound, "organisation not found")
+func (s *Service) updateMessageSettings(ctx context.Context, actor *engine.Actor, orgID int64, c MessageSettingsChange) (_ MessageSettings, err error) {
+	defer engine.ClassifyUnavailable(&err)
+	if !engine.InScope(ctx, orgID) {
+		return MessageSettings{}, engine.Errorf(engine.CodeNotFound, "organisation not found")
 	}
 	if err := checkMessageSettings(c); err != nil {
 		return MessageSettings{}, err
 	}
 	var out MessageSettings
-	err = InTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
-		if _, err := LoadOrganisation(ctx, tx, orgID); err != nil {
+	err = engine.InTx(ctx, s.DB(), func(ctx context.Context, tx bun.Tx) error {
+		if _, err := engine.LoadOrganisation(ctx, tx, orgID); err != nil {
 			return err
 		}
 		out, err = s.StoreMessageSettings(ctx, tx, actor, orgID, c)
@@ -295,7 +297,7 @@ func (s *Service) updateMessageSettings(ctx context.Context, actor *Actor, orgID
 // storeMessageSettings applies a checked change inside tx (also
 // updateOrganisation's, when one request changes both), audited when actor
 // is set.
-func (s *Service) StoreMessageSettings(ctx context.Context, tx bun.Tx, actor *Actor, orgID int64, c MessageSettingsChange) (MessageSettings, error) {
+func (s *Service) StoreMessageSettings(ctx context.Context, tx bun.Tx, actor *engine.Actor, orgID int64, c MessageSettingsChange) (MessageSettings, error) {
 	row := &messageSettingsRow{OrganisationID: orgID}
 	if err := tx.NewSelect().Model(row).WherePK().Scan(ctx); err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return MessageSettings{}, fmt.Errorf("load message settings: %w", err)
@@ -312,18 +314,18 @@ func (s *Service) StoreMessageSettings(ctx context.Context, tx bun.Tx, actor *Ac
 	if actor == nil {
 		return out, nil
 	}
-	return out, s.AppendAudit(ctx, tx, *actor, AuditEntry{OrganisationID: orgID, Action: "message_settings.update",
+	return out, s.AppendAudit(ctx, tx, *actor, engine.AuditEntry{OrganisationID: orgID, Action: "message_settings.update",
 		TargetType: "organisation", TargetID: fmt.Sprint(orgID), Before: messageSettingsAuditView(before), After: messageSettingsAuditView(out)})
 }
 
 // MessageSettings loads an organisation's effective message settings, in
 // the caller's organisation scope.
 func (s *Service) MessageSettings(ctx context.Context, orgID int64) (_ MessageSettings, err error) {
-	defer ClassifyUnavailable(&err)
-	if !InScope(ctx, orgID) {
-		return MessageSettings{}, Errorf(CodeNotFound, "organisation not found")
+	defer engine.ClassifyUnavailable(&err)
+	if !engine.InScope(ctx, orgID) {
+		return MessageSettings{}, engine.Errorf(engine.CodeNotFound, "organisation not found")
 	}
-	return MessageSettingsOf(ctx, s.db, orgID)
+	return MessageSettingsOf(ctx, s.DB(), orgID)
 }
 
 // DefaultRenewalLeadDays is how long before the ending period's last day
