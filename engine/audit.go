@@ -65,10 +65,10 @@ type AuditRecord struct {
 // calls it inside the transaction that makes its change, so a change is
 // never without its entry, nor an entry without its change.
 func (s *Service) Audit(ctx context.Context, tx bun.IDB, actor Actor, e AuditEntry) error {
-	return s.appendAudit(ctx, tx, actor, e)
+	return s.AppendAudit(ctx, tx, actor, e)
 }
 
-func (s *Service) appendAudit(ctx context.Context, tx bun.IDB, actor Actor, e AuditEntry) error {
+func (s *Service) AppendAudit(ctx context.Context, tx bun.IDB, actor Actor, e AuditEntry) error {
 	before, err := auditJSON(e.Before)
 	if err != nil {
 		return err
@@ -102,7 +102,7 @@ func auditJSON(v any) (string, error) {
 // new secret is sealed afresh, so a rotation changes the fingerprint and
 // shows in before and after, while the log holds nothing derived from the
 // secret itself (a hash of a short secret could be guessed back).
-func secretAuditValue(sealed string) string {
+func SecretAuditValue(sealed string) string {
 	if sealed == "" {
 		return ""
 	}
@@ -201,7 +201,7 @@ func WithAudit(ctx context.Context, actor Actor, e AuditEntry) context.Context {
 
 // auditUnchanged tells the transaction's pending audit entry, if any, that
 // the operation changed nothing (its event was recorded before).
-func auditUnchanged(ctx context.Context) {
+func AuditUnchanged(ctx context.Context) {
 	if p, ok := ctx.Value(pendingAuditKey{}).(*pendingAudit); ok {
 		p.unchanged = true
 	}
@@ -213,20 +213,20 @@ type txStepKey struct{}
 // with it runs at the end of its own transaction (auditedTx): for a change
 // that must commit or roll back with that operation's, such as a stored
 // bank credit marked assigned by the capture that books it.
-func withTxStep(ctx context.Context, step func(ctx context.Context, tx bun.Tx) error) context.Context {
+func WithTxStep(ctx context.Context, step func(ctx context.Context, tx bun.Tx) error) context.Context {
 	return context.WithValue(ctx, txStepKey{}, step)
 }
 
 // inAudit reports whether ctx carries an audit entry or a transaction step
 // for auditedTx: a change made with one must run in its transaction.
-func inAudit(ctx context.Context) bool {
+func InAudit(ctx context.Context) bool {
 	return ctx.Value(pendingAuditKey{}) != nil || ctx.Value(txStepKey{}) != nil
 }
 
 // auditedTx wraps a transaction's function: after it succeeds, the step
 // the context carries (withTxStep), then the audit entry (WithAudit), if
 // any, are run in the same transaction.
-func (s *Service) auditedTx(fn func(ctx context.Context, tx bun.Tx) error) func(ctx context.Context, tx bun.Tx) error {
+func (s *Service) AuditedTx(fn func(ctx context.Context, tx bun.Tx) error) func(ctx context.Context, tx bun.Tx) error {
 	return func(ctx context.Context, tx bun.Tx) error {
 		p, audited := ctx.Value(pendingAuditKey{}).(*pendingAudit)
 		if audited {
@@ -243,6 +243,6 @@ func (s *Service) auditedTx(fn func(ctx context.Context, tx bun.Tx) error) func(
 		if !audited || p.unchanged {
 			return nil
 		}
-		return s.appendAudit(ctx, tx, p.actor, p.entry)
+		return s.AppendAudit(ctx, tx, p.actor, p.entry)
 	}
 }

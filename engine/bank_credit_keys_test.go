@@ -9,7 +9,11 @@ import (
 
 	"portal/engine"
 	"portal/engine/banking"
+	"portal/engine/bankstatement"
 	"portal/engine/dbtest"
+	"portal/engine/organisation"
+	"portal/engine/payment"
+	"portal/engine/staff"
 )
 
 // sampleRF is the RF reference the Finnish samples write, whose check
@@ -69,12 +73,12 @@ func TestManualCaptureIDNeverStandsForABankCredit(t *testing.T) {
 		f := bankFixture(t, db, 2)
 		ps := openTransfers(t, f, banking.Expected{Reference: "RF48PRALPHA2345ALPHA234", AmountMinor: 18450, Currency: "EUR"},
 			banking.Expected{Reference: "RF32PRBRAVO2345BRAVO234", AmountMinor: 9000, Currency: "EUR"})
-		f.capture(engine.Capture{Reference: "RF48PRALPHA2345ALPHA234", AmountMinor: 18450, ID: "credit:2026110300001"})
+		f.capture(payment.Capture{Reference: "RF48PRALPHA2345ALPHA234", AmountMinor: 18450, ID: "credit:2026110300001"})
 		iban, _ := banking.ParseIBAN(demoIBAN)
 		st := banking.Statement{Message: "camt.053.001.08", MessageID: "S-1", Credits: []banking.Credit{{ID: "2026110300001",
 			Account: demoIBAN, AmountMinor: 9000, Currency: "EUR", References: []string{"RF32PRBRAVO2345BRAVO234"},
 			BookingDate: time.Date(2026, 11, 3, 0, 0, 0, 0, time.UTC)}}}
-		rep, err := f.svc.ImportStatement(f.ctx, st, engine.StatementOptions{Account: iban})
+		rep, err := bankstatement.Of(f.svc).ImportStatement(f.ctx, st, engine.StatementOptions{Account: iban})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -85,7 +89,7 @@ func TestManualCaptureIDNeverStandsForABankCredit(t *testing.T) {
 			t.Fatal("the order the bank's credit pays is not paid")
 		}
 		// The same capture by hand again is still known.
-		if res := f.capture(engine.Capture{Reference: "RF48PRALPHA2345ALPHA234", AmountMinor: 18450, ID: "credit:2026110300001"}); !res.Replayed {
+		if res := f.capture(payment.Capture{Reference: "RF48PRALPHA2345ALPHA234", AmountMinor: 18450, ID: "credit:2026110300001"}); !res.Replayed {
 			t.Fatalf("the capture by hand again: %+v", res)
 		}
 	})
@@ -99,12 +103,12 @@ func TestBankCreditIDsPerClubAndAccount(t *testing.T) {
 		f := bankFixture(t, db, 2)
 		ps := openTransfers(t, f, banking.Expected{Reference: "RF48PRALPHA2345ALPHA234", AmountMinor: 18450, Currency: "EUR"},
 			banking.Expected{Reference: "RF32PRBRAVO2345BRAVO234", AmountMinor: 18450, Currency: "EUR"})
-		club, err := f.svc.CreateOrganisation(f.ctx, engine.OrganisationChange{Name: str("Lakeside"), Slug: str("lakeside")})
+		club, err := organisation.Of(f.svc).CreateOrganisation(f.ctx, organisation.OrganisationChange{Name: str("Lakeside"), Slug: str("lakeside")})
 		if err != nil {
 			t.Fatal(err)
 		}
 		const clubIBAN = "CH9300762011623852957"
-		if _, err := f.svc.SetPaymentSettings(f.ctx, club.ID, engine.PaymentSettingsChange{Provider: str("bank_transfer"),
+		if _, err := payment.Of(f.svc).SetPaymentSettings(f.ctx, club.ID, payment.PaymentSettingsChange{Provider: str("bank_transfer"),
 			BankCreditorName: str("Lakeside TC"), BankIBAN: str(clubIBAN), BankCreditorAddress: str("Seestrasse;1;8800;Thalwil;CH")}); err != nil {
 			t.Fatal(err)
 		}
@@ -121,12 +125,12 @@ func TestBankCreditIDsPerClubAndAccount(t *testing.T) {
 				Account: account, AmountMinor: 18450, Currency: "EUR", References: []string{rf}, BookingDate: day}}}
 		}
 		demo, _ := banking.ParseIBAN(demoIBAN)
-		repA, err := f.svc.ImportStatement(f.ctx, withKeys(credit(demoIBAN, "RF48PRALPHA2345ALPHA234")), engine.StatementOptions{Account: demo})
+		repA, err := bankstatement.Of(f.svc).ImportStatement(f.ctx, withKeys(credit(demoIBAN, "RF48PRALPHA2345ALPHA234")), engine.StatementOptions{Account: demo})
 		if err != nil || len(repA.Lines) != 1 || !repA.Lines[0].Completed {
 			t.Fatalf("the environment's import: %v %+v", err, repA)
 		}
 		clubAccount, _ := banking.ParseIBAN(clubIBAN)
-		repB, err := f.svc.ImportStatement(f.ctx, withKeys(credit(clubIBAN, "RF32PRBRAVO2345BRAVO234")),
+		repB, err := bankstatement.Of(f.svc).ImportStatement(f.ctx, withKeys(credit(clubIBAN, "RF32PRBRAVO2345BRAVO234")),
 			engine.StatementOptions{Account: clubAccount, Organisation: club.ID})
 		if err != nil {
 			t.Fatal(err)
@@ -159,7 +163,7 @@ func TestSharedAcctSvcrRefBothCaptured(t *testing.T) {
 			banking.Expected{Reference: "RF712348231", AmountMinor: 169222, Currency: "CHF"})
 		st := readFixture(t, "postfinance_shared_acctsvcrref.xml")
 		account, _ := banking.ParseIBAN("CH7609000000123456789")
-		rep, err := f.svc.ImportStatement(f.ctx, st, engine.StatementOptions{Account: account})
+		rep, err := bankstatement.Of(f.svc).ImportStatement(f.ctx, st, engine.StatementOptions{Account: account})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -177,7 +181,7 @@ func TestSharedAcctSvcrRefBothCaptured(t *testing.T) {
 			}
 		}
 		before := f.state()
-		again, err := f.svc.ImportStatement(f.ctx, st, engine.StatementOptions{Account: account})
+		again, err := bankstatement.Of(f.svc).ImportStatement(f.ctx, st, engine.StatementOptions{Account: account})
 		if err != nil || again.AlreadyImported != 2 || len(again.Lines) != 0 {
 			t.Fatalf("re-import: %v %+v", err, again)
 		}
@@ -198,7 +202,7 @@ func TestPublicStatementSampleImported(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rep, err := f.svc.ImportStatement(f.ctx, st, engine.StatementOptions{Account: account})
+		rep, err := bankstatement.Of(f.svc).ImportStatement(f.ctx, st, engine.StatementOptions{Account: account})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -214,12 +218,12 @@ func TestPublicStatementSampleImported(t *testing.T) {
 		if completed != 1 || second != 1 || orderStatusOf(t, f, ps[0]) != engine.OrderPaid {
 			t.Fatalf("lines %+v", rep.Lines)
 		}
-		owed, err := f.svc.PaymentsNeedingAttention(f.ctx, engine.AttentionQuery{})
-		if err != nil || len(owed) != 1 || owed[0].Reason != engine.AttentionSecondPayment || !owed[0].RefundByHand || owed[0].Payment.AmountMinor != 1000000 {
+		owed, err := staff.Of(f.svc).PaymentsNeedingAttention(f.ctx, staff.AttentionQuery{})
+		if err != nil || len(owed) != 1 || owed[0].Reason != staff.AttentionSecondPayment || !owed[0].RefundByHand || owed[0].Payment.AmountMinor != 1000000 {
 			t.Fatalf("attention: %v %+v", err, owed)
 		}
 		before := f.state()
-		again, err := f.svc.ImportStatement(f.ctx, st, engine.StatementOptions{Account: account})
+		again, err := bankstatement.Of(f.svc).ImportStatement(f.ctx, st, engine.StatementOptions{Account: account})
 		if err != nil || again.AlreadyImported != len(rep.Lines) || len(again.Lines) != 0 {
 			t.Fatalf("re-import: %v %+v", err, again)
 		}
@@ -236,7 +240,7 @@ func TestPublicAccountReportImported(t *testing.T) {
 		ps := openTransfers(t, f, banking.Expected{Reference: "RF48PRALPHA2345ALPHA234", AmountMinor: 10000, Currency: "EUR"})
 		st := withReference(readFixture(t, "public/fffs_camt052.xml"), "RF48PRALPHA2345ALPHA234")
 		account, _ := banking.ParseIBAN("FI7433010001222090")
-		rep, err := f.svc.ImportStatement(f.ctx, st, engine.StatementOptions{Account: account})
+		rep, err := bankstatement.Of(f.svc).ImportStatement(f.ctx, st, engine.StatementOptions{Account: account})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -253,23 +257,23 @@ func TestSecondTransferByImportOwedBack(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		f := bankFixture(t, db, 1)
 		ps := openTransfers(t, f, banking.Expected{Reference: "RF48PRALPHA2345ALPHA234", AmountMinor: 18450, Currency: "EUR"})
-		f.capture(engine.Capture{Reference: "RF48PRALPHA2345ALPHA234", AmountMinor: 18450})
+		f.capture(payment.Capture{Reference: "RF48PRALPHA2345ALPHA234", AmountMinor: 18450})
 		iban, _ := banking.ParseIBAN(demoIBAN)
 		st := banking.Statement{Message: "camt.053.001.08", MessageID: "S-2", Credits: []banking.Credit{{ID: "2026111400009",
 			Account: demoIBAN, AmountMinor: 18450, Currency: "EUR", References: []string{"RF48 PRAL PHA2 345A LPHA 234"},
 			BookingDate: time.Date(2026, 11, 14, 0, 0, 0, 0, time.UTC)}}}
-		rep, err := f.svc.ImportStatement(f.ctx, st, engine.StatementOptions{Account: iban})
+		rep, err := bankstatement.Of(f.svc).ImportStatement(f.ctx, st, engine.StatementOptions{Account: iban})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if l := rep.Lines[0]; l.Outcome != banking.OutcomeSecond || !l.SecondCredit || l.Kept || l.Err != nil {
 			t.Fatalf("line %+v", l)
 		}
-		owed, err := f.svc.PaymentsNeedingAttention(f.ctx, engine.AttentionQuery{})
-		if err != nil || len(owed) != 1 || owed[0].Reason != engine.AttentionSecondPayment || owed[0].Payment.OrderID != ps[0].OrderID {
+		owed, err := staff.Of(f.svc).PaymentsNeedingAttention(f.ctx, staff.AttentionQuery{})
+		if err != nil || len(owed) != 1 || owed[0].Reason != staff.AttentionSecondPayment || owed[0].Payment.OrderID != ps[0].OrderID {
 			t.Fatalf("attention: %v %+v", err, owed)
 		}
-		if n := f.count((*engine.BankCredit)(nil), "1 = 1"); n != 0 {
+		if n := f.count((*bankstatement.BankCredit)(nil), "1 = 1"); n != 0 {
 			t.Fatalf("%d credits kept as unmatched as well", n)
 		}
 	})

@@ -10,6 +10,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/banking"
+	"portal/engine/bankstatement"
 	"portal/engine/dbtest"
 )
 
@@ -43,7 +44,7 @@ func TestResolveUnmatchedCredits(t *testing.T) {
 			{ID: "C-3", Account: demoIBAN, AmountMinor: 50, Currency: "EUR", BookingDate: day, DebtorName: "Cy Partial"},
 		}}
 		iban, _ := banking.ParseIBAN(demoIBAN)
-		rep, err := f.svc.ImportStatement(f.ctx, st, engine.StatementOptions{Account: iban, Organisation: org, Actor: &actor})
+		rep, err := bankstatement.Of(f.svc).ImportStatement(f.ctx, st, engine.StatementOptions{Account: iban, Organisation: org, Actor: &actor})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -52,21 +53,21 @@ func TestResolveUnmatchedCredits(t *testing.T) {
 				t.Fatalf("line %+v: want kept, not captured", l)
 			}
 		}
-		if n, err := f.svc.CountUnmatchedCredits(f.ctx, org); err != nil || n != 3 {
+		if n, err := bankstatement.Of(f.svc).CountUnmatchedCredits(f.ctx, org); err != nil || n != 3 {
 			t.Fatalf("%d unmatched (%v), want 3", n, err)
 		}
-		if other, err := f.svc.BankCredits(f.ctx, engine.CreditQuery{OrganisationID: org + 1000}); err != nil || len(other) != 0 {
+		if other, err := bankstatement.Of(f.svc).BankCredits(f.ctx, bankstatement.CreditQuery{OrganisationID: org + 1000}); err != nil || len(other) != 0 {
 			t.Fatalf("another organisation sees %+v (%v)", other, err)
 		}
-		list, err := f.svc.BankCredits(f.ctx, engine.CreditQuery{OrganisationID: org})
+		list, err := bankstatement.Of(f.svc).BankCredits(f.ctx, bankstatement.CreditQuery{OrganisationID: org})
 		if err != nil || len(list) != 3 {
 			t.Fatalf("credits %+v %v", list, err)
 		}
-		byID := map[string]engine.BankCredit{}
+		byID := map[string]bankstatement.BankCredit{}
 		for _, c := range list {
 			byID[c.CreditID] = c
 		}
-		if c := byID["C-1"]; c.DebtorIBAN != "DE02120300000000202051" || c.Remittance != "Beitrag Familie Payer" || c.State != engine.CreditUnmatched {
+		if c := byID["C-1"]; c.DebtorIBAN != "DE02120300000000202051" || c.Remittance != "Beitrag Familie Payer" || c.State != bankstatement.CreditUnmatched {
 			t.Fatalf("kept %+v", c)
 		}
 		audits := func() int {
@@ -78,7 +79,7 @@ func TestResolveUnmatchedCredits(t *testing.T) {
 
 		// Change the kept amount of C-1 to the first registration's, as if
 		// the member had paid it without a reference.
-		if _, err := db.NewUpdate().Model((*engine.BankCredit)(nil)).Set("amount_minor = ?", amounts[0]).
+		if _, err := db.NewUpdate().Model((*bankstatement.BankCredit)(nil)).Set("amount_minor = ?", amounts[0]).
 			Where("credit_id = 'C-1'").Exec(f.ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -88,33 +89,33 @@ func TestResolveUnmatchedCredits(t *testing.T) {
 		before, beforeAudits := f.state(), audits()
 		for name, tc := range map[string]struct {
 			org, id int64
-			r       engine.CreditResolution
+			r       bankstatement.CreditResolution
 			code    engine.Code
 		}{
-			"unknown registration": {org, c1, engine.CreditResolution{State: engine.CreditAssigned, Payment: "999999"}, engine.CodeNotFound},
-			"no payment named":     {org, c1, engine.CreditResolution{State: engine.CreditAssigned}, engine.CodeInvalid},
-			"return without note":  {org, c2, engine.CreditResolution{State: engine.CreditReturned}, engine.CodeInvalid},
-			"unknown state":        {org, c2, engine.CreditResolution{State: "kept", Note: "x"}, engine.CodeInvalid},
-			"other organisation":   {org + 1000, c2, engine.CreditResolution{State: engine.CreditIgnored, Note: "x"}, engine.CodeNotFound},
-			"bad reference":        {org, c1, engine.CreditResolution{State: engine.CreditAssigned, Payment: "RF00NOPE"}, engine.CodeInvalid},
+			"unknown registration": {org, c1, bankstatement.CreditResolution{State: bankstatement.CreditAssigned, Payment: "999999"}, engine.CodeNotFound},
+			"no payment named":     {org, c1, bankstatement.CreditResolution{State: bankstatement.CreditAssigned}, engine.CodeInvalid},
+			"return without note":  {org, c2, bankstatement.CreditResolution{State: bankstatement.CreditReturned}, engine.CodeInvalid},
+			"unknown state":        {org, c2, bankstatement.CreditResolution{State: "kept", Note: "x"}, engine.CodeInvalid},
+			"other organisation":   {org + 1000, c2, bankstatement.CreditResolution{State: bankstatement.CreditIgnored, Note: "x"}, engine.CodeNotFound},
+			"bad reference":        {org, c1, bankstatement.CreditResolution{State: bankstatement.CreditAssigned, Payment: "RF00NOPE"}, engine.CodeInvalid},
 		} {
-			_, err := f.svc.ResolveCredit(f.ctx, actor, tc.org, tc.id, tc.r)
+			_, err := bankstatement.Of(f.svc).ResolveCredit(f.ctx, actor, tc.org, tc.id, tc.r)
 			if e, ok := engine.AsError(err); !ok || e.Code != tc.code {
 				t.Errorf("%s: %v, want %s", name, err, tc.code)
 			}
 		}
 		assertUnchanged(t, before, f.state())
-		if n, _ := f.svc.CountUnmatchedCredits(f.ctx, org); n != 3 || audits() != beforeAudits {
+		if n, _ := bankstatement.Of(f.svc).CountUnmatchedCredits(f.ctx, org); n != 3 || audits() != beforeAudits {
 			t.Fatalf("a bad resolution changed something: %d unmatched, %d audits", n, audits())
 		}
 
 		// Assigned to the first registration: captured, completed.
-		res, err := f.svc.ResolveCredit(f.ctx, actor, org, c1, engine.CreditResolution{State: engine.CreditAssigned,
+		res, err := bankstatement.Of(f.svc).ResolveCredit(f.ctx, actor, org, c1, bankstatement.CreditResolution{State: bankstatement.CreditAssigned,
 			Payment: strconv.FormatInt(regs[0], 10), Note: "paid without reference"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.Capture == nil || res.Capture.Problem != "" || res.Credit.State != engine.CreditAssigned || res.Credit.PaymentReference == nil {
+		if res.Capture == nil || res.Capture.Problem != "" || res.Credit.State != bankstatement.CreditAssigned || res.Credit.PaymentReference == nil {
 			t.Fatalf("assigned: %+v", res)
 		}
 		if inst := f.instance(regs[0]); inst.Status != engine.StateCompleted {
@@ -132,19 +133,19 @@ func TestResolveUnmatchedCredits(t *testing.T) {
 		}
 		// Posted again: nothing more.
 		n := audits()
-		again, err := f.svc.ResolveCredit(f.ctx, actor, org, c1, engine.CreditResolution{State: engine.CreditAssigned, Payment: strconv.FormatInt(regs[0], 10)})
+		again, err := bankstatement.Of(f.svc).ResolveCredit(f.ctx, actor, org, c1, bankstatement.CreditResolution{State: bankstatement.CreditAssigned, Payment: strconv.FormatInt(regs[0], 10)})
 		if err != nil || !again.Replayed {
 			t.Fatalf("assigned twice: %+v %v", again, err)
 		}
 		if audits() != n || f.count((*engine.OutboxMessage)(nil), "kind = 'membership_confirmation'") != 1 {
 			t.Fatal("a second assignment changed something")
 		}
-		if _, err := f.svc.ResolveCredit(f.ctx, actor, org, c1, engine.CreditResolution{State: engine.CreditReturned, Note: "oops"}); !isCode(err, engine.CodeConflict) {
+		if _, err := bankstatement.Of(f.svc).ResolveCredit(f.ctx, actor, org, c1, bankstatement.CreditResolution{State: bankstatement.CreditReturned, Note: "oops"}); !isCode(err, engine.CodeConflict) {
 			t.Fatalf("returning an assigned credit: %v, want conflict", err)
 		}
 
 		// Short of the second registration's amount: a part, not completed.
-		part, err := f.svc.ResolveCredit(f.ctx, actor, org, c3, engine.CreditResolution{State: engine.CreditAssigned,
+		part, err := bankstatement.Of(f.svc).ResolveCredit(f.ctx, actor, org, c3, bankstatement.CreditResolution{State: bankstatement.CreditAssigned,
 			Payment: strconv.FormatInt(regs[1], 10)})
 		if err != nil || part.Capture.Problem != "partial" {
 			t.Fatalf("partial: %+v %v", part, err)
@@ -154,20 +155,20 @@ func TestResolveUnmatchedCredits(t *testing.T) {
 		}
 
 		// Returned with a note.
-		ret, err := f.svc.ResolveCredit(f.ctx, actor, org, c2, engine.CreditResolution{State: engine.CreditReturned, Note: "not a member; sent back"})
-		if err != nil || ret.Credit.State != engine.CreditReturned || ret.Credit.ResolvedBy != actor.Name || ret.Credit.ResolvedAt == nil {
+		ret, err := bankstatement.Of(f.svc).ResolveCredit(f.ctx, actor, org, c2, bankstatement.CreditResolution{State: bankstatement.CreditReturned, Note: "not a member; sent back"})
+		if err != nil || ret.Credit.State != bankstatement.CreditReturned || ret.Credit.ResolvedBy != actor.Name || ret.Credit.ResolvedAt == nil {
 			t.Fatalf("returned: %+v %v", ret, err)
 		}
-		if n, _ := f.svc.CountUnmatchedCredits(f.ctx, org); n != 0 {
+		if n, _ := bankstatement.Of(f.svc).CountUnmatchedCredits(f.ctx, org); n != 0 {
 			t.Fatalf("%d unmatched after resolving all", n)
 		}
 
 		// Re-importing the statement keeps nothing twice.
-		again2, err := f.svc.ImportStatement(f.ctx, st, engine.StatementOptions{Account: iban, Organisation: org, Actor: &actor})
+		again2, err := bankstatement.Of(f.svc).ImportStatement(f.ctx, st, engine.StatementOptions{Account: iban, Organisation: org, Actor: &actor})
 		if err != nil || again2.AlreadyImported != 3 || len(again2.Lines) != 0 {
 			t.Fatalf("re-import: %+v %v", again2, err)
 		}
-		if n := f.count((*engine.BankCredit)(nil), "1 = 1"); n != 3 {
+		if n := f.count((*bankstatement.BankCredit)(nil), "1 = 1"); n != 3 {
 			t.Fatalf("%d credits kept, want 3", n)
 		}
 	})

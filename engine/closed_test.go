@@ -8,6 +8,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/registration"
 )
 
 // TestNoAnswersAfterClosing: a registration under way cannot go on once its
@@ -22,18 +23,18 @@ func TestNoAnswersAfterClosing(t *testing.T) {
 			dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 				ctx := context.Background()
 				svc := seeded(t, db)
-				form, _, err := svc.LoadMembershipForm(ctx, "demo", 1, nil)
+				form, _, err := registration.Of(svc).LoadMembershipForm(ctx, "demo", 1, nil)
 				if err != nil {
 					t.Fatal(err)
 				}
 				pid := form.ProcessIDString()
-				if _, err := svc.Next(ctx, "demo", engine.NextInput{ProcessID: pid, Step: 0, People: []engine.PersonInput{{ID: 2}}}); err != nil {
+				if _, err := registration.Of(svc).Next(ctx, "demo", registration.NextInput{ProcessID: pid, Step: 0, People: []registration.PersonInput{{ID: 2}}}); err != nil {
 					t.Fatal(err)
 				}
 				if _, err := db.ExecContext(ctx, tc.sql); err != nil {
 					t.Fatal(err)
 				}
-				_, err = svc.Next(ctx, "demo", engine.NextInput{ProcessID: pid, Step: 1, People: []engine.PersonInput{{ID: 2, Answer: str("0612345678")}}})
+				_, err = registration.Of(svc).Next(ctx, "demo", registration.NextInput{ProcessID: pid, Step: 1, People: []registration.PersonInput{{ID: 2, Answer: str("0612345678")}}})
 				if engine.ErrorCode(err) != engine.CodeConflict {
 					t.Fatalf("answer after closing: %v, want a conflict", err)
 				}

@@ -69,23 +69,23 @@ func (t *Texts) Scan(src any) error {
 // textLanguages are what a club text is checked against: the
 // organisation's enabled languages and its default language, whose text
 // the row's own column holds.
-type textLanguages struct {
-	enabled []string
-	def     string
+type TextLanguages struct {
+	Enabled []string
+	Default string
 }
 
 // orgTextLanguages loads the languages of orgID's texts.
-func orgTextLanguages(ctx context.Context, db bun.IDB, orgID int64) (textLanguages, error) {
-	org, err := loadOrganisation(ctx, db, orgID)
+func OrgTextLanguages(ctx context.Context, db bun.IDB, orgID int64) (TextLanguages, error) {
+	org, err := LoadOrganisation(ctx, db, orgID)
 	if err != nil {
-		return textLanguages{}, err
+		return TextLanguages{}, err
 	}
 	return languagesOf(org), nil
 }
 
-func languagesOf(org *Organisation) textLanguages {
+func languagesOf(org *Organisation) TextLanguages {
 	def, _, _ := strings.Cut(org.DefaultLanguage, "-")
-	return textLanguages{enabled: org.EnabledLanguageList(), def: def}
+	return TextLanguages{Enabled: org.EnabledLanguageList(), Default: def}
 }
 
 // checkClubText validates a club text and its texts per language, named
@@ -94,7 +94,7 @@ func languagesOf(org *Organisation) textLanguages {
 // enabled language must have one. The default language's text fills
 // *base when it is empty; given both, they must agree. It trims the
 // texts and returns the problems found.
-func checkClubText(langs textLanguages, field, textsField string, base *string, texts Texts, max int) []FieldError {
+func CheckClubText(langs TextLanguages, field, textsField string, base *string, texts Texts, max int) []FieldError {
 	var out []FieldError
 	bad := func(f, m string) { out = append(out, FieldError{Field: f, Message: m}) }
 	*base = strings.TrimSpace(*base)
@@ -111,27 +111,27 @@ func checkClubText(langs textLanguages, field, textsField string, base *string, 
 			bad(textsField+"."+l, "is not a language of the portal ("+strings.Join(Languages, ", ")+")")
 		case v == "":
 			delete(texts, l)
-		case !printable(v, max):
+		case !Printable(v, max):
 			bad(textsField+"."+l, fmt.Sprintf("must be 1 to %d characters", max))
 		}
 	}
-	if d := texts[langs.def]; d != "" {
+	if d := texts[langs.Default]; d != "" {
 		if *base == "" {
 			*base = d
 		} else if *base != d {
-			bad(field, fmt.Sprintf("differs from %s.%s: the %s text is the default language's; give it once or the same in both", textsField, langs.def, field))
+			bad(field, fmt.Sprintf("differs from %s.%s: the %s text is the default language's; give it once or the same in both", textsField, langs.Default, field))
 		}
 	}
-	if *base == "" || !printable(*base, max) {
+	if *base == "" || !Printable(*base, max) {
 		bad(field, fmt.Sprintf("must be 1 to %d characters", max))
 	}
 	if len(texts) == 0 {
 		return out
 	}
-	for _, l := range langs.enabled {
-		if l != langs.def && texts[l] == "" {
+	for _, l := range langs.Enabled {
+		if l != langs.Default && texts[l] == "" {
 			bad(textsField+"."+l, fmt.Sprintf("has no text in %s: the organisation offers %s, and a text given per language needs each of them",
-				l, strings.Join(langs.enabled, ", ")))
+				l, strings.Join(langs.Enabled, ", ")))
 		}
 	}
 	return out
@@ -139,7 +139,7 @@ func checkClubText(langs textLanguages, field, textsField string, base *string, 
 
 // withDefault is texts with the default language's text (base) in it, as
 // the admin API returns them: every language the row has a text in.
-func (t Texts) withDefault(lang, base string) Texts {
+func (t Texts) WithDefault(lang, base string) Texts {
 	if len(t) == 0 {
 		return Texts{}
 	}
@@ -167,14 +167,14 @@ func (p *MembershipPeriod) Localize(lang string) {
 }
 
 // localizeRules puts every rule's label in lang.
-func localizeRules(rules []PriceRule, lang string) {
+func LocalizeRules(rules []PriceRule, lang string) {
 	for i := range rules {
 		rules[i].Localize(lang)
 	}
 }
 
 // localizeTypes puts every type's name in lang.
-func localizeTypes(types []MembershipType, lang string) {
+func LocalizeTypes(types []MembershipType, lang string) {
 	for i := range types {
 		types[i].Localize(lang)
 	}

@@ -9,6 +9,8 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/organisation"
+	"portal/engine/registration"
 )
 
 // TestClubTextsInMemberLanguage: the price rules' labels, the types' and
@@ -21,7 +23,7 @@ func TestClubTextsInMemberLanguage(t *testing.T) {
 		f.ctx = engine.WithLanguage(f.ctx, "de")
 		r := f.start(engine.DemoUserKey, alex, robin)
 		r.advanceTo(4)
-		q, err := f.svc.Quote(f.ctx, engine.DemoUserKey, r.pid)
+		q, err := registration.Of(f.svc).Quote(f.ctx, engine.DemoUserKey, r.pid)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -34,7 +36,7 @@ func TestClubTextsInMemberLanguage(t *testing.T) {
 		if strings.Contains(descs, "Adult membership") || strings.Contains(descs, "Administration fee") {
 			t.Errorf("German quote has English labels:\n%s", descs)
 		}
-		rev, err := f.svc.Review(f.ctx, engine.DemoUserKey, r.pid)
+		rev, err := registration.Of(f.svc).Review(f.ctx, engine.DemoUserKey, r.pid)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -49,9 +51,9 @@ func TestClubTextsInMemberLanguage(t *testing.T) {
 		if len(orders) != 1 {
 			t.Fatalf("orders = %d", len(orders))
 		}
-		var lines []engine.QuoteLine
+		var lines []registration.QuoteLine
 		for _, l := range orders[0].Lines {
-			lines = append(lines, engine.QuoteLine{Description: l.Description})
+			lines = append(lines, registration.QuoteLine{Description: l.Description})
 		}
 		descs = lineDescriptions(lines)
 		for _, want := range []string{"Cotisation adulte – Alex Morgan", "Cotisation junior – Robin Morgan", "Droit d'entrée (nouveau membre) – Robin Morgan", "Frais administratifs"} {
@@ -60,7 +62,7 @@ func TestClubTextsInMemberLanguage(t *testing.T) {
 			}
 		}
 		// Done: the frozen lines, whatever language asks.
-		q, err = f.svc.Quote(engine.WithLanguage(context.Background(), "de"), engine.DemoUserKey, r.pid)
+		q, err = registration.Of(f.svc).Quote(engine.WithLanguage(context.Background(), "de"), engine.DemoUserKey, r.pid)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -68,14 +70,14 @@ func TestClubTextsInMemberLanguage(t *testing.T) {
 			t.Errorf("the committed lines changed with the language:\n%s\nwant\n%s", got, descs)
 		}
 		// English (the default) is what the rows hold.
-		rules, err := f.svc.PriceRules(context.Background(), 1, engine.DemoPeriodID)
+		rules, err := organisation.Of(f.svc).PriceRules(context.Background(), 1, engine.DemoPeriodID)
 		if err != nil || rules[0].Label != "Adult membership" {
 			t.Fatalf("stored label = %q, %v", rules[0].Label, err)
 		}
 	})
 }
 
-func lineDescriptions(lines []engine.QuoteLine) string {
+func lineDescriptions(lines []registration.QuoteLine) string {
 	var b strings.Builder
 	for _, l := range lines {
 		b.WriteString(l.Description + "\n")
@@ -91,21 +93,21 @@ func TestClubTextsCompleteness(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		svc := seeded(t, db)
-		before, err := svc.PriceRules(ctx, 1, engine.DemoPeriodID)
+		before, err := organisation.Of(svc).PriceRules(ctx, 1, engine.DemoPeriodID)
 		if err != nil {
 			t.Fatal(err)
 		}
 		rules := append([]engine.PriceRule(nil), before...)
 		rules[0].LabelTexts = engine.Texts{"en": "Adult membership", "de": "Mitgliedschaft Erwachsene"}
-		_, err = svc.ReplacePriceRules(ctx, 1, engine.DemoPeriodID, rules)
+		_, err = organisation.Of(svc).ReplacePriceRules(ctx, 1, engine.DemoPeriodID, rules)
 		wantField(t, err, "[0].labelTexts.fr", "has no text in fr")
-		after, _ := svc.PriceRules(ctx, 1, engine.DemoPeriodID)
+		after, _ := organisation.Of(svc).PriceRules(ctx, 1, engine.DemoPeriodID)
 		if after[0].LabelTexts["de"] != "Mitgliedschaft Erwachsene" || after[0].LabelTexts["fr"] != "Cotisation adulte" {
 			t.Fatalf("a refused change changed the rules: %+v", after[0])
 		}
 		rules[0].LabelTexts["fr"] = "Cotisation adulte (tarif plein)"
 		rules[1].LabelTexts = nil // one label for every language
-		out, err := svc.ReplacePriceRules(ctx, 1, engine.DemoPeriodID, rules)
+		out, err := organisation.Of(svc).ReplacePriceRules(ctx, 1, engine.DemoPeriodID, rules)
 		if err != nil {
 			t.Fatalf("complete texts: %v", err)
 		}
@@ -113,23 +115,23 @@ func TestClubTextsCompleteness(t *testing.T) {
 			t.Fatalf("stored = %+v / %+v", out[0].LabelTexts, out[1].LabelTexts)
 		}
 		rules[2].LabelTexts = engine.Texts{"en": "Joining fee", "de": "Eintritt", "fr": "Entrée", "it": "Iscrizione"}
-		_, err = svc.ReplacePriceRules(ctx, 1, engine.DemoPeriodID, rules)
+		_, err = organisation.Of(svc).ReplacePriceRules(ctx, 1, engine.DemoPeriodID, rules)
 		wantField(t, err, "[2].labelTexts.it", "is not a language")
 
-		_, err = svc.CreateMembershipType(ctx, engine.MembershipType{OrganisationID: 1, Code: "SENIOR", Name: "Senior",
+		_, err = organisation.Of(svc).CreateMembershipType(ctx, engine.MembershipType{OrganisationID: 1, Code: "SENIOR", Name: "Senior",
 			NameTexts: engine.Texts{"fr": "Senior"}, MinAge: ptrTo(65)})
 		wantField(t, err, "nameTexts.de", "has no text in de")
-		typ, err := svc.CreateMembershipType(ctx, engine.MembershipType{OrganisationID: 1, Code: "SENIOR",
+		typ, err := organisation.Of(svc).CreateMembershipType(ctx, engine.MembershipType{OrganisationID: 1, Code: "SENIOR",
 			NameTexts: engine.Texts{"en": "Senior", "de": "Senioren", "fr": "Seniors"}, MinAge: ptrTo(65)})
 		if err != nil || typ.Name != "Senior" {
 			t.Fatalf("type from its texts = %+v, %v", typ, err)
 		}
-		_, err = svc.UpdateMembershipType(ctx, 1, typ.ID, engine.MembershipTypeChange{NameTexts: &engine.Texts{"en": "Senior", "de": "Senioren"}})
+		_, err = organisation.Of(svc).UpdateMembershipType(ctx, 1, typ.ID, organisation.MembershipTypeChange{NameTexts: &engine.Texts{"en": "Senior", "de": "Senioren"}})
 		wantField(t, err, "nameTexts.fr", "has no text in fr")
 
-		_, err = svc.UpdatePeriod(ctx, 1, engine.DemoPeriodID, engine.PeriodInput{NameTexts: &engine.Texts{"de": "Saison"}})
+		_, err = organisation.Of(svc).UpdatePeriod(ctx, 1, engine.DemoPeriodID, organisation.PeriodInput{NameTexts: &engine.Texts{"de": "Saison"}})
 		wantField(t, err, "nameTexts.fr", "has no text in fr")
-		p, err := svc.UpdatePeriod(ctx, 1, engine.DemoPeriodID, engine.PeriodInput{Name: ptrTo("Season 1"),
+		p, err := organisation.Of(svc).UpdatePeriod(ctx, 1, engine.DemoPeriodID, organisation.PeriodInput{Name: ptrTo("Season 1"),
 			NameTexts: &engine.Texts{"de": "Saison 1", "fr": "Saison un"}})
 		if err != nil || p.Name != "Season 1" || p.NameTexts["fr"] != "Saison un" {
 			t.Fatalf("period = %+v, %v", p, err)
@@ -139,7 +141,7 @@ func TestClubTextsCompleteness(t *testing.T) {
 		if _, err := db.NewUpdate().Model((*engine.Organisation)(nil)).Set("enabled_languages = 'en,de'").Where("id = 1").Exec(ctx); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := svc.UpdateMembershipType(ctx, 1, typ.ID, engine.MembershipTypeChange{NameTexts: &engine.Texts{"en": "Senior", "de": "Senioren"}}); err != nil {
+		if _, err := organisation.Of(svc).UpdateMembershipType(ctx, 1, typ.ID, organisation.MembershipTypeChange{NameTexts: &engine.Texts{"en": "Senior", "de": "Senioren"}}); err != nil {
 			t.Fatalf("en and de offered: %v", err)
 		}
 	})

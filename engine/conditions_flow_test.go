@@ -10,6 +10,8 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/definition"
+	"portal/engine/registration"
 )
 
 // The demo's branch step.
@@ -29,7 +31,7 @@ func TestTransferBranch(t *testing.T) {
 		f := newFixture(t, db)
 		r := f.start(engine.DemoUserKey, alex, robin)
 		r.advanceTo(transferStep)
-		form := r.next([]engine.PersonInput{{ID: alex, Answer: str("1")}, {ID: robin}})
+		form := r.next([]registration.PersonInput{{ID: alex, Answer: str("1")}, {ID: robin}})
 		if form.Step != transferClubStep || form.Question.Name != "transfer_club" || form.Position != 5 || form.PathLength != 8 {
 			t.Fatalf("after a yes: step %d %v, question %d of %d; want transfer_club, 5 of 8", form.Step, form.Question, form.Position, form.PathLength)
 		}
@@ -37,17 +39,17 @@ func TestTransferBranch(t *testing.T) {
 			t.Fatalf("Which club? hides %v, want Robin only", hide)
 		}
 		// Robin's answer is ignored (hidden); Alex's is required.
-		_, err := f.svc.Next(f.ctx, r.userKey, engine.NextInput{ProcessID: r.pid, Step: transferClubStep,
-			People: []engine.PersonInput{{ID: robin, Answer: str("Some Club")}}})
+		_, err := registration.Of(f.svc).Next(f.ctx, r.userKey, registration.NextInput{ProcessID: r.pid, Step: transferClubStep,
+			People: []registration.PersonInput{{ID: robin, Answer: str("Some Club")}}})
 		if e := wantCode(t, err, engine.CodeValidation); len(e.People) != 1 || e.People[0].PersonID != alex {
 			t.Fatalf("errors %+v, want Alex's missing answer only", e.People)
 		}
-		form = r.next([]engine.PersonInput{{ID: alex, Answer: str("Old Club")}, {ID: robin, Answer: str("Some Club")}})
+		form = r.next([]registration.PersonInput{{ID: alex, Answer: str("Old Club")}, {ID: robin, Answer: str("Some Club")}})
 		if form.Step != consentStep {
 			t.Fatalf("after Which club?: step %d, want %d", form.Step, consentStep)
 		}
 		// Back follows the path: to Which club?, with Alex's answer.
-		form, err = f.svc.Back(f.ctx, r.userKey, r.pid, nil)
+		form, err = registration.Of(f.svc).Back(f.ctx, r.userKey, r.pid, nil)
 		if err != nil || form.Step != transferClubStep || formAnswers(form)[alex] != "Old Club" {
 			t.Fatalf("back: %v step %d answers %v", err, form.Step, formAnswers(form))
 		}
@@ -55,12 +57,12 @@ func TestTransferBranch(t *testing.T) {
 			t.Fatalf("Robin's ignored answer was stored: %q", a)
 		}
 		r.form = form
-		r.form, err = f.svc.Back(f.ctx, r.userKey, r.pid, nil)
+		r.form, err = registration.Of(f.svc).Back(f.ctx, r.userKey, r.pid, nil)
 		if err != nil || r.form.Step != transferStep {
 			t.Fatalf("back again: %v step %d", err, r.form.Step)
 		}
 		// No after all: Which club? leaves the path, its answer stays stored.
-		form = r.next([]engine.PersonInput{{ID: alex, Answer: str("0")}, {ID: robin}})
+		form = r.next([]registration.PersonInput{{ID: alex, Answer: str("0")}, {ID: robin}})
 		if form.Step != consentStep || form.Position != 5 || form.PathLength != 7 {
 			t.Fatalf("after a no: step %d question %d of %d, want %d, 5 of 7", form.Step, form.Position, form.PathLength, consentStep)
 		}
@@ -68,18 +70,18 @@ func TestTransferBranch(t *testing.T) {
 		if n := f.count((*engine.ProcessData)(nil), "instance_id = ? AND step_id = ?", r.id, clubID); n != 1 {
 			t.Fatalf("%d stored answers of Which club?, want Alex's kept", n)
 		}
-		back, err := f.svc.Back(f.ctx, r.userKey, r.pid, nil)
+		back, err := registration.Of(f.svc).Back(f.ctx, r.userKey, r.pid, nil)
 		if err != nil || back.Step != transferStep {
 			t.Fatalf("back from %d: %v step %d, want %d (Which club? is off the path)", consentStep, err, back.Step, transferStep)
 		}
 		r.form = back
-		r.next([]engine.PersonInput{{ID: alex, Answer: str("0")}, {ID: robin}})
+		r.next([]registration.PersonInput{{ID: alex, Answer: str("0")}, {ID: robin}})
 		// Change cannot open a step off the path.
-		if _, err := f.svc.ReturnTo(f.ctx, r.userKey, r.pid, transferClubStep); engine.ErrorCode(err) != engine.CodeConflict {
+		if _, err := registration.Of(f.svc).ReturnTo(f.ctx, r.userKey, r.pid, transferClubStep); engine.ErrorCode(err) != engine.CodeConflict {
 			t.Fatalf("ReturnTo an off-path step: %v, want a conflict", err)
 		}
 		r.advanceTo(demoSteps)
-		review, err := f.svc.Review(f.ctx, r.userKey, r.pid)
+		review, err := registration.Of(f.svc).Review(f.ctx, r.userKey, r.pid)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -126,23 +128,23 @@ func TestSkippedPricedStepAddsNothing(t *testing.T) {
 		f := newFixture(t, db)
 		importDefinition(t, f, pricedBranch)
 		r := f.start(engine.DemoUserKey, alex)
-		r.next([]engine.PersonInput{{ID: alex, Answer: str("1")}})
-		r.next([]engine.PersonInput{{ID: alex, Answer: str("1")}})
+		r.next([]registration.PersonInput{{ID: alex, Answer: str("1")}})
+		r.next([]registration.PersonInput{{ID: alex, Answer: str("1")}})
 		if !slices.ContainsFunc(f.quote(r).Lines, isInsurance) {
 			t.Fatalf("the insurance chosen on the path is not priced")
 		}
-		form, err := f.svc.ReturnTo(f.ctx, r.userKey, r.pid, 1)
+		form, err := registration.Of(f.svc).ReturnTo(f.ctx, r.userKey, r.pid, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
 		r.form = form
-		if next := r.next([]engine.PersonInput{{ID: alex, Answer: str("0")}}); next.Step != 3 {
+		if next := r.next([]registration.PersonInput{{ID: alex, Answer: str("0")}}); next.Step != 3 {
 			t.Fatalf("without extras: step %d, want 3", next.Step)
 		}
 		if slices.ContainsFunc(f.quote(r).Lines, isInsurance) {
 			t.Fatalf("the off-path insurance answer is priced")
 		}
-		r.next([]engine.PersonInput{{ID: alex, Answer: str("1")}})
+		r.next([]registration.PersonInput{{ID: alex, Answer: str("1")}})
 		orders := f.orders(r.id)
 		if len(orders) != 1 || slices.ContainsFunc(orders[0].Lines, func(l engine.OrderLine) bool { return l.Code == "insurance" }) {
 			t.Fatalf("order %+v: want one order without insurance", orders)
@@ -150,11 +152,11 @@ func TestSkippedPricedStepAddsNothing(t *testing.T) {
 	})
 }
 
-func isInsurance(l engine.QuoteLine) bool { return l.Code == "insurance" }
+func isInsurance(l registration.QuoteLine) bool { return l.Code == "insurance" }
 
-func (f *fixture) quote(r *run) engine.Quote {
+func (f *fixture) quote(r *run) registration.Quote {
 	f.t.Helper()
-	q, err := f.svc.Quote(f.ctx, r.userKey, r.pid)
+	q, err := registration.Of(f.svc).Quote(f.ctx, r.userKey, r.pid)
 	if err != nil {
 		f.t.Fatalf("quote: %v", err)
 	}
@@ -168,11 +170,11 @@ func TestDefinitionExportRoundTrip(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		f := newFixture(t, db)
-		spec, err := engine.ExportDefinition(f.ctx, db, 1, "membership", 0)
+		spec, err := definition.ExportDefinition(f.ctx, db, 1, "membership", 0)
 		if err != nil {
 			t.Fatal(err)
 		}
-		i := slices.IndexFunc(spec.Steps, func(s engine.StepSpec) bool { return s.Name == "transfer_club" })
+		i := slices.IndexFunc(spec.Steps, func(s definition.StepSpec) bool { return s.Name == "transfer_club" })
 		if i < 0 || len(spec.Steps[i].Conditions) != 1 || spec.Steps[i].Conditions[0].Step != "transfer" ||
 			spec.Steps[i].Conditions[0].Action != "skip" || deref(spec.Steps[i].Conditions[0].Equals) != "0" {
 			t.Fatalf("exported transfer_club: %+v", spec.Steps)
@@ -186,11 +188,11 @@ func TestDefinitionExportRoundTrip(t *testing.T) {
 			t.Fatal(err)
 		}
 		for name, data := range map[string][]byte{"yaml": asYAML, "json": asJSON} {
-			again, err := engine.ParseDefinition(data)
+			again, err := definition.ParseDefinition(data)
 			if err != nil {
 				t.Fatalf("%s: the export does not parse: %v\n%s", name, err, data)
 			}
-			res, err := engine.ImportDefinition(f.ctx, db, again)
+			res, err := definition.ImportDefinition(f.ctx, db, again)
 			if err != nil || !res.Unchanged || res.Version != 1 {
 				t.Fatalf("%s: import of the export = %+v, %v; want version 1 unchanged", name, res, err)
 			}
@@ -217,16 +219,16 @@ func definitionOf(t *testing.T, f *fixture, r *run) int64 {
 
 func importDefinition(t *testing.T, f *fixture, text string) {
 	t.Helper()
-	spec, err := engine.ParseDefinition([]byte(text))
+	spec, err := definition.ParseDefinition([]byte(text))
 	if err != nil {
 		t.Fatalf("parse: %v", err)
 	}
-	if _, err := engine.ImportDefinition(f.ctx, f.db, spec); err != nil {
+	if _, err := definition.ImportDefinition(f.ctx, f.db, spec); err != nil {
 		t.Fatalf("import: %v", err)
 	}
 }
 
-func hiddenPersons(form *engine.Form) []int64 {
+func hiddenPersons(form *registration.Form) []int64 {
 	var out []int64
 	for _, p := range form.People {
 		if p.Hide {

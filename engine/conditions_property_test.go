@@ -9,6 +9,8 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/definition"
+	"portal/engine/registration"
 )
 
 // TestConditionalPathsProperty generates random valid definitions with
@@ -31,7 +33,7 @@ func TestConditionalPathsProperty(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, 17))
 			spec := randomDefinition(t, rng)
 			f := newFixture(t, dbtest.SQLite(t))
-			if _, err := engine.ImportDefinition(f.ctx, f.db, spec); err != nil {
+			if _, err := definition.ImportDefinition(f.ctx, f.db, spec); err != nil {
 				t.Fatalf("import: %v", err)
 			}
 			walkRandomly(t, f, rng, spec)
@@ -40,19 +42,19 @@ func TestConditionalPathsProperty(t *testing.T) {
 }
 
 // randomDefinition makes a definition that passes import validation.
-func randomDefinition(t *testing.T, rng *rand.Rand) *engine.DefinitionSpec {
+func randomDefinition(t *testing.T, rng *rand.Rand) *definition.DefinitionSpec {
 	t.Helper()
 	for attempt := 0; attempt < 1000; attempt++ {
-		spec := &engine.DefinitionSpec{Key: "membership", Name: "Random", Category: "MEMBERSHIP", OrganisationID: 1}
+		spec := &definition.DefinitionSpec{Key: "membership", Name: "Random", Category: "MEMBERSHIP", OrganisationID: 1}
 		n := 3 + rng.IntN(6)
 		for i := range n - 1 {
-			s := engine.StepSpec{Name: fmt.Sprintf("s%d", i+1), Question: engine.Plain(fmt.Sprintf("Question %d", i+1))}
+			s := definition.StepSpec{Name: fmt.Sprintf("s%d", i+1), Question: definition.Plain(fmt.Sprintf("Question %d", i+1))}
 			switch rng.IntN(4) {
 			case 0:
 				s.Type = engine.TypeCheckbox
 			case 1:
 				s.Type, s.Required = engine.TypeDropdown, rng.IntN(2) == 0
-				s.Options = []engine.OptionSpec{{Value: "a"}, {Value: "b"}, {Value: "c"}}
+				s.Options = []definition.OptionSpec{{Value: "a"}, {Value: "b"}, {Value: "c"}}
 			case 2:
 				s.Type, s.Required = engine.TypeText, rng.IntN(2) == 0
 			default:
@@ -60,13 +62,13 @@ func randomDefinition(t *testing.T, rng *rand.Rand) *engine.DefinitionSpec {
 			}
 			switch rng.IntN(8) {
 			case 0:
-				s.Persons = &engine.AgeSpec{MaxAge: ptrTo(17)}
+				s.Persons = &definition.AgeSpec{MaxAge: ptrTo(17)}
 			case 1:
-				s.Persons = &engine.AgeSpec{MinAge: ptrTo(18)}
+				s.Persons = &definition.AgeSpec{MinAge: ptrTo(18)}
 			}
 			spec.Steps = append(spec.Steps, s)
 		}
-		spec.Steps = append(spec.Steps, engine.StepSpec{Name: "terms", Question: engine.Plain("Terms"), Type: engine.TypeAccept, Required: true})
+		spec.Steps = append(spec.Steps, definition.StepSpec{Name: "terms", Question: definition.Plain("Terms"), Type: engine.TypeAccept, Required: true})
 		for i := 1; i < n-1; i++ {
 			for range rng.IntN(3) {
 				spec.Steps[i].Conditions = append(spec.Steps[i].Conditions, randomCondition(rng, spec.Steps, i))
@@ -80,8 +82,8 @@ func randomDefinition(t *testing.T, rng *rand.Rand) *engine.DefinitionSpec {
 	return nil
 }
 
-func randomCondition(rng *rand.Rand, steps []engine.StepSpec, i int) engine.ConditionSpec {
-	c := engine.ConditionSpec{Action: "skip", Scope: []string{"person", "registration"}[rng.IntN(2)]}
+func randomCondition(rng *rand.Rand, steps []definition.StepSpec, i int) definition.ConditionSpec {
+	c := definition.ConditionSpec{Action: "skip", Scope: []string{"person", "registration"}[rng.IntN(2)]}
 	source := rng.IntN(i)
 	if i+2 <= len(steps)-1 && rng.IntN(3) == 0 {
 		c.Action, source = "jump", rng.IntN(i+1)
@@ -121,7 +123,7 @@ func ptrTo[T any](v T) *T { return &v }
 
 // walkRandomly registers a random selection of persons through the
 // definition and checks the properties (see TestConditionalPathsProperty).
-func walkRandomly(t *testing.T, f *fixture, rng *rand.Rand, spec *engine.DefinitionSpec) {
+func walkRandomly(t *testing.T, f *fixture, rng *rand.Rand, spec *definition.DefinitionSpec) {
 	t.Helper()
 	var persons []int64
 	for _, p := range []int64{alex, sam, robin} {
@@ -148,7 +150,7 @@ func walkRandomly(t *testing.T, f *fixture, rng *rand.Rand, spec *engine.Definit
 		if len(walk) > 1 && backs < 10 && rng.IntN(4) == 0 {
 			// Change: back to any step of the path so far.
 			k := rng.IntN(len(walk) - 1)
-			form, err := f.svc.ReturnTo(f.ctx, r.userKey, r.pid, walk[k])
+			form, err := registration.Of(f.svc).ReturnTo(f.ctx, r.userKey, r.pid, walk[k])
 			if err != nil {
 				t.Fatalf("change from %d to %d: %v", step, walk[k], err)
 			}
@@ -160,7 +162,7 @@ func walkRandomly(t *testing.T, f *fixture, rng *rand.Rand, spec *engine.Definit
 			continue
 		}
 		if len(walk) > 1 && backs < 10 && rng.IntN(4) == 0 {
-			form, err := f.svc.Back(f.ctx, r.userKey, r.pid, &step)
+			form, err := registration.Of(f.svc).Back(f.ctx, r.userKey, r.pid, &step)
 			if err != nil {
 				t.Fatalf("back from %d: %v", step, err)
 			}
@@ -171,14 +173,14 @@ func walkRandomly(t *testing.T, f *fixture, rng *rand.Rand, spec *engine.Definit
 			backs++
 			continue
 		}
-		in := make([]engine.PersonInput, 0, len(r.form.People))
+		in := make([]registration.PersonInput, 0, len(r.form.People))
 		answers := map[int64]string{}
 		for _, p := range r.form.People {
 			if p.Hide {
 				continue
 			}
 			v := randomAnswer(rng, spec.Steps[step-1])
-			in = append(in, engine.PersonInput{ID: p.ID, Answer: &v})
+			in = append(in, registration.PersonInput{ID: p.ID, Answer: &v})
 			answers[p.ID] = v
 		}
 		given[step] = answers
@@ -207,7 +209,7 @@ func walkRandomly(t *testing.T, f *fixture, rng *rand.Rand, spec *engine.Definit
 }
 
 // randomAnswer is a valid answer to s: required steps get a non-empty one.
-func randomAnswer(rng *rand.Rand, s engine.StepSpec) string {
+func randomAnswer(rng *rand.Rand, s definition.StepSpec) string {
 	if s.Type == engine.TypeAccept {
 		return "1"
 	}
@@ -222,7 +224,7 @@ func randomAnswer(rng *rand.Rand, s engine.StepSpec) string {
 // each for the persons it was shown to.
 func checkReview(t *testing.T, f *fixture, r *run, walk []int, given map[int]map[int64]string) {
 	t.Helper()
-	review, err := f.svc.Review(f.ctx, r.userKey, r.pid)
+	review, err := registration.Of(f.svc).Review(f.ctx, r.userKey, r.pid)
 	if err != nil {
 		t.Fatalf("review: %v", err)
 	}

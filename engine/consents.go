@@ -38,10 +38,10 @@ const (
 var ConsentKinds = []ConsentKind{ConsentClubRules, ConsentPrivacy, ConsentGuardian, ConsentMandate, ConsentOther}
 
 // validConsentKind reports whether k is one of ConsentKinds.
-func validConsentKind(k ConsentKind) bool { return slices.Contains(ConsentKinds, k) }
+func ValidConsentKind(k ConsentKind) bool { return slices.Contains(ConsentKinds, k) }
 
 // consentKindOf is the consent kind of a step; false when it records none.
-func consentKindOf(s *ProcessStep) (ConsentKind, bool) {
+func ConsentKindOf(s *ProcessStep) (ConsentKind, bool) {
 	if s.ConsentKind != nil && *s.ConsentKind != "" {
 		return ConsentKind(*s.ConsentKind), true
 	}
@@ -118,8 +118,8 @@ type ConsentGiven struct {
 // stored once per version. A consent of a registration's step recorded
 // before under the same text is not recorded twice.
 func RecordConsent(ctx context.Context, db bun.IDB, c ConsentGiven) error {
-	if !validConsentKind(c.Kind) {
-		return Errorf(CodeInvalid, "consent kind %q is not one of %s", c.Kind, consentKindNames())
+	if !ValidConsentKind(c.Kind) {
+		return Errorf(CodeInvalid, "consent kind %q is not one of %s", c.Kind, ConsentKindNames())
 	}
 	if strings.TrimSpace(c.Text) == "" || c.PersonID == 0 || c.OrganisationID == 0 {
 		return Errorf(CodeInvalid, "a consent needs its organisation, person and text")
@@ -137,99 +137,12 @@ func RecordConsent(ctx context.Context, db bun.IDB, c ConsentGiven) error {
 	return nil
 }
 
-func consentKindNames() string {
+func ConsentKindNames() string {
 	names := make([]string, len(ConsentKinds))
 	for i, k := range ConsentKinds {
 		names[i] = string(k)
 	}
 	return strings.Join(names, ", ")
-}
-
-// recordConsents records, in the commit's transaction, every consent
-// given on the registration's path: per consent step and person answered
-// "1", the step's text in the registration's language, at the time the
-// answer was saved.
-func recordConsents(ctx context.Context, tx bun.IDB, inst *ProcessInstance, def *definition, selected []Person, answers map[int64]map[int64]string, now time.Time) error {
-	var steps []*ProcessStep
-	for i := range def.Steps {
-		if _, ok := consentKindOf(&def.Steps[i]); ok {
-			steps = append(steps, &def.Steps[i])
-		}
-	}
-	if len(steps) == 0 {
-		return nil
-	}
-	lang, err := registrationLanguage(ctx, tx, inst)
-	if err != nil {
-		return err
-	}
-	onPath := def.routeFor(selected, inst.Period.StartDate, answers).answered(def, answers)
-	ids := make([]int64, len(steps))
-	for i, s := range steps {
-		ids[i] = s.ID
-	}
-	var saved []ProcessData
-	if err := tx.NewSelect().Model(&saved).Column("step_id", "person_id", "created_at").
-		Where("instance_id = ? AND data_key = ? AND step_id IN (?)", inst.ID, DataAnswer, bun.List(ids)).Scan(ctx); err != nil {
-		return fmt.Errorf("load consent answers: %w", err)
-	}
-	answeredAt := map[[2]int64]time.Time{}
-	for _, d := range saved {
-		if d.StepID != nil && d.PersonID != nil {
-			answeredAt[[2]int64{*d.StepID, *d.PersonID}] = d.CreatedAt
-		}
-	}
-	for _, s := range steps {
-		kind, _ := consentKindOf(s)
-		text, err := stepQuestionIn(s, lang)
-		if err != nil {
-			return err
-		}
-		for _, p := range selected {
-			if onPath[s.ID][p.ID] != "1" {
-				continue
-			}
-			at, ok := answeredAt[[2]int64{s.ID, p.ID}]
-			if !ok {
-				at = now
-			}
-			if err := RecordConsent(ctx, tx, ConsentGiven{OrganisationID: inst.OrganisationID, PersonID: p.ID, InstanceID: &inst.ID,
-				StepID: &s.ID, Source: def.Key + "/" + s.Name, Kind: kind, Language: lang, Text: text, GivenAt: at}); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// registrationLanguage is the language a registration's member sees: the
-// request's, else the registration's, else its organisation's default.
-func registrationLanguage(ctx context.Context, db bun.IDB, inst *ProcessInstance) (string, error) {
-	for _, l := range []string{LanguageOf(ctx), inst.Language} {
-		if l != "" {
-			return l, nil
-		}
-	}
-	org, err := loadOrganisation(ctx, db, inst.OrganisationID)
-	if err != nil {
-		return "", err
-	}
-	l, _, _ := strings.Cut(org.DefaultLanguage, "-")
-	return l, nil
-}
-
-// stepQuestionIn is a step's question in lang as the member saw it: its
-// text in that language, else the step's own (the default language's,
-// or a plain text).
-func stepQuestionIn(s *ProcessStep, lang string) (string, error) {
-	t, err := parseTexts(s.Texts)
-	if err != nil {
-		return "", fmt.Errorf("step %s: stored texts do not parse: %w", s.Name, err)
-	}
-	if q := t.Question[lang]; q != "" {
-		return q, nil
-	}
-	return s.QuestionText, nil
 }
 
 // ConsentView is a consent record with its text, for the staff page and
@@ -264,7 +177,7 @@ func consentViews(ctx context.Context, db bun.IDB, where func(*bun.SelectQuery) 
 // the organisation, for its staff page.
 func (s *Service) RegistrationConsents(ctx context.Context, orgID, instanceID int64) (_ []ConsentView, err error) {
 	defer ClassifyUnavailable(&err)
-	if !inScope(ctx, orgID) {
+	if !InScope(ctx, orgID) {
 		return nil, Errorf(CodeNotFound, "organisation not found")
 	}
 	return consentViews(ctx, s.db, func(q *bun.SelectQuery) *bun.SelectQuery {
@@ -282,24 +195,4 @@ func PersonConsents(ctx context.Context, db bun.IDB, orgID int64, personIDs []in
 	return consentViews(ctx, db, func(q *bun.SelectQuery) *bun.SelectQuery {
 		return q.Where("r.organisation_id = ? AND r.person_id IN (?)", orgID, bun.List(personIDs))
 	})
-}
-
-// gatherConsents is the export's consents: those of its persons.
-func gatherConsents(ctx context.Context, db bun.IDB, sc *exportScope, out *PersonalData) error {
-	consents, err := PersonConsents(ctx, db, sc.org.ID, sc.personIDs)
-	if err != nil {
-		return err
-	}
-	out.Consents = append(out.Consents, consents...)
-	return nil
-}
-
-// eraseConsents deletes an erased person's consent records; the texts
-// hold no personal data and stay.
-func eraseConsents(ctx context.Context, tx bun.Tx, e *erasure) (int64, error) {
-	res, err := tx.NewDelete().Model((*ConsentRecord)(nil)).Where("person_id = ? AND organisation_id = ?", e.person.ID, e.org.ID).Exec(ctx)
-	if err != nil {
-		return 0, err
-	}
-	return res.RowsAffected()
 }

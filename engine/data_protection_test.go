@@ -14,8 +14,12 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/definition"
 	"portal/engine/enginetest"
 	"portal/engine/jobs"
+	"portal/engine/privacy"
+	"portal/engine/registration"
+	"portal/engine/staff"
 )
 
 // Consent records, the access log and retention (issue 30).
@@ -63,7 +67,7 @@ func TestConsentsRecordTheirTextVersion(t *testing.T) {
 		}
 
 		// The club changes the terms' text: a new definition version.
-		spec, err := engine.ExportDefinition(ctx, db, 1, "membership", 0)
+		spec, err := definition.ExportDefinition(ctx, db, 1, "membership", 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -76,7 +80,7 @@ func TestConsentsRecordTheirTextVersion(t *testing.T) {
 				spec.Steps[i].Question["en"] = newTerms
 			}
 		}
-		if res, err := engine.ImportDefinition(ctx, db, spec); err != nil || res.Unchanged {
+		if res, err := definition.ImportDefinition(ctx, db, spec); err != nil || res.Unchanged {
 			t.Fatalf("import: %+v, %v", res, err)
 		}
 		// Another household registers Sam under the new version.
@@ -138,7 +142,7 @@ func TestConsentMarkIsValidated(t *testing.T) {
 		{"text step", "{name: phone, questionText: Phone, questionType: TXT, consent: privacy_notice}", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := engine.ParseDefinition([]byte("key: k\nname: K\ncategory: MEMBERSHIP\norganisationId: 1\nsteps:\n  - " + tc.step + "\n"))
+			_, err := definition.ParseDefinition([]byte("key: k\nname: K\ncategory: MEMBERSHIP\norganisationId: 1\nsteps:\n  - " + tc.step + "\n"))
 			if (err == nil) != tc.ok {
 				t.Fatalf("parse: %v, want ok=%v", err, tc.ok)
 			}
@@ -158,32 +162,32 @@ func TestAccessLogFilters(t *testing.T) {
 		ann, bob := engine.Actor{Name: "ann@club.example"}, engine.Actor{Name: "bob@club.example"}
 		for _, x := range []struct {
 			who engine.Actor
-			a   engine.Access
+			a   privacy.Access
 		}{
-			{ann, engine.Access{OrganisationID: 1, Kind: engine.AccessRegistration, RecordID: "7", UserKey: engine.DemoUserKey}},
-			{bob, engine.Access{OrganisationID: 1, Kind: engine.AccessPerson, RecordID: "2", PersonID: sam}},
-			{bob, engine.Access{OrganisationID: 1, Kind: engine.AccessRegistration, RecordID: "9", UserKey: "someone-else"}},
+			{ann, privacy.Access{OrganisationID: 1, Kind: privacy.AccessRegistration, RecordID: "7", UserKey: engine.DemoUserKey}},
+			{bob, privacy.Access{OrganisationID: 1, Kind: privacy.AccessPerson, RecordID: "2", PersonID: sam}},
+			{bob, privacy.Access{OrganisationID: 1, Kind: privacy.AccessRegistration, RecordID: "9", UserKey: "someone-else"}},
 		} {
-			if err := d.Svc.RecordAccess(ctx, x.who, x.a); err != nil {
+			if err := privacy.Of(d.Svc).RecordAccess(ctx, x.who, x.a); err != nil {
 				t.Fatal(err)
 			}
 		}
 		for _, tc := range []struct {
 			name string
-			q    engine.AccessQuery
+			q    privacy.AccessQuery
 			want int
 		}{
-			{"all", engine.AccessQuery{OrganisationID: 1}, 3},
-			{"by staff member", engine.AccessQuery{OrganisationID: 1, Actor: bob.Name}, 2},
-			{"by record", engine.AccessQuery{OrganisationID: 1, Kind: engine.AccessRegistration, RecordID: "7"}, 1},
-			{"another organisation", engine.AccessQuery{OrganisationID: 2}, 0},
+			{"all", privacy.AccessQuery{OrganisationID: 1}, 3},
+			{"by staff member", privacy.AccessQuery{OrganisationID: 1, Actor: bob.Name}, 2},
+			{"by record", privacy.AccessQuery{OrganisationID: 1, Kind: privacy.AccessRegistration, RecordID: "7"}, 1},
+			{"another organisation", privacy.AccessQuery{OrganisationID: 2}, 0},
 		} {
-			got, err := d.Svc.AccessLog(ctx, tc.q)
+			got, err := privacy.Of(d.Svc).AccessLog(ctx, tc.q)
 			if err != nil || len(got) != tc.want {
 				t.Fatalf("%s: %d entries (%v), want %d", tc.name, len(got), err, tc.want)
 			}
 		}
-		about, err := engine.AccessLogAbout(ctx, db, 1, []string{engine.DemoUserKey}, []int64{alex, sam, robin, jamie})
+		about, err := privacy.AccessLogAbout(ctx, db, 1, []string{engine.DemoUserKey}, []int64{alex, sam, robin, jamie})
 		if err != nil || len(about) != 2 {
 			t.Fatalf("about the demo household: %+v, %v; want the registration and Sam", about, err)
 		}
@@ -211,9 +215,9 @@ func addSeasons(t *testing.T, db *bun.DB, n int) []engine.MembershipPeriod {
 	return out
 }
 
-func applyRetention(t *testing.T, svc *engine.Service, at time.Time) engine.RetentionResult {
+func applyRetention(t *testing.T, svc *engine.Service, at time.Time) privacy.RetentionResult {
 	t.Helper()
-	res, err := svc.ApplyRetention(context.Background(), at)
+	res, err := privacy.Of(svc).ApplyRetention(context.Background(), at)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,7 +271,7 @@ func TestRetentionErasesLapsedPersons(t *testing.T) {
 				t.Fatalf("%T: %d rows left where %s", table.model, n, table.where)
 			}
 		}
-		if n := countRows(t, db, (*engine.AuditRecord)(nil), "action = 'person.erase' AND actor = ?", engine.RetentionActor.Name); n != 4 {
+		if n := countRows(t, db, (*engine.AuditRecord)(nil), "action = 'person.erase' AND actor = ?", privacy.RetentionActor.Name); n != 4 {
 			t.Fatalf("%d erasures audited as the retention's, want 4", n)
 		}
 		var after engine.Order
@@ -292,8 +296,8 @@ func TestRetentionOfAnswersMessagesAndAccessLog(t *testing.T) {
 		d := enginetest.Seed(t, db, engine.WithClock(clk.Now))
 		form := d.Commit(alex, robin)
 		d.Pay(form)
-		archivedAt := clk.Now().Add(engine.ArchiveAfter + time.Hour)
-		if n, err := engine.ArchiveFinished(ctx, db, archivedAt, engine.ArchiveKeep); err != nil || n != 1 {
+		archivedAt := clk.Now().Add(registration.ArchiveAfter + time.Hour)
+		if n, err := registration.ArchiveFinished(ctx, db, archivedAt, registration.ArchiveKeep); err != nil || n != 1 {
 			t.Fatalf("archive: %d, %v", n, err)
 		}
 		// Messages: one sent now.
@@ -305,7 +309,7 @@ func TestRetentionOfAnswersMessagesAndAccessLog(t *testing.T) {
 		if err := engine.MarkMessageSent(ctx, db, msg.ID, sent); err != nil {
 			t.Fatal(err)
 		}
-		if err := d.Svc.RecordAccess(ctx, engine.Actor{Name: "ann@club.example"}, engine.Access{OrganisationID: 1, Kind: engine.AccessRegistration, RecordID: "1"}); err != nil {
+		if err := privacy.Of(d.Svc).RecordAccess(ctx, engine.Actor{Name: "ann@club.example"}, privacy.Access{OrganisationID: 1, Kind: privacy.AccessRegistration, RecordID: "1"}); err != nil {
 			t.Fatal(err)
 		}
 		payload := func() string {
@@ -316,7 +320,7 @@ func TestRetentionOfAnswersMessagesAndAccessLog(t *testing.T) {
 			return m.Payload
 		}
 		archived := func() int {
-			return countRows(t, db, (*engine.ProcessArchive)(nil), "instance_id = ? AND data IS NOT NULL", form.ProcessID)
+			return countRows(t, db, (*staff.ProcessArchive)(nil), "instance_id = ? AND data IS NOT NULL", form.ProcessID)
 		}
 		day := 24 * time.Hour
 		// Inside every default retention.
@@ -334,7 +338,7 @@ func TestRetentionOfAnswersMessagesAndAccessLog(t *testing.T) {
 		if res := applyRetention(t, d.Svc, archivedAt.AddDate(0, engine.DefaultAnswerMonths, 0).Add(day)); res.Answers != 1 || archived() != 0 {
 			t.Fatalf("past the answers' retention: %+v", res)
 		}
-		if n := countRows(t, db, (*engine.ProcessArchive)(nil), "instance_id = ? AND mode = ?", form.ProcessID, engine.ArchiveRemove); n != 1 {
+		if n := countRows(t, db, (*staff.ProcessArchive)(nil), "instance_id = ? AND mode = ?", form.ProcessID, registration.ArchiveRemove); n != 1 {
 			t.Fatalf("the archive's mode is not remove")
 		}
 		// The access log: shortened to 60 days by the organisation.
@@ -342,7 +346,7 @@ func TestRetentionOfAnswersMessagesAndAccessLog(t *testing.T) {
 		if _, err := d.Svc.StaffUpdateRetentionSettings(ctx, engine.CommandLine, 1, engine.RetentionSettingsChange{AccessLogDays: &sixty}); err != nil {
 			t.Fatal(err)
 		}
-		if n := countRows(t, db, (*engine.AccessEntry)(nil), "organisation_id = 1"); n != 1 {
+		if n := countRows(t, db, (*privacy.AccessEntry)(nil), "organisation_id = 1"); n != 1 {
 			t.Fatalf("the access log was pruned before its 60 days: %d rows", n)
 		}
 		if res := applyRetention(t, d.Svc, clk.Now().Add(61*day)); res.AccessLog != 1 {
@@ -402,7 +406,7 @@ func TestRetentionRunsOnceInACluster(t *testing.T) {
 	db := dbtest.Postgres(t)
 	ctx := context.Background()
 	d := enginetest.Seed(t, db)
-	if err := d.Svc.RecordAccess(ctx, engine.Actor{Name: "ann@club.example"}, engine.Access{OrganisationID: 1, Kind: engine.AccessPerson, RecordID: "1", PersonID: alex}); err != nil {
+	if err := privacy.Of(d.Svc).RecordAccess(ctx, engine.Actor{Name: "ann@club.example"}, privacy.Access{OrganisationID: 1, Kind: privacy.AccessPerson, RecordID: "1", PersonID: alex}); err != nil {
 		t.Fatal(err)
 	}
 	later := time.Now().Add(3 * 365 * 24 * time.Hour) // the access log's two years are past
@@ -411,7 +415,7 @@ func TestRetentionRunsOnceInACluster(t *testing.T) {
 	var runners []*jobs.Runner
 	for i := range 2 {
 		r := jobs.New(db, jobs.Config{Instance: fmt.Sprint("node", i), Now: func() time.Time { return later }})
-		d.Svc.ScheduleRetention(r, func() time.Time { return later }, log)
+		privacy.Of(d.Svc).ScheduleRetention(r, func() time.Time { return later }, log)
 		if err := r.EnqueueSchedules(ctx); err != nil {
 			t.Fatal(err)
 		}

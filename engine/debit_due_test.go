@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"portal/engine"
+	"portal/engine/payment"
 )
 
 func TestDebitDueDate(t *testing.T) {
@@ -32,7 +32,7 @@ func TestDebitDueDate(t *testing.T) {
 		{"over the year end", "2027-12-12", 14, 0, "2027-12-27"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := engine.DebitDueDate(day(tc.now).Add(15*time.Hour), tc.prenotify, tc.on)
+			got := payment.DebitDueDate(day(tc.now).Add(15*time.Hour), tc.prenotify, tc.on)
 			if got.Format(time.DateOnly) != tc.want {
 				t.Errorf("DebitDueDate(%s, %d, %d) = %s, want %s", tc.now, tc.prenotify, tc.on, got.Format(time.DateOnly), tc.want)
 			}

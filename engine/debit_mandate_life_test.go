@@ -12,7 +12,9 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/directdebit"
 	"portal/engine/jobs"
+	"portal/engine/payment"
 )
 
 // mandateFixture is directDebitFixture with the first direct-debit order
@@ -54,9 +56,9 @@ func loadOrderByID(t *testing.T, f *fixture, id int64) engine.Order {
 	return o
 }
 
-func loadMandate(t *testing.T, f *fixture, id int64) engine.DebitMandate {
+func loadMandate(t *testing.T, f *fixture, id int64) directdebit.DebitMandate {
 	t.Helper()
-	var m engine.DebitMandate
+	var m directdebit.DebitMandate
 	if err := f.db.NewSelect().Model(&m).Where("id = ?", id).Scan(f.ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +69,7 @@ func loadMandate(t *testing.T, f *fixture, id int64) engine.DebitMandate {
 func mandateNotices(t *testing.T, f *fixture) []string {
 	t.Helper()
 	var keys []string
-	if err := f.db.NewSelect().Model((*engine.OutboxMessage)(nil)).Column("dedup_key").Where("kind = ?", engine.KindMandateNotice).
+	if err := f.db.NewSelect().Model((*engine.OutboxMessage)(nil)).Column("dedup_key").Where("kind = ?", directdebit.KindMandateNotice).
 		OrderExpr("id").Scan(f.ctx, &keys); err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +100,7 @@ func TestMandateKeptChangedRevoked(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		f, first := mandateFixture(t, db)
-		m, err := f.svc.GiveMandate(f.ctx, first.PayReference, engine.MandateInput{Holder: "Alex Example", IBAN: demoIBAN, BIC: "COBADEFFXXX",
+		m, err := directdebit.Of(f.svc).GiveMandate(f.ctx, first.PayReference, directdebit.MandateInput{Holder: "Alex Example", IBAN: demoIBAN, BIC: "COBADEFFXXX",
 			Consent: true, Language: "de"})
 		if err != nil {
 			t.Fatal(err)
@@ -111,28 +113,28 @@ func TestMandateKeptChangedRevoked(t *testing.T) {
 		}
 
 		second := nextOrder(t, f, first, "NEXTSEASON2")
-		page, err := f.svc.DebitPageFor(f.ctx, second.PayReference)
+		page, err := directdebit.Of(f.svc).DebitPageFor(f.ctx, second.PayReference)
 		if err != nil || page.Mandate != nil || page.Held == nil || page.Held.ID != m.ID {
 			t.Fatalf("the next order's page: %+v %v", page, err)
 		}
-		if _, err := f.svc.GiveMandate(f.ctx, second.PayReference, engine.MandateInput{Holder: "A", IBAN: otherIBAN, Consent: true}); engine.ErrorCode(err) != engine.CodeConflict {
+		if _, err := directdebit.Of(f.svc).GiveMandate(f.ctx, second.PayReference, directdebit.MandateInput{Holder: "A", IBAN: otherIBAN, Consent: true}); engine.ErrorCode(err) != engine.CodeConflict {
 			t.Fatalf("a second mandate while one holds: %v", err)
 		}
 		for range 2 {
-			if _, err := f.svc.KeepMandate(f.ctx, second.PayReference, m.ID); err != nil {
+			if _, err := directdebit.Of(f.svc).KeepMandate(f.ctx, second.PayReference, m.ID); err != nil {
 				t.Fatal(err)
 			}
 		}
 		if !collectedUnder(t, f, second.ID, m.ID) || len(mandateNotices(t, f)) != 2 {
 			t.Fatalf("kept twice: %v", mandateNotices(t, f))
 		}
-		if page, err := f.svc.DebitPageFor(f.ctx, second.PayReference); err != nil || page.Mandate == nil || page.Held != nil {
+		if page, err := directdebit.Of(f.svc).DebitPageFor(f.ctx, second.PayReference); err != nil || page.Mandate == nil || page.Held != nil {
 			t.Fatalf("the kept order's page: %+v %v", page, err)
 		}
 
 		third := nextOrder(t, f, first, "NEXTSEASON3")
 		before := loadMandate(t, f, m.ID)
-		_, err = f.svc.AmendMandate(f.ctx, third.PayReference, m.ID, engine.MandateInput{Holder: "Alex Example", IBAN: "DE00 1203 0000 0000 2020 51", Consent: true})
+		_, err = directdebit.Of(f.svc).AmendMandate(f.ctx, third.PayReference, m.ID, directdebit.MandateInput{Holder: "Alex Example", IBAN: "DE00 1203 0000 0000 2020 51", Consent: true})
 		if got := fieldsOf(t, err); !equalStrings(got, []string{"iban"}) {
 			t.Fatalf("a bad IBAN: %v", got)
 		}
@@ -140,11 +142,11 @@ func TestMandateKeptChangedRevoked(t *testing.T) {
 			loadOrderByID(t, f, third.ID).DebitMandateID != nil || len(mandateNotices(t, f)) != 2 {
 			t.Fatalf("a refused change changed something: %+v", after)
 		}
-		if _, err := f.svc.AmendMandate(f.ctx, third.PayReference, m.ID, engine.MandateInput{Holder: "Alex Example", IBAN: otherIBAN}); !equalStrings(fieldsOf(t, err), []string{"consent"}) {
+		if _, err := directdebit.Of(f.svc).AmendMandate(f.ctx, third.PayReference, m.ID, directdebit.MandateInput{Holder: "Alex Example", IBAN: otherIBAN}); !equalStrings(fieldsOf(t, err), []string{"consent"}) {
 			t.Fatalf("a change without consent: %v", err)
 		}
 		for range 2 {
-			if _, err := f.svc.AmendMandate(f.ctx, third.PayReference, m.ID, engine.MandateInput{Holder: "Alex Example", IBAN: otherIBAN, BIC: "byladem1001", Consent: true}); err != nil {
+			if _, err := directdebit.Of(f.svc).AmendMandate(f.ctx, third.PayReference, m.ID, directdebit.MandateInput{Holder: "Alex Example", IBAN: otherIBAN, BIC: "byladem1001", Consent: true}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -175,27 +177,27 @@ func TestMandateKeptChangedRevoked(t *testing.T) {
 		}
 		// The change's message is due; the first order's, which names
 		// the account before it, is superseded and not sent.
-		notice := func(key string) *engine.MandateNotice {
+		notice := func(key string) *directdebit.MandateNotice {
 			t.Helper()
 			msg, err := engine.OutboxMessageByKey(f.ctx, db, key)
 			if err != nil {
 				t.Fatal(err)
 			}
-			n, err := engine.LoadMandateNotice(f.ctx, db, msg)
+			n, err := directdebit.LoadMandateNotice(f.ctx, db, msg)
 			if err != nil {
 				t.Fatal(err)
 			}
 			return n
 		}
 		thirdKeys := byOrder(keys, third.ID)
-		if n := notice(thirdKeys[len(thirdKeys)-1]); !n.Due || n.Event != engine.MandateAmended || n.Mandate.IBAN != otherIBAN || n.CreditorName != "TV Demo 1848 e.V." ||
+		if n := notice(thirdKeys[len(thirdKeys)-1]); !n.Due || n.Event != directdebit.MandateAmended || n.Mandate.IBAN != otherIBAN || n.CreditorName != "TV Demo 1848 e.V." ||
 			n.DueOn.Format(time.DateOnly) != loadOrderByID(t, f, third.ID).DebitDueOn.Format(time.DateOnly) {
 			t.Fatalf("the change's message: %+v", n)
 		}
 		if n := notice(keys[0]); n.Due {
 			t.Fatalf("the message before the change is still due: %+v", n)
 		}
-		if _, err := f.svc.AmendMandate(f.ctx, third.PayReference, m.ID, engine.MandateInput{Holder: "Alex Example", IBAN: thirdIBAN, Consent: true}); err != nil {
+		if _, err := directdebit.Of(f.svc).AmendMandate(f.ctx, third.PayReference, m.ID, directdebit.MandateInput{Holder: "Alex Example", IBAN: thirdIBAN, Consent: true}); err != nil {
 			t.Fatal(err)
 		}
 		again := loadMandate(t, f, m.ID)
@@ -207,12 +209,12 @@ func TestMandateKeptChangedRevoked(t *testing.T) {
 		}
 
 		for range 2 {
-			if _, err := f.svc.RevokeMandate(f.ctx, third.PayReference, m.ID); err != nil {
+			if _, err := directdebit.Of(f.svc).RevokeMandate(f.ctx, third.PayReference, m.ID); err != nil {
 				t.Fatal(err)
 			}
 		}
 		revoked := loadMandate(t, f, m.ID)
-		if revoked.RevokedAt == nil || revoked.EndReason != engine.MandateEndRevokedByMember {
+		if revoked.RevokedAt == nil || revoked.EndReason != directdebit.MandateEndRevokedByMember {
 			t.Fatalf("revoked: %+v", revoked)
 		}
 		for _, id := range []int64{first.ID, second.ID, third.ID} {
@@ -220,24 +222,24 @@ func TestMandateKeptChangedRevoked(t *testing.T) {
 				t.Errorf("order %d is still due under the revoked mandate", id)
 			}
 		}
-		if _, err := f.svc.KeepMandate(f.ctx, second.PayReference, m.ID); engine.ErrorCode(err) != engine.CodeConflict {
+		if _, err := directdebit.Of(f.svc).KeepMandate(f.ctx, second.PayReference, m.ID); engine.ErrorCode(err) != engine.CodeConflict {
 			t.Fatalf("kept after the revocation: %v", err)
 		}
-		if page, err := f.svc.DebitPageFor(f.ctx, third.PayReference); err != nil || page.Mandate != nil || page.Held != nil {
+		if page, err := directdebit.Of(f.svc).DebitPageFor(f.ctx, third.PayReference); err != nil || page.Mandate != nil || page.Held != nil {
 			t.Fatalf("the page after the revocation: %+v %v", page, err)
 		}
-		m2, err := f.svc.GiveMandate(f.ctx, third.PayReference, engine.MandateInput{Holder: "Alex Example", IBAN: otherIBAN, Consent: true, Language: "fr"})
+		m2, err := directdebit.Of(f.svc).GiveMandate(f.ctx, third.PayReference, directdebit.MandateInput{Holder: "Alex Example", IBAN: otherIBAN, Consent: true, Language: "fr"})
 		if err != nil || m2.ID == m.ID || !collectedUnder(t, f, third.ID, m2.ID) {
 			t.Fatalf("a new mandate after the revocation: %+v %v", m2, err)
 		}
 		// Another household's mandate is not found from this one's pay link.
-		if _, err := f.svc.KeepMandate(f.ctx, "NOSUCHORDER", m2.ID); engine.ErrorCode(err) != engine.CodeNotFound {
+		if _, err := directdebit.Of(f.svc).KeepMandate(f.ctx, "NOSUCHORDER", m2.ID); engine.ErrorCode(err) != engine.CodeNotFound {
 			t.Fatalf("an unknown order: %v", err)
 		}
-		if _, err := f.db.NewUpdate().Model((*engine.DebitMandate)(nil)).Set("user_key = ?", "someone-else").Where("id = ?", m2.ID).Exec(f.ctx); err != nil {
+		if _, err := f.db.NewUpdate().Model((*directdebit.DebitMandate)(nil)).Set("user_key = ?", "someone-else").Where("id = ?", m2.ID).Exec(f.ctx); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := f.svc.RevokeMandate(f.ctx, third.PayReference, m2.ID); engine.ErrorCode(err) != engine.CodeNotFound {
+		if _, err := directdebit.Of(f.svc).RevokeMandate(f.ctx, third.PayReference, m2.ID); engine.ErrorCode(err) != engine.CodeNotFound {
 			t.Fatalf("another household's mandate: %v", err)
 		}
 	})
@@ -251,44 +253,44 @@ func TestStaffRevokeMandate(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		f, order := mandateFixture(t, db)
-		m, err := f.svc.GiveMandate(f.ctx, order.PayReference, engine.MandateInput{Holder: "Alex Example", IBAN: demoIBAN, Consent: true, Language: "en"})
+		m, err := directdebit.Of(f.svc).GiveMandate(f.ctx, order.PayReference, directdebit.MandateInput{Holder: "Alex Example", IBAN: demoIBAN, Consent: true, Language: "en"})
 		if err != nil {
 			t.Fatal(err)
 		}
 		// A second order under the mandate is in a collection run not sent
 		// yet: it stays due (the run is cancelled or sent as a whole).
 		inRun := nextOrder(t, f, order, "INRUN1")
-		if _, err := f.svc.KeepMandate(f.ctx, inRun.PayReference, m.ID); err != nil {
+		if _, err := directdebit.Of(f.svc).KeepMandate(f.ctx, inRun.PayReference, m.ID); err != nil {
 			t.Fatal(err)
 		}
 		pay := engine.Payment{OrderID: inRun.ID, Provider: "direct_debit", Reference: "INRUN1-P", AmountMinor: inRun.TotalMinor, Currency: inRun.Currency,
 			Status: engine.PaymentPending, CreatedAt: time.Now(), UpdatedAt: time.Now()}
-		run := engine.DebitRun{OrganisationID: 1, MessageID: "RUN-1", FileVersion: "pain.008.001.08", UntilOn: time.Now(), Status: engine.DebitRunPrepared,
+		run := payment.DebitRun{OrganisationID: 1, MessageID: "RUN-1", FileVersion: "pain.008.001.08", UntilOn: time.Now(), Status: payment.DebitRunPrepared,
 			DebitCount: 1, TotalMinor: inRun.TotalMinor, Currency: inRun.Currency, File: []byte("<x/>"), CreatedBy: "t", CreatedAt: time.Now()}
 		for _, row := range []any{&pay, &run} {
 			if _, err := db.NewInsert().Model(row).Exec(f.ctx); err != nil {
 				t.Fatal(err)
 			}
 		}
-		debit := engine.Debit{RunID: run.ID, OrganisationID: 1, OrderID: inRun.ID, PaymentID: pay.ID, MandateID: m.ID, EndToEndID: "E2E-1",
-			AmountMinor: inRun.TotalMinor, Currency: inRun.Currency, DueOn: time.Now(), Sequence: "FRST", Status: engine.DebitInRun}
+		debit := payment.Debit{RunID: run.ID, OrganisationID: 1, OrderID: inRun.ID, PaymentID: pay.ID, MandateID: m.ID, EndToEndID: "E2E-1",
+			AmountMinor: inRun.TotalMinor, Currency: inRun.Currency, DueOn: time.Now(), Sequence: "FRST", Status: payment.DebitInRun}
 		if _, err := db.NewInsert().Model(&debit).Exec(f.ctx); err != nil {
 			t.Fatal(err)
 		}
 		actor := engine.Actor{Name: "treasurer@club.example"}
-		if _, err := f.svc.StaffRevokeMandate(f.ctx, actor, 2, m.ID); engine.ErrorCode(err) != engine.CodeNotFound {
+		if _, err := directdebit.Of(f.svc).StaffRevokeMandate(f.ctx, actor, 2, m.ID); engine.ErrorCode(err) != engine.CodeNotFound {
 			t.Fatalf("another club's staff: %v", err)
 		}
 		if got := loadMandate(t, f, m.ID); got.RevokedAt != nil {
 			t.Fatal("another club's staff revoked the mandate")
 		}
 		for range 2 {
-			if _, err := f.svc.StaffRevokeMandate(f.ctx, actor, 1, m.ID); err != nil {
+			if _, err := directdebit.Of(f.svc).StaffRevokeMandate(f.ctx, actor, 1, m.ID); err != nil {
 				t.Fatal(err)
 			}
 		}
 		got := loadMandate(t, f, m.ID)
-		if got.RevokedAt == nil || got.EndReason != engine.MandateEndRevokedByStaff || loadOrderByID(t, f, order.ID).DebitDueOn != nil {
+		if got.RevokedAt == nil || got.EndReason != directdebit.MandateEndRevokedByStaff || loadOrderByID(t, f, order.ID).DebitDueOn != nil {
 			t.Fatalf("revoked by staff: %+v", got)
 		}
 		if loadOrderByID(t, f, inRun.ID).DebitDueOn == nil {
@@ -311,14 +313,14 @@ func TestExpireMandates(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		f, order := mandateFixture(t, db)
-		m, err := f.svc.GiveMandate(f.ctx, order.PayReference, engine.MandateInput{Holder: "Alex Example", IBAN: demoIBAN, Consent: true, Language: "en"})
+		m, err := directdebit.Of(f.svc).GiveMandate(f.ctx, order.PayReference, directdebit.MandateInput{Holder: "Alex Example", IBAN: demoIBAN, Consent: true, Language: "en"})
 		if err != nil {
 			t.Fatal(err)
 		}
 		now := time.Now().UTC()
 		mk := func(ref string, signed time.Time, collected *time.Time) int64 {
-			x := engine.DebitMandate{OrganisationID: 1, UserKey: "household-" + ref, CreditorID: testCreditorID, Reference: ref, Holder: "H",
-				IBAN: demoIBAN, Language: "en", Text: "t", TextVersion: engine.MandateTextVersion, SignedAt: signed, LastCollectedAt: collected}
+			x := directdebit.DebitMandate{OrganisationID: 1, UserKey: "household-" + ref, CreditorID: testCreditorID, Reference: ref, Holder: "H",
+				IBAN: demoIBAN, Language: "en", Text: "t", TextVersion: directdebit.MandateTextVersion, SignedAt: signed, LastCollectedAt: collected}
 			if _, err := db.NewInsert().Model(&x).Exec(f.ctx); err != nil {
 				t.Fatal(err)
 			}
@@ -329,18 +331,18 @@ func TestExpireMandates(t *testing.T) {
 		collected := mk("COLLECTED", now.AddDate(0, -40, 0), &recent)
 		old := now.AddDate(0, -37, 0)
 		collectedLongAgo := mk("COLLECTED-LONG-AGO", now.AddDate(0, -50, 0), &old)
-		if _, err := db.NewUpdate().Model((*engine.DebitMandate)(nil)).Set("signed_at = ?", now.AddDate(0, -36, -2)).Where("id = ?", m.ID).Exec(f.ctx); err != nil {
+		if _, err := db.NewUpdate().Model((*directdebit.DebitMandate)(nil)).Set("signed_at = ?", now.AddDate(0, -36, -2)).Where("id = ?", m.ID).Exec(f.ctx); err != nil {
 			t.Fatal(err)
 		}
 
 		// A run for organisation 2 only: nothing of organisation 1 expires.
-		n, err := engine.ExpireMandates(engine.WithOrganisation(f.ctx, 2), db, now)
+		n, err := directdebit.ExpireMandates(engine.WithOrganisation(f.ctx, 2), db, now)
 		if err != nil || n != 0 {
 			t.Fatalf("a run for another organisation: %d %v", n, err)
 		}
 		// The scheduled job, run for organisation 1.
 		r := jobs.New(db, jobs.Config{Now: func() time.Time { return now }})
-		f.svc.ScheduleMandateExpiry(r, func() time.Time { return now }, slog.New(slog.DiscardHandler))
+		directdebit.Of(f.svc).ScheduleMandateExpiry(r, func() time.Time { return now }, slog.New(slog.DiscardHandler))
 		if _, err := jobs.RunNow(f.ctx, db, engine.KindExpireMandates, now, 1); err != nil {
 			t.Fatal(err)
 		}
@@ -349,14 +351,14 @@ func TestExpireMandates(t *testing.T) {
 		}
 		for id, want := range map[int64]bool{m.ID: true, collectedLongAgo: true, inside: false, collected: false} {
 			got := loadMandate(t, f, id)
-			if (got.RevokedAt != nil) != want || (want && got.EndReason != engine.MandateEndExpired) {
+			if (got.RevokedAt != nil) != want || (want && got.EndReason != directdebit.MandateEndExpired) {
 				t.Errorf("mandate %s: revoked %v (%q), want expired %v", got.Reference, got.RevokedAt, got.EndReason, want)
 			}
 		}
 		if o := loadOrderByID(t, f, order.ID); o.DebitDueOn != nil {
 			t.Error("the order is still due under the expired mandate")
 		}
-		if n, err := engine.ExpireMandates(f.ctx, db, now); err != nil || n != 0 {
+		if n, err := directdebit.ExpireMandates(f.ctx, db, now); err != nil || n != 0 {
 			t.Fatalf("a second run: %d %v", n, err)
 		}
 		if n, err := db.NewSelect().Model((*jobs.Job)(nil)).Where("kind = ? AND state = ?", engine.KindExpireMandates, jobs.StateSucceeded).Count(f.ctx); err != nil || n != 1 {

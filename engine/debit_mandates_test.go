@@ -11,6 +11,10 @@ import (
 	"portal/engine"
 	"portal/engine/banking"
 	"portal/engine/dbtest"
+	"portal/engine/demodata"
+	"portal/engine/directdebit"
+	"portal/engine/payment"
+	"portal/engine/registration"
 )
 
 // TestGiveMandate: a direct-debit order's member gives the mandate; an
@@ -26,23 +30,23 @@ func TestGiveMandate(t *testing.T) {
 		order := commitDebit()
 		for _, tc := range []struct {
 			name   string
-			in     engine.MandateInput
+			in     directdebit.MandateInput
 			fields []string
 		}{
-			{"bad check digits", engine.MandateInput{Holder: "Alex Example", IBAN: "DE00 3704 0044 0532 0130 00", Consent: true}, []string{"iban"}},
-			{"not a SEPA country", engine.MandateInput{Holder: "Alex Example", IBAN: "BR15 0000 0000 0000 1093 2840 814P 2", Consent: true}, []string{"iban"}},
-			{"no consent", engine.MandateInput{Holder: "Alex Example", IBAN: "DE89 3704 0044 0532 0130 00"}, []string{"consent"}},
-			{"no holder, bad BIC", engine.MandateInput{IBAN: "DE89 3704 0044 0532 0130 00", BIC: "NOPE", Consent: true}, []string{"holder", "bic"}},
+			{"bad check digits", directdebit.MandateInput{Holder: "Alex Example", IBAN: "DE00 3704 0044 0532 0130 00", Consent: true}, []string{"iban"}},
+			{"not a SEPA country", directdebit.MandateInput{Holder: "Alex Example", IBAN: "BR15 0000 0000 0000 1093 2840 814P 2", Consent: true}, []string{"iban"}},
+			{"no consent", directdebit.MandateInput{Holder: "Alex Example", IBAN: "DE89 3704 0044 0532 0130 00"}, []string{"consent"}},
+			{"no holder, bad BIC", directdebit.MandateInput{IBAN: "DE89 3704 0044 0532 0130 00", BIC: "NOPE", Consent: true}, []string{"holder", "bic"}},
 		} {
-			_, err := f.svc.GiveMandate(f.ctx, order.PayReference, tc.in)
+			_, err := directdebit.Of(f.svc).GiveMandate(f.ctx, order.PayReference, tc.in)
 			if got := fieldsOf(t, err); !equalStrings(got, tc.fields) {
 				t.Errorf("%s: fields %v, want %v", tc.name, got, tc.fields)
 			}
 		}
-		if n, err := db.NewSelect().Model((*engine.DebitMandate)(nil)).Count(f.ctx); err != nil || n != 0 {
+		if n, err := db.NewSelect().Model((*directdebit.DebitMandate)(nil)).Count(f.ctx); err != nil || n != 0 {
 			t.Fatalf("mandates after refusals: %d %v", n, err)
 		}
-		m, err := f.svc.GiveMandate(f.ctx, order.PayReference, engine.MandateInput{Holder: "Alex Example", IBAN: "de89 3704 0044 0532 0130 00",
+		m, err := directdebit.Of(f.svc).GiveMandate(f.ctx, order.PayReference, directdebit.MandateInput{Holder: "Alex Example", IBAN: "de89 3704 0044 0532 0130 00",
 			BIC: "cobadeffxxx", Consent: true, Language: "de"})
 		if err != nil {
 			t.Fatal(err)
@@ -55,18 +59,18 @@ func TestGiveMandate(t *testing.T) {
 				t.Errorf("mandate text lacks %q: %s", want, m.Text)
 			}
 		}
-		if m.Language != "de" || m.TextVersion != engine.MandateTextVersion || m.SignedAt.IsZero() {
+		if m.Language != "de" || m.TextVersion != directdebit.MandateTextVersion || m.SignedAt.IsZero() {
 			t.Fatalf("mandate %+v", m)
 		}
-		page, err := f.svc.DebitPageFor(f.ctx, order.PayReference)
+		page, err := directdebit.Of(f.svc).DebitPageFor(f.ctx, order.PayReference)
 		if err != nil || page.Mandate == nil || page.Mandate.ID != m.ID || page.Terms.CreditorID != testCreditorID {
 			t.Fatalf("debit page %+v %v", page, err)
 		}
-		if _, err := f.svc.GiveMandate(f.ctx, order.PayReference, engine.MandateInput{Holder: "A", IBAN: demoIBAN, Consent: true}); engine.ErrorCode(err) != engine.CodeConflict {
+		if _, err := directdebit.Of(f.svc).GiveMandate(f.ctx, order.PayReference, directdebit.MandateInput{Holder: "A", IBAN: demoIBAN, Consent: true}); engine.ErrorCode(err) != engine.CodeConflict {
 			t.Fatalf("a second mandate for the order: %v", err)
 		}
-		en, _ := engine.MandateText("en", engine.MandateTerms{CreditorName: "C", CreditorID: testCreditorID, Reference: "R-1", PrenotificationDays: 14})
-		fr, _ := engine.MandateText("fr", engine.MandateTerms{CreditorName: "C", CreditorID: testCreditorID, Reference: "R-1", PrenotificationDays: 14})
+		en, _ := directdebit.MandateText("en", directdebit.MandateTerms{CreditorName: "C", CreditorID: testCreditorID, Reference: "R-1", PrenotificationDays: 14})
+		fr, _ := directdebit.MandateText("fr", directdebit.MandateTerms{CreditorName: "C", CreditorID: testCreditorID, Reference: "R-1", PrenotificationDays: 14})
 		if !strings.Contains(en, "eight weeks") || !strings.Contains(en, "authorise (A)") || strings.Contains(en, "calendar days") ||
 			!strings.Contains(fr, "huit semaines") || !strings.Contains(fr, "R-1") {
 			t.Fatalf("texts:\n%s\n%s", en, fr)
@@ -81,16 +85,16 @@ func intp(n int) *int { return &n }
 // direct_debit), with its account and Creditor Identifier.
 func directDebitClub(tb testing.TB, db *bun.DB, opts ...engine.ServiceOption) (svc *engine.Service, dd namedFake) {
 	tb.Helper()
-	dd = namedFake{&fakeProvider{retrieve: map[string]engine.PaymentConfirmation{}}, engine.DirectDebitProvider}
+	dd = namedFake{&fakeProvider{retrieve: map[string]engine.PaymentConfirmation{}}, payment.DirectDebitProvider}
 	svc = engine.NewService(db, &fakeProvider{retrieve: map[string]engine.PaymentConfirmation{}}, append(opts,
-		engine.WithPaymentMethodProviders(func(_ int64, m string) engine.PaymentProvider {
-			if m == engine.DirectDebitProvider {
+		payment.WithPaymentMethodProviders(func(_ int64, m string) engine.PaymentProvider {
+			if m == payment.DirectDebitProvider {
 				return dd
 			}
 			return nil
 		}))...)
-	if _, err := svc.SetPaymentSettings(context.Background(), 1, engine.PaymentSettingsChange{BankCreditorName: str("TV Demo 1848 e.V."),
-		BankIBAN: str(demoIBAN), Methods: &[]string{engine.BankTransferProvider, engine.DirectDebitProvider}, DebitCreditorID: str(testCreditorID)}); err != nil {
+	if _, err := payment.Of(svc).SetPaymentSettings(context.Background(), 1, payment.PaymentSettingsChange{BankCreditorName: str("TV Demo 1848 e.V."),
+		BankIBAN: str(demoIBAN), Methods: &[]string{payment.BankTransferProvider, payment.DirectDebitProvider}, DebitCreditorID: str(testCreditorID)}); err != nil {
 		tb.Fatal(err)
 	}
 	return svc, dd
@@ -101,13 +105,13 @@ func directDebitClub(tb testing.TB, db *bun.DB, opts ...engine.ServiceOption) (s
 // (0: the default).
 func directDebitFixture(t *testing.T, db *bun.DB, prenotificationDays int, opts ...engine.ServiceOption) *fixture {
 	t.Helper()
-	if err := engine.SeedDemo(context.Background(), db, 2, time.Now().UTC()); err != nil {
+	if err := demodata.SeedDemo(context.Background(), db, 2, time.Now().UTC()); err != nil {
 		t.Fatalf("seed: %v", err)
 	}
 	svc, _ := directDebitClub(t, db, opts...)
 	f := &fixture{t: t, ctx: context.Background(), db: db, svc: svc}
 	if prenotificationDays > 0 {
-		if _, err := f.svc.SetPaymentSettings(f.ctx, 1, engine.PaymentSettingsChange{DebitPrenotificationDays: intp(prenotificationDays)}); err != nil {
+		if _, err := payment.Of(f.svc).SetPaymentSettings(f.ctx, 1, payment.PaymentSettingsChange{DebitPrenotificationDays: intp(prenotificationDays)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -120,7 +124,7 @@ func (f *fixture) commitDirectDebit(userKey string, persons ...int64) engine.Ord
 	f.t.Helper()
 	r := f.start(userKey, persons...)
 	last := r.advanceTo(demoSteps)
-	if _, err := f.svc.Next(f.ctx, r.userKey, engine.NextInput{ProcessID: r.pid, Step: last.Step, People: demoAnswers(last.Step, r.persons),
+	if _, err := registration.Of(f.svc).Next(f.ctx, r.userKey, registration.NextInput{ProcessID: r.pid, Step: last.Step, People: demoAnswers(last.Step, r.persons),
 		PaymentMethod: "direct_debit"}); err != nil {
 		f.t.Fatal(err)
 	}

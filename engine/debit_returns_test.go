@@ -13,7 +13,13 @@ import (
 
 	"portal/engine"
 	"portal/engine/banking"
+	"portal/engine/bankstatement"
 	"portal/engine/dbtest"
+	"portal/engine/demodata"
+	"portal/engine/directdebit"
+	"portal/engine/payment"
+	"portal/engine/registration"
+	"portal/engine/staff"
 )
 
 // debitFixture is a club collecting by direct debit to demoIBAN, with a
@@ -26,12 +32,12 @@ type debitFixture struct {
 
 func newDebitFixture(t *testing.T, db *bun.DB, members int, fee int64) *debitFixture {
 	t.Helper()
-	if err := engine.SeedDemo(context.Background(), db, members, time.Now().UTC()); err != nil {
+	if err := demodata.SeedDemo(context.Background(), db, members, time.Now().UTC()); err != nil {
 		t.Fatalf("seed: %v", err)
 	}
 	svc, dd := directDebitClub(t, db)
 	f := &debitFixture{fixture: &fixture{t: t, ctx: context.Background(), db: db, svc: svc}, dd: dd}
-	if _, err := db.NewUpdate().Model((*engine.PaymentSettings)(nil)).Set("debit_return_fee_minor = ?", fee).
+	if _, err := db.NewUpdate().Model((*payment.PaymentSettings)(nil)).Set("debit_return_fee_minor = ?", fee).
 		Where("organisation_id = 1").Exec(f.ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -46,9 +52,9 @@ func newDebitFixture(t *testing.T, db *bun.DB, members int, fee int64) *debitFix
 type debitMember struct {
 	instance int64
 	order    engine.Order
-	mandate  *engine.DebitMandate
+	mandate  *directdebit.DebitMandate
 	payment  engine.Payment
-	debit    engine.Debit
+	debit    payment.Debit
 }
 
 // commitDebit commits a registration of key paid by direct debit in the
@@ -58,21 +64,21 @@ func (f *debitFixture) commitDebit(key, language string) *debitMember {
 	form, _ := f.load(key)
 	r := f.start(key, form.People[0].ID)
 	last := r.advanceTo(demoSteps)
-	if _, err := f.svc.Next(f.ctx, r.userKey, engine.NextInput{ProcessID: r.pid, Step: last.Step, People: demoAnswers(last.Step, r.persons),
-		PaymentMethod: engine.DirectDebitProvider}); err != nil {
+	if _, err := registration.Of(f.svc).Next(f.ctx, r.userKey, registration.NextInput{ProcessID: r.pid, Step: last.Step, People: demoAnswers(last.Step, r.persons),
+		PaymentMethod: payment.DirectDebitProvider}); err != nil {
 		f.t.Fatal(err)
 	}
 	if _, err := f.db.NewUpdate().Model((*engine.ProcessInstance)(nil)).Set("language = ?", language).Where("id = ?", r.id).Exec(f.ctx); err != nil {
 		f.t.Fatal(err)
 	}
 	order := f.orders(r.id)[0]
-	m, err := f.svc.GiveMandate(f.ctx, order.PayReference, engine.MandateInput{Holder: "Account Holder", IBAN: "DE89 3704 0044 0532 0130 00",
+	m, err := directdebit.Of(f.svc).GiveMandate(f.ctx, order.PayReference, directdebit.MandateInput{Holder: "Account Holder", IBAN: "DE89 3704 0044 0532 0130 00",
 		Consent: true, Language: language})
 	if err != nil {
 		f.t.Fatal(err)
 	}
 	ps := f.payments(r.id)
-	if len(ps) != 1 || ps[0].Provider != engine.DirectDebitProvider || ps[0].Status != engine.PaymentPending {
+	if len(ps) != 1 || ps[0].Provider != payment.DirectDebitProvider || ps[0].Status != engine.PaymentPending {
 		f.t.Fatalf("%s: attempts %+v, want one pending direct debit", key, ps)
 	}
 	return &debitMember{instance: r.id, order: f.orders(r.id)[0], mandate: m, payment: ps[0]}
@@ -81,32 +87,32 @@ func (f *debitFixture) commitDebit(key, language string) *debitMember {
 // collect puts the members' debits in one run with status and, for a
 // collected debit, settles its attempt as paid the way a run marked sent
 // does (through the settlement every method uses).
-func (f *debitFixture) collect(status engine.DebitStatus, members ...*debitMember) {
+func (f *debitFixture) collect(status payment.DebitStatus, members ...*debitMember) {
 	f.t.Helper()
 	now := time.Now().UTC()
-	run := &engine.DebitRun{OrganisationID: 1, MessageID: fmt.Sprintf("RUN-%d", now.UnixNano()), FileVersion: "pain.008.001.08", UntilOn: now,
-		Status: engine.DebitRunPrepared, DebitCount: len(members), Currency: "EUR", File: []byte("<Document/>"), CreatedBy: "test", CreatedAt: now}
-	if status == engine.DebitCollected {
-		run.Status, run.SentAt = engine.DebitRunSent, &now
+	run := &payment.DebitRun{OrganisationID: 1, MessageID: fmt.Sprintf("RUN-%d", now.UnixNano()), FileVersion: "pain.008.001.08", UntilOn: now,
+		Status: payment.DebitRunPrepared, DebitCount: len(members), Currency: "EUR", File: []byte("<Document/>"), CreatedBy: "test", CreatedAt: now}
+	if status == payment.DebitCollected {
+		run.Status, run.SentAt = payment.DebitRunSent, &now
 	}
 	if _, err := f.db.NewInsert().Model(run).Exec(f.ctx); err != nil {
 		f.t.Fatal(err)
 	}
 	for _, m := range members {
-		m.debit = engine.Debit{RunID: run.ID, OrganisationID: 1, OrderID: m.order.ID, PaymentID: m.payment.ID, MandateID: m.mandate.ID,
+		m.debit = payment.Debit{RunID: run.ID, OrganisationID: 1, OrderID: m.order.ID, PaymentID: m.payment.ID, MandateID: m.mandate.ID,
 			EndToEndID: fmt.Sprintf("E2E-%d", m.order.ID), AmountMinor: m.payment.AmountMinor, Currency: "EUR", DueOn: now,
 			Sequence: banking.SequenceFirst, Status: status}
 		if _, err := f.db.NewInsert().Model(&m.debit).Exec(f.ctx); err != nil {
 			f.t.Fatal(err)
 		}
-		if status != engine.DebitCollected {
+		if status != payment.DebitCollected {
 			continue
 		}
 		f.dd.mu.Lock()
 		f.dd.retrieve[m.payment.Reference] = engine.PaymentConfirmation{Reference: m.payment.Reference, Outcome: engine.OutcomeSuccess,
 			AmountMinor: m.payment.AmountMinor, Currency: "EUR", EventID: "collected:" + m.debit.EndToEndID, EventType: "direct_debit.collected"}
 		f.dd.mu.Unlock()
-		if res, err := f.svc.PaymentState(f.ctx, m.payment.Reference); err != nil || res.Outcome != engine.OutcomeSuccess {
+		if res, err := payment.Of(f.svc).PaymentState(f.ctx, m.payment.Reference); err != nil || res.Outcome != engine.OutcomeSuccess {
 			f.t.Fatalf("settle the collected debit: %+v %v", res, err)
 		}
 	}
@@ -148,10 +154,10 @@ func returnsStatement(t *testing.T, msgID, account string, returns ...testReturn
 	return st
 }
 
-func (f *debitFixture) importStatement(st banking.Statement, opt engine.StatementOptions) *engine.StatementImport {
+func (f *debitFixture) importStatement(st banking.Statement, opt engine.StatementOptions) *bankstatement.StatementImport {
 	f.t.Helper()
 	opt.Account, opt.Organisation = f.iban, 1
-	rep, err := f.svc.ImportStatement(f.ctx, st, opt)
+	rep, err := bankstatement.Of(f.svc).ImportStatement(f.ctx, st, opt)
 	if err != nil {
 		f.t.Fatalf("import: %v", err)
 	}
@@ -175,7 +181,7 @@ func TestImportStatementTakesBackReturnedDebits(t *testing.T) {
 		de := f.commitDebit("demo-1", "de")
 		fr := f.commitDebit("demo-2", "fr")
 		kept := f.commitDebit("demo-3", "en")
-		f.collect(engine.DebitCollected, de, fr, kept)
+		f.collect(payment.DebitCollected, de, fr, kept)
 		for _, m := range []*debitMember{de, fr, kept} {
 			if o := f.orders(m.instance)[0]; o.Status != engine.OrderPaid {
 				t.Fatalf("order %d after the collection: %s", o.ID, o.Status)
@@ -193,7 +199,7 @@ func TestImportStatementTakesBackReturnedDebits(t *testing.T) {
 		before := f.state()
 		dry := f.importStatement(st, engine.StatementOptions{DryRun: true})
 		assertUnchanged(t, before, f.state())
-		if len(dry.Returns) != 2 || dry.Returns[0].Outcome != engine.ReturnApplied {
+		if len(dry.Returns) != 2 || dry.Returns[0].Outcome != directdebit.ReturnApplied {
 			t.Fatalf("dry run: %+v", dry.Returns)
 		}
 
@@ -207,7 +213,7 @@ func TestImportStatementTakesBackReturnedDebits(t *testing.T) {
 			ended bool
 		}{{de, false}, {fr, true}} {
 			l := rep.Returns[i]
-			if l.Err != nil || l.Outcome != engine.ReturnApplied || !l.Reversed || l.OrderID != want.m.order.ID || l.MandateEnded != want.ended || l.FeeMinor != 350 {
+			if l.Err != nil || l.Outcome != directdebit.ReturnApplied || !l.Reversed || l.OrderID != want.m.order.ID || l.MandateEnded != want.ended || l.FeeMinor != 350 {
 				t.Errorf("return %d: %+v", i, l)
 			}
 		}
@@ -221,18 +227,18 @@ func TestImportStatementTakesBackReturnedDebits(t *testing.T) {
 				t.Errorf("order %d: %s paid=%v due=%v total %d (was %d)", o.ID, o.Status, o.PaidAt, o.DebitDueOn, o.TotalMinor, m.order.TotalMinor)
 			}
 			fee := o.Lines[len(o.Lines)-1]
-			if fee.Kind != engine.DebitReturnFeeKind || fee.AmountMinor != 350 || fee.LineNo != len(o.Lines) {
+			if fee.Kind != directdebit.DebitReturnFeeKind || fee.AmountMinor != 350 || fee.LineNo != len(o.Lines) {
 				t.Errorf("order %d: fee line %+v", o.ID, fee)
 			}
 			p := f.payments(m.instance)[0]
 			if p.Status != engine.PaymentFailed {
 				t.Errorf("attempt %s: %s, want FAILED", p.Reference, p.Status)
 			}
-			var d engine.Debit
+			var d payment.Debit
 			if err := db.NewSelect().Model(&d).Where("id = ?", m.debit.ID).Scan(f.ctx); err != nil {
 				t.Fatal(err)
 			}
-			if d.Status != engine.DebitReturned || d.ReturnedAt == nil || d.ReturnCode == "" {
+			if d.Status != payment.DebitReturned || d.ReturnedAt == nil || d.ReturnCode == "" {
 				t.Errorf("debit %s: %+v", d.EndToEndID, d)
 			}
 			for _, ms := range f.memberships(m.instance) {
@@ -256,8 +262,8 @@ func TestImportStatementTakesBackReturnedDebits(t *testing.T) {
 		}
 
 		// AC04 ends the mandate, MD06 does not.
-		mandate := func(id int64) engine.DebitMandate {
-			var m engine.DebitMandate
+		mandate := func(id int64) directdebit.DebitMandate {
+			var m directdebit.DebitMandate
 			if err := db.NewSelect().Model(&m).Where("id = ?", id).Scan(f.ctx); err != nil {
 				t.Fatal(err)
 			}
@@ -273,18 +279,18 @@ func TestImportStatementTakesBackReturnedDebits(t *testing.T) {
 		// The member is told, in their language, with the pay link.
 		for _, m := range []*debitMember{de, fr} {
 			var msgs []engine.OutboxMessage
-			if err := db.NewSelect().Model(&msgs).Where("kind = ?", engine.KindDebitReturned).
+			if err := db.NewSelect().Model(&msgs).Where("kind = ?", directdebit.KindDebitReturned).
 				Where("dedup_key LIKE ?", fmt.Sprintf("%%:order:%d:%%", m.order.ID)).Scan(f.ctx); err != nil {
 				t.Fatal(err)
 			}
 			if len(msgs) != 1 {
 				t.Fatalf("order %d: %d return messages", m.order.ID, len(msgs))
 			}
-			var p engine.DebitReturnPayload
+			var p directdebit.DebitReturnPayload
 			if err := json.Unmarshal([]byte(msgs[0].Payload), &p); err != nil || p.DebitID != m.debit.ID || p.FeeMinor != 350 || p.Link == "" {
 				t.Fatalf("payload %s: %v", msgs[0].Payload, err)
 			}
-			msg, err := engine.LoadDebitReturnMessage(f.ctx, db, p)
+			msg, err := directdebit.LoadDebitReturnMessage(f.ctx, db, p)
 			if err != nil || !msg.Due || msg.Order.TotalMinor != m.order.TotalMinor+350 || len(msg.Persons) == 0 {
 				t.Fatalf("message of order %d: %+v %v", m.order.ID, msg, err)
 			}
@@ -293,7 +299,7 @@ func TestImportStatementTakesBackReturnedDebits(t *testing.T) {
 				t.Errorf("message of order %d in %q, want %q", m.order.ID, msg.Language, want)
 			}
 		}
-		if n := f.count((*engine.OutboxMessage)(nil), "kind = ?", engine.KindDebitReturned); n != 2 {
+		if n := f.count((*engine.OutboxMessage)(nil), "kind = ?", directdebit.KindDebitReturned); n != 2 {
 			t.Errorf("%d return messages, want 2", n)
 		}
 		var failed []string
@@ -308,13 +314,13 @@ func TestImportStatementTakesBackReturnedDebits(t *testing.T) {
 		}
 
 		// The treasurer sees them, with the reason.
-		attention, err := f.svc.PaymentsNeedingAttention(f.ctx, engine.AttentionQuery{OrganisationID: 1})
+		attention, err := staff.Of(f.svc).PaymentsNeedingAttention(f.ctx, staff.AttentionQuery{OrganisationID: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
 		codes := map[string]string{}
 		for _, a := range attention {
-			if a.Reason == engine.AttentionDebitReturned {
+			if a.Reason == staff.AttentionDebitReturned {
 				codes[a.Payment.Reference] = a.ReturnCode
 			}
 		}
@@ -340,7 +346,7 @@ func TestImportStatementTakesBackReturnedDebits(t *testing.T) {
 
 		// A later settlement of the returned attempt (its run marked sent
 		// again, a replayed confirmation) does not make it paid.
-		if res, err := f.svc.PaymentState(f.ctx, de.payment.Reference); err != nil || res.Outcome != engine.OutcomeFailed {
+		if res, err := payment.Of(f.svc).PaymentState(f.ctx, de.payment.Reference); err != nil || res.Outcome != engine.OutcomeFailed {
 			t.Fatalf("returned attempt refreshed: %+v %v", res, err)
 		}
 		assertUnchanged(t, after, f.state())
@@ -358,12 +364,12 @@ func TestImportStatementUnknownReturnChangesNothing(t *testing.T) {
 		f := newDebitFixture(t, db, 2, 0)
 		a := f.commitDebit("demo-1", "en")
 		b := f.commitDebit("demo-2", "en")
-		f.collect(engine.DebitCollected, a, b)
+		f.collect(payment.DebitCollected, a, b)
 		// Another club's debit with the end-to-end id the statement names.
 		if _, err := db.NewInsert().Model(&engine.Organisation{ID: 2, Name: "Other Club", Slug: "other", DefaultLanguage: "en"}).Exec(f.ctx); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := db.NewUpdate().Model((*engine.Debit)(nil)).Set("organisation_id = 2").Where("id = ?", b.debit.ID).Exec(f.ctx); err != nil {
+		if _, err := db.NewUpdate().Model((*payment.Debit)(nil)).Set("organisation_id = 2").Where("id = ?", b.debit.ID).Exec(f.ctx); err != nil {
 			t.Fatal(err)
 		}
 		before := f.state()
@@ -375,13 +381,13 @@ func TestImportStatementUnknownReturnChangesNothing(t *testing.T) {
 		if len(rep.Returns) != 3 {
 			t.Fatalf("%d return lines", len(rep.Returns))
 		}
-		if l := rep.Returns[0]; l.Outcome != engine.ReturnUnknown || l.Reason != "unknown direct debit return NO-SUCH-DEBIT" || l.Err != nil {
+		if l := rep.Returns[0]; l.Outcome != directdebit.ReturnUnknown || l.Reason != "unknown direct debit return NO-SUCH-DEBIT" || l.Err != nil {
 			t.Errorf("unknown: %+v", l)
 		}
-		if l := rep.Returns[1]; l.Outcome != engine.ReturnUnknown || l.Reason != "unknown direct debit return "+b.debit.EndToEndID {
+		if l := rep.Returns[1]; l.Outcome != directdebit.ReturnUnknown || l.Reason != "unknown direct debit return "+b.debit.EndToEndID {
 			t.Errorf("another club's: %+v", l)
 		}
-		if l := rep.Returns[2]; l.Outcome != engine.ReturnMismatch || l.Reversed || !strings.Contains(l.Reason, "not reversed") {
+		if l := rep.Returns[2]; l.Outcome != directdebit.ReturnMismatch || l.Reversed || !strings.Contains(l.Reason, "not reversed") {
 			t.Errorf("amount mismatch: %+v", l)
 		}
 		// Orders, memberships, instances, outbox unchanged; the mismatch
@@ -396,14 +402,14 @@ func TestImportStatementUnknownReturnChangesNothing(t *testing.T) {
 		if p.Status != engine.PaymentSucceeded || !strings.Contains(p.Problem, "not reversed") {
 			t.Errorf("attempt with a mismatched return: %s %q", p.Status, p.Problem)
 		}
-		if n := f.count((*engine.DebitMandate)(nil), "revoked_at IS NOT NULL"); n != 0 {
+		if n := f.count((*directdebit.DebitMandate)(nil), "revoked_at IS NOT NULL"); n != 0 {
 			t.Errorf("%d mandates ended", n)
 		}
-		attention, err := f.svc.PaymentsNeedingAttention(f.ctx, engine.AttentionQuery{OrganisationID: 1})
+		attention, err := staff.Of(f.svc).PaymentsNeedingAttention(f.ctx, staff.AttentionQuery{OrganisationID: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(attention) != 1 || attention[0].Reason != engine.AttentionProblem || attention[0].Payment.ID != p.ID {
+		if len(attention) != 1 || attention[0].Reason != staff.AttentionProblem || attention[0].Payment.ID != p.ID {
 			t.Errorf("attention: %+v", attention)
 		}
 		// Once recorded, the same mismatched return again is not a new problem.
@@ -423,13 +429,13 @@ func TestReturnOfADebitNotMarkedSent(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		f := newDebitFixture(t, db, 1, 250)
 		m := f.commitDebit("demo-1", "fr")
-		f.collect(engine.DebitInRun, m)
+		f.collect(payment.DebitInRun, m)
 		if o := f.orders(m.instance)[0]; o.DebitDueOn == nil {
 			t.Fatal("a mandated order has no due date")
 		}
 		rep := f.importStatement(returnsStatement(t, "STMT-RET-3", demoIBAN, testReturn{m.debit.EndToEndID, m.debit.AmountMinor, "AM04"}),
 			engine.StatementOptions{})
-		if len(rep.Returns) != 1 || rep.Returns[0].Outcome != engine.ReturnApplied || rep.Returns[0].Reversed || rep.Returns[0].FeeMinor != 250 {
+		if len(rep.Returns) != 1 || rep.Returns[0].Outcome != directdebit.ReturnApplied || rep.Returns[0].Reversed || rep.Returns[0].FeeMinor != 250 {
 			t.Fatalf("return: %+v", rep.Returns)
 		}
 		o := f.orders(m.instance)[0]
@@ -442,7 +448,7 @@ func TestReturnOfADebitNotMarkedSent(t *testing.T) {
 		if p := f.payments(m.instance)[0]; p.Status != engine.PaymentFailed {
 			t.Errorf("attempt: %s", p.Status)
 		}
-		if n := f.count((*engine.OutboxMessage)(nil), "kind = ?", engine.KindDebitReturned); n != 1 {
+		if n := f.count((*engine.OutboxMessage)(nil), "kind = ?", directdebit.KindDebitReturned); n != 1 {
 			t.Errorf("%d return messages", n)
 		}
 		if n := f.count((*engine.ProcessInstance)(nil), "id = ? AND status = ?", m.instance, engine.StateDone); n != 1 {
@@ -464,35 +470,35 @@ func TestReturnedDebitIsNotCollectedAgain(t *testing.T) {
 		var now atomic.Value
 		now.Store(day)
 		clock := func() time.Time { return now.Load().(time.Time) }
-		if err := engine.SeedDemo(context.Background(), db, 2, day); err != nil {
+		if err := demodata.SeedDemo(context.Background(), db, 2, day); err != nil {
 			t.Fatalf("seed: %v", err)
 		}
 		svc, dd := directDebitClub(t, db, engine.WithClock(clock))
 		f := &debitFixture{fixture: &fixture{t: t, ctx: context.Background(), db: db, svc: svc}, dd: dd}
 		f.iban, _ = banking.ParseIBAN(demoIBAN)
-		if _, err := db.NewUpdate().Model((*engine.PaymentSettings)(nil)).Set("debit_return_fee_minor = 300").Where("organisation_id = 1").Exec(f.ctx); err != nil {
+		if _, err := db.NewUpdate().Model((*payment.PaymentSettings)(nil)).Set("debit_return_fee_minor = 300").Where("organisation_id = 1").Exec(f.ctx); err != nil {
 			t.Fatal(err)
 		}
 		refund := f.commitDebit("demo-1", "de")
 		closed := f.commitDebit("demo-2", "en")
 		treasurer := engine.Actor{Name: "treasurer@example.org"}
 		now.Store(day.AddDate(0, 0, 20))
-		run, err := svc.CollectDebits(f.ctx, engine.CollectRequest{OrganisationID: 1, Actor: treasurer})
+		run, err := directdebit.Of(svc).CollectDebits(f.ctx, directdebit.CollectRequest{OrganisationID: 1, Actor: treasurer})
 		if err != nil || run.DebitCount != 2 {
 			t.Fatalf("first run: %+v %v", run, err)
 		}
-		if _, err := svc.MarkDebitRunSent(f.ctx, treasurer, 1, run.ID); err != nil {
+		if _, err := directdebit.Of(svc).MarkDebitRunSent(f.ctx, treasurer, 1, run.ID); err != nil {
 			t.Fatal(err)
 		}
-		e2e := func(m *debitMember) engine.Debit {
-			var d engine.Debit
+		e2e := func(m *debitMember) payment.Debit {
+			var d payment.Debit
 			if err := db.NewSelect().Model(&d).Where("order_id = ? AND run_id = ?", m.order.ID, run.ID).Scan(f.ctx); err != nil {
 				t.Fatal(err)
 			}
 			return d
 		}
 		a, b := e2e(refund), e2e(closed)
-		if a.Status != engine.DebitCollected || f.orders(refund.instance)[0].Status != engine.OrderPaid {
+		if a.Status != payment.DebitCollected || f.orders(refund.instance)[0].Status != engine.OrderPaid {
 			t.Fatalf("after the run was sent: debit %s, order %s", a.Status, f.orders(refund.instance)[0].Status)
 		}
 		rep := f.importStatement(returnsStatement(t, "STMT-2027-03-30", demoIBAN,
@@ -500,7 +506,7 @@ func TestReturnedDebitIsNotCollectedAgain(t *testing.T) {
 		if len(rep.Returns) != 2 || !rep.Returns[0].Reversed || !rep.Returns[1].Reversed || !rep.Returns[1].MandateEnded {
 			t.Fatalf("returns: %+v", rep.Returns)
 		}
-		if _, err := svc.CollectDebits(f.ctx, engine.CollectRequest{OrganisationID: 1, Actor: treasurer}); engine.ErrorCode(err) != engine.CodeConflict {
+		if _, err := directdebit.Of(svc).CollectDebits(f.ctx, directdebit.CollectRequest{OrganisationID: 1, Actor: treasurer}); engine.ErrorCode(err) != engine.CodeConflict {
 			t.Fatalf("a run right after the returns: %v, want nothing due", err)
 		}
 		// The members confirm again on the pay link (the pay page's part):
@@ -512,7 +518,7 @@ func TestReturnedDebitIsNotCollectedAgain(t *testing.T) {
 			}
 		}
 		now.Store(day.AddDate(0, 0, 40))
-		again, err := svc.CollectDebits(f.ctx, engine.CollectRequest{OrganisationID: 1, Actor: treasurer})
+		again, err := directdebit.Of(svc).CollectDebits(f.ctx, directdebit.CollectRequest{OrganisationID: 1, Actor: treasurer})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -528,7 +534,7 @@ func TestReturnedDebitIsNotCollectedAgain(t *testing.T) {
 			ps[n-1].Status != engine.PaymentPending || ps[n-1].AmountMinor != want {
 			t.Fatalf("attempts after the second run: %+v", ps)
 		}
-		if _, err := svc.MarkDebitRunSent(f.ctx, treasurer, 1, again.ID); err != nil {
+		if _, err := directdebit.Of(svc).MarkDebitRunSent(f.ctx, treasurer, 1, again.ID); err != nil {
 			t.Fatal(err)
 		}
 		if o := f.orders(refund.instance)[0]; o.Status != engine.OrderPaid {
@@ -543,7 +549,7 @@ func TestReturnedDebitIsNotCollectedAgain(t *testing.T) {
 			}
 		}
 		// Paid twice (once taken back): confirmed twice.
-		if n := f.count((*engine.OutboxMessage)(nil), "kind = ? AND dedup_key LIKE ?", engine.KindConfirmation,
+		if n := f.count((*engine.OutboxMessage)(nil), "kind = ? AND dedup_key LIKE ?", payment.KindConfirmation,
 			fmt.Sprintf("%%:order:%d%%", refund.order.ID)); n != 2 {
 			t.Errorf("%d confirmations of the order paid again after its return, want 2", n)
 		}
@@ -559,7 +565,7 @@ func TestReturnKeepsRegistrationCompletedBesideAnOpenOne(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		f := newDebitFixture(t, db, 1, 0)
 		m := f.commitDebit("demo-1", "en")
-		f.collect(engine.DebitCollected, m)
+		f.collect(payment.DebitCollected, m)
 		var inst engine.ProcessInstance
 		if err := db.NewSelect().Model(&inst).Where("id = ?", m.instance).Scan(f.ctx); err != nil {
 			t.Fatal(err)
@@ -600,15 +606,15 @@ func TestReturnOfACancelledDebit(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		f := newDebitFixture(t, db, 1, 200)
 		m := f.commitDebit("demo-1", "en")
-		f.collect(engine.DebitCancelled, m)
+		f.collect(payment.DebitCancelled, m)
 		before := f.state()
 		rep := f.importStatement(returnsStatement(t, "STMT-RET-5", demoIBAN, testReturn{m.debit.EndToEndID, m.debit.AmountMinor, "AC04"}),
 			engine.StatementOptions{})
-		if len(rep.Returns) != 1 || rep.Returns[0].Outcome != engine.ReturnMismatch || !strings.Contains(rep.Returns[0].Reason, "run was cancelled") {
+		if len(rep.Returns) != 1 || rep.Returns[0].Outcome != directdebit.ReturnMismatch || !strings.Contains(rep.Returns[0].Reason, "run was cancelled") {
 			t.Fatalf("return: %+v", rep.Returns)
 		}
 		assertUnchanged(t, before, f.state())
-		if n := f.count((*engine.DebitMandate)(nil), "revoked_at IS NOT NULL"); n != 0 {
+		if n := f.count((*directdebit.DebitMandate)(nil), "revoked_at IS NOT NULL"); n != 0 {
 			t.Errorf("a cancelled debit's return ended the mandate")
 		}
 		if n := f.count((*engine.PaymentEvent)(nil), "event_type = ?", "direct_debit.return"); n != 1 {

@@ -10,6 +10,8 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/directdebit"
+	"portal/engine/payment"
 )
 
 // seedDirectDebits turns the unpaid orders of a seeded season into
@@ -24,12 +26,12 @@ func seedDirectDebits(b testing.TB, db *bun.DB) int {
 	}
 	now := time.Now().UTC()
 	today := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)
-	mandates := make([]engine.DebitMandate, len(orders))
+	mandates := make([]directdebit.DebitMandate, len(orders))
 	pays := make([]engine.Payment, len(orders))
 	for i, o := range orders {
-		mandates[i] = engine.DebitMandate{OrganisationID: 1, UserKey: o.UserKey, CreditorID: testCreditorID, Reference: fmt.Sprintf("BENCH-%06d", i),
-			Holder: fmt.Sprintf("Holder %d", i), IBAN: demoIBAN, Language: "en", Text: "…", TextVersion: engine.MandateTextVersion, SignedAt: now}
-		pays[i] = engine.Payment{OrderID: o.ID, Provider: engine.DirectDebitProvider, Reference: fmt.Sprintf("PR-BENCH%08d", i), AmountMinor: o.TotalMinor,
+		mandates[i] = directdebit.DebitMandate{OrganisationID: 1, UserKey: o.UserKey, CreditorID: testCreditorID, Reference: fmt.Sprintf("BENCH-%06d", i),
+			Holder: fmt.Sprintf("Holder %d", i), IBAN: demoIBAN, Language: "en", Text: "…", TextVersion: directdebit.MandateTextVersion, SignedAt: now}
+		pays[i] = engine.Payment{OrderID: o.ID, Provider: payment.DirectDebitProvider, Reference: fmt.Sprintf("PR-BENCH%08d", i), AmountMinor: o.TotalMinor,
 			Currency: o.Currency, Status: engine.PaymentPending, PaymentURL: "/pay/" + o.PayReference, CreatedAt: now, UpdatedAt: now}
 	}
 	for _, rows := range []any{&mandates, &pays} {
@@ -38,7 +40,7 @@ func seedDirectDebits(b testing.TB, db *bun.DB) int {
 		}
 	}
 	for i, o := range orders {
-		if _, err := db.NewUpdate().Model((*engine.Order)(nil)).Set("payment_method = ?", engine.DirectDebitProvider).
+		if _, err := db.NewUpdate().Model((*engine.Order)(nil)).Set("payment_method = ?", payment.DirectDebitProvider).
 			Set("debit_mandate_id = ?", mandates[i].ID).Set("debit_due_on = ?", today).Where("id = ?", o.ID).Exec(ctx); err != nil {
 			b.Fatal(err)
 		}
@@ -64,12 +66,12 @@ func BenchmarkCollectionRun(b *testing.B) {
 	actor := engine.Actor{Name: "bench"}
 	b.ResetTimer()
 	for b.Loop() {
-		run, err := svc.CollectDebits(ctx, engine.CollectRequest{OrganisationID: 1, Actor: actor})
+		run, err := directdebit.Of(svc).CollectDebits(ctx, directdebit.CollectRequest{OrganisationID: 1, Actor: actor})
 		if err != nil || run.DebitCount != n {
 			b.Fatalf("run of %d debits (%v), want %d", run.DebitCount, err, n)
 		}
 		b.StopTimer()
-		if _, err := svc.CancelDebitRun(ctx, actor, 1, run.ID); err != nil {
+		if _, err := directdebit.Of(svc).CancelDebitRun(ctx, actor, 1, run.ID); err != nil {
 			b.Fatal(err)
 		}
 		b.StartTimer()

@@ -14,6 +14,9 @@ import (
 	"portal/engine"
 	"portal/engine/banking/schematest"
 	"portal/engine/dbtest"
+	"portal/engine/directdebit"
+	"portal/engine/payment"
+	"portal/engine/staff"
 )
 
 // pain008 is what the run test reads back from a collection file.
@@ -57,7 +60,7 @@ func TestCollectionRun(t *testing.T) {
 		order := f.commitDirectDebit(engine.DemoUserKey, alex, robin)
 		unsigned := f.commitDirectDebit("demo-1", 5) // never gives its mandate
 		id := order.ProcessInstanceID
-		m, err := f.svc.GiveMandate(f.ctx, order.PayReference, engine.MandateInput{Holder: "Alex Example", IBAN: "DE02 1203 0000 0000 2020 51",
+		m, err := directdebit.Of(f.svc).GiveMandate(f.ctx, order.PayReference, directdebit.MandateInput{Holder: "Alex Example", IBAN: "DE02 1203 0000 0000 2020 51",
 			Consent: true, Language: "en"})
 		if err != nil {
 			t.Fatal(err)
@@ -67,15 +70,15 @@ func TestCollectionRun(t *testing.T) {
 			t.Fatalf("due date %v, want 2027-03-15 (14 days after 1 March 2027)", order.DebitDueOn)
 		}
 		treasurer := engine.Actor{Name: "treasurer@example.org"}
-		if _, err := f.svc.CollectDebits(f.ctx, engine.CollectRequest{OrganisationID: 1, Until: day.AddDate(0, 0, 7), Actor: treasurer}); engine.ErrorCode(err) != engine.CodeConflict ||
-			!errors.Is(err, engine.ErrNothingDue) {
+		if _, err := directdebit.Of(f.svc).CollectDebits(f.ctx, directdebit.CollectRequest{OrganisationID: 1, Until: day.AddDate(0, 0, 7), Actor: treasurer}); engine.ErrorCode(err) != engine.CodeConflict ||
+			!errors.Is(err, directdebit.ErrNothingDue) {
 			t.Fatalf("a run before the due date: %v, want a conflict (nothing due)", err)
 		}
-		run, err := f.svc.CollectDebits(f.ctx, engine.CollectRequest{OrganisationID: 1, Actor: treasurer})
+		run, err := directdebit.Of(f.svc).CollectDebits(f.ctx, directdebit.CollectRequest{OrganisationID: 1, Actor: treasurer})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if run.DebitCount != 1 || run.TotalMinor != order.TotalMinor || run.Status != engine.DebitRunPrepared || run.FileVersion != "pain.008.001.08" {
+		if run.DebitCount != 1 || run.TotalMinor != order.TotalMinor || run.Status != payment.DebitRunPrepared || run.FileVersion != "pain.008.001.08" {
 			t.Fatalf("run %+v", run)
 		}
 		if msg := schematest.Validate(t, "pain.008.001.08.xsd", run.File); msg != "" {
@@ -96,31 +99,31 @@ func TestCollectionRun(t *testing.T) {
 			!strings.HasPrefix(tx.EndToEndID, pay.Reference) || tx.Amount != engine.FormatAmount(order.TotalMinor) {
 			t.Fatalf("payment information %+v", pi)
 		}
-		if _, err := f.svc.CollectDebits(f.ctx, engine.CollectRequest{OrganisationID: 1, Actor: treasurer}); engine.ErrorCode(err) != engine.CodeConflict {
+		if _, err := directdebit.Of(f.svc).CollectDebits(f.ctx, directdebit.CollectRequest{OrganisationID: 1, Actor: treasurer}); engine.ErrorCode(err) != engine.CodeConflict {
 			t.Fatalf("a second run with the order in the first: %v, want nothing due", err)
 		}
-		detail, err := f.svc.DebitRunByID(f.ctx, 1, run.ID)
+		detail, err := directdebit.Of(f.svc).DebitRunByID(f.ctx, 1, run.ID)
 		if err != nil || string(detail.Run.File) != string(run.File) || len(detail.Debits) != 1 || detail.Debits[0].MandateReference != m.Reference {
 			t.Fatalf("run again: %+v %v", detail, err)
 		}
-		if _, err := f.svc.DebitRunByID(f.ctx, 2, run.ID); engine.ErrorCode(err) != engine.CodeNotFound {
+		if _, err := directdebit.Of(f.svc).DebitRunByID(f.ctx, 2, run.ID); engine.ErrorCode(err) != engine.CodeNotFound {
 			t.Fatalf("another club's run: %v", err)
 		}
-		if _, err := f.svc.MarkDebitRunSent(f.ctx, treasurer, 2, run.ID); engine.ErrorCode(err) != engine.CodeNotFound {
+		if _, err := directdebit.Of(f.svc).MarkDebitRunSent(f.ctx, treasurer, 2, run.ID); engine.ErrorCode(err) != engine.CodeNotFound {
 			t.Fatalf("another club marks the run sent: %v", err)
 		}
 
 		// Cancelled: the order is due again, in a new file.
-		if c, err := f.svc.CancelDebitRun(f.ctx, treasurer, 1, run.ID); err != nil || c.Status != engine.DebitRunCancelled {
+		if c, err := directdebit.Of(f.svc).CancelDebitRun(f.ctx, treasurer, 1, run.ID); err != nil || c.Status != payment.DebitRunCancelled {
 			t.Fatalf("cancel: %+v %v", c, err)
 		}
-		if _, err := f.svc.MarkDebitRunSent(f.ctx, treasurer, 1, run.ID); engine.ErrorCode(err) != engine.CodeConflict {
+		if _, err := directdebit.Of(f.svc).MarkDebitRunSent(f.ctx, treasurer, 1, run.ID); engine.ErrorCode(err) != engine.CodeConflict {
 			t.Fatalf("a cancelled run marked sent: %v", err)
 		}
 		if f.orders(id)[0].Status != engine.OrderUnpaid {
 			t.Fatal("the cancelled run paid the order")
 		}
-		run2, err := f.svc.CollectDebits(f.ctx, engine.CollectRequest{OrganisationID: 1, Actor: treasurer})
+		run2, err := directdebit.Of(f.svc).CollectDebits(f.ctx, directdebit.CollectRequest{OrganisationID: 1, Actor: treasurer})
 		if err != nil || run2.DebitCount != 1 || run2.MessageID == run.MessageID {
 			t.Fatalf("second run: %+v %v", run2, err)
 		}
@@ -129,21 +132,21 @@ func TestCollectionRun(t *testing.T) {
 		now.Store(time.Date(2027, 3, 16, 8, 0, 0, 0, time.UTC))
 		// Fifteen days on, the order waiting for its collection needs nobody;
 		// the one whose mandate never came does.
-		attention, err := f.svc.PaymentsNeedingAttention(f.ctx, engine.AttentionQuery{OrganisationID: 1})
-		if err != nil || len(attention) != 1 || attention[0].Order.ID != unsigned.ID || attention[0].Reason != engine.AttentionPendingTooLong {
+		attention, err := staff.Of(f.svc).PaymentsNeedingAttention(f.ctx, staff.AttentionQuery{OrganisationID: 1})
+		if err != nil || len(attention) != 1 || attention[0].Order.ID != unsigned.ID || attention[0].Reason != staff.AttentionPendingTooLong {
 			t.Fatalf("payments needing attention: %+v %v", attention, err)
 		}
-		if n, err := f.svc.SettleDueDebitRuns(engine.WithOrganisation(f.ctx, 2)); err != nil || n != 0 {
+		if n, err := directdebit.Of(f.svc).SettleDueDebitRuns(engine.WithOrganisation(f.ctx, 2)); err != nil || n != 0 {
 			t.Fatalf("the job for another club: %d %v", n, err)
 		}
 		if f.orders(id)[0].Status != engine.OrderUnpaid {
 			t.Fatal("the job for another club paid the order")
 		}
-		if n, err := f.svc.SettleDueDebitRuns(f.ctx); err != nil || n != 1 {
+		if n, err := directdebit.Of(f.svc).SettleDueDebitRuns(f.ctx); err != nil || n != 1 {
 			t.Fatalf("the job: %d %v", n, err)
 		}
-		sent, err := f.svc.MarkDebitRunSent(f.ctx, treasurer, 1, run2.ID)
-		if err != nil || sent.Run.Status != engine.DebitRunSent || sent.Settled != 0 {
+		sent, err := directdebit.Of(f.svc).MarkDebitRunSent(f.ctx, treasurer, 1, run2.ID)
+		if err != nil || sent.Run.Status != payment.DebitRunSent || sent.Settled != 0 {
 			t.Fatalf("marking the sent run again: %+v %v", sent, err)
 		}
 		if o := f.orders(id)[0]; o.Status != engine.OrderPaid {
@@ -154,14 +157,14 @@ func TestCollectionRun(t *testing.T) {
 				t.Fatalf("membership %d is %s", ms.ID, ms.Status)
 			}
 		}
-		var mandate engine.DebitMandate
+		var mandate directdebit.DebitMandate
 		if err := db.NewSelect().Model(&mandate).Where("id = ?", m.ID).Scan(f.ctx); err != nil || mandate.LastCollectedAt == nil {
 			t.Fatalf("mandate after collection: %+v %v", mandate, err)
 		}
-		if n, err := db.NewSelect().Model((*engine.OutboxMessage)(nil)).Where("kind = ?", engine.KindConfirmation).Count(f.ctx); err != nil || n != 1 {
+		if n, err := db.NewSelect().Model((*engine.OutboxMessage)(nil)).Where("kind = ?", payment.KindConfirmation).Count(f.ctx); err != nil || n != 1 {
 			t.Fatalf("confirmations: %d %v", n, err)
 		}
-		if _, err := f.svc.CancelDebitRun(f.ctx, treasurer, 1, run2.ID); engine.ErrorCode(err) != engine.CodeConflict {
+		if _, err := directdebit.Of(f.svc).CancelDebitRun(f.ctx, treasurer, 1, run2.ID); engine.ErrorCode(err) != engine.CodeConflict {
 			t.Fatalf("cancelling a sent run: %v", err)
 		}
 		var audited []string
@@ -184,26 +187,26 @@ func TestAmendmentStatedOnce(t *testing.T) {
 		now.Store(time.Date(2027, 3, 1, 9, 0, 0, 0, time.UTC))
 		f := directDebitFixture(t, db, 0, engine.WithClock(func() time.Time { return now.Load().(time.Time) }))
 		first := f.commitDirectDebit(engine.DemoUserKey, alex, robin)
-		m, err := f.svc.GiveMandate(f.ctx, first.PayReference, engine.MandateInput{Holder: "Alex Example", IBAN: demoIBAN, Consent: true})
+		m, err := directdebit.Of(f.svc).GiveMandate(f.ctx, first.PayReference, directdebit.MandateInput{Holder: "Alex Example", IBAN: demoIBAN, Consent: true})
 		if err != nil {
 			t.Fatal(err)
 		}
 		treasurer := engine.Actor{Name: "treasurer@example.org"}
-		run, err := f.svc.CollectDebits(f.ctx, engine.CollectRequest{OrganisationID: 1, Actor: treasurer})
+		run, err := directdebit.Of(f.svc).CollectDebits(f.ctx, directdebit.CollectRequest{OrganisationID: 1, Actor: treasurer})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := f.svc.MarkDebitRunSent(f.ctx, treasurer, 1, run.ID); err != nil {
+		if _, err := directdebit.Of(f.svc).MarkDebitRunSent(f.ctx, treasurer, 1, run.ID); err != nil {
 			t.Fatal(err)
 		}
 
 		// Next season: the account changes, then the run is written.
 		second := nextOrder(t, f, first, "NEXTSEASON-A")
-		if _, err := f.svc.AmendMandate(f.ctx, second.PayReference, m.ID, engine.MandateInput{Holder: "Alex Example", IBAN: otherIBAN, Consent: true}); err != nil {
+		if _, err := directdebit.Of(f.svc).AmendMandate(f.ctx, second.PayReference, m.ID, directdebit.MandateInput{Holder: "Alex Example", IBAN: otherIBAN, Consent: true}); err != nil {
 			t.Fatal(err)
 		}
 		now.Store(time.Date(2027, 3, 2, 9, 0, 0, 0, time.UTC))
-		run2, err := f.svc.CollectDebits(f.ctx, engine.CollectRequest{OrganisationID: 1, Until: time.Date(2027, 4, 30, 0, 0, 0, 0, time.UTC), Actor: treasurer})
+		run2, err := directdebit.Of(f.svc).CollectDebits(f.ctx, directdebit.CollectRequest{OrganisationID: 1, Until: time.Date(2027, 4, 30, 0, 0, 0, 0, time.UTC), Actor: treasurer})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -217,20 +220,20 @@ func TestAmendmentStatedOnce(t *testing.T) {
 		// Changed again before the file is sent: that change is still to state.
 		now.Store(time.Date(2027, 3, 3, 9, 0, 0, 0, time.UTC))
 		third := nextOrder(t, f, first, "NEXTSEASON-B")
-		if _, err := f.svc.AmendMandate(f.ctx, third.PayReference, m.ID, engine.MandateInput{Holder: "Alex Example", IBAN: "FR76 3000 6000 0112 3456 7890 189", Consent: true}); err != nil {
+		if _, err := directdebit.Of(f.svc).AmendMandate(f.ctx, third.PayReference, m.ID, directdebit.MandateInput{Holder: "Alex Example", IBAN: "FR76 3000 6000 0112 3456 7890 189", Consent: true}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := f.svc.MarkDebitRunSent(f.ctx, treasurer, 1, run2.ID); err != nil {
+		if _, err := directdebit.Of(f.svc).MarkDebitRunSent(f.ctx, treasurer, 1, run2.ID); err != nil {
 			t.Fatal(err)
 		}
 		if got := loadMandate(t, f, m.ID); got.PreviousIBAN == "" {
 			t.Fatalf("the change made after the file was written was cleared: %+v", got)
 		}
-		run3, err := f.svc.CollectDebits(f.ctx, engine.CollectRequest{OrganisationID: 1, Until: time.Date(2027, 4, 30, 0, 0, 0, 0, time.UTC), Actor: treasurer})
+		run3, err := directdebit.Of(f.svc).CollectDebits(f.ctx, directdebit.CollectRequest{OrganisationID: 1, Until: time.Date(2027, 4, 30, 0, 0, 0, 0, time.UTC), Actor: treasurer})
 		if err != nil || !strings.Contains(string(run3.File), "<AmdmntInd>true</AmdmntInd>") {
 			t.Fatalf("third file (%v):\n%s", err, run3.File)
 		}
-		if _, err := f.svc.MarkDebitRunSent(f.ctx, treasurer, 1, run3.ID); err != nil {
+		if _, err := directdebit.Of(f.svc).MarkDebitRunSent(f.ctx, treasurer, 1, run3.ID); err != nil {
 			t.Fatal(err)
 		}
 		if got := loadMandate(t, f, m.ID); got.PreviousIBAN != "" || got.IBAN != "FR7630006000011234567890189" {
@@ -251,27 +254,27 @@ func TestSentRunSettlesInBatches(t *testing.T) {
 		svc, _ := directDebitClub(t, db)
 		n := seedDirectDebits(t, db)
 		actor := engine.Actor{Name: "treasurer@example.org"}
-		run, err := svc.CollectDebits(ctx, engine.CollectRequest{OrganisationID: 1, Actor: actor})
+		run, err := directdebit.Of(svc).CollectDebits(ctx, directdebit.CollectRequest{OrganisationID: 1, Actor: actor})
 		if err != nil || run.DebitCount != n || n <= 200 {
 			t.Fatalf("run of %d debits of %d (%v)", run.DebitCount, n, err)
 		}
 		// Sent, then stopped before any debit settled.
-		if _, err := db.NewUpdate().Model((*engine.DebitRun)(nil)).Set("status = ?", engine.DebitRunSent).Set("sent_at = ?", time.Now().UTC()).
+		if _, err := db.NewUpdate().Model((*payment.DebitRun)(nil)).Set("status = ?", payment.DebitRunSent).Set("sent_at = ?", time.Now().UTC()).
 			Where("id = ?", run.ID).Exec(ctx); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := svc.SettleDueDebitRuns(ctx); err != nil {
+		if _, err := directdebit.Of(svc).SettleDueDebitRuns(ctx); err != nil {
 			t.Fatal(err)
 		}
-		paid, err := db.NewSelect().Model((*engine.Order)(nil)).Where("payment_method = ? AND status = ?", engine.DirectDebitProvider, engine.OrderPaid).Count(ctx)
+		paid, err := db.NewSelect().Model((*engine.Order)(nil)).Where("payment_method = ? AND status = ?", payment.DirectDebitProvider, engine.OrderPaid).Count(ctx)
 		if err != nil || paid != int64(n) {
 			t.Fatalf("%d of %d orders paid (%v)", paid, n, err)
 		}
-		again, err := svc.MarkDebitRunSent(ctx, actor, 1, run.ID)
-		if err != nil || again.Settled != 0 || again.Run.Status != engine.DebitRunSent {
+		again, err := directdebit.Of(svc).MarkDebitRunSent(ctx, actor, 1, run.ID)
+		if err != nil || again.Settled != 0 || again.Run.Status != payment.DebitRunSent {
 			t.Fatalf("marking the finished run again: %+v %v", again, err)
 		}
-		if c, err := db.NewSelect().Model((*engine.OutboxMessage)(nil)).Where("kind = ?", engine.KindConfirmation).Count(ctx); err != nil || c != int64(n) {
+		if c, err := db.NewSelect().Model((*engine.OutboxMessage)(nil)).Where("kind = ?", payment.KindConfirmation).Count(ctx); err != nil || c != int64(n) {
 			t.Fatalf("%d confirmations for %d orders (%v)", c, n, err)
 		}
 	})
@@ -284,14 +287,14 @@ func TestCollectionFileVersion02(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		f := directDebitFixture(t, db, 0)
 		v02 := "pain.008.001.02"
-		if _, err := f.svc.SetPaymentSettings(f.ctx, 1, engine.PaymentSettingsChange{DebitFileVersion: &v02}); err != nil {
+		if _, err := payment.Of(f.svc).SetPaymentSettings(f.ctx, 1, payment.PaymentSettingsChange{DebitFileVersion: &v02}); err != nil {
 			t.Fatal(err)
 		}
 		order := f.commitDirectDebit(engine.DemoUserKey, alex, robin)
-		if _, err := f.svc.GiveMandate(f.ctx, order.PayReference, engine.MandateInput{Holder: "Alex Example", IBAN: demoIBAN, Consent: true}); err != nil {
+		if _, err := directdebit.Of(f.svc).GiveMandate(f.ctx, order.PayReference, directdebit.MandateInput{Holder: "Alex Example", IBAN: demoIBAN, Consent: true}); err != nil {
 			t.Fatal(err)
 		}
-		run, err := f.svc.CollectDebits(f.ctx, engine.CollectRequest{OrganisationID: 1, Actor: engine.CommandLine})
+		run, err := directdebit.Of(f.svc).CollectDebits(f.ctx, directdebit.CollectRequest{OrganisationID: 1, Actor: engine.CommandLine})
 		if err != nil || run.FileVersion != v02 || !strings.Contains(string(run.File), "urn:iso:std:iso:20022:tech:xsd:pain.008.001.02") {
 			t.Fatalf("run %+v (%v)", run, err)
 		}

@@ -10,6 +10,8 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/definition"
+	"portal/engine/registration"
 )
 
 // translatedYAML carries its texts in English and German only.
@@ -40,12 +42,12 @@ func TestDefinitionTextsPerLanguage(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		seeded(t, db)
-		spec, err := engine.ParseDefinition([]byte(translatedYAML))
+		spec, err := definition.ParseDefinition([]byte(translatedYAML))
 		if err != nil {
 			t.Fatalf("parse: %v", err)
 		}
 		// The demo club offers en, de and fr: French is missing.
-		_, err = engine.ImportDefinition(ctx, db, spec)
+		_, err = definition.ImportDefinition(ctx, db, spec)
 		e, ok := engine.AsError(err)
 		if !ok || e.Code != engine.CodeInvalid {
 			t.Fatalf("import with fr missing = %v, want invalid", err)
@@ -67,10 +69,10 @@ func TestDefinitionTextsPerLanguage(t *testing.T) {
 		if _, err := db.NewUpdate().Model((*engine.Organisation)(nil)).Set("enabled_languages = 'en,de'").Where("id = 1").Exec(ctx); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := engine.ImportDefinition(ctx, db, spec); err != nil {
+		if _, err := definition.ImportDefinition(ctx, db, spec); err != nil {
 			t.Fatalf("import: %v", err)
 		}
-		out, err := engine.ExportDefinition(ctx, db, 1, "translated", 0)
+		out, err := definition.ExportDefinition(ctx, db, 1, "translated", 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -83,11 +85,11 @@ func TestDefinitionTextsPerLanguage(t *testing.T) {
 				t.Errorf("export lacks %q:\n%s", want, raw)
 			}
 		}
-		again, err := engine.ParseDefinition(raw)
+		again, err := definition.ParseDefinition(raw)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res, err := engine.ImportDefinition(ctx, db, again); err != nil || !res.Unchanged {
+		if res, err := definition.ImportDefinition(ctx, db, again); err != nil || !res.Unchanged {
 			t.Fatalf("re-import of the export = %+v, %v; want unchanged", res, err)
 		}
 	})
@@ -104,8 +106,8 @@ func TestDemoFormInGerman(t *testing.T) {
 		if q := r.form.Question; q == nil || q.Text != "Telefonnummer für Notfälle" {
 			t.Fatalf("question 1 in German = %+v", q)
 		}
-		_, err := f.svc.Next(f.ctx, engine.DemoUserKey, engine.NextInput{ProcessID: r.pid, Step: 1,
-			People: []engine.PersonInput{{ID: alex, Answer: ptrTo("12")}, {ID: robin, Answer: ptrTo("0612345678")}}})
+		_, err := registration.Of(f.svc).Next(f.ctx, engine.DemoUserKey, registration.NextInput{ProcessID: r.pid, Step: 1,
+			People: []registration.PersonInput{{ID: alex, Answer: ptrTo("12")}, {ID: robin, Answer: ptrTo("0612345678")}}})
 		e := wantCode(t, err, engine.CodeValidation)
 		if len(e.People) != 1 || e.People[0].Message != "Die Telefonnummer muss aus 10 Ziffern bestehen" {
 			t.Fatalf("format message = %+v", e.People)
@@ -119,7 +121,7 @@ func TestDemoFormInGerman(t *testing.T) {
 		}
 		// English is the definition as stored.
 		en := engine.WithLanguage(f.ctx, "en")
-		form, _, err := f.svc.LoadMembershipForm(en, engine.DemoUserKey, 1, nil)
+		form, _, err := registration.Of(f.svc).LoadMembershipForm(en, engine.DemoUserKey, 1, nil)
 		if err != nil || form.Question.Text != "Club shirt size" {
 			t.Fatalf("English = %+v, %v", form.Question, err)
 		}

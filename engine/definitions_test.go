@@ -11,6 +11,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/definition"
 )
 
 // validYAML is a small definition with one step of each rule kind.
@@ -71,7 +72,7 @@ func TestParseDefinition(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			spec, err := engine.ParseDefinition([]byte(tc.data))
+			spec, err := definition.ParseDefinition([]byte(tc.data))
 			if err != nil {
 				t.Fatalf("parse: %v", err)
 			}
@@ -98,13 +99,13 @@ func TestParseDefinition(t *testing.T) {
 				t.Errorf("hours range = %+v", hours.Range)
 			}
 			// An option without a label is labelled with its value.
-			if want := []engine.OptionSpec{{Value: "coach", Label: engine.Plain("Coach")}, {Value: "driver", Label: engine.Plain("driver")}}; !reflect.DeepEqual(role.Options, want) {
+			if want := []definition.OptionSpec{{Value: "coach", Label: definition.Plain("Coach")}, {Value: "driver", Label: definition.Plain("driver")}}; !reflect.DeepEqual(role.Options, want) {
 				t.Errorf("role options = %+v, want %+v", role.Options, want)
 			}
 			if juniors.Persons == nil || juniors.Persons.MaxAge == nil || *juniors.Persons.MaxAge != 17 || juniors.Persons.MinAge != nil {
 				t.Errorf("juniors persons = %+v", juniors.Persons)
 			}
-			if juniors.Price == nil || !reflect.DeepEqual(*juniors.Price, engine.PriceSpec{Code: "kit", Label: engine.Plain("Kit"), Answer: "1", AmountMinor: 500}) {
+			if juniors.Price == nil || !reflect.DeepEqual(*juniors.Price, definition.PriceSpec{Code: "kit", Label: definition.Plain("Kit"), Answer: "1", AmountMinor: 500}) {
 				t.Errorf("juniors price = %+v", juniors.Price)
 			}
 		})
@@ -113,7 +114,7 @@ func TestParseDefinition(t *testing.T) {
 
 // TestParseDefinitionOrdersSteps: explicit orderIndex values decide the order.
 func TestParseDefinitionOrdersSteps(t *testing.T) {
-	spec, err := engine.ParseDefinition([]byte(`
+	spec, err := definition.ParseDefinition([]byte(`
 key: ordered
 name: Ordered
 category: MEMBERSHIP
@@ -134,7 +135,7 @@ steps:
 // invalid input and names the problem.
 func TestParseDefinitionRejects(t *testing.T) {
 	// definition wraps one step (YAML, indented as a list item) in a valid header.
-	definition := func(steps string) string {
+	specOf := func(steps string) string {
 		return "key: broken\nname: Broken\ncategory: MEMBERSHIP\norganisationId: 1\nsteps:\n" + steps
 	}
 	tests := []struct {
@@ -143,61 +144,61 @@ func TestParseDefinitionRejects(t *testing.T) {
 		want string // part of the message
 	}{
 		{name: "unknown question type",
-			data: definition("  - {name: a, questionText: A, questionType: XYZ}\n"),
+			data: specOf("  - {name: a, questionText: A, questionType: XYZ}\n"),
 			want: `questionType "XYZ" is not one of`},
 		{name: "lower-case question type",
-			data: definition("  - {name: a, questionText: A, questionType: txt}\n"),
+			data: specOf("  - {name: a, questionText: A, questionType: txt}\n"),
 			want: `questionType "txt" is not one of`},
 		{name: "DRP without options",
-			data: definition("  - {name: a, questionText: A, questionType: DRP}\n"),
+			data: specOf("  - {name: a, questionText: A, questionType: DRP}\n"),
 			want: "a DRP step needs options"},
 		{name: "RDO without options",
-			data: definition("  - {name: a, questionText: A, questionType: RDO}\n"),
+			data: specOf("  - {name: a, questionText: A, questionType: RDO}\n"),
 			want: "a RDO step needs options"},
 		{name: "SEL without options",
-			data: definition("  - {name: a, questionText: A, questionType: SEL}\n"),
+			data: specOf("  - {name: a, questionText: A, questionType: SEL}\n"),
 			want: "a SEL step needs options"},
 		{name: "options on TXT",
-			data: definition("  - {name: a, questionText: A, questionType: TXT, options: [{value: x}]}\n"),
+			data: specOf("  - {name: a, questionText: A, questionType: TXT, options: [{value: x}]}\n"),
 			want: "a TXT step takes no options"},
 		{name: "duplicate option values",
-			data: definition("  - {name: a, questionText: A, questionType: DRP, options: [{value: x}, {value: x}]}\n"),
+			data: specOf("  - {name: a, questionText: A, questionType: DRP, options: [{value: x}, {value: x}]}\n"),
 			want: `value "x" must be unique`},
 		{name: "option value with a comma",
-			data: definition("  - {name: a, questionText: A, questionType: SEL, options: [{value: 'x,y'}]}\n"),
+			data: specOf("  - {name: a, questionText: A, questionType: SEL, options: [{value: 'x,y'}]}\n"),
 			want: "without commas"},
 		{name: "bad regex",
-			data: definition("  - {name: a, questionText: A, questionType: TXT, format: {pattern: '[0-9', message: M}}\n"),
+			data: specOf("  - {name: a, questionText: A, questionType: TXT, format: {pattern: '[0-9', message: M}}\n"),
 			want: "does not compile"},
 		{name: "format without message",
-			data: definition("  - {name: a, questionText: A, questionType: TXT, format: {pattern: '^x$'}}\n"),
+			data: specOf("  - {name: a, questionText: A, questionType: TXT, format: {pattern: '^x$'}}\n"),
 			want: "format needs a message"},
 		{name: "duplicate step names",
-			data: definition("  - {name: a, questionText: A, questionType: TXT}\n  - {name: a, questionText: B, questionType: TXT}\n"),
+			data: specOf("  - {name: a, questionText: A, questionType: TXT}\n  - {name: a, questionText: B, questionType: TXT}\n"),
 			want: `name "a" must be a unique lower-case key`},
 		{name: "step name with capitals",
-			data: definition("  - {name: Phone, questionText: A, questionType: TXT}\n"),
+			data: specOf("  - {name: Phone, questionText: A, questionType: TXT}\n"),
 			want: `name "Phone" must be a unique lower-case key`},
 		{name: "duplicate orderIndex",
-			data: definition("  - {orderIndex: 1, name: a, questionText: A, questionType: TXT}\n  - {orderIndex: 1, name: b, questionText: B, questionType: TXT}\n"),
+			data: specOf("  - {orderIndex: 1, name: a, questionText: A, questionType: TXT}\n  - {orderIndex: 1, name: b, questionText: B, questionType: TXT}\n"),
 			want: "orderIndex 1 must be positive and unique"},
 		{name: "missing question text",
-			data: definition("  - {name: a, questionType: TXT}\n"),
+			data: specOf("  - {name: a, questionType: TXT}\n"),
 			want: "questionText is required"},
 		{name: "range on TXT",
-			data: definition("  - {name: a, questionText: A, questionType: TXT, range: {min: 1}}\n"),
+			data: specOf("  - {name: a, questionText: A, questionType: TXT, range: {min: 1}}\n"),
 			want: "range only applies to NUM steps"},
 		{name: "range min above max",
-			data: definition("  - {name: a, questionText: A, questionType: NUM, range: {min: 5, max: 1}}\n"),
+			data: specOf("  - {name: a, questionText: A, questionType: NUM, range: {min: 5, max: 1}}\n"),
 			want: "range min is above max"},
 		{name: "persons minAge above maxAge",
-			data: definition("  - {name: a, questionText: A, questionType: BCB, persons: {minAge: 18, maxAge: 17}}\n"),
+			data: specOf("  - {name: a, questionText: A, questionType: BCB, persons: {minAge: 18, maxAge: 17}}\n"),
 			want: "persons minAge is above maxAge"},
 		{name: "price without code",
-			data: definition("  - {name: a, questionText: A, questionType: BCB, price: {label: L, answer: '1', amountMinor: 100}}\n"),
+			data: specOf("  - {name: a, questionText: A, questionType: BCB, price: {label: L, answer: '1', amountMinor: 100}}\n"),
 			want: "price needs code, label and answer"},
 		{name: "negative price",
-			data: definition("  - {name: a, questionText: A, questionType: BCB, price: {code: c, label: L, answer: '1', amountMinor: -100}}\n"),
+			data: specOf("  - {name: a, questionText: A, questionType: BCB, price: {code: c, label: L, answer: '1', amountMinor: -100}}\n"),
 			want: "price amountMinor must not be negative"},
 		{name: "no steps",
 			data: "key: broken\nname: Broken\ncategory: MEMBERSHIP\norganisationId: 1\nsteps: []\n",
@@ -219,7 +220,7 @@ func TestParseDefinitionRejects(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			spec, err := engine.ParseDefinition([]byte(tc.data))
+			spec, err := definition.ParseDefinition([]byte(tc.data))
 			if err == nil {
 				t.Fatalf("parsed %+v, want an error", spec)
 			}
@@ -247,7 +248,7 @@ func TestParseDefinitionRejectsMalformedFiles(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := engine.ParseDefinition([]byte(tc.data))
+			_, err := definition.ParseDefinition([]byte(tc.data))
 			if err == nil {
 				t.Fatal("parsed, want an error")
 			}
@@ -263,9 +264,9 @@ func TestImportDefinitionVersions(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		seeded(t, db) // the organisation
-		parse := func(data string) *engine.DefinitionSpec {
+		parse := func(data string) *definition.DefinitionSpec {
 			t.Helper()
-			spec, err := engine.ParseDefinition([]byte(data))
+			spec, err := definition.ParseDefinition([]byte(data))
 			if err != nil {
 				t.Fatalf("parse: %v", err)
 			}
@@ -289,7 +290,7 @@ func TestImportDefinitionVersions(t *testing.T) {
 		}
 		ids := make([]int64, len(steps))
 		for i, s := range steps {
-			res, err := engine.ImportDefinition(ctx, db, parse(s.data))
+			res, err := definition.ImportDefinition(ctx, db, parse(s.data))
 			if err != nil {
 				t.Fatalf("%s: %v", s.name, err)
 			}
@@ -320,7 +321,7 @@ func TestImportDefinitionVersions(t *testing.T) {
 		before := len(versions)
 		bad := parse(v1)
 		bad.Steps[0].Type = "XYZ"
-		_, err := engine.ImportDefinition(ctx, db, bad)
+		_, err := definition.ImportDefinition(ctx, db, bad)
 		wantCode(t, err, engine.CodeInvalid)
 		if n, _ := db.NewSelect().Model((*engine.ProcessDefinition)(nil)).Where("key = ?", "volunteer").Count(ctx); int(n) != before {
 			t.Errorf("an invalid import stored a version: %d versions, want %d", n, before)
@@ -346,11 +347,11 @@ steps:
 		r := f.start(engine.DemoUserKey, alex, robin)
 		r.advanceTo(2)
 
-		spec, err := engine.ParseDefinition([]byte(v2))
+		spec, err := definition.ParseDefinition([]byte(v2))
 		if err != nil {
 			t.Fatalf("parse: %v", err)
 		}
-		res, err := engine.ImportDefinition(f.ctx, db, spec)
+		res, err := definition.ImportDefinition(f.ctx, db, spec)
 		if err != nil || res.Version != 2 {
 			t.Fatalf("import = %+v, %v; want version 2", res, err)
 		}

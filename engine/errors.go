@@ -38,12 +38,12 @@ type PersonError struct {
 }
 
 // problem is a validation message: its English text and its translation key.
-type problem struct {
-	key, text, param string
+type Problem struct {
+	Key, Text, Param string
 }
 
-func (p problem) forPerson(id int64) PersonError {
-	return PersonError{PersonID: id, Message: p.text, Key: p.key, Param: p.param}
+func (p Problem) ForPerson(id int64) PersonError {
+	return PersonError{PersonID: id, Message: p.Text, Key: p.Key, Param: p.Param}
 }
 
 // Error is the engine's error: a code, a message safe to show to users and,

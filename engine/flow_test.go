@@ -9,6 +9,9 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/demodata"
+	"portal/engine/payment"
+	"portal/engine/registration"
 )
 
 // seeded returns a service on a database with the demo data.
@@ -20,13 +23,13 @@ func seeded(t *testing.T, db *bun.DB) *engine.Service {
 
 // seededWithGateway is seeded, and also returns the payment gateway the
 // service was made with, for tests that sign payment returns.
-func seededWithGateway(t *testing.T, db *bun.DB) (*engine.Service, *engine.TestGateway) {
+func seededWithGateway(t *testing.T, db *bun.DB) (*engine.Service, *payment.TestGateway) {
 	t.Helper()
 	now := time.Now().UTC()
-	if err := engine.SeedDemo(context.Background(), db, 2, now); err != nil {
+	if err := demodata.SeedDemo(context.Background(), db, 2, now); err != nil {
 		t.Fatalf("seed: %v", err)
 	}
-	gw := engine.NewTestGateway(testGatewayURLs)
+	gw := payment.NewTestGateway(testGatewayURLs)
 	return engine.NewService(db, gw), gw
 }
 
@@ -36,7 +39,7 @@ func TestWholeFlow(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		svc := seeded(t, db)
-		form, created, err := svc.LoadMembershipForm(ctx, "demo", 1, nil)
+		form, created, err := registration.Of(svc).LoadMembershipForm(ctx, "demo", 1, nil)
 		if err != nil || !created {
 			t.Fatalf("load: %v created=%v", err, created)
 		}
@@ -44,14 +47,14 @@ func TestWholeFlow(t *testing.T) {
 			t.Fatalf("initial form: %+v", form)
 		}
 		pid := form.ProcessIDString()
-		form, err = svc.Next(ctx, "demo", engine.NextInput{ProcessID: pid, Step: 0, People: []engine.PersonInput{{ID: 1}, {ID: 3}}})
+		form, err = registration.Of(svc).Next(ctx, "demo", registration.NextInput{ProcessID: pid, Step: 0, People: []registration.PersonInput{{ID: 1}, {ID: 3}}})
 		if err != nil {
 			t.Fatalf("select: %v", err)
 		}
 		if form.State != engine.StateRunning || form.Step != 1 || form.Question.Type != "TXT" {
 			t.Fatalf("after select: %+v", form)
 		}
-		answers := map[int][]engine.PersonInput{
+		answers := map[int][]registration.PersonInput{
 			1: {{ID: 1, Answer: str("0612345678")}, {ID: 3, Answer: str("0612345678")}},
 			2: {{ID: 1, Answer: str("M")}, {ID: 3, Answer: str("S")}},
 			3: {{ID: 1, Answer: str("1")}, {ID: 3, Answer: str("0")}},
@@ -62,7 +65,7 @@ func TestWholeFlow(t *testing.T) {
 			8: {{ID: 1, Answer: str("1")}, {ID: 3, Answer: str("1")}},
 		}
 		for step := 1; step <= 8; step++ {
-			form, err = svc.Next(ctx, "demo", engine.NextInput{ProcessID: pid, Step: step, People: answers[step]})
+			form, err = registration.Of(svc).Next(ctx, "demo", registration.NextInput{ProcessID: pid, Step: step, People: answers[step]})
 			if err != nil {
 				t.Fatalf("step %d: %v", step, err)
 			}
@@ -77,7 +80,7 @@ func TestWholeFlow(t *testing.T) {
 // TestTestGatewayAddresses: the test gateway adds only the query to the
 // addresses its caller gives it, and signs the amount paid with the rest.
 func TestTestGatewayAddresses(t *testing.T) {
-	gw := engine.NewTestGateway(engine.TestGatewayURLs{
+	gw := payment.NewTestGateway(payment.TestGatewayURLs{
 		PayURL:    func(reference string) string { return "https://pay.example/p/" + reference },
 		ReturnURL: "https://portal.example/back",
 	})
@@ -97,7 +100,7 @@ func TestTestGatewayAddresses(t *testing.T) {
 		t.Errorf("ReturnURL = %q, want %q", ret, want)
 	}
 	// Each gateway has a key of its own: another one's signature is worthless.
-	other := engine.NewTestGateway(engine.TestGatewayURLs{PayURL: func(string) string { return "" }})
+	other := payment.NewTestGateway(payment.TestGatewayURLs{PayURL: func(string) string { return "" }})
 	if gw.Sign("PR-1", "success", "TX-1", "12.50", "EUR") == other.Sign("PR-1", "success", "TX-1", "12.50", "EUR") {
 		t.Error("two test gateways sign alike: the key is not random")
 	}

@@ -11,6 +11,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/registration"
 )
 
 // TestFormLoadStatements: loading an open registration without an unpaid
@@ -25,9 +26,9 @@ func TestFormLoadStatements(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		db = db.WithQueryHook(engine.QueryHook{}) // counts bun's statements, as serve does
 		f := newFixture(t, db)
-		load := func(ctx context.Context, userKey string, orgID *int64) (*engine.Form, int64, error) {
+		load := func(ctx context.Context, userKey string, orgID *int64) (*registration.Form, int64, error) {
 			ctx, count := engine.WithStatementCount(ctx)
-			form, created, err := f.svc.LoadMembershipForm(ctx, userKey, engine.DemoPeriodID, orgID)
+			form, created, err := registration.Of(f.svc).LoadMembershipForm(ctx, userKey, engine.DemoPeriodID, orgID)
 			if created {
 				t.Errorf("load of %s created a registration", userKey)
 			}
@@ -65,7 +66,7 @@ func TestFormLoadStatements(t *testing.T) {
 		persons := []int64{alex, robin}
 		r := f.start(engine.DemoUserKey, persons...)
 		r.advanceTo(3)
-		back, err := f.svc.Back(f.ctx, engine.DemoUserKey, r.pid, nil) // step 2 with saved answers
+		back, err := registration.Of(f.svc).Back(f.ctx, engine.DemoUserKey, r.pid, nil) // step 2 with saved answers
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -130,7 +131,7 @@ func TestFormLoadStatements(t *testing.T) {
 
 // sameForm says whether two forms have the same content (their dates may
 // differ in time zone value only).
-func sameForm(t *testing.T, a, b *engine.Form) bool {
+func sameForm(t *testing.T, a, b *registration.Form) bool {
 	t.Helper()
 	ja, err := json.Marshal(a)
 	if err != nil {

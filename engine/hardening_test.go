@@ -9,6 +9,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/registration"
 )
 
 // freeTextPhone drops the demo phone question's format pattern, so that it
@@ -38,8 +39,8 @@ func TestAnswersRefuseControlCharacters(t *testing.T) {
 		}
 		for _, tc := range cases {
 			t.Run(tc.name, func(t *testing.T) {
-				_, err := f.svc.Next(f.ctx, engine.DemoUserKey, engine.NextInput{ProcessID: r.pid, Step: 1,
-					People: []engine.PersonInput{{ID: alex, Answer: str("0612345678")}, {ID: robin, Answer: str(tc.answer)}}})
+				_, err := registration.Of(f.svc).Next(f.ctx, engine.DemoUserKey, registration.NextInput{ProcessID: r.pid, Step: 1,
+					People: []registration.PersonInput{{ID: alex, Answer: str("0612345678")}, {ID: robin, Answer: str(tc.answer)}}})
 				e := wantCode(t, err, engine.CodeValidation)
 				if len(e.People) != 1 || e.People[0].PersonID != robin || e.Step != 1 || e.ProcessID != r.pid {
 					t.Fatalf("error %+v, want one failure for person %d at step 1", e, robin)
@@ -52,8 +53,8 @@ func TestAnswersRefuseControlCharacters(t *testing.T) {
 			})
 		}
 		t.Run("tab, CR and LF pass", func(t *testing.T) {
-			form, err := f.svc.Next(f.ctx, engine.DemoUserKey, engine.NextInput{ProcessID: r.pid, Step: 1,
-				People: []engine.PersonInput{{ID: alex, Answer: str("06\t12")}, {ID: robin, Answer: str("line one\r\nline two")}}})
+			form, err := registration.Of(f.svc).Next(f.ctx, engine.DemoUserKey, registration.NextInput{ProcessID: r.pid, Step: 1,
+				People: []registration.PersonInput{{ID: alex, Answer: str("06\t12")}, {ID: robin, Answer: str("line one\r\nline two")}}})
 			if err != nil || form.Step != 2 {
 				t.Fatalf("next: %v", err)
 			}
@@ -88,7 +89,7 @@ func TestPeriodsOfOtherOrganisationsDoNotLeak(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		f := newFixture(t, db)
 		otherOrganisation(t, db)
-		_, _, missing := f.svc.LoadMembershipForm(f.ctx, engine.DemoUserKey, 99, nil)
+		_, _, missing := registration.Of(f.svc).LoadMembershipForm(f.ctx, engine.DemoUserKey, 99, nil)
 		want := wantCode(t, missing, engine.CodeNotFound)
 		hidden := []struct {
 			name   string
@@ -102,27 +103,27 @@ func TestPeriodsOfOtherOrganisationsDoNotLeak(t *testing.T) {
 		}
 		for _, tc := range hidden {
 			t.Run(tc.name, func(t *testing.T) {
-				_, _, err := f.svc.LoadMembershipForm(f.ctx, engine.DemoUserKey, tc.period, tc.org)
+				_, _, err := registration.Of(f.svc).LoadMembershipForm(f.ctx, engine.DemoUserKey, tc.period, tc.org)
 				if e := wantCode(t, err, engine.CodeNotFound); e.Message != want.Message {
 					t.Fatalf("message %q, want the unknown period's %q", e.Message, want.Message)
 				}
-				err = f.svc.CheckRegistrationAccess(f.ctx, engine.DemoUserKey, tc.period)
+				err = registration.Of(f.svc).CheckRegistrationAccess(f.ctx, engine.DemoUserKey, tc.period)
 				if e := wantCode(t, err, engine.CodeNotFound); e.Message != want.Message || strings.Contains(e.Message, "Hillside") {
 					t.Fatalf("access message %q, want %q", e.Message, want.Message)
 				}
 			})
 		}
 		t.Run("own organisation, closed", func(t *testing.T) {
-			err := f.svc.CheckRegistrationAccess(f.ctx, engine.DemoUserKey, 2)
+			err := registration.Of(f.svc).CheckRegistrationAccess(f.ctx, engine.DemoUserKey, 2)
 			if e := wantCode(t, err, engine.CodeConflict); !strings.Contains(e.Message, "closed") {
 				t.Fatalf("message %q", e.Message)
 			}
 		})
 		t.Run("the other organisation's own member still gets in", func(t *testing.T) {
-			if err := f.svc.CheckRegistrationAccess(f.ctx, "hillside", 10); err != nil {
+			if err := registration.Of(f.svc).CheckRegistrationAccess(f.ctx, "hillside", 10); err != nil {
 				t.Fatalf("access: %v", err)
 			}
-			wantCode(t, f.svc.CheckRegistrationAccess(f.ctx, "hillside", 11), engine.CodeConflict)
+			wantCode(t, registration.Of(f.svc).CheckRegistrationAccess(f.ctx, "hillside", 11), engine.CodeConflict)
 		})
 	})
 }
@@ -142,20 +143,20 @@ func TestCommitRechecksPersonLinks(t *testing.T) {
 					Where("user_key = ? AND person_id = ?", engine.DemoUserKey, robin).Exec(f.ctx); err != nil {
 					t.Fatal(err)
 				}
-				last := engine.NextInput{ProcessID: r.pid, Step: demoSteps, People: demoAnswers(demoSteps, r.persons)}
+				last := registration.NextInput{ProcessID: r.pid, Step: demoSteps, People: demoAnswers(demoSteps, r.persons)}
 				var err error
 				if path == "last answer" {
-					_, err = f.svc.Next(f.ctx, engine.DemoUserKey, last)
+					_, err = registration.Of(f.svc).Next(f.ctx, engine.DemoUserKey, last)
 				} else {
 					last.HoldCommit = true
-					if _, err := f.svc.Next(f.ctx, engine.DemoUserKey, last); err != nil {
+					if _, err := registration.Of(f.svc).Next(f.ctx, engine.DemoUserKey, last); err != nil {
 						t.Fatalf("hold: %v", err)
 					}
-					rv, rerr := f.svc.Review(f.ctx, engine.DemoUserKey, r.pid)
+					rv, rerr := registration.Of(f.svc).Review(f.ctx, engine.DemoUserKey, r.pid)
 					if rerr != nil {
 						t.Fatalf("review: %v", rerr)
 					}
-					_, err = f.svc.Confirm(f.ctx, engine.DemoUserKey, r.pid, rv.Version, "")
+					_, err = registration.Of(f.svc).Confirm(f.ctx, engine.DemoUserKey, r.pid, rv.Version, "")
 				}
 				e := wantCode(t, err, engine.CodeValidation)
 				if len(e.People) != 1 || e.People[0].PersonID != robin || !strings.Contains(e.People[0].Message, "Robin Morgan") {

@@ -12,6 +12,8 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/payment"
+	"portal/engine/registration"
 )
 
 // The demo persons linked to engine.DemoUserKey.
@@ -24,7 +26,7 @@ const (
 
 // testGatewayURLs are the test gateway's addresses as the HTTP layer builds
 // them for the base URL http://portal.test.
-var testGatewayURLs = engine.TestGatewayURLs{
+var testGatewayURLs = payment.TestGatewayURLs{
 	PayURL:    func(reference string) string { return "http://portal.test/dev/pay/" + url.PathEscape(reference) },
 	ReturnURL: "http://portal.test/membership/payment-return",
 }
@@ -41,7 +43,7 @@ type fixture struct {
 	ctx context.Context
 	db  *bun.DB
 	svc *engine.Service
-	gw  *engine.TestGateway
+	gw  *payment.TestGateway
 }
 
 func newFixture(t *testing.T, db *bun.DB) *fixture {
@@ -51,9 +53,9 @@ func newFixture(t *testing.T, db *bun.DB) *fixture {
 }
 
 // load returns the user key's registration form for the demo period.
-func (f *fixture) load(userKey string) (*engine.Form, bool) {
+func (f *fixture) load(userKey string) (*registration.Form, bool) {
 	f.t.Helper()
-	form, created, err := f.svc.LoadMembershipForm(f.ctx, userKey, engine.DemoPeriodID, nil)
+	form, created, err := registration.Of(f.svc).LoadMembershipForm(f.ctx, userKey, engine.DemoPeriodID, nil)
 	if err != nil {
 		f.t.Fatalf("load form of %q: %v", userKey, err)
 	}
@@ -67,7 +69,7 @@ type run struct {
 	pid     string
 	id      int64
 	persons []int64
-	form    *engine.Form // the last form the service returned
+	form    *registration.Form // the last form the service returned
 }
 
 // start loads the user key's registration and selects persons: the run is at step 1.
@@ -75,18 +77,18 @@ func (f *fixture) start(userKey string, persons ...int64) *run {
 	f.t.Helper()
 	form, _ := f.load(userKey)
 	r := &run{f: f, userKey: userKey, pid: form.ProcessIDString(), id: form.ProcessID, persons: persons, form: form}
-	in := make([]engine.PersonInput, len(persons))
+	in := make([]registration.PersonInput, len(persons))
 	for i, id := range persons {
-		in[i] = engine.PersonInput{ID: id}
+		in[i] = registration.PersonInput{ID: id}
 	}
 	r.next(in)
 	return r
 }
 
 // next submits the run's current step and fails the test on an error.
-func (r *run) next(in []engine.PersonInput) *engine.Form {
+func (r *run) next(in []registration.PersonInput) *registration.Form {
 	r.f.t.Helper()
-	form, err := r.f.svc.Next(r.f.ctx, r.userKey, engine.NextInput{ProcessID: r.pid, Step: r.form.Step, People: in})
+	form, err := registration.Of(r.f.svc).Next(r.f.ctx, r.userKey, registration.NextInput{ProcessID: r.pid, Step: r.form.Step, People: in})
 	if err != nil {
 		r.f.t.Fatalf("step %d: %v", r.form.Step, err)
 	}
@@ -95,7 +97,7 @@ func (r *run) next(in []engine.PersonInput) *engine.Form {
 }
 
 // advanceTo answers the demo questions validly until the run is at step.
-func (r *run) advanceTo(step int) *engine.Form {
+func (r *run) advanceTo(step int) *registration.Form {
 	r.f.t.Helper()
 	for r.form.Step < step {
 		r.next(demoAnswers(r.form.Step, r.persons))
@@ -107,7 +109,7 @@ func (r *run) advanceTo(step int) *engine.Form {
 }
 
 // commit answers every remaining question: the run is DONE with an order.
-func (r *run) commit() *engine.Form {
+func (r *run) commit() *registration.Form {
 	r.f.t.Helper()
 	form := r.advanceTo(demoSteps + 1)
 	if form.State != engine.StateDone {
@@ -118,8 +120,8 @@ func (r *run) commit() *engine.Form {
 
 // demoAnswers are valid answers to a question of the demo definition: the
 // first person takes the insurance and is the main contact.
-func demoAnswers(step int, persons []int64) []engine.PersonInput {
-	in := make([]engine.PersonInput, len(persons))
+func demoAnswers(step int, persons []int64) []registration.PersonInput {
+	in := make([]registration.PersonInput, len(persons))
 	for i, id := range persons {
 		first := map[bool]string{true: "1", false: "0"}[i == 0]
 		var a *string
@@ -140,7 +142,7 @@ func demoAnswers(step int, persons []int64) []engine.PersonInput {
 		case 8: // terms
 			a = str("1")
 		}
-		in[i] = engine.PersonInput{ID: id, Answer: a}
+		in[i] = registration.PersonInput{ID: id, Answer: a}
 	}
 	return in
 }
@@ -161,7 +163,7 @@ func (f *fixture) attemptOf(paymentURL string) string {
 	if !strings.HasPrefix(ref, "PO-") {
 		return ref
 	}
-	p, err := f.svc.FollowPayLink(f.ctx, ref)
+	p, err := payment.Of(f.svc).FollowPayLink(f.ctx, ref)
 	if err != nil {
 		f.t.Fatalf("follow the pay link %q: %v", paymentURL, err)
 	}
@@ -184,7 +186,7 @@ func (f *fixture) orderRefOf(paymentURL string) string {
 func (f *fixture) paymentReturn(reference string, status engine.PaymentOutcome, transactionID string) engine.PaymentReturn {
 	f.t.Helper()
 	amount, currency := int64(100), "EUR"
-	if v, err := f.svc.PaymentForPage(f.ctx, reference); err == nil {
+	if v, err := payment.Of(f.svc).PaymentForPage(f.ctx, reference); err == nil {
 		amount, currency = v.Payment.AmountMinor, v.Payment.Currency
 	}
 	return f.signedReturn(reference, status, transactionID, amount, currency)
@@ -203,9 +205,9 @@ func (f *fixture) signedReturn(reference string, status engine.PaymentOutcome, t
 }
 
 // pay applies a signed payment return with a transaction id of its own.
-func (f *fixture) pay(reference string, status engine.PaymentOutcome) *engine.PaymentResult {
+func (f *fixture) pay(reference string, status engine.PaymentOutcome) *payment.PaymentResult {
 	f.t.Helper()
-	res, err := f.svc.CompletePayment(f.ctx, f.paymentReturn(reference, status, "tx-"+string(status)+"-"+reference))
+	res, err := payment.Of(f.svc).CompletePayment(f.ctx, f.paymentReturn(reference, status, "tx-"+string(status)+"-"+reference))
 	if err != nil {
 		f.t.Fatalf("payment return %s for %s: %v", status, reference, err)
 	}
@@ -342,7 +344,7 @@ func deref[T any](p *T) string {
 }
 
 // personIDs lists the ids of a form's persons, in order.
-func personIDs(form *engine.Form) []int64 {
+func personIDs(form *registration.Form) []int64 {
 	ids := make([]int64, len(form.People))
 	for i, p := range form.People {
 		ids[i] = p.ID
@@ -351,7 +353,7 @@ func personIDs(form *engine.Form) []int64 {
 }
 
 // formAnswers maps a form's persons to their pre-filled answers ("<nil>" for none).
-func formAnswers(form *engine.Form) map[int64]string {
+func formAnswers(form *registration.Form) map[int64]string {
 	out := map[int64]string{}
 	for _, p := range form.People {
 		if p.Answer != nil {

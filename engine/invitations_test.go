@@ -9,7 +9,9 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/invitation"
 	"portal/engine/jobs"
+	"portal/engine/organisation"
 )
 
 func TestInvitations(t *testing.T) {
@@ -23,20 +25,20 @@ func TestInvitations(t *testing.T) {
 		}
 
 		t.Run("bad requests change nothing", func(t *testing.T) {
-			for name, req := range map[string]engine.InvitationRequest{
+			for name, req := range map[string]invitation.InvitationRequest{
 				"nobody":       {PeriodID: engine.DemoPeriodID},
 				"two choices":  {PeriodID: engine.DemoPeriodID, All: true, UserKeys: []string{"demo"}},
 				"short expiry": {PeriodID: engine.DemoPeriodID, All: true, Expires: time.Minute},
 			} {
-				_, err := svc.CreateInvitations(f.ctx, engine.CommandLine, 1, req)
+				_, err := invitation.Of(svc).CreateInvitations(f.ctx, engine.CommandLine, 1, req)
 				wantCode(t, err, engine.CodeValidation)
 				_ = name
 			}
-			_, err := svc.CreateInvitations(f.ctx, engine.CommandLine, 1, engine.InvitationRequest{PeriodID: 2, All: true})
+			_, err := invitation.Of(svc).CreateInvitations(f.ctx, engine.CommandLine, 1, invitation.InvitationRequest{PeriodID: 2, All: true})
 			wantCode(t, err, engine.CodeConflict) // period 2 is closed
-			_, err = svc.CreateInvitations(f.ctx, engine.CommandLine, 2, engine.InvitationRequest{PeriodID: engine.DemoPeriodID, All: true})
+			_, err = invitation.Of(svc).CreateInvitations(f.ctx, engine.CommandLine, 2, invitation.InvitationRequest{PeriodID: engine.DemoPeriodID, All: true})
 			wantCode(t, err, engine.CodeNotFound) // another organisation's period
-			if n := f.count((*engine.Invitation)(nil), "1=1"); n != 0 {
+			if n := f.count((*invitation.Invitation)(nil), "1=1"); n != 0 {
 				t.Fatalf("%d invitations after refusals", n)
 			}
 		})
@@ -44,25 +46,25 @@ func TestInvitations(t *testing.T) {
 		// demo-1 committed its registration: it is skipped as registered (a
 		// registration only started is not: TestInvitationRegisteredOnlyWhenCommitted).
 		f.start("demo-1", 5).commit()
-		rep, err := svc.CreateInvitations(f.ctx, engine.CommandLine, 1, engine.InvitationRequest{PeriodID: engine.DemoPeriodID, ExternalIDs: []string{"P-1", "P-999"}, Send: true})
+		rep, err := invitation.Of(svc).CreateInvitations(f.ctx, engine.CommandLine, 1, invitation.InvitationRequest{PeriodID: engine.DemoPeriodID, ExternalIDs: []string{"P-1", "P-999"}, Send: true})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(rep.Created) != 1 || rep.Created[0].UserKey != engine.DemoUserKey || !rep.Created[0].ExpiresAt.Equal(now.Add(engine.DefaultInvitationExpiry)) {
 			t.Fatalf("created %+v", rep.Created)
 		}
-		if len(rep.Skipped) != 1 || rep.Skipped[0].ExternalID != "P-999" || rep.Skipped[0].Reason != engine.SkipUnknownPerson {
+		if len(rep.Skipped) != 1 || rep.Skipped[0].ExternalID != "P-999" || rep.Skipped[0].Reason != invitation.SkipUnknownPerson {
 			t.Fatalf("skipped %+v", rep.Skipped)
 		}
-		if n := f.count((*engine.OutboxMessage)(nil), "kind = ? AND recipient = ?", engine.KindInvitation, "alex.morgan@example.org, sam.morgan@example.org"); n != 1 {
+		if n := f.count((*engine.OutboxMessage)(nil), "kind = ? AND recipient = ?", invitation.KindInvitation, "alex.morgan@example.org, sam.morgan@example.org"); n != 1 {
 			t.Fatalf("%d invitation messages to the household", n)
 		}
-		if n := f.count((*jobs.Job)(nil), "kind = ?", engine.KindInvitation); n != 1 {
+		if n := f.count((*jobs.Job)(nil), "kind = ?", invitation.KindInvitation); n != 1 {
 			t.Fatalf("%d invitation jobs", n)
 		}
 
 		// Everyone: only demo-2 is new (demo holds a valid link, demo-1 registered).
-		rep, err = svc.CreateInvitations(f.ctx, engine.CommandLine, 1, engine.InvitationRequest{PeriodID: engine.DemoPeriodID, All: true, Expires: 48 * time.Hour})
+		rep, err = invitation.Of(svc).CreateInvitations(f.ctx, engine.CommandLine, 1, invitation.InvitationRequest{PeriodID: engine.DemoPeriodID, All: true, Expires: 48 * time.Hour})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -73,65 +75,65 @@ func TestInvitations(t *testing.T) {
 		for _, s := range rep.Skipped {
 			reasons[s.UserKey] = s.Reason
 		}
-		if reasons["demo"] != engine.SkipAlreadyInvited || reasons["demo-1"] != engine.SkipRegistered {
+		if reasons["demo"] != invitation.SkipAlreadyInvited || reasons["demo-1"] != invitation.SkipRegistered {
 			t.Fatalf("second run skipped %+v", rep.Skipped)
 		}
-		demoInv, demo2Inv := f.count((*engine.Invitation)(nil), "user_key = 'demo'"), rep.Created[0]
+		demoInv, demo2Inv := f.count((*invitation.Invitation)(nil), "user_key = 'demo'"), rep.Created[0]
 		if demoInv != 1 {
 			t.Fatalf("%d invitations of demo", demoInv)
 		}
 
 		// Open, revoke, expire.
-		var first engine.Invitation
+		var first invitation.Invitation
 		if err := db.NewSelect().Model(&first).Where("user_key = 'demo'").Scan(f.ctx); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := svc.OpenInvitation(f.ctx, 2, first.ID); engine.ErrorCode(err) != engine.CodeNotFound {
+		if _, err := invitation.Of(svc).OpenInvitation(f.ctx, 2, first.ID); engine.ErrorCode(err) != engine.CodeNotFound {
 			t.Fatalf("open under another organisation: %v", err)
 		}
-		opened, err := svc.OpenInvitation(f.ctx, 1, first.ID)
+		opened, err := invitation.Of(svc).OpenInvitation(f.ctx, 1, first.ID)
 		if err != nil || opened.UserKey != engine.DemoUserKey || opened.OpenedAt == nil {
 			t.Fatalf("open: %+v, %v", opened, err)
 		}
-		if _, err := svc.RevokeInvitation(f.ctx, engine.CommandLine, 1, first.ID); err != nil {
+		if _, err := invitation.Of(svc).RevokeInvitation(f.ctx, engine.CommandLine, 1, first.ID); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := svc.OpenInvitation(f.ctx, 1, first.ID); !errors.Is(err, engine.ErrInvitationRevoked) {
+		if _, err := invitation.Of(svc).OpenInvitation(f.ctx, 1, first.ID); !errors.Is(err, invitation.ErrInvitationRevoked) {
 			t.Fatalf("open revoked: %v", err)
 		}
 		clock = now.Add(49 * time.Hour)
-		if _, err := svc.OpenInvitation(f.ctx, 1, demo2Inv.ID); !errors.Is(err, engine.ErrInvitationExpired) {
+		if _, err := invitation.Of(svc).OpenInvitation(f.ctx, 1, demo2Inv.ID); !errors.Is(err, invitation.ErrInvitationExpired) {
 			t.Fatalf("open expired: %v", err)
 		}
 
-		list, err := svc.Invitations(f.ctx, 1, engine.DemoPeriodID)
+		list, err := invitation.Of(svc).Invitations(f.ctx, 1, engine.DemoPeriodID)
 		if err != nil {
 			t.Fatal(err)
 		}
-		states := map[string]engine.InvitationState{}
+		states := map[string]invitation.InvitationState{}
 		for _, st := range list {
 			states[st.UserKey] = st.State
 		}
-		if states["demo"] != engine.InvitationRevoked || states["demo-2"] != engine.InvitationExpired || len(list) != 2 {
+		if states["demo"] != invitation.InvitationRevoked || states["demo-2"] != invitation.InvitationExpired || len(list) != 2 {
 			t.Fatalf("states %v", states)
 		}
-		if _, err := svc.Invitations(f.ctx, 2, engine.DemoPeriodID); engine.ErrorCode(err) != engine.CodeNotFound {
+		if _, err := invitation.Of(svc).Invitations(f.ctx, 2, engine.DemoPeriodID); engine.ErrorCode(err) != engine.CodeNotFound {
 			t.Fatalf("list of another organisation's period: %v", err)
 		}
 
 		// After a revocation (and the expiry) the household can be invited again; registered and paid show.
 		clock = now
-		rep, err = svc.CreateInvitations(f.ctx, engine.CommandLine, 1, engine.InvitationRequest{PeriodID: engine.DemoPeriodID, UserKeys: []string{"demo", "nobody"}})
-		if err != nil || len(rep.Created) != 1 || len(rep.Skipped) != 1 || rep.Skipped[0].Reason != engine.SkipUnknownUserKey {
+		rep, err = invitation.Of(svc).CreateInvitations(f.ctx, engine.CommandLine, 1, invitation.InvitationRequest{PeriodID: engine.DemoPeriodID, UserKeys: []string{"demo", "nobody"}})
+		if err != nil || len(rep.Created) != 1 || len(rep.Skipped) != 1 || rep.Skipped[0].Reason != invitation.SkipUnknownUserKey {
 			t.Fatalf("re-invite: %+v, %v", rep, err)
 		}
 		r := f.start(engine.DemoUserKey, sam)
 		f.pay(f.attemptOf(r.commit().PaymentURL), engine.OutcomeSuccess)
-		list, _ = svc.Invitations(f.ctx, 1, engine.DemoPeriodID)
-		if list[0].UserKey != engine.DemoUserKey || list[0].State != engine.InvitationPaid || len(list[0].Persons) != 4 {
+		list, _ = invitation.Of(svc).Invitations(f.ctx, 1, engine.DemoPeriodID)
+		if list[0].UserKey != engine.DemoUserKey || list[0].State != invitation.InvitationPaid || len(list[0].Persons) != 4 {
 			t.Fatalf("newest invitation: %+v", list[0])
 		}
-		if n, err := svc.RevokeInvitationsOf(f.ctx, 1, engine.DemoPeriodID, engine.DemoUserKey); err != nil || n != 1 {
+		if n, err := invitation.Of(svc).RevokeInvitationsOf(f.ctx, 1, engine.DemoPeriodID, engine.DemoUserKey); err != nil || n != 1 {
 			t.Fatalf("revoke of user key: %d, %v", n, err)
 		}
 	})
@@ -145,17 +147,17 @@ func TestInvitationExpiryPerOrganisation(t *testing.T) {
 		now := time.Now().UTC()
 		svc := engine.NewService(db, f.gw, engine.WithClock(func() time.Time { return now }))
 		for _, bad := range []int{-1, 367} {
-			_, err := svc.UpdateOrganisation(f.ctx, 1, engine.OrganisationChange{InvitationExpiryDays: &bad})
+			_, err := organisation.Of(svc).UpdateOrganisation(f.ctx, 1, organisation.OrganisationChange{InvitationExpiryDays: &bad})
 			wantCode(t, err, engine.CodeValidation)
 			if e, ok := err.(*engine.Error); !ok || len(e.Fields) != 1 || e.Fields[0].Field != "invitationExpiryDays" {
 				t.Fatalf("%d days: %v", bad, err)
 			}
 		}
 		days := 14
-		if _, err := svc.UpdateOrganisation(f.ctx, 1, engine.OrganisationChange{InvitationExpiryDays: &days}); err != nil {
+		if _, err := organisation.Of(svc).UpdateOrganisation(f.ctx, 1, organisation.OrganisationChange{InvitationExpiryDays: &days}); err != nil {
 			t.Fatal(err)
 		}
-		rep, err := svc.CreateInvitations(f.ctx, engine.CommandLine, 1, engine.InvitationRequest{PeriodID: engine.DemoPeriodID, UserKeys: []string{engine.DemoUserKey}})
+		rep, err := invitation.Of(svc).CreateInvitations(f.ctx, engine.CommandLine, 1, invitation.InvitationRequest{PeriodID: engine.DemoPeriodID, UserKeys: []string{engine.DemoUserKey}})
 		if err != nil {
 			t.Fatal(err)
 		}

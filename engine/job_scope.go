@@ -18,14 +18,10 @@ import (
 // (scopeOrg). A scheduled run of the schedule names none and covers
 // every organisation.
 
-// PortalWideKinds are the scheduled kinds that belong to no organisation
-// (pruning the portal's own tables): they run for the whole portal only.
-var PortalWideKinds = []string{KindPruneWebhookEvents, jobs.PruneKind}
-
 // scopeOrg narrows q to the organisation ctx is scoped to; orgColumn is
 // q's organisation column (or an expression giving it). Unscoped (the
 // schedule, the command line), q covers every organisation.
-func scopeOrg(ctx context.Context, q *bun.SelectQuery, orgColumn string) *bun.SelectQuery {
+func ScopeOrg(ctx context.Context, q *bun.SelectQuery, orgColumn string) *bun.SelectQuery {
 	if org, ok := OrganisationOf(ctx); ok && org != 0 {
 		return q.Where("? = ?", bun.Safe(orgColumn), org)
 	}
@@ -33,7 +29,7 @@ func scopeOrg(ctx context.Context, q *bun.SelectQuery, orgColumn string) *bun.Se
 }
 
 // jobScope is ctx scoped to the organisation j's payload names, if any.
-func jobScope(ctx context.Context, j *jobs.Job) context.Context {
+func JobScope(ctx context.Context, j *jobs.Job) context.Context {
 	var p jobs.SchedulePayload
 	if j != nil && json.Unmarshal([]byte(j.Payload), &p) == nil && p.Organisation != 0 {
 		return WithOrganisation(ctx, p.Organisation)

@@ -10,6 +10,8 @@ import (
 	"portal/engine"
 	"portal/engine/dbtest"
 	"portal/engine/jobs"
+	"portal/engine/message"
+	"portal/engine/registration"
 )
 
 // TestScheduledJobRunForOneOrganisation: a scheduled job run by hand for
@@ -23,7 +25,7 @@ func TestScheduledJobRunForOneOrganisation(t *testing.T) {
 		otherOrganisation(t, db)
 		ctx := f.ctx
 		// An idle registration in each organisation.
-		if _, _, err := f.svc.LoadMembershipForm(ctx, engine.DemoUserKey, 1, nil); err != nil {
+		if _, _, err := registration.Of(f.svc).LoadMembershipForm(ctx, engine.DemoUserKey, 1, nil); err != nil {
 			t.Fatal(err)
 		}
 		var mine engine.ProcessInstance
@@ -47,7 +49,8 @@ func TestScheduledJobRunForOneOrganisation(t *testing.T) {
 			return p.Status
 		}
 		r := jobs.New(db, jobs.Config{Logger: slog.New(slog.DiscardHandler)})
-		engine.ScheduleLifecycle(r, db, engine.ArchiveKeep, time.Now, slog.New(slog.DiscardHandler))
+		registration.ScheduleLifecycle(r, db, registration.ArchiveKeep, time.Now, slog.New(slog.DiscardHandler))
+		message.ScheduleMessages(r, db, time.Now, slog.New(slog.DiscardHandler))
 		run := func(org int64) {
 			t.Helper()
 			if _, err := jobs.RunNow(ctx, db, engine.KindSuspendIdle, time.Now(), org); err != nil {

@@ -31,7 +31,7 @@ func splitLanguages(s string) []string {
 
 // checkLanguages validates an organisation's enabled languages: one or
 // more of Languages, each once. It returns the problem, "" when valid.
-func checkLanguages(codes []string) string {
+func CheckLanguages(codes []string) string {
 	if len(codes) == 0 {
 		return "must name at least one language"
 	}

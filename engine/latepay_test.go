@@ -7,6 +7,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/registration"
 )
 
 // TestLateSuccessAfterCancel: the member cancelled at the gateway, yet the
@@ -40,7 +41,7 @@ func TestTwoAttemptsBothPaid(t *testing.T) {
 		r := f.start(engine.DemoUserKey, alex, robin)
 		first := f.attemptOf(r.commit().PaymentURL)
 		f.pay(first, engine.OutcomeFailed)
-		retry, err := f.svc.RetryPayment(f.ctx, r.userKey, r.pid)
+		retry, err := registration.Of(f.svc).RetryPayment(f.ctx, r.userKey, r.pid)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -13,6 +13,8 @@ import (
 	"portal/engine/dbtest"
 	"portal/engine/enginetest"
 	"portal/engine/jobs"
+	"portal/engine/message"
+	"portal/engine/registration"
 )
 
 type fakeClock struct {
@@ -44,54 +46,54 @@ func TestSuspendIdleAndResumeByLoading(t *testing.T) {
 			db.NewSelect().Model(&inst).Where("id = ?", form.ProcessID).Scan(ctx)
 			return inst.Status
 		}
-		clk.Advance(engine.SuspendAfter - time.Minute)
-		if n, err := engine.SuspendIdle(ctx, db, clk.Now()); err != nil || n != 0 {
+		clk.Advance(message.SuspendAfter - time.Minute)
+		if n, err := registration.SuspendIdle(ctx, db, clk.Now()); err != nil || n != 0 {
 			t.Fatalf("before 24 h: suspended %d, %v", n, err)
 		}
 		clk.Advance(2 * time.Minute)
-		if n, err := engine.SuspendIdle(ctx, db, clk.Now()); err != nil || n != 1 || status() != engine.StateSuspended {
+		if n, err := registration.SuspendIdle(ctx, db, clk.Now()); err != nil || n != 1 || status() != engine.StateSuspended {
 			t.Fatalf("after 24 h: suspended %d (%v), status %s", n, err, status())
 		}
-		if n, _ := engine.SuspendIdle(ctx, db, clk.Now()); n != 0 {
+		if n, _ := registration.SuspendIdle(ctx, db, clk.Now()); n != 0 {
 			t.Fatalf("a second run suspended %d", n)
 		}
-		if n := countRows(t, db, (*engine.OutboxMessage)(nil), "kind = ?", engine.KindResumeLink); n != 1 {
+		if n := countRows(t, db, (*engine.OutboxMessage)(nil), "kind = ?", registration.KindResumeLink); n != 1 {
 			t.Fatalf("%d resume-link messages", n)
 		}
-		if n := countRows(t, db, (*jobs.Job)(nil), "kind = ?", engine.KindResumeLink); n != 1 {
+		if n := countRows(t, db, (*jobs.Job)(nil), "kind = ?", registration.KindResumeLink); n != 1 {
 			t.Fatalf("%d resume-link jobs", n)
 		}
 		// Loading it moves it back to RUNNING, where the member left it.
-		again, _, err := d.Svc.LoadMembershipForm(ctx, engine.DemoUserKey, engine.DemoPeriodID, nil)
+		again, _, err := registration.Of(d.Svc).LoadMembershipForm(ctx, engine.DemoUserKey, engine.DemoPeriodID, nil)
 		if err != nil || again.ProcessID != form.ProcessID || again.State != engine.StateRunning || again.Step != 1 || status() != engine.StateRunning {
 			t.Fatalf("load after suspension: %+v %v, stored %s", again, err, status())
 		}
 		// Left alone again: suspended again, with a new message.
-		clk.Advance(engine.SuspendAfter + time.Minute)
-		if n, _ := engine.SuspendIdle(ctx, db, clk.Now()); n != 1 {
+		clk.Advance(message.SuspendAfter + time.Minute)
+		if n, _ := registration.SuspendIdle(ctx, db, clk.Now()); n != 1 {
 			t.Fatalf("second suspension: %d", n)
 		}
-		if n := countRows(t, db, (*engine.OutboxMessage)(nil), "kind = ?", engine.KindResumeLink); n != 2 {
+		if n := countRows(t, db, (*engine.OutboxMessage)(nil), "kind = ?", registration.KindResumeLink); n != 2 {
 			t.Fatalf("%d resume-link messages after the second suspension", n)
 		}
 		// Resume moves it to RUNNING too.
-		if f, err := d.Svc.Resume(ctx, engine.DemoUserKey, form.ProcessIDString()); err != nil || f.State != engine.StateRunning || status() != engine.StateRunning {
+		if f, err := registration.Of(d.Svc).Resume(ctx, engine.DemoUserKey, form.ProcessIDString()); err != nil || f.State != engine.StateRunning || status() != engine.StateRunning {
 			t.Fatalf("resume: %v, %s", err, status())
 		}
 		var msg engine.OutboxMessage
-		db.NewSelect().Model(&msg).Where("kind = ?", engine.KindResumeLink).Limit(1).Scan(ctx)
-		var p engine.ResumeLinkPayload
+		db.NewSelect().Model(&msg).Where("kind = ?", registration.KindResumeLink).Limit(1).Scan(ctx)
+		var p registration.ResumeLinkPayload
 		if err := jsonUnmarshal(msg.Payload, &p); err != nil || p.InstanceID != form.ProcessID || p.PeriodID != engine.DemoPeriodID || len(p.PersonIDs) != 2 {
 			t.Fatalf("payload %s", msg.Payload)
 		}
-		if to, _ := engine.ResumeRecipients(ctx, db, p); len(to) != 1 || to[0] != "alex.morgan@example.org" {
+		if to, _ := registration.ResumeRecipients(ctx, db, p); len(to) != 1 || to[0] != "alex.morgan@example.org" {
 			t.Fatalf("recipients %v (Robin shares Alex's address)", to)
 		}
 	})
 }
 
 func TestArchiveFinishedAfter90Days(t *testing.T) {
-	for _, mode := range []engine.ArchiveMode{engine.ArchiveKeep, engine.ArchiveRemove} {
+	for _, mode := range []registration.ArchiveMode{registration.ArchiveKeep, registration.ArchiveRemove} {
 		t.Run(string(mode), func(t *testing.T) {
 			dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 				ctx := context.Background()
@@ -104,15 +106,15 @@ func TestArchiveFinishedAfter90Days(t *testing.T) {
 					t.Fatal("no answers to archive")
 				}
 				// An unfinished registration of another user is never archived.
-				clk.Advance(engine.ArchiveAfter - time.Hour)
-				if n, err := engine.ArchiveFinished(ctx, db, clk.Now(), mode); err != nil || n != 0 {
+				clk.Advance(registration.ArchiveAfter - time.Hour)
+				if n, err := registration.ArchiveFinished(ctx, db, clk.Now(), mode); err != nil || n != 0 {
 					t.Fatalf("before 90 days: %d, %v", n, err)
 				}
 				clk.Advance(2 * time.Hour)
-				if n, err := engine.ArchiveFinished(ctx, db, clk.Now(), mode); err != nil || n != 1 {
+				if n, err := registration.ArchiveFinished(ctx, db, clk.Now(), mode); err != nil || n != 1 {
 					t.Fatalf("after 90 days: %d, %v", n, err)
 				}
-				if n, _ := engine.ArchiveFinished(ctx, db, clk.Now().Add(24*time.Hour), mode); n != 0 {
+				if n, _ := registration.ArchiveFinished(ctx, db, clk.Now().Add(24*time.Hour), mode); n != 0 {
 					t.Fatalf("a second run archived %d", n)
 				}
 				if n := countRows(t, db, (*engine.ProcessData)(nil), "instance_id = ?", id); n != 0 {
@@ -126,10 +128,10 @@ func TestArchiveFinishedAfter90Days(t *testing.T) {
 				if err := db.NewSelect().TableExpr("process_archives").Column("mode", "answers", "data").Where("instance_id = ?", id).Scan(ctx, &a); err != nil {
 					t.Fatal(err)
 				}
-				if a.Mode != string(mode) || a.Answers != answers || (mode == engine.ArchiveKeep) != (a.Data != nil) {
+				if a.Mode != string(mode) || a.Answers != answers || (mode == registration.ArchiveKeep) != (a.Data != nil) {
 					t.Fatalf("archive row %+v, want %d answers", a, answers)
 				}
-				if mode == engine.ArchiveKeep {
+				if mode == registration.ArchiveKeep {
 					var rows []map[string]any
 					if err := jsonUnmarshal(*a.Data, &rows); err != nil || len(rows) != answers {
 						t.Fatalf("archive form holds %d answers (%v), want %d", len(rows), err, answers)
@@ -157,16 +159,16 @@ func TestSuspendIdleAfterTheOrganisationsTime(t *testing.T) {
 		clk := &fakeClock{t: time.Now().UTC()}
 		d := enginetest.Seed(t, db, engine.WithClock(clk.Now))
 		hours := 2
-		if _, err := d.Svc.UpdateMessageSettings(ctx, 1, engine.MessageSettingsChange{ResumeAfterHours: &hours}); err != nil {
+		if _, err := message.Of(d.Svc).UpdateMessageSettings(ctx, 1, message.MessageSettingsChange{ResumeAfterHours: &hours}); err != nil {
 			t.Fatal(err)
 		}
 		startWith(t, d, alex)
 		clk.Advance(2*time.Hour - time.Minute)
-		if n, err := engine.SuspendIdle(ctx, db, clk.Now()); err != nil || n != 0 {
+		if n, err := registration.SuspendIdle(ctx, db, clk.Now()); err != nil || n != 0 {
 			t.Fatalf("before two hours: %d, %v", n, err)
 		}
 		clk.Advance(2 * time.Minute)
-		if n, err := engine.SuspendIdle(ctx, db, clk.Now()); err != nil || n != 1 {
+		if n, err := registration.SuspendIdle(ctx, db, clk.Now()); err != nil || n != 1 {
 			t.Fatalf("after two hours: %d, %v", n, err)
 		}
 	})
@@ -190,22 +192,22 @@ func TestReadingCountsAsActivity(t *testing.T) {
 		}
 		clk.Advance(time.Minute)
 		before := lastActive()
-		if _, _, err := d.Svc.LoadMembershipForm(ctx, engine.DemoUserKey, engine.DemoPeriodID, nil); err != nil {
+		if _, _, err := registration.Of(d.Svc).LoadMembershipForm(ctx, engine.DemoUserKey, engine.DemoPeriodID, nil); err != nil {
 			t.Fatal(err)
 		}
 		if !lastActive().Equal(before) {
 			t.Fatalf("a read a minute after the last step wrote: %v -> %v", before, lastActive())
 		}
-		clk.Advance(engine.SuspendAfter - 2*time.Hour)
-		if _, err := d.Svc.Review(ctx, engine.DemoUserKey, form.ProcessIDString()); err != nil {
+		clk.Advance(message.SuspendAfter - 2*time.Hour)
+		if _, err := registration.Of(d.Svc).Review(ctx, engine.DemoUserKey, form.ProcessIDString()); err != nil {
 			t.Fatal(err)
 		}
 		clk.Advance(3 * time.Hour) // a day and an hour after the last write, three hours after the read
-		if n, err := engine.SuspendIdle(ctx, db, clk.Now()); err != nil || n != 0 {
+		if n, err := registration.SuspendIdle(ctx, db, clk.Now()); err != nil || n != 0 {
 			t.Fatalf("suspended %d (%v) three hours after a read", n, err)
 		}
-		clk.Advance(engine.SuspendAfter)
-		if n, err := engine.SuspendIdle(ctx, db, clk.Now()); err != nil || n != 1 {
+		clk.Advance(message.SuspendAfter)
+		if n, err := registration.SuspendIdle(ctx, db, clk.Now()); err != nil || n != 1 {
 			t.Fatalf("a day after the read: suspended %d, %v", n, err)
 		}
 	})
@@ -213,18 +215,18 @@ func TestReadingCountsAsActivity(t *testing.T) {
 
 // startWith opens the demo registration and selects persons: a RUNNING
 // registration on its first question.
-func startWith(t *testing.T, d *enginetest.Demo, persons ...int64) *engine.Form {
+func startWith(t *testing.T, d *enginetest.Demo, persons ...int64) *registration.Form {
 	t.Helper()
 	ctx := context.Background()
-	form, _, err := d.Svc.LoadMembershipForm(ctx, engine.DemoUserKey, engine.DemoPeriodID, nil)
+	form, _, err := registration.Of(d.Svc).LoadMembershipForm(ctx, engine.DemoUserKey, engine.DemoPeriodID, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := make([]engine.PersonInput, len(persons))
+	in := make([]registration.PersonInput, len(persons))
 	for i, id := range persons {
-		in[i] = engine.PersonInput{ID: id}
+		in[i] = registration.PersonInput{ID: id}
 	}
-	if _, err := d.Svc.Next(ctx, engine.DemoUserKey, engine.NextInput{ProcessID: form.ProcessIDString(), Step: 0, People: in}); err != nil {
+	if _, err := registration.Of(d.Svc).Next(ctx, engine.DemoUserKey, registration.NextInput{ProcessID: form.ProcessIDString(), Step: 0, People: in}); err != nil {
 		t.Fatal(err)
 	}
 	return form

@@ -9,6 +9,7 @@ import (
 	"portal/engine"
 	"portal/engine/dbtest"
 	"portal/engine/enginetest"
+	"portal/engine/message"
 )
 
 // TestMessageLanguage: a message about a registration takes its language;
@@ -25,32 +26,32 @@ func TestMessageLanguage(t *testing.T) {
 			t.Fatal(err)
 		}
 		memberLanguage := func() string {
-			m, err := engine.LoadMemberMessage(ctx, db, engine.MemberMessagePayload{PersonID: 1, OrganisationID: 1, MembershipID: held.ID})
+			m, err := message.LoadMemberMessage(ctx, db, message.MemberMessagePayload{PersonID: 1, OrganisationID: 1, MembershipID: held.ID})
 			if err != nil {
 				t.Fatal(err)
 			}
 			return m.Language
 		}
-		if got, err := engine.HouseholdLanguage(ctx, db, 1, engine.DemoUserKey); err != nil || got != "" || memberLanguage() != "" {
+		if got, err := message.HouseholdLanguage(ctx, db, 1, engine.DemoUserKey); err != nil || got != "" || memberLanguage() != "" {
 			t.Fatalf("before any registration: %q, %v, member %q", got, err, memberLanguage())
 		}
 		form := demo.Commit(2)
 		if _, err := db.NewUpdate().Model((*engine.ProcessInstance)(nil)).Set("language = 'fr'").Where("id = ?", form.ProcessID).Exec(ctx); err != nil {
 			t.Fatal(err)
 		}
-		if got, err := engine.RegistrationLanguage(ctx, db, form.ProcessID); err != nil || got != "fr" {
+		if got, err := message.RegistrationLanguage(ctx, db, form.ProcessID); err != nil || got != "fr" {
 			t.Fatalf("registration: %q, %v", got, err)
 		}
-		if got, err := engine.HouseholdLanguage(ctx, db, 1, engine.DemoUserKey); err != nil || got != "fr" {
+		if got, err := message.HouseholdLanguage(ctx, db, 1, engine.DemoUserKey); err != nil || got != "fr" {
 			t.Fatalf("household: %q, %v", got, err)
 		}
 		if got := memberLanguage(); got != "fr" {
 			t.Fatalf("last season's member: %q, want the household's fr", got)
 		}
-		if got, err := engine.HouseholdLanguage(ctx, db, 2, engine.DemoUserKey); err != nil || got != "" {
+		if got, err := message.HouseholdLanguage(ctx, db, 2, engine.DemoUserKey); err != nil || got != "" {
 			t.Fatalf("another organisation: %q, %v", got, err)
 		}
-		if got, err := engine.RegistrationLanguage(ctx, db, 999999); err != nil || got != "" {
+		if got, err := message.RegistrationLanguage(ctx, db, 999999); err != nil || got != "" {
 			t.Fatalf("no such registration: %q, %v", got, err)
 		}
 	})

@@ -61,13 +61,13 @@ func WithPublicURL(u string) ServiceOption { return func(s *Service) { s.publicU
 // engine has no public URL (the links' own base applies). A failure to read
 // it falls back to that base too: a link on the portal's main address is
 // better than none.
-func (s *Service) orgBase(ctx context.Context, db bun.IDB, orgID int64) string {
+func (s *Service) OrgBase(ctx context.Context, db bun.IDB, orgID int64) string {
 	if s.publicURL == "" {
 		return ""
 	}
 	base, err := OrganisationAddress(ctx, db, s.publicURL, orgID)
 	if err != nil {
-		s.log.WarnContext(ctx, "organisation address unavailable; payment links use the portal's address", "organisation", orgID, "err", err)
+		s.Log.WarnContext(ctx, "organisation address unavailable; payment links use the portal's address", "organisation", orgID, "err", err)
 		return ""
 	}
 	return base

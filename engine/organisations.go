@@ -3,11 +3,9 @@ package engine
 import (
 	"context"
 	"fmt"
-	"net/mail"
-	"net/url"
 	"regexp"
-	"slices"
 	"strings"
+	"time"
 
 	"github.com/uptrace/bun"
 )
@@ -37,7 +35,7 @@ func OrganisationOf(ctx context.Context) (int64, bool) {
 }
 
 // inScope reports whether something of orgID may be seen under ctx's scope.
-func inScope(ctx context.Context, orgID int64) bool {
+func InScope(ctx context.Context, orgID int64) bool {
 	scope, ok := OrganisationOf(ctx)
 	return !ok || scope == orgID
 }
@@ -53,16 +51,16 @@ type OrganisationHost struct {
 // the organisation resolver keeps in memory.
 func (s *Service) Organisations(ctx context.Context) (orgs []Organisation, err error) {
 	defer ClassifyUnavailable(&err)
-	return listOrganisations(ctx, s.db)
+	return ListOrganisations(ctx, s.db)
 }
 
 // Organisation loads one organisation with its hostnames.
 func (s *Service) Organisation(ctx context.Context, id int64) (org *Organisation, err error) {
 	defer ClassifyUnavailable(&err)
-	return loadOrganisation(ctx, s.db, id)
+	return LoadOrganisation(ctx, s.db, id)
 }
 
-func listOrganisations(ctx context.Context, db bun.IDB) ([]Organisation, error) {
+func ListOrganisations(ctx context.Context, db bun.IDB) ([]Organisation, error) {
 	var orgs []Organisation
 	if err := db.NewSelect().Model(&orgs).Order("id ASC").Scan(ctx); err != nil {
 		return nil, fmt.Errorf("load organisations: %w", err)
@@ -84,7 +82,7 @@ func listOrganisations(ctx context.Context, db bun.IDB) ([]Organisation, error) 
 	return orgs, nil
 }
 
-func loadOrganisation(ctx context.Context, db bun.IDB, id int64) (*Organisation, error) {
+func LoadOrganisation(ctx context.Context, db bun.IDB, id int64) (*Organisation, error) {
 	org := new(Organisation)
 	if err := db.NewSelect().Model(org).Where("id = ?", id).Scan(ctx); err != nil {
 		return nil, NotFoundOr(err, "organisation")
@@ -97,52 +95,15 @@ func loadOrganisation(ctx context.Context, db bun.IDB, id int64) (*Organisation,
 	return org, nil
 }
 
-// OrganisationChange is a partial update of an organisation's settings:
-// nil fields stay as they are. HashSecretSealed is sealed by the caller;
-// "" returns the organisation to the environment's secret.
-type OrganisationChange struct {
-	Name            *string
-	Slug            *string
-	Hostnames       *[]string
-	ContactEmail    *string
-	LogoURL         *string
-	AccentColour    *string
-	DefaultLanguage *string
-	// EnabledLanguages replaces the languages offered to members.
-	EnabledLanguages *[]string
-	// RegistrationSystemID is sent with the hash login to the admin backend.
-	RegistrationSystemID *string
-	HashSecretSealed     *string
-	// HashLinks accepts (true) or refuses (false) the spec's hash links.
-	HashLinks *bool
-	// InvitationExpiryDays is how long new invitations stay valid, 1 to
-	// 366 days; 0: the portal's default (30).
-	InvitationExpiryDays *int
-	// Messages changes the message settings in the same transaction, so
-	// that one request changing both commits both or neither.
-	Messages *MessageSettingsChange
-	// Retention changes the retention settings in the same transaction.
-	Retention *RetentionSettingsChange
-}
-
-// changesOrganisation tells whether c changes the organisation's own row
-// or hostnames, not only its message or retention settings: such a change
-// leaves no empty "organisation.update" in the audit log.
-func (c OrganisationChange) changesOrganisation() bool {
-	return c.Name != nil || c.Slug != nil || c.Hostnames != nil || c.ContactEmail != nil || c.LogoURL != nil ||
-		c.AccentColour != nil || c.DefaultLanguage != nil || c.EnabledLanguages != nil || c.RegistrationSystemID != nil ||
-		c.HashSecretSealed != nil || c.HashLinks != nil || c.InvitationExpiryDays != nil
-}
-
 var (
-	slugPattern     = regexp.MustCompile(`^[a-z0-9](?:[a-z0-9-]{0,38}[a-z0-9])?$`)
-	colourPattern   = regexp.MustCompile(`^#[0-9a-fA-F]{6}$`)
-	languagePattern = regexp.MustCompile(`^[a-z]{2,3}(?:-[A-Z]{2})?$`)
+	SlugPattern     = regexp.MustCompile(`^[a-z0-9](?:[a-z0-9-]{0,38}[a-z0-9])?$`)
+	ColourPattern   = regexp.MustCompile(`^#[0-9a-fA-F]{6}$`)
+	LanguagePattern = regexp.MustCompile(`^[a-z]{2,3}(?:-[A-Z]{2})?$`)
 	hostLabel       = regexp.MustCompile(`^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$`)
 )
 
 // maxHostnames bounds the hostnames of one organisation.
-const maxHostnames = 20
+const MaxHostnames = 20
 
 // NormalizeHostname returns a hostname as the resolver compares it: lower
 // case, without a port or a trailing dot, or "" when it is not a hostname
@@ -170,247 +131,8 @@ func NormalizeHostname(h string) string {
 	return h
 }
 
-// validate checks a change and normalises its hostnames; every problem is
-// named by its field.
-func (c *OrganisationChange) validate() error {
-	var fields []FieldError
-	bad := func(field, msg string) { fields = append(fields, FieldError{Field: field, Message: msg}) }
-	if c.Messages != nil {
-		fields = append(fields, c.Messages.validate("messages.")...)
-	}
-	if c.Retention != nil {
-		if e, ok := AsError(CheckRetentionSettings(*c.Retention)); ok {
-			fields = append(fields, e.Fields...)
-		}
-	}
-	if c.Name != nil {
-		if n := strings.TrimSpace(*c.Name); n == "" || len(n) > 200 {
-			bad("name", "must be 1 to 200 characters")
-		} else {
-			*c.Name = n
-		}
-	}
-	if c.Slug != nil && (!slugPattern.MatchString(*c.Slug) || *c.Slug == "o") {
-		bad("slug", "must be 1 to 40 lower-case letters, digits and inner hyphens")
-	}
-	if c.Hostnames != nil {
-		if len(*c.Hostnames) > maxHostnames {
-			bad("hostnames", fmt.Sprintf("at most %d hostnames", maxHostnames))
-		}
-		var out []string
-		for i, h := range *c.Hostnames {
-			n := NormalizeHostname(h)
-			if n == "" || strings.Contains(strings.TrimSpace(h), "/") {
-				bad(fmt.Sprintf("hostnames[%d]", i), "must be a hostname such as club.example.org, without scheme or path")
-				continue
-			}
-			if !slices.Contains(out, n) {
-				out = append(out, n)
-			}
-		}
-		*c.Hostnames = out
-	}
-	if c.ContactEmail != nil && *c.ContactEmail != "" {
-		if a, err := mail.ParseAddress(*c.ContactEmail); err != nil || a.Address != *c.ContactEmail {
-			bad("contactEmail", "must be an e-mail address such as office@club.example.org")
-		}
-	}
-	if c.LogoURL != nil && *c.LogoURL != "" {
-		if u, err := url.Parse(*c.LogoURL); err != nil || u.Scheme != "https" || u.Host == "" || len(*c.LogoURL) > 2000 {
-			bad("logoUrl", "must be an https address")
-		}
-	}
-	if c.AccentColour != nil && *c.AccentColour != "" {
-		if !colourPattern.MatchString(*c.AccentColour) {
-			bad("accentColour", "must be a colour as #rrggbb")
-		} else {
-			*c.AccentColour = strings.ToLower(*c.AccentColour)
-		}
-	}
-	if c.DefaultLanguage != nil && !languagePattern.MatchString(*c.DefaultLanguage) {
-		bad("defaultLanguage", "must be a language tag such as en or de-CH")
-	}
-	if c.EnabledLanguages != nil {
-		if problem := checkLanguages(*c.EnabledLanguages); problem != "" {
-			bad("enabledLanguages", problem)
-		}
-	}
-	if c.InvitationExpiryDays != nil && (*c.InvitationExpiryDays < 0 || *c.InvitationExpiryDays > maxInvitationDays()) {
-		bad("invitationExpiryDays", fmt.Sprintf("must be a number of days from 1 to %d, or 0 for the default (30)", maxInvitationDays()))
-	}
-	if c.RegistrationSystemID != nil && !printable(*c.RegistrationSystemID, 100) {
-		bad("registrationSystemId", "must be at most 100 printable characters")
-	}
-	if len(fields) > 0 {
-		return &Error{Code: CodeValidation, Message: "Some settings are not valid.", Fields: fields}
-	}
-	return nil
-}
-
-// CreateOrganisation adds an organisation; name and slug are required.
-func (s *Service) CreateOrganisation(ctx context.Context, c OrganisationChange) (org *Organisation, err error) {
-	defer ClassifyUnavailable(&err)
-	if c.Name == nil || c.Slug == nil {
-		return nil, &Error{Code: CodeValidation, Message: "An organisation needs a name and a slug.",
-			Fields: []FieldError{{Field: "name", Message: "is required"}, {Field: "slug", Message: "is required"}}}
-	}
-	if c.DefaultLanguage == nil {
-		c.DefaultLanguage = ptr("en")
-	}
-	if err := c.validate(); err != nil {
-		return nil, err
-	}
-	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
-		o := &Organisation{Name: *c.Name, Slug: *c.Slug}
-		if _, err := tx.NewInsert().Model(o).Exec(ctx); err != nil {
-			return orgConflictOr(err)
-		}
-		if err := applyOrganisationChange(ctx, tx, o.ID, c); err != nil {
-			return err
-		}
-		org, err = loadOrganisation(ctx, tx, o.ID)
-		return err
-	})
-	return org, err
-}
-
-// UpdateOrganisation applies a change to an organisation, in one
-// transaction: a hostname or slug taken by another organisation is a
-// conflict and changes nothing.
-func (s *Service) UpdateOrganisation(ctx context.Context, id int64, c OrganisationChange) (org *Organisation, err error) {
-	return s.updateOrganisation(ctx, nil, id, c)
-}
-
-// updateOrganisation is UpdateOrganisation, audited in its transaction
-// when actor is set (the staff pages).
-func (s *Service) updateOrganisation(ctx context.Context, actor *Actor, id int64, c OrganisationChange) (org *Organisation, err error) {
-	defer ClassifyUnavailable(&err)
-	if !inScope(ctx, id) {
-		return nil, Errorf(CodeNotFound, "organisation not found")
-	}
-	if err := c.validate(); err != nil {
-		return nil, err
-	}
-	err = inTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
-		before, err := loadOrganisation(ctx, tx, id)
-		if err != nil {
-			return err
-		}
-		if c.Messages != nil {
-			if _, err := s.storeMessageSettings(ctx, tx, actor, id, *c.Messages); err != nil {
-				return err
-			}
-		}
-		if c.Retention != nil {
-			if _, err := s.storeRetentionSettings(ctx, tx, actor, id, *c.Retention); err != nil {
-				return err
-			}
-		}
-		if err := applyOrganisationChange(ctx, tx, id, c); err != nil {
-			return err
-		}
-		if org, err = loadOrganisation(ctx, tx, id); err != nil {
-			return err
-		}
-		if c.DefaultLanguage != nil || c.EnabledLanguages != nil {
-			if err := checkDefaultEnabled(org); err != nil {
-				return err
-			}
-		}
-		if actor == nil || !c.changesOrganisation() {
-			return nil
-		}
-		return s.Audit(ctx, tx, *actor, AuditEntry{OrganisationID: id, Action: "organisation.update", TargetType: "organisation",
-			TargetID: fmt.Sprint(id), Before: organisationAuditView(before), After: organisationAuditView(org)})
-	})
-	return org, err
-}
-
-// checkDefaultEnabled refuses an organisation whose default language (or
-// its primary subtag: de for de-CH) is not one it offers: members would
-// land in a language they cannot choose.
-func checkDefaultEnabled(o *Organisation) error {
-	enabled := o.EnabledLanguageList()
-	base, _, _ := strings.Cut(o.DefaultLanguage, "-")
-	if slices.Contains(enabled, base) {
-		return nil
-	}
-	return &Error{Code: CodeValidation, Message: "Some settings are not valid.", Fields: []FieldError{{Field: "defaultLanguage",
-		Message: "must be one of the enabled languages (" + strings.Join(enabled, ", ") + ")"}}}
-}
-
-// organisationAuditView is what the audit log keeps of an organisation's
-// settings: its secret only as a fingerprint (secretAuditValue).
-func organisationAuditView(o *Organisation) map[string]any {
-	return map[string]any{"name": o.Name, "slug": o.Slug, "contactEmail": o.ContactEmail, "logoUrl": o.LogoURL,
-		"accentColour": o.AccentColour, "defaultLanguage": o.DefaultLanguage, "enabledLanguages": o.EnabledLanguageList(),
-		"hashSecret": secretAuditValue(o.HashSecretSealed), "hashLinks": !o.HashLinksOff, "invitationExpiryDays": o.InvitationExpiryDays}
-}
-
-func applyOrganisationChange(ctx context.Context, tx bun.Tx, id int64, c OrganisationChange) error {
-	q := tx.NewUpdate().Model((*Organisation)(nil)).Where("id = ?", id)
-	set := 0
-	if c.EnabledLanguages != nil {
-		q = q.Set("enabled_languages = ?", strings.Join(*c.EnabledLanguages, ","))
-		set++
-	}
-	if c.HashLinks != nil {
-		q = q.Set("hash_links_off = ?", !*c.HashLinks)
-		set++
-	}
-	if c.InvitationExpiryDays != nil {
-		q = q.Set("invitation_expiry_days = ?", *c.InvitationExpiryDays)
-		set++
-	}
-	for _, col := range []struct {
-		name string
-		v    *string
-	}{{"name", c.Name}, {"slug", c.Slug}, {"contact_email", c.ContactEmail}, {"logo_url", c.LogoURL},
-		{"accent_colour", c.AccentColour}, {"default_language", c.DefaultLanguage},
-		{"registration_system_id", c.RegistrationSystemID}, {"hash_secret_sealed", c.HashSecretSealed}} {
-		if col.v != nil {
-			q = q.Set("? = ?", bun.Ident(col.name), *col.v)
-			set++
-		}
-	}
-	if set > 0 {
-		if _, err := q.Exec(ctx); err != nil {
-			return orgConflictOr(err)
-		}
-	}
-	if c.Hostnames == nil {
-		return nil
-	}
-	if _, err := tx.NewDelete().Model((*OrganisationHost)(nil)).Where("organisation_id = ?", id).Exec(ctx); err != nil {
-		return fmt.Errorf("clear hostnames: %w", err)
-	}
-	if len(*c.Hostnames) == 0 {
-		return nil
-	}
-	rows := make([]OrganisationHost, 0, len(*c.Hostnames))
-	for _, h := range *c.Hostnames {
-		rows = append(rows, OrganisationHost{Hostname: h, OrganisationID: id})
-	}
-	if _, err := tx.NewInsert().Model(&rows).Exec(ctx); err != nil {
-		if isUniqueViolation(err) {
-			return &Error{Code: CodeConflict, Message: "A hostname is already used by another organisation.",
-				Fields: []FieldError{{Field: "hostnames", Message: "already used by another organisation"}}, Err: err}
-		}
-		return fmt.Errorf("store hostnames: %w", err)
-	}
-	return nil
-}
-
-func orgConflictOr(err error) error {
-	if isUniqueViolation(err) {
-		return &Error{Code: CodeConflict, Message: "The slug is already used by another organisation.",
-			Fields: []FieldError{{Field: "slug", Message: "already used by another organisation"}}, Err: err}
-	}
-	return fmt.Errorf("store organisation: %w", err)
-}
-
 // printable reports whether s has at most max runes, none a control character.
-func printable(s string, max int) bool {
+func Printable(s string, max int) bool {
 	n := 0
 	for _, r := range s {
 		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
@@ -419,4 +141,21 @@ func printable(s string, max int) bool {
 		n++
 	}
 	return n <= max
+}
+
+// Invitation expiry bounds: an organisation's InvitationExpiryDays, and
+// the expiry of one invitation, lie within them.
+const (
+	DefaultInvitationExpiry = 30 * 24 * time.Hour
+	MinInvitationExpiry     = time.Hour
+	MaxInvitationExpiry     = 366 * 24 * time.Hour
+)
+
+// InvitationExpiry is how long the organisation's new invitations stay
+// valid: its own setting, else DefaultInvitationExpiry.
+func (o *Organisation) InvitationExpiry() time.Duration {
+	if o.InvitationExpiryDays > 0 {
+		return time.Duration(o.InvitationExpiryDays) * 24 * time.Hour
+	}
+	return DefaultInvitationExpiry
 }

@@ -12,6 +12,7 @@ import (
 	"portal/engine/dbtest"
 	"portal/engine/enginetest"
 	"portal/engine/jobs"
+	"portal/engine/message"
 )
 
 // TestConfirmationIsOneJob: paying queues the confirmation's delivery job
@@ -50,7 +51,7 @@ func TestConfirmationRecipients(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		d := enginetest.Seed(t, db)
 		res := d.Pay(d.Commit(sam, alex, robin)) // Sam answers main_contact 1
-		c, err := engine.LoadConfirmation(context.Background(), db, res.Order.ID)
+		c, err := message.LoadConfirmation(context.Background(), db, res.Order.ID)
 		if err != nil {
 			t.Fatal(err)
 		}

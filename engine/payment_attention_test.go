@@ -9,6 +9,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/staff"
 )
 
 // TestPaymentsNeedingAttention: one list serves the staff page, the admin
@@ -22,30 +23,30 @@ func TestPaymentsNeedingAttention(t *testing.T) {
 		first := f.start(engine.DemoUserKey, alex, robin)
 		first.commit()
 		p := f.payments(first.id)[0]
-		list := func(ctx context.Context, q engine.AttentionQuery) []engine.AttentionPayment {
+		list := func(ctx context.Context, q staff.AttentionQuery) []staff.AttentionPayment {
 			t.Helper()
-			l, err := f.svc.PaymentsNeedingAttention(ctx, q)
+			l, err := staff.Of(f.svc).PaymentsNeedingAttention(ctx, q)
 			if err != nil {
 				t.Fatal(err)
 			}
-			n, err := f.svc.CountPaymentsNeedingAttention(ctx, q, 0)
+			n, err := staff.Of(f.svc).CountPaymentsNeedingAttention(ctx, q, 0)
 			if err != nil || n != len(l) {
 				t.Fatalf("count %d %v, listed %d", n, err, len(l))
 			}
 			return l
 		}
-		if l := list(f.ctx, engine.AttentionQuery{}); len(l) != 0 {
+		if l := list(f.ctx, staff.AttentionQuery{}); len(l) != 0 {
 			t.Fatalf("a fresh attempt needs attention: %+v", l)
 		}
-		later := engine.AttentionQuery{PendingSince: time.Now().Add(time.Hour)}
+		later := staff.AttentionQuery{PendingSince: time.Now().Add(time.Hour)}
 		l := list(f.ctx, later)
-		if len(l) != 1 || l[0].Reason != engine.AttentionPendingTooLong || l[0].Payment.Reference != p.Reference || l[0].Order.ID != p.OrderID || l[0].RefundByHand {
+		if len(l) != 1 || l[0].Reason != staff.AttentionPendingTooLong || l[0].Payment.Reference != p.Reference || l[0].Order.ID != p.OrderID || l[0].RefundByHand {
 			t.Fatalf("pending too long: %+v", l)
 		}
 		if l := list(engine.WithOrganisation(f.ctx, 2), later); len(l) != 0 {
 			t.Fatalf("another organisation sees %+v", l)
 		}
-		if l := list(f.ctx, engine.AttentionQuery{OrganisationID: 2, PendingSince: later.PendingSince}); len(l) != 0 {
+		if l := list(f.ctx, staff.AttentionQuery{OrganisationID: 2, PendingSince: later.PendingSince}); len(l) != 0 {
 			t.Fatalf("organisation 2 sees %+v", l)
 		}
 
@@ -53,8 +54,8 @@ func TestPaymentsNeedingAttention(t *testing.T) {
 		if _, err := db.NewUpdate().Model((*engine.Payment)(nil)).Set("problem = ?", "amount mismatch").Where("id = ?", p.ID).Exec(f.ctx); err != nil {
 			t.Fatal(err)
 		}
-		l = list(f.ctx, engine.AttentionQuery{})
-		if len(l) != 1 || l[0].Reason != engine.AttentionProblem {
+		l = list(f.ctx, staff.AttentionQuery{})
+		if len(l) != 1 || l[0].Reason != staff.AttentionProblem {
 			t.Fatalf("problem: %+v", l)
 		}
 		var order engine.Order
@@ -65,10 +66,10 @@ func TestPaymentsNeedingAttention(t *testing.T) {
 		if _, err := db.NewUpdate().Model((*engine.Order)(nil)).Set("status = ?", engine.OrderPaid).Where("id = ?", order.ID).Exec(f.ctx); err != nil {
 			t.Fatal(err)
 		}
-		if l := list(f.ctx, engine.AttentionQuery{}); len(l) != 0 {
+		if l := list(f.ctx, staff.AttentionQuery{}); len(l) != 0 {
 			t.Fatalf("a mismatch of a paid order: %+v", l)
 		}
-		if n, err := f.svc.CountPaymentsNeedingAttention(f.ctx, later, order.PeriodID+1000); err != nil || n != 0 {
+		if n, err := staff.Of(f.svc).CountPaymentsNeedingAttention(f.ctx, later, order.PeriodID+1000); err != nil || n != 0 {
 			t.Fatalf("another period counts %d %v", n, err)
 		}
 	})

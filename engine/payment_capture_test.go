@@ -12,8 +12,12 @@ import (
 
 	"portal/engine"
 	"portal/engine/banking"
+	"portal/engine/bankstatement"
 	"portal/engine/banktransfer"
 	"portal/engine/dbtest"
+	"portal/engine/demodata"
+	"portal/engine/payment"
+	"portal/engine/staff"
 )
 
 // demoIBAN is the account of engine/banking's statement fixtures.
@@ -22,7 +26,7 @@ const demoIBAN = "DE89370400440532013000"
 // bankFixture is a fixture whose service takes payment by bank transfer.
 func bankFixture(t *testing.T, db *bun.DB, members int) *fixture {
 	t.Helper()
-	if err := engine.SeedDemo(context.Background(), db, members, time.Now().UTC()); err != nil {
+	if err := demodata.SeedDemo(context.Background(), db, members, time.Now().UTC()); err != nil {
 		t.Fatalf("seed: %v", err)
 	}
 	iban, err := banking.ParseIBAN(demoIBAN)
@@ -37,9 +41,9 @@ func bankFixture(t *testing.T, db *bun.DB, members int) *fixture {
 	return &fixture{t: t, ctx: context.Background(), db: db, svc: engine.NewService(db, bt)}
 }
 
-func (f *fixture) capture(c engine.Capture) *engine.CaptureResult {
+func (f *fixture) capture(c payment.Capture) *payment.CaptureResult {
 	f.t.Helper()
-	res, err := f.svc.CapturePayment(f.ctx, c)
+	res, err := payment.Of(f.svc).CapturePayment(f.ctx, c)
 	if err != nil {
 		f.t.Fatalf("capture %+v: %v", c, err)
 	}
@@ -73,7 +77,7 @@ func TestBankTransferCommitAndCapture(t *testing.T) {
 		total := p.AmountMinor
 		// Loading the registration (which reconciles pending attempts)
 		// leaves a bank transfer alone.
-		if _, err := f.svc.ReconcilePayments(f.ctx, 0, 10); err != nil {
+		if _, err := payment.Of(f.svc).ReconcilePayments(f.ctx, 0, 10); err != nil {
 			t.Fatal(err)
 		}
 		if got := f.payments(r.id)[0].Status; got != engine.PaymentPending {
@@ -82,18 +86,18 @@ func TestBankTransferCommitAndCapture(t *testing.T) {
 
 		// Nonsense is refused and changes nothing.
 		before := f.state()
-		_, err = f.svc.CapturePayment(f.ctx, engine.Capture{Reference: "RF00" + string(rf)[4:], AmountMinor: total})
+		_, err = payment.Of(f.svc).CapturePayment(f.ctx, payment.Capture{Reference: "RF00" + string(rf)[4:], AmountMinor: total})
 		wantCode(t, err, engine.CodeInvalid)
-		_, err = f.svc.CapturePayment(f.ctx, engine.Capture{Reference: string(rf), AmountMinor: 0})
+		_, err = payment.Of(f.svc).CapturePayment(f.ctx, payment.Capture{Reference: string(rf), AmountMinor: 0})
 		wantCode(t, err, engine.CodeInvalid)
 		other, _ := banking.CreditorReference("PO-NOTANORDER")
-		_, err = f.svc.CapturePayment(f.ctx, engine.Capture{Reference: string(other), AmountMinor: total})
+		_, err = payment.Of(f.svc).CapturePayment(f.ctx, payment.Capture{Reference: string(other), AmountMinor: total})
 		wantCode(t, err, engine.CodeNotFound)
 		assertUnchanged(t, before, f.state())
 
 		// Partial: recorded, the payment stays open for the rest.
 		booked := time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)
-		res := f.capture(engine.Capture{Reference: strings.ToLower(rf.String()), AmountMinor: total - 1000, BookedOn: booked, Note: "first half"})
+		res := f.capture(payment.Capture{Reference: strings.ToLower(rf.String()), AmountMinor: total - 1000, BookedOn: booked, Note: "first half"})
 		if res.Problem != "partial" || !res.Partial || res.CapturedMinor != total-1000 || res.Outcome == engine.OutcomeSuccess {
 			t.Fatalf("partial capture: %+v", res)
 		}
@@ -115,12 +119,12 @@ func TestBankTransferCommitAndCapture(t *testing.T) {
 			t.Fatalf("event %q note %q", ev.Outcome, ev.Note)
 		}
 		// The same capture again adds nothing.
-		if res := f.capture(engine.Capture{Reference: string(rf), AmountMinor: total - 1000, BookedOn: booked}); !res.Replayed || res.CapturedMinor != total-1000 {
+		if res := f.capture(payment.Capture{Reference: string(rf), AmountMinor: total - 1000, BookedOn: booked}); !res.Replayed || res.CapturedMinor != total-1000 {
 			t.Fatalf("repeated partial capture: %+v", res)
 		}
 
 		// The pay link still shows the open attempt with the same reference.
-		again, err := f.svc.FollowPayLink(f.ctx, orderRef)
+		again, err := payment.Of(f.svc).FollowPayLink(f.ctx, orderRef)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -130,7 +134,7 @@ func TestBankTransferCommitAndCapture(t *testing.T) {
 
 		// The rest, by the order's reference: the two parts complete the
 		// registration as an online payment.
-		res = f.capture(engine.Capture{Reference: orderRef, AmountMinor: 1000, Currency: "eur", BookedOn: booked, ID: "credit-1"})
+		res = f.capture(payment.Capture{Reference: orderRef, AmountMinor: 1000, Currency: "eur", BookedOn: booked, ID: "credit-1"})
 		if res.Problem != "" || res.Mismatch || res.Replayed || res.Outcome != engine.OutcomeSuccess || res.CapturedMinor != total {
 			t.Fatalf("capture of the rest: %+v", res)
 		}
@@ -147,7 +151,7 @@ func TestBankTransferCommitAndCapture(t *testing.T) {
 		}
 		// Again with the same id: nothing changes.
 		before = f.state()
-		if res = f.capture(engine.Capture{Reference: string(rf), AmountMinor: 1000, Currency: "EUR", BookedOn: booked, ID: "credit-1"}); !res.Replayed || res.SecondCredit || res.Stale {
+		if res = f.capture(payment.Capture{Reference: string(rf), AmountMinor: 1000, Currency: "EUR", BookedOn: booked, ID: "credit-1"}); !res.Replayed || res.SecondCredit || res.Stale {
 			t.Fatalf("repeated capture: %+v", res)
 		}
 		assertUnchanged(t, before, f.state())
@@ -156,7 +160,7 @@ func TestBankTransferCommitAndCapture(t *testing.T) {
 		// payment of its own, owed back by hand and listed for staff;
 		// the registration stays as it is. The same capture again (the
 		// staff form sent twice) records it once.
-		second := engine.Capture{Reference: string(rf), AmountMinor: total, BookedOn: booked.AddDate(0, 0, 2)}
+		second := payment.Capture{Reference: string(rf), AmountMinor: total, BookedOn: booked.AddDate(0, 0, 2)}
 		res = f.capture(second)
 		if res.Replayed || !res.SecondCredit || !res.Stale || res.CreditReference == "" || res.Problem != "" || res.Outcome != engine.OutcomeSuccess {
 			t.Fatalf("second credit: %+v", res)
@@ -177,13 +181,13 @@ func TestBankTransferCommitAndCapture(t *testing.T) {
 		if c := credits[0]; c.Status != engine.PaymentSucceeded || c.AmountMinor != total || c.RefundStatus != engine.RefundDue || !c.RefundManual || deref(c.ProviderID) != string(rf) {
 			t.Fatalf("the credit %+v: want succeeded, owed back by hand", c)
 		}
-		attention, err := f.svc.PaymentsNeedingAttention(f.ctx, engine.AttentionQuery{})
+		attention, err := staff.Of(f.svc).PaymentsNeedingAttention(f.ctx, staff.AttentionQuery{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		listed := false
 		for _, a := range attention {
-			listed = listed || a.Payment.Reference == credit && a.Reason == engine.AttentionSecondPayment && a.RefundByHand
+			listed = listed || a.Payment.Reference == credit && a.Reason == staff.AttentionSecondPayment && a.RefundByHand
 		}
 		if !listed {
 			t.Fatalf("the second credit is not listed as owed back by hand: %+v", attention)
@@ -195,7 +199,7 @@ func TestBankTransferCommitAndCapture(t *testing.T) {
 			t.Fatalf("%d confirmations, want 1", n)
 		}
 		// Staff transfer it back and say so, by the RF reference.
-		if back, err := f.svc.MarkRefundPaidBack(f.ctx, string(rf), "sent back 2026-11-25"); err != nil || back.Reference != credit || back.RefundStatus != engine.RefundDone {
+		if back, err := payment.Of(f.svc).MarkRefundPaidBack(f.ctx, string(rf), "sent back 2026-11-25"); err != nil || back.Reference != credit || back.RefundStatus != engine.RefundDone {
 			t.Fatalf("paid back: %+v, %v", back, err)
 		}
 	})
@@ -258,19 +262,19 @@ func TestImportStatementFixture(t *testing.T) {
 		iban, _ := banking.ParseIBAN(demoIBAN)
 
 		before := f.state()
-		dry, err := f.svc.ImportStatement(f.ctx, st, engine.StatementOptions{Account: iban, DryRun: true})
+		dry, err := bankstatement.Of(f.svc).ImportStatement(f.ctx, st, engine.StatementOptions{Account: iban, DryRun: true})
 		if err != nil {
 			t.Fatal(err)
 		}
 		assertUnchanged(t, before, f.state())
-		if n := f.count((*engine.BankCredit)(nil), "1 = 1"); n != 0 {
+		if n := f.count((*bankstatement.BankCredit)(nil), "1 = 1"); n != 0 {
 			t.Fatalf("a dry run kept %d credits", n)
 		}
 		if len(dry.Lines) != 8 {
 			t.Fatalf("dry run: %d lines, want 8", len(dry.Lines))
 		}
 
-		rep, err := f.svc.ImportStatement(f.ctx, st, engine.StatementOptions{Account: iban})
+		rep, err := bankstatement.Of(f.svc).ImportStatement(f.ctx, st, engine.StatementOptions{Account: iban})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -330,13 +334,13 @@ func TestImportStatementFixture(t *testing.T) {
 		}
 
 		// The second payment is owed back, listed for staff.
-		owed, err := f.svc.PaymentsNeedingAttention(f.ctx, engine.AttentionQuery{})
+		owed, err := staff.Of(f.svc).PaymentsNeedingAttention(f.ctx, staff.AttentionQuery{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		seconds := 0
 		for _, a := range owed {
-			if a.Reason == engine.AttentionSecondPayment && a.RefundByHand && a.Payment.AmountMinor == 18450 {
+			if a.Reason == staff.AttentionSecondPayment && a.RefundByHand && a.Payment.AmountMinor == 18450 {
 				seconds++
 			}
 		}
@@ -346,7 +350,7 @@ func TestImportStatementFixture(t *testing.T) {
 
 		// The unknown credits are kept for a treasurer, with what the
 		// payer wrote.
-		kept, err := f.svc.BankCredits(f.ctx, engine.CreditQuery{States: []engine.CreditState{engine.CreditUnmatched}})
+		kept, err := bankstatement.Of(f.svc).BankCredits(f.ctx, bankstatement.CreditQuery{States: []bankstatement.CreditState{bankstatement.CreditUnmatched}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -360,7 +364,7 @@ func TestImportStatementFixture(t *testing.T) {
 
 		// Again: the captured and the kept credits are known by the bank's id.
 		before = f.state()
-		again, err := f.svc.ImportStatement(f.ctx, st, engine.StatementOptions{Account: iban})
+		again, err := bankstatement.Of(f.svc).ImportStatement(f.ctx, st, engine.StatementOptions{Account: iban})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -368,7 +372,7 @@ func TestImportStatementFixture(t *testing.T) {
 		if again.AlreadyImported != 8 || len(again.Lines) != 0 {
 			t.Fatalf("re-import: %d already imported, %d lines; want 8 and 0", again.AlreadyImported, len(again.Lines))
 		}
-		if n := f.count((*engine.BankCredit)(nil), "1 = 1"); n != 2 {
+		if n := f.count((*bankstatement.BankCredit)(nil), "1 = 1"); n != 2 {
 			t.Fatalf("%d credits kept after the re-import, want 2", n)
 		}
 
@@ -378,7 +382,7 @@ func TestImportStatementFixture(t *testing.T) {
 		next := banking.Statement{Message: "camt.053.001.02", MessageID: "STMT-NEXT", Credits: []banking.Credit{
 			{ID: "2026120100001", Account: demoIBAN, AmountMinor: 2000, Currency: "EUR", References: []string{string(delta.Reference)},
 				BookingDate: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)}}}
-		rest, err := f.svc.ImportStatement(f.ctx, next, engine.StatementOptions{Account: iban})
+		rest, err := bankstatement.Of(f.svc).ImportStatement(f.ctx, next, engine.StatementOptions{Account: iban})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -417,7 +421,7 @@ func TestCheckoutIDsUniquePerAccount(t *testing.T) {
 		if err := insert("PR-ACCOUNTB1", "stripe", "key:b", "cs_test_same"); err != nil {
 			t.Fatalf("the same id at another account: %v", err)
 		}
-		if err := insert("PR-BANKAGAIN", engine.BankTransferProvider, "", deref(first.ProviderID)); err != nil {
+		if err := insert("PR-BANKAGAIN", payment.BankTransferProvider, "", deref(first.ProviderID)); err != nil {
 			t.Fatalf("a second attempt of a bank transfer with its order's RF reference: %v", err)
 		}
 	})

@@ -7,6 +7,8 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/payment"
+	"portal/engine/registration"
 )
 
 // namedFake is a fakeProvider under another name: one per payment method.
@@ -28,8 +30,8 @@ func TestPaymentMethodSettingsChecked(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		f, _ := onlineFixture(t, db, engine.WithSecretSealer(testSealer{}))
-		bank := engine.PaymentSettingsChange{BankCreditorName: str("TV Demo 1848 e.V."), BankIBAN: str(demoIBAN)}
-		with := func(c engine.PaymentSettingsChange) engine.PaymentSettingsChange {
+		bank := payment.PaymentSettingsChange{BankCreditorName: str("TV Demo 1848 e.V."), BankIBAN: str(demoIBAN)}
+		with := func(c payment.PaymentSettingsChange) payment.PaymentSettingsChange {
 			c.BankCreditorName, c.BankIBAN = bank.BankCreditorName, bank.BankIBAN
 			return c
 		}
@@ -37,60 +39,60 @@ func TestPaymentMethodSettingsChecked(t *testing.T) {
 		days := func(n int) *int { return &n }
 		for _, tc := range []struct {
 			name   string
-			change engine.PaymentSettingsChange
+			change payment.PaymentSettingsChange
 			fields []string
 		}{
-			{"unknown method", with(engine.PaymentSettingsChange{Methods: list("bank_transfer", "paypal")}), []string{"methods"}},
-			{"a method twice", with(engine.PaymentSettingsChange{Methods: list("bank_transfer", "bank_transfer")}), []string{"methods"}},
-			{"direct debit without creditor identifier", with(engine.PaymentSettingsChange{Methods: list("bank_transfer", "direct_debit")}), []string{"debitCreditorId"}},
-			{"direct debit without an account", engine.PaymentSettingsChange{Methods: list("bank_transfer", "direct_debit"), DebitCreditorID: str(testCreditorID)}, []string{"bankCreditorName", "bankIban"}},
-			{"direct debit as the default", with(engine.PaymentSettingsChange{Methods: list("direct_debit", "bank_transfer"), DebitCreditorID: str(testCreditorID)}), []string{"methods"}},
-			{"direct debit as the only method", with(engine.PaymentSettingsChange{Methods: list("direct_debit"), DebitCreditorID: str(testCreditorID)}), []string{"methods"}},
-			{"invalid creditor identifier", with(engine.PaymentSettingsChange{Methods: list("bank_transfer", "direct_debit"), DebitCreditorID: str("DE97ZZZ09999999999")}),
+			{"unknown method", with(payment.PaymentSettingsChange{Methods: list("bank_transfer", "paypal")}), []string{"methods"}},
+			{"a method twice", with(payment.PaymentSettingsChange{Methods: list("bank_transfer", "bank_transfer")}), []string{"methods"}},
+			{"direct debit without creditor identifier", with(payment.PaymentSettingsChange{Methods: list("bank_transfer", "direct_debit")}), []string{"debitCreditorId"}},
+			{"direct debit without an account", payment.PaymentSettingsChange{Methods: list("bank_transfer", "direct_debit"), DebitCreditorID: str(testCreditorID)}, []string{"bankCreditorName", "bankIban"}},
+			{"direct debit as the default", with(payment.PaymentSettingsChange{Methods: list("direct_debit", "bank_transfer"), DebitCreditorID: str(testCreditorID)}), []string{"methods"}},
+			{"direct debit as the only method", with(payment.PaymentSettingsChange{Methods: list("direct_debit"), DebitCreditorID: str(testCreditorID)}), []string{"methods"}},
+			{"invalid creditor identifier", with(payment.PaymentSettingsChange{Methods: list("bank_transfer", "direct_debit"), DebitCreditorID: str("DE97ZZZ09999999999")}),
 				[]string{"debitCreditorId"}},
-			{"stripe among the methods without keys", with(engine.PaymentSettingsChange{Methods: list("bank_transfer", "stripe")}),
+			{"stripe among the methods without keys", with(payment.PaymentSettingsChange{Methods: list("bank_transfer", "stripe")}),
 				[]string{"stripeSecretKey", "stripeWebhookSecret"}},
-			{"pre-notification too long", with(engine.PaymentSettingsChange{DebitPrenotificationDays: days(15)}), []string{"debitPrenotificationDays"}},
-			{"pre-notification zero", with(engine.PaymentSettingsChange{DebitPrenotificationDays: days(0)}), []string{"debitPrenotificationDays"}},
-			{"unknown file version", with(engine.PaymentSettingsChange{DebitFileVersion: str("pain.008.003.02")}), []string{"debitFileVersion"}},
-			{"provider not the first method", with(engine.PaymentSettingsChange{Provider: str("direct_debit"), Methods: list("bank_transfer", "direct_debit"),
+			{"pre-notification too long", with(payment.PaymentSettingsChange{DebitPrenotificationDays: days(15)}), []string{"debitPrenotificationDays"}},
+			{"pre-notification zero", with(payment.PaymentSettingsChange{DebitPrenotificationDays: days(0)}), []string{"debitPrenotificationDays"}},
+			{"unknown file version", with(payment.PaymentSettingsChange{DebitFileVersion: str("pain.008.003.02")}), []string{"debitFileVersion"}},
+			{"provider not the first method", with(payment.PaymentSettingsChange{Provider: str("direct_debit"), Methods: list("bank_transfer", "direct_debit"),
 				DebitCreditorID: str(testCreditorID)}), []string{"provider"}},
 		} {
-			_, err := f.svc.SetPaymentSettings(f.ctx, 1, tc.change)
+			_, err := payment.Of(f.svc).SetPaymentSettings(f.ctx, 1, tc.change)
 			if got := fieldsOf(t, err); !equalStrings(got, tc.fields) {
 				t.Errorf("%s: fields %v, want %v", tc.name, got, tc.fields)
 			}
 		}
-		if v, err := f.svc.PaymentSettings(f.ctx, 1); err != nil || v.UpdatedAt != nil || len(v.Methods) != 0 ||
-			v.DebitPrenotificationDays != 14 || v.DebitFileVersion != engine.DebitFileV08 {
+		if v, err := payment.Of(f.svc).PaymentSettings(f.ctx, 1); err != nil || v.UpdatedAt != nil || len(v.Methods) != 0 ||
+			v.DebitPrenotificationDays != 14 || v.DebitFileVersion != payment.DebitFileV08 {
 			t.Fatalf("after refused changes: %+v %v, want nothing stored and the defaults", v, err)
 		}
-		if m, err := f.svc.PaymentMethods(f.ctx, 1); err != nil || !equalStrings(m, []string{"fake"}) {
+		if m, err := payment.Of(f.svc).PaymentMethods(f.ctx, 1); err != nil || !equalStrings(m, []string{"fake"}) {
 			t.Fatalf("methods without settings: %v %v, want the environment's provider", m, err)
 		}
 
-		v, err := f.svc.SetPaymentSettings(f.ctx, 1, with(engine.PaymentSettingsChange{Methods: list("bank_transfer", " direct_debit "),
-			DebitCreditorID: str("de98 zzz0 9999 9999 99"), DebitPrenotificationDays: days(5), DebitFileVersion: str(engine.DebitFileV02)}))
+		v, err := payment.Of(f.svc).SetPaymentSettings(f.ctx, 1, with(payment.PaymentSettingsChange{Methods: list("bank_transfer", " direct_debit "),
+			DebitCreditorID: str("de98 zzz0 9999 9999 99"), DebitPrenotificationDays: days(5), DebitFileVersion: str(payment.DebitFileV02)}))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if v.Provider != "bank_transfer" || !equalStrings(v.Methods, []string{"bank_transfer", "direct_debit"}) || v.DebitCreditorID != testCreditorID ||
-			v.DebitPrenotificationDays != 5 || v.DebitFileVersion != engine.DebitFileV02 {
+			v.DebitPrenotificationDays != 5 || v.DebitFileVersion != payment.DebitFileV02 {
 			t.Fatalf("stored %+v", v)
 		}
-		if m, _ := f.svc.PaymentMethods(f.ctx, 1); !equalStrings(m, []string{"bank_transfer", "direct_debit"}) {
+		if m, _ := payment.Of(f.svc).PaymentMethods(f.ctx, 1); !equalStrings(m, []string{"bank_transfer", "direct_debit"}) {
 			t.Fatalf("methods %v", m)
 		}
 		// Direct debit never becomes the default provider.
-		if _, err = f.svc.SetPaymentSettings(f.ctx, 1, engine.PaymentSettingsChange{Provider: str("direct_debit")}); !equalStrings(fieldsOf(t, err), []string{"provider"}) {
+		if _, err = payment.Of(f.svc).SetPaymentSettings(f.ctx, 1, payment.PaymentSettingsChange{Provider: str("direct_debit")}); !equalStrings(fieldsOf(t, err), []string{"provider"}) {
 			t.Fatalf("direct debit as the provider: %v", err)
 		}
 		// One that is not is the only method, as before methods.
-		if v, err = f.svc.SetPaymentSettings(f.ctx, 1, engine.PaymentSettingsChange{Provider: str("bank_transfer"), Methods: list()}); err != nil ||
+		if v, err = payment.Of(f.svc).SetPaymentSettings(f.ctx, 1, payment.PaymentSettingsChange{Provider: str("bank_transfer"), Methods: list()}); err != nil ||
 			v.Provider != "bank_transfer" || len(v.Methods) != 1 {
 			t.Fatalf("methods cleared: %+v %v", v, err)
 		}
-		cfgs, err := f.svc.OrganisationPaymentConfigs(f.ctx)
+		cfgs, err := payment.Of(f.svc).OrganisationPaymentConfigs(f.ctx)
 		if err != nil || len(cfgs) != 1 || !equalStrings(cfgs[0].Methods, []string{"bank_transfer"}) || cfgs[0].CreditorID != testCreditorID {
 			t.Fatalf("configs %+v %v", cfgs, err)
 		}
@@ -108,26 +110,26 @@ func TestMemberChoosesPaymentMethod(t *testing.T) {
 		for _, m := range []string{"bank_transfer", "direct_debit"} {
 			byMethod[m] = namedFake{&fakeProvider{retrieve: map[string]engine.PaymentConfirmation{}}, m}
 		}
-		f, env := onlineFixture(t, db, engine.WithPaymentProviders(func(org int64) engine.PaymentProvider {
+		f, env := onlineFixture(t, db, payment.WithPaymentProviders(func(org int64) engine.PaymentProvider {
 			if org == 1 {
 				return byMethod["bank_transfer"]
 			}
 			return nil
-		}), engine.WithPaymentMethodProviders(func(org int64, m string) engine.PaymentProvider {
+		}), payment.WithPaymentMethodProviders(func(org int64, m string) engine.PaymentProvider {
 			if p, ok := byMethod[m]; ok && org == 1 {
 				return p
 			}
 			return nil
 		}))
-		if _, err := f.svc.SetPaymentSettings(f.ctx, 1, engine.PaymentSettingsChange{BankCreditorName: str("TV Demo 1848 e.V."), BankIBAN: str(demoIBAN),
+		if _, err := payment.Of(f.svc).SetPaymentSettings(f.ctx, 1, payment.PaymentSettingsChange{BankCreditorName: str("TV Demo 1848 e.V."), BankIBAN: str(demoIBAN),
 			Methods: &[]string{"bank_transfer", "direct_debit"}, DebitCreditorID: str(testCreditorID)}); err != nil {
 			t.Fatal(err)
 		}
 
 		r := f.start(engine.DemoUserKey, alex, robin)
 		last := r.advanceTo(demoSteps)
-		in := engine.NextInput{ProcessID: r.pid, Step: last.Step, People: demoAnswers(last.Step, r.persons), PaymentMethod: "stripe"}
-		_, err := f.svc.Next(f.ctx, r.userKey, in)
+		in := registration.NextInput{ProcessID: r.pid, Step: last.Step, People: demoAnswers(last.Step, r.persons), PaymentMethod: "stripe"}
+		_, err := registration.Of(f.svc).Next(f.ctx, r.userKey, in)
 		if e, ok := engine.AsError(err); !ok || e.Code != engine.CodeInvalid || len(e.Fields) != 1 || e.Fields[0].Field != "paymentMethod" {
 			t.Fatalf("a method the club does not offer: %v, want invalid naming paymentMethod", err)
 		}
@@ -135,8 +137,8 @@ func TestMemberChoosesPaymentMethod(t *testing.T) {
 			t.Fatalf("orders after a refused method: %d", len(o))
 		}
 		in.PaymentMethod = "direct_debit"
-		var done *engine.Form
-		done, err = f.svc.Next(f.ctx, r.userKey, in)
+		var done *registration.Form
+		done, err = registration.Of(f.svc).Next(f.ctx, r.userKey, in)
 		if err != nil || done.State != engine.StateDone {
 			t.Fatalf("commit with direct debit: %v", err)
 		}
@@ -149,14 +151,14 @@ func TestMemberChoosesPaymentMethod(t *testing.T) {
 			t.Fatalf("attempts %+v; direct debit checkouts %d, environment's %d", ps, len(byMethod["direct_debit"].created), len(env.created))
 		}
 
-		choice, err := f.svc.PayLinkMethods(f.ctx, order.PayReference)
+		choice, err := payment.Of(f.svc).PayLinkMethods(f.ctx, order.PayReference)
 		if err != nil || !equalStrings(choice.Methods, []string{"bank_transfer", "direct_debit"}) || choice.Current != "direct_debit" {
 			t.Fatalf("pay link choice %+v %v", choice, err)
 		}
-		if _, err := f.svc.ChoosePaymentMethod(f.ctx, order.PayReference, "paypal"); engine.ErrorCode(err) != engine.CodeInvalid {
+		if _, err := payment.Of(f.svc).ChoosePaymentMethod(f.ctx, order.PayReference, "paypal"); engine.ErrorCode(err) != engine.CodeInvalid {
 			t.Fatalf("choosing an unknown method: %v", err)
 		}
-		p, err := f.svc.ChoosePaymentMethod(f.ctx, order.PayReference, "bank_transfer")
+		p, err := payment.Of(f.svc).ChoosePaymentMethod(f.ctx, order.PayReference, "bank_transfer")
 		if err != nil || p.Provider != "bank_transfer" {
 			t.Fatalf("choose bank transfer: %+v %v", p, err)
 		}
@@ -171,13 +173,13 @@ func TestMemberChoosesPaymentMethod(t *testing.T) {
 			t.Fatalf("order's method %q, want \"\" (the default)", o.PaymentMethod)
 		}
 		// The same choice again keeps the open attempt.
-		if again, err := f.svc.ChoosePaymentMethod(f.ctx, order.PayReference, "bank_transfer"); err != nil || again.Reference != p.Reference {
+		if again, err := payment.Of(f.svc).ChoosePaymentMethod(f.ctx, order.PayReference, "bank_transfer"); err != nil || again.Reference != p.Reference {
 			t.Fatalf("same choice again: %+v %v", again, err)
 		}
 
 		// A club with one method: no choice, its provider, as before.
 		f2 := &fixture{t: t, ctx: f.ctx, db: db, svc: f.svc}
-		if m, err := f2.svc.PaymentMethods(f.ctx, 2); err != nil || !equalStrings(m, []string{"fake"}) {
+		if m, err := payment.Of(f2.svc).PaymentMethods(f.ctx, 2); err != nil || !equalStrings(m, []string{"fake"}) {
 			t.Fatalf("second club's methods %v %v", m, err)
 		}
 	})

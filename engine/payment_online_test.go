@@ -13,7 +13,10 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/demodata"
 	"portal/engine/jobs"
+	"portal/engine/payment"
+	"portal/engine/registration"
 )
 
 // fakeProvider is a provider with state of its own, standing in for one
@@ -88,7 +91,7 @@ func (p *fakeProvider) setDown(down bool) { p.mu.Lock(); p.down = down; p.mu.Unl
 // onlineFixture is a fixture whose service pays at a fakeProvider.
 func onlineFixture(t *testing.T, db *bun.DB, opts ...engine.ServiceOption) (*fixture, *fakeProvider) {
 	t.Helper()
-	if err := engine.SeedDemo(context.Background(), db, 2, time.Now().UTC()); err != nil {
+	if err := demodata.SeedDemo(context.Background(), db, 2, time.Now().UTC()); err != nil {
 		t.Fatalf("seed: %v", err)
 	}
 	fp := &fakeProvider{retrieve: map[string]engine.PaymentConfirmation{}}
@@ -96,10 +99,10 @@ func onlineFixture(t *testing.T, db *bun.DB, opts ...engine.ServiceOption) (*fix
 }
 
 // event delivers a "signed" event to the service.
-func (f *fixture) event(c engine.PaymentConfirmation) *engine.PaymentResult {
+func (f *fixture) event(c engine.PaymentConfirmation) *payment.PaymentResult {
 	f.t.Helper()
 	payload, _ := json.Marshal(c)
-	res, err := f.svc.ReceivePaymentEvent(f.ctx, "fake", payload, "good")
+	res, err := payment.Of(f.svc).ReceivePaymentEvent(f.ctx, "fake", payload, "good")
 	if err != nil {
 		f.t.Fatalf("event %s %s: %v", c.EventID, c.Outcome, err)
 	}
@@ -242,12 +245,12 @@ func TestForgedAndUnknownEvents(t *testing.T) {
 		ref := f.attemptOf(r.commit().PaymentURL)
 		before := f.state()
 		payload, _ := json.Marshal(paid(ref, "evt_1", engine.OutcomeSuccess))
-		_, err := f.svc.ReceivePaymentEvent(f.ctx, "fake", payload, "forged")
+		_, err := payment.Of(f.svc).ReceivePaymentEvent(f.ctx, "fake", payload, "forged")
 		wantCode(t, err, engine.CodeInvalid)
 		payload, _ = json.Marshal(paid("PR-UNKNOWN", "evt_2", engine.OutcomeSuccess))
-		_, err = f.svc.ReceivePaymentEvent(f.ctx, "fake", payload, "good")
+		_, err = payment.Of(f.svc).ReceivePaymentEvent(f.ctx, "fake", payload, "good")
 		wantCode(t, err, engine.CodeNotFound)
-		_, err = f.svc.ReceivePaymentEvent(f.ctx, "stripe", payload, "good")
+		_, err = payment.Of(f.svc).ReceivePaymentEvent(f.ctx, "stripe", payload, "good")
 		wantCode(t, err, engine.CodeNotFound)
 		assertUnchanged(t, before, f.state())
 		if n := f.count((*engine.PaymentEvent)(nil), "1 = 1"); n != 0 {
@@ -296,7 +299,7 @@ func TestSecondPaymentRefunded(t *testing.T) {
 		other := f.start("demo-1", 5)
 		olink := other.commit().PaymentURL
 		oref := f.attemptOf(olink)
-		if _, err := f.svc.Reset(f.ctx, other.userKey, other.pid); err != nil {
+		if _, err := registration.Of(f.svc).Reset(f.ctx, other.userKey, other.pid); err != nil {
 			t.Fatal(err)
 		}
 		if !contains(fp.expired, oref) {
@@ -313,7 +316,7 @@ func TestSecondPaymentRefunded(t *testing.T) {
 			t.Fatalf("refund not left due while the provider is down")
 		}
 		fp.setDown(false)
-		rep, err := f.svc.ReconcilePayments(f.ctx, time.Hour, 10)
+		rep, err := payment.Of(f.svc).ReconcilePayments(f.ctx, time.Hour, 10)
 		if err != nil || rep.Refunded != 1 {
 			t.Fatalf("reconcile = %+v, %v; want one refund", rep, err)
 		}
@@ -331,7 +334,7 @@ func contains(list []string, s string) bool {
 
 func amountOf(t *testing.T, f *fixture, ref string) int64 {
 	t.Helper()
-	v, err := f.svc.PaymentForPage(f.ctx, ref)
+	v, err := payment.Of(f.svc).PaymentForPage(f.ctx, ref)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -358,19 +361,19 @@ func TestPaymentGenerationFailed(t *testing.T) {
 		if later, _ := f.load(engine.DemoUserKey); later.PaymentURL != "" {
 			t.Errorf("load with the provider still down: %q", later.PaymentURL)
 		}
-		links, err := f.svc.CreateMissingPaymentLinks(f.ctx, 10)
+		links, err := payment.Of(f.svc).CreateMissingPaymentLinks(f.ctx, 10)
 		if err != nil || len(links) != 0 {
 			t.Fatalf("missing links while down = %v, %v", links, err)
 		}
 		fp.setDown(false)
-		links, err = f.svc.CreateMissingPaymentLinks(f.ctx, 10)
+		links, err = payment.Of(f.svc).CreateMissingPaymentLinks(f.ctx, 10)
 		if err != nil || len(links) != 1 || links[0].UserKey != engine.DemoUserKey || links[0].Link == "" {
 			t.Fatalf("missing links = %+v, %v", links, err)
 		}
 		if later, _ := f.load(engine.DemoUserKey); later.PaymentURL != links[0].Link {
 			t.Errorf("load after the link was made: %q, want %q", later.PaymentURL, links[0].Link)
 		}
-		if again, _ := f.svc.CreateMissingPaymentLinks(f.ctx, 10); len(again) != 0 {
+		if again, _ := payment.Of(f.svc).CreateMissingPaymentLinks(f.ctx, 10); len(again) != 0 {
 			t.Errorf("links made twice: %+v", again)
 		}
 
@@ -409,9 +412,9 @@ func TestPayLinkRenewsExpiredCheckout(t *testing.T) {
 			t.Errorf("attempts = %s, %s", ps[0].Status, ps[1].Status)
 		}
 		f.event(paid(renewed, "evt_ok", engine.OutcomeSuccess))
-		_, err := f.svc.FollowPayLink(f.ctx, f.orderRefOf(link))
+		_, err := payment.Of(f.svc).FollowPayLink(f.ctx, f.orderRefOf(link))
 		wantCode(t, err, engine.CodeConflict)
-		_, err = f.svc.FollowPayLink(f.ctx, "PO-NOSUCHORDER")
+		_, err = payment.Of(f.svc).FollowPayLink(f.ctx, "PO-NOSUCHORDER")
 		wantCode(t, err, engine.CodeNotFound)
 	})
 }
@@ -425,7 +428,7 @@ func TestReconcileMissedWebhook(t *testing.T) {
 		f, fp := onlineFixture(t, db, engine.WithReconcileAfter(0))
 		r := f.start(engine.DemoUserKey, alex, robin)
 		ref := f.attemptOf(r.commit().PaymentURL)
-		if res, err := f.svc.PaymentState(f.ctx, ref); err != nil || res.Outcome != engine.OutcomeOpen {
+		if res, err := payment.Of(f.svc).PaymentState(f.ctx, ref); err != nil || res.Outcome != engine.OutcomeOpen {
 			t.Fatalf("state before paying = %+v, %v", res, err)
 		}
 		fp.mu.Lock()
@@ -435,7 +438,7 @@ func TestReconcileMissedWebhook(t *testing.T) {
 		if inst := f.instance(r.id); inst.Status != engine.StateCompleted {
 			t.Fatalf("after a load: %s, want COMPLETED from the retrieval", inst.Status)
 		}
-		if res, err := f.svc.PaymentState(f.ctx, ref); err != nil || res.Outcome != engine.OutcomeSuccess {
+		if res, err := payment.Of(f.svc).PaymentState(f.ctx, ref); err != nil || res.Outcome != engine.OutcomeSuccess {
 			t.Errorf("state = %+v, %v", res, err)
 		}
 	})
@@ -446,7 +449,7 @@ func TestReconcileMissedWebhook(t *testing.T) {
 func (f *fixture) runJobs() int {
 	f.t.Helper()
 	r := jobs.New(f.db, jobs.Config{Logger: slog.New(slog.DiscardHandler)})
-	f.svc.SchedulePayments(r, time.Now)
+	payment.Of(f.svc).SchedulePayments(r, time.Now)
 	n, err := r.Work(f.ctx, 100)
 	if err != nil {
 		f.t.Fatalf("run jobs: %v", err)

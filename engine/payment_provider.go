@@ -6,6 +6,7 @@ import (
 	"encoding/base32"
 	"errors"
 	"fmt"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -154,7 +155,7 @@ func NewReference(prefix string) string {
 }
 
 // formatMinor writes minor units as a decimal amount with two places.
-func formatMinor(minor int64) string {
+func FormatMinor(minor int64) string {
 	sign := ""
 	if minor < 0 {
 		sign, minor = "-", -minor
@@ -164,7 +165,7 @@ func formatMinor(minor int64) string {
 
 // FormatAmount writes minor units as a decimal amount with two places, as
 // the pay link's amount parameter carries it (for example "184.50").
-func FormatAmount(minor int64) string { return formatMinor(minor) }
+func FormatAmount(minor int64) string { return FormatMinor(minor) }
 
 // ParseAmount reads a decimal amount with at most two places into minor units.
 func ParseAmount(s string) (int64, error) {
@@ -187,4 +188,59 @@ func ParseAmount(s string) (int64, error) {
 }
 
 // FormatMoney renders an amount for people, for example "EUR 12.50".
-func FormatMoney(minor int64, currency string) string { return currency + " " + formatMinor(minor) }
+func FormatMoney(minor int64, currency string) string { return currency + " " + FormatMinor(minor) }
+
+// SecretSealer encrypts the organisations' payment secrets at rest (the
+// session key's session.Sealer); aad binds a sealed value to its
+// organisation and field, so that it does not open when copied elsewhere.
+type SecretSealer interface {
+	Seal(plaintext, aad []byte) string
+	Open(sealed string, aad []byte) ([]byte, error)
+}
+
+// WithSecretSealer sets what seals the organisations' Stripe keys. Without
+// one, an organisation cannot be given keys of its own.
+func WithSecretSealer(s SecretSealer) ServiceOption { return func(svc *Service) { svc.Sealer = s } }
+
+// PaymentLinks are the portal's own payment addresses. The HTTP layer owns
+// the routes and builds them; the engine only fills in references.
+type PaymentLinks struct {
+	// PayLink is the stable pay link of an order: following it creates or
+	// reuses the provider's checkout (the spec's paymentUrl).
+	// base is the organisation's address (OrganisationAddress), "" for the
+	// links' own.
+	PayLink func(base, orderReference string, amountMinor int64) string
+	// ReturnURL and CancelURL are where a provider sends the browser back
+	// for an attempt.
+	ReturnURL func(base, reference string) string
+	CancelURL func(base, reference string) string
+}
+
+// WithPaymentLinks sets the portal's payment addresses (relative ones by default).
+func WithPaymentLinks(l PaymentLinks) ServiceOption { return func(s *Service) { s.Links = l } }
+
+// defaultPaymentLinks are relative addresses, for a service without WithPaymentLinks.
+func defaultPaymentLinks() PaymentLinks {
+	back := func(status string) func(string, string) string {
+		return func(base, ref string) string {
+			return base + "/membership/payment-return?" + url.Values{"reference": {ref}, "status": {status}}.Encode()
+		}
+	}
+	return PaymentLinks{
+		PayLink: func(base, ref string, amount int64) string {
+			return base + "/pay/" + url.PathEscape(ref) + "?" + url.Values{"reference": {ref}, "amount": {FormatMinor(amount)}}.Encode()
+		},
+		ReturnURL: back(string(OutcomeSuccess)),
+		CancelURL: back(string(OutcomeCancelled)),
+	}
+}
+
+// DefaultReconcileAfter is how long an attempt stays pending before the
+// portal asks the provider about it itself (a webhook may have been lost).
+const DefaultReconcileAfter = 10 * time.Minute
+
+// WithReconcileAfter sets how long an attempt may stay pending before a
+// load of its registration asks the provider (DefaultReconcileAfter).
+func WithReconcileAfter(d time.Duration) ServiceOption {
+	return func(s *Service) { s.ReconcileAfter = d }
+}

@@ -12,7 +12,13 @@ import (
 
 	"portal/engine"
 	"portal/engine/banking"
+	"portal/engine/bankstatement"
 	"portal/engine/dbtest"
+	"portal/engine/demodata"
+	"portal/engine/organisation"
+	"portal/engine/payment"
+	"portal/engine/registration"
+	"portal/engine/staff"
 )
 
 // testSealer stands in for the session key's sealer: reversible, and
@@ -53,35 +59,35 @@ func TestPaymentSettingsValidatedAndSealed(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
-		if err := engine.SeedDemo(ctx, db, 0, time.Now().UTC()); err != nil {
+		if err := demodata.SeedDemo(ctx, db, 0, time.Now().UTC()); err != nil {
 			t.Fatal(err)
 		}
 		var changed []int64
 		svc := engine.NewService(db, nil, engine.WithSecretSealer(testSealer{}),
-			engine.WithPaymentSettingsChanged(func(org int64) { changed = append(changed, org) }))
-		other, err := svc.CreateOrganisation(ctx, engine.OrganisationChange{Name: str("Lakeside"), Slug: str("lakeside")})
+			payment.WithPaymentSettingsChanged(func(org int64) { changed = append(changed, org) }))
+		other, err := organisation.Of(svc).CreateOrganisation(ctx, organisation.OrganisationChange{Name: str("Lakeside"), Slug: str("lakeside")})
 		if err != nil {
 			t.Fatal(err)
 		}
 
 		for _, tc := range []struct {
 			name   string
-			change engine.PaymentSettingsChange
+			change payment.PaymentSettingsChange
 			fields []string
 		}{
-			{"unknown provider", engine.PaymentSettingsChange{Provider: str("paypal")}, []string{"provider"}},
-			{"test gateway not allowed", engine.PaymentSettingsChange{Provider: str("test")}, []string{"provider"}},
-			{"stripe without keys", engine.PaymentSettingsChange{Provider: str("stripe")}, []string{"stripeSecretKey", "stripeWebhookSecret"}},
-			{"stripe with wrong keys", engine.PaymentSettingsChange{Provider: str("stripe"), StripeSecretKey: str("pk_test_public"), StripeWebhookSecret: str("secret")},
+			{"unknown provider", payment.PaymentSettingsChange{Provider: str("paypal")}, []string{"provider"}},
+			{"test gateway not allowed", payment.PaymentSettingsChange{Provider: str("test")}, []string{"provider"}},
+			{"stripe without keys", payment.PaymentSettingsChange{Provider: str("stripe")}, []string{"stripeSecretKey", "stripeWebhookSecret"}},
+			{"stripe with wrong keys", payment.PaymentSettingsChange{Provider: str("stripe"), StripeSecretKey: str("pk_test_public"), StripeWebhookSecret: str("secret")},
 				[]string{"stripeSecretKey", "stripeWebhookSecret"}},
-			{"bank transfer without an account", engine.PaymentSettingsChange{Provider: str("bank_transfer")}, []string{"bankIban"}},
-			{"bad check digits", engine.PaymentSettingsChange{Provider: str("bank_transfer"), BankCreditorName: str("Riverside RC"), BankIBAN: str("DE00 3704 0044 0532 0130 00")}, []string{"bankIban"}},
-			{"swiss account without address, no name", engine.PaymentSettingsChange{Provider: str("bank_transfer"), BankIBAN: str("CH93 0076 2011 6238 5295 7")},
+			{"bank transfer without an account", payment.PaymentSettingsChange{Provider: str("bank_transfer")}, []string{"bankIban"}},
+			{"bad check digits", payment.PaymentSettingsChange{Provider: str("bank_transfer"), BankCreditorName: str("Riverside RC"), BankIBAN: str("DE00 3704 0044 0532 0130 00")}, []string{"bankIban"}},
+			{"swiss account without address, no name", payment.PaymentSettingsChange{Provider: str("bank_transfer"), BankIBAN: str("CH93 0076 2011 6238 5295 7")},
 				[]string{"bankCreditorName", "bankCreditorAddress"}},
-			{"bad BIC and address", engine.PaymentSettingsChange{BankCreditorName: str("Riverside RC"), BankIBAN: str("DE89370400440532013000"), BankBIC: str("NOTABIC"), BankCreditorAddress: str("Main Street 1")},
+			{"bad BIC and address", payment.PaymentSettingsChange{BankCreditorName: str("Riverside RC"), BankIBAN: str("DE89370400440532013000"), BankBIC: str("NOTABIC"), BankCreditorAddress: str("Main Street 1")},
 				[]string{"bankBic", "bankCreditorAddress"}},
 		} {
-			_, err := svc.SetPaymentSettings(ctx, 1, tc.change)
+			_, err := payment.Of(svc).SetPaymentSettings(ctx, 1, tc.change)
 			got := fieldsOf(t, err)
 			for _, want := range tc.fields {
 				if !strings.Contains(strings.Join(got, ","), want) {
@@ -89,14 +95,14 @@ func TestPaymentSettingsValidatedAndSealed(t *testing.T) {
 				}
 			}
 		}
-		if v, err := svc.PaymentSettings(ctx, 1); err != nil || v.UpdatedAt != nil || v.Provider != "" {
+		if v, err := payment.Of(svc).PaymentSettings(ctx, 1); err != nil || v.UpdatedAt != nil || v.Provider != "" {
 			t.Fatalf("a refused change stored settings: %+v %v", v, err)
 		}
 		if len(changed) != 0 {
 			t.Fatalf("told of a change that was refused: %v", changed)
 		}
 
-		v, err := svc.SetPaymentSettings(ctx, 1, engine.PaymentSettingsChange{Provider: str("stripe"),
+		v, err := payment.Of(svc).SetPaymentSettings(ctx, 1, payment.PaymentSettingsChange{Provider: str("stripe"),
 			StripeSecretKey: str("sk_test_riverside"), StripeWebhookSecret: str("whsec_riverside")})
 		if err != nil {
 			t.Fatal(err)
@@ -104,7 +110,7 @@ func TestPaymentSettingsValidatedAndSealed(t *testing.T) {
 		if v.Provider != "stripe" || !v.StripeSecretKeySet || !v.StripeWebhookSecretSet || v.UpdatedAt == nil {
 			t.Fatalf("view %+v", v)
 		}
-		var row engine.PaymentSettings
+		var row payment.PaymentSettings
 		if err := db.NewSelect().Model(&row).Where("organisation_id = 1").Scan(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -112,11 +118,11 @@ func TestPaymentSettingsValidatedAndSealed(t *testing.T) {
 			t.Fatalf("keys stored in clear: %+v", row)
 		}
 		// Bank details beside Stripe, with a spaced IBAN; the keys stay.
-		if _, err := svc.SetPaymentSettings(ctx, other.ID, engine.PaymentSettingsChange{Provider: str("bank_transfer"),
+		if _, err := payment.Of(svc).SetPaymentSettings(ctx, other.ID, payment.PaymentSettingsChange{Provider: str("bank_transfer"),
 			BankCreditorName: str("Lakeside TC"), BankIBAN: str("de89 3704 0044 0532 0130 00")}); err != nil {
 			t.Fatal(err)
 		}
-		cfgs, err := svc.OrganisationPaymentConfigs(ctx)
+		cfgs, err := payment.Of(svc).OrganisationPaymentConfigs(ctx)
 		if err != nil || len(cfgs) != 2 {
 			t.Fatalf("configs %+v %v", cfgs, err)
 		}
@@ -131,35 +137,35 @@ func TestPaymentSettingsValidatedAndSealed(t *testing.T) {
 		}
 
 		// A sealed key copied onto another organisation does not open there.
-		if _, err := db.NewUpdate().Model((*engine.PaymentSettings)(nil)).Set("provider = 'stripe'").
+		if _, err := db.NewUpdate().Model((*payment.PaymentSettings)(nil)).Set("provider = 'stripe'").
 			Set("stripe_secret_key_sealed = ?", row.StripeSecretKeySealed).Set("stripe_webhook_secret_sealed = ?", row.StripeWebhookSecretSealed).
 			Where("organisation_id = ?", other.ID).Exec(ctx); err != nil {
 			t.Fatal(err)
 		}
-		cfgs, _ = svc.OrganisationPaymentConfigs(ctx)
+		cfgs, _ = payment.Of(svc).OrganisationPaymentConfigs(ctx)
 		if cfgs[1].Err == nil || cfgs[1].StripeSecretKey != "" {
 			t.Fatalf("a copied key opened: %+v", cfgs[1])
 		}
 
 		// Another organisation's scope sees none of it.
 		scoped := engine.WithOrganisation(ctx, other.ID)
-		if _, err := svc.PaymentSettings(scoped, 1); engine.ErrorCode(err) != engine.CodeNotFound {
+		if _, err := payment.Of(svc).PaymentSettings(scoped, 1); engine.ErrorCode(err) != engine.CodeNotFound {
 			t.Fatalf("another organisation's settings: %v", err)
 		}
-		if _, err := svc.SetPaymentSettings(scoped, 1, engine.PaymentSettingsChange{Provider: str("")}); engine.ErrorCode(err) != engine.CodeNotFound {
+		if _, err := payment.Of(svc).SetPaymentSettings(scoped, 1, payment.PaymentSettingsChange{Provider: str("")}); engine.ErrorCode(err) != engine.CodeNotFound {
 			t.Fatalf("changing another organisation's settings: %v", err)
 		}
 
 		// "" returns to the environment's provider.
-		if _, err := svc.SetPaymentSettings(ctx, 1, engine.PaymentSettingsChange{Provider: str("")}); err != nil {
+		if _, err := payment.Of(svc).SetPaymentSettings(ctx, 1, payment.PaymentSettingsChange{Provider: str("")}); err != nil {
 			t.Fatal(err)
 		}
-		if cfgs, _ = svc.OrganisationPaymentConfigs(ctx); len(cfgs) != 1 || cfgs[0].OrganisationID != other.ID {
+		if cfgs, _ = payment.Of(svc).OrganisationPaymentConfigs(ctx); len(cfgs) != 1 || cfgs[0].OrganisationID != other.ID {
 			t.Fatalf("configs after returning to the default: %+v", cfgs)
 		}
 
 		// Without a sealer no keys can be given.
-		_, err = engine.NewService(db, nil).SetPaymentSettings(ctx, 1, engine.PaymentSettingsChange{StripeSecretKey: str("sk_test_x")})
+		_, err = payment.Of(engine.NewService(db, nil)).SetPaymentSettings(ctx, 1, payment.PaymentSettingsChange{StripeSecretKey: str("sk_test_x")})
 		if got := fieldsOf(t, err); len(got) != 1 || got[0] != "stripeSecretKey" {
 			t.Fatalf("keys without a sealer: %v", got)
 		}
@@ -174,7 +180,7 @@ func TestOrganisationProviderUsedEverywhere(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		own := &fakeProvider{retrieve: map[string]engine.PaymentConfirmation{}}
-		f, envProvider := onlineFixture(t, db, engine.WithPaymentProviders(func(org int64) engine.PaymentProvider {
+		f, envProvider := onlineFixture(t, db, payment.WithPaymentProviders(func(org int64) engine.PaymentProvider {
 			if org == 1 {
 				return own
 			}
@@ -186,7 +192,7 @@ func TestOrganisationProviderUsedEverywhere(t *testing.T) {
 		if len(own.created) != 1 || len(envProvider.created) != 0 {
 			t.Fatalf("checkouts: own %d, environment's %d; want the organisation's", len(own.created), len(envProvider.created))
 		}
-		if _, err := f.svc.Reset(f.ctx, r.userKey, r.pid); err != nil {
+		if _, err := registration.Of(f.svc).Reset(f.ctx, r.userKey, r.pid); err != nil {
 			t.Fatal(err)
 		}
 		if !contains(own.expired, ref) || len(envProvider.expired) != 0 {
@@ -197,17 +203,17 @@ func TestOrganisationProviderUsedEverywhere(t *testing.T) {
 		ref = f.attemptOf(r.commit().PaymentURL)
 		payload := []byte(`{"Reference":"` + ref + `","Outcome":"success","AmountMinor":18450,"Currency":"EUR","EventID":"evt_org","EventType":"test.success"}`)
 		// The environment's account (its webhook) cannot settle it.
-		if _, err := f.svc.ReceivePaymentEvent(f.ctx, "fake", payload, "good"); engine.ErrorCode(err) != engine.CodeNotFound {
+		if _, err := payment.Of(f.svc).ReceivePaymentEvent(f.ctx, "fake", payload, "good"); engine.ErrorCode(err) != engine.CodeNotFound {
 			t.Fatalf("environment's event for an organisation's attempt: %v", err)
 		}
 		// Another organisation's address cannot either.
-		if _, err := f.svc.ReceiveOrganisationPaymentEvent(f.ctx, 2, "fake", payload, "good"); engine.ErrorCode(err) != engine.CodeNotFound {
+		if _, err := payment.Of(f.svc).ReceiveOrganisationPaymentEvent(f.ctx, 2, "fake", payload, "good"); engine.ErrorCode(err) != engine.CodeNotFound {
 			t.Fatalf("another organisation's address: %v", err)
 		}
-		if _, err := f.svc.ReceiveOrganisationPaymentEvent(f.ctx, 1, "fake", payload, "forged"); engine.ErrorCode(err) != engine.CodeInvalid {
+		if _, err := payment.Of(f.svc).ReceiveOrganisationPaymentEvent(f.ctx, 1, "fake", payload, "forged"); engine.ErrorCode(err) != engine.CodeInvalid {
 			t.Fatalf("forged event: %v", err)
 		}
-		res, err := f.svc.ReceiveOrganisationPaymentEvent(f.ctx, 1, "fake", payload, "good")
+		res, err := payment.Of(f.svc).ReceiveOrganisationPaymentEvent(f.ctx, 1, "fake", payload, "good")
 		if err != nil || res.Outcome != engine.OutcomeSuccess || res.Replayed {
 			t.Fatalf("organisation's event: %+v %v", res, err)
 		}
@@ -227,39 +233,39 @@ func TestBankRefundOwedByHand(t *testing.T) {
 		r := f.start(engine.DemoUserKey, alex, robin)
 		orderRef := f.orderRefOf(r.commit().PaymentURL)
 		p := f.payments(r.id)[0]
-		if _, err := f.svc.Reset(f.ctx, r.userKey, r.pid); err != nil {
+		if _, err := registration.Of(f.svc).Reset(f.ctx, r.userKey, r.pid); err != nil {
 			t.Fatal(err)
 		}
 		// The member had already sent the transfer.
-		res := f.capture(engine.Capture{Reference: orderRef, AmountMinor: p.AmountMinor, ID: "credit-1"})
+		res := f.capture(payment.Capture{Reference: orderRef, AmountMinor: p.AmountMinor, ID: "credit-1"})
 		if !res.Stale || res.Outcome != engine.OutcomeSuccess {
 			t.Fatalf("transfer for a cancelled order: %+v", res)
 		}
 		if n := f.runJobs(); n != 0 {
 			t.Fatalf("%d refund jobs for a bank transfer", n)
 		}
-		list, err := f.svc.PaymentsNeedingAttention(f.ctx, engine.AttentionQuery{Limit: 10})
-		if err != nil || len(list) != 1 || !list[0].RefundByHand || list[0].Reason != engine.AttentionSecondPayment || list[0].Order.PayReference != orderRef || list[0].Payment.Reference != p.Reference {
+		list, err := staff.Of(f.svc).PaymentsNeedingAttention(f.ctx, staff.AttentionQuery{Limit: 10})
+		if err != nil || len(list) != 1 || !list[0].RefundByHand || list[0].Reason != staff.AttentionSecondPayment || list[0].Order.PayReference != orderRef || list[0].Payment.Reference != p.Reference {
 			t.Fatalf("attention %+v %v", list, err)
 		}
-		if l, err := f.svc.PaymentsNeedingAttention(engine.WithOrganisation(f.ctx, 2), engine.AttentionQuery{Limit: 10}); err != nil || len(l) != 0 {
+		if l, err := staff.Of(f.svc).PaymentsNeedingAttention(engine.WithOrganisation(f.ctx, 2), staff.AttentionQuery{Limit: 10}); err != nil || len(l) != 0 {
 			t.Fatalf("another organisation sees %+v %v", l, err)
 		}
-		if _, err := f.svc.MarkRefundPaidBack(engine.WithOrganisation(f.ctx, 2), p.Reference, ""); engine.ErrorCode(err) != engine.CodeNotFound {
+		if _, err := payment.Of(f.svc).MarkRefundPaidBack(engine.WithOrganisation(f.ctx, 2), p.Reference, ""); engine.ErrorCode(err) != engine.CodeNotFound {
 			t.Fatalf("another organisation marks it: %v", err)
 		}
 		// The reconciliation no longer asks anyone to refund it.
-		if rep, err := f.svc.ReconcilePayments(f.ctx, 0, 10); err != nil || rep.Refunded != 0 {
+		if rep, err := payment.Of(f.svc).ReconcilePayments(f.ctx, 0, 10); err != nil || rep.Refunded != 0 {
 			t.Fatalf("reconcile %+v %v", rep, err)
 		}
-		paid, err := f.svc.MarkRefundPaidBack(f.ctx, orderRef, "transferred 2026-11-24")
+		paid, err := payment.Of(f.svc).MarkRefundPaidBack(f.ctx, orderRef, "transferred 2026-11-24")
 		if err != nil || paid.RefundStatus != engine.RefundDone || paid.RefundedAt == nil || paid.RefundNote != "transferred 2026-11-24" {
 			t.Fatalf("marked: %+v %v", paid, err)
 		}
-		if _, err := f.svc.MarkRefundPaidBack(f.ctx, p.Reference, ""); engine.ErrorCode(err) != engine.CodeConflict {
+		if _, err := payment.Of(f.svc).MarkRefundPaidBack(f.ctx, p.Reference, ""); engine.ErrorCode(err) != engine.CodeConflict {
 			t.Fatalf("marked twice: %v", err)
 		}
-		if list, _ := f.svc.PaymentsNeedingAttention(f.ctx, engine.AttentionQuery{Limit: 10}); len(list) != 0 {
+		if list, _ := staff.Of(f.svc).PaymentsNeedingAttention(f.ctx, staff.AttentionQuery{Limit: 10}); len(list) != 0 {
 			t.Fatalf("still listed: %+v", list)
 		}
 	})
@@ -276,12 +282,12 @@ func TestStatementImportPerAccount(t *testing.T) {
 		r := f.start(engine.DemoUserKey, alex, robin)
 		r.commit()
 		p := f.payments(r.id)[0]
-		club, err := f.svc.CreateOrganisation(f.ctx, engine.OrganisationChange{Name: str("Lakeside"), Slug: str("lakeside")})
+		club, err := organisation.Of(f.svc).CreateOrganisation(f.ctx, organisation.OrganisationChange{Name: str("Lakeside"), Slug: str("lakeside")})
 		if err != nil {
 			t.Fatal(err)
 		}
 		const clubIBAN = "CH9300762011623852957"
-		if _, err := f.svc.SetPaymentSettings(f.ctx, club.ID, engine.PaymentSettingsChange{Provider: str("bank_transfer"),
+		if _, err := payment.Of(f.svc).SetPaymentSettings(f.ctx, club.ID, payment.PaymentSettingsChange{Provider: str("bank_transfer"),
 			BankCreditorName: str("Lakeside TC"), BankIBAN: str(clubIBAN), BankCreditorAddress: str("Seestrasse;1;8800;Thalwil;CH")}); err != nil {
 			t.Fatal(err)
 		}
@@ -289,14 +295,14 @@ func TestStatementImportPerAccount(t *testing.T) {
 			return banking.Statement{MessageID: "S", Credits: []banking.Credit{{ID: "c-" + account, Account: account, AmountMinor: p.AmountMinor,
 				Currency: p.Currency, Unstructured: "Mitgliedsbeitrag", BookingDate: time.Now()}}}
 		}
-		clubRep, err := f.svc.ImportStatement(f.ctx, credit(clubIBAN), engine.StatementOptions{Account: clubIBAN, Organisation: club.ID, DryRun: true})
+		clubRep, err := bankstatement.Of(f.svc).ImportStatement(f.ctx, credit(clubIBAN), engine.StatementOptions{Account: clubIBAN, Organisation: club.ID, DryRun: true})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if l := clubRep.Lines[0]; l.Outcome != banking.OutcomeUnknown || l.RF != "" {
 			t.Fatalf("a club's statement matched another club's order: %+v", l)
 		}
-		envRep, err := f.svc.ImportStatement(f.ctx, credit(demoIBAN), engine.StatementOptions{Account: demoIBAN, DryRun: true})
+		envRep, err := bankstatement.Of(f.svc).ImportStatement(f.ctx, credit(demoIBAN), engine.StatementOptions{Account: demoIBAN, DryRun: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -316,17 +322,17 @@ func TestPartialTransferOwedAfterReset(t *testing.T) {
 		r := f.start(engine.DemoUserKey, alex, robin)
 		orderRef := f.orderRefOf(r.commit().PaymentURL)
 		p := f.payments(r.id)[0]
-		if res := f.capture(engine.Capture{Reference: orderRef, AmountMinor: p.AmountMinor / 2, ID: "credit-half"}); res.Problem != "partial" {
+		if res := f.capture(payment.Capture{Reference: orderRef, AmountMinor: p.AmountMinor / 2, ID: "credit-half"}); res.Problem != "partial" {
 			t.Fatalf("half the amount: %+v", res)
 		}
-		if _, err := f.svc.Reset(f.ctx, r.userKey, r.pid); err != nil {
+		if _, err := registration.Of(f.svc).Reset(f.ctx, r.userKey, r.pid); err != nil {
 			t.Fatal(err)
 		}
-		list, err := f.svc.PaymentsNeedingAttention(f.ctx, engine.AttentionQuery{Limit: 10})
+		list, err := staff.Of(f.svc).PaymentsNeedingAttention(f.ctx, staff.AttentionQuery{Limit: 10})
 		if err != nil || len(list) != 1 || !list[0].RefundByHand || list[0].Payment.Reference != p.Reference {
 			t.Fatalf("attention after the reset %+v %v", list, err)
 		}
-		if paid, err := f.svc.MarkRefundPaidBack(f.ctx, orderRef, "half returned"); err != nil || paid.RefundStatus != engine.RefundDone {
+		if paid, err := payment.Of(f.svc).MarkRefundPaidBack(f.ctx, orderRef, "half returned"); err != nil || paid.RefundStatus != engine.RefundDone {
 			t.Fatalf("marked: %+v %v", paid, err)
 		}
 	})

@@ -8,6 +8,8 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/payment"
+	"portal/engine/registration"
 )
 
 // TestOnePendingPaymentPerOrder: after a failed payment, several tabs
@@ -24,7 +26,7 @@ func TestOnePendingPaymentPerOrder(t *testing.T) {
 		const n = 10
 		urls := make([]string, n)
 		together(n, func(i int) {
-			form, err := f.svc.Resume(f.ctx, r.userKey, r.pid)
+			form, err := registration.Of(f.svc).Resume(f.ctx, r.userKey, r.pid)
 			if err != nil {
 				t.Error(err)
 				return
@@ -32,7 +34,7 @@ func TestOnePendingPaymentPerOrder(t *testing.T) {
 			if form.PaymentURL != link {
 				t.Errorf("link after a failure = %q, want the stable %q", form.PaymentURL, link)
 			}
-			p, err := f.svc.FollowPayLink(f.ctx, f.orderRefOf(link))
+			p, err := payment.Of(f.svc).FollowPayLink(f.ctx, f.orderRefOf(link))
 			if err != nil {
 				t.Error(err)
 				return

@@ -15,9 +15,16 @@ import (
 	"github.com/uptrace/bun/dialect"
 
 	"portal/engine"
+	"portal/engine/bankstatement"
 	"portal/engine/dbtest"
+	"portal/engine/directdebit"
 	"portal/engine/enginetest"
+	"portal/engine/message"
+	"portal/engine/organisation"
+	"portal/engine/privacy"
+	"portal/engine/registration"
 	"portal/engine/report"
+	"portal/engine/staff"
 )
 
 // The person the data-protection tests register and erase: names,
@@ -38,7 +45,7 @@ func quirinNeedles() []string {
 // so that they have an external id) and returns their id.
 func addQuirin(t *testing.T, d *enginetest.Demo) int64 {
 	t.Helper()
-	rep, err := d.Svc.ImportPersons(context.Background(), 1, []engine.PersonRow{{ExternalID: quirin.external, FirstName: quirin.first,
+	rep, err := organisation.Of(d.Svc).ImportPersons(context.Background(), 1, []organisation.PersonRow{{ExternalID: quirin.external, FirstName: quirin.first,
 		LastName: quirin.last, DateOfBirth: quirin.born, Email: quirin.email, UserKeys: []string{engine.DemoUserKey}}}, func(string) bool { return true })
 	if err != nil {
 		t.Fatal(err)
@@ -48,15 +55,15 @@ func addQuirin(t *testing.T, d *enginetest.Demo) int64 {
 
 // registerQuirin walks a registration of the person alone to its commit,
 // with their own emergency phone number.
-func registerQuirin(t *testing.T, d *enginetest.Demo, id int64) *engine.Form {
+func registerQuirin(t *testing.T, d *enginetest.Demo, id int64) *registration.Form {
 	t.Helper()
 	ctx := context.Background()
-	form, _, err := d.Svc.LoadMembershipForm(ctx, engine.DemoUserKey, engine.DemoPeriodID, nil)
+	form, _, err := registration.Of(d.Svc).LoadMembershipForm(ctx, engine.DemoUserKey, engine.DemoPeriodID, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	pid := form.ProcessIDString()
-	in := []engine.PersonInput{{ID: id}}
+	in := []registration.PersonInput{{ID: id}}
 	for form.State != engine.StateDone {
 		if form.Step > 0 {
 			var a string
@@ -68,9 +75,9 @@ func registerQuirin(t *testing.T, d *enginetest.Demo, id int64) *engine.Form {
 			default:
 				a = "1"
 			}
-			in = []engine.PersonInput{{ID: id, Answer: &a}}
+			in = []registration.PersonInput{{ID: id, Answer: &a}}
 		}
-		if form, err = d.Svc.Next(ctx, engine.DemoUserKey, engine.NextInput{ProcessID: pid, Step: form.Step, People: in}); err != nil {
+		if form, err = registration.Of(d.Svc).Next(ctx, engine.DemoUserKey, registration.NextInput{ProcessID: pid, Step: form.Step, People: in}); err != nil {
 			t.Fatalf("step %d: %v", form.Step, err)
 		}
 	}
@@ -124,12 +131,12 @@ func schemaColumns(t *testing.T, db *bun.DB) map[string][]string {
 func TestPersonalDataExportCoversEveryPersonTable(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		exported, erased := map[string]bool{}, map[string]bool{}
-		for _, tables := range engine.PersonalDataTables() {
+		for _, tables := range privacy.PersonalDataTables() {
 			for _, tb := range tables {
 				exported[tb] = true
 			}
 		}
-		for _, tables := range engine.ErasureTables() {
+		for _, tables := range privacy.ErasureTables() {
 			for _, tb := range tables {
 				erased[tb] = true
 			}
@@ -140,7 +147,7 @@ func TestPersonalDataExportCoversEveryPersonTable(t *testing.T) {
 				continue
 			}
 			found++
-			if _, ok := engine.NotPersonalDataTables[table]; ok {
+			if _, ok := privacy.NotPersonalDataTables[table]; ok {
 				continue
 			}
 			if !exported[table] {
@@ -182,10 +189,10 @@ func scanFor(t *testing.T, db *bun.DB, needles []string) []string {
 
 // seasonFigures are what the erasure must leave as they were: the staff
 // overview's counts and money, and the period's payments export.
-func seasonFigures(t *testing.T, d *enginetest.Demo) (engine.SeasonOverview, string) {
+func seasonFigures(t *testing.T, d *enginetest.Demo) (staff.SeasonOverview, string) {
 	t.Helper()
 	ctx := context.Background()
-	o, err := d.Svc.SeasonOverview(ctx, 1, engine.DemoPeriodID)
+	o, err := staff.Of(d.Svc).SeasonOverview(ctx, 1, engine.DemoPeriodID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +222,7 @@ func TestErasePersonLeavesNothingAndKeepsTheBooks(t *testing.T) {
 		}); err != nil {
 			t.Fatal(err)
 		}
-		if err := engine.OptOut(ctx, db, 1, engine.OptOutReminders, []string{quirin.email}, time.Now()); err != nil {
+		if err := message.OptOut(ctx, db, 1, message.OptOutReminders, []string{quirin.email}, time.Now()); err != nil {
 			t.Fatal(err)
 		}
 		var ref string
@@ -223,20 +230,20 @@ func TestErasePersonLeavesNothingAndKeepsTheBooks(t *testing.T) {
 			Limit(1).Scan(ctx, &ref); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := db.NewInsert().Model(&engine.BankCredit{Account: "CH00", CreditID: "c1", CreditKey: "k1", AmountMinor: 100, Currency: "EUR",
+		if _, err := db.NewInsert().Model(&bankstatement.BankCredit{Account: "CH00", CreditID: "c1", CreditKey: "k1", AmountMinor: 100, Currency: "EUR",
 			DebtorName: quirin.last + ", " + quirin.first, DebtorIBAN: quirinIBAN, Remittance: "for " + quirin.first,
-			State: engine.CreditAssigned, PaymentReference: &ref, CreatedAt: time.Now()}).Exec(ctx); err != nil {
+			State: bankstatement.CreditAssigned, PaymentReference: &ref, CreatedAt: time.Now()}).Exec(ctx); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := db.NewRaw("UPDATE jobs SET last_error = ? WHERE id = (SELECT MIN(id) FROM jobs)", "550 no mailbox "+quirin.email).Exec(ctx); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := d.Svc.RequestDataChange(ctx, 1, engine.DemoUserKey, engine.NewDataRequest{Kind: engine.DataRequestCorrection, PersonID: &id,
+		if _, err := privacy.Of(d.Svc).RequestDataChange(ctx, 1, engine.DemoUserKey, privacy.NewDataRequest{Kind: privacy.DataRequestCorrection, PersonID: &id,
 			Message: "My name is " + quirin.first + " " + quirin.last + ", born " + quirin.born}); err != nil {
 			t.Fatal(err)
 		}
 		// A direct-debit mandate they signed for the household.
-		if _, err := db.NewInsert().Model(&engine.DebitMandate{OrganisationID: 1, UserKey: engine.DemoUserKey, CreditorID: "DE98ZZZ09999999999",
+		if _, err := db.NewInsert().Model(&directdebit.DebitMandate{OrganisationID: 1, UserKey: engine.DemoUserKey, CreditorID: "DE98ZZZ09999999999",
 			Reference: "DEMO-1", Holder: quirin.first + " " + quirin.last, IBAN: quirinIBAN, Language: "en", TextVersion: "test",
 			Text: "I, " + quirin.first + " " + quirin.last + ", authorise the club.", SignedAt: time.Now()}).Exec(ctx); err != nil {
 			t.Fatal(err)
@@ -247,7 +254,7 @@ func TestErasePersonLeavesNothingAndKeepsTheBooks(t *testing.T) {
 		before, payments := seasonFigures(t, d)
 
 		// An active membership refuses the erasure, naming why; nothing changes.
-		_, err := d.Svc.ErasePerson(ctx, admin, 1, id, engine.ErasureOptions{})
+		_, err := privacy.Of(d.Svc).ErasePerson(ctx, admin, 1, id, privacy.ErasureOptions{})
 		if engine.ErrorCode(err) != engine.CodeConflict || !strings.Contains(err.Error(), "active membership") {
 			t.Fatalf("erasure of an active member: %v, want a conflict naming the membership", err)
 		}
@@ -256,7 +263,7 @@ func TestErasePersonLeavesNothingAndKeepsTheBooks(t *testing.T) {
 			t.Fatalf("a refused erasure changed the person: %+v %v", p, err)
 		}
 
-		rep, err := d.Svc.ErasePerson(ctx, admin, 1, id, engine.ErasureOptions{Force: true})
+		rep, err := privacy.Of(d.Svc).ErasePerson(ctx, admin, 1, id, privacy.ErasureOptions{Force: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -277,14 +284,14 @@ func TestErasePersonLeavesNothingAndKeepsTheBooks(t *testing.T) {
 		if err := db.NewSelect().Model(&p).Where("id = ?", id).Scan(ctx); err != nil {
 			t.Fatal(err)
 		}
-		if p.FirstName+" "+p.LastName != engine.ErasedLabel(id) || p.Email != "" || p.ExternalID != nil || p.ErasedAt == nil {
+		if p.FirstName+" "+p.LastName != privacy.ErasedLabel(id) || p.Email != "" || p.ExternalID != nil || p.ErasedAt == nil {
 			t.Fatalf("erased person: %+v", p)
 		}
 		var lines []engine.OrderLine
 		if err := db.NewSelect().Model(&lines).Where("person_id = ?", id).Scan(ctx); err != nil || len(lines) == 0 {
 			t.Fatalf("the order lines went: %v %v", lines, err)
 		}
-		var credit engine.BankCredit
+		var credit bankstatement.BankCredit
 		if err := db.NewSelect().Model(&credit).Where("credit_key = 'k1'").Scan(ctx); err != nil || credit.DebtorIBAN != "" || credit.AmountMinor != 100 {
 			t.Fatalf("the transfer kept its payer's account or lost its amount: %+v %v", credit, err)
 		}
@@ -294,7 +301,7 @@ func TestErasePersonLeavesNothingAndKeepsTheBooks(t *testing.T) {
 		if err != nil || log[0].Action != "person.erase" || !strings.Contains(log[0].AfterJSON, `"forced":true`) || log[0].Actor != admin.Name {
 			t.Fatalf("erasure audit: %+v %v", log[0], err)
 		}
-		if _, err := d.Svc.ErasePerson(ctx, admin, 1, id, engine.ErasureOptions{Force: true}); engine.ErrorCode(err) != engine.CodeConflict {
+		if _, err := privacy.Of(d.Svc).ErasePerson(ctx, admin, 1, id, privacy.ErasureOptions{Force: true}); engine.ErrorCode(err) != engine.CodeConflict {
 			t.Fatalf("second erasure: %v", err)
 		}
 		// The audit log stays append-only for everything but erased details.
@@ -303,9 +310,9 @@ func TestErasePersonLeavesNothingAndKeepsTheBooks(t *testing.T) {
 		}
 
 		// Imported again from the backend, the person is a new record.
-		rep2, err := d.Svc.ImportPersons(ctx, 1, []engine.PersonRow{{ExternalID: quirin.external, FirstName: quirin.first, LastName: quirin.last,
+		rep2, err := organisation.Of(d.Svc).ImportPersons(ctx, 1, []organisation.PersonRow{{ExternalID: quirin.external, FirstName: quirin.first, LastName: quirin.last,
 			DateOfBirth: quirin.born, Email: quirin.email, UserKeys: []string{engine.DemoUserKey}}}, func(string) bool { return true })
-		if err != nil || rep2.Rows[0].Outcome != engine.RowCreated || rep2.Rows[0].PersonID == id {
+		if err != nil || rep2.Rows[0].Outcome != organisation.RowCreated || rep2.Rows[0].PersonID == id {
 			t.Fatalf("re-import after erasure: %+v %v", rep2, err)
 		}
 	})
@@ -317,15 +324,15 @@ func TestErasureRefusedWhilePaymentOpen(t *testing.T) {
 		d := enginetest.Seed(t, db)
 		id := addQuirin(t, d)
 		registerQuirin(t, d, id) // committed, not paid
-		_, err := d.Svc.ErasePerson(ctx, engine.CommandLine, 1, id, engine.ErasureOptions{})
+		_, err := privacy.Of(d.Svc).ErasePerson(ctx, engine.CommandLine, 1, id, privacy.ErasureOptions{})
 		if engine.ErrorCode(err) != engine.CodeConflict || !strings.Contains(err.Error(), "payment is open") {
 			t.Fatalf("erasure with an unpaid order: %v", err)
 		}
 		// Another organisation's scope does not find the person.
-		if _, err := d.Svc.ErasePerson(engine.WithOrganisation(ctx, 2), engine.CommandLine, 1, id, engine.ErasureOptions{Force: true}); engine.ErrorCode(err) != engine.CodeNotFound {
+		if _, err := privacy.Of(d.Svc).ErasePerson(engine.WithOrganisation(ctx, 2), engine.CommandLine, 1, id, privacy.ErasureOptions{Force: true}); engine.ErrorCode(err) != engine.CodeNotFound {
 			t.Fatalf("erasure across organisations: %v", err)
 		}
-		if _, err := d.Svc.ExportPerson(engine.WithOrganisation(ctx, 2), 1, id); engine.ErrorCode(err) != engine.CodeNotFound {
+		if _, err := privacy.Of(d.Svc).ExportPerson(engine.WithOrganisation(ctx, 2), 1, id); engine.ErrorCode(err) != engine.CodeNotFound {
 			t.Fatalf("export across organisations: %v", err)
 		}
 	})
@@ -339,15 +346,15 @@ func TestExportHouseholdHoldsItsOwnDataOnly(t *testing.T) {
 		form := registerQuirin(t, d, id)
 		d.Pay(form)
 		// Another household of the same club, with a message and an opt-out.
-		if _, err := d.Svc.ImportPersons(ctx, 1, []engine.PersonRow{{ExternalID: "other-1", FirstName: "Bertha", LastName: "Otherfamily",
+		if _, err := organisation.Of(d.Svc).ImportPersons(ctx, 1, []organisation.PersonRow{{ExternalID: "other-1", FirstName: "Bertha", LastName: "Otherfamily",
 			DateOfBirth: "1970-01-02", Email: "bertha@other.example", UserKeys: []string{"other"}}}, func(string) bool { return true }); err != nil {
 			t.Fatal(err)
 		}
-		if err := engine.OptOut(ctx, db, 1, engine.OptOutRenewals, []string{"bertha@other.example"}, time.Now()); err != nil {
+		if err := message.OptOut(ctx, db, 1, message.OptOutRenewals, []string{"bertha@other.example"}, time.Now()); err != nil {
 			t.Fatal(err)
 		}
 
-		x, err := d.Svc.ExportHousehold(ctx, 1, engine.DemoUserKey)
+		x, err := privacy.Of(d.Svc).ExportHousehold(ctx, 1, engine.DemoUserKey)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -361,10 +368,10 @@ func TestExportHouseholdHoldsItsOwnDataOnly(t *testing.T) {
 				t.Fatalf("the demo household's export holds another household's %s", other)
 			}
 		}
-		if x.Format != engine.PersonalDataFormat || x.Subject.Kind != "household" || len(x.Persons) != 5 {
+		if x.Format != privacy.PersonalDataFormat || x.Subject.Kind != "household" || len(x.Persons) != 5 {
 			t.Fatalf("export head: %s %+v, %d persons", x.Format, x.Subject, len(x.Persons))
 		}
-		var reg *engine.ExportRegistration
+		var reg *privacy.ExportRegistration
 		for i := range x.Registrations {
 			if slices.Contains(x.Registrations[i].PersonIDs, id) {
 				reg = &x.Registrations[i]
@@ -395,7 +402,7 @@ func TestExportHouseholdHoldsItsOwnDataOnly(t *testing.T) {
 		}
 
 		// The other household sees only its own.
-		y, err := d.Svc.ExportHousehold(ctx, 1, "other")
+		y, err := privacy.Of(d.Svc).ExportHousehold(ctx, 1, "other")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -404,7 +411,7 @@ func TestExportHouseholdHoldsItsOwnDataOnly(t *testing.T) {
 			t.Fatalf("the other household's export: %s", b)
 		}
 		// A person's export: the person, not their household's others.
-		z, err := d.Svc.ExportPerson(ctx, 1, id)
+		z, err := privacy.Of(d.Svc).ExportPerson(ctx, 1, id)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -413,7 +420,7 @@ func TestExportHouseholdHoldsItsOwnDataOnly(t *testing.T) {
 			t.Fatalf("the person's export: %s", b)
 		}
 		// An unknown household is not found, not an empty export.
-		if _, err := d.Svc.ExportHousehold(ctx, 1, ""); engine.ErrorCode(err) != engine.CodeNotFound {
+		if _, err := privacy.Of(d.Svc).ExportHousehold(ctx, 1, ""); engine.ErrorCode(err) != engine.CodeNotFound {
 			t.Fatalf("export of no household: %v", err)
 		}
 	})
@@ -430,24 +437,24 @@ func TestDataRequests(t *testing.T) {
 		if _, err := db.NewDelete().Model((*engine.UserPerson)(nil)).Where("person_id = ?", other).Exec(ctx); err != nil {
 			t.Fatal(err)
 		}
-		for name, r := range map[string]engine.NewDataRequest{
+		for name, r := range map[string]privacy.NewDataRequest{
 			"unknown kind":          {Kind: "delete-everything"},
-			"correction of nothing": {Kind: engine.DataRequestCorrection, Message: "  "},
-			"another's person":      {Kind: engine.DataRequestErasure, PersonID: &other},
-			"too long":              {Kind: engine.DataRequestCorrection, Message: strings.Repeat("x", engine.MaxDataRequestText+1)},
+			"correction of nothing": {Kind: privacy.DataRequestCorrection, Message: "  "},
+			"another's person":      {Kind: privacy.DataRequestErasure, PersonID: &other},
+			"too long":              {Kind: privacy.DataRequestCorrection, Message: strings.Repeat("x", privacy.MaxDataRequestText+1)},
 		} {
-			if _, err := d.Svc.RequestDataChange(ctx, 1, engine.DemoUserKey, r); engine.ErrorCode(err) != engine.CodeInvalid {
+			if _, err := privacy.Of(d.Svc).RequestDataChange(ctx, 1, engine.DemoUserKey, r); engine.ErrorCode(err) != engine.CodeInvalid {
 				t.Errorf("%s: %v, want invalid", name, err)
 			}
 		}
-		if _, err := d.Svc.RequestDataChange(ctx, 1, "nobody", engine.NewDataRequest{Kind: engine.DataRequestErasure}); engine.ErrorCode(err) != engine.CodeNotFound {
+		if _, err := privacy.Of(d.Svc).RequestDataChange(ctx, 1, "nobody", privacy.NewDataRequest{Kind: privacy.DataRequestErasure}); engine.ErrorCode(err) != engine.CodeNotFound {
 			t.Errorf("a request of no household: %v", err)
 		}
-		if n, _ := db.NewSelect().Model((*engine.DataRequest)(nil)).Count(ctx); n != 0 {
+		if n, _ := db.NewSelect().Model((*privacy.DataRequest)(nil)).Count(ctx); n != 0 {
 			t.Fatalf("refused requests stored %d rows", n)
 		}
 		alex := int64(1)
-		req, err := d.Svc.RequestDataChange(ctx, 1, engine.DemoUserKey, engine.NewDataRequest{Kind: engine.DataRequestCorrection, PersonID: &alex, Message: "My birthday is the 13th."})
+		req, err := privacy.Of(d.Svc).RequestDataChange(ctx, 1, engine.DemoUserKey, privacy.NewDataRequest{Kind: privacy.DataRequestCorrection, PersonID: &alex, Message: "My birthday is the 13th."})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -455,21 +462,21 @@ func TestDataRequests(t *testing.T) {
 		if err != nil || msg.Recipient != "office@riverside.example" {
 			t.Fatalf("the club's e-mail: %+v %v", msg, err)
 		}
-		list, err := d.Svc.DataRequests(ctx, 1, engine.DataRequestOpen)
+		list, err := privacy.Of(d.Svc).DataRequests(ctx, 1, privacy.DataRequestOpen)
 		if err != nil || len(list) != 1 || list[0].Message != "My birthday is the 13th." {
 			t.Fatalf("open requests: %+v %v", list, err)
 		}
-		if other, _ := d.Svc.DataRequests(ctx, 2, ""); len(other) != 0 {
+		if other, _ := privacy.Of(d.Svc).DataRequests(ctx, 2, ""); len(other) != 0 {
 			t.Fatalf("another organisation lists %+v", other)
 		}
 		staff := engine.Actor{Name: "registrar@club.example"}
-		if err := d.Svc.CompleteDataRequest(ctx, staff, 2, req.ID, ""); engine.ErrorCode(err) != engine.CodeNotFound {
+		if err := privacy.Of(d.Svc).CompleteDataRequest(ctx, staff, 2, req.ID, ""); engine.ErrorCode(err) != engine.CodeNotFound {
 			t.Fatalf("completed from another organisation: %v", err)
 		}
-		if err := d.Svc.CompleteDataRequest(ctx, staff, 1, req.ID, "Corrected."); err != nil {
+		if err := privacy.Of(d.Svc).CompleteDataRequest(ctx, staff, 1, req.ID, "Corrected."); err != nil {
 			t.Fatal(err)
 		}
-		if err := d.Svc.CompleteDataRequest(ctx, staff, 1, req.ID, ""); engine.ErrorCode(err) != engine.CodeConflict {
+		if err := privacy.Of(d.Svc).CompleteDataRequest(ctx, staff, 1, req.ID, ""); engine.ErrorCode(err) != engine.CodeConflict {
 			t.Fatalf("completed twice: %v", err)
 		}
 		done, err := engine.OutboxMessageByKey(ctx, db, "data_request_done:"+fmt.Sprint(req.ID))
@@ -480,8 +487,8 @@ func TestDataRequests(t *testing.T) {
 		if err != nil || len(log) < 2 || log[0].Action != "data_request.done" || log[0].Actor != staff.Name || log[1].Action != "data_request.create" {
 			t.Fatalf("audit: %+v %v", log, err)
 		}
-		x, err := d.Svc.ExportHousehold(ctx, 1, engine.DemoUserKey)
-		if err != nil || len(x.Requests) != 1 || x.Requests[0].Status != engine.DataRequestDone {
+		x, err := privacy.Of(d.Svc).ExportHousehold(ctx, 1, engine.DemoUserKey)
+		if err != nil || len(x.Requests) != 1 || x.Requests[0].Status != privacy.DataRequestDone {
 			t.Fatalf("the request in the export: %+v %v", x, err)
 		}
 	})
@@ -495,14 +502,14 @@ func TestErasureFindsAnUnlinkedPersonsRegistrations(t *testing.T) {
 		d := enginetest.Seed(t, db)
 		id := addQuirin(t, d)
 		d.Pay(registerQuirin(t, d, id))
-		if _, err := d.Svc.UnlinkPersons(ctx, 1, []engine.PersonLink{{ExternalID: quirin.external, UserKey: engine.DemoUserKey}}); err != nil {
+		if _, err := organisation.Of(d.Svc).UnlinkPersons(ctx, 1, []organisation.PersonLink{{ExternalID: quirin.external, UserKey: engine.DemoUserKey}}); err != nil {
 			t.Fatal(err)
 		}
-		x, err := d.Svc.ExportPerson(ctx, 1, id)
+		x, err := privacy.Of(d.Svc).ExportPerson(ctx, 1, id)
 		if err != nil || len(x.Orders) != 1 || len(x.Registrations) != 1 {
 			t.Fatalf("export of an unlinked person: %+v %v", x, err)
 		}
-		if _, err := d.Svc.ErasePerson(ctx, engine.CommandLine, 1, id, engine.ErasureOptions{Force: true}); err != nil {
+		if _, err := privacy.Of(d.Svc).ErasePerson(ctx, engine.CommandLine, 1, id, privacy.ErasureOptions{Force: true}); err != nil {
 			t.Fatal(err)
 		}
 		if hits := scanFor(t, db, quirinNeedles()); len(hits) > 0 {

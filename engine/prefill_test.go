@@ -9,7 +9,10 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/definition"
+	"portal/engine/demodata"
 	"portal/engine/enginetest"
+	"portal/engine/registration"
 )
 
 // TestNextSeasonStartsFromLastSeasonsAnswers: registering the same
@@ -24,21 +27,21 @@ func TestNextSeasonStartsFromLastSeasonsAnswers(t *testing.T) {
 		d.Pay(d.Commit(alex, robin))
 		next := d.OpenNextPeriod()
 		// The next season's form: international phone numbers, no size M.
-		spec, err := engine.ParseDefinition([]byte(strings.NewReplacer(
+		spec, err := definition.ParseDefinition([]byte(strings.NewReplacer(
 			`pattern: "^[0-9]{10}$"`, `pattern: "^\\+[0-9]{11}$"`,
-			"      - {value: M, label: {en: Medium, de: Mittel, fr: Moyenne}}\n", "").Replace(string(engine.DemoDefinitionYAML()))))
+			"      - {value: M, label: {en: Medium, de: Mittel, fr: Moyenne}}\n", "").Replace(string(demodata.DemoDefinitionYAML()))))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := engine.ImportDefinition(ctx, db, spec); err != nil {
+		if _, err := definition.ImportDefinition(ctx, db, spec); err != nil {
 			t.Fatal(err)
 		}
-		form, _, err := d.Svc.LoadMembershipForm(ctx, engine.DemoUserKey, next.ID, nil)
+		form, _, err := registration.Of(d.Svc).LoadMembershipForm(ctx, engine.DemoUserKey, next.ID, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		pid := form.ProcessIDString()
-		form, err = d.Svc.Next(ctx, engine.DemoUserKey, engine.NextInput{ProcessID: pid, Step: 0, People: []engine.PersonInput{{ID: alex}, {ID: robin}}})
+		form, err = registration.Of(d.Svc).Next(ctx, engine.DemoUserKey, registration.NextInput{ProcessID: pid, Step: 0, People: []registration.PersonInput{{ID: alex}, {ID: robin}}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -62,7 +65,7 @@ func TestNextSeasonStartsFromLastSeasonsAnswers(t *testing.T) {
 				t.Fatalf("unexpected step %s", q.Name)
 			}
 			seen++
-			var in []engine.PersonInput
+			var in []registration.PersonInput
 			for _, p := range form.People {
 				got := ""
 				if p.Answer != nil {
@@ -75,9 +78,9 @@ func TestNextSeasonStartsFromLastSeasonsAnswers(t *testing.T) {
 				if v, ok := give[q.Name]; ok {
 					a = v
 				}
-				in = append(in, engine.PersonInput{ID: p.ID, Answer: &a})
+				in = append(in, registration.PersonInput{ID: p.ID, Answer: &a})
 			}
-			if form, err = d.Svc.Next(ctx, engine.DemoUserKey, engine.NextInput{ProcessID: pid, Step: form.Step, People: in}); err != nil {
+			if form, err = registration.Of(d.Svc).Next(ctx, engine.DemoUserKey, registration.NextInput{ProcessID: pid, Step: form.Step, People: in}); err != nil {
 				t.Fatalf("step %s: %v", q.Name, err)
 			}
 		}

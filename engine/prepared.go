@@ -33,7 +33,7 @@ func newPreparedStatements(db *bun.DB) *preparedStatements {
 
 // query runs the prepared statement of text with args on db, the pool or a
 // transaction of it.
-func (p *preparedStatements) query(ctx context.Context, db bun.IDB, text string, args ...any) (*sql.Rows, error) {
+func (p *preparedStatements) Query(ctx context.Context, db bun.IDB, text string, args ...any) (*sql.Rows, error) {
 	countStatement(ctx)
 	stmt, err := p.statement(ctx, db, text)
 	if err != nil {
@@ -44,7 +44,7 @@ func (p *preparedStatements) query(ctx context.Context, db bun.IDB, text string,
 
 // exec runs the prepared statement of text with args on db, the pool or a
 // transaction of it, for its result only.
-func (p *preparedStatements) exec(ctx context.Context, db bun.IDB, text string, args ...any) (sql.Result, error) {
+func (p *preparedStatements) Exec(ctx context.Context, db bun.IDB, text string, args ...any) (sql.Result, error) {
 	countStatement(ctx)
 	stmt, err := p.statement(ctx, db, text)
 	if err != nil {
@@ -76,7 +76,7 @@ func (p *preparedStatements) statement(ctx context.Context, db bun.IDB, text str
 
 // prepare prepares texts on the pool, outside any transaction, so that a
 // transaction can use them.
-func (p *preparedStatements) prepare(ctx context.Context, texts ...string) error {
+func (p *preparedStatements) Prepare(ctx context.Context, texts ...string) error {
 	for _, text := range texts {
 		if _, err := p.prepared(ctx, text); err != nil {
 			return err

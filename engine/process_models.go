@@ -26,7 +26,7 @@ const (
 var QuestionTypes = []QuestionType{TypeText, TypeNumber, TypeDropdown, TypeCheckbox, TypeAccept, TypeOne, TypeRadio, TypeMulti}
 
 // questionTypeCodes is QuestionTypes as plain strings, for messages.
-func questionTypeCodes() []string {
+func QuestionTypeCodes() []string {
 	out := make([]string, len(QuestionTypes))
 	for i, t := range QuestionTypes {
 		out[i] = string(t)
@@ -129,7 +129,7 @@ const (
 )
 
 // finished reports whether an instance in state s can no longer change.
-func finished(s ProcessState) bool {
+func Finished(s ProcessState) bool {
 	return s == StateCompleted || s == StateCancelled || s == StateFailed
 }
 
@@ -177,3 +177,37 @@ type ProcessData struct {
 	DataValue     string    `bun:"data_value,notnull"`
 	CreatedAt     time.Time `bun:"created_at,notnull"`
 }
+
+// The vocabularies of a step's stored conditions (conditions.go says what
+// they do).
+
+// ConditionAction is what a condition does when it holds.
+type ConditionAction string
+
+// Condition actions, as stored (the definition format spells them in lower case).
+const (
+	ActionSkip ConditionAction = "SKIP" // leave this step out
+	ActionJump ConditionAction = "JUMP" // after this step, continue at a later one
+)
+
+// ConditionScope says whose answers a condition reads and whom it affects.
+type ConditionScope string
+
+// Condition scopes, as stored (the definition format spells them in lower case).
+const (
+	// ScopePerson reads each person's own answer and affects that person only.
+	ScopePerson ConditionScope = "PERSON"
+	// ScopeRegistration holds when it holds for at least one selected
+	// person, and then affects the whole registration.
+	ScopeRegistration ConditionScope = "REGISTRATION"
+)
+
+// ConditionOperator is how a condition compares the earlier answer.
+type ConditionOperator string
+
+// Condition operators, as stored.
+const (
+	OpEquals   ConditionOperator = "EQUALS"
+	OpOneOf    ConditionOperator = "ONE_OF"
+	OpNotGiven ConditionOperator = "NOT_GIVEN"
+)

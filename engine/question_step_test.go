@@ -8,6 +8,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/registration"
 )
 
 // TestQuestionStepStatements: a question step that is not the last is two
@@ -24,7 +25,7 @@ func TestQuestionStepStatements(t *testing.T) {
 		r := f.start(engine.DemoUserKey, persons...)
 		r.advanceTo(2)
 		ctx, count := engine.WithStatementCount(engine.WithLanguage(context.Background(), "de"))
-		form, err := f.svc.Next(ctx, engine.DemoUserKey, engine.NextInput{ProcessID: r.pid, Step: 2, People: demoAnswers(2, persons)})
+		form, err := registration.Of(f.svc).Next(ctx, engine.DemoUserKey, registration.NextInput{ProcessID: r.pid, Step: 2, People: demoAnswers(2, persons)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -38,16 +39,16 @@ func TestQuestionStepStatements(t *testing.T) {
 		// Step 3 too, then Back twice and the same answers to step 2 again:
 		// the step's answers are replaced, not added, and step 3 comes back
 		// with the answers saved for it.
-		if _, err := f.svc.Next(context.Background(), engine.DemoUserKey, engine.NextInput{ProcessID: r.pid, Step: 3, People: demoAnswers(3, persons)}); err != nil {
+		if _, err := registration.Of(f.svc).Next(context.Background(), engine.DemoUserKey, registration.NextInput{ProcessID: r.pid, Step: 3, People: demoAnswers(3, persons)}); err != nil {
 			t.Fatal(err)
 		}
 		for range 2 {
-			if _, err := f.svc.Back(context.Background(), engine.DemoUserKey, r.pid, nil); err != nil {
+			if _, err := registration.Of(f.svc).Back(context.Background(), engine.DemoUserKey, r.pid, nil); err != nil {
 				t.Fatal(err)
 			}
 		}
 		ctx, count = engine.WithStatementCount(context.Background())
-		again, err := f.svc.Next(ctx, engine.DemoUserKey, engine.NextInput{ProcessID: r.pid, Step: 2, People: demoAnswers(2, persons)})
+		again, err := registration.Of(f.svc).Next(ctx, engine.DemoUserKey, registration.NextInput{ProcessID: r.pid, Step: 2, People: demoAnswers(2, persons)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -72,11 +73,11 @@ func TestQuestionStepStatements(t *testing.T) {
 			t.Errorf("%d answers stored after three steps of %d persons, want %d", answers, len(persons), 3*len(persons))
 		}
 		// A stale step is a conflict that writes nothing.
-		if _, err := f.svc.Next(context.Background(), engine.DemoUserKey, engine.NextInput{ProcessID: r.pid, Step: 2, People: demoAnswers(2, persons)}); engine.ErrorCode(err) != engine.CodeConflict {
+		if _, err := registration.Of(f.svc).Next(context.Background(), engine.DemoUserKey, registration.NextInput{ProcessID: r.pid, Step: 2, People: demoAnswers(2, persons)}); engine.ErrorCode(err) != engine.CodeConflict {
 			t.Errorf("answering step 2 again at step 3: %v, want a conflict", err)
 		}
 		// Another user key's registration reads as not found.
-		if _, err := f.svc.Next(context.Background(), "someone-else", engine.NextInput{ProcessID: r.pid, Step: 3, People: demoAnswers(3, persons)}); engine.ErrorCode(err) != engine.CodeNotFound {
+		if _, err := registration.Of(f.svc).Next(context.Background(), "someone-else", registration.NextInput{ProcessID: r.pid, Step: 3, People: demoAnswers(3, persons)}); engine.ErrorCode(err) != engine.CodeNotFound {
 			t.Errorf("another user's registration: %v, want not found", err)
 		}
 	})

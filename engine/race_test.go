@@ -11,6 +11,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/registration"
 )
 
 // racers is how many submissions of one step race each other.
@@ -36,12 +37,12 @@ func TestConcurrentNext(t *testing.T) {
 				persons := []int64{alex, robin}
 				var pid string
 				var id int64
-				in := make([]engine.PersonInput, len(persons))
+				in := make([]registration.PersonInput, len(persons))
 				if tc.step == 0 {
 					form, _ := f.load(engine.DemoUserKey)
 					pid, id = form.ProcessIDString(), form.ProcessID
 					for i, p := range persons {
-						in[i] = engine.PersonInput{ID: p}
+						in[i] = registration.PersonInput{ID: p}
 					}
 				} else {
 					r := f.start(engine.DemoUserKey, persons...)
@@ -52,7 +53,7 @@ func TestConcurrentNext(t *testing.T) {
 
 				errs := make([]error, racers)
 				together(racers, func(i int) {
-					_, errs[i] = f.svc.Next(context.Background(), engine.DemoUserKey, engine.NextInput{ProcessID: pid, Step: tc.step, People: in})
+					_, errs[i] = registration.Of(f.svc).Next(context.Background(), engine.DemoUserKey, registration.NextInput{ProcessID: pid, Step: tc.step, People: in})
 				})
 
 				wins, conflicts := 0, 0
@@ -150,11 +151,11 @@ func raceLoads(t *testing.T, db *bun.DB, userKey string, n int) (ids []int64, cr
 	_, gw := seededWithGateway(t, db)
 	barrier := newInsertBarrier(int32(n))
 	svc := engine.NewService(db.WithQueryHook(barrier), gw)
-	forms := make([]*engine.Form, n)
+	forms := make([]*registration.Form, n)
 	made := make([]bool, n)
 	errs := make([]error, n)
 	together(n, func(i int) {
-		forms[i], made[i], errs[i] = svc.LoadMembershipForm(context.Background(), userKey, engine.DemoPeriodID, nil)
+		forms[i], made[i], errs[i] = registration.Of(svc).LoadMembershipForm(context.Background(), userKey, engine.DemoPeriodID, nil)
 	})
 	if got := barrier.arrived.Load(); got != int32(n) {
 		t.Fatalf("%d of %d loads tried to insert an instance: they did not race", got, n)

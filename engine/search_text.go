@@ -28,19 +28,19 @@ func init() {
 	sqlite.MustRegisterDeterministicScalarFunction(foldFunction, 1, func(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value, error) {
 		switch v := args[0].(type) {
 		case string:
-			return foldText(v), nil
+			return FoldText(v), nil
 		case []byte:
-			return foldText(string(v)), nil
+			return FoldText(string(v)), nil
 		}
 		return args[0], nil // NULL and numbers fold to themselves
 	})
 }
 
 // foldText case-folds text for a search, as the database's fold does.
-func foldText(s string) string { return strings.ToLower(s) }
+func FoldText(s string) string { return strings.ToLower(s) }
 
 // foldSQL is the SQL that case-folds expr on db's dialect.
-func foldSQL(db bun.IDB, expr string) string {
+func FoldSQL(db bun.IDB, expr string) string {
 	if db.Dialect().Name() == dialect.SQLite {
 		return foldFunction + "(" + expr + ")"
 	}
@@ -50,12 +50,12 @@ func foldSQL(db bun.IDB, expr string) string {
 // likeEscape is the ESCAPE clause every LIKE in the engine ends with, so
 // that a % or _ in what staff type matches itself (SQLite has no default
 // escape character; PostgreSQL's is the same backslash).
-const likeEscape = ` ESCAPE '\'`
+const LikeEscape = ` ESCAPE '\'`
 
 // escapeLike makes s match itself in a LIKE pattern with likeEscape.
-func escapeLike(s string) string {
+func EscapeLike(s string) string {
 	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
 }
 
 // containsPattern is the LIKE pattern of the values containing s.
-func containsPattern(s string) string { return "%" + escapeLike(s) + "%" }
+func ContainsPattern(s string) string { return "%" + EscapeLike(s) + "%" }

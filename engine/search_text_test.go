@@ -8,6 +8,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/staff"
 )
 
 // TestStaffSearchFoldsAndEscapes: the registrations search matches names
@@ -46,7 +47,7 @@ func TestStaffSearchFoldsAndEscapes(t *testing.T) {
 			{`\`, nil},
 			{"BENCH-4@EXAMPLE.ORG", []string{"bench-4"}},
 		} {
-			page, err := svc.Registrations(ctx, engine.RegistrationQuery{OrganisationID: 1, Search: tc.search})
+			page, err := staff.Of(svc).Registrations(ctx, staff.RegistrationQuery{OrganisationID: 1, Search: tc.search})
 			if err != nil {
 				t.Fatalf("%q: %v", tc.search, err)
 			}

@@ -10,6 +10,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/registration"
 )
 
 // TestSelectionStatements: a first person selection is two prepared
@@ -27,8 +28,8 @@ func TestSelectionStatements(t *testing.T) {
 		before := f.instance(form.ProcessID)
 
 		// Refused: a person already registered, one not linked. Nothing is written.
-		for _, people := range [][]engine.PersonInput{{{ID: alex}, {ID: jamie}}, {{ID: 999}}, {}} {
-			_, err := f.svc.Next(context.Background(), engine.DemoUserKey, engine.NextInput{ProcessID: pid, People: people})
+		for _, people := range [][]registration.PersonInput{{{ID: alex}, {ID: jamie}}, {{ID: 999}}, {}} {
+			_, err := registration.Of(f.svc).Next(context.Background(), engine.DemoUserKey, registration.NextInput{ProcessID: pid, People: people})
 			if engine.ErrorCode(err) != engine.CodeValidation {
 				t.Errorf("selecting %v: %v, want a validation error", people, err)
 			}
@@ -37,9 +38,9 @@ func TestSelectionStatements(t *testing.T) {
 			t.Fatalf("refused selections changed the registration: version %d, status %s", got.Version, got.Status)
 		}
 
-		people := []engine.PersonInput{{ID: robin}, {ID: alex}}
+		people := []registration.PersonInput{{ID: robin}, {ID: alex}}
 		// Another tenant's registration reads as none, and nothing is written.
-		if _, err := f.svc.Next(engine.WithOrganisation(context.Background(), 2), engine.DemoUserKey, engine.NextInput{ProcessID: pid, People: people}); engine.ErrorCode(err) != engine.CodeNotFound {
+		if _, err := registration.Of(f.svc).Next(engine.WithOrganisation(context.Background(), 2), engine.DemoUserKey, registration.NextInput{ProcessID: pid, People: people}); engine.ErrorCode(err) != engine.CodeNotFound {
 			t.Errorf("selecting in another organisation's registration: %v, want not found", err)
 		}
 		if got := f.instance(form.ProcessID); got.Version != before.Version {
@@ -47,7 +48,7 @@ func TestSelectionStatements(t *testing.T) {
 		}
 
 		ctx, count := engine.WithStatementCount(engine.WithLanguage(context.Background(), "de"))
-		first, err := f.svc.Next(ctx, engine.DemoUserKey, engine.NextInput{ProcessID: pid, People: people})
+		first, err := registration.Of(f.svc).Next(ctx, engine.DemoUserKey, registration.NextInput{ProcessID: pid, People: people})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -66,20 +67,20 @@ func TestSelectionStatements(t *testing.T) {
 		}
 
 		// The same selection again is stale.
-		if _, err := f.svc.Next(context.Background(), engine.DemoUserKey, engine.NextInput{ProcessID: pid, People: people}); engine.ErrorCode(err) != engine.CodeConflict {
+		if _, err := registration.Of(f.svc).Next(context.Background(), engine.DemoUserKey, registration.NextInput{ProcessID: pid, People: people}); engine.ErrorCode(err) != engine.CodeConflict {
 			t.Errorf("the selection posted twice: %v, want a conflict", err)
 		}
 		// Another user key's registration reads as not found.
-		if _, err := f.svc.Next(context.Background(), "someone-else", engine.NextInput{ProcessID: pid, People: people}); engine.ErrorCode(err) != engine.CodeNotFound {
+		if _, err := registration.Of(f.svc).Next(context.Background(), "someone-else", registration.NextInput{ProcessID: pid, People: people}); engine.ErrorCode(err) != engine.CodeNotFound {
 			t.Errorf("another user's registration: %v, want not found", err)
 		}
 
 		// Back to the selection and the same persons again: the transaction's
 		// path, which gives the same form and replaces the selection.
-		if _, err := f.svc.Back(context.Background(), engine.DemoUserKey, pid, nil); err != nil {
+		if _, err := registration.Of(f.svc).Back(context.Background(), engine.DemoUserKey, pid, nil); err != nil {
 			t.Fatal(err)
 		}
-		again, err := f.svc.Next(engine.WithLanguage(context.Background(), "de"), engine.DemoUserKey, engine.NextInput{ProcessID: pid, People: people})
+		again, err := registration.Of(f.svc).Next(engine.WithLanguage(context.Background(), "de"), engine.DemoUserKey, registration.NextInput{ProcessID: pid, People: people})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -113,14 +114,14 @@ func TestResetStatements(t *testing.T) {
 		r := f.start(engine.DemoUserKey, alex, robin)
 		r.advanceTo(3)
 		before := f.instance(r.id)
-		if _, err := f.svc.Reset(engine.WithOrganisation(context.Background(), 2), engine.DemoUserKey, r.pid); engine.ErrorCode(err) != engine.CodeNotFound {
+		if _, err := registration.Of(f.svc).Reset(engine.WithOrganisation(context.Background(), 2), engine.DemoUserKey, r.pid); engine.ErrorCode(err) != engine.CodeNotFound {
 			t.Errorf("resetting another organisation's registration: %v, want not found", err)
 		}
 		if got := f.instance(r.id).Version; got != before.Version {
 			t.Fatalf("another organisation's reset moved the version to %d", got)
 		}
 		ctx, count := engine.WithStatementCount(context.Background())
-		form, err := f.svc.Reset(ctx, engine.DemoUserKey, r.pid)
+		form, err := registration.Of(f.svc).Reset(ctx, engine.DemoUserKey, r.pid)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -143,7 +144,7 @@ func TestResetStatements(t *testing.T) {
 			t.Errorf("form after the reset: step %d, statuses %v", form.Step, statuses)
 		}
 		// At the start already: the same form, nothing written.
-		again, err := f.svc.Reset(context.Background(), engine.DemoUserKey, r.pid)
+		again, err := registration.Of(f.svc).Reset(context.Background(), engine.DemoUserKey, r.pid)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -152,39 +153,6 @@ func TestResetStatements(t *testing.T) {
 		}
 		if got := f.instance(r.id).Version; got != inst.Version {
 			t.Errorf("a second reset moved the version to %d from %d", got, inst.Version)
-		}
-	})
-}
-
-// TestStaleWrites: the question step's, the selection's and the reset's
-// writes check the version they read. Two tabs read the same version; when
-// one moves the registration first, the other's write is a conflict and
-// writes nothing, whichever of the three it is.
-func TestStaleWrites(t *testing.T) {
-	t.Parallel()
-	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		f := newFixture(t, db)
-		r := f.start(engine.DemoUserKey, alex, robin)
-		read := f.instance(r.id).Version
-		r.advanceTo(2) // the other tab moves it
-		before := f.state()
-		errs, err := f.svc.StaleWrites(context.Background(), engine.DemoUserKey, r.pid, read)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i, err := range errs {
-			if engine.ErrorCode(err) != engine.CodeConflict {
-				t.Errorf("write %d at a version that moved: %v, want a conflict", i, err)
-			}
-		}
-		assertUnchanged(t, before, f.state())
-		// At the version read, the same writes go through (the test can fail).
-		errs, err = f.svc.StaleWrites(context.Background(), engine.DemoUserKey, r.pid, f.instance(r.id).Version)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if errs[0] != nil {
-			t.Errorf("the question step's write at the current version: %v", errs[0])
 		}
 	})
 }

@@ -12,6 +12,7 @@ import (
 	"portal/engine"
 	"portal/engine/dbtest"
 	"portal/engine/enginetest"
+	"portal/engine/registration"
 )
 
 // TestCommittedRegistrationFormsUseTheirTransaction loads a committed
@@ -29,15 +30,19 @@ func TestCommittedRegistrationFormsUseTheirTransaction(t *testing.T) {
 		ctx := context.Background()
 		calls := []struct {
 			name string
-			call func(ctx context.Context) (*engine.Form, error)
+			call func(ctx context.Context) (*registration.Form, error)
 		}{
-			{"resume", func(ctx context.Context) (*engine.Form, error) { return d.Svc.Resume(ctx, engine.DemoUserKey, pid) }},
-			{"back", func(ctx context.Context) (*engine.Form, error) { return d.Svc.Back(ctx, engine.DemoUserKey, pid, nil) }},
-			{"return to", func(ctx context.Context) (*engine.Form, error) {
-				return d.Svc.ReturnTo(ctx, engine.DemoUserKey, pid, 1)
+			{"resume", func(ctx context.Context) (*registration.Form, error) {
+				return registration.Of(d.Svc).Resume(ctx, engine.DemoUserKey, pid)
 			}},
-			{"load", func(ctx context.Context) (*engine.Form, error) {
-				f, _, err := d.Svc.LoadMembershipForm(ctx, engine.DemoUserKey, engine.DemoPeriodID, nil)
+			{"back", func(ctx context.Context) (*registration.Form, error) {
+				return registration.Of(d.Svc).Back(ctx, engine.DemoUserKey, pid, nil)
+			}},
+			{"return to", func(ctx context.Context) (*registration.Form, error) {
+				return registration.Of(d.Svc).ReturnTo(ctx, engine.DemoUserKey, pid, 1)
+			}},
+			{"load", func(ctx context.Context) (*registration.Form, error) {
+				f, _, err := registration.Of(d.Svc).LoadMembershipForm(ctx, engine.DemoUserKey, engine.DemoPeriodID, nil)
 				return f, err
 			}},
 		}

@@ -10,6 +10,8 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/demodata"
+	"portal/engine/staff"
 )
 
 // seedSeason adds n registrations of one household each to the demo
@@ -18,7 +20,7 @@ import (
 func seedSeason(b testing.TB, db *bun.DB, n int) {
 	b.Helper()
 	ctx := context.Background()
-	if err := engine.SeedDemo(ctx, db, 0, time.Now()); err != nil {
+	if err := demodata.SeedDemo(ctx, db, 0, time.Now()); err != nil {
 		b.Fatal(err)
 	}
 	var def engine.ProcessDefinition
@@ -90,23 +92,23 @@ func BenchmarkStaffRegistrations(b *testing.B) {
 	ctx := context.Background()
 	for _, q := range []struct {
 		name string
-		q    engine.RegistrationQuery
+		q    staff.RegistrationQuery
 	}{
-		{"first page", engine.RegistrationQuery{}},
-		{"page 100", engine.RegistrationQuery{Page: 100}},
-		{"period and state", engine.RegistrationQuery{PeriodID: engine.DemoPeriodID, State: engine.RegAwaitingPayment}},
-		{"membership type", engine.RegistrationQuery{MembershipTypeID: 2}},
-		{"unpaid for 3 days", engine.RegistrationQuery{UnpaidDays: 3}},
-		{"sorted by amount owed", engine.RegistrationQuery{Sort: engine.SortRegOwedDesc}},
-		{"sorted by days unpaid", engine.RegistrationQuery{Sort: engine.SortRegUnpaidDesc}},
-		{"search name", engine.RegistrationQuery{Search: "family1234"}},
-		{"search reference", engine.RegistrationQuery{Search: "PO-BENCH004321"}},
-		{"search e-mail", engine.RegistrationQuery{Search: "bench-777@example.org"}},
+		{"first page", staff.RegistrationQuery{}},
+		{"page 100", staff.RegistrationQuery{Page: 100}},
+		{"period and state", staff.RegistrationQuery{PeriodID: engine.DemoPeriodID, State: staff.RegAwaitingPayment}},
+		{"membership type", staff.RegistrationQuery{MembershipTypeID: 2}},
+		{"unpaid for 3 days", staff.RegistrationQuery{UnpaidDays: 3}},
+		{"sorted by amount owed", staff.RegistrationQuery{Sort: staff.SortRegOwedDesc}},
+		{"sorted by days unpaid", staff.RegistrationQuery{Sort: staff.SortRegUnpaidDesc}},
+		{"search name", staff.RegistrationQuery{Search: "family1234"}},
+		{"search reference", staff.RegistrationQuery{Search: "PO-BENCH004321"}},
+		{"search e-mail", staff.RegistrationQuery{Search: "bench-777@example.org"}},
 	} {
 		q.q.OrganisationID = 1
 		b.Run(q.name, func(b *testing.B) {
 			for b.Loop() {
-				if _, err := svc.Registrations(ctx, q.q); err != nil {
+				if _, err := staff.Of(svc).Registrations(ctx, q.q); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -122,28 +124,28 @@ func TestStaffRegistrationsAtScale(t *testing.T) {
 		svc := engine.NewService(db, nil)
 		ctx := context.Background()
 		for _, tc := range []struct {
-			q     engine.RegistrationQuery
+			q     staff.RegistrationQuery
 			total int
 		}{
-			{engine.RegistrationQuery{}, 600},
-			{engine.RegistrationQuery{State: engine.RegPaid}, 200},
-			{engine.RegistrationQuery{State: engine.RegAwaitingPayment}, 100},
-			{engine.RegistrationQuery{MembershipTypeID: 2}, 200},
-			{engine.RegistrationQuery{Search: "PO-BENCH000002"}, 1},
-			{engine.RegistrationQuery{Search: "bench-7@EXAMPLE.org"}, 1},
-			{engine.RegistrationQuery{Search: "family10"}, 3 * 11},
+			{staff.RegistrationQuery{}, 600},
+			{staff.RegistrationQuery{State: staff.RegPaid}, 200},
+			{staff.RegistrationQuery{State: staff.RegAwaitingPayment}, 100},
+			{staff.RegistrationQuery{MembershipTypeID: 2}, 200},
+			{staff.RegistrationQuery{Search: "PO-BENCH000002"}, 1},
+			{staff.RegistrationQuery{Search: "bench-7@EXAMPLE.org"}, 1},
+			{staff.RegistrationQuery{Search: "family10"}, 3 * 11},
 		} {
 			tc.q.OrganisationID = 1
-			page, err := svc.Registrations(ctx, tc.q)
+			page, err := staff.Of(svc).Registrations(ctx, tc.q)
 			if err != nil || page.Total != tc.total {
 				t.Errorf("%+v: %v, total %v, want %d", tc.q, err, page, tc.total)
 			}
 		}
-		page, err := svc.Registrations(ctx, engine.RegistrationQuery{OrganisationID: 1, Page: 12})
+		page, err := staff.Of(svc).Registrations(ctx, staff.RegistrationQuery{OrganisationID: 1, Page: 12})
 		if err != nil || len(page.Rows) != 50 || page.PageCount != 12 || page.Rows[0].ID <= page.Rows[49].ID {
 			t.Fatalf("page 12: %v %+v", err, page)
 		}
-		other, err := svc.Registrations(ctx, engine.RegistrationQuery{OrganisationID: 2})
+		other, err := staff.Of(svc).Registrations(ctx, staff.RegistrationQuery{OrganisationID: 2})
 		if err != nil || other.Total != 0 {
 			t.Fatalf("another organisation sees %v %v", other, err)
 		}

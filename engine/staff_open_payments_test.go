@@ -10,6 +10,9 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/message"
+	"portal/engine/payment"
+	"portal/engine/staff"
 )
 
 // seedOrderMessages adds to a seeded season the messages a season sends
@@ -25,10 +28,10 @@ func seedOrderMessages(tb testing.TB, db *bun.DB) {
 	now := time.Now().UTC()
 	var msgs []engine.OutboxMessage
 	for _, o := range orders {
-		msgs = append(msgs, engine.OutboxMessage{Kind: engine.KindTransferRequest, DedupKey: fmt.Sprintf("transfer_request:order:%d", o.ID), Payload: "{}", CreatedAt: now})
+		msgs = append(msgs, engine.OutboxMessage{Kind: payment.KindTransferRequest, DedupKey: fmt.Sprintf("transfer_request:order:%d", o.ID), Payload: "{}", CreatedAt: now})
 		switch o.Status {
 		case engine.OrderUnpaid:
-			msgs = append(msgs, engine.OutboxMessage{Kind: engine.KindUnpaidReminder, DedupKey: fmt.Sprintf("unpaid_reminder:order:%d:day:7", o.ID), Payload: "{}", CreatedAt: now})
+			msgs = append(msgs, engine.OutboxMessage{Kind: message.KindUnpaidReminder, DedupKey: fmt.Sprintf("unpaid_reminder:order:%d:day:7", o.ID), Payload: "{}", CreatedAt: now})
 		case engine.OrderPaid:
 			msgs = append(msgs, engine.OutboxMessage{Kind: "membership_confirmation", DedupKey: fmt.Sprintf("membership_confirmation:order:%d", o.ID), Payload: "{}", CreatedAt: now})
 		}
@@ -49,24 +52,24 @@ func TestOpenPaymentsAtScale(t *testing.T) {
 		seedOrderMessages(t, db)
 		svc := engine.NewService(db, nil)
 		ctx := context.Background()
-		rows, err := svc.OpenPayments(ctx, engine.OpenPaymentQuery{OrganisationID: 1})
+		rows, err := staff.Of(svc).OpenPayments(ctx, staff.OpenPaymentQuery{OrganisationID: 1})
 		if err != nil || len(rows) != 100 {
 			t.Fatalf("%v, %d rows, want 100", err, len(rows))
 		}
 		for i, r := range rows {
-			if r.Reminders != 1 || r.OwedMinor != 12000 || r.LastMessageKind != engine.KindUnpaidReminder ||
+			if r.Reminders != 1 || r.OwedMinor != 12000 || r.LastMessageKind != message.KindUnpaidReminder ||
 				len(r.Household) != 1 || (i > 0 && r.CommittedAt.Before(rows[i-1].CommittedAt)) {
 				t.Fatalf("row %d: %+v", i, r)
 			}
 		}
-		newest, err := svc.OpenPayments(ctx, engine.OpenPaymentQuery{OrganisationID: 1, Sort: engine.SortNewest, MinDays: 0})
+		newest, err := staff.Of(svc).OpenPayments(ctx, staff.OpenPaymentQuery{OrganisationID: 1, Sort: staff.SortNewest, MinDays: 0})
 		if err != nil || len(newest) != 100 || newest[0].OrderID != rows[99].OrderID {
 			t.Fatalf("newest first: %v", err)
 		}
-		if other, err := svc.OpenPayments(ctx, engine.OpenPaymentQuery{OrganisationID: 2}); err != nil || len(other) != 0 {
+		if other, err := staff.Of(svc).OpenPayments(ctx, staff.OpenPaymentQuery{OrganisationID: 2}); err != nil || len(other) != 0 {
 			t.Fatalf("another organisation sees %d rows, %v", len(other), err)
 		}
-		if _, err := svc.OpenPayments(ctx, engine.OpenPaymentQuery{OrganisationID: 1, Sort: "nonsense"}); engine.ErrorCode(err) != engine.CodeInvalid {
+		if _, err := staff.Of(svc).OpenPayments(ctx, staff.OpenPaymentQuery{OrganisationID: 1, Sort: "nonsense"}); engine.ErrorCode(err) != engine.CodeInvalid {
 			t.Fatalf("unknown sort: %v", err)
 		}
 	})
@@ -84,7 +87,7 @@ func BenchmarkOpenPayments(b *testing.B) {
 	}
 	svc := engine.NewService(db, nil)
 	for b.Loop() {
-		if _, err := svc.OpenPayments(context.Background(), engine.OpenPaymentQuery{OrganisationID: 1}); err != nil {
+		if _, err := staff.Of(svc).OpenPayments(context.Background(), staff.OpenPaymentQuery{OrganisationID: 1}); err != nil {
 			b.Fatal(err)
 		}
 	}

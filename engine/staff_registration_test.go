@@ -8,6 +8,9 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/definition"
+	"portal/engine/registration"
+	"portal/engine/staff"
 )
 
 // TestRegistrationDetailAnswersAsShown: a registration's steps come with
@@ -19,19 +22,19 @@ func TestRegistrationDetailAnswersAsShown(t *testing.T) {
 		f := newFixture(t, db)
 		r := f.start("demo", 1)
 		paymentURL := r.commit().PaymentURL
-		d, err := f.svc.RegistrationDetail(f.ctx, 1, r.id)
+		d, err := staff.Of(f.svc).RegistrationDetail(f.ctx, 1, r.id)
 		if err != nil {
 			t.Fatal(err)
 		}
 		shown := map[string]string{}
 		for _, as := range d.Steps {
 			for _, lang := range []string{"en", "de", "fr"} {
-				step, err := as.Step.InLanguage(lang)
+				step, err := definition.StepInLanguage(as.Step, lang)
 				if err != nil {
 					t.Fatalf("%s in %s: %v", as.Step.Name, lang, err)
 				}
 				for _, a := range as.Answers {
-					shown[as.Step.Name+"/"+lang] = step.QuestionText + ": " + engine.DisplayAnswer(&step, a.Value)
+					shown[as.Step.Name+"/"+lang] = step.QuestionText + ": " + registration.DisplayAnswer(&step, a.Value)
 				}
 			}
 		}
@@ -49,10 +52,10 @@ func TestRegistrationDetailAnswersAsShown(t *testing.T) {
 
 		// Archived: the answers leave, the archive counts them.
 		f.pay(f.attemptOf(paymentURL), engine.OutcomeSuccess)
-		if _, err := engine.ArchiveFinished(f.ctx, db, time.Now().Add(engine.ArchiveAfter+48*time.Hour), engine.ArchiveRemove); err != nil {
+		if _, err := registration.ArchiveFinished(f.ctx, db, time.Now().Add(registration.ArchiveAfter+48*time.Hour), registration.ArchiveRemove); err != nil {
 			t.Fatal(err)
 		}
-		d, err = f.svc.RegistrationDetail(f.ctx, 1, r.id)
+		d, err = staff.Of(f.svc).RegistrationDetail(f.ctx, 1, r.id)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,6 +10,11 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/demodata"
+	"portal/engine/message"
+	"portal/engine/organisation"
+	"portal/engine/payment"
+	"portal/engine/staff"
 )
 
 // auditOf lists an organisation's audit rows of one action, oldest first.
@@ -37,7 +42,7 @@ func TestStaffSettingsAudited(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
-		if err := engine.SeedDemo(ctx, db, 0, time.Now().UTC()); err != nil {
+		if err := demodata.SeedDemo(ctx, db, 0, time.Now().UTC()); err != nil {
 			t.Fatal(err)
 		}
 		svc := engine.NewService(db, nil, engine.WithSecretSealer(testSealer{}))
@@ -45,7 +50,7 @@ func TestStaffSettingsAudited(t *testing.T) {
 		const key1, key2, hook = "sk_test_firstsecretkey", "sk_test_secondsecretkey", "whsec_hooksecret"
 
 		// Payment settings: refused as a whole, then set, then the key rotated.
-		_, err := svc.StaffSetPaymentSettings(ctx, admin, 1, engine.PaymentSettingsChange{Provider: ptrTo("stripe"),
+		_, err := payment.Of(svc).StaffSetPaymentSettings(ctx, admin, 1, payment.PaymentSettingsChange{Provider: ptrTo("stripe"),
 			StripeSecretKey: ptrTo(key1), StripeWebhookSecret: ptrTo(hook), BankIBAN: ptrTo("DE00 0000 0000 0000 0000 00"), BankCreditorName: ptrTo("RRC")})
 		if f := fieldsOf(t, err); !strings.Contains(strings.Join(f, ","), "bankIban") {
 			t.Fatalf("a bad IBAN: fields %v", f)
@@ -53,11 +58,11 @@ func TestStaffSettingsAudited(t *testing.T) {
 		if n := len(auditOf(t, svc, 1, "payment_settings.update")); n != 0 {
 			t.Fatalf("a refused change was audited (%d)", n)
 		}
-		if v, _ := svc.PaymentSettings(ctx, 1); v.Provider != "" || v.StripeSecretKeySet {
+		if v, _ := payment.Of(svc).PaymentSettings(ctx, 1); v.Provider != "" || v.StripeSecretKeySet {
 			t.Fatalf("a refused change was stored: %+v", v)
 		}
 		for _, key := range []string{key1, key2} {
-			if _, err := svc.StaffSetPaymentSettings(ctx, admin, 1, engine.PaymentSettingsChange{Provider: ptrTo("stripe"),
+			if _, err := payment.Of(svc).StaffSetPaymentSettings(ctx, admin, 1, payment.PaymentSettingsChange{Provider: ptrTo("stripe"),
 				StripeSecretKey: ptrTo(key), StripeWebhookSecret: ptrTo(hook)}); err != nil {
 				t.Fatal(err)
 			}
@@ -82,10 +87,10 @@ func TestStaffSettingsAudited(t *testing.T) {
 		}
 
 		// Message settings.
-		if _, err := svc.StaffUpdateMessageSettings(ctx, admin, 1, engine.MessageSettingsChange{ExpiryReminderDays: ptrTo(0), ReplyTo: ptrTo("nope")}); err == nil {
+		if _, err := message.Of(svc).StaffUpdateMessageSettings(ctx, admin, 1, message.MessageSettingsChange{ExpiryReminderDays: ptrTo(0), ReplyTo: ptrTo("nope")}); err == nil {
 			t.Fatal("a bad reply-to was accepted")
 		}
-		if _, err := svc.StaffUpdateMessageSettings(ctx, admin, 1, engine.MessageSettingsChange{ExpiryReminderDays: ptrTo(14), SenderName: ptrTo("Riverside")}); err != nil {
+		if _, err := message.Of(svc).StaffUpdateMessageSettings(ctx, admin, 1, message.MessageSettingsChange{ExpiryReminderDays: ptrTo(14), SenderName: ptrTo("Riverside")}); err != nil {
 			t.Fatal(err)
 		}
 		if m := auditOf(t, svc, 1, "message_settings.update"); len(m) != 1 || !strings.Contains(m[0].BeforeJSON, `"expiryReminderDays":30`) ||
@@ -94,20 +99,20 @@ func TestStaffSettingsAudited(t *testing.T) {
 		}
 
 		// Membership types: add, rename, delete; one with price rules stays.
-		typ, err := svc.StaffCreateMembershipType(ctx, admin, engine.MembershipType{OrganisationID: 1, Code: "GUEST", Name: "Guest"})
+		typ, err := organisation.Of(svc).StaffCreateMembershipType(ctx, admin, engine.MembershipType{OrganisationID: 1, Code: "GUEST", Name: "Guest"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := svc.StaffUpdateMembershipType(ctx, admin, 1, typ.ID, engine.MembershipTypeChange{Name: ptrTo("Guest rower"), MinAge: ptrTo(16)}); err != nil {
+		if _, err := organisation.Of(svc).StaffUpdateMembershipType(ctx, admin, 1, typ.ID, organisation.MembershipTypeChange{Name: ptrTo("Guest rower"), MinAge: ptrTo(16)}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := svc.StaffUpdateMembershipType(ctx, admin, 1, typ.ID, engine.MembershipTypeChange{Name: ptrTo(" ")}); engine.ErrorCode(err) != engine.CodeValidation {
+		if _, err := organisation.Of(svc).StaffUpdateMembershipType(ctx, admin, 1, typ.ID, organisation.MembershipTypeChange{Name: ptrTo(" ")}); engine.ErrorCode(err) != engine.CodeValidation {
 			t.Fatalf("an empty name: %v", err)
 		}
-		if err := svc.StaffDeleteMembershipType(ctx, admin, 1, 1); engine.ErrorCode(err) != engine.CodeConflict {
+		if err := organisation.Of(svc).StaffDeleteMembershipType(ctx, admin, 1, 1); engine.ErrorCode(err) != engine.CodeConflict {
 			t.Fatalf("a type in use deleted: %v", err)
 		}
-		if err := svc.StaffDeleteMembershipType(ctx, admin, 1, typ.ID); err != nil {
+		if err := organisation.Of(svc).StaffDeleteMembershipType(ctx, admin, 1, typ.ID); err != nil {
 			t.Fatal(err)
 		}
 		add, upd, del := auditOf(t, svc, 1, "membership_type.add"), auditOf(t, svc, 1, "membership_type.update"), auditOf(t, svc, 1, "membership_type.delete")
@@ -118,7 +123,7 @@ func TestStaffSettingsAudited(t *testing.T) {
 		}
 
 		// Languages: the default must be enabled; the hash secret's rotation shows.
-		_, err = svc.StaffUpdateOrganisation(ctx, admin, 1, engine.OrganisationChange{EnabledLanguages: &[]string{"de", "fr"}, DefaultLanguage: ptrTo("en")})
+		_, err = staff.Of(svc).StaffUpdateOrganisation(ctx, admin, 1, organisation.OrganisationChange{EnabledLanguages: &[]string{"de", "fr"}, DefaultLanguage: ptrTo("en")})
 		if f := fieldsOf(t, err); len(f) != 1 || f[0] != "defaultLanguage" {
 			t.Fatalf("a default that is not enabled: %v", f)
 		}
@@ -126,7 +131,7 @@ func TestStaffSettingsAudited(t *testing.T) {
 			t.Fatalf("a refused change was stored: %q", o.EnabledLanguages)
 		}
 		for _, secret := range []string{"sealed.first-hash-secret", "sealed.second-hash-secret"} {
-			if _, err := svc.StaffUpdateOrganisation(ctx, admin, 1, engine.OrganisationChange{EnabledLanguages: &[]string{"de", "fr"},
+			if _, err := staff.Of(svc).StaffUpdateOrganisation(ctx, admin, 1, organisation.OrganisationChange{EnabledLanguages: &[]string{"de", "fr"},
 				DefaultLanguage: ptrTo("de"), HashSecretSealed: ptrTo(secret)}); err != nil {
 				t.Fatal(err)
 			}
@@ -139,24 +144,24 @@ func TestStaffSettingsAudited(t *testing.T) {
 
 		// Organisation and message settings in one request: both or neither,
 		// and a messages-only change leaves no empty organisation entry.
-		_, err = svc.StaffUpdateOrganisation(ctx, admin, 1, engine.OrganisationChange{EnabledLanguages: &[]string{"fr"},
-			Messages: &engine.MessageSettingsChange{SenderName: ptrTo("Never stored")}})
+		_, err = staff.Of(svc).StaffUpdateOrganisation(ctx, admin, 1, organisation.OrganisationChange{EnabledLanguages: &[]string{"fr"},
+			Messages: &message.MessageSettingsChange{SenderName: ptrTo("Never stored")}})
 		if f := fieldsOf(t, err); len(f) != 1 || f[0] != "defaultLanguage" {
 			t.Fatalf("a default that is not enabled, with messages: %v", f)
 		}
-		if m, err := svc.MessageSettings(ctx, 1); err != nil || m.SenderName != "Riverside" {
+		if m, err := message.Of(svc).MessageSettings(ctx, 1); err != nil || m.SenderName != "Riverside" {
 			t.Fatalf("the refused request's message settings were stored: %+v %v", m, err)
 		}
-		_, err = svc.StaffUpdateOrganisation(ctx, admin, 1, engine.OrganisationChange{Name: ptrTo(" "),
-			Messages: &engine.MessageSettingsChange{ReplyTo: ptrTo("nope")}})
+		_, err = staff.Of(svc).StaffUpdateOrganisation(ctx, admin, 1, organisation.OrganisationChange{Name: ptrTo(" "),
+			Messages: &message.MessageSettingsChange{ReplyTo: ptrTo("nope")}})
 		if f := fieldsOf(t, err); len(f) != 2 || f[0] != "messages.replyTo" || f[1] != "name" {
 			t.Fatalf("both parts' fields named: %v", f)
 		}
-		if _, err := svc.StaffUpdateOrganisation(ctx, admin, 1, engine.OrganisationChange{
-			Messages: &engine.MessageSettingsChange{SenderName: ptrTo("Riverside RC")}}); err != nil {
+		if _, err := staff.Of(svc).StaffUpdateOrganisation(ctx, admin, 1, organisation.OrganisationChange{
+			Messages: &message.MessageSettingsChange{SenderName: ptrTo("Riverside RC")}}); err != nil {
 			t.Fatal(err)
 		}
-		if m, _ := svc.MessageSettings(ctx, 1); m.SenderName != "Riverside RC" {
+		if m, _ := message.Of(svc).MessageSettings(ctx, 1); m.SenderName != "Riverside RC" {
 			t.Fatalf("messages through the organisation change: %+v", m)
 		}
 		if n := len(auditOf(t, svc, 1, "organisation.update")); n != 2 {

@@ -9,68 +9,70 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/demodata"
+	"portal/engine/staff"
 )
 
 func TestStaffRecordsAndAudit(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
-		if err := engine.SeedDemo(ctx, db, 0, time.Now()); err != nil {
+		if err := demodata.SeedDemo(ctx, db, 0, time.Now()); err != nil {
 			t.Fatal(err)
 		}
 		svc := engine.NewService(db, nil)
 
 		// Bad input is refused field by field and changes nothing.
-		_, err := svc.AddStaff(ctx, engine.CommandLine, 1, engine.StaffInput{Email: "not an address", Name: "", Role: "boss"})
+		_, err := staff.Of(svc).AddStaff(ctx, engine.CommandLine, 1, staff.StaffInput{Email: "not an address", Name: "", Role: "boss"})
 		e, ok := engine.AsError(err)
 		if !ok || e.Code != engine.CodeValidation || len(e.Fields) != 3 {
 			t.Fatalf("invalid staff: %v", err)
 		}
-		if _, err := svc.AddStaff(ctx, engine.CommandLine, 99, engine.StaffInput{Email: "a@example.org", Name: "A", Role: engine.RoleAdmin}); engine.ErrorCode(err) != engine.CodeNotFound {
+		if _, err := staff.Of(svc).AddStaff(ctx, engine.CommandLine, 99, staff.StaffInput{Email: "a@example.org", Name: "A", Role: staff.RoleAdmin}); engine.ErrorCode(err) != engine.CodeNotFound {
 			t.Fatalf("unknown organisation: %v", err)
 		}
-		if staff, _ := svc.ListStaff(ctx, 1); len(staff) != 0 {
+		if staff, _ := staff.Of(svc).ListStaff(ctx, 1); len(staff) != 0 {
 			t.Fatalf("refused input stored: %+v", staff)
 		}
 
-		m, err := svc.AddStaff(ctx, engine.CommandLine, 1, engine.StaffInput{Email: " Kim@Example.ORG ", Name: "Kim", Role: engine.RoleRegistrar})
+		m, err := staff.Of(svc).AddStaff(ctx, engine.CommandLine, 1, staff.StaffInput{Email: " Kim@Example.ORG ", Name: "Kim", Role: staff.RoleRegistrar})
 		if err != nil || m.Email != "kim@example.org" {
 			t.Fatalf("add: %+v %v", m, err)
 		}
-		if _, err := svc.AddStaff(ctx, engine.CommandLine, 1, engine.StaffInput{Email: "kim@example.org", Name: "Kim", Role: engine.RoleAdmin}); engine.ErrorCode(err) != engine.CodeConflict {
+		if _, err := staff.Of(svc).AddStaff(ctx, engine.CommandLine, 1, staff.StaffInput{Email: "kim@example.org", Name: "Kim", Role: staff.RoleAdmin}); engine.ErrorCode(err) != engine.CodeConflict {
 			t.Fatalf("second record of one address: %v", err)
 		}
 
 		// An unverified address never binds; a verified one does, once.
-		if _, err := svc.StaffSignIn(ctx, 1, engine.StaffIdentity{Subject: "s1", Email: "kim@example.org"}); engine.ErrorCode(err) != engine.CodeUnauthorized {
+		if _, err := staff.Of(svc).StaffSignIn(ctx, 1, staff.StaffIdentity{Subject: "s1", Email: "kim@example.org"}); engine.ErrorCode(err) != engine.CodeUnauthorized {
 			t.Fatalf("unverified sign-in: %v", err)
 		}
-		got, err := svc.StaffSignIn(ctx, 1, engine.StaffIdentity{Subject: "s1", Email: "KIM@example.org", EmailVerified: true})
+		got, err := staff.Of(svc).StaffSignIn(ctx, 1, staff.StaffIdentity{Subject: "s1", Email: "KIM@example.org", EmailVerified: true})
 		if err != nil || got.ID != m.ID || got.Subject == nil || *got.Subject != "s1" {
 			t.Fatalf("verified sign-in: %+v %v", got, err)
 		}
-		if _, err := svc.StaffSignIn(ctx, 1, engine.StaffIdentity{Subject: "s2", Email: "kim@example.org", EmailVerified: true}); engine.ErrorCode(err) != engine.CodeUnauthorized {
+		if _, err := staff.Of(svc).StaffSignIn(ctx, 1, staff.StaffIdentity{Subject: "s2", Email: "kim@example.org", EmailVerified: true}); engine.ErrorCode(err) != engine.CodeUnauthorized {
 			t.Fatalf("a second subject took a bound record: %v", err)
 		}
-		if got, err := svc.StaffSignIn(ctx, 1, engine.StaffIdentity{Subject: "s1"}); err != nil || got.ID != m.ID {
+		if got, err := staff.Of(svc).StaffSignIn(ctx, 1, staff.StaffIdentity{Subject: "s1"}); err != nil || got.ID != m.ID {
 			t.Fatalf("sign-in by subject: %+v %v", got, err)
 		}
 		// The binding is per organisation.
-		if _, err := svc.StaffSignIn(ctx, 2, engine.StaffIdentity{Subject: "s1"}); engine.ErrorCode(err) != engine.CodeUnauthorized {
+		if _, err := staff.Of(svc).StaffSignIn(ctx, 2, staff.StaffIdentity{Subject: "s1"}); engine.ErrorCode(err) != engine.CodeUnauthorized {
 			t.Fatalf("subject bound in another organisation: %v", err)
 		}
 
 		// Removed: no sign-in; added again: a fresh binding.
-		if err := svc.RemoveStaff(ctx, engine.CommandLine, 1, "kim@example.org"); err != nil {
+		if err := staff.Of(svc).RemoveStaff(ctx, engine.CommandLine, 1, "kim@example.org"); err != nil {
 			t.Fatal(err)
 		}
-		if err := svc.RemoveStaff(ctx, engine.CommandLine, 1, "kim@example.org"); engine.ErrorCode(err) != engine.CodeNotFound {
+		if err := staff.Of(svc).RemoveStaff(ctx, engine.CommandLine, 1, "kim@example.org"); engine.ErrorCode(err) != engine.CodeNotFound {
 			t.Fatalf("second removal: %v", err)
 		}
-		if _, err := svc.StaffSignIn(ctx, 1, engine.StaffIdentity{Subject: "s1"}); engine.ErrorCode(err) != engine.CodeUnauthorized {
+		if _, err := staff.Of(svc).StaffSignIn(ctx, 1, staff.StaffIdentity{Subject: "s1"}); engine.ErrorCode(err) != engine.CodeUnauthorized {
 			t.Fatalf("removed staff signed in: %v", err)
 		}
-		again, err := svc.AddStaff(ctx, engine.CommandLine, 1, engine.StaffInput{Email: "kim@example.org", Name: "Kim B", Role: engine.RoleTreasurer})
-		if err != nil || again.ID != m.ID || again.Subject != nil || !again.Active() || again.Role != engine.RoleTreasurer {
+		again, err := staff.Of(svc).AddStaff(ctx, engine.CommandLine, 1, staff.StaffInput{Email: "kim@example.org", Name: "Kim B", Role: staff.RoleTreasurer})
+		if err != nil || again.ID != m.ID || again.Subject != nil || !again.Active() || again.Role != staff.RoleTreasurer {
 			t.Fatalf("added again: %+v %v", again, err)
 		}
 
@@ -125,17 +127,17 @@ func TestStaffRecordsAndAudit(t *testing.T) {
 
 func TestStaffRoles(t *testing.T) {
 	cases := []struct {
-		role, min engine.StaffRole
+		role, min staff.StaffRole
 		want      bool
 	}{
-		{engine.RoleViewer, engine.RoleViewer, true},
-		{engine.RoleViewer, engine.RoleRegistrar, false},
-		{engine.RoleRegistrar, engine.RoleViewer, true},
-		{engine.RoleTreasurer, engine.RoleRegistrar, true},
-		{engine.RoleTreasurer, engine.RoleAdmin, false},
-		{engine.RoleAdmin, engine.RoleTreasurer, true},
-		{"", engine.RoleViewer, false},
-		{"root", engine.RoleViewer, false},
+		{staff.RoleViewer, staff.RoleViewer, true},
+		{staff.RoleViewer, staff.RoleRegistrar, false},
+		{staff.RoleRegistrar, staff.RoleViewer, true},
+		{staff.RoleTreasurer, staff.RoleRegistrar, true},
+		{staff.RoleTreasurer, staff.RoleAdmin, false},
+		{staff.RoleAdmin, staff.RoleTreasurer, true},
+		{"", staff.RoleViewer, false},
+		{"root", staff.RoleViewer, false},
 	}
 	for _, c := range cases {
 		if got := c.role.AtLeast(c.min); got != c.want {

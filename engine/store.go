@@ -18,7 +18,7 @@ import (
 // forUpdate locks the rows q selects for the rest of the transaction on
 // PostgreSQL; SQLite's one connection serialises the transactions anyway
 // (and knows no FOR UPDATE).
-func forUpdate(q *bun.SelectQuery) *bun.SelectQuery {
+func ForUpdate(q *bun.SelectQuery) *bun.SelectQuery {
 	if q.DB().Dialect().Name() == dialect.PG {
 		return q.For("UPDATE")
 	}
@@ -26,7 +26,7 @@ func forUpdate(q *bun.SelectQuery) *bun.SelectQuery {
 }
 
 // isUniqueViolation reports whether err is a unique-constraint failure on PostgreSQL or SQLite.
-func isUniqueViolation(err error) bool {
+func IsUniqueViolation(err error) bool {
 	var pgErr pgdriver.Error
 	if errors.As(err, &pgErr) {
 		return pgErr.Field('C') == "23505"
@@ -44,7 +44,7 @@ func NotFoundOr(err error, what string) error {
 }
 
 // inTx runs fn in one transaction on db.
-func inTx(ctx context.Context, db *bun.DB, fn func(ctx context.Context, tx bun.Tx) error) error {
+func InTx(ctx context.Context, db *bun.DB, fn func(ctx context.Context, tx bun.Tx) error) error {
 	return db.RunInTx(ctx, nil, fn)
 }
 

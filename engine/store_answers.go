@@ -13,7 +13,7 @@ import (
 // the selected persons and the answers per step and person.
 
 // instanceData loads every stored answer and selection of an instance.
-func instanceData(ctx context.Context, db bun.IDB, instanceID int64) ([]ProcessData, error) {
+func InstanceData(ctx context.Context, db bun.IDB, instanceID int64) ([]ProcessData, error) {
 	var rows []ProcessData
 	if err := db.NewSelect().Model(&rows).Where("instance_id = ?", instanceID).Order("id ASC").Scan(ctx); err != nil {
 		return nil, fmt.Errorf("load process data: %w", err)
@@ -22,7 +22,7 @@ func instanceData(ctx context.Context, db bun.IDB, instanceID int64) ([]ProcessD
 }
 
 // stepAnswers loads the answers of one step of an instance.
-func stepAnswers(ctx context.Context, db bun.IDB, instanceID, stepID int64) ([]ProcessData, error) {
+func StepAnswers(ctx context.Context, db bun.IDB, instanceID, stepID int64) ([]ProcessData, error) {
 	var rows []ProcessData
 	if err := db.NewSelect().Model(&rows).Where("instance_id = ? AND step_id = ? AND data_key = ?", instanceID, stepID, DataAnswer).Scan(ctx); err != nil {
 		return nil, fmt.Errorf("load step answers: %w", err)
@@ -33,7 +33,7 @@ func stepAnswers(ctx context.Context, db bun.IDB, instanceID, stepID int64) ([]P
 // storeSelection replaces the selected persons of an instance. The delete
 // only runs when there was a selection before (reselect), which keeps a
 // first selection to one write.
-func storeSelection(ctx context.Context, db bun.IDB, instanceID int64, reselect bool, personIDs []int64, now time.Time) error {
+func StoreSelection(ctx context.Context, db bun.IDB, instanceID int64, reselect bool, personIDs []int64, now time.Time) error {
 	if reselect {
 		if _, err := db.NewDelete().Model((*ProcessData)(nil)).
 			Where("instance_id = ? AND data_key = ?", instanceID, DataSelected).Exec(ctx); err != nil {
@@ -52,7 +52,7 @@ func storeSelection(ctx context.Context, db bun.IDB, instanceID int64, reselect 
 
 // storeAnswers replaces a step's answers. The delete only runs when the step
 // was answered before (after Back), which keeps a forward step to one write.
-func storeAnswers(ctx context.Context, db bun.IDB, instanceID, stepID int64, hadAnswers bool, answers map[int64]string, now time.Time) error {
+func StoreAnswers(ctx context.Context, db bun.IDB, instanceID, stepID int64, hadAnswers bool, answers map[int64]string, now time.Time) error {
 	if hadAnswers {
 		if _, err := db.NewDelete().Model((*ProcessData)(nil)).
 			Where("instance_id = ? AND step_id = ? AND data_key = ?", instanceID, stepID, DataAnswer).Exec(ctx); err != nil {
@@ -78,38 +78,9 @@ func storeAnswers(ctx context.Context, db bun.IDB, instanceID, stepID int64, had
 }
 
 // deleteInstanceData deletes every selection and answer of an instance.
-func deleteInstanceData(ctx context.Context, db bun.IDB, instanceID int64) error {
+func DeleteInstanceData(ctx context.Context, db bun.IDB, instanceID int64) error {
 	if _, err := db.NewDelete().Model((*ProcessData)(nil)).Where("instance_id = ?", instanceID).Exec(ctx); err != nil {
 		return fmt.Errorf("delete process data: %w", err)
-	}
-	return nil
-}
-
-// deleteOffPathAnswers deletes, at commit, the stored answers (of data) that
-// are off the registration's final path r: of steps left out, or of persons
-// a step does not apply to. current is the step being answered, whose
-// answers the caller replaces itself.
-func deleteOffPathAnswers(ctx context.Context, db bun.IDB, instanceID int64, data []ProcessData, def *definition, r *route, current int64) error {
-	number := make(map[int64]int, len(def.Steps))
-	for i, s := range def.Steps {
-		number[s.ID] = i + 1
-	}
-	var ids []int64
-	for _, d := range data {
-		if d.DataKey != DataAnswer || d.StepID == nil || d.PersonID == nil || *d.StepID == current {
-			continue
-		}
-		n, known := number[*d.StepID]
-		if !known || !r.includes(n) || r.hides(n, *d.PersonID) {
-			ids = append(ids, d.ID)
-		}
-	}
-	if len(ids) == 0 {
-		return nil
-	}
-	if _, err := db.NewDelete().Model((*ProcessData)(nil)).
-		Where("instance_id = ? AND id IN (?)", instanceID, bun.List(ids)).Exec(ctx); err != nil {
-		return fmt.Errorf("delete answers off the path: %w", err)
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -13,8 +14,8 @@ import (
 
 // loadInstance loads an instance of userKey with its period. Instances of
 // other user keys are not found, so their existence does not leak.
-func loadInstance(ctx context.Context, db bun.IDB, userKey, processID string) (*ProcessInstance, error) {
-	id, err := parseProcessID(processID)
+func LoadInstance(ctx context.Context, db bun.IDB, userKey, processID string) (*ProcessInstance, error) {
+	id, err := ParseProcessID(processID)
 	if err != nil {
 		return nil, err
 	}
@@ -26,7 +27,7 @@ func loadInstance(ctx context.Context, db bun.IDB, userKey, processID string) (*
 	if err != nil {
 		return nil, NotFoundOr(err, "process instance")
 	}
-	if !inScope(ctx, inst.OrganisationID) { // another organisation's instance reads as none (organisations.go)
+	if !InScope(ctx, inst.OrganisationID) { // another organisation's instance reads as none (organisations.go)
 		return nil, Errorf(CodeNotFound, "process instance not found")
 	}
 	inst.Period.Localize(LanguageOf(ctx)) // the member's pages name the period in their language
@@ -35,12 +36,12 @@ func loadInstance(ctx context.Context, db bun.IDB, userKey, processID string) (*
 
 // findOpenInstance finds the unfinished membership instance of userKey for
 // a period on the definition key, or nil when there is none.
-func findOpenInstance(ctx context.Context, db bun.IDB, userKey string, periodID int64, definitionKey string) (*ProcessInstance, error) {
+func FindOpenInstance(ctx context.Context, db bun.IDB, userKey string, periodID int64, definitionKey string) (*ProcessInstance, error) {
 	var found []ProcessInstance
 	err := db.NewSelect().Model(&found).
 		Where("user_key = ? AND related_entity_type = ? AND related_entity_id = ? AND definition_key = ?",
 			userKey, EntityMembership, periodID, definitionKey).
-		Where(openCondition("status")).
+		Where(OpenCondition("status")).
 		Limit(1).Scan(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("find open instance: %w", err)
@@ -53,12 +54,12 @@ func findOpenInstance(ctx context.Context, db bun.IDB, userKey string, periodID 
 
 // insertInstance stores a new instance. A unique violation (another open
 // instance for the same period) is a conflict that wraps the violation.
-func insertInstance(ctx context.Context, db bun.IDB, inst *ProcessInstance) error {
+func InsertInstance(ctx context.Context, db bun.IDB, inst *ProcessInstance) error {
 	if inst.Language == "" {
 		inst.Language = LanguageOf(ctx)
 	}
 	if _, err := db.NewInsert().Model(inst).Exec(ctx); err != nil {
-		if isUniqueViolation(err) {
+		if IsUniqueViolation(err) {
 			return &Error{Code: CodeConflict, Message: "a registration for this period is already open", Err: err}
 		}
 		return fmt.Errorf("create process instance: %w", err)
@@ -69,8 +70,8 @@ func insertInstance(ctx context.Context, db bun.IDB, inst *ProcessInstance) erro
 // bumpVersion moves an instance to its new state if nobody else changed it
 // since it was read: the optimistic lock that makes one of two racing
 // submissions win and the other get a conflict.
-func bumpVersion(ctx context.Context, db bun.IDB, inst *ProcessInstance, now time.Time, columns ...string) error {
-	markMoved(ctx, inst, now)
+func BumpVersion(ctx context.Context, db bun.IDB, inst *ProcessInstance, now time.Time, columns ...string) error {
+	MarkMoved(ctx, inst, now)
 	if LanguageOf(ctx) != "" {
 		columns = append(columns, "language")
 	}
@@ -82,14 +83,14 @@ func bumpVersion(ctx context.Context, db bun.IDB, inst *ProcessInstance, now tim
 		return fmt.Errorf("update process instance: %w", err)
 	}
 	if n, err := res.RowsAffected(); err != nil || n != 1 {
-		return errMovedMeanwhile
+		return ErrMovedMeanwhile
 	}
 	return nil
 }
 
 // lockInstance takes the row lock of an instance on PostgreSQL. SQLite runs
 // one transaction at a time: it needs no lock.
-func lockInstance(ctx context.Context, tx bun.Tx, instanceID int64) error {
+func LockInstance(ctx context.Context, tx bun.Tx, instanceID int64) error {
 	if tx.Dialect().Name() != dialect.PG {
 		return nil
 	}
@@ -101,7 +102,7 @@ func lockInstance(ctx context.Context, tx bun.Tx, instanceID int64) error {
 }
 
 // completeInstance moves a committed (DONE) instance to COMPLETED.
-func completeInstance(ctx context.Context, db bun.IDB, instanceID int64, now time.Time) error {
+func CompleteInstance(ctx context.Context, db bun.IDB, instanceID int64, now time.Time) error {
 	if _, err := db.NewUpdate().Model((*ProcessInstance)(nil)).Set("status = ?", StateCompleted).Set("end_time = ?", now).
 		Set("version = version + 1").Set("updated_at = ?", now).
 		Where("id = ? AND status = ?", instanceID, StateDone).Exec(ctx); err != nil {
@@ -115,7 +116,7 @@ func completeInstance(ctx context.Context, db bun.IDB, instanceID int64, now tim
 // both databases use the index): three comparisons, not NOT IN, which on
 // SQLite builds a temporary index at every evaluation (migration
 // 20261216000003).
-func openCondition(status string) string {
+func OpenCondition(status string) string {
 	return status + " <> '" + string(StateCompleted) + "' AND " + status + " <> '" + string(StateCancelled) + "' AND " +
 		status + " <> '" + string(StateFailed) + "'"
 }
@@ -129,7 +130,7 @@ func openCondition(status string) string {
 // (on PostgreSQL the violation would abort the caller's transaction), so
 // the instance then stays COMPLETED (reopened false) while its order and
 // memberships are unpaid again; paying the order still completes them.
-func reopenInstance(ctx context.Context, db bun.IDB, instanceID int64, now time.Time) (reopened bool, err error) {
+func ReopenInstance(ctx context.Context, db bun.IDB, instanceID int64, now time.Time) (reopened bool, err error) {
 	inst := new(ProcessInstance)
 	if err := db.NewSelect().Model(inst).Column("id", "status", "user_key", "related_entity_type", "related_entity_id", "definition_key").
 		Where("id = ?", instanceID).Scan(ctx); err != nil {
@@ -141,7 +142,7 @@ func reopenInstance(ctx context.Context, db bun.IDB, instanceID int64, now time.
 	other, err := db.NewSelect().Model((*ProcessInstance)(nil)).
 		Where("user_key = ? AND related_entity_type = ? AND related_entity_id = ? AND definition_key = ? AND id <> ?",
 			inst.UserKey, inst.RelatedEntityType, inst.RelatedEntityID, inst.DefinitionKey, inst.ID).
-		Where(openCondition("status")).Exists(ctx)
+		Where(OpenCondition("status")).Exists(ctx)
 	if err != nil {
 		return false, fmt.Errorf("look for another open registration: %w", err)
 	}
@@ -154,4 +155,26 @@ func reopenInstance(ctx context.Context, db bun.IDB, instanceID int64, now time.
 		return false, fmt.Errorf("reopen process instance: %w", err)
 	}
 	return true, nil
+}
+
+// markMoved records on inst the write that moves it to its next version at
+// now (bumpVersion, moveInstance).
+func MarkMoved(ctx context.Context, inst *ProcessInstance, now time.Time) {
+	inst.Version++
+	inst.UpdatedAt = now
+	if l := LanguageOf(ctx); l != "" {
+		inst.Language = l
+	}
+}
+
+// errMovedMeanwhile is the version conflict of moveInstance and bumpVersion.
+var ErrMovedMeanwhile = Errorf(CodeConflict, "this registration changed in another window; reload it to continue")
+
+// parseProcessID reads a process id; anything malformed is simply not found.
+func ParseProcessID(raw string) (int64, error) {
+	id, err := strconv.ParseInt(raw, 10, 64)
+	if err != nil || id <= 0 {
+		return 0, Errorf(CodeNotFound, "process instance not found")
+	}
+	return id, nil
 }

@@ -12,7 +12,7 @@ import (
 // a period, pending until its order is paid.
 
 // membershipStatuses returns the person status of each person for a period.
-func membershipStatuses(ctx context.Context, db bun.IDB, periodID int64, personIDs []int64) (map[int64]string, error) {
+func MembershipStatuses(ctx context.Context, db bun.IDB, periodID int64, personIDs []int64) (map[int64]string, error) {
 	out := make(map[int64]string, len(personIDs))
 	for _, id := range personIDs {
 		out[id] = PersonAvailable
@@ -40,7 +40,7 @@ func membershipStatuses(ctx context.Context, db bun.IDB, periodID int64, personI
 // previousMembershipTypes returns the membership types each person held
 // (active) in the previous period: the organisation's latest one that ended
 // before start.
-func previousMembershipTypes(ctx context.Context, db bun.IDB, orgID int64, start time.Time, personIDs []int64) (map[int64][]int64, error) {
+func PreviousMembershipTypes(ctx context.Context, db bun.IDB, orgID int64, start time.Time, personIDs []int64) (map[int64][]int64, error) {
 	var held []Membership
 	err := db.NewSelect().Model(&held).Column("person_id", "membership_type_id").
 		Where("person_id IN (?) AND status = ?", bun.List(personIDs), MembershipActive).
@@ -60,9 +60,9 @@ func previousMembershipTypes(ctx context.Context, db bun.IDB, orgID int64, start
 
 // insertMemberships stores new memberships. A unique violation means a
 // person already has a live membership of the period: a conflict.
-func insertMemberships(ctx context.Context, db bun.IDB, memberships []Membership) error {
+func InsertMemberships(ctx context.Context, db bun.IDB, memberships []Membership) error {
 	if _, err := db.NewInsert().Model(&memberships).Exec(ctx); err != nil {
-		if isUniqueViolation(err) {
+		if IsUniqueViolation(err) {
 			return Errorf(CodeConflict, "a selected person was registered for this period in the meantime; start again to choose persons")
 		}
 		return fmt.Errorf("create memberships: %w", err)
@@ -71,7 +71,7 @@ func insertMemberships(ctx context.Context, db bun.IDB, memberships []Membership
 }
 
 // cancelPendingMemberships cancels the memberships of an instance that wait for payment.
-func cancelPendingMemberships(ctx context.Context, db bun.IDB, instanceID int64) error {
+func CancelPendingMemberships(ctx context.Context, db bun.IDB, instanceID int64) error {
 	if _, err := db.NewUpdate().Model((*Membership)(nil)).Set("status = ?", MembershipCancelled).
 		Where("process_instance_id = ? AND status = ?", instanceID, MembershipPending).Exec(ctx); err != nil {
 		return fmt.Errorf("cancel memberships: %w", err)
@@ -81,7 +81,7 @@ func cancelPendingMemberships(ctx context.Context, db bun.IDB, instanceID int64)
 
 // activatePendingMemberships activates the memberships of an instance that
 // wait for payment and returns them as they are now.
-func activatePendingMemberships(ctx context.Context, db bun.IDB, instanceID int64, now time.Time) ([]Membership, error) {
+func ActivatePendingMemberships(ctx context.Context, db bun.IDB, instanceID int64, now time.Time) ([]Membership, error) {
 	var pending []Membership
 	if err := db.NewSelect().Model(&pending).Where("process_instance_id = ? AND status = ?", instanceID, MembershipPending).
 		Order("person_id").Scan(ctx); err != nil {
@@ -105,7 +105,7 @@ func activatePendingMemberships(ctx context.Context, db bun.IDB, instanceID int6
 // suspendActiveMemberships is activatePendingMemberships undone, for an
 // order whose money went back (a returned direct debit): the instance's
 // active memberships wait for payment again. It returns how many.
-func suspendActiveMemberships(ctx context.Context, db bun.IDB, instanceID int64) (int, error) {
+func SuspendActiveMemberships(ctx context.Context, db bun.IDB, instanceID int64) (int, error) {
 	r, err := db.NewUpdate().Model((*Membership)(nil)).Set("status = ?", MembershipPending).Set("activated_at = NULL").
 		Where("process_instance_id = ? AND status = ?", instanceID, MembershipActive).Exec(ctx)
 	if err != nil {
@@ -117,3 +117,10 @@ func suspendActiveMemberships(ctx context.Context, db bun.IDB, instanceID int64)
 	}
 	return int(n), nil
 }
+
+// Person statuses as the form shows them.
+const PersonAvailable = "Available"
+
+const PersonPendingPayment = "Pending Payment"
+
+const PersonRegistered = "Registered"

@@ -11,23 +11,23 @@ import (
 // Store functions for orders (orders) and their frozen lines (order_lines).
 
 // withLines loads an order's lines in line order.
-func withLines(q *bun.SelectQuery) *bun.SelectQuery {
+func WithLines(q *bun.SelectQuery) *bun.SelectQuery {
 	return q.Relation("Lines", func(q *bun.SelectQuery) *bun.SelectQuery { return q.Order("line_no ASC") })
 }
 
 // loadOrder loads an order by id, with its lines.
-func loadOrder(ctx context.Context, db bun.IDB, orderID int64) (*Order, error) {
+func LoadOrder(ctx context.Context, db bun.IDB, orderID int64) (*Order, error) {
 	order := new(Order)
-	if err := withLines(db.NewSelect().Model(order).Where("?TableAlias.id = ?", orderID)).Scan(ctx); err != nil {
+	if err := WithLines(db.NewSelect().Model(order).Where("?TableAlias.id = ?", orderID)).Scan(ctx); err != nil {
 		return nil, NotFoundOr(err, "order")
 	}
 	return order, nil
 }
 
 // liveOrder loads the instance's order that is not cancelled, with its lines.
-func liveOrder(ctx context.Context, db bun.IDB, instanceID int64) (*Order, error) {
+func LiveOrder(ctx context.Context, db bun.IDB, instanceID int64) (*Order, error) {
 	order := new(Order)
-	err := withLines(db.NewSelect().Model(order).
+	err := WithLines(db.NewSelect().Model(order).
 		Where("?TableAlias.process_instance_id = ? AND ?TableAlias.status <> ?", instanceID, OrderCancelled)).Scan(ctx)
 	if err != nil {
 		return nil, NotFoundOr(err, "order")
@@ -37,13 +37,13 @@ func liveOrder(ctx context.Context, db bun.IDB, instanceID int64) (*Order, error
 
 // insertOrder stores a new order and its lines (numbered from 1 as given).
 // A unique violation means the instance has a live order already: a conflict.
-func insertOrder(ctx context.Context, db bun.IDB, order *Order) error {
+func InsertOrder(ctx context.Context, db bun.IDB, order *Order) error {
 	if order.PayReference == "" {
 		// Random rather than derived from the id: the pay link must not be guessable.
 		order.PayReference = NewReference("PO-")
 	}
 	if _, err := db.NewInsert().Model(order).Exec(ctx); err != nil {
-		if isUniqueViolation(err) {
+		if IsUniqueViolation(err) {
 			return Errorf(CodeConflict, "this registration was already submitted")
 		}
 		return fmt.Errorf("create order: %w", err)
@@ -61,7 +61,7 @@ func insertOrder(ctx context.Context, db bun.IDB, order *Order) error {
 }
 
 // cancelUnpaidOrders cancels the unpaid order of an instance.
-func cancelUnpaidOrders(ctx context.Context, db bun.IDB, instanceID int64) error {
+func CancelUnpaidOrders(ctx context.Context, db bun.IDB, instanceID int64) error {
 	if _, err := db.NewUpdate().Model((*Order)(nil)).Set("status = ?", OrderCancelled).
 		Where("process_instance_id = ? AND status = ?", instanceID, OrderUnpaid).Exec(ctx); err != nil {
 		return fmt.Errorf("cancel order: %w", err)
@@ -71,7 +71,7 @@ func cancelUnpaidOrders(ctx context.Context, db bun.IDB, instanceID int64) error
 
 // markOrderPaid marks an unpaid order paid. Anything but exactly one row
 // changed is a defect: the caller holds the instance lock.
-func markOrderPaid(ctx context.Context, db bun.IDB, orderID int64, now time.Time) error {
+func MarkOrderPaid(ctx context.Context, db bun.IDB, orderID int64, now time.Time) error {
 	r, err := db.NewUpdate().Model((*Order)(nil)).Set("status = ?", OrderPaid).Set("paid_at = ?", now).
 		Where("id = ? AND status = ?", orderID, OrderUnpaid).Exec(ctx)
 	if err != nil {
@@ -88,7 +88,7 @@ func markOrderPaid(ctx context.Context, db bun.IDB, orderID int64, now time.Time
 // collection until the member confirms it again on the pay link.
 // Anything but exactly one row changed is a defect: the caller holds the
 // instance lock and read the order paid.
-func markOrderUnpaid(ctx context.Context, db bun.IDB, orderID int64) error {
+func MarkOrderUnpaid(ctx context.Context, db bun.IDB, orderID int64) error {
 	r, err := db.NewUpdate().Model((*Order)(nil)).Set("status = ?", OrderUnpaid).Set("paid_at = NULL").Set("debit_due_on = NULL").
 		Where("id = ? AND status = ?", orderID, OrderPaid).Exec(ctx)
 	if err != nil {
@@ -103,7 +103,7 @@ func markOrderUnpaid(ctx context.Context, db bun.IDB, orderID int64) error {
 // addOrderLine appends a line to an order (numbered after its last) and
 // raises the order's total by its amount, so that the next payment
 // attempt, made from the total, asks for it too.
-func addOrderLine(ctx context.Context, db bun.IDB, order *Order, line OrderLine) error {
+func AddOrderLine(ctx context.Context, db bun.IDB, order *Order, line OrderLine) error {
 	var last int
 	if err := db.NewSelect().Model((*OrderLine)(nil)).ColumnExpr("COALESCE(MAX(line_no), 0)").
 		Where("order_id = ?", order.ID).Scan(ctx, &last); err != nil {

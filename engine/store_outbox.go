@@ -31,7 +31,7 @@ type OutboxJob struct {
 // queueMessage puts a message in the outbox once, with the job that
 // delivers it: a message whose dedup key is already there is left as it is,
 // and so is its job. The job's kind is the message's kind.
-func queueMessage(ctx context.Context, db bun.IDB, msg *OutboxMessage) error {
+func QueueMessage(ctx context.Context, db bun.IDB, msg *OutboxMessage) error {
 	if _, err := db.NewInsert().Model(msg).On("CONFLICT (dedup_key) DO NOTHING").Exec(ctx); err != nil {
 		return fmt.Errorf("queue %s: %w", msg.Kind, err)
 	}
@@ -61,6 +61,6 @@ func MarkMessageSent(ctx context.Context, db bun.IDB, id int64, at time.Time) er
 
 // queueMessageNow queues a message in a transaction of its own: for the
 // scheduled jobs, whose messages announce no other write.
-func queueMessageNow(ctx context.Context, db *bun.DB, msg *OutboxMessage) error {
-	return inTx(ctx, db, func(ctx context.Context, tx bun.Tx) error { return queueMessage(ctx, tx, msg) })
+func QueueMessageNow(ctx context.Context, db *bun.DB, msg *OutboxMessage) error {
+	return InTx(ctx, db, func(ctx context.Context, tx bun.Tx) error { return QueueMessage(ctx, tx, msg) })
 }

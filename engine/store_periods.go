@@ -12,7 +12,7 @@ import (
 // period's price rules (price_rules).
 
 // loadPeriod loads a membership period by id.
-func loadPeriod(ctx context.Context, db bun.IDB, periodID int64) (*MembershipPeriod, error) {
+func LoadPeriod(ctx context.Context, db bun.IDB, periodID int64) (*MembershipPeriod, error) {
 	period := new(MembershipPeriod)
 	if err := db.NewSelect().Model(period).Where("id = ?", periodID).Scan(ctx); err != nil {
 		return nil, NotFoundOr(err, "membership period")
@@ -21,7 +21,7 @@ func loadPeriod(ctx context.Context, db bun.IDB, periodID int64) (*MembershipPer
 }
 
 // membershipTypes lists the membership types of an organisation.
-func membershipTypes(ctx context.Context, db bun.IDB, orgID int64) ([]MembershipType, error) {
+func MembershipTypes(ctx context.Context, db bun.IDB, orgID int64) ([]MembershipType, error) {
 	var types []MembershipType
 	if err := db.NewSelect().Model(&types).Where("organisation_id = ?", orgID).Scan(ctx); err != nil {
 		return nil, fmt.Errorf("load membership types: %w", err)
@@ -30,7 +30,7 @@ func membershipTypes(ctx context.Context, db bun.IDB, orgID int64) ([]Membership
 }
 
 // priceRules lists the price rules of a period in the order they were made.
-func priceRules(ctx context.Context, db bun.IDB, periodID int64) ([]PriceRule, error) {
+func PriceRules(ctx context.Context, db bun.IDB, periodID int64) ([]PriceRule, error) {
 	var rules []PriceRule
 	if err := db.NewSelect().Model(&rules).Where("period_id = ?", periodID).Order("id ASC").Scan(ctx); err != nil {
 		return nil, fmt.Errorf("load price rules: %w", err)

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect"
@@ -11,7 +12,7 @@ import (
 // Store functions for persons (persons) and their links to user keys (user_persons).
 
 // linkedPersons lists the persons userKey may register in an organisation.
-func linkedPersons(ctx context.Context, db bun.IDB, userKey string, orgID int64) ([]Person, error) {
+func LinkedPersons(ctx context.Context, db bun.IDB, userKey string, orgID int64) ([]Person, error) {
 	var persons []Person
 	err := db.NewSelect().Model(&persons).
 		Join("JOIN user_persons AS up ON up.person_id = person.id").
@@ -24,7 +25,7 @@ func linkedPersons(ctx context.Context, db bun.IDB, userKey string, orgID int64)
 }
 
 // personsByID loads persons in the order of ids.
-func personsByID(ctx context.Context, db bun.IDB, ids []int64) ([]Person, error) {
+func PersonsByID(ctx context.Context, db bun.IDB, ids []int64) ([]Person, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
@@ -49,7 +50,7 @@ func personsByID(ctx context.Context, db bun.IDB, ids []int64) ([]Person, error)
 // organisation. On PostgreSQL the links are read FOR SHARE, so an unlink
 // running at the same time waits for this transaction instead of slipping
 // in after the check; SQLite runs one writer at a time anyway.
-func linkedAmong(ctx context.Context, tx bun.Tx, userKey string, orgID int64, personIDs []int64) ([]int64, error) {
+func LinkedAmong(ctx context.Context, tx bun.Tx, userKey string, orgID int64, personIDs []int64) ([]int64, error) {
 	var linked []int64
 	q := tx.NewSelect().Model((*UserPerson)(nil)).Column("person_id").
 		Where("user_key = ? AND organisation_id = ? AND person_id IN (?)", userKey, orgID, bun.List(personIDs))
@@ -63,7 +64,7 @@ func linkedAmong(ctx context.Context, tx bun.Tx, userKey string, orgID int64, pe
 }
 
 // activeMembersOf loads the persons whose membership from an instance is active, by id.
-func activeMembersOf(ctx context.Context, db bun.IDB, instanceID int64) ([]Person, error) {
+func ActiveMembersOf(ctx context.Context, db bun.IDB, instanceID int64) ([]Person, error) {
 	var persons []Person
 	if err := db.NewSelect().Model(&persons).
 		Where("id IN (?)", db.NewSelect().Model((*Membership)(nil)).Column("person_id").
@@ -72,4 +73,19 @@ func activeMembersOf(ctx context.Context, db bun.IDB, instanceID int64) ([]Perso
 		return nil, fmt.Errorf("load persons to confirm: %w", err)
 	}
 	return persons, nil
+}
+
+// uniqueAddresses are the persons' e-mail addresses in order, each once
+// (compared without case), skipping persons without one.
+func UniqueAddresses(persons []Person) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, p := range persons {
+		addr := strings.TrimSpace(p.Email)
+		if addr != "" && !seen[strings.ToLower(addr)] {
+			seen[strings.ToLower(addr)] = true
+			out = append(out, addr)
+		}
+	}
+	return out
 }

@@ -11,6 +11,8 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/payment"
+	"portal/engine/registration"
 )
 
 // The tests below follow the rows of the spec's transition table, as the
@@ -70,20 +72,20 @@ func TestNextSelectionStartsRunning(t *testing.T) {
 	yes, no := true, false
 	tests := []struct {
 		name string
-		in   []engine.PersonInput
+		in   []registration.PersonInput
 		want []int64
 	}{
-		{name: "ids only", in: []engine.PersonInput{{ID: alex}, {ID: robin}}, want: []int64{alex, robin}},
-		{name: "selected flags", in: []engine.PersonInput{{ID: alex, Selected: &yes}, {ID: sam, Selected: &no}, {ID: robin, Selected: &yes}}, want: []int64{alex, robin}},
-		{name: "unselected registered person is ignored", in: []engine.PersonInput{{ID: sam}, {ID: jamie, Selected: &no}}, want: []int64{sam}},
-		{name: "a person named twice counts once", in: []engine.PersonInput{{ID: robin}, {ID: alex}, {ID: robin}}, want: []int64{robin, alex}},
+		{name: "ids only", in: []registration.PersonInput{{ID: alex}, {ID: robin}}, want: []int64{alex, robin}},
+		{name: "selected flags", in: []registration.PersonInput{{ID: alex, Selected: &yes}, {ID: sam, Selected: &no}, {ID: robin, Selected: &yes}}, want: []int64{alex, robin}},
+		{name: "unselected registered person is ignored", in: []registration.PersonInput{{ID: sam}, {ID: jamie, Selected: &no}}, want: []int64{sam}},
+		{name: "a person named twice counts once", in: []registration.PersonInput{{ID: robin}, {ID: alex}, {ID: robin}}, want: []int64{robin, alex}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 				f := newFixture(t, db)
 				initial, _ := f.load(engine.DemoUserKey)
-				form, err := f.svc.Next(f.ctx, engine.DemoUserKey, engine.NextInput{ProcessID: initial.ProcessIDString(), Step: 0, People: tc.in})
+				form, err := registration.Of(f.svc).Next(f.ctx, engine.DemoUserKey, registration.NextInput{ProcessID: initial.ProcessIDString(), Step: 0, People: tc.in})
 				if err != nil {
 					t.Fatalf("next: %v", err)
 				}
@@ -290,7 +292,7 @@ func TestResumeSuspended(t *testing.T) {
 				r := f.start(engine.DemoUserKey, alex, robin)
 				r.advanceTo(4)
 				// Back to the answered insurance question, so that the current step has saved answers.
-				if _, err := f.svc.Back(f.ctx, r.userKey, r.pid, nil); err != nil {
+				if _, err := registration.Of(f.svc).Back(f.ctx, r.userKey, r.pid, nil); err != nil {
 					t.Fatalf("back: %v", err)
 				}
 				if _, err := db.NewUpdate().Model((*engine.ProcessInstance)(nil)).Set("status = ?", tc.from).Where("id = ?", r.id).Exec(f.ctx); err != nil {
@@ -298,7 +300,7 @@ func TestResumeSuspended(t *testing.T) {
 				}
 				before := f.instance(r.id)
 
-				form, err := f.svc.Resume(f.ctx, r.userKey, r.pid)
+				form, err := registration.Of(f.svc).Resume(f.ctx, r.userKey, r.pid)
 				if err != nil {
 					t.Fatalf("resume: %v", err)
 				}
@@ -335,7 +337,7 @@ func TestResetFromRunning(t *testing.T) {
 			t.Fatalf("no process data before the reset")
 		}
 
-		form, err := f.svc.Reset(f.ctx, r.userKey, r.pid)
+		form, err := registration.Of(f.svc).Reset(f.ctx, r.userKey, r.pid)
 		if err != nil {
 			t.Fatalf("reset: %v", err)
 		}
@@ -375,7 +377,7 @@ func TestResetFromDone(t *testing.T) {
 		r := f.start(engine.DemoUserKey, alex, robin)
 		first := f.attemptOf(r.commit().PaymentURL)
 
-		form, err := f.svc.Reset(f.ctx, r.userKey, r.pid)
+		form, err := registration.Of(f.svc).Reset(f.ctx, r.userKey, r.pid)
 		if err != nil {
 			t.Fatalf("reset: %v", err)
 		}
@@ -492,13 +494,13 @@ func TestPaymentReturnFailed(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name  string
-		retry func(f *fixture, r *run) (*engine.Form, error)
+		retry func(f *fixture, r *run) (*registration.Form, error)
 	}{
-		{name: "retry payment", retry: func(f *fixture, r *run) (*engine.Form, error) {
-			return f.svc.RetryPayment(f.ctx, r.userKey, r.pid)
+		{name: "retry payment", retry: func(f *fixture, r *run) (*registration.Form, error) {
+			return registration.Of(f.svc).RetryPayment(f.ctx, r.userKey, r.pid)
 		}},
-		{name: "resume", retry: func(f *fixture, r *run) (*engine.Form, error) {
-			return f.svc.Resume(f.ctx, r.userKey, r.pid)
+		{name: "resume", retry: func(f *fixture, r *run) (*registration.Form, error) {
+			return registration.Of(f.svc).Resume(f.ctx, r.userKey, r.pid)
 		}},
 	}
 	for _, tc := range tests {
@@ -575,7 +577,7 @@ func TestPaymentReturnCancelled(t *testing.T) {
 			t.Errorf("orders = %+v, want one unpaid order", orders)
 		}
 
-		form, err := f.svc.Resume(f.ctx, r.userKey, r.pid)
+		form, err := registration.Of(f.svc).Resume(f.ctx, r.userKey, r.pid)
 		if err != nil {
 			t.Fatalf("resume: %v", err)
 		}
@@ -615,7 +617,7 @@ func TestNextStaleStep(t *testing.T) {
 			t.Run(tc.name, func(t *testing.T) {
 				before := f.state()
 				in := demoAnswers(tc.step, r.persons)
-				_, err := f.svc.Next(f.ctx, r.userKey, engine.NextInput{ProcessID: r.pid, Step: tc.step, People: in})
+				_, err := registration.Of(f.svc).Next(f.ctx, r.userKey, registration.NextInput{ProcessID: r.pid, Step: tc.step, People: in})
 				e := wantCode(t, err, engine.CodeConflict)
 				if e.Step != 2 || e.ProcessID != r.pid {
 					t.Errorf("error names process %q step %d, want %q step 2", e.ProcessID, e.Step, r.pid)
@@ -635,14 +637,26 @@ func TestFinishedProcessRejectsChanges(t *testing.T) {
 	}
 	next := func(step int) op {
 		return op{name: fmt.Sprintf("next step %d", step), call: func(f *fixture, r *run) error {
-			_, err := f.svc.Next(f.ctx, r.userKey, engine.NextInput{ProcessID: r.pid, Step: step, People: demoAnswers(step, r.persons)})
+			_, err := registration.Of(f.svc).Next(f.ctx, r.userKey, registration.NextInput{ProcessID: r.pid, Step: step, People: demoAnswers(step, r.persons)})
 			return err
 		}}
 	}
-	back := op{name: "back", call: func(f *fixture, r *run) error { _, err := f.svc.Back(f.ctx, r.userKey, r.pid, nil); return err }}
-	reset := op{name: "reset", call: func(f *fixture, r *run) error { _, err := f.svc.Reset(f.ctx, r.userKey, r.pid); return err }}
-	resume := op{name: "resume", call: func(f *fixture, r *run) error { _, err := f.svc.Resume(f.ctx, r.userKey, r.pid); return err }}
-	retry := op{name: "retry payment", call: func(f *fixture, r *run) error { _, err := f.svc.RetryPayment(f.ctx, r.userKey, r.pid); return err }}
+	back := op{name: "back", call: func(f *fixture, r *run) error {
+		_, err := registration.Of(f.svc).Back(f.ctx, r.userKey, r.pid, nil)
+		return err
+	}}
+	reset := op{name: "reset", call: func(f *fixture, r *run) error {
+		_, err := registration.Of(f.svc).Reset(f.ctx, r.userKey, r.pid)
+		return err
+	}}
+	resume := op{name: "resume", call: func(f *fixture, r *run) error {
+		_, err := registration.Of(f.svc).Resume(f.ctx, r.userKey, r.pid)
+		return err
+	}}
+	retry := op{name: "retry payment", call: func(f *fixture, r *run) error {
+		_, err := registration.Of(f.svc).RetryPayment(f.ctx, r.userKey, r.pid)
+		return err
+	}}
 	tests := []struct {
 		name string
 		paid bool
@@ -680,20 +694,29 @@ func TestProcessNotFound(t *testing.T) {
 		call func(f *fixture, userKey, pid string) error
 	}{
 		{"next", func(f *fixture, userKey, pid string) error {
-			_, err := f.svc.Next(f.ctx, userKey, engine.NextInput{ProcessID: pid, Step: 1, People: demoAnswers(1, []int64{alex})})
+			_, err := registration.Of(f.svc).Next(f.ctx, userKey, registration.NextInput{ProcessID: pid, Step: 1, People: demoAnswers(1, []int64{alex})})
 			return err
 		}},
-		{"reset", func(f *fixture, userKey, pid string) error { _, err := f.svc.Reset(f.ctx, userKey, pid); return err }},
-		{"resume", func(f *fixture, userKey, pid string) error { _, err := f.svc.Resume(f.ctx, userKey, pid); return err }},
+		{"reset", func(f *fixture, userKey, pid string) error {
+			_, err := registration.Of(f.svc).Reset(f.ctx, userKey, pid)
+			return err
+		}},
+		{"resume", func(f *fixture, userKey, pid string) error {
+			_, err := registration.Of(f.svc).Resume(f.ctx, userKey, pid)
+			return err
+		}},
 		{"back", func(f *fixture, userKey, pid string) error {
-			_, err := f.svc.Back(f.ctx, userKey, pid, nil)
+			_, err := registration.Of(f.svc).Back(f.ctx, userKey, pid, nil)
 			return err
 		}},
 		{"retry payment", func(f *fixture, userKey, pid string) error {
-			_, err := f.svc.RetryPayment(f.ctx, userKey, pid)
+			_, err := registration.Of(f.svc).RetryPayment(f.ctx, userKey, pid)
 			return err
 		}},
-		{"quote", func(f *fixture, userKey, pid string) error { _, err := f.svc.Quote(f.ctx, userKey, pid); return err }},
+		{"quote", func(f *fixture, userKey, pid string) error {
+			_, err := registration.Of(f.svc).Quote(f.ctx, userKey, pid)
+			return err
+		}},
 	}
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		f := newFixture(t, db)
@@ -730,10 +753,10 @@ func TestProcessNotFound(t *testing.T) {
 // validation error per person and leave the database as it was.
 func TestNextInvalidAnswersChangeNothing(t *testing.T) {
 	t.Parallel()
-	answers := func(pairs ...any) []engine.PersonInput {
-		var in []engine.PersonInput
+	answers := func(pairs ...any) []registration.PersonInput {
+		var in []registration.PersonInput
 		for i := 0; i < len(pairs); i += 2 {
-			p := engine.PersonInput{ID: pairs[i].(int64)}
+			p := registration.PersonInput{ID: pairs[i].(int64)}
 			if a, ok := pairs[i+1].(string); ok {
 				p.Answer = &a
 			}
@@ -744,7 +767,7 @@ func TestNextInvalidAnswersChangeNothing(t *testing.T) {
 	tests := []struct {
 		name     string
 		step     int
-		in       []engine.PersonInput
+		in       []registration.PersonInput
 		wantCode engine.Code
 		want     []engine.PersonError
 		wantKeys []string // field errors, for invalid requests
@@ -782,7 +805,7 @@ func TestNextInvalidAnswersChangeNothing(t *testing.T) {
 			t.Run(tc.name, func(t *testing.T) {
 				rows := f.count((*engine.ProcessData)(nil), "instance_id = ?", r.id)
 				before := f.state()
-				_, err := f.svc.Next(f.ctx, r.userKey, engine.NextInput{ProcessID: r.pid, Step: tc.step, People: tc.in})
+				_, err := registration.Of(f.svc).Next(f.ctx, r.userKey, registration.NextInput{ProcessID: r.pid, Step: tc.step, People: tc.in})
 				e := wantCode(t, err, tc.wantCode)
 				if tc.wantCode == engine.CodeValidation {
 					if !slices.EqualFunc(e.People, tc.want, samePersonError) {
@@ -817,18 +840,18 @@ func TestSelectUnavailablePerson(t *testing.T) {
 	no := false
 	tests := []struct {
 		name    string
-		in      []engine.PersonInput
+		in      []registration.PersonInput
 		want    []engine.PersonError
 		message string
 	}{
-		{name: "already registered person", in: []engine.PersonInput{{ID: alex}, {ID: jamie}},
+		{name: "already registered person", in: []registration.PersonInput{{ID: alex}, {ID: jamie}},
 			want: []engine.PersonError{{PersonID: jamie, Message: "Jamie Morgan is already registered."}}},
-		{name: "person of another user key", in: []engine.PersonInput{{ID: 5}},
+		{name: "person of another user key", in: []registration.PersonInput{{ID: 5}},
 			want: []engine.PersonError{{PersonID: 5, Message: "This person cannot be registered with this link."}}},
-		{name: "unknown person", in: []engine.PersonInput{{ID: robin}, {ID: 4242}},
+		{name: "unknown person", in: []registration.PersonInput{{ID: robin}, {ID: 4242}},
 			want: []engine.PersonError{{PersonID: 4242, Message: "This person cannot be registered with this link."}}},
 		{name: "nobody", in: nil, message: "Select at least one person."},
-		{name: "everybody unselected", in: []engine.PersonInput{{ID: alex, Selected: &no}}, message: "Select at least one person."},
+		{name: "everybody unselected", in: []registration.PersonInput{{ID: alex, Selected: &no}}, message: "Select at least one person."},
 	}
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		f := newFixture(t, db)
@@ -836,7 +859,7 @@ func TestSelectUnavailablePerson(t *testing.T) {
 		for _, tc := range tests {
 			t.Run(tc.name, func(t *testing.T) {
 				before := f.state()
-				_, err := f.svc.Next(f.ctx, engine.DemoUserKey, engine.NextInput{ProcessID: form.ProcessIDString(), Step: 0, People: tc.in})
+				_, err := registration.Of(f.svc).Next(f.ctx, engine.DemoUserKey, registration.NextInput{ProcessID: form.ProcessIDString(), Step: 0, People: tc.in})
 				e := wantCode(t, err, engine.CodeValidation)
 				if !slices.EqualFunc(e.People, tc.want, samePersonError) {
 					t.Errorf("person errors = %v, want %v", e.People, tc.want)
@@ -858,11 +881,11 @@ func TestBackFromStep3(t *testing.T) {
 		f := newFixture(t, db)
 		r := f.start(engine.DemoUserKey, alex, robin)
 		r.next(demoAnswers(1, r.persons))
-		r.next([]engine.PersonInput{{ID: alex, Answer: str("L")}, {ID: robin, Answer: str("S")}})
+		r.next([]registration.PersonInput{{ID: alex, Answer: str("L")}, {ID: robin, Answer: str("S")}})
 		r.next(demoAnswers(3, r.persons)) // alex 1, robin 0
-		back := func(step int) *engine.Form {
+		back := func(step int) *registration.Form {
 			t.Helper()
-			form, err := f.svc.Back(f.ctx, r.userKey, r.pid, &step)
+			form, err := registration.Of(f.svc).Back(f.ctx, r.userKey, r.pid, &step)
 			if err != nil {
 				t.Fatalf("back from step %d: %v", step, err)
 			}
@@ -876,7 +899,7 @@ func TestBackFromStep3(t *testing.T) {
 		t.Run("stale step", func(t *testing.T) {
 			stale := 4
 			before := f.state()
-			_, err := f.svc.Back(f.ctx, r.userKey, r.pid, &stale)
+			_, err := registration.Of(f.svc).Back(f.ctx, r.userKey, r.pid, &stale)
 			wantCode(t, err, engine.CodeConflict)
 			assertUnchanged(t, before, f.state())
 		})
@@ -890,7 +913,7 @@ func TestBackFromStep3(t *testing.T) {
 		}
 		rows := f.count((*engine.ProcessData)(nil), "instance_id = ?", r.id)
 
-		form = r.next([]engine.PersonInput{{ID: alex, Answer: str("XL")}, {ID: robin, Answer: str("XS")}})
+		form = r.next([]registration.PersonInput{{ID: alex, Answer: str("XL")}, {ID: robin, Answer: str("XS")}})
 		if form.Step != 3 || form.Question.Name != "insurance" {
 			t.Fatalf("answering step 2 again: step %d %s, want step 3 insurance", form.Step, form.Question.Name)
 		}
@@ -915,7 +938,7 @@ func TestBackFromStep1(t *testing.T) {
 		f := newFixture(t, db)
 		r := f.start(engine.DemoUserKey, alex, robin)
 		one := 1
-		form, err := f.svc.Back(f.ctx, r.userKey, r.pid, &one)
+		form, err := registration.Of(f.svc).Back(f.ctx, r.userKey, r.pid, &one)
 		if err != nil {
 			t.Fatalf("back: %v", err)
 		}
@@ -937,13 +960,13 @@ func TestBackFromStep1(t *testing.T) {
 
 		t.Run("no step before person selection", func(t *testing.T) {
 			before := f.state()
-			_, err := f.svc.Back(f.ctx, r.userKey, r.pid, nil)
+			_, err := registration.Of(f.svc).Back(f.ctx, r.userKey, r.pid, nil)
 			wantCode(t, err, engine.CodeConflict)
 			assertUnchanged(t, before, f.state())
 		})
 
 		r.form = form
-		if next := r.next([]engine.PersonInput{{ID: sam}}); next.Step != 1 || !slices.Equal(personIDs(next), []int64{sam}) {
+		if next := r.next([]registration.PersonInput{{ID: sam}}); next.Step != 1 || !slices.Equal(personIDs(next), []int64{sam}) {
 			t.Errorf("selecting again: step %d persons %v, want step 1 with sam", next.Step, personIDs(next))
 		}
 	})
@@ -971,13 +994,13 @@ func TestLoadMembershipFormRejects(t *testing.T) {
 		for _, tc := range tests {
 			t.Run(tc.name, func(t *testing.T) {
 				before := f.state()
-				_, _, err := f.svc.LoadMembershipForm(f.ctx, tc.userKey, tc.period, tc.org)
+				_, _, err := registration.Of(f.svc).LoadMembershipForm(f.ctx, tc.userKey, tc.period, tc.org)
 				wantCode(t, err, tc.want)
 				assertUnchanged(t, before, f.state())
 			})
 		}
 		t.Run("matching organisation", func(t *testing.T) {
-			form, created, err := f.svc.LoadMembershipForm(f.ctx, engine.DemoUserKey, engine.DemoPeriodID, org(1))
+			form, created, err := registration.Of(f.svc).LoadMembershipForm(f.ctx, engine.DemoUserKey, engine.DemoPeriodID, org(1))
 			if err != nil || !created || form.State != engine.StateInit {
 				t.Fatalf("load = %v created %v err %v, want a new INIT form", form, created, err)
 			}
@@ -992,7 +1015,7 @@ func TestPaymentReturnForged(t *testing.T) {
 		f := newFixture(t, db)
 		r := f.start(engine.DemoUserKey, alex, robin)
 		ref := f.attemptOf(r.commit().PaymentURL)
-		other := engine.NewTestGateway(testGatewayURLs)
+		other := payment.NewTestGateway(testGatewayURLs)
 		tests := []struct {
 			name string
 			ret  func() engine.PaymentReturn
@@ -1029,7 +1052,7 @@ func TestPaymentReturnForged(t *testing.T) {
 		for _, tc := range tests {
 			t.Run(tc.name, func(t *testing.T) {
 				before := f.state()
-				_, err := f.svc.CompletePayment(f.ctx, tc.ret())
+				_, err := payment.Of(f.svc).CompletePayment(f.ctx, tc.ret())
 				wantCode(t, err, tc.want)
 				assertUnchanged(t, before, f.state())
 			})
@@ -1046,7 +1069,7 @@ func TestPaymentReturnReplayed(t *testing.T) {
 		r := f.start(engine.DemoUserKey, alex, robin)
 		ref := f.attemptOf(r.commit().PaymentURL)
 		success := f.paymentReturn(ref, engine.OutcomeSuccess, "tx-1")
-		if _, err := f.svc.CompletePayment(f.ctx, success); err != nil {
+		if _, err := payment.Of(f.svc).CompletePayment(f.ctx, success); err != nil {
 			t.Fatalf("first return: %v", err)
 		}
 		tests := []struct {
@@ -1061,7 +1084,7 @@ func TestPaymentReturnReplayed(t *testing.T) {
 		for _, tc := range tests {
 			t.Run(tc.name, func(t *testing.T) {
 				before := f.state()
-				res, err := f.svc.CompletePayment(f.ctx, tc.ret)
+				res, err := payment.Of(f.svc).CompletePayment(f.ctx, tc.ret)
 				if err != nil {
 					t.Fatalf("replay: %v", err)
 				}
@@ -1085,14 +1108,14 @@ func TestPaymentReturnAfterReset(t *testing.T) {
 		f := newFixture(t, db)
 		r := f.start(engine.DemoUserKey, alex, robin)
 		old := f.attemptOf(r.commit().PaymentURL)
-		if _, err := f.svc.Reset(f.ctx, r.userKey, r.pid); err != nil {
+		if _, err := registration.Of(f.svc).Reset(f.ctx, r.userKey, r.pid); err != nil {
 			t.Fatalf("reset: %v", err)
 		}
 		again := f.start(engine.DemoUserKey, alex, robin)
 		current := f.attemptOf(again.commit().PaymentURL)
 
 		before := f.state()
-		res, err := f.svc.CompletePayment(f.ctx, f.paymentReturn(old, engine.OutcomeSuccess, "tx-old"))
+		res, err := payment.Of(f.svc).CompletePayment(f.ctx, f.paymentReturn(old, engine.OutcomeSuccess, "tx-old"))
 		if err != nil {
 			t.Fatalf("stale return: %v", err)
 		}
@@ -1134,7 +1157,7 @@ func TestPaymentReturnAfterResetIsReportedStale(t *testing.T) {
 		f := newFixture(t, db)
 		r := f.start(engine.DemoUserKey, alex, robin)
 		old := f.attemptOf(r.commit().PaymentURL)
-		if _, err := f.svc.Reset(f.ctx, r.userKey, r.pid); err != nil {
+		if _, err := registration.Of(f.svc).Reset(f.ctx, r.userKey, r.pid); err != nil {
 			t.Fatalf("reset: %v", err)
 		}
 		res := f.pay(old, engine.OutcomeSuccess)
@@ -1163,7 +1186,7 @@ func TestCommitConflictsWithAnotherUserKey(t *testing.T) {
 		first.commit()
 
 		before := f.state()
-		_, err := f.svc.Next(f.ctx, second.userKey, engine.NextInput{ProcessID: second.pid, Step: demoSteps, People: demoAnswers(demoSteps, second.persons)})
+		_, err := registration.Of(f.svc).Next(f.ctx, second.userKey, registration.NextInput{ProcessID: second.pid, Step: demoSteps, People: demoAnswers(demoSteps, second.persons)})
 		wantCode(t, err, engine.CodeConflict)
 		assertUnchanged(t, before, f.state())
 		if inst := f.instance(second.id); inst.Status != engine.StateRunning {
@@ -1171,7 +1194,7 @@ func TestCommitConflictsWithAnotherUserKey(t *testing.T) {
 		}
 
 		form, _ := f.load("demo-2")
-		_, err = f.svc.Next(f.ctx, "demo-2", engine.NextInput{ProcessID: form.ProcessIDString(), Step: 0, People: []engine.PersonInput{{ID: robin}}})
+		_, err = registration.Of(f.svc).Next(f.ctx, "demo-2", registration.NextInput{ProcessID: form.ProcessIDString(), Step: 0, People: []registration.PersonInput{{ID: robin}}})
 		e := wantCode(t, err, engine.CodeValidation)
 		want := []engine.PersonError{{PersonID: robin, Message: "Robin Morgan is already registered and waiting for payment.", Key: "already_pending_payment", Param: "Robin Morgan"}}
 		if !slices.Equal(e.People, want) {

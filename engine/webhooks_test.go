@@ -12,6 +12,7 @@ import (
 	"portal/engine"
 	"portal/engine/dbtest"
 	"portal/engine/enginetest"
+	"portal/engine/webhook"
 )
 
 // TestWebhookEventRollsBackWithItsChange: an event written in a
@@ -22,7 +23,7 @@ func TestWebhookEventRollsBackWithItsChange(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		demo := enginetest.Seed(t, db, engine.WithSecretSealer(testSealer{}))
-		if _, _, err := demo.Svc.CreateWebhookEndpoint(ctx, engine.CommandLine, 1, engine.WebhookEndpointInput{URL: "https://hooks.example/a",
+		if _, _, err := webhook.Of(demo.Svc).CreateWebhookEndpoint(ctx, engine.CommandLine, 1, webhook.WebhookEndpointInput{URL: "https://hooks.example/a",
 			Events: []string{engine.EventPaymentSucceeded}}); err != nil {
 			t.Fatal(err)
 		}
@@ -74,7 +75,7 @@ func TestPaymentFailedAndMembershipActivated(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		demo := enginetest.Seed(t, db, engine.WithSecretSealer(testSealer{}))
-		if _, _, err := demo.Svc.CreateWebhookEndpoint(ctx, engine.CommandLine, 1, engine.WebhookEndpointInput{URL: "https://hooks.example/a",
+		if _, _, err := webhook.Of(demo.Svc).CreateWebhookEndpoint(ctx, engine.CommandLine, 1, webhook.WebhookEndpointInput{URL: "https://hooks.example/a",
 			Events: []string{engine.EventPaymentSucceeded, engine.EventPaymentFailed, engine.EventMembershipActivated}}); err != nil {
 			t.Fatal(err)
 		}
@@ -124,7 +125,7 @@ func TestPaymentFailedAndMembershipActivated(t *testing.T) {
 func TestPaymentCancelledIsAnnouncedAsFailed(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		demo := enginetest.Seed(t, db, engine.WithSecretSealer(testSealer{}))
-		if _, _, err := demo.Svc.CreateWebhookEndpoint(context.Background(), engine.CommandLine, 1, engine.WebhookEndpointInput{URL: "https://hooks.example/a",
+		if _, _, err := webhook.Of(demo.Svc).CreateWebhookEndpoint(context.Background(), engine.CommandLine, 1, webhook.WebhookEndpointInput{URL: "https://hooks.example/a",
 			Events: []string{engine.EventPaymentFailed}}); err != nil {
 			t.Fatal(err)
 		}
@@ -144,7 +145,7 @@ func TestPruneWebhookEvents(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		demo := enginetest.Seed(t, db, engine.WithSecretSealer(testSealer{}))
-		ep, _, err := demo.Svc.CreateWebhookEndpoint(ctx, engine.CommandLine, 1, engine.WebhookEndpointInput{URL: "https://hooks.example/a",
+		ep, _, err := webhook.Of(demo.Svc).CreateWebhookEndpoint(ctx, engine.CommandLine, 1, webhook.WebhookEndpointInput{URL: "https://hooks.example/a",
 			Events: []string{engine.EventPaymentSucceeded}})
 		if err != nil {
 			t.Fatal(err)
@@ -155,31 +156,31 @@ func TestPruneWebhookEvents(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		list, err := demo.Svc.WebhookDeliveries(ctx, 1, ep.ID, 10) // newest first
+		list, err := webhook.Of(demo.Svc).WebhookDeliveries(ctx, 1, ep.ID, 10) // newest first
 		if err != nil || len(list) != 3 {
 			t.Fatalf("deliveries: %+v, %v", list, err)
 		}
 		oldDelivered, oldFailed, young := list[2], list[1], list[0]
-		for _, d := range []engine.WebhookDelivery{oldDelivered, young} {
-			if err := demo.Svc.RecordWebhookAttempt(ctx, d.ID, engine.WebhookAttemptResult{Status: engine.DeliveryDelivered, ResponseCode: 200}); err != nil {
+		for _, d := range []webhook.WebhookDelivery{oldDelivered, young} {
+			if err := webhook.Of(demo.Svc).RecordWebhookAttempt(ctx, d.ID, webhook.WebhookAttemptResult{Status: engine.DeliveryDelivered, ResponseCode: 200}); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if err := demo.Svc.RecordWebhookAttempt(ctx, oldFailed.ID, engine.WebhookAttemptResult{Status: engine.DeliveryFailed, ResponseCode: 500}); err != nil {
+		if err := webhook.Of(demo.Svc).RecordWebhookAttempt(ctx, oldFailed.ID, webhook.WebhookAttemptResult{Status: engine.DeliveryFailed, ResponseCode: 500}); err != nil {
 			t.Fatal(err)
 		}
-		n, err := engine.PruneWebhookEvents(ctx, db, now, engine.DefaultWebhookRetention)
+		n, err := webhook.PruneWebhookEvents(ctx, db, now, webhook.DefaultWebhookRetention)
 		if err != nil || n != 1 {
 			t.Fatalf("pruned %d (%v), want the old delivered one", n, err)
 		}
-		left, err := demo.Svc.WebhookDeliveries(ctx, 1, ep.ID, 10)
+		left, err := webhook.Of(demo.Svc).WebhookDeliveries(ctx, 1, ep.ID, 10)
 		if err != nil || len(left) != 2 || left[0].ID != young.ID || left[1].ID != oldFailed.ID {
 			t.Fatalf("left: %+v, %v", left, err)
 		}
 		if k, err := db.NewSelect().Table("webhook_events").Count(ctx); err != nil || k != 2 {
 			t.Fatalf("%d events left (%v)", k, err)
 		}
-		if n, err := engine.PruneWebhookEvents(ctx, db, now, engine.DefaultWebhookRetention); err != nil || n != 0 {
+		if n, err := webhook.PruneWebhookEvents(ctx, db, now, webhook.DefaultWebhookRetention); err != nil || n != 0 {
 			t.Fatalf("second run pruned %d (%v)", n, err)
 		}
 	})
@@ -194,23 +195,23 @@ func TestWebhookEndpointChangesAudited(t *testing.T) {
 		ctx := context.Background()
 		demo := enginetest.Seed(t, db, engine.WithSecretSealer(testSealer{}))
 		actor := engine.Actor{Name: "admin@example.org"} // a role from the IdP's claim: no staff record
-		ep, secret, err := demo.Svc.CreateWebhookEndpoint(ctx, actor, 1, engine.WebhookEndpointInput{URL: "https://hooks.example/a",
+		ep, secret, err := webhook.Of(demo.Svc).CreateWebhookEndpoint(ctx, actor, 1, webhook.WebhookEndpointInput{URL: "https://hooks.example/a",
 			Events: []string{engine.EventPaymentSucceeded}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		off := false
-		if _, err := demo.Svc.UpdateWebhookEndpoint(ctx, actor, 1, ep.ID, engine.WebhookEndpointChange{Active: &off}); err != nil {
+		if _, err := webhook.Of(demo.Svc).UpdateWebhookEndpoint(ctx, actor, 1, ep.ID, webhook.WebhookEndpointChange{Active: &off}); err != nil {
 			t.Fatal(err)
 		}
-		rotated, err := demo.Svc.RotateWebhookSecret(ctx, actor, 1, ep.ID)
+		rotated, err := webhook.Of(demo.Svc).RotateWebhookSecret(ctx, actor, 1, ep.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := demo.Svc.DeleteWebhookEndpoint(ctx, actor, 1, ep.ID); err != nil {
+		if err := webhook.Of(demo.Svc).DeleteWebhookEndpoint(ctx, actor, 1, ep.ID); err != nil {
 			t.Fatal(err)
 		}
-		if err := demo.Svc.DeleteWebhookEndpoint(ctx, actor, 2, ep.ID); engine.ErrorCode(err) != engine.CodeNotFound {
+		if err := webhook.Of(demo.Svc).DeleteWebhookEndpoint(ctx, actor, 2, ep.ID); engine.ErrorCode(err) != engine.CodeNotFound {
 			t.Errorf("deleting again: %v, want not found", err)
 		}
 		log, err := demo.Svc.AuditLog(ctx, engine.AuditQuery{OrganisationID: 1})

@@ -7,7 +7,9 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/payment"
 	"portal/engine/report"
+	"portal/engine/staff"
 )
 
 // reportSeason is a season registered and paid by bank transfer, and what
@@ -40,7 +42,7 @@ func seedReportSeason(t *testing.T, f *fixture) reportSeason {
 		return r.id, f.orders(r.id)[0]
 	}
 	capture := func(o engine.Order, amount int64, id string) {
-		f.capture(engine.Capture{Reference: o.PayReference, AmountMinor: amount, ID: id})
+		f.capture(payment.Capture{Reference: o.PayReference, AmountMinor: amount, ID: id})
 		s.Received += amount
 	}
 	// The demo household, an adult who renews and a new junior: paid,
@@ -53,7 +55,7 @@ func seedReportSeason(t *testing.T, f *fixture) reportSeason {
 			paid0 = p
 		}
 	}
-	if err := f.svc.RefundPayment(f.ctx, actor, 1, id0, paid0.Reference, "left the club"); err != nil {
+	if err := staff.Of(f.svc).RefundPayment(f.ctx, actor, 1, id0, paid0.Reference, "left the club"); err != nil {
 		t.Fatal(err)
 	}
 	s.Refunded += o0.TotalMinor
@@ -177,7 +179,7 @@ func TestYearReportAddsUpTheOrders(t *testing.T) {
 		if amounts["ADULT"] <= 0 || amounts["JUNIOR"] <= 0 || amounts["admin-fee"] != 3*250 || amounts["loyalty"] >= 0 {
 			t.Errorf("breakdown amounts %v", amounts)
 		}
-		if len(r.ByMethod) != 1 || r.ByMethod[0].Provider != engine.BankTransferProvider {
+		if len(r.ByMethod) != 1 || r.ByMethod[0].Provider != payment.BankTransferProvider {
 			t.Errorf("methods %+v", r.ByMethod)
 		}
 		var typed int

@@ -6,8 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/invitation"
+	"portal/engine/organisation"
 	"portal/handlers/adminapi"
 )
 
@@ -22,7 +23,7 @@ func TestAdminBulkCallsTakeTenThousand(t *testing.T) {
 	}
 	db := dbtest.Postgres(t)
 	env := newOrganisationsEnv(t, db, envOptions{invitations: testInvitations})
-	write, _ := env.apiKey(2, engine.ScopeWrite)
+	write, _ := env.apiKey(2, organisation.ScopeWrite)
 	const n = 10000
 	var csv strings.Builder
 	csv.WriteString("externalId,firstName,lastName,dateOfBirth,userKeys\n")
@@ -61,7 +62,7 @@ func TestAdminBulkCallsTakeTenThousand(t *testing.T) {
 		invited.Created[n-1].Link == "" {
 		t.Fatalf("invite: %d, %d created, skipped %+v", res.status, len(invited.Created), invited.Skipped)
 	}
-	if k, err := db.NewSelect().Model((*engine.Invitation)(nil)).Where("period_id = 3").Count(t.Context()); err != nil || k != n {
+	if k, err := db.NewSelect().Model((*invitation.Invitation)(nil)).Where("period_id = 3").Count(t.Context()); err != nil || k != n {
 		t.Fatalf("%d invitations stored (%v)", k, err)
 	}
 

@@ -9,7 +9,10 @@ import (
 	"time"
 
 	"portal/engine"
+	"portal/engine/directdebit"
 	"portal/engine/enginetest"
+	"portal/engine/organisation"
+	"portal/engine/payment"
 )
 
 // checkAdminDebitResponses drives the admin API's collection runs through
@@ -20,8 +23,8 @@ import (
 // registration; a sent run cannot be cancelled.
 func checkAdminDebitResponses(t *testing.T, ck *apiChecker, env *testEnv, anon *http.Client, crossSite []string) {
 	t.Helper()
-	write, _ := env.apiKey(1, engine.ScopeWrite)
-	read, _ := env.apiKey(1, engine.ScopeRead)
+	write, _ := env.apiKey(1, organisation.ScopeWrite)
+	read, _ := env.apiKey(1, organisation.ScopeRead)
 	settings := ck.conforming(anon, http.MethodPatch, "/api/admin/payment-settings", map[string]any{"methods": []string{"bank_transfer", "direct_debit"},
 		"debitCreditorId": "DE98ZZZ09999999999", "debitCollectionDay": 5, "debitReturnFeeMinor": 350}, bearer(write)...)
 	wantStatus(t, settings, http.StatusOK)
@@ -32,12 +35,12 @@ func checkAdminDebitResponses(t *testing.T, ck *apiChecker, env *testEnv, anon *
 
 	svc := engine.NewService(env.db, env.gw, orgPayments(env.db, envOptions{}, env.gw)...)
 	demo := &enginetest.Demo{T: t, DB: env.db, Svc: svc}
-	demo.CommitPayingBy(engine.DirectDebitProvider, engine.DemoUserKey, 2)
+	demo.CommitPayingBy(payment.DirectDebitProvider, engine.DemoUserKey, 2)
 	var order engine.Order
-	if err := env.db.NewSelect().Model(&order).Where("payment_method = ?", engine.DirectDebitProvider).Order("id DESC").Limit(1).Scan(context.Background()); err != nil {
+	if err := env.db.NewSelect().Model(&order).Where("payment_method = ?", payment.DirectDebitProvider).Order("id DESC").Limit(1).Scan(context.Background()); err != nil {
 		t.Fatalf("no direct-debit order: %v", err)
 	}
-	if _, err := svc.GiveMandate(context.Background(), order.PayReference, engine.MandateInput{Holder: "Sam Example", IBAN: "DE02120300000000202051",
+	if _, err := directdebit.Of(svc).GiveMandate(context.Background(), order.PayReference, directdebit.MandateInput{Holder: "Sam Example", IBAN: "DE02120300000000202051",
 		Consent: true, Language: "en"}); err != nil {
 		t.Fatal(err)
 	}

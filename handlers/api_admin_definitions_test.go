@@ -11,6 +11,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/organisation"
 )
 
 type definitionVersionDTO struct {
@@ -23,9 +24,9 @@ type definitionVersionDTO struct {
 func TestAdminDefinitionVersions(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		env := newOrganisationsEnv(t, db, envOptions{})
-		write, _ := env.apiKey(2, engine.ScopeWrite)
-		read, _ := env.apiKey(2, engine.ScopeRead)
-		rowing, _ := env.apiKey(1, engine.ScopeWrite)
+		write, _ := env.apiKey(2, organisation.ScopeWrite)
+		read, _ := env.apiKey(2, organisation.ScopeRead)
+		rowing, _ := env.apiKey(1, organisation.ScopeWrite)
 
 		var list []definitionVersionDTO
 		res := env.admin(read, http.MethodGet, "/api/admin/definitions?key=membership", nil)

@@ -12,6 +12,7 @@ import (
 	"portal/engine"
 	"portal/engine/dbtest"
 	"portal/engine/enginetest"
+	"portal/engine/organisation"
 	"portal/engine/report"
 )
 
@@ -20,8 +21,8 @@ func TestAdminPeriodExport(t *testing.T) {
 		env := newOrganisationsEnv(t, db, envOptions{})
 		demo := &enginetest.Demo{T: t, DB: db, Svc: engine.NewService(db, env.gw), GW: env.gw}
 		demo.Pay(demo.Commit(1, 3)) // Alex and Robin, paid
-		rowing, _ := env.apiKey(1, engine.ScopeRead)
-		tennis, _ := env.apiKey(2, engine.ScopeRead)
+		rowing, _ := env.apiKey(1, organisation.ScopeRead)
+		tennis, _ := env.apiKey(2, organisation.ScopeRead)
 		get := func(key, path string, host string) response {
 			return env.admin(key, http.MethodGet, path, nil, "Host", host)
 		}

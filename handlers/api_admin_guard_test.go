@@ -15,18 +15,24 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/directdebit"
 	"portal/engine/enginetest"
+	"portal/engine/invitation"
+	"portal/engine/organisation"
+	"portal/engine/payment"
+	"portal/engine/registration"
+	"portal/engine/staff"
 	"portal/handlers"
 	"portal/handlers/adminapi"
 	"portal/handlers/server"
-	"portal/handlers/staff"
+	staffpages "portal/handlers/staff"
 	"portal/relay/session"
 )
 
 // mountedAdminRoutes are the admin API's routes as the router has them,
 // "METHOD /api/admin/path", every optional route on.
 func mountedAdminRoutes(mutating bool) []string {
-	e := handlers.New(handlers.Deps{Gateway: &engine.TestGateway{}})
+	e := handlers.New(handlers.Deps{Gateway: &payment.TestGateway{}})
 	var out []string
 	for _, r := range e.Routes() {
 		if !strings.HasPrefix(r.Path, server.AdminPrefix+"/") || r.Method == echoRouteNotFound {
@@ -96,12 +102,12 @@ func runAuditSteps(t *testing.T, db *bun.DB, kind string) {
 	var who adminCaller
 	switch kind {
 	case "staff session":
-		m := env.addStaff("admin@example.org", engine.RoleAdmin)
+		m := env.addStaff("admin@example.org", staff.RoleAdmin)
 		who = adminCaller{c: env.mustStaffSignIn("admin@example.org", "/staff"), actor: func(r engine.AuditRecord) bool {
 			return r.Actor == "admin@example.org" && r.StaffID != nil && *r.StaffID == m.ID
 		}}
 	default:
-		key, id := env.apiKey(1, engine.ScopeWrite)
+		key, id := env.apiKey(1, organisation.ScopeWrite)
 		who = adminCaller{c: env.newClient(), key: key, headers: []string{"Authorization", "Bearer " + key}, actor: func(r engine.AuditRecord) bool {
 			return r.StaffID == nil && strings.HasPrefix(r.Actor, fmt.Sprintf("API key test (id %d, ", id))
 		}}
@@ -109,7 +115,7 @@ func runAuditSteps(t *testing.T, db *bun.DB, kind string) {
 	const secret = "a-new-hash-secret-of-the-club"
 	var typeID, periodID, invitationID, webhookID, deliveryID, runID int64
 	var orderRef, paymentRef string
-	var f *engine.Form
+	var f *registration.Form
 	idOf := func(t *testing.T, res response) int64 {
 		var v struct{ ID int64 }
 		res.json(t, &v)
@@ -224,7 +230,7 @@ func runAuditSteps(t *testing.T, db *bun.DB, kind string) {
 			}
 			paymentRef = p.Reference
 			svc := engine.NewService(env.db, env.gw, orgPayments(env.db, envOptions{}, env.gw)...)
-			if _, err := svc.Reset(context.Background(), engine.DemoUserKey, f.ProcessIDString()); err != nil {
+			if _, err := registration.Of(svc).Reset(context.Background(), engine.DemoUserKey, f.ProcessIDString()); err != nil {
 				t.Fatal(err)
 			}
 			if res := env.call(who, http.MethodPost, "/api/admin/payments/"+orderRef+"/capture", map[string]any{"amount": engine.FormatAmount(p.AmountMinor), "id": "credit-2"}); res.status != http.StatusOK {
@@ -236,16 +242,16 @@ func runAuditSteps(t *testing.T, db *bun.DB, kind string) {
 			// The club collects by direct debit too; the household gives a mandate.
 			svc := engine.NewService(env.db, env.gw, orgPayments(env.db, envOptions{}, env.gw)...)
 			ci := "DE98ZZZ09999999999"
-			if _, err := svc.SetPaymentSettings(context.Background(), 1, engine.PaymentSettingsChange{DebitCreditorID: &ci,
-				Methods: &[]string{engine.BankTransferProvider, engine.DirectDebitProvider}}); err != nil {
+			if _, err := payment.Of(svc).SetPaymentSettings(context.Background(), 1, payment.PaymentSettingsChange{DebitCreditorID: &ci,
+				Methods: &[]string{payment.BankTransferProvider, payment.DirectDebitProvider}}); err != nil {
 				t.Fatal(err)
 			}
-			(&enginetest.Demo{T: t, DB: env.db, Svc: svc}).CommitPayingBy(engine.DirectDebitProvider, engine.DemoUserKey, 2)
+			(&enginetest.Demo{T: t, DB: env.db, Svc: svc}).CommitPayingBy(payment.DirectDebitProvider, engine.DemoUserKey, 2)
 			var o engine.Order
-			if err := env.db.NewSelect().Model(&o).Where("payment_method = ?", engine.DirectDebitProvider).Order("id DESC").Limit(1).Scan(context.Background()); err != nil {
+			if err := env.db.NewSelect().Model(&o).Where("payment_method = ?", payment.DirectDebitProvider).Order("id DESC").Limit(1).Scan(context.Background()); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := svc.GiveMandate(context.Background(), o.PayReference, engine.MandateInput{Holder: "Sam Example", IBAN: "DE02120300000000202051", Consent: true}); err != nil {
+			if _, err := directdebit.Of(svc).GiveMandate(context.Background(), o.PayReference, directdebit.MandateInput{Holder: "Sam Example", IBAN: "DE02120300000000202051", Consent: true}); err != nil {
 				t.Fatal(err)
 			}
 			return "/api/admin/debit-runs", map[string]any{"until": time.Now().AddDate(0, 2, 0).Format(time.DateOnly)}
@@ -353,7 +359,7 @@ func TestAdminRoutesTableIsComplete(t *testing.T) {
 			continue
 		}
 		found := false
-		for _, p := range staff.StaffRoutes() {
+		for _, p := range staffpages.StaffRoutes() {
 			found = found || p.Method+" "+p.Path == r.Page
 		}
 		if !found {
@@ -378,13 +384,13 @@ func TestAdminRoutesTableIsComplete(t *testing.T) {
 func TestAdminAPIRolesArePagesRoles(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		env := newStaffEnv(t, db, envOptions{invitations: testInvitations})
-		callers := map[engine.StaffRole]*http.Client{}
-		for _, r := range engine.StaffRoles {
+		callers := map[staff.StaffRole]*http.Client{}
+		for _, r := range staff.StaffRoles {
 			email := string(r) + "@example.org"
 			env.addStaff(email, r)
 			callers[r] = env.mustStaffSignIn(email, "/staff")
 		}
-		if _, err := env.svc.CreateInvitations(context.Background(), engine.CommandLine, 1, engine.InvitationRequest{PeriodID: 1,
+		if _, err := invitation.Of(env.svc).CreateInvitations(context.Background(), engine.CommandLine, 1, invitation.InvitationRequest{PeriodID: 1,
 			UserKeys: []string{engine.DemoUserKey}}); err != nil {
 			t.Fatal(err)
 		}
@@ -397,7 +403,7 @@ func TestAdminAPIRolesArePagesRoles(t *testing.T) {
 			if route.Method != http.MethodGet && route.Method != http.MethodDelete {
 				body = map[string]any{}
 			}
-			for _, role := range engine.StaffRoles {
+			for _, role := range staff.StaffRoles {
 				res := env.do(callers[role], route.Method, path, body, "Origin", env.srv.URL)
 				allowed := role.AtLeast(route.Min())
 				switch {
@@ -412,15 +418,15 @@ func TestAdminAPIRolesArePagesRoles(t *testing.T) {
 		// Fixed expectations beside the table: a wrong Page mapping in
 		// AdminRoutes would move a route's least role with the table, and
 		// the matrix above alone would follow it.
-		fixed := map[string]engine.StaffRole{
-			"GET /periods/:id/export/:kind":     engine.RoleTreasurer,
-			"POST /periods/:id/invitations":     engine.RoleAdmin,
-			"GET /organisation":                 engine.RoleAdmin,
-			"PATCH /organisation":               engine.RoleAdmin,
-			"GET /payment-settings":             engine.RoleAdmin,
-			"PATCH /payment-settings":           engine.RoleAdmin,
-			"POST /payments/:reference/capture": engine.RoleTreasurer,
-			"POST /persons/unlink":              engine.RoleAdmin,
+		fixed := map[string]staff.StaffRole{
+			"GET /periods/:id/export/:kind":     staff.RoleTreasurer,
+			"POST /periods/:id/invitations":     staff.RoleAdmin,
+			"GET /organisation":                 staff.RoleAdmin,
+			"PATCH /organisation":               staff.RoleAdmin,
+			"GET /payment-settings":             staff.RoleAdmin,
+			"PATCH /payment-settings":           staff.RoleAdmin,
+			"POST /payments/:reference/capture": staff.RoleTreasurer,
+			"POST /persons/unlink":              staff.RoleAdmin,
 		}
 		for _, route := range adminapi.AdminRoutes() {
 			if want, ok := fixed[route.Method+" "+route.Path]; ok {
@@ -434,17 +440,17 @@ func TestAdminAPIRolesArePagesRoles(t *testing.T) {
 			t.Errorf("no admin route %s", r)
 		}
 
-		registrar := callers[engine.RoleRegistrar]
+		registrar := callers[staff.RoleRegistrar]
 		if res := env.do(registrar, http.MethodGet, "/api/admin/periods/1/export/registrations", nil); res.status != http.StatusForbidden {
 			t.Errorf("registrar's export of the registrations: %d, want 403 as on /staff/registrations.csv", res.status)
 		}
 		if res := env.get(registrar, "/staff/registrations.csv"); res.status != http.StatusForbidden {
 			t.Errorf("registrar's registrations.csv: %d", res.status)
 		}
-		key, _ := env.apiKey(1, engine.ScopeRead)
+		key, _ := env.apiKey(1, organisation.ScopeRead)
 		for name, res := range map[string]response{
 			"registrar": env.do(registrar, http.MethodGet, "/api/admin/periods/1/invitations", nil),
-			"admin":     env.do(callers[engine.RoleAdmin], http.MethodGet, "/api/admin/periods/1/invitations", nil),
+			"admin":     env.do(callers[staff.RoleAdmin], http.MethodGet, "/api/admin/periods/1/invitations", nil),
 			"key":       env.do(env.newClient(), http.MethodGet, "/api/admin/periods/1/invitations", nil, "Authorization", "Bearer "+key),
 		} {
 			var list []map[string]any

@@ -9,8 +9,9 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/invitation"
+	"portal/engine/organisation"
 	"portal/handlers/adminapi"
 )
 
@@ -26,9 +27,9 @@ type invitationDTO struct {
 func TestAdminInvitations(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		env := newOrganisationsEnv(t, db, envOptions{invitations: testInvitations})
-		write, _ := env.apiKey(2, engine.ScopeWrite)
-		read, _ := env.apiKey(2, engine.ScopeRead)
-		rowing, _ := env.apiKey(1, engine.ScopeWrite)
+		write, _ := env.apiKey(2, organisation.ScopeWrite)
+		read, _ := env.apiKey(2, organisation.ScopeRead)
+		rowing, _ := env.apiKey(1, organisation.ScopeWrite)
 		const path = "/api/admin/periods/3/invitations"
 
 		expectHTTPError(t, env.admin(read, http.MethodPost, path, map[string]any{"all": true}), http.StatusForbidden, path)
@@ -37,7 +38,7 @@ func TestAdminInvitations(t *testing.T) {
 			t.Fatalf("want persons and expires: %s", bad.body)
 		}
 		expectHTTPError(t, env.admin(write, http.MethodPost, "/api/admin/periods/1/invitations", map[string]any{"all": true}), http.StatusNotFound, "/api/admin/periods/1/invitations")
-		if n, _ := db.NewSelect().Model((*engine.Invitation)(nil)).Count(t.Context()); n != 0 {
+		if n, _ := db.NewSelect().Model((*invitation.Invitation)(nil)).Count(t.Context()); n != 0 {
 			t.Fatalf("%d invitations after refusals", n)
 		}
 

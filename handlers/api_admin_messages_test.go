@@ -7,8 +7,9 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/message"
+	"portal/engine/organisation"
 )
 
 // TestAdminMessageSettings: the organisation resource shows its message
@@ -19,7 +20,7 @@ import (
 func TestAdminMessageSettings(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		env := newOrganisationsEnv(t, db, envOptions{})
-		key, _ := env.apiKey(2, engine.ScopeWrite)
+		key, _ := env.apiKey(2, organisation.ScopeWrite)
 		type dto struct {
 			Name     string `json:"name"`
 			Messages struct {
@@ -68,7 +69,7 @@ func TestAdminMessageSettings(t *testing.T) {
 		if got := get(); got.Messages.ReplyTo != "office@lakeside.example" {
 			t.Fatalf("not stored: %+v", got.Messages)
 		}
-		if other, _ := engine.MessageSettingsOf(t.Context(), db, 1); other.ExpiryReminderDays != 30 {
+		if other, _ := message.MessageSettingsOf(t.Context(), db, 1); other.ExpiryReminderDays != 30 {
 			t.Fatalf("another organisation's settings changed: %+v", other)
 		}
 		reset := env.admin(key, http.MethodPatch, "/api/admin/organisation", map[string]any{"messages": map[string]any{"expiryReminderDays": 0, "replyTo": ""}})

@@ -16,6 +16,8 @@ import (
 	"portal/engine"
 	"portal/engine/dbtest"
 	"portal/engine/enginetest"
+	"portal/engine/organisation"
+	"portal/engine/registration"
 	"portal/engine/stripepay/stripemock"
 )
 
@@ -26,8 +28,8 @@ import (
 // It runs while organisation 1 is the only one (its pages resolve).
 func checkAdminPaymentResponses(t *testing.T, ck *apiChecker, env *testEnv, anon *http.Client, crossSite []string) {
 	t.Helper()
-	write, _ := env.apiKey(1, engine.ScopeWrite)
-	read, _ := env.apiKey(1, engine.ScopeRead)
+	write, _ := env.apiKey(1, organisation.ScopeWrite)
+	read, _ := env.apiKey(1, organisation.ScopeRead)
 	settings := "/api/admin/payment-settings"
 	wantStatus(t, ck.conforming(anon, http.MethodGet, settings, nil, bearer(read)...), http.StatusOK)
 	wantStatus(t, ck.do(anon, http.MethodGet, settings, nil), http.StatusUnauthorized)
@@ -86,7 +88,7 @@ func checkAdminPaymentResponses(t *testing.T, ck *apiChecker, env *testEnv, anon
 	wantStatus(t, ck.do(anon, http.MethodPost, capture, map[string]any{"amount": "1.00"}), http.StatusUnauthorized)
 
 	// The member resets; the whole transfer arrives anyway: owed back by hand.
-	if _, err := svc.Reset(context.Background(), engine.DemoUserKey, f.ProcessIDString()); err != nil {
+	if _, err := registration.Of(svc).Reset(context.Background(), engine.DemoUserKey, f.ProcessIDString()); err != nil {
 		t.Fatal(err)
 	}
 	whole := ck.conforming(anon, http.MethodPost, capture, map[string]any{"amount": engine.FormatAmount(p.AmountMinor), "id": "credit-2"}, bearer(write)...)
@@ -130,7 +132,7 @@ func TestOrganisationStripeAccount(t *testing.T) {
 	apiURL := stripemock.Start(t)
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		env := newEnvWith(t, db, envOptions{stripeAPIURL: apiURL})
-		key, _ := env.apiKey(1, engine.ScopeWrite)
+		key, _ := env.apiKey(1, organisation.ScopeWrite)
 		const clubWhsec = "whsec_riverside_own"
 		res := env.admin(key, http.MethodPatch, "/api/admin/payment-settings", map[string]any{"provider": "stripe",
 			"stripeSecretKey": stripemock.Key, "stripeWebhookSecret": clubWhsec})

@@ -7,6 +7,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/staff"
 )
 
 // TestAdminAPIWithStaffSession: a signed-in staff member uses the admin API
@@ -16,8 +17,8 @@ import (
 // member, and a request from another origin is refused.
 func TestAdminAPIWithStaffSession(t *testing.T) {
 	env := newStaffEnv(t, dbtest.SQLite(t), envOptions{})
-	env.addStaff("viewer@example.org", engine.RoleViewer)
-	env.addStaff("admin@example.org", engine.RoleAdmin)
+	env.addStaff("viewer@example.org", staff.RoleViewer)
+	env.addStaff("admin@example.org", staff.RoleAdmin)
 	viewer := env.mustStaffSignIn("viewer@example.org", "/staff")
 	admin := env.mustStaffSignIn("admin@example.org", "/staff")
 

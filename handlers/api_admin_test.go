@@ -12,14 +12,15 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/organisation"
 	"portal/relay/hashlink"
 	"portal/relay/session"
 )
 
 // apiKey makes an admin API key of an organisation.
-func (env *testEnv) apiKey(orgID int64, scope engine.APIKeyScope) (string, int64) {
+func (env *testEnv) apiKey(orgID int64, scope organisation.APIKeyScope) (string, int64) {
 	env.t.Helper()
-	key, k, err := engine.NewService(env.db, nil).CreateAPIKey(context.Background(), orgID, "test", scope)
+	key, k, err := organisation.Of(engine.NewService(env.db, nil)).CreateAPIKey(context.Background(), orgID, "test", scope)
 	if err != nil {
 		env.t.Fatal(err)
 	}
@@ -53,8 +54,8 @@ type importReport struct {
 
 func TestAdminAPIKeys(t *testing.T) {
 	env := newOrganisationsEnv(t, dbtest.SQLite(t), envOptions{})
-	write, writeID := env.apiKey(2, engine.ScopeWrite)
-	read, _ := env.apiKey(2, engine.ScopeRead)
+	write, writeID := env.apiKey(2, organisation.ScopeWrite)
+	read, _ := env.apiKey(2, organisation.ScopeRead)
 
 	res := env.do(env.client, http.MethodGet, "/api/admin/organisation", nil)
 	expectHTTPError(t, res, http.StatusUnauthorized, "/api/admin/organisation")
@@ -81,7 +82,7 @@ func TestAdminAPIKeys(t *testing.T) {
 	// A key of the tennis club on the rowing club's hostname is not valid there.
 	expectHTTPError(t, env.admin(read, http.MethodGet, "/api/admin/organisation", nil, "Host", rowingHost), http.StatusUnauthorized, "/api/admin/organisation")
 
-	if err := engine.NewService(env.db, nil).RevokeAPIKey(context.Background(), 2, writeID); err != nil {
+	if err := organisation.Of(engine.NewService(env.db, nil)).RevokeAPIKey(context.Background(), 2, writeID); err != nil {
 		t.Fatal(err)
 	}
 	expectHTTPError(t, env.admin(write, http.MethodGet, "/api/admin/organisation", nil), http.StatusUnauthorized, "/api/admin/organisation")
@@ -91,7 +92,7 @@ func TestAdminOrganisationSettings(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		kr, _ := session.NewKeyring([]byte(strings.Repeat("s", 32)))
 		env := newOrganisationsEnv(t, db, envOptions{hashSecrets: kr.Sealer("organisation hash secret"), publicHost: "portal.example:8443"})
-		key, _ := env.apiKey(2, engine.ScopeWrite)
+		key, _ := env.apiKey(2, organisation.ScopeWrite)
 		// The portal's own address serves every club's /o/{slug} pages: no
 		// club's key may claim it.
 		claim := env.admin(key, http.MethodPatch, "/api/admin/organisation", map[string]any{"hostnames": []string{"PORTAL.example"}})
@@ -135,7 +136,7 @@ func personsCSV(n int, from int, userKey func(i int) string) string {
 func TestAdminPersonImport(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		env := newOrganisationsEnv(t, db, envOptions{})
-		key, _ := env.apiKey(2, engine.ScopeWrite)
+		key, _ := env.apiKey(2, organisation.ScopeWrite)
 		household := func(i int) string { return fmt.Sprintf("family-%d", i/2) } // two persons a household
 		csv := personsCSV(500, 0, household)
 
@@ -225,7 +226,7 @@ func TestAdminPersonImport(t *testing.T) {
 			t.Fatalf("imported household at the rowing club: %q", p.header.Get("Location"))
 		}
 		// The rowing club's key sees none of it.
-		rowing, _ := env.apiKey(1, engine.ScopeWrite)
+		rowing, _ := env.apiKey(1, organisation.ScopeWrite)
 		res = env.admin(rowing, http.MethodPost, "/api/admin/persons/unlink", map[string]any{"links": []map[string]string{{"externalId": "M-0001", "userKey": "family-0"}}}, "Host", rowingHost)
 		expectHTTPError(t, res, http.StatusUnprocessableEntity, "/api/admin/persons/unlink")
 	})
@@ -256,11 +257,11 @@ func TestBuildOrganisationThroughAdminAPI(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		env := newOrganisationsEnv(t, db, envOptions{})
 		svc := engine.NewService(db, nil)
-		org, err := svc.CreateOrganisation(context.Background(), engine.OrganisationChange{Name: ptrTo("Hill Hockey"), Slug: ptrTo("hill")})
+		org, err := organisation.Of(svc).CreateOrganisation(context.Background(), organisation.OrganisationChange{Name: ptrTo("Hill Hockey"), Slug: ptrTo("hill")})
 		if err != nil {
 			t.Fatal(err)
 		}
-		key, _ := env.apiKey(org.ID, engine.ScopeWrite)
+		key, _ := env.apiKey(org.ID, organisation.ScopeWrite)
 		const host = "hill.example"
 		// The admin API on the club's own hostname (unknown until the first PATCH names it).
 		adm := func(method, path string, body any, headers ...string) response {

@@ -7,16 +7,16 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/organisation"
 )
 
 func TestAdminMembershipTypeChangeAndDelete(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		env := newOrganisationsEnv(t, db, envOptions{})
-		write, _ := env.apiKey(2, engine.ScopeWrite)
-		read, _ := env.apiKey(2, engine.ScopeRead)
-		rowing, _ := env.apiKey(1, engine.ScopeWrite)
+		write, _ := env.apiKey(2, organisation.ScopeWrite)
+		read, _ := env.apiKey(2, organisation.ScopeRead)
+		rowing, _ := env.apiKey(1, organisation.ScopeWrite)
 
 		var typ struct {
 			ID     int64  `json:"id"`

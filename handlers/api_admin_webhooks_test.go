@@ -12,6 +12,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/organisation"
 )
 
 type webhookEndpointDTO struct {
@@ -28,9 +29,9 @@ type webhookEndpointDTO struct {
 func TestAdminWebhooks(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		env := newOrganisationsEnv(t, db, envOptions{})
-		write, _ := env.apiKey(2, engine.ScopeWrite)
-		read, _ := env.apiKey(2, engine.ScopeRead)
-		rowing, _ := env.apiKey(1, engine.ScopeWrite)
+		write, _ := env.apiKey(2, organisation.ScopeWrite)
+		read, _ := env.apiKey(2, organisation.ScopeRead)
+		rowing, _ := env.apiKey(1, organisation.ScopeWrite)
 		const path = "/api/admin/webhooks"
 
 		bad := env.admin(write, http.MethodPost, path, map[string]any{"url": "http://club.example/hooks", "events": []string{"payment.lost"}})

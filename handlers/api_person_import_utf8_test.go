@@ -9,6 +9,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/organisation"
 )
 
 // A person import in another encoding than UTF-8 is refused row by row,
@@ -17,7 +18,7 @@ import (
 func TestPersonImportRefusesInvalidUTF8(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		env := newOrganisationsEnv(t, db, envOptions{})
-		key, _ := env.apiKey(2, engine.ScopeWrite)
+		key, _ := env.apiKey(2, organisation.ScopeWrite)
 		count := func() int {
 			n, err := db.NewSelect().Model((*engine.Person)(nil)).Where("organisation_id = 2").Count(context.Background())
 			if err != nil {

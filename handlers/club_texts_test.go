@@ -11,6 +11,8 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/organisation"
+	"portal/engine/staff"
 )
 
 // hasFieldError reports whether an error body names field with a message
@@ -31,7 +33,7 @@ func hasFieldError(e httpError, field, msg string) bool {
 func TestClubTextsThroughAdminAPI(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		env := newEnv(t, db)
-		key, _ := env.apiKey(1, engine.ScopeWrite)
+		key, _ := env.apiKey(1, organisation.ScopeWrite)
 		adm := func(method, path string, body any) response {
 			t.Helper()
 			return env.admin(key, method, path, body)
@@ -93,7 +95,7 @@ func TestClubTextsThroughAdminAPI(t *testing.T) {
 func TestStaffSetupTypeNamesPerLanguage(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		env := newStaffEnv(t, db, envOptions{})
-		env.addStaff("admin@example.org", engine.RoleAdmin)
+		env.addStaff("admin@example.org", staff.RoleAdmin)
 		admin := env.mustStaffSignIn("admin@example.org", "/staff")
 		origin := []string{"Origin", env.srv.URL}
 
@@ -114,7 +116,7 @@ func TestStaffSetupTypeNamesPerLanguage(t *testing.T) {
 			bad.doc.Find("#type-name-de").AttrOr("value", "") != "Gast" {
 			t.Fatalf("a missing French name: %d %s", bad.status, bad.testid("type-form").Text())
 		}
-		types, _ := env.svc.MembershipTypes(t.Context(), 1)
+		types, _ := organisation.Of(env.svc).MembershipTypes(t.Context(), 1)
 		if len(types) != 2 {
 			t.Fatalf("a refused type was stored: %+v", types)
 		}
@@ -122,7 +124,7 @@ func TestStaffSetupTypeNamesPerLanguage(t *testing.T) {
 			"/staff/setup/memberships?done=type-added")
 		expectRedirect(t, env.post(admin, "/staff/setup/types/1", url.Values{"code": {"ADULT"}, "name": {"Adult"}, "minAge": {"18"}, "nameTexts.de": {""}, "nameTexts.fr": {""}}, origin...),
 			"/staff/setup/memberships?done=type-changed")
-		types, _ = env.svc.MembershipTypes(t.Context(), 1)
+		types, _ = organisation.Of(env.svc).MembershipTypes(t.Context(), 1)
 		if types[0].Code != "ADULT" || len(types[0].NameTexts) != 0 || types[2].NameTexts["fr"] != "Invité" {
 			t.Fatalf("types = %+v", types)
 		}
@@ -136,7 +138,7 @@ func TestStaffMoneyAndStatesInGerman(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		env := bankTransferStaffEnv(t, db)
 		env.completeDemo(env.newClient())
-		env.addStaff("treasurer@example.org", engine.RoleTreasurer)
+		env.addStaff("treasurer@example.org", staff.RoleTreasurer)
 		c := env.mustStaffSignIn("treasurer@example.org", "/staff/registrations")
 		de := []string{"Accept-Language", "de"}
 		list := env.get(c, "/staff/registrations", de...)

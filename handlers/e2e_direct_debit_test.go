@@ -16,7 +16,10 @@ import (
 	"portal/engine/banking"
 	"portal/engine/banking/schematest"
 	"portal/engine/dbtest"
+	"portal/engine/directdebit"
 	"portal/engine/enginetest"
+	"portal/engine/payment"
+	"portal/engine/staff"
 	"portal/outbound/mail/mailtest"
 )
 
@@ -37,12 +40,12 @@ func TestE2EDirectDebitSeason(t *testing.T) {
 	t.Parallel()
 	env := newStaffBankEnv(t, dbtest.SQLite(t), true)
 	ctx := context.Background()
-	methods, creditorID, fee := []string{engine.BankTransferProvider, engine.DirectDebitProvider}, "DE98ZZZ09999999999", int64(350)
-	if _, err := env.svc.SetPaymentSettings(ctx, 1, engine.PaymentSettingsChange{Methods: &methods, DebitCreditorID: &creditorID,
+	methods, creditorID, fee := []string{payment.BankTransferProvider, payment.DirectDebitProvider}, "DE98ZZZ09999999999", int64(350)
+	if _, err := payment.Of(env.svc).SetPaymentSettings(ctx, 1, payment.PaymentSettingsChange{Methods: &methods, DebitCreditorID: &creditorID,
 		DebitReturnFeeMinor: &fee}); err != nil {
 		t.Fatal(err)
 	}
-	env.addStaff("treasurer@example.org", engine.RoleTreasurer)
+	env.addStaff("treasurer@example.org", staff.RoleTreasurer)
 	post := newStaffMail(t, env)
 	german := &enginetest.Demo{T: t, DB: env.db, Svc: env.testEnv.svc, Language: "de"}
 	french := &enginetest.Demo{T: t, DB: env.db, Svc: env.testEnv.svc, Language: "fr"}
@@ -74,7 +77,7 @@ func TestE2EDirectDebitSeason(t *testing.T) {
 	b.typeInto(`#mandate-holder`, "Camille Martin")
 	b.typeInto(`#mandate-iban`, "DE02 1203 0000 0000 2020 51")
 	b.clickTo(`[data-testid=mandate-sign]`, `[data-testid=error-summary]`)
-	if n, err := env.db.NewSelect().Model((*engine.DebitMandate)(nil)).Where("user_key = 'demo-1'").Count(ctx); err != nil || n != 0 {
+	if n, err := env.db.NewSelect().Model((*directdebit.DebitMandate)(nil)).Where("user_key = 'demo-1'").Count(ctx); err != nil || n != 0 {
 		t.Fatalf("a mandate without consent was stored (%d, %v)", n, err)
 	}
 	b.checkPage("pay-direct-debit-error-fr")
@@ -114,7 +117,7 @@ func TestE2EDirectDebitSeason(t *testing.T) {
 
 	// The bank returns the French household's debit (MD06, a refund the
 	// debtor asked for).
-	var debitB engine.Debit
+	var debitB payment.Debit
 	if err := env.db.NewSelect().Model(&debitB).Where("run_id = ? AND order_id = ?", run, orderB.ID).Scan(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -193,9 +196,9 @@ func TestE2EDirectDebitSeason(t *testing.T) {
 // debit and returns its order.
 func debitOrderOf(t *testing.T, env *staffEnv, d *enginetest.Demo, userKey string, persons ...int64) engine.Order {
 	t.Helper()
-	d.CommitPayingBy(engine.DirectDebitProvider, userKey, persons...)
+	d.CommitPayingBy(payment.DirectDebitProvider, userKey, persons...)
 	var o engine.Order
-	if err := env.db.NewSelect().Model(&o).Where("user_key = ? AND payment_method = ?", userKey, engine.DirectDebitProvider).
+	if err := env.db.NewSelect().Model(&o).Where("user_key = ? AND payment_method = ?", userKey, payment.DirectDebitProvider).
 		Order("id DESC").Limit(1).Scan(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -203,9 +206,9 @@ func debitOrderOf(t *testing.T, env *staffEnv, d *enginetest.Demo, userKey strin
 }
 
 // mandateOf is the household's mandate.
-func mandateOf(t *testing.T, env *staffEnv, userKey string) engine.DebitMandate {
+func mandateOf(t *testing.T, env *staffEnv, userKey string) directdebit.DebitMandate {
 	t.Helper()
-	var m engine.DebitMandate
+	var m directdebit.DebitMandate
 	if err := env.db.NewSelect().Model(&m).Where("user_key = ?", userKey).Scan(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,8 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/invitation"
+	"portal/engine/staff"
 )
 
 // TestE2EStaffSendInvitations: in Chromium, a registrar opens the
@@ -19,7 +21,7 @@ func TestE2EStaffSendInvitations(t *testing.T) {
 		Where("organisation_id = 1 AND first_name = 'Alex'").Exec(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	env.addStaff("registrar@example.org", engine.RoleRegistrar)
+	env.addStaff("registrar@example.org", staff.RoleRegistrar)
 	b := newE2EBrowser(t, env.testEnv, "staff-invitations", true, true)
 
 	env.staffBrowserSignIn(b, "registrar@example.org", `[data-testid=overview-states]`)
@@ -46,7 +48,7 @@ func TestE2EStaffSendInvitations(t *testing.T) {
 	if key := b.text(`[data-testid=invitation-key]`); key != engine.DemoUserKey {
 		t.Fatalf("invitation for %q, want %s", key, engine.DemoUserKey)
 	}
-	if st := b.attr(`[data-testid=invitation-state]`, "data-state"); st != string(engine.InvitationInvited) && st != string(engine.InvitationSent) {
+	if st := b.attr(`[data-testid=invitation-state]`, "data-state"); st != string(invitation.InvitationInvited) && st != string(invitation.InvitationSent) {
 		t.Fatalf("invitation state %q", st)
 	}
 	b.checkPage("staff-invitations-sent")

@@ -14,8 +14,10 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/payment"
+	"portal/engine/staff"
 	"portal/handlers/server"
-	"portal/handlers/staff"
+	staffpages "portal/handlers/staff"
 )
 
 // staffLayoutWidths are the widths every staff page is laid out at: a
@@ -103,11 +105,11 @@ func TestE2EStaffLayout(t *testing.T) {
 	secondUnpaidRegistration(t, env.db, order)
 	ctx := t.Context()
 	// A part of the transfer arrived: the detail shows it, the open payments what is left.
-	if _, err := engine.NewService(env.db, env.provider).StaffCapture(ctx, engine.CommandLine, 1, order.ProcessInstanceID,
-		engine.Capture{AmountMinor: 5000, BookedOn: time.Now().UTC(), Note: "statement 41"}); err != nil {
+	if _, err := staff.Of(engine.NewService(env.db, env.provider)).StaffCapture(ctx, engine.CommandLine, 1, order.ProcessInstanceID,
+		payment.Capture{AmountMinor: 5000, BookedOn: time.Now().UTC(), Note: "statement 41"}); err != nil {
 		t.Fatal(err)
 	}
-	env.addStaff("admin@example.org", engine.RoleAdmin)
+	env.addStaff("admin@example.org", staff.RoleAdmin)
 	// A webhook, added as the setup page adds one (its secret needs the server's key).
 	admin := env.mustStaffSignIn("admin@example.org", "/staff")
 	env.post(admin, "/staff/webhooks", url.Values{"url": {"https://club.example/hooks"}, "events": {"payment.succeeded"}}, "Origin", env.srv.URL)
@@ -121,7 +123,7 @@ func TestE2EStaffLayout(t *testing.T) {
 	shots := os.Getenv("PORTAL_DOCS_SCREENSHOTS") == "1"
 	examples := staffPageExamples(order.ProcessInstanceID, hook.ID, layoutDebitRun(t, env.db, order))
 	pages := 0
-	for _, r := range staff.StaffRoutes() {
+	for _, r := range staffpages.StaffRoutes() {
 		if r.Method != "GET" || strings.HasSuffix(r.Path, ".csv") || strings.HasSuffix(r.Path, ".pdf") || strings.HasSuffix(r.Path, ".json") ||
 			strings.HasSuffix(r.Path, "/file") {
 			continue

@@ -11,6 +11,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/staff"
 	"portal/views"
 )
 
@@ -29,7 +30,7 @@ func TestE2EStaffPaymentsStatement(t *testing.T) {
 		Where("order_id = ?", order.ID).Exec(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	env.addStaff("treasurer@example.org", engine.RoleTreasurer)
+	env.addStaff("treasurer@example.org", staff.RoleTreasurer)
 	b := newE2EBrowser(t, env.testEnv, "staff-payments", true, true)
 
 	// Sign-in at the IdP (mockoidc answers for the queued user).
@@ -116,7 +117,7 @@ func TestE2EStaffPaymentsStatement(t *testing.T) {
 func TestE2EStaffSetup(t *testing.T) {
 	t.Parallel()
 	env := newStaffEnv(t, dbtest.SQLite(t), envOptions{})
-	env.addStaff("admin@example.org", engine.RoleAdmin)
+	env.addStaff("admin@example.org", staff.RoleAdmin)
 	b := newE2EBrowser(t, env.testEnv, "staff-setup", true, true)
 	env.idp.m.QueueUser(idpUser("sub-admin", "admin@example.org"))
 	b.navigate("/staff/login?rd=%2Fstaff%2Fsetup%2Fmemberships")

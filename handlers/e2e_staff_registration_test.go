@@ -8,6 +8,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/staff"
 )
 
 // longEmail is an address too long for one line of a 390 px phone: the
@@ -54,7 +55,7 @@ func TestE2EStaffRegistrationAtPhoneWidth(t *testing.T) {
 	if _, err := env.db.NewUpdate().Model((*engine.Person)(nil)).Set("email = ?", longEmail).Where("email <> ''").Exec(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	env.addStaff("treasurer@example.org", engine.RoleTreasurer)
+	env.addStaff("treasurer@example.org", staff.RoleTreasurer)
 	b := newE2EBrowser(t, env.testEnv, "staff-registration-390", true, true)
 	env.staffBrowserSignIn(b, "treasurer@example.org", `[data-testid=overview-states]`)
 	b.navigate("/staff/registrations?state=awaiting_payment")

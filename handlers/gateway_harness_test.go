@@ -28,6 +28,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/payment"
 	"portal/handlers"
 	"portal/handlers/server"
 	"portal/relay/backend"
@@ -457,7 +458,7 @@ func newGatewayWith(t *testing.T, db *bun.DB, idp *gwIdP, be *gwBackend, o gwOpt
 		}
 	}
 	handler = handlers.New(handlers.Deps{
-		Engine:         engine.NewService(db, engine.NewTestGateway(server.TestGatewayURLs(env.srv.URL)), engine.WithLogger(log)),
+		Engine:         engine.NewService(db, payment.NewTestGateway(server.TestGatewayURLs(env.srv.URL)), engine.WithLogger(log)),
 		Sessions:       env.sessions,
 		HashSecret:     testSecret,
 		Logger:         log,

@@ -19,7 +19,9 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/demodata"
 	"portal/engine/jobs"
+	"portal/engine/payment"
 	"portal/engine/payproviders"
 	"portal/handlers"
 	"portal/handlers/server"
@@ -38,7 +40,7 @@ type testEnv struct {
 	db     *bun.DB
 	srv    *httptest.Server
 	client *http.Client
-	gw     *engine.TestGateway
+	gw     *payment.TestGateway
 	svc    *engine.Service // the server's engine
 }
 
@@ -94,19 +96,19 @@ var testPaymentSecrets = func() *session.Sealer {
 
 // orgPayments wires the organisations' own payment settings as serve does
 // (cmd/portal orgPaymentOptions): their providers, built by payproviders.
-func orgPayments(db *bun.DB, o envOptions, gw *engine.TestGateway) []engine.ServiceOption {
+func orgPayments(db *bun.DB, o envOptions, gw *payment.TestGateway) []engine.ServiceOption {
 	settings := engine.NewService(db, nil, engine.WithSecretSealer(testPaymentSecrets))
 	links := server.PaymentLinks("")
-	dir := payproviders.New(settings.OrganisationPaymentConfigs, payproviders.Build(payproviders.Options{StripeAPIURL: o.stripeAPIURL, TestGateway: gw,
+	dir := payproviders.New(payment.Of(settings).OrganisationPaymentConfigs, payproviders.Build(payproviders.Options{StripeAPIURL: o.stripeAPIURL, TestGateway: gw,
 		PayLink: func(ref string, amount int64) string { return links.PayLink("", ref, amount) }}), slog.New(slog.DiscardHandler), 0)
-	return []engine.ServiceOption{engine.WithSecretSealer(testPaymentSecrets), engine.WithTestPayments(true),
-		engine.WithPaymentProviders(dir.Provider), engine.WithRetiredPaymentProviders(dir.Retired), engine.WithPaymentSettingsChanged(dir.Invalidate),
-		engine.WithPaymentMethodProviders(dir.Method)}
+	return []engine.ServiceOption{engine.WithSecretSealer(testPaymentSecrets), payment.WithTestPayments(true),
+		payment.WithPaymentProviders(dir.Provider), payment.WithRetiredPaymentProviders(dir.Retired), payment.WithPaymentSettingsChanged(dir.Invalidate),
+		payment.WithPaymentMethodProviders(dir.Method)}
 }
 
 func newEnvWith(t testing.TB, db *bun.DB, o envOptions) *testEnv {
 	t.Helper()
-	if err := engine.SeedDemo(context.Background(), db, 3, time.Now()); err != nil {
+	if err := demodata.SeedDemo(context.Background(), db, 3, time.Now()); err != nil {
 		t.Fatalf("seed: %v", err)
 	}
 	if o.serverTiming {
@@ -116,7 +118,7 @@ func newEnvWith(t testing.TB, db *bun.DB, o envOptions) *testEnv {
 	var handler http.Handler
 	env.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { handler.ServeHTTP(w, r) }))
 	t.Cleanup(env.srv.Close)
-	env.gw = engine.NewTestGateway(server.TestGatewayURLs(env.srv.URL))
+	env.gw = payment.NewTestGateway(server.TestGatewayURLs(env.srv.URL))
 	if o.log == nil {
 		o.log = io.Discard
 	}
@@ -170,7 +172,7 @@ func newEnvWith(t testing.TB, db *bun.DB, o envOptions) *testEnv {
 func (env *testEnv) runJobs() int {
 	env.t.Helper()
 	r := jobs.New(env.db, jobs.Config{Logger: slog.New(slog.DiscardHandler)})
-	env.svc.SchedulePayments(r, time.Now)
+	payment.Of(env.svc).SchedulePayments(r, time.Now)
 	n, err := r.Work(context.Background(), 100)
 	if err != nil {
 		env.t.Fatalf("run jobs: %v", err)

@@ -10,6 +10,8 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/message"
+	"portal/engine/organisation"
 )
 
 // A card check and a pay link answer only on their own club's address:
@@ -27,7 +29,7 @@ func TestCardAndPayLinkScopedByHost(t *testing.T) {
 			Order("id").Scan(ctx); err != nil || len(ms) == 0 {
 			t.Fatalf("memberships %v %v", ms, err)
 		}
-		tokens, err := engine.CardTokens(ctx, db, []int64{ms[0].ID}, time.Now())
+		tokens, err := message.CardTokens(ctx, db, []int64{ms[0].ID}, time.Now())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -37,7 +39,7 @@ func TestCardAndPayLinkScopedByHost(t *testing.T) {
 		}
 		// Now two clubs: the demo club (rowing) on localhost, the tennis
 		// club on 127.0.0.1.
-		if err := engine.SeedDemoOrganisations(ctx, db, time.Now()); err != nil {
+		if err := organisation.SeedDemoOrganisations(ctx, db, time.Now()); err != nil {
 			t.Fatal(err)
 		}
 		card := "/verify/" + tokens[ms[0].ID]

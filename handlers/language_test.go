@@ -15,6 +15,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/organisation"
 	"portal/views/lang"
 )
 
@@ -251,7 +252,7 @@ func TestLanguageFromBrowserAndOrganisation(t *testing.T) {
 // changes nothing.
 func TestAdminEnabledLanguages(t *testing.T) {
 	env := newOrganisationsEnv(t, dbtest.SQLite(t), envOptions{})
-	key, _ := env.apiKey(2, engine.ScopeWrite)
+	key, _ := env.apiKey(2, organisation.ScopeWrite)
 	var org struct {
 		EnabledLanguages []string `json:"enabledLanguages"`
 	}

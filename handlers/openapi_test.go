@@ -25,6 +25,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/organisation"
 	"portal/handlers"
 	"portal/handlers/adminapi"
 	"portal/handlers/server"
@@ -561,8 +562,8 @@ func checkAdminResponses(t *testing.T, ck *apiChecker, env *testEnv, anon *http.
 	if _, err := env.db.NewInsert().Model(&engine.Organisation{ID: 2, Name: "Hillside Hockey Club", Slug: "hillside", DefaultLanguage: "en"}).Exec(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	write, _ := env.apiKey(1, engine.ScopeWrite)
-	read, _ := env.apiKey(1, engine.ScopeRead)
+	write, _ := env.apiKey(1, organisation.ScopeWrite)
+	read, _ := env.apiKey(1, organisation.ScopeRead)
 	bearer := func(key string, more ...string) []string {
 		return append([]string{"Authorization", "Bearer " + key}, more...)
 	}

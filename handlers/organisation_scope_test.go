@@ -16,6 +16,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/organisation"
 	"portal/handlers/server"
 	"portal/relay/hashlink"
 	"portal/relay/session"
@@ -33,7 +34,7 @@ const (
 func newOrganisationsEnv(t *testing.T, db *bun.DB, o envOptions) *testEnv {
 	t.Helper()
 	env := newEnvWith(t, db, o)
-	if err := engine.SeedDemoOrganisations(context.Background(), db, time.Now()); err != nil {
+	if err := organisation.SeedDemoOrganisations(context.Background(), db, time.Now()); err != nil {
 		t.Fatalf("seed organisations: %v", err)
 	}
 	return env
@@ -261,7 +262,7 @@ func TestHashLinksSwitchedOff(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		env := newOrganisationsEnv(t, db, envOptions{organisationRefresh: -1})
 		off, on := false, true
-		if _, err := env.svc.UpdateOrganisation(context.Background(), engine.DemoSecondOrgID, engine.OrganisationChange{HashLinks: &off}); err != nil {
+		if _, err := organisation.Of(env.svc).UpdateOrganisation(context.Background(), organisation.DemoSecondOrgID, organisation.OrganisationChange{HashLinks: &off}); err != nil {
 			t.Fatal(err)
 		}
 		c, p := env.hashLinkAt(tennisHost, "3", "demo", testSecret)
@@ -276,7 +277,7 @@ func TestHashLinksSwitchedOff(t *testing.T) {
 		_, p = env.hashLinkAt(rowingHost, "1", "demo", testSecret)
 		expectRedirect(t, p, "/membership/register/1")
 
-		if _, err := env.svc.UpdateOrganisation(context.Background(), engine.DemoSecondOrgID, engine.OrganisationChange{HashLinks: &on}); err != nil {
+		if _, err := organisation.Of(env.svc).UpdateOrganisation(context.Background(), organisation.DemoSecondOrgID, organisation.OrganisationChange{HashLinks: &on}); err != nil {
 			t.Fatal(err)
 		}
 		_, p = env.hashLinkAt(tennisHost, "3", "demo", testSecret)

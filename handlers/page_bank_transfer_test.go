@@ -16,6 +16,7 @@ import (
 	"portal/engine/banking"
 	"portal/engine/banktransfer"
 	"portal/engine/dbtest"
+	"portal/engine/payment"
 	"portal/handlers/server"
 )
 
@@ -117,9 +118,9 @@ func TestDonePageBankTransfer(t *testing.T) {
 			}
 			// Part of it arrives: the pay link asks for the rest only, in
 			// its fields and in its QR code, and says why.
-			staff := engine.NewService(env.db, &engine.TestGateway{})
+			staff := engine.NewService(env.db, &payment.TestGateway{})
 			const part = 1000
-			if res, err := staff.CapturePayment(t.Context(), engine.Capture{Reference: string(rf), AmountMinor: part}); err != nil || res.Problem != "partial" {
+			if res, err := payment.Of(staff).CapturePayment(t.Context(), payment.Capture{Reference: string(rf), AmountMinor: part}); err != nil || res.Problem != "partial" {
 				t.Fatalf("partial capture: %+v, %v", res, err)
 			}
 			rest := order.TotalMinor - part
@@ -140,7 +141,7 @@ func TestDonePageBankTransfer(t *testing.T) {
 				t.Fatalf("partly paid: the QR code decodes to\n%q\nwant\n%q", got, wantRest)
 			}
 			// The rest captured by staff: the registration completes, the pay link is a conflict.
-			res, err := staff.CapturePayment(t.Context(), engine.Capture{Reference: string(rf), AmountMinor: rest})
+			res, err := payment.Of(staff).CapturePayment(t.Context(), payment.Capture{Reference: string(rf), AmountMinor: rest})
 			if err != nil || res.Outcome != engine.OutcomeSuccess || res.Problem != "" {
 				t.Fatalf("capture: %+v, %v", res, err)
 			}

@@ -14,6 +14,8 @@ import (
 	"portal/engine"
 	"portal/engine/dbtest"
 	"portal/engine/enginetest"
+	"portal/engine/invitation"
+	"portal/engine/payment"
 	"portal/relay/hashlink"
 	"portal/relay/invitelink"
 )
@@ -22,10 +24,10 @@ var testInvitations = invitelink.NewSigner([][]byte{bytes.Repeat([]byte("v"), 32
 
 // invite issues an invitation of a household to a period of orgID with
 // the given clock and validity, and returns it with its token.
-func (env *testEnv) invite(t testing.TB, orgID, periodID int64, userKey string, now time.Time, valid time.Duration) (engine.Invitation, string) {
+func (env *testEnv) invite(t testing.TB, orgID, periodID int64, userKey string, now time.Time, valid time.Duration) (invitation.Invitation, string) {
 	t.Helper()
 	svc := engine.NewService(env.db, env.gw, engine.WithClock(func() time.Time { return now }))
-	rep, err := svc.CreateInvitations(context.Background(), engine.CommandLine, orgID, engine.InvitationRequest{PeriodID: periodID, UserKeys: []string{userKey}, Expires: valid})
+	rep, err := invitation.Of(svc).CreateInvitations(context.Background(), engine.CommandLine, orgID, invitation.InvitationRequest{PeriodID: periodID, UserKeys: []string{userKey}, Expires: valid})
 	if err != nil || len(rep.Created) != 1 {
 		t.Fatalf("invite: %+v, %v", rep, err)
 	}
@@ -61,7 +63,7 @@ func TestInvitationLinks(t *testing.T) {
 			if overview.status != http.StatusOK || !strings.Contains(string(overview.body), "Alex") {
 				t.Fatalf("overview after the invitation: %d", overview.status)
 			}
-			var got engine.Invitation
+			var got invitation.Invitation
 			if err := db.NewSelect().Model(&got).Where("id = ?", inv.ID).Scan(context.Background()); err != nil || got.OpenedAt == nil {
 				t.Fatalf("opened_at not recorded: %+v, %v", got, err)
 			}
@@ -91,7 +93,7 @@ func TestInvitationLinks(t *testing.T) {
 		})
 		t.Run("revoked link", func(t *testing.T) {
 			svc := engine.NewService(db, env.gw)
-			if _, err := svc.RevokeInvitation(context.Background(), engine.CommandLine, 1, inv.ID); err != nil {
+			if _, err := invitation.Of(svc).RevokeInvitation(context.Background(), engine.CommandLine, 1, inv.ID); err != nil {
 				t.Fatal(err)
 			}
 			c := env.newClient()
@@ -120,7 +122,7 @@ func TestPaymentRetryKeepsOrganisationPrefix(t *testing.T) {
 	form := demo.Commit(1)
 	ctx := context.Background()
 	payLink, _ := url.Parse(form.PaymentURL)
-	attempt, err := demo.Svc.FollowPayLink(ctx, payLink.Query().Get("reference"))
+	attempt, err := payment.Of(demo.Svc).FollowPayLink(ctx, payLink.Query().Get("reference"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,22 +147,22 @@ func TestInvitationRegisteredOnlyWhenCommitted(t *testing.T) {
 		if p := env.get(c, "/membership/register/1"); p.status != http.StatusOK {
 			t.Fatalf("overview: %d", p.status)
 		}
-		stateOf := func() engine.InvitationStatus {
+		stateOf := func() invitation.InvitationStatus {
 			t.Helper()
-			list, err := env.svc.Invitations(ctx, 1, 1)
+			list, err := invitation.Of(env.svc).Invitations(ctx, 1, 1)
 			if err != nil || len(list) == 0 {
 				t.Fatalf("invitations: %v %v", list, err)
 			}
 			return list[len(list)-1] // the first, newest first
 		}
-		if st := stateOf(); st.ID != inv.ID || st.State != engine.InvitationOpened || st.Registered {
+		if st := stateOf(); st.ID != inv.ID || st.State != invitation.InvitationOpened || st.Registered {
 			t.Fatalf("after opening: %s, registered %v", st.State, st.Registered)
 		}
 		// A later run after the link was withdrawn invites the household again.
-		if _, err := env.svc.RevokeInvitation(ctx, engine.CommandLine, 1, inv.ID); err != nil {
+		if _, err := invitation.Of(env.svc).RevokeInvitation(ctx, engine.CommandLine, 1, inv.ID); err != nil {
 			t.Fatal(err)
 		}
-		rep, err := env.svc.CreateInvitations(ctx, engine.CommandLine, 1, engine.InvitationRequest{PeriodID: 1, UserKeys: []string{engine.DemoUserKey}})
+		rep, err := invitation.Of(env.svc).CreateInvitations(ctx, engine.CommandLine, 1, invitation.InvitationRequest{PeriodID: 1, UserKeys: []string{engine.DemoUserKey}})
 		if err != nil || len(rep.Created) != 1 || len(rep.Skipped) != 0 {
 			t.Fatalf("second run: %+v %v", rep, err)
 		}
@@ -178,12 +180,12 @@ func TestInvitationRegisteredOnlyWhenCommitted(t *testing.T) {
 				t.Fatalf("step %d: %d %s", step, res.status, res.body)
 			}
 		}
-		list, err := env.svc.Invitations(ctx, 1, 1)
-		if err != nil || len(list) != 2 || list[0].State != engine.InvitationRegistered || !list[0].Registered {
+		list, err := invitation.Of(env.svc).Invitations(ctx, 1, 1)
+		if err != nil || len(list) != 2 || list[0].State != invitation.InvitationRegistered || !list[0].Registered {
 			t.Fatalf("after the commit: %+v %v", list, err)
 		}
-		rep, err = env.svc.CreateInvitations(ctx, engine.CommandLine, 1, engine.InvitationRequest{PeriodID: 1, UserKeys: []string{engine.DemoUserKey}})
-		if err != nil || len(rep.Created) != 0 || len(rep.Skipped) != 1 || rep.Skipped[0].Reason != engine.SkipAlreadyInvited && rep.Skipped[0].Reason != engine.SkipRegistered {
+		rep, err = invitation.Of(env.svc).CreateInvitations(ctx, engine.CommandLine, 1, invitation.InvitationRequest{PeriodID: 1, UserKeys: []string{engine.DemoUserKey}})
+		if err != nil || len(rep.Created) != 0 || len(rep.Skipped) != 1 || rep.Skipped[0].Reason != invitation.SkipAlreadyInvited && rep.Skipped[0].Reason != invitation.SkipRegistered {
 			t.Fatalf("third run: %+v %v", rep, err)
 		}
 	})

@@ -12,6 +12,9 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/directdebit"
+	"portal/engine/payment"
+	"portal/engine/staff"
 )
 
 // anotherOrder is another unpaid order of the household of like (its next
@@ -48,7 +51,7 @@ func TestMandateChoicesPage(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		env := newStaffEnv(t, db, envOptions{})
-		if _, err := env.svc.SetPaymentSettings(ctx, 1, engine.PaymentSettingsChange{BankCreditorName: str("TV Demo 1848 e.V."),
+		if _, err := payment.Of(env.svc).SetPaymentSettings(ctx, 1, payment.PaymentSettingsChange{BankCreditorName: str("TV Demo 1848 e.V."),
 			BankIBAN: str("DE89370400440532013000"), Methods: &[]string{"bank_transfer", "direct_debit"}, DebitCreditorID: str("DE98ZZZ09999999999")}); err != nil {
 			t.Fatal(err)
 		}
@@ -64,7 +67,7 @@ func TestMandateChoicesPage(t *testing.T) {
 		if err := db.NewSelect().Model(&first).Where("pay_reference = ?", strings.TrimPrefix(u.Path, "/pay/")).Scan(ctx); err != nil || first.DebitMandateID == nil {
 			t.Fatalf("first order %+v %v", first, err)
 		}
-		m := engine.DebitMandate{ID: *first.DebitMandateID}
+		m := directdebit.DebitMandate{ID: *first.DebitMandateID}
 		if err := db.NewSelect().Model(&m).WherePK().Scan(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -110,7 +113,7 @@ func TestMandateChoicesPage(t *testing.T) {
 		if bad.status != http.StatusUnprocessableEntity || bad.testid("error-mandate-iban").Length() != 1 || bad.doc.Find("#mandate-holder").AttrOr("value", "") != "Robin Example" {
 			t.Fatalf("a bad IBAN: %d\n%s", bad.status, bad.body)
 		}
-		var after engine.DebitMandate
+		var after directdebit.DebitMandate
 		if err := db.NewSelect().Model(&after).Where("id = ?", m.ID).Scan(ctx); err != nil || after.IBAN != m.IBAN || after.PreviousIBAN != "" {
 			t.Fatalf("a refused change changed the mandate: %+v %v", after, err)
 		}
@@ -148,15 +151,15 @@ func TestMandateChoicesPage(t *testing.T) {
 		if r := env.post(c, action, url.Values{"holder": {"Robin Example"}, "iban": {"DE02120300000000202051"}, "consent": {"1"}}); r.status != http.StatusSeeOther {
 			t.Fatalf("a new mandate: %d\n%s", r.status, r.body)
 		}
-		var m2 engine.DebitMandate
+		var m2 directdebit.DebitMandate
 		if err := db.NewSelect().Model(&m2).Where("revoked_at IS NULL").Scan(ctx); err != nil || m2.ID == m.ID {
 			t.Fatalf("the new mandate %+v %v", m2, err)
 		}
 
 		// Staff: the first registration shows the ended mandate, the
 		// third's the new one with its revocation.
-		env.addStaff("viewer@example.org", engine.RoleViewer)
-		env.addStaff("treasurer@example.org", engine.RoleTreasurer)
+		env.addStaff("viewer@example.org", staff.RoleViewer)
+		env.addStaff("treasurer@example.org", staff.RoleTreasurer)
 		viewer := env.mustStaffSignIn("viewer@example.org", "/staff")
 		treasurer := env.mustStaffSignIn("treasurer@example.org", "/staff")
 		if d := env.get(treasurer, "/staff/registrations/"+f.ProcessID); !strings.Contains(d.testid("detail-mandate-ended").Text(), "revoked by the member") ||
@@ -187,7 +190,7 @@ func TestMandateChoicesPage(t *testing.T) {
 		if done.status != http.StatusSeeOther || !strings.HasSuffix(done.header.Get("Location"), regPath+"?done=mandate-revoked") {
 			t.Fatalf("revoked: %d %s", done.status, done.header.Get("Location"))
 		}
-		if err := db.NewSelect().Model(&m2).WherePK().Scan(ctx); err != nil || m2.RevokedAt == nil || m2.EndReason != engine.MandateEndRevokedByStaff {
+		if err := db.NewSelect().Model(&m2).WherePK().Scan(ctx); err != nil || m2.RevokedAt == nil || m2.EndReason != directdebit.MandateEndRevokedByStaff {
 			t.Fatalf("revoked by staff: %+v %v", m2, err)
 		}
 		if r := env.post(treasurer, "/staff/mandates/999999/revoke", url.Values{"confirmed": {"1"}}, "Origin", env.srv.URL); r.status != http.StatusNotFound {

@@ -11,6 +11,10 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/directdebit"
+	"portal/engine/organisation"
+	"portal/engine/payment"
+	"portal/engine/staff"
 )
 
 // walkToReview answers the demo registration on the member pages up to
@@ -41,7 +45,7 @@ func (env *testEnv) walkToReview(c *http.Client) page {
 // transfer to its own account.
 func clubMethods(t *testing.T, env *testEnv, methods ...string) {
 	t.Helper()
-	if _, err := env.svc.SetPaymentSettings(t.Context(), 1, engine.PaymentSettingsChange{BankCreditorName: str("TV Demo 1848 e.V."),
+	if _, err := payment.Of(env.svc).SetPaymentSettings(t.Context(), 1, payment.PaymentSettingsChange{BankCreditorName: str("TV Demo 1848 e.V."),
 		BankIBAN: str("DE89370400440532013000"), Methods: &methods}); err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +130,7 @@ func TestReviewOffersPaymentMethods(t *testing.T) {
 
 		// Direct debit: the pay link is the portal's own page (never a
 		// redirect to itself), naming the amount, creditor and identifier.
-		if _, err := env.svc.SetPaymentSettings(t.Context(), 1, engine.PaymentSettingsChange{Methods: &[]string{"test", "direct_debit"},
+		if _, err := payment.Of(env.svc).SetPaymentSettings(t.Context(), 1, payment.PaymentSettingsChange{Methods: &[]string{"test", "direct_debit"},
 			DebitCreditorID: str("DE98ZZZ09999999999")}); err != nil {
 			t.Fatal(err)
 		}
@@ -149,7 +153,7 @@ func TestReviewOffersPaymentMethods(t *testing.T) {
 func TestFormAPIPaymentMethods(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		env := newEnv(t, db)
-		key, _ := env.apiKey(1, engine.ScopeWrite)
+		key, _ := env.apiKey(1, organisation.ScopeWrite)
 		res := env.admin(key, http.MethodPatch, "/api/admin/payment-settings", map[string]any{"methods": []string{"test", "direct_debit"},
 			"bankCreditorName": "TV Demo 1848 e.V.", "bankIban": "DE89 3704 0044 0532 0130 00", "debitCreditorId": "DE97ZZZ09999999999"})
 		var problem struct {
@@ -223,7 +227,7 @@ func TestFormAPIPaymentMethods(t *testing.T) {
 func TestGiveMandatePage(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		env := newStaffEnv(t, db, envOptions{})
-		if _, err := env.svc.SetPaymentSettings(t.Context(), 1, engine.PaymentSettingsChange{BankCreditorName: str("TV Demo 1848 e.V."),
+		if _, err := payment.Of(env.svc).SetPaymentSettings(t.Context(), 1, payment.PaymentSettingsChange{BankCreditorName: str("TV Demo 1848 e.V."),
 			BankIBAN: str("DE89370400440532013000"), Methods: &[]string{"bank_transfer", "direct_debit"}, DebitCreditorID: str("DE98ZZZ09999999999")}); err != nil {
 			t.Fatal(err)
 		}
@@ -245,14 +249,14 @@ func TestGiveMandatePage(t *testing.T) {
 			!strings.Contains(bad.testid("error-summary").Text(), "agreed") {
 			t.Fatalf("refused mandate: %d\n%s", bad.status, bad.body)
 		}
-		if n, _ := db.NewSelect().Model((*engine.DebitMandate)(nil)).Count(t.Context()); n != 0 {
+		if n, _ := db.NewSelect().Model((*directdebit.DebitMandate)(nil)).Count(t.Context()); n != 0 {
 			t.Fatalf("a refused mandate was stored")
 		}
 		ok := env.post(c, action, url.Values{"holder": {"Alex Example"}, "iban": {"DE89 3704 0044 0532 0130 00"}, "consent": {"1"}}, de...)
 		if ok.status != http.StatusSeeOther {
 			t.Fatalf("mandate: %d\n%s", ok.status, ok.body)
 		}
-		var m engine.DebitMandate
+		var m directdebit.DebitMandate
 		if err := db.NewSelect().Model(&m).Scan(t.Context()); err != nil || m.Language != "de" || !strings.Contains(m.Text, m.Reference) {
 			t.Fatalf("stored mandate %+v %v", m, err)
 		}
@@ -260,7 +264,7 @@ func TestGiveMandatePage(t *testing.T) {
 		if given.testid("mandate-reference").Text() != m.Reference || given.testid("mandate-account").Text() != "DE89 … 3000" || given.testid("mandate-sign").Length() != 0 {
 			t.Fatalf("after the mandate:\n%s", given.body)
 		}
-		env.addStaff("viewer@example.org", engine.RoleViewer)
+		env.addStaff("viewer@example.org", staff.RoleViewer)
 		viewer := env.mustStaffSignIn("viewer@example.org", "/staff")
 		detail := env.get(viewer, "/staff/registrations/"+f.ProcessID)
 		if detail.testid("detail-mandate-reference").Text() != m.Reference || detail.testid("detail-mandate-iban").Text() != "DE89370400440532013000" ||

@@ -20,6 +20,7 @@ import (
 	"portal/engine/dbtest"
 	"portal/engine/enginetest"
 	"portal/engine/jobs"
+	"portal/engine/message"
 	"portal/outbound/mail"
 	"portal/outbound/mail/mailtest"
 	"portal/outbound/messages"
@@ -43,7 +44,7 @@ func TestRenewalLinkOpensPrefilledRegistration(t *testing.T) {
 		// The day before the season ends.
 		at := ending.EndDate.AddDate(0, 0, -1).Add(12 * time.Hour)
 		mr := env.newMailRunner(func() time.Time { return at })
-		if _, err := engine.QueueRenewalPrompts(ctx, db, at); err != nil {
+		if _, err := message.QueueRenewalPrompts(ctx, db, at); err != nil {
 			t.Fatal(err)
 		}
 		mr.work()

@@ -11,9 +11,9 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"portal/engine"
 	"portal/engine/dbtest"
 	"portal/engine/enginetest"
+	"portal/engine/message"
 )
 
 // TestOneClickUnsubscribe: an unpaid reminder, received over SMTP,
@@ -30,7 +30,7 @@ func TestOneClickUnsubscribe(t *testing.T) {
 		form := demo.Commit(1, 3)
 		at := time.Now().UTC().Add(3*24*time.Hour + time.Hour)
 		mr := env.newMailRunner(func() time.Time { return at })
-		if n, err := engine.QueueUnpaidReminders(ctx, db, at); err != nil || n != 1 {
+		if n, err := message.QueueUnpaidReminders(ctx, db, at); err != nil || n != 1 {
 			t.Fatalf("queued %d, %v", n, err)
 		}
 		mr.work()
@@ -46,7 +46,7 @@ func TestOneClickUnsubscribe(t *testing.T) {
 		}
 		path := strings.TrimPrefix(link, env.srv.URL)
 		optedOut := func() int {
-			n, err := db.NewSelect().TableExpr("message_opt_outs").Where("organisation_id = 1 AND category = ?", engine.OptOutReminders).Count(ctx)
+			n, err := db.NewSelect().TableExpr("message_opt_outs").Where("organisation_id = 1 AND category = ?", message.OptOutReminders).Count(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -89,7 +89,7 @@ func TestOneClickUnsubscribe(t *testing.T) {
 
 		// Day 10: the reminder is not sent; paying still confirms.
 		at = at.Add(7 * 24 * time.Hour)
-		if n, err := engine.QueueUnpaidReminders(ctx, db, at); err != nil || n != 1 {
+		if n, err := message.QueueUnpaidReminders(ctx, db, at); err != nil || n != 1 {
 			t.Fatalf("day 10: queued %d, %v", n, err)
 		}
 		mr.work()

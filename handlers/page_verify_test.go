@@ -11,6 +11,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/message"
 )
 
 // TestVerifyCard: the page a card's QR code opens shows the name, type,
@@ -27,7 +28,7 @@ func TestVerifyCard(t *testing.T) {
 			Order("id").Scan(ctx); err != nil || len(ms) == 0 {
 			t.Fatalf("memberships %v %v", ms, err)
 		}
-		tokens, err := engine.CardTokens(ctx, db, []int64{ms[0].ID}, time.Now())
+		tokens, err := message.CardTokens(ctx, db, []int64{ms[0].ID}, time.Now())
 		if err != nil {
 			t.Fatal(err)
 		}

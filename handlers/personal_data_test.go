@@ -12,13 +12,16 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/organisation"
+	"portal/engine/privacy"
+	"portal/engine/staff"
 )
 
 // addOtherHousehold links a person of the demo club to another user key:
 // their data must never show to the demo household.
 func addOtherHousehold(t *testing.T, db *bun.DB) {
 	t.Helper()
-	if _, err := engine.NewService(db, nil).ImportPersons(context.Background(), 1, []engine.PersonRow{{ExternalID: "other-1", FirstName: "Bertha",
+	if _, err := organisation.Of(engine.NewService(db, nil)).ImportPersons(context.Background(), 1, []organisation.PersonRow{{ExternalID: "other-1", FirstName: "Bertha",
 		LastName: "Otherfamily", DateOfBirth: "1970-01-02", Email: "bertha@other.example", UserKeys: []string{"other"}}}, func(string) bool { return true }); err != nil {
 		t.Fatal(err)
 	}
@@ -52,9 +55,9 @@ func TestMemberDataPage(t *testing.T) {
 		}
 
 		dl := env.do(c, http.MethodGet, "/membership/data.json", nil)
-		var x engine.PersonalData
+		var x privacy.PersonalData
 		dl.json(t, &x)
-		if dl.status != http.StatusOK || !strings.HasPrefix(dl.header.Get("Content-Disposition"), "attachment") || x.Format != engine.PersonalDataFormat ||
+		if dl.status != http.StatusOK || !strings.HasPrefix(dl.header.Get("Content-Disposition"), "attachment") || x.Format != privacy.PersonalDataFormat ||
 			len(x.Persons) != 4 || len(x.Sessions) == 0 || strings.Contains(string(dl.body), "Otherfamily") {
 			t.Fatalf("download: %d %s", dl.status, dl.body)
 		}
@@ -78,7 +81,7 @@ func TestMemberDataPage(t *testing.T) {
 				t.Fatalf("refused request %v: %d %s", form, res.status, res.header.Get("Location"))
 			}
 		}
-		list, err := engine.NewService(db, nil).DataRequests(context.Background(), 1, "")
+		list, err := privacy.Of(engine.NewService(db, nil)).DataRequests(context.Background(), 1, "")
 		if err != nil || len(list) != 1 || list[0].UserKey != engine.DemoUserKey {
 			t.Fatalf("stored requests: %+v %v", list, err)
 		}
@@ -122,8 +125,8 @@ func TestStaffPersonDataAndErasure(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		env := newStaffEnv(t, db, envOptions{})
 		ctx := context.Background()
-		env.addStaff("registrar@example.org", engine.RoleRegistrar)
-		env.addStaff("admin@example.org", engine.RoleAdmin)
+		env.addStaff("registrar@example.org", staff.RoleRegistrar)
+		env.addStaff("admin@example.org", staff.RoleAdmin)
 		reg := env.mustStaffSignIn("registrar@example.org", "/staff")
 		admin := env.mustStaffSignIn("admin@example.org", "/staff")
 
@@ -161,7 +164,7 @@ func TestStaffPersonDataAndErasure(t *testing.T) {
 		}
 
 		// The requests list: a member's request, marked done.
-		if _, err := env.svc.RequestDataChange(ctx, 1, engine.DemoUserKey, engine.NewDataRequest{Kind: engine.DataRequestErasure}); err != nil {
+		if _, err := privacy.Of(env.svc).RequestDataChange(ctx, 1, engine.DemoUserKey, privacy.NewDataRequest{Kind: privacy.DataRequestErasure}); err != nil {
 			t.Fatal(err)
 		}
 		list := env.get(reg, "/staff/data-requests")
@@ -178,10 +181,10 @@ func TestStaffPersonDataAndErasure(t *testing.T) {
 		}
 
 		// The admin API: export, erasure refused with the spec's error body, forced.
-		key, _ := env.apiKey(1, engine.ScopeWrite)
-		readKey, _ := env.apiKey(1, engine.ScopeRead)
+		key, _ := env.apiKey(1, organisation.ScopeWrite)
+		readKey, _ := env.apiKey(1, organisation.ScopeRead)
 		res := env.admin(readKey, http.MethodGet, "/api/admin/persons/1/export", nil)
-		var x engine.PersonalData
+		var x privacy.PersonalData
 		res.json(t, &x)
 		if res.status != http.StatusOK || x.Subject.Kind != "person" || len(x.Persons) != 1 || x.Persons[0].FirstName != "Alex" {
 			t.Fatalf("API export: %d %s", res.status, res.body)
@@ -189,21 +192,21 @@ func TestStaffPersonDataAndErasure(t *testing.T) {
 		if res := env.admin(readKey, http.MethodPost, "/api/admin/persons/1/erase", nil); res.status != http.StatusForbidden {
 			t.Fatalf("erasure with a read key: %d", res.status)
 		}
-		other, err := env.svc.CreateOrganisation(ctx, engine.OrganisationChange{Name: ptr("Other club"), Slug: ptr("other")})
+		other, err := organisation.Of(env.svc).CreateOrganisation(ctx, organisation.OrganisationChange{Name: ptr("Other club"), Slug: ptr("other")})
 		if err != nil {
 			t.Fatal(err)
 		}
-		otherKey, _ := env.apiKey(other.ID, engine.ScopeWrite)
+		otherKey, _ := env.apiKey(other.ID, organisation.ScopeWrite)
 		if res := env.admin(otherKey, http.MethodGet, "/o/other/api/admin/persons/1/export", nil); res.status != http.StatusNotFound {
 			t.Fatalf("another club's key exported the person: %d %s", res.status, res.body)
 		}
-		if err := env.svc.CompleteDataRequest(ctx, engine.CommandLine, 1, 999, ""); engine.ErrorCode(err) != engine.CodeNotFound {
+		if err := privacy.Of(env.svc).CompleteDataRequest(ctx, engine.CommandLine, 1, 999, ""); engine.ErrorCode(err) != engine.CodeNotFound {
 			t.Fatalf("unknown request: %v", err)
 		}
 		// Sam (person 2) has an unpaid-free past: nothing blocks; Alex's
 		// membership of last season is over, so Alex is erasable too.
 		res = env.admin(key, http.MethodPost, "/api/admin/persons/2/erase", nil)
-		var rep engine.ErasureReport
+		var rep privacy.ErasureReport
 		res.json(t, &rep)
 		if res.status != http.StatusOK || rep.PersonID != 2 || rep.Forced {
 			t.Fatalf("API erasure: %d %s", res.status, res.body)

@@ -4,7 +4,7 @@ import (
 	"slices"
 	"strings"
 
-	"portal/engine"
+	"portal/engine/payment"
 	"portal/relay/upstream"
 )
 
@@ -14,7 +14,7 @@ import (
 // gateway's, /metrics), so that a route added to New is reserved as it is
 // added; the relay's own routes are left out.
 func ReservedPrefixes() []string {
-	e := New(Deps{Gateway: &engine.TestGateway{}})
+	e := New(Deps{Gateway: &payment.TestGateway{}})
 	relay := "/" + strings.Trim(upstream.DefaultPrefix, "/")
 	var out []string
 	for _, r := range e.Routes() {

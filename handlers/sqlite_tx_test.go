@@ -14,6 +14,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/staff"
 )
 
 // answersAtOnce is how long a request on the form's registration may take:
@@ -68,7 +69,7 @@ func TestEveryRegistrationStateAnswersAtOnce(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := env.svc.CancelRegistration(t.Context(), engine.CommandLine, 1, id); err != nil {
+			if err := staff.Of(env.svc).CancelRegistration(t.Context(), engine.CommandLine, 1, id); err != nil {
 				t.Fatal(err)
 			}
 			return f.ProcessID, *f.PaymentURL

@@ -14,6 +14,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/staff"
 )
 
 // TestStaffAuditReadable: each entry reads "who did what to which
@@ -28,12 +29,12 @@ func TestStaffAuditReadable(t *testing.T) {
 		ctx := context.Background()
 		order, _ := env.unpaidDemoOrder()
 		reg := strconv.FormatInt(order.ProcessInstanceID, 10)
-		treasurer := env.addStaff("treasurer@example.org", engine.RoleTreasurer)
-		admin := env.addStaff("admin@example.org", engine.RoleAdmin)
+		treasurer := env.addStaff("treasurer@example.org", staff.RoleTreasurer)
+		admin := env.addStaff("admin@example.org", staff.RoleAdmin)
 		tr := env.mustStaffSignIn("treasurer@example.org", "/staff")
 		expectRedirect(t, env.post(tr, "/staff/registrations/"+reg+"/capture", url.Values{"amount": {"1.00"},
 			"booked": {time.Now().UTC().Format(time.DateOnly)}, "note": {"statement 7"}}, "Origin", env.srv.URL), "/staff/registrations/"+reg+"?done=captured-partial")
-		if err := env.svc.ChangeStaffRole(ctx, engine.Actor{StaffID: &admin.ID, Name: "admin@example.org"}, 1, treasurer.ID, engine.RoleAdmin); err != nil {
+		if err := staff.Of(env.svc).ChangeStaffRole(ctx, engine.Actor{StaffID: &admin.ID, Name: "admin@example.org"}, 1, treasurer.ID, staff.RoleAdmin); err != nil {
 			t.Fatal(err)
 		}
 
@@ -117,7 +118,7 @@ func TestStaffAuditReadable(t *testing.T) {
 
 		// Paging keeps the filter.
 		for i := range 52 {
-			env.addStaff("member"+strconv.Itoa(i)+"@example.org", engine.RoleViewer)
+			env.addStaff("member"+strconv.Itoa(i)+"@example.org", staff.RoleViewer)
 		}
 		page1 := env.get(tr, "/staff/audit?action=staff.add")
 		older := page1.testid("audit-older").AttrOr("href", "")

@@ -11,6 +11,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/staff"
 	"portal/handlers/server"
 	"portal/relay/oidc"
 	"portal/relay/oidc/oidcop"
@@ -75,9 +76,9 @@ func TestStaffSignInCertifiedOP(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		log := &logBuffer{}
 		env, op := newCertifiedOPEnv(t, db, log)
-		admin := env.addStaff("Admin@Club.example", engine.RoleAdmin)
-		env.addStaff("treasurer@club.example", engine.RoleTreasurer)
-		env.addStaff("registrar@club.example", engine.RoleRegistrar)
+		admin := env.addStaff("Admin@Club.example", staff.RoleAdmin)
+		env.addStaff("treasurer@club.example", staff.RoleTreasurer)
+		env.addStaff("registrar@club.example", staff.RoleRegistrar)
 
 		// The admin signs in: the record binds by the address the userinfo
 		// endpoint verified, and the continue page leads on.
@@ -86,7 +87,7 @@ func TestStaffSignInCertifiedOP(t *testing.T) {
 		if p.status != http.StatusOK || p.testid("continue").Find("a").AttrOr("href", "") != "/staff/setup" {
 			t.Fatalf("admin sign-in: %d %s\n%s", p.status, p.body, log.String())
 		}
-		bound, err := env.svc.StaffByID(t.Context(), 1, admin.ID)
+		bound, err := staff.Of(env.svc).StaffByID(t.Context(), 1, admin.ID)
 		if err != nil || bound.Subject == nil || *bound.Subject != "id1" {
 			t.Fatalf("subject not bound: %+v %v", bound, err)
 		}

@@ -10,7 +10,9 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/bankstatement"
 	"portal/engine/dbtest"
+	"portal/engine/staff"
 	"portal/views"
 )
 
@@ -24,8 +26,8 @@ func TestStaffResolveUnmatchedCredit(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		env := newStaffBankEnv(t, db, true)
 		order, _ := env.unpaidDemoOrder()
-		env.addStaff("treasurer@example.org", engine.RoleTreasurer)
-		env.addStaff("viewer@example.org", engine.RoleViewer)
+		env.addStaff("treasurer@example.org", staff.RoleTreasurer)
+		env.addStaff("viewer@example.org", staff.RoleViewer)
 		tr := env.mustStaffSignIn("treasurer@example.org", "/staff")
 		viewer := env.mustStaffSignIn("viewer@example.org", "/staff")
 
@@ -36,7 +38,7 @@ func TestStaffResolveUnmatchedCredit(t *testing.T) {
 		if prev.testid("statement-capture").Text() != views.StaffOpsText.KeepButton {
 			t.Fatalf("preview of an unmatched credit offers %q", prev.testid("statement-capture").Text())
 		}
-		if env.count((*engine.BankCredit)(nil)) != 0 {
+		if env.count((*bankstatement.BankCredit)(nil)) != 0 {
 			t.Fatal("the preview kept the credit")
 		}
 		copyOf := prev.doc.Find(`input[name="statement"]`).AttrOr("value", "")

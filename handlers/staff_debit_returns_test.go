@@ -13,6 +13,9 @@ import (
 	"portal/engine"
 	"portal/engine/banking"
 	"portal/engine/dbtest"
+	"portal/engine/directdebit"
+	"portal/engine/payment"
+	"portal/engine/staff"
 	"portal/views"
 )
 
@@ -48,7 +51,7 @@ func TestStaffImportTakesBackReturnedDebit(t *testing.T) {
 		order, rf := env.unpaidDemoOrder()
 		// Paid, as a collected debit: the order's attempt settled through
 		// the one settlement, then recorded as the debit of a run sent.
-		env.addStaff("treasurer@example.org", engine.RoleTreasurer)
+		env.addStaff("treasurer@example.org", staff.RoleTreasurer)
 		tr := env.mustStaffSignIn("treasurer@example.org", "/staff")
 		paid := env.postFile(tr, "/staff/payments/statement", nil, "camt054.xml",
 			camt054(string(staffCreditor.IBAN), camtCredit{id: "C-1", amount: engine.FormatAmount(order.TotalMinor), ref: string(rf), debtor: "Demo Household"}))
@@ -56,29 +59,29 @@ func TestStaffImportTakesBackReturnedDebit(t *testing.T) {
 		if got := env.orderStatus(order.ID); got != engine.OrderPaid {
 			t.Fatalf("order after the capture: %s", got)
 		}
-		creditorID, methods := "DE98ZZZ09999999999", []string{engine.BankTransferProvider, engine.DirectDebitProvider}
-		if _, err := env.svc.SetPaymentSettings(ctx, 1, engine.PaymentSettingsChange{Methods: &methods, DebitCreditorID: &creditorID}); err != nil {
+		creditorID, methods := "DE98ZZZ09999999999", []string{payment.BankTransferProvider, payment.DirectDebitProvider}
+		if _, err := payment.Of(env.svc).SetPaymentSettings(ctx, 1, payment.PaymentSettingsChange{Methods: &methods, DebitCreditorID: &creditorID}); err != nil {
 			t.Fatal(err)
 		}
 		var pay engine.Payment
 		if err := db.NewSelect().Model(&pay).Where("order_id = ? AND status = ?", order.ID, engine.PaymentSucceeded).Scan(ctx); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := db.NewUpdate().Model((*engine.Payment)(nil)).Set("provider = ?", engine.DirectDebitProvider).Where("id = ?", pay.ID).Exec(ctx); err != nil {
+		if _, err := db.NewUpdate().Model((*engine.Payment)(nil)).Set("provider = ?", payment.DirectDebitProvider).Where("id = ?", pay.ID).Exec(ctx); err != nil {
 			t.Fatal(err)
 		}
 		now := time.Now().UTC()
-		m := &engine.DebitMandate{OrganisationID: 1, UserKey: order.UserKey, CreditorID: creditorID, Reference: "TVD-1", Holder: "Demo Household",
+		m := &directdebit.DebitMandate{OrganisationID: 1, UserKey: order.UserKey, CreditorID: creditorID, Reference: "TVD-1", Holder: "Demo Household",
 			IBAN: "DE02120300000000202051", Language: "en", Text: "…", TextVersion: "v", SignedAt: now}
-		run := &engine.DebitRun{OrganisationID: 1, MessageID: "DD-1-1", FileVersion: "pain.008.001.08", UntilOn: now, Status: engine.DebitRunSent,
+		run := &payment.DebitRun{OrganisationID: 1, MessageID: "DD-1-1", FileVersion: "pain.008.001.08", UntilOn: now, Status: payment.DebitRunSent,
 			DebitCount: 1, Currency: "EUR", File: []byte("<Document/>"), CreatedBy: "test", CreatedAt: now, SentAt: &now}
 		for _, row := range []any{m, run} {
 			if _, err := db.NewInsert().Model(row).Exec(ctx); err != nil {
 				t.Fatal(err)
 			}
 		}
-		debit := &engine.Debit{RunID: run.ID, OrganisationID: 1, OrderID: order.ID, PaymentID: pay.ID, MandateID: m.ID, EndToEndID: "E2E-STAFF-1",
-			AmountMinor: order.TotalMinor, Currency: "EUR", DueOn: now, Sequence: banking.SequenceFirst, Status: engine.DebitCollected}
+		debit := &payment.Debit{RunID: run.ID, OrganisationID: 1, OrderID: order.ID, PaymentID: pay.ID, MandateID: m.ID, EndToEndID: "E2E-STAFF-1",
+			AmountMinor: order.TotalMinor, Currency: "EUR", DueOn: now, Sequence: banking.SequenceFirst, Status: payment.DebitCollected}
 		if _, err := db.NewInsert().Model(debit).Exec(ctx); err != nil {
 			t.Fatal(err)
 		}

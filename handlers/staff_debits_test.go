@@ -14,6 +14,9 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/directdebit"
+	"portal/engine/payment"
+	"portal/engine/staff"
 )
 
 // debitRegistration completes the demo registration, chooses direct
@@ -21,7 +24,7 @@ import (
 // returns the registration's id and its order.
 func (env *staffEnv) debitRegistration(t *testing.T) (string, engine.Order) {
 	t.Helper()
-	if _, err := env.svc.SetPaymentSettings(t.Context(), 1, engine.PaymentSettingsChange{BankCreditorName: str("TV Demo 1848 e.V."),
+	if _, err := payment.Of(env.svc).SetPaymentSettings(t.Context(), 1, payment.PaymentSettingsChange{BankCreditorName: str("TV Demo 1848 e.V."),
 		BankIBAN: str("DE89370400440532013000"), Methods: &[]string{"bank_transfer", "direct_debit"}, DebitCreditorID: str("DE98ZZZ09999999999")}); err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +37,7 @@ func (env *staffEnv) debitRegistration(t *testing.T) (string, engine.Order) {
 	if p := env.post(c, u.Path, url.Values{"paymentMethod": {"direct_debit"}}); p.status != http.StatusOK {
 		t.Fatalf("choosing direct debit: %d\n%s", p.status, p.body)
 	}
-	if _, err := env.testEnv.svc.GiveMandate(t.Context(), path.Base(u.Path), engine.MandateInput{Holder: "Alex Example",
+	if _, err := directdebit.Of(env.testEnv.svc).GiveMandate(t.Context(), path.Base(u.Path), directdebit.MandateInput{Holder: "Alex Example",
 		IBAN: "DE02 1203 0000 0000 2020 51", Consent: true, Language: "en"}); err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +45,7 @@ func (env *staffEnv) debitRegistration(t *testing.T) (string, engine.Order) {
 	if err := env.db.NewSelect().Model(&o).Where("pay_reference = ?", path.Base(u.Path)).Scan(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if o.DebitDueOn == nil || o.PaymentMethod != engine.DirectDebitProvider {
+	if o.DebitDueOn == nil || o.PaymentMethod != payment.DirectDebitProvider {
 		t.Fatalf("the order is not collected by direct debit: %+v", o)
 	}
 	return f.ProcessID, o
@@ -62,8 +65,8 @@ func TestStaffDebitRuns(t *testing.T) {
 		ctx := t.Context()
 		registration, order := env.debitRegistration(t)
 		origin := []string{"Origin", env.srv.URL}
-		env.addStaff("treasurer@example.org", engine.RoleTreasurer)
-		env.addStaff("viewer@example.org", engine.RoleViewer)
+		env.addStaff("treasurer@example.org", staff.RoleTreasurer)
+		env.addStaff("viewer@example.org", staff.RoleViewer)
 		treasurer := env.mustStaffSignIn("treasurer@example.org", "/staff")
 		viewer := env.mustStaffSignIn("viewer@example.org", "/staff")
 
@@ -99,7 +102,7 @@ func TestStaffDebitRuns(t *testing.T) {
 		}
 
 		prepared := env.post(treasurer, "/staff/debits", until, origin...)
-		runs, err := env.testEnv.svc.DebitRuns(ctx, 1)
+		runs, err := directdebit.Of(env.testEnv.svc).DebitRuns(ctx, 1)
 		if err != nil || len(runs) != 1 {
 			t.Fatalf("runs %+v %v", runs, err)
 		}
@@ -116,7 +119,7 @@ func TestStaffDebitRuns(t *testing.T) {
 		line := runPage.testid("debit-line")
 		if runPage.status != http.StatusOK || !strings.Contains(runPage.testid("staff-flash").Text(), "prepared") || line.Length() != 1 ||
 			line.Find(`[data-testid="debit-registration"]`).AttrOr("href", "") != "/staff/registrations/"+registration ||
-			line.Find(`[data-testid="debit-iban"]`).Text() != engine.MaskedIBAN("DE02120300000000202051") ||
+			line.Find(`[data-testid="debit-iban"]`).Text() != directdebit.MaskedIBAN("DE02120300000000202051") ||
 			line.Find(`[data-testid="debit-holder"]`).Text() != "Alex Example" || !strings.Contains(line.Find(`[data-testid="debit-sequence"]`).Text(), "FRST") ||
 			runPage.testid("debit-run-sent").Length() != 1 || runPage.testid("debit-run-cancel").Length() != 1 || runPage.testid("debit-run-download").Length() != 1 {
 			t.Fatalf("run page: %d\n%s", runPage.status, runPage.body)
@@ -126,14 +129,14 @@ func TestStaffDebitRuns(t *testing.T) {
 		}
 
 		// The file, twice, as stored.
-		stored, err := env.testEnv.svc.DebitRunByID(ctx, 1, first.ID)
+		stored, err := directdebit.Of(env.testEnv.svc).DebitRunByID(ctx, 1, first.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for range 2 {
 			f := env.do(treasurer, http.MethodGet, runPath+"/file", nil)
 			if f.status != http.StatusOK || !bytes.Equal(f.body, stored.Run.File) || f.header.Get("Content-Type") != "application/xml" ||
-				f.header.Get("Content-Disposition") != `attachment; filename="`+engine.DebitRunFileName(stored.Run)+`"` {
+				f.header.Get("Content-Disposition") != `attachment; filename="`+directdebit.DebitRunFileName(stored.Run)+`"` {
 				t.Fatalf("download: %d %v", f.status, f.header)
 			}
 		}
@@ -154,8 +157,8 @@ func TestStaffDebitRuns(t *testing.T) {
 		if _, err := db.NewInsert().Model(&engine.Organisation{ID: 2, Name: "Hillside Hockey Club", Slug: "hillside", DefaultLanguage: "en"}).Exec(ctx); err != nil {
 			t.Fatal(err)
 		}
-		other := &engine.DebitRun{OrganisationID: 2, MessageID: "DD-2-X", FileVersion: "pain.008.001.08", UntilOn: time.Now().UTC(),
-			Status: engine.DebitRunPrepared, Currency: "EUR", File: []byte("<Document/>"), CreatedBy: "someone", CreatedAt: time.Now().UTC()}
+		other := &payment.DebitRun{OrganisationID: 2, MessageID: "DD-2-X", FileVersion: "pain.008.001.08", UntilOn: time.Now().UTC(),
+			Status: payment.DebitRunPrepared, Currency: "EUR", File: []byte("<Document/>"), CreatedBy: "someone", CreatedAt: time.Now().UTC()}
 		if _, err := db.NewInsert().Model(other).Exec(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -186,7 +189,7 @@ func TestStaffDebitRuns(t *testing.T) {
 			t.Fatalf("a cancelled run marked sent: %d\n%s", p.status, p.body)
 		}
 		// In German, the refusal is German too.
-		env.addStaff("kasse@example.org", engine.RoleTreasurer)
+		env.addStaff("kasse@example.org", staff.RoleTreasurer)
 		german := env.mustStaffSignIn("kasse@example.org", "/staff")
 		expectRedirect(t, env.get(german, "/staff?lang=de"), "/staff")
 		if p := env.post(german, runPath+"/sent", url.Values{"confirmed": {"1"}}, origin...); p.status != http.StatusConflict ||
@@ -204,7 +207,7 @@ func TestStaffDebitRuns(t *testing.T) {
 		if again.status != http.StatusSeeOther {
 			t.Fatalf("the next run: %d\n%s", again.status, again.body)
 		}
-		runs, _ = env.testEnv.svc.DebitRuns(ctx, 1)
+		runs, _ = directdebit.Of(env.testEnv.svc).DebitRuns(ctx, 1)
 		if len(runs) != 2 || runs[0].ID == first.ID || runs[0].DebitCount != 1 {
 			t.Fatalf("runs after the cancel %+v", runs)
 		}
@@ -235,7 +238,7 @@ func TestStaffDebitRuns(t *testing.T) {
 		if env.auditActions("debit_run.create") != 2 || env.auditActions("debit_run.cancel") != 1 || env.auditActions("debit_run.send") != 1 {
 			t.Fatal("the run actions are not audited")
 		}
-		env.addStaff("admin@example.org", engine.RoleAdmin)
+		env.addStaff("admin@example.org", staff.RoleAdmin)
 		admin := env.mustStaffSignIn("admin@example.org", "/staff")
 		audit := env.get(admin, "/staff/audit")
 		if audit.doc.Find(`a[href="`+secondPath+`"]`).Length() == 0 || !strings.Contains(string(audit.body), "marked a direct debit collection run as sent") ||
@@ -254,7 +257,7 @@ func layoutDebitRun(t *testing.T, db *bun.DB, order engine.Order) int64 {
 	ctx := t.Context()
 	now := time.Now().UTC()
 	// The club collects by direct debit: the runs' page has its form.
-	if _, err := engine.NewService(db, nil).SetPaymentSettings(ctx, order.OrganisationID, engine.PaymentSettingsChange{
+	if _, err := payment.Of(engine.NewService(db, nil)).SetPaymentSettings(ctx, order.OrganisationID, payment.PaymentSettingsChange{
 		DebitCreditorID: str("DE98ZZZ09999999999")}); err != nil {
 		t.Fatal(err)
 	}
@@ -262,21 +265,21 @@ func layoutDebitRun(t *testing.T, db *bun.DB, order engine.Order) int64 {
 	if err := db.NewSelect().Model(&pay).Where("order_id = ?", order.ID).Order("id").Limit(1).Scan(ctx); err != nil {
 		t.Fatalf("the demo order's payment: %v", err)
 	}
-	m := &engine.DebitMandate{OrganisationID: order.OrganisationID, UserKey: order.UserKey, CreditorID: "DE98ZZZ09999999999",
+	m := &directdebit.DebitMandate{OrganisationID: order.OrganisationID, UserKey: order.UserKey, CreditorID: "DE98ZZZ09999999999",
 		Reference: "TVDEMO-MANDATE-000000000000000000001", Holder: "Alexandra Example-Longname", IBAN: "DE02120300000000202051",
 		Language: "en", Text: "I authorise the club to collect.", TextVersion: "1", SignedAt: now}
 	if _, err := db.NewInsert().Model(m).Exec(ctx); err != nil {
 		t.Fatal(err)
 	}
-	run := &engine.DebitRun{OrganisationID: order.OrganisationID, MessageID: "DD-1-1", FileVersion: "pain.008.001.08", UntilOn: now.AddDate(0, 0, 14),
-		Status: engine.DebitRunPrepared, DebitCount: 1, TotalMinor: order.TotalMinor, Currency: "EUR", File: []byte("<Document/>"),
+	run := &payment.DebitRun{OrganisationID: order.OrganisationID, MessageID: "DD-1-1", FileVersion: "pain.008.001.08", UntilOn: now.AddDate(0, 0, 14),
+		Status: payment.DebitRunPrepared, DebitCount: 1, TotalMinor: order.TotalMinor, Currency: "EUR", File: []byte("<Document/>"),
 		CreatedBy: "treasurer@example.org", CreatedAt: now}
 	if _, err := db.NewInsert().Model(run).Exec(ctx); err != nil {
 		t.Fatal(err)
 	}
-	d := &engine.Debit{RunID: run.ID, OrganisationID: order.OrganisationID, OrderID: order.ID, PaymentID: pay.ID, MandateID: m.ID,
+	d := &payment.Debit{RunID: run.ID, OrganisationID: order.OrganisationID, OrderID: order.ID, PaymentID: pay.ID, MandateID: m.ID,
 		EndToEndID: pay.Reference + "-" + strconv.FormatInt(run.ID, 10), AmountMinor: order.TotalMinor, Currency: "EUR",
-		DueOn: now.AddDate(0, 0, 14), Sequence: "FRST", Amended: true, Status: engine.DebitInRun}
+		DueOn: now.AddDate(0, 0, 14), Sequence: "FRST", Amended: true, Status: payment.DebitInRun}
 	if _, err := db.NewInsert().Model(d).Exec(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -289,9 +292,9 @@ func layoutDebitRun(t *testing.T, db *bun.DB, order engine.Order) int64 {
 func TestStaffDebitRunWarnsOfEndedMandate(t *testing.T) {
 	env := newStaffEnv(t, dbtest.SQLite(t), envOptions{})
 	_, order := env.debitRegistration(t)
-	env.addStaff("treasurer@example.org", engine.RoleTreasurer)
+	env.addStaff("treasurer@example.org", staff.RoleTreasurer)
 	treasurer := env.mustStaffSignIn("treasurer@example.org", "/staff")
-	run, err := env.testEnv.svc.CollectDebits(t.Context(), engine.CollectRequest{OrganisationID: 1, Until: time.Now().AddDate(0, 2, 0), Actor: engine.CommandLine})
+	run, err := directdebit.Of(env.testEnv.svc).CollectDebits(t.Context(), directdebit.CollectRequest{OrganisationID: 1, Until: time.Now().AddDate(0, 2, 0), Actor: engine.CommandLine})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -299,7 +302,7 @@ func TestStaffDebitRunWarnsOfEndedMandate(t *testing.T) {
 	if p := env.get(treasurer, runPath); p.testid("debit-mandate-ended").Length() != 0 {
 		t.Fatal("a mandate that holds is flagged")
 	}
-	if _, err := env.testEnv.svc.StaffRevokeMandate(t.Context(), engine.CommandLine, 1, *order.DebitMandateID); err != nil {
+	if _, err := directdebit.Of(env.testEnv.svc).StaffRevokeMandate(t.Context(), engine.CommandLine, 1, *order.DebitMandateID); err != nil {
 		t.Fatal(err)
 	}
 	if p := env.get(treasurer, runPath); p.testid("debit-mandate-ended").Length() != 1 {

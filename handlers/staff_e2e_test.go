@@ -15,6 +15,8 @@ import (
 	"portal/engine"
 	"portal/engine/dbtest"
 	"portal/engine/jobs"
+	"portal/engine/payment"
+	"portal/engine/staff"
 	"portal/handlers/server"
 	"portal/outbound/mail"
 	"portal/outbound/mail/mailtest"
@@ -40,7 +42,7 @@ func newStaffMail(t *testing.T, env *staffEnv) *staffMail {
 	}
 	r := jobs.New(env.db, jobs.Config{})
 	svc := engine.NewService(env.db, env.provider, engine.WithPaymentLinks(server.PaymentLinks(env.srv.URL)))
-	messages.Register(r, messages.Deps{DB: env.db, Sender: sender, BaseURL: env.srv.URL, HashSecret: testSecret, Payments: svc})
+	messages.Register(r, messages.Deps{DB: env.db, Sender: sender, BaseURL: env.srv.URL, HashSecret: testSecret, Payments: payment.Of(svc)})
 	return &staffMail{srv: srv, runner: r}
 }
 
@@ -78,8 +80,8 @@ func TestE2EStaffPages(t *testing.T) {
 	t.Parallel()
 	env := bankTransferStaffEnv(t, dbtest.SQLite(t))
 	env.completeDemo(env.newClient())
-	env.addStaff("registrar@example.org", engine.RoleRegistrar)
-	env.addStaff("treasurer@example.org", engine.RoleTreasurer)
+	env.addStaff("registrar@example.org", staff.RoleRegistrar)
+	env.addStaff("treasurer@example.org", staff.RoleTreasurer)
 	post := newStaffMail(t, env)
 	// The commit asked for the transfer by e-mail.
 	if got := post.deliver(t, 1); !strings.Contains(string(got[0].Data), "cid:qr-") {

@@ -9,8 +9,8 @@ import (
 
 	"golang.org/x/text/language"
 
-	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/staff"
 	"portal/views"
 	"portal/views/lang"
 )
@@ -49,7 +49,7 @@ func englishStaffTexts(t *testing.T) []string {
 func TestStaffPagesInGerman(t *testing.T) {
 	env := bankTransferStaffEnv(t, dbtest.SQLite(t))
 	env.completeDemo(env.newClient())
-	env.addStaff("admin@example.org", engine.RoleAdmin)
+	env.addStaff("admin@example.org", staff.RoleAdmin)
 	c := env.mustStaffSignIn("admin@example.org", "/staff")
 	english := env.get(c, "/staff")
 	if english.status != http.StatusOK || english.doc.Find("html").AttrOr("lang", "") != "en" || english.testid("lang-de").Length() != 1 {

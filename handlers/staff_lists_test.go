@@ -13,6 +13,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/staff"
 	"portal/views"
 )
 
@@ -56,7 +57,7 @@ func TestStaffRegistrationsList(t *testing.T) {
 		other := secondUnpaidRegistration(t, db, order)
 		demoID := strconv.FormatInt(order.ProcessInstanceID, 10)
 		otherID := strconv.FormatInt(other, 10)
-		env.addStaff("treasurer@example.org", engine.RoleTreasurer)
+		env.addStaff("treasurer@example.org", staff.RoleTreasurer)
 		tr := env.mustStaffSignIn("treasurer@example.org", "/staff")
 
 		ids := func(query string) []string {
@@ -145,8 +146,8 @@ func TestStaffOverviewFigures(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		env := newStaffBankEnv(t, db, true)
 		env.unpaidDemoOrder()
-		env.addStaff("treasurer@example.org", engine.RoleTreasurer)
-		env.addStaff("viewer@example.org", engine.RoleViewer)
+		env.addStaff("treasurer@example.org", staff.RoleTreasurer)
+		env.addStaff("viewer@example.org", staff.RoleViewer)
 		tr := env.mustStaffSignIn("treasurer@example.org", "/staff")
 		ov := env.get(tr, "/staff")
 		total := ov.testid("overview-member-total")
@@ -154,7 +155,7 @@ func TestStaffOverviewFigures(t *testing.T) {
 			// Jamie's membership is paid (the seed); Alex's and Robin's wait.
 			t.Errorf("members: %s active, %s awaiting payment; want 1 and 2", a, p)
 		}
-		if ov.testid("overview-member").Length() != 2 || ov.testid("overview-age").Length() != len(engine.AgeGroups) {
+		if ov.testid("overview-member").Length() != 2 || ov.testid("overview-age").Length() != len(staff.AgeGroups) {
 			t.Errorf("%d type rows, %d age rows", ov.testid("overview-member").Length(), ov.testid("overview-age").Length())
 		}
 		if got := ov.testid("overview-chart-scale").Text(); got != "Scale: 0 to 1 a day" {

@@ -14,6 +14,9 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/message"
+	"portal/engine/payment"
+	"portal/engine/staff"
 	"portal/views"
 )
 
@@ -27,7 +30,7 @@ func TestStaffOpenPaymentsList(t *testing.T) {
 		ctx := context.Background()
 		order, rf := env.unpaidDemoOrder()
 		reg := strconv.FormatInt(order.ProcessInstanceID, 10)
-		env.addStaff("treasurer@example.org", engine.RoleTreasurer)
+		env.addStaff("treasurer@example.org", staff.RoleTreasurer)
 		tr := env.mustStaffSignIn("treasurer@example.org", "/staff")
 
 		// A part arrived; the order was committed ten days ago and
@@ -38,7 +41,7 @@ func TestStaffOpenPaymentsList(t *testing.T) {
 			Where("id = ?", order.ID).Exec(ctx); err != nil {
 			t.Fatal(err)
 		}
-		if n, err := engine.QueueUnpaidReminders(ctx, db, time.Now()); err != nil || n != 1 {
+		if n, err := message.QueueUnpaidReminders(ctx, db, time.Now()); err != nil || n != 1 {
 			t.Fatalf("reminders: %d %v", n, err)
 		}
 		// A member's name that a spreadsheet would run as a formula.
@@ -91,7 +94,7 @@ func TestStaffOpenPaymentsList(t *testing.T) {
 		}
 		row := recs[1]
 		if row[head["registration"]] != reg || row[head["owed"]] != owed || row[head["rf_reference"]] != rf.String() ||
-			row[head["days_unpaid"]] != "10" || row[head["reminders"]] != "1" || row[head["last_message"]] != string(engine.KindUnpaidReminder) {
+			row[head["days_unpaid"]] != "10" || row[head["reminders"]] != "1" || row[head["last_message"]] != string(message.KindUnpaidReminder) {
 			t.Errorf("csv row %q", row)
 		}
 		if h := row[head["household"]]; !strings.HasPrefix(h, `'=HYPERLINK`) {
@@ -105,7 +108,7 @@ func TestStaffOpenPaymentsList(t *testing.T) {
 		}
 
 		// Viewers and registrars may not see who owes what.
-		for _, r := range []engine.StaffRole{engine.RoleViewer, engine.RoleRegistrar} {
+		for _, r := range []staff.StaffRole{staff.RoleViewer, staff.RoleRegistrar} {
 			env.addStaff(string(r)+"@example.org", r)
 			c := env.mustStaffSignIn(string(r)+"@example.org", "/staff")
 			for _, path := range []string{"/staff/open-payments", "/staff/open-payments.csv"} {
@@ -152,11 +155,11 @@ func TestStaffOpenPaymentsResendLinks(t *testing.T) {
 		env := newStaffBankEnv(t, db, true)
 		order, _ := env.unpaidDemoOrder()
 		reg := strconv.FormatInt(order.ProcessInstanceID, 10)
-		env.addStaff("treasurer@example.org", engine.RoleTreasurer)
+		env.addStaff("treasurer@example.org", staff.RoleTreasurer)
 		tr := env.mustStaffSignIn("treasurer@example.org", "/staff")
 		links := func() int {
-			return env.count((*engine.OutboxMessage)(nil), "kind = ? AND dedup_key LIKE ?", engine.KindPaymentLink,
-				string(engine.KindPaymentLink)+":order:"+strconv.FormatInt(order.ID, 10)+":resend:%")
+			return env.count((*engine.OutboxMessage)(nil), "kind = ? AND dedup_key LIKE ?", payment.KindPaymentLink,
+				string(payment.KindPaymentLink)+":order:"+strconv.FormatInt(order.ID, 10)+":resend:%")
 		}
 
 		cross := env.post(tr, "/staff/open-payments/resend-payment-link", url.Values{"id": {reg}},

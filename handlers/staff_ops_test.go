@@ -20,7 +20,12 @@ import (
 	"portal/engine/banking"
 	"portal/engine/banktransfer"
 	"portal/engine/dbtest"
+	"portal/engine/invitation"
 	"portal/engine/jobs"
+	"portal/engine/message"
+	"portal/engine/organisation"
+	"portal/engine/payment"
+	"portal/engine/staff"
 	"portal/handlers/server"
 	"portal/views"
 )
@@ -41,8 +46,8 @@ func newStaffBankEnv(t *testing.T, db *bun.DB, ownAccount bool) *staffEnv {
 	env := newStaffEnv(t, db, envOptions{provider: bt})
 	base = env.srv.URL
 	if ownAccount {
-		prov, name, iban, bic := engine.BankTransferProvider, staffCreditor.Name, string(staffCreditor.IBAN), staffCreditor.BIC
-		if _, err := env.svc.SetPaymentSettings(context.Background(), 1, engine.PaymentSettingsChange{Provider: &prov,
+		prov, name, iban, bic := payment.BankTransferProvider, staffCreditor.Name, string(staffCreditor.IBAN), staffCreditor.BIC
+		if _, err := payment.Of(env.svc).SetPaymentSettings(context.Background(), 1, payment.PaymentSettingsChange{Provider: &prov,
 			BankCreditorName: &name, BankIBAN: &iban, BankBIC: &bic}); err != nil {
 			t.Fatal(err)
 		}
@@ -54,7 +59,7 @@ func newStaffBankEnv(t *testing.T, db *bun.DB, ownAccount bool) *staffEnv {
 // transfers of every club without its own: no club's staff import it.
 func TestStaffStatementImportNeedsOwnAccount(t *testing.T) {
 	env := newStaffBankEnv(t, dbtest.SQLite(t), false)
-	env.addStaff("treasurer@example.org", engine.RoleTreasurer)
+	env.addStaff("treasurer@example.org", staff.RoleTreasurer)
 	tr := env.mustStaffSignIn("treasurer@example.org", "/staff")
 	if p := env.get(tr, "/staff/payments"); p.testid("statement-no-bank").Length() != 1 || p.testid("statement-form").Length() != 0 {
 		t.Fatalf("shared account offered for import: %d", p.status)
@@ -152,8 +157,8 @@ func TestStaffPaymentsStatementImport(t *testing.T) {
 		env := newStaffBankEnv(t, db, true)
 		ctx := context.Background()
 		order, rf := env.unpaidDemoOrder()
-		env.addStaff("treasurer@example.org", engine.RoleTreasurer)
-		env.addStaff("viewer@example.org", engine.RoleViewer)
+		env.addStaff("treasurer@example.org", staff.RoleTreasurer)
+		env.addStaff("viewer@example.org", staff.RoleViewer)
 		tr := env.mustStaffSignIn("treasurer@example.org", "/staff")
 		viewer := env.mustStaffSignIn("viewer@example.org", "/staff")
 
@@ -274,7 +279,7 @@ func TestStaffPaymentsAttention(t *testing.T) {
 	if _, err := env.db.NewUpdate().Model((*engine.Payment)(nil)).Set("problem = ?", problem).Where("1 = 1").Exec(ctx); err != nil {
 		t.Fatal(err)
 	}
-	env.addStaff("treasurer@example.org", engine.RoleTreasurer)
+	env.addStaff("treasurer@example.org", staff.RoleTreasurer)
 	tr := env.mustStaffSignIn("treasurer@example.org", "/staff")
 	p := env.get(tr, "/staff/payments")
 	if p.testid("attention-reason").First().Text() != views.StaffOpsText.AttentionProblem || !strings.Contains(p.testid("attention-table").Text(), problem) {
@@ -296,7 +301,7 @@ func TestStaffJobs(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		env := newStaffEnv(t, db, envOptions{})
 		ctx := context.Background()
-		other, err := env.svc.CreateOrganisation(ctx, engine.OrganisationChange{Name: ptr("Other club"), Slug: ptr("other")})
+		other, err := organisation.Of(env.svc).CreateOrganisation(ctx, organisation.OrganisationChange{Name: ptr("Other club"), Slug: ptr("other")})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -305,8 +310,8 @@ func TestStaffJobs(t *testing.T) {
 			kind := "archive"
 			var jobPayload any
 			if key != "" {
-				kind = string(engine.KindWelcome)
-				msg := &engine.OutboxMessage{Kind: engine.KindWelcome, DedupKey: key, Recipient: recipient, Payload: payload, CreatedAt: time.Now().UTC()}
+				kind = string(message.KindWelcome)
+				msg := &engine.OutboxMessage{Kind: message.KindWelcome, DedupKey: key, Recipient: recipient, Payload: payload, CreatedAt: time.Now().UTC()}
 				if _, err := db.NewInsert().Model(msg).Exec(ctx); err != nil {
 					t.Fatal(err)
 				}
@@ -333,9 +338,9 @@ func TestStaffJobs(t *testing.T) {
 		deadJob("welcome:nobody", "carla@example.net", `{"personId":5}`, "550 carla unknown")
 
 		// With two clubs and no hostnames, each is addressed as /o/{slug}.
-		env.addStaff("viewer@example.org", engine.RoleViewer)
-		env.addStaff("registrar@example.org", engine.RoleRegistrar)
-		env.addStaff("admin@example.org", engine.RoleAdmin)
+		env.addStaff("viewer@example.org", staff.RoleViewer)
+		env.addStaff("registrar@example.org", staff.RoleRegistrar)
+		env.addStaff("admin@example.org", staff.RoleAdmin)
 		viewer := env.mustStaffSignIn("viewer@example.org", "/o/riverside/staff")
 		reg := env.mustStaffSignIn("registrar@example.org", "/o/riverside/staff")
 		admin := env.mustStaffSignIn("admin@example.org", "/o/riverside/staff")
@@ -398,7 +403,7 @@ func TestStaffJobs(t *testing.T) {
 func TestStaffInvitationsImport(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		env := newStaffEnv(t, db, envOptions{})
-		env.addStaff("registrar@example.org", engine.RoleRegistrar)
+		env.addStaff("registrar@example.org", staff.RoleRegistrar)
 		reg := env.mustStaffSignIn("registrar@example.org", "/staff")
 		countPersons := func() int {
 			n, err := db.NewSelect().Model((*engine.Person)(nil)).Where("organisation_id = 1 AND external_id IS NOT NULL").Count(t.Context())
@@ -463,12 +468,12 @@ func TestStaffInvitationsImport(t *testing.T) {
 func TestStaffInvitationsSend(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		env := newStaffEnv(t, db, envOptions{})
-		env.addStaff("registrar@example.org", engine.RoleRegistrar)
+		env.addStaff("registrar@example.org", staff.RoleRegistrar)
 		reg := env.mustStaffSignIn("registrar@example.org", "/staff")
 		origin := []string{"Origin", env.srv.URL}
 		period := strconv.FormatInt(engine.DemoPeriodID, 10)
 		invitations := func() int {
-			n, err := db.NewSelect().Model((*engine.Invitation)(nil)).Where("organisation_id = 1").Count(t.Context())
+			n, err := db.NewSelect().Model((*invitation.Invitation)(nil)).Where("organisation_id = 1").Count(t.Context())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -501,7 +506,7 @@ func TestStaffInvitationsSend(t *testing.T) {
 			t.Fatalf("sent: %d %s", sent.status, sent.testid("staff-main").Text())
 		}
 		if sent.testid("invitation-row").Length() != 1 || sent.testid("invitation-key").Text() != engine.DemoUserKey ||
-			sent.testid("invitation-state").AttrOr("data-state", "") != string(engine.InvitationInvited) {
+			sent.testid("invitation-state").AttrOr("data-state", "") != string(invitation.InvitationInvited) {
 			t.Fatalf("list: %s", sent.testid("invitations-table").Text())
 		}
 		counts := map[string]string{}
@@ -517,7 +522,7 @@ func TestStaffInvitationsSend(t *testing.T) {
 		// Again, everyone: the household holding a valid link is left out,
 		// the other linked households are invited.
 		again := env.post(reg, "/staff/invitations/send", url.Values{"period": {period}, "whom": {"all"}, "days": {"10"}}, origin...)
-		if again.status != http.StatusOK || !strings.Contains(again.testid("invite-result").Text(), engine.SkipAlreadyInvited) {
+		if again.status != http.StatusOK || !strings.Contains(again.testid("invite-result").Text(), invitation.SkipAlreadyInvited) {
 			t.Fatalf("again: %s", again.testid("invite-result").Text())
 		}
 
@@ -525,7 +530,7 @@ func TestStaffInvitationsSend(t *testing.T) {
 		if ask := env.post(reg, revoke, url.Values{}, origin...); ask.testid("staff-confirm").Length() != 1 {
 			t.Fatalf("revoke without asking: %d", ask.status)
 		}
-		var inv engine.Invitation
+		var inv invitation.Invitation
 		if err := db.NewSelect().Model(&inv).Where("user_key = ?", engine.DemoUserKey).Scan(t.Context()); err != nil || inv.RevokedAt != nil {
 			t.Fatalf("revoked before confirming: %+v %v", inv, err)
 		}
@@ -534,7 +539,7 @@ func TestStaffInvitationsSend(t *testing.T) {
 		demo := after.testid("invitation-row").FilterFunction(func(_ int, s *goquery.Selection) bool {
 			return s.Find(`[data-testid="invitation-key"]`).Text() == engine.DemoUserKey
 		})
-		if demo.Find(`[data-testid="invitation-state"]`).AttrOr("data-state", "") != string(engine.InvitationRevoked) ||
+		if demo.Find(`[data-testid="invitation-state"]`).AttrOr("data-state", "") != string(invitation.InvitationRevoked) ||
 			demo.Find(`[data-testid="invitation-revoke"]`).Length() != 0 || after.testid("invitation-revoke").Length() != after.testid("invitation-row").Length()-1 ||
 			env.auditActions("invitation.revoke") != 1 || after.testid("staff-flash").Length() != 1 {
 			t.Fatalf("after revoking: %s", after.testid("invitations-table").Text())
@@ -552,8 +557,8 @@ func TestStaffRunScheduledJob(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		env := newStaffEnv(t, db, envOptions{})
 		ctx := context.Background()
-		env.addStaff("registrar@example.org", engine.RoleRegistrar)
-		env.addStaff("admin@example.org", engine.RoleAdmin)
+		env.addStaff("registrar@example.org", staff.RoleRegistrar)
+		env.addStaff("admin@example.org", staff.RoleAdmin)
 		reg := env.mustStaffSignIn("registrar@example.org", "/staff")
 		admin := env.mustStaffSignIn("admin@example.org", "/staff")
 

@@ -9,6 +9,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/staff"
 )
 
 // TestStaffInvitationsFindPerson: the invitations page finds persons by a
@@ -27,7 +28,7 @@ func TestStaffInvitationsFindPerson(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		env.addStaff("registrar@example.org", engine.RoleRegistrar)
+		env.addStaff("registrar@example.org", staff.RoleRegistrar)
 		reg := env.mustStaffSignIn("registrar@example.org", "/staff")
 		for q, want := range map[string]string{"MÜLLER": "Jürgen Müller", "p-77": "", "P-77": "Jürgen Müller", "ANNA@example.org": "Anna Bell", "n b": "", "nna b": "Anna Bell"} {
 			p := env.get(reg, "/staff/invitations?"+url.Values{"q": {q}}.Encode())

@@ -12,6 +12,8 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/privacy"
+	"portal/engine/staff"
 	"portal/views"
 )
 
@@ -23,25 +25,25 @@ func TestStaffRegistrationConsentsAndAccessLog(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		env := newStaffEnv(t, db, envOptions{})
 		order, _ := env.unpaidDemoOrder()
-		env.addStaff("viewer@example.org", engine.RoleViewer)
-		env.addStaff("admin@example.org", engine.RoleAdmin)
+		env.addStaff("viewer@example.org", staff.RoleViewer)
+		env.addStaff("admin@example.org", staff.RoleAdmin)
 		viewer := env.mustStaffSignIn("viewer@example.org", "/staff")
 		admin := env.mustStaffSignIn("admin@example.org", "/staff")
 		id := strconv.FormatInt(order.ProcessInstanceID, 10)
 
-		before := env.count((*engine.AccessEntry)(nil))
+		before := env.count((*privacy.AccessEntry)(nil))
 		p := env.get(viewer, "/staff/registrations/"+id)
 		if p.status != http.StatusOK {
 			t.Fatalf("registration page: %d", p.status)
 		}
-		if n := env.count((*engine.AccessEntry)(nil)); n != before+1 {
+		if n := env.count((*privacy.AccessEntry)(nil)); n != before+1 {
 			t.Fatalf("opening the registration wrote %d access log entries, want 1", n-before)
 		}
-		var e engine.AccessEntry
+		var e privacy.AccessEntry
 		if err := db.NewSelect().Model(&e).OrderExpr("id DESC").Limit(1).Scan(t.Context()); err != nil {
 			t.Fatal(err)
 		}
-		if e.Actor != "viewer@example.org" || e.Kind != engine.AccessRegistration || e.RecordID != id || e.UserKey == nil || *e.UserKey != engine.DemoUserKey {
+		if e.Actor != "viewer@example.org" || e.Kind != privacy.AccessRegistration || e.RecordID != id || e.UserKey == nil || *e.UserKey != engine.DemoUserKey {
 			t.Fatalf("access entry %+v", e)
 		}
 		if p.testid("consent-row").Length() == 0 || !strings.Contains(p.testid("detail-consents").Text(), "I accept the club rules and the privacy notice") {
@@ -84,7 +86,7 @@ func TestStaffSetupRetention(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		env := newStaffEnv(t, db, envOptions{})
 		ctx := t.Context()
-		env.addStaff("admin@example.org", engine.RoleAdmin)
+		env.addStaff("admin@example.org", staff.RoleAdmin)
 		admin := env.mustStaffSignIn("admin@example.org", "/staff")
 		origin := []string{"Origin", env.srv.URL}
 		p := env.get(admin, "/staff/setup/data-protection")
@@ -141,15 +143,15 @@ func TestMemberExportHoldsConsentsAndAccessLog(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		env := newStaffEnv(t, db, envOptions{})
 		order, _ := env.unpaidDemoOrder()
-		env.addStaff("admin@example.org", engine.RoleAdmin)
+		env.addStaff("admin@example.org", staff.RoleAdmin)
 		admin := env.mustStaffSignIn("admin@example.org", "/staff")
 		for _, path := range []string{"/staff/registrations/" + strconv.FormatInt(order.ProcessInstanceID, 10), "/staff/persons/1", "/staff/persons/1/export.json", "/staff/registrations.csv"} {
 			if p := env.get(admin, path); p.status != http.StatusOK {
 				t.Fatalf("%s: %d", path, p.status)
 			}
 		}
-		kinds := map[engine.AccessKind]int{}
-		var rows []engine.AccessEntry
+		kinds := map[privacy.AccessKind]int{}
+		var rows []privacy.AccessEntry
 		if err := db.NewSelect().Model(&rows).Scan(t.Context()); err != nil {
 			t.Fatal(err)
 		}
@@ -157,7 +159,7 @@ func TestMemberExportHoldsConsentsAndAccessLog(t *testing.T) {
 			kinds[r.Kind]++
 		}
 		// The registrations CSV is an export of many households: on the log, in no member's export.
-		if kinds[engine.AccessRegistration] != 1 || kinds[engine.AccessPerson] != 1 || kinds[engine.AccessExport] != 2 {
+		if kinds[privacy.AccessRegistration] != 1 || kinds[privacy.AccessPerson] != 1 || kinds[privacy.AccessExport] != 2 {
 			t.Fatalf("access log by kind: %v", kinds)
 		}
 		member := env.newClient()
@@ -166,7 +168,7 @@ func TestMemberExportHoldsConsentsAndAccessLog(t *testing.T) {
 		if res.status != http.StatusOK {
 			t.Fatalf("member export: %d", res.status)
 		}
-		var x engine.PersonalData
+		var x privacy.PersonalData
 		if err := json.Unmarshal(res.body, &x); err != nil {
 			t.Fatal(err)
 		}

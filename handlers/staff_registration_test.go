@@ -15,6 +15,8 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/registration"
+	"portal/engine/staff"
 	"portal/views"
 )
 
@@ -28,7 +30,7 @@ func TestStaffRegistrationReadsLikeARecord(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		env := newStaffBankEnv(t, db, true)
 		order, rf := env.unpaidDemoOrder()
-		env.addStaff("treasurer@example.org", engine.RoleTreasurer)
+		env.addStaff("treasurer@example.org", staff.RoleTreasurer)
 		tr := env.mustStaffSignIn("treasurer@example.org", "/staff")
 		detail := "/staff/registrations/" + strconv.FormatInt(order.ProcessInstanceID, 10)
 		var inst engine.ProcessInstance
@@ -142,7 +144,7 @@ func TestStaffCaptureToldInWords(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		env := newStaffBankEnv(t, db, true)
 		order, _ := env.unpaidDemoOrder()
-		env.addStaff("treasurer@example.org", engine.RoleTreasurer)
+		env.addStaff("treasurer@example.org", staff.RoleTreasurer)
 		tr := env.mustStaffSignIn("treasurer@example.org", "/staff")
 		id := strconv.FormatInt(order.ProcessInstanceID, 10)
 		detail := "/staff/registrations/" + id
@@ -213,7 +215,7 @@ func TestStaffCaptureToldInWords(t *testing.T) {
 		}
 
 		// Archived: said in words, no list of questions.
-		if _, err := engine.ArchiveFinished(context.Background(), db, time.Now().Add(engine.ArchiveAfter+48*time.Hour), engine.ArchiveRemove); err != nil {
+		if _, err := registration.ArchiveFinished(context.Background(), db, time.Now().Add(registration.ArchiveAfter+48*time.Hour), registration.ArchiveRemove); err != nil {
 			t.Fatal(err)
 		}
 		p = env.get(tr, detail)

@@ -15,6 +15,7 @@ import (
 	"portal/engine/banking"
 	"portal/engine/banktransfer"
 	"portal/engine/dbtest"
+	"portal/engine/staff"
 	"portal/handlers/server"
 	"portal/views"
 )
@@ -40,8 +41,8 @@ func TestStaffRegistrationPages(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		env := bankTransferStaffEnv(t, db)
 		env.completeDemo(env.newClient())
-		env.addStaff("treasurer@example.org", engine.RoleTreasurer)
-		env.addStaff("viewer@example.org", engine.RoleViewer)
+		env.addStaff("treasurer@example.org", staff.RoleTreasurer)
+		env.addStaff("viewer@example.org", staff.RoleViewer)
 		c := env.mustStaffSignIn("treasurer@example.org", "/staff/registrations")
 
 		list := env.get(c, "/staff/registrations")

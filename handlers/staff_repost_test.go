@@ -9,6 +9,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/staff"
 )
 
 // TestStaffCaptureTwiceAuditsOnce: a partial capture posted twice (the back
@@ -17,7 +18,7 @@ func TestStaffCaptureTwiceAuditsOnce(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		env := newStaffBankEnv(t, db, true)
 		order, _ := env.unpaidDemoOrder()
-		env.addStaff("treasurer@example.org", engine.RoleTreasurer)
+		env.addStaff("treasurer@example.org", staff.RoleTreasurer)
 		tr := env.mustStaffSignIn("treasurer@example.org", "/staff")
 		detail := "/staff/registrations/" + strconv.FormatInt(order.ProcessInstanceID, 10)
 		form := url.Values{"amount": {"1.00"}, "booked": {"2026-01-02"}, "note": {"first part"}}
@@ -39,7 +40,7 @@ func TestStaffResetTwiceAuditsOnce(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		env := newStaffBankEnv(t, db, true)
 		order, _ := env.unpaidDemoOrder()
-		env.addStaff("registrar@example.org", engine.RoleRegistrar)
+		env.addStaff("registrar@example.org", staff.RoleRegistrar)
 		reg := env.mustStaffSignIn("registrar@example.org", "/staff")
 		detail := "/staff/registrations/" + strconv.FormatInt(order.ProcessInstanceID, 10)
 		for range 2 {

@@ -5,8 +5,9 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/payment"
+	"portal/engine/staff"
 	"portal/views"
 )
 
@@ -18,10 +19,10 @@ import (
 func TestE2EStaffSetupSettings(t *testing.T) {
 	t.Parallel()
 	env := newStaffEnv(t, dbtest.SQLite(t), envOptions{})
-	env.addStaff("admin@example.org", engine.RoleAdmin)
+	env.addStaff("admin@example.org", staff.RoleAdmin)
 	b := newE2EBrowser(t, env.testEnv, "staff-setup-settings", true, true)
 	env.staffBrowserSignIn(b, "admin@example.org", `[data-testid=overview-states]`)
-	env.addStaff("registrar.with.a.long.address@riverside-rowing.example", engine.RoleRegistrar)
+	env.addStaff("registrar.with.a.long.address@riverside-rowing.example", staff.RoleRegistrar)
 	for _, width := range []int64{390, 1280} {
 		b.do("width", chromedp.EmulateViewport(width, 900))
 		for _, section := range []string{"", "/organisation", "/languages", "/payments", "/messages", "/memberships", "/staff", "/api-keys"} {
@@ -49,7 +50,7 @@ func TestE2EStaffSetupSettings(t *testing.T) {
 	b.typeInto(`#pay-iban`, "DE89 3704 0044 0532 0130 01")
 	b.clickTo(`[data-testid=payments-save]`, `[data-testid=error-pay-iban]`)
 	b.checkPage("staff-setup-error")
-	if v, _ := env.svc.PaymentSettings(t.Context(), 1); v.Provider != "" {
+	if v, _ := payment.Of(env.svc).PaymentSettings(t.Context(), 1); v.Provider != "" {
 		t.Fatalf("a refused change was stored: %+v", v)
 	}
 	b.typeInto(`#pay-iban`, "DE89 3704 0044 0532 0130 00")
@@ -57,7 +58,7 @@ func TestE2EStaffSetupSettings(t *testing.T) {
 	if got := b.text(`[data-testid=pay-qr-kind]`); got != views.StaffSetupText.PayQREPC {
 		t.Errorf("QR kind %q", got)
 	}
-	if v, _ := env.svc.PaymentSettings(t.Context(), 1); v.Provider != engine.BankTransferProvider || v.BankIBAN != "DE89370400440532013000" {
+	if v, _ := payment.Of(env.svc).PaymentSettings(t.Context(), 1); v.Provider != payment.BankTransferProvider || v.BankIBAN != "DE89370400440532013000" {
 		t.Fatalf("after saving: %+v", v)
 	}
 

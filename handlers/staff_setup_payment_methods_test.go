@@ -9,8 +9,9 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/payment"
+	"portal/engine/staff"
 )
 
 // TestStaffSetupPaymentMethods: the setup page's payment methods section
@@ -22,10 +23,10 @@ func TestStaffSetupPaymentMethods(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		env := newStaffEnv(t, db, envOptions{})
 		ctx := t.Context()
-		env.addStaff("admin@example.org", engine.RoleAdmin)
+		env.addStaff("admin@example.org", staff.RoleAdmin)
 		admin := env.mustStaffSignIn("admin@example.org", "/staff")
 		origin := []string{"Origin", env.srv.URL}
-		if _, err := env.svc.SetPaymentSettings(ctx, 1, engine.PaymentSettingsChange{Provider: str("bank_transfer"),
+		if _, err := payment.Of(env.svc).SetPaymentSettings(ctx, 1, payment.PaymentSettingsChange{Provider: str("bank_transfer"),
 			BankCreditorName: str("TV Demo 1848 e.V."), BankIBAN: str("DE89370400440532013000")}); err != nil {
 			t.Fatal(err)
 		}
@@ -47,7 +48,7 @@ func TestStaffSetupPaymentMethods(t *testing.T) {
 			bad.testid("error-pm-return-fee").Length() != 1 || bad.doc.Find("#pm-return-fee").AttrOr("value", "") != "3,50" {
 			t.Fatalf("invalid creditor identifier: %d\n%s", bad.status, bad.testid("payment-methods-section").Text())
 		}
-		if v, _ := env.svc.PaymentSettings(ctx, 1); len(v.Methods) != 1 || v.DebitCreditorID != "" || env.auditActions("payment_settings.update") != 0 {
+		if v, _ := payment.Of(env.svc).PaymentSettings(ctx, 1); len(v.Methods) != 1 || v.DebitCreditorID != "" || env.auditActions("payment_settings.update") != 0 {
 			t.Fatalf("a refused change was stored: %+v", v)
 		}
 		form.Set("debitCreditorId", "DE98ZZZ09999999999")
@@ -59,7 +60,7 @@ func TestStaffSetupPaymentMethods(t *testing.T) {
 		}
 		form.Set("defaultMethod", "bank_transfer")
 		expectRedirect(t, env.post(admin, "/staff/setup/payment-methods", form, origin...), "/staff/setup/payments?done=payments-saved")
-		v, _ := env.svc.PaymentSettings(ctx, 1)
+		v, _ := payment.Of(env.svc).PaymentSettings(ctx, 1)
 		if !slices.Equal(v.Methods, []string{"bank_transfer", "direct_debit"}) || v.Provider != "bank_transfer" || v.DebitCreditorID != "DE98ZZZ09999999999" ||
 			v.DebitPrenotificationDays != 5 || v.DebitFileVersion != "pain.008.001.02" || v.DebitCollectionDay != 15 || v.DebitReturnFeeMinor != 350 {
 			t.Fatalf("stored %+v", v)
@@ -71,11 +72,11 @@ func TestStaffSetupPaymentMethods(t *testing.T) {
 		if len(rows) != 1 || !strings.Contains(rows[0].AfterJSON, "DE98ZZZ09999999999") {
 			t.Fatalf("audit %+v", rows)
 		}
-		if m, _ := env.svc.PaymentMethods(ctx, 1); !slices.Equal(m, []string{"bank_transfer", "direct_debit"}) {
+		if m, _ := payment.Of(env.svc).PaymentMethods(ctx, 1); !slices.Equal(m, []string{"bank_transfer", "direct_debit"}) {
 			t.Fatalf("members are offered %v", m)
 		}
 		// A viewer cannot change them.
-		env.addStaff("viewer@example.org", engine.RoleViewer)
+		env.addStaff("viewer@example.org", staff.RoleViewer)
 		viewer := env.mustStaffSignIn("viewer@example.org", "/staff")
 		if res := env.post(viewer, "/staff/setup/payment-methods", form, origin...); res.status != http.StatusForbidden {
 			t.Fatalf("a viewer's change: %d", res.status)

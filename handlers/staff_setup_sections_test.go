@@ -10,8 +10,9 @@ import (
 	"github.com/PuerkitoBio/goquery"
 	"github.com/uptrace/bun"
 
-	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/organisation"
+	"portal/engine/staff"
 )
 
 // setupSections are the setup's sections and a form each one shows.
@@ -26,7 +27,7 @@ var setupSections = []struct{ slug, form string }{
 func TestStaffSetupSections(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		env := newStaffEnv(t, db, envOptions{})
-		env.addStaff("admin@example.org", engine.RoleAdmin)
+		env.addStaff("admin@example.org", staff.RoleAdmin)
 		admin := env.mustStaffSignIn("admin@example.org", "/staff")
 
 		index := env.get(admin, "/staff/setup")
@@ -74,7 +75,7 @@ func TestStaffSetupSections(t *testing.T) {
 func TestStaffSetupAPIKeys(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		env := newStaffEnv(t, db, envOptions{})
-		env.addStaff("admin@example.org", engine.RoleAdmin)
+		env.addStaff("admin@example.org", staff.RoleAdmin)
 		admin := env.mustStaffSignIn("admin@example.org", "/staff")
 		origin := []string{"Origin", env.srv.URL}
 
@@ -87,7 +88,7 @@ func TestStaffSetupAPIKeys(t *testing.T) {
 		}
 		made := env.post(admin, "/staff/setup/api-keys", url.Values{"name": {"Accounting"}, "scope": {"read"}}, origin...)
 		key := made.testid("api-key-value").Text()
-		if made.status != http.StatusOK || !strings.HasPrefix(key, engine.APIKeyPrefix) || made.header.Get("Cache-Control") != "no-store" {
+		if made.status != http.StatusOK || !strings.HasPrefix(key, organisation.APIKeyPrefix) || made.header.Get("Cache-Control") != "no-store" {
 			t.Fatalf("new key: %d %q", made.status, key)
 		}
 		if res := env.admin(key, http.MethodGet, "/api/admin/organisation", nil); res.status != http.StatusOK {
@@ -124,7 +125,7 @@ func TestStaffSetupAPIKeys(t *testing.T) {
 func TestStaffSetupPeriodTexts(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		env := newStaffEnv(t, db, envOptions{organisationRefresh: -1})
-		env.addStaff("admin@example.org", engine.RoleAdmin)
+		env.addStaff("admin@example.org", staff.RoleAdmin)
 		admin := env.mustStaffSignIn("admin@example.org", "/staff")
 		origin := []string{"Origin", env.srv.URL}
 
@@ -143,7 +144,7 @@ func TestStaffSetupPeriodTexts(t *testing.T) {
 			bad.doc.Find("#texts-1-rules-admin-fee-labelTexts-de").AttrOr("value", "") != "Verwaltungsbeitrag" {
 			t.Fatalf("a missing French label: %d %s", bad.status, bad.testid("setup-problem").Text())
 		}
-		rules, _ := env.svc.PriceRules(t.Context(), 1, 1)
+		rules, _ := organisation.Of(env.svc).PriceRules(t.Context(), 1, 1)
 		for _, r := range rules {
 			if r.Code == "admin-fee" && r.LabelTexts["de"] != "Bearbeitungsgebühr" {
 				t.Fatalf("a refused change was stored: %+v", r)

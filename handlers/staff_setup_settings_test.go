@@ -11,6 +11,10 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/message"
+	"portal/engine/organisation"
+	"portal/engine/payment"
+	"portal/engine/staff"
 	"portal/relay/session"
 	"portal/views"
 )
@@ -32,7 +36,7 @@ func TestStaffSetupLanguages(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		env := newStaffEnv(t, db, envOptions{})
 		ctx := t.Context()
-		env.addStaff("admin@example.org", engine.RoleAdmin)
+		env.addStaff("admin@example.org", staff.RoleAdmin)
 		admin := env.mustStaffSignIn("admin@example.org", "/staff")
 		origin := []string{"Origin", env.srv.URL}
 
@@ -79,7 +83,7 @@ func TestStaffSetupPaymentSettings(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		env := newStaffEnv(t, db, envOptions{})
 		ctx := t.Context()
-		env.addStaff("admin@example.org", engine.RoleAdmin)
+		env.addStaff("admin@example.org", staff.RoleAdmin)
 		admin := env.mustStaffSignIn("admin@example.org", "/staff")
 		origin := []string{"Origin", env.srv.URL}
 		const key1, key2, hook = "sk_test_51FirstSecretKeyValue", "sk_test_51SecondSecretKeyValue", "whsec_SigningSecretValue"
@@ -101,7 +105,7 @@ func TestStaffSetupPaymentSettings(t *testing.T) {
 		if secretsIn(string(bad.body)) {
 			t.Fatal("a secret was sent back with the error")
 		}
-		if v, _ := env.svc.PaymentSettings(ctx, 1); v.Provider != "" || v.StripeSecretKeySet || env.auditActions("payment_settings.update") != 0 {
+		if v, _ := payment.Of(env.svc).PaymentSettings(ctx, 1); v.Provider != "" || v.StripeSecretKeySet || env.auditActions("payment_settings.update") != 0 {
 			t.Fatalf("a refused change was stored: %+v", v)
 		}
 
@@ -121,7 +125,7 @@ func TestStaffSetupPaymentSettings(t *testing.T) {
 		form.Set("stripeSecretKey", "")
 		form.Set("stripeWebhookSecret", "")
 		expectRedirect(t, env.post(admin, "/staff/setup/payments", form, origin...), "/staff/setup/payments?done=payments-saved")
-		if v, _ := env.svc.PaymentSettings(ctx, 1); !v.StripeSecretKeySet || !v.StripeWebhookSecretSet {
+		if v, _ := payment.Of(env.svc).PaymentSettings(ctx, 1); !v.StripeSecretKeySet || !v.StripeWebhookSecretSet {
 			t.Fatalf("empty fields removed the secrets: %+v", v)
 		}
 		form.Set("stripeSecretKey", key2)
@@ -148,9 +152,9 @@ func TestStaffSetupPaymentSettings(t *testing.T) {
 		if res := env.post(admin, "/staff/setup/payments", form, origin...); res.status != http.StatusUnprocessableEntity || res.testid("error-pay-webhook-secret").Length() != 1 {
 			t.Fatalf("stripe without a webhook secret: %d", res.status)
 		}
-		form.Set("provider", engine.BankTransferProvider)
+		form.Set("provider", payment.BankTransferProvider)
 		expectRedirect(t, env.post(admin, "/staff/setup/payments", form, origin...), "/staff/setup/payments?done=payments-saved")
-		if v, _ := env.svc.PaymentSettings(ctx, 1); v.Provider != engine.BankTransferProvider || v.StripeWebhookSecretSet || !v.StripeSecretKeySet {
+		if v, _ := payment.Of(env.svc).PaymentSettings(ctx, 1); v.Provider != payment.BankTransferProvider || v.StripeWebhookSecretSet || !v.StripeSecretKeySet {
 			t.Fatalf("after removing the webhook secret: %+v", v)
 		}
 	})
@@ -163,7 +167,7 @@ func TestStaffSetupMessageSettings(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		env := newStaffEnv(t, db, envOptions{})
 		ctx := t.Context()
-		env.addStaff("admin@example.org", engine.RoleAdmin)
+		env.addStaff("admin@example.org", staff.RoleAdmin)
 		admin := env.mustStaffSignIn("admin@example.org", "/staff")
 		origin := []string{"Origin", env.srv.URL}
 
@@ -186,13 +190,13 @@ func TestStaffSetupMessageSettings(t *testing.T) {
 			res.testid("error-msg-reply-to").Length() != 1 || res.testid("error-msg-expiry").Length() != 0 {
 			t.Fatalf("out of bounds: %d %s", res.status, res.testid("messages-form").Text())
 		}
-		if ms, _ := env.svc.MessageSettings(ctx, 1); ms.ExpiryReminderDays != 30 || env.auditActions("message_settings.update") != 0 {
+		if ms, _ := message.Of(env.svc).MessageSettings(ctx, 1); ms.ExpiryReminderDays != 30 || env.auditActions("message_settings.update") != 0 {
 			t.Fatalf("a refused change was stored: %+v", ms)
 		}
 		form.Set("unpaidReminderDays", "10 2")
 		form.Set("replyTo", "office@riverside.example")
 		expectRedirect(t, env.post(admin, "/staff/setup/messages", form, origin...), "/staff/setup/messages?done=messages-saved")
-		ms, _ := env.svc.MessageSettings(ctx, 1)
+		ms, _ := message.Of(env.svc).MessageSettings(ctx, 1)
 		if ms.ExpiryReminderDays != 14 || len(ms.UnpaidReminderDays) != 2 || ms.UnpaidReminderDays[0] != 2 || ms.SenderName != "Riverside" || ms.ReplyTo != "office@riverside.example" {
 			t.Fatalf("after saving: %+v", ms)
 		}
@@ -202,7 +206,7 @@ func TestStaffSetupMessageSettings(t *testing.T) {
 		// Empty returns a setting to the default.
 		form.Set("expiryReminderDays", "")
 		expectRedirect(t, env.post(admin, "/staff/setup/messages", form, origin...), "/staff/setup/messages?done=messages-saved")
-		if ms, _ := env.svc.MessageSettings(ctx, 1); ms.ExpiryReminderDays != 30 {
+		if ms, _ := message.Of(env.svc).MessageSettings(ctx, 1); ms.ExpiryReminderDays != 30 {
 			t.Fatalf("empty did not restore the default: %d", ms.ExpiryReminderDays)
 		}
 	})
@@ -215,12 +219,12 @@ func TestStaffSetupMembershipTypes(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		env := newStaffEnv(t, db, envOptions{})
 		ctx := t.Context()
-		env.addStaff("admin@example.org", engine.RoleAdmin)
+		env.addStaff("admin@example.org", staff.RoleAdmin)
 		admin := env.mustStaffSignIn("admin@example.org", "/staff")
 		origin := []string{"Origin", env.srv.URL}
 		typeID := func(code string) int64 {
 			t.Helper()
-			types, err := env.svc.MembershipTypes(ctx, 1)
+			types, err := organisation.Of(env.svc).MembershipTypes(ctx, 1)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -261,7 +265,7 @@ func TestStaffSetupMembershipTypes(t *testing.T) {
 		}
 		expectRedirect(t, env.post(admin, path, url.Values{"code": {"GUEST"}, "name": {"Guest rower"}, "minAge": {""}, "maxAge": {"99"}}, origin...),
 			"/staff/setup/memberships?done=type-changed")
-		types, _ := env.svc.MembershipTypes(ctx, 1)
+		types, _ := organisation.Of(env.svc).MembershipTypes(ctx, 1)
 		for _, ty := range types {
 			if ty.ID == id && (ty.Name != "Guest rower" || ty.MinAge != nil || ty.MaxAge == nil || *ty.MaxAge != 99) {
 				t.Fatalf("after the change: %+v", ty)
@@ -297,7 +301,7 @@ func TestStaffSetupHashSecretRotation(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := newStaffEnv(t, dbtest.SQLite(t), envOptions{hashSecrets: kr.Sealer("organisation hash secret")})
-	env.addStaff("admin@example.org", engine.RoleAdmin)
+	env.addStaff("admin@example.org", staff.RoleAdmin)
 	admin := env.mustStaffSignIn("admin@example.org", "/staff")
 	org := url.Values{"name": {"Riverside Rowing Club"}, "contactEmail": {""}, "logoUrl": {""}, "accentColour": {""}}
 	for _, secret := range []string{"first-hash-secret-0123456789", "second-hash-secret-0123456789"} {

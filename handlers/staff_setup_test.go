@@ -13,6 +13,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/staff"
 	"portal/views"
 )
 
@@ -21,7 +22,7 @@ import (
 // computed by the engine's pricing; an incomplete calculation says why.
 func TestStaffSetupPriceCalculator(t *testing.T) {
 	env := newStaffEnv(t, dbtest.SQLite(t), envOptions{})
-	env.addStaff("admin@example.org", engine.RoleAdmin)
+	env.addStaff("admin@example.org", staff.RoleAdmin)
 	admin := env.mustStaffSignIn("admin@example.org", "/staff")
 	q := url.Values{"calc_period": {"1"}, "calc_on": {time.Now().Format(time.DateOnly)},
 		"calc_type": {"1", "1", "2", ""}, "calc_member": {"RENEWAL", "RENEWAL", "RENEWAL", "NEW"}}
@@ -55,7 +56,7 @@ func TestStaffSetupChanges(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		env := newStaffEnv(t, db, envOptions{organisationRefresh: -1})
 		ctx := t.Context()
-		env.addStaff("admin@example.org", engine.RoleAdmin)
+		env.addStaff("admin@example.org", staff.RoleAdmin)
 		admin := env.mustStaffSignIn("admin@example.org", "/staff")
 		origin := []string{"Origin", env.srv.URL}
 
@@ -108,7 +109,7 @@ func TestStaffSetupChanges(t *testing.T) {
 		}
 		add.Set("email", "tess@example.org")
 		expectRedirect(t, env.post(admin, "/staff/setup/staff", add, origin...), "/staff/setup/staff?done=staff-added")
-		list, err := env.svc.ListStaff(ctx, 1)
+		list, err := staff.Of(env.svc).ListStaff(ctx, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -161,7 +162,7 @@ func TestStaffSetupChanges(t *testing.T) {
 func TestStaffProcesses(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		env := newStaffEnv(t, db, envOptions{})
-		env.addStaff("admin@example.org", engine.RoleAdmin)
+		env.addStaff("admin@example.org", staff.RoleAdmin)
 		admin := env.mustStaffSignIn("admin@example.org", "/staff")
 		inUse := func() int {
 			t.Helper()
@@ -183,7 +184,7 @@ func TestStaffProcesses(t *testing.T) {
 			res.testid("definition-error").Length() != 1 || inUse() != 1 {
 			t.Fatalf("broken file: %d %s", res.status, res.testid("definition-error").Text())
 		}
-		raw, err := os.ReadFile("../engine/demo_definition.yaml")
+		raw, err := os.ReadFile("../engine/demodata/demo_definition.yaml")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -13,8 +13,10 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/organisation"
+	"portal/engine/staff"
 	"portal/handlers/server"
-	"portal/handlers/staff"
+	staffpages "portal/handlers/staff"
 	"portal/relay/oidc"
 	"portal/relay/session"
 	"portal/views"
@@ -60,9 +62,9 @@ func newStaffEnv(t *testing.T, db *bun.DB, o envOptions) *staffEnv {
 }
 
 // addStaff adds a staff record to the demo organisation.
-func (env *staffEnv) addStaff(email string, role engine.StaffRole) *engine.StaffMember {
+func (env *staffEnv) addStaff(email string, role staff.StaffRole) *staff.StaffMember {
 	env.t.Helper()
-	m, err := env.svc.AddStaff(context.Background(), engine.CommandLine, 1, engine.StaffInput{Email: email, Name: "Staff " + string(role), Role: role})
+	m, err := staff.Of(env.svc).AddStaff(context.Background(), engine.CommandLine, 1, staff.StaffInput{Email: email, Name: "Staff " + string(role), Role: role})
 	if err != nil {
 		env.t.Fatal(err)
 	}
@@ -138,7 +140,7 @@ func TestStaffSignIn(t *testing.T) {
 		}
 
 		// The first sign-in binds the subject by the verified address.
-		rec := env.addStaff("Treasurer@Example.org", engine.RoleTreasurer)
+		rec := env.addStaff("Treasurer@Example.org", staff.RoleTreasurer)
 		c := env.mustStaffSignIn("treasurer@example.org", "/staff/audit")
 		p := env.get(c, "/staff/audit")
 		if p.status != http.StatusOK || p.testid("staff-user-name").Text() != "Staff treasurer" || p.testid("staff-user-role").Text() != "Treasurer" {
@@ -147,7 +149,7 @@ func TestStaffSignIn(t *testing.T) {
 		if p.header.Get("Cache-Control") != "no-store" {
 			t.Errorf("Cache-Control %q", p.header.Get("Cache-Control"))
 		}
-		bound, err := env.svc.StaffByID(ctx, 1, rec.ID)
+		bound, err := staff.Of(env.svc).StaffByID(ctx, 1, rec.ID)
 		if err != nil || bound.Subject == nil || *bound.Subject != "sub-treasurer@example.org" || bound.LastSignInAt == nil {
 			t.Fatalf("subject not bound: %+v %v", bound, err)
 		}
@@ -167,7 +169,7 @@ func TestStaffSignIn(t *testing.T) {
 		}
 
 		// An address the IdP has not verified never binds.
-		env.addStaff("registrar@example.org", engine.RoleRegistrar)
+		env.addStaff("registrar@example.org", staff.RoleRegistrar)
 		unverified := env.newClient()
 		res := env.staffSignIn(unverified, &mockoidc.MockUser{Subject: "sub-unverified", Email: "registrar@example.org"}, "/staff")
 		if res.status != http.StatusForbidden || env.staffCookie(unverified) != "" || res.testid("staff-message-text").Text() != views.StaffText.NotStaff {
@@ -202,7 +204,7 @@ func TestStaffSignIn(t *testing.T) {
 		}
 
 		// Removing the record ends its sessions at the next request.
-		if err := env.svc.RemoveStaff(ctx, engine.CommandLine, 1, "treasurer@example.org"); err != nil {
+		if err := staff.Of(env.svc).RemoveStaff(ctx, engine.CommandLine, 1, "treasurer@example.org"); err != nil {
 			t.Fatal(err)
 		}
 		expectRedirect(t, env.get(c, "/staff/audit"), "/staff/login?rd=%2Fstaff%2Faudit")
@@ -248,7 +250,7 @@ func TestStaffRefusesMemberSessions(t *testing.T) {
 	forged.Jar.SetCookies(su, []*http.Cookie{{Name: server.StaffCookieName, Value: memberID}})
 	expectRedirect(t, env.get(forged, "/staff"), "/staff/login?rd=%2Fstaff")
 	// And a staff session is no member's session.
-	env.addStaff("admin@example.org", engine.RoleAdmin)
+	env.addStaff("admin@example.org", staff.RoleAdmin)
 	staff := env.mustStaffSignIn("admin@example.org", "/staff")
 	crossed := env.newClient()
 	crossed.Jar.SetCookies(su, []*http.Cookie{{Name: session.DefaultCookieName, Value: env.staffCookie(staff)}})
@@ -260,7 +262,7 @@ func TestStaffRefusesMemberSessions(t *testing.T) {
 // principal is who makes a request in the role matrix.
 type principal struct {
 	name string
-	role engine.StaffRole // "" for anonymous and the member
+	role staff.StaffRole // "" for anonymous and the member
 	c    *http.Client
 }
 
@@ -272,12 +274,12 @@ func TestStaffRoleMatrix(t *testing.T) {
 	member := env.newClient()
 	env.login(member, engine.DemoUserKey)
 	who := []principal{{name: "anonymous", c: env.newClient()}, {name: "member", c: member}}
-	for _, r := range engine.StaffRoles {
+	for _, r := range staff.StaffRoles {
 		email := string(r) + "@example.org"
 		env.addStaff(email, r)
 		who = append(who, principal{name: string(r), role: r, c: env.mustStaffSignIn(email, "/staff")})
 	}
-	for _, route := range staff.StaffRoutes() {
+	for _, route := range staffpages.StaffRoutes() {
 		path := server.StaffPrefix + route.Path
 		if route.Example != "" {
 			path = server.StaffPrefix + route.Example
@@ -316,7 +318,7 @@ func TestStaffRoleMatrix(t *testing.T) {
 // A POST from another site is refused before any staff action runs.
 func TestStaffRefusesCrossSitePosts(t *testing.T) {
 	env := newStaffEnv(t, dbtest.SQLite(t), envOptions{})
-	env.addStaff("admin@example.org", engine.RoleAdmin)
+	env.addStaff("admin@example.org", staff.RoleAdmin)
 	c := env.mustStaffSignIn("admin@example.org", "/staff")
 	res := env.post(c, server.StaffLogoutPath, url.Values{}, "Sec-Fetch-Site", "cross-site", "Origin", "https://evil.example")
 	if res.status != http.StatusForbidden {
@@ -332,15 +334,15 @@ func TestStaffRefusesCrossSitePosts(t *testing.T) {
 func TestStaffAuditPage(t *testing.T) {
 	env := newStaffEnv(t, dbtest.SQLite(t), envOptions{})
 	ctx := context.Background()
-	other, err := env.svc.CreateOrganisation(ctx, engine.OrganisationChange{Name: ptr("Other club"), Slug: ptr("other")})
+	other, err := organisation.Of(env.svc).CreateOrganisation(ctx, organisation.OrganisationChange{Name: ptr("Other club"), Slug: ptr("other")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	env.addStaff("viewer@example.org", engine.RoleViewer)
+	env.addStaff("viewer@example.org", staff.RoleViewer)
 	for i := range 55 {
-		env.addStaff("person"+string(rune('a'+i%26))+strings.Repeat("x", i/26)+"@example.org", engine.RoleViewer)
+		env.addStaff("person"+string(rune('a'+i%26))+strings.Repeat("x", i/26)+"@example.org", staff.RoleViewer)
 	}
-	if _, err := env.svc.AddStaff(ctx, engine.CommandLine, other.ID, engine.StaffInput{Email: "other-club@example.org", Name: "Other", Role: engine.RoleAdmin}); err != nil {
+	if _, err := staff.Of(env.svc).AddStaff(ctx, engine.CommandLine, other.ID, staff.StaffInput{Email: "other-club@example.org", Name: "Other", Role: staff.RoleAdmin}); err != nil {
 		t.Fatal(err)
 	}
 	// With two clubs and no hostnames, each is addressed as /o/{slug}.

@@ -12,6 +12,8 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/staff"
+	"portal/engine/webhook"
 )
 
 // TestStaffWebhooksPage: an admin adds an endpoint (a private address and
@@ -24,7 +26,7 @@ func TestStaffWebhooksPage(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := t.Context()
 		env := newStaffEnv(t, db, envOptions{})
-		env.addStaff("admin@example.org", engine.RoleAdmin)
+		env.addStaff("admin@example.org", staff.RoleAdmin)
 		admin := env.mustStaffSignIn("admin@example.org", "/staff")
 		origin := []string{"Origin", env.srv.URL}
 
@@ -79,11 +81,11 @@ func TestStaffWebhooksPage(t *testing.T) {
 		// Deliveries: a registration announces itself, delivered.
 		env.completeDemo(env.newClient())
 		epID, _ := strconv.ParseInt(id, 10, 64)
-		list, err := env.svc.WebhookDeliveries(ctx, 1, epID, 10)
+		list, err := webhook.Of(env.svc).WebhookDeliveries(ctx, 1, epID, 10)
 		if err != nil || len(list) != 1 {
 			t.Fatalf("deliveries: %+v %v", list, err)
 		}
-		if err := env.svc.RecordWebhookAttempt(ctx, list[0].ID, engine.WebhookAttemptResult{Status: engine.DeliveryDelivered, ResponseCode: 200}); err != nil {
+		if err := webhook.Of(env.svc).RecordWebhookAttempt(ctx, list[0].ID, webhook.WebhookAttemptResult{Status: engine.DeliveryDelivered, ResponseCode: 200}); err != nil {
 			t.Fatal(err)
 		}
 		dp := env.get(admin, base)

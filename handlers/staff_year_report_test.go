@@ -17,7 +17,10 @@ import (
 	"portal/engine"
 	"portal/engine/banktransfer"
 	"portal/engine/dbtest"
+	"portal/engine/demodata"
 	"portal/engine/enginetest"
+	"portal/engine/payment"
+	"portal/engine/staff"
 	"portal/handlers/server"
 	"portal/views/lang"
 )
@@ -32,7 +35,7 @@ type yearSeason struct{ paid, income, outstanding int64 }
 func seedYearSeason(t *testing.T, env *staffEnv, db *bun.DB) yearSeason {
 	t.Helper()
 	ctx := context.Background()
-	if err := engine.SeedDemo(ctx, db, 3, time.Now().UTC()); err != nil {
+	if err := demodata.SeedDemo(ctx, db, 3, time.Now().UTC()); err != nil {
 		t.Fatal(err)
 	}
 	bt, err := banktransfer.New(staffCreditor, func(ref string, amount int64) string {
@@ -57,7 +60,7 @@ func seedYearSeason(t *testing.T, env *staffEnv, db *bun.DB) yearSeason {
 		return o
 	}
 	capture := func(o engine.Order, amount int64) {
-		if _, err := svc.CapturePayment(ctx, engine.Capture{Reference: o.PayReference, AmountMinor: amount}); err != nil {
+		if _, err := payment.Of(svc).CapturePayment(ctx, payment.Capture{Reference: o.PayReference, AmountMinor: amount}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -70,7 +73,7 @@ func seedYearSeason(t *testing.T, env *staffEnv, db *bun.DB) yearSeason {
 	if err := db.NewSelect().Model(&p1).Where("order_id = ? AND status = ?", o1.ID, engine.PaymentSucceeded).Scan(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := svc.RefundPayment(ctx, engine.Actor{Name: "treasurer@example.org"}, 1, o1.ProcessInstanceID, p1.Reference, ""); err != nil {
+	if err := staff.Of(svc).RefundPayment(ctx, engine.Actor{Name: "treasurer@example.org"}, 1, o1.ProcessInstanceID, p1.Reference, ""); err != nil {
 		t.Fatal(err)
 	}
 	o2 := order("demo-2")
@@ -123,7 +126,7 @@ func TestStaffYearReport(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		env := newStaffBankEnv(t, db, true)
 		want := seedYearSeason(t, env, db)
-		env.addStaff("treasurer@example.org", engine.RoleTreasurer)
+		env.addStaff("treasurer@example.org", staff.RoleTreasurer)
 		tr := env.mustStaffSignIn("treasurer@example.org", "/staff")
 		en := lang.New("en", language.Und)
 		period := "?period=" + "1"
@@ -230,7 +233,7 @@ func TestStaffYearReport(t *testing.T) {
 		if p := env.get(tr, "/staff/year-report?period=999"); p.status != http.StatusNotFound {
 			t.Errorf("unknown period: %d", p.status)
 		}
-		for _, r := range []engine.StaffRole{engine.RoleViewer, engine.RoleRegistrar} {
+		for _, r := range []staff.StaffRole{staff.RoleViewer, staff.RoleRegistrar} {
 			env.addStaff(string(r)+"@example.org", r)
 			c := env.mustStaffSignIn(string(r)+"@example.org", "/staff")
 			for _, path := range []string{"/staff/year-report", "/staff/year-report.csv", "/staff/year-report.pdf"} {

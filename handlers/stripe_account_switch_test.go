@@ -18,6 +18,9 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/organisation"
+	"portal/engine/payment"
+	"portal/engine/staff"
 	"portal/engine/stripepay/stripemock"
 )
 
@@ -83,7 +86,7 @@ func stripeAccountSwitch(t *testing.T, apiURL string, keepWebhookSecret bool) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		rec := &stripeRecorder{}
 		env := newEnvWith(t, db, envOptions{stripeAPIURL: rec.start(t, apiURL)})
-		admin, _ := env.apiKey(1, engine.ScopeWrite)
+		admin, _ := env.apiKey(1, organisation.ScopeWrite)
 		const firstKey, firstWhsec = stripemock.Key, "whsec_riverside_first"
 		const secondKey = "sk_test_riverside_second"
 		secondWhsec := "whsec_riverside_second"
@@ -101,7 +104,7 @@ func stripeAccountSwitch(t *testing.T, apiURL string, keepWebhookSecret bool) {
 		setKeys(firstKey, firstWhsec)
 		setKeys(firstKey, firstWhsec) // the same keys again retire nothing
 		retired := func() int64 {
-			n, err := db.NewSelect().Model((*engine.RetiredPaymentAccount)(nil)).Where("organisation_id = 1").Count(t.Context())
+			n, err := db.NewSelect().Model((*payment.RetiredPaymentAccount)(nil)).Where("organisation_id = 1").Count(t.Context())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -124,7 +127,7 @@ func stripeAccountSwitch(t *testing.T, apiURL string, keepWebhookSecret bool) {
 		if err := db.NewSelect().Model(&p).Order("id DESC").Limit(1).Scan(t.Context()); err != nil {
 			t.Fatal(err)
 		}
-		if p.Account != engine.PaymentAccount(firstKey) || strings.Contains(p.Account, firstKey) {
+		if p.Account != payment.PaymentAccount(firstKey) || strings.Contains(p.Account, firstKey) {
 			t.Fatalf("payment account %q, want the first key's fingerprint", p.Account)
 		}
 
@@ -177,7 +180,7 @@ func stripeAccountSwitch(t *testing.T, apiURL string, keepWebhookSecret bool) {
 		if err := db.NewSelect().Model(&order).Where("id = ?", p.OrderID).Scan(t.Context()); err != nil {
 			t.Fatal(err)
 		}
-		if err := env.svc.RefundPayment(t.Context(), engine.Actor{Name: "treasurer@example.org"}, 1, order.ProcessInstanceID, p.Reference, "test"); err != nil {
+		if err := staff.Of(env.svc).RefundPayment(t.Context(), engine.Actor{Name: "treasurer@example.org"}, 1, order.ProcessInstanceID, p.Reference, "test"); err != nil {
 			t.Fatalf("refund: %v", err)
 		}
 		if keys := rec.keysOf(http.MethodPost, "/v1/refunds"); len(keys) != 1 || keys[0] != firstKey {

@@ -12,8 +12,9 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/organisation"
+	"portal/engine/staff"
 )
 
 // filler reads as an endless run of one byte.
@@ -117,11 +118,11 @@ func emptyTempDir(t *testing.T, dir, after string) {
 func TestUploadsAfterAuthentication(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		env := newStaffBankEnv(t, db, true)
-		env.addStaff("admin@example.org", engine.RoleAdmin)
-		env.addStaff("viewer@example.org", engine.RoleViewer)
+		env.addStaff("admin@example.org", staff.RoleAdmin)
+		env.addStaff("viewer@example.org", staff.RoleViewer)
 		admin := env.mustStaffSignIn("admin@example.org", "/staff")
 		viewer := env.mustStaffSignIn("viewer@example.org", "/staff")
-		key, _ := env.apiKey(1, engine.ScopeWrite)
+		key, _ := env.apiKey(1, organisation.ScopeWrite)
 		bearer := []string{"Authorization", "Bearer " + key}
 		tmp := t.TempDir()
 		t.Setenv("TMPDIR", tmp) // os.TempDir: where multipart files are spooled

@@ -17,6 +17,9 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"portal/engine"
+	"portal/engine/definition"
+	"portal/engine/demodata"
+	"portal/engine/organisation"
 	"portal/migrations"
 	"portal/relay/hashlink"
 )
@@ -137,7 +140,7 @@ func cmdSeed(ctx context.Context, args []string, getenv func(string) string, std
 		return err
 	}
 	defer closeDB()
-	if err := engine.SeedDemo(ctx, db, *members, time.Now()); err != nil {
+	if err := demodata.SeedDemo(ctx, db, *members, time.Now()); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "demo data ready (user key %q, membership period %d", engine.DemoUserKey, engine.DemoPeriodID)
@@ -146,7 +149,7 @@ func cmdSeed(ctx context.Context, args []string, getenv func(string) string, std
 	}
 	fmt.Fprintln(stdout, ")")
 	if *tenants {
-		if err := engine.SeedDemoOrganisations(ctx, db, time.Now()); err != nil {
+		if err := organisation.SeedDemoOrganisations(ctx, db, time.Now()); err != nil {
 			return err
 		}
 	}
@@ -165,8 +168,8 @@ func cmdSeed(ctx context.Context, args []string, getenv func(string) string, std
 		port = p
 	}
 	hash := hashlink.Sign(cfg.HashSecret, engine.DemoUserKey)
-	fmt.Fprintf(stdout, "rowing club (EUR): http://%s:%s/membership/register/%d?u=%s&h=%s\n", engine.DemoFirstHost, port, engine.DemoPeriodID, engine.DemoUserKey, hash)
-	fmt.Fprintf(stdout, "tennis club (CHF): http://%s:%s/membership/register/%d?u=%s&h=%s\n", engine.DemoSecondHost, port, engine.DemoSecondPeriodID, engine.DemoUserKey, hash)
+	fmt.Fprintf(stdout, "rowing club (EUR): http://%s:%s/membership/register/%d?u=%s&h=%s\n", organisation.DemoFirstHost, port, engine.DemoPeriodID, engine.DemoUserKey, hash)
+	fmt.Fprintf(stdout, "tennis club (CHF): http://%s:%s/membership/register/%d?u=%s&h=%s\n", organisation.DemoSecondHost, port, organisation.DemoSecondPeriodID, engine.DemoUserKey, hash)
 	return nil
 }
 
@@ -231,7 +234,7 @@ func cmdDefinitions(ctx context.Context, args []string, getenv func(string) stri
 	if err != nil {
 		return err
 	}
-	spec, err := engine.ParseDefinition(data)
+	spec, err := definition.ParseDefinition(data)
 	if err != nil {
 		return err
 	}
@@ -243,7 +246,7 @@ func cmdDefinitions(ctx context.Context, args []string, getenv func(string) stri
 	if err := migrations.CheckCurrent(ctx, db); err != nil {
 		return err
 	}
-	res, err := engine.ImportDefinition(ctx, db, spec)
+	res, err := definition.ImportDefinition(ctx, db, spec)
 	if err != nil {
 		return err
 	}
@@ -278,7 +281,7 @@ func exportDefinition(ctx context.Context, cfg Config, rest []string, asJSON boo
 	if err := migrations.CheckCurrent(ctx, db); err != nil {
 		return err
 	}
-	spec, err := engine.ExportDefinition(ctx, db, orgID, rest[1], version)
+	spec, err := definition.ExportDefinition(ctx, db, orgID, rest[1], version)
 	if err != nil {
 		return err
 	}

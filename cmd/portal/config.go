@@ -17,6 +17,8 @@ import (
 
 	"portal/engine"
 	"portal/engine/banking"
+	"portal/engine/payment"
+	"portal/engine/registration"
 	"portal/handlers/server"
 	"portal/outbound/mail"
 	"portal/relay/backend"
@@ -111,7 +113,7 @@ type Config struct {
 	DKIMKey                  crypto.Signer
 	// ArchiveMode is what the daily archive does with the answers of
 	// registrations finished 90 days ago.
-	ArchiveMode engine.ArchiveMode
+	ArchiveMode registration.ArchiveMode
 	// WebhookRetentionDays is how long delivered webhook events are kept.
 	WebhookRetentionDays int
 	// WebhookAllowNetworks are internal networks webhook endpoints may be
@@ -282,9 +284,9 @@ func (c *Config) set(s setting, raw string) {
 	}
 }
 
-func parseArchiveMode(raw string) (engine.ArchiveMode, error) {
-	switch m := engine.ArchiveMode(strings.TrimSpace(raw)); m {
-	case engine.ArchiveKeep, engine.ArchiveRemove:
+func parseArchiveMode(raw string) (registration.ArchiveMode, error) {
+	switch m := registration.ArchiveMode(strings.TrimSpace(raw)); m {
+	case registration.ArchiveKeep, registration.ArchiveRemove:
 		return m, nil
 	}
 	return "", errors.New("unknown archive mode")
@@ -637,7 +639,7 @@ func (c *Config) validatePayments() error {
 	switch c.PaymentProvider {
 	case "":
 		return errors.New("invalid configuration: PORTAL_PAYMENT_PROVIDER is required: `stripe` (Stripe Checkout), `bank_transfer` (the PORTAL_BANK_ account), or `test`, the built-in test gateway for development")
-	case engine.TestGatewayProvider:
+	case payment.TestGatewayProvider:
 		// Whoever reaches the test gateway's page marks their own order
 		// paid: it must never run where real members register. Only a
 		// plain-http address on this machine is safe, whatever the cookie
@@ -645,7 +647,7 @@ func (c *Config) validatePayments() error {
 		if c.PublicURL == nil || c.PublicURL.Scheme != "http" || !loopbackHost(c.PublicURL.Hostname()) {
 			return errors.New("invalid configuration: the test payment gateway (PORTAL_PAYMENT_PROVIDER=test) is for development only: PORTAL_BASE_URL must be an http address on a loopback host (localhost, 127.0.0.1, [::1])")
 		}
-	case engine.StripeProvider:
+	case payment.StripeProvider:
 		var problems []string
 		if !strings.HasPrefix(c.StripeSecretKey, "sk_") && !strings.HasPrefix(c.StripeSecretKey, "rk_") {
 			problems = append(problems, "PORTAL_STRIPE_SECRET_KEY (or PORTAL_STRIPE_SECRET_KEY_FILE) is required with PORTAL_PAYMENT_PROVIDER=stripe and starts with sk_ or rk_")
@@ -657,7 +659,7 @@ func (c *Config) validatePayments() error {
 		if len(problems) > 0 {
 			return errors.New("invalid configuration: " + strings.Join(problems, "; "))
 		}
-	case engine.BankTransferProvider:
+	case payment.BankTransferProvider:
 		// The bank details themselves are checked by validate
 		// (appendBankProblems); here only that there are some.
 		if c.BankCreditor.IBAN == "" {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"portal/engine"
+	"portal/engine/directdebit"
 )
 
 const debitsUsage = `usage:
@@ -69,7 +70,7 @@ func cmdDebits(ctx context.Context, args []string, getenv func(string) string, s
 	defer closeDB()
 	switch args[0] {
 	case "collect":
-		run, err := svc.CollectDebits(ctx, engine.CollectRequest{OrganisationID: *org, Until: untilDate, Actor: engine.CommandLine})
+		run, err := directdebit.Of(svc).CollectDebits(ctx, directdebit.CollectRequest{OrganisationID: *org, Until: untilDate, Actor: engine.CommandLine})
 		if err != nil {
 			return describeEngineError(err)
 		}
@@ -78,10 +79,10 @@ func cmdDebits(ctx context.Context, args []string, getenv func(string) string, s
 		if *out != "" {
 			return writeRunFile(*out, run.File, stdout)
 		}
-		fmt.Fprintf(stdout, "write its file with: portal debits file %d --org %d --out %s\n", run.ID, *org, engine.DebitRunFileName(*run))
+		fmt.Fprintf(stdout, "write its file with: portal debits file %d --org %d --out %s\n", run.ID, *org, directdebit.DebitRunFileName(*run))
 		return nil
 	case "list":
-		runs, err := svc.DebitRuns(ctx, *org)
+		runs, err := directdebit.Of(svc).DebitRuns(ctx, *org)
 		if err != nil {
 			return describeEngineError(err)
 		}
@@ -89,11 +90,11 @@ func cmdDebits(ctx context.Context, args []string, getenv func(string) string, s
 		fmt.Fprintln(w, "RUN\tSTATUS\tDEBITS\tTOTAL\tUNTIL\tCREATED\tBY\tFILE")
 		for _, r := range runs {
 			fmt.Fprintf(w, "%d\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Status, r.DebitCount, engine.FormatMoney(r.TotalMinor, r.Currency),
-				r.UntilOn.Format(time.DateOnly), r.CreatedAt.UTC().Format(time.RFC3339), r.CreatedBy, engine.DebitRunFileName(r))
+				r.UntilOn.Format(time.DateOnly), r.CreatedAt.UTC().Format(time.RFC3339), r.CreatedBy, directdebit.DebitRunFileName(r))
 		}
 		return w.Flush()
 	case "show":
-		d, err := svc.DebitRunByID(ctx, *org, runID)
+		d, err := directdebit.Of(svc).DebitRunByID(ctx, *org, runID)
 		if err != nil {
 			return describeEngineError(err)
 		}
@@ -107,7 +108,7 @@ func cmdDebits(ctx context.Context, args []string, getenv func(string) string, s
 		}
 		return w.Flush()
 	case "file":
-		d, err := svc.DebitRunByID(ctx, *org, runID)
+		d, err := directdebit.Of(svc).DebitRunByID(ctx, *org, runID)
 		if err != nil {
 			return describeEngineError(err)
 		}
@@ -117,7 +118,7 @@ func cmdDebits(ctx context.Context, args []string, getenv func(string) string, s
 		}
 		return writeRunFile(*out, d.Run.File, stdout)
 	case "sent":
-		res, err := svc.MarkDebitRunSent(ctx, engine.CommandLine, *org, runID)
+		res, err := directdebit.Of(svc).MarkDebitRunSent(ctx, engine.CommandLine, *org, runID)
 		if err != nil {
 			return describeEngineError(err)
 		}
@@ -131,7 +132,7 @@ func cmdDebits(ctx context.Context, args []string, getenv func(string) string, s
 		}
 		return nil
 	default: // cancel
-		run, err := svc.CancelDebitRun(ctx, engine.CommandLine, *org, runID)
+		run, err := directdebit.Of(svc).CancelDebitRun(ctx, engine.CommandLine, *org, runID)
 		if err != nil {
 			return describeEngineError(err)
 		}

@@ -11,6 +11,7 @@ import (
 	"portal/engine/banking"
 	"portal/engine/directdebit"
 	"portal/engine/enginetest"
+	"portal/engine/payment"
 )
 
 // TestDebitsCommands: the treasurer's collection from the command line on
@@ -36,24 +37,24 @@ func TestDebitsCommands(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	demo := enginetest.Seed(t, db, engine.WithPaymentMethodProviders(func(_ int64, m string) engine.PaymentProvider {
-		if m == engine.DirectDebitProvider {
+	demo := enginetest.Seed(t, db, payment.WithPaymentMethodProviders(func(_ int64, m string) engine.PaymentProvider {
+		if m == payment.DirectDebitProvider {
 			return dd
 		}
 		return nil
 	}))
 	ctx := context.Background()
-	if _, err := demo.Svc.SetPaymentSettings(ctx, 1, engine.PaymentSettingsChange{BankCreditorName: ptrTo("TV Demo 1848 e.V."),
-		BankIBAN: ptrTo("DE89370400440532013000"), Methods: &[]string{engine.BankTransferProvider, engine.DirectDebitProvider},
+	if _, err := payment.Of(demo.Svc).SetPaymentSettings(ctx, 1, payment.PaymentSettingsChange{BankCreditorName: ptrTo("TV Demo 1848 e.V."),
+		BankIBAN: ptrTo("DE89370400440532013000"), Methods: &[]string{payment.BankTransferProvider, payment.DirectDebitProvider},
 		DebitCreditorID: ptrTo(creditorID)}); err != nil {
 		t.Fatal(err)
 	}
-	demo.CommitPayingBy(engine.DirectDebitProvider, engine.DemoUserKey, 1, 2)
+	demo.CommitPayingBy(payment.DirectDebitProvider, engine.DemoUserKey, 1, 2)
 	var order engine.Order
 	if err := db.NewSelect().Model(&order).Limit(1).Scan(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := demo.Svc.GiveMandate(ctx, order.PayReference, engine.MandateInput{Holder: "Alex Example", IBAN: "DE02120300000000202051",
+	if _, err := directdebit.Of(demo.Svc).GiveMandate(ctx, order.PayReference, directdebit.MandateInput{Holder: "Alex Example", IBAN: "DE02120300000000202051",
 		Consent: true, Language: "de"}); err != nil {
 		t.Fatal(err)
 	}

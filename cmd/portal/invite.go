@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"portal/engine"
+	"portal/engine/invitation"
 )
 
 const inviteUsage = `usage:
@@ -53,7 +54,7 @@ func cmdInvite(ctx context.Context, args []string, getenv func(string) string, s
 			if signer == nil {
 				return errors.New("invitations need PORTAL_SESSION_KEY: their links are signed with a key derived from it")
 			}
-			rep, err := svc.CreateInvitations(ctx, engine.CommandLine, *org, engine.InvitationRequest{PeriodID: *period, All: *all,
+			rep, err := invitation.Of(svc).CreateInvitations(ctx, engine.CommandLine, *org, invitation.InvitationRequest{PeriodID: *period, All: *all,
 				ExternalIDs: splitList(*persons), UserKeys: splitList(*userKeys), Expires: *expires, Send: *mail})
 			if err != nil {
 				return describeEngineError(err)
@@ -78,7 +79,7 @@ func cmdInvite(ctx context.Context, args []string, getenv func(string) string, s
 			fmt.Fprintf(stdout, "%d invitation(s) %s, %d skipped\n", len(rep.Created), verb, len(rep.Skipped))
 			return nil
 		case sub == "list" && *period > 0:
-			list, err := svc.Invitations(ctx, *org, *period)
+			list, err := invitation.Of(svc).Invitations(ctx, *org, *period)
 			if err != nil {
 				return describeEngineError(err)
 			}
@@ -94,13 +95,13 @@ func cmdInvite(ctx context.Context, args []string, getenv func(string) string, s
 			if err != nil {
 				return errors.New(inviteUsage)
 			}
-			if _, err := svc.RevokeInvitation(ctx, engine.CommandLine, *org, id); err != nil {
+			if _, err := invitation.Of(svc).RevokeInvitation(ctx, engine.CommandLine, *org, id); err != nil {
 				return describeEngineError(err)
 			}
 			fmt.Fprintf(stdout, "revoked invitation %d\n", id)
 			return nil
 		case sub == "revoke" && len(rest) == 0 && *period > 0 && *userKey != "":
-			n, err := svc.RevokeInvitationsOf(ctx, *org, *period, *userKey)
+			n, err := invitation.Of(svc).RevokeInvitationsOf(ctx, *org, *period, *userKey)
 			if err != nil {
 				return describeEngineError(err)
 			}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"portal/engine"
+	"portal/engine/organisation"
 	"portal/handlers/server"
 	"portal/migrations"
 )
@@ -74,8 +75,8 @@ func (f *orgFlags) register(fs *flag.FlagSet) {
 }
 
 // change builds the change from the flags that were given on the command line.
-func (f *orgFlags) change(fs *flag.FlagSet, cfg Config, orgID int64) (engine.OrganisationChange, error) {
-	var c engine.OrganisationChange
+func (f *orgFlags) change(fs *flag.FlagSet, cfg Config, orgID int64) (organisation.OrganisationChange, error) {
+	var c organisation.OrganisationChange
 	var err error
 	fs.Visit(func(fl *flag.Flag) {
 		switch fl.Name {
@@ -179,7 +180,7 @@ func cmdOrgs(ctx context.Context, args []string, getenv func(string) string, std
 			if c.HashSecretSealed != nil {
 				return errors.New("set --hash-secret-file with orgs set, once the organisation has its id")
 			}
-			o, err := svc.CreateOrganisation(ctx, c)
+			o, err := organisation.Of(svc).CreateOrganisation(ctx, c)
 			if err != nil {
 				return describeEngineError(err)
 			}
@@ -198,7 +199,7 @@ func cmdOrgs(ctx context.Context, args []string, getenv func(string) string, std
 				return err
 			}
 			c.Messages = mc // one transaction: both or neither
-			o, err := svc.UpdateOrganisation(ctx, *org, c)
+			o, err := organisation.Of(svc).UpdateOrganisation(ctx, *org, c)
 			if err != nil {
 				return describeEngineError(err)
 			}
@@ -230,7 +231,7 @@ func cmdAPIKeys(ctx context.Context, args []string, getenv func(string) string, 
 			if len(rest) > 0 {
 				return errors.New(apikeysUsage)
 			}
-			key, k, err := svc.CreateAPIKey(ctx, *org, *name, engine.APIKeyScope(*scope))
+			key, k, err := organisation.Of(svc).CreateAPIKey(ctx, *org, *name, organisation.APIKeyScope(*scope))
 			if err != nil {
 				return describeEngineError(err)
 			}
@@ -238,7 +239,7 @@ func cmdAPIKeys(ctx context.Context, args []string, getenv func(string) string, 
 			fmt.Fprintln(stdout, key)
 			return nil
 		case "list":
-			keys, err := svc.APIKeys(ctx, *org)
+			keys, err := organisation.Of(svc).APIKeys(ctx, *org)
 			if err != nil {
 				return err
 			}
@@ -256,7 +257,7 @@ func cmdAPIKeys(ctx context.Context, args []string, getenv func(string) string, 
 			if err != nil {
 				return errors.New(apikeysUsage)
 			}
-			if err := svc.RevokeAPIKey(ctx, *org, id); err != nil {
+			if err := organisation.Of(svc).RevokeAPIKey(ctx, *org, id); err != nil {
 				return describeEngineError(err)
 			}
 			fmt.Fprintf(stdout, "revoked API key %d\n", id)

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"portal/engine"
+	"portal/engine/message"
 )
 
 // The message settings flags of `portal orgs set` (engine.MessageSettings).
@@ -30,8 +30,8 @@ func (f *messageFlags) register(fs *flag.FlagSet) {
 }
 
 // change builds the change from the flags given; nil when none was.
-func (f *messageFlags) change(fs *flag.FlagSet) (*engine.MessageSettingsChange, error) {
-	var c engine.MessageSettingsChange
+func (f *messageFlags) change(fs *flag.FlagSet) (*message.MessageSettingsChange, error) {
+	var c message.MessageSettingsChange
 	given := false
 	var err error
 	fs.Visit(func(fl *flag.Flag) {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"portal/engine"
+	"portal/engine/bankstatement"
 )
 
 // creditFlags are the flags of portal payments credits.
@@ -22,7 +23,7 @@ type creditFlags struct {
 }
 
 func (cf *creditFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&cf.state, "state", string(engine.CreditUnmatched), "credits: the state to list (unmatched, assigned, returned, ignored or all)")
+	fs.StringVar(&cf.state, "state", string(bankstatement.CreditUnmatched), "credits: the state to list (unmatched, assigned, returned, ignored or all)")
 	fs.Int64Var(&cf.resolve, "resolve", 0, "credits: the id (first column) of the credit to resolve")
 	fs.StringVar(&cf.as, "as", "", "credits --resolve: assigned, returned or ignored")
 	fs.StringVar(&cf.payment, "payment", "", "credits --resolve --as assigned: the payment reference (RF…, PO-…, PR-…) or registration number it pays")
@@ -32,15 +33,15 @@ func (cf *creditFlags) register(fs *flag.FlagSet) {
 // matched no open payment: of one organisation with --org, else of every
 // organisation and the shared account (ORG "-").
 func listCredits(ctx context.Context, svc *engine.Service, orgID int64, state string, stdout io.Writer) error {
-	q := engine.CreditQuery{OrganisationID: orgID, Everyone: orgID == 0, Limit: 1000}
-	switch st := engine.CreditState(state); {
+	q := bankstatement.CreditQuery{OrganisationID: orgID, Everyone: orgID == 0, Limit: 1000}
+	switch st := bankstatement.CreditState(state); {
 	case state == "all":
-	case st == engine.CreditUnmatched || st == engine.CreditAssigned || st == engine.CreditReturned || st == engine.CreditIgnored:
-		q.States = []engine.CreditState{st}
+	case st == bankstatement.CreditUnmatched || st == bankstatement.CreditAssigned || st == bankstatement.CreditReturned || st == bankstatement.CreditIgnored:
+		q.States = []bankstatement.CreditState{st}
 	default:
 		return fmt.Errorf("payments credits: --state %q: want unmatched, assigned, returned, ignored or all", state)
 	}
-	list, err := svc.BankCredits(ctx, q)
+	list, err := bankstatement.Of(svc).BankCredits(ctx, q)
 	if err != nil {
 		return describeEngineError(err)
 	}
@@ -55,7 +56,7 @@ func listCredits(ctx context.Context, svc *engine.Service, orgID int64, state st
 			booked = c.BookedOn.UTC().Format(time.DateOnly)
 		}
 		why := c.Reason
-		if c.State != engine.CreditUnmatched {
+		if c.State != bankstatement.CreditUnmatched {
 			why = "by " + c.ResolvedBy
 			if c.PaymentReference != nil {
 				why += ", paid " + *c.PaymentReference
@@ -78,7 +79,7 @@ func resolveCredit(ctx context.Context, svc *engine.Service, orgID int64, cf cre
 	if cf.as == "" {
 		return errors.New("payments credits --resolve: --as assigned, returned or ignored is required")
 	}
-	res, err := svc.ResolveCredit(ctx, engine.CommandLine, orgID, cf.resolve, engine.CreditResolution{State: engine.CreditState(cf.as),
+	res, err := bankstatement.Of(svc).ResolveCredit(ctx, engine.CommandLine, orgID, cf.resolve, bankstatement.CreditResolution{State: bankstatement.CreditState(cf.as),
 		Payment: cf.payment, Note: note})
 	if err != nil {
 		return describeEngineError(err)

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"portal/engine"
+	"portal/engine/payment"
+	"portal/engine/staff"
 )
 
 // settingsFlags are the flags of portal payments settings: an
@@ -33,16 +35,16 @@ func (f *settingsFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.address, "creditor-address", "", "account holder's address as street;number;postcode;town;country (required for CH and LI accounts)")
 	fs.StringVar(&f.methods, "methods", "", `the payment methods members choose from, comma-separated, the default first: stripe, bank_transfer, direct_debit; "" offers the provider alone`)
 	fs.StringVar(&f.creditorID, "creditor-id", "", "the organisation's SEPA Creditor Identifier (direct debit), for example DE98ZZZ09999999999")
-	fs.IntVar(&f.prenotificationDays, "prenotification-days", engine.DefaultPrenotificationDays, "calendar days a direct debit is announced before its collection (1 to 14; a shorter period is stated in the mandate)")
-	fs.StringVar(&f.debitFileVersion, "debit-file-version", engine.DebitFileV08, "pain.008 version of the collection files: pain.008.001.08 or pain.008.001.02")
+	fs.IntVar(&f.prenotificationDays, "prenotification-days", payment.DefaultPrenotificationDays, "calendar days a direct debit is announced before its collection (1 to 14; a shorter period is stated in the mandate)")
+	fs.StringVar(&f.debitFileVersion, "debit-file-version", payment.DebitFileV08, "pain.008 version of the collection files: pain.008.001.08 or pain.008.001.02")
 	fs.IntVar(&f.collectionDay, "collection-day", 0, "day of the month direct debits are collected (1 to 28); 0: the first business day the pre-notification period allows")
 	fs.StringVar(&f.returnFee, "return-fee", "0.00", "the bank's fee for a returned direct debit, added to the order it returned, such as 3.50")
 }
 
 // change builds the change from the settings flags given on the command
 // line, and says whether there is one.
-func (f *settingsFlags) change(fs *flag.FlagSet) (engine.PaymentSettingsChange, bool, error) {
-	var c engine.PaymentSettingsChange
+func (f *settingsFlags) change(fs *flag.FlagSet) (payment.PaymentSettingsChange, bool, error) {
+	var c payment.PaymentSettingsChange
 	var errs []error
 	readSecret := func(flagName, file string) *string {
 		b, err := os.ReadFile(file)
@@ -93,7 +95,7 @@ func (f *settingsFlags) change(fs *flag.FlagSet) (engine.PaymentSettingsChange, 
 		}
 	})
 	// Other flags (the database's) change nothing.
-	return c, c != (engine.PaymentSettingsChange{}), errors.Join(errs...)
+	return c, c != (payment.PaymentSettingsChange{}), errors.Join(errs...)
 }
 
 // paymentSettings shows an organisation's own payment settings, after
@@ -106,11 +108,11 @@ func paymentSettings(ctx context.Context, svc *engine.Service, orgID int64, fs *
 	if err != nil {
 		return err
 	}
-	var view *engine.PaymentSettingsView
+	var view *payment.PaymentSettingsView
 	if changed {
-		view, err = svc.SetPaymentSettings(ctx, orgID, c)
+		view, err = payment.Of(svc).SetPaymentSettings(ctx, orgID, c)
 	} else {
-		view, err = svc.PaymentSettings(ctx, orgID)
+		view, err = payment.Of(svc).PaymentSettings(ctx, orgID)
 	}
 	if err != nil {
 		return describeEngineError(err)
@@ -142,7 +144,7 @@ func paymentsAttention(ctx context.Context, svc *engine.Service, orgID int64, st
 	if orgID > 0 {
 		ctx = engine.WithOrganisation(ctx, orgID)
 	}
-	list, err := svc.PaymentsNeedingAttention(ctx, engine.AttentionQuery{Limit: 500})
+	list, err := staff.Of(svc).PaymentsNeedingAttention(ctx, staff.AttentionQuery{Limit: 500})
 	if err != nil {
 		return describeEngineError(err)
 	}
@@ -153,9 +155,9 @@ func paymentsAttention(ctx context.Context, svc *engine.Service, orgID int64, st
 		switch {
 		case a.RefundByHand:
 			todo = "transfer the money back, then: portal payments refunded " + a.Payment.Reference
-		case a.Reason == engine.AttentionSecondPayment:
+		case a.Reason == staff.AttentionSecondPayment:
 			todo = "second payment: the portal refunds it through the provider"
-		case a.Reason == engine.AttentionPendingTooLong:
+		case a.Reason == staff.AttentionPendingTooLong:
 			todo = "pending for more than 14 days: remind the member or cancel"
 		}
 		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\n", a.Order.OrganisationID, a.Order.PayReference, a.Payment.Reference,

@@ -14,7 +14,10 @@ import (
 
 	"portal/engine"
 	"portal/engine/banking"
+	"portal/engine/bankstatement"
 	"portal/engine/banktransfer"
+	"portal/engine/directdebit"
+	"portal/engine/payment"
 	"portal/engine/payproviders"
 	"portal/engine/stripepay"
 	"portal/handlers/server"
@@ -25,12 +28,12 @@ import (
 // validatePayments), and the test gateway when it is the one or when
 // organisations may choose it (testPaymentsAllowed), whose pages the HTTP
 // layer serves.
-func paymentProvider(cfg Config) (engine.PaymentProvider, *engine.TestGateway, error) {
-	var gw *engine.TestGateway
+func paymentProvider(cfg Config) (engine.PaymentProvider, *payment.TestGateway, error) {
+	var gw *payment.TestGateway
 	if cfg.testPaymentsAllowed() {
 		// Relative addresses: the test gateway's pages and its return stay on
 		// the host (and /o/{slug}) the member pays from, where their session is.
-		gw = engine.NewTestGateway(server.TestGatewayURLs(""))
+		gw = payment.NewTestGateway(server.TestGatewayURLs(""))
 	}
 	switch cfg.PaymentProvider {
 	case stripepay.Name:
@@ -59,13 +62,13 @@ const PaymentSecretPurpose = "organisation payment secret"
 // the directory of their providers (engine/payproviders), which reads the
 // settings through the service and builds each provider as the
 // environment's would be built, with the organisation's keys or account.
-func orgPaymentOptions(cfg Config, gw *engine.TestGateway, log *slog.Logger, svc **engine.Service) []engine.ServiceOption {
-	dir := payproviders.New(func(ctx context.Context) ([]engine.OrganisationPaymentConfig, error) {
-		return (*svc).OrganisationPaymentConfigs(ctx)
+func orgPaymentOptions(cfg Config, gw *payment.TestGateway, log *slog.Logger, svc **engine.Service) []engine.ServiceOption {
+	dir := payproviders.New(func(ctx context.Context) ([]payment.OrganisationPaymentConfig, error) {
+		return payment.Of((*svc)).OrganisationPaymentConfigs(ctx)
 	}, payproviders.Build(payproviders.Options{StripeAPIURL: cfg.StripeAPIURL.String(), TestGateway: testGatewayOrNil(gw), PayLink: relativePayLink}), log, 0)
-	opts := []engine.ServiceOption{engine.WithPaymentProviders(dir.Provider), engine.WithRetiredPaymentProviders(dir.Retired),
-		engine.WithPaymentMethodProviders(dir.Method), engine.WithPaymentSettingsChanged(dir.Invalidate),
-		engine.WithTestPayments(gw != nil)}
+	opts := []engine.ServiceOption{payment.WithPaymentProviders(dir.Provider), payment.WithRetiredPaymentProviders(dir.Retired),
+		payment.WithPaymentMethodProviders(dir.Method), payment.WithPaymentSettingsChanged(dir.Invalidate),
+		payment.WithTestPayments(gw != nil)}
 	if cfg.SessionKey != nil {
 		opts = append(opts, engine.WithSecretSealer(cfg.SessionKey.Sealer(PaymentSecretPurpose)))
 	}
@@ -127,7 +130,7 @@ func paymentService(ctx context.Context, cfg Config, stderr io.Writer) (svc *eng
 
 // testGatewayOrNil keeps a nil gateway a nil provider (not an interface
 // holding a nil pointer).
-func testGatewayOrNil(gw *engine.TestGateway) engine.PaymentProvider {
+func testGatewayOrNil(gw *payment.TestGateway) engine.PaymentProvider {
 	if gw == nil {
 		return nil
 	}
@@ -201,7 +204,7 @@ func cmdPayments(ctx context.Context, args []string, getenv func(string) string,
 		}
 		return listCredits(ctx, svc, *org, cf.state, stdout)
 	case "refunded":
-		p, err := svc.MarkRefundPaidBack(ctx, pos[0], *note)
+		p, err := payment.Of(svc).MarkRefundPaidBack(ctx, pos[0], *note)
 		if err != nil {
 			return describeEngineError(err)
 		}
@@ -210,7 +213,7 @@ func cmdPayments(ctx context.Context, args []string, getenv func(string) string,
 	case "import":
 		account := cfg.BankCreditor.IBAN
 		if *org != 0 {
-			ps, err := svc.PaymentSettings(ctx, *org)
+			ps, err := payment.Of(svc).PaymentSettings(ctx, *org)
 			if err != nil {
 				return describeEngineError(err)
 			}
@@ -236,7 +239,7 @@ func cmdPayments(ctx context.Context, args []string, getenv func(string) string,
 			return fmt.Errorf("payments capture: --date %q: want YYYY-MM-DD", *date)
 		}
 	}
-	res, err := svc.CapturePayment(ctx, engine.Capture{Reference: pos[0], AmountMinor: minor, Currency: *currency, BookedOn: booked, Note: *note, ID: *id})
+	res, err := payment.Of(svc).CapturePayment(ctx, payment.Capture{Reference: pos[0], AmountMinor: minor, Currency: *currency, BookedOn: booked, Note: *note, ID: *id})
 	if err != nil {
 		return err
 	}
@@ -277,7 +280,7 @@ func importStatement(ctx context.Context, svc *engine.Service, opt engine.Statem
 	if err != nil {
 		return fmt.Errorf("payments import: %w", err)
 	}
-	rep, err := svc.ImportStatement(ctx, st, opt)
+	rep, err := bankstatement.Of(svc).ImportStatement(ctx, st, opt)
 	if err != nil {
 		return err
 	}
@@ -320,7 +323,7 @@ func importStatement(ctx context.Context, svc *engine.Service, opt engine.Statem
 		case l.Err != nil:
 			failed++
 			fmt.Fprintf(stdout, "direct debit return %s (%s): error: %v\n", r.EndToEndID, amount, l.Err)
-		case l.Outcome != engine.ReturnApplied:
+		case l.Outcome != directdebit.ReturnApplied:
 			fmt.Fprintf(stdout, "%s (%s): nothing changed\n", l.Reason, amount)
 		default:
 			what := l.Reason

@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"portal/engine"
+	"portal/engine/organisation"
+	"portal/engine/privacy"
 	"portal/relay/hashlink"
 )
 
@@ -48,7 +50,7 @@ func cmdPersons(ctx context.Context, args []string, getenv func(string) string, 
 			return err
 		}
 		return withService(ctx, cfg, func(svc *engine.Service) error {
-			rep, err := svc.ImportPersons(ctx, *org, rows, hashlink.ValidUserKey)
+			rep, err := organisation.Of(svc).ImportPersons(ctx, *org, rows, hashlink.ValidUserKey)
 			if rep != nil && rep.Errors > 0 {
 				for _, r := range rep.Rows {
 					for _, f := range r.Errors {
@@ -64,7 +66,7 @@ func cmdPersons(ctx context.Context, args []string, getenv func(string) string, 
 		})
 	case args[0] == "unlink" && len(rest) == 2:
 		return withService(ctx, cfg, func(svc *engine.Service) error {
-			n, err := svc.UnlinkPersons(ctx, *org, []engine.PersonLink{{ExternalID: rest[0], UserKey: rest[1]}})
+			n, err := organisation.Of(svc).UnlinkPersons(ctx, *org, []organisation.PersonLink{{ExternalID: rest[0], UserKey: rest[1]}})
 			if err != nil {
 				return describeEngineError(err)
 			}
@@ -80,13 +82,13 @@ func cmdPersons(ctx context.Context, args []string, getenv func(string) string, 
 			var out any
 			var err error
 			if args[0] == "export" {
-				out, err = svc.ExportPerson(ctx, *org, id)
+				out, err = privacy.Of(svc).ExportPerson(ctx, *org, id)
 				if err == nil { // the access log: who took whose data
-					err = svc.RecordAccess(ctx, engine.CommandLine, engine.Access{OrganisationID: *org, Kind: engine.AccessExport,
+					err = privacy.Of(svc).RecordAccess(ctx, engine.CommandLine, privacy.Access{OrganisationID: *org, Kind: privacy.AccessExport,
 						RecordID: strconv.FormatInt(id, 10), PersonID: id})
 				}
 			} else {
-				out, err = svc.ErasePerson(ctx, engine.CommandLine, *org, id, engine.ErasureOptions{Force: *force})
+				out, err = privacy.Of(svc).ErasePerson(ctx, engine.CommandLine, *org, id, privacy.ErasureOptions{Force: *force})
 			}
 			if err != nil {
 				return describeEngineError(err)
@@ -100,7 +102,7 @@ func cmdPersons(ctx context.Context, args []string, getenv func(string) string, 
 }
 
 // readPersonFile reads an import file, CSV or JSON by its extension.
-func readPersonFile(path string) ([]engine.PersonRow, error) {
+func readPersonFile(path string) ([]organisation.PersonRow, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -108,14 +110,14 @@ func readPersonFile(path string) ([]engine.PersonRow, error) {
 	defer f.Close()
 	if strings.EqualFold(filepath.Ext(path), ".json") {
 		var body struct {
-			Persons []engine.PersonRow `json:"persons"`
+			Persons []organisation.PersonRow `json:"persons"`
 		}
 		if err := json.NewDecoder(f).Decode(&body); err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
 		return body.Persons, nil
 	}
-	rows, err := engine.ParsePersonCSV(f)
+	rows, err := organisation.ParsePersonCSV(f)
 	if err != nil {
 		return nil, describeEngineError(err)
 	}

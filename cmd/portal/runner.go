@@ -9,7 +9,13 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/directdebit"
 	"portal/engine/jobs"
+	"portal/engine/message"
+	"portal/engine/payment"
+	"portal/engine/privacy"
+	"portal/engine/registration"
+	"portal/engine/webhook"
 	"portal/handlers/server"
 	"portal/outbound/mail"
 	"portal/outbound/messages"
@@ -57,13 +63,15 @@ func buildRunner(cfg Config, db *bun.DB, svc *engine.Service, log *slog.Logger, 
 		from = f.Address
 	}
 	messages.Register(r, messages.Deps{DB: db, Sender: sender, BaseURL: cfg.BaseURL, HashSecret: cfg.HashSecret, UnsubscribeAddress: from,
-		OpenHashSecret: openHashSecret(cfg), Payments: svc, Invitations: invitationSigner(cfg), Logger: log})
-	webhooks.Register(r, webhooks.Deps{Engine: svc, AllowPrivate: baseURLIsLoopback(cfg.BaseURL), AllowNetworks: cfg.WebhookAllowNetworks, Logger: log})
-	engine.ScheduleLifecycle(r, db, cfg.ArchiveMode, time.Now, log)
-	engine.ScheduleWebhookPruning(r, db, time.Duration(cfg.WebhookRetentionDays)*24*time.Hour, time.Now, log)
-	svc.SchedulePayments(r, time.Now)
-	svc.ScheduleRetention(r, time.Now, log)
-	svc.ScheduleMandateExpiry(r, time.Now, log)
+		OpenHashSecret: openHashSecret(cfg), Payments: payment.Of(svc), Invitations: invitationSigner(cfg), Logger: log})
+	webhooks.Register(r, webhooks.Deps{Engine: webhook.Of(svc), AllowPrivate: baseURLIsLoopback(cfg.BaseURL), AllowNetworks: cfg.WebhookAllowNetworks, Logger: log})
+	registration.ScheduleLifecycle(r, db, cfg.ArchiveMode, time.Now, log)
+	message.ScheduleMessages(r, db, time.Now, log)
+	webhook.ScheduleWebhookPruning(r, db, time.Duration(cfg.WebhookRetentionDays)*24*time.Hour, time.Now, log)
+	payment.Of(svc).SchedulePayments(r, time.Now)
+	directdebit.Of(svc).ScheduleDebitRuns(r)
+	privacy.Of(svc).ScheduleRetention(r, time.Now, log)
+	directdebit.Of(svc).ScheduleMandateExpiry(r, time.Now, log)
 	return r
 }
 
@@ -86,7 +94,7 @@ func openHashSecret(cfg Config) func(orgID int64, sealed string) (string, error)
 // addresses are allowed.
 func baseURLIsLoopback(base string) bool {
 	u, err := url.Parse(base)
-	return err == nil && engine.IsLoopbackHost(u.Hostname())
+	return err == nil && webhook.IsLoopbackHost(u.Hostname())
 }
 
 // webhookOptions are the engine's webhook settings: a portal on a loopback

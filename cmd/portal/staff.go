@@ -15,6 +15,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/staff"
 	"portal/handlers/server"
 	"portal/relay/devidp"
 	"portal/relay/oidc"
@@ -48,20 +49,20 @@ func cmdStaff(ctx context.Context, args []string, getenv func(string) string, st
 	return withService(ctx, cfg, func(svc *engine.Service) error {
 		switch args[0] {
 		case "add":
-			m, err := svc.AddStaff(ctx, engine.CommandLine, *org, engine.StaffInput{Email: *email, Name: *name, Role: engine.StaffRole(*role)})
+			m, err := staff.Of(svc).AddStaff(ctx, engine.CommandLine, *org, staff.StaffInput{Email: *email, Name: *name, Role: staff.StaffRole(*role)})
 			if err != nil {
 				return describeEngineError(err)
 			}
 			fmt.Fprintf(stdout, "staff member %d: %s <%s>, %s, organisation %d\n", m.ID, m.Name, m.Email, m.Role, m.OrganisationID)
 			return nil
 		case "list":
-			staff, err := svc.ListStaff(ctx, *org)
+			members, err := staff.Of(svc).ListStaff(ctx, *org)
 			if err != nil {
 				return err
 			}
 			w := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(w, "ID\tEMAIL\tNAME\tROLE\tBOUND\tCREATED\tLAST SIGN-IN\tDISABLED")
-			for _, m := range staff {
+			for _, m := range members {
 				bound := "no"
 				if m.Subject != nil {
 					bound = "yes"
@@ -71,7 +72,7 @@ func cmdStaff(ctx context.Context, args []string, getenv func(string) string, st
 			}
 			return w.Flush()
 		case "remove":
-			if err := svc.RemoveStaff(ctx, engine.CommandLine, *org, *email); err != nil {
+			if err := staff.Of(svc).RemoveStaff(ctx, engine.CommandLine, *org, *email); err != nil {
 				return describeEngineError(err)
 			}
 			fmt.Fprintf(stdout, "removed staff member %s from organisation %d\n", *email, *org)
@@ -132,7 +133,7 @@ func demoStaffAccounts(svc *engine.Service) func(context.Context) []string {
 		}
 		var out []string
 		for _, o := range orgs {
-			staff, err := svc.ListStaff(ctx, o.ID)
+			staff, err := staff.Of(svc).ListStaff(ctx, o.ID)
 			if err != nil {
 				return out
 			}
@@ -151,7 +152,7 @@ func demoStaffAccounts(svc *engine.Service) func(context.Context) []string {
 // development IdP.
 func printDemoStaff(ctx context.Context, cfg Config, db *bun.DB, stdout io.Writer) error {
 	svc := engine.NewService(db, nil)
-	if err := svc.SeedDemoStaff(ctx); err != nil {
+	if err := staff.Of(svc).SeedDemoStaff(ctx); err != nil {
 		return err
 	}
 	orgs, err := svc.Organisations(ctx)
@@ -165,8 +166,8 @@ func printDemoStaff(ctx context.Context, cfg Config, db *bun.DB, stdout io.Write
 			link = base.Scheme + "://" + hostPort(o.Hostnames[0], base.Port()) + server.StaffPrefix
 		}
 		var as []string
-		for _, r := range engine.DemoStaffRoles {
-			as = append(as, engine.DemoStaffEmail(o.Slug, r))
+		for _, r := range staff.DemoStaffRoles {
+			as = append(as, staff.DemoStaffEmail(o.Slug, r))
 		}
 		fmt.Fprintf(stdout, "staff pages of %s: %s (sign in as %s)\n", o.Name, link, strings.Join(as, ", "))
 	}

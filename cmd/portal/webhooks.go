@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 
 	"portal/engine"
+	"portal/engine/webhook"
 )
 
 var webhooksUsage = `usage:
@@ -74,20 +75,20 @@ func cmdWebhooks(ctx context.Context, args []string, getenv func(string) string,
 	return withService(ctx, cfg, func(svc *engine.Service) error {
 		switch sub {
 		case "add":
-			in := engine.WebhookEndpointInput{URL: *url, Events: splitList(*events)}
+			in := webhook.WebhookEndpointInput{URL: *url, Events: splitList(*events)}
 			if *events == "" {
 				in.Events = engine.WebhookEventTypes
 			}
 			on := !*inactive
 			in.Active = &on
-			ep, secret, err := svc.CreateWebhookEndpoint(ctx, engine.CommandLine, *org, in)
+			ep, secret, err := webhook.Of(svc).CreateWebhookEndpoint(ctx, engine.CommandLine, *org, in)
 			if err != nil {
 				return describeEngineError(err)
 			}
 			fmt.Fprintf(stdout, "added endpoint %d: %s (%s)\nsigning secret (shown once): %s\n", ep.ID, ep.URL, strings.Join(ep.Events(), ","), secret)
 			return nil
 		case "list":
-			list, err := svc.WebhookEndpoints(ctx, *org)
+			list, err := webhook.Of(svc).WebhookEndpoints(ctx, *org)
 			if err != nil {
 				return describeEngineError(err)
 			}
@@ -102,7 +103,7 @@ func cmdWebhooks(ctx context.Context, args []string, getenv func(string) string,
 			if err != nil {
 				return err
 			}
-			var ch engine.WebhookEndpointChange
+			var ch webhook.WebhookEndpointChange
 			if *url != "" {
 				ch.URL = url
 			}
@@ -117,7 +118,7 @@ func cmdWebhooks(ctx context.Context, args []string, getenv func(string) string,
 				}
 				ch.Active = &on
 			}
-			ep, err := svc.UpdateWebhookEndpoint(ctx, engine.CommandLine, *org, id, ch)
+			ep, err := webhook.Of(svc).UpdateWebhookEndpoint(ctx, engine.CommandLine, *org, id, ch)
 			if err != nil {
 				return describeEngineError(err)
 			}
@@ -128,7 +129,7 @@ func cmdWebhooks(ctx context.Context, args []string, getenv func(string) string,
 			if err != nil {
 				return err
 			}
-			secret, err := svc.RotateWebhookSecret(ctx, engine.CommandLine, *org, id)
+			secret, err := webhook.Of(svc).RotateWebhookSecret(ctx, engine.CommandLine, *org, id)
 			if err != nil {
 				return describeEngineError(err)
 			}
@@ -139,7 +140,7 @@ func cmdWebhooks(ctx context.Context, args []string, getenv func(string) string,
 			if err != nil {
 				return err
 			}
-			if err := svc.DeleteWebhookEndpoint(ctx, engine.CommandLine, *org, id); err != nil {
+			if err := webhook.Of(svc).DeleteWebhookEndpoint(ctx, engine.CommandLine, *org, id); err != nil {
 				return describeEngineError(err)
 			}
 			fmt.Fprintf(stdout, "removed endpoint %d\n", id)
@@ -149,7 +150,7 @@ func cmdWebhooks(ctx context.Context, args []string, getenv func(string) string,
 			if err != nil {
 				return err
 			}
-			d, err := svc.ReplayWebhookDelivery(ctx, engine.CommandLine, *org, pair[0], pair[1])
+			d, err := webhook.Of(svc).ReplayWebhookDelivery(ctx, engine.CommandLine, *org, pair[0], pair[1])
 			if err != nil {
 				return describeEngineError(err)
 			}
@@ -161,7 +162,7 @@ func cmdWebhooks(ctx context.Context, args []string, getenv func(string) string,
 			if err != nil {
 				return err
 			}
-			list, err := svc.WebhookDeliveries(ctx, *org, id, *limit)
+			list, err := webhook.Of(svc).WebhookDeliveries(ctx, *org, id, *limit)
 			if err != nil {
 				return describeEngineError(err)
 			}

@@ -13,15 +13,16 @@ import (
 
 	"portal/engine"
 	"portal/engine/banking"
+	"portal/engine/payment"
 )
 
 // Name is the provider's name on stored payments.
-const Name = engine.BankTransferProvider
+const Name = payment.BankTransferProvider
 
 // ErrManualRefund: money that came by bank transfer goes back by bank
 // transfer, which staff make; the portal cannot.
 // It is the engine's ErrManualRefund, so that the refund is owed by hand.
-var ErrManualRefund = engine.ErrManualRefund
+var ErrManualRefund = payment.ErrManualRefund
 
 // Provider is payment by bank transfer to one account.
 type Provider struct {

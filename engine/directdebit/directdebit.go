@@ -12,10 +12,11 @@ import (
 
 	"portal/engine"
 	"portal/engine/banking"
+	"portal/engine/payment"
 )
 
 // Name is the provider's name on stored payments.
-const Name = engine.DirectDebitProvider
+const Name = payment.DirectDebitProvider
 
 // Provider is direct debit to one creditor's account.
 type Provider struct {
@@ -69,5 +70,5 @@ func (p *Provider) Expire(context.Context, engine.Payment) error { return nil }
 // Refund cannot be made by the portal: a collected debit goes back by a
 // transfer staff make, as a bank transfer's does.
 func (p *Provider) Refund(context.Context, engine.RefundRequest) (string, error) {
-	return "", engine.ErrManualRefund
+	return "", payment.ErrManualRefund
 }

@@ -8,6 +8,7 @@ import (
 	"portal/engine"
 	"portal/engine/banking"
 	"portal/engine/directdebit"
+	"portal/engine/payment"
 )
 
 func payLink(ref string, _ int64) string { return "/pay/" + ref }
@@ -33,7 +34,7 @@ func TestProvider(t *testing.T) {
 	}
 	ctx := context.Background()
 	co, err := p.CreateCheckout(ctx, engine.CheckoutRequest{OrderReference: "PO-1", AmountMinor: 100, Currency: "EUR"})
-	if err != nil || co.URL != "/pay/PO-1" || p.Name() != engine.DirectDebitProvider || p.CreditorID() != "DE98ZZZ09999999999" {
+	if err != nil || co.URL != "/pay/PO-1" || p.Name() != payment.DirectDebitProvider || p.CreditorID() != "DE98ZZZ09999999999" {
 		t.Fatalf("checkout %+v %v", co, err)
 	}
 	if _, err := p.CreateCheckout(ctx, engine.CheckoutRequest{OrderReference: "PO-1", AmountMinor: 100, Currency: "CHF"}); err == nil {
@@ -42,7 +43,7 @@ func TestProvider(t *testing.T) {
 	if c, err := p.Retrieve(ctx, engine.Payment{Reference: "PR-1"}); err != nil || c.Outcome != engine.OutcomeOpen {
 		t.Fatalf("retrieve %+v %v", c, err)
 	}
-	if _, err := p.Refund(ctx, engine.RefundRequest{}); !errors.Is(err, engine.ErrManualRefund) {
+	if _, err := p.Refund(ctx, engine.RefundRequest{}); !errors.Is(err, payment.ErrManualRefund) {
 		t.Fatalf("refund: %v", err)
 	}
 }

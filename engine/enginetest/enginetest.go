@@ -13,6 +13,9 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/demodata"
+	"portal/engine/payment"
+	"portal/engine/registration"
 )
 
 // Demo is a seeded demo database with a service and its test gateway.
@@ -20,7 +23,7 @@ type Demo struct {
 	T   testing.TB
 	DB  *bun.DB
 	Svc *engine.Service
-	GW  *engine.TestGateway
+	GW  *payment.TestGateway
 	// Language is the language the member registers in (the messages'
 	// and the order lines'); "" for the club's default.
 	Language string
@@ -34,10 +37,10 @@ type Demo struct {
 // Seed loads the demo data into db.
 func Seed(t testing.TB, db *bun.DB, opts ...engine.ServiceOption) *Demo {
 	t.Helper()
-	if err := engine.SeedDemo(context.Background(), db, 0, time.Now().UTC()); err != nil {
+	if err := demodata.SeedDemo(context.Background(), db, 0, time.Now().UTC()); err != nil {
 		t.Fatalf("seed: %v", err)
 	}
-	gw := engine.NewTestGateway(engine.TestGatewayURLs{
+	gw := payment.NewTestGateway(payment.TestGatewayURLs{
 		PayURL:    func(ref string) string { return "https://portal.test/pay/" + ref },
 		ReturnURL: "https://portal.test/membership/payment-return",
 	})
@@ -46,20 +49,20 @@ func Seed(t testing.TB, db *bun.DB, opts ...engine.ServiceOption) *Demo {
 
 // Commit registers persons of the demo user with valid answers and commits:
 // the registration is DONE with an unpaid order. It returns the final form.
-func (d *Demo) Commit(persons ...int64) *engine.Form {
+func (d *Demo) Commit(persons ...int64) *registration.Form {
 	d.T.Helper()
 	return d.CommitAs(engine.DemoUserKey, persons...)
 }
 
 // CommitAs is Commit for another user key of the demo (demo-1 ...).
-func (d *Demo) CommitAs(userKey string, persons ...int64) *engine.Form {
+func (d *Demo) CommitAs(userKey string, persons ...int64) *registration.Form {
 	d.T.Helper()
 	return d.CommitPayingBy("", userKey, persons...)
 }
 
 // CommitPayingBy is CommitAs with the payment method the member chooses
 // on the review page ("" for the club's default).
-func (d *Demo) CommitPayingBy(method, userKey string, persons ...int64) *engine.Form {
+func (d *Demo) CommitPayingBy(method, userKey string, persons ...int64) *registration.Form {
 	d.T.Helper()
 	ctx := context.Background()
 	if d.Language != "" {
@@ -69,23 +72,23 @@ func (d *Demo) CommitPayingBy(method, userKey string, persons ...int64) *engine.
 	if period == 0 {
 		period = engine.DemoPeriodID
 	}
-	form, _, err := d.Svc.LoadMembershipForm(ctx, userKey, period, nil)
+	form, _, err := registration.Of(d.Svc).LoadMembershipForm(ctx, userKey, period, nil)
 	if err != nil {
 		d.T.Fatal(err)
 	}
 	pid := form.ProcessIDString()
-	in := make([]engine.PersonInput, len(persons))
+	in := make([]registration.PersonInput, len(persons))
 	for i, id := range persons {
-		in[i] = engine.PersonInput{ID: id}
+		in[i] = registration.PersonInput{ID: id}
 	}
 	for form.State != engine.StateDone {
 		if form.Step > 0 {
 			if form.Question == nil {
 				d.T.Fatalf("step %d in state %s has no question", form.Step, form.State)
 			}
-			in = answers(form.Question.Name, persons)
+			in = Answers(form.Question.Name, persons)
 		}
-		if form, err = d.Svc.Next(ctx, userKey, engine.NextInput{ProcessID: pid, Step: form.Step, People: in, PaymentMethod: method}); err != nil {
+		if form, err = registration.Of(d.Svc).Next(ctx, userKey, registration.NextInput{ProcessID: pid, Step: form.Step, People: in, PaymentMethod: method}); err != nil {
 			d.T.Fatalf("step %d: %v", form.Step, err)
 		}
 	}
@@ -94,14 +97,14 @@ func (d *Demo) CommitPayingBy(method, userKey string, persons ...int64) *engine.
 
 // Pay completes the payment of a committed form with outcome success; a
 // second call replays the same signed return.
-func (d *Demo) Pay(form *engine.Form) *engine.PaymentResult {
+func (d *Demo) Pay(form *registration.Form) *payment.PaymentResult {
 	d.T.Helper()
 	return d.PayWith(form, engine.OutcomeSuccess)
 }
 
 // PayWith returns from the test gateway with outcome (failed, cancelled,
 // success) for the form's current attempt.
-func (d *Demo) PayWith(form *engine.Form, outcome engine.PaymentOutcome) *engine.PaymentResult {
+func (d *Demo) PayWith(form *registration.Form, outcome engine.PaymentOutcome) *payment.PaymentResult {
 	d.T.Helper()
 	u, err := url.Parse(form.PaymentURL)
 	if err != nil {
@@ -112,7 +115,7 @@ func (d *Demo) PayWith(form *engine.Form, outcome engine.PaymentOutcome) *engine
 	// gateway's signed return then settles.
 	p := d.attempts[form.PaymentURL]
 	if p == nil {
-		if p, err = d.Svc.FollowPayLink(context.Background(), u.Query().Get("reference")); err != nil {
+		if p, err = payment.Of(d.Svc).FollowPayLink(context.Background(), u.Query().Get("reference")); err != nil {
 			d.T.Fatalf("follow the pay link %s: %v", form.PaymentURL, err)
 		}
 		if d.attempts == nil {
@@ -126,7 +129,7 @@ func (d *Demo) PayWith(form *engine.Form, outcome engine.PaymentOutcome) *engine
 		d.T.Fatal(err)
 	}
 	q := back.Query()
-	res, err := d.Svc.CompletePayment(context.Background(), engine.PaymentReturn{Reference: q.Get("reference"), Status: q.Get("status"),
+	res, err := payment.Of(d.Svc).CompletePayment(context.Background(), engine.PaymentReturn{Reference: q.Get("reference"), Status: q.Get("status"),
 		TransactionID: q.Get("transactionId"), Amount: q.Get("amount"), Currency: q.Get("currency"), Signature: q.Get("signature")})
 	if err != nil {
 		d.T.Fatalf("pay %s: %v", ref, err)
@@ -134,10 +137,10 @@ func (d *Demo) PayWith(form *engine.Form, outcome engine.PaymentOutcome) *engine
 	return res
 }
 
-// answers are valid answers to a question of the demo definition: the
+// Answers are valid answers to a question of the demo definition: the
 // first person takes the insurance and is the main contact.
-func answers(question string, persons []int64) []engine.PersonInput {
-	in := make([]engine.PersonInput, len(persons))
+func Answers(question string, persons []int64) []registration.PersonInput {
+	in := make([]registration.PersonInput, len(persons))
 	for i, id := range persons {
 		first := "0"
 		if i == 0 {
@@ -154,7 +157,7 @@ func answers(question string, persons []int64) []engine.PersonInput {
 		case "guardian_consent", "terms":
 			a = ptr("1")
 		}
-		in[i] = engine.PersonInput{ID: id, Answer: a}
+		in[i] = registration.PersonInput{ID: id, Answer: a}
 	}
 	return in
 }

@@ -16,6 +16,7 @@ import (
 	"portal/engine"
 	"portal/engine/banktransfer"
 	"portal/engine/directdebit"
+	"portal/engine/payment"
 	"portal/engine/stripepay"
 )
 
@@ -28,10 +29,10 @@ const DefaultRefresh = 10 * time.Second
 const loadTimeout = 5 * time.Second
 
 // Loader reads the organisations' own payment settings, secrets opened.
-type Loader func(ctx context.Context) ([]engine.OrganisationPaymentConfig, error)
+type Loader func(ctx context.Context) ([]payment.OrganisationPaymentConfig, error)
 
 // Builder makes the provider of one organisation's settings.
-type Builder func(engine.OrganisationPaymentConfig) (engine.PaymentProvider, error)
+type Builder func(payment.OrganisationPaymentConfig) (engine.PaymentProvider, error)
 
 // Directory is the organisations' own providers. It is safe for
 // concurrent use.
@@ -169,7 +170,7 @@ func (d *Directory) reload() {
 		}
 		for _, r := range c.Retired {
 			old := c
-			old.Provider, old.StripeSecretKey, old.StripeWebhookSecret, old.Retired = engine.StripeProvider, r.SecretKey, r.WebhookSecret, nil
+			old.Provider, old.StripeSecretKey, old.StripeWebhookSecret, old.Retired = payment.StripeProvider, r.SecretKey, r.WebhookSecret, nil
 			p, err := d.build(old)
 			if err != nil {
 				d.log.Warn("earlier Stripe credentials of an organisation cannot be used", "organisation", c.OrganisationID, "err", err)
@@ -213,7 +214,7 @@ type Options struct {
 // with the organisation's own keys, bank transfer to its own account, and
 // direct debit to it, and the test gateway where it may run.
 func Build(o Options) Builder {
-	return func(c engine.OrganisationPaymentConfig) (engine.PaymentProvider, error) {
+	return func(c payment.OrganisationPaymentConfig) (engine.PaymentProvider, error) {
 		switch c.Provider {
 		case stripepay.Name:
 			return stripepay.New(stripepay.Config{SecretKey: c.StripeSecretKey, WebhookSecret: c.StripeWebhookSecret, APIURL: o.StripeAPIURL})
@@ -221,7 +222,7 @@ func Build(o Options) Builder {
 			return banktransfer.New(c.Creditor, o.PayLink)
 		case directdebit.Name:
 			return directdebit.New(c.Creditor, c.CreditorID, o.PayLink)
-		case engine.TestGatewayProvider:
+		case payment.TestGatewayProvider:
 			if o.TestGateway == nil {
 				return nil, errors.New("the test gateway runs only on an http loopback PORTAL_BASE_URL")
 			}

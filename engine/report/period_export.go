@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"portal/engine"
+	"portal/engine/organisation"
 )
 
 // The export of a period's registrations and payments, for a club's own
@@ -113,7 +114,7 @@ func (s *Service) ExportPeriod(ctx context.Context, orgID, periodID int64, kind 
 	if !ok {
 		return engine.Errorf(engine.CodeNotFound, "unknown export %q: registrations or payments", kind)
 	}
-	if _, err := engine.OrgPeriod(ctx, s.DB(), orgID, periodID); err != nil {
+	if _, err := organisation.OrgPeriod(ctx, s.DB(), orgID, periodID); err != nil {
 		return err
 	}
 	// The first page is read before the header, so that a failing query

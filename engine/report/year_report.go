@@ -8,6 +8,9 @@ import (
 	"time"
 
 	"portal/engine"
+	"portal/engine/definition"
+	"portal/engine/payment"
+	"portal/engine/staff"
 )
 
 // The year-end report for a club's general meeting: one period's money
@@ -127,7 +130,7 @@ func (s *Service) YearReport(ctx context.Context, orgID, periodID int64) (r *Yea
 		N    int   `bun:"n"`
 		Owed int64 `bun:"owed"`
 	}
-	q := engine.OpenPaymentQuery{OrganisationID: orgID, PeriodID: periodID}
+	q := staff.OpenPaymentQuery{OrganisationID: orgID, PeriodID: periodID}
 	if err := s.DB().NewSelect().TableExpr("(?) AS op", q.OpenPaymentsSelect(s.DB(), s.Clock().UTC())).
 		ColumnExpr("COUNT(*) AS n, COALESCE(SUM(op.owed_minor), 0) AS owed").Scan(ctx, &open); err != nil {
 		return nil, fmt.Errorf("sum open orders: %w", err)
@@ -251,7 +254,7 @@ func (s *Service) reportMoney(ctx context.Context, r *YearReport, orgID int64) e
 	if err := s.DB().NewSelect().TableExpr("payment_events AS e").Join("JOIN payments AS p ON p.reference = e.reference").
 		Join("JOIN orders AS o ON o.id = p.order_id").ColumnExpr("p.provider, o.id AS order_id, e.amount_minor").
 		Where("o.organisation_id = ? AND o.period_id = ? AND o.status <> ?", orgID, r.Period.ID, engine.OrderPaid).
-		Where("e.event_type = ? AND e.outcome = ? AND e.amount_minor IS NOT NULL", engine.BankCaptureEvent, engine.PartialCaptureOutcome).
+		Where("e.event_type = ? AND e.outcome = ? AND e.amount_minor IS NOT NULL", payment.BankCaptureEvent, payment.PartialCaptureOutcome).
 		OrderExpr("e.id").Scan(ctx, &parts); err != nil {
 		return fmt.Errorf("load part payments: %w", err)
 	}
@@ -321,7 +324,7 @@ func (s *Service) reportMembers(ctx context.Context, r *YearReport, types []engi
 	for _, t := range types {
 		r.MembersByType = append(r.MembersByType, ReportMembers{Key: t.Code, Name: t.Name, Texts: t.NameTexts})
 	}
-	for i, g := range engine.AgeGroups {
+	for i, g := range staff.AgeGroups {
 		r.MembersByAge = append(r.MembersByAge, ReportMembers{Key: fmt.Sprint(i), Name: g.Name})
 	}
 	typeIndex := map[int64]int{}
@@ -344,8 +347,8 @@ func (s *Service) reportMembers(ctx context.Context, r *YearReport, types []engi
 		if i, ok := typeIndex[m.TypeID]; ok {
 			count(&r.MembersByType[i], m.Status)
 		}
-		age := engine.AgeAt(m.Born, r.Period.StartDate)
-		for i, g := range engine.AgeGroups {
+		age := definition.AgeAt(m.Born, r.Period.StartDate)
+		for i, g := range staff.AgeGroups {
 			if age < g.Below {
 				count(&r.MembersByAge[i], m.Status)
 				break

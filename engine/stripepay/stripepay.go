@@ -16,11 +16,12 @@ import (
 	"github.com/stripe/stripe-go/v86/webhook"
 
 	"portal/engine"
+	"portal/engine/payment"
 )
 
 // Name is the provider's name on stored payments and in the webhook route:
 // the engine's name for it, so that the word is spelt in one place.
-const Name = engine.StripeProvider
+const Name = payment.StripeProvider
 
 // Config is what the adapter needs.
 type Config struct {
@@ -62,7 +63,7 @@ func New(cfg Config) (*Provider, error) {
 	return &Provider{
 		client:        stripe.NewClient(cfg.SecretKey, stripe.WithBackends(stripe.NewBackendsWithConfig(bc))),
 		webhookSecret: cfg.WebhookSecret,
-		account:       engine.PaymentAccount(cfg.SecretKey),
+		account:       payment.PaymentAccount(cfg.SecretKey),
 	}, nil
 }
 

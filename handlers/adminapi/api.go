@@ -11,6 +11,9 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 
 	"portal/engine"
+	"portal/engine/definition"
+	"portal/engine/organisation"
+	"portal/engine/staff"
 	"portal/handlers/server"
 	"portal/handlers/staff/staffpage"
 	"portal/relay/hashlink"
@@ -50,8 +53,8 @@ func (s *Server) MountAdmin(api *echo.Group) {
 	admin.POST("/definitions", s.importDefinition)
 	admin.GET("/definitions", s.listDefinitions)
 	admin.GET("/definitions/:key/versions/:version", s.exportDefinitionVersion)
-	admin.POST("/definitions/:key/versions/:version/activate", s.setDefinitionActive(engine.DefinitionActivate))
-	admin.POST("/definitions/:key/versions/:version/deactivate", s.setDefinitionActive(engine.DefinitionDeactivate))
+	admin.POST("/definitions/:key/versions/:version/activate", s.setDefinitionActive(definition.DefinitionActivate))
+	admin.POST("/definitions/:key/versions/:version/deactivate", s.setDefinitionActive(definition.DefinitionDeactivate))
 	admin.GET("/periods", s.listPeriods)
 	admin.POST("/periods", s.createPeriod, server.RequireJSON)
 	admin.PATCH("/periods/:id", s.patchPeriod, server.RequireJSON)
@@ -107,7 +110,7 @@ func (s *Server) requireAPIKey(next echo.HandlerFunc) echo.HandlerFunc {
 			c.Response().Header().Set("WWW-Authenticate", `Bearer realm="portal admin API"`)
 			return server.NewAPIError(http.StatusUnauthorized, "The admin API needs an API key: Authorization: Bearer <key>.")
 		}
-		k, err := s.engine.AuthenticateAPIKey(req.Context(), strings.TrimSpace(key))
+		k, err := organisation.Of(s.engine).AuthenticateAPIKey(req.Context(), strings.TrimSpace(key))
 		if err != nil {
 			if engine.ErrorCode(err) == engine.CodeUnauthorized {
 				c.Response().Header().Set("WWW-Authenticate", `Bearer realm="portal admin API", error="invalid_token"`)
@@ -156,7 +159,7 @@ func (s *Server) staffAPIAccess(c echo.Context, u *staffpage.StaffUser, next ech
 		return server.NewAPIError(http.StatusForbidden, fmt.Sprintf("This needs the staff role %s, as on the staff pages.", min))
 	}
 	// The role decided; the scope only says what the session may do.
-	k := &engine.APIKey{OrganisationID: u.OrganisationID, Name: "staff session of " + u.Email, Scope: engine.ScopeWrite}
+	k := &organisation.APIKey{OrganisationID: u.OrganisationID, Name: "staff session of " + u.Email, Scope: organisation.ScopeWrite}
 	ctx := engine.WithOrganisation(req.Context(), u.OrganisationID)
 	ctx = context.WithValue(ctx, apiKeyKey{}, k)
 	ctx = context.WithValue(ctx, staffpage.StaffUserKey{}, u)
@@ -168,11 +171,11 @@ func (s *Server) staffAPIAccess(c echo.Context, u *staffpage.StaffUser, next ech
 }
 
 // keyOf returns the API key requireAPIKey put in the context.
-func keyOf(c echo.Context) *engine.APIKey {
-	if k, ok := c.Request().Context().Value(apiKeyKey{}).(*engine.APIKey); ok {
+func keyOf(c echo.Context) *organisation.APIKey {
+	if k, ok := c.Request().Context().Value(apiKeyKey{}).(*organisation.APIKey); ok {
 		return k
 	}
-	return &engine.APIKey{} // organisation 0: nothing is found
+	return &organisation.APIKey{} // organisation 0: nothing is found
 }
 
 // apiActor is who the audit log names for a change made through the admin
@@ -277,7 +280,7 @@ func (s *Server) patchAdminOrganisation(c echo.Context) error {
 			}
 		}
 	}
-	change := engine.OrganisationChange{Name: body.Name, Slug: body.Slug, Hostnames: body.Hostnames, ContactEmail: body.ContactEmail,
+	change := organisation.OrganisationChange{Name: body.Name, Slug: body.Slug, Hostnames: body.Hostnames, ContactEmail: body.ContactEmail,
 		LogoURL: body.LogoURL, AccentColour: body.AccentColour, DefaultLanguage: body.DefaultLanguage, RegistrationSystemID: body.RegistrationSystemID,
 		EnabledLanguages: body.EnabledLanguages, HashLinks: body.HashLinks, InvitationExpiryDays: body.InvitationExpiryDays}
 	if body.HashSecret != nil {
@@ -303,7 +306,7 @@ func (s *Server) patchAdminOrganisation(c echo.Context) error {
 		retention := body.Retention.change()
 		change.Retention = &retention
 	}
-	o, err := s.engine.StaffUpdateOrganisation(c.Request().Context(), apiActor(c), orgID, change)
+	o, err := staff.Of(s.engine).StaffUpdateOrganisation(c.Request().Context(), apiActor(c), orgID, change)
 	if err != nil {
 		return adminError(err)
 	}
@@ -334,14 +337,14 @@ func adminError(err error) error {
 
 // PersonImportRequest is the JSON body of POST /api/admin/persons/import.
 type PersonImportRequest struct {
-	Persons []engine.PersonRow `json:"persons"`
+	Persons []organisation.PersonRow `json:"persons"`
 }
 
 // ImportErrorBody is the 422 answer of an import with bad rows: the spec's
 // HTTP error body (errors named "line N: field") plus the per-row report.
 type ImportErrorBody struct {
 	server.HTTPErrorBody
-	Report *engine.ImportReport `json:"report"`
+	Report *organisation.ImportReport `json:"report"`
 }
 
 // importPersons answers POST /api/admin/persons/import with a JSON body
@@ -351,7 +354,7 @@ type ImportErrorBody struct {
 // every error and nothing written.
 func (s *Server) importPersons(c echo.Context) error {
 	req := c.Request()
-	var rows []engine.PersonRow
+	var rows []organisation.PersonRow
 	switch server.MediaType(req) {
 	case echo.MIMEApplicationJSON:
 		var body PersonImportRequest
@@ -360,7 +363,7 @@ func (s *Server) importPersons(c echo.Context) error {
 		}
 		rows = body.Persons
 	case "text/csv":
-		parsed, err := engine.ParsePersonCSV(req.Body)
+		parsed, err := organisation.ParsePersonCSV(req.Body)
 		if err != nil {
 			return err // a body over the limit stays echo's 413
 		}
@@ -372,7 +375,7 @@ func (s *Server) importPersons(c echo.Context) error {
 		return server.NewAPIError(http.StatusBadRequest, "The import holds no persons.", server.FieldErrorBody{Field: "persons", Message: "at least one person is required"})
 	}
 	actor := apiActor(c)
-	rep, err := s.engine.StaffImportPersons(req.Context(), keyOf(c).OrganisationID, rows, hashlink.ValidUserKey, engine.PersonImportOptions{Actor: &actor})
+	rep, err := organisation.Of(s.engine).StaffImportPersons(req.Context(), keyOf(c).OrganisationID, rows, hashlink.ValidUserKey, organisation.PersonImportOptions{Actor: &actor})
 	if err != nil {
 		if e, ok := engine.AsError(err); ok && e.Code == engine.CodeValidation && rep != nil {
 			body := ImportErrorBody{HTTPErrorBody: server.HTTPErrorBody{Timestamp: time.Now().UTC().Format(time.RFC3339Nano),
@@ -392,7 +395,7 @@ func (s *Server) importPersons(c echo.Context) error {
 
 // PersonUnlinkRequest is the body of POST /api/admin/persons/unlink.
 type PersonUnlinkRequest struct {
-	Links []engine.PersonLink `json:"links"`
+	Links []organisation.PersonLink `json:"links"`
 }
 
 // UnlinkResult answers an unlink.
@@ -407,10 +410,10 @@ func (s *Server) unlinkPersons(c echo.Context) error {
 	if err := server.DecodeJSON(c.Request().Body, &body); err != nil {
 		return err
 	}
-	if len(body.Links) == 0 || len(body.Links) > engine.MaxImportRows {
+	if len(body.Links) == 0 || len(body.Links) > organisation.MaxImportRows {
 		return server.NewAPIError(http.StatusBadRequest, "Name 1 to 20000 links.", server.FieldErrorBody{Field: "links", Message: "1 to 20000 links"})
 	}
-	n, err := s.engine.StaffUnlinkPersons(c.Request().Context(), apiActor(c), keyOf(c).OrganisationID, body.Links)
+	n, err := organisation.Of(s.engine).StaffUnlinkPersons(c.Request().Context(), apiActor(c), keyOf(c).OrganisationID, body.Links)
 	if err != nil {
 		return adminError(err)
 	}

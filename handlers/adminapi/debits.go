@@ -6,7 +6,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"portal/engine"
+	"portal/engine/directdebit"
+	"portal/engine/payment"
 	"portal/handlers/server"
 )
 
@@ -61,8 +62,8 @@ type DebitDTO struct {
 	ReturnCode       string `json:"returnCode,omitempty"`
 }
 
-func debitRunDTO(r engine.DebitRun) DebitRunDTO {
-	return DebitRunDTO{ID: r.ID, MessageID: r.MessageID, FileVersion: r.FileVersion, FileName: engine.DebitRunFileName(r),
+func debitRunDTO(r payment.DebitRun) DebitRunDTO {
+	return DebitRunDTO{ID: r.ID, MessageID: r.MessageID, FileVersion: r.FileVersion, FileName: directdebit.DebitRunFileName(r),
 		Until: r.UntilOn.Format(time.DateOnly), Status: string(r.Status), DebitCount: r.DebitCount, TotalMinor: r.TotalMinor,
 		Currency: r.Currency, CreatedBy: r.CreatedBy, CreatedAt: r.CreatedAt, SentAt: r.SentAt, CancelledAt: r.CancelledAt}
 }
@@ -86,7 +87,7 @@ type DebitRunSentDTO struct {
 
 // listDebitRuns answers GET /api/admin/debit-runs, newest first.
 func (s *Server) listDebitRuns(c echo.Context) error {
-	runs, err := s.engine.DebitRuns(c.Request().Context(), keyOf(c).OrganisationID)
+	runs, err := directdebit.Of(s.engine).DebitRuns(c.Request().Context(), keyOf(c).OrganisationID)
 	if err != nil {
 		return err
 	}
@@ -112,7 +113,7 @@ func (s *Server) createDebitRun(c echo.Context) error {
 		}
 		until = d
 	}
-	run, err := s.engine.CollectDebits(c.Request().Context(), engine.CollectRequest{OrganisationID: keyOf(c).OrganisationID, Until: until, Actor: apiActor(c)})
+	run, err := directdebit.Of(s.engine).CollectDebits(c.Request().Context(), directdebit.CollectRequest{OrganisationID: keyOf(c).OrganisationID, Until: until, Actor: apiActor(c)})
 	if err != nil {
 		return adminError(err)
 	}
@@ -142,16 +143,16 @@ func (s *Server) getDebitRunFile(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	c.Response().Header().Set(echo.HeaderContentDisposition, `attachment; filename="`+engine.DebitRunFileName(d.Run)+`"`)
+	c.Response().Header().Set(echo.HeaderContentDisposition, `attachment; filename="`+directdebit.DebitRunFileName(d.Run)+`"`)
 	return c.Blob(http.StatusOK, "application/xml", d.Run.File)
 }
 
-func (s *Server) debitRun(c echo.Context) (*engine.DebitRunDetail, error) {
+func (s *Server) debitRun(c echo.Context) (*directdebit.DebitRunDetail, error) {
 	id, err := idParam(c, "id", "collection run")
 	if err != nil {
 		return nil, err
 	}
-	return s.engine.DebitRunByID(c.Request().Context(), keyOf(c).OrganisationID, id)
+	return directdebit.Of(s.engine).DebitRunByID(c.Request().Context(), keyOf(c).OrganisationID, id)
 }
 
 // markDebitRunSent answers POST /api/admin/debit-runs/{id}/sent: the bank
@@ -161,7 +162,7 @@ func (s *Server) markDebitRunSent(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	res, err := s.engine.MarkDebitRunSent(c.Request().Context(), apiActor(c), keyOf(c).OrganisationID, id)
+	res, err := directdebit.Of(s.engine).MarkDebitRunSent(c.Request().Context(), apiActor(c), keyOf(c).OrganisationID, id)
 	if err != nil {
 		return adminError(err)
 	}
@@ -179,7 +180,7 @@ func (s *Server) cancelDebitRun(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	run, err := s.engine.CancelDebitRun(c.Request().Context(), apiActor(c), keyOf(c).OrganisationID, id)
+	run, err := directdebit.Of(s.engine).CancelDebitRun(c.Request().Context(), apiActor(c), keyOf(c).OrganisationID, id)
 	if err != nil {
 		return adminError(err)
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"gopkg.in/yaml.v3"
 
-	"portal/engine"
+	"portal/engine/definition"
 )
 
 // The admin API's process definition versions: list, export (the import
@@ -28,14 +28,14 @@ type DefinitionVersionDTO struct {
 	Registrations int       `json:"registrations"`
 }
 
-func definitionVersionDTO(v engine.DefinitionVersion) DefinitionVersionDTO {
+func definitionVersionDTO(v definition.DefinitionVersion) DefinitionVersionDTO {
 	return DefinitionVersionDTO{ID: v.ID, Key: v.Key, Name: v.Name, Category: v.Category, Version: v.Version, Active: v.Active,
 		CreatedAt: v.CreatedAt, Registrations: v.Registrations}
 }
 
 // listDefinitions answers GET /api/admin/definitions[?key=K].
 func (s *Server) listDefinitions(c echo.Context) error {
-	list, err := s.engine.DefinitionVersions(c.Request().Context(), keyOf(c).OrganisationID, c.QueryParam("key"))
+	list, err := definition.Of(s.engine).DefinitionVersions(c.Request().Context(), keyOf(c).OrganisationID, c.QueryParam("key"))
 	if err != nil {
 		return err
 	}
@@ -59,7 +59,7 @@ func (s *Server) exportDefinitionVersion(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	spec, err := engine.ExportDefinition(c.Request().Context(), s.engine.DB(), keyOf(c).OrganisationID, c.Param("key"), version)
+	spec, err := definition.ExportDefinition(c.Request().Context(), s.engine.DB(), keyOf(c).OrganisationID, c.Param("key"), version)
 	if err != nil {
 		return err
 	}
@@ -77,14 +77,14 @@ func (s *Server) exportDefinitionVersion(c echo.Context) error {
 
 // setDefinitionActive answers POST /api/admin/definitions/:key/versions/:version/activate
 // and .../deactivate.
-func (s *Server) setDefinitionActive(change engine.DefinitionActivation) echo.HandlerFunc {
+func (s *Server) setDefinitionActive(change definition.DefinitionActivation) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		version, err := definitionVersionParam(c)
 		if err != nil {
 			return err
 		}
-		ref := engine.DefinitionRef{Key: c.Param("key"), Version: version}
-		v, err := s.engine.SetDefinitionActive(c.Request().Context(), apiActor(c), keyOf(c).OrganisationID, ref, change)
+		ref := definition.DefinitionRef{Key: c.Param("key"), Version: version}
+		v, err := definition.Of(s.engine).SetDefinitionActive(c.Request().Context(), apiActor(c), keyOf(c).OrganisationID, ref, change)
 		if err != nil {
 			return err
 		}

@@ -6,7 +6,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"portal/engine"
+	"portal/engine/invitation"
 	"portal/handlers/server"
 )
 
@@ -47,17 +47,17 @@ type InvitationDTO struct {
 
 // InvitationReportDTO answers an invitation request.
 type InvitationReportDTO struct {
-	Created []InvitationDTO         `json:"created"`
-	Skipped []engine.InvitationSkip `json:"skipped"`
+	Created []InvitationDTO             `json:"created"`
+	Skipped []invitation.InvitationSkip `json:"skipped"`
 }
 
 // invitationLink is the link of inv, on its organisation's public address
 // or, when the portal has none configured, on the address of this request.
-func (s *Server) invitationLink(c echo.Context, inv engine.Invitation) string {
+func (s *Server) invitationLink(c echo.Context, inv invitation.Invitation) string {
 	if s.Invitations() == nil || inv.RevokedAt != nil {
 		return ""
 	}
-	base := s.engine.PublicAddress(c.Request().Context(), inv.OrganisationID)
+	base := invitation.Of(s.engine).PublicAddress(c.Request().Context(), inv.OrganisationID)
 	if base == "" {
 		base = c.Scheme() + "://" + c.Request().Host + server.OrganisationPath(c, "")
 	}
@@ -67,7 +67,7 @@ func (s *Server) invitationLink(c echo.Context, inv engine.Invitation) string {
 // invitationDTO is st in the admin API; withLink adds its live link,
 // which only issuing it shows (a list never does: whoever opens a link
 // is signed in as the household).
-func (s *Server) invitationDTO(c echo.Context, st engine.InvitationStatus, withLink bool) InvitationDTO {
+func (s *Server) invitationDTO(c echo.Context, st invitation.InvitationStatus, withLink bool) InvitationDTO {
 	persons := st.Persons
 	if persons == nil {
 		persons = []string{}
@@ -94,14 +94,14 @@ func (s *Server) createInvitations(c echo.Context) error {
 	if s.Invitations() == nil {
 		return server.NewAPIError(http.StatusServiceUnavailable, "Invitations need the portal's session key (PORTAL_SESSION_KEY), which is not configured.")
 	}
-	rep, err := s.engine.CreateInvitations(c.Request().Context(), apiActor(c), keyOf(c).OrganisationID, engine.InvitationRequest{PeriodID: id,
+	rep, err := invitation.Of(s.engine).CreateInvitations(c.Request().Context(), apiActor(c), keyOf(c).OrganisationID, invitation.InvitationRequest{PeriodID: id,
 		All: body.All, ExternalIDs: body.ExternalIDs, UserKeys: body.UserKeys, Expires: time.Duration(body.ExpiresInHours) * time.Hour, Send: body.Send})
 	if err != nil {
 		return adminError(err)
 	}
 	out := InvitationReportDTO{Created: make([]InvitationDTO, 0, len(rep.Created)), Skipped: rep.Skipped}
 	for _, inv := range rep.Created {
-		out.Created = append(out.Created, s.invitationDTO(c, engine.InvitationStatus{Invitation: inv, State: engine.InvitationInvited,
+		out.Created = append(out.Created, s.invitationDTO(c, invitation.InvitationStatus{Invitation: inv, State: invitation.InvitationInvited,
 			Persons: rep.Persons[inv.UserKey]}, true))
 	}
 	return c.JSON(http.StatusCreated, out)
@@ -113,7 +113,7 @@ func (s *Server) listInvitations(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	list, err := s.engine.Invitations(c.Request().Context(), keyOf(c).OrganisationID, id)
+	list, err := invitation.Of(s.engine).Invitations(c.Request().Context(), keyOf(c).OrganisationID, id)
 	if err != nil {
 		return err
 	}
@@ -131,9 +131,9 @@ func (s *Server) revokeInvitation(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	inv, err := s.engine.RevokeInvitation(c.Request().Context(), apiActor(c), keyOf(c).OrganisationID, id)
+	inv, err := invitation.Of(s.engine).RevokeInvitation(c.Request().Context(), apiActor(c), keyOf(c).OrganisationID, id)
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, s.invitationDTO(c, engine.InvitationStatus{Invitation: *inv, State: engine.InvitationRevoked}, false))
+	return c.JSON(http.StatusOK, s.invitationDTO(c, invitation.InvitationStatus{Invitation: *inv, State: invitation.InvitationRevoked}, false))
 }

@@ -10,6 +10,8 @@ import (
 
 	"portal/engine"
 	"portal/engine/banking"
+	"portal/engine/payment"
+	"portal/engine/staff"
 	"portal/handlers/server"
 )
 
@@ -54,7 +56,7 @@ type PaymentSettingsDTO struct {
 	UpdatedAt           *time.Time `json:"updatedAt"`
 }
 
-func paymentSettingsDTO(v *engine.PaymentSettingsView) PaymentSettingsDTO {
+func paymentSettingsDTO(v *payment.PaymentSettingsView) PaymentSettingsDTO {
 	return PaymentSettingsDTO{Provider: v.Provider, StripeSecretKeySet: v.StripeSecretKeySet, StripeWebhookSecretSet: v.StripeWebhookSecretSet,
 		BankCreditorName: v.BankCreditorName, BankIBAN: v.BankIBAN, BankBIC: v.BankBIC, BankCreditorAddress: v.BankCreditorAddress,
 		Methods: v.Methods, DebitCreditorID: v.DebitCreditorID, DebitPrenotificationDays: v.DebitPrenotificationDays,
@@ -84,7 +86,7 @@ type PaymentSettingsPatch struct {
 
 // getPaymentSettings answers GET /api/admin/payment-settings.
 func (s *Server) getPaymentSettings(c echo.Context) error {
-	v, err := s.engine.PaymentSettings(c.Request().Context(), keyOf(c).OrganisationID)
+	v, err := payment.Of(s.engine).PaymentSettings(c.Request().Context(), keyOf(c).OrganisationID)
 	if err != nil {
 		return err
 	}
@@ -99,7 +101,7 @@ func (s *Server) patchPaymentSettings(c echo.Context) error {
 	if err := server.DecodeJSON(c.Request().Body, &body); err != nil {
 		return err
 	}
-	v, err := s.engine.StaffSetPaymentSettings(c.Request().Context(), apiActor(c), keyOf(c).OrganisationID, engine.PaymentSettingsChange{
+	v, err := payment.Of(s.engine).StaffSetPaymentSettings(c.Request().Context(), apiActor(c), keyOf(c).OrganisationID, payment.PaymentSettingsChange{
 		Provider: body.Provider, StripeSecretKey: body.StripeSecretKey, StripeWebhookSecret: body.StripeWebhookSecret,
 		BankCreditorName: body.BankCreditorName, BankIBAN: body.BankIBAN, BankBIC: body.BankBIC, BankCreditorAddress: body.BankCreditorAddress,
 		Methods: body.Methods, DebitCreditorID: body.DebitCreditorID, DebitPrenotificationDays: body.DebitPrenotificationDays,
@@ -181,7 +183,7 @@ func (s *Server) capturePayment(c echo.Context) error {
 	if err != nil {
 		return server.NewAPIError(http.StatusUnprocessableEntity, "The capture is not valid.", server.FieldErrorBody{Field: "amount", Message: "must be a positive amount such as 184.50"})
 	}
-	res, err := s.engine.StaffCapturePayment(c.Request().Context(), apiActor(c), engine.Capture{Reference: c.Param("reference"), AmountMinor: minor,
+	res, err := staff.Of(s.engine).StaffCapturePayment(c.Request().Context(), apiActor(c), payment.Capture{Reference: c.Param("reference"), AmountMinor: minor,
 		Currency: body.Currency, BookedOn: booked, Note: body.Note, ID: body.ID})
 	if err != nil {
 		return paymentAdminError(err)
@@ -256,7 +258,7 @@ func (s *Server) markRefundPaidBack(c echo.Context) error {
 	if len(body.Note) > 500 {
 		return server.NewAPIError(http.StatusUnprocessableEntity, "The note is too long.", server.FieldErrorBody{Field: "note", Message: "at most 500 characters"})
 	}
-	p, err := s.engine.StaffMarkRefundPaidBack(c.Request().Context(), apiActor(c), c.Param("reference"), body.Note)
+	p, err := payment.Of(s.engine).StaffMarkRefundPaidBack(c.Request().Context(), apiActor(c), c.Param("reference"), body.Note)
 	if err != nil {
 		return paymentAdminError(err)
 	}
@@ -265,7 +267,7 @@ func (s *Server) markRefundPaidBack(c echo.Context) error {
 
 // listPaymentsNeedingAttention answers GET /api/admin/payments/attention.
 func (s *Server) listPaymentsNeedingAttention(c echo.Context) error {
-	list, err := s.engine.PaymentsNeedingAttention(c.Request().Context(), engine.AttentionQuery{Limit: 500})
+	list, err := staff.Of(s.engine).PaymentsNeedingAttention(c.Request().Context(), staff.AttentionQuery{Limit: 500})
 	if err != nil {
 		return err
 	}
@@ -273,11 +275,11 @@ func (s *Server) listPaymentsNeedingAttention(c echo.Context) error {
 	for _, a := range list {
 		d := PaymentAttentionDTO{Reference: a.Payment.Reference, OrderReference: a.Order.PayReference, Amount: engine.FormatAmount(a.Payment.AmountMinor),
 			Currency: a.Payment.Currency, Action: "check", Reason: a.Reason, Problem: a.Payment.Problem, RefundDue: a.RefundByHand, UpdatedAt: a.Payment.UpdatedAt}
-		if a.Reason == engine.AttentionDebitReturned {
+		if a.Reason == staff.AttentionDebitReturned {
 			// A returned direct debit reads as a problem to check, with the
 			// bank's reason in words, until the OpenAPI document lists its
 			// own reason (debit_returned).
-			d.Reason, d.Problem = engine.AttentionProblem, "direct debit returned by the bank: "+banking.ReturnReasonText(a.ReturnCode, "en")
+			d.Reason, d.Problem = staff.AttentionProblem, "direct debit returned by the bank: "+banking.ReturnReasonText(a.ReturnCode, "en")
 			if a.ReturnCode != "" {
 				d.Problem += " (" + a.ReturnCode + ")"
 			}

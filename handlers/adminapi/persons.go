@@ -5,7 +5,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"portal/engine"
+	"portal/engine/privacy"
 	"portal/handlers/server"
 	"portal/handlers/staff/registrations"
 )
@@ -23,11 +23,11 @@ func (s *Server) exportPersonAPI(c echo.Context) error {
 	if !ok {
 		return server.NewAPIError(http.StatusNotFound, "person not found")
 	}
-	x, err := s.engine.ExportPerson(c.Request().Context(), keyOf(c).OrganisationID, id)
+	x, err := privacy.Of(s.engine).ExportPerson(c.Request().Context(), keyOf(c).OrganisationID, id)
 	if err != nil {
 		return err
 	}
-	if err := registrations.Of(s.Server).RecordPersonAccess(c.Request().Context(), apiActor(c), keyOf(c).OrganisationID, id, engine.AccessExport, x); err != nil {
+	if err := registrations.Of(s.Server).RecordPersonAccess(c.Request().Context(), apiActor(c), keyOf(c).OrganisationID, id, privacy.AccessExport, x); err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, x)
@@ -50,7 +50,7 @@ func (s *Server) erasePersonAPI(c echo.Context) error {
 			return err
 		}
 	}
-	rep, err := s.engine.ErasePerson(c.Request().Context(), apiActor(c), keyOf(c).OrganisationID, id, engine.ErasureOptions{Force: body.Force})
+	rep, err := privacy.Of(s.engine).ErasePerson(c.Request().Context(), apiActor(c), keyOf(c).OrganisationID, id, privacy.ErasureOptions{Force: body.Force})
 	if err != nil {
 		return err
 	}

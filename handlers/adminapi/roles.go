@@ -5,9 +5,9 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"portal/engine"
+	"portal/engine/staff"
 	"portal/handlers/server"
-	"portal/handlers/staff"
+	staffpages "portal/handlers/staff"
 )
 
 // AdminRoute is one route of the admin API and the staff page that does
@@ -36,13 +36,13 @@ func AdminRoutes() []AdminRoute {
 	const get, post = http.MethodGet, http.MethodPost
 	setup := func(section string) string { return get + " " + server.StaffSetupPath + "/" + section }
 	return []AdminRoute{
-		{Method: get, Path: "/organisation", Page: setup(staff.SetupOrganisation)},
+		{Method: get, Path: "/organisation", Page: setup(staffpages.SetupOrganisation)},
 		{Method: http.MethodPatch, Path: "/organisation", Page: post + " " + server.StaffSetupPath + "/organisation"},
 		{Method: post, Path: "/persons/import", Page: post + " " + server.StaffImportPath},
 		{Method: post, Path: "/persons/unlink"},
 		{Method: get, Path: "/persons/:id/export", Example: "/persons/1/export", Page: get + " " + server.StaffPersonsPath + "/:id/export.json"},
 		{Method: post, Path: "/persons/:id/erase", Example: "/persons/0/erase", Page: post + " " + server.StaffPersonsPath + "/:id/erase"},
-		{Method: get, Path: "/membership-types", Page: setup(staff.SetupMemberships)},
+		{Method: get, Path: "/membership-types", Page: setup(staffpages.SetupMemberships)},
 		{Method: post, Path: "/membership-types", Page: post + " " + server.StaffSetupPath + "/types"},
 		{Method: http.MethodPatch, Path: "/membership-types/:id", Example: "/membership-types/0", Page: post + " " + server.StaffSetupPath + "/types/:id"},
 		{Method: http.MethodDelete, Path: "/membership-types/:id", Example: "/membership-types/0", Page: post + " " + server.StaffSetupPath + "/types/:id/delete"},
@@ -54,9 +54,9 @@ func AdminRoutes() []AdminRoute {
 		{Method: get, Path: "/periods", Page: get + " "},
 		{Method: post, Path: "/periods"},
 		{Method: http.MethodPatch, Path: "/periods/:id", Example: "/periods/0", Page: post + " " + server.StaffSetupPath + "/periods/:id/status"},
-		{Method: get, Path: "/periods/:id/price-rules", Example: "/periods/1/price-rules", Page: setup(staff.SetupMemberships)},
+		{Method: get, Path: "/periods/:id/price-rules", Example: "/periods/1/price-rules", Page: setup(staffpages.SetupMemberships)},
 		{Method: http.MethodPut, Path: "/periods/:id/price-rules", Example: "/periods/0/price-rules"},
-		{Method: get, Path: "/payment-settings", Page: setup(staff.SetupPayments)},
+		{Method: get, Path: "/payment-settings", Page: setup(staffpages.SetupPayments)},
 		{Method: http.MethodPatch, Path: "/payment-settings", Page: post + " " + server.StaffSetupPath + "/payments"},
 		{Method: get, Path: "/payments/attention", Page: get + " /payments"},
 		{Method: post, Path: "/payments/:reference/capture", Example: "/payments/none/capture", Page: post + " /registrations/:id/capture"},
@@ -84,22 +84,22 @@ func AdminRoutes() []AdminRoute {
 }
 
 // Min is the least staff role the route needs: its page's, or admin.
-func (r AdminRoute) Min() engine.StaffRole {
+func (r AdminRoute) Min() staff.StaffRole {
 	if r.Page == "" {
-		return engine.RoleAdmin
+		return staff.RoleAdmin
 	}
-	for _, p := range staff.StaffRoutes() {
+	for _, p := range staffpages.StaffRoutes() {
 		if p.Method+" "+p.Path == r.Page {
 			return p.Min
 		}
 	}
-	return engine.RoleAdmin // a page that is gone: the safe side (a test names it)
+	return staff.RoleAdmin // a page that is gone: the safe side (a test names it)
 }
 
 // adminRoles maps "METHOD /api/admin/path" (the route as mounted) to the
 // least staff role it needs.
-func adminRoles() map[string]engine.StaffRole {
-	out := map[string]engine.StaffRole{}
+func adminRoles() map[string]staff.StaffRole {
+	out := map[string]staff.StaffRole{}
 	for _, r := range AdminRoutes() {
 		out[r.Method+" "+server.AdminPrefix+r.Path] = r.Min()
 	}
@@ -108,9 +108,9 @@ func adminRoles() map[string]engine.StaffRole {
 
 // adminRouteRole is the least staff role c's admin API route needs;
 // admin for a route the table does not name.
-func (s *Server) adminRouteRole(c echo.Context) engine.StaffRole {
+func (s *Server) adminRouteRole(c echo.Context) staff.StaffRole {
 	if r, ok := s.AdminRoles[c.Request().Method+" "+c.Path()]; ok {
 		return r
 	}
-	return engine.RoleAdmin
+	return staff.RoleAdmin
 }

@@ -9,6 +9,9 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/engine/definition"
+	"portal/engine/organisation"
+	"portal/engine/staff"
 	"portal/handlers/server"
 )
 
@@ -41,7 +44,7 @@ func textsOut(t engine.Texts) engine.Texts {
 
 // listMembershipTypes answers GET /api/admin/membership-types.
 func (s *Server) listMembershipTypes(c echo.Context) error {
-	types, err := s.engine.MembershipTypes(c.Request().Context(), keyOf(c).OrganisationID)
+	types, err := organisation.Of(s.engine).MembershipTypes(c.Request().Context(), keyOf(c).OrganisationID)
 	if err != nil {
 		return err
 	}
@@ -58,7 +61,7 @@ func (s *Server) createMembershipType(c echo.Context) error {
 	if err := server.DecodeJSON(c.Request().Body, &body); err != nil {
 		return err
 	}
-	t, err := s.engine.StaffCreateMembershipType(c.Request().Context(), apiActor(c), engine.MembershipType{OrganisationID: keyOf(c).OrganisationID,
+	t, err := organisation.Of(s.engine).StaffCreateMembershipType(c.Request().Context(), apiActor(c), engine.MembershipType{OrganisationID: keyOf(c).OrganisationID,
 		Code: body.Code, Name: body.Name, NameTexts: body.NameTexts, MinAge: body.MinAge, MaxAge: body.MaxAge})
 	if err != nil {
 		return adminError(err)
@@ -87,11 +90,11 @@ func (s *Server) importDefinition(c echo.Context) error {
 	if err != nil {
 		return err // over the body limit: 413
 	}
-	spec, err := engine.ParseDefinitionFor(raw, keyOf(c).OrganisationID) // the key's organisation, whatever the document names
+	spec, err := definition.ParseDefinitionFor(raw, keyOf(c).OrganisationID) // the key's organisation, whatever the document names
 	if err != nil {
 		return adminError(err)
 	}
-	res, err := s.engine.StaffImportDefinition(c.Request().Context(), apiActor(c), keyOf(c).OrganisationID, spec)
+	res, err := definition.Of(s.engine).StaffImportDefinition(c.Request().Context(), apiActor(c), keyOf(c).OrganisationID, spec)
 	if err != nil {
 		return adminError(err)
 	}
@@ -133,13 +136,13 @@ type PeriodRequest struct {
 	Status        *string       `json:"status"`
 }
 
-func (r PeriodRequest) input() engine.PeriodInput {
-	return engine.PeriodInput{Name: r.Name, NameTexts: r.NameTexts, StartDate: r.StartDate, EndDate: r.EndDate, Currency: r.Currency, DefinitionKey: r.DefinitionKey, Status: r.Status}
+func (r PeriodRequest) input() organisation.PeriodInput {
+	return organisation.PeriodInput{Name: r.Name, NameTexts: r.NameTexts, StartDate: r.StartDate, EndDate: r.EndDate, Currency: r.Currency, DefinitionKey: r.DefinitionKey, Status: r.Status}
 }
 
 // listPeriods answers GET /api/admin/periods.
 func (s *Server) listPeriods(c echo.Context) error {
-	periods, err := s.engine.Periods(c.Request().Context(), keyOf(c).OrganisationID)
+	periods, err := organisation.Of(s.engine).Periods(c.Request().Context(), keyOf(c).OrganisationID)
 	if err != nil {
 		return err
 	}
@@ -157,7 +160,7 @@ func (s *Server) createPeriod(c echo.Context) error {
 	if err := server.DecodeJSON(c.Request().Body, &body); err != nil {
 		return err
 	}
-	p, err := s.engine.StaffCreatePeriod(c.Request().Context(), apiActor(c), keyOf(c).OrganisationID, body.input())
+	p, err := organisation.Of(s.engine).StaffCreatePeriod(c.Request().Context(), apiActor(c), keyOf(c).OrganisationID, body.input())
 	if err != nil {
 		return adminError(err)
 	}
@@ -175,7 +178,7 @@ func (s *Server) patchPeriod(c echo.Context) error {
 	if err := server.DecodeJSON(c.Request().Body, &body); err != nil {
 		return err
 	}
-	p, err := s.engine.StaffUpdatePeriod(c.Request().Context(), apiActor(c), keyOf(c).OrganisationID, id, body.input())
+	p, err := staff.Of(s.engine).StaffUpdatePeriod(c.Request().Context(), apiActor(c), keyOf(c).OrganisationID, id, body.input())
 	if err != nil {
 		return adminError(err)
 	}
@@ -231,7 +234,7 @@ func (s *Server) listPriceRules(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	rules, err := s.engine.PriceRules(c.Request().Context(), keyOf(c).OrganisationID, id)
+	rules, err := organisation.Of(s.engine).PriceRules(c.Request().Context(), keyOf(c).OrganisationID, id)
 	if err != nil {
 		return err
 	}
@@ -257,7 +260,7 @@ func (s *Server) putPriceRules(c echo.Context) error {
 		rules = append(rules, engine.PriceRule{Code: r.Code, Kind: engine.PriceRuleKind(r.Kind), Label: r.Label, LabelTexts: r.LabelTexts, MembershipTypeID: r.MembershipTypeID, MemberType: r.MemberType,
 			MinPersons: r.MinPersons, ValidFrom: r.ValidFrom, ValidUntil: r.ValidUntil, AmountMinor: r.AmountMinor, PercentBP: r.PercentBP})
 	}
-	out, err := s.engine.StaffReplacePriceRules(c.Request().Context(), apiActor(c), keyOf(c).OrganisationID, id, rules)
+	out, err := organisation.Of(s.engine).StaffReplacePriceRules(c.Request().Context(), apiActor(c), keyOf(c).OrganisationID, id, rules)
 	if err != nil {
 		return adminError(err)
 	}
@@ -304,14 +307,14 @@ func (s *Server) patchMembershipType(c echo.Context) error {
 	if err := server.DecodeJSON(c.Request().Body, &body); err != nil {
 		return err
 	}
-	ch := engine.MembershipTypeChange{Code: body.Code, Name: body.Name, NameTexts: body.NameTexts}
+	ch := organisation.MembershipTypeChange{Code: body.Code, Name: body.Name, NameTexts: body.NameTexts}
 	if ch.MinAge, ch.ClearMinAge, err = optionalAge("minAge", body.MinAge); err != nil {
 		return err
 	}
 	if ch.MaxAge, ch.ClearMaxAge, err = optionalAge("maxAge", body.MaxAge); err != nil {
 		return err
 	}
-	t, err := s.engine.StaffUpdateMembershipType(c.Request().Context(), apiActor(c), keyOf(c).OrganisationID, id, ch)
+	t, err := organisation.Of(s.engine).StaffUpdateMembershipType(c.Request().Context(), apiActor(c), keyOf(c).OrganisationID, id, ch)
 	if err != nil {
 		return adminError(err)
 	}
@@ -325,7 +328,7 @@ func (s *Server) deleteMembershipType(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := s.engine.StaffDeleteMembershipType(c.Request().Context(), apiActor(c), keyOf(c).OrganisationID, id); err != nil {
+	if err := organisation.Of(s.engine).StaffDeleteMembershipType(c.Request().Context(), apiActor(c), keyOf(c).OrganisationID, id); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)

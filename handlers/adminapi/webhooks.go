@@ -7,6 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/engine/webhook"
 	"portal/handlers/server"
 )
 
@@ -61,14 +62,14 @@ func (s *Server) createWebhookEndpoint(c echo.Context) error {
 	if err := server.DecodeJSON(c.Request().Body, &body); err != nil {
 		return err
 	}
-	in := engine.WebhookEndpointInput{Active: body.Active}
+	in := webhook.WebhookEndpointInput{Active: body.Active}
 	if body.URL != nil {
 		in.URL = *body.URL
 	}
 	if body.Events != nil {
 		in.Events = *body.Events
 	}
-	ep, secret, err := s.engine.CreateWebhookEndpoint(c.Request().Context(), apiActor(c), keyOf(c).OrganisationID, in)
+	ep, secret, err := webhook.Of(s.engine).CreateWebhookEndpoint(c.Request().Context(), apiActor(c), keyOf(c).OrganisationID, in)
 	if err != nil {
 		return adminError(err)
 	}
@@ -77,7 +78,7 @@ func (s *Server) createWebhookEndpoint(c echo.Context) error {
 
 // listWebhookEndpoints answers GET /api/admin/webhooks.
 func (s *Server) listWebhookEndpoints(c echo.Context) error {
-	list, err := s.engine.WebhookEndpoints(c.Request().Context(), keyOf(c).OrganisationID)
+	list, err := webhook.Of(s.engine).WebhookEndpoints(c.Request().Context(), keyOf(c).OrganisationID)
 	if err != nil {
 		return err
 	}
@@ -98,8 +99,8 @@ func (s *Server) patchWebhookEndpoint(c echo.Context) error {
 	if err := server.DecodeJSON(c.Request().Body, &body); err != nil {
 		return err
 	}
-	ep, err := s.engine.UpdateWebhookEndpoint(c.Request().Context(), apiActor(c), keyOf(c).OrganisationID, id,
-		engine.WebhookEndpointChange{URL: body.URL, Events: body.Events, Active: body.Active})
+	ep, err := webhook.Of(s.engine).UpdateWebhookEndpoint(c.Request().Context(), apiActor(c), keyOf(c).OrganisationID, id,
+		webhook.WebhookEndpointChange{URL: body.URL, Events: body.Events, Active: body.Active})
 	if err != nil {
 		return adminError(err)
 	}
@@ -112,7 +113,7 @@ func (s *Server) deleteWebhookEndpoint(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := s.engine.DeleteWebhookEndpoint(c.Request().Context(), apiActor(c), keyOf(c).OrganisationID, id); err != nil {
+	if err := webhook.Of(s.engine).DeleteWebhookEndpoint(c.Request().Context(), apiActor(c), keyOf(c).OrganisationID, id); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)
@@ -131,7 +132,7 @@ func (s *Server) rotateWebhookSecret(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	secret, err := s.engine.RotateWebhookSecret(c.Request().Context(), apiActor(c), keyOf(c).OrganisationID, id)
+	secret, err := webhook.Of(s.engine).RotateWebhookSecret(c.Request().Context(), apiActor(c), keyOf(c).OrganisationID, id)
 	if err != nil {
 		return err
 	}
@@ -145,7 +146,7 @@ func (s *Server) listWebhookDeliveries(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	list, err := s.engine.WebhookDeliveries(c.Request().Context(), keyOf(c).OrganisationID, id, maxDeliveriesListed)
+	list, err := webhook.Of(s.engine).WebhookDeliveries(c.Request().Context(), keyOf(c).OrganisationID, id, maxDeliveriesListed)
 	if err != nil {
 		return err
 	}
@@ -165,7 +166,7 @@ func (s *Server) replayWebhookDelivery(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	d, err := s.engine.ReplayWebhookDelivery(c.Request().Context(), apiActor(c), keyOf(c).OrganisationID, id, delivery)
+	d, err := webhook.Of(s.engine).ReplayWebhookDelivery(c.Request().Context(), apiActor(c), keyOf(c).OrganisationID, id, delivery)
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/engine/payment"
 	"portal/handlers/server"
 )
 
@@ -24,8 +25,8 @@ const maxWebhookBytes = 64 << 10
 // before, or of no concern (so that Stripe stops resending it), 400 for a
 // forged or unreadable one, 503 when the database is down (Stripe retries).
 func (s *Server) StripeWebhook(c echo.Context) error {
-	return s.receiveStripeEvent(c, func(ctx context.Context, body []byte, signature string) (*engine.PaymentResult, error) {
-		return s.engine.ReceivePaymentEvent(ctx, engine.StripeProvider, body, signature)
+	return s.receiveStripeEvent(c, func(ctx context.Context, body []byte, signature string) (*payment.PaymentResult, error) {
+		return payment.Of(s.engine).ReceivePaymentEvent(ctx, payment.StripeProvider, body, signature)
 	})
 }
 
@@ -45,13 +46,13 @@ func (s *Server) OrganisationStripeWebhook(c echo.Context) error {
 	if t == nil {
 		return server.NewAPIError(http.StatusNotFound, "No organisation has this webhook address.")
 	}
-	return s.receiveStripeEvent(c, func(ctx context.Context, body []byte, signature string) (*engine.PaymentResult, error) {
-		return s.engine.ReceiveOrganisationPaymentEvent(ctx, t.ID, engine.StripeProvider, body, signature)
+	return s.receiveStripeEvent(c, func(ctx context.Context, body []byte, signature string) (*payment.PaymentResult, error) {
+		return payment.Of(s.engine).ReceiveOrganisationPaymentEvent(ctx, t.ID, payment.StripeProvider, body, signature)
 	})
 }
 
 // receiveStripeEvent reads a webhook's body and answers what receive made of it.
-func (s *Server) receiveStripeEvent(c echo.Context, receive func(ctx context.Context, body []byte, signature string) (*engine.PaymentResult, error)) error {
+func (s *Server) receiveStripeEvent(c echo.Context, receive func(ctx context.Context, body []byte, signature string) (*payment.PaymentResult, error)) error {
 	body, err := io.ReadAll(http.MaxBytesReader(c.Response(), c.Request().Body, maxWebhookBytes))
 	if err != nil {
 		var tooBig *http.MaxBytesError

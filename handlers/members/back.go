@@ -7,6 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/engine/registration"
 	"portal/handlers/server"
 )
 
@@ -21,7 +22,7 @@ func (s *Server) BackStep(c echo.Context) error {
 	if err != nil {
 		return s.renderCurrent(c, form, server.Tr(c, "flow_stale_notice"))
 	}
-	next, err := s.engine.Back(c.Request().Context(), r.userKey, form.ProcessIDString(), &from)
+	next, err := registration.Of(s.engine).Back(c.Request().Context(), r.userKey, form.ProcessIDString(), &from)
 	if engine.ErrorCode(err) == engine.CodeConflict {
 		return s.renderCurrent(c, form, server.Tr(c, "flow_stale_notice"))
 	} else if err != nil {

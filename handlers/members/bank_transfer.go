@@ -8,6 +8,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/banktransfer"
+	"portal/engine/payment"
 	"portal/views"
 	"portal/views/transferview"
 )
@@ -25,14 +26,14 @@ func (s *Server) bankTransferOf(ctx context.Context, organisationID int64, payLi
 	if err != nil {
 		return nil, fmt.Errorf("pay link: %w", err)
 	}
-	provider := s.engine.ProviderFor(organisationID)
-	if choice, err := s.engine.PayLinkMethods(ctx, u.Query().Get("reference")); err == nil {
-		provider = s.engine.MethodProvider(organisationID, choice.Current)
+	provider := payment.Of(s.engine).ProviderFor(organisationID)
+	if choice, err := payment.Of(s.engine).PayLinkMethods(ctx, u.Query().Get("reference")); err == nil {
+		provider = payment.Of(s.engine).MethodProvider(organisationID, choice.Current)
 	}
 	if _, ok := provider.(*banktransfer.Provider); !ok {
 		return nil, nil //nolint:nilnil // paid another way: the page links to it
 	}
-	p, err := s.engine.FollowPayLink(ctx, u.Query().Get("reference"))
+	p, err := payment.Of(s.engine).FollowPayLink(ctx, u.Query().Get("reference"))
 	if err != nil {
 		return nil, err
 	}
@@ -46,11 +47,11 @@ func (s *Server) bankTransferModel(ctx context.Context, p *engine.Payment) (*vie
 	if p.Provider != banktransfer.Name {
 		return nil, nil //nolint:nilnil // not a bank transfer
 	}
-	view, err := s.engine.PaymentForPage(ctx, p.Reference)
+	view, err := payment.Of(s.engine).PaymentForPage(ctx, p.Reference)
 	if err != nil {
 		return nil, err
 	}
-	due, err := s.engine.BankTransferDue(ctx, p.OrderID)
+	due, err := payment.Of(s.engine).BankTransferDue(ctx, p.OrderID)
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/engine/registration"
 	"portal/handlers/server"
 )
 
@@ -21,7 +22,7 @@ func (s *Server) ChangeStep(c echo.Context) error {
 	if err != nil || target < 0 {
 		return s.renderCurrent(c, form, server.Tr(c, "flow_stale_notice"))
 	}
-	next, err := s.engine.ReturnTo(c.Request().Context(), r.userKey, form.ProcessIDString(), target)
+	next, err := registration.Of(s.engine).ReturnTo(c.Request().Context(), r.userKey, form.ProcessIDString(), target)
 	if engine.ErrorCode(err) == engine.CodeConflict {
 		return s.renderCurrent(c, form, server.Tr(c, "flow_stale_notice"))
 	} else if err != nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/engine/registration"
 	"portal/handlers/server"
 )
 
@@ -26,7 +27,7 @@ func (s *Server) Confirm(c echo.Context) error {
 	if err != nil {
 		return s.showReview(c, http.StatusConflict, server.Tr(c, "flow_stale_notice"))
 	}
-	if _, err := s.engine.Confirm(c.Request().Context(), r.userKey, form.ProcessIDString(), reviewed, c.FormValue("paymentMethod")); err != nil {
+	if _, err := registration.Of(s.engine).Confirm(c.Request().Context(), r.userKey, form.ProcessIDString(), reviewed, c.FormValue("paymentMethod")); err != nil {
 		if engine.ErrorCode(err) == engine.CodeConflict {
 			// Show the current answers to check again, or the current step.
 			return s.showReview(c, http.StatusConflict, server.Tr(c, "flow_stale_notice"))

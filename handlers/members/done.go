@@ -6,6 +6,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/engine/registration"
 	"portal/handlers/server"
 	"portal/views"
 )
@@ -17,7 +18,7 @@ func (s *Server) DonePage(c echo.Context) error {
 	if !ok {
 		return err
 	}
-	o, err := s.engine.LoadOverview(c.Request().Context(), r.userKey, r.periodID)
+	o, err := registration.Of(s.engine).LoadOverview(c.Request().Context(), r.userKey, r.periodID)
 	if err != nil {
 		if code := engine.ErrorCode(err); code == engine.CodeNotFound || code == engine.CodeConflict {
 			return s.AccessDenied(c, "period")
@@ -28,7 +29,7 @@ func (s *Server) DonePage(c echo.Context) error {
 		return c.Redirect(http.StatusSeeOther, stepURL(c, o.Form))
 	}
 	m := views.DoneModel{Chrome: s.Chrome(server.Tr(c, "title_done")), Period: o.Period.Name,
-		Persons:    personStatuses(server.LangOf(c), o.Form.People, func(p engine.FormPerson) string { return p.Status }),
+		Persons:    personStatuses(server.LangOf(c), o.Form.People, func(p registration.FormPerson) string { return p.Status }),
 		PaymentURL: o.Form.PaymentURL, Seconds: paymentCountdown}
 	m.Lines, m.Total = quoteLines(server.LangOf(c), o.Order)
 	if m.BankTransfer, err = s.bankTransferOf(c.Request().Context(), o.Period.OrganisationID, o.Form.PaymentURL); err != nil {

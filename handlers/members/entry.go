@@ -6,6 +6,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/engine/registration"
 	"portal/handlers/server"
 )
 
@@ -49,7 +50,7 @@ func (s *Server) RegisterEntry(c echo.Context) error {
 		s.SignInFailed(c, userKey, problem)
 		return deny("invalid")
 	}
-	if err := s.engine.CheckRegistrationAccess(c.Request().Context(), userKey, periodID); err != nil {
+	if err := registration.Of(s.engine).CheckRegistrationAccess(c.Request().Context(), userKey, periodID); err != nil {
 		// A period of an organisation the key has no persons in is "not
 		// found" in the engine, so it reads as an unknown period here too.
 		switch engine.ErrorCode(err) {

@@ -8,7 +8,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"portal/engine"
+	"portal/engine/payment"
+	"portal/engine/registration"
 	"portal/handlers/server"
 )
 
@@ -40,7 +41,7 @@ func (s *Server) GetMembershipForm(c echo.Context) error {
 	if userKey != sess.UserKey {
 		return server.NewAPIError(http.StatusUnauthorized, "The userKey does not match the signed-in user.")
 	}
-	form, created, err := s.engine.LoadMembershipForm(c.Request().Context(), sess.UserKey, periodID, orgID)
+	form, created, err := registration.Of(s.engine).LoadMembershipForm(c.Request().Context(), sess.UserKey, periodID, orgID)
 	if err != nil {
 		return err
 	}
@@ -58,7 +59,7 @@ func (s *Server) PostNext(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	form, err := s.engine.Next(c.Request().Context(), server.SessionOf(c).UserKey, in)
+	form, err := registration.Of(s.engine).Next(c.Request().Context(), server.SessionOf(c).UserKey, in)
 	if err != nil {
 		return err
 	}
@@ -67,7 +68,7 @@ func (s *Server) PostNext(c echo.Context) error {
 
 // PostReset answers POST /api/forms/processes/:processid/reset.
 func (s *Server) PostReset(c echo.Context) error {
-	form, err := s.engine.Reset(c.Request().Context(), server.SessionOf(c).UserKey, c.Param("processid"))
+	form, err := registration.Of(s.engine).Reset(c.Request().Context(), server.SessionOf(c).UserKey, c.Param("processid"))
 	if err != nil {
 		return err
 	}
@@ -76,7 +77,7 @@ func (s *Server) PostReset(c echo.Context) error {
 
 // PostResume answers POST /api/forms/processes/:processid/resume.
 func (s *Server) PostResume(c echo.Context) error {
-	form, err := s.engine.Resume(c.Request().Context(), server.SessionOf(c).UserKey, c.Param("processid"))
+	form, err := registration.Of(s.engine).Resume(c.Request().Context(), server.SessionOf(c).UserKey, c.Param("processid"))
 	if err != nil {
 		return err
 	}
@@ -102,7 +103,7 @@ func (s *Server) PostBack(c echo.Context) error {
 			return err
 		}
 	}
-	form, err := s.engine.Back(c.Request().Context(), server.SessionOf(c).UserKey, c.Param("processid"), body.Step)
+	form, err := registration.Of(s.engine).Back(c.Request().Context(), server.SessionOf(c).UserKey, c.Param("processid"), body.Step)
 	if err != nil {
 		return err
 	}
@@ -112,11 +113,11 @@ func (s *Server) PostBack(c echo.Context) error {
 // formJSON answers with a form as its FormDTO. The club's payment methods
 // are listed on the last question, where the choice is sent: the other
 // steps keep their one statement (TestStepPageStatements).
-func (s *Server) formJSON(c echo.Context, status int, form *engine.Form) error {
+func (s *Server) formJSON(c echo.Context, status int, form *registration.Form) error {
 	var methods []string
 	if form.Question != nil && form.Step == form.TotalSteps {
 		var err error
-		if methods, err = s.engine.PaymentMethods(c.Request().Context(), form.OrganisationID); err != nil {
+		if methods, err = payment.Of(s.engine).PaymentMethods(c.Request().Context(), form.OrganisationID); err != nil {
 			return err
 		}
 	}

@@ -7,6 +7,8 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/engine/invitation"
+	"portal/engine/registration"
 	"portal/handlers/server"
 	"portal/relay/invitelink"
 	"portal/views"
@@ -47,11 +49,11 @@ func (s *Server) OpenInvitation(c echo.Context) error {
 		s.SignInFailed(c, "", "invitation link does not verify")
 		return s.invitationRefused(c, invitationForged)
 	}
-	inv, err := s.engine.OpenInvitation(ctx, t.ID, id)
+	inv, err := invitation.Of(s.engine).OpenInvitation(ctx, t.ID, id)
 	switch {
-	case errors.Is(err, engine.ErrInvitationExpired):
+	case errors.Is(err, invitation.ErrInvitationExpired):
 		return s.invitationRefused(c, invitationExpired)
-	case errors.Is(err, engine.ErrInvitationRevoked):
+	case errors.Is(err, invitation.ErrInvitationRevoked):
 		return s.invitationRefused(c, invitationRevoked)
 	case engine.ErrorCode(err) == engine.CodeNotFound:
 		return s.invitationRefused(c, invitationForged) // signed by us, but the row is gone
@@ -61,7 +63,7 @@ func (s *Server) OpenInvitation(c echo.Context) error {
 	if !expires.Equal(inv.ExpiresAt.Truncate(1e9)) {
 		return s.invitationRefused(c, invitationForged)
 	}
-	if err := s.engine.CheckRegistrationAccess(ctx, inv.UserKey, inv.PeriodID); err != nil {
+	if err := registration.Of(s.engine).CheckRegistrationAccess(ctx, inv.UserKey, inv.PeriodID); err != nil {
 		switch engine.ErrorCode(err) {
 		case engine.CodeNotFound, engine.CodeConflict:
 			return s.AccessDenied(c, "period")

@@ -6,6 +6,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/engine/registration"
 	"portal/handlers/server"
 	"portal/views"
 )
@@ -16,7 +17,7 @@ func (s *Server) overview(c echo.Context, periodID int64) error {
 	if !ok {
 		return err
 	}
-	o, err := s.engine.LoadOverview(c.Request().Context(), sess.UserKey, periodID)
+	o, err := registration.Of(s.engine).LoadOverview(c.Request().Context(), sess.UserKey, periodID)
 	if err != nil {
 		if code := engine.ErrorCode(err); code == engine.CodeNotFound || code == engine.CodeConflict {
 			return s.AccessDenied(c, "period")
@@ -26,7 +27,7 @@ func (s *Server) overview(c echo.Context, periodID int64) error {
 	f := o.Form
 	m := views.OverviewModel{
 		Chrome: s.Chrome(o.Period.Name), Period: o.Period.Name,
-		Persons:   personStatuses(server.LangOf(c), o.Persons, func(p engine.FormPerson) string { return p.Status }),
+		Persons:   personStatuses(server.LangOf(c), o.Persons, func(p registration.FormPerson) string { return p.Status }),
 		StartURL:  server.RegisterPath(c, periodID, "persons"),
 		ResumeURL: server.RegisterPath(c, periodID, "resume"),
 		ResetURL:  server.RegisterPath(c, periodID, "reset"),

@@ -7,6 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/engine/payment"
 	"portal/handlers/server"
 	"portal/views"
 )
@@ -24,7 +25,7 @@ import (
 // (payMethodChoice); the answer comes back as POST to the same address.
 func (s *Server) PayLink(c echo.Context) error {
 	ctx := c.Request().Context()
-	choice, err := s.engine.PayLinkMethods(ctx, c.Param("reference"))
+	choice, err := payment.Of(s.engine).PayLinkMethods(ctx, c.Param("reference"))
 	if err != nil {
 		return err
 	}
@@ -34,7 +35,7 @@ func (s *Server) PayLink(c echo.Context) error {
 		// debit returned) is offered the methods again.
 		return s.payMethodChoice(c, choice)
 	}
-	p, err := s.engine.FollowPayLink(ctx, c.Param("reference"))
+	p, err := payment.Of(s.engine).FollowPayLink(ctx, c.Param("reference"))
 	if err != nil {
 		return err
 	}
@@ -52,7 +53,7 @@ func (s *Server) toCheckout(c echo.Context, p *engine.Payment) error {
 	if bt != nil {
 		return server.Render(c, http.StatusOK, views.PayByTransfer(views.PayByTransferModel{Chrome: s.Chrome(server.Tr(c, "title_pay_transfer")), Transfer: *bt}))
 	}
-	if p.Provider == engine.DirectDebitProvider {
+	if p.Provider == payment.DirectDebitProvider {
 		// The checkout of a debit is this page itself: never redirect to it.
 		return s.payByDebit(c, p)
 	}

@@ -6,6 +6,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/engine/directdebit"
 )
 
 // A household's mandate offered again on the pay link of its next
@@ -31,7 +32,7 @@ func (s *Server) KeepMandate(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	_, err = s.engine.KeepMandate(c.Request().Context(), c.Param("reference"), id)
+	_, err = directdebit.Of(s.engine).KeepMandate(c.Request().Context(), c.Param("reference"), id)
 	return s.mandateAnswered(c, nil, err)
 }
 
@@ -44,7 +45,7 @@ func (s *Server) ChangeMandate(c echo.Context) error {
 		return err
 	}
 	in := mandateForm(c)
-	_, err = s.engine.AmendMandate(c.Request().Context(), c.Param("reference"), id, in)
+	_, err = directdebit.Of(s.engine).AmendMandate(c.Request().Context(), c.Param("reference"), id, in)
 	return s.mandateAnswered(c, &in, err)
 }
 
@@ -56,6 +57,6 @@ func (s *Server) RevokeMandate(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	_, err = s.engine.RevokeMandate(c.Request().Context(), c.Param("reference"), id)
+	_, err = directdebit.Of(s.engine).RevokeMandate(c.Request().Context(), c.Param("reference"), id)
 	return s.mandateAnswered(c, nil, err)
 }

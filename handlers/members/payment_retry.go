@@ -6,6 +6,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/engine/payment"
 )
 
 // PaymentRetry answers POST /membership/payment-retry (form field reference):
@@ -20,7 +21,7 @@ func (s *Server) PaymentRetry(c echo.Context) error {
 	if view.Order.Status != engine.OrderUnpaid {
 		return engine.Errorf(engine.CodeConflict, "this registration is not waiting for payment")
 	}
-	p, err := s.engine.FollowPayLink(ctx, view.Order.PayReference)
+	p, err := payment.Of(s.engine).FollowPayLink(ctx, view.Order.PayReference)
 	if err != nil {
 		return err
 	}

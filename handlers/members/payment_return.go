@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/engine/payment"
 	"portal/handlers/server"
 	"portal/relay/session"
 	"portal/views"
@@ -51,7 +52,7 @@ func (s *Server) PaymentReturn(c echo.Context) error {
 		return server.NewAPIError(http.StatusBadRequest, "The payment return is missing its reference.")
 	}
 	ctx := c.Request().Context()
-	res, err := s.engine.CompletePayment(ctx, ret)
+	res, err := payment.Of(s.engine).CompletePayment(ctx, ret)
 	if err != nil {
 		return err
 	}

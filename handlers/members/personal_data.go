@@ -10,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/engine/privacy"
 	"portal/handlers/server"
 	"portal/views"
 	"portal/views/lang"
@@ -57,7 +58,7 @@ func (s *Server) memberDataPage(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	x, err := s.engine.ExportHousehold(ctx, orgID, key)
+	x, err := privacy.Of(s.engine).ExportHousehold(ctx, orgID, key)
 	if err != nil {
 		if engine.ErrorCode(err) == engine.CodeNotFound {
 			return s.AccessDenied(c, "session")
@@ -87,7 +88,7 @@ func (s *Server) memberDataDownload(c echo.Context) error {
 	if !ok {
 		return err
 	}
-	x, err := s.engine.ExportHousehold(c.Request().Context(), orgID, key)
+	x, err := privacy.Of(s.engine).ExportHousehold(c.Request().Context(), orgID, key)
 	if err != nil {
 		if engine.ErrorCode(err) == engine.CodeNotFound {
 			return s.AccessDenied(c, "session")
@@ -98,7 +99,7 @@ func (s *Server) memberDataDownload(c echo.Context) error {
 }
 
 // ExportDownload sends an export as a JSON attachment, never cached.
-func ExportDownload(c echo.Context, x *engine.PersonalData, name string) error {
+func ExportDownload(c echo.Context, x *privacy.PersonalData, name string) error {
 	b, err := json.MarshalIndent(x, "", "  ")
 	if err != nil {
 		return err
@@ -117,7 +118,7 @@ func (s *Server) memberDataRequest(c echo.Context) error {
 	if !ok {
 		return err
 	}
-	r := engine.NewDataRequest{Kind: c.FormValue("kind"), Message: c.FormValue("message")}
+	r := privacy.NewDataRequest{Kind: c.FormValue("kind"), Message: c.FormValue("message")}
 	if p := c.FormValue("person"); p != "" {
 		id, err := strconv.ParseInt(p, 10, 64)
 		if err != nil {
@@ -125,7 +126,7 @@ func (s *Server) memberDataRequest(c echo.Context) error {
 		}
 		r.PersonID = &id
 	}
-	if _, err := s.engine.RequestDataChange(c.Request().Context(), orgID, key, r); err != nil {
+	if _, err := privacy.Of(s.engine).RequestDataChange(c.Request().Context(), orgID, key, r); err != nil {
 		if code := engine.ErrorCode(err); code == engine.CodeInvalid || code == engine.CodeNotFound {
 			return c.Redirect(http.StatusSeeOther, server.OrganisationPath(c, memberDataPath)+"?error=request#request")
 		}
@@ -135,7 +136,7 @@ func (s *Server) memberDataRequest(c echo.Context) error {
 }
 
 // DataTables writes an export as the tables of a page, in language l.
-func DataTables(l lang.Language, t *views.PersonalDataTexts, x *engine.PersonalData) []views.DataTable {
+func DataTables(l lang.Language, t *views.PersonalDataTexts, x *privacy.PersonalData) []views.DataTable {
 	when := func(at *time.Time) string {
 		if at == nil {
 			return ""
@@ -217,14 +218,14 @@ func DataTables(l lang.Language, t *views.PersonalDataTexts, x *engine.PersonalD
 }
 
 func RequestKind(t *views.PersonalDataTexts, kind string) string {
-	if kind == engine.DataRequestErasure {
+	if kind == privacy.DataRequestErasure {
 		return t.Erasure
 	}
 	return t.Correction
 }
 
 func RequestStatus(t *views.PersonalDataTexts, status string) string {
-	if status == engine.DataRequestDone {
+	if status == privacy.DataRequestDone {
 		return t.Done
 	}
 	return t.Open

@@ -7,6 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/engine/registration"
 	"portal/handlers/server"
 	"portal/views"
 	"portal/views/lang"
@@ -16,30 +17,30 @@ import (
 // flow_* messages of views/lang.
 const paymentCountdown = 5 // seconds before the browser goes to the payment page
 
-// registration is a page request's signed-in user and period.
-type registration struct {
+// flowRequest is a page request's signed-in user and period.
+type flowRequest struct {
 	userKey  string
 	periodID int64
 }
 
 // registrationOf resolves the period and the session of a flow page, or
 // renders what the member needs instead (done=false).
-func (s *Server) registrationOf(c echo.Context) (registration, bool, error) {
+func (s *Server) registrationOf(c echo.Context) (flowRequest, bool, error) {
 	periodID, ok := server.PathID(c, "periodId")
 	if !ok {
-		return registration{}, false, s.AccessDenied(c, "period")
+		return flowRequest{}, false, s.AccessDenied(c, "period")
 	}
 	sess, ok, err := s.BrowserSession(c)
 	if !ok {
-		return registration{}, false, err
+		return flowRequest{}, false, err
 	}
-	return registration{userKey: sess.UserKey, periodID: periodID}, true, nil
+	return flowRequest{userKey: sess.UserKey, periodID: periodID}, true, nil
 }
 
 // load returns the current form, rendering access denied for a period that
 // closed or a user key that lost its link meanwhile.
-func (s *Server) load(c echo.Context, r registration) (*engine.Form, bool, error) {
-	form, _, err := s.engine.LoadMembershipForm(c.Request().Context(), r.userKey, r.periodID, nil)
+func (s *Server) load(c echo.Context, r flowRequest) (*registration.Form, bool, error) {
+	form, _, err := registration.Of(s.engine).LoadMembershipForm(c.Request().Context(), r.userKey, r.periodID, nil)
 	if err != nil {
 		if code := engine.ErrorCode(err); code == engine.CodeNotFound || code == engine.CodeConflict {
 			return nil, false, s.AccessDenied(c, "period")
@@ -51,7 +52,7 @@ func (s *Server) load(c echo.Context, r registration) (*engine.Form, bool, error
 
 // currentForm resolves a flow page's registration and its current form, or
 // renders what the member needs instead (ok=false).
-func (s *Server) currentForm(c echo.Context) (registration, *engine.Form, bool, error) {
+func (s *Server) currentForm(c echo.Context) (flowRequest, *registration.Form, bool, error) {
 	r, ok, err := s.registrationOf(c)
 	if !ok {
 		return r, nil, false, err
@@ -61,7 +62,7 @@ func (s *Server) currentForm(c echo.Context) (registration, *engine.Form, bool, 
 }
 
 // stepURL is the page of a form's current step.
-func stepURL(c echo.Context, f *engine.Form) string {
+func stepURL(c echo.Context, f *registration.Form) string {
 	switch {
 	case f.State == engine.StateDone:
 		return server.RegisterPath(c, f.PeriodID, "done")
@@ -71,7 +72,7 @@ func stepURL(c echo.Context, f *engine.Form) string {
 	return server.RegisterPath(c, f.PeriodID, "step", strconv.Itoa(f.Step))
 }
 
-func personName(p engine.FormPerson) string { return p.FirstName + " " + p.LastName }
+func personName(p registration.FormPerson) string { return p.FirstName + " " + p.LastName }
 
 // personStatusKeys are the messages of the engine's person statuses.
 var personStatusKeys = map[string]string{
@@ -94,7 +95,7 @@ var badges = map[string]string{
 	engine.PersonPendingPayment: "badge-pending",
 }
 
-func personStatuses(l lang.Language, people []engine.FormPerson, status func(engine.FormPerson) string) []views.PersonStatusModel {
+func personStatuses(l lang.Language, people []registration.FormPerson, status func(registration.FormPerson) string) []views.PersonStatusModel {
 	out := make([]views.PersonStatusModel, len(people))
 	for i, p := range people {
 		st := status(p)
@@ -104,7 +105,7 @@ func personStatuses(l lang.Language, people []engine.FormPerson, status func(eng
 	return out
 }
 
-func quoteLines(lg lang.Language, q *engine.Quote) ([]views.OrderLineModel, string) {
+func quoteLines(lg lang.Language, q *registration.Quote) ([]views.OrderLineModel, string) {
 	lines := make([]views.OrderLineModel, len(q.Lines))
 	for i, l := range q.Lines {
 		lines[i] = views.OrderLineModel{Description: l.Description, Amount: lg.Money(l.AmountMinor, q.Currency)}
@@ -113,7 +114,7 @@ func quoteLines(lg lang.Language, q *engine.Quote) ([]views.OrderLineModel, stri
 }
 
 // reloadWithNotice shows the current state after a stale or double submission.
-func (s *Server) reloadWithNotice(c echo.Context, r registration) error {
+func (s *Server) reloadWithNotice(c echo.Context, r flowRequest) error {
 	form, ok, err := s.load(c, r)
 	if !ok {
 		return err
@@ -123,7 +124,7 @@ func (s *Server) reloadWithNotice(c echo.Context, r registration) error {
 
 // renderCurrent renders the form's current step with a notice (status 409),
 // or sends the member to it when it is not a question page.
-func (s *Server) renderCurrent(c echo.Context, form *engine.Form, notice string) error {
+func (s *Server) renderCurrent(c echo.Context, form *registration.Form, notice string) error {
 	if form.State == engine.StateDone {
 		return c.Redirect(http.StatusSeeOther, stepURL(c, form))
 	}

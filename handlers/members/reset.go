@@ -6,6 +6,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/engine/registration"
 	"portal/handlers/server"
 	"portal/views"
 )
@@ -26,7 +27,7 @@ func (s *Server) ResetRegistration(c echo.Context) error {
 	if !ok {
 		return err
 	}
-	next, err := s.engine.Reset(c.Request().Context(), r.userKey, form.ProcessIDString())
+	next, err := registration.Of(s.engine).Reset(c.Request().Context(), r.userKey, form.ProcessIDString())
 	if engine.ErrorCode(err) == engine.CodeConflict {
 		return s.reloadWithNotice(c, r)
 	} else if err != nil {

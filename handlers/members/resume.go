@@ -6,6 +6,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/engine/registration"
 	"portal/handlers/server"
 )
 
@@ -16,12 +17,12 @@ func (s *Server) ResumeRegistration(c echo.Context) error {
 	if !ok {
 		return err
 	}
-	next, err := s.engine.Resume(c.Request().Context(), r.userKey, form.ProcessIDString())
+	next, err := registration.Of(s.engine).Resume(c.Request().Context(), r.userKey, form.ProcessIDString())
 	if err != nil {
 		return err
 	}
 	if next.State != engine.StateDone && next.Step == next.TotalSteps {
-		if rv, err := s.engine.Review(c.Request().Context(), r.userKey, next.ProcessIDString()); err == nil && rv.Complete {
+		if rv, err := registration.Of(s.engine).Review(c.Request().Context(), r.userKey, next.ProcessIDString()); err == nil && rv.Complete {
 			return c.Redirect(http.StatusSeeOther, server.RegisterPath(c, r.periodID, "review"))
 		}
 	}

@@ -8,6 +8,8 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/engine/payment"
+	"portal/engine/registration"
 	"portal/handlers/server"
 	"portal/views"
 )
@@ -27,7 +29,7 @@ func (s *Server) showReview(c echo.Context, status int, notice string) error {
 	if form.State == engine.StateDone || form.Step != form.TotalSteps {
 		return c.Redirect(http.StatusSeeOther, stepURL(c, form))
 	}
-	rv, err := s.engine.Review(c.Request().Context(), r.userKey, form.ProcessIDString())
+	rv, err := registration.Of(s.engine).Review(c.Request().Context(), r.userKey, form.ProcessIDString())
 	if err != nil {
 		return err
 	}
@@ -43,7 +45,7 @@ func (s *Server) showReview(c echo.Context, status int, notice string) error {
 	if rv.QuoteError == "" {
 		m.Lines, m.Total = quoteLines(server.LangOf(c), &rv.Quote)
 	}
-	if m.Methods.Methods, err = s.engine.PaymentMethods(c.Request().Context(), rv.OrganisationID); err != nil {
+	if m.Methods.Methods, err = payment.Of(s.engine).PaymentMethods(c.Request().Context(), rv.OrganisationID); err != nil {
 		return err
 	}
 	if len(m.Methods.Methods) > 0 {
@@ -64,7 +66,7 @@ func (s *Server) showReview(c echo.Context, status int, notice string) error {
 
 // reviewAnswer is an answer as the review prints it: the engine's Yes/No of
 // 0/1 questions in the request's language, other answers as given.
-func reviewAnswer(c echo.Context, a engine.ReviewAnswer) string {
+func reviewAnswer(c echo.Context, a registration.ReviewAnswer) string {
 	switch {
 	case a.Type != engine.TypeCheckbox && a.Type != engine.TypeAccept && a.Type != engine.TypeOne:
 		return a.Answer

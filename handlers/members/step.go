@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/engine/registration"
 	"portal/handlers/server"
 	"portal/views"
 )
@@ -58,7 +59,7 @@ var questionKinds = map[engine.QuestionType]views.QuestionKind{
 
 // stepModel builds a step page. values, when set, are what the member just
 // posted (kept on a validation error); e holds the errors.
-func (s *Server) stepModel(c echo.Context, form *engine.Form, values map[string][]string, e *engine.Error, notice string) views.StepModel {
+func (s *Server) stepModel(c echo.Context, form *registration.Form, values map[string][]string, e *engine.Error, notice string) views.StepModel {
 	m := views.StepModel{
 		Chrome: s.Chrome(""), Number: form.Step, Total: form.PathLength, Notice: notice,
 		Action: stepURL(c, form), SubmitText: server.Tr(c, "flow_continue"),

@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/engine/registration"
 	"portal/handlers/server"
 	"portal/views"
 )
@@ -40,22 +41,22 @@ func (s *Server) submitStep(c echo.Context, n int) error {
 	if err != nil {
 		return server.NewAPIError(http.StatusBadRequest, "The form could not be read.")
 	}
-	in := engine.NextInput{ProcessID: form.ProcessIDString(), Step: n, HoldCommit: n == form.TotalSteps}
+	in := registration.NextInput{ProcessID: form.ProcessIDString(), Step: n, HoldCommit: n == form.TotalSteps}
 	posted := postedAnswers(form, values)
 	if n == 0 {
 		for _, raw := range values["person"] {
 			if id, err := strconv.ParseInt(raw, 10, 64); err == nil {
-				in.People = append(in.People, engine.PersonInput{ID: id})
+				in.People = append(in.People, registration.PersonInput{ID: id})
 			}
 		}
 	} else {
 		for _, p := range form.People {
 			if a, ok := posted[p.ID]; ok && !p.Hide {
-				in.People = append(in.People, engine.PersonInput{ID: p.ID, Answer: &a})
+				in.People = append(in.People, registration.PersonInput{ID: p.ID, Answer: &a})
 			}
 		}
 	}
-	next, err := s.engine.Next(c.Request().Context(), r.userKey, in)
+	next, err := registration.Of(s.engine).Next(c.Request().Context(), r.userKey, in)
 	if err != nil {
 		if e, ok := engine.AsError(err); ok {
 			switch e.Code {
@@ -75,7 +76,7 @@ func (s *Server) submitStep(c echo.Context, n int) error {
 }
 
 // postedAnswers reads a question page's inputs as the engine's answers.
-func postedAnswers(form *engine.Form, values map[string][]string) map[int64]string {
+func postedAnswers(form *registration.Form, values map[string][]string) map[int64]string {
 	out := map[int64]string{}
 	if form.Question == nil {
 		return out

@@ -5,7 +5,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"portal/engine"
+	"portal/engine/message"
 	"portal/handlers/server"
 	"portal/outbound/optout"
 	"portal/views"
@@ -16,14 +16,14 @@ import (
 const UnsubscribePath = "/unsubscribe"
 
 // unsubscribeWords are the message ids of the categories in the page's words.
-var unsubscribeWords = map[string]string{engine.OptOutReminders: "unsubscribe_what_reminders", engine.OptOutRenewals: "unsubscribe_what_renewals"}
+var unsubscribeWords = map[string]string{message.OptOutReminders: "unsubscribe_what_reminders", message.OptOutRenewals: "unsubscribe_what_renewals"}
 
 // unsubscribeToken checks the request's token: signed with the portal's
 // hash secret, for a known category, and for the organisation the request
 // resolved to (when one did), so a link works on its club's address only.
 func (s *Server) unsubscribeToken(c echo.Context) (optout.Token, bool) {
 	t, err := optout.Verify(s.HashSecret(), c.QueryParam("t"))
-	if err != nil || !engine.OptOutCategory(t.Category) {
+	if err != nil || !message.OptOutCategory(t.Category) {
 		return optout.Token{}, false
 	}
 	if tn := server.OrganisationOfRequest(c); tn != nil && tn.ID != t.Organisation {
@@ -56,7 +56,7 @@ func (s *Server) unsubscribe(c echo.Context, confirm bool) error {
 	}
 	ctx := c.Request().Context()
 	if confirm {
-		if err := s.engine.Unsubscribe(ctx, t.Organisation, t.Category, t.Addresses); err != nil {
+		if err := message.Of(s.engine).Unsubscribe(ctx, t.Organisation, t.Category, t.Addresses); err != nil {
 			return err
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/engine/message"
 	"portal/handlers/server"
 	"portal/views"
 )
@@ -17,7 +18,7 @@ import (
 func (s *Server) VerifyCard(c echo.Context) error {
 	c.Response().Header().Set("X-Robots-Tag", "noindex, nofollow")
 	c.Response().Header().Set("Cache-Control", "no-store")
-	check, err := s.engine.VerifyCard(c.Request().Context(), c.Param("token"))
+	check, err := message.Of(s.engine).VerifyCard(c.Request().Context(), c.Param("token"))
 	if err != nil {
 		if engine.ErrorCode(err) == engine.CodeNotFound {
 			s.RenderErrorPage(c, http.StatusNotFound, server.Tr(c, "verify_unknown"))

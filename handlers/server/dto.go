@@ -11,7 +11,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"portal/engine"
+	"portal/engine/registration"
 )
 
 // FormDTO is the spec's response of every form endpoint. Absent values are null.
@@ -54,7 +54,7 @@ func optional(s string) *string {
 
 // NewFormDTO converts the engine's form to the wire shape; methods are the
 // club's payment methods (engine.Service.PaymentMethods).
-func NewFormDTO(f *engine.Form, methods []string) FormDTO {
+func NewFormDTO(f *registration.Form, methods []string) FormDTO {
 	dto := FormDTO{
 		ProcessID: f.ProcessIDString(), Step: f.Step, ProcessState: string(f.State),
 		PaymentURL: optional(f.PaymentURL), People: make([]FormPersonDTO, 0, len(f.People)),
@@ -99,8 +99,8 @@ type personWire struct {
 }
 
 // ParseNext decodes and checks a POST /api/forms/next body.
-func ParseNext(body io.Reader) (engine.NextInput, error) {
-	var in engine.NextInput
+func ParseNext(body io.Reader) (registration.NextInput, error) {
+	var in registration.NextInput
 	var wire nextRequestWire
 	dec := json.NewDecoder(body)
 	dec.UseNumber()
@@ -120,7 +120,7 @@ func ParseNext(body io.Reader) (engine.NextInput, error) {
 		bad("processId", "is required")
 	case !ok:
 		bad("processId", "must be a string")
-	case !engine.PlainText(id):
+	case !registration.PlainText(id):
 		bad("processId", "contains control characters or invalid text")
 	default:
 		in.ProcessID = id
@@ -137,7 +137,7 @@ func ParseNext(body io.Reader) (engine.NextInput, error) {
 	}
 	if wire.PaymentMethod != nil && !isNull(wire.PaymentMethod) {
 		switch m, ok := scalarText(wire.PaymentMethod); {
-		case !ok || !engine.PlainText(m):
+		case !ok || !registration.PlainText(m):
 			bad("paymentMethod", "must be the name of one of the paymentMethods")
 		default:
 			in.PaymentMethod = m
@@ -154,7 +154,7 @@ func ParseNext(body io.Reader) (engine.NextInput, error) {
 			bad(where, "must be an object")
 			continue
 		}
-		var p engine.PersonInput
+		var p registration.PersonInput
 		if id, err := strconv.ParseInt(string(pw.ID), 10, 64); err != nil || id <= 0 {
 			bad(where+".id", "must be a positive whole number")
 		} else {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"portal/engine"
+	"portal/engine/registration"
 )
 
 // RejectControlCharacters answers 400 when the path, a query parameter or a
@@ -33,7 +33,7 @@ func (s *Server) RejectControlCharacters(next echo.HandlerFunc) echo.HandlerFunc
 			return next(c)
 		}
 		var bad []string
-		if !engine.PlainText(req.URL.Path) {
+		if !registration.PlainText(req.URL.Path) {
 			bad = append(bad, "path")
 		}
 		bad = append(bad, UnplainFields(req.URL.Query(), "")...)
@@ -123,15 +123,15 @@ func RemoveUploadedFiles(next echo.HandlerFunc) echo.HandlerFunc {
 func UnplainFields(values map[string][]string, skipPrefix string) []string {
 	var bad []string
 	for name, vs := range values {
-		if skipPrefix != "" && strings.HasPrefix(name, skipPrefix) && engine.PlainText(name) {
+		if skipPrefix != "" && strings.HasPrefix(name, skipPrefix) && registration.PlainText(name) {
 			continue
 		}
-		if !engine.PlainText(name) {
+		if !registration.PlainText(name) {
 			bad = append(bad, "(field name)")
 			continue
 		}
 		for _, v := range vs {
-			if !engine.PlainText(v) {
+			if !registration.PlainText(v) {
 				bad = append(bad, name)
 				break
 			}

@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/engine/payment"
 	"portal/relay/session"
 	"portal/views"
 	"portal/views/lang"
@@ -69,8 +70,8 @@ func TestGatewayPayPath(reference string) string {
 
 // TestGatewayURLs returns the addresses of the test gateway's payment page
 // and of the payment return under baseURL, for engine.NewTestGateway.
-func TestGatewayURLs(baseURL string) engine.TestGatewayURLs {
-	return engine.TestGatewayURLs{
+func TestGatewayURLs(baseURL string) payment.TestGatewayURLs {
+	return payment.TestGatewayURLs{
 		PayURL:    func(reference string) string { return baseURL + TestGatewayPayPath(reference) },
 		ReturnURL: baseURL + PaymentReturnPath,
 	}
@@ -87,7 +88,7 @@ func OrderLines(lg lang.Language, order *engine.Order) ([]views.OrderLineModel, 
 // OwnPayment loads a payment attempt for the signed-in user who owns its
 // order. The test gateway signs whatever outcome it is told, so only the
 // member who registered may use it, and nobody else sees their order.
-func (s *Server) OwnPayment(c echo.Context, reference string) (*engine.PaymentView, error) {
+func (s *Server) OwnPayment(c echo.Context, reference string) (*payment.PaymentView, error) {
 	ctx := c.Request().Context()
 	sess, err := s.SessionFor(c)
 	if errors.Is(err, session.ErrNotFound) {
@@ -95,7 +96,7 @@ func (s *Server) OwnPayment(c echo.Context, reference string) (*engine.PaymentVi
 	} else if err != nil {
 		return nil, SessionStoreError(err)
 	}
-	view, err := s.engine.PaymentForPage(ctx, reference)
+	view, err := payment.Of(s.engine).PaymentForPage(ctx, reference)
 	if err != nil {
 		return nil, err
 	}

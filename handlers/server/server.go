@@ -19,6 +19,8 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/engine/payment"
+	"portal/engine/staff"
 	"portal/relay/invitelink"
 	"portal/relay/session"
 	"portal/relay/throttle"
@@ -32,7 +34,7 @@ const MaxBodyBytes = 64 << 10
 type Deps struct {
 	Engine   *engine.Service
 	Sessions *session.Manager
-	Gateway  *engine.TestGateway // the built-in payment gateway; nil when a real provider is used
+	Gateway  *payment.TestGateway // the built-in payment gateway; nil when a real provider is used
 	// StripeWebhook mounts POST /webhooks/stripe (the provider is Stripe).
 	StripeWebhook bool
 	HashSecret    string
@@ -82,7 +84,7 @@ type Deps struct {
 type Server struct {
 	engine        *engine.Service
 	sessions      *session.Manager
-	Gateway       *engine.TestGateway
+	Gateway       *payment.TestGateway
 	hashSecret    string
 	log           *slog.Logger
 	csrf          *http.CrossOriginProtection
@@ -99,7 +101,7 @@ type Server struct {
 	// StaffPaths are the route paths behind requireStaff (mountStaff).
 	StaffPaths map[string]bool
 	// AdminRoles are the staff roles of the admin API's routes (AdminRoutes).
-	AdminRoles map[string]engine.StaffRole
+	AdminRoles map[string]staff.StaffRole
 }
 
 // NewServer holds d for the handlers of every audience.

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"strings"
 
-	"portal/engine"
+	"portal/engine/staff"
 	"portal/relay/oidc"
 	"portal/relay/session"
 )
@@ -95,7 +95,7 @@ type StaffRoleGrant struct {
 	// Organisation is the slug the grant is limited to; "" for all.
 	Organisation string
 	Value        string
-	Role         engine.StaffRole
+	Role         staff.StaffRole
 }
 
 // ParseStaffRoleMap reads PORTAL_STAFF_ROLE_MAP: comma-separated
@@ -109,7 +109,7 @@ func ParseStaffRoleMap(s string) ([]StaffRoleGrant, error) {
 			continue
 		}
 		value, role, ok := strings.Cut(part, "=")
-		r, valid := engine.ParseStaffRole(role)
+		r, valid := staff.ParseStaffRole(role)
 		if !ok || !valid || strings.TrimSpace(value) == "" {
 			return nil, errors.New(`want entries like "club-admins=admin" or "slug:treasurers=treasurer"`)
 		}

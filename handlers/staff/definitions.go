@@ -11,6 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/engine/definition"
 	"portal/handlers/server"
 	"portal/handlers/staff/staffpage"
 	"portal/views"
@@ -41,12 +42,12 @@ func (s *Server) staffDefinitionsPage(c echo.Context) error {
 func (s *Server) renderDefinitions(c echo.Context, status int, uploadError string) error {
 	ctx := c.Request().Context()
 	u := staffpage.StaffUserOf(c)
-	versions, err := s.engine.DefinitionVersions(ctx, u.OrganisationID, "")
+	versions, err := definition.Of(s.engine).DefinitionVersions(ctx, u.OrganisationID, "")
 	if err != nil {
 		return s.StaffEngineError(c, err)
 	}
 	// By key, newest version first: the first active one of a key is in use.
-	slices.SortStableFunc(versions, func(a, b engine.DefinitionVersion) int {
+	slices.SortStableFunc(versions, func(a, b definition.DefinitionVersion) int {
 		return cmp.Or(cmp.Compare(a.Key, b.Key), cmp.Compare(b.Version, a.Version))
 	})
 	base := server.OrganisationPath(c, server.StaffPrefix+server.StaffDefinitionsPath)
@@ -66,7 +67,7 @@ func (s *Server) renderDefinitions(c echo.Context, status int, uploadError strin
 		m.Versions = append(m.Versions, row)
 	}
 	if show != 0 {
-		def, err := s.engine.DefinitionVersion(ctx, u.OrganisationID, show)
+		def, err := definition.Of(s.engine).DefinitionVersion(ctx, u.OrganisationID, show)
 		if err != nil {
 			return s.StaffEngineError(c, err)
 		}
@@ -129,10 +130,10 @@ func (s *Server) staffUploadDefinition(c echo.Context) error {
 	} else if err != nil {
 		return err
 	}
-	spec, err := engine.ParseDefinitionFor(data, u.OrganisationID) // the staff member's organisation, whatever the file names
+	spec, err := definition.ParseDefinitionFor(data, u.OrganisationID) // the staff member's organisation, whatever the file names
 	if err == nil {
-		var res engine.ImportResult
-		res, err = s.engine.StaffImportDefinition(c.Request().Context(), u.Actor(), u.OrganisationID, spec)
+		var res definition.ImportResult
+		res, err = definition.Of(s.engine).StaffImportDefinition(c.Request().Context(), u.Actor(), u.OrganisationID, spec)
 		if err == nil {
 			flash := flashDefImported
 			if res.Unchanged {
@@ -157,7 +158,7 @@ func (s *Server) staffActivateDefinition(c echo.Context) error {
 	if !proceed {
 		return err
 	}
-	if _, err := s.engine.SetDefinitionActive(c.Request().Context(), u.Actor(), u.OrganisationID, engine.DefinitionRef{ID: id}, engine.DefinitionUse); err != nil {
+	if _, err := definition.Of(s.engine).SetDefinitionActive(c.Request().Context(), u.Actor(), u.OrganisationID, definition.DefinitionRef{ID: id}, definition.DefinitionUse); err != nil {
 		return s.StaffEngineError(c, err)
 	}
 	return c.Redirect(http.StatusSeeOther, server.OrganisationPath(c, server.StaffPrefix+server.StaffDefinitionsPath+"?done="+flashDefActivated))

@@ -7,6 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/engine/staff"
 	"portal/handlers/server"
 	"portal/handlers/staff/staffpage"
 	"portal/views"
@@ -26,13 +27,13 @@ func init() {
 
 // staffJobsPortalWide reports whether u sees the portal's own jobs (the
 // schedules, no organisation's): administrators do.
-func staffJobsPortalWide(u *staffpage.StaffUser) bool { return u.Role.AtLeast(engine.RoleAdmin) }
+func staffJobsPortalWide(u *staffpage.StaffUser) bool { return u.Role.AtLeast(staff.RoleAdmin) }
 
 // staffJobsPage answers GET /staff/jobs: the organisation's failed and
 // dead jobs with their last error, and a retry for registrars and up.
 func (s *Server) staffJobsPage(c echo.Context) error {
 	u := staffpage.StaffUserOf(c)
-	list, err := s.engine.StaffJobs(c.Request().Context(), u.OrganisationID, staffJobsPortalWide(u))
+	list, err := staff.Of(s.engine).StaffJobs(c.Request().Context(), u.OrganisationID, staffJobsPortalWide(u))
 	if err != nil {
 		return s.StaffEngineError(c, err)
 	}
@@ -41,12 +42,12 @@ func (s *Server) staffJobsPage(c echo.Context) error {
 		row := views.StaffJobRow{ID: strconv.FormatInt(j.ID, 10), Kind: j.Kind, State: string(j.State),
 			Attempts: strconv.Itoa(j.Attempts) + "/" + strconv.Itoa(j.MaxAttempts), Recipient: j.Recipient,
 			Error: j.LastError, Due: staffpage.StaffDateTime(c, j.RunAt), PortalWide: j.OrganisationID == 0}
-		if u.Role.AtLeast(engine.RoleRegistrar) {
+		if u.Role.AtLeast(staff.RoleRegistrar) {
 			row.RetryURL = server.OrganisationPath(c, server.StaffPrefix+"/jobs/"+row.ID+"/retry")
 		}
 		m.Jobs = append(m.Jobs, row)
 	}
-	if u.Role.AtLeast(engine.RoleAdmin) {
+	if u.Role.AtLeast(staff.RoleAdmin) {
 		m.RunURL, m.RunKinds = server.OrganisationPath(c, server.StaffPrefix+"/jobs/run"), engine.ScheduledKinds
 	}
 	return staffpage.StaffRender(c, http.StatusOK, views.StaffJobsPage(m))
@@ -56,7 +57,7 @@ func (s *Server) staffJobsPage(c echo.Context) error {
 // job runs now, once in the cluster (audited), then back to the list.
 func (s *Server) staffRunJob(c echo.Context) error {
 	u := staffpage.StaffUserOf(c)
-	if _, err := s.engine.RunScheduledJob(c.Request().Context(), u.Actor(), u.OrganisationID, c.FormValue("kind")); err != nil {
+	if _, err := staff.Of(s.engine).RunScheduledJob(c.Request().Context(), u.Actor(), u.OrganisationID, c.FormValue("kind")); err != nil {
 		return s.StaffEngineError(c, err)
 	}
 	return c.Redirect(http.StatusSeeOther, server.OrganisationPath(c, server.StaffPrefix+"/jobs?done="+flashJobRun))
@@ -70,7 +71,7 @@ func (s *Server) staffRetryJob(c echo.Context) error {
 	if !ok {
 		return s.StaffErrorPage(c, http.StatusNotFound, staffpage.StaffTextIn(c).NotFound)
 	}
-	if err := s.engine.RetryStaffJob(c.Request().Context(), u.Actor(), u.OrganisationID, staffJobsPortalWide(u), id); err != nil {
+	if err := staff.Of(s.engine).RetryStaffJob(c.Request().Context(), u.Actor(), u.OrganisationID, staffJobsPortalWide(u), id); err != nil {
 		return s.StaffEngineError(c, err)
 	}
 	return c.Redirect(http.StatusSeeOther, server.OrganisationPath(c, server.StaffPrefix+"/jobs?done="+flashJobRetried))

@@ -8,7 +8,9 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"portal/engine"
+	"portal/engine/bankstatement"
+	"portal/engine/organisation"
+	"portal/engine/staff"
 	"portal/handlers/server"
 	"portal/handlers/staff/payments"
 	"portal/handlers/staff/registrations"
@@ -21,7 +23,7 @@ import (
 func (s *Server) staffOverview(c echo.Context) error {
 	u := staffpage.StaffUserOf(c)
 	ctx := c.Request().Context()
-	periods, err := s.engine.Periods(ctx, u.OrganisationID)
+	periods, err := organisation.Of(s.engine).Periods(ctx, u.OrganisationID)
 	if err != nil {
 		return s.StaffEngineError(c, err)
 	}
@@ -35,7 +37,7 @@ func (s *Server) staffOverview(c echo.Context) error {
 			return s.StaffErrorPage(c, http.StatusBadRequest, staffpage.StaffTextIn(c).BadFilter)
 		}
 	}
-	o, err := s.engine.SeasonOverview(ctx, u.OrganisationID, periodID)
+	o, err := staff.Of(s.engine).SeasonOverview(ctx, u.OrganisationID, periodID)
 	if err != nil {
 		return s.StaffEngineError(c, err)
 	}
@@ -43,12 +45,12 @@ func (s *Server) staffOverview(c echo.Context) error {
 		Expected: staffpage.StaffMoney(c, o.ExpectedMinor, o.Period.Currency), Received: staffpage.StaffMoney(c, o.ReceivedMinor, o.Period.Currency),
 		Refunded: staffpage.StaffMoney(c, o.RefundedMinor, o.Period.Currency), Chart: overviewChart(c, o),
 		Attention: views.StaffCountLink{Label: staffpage.StaffTextIn(c).OvAttention, Count: o.PaymentsNeedingAttention, URL: server.OrganisationPath(c, server.StaffPrefix+"/payments")}}
-	failed, err := s.engine.StaffJobs(ctx, u.OrganisationID, staffJobsPortalWide(u))
+	failed, err := staff.Of(s.engine).StaffJobs(ctx, u.OrganisationID, staffJobsPortalWide(u))
 	if err != nil {
 		return s.StaffEngineError(c, err)
 	}
 	m.Jobs = views.StaffCountLink{Label: staffpage.StaffTextIn(c).OvJobs, Count: len(failed), URL: server.OrganisationPath(c, server.StaffPrefix+"/jobs")}
-	credits, err := s.engine.CountUnmatchedCredits(ctx, u.OrganisationID)
+	credits, err := bankstatement.Of(s.engine).CountUnmatchedCredits(ctx, u.OrganisationID)
 	if err != nil {
 		return s.StaffEngineError(c, err)
 	}
@@ -56,16 +58,16 @@ func (s *Server) staffOverview(c echo.Context) error {
 	for _, p := range periods {
 		m.Periods = append(m.Periods, views.StaffOption{Value: strconv.FormatInt(p.ID, 10), Label: p.Name, Selected: p.ID == periodID})
 	}
-	for _, st := range engine.RegistrationStates {
-		link := registrations.ListURL(c, registrations.RegistrationsPath, engine.RegistrationQuery{PeriodID: periodID, State: st}, 1)
-		if st == engine.RegAwaitingPayment && u.Role.AtLeast(engine.RoleTreasurer) {
+	for _, st := range staff.RegistrationStates {
+		link := registrations.ListURL(c, registrations.RegistrationsPath, staff.RegistrationQuery{PeriodID: periodID, State: st}, 1)
+		if st == staff.RegAwaitingPayment && u.Role.AtLeast(staff.RoleTreasurer) {
 			// Who owes what: the treasurer's list of the period's unpaid orders.
-			link = payments.OpenPaymentsURL(c, server.OpenPaymentsPath, engine.OpenPaymentQuery{PeriodID: periodID})
+			link = payments.OpenPaymentsURL(c, server.OpenPaymentsPath, staff.OpenPaymentQuery{PeriodID: periodID})
 		}
 		m.States = append(m.States, views.StaffCountLink{Label: registrations.StateLabel(c, st), Key: string(st), Count: o.ByState[st], URL: link})
 	}
-	if u.Role.AtLeast(engine.RoleTreasurer) {
-		m.OpenPaymentsURL = payments.OpenPaymentsURL(c, server.OpenPaymentsPath, engine.OpenPaymentQuery{PeriodID: periodID})
+	if u.Role.AtLeast(staff.RoleTreasurer) {
+		m.OpenPaymentsURL = payments.OpenPaymentsURL(c, server.OpenPaymentsPath, staff.OpenPaymentQuery{PeriodID: periodID})
 	}
 	m.MembersTotal.Label = views.StaffListTextIn(ctx).MembersTotal
 	for _, t := range o.ByType {
@@ -83,13 +85,13 @@ func (s *Server) staffOverview(c echo.Context) error {
 
 // memberCount splits a count of live memberships into active and
 // awaiting payment.
-func memberCount(label string, n engine.NamedCount) views.StaffMemberCount {
+func memberCount(label string, n staff.NamedCount) views.StaffMemberCount {
 	return views.StaffMemberCount{Label: label, Active: n.Count - n.Pending, Pending: n.Pending, Total: n.Count}
 }
 
 // overviewChart lays out the bars of the per-day chart: per day a pair of
 // bars, registrations and payments, scaled to the busiest day.
-func overviewChart(c echo.Context, o *engine.SeasonOverview) views.StaffChart {
+func overviewChart(c echo.Context, o *staff.SeasonOverview) views.StaffChart {
 	const dayWidth, barWidth, height = 20, 8, 100
 	ch := views.StaffChart{Width: dayWidth * len(o.Days), Height: height}
 	regs, pays := 0, 0

@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/engine/privacy"
 	"portal/handlers/server"
 	"portal/handlers/staff/registrations"
 	"portal/handlers/staff/staffpage"
@@ -28,12 +29,12 @@ func init() {
 }
 
 // accessKindLabel names an access kind in the page's language.
-func accessKindLabel(c echo.Context, k engine.AccessKind) string {
+func accessKindLabel(c echo.Context, k privacy.AccessKind) string {
 	t := views.StaffPrivacyTextIn(c.Request().Context())
 	switch k {
-	case engine.AccessRegistration:
+	case privacy.AccessRegistration:
 		return t.AccessRegistration
-	case engine.AccessPerson:
+	case privacy.AccessPerson:
 		return t.AccessPerson
 	}
 	return t.AccessExport
@@ -45,8 +46,8 @@ func (s *Server) staffAccessLogPage(c echo.Context) error {
 	ctx := c.Request().Context()
 	u := staffpage.StaffUserOf(c)
 	t := views.StaffPrivacyTextIn(ctx)
-	q := engine.AccessQuery{OrganisationID: u.OrganisationID, Actor: c.QueryParam("actor"), RecordID: strings.TrimSpace(c.QueryParam("record"))}
-	for _, k := range engine.AccessKinds {
+	q := privacy.AccessQuery{OrganisationID: u.OrganisationID, Actor: c.QueryParam("actor"), RecordID: strings.TrimSpace(c.QueryParam("record"))}
+	for _, k := range privacy.AccessKinds {
 		if string(k) == c.QueryParam("kind") {
 			q.Kind = k
 		}
@@ -55,11 +56,11 @@ func (s *Server) staffAccessLogPage(c echo.Context) error {
 	q.BeforeID = max(before, 0)
 	const pageSize = 50
 	q.Limit = pageSize
-	rows, err := s.engine.AccessLog(ctx, q)
+	rows, err := privacy.Of(s.engine).AccessLog(ctx, q)
 	if err != nil {
 		return s.StaffEngineError(c, err)
 	}
-	actors, err := s.engine.AccessActors(ctx, u.OrganisationID)
+	actors, err := privacy.Of(s.engine).AccessActors(ctx, u.OrganisationID)
 	if err != nil {
 		return s.StaffEngineError(c, err)
 	}
@@ -69,12 +70,12 @@ func (s *Server) staffAccessLogPage(c echo.Context) error {
 	for _, a := range actors {
 		m.Actors = append(m.Actors, views.StaffOption{Value: a, Label: a, Selected: a == q.Actor})
 	}
-	for _, k := range engine.AccessKinds {
+	for _, k := range privacy.AccessKinds {
 		m.Kinds = append(m.Kinds, views.StaffOption{Value: string(k), Label: accessKindLabel(c, k), Selected: k == q.Kind})
 	}
 	for _, r := range rows {
 		row := views.StaffAccessRow{When: staffpage.StaffDateTime(c, r.CreatedAt), Who: r.Actor, Kind: accessKindLabel(c, r.Kind), Record: r.RecordID}
-		if r.Kind == engine.AccessRegistration {
+		if r.Kind == privacy.AccessRegistration {
 			row.RecordURL = registrations.RegistrationURL(c, mustID(r.RecordID))
 		}
 		m.Rows = append(m.Rows, row)

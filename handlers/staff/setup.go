@@ -10,6 +10,8 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/engine/organisation"
+	"portal/engine/staff"
 	"portal/handlers/server"
 	"portal/handlers/staff/staffpage"
 	"portal/views"
@@ -96,11 +98,11 @@ func (s *Server) loadSetupMemberships(c echo.Context, m *views.StaffSetupModel) 
 	if err != nil {
 		return err
 	}
-	periods, err := s.engine.Periods(ctx, u.OrganisationID)
+	periods, err := organisation.Of(s.engine).Periods(ctx, u.OrganisationID)
 	if err != nil {
 		return err
 	}
-	types, err := s.engine.MembershipTypes(ctx, u.OrganisationID)
+	types, err := organisation.Of(s.engine).MembershipTypes(ctx, u.OrganisationID)
 	if err != nil {
 		return err
 	}
@@ -120,7 +122,7 @@ func (s *Server) loadSetupMemberships(c echo.Context, m *views.StaffSetupModel) 
 		m.Periods = append(m.Periods, views.StaffPeriodRow{ID: id, Name: p.Name, Dates: p.StartDate.Format(time.DateOnly) + " – " + p.EndDate.Format(time.DateOnly),
 			Status: staffpage.StatusLabel(c, p.Status), Currency: p.Currency, Definition: p.DefinitionKey, Open: p.Status == engine.PeriodOpen,
 			StatusURL: base + "/periods/" + id + "/status"})
-		rules, err := s.engine.PriceRules(ctx, u.OrganisationID, p.ID)
+		rules, err := organisation.Of(s.engine).PriceRules(ctx, u.OrganisationID, p.ID)
 		if err != nil {
 			return err
 		}
@@ -139,13 +141,13 @@ func (s *Server) loadSetupMemberships(c echo.Context, m *views.StaffSetupModel) 
 // loadSetupStaff fills the staff section.
 func (s *Server) loadSetupStaff(c echo.Context, m *views.StaffSetupModel) error {
 	u := staffpage.StaffUserOf(c)
-	staff, err := s.engine.ListStaff(c.Request().Context(), u.OrganisationID)
+	members, err := staff.Of(s.engine).ListStaff(c.Request().Context(), u.OrganisationID)
 	if err != nil {
 		return err
 	}
 	base := server.OrganisationPath(c, server.StaffPrefix+server.StaffSetupPath)
-	m.AddForm = views.StaffAddForm{Action: base + "/staff", Role: string(engine.RoleViewer)}
-	for _, sm := range staff {
+	m.AddForm = views.StaffAddForm{Action: base + "/staff", Role: string(staff.RoleViewer)}
+	for _, sm := range members {
 		id := strconv.FormatInt(sm.ID, 10)
 		row := views.StaffMemberRow{ID: id, Email: sm.Email, Name: sm.Name, Role: string(sm.Role), RoleLabel: staffpage.StaffRoleLabel(c, sm.Role),
 			Active: sm.Active(), LastSignIn: staffpage.StaffOpsTextIn(c).Never, RoleURL: base + "/staff/" + id + "/role", DisableURL: base + "/staff/" + id + "/disable"}
@@ -241,15 +243,15 @@ func (s *Server) priceCalculator(c echo.Context, base string, periods []engine.M
 		f.Error = staffpage.StaffTextIn(c).Invalid
 		return f
 	}
-	var people []engine.PriceCheckPerson
+	var people []staff.PriceCheckPerson
 	for _, p := range f.Persons {
 		if p.Type == "" {
 			continue
 		}
 		id, _ := strconv.ParseInt(p.Type, 10, 64)
-		people = append(people, engine.PriceCheckPerson{MembershipTypeID: id, MemberType: p.Member})
+		people = append(people, staff.PriceCheckPerson{MembershipTypeID: id, MemberType: p.Member})
 	}
-	quote, err := s.engine.PriceCheck(c.Request().Context(), staffpage.StaffUserOf(c).OrganisationID, periodID, people, on)
+	quote, err := staff.Of(s.engine).PriceCheck(c.Request().Context(), staffpage.StaffUserOf(c).OrganisationID, periodID, people, on)
 	if err != nil {
 		e, ok := engine.AsError(err)
 		if !ok {
@@ -301,7 +303,7 @@ func (s *Server) staffSaveOrganisation(c echo.Context) error {
 		form.Action, form.HashSecretSet, form.Errors = m.Org.Action, m.Org.HashSecretSet, errs
 		m.Org = form
 	}
-	change := engine.OrganisationChange{Name: &form.Name, ContactEmail: &form.ContactEmail, LogoURL: &form.LogoURL,
+	change := organisation.OrganisationChange{Name: &form.Name, ContactEmail: &form.ContactEmail, LogoURL: &form.LogoURL,
 		AccentColour: &form.AccentColour}
 	if secret := c.FormValue("hashSecret"); secret != "" {
 		switch {
@@ -317,7 +319,7 @@ func (s *Server) staffSaveOrganisation(c echo.Context) error {
 		sealed := s.Organisations().Sealer.Seal([]byte(secret), server.HashSecretAAD(u.OrganisationID))
 		change.HashSecretSealed = &sealed
 	}
-	if _, err := s.engine.StaffUpdateOrganisation(c.Request().Context(), u.Actor(), u.OrganisationID, change); err != nil {
+	if _, err := staff.Of(s.engine).StaffUpdateOrganisation(c.Request().Context(), u.Actor(), u.OrganisationID, change); err != nil {
 		return s.staffSetupProblem(c, SetupOrganisation, err, show)
 	}
 	s.RefreshOrganisations() // the member pages show the new name, logo and colour at once
@@ -342,7 +344,7 @@ func (s *Server) staffSetPeriodStatus(c echo.Context) error {
 			return err
 		}
 	}
-	if _, err := s.engine.StaffUpdatePeriod(c.Request().Context(), u.Actor(), u.OrganisationID, id, engine.PeriodInput{Status: &status}); err != nil {
+	if _, err := staff.Of(s.engine).StaffUpdatePeriod(c.Request().Context(), u.Actor(), u.OrganisationID, id, organisation.PeriodInput{Status: &status}); err != nil {
 		return s.staffSetupProblem(c, SetupMemberships, err, nil)
 	}
 	flash := flashPeriodOpened
@@ -357,8 +359,8 @@ func (s *Server) staffSetPeriodStatus(c echo.Context) error {
 func (s *Server) staffAddStaff(c echo.Context) error {
 	u := staffpage.StaffUserOf(c)
 	form := views.StaffAddForm{Email: c.FormValue("email"), Name: c.FormValue("name"), Role: c.FormValue("role")}
-	_, err := s.engine.AddStaff(c.Request().Context(), u.Actor(), u.OrganisationID,
-		engine.StaffInput{Email: form.Email, Name: form.Name, Role: engine.StaffRole(form.Role)})
+	_, err := staff.Of(s.engine).AddStaff(c.Request().Context(), u.Actor(), u.OrganisationID,
+		staff.StaffInput{Email: form.Email, Name: form.Name, Role: staff.StaffRole(form.Role)})
 	if err != nil {
 		return s.staffSetupProblem(c, setupStaff, err, func(m *views.StaffSetupModel, errs map[string]string) {
 			form.Action, form.Errors = m.AddForm.Action, errs
@@ -375,7 +377,7 @@ func (s *Server) staffChangeRole(c echo.Context) error {
 	if !ok {
 		return s.StaffErrorPage(c, http.StatusNotFound, staffpage.StaffTextIn(c).NotFound)
 	}
-	err := s.engine.ChangeStaffRole(c.Request().Context(), u.Actor(), u.OrganisationID, id, engine.StaffRole(c.FormValue("role")))
+	err := staff.Of(s.engine).ChangeStaffRole(c.Request().Context(), u.Actor(), u.OrganisationID, id, staff.StaffRole(c.FormValue("role")))
 	if err != nil {
 		return s.staffSetupProblem(c, setupStaff, err, nil)
 	}
@@ -394,7 +396,7 @@ func (s *Server) staffDisableStaff(c echo.Context) error {
 		setupURL(c, setupStaff)); !ok {
 		return err
 	}
-	if err := s.engine.DisableStaff(c.Request().Context(), u.Actor(), u.OrganisationID, id); err != nil {
+	if err := staff.Of(s.engine).DisableStaff(c.Request().Context(), u.Actor(), u.OrganisationID, id); err != nil {
 		return s.staffSetupProblem(c, setupStaff, err, nil)
 	}
 	return staffSetupDone(c, setupStaff, flashStaffDisabled)

@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/engine/organisation"
 	"portal/handlers/server"
 	"portal/handlers/staff/staffpage"
 	"portal/views"
@@ -52,12 +53,12 @@ func periodTextsForm(c echo.Context, base string, org *engine.Organisation, p en
 
 // textsToDo lists the club texts missing in an enabled language.
 func (s *Server) textsToDo(c echo.Context) ([]views.StaffTextToDo, error) {
-	missing, err := s.engine.MissingClubTexts(c.Request().Context(), staffpage.StaffUserOf(c).OrganisationID)
+	missing, err := organisation.Of(s.engine).MissingClubTexts(c.Request().Context(), staffpage.StaffUserOf(c).OrganisationID)
 	if err != nil {
 		return nil, err
 	}
 	t := staffSetupSectionTextIn(c)
-	what := map[string]string{engine.TextTypeName: t.ToDoTypeName, engine.TextPeriodName: t.ToDoPeriodName, engine.TextRuleLabel: t.ToDoRuleLabel}
+	what := map[string]string{organisation.TextTypeName: t.ToDoTypeName, organisation.TextPeriodName: t.ToDoPeriodName, organisation.TextRuleLabel: t.ToDoRuleLabel}
 	out := make([]views.StaffTextToDo, 0, len(missing))
 	for _, m := range missing {
 		out = append(out, views.StaffTextToDo{What: what[m.Kind], Name: m.Name, Language: m.Language})
@@ -67,8 +68,8 @@ func (s *Server) textsToDo(c echo.Context) ([]views.StaffTextToDo, error) {
 
 // clubTextOf reads one club text of the form: field in the default
 // language, textsField.xx in the others.
-func clubTextOf(form url.Values, field, textsField string) engine.ClubText {
-	t := engine.ClubText{Base: form.Get(field), Texts: engine.Texts{}}
+func clubTextOf(form url.Values, field, textsField string) organisation.ClubText {
+	t := organisation.ClubText{Base: form.Get(field), Texts: engine.Texts{}}
 	for _, l := range engine.Languages {
 		if v := form.Get(textsField + "." + l); v != "" {
 			t.Texts[l] = v
@@ -98,7 +99,7 @@ func (s *Server) staffSavePeriodTexts(c echo.Context) error {
 	if !ok {
 		return err
 	}
-	in := engine.PeriodTexts{Name: clubTextOf(form, "name", "nameTexts"), Labels: map[string]engine.ClubText{}}
+	in := organisation.PeriodTexts{Name: clubTextOf(form, "name", "nameTexts"), Labels: map[string]organisation.ClubText{}}
 	for k := range form {
 		if code, ok := strings.CutPrefix(k, "rules."); ok {
 			if code, ok = strings.CutSuffix(code, ".label"); ok {
@@ -106,7 +107,7 @@ func (s *Server) staffSavePeriodTexts(c echo.Context) error {
 			}
 		}
 	}
-	if err := s.engine.StaffSetPeriodTexts(c.Request().Context(), u.Actor(), u.OrganisationID, id, in); err != nil {
+	if err := organisation.Of(s.engine).StaffSetPeriodTexts(c.Request().Context(), u.Actor(), u.OrganisationID, id, in); err != nil {
 		return s.staffSetupProblem(c, SetupMemberships, err, func(m *views.StaffSetupModel, errs map[string]string) {
 			for i := range m.Rules {
 				f := &m.Rules[i].Texts

@@ -6,7 +6,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"portal/engine"
+	"portal/engine/organisation"
 	"portal/handlers/server"
 	"portal/handlers/staff/staffpage"
 	"portal/views"
@@ -25,18 +25,18 @@ func init() {
 
 // loadSetupAPIKeys fills the API keys section.
 func (s *Server) loadSetupAPIKeys(c echo.Context, m *views.StaffSetupModel) error {
-	keys, err := s.engine.APIKeys(c.Request().Context(), staffpage.StaffUserOf(c).OrganisationID)
+	keys, err := organisation.Of(s.engine).APIKeys(c.Request().Context(), staffpage.StaffUserOf(c).OrganisationID)
 	if err != nil {
 		return err
 	}
 	t := staffSetupSectionTextIn(c)
 	base := server.OrganisationPath(c, server.StaffPrefix+server.StaffSetupPath+"/"+setupAPIKeys)
-	m.KeyForm = views.StaffAPIKeyForm{Action: base, Scope: string(engine.ScopeRead)}
+	m.KeyForm = views.StaffAPIKeyForm{Action: base, Scope: string(organisation.ScopeRead)}
 	for _, k := range keys {
 		id := strconv.FormatInt(k.ID, 10)
 		row := views.StaffAPIKeyRow{ID: id, Name: k.Name, Prefix: k.Prefix, Scope: t.KeyScopeRead, Created: staffpage.StaffDateTime(c, k.CreatedAt),
 			LastUsed: t.KeyNever, Revoked: k.RevokedAt != nil, RevokeURL: base + "/" + id + "/revoke"}
-		if k.Scope == engine.ScopeWrite {
+		if k.Scope == organisation.ScopeWrite {
 			row.Scope = t.KeyScopeWrite
 		}
 		if k.LastUsedAt != nil {
@@ -53,7 +53,7 @@ func (s *Server) loadSetupAPIKeys(c echo.Context, m *views.StaffSetupModel) erro
 func (s *Server) staffCreateAPIKey(c echo.Context) error {
 	u := staffpage.StaffUserOf(c)
 	name, scope := c.FormValue("name"), c.FormValue("scope")
-	key, _, err := s.engine.StaffCreateAPIKey(c.Request().Context(), u.Actor(), u.OrganisationID, name, engine.APIKeyScope(scope))
+	key, _, err := organisation.Of(s.engine).StaffCreateAPIKey(c.Request().Context(), u.Actor(), u.OrganisationID, name, organisation.APIKeyScope(scope))
 	if err != nil {
 		return s.staffSetupProblem(c, setupAPIKeys, err, func(m *views.StaffSetupModel, errs map[string]string) {
 			m.KeyForm.Name, m.KeyForm.Scope, m.KeyForm.Errors = name, scope, errs
@@ -72,7 +72,7 @@ func (s *Server) staffRevokeAPIKey(c echo.Context) error {
 	if !proceed {
 		return err
 	}
-	if err := s.engine.StaffRevokeAPIKey(c.Request().Context(), u.Actor(), u.OrganisationID, id); err != nil {
+	if err := organisation.Of(s.engine).StaffRevokeAPIKey(c.Request().Context(), u.Actor(), u.OrganisationID, id); err != nil {
 		return s.staffSetupProblem(c, setupAPIKeys, err, nil)
 	}
 	return staffSetupDone(c, setupAPIKeys, flashKeyRevoked)

@@ -8,18 +8,19 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/engine/payment"
 	"portal/handlers/staff/staffpage"
 	"portal/views"
 )
 
 // offeredMethods are the payment methods a club may offer, in the order
 // the setup page lists them.
-var offeredMethods = []string{engine.StripeProvider, engine.BankTransferProvider, engine.DirectDebitProvider}
+var offeredMethods = []string{payment.StripeProvider, payment.BankTransferProvider, payment.DirectDebitProvider}
 
 // paymentMethodsForm is the payment methods section with the stored
 // settings (issue 29).
 func (s *Server) paymentMethodsForm(c echo.Context, base string, orgID int64) (views.StaffPaymentMethodsForm, error) {
-	v, err := s.engine.PaymentSettings(c.Request().Context(), orgID)
+	v, err := payment.Of(s.engine).PaymentSettings(c.Request().Context(), orgID)
 	if err != nil {
 		return views.StaffPaymentMethodsForm{}, err
 	}
@@ -74,7 +75,7 @@ func (s *Server) staffSavePaymentMethods(c echo.Context) error {
 			methods = append(methods, m)
 		}
 	}
-	change := engine.PaymentSettingsChange{Methods: &methods, DebitCreditorID: formField(form, "debitCreditorId"),
+	change := payment.PaymentSettingsChange{Methods: &methods, DebitCreditorID: formField(form, "debitCreditorId"),
 		DebitFileVersion: formField(form, "debitFileVersion")}
 	days := strings.TrimSpace(form.Get("debitPrenotificationDays"))
 	n, convErr := strconv.Atoi(days)
@@ -107,7 +108,7 @@ func (s *Server) staffSavePaymentMethods(c echo.Context) error {
 		}
 	}
 	change.DebitReturnFeeMinor = &fee
-	if _, err := s.engine.StaffSetPaymentSettings(c.Request().Context(), u.Actor(), u.OrganisationID, change); err != nil {
+	if _, err := payment.Of(s.engine).StaffSetPaymentSettings(c.Request().Context(), u.Actor(), u.OrganisationID, change); err != nil {
 		return s.staffSetupProblem(c, SetupPayments, err, func(m *views.StaffSetupModel, errs map[string]string) {
 			p := &m.PaymentMethods
 			p.Options, p.Default, p.Errors = methodOptions(c, methods), def, errs

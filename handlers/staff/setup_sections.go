@@ -6,7 +6,7 @@ import (
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
 
-	"portal/engine"
+	"portal/engine/staff"
 	"portal/handlers/server"
 	"portal/handlers/staff/staffpage"
 	"portal/views"
@@ -83,7 +83,7 @@ func setupSectionRoutes() []StaffRoute {
 	var out []StaffRoute
 	for _, sec := range setupSections() {
 		slug := sec.Slug
-		out = append(out, StaffRoute{Method: http.MethodGet, Path: server.StaffSetupPath + "/" + slug, Min: engine.RoleAdmin,
+		out = append(out, StaffRoute{Method: http.MethodGet, Path: server.StaffSetupPath + "/" + slug, Min: staff.RoleAdmin,
 			handler: func(s *Server, c echo.Context) error { return s.renderSetup(c, slug, http.StatusOK, nil) }})
 	}
 	return out

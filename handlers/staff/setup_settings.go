@@ -12,6 +12,10 @@ import (
 
 	"portal/engine"
 	"portal/engine/banking"
+	"portal/engine/message"
+	"portal/engine/organisation"
+	"portal/engine/payment"
+	"portal/engine/staff"
 	"portal/handlers/server"
 	"portal/handlers/staff/staffpage"
 	"portal/views"
@@ -96,8 +100,8 @@ func (s *Server) staffSaveLanguages(c echo.Context) error {
 	}
 	enabled := append([]string{}, form["enabledLanguages"]...) // none checked: [] (refused), not "unchanged"
 	def := form.Get("defaultLanguage")
-	change := engine.OrganisationChange{EnabledLanguages: &enabled, DefaultLanguage: &def}
-	if _, err := s.engine.StaffUpdateOrganisation(c.Request().Context(), u.Actor(), u.OrganisationID, change); err != nil {
+	change := organisation.OrganisationChange{EnabledLanguages: &enabled, DefaultLanguage: &def}
+	if _, err := staff.Of(s.engine).StaffUpdateOrganisation(c.Request().Context(), u.Actor(), u.OrganisationID, change); err != nil {
 		return s.staffSetupProblem(c, setupLanguages, err, func(m *views.StaffSetupModel, errs map[string]string) {
 			m.Languages = languagesFormOf(m.Languages.Action, enabled, def)
 			m.Languages.Errors = errs
@@ -110,17 +114,17 @@ func (s *Server) staffSaveLanguages(c echo.Context) error {
 // paymentForm is the payment settings form with the stored settings; the
 // secrets only as set or not.
 func (s *Server) paymentForm(c echo.Context, base string, orgID int64) (views.StaffPaymentForm, error) {
-	v, err := s.engine.PaymentSettings(c.Request().Context(), orgID)
+	v, err := payment.Of(s.engine).PaymentSettings(c.Request().Context(), orgID)
 	if err != nil {
 		return views.StaffPaymentForm{}, err
 	}
 	t := staffSetupTextIn(c)
 	f := views.StaffPaymentForm{Action: base + "/payments", Provider: v.Provider, StripeKeySet: v.StripeSecretKeySet,
 		WebhookSecretSet: v.StripeWebhookSecretSet, Creditor: v.BankCreditorName, Address: v.BankCreditorAddress, IBAN: v.BankIBAN, BIC: v.BankBIC,
-		Providers: []views.StaffOption{{Value: "", Label: t.PayProviderDefault}, {Value: engine.StripeProvider, Label: t.PayProviderStripe},
-			{Value: engine.BankTransferProvider, Label: t.PayProviderBank}}}
-	if v.Provider == engine.TestGatewayProvider { // offered only to keep a development portal's choice
-		f.Providers = append(f.Providers, views.StaffOption{Value: engine.TestGatewayProvider, Label: t.PayProviderTest})
+		Providers: []views.StaffOption{{Value: "", Label: t.PayProviderDefault}, {Value: payment.StripeProvider, Label: t.PayProviderStripe},
+			{Value: payment.BankTransferProvider, Label: t.PayProviderBank}}}
+	if v.Provider == payment.TestGatewayProvider { // offered only to keep a development portal's choice
+		f.Providers = append(f.Providers, views.StaffOption{Value: payment.TestGatewayProvider, Label: t.PayProviderTest})
 	}
 	// The QR standard follows the account's country (banking.Transfer.Payload).
 	switch country := banking.IBAN(v.BankIBAN).Country(); {
@@ -156,10 +160,10 @@ func (s *Server) staffSavePayments(c echo.Context) error {
 	if !ok {
 		return err
 	}
-	change := engine.PaymentSettingsChange{Provider: formField(form, "provider"), BankCreditorName: formField(form, "bankCreditorName"),
+	change := payment.PaymentSettingsChange{Provider: formField(form, "provider"), BankCreditorName: formField(form, "bankCreditorName"),
 		BankIBAN: formField(form, "bankIban"), BankBIC: formField(form, "bankBic"), BankCreditorAddress: formField(form, "bankCreditorAddress"),
 		StripeSecretKey: secretChange(form, "stripeSecretKey"), StripeWebhookSecret: secretChange(form, "stripeWebhookSecret")}
-	if _, err := s.engine.StaffSetPaymentSettings(c.Request().Context(), u.Actor(), u.OrganisationID, change); err != nil {
+	if _, err := payment.Of(s.engine).StaffSetPaymentSettings(c.Request().Context(), u.Actor(), u.OrganisationID, change); err != nil {
 		return s.staffSetupProblem(c, SetupPayments, err, func(m *views.StaffSetupModel, errs map[string]string) {
 			p := &m.Payments
 			for dst, v := range map[*string]*string{&p.Provider: change.Provider, &p.Creditor: change.BankCreditorName, &p.IBAN: change.BankIBAN,
@@ -194,7 +198,7 @@ func problemOf(err error, shown ...string) string {
 // messagesForm is the message settings form with the effective settings
 // (the portal's defaults filled in).
 func (s *Server) messagesForm(c echo.Context, base string, orgID int64) (views.StaffMessagesForm, error) {
-	ms, err := s.engine.MessageSettings(c.Request().Context(), orgID)
+	ms, err := message.Of(s.engine).MessageSettings(c.Request().Context(), orgID)
 	if err != nil {
 		return views.StaffMessagesForm{}, err
 	}
@@ -222,7 +226,7 @@ func (s *Server) staffSaveMessages(c echo.Context) error {
 	}
 	t := staffSetupTextIn(c)
 	errs := map[string]string{}
-	var change engine.MessageSettingsChange
+	var change message.MessageSettingsChange
 	if v := formField(form, "unpaidReminderDays"); v != nil {
 		days := []int{} // empty: the default
 		for _, f := range strings.FieldsFunc(*v, func(r rune) bool { return r == ',' || r == ' ' || r == ';' }) {
@@ -244,7 +248,7 @@ func (s *Server) staffSaveMessages(c echo.Context) error {
 	if len(errs) > 0 {
 		return s.renderSetup(c, setupMessages, http.StatusUnprocessableEntity, func(m *views.StaffSetupModel) { show(m, errs) })
 	}
-	if _, err := s.engine.StaffUpdateMessageSettings(c.Request().Context(), u.Actor(), u.OrganisationID, change); err != nil {
+	if _, err := message.Of(s.engine).StaffUpdateMessageSettings(c.Request().Context(), u.Actor(), u.OrganisationID, change); err != nil {
 		return s.staffSetupProblem(c, setupMessages, withoutFieldPrefix(err, "messages."), show)
 	}
 	return staffSetupDone(c, setupMessages, flashMessagesSaved)
@@ -379,7 +383,7 @@ func (s *Server) staffAddType(c echo.Context) error {
 	if len(errs) > 0 {
 		return s.renderSetup(c, SetupMemberships, http.StatusUnprocessableEntity, func(m *views.StaffSetupModel) { showTypeForm(f)(m, errs) })
 	}
-	if _, err := s.engine.StaffCreateMembershipType(c.Request().Context(), u.Actor(), engine.MembershipType{OrganisationID: u.OrganisationID,
+	if _, err := organisation.Of(s.engine).StaffCreateMembershipType(c.Request().Context(), u.Actor(), engine.MembershipType{OrganisationID: u.OrganisationID,
 		Code: f.Code, Name: f.Name, NameTexts: typeNameTexts(form), MinAge: minAge, MaxAge: maxAge}); err != nil {
 		return s.staffSetupProblem(c, SetupMemberships, err, showTypeForm(f))
 	}
@@ -405,8 +409,8 @@ func (s *Server) staffChangeType(c echo.Context) error {
 		return s.renderSetup(c, SetupMemberships, http.StatusUnprocessableEntity, func(m *views.StaffSetupModel) { showTypeForm(f)(m, errs) })
 	}
 	texts := typeNameTexts(form)
-	change := engine.MembershipTypeChange{Code: &f.Code, Name: &f.Name, NameTexts: &texts, MinAge: minAge, MaxAge: maxAge, ClearMinAge: minAge == nil, ClearMaxAge: maxAge == nil}
-	if _, err := s.engine.StaffUpdateMembershipType(c.Request().Context(), u.Actor(), u.OrganisationID, id, change); err != nil {
+	change := organisation.MembershipTypeChange{Code: &f.Code, Name: &f.Name, NameTexts: &texts, MinAge: minAge, MaxAge: maxAge, ClearMinAge: minAge == nil, ClearMaxAge: maxAge == nil}
+	if _, err := organisation.Of(s.engine).StaffUpdateMembershipType(c.Request().Context(), u.Actor(), u.OrganisationID, id, change); err != nil {
 		return s.staffSetupProblem(c, SetupMemberships, err, showTypeForm(f))
 	}
 	return staffSetupDone(c, SetupMemberships, flashTypeChanged)
@@ -424,7 +428,7 @@ func (s *Server) staffDeleteType(c echo.Context) error {
 		setupURL(c, SetupMemberships)+"#types"); !ok {
 		return err
 	}
-	if err := s.engine.StaffDeleteMembershipType(c.Request().Context(), u.Actor(), u.OrganisationID, id); err != nil {
+	if err := organisation.Of(s.engine).StaffDeleteMembershipType(c.Request().Context(), u.Actor(), u.OrganisationID, id); err != nil {
 		return s.staffSetupProblem(c, SetupMemberships, err, nil)
 	}
 	return staffSetupDone(c, SetupMemberships, flashTypeDeleted)

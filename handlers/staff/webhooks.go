@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/engine/webhook"
 	"portal/handlers/server"
 	"portal/handlers/staff/staffpage"
 	"portal/views"
@@ -28,7 +29,7 @@ func (s *Server) staffWebhooksPage(c echo.Context) error {
 // renderWebhooks shows the page with m's form, problems or new secret.
 func (s *Server) renderWebhooks(c echo.Context, status int, m views.StaffWebhooksModel) error {
 	u := staffpage.StaffUserOf(c)
-	list, err := s.engine.WebhookEndpoints(c.Request().Context(), u.OrganisationID)
+	list, err := webhook.Of(s.engine).WebhookEndpoints(c.Request().Context(), u.OrganisationID)
 	if err != nil {
 		return s.StaffEngineError(c, err)
 	}
@@ -66,7 +67,7 @@ func (s *Server) staffAddWebhook(c echo.Context) error {
 	for _, t := range engine.WebhookEventTypes {
 		m.Events = append(m.Events, views.StaffWebhookEventChoice{Value: t, Checked: slices.Contains(chosen, t)})
 	}
-	ep, secret, err := s.engine.CreateWebhookEndpoint(c.Request().Context(), u.Actor(), u.OrganisationID, engine.WebhookEndpointInput{URL: m.URL, Events: chosen})
+	ep, secret, err := webhook.Of(s.engine).CreateWebhookEndpoint(c.Request().Context(), u.Actor(), u.OrganisationID, webhook.WebhookEndpointInput{URL: m.URL, Events: chosen})
 	if err != nil {
 		e, ok := engine.AsError(err)
 		if !ok || e.Code != engine.CodeValidation {
@@ -103,7 +104,7 @@ func (s *Server) staffSetWebhookActive(c echo.Context) error {
 	default:
 		return s.StaffErrorPage(c, http.StatusBadRequest, staffpage.StaffTextIn(c).Invalid)
 	}
-	if _, err := s.engine.UpdateWebhookEndpoint(c.Request().Context(), u.Actor(), u.OrganisationID, id, engine.WebhookEndpointChange{Active: &on}); err != nil {
+	if _, err := webhook.Of(s.engine).UpdateWebhookEndpoint(c.Request().Context(), u.Actor(), u.OrganisationID, id, webhook.WebhookEndpointChange{Active: &on}); err != nil {
 		return s.StaffEngineError(c, err)
 	}
 	done := flashWebhookDisabled
@@ -125,7 +126,7 @@ func (s *Server) staffRotateWebhook(c echo.Context) error {
 	if ok, err := s.StaffConfirmed(c, t.RotateQuestion, t.RotateDetail, server.OrganisationPath(c, server.StaffPrefix+server.StaffWebhooksPath)); !ok {
 		return err
 	}
-	secret, err := s.engine.RotateWebhookSecret(c.Request().Context(), u.Actor(), u.OrganisationID, id)
+	secret, err := webhook.Of(s.engine).RotateWebhookSecret(c.Request().Context(), u.Actor(), u.OrganisationID, id)
 	if err != nil {
 		return s.StaffEngineError(c, err)
 	}
@@ -144,7 +145,7 @@ func (s *Server) staffDeleteWebhook(c echo.Context) error {
 	if ok, err := s.StaffConfirmed(c, t.DeleteQuestion, t.DeleteDetail, back); !ok {
 		return err
 	}
-	if err := s.engine.DeleteWebhookEndpoint(c.Request().Context(), u.Actor(), u.OrganisationID, id); err != nil {
+	if err := webhook.Of(s.engine).DeleteWebhookEndpoint(c.Request().Context(), u.Actor(), u.OrganisationID, id); err != nil {
 		return s.StaffEngineError(c, err)
 	}
 	return c.Redirect(http.StatusSeeOther, back+"?done="+flashWebhookDeleted)
@@ -159,11 +160,11 @@ func (s *Server) staffWebhookDeliveries(c echo.Context) error {
 		return s.StaffErrorPage(c, http.StatusNotFound, staffpage.StaffTextIn(c).NotFound)
 	}
 	ctx := c.Request().Context()
-	list, err := s.engine.WebhookDeliveries(ctx, u.OrganisationID, id, staffDeliveriesListed)
+	list, err := webhook.Of(s.engine).WebhookDeliveries(ctx, u.OrganisationID, id, staffDeliveriesListed)
 	if err != nil {
 		return s.StaffEngineError(c, err)
 	}
-	endpoints, err := s.engine.WebhookEndpoints(ctx, u.OrganisationID)
+	endpoints, err := webhook.Of(s.engine).WebhookEndpoints(ctx, u.OrganisationID)
 	if err != nil {
 		return s.StaffEngineError(c, err)
 	}
@@ -223,7 +224,7 @@ func (s *Server) staffReplayWebhook(c echo.Context) error {
 	if !ok || !deliveryOK {
 		return s.StaffErrorPage(c, http.StatusNotFound, staffpage.StaffTextIn(c).NotFound)
 	}
-	if _, err := s.engine.ReplayWebhookDelivery(c.Request().Context(), u.Actor(), u.OrganisationID, id, delivery); err != nil {
+	if _, err := webhook.Of(s.engine).ReplayWebhookDelivery(c.Request().Context(), u.Actor(), u.OrganisationID, id, delivery); err != nil {
 		return s.StaffEngineError(c, err)
 	}
 	return c.Redirect(http.StatusSeeOther, server.OrganisationPath(c, server.StaffPrefix+server.StaffWebhooksPath+"/"+strconv.FormatInt(id, 10))+"?done="+flashWebhookReplayed)

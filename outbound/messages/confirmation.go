@@ -10,6 +10,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/jobs"
+	"portal/engine/message"
 	"portal/outbound/mail"
 	"portal/views"
 	"portal/views/card"
@@ -20,11 +21,11 @@ import (
 // msg's payload: to every member's address once, with the order, the
 // period, the members and their types.
 func confirmation(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*mail.Message, error) {
-	orderID, err := engine.ConfirmationOrder(msg)
+	orderID, err := message.ConfirmationOrder(msg)
 	if err != nil {
 		return nil, jobs.Permanent(err)
 	}
-	c, err := engine.LoadConfirmation(ctx, d.DB, orderID)
+	c, err := message.LoadConfirmation(ctx, d.DB, orderID)
 	if e, ok := engine.AsError(err); ok && e.Code == engine.CodeConflict {
 		// Not paid any more: a returned direct debit took the payment back
 		// before this went out; the member was told of the return instead.
@@ -93,12 +94,12 @@ func permanentIfFinal(err error) error {
 // cards renders a membership card per member, its QR code linking to the
 // card's verification page on the club's own address (base): the check
 // answers only there (or on the portal's address that serves no club).
-func cards(ctx context.Context, d Deps, c *engine.Confirmation, l lang.Language, base string) ([]mail.Attachment, error) {
+func cards(ctx context.Context, d Deps, c *message.Confirmation, l lang.Language, base string) ([]mail.Attachment, error) {
 	ids := make([]int64, len(c.Members))
 	for i, mem := range c.Members {
 		ids[i] = mem.Membership.ID
 	}
-	tokens, err := engine.CardTokens(ctx, d.DB, ids, d.Now())
+	tokens, err := message.CardTokens(ctx, d.DB, ids, d.Now())
 	if err != nil {
 		return nil, err
 	}

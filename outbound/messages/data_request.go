@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"portal/engine"
+	"portal/engine/privacy"
 	"portal/outbound/mail"
 	"portal/views"
 )
@@ -16,7 +17,7 @@ import (
 
 // dataRequest composes the e-mail to the club about a new request.
 func dataRequest(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*mail.Message, error) {
-	m, err := engine.LoadDataRequestMessage(ctx, d.DB, msg)
+	m, err := privacy.LoadDataRequestMessage(ctx, d.DB, msg)
 	if err != nil {
 		return nil, permanentIfFinal(err)
 	}
@@ -26,7 +27,7 @@ func dataRequest(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*mail.
 		return nil, err
 	}
 	kind := t.Correction
-	if m.Request.Kind == engine.DataRequestErasure {
+	if m.Request.Kind == privacy.DataRequestErasure {
 		kind = t.Erasure
 	}
 	about := t.WholeHousehold
@@ -46,7 +47,7 @@ func dataRequest(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*mail.
 // dataRequestDone composes the e-mail telling the household its request
 // was answered, with staff's note.
 func dataRequestDone(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*mail.Message, error) {
-	m, err := engine.LoadDataRequestMessage(ctx, d.DB, msg)
+	m, err := privacy.LoadDataRequestMessage(ctx, d.DB, msg)
 	if err != nil {
 		return nil, permanentIfFinal(err)
 	}
@@ -55,7 +56,7 @@ func dataRequestDone(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*m
 		t = views.PersonalDataTextFor(m.Organisation.DefaultLanguage)
 	}
 	kind := t.Correction
-	if m.Request.Kind == engine.DataRequestErasure {
+	if m.Request.Kind == privacy.DataRequestErasure {
 		kind = t.Erasure
 	}
 	fill := strings.NewReplacer("{{.Kind}}", kind, "{{.Club}}", m.Organisation.Name)

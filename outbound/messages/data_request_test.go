@@ -13,6 +13,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/privacy"
 )
 
 // A member's data request reaches the club's contact address over real
@@ -26,8 +27,8 @@ func TestDataRequestMails(t *testing.T) {
 			t.Fatal(err)
 		}
 		svc := e.demo.Svc
-		req, err := svc.RequestDataChange(engine.WithLanguage(ctx, "de"), 1, engine.DemoUserKey,
-			engine.NewDataRequest{Kind: engine.DataRequestCorrection, Message: "Mein Geburtstag ist der 13."})
+		req, err := privacy.Of(svc).RequestDataChange(engine.WithLanguage(ctx, "de"), 1, engine.DemoUserKey,
+			privacy.NewDataRequest{Kind: privacy.DataRequestCorrection, Message: "Mein Geburtstag ist der 13."})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -38,7 +39,7 @@ func TestDataRequestMails(t *testing.T) {
 			!strings.Contains(text, "https://portal.example/staff/data-requests") {
 			t.Fatalf("the club's e-mail: %v\n%s", h, text)
 		}
-		if err := svc.CompleteDataRequest(ctx, engine.Actor{Name: "registrar@club.example"}, 1, req.ID, "Korrigiert."); err != nil {
+		if err := privacy.Of(svc).CompleteDataRequest(ctx, engine.Actor{Name: "registrar@club.example"}, 1, req.ID, "Korrigiert."); err != nil {
 			t.Fatal(err)
 		}
 		e.work(t)

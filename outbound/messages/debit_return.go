@@ -7,6 +7,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/banking"
+	"portal/engine/directdebit"
 	"portal/engine/jobs"
 	"portal/outbound/mail"
 	"portal/views"
@@ -20,11 +21,11 @@ import (
 // confirms the mandate again, gives another account or chooses another
 // way to pay. An order paid or cancelled since gets nothing (errSkip).
 func debitReturned(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*mail.Message, error) {
-	var p engine.DebitReturnPayload
+	var p directdebit.DebitReturnPayload
 	if err := json.Unmarshal([]byte(msg.Payload), &p); err != nil || p.OrderID == 0 || p.Link == "" {
 		return nil, jobs.Permanent(fmt.Errorf("outbox message %d: bad debit return payload", msg.ID))
 	}
-	r, err := engine.LoadDebitReturnMessage(ctx, d.DB, p)
+	r, err := directdebit.LoadDebitReturnMessage(ctx, d.DB, p)
 	if err != nil {
 		return nil, permanentIfFinal(err)
 	}

@@ -11,7 +11,10 @@ import (
 
 	"portal/engine"
 	"portal/engine/banking"
+	"portal/engine/bankstatement"
 	"portal/engine/dbtest"
+	"portal/engine/directdebit"
+	"portal/engine/payment"
 )
 
 // TestDebitReturnMailInTheMembersLanguage: over SMTP, a member whose
@@ -47,17 +50,17 @@ func TestDebitReturnMailInTheMembersLanguage(t *testing.T) {
 				}
 				// The club collects by direct debit to its own account, and
 				// this order's payment was a debit of a run sent to the bank.
-				if _, err := svc.SetPaymentSettings(ctx, 1, engine.PaymentSettingsChange{BankCreditorName: strPtr("Riverside Rowing Club"), BankIBAN: strPtr(iban),
-					Methods: &[]string{"bank_transfer", engine.DirectDebitProvider}, DebitCreditorID: strPtr("DE98ZZZ09999999999")}); err != nil {
+				if _, err := payment.Of(svc).SetPaymentSettings(ctx, 1, payment.PaymentSettingsChange{BankCreditorName: strPtr("Riverside Rowing Club"), BankIBAN: strPtr(iban),
+					Methods: &[]string{"bank_transfer", payment.DirectDebitProvider}, DebitCreditorID: strPtr("DE98ZZZ09999999999")}); err != nil {
 					t.Fatal(err)
 				}
-				if _, err := db.NewUpdate().Model((*engine.PaymentSettings)(nil)).Set("debit_return_fee_minor = 350").Where("organisation_id = 1").Exec(ctx); err != nil {
+				if _, err := db.NewUpdate().Model((*payment.PaymentSettings)(nil)).Set("debit_return_fee_minor = 350").Where("organisation_id = 1").Exec(ctx); err != nil {
 					t.Fatal(err)
 				}
 				now := time.Now().UTC()
-				m := &engine.DebitMandate{OrganisationID: 1, UserKey: engine.DemoUserKey, CreditorID: "DE98ZZZ09999999999", Reference: "RRC-1",
+				m := &directdebit.DebitMandate{OrganisationID: 1, UserKey: engine.DemoUserKey, CreditorID: "DE98ZZZ09999999999", Reference: "RRC-1",
 					Holder: "Alex Morgan", IBAN: "DE02120300000000202051", Language: tc.code, Text: "…", TextVersion: "v", SignedAt: now}
-				run := &engine.DebitRun{OrganisationID: 1, MessageID: "DD-1-1", FileVersion: "pain.008.001.08", UntilOn: now, Status: engine.DebitRunSent,
+				run := &payment.DebitRun{OrganisationID: 1, MessageID: "DD-1-1", FileVersion: "pain.008.001.08", UntilOn: now, Status: payment.DebitRunSent,
 					DebitCount: 1, Currency: "EUR", File: []byte("<Document/>"), CreatedBy: "test", CreatedAt: now, SentAt: &now}
 				for _, row := range []any{m, run} {
 					if _, err := db.NewInsert().Model(row).Exec(ctx); err != nil {
@@ -68,8 +71,8 @@ func TestDebitReturnMailInTheMembersLanguage(t *testing.T) {
 				if err := db.NewSelect().Model(&pay).Where("reference = ?", res.Reference).Scan(ctx); err != nil {
 					t.Fatal(err)
 				}
-				debit := &engine.Debit{RunID: run.ID, OrganisationID: 1, OrderID: res.Order.ID, PaymentID: pay.ID, MandateID: m.ID, EndToEndID: "E2E-MAIL-1",
-					AmountMinor: pay.AmountMinor, Currency: pay.Currency, DueOn: now, Sequence: banking.SequenceFirst, Status: engine.DebitCollected}
+				debit := &payment.Debit{RunID: run.ID, OrganisationID: 1, OrderID: res.Order.ID, PaymentID: pay.ID, MandateID: m.ID, EndToEndID: "E2E-MAIL-1",
+					AmountMinor: pay.AmountMinor, Currency: pay.Currency, DueOn: now, Sequence: banking.SequenceFirst, Status: payment.DebitCollected}
 				if _, err := db.NewInsert().Model(debit).Exec(ctx); err != nil {
 					t.Fatal(err)
 				}
@@ -86,7 +89,7 @@ func TestDebitReturnMailInTheMembersLanguage(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				rep, err := svc.ImportStatement(ctx, st, engine.StatementOptions{Account: banking.IBAN(iban), Organisation: 1})
+				rep, err := bankstatement.Of(svc).ImportStatement(ctx, st, engine.StatementOptions{Account: banking.IBAN(iban), Organisation: 1})
 				if err != nil || len(rep.Returns) != 1 || !rep.Returns[0].Reversed {
 					t.Fatalf("import: %+v %v", rep, err)
 				}

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"portal/engine"
+	"portal/engine/message"
 	"portal/outbound/mail"
 )
 
@@ -15,7 +16,7 @@ import (
 // messages), without the addresses that did and with List-Unsubscribe.
 // No recipient left: errSkip.
 func envelope(ctx context.Context, d Deps, org engine.Organisation, category string, to []string, subject string) (*mail.Message, error) {
-	s, err := engine.MessageSettingsOf(ctx, d.DB, org.ID)
+	s, err := message.MessageSettingsOf(ctx, d.DB, org.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -33,7 +34,7 @@ func envelope(ctx context.Context, d Deps, org engine.Organisation, category str
 	if category == "" {
 		return m, nil
 	}
-	if m.To, err = engine.WithoutOptOuts(ctx, d.DB, org.ID, category, to); err != nil {
+	if m.To, err = message.WithoutOptOuts(ctx, d.DB, org.ID, category, to); err != nil {
 		return nil, err
 	}
 	if len(m.To) == 0 {

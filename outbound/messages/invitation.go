@@ -8,7 +8,9 @@ import (
 	"strconv"
 
 	"portal/engine"
+	"portal/engine/invitation"
 	"portal/engine/jobs"
+	"portal/engine/message"
 	"portal/outbound/mail"
 	"portal/views"
 	"portal/views/lang"
@@ -18,16 +20,16 @@ import (
 // its personal link (relay/invitelink). An invitation revoked or expired
 // since it was queued, or a household that registered meanwhile, gets
 // nothing.
-func invitation(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*mail.Message, error) {
-	var p engine.InvitationPayload
+func invitationMail(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*mail.Message, error) {
+	var p invitation.InvitationPayload
 	if err := json.Unmarshal([]byte(msg.Payload), &p); err != nil || p.InvitationID == 0 {
 		return nil, jobs.Permanent(fmt.Errorf("outbox message %d: bad invitation payload", msg.ID))
 	}
 	if d.Invitations == nil {
 		return nil, jobs.Permanent(errors.New("no key to sign invitation links (PORTAL_SESSION_KEY)"))
 	}
-	inv, err := engine.LoadInvitationMail(ctx, d.DB, p, d.Now())
-	if errors.Is(err, engine.ErrInvitationNotDue) {
+	inv, err := invitation.LoadInvitationMail(ctx, d.DB, p, d.Now())
+	if errors.Is(err, invitation.ErrInvitationNotDue) {
 		return nil, errSkip
 	}
 	if err != nil {
@@ -44,7 +46,7 @@ func invitation(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*mail.M
 		Link: d.Invitations.URL(base, inv.Invitation.OrganisationID, inv.Invitation.ID, inv.Invitation.ExpiresAt)}
 	// An invitation asks the household to register, as a renewal prompt
 	// does: an address that unsubscribed from those gets none.
-	out, err := envelope(ctx, d, inv.Organisation, engine.OptOutRenewals, inv.To, m.Subject)
+	out, err := envelope(ctx, d, inv.Organisation, message.OptOutRenewals, inv.To, m.Subject)
 	if err != nil {
 		return nil, err
 	}

@@ -12,6 +12,7 @@ import (
 	"portal/engine"
 	"portal/engine/dbtest"
 	"portal/engine/enginetest"
+	"portal/engine/invitation"
 	"portal/outbound/messages"
 	"portal/relay/invitelink"
 )
@@ -26,15 +27,15 @@ func TestInvitationMail(t *testing.T) {
 		signer := invitelink.NewSigner([][]byte{bytes.Repeat([]byte("i"), 32)})
 		messages.Register(e.r, messages.Deps{DB: db, Sender: e.sender, BaseURL: "https://portal.example", Invitations: signer, Now: e.clk.Now})
 		demo := enginetest.Seed(t, db, engine.WithClock(e.clk.Now))
-		invite := func() engine.Invitation {
-			rep, err := demo.Svc.CreateInvitations(ctx, engine.CommandLine, 1, engine.InvitationRequest{PeriodID: engine.DemoPeriodID, UserKeys: []string{engine.DemoUserKey}, Send: true})
+		invite := func() invitation.Invitation {
+			rep, err := invitation.Of(demo.Svc).CreateInvitations(ctx, engine.CommandLine, 1, invitation.InvitationRequest{PeriodID: engine.DemoPeriodID, UserKeys: []string{engine.DemoUserKey}, Send: true})
 			if err != nil || len(rep.Created) != 1 {
 				t.Fatalf("invite: %+v, %v", rep, err)
 			}
 			return rep.Created[0]
 		}
 		withdrawn := invite()
-		if _, err := demo.Svc.RevokeInvitation(ctx, engine.CommandLine, 1, withdrawn.ID); err != nil {
+		if _, err := invitation.Of(demo.Svc).RevokeInvitation(ctx, engine.CommandLine, 1, withdrawn.ID); err != nil {
 			t.Fatal(err)
 		}
 		inv := invite()
@@ -58,8 +59,8 @@ func TestInvitationMail(t *testing.T) {
 		if _, _, err := signer.Verify(2, link[1]); err == nil {
 			t.Fatal("the link verifies for another organisation")
 		}
-		list, err := demo.Svc.Invitations(ctx, 1, engine.DemoPeriodID)
-		if err != nil || list[0].ID != inv.ID || list[0].State != engine.InvitationSent || list[1].State != engine.InvitationRevoked {
+		list, err := invitation.Of(demo.Svc).Invitations(ctx, 1, engine.DemoPeriodID)
+		if err != nil || list[0].ID != inv.ID || list[0].State != invitation.InvitationSent || list[1].State != invitation.InvitationRevoked {
 			t.Fatalf("list: %+v, %v", list, err)
 		}
 	})

@@ -11,6 +11,8 @@ import (
 	"portal/engine"
 	"portal/engine/dbtest"
 	"portal/engine/enginetest"
+	"portal/engine/message"
+	"portal/engine/registration"
 	"portal/outbound/messages"
 )
 
@@ -69,7 +71,8 @@ func TestUnpaidReminderInTheMembersLanguage(t *testing.T) {
 			dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 				e := newScheduledEnv(t, db)
 				messages.Register(e.r, messages.Deps{DB: db, Sender: e.sender, BaseURL: "https://portal.example", HashSecret: "reminder-secret-0123456789", Now: e.clk.Now})
-				engine.ScheduleLifecycle(e.r, db, engine.ArchiveKeep, e.clk.Now, e.quiet)
+				registration.ScheduleLifecycle(e.r, db, registration.ArchiveKeep, e.clk.Now, e.quiet)
+				message.ScheduleMessages(e.r, db, e.clk.Now, e.quiet)
 				demo := enginetest.Seed(t, db, engine.WithClock(e.clk.Now))
 				form := demo.Commit(alex, robin)
 				if _, err := db.NewUpdate().Model((*engine.ProcessInstance)(nil)).Set("language = ?", tc.code).Where("id = ?", form.ProcessID).Exec(t.Context()); err != nil {

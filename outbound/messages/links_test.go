@@ -11,6 +11,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/demodata"
 	"portal/relay/hashlink"
 )
 
@@ -21,7 +22,7 @@ import (
 func TestRegistrationLinkPerOrganisation(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
-		if err := engine.SeedDemo(ctx, db, 0, time.Now().UTC()); err != nil {
+		if err := demodata.SeedDemo(ctx, db, 0, time.Now().UTC()); err != nil {
 			t.Fatal(err)
 		}
 		var period engine.MembershipPeriod

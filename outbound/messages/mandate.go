@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"portal/engine"
+	"portal/engine/directdebit"
 	"portal/engine/jobs"
 	"portal/outbound/mail"
 	"portal/views"
@@ -19,7 +20,7 @@ import (
 // order was paid or cancelled, whose mandate ended, or that a later change
 // superseded (it has its own message) gets nothing (errSkip).
 func mandateNotice(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*mail.Message, error) {
-	n, err := engine.LoadMandateNotice(ctx, d.DB, msg)
+	n, err := directdebit.LoadMandateNotice(ctx, d.DB, msg)
 	if engine.ErrorCode(err) == engine.CodeValidation { // a payload no retry mends
 		return nil, jobs.Permanent(err)
 	}
@@ -37,7 +38,7 @@ func mandateNotice(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*mai
 	ctx = lang.With(ctx, l)
 	m := views.MandateMailModel{Club: n.Organisation.Name, Event: n.Event, Period: n.Period.Name,
 		Total: l.Money(n.Order.TotalMinor, n.Order.Currency), Due: l.Date(n.DueOn), Creditor: n.CreditorName, CreditorID: n.Mandate.CreditorID,
-		Reference: n.Mandate.Reference, Account: engine.MaskedIBAN(n.Mandate.IBAN), Link: base + "/pay/" + n.Order.PayReference}
+		Reference: n.Mandate.Reference, Account: directdebit.MaskedIBAN(n.Mandate.IBAN), Link: base + "/pay/" + n.Order.PayReference}
 	for _, person := range n.Persons {
 		m.Persons = append(m.Persons, person.FirstName+" "+person.LastName)
 	}
@@ -57,7 +58,7 @@ func mandateNotice(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*mai
 // mandateCopy is the member's copy of the signed mandate: its text
 // exactly as signed, the creditor, reference, account and signature, the
 // labels in the member's language.
-func mandateCopy(l lang.Language, n *engine.MandateNotice) mandatepdf.Model {
+func mandateCopy(l lang.Language, n *directdebit.MandateNotice) mandatepdf.Model {
 	md := n.Mandate
 	dated := md.SignedAt
 	bic := md.BIC

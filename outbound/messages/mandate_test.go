@@ -13,7 +13,9 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/directdebit"
 	"portal/engine/enginetest"
+	"portal/engine/payment"
 	"portal/handlers/server"
 	"portal/outbound/messages"
 	"portal/views/lang"
@@ -41,8 +43,8 @@ func TestMandateMail(t *testing.T) {
 				e := newScheduledEnv(t, db)
 				demo := enginetest.Seed(t, db, engine.WithClock(e.clk.Now), engine.WithLogger(e.quiet), engine.WithPaymentLinks(server.PaymentLinks("https://portal.example")))
 				messages.Register(e.r, messages.Deps{DB: db, Sender: e.sender, BaseURL: "https://portal.example", HashSecret: "mandate-secret-0123456789",
-					Payments: demo.Svc, Now: e.clk.Now})
-				if _, err := demo.Svc.SetPaymentSettings(ctx, 1, engine.PaymentSettingsChange{BankCreditorName: str("Ruderclub Seeland e.V."),
+					Payments: payment.Of(demo.Svc), Now: e.clk.Now})
+				if _, err := payment.Of(demo.Svc).SetPaymentSettings(ctx, 1, payment.PaymentSettingsChange{BankCreditorName: str("Ruderclub Seeland e.V."),
 					BankIBAN: str("DE89370400440532013000"), Methods: &[]string{"bank_transfer", "direct_debit"}, DebitCreditorID: str("DE98ZZZ09999999999")}); err != nil {
 					t.Fatal(err)
 				}
@@ -54,10 +56,10 @@ func TestMandateMail(t *testing.T) {
 				if err := db.NewSelect().Model(&order).Where("process_instance_id = ?", form.ProcessID).Scan(ctx); err != nil {
 					t.Fatal(err)
 				}
-				if _, err := db.NewUpdate().Model(&order).Set("payment_method = ?", engine.DirectDebitProvider).WherePK().Exec(ctx); err != nil {
+				if _, err := db.NewUpdate().Model(&order).Set("payment_method = ?", payment.DirectDebitProvider).WherePK().Exec(ctx); err != nil {
 					t.Fatal(err)
 				}
-				m, err := demo.Svc.GiveMandate(ctx, order.PayReference, engine.MandateInput{Holder: "Zoë Morgan", IBAN: "DE02120300000000202051", BIC: "BYLADEM1001",
+				m, err := directdebit.Of(demo.Svc).GiveMandate(ctx, order.PayReference, directdebit.MandateInput{Holder: "Zoë Morgan", IBAN: "DE02120300000000202051", BIC: "BYLADEM1001",
 					Consent: true, Language: tc.code})
 				if err != nil {
 					t.Fatal(err)
@@ -103,7 +105,7 @@ func TestMandateMail(t *testing.T) {
 					t.Fatal(err)
 				}
 				flat := strings.Join(strings.Fields(text), " ")
-				for _, want := range []string{m.Reference, "DE02120300000000202051", "BYLADEM1001", "Zoë Morgan", "DE98ZZZ09999999999", engine.MandateTextVersion,
+				for _, want := range []string{m.Reference, "DE02120300000000202051", "BYLADEM1001", "Zoë Morgan", "DE98ZZZ09999999999", directdebit.MandateTextVersion,
 					strings.Join(strings.Fields(m.Text), " ")[:60]} {
 					if !strings.Contains(flat, want) && !bytes.Contains([]byte(text), []byte(want)) {
 						t.Errorf("the PDF lacks %q:\n%s", want, text)

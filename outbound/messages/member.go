@@ -7,6 +7,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/jobs"
+	"portal/engine/message"
 	"portal/outbound/mail"
 	"portal/views"
 	"portal/views/lang"
@@ -34,7 +35,7 @@ func expiryReminder(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*ma
 		return nil, err
 	}
 	model.Subject = lang.T(ctx, "mail_expiry_subject", map[string]any{"Club": model.Club, "Ends": model.Ends})
-	out, err := envelope(ctx, d, m.Organisation, engine.OptOutReminders, m.Recipients, model.Subject)
+	out, err := envelope(ctx, d, m.Organisation, message.OptOutReminders, m.Recipients, model.Subject)
 	if err != nil {
 		return nil, err
 	}
@@ -45,12 +46,12 @@ func expiryReminder(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*ma
 // in the member's language; a membership no longer active (cancelled
 // since) or a person without any address to write to gets nothing
 // (errSkip).
-func memberMessage(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*engine.MemberMessage, views.MemberMailModel, context.Context, error) {
-	var p engine.MemberMessagePayload
+func memberMessage(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*message.MemberMessage, views.MemberMailModel, context.Context, error) {
+	var p message.MemberMessagePayload
 	if err := json.Unmarshal([]byte(msg.Payload), &p); err != nil || p.MembershipID == 0 {
 		return nil, views.MemberMailModel{}, ctx, jobs.Permanent(fmt.Errorf("outbox message %d: bad membership payload", msg.ID))
 	}
-	m, err := engine.LoadMemberMessage(ctx, d.DB, p)
+	m, err := message.LoadMemberMessage(ctx, d.DB, p)
 	if err != nil {
 		return nil, views.MemberMailModel{}, ctx, permanentIfFinal(err)
 	}

@@ -21,7 +21,13 @@ import (
 
 	"portal/engine"
 	"portal/engine/banking"
+	"portal/engine/directdebit"
+	"portal/engine/invitation"
 	"portal/engine/jobs"
+	"portal/engine/message"
+	"portal/engine/payment"
+	"portal/engine/privacy"
+	"portal/engine/registration"
 	"portal/outbound/mail"
 	"portal/relay/invitelink"
 )
@@ -56,7 +62,7 @@ type Deps struct {
 // an order still asks for (printed in the messages of organisations paid
 // by bank transfer).
 type PaymentLinks interface {
-	PaymentLinkLater(ctx context.Context, p engine.PaymentLinkPayload) (*engine.PaymentLinkMessage, error)
+	PaymentLinkLater(ctx context.Context, p payment.PaymentLinkPayload) (*payment.PaymentLinkMessage, error)
 	BankTransferDue(ctx context.Context, orderID int64) (*banking.Transfer, error)
 }
 
@@ -69,19 +75,19 @@ func Register(r *jobs.Runner, d Deps) {
 		d.Logger = slog.Default()
 	}
 	handle := func(kind engine.MessageKind, c composer) { r.Handle(string(kind), outbox(d, c)) }
-	handle(engine.KindConfirmation, confirmation)
-	handle(engine.KindResumeLink, resumeLink)
-	handle(engine.KindUnpaidReminder, unpaidReminder)
-	handle(engine.KindPaymentLink, paymentLink)
-	handle(engine.KindDebitReturned, debitReturned)
-	handle(engine.KindTransferRequest, transferRequest)
-	handle(engine.KindMandateNotice, mandateNotice)
-	handle(engine.KindWelcome, welcome)
-	handle(engine.KindExpiryReminder, expiryReminder)
-	handle(engine.KindRenewalPrompt, renewalPrompt)
-	handle(engine.KindInvitation, invitation)
-	handle(engine.KindDataRequest, dataRequest)
-	handle(engine.KindDataRequestDone, dataRequestDone)
+	handle(payment.KindConfirmation, confirmation)
+	handle(registration.KindResumeLink, resumeLink)
+	handle(message.KindUnpaidReminder, unpaidReminder)
+	handle(payment.KindPaymentLink, paymentLink)
+	handle(directdebit.KindDebitReturned, debitReturned)
+	handle(payment.KindTransferRequest, transferRequest)
+	handle(directdebit.KindMandateNotice, mandateNotice)
+	handle(message.KindWelcome, welcome)
+	handle(message.KindExpiryReminder, expiryReminder)
+	handle(message.KindRenewalPrompt, renewalPrompt)
+	handle(invitation.KindInvitation, invitationMail)
+	handle(privacy.KindDataRequest, dataRequest)
+	handle(privacy.KindDataRequestDone, dataRequestDone)
 }
 
 // errSkip says a message is no longer due (a reminder of an order paid

@@ -24,6 +24,9 @@ import (
 	"portal/engine/dbtest"
 	"portal/engine/enginetest"
 	"portal/engine/jobs"
+	"portal/engine/message"
+	"portal/engine/payment"
+	"portal/engine/registration"
 	"portal/handlers/server"
 	"portal/outbound/mail"
 	"portal/outbound/mail/mailtest"
@@ -150,7 +153,7 @@ func TestConfirmationAfterPayment(t *testing.T) {
 			t.Errorf("HTML part without its inline styles:\n%s", parts["text/html"])
 		}
 		// A card per member, each linking to its own verification page.
-		var cards []engine.MembershipCard
+		var cards []message.MembershipCard
 		if err := db.NewSelect().Model(&cards).Order("membership_id").Scan(context.Background()); err != nil || len(cards) != 2 {
 			t.Fatalf("cards %+v, %v", cards, err)
 		}
@@ -191,7 +194,7 @@ func TestMailServerOutageDelaysMail(t *testing.T) {
 			t.Fatalf("ran %d jobs", n)
 		}
 		failed, _ := jobs.List(context.Background(), db, 10, jobs.StateFailed)
-		if len(failed) != 1 || failed[0].Kind != string(engine.KindConfirmation) || failed[0].LastError == "" {
+		if len(failed) != 1 || failed[0].Kind != string(payment.KindConfirmation) || failed[0].LastError == "" {
 			t.Fatalf("failed jobs %+v", failed)
 		}
 		msg, _ := engine.OutboxMessageByKey(context.Background(), db, strings.TrimPrefix(*failed[0].DedupKey, "outbox:"))
@@ -285,14 +288,15 @@ func TestResumeLinkAfterADayIdle(t *testing.T) {
 		e := newScheduledEnv(t, db)
 		srv, clk := e.srv, e.clk
 		messages.Register(e.r, messages.Deps{DB: db, Sender: e.sender, BaseURL: "https://portal.example", HashSecret: "resume-secret-0123456789", Now: clk.Now})
-		engine.ScheduleLifecycle(e.r, db, engine.ArchiveKeep, clk.Now, e.quiet)
+		registration.ScheduleLifecycle(e.r, db, registration.ArchiveKeep, clk.Now, e.quiet)
+		message.ScheduleMessages(e.r, db, clk.Now, e.quiet)
 		demo := enginetest.Seed(t, db, engine.WithClock(clk.Now))
-		form, _, err := demo.Svc.LoadMembershipForm(ctx, engine.DemoUserKey, engine.DemoPeriodID, nil)
+		form, _, err := registration.Of(demo.Svc).LoadMembershipForm(ctx, engine.DemoUserKey, engine.DemoPeriodID, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := demo.Svc.Next(ctx, engine.DemoUserKey, engine.NextInput{ProcessID: form.ProcessIDString(), Step: 0,
-			People: []engine.PersonInput{{ID: sam}}}); err != nil {
+		if _, err := registration.Of(demo.Svc).Next(ctx, engine.DemoUserKey, registration.NextInput{ProcessID: form.ProcessIDString(), Step: 0,
+			People: []registration.PersonInput{{ID: sam}}}); err != nil {
 			t.Fatal(err)
 		}
 		// Alex, a member last season, is prompted to renew meanwhile: only
@@ -330,7 +334,8 @@ func TestUnpaidReminders(t *testing.T) {
 		srv, clk := e.srv, e.clk
 		messages.Register(e.r, messages.Deps{DB: db, Sender: e.sender, BaseURL: "https://portal.example", HashSecret: "reminder-secret-0123456789",
 			UnsubscribeAddress: "portal@club.example", Now: clk.Now})
-		engine.ScheduleLifecycle(e.r, db, engine.ArchiveKeep, clk.Now, e.quiet)
+		registration.ScheduleLifecycle(e.r, db, registration.ArchiveKeep, clk.Now, e.quiet)
+		message.ScheduleMessages(e.r, db, clk.Now, e.quiet)
 		demo := enginetest.Seed(t, db, engine.WithClock(clk.Now))
 		form := demo.Commit(alex, robin)
 		day := func(n int) {
@@ -364,7 +369,7 @@ func TestUnpaidReminders(t *testing.T) {
 		}
 		// Paid: a reminder queued before the payment is not sent.
 		demo.Pay(form)
-		if n, err := engine.QueueUnpaidReminders(ctx, db, clk.Now()); err != nil || n != 0 {
+		if n, err := message.QueueUnpaidReminders(ctx, db, clk.Now()); err != nil || n != 0 {
 			t.Fatalf("reminders after paying: %d, %v", n, err)
 		}
 	})
@@ -382,7 +387,7 @@ func TestReminderOfAPaidOrderIsNotSent(t *testing.T) {
 	messages.Register(r, messages.Deps{DB: db, Sender: sender, BaseURL: "https://portal.example", HashSecret: "reminder-secret-0123456789", Now: clk.Now})
 	demo := enginetest.Seed(t, db)
 	form := demo.Commit(alex)
-	if n, err := engine.QueueUnpaidReminders(ctx, db, clk.Now()); err != nil || n != 1 {
+	if n, err := message.QueueUnpaidReminders(ctx, db, clk.Now()); err != nil || n != 1 {
 		t.Fatalf("queued %d, %v", n, err)
 	}
 	demo.Pay(form)
@@ -402,7 +407,7 @@ func TestReminderOfAPaidOrderIsNotSent(t *testing.T) {
 // outage is the test gateway with a switch: while down, creating a
 // checkout fails as a provider that cannot be reached does.
 type outage struct {
-	*engine.TestGateway
+	*payment.TestGateway
 	mu   sync.Mutex
 	down bool
 }
@@ -428,14 +433,14 @@ func TestPaymentLinkAfterProviderOutage(t *testing.T) {
 		ctx := context.Background()
 		e := newScheduledEnv(t, db)
 		srv, clk, quiet := e.srv, e.clk, e.quiet
-		provider := &outage{TestGateway: engine.NewTestGateway(engine.TestGatewayURLs{
+		provider := &outage{TestGateway: payment.NewTestGateway(payment.TestGatewayURLs{
 			PayURL: func(ref string) string { return "https://portal.example/dev/pay/" + ref }, ReturnURL: "https://portal.example/membership/payment-return"}), down: true}
 		demo := enginetest.Seed(t, db, engine.WithClock(clk.Now), engine.WithLogger(quiet),
 			engine.WithPaymentLinks(server.PaymentLinks("https://portal.example")),
-			engine.WithPaymentProviders(func(int64) engine.PaymentProvider { return provider }))
+			payment.WithPaymentProviders(func(int64) engine.PaymentProvider { return provider }))
 		messages.Register(e.r, messages.Deps{DB: db, Sender: e.sender, BaseURL: "https://portal.example", HashSecret: "paylink-secret-0123456789",
-			Payments: demo.Svc, Now: clk.Now})
-		demo.Svc.SchedulePayments(e.r, clk.Now)
+			Payments: payment.Of(demo.Svc), Now: clk.Now})
+		payment.Of(demo.Svc).SchedulePayments(e.r, clk.Now)
 		run := func(after time.Duration) { e.run(t, after) }
 		form := demo.Commit(alex, robin)
 		if form.State != engine.StateDone || form.PaymentURL != "" {
@@ -446,7 +451,7 @@ func TestPaymentLinkAfterProviderOutage(t *testing.T) {
 			t.Fatalf("%d messages while the provider is down", n)
 		}
 		var msgs int64
-		if msgs, _ = db.NewSelect().Model((*engine.OutboxMessage)(nil)).Where("kind = ?", engine.KindPaymentLink).Count(ctx); msgs != 1 {
+		if msgs, _ = db.NewSelect().Model((*engine.OutboxMessage)(nil)).Where("kind = ?", payment.KindPaymentLink).Count(ctx); msgs != 1 {
 			t.Fatalf("%d payment-link messages queued, want 1 waiting", msgs)
 		}
 		provider.setDown(false)
@@ -480,7 +485,8 @@ func TestWelcomeAndExpiryReminder(t *testing.T) {
 		srv, clk := e.srv, e.clk
 		messages.Register(e.r, messages.Deps{DB: db, Sender: e.sender, BaseURL: "https://portal.example", HashSecret: "welcome-secret-0123456789",
 			UnsubscribeAddress: "portal@club.example", Now: clk.Now})
-		engine.ScheduleLifecycle(e.r, db, engine.ArchiveKeep, clk.Now, e.quiet)
+		registration.ScheduleLifecycle(e.r, db, registration.ArchiveKeep, clk.Now, e.quiet)
+		message.ScheduleMessages(e.r, db, clk.Now, e.quiet)
 		demo := enginetest.Seed(t, db, engine.WithClock(clk.Now))
 		run := func(after time.Duration) { e.run(t, after) }
 		subjects := func() map[string]int {
@@ -567,14 +573,15 @@ func TestRenewalPrompts(t *testing.T) {
 			Status: engine.MembershipActive, CreatedAt: clk.Now(), ActivatedAt: ptrTime(clk.Now())}).Exec(ctx); err != nil {
 			t.Fatal(err)
 		}
-		engine.ScheduleLifecycle(e.r, db, engine.ArchiveKeep, clk.Now, e.quiet)
+		registration.ScheduleLifecycle(e.r, db, registration.ArchiveKeep, clk.Now, e.quiet)
+		message.ScheduleMessages(e.r, db, clk.Now, e.quiet)
 		prompts := func() []mailtest.Received { return withSubject(t, srv.Received(), "renew your membership") }
 		var ending engine.MembershipPeriod
 		if err := db.NewSelect().Model(&ending).Where("id = ?", engine.DemoPeriodID).Scan(ctx); err != nil {
 			t.Fatal(err)
 		}
 		endNoon := time.Date(ending.EndDate.Year(), ending.EndDate.Month(), ending.EndDate.Day(), 12, 0, 0, 0, time.UTC)
-		e.run(t, endNoon.AddDate(0, 0, -engine.DefaultRenewalLeadDays-1).Sub(clk.Now()))
+		e.run(t, endNoon.AddDate(0, 0, -message.DefaultRenewalLeadDays-1).Sub(clk.Now()))
 		if got := prompts(); len(got) != 0 {
 			t.Fatalf("%d prompts before the lead time", len(got))
 		}
@@ -600,7 +607,7 @@ func TestRenewalPrompts(t *testing.T) {
 		if !strings.Contains(kimText, "/membership/register/3?u=kim-key&h=") || !strings.Contains(kimText, next.Name) {
 			t.Fatalf("Kim's prompt:\n%s", kimText)
 		}
-		if n, err := db.NewSelect().Model((*engine.OutboxMessage)(nil)).Where("kind = ?", engine.KindRenewalPrompt).Count(ctx); err != nil || n != 2 {
+		if n, err := db.NewSelect().Model((*engine.OutboxMessage)(nil)).Where("kind = ?", message.KindRenewalPrompt).Count(ctx); err != nil || n != 2 {
 			t.Fatalf("%d renewal messages queued, %v", n, err)
 		}
 		// The next season is open: the prompts replace the expiry reminders.
@@ -625,7 +632,8 @@ func TestRenewalPromptAfterTheEnd(t *testing.T) {
 		if err := db.NewSelect().Model(&ending).Where("id = ?", engine.DemoPeriodID).Scan(ctx); err != nil {
 			t.Fatal(err)
 		}
-		engine.ScheduleLifecycle(e.r, db, engine.ArchiveKeep, e.clk.Now, e.quiet)
+		registration.ScheduleLifecycle(e.r, db, registration.ArchiveKeep, e.clk.Now, e.quiet)
+		message.ScheduleMessages(e.r, db, e.clk.Now, e.quiet)
 		dayAfter := time.Date(ending.EndDate.Year(), ending.EndDate.Month(), ending.EndDate.Day()+1, 12, 0, 0, 0, time.UTC)
 		e.run(t, dayAfter.Sub(e.clk.Now()))
 		demo.OpenNextPeriod()
@@ -668,10 +676,11 @@ func TestOrganisationMessageSettings(t *testing.T) {
 		e := newScheduledEnv(t, db)
 		srv, clk := e.srv, e.clk
 		messages.Register(e.r, messages.Deps{DB: db, Sender: e.sender, BaseURL: "https://portal.example", HashSecret: "settings-secret-0123456789", Now: clk.Now})
-		engine.ScheduleLifecycle(e.r, db, engine.ArchiveKeep, clk.Now, e.quiet)
+		registration.ScheduleLifecycle(e.r, db, registration.ArchiveKeep, clk.Now, e.quiet)
+		message.ScheduleMessages(e.r, db, clk.Now, e.quiet)
 		demo := enginetest.Seed(t, db, engine.WithClock(clk.Now))
 		days, name, replyTo := []int{2}, "Riverside Office", "office@riverside.example"
-		if _, err := demo.Svc.UpdateMessageSettings(ctx, 1, engine.MessageSettingsChange{UnpaidReminderDays: &days, SenderName: &name, ReplyTo: &replyTo}); err != nil {
+		if _, err := message.Of(demo.Svc).UpdateMessageSettings(ctx, 1, message.MessageSettingsChange{UnpaidReminderDays: &days, SenderName: &name, ReplyTo: &replyTo}); err != nil {
 			t.Fatal(err)
 		}
 		demo.Commit(alex, robin)

@@ -7,6 +7,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/jobs"
+	"portal/engine/payment"
 	"portal/outbound/mail"
 	"portal/views"
 	"portal/views/lang"
@@ -50,8 +51,8 @@ func paymentLink(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*mail.
 // PaymentLinkLater, which makes the checkout first if there is none: an
 // order paid or cancelled meanwhile gets nothing (errSkip). ctx comes back
 // in the member's language, l.
-func linkedOrder(ctx context.Context, d Deps, msg *engine.OutboxMessage, kind string) (context.Context, *engine.PaymentLinkMessage, lang.Language, error) {
-	var p engine.PaymentLinkPayload
+func linkedOrder(ctx context.Context, d Deps, msg *engine.OutboxMessage, kind string) (context.Context, *payment.PaymentLinkMessage, lang.Language, error) {
+	var p payment.PaymentLinkPayload
 	if err := json.Unmarshal([]byte(msg.Payload), &p); err != nil || p.OrderID == 0 {
 		return ctx, nil, lang.Language{}, jobs.Permanent(fmt.Errorf("outbox message %d: bad %s payload", msg.ID, kind))
 	}

@@ -8,6 +8,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/jobs"
+	"portal/engine/message"
 	"portal/outbound/mail"
 	"portal/outbound/optout"
 	"portal/views"
@@ -18,11 +19,11 @@ import (
 // registration's hash link, which opens its payment page. An order paid or
 // cancelled since the reminder was queued gets nothing (errSkip).
 func unpaidReminder(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*mail.Message, error) {
-	var p engine.UnpaidReminderPayload
+	var p message.UnpaidReminderPayload
 	if err := json.Unmarshal([]byte(msg.Payload), &p); err != nil || p.OrderID == 0 {
 		return nil, jobs.Permanent(fmt.Errorf("outbox message %d: bad reminder payload", msg.ID))
 	}
-	r, err := engine.LoadUnpaidReminder(ctx, d.DB, p)
+	r, err := message.LoadUnpaidReminder(ctx, d.DB, p)
 	if err != nil {
 		return nil, permanentIfFinal(err)
 	}
@@ -48,7 +49,7 @@ func unpaidReminder(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*ma
 		// The reminder asks for what is still open, not the whole total.
 		m.Transfer, m.Total = transfer.Model, l.Money(transfer.OwedMinor, r.Order.Currency)
 	}
-	out, err := envelope(ctx, d, r.Organisation, engine.OptOutReminders, r.Recipients, m.Subject)
+	out, err := envelope(ctx, d, r.Organisation, message.OptOutReminders, r.Recipients, m.Subject)
 	if err != nil {
 		return nil, err
 	}

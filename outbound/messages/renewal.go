@@ -8,6 +8,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/jobs"
+	"portal/engine/message"
 	"portal/outbound/mail"
 	"portal/views"
 	"portal/views/lang"
@@ -19,11 +20,11 @@ import (
 // is sent when every person registered since it was queued, or when the
 // next period stopped taking registrations.
 func renewalPrompt(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*mail.Message, error) {
-	var p engine.RenewalPromptPayload
+	var p message.RenewalPromptPayload
 	if err := json.Unmarshal([]byte(msg.Payload), &p); err != nil || p.NextPeriodID == 0 || p.UserKey == "" {
 		return nil, jobs.Permanent(fmt.Errorf("outbox message %d: bad renewal payload", msg.ID))
 	}
-	r, err := engine.LoadRenewalPrompt(ctx, d.DB, p)
+	r, err := message.LoadRenewalPrompt(ctx, d.DB, p)
 	if err != nil {
 		return nil, permanentIfFinal(err)
 	}
@@ -42,7 +43,7 @@ func renewalPrompt(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*mai
 	for _, person := range r.Persons {
 		m.Persons = append(m.Persons, person.FirstName)
 	}
-	out, err := envelope(ctx, d, r.Organisation, engine.OptOutRenewals, r.Recipients, m.Subject)
+	out, err := envelope(ctx, d, r.Organisation, message.OptOutRenewals, r.Recipients, m.Subject)
 	if err != nil {
 		return nil, err
 	}

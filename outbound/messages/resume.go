@@ -9,6 +9,8 @@ import (
 
 	"portal/engine"
 	"portal/engine/jobs"
+	"portal/engine/message"
+	"portal/engine/registration"
 	"portal/outbound/mail"
 	"portal/relay/hashlink"
 	"portal/views"
@@ -20,15 +22,15 @@ import (
 // send) to the period's registration, which opens it where the member
 // left it and moves it back to RUNNING.
 func resumeLink(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*mail.Message, error) {
-	var p engine.ResumeLinkPayload
+	var p registration.ResumeLinkPayload
 	if err := json.Unmarshal([]byte(msg.Payload), &p); err != nil || p.InstanceID == 0 {
 		return nil, jobs.Permanent(fmt.Errorf("outbox message %d: bad resume-link payload", msg.ID))
 	}
-	to, err := engine.ResumeRecipients(ctx, d.DB, p)
+	to, err := registration.ResumeRecipients(ctx, d.DB, p)
 	if err != nil {
 		return nil, err
 	}
-	org, persons, err := engine.ResumeContext(ctx, d.DB, p)
+	org, persons, err := registration.ResumeContext(ctx, d.DB, p)
 	if err != nil {
 		return nil, permanentIfFinal(err)
 	}
@@ -36,14 +38,14 @@ func resumeLink(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*mail.M
 	if err != nil {
 		return nil, err
 	}
-	code, err := engine.RegistrationLanguage(ctx, d.DB, p.InstanceID)
+	code, err := message.RegistrationLanguage(ctx, d.DB, p.InstanceID)
 	if err != nil {
 		return nil, err
 	}
 	l := memberLanguage(code, org.DefaultLanguage)
 	ctx = lang.With(ctx, l)
 	m := views.ResumeMailModel{Club: org.Name, Subject: l.T("mail_resume_subject", map[string]any{"Club": org.Name}), Persons: persons, Link: link}
-	out, err := envelope(ctx, d, org, engine.OptOutReminders, to, m.Subject)
+	out, err := envelope(ctx, d, org, message.OptOutReminders, to, m.Subject)
 	if err != nil {
 		return nil, err
 	}

@@ -18,6 +18,9 @@ import (
 	"portal/engine/banktransfer"
 	"portal/engine/dbtest"
 	"portal/engine/enginetest"
+	"portal/engine/message"
+	"portal/engine/payment"
+	"portal/engine/registration"
 	"portal/handlers/server"
 	"portal/outbound/messages"
 )
@@ -63,10 +66,11 @@ func TestBankTransferMails(t *testing.T) {
 					t.Fatal(err)
 				}
 				demo := enginetest.Seed(t, db, engine.WithClock(e.clk.Now), engine.WithLogger(e.quiet), engine.WithPaymentLinks(links),
-					engine.WithPaymentProviders(func(int64) engine.PaymentProvider { return bt }))
+					payment.WithPaymentProviders(func(int64) engine.PaymentProvider { return bt }))
 				messages.Register(e.r, messages.Deps{DB: db, Sender: e.sender, BaseURL: "https://portal.example",
-					HashSecret: "transfer-secret-0123456789", Payments: demo.Svc, Now: e.clk.Now})
-				engine.ScheduleLifecycle(e.r, db, engine.ArchiveKeep, e.clk.Now, e.quiet)
+					HashSecret: "transfer-secret-0123456789", Payments: payment.Of(demo.Svc), Now: e.clk.Now})
+				registration.ScheduleLifecycle(e.r, db, registration.ArchiveKeep, e.clk.Now, e.quiet)
+				message.ScheduleMessages(e.r, db, e.clk.Now, e.quiet)
 				// The member registers in tc.code (as the pages record it).
 				form := demo.Commit(alex, robin)
 				if _, err := db.NewUpdate().Model((*engine.ProcessInstance)(nil)).Set("language = ?", tc.code).Where("id = ?", form.ProcessID).Exec(ctx); err != nil {
@@ -102,7 +106,7 @@ func TestBankTransferMails(t *testing.T) {
 
 				// 20.00 arrives; on day 3 the reminder asks for the rest.
 				paid := int64(2000)
-				if res, err := demo.Svc.CapturePayment(ctx, engine.Capture{Reference: string(rf), AmountMinor: paid}); err != nil || res.Problem != "partial" {
+				if res, err := payment.Of(demo.Svc).CapturePayment(ctx, payment.Capture{Reference: string(rf), AmountMinor: paid}); err != nil || res.Problem != "partial" {
 					t.Fatalf("partial capture: %+v, %v", res, err)
 				}
 				for range 3 {

@@ -25,6 +25,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/jobs"
+	"portal/engine/webhook"
 )
 
 // Timeout bounds one attempt, from dialling to the end of the response.
@@ -35,8 +36,8 @@ const maxResponse = 1 << 10
 
 // Engine is the part of the engine a delivery needs.
 type Engine interface {
-	WebhookAttemptFor(ctx context.Context, id int64) (*engine.WebhookAttempt, error)
-	RecordWebhookAttempt(ctx context.Context, id int64, r engine.WebhookAttemptResult) error
+	WebhookAttemptFor(ctx context.Context, id int64) (*webhook.WebhookAttempt, error)
+	RecordWebhookAttempt(ctx context.Context, id int64, r webhook.WebhookAttemptResult) error
 }
 
 // Deps are what the delivery handler needs.
@@ -75,7 +76,7 @@ func Client(allowPrivate bool, allowed ...engine.WebhookNetworks) *http.Client {
 				return err
 			}
 			ip := net.ParseIP(host)
-			if ip == nil || engine.ForbiddenWebhookIP(ip) && !allowedIP(ip, allowed) {
+			if ip == nil || webhook.ForbiddenWebhookIP(ip) && !allowedIP(ip, allowed) {
 				return ErrForbiddenAddress
 			}
 			return nil
@@ -99,7 +100,7 @@ func allowedIP(ip net.IP, allowed []engine.WebhookNetworks) bool {
 // Sign is the webhook-signature header's value for a body: "v1," and the
 // base64 HMAC-SHA256, keyed with the secret's bytes, of "id.timestamp.body".
 func Sign(secret, id string, timestamp int64, body []byte) (string, error) {
-	key, err := engine.WebhookKey(secret)
+	key, err := webhook.WebhookKey(secret)
 	if err != nil {
 		return "", fmt.Errorf("webhook secret: %w", err)
 	}
@@ -133,7 +134,7 @@ func Handler(d Deps) jobs.Handler {
 			return err
 		}
 		if !a.Active {
-			return d.Engine.RecordWebhookAttempt(ctx, a.DeliveryID, engine.WebhookAttemptResult{Status: engine.DeliverySkipped,
+			return d.Engine.RecordWebhookAttempt(ctx, a.DeliveryID, webhook.WebhookAttemptResult{Status: engine.DeliverySkipped,
 				Error: "the endpoint is not active"})
 		}
 		res := attempt(ctx, client, a, d.Now())
@@ -152,17 +153,17 @@ func Handler(d Deps) jobs.Handler {
 }
 
 // attempt POSTs the event once and says what came of it.
-func attempt(ctx context.Context, client *http.Client, a *engine.WebhookAttempt, now time.Time) engine.WebhookAttemptResult {
+func attempt(ctx context.Context, client *http.Client, a *webhook.WebhookAttempt, now time.Time) webhook.WebhookAttemptResult {
 	ts := now.Unix()
 	sig, err := Sign(a.Secret, a.EventID, ts, a.Body)
 	if err != nil {
-		return engine.WebhookAttemptResult{Status: engine.DeliveryFailed, Error: err.Error()}
+		return webhook.WebhookAttemptResult{Status: engine.DeliveryFailed, Error: err.Error()}
 	}
 	ctx, cancel := context.WithTimeout(ctx, Timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.URL, bytes.NewReader(a.Body))
 	if err != nil {
-		return engine.WebhookAttemptResult{Status: engine.DeliveryFailed, Error: "bad endpoint address"}
+		return webhook.WebhookAttemptResult{Status: engine.DeliveryFailed, Error: "bad endpoint address"}
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "portal-webhooks/1")
@@ -177,11 +178,11 @@ func attempt(ctx context.Context, client *http.Client, a *engine.WebhookAttempt,
 		} else if errors.Is(err, context.DeadlineExceeded) {
 			msg = fmt.Sprintf("no answer within %s", Timeout)
 		}
-		return engine.WebhookAttemptResult{Status: engine.DeliveryFailed, Error: msg}
+		return webhook.WebhookAttemptResult{Status: engine.DeliveryFailed, Error: msg}
 	}
 	defer resp.Body.Close()
 	snippet, _ := io.ReadAll(io.LimitReader(resp.Body, maxResponse))
-	res := engine.WebhookAttemptResult{ResponseCode: resp.StatusCode, Snippet: string(snippet)}
+	res := webhook.WebhookAttemptResult{ResponseCode: resp.StatusCode, Snippet: string(snippet)}
 	switch {
 	case resp.StatusCode >= 200 && resp.StatusCode < 300:
 		res.Status = engine.DeliveryDelivered

@@ -24,7 +24,11 @@ import (
 	"portal/engine"
 	"portal/engine/dbtest"
 	"portal/engine/enginetest"
+	"portal/engine/invitation"
 	"portal/engine/jobs"
+	"portal/engine/organisation"
+	"portal/engine/staff"
+	"portal/engine/webhook"
 	"portal/outbound/webhooks"
 	"portal/relay/session"
 )
@@ -106,14 +110,14 @@ func newEnv(t *testing.T, db *bun.DB) *env {
 		t.Fatal(err)
 	}
 	demo := enginetest.Seed(t, db, engine.WithSecretSealer(ring.Sealer("payment secrets")), engine.WithPrivateWebhookAddresses())
-	if err := engine.SeedDemoOrganisations(context.Background(), db, time.Now().UTC()); err != nil {
+	if err := organisation.SeedDemoOrganisations(context.Background(), db, time.Now().UTC()); err != nil {
 		t.Fatal(err)
 	}
 	// A minute ahead of the engine, whose real clock dates the jobs.
 	clk := &clock{t: time.Now().UTC().Add(time.Minute)}
 	quiet := slog.New(slog.DiscardHandler)
 	r := jobs.New(db, jobs.Config{Now: clk.Now, BackoffBase: time.Minute, Logger: quiet})
-	webhooks.Register(r, webhooks.Deps{Engine: demo.Svc, AllowPrivate: true, Now: clk.Now, Logger: quiet})
+	webhooks.Register(r, webhooks.Deps{Engine: webhook.Of(demo.Svc), AllowPrivate: true, Now: clk.Now, Logger: quiet})
 	return &env{demo: demo, runner: r, clock: clk}
 }
 
@@ -131,16 +135,16 @@ func (e *env) endpoint(t *testing.T, orgID int64, url string, events ...string) 
 	if len(events) == 0 {
 		events = engine.WebhookEventTypes
 	}
-	ep, secret, err := e.demo.Svc.CreateWebhookEndpoint(context.Background(), engine.CommandLine, orgID, engine.WebhookEndpointInput{URL: url, Events: events})
+	ep, secret, err := webhook.Of(e.demo.Svc).CreateWebhookEndpoint(context.Background(), engine.CommandLine, orgID, webhook.WebhookEndpointInput{URL: url, Events: events})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return ep, secret
 }
 
-func (e *env) deliveries(t *testing.T, ep *engine.WebhookEndpoint) []engine.WebhookDelivery {
+func (e *env) deliveries(t *testing.T, ep *engine.WebhookEndpoint) []webhook.WebhookDelivery {
 	t.Helper()
-	list, err := e.demo.Svc.WebhookDeliveries(context.Background(), ep.OrganisationID, ep.ID, 50)
+	list, err := webhook.Of(e.demo.Svc).WebhookDeliveries(context.Background(), ep.OrganisationID, ep.ID, 50)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +160,7 @@ func TestDeliveriesSignedRetriedAndScoped(t *testing.T) {
 		e := newEnv(t, db)
 		mine, other := newReceiver(t, 500, 200), newReceiver(t, 200)
 		ep, secret := e.endpoint(t, 1, mine.srv.URL+"/hooks")
-		e.endpoint(t, engine.DemoSecondOrgID, other.srv.URL+"/hooks")
+		e.endpoint(t, organisation.DemoSecondOrgID, other.srv.URL+"/hooks")
 
 		form := e.demo.Commit(alex)
 		if n := e.work(t); n != 1 {
@@ -197,11 +201,11 @@ func TestDeliveriesSignedRetriedAndScoped(t *testing.T) {
 
 		paid := e.demo.Pay(form)
 		e.work(t)
-		if err := e.demo.Svc.RefundPayment(context.Background(), engine.Actor{Name: "test"}, 1, form.ProcessID, paid.Reference, "duplicate"); err != nil {
+		if err := staff.Of(e.demo.Svc).RefundPayment(context.Background(), engine.Actor{Name: "test"}, 1, form.ProcessID, paid.Reference, "duplicate"); err != nil {
 			t.Fatal(err)
 		}
 		e.work(t)
-		if err := e.demo.Svc.CancelRegistration(context.Background(), engine.Actor{Name: "test"}, 1, form.ProcessID); err != nil {
+		if err := staff.Of(e.demo.Svc).CancelRegistration(context.Background(), engine.Actor{Name: "test"}, 1, form.ProcessID); err != nil {
 			t.Fatal(err)
 		}
 		e.work(t)
@@ -232,7 +236,7 @@ func TestGoneDisablesTheEndpoint(t *testing.T) {
 		ep, _ := e.endpoint(t, 1, gone.srv.URL)
 		form := e.demo.Commit(alex)
 		e.work(t)
-		list, err := e.demo.Svc.WebhookEndpoints(context.Background(), 1)
+		list, err := webhook.Of(e.demo.Svc).WebhookEndpoints(context.Background(), 1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -249,10 +253,10 @@ func TestGoneDisablesTheEndpoint(t *testing.T) {
 			t.Fatalf("a disabled endpoint got %d requests, want the one that disabled it", n)
 		}
 		active := true
-		if _, err := e.demo.Svc.UpdateWebhookEndpoint(context.Background(), engine.CommandLine, 1, ep.ID, engine.WebhookEndpointChange{Active: &active}); err != nil {
+		if _, err := webhook.Of(e.demo.Svc).UpdateWebhookEndpoint(context.Background(), engine.CommandLine, 1, ep.ID, webhook.WebhookEndpointChange{Active: &active}); err != nil {
 			t.Fatal(err)
 		}
-		if list, _ := e.demo.Svc.WebhookEndpoints(context.Background(), 1); !list[0].Active || list[0].DisabledReason != "" {
+		if list, _ := webhook.Of(e.demo.Svc).WebhookEndpoints(context.Background(), 1); !list[0].Active || list[0].DisabledReason != "" {
 			t.Fatalf("re-activated: %+v", list[0])
 		}
 	})
@@ -283,8 +287,8 @@ func TestDeadAfterMaxAttempts(t *testing.T) {
 			org        int64
 			portalWide bool
 			want       int
-		}{{1, false, 1}, {engine.DemoSecondOrgID, true, 0}} {
-			list, err := e.demo.Svc.StaffJobs(context.Background(), c.org, c.portalWide)
+		}{{1, false, 1}, {organisation.DemoSecondOrgID, true, 0}} {
+			list, err := staff.Of(e.demo.Svc).StaffJobs(context.Background(), c.org, c.portalWide)
 			if err != nil || len(list) != c.want {
 				t.Fatalf("staff jobs of organisation %d: %+v, %v", c.org, list, err)
 			}
@@ -301,7 +305,7 @@ func TestRotatedSecretSigns(t *testing.T) {
 		ep, old := e.endpoint(t, 1, recv.srv.URL)
 		form := e.demo.Commit(alex)
 		e.work(t)
-		rotated, err := e.demo.Svc.RotateWebhookSecret(context.Background(), engine.CommandLine, 1, ep.ID)
+		rotated, err := webhook.Of(e.demo.Svc).RotateWebhookSecret(context.Background(), engine.CommandLine, 1, ep.ID)
 		if err != nil || rotated == old {
 			t.Fatalf("rotate: %q, %v", rotated, err)
 		}
@@ -312,7 +316,7 @@ func TestRotatedSecretSigns(t *testing.T) {
 			got[0].signature == got[1].signature {
 			t.Fatalf("signatures before and after the rotation: %+v", got)
 		}
-		if _, err := e.demo.Svc.RotateWebhookSecret(context.Background(), engine.CommandLine, engine.DemoSecondOrgID, ep.ID); engine.ErrorCode(err) != engine.CodeNotFound {
+		if _, err := webhook.Of(e.demo.Svc).RotateWebhookSecret(context.Background(), engine.CommandLine, organisation.DemoSecondOrgID, ep.ID); engine.ErrorCode(err) != engine.CodeNotFound {
 			t.Fatalf("rotating another organisation's endpoint: %v", err)
 		}
 	})
@@ -344,17 +348,17 @@ func TestEndpointValidation(t *testing.T) {
 		e := newEnv(t, db)
 		cases := []struct {
 			name   string
-			in     engine.WebhookEndpointInput
+			in     webhook.WebhookEndpointInput
 			fields []string
 		}{
-			{"http on a public host", engine.WebhookEndpointInput{URL: "http://example.com/h", Events: []string{engine.EventPaymentSucceeded}}, []string{"url"}},
-			{"not absolute", engine.WebhookEndpointInput{URL: "/hooks", Events: []string{engine.EventPaymentSucceeded}}, []string{"url"}},
-			{"ftp", engine.WebhookEndpointInput{URL: "ftp://example.com/", Events: []string{engine.EventPaymentSucceeded}}, []string{"url"}},
-			{"unknown event", engine.WebhookEndpointInput{URL: "https://example.com/h", Events: []string{"payment.lost"}}, []string{"events"}},
-			{"both", engine.WebhookEndpointInput{URL: "", Events: nil}, []string{"url", "events"}},
+			{"http on a public host", webhook.WebhookEndpointInput{URL: "http://example.com/h", Events: []string{engine.EventPaymentSucceeded}}, []string{"url"}},
+			{"not absolute", webhook.WebhookEndpointInput{URL: "/hooks", Events: []string{engine.EventPaymentSucceeded}}, []string{"url"}},
+			{"ftp", webhook.WebhookEndpointInput{URL: "ftp://example.com/", Events: []string{engine.EventPaymentSucceeded}}, []string{"url"}},
+			{"unknown event", webhook.WebhookEndpointInput{URL: "https://example.com/h", Events: []string{"payment.lost"}}, []string{"events"}},
+			{"both", webhook.WebhookEndpointInput{URL: "", Events: nil}, []string{"url", "events"}},
 		}
 		for _, tc := range cases {
-			_, _, err := e.demo.Svc.CreateWebhookEndpoint(context.Background(), engine.CommandLine, 1, tc.in)
+			_, _, err := webhook.Of(e.demo.Svc).CreateWebhookEndpoint(context.Background(), engine.CommandLine, 1, tc.in)
 			ee, ok := engine.AsError(err)
 			if !ok || ee.Code != engine.CodeValidation || len(ee.Fields) != len(tc.fields) {
 				t.Errorf("%s: %v", tc.name, err)
@@ -366,7 +370,7 @@ func TestEndpointValidation(t *testing.T) {
 				}
 			}
 		}
-		if list, _ := e.demo.Svc.WebhookEndpoints(context.Background(), 1); len(list) != 0 {
+		if list, _ := webhook.Of(e.demo.Svc).WebhookEndpoints(context.Background(), 1); len(list) != 0 {
 			t.Fatalf("invalid endpoints were stored: %+v", list)
 		}
 	})
@@ -380,13 +384,13 @@ func TestInvitationOpenedOnce(t *testing.T) {
 		recv := newReceiver(t, 200)
 		_, secret := e.endpoint(t, 1, recv.srv.URL, engine.EventInvitationOpened)
 		ctx := context.Background()
-		rep, err := e.demo.Svc.CreateInvitations(ctx, engine.CommandLine, 1, engine.InvitationRequest{PeriodID: engine.DemoPeriodID, UserKeys: []string{engine.DemoUserKey}})
+		rep, err := invitation.Of(e.demo.Svc).CreateInvitations(ctx, engine.CommandLine, 1, invitation.InvitationRequest{PeriodID: engine.DemoPeriodID, UserKeys: []string{engine.DemoUserKey}})
 		if err != nil || len(rep.Created) != 1 {
 			t.Fatalf("invite: %+v, %v", rep, err)
 		}
 		inv := rep.Created[0]
 		for range 2 {
-			if _, err := e.demo.Svc.OpenInvitation(ctx, 1, inv.ID); err != nil {
+			if _, err := invitation.Of(e.demo.Svc).OpenInvitation(ctx, 1, inv.ID); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -421,14 +425,14 @@ func TestReplaySendsTheSameEvent(t *testing.T) {
 			t.Fatalf("first delivery: %+v", first)
 		}
 		actor := engine.Actor{Name: "replayer"}
-		if _, err := e.demo.Svc.ReplayWebhookDelivery(ctx, actor, engine.DemoSecondOrgID, ep.ID, first.ID); engine.ErrorCode(err) != engine.CodeNotFound {
+		if _, err := webhook.Of(e.demo.Svc).ReplayWebhookDelivery(ctx, actor, organisation.DemoSecondOrgID, ep.ID, first.ID); engine.ErrorCode(err) != engine.CodeNotFound {
 			t.Fatalf("replay from another organisation: %v", err)
 		}
-		replay, err := e.demo.Svc.ReplayWebhookDelivery(ctx, actor, 1, ep.ID, first.ID)
+		replay, err := webhook.Of(e.demo.Svc).ReplayWebhookDelivery(ctx, actor, 1, ep.ID, first.ID)
 		if err != nil || replay.ID == first.ID || replay.EventID != first.EventID || replay.Status != engine.DeliveryPending {
 			t.Fatalf("replay: %+v, %v", replay, err)
 		}
-		if _, err := e.demo.Svc.ReplayWebhookDelivery(ctx, actor, 1, ep.ID, replay.ID); engine.ErrorCode(err) != engine.CodeConflict {
+		if _, err := webhook.Of(e.demo.Svc).ReplayWebhookDelivery(ctx, actor, 1, ep.ID, replay.ID); engine.ErrorCode(err) != engine.CodeConflict {
 			t.Fatalf("replaying a pending delivery: %v", err)
 		}
 		// The replay fails until it is dead; then it can be replayed itself.
@@ -447,7 +451,7 @@ func TestReplaySendsTheSameEvent(t *testing.T) {
 		recv.mu.Lock()
 		recv.codes = []int{204}
 		recv.mu.Unlock()
-		again, err := e.demo.Svc.ReplayWebhookDelivery(ctx, actor, 1, ep.ID, replay.ID)
+		again, err := webhook.Of(e.demo.Svc).ReplayWebhookDelivery(ctx, actor, 1, ep.ID, replay.ID)
 		if err != nil {
 			t.Fatalf("replaying a dead delivery: %v", err)
 		}
@@ -456,10 +460,10 @@ func TestReplaySendsTheSameEvent(t *testing.T) {
 			t.Fatalf("after replaying the dead one: %+v", d[0])
 		}
 		off := false
-		if _, err := e.demo.Svc.UpdateWebhookEndpoint(ctx, engine.CommandLine, 1, ep.ID, engine.WebhookEndpointChange{Active: &off}); err != nil {
+		if _, err := webhook.Of(e.demo.Svc).UpdateWebhookEndpoint(ctx, engine.CommandLine, 1, ep.ID, webhook.WebhookEndpointChange{Active: &off}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := e.demo.Svc.ReplayWebhookDelivery(ctx, actor, 1, ep.ID, first.ID); engine.ErrorCode(err) != engine.CodeConflict {
+		if _, err := webhook.Of(e.demo.Svc).ReplayWebhookDelivery(ctx, actor, 1, ep.ID, first.ID); engine.ErrorCode(err) != engine.CodeConflict {
 			t.Fatalf("replaying to an inactive endpoint: %v", err)
 		}
 		n, err := db.NewSelect().Model((*engine.AuditRecord)(nil)).Where("action = ? AND actor = ? AND organisation_id = 1", "webhook.replay", "replayer").Count(ctx)
@@ -496,20 +500,20 @@ func TestAllowedNetworks(t *testing.T) {
 		sealer := engine.WithSecretSealer(ring.Sealer("payment secrets"))
 		strict := engine.NewService(db, nil, sealer)
 		open := engine.NewService(db, nil, sealer, engine.WithWebhookNetworks(nets))
-		in := func(u string) engine.WebhookEndpointInput {
-			return engine.WebhookEndpointInput{URL: u, Events: []string{engine.EventPaymentSucceeded}}
+		in := func(u string) webhook.WebhookEndpointInput {
+			return webhook.WebhookEndpointInput{URL: u, Events: []string{engine.EventPaymentSucceeded}}
 		}
-		if _, _, err := strict.CreateWebhookEndpoint(ctx, engine.CommandLine, 1, in("https://10.20.0.5/hooks")); engine.ErrorCode(err) != engine.CodeValidation {
+		if _, _, err := webhook.Of(strict).CreateWebhookEndpoint(ctx, engine.CommandLine, 1, in("https://10.20.0.5/hooks")); engine.ErrorCode(err) != engine.CodeValidation {
 			t.Fatalf("private endpoint without the setting: %v", err)
 		}
-		if _, _, err := open.CreateWebhookEndpoint(ctx, engine.CommandLine, 1, in("https://10.20.0.5/hooks")); err != nil {
+		if _, _, err := webhook.Of(open).CreateWebhookEndpoint(ctx, engine.CommandLine, 1, in("https://10.20.0.5/hooks")); err != nil {
 			t.Fatalf("endpoint on an allowed network: %v", err)
 		}
-		if _, _, err := open.CreateWebhookEndpoint(ctx, engine.CommandLine, 1, in("https://[fd00::1]/hooks")); err != nil {
+		if _, _, err := webhook.Of(open).CreateWebhookEndpoint(ctx, engine.CommandLine, 1, in("https://[fd00::1]/hooks")); err != nil {
 			t.Fatalf("endpoint on an allowed IPv6 network: %v", err)
 		}
 		for _, u := range []string{"https://10.21.0.5/hooks", "https://192.168.1.5/hooks", "https://169.254.169.254/latest"} {
-			if _, _, err := open.CreateWebhookEndpoint(ctx, engine.CommandLine, 1, in(u)); engine.ErrorCode(err) != engine.CodeValidation {
+			if _, _, err := webhook.Of(open).CreateWebhookEndpoint(ctx, engine.CommandLine, 1, in(u)); engine.ErrorCode(err) != engine.CodeValidation {
 				t.Errorf("%s outside the allowed networks: %v", u, err)
 			}
 		}

@@ -13,6 +13,9 @@ import (
 
 	"portal/engine"
 	"portal/engine/banking"
+	"portal/engine/directdebit"
+	"portal/engine/payment"
+	"portal/engine/staff"
 	"portal/handlers/server"
 	"portal/handlers/staff/registrations"
 	"portal/handlers/staff/staffpage"
@@ -64,14 +67,14 @@ func (s *Server) StaffDebitRuns(c echo.Context) error {
 	u := staffpage.StaffUserOf(c)
 	t := staffpage.StaffDebitTextIn(c)
 	ctx := c.Request().Context()
-	runs, err := s.engine.DebitRuns(ctx, u.OrganisationID)
+	runs, err := directdebit.Of(s.engine).DebitRuns(ctx, u.OrganisationID)
 	if err != nil {
 		return s.StaffEngineError(c, err)
 	}
 	m := views.StaffDebitRunsModel{StaffChrome: s.StaffChrome(c, t.Title),
-		Until: time.Now().UTC().Add(engine.DefaultCollectionHorizon).Format(time.DateOnly)}
-	if u.Role.AtLeast(engine.RoleTreasurer) {
-		ps, err := s.engine.PaymentSettings(ctx, u.OrganisationID)
+		Until: time.Now().UTC().Add(directdebit.DefaultCollectionHorizon).Format(time.DateOnly)}
+	if u.Role.AtLeast(staff.RoleTreasurer) {
+		ps, err := payment.Of(s.engine).PaymentSettings(ctx, u.OrganisationID)
 		if err != nil {
 			return s.StaffEngineError(c, err)
 		}
@@ -87,7 +90,7 @@ func (s *Server) StaffDebitRuns(c echo.Context) error {
 	}
 	for _, r := range runs {
 		m.Runs = append(m.Runs, debitRunRow(c, r))
-		if m.Notice != "" && r.Status == engine.DebitRunPrepared && !strings.HasSuffix(m.Notice, t.NothingDueInRun) {
+		if m.Notice != "" && r.Status == payment.DebitRunPrepared && !strings.HasSuffix(m.Notice, t.NothingDueInRun) {
 			m.Notice += " " + t.NothingDueInRun
 		}
 	}
@@ -95,18 +98,18 @@ func (s *Server) StaffDebitRuns(c echo.Context) error {
 }
 
 // debitRunRow prints a run as the list and its page show it.
-func debitRunRow(c echo.Context, r engine.DebitRun) views.StaffDebitRunRow {
+func debitRunRow(c echo.Context, r payment.DebitRun) views.StaffDebitRunRow {
 	t := staffpage.StaffDebitTextIn(c)
 	row := views.StaffDebitRunRow{ID: strconv.FormatInt(r.ID, 10), URL: debitRunURL(c, r.ID), MessageID: r.MessageID,
 		Created: staffpage.StaffDateTime(c, r.CreatedAt), CreatedBy: r.CreatedBy, Until: staffpage.StaffDate(c, r.UntilOn), Count: strconv.Itoa(r.DebitCount),
 		Total: staffpage.StaffMoney(c, r.TotalMinor, r.Currency), Version: r.FileVersion, StatusKey: string(r.Status)}
 	switch r.Status {
-	case engine.DebitRunSent:
+	case payment.DebitRunSent:
 		row.Status = t.StatusSent
 		if r.SentAt != nil {
 			row.StatusAt = fmt.Sprintf(t.SentAt, staffpage.StaffDateTime(c, *r.SentAt))
 		}
-	case engine.DebitRunCancelled:
+	case payment.DebitRunCancelled:
 		row.Status = t.StatusCancelled
 		if r.CancelledAt != nil {
 			row.StatusAt = fmt.Sprintf(t.CancelledAt, staffpage.StaffDateTime(c, *r.CancelledAt))
@@ -128,15 +131,15 @@ func (s *Server) StaffPrepareDebitRun(c echo.Context) error {
 		return s.StaffErrorPage(c, http.StatusUnprocessableEntity, t.BadUntil)
 	}
 	ctx := c.Request().Context()
-	ps, err := s.engine.PaymentSettings(ctx, u.OrganisationID)
+	ps, err := payment.Of(s.engine).PaymentSettings(ctx, u.OrganisationID)
 	if err != nil {
 		return s.StaffEngineError(c, err)
 	}
 	if ps.DebitCreditorID == "" {
 		return s.StaffErrorPage(c, http.StatusConflict, t.NoCreditor)
 	}
-	run, err := s.engine.CollectDebits(ctx, engine.CollectRequest{OrganisationID: u.OrganisationID, Until: until, Actor: u.Actor()})
-	if errors.Is(err, engine.ErrNothingDue) {
+	run, err := directdebit.Of(s.engine).CollectDebits(ctx, directdebit.CollectRequest{OrganisationID: u.OrganisationID, Until: until, Actor: u.Actor()})
+	if errors.Is(err, directdebit.ErrNothingDue) {
 		return c.Redirect(http.StatusSeeOther, server.OrganisationPath(c, server.StaffPrefix+server.StaffDebitsPath)+"?"+url.Values{"nothing": {until.Format(time.DateOnly)}}.Encode())
 	}
 	if err != nil {
@@ -159,12 +162,12 @@ func (s *Server) StaffDebitRun(c echo.Context) error {
 	m := views.StaffDebitRunModel{StaffChrome: s.StaffChrome(c, fmt.Sprintf(t.RunTitle, r.MessageID)), Run: row,
 		Intro:   fmt.Sprintf(t.RunIntro, row.Created, r.CreatedBy, row.Until, r.DebitCount, row.Total, r.FileVersion),
 		BackURL: server.OrganisationPath(c, server.StaffPrefix+server.StaffDebitsPath)}
-	if u.Role.AtLeast(engine.RoleTreasurer) {
+	if u.Role.AtLeast(staff.RoleTreasurer) {
 		base := debitRunURL(c, r.ID)
-		if r.Status != engine.DebitRunCancelled {
+		if r.Status != payment.DebitRunCancelled {
 			m.FileURL = base + "/file"
 		}
-		if r.Status == engine.DebitRunPrepared {
+		if r.Status == payment.DebitRunPrepared {
 			m.SentURL, m.CancelURL = base+"/sent", base+"/cancel"
 		}
 	}
@@ -175,25 +178,25 @@ func (s *Server) StaffDebitRun(c echo.Context) error {
 }
 
 // debitLine prints one debit of a run.
-func debitLine(c echo.Context, l engine.DebitLine) views.StaffDebitLine {
+func debitLine(c echo.Context, l directdebit.DebitLine) views.StaffDebitLine {
 	t := staffpage.StaffDebitTextIn(c)
 	out := views.StaffDebitLine{EndToEndID: l.EndToEndID, RegistrationID: strconv.FormatInt(l.RegistrationID, 10),
 		RegistrationURL: registrations.RegistrationURL(c, l.RegistrationID), MandateReference: l.MandateReference, Holder: l.Holder, IBAN: l.MaskedIBAN,
 		Amount: staffpage.StaffMoney(c, l.AmountMinor, l.Currency), Due: staffpage.StaffDate(c, l.DueOn), StatusKey: string(l.Status), Amended: l.Amended,
-		MandateEnded: l.MandateEnded && l.Status == engine.DebitInRun}
+		MandateEnded: l.MandateEnded && l.Status == payment.DebitInRun}
 	out.Sequence = t.SeqRecurring
 	if l.Sequence == banking.SequenceFirst {
 		out.Sequence = t.SeqFirst
 	}
 	switch l.Status {
-	case engine.DebitCollected:
+	case payment.DebitCollected:
 		out.Status = t.DebitCollected
-	case engine.DebitReturned:
+	case payment.DebitReturned:
 		out.Status = t.DebitReturned
 		if l.ReturnCode != "" {
 			out.ReturnCode = l.ReturnCode + ": " + banking.ReturnReasonText(l.ReturnCode, server.LangOf(c).Code)
 		}
-	case engine.DebitCancelled:
+	case payment.DebitCancelled:
 		out.Status = t.DebitCancelled
 	default:
 		out.Status = t.DebitInRun
@@ -210,23 +213,23 @@ func (s *Server) StaffDebitRunFile(c echo.Context) error {
 	if d == nil {
 		return answered
 	}
-	if d.Run.Status == engine.DebitRunCancelled {
+	if d.Run.Status == payment.DebitRunCancelled {
 		return s.StaffErrorPage(c, http.StatusConflict, staffpage.StaffDebitTextIn(c).IsCancelled)
 	}
 	h := c.Response().Header()
-	h.Set(echo.HeaderContentDisposition, `attachment; filename="`+engine.DebitRunFileName(d.Run)+`"`)
+	h.Set(echo.HeaderContentDisposition, `attachment; filename="`+directdebit.DebitRunFileName(d.Run)+`"`)
 	return c.Blob(http.StatusOK, "application/xml", d.Run.File)
 }
 
 // staffDebitRunOf loads the run the path names, of the staff member's
 // club; nil when the answer (not found, an engine error) was written,
 // whose error the caller returns.
-func (s *Server) staffDebitRunOf(c echo.Context) (*engine.DebitRunDetail, error) {
+func (s *Server) staffDebitRunOf(c echo.Context) (*directdebit.DebitRunDetail, error) {
 	id, ok := server.PathID(c, "id")
 	if !ok {
 		return nil, s.StaffErrorPage(c, http.StatusNotFound, staffpage.StaffTextIn(c).NotFound)
 	}
-	d, err := s.engine.DebitRunByID(c.Request().Context(), staffpage.StaffUserOf(c).OrganisationID, id)
+	d, err := directdebit.Of(s.engine).DebitRunByID(c.Request().Context(), staffpage.StaffUserOf(c).OrganisationID, id)
 	if err != nil {
 		return nil, s.StaffEngineError(c, err)
 	}
@@ -238,7 +241,7 @@ func (s *Server) staffDebitRunOf(c echo.Context) (*engine.DebitRunDetail, error)
 // answered by a redirect to its page saying so (a repeated post), one in
 // the other final state by a conflict page in words. ok is false when
 // the caller returns err.
-func (s *Server) debitRunAction(c echo.Context, goal engine.DebitRunStatus) (d *engine.DebitRunDetail, ok bool, err error) {
+func (s *Server) debitRunAction(c echo.Context, goal payment.DebitRunStatus) (d *directdebit.DebitRunDetail, ok bool, err error) {
 	t := staffpage.StaffDebitTextIn(c)
 	d, answered := s.staffDebitRunOf(c)
 	if d == nil {
@@ -246,13 +249,13 @@ func (s *Server) debitRunAction(c echo.Context, goal engine.DebitRunStatus) (d *
 	}
 	id := d.Run.ID
 	switch {
-	case d.Run.Status == engine.DebitRunPrepared:
+	case d.Run.Status == payment.DebitRunPrepared:
 		return d, true, nil
-	case d.Run.Status == goal && goal == engine.DebitRunSent:
+	case d.Run.Status == goal && goal == payment.DebitRunSent:
 		return nil, false, c.Redirect(http.StatusSeeOther, debitRunURL(c, id)+"?done="+flashDebitRunAlreadySent)
 	case d.Run.Status == goal:
 		return nil, false, c.Redirect(http.StatusSeeOther, debitRunURL(c, id)+"?done="+flashDebitRunAlreadyCancelled)
-	case d.Run.Status == engine.DebitRunSent:
+	case d.Run.Status == payment.DebitRunSent:
 		return nil, false, s.StaffErrorPage(c, http.StatusConflict, t.IsSent)
 	default:
 		return nil, false, s.StaffErrorPage(c, http.StatusConflict, t.IsCancelled)
@@ -260,10 +263,10 @@ func (s *Server) debitRunAction(c echo.Context, goal engine.DebitRunStatus) (d *
 }
 
 // inRun counts the debits of a run still waiting to be sent.
-func inRun(d *engine.DebitRunDetail) int {
+func inRun(d *directdebit.DebitRunDetail) int {
 	n := 0
 	for _, l := range d.Debits {
-		if l.Status == engine.DebitInRun {
+		if l.Status == payment.DebitInRun {
 			n++
 		}
 	}
@@ -275,7 +278,7 @@ func inRun(d *engine.DebitRunDetail) int {
 // run's page then says how many registrations that completed.
 func (s *Server) StaffMarkDebitRunSent(c echo.Context) error {
 	t := staffpage.StaffDebitTextIn(c)
-	d, ok, err := s.debitRunAction(c, engine.DebitRunSent)
+	d, ok, err := s.debitRunAction(c, payment.DebitRunSent)
 	if !ok {
 		return err
 	}
@@ -285,7 +288,7 @@ func (s *Server) StaffMarkDebitRunSent(c echo.Context) error {
 		return err
 	}
 	u := staffpage.StaffUserOf(c)
-	res, err := s.engine.MarkDebitRunSent(c.Request().Context(), u.Actor(), u.OrganisationID, d.Run.ID)
+	res, err := directdebit.Of(s.engine).MarkDebitRunSent(c.Request().Context(), u.Actor(), u.OrganisationID, d.Run.ID)
 	if err != nil {
 		return s.debitRunEngineError(c, err)
 	}
@@ -304,7 +307,7 @@ func (s *Server) StaffMarkDebitRunSent(c echo.Context) error {
 // are due again for the next run.
 func (s *Server) StaffCancelDebitRun(c echo.Context) error {
 	t := staffpage.StaffDebitTextIn(c)
-	d, ok, err := s.debitRunAction(c, engine.DebitRunCancelled)
+	d, ok, err := s.debitRunAction(c, payment.DebitRunCancelled)
 	if !ok {
 		return err
 	}
@@ -315,7 +318,7 @@ func (s *Server) StaffCancelDebitRun(c echo.Context) error {
 		return err
 	}
 	u := staffpage.StaffUserOf(c)
-	if _, err := s.engine.CancelDebitRun(c.Request().Context(), u.Actor(), u.OrganisationID, d.Run.ID); err != nil {
+	if _, err := directdebit.Of(s.engine).CancelDebitRun(c.Request().Context(), u.Actor(), u.OrganisationID, d.Run.ID); err != nil {
 		return s.debitRunEngineError(c, err)
 	}
 	return c.Redirect(http.StatusSeeOther, back+"?done="+flashDebitRunCancelled)
@@ -328,11 +331,11 @@ func (s *Server) StaffCancelDebitRun(c echo.Context) error {
 func (s *Server) debitRunEngineError(c echo.Context, err error) error {
 	if engine.ErrorCode(err) == engine.CodeConflict {
 		if id, ok := server.PathID(c, "id"); ok {
-			if d, lerr := s.engine.DebitRunByID(c.Request().Context(), staffpage.StaffUserOf(c).OrganisationID, id); lerr == nil {
+			if d, lerr := directdebit.Of(s.engine).DebitRunByID(c.Request().Context(), staffpage.StaffUserOf(c).OrganisationID, id); lerr == nil {
 				switch d.Run.Status {
-				case engine.DebitRunSent:
+				case payment.DebitRunSent:
 					return s.StaffErrorPage(c, http.StatusConflict, staffpage.StaffDebitTextIn(c).IsSent)
-				case engine.DebitRunCancelled:
+				case payment.DebitRunCancelled:
 					return s.StaffErrorPage(c, http.StatusConflict, staffpage.StaffDebitTextIn(c).IsCancelled)
 				}
 			}

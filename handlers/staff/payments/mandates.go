@@ -7,6 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"portal/engine/directdebit"
 	"portal/handlers/server"
 	"portal/handlers/staff/registrations"
 	"portal/handlers/staff/staffpage"
@@ -38,7 +39,7 @@ func (s *Server) StaffRevokeMandate(c echo.Context) error {
 	if !ok {
 		return s.StaffErrorPage(c, http.StatusNotFound, staffpage.StaffTextIn(c).NotFound)
 	}
-	m, err := s.engine.StaffMandate(c.Request().Context(), u.OrganisationID, id)
+	m, err := directdebit.Of(s.engine).StaffMandate(c.Request().Context(), u.OrganisationID, id)
 	if err != nil {
 		return s.StaffEngineError(c, err)
 	}
@@ -46,7 +47,7 @@ func (s *Server) StaffRevokeMandate(c echo.Context) error {
 		Yes: t.RevokeYes, No: t.RevokeNo}, back); !proceed {
 		return err
 	}
-	if _, err := s.engine.StaffRevokeMandate(c.Request().Context(), u.Actor(), u.OrganisationID, id); err != nil {
+	if _, err := directdebit.Of(s.engine).StaffRevokeMandate(c.Request().Context(), u.Actor(), u.OrganisationID, id); err != nil {
 		return s.StaffEngineError(c, err)
 	}
 	return c.Redirect(http.StatusSeeOther, back+"?done="+flashMandateRevoked)

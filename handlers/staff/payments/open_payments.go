@@ -14,7 +14,10 @@ import (
 
 	"portal/engine"
 	"portal/engine/banking"
+	"portal/engine/organisation"
+	"portal/engine/payment"
 	"portal/engine/report"
+	"portal/engine/staff"
 	"portal/handlers/server"
 	"portal/handlers/staff/registrations"
 	"portal/handlers/staff/staffpage"
@@ -26,8 +29,8 @@ const maxBulkSelection = 1000
 
 // openPaymentQuery reads the list's filters and order from the query
 // string; one that does not parse is an error the page names.
-func openPaymentQuery(c echo.Context, orgID int64) (engine.OpenPaymentQuery, bool) {
-	q := engine.OpenPaymentQuery{OrganisationID: orgID, Sort: engine.OpenPaymentSort(c.QueryParam("sort"))}
+func openPaymentQuery(c echo.Context, orgID int64) (staff.OpenPaymentQuery, bool) {
+	q := staff.OpenPaymentQuery{OrganisationID: orgID, Sort: staff.OpenPaymentSort(c.QueryParam("sort"))}
 	ok := true
 	num := func(name string, limit int64) int64 {
 		raw := strings.TrimSpace(c.QueryParam(name))
@@ -42,14 +45,14 @@ func openPaymentQuery(c echo.Context, orgID int64) (engine.OpenPaymentQuery, boo
 		return n
 	}
 	q.PeriodID, q.MinDays, q.MinReminders = num("period", 1<<53), int(num("unpaid", 36500)), int(num("reminders", 1000))
-	if q.Sort != "" && !slices.Contains(engine.OpenPaymentSorts, q.Sort) {
+	if q.Sort != "" && !slices.Contains(staff.OpenPaymentSorts, q.Sort) {
 		ok = false
 	}
 	return q, ok
 }
 
 // OpenPaymentsURL is the list's (or its CSV's) address with q's filters.
-func OpenPaymentsURL(c echo.Context, path string, q engine.OpenPaymentQuery) string {
+func OpenPaymentsURL(c echo.Context, path string, q staff.OpenPaymentQuery) string {
 	v := url.Values{}
 	if q.PeriodID != 0 {
 		v.Set("period", strconv.FormatInt(q.PeriodID, 10))
@@ -70,14 +73,14 @@ func OpenPaymentsURL(c echo.Context, path string, q engine.OpenPaymentQuery) str
 	return u
 }
 
-func openPaymentSortLabel(c echo.Context, s engine.OpenPaymentSort) string {
+func openPaymentSortLabel(c echo.Context, s staff.OpenPaymentSort) string {
 	t := staffpage.StaffOpenPaymentTextIn(c)
 	switch s {
-	case engine.SortNewest:
+	case staff.SortNewest:
 		return t.SortNewest
-	case engine.SortOwed:
+	case staff.SortOwed:
 		return t.SortOwed
-	case engine.SortReminders:
+	case staff.SortReminders:
 		return t.SortReminders
 	}
 	return t.SortOldest
@@ -93,11 +96,11 @@ func (s *Server) StaffOpenPayments(c echo.Context) error {
 		return s.StaffErrorPage(c, http.StatusBadRequest, staffpage.StaffTextIn(c).BadFilter)
 	}
 	ctx := c.Request().Context()
-	rows, err := s.engine.OpenPayments(ctx, q)
+	rows, err := staff.Of(s.engine).OpenPayments(ctx, q)
 	if err != nil {
 		return s.StaffEngineError(c, err)
 	}
-	periods, err := s.engine.Periods(ctx, u.OrganisationID)
+	periods, err := organisation.Of(s.engine).Periods(ctx, u.OrganisationID)
 	if err != nil {
 		return s.StaffEngineError(c, err)
 	}
@@ -114,9 +117,9 @@ func (s *Server) StaffOpenPayments(c echo.Context) error {
 	for _, p := range periods {
 		m.Periods = append(m.Periods, views.StaffOption{Value: strconv.FormatInt(p.ID, 10), Label: p.Name, Selected: p.ID == q.PeriodID})
 	}
-	for _, so := range engine.OpenPaymentSorts {
+	for _, so := range staff.OpenPaymentSorts {
 		m.Sorts = append(m.Sorts, views.StaffOption{Value: string(so), Label: openPaymentSortLabel(c, so),
-			Selected: so == q.Sort || (q.Sort == "" && so == engine.SortOldest)})
+			Selected: so == q.Sort || (q.Sort == "" && so == staff.SortOldest)})
 	}
 	for _, r := range rows {
 		row := views.StaffOpenPaymentRow{ID: strconv.FormatInt(r.RegistrationID, 10), URL: registrations.RegistrationURL(c, r.RegistrationID),
@@ -159,7 +162,7 @@ func (s *Server) StaffOpenPaymentsCSV(c echo.Context) error {
 	// Gathered before the first byte, so that a failure is still an
 	// error page; the list is one query.
 	var recs [][]string
-	err := s.engine.OpenPaymentsCSV(c.Request().Context(), q, func(rec []string) error {
+	err := staff.Of(s.engine).OpenPaymentsCSV(c.Request().Context(), q, func(rec []string) error {
 		for i, v := range rec {
 			rec[i] = report.CSVCell(v)
 		}
@@ -205,7 +208,7 @@ func (s *Server) StaffResendPaymentLinks(c echo.Context) error {
 		}
 		ids = append(ids, id)
 	}
-	sent, skipped, err := s.engine.ResendPaymentLinks(c.Request().Context(), u.Actor(), u.OrganisationID, ids)
+	sent, skipped, err := staff.Of(s.engine).ResendPaymentLinks(c.Request().Context(), u.Actor(), u.OrganisationID, ids)
 	if err != nil {
 		return s.StaffEngineError(c, err)
 	}
@@ -223,13 +226,13 @@ func (s *Server) openPaymentCaptureWords(c echo.Context, orgID int64) (string, e
 		return "", nil
 	}
 	ctx := c.Request().Context()
-	d, err := s.engine.RegistrationDetail(ctx, orgID, id)
+	d, err := staff.Of(s.engine).RegistrationDetail(ctx, orgID, id)
 	if err != nil || d.Order == nil {
 		return "", err
 	}
 	var due *banking.Transfer
 	if d.Order.Status == engine.OrderUnpaid {
-		if due, err = s.engine.BankTransferDue(ctx, d.Order.ID); err != nil {
+		if due, err = payment.Of(s.engine).BankTransferDue(ctx, d.Order.ID); err != nil {
 			return "", err
 		}
 	}

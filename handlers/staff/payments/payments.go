@@ -13,7 +13,11 @@ import (
 
 	"portal/engine"
 	"portal/engine/banking"
+	"portal/engine/bankstatement"
 	"portal/engine/banktransfer"
+	"portal/engine/directdebit"
+	"portal/engine/payment"
+	"portal/engine/staff"
 	"portal/handlers/server"
 	"portal/handlers/staff/registrations"
 	"portal/handlers/staff/staffpage"
@@ -33,7 +37,7 @@ func (s *Server) StaffPaymentsPage(c echo.Context) error {
 // uploaded file when uploadError is not "".
 func (s *Server) renderStaffPayments(c echo.Context, status int, uploadError string) error {
 	u := staffpage.StaffUserOf(c)
-	list, err := s.engine.PaymentsNeedingAttention(c.Request().Context(), engine.AttentionQuery{OrganisationID: u.OrganisationID, Limit: staffAttentionLimit})
+	list, err := staff.Of(s.engine).PaymentsNeedingAttention(c.Request().Context(), staff.AttentionQuery{OrganisationID: u.OrganisationID, Limit: staffAttentionLimit})
 	if err != nil {
 		return s.StaffEngineError(c, err)
 	}
@@ -42,14 +46,14 @@ func (s *Server) renderStaffPayments(c echo.Context, status int, uploadError str
 	for _, a := range list {
 		m.Attention = append(m.Attention, s.staffAttentionRow(c, a))
 	}
-	credits, err := s.engine.BankCredits(c.Request().Context(), engine.CreditQuery{OrganisationID: u.OrganisationID, Limit: staffAttentionLimit})
+	credits, err := bankstatement.Of(s.engine).BankCredits(c.Request().Context(), bankstatement.CreditQuery{OrganisationID: u.OrganisationID, Limit: staffAttentionLimit})
 	if err != nil {
 		return s.StaffEngineError(c, err)
 	}
 	for _, cr := range credits {
-		m.Credits = append(m.Credits, s.staffStoredCredit(c, cr, u.Role.AtLeast(engine.RoleTreasurer)))
+		m.Credits = append(m.Credits, s.staffStoredCredit(c, cr, u.Role.AtLeast(staff.RoleTreasurer)))
 	}
-	if u.Role.AtLeast(engine.RoleTreasurer) {
+	if u.Role.AtLeast(staff.RoleTreasurer) {
 		if s.bankAccountOf(c.Request().Context(), u.OrganisationID) == "" {
 			m.NoBank = true
 		} else {
@@ -60,20 +64,20 @@ func (s *Server) renderStaffPayments(c echo.Context, status int, uploadError str
 }
 
 // staffAttentionRow prints one attempt needing attention.
-func (s *Server) staffAttentionRow(c echo.Context, a engine.AttentionPayment) views.StaffAttentionRow {
+func (s *Server) staffAttentionRow(c echo.Context, a staff.AttentionPayment) views.StaffAttentionRow {
 	p := a.Payment
 	row := views.StaffAttentionRow{Amount: staffpage.StaffMoney(c, p.AmountMinor, p.Currency), UserKey: a.Order.UserKey,
 		Created: staffpage.StaffDateTime(c, p.CreatedAt), Reference: p.Reference,
 		DetailURL: server.OrganisationPath(c, server.StaffPrefix+"/registrations/"+strconv.FormatInt(a.Order.ProcessInstanceID, 10))}
-	if p.Provider == engine.BankTransferProvider && p.ProviderID != nil {
+	if p.Provider == payment.BankTransferProvider && p.ProviderID != nil {
 		row.Reference = banking.Reference(*p.ProviderID).String()
 	}
 	switch a.Reason {
-	case engine.AttentionProblem:
+	case staff.AttentionProblem:
 		row.Reason, row.Detail = staffpage.StaffOpsTextIn(c).AttentionProblem, p.Problem
-	case engine.AttentionSecondPayment:
+	case staff.AttentionSecondPayment:
 		row.Reason = staffpage.StaffOpsTextIn(c).AttentionSecond
-	case engine.AttentionDebitReturned:
+	case staff.AttentionDebitReturned:
 		row.Reason, row.Detail = staffpage.StaffOpsTextIn(c).AttentionReturned, banking.ReturnReasonText(a.ReturnCode, server.LangOf(c).Code)
 		if a.ReturnCode != "" {
 			row.Detail += " (" + a.ReturnCode + ")"
@@ -91,7 +95,7 @@ func (s *Server) staffAttentionRow(c echo.Context, a engine.AttentionPayment) vi
 // others' payers and could match their money to its own orders by amount,
 // so that statement is the operator's to import (portal payments import).
 func (s *Server) bankAccountOf(ctx context.Context, orgID int64) banking.IBAN {
-	ps, err := s.engine.PaymentSettings(ctx, orgID)
+	ps, err := payment.Of(s.engine).PaymentSettings(ctx, orgID)
 	if err != nil || ps.BankIBAN == "" {
 		return ""
 	}
@@ -102,7 +106,7 @@ func (s *Server) bankAccountOf(ctx context.Context, orgID int64) banking.IBAN {
 			return iban
 		}
 	}
-	bt, ok := s.engine.ProviderFor(orgID).(*banktransfer.Provider)
+	bt, ok := payment.Of(s.engine).ProviderFor(orgID).(*banktransfer.Provider)
 	if !ok {
 		return ""
 	}
@@ -132,7 +136,7 @@ func (s *Server) StaffImportStatement(c echo.Context) error {
 	}
 	capture := fromCopy && c.FormValue("capture") == "1"
 	actor := u.Actor()
-	rep, err := s.engine.ImportStatement(c.Request().Context(), st, engine.StatementOptions{Account: account, DryRun: !capture,
+	rep, err := bankstatement.Of(s.engine).ImportStatement(c.Request().Context(), st, engine.StatementOptions{Account: account, DryRun: !capture,
 		Organisation: u.OrganisationID, Actor: &actor})
 	if err != nil {
 		return s.StaffEngineError(c, err)
@@ -174,7 +178,7 @@ func (s *Server) StaffImportStatement(c echo.Context) error {
 // staffReturnRow prints one returned direct debit of an import, and
 // whether it was matched to a debit (taken back); an unknown one or one
 // that does not match its debit is a problem, as an unmatched credit is.
-func staffReturnRow(c echo.Context, l engine.ReturnLine, captured bool) (views.StaffCreditRow, bool) {
+func staffReturnRow(c echo.Context, l directdebit.ReturnLine, captured bool) (views.StaffCreditRow, bool) {
 	r := l.Return
 	t := staffpage.StaffOpsTextIn(c)
 	row := views.StaffCreditRow{Amount: staffpage.StaffMoney(c, r.AmountMinor, r.Currency), Reference: r.EndToEndID, Kind: "problem"}
@@ -196,10 +200,10 @@ func staffReturnRow(c echo.Context, l engine.ReturnLine, captured bool) (views.S
 			row.Result += ": " + e.Message
 		}
 		return row, true
-	case l.Outcome == engine.ReturnUnknown:
+	case l.Outcome == directdebit.ReturnUnknown:
 		row.Outcome, row.Result = t.OutcomeReturnUnknown, l.Reason
 		return row, false
-	case l.Outcome == engine.ReturnMismatch:
+	case l.Outcome == directdebit.ReturnMismatch:
 		row.Outcome, row.Result = t.OutcomeReturnProblem, l.Reason
 		return row, false
 	}
@@ -236,7 +240,7 @@ var staffCreditOutcomes = map[banking.Outcome]struct {
 
 // staffCreditRow prints one credit of an import, and whether it was
 // matched to a payment.
-func staffCreditRow(c echo.Context, l engine.StatementLine, captured bool) (views.StaffCreditRow, bool) {
+func staffCreditRow(c echo.Context, l bankstatement.StatementLine, captured bool) (views.StaffCreditRow, bool) {
 	cr := l.Credit
 	date := cr.BookingDate
 	if date.IsZero() {
@@ -291,7 +295,7 @@ func staffCreditRow(c echo.Context, l engine.StatementLine, captured bool) (view
 
 // staffStoredCredit prints a credit an import kept; resolvable says the
 // role may resolve it.
-func (s *Server) staffStoredCredit(c echo.Context, cr engine.BankCredit, resolvable bool) views.StaffStoredCredit {
+func (s *Server) staffStoredCredit(c echo.Context, cr bankstatement.BankCredit, resolvable bool) views.StaffStoredCredit {
 	key := strconv.FormatInt(cr.ID, 10)
 	row := views.StaffStoredCredit{Key: key, Amount: staffpage.StaffMoney(c, cr.AmountMinor, cr.Currency), From: cr.DebtorName,
 		IBAN: cr.DebtorIBAN, Reference: cr.Reference, Remittance: cr.Remittance, Reason: cr.Reason, StateKey: string(cr.State),
@@ -308,20 +312,20 @@ func (s *Server) staffStoredCredit(c echo.Context, cr engine.BankCredit, resolva
 			row.PaymentURL = registrations.RegistrationURL(c, cr.RegistrationID)
 		}
 	}
-	if resolvable && cr.State == engine.CreditUnmatched {
+	if resolvable && cr.State == bankstatement.CreditUnmatched {
 		row.ResolveURL = server.OrganisationPath(c, server.StaffPrefix+server.StaffCreditsPath+"/"+key+"/resolve")
 	}
 	return row
 }
 
 // creditStateLabel is how the payments page names a credit's state.
-func creditStateLabel(c echo.Context, st engine.CreditState) string {
+func creditStateLabel(c echo.Context, st bankstatement.CreditState) string {
 	switch st {
-	case engine.CreditAssigned:
+	case bankstatement.CreditAssigned:
 		return staffpage.StaffOpsTextIn(c).CreditStateAssigned
-	case engine.CreditReturned:
+	case bankstatement.CreditReturned:
 		return staffpage.StaffOpsTextIn(c).CreditStateReturned
-	case engine.CreditIgnored:
+	case bankstatement.CreditIgnored:
 		return staffpage.StaffOpsTextIn(c).CreditStateIgnored
 	}
 	return staffpage.StaffOpsTextIn(c).CreditStateUnmatched
@@ -353,21 +357,21 @@ func (s *Server) StaffResolveCredit(c echo.Context) error {
 	if !ok {
 		return s.StaffErrorPage(c, http.StatusNotFound, staffpage.StaffTextIn(c).NotFound)
 	}
-	r := engine.CreditResolution{State: engine.CreditState(c.FormValue("resolution")), Payment: strings.TrimSpace(c.FormValue("payment")),
+	r := bankstatement.CreditResolution{State: bankstatement.CreditState(c.FormValue("resolution")), Payment: strings.TrimSpace(c.FormValue("payment")),
 		Note: strings.TrimSpace(c.FormValue("note"))}
 	detail := staffpage.StaffOpsTextIn(c).CreditCloseDetail
 	switch {
-	case r.State == engine.CreditAssigned && r.Payment == "":
+	case r.State == bankstatement.CreditAssigned && r.Payment == "":
 		return s.StaffErrorPage(c, http.StatusUnprocessableEntity, staffpage.StaffOpsTextIn(c).CreditNoPayment)
-	case r.State == engine.CreditAssigned:
+	case r.State == bankstatement.CreditAssigned:
 		detail = staffpage.StaffOpsTextIn(c).CreditAssignDetail
-	case r.State != engine.CreditReturned && r.State != engine.CreditIgnored:
+	case r.State != bankstatement.CreditReturned && r.State != bankstatement.CreditIgnored:
 		return s.StaffErrorPage(c, http.StatusUnprocessableEntity, staffpage.StaffOpsTextIn(c).CreditNoChoice)
 	case r.Note == "":
 		return s.StaffErrorPage(c, http.StatusUnprocessableEntity, staffpage.StaffOpsTextIn(c).CreditNoNote)
 	}
 	back := server.OrganisationPath(c, server.StaffPrefix+"/payments")
-	credits, err := s.engine.BankCredits(c.Request().Context(), engine.CreditQuery{OrganisationID: u.OrganisationID, Limit: staffAttentionLimit})
+	credits, err := bankstatement.Of(s.engine).BankCredits(c.Request().Context(), bankstatement.CreditQuery{OrganisationID: u.OrganisationID, Limit: staffAttentionLimit})
 	if err != nil {
 		return s.StaffEngineError(c, err)
 	}
@@ -383,7 +387,7 @@ func (s *Server) StaffResolveCredit(c echo.Context) error {
 	if ok, err := s.StaffConfirmed(c, question, detail, back); !ok {
 		return err
 	}
-	res, err := s.engine.ResolveCredit(c.Request().Context(), u.Actor(), u.OrganisationID, id, r)
+	res, err := bankstatement.Of(s.engine).ResolveCredit(c.Request().Context(), u.Actor(), u.OrganisationID, id, r)
 	if err != nil {
 		return s.StaffEngineError(c, err)
 	}

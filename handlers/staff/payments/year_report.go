@@ -10,6 +10,8 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/engine/organisation"
+	"portal/engine/payment"
 	"portal/engine/report"
 	"portal/handlers/server"
 	"portal/handlers/staff/staffpage"
@@ -21,7 +23,7 @@ import (
 // running today (else the newest); ok is false when it does not parse.
 // No periods at all gives 0.
 func (s *Server) yearReportPeriod(c echo.Context, orgID int64) (periods []engine.MembershipPeriod, id int64, ok bool, err error) {
-	periods, err = s.engine.Periods(c.Request().Context(), orgID)
+	periods, err = organisation.Of(s.engine).Periods(c.Request().Context(), orgID)
 	if err != nil || len(periods) == 0 {
 		return periods, 0, true, err
 	}
@@ -114,11 +116,11 @@ func yearReportDoc(c echo.Context, club string, r *report.YearReport, now time.T
 // one it does not know as stored.
 func paymentMethodLabel(t *views.StaffYearReportTexts, provider string) string {
 	switch provider {
-	case engine.BankTransferProvider:
+	case payment.BankTransferProvider:
 		return t.MethodBankTransfer
-	case engine.StripeProvider:
+	case payment.StripeProvider:
 		return t.MethodStripe
-	case engine.TestGatewayProvider:
+	case payment.TestGatewayProvider:
 		return t.MethodTest
 	}
 	return provider

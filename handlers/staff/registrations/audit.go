@@ -14,6 +14,9 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/engine/organisation"
+	"portal/engine/payment"
+	"portal/engine/staff"
 	"portal/handlers/server"
 	"portal/handlers/staff/staffpage"
 	"portal/views"
@@ -150,23 +153,23 @@ func (s *Server) StaffAuditPage(c echo.Context) error {
 // auditNames are the names the log's entries refer to by id: staff
 // members, periods and membership types.
 type auditNames struct {
-	staff          map[int64]engine.StaffMember
-	staffByEmail   map[string]engine.StaffMember
+	staff          map[int64]staff.StaffMember
+	staffByEmail   map[string]staff.StaffMember
 	periods, types map[string]string
 }
 
 func (s *Server) auditNames(c echo.Context, orgID int64) (*auditNames, error) {
 	ctx := c.Request().Context()
-	n := &auditNames{staff: map[int64]engine.StaffMember{}, staffByEmail: map[string]engine.StaffMember{}, periods: map[string]string{}, types: map[string]string{}}
-	staff, err := s.engine.ListStaff(ctx, orgID)
+	n := &auditNames{staff: map[int64]staff.StaffMember{}, staffByEmail: map[string]staff.StaffMember{}, periods: map[string]string{}, types: map[string]string{}}
+	members, err := staff.Of(s.engine).ListStaff(ctx, orgID)
 	if err != nil {
 		return nil, err
 	}
-	for _, m := range staff {
+	for _, m := range members {
 		n.staff[m.ID] = m
 		n.staffByEmail[strings.ToLower(m.Email)] = m
 	}
-	periods, err := s.engine.Periods(ctx, orgID)
+	periods, err := organisation.Of(s.engine).Periods(ctx, orgID)
 	if err != nil {
 		return nil, err
 	}
@@ -174,7 +177,7 @@ func (s *Server) auditNames(c echo.Context, orgID int64) (*auditNames, error) {
 	for _, p := range periods {
 		n.periods[strconv.FormatInt(p.ID, 10)] = p.NameTexts.In(code, p.Name)
 	}
-	types, err := s.engine.MembershipTypes(ctx, orgID)
+	types, err := organisation.Of(s.engine).MembershipTypes(ctx, orgID)
 	if err != nil {
 		return nil, err
 	}
@@ -200,7 +203,7 @@ func (n *auditNames) actor(c echo.Context, recorded string, staffID *int64) (who
 	if recorded == engine.CommandLine.Name {
 		return staffAuditTextIn(c).CommandLine, ""
 	}
-	m, ok := engine.StaffMember{}, false
+	m, ok := staff.StaffMember{}, false
 	if staffID != nil {
 		m, ok = n.staff[*staffID]
 	}
@@ -426,8 +429,8 @@ func auditValue(c echo.Context, field string, v any) string {
 		}
 		last := field[strings.LastIndex(field, ".")+1:]
 		switch {
-		case last == "role" && slices.Contains([]engine.StaffRole{engine.RoleViewer, engine.RoleRegistrar, engine.RoleTreasurer, engine.RoleAdmin}, engine.StaffRole(x)):
-			return staffpage.StaffRoleLabel(c, engine.StaffRole(x))
+		case last == "role" && slices.Contains([]staff.StaffRole{staff.RoleViewer, staff.RoleRegistrar, staff.RoleTreasurer, staff.RoleAdmin}, staff.StaffRole(x)):
+			return staffpage.StaffRoleLabel(c, staff.StaffRole(x))
 		case strings.HasSuffix(last, "status") || last == "state" || last == "refund":
 			return auditStateLabel(c, last, x)
 		}
@@ -467,13 +470,13 @@ func auditStateLabel(c echo.Context, field, v string) string {
 	}
 	switch p := engine.ProcessState(v); p {
 	case engine.StateInit, engine.StateRunning, engine.StateSuspended, engine.StateDone, engine.StateCompleted, engine.StateCancelled:
-		return StateLabel(c, engine.RegistrationStateOf(p))
+		return StateLabel(c, staff.RegistrationStateOf(p))
 	}
 	// A collection run's (its cancelled is everyone's cancelled).
-	switch engine.DebitRunStatus(v) {
-	case engine.DebitRunPrepared:
+	switch payment.DebitRunStatus(v) {
+	case payment.DebitRunPrepared:
 		return staffpage.StaffDebitTextIn(c).StatusPrepared
-	case engine.DebitRunSent:
+	case payment.DebitRunSent:
 		return staffpage.StaffDebitTextIn(c).StatusSent
 	}
 	return staffpage.StatusLabel(c, v)

@@ -13,6 +13,9 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/engine/invitation"
+	"portal/engine/organisation"
+	"portal/engine/staff"
 	"portal/handlers/server"
 	"portal/handlers/staff/staffpage"
 	"portal/relay/hashlink"
@@ -46,7 +49,7 @@ func (s *Server) renderInvitations(c echo.Context, status int, st invitationsSta
 	from, _ := strconv.Atoi(c.QueryParam("from"))
 	from = max(from, 0)
 	search := strings.TrimSpace(c.QueryParam("q"))
-	persons, more, err := s.engine.PersonsPage(ctx, u.OrganisationID, search, from, staffPersonsPageSize)
+	persons, more, err := staff.Of(s.engine).PersonsPage(ctx, u.OrganisationID, search, from, staffPersonsPageSize)
 	if err != nil {
 		return s.StaffEngineError(c, err)
 	}
@@ -77,7 +80,7 @@ func (s *Server) addInvitations(c echo.Context, m *views.StaffInvitationsModel, 
 	u := staffpage.StaffUserOf(c)
 	ctx := c.Request().Context()
 	m.PeriodURL = server.OrganisationPath(c, server.StaffPrefix+"/invitations")
-	periods, err := s.engine.Periods(ctx, u.OrganisationID)
+	periods, err := organisation.Of(s.engine).Periods(ctx, u.OrganisationID)
 	if err != nil || len(periods) == 0 {
 		return err
 	}
@@ -105,16 +108,16 @@ func (s *Server) addInvitations(c echo.Context, m *views.StaffInvitationsModel, 
 		form.Action = server.OrganisationPath(c, server.StaffPrefix+server.StaffInvitePath)
 	}
 	m.Send = *form
-	list, err := s.engine.Invitations(ctx, u.OrganisationID, period.ID)
+	list, err := invitation.Of(s.engine).Invitations(ctx, u.OrganisationID, period.ID)
 	if err != nil {
 		return err
 	}
-	counts := map[engine.InvitationState]int{}
+	counts := map[invitation.InvitationState]int{}
 	for _, inv := range list {
 		counts[inv.State]++
 		row := views.StaffInvitationRow{UserKey: inv.UserKey, Persons: strings.Join(inv.Persons, ", "), StateKey: string(inv.State),
 			State: invitationStateLabel(c, inv.State), Created: staffpage.StaffDateTime(c, inv.CreatedAt), Expires: staffpage.StaffDateTime(c, inv.ExpiresAt)}
-		if inv.State != engine.InvitationRevoked && inv.State != engine.InvitationExpired {
+		if inv.State != invitation.InvitationRevoked && inv.State != invitation.InvitationExpired {
 			row.RevokeURL = server.OrganisationPath(c, server.StaffPrefix+"/invitations/"+strconv.FormatInt(inv.ID, 10)+"/revoke")
 		}
 		m.Invitations = append(m.Invitations, row)
@@ -126,23 +129,23 @@ func (s *Server) addInvitations(c echo.Context, m *views.StaffInvitationsModel, 
 }
 
 // invitationStates are the states in the order the page counts them.
-var invitationStates = []engine.InvitationState{engine.InvitationInvited, engine.InvitationSent, engine.InvitationOpened,
-	engine.InvitationRegistered, engine.InvitationPaid, engine.InvitationExpired, engine.InvitationRevoked}
+var invitationStates = []invitation.InvitationState{invitation.InvitationInvited, invitation.InvitationSent, invitation.InvitationOpened,
+	invitation.InvitationRegistered, invitation.InvitationPaid, invitation.InvitationExpired, invitation.InvitationRevoked}
 
 // invitationStateLabel is how the page names a state.
-func invitationStateLabel(c echo.Context, st engine.InvitationState) string {
+func invitationStateLabel(c echo.Context, st invitation.InvitationState) string {
 	switch st {
-	case engine.InvitationSent:
+	case invitation.InvitationSent:
 		return staffpage.StaffOpsTextIn(c).InvStateSent
-	case engine.InvitationOpened:
+	case invitation.InvitationOpened:
 		return staffpage.StaffOpsTextIn(c).InvStateOpened
-	case engine.InvitationRegistered:
+	case invitation.InvitationRegistered:
 		return staffpage.StaffOpsTextIn(c).InvStateRegistered
-	case engine.InvitationPaid:
+	case invitation.InvitationPaid:
 		return staffpage.StaffOpsTextIn(c).InvStatePaid
-	case engine.InvitationExpired:
+	case invitation.InvitationExpired:
 		return staffpage.StaffOpsTextIn(c).InvStateExpired
-	case engine.InvitationRevoked:
+	case invitation.InvitationRevoked:
 		return staffpage.StaffOpsTextIn(c).InvStateRevoked
 	}
 	return staffpage.StaffOpsTextIn(c).InvStateInvited
@@ -160,7 +163,7 @@ func (s *Server) StaffSendInvitations(c echo.Context) error {
 	if err != nil {
 		return s.StaffErrorPage(c, http.StatusBadRequest, staffpage.StaffTextIn(c).Invalid)
 	}
-	req := engine.InvitationRequest{PeriodID: periodID, Send: form.Mail}
+	req := invitation.InvitationRequest{PeriodID: periodID, Send: form.Mail}
 	switch form.Whom {
 	case "all":
 		req.All = true
@@ -178,7 +181,7 @@ func (s *Server) StaffSendInvitations(c echo.Context) error {
 	}
 	req.Expires = time.Duration(days) * 24 * time.Hour
 	if len(form.Errors) == 0 {
-		rep, err := s.engine.CreateInvitations(c.Request().Context(), u.Actor(), u.OrganisationID, req)
+		rep, err := invitation.Of(s.engine).CreateInvitations(c.Request().Context(), u.Actor(), u.OrganisationID, req)
 		if err == nil {
 			sent := &views.StaffInviteResult{Invited: len(rep.Created)}
 			for _, k := range rep.Skipped {
@@ -210,7 +213,7 @@ func (s *Server) StaffRevokeInvitation(c echo.Context) error {
 	if !proceed {
 		return err
 	}
-	inv, err := s.engine.RevokeInvitation(c.Request().Context(), u.Actor(), u.OrganisationID, id)
+	inv, err := invitation.Of(s.engine).RevokeInvitation(c.Request().Context(), u.Actor(), u.OrganisationID, id)
 	if err != nil {
 		return s.StaffEngineError(c, err)
 	}
@@ -238,7 +241,7 @@ func (s *Server) StaffImportPersons(c echo.Context) error {
 	} else if err != nil {
 		return err
 	}
-	rows, err := engine.ParsePersonCSV(bytes.NewReader(data))
+	rows, err := organisation.ParsePersonCSV(bytes.NewReader(data))
 	if err != nil {
 		if e, ok := engine.AsError(err); ok {
 			return s.renderStaffInvitations(c, http.StatusUnprocessableEntity, e.Message)
@@ -250,8 +253,8 @@ func (s *Server) StaffImportPersons(c echo.Context) error {
 	}
 	apply := fromCopy && c.FormValue("apply") == "1"
 	actor := u.Actor()
-	rep, err := s.engine.StaffImportPersons(c.Request().Context(), u.OrganisationID, rows, hashlink.ValidUserKey,
-		engine.PersonImportOptions{DryRun: !apply, Actor: &actor})
+	rep, err := organisation.Of(s.engine).StaffImportPersons(c.Request().Context(), u.OrganisationID, rows, hashlink.ValidUserKey,
+		organisation.PersonImportOptions{DryRun: !apply, Actor: &actor})
 	status := http.StatusOK
 	if err != nil {
 		if e, ok := engine.AsError(err); !ok || e.Code != engine.CodeValidation || rep == nil {
@@ -269,10 +272,10 @@ func (s *Server) StaffImportPersons(c echo.Context) error {
 	if !apply && rep.Errors == 0 {
 		m.File = staffpage.StaffUploadCopy(data)
 	}
-	outcomes := map[engine.RowOutcome]string{engine.RowCreated: staffpage.StaffOpsTextIn(c).ImportCreated, engine.RowUpdated: staffpage.StaffOpsTextIn(c).ImportUpdated,
-		engine.RowUnchanged: staffpage.StaffOpsTextIn(c).ImportUnchanged, engine.RowError: staffpage.StaffOpsTextIn(c).ImportErrors}
+	outcomes := map[organisation.RowOutcome]string{organisation.RowCreated: staffpage.StaffOpsTextIn(c).ImportCreated, organisation.RowUpdated: staffpage.StaffOpsTextIn(c).ImportUpdated,
+		organisation.RowUnchanged: staffpage.StaffOpsTextIn(c).ImportUnchanged, organisation.RowError: staffpage.StaffOpsTextIn(c).ImportErrors}
 	for _, r := range rep.Rows {
-		if r.Outcome == engine.RowUnchanged {
+		if r.Outcome == organisation.RowUnchanged {
 			continue // the changes are what a preview is for
 		}
 		row := views.StaffImportRow{Line: strconv.Itoa(r.Line), ExternalID: r.ExternalID, Outcome: outcomes[r.Outcome]}

@@ -10,6 +10,8 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/engine/privacy"
+	"portal/engine/staff"
 	"portal/handlers/members"
 	"portal/handlers/server"
 	"portal/handlers/staff/staffpage"
@@ -33,11 +35,11 @@ func (s *Server) StaffPersonData(c echo.Context) error {
 		return s.StaffErrorPage(c, http.StatusNotFound, staffpage.StaffTextIn(c).NotFound)
 	}
 	ctx := c.Request().Context()
-	x, err := s.engine.ExportPerson(ctx, u.OrganisationID, id)
+	x, err := privacy.Of(s.engine).ExportPerson(ctx, u.OrganisationID, id)
 	if err != nil {
 		return s.StaffEngineError(c, err)
 	}
-	if err := s.RecordPersonAccess(ctx, u.Actor(), u.OrganisationID, id, engine.AccessPerson, x); err != nil { // persons.go
+	if err := s.RecordPersonAccess(ctx, u.Actor(), u.OrganisationID, id, privacy.AccessPerson, x); err != nil { // persons.go
 		return s.StaffEngineError(c, err)
 	}
 	t := views.PersonalDataTextIn(ctx)
@@ -45,7 +47,7 @@ func (s *Server) StaffPersonData(c echo.Context) error {
 		DownloadURL: staffPersonURL(c, id) + "/export.json"}
 	if len(x.Persons) == 1 {
 		m.Name = x.Persons[0].FirstName + " " + x.Persons[0].LastName
-		if x.Persons[0].ErasedAt == nil && u.Role.AtLeast(engine.RoleAdmin) {
+		if x.Persons[0].ErasedAt == nil && u.Role.AtLeast(staff.RoleAdmin) {
 			m.EraseURL = staffPersonURL(c, id) + "/erase"
 		}
 	}
@@ -62,11 +64,11 @@ func (s *Server) StaffPersonExport(c echo.Context) error {
 	if !ok {
 		return s.StaffErrorPage(c, http.StatusNotFound, staffpage.StaffTextIn(c).NotFound)
 	}
-	x, err := s.engine.ExportPerson(c.Request().Context(), u.OrganisationID, id)
+	x, err := privacy.Of(s.engine).ExportPerson(c.Request().Context(), u.OrganisationID, id)
 	if err != nil {
 		return s.StaffEngineError(c, err)
 	}
-	if err := s.RecordPersonAccess(c.Request().Context(), u.Actor(), u.OrganisationID, id, engine.AccessExport, x); err != nil {
+	if err := s.RecordPersonAccess(c.Request().Context(), u.Actor(), u.OrganisationID, id, privacy.AccessExport, x); err != nil {
 		return s.StaffEngineError(c, err)
 	}
 	return members.ExportDownload(c, x, fmt.Sprintf("person-%d.json", id))
@@ -82,8 +84,8 @@ func (s *Server) StaffErasePerson(c echo.Context) error {
 	if !proceed {
 		return err
 	}
-	opt := engine.ErasureOptions{Force: c.FormValue("force") == "1"}
-	if _, err := s.engine.ErasePerson(c.Request().Context(), u.Actor(), u.OrganisationID, id, opt); err != nil {
+	opt := privacy.ErasureOptions{Force: c.FormValue("force") == "1"}
+	if _, err := privacy.Of(s.engine).ErasePerson(c.Request().Context(), u.Actor(), u.OrganisationID, id, opt); err != nil {
 		return s.StaffEngineError(c, err)
 	}
 	return c.Redirect(http.StatusSeeOther, staffPersonURL(c, id)+"?done=erased")
@@ -94,7 +96,7 @@ func (s *Server) StaffErasePerson(c echo.Context) error {
 func (s *Server) StaffDataRequests(c echo.Context) error {
 	u := staffpage.StaffUserOf(c)
 	ctx := c.Request().Context()
-	list, err := s.engine.DataRequests(ctx, u.OrganisationID, "")
+	list, err := privacy.Of(s.engine).DataRequests(ctx, u.OrganisationID, "")
 	if err != nil {
 		return s.StaffEngineError(c, err)
 	}
@@ -127,7 +129,7 @@ func (s *Server) StaffCompleteDataRequest(c echo.Context) error {
 	if !ok {
 		return s.StaffErrorPage(c, http.StatusNotFound, staffpage.StaffTextIn(c).NotFound)
 	}
-	if err := s.engine.CompleteDataRequest(c.Request().Context(), u.Actor(), u.OrganisationID, id, c.FormValue("note")); err != nil {
+	if err := privacy.Of(s.engine).CompleteDataRequest(c.Request().Context(), u.Actor(), u.OrganisationID, id, c.FormValue("note")); err != nil {
 		return s.StaffEngineError(c, err)
 	}
 	return c.Redirect(http.StatusSeeOther, server.OrganisationPath(c, server.StaffPrefix+server.StaffDataRequestsPath)+"?done=request")
@@ -135,10 +137,10 @@ func (s *Server) StaffCompleteDataRequest(c echo.Context) error {
 
 // registrationPrivacy records that the staff member opened registration
 // d and puts its consents on the page's model.
-func (s *Server) registrationPrivacy(c echo.Context, d *engine.RegistrationDetail, m *views.StaffDetailModel) error {
+func (s *Server) registrationPrivacy(c echo.Context, d *staff.RegistrationDetail, m *views.StaffDetailModel) error {
 	ctx := c.Request().Context()
 	u := staffpage.StaffUserOf(c)
-	if err := s.engine.RecordAccess(ctx, u.Actor(), engine.Access{OrganisationID: u.OrganisationID, Kind: engine.AccessRegistration,
+	if err := privacy.Of(s.engine).RecordAccess(ctx, u.Actor(), privacy.Access{OrganisationID: u.OrganisationID, Kind: privacy.AccessRegistration,
 		RecordID: strconv.FormatInt(d.Instance.ID, 10), UserKey: d.Instance.UserKey}); err != nil {
 		return err
 	}
@@ -163,12 +165,12 @@ func (s *Server) registrationPrivacy(c echo.Context, d *engine.RegistrationDetai
 
 // RecordPersonAccess records that actor opened person personID's data
 // (kind person: the staff page) or took its export (kind export), as x.
-func (s *Server) RecordPersonAccess(ctx context.Context, actor engine.Actor, orgID, personID int64, kind engine.AccessKind, x *engine.PersonalData) error {
+func (s *Server) RecordPersonAccess(ctx context.Context, actor engine.Actor, orgID, personID int64, kind privacy.AccessKind, x *privacy.PersonalData) error {
 	key := ""
 	if len(x.Subject.UserKeys) > 0 {
 		key = x.Subject.UserKeys[0]
 	}
-	return s.engine.RecordAccess(ctx, actor, engine.Access{OrganisationID: orgID, Kind: kind, RecordID: strconv.FormatInt(personID, 10),
+	return privacy.Of(s.engine).RecordAccess(ctx, actor, privacy.Access{OrganisationID: orgID, Kind: kind, RecordID: strconv.FormatInt(personID, 10),
 		UserKey: key, PersonID: personID})
 }
 
@@ -182,7 +184,7 @@ func (s *Server) recordListExport(c echo.Context, name string) error {
 	if q := c.QueryString(); q != "" {
 		record += "?" + q
 	}
-	return s.engine.RecordAccess(c.Request().Context(), u.Actor(), engine.Access{OrganisationID: u.OrganisationID, Kind: engine.AccessExport, RecordID: record})
+	return privacy.Of(s.engine).RecordAccess(c.Request().Context(), u.Actor(), privacy.Access{OrganisationID: u.OrganisationID, Kind: privacy.AccessExport, RecordID: record})
 }
 
 // consentKindLabel names a consent kind in the page's language.

@@ -14,7 +14,13 @@ import (
 
 	"portal/engine"
 	"portal/engine/banking"
+	"portal/engine/definition"
+	"portal/engine/directdebit"
 	"portal/engine/jobs"
+	"portal/engine/message"
+	"portal/engine/payment"
+	"portal/engine/registration"
+	"portal/engine/staff"
 	"portal/handlers/server"
 	"portal/handlers/staff/staffpage"
 	"portal/views"
@@ -43,7 +49,7 @@ func (s *Server) StaffRegistration(c echo.Context) error {
 		return s.StaffErrorPage(c, http.StatusNotFound, staffpage.StaffTextIn(c).NotFound)
 	}
 	ctx := c.Request().Context()
-	d, err := s.engine.RegistrationDetail(ctx, u.OrganisationID, id)
+	d, err := staff.Of(s.engine).RegistrationDetail(ctx, u.OrganisationID, id)
 	if err != nil {
 		return s.StaffEngineError(c, err)
 	}
@@ -51,7 +57,7 @@ func (s *Server) StaffRegistration(c echo.Context) error {
 	if err != nil {
 		return s.StaffEngineError(c, err)
 	}
-	st := engine.RegistrationStateOf(d.Instance.Status)
+	st := staff.RegistrationStateOf(d.Instance.Status)
 	m := views.StaffDetailModel{StaffChrome: s.StaffChrome(c, fmt.Sprintf(staffpage.StaffTextIn(c).DetTitle, id)), ID: strconv.FormatInt(id, 10),
 		UserKey: d.Instance.UserKey, State: StateLabel(c, st), StateKey: string(st), Period: d.Period.Name,
 		Started: staffWhen(c, d.Instance.StartTime), Updated: staffWhen(c, d.Instance.UpdatedAt),
@@ -83,7 +89,7 @@ func (s *Server) StaffRegistration(c echo.Context) error {
 	}
 	m.Mandate = staffMandate(c, u.Role, id, d.Mandate)
 	refundURL := ""
-	if u.Role.AtLeast(engine.RoleTreasurer) {
+	if u.Role.AtLeast(staff.RoleTreasurer) {
 		refundURL = RegistrationURL(c, id) + "/refund"
 	}
 	m.History = historyEntries(c, d, refundURL)
@@ -92,7 +98,7 @@ func (s *Server) StaffRegistration(c echo.Context) error {
 	if d.Order != nil && d.Order.Status == engine.OrderUnpaid {
 		// What is still owed: the total less the parts that arrived (the
 		// same answer the pay page gives).
-		if due, err = s.engine.BankTransferDue(ctx, d.Order.ID); err != nil {
+		if due, err = payment.Of(s.engine).BankTransferDue(ctx, d.Order.ID); err != nil {
 			return s.StaffEngineError(c, err)
 		}
 	}
@@ -114,9 +120,9 @@ func (s *Server) StaffRegistration(c echo.Context) error {
 // transferReference is the RF reference members write on their transfer
 // (the newest bank-transfer attempt's: an order's attempts share it), ""
 // when the order is not paid by transfer.
-func transferReference(d *engine.RegistrationDetail) string {
+func transferReference(d *staff.RegistrationDetail) string {
 	for i := len(d.Payments) - 1; i >= 0; i-- {
-		if p := d.Payments[i]; p.Provider == engine.BankTransferProvider && p.ProviderID != nil {
+		if p := d.Payments[i]; p.Provider == payment.BankTransferProvider && p.ProviderID != nil {
 			if rf, err := banking.ParseReference(*p.ProviderID); err == nil {
 				return rf.String()
 			}
@@ -129,7 +135,7 @@ func transferReference(d *engine.RegistrationDetail) string {
 // householdRows are the persons of this registration (not every person
 // of the user key), each with the memberships it asked for and their
 // state: a person whose membership waits for payment is shown so.
-func householdRows(c echo.Context, d *engine.RegistrationDetail) []views.StaffPersonRow {
+func householdRows(c echo.Context, d *staff.RegistrationDetail) []views.StaffPersonRow {
 	byPerson := map[int64][]views.StaffPersonMembership{}
 	for _, ms := range d.Memberships {
 		key := "cancelled"
@@ -150,7 +156,7 @@ func householdRows(c echo.Context, d *engine.RegistrationDetail) []views.StaffPe
 		}
 		row := views.StaffPersonRow{Name: strings.TrimSpace(p.FirstName + " " + p.LastName),
 			Born: fmt.Sprintf(staffRegistrationTextIn(c).Born, server.LangOf(c).Date(p.DateOfBirth)), Email: p.Email, Memberships: byPerson[p.ID]}
-		if staffpage.StaffUserOf(c).Role.AtLeast(engine.RoleRegistrar) {
+		if staffpage.StaffUserOf(c).Role.AtLeast(staff.RoleRegistrar) {
 			row.DataURL = staffPersonURL(c, p.ID)
 		}
 		rows = append(rows, row)
@@ -160,20 +166,20 @@ func householdRows(c echo.Context, d *engine.RegistrationDetail) []views.StaffPe
 
 // answerRows are the questions in the page's language with the answers
 // as the member's pages show them: a choice by its label, Yes or No.
-func answerRows(c echo.Context, d *engine.RegistrationDetail, names map[int64]string) []views.StaffStepRow {
+func answerRows(c echo.Context, d *staff.RegistrationDetail, names map[int64]string) []views.StaffStepRow {
 	if d.Archive != nil {
 		return nil
 	}
 	t := staffRegistrationTextIn(c)
 	var rows []views.StaffStepRow
 	for _, as := range d.Steps {
-		step, err := as.Step.InLanguage(server.LangOf(c).Code)
+		step, err := definition.StepInLanguage(as.Step, server.LangOf(c).Code)
 		if err != nil {
 			step = as.Step // the stored default language's texts
 		}
 		row := views.StaffStepRow{Question: step.QuestionText}
 		for _, a := range as.Answers {
-			shown := engine.DisplayAnswer(&step, a.Value)
+			shown := registration.DisplayAnswer(&step, a.Value)
 			switch step.QuestionType {
 			case engine.TypeCheckbox, engine.TypeAccept, engine.TypeOne:
 				shown = t.No
@@ -195,11 +201,11 @@ func answerRows(c echo.Context, d *engine.RegistrationDetail, names map[int64]st
 func providerLabel(c echo.Context, provider string) string {
 	t := staffRegistrationTextIn(c)
 	switch provider {
-	case engine.BankTransferProvider:
+	case payment.BankTransferProvider:
 		return t.ProviderBank
-	case engine.StripeProvider:
+	case payment.StripeProvider:
 		return t.ProviderCard
-	case engine.TestGatewayProvider:
+	case payment.TestGatewayProvider:
 		return t.ProviderTest
 	}
 	return provider
@@ -209,27 +215,27 @@ func providerLabel(c echo.Context, provider string) string {
 func MessageLabel(c echo.Context, kind engine.MessageKind) string {
 	t := staffRegistrationTextIn(c)
 	switch kind {
-	case engine.KindConfirmation:
+	case payment.KindConfirmation:
 		return t.MsgConfirmation
-	case engine.KindPaymentLink:
+	case payment.KindPaymentLink:
 		return t.MsgPaymentLink
-	case engine.KindUnpaidReminder:
+	case message.KindUnpaidReminder:
 		return t.MsgReminder
-	case engine.KindTransferRequest:
+	case payment.KindTransferRequest:
 		return t.MsgTransferRequest
-	case engine.KindWelcome:
+	case message.KindWelcome:
 		return t.MsgWelcome
-	case engine.KindExpiryReminder:
+	case message.KindExpiryReminder:
 		return t.MsgExpiry
-	case engine.KindRenewalPrompt:
+	case message.KindRenewalPrompt:
 		return t.MsgRenewal
-	case engine.KindResumeLink:
+	case registration.KindResumeLink:
 		return t.MsgResume
-	case engine.KindRefundPayment:
+	case payment.KindRefundPayment:
 		return t.MsgRefund
-	case engine.KindDebitReturned:
+	case directdebit.KindDebitReturned:
 		return t.MsgDebitReturned
-	case engine.KindMandateNotice:
+	case directdebit.KindMandateNotice:
 		return t.MsgMandate
 	}
 	return t.MsgOther
@@ -243,11 +249,11 @@ func eventTitle(c echo.Context, p engine.Payment, e engine.PaymentEvent) (title,
 		amount = staffpage.StaffMoney(c, *e.AmountMinor, *e.Currency)
 	}
 	switch {
-	case e.EventType == engine.DebitReturnEvent:
+	case e.EventType == directdebit.DebitReturnEvent:
 		return fmt.Sprintf(t.EvReturned, amount), "attempt"
-	case e.Outcome == engine.OutcomePartial:
+	case e.Outcome == payment.OutcomePartial:
 		return fmt.Sprintf(t.EvPart, amount), "payment"
-	case e.Outcome == engine.OutcomeSuccess && p.Provider == engine.BankTransferProvider:
+	case e.Outcome == engine.OutcomeSuccess && p.Provider == payment.BankTransferProvider:
 		return fmt.Sprintf(t.EvReceived, amount), "payment"
 	case e.Outcome == engine.OutcomeSuccess:
 		return fmt.Sprintf(t.EvConfirmed, amount), "payment"
@@ -299,7 +305,7 @@ type historyEntry struct {
 // historyEntries are the payment attempts, what their providers and
 // captures reported, refunds and every message with its recipient,
 // oldest first. refundURL is "" when the role may not refund.
-func historyEntries(c echo.Context, d *engine.RegistrationDetail, refundURL string) []views.StaffHistoryEntry {
+func historyEntries(c echo.Context, d *staff.RegistrationDetail, refundURL string) []views.StaffHistoryEntry {
 	t := staffRegistrationTextIn(c)
 	var out []historyEntry
 	add := func(at time.Time, e views.StaffHistoryEntry) {
@@ -382,7 +388,7 @@ func ptrValue[T any](p *T) T {
 // registration is in now (a form sent twice finds it so): complete; a
 // part arrived and what remains; paid already and what is owed back. ""
 // when done names no capture.
-func CaptureWords(c echo.Context, done string, d *engine.RegistrationDetail, due *banking.Transfer) string {
+func CaptureWords(c echo.Context, done string, d *staff.RegistrationDetail, due *banking.Transfer) string {
 	if !strings.HasPrefix(done, "captured") || d.Order == nil {
 		return ""
 	}
@@ -409,11 +415,11 @@ func CaptureWords(c echo.Context, done string, d *engine.RegistrationDetail, due
 }
 
 // detailActions are the actions a role may take on d now.
-func detailActions(role engine.StaffRole, d *engine.RegistrationDetail, base string) views.StaffDetailActions {
+func detailActions(role staff.StaffRole, d *staff.RegistrationDetail, base string) views.StaffDetailActions {
 	var a views.StaffDetailActions
 	o := d.Order
 	finished := d.Instance.Status == engine.StateCancelled || d.Instance.Status == engine.StateCompleted || d.Instance.Status == engine.StateFailed
-	if role.AtLeast(engine.RoleRegistrar) {
+	if role.AtLeast(staff.RoleRegistrar) {
 		if o != nil && o.Status == engine.OrderPaid {
 			a.ResendConfirmation = base + "/resend-confirmation"
 		}
@@ -427,9 +433,9 @@ func detailActions(role engine.StaffRole, d *engine.RegistrationDetail, base str
 			a.Cancel = base + "/cancel"
 		}
 	}
-	if role.AtLeast(engine.RoleTreasurer) && o != nil && o.Status == engine.OrderUnpaid {
+	if role.AtLeast(staff.RoleTreasurer) && o != nil && o.Status == engine.OrderUnpaid {
 		for _, p := range d.Payments {
-			if p.Provider == engine.BankTransferProvider {
+			if p.Provider == payment.BankTransferProvider {
 				a.Capture, a.CaptureCurrency = base+"/capture", o.Currency
 				break
 			}
@@ -446,14 +452,14 @@ func staffDone(c echo.Context, id int64, done string) error {
 // StaffResendConfirmation answers POST /staff/registrations/:id/resend-confirmation.
 func (s *Server) StaffResendConfirmation(c echo.Context) error {
 	return s.staffAction(c, "resent-confirmation", func(u *staffpage.StaffUser, id int64) error {
-		return s.engine.ResendConfirmation(c.Request().Context(), u.Actor(), u.OrganisationID, id)
+		return staff.Of(s.engine).ResendConfirmation(c.Request().Context(), u.Actor(), u.OrganisationID, id)
 	})
 }
 
 // StaffResendPaymentLink answers POST /staff/registrations/:id/resend-payment-link.
 func (s *Server) StaffResendPaymentLink(c echo.Context) error {
 	return s.staffAction(c, "resent-link", func(u *staffpage.StaffUser, id int64) error {
-		return s.engine.ResendPaymentLink(c.Request().Context(), u.Actor(), u.OrganisationID, id)
+		return staff.Of(s.engine).ResendPaymentLink(c.Request().Context(), u.Actor(), u.OrganisationID, id)
 	})
 }
 
@@ -462,7 +468,7 @@ func (s *Server) StaffResetRegistration(c echo.Context) error {
 	t := staffRegistrationTextIn(c)
 	q := staffpage.StaffQuestion{Question: staffpage.StaffTextIn(c).ConfirmReset, Detail: staffpage.StaffTextIn(c).ConfirmResetDetail, Yes: t.ResetYes, No: t.ResetNo}
 	return s.staffConfirmedAction(c, q, "reset", func(u *staffpage.StaffUser, id int64) error {
-		return s.engine.StaffReset(c.Request().Context(), u.Actor(), u.OrganisationID, id)
+		return staff.Of(s.engine).StaffReset(c.Request().Context(), u.Actor(), u.OrganisationID, id)
 	})
 }
 
@@ -471,7 +477,7 @@ func (s *Server) StaffCancelRegistration(c echo.Context) error {
 	t := staffRegistrationTextIn(c)
 	q := staffpage.StaffQuestion{Question: staffpage.StaffTextIn(c).ConfirmCancel, Detail: staffpage.StaffTextIn(c).ConfirmCancelDetail, Yes: t.CancelYes, No: t.CancelNo}
 	return s.staffConfirmedAction(c, q, "cancelled", func(u *staffpage.StaffUser, id int64) error {
-		return s.engine.CancelRegistration(c.Request().Context(), u.Actor(), u.OrganisationID, id)
+		return staff.Of(s.engine).CancelRegistration(c.Request().Context(), u.Actor(), u.OrganisationID, id)
 	})
 }
 
@@ -481,7 +487,7 @@ func (s *Server) StaffRefund(c echo.Context) error {
 	t := staffRegistrationTextIn(c)
 	q := staffpage.StaffQuestion{Question: fmt.Sprintf(staffpage.StaffTextIn(c).ConfirmRefund, ref), Detail: staffpage.StaffTextIn(c).ConfirmRefundDetail, Yes: t.RefundYes, No: t.RefundNo}
 	return s.staffConfirmedAction(c, q, "refunded", func(u *staffpage.StaffUser, id int64) error {
-		return s.engine.RefundPayment(c.Request().Context(), u.Actor(), u.OrganisationID, id, ref, "")
+		return staff.Of(s.engine).RefundPayment(c.Request().Context(), u.Actor(), u.OrganisationID, id, ref, "")
 	})
 }
 
@@ -511,7 +517,7 @@ func (s *Server) StaffCapture(c echo.Context) error {
 	if len(note) > 200 {
 		note = note[:200]
 	}
-	res, err := s.engine.StaffCapture(c.Request().Context(), u.Actor(), u.OrganisationID, id, engine.Capture{AmountMinor: amount, BookedOn: booked, Note: note})
+	res, err := staff.Of(s.engine).StaffCapture(c.Request().Context(), u.Actor(), u.OrganisationID, id, payment.Capture{AmountMinor: amount, BookedOn: booked, Note: note})
 	if err != nil {
 		return s.StaffEngineError(c, err)
 	}
@@ -559,7 +565,7 @@ func (s *Server) staffConfirmedAction(c echo.Context, q staffpage.StaffQuestion,
 
 // staffMandate is a registration's mandate on the staff registration
 // page; treasurers and administrators may revoke one that holds.
-func staffMandate(c echo.Context, role engine.StaffRole, registration int64, m *engine.DebitMandate) *views.StaffMandateModel {
+func staffMandate(c echo.Context, role staff.StaffRole, registration int64, m *directdebit.DebitMandate) *views.StaffMandateModel {
 	if m == nil {
 		return nil
 	}
@@ -571,7 +577,7 @@ func staffMandate(c echo.Context, role engine.StaffRole, registration int64, m *
 		if m.EndReason != "" { // an erasure ends a mandate without naming why
 			out.Ended += " · " + views.StaffMandateTextIn(c.Request().Context()).EndReason(m.EndReason)
 		}
-	case role.AtLeast(engine.RoleTreasurer):
+	case role.AtLeast(staff.RoleTreasurer):
 		out.RevokeAction = server.OrganisationPath(c, fmt.Sprintf("%s/mandates/%d/revoke", server.StaffPrefix, m.ID))
 		out.Registration = strconv.FormatInt(registration, 10)
 	}

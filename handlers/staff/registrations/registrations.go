@@ -12,8 +12,9 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"portal/engine"
+	"portal/engine/organisation"
 	"portal/engine/report"
+	"portal/engine/staff"
 	"portal/handlers/server"
 	"portal/handlers/staff/staffpage"
 	"portal/views"
@@ -23,15 +24,15 @@ import (
 const RegistrationsPath = "/registrations"
 
 // stateLabels are the registration states as the pages name them.
-func StateLabel(c echo.Context, r engine.RegistrationState) string {
+func StateLabel(c echo.Context, r staff.RegistrationState) string {
 	switch r {
-	case engine.RegSuspended:
+	case staff.RegSuspended:
 		return staffpage.StaffTextIn(c).StateSuspended
-	case engine.RegAwaitingPayment:
+	case staff.RegAwaitingPayment:
 		return staffpage.StaffTextIn(c).StateAwaitingPayment
-	case engine.RegPaid:
+	case staff.RegPaid:
 		return staffpage.StaffTextIn(c).StatePaid
-	case engine.RegCancelled:
+	case staff.RegCancelled:
 		return staffpage.StaffTextIn(c).StateCancelled
 	}
 	return staffpage.StaffTextIn(c).StateInProgress
@@ -39,9 +40,9 @@ func StateLabel(c echo.Context, r engine.RegistrationState) string {
 
 // registrationQuery reads the list's filters from the query string;
 // a filter that does not parse is an error the page names.
-func registrationQuery(c echo.Context, orgID int64) (engine.RegistrationQuery, bool) {
-	q := engine.RegistrationQuery{OrganisationID: orgID, Search: c.QueryParam("q"), State: engine.RegistrationState(c.QueryParam("state")),
-		Sort: engine.RegistrationSort(c.QueryParam("sort"))}
+func registrationQuery(c echo.Context, orgID int64) (staff.RegistrationQuery, bool) {
+	q := staff.RegistrationQuery{OrganisationID: orgID, Search: c.QueryParam("q"), State: staff.RegistrationState(c.QueryParam("state")),
+		Sort: staff.RegistrationSort(c.QueryParam("sort"))}
 	ok := true
 	num := func(name string) int64 {
 		raw := strings.TrimSpace(c.QueryParam(name))
@@ -56,17 +57,17 @@ func registrationQuery(c echo.Context, orgID int64) (engine.RegistrationQuery, b
 		return n
 	}
 	q.PeriodID, q.MembershipTypeID, q.UnpaidDays, q.Page = num("period"), num("type"), int(num("unpaid")), int(num("page"))
-	if q.State != "" && !slices.Contains(engine.RegistrationStates, q.State) {
+	if q.State != "" && !slices.Contains(staff.RegistrationStates, q.State) {
 		ok = false
 	}
-	if len(q.Search) > 200 || !slices.Contains(engine.RegistrationSorts, q.Sort) {
+	if len(q.Search) > 200 || !slices.Contains(staff.RegistrationSorts, q.Sort) {
 		ok = false
 	}
 	return q, ok
 }
 
 // ListURL is the list's address with q's filters and page.
-func ListURL(c echo.Context, path string, q engine.RegistrationQuery, page int) string {
+func ListURL(c echo.Context, path string, q staff.RegistrationQuery, page int) string {
 	v := url.Values{}
 	if q.Search != "" {
 		v.Set("q", q.Search)
@@ -83,7 +84,7 @@ func ListURL(c echo.Context, path string, q engine.RegistrationQuery, page int) 
 	if q.UnpaidDays != 0 {
 		v.Set("unpaid", strconv.Itoa(q.UnpaidDays))
 	}
-	if q.Sort != engine.SortRegNewest {
+	if q.Sort != staff.SortRegNewest {
 		v.Set("sort", string(q.Sort))
 	}
 	if page > 1 {
@@ -107,15 +108,15 @@ func (s *Server) StaffRegistrations(c echo.Context) error {
 		return s.StaffErrorPage(c, http.StatusBadRequest, staffpage.StaffTextIn(c).BadFilter)
 	}
 	ctx := c.Request().Context()
-	page, err := s.engine.Registrations(ctx, q)
+	page, err := staff.Of(s.engine).Registrations(ctx, q)
 	if err != nil {
 		return s.StaffEngineError(c, err)
 	}
-	periods, err := s.engine.Periods(ctx, u.OrganisationID)
+	periods, err := organisation.Of(s.engine).Periods(ctx, u.OrganisationID)
 	if err != nil {
 		return s.StaffEngineError(c, err)
 	}
-	types, err := s.engine.MembershipTypes(ctx, u.OrganisationID)
+	types, err := organisation.Of(s.engine).MembershipTypes(ctx, u.OrganisationID)
 	if err != nil {
 		return s.StaffEngineError(c, err)
 	}
@@ -132,7 +133,7 @@ func (s *Server) StaffRegistrations(c echo.Context) error {
 		m.Periods = append(m.Periods, views.StaffOption{Value: strconv.FormatInt(p.ID, 10), Label: p.Name, Selected: p.ID == q.PeriodID})
 	}
 	m.States = []views.StaffOption{{Value: "", Label: staffpage.StaffTextIn(c).RegAll}}
-	for _, st := range engine.RegistrationStates {
+	for _, st := range staff.RegistrationStates {
 		m.States = append(m.States, views.StaffOption{Value: string(st), Label: StateLabel(c, st), Selected: st == q.State})
 	}
 	m.Types = []views.StaffOption{{Value: "", Label: staffpage.StaffTextIn(c).RegAll}}
@@ -140,10 +141,10 @@ func (s *Server) StaffRegistrations(c echo.Context) error {
 		m.Types = append(m.Types, views.StaffOption{Value: strconv.FormatInt(t.ID, 10), Label: t.Name, Selected: t.ID == q.MembershipTypeID})
 	}
 	lt := views.StaffListTextIn(c.Request().Context())
-	m.OwedSort = sortLink(c, q, lt.Owed, engine.SortRegOwedDesc, engine.SortRegOwedAsc)
-	m.DaysSort = sortLink(c, q, lt.DaysUnpaid, engine.SortRegUnpaidDesc, engine.SortRegUnpaidAsc)
+	m.OwedSort = sortLink(c, q, lt.Owed, staff.SortRegOwedDesc, staff.SortRegOwedAsc)
+	m.DaysSort = sortLink(c, q, lt.DaysUnpaid, staff.SortRegUnpaidDesc, staff.SortRegUnpaidAsc)
 	for _, r := range page.Rows {
-		st := engine.RegistrationStateOf(r.Status)
+		st := staff.RegistrationStateOf(r.Status)
 		row := views.StaffRegistrationRow{URL: RegistrationURL(c, r.ID), ID: strconv.FormatInt(r.ID, 10), Household: strings.Join(r.Household, ", "),
 			UserKey: r.UserKey, State: StateLabel(c, st), StateKey: string(st), Started: staffpage.StaffDateTime(c, r.StartTime), Updated: staffpage.StaffDateTime(c, r.UpdatedAt),
 			LinkLabel: fmt.Sprintf(lt.OpenRegistration, strconv.FormatInt(r.ID, 10))}
@@ -168,7 +169,7 @@ func (s *Server) StaffRegistrations(c echo.Context) error {
 	if page.Page < page.PageCount {
 		m.NextURL = ListURL(c, RegistrationsPath, q, page.Page+1)
 	}
-	if u.Role.AtLeast(engine.RoleTreasurer) {
+	if u.Role.AtLeast(staff.RoleTreasurer) {
 		m.CSVURL = ListURL(c, RegistrationsPath+".csv", q, 1)
 	}
 	return staffpage.StaffRender(c, http.StatusOK, views.StaffRegistrationsPage(m))
@@ -176,7 +177,7 @@ func (s *Server) StaffRegistrations(c echo.Context) error {
 
 // sortLink is a sortable column's header: its link sorts by the column,
 // largest first (desc), or smallest first when already so sorted.
-func sortLink(c echo.Context, q engine.RegistrationQuery, label string, desc, asc engine.RegistrationSort) views.StaffSortLink {
+func sortLink(c echo.Context, q staff.RegistrationQuery, label string, desc, asc staff.RegistrationSort) views.StaffSortLink {
 	lt := views.StaffListTextIn(c.Request().Context())
 	l := views.StaffSortLink{Label: label}
 	next := desc
@@ -213,7 +214,7 @@ func (s *Server) StaffRegistrationsCSV(c echo.Context) error {
 	h.Set(echo.HeaderContentDisposition, `attachment; filename="registrations-`+time.Now().UTC().Format("2006-01-02")+`.csv"`)
 	w := csv.NewWriter(c.Response())
 	started := false
-	err := s.engine.RegistrationsCSV(c.Request().Context(), q, func(rec []string) error {
+	err := staff.Of(s.engine).RegistrationsCSV(c.Request().Context(), q, func(rec []string) error {
 		if !started {
 			c.Response().WriteHeader(http.StatusOK)
 			started = true

@@ -12,6 +12,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/engine/staff"
 	"portal/handlers/server"
 	"portal/relay/oidc"
 	"portal/relay/session"
@@ -40,7 +41,7 @@ type StaffUser struct {
 	OrganisationID int64
 	StaffID        *int64 // nil: a role from the IdP's claim
 	Name, Email    string
-	Role           engine.StaffRole
+	Role           staff.StaffRole
 }
 
 // Actor is how the audit log names u.
@@ -218,7 +219,7 @@ func (s *Server) StaffCallback(c echo.Context) error {
 			// Why, by claim and record state, never by address: the subject
 			// is the one personal datum the log keeps.
 			log.Info("staff sign-in refused", "organisation", a.Organisation, "subject", tokens.Subject,
-				"reason", engine.StaffRefusalReason(err), "email_claim", claims.emailState(),
+				"reason", staff.StaffRefusalReason(err), "email_claim", claims.emailState(),
 				"email_verified_claim", claims.verifiedState(), "role_claim", s.roleClaimState(a.Organisation, tokens.Claims))
 			return s.StaffErrorPage(c, http.StatusForbidden, StaffTextIn(c).NotStaff)
 		}
@@ -249,13 +250,13 @@ func (s *Server) StaffCallback(c echo.Context) error {
 // staffIdentity decides who signed in: the staff record (by subject, or
 // by verified e-mail at the first sign-in), else a role the claim grants.
 func (s *Server) staffIdentity(ctx context.Context, orgID int64, tokens *oidc.Tokens, claims staffClaims) (*StaffUser, error) {
-	m, err := s.engine.StaffSignIn(ctx, orgID, engine.StaffIdentity{Subject: tokens.Subject, Email: claims.Email,
+	m, err := staff.Of(s.engine).StaffSignIn(ctx, orgID, staff.StaffIdentity{Subject: tokens.Subject, Email: claims.Email,
 		EmailVerified: claims.verified(), Name: claims.Name})
 	if err == nil {
 		id := m.ID
 		return &StaffUser{OrganisationID: orgID, StaffID: &id, Name: m.Name, Email: m.Email, Role: m.Role}, nil
 	}
-	if engine.ErrorCode(err) != engine.CodeUnauthorized || errors.Is(err, engine.ErrStaffDisabled) {
+	if engine.ErrorCode(err) != engine.CodeUnauthorized || errors.Is(err, staff.ErrStaffDisabled) {
 		return nil, err // a disabled record is refused whatever the claims say
 	}
 	role := s.claimRole(orgID, tokens.Claims)
@@ -277,7 +278,7 @@ func cmpOr(vals ...string) string {
 
 // claimRole is the highest role the configured claim grants in the
 // organisation orgID; "" for none.
-func (s *Server) claimRole(orgID int64, raw json.RawMessage) engine.StaffRole {
+func (s *Server) claimRole(orgID int64, raw json.RawMessage) staff.StaffRole {
 	d := s.Staff
 	if d.RoleClaim == "" || len(d.RoleMap) == 0 {
 		return ""
@@ -298,7 +299,7 @@ func (s *Server) claimRole(orgID int64, raw json.RawMessage) engine.StaffRole {
 	if t := s.Organisations().ByIDOrNil(orgID); t != nil {
 		slug = t.Slug
 	}
-	var best engine.StaffRole
+	var best staff.StaffRole
 	for _, g := range d.RoleMap {
 		if g.Organisation != "" && g.Organisation != slug {
 			continue
@@ -350,7 +351,7 @@ func (s *Server) CurrentStaff(c echo.Context) (*StaffUser, error) {
 		if err != nil {
 			return nil, nil
 		}
-		m, err := s.engine.StaffByID(r.Context(), t.ID, id)
+		m, err := staff.Of(s.engine).StaffByID(r.Context(), t.ID, id)
 		if engine.ErrorCode(err) == engine.CodeNotFound {
 			return nil, nil
 		}
@@ -363,7 +364,7 @@ func (s *Server) CurrentStaff(c echo.Context) (*StaffUser, error) {
 		u.StaffID, u.Name, u.Email, u.Role = &m.ID, m.Name, m.Email, m.Role
 		return u, nil
 	}
-	u.Role = engine.StaffRole(sess.Values[attrStaffRole])
+	u.Role = staff.StaffRole(sess.Values[attrStaffRole])
 	if !u.Role.Valid() {
 		return nil, nil
 	}
@@ -375,7 +376,7 @@ func (s *Server) CurrentStaff(c echo.Context) (*StaffUser, error) {
 // staff session a page load goes to the sign-in and anything else gets a
 // 401; a staff member below the role gets a 403. Only then is a form
 // body read (checkFormText): nobody's upload is parsed before it.
-func (s *Server) RequireStaff(min engine.StaffRole, next echo.HandlerFunc) echo.HandlerFunc {
+func (s *Server) RequireStaff(min staff.StaffRole, next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		c.Response().Header().Set("Cache-Control", "no-store")
 		u, err := s.CurrentStaff(c)

@@ -7,6 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/engine/staff"
 	"portal/handlers/server"
 )
 
@@ -64,7 +65,7 @@ func StatusLabel(c echo.Context, status string) string {
 // the page's language: the first is "under" its bound, the last "from"
 // the one before it, the others a range.
 func AgeGroupLabel(c echo.Context, i int) string {
-	groups := engine.AgeGroups
+	groups := staff.AgeGroups
 	switch {
 	case i == 0:
 		return fmt.Sprintf(StaffOpsTextIn(c).AgeUnder, groups[0].Below)

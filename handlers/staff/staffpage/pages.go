@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/engine/staff"
 	"portal/handlers/server"
 	"portal/views"
 )
@@ -29,25 +30,25 @@ type staffFlash func(c echo.Context) string
 type staffNavItem struct {
 	Label staffFlash
 	Path  string // below StaffPrefix
-	Min   engine.StaffRole
+	Min   staff.StaffRole
 }
 
 // staffNav is the navigation, in order. Add an entry per page.
 var staffNav = []staffNavItem{
-	{Label: func(c echo.Context) string { return StaffTextIn(c).NavOverview }, Path: "", Min: engine.RoleViewer},
-	{Label: func(c echo.Context) string { return StaffTextIn(c).NavRegistrations }, Path: "/registrations", Min: engine.RoleViewer},
-	{Label: func(c echo.Context) string { return StaffOpsTextIn(c).NavPayments }, Path: "/payments", Min: engine.RoleViewer},
-	{Label: func(c echo.Context) string { return StaffDebitTextIn(c).NavDebits }, Path: server.StaffDebitsPath, Min: engine.RoleViewer},
-	{Label: func(c echo.Context) string { return StaffOpenPaymentTextIn(c).NavOpenPayments }, Path: server.OpenPaymentsPath, Min: engine.RoleTreasurer},
-	{Label: func(c echo.Context) string { return StaffYearReportTextIn(c).NavYearReport }, Path: server.YearReportPath, Min: engine.RoleTreasurer},
-	{Label: func(c echo.Context) string { return StaffOpsTextIn(c).NavInvitations }, Path: "/invitations", Min: engine.RoleRegistrar},
-	{Label: func(c echo.Context) string { return StaffOpsTextIn(c).NavJobs }, Path: "/jobs", Min: engine.RoleViewer},
-	{Label: func(c echo.Context) string { return StaffOpsTextIn(c).NavSetup }, Path: server.StaffSetupPath, Min: engine.RoleAdmin},
-	{Label: func(c echo.Context) string { return StaffOpsTextIn(c).NavDefinitions }, Path: server.StaffDefinitionsPath, Min: engine.RoleAdmin},
-	{Label: func(c echo.Context) string { return views.StaffWebhookTextIn(c.Request().Context()).NavWebhooks }, Path: server.StaffWebhooksPath, Min: engine.RoleAdmin},
-	{Label: func(c echo.Context) string { return views.PersonalDataTextIn(c.Request().Context()).NavRequests }, Path: server.StaffDataRequestsPath, Min: engine.RoleRegistrar},
-	{Label: func(c echo.Context) string { return StaffTextIn(c).NavAudit }, Path: "/audit", Min: engine.RoleViewer},
-	{Label: func(c echo.Context) string { return views.StaffPrivacyTextIn(c.Request().Context()).NavAccessLog }, Path: server.StaffAccessLogPath, Min: engine.RoleAdmin},
+	{Label: func(c echo.Context) string { return StaffTextIn(c).NavOverview }, Path: "", Min: staff.RoleViewer},
+	{Label: func(c echo.Context) string { return StaffTextIn(c).NavRegistrations }, Path: "/registrations", Min: staff.RoleViewer},
+	{Label: func(c echo.Context) string { return StaffOpsTextIn(c).NavPayments }, Path: "/payments", Min: staff.RoleViewer},
+	{Label: func(c echo.Context) string { return StaffDebitTextIn(c).NavDebits }, Path: server.StaffDebitsPath, Min: staff.RoleViewer},
+	{Label: func(c echo.Context) string { return StaffOpenPaymentTextIn(c).NavOpenPayments }, Path: server.OpenPaymentsPath, Min: staff.RoleTreasurer},
+	{Label: func(c echo.Context) string { return StaffYearReportTextIn(c).NavYearReport }, Path: server.YearReportPath, Min: staff.RoleTreasurer},
+	{Label: func(c echo.Context) string { return StaffOpsTextIn(c).NavInvitations }, Path: "/invitations", Min: staff.RoleRegistrar},
+	{Label: func(c echo.Context) string { return StaffOpsTextIn(c).NavJobs }, Path: "/jobs", Min: staff.RoleViewer},
+	{Label: func(c echo.Context) string { return StaffOpsTextIn(c).NavSetup }, Path: server.StaffSetupPath, Min: staff.RoleAdmin},
+	{Label: func(c echo.Context) string { return StaffOpsTextIn(c).NavDefinitions }, Path: server.StaffDefinitionsPath, Min: staff.RoleAdmin},
+	{Label: func(c echo.Context) string { return views.StaffWebhookTextIn(c.Request().Context()).NavWebhooks }, Path: server.StaffWebhooksPath, Min: staff.RoleAdmin},
+	{Label: func(c echo.Context) string { return views.PersonalDataTextIn(c.Request().Context()).NavRequests }, Path: server.StaffDataRequestsPath, Min: staff.RoleRegistrar},
+	{Label: func(c echo.Context) string { return StaffTextIn(c).NavAudit }, Path: "/audit", Min: staff.RoleViewer},
+	{Label: func(c echo.Context) string { return views.StaffPrivacyTextIn(c.Request().Context()).NavAccessLog }, Path: server.StaffAccessLogPath, Min: staff.RoleAdmin},
 }
 
 // StaffFlashes are the result messages an action may name in ?done=: the
@@ -87,15 +88,15 @@ func (s *Server) StaffChrome(c echo.Context, title string) views.StaffChrome {
 }
 
 // StaffRoleLabel is how a role is shown.
-func StaffRoleLabel(c echo.Context, r engine.StaffRole) string {
+func StaffRoleLabel(c echo.Context, r staff.StaffRole) string {
 	switch r {
-	case engine.RoleViewer:
+	case staff.RoleViewer:
 		return StaffTextIn(c).RoleViewer
-	case engine.RoleRegistrar:
+	case staff.RoleRegistrar:
 		return StaffTextIn(c).RoleRegistrar
-	case engine.RoleTreasurer:
+	case staff.RoleTreasurer:
 		return StaffTextIn(c).RoleTreasurer
-	case engine.RoleAdmin:
+	case staff.RoleAdmin:
 		return StaffTextIn(c).RoleAdmin
 	}
 	return string(r)

@@ -1,0 +1,273 @@
+package bankstatement
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/uptrace/bun"
+
+	"portal/engine"
+	"portal/engine/banking"
+	"portal/engine/directdebit"
+	"portal/engine/payment"
+)
+
+// The bank statement import: a camt.053/054/052 statement's credits are
+// matched to open bank-transfer payments (banking.Match) and captured one
+// by one through CapturePayment's settlement, its returned direct debits
+// taken back (debit_returns.go), and the credits it could not match kept
+// for the treasurer (bank_credits.go).
+
+// StatementLine is the import's word on one credit.
+type StatementLine struct {
+	Credit  banking.Credit
+	Outcome banking.Outcome
+	Reason  string
+	// RF is the payment the credit was matched to ("" when none).
+	RF banking.Reference
+	// Captured: the credit was captured (completing its registration, or
+	// recording a partial, excess or currency problem on its payment).
+	Captured bool
+	// Completed: the capture completed the registration.
+	Completed bool
+	// Kept: the credit could not be matched and was kept for a treasurer
+	// to resolve (BankCredits).
+	Kept bool
+	// SecondCredit: the credit paid an order paid already; it was
+	// recorded as a second payment, owed back to the member and listed
+	// among the payments needing attention, as a capture by hand is.
+	SecondCredit bool
+	// Err is why a capture failed (the rest of the import goes on).
+	Err error
+}
+
+// StatementImport is what an import did.
+type StatementImport struct {
+	Message, MessageID string
+	// OtherAccounts counts credits and returned debits to accounts other
+	// than Account; AlreadyImported credits captured or kept by an earlier
+	// import (by the organisation, account and credit key) and returned
+	// debits applied before (debit_returns.go), both left out of Lines and
+	// Returns; NotCredits the entries that are not booked credits.
+	OtherAccounts, AlreadyImported, NotCredits int
+	Lines                                      []StatementLine
+	// Returns are the returned direct debits to Account
+	// (debit_returns.go): taken back, unknown, or a problem for staff.
+	Returns []directdebit.ReturnLine
+}
+
+// ImportStatement matches a bank statement's credits to the account
+// against the open bank-transfer payments (banking.Match) and captures the
+// ones it can tell: an exact reference and amount, a unique amount without
+// a usable reference, and (recorded as problems, never completing) a
+// reference with a partial or excess amount or another currency. Every
+// capture is its own transaction and stores the bank's id of the credit,
+// so a credit already captured by an earlier import is left out and
+// re-running an import captures nothing twice. Unknown credits, and
+// second payments for a payment already paid, are kept (once, by the
+// bank's id) as unmatched credits for a treasurer (ResolveCredit); a
+// credit listed twice in the file is only listed. Returned direct debits
+// in the statement take their debits back (ImportReturns), once each; a
+// return naming no debit of the club is reported in Returns and changes
+// nothing, while the rest of the statement still imports.
+func (s *Service) ImportStatement(ctx context.Context, st banking.Statement, opt engine.StatementOptions) (_ *StatementImport, err error) {
+	defer engine.ClassifyUnavailable(&err)
+	if opt.Account == "" {
+		return nil, engine.Errorf(engine.CodeInvalid, "the account to import for is required (PORTAL_BANK_IBAN)")
+	}
+	rep := &StatementImport{Message: st.Message, MessageID: st.MessageID, NotCredits: st.Skipped}
+	// Returned debits first: a return and a credit in one statement are
+	// independent, and each return is its own transaction as each
+	// capture is.
+	returns, otherAccounts, already := directdebit.Of(s.Service).ImportReturns(ctx, st, opt)
+	rep.Returns = append(rep.Returns, returns...)
+	rep.OtherAccounts += otherAccounts
+	rep.AlreadyImported += already
+	mine := st.CreditsTo(string(opt.Account))
+	rep.OtherAccounts = len(st.Credits) - len(mine)
+	if len(mine) == 0 {
+		return rep, nil
+	}
+	ids := make([]string, len(mine))
+	for i, c := range mine {
+		ids[i] = creditEventID(opt.Organisation, string(opt.Account), creditIdentity(c))
+	}
+	var seen []string
+	if err := s.DB().NewSelect().Model((*engine.PaymentEvent)(nil)).Column("event_id").
+		Where("provider = ? AND event_id IN (?)", payment.BankTransferProvider, bun.List(ids)).Scan(ctx, &seen); err != nil {
+		return nil, fmt.Errorf("load imported credits: %w", err)
+	}
+	done := make(map[string]bool, len(seen))
+	for _, id := range seen {
+		done[id] = true
+	}
+	legacy, err := s.legacyImportedCredits(ctx, opt.Organisation, mine)
+	if err != nil {
+		return nil, err
+	}
+	kept, err := keptCredits(ctx, s.DB(), opt.Organisation, string(opt.Account), mine)
+	if err != nil {
+		return nil, err
+	}
+	fresh := mine[:0:0]
+	for i, c := range mine {
+		if done[ids[i]] || legacy[i] || kept[creditIdentity(c)] {
+			rep.AlreadyImported++
+			continue
+		}
+		fresh = append(fresh, c)
+	}
+	var open []engine.Payment
+	q := s.DB().NewSelect().Model(&open).Where("provider = ? AND status = ? AND provider_id IS NOT NULL", payment.BankTransferProvider, engine.PaymentPending)
+	ownAccounts := payment.OwnTransferAccounts(s.DB())
+	if opt.Organisation != 0 {
+		q = q.Where("order_id IN (?)", s.DB().NewSelect().Model((*engine.Order)(nil)).Column("id").Where("organisation_id = ?", opt.Organisation))
+	} else {
+		q = q.Where("order_id NOT IN (?)", s.DB().NewSelect().Model((*engine.Order)(nil)).Column("id").Where("organisation_id IN (?)", ownAccounts))
+	}
+	if err := q.Order("id ASC").Scan(ctx); err != nil {
+		return nil, fmt.Errorf("load open bank transfers: %w", err)
+	}
+	partial, err := payment.PartialCapturesByReference(ctx, s.DB())
+	if err != nil {
+		return nil, err
+	}
+	expected := make([]banking.Expected, len(open))
+	for i, p := range open {
+		expected[i] = banking.Expected{Reference: banking.Reference(*p.ProviderID), AmountMinor: p.AmountMinor, Currency: p.Currency,
+			PaidMinor: partial[*p.ProviderID+" "+p.Currency]}
+	}
+	for _, pr := range banking.Match(fresh, expected) {
+		line := StatementLine{Credit: pr.Credit, Outcome: pr.Outcome, Reason: pr.Reason}
+		if pr.Expected != nil {
+			line.RF = pr.Expected.Reference
+		}
+		// A credit for an order paid already (before this import, or by an
+		// earlier credit of this file) is a second payment: captured as
+		// staff capture one by hand, so that it is owed back and listed,
+		// not left as a credit no one can place.
+		if rf := s.paidTransferNamed(ctx, opt.Organisation, pr); rf != "" {
+			pr.Outcome, pr.Expected = banking.OutcomeSecond, &banking.Expected{Reference: rf}
+			line.Outcome, line.RF = banking.OutcomeSecond, rf
+			line.Reason = fmt.Sprintf("%s is paid already: a second payment, owed back to the member", rf.String())
+		}
+		switch pr.Outcome {
+		case banking.OutcomeSecond:
+		case banking.OutcomeExact, banking.OutcomeByAmount, banking.OutcomePartial, banking.OutcomeExcess, banking.OutcomeCurrency:
+		case banking.OutcomeDuplicate, banking.OutcomeUnknown:
+			// Kept for a treasurer, unless it is the same credit listed
+			// twice (overlapping statements): that money is counted once.
+			if !opt.DryRun && (pr.Outcome == banking.OutcomeUnknown || pr.Expected != nil) {
+				actor := engine.CommandLine
+				if opt.Actor != nil {
+					actor = *opt.Actor
+				}
+				if line.Kept, line.Err = s.keepUnmatchedCredit(ctx, s.storedCredit(st, opt, line), actor); line.Err != nil {
+					s.Log.ErrorContext(ctx, "unmatched statement credit could not be kept", "credit", pr.Credit.ID, "err", line.Err)
+				}
+			}
+			rep.Lines = append(rep.Lines, line)
+			continue
+		default:
+			rep.Lines = append(rep.Lines, line)
+			continue
+		}
+		if opt.DryRun {
+			rep.Lines = append(rep.Lines, line)
+			continue
+		}
+		note := fmt.Sprintf("statement %s, credit %s", st.MessageID, pr.Credit.ID)
+		if pr.Credit.DebtorName != "" {
+			note += " from " + pr.Credit.DebtorName
+		}
+		if pr.Outcome == banking.OutcomeByAmount {
+			note += "; matched by amount only (no usable reference)"
+		}
+		booked := pr.Credit.BookingDate
+		if booked.IsZero() {
+			booked = pr.Credit.ValueDate
+		}
+		res, err := payment.Of(s.Service).CapturePayment(ctx, payment.Capture{Reference: string(pr.Expected.Reference), AmountMinor: pr.Credit.AmountMinor,
+			Currency: pr.Credit.Currency, BookedOn: booked, Note: note,
+			EventID: creditEventID(opt.Organisation, string(opt.Account), creditIdentity(pr.Credit)),
+			Actor:   opt.Actor, OrganisationID: opt.Organisation})
+		if err != nil {
+			line.Err = err
+			s.Log.ErrorContext(ctx, "statement credit could not be captured", "credit", pr.Credit.ID, "err", err)
+		} else {
+			// A credit on a payment that already has a problem is recorded too
+			// (its event is stored), though it changes nothing more.
+			line.Captured = !res.Replayed || res.Mismatch
+			line.Completed = !res.Replayed && !res.Mismatch && !res.Stale && res.Outcome == engine.OutcomeSuccess
+			line.SecondCredit = res.SecondCredit
+		}
+		rep.Lines = append(rep.Lines, line)
+	}
+	return rep, nil
+}
+
+// paidTransferNamed is the RF reference of a bank transfer paid in full
+// that a credit names, when the credit is a second payment for it: an
+// unknown credit whose reference is such a payment of the importing
+// account's orders, or a credit for a payment an earlier credit of the same
+// file paid. "" otherwise.
+func (s *Service) paidTransferNamed(ctx context.Context, orgID int64, pr banking.Proposal) banking.Reference {
+	switch {
+	case pr.Outcome == banking.OutcomeDuplicate && pr.Expected != nil:
+		return pr.Expected.Reference
+	case pr.Outcome != banking.OutcomeUnknown || pr.Reference == "":
+		return ""
+	}
+	q := s.DB().NewSelect().Model((*engine.Payment)(nil)).
+		Where("provider = ? AND provider_id = ? AND status = ?", payment.BankTransferProvider, string(pr.Reference), engine.PaymentSucceeded)
+	if orgID != 0 {
+		q = q.Where("order_id IN (?)", s.DB().NewSelect().Model((*engine.Order)(nil)).Column("id").Where("organisation_id = ?", orgID))
+	} else {
+		q = q.Where("order_id NOT IN (?)", s.DB().NewSelect().Model((*engine.Order)(nil)).Column("id").Where("organisation_id IN (?)", payment.OwnTransferAccounts(s.DB())))
+	}
+	if n, err := q.Count(ctx); err != nil || n == 0 {
+		return ""
+	}
+	return pr.Reference
+}
+
+// legacyImportedCredits tells which credits were captured before credit
+// keys, when a capture's event id was "credit:" and the bank's id alone:
+// such an event counts only for a payment of the importing organisation
+// (or, for the shared account, of an organisation without an account of
+// its own) and only for a credit no larger than the amount it recorded (a
+// completing capture records the sum of the parts), so that neither
+// another club's capture nor another entry under the same bank id is
+// taken for this credit.
+func (s *Service) legacyImportedCredits(ctx context.Context, orgID int64, credits []banking.Credit) (map[int]bool, error) {
+	ids := make([]string, len(credits))
+	for i, c := range credits {
+		ids[i] = "credit:" + c.ID
+	}
+	var rows []struct {
+		EventID  string `bun:"event_id"`
+		Amount   int64  `bun:"amount_minor"`
+		Currency string `bun:"currency"`
+	}
+	q := s.DB().NewSelect().TableExpr("payment_events AS e").Join("JOIN payments AS p ON p.reference = e.reference").
+		Join("JOIN orders AS o ON o.id = p.order_id").ColumnExpr("e.event_id, COALESCE(e.amount_minor, 0) AS amount_minor, COALESCE(e.currency, '') AS currency").
+		Where("e.provider = ? AND e.event_id IN (?)", payment.BankTransferProvider, bun.List(ids))
+	if orgID != 0 {
+		q = q.Where("o.organisation_id = ?", orgID)
+	} else {
+		q = q.Where("o.organisation_id NOT IN (?)", payment.OwnTransferAccounts(s.DB()))
+	}
+	if err := q.Scan(ctx, &rows); err != nil {
+		return nil, fmt.Errorf("load credits imported before keys: %w", err)
+	}
+	out := make(map[int]bool)
+	for i, c := range credits {
+		for _, r := range rows {
+			if r.EventID == ids[i] && strings.EqualFold(r.Currency, c.Currency) && r.Amount >= c.AmountMinor {
+				out[i] = true
+			}
+		}
+	}
+	return out, nil
+}

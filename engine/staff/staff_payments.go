@@ -1,0 +1,183 @@
+package staff
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"portal/engine"
+	"portal/engine/payment"
+)
+
+// What the staff payments page reads: the payment attempts that need a
+// person, and the audit of confirmations staff make by hand.
+
+// Why a payment attempt needs attention, most urgent first.
+const (
+	// AttentionProblem: the money that arrived did not match the attempt
+	// (payments.problem); the registration is not completed.
+	AttentionProblem = "problem"
+	// AttentionSecondPayment: the attempt succeeded for an order already
+	// paid or cancelled; the money is due back to the member.
+	AttentionSecondPayment = "second_payment"
+	// AttentionDebitReturned: the attempt was a direct debit the bank
+	// returned (debit_returns.go) and its order is still unpaid: the
+	// member was told, and may need a word from the treasurer.
+	AttentionDebitReturned = "debit_returned"
+	// AttentionPendingTooLong: the attempt is still open after the
+	// threshold; the member may need a reminder, or the transfer a look.
+	AttentionPendingTooLong = "pending_too_long"
+)
+
+// PendingTooLong is how long a payment attempt may stay open before it
+// needs attention.
+const PendingTooLong = 14 * 24 * time.Hour
+
+// AttentionPayment is one attempt needing attention, with its order.
+type AttentionPayment struct {
+	Payment engine.Payment
+	Order   engine.Order
+	// Reason is one of the Attention* constants.
+	Reason string
+	// RefundByHand: the money is due back and staff transfer it (a bank
+	// transfer; MarkRefundPaidBack once done). A second payment through a
+	// provider is refunded by the portal's jobs.
+	RefundByHand bool
+	// ReturnCode is the bank's reason of a returned debit
+	// (AttentionDebitReturned; banking.ReturnReasonText says it in words).
+	ReturnCode string
+}
+
+// AttentionQuery says whose attempts PaymentsNeedingAttention lists.
+type AttentionQuery struct {
+	// OrganisationID: 0 for the context's organisation, or every
+	// organisation without a scope (the command line).
+	OrganisationID int64
+	// PendingSince: attempts open since before it are listed too; zero for
+	// PendingTooLong before now.
+	PendingSince time.Time
+	// Limit: at most this many (0: 500).
+	Limit int
+}
+
+// PaymentsNeedingAttention lists the payment attempts that need a person:
+// a confirmation whose amount or currency did not match an order still
+// unpaid (or a direct debit return that did not match its debit), money
+// due back (a second payment), a returned direct debit whose order is
+// unpaid, or an attempt pending since before q.PendingSince. Problems
+// first, then refunds due, then returned debits, then oldest first. The staff payments page, the admin API and `portal payments
+// attention` list them; the season overview counts them.
+func (s *Service) PaymentsNeedingAttention(ctx context.Context, q AttentionQuery) (_ []AttentionPayment, err error) {
+	defer engine.ClassifyUnavailable(&err)
+	if q.Limit <= 0 {
+		q.Limit = 500
+	}
+	var pays []engine.Payment
+	sel := s.attentionQuery(ctx, s.DB().NewSelect().Model(&pays), q).
+		OrderExpr("CASE WHEN problem <> '' THEN 0 WHEN refund_status = ? THEN 1 WHEN status = ? THEN 2 ELSE 3 END, created_at, id", engine.RefundDue, engine.PaymentFailed).
+		Limit(int64(q.Limit))
+	if err := sel.Scan(ctx); err != nil {
+		return nil, fmt.Errorf("payments needing attention: %w", err)
+	}
+	if len(pays) == 0 {
+		return nil, nil
+	}
+	ids := make([]int64, len(pays))
+	for i, p := range pays {
+		ids[i] = p.OrderID
+	}
+	var orders []engine.Order
+	if err := s.DB().NewSelect().Model(&orders).Where("id IN (?)", bun.List(ids)).Scan(ctx); err != nil {
+		return nil, fmt.Errorf("orders of payments needing attention: %w", err)
+	}
+	byID := make(map[int64]engine.Order, len(orders))
+	for _, o := range orders {
+		byID[o.ID] = o
+	}
+	returns, err := returnCodesOf(ctx, s.DB(), pays)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]AttentionPayment, 0, len(pays))
+	for _, p := range pays {
+		a := AttentionPayment{Payment: p, Order: byID[p.OrderID], Reason: AttentionPendingTooLong}
+		switch {
+		case p.Problem != "" && (a.Order.Status == engine.OrderUnpaid || p.Provider == payment.DirectDebitProvider):
+			a.Reason = AttentionProblem
+		case p.RefundStatus == engine.RefundDue:
+			a.Reason, a.RefundByHand = AttentionSecondPayment, p.RefundManual
+		case p.Status == engine.PaymentFailed:
+			a.Reason, a.ReturnCode = AttentionDebitReturned, returns[p.ID]
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+// CountPaymentsNeedingAttention counts what PaymentsNeedingAttention lists
+// (of one period's orders when periodID is not 0).
+func (s *Service) CountPaymentsNeedingAttention(ctx context.Context, q AttentionQuery, periodID int64) (_ int, err error) {
+	defer engine.ClassifyUnavailable(&err)
+	sel := s.attentionQuery(ctx, s.DB().NewSelect().Model((*engine.Payment)(nil)), q)
+	if periodID != 0 {
+		sel = sel.Where("order_id IN (SELECT id FROM orders WHERE period_id = ?)", periodID)
+	}
+	n, err := sel.Count(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("count payments needing attention: %w", err)
+	}
+	return int(n), nil
+}
+
+// attentionQuery narrows a select of payments to those needing attention.
+func (s *Service) attentionQuery(ctx context.Context, sel *bun.SelectQuery, q AttentionQuery) *bun.SelectQuery {
+	if q.PendingSince.IsZero() {
+		q.PendingSince = s.Clock().Add(-PendingTooLong)
+	}
+	org := q.OrganisationID
+	if scope, ok := engine.OrganisationOf(ctx); ok && org == 0 {
+		org = scope
+	}
+	if org != 0 {
+		sel = sel.Where("order_id IN (SELECT id FROM orders WHERE organisation_id = ?)", org)
+	}
+	return sel.WhereGroup(" AND ", func(w *bun.SelectQuery) *bun.SelectQuery {
+		return w.Where("problem <> '' AND order_id IN (SELECT id FROM orders WHERE status = ?)", engine.OrderUnpaid).
+			// A return that did not match its debit: the order stays paid.
+			WhereOr("problem <> '' AND provider = ? AND status = ?", payment.DirectDebitProvider, engine.PaymentSucceeded).
+			WhereOr("refund_status = ?", engine.RefundDue).
+			// A returned debit, until its order is paid (or cancelled).
+			WhereOr("status = ? AND provider = ? AND order_id IN (SELECT id FROM orders WHERE status = ?) AND id IN (SELECT payment_id FROM debits WHERE status = ?)",
+				engine.PaymentFailed, payment.DirectDebitProvider, engine.OrderUnpaid, payment.DebitReturned).
+			// Pending too long; not a direct debit whose mandate is given:
+			// it waits for its collection day, which may be weeks away.
+			WhereOr("status = ? AND created_at < ? AND NOT (provider = ? AND order_id IN (SELECT id FROM orders WHERE debit_due_on IS NOT NULL))",
+				engine.PaymentPending, q.PendingSince.UTC(), payment.DirectDebitProvider)
+	})
+}
+
+// returnCodesOf are the reason codes of the returned debits of pays, by
+// payment id.
+func returnCodesOf(ctx context.Context, db bun.IDB, pays []engine.Payment) (map[int64]string, error) {
+	var ids []int64
+	for _, p := range pays {
+		if p.Provider == payment.DirectDebitProvider && p.Status == engine.PaymentFailed {
+			ids = append(ids, p.ID)
+		}
+	}
+	out := make(map[int64]string, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	var debits []payment.Debit
+	if err := db.NewSelect().Model(&debits).Column("payment_id", "return_code").
+		Where("payment_id IN (?) AND status = ?", bun.List(ids), payment.DebitReturned).Scan(ctx); err != nil {
+		return nil, fmt.Errorf("returned debits of payments needing attention: %w", err)
+	}
+	for _, d := range debits {
+		out[d.PaymentID] = d.ReturnCode
+	}
+	return out, nil
+}
