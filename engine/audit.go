@@ -57,7 +57,7 @@ type AuditRecord struct {
 	AfterJSON      string    `bun:"after_json,notnull"`
 	CreatedAt      time.Time `bun:"created_at,notnull"`
 	// ErasedAt is when an erasure replaced personal data in the details
-	// (personal_erasure.go), the one change the database allows.
+	// (engine/privacy/personal_erasure.go), the one change the database allows.
 	ErasedAt *time.Time `bun:"erased_at"`
 }
 

@@ -52,7 +52,7 @@ type Person struct {
 	// the admin API's person import; nil for persons made otherwise.
 	ExternalID *string   `bun:"external_id"`
 	CreatedAt  time.Time `bun:"created_at,nullzero,notnull,default:current_timestamp"`
-	// ErasedAt is when the person's data was erased (personal_erasure.go):
+	// ErasedAt is when the person's data was erased (engine/privacy/personal_erasure.go):
 	// the row stays for the books with its names replaced.
 	ErasedAt *time.Time `bun:"erased_at"`
 }
@@ -203,10 +203,10 @@ type Order struct {
 	// "" for the club's default. Its attempts are made with that method.
 	PaymentMethod string `bun:"payment_method,notnull"`
 	// DebitMandateID is the SEPA mandate a direct-debit order is
-	// collected under (debit_mandates.go); nil before one is given.
+	// collected under (engine/directdebit/debit_mandates.go); nil before one is given.
 	DebitMandateID *int64 `bun:"debit_mandate_id"`
 	// DebitDueOn is the date a direct-debit order is to be collected
-	// (debit_collection.go), set when its mandate is given; nil before.
+	// (engine/payment/debit_collection.go), set when its mandate is given; nil before.
 	DebitDueOn *time.Time  `bun:"debit_due_on,type:date"`
 	Lines      []OrderLine `bun:"rel:has-many,join:id=order_id"`
 }

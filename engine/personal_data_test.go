@@ -151,10 +151,10 @@ func TestPersonalDataExportCoversEveryPersonTable(t *testing.T) {
 				continue
 			}
 			if !exported[table] {
-				t.Errorf("table %s (columns %v) holds a person's or household's data and is in no section of the export (engine/personal_data.go)", table, cols)
+				t.Errorf("table %s (columns %v) holds a person's or household's data and is in no section of the export (engine/privacy/personal_data.go)", table, cols)
 			}
 			if !erased[table] {
-				t.Errorf("table %s (columns %v) holds a person's or household's data and is in no step of the erasure (engine/personal_erasure.go)", table, cols)
+				t.Errorf("table %s (columns %v) holds a person's or household's data and is in no step of the erasure (engine/privacy/personal_erasure.go)", table, cols)
 			}
 		}
 		if found < 10 {

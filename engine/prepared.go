@@ -9,8 +9,8 @@ import (
 )
 
 // preparedStatements holds the statements of the question step
-// (question_step.go), of the other steps' and the form load's reads
-// (instance_state.go), prepared once per connection instead of parsed and
+// (engine/registration/question_step.go), of the other steps' and the form load's reads
+// (engine/registration/instance_state.go), prepared once per connection instead of parsed and
 // planned on every call: bun writes the arguments into the SQL text, which
 // the database must then parse and plan again each time. For the step's
 // statements that was the larger part of PostgreSQL's work, and a quarter

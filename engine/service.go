@@ -18,10 +18,10 @@ type Service struct {
 	// pickProvider chooses an organisation's provider; nil: payments for all.
 	PickProvider func(organisationID int64) PaymentProvider
 	// pickMethod finds the provider of one of an organisation's payment
-	// methods (payment_methods.go); nil: its provider for every method.
+	// methods (engine/payment/payment_methods.go); nil: its provider for every method.
 	PickMethod func(organisationID int64, method string) PaymentProvider
 	// retiredProviders are an organisation's providers of earlier
-	// credentials (payment_accounts.go); nil: none.
+	// credentials (engine/payment/payment_accounts.go); nil: none.
 	RetiredProviders func(organisationID int64) []PaymentProvider
 	Links            PaymentLinks
 	// reconcileAfter: a pending attempt older than this is asked about on load.
@@ -31,7 +31,7 @@ type Service struct {
 	publicURL string
 	// sealer seals the organisations' payment secrets; testPayments lets
 	// them choose the test gateway; settingsChanged hears of a change to
-	// an organisation's payment settings (payment_settings.go).
+	// an organisation's payment settings (engine/payment/payment_settings.go).
 	Sealer          SecretSealer
 	PrivateWebhooks bool            // WithPrivateWebhookAddresses
 	WebhookNetworks WebhookNetworks // WithWebhookNetworks
@@ -40,7 +40,7 @@ type Service struct {
 	// subjects holds the state subjects keep for the service's life
 	// (SubjectState).
 	subjects sync.Map
-	Prepared *preparedStatements // the question step's statements on PostgreSQL (question_step.go)
+	Prepared *preparedStatements // the question step's statements on PostgreSQL (engine/registration/question_step.go)
 	now      func() time.Time
 	Log      *slog.Logger
 }

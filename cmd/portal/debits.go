@@ -28,7 +28,7 @@ var debitsCommands = map[string]bool{"collect": false, "list": false, "show": tr
 
 // cmdDebits is the treasurer's SEPA direct-debit collection from the
 // command line, the same runs as the staff page /staff/debits and the
-// admin API /api/admin/debit-runs (engine/debit_runs.go).
+// admin API /api/admin/debit-runs (engine/directdebit/debit_runs.go).
 func cmdDebits(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		return errors.New(debitsUsage)

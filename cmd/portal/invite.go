@@ -24,7 +24,7 @@ const inviteUsage = `usage:
   portal invite revoke --org ID INVITATION-ID
   portal invite revoke --org ID --period ID --user-key KEY   (every valid link of a household)`
 
-// cmdInvite issues, lists and revokes invitations (engine/invitations.go)
+// cmdInvite issues, lists and revokes invitations (engine/invitation/invitations.go)
 // from the command line, as the admin API does.
 func cmdInvite(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	sub := "create"

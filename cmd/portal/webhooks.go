@@ -26,7 +26,7 @@ var webhooksUsage = `usage:
 events: ` + strings.Join(engine.WebhookEventTypes, ", ")
 
 // cmdWebhooks manages an organisation's webhook endpoints
-// (engine/webhooks.go) from the command line, as the admin API does.
+// (engine/webhook/webhooks.go) from the command line, as the admin API does.
 func cmdWebhooks(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		return errors.New(webhooksUsage)

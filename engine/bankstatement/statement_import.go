@@ -16,7 +16,7 @@ import (
 // The bank statement import: a camt.053/054/052 statement's credits are
 // matched to open bank-transfer payments (banking.Match) and captured one
 // by one through CapturePayment's settlement, its returned direct debits
-// taken back (debit_returns.go), and the credits it could not match kept
+// taken back (engine/directdebit/debit_returns.go), and the credits it could not match kept
 // for the treasurer (bank_credits.go).
 
 // StatementLine is the import's word on one credit.
@@ -48,12 +48,12 @@ type StatementImport struct {
 	// OtherAccounts counts credits and returned debits to accounts other
 	// than Account; AlreadyImported credits captured or kept by an earlier
 	// import (by the organisation, account and credit key) and returned
-	// debits applied before (debit_returns.go), both left out of Lines and
+	// debits applied before (engine/directdebit/debit_returns.go), both left out of Lines and
 	// Returns; NotCredits the entries that are not booked credits.
 	OtherAccounts, AlreadyImported, NotCredits int
 	Lines                                      []StatementLine
 	// Returns are the returned direct debits to Account
-	// (debit_returns.go): taken back, unknown, or a problem for staff.
+	// (engine/directdebit/debit_returns.go): taken back, unknown, or a problem for staff.
 	Returns []directdebit.ReturnLine
 }
 

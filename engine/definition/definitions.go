@@ -39,7 +39,7 @@ type StepSpec struct {
 	Persons       *AgeSpec            `json:"persons,omitempty" yaml:"persons,omitempty"`
 	Price         *PriceSpec          `json:"price,omitempty" yaml:"price,omitempty"`
 	MarksTransfer bool                `json:"marksTransfer,omitempty" yaml:"marksTransfer,omitempty"`
-	// Consent marks the step as a consent of that kind (consents.go): its
+	// Consent marks the step as a consent of that kind (engine/consents.go): its
 	// text and each "1" answer are recorded at the commit. An accept step
 	// (ITC) is a consent of kind "other" without it; a checkbox (BCB) only
 	// with it.

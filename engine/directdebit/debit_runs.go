@@ -580,7 +580,7 @@ func (collectedDebits) Refund(context.Context, engine.RefundRequest) (string, er
 // SettleDueDebitRuns marks sent the prepared runs whose earliest due date
 // has passed (the club's bank collected them though nobody said so), each
 // as MarkDebitRunSent does, for every organisation or the one ctx is
-// scoped to (job_scope.go). It returns how many runs it marked.
+// scoped to (engine/job_scope.go). It returns how many runs it marked.
 func (s *Service) SettleDueDebitRuns(ctx context.Context) (_ int, err error) {
 	defer engine.ClassifyUnavailable(&err)
 	today := payment.DateOf(s.Clock())

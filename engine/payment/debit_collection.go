@@ -15,7 +15,7 @@ import (
 // mandate is given fall due on a collection day; a collection run gathers
 // the due debits of a club into one pain.008 file for its bank; marking
 // the run sent settles their payments like every other method; a return
-// in the bank statement takes one back (debit_returns.go).
+// in the bank statement takes one back (engine/directdebit/debit_returns.go).
 
 // DebitRunStatus is where a collection run stands.
 type DebitRunStatus string

@@ -249,7 +249,7 @@ func (s *Service) PaymentForPage(ctx context.Context, reference string) (_ *Paym
 	if err != nil {
 		return nil, err
 	}
-	if !engine.InScope(ctx, order.OrganisationID) { // another organisation's payment reads as none (organisations.go)
+	if !engine.InScope(ctx, order.OrganisationID) { // another organisation's payment reads as none (engine/organisations.go)
 		return nil, engine.Errorf(engine.CodeNotFound, "payment not found")
 	}
 	return &PaymentView{Payment: *p, Order: order}, nil

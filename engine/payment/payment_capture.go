@@ -212,7 +212,7 @@ func (s *Service) BankAttempt(ctx context.Context, reference string) (*engine.Pa
 			return nil, err
 		}
 	}
-	if !engine.InScope(ctx, s.OrgOfOrder(ctx, p.OrderID)) { // another organisation's payment reads as none (organisations.go)
+	if !engine.InScope(ctx, s.OrgOfOrder(ctx, p.OrderID)) { // another organisation's payment reads as none (engine/organisations.go)
 		return nil, engine.Errorf(engine.CodeNotFound, "payment not found")
 	}
 	if p.Provider != BankTransferProvider || p.ProviderID == nil {

@@ -218,7 +218,7 @@ var errOtherAccount = errors.New("the attempt was made with another account")
 func (s *Service) settle(ctx context.Context, provider engine.PaymentProvider, c engine.PaymentConfirmation) (*PaymentResult, error) {
 	res := &PaymentResult{Reference: c.Reference}
 	var closeAtProvider []engine.Payment
-	// A staff capture's audit entry (audit.go) is written unless it was a
+	// A staff capture's audit entry (engine/audit.go) is written unless it was a
 	// replay: the same capture again is not audited twice.
 	err := engine.InTx(ctx, s.DB(), s.AuditedTx(func(ctx context.Context, tx bun.Tx) (err error) { // audit.go: a staff capture's entry, if any
 		if closeAtProvider, err = s.SettleIn(ctx, tx, provider, c, res); err != nil {
@@ -250,7 +250,7 @@ func (s *Service) settle(ctx context.Context, provider engine.PaymentProvider, c
 }
 
 // settleIn is settle's change in the caller's transaction tx, filling
-// res: a collection run settles all its debits in one (debit_runs.go).
+// res: a collection run settles all its debits in one (engine/directdebit/debit_runs.go).
 // It returns the superseded attempts the caller closes at the provider
 // once tx commits.
 func (s *Service) SettleIn(ctx context.Context, tx bun.Tx, provider engine.PaymentProvider, c engine.PaymentConfirmation, res *PaymentResult) ([]engine.Payment, error) {

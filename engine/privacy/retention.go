@@ -19,7 +19,7 @@ import (
 )
 
 // The retention job (issue 30): every day, for each organisation, what is
-// past its retention settings (retention_settings.go) goes: lapsed persons
+// past its retention settings (engine/retention_settings.go) goes: lapsed persons
 // are erased, archived answers, sent message bodies and old access-log
 // entries removed.
 

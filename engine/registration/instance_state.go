@@ -18,7 +18,7 @@ import (
 // them what the request needs besides (the selected persons and the saved
 // answers for a question step, the linked persons and the membership types
 // for person selection), as JSON aggregates. One statement is one round
-// trip, and prepared (prepared.go) it is parsed and planned once per
+// trip, and prepared (engine/prepared.go) it is parsed and planned once per
 // connection instead of on every request.
 
 // stateSQL writes the state statement with extra columns for a dialect,
@@ -84,7 +84,7 @@ func (s *Service) loadState(ctx context.Context, st stateStatements, userKey, pr
 	if err != nil {
 		return nil, err
 	}
-	if !found || !engine.InScope(ctx, inst.OrganisationID) { // another organisation's instance reads as none (organisations.go)
+	if !found || !engine.InScope(ctx, inst.OrganisationID) { // another organisation's instance reads as none (engine/organisations.go)
 		return nil, engine.Errorf(engine.CodeNotFound, "process instance not found")
 	}
 	return inst, nil

@@ -48,7 +48,7 @@ func (s *Service) checkTarget(ctx context.Context, period *engine.MembershipPeri
 }
 
 // visibleTarget says whether period belongs to orgID (when given) and to
-// the request's organisation (organisations.go).
+// the request's organisation (engine/organisations.go).
 func visibleTarget(ctx context.Context, period *engine.MembershipPeriod, orgID *int64) bool {
 	return (orgID == nil || *orgID == period.OrganisationID) && engine.InScope(ctx, period.OrganisationID)
 }

@@ -15,7 +15,7 @@ import (
 )
 
 // The question step, the registration's most frequent request, in
-// prepared statements (prepared.go): one read of everything the step needs
+// prepared statements (engine/prepared.go): one read of everything the step needs
 // (questionState), outside a transaction, and the write, on PostgreSQL one
 // statement without a transaction (advanceQuery), on SQLite four in one
 // (sqliteAdvance). docs/BENCHMARKS.md has the figures behind it.

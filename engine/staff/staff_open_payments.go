@@ -167,7 +167,7 @@ func (s *Service) OpenPayments(ctx context.Context, q OpenPaymentQuery) (rows []
 }
 
 // orderInKey finds the order a message's key names: "kind:order:ID" or
-// "kind:order:ID:…" (engine/reminders.go, payment_link_later.go,
+// "kind:order:ID:…" (engine/message/reminders.go, payment_link_later.go,
 // payment_transfer_due.go).
 var orderInKey = regexp.MustCompile(`:order:([0-9]+)(?::|$)`)
 

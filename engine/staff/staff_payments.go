@@ -23,7 +23,7 @@ const (
 	// paid or cancelled; the money is due back to the member.
 	AttentionSecondPayment = "second_payment"
 	// AttentionDebitReturned: the attempt was a direct debit the bank
-	// returned (debit_returns.go) and its order is still unpaid: the
+	// returned (engine/directdebit/debit_returns.go) and its order is still unpaid: the
 	// member was told, and may need a word from the treasurer.
 	AttentionDebitReturned = "debit_returned"
 	// AttentionPendingTooLong: the attempt is still open after the

@@ -20,7 +20,7 @@ type PersonWithKeys struct {
 // PersonsPage lists an organisation's persons by name, limit a page from
 // offset, with their user keys; more reports whether another page follows.
 // A search narrows to the persons whose name contains it or whose e-mail
-// or external id it is, whatever the case (search_text.go).
+// or external id it is, whatever the case (engine/search_text.go).
 func (s *Service) PersonsPage(ctx context.Context, orgID int64, search string, offset, limit int) (_ []PersonWithKeys, more bool, err error) {
 	defer engine.ClassifyUnavailable(&err)
 	var persons []engine.Person

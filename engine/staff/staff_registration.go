@@ -41,7 +41,7 @@ type RegistrationDetail struct {
 	Payments    []PaymentWithEvents
 	Messages    []MessageDelivery
 	// Mandate is the SEPA mandate the order is collected under; nil when
-	// it has none (debit_mandates.go).
+	// it has none (engine/directdebit/debit_mandates.go).
 	Mandate *directdebit.DebitMandate
 }
 

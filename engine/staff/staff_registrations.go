@@ -169,7 +169,7 @@ type searchMatches struct {
 const maxListedKeys = 500
 
 // findSearch looks up what q.Search matches: persons by a part of their
-// name or their e-mail, whatever the case (search_text.go), and orders and
+// name or their e-mail, whatever the case (engine/search_text.go), and orders and
 // payments by their reference.
 func (s *Service) findSearch(ctx context.Context, q RegistrationQuery) (*searchMatches, error) {
 	folded := engine.FoldText(q.Search)

@@ -11,7 +11,7 @@ import (
 	"portal/handlers/server"
 )
 
-// The admin API's SEPA direct-debit collection runs (engine/debit_runs.go):
+// The admin API's SEPA direct-debit collection runs (engine/directdebit/debit_runs.go):
 // the same runs as the staff page /staff/debits and `portal debits`.
 
 // mountAdminDebits adds the collection-run routes to the admin API's group.

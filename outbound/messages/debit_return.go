@@ -15,7 +15,7 @@ import (
 )
 
 // debitReturned composes the message about a direct debit the member's
-// bank returned (engine/debit_returns.go), in the member's language: the
+// bank returned (engine/directdebit/debit_returns.go), in the member's language: the
 // bank's reason in words, the amount that came back, the club's return
 // fee, what the order owes now, and the stable pay link, where the member
 // confirms the mandate again, gives another account or chooses another

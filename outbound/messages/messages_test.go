@@ -716,7 +716,7 @@ func TestConfirmationOfAnOrderTakenBackIsNotSent(t *testing.T) {
 	messages.Register(r, messages.Deps{DB: db, Sender: sender, BaseURL: "https://portal.example", HashSecret: "reminder-secret-0123456789"})
 	demo := enginetest.Seed(t, db)
 	demo.Pay(demo.Commit(alex))
-	// What a return does to the order (engine/debit_returns.go).
+	// What a return does to the order (engine/directdebit/debit_returns.go).
 	if _, err := db.NewUpdate().Model((*engine.Order)(nil)).Set("status = ?", engine.OrderUnpaid).Set("paid_at = NULL").Where("1 = 1").Exec(ctx); err != nil {
 		t.Fatal(err)
 	}
