@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"testing"
+
+	"portal/views/lang"
 )
 
 // TestEveryAuditedActionHasWords: each action the engine writes to the
@@ -36,8 +38,8 @@ func TestEveryAuditedActionHasWords(t *testing.T) {
 		for _, m := range action.FindAllStringSubmatch(string(src), -1) {
 			a := m[1] + m[2]
 			seen++
-			for code, words := range auditActionWords {
-				if words[a] == "" {
+			for _, code := range lang.Codes {
+				if (*auditActions.For(code))[a] == "" {
 					t.Errorf("%s: action %q has no words in %s", filepath.Base(f), a, code)
 				}
 			}

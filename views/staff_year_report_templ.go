@@ -5,10 +5,12 @@ package views
 
 //lint:file-ignore SA4006 This context is only used if a nested component is present.
 
-import "github.com/a-h/templ"
-import templruntime "github.com/a-h/templ/runtime"
+import (
+	"github.com/a-h/templ"
+	templruntime "github.com/a-h/templ/runtime"
 
-import "portal/views/yearreport"
+	"portal/views/yearreport"
+)
 
 // StaffYearReportPage is the year-end report: a table per section, the
 // same Doc the CSV and the PDF are written from.

@@ -9,6 +9,7 @@ import (
 	"embed"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"regexp"
 	"strings"
 
@@ -22,6 +23,12 @@ var Codes = []string{"en", "de", "fr"}
 // Names are the languages' own names, as the language switcher shows them.
 var Names = map[string]string{"en": "English", "de": "Deutsch", "fr": "Français"}
 
+// The message files, one set per language: <code>.json holds the member
+// pages' and e-mails' messages by id, staff.<code>.json and
+// member.<code>.json the groups that fill typed text structs (texts.go).
+// go-i18n loads them all, so a group's text is also the message
+// "group.Field".
+//
 //go:embed locales/*.json
 var localeFiles embed.FS
 
@@ -29,9 +36,10 @@ var bundle = newBundle()
 
 func newBundle() *i18n.Bundle {
 	b := i18n.NewBundle(language.English)
-	for _, code := range Codes {
-		if _, err := b.LoadMessageFileFS(localeFiles, "locales/"+code+".json"); err != nil {
-			panic(fmt.Sprintf("lang: message file %s: %v", code, err)) // embedded: a broken file is a build error
+	files, _ := fs.Glob(localeFiles, "locales/*.json")
+	for _, file := range files {
+		if _, err := b.LoadMessageFileFS(localeFiles, file); err != nil {
+			panic(fmt.Sprintf("lang: message file %s: %v", file, err)) // embedded: a broken file is a build error
 		}
 	}
 	return b
@@ -210,7 +218,9 @@ func Of(ctx context.Context) Language {
 // T translates id in the language of ctx.
 func T(ctx context.Context, id string, data ...map[string]any) string { return Of(ctx).T(id, data...) }
 
-// messageIDs lists the ids of one message file, for the parity test.
+// messageIDs lists the ids of a language's message files, for the parity
+// test: a message file's keys, and group.Field (group.Field.key for a
+// map of texts) for the group files.
 func messageIDs(code string) (map[string]bool, error) {
 	raw, err := localeFiles.ReadFile("locales/" + code + ".json")
 	if err != nil {
@@ -223,6 +233,23 @@ func messageIDs(code string) (map[string]bool, error) {
 	ids := make(map[string]bool, len(m))
 	for k := range m {
 		ids[strings.TrimSpace(k)] = true
+	}
+	var walk func(prefix string, v any)
+	walk = func(prefix string, v any) {
+		if m, ok := v.(map[string]any); ok {
+			for k, sub := range m {
+				walk(prefix+"."+k, sub)
+			}
+			return
+		}
+		ids[prefix] = true
+	}
+	for name, g := range textGroups[code] {
+		var v any
+		if err := json.Unmarshal(g, &v); err != nil {
+			return nil, err
+		}
+		walk(name, v)
 	}
 	return ids, nil
 }

@@ -40,24 +40,33 @@ func TestEveryLanguageHasEveryKey(t *testing.T) {
 }
 
 // TestPlaceholdersMatch: a translation that drops or renames a
-// placeholder loses the name or number it should show.
+// placeholder loses the name or number it should show. The typed groups'
+// texts are filled with Sprintf, so their verbs (%s, %d) must come in
+// the English order.
 func TestPlaceholdersMatch(t *testing.T) {
 	placeholder := regexp.MustCompile(`\{\{\s*\.(\w+)\s*\}\}`)
+	verbs := regexp.MustCompile(`%[a-z]`)
 	// Rendered with markers as data, the placeholders show by name.
 	data := map[string]any{}
 	for _, name := range []string{"Title", "Number", "Total", "Date", "Status", "RequestID", "Param",
-		"Club", "Period", "Persons", "Name", "Type", "Ends", "Ending", "Next", "Expires", "What", "Addresses"} {
+		"Club", "Period", "Persons", "Name", "Type", "Ends", "Ending", "Next", "Expires", "What", "Addresses",
+		"Kind", "About", "Household", "Message", "URL"} {
 		data[name] = "{{." + name + "}}"
 	}
 	ids, _ := messageIDs("en")
 	for id := range ids {
-		want := placeholder.FindAllString(New("en", language.Und).T(id, data), -1)
+		english := New("en", language.Und).T(id, data)
+		want := placeholder.FindAllString(english, -1)
 		sort.Strings(want)
 		for _, code := range Codes[1:] {
-			got := placeholder.FindAllString(New(code, language.Und).T(id, data), -1)
+			text := New(code, language.Und).T(id, data)
+			got := placeholder.FindAllString(text, -1)
 			sort.Strings(got)
 			if !slices.Equal(got, want) {
 				t.Errorf("%s %q has placeholders %v, en has %v", code, id, got, want)
+			}
+			if !slices.Equal(verbs.FindAllString(text, -1), verbs.FindAllString(english, -1)) {
+				t.Errorf("%s %q %q does not keep the verbs of %q", code, id, text, english)
 			}
 		}
 	}
