@@ -16,6 +16,7 @@ import (
 	"github.com/uptrace/bun"
 	"gopkg.in/yaml.v3"
 
+	"portal/cmd/portal/config"
 	"portal/engine"
 	"portal/engine/definition"
 	"portal/engine/demodata"
@@ -34,8 +35,8 @@ func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
 // uses it: every operator command runs while `serve` serves the same SQLite
 // file (sqlitelock.go says why that is safe and how the server hears of
 // what the command changed).
-func openDatabase(cfg Config) (db *bun.DB, closeDB func(), err error) {
-	if err := cfg.validate(); err != nil {
+func openDatabase(cfg config.Config) (db *bun.DB, closeDB func(), err error) {
+	if err := cfg.Validate(); err != nil {
 		return nil, nil, err
 	}
 	if db, err = engine.OpenDB(cfg.DatabaseURL); err != nil {
@@ -48,8 +49,8 @@ func openDatabase(cfg Config) (db *bun.DB, closeDB func(), err error) {
 // file's lock, which a serving process holds (sqlitelock.go): migrate up
 // and down, which change the schema beneath a server, refuse while one
 // serves. Closing releases both.
-func openDatabaseAlone(cfg Config) (db *bun.DB, closeDB func(), err error) {
-	if err := cfg.validate(); err != nil {
+func openDatabaseAlone(cfg config.Config) (db *bun.DB, closeDB func(), err error) {
+	if err := cfg.Validate(); err != nil {
 		return nil, nil, err
 	}
 	unlock, err := lockSQLite(cfg.DatabaseURL)
@@ -64,7 +65,7 @@ func openDatabaseAlone(cfg Config) (db *bun.DB, closeDB func(), err error) {
 }
 
 func cmdMigrate(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	cfg, rest, err := loadConfig(newFlagSet("migrate", stderr), args, getenv)
+	cfg, rest, err := config.Load(newFlagSet("migrate", stderr), args, getenv)
 	if err != nil {
 		return err
 	}
@@ -128,7 +129,7 @@ func cmdSeed(ctx context.Context, args []string, getenv func(string) string, std
 	if len(args) == 0 || args[0] != "demo" {
 		return errors.New("usage: portal seed demo [--members N] [--tenants]")
 	}
-	cfg, rest, err := loadConfig(fs, args[1:], getenv)
+	cfg, rest, err := config.Load(fs, args[1:], getenv)
 	if err != nil {
 		return err
 	}
@@ -179,7 +180,7 @@ func cmdSeed(ctx context.Context, args []string, getenv func(string) string, std
 // checks that the schema is current, which that server made it or checked
 // at its start: seed's demo data is added, never changed (what exists is
 // left alone), as an operator's command adds it, so it may run then too.
-func openSeedDatabase(ctx context.Context, cfg Config) (db *bun.DB, closeDB func(), err error) {
+func openSeedDatabase(ctx context.Context, cfg config.Config) (db *bun.DB, closeDB func(), err error) {
 	db, closeDB, err = openDatabaseAlone(cfg)
 	if errors.Is(err, errSQLiteInUse) {
 		if db, closeDB, err = openDatabase(cfg); err != nil {
@@ -202,7 +203,7 @@ func openSeedDatabase(ctx context.Context, cfg Config) (db *bun.DB, closeDB func
 }
 
 // demoLink is the hash link a staff e-mail would carry for the demo user.
-func demoLink(cfg Config) string {
+func demoLink(cfg config.Config) string {
 	return fmt.Sprintf("%s/membership/register/%d?u=%s&h=%s", cfg.BaseURL, engine.DemoPeriodID,
 		url.QueryEscape(engine.DemoUserKey), hashlink.Sign(cfg.HashSecret, engine.DemoUserKey))
 }
@@ -220,7 +221,7 @@ func cmdDefinitions(ctx context.Context, args []string, getenv func(string) stri
 	}
 	fs := newFlagSet("definitions", stderr)
 	asJSON := fs.Bool("json", false, "export: write JSON instead of YAML")
-	cfg, rest, err := loadConfig(fs, args[1:], getenv)
+	cfg, rest, err := config.Load(fs, args[1:], getenv)
 	if err != nil {
 		return err
 	}
@@ -259,7 +260,7 @@ func cmdDefinitions(ctx context.Context, args []string, getenv func(string) stri
 }
 
 // exportDefinition writes a stored definition version as YAML or JSON.
-func exportDefinition(ctx context.Context, cfg Config, rest []string, asJSON bool, stdout io.Writer) error {
+func exportDefinition(ctx context.Context, cfg config.Config, rest []string, asJSON bool, stdout io.Writer) error {
 	if len(rest) < 2 || len(rest) > 3 {
 		return errors.New(definitionsUsage)
 	}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"portal/engine/payment/settings"
+
 	"portal/engine"
 	"portal/engine/banking"
 	"portal/engine/directdebit"
@@ -44,7 +46,7 @@ func TestDebitsCommands(t *testing.T) {
 		return nil
 	}))
 	ctx := context.Background()
-	if _, err := payment.Of(demo.Svc).SetPaymentSettings(ctx, 1, payment.PaymentSettingsChange{BankCreditorName: ptrTo("TV Demo 1848 e.V."),
+	if _, err := settings.Of(demo.Svc).SetPaymentSettings(ctx, 1, settings.PaymentSettingsChange{BankCreditorName: ptrTo("TV Demo 1848 e.V."),
 		BankIBAN: ptrTo("DE89370400440532013000"), Methods: &[]string{payment.BankTransferProvider, payment.DirectDebitProvider},
 		DebitCreditorID: ptrTo(creditorID)}); err != nil {
 		t.Fatal(err)

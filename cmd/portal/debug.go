@@ -26,16 +26,3 @@ func listenDebug(addr string) (*http.Server, net.Listener, error) {
 	// A CPU profile takes its seconds before it writes: no write timeout.
 	return &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, IdleTimeout: 120 * time.Second}, ln, nil
 }
-
-// loopbackAddr reports whether addr is host:port with a loopback host.
-func loopbackAddr(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false
-	}
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 
+	"portal/cmd/portal/config"
 	"portal/engine"
 	"portal/engine/report"
 )
@@ -31,7 +32,7 @@ func cmdExport(ctx context.Context, args []string, getenv func(string) string, s
 		}
 		flags = append(flags, a)
 	}
-	cfg, rest, err := loadConfig(fs, flags, getenv)
+	cfg, rest, err := config.Load(fs, flags, getenv)
 	if err != nil {
 		return err
 	}

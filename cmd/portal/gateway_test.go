@@ -7,11 +7,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/uptrace/bun"
 
-	"portal/engine/banking"
+	"portal/cmd/portal/config"
 	"portal/engine/dbtest"
 	"portal/relay/session"
 	"portal/relay/throttle"
@@ -25,7 +24,7 @@ func TestGatewayConfig(t *testing.T) {
 	}
 	base := []string{"PORTAL_HASH_SECRET", "0123456789abcdef0123", "PORTAL_PAYMENT_PROVIDER", "test", "PORTAL_COOKIE_SECURE", "false"}
 	backend := append(append([]string{}, base...), "PORTAL_ADMIN_BACKEND_URL", "https://admin.example/root", "PORTAL_API_KEY", "api-key-value-123", "PORTAL_SESSION_KEY", key)
-	oidcOn := append(append([]string{}, backend...), "PORTAL_OIDC_ISSUER", "https://idp.example/realms/x", "PORTAL_OIDC_CLIENT_ID", "portal", "PORTAL_OIDC_CLIENT_SECRET", "client-secret-456")
+	OIDCOn := append(append([]string{}, backend...), "PORTAL_OIDC_ISSUER", "https://idp.example/realms/x", "PORTAL_OIDC_CLIENT_ID", "portal", "PORTAL_OIDC_CLIENT_SECRET", "client-secret-456")
 	with := func(pairs []string, more ...string) []string { return append(append([]string{}, pairs...), more...) }
 	tests := []struct {
 		name    string
@@ -34,7 +33,7 @@ func TestGatewayConfig(t *testing.T) {
 	}{
 		{"nothing configured: relay and OIDC off", base, nil},
 		{"backend with key and session key", backend, nil},
-		{"backend and OIDC", oidcOn, nil},
+		{"backend and OIDC", OIDCOn, nil},
 		{"session key from a file", with(backend[:len(backend)-2], "PORTAL_SESSION_KEY_FILE", keyFile), nil},
 		{"redis store", with(base, "PORTAL_SESSION_STORE", "redis", "PORTAL_REDIS_URL", "redis://127.0.0.1:6379/0", "PORTAL_SESSION_KEY", key), nil},
 		{"trusted proxies", with(base, "PORTAL_TRUSTED_PROXIES", "10.0.0.0/8, 192.168.1.10 ,::1"), nil},
@@ -50,8 +49,8 @@ func TestGatewayConfig(t *testing.T) {
 		{"bad body limit", with(backend, "PORTAL_RELAY_MAX_BODY", "lots"), []string{"PORTAL_RELAY_MAX_BODY"}},
 		{"oidc without backend: staff sign-in only", with(base, "PORTAL_OIDC_ISSUER", "https://idp.example", "PORTAL_OIDC_CLIENT_ID", "p", "PORTAL_SESSION_KEY", key), nil},
 		{"oidc without client id", with(backend, "PORTAL_OIDC_ISSUER", "https://idp.example"), []string{"PORTAL_OIDC_CLIENT_ID"}},
-		{"oidc over plain http", with(oidcOn, "PORTAL_OIDC_ISSUER", "http://idp.example"), []string{"https"}},
-		{"oidc over http on loopback", with(oidcOn, "PORTAL_OIDC_ISSUER", "http://127.0.0.1:9000/realms/x"), nil},
+		{"oidc over plain http", with(OIDCOn, "PORTAL_OIDC_ISSUER", "http://idp.example"), []string{"https"}},
+		{"oidc over http on loopback", with(OIDCOn, "PORTAL_OIDC_ISSUER", "http://127.0.0.1:9000/realms/x"), nil},
 		{"unknown store", with(base, "PORTAL_SESSION_STORE", "memcached"), []string{"PORTAL_SESSION_STORE"}},
 		{"redis without url", with(base, "PORTAL_SESSION_STORE", "redis", "PORTAL_SESSION_KEY", key), []string{"PORTAL_REDIS_URL"}},
 		{"redis url with the database store: shared sign-in limits", with(base, "PORTAL_REDIS_URL", "redis://127.0.0.1:6379/0"), nil},
@@ -75,19 +74,19 @@ func TestGatewayConfig(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg, _, err := loadConfig(newFlagSet("test", &strings.Builder{}), nil, env(tc.env...))
+			cfg, _, err := config.Load(newFlagSet("test", &strings.Builder{}), nil, env(tc.env...))
 			if err != nil {
 				t.Fatal(err)
 			}
-			err = cfg.validateServe()
+			err = cfg.ValidateServe()
 			if len(tc.wantErr) == 0 {
 				if err != nil {
-					t.Fatalf("validateServe: %v", err)
+					t.Fatalf("ValidateServe: %v", err)
 				}
 				return
 			}
 			if err == nil {
-				t.Fatalf("validateServe accepted it, want errors naming %v", tc.wantErr)
+				t.Fatalf("ValidateServe accepted it, want errors naming %v", tc.wantErr)
 			}
 			for _, w := range tc.wantErr {
 				if !strings.Contains(err.Error(), w) {
@@ -114,19 +113,6 @@ func TestGatewaySecretsMasked(t *testing.T) {
 		"PORTAL_RELAY_PREFIX=/services/admin-service", "PORTAL_SESSION_STORE=db", "PORTAL_OIDC_SCOPES=openid profile email"} {
 		if !strings.Contains(out, want+"\n") {
 			t.Errorf("config output lacks %q:\n%s", want, out)
-		}
-	}
-}
-
-func TestParseBytes(t *testing.T) {
-	for in, want := range map[string]int64{"1": 1, "1048576": 1 << 20, "64KiB": 64 << 10, "10MiB": 10 << 20, "1GiB": 1 << 30} {
-		if got, err := parseBytes(in); err != nil || got != want {
-			t.Errorf("parseBytes(%q) = %d, %v; want %d", in, got, err, want)
-		}
-	}
-	for _, in := range []string{"", "0", "-1", "10MB", "x", "99999999GiB"} {
-		if _, err := parseBytes(in); err == nil {
-			t.Errorf("parseBytes(%q) accepted", in)
 		}
 	}
 }
@@ -219,13 +205,13 @@ func TestBuildGatewaySignInThrottle(t *testing.T) {
 
 // servedGateway loads the configuration from args and getenv as serve
 // does, validates it and builds the gateway on db, closed at cleanup.
-func servedGateway(t *testing.T, db *bun.DB, args []string, getenv func(string) string) (Config, *gatewayParts) {
+func servedGateway(t *testing.T, db *bun.DB, args []string, getenv func(string) string) (config.Config, *gatewayParts) {
 	t.Helper()
-	cfg, _, err := loadConfig(newFlagSet("test", &strings.Builder{}), args, getenv)
+	cfg, _, err := config.Load(newFlagSet("test", &strings.Builder{}), args, getenv)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cfg.validateServe(); err != nil {
+	if err := cfg.ValidateServe(); err != nil {
 		t.Fatal(err)
 	}
 	g, err := buildGateway(cfg, db, slog.New(slog.DiscardHandler))
@@ -234,40 +220,4 @@ func servedGateway(t *testing.T, db *bun.DB, args []string, getenv func(string) 
 	}
 	t.Cleanup(g.Close)
 	return cfg, g
-}
-
-// Each setting is parsed once, as it is read: the typed fields hold the
-// values, and a flag that replaces text which did not parse replaces its
-// problem too.
-func TestLoadConfigTyped(t *testing.T) {
-	key := session.GenerateKey()
-	cfg, _, err := loadConfig(newFlagSet("test", &strings.Builder{}), []string{"--relay-connect-timeout", "2s", "--hsts-max-age", "720h"},
-		env("PORTAL_RELAY_CONNECT_TIMEOUT", "soon", "PORTAL_RELAY_RESPONSE_TIMEOUT", "1m", "PORTAL_RELAY_MAX_BODY", "64KiB",
-			"PORTAL_TRUSTED_PROXIES", "10.0.0.0/8, 192.168.1.10", "PORTAL_SESSION_KEY", key, "PORTAL_ADMIN_BACKEND_URL", "https://admin.example/root", "PORTAL_API_KEY", "k",
-			"PORTAL_OIDC_SCOPES", "openid,email groups", "PORTAL_BANK_CREDITOR_NAME", "FC Biel", "PORTAL_BANK_IBAN", "ch93 0076 2011 6238 5295 7",
-			"PORTAL_BANK_BIC", "pofi chbe xxx", "PORTAL_BANK_CREDITOR_ADDRESS", "Rue du Lac;1268;2501;Biel;ch", "PORTAL_SESSION_CACHE", "0", "PORTAL_LOG_LEVEL", "warn", "PORTAL_BASE_URL", "https://portal.example/"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if cfg.RelayConnectTimeout != 2*time.Second || cfg.RelayResponseTimeout != time.Minute || cfg.RelayMaxBody != 64<<10 ||
-		cfg.HSTSMaxAge != 720*time.Hour || cfg.SessionCache != 0 || cfg.LogLevel != slog.LevelWarn {
-		t.Errorf("typed settings: connect %s response %s body %d hsts %s cache %s level %s", cfg.RelayConnectTimeout, cfg.RelayResponseTimeout,
-			cfg.RelayMaxBody, cfg.HSTSMaxAge, cfg.SessionCache, cfg.LogLevel)
-	}
-	if len(cfg.TrustedProxies) != 2 || cfg.TrustedProxies[1].String() != "192.168.1.10/32" {
-		t.Errorf("TrustedProxies %v", cfg.TrustedProxies)
-	}
-	if cfg.SessionKey == nil || cfg.AdminBackendURL == nil || cfg.AdminBackendURL.Path != "/root" || cfg.PublicURL == nil || cfg.PublicURL.Host != "portal.example" {
-		t.Errorf("SessionKey %v, AdminBackendURL %v, PublicURL %v", cfg.SessionKey, cfg.AdminBackendURL, cfg.PublicURL)
-	}
-	if b := cfg.BankCreditor; b.Name != "FC Biel" || b.IBAN != "CH9300762011623852957" || b.BIC != "POFICHBEXXX" || b.Address == nil ||
-		*b.Address != (banking.Address{Street: "Rue du Lac", Number: "1268", PostCode: "2501", Town: "Biel", Country: "CH"}) {
-		t.Errorf("BankCreditor %+v (address %+v)", b, b.Address)
-	}
-	if !slices.Equal(cfg.OIDCScopes, []string{"openid", "email", "groups"}) {
-		t.Errorf("OIDCScopes %q", cfg.OIDCScopes)
-	}
-	if problems := cfg.validateGateway(); len(problems) > 0 {
-		t.Errorf("the flag's valid timeout left a problem: %q", problems)
-	}
 }

@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"portal/cmd/portal/config"
 	"portal/engine"
 	"portal/engine/invitation"
 )
@@ -40,7 +41,7 @@ func cmdInvite(ctx context.Context, args []string, getenv func(string) string, s
 	userKey := fs.String("user-key", "", "the user key whose links revoke withdraws")
 	expires := fs.Duration("expires", engine.DefaultInvitationExpiry, "how long the links work")
 	mail := fs.Bool("mail", true, "queue an e-mail to each household")
-	cfg, rest, err := loadConfig(fs, args, getenv)
+	cfg, rest, err := config.Load(fs, args, getenv)
 	if err != nil {
 		return err
 	}

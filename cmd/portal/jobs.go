@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"portal/cmd/portal/config"
 	"portal/engine"
 	"portal/engine/jobs"
 	"portal/migrations"
@@ -33,7 +34,7 @@ func cmdJobs(ctx context.Context, args []string, getenv func(string) string, std
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		action, args = args[0], args[1:]
 	}
-	cfg, rest, err := loadConfig(fs, args, getenv)
+	cfg, rest, err := config.Load(fs, args, getenv)
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"portal/cmd/portal/config"
 )
 
 func main() {
@@ -79,12 +81,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	case "jobs":
 		return cmdJobs(ctx, args[1:], getenv, stdout, stderr)
 	case "config":
-		cfg, _, err := loadConfig(newFlagSet("config", stderr), args[1:], getenv)
+		cfg, _, err := config.Load(newFlagSet("config", stderr), args[1:], getenv)
 		if err != nil {
 			return err
 		}
 		fmt.Fprint(stdout, cfg.String())
-		return cfg.validate()
+		return cfg.Validate()
 	case "payments":
 		return cmdPayments(ctx, args[1:], getenv, stdout, stderr)
 	case "debits":

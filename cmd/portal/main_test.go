@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"portal/cmd/portal/config"
 )
 
 // env builds a getenv from pairs.
@@ -147,7 +149,7 @@ func TestStripeSecretsMasked(t *testing.T) {
 	if err := os.WriteFile(keyFile, []byte("sk_test_from_file_123\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg, _, err := loadConfig(newFlagSet("config", io.Discard), nil, env("PORTAL_STRIPE_SECRET_KEY_FILE", keyFile, "PORTAL_STRIPE_WEBHOOK_SECRET", "whsec_secret_456",
+	cfg, _, err := config.Load(newFlagSet("config", io.Discard), nil, env("PORTAL_STRIPE_SECRET_KEY_FILE", keyFile, "PORTAL_STRIPE_WEBHOOK_SECRET", "whsec_secret_456",
 		"PORTAL_PAYMENT_PROVIDER", "stripe"))
 	if err != nil {
 		t.Fatal(err)
@@ -155,8 +157,8 @@ func TestStripeSecretsMasked(t *testing.T) {
 	if cfg.StripeSecretKey != "sk_test_from_file_123" {
 		t.Errorf("secret key from file = %q", cfg.StripeSecretKey)
 	}
-	if err := cfg.validatePayments(); err != nil {
-		t.Errorf("validatePayments: %v", err)
+	if err := cfg.ValidatePayments(); err != nil {
+		t.Errorf("ValidatePayments: %v", err)
 	}
 	out := cfg.String()
 	for _, secret := range []string{"sk_test_from_file_123", "whsec_secret_456"} {

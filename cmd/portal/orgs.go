@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"portal/cmd/portal/config"
 	"portal/engine"
 	"portal/engine/organisation"
 	"portal/handlers/server"
@@ -41,7 +42,7 @@ const apikeysUsage = `usage:
   portal apikeys revoke --org ID KEY-ID`
 
 // withService opens the database (which must be migrated) and runs fn with a service on it.
-func withService(ctx context.Context, cfg Config, fn func(*engine.Service) error, opts ...engine.ServiceOption) error {
+func withService(ctx context.Context, cfg config.Config, fn func(*engine.Service) error, opts ...engine.ServiceOption) error {
 	db, closeDB, err := openDatabase(cfg)
 	if err != nil {
 		return err
@@ -75,7 +76,7 @@ func (f *orgFlags) register(fs *flag.FlagSet) {
 }
 
 // change builds the change from the flags that were given on the command line.
-func (f *orgFlags) change(fs *flag.FlagSet, cfg Config, orgID int64) (organisation.OrganisationChange, error) {
+func (f *orgFlags) change(fs *flag.FlagSet, cfg config.Config, orgID int64) (organisation.OrganisationChange, error) {
 	var c organisation.OrganisationChange
 	var err error
 	fs.Visit(func(fl *flag.Flag) {
@@ -115,7 +116,7 @@ const minOrgHashSecret = 16
 
 // sealHashSecretFile reads an organisation's hash secret from a file and
 // seals it with the session key; an empty file means "" (the environment's).
-func sealHashSecretFile(cfg Config, orgID int64, path string) (string, error) {
+func sealHashSecretFile(cfg config.Config, orgID int64, path string) (string, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		return "", fmt.Errorf("--hash-secret-file: %w", err)
@@ -127,7 +128,7 @@ func sealHashSecretFile(cfg Config, orgID int64, path string) (string, error) {
 	return sealHashSecret(cfg, orgID, secret)
 }
 
-func sealHashSecret(cfg Config, orgID int64, secret string) (string, error) {
+func sealHashSecret(cfg config.Config, orgID int64, secret string) (string, error) {
 	if len(secret) < minOrgHashSecret {
 		return "", fmt.Errorf("the hash secret must be at least %d characters", minOrgHashSecret)
 	}
@@ -152,7 +153,7 @@ func cmdOrgs(ctx context.Context, args []string, getenv func(string) string, std
 	if args[0] == "set" {
 		mf.register(fs)
 	}
-	cfg, rest, err := loadConfig(fs, args[1:], getenv)
+	cfg, rest, err := config.Load(fs, args[1:], getenv)
 	if err != nil {
 		return err
 	}
@@ -218,7 +219,7 @@ func cmdAPIKeys(ctx context.Context, args []string, getenv func(string) string, 
 	org := fs.Int64("org", 0, "organisation id")
 	scope := fs.String("scope", "read", "read or write")
 	name := fs.String("name", "", "what the key is for")
-	cfg, rest, err := loadConfig(fs, args[1:], getenv)
+	cfg, rest, err := config.Load(fs, args[1:], getenv)
 	if err != nil {
 		return err
 	}

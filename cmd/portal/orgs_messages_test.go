@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"portal/cmd/portal/config"
 	"portal/engine"
 	"portal/engine/message"
 )
@@ -30,7 +31,7 @@ func TestOrgsSetMessageSettings(t *testing.T) {
 		!strings.Contains(out, "updated organisation 1") {
 		t.Fatalf("orgs set: %v %s", err, out)
 	}
-	cfg, _, err := loadConfig(newFlagSet("test", io.Discard), nil, e)
+	cfg, _, err := config.Load(newFlagSet("test", io.Discard), nil, e)
 	if err != nil {
 		t.Fatal(err)
 	}

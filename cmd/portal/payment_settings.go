@@ -11,6 +11,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"portal/engine/payment/settings"
+
 	"portal/engine"
 	"portal/engine/payment"
 	"portal/engine/staff"
@@ -43,8 +45,8 @@ func (f *settingsFlags) register(fs *flag.FlagSet) {
 
 // change builds the change from the settings flags given on the command
 // line, and says whether there is one.
-func (f *settingsFlags) change(fs *flag.FlagSet) (payment.PaymentSettingsChange, bool, error) {
-	var c payment.PaymentSettingsChange
+func (f *settingsFlags) change(fs *flag.FlagSet) (settings.PaymentSettingsChange, bool, error) {
+	var c settings.PaymentSettingsChange
 	var errs []error
 	readSecret := func(flagName, file string) *string {
 		b, err := os.ReadFile(file)
@@ -95,7 +97,7 @@ func (f *settingsFlags) change(fs *flag.FlagSet) (payment.PaymentSettingsChange,
 		}
 	})
 	// Other flags (the database's) change nothing.
-	return c, c != (payment.PaymentSettingsChange{}), errors.Join(errs...)
+	return c, c != (settings.PaymentSettingsChange{}), errors.Join(errs...)
 }
 
 // paymentSettings shows an organisation's own payment settings, after
@@ -108,11 +110,11 @@ func paymentSettings(ctx context.Context, svc *engine.Service, orgID int64, fs *
 	if err != nil {
 		return err
 	}
-	var view *payment.PaymentSettingsView
+	var view *settings.PaymentSettingsView
 	if changed {
-		view, err = payment.Of(svc).SetPaymentSettings(ctx, orgID, c)
+		view, err = settings.Of(svc).SetPaymentSettings(ctx, orgID, c)
 	} else {
-		view, err = payment.Of(svc).PaymentSettings(ctx, orgID)
+		view, err = settings.Of(svc).PaymentSettings(ctx, orgID)
 	}
 	if err != nil {
 		return describeEngineError(err)

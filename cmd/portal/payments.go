@@ -12,6 +12,9 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"portal/engine/payment/settings"
+
+	"portal/cmd/portal/config"
 	"portal/engine"
 	"portal/engine/banking"
 	"portal/engine/bankstatement"
@@ -25,12 +28,12 @@ import (
 )
 
 // paymentProvider builds the configured payment provider (validated by
-// validatePayments), and the test gateway when it is the one or when
-// organisations may choose it (testPaymentsAllowed), whose pages the HTTP
+// ValidatePayments), and the test gateway when it is the one or when
+// organisations may choose it (TestPaymentsAllowed), whose pages the HTTP
 // layer serves.
-func paymentProvider(cfg Config) (engine.PaymentProvider, *payment.TestGateway, error) {
+func paymentProvider(cfg config.Config) (engine.PaymentProvider, *payment.TestGateway, error) {
 	var gw *payment.TestGateway
-	if cfg.testPaymentsAllowed() {
+	if cfg.TestPaymentsAllowed() {
 		// Relative addresses: the test gateway's pages and its return stay on
 		// the host (and /o/{slug}) the member pays from, where their session is.
 		gw = payment.NewTestGateway(server.TestGatewayURLs(""))
@@ -47,12 +50,6 @@ func paymentProvider(cfg Config) (engine.PaymentProvider, *payment.TestGateway, 
 	return gw, gw, nil
 }
 
-// testPaymentsAllowed says whether the test gateway may run: only on a
-// plain-http loopback PORTAL_BASE_URL (validatePayments says why).
-func (c *Config) testPaymentsAllowed() bool {
-	return c.PublicURL != nil && c.PublicURL.Scheme == "http" && loopbackHost(c.PublicURL.Hostname())
-}
-
 // PaymentSecretPurpose is the purpose the organisations' Stripe keys are
 // sealed for with the session key.
 const PaymentSecretPurpose = "organisation payment secret"
@@ -62,9 +59,9 @@ const PaymentSecretPurpose = "organisation payment secret"
 // the directory of their providers (engine/payproviders), which reads the
 // settings through the service and builds each provider as the
 // environment's would be built, with the organisation's keys or account.
-func orgPaymentOptions(cfg Config, gw *payment.TestGateway, log *slog.Logger, svc **engine.Service) []engine.ServiceOption {
-	dir := payproviders.New(func(ctx context.Context) ([]payment.OrganisationPaymentConfig, error) {
-		return payment.Of((*svc)).OrganisationPaymentConfigs(ctx)
+func orgPaymentOptions(cfg config.Config, gw *payment.TestGateway, log *slog.Logger, svc **engine.Service) []engine.ServiceOption {
+	dir := payproviders.New(func(ctx context.Context) ([]settings.OrganisationPaymentConfig, error) {
+		return settings.Of((*svc)).OrganisationPaymentConfigs(ctx)
 	}, payproviders.Build(payproviders.Options{StripeAPIURL: cfg.StripeAPIURL.String(), TestGateway: testGatewayOrNil(gw), PayLink: relativePayLink}), log, 0)
 	opts := []engine.ServiceOption{payment.WithPaymentProviders(dir.Provider), payment.WithRetiredPaymentProviders(dir.Retired),
 		payment.WithPaymentMethodProviders(dir.Method), payment.WithPaymentSettingsChanged(dir.Invalidate),
@@ -91,23 +88,23 @@ func relativePayLink(ref string, amountMinor int64) string {
 	return server.PaymentLinks("").PayLink("", ref, amountMinor)
 }
 
-// loadConfigAround is loadConfig for a sub-command whose positional
+// loadConfigAround is config.Load for a sub-command whose positional
 // argument may come first (as in the usage) or last: the flag package
 // stops at the first non-flag. It returns the positional arguments.
-func loadConfigAround(fs *flag.FlagSet, args []string, getenv func(string) string) (Config, []string, error) {
+func loadConfigAround(fs *flag.FlagSet, args []string, getenv func(string) string) (config.Config, []string, error) {
 	var pos []string
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		pos, args = args[:1], args[1:]
 	}
-	cfg, more, err := loadConfig(fs, args, getenv)
+	cfg, more, err := config.Load(fs, args, getenv)
 	return cfg, append(pos, more...), err
 }
 
 // paymentService opens the database of cfg (beside a server) and returns
 // the engine with the payment providers a server has, for the commands
 // that settle payments (payments, debits); closeDB closes the database.
-func paymentService(ctx context.Context, cfg Config, stderr io.Writer) (svc *engine.Service, closeDB func(), err error) {
-	if err := cfg.validate(); err != nil {
+func paymentService(ctx context.Context, cfg config.Config, stderr io.Writer) (svc *engine.Service, closeDB func(), err error) {
+	if err := cfg.Validate(); err != nil {
 		return nil, nil, err
 	}
 	provider, gw, err := paymentProvider(cfg)
@@ -122,7 +119,7 @@ func paymentService(ctx context.Context, cfg Config, stderr io.Writer) (svc *eng
 		closeDB()
 		return nil, nil, err
 	}
-	log := cfg.logger(stderr)
+	log := cfg.Logger(stderr)
 	svc = engine.NewService(db, provider, append([]engine.ServiceOption{engine.WithLogger(log), engine.WithPaymentLinks(server.PaymentLinks(cfg.BaseURL))},
 		orgPaymentOptions(cfg, gw, log, &svc)...)...)
 	return svc, closeDB, nil
@@ -213,7 +210,7 @@ func cmdPayments(ctx context.Context, args []string, getenv func(string) string,
 	case "import":
 		account := cfg.BankCreditor.IBAN
 		if *org != 0 {
-			ps, err := payment.Of(svc).PaymentSettings(ctx, *org)
+			ps, err := settings.Of(svc).PaymentSettings(ctx, *org)
 			if err != nil {
 				return describeEngineError(err)
 			}

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"portal/cmd/portal/config"
 )
 
 // TestBankTransferRequiresBankDetails: bank_transfer is refused at
@@ -14,13 +16,13 @@ func TestBankTransferRequiresBankDetails(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "PORTAL_BANK_IBAN") {
 		t.Fatalf("serve with bank_transfer and no account: %v", err)
 	}
-	cfg, _, err := loadConfig(newFlagSet("config", nil), nil, env("PORTAL_PAYMENT_PROVIDER", "bank_transfer",
+	cfg, _, err := config.Load(newFlagSet("config", nil), nil, env("PORTAL_PAYMENT_PROVIDER", "bank_transfer",
 		"PORTAL_BANK_CREDITOR_NAME", "TV Demo", "PORTAL_BANK_IBAN", "DE89 3704 0044 0532 0130 00"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cfg.validatePayments(); err != nil {
-		t.Fatalf("validatePayments: %v", err)
+	if err := cfg.ValidatePayments(); err != nil {
+		t.Fatalf("ValidatePayments: %v", err)
 	}
 	p, _, err := paymentProvider(cfg)
 	if err != nil || p.Name() != "bank_transfer" {

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"portal/cmd/portal/config"
 	"portal/engine"
 	"portal/engine/organisation"
 	"portal/engine/privacy"
@@ -35,7 +36,7 @@ func cmdPersons(ctx context.Context, args []string, getenv func(string) string, 
 	org := fs.Int64("org", 0, "organisation id")
 	force := fs.Bool("force", false, "erase despite an active membership or an open payment")
 	flags, positional := splitPositional(args[1:])
-	cfg, rest, err := loadConfig(fs, flags, getenv)
+	cfg, rest, err := config.Load(fs, flags, getenv)
 	if err != nil {
 		return err
 	}

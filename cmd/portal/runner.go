@@ -8,6 +8,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"portal/cmd/portal/config"
 	"portal/engine"
 	"portal/engine/directdebit"
 	"portal/engine/jobs"
@@ -33,7 +34,7 @@ const devMailFrom = "Registration portal <portal@localhost>"
 
 // buildMailer is where e-mail goes: the SMTP server of PORTAL_SMTP_URL, or
 // the log.
-func buildMailer(cfg Config, log *slog.Logger) (mail.Sender, error) {
+func buildMailer(cfg config.Config, log *slog.Logger) (mail.Sender, error) {
 	from := cfg.MailFrom
 	if from.Address == "" {
 		from, _ = mail.ParseFrom(devMailFrom)
@@ -53,7 +54,7 @@ func buildMailer(cfg Config, log *slog.Logger) (mail.Sender, error) {
 }
 
 // buildRunner is the job runner of serve with every job kind's handler.
-func buildRunner(cfg Config, db *bun.DB, svc *engine.Service, log *slog.Logger, metrics *server.Metrics, sender mail.Sender) *jobs.Runner {
+func buildRunner(cfg config.Config, db *bun.DB, svc *engine.Service, log *slog.Logger, metrics *server.Metrics, sender mail.Sender) *jobs.Runner {
 	metrics.WatchJobs(db)
 	r := jobs.New(db, jobs.Config{Workers: cfg.JobWorkers, Logger: log, Observer: metrics})
 	r.KeepSucceeded(keepSucceededJobs)
@@ -78,7 +79,7 @@ func buildRunner(cfg Config, db *bun.DB, svc *engine.Service, log *slog.Logger, 
 // openHashSecret opens an organisation's own hash secret for the links in
 // messages, as the server does for the links it checks; nil without a
 // session key (then no organisation has one).
-func openHashSecret(cfg Config) func(orgID int64, sealed string) (string, error) {
+func openHashSecret(cfg config.Config) func(orgID int64, sealed string) (string, error) {
 	sealer := hashSecretSealer(cfg)
 	if sealer == nil {
 		return nil
@@ -100,7 +101,7 @@ func baseURLIsLoopback(base string) bool {
 // webhookOptions are the engine's webhook settings: a portal on a loopback
 // address may have endpoints on loopback and private addresses too, and
 // any portal on the networks PORTAL_WEBHOOK_ALLOW_NETWORKS names.
-func webhookOptions(cfg Config) []engine.ServiceOption {
+func webhookOptions(cfg config.Config) []engine.ServiceOption {
 	opts := []engine.ServiceOption{engine.WithWebhookNetworks(cfg.WebhookAllowNetworks)}
 	if baseURLIsLoopback(cfg.BaseURL) {
 		opts = append(opts, engine.WithPrivateWebhookAddresses())

@@ -12,6 +12,7 @@ import (
 	"runtime/pprof"
 	"time"
 
+	"portal/cmd/portal/config"
 	"portal/engine"
 	"portal/engine/stripepay"
 	"portal/handlers"
@@ -22,17 +23,17 @@ import (
 
 // cmdServe runs the server until ctx ends, then shuts down gracefully.
 func cmdServe(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	cfg, rest, err := loadConfig(newFlagSet("serve", stderr), args, getenv)
+	cfg, rest, err := config.Load(newFlagSet("serve", stderr), args, getenv)
 	if err != nil {
 		return err
 	}
 	if len(rest) > 0 {
 		return fmt.Errorf("serve takes no arguments, got %q", rest)
 	}
-	if err := cfg.validateServe(); err != nil {
+	if err := cfg.ValidateServe(); err != nil {
 		return err
 	}
-	log := cfg.logger(stderr)
+	log := cfg.Logger(stderr)
 	if cfg.CPUProfile != "" {
 		stop, err := startCPUProfile(cfg.CPUProfile)
 		if err != nil {
@@ -157,8 +158,12 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	if gw.cache != nil {
 		go gw.cache.Run(ctx)
 	}
-	log.Info("portal listening", "addr", ln.Addr().String(), "base_url", cfg.BaseURL, "database", mask(cfg.DatabaseURL), "cookie_secure", cfg.CookieSecure,
-		"sessions", cfg.describeStore(), "admin_backend", cfg.text["PORTAL_ADMIN_BACKEND_URL"], "oidc", cfg.oidcOn())
+	backendAddr := ""
+	if cfg.AdminBackendURL != nil {
+		backendAddr = cfg.AdminBackendURL.String()
+	}
+	log.Info("portal listening", "addr", ln.Addr().String(), "base_url", cfg.BaseURL, "database", config.Mask(cfg.DatabaseURL), "cookie_secure", cfg.CookieSecure,
+		"sessions", cfg.DescribeStore(), "admin_backend", backendAddr, "oidc", cfg.OIDCOn())
 	fmt.Fprintf(stdout, "portal listening on %s\n", ln.Addr())
 	go func() { errc <- srv.Serve(ln) }()
 	select {
@@ -212,7 +217,7 @@ const relayMargin = 30 * time.Second
 // timeout, which must not cut a relayed answer the relay still waits for,
 // and the grace period of a shutdown, which must let such a request
 // finish.
-func serveTimeouts(cfg Config) (write, grace time.Duration) {
+func serveTimeouts(cfg config.Config) (write, grace time.Duration) {
 	relay := cfg.RelayConnectTimeout + cfg.RelayResponseTimeout + relayMargin
 	return max(60*time.Second, relay), max(15*time.Second, relay)
 }

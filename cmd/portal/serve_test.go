@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"portal/cmd/portal/config"
 	"portal/relay/session"
 )
 
@@ -143,7 +144,7 @@ func TestServeTimeoutsOutlastTheRelay(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cfg := defaultConfig()
+		cfg := config.Default()
 		cfg.RelayConnectTimeout, cfg.RelayResponseTimeout = c, r
 		write, grace := serveTimeouts(cfg)
 		if write < c+r+15*time.Second || grace < c+r+15*time.Second {

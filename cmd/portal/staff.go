@@ -14,6 +14,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"portal/cmd/portal/config"
 	"portal/engine"
 	"portal/engine/staff"
 	"portal/handlers/server"
@@ -39,7 +40,7 @@ func cmdStaff(ctx context.Context, args []string, getenv func(string) string, st
 	email := fs.String("email", "", "the staff member's e-mail address (the IdP must verify it)")
 	name := fs.String("name", "", "the staff member's name")
 	role := fs.String("role", "", "viewer, registrar, treasurer or admin")
-	cfg, rest, err := loadConfig(fs, args[1:], getenv)
+	cfg, rest, err := config.Load(fs, args[1:], getenv)
 	if err != nil {
 		return err
 	}
@@ -86,7 +87,7 @@ func cmdStaff(ctx context.Context, args []string, getenv func(string) string, st
 // with the staff callback, or, for a portal on a loopback address with no
 // PORTAL_OIDC_ISSUER, the development IdP in this process. Otherwise
 // staff sign-in is off. The returned closer stops the development IdP.
-func staffSignIn(cfg Config, store session.Store, cache *session.Cache, svc *engine.Service, log *slog.Logger) (server.StaffDeps, func(), error) {
+func staffSignIn(cfg config.Config, store session.Store, cache *session.Cache, svc *engine.Service, log *slog.Logger) (server.StaffDeps, func(), error) {
 	d := server.StaffDeps{RoleClaim: cfg.StaffRoleClaim, RoleMap: cfg.StaffRoleMap, BaseURL: cfg.BaseURL,
 		Sessions: session.NewManager(store, session.Config{CookieName: server.StaffCookieName, Secure: cfg.CookieSecure,
 			SecureRequest: cfg.TrustedProxies.HTTPS, IdleTimeout: cfg.StaffIdleTimeout, MaxLifetime: cfg.StaffMaxLifetime, Cache: cache})}
@@ -150,7 +151,7 @@ func demoStaffAccounts(svc *engine.Service) func(context.Context) []string {
 // printDemoStaff adds the demo staff to every organisation and prints
 // where each club's staff pages are, and who to sign in as at the
 // development IdP.
-func printDemoStaff(ctx context.Context, cfg Config, db *bun.DB, stdout io.Writer) error {
+func printDemoStaff(ctx context.Context, cfg config.Config, db *bun.DB, stdout io.Writer) error {
 	svc := engine.NewService(db, nil)
 	if err := staff.Of(svc).SeedDemoStaff(ctx); err != nil {
 		return err

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"portal/cmd/portal/config"
 	"portal/engine"
 	"portal/relay/session"
 )
@@ -63,7 +64,7 @@ func TestStaffSignInWiring(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			cfg := Config{BaseURL: c.base, OIDCIssuer: c.issuer, OIDCClientID: "portal"}
+			cfg := config.Config{BaseURL: c.base, OIDCIssuer: c.issuer, OIDCClientID: "portal"}
 			d, stop, err := staffSignIn(cfg, store, nil, engine.NewService(nil, nil), log)
 			if err != nil {
 				t.Fatal(err)

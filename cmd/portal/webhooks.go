@@ -9,6 +9,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"portal/cmd/portal/config"
 	"portal/engine"
 	"portal/engine/webhook"
 )
@@ -39,7 +40,7 @@ func cmdWebhooks(ctx context.Context, args []string, getenv func(string) string,
 	inactive := fs.Bool("inactive", false, "add the endpoint switched off")
 	active := fs.String("active", "", "update: true or false")
 	limit := fs.Int("limit", 20, "how many deliveries to list")
-	cfg, rest, err := loadConfig(fs, args, getenv)
+	cfg, rest, err := config.Load(fs, args, getenv)
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,10 @@
-package main
+// Package config is every setting of the portal: one table of settings
+// (flag, PORTAL_ variable, _FILE for secrets, default), each parsed once
+// into a typed field of Config as it is read, validated together with
+// every problem named, and printed with its secrets masked. The commands
+// of cmd/portal load it; gateway.go holds the gateway half (relay, OIDC,
+// sessions, proxies).
+package config
 
 import (
 	"crypto"
@@ -261,8 +267,8 @@ func (c *Config) settings() []setting {
 	}
 }
 
-// defaultConfig is the configuration with every setting at its default.
-func defaultConfig() Config {
+// Default is the configuration with every setting at its default.
+func Default() Config {
 	c := Config{text: map[string]string{}, invalid: map[string]error{}}
 	for _, s := range c.settings() {
 		c.set(s, s.def)
@@ -341,9 +347,9 @@ func (c *Config) finishBaseURL() {
 	}
 }
 
-// loadConfig reads the environment, then the flags of fs from args.
-func loadConfig(fs *flag.FlagSet, args []string, getenv func(string) string) (Config, []string, error) {
-	cfg := defaultConfig()
+// Load reads the environment, then the flags of fs from args.
+func Load(fs *flag.FlagSet, args []string, getenv func(string) string) (Config, []string, error) {
+	cfg := Default()
 	settings := cfg.settings()
 	flagText := make([]string, len(settings))
 	for i, s := range settings {
@@ -415,7 +421,7 @@ func portOf(addr string) string {
 }
 
 // validate checks the settings every command needs; serve adds its own.
-func (c *Config) validate() error {
+func (c *Config) Validate() error {
 	var problems []string
 	if !strings.HasPrefix(c.DatabaseURL, "postgres://") && !strings.HasPrefix(c.DatabaseURL, "postgresql://") && !strings.HasPrefix(c.DatabaseURL, "sqlite:") {
 		problems = append(problems, "PORTAL_DATABASE_URL must start with postgres:// or sqlite:")
@@ -617,15 +623,15 @@ func parseSeconds(s string) (time.Duration, error) {
 	return d, nil
 }
 
-// validateServe adds what only a running server needs.
-func (c *Config) validateServe() error {
-	if err := c.validate(); err != nil {
+// ValidateServe adds what only a running server needs.
+func (c *Config) ValidateServe() error {
+	if err := c.Validate(); err != nil {
 		return err
 	}
 	if len(c.HashSecret) < 16 {
 		return errors.New("invalid configuration: PORTAL_HASH_SECRET (or PORTAL_HASH_SECRET_FILE) is required and must be at least 16 characters")
 	}
-	if err := c.validatePayments(); err != nil {
+	if err := c.ValidatePayments(); err != nil {
 		return err
 	}
 	if problems := c.validateGateway(); len(problems) > 0 {
@@ -634,8 +640,8 @@ func (c *Config) validateServe() error {
 	return nil
 }
 
-// validatePayments checks the payment provider's settings.
-func (c *Config) validatePayments() error {
+// ValidatePayments checks the payment provider's settings.
+func (c *Config) ValidatePayments() error {
 	switch c.PaymentProvider {
 	case "":
 		return errors.New("invalid configuration: PORTAL_PAYMENT_PROVIDER is required: `stripe` (Stripe Checkout), `bank_transfer` (the PORTAL_BANK_ account), or `test`, the built-in test gateway for development")
@@ -680,6 +686,15 @@ func loopbackHost(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
+// loopbackAddr reports whether addr is host:port with a loopback host.
+func loopbackAddr(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	return loopbackHost(host)
+}
+
 // String prints the configuration with secrets masked.
 func (c Config) String() string {
 	var b strings.Builder
@@ -689,7 +704,7 @@ func (c Config) String() string {
 		case s.boolean != nil:
 			v = strconv.FormatBool(*s.boolean)
 		case s.secret && c.text[s.env] != "":
-			v = mask(c.text[s.env])
+			v = Mask(c.text[s.env])
 		default:
 			v = c.text[s.env]
 		}
@@ -700,7 +715,7 @@ func (c Config) String() string {
 
 // mask hides a secret; a database URL keeps its scheme and host so that it
 // still tells which database is used.
-func mask(secret string) string {
+func Mask(secret string) string {
 	if strings.HasPrefix(secret, "sqlite:") {
 		return secret
 	}
@@ -711,10 +726,16 @@ func mask(secret string) string {
 	return "****"
 }
 
-func (c Config) logger(w io.Writer) *slog.Logger {
+func (c Config) Logger(w io.Writer) *slog.Logger {
 	opts := &slog.HandlerOptions{Level: c.LogLevel}
 	if c.LogFormat == "json" {
 		return slog.New(slog.NewJSONHandler(w, opts))
 	}
 	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// TestPaymentsAllowed says whether the test gateway may run: only on a
+// plain-http loopback PORTAL_BASE_URL (ValidatePayments says why).
+func (c *Config) TestPaymentsAllowed() bool {
+	return c.PublicURL != nil && c.PublicURL.Scheme == "http" && loopbackHost(c.PublicURL.Hostname())
 }
