@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"portal/engine/payment/settings"
+
 	"github.com/uptrace/bun"
 
 	"portal/engine"
@@ -108,7 +110,7 @@ func TestBankCreditIDsPerClubAndAccount(t *testing.T) {
 			t.Fatal(err)
 		}
 		const clubIBAN = "CH9300762011623852957"
-		if _, err := payment.Of(f.svc).SetPaymentSettings(f.ctx, club.ID, payment.PaymentSettingsChange{Provider: str("bank_transfer"),
+		if _, err := settings.Of(f.svc).SetPaymentSettings(f.ctx, club.ID, settings.PaymentSettingsChange{Provider: str("bank_transfer"),
 			BankCreditorName: str("Lakeside TC"), BankIBAN: str(clubIBAN), BankCreditorAddress: str("Seestrasse;1;8800;Thalwil;CH")}); err != nil {
 			t.Fatal(err)
 		}

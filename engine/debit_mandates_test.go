@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"portal/engine/payment/settings"
+
 	"github.com/uptrace/bun"
 
 	"portal/engine"
@@ -93,7 +95,7 @@ func directDebitClub(tb testing.TB, db *bun.DB, opts ...engine.ServiceOption) (s
 			}
 			return nil
 		}))...)
-	if _, err := payment.Of(svc).SetPaymentSettings(context.Background(), 1, payment.PaymentSettingsChange{BankCreditorName: str("TV Demo 1848 e.V."),
+	if _, err := settings.Of(svc).SetPaymentSettings(context.Background(), 1, settings.PaymentSettingsChange{BankCreditorName: str("TV Demo 1848 e.V."),
 		BankIBAN: str(demoIBAN), Methods: &[]string{payment.BankTransferProvider, payment.DirectDebitProvider}, DebitCreditorID: str(testCreditorID)}); err != nil {
 		tb.Fatal(err)
 	}
@@ -111,7 +113,7 @@ func directDebitFixture(t *testing.T, db *bun.DB, prenotificationDays int, opts 
 	svc, _ := directDebitClub(t, db, opts...)
 	f := &fixture{t: t, ctx: context.Background(), db: db, svc: svc}
 	if prenotificationDays > 0 {
-		if _, err := payment.Of(f.svc).SetPaymentSettings(f.ctx, 1, payment.PaymentSettingsChange{DebitPrenotificationDays: intp(prenotificationDays)}); err != nil {
+		if _, err := settings.Of(f.svc).SetPaymentSettings(f.ctx, 1, settings.PaymentSettingsChange{DebitPrenotificationDays: intp(prenotificationDays)}); err != nil {
 			t.Fatal(err)
 		}
 	}

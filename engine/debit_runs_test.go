@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"portal/engine/payment/settings"
+
 	"github.com/uptrace/bun"
 
 	"portal/engine"
@@ -287,7 +289,7 @@ func TestCollectionFileVersion02(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		f := directDebitFixture(t, db, 0)
 		v02 := "pain.008.001.02"
-		if _, err := payment.Of(f.svc).SetPaymentSettings(f.ctx, 1, payment.PaymentSettingsChange{DebitFileVersion: &v02}); err != nil {
+		if _, err := settings.Of(f.svc).SetPaymentSettings(f.ctx, 1, settings.PaymentSettingsChange{DebitFileVersion: &v02}); err != nil {
 			t.Fatal(err)
 		}
 		order := f.commitDirectDebit(engine.DemoUserKey, alex, robin)

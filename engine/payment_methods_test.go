@@ -3,6 +3,8 @@ package engine_test
 import (
 	"testing"
 
+	"portal/engine/payment/settings"
+
 	"github.com/uptrace/bun"
 
 	"portal/engine"
@@ -30,8 +32,8 @@ func TestPaymentMethodSettingsChecked(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		f, _ := onlineFixture(t, db, engine.WithSecretSealer(testSealer{}))
-		bank := payment.PaymentSettingsChange{BankCreditorName: str("TV Demo 1848 e.V."), BankIBAN: str(demoIBAN)}
-		with := func(c payment.PaymentSettingsChange) payment.PaymentSettingsChange {
+		bank := settings.PaymentSettingsChange{BankCreditorName: str("TV Demo 1848 e.V."), BankIBAN: str(demoIBAN)}
+		with := func(c settings.PaymentSettingsChange) settings.PaymentSettingsChange {
 			c.BankCreditorName, c.BankIBAN = bank.BankCreditorName, bank.BankIBAN
 			return c
 		}
@@ -39,31 +41,31 @@ func TestPaymentMethodSettingsChecked(t *testing.T) {
 		days := func(n int) *int { return &n }
 		for _, tc := range []struct {
 			name   string
-			change payment.PaymentSettingsChange
+			change settings.PaymentSettingsChange
 			fields []string
 		}{
-			{"unknown method", with(payment.PaymentSettingsChange{Methods: list("bank_transfer", "paypal")}), []string{"methods"}},
-			{"a method twice", with(payment.PaymentSettingsChange{Methods: list("bank_transfer", "bank_transfer")}), []string{"methods"}},
-			{"direct debit without creditor identifier", with(payment.PaymentSettingsChange{Methods: list("bank_transfer", "direct_debit")}), []string{"debitCreditorId"}},
-			{"direct debit without an account", payment.PaymentSettingsChange{Methods: list("bank_transfer", "direct_debit"), DebitCreditorID: str(testCreditorID)}, []string{"bankCreditorName", "bankIban"}},
-			{"direct debit as the default", with(payment.PaymentSettingsChange{Methods: list("direct_debit", "bank_transfer"), DebitCreditorID: str(testCreditorID)}), []string{"methods"}},
-			{"direct debit as the only method", with(payment.PaymentSettingsChange{Methods: list("direct_debit"), DebitCreditorID: str(testCreditorID)}), []string{"methods"}},
-			{"invalid creditor identifier", with(payment.PaymentSettingsChange{Methods: list("bank_transfer", "direct_debit"), DebitCreditorID: str("DE97ZZZ09999999999")}),
+			{"unknown method", with(settings.PaymentSettingsChange{Methods: list("bank_transfer", "paypal")}), []string{"methods"}},
+			{"a method twice", with(settings.PaymentSettingsChange{Methods: list("bank_transfer", "bank_transfer")}), []string{"methods"}},
+			{"direct debit without creditor identifier", with(settings.PaymentSettingsChange{Methods: list("bank_transfer", "direct_debit")}), []string{"debitCreditorId"}},
+			{"direct debit without an account", settings.PaymentSettingsChange{Methods: list("bank_transfer", "direct_debit"), DebitCreditorID: str(testCreditorID)}, []string{"bankCreditorName", "bankIban"}},
+			{"direct debit as the default", with(settings.PaymentSettingsChange{Methods: list("direct_debit", "bank_transfer"), DebitCreditorID: str(testCreditorID)}), []string{"methods"}},
+			{"direct debit as the only method", with(settings.PaymentSettingsChange{Methods: list("direct_debit"), DebitCreditorID: str(testCreditorID)}), []string{"methods"}},
+			{"invalid creditor identifier", with(settings.PaymentSettingsChange{Methods: list("bank_transfer", "direct_debit"), DebitCreditorID: str("DE97ZZZ09999999999")}),
 				[]string{"debitCreditorId"}},
-			{"stripe among the methods without keys", with(payment.PaymentSettingsChange{Methods: list("bank_transfer", "stripe")}),
+			{"stripe among the methods without keys", with(settings.PaymentSettingsChange{Methods: list("bank_transfer", "stripe")}),
 				[]string{"stripeSecretKey", "stripeWebhookSecret"}},
-			{"pre-notification too long", with(payment.PaymentSettingsChange{DebitPrenotificationDays: days(15)}), []string{"debitPrenotificationDays"}},
-			{"pre-notification zero", with(payment.PaymentSettingsChange{DebitPrenotificationDays: days(0)}), []string{"debitPrenotificationDays"}},
-			{"unknown file version", with(payment.PaymentSettingsChange{DebitFileVersion: str("pain.008.003.02")}), []string{"debitFileVersion"}},
-			{"provider not the first method", with(payment.PaymentSettingsChange{Provider: str("direct_debit"), Methods: list("bank_transfer", "direct_debit"),
+			{"pre-notification too long", with(settings.PaymentSettingsChange{DebitPrenotificationDays: days(15)}), []string{"debitPrenotificationDays"}},
+			{"pre-notification zero", with(settings.PaymentSettingsChange{DebitPrenotificationDays: days(0)}), []string{"debitPrenotificationDays"}},
+			{"unknown file version", with(settings.PaymentSettingsChange{DebitFileVersion: str("pain.008.003.02")}), []string{"debitFileVersion"}},
+			{"provider not the first method", with(settings.PaymentSettingsChange{Provider: str("direct_debit"), Methods: list("bank_transfer", "direct_debit"),
 				DebitCreditorID: str(testCreditorID)}), []string{"provider"}},
 		} {
-			_, err := payment.Of(f.svc).SetPaymentSettings(f.ctx, 1, tc.change)
+			_, err := settings.Of(f.svc).SetPaymentSettings(f.ctx, 1, tc.change)
 			if got := fieldsOf(t, err); !equalStrings(got, tc.fields) {
 				t.Errorf("%s: fields %v, want %v", tc.name, got, tc.fields)
 			}
 		}
-		if v, err := payment.Of(f.svc).PaymentSettings(f.ctx, 1); err != nil || v.UpdatedAt != nil || len(v.Methods) != 0 ||
+		if v, err := settings.Of(f.svc).PaymentSettings(f.ctx, 1); err != nil || v.UpdatedAt != nil || len(v.Methods) != 0 ||
 			v.DebitPrenotificationDays != 14 || v.DebitFileVersion != payment.DebitFileV08 {
 			t.Fatalf("after refused changes: %+v %v, want nothing stored and the defaults", v, err)
 		}
@@ -71,7 +73,7 @@ func TestPaymentMethodSettingsChecked(t *testing.T) {
 			t.Fatalf("methods without settings: %v %v, want the environment's provider", m, err)
 		}
 
-		v, err := payment.Of(f.svc).SetPaymentSettings(f.ctx, 1, with(payment.PaymentSettingsChange{Methods: list("bank_transfer", " direct_debit "),
+		v, err := settings.Of(f.svc).SetPaymentSettings(f.ctx, 1, with(settings.PaymentSettingsChange{Methods: list("bank_transfer", " direct_debit "),
 			DebitCreditorID: str("de98 zzz0 9999 9999 99"), DebitPrenotificationDays: days(5), DebitFileVersion: str(payment.DebitFileV02)}))
 		if err != nil {
 			t.Fatal(err)
@@ -84,15 +86,15 @@ func TestPaymentMethodSettingsChecked(t *testing.T) {
 			t.Fatalf("methods %v", m)
 		}
 		// Direct debit never becomes the default provider.
-		if _, err = payment.Of(f.svc).SetPaymentSettings(f.ctx, 1, payment.PaymentSettingsChange{Provider: str("direct_debit")}); !equalStrings(fieldsOf(t, err), []string{"provider"}) {
+		if _, err = settings.Of(f.svc).SetPaymentSettings(f.ctx, 1, settings.PaymentSettingsChange{Provider: str("direct_debit")}); !equalStrings(fieldsOf(t, err), []string{"provider"}) {
 			t.Fatalf("direct debit as the provider: %v", err)
 		}
 		// One that is not is the only method, as before methods.
-		if v, err = payment.Of(f.svc).SetPaymentSettings(f.ctx, 1, payment.PaymentSettingsChange{Provider: str("bank_transfer"), Methods: list()}); err != nil ||
+		if v, err = settings.Of(f.svc).SetPaymentSettings(f.ctx, 1, settings.PaymentSettingsChange{Provider: str("bank_transfer"), Methods: list()}); err != nil ||
 			v.Provider != "bank_transfer" || len(v.Methods) != 1 {
 			t.Fatalf("methods cleared: %+v %v", v, err)
 		}
-		cfgs, err := payment.Of(f.svc).OrganisationPaymentConfigs(f.ctx)
+		cfgs, err := settings.Of(f.svc).OrganisationPaymentConfigs(f.ctx)
 		if err != nil || len(cfgs) != 1 || !equalStrings(cfgs[0].Methods, []string{"bank_transfer"}) || cfgs[0].CreditorID != testCreditorID {
 			t.Fatalf("configs %+v %v", cfgs, err)
 		}
@@ -121,7 +123,7 @@ func TestMemberChoosesPaymentMethod(t *testing.T) {
 			}
 			return nil
 		}))
-		if _, err := payment.Of(f.svc).SetPaymentSettings(f.ctx, 1, payment.PaymentSettingsChange{BankCreditorName: str("TV Demo 1848 e.V."), BankIBAN: str(demoIBAN),
+		if _, err := settings.Of(f.svc).SetPaymentSettings(f.ctx, 1, settings.PaymentSettingsChange{BankCreditorName: str("TV Demo 1848 e.V."), BankIBAN: str(demoIBAN),
 			Methods: &[]string{"bank_transfer", "direct_debit"}, DebitCreditorID: str(testCreditorID)}); err != nil {
 			t.Fatal(err)
 		}

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"portal/engine/payment/settings"
+
 	"github.com/uptrace/bun"
 
 	"portal/engine"
@@ -72,22 +74,22 @@ func TestPaymentSettingsValidatedAndSealed(t *testing.T) {
 
 		for _, tc := range []struct {
 			name   string
-			change payment.PaymentSettingsChange
+			change settings.PaymentSettingsChange
 			fields []string
 		}{
-			{"unknown provider", payment.PaymentSettingsChange{Provider: str("paypal")}, []string{"provider"}},
-			{"test gateway not allowed", payment.PaymentSettingsChange{Provider: str("test")}, []string{"provider"}},
-			{"stripe without keys", payment.PaymentSettingsChange{Provider: str("stripe")}, []string{"stripeSecretKey", "stripeWebhookSecret"}},
-			{"stripe with wrong keys", payment.PaymentSettingsChange{Provider: str("stripe"), StripeSecretKey: str("pk_test_public"), StripeWebhookSecret: str("secret")},
+			{"unknown provider", settings.PaymentSettingsChange{Provider: str("paypal")}, []string{"provider"}},
+			{"test gateway not allowed", settings.PaymentSettingsChange{Provider: str("test")}, []string{"provider"}},
+			{"stripe without keys", settings.PaymentSettingsChange{Provider: str("stripe")}, []string{"stripeSecretKey", "stripeWebhookSecret"}},
+			{"stripe with wrong keys", settings.PaymentSettingsChange{Provider: str("stripe"), StripeSecretKey: str("pk_test_public"), StripeWebhookSecret: str("secret")},
 				[]string{"stripeSecretKey", "stripeWebhookSecret"}},
-			{"bank transfer without an account", payment.PaymentSettingsChange{Provider: str("bank_transfer")}, []string{"bankIban"}},
-			{"bad check digits", payment.PaymentSettingsChange{Provider: str("bank_transfer"), BankCreditorName: str("Riverside RC"), BankIBAN: str("DE00 3704 0044 0532 0130 00")}, []string{"bankIban"}},
-			{"swiss account without address, no name", payment.PaymentSettingsChange{Provider: str("bank_transfer"), BankIBAN: str("CH93 0076 2011 6238 5295 7")},
+			{"bank transfer without an account", settings.PaymentSettingsChange{Provider: str("bank_transfer")}, []string{"bankIban"}},
+			{"bad check digits", settings.PaymentSettingsChange{Provider: str("bank_transfer"), BankCreditorName: str("Riverside RC"), BankIBAN: str("DE00 3704 0044 0532 0130 00")}, []string{"bankIban"}},
+			{"swiss account without address, no name", settings.PaymentSettingsChange{Provider: str("bank_transfer"), BankIBAN: str("CH93 0076 2011 6238 5295 7")},
 				[]string{"bankCreditorName", "bankCreditorAddress"}},
-			{"bad BIC and address", payment.PaymentSettingsChange{BankCreditorName: str("Riverside RC"), BankIBAN: str("DE89370400440532013000"), BankBIC: str("NOTABIC"), BankCreditorAddress: str("Main Street 1")},
+			{"bad BIC and address", settings.PaymentSettingsChange{BankCreditorName: str("Riverside RC"), BankIBAN: str("DE89370400440532013000"), BankBIC: str("NOTABIC"), BankCreditorAddress: str("Main Street 1")},
 				[]string{"bankBic", "bankCreditorAddress"}},
 		} {
-			_, err := payment.Of(svc).SetPaymentSettings(ctx, 1, tc.change)
+			_, err := settings.Of(svc).SetPaymentSettings(ctx, 1, tc.change)
 			got := fieldsOf(t, err)
 			for _, want := range tc.fields {
 				if !strings.Contains(strings.Join(got, ","), want) {
@@ -95,14 +97,14 @@ func TestPaymentSettingsValidatedAndSealed(t *testing.T) {
 				}
 			}
 		}
-		if v, err := payment.Of(svc).PaymentSettings(ctx, 1); err != nil || v.UpdatedAt != nil || v.Provider != "" {
+		if v, err := settings.Of(svc).PaymentSettings(ctx, 1); err != nil || v.UpdatedAt != nil || v.Provider != "" {
 			t.Fatalf("a refused change stored settings: %+v %v", v, err)
 		}
 		if len(changed) != 0 {
 			t.Fatalf("told of a change that was refused: %v", changed)
 		}
 
-		v, err := payment.Of(svc).SetPaymentSettings(ctx, 1, payment.PaymentSettingsChange{Provider: str("stripe"),
+		v, err := settings.Of(svc).SetPaymentSettings(ctx, 1, settings.PaymentSettingsChange{Provider: str("stripe"),
 			StripeSecretKey: str("sk_test_riverside"), StripeWebhookSecret: str("whsec_riverside")})
 		if err != nil {
 			t.Fatal(err)
@@ -118,11 +120,11 @@ func TestPaymentSettingsValidatedAndSealed(t *testing.T) {
 			t.Fatalf("keys stored in clear: %+v", row)
 		}
 		// Bank details beside Stripe, with a spaced IBAN; the keys stay.
-		if _, err := payment.Of(svc).SetPaymentSettings(ctx, other.ID, payment.PaymentSettingsChange{Provider: str("bank_transfer"),
+		if _, err := settings.Of(svc).SetPaymentSettings(ctx, other.ID, settings.PaymentSettingsChange{Provider: str("bank_transfer"),
 			BankCreditorName: str("Lakeside TC"), BankIBAN: str("de89 3704 0044 0532 0130 00")}); err != nil {
 			t.Fatal(err)
 		}
-		cfgs, err := payment.Of(svc).OrganisationPaymentConfigs(ctx)
+		cfgs, err := settings.Of(svc).OrganisationPaymentConfigs(ctx)
 		if err != nil || len(cfgs) != 2 {
 			t.Fatalf("configs %+v %v", cfgs, err)
 		}
@@ -142,30 +144,30 @@ func TestPaymentSettingsValidatedAndSealed(t *testing.T) {
 			Where("organisation_id = ?", other.ID).Exec(ctx); err != nil {
 			t.Fatal(err)
 		}
-		cfgs, _ = payment.Of(svc).OrganisationPaymentConfigs(ctx)
+		cfgs, _ = settings.Of(svc).OrganisationPaymentConfigs(ctx)
 		if cfgs[1].Err == nil || cfgs[1].StripeSecretKey != "" {
 			t.Fatalf("a copied key opened: %+v", cfgs[1])
 		}
 
 		// Another organisation's scope sees none of it.
 		scoped := engine.WithOrganisation(ctx, other.ID)
-		if _, err := payment.Of(svc).PaymentSettings(scoped, 1); engine.ErrorCode(err) != engine.CodeNotFound {
+		if _, err := settings.Of(svc).PaymentSettings(scoped, 1); engine.ErrorCode(err) != engine.CodeNotFound {
 			t.Fatalf("another organisation's settings: %v", err)
 		}
-		if _, err := payment.Of(svc).SetPaymentSettings(scoped, 1, payment.PaymentSettingsChange{Provider: str("")}); engine.ErrorCode(err) != engine.CodeNotFound {
+		if _, err := settings.Of(svc).SetPaymentSettings(scoped, 1, settings.PaymentSettingsChange{Provider: str("")}); engine.ErrorCode(err) != engine.CodeNotFound {
 			t.Fatalf("changing another organisation's settings: %v", err)
 		}
 
 		// "" returns to the environment's provider.
-		if _, err := payment.Of(svc).SetPaymentSettings(ctx, 1, payment.PaymentSettingsChange{Provider: str("")}); err != nil {
+		if _, err := settings.Of(svc).SetPaymentSettings(ctx, 1, settings.PaymentSettingsChange{Provider: str("")}); err != nil {
 			t.Fatal(err)
 		}
-		if cfgs, _ = payment.Of(svc).OrganisationPaymentConfigs(ctx); len(cfgs) != 1 || cfgs[0].OrganisationID != other.ID {
+		if cfgs, _ = settings.Of(svc).OrganisationPaymentConfigs(ctx); len(cfgs) != 1 || cfgs[0].OrganisationID != other.ID {
 			t.Fatalf("configs after returning to the default: %+v", cfgs)
 		}
 
 		// Without a sealer no keys can be given.
-		_, err = payment.Of(engine.NewService(db, nil)).SetPaymentSettings(ctx, 1, payment.PaymentSettingsChange{StripeSecretKey: str("sk_test_x")})
+		_, err = settings.Of(engine.NewService(db, nil)).SetPaymentSettings(ctx, 1, settings.PaymentSettingsChange{StripeSecretKey: str("sk_test_x")})
 		if got := fieldsOf(t, err); len(got) != 1 || got[0] != "stripeSecretKey" {
 			t.Fatalf("keys without a sealer: %v", got)
 		}
@@ -287,7 +289,7 @@ func TestStatementImportPerAccount(t *testing.T) {
 			t.Fatal(err)
 		}
 		const clubIBAN = "CH9300762011623852957"
-		if _, err := payment.Of(f.svc).SetPaymentSettings(f.ctx, club.ID, payment.PaymentSettingsChange{Provider: str("bank_transfer"),
+		if _, err := settings.Of(f.svc).SetPaymentSettings(f.ctx, club.ID, settings.PaymentSettingsChange{Provider: str("bank_transfer"),
 			BankCreditorName: str("Lakeside TC"), BankIBAN: str(clubIBAN), BankCreditorAddress: str("Seestrasse;1;8800;Thalwil;CH")}); err != nil {
 			t.Fatal(err)
 		}

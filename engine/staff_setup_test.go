@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"portal/engine/payment/settings"
+
 	"github.com/uptrace/bun"
 
 	"portal/engine"
@@ -13,7 +15,6 @@ import (
 	"portal/engine/demodata"
 	"portal/engine/message"
 	"portal/engine/organisation"
-	"portal/engine/payment"
 	"portal/engine/staff"
 )
 
@@ -50,7 +51,7 @@ func TestStaffSettingsAudited(t *testing.T) {
 		const key1, key2, hook = "sk_test_firstsecretkey", "sk_test_secondsecretkey", "whsec_hooksecret"
 
 		// Payment settings: refused as a whole, then set, then the key rotated.
-		_, err := payment.Of(svc).StaffSetPaymentSettings(ctx, admin, 1, payment.PaymentSettingsChange{Provider: ptrTo("stripe"),
+		_, err := settings.Of(svc).StaffSetPaymentSettings(ctx, admin, 1, settings.PaymentSettingsChange{Provider: ptrTo("stripe"),
 			StripeSecretKey: ptrTo(key1), StripeWebhookSecret: ptrTo(hook), BankIBAN: ptrTo("DE00 0000 0000 0000 0000 00"), BankCreditorName: ptrTo("RRC")})
 		if f := fieldsOf(t, err); !strings.Contains(strings.Join(f, ","), "bankIban") {
 			t.Fatalf("a bad IBAN: fields %v", f)
@@ -58,11 +59,11 @@ func TestStaffSettingsAudited(t *testing.T) {
 		if n := len(auditOf(t, svc, 1, "payment_settings.update")); n != 0 {
 			t.Fatalf("a refused change was audited (%d)", n)
 		}
-		if v, _ := payment.Of(svc).PaymentSettings(ctx, 1); v.Provider != "" || v.StripeSecretKeySet {
+		if v, _ := settings.Of(svc).PaymentSettings(ctx, 1); v.Provider != "" || v.StripeSecretKeySet {
 			t.Fatalf("a refused change was stored: %+v", v)
 		}
 		for _, key := range []string{key1, key2} {
-			if _, err := payment.Of(svc).StaffSetPaymentSettings(ctx, admin, 1, payment.PaymentSettingsChange{Provider: ptrTo("stripe"),
+			if _, err := settings.Of(svc).StaffSetPaymentSettings(ctx, admin, 1, settings.PaymentSettingsChange{Provider: ptrTo("stripe"),
 				StripeSecretKey: ptrTo(key), StripeWebhookSecret: ptrTo(hook)}); err != nil {
 				t.Fatal(err)
 			}

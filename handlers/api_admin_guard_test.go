@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"portal/engine/payment/settings"
+
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect"
 
@@ -242,7 +244,7 @@ func runAuditSteps(t *testing.T, db *bun.DB, kind string) {
 			// The club collects by direct debit too; the household gives a mandate.
 			svc := engine.NewService(env.db, env.gw, orgPayments(env.db, envOptions{}, env.gw)...)
 			ci := "DE98ZZZ09999999999"
-			if _, err := payment.Of(svc).SetPaymentSettings(context.Background(), 1, payment.PaymentSettingsChange{DebitCreditorID: &ci,
+			if _, err := settings.Of(svc).SetPaymentSettings(context.Background(), 1, settings.PaymentSettingsChange{DebitCreditorID: &ci,
 				Methods: &[]string{payment.BankTransferProvider, payment.DirectDebitProvider}}); err != nil {
 				t.Fatal(err)
 			}

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"portal/engine/payment/settings"
+
 	"github.com/chromedp/chromedp"
 
 	"portal/engine"
@@ -41,7 +43,7 @@ func TestE2EDirectDebitSeason(t *testing.T) {
 	env := newStaffBankEnv(t, dbtest.SQLite(t), true)
 	ctx := context.Background()
 	methods, creditorID, fee := []string{payment.BankTransferProvider, payment.DirectDebitProvider}, "DE98ZZZ09999999999", int64(350)
-	if _, err := payment.Of(env.svc).SetPaymentSettings(ctx, 1, payment.PaymentSettingsChange{Methods: &methods, DebitCreditorID: &creditorID,
+	if _, err := settings.Of(env.svc).SetPaymentSettings(ctx, 1, settings.PaymentSettingsChange{Methods: &methods, DebitCreditorID: &creditorID,
 		DebitReturnFeeMinor: &fee}); err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"portal/engine/payment/settings"
+
 	"github.com/uptrace/bun"
 
 	"portal/engine"
@@ -97,9 +99,9 @@ var testPaymentSecrets = func() *session.Sealer {
 // orgPayments wires the organisations' own payment settings as serve does
 // (cmd/portal orgPaymentOptions): their providers, built by payproviders.
 func orgPayments(db *bun.DB, o envOptions, gw *payment.TestGateway) []engine.ServiceOption {
-	settings := engine.NewService(db, nil, engine.WithSecretSealer(testPaymentSecrets))
+	settingsSvc := engine.NewService(db, nil, engine.WithSecretSealer(testPaymentSecrets))
 	links := server.PaymentLinks("")
-	dir := payproviders.New(payment.Of(settings).OrganisationPaymentConfigs, payproviders.Build(payproviders.Options{StripeAPIURL: o.stripeAPIURL, TestGateway: gw,
+	dir := payproviders.New(settings.Of(settingsSvc).OrganisationPaymentConfigs, payproviders.Build(payproviders.Options{StripeAPIURL: o.stripeAPIURL, TestGateway: gw,
 		PayLink: func(ref string, amount int64) string { return links.PayLink("", ref, amount) }}), slog.New(slog.DiscardHandler), 0)
 	return []engine.ServiceOption{engine.WithSecretSealer(testPaymentSecrets), payment.WithTestPayments(true),
 		payment.WithPaymentProviders(dir.Provider), payment.WithRetiredPaymentProviders(dir.Retired), payment.WithPaymentSettingsChanged(dir.Invalidate),

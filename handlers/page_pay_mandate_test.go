@@ -8,12 +8,13 @@ import (
 	"strings"
 	"testing"
 
+	"portal/engine/payment/settings"
+
 	"github.com/uptrace/bun"
 
 	"portal/engine"
 	"portal/engine/dbtest"
 	"portal/engine/directdebit"
-	"portal/engine/payment"
 	"portal/engine/staff"
 )
 
@@ -51,7 +52,7 @@ func TestMandateChoicesPage(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		env := newStaffEnv(t, db, envOptions{})
-		if _, err := payment.Of(env.svc).SetPaymentSettings(ctx, 1, payment.PaymentSettingsChange{BankCreditorName: str("TV Demo 1848 e.V."),
+		if _, err := settings.Of(env.svc).SetPaymentSettings(ctx, 1, settings.PaymentSettingsChange{BankCreditorName: str("TV Demo 1848 e.V."),
 			BankIBAN: str("DE89370400440532013000"), Methods: &[]string{"bank_transfer", "direct_debit"}, DebitCreditorID: str("DE98ZZZ09999999999")}); err != nil {
 			t.Fatal(err)
 		}

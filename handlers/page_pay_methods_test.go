@@ -7,13 +7,14 @@ import (
 	"strings"
 	"testing"
 
+	"portal/engine/payment/settings"
+
 	"github.com/uptrace/bun"
 
 	"portal/engine"
 	"portal/engine/dbtest"
 	"portal/engine/directdebit"
 	"portal/engine/organisation"
-	"portal/engine/payment"
 	"portal/engine/staff"
 )
 
@@ -45,7 +46,7 @@ func (env *testEnv) walkToReview(c *http.Client) page {
 // transfer to its own account.
 func clubMethods(t *testing.T, env *testEnv, methods ...string) {
 	t.Helper()
-	if _, err := payment.Of(env.svc).SetPaymentSettings(t.Context(), 1, payment.PaymentSettingsChange{BankCreditorName: str("TV Demo 1848 e.V."),
+	if _, err := settings.Of(env.svc).SetPaymentSettings(t.Context(), 1, settings.PaymentSettingsChange{BankCreditorName: str("TV Demo 1848 e.V."),
 		BankIBAN: str("DE89370400440532013000"), Methods: &methods}); err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +131,7 @@ func TestReviewOffersPaymentMethods(t *testing.T) {
 
 		// Direct debit: the pay link is the portal's own page (never a
 		// redirect to itself), naming the amount, creditor and identifier.
-		if _, err := payment.Of(env.svc).SetPaymentSettings(t.Context(), 1, payment.PaymentSettingsChange{Methods: &[]string{"test", "direct_debit"},
+		if _, err := settings.Of(env.svc).SetPaymentSettings(t.Context(), 1, settings.PaymentSettingsChange{Methods: &[]string{"test", "direct_debit"},
 			DebitCreditorID: str("DE98ZZZ09999999999")}); err != nil {
 			t.Fatal(err)
 		}
@@ -227,7 +228,7 @@ func TestFormAPIPaymentMethods(t *testing.T) {
 func TestGiveMandatePage(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		env := newStaffEnv(t, db, envOptions{})
-		if _, err := payment.Of(env.svc).SetPaymentSettings(t.Context(), 1, payment.PaymentSettingsChange{BankCreditorName: str("TV Demo 1848 e.V."),
+		if _, err := settings.Of(env.svc).SetPaymentSettings(t.Context(), 1, settings.PaymentSettingsChange{BankCreditorName: str("TV Demo 1848 e.V."),
 			BankIBAN: str("DE89370400440532013000"), Methods: &[]string{"bank_transfer", "direct_debit"}, DebitCreditorID: str("DE98ZZZ09999999999")}); err != nil {
 			t.Fatal(err)
 		}

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"portal/engine/payment/settings"
+
 	"github.com/uptrace/bun"
 
 	"portal/engine"
@@ -60,7 +62,7 @@ func TestStaffImportTakesBackReturnedDebit(t *testing.T) {
 			t.Fatalf("order after the capture: %s", got)
 		}
 		creditorID, methods := "DE98ZZZ09999999999", []string{payment.BankTransferProvider, payment.DirectDebitProvider}
-		if _, err := payment.Of(env.svc).SetPaymentSettings(ctx, 1, payment.PaymentSettingsChange{Methods: &methods, DebitCreditorID: &creditorID}); err != nil {
+		if _, err := settings.Of(env.svc).SetPaymentSettings(ctx, 1, settings.PaymentSettingsChange{Methods: &methods, DebitCreditorID: &creditorID}); err != nil {
 			t.Fatal(err)
 		}
 		var pay engine.Payment

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"portal/engine/payment/settings"
+
 	"github.com/uptrace/bun"
 
 	"portal/engine"
@@ -24,7 +26,7 @@ import (
 // returns the registration's id and its order.
 func (env *staffEnv) debitRegistration(t *testing.T) (string, engine.Order) {
 	t.Helper()
-	if _, err := payment.Of(env.svc).SetPaymentSettings(t.Context(), 1, payment.PaymentSettingsChange{BankCreditorName: str("TV Demo 1848 e.V."),
+	if _, err := settings.Of(env.svc).SetPaymentSettings(t.Context(), 1, settings.PaymentSettingsChange{BankCreditorName: str("TV Demo 1848 e.V."),
 		BankIBAN: str("DE89370400440532013000"), Methods: &[]string{"bank_transfer", "direct_debit"}, DebitCreditorID: str("DE98ZZZ09999999999")}); err != nil {
 		t.Fatal(err)
 	}
@@ -257,7 +259,7 @@ func layoutDebitRun(t *testing.T, db *bun.DB, order engine.Order) int64 {
 	ctx := t.Context()
 	now := time.Now().UTC()
 	// The club collects by direct debit: the runs' page has its form.
-	if _, err := payment.Of(engine.NewService(db, nil)).SetPaymentSettings(ctx, order.OrganisationID, payment.PaymentSettingsChange{
+	if _, err := settings.Of(engine.NewService(db, nil)).SetPaymentSettings(ctx, order.OrganisationID, settings.PaymentSettingsChange{
 		DebitCreditorID: str("DE98ZZZ09999999999")}); err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"portal/engine/payment/settings"
+
 	"github.com/PuerkitoBio/goquery"
 	"github.com/uptrace/bun"
 
@@ -47,7 +49,7 @@ func newStaffBankEnv(t *testing.T, db *bun.DB, ownAccount bool) *staffEnv {
 	base = env.srv.URL
 	if ownAccount {
 		prov, name, iban, bic := payment.BankTransferProvider, staffCreditor.Name, string(staffCreditor.IBAN), staffCreditor.BIC
-		if _, err := payment.Of(env.svc).SetPaymentSettings(context.Background(), 1, payment.PaymentSettingsChange{Provider: &prov,
+		if _, err := settings.Of(env.svc).SetPaymentSettings(context.Background(), 1, settings.PaymentSettingsChange{Provider: &prov,
 			BankCreditorName: &name, BankIBAN: &iban, BankBIC: &bic}); err != nil {
 			t.Fatal(err)
 		}

@@ -3,6 +3,8 @@ package handlers_test
 import (
 	"testing"
 
+	"portal/engine/payment/settings"
+
 	"github.com/chromedp/chromedp"
 
 	"portal/engine/dbtest"
@@ -50,7 +52,7 @@ func TestE2EStaffSetupSettings(t *testing.T) {
 	b.typeInto(`#pay-iban`, "DE89 3704 0044 0532 0130 01")
 	b.clickTo(`[data-testid=payments-save]`, `[data-testid=error-pay-iban]`)
 	b.checkPage("staff-setup-error")
-	if v, _ := payment.Of(env.svc).PaymentSettings(t.Context(), 1); v.Provider != "" {
+	if v, _ := settings.Of(env.svc).PaymentSettings(t.Context(), 1); v.Provider != "" {
 		t.Fatalf("a refused change was stored: %+v", v)
 	}
 	b.typeInto(`#pay-iban`, "DE89 3704 0044 0532 0130 00")
@@ -58,7 +60,7 @@ func TestE2EStaffSetupSettings(t *testing.T) {
 	if got := b.text(`[data-testid=pay-qr-kind]`); got != views.StaffSetupText.PayQREPC {
 		t.Errorf("QR kind %q", got)
 	}
-	if v, _ := payment.Of(env.svc).PaymentSettings(t.Context(), 1); v.Provider != payment.BankTransferProvider || v.BankIBAN != "DE89370400440532013000" {
+	if v, _ := settings.Of(env.svc).PaymentSettings(t.Context(), 1); v.Provider != payment.BankTransferProvider || v.BankIBAN != "DE89370400440532013000" {
 		t.Fatalf("after saving: %+v", v)
 	}
 

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"portal/engine/payment/settings"
+
 	"github.com/uptrace/bun"
 
 	"portal/engine/dbtest"
@@ -26,7 +28,7 @@ func TestStaffSetupPaymentMethods(t *testing.T) {
 		env.addStaff("admin@example.org", staff.RoleAdmin)
 		admin := env.mustStaffSignIn("admin@example.org", "/staff")
 		origin := []string{"Origin", env.srv.URL}
-		if _, err := payment.Of(env.svc).SetPaymentSettings(ctx, 1, payment.PaymentSettingsChange{Provider: str("bank_transfer"),
+		if _, err := settings.Of(env.svc).SetPaymentSettings(ctx, 1, settings.PaymentSettingsChange{Provider: str("bank_transfer"),
 			BankCreditorName: str("TV Demo 1848 e.V."), BankIBAN: str("DE89370400440532013000")}); err != nil {
 			t.Fatal(err)
 		}
@@ -48,7 +50,7 @@ func TestStaffSetupPaymentMethods(t *testing.T) {
 			bad.testid("error-pm-return-fee").Length() != 1 || bad.doc.Find("#pm-return-fee").AttrOr("value", "") != "3,50" {
 			t.Fatalf("invalid creditor identifier: %d\n%s", bad.status, bad.testid("payment-methods-section").Text())
 		}
-		if v, _ := payment.Of(env.svc).PaymentSettings(ctx, 1); len(v.Methods) != 1 || v.DebitCreditorID != "" || env.auditActions("payment_settings.update") != 0 {
+		if v, _ := settings.Of(env.svc).PaymentSettings(ctx, 1); len(v.Methods) != 1 || v.DebitCreditorID != "" || env.auditActions("payment_settings.update") != 0 {
 			t.Fatalf("a refused change was stored: %+v", v)
 		}
 		form.Set("debitCreditorId", "DE98ZZZ09999999999")
@@ -60,7 +62,7 @@ func TestStaffSetupPaymentMethods(t *testing.T) {
 		}
 		form.Set("defaultMethod", "bank_transfer")
 		expectRedirect(t, env.post(admin, "/staff/setup/payment-methods", form, origin...), "/staff/setup/payments?done=payments-saved")
-		v, _ := payment.Of(env.svc).PaymentSettings(ctx, 1)
+		v, _ := settings.Of(env.svc).PaymentSettings(ctx, 1)
 		if !slices.Equal(v.Methods, []string{"bank_transfer", "direct_debit"}) || v.Provider != "bank_transfer" || v.DebitCreditorID != "DE98ZZZ09999999999" ||
 			v.DebitPrenotificationDays != 5 || v.DebitFileVersion != "pain.008.001.02" || v.DebitCollectionDay != 15 || v.DebitReturnFeeMinor != 350 {
 			t.Fatalf("stored %+v", v)

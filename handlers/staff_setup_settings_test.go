@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"portal/engine/payment/settings"
+
 	"github.com/uptrace/bun"
 
 	"portal/engine"
@@ -105,7 +107,7 @@ func TestStaffSetupPaymentSettings(t *testing.T) {
 		if secretsIn(string(bad.body)) {
 			t.Fatal("a secret was sent back with the error")
 		}
-		if v, _ := payment.Of(env.svc).PaymentSettings(ctx, 1); v.Provider != "" || v.StripeSecretKeySet || env.auditActions("payment_settings.update") != 0 {
+		if v, _ := settings.Of(env.svc).PaymentSettings(ctx, 1); v.Provider != "" || v.StripeSecretKeySet || env.auditActions("payment_settings.update") != 0 {
 			t.Fatalf("a refused change was stored: %+v", v)
 		}
 
@@ -125,7 +127,7 @@ func TestStaffSetupPaymentSettings(t *testing.T) {
 		form.Set("stripeSecretKey", "")
 		form.Set("stripeWebhookSecret", "")
 		expectRedirect(t, env.post(admin, "/staff/setup/payments", form, origin...), "/staff/setup/payments?done=payments-saved")
-		if v, _ := payment.Of(env.svc).PaymentSettings(ctx, 1); !v.StripeSecretKeySet || !v.StripeWebhookSecretSet {
+		if v, _ := settings.Of(env.svc).PaymentSettings(ctx, 1); !v.StripeSecretKeySet || !v.StripeWebhookSecretSet {
 			t.Fatalf("empty fields removed the secrets: %+v", v)
 		}
 		form.Set("stripeSecretKey", key2)
@@ -154,7 +156,7 @@ func TestStaffSetupPaymentSettings(t *testing.T) {
 		}
 		form.Set("provider", payment.BankTransferProvider)
 		expectRedirect(t, env.post(admin, "/staff/setup/payments", form, origin...), "/staff/setup/payments?done=payments-saved")
-		if v, _ := payment.Of(env.svc).PaymentSettings(ctx, 1); v.Provider != payment.BankTransferProvider || v.StripeWebhookSecretSet || !v.StripeSecretKeySet {
+		if v, _ := settings.Of(env.svc).PaymentSettings(ctx, 1); v.Provider != payment.BankTransferProvider || v.StripeWebhookSecretSet || !v.StripeSecretKeySet {
 			t.Fatalf("after removing the webhook secret: %+v", v)
 		}
 	})

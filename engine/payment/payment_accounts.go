@@ -50,7 +50,7 @@ func accountOf(p engine.PaymentProvider) string {
 
 // WithRetiredPaymentProviders sets where an organisation's providers of
 // earlier credentials come from (engine/payproviders builds them from the
-// retired accounts OrganisationPaymentConfigs lists).
+// retired accounts settings.Service.OrganisationPaymentConfigs lists).
 func WithRetiredPaymentProviders(retired func(organisationID int64) []engine.PaymentProvider) engine.ServiceOption {
 	return func(s *engine.Service) { s.RetiredProviders = retired }
 }
@@ -110,26 +110,26 @@ type RetiredPaymentAccount struct {
 	RetiredAt                 time.Time `bun:"retired_at,notnull"`
 }
 
-// retireStripeCredentials keeps an organisation's Stripe credentials as
+// RetireStripeCredentials keeps an organisation's Stripe credentials as
 // they were before a change (old; next is the settings after it), in the
 // change's transaction, when the change replaces the key or the webhook
 // secret: checkouts made with them stay reachable, their events
 // verifiable. Credentials already kept (the same sealed pair) are not kept
 // twice.
-func (s *Service) retireStripeCredentials(ctx context.Context, tx bun.Tx, old, next *PaymentSettings) error {
+func (s *Service) RetireStripeCredentials(ctx context.Context, tx bun.Tx, old, next *PaymentSettings) error {
 	if old.StripeSecretKeySealed == "" {
 		return nil
 	}
-	key, err := s.openSecret(old.OrganisationID, "stripe_secret_key", old.StripeSecretKeySealed)
+	key, err := s.OpenSecret(old.OrganisationID, "stripe_secret_key", old.StripeSecretKeySealed)
 	if err != nil {
 		// Credentials no key opens cannot be used again anyway.
 		s.Log.WarnContext(ctx, "earlier Stripe credentials cannot be opened; not kept", "organisation", old.OrganisationID, "err", err)
 		return nil
 	}
 	// The same key and secret given again (sealed anew) retire nothing.
-	newKey, kerr := s.openSecret(next.OrganisationID, "stripe_secret_key", next.StripeSecretKeySealed)
-	oldHook, oerr := s.openSecret(old.OrganisationID, "stripe_webhook_secret", old.StripeWebhookSecretSealed)
-	newHook, nerr := s.openSecret(next.OrganisationID, "stripe_webhook_secret", next.StripeWebhookSecretSealed)
+	newKey, kerr := s.OpenSecret(next.OrganisationID, "stripe_secret_key", next.StripeSecretKeySealed)
+	oldHook, oerr := s.OpenSecret(old.OrganisationID, "stripe_webhook_secret", old.StripeWebhookSecretSealed)
+	newHook, nerr := s.OpenSecret(next.OrganisationID, "stripe_webhook_secret", next.StripeWebhookSecretSealed)
 	if kerr == nil && oerr == nil && nerr == nil && newKey == key && newHook == oldHook {
 		return nil
 	}
@@ -147,15 +147,15 @@ func (s *Service) retireStripeCredentials(ctx context.Context, tx bun.Tx, old, n
 	return nil
 }
 
-// openSecret opens a sealed payment secret of an organisation's field.
-func (s *Service) openSecret(orgID int64, field, sealed string) (string, error) {
+// OpenSecret opens a sealed payment secret of an organisation's field.
+func (s *Service) OpenSecret(orgID int64, field, sealed string) (string, error) {
 	if sealed == "" {
 		return "", nil
 	}
 	if s.Sealer == nil {
 		return "", fmt.Errorf("%s: no PORTAL_SESSION_KEY to open it", field)
 	}
-	pt, err := s.Sealer.Open(sealed, paymentSecretAAD(orgID, field))
+	pt, err := s.Sealer.Open(sealed, SecretAAD(orgID, field))
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", field, err)
 	}

@@ -43,7 +43,7 @@ func (s *Service) paymentMethodsOf(ctx context.Context, db bun.IDB, orgID int64)
 	if err != nil {
 		return nil, err
 	}
-	if list := ps.methodList(); len(list) > 0 {
+	if list := ps.MethodList(); len(list) > 0 {
 		return list, nil
 	}
 	if s.Payments != nil {

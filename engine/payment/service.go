@@ -1,4 +1,4 @@
-// Package payment is how an order gets paid: payment attempts and the stable pay link, one settlement for webhooks, returns and captures, staff capture of a bank transfer, refunds, reconciliation, an organisation's payment settings, methods and provider accounts, and the direct-debit due dates and debits its settlement counts.
+// Package payment is how an order gets paid: payment attempts and the stable pay link, one settlement for webhooks, returns and captures, staff capture of a bank transfer, refunds, reconciliation, the organisation's stored payment settings (changed in engine/payment/settings), its methods and provider accounts, and the direct-debit due dates and debits its settlement counts.
 package payment
 
 import "portal/engine"

@@ -1,5 +1,5 @@
 // Package payproviders keeps the payment provider of every organisation
-// that chose one of its own (engine.OrganisationPaymentConfigs): built
+// that chose one of its own (settings.Service.OrganisationPaymentConfigs): built
 // from its settings, rebuilt when they change, and handed to the engine
 // through engine.WithPaymentProviders. Organisations without settings of
 // their own get nil, which the engine reads as the environment's provider.
@@ -12,6 +12,8 @@ import (
 	"log/slog"
 	"sync"
 	"time"
+
+	"portal/engine/payment/settings"
 
 	"portal/engine"
 	"portal/engine/banktransfer"
@@ -29,10 +31,10 @@ const DefaultRefresh = 10 * time.Second
 const loadTimeout = 5 * time.Second
 
 // Loader reads the organisations' own payment settings, secrets opened.
-type Loader func(ctx context.Context) ([]payment.OrganisationPaymentConfig, error)
+type Loader func(ctx context.Context) ([]settings.OrganisationPaymentConfig, error)
 
 // Builder makes the provider of one organisation's settings.
-type Builder func(payment.OrganisationPaymentConfig) (engine.PaymentProvider, error)
+type Builder func(settings.OrganisationPaymentConfig) (engine.PaymentProvider, error)
 
 // Directory is the organisations' own providers. It is safe for
 // concurrent use.
@@ -113,7 +115,7 @@ func (d *Directory) Retired(orgID int64) []engine.PaymentProvider {
 }
 
 // Invalidate makes the next call read the settings again (its argument is
-// the organisation whose settings changed: engine.WithPaymentSettingsChanged).
+// the organisation whose settings changed: payment.WithPaymentSettingsChanged).
 func (d *Directory) Invalidate(int64) {
 	d.mu.Lock()
 	d.loaded = time.Time{}
@@ -214,7 +216,7 @@ type Options struct {
 // with the organisation's own keys, bank transfer to its own account, and
 // direct debit to it, and the test gateway where it may run.
 func Build(o Options) Builder {
-	return func(c payment.OrganisationPaymentConfig) (engine.PaymentProvider, error) {
+	return func(c settings.OrganisationPaymentConfig) (engine.PaymentProvider, error) {
 		switch c.Provider {
 		case stripepay.Name:
 			return stripepay.New(stripepay.Config{SecretKey: c.StripeSecretKey, WebhookSecret: c.StripeWebhookSecret, APIURL: o.StripeAPIURL})

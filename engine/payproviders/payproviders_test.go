@@ -7,8 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"portal/engine/payment/settings"
+
 	"portal/engine"
-	"portal/engine/payment"
 	"portal/engine/payproviders"
 )
 
@@ -27,14 +28,14 @@ func (n *named) Name() string { return n.name }
 // keeps the previous providers.
 func TestDirectory(t *testing.T) {
 	at := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
-	configs := []payment.OrganisationPaymentConfig{{OrganisationID: 1, Provider: "stripe", UpdatedAt: at},
+	configs := []settings.OrganisationPaymentConfig{{OrganisationID: 1, Provider: "stripe", UpdatedAt: at},
 		{OrganisationID: 2, Provider: "stripe", UpdatedAt: at, Err: errors.New("key cannot be opened")}}
 	var loadErr error
 	loads, builds := 0, 0
-	dir := payproviders.New(func(context.Context) ([]payment.OrganisationPaymentConfig, error) {
+	dir := payproviders.New(func(context.Context) ([]settings.OrganisationPaymentConfig, error) {
 		loads++
 		return configs, loadErr
-	}, func(c payment.OrganisationPaymentConfig) (engine.PaymentProvider, error) {
+	}, func(c settings.OrganisationPaymentConfig) (engine.PaymentProvider, error) {
 		builds++
 		return &named{name: c.Provider}, nil
 	}, slog.New(slog.DiscardHandler), time.Hour)
@@ -76,9 +77,9 @@ func TestDirectory(t *testing.T) {
 // that cannot be built refuses every call.
 func TestDirectoryMethods(t *testing.T) {
 	at := time.Date(2026, 12, 27, 10, 0, 0, 0, time.UTC)
-	configs := []payment.OrganisationPaymentConfig{{OrganisationID: 1, Provider: "bank_transfer", Methods: []string{"bank_transfer", "direct_debit", "stripe"}, UpdatedAt: at}}
-	dir := payproviders.New(func(context.Context) ([]payment.OrganisationPaymentConfig, error) { return configs, nil },
-		func(c payment.OrganisationPaymentConfig) (engine.PaymentProvider, error) {
+	configs := []settings.OrganisationPaymentConfig{{OrganisationID: 1, Provider: "bank_transfer", Methods: []string{"bank_transfer", "direct_debit", "stripe"}, UpdatedAt: at}}
+	dir := payproviders.New(func(context.Context) ([]settings.OrganisationPaymentConfig, error) { return configs, nil },
+		func(c settings.OrganisationPaymentConfig) (engine.PaymentProvider, error) {
 			if c.Provider == "stripe" {
 				return nil, errors.New("no keys")
 			}

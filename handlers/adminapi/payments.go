@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"portal/engine/payment/settings"
+
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
@@ -56,7 +58,7 @@ type PaymentSettingsDTO struct {
 	UpdatedAt           *time.Time `json:"updatedAt"`
 }
 
-func paymentSettingsDTO(v *payment.PaymentSettingsView) PaymentSettingsDTO {
+func paymentSettingsDTO(v *settings.PaymentSettingsView) PaymentSettingsDTO {
 	return PaymentSettingsDTO{Provider: v.Provider, StripeSecretKeySet: v.StripeSecretKeySet, StripeWebhookSecretSet: v.StripeWebhookSecretSet,
 		BankCreditorName: v.BankCreditorName, BankIBAN: v.BankIBAN, BankBIC: v.BankBIC, BankCreditorAddress: v.BankCreditorAddress,
 		Methods: v.Methods, DebitCreditorID: v.DebitCreditorID, DebitPrenotificationDays: v.DebitPrenotificationDays,
@@ -86,7 +88,7 @@ type PaymentSettingsPatch struct {
 
 // getPaymentSettings answers GET /api/admin/payment-settings.
 func (s *Server) getPaymentSettings(c echo.Context) error {
-	v, err := payment.Of(s.engine).PaymentSettings(c.Request().Context(), keyOf(c).OrganisationID)
+	v, err := settings.Of(s.engine).PaymentSettings(c.Request().Context(), keyOf(c).OrganisationID)
 	if err != nil {
 		return err
 	}
@@ -101,7 +103,7 @@ func (s *Server) patchPaymentSettings(c echo.Context) error {
 	if err := server.DecodeJSON(c.Request().Body, &body); err != nil {
 		return err
 	}
-	v, err := payment.Of(s.engine).StaffSetPaymentSettings(c.Request().Context(), apiActor(c), keyOf(c).OrganisationID, payment.PaymentSettingsChange{
+	v, err := settings.Of(s.engine).StaffSetPaymentSettings(c.Request().Context(), apiActor(c), keyOf(c).OrganisationID, settings.PaymentSettingsChange{
 		Provider: body.Provider, StripeSecretKey: body.StripeSecretKey, StripeWebhookSecret: body.StripeWebhookSecret,
 		BankCreditorName: body.BankCreditorName, BankIBAN: body.BankIBAN, BankBIC: body.BankBIC, BankCreditorAddress: body.BankCreditorAddress,
 		Methods: body.Methods, DebitCreditorID: body.DebitCreditorID, DebitPrenotificationDays: body.DebitPrenotificationDays,

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 
+	"portal/engine/payment/settings"
+
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
@@ -20,7 +22,7 @@ var offeredMethods = []string{payment.StripeProvider, payment.BankTransferProvid
 // paymentMethodsForm is the payment methods section with the stored
 // settings (issue 29).
 func (s *Server) paymentMethodsForm(c echo.Context, base string, orgID int64) (views.StaffPaymentMethodsForm, error) {
-	v, err := payment.Of(s.engine).PaymentSettings(c.Request().Context(), orgID)
+	v, err := settings.Of(s.engine).PaymentSettings(c.Request().Context(), orgID)
 	if err != nil {
 		return views.StaffPaymentMethodsForm{}, err
 	}
@@ -75,7 +77,7 @@ func (s *Server) staffSavePaymentMethods(c echo.Context) error {
 			methods = append(methods, m)
 		}
 	}
-	change := payment.PaymentSettingsChange{Methods: &methods, DebitCreditorID: formField(form, "debitCreditorId"),
+	change := settings.PaymentSettingsChange{Methods: &methods, DebitCreditorID: formField(form, "debitCreditorId"),
 		DebitFileVersion: formField(form, "debitFileVersion")}
 	days := strings.TrimSpace(form.Get("debitPrenotificationDays"))
 	n, convErr := strconv.Atoi(days)
@@ -108,7 +110,7 @@ func (s *Server) staffSavePaymentMethods(c echo.Context) error {
 		}
 	}
 	change.DebitReturnFeeMinor = &fee
-	if _, err := payment.Of(s.engine).StaffSetPaymentSettings(c.Request().Context(), u.Actor(), u.OrganisationID, change); err != nil {
+	if _, err := settings.Of(s.engine).StaffSetPaymentSettings(c.Request().Context(), u.Actor(), u.OrganisationID, change); err != nil {
 		return s.staffSetupProblem(c, SetupPayments, err, func(m *views.StaffSetupModel, errs map[string]string) {
 			p := &m.PaymentMethods
 			p.Options, p.Default, p.Errors = methodOptions(c, methods), def, errs

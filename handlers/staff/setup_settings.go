@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"portal/engine/payment/settings"
+
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
@@ -114,7 +116,7 @@ func (s *Server) staffSaveLanguages(c echo.Context) error {
 // paymentForm is the payment settings form with the stored settings; the
 // secrets only as set or not.
 func (s *Server) paymentForm(c echo.Context, base string, orgID int64) (views.StaffPaymentForm, error) {
-	v, err := payment.Of(s.engine).PaymentSettings(c.Request().Context(), orgID)
+	v, err := settings.Of(s.engine).PaymentSettings(c.Request().Context(), orgID)
 	if err != nil {
 		return views.StaffPaymentForm{}, err
 	}
@@ -160,10 +162,10 @@ func (s *Server) staffSavePayments(c echo.Context) error {
 	if !ok {
 		return err
 	}
-	change := payment.PaymentSettingsChange{Provider: formField(form, "provider"), BankCreditorName: formField(form, "bankCreditorName"),
+	change := settings.PaymentSettingsChange{Provider: formField(form, "provider"), BankCreditorName: formField(form, "bankCreditorName"),
 		BankIBAN: formField(form, "bankIban"), BankBIC: formField(form, "bankBic"), BankCreditorAddress: formField(form, "bankCreditorAddress"),
 		StripeSecretKey: secretChange(form, "stripeSecretKey"), StripeWebhookSecret: secretChange(form, "stripeWebhookSecret")}
-	if _, err := payment.Of(s.engine).StaffSetPaymentSettings(c.Request().Context(), u.Actor(), u.OrganisationID, change); err != nil {
+	if _, err := settings.Of(s.engine).StaffSetPaymentSettings(c.Request().Context(), u.Actor(), u.OrganisationID, change); err != nil {
 		return s.staffSetupProblem(c, SetupPayments, err, func(m *views.StaffSetupModel, errs map[string]string) {
 			p := &m.Payments
 			for dst, v := range map[*string]*string{&p.Provider: change.Provider, &p.Creditor: change.BankCreditorName, &p.IBAN: change.BankIBAN,

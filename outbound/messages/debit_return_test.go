@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"portal/engine/payment/settings"
+
 	"github.com/uptrace/bun"
 
 	"portal/engine"
@@ -50,7 +52,7 @@ func TestDebitReturnMailInTheMembersLanguage(t *testing.T) {
 				}
 				// The club collects by direct debit to its own account, and
 				// this order's payment was a debit of a run sent to the bank.
-				if _, err := payment.Of(svc).SetPaymentSettings(ctx, 1, payment.PaymentSettingsChange{BankCreditorName: strPtr("Riverside Rowing Club"), BankIBAN: strPtr(iban),
+				if _, err := settings.Of(svc).SetPaymentSettings(ctx, 1, settings.PaymentSettingsChange{BankCreditorName: strPtr("Riverside Rowing Club"), BankIBAN: strPtr(iban),
 					Methods: &[]string{"bank_transfer", payment.DirectDebitProvider}, DebitCreditorID: strPtr("DE98ZZZ09999999999")}); err != nil {
 					t.Fatal(err)
 				}

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"portal/engine/payment/settings"
+
 	"github.com/ledongthuc/pdf"
 	"github.com/uptrace/bun"
 	"golang.org/x/text/language"
@@ -44,7 +46,7 @@ func TestMandateMail(t *testing.T) {
 				demo := enginetest.Seed(t, db, engine.WithClock(e.clk.Now), engine.WithLogger(e.quiet), engine.WithPaymentLinks(server.PaymentLinks("https://portal.example")))
 				messages.Register(e.r, messages.Deps{DB: db, Sender: e.sender, BaseURL: "https://portal.example", HashSecret: "mandate-secret-0123456789",
 					Payments: payment.Of(demo.Svc), Now: e.clk.Now})
-				if _, err := payment.Of(demo.Svc).SetPaymentSettings(ctx, 1, payment.PaymentSettingsChange{BankCreditorName: str("Ruderclub Seeland e.V."),
+				if _, err := settings.Of(demo.Svc).SetPaymentSettings(ctx, 1, settings.PaymentSettingsChange{BankCreditorName: str("Ruderclub Seeland e.V."),
 					BankIBAN: str("DE89370400440532013000"), Methods: &[]string{"bank_transfer", "direct_debit"}, DebitCreditorID: str("DE98ZZZ09999999999")}); err != nil {
 					t.Fatal(err)
 				}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"portal/engine/payment/settings"
+
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
@@ -74,7 +76,7 @@ func (s *Server) StaffDebitRuns(c echo.Context) error {
 	m := views.StaffDebitRunsModel{StaffChrome: s.StaffChrome(c, t.Title),
 		Until: time.Now().UTC().Add(directdebit.DefaultCollectionHorizon).Format(time.DateOnly)}
 	if u.Role.AtLeast(staff.RoleTreasurer) {
-		ps, err := payment.Of(s.engine).PaymentSettings(ctx, u.OrganisationID)
+		ps, err := settings.Of(s.engine).PaymentSettings(ctx, u.OrganisationID)
 		if err != nil {
 			return s.StaffEngineError(c, err)
 		}
@@ -131,7 +133,7 @@ func (s *Server) StaffPrepareDebitRun(c echo.Context) error {
 		return s.StaffErrorPage(c, http.StatusUnprocessableEntity, t.BadUntil)
 	}
 	ctx := c.Request().Context()
-	ps, err := payment.Of(s.engine).PaymentSettings(ctx, u.OrganisationID)
+	ps, err := settings.Of(s.engine).PaymentSettings(ctx, u.OrganisationID)
 	if err != nil {
 		return s.StaffEngineError(c, err)
 	}

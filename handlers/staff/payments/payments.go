@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 
+	"portal/engine/payment/settings"
+
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
@@ -95,7 +97,7 @@ func (s *Server) staffAttentionRow(c echo.Context, a staff.AttentionPayment) vie
 // others' payers and could match their money to its own orders by amount,
 // so that statement is the operator's to import (portal payments import).
 func (s *Server) bankAccountOf(ctx context.Context, orgID int64) banking.IBAN {
-	ps, err := payment.Of(s.engine).PaymentSettings(ctx, orgID)
+	ps, err := settings.Of(s.engine).PaymentSettings(ctx, orgID)
 	if err != nil || ps.BankIBAN == "" {
 		return ""
 	}
