@@ -147,7 +147,9 @@ func (s *Service) ExportPeriod(ctx context.Context, orgID, periodID int64, kind 
 // that connection is the only one, and every other request would wait.
 // Each page is read at its own moment; rows are ordered by id, so none is
 // written twice.
-var exportPageRows = 500
+var exportPageRows = defaultExportPageRows
+
+const defaultExportPageRows = 500
 
 // readExportPage reads the rows of an export after the id after, as the
 // export's values, and the last id read.
@@ -277,13 +279,4 @@ func CSVCell(v string) string {
 		return v
 	}
 	return "'" + v
-}
-
-// SetExportPageRows makes an export read n rows a page until the returned
-// function restores the page size; tests use it to cross page boundaries
-// with a handful of rows.
-func SetExportPageRows(n int) (restore func()) {
-	old := exportPageRows
-	exportPageRows = n
-	return func() { exportPageRows = old }
 }

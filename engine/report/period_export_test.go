@@ -1,4 +1,4 @@
-package engine_test
+package report
 
 import (
 	"context"
@@ -9,7 +9,6 @@ import (
 
 	"portal/engine/dbtest"
 	"portal/engine/enginetest"
-	"portal/engine/report"
 )
 
 // rowsWriter keeps an export's rows and, at each row, asks the database
@@ -42,15 +41,15 @@ func TestExportPeriodPages(t *testing.T) {
 		demo.Pay(demo.Commit(1, 3))
 		demo.Commit(2)
 		ctx := context.Background()
-		for _, kind := range []report.ExportKind{report.ExportRegistrations, report.ExportPayments} {
+		for _, kind := range []ExportKind{ExportRegistrations, ExportPayments} {
 			whole := &rowsWriter{t: t, db: db}
-			if err := report.Of(demo.Svc).ExportPeriod(ctx, 1, 1, kind, whole); err != nil {
+			if err := Of(demo.Svc).ExportPeriod(ctx, 1, 1, kind, whole); err != nil {
 				t.Fatal(err)
 			}
-			restore := report.SetExportPageRows(1)
+			exportPageRows = 1 // a page per row: every row crosses a page boundary
 			paged := &rowsWriter{t: t, db: db}
-			err := report.Of(demo.Svc).ExportPeriod(ctx, 1, 1, kind, paged)
-			restore()
+			err := Of(demo.Svc).ExportPeriod(ctx, 1, 1, kind, paged)
+			exportPageRows = defaultExportPageRows
 			if err != nil {
 				t.Fatal(err)
 			}
