@@ -12,7 +12,6 @@ import (
 	"portal/engine"
 	"portal/engine/privacy"
 	"portal/engine/staff"
-	"portal/handlers/members"
 	"portal/handlers/server"
 	"portal/handlers/staff/staffpage"
 	"portal/views"
@@ -43,7 +42,7 @@ func (s *Server) StaffPersonData(c echo.Context) error {
 		return s.StaffEngineError(c, err)
 	}
 	t := views.PersonalDataTextIn(ctx)
-	m := views.StaffPersonDataModel{StaffChrome: s.StaffChrome(c, t.StaffTitle), T: t, Tables: members.DataTables(server.LangOf(c), t, x),
+	m := views.StaffPersonDataModel{StaffChrome: s.StaffChrome(c, t.StaffTitle), T: t, Tables: server.PersonalDataTables(server.LangOf(c), t, x),
 		DownloadURL: staffPersonURL(c, id) + "/export.json"}
 	if len(x.Persons) == 1 {
 		m.Name = x.Persons[0].FirstName + " " + x.Persons[0].LastName
@@ -71,7 +70,7 @@ func (s *Server) StaffPersonExport(c echo.Context) error {
 	if err := s.RecordPersonAccess(c.Request().Context(), u.Actor(), u.OrganisationID, id, privacy.AccessExport, x); err != nil {
 		return s.StaffEngineError(c, err)
 	}
-	return members.ExportDownload(c, x, fmt.Sprintf("person-%d.json", id))
+	return server.PersonalDataDownload(c, x, fmt.Sprintf("person-%d.json", id))
 }
 
 // StaffErasePerson answers POST /staff/persons/:id/erase (force=1 to
@@ -107,7 +106,7 @@ func (s *Server) StaffDataRequests(c echo.Context) error {
 	}
 	for _, r := range list {
 		row := views.StaffDataRequestRow{ID: strconv.FormatInt(r.ID, 10), Created: staffpage.StaffDateTime(c, r.CreatedAt), Household: r.UserKey,
-			Kind: members.RequestKind(t, r.Kind), Message: r.Message, Status: members.RequestStatus(t, r.Status), Person: t.WholeHousehold, Note: r.Note}
+			Kind: server.DataRequestKind(t, r.Kind), Message: r.Message, Status: server.DataRequestStatus(t, r.Status), Person: t.WholeHousehold, Note: r.Note}
 		if r.PersonID != nil {
 			row.Person, row.PersonURL = t.OpenPerson+" #"+strconv.FormatInt(*r.PersonID, 10), staffPersonURL(c, *r.PersonID)
 		}
