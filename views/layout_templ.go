@@ -5,12 +5,10 @@ package views
 
 //lint:file-ignore SA4006 This context is only used if a nested component is present.
 
-import (
-	"github.com/a-h/templ"
-	templruntime "github.com/a-h/templ/runtime"
+import "github.com/a-h/templ"
+import templruntime "github.com/a-h/templ/runtime"
 
-	"portal/views/lang"
-)
+import "portal/views/lang"
 
 // htmxConfig lets htmx swap error responses (422 validation, 409 stale) into
 // the step region, and keeps it within the Content-Security-Policy: no eval,

@@ -5,12 +5,10 @@ package views
 
 //lint:file-ignore SA4006 This context is only used if a nested component is present.
 
-import (
-	"github.com/a-h/templ"
-	templruntime "github.com/a-h/templ/runtime"
+import "github.com/a-h/templ"
+import templruntime "github.com/a-h/templ/runtime"
 
-	"portal/views/lang"
-)
+import "portal/views/lang"
 
 // Inline styles of the e-mail components: mail clients ignore style sheets
 // and classes, so every element carries its own.

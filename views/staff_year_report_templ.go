@@ -5,12 +5,10 @@ package views
 
 //lint:file-ignore SA4006 This context is only used if a nested component is present.
 
-import (
-	"github.com/a-h/templ"
-	templruntime "github.com/a-h/templ/runtime"
+import "github.com/a-h/templ"
+import templruntime "github.com/a-h/templ/runtime"
 
-	"portal/views/yearreport"
-)
+import "portal/views/yearreport"
 
 // StaffYearReportPage is the year-end report: a table per section, the
 // same Doc the CSV and the PDF are written from.
