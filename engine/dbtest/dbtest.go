@@ -82,11 +82,63 @@ func failAtCleanup(t testing.TB) func(error) {
 // instead of failing the test (the guard's own tests).
 func SQLiteReporting(t testing.TB, report func(error)) *bun.DB {
 	t.Helper()
-	db, err := guardSQLite("sqlite:"+filepath.Join(t.TempDir(), "test.db"), PoolWait, report)
+	template, err := migratedSQLite()
+	if err != nil {
+		t.Fatalf("migrate the SQLite template: %v", err)
+	}
+	path := filepath.Join(t.TempDir(), "test.db")
+	if err := os.WriteFile(path, template, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	db, err := guardSQLite("sqlite:"+path, PoolWait, report)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return migrated(t, db)
+	return migrated(t, db) // finds nothing to do: the copy is current
+}
+
+// sqliteTemplate is a freshly migrated SQLite database file, made once per
+// test binary: each test's database is a copy of it, which is what
+// migrating a fresh file gives, without the second that migrating takes
+// under -race (a suite makes over a thousand of them).
+var sqliteTemplate struct {
+	once  sync.Once
+	bytes []byte
+	err   error
+}
+
+func migratedSQLite() ([]byte, error) {
+	sqliteTemplate.once.Do(func() {
+		sqliteTemplate.bytes, sqliteTemplate.err = migrateSQLiteFile()
+	})
+	return sqliteTemplate.bytes, sqliteTemplate.err
+}
+
+// migrateSQLiteFile migrates a new file and returns its content, with
+// everything checkpointed from the write-ahead log into the file.
+func migrateSQLiteFile() ([]byte, error) {
+	dir, err := os.MkdirTemp("", "portal-dbtest-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "template.db")
+	db, err := engine.OpenDB("sqlite:" + path)
+	if err != nil {
+		return nil, err
+	}
+	ctx := context.Background()
+	_, err = migrations.Up(ctx, db)
+	if err == nil {
+		_, err = db.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)")
+	}
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, err
+	}
+	return os.ReadFile(path)
 }
 
 // Postgres returns a migrated database on a fresh schema, dropped at cleanup.
