@@ -24,10 +24,10 @@ var Codes = []string{"en", "de", "fr"}
 var Names = map[string]string{"en": "English", "de": "Deutsch", "fr": "Français"}
 
 // The message files, one set per language: <code>.json holds the member
-// pages' and e-mails' messages by id, staff.<code>.json and
-// member.<code>.json the groups that fill typed text structs (texts.go).
-// go-i18n loads them all, so a group's text is also the message
-// "group.Field".
+// pages' and e-mails' messages by id, which go-i18n loads (T, Plural);
+// staff.<code>.json and member.<code>.json the groups that fill typed
+// text structs (texts.go), read once at start and not kept as messages
+// too (they would double the texts' memory for no reader).
 //
 //go:embed locales/*.json
 var localeFiles embed.FS
@@ -36,7 +36,7 @@ var bundle = newBundle()
 
 func newBundle() *i18n.Bundle {
 	b := i18n.NewBundle(language.English)
-	files, _ := fs.Glob(localeFiles, "locales/*.json")
+	files, _ := fs.Glob(localeFiles, "locales/??.json") // <code>.json
 	for _, file := range files {
 		if _, err := b.LoadMessageFileFS(localeFiles, file); err != nil {
 			panic(fmt.Sprintf("lang: message file %s: %v", file, err)) // embedded: a broken file is a build error
@@ -234,15 +234,30 @@ func messageIDs(code string) (map[string]bool, error) {
 	for k := range m {
 		ids[strings.TrimSpace(k)] = true
 	}
+	texts, err := groupTexts(code)
+	if err != nil {
+		return nil, err
+	}
+	for id := range texts {
+		ids[id] = true
+	}
+	return ids, nil
+}
+
+// groupTexts are the texts of a language's group files by id
+// (group.Field, group.Field.key for a map of texts), as written.
+func groupTexts(code string) (map[string]string, error) {
+	texts := map[string]string{}
 	var walk func(prefix string, v any)
 	walk = func(prefix string, v any) {
-		if m, ok := v.(map[string]any); ok {
-			for k, sub := range m {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, sub := range v {
 				walk(prefix+"."+k, sub)
 			}
-			return
+		case string:
+			texts[prefix] = v
 		}
-		ids[prefix] = true
 	}
 	for name, g := range textGroups[code] {
 		var v any
@@ -251,7 +266,7 @@ func messageIDs(code string) (map[string]bool, error) {
 		}
 		walk(name, v)
 	}
-	return ids, nil
+	return texts, nil
 }
 
 // LocaleFile is the message file of a language, for tests that compare

@@ -53,20 +53,39 @@ func TestPlaceholdersMatch(t *testing.T) {
 		"Kind", "About", "Household", "Message", "URL"} {
 		data[name] = "{{." + name + "}}"
 	}
+	groups := map[string]map[string]string{}
+	for _, code := range Codes {
+		texts, err := groupTexts(code)
+		if err != nil {
+			t.Fatal(err)
+		}
+		groups[code] = texts
+	}
+	// text is a message rendered with the markers, or a group's text as
+	// written (a page fills its verbs with Sprintf).
+	text := func(code, id string) string {
+		if s, ok := groups[code][id]; ok {
+			return s
+		}
+		return New(code, language.Und).T(id, data)
+	}
 	ids, _ := messageIDs("en")
+	if len(groups["en"]) < 500 {
+		t.Fatalf("%d group texts in English; the group files did not load", len(groups["en"]))
+	}
 	for id := range ids {
-		english := New("en", language.Und).T(id, data)
+		english := text("en", id)
 		want := placeholder.FindAllString(english, -1)
 		sort.Strings(want)
 		for _, code := range Codes[1:] {
-			text := New(code, language.Und).T(id, data)
-			got := placeholder.FindAllString(text, -1)
+			translated := text(code, id)
+			got := placeholder.FindAllString(translated, -1)
 			sort.Strings(got)
 			if !slices.Equal(got, want) {
 				t.Errorf("%s %q has placeholders %v, en has %v", code, id, got, want)
 			}
-			if !slices.Equal(verbs.FindAllString(text, -1), verbs.FindAllString(english, -1)) {
-				t.Errorf("%s %q %q does not keep the verbs of %q", code, id, text, english)
+			if !slices.Equal(verbs.FindAllString(translated, -1), verbs.FindAllString(english, -1)) {
+				t.Errorf("%s %q %q does not keep the verbs of %q", code, id, translated, english)
 			}
 		}
 	}

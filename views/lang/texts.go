@@ -14,10 +14,11 @@ import (
 // Texts is a struct of texts (T) in every shipped language: the typed
 // face of a group of the message files, for pages that name their texts
 // as fields (StaffOpsTextIn(ctx).JobsTitle) rather than by message id.
-// A group lives in the same files as every other text: the staff pages'
-// groups in locales/staff.<code>.json, the members' in
-// locales/member.<code>.json, each a JSON object named by the group whose
-// keys are T's fields (or, for a map of texts, its keys).
+// A group lives beside every other text, in the language's message
+// files: the staff pages' groups in locales/staff.<code>.json, the
+// members' in locales/member.<code>.json, each a JSON object named by the
+// group whose keys are T's fields (or, for a map of texts, its keys); the
+// parity and placeholder tests check them with the messages.
 type Texts[T any] map[string]*T
 
 // LoadTexts reads group into a T per language. The files are embedded, so
