@@ -9,7 +9,6 @@ import (
 	"embed"
 	"encoding/json"
 	"fmt"
-	"io/fs"
 	"regexp"
 	"strings"
 
@@ -36,10 +35,9 @@ var bundle = newBundle()
 
 func newBundle() *i18n.Bundle {
 	b := i18n.NewBundle(language.English)
-	files, _ := fs.Glob(localeFiles, "locales/??.json") // <code>.json
-	for _, file := range files {
-		if _, err := b.LoadMessageFileFS(localeFiles, file); err != nil {
-			panic(fmt.Sprintf("lang: message file %s: %v", file, err)) // embedded: a broken file is a build error
+	for _, code := range Codes {
+		if _, err := b.LoadMessageFileFS(localeFiles, "locales/"+code+".json"); err != nil {
+			panic(fmt.Sprintf("lang: message file %s: %v", code, err)) // embedded: a broken file is a build error
 		}
 	}
 	return b

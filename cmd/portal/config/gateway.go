@@ -196,11 +196,7 @@ func parseBytes(s string) (int64, error) {
 // parseProxies reads a comma-separated list of IPs and CIDRs.
 func parseProxies(s string) (upstream.TrustedProxies, error) {
 	var out upstream.TrustedProxies
-	for part := range strings.SplitSeq(s, ",") {
-		part = strings.TrimSpace(part)
-		if part == "" {
-			continue
-		}
+	for _, part := range list(s) {
 		if p, err := netip.ParsePrefix(part); err == nil {
 			out = append(out, p.Masked())
 			continue
