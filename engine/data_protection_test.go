@@ -13,6 +13,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/clock"
 	"portal/engine/dbtest"
 	"portal/engine/definition"
 	"portal/engine/enginetest"
@@ -230,7 +231,7 @@ func applyRetention(t *testing.T, svc *engine.Service, at time.Time) privacy.Ret
 func TestRetentionErasesLapsedPersons(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
-		clk := &fakeClock{t: time.Now().UTC()}
+		clk := &fakeClock{t: clock.Now().UTC()}
 		d := enginetest.Seed(t, db, engine.WithClock(clk.Now))
 		form := d.Commit(alex, robin)
 		d.Pay(form)
@@ -292,7 +293,7 @@ func TestRetentionErasesLapsedPersons(t *testing.T) {
 func TestRetentionOfAnswersMessagesAndAccessLog(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
-		clk := &fakeClock{t: time.Now().UTC()}
+		clk := &fakeClock{t: clock.Now().UTC()}
 		d := enginetest.Seed(t, db, engine.WithClock(clk.Now))
 		form := d.Commit(alex, robin)
 		d.Pay(form)
@@ -409,7 +410,7 @@ func TestRetentionRunsOnceInACluster(t *testing.T) {
 	if err := privacy.Of(d.Svc).RecordAccess(ctx, engine.Actor{Name: "ann@club.example"}, privacy.Access{OrganisationID: 1, Kind: privacy.AccessPerson, RecordID: "1", PersonID: alex}); err != nil {
 		t.Fatal(err)
 	}
-	later := time.Now().Add(3 * 365 * 24 * time.Hour) // the access log's two years are past
+	later := clock.Now().Add(3 * 365 * 24 * time.Hour) // the access log's two years are past
 	var out syncBuffer
 	log := slog.New(slog.NewTextHandler(&out, nil))
 	var runners []*jobs.Runner

@@ -11,6 +11,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/clock"
 	"portal/engine/dbtest"
 	"portal/engine/directdebit"
 	"portal/engine/jobs"
@@ -264,16 +265,16 @@ func TestStaffRevokeMandate(t *testing.T) {
 			t.Fatal(err)
 		}
 		pay := engine.Payment{OrderID: inRun.ID, Provider: "direct_debit", Reference: "INRUN1-P", AmountMinor: inRun.TotalMinor, Currency: inRun.Currency,
-			Status: engine.PaymentPending, CreatedAt: time.Now(), UpdatedAt: time.Now()}
-		run := payment.DebitRun{OrganisationID: 1, MessageID: "RUN-1", FileVersion: "pain.008.001.08", UntilOn: time.Now(), Status: payment.DebitRunPrepared,
-			DebitCount: 1, TotalMinor: inRun.TotalMinor, Currency: inRun.Currency, File: []byte("<x/>"), CreatedBy: "t", CreatedAt: time.Now()}
+			Status: engine.PaymentPending, CreatedAt: clock.Now(), UpdatedAt: clock.Now()}
+		run := payment.DebitRun{OrganisationID: 1, MessageID: "RUN-1", FileVersion: "pain.008.001.08", UntilOn: clock.Now(), Status: payment.DebitRunPrepared,
+			DebitCount: 1, TotalMinor: inRun.TotalMinor, Currency: inRun.Currency, File: []byte("<x/>"), CreatedBy: "t", CreatedAt: clock.Now()}
 		for _, row := range []any{&pay, &run} {
 			if _, err := db.NewInsert().Model(row).Exec(f.ctx); err != nil {
 				t.Fatal(err)
 			}
 		}
 		debit := payment.Debit{RunID: run.ID, OrganisationID: 1, OrderID: inRun.ID, PaymentID: pay.ID, MandateID: m.ID, EndToEndID: "E2E-1",
-			AmountMinor: inRun.TotalMinor, Currency: inRun.Currency, DueOn: time.Now(), Sequence: "FRST", Status: payment.DebitInRun}
+			AmountMinor: inRun.TotalMinor, Currency: inRun.Currency, DueOn: clock.Now(), Sequence: "FRST", Status: payment.DebitInRun}
 		if _, err := db.NewInsert().Model(&debit).Exec(f.ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -317,7 +318,7 @@ func TestExpireMandates(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		now := time.Now().UTC()
+		now := clock.Now().UTC()
 		mk := func(ref string, signed time.Time, collected *time.Time) int64 {
 			x := directdebit.DebitMandate{OrganisationID: 1, UserKey: "household-" + ref, CreditorID: testCreditorID, Reference: ref, Holder: "H",
 				IBAN: demoIBAN, Language: "en", Text: "t", TextVersion: directdebit.MandateTextVersion, SignedAt: signed, LastCollectedAt: collected}

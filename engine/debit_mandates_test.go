@@ -4,18 +4,17 @@ import (
 	"context"
 	"strings"
 	"testing"
-	"time"
-
-	"portal/engine/payment/settings"
 
 	"github.com/uptrace/bun"
 
 	"portal/engine"
 	"portal/engine/banking"
+	"portal/engine/clock"
 	"portal/engine/dbtest"
 	"portal/engine/demodata"
 	"portal/engine/directdebit"
 	"portal/engine/payment"
+	"portal/engine/payment/settings"
 	"portal/engine/registration"
 )
 
@@ -107,7 +106,7 @@ func directDebitClub(tb testing.TB, db *bun.DB, opts ...engine.ServiceOption) (s
 // (0: the default).
 func directDebitFixture(t *testing.T, db *bun.DB, prenotificationDays int, opts ...engine.ServiceOption) *fixture {
 	t.Helper()
-	if err := demodata.SeedDemo(context.Background(), db, 2, time.Now().UTC()); err != nil {
+	if err := demodata.SeedDemo(context.Background(), db, 2, clock.Now().UTC()); err != nil {
 		t.Fatalf("seed: %v", err)
 	}
 	svc, _ := directDebitClub(t, db, opts...)

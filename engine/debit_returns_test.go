@@ -14,6 +14,7 @@ import (
 	"portal/engine"
 	"portal/engine/banking"
 	"portal/engine/bankstatement"
+	"portal/engine/clock"
 	"portal/engine/dbtest"
 	"portal/engine/demodata"
 	"portal/engine/directdebit"
@@ -32,7 +33,7 @@ type debitFixture struct {
 
 func newDebitFixture(t *testing.T, db *bun.DB, members int, fee int64) *debitFixture {
 	t.Helper()
-	if err := demodata.SeedDemo(context.Background(), db, members, time.Now().UTC()); err != nil {
+	if err := demodata.SeedDemo(context.Background(), db, members, clock.Now().UTC()); err != nil {
 		t.Fatalf("seed: %v", err)
 	}
 	svc, dd := directDebitClub(t, db)
@@ -89,7 +90,7 @@ func (f *debitFixture) commitDebit(key, language string) *debitMember {
 // does (through the settlement every method uses).
 func (f *debitFixture) collect(status payment.DebitStatus, members ...*debitMember) {
 	f.t.Helper()
-	now := time.Now().UTC()
+	now := clock.Now().UTC()
 	run := &payment.DebitRun{OrganisationID: 1, MessageID: fmt.Sprintf("RUN-%d", now.UnixNano()), FileVersion: "pain.008.001.08", UntilOn: now,
 		Status: payment.DebitRunPrepared, DebitCount: len(members), Currency: "EUR", File: []byte("<Document/>"), CreatedBy: "test", CreatedAt: now}
 	if status == payment.DebitCollected {
@@ -191,7 +192,7 @@ func TestImportStatementTakesBackReturnedDebits(t *testing.T) {
 			testReturn{de.debit.EndToEndID, de.debit.AmountMinor, "MD06"},
 			testReturn{fr.debit.EndToEndID, fr.debit.AmountMinor, "AC04"})
 
-		now := time.Now().UTC()
+		now := clock.Now().UTC()
 		if _, err := db.NewInsert().Model(&engine.WebhookEndpoint{OrganisationID: 1, URL: "https://hooks.example.org/portal", SecretSealed: "s",
 			EventsList: engine.EventPaymentFailed, Active: true, CreatedAt: now, UpdatedAt: now}).Exec(f.ctx); err != nil {
 			t.Fatal(err)

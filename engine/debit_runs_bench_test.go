@@ -9,6 +9,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/clock"
 	"portal/engine/dbtest"
 	"portal/engine/directdebit"
 	"portal/engine/payment"
@@ -24,7 +25,7 @@ func seedDirectDebits(b testing.TB, db *bun.DB) int {
 	if err := db.NewSelect().Model(&orders).Where("status = ?", engine.OrderUnpaid).Order("id").Scan(ctx); err != nil {
 		b.Fatal(err)
 	}
-	now := time.Now().UTC()
+	now := clock.Now().UTC()
 	today := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)
 	mandates := make([]directdebit.DebitMandate, len(orders))
 	pays := make([]engine.Payment, len(orders))

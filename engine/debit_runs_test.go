@@ -9,15 +9,16 @@ import (
 	"testing"
 	"time"
 
-	"portal/engine/payment/settings"
-
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/banking"
 	"portal/engine/banking/schematest"
+	"portal/engine/clock"
 	"portal/engine/dbtest"
 	"portal/engine/directdebit"
 	"portal/engine/payment"
+	"portal/engine/payment/settings"
 	"portal/engine/staff"
 )
 
@@ -261,7 +262,7 @@ func TestSentRunSettlesInBatches(t *testing.T) {
 			t.Fatalf("run of %d debits of %d (%v)", run.DebitCount, n, err)
 		}
 		// Sent, then stopped before any debit settled.
-		if _, err := db.NewUpdate().Model((*payment.DebitRun)(nil)).Set("status = ?", payment.DebitRunSent).Set("sent_at = ?", time.Now().UTC()).
+		if _, err := db.NewUpdate().Model((*payment.DebitRun)(nil)).Set("status = ?", payment.DebitRunSent).Set("sent_at = ?", clock.Now().UTC()).
 			Where("id = ?", run.ID).Exec(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -302,6 +303,36 @@ func TestCollectionFileVersion02(t *testing.T) {
 		}
 		if msg := schematest.Validate(t, "pain.008.001.02.xsd", run.File); msg != "" {
 			t.Fatalf("not valid pain.008.001.02: %s\n%s", msg, run.File)
+		}
+	})
+}
+
+// TestCollectionWithoutDateTakesTodaysMandate: a mandate given today falls
+// due on a TARGET business day, and a run prepared today without a date
+// takes it, whatever day today is (make test-calendar runs this on a
+// Saturday, a Sunday, 24 and 31 December, the day before Good Friday and
+// 29 February): on Sunday 6 December 2026 the debit falls due on Monday
+// the 21st, a day after today + 14, and the run says it took debits due
+// up to that Monday.
+func TestCollectionWithoutDateTakesTodaysMandate(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		f := directDebitFixture(t, db, 0)
+		order := f.commitDirectDebit(engine.DemoUserKey, alex, robin)
+		if _, err := directdebit.Of(f.svc).GiveMandate(f.ctx, order.PayReference, directdebit.MandateInput{Holder: "Alex Example", IBAN: demoIBAN, Consent: true}); err != nil {
+			t.Fatal(err)
+		}
+		order = f.orders(order.ProcessInstanceID)[0]
+		today := f.svc.Clock()
+		if order.DebitDueOn == nil || !banking.IsTARGETBusinessDay(*order.DebitDueOn) || order.DebitDueOn.Before(payment.DateOf(today).AddDate(0, 0, payment.DefaultPrenotificationDays)) {
+			t.Fatalf("a mandate given on %s falls due on %v", today.Format(time.DateOnly), order.DebitDueOn)
+		}
+		run, err := directdebit.Of(f.svc).CollectDebits(f.ctx, directdebit.CollectRequest{OrganisationID: 1, Actor: engine.CommandLine})
+		if err != nil {
+			t.Fatalf("a run prepared on %s (%s) without a date, the debit due on %s: %v", today.Format(time.DateOnly), today.Weekday(), order.DebitDueOn.Format(time.DateOnly), err)
+		}
+		if run.DebitCount != 1 || !run.UntilOn.Equal(directdebit.DefaultCollectionUntil(today)) || run.UntilOn.Before(*order.DebitDueOn) {
+			t.Fatalf("run %d debits until %s, the debit due on %s", run.DebitCount, run.UntilOn.Format(time.DateOnly), order.DebitDueOn.Format(time.DateOnly))
 		}
 	})
 }

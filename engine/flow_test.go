@@ -3,11 +3,11 @@ package engine_test
 import (
 	"context"
 	"testing"
-	"time"
 
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/clock"
 	"portal/engine/dbtest"
 	"portal/engine/demodata"
 	"portal/engine/payment"
@@ -25,7 +25,7 @@ func seeded(t *testing.T, db *bun.DB) *engine.Service {
 // service was made with, for tests that sign payment returns.
 func seededWithGateway(t *testing.T, db *bun.DB) (*engine.Service, *payment.TestGateway) {
 	t.Helper()
-	now := time.Now().UTC()
+	now := clock.Now().UTC()
 	if err := demodata.SeedDemo(context.Background(), db, 2, now); err != nil {
 		t.Fatalf("seed: %v", err)
 	}

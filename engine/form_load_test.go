@@ -10,6 +10,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/clock"
 	"portal/engine/dbtest"
 	"portal/engine/registration"
 )
@@ -86,7 +87,7 @@ func TestFormLoadStatements(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		setInstance("updated_at", time.Now().Add(-time.Hour))
+		setInstance("updated_at", clock.Now().Add(-time.Hour))
 		_, n, err = load(f.ctx, engine.DemoUserKey, nil)
 		expect("question after an hour away", n, err, 2)
 		if since := time.Since(f.instance(r.id).UpdatedAt); since > time.Minute {

@@ -3,11 +3,11 @@ package engine_test
 import (
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/clock"
 	"portal/engine/dbtest"
 	"portal/engine/registration"
 )
@@ -66,7 +66,7 @@ func TestAnswersRefuseControlCharacters(t *testing.T) {
 // a closed one (11) that no demo user key has persons in.
 func otherOrganisation(t testing.TB, db *bun.DB) {
 	t.Helper()
-	now := time.Now().UTC()
+	now := clock.Now().UTC()
 	rows := []any{
 		&engine.Organisation{ID: 2, Name: "Hillside Hockey Club"},
 		&engine.MembershipPeriod{ID: 10, OrganisationID: 2, Name: "Hillside Open Season", StartDate: now.AddDate(0, -1, 0),

@@ -8,6 +8,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/clock"
 	"portal/engine/dbtest"
 	"portal/engine/invitation"
 	"portal/engine/jobs"
@@ -17,7 +18,7 @@ import (
 func TestInvitations(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		f := newFixture(t, db)
-		now := time.Now().UTC()
+		now := clock.Now().UTC()
 		clock := now
 		svc := engine.NewService(db, f.gw, engine.WithClock(func() time.Time { return clock }))
 		if _, err := db.NewUpdate().Model((*engine.Person)(nil)).Set("external_id = 'P-' || CAST(id AS TEXT)").Where("organisation_id = 1").Exec(f.ctx); err != nil {
@@ -144,7 +145,7 @@ func TestInvitations(t *testing.T) {
 func TestInvitationExpiryPerOrganisation(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		f := newFixture(t, db)
-		now := time.Now().UTC()
+		now := clock.Now().UTC()
 		svc := engine.NewService(db, f.gw, engine.WithClock(func() time.Time { return now }))
 		for _, bad := range []int{-1, 367} {
 			_, err := organisation.Of(svc).UpdateOrganisation(f.ctx, 1, organisation.OrganisationChange{InvitationExpiryDays: &bad})

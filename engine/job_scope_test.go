@@ -8,6 +8,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/clock"
 	"portal/engine/dbtest"
 	"portal/engine/jobs"
 	"portal/engine/message"
@@ -37,7 +38,7 @@ func TestScheduledJobRunForOneOrganisation(t *testing.T) {
 		if _, err := db.NewInsert().Model(&theirs).Exec(ctx); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := db.NewUpdate().Model((*engine.ProcessInstance)(nil)).Set("status = ?, updated_at = ?", engine.StateRunning, time.Now().Add(-30*24*time.Hour)).
+		if _, err := db.NewUpdate().Model((*engine.ProcessInstance)(nil)).Set("status = ?, updated_at = ?", engine.StateRunning, clock.Now().Add(-30*24*time.Hour)).
 			Where("id IN (?)", bun.List([]int64{mine.ID, theirs.ID})).Exec(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -49,11 +50,11 @@ func TestScheduledJobRunForOneOrganisation(t *testing.T) {
 			return p.Status
 		}
 		r := jobs.New(db, jobs.Config{Logger: slog.New(slog.DiscardHandler)})
-		registration.ScheduleLifecycle(r, db, registration.ArchiveKeep, time.Now, slog.New(slog.DiscardHandler))
-		message.ScheduleMessages(r, db, time.Now, slog.New(slog.DiscardHandler))
+		registration.ScheduleLifecycle(r, db, registration.ArchiveKeep, clock.Now, slog.New(slog.DiscardHandler))
+		message.ScheduleMessages(r, db, clock.Now, slog.New(slog.DiscardHandler))
 		run := func(org int64) {
 			t.Helper()
-			if _, err := jobs.RunNow(ctx, db, engine.KindSuspendIdle, time.Now(), org); err != nil {
+			if _, err := jobs.RunNow(ctx, db, engine.KindSuspendIdle, clock.Now(), org); err != nil {
 				t.Fatal(err)
 			}
 			if n, err := r.Work(ctx, 5); err != nil || n != 1 {

@@ -10,6 +10,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/clock"
 	"portal/engine/dbtest"
 	"portal/engine/enginetest"
 	"portal/engine/jobs"
@@ -38,7 +39,7 @@ func countRows(t *testing.T, db bun.IDB, model any, where string, args ...any) i
 func TestSuspendIdleAndResumeByLoading(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
-		clk := &fakeClock{t: time.Now().UTC()}
+		clk := &fakeClock{t: clock.Now().UTC()}
 		d := enginetest.Seed(t, db, engine.WithClock(clk.Now))
 		form := startWith(t, d, alex, robin)
 		status := func() engine.ProcessState {
@@ -97,7 +98,7 @@ func TestArchiveFinishedAfter90Days(t *testing.T) {
 		t.Run(string(mode), func(t *testing.T) {
 			dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 				ctx := context.Background()
-				clk := &fakeClock{t: time.Now().UTC()}
+				clk := &fakeClock{t: clock.Now().UTC()}
 				d := enginetest.Seed(t, db, engine.WithClock(clk.Now))
 				res := d.Pay(d.Commit(alex, robin))
 				id := res.ProcessID
@@ -156,7 +157,7 @@ func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) 
 func TestSuspendIdleAfterTheOrganisationsTime(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
-		clk := &fakeClock{t: time.Now().UTC()}
+		clk := &fakeClock{t: clock.Now().UTC()}
 		d := enginetest.Seed(t, db, engine.WithClock(clk.Now))
 		hours := 2
 		if _, err := message.Of(d.Svc).UpdateMessageSettings(ctx, 1, message.MessageSettingsChange{ResumeAfterHours: &hours}); err != nil {
@@ -180,7 +181,7 @@ func TestSuspendIdleAfterTheOrganisationsTime(t *testing.T) {
 func TestReadingCountsAsActivity(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
-		clk := &fakeClock{t: time.Now().UTC()}
+		clk := &fakeClock{t: clock.Now().UTC()}
 		d := enginetest.Seed(t, db, engine.WithClock(clk.Now))
 		form := startWith(t, d, alex)
 		lastActive := func() time.Time {

@@ -8,6 +8,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/clock"
 	"portal/engine/dbtest"
 	"portal/engine/staff"
 )
@@ -38,7 +39,7 @@ func TestPaymentsNeedingAttention(t *testing.T) {
 		if l := list(f.ctx, staff.AttentionQuery{}); len(l) != 0 {
 			t.Fatalf("a fresh attempt needs attention: %+v", l)
 		}
-		later := staff.AttentionQuery{PendingSince: time.Now().Add(time.Hour)}
+		later := staff.AttentionQuery{PendingSince: clock.Now().Add(time.Hour)}
 		l := list(f.ctx, later)
 		if len(l) != 1 || l[0].Reason != staff.AttentionPendingTooLong || l[0].Payment.Reference != p.Reference || l[0].Order.ID != p.OrderID || l[0].RefundByHand {
 			t.Fatalf("pending too long: %+v", l)

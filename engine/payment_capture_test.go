@@ -14,6 +14,7 @@ import (
 	"portal/engine/banking"
 	"portal/engine/bankstatement"
 	"portal/engine/banktransfer"
+	"portal/engine/clock"
 	"portal/engine/dbtest"
 	"portal/engine/demodata"
 	"portal/engine/payment"
@@ -26,7 +27,7 @@ const demoIBAN = "DE89370400440532013000"
 // bankFixture is a fixture whose service takes payment by bank transfer.
 func bankFixture(t *testing.T, db *bun.DB, members int) *fixture {
 	t.Helper()
-	if err := demodata.SeedDemo(context.Background(), db, members, time.Now().UTC()); err != nil {
+	if err := demodata.SeedDemo(context.Background(), db, members, clock.Now().UTC()); err != nil {
 		t.Fatalf("seed: %v", err)
 	}
 	iban, err := banking.ParseIBAN(demoIBAN)
@@ -407,7 +408,7 @@ func TestCheckoutIDsUniquePerAccount(t *testing.T) {
 		r.commit()
 		first := f.payments(r.id)[0]
 		insert := func(ref, provider, account, providerID string) error {
-			now := time.Now().UTC()
+			now := clock.Now().UTC()
 			_, err := db.NewInsert().Model(&engine.Payment{OrderID: first.OrderID, Provider: provider, Account: account, Reference: ref,
 				AmountMinor: 100, Currency: "EUR", Status: engine.PaymentFailed, ProviderID: &providerID, CreatedAt: now, UpdatedAt: now}).Exec(f.ctx)
 			return err

@@ -12,6 +12,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/clock"
 	"portal/engine/dbtest"
 	"portal/engine/demodata"
 	"portal/engine/jobs"
@@ -44,7 +45,7 @@ func (p *fakeProvider) CreateCheckout(_ context.Context, req engine.CheckoutRequ
 	p.created = append(p.created, req)
 	exp := req.ExpiresAt
 	if p.lifetime != 0 {
-		exp = time.Now().Add(p.lifetime)
+		exp = clock.Now().Add(p.lifetime)
 	}
 	return engine.Checkout{ProviderID: "cs_" + req.Reference, URL: "https://pay.fake/" + req.Reference, ExpiresAt: exp}, nil
 }
@@ -91,7 +92,7 @@ func (p *fakeProvider) setDown(down bool) { p.mu.Lock(); p.down = down; p.mu.Unl
 // onlineFixture is a fixture whose service pays at a fakeProvider.
 func onlineFixture(t *testing.T, db *bun.DB, opts ...engine.ServiceOption) (*fixture, *fakeProvider) {
 	t.Helper()
-	if err := demodata.SeedDemo(context.Background(), db, 2, time.Now().UTC()); err != nil {
+	if err := demodata.SeedDemo(context.Background(), db, 2, clock.Now().UTC()); err != nil {
 		t.Fatalf("seed: %v", err)
 	}
 	fp := &fakeProvider{retrieve: map[string]engine.PaymentConfirmation{}}
@@ -449,7 +450,7 @@ func TestReconcileMissedWebhook(t *testing.T) {
 func (f *fixture) runJobs() int {
 	f.t.Helper()
 	r := jobs.New(f.db, jobs.Config{Logger: slog.New(slog.DiscardHandler)})
-	payment.Of(f.svc).SchedulePayments(r, time.Now)
+	payment.Of(f.svc).SchedulePayments(r, clock.Now)
 	n, err := r.Work(f.ctx, 100)
 	if err != nil {
 		f.t.Fatalf("run jobs: %v", err)

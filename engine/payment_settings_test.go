@@ -6,19 +6,18 @@ import (
 	"errors"
 	"strings"
 	"testing"
-	"time"
-
-	"portal/engine/payment/settings"
 
 	"github.com/uptrace/bun"
 
 	"portal/engine"
 	"portal/engine/banking"
 	"portal/engine/bankstatement"
+	"portal/engine/clock"
 	"portal/engine/dbtest"
 	"portal/engine/demodata"
 	"portal/engine/organisation"
 	"portal/engine/payment"
+	"portal/engine/payment/settings"
 	"portal/engine/registration"
 	"portal/engine/staff"
 )
@@ -61,7 +60,7 @@ func TestPaymentSettingsValidatedAndSealed(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
-		if err := demodata.SeedDemo(ctx, db, 0, time.Now().UTC()); err != nil {
+		if err := demodata.SeedDemo(ctx, db, 0, clock.Now().UTC()); err != nil {
 			t.Fatal(err)
 		}
 		var changed []int64
@@ -295,7 +294,7 @@ func TestStatementImportPerAccount(t *testing.T) {
 		}
 		credit := func(account string) banking.Statement {
 			return banking.Statement{MessageID: "S", Credits: []banking.Credit{{ID: "c-" + account, Account: account, AmountMinor: p.AmountMinor,
-				Currency: p.Currency, Unstructured: "Mitgliedsbeitrag", BookingDate: time.Now()}}}
+				Currency: p.Currency, Unstructured: "Mitgliedsbeitrag", BookingDate: clock.Now()}}}
 		}
 		clubRep, err := bankstatement.Of(f.svc).ImportStatement(f.ctx, credit(clubIBAN), engine.StatementOptions{Account: clubIBAN, Organisation: club.ID, DryRun: true})
 		if err != nil {

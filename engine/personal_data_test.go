@@ -9,13 +9,13 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect"
 
 	"portal/engine"
 	"portal/engine/bankstatement"
+	"portal/engine/clock"
 	"portal/engine/dbtest"
 	"portal/engine/directdebit"
 	"portal/engine/enginetest"
@@ -222,7 +222,7 @@ func TestErasePersonLeavesNothingAndKeepsTheBooks(t *testing.T) {
 		}); err != nil {
 			t.Fatal(err)
 		}
-		if err := message.OptOut(ctx, db, 1, message.OptOutReminders, []string{quirin.email}, time.Now()); err != nil {
+		if err := message.OptOut(ctx, db, 1, message.OptOutReminders, []string{quirin.email}, clock.Now()); err != nil {
 			t.Fatal(err)
 		}
 		var ref string
@@ -232,7 +232,7 @@ func TestErasePersonLeavesNothingAndKeepsTheBooks(t *testing.T) {
 		}
 		if _, err := db.NewInsert().Model(&bankstatement.BankCredit{Account: "CH00", CreditID: "c1", CreditKey: "k1", AmountMinor: 100, Currency: "EUR",
 			DebtorName: quirin.last + ", " + quirin.first, DebtorIBAN: quirinIBAN, Remittance: "for " + quirin.first,
-			State: bankstatement.CreditAssigned, PaymentReference: &ref, CreatedAt: time.Now()}).Exec(ctx); err != nil {
+			State: bankstatement.CreditAssigned, PaymentReference: &ref, CreatedAt: clock.Now()}).Exec(ctx); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := db.NewRaw("UPDATE jobs SET last_error = ? WHERE id = (SELECT MIN(id) FROM jobs)", "550 no mailbox "+quirin.email).Exec(ctx); err != nil {
@@ -245,7 +245,7 @@ func TestErasePersonLeavesNothingAndKeepsTheBooks(t *testing.T) {
 		// A direct-debit mandate they signed for the household.
 		if _, err := db.NewInsert().Model(&directdebit.DebitMandate{OrganisationID: 1, UserKey: engine.DemoUserKey, CreditorID: "DE98ZZZ09999999999",
 			Reference: "DEMO-1", Holder: quirin.first + " " + quirin.last, IBAN: quirinIBAN, Language: "en", TextVersion: "test",
-			Text: "I, " + quirin.first + " " + quirin.last + ", authorise the club.", SignedAt: time.Now()}).Exec(ctx); err != nil {
+			Text: "I, " + quirin.first + " " + quirin.last + ", authorise the club.", SignedAt: clock.Now()}).Exec(ctx); err != nil {
 			t.Fatal(err)
 		}
 		if hits := scanFor(t, db, quirinNeedles()); len(hits) < 8 {
@@ -305,7 +305,7 @@ func TestErasePersonLeavesNothingAndKeepsTheBooks(t *testing.T) {
 			t.Fatalf("second erasure: %v", err)
 		}
 		// The audit log stays append-only for everything but erased details.
-		if _, err := db.NewUpdate().Model((*engine.AuditRecord)(nil)).Set("action = 'forged'").Set("erased_at = ?", time.Now()).Where("id = ?", log[0].ID).Exec(ctx); err == nil {
+		if _, err := db.NewUpdate().Model((*engine.AuditRecord)(nil)).Set("action = 'forged'").Set("erased_at = ?", clock.Now()).Where("id = ?", log[0].ID).Exec(ctx); err == nil {
 			t.Fatal("an audit row's action was changed")
 		}
 
@@ -350,7 +350,7 @@ func TestExportHouseholdHoldsItsOwnDataOnly(t *testing.T) {
 			DateOfBirth: "1970-01-02", Email: "bertha@other.example", UserKeys: []string{"other"}}}, func(string) bool { return true }); err != nil {
 			t.Fatal(err)
 		}
-		if err := message.OptOut(ctx, db, 1, message.OptOutRenewals, []string{"bertha@other.example"}, time.Now()); err != nil {
+		if err := message.OptOut(ctx, db, 1, message.OptOutRenewals, []string{"bertha@other.example"}, clock.Now()); err != nil {
 			t.Fatal(err)
 		}
 

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
+
+	"portal/engine/clock"
 )
 
 // Service runs registrations. It is safe for concurrent use.
@@ -56,7 +58,7 @@ func WithLogger(l *slog.Logger) ServiceOption { return func(s *Service) { s.Log 
 
 // NewService returns a Service on db that takes payments through payments.
 func NewService(db *bun.DB, payments PaymentProvider, opts ...ServiceOption) *Service {
-	s := &Service{db: db, Payments: payments, Links: defaultPaymentLinks(), ReconcileAfter: DefaultReconcileAfter, now: time.Now, Log: slog.Default()}
+	s := &Service{db: db, Payments: payments, Links: defaultPaymentLinks(), ReconcileAfter: DefaultReconcileAfter, now: clock.Now, Log: slog.Default()}
 	for _, o := range opts {
 		o(s)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/clock"
 	"portal/engine/dbtest"
 	"portal/engine/demodata"
 	"portal/engine/staff"
@@ -20,7 +21,7 @@ import (
 func seedSeason(b testing.TB, db *bun.DB, n int) {
 	b.Helper()
 	ctx := context.Background()
-	if err := demodata.SeedDemo(ctx, db, 0, time.Now()); err != nil {
+	if err := demodata.SeedDemo(ctx, db, 0, clock.Now()); err != nil {
 		b.Fatal(err)
 	}
 	var def engine.ProcessDefinition
@@ -28,7 +29,7 @@ func seedSeason(b testing.TB, db *bun.DB, n int) {
 		b.Fatal(err)
 	}
 	states := []engine.ProcessState{engine.StateRunning, engine.StateSuspended, engine.StateDone, engine.StateCompleted, engine.StateCompleted, engine.StateCancelled}
-	now := time.Now().UTC()
+	now := clock.Now().UTC()
 	const batch = 500
 	for start := 0; start < n; start += batch {
 		var persons []engine.Person

@@ -4,11 +4,11 @@ import (
 	"context"
 	"fmt"
 	"testing"
-	"time"
 
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/clock"
 	"portal/engine/dbtest"
 	"portal/engine/message"
 	"portal/engine/payment"
@@ -25,7 +25,7 @@ func seedOrderMessages(tb testing.TB, db *bun.DB) {
 	if err := db.NewSelect().Model(&orders).Scan(ctx); err != nil {
 		tb.Fatal(err)
 	}
-	now := time.Now().UTC()
+	now := clock.Now().UTC()
 	var msgs []engine.OutboxMessage
 	for _, o := range orders {
 		msgs = append(msgs, engine.OutboxMessage{Kind: payment.KindTransferRequest, DedupKey: fmt.Sprintf("transfer_request:order:%d", o.ID), Payload: "{}", CreatedAt: now})

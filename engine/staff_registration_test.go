@@ -7,6 +7,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/clock"
 	"portal/engine/dbtest"
 	"portal/engine/definition"
 	"portal/engine/registration"
@@ -52,7 +53,7 @@ func TestRegistrationDetailAnswersAsShown(t *testing.T) {
 
 		// Archived: the answers leave, the archive counts them.
 		f.pay(f.attemptOf(paymentURL), engine.OutcomeSuccess)
-		if _, err := registration.ArchiveFinished(f.ctx, db, time.Now().Add(registration.ArchiveAfter+48*time.Hour), registration.ArchiveRemove); err != nil {
+		if _, err := registration.ArchiveFinished(f.ctx, db, clock.Now().Add(registration.ArchiveAfter+48*time.Hour), registration.ArchiveRemove); err != nil {
 			t.Fatal(err)
 		}
 		d, err = staff.Of(f.svc).RegistrationDetail(f.ctx, 1, r.id)

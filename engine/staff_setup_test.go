@@ -4,17 +4,16 @@ import (
 	"context"
 	"strings"
 	"testing"
-	"time"
-
-	"portal/engine/payment/settings"
 
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/clock"
 	"portal/engine/dbtest"
 	"portal/engine/demodata"
 	"portal/engine/message"
 	"portal/engine/organisation"
+	"portal/engine/payment/settings"
 	"portal/engine/staff"
 )
 
@@ -43,7 +42,7 @@ func TestStaffSettingsAudited(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
-		if err := demodata.SeedDemo(ctx, db, 0, time.Now().UTC()); err != nil {
+		if err := demodata.SeedDemo(ctx, db, 0, clock.Now().UTC()); err != nil {
 			t.Fatal(err)
 		}
 		svc := engine.NewService(db, nil, engine.WithSecretSealer(testSealer{}))

@@ -3,11 +3,11 @@ package engine_test
 import (
 	"context"
 	"testing"
-	"time"
 
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/clock"
 	"portal/engine/dbtest"
 	"portal/engine/demodata"
 	"portal/engine/staff"
@@ -16,7 +16,7 @@ import (
 func TestStaffRecordsAndAudit(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
-		if err := demodata.SeedDemo(ctx, db, 0, time.Now()); err != nil {
+		if err := demodata.SeedDemo(ctx, db, 0, clock.Now()); err != nil {
 			t.Fatal(err)
 		}
 		svc := engine.NewService(db, nil)

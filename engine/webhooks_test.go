@@ -10,6 +10,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/clock"
 	"portal/engine/dbtest"
 	"portal/engine/enginetest"
 	"portal/engine/webhook"
@@ -27,7 +28,7 @@ func TestWebhookEventRollsBackWithItsChange(t *testing.T) {
 			Events: []string{engine.EventPaymentSucceeded}}); err != nil {
 			t.Fatal(err)
 		}
-		if err := engine.EmitThenRollBack(ctx, db, 1, engine.EventPaymentSucceeded, time.Now()); err == nil {
+		if err := engine.EmitThenRollBack(ctx, db, 1, engine.EventPaymentSucceeded, clock.Now()); err == nil {
 			t.Fatal("the change did not fail")
 		}
 		count := func(table string) int64 {
@@ -150,7 +151,7 @@ func TestPruneWebhookEvents(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		now := time.Now().UTC()
+		now := clock.Now().UTC()
 		for _, age := range []time.Duration{40 * 24 * time.Hour, 40 * 24 * time.Hour, 10 * 24 * time.Hour} {
 			if err := engine.EmitAt(ctx, db, 1, engine.EventPaymentSucceeded, now.Add(-age)); err != nil {
 				t.Fatal(err)

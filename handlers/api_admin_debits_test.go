@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"portal/engine"
+	"portal/engine/clock"
 	"portal/engine/directdebit"
 	"portal/engine/enginetest"
 	"portal/engine/organisation"
@@ -56,11 +57,11 @@ func checkAdminDebitResponses(t *testing.T, ck *apiChecker, env *testEnv, anon *
 	wantStatus(t, ck.do(anon, http.MethodPost, runs, `{"until":`, bearer(write)...), http.StatusBadRequest)
 	wantStatus(t, ck.do(anon, http.MethodPost, runs, "x", bearer(write, "Content-Type", "text/plain")...), http.StatusUnsupportedMediaType)
 	wantStatus(t, ck.do(anon, http.MethodPost, runs, map[string]any{"until": "soon"}, bearer(write)...), http.StatusUnprocessableEntity)
-	yesterday := time.Now().AddDate(0, 0, -1).Format(time.DateOnly)
+	yesterday := clock.Now().AddDate(0, 0, -1).Format(time.DateOnly)
 	wantStatus(t, ck.conforming(anon, http.MethodPost, runs, map[string]any{"until": yesterday}, bearer(write)...), http.StatusConflict)
 
 	// Collection day 5: the order is due on the 5th after the 14 days.
-	until := time.Now().AddDate(0, 2, 0).Format(time.DateOnly)
+	until := clock.Now().AddDate(0, 2, 0).Format(time.DateOnly)
 	created := ck.conforming(anon, http.MethodPost, runs, map[string]any{"until": until}, bearer(write)...)
 	wantStatus(t, created, http.StatusCreated)
 	var run struct {

@@ -10,18 +10,18 @@ import (
 	"testing"
 	"time"
 
-	"portal/engine/payment/settings"
-
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect"
 
 	"portal/engine"
+	"portal/engine/clock"
 	"portal/engine/dbtest"
 	"portal/engine/directdebit"
 	"portal/engine/enginetest"
 	"portal/engine/invitation"
 	"portal/engine/organisation"
 	"portal/engine/payment"
+	"portal/engine/payment/settings"
 	"portal/engine/registration"
 	"portal/engine/staff"
 	"portal/handlers"
@@ -198,11 +198,11 @@ func runAuditSteps(t *testing.T, db *bun.DB, kind string) {
 		{route: "POST /api/admin/webhooks/:id/deliveries/:delivery/replay", status: http.StatusAccepted, request: func(t *testing.T) (string, any) {
 			ctx := context.Background()
 			if _, err := env.db.ExecContext(ctx, "INSERT INTO webhook_events (public_id, organisation_id, type, body, created_at) VALUES (?, 1, ?, ?, ?)",
-				"evt_audit", engine.EventRegistrationCommitted, `{"id":"evt_audit"}`, time.Now()); err != nil {
+				"evt_audit", engine.EventRegistrationCommitted, `{"id":"evt_audit"}`, clock.Now()); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := env.db.ExecContext(ctx, "INSERT INTO webhook_deliveries (event_id, endpoint_id, job_key, status, attempts, created_at) "+
-				"SELECT id, ?, 'webhook:evt_audit', ?, 1, ? FROM webhook_events WHERE public_id = 'evt_audit'", webhookID, engine.DeliveryDelivered, time.Now()); err != nil {
+				"SELECT id, ?, 'webhook:evt_audit', ?, 1, ? FROM webhook_events WHERE public_id = 'evt_audit'", webhookID, engine.DeliveryDelivered, clock.Now()); err != nil {
 				t.Fatal(err)
 			}
 			if err := env.db.NewSelect().Table("webhook_deliveries").Column("id").Where("job_key = 'webhook:evt_audit'").Scan(ctx, &deliveryID); err != nil {
@@ -256,7 +256,7 @@ func runAuditSteps(t *testing.T, db *bun.DB, kind string) {
 			if _, err := directdebit.Of(svc).GiveMandate(context.Background(), o.PayReference, directdebit.MandateInput{Holder: "Sam Example", IBAN: "DE02120300000000202051", Consent: true}); err != nil {
 				t.Fatal(err)
 			}
-			return "/api/admin/debit-runs", map[string]any{"until": time.Now().AddDate(0, 2, 0).Format(time.DateOnly)}
+			return "/api/admin/debit-runs", map[string]any{"until": clock.Now().AddDate(0, 2, 0).Format(time.DateOnly)}
 		}, check: func(t *testing.T, e engine.AuditRecord) {
 			if e.Action != "debit_run.create" || !strings.Contains(e.AfterJSON, `"debits":1`) {
 				t.Errorf("collection run entry: %+v", e)
@@ -266,7 +266,7 @@ func runAuditSteps(t *testing.T, db *bun.DB, kind string) {
 			return fmt.Sprintf("/api/admin/debit-runs/%d/cancel", runID), nil
 		}},
 		{route: "POST /api/admin/debit-runs/:id/sent", status: http.StatusOK, request: func(t *testing.T) (string, any) {
-			res := env.call(who, http.MethodPost, "/api/admin/debit-runs", map[string]any{"until": time.Now().AddDate(0, 2, 0).Format(time.DateOnly)})
+			res := env.call(who, http.MethodPost, "/api/admin/debit-runs", map[string]any{"until": clock.Now().AddDate(0, 2, 0).Format(time.DateOnly)})
 			if res.status != http.StatusCreated {
 				t.Fatalf("a second run: %d %s", res.status, res.body)
 			}

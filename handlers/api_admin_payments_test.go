@@ -7,13 +7,13 @@ import (
 	"net/url"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stripe/stripe-go/v86"
 	"github.com/stripe/stripe-go/v86/webhook"
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/clock"
 	"portal/engine/dbtest"
 	"portal/engine/enginetest"
 	"portal/engine/organisation"
@@ -163,7 +163,7 @@ func TestOrganisationStripeAccount(t *testing.T) {
 			"status": "complete", "payment_status": "paid", "payment_intent": "pi_" + p.Reference, "mode": "payment"}
 		post := func(path, id, secret string, sign bool) (int, string) {
 			t.Helper()
-			now := time.Now()
+			now := clock.Now()
 			payload, _ := json.Marshal(map[string]any{"id": id, "object": "event", "type": "checkout.session.completed", "api_version": stripe.APIVersion,
 				"created": now.Unix(), "livemode": false, "data": map[string]any{"object": session}})
 			signed := webhook.GenerateTestSignedPayload(&webhook.UnsignedPayload{Payload: payload, Secret: secret, Timestamp: now})

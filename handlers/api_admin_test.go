@@ -11,6 +11,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/clock"
 	"portal/engine/dbtest"
 	"portal/engine/organisation"
 	"portal/relay/hashlink"
@@ -289,7 +290,7 @@ func TestBuildOrganisationThroughAdminAPI(t *testing.T) {
 			ID     int64  `json:"id"`
 			Status string `json:"status"`
 		}
-		now := time.Now().UTC()
+		now := clock.Now().UTC()
 		must(adm(http.MethodPost, "/api/admin/periods", map[string]any{"name": "Hockey season", "startDate": now.AddDate(0, -1, 0).Format(time.DateOnly),
 			"endDate": now.AddDate(0, 11, 0).Format(time.DateOnly), "currency": "GBP", "definitionKey": "membership"}), http.StatusCreated).json(t, &period)
 		if period.Status != "closed" {

@@ -6,11 +6,11 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/clock"
 	"portal/engine/dbtest"
 	"portal/engine/organisation"
 )
@@ -156,11 +156,11 @@ func checkWebhookResponses(t *testing.T, ck *apiChecker, anon *http.Client, writ
 	ctx := t.Context()
 	db := ck.env.db
 	if _, err := db.ExecContext(ctx, "INSERT INTO webhook_events (public_id, organisation_id, type, body, created_at) VALUES (?, 1, ?, ?, ?)",
-		"evt_replay", engine.EventRegistrationCommitted, `{"id":"evt_replay"}`, time.Now()); err != nil {
+		"evt_replay", engine.EventRegistrationCommitted, `{"id":"evt_replay"}`, clock.Now()); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := db.ExecContext(ctx, "INSERT INTO webhook_deliveries (event_id, endpoint_id, job_key, status, attempts, created_at) "+
-		"SELECT id, ?, 'webhook:evt_replay', ?, 1, ? FROM webhook_events WHERE public_id = 'evt_replay'", ep.ID, engine.DeliveryDelivered, time.Now()); err != nil {
+		"SELECT id, ?, 'webhook:evt_replay', ?, 1, ? FROM webhook_events WHERE public_id = 'evt_replay'", ep.ID, engine.DeliveryDelivered, clock.Now()); err != nil {
 		t.Fatal(err)
 	}
 	var delivered int64

@@ -8,11 +8,11 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 
 	"portal/engine"
+	"portal/engine/clock"
 	"portal/engine/dbtest"
 	"portal/engine/payment"
 	"portal/engine/staff"
@@ -106,7 +106,7 @@ func TestE2EStaffLayout(t *testing.T) {
 	ctx := t.Context()
 	// A part of the transfer arrived: the detail shows it, the open payments what is left.
 	if _, err := staff.Of(engine.NewService(env.db, env.provider)).StaffCapture(ctx, engine.CommandLine, 1, order.ProcessInstanceID,
-		payment.Capture{AmountMinor: 5000, BookedOn: time.Now().UTC(), Note: "statement 41"}); err != nil {
+		payment.Capture{AmountMinor: 5000, BookedOn: clock.Now().UTC(), Note: "statement 41"}); err != nil {
 		t.Fatal(err)
 	}
 	env.addStaff("admin@example.org", staff.RoleAdmin)

@@ -10,6 +10,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"portal/engine"
+	"portal/engine/clock"
 	"portal/engine/dbtest"
 	"portal/engine/staff"
 	"portal/views"
@@ -26,7 +27,7 @@ func TestE2EStaffPaymentsStatement(t *testing.T) {
 	env := newStaffBankEnv(t, dbtest.SQLite(t), true)
 	order, rf := env.unpaidDemoOrder()
 	// The transfer was asked for three weeks ago: it needs attention.
-	if _, err := env.db.NewUpdate().Model((*engine.Payment)(nil)).Set("created_at = ?", time.Now().Add(-21*24*time.Hour).UTC()).
+	if _, err := env.db.NewUpdate().Model((*engine.Payment)(nil)).Set("created_at = ?", clock.Now().Add(-21*24*time.Hour).UTC()).
 		Where("order_id = ?", order.ID).Exec(t.Context()); err != nil {
 		t.Fatal(err)
 	}

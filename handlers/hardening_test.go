@@ -18,6 +18,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/clock"
 	"portal/engine/dbtest"
 	"portal/relay/hashlink"
 )
@@ -254,9 +255,9 @@ func TestDatabaseOutageIsUnavailable(t *testing.T) {
 	}
 
 	fw.restore()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := clock.Now().Add(10 * time.Second)
 	for env.do(env.newClient(), http.MethodGet, link, nil).status != http.StatusSeeOther {
-		if time.Now().After(deadline) {
+		if clock.Now().After(deadline) {
 			t.Fatal("the hash link did not recover within 10s of the database's return")
 		}
 		time.Sleep(50 * time.Millisecond)
@@ -274,7 +275,7 @@ func TestDatabaseOutageIsUnavailable(t *testing.T) {
 func TestOtherOrganisationsPeriodsDoNotLeak(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		env := newEnv(t, db)
-		now := time.Now().UTC()
+		now := clock.Now().UTC()
 		for _, row := range []any{
 			&engine.Organisation{ID: 2, Name: "Hillside Hockey Club", Slug: "hillside", DefaultLanguage: "en"},
 			// With two organisations each needs its hostname; the test server is 127.0.0.1.

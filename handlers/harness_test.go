@@ -16,14 +16,14 @@ import (
 	"testing"
 	"time"
 
-	"portal/engine/payment/settings"
-
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/clock"
 	"portal/engine/demodata"
 	"portal/engine/jobs"
 	"portal/engine/payment"
+	"portal/engine/payment/settings"
 	"portal/engine/payproviders"
 	"portal/handlers"
 	"portal/handlers/server"
@@ -110,7 +110,7 @@ func orgPayments(db *bun.DB, o envOptions, gw *payment.TestGateway) []engine.Ser
 
 func newEnvWith(t testing.TB, db *bun.DB, o envOptions) *testEnv {
 	t.Helper()
-	if err := demodata.SeedDemo(context.Background(), db, 3, time.Now()); err != nil {
+	if err := demodata.SeedDemo(context.Background(), db, 3, clock.Now()); err != nil {
 		t.Fatalf("seed: %v", err)
 	}
 	if o.serverTiming {
@@ -174,7 +174,7 @@ func newEnvWith(t testing.TB, db *bun.DB, o envOptions) *testEnv {
 func (env *testEnv) runJobs() int {
 	env.t.Helper()
 	r := jobs.New(env.db, jobs.Config{Logger: slog.New(slog.DiscardHandler)})
-	payment.Of(env.svc).SchedulePayments(r, time.Now)
+	payment.Of(env.svc).SchedulePayments(r, clock.Now)
 	n, err := r.Work(context.Background(), 100)
 	if err != nil {
 		env.t.Fatalf("run jobs: %v", err)

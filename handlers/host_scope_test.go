@@ -4,11 +4,11 @@ import (
 	"context"
 	"net/http"
 	"testing"
-	"time"
 
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/clock"
 	"portal/engine/dbtest"
 	"portal/engine/message"
 	"portal/engine/organisation"
@@ -29,7 +29,7 @@ func TestCardAndPayLinkScopedByHost(t *testing.T) {
 			Order("id").Scan(ctx); err != nil || len(ms) == 0 {
 			t.Fatalf("memberships %v %v", ms, err)
 		}
-		tokens, err := message.CardTokens(ctx, db, []int64{ms[0].ID}, time.Now())
+		tokens, err := message.CardTokens(ctx, db, []int64{ms[0].ID}, clock.Now())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -39,7 +39,7 @@ func TestCardAndPayLinkScopedByHost(t *testing.T) {
 		}
 		// Now two clubs: the demo club (rowing) on localhost, the tennis
 		// club on 127.0.0.1.
-		if err := organisation.SeedDemoOrganisations(ctx, db, time.Now()); err != nil {
+		if err := organisation.SeedDemoOrganisations(ctx, db, clock.Now()); err != nil {
 			t.Fatal(err)
 		}
 		card := "/verify/" + tokens[ms[0].ID]

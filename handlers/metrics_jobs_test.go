@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"portal/engine/clock"
 	"portal/engine/dbtest"
 	"portal/engine/jobs"
 	"portal/handlers/server"
@@ -18,8 +19,8 @@ func TestJobMetrics(t *testing.T) {
 	m := server.NewMetrics()
 	m.WatchJobs(db)
 	ctx := context.Background()
-	jobs.Enqueue(ctx, db, time.Now().Add(-2*time.Minute), jobs.Spec{Kind: "membership_confirmation"})
-	jobs.Enqueue(ctx, db, time.Now(), jobs.Spec{Kind: "archive", RunAt: time.Now().Add(time.Hour)})
+	jobs.Enqueue(ctx, db, clock.Now().Add(-2*time.Minute), jobs.Spec{Kind: "membership_confirmation"})
+	jobs.Enqueue(ctx, db, clock.Now(), jobs.Spec{Kind: "archive", RunAt: clock.Now().Add(time.Hour)})
 	m.JobDone("membership_confirmation", jobs.OutcomeFailed, time.Second)
 	m.JobDone("membership_confirmation", jobs.OutcomeDead, time.Second)
 

@@ -9,12 +9,12 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/PuerkitoBio/goquery"
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/clock"
 	"portal/engine/dbtest"
 	"portal/engine/organisation"
 	"portal/handlers/server"
@@ -34,7 +34,7 @@ const (
 func newOrganisationsEnv(t *testing.T, db *bun.DB, o envOptions) *testEnv {
 	t.Helper()
 	env := newEnvWith(t, db, o)
-	if err := organisation.SeedDemoOrganisations(context.Background(), db, time.Now()); err != nil {
+	if err := organisation.SeedDemoOrganisations(context.Background(), db, clock.Now()); err != nil {
 		t.Fatalf("seed organisations: %v", err)
 	}
 	return env

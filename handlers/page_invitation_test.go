@@ -12,6 +12,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/clock"
 	"portal/engine/dbtest"
 	"portal/engine/enginetest"
 	"portal/engine/invitation"
@@ -53,7 +54,7 @@ func expectRefused(t *testing.T, env *testEnv, c *http.Client, p page, status in
 func TestInvitationLinks(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		env := newOrganisationsEnv(t, db, envOptions{invitations: testInvitations})
-		now := time.Now().UTC()
+		now := clock.Now().UTC()
 		inv, token := env.invite(t, 1, 1, engine.DemoUserKey, now, 0)
 
 		t.Run("valid link signs in at its club", func(t *testing.T) {
@@ -106,7 +107,7 @@ func TestInvitationLinks(t *testing.T) {
 // every one is refused, none signs in.
 func TestInvitationLinksWithoutKey(t *testing.T) {
 	env := newOrganisationsEnv(t, dbtest.SQLite(t), envOptions{})
-	_, token := env.invite(t, 1, 1, engine.DemoUserKey, time.Now().UTC(), 0)
+	_, token := env.invite(t, 1, 1, engine.DemoUserKey, clock.Now().UTC(), 0)
 	c := env.newClient()
 	expectRefused(t, env, c, env.get(c, "/invite/"+token, "Host", rowingHost), http.StatusForbidden, "not valid", rowingHost)
 }
@@ -141,7 +142,7 @@ func TestInvitationRegisteredOnlyWhenCommitted(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		env := newEnvWith(t, db, envOptions{invitations: testInvitations})
 		ctx := context.Background()
-		inv, token := env.invite(t, 1, 1, engine.DemoUserKey, time.Now().UTC(), 0)
+		inv, token := env.invite(t, 1, 1, engine.DemoUserKey, clock.Now().UTC(), 0)
 		c := env.newClient()
 		expectRedirect(t, env.get(c, "/invite/"+token), "/membership/register/1")
 		if p := env.get(c, "/membership/register/1"); p.status != http.StatusOK {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"portal/engine/clock"
 	"portal/engine/dbtest"
 	"portal/engine/enginetest"
 	"portal/engine/message"
@@ -28,7 +29,7 @@ func TestOneClickUnsubscribe(t *testing.T) {
 		env := newEnv(t, db)
 		demo := enginetest.Seed(t, db)
 		form := demo.Commit(1, 3)
-		at := time.Now().UTC().Add(3*24*time.Hour + time.Hour)
+		at := clock.Now().UTC().Add(3*24*time.Hour + time.Hour)
 		mr := env.newMailRunner(func() time.Time { return at })
 		if n, err := message.QueueUnpaidReminders(ctx, db, at); err != nil || n != 1 {
 			t.Fatalf("queued %d, %v", n, err)
@@ -97,7 +98,7 @@ func TestOneClickUnsubscribe(t *testing.T) {
 			t.Fatalf("%d messages after unsubscribing, want the first reminder only", n)
 		}
 		demo.Pay(form)
-		at = time.Now().UTC().Add(time.Minute)
+		at = clock.Now().UTC().Add(time.Minute)
 		mr.work()
 		if got := mr.srv.Wait(t, 2); !strings.Contains(string(got[1].Data), "is confirmed") {
 			t.Fatalf("no confirmation after unsubscribing from reminders")

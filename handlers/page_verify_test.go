@@ -5,11 +5,11 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/clock"
 	"portal/engine/dbtest"
 	"portal/engine/message"
 )
@@ -28,7 +28,7 @@ func TestVerifyCard(t *testing.T) {
 			Order("id").Scan(ctx); err != nil || len(ms) == 0 {
 			t.Fatalf("memberships %v %v", ms, err)
 		}
-		tokens, err := message.CardTokens(ctx, db, []int64{ms[0].ID}, time.Now())
+		tokens, err := message.CardTokens(ctx, db, []int64{ms[0].ID}, clock.Now())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/clock"
 	"portal/engine/dbtest"
 	"portal/engine/staff"
 )
@@ -33,7 +34,7 @@ func TestStaffAuditReadable(t *testing.T) {
 		admin := env.addStaff("admin@example.org", staff.RoleAdmin)
 		tr := env.mustStaffSignIn("treasurer@example.org", "/staff")
 		expectRedirect(t, env.post(tr, "/staff/registrations/"+reg+"/capture", url.Values{"amount": {"1.00"},
-			"booked": {time.Now().UTC().Format(time.DateOnly)}, "note": {"statement 7"}}, "Origin", env.srv.URL), "/staff/registrations/"+reg+"?done=captured-partial")
+			"booked": {clock.Now().UTC().Format(time.DateOnly)}, "note": {"statement 7"}}, "Origin", env.srv.URL), "/staff/registrations/"+reg+"?done=captured-partial")
 		if err := staff.Of(env.svc).ChangeStaffRole(ctx, engine.Actor{StaffID: &admin.ID, Name: "admin@example.org"}, 1, treasurer.ID, staff.RoleAdmin); err != nil {
 			t.Fatal(err)
 		}
@@ -81,9 +82,9 @@ func TestStaffAuditReadable(t *testing.T) {
 		}
 
 		// Filters narrow, and say so when nothing matches.
-		today := time.Now().UTC().Format(time.DateOnly)
-		tomorrow := time.Now().UTC().AddDate(0, 0, 1).Format(time.DateOnly)
-		yesterday := time.Now().UTC().AddDate(0, 0, -1).Format(time.DateOnly)
+		today := clock.Now().UTC().Format(time.DateOnly)
+		tomorrow := clock.Now().UTC().AddDate(0, 0, 1).Format(time.DateOnly)
+		yesterday := clock.Now().UTC().AddDate(0, 0, -1).Format(time.DateOnly)
 		for _, c := range []struct {
 			query   string
 			want    int
@@ -150,7 +151,7 @@ func TestStaffAuditReadable(t *testing.T) {
 		if ch := squash(entry(env.get(tr, "/staff/audit?action=staff.role"), "staff.role").Find(`[data-testid="audit-change-value"]`).Text()); !strings.Contains(ch, "Kasse →") {
 			t.Errorf("German role change: %q", ch)
 		}
-		if when, now := capture.Find(`[data-testid="audit-when"]`).Text(), time.Now().UTC(); !strings.HasPrefix(when, now.Format("2.")+" ") || !strings.Contains(when, now.Format("2006")) {
+		if when, now := capture.Find(`[data-testid="audit-when"]`).Text(), clock.Now().UTC(); !strings.HasPrefix(when, now.Format("2.")+" ") || !strings.Contains(when, now.Format("2006")) {
 			t.Errorf("German date: %q", when)
 		}
 	})

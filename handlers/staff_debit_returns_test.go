@@ -6,17 +6,16 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
-
-	"portal/engine/payment/settings"
 
 	"github.com/uptrace/bun"
 
 	"portal/engine"
 	"portal/engine/banking"
+	"portal/engine/clock"
 	"portal/engine/dbtest"
 	"portal/engine/directdebit"
 	"portal/engine/payment"
+	"portal/engine/payment/settings"
 	"portal/engine/staff"
 	"portal/views"
 )
@@ -72,7 +71,7 @@ func TestStaffImportTakesBackReturnedDebit(t *testing.T) {
 		if _, err := db.NewUpdate().Model((*engine.Payment)(nil)).Set("provider = ?", payment.DirectDebitProvider).Where("id = ?", pay.ID).Exec(ctx); err != nil {
 			t.Fatal(err)
 		}
-		now := time.Now().UTC()
+		now := clock.Now().UTC()
 		m := &directdebit.DebitMandate{OrganisationID: 1, UserKey: order.UserKey, CreditorID: creditorID, Reference: "TVD-1", Holder: "Demo Household",
 			IBAN: "DE02120300000000202051", Language: "en", Text: "…", TextVersion: "v", SignedAt: now}
 		run := &payment.DebitRun{OrganisationID: 1, MessageID: "DD-1-1", FileVersion: "pain.008.001.08", UntilOn: now, Status: payment.DebitRunSent,

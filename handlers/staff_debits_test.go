@@ -10,14 +10,14 @@ import (
 	"testing"
 	"time"
 
-	"portal/engine/payment/settings"
-
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/clock"
 	"portal/engine/dbtest"
 	"portal/engine/directdebit"
 	"portal/engine/payment"
+	"portal/engine/payment/settings"
 	"portal/engine/staff"
 )
 
@@ -78,19 +78,19 @@ func TestStaffDebitRuns(t *testing.T) {
 		}
 		list := env.get(treasurer, "/staff/debits")
 		if list.status != http.StatusOK || list.testid("debits-prepare-form").Length() != 1 || list.testid("debits-empty").Length() != 1 ||
-			list.testid("debits-until").AttrOr("value", "") != time.Now().UTC().AddDate(0, 0, 14).Format(time.DateOnly) {
+			list.testid("debits-until").AttrOr("value", "") != clock.Now().UTC().AddDate(0, 0, 14).Format(time.DateOnly) {
 			t.Fatalf("runs page: %d\n%s", list.status, list.body)
 		}
 		if p := env.get(viewer, "/staff/debits"); p.status != http.StatusOK || p.testid("debits-prepare-form").Length() != 0 {
 			t.Fatalf("a viewer's runs page: %d\n%s", p.status, p.body)
 		}
-		until := url.Values{"until": {time.Now().UTC().AddDate(0, 0, 40).Format(time.DateOnly)}}
+		until := url.Values{"until": {clock.Now().UTC().AddDate(0, 0, 40).Format(time.DateOnly)}}
 		if p := env.post(viewer, "/staff/debits", until, origin...); p.status != http.StatusForbidden {
 			t.Fatalf("a viewer prepares a run: %d", p.status)
 		}
 
 		// Nothing is due yesterday: said on the list, nothing written.
-		yesterday := time.Now().UTC().AddDate(0, 0, -1).Format(time.DateOnly)
+		yesterday := clock.Now().UTC().AddDate(0, 0, -1).Format(time.DateOnly)
 		nothing := env.post(treasurer, "/staff/debits", url.Values{"until": {yesterday}}, origin...)
 		expectRedirect(t, nothing, "/staff/debits?nothing="+yesterday)
 		if p := env.get(treasurer, nothing.header.Get("Location")); p.status != http.StatusOK || !strings.Contains(p.testid("debits-notice").Text(), "No direct debit is due") {
@@ -159,8 +159,8 @@ func TestStaffDebitRuns(t *testing.T) {
 		if _, err := db.NewInsert().Model(&engine.Organisation{ID: 2, Name: "Hillside Hockey Club", Slug: "hillside", DefaultLanguage: "en"}).Exec(ctx); err != nil {
 			t.Fatal(err)
 		}
-		other := &payment.DebitRun{OrganisationID: 2, MessageID: "DD-2-X", FileVersion: "pain.008.001.08", UntilOn: time.Now().UTC(),
-			Status: payment.DebitRunPrepared, Currency: "EUR", File: []byte("<Document/>"), CreatedBy: "someone", CreatedAt: time.Now().UTC()}
+		other := &payment.DebitRun{OrganisationID: 2, MessageID: "DD-2-X", FileVersion: "pain.008.001.08", UntilOn: clock.Now().UTC(),
+			Status: payment.DebitRunPrepared, Currency: "EUR", File: []byte("<Document/>"), CreatedBy: "someone", CreatedAt: clock.Now().UTC()}
 		if _, err := db.NewInsert().Model(other).Exec(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -257,7 +257,7 @@ func TestStaffDebitRuns(t *testing.T) {
 func layoutDebitRun(t *testing.T, db *bun.DB, order engine.Order) int64 {
 	t.Helper()
 	ctx := t.Context()
-	now := time.Now().UTC()
+	now := clock.Now().UTC()
 	// The club collects by direct debit: the runs' page has its form.
 	if _, err := settings.Of(engine.NewService(db, nil)).SetPaymentSettings(ctx, order.OrganisationID, settings.PaymentSettingsChange{
 		DebitCreditorID: str("DE98ZZZ09999999999")}); err != nil {
@@ -296,7 +296,7 @@ func TestStaffDebitRunWarnsOfEndedMandate(t *testing.T) {
 	_, order := env.debitRegistration(t)
 	env.addStaff("treasurer@example.org", staff.RoleTreasurer)
 	treasurer := env.mustStaffSignIn("treasurer@example.org", "/staff")
-	run, err := directdebit.Of(env.testEnv.svc).CollectDebits(t.Context(), directdebit.CollectRequest{OrganisationID: 1, Until: time.Now().AddDate(0, 2, 0), Actor: engine.CommandLine})
+	run, err := directdebit.Of(env.testEnv.svc).CollectDebits(t.Context(), directdebit.CollectRequest{OrganisationID: 1, Until: clock.Now().AddDate(0, 2, 0), Actor: engine.CommandLine})
 	if err != nil {
 		t.Fatal(err)
 	}

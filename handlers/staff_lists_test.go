@@ -12,6 +12,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/clock"
 	"portal/engine/dbtest"
 	"portal/engine/staff"
 	"portal/views"
@@ -37,7 +38,7 @@ func secondUnpaidRegistration(t *testing.T, db *bun.DB, demo engine.Order) int64
 	}
 	o := demo
 	o.ID, o.ProcessInstanceID, o.UserKey, o.PayReference, o.TotalMinor = 0, inst.ID, "demo-1", demo.PayReference+"X", 1000
-	o.CreatedAt = time.Now().UTC().Add(-5*24*time.Hour - time.Hour)
+	o.CreatedAt = clock.Now().UTC().Add(-5*24*time.Hour - time.Hour)
 	o.Lines = nil
 	if _, err := db.NewInsert().Model(&o).Exec(ctx); err != nil {
 		t.Fatal(err)
@@ -121,7 +122,7 @@ func TestStaffRegistrationsList(t *testing.T) {
 
 		// A part arrived: the rest is owed.
 		expectRedirect(t, env.post(tr, "/staff/registrations/"+demoID+"/capture", url.Values{"amount": {"1.00"},
-			"booked": {time.Now().UTC().Format(time.DateOnly)}}, "Origin", env.srv.URL), "/staff/registrations/"+demoID+"?done=captured-partial")
+			"booked": {clock.Now().UTC().Format(time.DateOnly)}}, "Origin", env.srv.URL), "/staff/registrations/"+demoID+"?done=captured-partial")
 		if got := env.get(tr, "/staff/registrations?sort=owed").testid("registration-owed").First().Text(); got != "EUR "+engine.FormatAmount(order.TotalMinor-100) {
 			t.Errorf("owed after a part %q", got)
 		}
@@ -132,7 +133,7 @@ func TestStaffRegistrationsList(t *testing.T) {
 		if got := de.testid("registration-owed").First().Text(); got != "10,00\u00a0EUR" {
 			t.Errorf("German owed %q", got)
 		}
-		month := []string{"Januar", "Februar", "März", "April", "Mai", "Juni", "Juli", "August", "September", "Oktober", "November", "Dezember"}[time.Now().UTC().Month()-1]
+		month := []string{"Januar", "Februar", "März", "April", "Mai", "Juni", "Juli", "August", "September", "Oktober", "November", "Dezember"}[clock.Now().UTC().Month()-1]
 		if got := de.testid("registration-row").First().Find("td").Last().Text(); !strings.Contains(got, month) {
 			t.Errorf("German date %q, want the month %s", got, month)
 		}
@@ -163,7 +164,7 @@ func TestStaffOverviewFigures(t *testing.T) {
 		}
 		days := ov.testid("overview-day")
 		if days.Length() != 1 || days.Find(`[data-testid=overview-day-registrations]`).Text() != "1" ||
-			!strings.Contains(days.Find("th").Text(), time.Now().UTC().Format("2 January 2006")) {
+			!strings.Contains(days.Find("th").Text(), clock.Now().UTC().Format("2 January 2006")) {
 			t.Errorf("busy days: %s", days.Text())
 		}
 		if href := ov.testid("overview-open-payments").Find("a").AttrOr("href", ""); !strings.HasPrefix(href, "/staff/open-payments?period=") {

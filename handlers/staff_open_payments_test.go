@@ -13,6 +13,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/clock"
 	"portal/engine/dbtest"
 	"portal/engine/message"
 	"portal/engine/payment"
@@ -36,12 +37,12 @@ func TestStaffOpenPaymentsList(t *testing.T) {
 		// A part arrived; the order was committed ten days ago and
 		// reminded since.
 		expectRedirect(t, env.post(tr, "/staff/registrations/"+reg+"/capture", url.Values{"amount": {"1.00"},
-			"booked": {time.Now().UTC().Format(time.DateOnly)}}, "Origin", env.srv.URL), "/staff/registrations/"+reg+"?done=captured-partial")
-		if _, err := db.NewUpdate().Model((*engine.Order)(nil)).Set("created_at = ?", time.Now().UTC().Add(-10*24*time.Hour-time.Hour)).
+			"booked": {clock.Now().UTC().Format(time.DateOnly)}}, "Origin", env.srv.URL), "/staff/registrations/"+reg+"?done=captured-partial")
+		if _, err := db.NewUpdate().Model((*engine.Order)(nil)).Set("created_at = ?", clock.Now().UTC().Add(-10*24*time.Hour-time.Hour)).
 			Where("id = ?", order.ID).Exec(ctx); err != nil {
 			t.Fatal(err)
 		}
-		if n, err := message.QueueUnpaidReminders(ctx, db, time.Now()); err != nil || n != 1 {
+		if n, err := message.QueueUnpaidReminders(ctx, db, clock.Now()); err != nil || n != 1 {
 			t.Fatalf("reminders: %d %v", n, err)
 		}
 		// A member's name that a spreadsheet would run as a formula.

@@ -13,20 +13,20 @@ import (
 	"testing"
 	"time"
 
-	"portal/engine/payment/settings"
-
 	"github.com/PuerkitoBio/goquery"
 	"github.com/uptrace/bun"
 
 	"portal/engine"
 	"portal/engine/banking"
 	"portal/engine/banktransfer"
+	"portal/engine/clock"
 	"portal/engine/dbtest"
 	"portal/engine/invitation"
 	"portal/engine/jobs"
 	"portal/engine/message"
 	"portal/engine/organisation"
 	"portal/engine/payment"
+	"portal/engine/payment/settings"
 	"portal/engine/staff"
 	"portal/handlers/server"
 	"portal/views"
@@ -177,7 +177,7 @@ func TestStaffPaymentsStatementImport(t *testing.T) {
 		}
 
 		// Attention: an attempt pending for weeks, then one with a problem.
-		if _, err := db.NewUpdate().Model((*engine.Payment)(nil)).Set("created_at = ?", time.Now().Add(-20*24*time.Hour).UTC()).
+		if _, err := db.NewUpdate().Model((*engine.Payment)(nil)).Set("created_at = ?", clock.Now().Add(-20*24*time.Hour).UTC()).
 			Where("order_id = ?", order.ID).Exec(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -313,13 +313,13 @@ func TestStaffJobs(t *testing.T) {
 			var jobPayload any
 			if key != "" {
 				kind = string(message.KindWelcome)
-				msg := &engine.OutboxMessage{Kind: message.KindWelcome, DedupKey: key, Recipient: recipient, Payload: payload, CreatedAt: time.Now().UTC()}
+				msg := &engine.OutboxMessage{Kind: message.KindWelcome, DedupKey: key, Recipient: recipient, Payload: payload, CreatedAt: clock.Now().UTC()}
 				if _, err := db.NewInsert().Model(msg).Exec(ctx); err != nil {
 					t.Fatal(err)
 				}
 				jobPayload = engine.OutboxJob{Message: key}
 			}
-			if _, err := jobs.Enqueue(ctx, db, time.Now(), jobs.Spec{Kind: kind, DedupKey: "test:" + key + lastError, Payload: jobPayload}); err != nil {
+			if _, err := jobs.Enqueue(ctx, db, clock.Now(), jobs.Spec{Kind: kind, DedupKey: "test:" + key + lastError, Payload: jobPayload}); err != nil {
 				t.Fatal(err)
 			}
 			var j jobs.Job

@@ -8,6 +8,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/clock"
 	"portal/engine/dbtest"
 	"portal/engine/staff"
 )
@@ -23,7 +24,7 @@ func TestStaffInvitationsFindPerson(t *testing.T) {
 			{OrganisationID: 1, FirstName: "Jürgen", LastName: "Müller", Email: "jm@example.org", ExternalID: &ext},
 			{OrganisationID: 1, FirstName: "Anna", LastName: "Bell", Email: "anna@example.org"},
 		} {
-			p.DateOfBirth, p.CreatedAt = time.Date(1980, 1, 1, 0, 0, 0, 0, time.UTC), time.Now().UTC()
+			p.DateOfBirth, p.CreatedAt = time.Date(1980, 1, 1, 0, 0, 0, 0, time.UTC), clock.Now().UTC()
 			if _, err := db.NewInsert().Model(&p).Exec(t.Context()); err != nil {
 				t.Fatal(err)
 			}

@@ -14,6 +14,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/clock"
 	"portal/engine/dbtest"
 	"portal/engine/registration"
 	"portal/engine/staff"
@@ -72,7 +73,7 @@ func TestStaffRegistrationReadsLikeARecord(t *testing.T) {
 		if p.testid("summary-transfer-reference").Text() != rf.String() || p.testid("order-transfer-reference").Text() != rf.String() {
 			t.Errorf("RF reference: %q / %q, want %q", p.testid("summary-transfer-reference").Text(), p.testid("order-transfer-reference").Text(), rf)
 		}
-		today := time.Now().UTC().Format(time.DateOnly)
+		today := clock.Now().UTC().Format(time.DateOnly)
 		if a, b := p.testid("capture-amount").AttrOr("value", ""), p.testid("capture-booked").AttrOr("value", ""); a != engine.FormatAmount(order.TotalMinor) || b != today {
 			t.Errorf("capture pre-filled with %q on %q, want %q on %q", a, b, engine.FormatAmount(order.TotalMinor), today)
 		}
@@ -168,7 +169,7 @@ func TestStaffCaptureToldInWords(t *testing.T) {
 		list := env.get(tr, "/staff/open-payments")
 		row := list.doc.Find(`[data-testid="open-payment-row"][data-registration="` + id + `"]`)
 		amount, booked := row.Find(`[data-testid="open-payment-capture-amount"]`), row.Find(`[data-testid="open-payment-capture-booked"]`)
-		if amount.AttrOr("value", "") != rest || booked.AttrOr("value", "") != time.Now().UTC().Format(time.DateOnly) {
+		if amount.AttrOr("value", "") != rest || booked.AttrOr("value", "") != clock.Now().UTC().Format(time.DateOnly) {
 			t.Fatalf("list capture pre-filled with %q on %q, want %q today", amount.AttrOr("value", ""), booked.AttrOr("value", ""), rest)
 		}
 		formID := amount.AttrOr("form", "")
@@ -215,7 +216,7 @@ func TestStaffCaptureToldInWords(t *testing.T) {
 		}
 
 		// Archived: said in words, no list of questions.
-		if _, err := registration.ArchiveFinished(context.Background(), db, time.Now().Add(registration.ArchiveAfter+48*time.Hour), registration.ArchiveRemove); err != nil {
+		if _, err := registration.ArchiveFinished(context.Background(), db, clock.Now().Add(registration.ArchiveAfter+48*time.Hour), registration.ArchiveRemove); err != nil {
 			t.Fatal(err)
 		}
 		p = env.get(tr, detail)

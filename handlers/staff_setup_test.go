@@ -12,6 +12,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/clock"
 	"portal/engine/dbtest"
 	"portal/engine/staff"
 	"portal/views"
@@ -24,7 +25,7 @@ func TestStaffSetupPriceCalculator(t *testing.T) {
 	env := newStaffEnv(t, dbtest.SQLite(t), envOptions{})
 	env.addStaff("admin@example.org", staff.RoleAdmin)
 	admin := env.mustStaffSignIn("admin@example.org", "/staff")
-	q := url.Values{"calc_period": {"1"}, "calc_on": {time.Now().Format(time.DateOnly)},
+	q := url.Values{"calc_period": {"1"}, "calc_on": {clock.Now().Format(time.DateOnly)},
 		"calc_type": {"1", "1", "2", ""}, "calc_member": {"RENEWAL", "RENEWAL", "RENEWAL", "NEW"}}
 	p := env.get(admin, "/staff/setup/memberships?"+q.Encode())
 	// Adults: 120.00 - 10.00 loyalty - 12.00 early-bird - 18.00 family = 80.00 each;

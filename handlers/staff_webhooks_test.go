@@ -6,11 +6,11 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/clock"
 	"portal/engine/dbtest"
 	"portal/engine/staff"
 	"portal/engine/webhook"
@@ -113,11 +113,11 @@ func TestStaffWebhooksPage(t *testing.T) {
 		}
 
 		// An endpoint of another organisation, as the database holds it.
-		if _, err := db.ExecContext(ctx, "INSERT INTO organisations (id, name, slug, created_at) VALUES (77, 'Other', 'other', ?)", time.Now()); err != nil {
+		if _, err := db.ExecContext(ctx, "INSERT INTO organisations (id, name, slug, created_at) VALUES (77, 'Other', 'other', ?)", clock.Now()); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := db.ExecContext(ctx, "INSERT INTO webhook_endpoints (id, organisation_id, url, secret_sealed, events, active, disabled_reason, created_at, updated_at) "+
-			"VALUES (77, 77, 'https://other.example/h', 'x', 'payment.succeeded', TRUE, '', ?, ?)", time.Now(), time.Now()); err != nil {
+			"VALUES (77, 77, 'https://other.example/h', 'x', 'payment.succeeded', TRUE, '', ?, ?)", clock.Now(), clock.Now()); err != nil {
 			t.Fatal(err)
 		}
 		for _, res := range []page{env.get(admin, "/staff/webhooks/77"), env.post(admin, "/staff/webhooks/77/delete", url.Values{"confirmed": {"1"}}, origin...),

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/PuerkitoBio/goquery"
 	"github.com/ledongthuc/pdf"
@@ -16,6 +15,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/banktransfer"
+	"portal/engine/clock"
 	"portal/engine/dbtest"
 	"portal/engine/demodata"
 	"portal/engine/enginetest"
@@ -35,7 +35,7 @@ type yearSeason struct{ paid, income, outstanding int64 }
 func seedYearSeason(t *testing.T, env *staffEnv, db *bun.DB) yearSeason {
 	t.Helper()
 	ctx := context.Background()
-	if err := demodata.SeedDemo(ctx, db, 3, time.Now().UTC()); err != nil {
+	if err := demodata.SeedDemo(ctx, db, 3, clock.Now().UTC()); err != nil {
 		t.Fatal(err)
 	}
 	bt, err := banktransfer.New(staffCreditor, func(ref string, amount int64) string {

@@ -11,13 +11,13 @@ import (
 	"net/url"
 	"os"
 	"strconv"
-	"time"
 
 	"github.com/uptrace/bun"
 	"gopkg.in/yaml.v3"
 
 	"portal/cmd/portal/config"
 	"portal/engine"
+	"portal/engine/clock"
 	"portal/engine/definition"
 	"portal/engine/demodata"
 	"portal/engine/organisation"
@@ -141,7 +141,7 @@ func cmdSeed(ctx context.Context, args []string, getenv func(string) string, std
 		return err
 	}
 	defer closeDB()
-	if err := demodata.SeedDemo(ctx, db, *members, time.Now()); err != nil {
+	if err := demodata.SeedDemo(ctx, db, *members, clock.Now()); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "demo data ready (user key %q, membership period %d", engine.DemoUserKey, engine.DemoPeriodID)
@@ -150,7 +150,7 @@ func cmdSeed(ctx context.Context, args []string, getenv func(string) string, std
 	}
 	fmt.Fprintln(stdout, ")")
 	if *tenants {
-		if err := organisation.SeedDemoOrganisations(ctx, db, time.Now()); err != nil {
+		if err := organisation.SeedDemoOrganisations(ctx, db, clock.Now()); err != nil {
 			return err
 		}
 	}

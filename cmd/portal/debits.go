@@ -39,7 +39,7 @@ func cmdDebits(ctx context.Context, args []string, getenv func(string) string, s
 	}
 	fs := newFlagSet("debits "+args[0], stderr)
 	org := fs.Int64("org", 0, "the organisation whose debits these are (required)")
-	until := fs.String("until", "", "collect: the last due date gathered, YYYY-MM-DD (default: 14 days from today)")
+	until := fs.String("until", "", "collect: the last due date gathered, YYYY-MM-DD (default: the first TARGET business day on or after today + 14 days)")
 	out := fs.String("out", "", "collect, file: write the pain.008 file there (default: collect writes none, file writes to standard output)")
 	cfg, pos, err := loadConfigAround(fs, args[1:], getenv)
 	if err != nil {

@@ -9,10 +9,10 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"portal/cmd/portal/config"
 	"portal/engine"
+	"portal/engine/clock"
 	"portal/engine/jobs"
 	"portal/migrations"
 )
@@ -75,7 +75,7 @@ func cmdJobs(ctx context.Context, args []string, getenv func(string) string, std
 		if err != nil || id <= 0 {
 			return fmt.Errorf("job id %q is not a number", rest[0])
 		}
-		if err := jobs.Retry(ctx, db, id, time.Now()); err != nil {
+		if err := jobs.Retry(ctx, db, id, clock.Now()); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "job %d queued again with a fresh set of attempts\n", id)
@@ -104,7 +104,7 @@ func cmdJobs(ctx context.Context, args []string, getenv func(string) string, std
 			}
 			scope = fmt.Sprintf("for organisation %d only", *org)
 		}
-		j, err := jobs.RunNow(ctx, db, kind, time.Now(), *org)
+		j, err := jobs.RunNow(ctx, db, kind, clock.Now(), *org)
 		if err != nil {
 			return err
 		}

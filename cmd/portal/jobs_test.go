@@ -14,9 +14,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"portal/engine"
+	"portal/engine/clock"
 	"portal/engine/jobs"
 )
 
@@ -31,7 +31,7 @@ func TestJobsListAndRetry(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	ctx, now := context.Background(), time.Now()
+	ctx, now := context.Background(), clock.Now()
 	jobs.Enqueue(ctx, db, now, jobs.Spec{Kind: "membership_confirmation", DedupKey: "outbox:order:1"})
 	jobs.Enqueue(ctx, db, now, jobs.Spec{Kind: "archive", MaxAttempts: 1})
 	r := jobs.New(db, jobs.Config{Logger: slog.New(slog.DiscardHandler)})

@@ -10,6 +10,7 @@ import (
 
 	"portal/cmd/portal/config"
 	"portal/engine"
+	"portal/engine/clock"
 	"portal/engine/directdebit"
 	"portal/engine/jobs"
 	"portal/engine/message"
@@ -66,13 +67,13 @@ func buildRunner(cfg config.Config, db *bun.DB, svc *engine.Service, log *slog.L
 	messages.Register(r, messages.Deps{DB: db, Sender: sender, BaseURL: cfg.BaseURL, HashSecret: cfg.HashSecret, UnsubscribeAddress: from,
 		OpenHashSecret: openHashSecret(cfg), Payments: payment.Of(svc), Invitations: invitationSigner(cfg), Logger: log})
 	webhooks.Register(r, webhooks.Deps{Engine: webhook.Of(svc), AllowPrivate: baseURLIsLoopback(cfg.BaseURL), AllowNetworks: cfg.WebhookAllowNetworks, Logger: log})
-	registration.ScheduleLifecycle(r, db, cfg.ArchiveMode, time.Now, log)
-	message.ScheduleMessages(r, db, time.Now, log)
-	webhook.ScheduleWebhookPruning(r, db, time.Duration(cfg.WebhookRetentionDays)*24*time.Hour, time.Now, log)
-	payment.Of(svc).SchedulePayments(r, time.Now)
+	registration.ScheduleLifecycle(r, db, cfg.ArchiveMode, clock.Now, log)
+	message.ScheduleMessages(r, db, clock.Now, log)
+	webhook.ScheduleWebhookPruning(r, db, time.Duration(cfg.WebhookRetentionDays)*24*time.Hour, clock.Now, log)
+	payment.Of(svc).SchedulePayments(r, clock.Now)
 	directdebit.Of(svc).ScheduleDebitRuns(r)
-	privacy.Of(svc).ScheduleRetention(r, time.Now, log)
-	directdebit.Of(svc).ScheduleMandateExpiry(r, time.Now, log)
+	privacy.Of(svc).ScheduleRetention(r, clock.Now, log)
+	directdebit.Of(svc).ScheduleMandateExpiry(r, clock.Now, log)
 	return r
 }
 

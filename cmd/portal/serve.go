@@ -14,6 +14,7 @@ import (
 
 	"portal/cmd/portal/config"
 	"portal/engine"
+	"portal/engine/clock"
 	"portal/engine/stripepay"
 	"portal/handlers"
 	"portal/handlers/server"
@@ -161,6 +162,9 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	backendAddr := ""
 	if cfg.AdminBackendURL != nil {
 		backendAddr = cfg.AdminBackendURL.String()
+	}
+	if clock.Shifted() {
+		log.Warn("the clock is shifted by "+clock.Env+": due dates, reminders and retention follow it", "now", clock.Now().Format(time.RFC3339))
 	}
 	log.Info("portal listening", "addr", ln.Addr().String(), "base_url", cfg.BaseURL, "database", config.Mask(cfg.DatabaseURL), "cookie_secure", cfg.CookieSecure,
 		"sessions", cfg.DescribeStore(), "admin_backend", backendAddr, "oidc", cfg.OIDCOn())

@@ -34,7 +34,7 @@ func SeedDemo(ctx context.Context, db *bun.DB, members int, now time.Time) error
 				return err
 			}
 		}
-		return seedDemoMembers(ctx, tx, members)
+		return seedDemoMembers(ctx, tx, members, now)
 	})
 	if err != nil {
 		return err
@@ -62,11 +62,11 @@ func seedDemoCore(ctx context.Context, tx bun.Tx, now time.Time) error {
 			NameTexts: seasonTexts(start.Year()-1, end.Year()-1), StartDate: start.AddDate(-1, 0, 0), EndDate: start.AddDate(0, 0, -1), Status: engine.PeriodClosed, Currency: "EUR", DefinitionKey: "membership"},
 		&engine.MembershipType{ID: 1, OrganisationID: 1, Code: "ADULT", Name: "Adult", NameTexts: DemoTexts("Adult", "Erwachsene", "Adulte"), MinAge: new(18)},
 		&engine.MembershipType{ID: 2, OrganisationID: 1, Code: "JUNIOR", Name: "Junior", NameTexts: DemoTexts("Junior", "Jugend", "Junior"), MaxAge: new(17)},
-		&engine.Person{ID: 1, OrganisationID: 1, FirstName: "Alex", LastName: "Morgan", DateOfBirth: DemoDate("1985-04-12"), Email: "alex.morgan@example.org"},
-		&engine.Person{ID: 2, OrganisationID: 1, FirstName: "Sam", LastName: "Morgan", DateOfBirth: DemoDate("1987-09-30"), Email: "sam.morgan@example.org"},
+		&engine.Person{ID: 1, OrganisationID: 1, FirstName: "Alex", LastName: "Morgan", DateOfBirth: DemoDate("1985-04-12"), Email: "alex.morgan@example.org", CreatedAt: now},
+		&engine.Person{ID: 2, OrganisationID: 1, FirstName: "Sam", LastName: "Morgan", DateOfBirth: DemoDate("1987-09-30"), Email: "sam.morgan@example.org", CreatedAt: now},
 		// The juniors are reached through a parent's address: a confirmation goes to each address once.
-		&engine.Person{ID: 3, OrganisationID: 1, FirstName: "Robin", LastName: "Morgan", DateOfBirth: DemoDate("2014-06-02"), Email: "alex.morgan@example.org"},
-		&engine.Person{ID: 4, OrganisationID: 1, FirstName: "Jamie", LastName: "Morgan", DateOfBirth: DemoDate("2011-02-17"), Email: "sam.morgan@example.org"},
+		&engine.Person{ID: 3, OrganisationID: 1, FirstName: "Robin", LastName: "Morgan", DateOfBirth: DemoDate("2014-06-02"), Email: "alex.morgan@example.org", CreatedAt: now},
+		&engine.Person{ID: 4, OrganisationID: 1, FirstName: "Jamie", LastName: "Morgan", DateOfBirth: DemoDate("2011-02-17"), Email: "sam.morgan@example.org", CreatedAt: now},
 	}
 	for _, r := range rows {
 		if _, err := tx.NewInsert().Model(r).Exec(ctx); err != nil {
@@ -131,7 +131,7 @@ func AdvanceSequences(ctx context.Context, tx bun.Tx) error {
 }
 
 // seedDemoMembers links user keys demo-1 ... demo-n to two adults each, for load tests.
-func seedDemoMembers(ctx context.Context, tx bun.Tx, n int) error {
+func seedDemoMembers(ctx context.Context, tx bun.Tx, n int, now time.Time) error {
 	for i := 1; i <= n; i++ {
 		key := fmt.Sprintf("demo-%d", i)
 		exists, err := tx.NewSelect().Model((*engine.UserPerson)(nil)).Where("user_key = ?", key).Exists(ctx)
@@ -142,8 +142,8 @@ func seedDemoMembers(ctx context.Context, tx bun.Tx, n int) error {
 			continue
 		}
 		persons := []engine.Person{
-			{OrganisationID: 1, FirstName: "Load", LastName: fmt.Sprintf("Tester %d A", i), DateOfBirth: DemoDate("1990-01-15"), Email: fmt.Sprintf("load-%d@example.invalid", i)},
-			{OrganisationID: 1, FirstName: "Load", LastName: fmt.Sprintf("Tester %d B", i), DateOfBirth: DemoDate("1992-07-04"), Email: fmt.Sprintf("load-%d@example.invalid", i)},
+			{OrganisationID: 1, FirstName: "Load", LastName: fmt.Sprintf("Tester %d A", i), DateOfBirth: DemoDate("1990-01-15"), Email: fmt.Sprintf("load-%d@example.invalid", i), CreatedAt: now},
+			{OrganisationID: 1, FirstName: "Load", LastName: fmt.Sprintf("Tester %d B", i), DateOfBirth: DemoDate("1992-07-04"), Email: fmt.Sprintf("load-%d@example.invalid", i), CreatedAt: now},
 		}
 		if _, err := tx.NewInsert().Model(&persons).Exec(ctx); err != nil {
 			return fmt.Errorf("seed persons of %s: %w", key, err)

@@ -29,6 +29,18 @@ import (
 // the requested collection date, which the file states per debit.
 const DefaultCollectionHorizon = 14 * 24 * time.Hour
 
+// DefaultCollectionUntil is the last due date a run prepared at now
+// without a date gathers: the first TARGET business day on or after
+// DefaultCollectionHorizon from today. The due dates the portal computes
+// are TARGET business days (payment.DebitDueDate), so a debit due on the
+// Monday after a horizon that ends on a weekend or a holiday is taken,
+// not left for a run that the bank would then get too late: on Sunday
+// 6 December 2026 a mandate given that day falls due on Monday the 21st,
+// and the run takes it.
+func DefaultCollectionUntil(now time.Time) time.Time {
+	return banking.NextTARGETBusinessDay(payment.DateOf(now.UTC()).AddDate(0, 0, int(DefaultCollectionHorizon/(24*time.Hour))))
+}
+
 // ErrNothingDue is the cause of CollectDebits' conflict when no debit is
 // due by the date asked: not a failure, which the staff page says in its
 // own words (errors.Is).
@@ -37,8 +49,8 @@ var ErrNothingDue = errors.New("no direct debit is due")
 // CollectRequest asks for a collection run.
 type CollectRequest struct {
 	OrganisationID int64
-	// Until is the last due date gathered; zero: DefaultCollectionHorizon
-	// from today.
+	// Until is the last due date gathered; zero: DefaultCollectionUntil of
+	// today.
 	Until time.Time
 	Actor engine.Actor
 }
@@ -63,7 +75,7 @@ func (s *Service) CollectDebits(ctx context.Context, req CollectRequest) (_ *pay
 	now := s.Clock()
 	until := req.Until
 	if until.IsZero() {
-		until = now.Add(DefaultCollectionHorizon)
+		until = DefaultCollectionUntil(now)
 	}
 	until = payment.DateOf(until)
 	ps, err := payment.LoadPaymentSettings(ctx, s.DB(), req.OrganisationID)

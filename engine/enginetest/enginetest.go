@@ -8,11 +8,11 @@ import (
 	"fmt"
 	"net/url"
 	"testing"
-	"time"
 
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/clock"
 	"portal/engine/demodata"
 	"portal/engine/payment"
 	"portal/engine/registration"
@@ -37,7 +37,7 @@ type Demo struct {
 // Seed loads the demo data into db.
 func Seed(t testing.TB, db *bun.DB, opts ...engine.ServiceOption) *Demo {
 	t.Helper()
-	if err := demodata.SeedDemo(context.Background(), db, 0, time.Now().UTC()); err != nil {
+	if err := demodata.SeedDemo(context.Background(), db, 0, clock.Now().UTC()); err != nil {
 		t.Fatalf("seed: %v", err)
 	}
 	gw := payment.NewTestGateway(payment.TestGatewayURLs{

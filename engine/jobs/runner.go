@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
+
+	"portal/engine/clock"
 )
 
 // Handler does one job. A nil error completes it; an error retries it
@@ -115,7 +117,7 @@ func New(db *bun.DB, cfg Config) *Runner {
 		cfg.Instance = fmt.Sprintf("%s:%d", host, os.Getpid())
 	}
 	if cfg.Now == nil {
-		cfg.Now = time.Now
+		cfg.Now = clock.Now
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()

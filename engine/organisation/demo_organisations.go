@@ -82,8 +82,8 @@ func seedSecondClub(ctx context.Context, tx bun.Tx, now time.Time) error {
 	}
 	// Persons without explicit ids: load-test members may already have taken any.
 	persons := []engine.Person{
-		{OrganisationID: int64(org), FirstName: "Kim", LastName: "Keller", DateOfBirth: demodata.DemoDate("1979-03-08"), Email: "kim.keller@example.org"},
-		{OrganisationID: int64(org), FirstName: "Noa", LastName: "Keller", DateOfBirth: demodata.DemoDate("2013-11-21")},
+		{OrganisationID: int64(org), FirstName: "Kim", LastName: "Keller", DateOfBirth: demodata.DemoDate("1979-03-08"), Email: "kim.keller@example.org", CreatedAt: now},
+		{OrganisationID: int64(org), FirstName: "Noa", LastName: "Keller", DateOfBirth: demodata.DemoDate("2013-11-21"), CreatedAt: now},
 	}
 	if _, err := tx.NewInsert().Model(&persons).Exec(ctx); err != nil {
 		return fmt.Errorf("seed persons: %w", err)

@@ -14,6 +14,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/clock"
 )
 
 // The person import: an external system (or a club's spreadsheet) sends
@@ -182,7 +183,7 @@ func checkPersonRow(r *PersonRow, validKey func(string) bool) (importable, []eng
 		bad("lastName", "is required: at most 100 printable characters")
 	}
 	dob, err := time.Parse(time.DateOnly, strings.TrimSpace(r.DateOfBirth))
-	if err != nil || dob.Year() < 1900 || dob.After(time.Now()) {
+	if err != nil || dob.Year() < 1900 || dob.After(clock.Now()) {
 		bad("dateOfBirth", "must be a date as YYYY-MM-DD, not in the future")
 	}
 	if r.Email != "" && (!engine.Printable(r.Email, 254) || !strings.Contains(r.Email, "@")) {
@@ -269,7 +270,7 @@ func (s *Service) importPersons(ctx context.Context, orgID int64, rows []PersonR
 		if _, err := engine.LoadOrganisation(ctx, tx, orgID); err != nil {
 			return err
 		}
-		if err := upsertPersons(ctx, tx, orgID, checked, rep); err != nil {
+		if err := upsertPersons(ctx, tx, orgID, checked, rep, s.Clock()); err != nil {
 			return err
 		}
 		if opt.DryRun {
@@ -290,7 +291,7 @@ func (s *Service) importPersons(ctx context.Context, orgID int64, rows []PersonR
 // importChunk bounds the parameters of one statement (SQLite allows 32766).
 const importChunk = 500
 
-func upsertPersons(ctx context.Context, tx bun.Tx, orgID int64, rows []importable, rep *ImportReport) error {
+func upsertPersons(ctx context.Context, tx bun.Tx, orgID int64, rows []importable, rep *ImportReport, now time.Time) error {
 	existing := make(map[string]*engine.Person, len(rows))
 	ids := make([]string, len(rows))
 	for i, r := range rows {
@@ -312,7 +313,7 @@ func upsertPersons(ctx context.Context, tx bun.Tx, orgID int64, rows []importabl
 		if p == nil {
 			ext := r.row.ExternalID
 			fresh = append(fresh, engine.Person{OrganisationID: orgID, ExternalID: &ext, FirstName: r.row.FirstName,
-				LastName: r.row.LastName, DateOfBirth: r.dob, Email: r.row.Email})
+				LastName: r.row.LastName, DateOfBirth: r.dob, Email: r.row.Email, CreatedAt: now})
 			freshAt = append(freshAt, i)
 			continue
 		}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"portal/engine"
+	"portal/engine/clock"
 )
 
 // TestGateway is the built-in payment provider for development and tests: its
@@ -45,7 +46,7 @@ const testCheckoutLifetime = 24 * time.Hour
 func NewTestGateway(urls TestGatewayURLs) *TestGateway {
 	key := make([]byte, 32)
 	rand.Read(key) // never fails (crypto/rand panics on failure since Go 1.24)
-	return &TestGateway{key: key, urls: urls, now: time.Now}
+	return &TestGateway{key: key, urls: urls, now: clock.Now}
 }
 
 // Name implements PaymentProvider.

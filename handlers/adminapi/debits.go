@@ -70,8 +70,8 @@ func debitRunDTO(r payment.DebitRun) DebitRunDTO {
 
 // DebitRunRequest is the body of POST /api/admin/debit-runs.
 type DebitRunRequest struct {
-	// Until is the last due date gathered, YYYY-MM-DD; absent: 14 days
-	// from today.
+	// Until is the last due date gathered, YYYY-MM-DD; absent: the first
+	// TARGET business day on or after today + 14 days.
 	Until string `json:"until"`
 }
 

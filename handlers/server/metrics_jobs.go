@@ -7,6 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/uptrace/bun"
 
+	"portal/engine/clock"
 	"portal/engine/jobs"
 )
 
@@ -29,7 +30,7 @@ func (c *jobCollector) Describe(ch chan<- *prometheus.Desc) {
 func (c *jobCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
-	stats, err := jobs.Stats(ctx, c.db, time.Now())
+	stats, err := jobs.Stats(ctx, c.db, clock.Now())
 	if err != nil {
 		c.errors.Inc()
 	}

@@ -4,11 +4,11 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
-	"time"
 
 	"github.com/labstack/echo/v4"
 
 	"portal/engine/bankstatement"
+	"portal/engine/clock"
 	"portal/engine/organisation"
 	"portal/engine/staff"
 	"portal/handlers/server"
@@ -31,7 +31,7 @@ func (s *Server) staffOverview(c echo.Context) error {
 		m := views.StaffMessageModel{StaffChrome: s.StaffChrome(c, staffpage.StaffTextIn(c).OvTitle), Message: staffpage.StaffTextIn(c).OvNoPeriod, Kind: "info"}
 		return staffpage.StaffRender(c, http.StatusOK, views.StaffMessagePage(m))
 	}
-	periodID := staffpage.CurrentPeriod(periods, time.Now())
+	periodID := staffpage.CurrentPeriod(periods, clock.Now())
 	if raw := c.QueryParam("period"); raw != "" {
 		if periodID, err = strconv.ParseInt(raw, 10, 64); err != nil {
 			return s.StaffErrorPage(c, http.StatusBadRequest, staffpage.StaffTextIn(c).BadFilter)

@@ -10,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/engine/clock"
 	"portal/engine/organisation"
 	"portal/engine/staff"
 	"portal/handlers/server"
@@ -231,7 +232,7 @@ func (s *Server) priceCalculator(c echo.Context, base string, periods []engine.M
 		}
 	}
 	if f.On == "" {
-		f.On = time.Now().Format(time.DateOnly)
+		f.On = clock.Now().Format(time.DateOnly)
 	}
 	if f.Period == "" {
 		return f

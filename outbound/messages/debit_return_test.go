@@ -5,18 +5,17 @@ import (
 	"mime"
 	"strings"
 	"testing"
-	"time"
-
-	"portal/engine/payment/settings"
 
 	"github.com/uptrace/bun"
 
 	"portal/engine"
 	"portal/engine/banking"
 	"portal/engine/bankstatement"
+	"portal/engine/clock"
 	"portal/engine/dbtest"
 	"portal/engine/directdebit"
 	"portal/engine/payment"
+	"portal/engine/payment/settings"
 )
 
 // TestDebitReturnMailInTheMembersLanguage: over SMTP, a member whose
@@ -59,7 +58,7 @@ func TestDebitReturnMailInTheMembersLanguage(t *testing.T) {
 				if _, err := db.NewUpdate().Model((*payment.PaymentSettings)(nil)).Set("debit_return_fee_minor = 350").Where("organisation_id = 1").Exec(ctx); err != nil {
 					t.Fatal(err)
 				}
-				now := time.Now().UTC()
+				now := clock.Now().UTC()
 				m := &directdebit.DebitMandate{OrganisationID: 1, UserKey: engine.DemoUserKey, CreditorID: "DE98ZZZ09999999999", Reference: "RRC-1",
 					Holder: "Alex Morgan", IBAN: "DE02120300000000202051", Language: tc.code, Text: "…", TextVersion: "v", SignedAt: now}
 				run := &payment.DebitRun{OrganisationID: 1, MessageID: "DD-1-1", FileVersion: "pain.008.001.08", UntilOn: now, Status: payment.DebitRunSent,

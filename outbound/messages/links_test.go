@@ -5,11 +5,11 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/clock"
 	"portal/engine/dbtest"
 	"portal/engine/demodata"
 	"portal/relay/hashlink"
@@ -22,7 +22,7 @@ import (
 func TestRegistrationLinkPerOrganisation(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
-		if err := demodata.SeedDemo(ctx, db, 0, time.Now().UTC()); err != nil {
+		if err := demodata.SeedDemo(ctx, db, 0, clock.Now().UTC()); err != nil {
 			t.Fatal(err)
 		}
 		var period engine.MembershipPeriod

@@ -21,6 +21,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/banking"
+	"portal/engine/clock"
 	"portal/engine/directdebit"
 	"portal/engine/invitation"
 	"portal/engine/jobs"
@@ -69,7 +70,7 @@ type PaymentLinks interface {
 // Register adds the handlers of every message kind to r.
 func Register(r *jobs.Runner, d Deps) {
 	if d.Now == nil {
-		d.Now = time.Now
+		d.Now = clock.Now
 	}
 	if d.Logger == nil {
 		d.Logger = slog.Default()

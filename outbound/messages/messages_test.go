@@ -21,6 +21,7 @@ import (
 	"golang.org/x/text/language"
 
 	"portal/engine"
+	"portal/engine/clock"
 	"portal/engine/dbtest"
 	"portal/engine/enginetest"
 	"portal/engine/jobs"
@@ -37,20 +38,20 @@ import (
 
 const alex, sam, robin = 1, 2, 3
 
-type clock struct {
+type testClock struct {
 	mu sync.Mutex
 	t  time.Time
 }
 
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *testClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
 
-func (c *clock) Advance(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
+func (c *testClock) Advance(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
 
 type env struct {
 	demo   *enginetest.Demo
 	srv    *mailtest.Server
 	runner *jobs.Runner
-	clock  *clock
+	clock  *testClock
 }
 
 func newEnv(t *testing.T, db *bun.DB) *env {
@@ -62,7 +63,7 @@ func newEnv(t *testing.T, db *bun.DB) *env {
 		t.Fatal(err)
 	}
 	// A minute ahead of the engine, whose real clock dates the jobs paying enqueues.
-	clk := &clock{t: time.Now().UTC().Add(time.Minute)}
+	clk := &testClock{t: clock.Now().UTC().Add(time.Minute)}
 	r := jobs.New(db, jobs.Config{Now: clk.Now, BackoffBase: time.Minute})
 	messages.Register(r, messages.Deps{DB: db, Sender: sender, BaseURL: "https://portal.example", Now: clk.Now})
 	return &env{demo: enginetest.Seed(t, db), srv: srv, runner: r, clock: clk}
@@ -247,7 +248,7 @@ func TestRefusedRecipientIsDead(t *testing.T) {
 type scheduledEnv struct {
 	srv    *mailtest.Server
 	sender *mail.SMTP
-	clk    *clock
+	clk    *testClock
 	quiet  *slog.Logger
 	r      *jobs.Runner
 }
@@ -256,7 +257,7 @@ func newScheduledEnv(t *testing.T, db *bun.DB) *scheduledEnv {
 	srv := mailtest.Start(t, mailtest.Options{})
 	u, _ := mail.ParseURL("smtp://" + srv.Addr)
 	sender, _ := mail.NewSMTP(mail.Config{URL: u, From: netmail.Address{Name: "Portal", Address: "portal@club.example"}})
-	clk := &clock{t: time.Now().UTC()}
+	clk := &testClock{t: clock.Now().UTC()}
 	quiet := slog.New(slog.DiscardHandler)
 	return &scheduledEnv{srv: srv, sender: sender, clk: clk, quiet: quiet, r: jobs.New(db, jobs.Config{Now: clk.Now, Logger: quiet})}
 }
@@ -382,7 +383,7 @@ func TestReminderOfAPaidOrderIsNotSent(t *testing.T) {
 	srv := mailtest.Start(t, mailtest.Options{})
 	u, _ := mail.ParseURL("smtp://" + srv.Addr)
 	sender, _ := mail.NewSMTP(mail.Config{URL: u, From: netmail.Address{Name: "Portal", Address: "portal@club.example"}})
-	clk := &clock{t: time.Now().UTC().Add(4 * 24 * time.Hour)}
+	clk := &testClock{t: clock.Now().UTC().Add(4 * 24 * time.Hour)}
 	r := jobs.New(db, jobs.Config{Now: clk.Now, Logger: slog.New(slog.DiscardHandler)})
 	messages.Register(r, messages.Deps{DB: db, Sender: sender, BaseURL: "https://portal.example", HashSecret: "reminder-secret-0123456789", Now: clk.Now})
 	demo := enginetest.Seed(t, db)

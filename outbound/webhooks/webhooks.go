@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"portal/engine"
+	"portal/engine/clock"
 	"portal/engine/jobs"
 	"portal/engine/webhook"
 )
@@ -115,7 +116,7 @@ func Sign(secret, id string, timestamp int64, body []byte) (string, error) {
 // retried with the runner's backoff until the job is dead.
 func Handler(d Deps) jobs.Handler {
 	if d.Now == nil {
-		d.Now = time.Now
+		d.Now = clock.Now
 	}
 	if d.Logger == nil {
 		d.Logger = slog.Default()

@@ -22,6 +22,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/clock"
 	"portal/engine/dbtest"
 	"portal/engine/enginetest"
 	"portal/engine/invitation"
@@ -35,13 +36,13 @@ import (
 
 const alex = 1
 
-type clock struct {
+type testClock struct {
 	mu sync.Mutex
 	t  time.Time
 }
 
-func (c *clock) Now() time.Time          { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) Advance(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
+func (c *testClock) Now() time.Time          { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *testClock) Advance(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
 
 // received is one request a receiver got.
 type received struct {
@@ -99,7 +100,7 @@ func verify(t *testing.T, secret string, r received) bool {
 type env struct {
 	demo   *enginetest.Demo
 	runner *jobs.Runner
-	clock  *clock
+	clock  *testClock
 }
 
 func newEnv(t *testing.T, db *bun.DB) *env {
@@ -110,11 +111,11 @@ func newEnv(t *testing.T, db *bun.DB) *env {
 		t.Fatal(err)
 	}
 	demo := enginetest.Seed(t, db, engine.WithSecretSealer(ring.Sealer("payment secrets")), engine.WithPrivateWebhookAddresses())
-	if err := organisation.SeedDemoOrganisations(context.Background(), db, time.Now().UTC()); err != nil {
+	if err := organisation.SeedDemoOrganisations(context.Background(), db, clock.Now().UTC()); err != nil {
 		t.Fatal(err)
 	}
 	// A minute ahead of the engine, whose real clock dates the jobs.
-	clk := &clock{t: time.Now().UTC().Add(time.Minute)}
+	clk := &testClock{t: clock.Now().UTC().Add(time.Minute)}
 	quiet := slog.New(slog.DiscardHandler)
 	r := jobs.New(db, jobs.Config{Now: clk.Now, BackoffBase: time.Minute, Logger: quiet})
 	webhooks.Register(r, webhooks.Deps{Engine: webhook.Of(demo.Svc), AllowPrivate: true, Now: clk.Now, Logger: quiet})

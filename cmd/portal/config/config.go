@@ -23,6 +23,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/banking"
+	"portal/engine/clock"
 	"portal/engine/payment"
 	"portal/engine/registration"
 	"portal/handlers/server"
@@ -436,6 +437,13 @@ func (c *Config) Validate() error {
 		"PORTAL_SMTP_URL", "PORTAL_MAIL_FROM", "PORTAL_DKIM_KEY", "PORTAL_ARCHIVE_MODE")
 	problems = append(problems, c.mailProblems()...)
 	problems = c.appendBankProblems(problems)
+	if err := clock.Err(); err != nil {
+		problems = append(problems, err.Error())
+	} else if clock.Shifted() && (c.PublicURL == nil || !loopbackHost(c.PublicURL.Hostname())) {
+		// A shifted clock moves due dates, reminders and retention: never
+		// where real members and real money are.
+		problems = append(problems, clock.Env+" is for development and tests only: PORTAL_BASE_URL must be on a loopback host")
+	}
 	if c.MetricsAddr != "" {
 		if _, port, err := net.SplitHostPort(c.MetricsAddr); err != nil {
 			problems = append(problems, "PORTAL_METRICS_ADDR must be host:port, such as 127.0.0.1:9090")

@@ -9,14 +9,14 @@ import (
 	"strings"
 	"time"
 
-	"portal/engine/payment/settings"
-
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
 	"portal/engine/banking"
+	"portal/engine/clock"
 	"portal/engine/directdebit"
 	"portal/engine/payment"
+	"portal/engine/payment/settings"
 	"portal/engine/staff"
 	"portal/handlers/server"
 	"portal/handlers/staff/registrations"
@@ -74,7 +74,7 @@ func (s *Server) StaffDebitRuns(c echo.Context) error {
 		return s.StaffEngineError(c, err)
 	}
 	m := views.StaffDebitRunsModel{StaffChrome: s.StaffChrome(c, t.Title),
-		Until: time.Now().UTC().Add(directdebit.DefaultCollectionHorizon).Format(time.DateOnly)}
+		Until: directdebit.DefaultCollectionUntil(clock.Now()).Format(time.DateOnly)}
 	if u.Role.AtLeast(staff.RoleTreasurer) {
 		ps, err := settings.Of(s.engine).PaymentSettings(ctx, u.OrganisationID)
 		if err != nil {

@@ -14,6 +14,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/banking"
+	"portal/engine/clock"
 	"portal/engine/organisation"
 	"portal/engine/payment"
 	"portal/engine/report"
@@ -135,7 +136,7 @@ func (s *Server) StaffOpenPayments(c echo.Context) error {
 		}
 		m.Rows = append(m.Rows, row)
 	}
-	m.Today, m.CaptureBack = time.Now().UTC().Format(time.DateOnly), registrations.CaptureBackToOpenPayments
+	m.Today, m.CaptureBack = clock.Now().UTC().Format(time.DateOnly), registrations.CaptureBackToOpenPayments
 	if words, err := s.openPaymentCaptureWords(c, u.OrganisationID); err != nil {
 		return s.StaffEngineError(c, err)
 	} else if words != "" {
@@ -174,7 +175,7 @@ func (s *Server) StaffOpenPaymentsCSV(c echo.Context) error {
 	}
 	h := c.Response().Header()
 	h.Set(echo.HeaderContentType, "text/csv; charset=utf-8")
-	h.Set(echo.HeaderContentDisposition, `attachment; filename="open-payments-`+time.Now().UTC().Format("2006-01-02")+`.csv"`)
+	h.Set(echo.HeaderContentDisposition, `attachment; filename="open-payments-`+clock.Now().UTC().Format("2006-01-02")+`.csv"`)
 	c.Response().WriteHeader(http.StatusOK)
 	w := csv.NewWriter(c.Response())
 	if err := w.WriteAll(recs); err != nil {

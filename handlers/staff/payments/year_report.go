@@ -10,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/engine/clock"
 	"portal/engine/organisation"
 	"portal/engine/payment"
 	"portal/engine/report"
@@ -27,7 +28,7 @@ func (s *Server) yearReportPeriod(c echo.Context, orgID int64) (periods []engine
 	if err != nil || len(periods) == 0 {
 		return periods, 0, true, err
 	}
-	id = staffpage.CurrentPeriod(periods, time.Now())
+	id = staffpage.CurrentPeriod(periods, clock.Now())
 	if raw := c.QueryParam("period"); raw != "" {
 		if id, err = strconv.ParseInt(raw, 10, 64); err != nil || id <= 0 {
 			return periods, 0, false, nil
@@ -151,7 +152,7 @@ func (s *Server) yearReport(c echo.Context) (doc yearreport.Doc, m views.StaffYe
 	if err != nil {
 		return doc, m, false, s.StaffEngineError(c, err)
 	}
-	doc = yearReportDoc(c, org.Name, r, time.Now().UTC())
+	doc = yearReportDoc(c, org.Name, r, clock.Now().UTC())
 	query := "?period=" + strconv.FormatInt(periodID, 10)
 	m = views.StaffYearReportModel{Action: server.OrganisationPath(c, server.StaffPrefix+server.YearReportPath), Report: doc,
 		CSVURL: server.OrganisationPath(c, server.StaffPrefix+server.YearReportPath+".csv") + query, PDFURL: server.OrganisationPath(c, server.StaffPrefix+server.YearReportPath+".pdf") + query}
@@ -203,6 +204,6 @@ func (s *Server) StaffYearReportPDF(c echo.Context) error {
 // yearReportFile sends a download of the report, named after today.
 func yearReportFile(c echo.Context, contentType, ext string, body []byte) error {
 	h := c.Response().Header()
-	h.Set(echo.HeaderContentDisposition, `attachment; filename="year-report-`+time.Now().UTC().Format("2006-01-02")+"."+ext+`"`)
+	h.Set(echo.HeaderContentDisposition, `attachment; filename="year-report-`+clock.Now().UTC().Format("2006-01-02")+"."+ext+`"`)
 	return c.Blob(http.StatusOK, contentType, body)
 }

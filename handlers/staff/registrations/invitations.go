@@ -13,6 +13,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/engine/clock"
 	"portal/engine/invitation"
 	"portal/engine/organisation"
 	"portal/engine/staff"
@@ -84,7 +85,7 @@ func (s *Server) addInvitations(c echo.Context, m *views.StaffInvitationsModel, 
 	if err != nil || len(periods) == 0 {
 		return err
 	}
-	periodID := staffpage.CurrentPeriod(periods, time.Now())
+	periodID := staffpage.CurrentPeriod(periods, clock.Now())
 	if raw := c.FormValue("period"); raw != "" {
 		if periodID, err = strconv.ParseInt(raw, 10, 64); err != nil {
 			return engine.Errorf(engine.CodeNotFound, "period not found")

@@ -14,6 +14,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/banking"
+	"portal/engine/clock"
 	"portal/engine/definition"
 	"portal/engine/directdebit"
 	"portal/engine/jobs"
@@ -62,7 +63,7 @@ func (s *Server) StaffRegistration(c echo.Context) error {
 		UserKey: d.Instance.UserKey, State: StateLabel(c, st), StateKey: string(st), Period: d.Period.Name,
 		Started: staffWhen(c, d.Instance.StartTime), Updated: staffWhen(c, d.Instance.UpdatedAt),
 		Definition: fmt.Sprintf("%s (v%d)", cmp.Or(d.Definition.Name, d.Definition.Key), d.Definition.Version), Audit: s.staffAuditRows(c, audit),
-		Today: time.Now().UTC().Format(time.DateOnly)}
+		Today: clock.Now().UTC().Format(time.DateOnly)}
 	names := map[int64]string{}
 	for _, p := range d.Household {
 		names[p.ID] = strings.TrimSpace(p.FirstName + " " + p.LastName)
@@ -510,7 +511,7 @@ func (s *Server) StaffCapture(c echo.Context) error {
 		return s.StaffErrorPage(c, http.StatusUnprocessableEntity, staffpage.StaffTextIn(c).BadAmount)
 	}
 	booked, err := time.Parse(time.DateOnly, strings.TrimSpace(c.FormValue("booked")))
-	if err != nil || booked.After(time.Now().UTC()) {
+	if err != nil || booked.After(clock.Now().UTC()) {
 		return s.StaffErrorPage(c, http.StatusUnprocessableEntity, staffpage.StaffTextIn(c).BadDate)
 	}
 	note := strings.TrimSpace(c.FormValue("note"))

@@ -8,10 +8,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/labstack/echo/v4"
 
+	"portal/engine/clock"
 	"portal/engine/organisation"
 	"portal/engine/report"
 	"portal/engine/staff"
@@ -211,7 +211,7 @@ func (s *Server) StaffRegistrationsCSV(c echo.Context) error {
 	}
 	h := c.Response().Header()
 	h.Set(echo.HeaderContentType, "text/csv; charset=utf-8")
-	h.Set(echo.HeaderContentDisposition, `attachment; filename="registrations-`+time.Now().UTC().Format("2006-01-02")+`.csv"`)
+	h.Set(echo.HeaderContentDisposition, `attachment; filename="registrations-`+clock.Now().UTC().Format("2006-01-02")+`.csv"`)
 	w := csv.NewWriter(c.Response())
 	started := false
 	err := staff.Of(s.engine).RegistrationsCSV(c.Request().Context(), q, func(rec []string) error {
