@@ -42,8 +42,11 @@ type Return struct {
 	// (the transaction's AcctSvcrRef, else the entry's).
 	BankReference string
 	// Key identifies the return like Credit.Key does a credit: the same
-	// booking in overlapping statements has the same Key.
+	// return in a camt.054 and in the night's camt.053, as an entry of its
+	// own or in a batch, has the same Key.
 	Key string
+	// PreviousKey is the key before transaction keys (Credit.PreviousKey).
+	PreviousKey string
 }
 
 // ReturnReasonText is the reason of a direct debit return in words, in
@@ -204,7 +207,8 @@ func (e xmlEntry) returns(account string) ([]Return, error) {
 		if len(txs) > 1 {
 			position = i + 1
 		}
-		r.Key = creditKey(account, booked, value, minor, r.Currency, "return",
+		r.Key = transactionKey(account, "DBIT/return", booked, value, minor, r.Currency, e, tx, nil)
+		r.PreviousKey = creditKey(account, booked, value, minor, r.Currency, "return",
 			e.AcctSvcrRef, e.NtryRef, tx.Refs.AcctSvcrRef, tx.Refs.EndToEndId, tx.Refs.TxId, tx.Refs.InstrId, tx.Refs.UETR, strconv.Itoa(position))
 		out = append(out, r)
 	}

@@ -55,14 +55,19 @@ type Credit struct {
 	// every bank numbers its own entries, so Key, not ID, tells credits
 	// apart.
 	ID string
-	// Key identifies the credit on its account as banks keep it unique:
-	// a digest of the account, the booking (or value) date, the amount
-	// and currency, the entry's references (AcctSvcrRef, NtryRef), the
-	// transaction's (AcctSvcrRef, EndToEndId, TxId, InstrId, UETR) and
-	// the transaction's position in its entry. The same entry in an
-	// overlapping statement, a camt.052 report or a camt.054
-	// notification of the same booking has the same Key.
+	// Key identifies the bank transaction on its account by what stays
+	// the same in every file that reports it (transactionKey): the same
+	// transfer in a camt.054 notification, a camt.052 intraday report and
+	// the night's camt.053 statement, as an entry of its own or inside a
+	// batch, has the same Key, while entry-level references (NtryRef, the
+	// entry's AcctSvcrRef) and positions, which differ between those
+	// files, are no part of it.
 	Key string
+	// PreviousKey is the key the portal recorded credits by before
+	// transaction keys (it included the entry's references and the
+	// position): a credit imported before the upgrade is found by it, so
+	// that the same statement imported again is not captured twice.
+	PreviousKey string
 	// Account is the IBAN (or other id) of the statement's account.
 	Account     string
 	AmountMinor int64
@@ -380,7 +385,8 @@ func (e xmlEntry) credits(account string) ([]Credit, error) {
 		if len(txs) > 1 {
 			position = i + 1
 		}
-		c.Key = creditKey(account, booked, value, minor, c.Currency,
+		c.Key = transactionKey(account, "CRDT", booked, value, minor, c.Currency, e, tx, c.References)
+		c.PreviousKey = creditKey(account, booked, value, minor, c.Currency,
 			e.AcctSvcrRef, e.NtryRef, tx.Refs.AcctSvcrRef, tx.Refs.EndToEndId, tx.Refs.TxId, tx.Refs.InstrId, tx.Refs.UETR, strconv.Itoa(position))
 		out = append(out, c)
 	}
@@ -428,7 +434,37 @@ func txID(entryID string, tx xmlTx, i, n int) string {
 	return id
 }
 
-// creditKey is Credit.Key: a SHA-256 of its parts (trimmed, the account
+// transactionKey is Credit.Key and Return.Key: what identifies one bank
+// transaction on an account across camt.052, camt.053 and camt.054. Its
+// parts are the account, the direction (and what kind of booking it is),
+// the booking (or value) date, the amount and currency, the transaction's
+// own references (AcctSvcrRef, EndToEndId, TxId, InstrId, UETR, where
+// given; NOTPROVIDED is none) and its creditor references. Two transfers
+// that share a transaction-level AcctSvcrRef but differ in amount stay
+// two. Only an entry without any transaction-level reference (no
+// TxDtls, or TxDtls without Refs) falls back on the entry's AcctSvcrRef,
+// which is then the transaction's own: the bank gives nothing else.
+func transactionKey(account, direction string, booked, value time.Time, minor int64, currency string, e xmlEntry, tx xmlTx, creditorRefs []string) string {
+	refs := []string{tx.Refs.AcctSvcrRef, tx.Refs.EndToEndId, tx.Refs.TxId, tx.Refs.InstrId, strings.ToLower(tx.Refs.UETR)}
+	given := false
+	for i, r := range refs {
+		r = strings.TrimSpace(r)
+		if strings.EqualFold(r, "NOTPROVIDED") {
+			r = ""
+		}
+		refs[i] = r
+		given = given || r != ""
+	}
+	entryRef := ""
+	if !given {
+		entryRef = strings.TrimSpace(e.AcctSvcrRef)
+	}
+	parts := append([]string{"transaction/2", direction, entryRef}, refs...)
+	parts = append(parts, strings.Join(creditorRefs, " "))
+	return creditKey(account, booked, value, minor, currency, parts...)
+}
+
+// creditKey is Credit.PreviousKey (and transactionKey's digest): a SHA-256 of its parts (trimmed, the account
 // compacted, the date as a date), hex, so that it has one length and no
 // separator a reference could forge.
 func creditKey(account string, booked, value time.Time, minor int64, currency string, refs ...string) string {

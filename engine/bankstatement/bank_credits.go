@@ -144,8 +144,13 @@ func compactAccount(s string) string { return strings.ToUpper(strings.Join(strin
 // that bank id and amount.
 func keptCredits(ctx context.Context, db bun.IDB, orgID int64, account string, credits []banking.Credit) (map[string]bool, error) {
 	keys := make([]string, 0, 2*len(credits))
+	previous := map[string]string{} // a key before transaction keys, to the credit's key now
 	for _, c := range credits {
 		keys = append(keys, creditIdentity(c), "legacy:"+c.ID)
+		if c.PreviousKey != "" {
+			keys = append(keys, c.PreviousKey)
+			previous[c.PreviousKey] = creditIdentity(c)
+		}
 	}
 	var kept []BankCredit
 	q := db.NewSelect().Model(&kept).Column("credit_key", "credit_id", "amount_minor", "currency").
@@ -158,6 +163,10 @@ func keptCredits(ctx context.Context, db bun.IDB, orgID int64, account string, c
 	for _, k := range kept {
 		if strings.HasPrefix(k.CreditKey, "legacy:") {
 			legacy[k.CreditID+" "+engine.FormatMoney(k.AmountMinor, k.Currency)] = true
+			continue
+		}
+		if now, ok := previous[k.CreditKey]; ok {
+			out[now] = true
 			continue
 		}
 		out[k.CreditKey] = true

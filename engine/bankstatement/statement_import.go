@@ -89,13 +89,21 @@ func (s *Service) ImportStatement(ctx context.Context, st banking.Statement, opt
 	if len(mine) == 0 {
 		return rep, nil
 	}
-	ids := make([]string, len(mine))
+	// A credit is recorded by its transaction key; one imported before
+	// transaction keys is found by the key it was recorded by then.
+	ids, previous := make([]string, len(mine)), make([]string, len(mine))
+	lookup := make([]string, 0, 2*len(mine))
 	for i, c := range mine {
 		ids[i] = creditEventID(opt.Organisation, string(opt.Account), creditIdentity(c))
+		lookup = append(lookup, ids[i])
+		if c.PreviousKey != "" {
+			previous[i] = creditEventID(opt.Organisation, string(opt.Account), c.PreviousKey)
+			lookup = append(lookup, previous[i])
+		}
 	}
 	var seen []string
 	if err := s.DB().NewSelect().Model((*engine.PaymentEvent)(nil)).Column("event_id").
-		Where("provider = ? AND event_id IN (?)", payment.BankTransferProvider, bun.List(ids)).Scan(ctx, &seen); err != nil {
+		Where("provider = ? AND event_id IN (?)", payment.BankTransferProvider, bun.List(lookup)).Scan(ctx, &seen); err != nil {
 		return nil, fmt.Errorf("load imported credits: %w", err)
 	}
 	done := make(map[string]bool, len(seen))
@@ -112,7 +120,7 @@ func (s *Service) ImportStatement(ctx context.Context, st banking.Statement, opt
 	}
 	fresh := mine[:0:0]
 	for i, c := range mine {
-		if done[ids[i]] || legacy[i] || kept[creditIdentity(c)] {
+		if done[ids[i]] || previous[i] != "" && done[previous[i]] || legacy[i] || kept[creditIdentity(c)] {
 			rep.AlreadyImported++
 			continue
 		}

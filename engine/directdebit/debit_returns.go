@@ -243,6 +243,13 @@ func returnEventID(debit *payment.Debit) string {
 	return fmt.Sprintf("%s:%d", DebitReturnEvent, debit.ID)
 }
 
+// returnProblemEventID identifies a return recorded as a problem by the
+// return's transaction key (banking.Return.Key): once, whether the
+// camt.054 or the camt.053 that repeats it comes first.
+func returnProblemEventID(orgID int64, key string) string {
+	return fmt.Sprintf("%s-problem:%d:%s", DebitReturnEvent, orgID, key)
+}
+
 // returnNote is the record of a return on its payment event: the reason
 // in words, the statement and the bank's own words.
 func returnNote(st banking.Statement, r banking.Return, words string) string {
@@ -277,7 +284,17 @@ func (s *Service) recordReturnProblem(ctx context.Context, tx bun.Tx, st banking
 		return err
 	}
 	line.RegistrationID = order.ProcessInstanceID
-	id := fmt.Sprintf("%s-problem:%d:%s", DebitReturnEvent, debit.OrganisationID, r.Key)
+	id := returnProblemEventID(debit.OrganisationID, r.Key)
+	if r.PreviousKey != "" {
+		// Recorded before transaction keys, by the key of that time.
+		n, err := tx.NewSelect().Model((*engine.PaymentEvent)(nil)).Where("event_id = ?", returnProblemEventID(debit.OrganisationID, r.PreviousKey)).Count(ctx)
+		if err != nil {
+			return fmt.Errorf("load the return's record: %w", err)
+		}
+		if n > 0 {
+			return errReturnApplied
+		}
+	}
 	amount, currency := r.AmountMinor, strings.ToUpper(r.Currency)
 	ev := &engine.PaymentEvent{Provider: p.Provider, EventID: &id, EventType: DebitReturnEvent, Reference: p.Reference, Outcome: engine.OutcomeFailed,
 		AmountMinor: &amount, Currency: &currency, Note: returnNote(st, r, banking.ReturnReasonText(r.ReasonCode, "en")) + "; " + problem,
