@@ -181,7 +181,7 @@ func TestCreditImportedBeforeTransactionKeysIsNotCapturedAgain(t *testing.T) {
 		// What the import before the upgrade recorded: the capture under
 		// the bank credit's event id of that time.
 		f.capture(payment.Capture{Reference: owes, AmountMinor: 9583, Currency: "EUR", BookedOn: c.BookingDate,
-			EventID: fmt.Sprintf("bank:0:%s:%s", demoIBAN, c.PreviousKey)})
+			EventID: bankstatement.CreditEventID(0, demoIBAN, c.PreviousKey)})
 		iban, _ := banking.ParseIBAN(demoIBAN)
 		rep, err := bankstatement.Of(f.svc).ImportStatement(f.ctx, st, engine.StatementOptions{Account: iban})
 		if err != nil {

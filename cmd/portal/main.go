@@ -43,6 +43,7 @@ commands:
   config                     print the effective configuration (secrets masked)
   payments capture REF --amount 184.50   record a bank transfer that arrived
   payments import FILE [--dry-run]       capture the credits of a camt.053/054 statement
+  books check [--org ID]     hold the money to its invariants (each violation in words)
   debits collect --org ID [--until DATE] prepare a SEPA direct-debit collection file (debits list|show|file|sent|cancel)
   spec check|diff|lint|export  OpenAPI contract tools (docs/CONTRACT.md)
 
@@ -89,6 +90,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return cfg.Validate()
 	case "payments":
 		return cmdPayments(ctx, args[1:], getenv, stdout, stderr)
+	case "books":
+		return cmdBooks(ctx, args[1:], getenv, stdout, stderr)
 	case "debits":
 		return cmdDebits(ctx, args[1:], getenv, stdout, stderr)
 	case "spec":

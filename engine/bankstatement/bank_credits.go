@@ -128,11 +128,11 @@ func creditIdentity(c banking.Credit) string {
 	return "id:" + c.ID
 }
 
-// creditEventID is the payment event id of a bank credit's capture:
+// CreditEventID is the payment event id of a bank credit's capture:
 // scoped by the organisation (0: the shared account) and the account, so
 // that no club's credit, nor a capture's id given by hand ("capture:…"),
 // can stand for another's.
-func creditEventID(orgID int64, account, key string) string {
+func CreditEventID(orgID int64, account, key string) string {
 	return fmt.Sprintf("bank:%d:%s:%s", orgID, compactAccount(account), key)
 }
 
@@ -348,7 +348,7 @@ func (s *Service) ResolveCredit(ctx context.Context, actor engine.Actor, orgID, 
 		return s.markCredit(ctx, tx, actor, bc, CreditAssigned, captured, r.Note)
 	})
 	res, err := payment.Of(s.Service).CapturePayment(ctx, payment.Capture{Reference: ref, AmountMinor: bc.AmountMinor, Currency: bc.Currency, BookedOn: booked,
-		Note: note, EventID: creditEventID(orgID, bc.Account, bc.CreditKey), OrganisationID: orgID})
+		Note: note, EventID: CreditEventID(orgID, bc.Account, bc.CreditKey), OrganisationID: orgID})
 	if err != nil {
 		return nil, err
 	}

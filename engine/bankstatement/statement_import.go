@@ -94,10 +94,10 @@ func (s *Service) ImportStatement(ctx context.Context, st banking.Statement, opt
 	ids, previous := make([]string, len(mine)), make([]string, len(mine))
 	lookup := make([]string, 0, 2*len(mine))
 	for i, c := range mine {
-		ids[i] = creditEventID(opt.Organisation, string(opt.Account), creditIdentity(c))
+		ids[i] = CreditEventID(opt.Organisation, string(opt.Account), creditIdentity(c))
 		lookup = append(lookup, ids[i])
 		if c.PreviousKey != "" {
-			previous[i] = creditEventID(opt.Organisation, string(opt.Account), c.PreviousKey)
+			previous[i] = CreditEventID(opt.Organisation, string(opt.Account), c.PreviousKey)
 			lookup = append(lookup, previous[i])
 		}
 	}
@@ -198,7 +198,7 @@ func (s *Service) ImportStatement(ctx context.Context, st banking.Statement, opt
 		}
 		res, err := payment.Of(s.Service).CapturePayment(ctx, payment.Capture{Reference: string(pr.Expected.Reference), AmountMinor: pr.Credit.AmountMinor,
 			Currency: pr.Credit.Currency, BookedOn: booked, Note: note,
-			EventID: creditEventID(opt.Organisation, string(opt.Account), creditIdentity(pr.Credit)),
+			EventID: CreditEventID(opt.Organisation, string(opt.Account), creditIdentity(pr.Credit)),
 			Actor:   opt.Actor, OrganisationID: opt.Organisation})
 		if err != nil {
 			line.Err = err

@@ -41,7 +41,7 @@ type Capture struct {
 	// that running the same command twice captures once.
 	ID string
 	// eventID is set by the statement import and credit assignment: the
-	// bank credit's own event id (creditEventID), used as is.
+	// bank credit's own event id (bankstatement.CreditEventID), used as is.
 	EventID string
 	// Actor is the staff member capturing on the staff pages (audited);
 	// nil from the command line.

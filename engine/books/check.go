@@ -1,0 +1,232 @@
+// Package books checks a club's money against invariants that hold
+// whatever happened to it: imports of overlapping bank files, partial
+// payments and overpayments, second payments, captures by hand, direct
+// debits collected and returned. A violation is a defect in the portal (or
+// a change made to the database by hand), never a member's doing: each is
+// said in words with the records involved, for the treasurer and for
+// whoever fixes the code. `portal books check` runs it; the property test
+// of the statement import (engine/books_property_test.go) asserts it stays
+// clean after every step of random sequences of imports.
+package books
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/uptrace/bun"
+
+	"portal/engine"
+	"portal/engine/bankstatement"
+	"portal/engine/payment"
+	"portal/engine/staff"
+)
+
+// Rule names an invariant of the books.
+type Rule string
+
+// The invariants Check holds the books to.
+const (
+	// RuleCreditOnce: a bank transaction is counted at most once on its
+	// account: never kept as an unmatched credit while it is also
+	// captured for a payment.
+	RuleCreditOnce Rule = "credit_once"
+	// RuleParts: an order still unpaid has received less in parts than
+	// its total (the part that completes it marks it paid).
+	RuleParts Rule = "parts_below_total"
+	// RulePaidHasPayment: a paid order has a payment that succeeded.
+	RulePaidHasPayment Rule = "paid_has_payment"
+	// RulePaidMemberships: a paid order's memberships are active, none
+	// still waits for payment.
+	RulePaidMemberships Rule = "paid_memberships_active"
+	// RuleOpenPayments: what the open payments list says is received and
+	// owed is what the captures add up to: owed is the total less the
+	// parts.
+	RuleOpenPayments Rule = "open_payments_owed"
+)
+
+// Finding is one violation of a rule, in words, with the records involved.
+type Finding struct {
+	Rule           Rule
+	OrganisationID int64
+	// Message says what is wrong, naming the records and the amounts.
+	Message string
+	// Records names the rows involved, such as "order 12" or "bank
+	// credit 7".
+	Records []string
+}
+
+// String is the finding as the command prints it.
+func (f Finding) String() string {
+	return fmt.Sprintf("organisation %d: %s: %s [%s]", f.OrganisationID, f.Rule, f.Message, strings.Join(f.Records, ", "))
+}
+
+// Check holds one organisation's books to every rule and returns the
+// violations, none when the books are sound. It only reads.
+func Check(ctx context.Context, svc *engine.Service, orgID int64) (_ []Finding, err error) {
+	defer engine.ClassifyUnavailable(&err)
+	db := svc.DB()
+	var out []Finding
+	for _, check := range []func(context.Context, bun.IDB, int64) ([]Finding, error){creditsOnce, partsBelowTotal, paidOrders} {
+		found, err := check(ctx, db, orgID)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, found...)
+	}
+	found, err := openPaymentsOwed(ctx, svc, orgID)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, found...)
+	for i := range out {
+		out[i].OrganisationID = orgID
+	}
+	return out, nil
+}
+
+// creditsOnce finds bank credits kept as unmatched (or ignored) while a
+// capture records the same transaction on the same account: the money
+// would be counted twice, once paid and once still to place.
+func creditsOnce(ctx context.Context, db bun.IDB, orgID int64) ([]Finding, error) {
+	var kept []bankstatement.BankCredit
+	if err := db.NewSelect().Model(&kept).Column("id", "account", "credit_id", "credit_key", "amount_minor", "currency", "state").
+		Where("organisation_id = ? AND state IN (?)", orgID, bun.List([]bankstatement.CreditState{bankstatement.CreditUnmatched, bankstatement.CreditIgnored})).
+		Scan(ctx); err != nil {
+		return nil, fmt.Errorf("books: load kept credits: %w", err)
+	}
+	if len(kept) == 0 {
+		return nil, nil
+	}
+	ids := make([]string, len(kept))
+	for i, c := range kept {
+		ids[i] = bankstatement.CreditEventID(orgID, c.Account, c.CreditKey)
+	}
+	var events []engine.PaymentEvent
+	if err := db.NewSelect().Model(&events).Column("event_id", "reference").Where("event_id IN (?)", bun.List(ids)).Scan(ctx); err != nil {
+		return nil, fmt.Errorf("books: load captures: %w", err)
+	}
+	captured := map[string]string{}
+	for _, e := range events {
+		captured[*e.EventID] = e.Reference
+	}
+	var out []Finding
+	for i, c := range kept {
+		if ref, ok := captured[ids[i]]; ok {
+			out = append(out, Finding{Rule: RuleCreditOnce, Records: []string{fmt.Sprintf("bank credit %d", c.ID), "payment " + ref},
+				Message: fmt.Sprintf("the bank's credit %s of %s on %s is listed as %s and also captured for payment %s: counted twice",
+					c.CreditID, engine.FormatMoney(c.AmountMinor, c.Currency), c.Account, c.State, ref)})
+		}
+	}
+	return out, nil
+}
+
+// orderFigures is an order with what its captures add up to.
+type orderFigures struct {
+	ID         int64              `bun:"id"`
+	Status     engine.OrderStatus `bun:"status"`
+	TotalMinor int64              `bun:"total_minor"`
+	Currency   string             `bun:"currency"`
+	PartsMinor int64              `bun:"parts_minor"`
+}
+
+// partsBelowTotal finds unpaid orders whose partial captures reach their
+// total: the order should have been marked paid, or a part was counted
+// twice.
+func partsBelowTotal(ctx context.Context, db bun.IDB, orgID int64) ([]Finding, error) {
+	var orders []orderFigures
+	if err := db.NewSelect().TableExpr("orders AS o").ColumnExpr("o.id, o.status, o.total_minor, o.currency").
+		ColumnExpr(`(SELECT COALESCE(SUM(e.amount_minor), 0) FROM payment_events AS e
+			WHERE e.event_type = ? AND e.outcome = ? AND e.currency = o.currency
+			AND e.reference IN (SELECT p.reference FROM payments AS p WHERE p.order_id = o.id)) AS parts_minor`,
+			payment.BankCaptureEvent, payment.PartialCaptureOutcome).
+		Where("o.organisation_id = ? AND o.status = ?", orgID, engine.OrderUnpaid).Order("o.id").Scan(ctx, &orders); err != nil {
+		return nil, fmt.Errorf("books: load unpaid orders: %w", err)
+	}
+	var out []Finding
+	for _, o := range orders {
+		if o.TotalMinor > 0 && o.PartsMinor >= o.TotalMinor {
+			out = append(out, Finding{Rule: RuleParts, Records: []string{fmt.Sprintf("order %d", o.ID)},
+				Message: fmt.Sprintf("order %d is unpaid, yet its parts add up to %s of %s",
+					o.ID, engine.FormatMoney(o.PartsMinor, o.Currency), engine.FormatMoney(o.TotalMinor, o.Currency))})
+		}
+	}
+	return out, nil
+}
+
+// paidOrders finds paid orders without a successful payment, and paid
+// orders whose registration still has memberships waiting for payment.
+func paidOrders(ctx context.Context, db bun.IDB, orgID int64) ([]Finding, error) {
+	var rows []struct {
+		ID        int64 `bun:"id"`
+		Succeeded int   `bun:"succeeded"`
+		Pending   int   `bun:"pending"`
+	}
+	if err := db.NewSelect().TableExpr("orders AS o").ColumnExpr("o.id").
+		ColumnExpr("(SELECT COUNT(*) FROM payments AS p WHERE p.order_id = o.id AND p.status = ?) AS succeeded", engine.PaymentSucceeded).
+		ColumnExpr("(SELECT COUNT(*) FROM memberships AS m WHERE m.process_instance_id = o.process_instance_id AND m.status = ?) AS pending", engine.MembershipPending).
+		Where("o.organisation_id = ? AND o.status = ?", orgID, engine.OrderPaid).
+		// A newer order of the registration replaced this one: its
+		// memberships are the newer order's to settle.
+		Where("o.id = (SELECT MAX(o2.id) FROM orders AS o2 WHERE o2.process_instance_id = o.process_instance_id)").
+		Order("o.id").Scan(ctx, &rows); err != nil {
+		return nil, fmt.Errorf("books: load paid orders: %w", err)
+	}
+	var out []Finding
+	for _, r := range rows {
+		if r.Succeeded == 0 {
+			out = append(out, Finding{Rule: RulePaidHasPayment, Records: []string{fmt.Sprintf("order %d", r.ID)},
+				Message: fmt.Sprintf("order %d is paid, but none of its payments succeeded", r.ID)})
+		}
+		if r.Pending > 0 {
+			out = append(out, Finding{Rule: RulePaidMemberships, Records: []string{fmt.Sprintf("order %d", r.ID)},
+				Message: fmt.Sprintf("order %d is paid, but %d of its memberships still wait for payment", r.ID, r.Pending)})
+		}
+	}
+	return out, nil
+}
+
+// openPaymentsOwed reads the open payments as staff see them and holds
+// each row to the captures: received is the parts captured for the order,
+// owed the total less those.
+func openPaymentsOwed(ctx context.Context, svc *engine.Service, orgID int64) ([]Finding, error) {
+	rows, err := staff.Of(svc).OpenPayments(ctx, staff.OpenPaymentQuery{OrganisationID: orgID})
+	if err != nil {
+		return nil, err
+	}
+	if len(rows) == 0 {
+		return nil, nil
+	}
+	ids := make([]int64, len(rows))
+	for i, r := range rows {
+		ids[i] = r.OrderID
+	}
+	var parts []struct {
+		OrderID int64 `bun:"order_id"`
+		Sum     int64 `bun:"sum"`
+	}
+	if err := svc.DB().NewSelect().TableExpr("payment_events AS e").Join("JOIN payments AS p ON p.reference = e.reference").
+		Join("JOIN orders AS o ON o.id = p.order_id").
+		ColumnExpr("p.order_id, SUM(e.amount_minor) AS sum").
+		Where("p.order_id IN (?) AND e.event_type = ? AND e.outcome = ? AND e.currency = o.currency", bun.List(ids), payment.BankCaptureEvent, payment.PartialCaptureOutcome).
+		GroupExpr("p.order_id").Scan(ctx, &parts); err != nil {
+		return nil, fmt.Errorf("books: load parts: %w", err)
+	}
+	received := map[int64]int64{}
+	for _, p := range parts {
+		received[p.OrderID] = p.Sum
+	}
+	var out []Finding
+	for _, r := range rows {
+		want := received[r.OrderID]
+		if r.ReceivedMinor != want || r.OwedMinor != r.TotalMinor-want {
+			out = append(out, Finding{Rule: RuleOpenPayments, Records: []string{fmt.Sprintf("order %d", r.OrderID)},
+				Message: fmt.Sprintf("open payments show order %d as %s received and %s owed; its captures add up to %s of %s",
+					r.OrderID, engine.FormatMoney(r.ReceivedMinor, r.Currency), engine.FormatMoney(r.OwedMinor, r.Currency),
+					engine.FormatMoney(want, r.Currency), engine.FormatMoney(r.TotalMinor, r.Currency))})
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Message < out[j].Message })
+	return out, nil
+}
