@@ -150,37 +150,44 @@ func randomImports(t *testing.T, db *bun.DB, seed uint64) {
 		for _, fd := range findings {
 			t.Errorf("step %d (%s %s): %s", step, st.Message, st.MessageID, fd)
 		}
-		want := map[string]int{}
+		want, wantMinor := map[string]int{}, map[string]int64{}
 		for i := range reported {
 			want[transfers[i].rf]++
+			wantMinor[transfers[i].rf] += transfers[i].minor
 		}
 		for _, o := range owed {
-			if got := countedFor(t, f, string(o.Reference)); got != want[string(o.Reference)] {
+			got, gotMinor := countedFor(t, f, string(o.Reference))
+			if got != want[string(o.Reference)] || gotMinor != wantMinor[string(o.Reference)] {
 				for _, l := range rep.Lines {
 					t.Logf("line %s %d %s captured=%v kept=%v second=%v %s", l.Credit.ID, l.Credit.AmountMinor, l.Outcome, l.Captured, l.Kept, l.SecondCredit, l.Reason)
 				}
-				t.Fatalf("step %d (%s %s): %s: %d transfers counted, the bank reported %d", step, st.Message, st.MessageID, o.Reference,
-					got, want[string(o.Reference)])
+				t.Fatalf("step %d (%s %s): %s: %d transfers of %s counted, the bank reported %d of %s", step, st.Message, st.MessageID, o.Reference,
+					got, engine.FormatAmount(gotMinor), want[string(o.Reference)], engine.FormatAmount(wantMinor[string(o.Reference)]))
 			}
 		}
 	}
 }
 
 // countedFor is how many bank transfers the portal counts for an order's
-// RF reference: credits captured for its payments (one payment event
-// each, by the bank credit's event id), and those kept to place. (The
-// amounts are not compared: the capture that completes an order after
-// parts records the sum received, not its own credit's amount.)
-func countedFor(t *testing.T, f *fixture, rf string) int {
+// RF reference, and how much they bring: credits captured for its
+// payments (one payment event each, by the bank credit's event id, with
+// the credit's own amount), and those kept to place.
+func countedFor(t *testing.T, f *fixture, rf string) (int, int64) {
 	t.Helper()
-	captured, err := f.db.NewSelect().TableExpr("payment_events AS e").Join("JOIN payments AS p ON p.reference = e.reference").
-		Where("p.provider_id = ? AND e.event_type = ? AND e.event_id LIKE 'bank:%'", rf, payment.BankCaptureEvent).Count(f.ctx)
-	if err != nil {
+	var rows []struct {
+		N   int64 `bun:"n"`
+		Sum int64 `bun:"sum"`
+	}
+	if err := f.db.NewSelect().TableExpr("payment_events AS e").Join("JOIN payments AS p ON p.reference = e.reference").
+		ColumnExpr("COUNT(*) AS n, COALESCE(SUM(e.amount_minor), 0) AS sum").
+		Where("p.provider_id = ? AND e.event_type = ? AND e.event_id LIKE 'bank:%'", rf, payment.BankCaptureEvent).
+		UnionAll(f.db.NewSelect().Model((*bankstatement.BankCredit)(nil)).ColumnExpr("COUNT(*) AS n, COALESCE(SUM(amount_minor), 0) AS sum").
+			Where("reference = ? AND state = ?", rf, bankstatement.CreditUnmatched)).Scan(f.ctx, &rows); err != nil {
 		t.Fatal(err)
 	}
-	kept, err := f.db.NewSelect().Model((*bankstatement.BankCredit)(nil)).Where("reference = ? AND state = ?", rf, bankstatement.CreditUnmatched).Count(f.ctx)
-	if err != nil {
-		t.Fatal(err)
+	var n, sum int64
+	for _, r := range rows {
+		n, sum = n+r.N, sum+r.Sum
 	}
-	return int(captured + kept)
+	return int(n), sum
 }

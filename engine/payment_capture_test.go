@@ -427,3 +427,36 @@ func TestCheckoutIDsUniquePerAccount(t *testing.T) {
 		}
 	})
 }
+
+// TestCompletingPartRecordsItsOwnAmount: the credit that completes
+// earlier parts is checked as their sum but recorded with its own amount,
+// so that the registration's history shows each credit as the bank booked
+// it (a second part of 17.34 as 17.34, not as the order's total) while the
+// attempt is paid the whole.
+func TestCompletingPartRecordsItsOwnAmount(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		f := bankFixture(t, db, 0)
+		r := f.start(engine.DemoUserKey, alex, robin)
+		r.commit()
+		p := f.payments(r.id)[0]
+		first, second := p.AmountMinor-1734, int64(1734)
+		f.capture(payment.Capture{Reference: deref(p.ProviderID), AmountMinor: first, Note: "first part"})
+		if res := f.capture(payment.Capture{Reference: deref(p.ProviderID), AmountMinor: second, Note: "second part"}); res.Outcome != engine.OutcomeSuccess {
+			t.Fatalf("the completing part: %+v", res)
+		}
+		var events []engine.PaymentEvent
+		if err := db.NewSelect().Model(&events).Where("reference = ? AND event_type = ?", p.Reference, payment.BankCaptureEvent).Order("id").Scan(f.ctx); err != nil {
+			t.Fatal(err)
+		}
+		if len(events) != 2 || *events[0].AmountMinor != first || *events[1].AmountMinor != second || !strings.Contains(events[1].Note, "with earlier partial payments") {
+			for _, e := range events {
+				t.Logf("event %s %v %q", e.Outcome, e.AmountMinor, e.Note)
+			}
+			t.Fatalf("%d capture events; want the parts %d and %d as booked", len(events), first, second)
+		}
+		if paid := f.payments(r.id)[0]; paid.Status != engine.PaymentSucceeded || paid.PaidAmountMinor == nil || *paid.PaidAmountMinor != p.AmountMinor {
+			t.Fatalf("the attempt after both parts: %s, paid %v of %d", paid.Status, paid.PaidAmountMinor, p.AmountMinor)
+		}
+	})
+}

@@ -82,6 +82,12 @@ type PaymentConfirmation struct {
 	// Accumulate: the amount adds to the earlier partial captures of the
 	// attempt's order (bank transfers paid in parts); their sum is checked.
 	Accumulate bool
+	// OwnAmountMinor is what this confirmation itself brought when
+	// AmountMinor is more: the credit that completes earlier parts checks
+	// their sum (AmountMinor) but records its own amount, so that the
+	// registration's history shows each credit as the bank booked it.
+	// 0: AmountMinor.
+	OwnAmountMinor int64
 	// Actor, when set, is the staff member confirming by hand (a capture
 	// on the staff pages): the change is written to the audit log in the
 	// same transaction.

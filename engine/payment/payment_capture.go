@@ -270,7 +270,7 @@ func (s *Service) accumulate(ctx context.Context, tx bun.Tx, p *engine.Payment, 
 	if total >= p.AmountMinor {
 		if prior > 0 {
 			c.Note += fmt.Sprintf("; with earlier partial payments of %s", engine.FormatMoney(prior, p.Currency))
-			c.AmountMinor = total
+			c.OwnAmountMinor, c.AmountMinor = c.AmountMinor, total
 		}
 		return false, nil
 	}

@@ -1,6 +1,7 @@
 package payment
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -283,7 +284,7 @@ func (s *Service) SettleIn(ctx context.Context, tx bun.Tx, provider engine.Payme
 	}
 	paid := c.Outcome == engine.OutcomeSuccess || c.Outcome == engine.OutcomePending
 	if paid {
-		amount, currency := c.AmountMinor, strings.ToUpper(c.Currency)
+		amount, currency := cmp.Or(c.OwnAmountMinor, c.AmountMinor), strings.ToUpper(c.Currency)
 		ev.AmountMinor, ev.Currency = &amount, &currency
 	}
 	mismatch := paid && (c.AmountMinor != p.AmountMinor || !strings.EqualFold(c.Currency, p.Currency))
