@@ -35,6 +35,10 @@ const (
 	// KindExpireMandates ends the mandates unused for MandateExpiryMonths.
 	KindExpireMandates = "mandates.expire"
 
+	// KindCheckBooks holds each organisation's money to its invariants
+	// (engine/books) and keeps what it finds for the staff overview.
+	KindCheckBooks = "books.check"
+
 	KindApplyRetention     = "data.retention" // daily: each organisation's retention settings
 	KindPruneWebhookEvents = "webhooks.prune" // daily: old delivered webhook events
 )
@@ -45,7 +49,7 @@ const (
 // (job_scope.go).
 var ScheduledKinds = []string{KindQueueReminders, KindSuspendIdle, KindQueueRenewals, KindArchiveFinished,
 	KindQueueWelcomes, KindQueueExpiry, KindReconcilePayments, KindPruneWebhookEvents, KindApplyRetention, KindSettleDueDebitRuns, KindExpireMandates,
-	jobs.PruneKind}
+	KindCheckBooks, jobs.PruneKind}
 
 // PortalWideKinds are the scheduled kinds that belong to no organisation
 // (pruning the portal's own tables): they run for the whole portal only.

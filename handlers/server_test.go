@@ -3,9 +3,12 @@ package handlers_test
 import (
 	"net/http"
 	"net/netip"
+	"strings"
 	"testing"
 	"time"
 
+	"portal/engine/books"
+	"portal/engine/clock"
 	"portal/engine/dbtest"
 )
 
@@ -17,6 +20,16 @@ func TestHealthAndReadiness(t *testing.T) {
 		if res := env.do(c, http.MethodGet, path, nil); res.status != http.StatusOK {
 			t.Fatalf("%s: %d", path, res.status)
 		}
+	}
+	// Last night's books check found something: said in the detail,
+	// counted only (the answer is public), the status stays ok.
+	if _, err := db.NewInsert().Model(&books.StoredFinding{OrganisationID: 1, Rule: books.RuleParts, Message: "order 1 is unpaid, yet ...",
+		Records: "order 1", CheckedAt: clock.Now()}).Exec(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if res := env.do(c, http.MethodGet, "/readyz", nil); res.status != http.StatusOK || !strings.Contains(string(res.body), `"books":"1 violation(s)`) ||
+		strings.Contains(string(res.body), "order 1") {
+		t.Fatalf("readyz with a finding: %d %s", res.status, res.body)
 	}
 	db.Close()
 	if res := env.do(c, http.MethodGet, "/readyz", nil); res.status != http.StatusServiceUnavailable {

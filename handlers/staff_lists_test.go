@@ -12,6 +12,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/books"
 	"portal/engine/clock"
 	"portal/engine/dbtest"
 	"portal/engine/staff"
@@ -180,6 +181,25 @@ func TestStaffOverviewFigures(t *testing.T) {
 		viewer := env.mustStaffSignIn("viewer@example.org", "/staff")
 		if p := env.get(viewer, "/staff"); p.testid("overview-open-payments").Length() != 0 {
 			t.Error("a viewer is led to the open payments")
+		}
+		if ov.testid("overview-books").Length() != 0 {
+			t.Error("sound books, yet the overview shows the books check")
+		}
+		// Last night's books check found an order marked paid by hand:
+		// the treasurer reads it in words, a viewer does not.
+		if _, err := db.NewUpdate().Model((*engine.Order)(nil)).Set("status = ?", engine.OrderPaid).Where("1 = 1").Exec(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := books.CheckAll(t.Context(), env.svc, clock.Now()); err != nil {
+			t.Fatal(err)
+		}
+		ov = env.get(tr, "/staff")
+		if got := ov.testid("overview-books").Text(); !strings.Contains(got, "rules broken: 2") ||
+			!strings.Contains(ov.testid("overview-books-findings").Text(), "none of its payments succeeded") {
+			t.Errorf("the books check on the overview: %q / %q", got, ov.testid("overview-books-findings").Text())
+		}
+		if p := env.get(viewer, "/staff"); p.testid("overview-books").Length() != 0 {
+			t.Error("a viewer sees the books check")
 		}
 	})
 }

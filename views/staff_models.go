@@ -146,6 +146,10 @@ type StaffOverviewModel struct {
 	Jobs StaffCountLink
 	// Credits counts the bank credits waiting for a treasurer, linking to the payments page.
 	Credits StaffCountLink
+	// Books counts the violations the last nightly books check found
+	// (engine/books), and Findings says each in words; none: sound.
+	Books    StaffCountLink
+	Findings []string
 	// Members and Ages split the period's memberships per type and per age
 	// group into active and awaiting payment; MembersTotal adds them up.
 	Members, Ages []StaffMemberCount

@@ -27,7 +27,7 @@ type StaffOpsTexts struct {
 	CreditStateAssigned, CreditStateReturned, CreditStateIgnored, CreditResolve, CreditAssign, CreditReturn, CreditIgnore,
 	CreditPayment, CreditPaymentHint, CreditNote, CreditResolveButton, CreditResolveQuestion, CreditAssignDetail,
 	CreditCloseDetail, CreditNoChoice, CreditNoPayment, CreditNoNote, CreditAssigned, CreditAssignedProblem, CreditClosed,
-	CreditAlready, CreditBy, OvCredits, LineKept, KeepButton string
+	CreditAlready, CreditBy, OvCredits, OvBooks, LineKept, KeepButton string
 	// Person search on the invitations page
 	PersonsSearch, PersonsSearchButton, PersonsNoMatch string
 	// Outcomes of a statement line

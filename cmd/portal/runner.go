@@ -10,6 +10,7 @@ import (
 
 	"portal/cmd/portal/config"
 	"portal/engine"
+	"portal/engine/books"
 	"portal/engine/clock"
 	"portal/engine/directdebit"
 	"portal/engine/jobs"
@@ -74,6 +75,7 @@ func buildRunner(cfg config.Config, db *bun.DB, svc *engine.Service, log *slog.L
 	directdebit.Of(svc).ScheduleDebitRuns(r)
 	privacy.Of(svc).ScheduleRetention(r, clock.Now, log)
 	directdebit.Of(svc).ScheduleMandateExpiry(r, clock.Now, log)
+	books.ScheduleCheck(r, svc, clock.Now, log)
 	return r
 }
 

@@ -9,6 +9,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -19,6 +20,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/engine/books"
 	"portal/engine/payment"
 	"portal/engine/staff"
 	"portal/relay/invitelink"
@@ -239,7 +241,16 @@ func (s *Server) Readyz(c echo.Context) error {
 		s.LogFor(c).Warn("readiness check failed", "err", err)
 		return c.JSON(http.StatusServiceUnavailable, map[string]string{"status": "unavailable"})
 	}
-	return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
+	body := map[string]any{"status": "ok"}
+	// The last nightly books check's violations, counted and never
+	// detailed (this answer is public): a detail, not the status, since a
+	// finding is for people to settle and the instance serves fine.
+	if n, err := books.FindingCount(ctx, s.engine.DB()); err != nil {
+		s.LogFor(c).Warn("readiness check could not count the books' findings", "err", err)
+	} else if n > 0 {
+		body["books"] = fmt.Sprintf("%d violation(s) found by the last books check (portal books check)", n)
+	}
+	return c.JSON(http.StatusOK, body)
 }
 
 // AdminPrefix is where the admin API lives.

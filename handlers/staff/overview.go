@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine/bankstatement"
+	"portal/engine/books"
 	"portal/engine/clock"
 	"portal/engine/organisation"
 	"portal/engine/staff"
@@ -55,6 +56,18 @@ func (s *Server) staffOverview(c echo.Context) error {
 		return s.StaffEngineError(c, err)
 	}
 	m.Credits = views.StaffCountLink{Label: staffpage.StaffOpsTextIn(c).OvCredits, Count: credits, URL: server.OrganisationPath(c, server.StaffPrefix+"/payments")}
+	if u.Role.AtLeast(staff.RoleTreasurer) {
+		// The money's invariants as last night's check found them: a
+		// treasurer's (and the maintainers') matter.
+		findings, err := books.Findings(ctx, s.engine.DB(), u.OrganisationID)
+		if err != nil {
+			return s.StaffEngineError(c, err)
+		}
+		m.Books = views.StaffCountLink{Label: staffpage.StaffOpsTextIn(c).OvBooks, Count: len(findings)}
+		for _, f := range findings {
+			m.Findings = append(m.Findings, f.Message)
+		}
+	}
 	for _, p := range periods {
 		m.Periods = append(m.Periods, views.StaffOption{Value: strconv.FormatInt(p.ID, 10), Label: p.Name, Selected: p.ID == periodID})
 	}
