@@ -51,7 +51,9 @@ func withService(ctx context.Context, cfg config.Config, fn func(*engine.Service
 	if err := migrations.CheckCurrent(ctx, db); err != nil {
 		return err
 	}
-	return fn(engine.NewService(db, nil, opts...))
+	// The public address first (opts may say otherwise): links a command
+	// makes name the club's own host, as the server's do.
+	return fn(engine.NewService(db, nil, append([]engine.ServiceOption{engine.WithPublicURL(cfg.BaseURL)}, opts...)...))
 }
 
 // orgFlags are the settings flags of orgs create and set.

@@ -120,7 +120,11 @@ func paymentService(ctx context.Context, cfg config.Config, stderr io.Writer) (s
 		return nil, nil, err
 	}
 	log := cfg.Logger(stderr)
-	svc = engine.NewService(db, provider, append([]engine.ServiceOption{engine.WithLogger(log), engine.WithPaymentLinks(server.PaymentLinks(cfg.BaseURL))},
+	// The public address too: links a command queues (a returned debit's
+	// pay link in the member's e-mail) name the club's own host, as the
+	// server's do.
+	svc = engine.NewService(db, provider, append([]engine.ServiceOption{engine.WithLogger(log), engine.WithPaymentLinks(server.PaymentLinks(cfg.BaseURL)),
+		engine.WithPublicURL(cfg.BaseURL)},
 		orgPaymentOptions(cfg, gw, log, &svc)...)...)
 	return svc, closeDB, nil
 }

@@ -1,12 +1,15 @@
 package main
 
 import (
+	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"portal/cmd/portal/config"
+	"portal/engine"
 )
 
 // TestBankTransferRequiresBankDetails: bank_transfer is refused at
@@ -171,5 +174,41 @@ func TestPaymentSettingsCommand(t *testing.T) {
 	}
 	if _, err = runCmd(t, e, "payments", "import", "x.xml", "--org", "1"); err == nil || strings.Contains(err.Error(), "no bank account") {
 		t.Errorf("import for an organisation with an account should get past the account: %v", err)
+	}
+}
+
+// TestCommandLinksNameTheClubsHost: the service the payment commands
+// (payments import, debits, books) and the organisation commands work with
+// knows the portal's public address, so the links they queue (a returned
+// debit's pay link in the member's e-mail) name each club's own host, as
+// the server's do: the tennis club's members are sent to 127.0.0.1, where
+// their order is found, not to the portal's base address (the rowing
+// club's).
+func TestCommandLinksNameTheClubsHost(t *testing.T) {
+	dir := t.TempDir()
+	e := env("PORTAL_DATABASE_URL", "sqlite:"+filepath.Join(dir, "l.db"), "PORTAL_BASE_URL", "http://localhost:8080",
+		"PORTAL_HASH_SECRET", "a-development-secret-0123")
+	if out, err := runCmd(t, e, "seed", "demo", "--tenants"); err != nil {
+		t.Fatalf("seed: %v\n%s", err, out)
+	}
+	cfg, _, err := loadConfigAround(newFlagSet("test", io.Discard), nil, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, closeDB, err := paymentService(context.Background(), cfg, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeDB()
+	if got := svc.OrgBase(context.Background(), svc.DB(), 2); got != "http://127.0.0.1:8080" {
+		t.Errorf("payment commands: the tennis club's links go to %q, want its own host http://127.0.0.1:8080", got)
+	}
+	if err := withService(context.Background(), cfg, func(s *engine.Service) error {
+		if got := s.OrgBase(context.Background(), s.DB(), 2); got != "http://127.0.0.1:8080" {
+			t.Errorf("organisation commands: the tennis club's links go to %q", got)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
 	}
 }
