@@ -235,3 +235,37 @@ func TestReturnReportedTwiceIsRecordedOnce(t *testing.T) {
 		}
 	})
 }
+
+// TestImportedPartIsAuditedLikeAWhole: a statement a treasurer imports
+// writes an audit entry for a part payment as it does for a whole one,
+// once, however often the statement is imported.
+func TestImportedPartIsAuditedLikeAWhole(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		f := bankFixture(t, db, 2)
+		const part, whole = "RF48PRALPHA2345ALPHA234", "RF32PRBRAVO2345BRAVO234"
+		openTransfers(t, f, banking.Expected{Reference: part, AmountMinor: 28750, Currency: "EUR"},
+			banking.Expected{Reference: whole, AmountMinor: 5000, Currency: "EUR"})
+		iban, _ := banking.ParseIBAN(demoIBAN)
+		st := camtFile(t, "camt.053", "S-AUD", camtEntry{ntryRef: "1", acctSvcrRef: "S-1", txs: []camtTx{{acctSvcrRef: "TX-A", endToEnd: "E-A", minor: 9583, rf: part}}},
+			camtEntry{ntryRef: "2", acctSvcrRef: "S-2", txs: []camtTx{{acctSvcrRef: "TX-B", endToEnd: "E-B", minor: 5000, rf: whole}}})
+		treasurer := engine.Actor{Name: "treasurer@example.org"}
+		for range 2 {
+			if _, err := bankstatement.Of(f.svc).ImportStatement(f.ctx, st, engine.StatementOptions{Account: iban, Actor: &treasurer}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var entries []engine.AuditRecord
+		if err := db.NewSelect().Model(&entries).Where("action = ?", "payment.capture").Order("id").Scan(f.ctx); err != nil {
+			t.Fatal(err)
+		}
+		if len(entries) != 2 {
+			t.Fatalf("%d capture entries for a part and a whole payment imported twice, want 2", len(entries))
+		}
+		for _, e := range entries {
+			if e.Actor != treasurer.Name {
+				t.Errorf("entry by %q", e.Actor)
+			}
+		}
+	})
+}

@@ -285,6 +285,14 @@ func (s *Service) accumulate(ctx context.Context, tx bun.Tx, p *engine.Payment, 
 	res.Outcome, res.Partial, res.Replayed = attemptOutcome(p), true, !inserted
 	if !inserted {
 		engine.AuditUnchanged(ctx)
+		return true, nil
+	}
+	if c.Actor != nil {
+		// A part from a statement a treasurer imports is audited as a
+		// whole payment is (settle's auditConfirmation).
+		if err := s.auditConfirmation(ctx, tx, *c.Actor, p, order, ev); err != nil {
+			return false, err
+		}
 	}
 	return true, nil
 }
