@@ -33,6 +33,11 @@ func checkAdminDebitResponses(t *testing.T, ck *apiChecker, env *testEnv, anon *
 		t.Fatalf("direct-debit settings: %s", settings.body)
 	}
 	wantStatus(t, ck.do(anon, http.MethodPatch, "/api/admin/payment-settings", map[string]any{"debitCollectionDay": 31}, bearer(write)...), http.StatusUnprocessableEntity)
+	// A refused return fee names the API's own field.
+	if res := ck.do(anon, http.MethodPatch, "/api/admin/payment-settings", map[string]any{"debitReturnFeeMinor": 10001}, bearer(write)...); res.status != http.StatusUnprocessableEntity ||
+		!strings.Contains(string(res.body), `"field":"debitReturnFeeMinor"`) {
+		t.Fatalf("a return fee too high: %d %s", res.status, res.body)
+	}
 
 	svc := engine.NewService(env.db, env.gw, orgPayments(env.db, envOptions{}, env.gw)...)
 	demo := &enginetest.Demo{T: t, DB: env.db, Svc: svc}

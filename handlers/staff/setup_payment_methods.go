@@ -113,6 +113,11 @@ func (s *Server) staffSavePaymentMethods(c echo.Context) error {
 	if _, err := settings.Of(s.engine).StaffSetPaymentSettings(c.Request().Context(), u.Actor(), u.OrganisationID, change); err != nil {
 		return s.staffSetupProblem(c, SetupPayments, err, func(m *views.StaffSetupModel, errs map[string]string) {
 			p := &m.PaymentMethods
+			if msg, ok := errs["debitReturnFeeMinor"]; ok {
+				// The engine names the API's field; the form asks for an amount.
+				errs["debitReturnFee"] = msg
+				delete(errs, "debitReturnFeeMinor")
+			}
 			p.Options, p.Default, p.Errors = methodOptions(c, methods), def, errs
 			if change.DebitCreditorID != nil {
 				p.CreditorID = *change.DebitCreditorID

@@ -386,7 +386,7 @@ func applyDebitSettings(ps *payment.PaymentSettings, c PaymentSettingsChange, ba
 	if c.DebitReturnFeeMinor != nil {
 		ps.DebitReturnFeeMinor = *c.DebitReturnFeeMinor
 		if ps.DebitReturnFeeMinor < 0 || ps.DebitReturnFeeMinor > 10000 {
-			bad("debitReturnFee", "must be an amount from 0.00 to 100.00")
+			bad("debitReturnFeeMinor", "must be an amount from 0.00 to 100.00 (0 to 10000 in minor units)")
 		}
 	}
 }
