@@ -124,7 +124,7 @@ func cmdDebits(ctx context.Context, args []string, getenv func(string) string, s
 		}
 		fmt.Fprintf(stdout, "run %d marked sent: %d payments settled", res.Run.ID, res.Settled)
 		if res.Replayed > 0 {
-			fmt.Fprintf(stdout, ", %d settled before", res.Replayed)
+			fmt.Fprintf(stdout, ", %d unchanged (settled before)", res.Replayed)
 		}
 		fmt.Fprintln(stdout)
 		for _, p := range res.Problems {

@@ -100,7 +100,7 @@ func TestDebitsCommands(t *testing.T) {
 	if out, err := runCmd(t, e, "debits", "sent", "1", "--org", "1"); err != nil || !strings.Contains(out, "1 payments settled") {
 		t.Fatalf("sent: %v\n%s", err, out)
 	}
-	if out, err := runCmd(t, e, "debits", "sent", "1", "--org", "1"); err != nil || !strings.Contains(out, "0 payments settled") {
+	if out, err := runCmd(t, e, "debits", "sent", "1", "--org", "1"); err != nil || !strings.Contains(out, "0 payments settled, 1 unchanged (settled before)") {
 		t.Fatalf("sent again: %v\n%s", err, out)
 	}
 	if _, err := runCmd(t, e, "debits", "cancel", "1", "--org", "1"); err == nil || !strings.Contains(err.Error(), "cannot be cancelled") {

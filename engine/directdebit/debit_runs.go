@@ -462,7 +462,13 @@ func (s *Service) MarkDebitRunSent(ctx context.Context, actor engine.Actor, orgI
 	if err != nil {
 		return nil, err
 	}
-	out := &SentDebitRun{Run: *run}
+	// The debits an earlier mark (or the debits.settle job) settled are
+	// unchanged by this one: a repeated mark says so rather than nothing.
+	settledBefore, err := s.DB().NewSelect().Model((*payment.Debit)(nil)).Where("run_id = ? AND status = ?", run.ID, payment.DebitCollected).Count(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("count settled debits: %w", err)
+	}
+	out := &SentDebitRun{Run: *run, Replayed: int(settledBefore)}
 	return out, s.settleSentDebits(ctx, run, out)
 }
 

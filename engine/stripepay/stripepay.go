@@ -16,6 +16,7 @@ import (
 	"github.com/stripe/stripe-go/v86/webhook"
 
 	"portal/engine"
+	"portal/engine/clock"
 	"portal/engine/payment"
 )
 
@@ -139,7 +140,16 @@ func lineItems(req engine.CheckoutRequest) []engine.CheckoutLine {
 
 // CreateCheckout implements engine.PaymentProvider.
 func (p *Provider) CreateCheckout(ctx context.Context, req engine.CheckoutRequest) (engine.Checkout, error) {
-	params := CheckoutParams(req, time.Now())
+	// Stripe keeps real time, the engine the portal's clock (engine/clock,
+	// moved by PORTAL_CLOCK in development and the calendar tests; the
+	// same in production): the expiry is asked in the one and returned in
+	// the other, so that a checkout lives as long on either.
+	real := time.Now()
+	shift := clock.Now().Sub(real).Truncate(time.Second)
+	if !req.ExpiresAt.IsZero() {
+		req.ExpiresAt = req.ExpiresAt.Add(-shift)
+	}
+	params := CheckoutParams(req, real)
 	cs, err := p.client.V1CheckoutSessions.Create(ctx, params)
 	if err != nil {
 		return engine.Checkout{}, fmt.Errorf("stripe: create checkout session: %w", err)
@@ -149,7 +159,7 @@ func (p *Provider) CreateCheckout(ctx context.Context, req engine.CheckoutReques
 	}
 	// The expiry is the one asked for: Stripe honours it (and stripe-mock
 	// answers a fixed date in 2009, which would renew every checkout).
-	return engine.Checkout{ProviderID: cs.ID, URL: cs.URL, ExpiresAt: time.Unix(*params.ExpiresAt, 0).UTC()}, nil
+	return engine.Checkout{ProviderID: cs.ID, URL: cs.URL, ExpiresAt: time.Unix(*params.ExpiresAt, 0).UTC().Add(shift)}, nil
 }
 
 // Retrieve implements engine.PaymentProvider: the session's state now.
