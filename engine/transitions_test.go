@@ -78,7 +78,6 @@ func TestNextSelectionStartsRunning(t *testing.T) {
 		{name: "ids only", in: []registration.PersonInput{{ID: alex}, {ID: robin}}, want: []int64{alex, robin}},
 		{name: "selected flags", in: []registration.PersonInput{{ID: alex, Selected: &yes}, {ID: sam, Selected: &no}, {ID: robin, Selected: &yes}}, want: []int64{alex, robin}},
 		{name: "unselected registered person is ignored", in: []registration.PersonInput{{ID: sam}, {ID: jamie, Selected: &no}}, want: []int64{sam}},
-		{name: "a person named twice counts once", in: []registration.PersonInput{{ID: robin}, {ID: alex}, {ID: robin}}, want: []int64{robin, alex}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -869,6 +868,56 @@ func TestSelectUnavailablePerson(t *testing.T) {
 				}
 				assertUnchanged(t, before, f.state())
 			})
+		}
+	})
+}
+
+// TestSelectPersonNamedTwice: a person named twice at person selection is
+// an invalid request naming the later entry, as on a question step
+// (TestNextInvalidAnswersChangeNothing), whatever the entries' selected
+// say; on a first selection and on one made again after back alike, and
+// nothing changes.
+func TestSelectPersonNamedTwice(t *testing.T) {
+	t.Parallel()
+	yes, no := true, false
+	tests := []struct {
+		name string
+		in   []registration.PersonInput
+		want []string
+	}{
+		{name: "the same id twice", in: []registration.PersonInput{{ID: robin}, {ID: alex}, {ID: robin}}, want: []string{"people[2].id"}},
+		{name: "selected twice", in: []registration.PersonInput{{ID: alex, Selected: &yes}, {ID: alex, Selected: &yes}}, want: []string{"people[1].id"}},
+		{name: "selected and not", in: []registration.PersonInput{{ID: alex}, {ID: alex, Selected: &no}}, want: []string{"people[1].id"}},
+		{name: "three times", in: []registration.PersonInput{{ID: sam}, {ID: sam}, {ID: sam}}, want: []string{"people[1].id", "people[2].id"}},
+	}
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		f := newFixture(t, db)
+		form, _ := f.load(engine.DemoUserKey)
+		pid := form.ProcessIDString()
+		try := func(t *testing.T, in []registration.PersonInput, want []string) {
+			before := f.state()
+			_, err := registration.Of(f.svc).Next(f.ctx, engine.DemoUserKey, registration.NextInput{ProcessID: pid, Step: 0, People: in})
+			e := wantCode(t, err, engine.CodeInvalid)
+			var keys []string
+			for _, fe := range e.Fields {
+				keys = append(keys, fe.Field)
+			}
+			if !slices.Equal(keys, want) {
+				t.Errorf("field errors = %v, want %v", e.Fields, want)
+			}
+			assertUnchanged(t, before, f.state())
+		}
+		for _, tc := range tests {
+			t.Run("first selection/"+tc.name, func(t *testing.T) { try(t, tc.in, tc.want) })
+		}
+		if _, err := registration.Of(f.svc).Next(f.ctx, engine.DemoUserKey, registration.NextInput{ProcessID: pid, Step: 0, People: []registration.PersonInput{{ID: alex}}}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := registration.Of(f.svc).Back(f.ctx, engine.DemoUserKey, pid, nil); err != nil {
+			t.Fatal(err)
+		}
+		for _, tc := range tests {
+			t.Run("selection again/"+tc.name, func(t *testing.T) { try(t, tc.in, tc.want) })
 		}
 	})
 }

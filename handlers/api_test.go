@@ -241,9 +241,14 @@ func TestFormErrors(t *testing.T) {
 		t.Run("401 userKey of someone else", func(t *testing.T) {
 			expectHTTPError(t, env.do(c, http.MethodGet, "/api/forms/membership/1?userKey=demo-1", nil), http.StatusUnauthorized, "/api/forms/membership/1")
 		})
+		// The spec's status table: 401 for a "missing or invalid userKey".
+		t.Run("401 missing or empty userKey", func(t *testing.T) {
+			for _, query := range []string{"", "?userKey=", "?organisationId=1", "?userKey=&organisationId=1"} {
+				expectHTTPError(t, env.do(c, http.MethodGet, "/api/forms/membership/1"+query, nil), http.StatusUnauthorized, "/api/forms/membership/1")
+			}
+		})
 		t.Run("400 bad parameters", func(t *testing.T) {
 			expectHTTPError(t, env.do(c, http.MethodGet, "/api/forms/membership/x?userKey=demo", nil), http.StatusBadRequest, "/api/forms/membership/x")
-			expectHTTPError(t, env.do(c, http.MethodGet, "/api/forms/membership/1", nil), http.StatusBadRequest, "/api/forms/membership/1")
 			expectHTTPError(t, env.do(c, http.MethodGet, "/api/forms/membership/1?userKey=demo&organisationId=z", nil), http.StatusBadRequest, "/api/forms/membership/1")
 		})
 		t.Run("404 unknown period and organisation mismatch", func(t *testing.T) {
@@ -258,6 +263,9 @@ func TestFormErrors(t *testing.T) {
 			{"negative step", `{"processId":"1","step":-1,"people":[]}`, "step"},
 			{"fractional step", `{"processId":"1","step":1.5,"people":[]}`, "step"},
 			{"missing people", `{"processId":"1","step":1}`, "people"},
+			{"people null", `{"processId":"1","step":1,"people":null}`, "people"},
+			{"people an object", `{"processId":"1","step":1,"people":{}}`, "people"},
+			{"people a string", `{"processId":"1","step":1,"people":"1,3"}`, "people"},
 			{"person without id", `{"processId":"1","step":1,"people":[{"answer":"x"}]}`, "people[0].id"},
 			{"answer object", `{"processId":"1","step":1,"people":[{"id":1,"answer":{}}]}`, "people[0].answer"},
 			{"selected string", `{"processId":"1","step":0,"people":[{"id":1,"selected":"yes"}]}`, "people[0].selected"},
@@ -293,6 +301,54 @@ func TestFormErrors(t *testing.T) {
 				t.Fatalf("resume after rejected requests: %d %s", res.status, res.body)
 			}
 		})
+	})
+}
+
+// TestPersonNamedTwice: a person named twice in one submission is a
+// malformed request (400 naming the later entry) at person selection as on
+// a question step, whatever the entries' selected say, and changes nothing.
+func TestPersonNamedTwice(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		env := newEnv(t, db)
+		c := env.newClient()
+		pid := env.startDemo(c).ProcessID
+		resume := func() form {
+			return decodeForm(t, env.do(c, http.MethodPost, "/api/forms/processes/"+pid+"/resume", map[string]any{}), http.StatusOK)
+		}
+		tests := []struct {
+			name   string
+			step   int
+			people []map[string]any
+			field  string
+		}{
+			{"selection, the same id twice", 0, []map[string]any{{"id": 1}, {"id": 1}}, "people[1].id"},
+			{"selection, selected twice among others", 0, []map[string]any{{"id": 1}, {"id": 3}, {"id": 1, "selected": true}}, "people[2].id"},
+			{"selection, selected and not", 0, []map[string]any{{"id": 3}, {"id": 3, "selected": false}}, "people[1].id"},
+			{"question step, the same id twice", 1, []map[string]any{{"id": 1, "answer": "0612345678"}, {"id": 3, "answer": "0687654321"}, {"id": 1, "answer": "0612345678"}}, "people[2].id"},
+		}
+		for _, tc := range tests {
+			t.Run(tc.name, func(t *testing.T) {
+				if tc.step == 1 && resume().Step == 0 {
+					if res, _ := env.next(c, pid, 0, []map[string]any{{"id": 1}, {"id": 3}}); res.status != http.StatusOK {
+						t.Fatalf("select: %d %s", res.status, res.body)
+					}
+				}
+				res, _ := env.next(c, pid, tc.step, tc.people)
+				e := expectHTTPError(t, res, http.StatusBadRequest, "/api/forms/next")
+				if len(e.Errors) != 1 || e.Errors[0].Field != tc.field {
+					t.Fatalf("errors %+v, want one naming %s", e.Errors, tc.field)
+				}
+				f := resume()
+				if f.Step != tc.step {
+					t.Fatalf("after the refusal the registration is at step %d, want %d", f.Step, tc.step)
+				}
+				for _, p := range f.People {
+					if (tc.step == 0 && p.Selected) || p.Answer != nil {
+						t.Fatalf("after the refusal person %d is selected %v with answer %v: something was stored", p.ID, p.Selected, p.Answer)
+					}
+				}
+			})
+		}
 	})
 }
 

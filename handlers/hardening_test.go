@@ -215,22 +215,29 @@ func TestDatabaseOutageIsUnavailable(t *testing.T) {
 	env := newEnvWith(t, db, envOptions{sessionDB: dbtest.Postgres(t), log: &logs})
 	page := env.browserLogin("demo")
 	api := env.newClient()
-	env.startDemo(api)
+	pid := env.startDemo(api).ProcessID
 	link := "/membership/register/1?u=demo&h=" + hashlink.Sign(testSecret, "demo")
 
 	fw.cut()
 	logs.take()
+	// Every form operation documents the 503 (TestFormStatusesAgreeWithTheDocument).
 	for _, tc := range []struct {
 		name   string
 		client *http.Client
+		method string
 		path   string
+		body   any
 	}{
-		{"hash link", env.newClient(), link},
-		{"page load", page, "/membership/register/1"},
-		{"api", api, "/api/forms/membership/1?userKey=demo"},
+		{"hash link", env.newClient(), http.MethodGet, link, nil},
+		{"page load", page, http.MethodGet, "/membership/register/1", nil},
+		{"api", api, http.MethodGet, "/api/forms/membership/1?userKey=demo", nil},
+		{"api next", api, http.MethodPost, "/api/forms/next", map[string]any{"processId": pid, "step": 0, "people": []map[string]any{{"id": 1}}}},
+		{"api reset", api, http.MethodPost, "/api/forms/processes/" + pid + "/reset", map[string]any{}},
+		{"api resume", api, http.MethodPost, "/api/forms/processes/" + pid + "/resume", map[string]any{}},
+		{"api back", api, http.MethodPost, "/api/forms/processes/" + pid + "/back", map[string]any{}},
 	} {
 		t.Run("down/"+tc.name, func(t *testing.T) {
-			res := env.do(tc.client, http.MethodGet, tc.path, nil)
+			res := env.do(tc.client, tc.method, tc.path, tc.body)
 			if res.status != http.StatusServiceUnavailable || res.header.Get("Retry-After") == "" {
 				t.Fatalf("got %d Retry-After %q, want 503 with Retry-After: %s", res.status, res.header.Get("Retry-After"), res.body)
 			}

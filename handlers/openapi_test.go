@@ -53,8 +53,8 @@ var echoParam = regexp.MustCompile(`:([A-Za-z0-9_]+)`)
 func TestOpenAPIDocument(t *testing.T) {
 	doc := loadOpenAPI(t)
 
-	if doc.OpenAPI != "3.0.3" || doc.Info == nil || doc.Info.Version != "1.9.0" {
-		t.Errorf("openapi %q, info.version %v: want 3.0.3 and 1.9.0", doc.OpenAPI, doc.Info)
+	if doc.OpenAPI != "3.0.3" || doc.Info == nil || doc.Info.Version != "2.0.0" {
+		t.Errorf("openapi %q, info.version %v: want 3.0.3 and 2.0.0", doc.OpenAPI, doc.Info)
 	}
 	if len(doc.Servers) != 1 || doc.Servers[0].URL != "/" {
 		t.Errorf("servers %v, want one entry \"/\"", doc.Servers)
@@ -366,7 +366,7 @@ func TestOpenAPIResponses(t *testing.T) {
 			t.Fatalf("second load found process %s, want %s", g.ProcessID, pid)
 		}
 		wantStatus(t, ck.do(c, http.MethodGet, "/api/forms/membership/x?userKey=demo", nil), http.StatusBadRequest)
-		wantStatus(t, ck.do(c, http.MethodGet, "/api/forms/membership/1", nil), http.StatusBadRequest)
+		wantStatus(t, ck.do(c, http.MethodGet, "/api/forms/membership/1", nil), http.StatusUnauthorized)
 		wantStatus(t, ck.conforming(c, http.MethodGet, "/api/forms/membership/1?userKey=demo-1", nil), http.StatusUnauthorized)
 		wantStatus(t, ck.conforming(c, http.MethodGet, "/api/forms/membership/77?userKey=demo", nil), http.StatusNotFound)
 		wantStatus(t, ck.conforming(c, http.MethodGet, "/api/forms/membership/2?userKey=demo", nil), http.StatusConflict)

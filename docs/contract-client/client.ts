@@ -59,7 +59,7 @@ function answer(form: Form, index: number): string {
     case "RDO":
       return form.options?.[0] ?? fail(`${form.questionType} question without options`);
     case "SEL":
-      return JSON.stringify([form.options?.[0] ?? fail("SEL question without options")]);
+      return [form.options?.[0] ?? fail("SEL question without options")].join(","); // SEL: the options separated by commas
     case "BCB":
       return "0";
     case "ITC":

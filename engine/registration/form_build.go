@@ -121,7 +121,10 @@ func questionForm(inst *engine.ProcessInstance, def *definition.Definition, numb
 			Hide: r.Hides(number, p.ID), Selected: true, CanSelect: true,
 			Status: engine.PersonAvailable,
 		}
-		if v, ok := answers[step.ID][p.ID]; ok {
+		// A step left without an answer stores "" (the review tells it
+		// from one never reached); the form has no answer for it, null
+		// on the wire, as the spec's "send null for absent values".
+		if v, ok := answers[step.ID][p.ID]; ok && v != "" {
 			fp.Answer = &v
 		}
 		form.People = append(form.People, fp)

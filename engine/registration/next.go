@@ -188,6 +188,17 @@ func choosePersons(inst *engine.ProcessInstance, in NextInput, persons []engine.
 	for _, p := range persons {
 		byID[p.ID] = p
 	}
+	// A person named twice is a malformed request, as on a question step
+	// (planAnswers), whatever either entry's selected says.
+	var fields []engine.FieldError
+	for i, p := range in.People {
+		if slices.ContainsFunc(in.People[:i], func(q PersonInput) bool { return q.ID == p.ID }) {
+			fields = append(fields, engine.FieldError{Field: fmt.Sprintf("people[%d].id", i), Message: "this person appears twice"})
+		}
+	}
+	if len(fields) > 0 {
+		return nil, nil, &engine.Error{Code: engine.CodeInvalid, Message: "The request names a person twice.", Fields: fields}
+	}
 	var chosen []int64
 	var problems []engine.PersonError
 	for _, p := range in.People {
@@ -204,7 +215,7 @@ func choosePersons(inst *engine.ProcessInstance, in NextInput, persons []engine.
 		case chooseMembershipType(types, person.DateOfBirth, inst.Period.StartDate) == nil:
 			problems = append(problems, engine.Problem{Key: "not_eligible", Text: fmt.Sprintf("%s %s is not eligible for any membership type of this period.", person.FirstName, person.LastName),
 				Param: person.FirstName + " " + person.LastName}.ForPerson(p.ID))
-		case !slices.Contains(chosen, p.ID):
+		default:
 			chosen = append(chosen, p.ID)
 		}
 	}

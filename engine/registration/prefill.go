@@ -73,11 +73,11 @@ func (s *Service) prefillFromLastSeason(ctx context.Context, tx bun.IDB, inst *e
 			if step == nil {
 				continue
 			}
-			if p, value := checkValue(step, def.Patterns[step.ID], a.DataValue); p == (engine.Problem{}) && value != "" {
+			if a.DataValue != "" && checkValue(step, def.Patterns[step.ID], a.DataValue) == (engine.Problem{}) {
 				if carried[step.ID] == nil {
 					carried[step.ID] = map[int64]string{}
 				}
-				carried[step.ID][id] = value
+				carried[step.ID][id] = a.DataValue
 			}
 		}
 	}

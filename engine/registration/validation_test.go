@@ -42,7 +42,7 @@ func TestValidateStep(t *testing.T) {
 		{
 			name:   "not required TXT without answers is valid",
 			step:   step(engine.TypeText, false),
-			people: []answerFor{shown(1, nil), shown(2, new("  "))},
+			people: []answerFor{shown(1, nil), shown(2, new(""))},
 			want:   map[int64]string{1: "", 2: ""},
 		},
 		{
@@ -75,7 +75,7 @@ func TestValidateStep(t *testing.T) {
 		{
 			name:   "ITC required every person accepts",
 			step:   step(engine.TypeAccept, true),
-			people: []answerFor{shown(1, new("1")), shown(2, new(" 1 "))},
+			people: []answerFor{shown(1, new("1")), shown(2, new("1"))},
 			want:   map[int64]string{1: "1", 2: "1"},
 		},
 		{
@@ -201,10 +201,18 @@ func TestValidateStep(t *testing.T) {
 			wantErrs: []engine.PersonError{{PersonID: 1, Message: "An answer is required."}},
 		},
 		{
-			name:     "TXT required blank answer",
+			name:     "TXT required empty answer",
 			step:     step(engine.TypeText, true),
-			people:   []answerFor{shown(1, new(" \t "))},
+			people:   []answerFor{shown(1, new(""))},
 			wantErrs: []engine.PersonError{{PersonID: 1, Message: "An answer is required."}},
+		},
+		{
+			// Rule 6 asks for "not null and not empty", TXT for a
+			// "non-empty" answer: spaces are an answer, stored as sent.
+			name:   "TXT required answer of spaces only is an answer",
+			step:   step(engine.TypeText, true),
+			people: []answerFor{shown(1, new(" \t "))},
+			want:   map[int64]string{1: " \t "},
 		},
 		{
 			name:     "NUM required missing answer",
@@ -231,10 +239,16 @@ func TestValidateStep(t *testing.T) {
 			wantErrs: []engine.PersonError{{PersonID: 1, Message: "An answer is required."}},
 		},
 		{
-			name:   "TXT required answer is trimmed before it is stored",
+			name:   "TXT answer is stored as sent, spaces and all",
 			step:   step(engine.TypeText, true),
-			people: []answerFor{shown(1, new("  Jo Smith \n"))},
-			want:   map[int64]string{1: "Jo Smith"},
+			people: []answerFor{shown(1, new("  Jo Smith \n")), shown(2, new("  padded  "))},
+			want:   map[int64]string{1: "  Jo Smith \n", 2: "  padded  "},
+		},
+		{
+			name:     "0/1 answers are exact: no spaces around them",
+			step:     step(engine.TypeAccept, true),
+			people:   []answerFor{shown(1, new(" 1 ")), shown(2, new("1"))},
+			wantErrs: []engine.PersonError{{PersonID: 1, Message: "The answer must be 0 or 1."}},
 		},
 	}
 	for _, tc := range tests {
@@ -260,81 +274,146 @@ func TestValidateStep(t *testing.T) {
 
 // TestCheckValue covers one shown person's answer against the step's own rules:
 // format, numbers and range, options, multi-select lists and the length limit.
+// A valid answer is stored exactly as sent, so only the message is checked.
 func TestCheckValue(t *testing.T) {
 	phone := engine.ProcessStep{QuestionType: engine.TypeText, Required: true,
 		FormatPattern: new(`^[0-9]{10}$`), FormatMessage: new("Phone number must be 10 digits")}
 	code := engine.ProcessStep{QuestionType: engine.TypeText, FormatPattern: new(`^[A-Z]{3}$`)}
-	number := engine.ProcessStep{QuestionType: engine.TypeNumber, Required: true}
 	ranged := engine.ProcessStep{QuestionType: engine.TypeNumber, Required: true, MinValue: new(1.0), MaxValue: new(10.5)}
 	sizes := []engine.ProcessStepOption{{Value: "S", Label: "Small"}, {Value: "M", Label: "Medium"}, {Value: "L", Label: "Large"}}
 	drp := engine.ProcessStep{QuestionType: engine.TypeDropdown, Required: true, Options: sizes}
 	rdo := engine.ProcessStep{QuestionType: engine.TypeRadio, Required: true, Options: sizes}
-	sel := engine.ProcessStep{QuestionType: engine.TypeMulti, Required: true, Options: sizes}
-	optionalSel := engine.ProcessStep{QuestionType: engine.TypeMulti, Options: sizes}
 	text := engine.ProcessStep{QuestionType: engine.TypeText, Required: true}
 
 	tests := []struct {
 		name    string
 		step    engine.ProcessStep
 		value   string
-		wantMsg string
-		want    string // the stored value when valid
+		wantMsg string // "" when valid
 	}{
-		{name: "phone of 10 digits", step: phone, value: "0612345678", want: "0612345678"},
+		{name: "phone of 10 digits", step: phone, value: "0612345678"},
 		{name: "phone of 9 digits", step: phone, value: "061234567", wantMsg: "Phone number must be 10 digits"},
 		{name: "phone of 11 digits", step: phone, value: "06123456789", wantMsg: "Phone number must be 10 digits"},
 		{name: "phone with a letter", step: phone, value: "06123456a8", wantMsg: "Phone number must be 10 digits"},
 		{name: "phone with spaces inside", step: phone, value: "06 1234 5678", wantMsg: "Phone number must be 10 digits"},
+		{name: "phone with spaces around: the format holds for the answer as sent", step: phone, value: " 0612345678 ", wantMsg: "Phone number must be 10 digits"},
 		{name: "format without message uses the default message", step: code, value: "ab", wantMsg: "The answer does not have the expected format."},
-		{name: "format without message accepts a match", step: code, value: "ABC", want: "ABC"},
+		{name: "format without message accepts a match", step: code, value: "ABC"},
 
-		{name: "NUM integer", step: number, value: "42", want: "42"},
-		{name: "NUM negative decimal", step: number, value: "-3.25", want: "-3.25"},
-		{name: "NUM exponent", step: number, value: "1e2", want: "1e2"},
-		{name: "NUM word", step: number, value: "forty", wantMsg: "Enter a number."},
-		{name: "NUM comma decimal", step: number, value: "3,5", wantMsg: "Enter a number."},
-		{name: "NUM NaN", step: number, value: "NaN", wantMsg: "Enter a number."},
-		{name: "NUM infinity", step: number, value: "Inf", wantMsg: "Enter a number."},
-		{name: "NUM overflow", step: number, value: "1e400", wantMsg: "Enter a number."},
-		{name: "NUM at the minimum", step: ranged, value: "1", want: "1"},
-		{name: "NUM at the maximum", step: ranged, value: "10.5", want: "10.5"},
+		{name: "NUM at the minimum", step: ranged, value: "1"},
+		{name: "NUM at the maximum", step: ranged, value: "10.5"},
+		{name: "NUM at the maximum with an exponent", step: ranged, value: "1.05e1"},
 		{name: "NUM below the minimum", step: ranged, value: "0.99", wantMsg: "Enter a number of at least 1."},
 		{name: "NUM above the maximum", step: ranged, value: "10.51", wantMsg: "Enter a number of at most 10.5."},
 
-		{name: "DRP listed option", step: drp, value: "M", want: "M"},
+		{name: "DRP listed option", step: drp, value: "M"},
 		{name: "DRP unlisted option", step: drp, value: "XXL", wantMsg: "Choose one of the listed options."},
 		{name: "DRP option values are case sensitive", step: drp, value: "m", wantMsg: "Choose one of the listed options."},
+		{name: "DRP option values are exact: no spaces around them", step: drp, value: " M", wantMsg: "Choose one of the listed options."},
 		{name: "DRP label is not a value", step: drp, value: "Medium", wantMsg: "Choose one of the listed options."},
 		{name: "DRP two options", step: drp, value: "S,M", wantMsg: "Choose one of the listed options."},
-		{name: "RDO listed option", step: rdo, value: "L", want: "L"},
+		{name: "RDO listed option", step: rdo, value: "L"},
 		{name: "RDO unlisted option", step: rdo, value: "XL", wantMsg: "Choose one of the listed options."},
 
-		{name: "SEL one option", step: sel, value: "S", want: "S"},
-		{name: "SEL comma separated", step: sel, value: "S,L", want: "S,L"},
-		{name: "SEL comma separated with spaces and a duplicate", step: sel, value: "S , L,S,", want: "S,L"},
-		{name: "SEL JSON array", step: sel, value: `["M","L"]`, want: "M,L"},
-		{name: "SEL JSON array with a duplicate", step: sel, value: `["M","M"]`, want: "M"},
-		{name: "SEL unknown option in a list", step: sel, value: "S,XXL", wantMsg: "Choose from the listed options."},
-		{name: "SEL unknown option in a JSON array", step: sel, value: `["S","XXL"]`, wantMsg: "Choose from the listed options."},
-		{name: "SEL malformed JSON array", step: sel, value: `["S",`, wantMsg: "Choose from the listed options."},
-		{name: "SEL JSON array of numbers", step: sel, value: `[1,2]`, wantMsg: "Choose from the listed options."},
-		{name: "SEL required empty JSON array", step: sel, value: `[]`, wantMsg: "Choose at least one option."},
-		{name: "SEL required only commas", step: sel, value: ",,", wantMsg: "Choose at least one option."},
-		{name: "SEL not required empty JSON array", step: optionalSel, value: `[]`, want: ""},
-
-		{name: "answer of 1000 characters", step: text, value: strings.Repeat("a", 1000), want: strings.Repeat("a", 1000)},
+		{name: "answer of 1000 characters", step: text, value: strings.Repeat("a", 1000)},
 		{name: "answer of 1001 characters", step: text, value: strings.Repeat("a", 1001), wantMsg: "The answer is too long (at most 1000 characters)."},
 		{name: "too long answer is rejected before its format", step: phone, value: strings.Repeat("1", 1001), wantMsg: "The answer is too long (at most 1000 characters)."},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			p, got := checkValue(&tc.step, patternOf(&tc.step), tc.value)
-			msg := p.Text
-			if msg != tc.wantMsg {
+			if msg := checkValue(&tc.step, patternOf(&tc.step), tc.value).Text; msg != tc.wantMsg {
 				t.Fatalf("message = %q, want %q", msg, tc.wantMsg)
 			}
-			if got != tc.want {
-				t.Fatalf("stored value = %q, want %q", got, tc.want)
+		})
+	}
+}
+
+// TestNumberAnswers is the list docs/FORM-API.md gives for NUM: a JSON
+// number (RFC 8259's grammar, nothing around it) that fits a 64-bit float,
+// in every language; a decimal comma is refused with its own message. A
+// number that passes is stored as sent ("1e3" stays "1e3").
+func TestNumberAnswers(t *testing.T) {
+	const notANumber, comma = "Enter a number.", "Enter the number with a point for decimals (1.5, not 1,5) and without thousands separators."
+	tests := []struct {
+		value   string
+		wantMsg string // "" when accepted
+	}{
+		{"0", ""}, {"42", ""}, {"-3.25", ""}, {"-0", ""}, {"0.5", ""}, {"1e3", ""}, {"1E3", ""}, {"1e+3", ""}, {"2.5E-3", ""},
+		{"1e-400", ""}, // underflows to 0: still a number
+		{"1_000", notANumber}, {"+5", notANumber}, {".5", notANumber}, {"5.", notANumber}, {"007", notANumber}, {"-", notANumber},
+		{" 5", notANumber}, {"5 ", notANumber}, {"\t5", notANumber}, {"NaN", notANumber}, {"Infinity", notANumber}, {"-Infinity", notANumber},
+		{"Inf", notANumber}, {"0x10", notANumber}, {"0b1", notANumber}, {"1e", notANumber}, {"e3", notANumber}, {"forty", notANumber},
+		{"1e400", notANumber}, // beyond a 64-bit float
+		{"1,5", comma}, {"-0,25", comma}, {"1,500", comma}, {"1,5,0", notANumber}, {"1.500,25", notANumber},
+	}
+	step := engine.ProcessStep{QuestionType: engine.TypeNumber, Required: true}
+	for _, tc := range tests {
+		t.Run(tc.value, func(t *testing.T) {
+			got, errs := validateStep(&step, nil, []answerFor{shown(1, &tc.value)})
+			msg := ""
+			if len(errs) > 0 {
+				msg = errs[0].Message
+			}
+			if msg != tc.wantMsg {
+				t.Fatalf("message %q, want %q", msg, tc.wantMsg)
+			}
+			if tc.wantMsg == "" && got[1] != tc.value {
+				t.Fatalf("stored %q, want it as sent, %q", got[1], tc.value)
+			}
+		})
+	}
+}
+
+// TestMultiSelectAnswers: a SEL answer has one form, the chosen option
+// values separated by commas ("S,L", in any order, each once, nothing
+// around them), the form every reader of a stored answer splits; it is
+// stored and returned as sent. Every other form is refused, not rewritten.
+func TestMultiSelectAnswers(t *testing.T) {
+	const form, unknown, twice = "Send the chosen options separated by commas, without spaces (for example a,b).", "Choose from the listed options.", "Choose each option only once."
+	sizes := []engine.ProcessStepOption{{Value: "S"}, {Value: "M"}, {Value: "L"}, {Value: "2x"}, {Value: "4+"}}
+	required := engine.ProcessStep{QuestionType: engine.TypeMulti, Required: true, Options: sizes}
+	optional := engine.ProcessStep{QuestionType: engine.TypeMulti, Options: sizes}
+	tests := []struct {
+		name    string
+		step    engine.ProcessStep
+		value   *string // nil: no answer
+		wantMsg string
+	}{
+		{"one option", required, new("S"), ""},
+		{"two options", required, new("2x,4+"), ""},
+		{"two options in another order", required, new("L,S"), ""},
+		{"every option", required, new("S,M,L,2x,4+"), ""},
+		{"optional without answer", optional, nil, ""},
+		{"optional empty", optional, new(""), ""},
+		{"required without answer", required, nil, "An answer is required."},
+		{"required empty", required, new(""), "An answer is required."},
+		{"a JSON array", required, new(`["2x","4+"]`), form},
+		{"an empty JSON array", optional, new(`[]`), form},
+		{"a space after the comma", required, new("S, L"), form},
+		{"a space before an option", required, new(" S"), form},
+		{"a trailing comma", required, new("S,"), form},
+		{"only commas", required, new(",,"), form},
+		{"a duplicate", required, new("S,S"), twice},
+		{"a duplicate among others", required, new("S,L,S"), twice},
+		{"an unknown option", required, new("S,XXL"), unknown},
+		{"option values are case sensitive", required, new("s"), unknown},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, errs := validateStep(&tc.step, nil, []answerFor{shown(1, tc.value)})
+			msg := ""
+			if len(errs) > 0 {
+				msg = errs[0].Message
+			}
+			if msg != tc.wantMsg {
+				t.Fatalf("message %q, want %q", msg, tc.wantMsg)
+			}
+			want := ""
+			if tc.value != nil {
+				want = *tc.value
+			}
+			if tc.wantMsg == "" && got[1] != want {
+				t.Fatalf("stored %q, want it as sent, %q", got[1], want)
 			}
 		})
 	}
@@ -355,8 +434,7 @@ func TestCheckValueLimitCountsCharacters(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			p, _ := checkValue(&step, nil, tc.value)
-			msg := p.Text
+			msg := checkValue(&step, nil, tc.value).Text
 			if ok := msg == ""; ok != tc.ok {
 				t.Fatalf("%d characters (%d bytes): message %q, want valid=%v", len([]rune(tc.value)), len(tc.value), msg, tc.ok)
 			}

@@ -18,14 +18,19 @@ import (
 // one (201 Created when this call created the process instance).
 func (s *Server) GetMembershipForm(c echo.Context) error {
 	sess := server.SessionOf(c)
+	// The spec's status table: 401 for a "missing or invalid userKey", so
+	// a missing or empty one is not a bad parameter but no user key.
+	userKey := c.QueryParam("userKey")
+	if userKey == "" {
+		return server.NewAPIError(http.StatusUnauthorized, "The userKey is missing: send the user key the session was signed in with.")
+	}
+	if userKey != sess.UserKey {
+		return server.NewAPIError(http.StatusUnauthorized, "The userKey does not match the signed-in user.")
+	}
 	var fields []server.FieldErrorBody
 	periodID, ok := server.PathID(c, "periodid")
 	if !ok {
 		fields = append(fields, server.FieldErrorBody{Field: "periodid", Message: "must be a positive whole number"})
-	}
-	userKey := c.QueryParam("userKey")
-	if userKey == "" {
-		fields = append(fields, server.FieldErrorBody{Field: "userKey", Message: "is required"})
 	}
 	var orgID *int64
 	if raw := c.QueryParam("organisationId"); raw != "" {
@@ -37,9 +42,6 @@ func (s *Server) GetMembershipForm(c echo.Context) error {
 	}
 	if len(fields) > 0 {
 		return server.NewAPIError(http.StatusBadRequest, "The request has invalid parameters.", fields...)
-	}
-	if userKey != sess.UserKey {
-		return server.NewAPIError(http.StatusUnauthorized, "The userKey does not match the signed-in user.")
 	}
 	form, created, err := registration.Of(s.engine).LoadMembershipForm(c.Request().Context(), sess.UserKey, periodID, orgID)
 	if err != nil {

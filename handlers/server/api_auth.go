@@ -47,15 +47,15 @@ func (s *Server) ExternalLogin(c echo.Context) error {
 	return c.NoContent(http.StatusOK)
 }
 
-// DecodeJSON reads one JSON object into dst, answering 400 when it is not one.
+// DecodeJSON reads one JSON object into dst, answering 400 when it is not
+// one: naming the field whose value has the wrong type, else the body.
 func DecodeJSON(r io.Reader, dst any) error {
 	dec := json.NewDecoder(r)
 	if err := dec.Decode(dst); err != nil {
 		if tooLarge(err) {
 			return err
 		}
-		return NewAPIError(http.StatusBadRequest, "The request body is not valid JSON for this operation.",
-			FieldErrorBody{Field: "body", Message: jsonProblem(err)})
+		return NewAPIError(http.StatusBadRequest, "The request body is not valid JSON for this operation.", decodeProblem(err))
 	}
 	if dec.More() {
 		return NewAPIError(http.StatusBadRequest, "The request body must hold one JSON object.")

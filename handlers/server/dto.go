@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"reflect"
 	"strconv"
 
 	"github.com/labstack/echo/v4"
@@ -84,9 +85,11 @@ func NewFormDTO(f *registration.Form, methods []string) FormDTO {
 // one so that every problem is named. Unknown fields are ignored because
 // clients commonly send back the whole FormPersonDTO they received.
 type nextRequestWire struct {
-	ProcessID json.RawMessage   `json:"processId"`
-	Step      json.RawMessage   `json:"step"`
-	People    []json.RawMessage `json:"people"`
+	ProcessID json.RawMessage `json:"processId"`
+	Step      json.RawMessage `json:"step"`
+	// People is read as an array below, so that any other JSON value is
+	// refused naming people, not the body.
+	People json.RawMessage `json:"people"`
 	// PaymentMethod is the member's choice among FormDTO.paymentMethods,
 	// read when the last step commits.
 	PaymentMethod json.RawMessage `json:"paymentMethod"`
@@ -108,7 +111,7 @@ func ParseNext(body io.Reader) (registration.NextInput, error) {
 		if tooLarge(err) {
 			return in, err
 		}
-		return in, NewAPIError(400, "The request body is not valid JSON for this operation.", FieldErrorBody{Field: "body", Message: jsonProblem(err)})
+		return in, NewAPIError(400, "The request body is not valid JSON for this operation.", decodeProblem(err))
 	}
 	if dec.More() {
 		return in, NewAPIError(400, "The request body must hold one JSON object.")
@@ -132,8 +135,12 @@ func ParseNext(body io.Reader) (registration.NextInput, error) {
 	} else {
 		in.Step = n
 	}
-	if wire.People == nil {
+	var people []json.RawMessage
+	switch {
+	case wire.People == nil || isNull(wire.People):
 		bad("people", "is required (an array, possibly empty)")
+	case json.Unmarshal(wire.People, &people) != nil:
+		bad("people", "must be an array")
 	}
 	if wire.PaymentMethod != nil && !isNull(wire.PaymentMethod) {
 		switch m, ok := scalarText(wire.PaymentMethod); {
@@ -143,11 +150,11 @@ func ParseNext(body io.Reader) (registration.NextInput, error) {
 			in.PaymentMethod = m
 		}
 	}
-	if len(wire.People) > 100 {
+	if len(people) > 100 {
 		bad("people", "has more than 100 entries")
-		wire.People = nil
+		people = nil
 	}
-	for i, raw := range wire.People {
+	for i, raw := range people {
 		var pw personWire
 		where := fmt.Sprintf("people[%d]", i)
 		if err := json.Unmarshal(raw, &pw); err != nil {
@@ -204,6 +211,37 @@ func scalarText(raw json.RawMessage) (string, bool) {
 	return "", false
 }
 
+// decodeProblem names what a decode error is about without echoing the
+// input: the field whose value has the wrong type, else the body.
+func decodeProblem(err error) FieldErrorBody {
+	var typ *json.UnmarshalTypeError
+	if errors.As(err, &typ) && typ.Field != "" {
+		return FieldErrorBody{Field: typ.Field, Message: "must be " + jsonKind(typ.Type)}
+	}
+	return FieldErrorBody{Field: "body", Message: jsonProblem(err)}
+}
+
+// jsonKind is a Go type as the JSON value it is read from.
+func jsonKind(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Bool:
+		return "true or false"
+	case reflect.String:
+		return "a string"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a whole number"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	}
+	return "an object"
+}
+
 // jsonProblem describes a decode error without echoing the input.
 func jsonProblem(err error) string {
 	var syn *json.SyntaxError
@@ -214,7 +252,7 @@ func jsonProblem(err error) string {
 	case errors.As(err, &syn):
 		return fmt.Sprintf("syntax error at byte %d", syn.Offset)
 	case errors.As(err, &typ):
-		return fmt.Sprintf("%s has the wrong type", typ.Field)
+		return "must be " + jsonKind(typ.Type)
 	}
 	return "malformed JSON"
 }
