@@ -123,6 +123,10 @@ func TestCollectionRun(t *testing.T) {
 		if _, err := directdebit.Of(f.svc).MarkDebitRunSent(f.ctx, treasurer, 1, run.ID); engine.ErrorCode(err) != engine.CodeConflict {
 			t.Fatalf("a cancelled run marked sent: %v", err)
 		}
+		// Its file is handed out nowhere (the admin API, portal debits file).
+		if _, err := directdebit.Of(f.svc).DebitRunFile(f.ctx, 1, run.ID); engine.ErrorCode(err) != engine.CodeConflict {
+			t.Fatalf("a cancelled run's file: %v", err)
+		}
 		if f.orders(id)[0].Status != engine.OrderUnpaid {
 			t.Fatal("the cancelled run paid the order")
 		}

@@ -106,6 +106,8 @@ func checkAdminDebitResponses(t *testing.T, ck *apiChecker, env *testEnv, anon *
 	}
 	wantStatus(t, ck.conforming(anon, http.MethodPost, one+"/cancel", nil, bearer(write)...), http.StatusOK)
 	wantStatus(t, ck.conforming(anon, http.MethodPost, one+"/sent", nil, bearer(write)...), http.StatusConflict)
+	// A cancelled run's file must not reach the bank: refused, as on the staff page.
+	wantStatus(t, ck.conforming(anon, http.MethodGet, one+"/file", nil, bearer(read)...), http.StatusConflict)
 
 	second := ck.conforming(anon, http.MethodPost, runs, map[string]any{"until": until}, bearer(write)...)
 	wantStatus(t, second, http.StatusCreated)

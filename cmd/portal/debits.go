@@ -108,15 +108,15 @@ func cmdDebits(ctx context.Context, args []string, getenv func(string) string, s
 		}
 		return w.Flush()
 	case "file":
-		d, err := directdebit.Of(svc).DebitRunByID(ctx, *org, runID)
+		run, err := directdebit.Of(svc).DebitRunFile(ctx, *org, runID)
 		if err != nil {
 			return describeEngineError(err)
 		}
 		if *out == "" {
-			_, err := stdout.Write(d.Run.File)
+			_, err := stdout.Write(run.File)
 			return err
 		}
-		return writeRunFile(*out, d.Run.File, stdout)
+		return writeRunFile(*out, run.File, stdout)
 	case "sent":
 		res, err := directdebit.Of(svc).MarkDebitRunSent(ctx, engine.CommandLine, *org, runID)
 		if err != nil {

@@ -313,6 +313,22 @@ type DebitLine struct {
 	MandateEnded bool
 }
 
+// DebitRunFile is the run whose file is to be handed out (the admin API,
+// portal debits file; the staff page checks the same): refused (conflict)
+// for a cancelled run, whose file must not reach the bank any more;
+// another organisation's run is not found.
+func (s *Service) DebitRunFile(ctx context.Context, orgID, runID int64) (_ *payment.DebitRun, err error) {
+	defer engine.ClassifyUnavailable(&err)
+	run, err := loadDebitRun(ctx, s.DB(), orgID, runID)
+	if err != nil {
+		return nil, err
+	}
+	if run.Status == payment.DebitRunCancelled {
+		return nil, engine.Errorf(engine.CodeConflict, "collection run %d was cancelled: its file must not reach the bank any more", run.ID)
+	}
+	return run, nil
+}
+
 // DebitRunByID returns one run of an organisation (its file included) and
 // its debits; another organisation's run is not found.
 func (s *Service) DebitRunByID(ctx context.Context, orgID, runID int64) (_ *DebitRunDetail, err error) {

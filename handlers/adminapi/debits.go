@@ -137,14 +137,18 @@ func (s *Server) getDebitRun(c echo.Context) error {
 }
 
 // getDebitRunFile answers GET /api/admin/debit-runs/{id}/file: the
-// pain.008 document exactly as first written.
+// pain.008 document exactly as first written; 409 for a cancelled run.
 func (s *Server) getDebitRunFile(c echo.Context) error {
-	d, err := s.debitRun(c)
+	id, err := idParam(c, "id", "collection run")
 	if err != nil {
 		return err
 	}
-	c.Response().Header().Set(echo.HeaderContentDisposition, `attachment; filename="`+directdebit.DebitRunFileName(d.Run)+`"`)
-	return c.Blob(http.StatusOK, "application/xml", d.Run.File)
+	run, err := directdebit.Of(s.engine).DebitRunFile(c.Request().Context(), keyOf(c).OrganisationID, id)
+	if err != nil {
+		return err
+	}
+	c.Response().Header().Set(echo.HeaderContentDisposition, `attachment; filename="`+directdebit.DebitRunFileName(*run)+`"`)
+	return c.Blob(http.StatusOK, "application/xml", run.File)
 }
 
 func (s *Server) debitRun(c echo.Context) (*directdebit.DebitRunDetail, error) {
