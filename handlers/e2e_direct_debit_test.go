@@ -115,7 +115,16 @@ func TestE2EDirectDebitSeason(t *testing.T) {
 			t.Fatalf("order %d after the run was sent: %s", o.ID, got)
 		}
 	}
-	deliver(2) // the two confirmations
+	// The two confirmations say the club collects the total on the due
+	// date, in each household's language, not that a payment arrived.
+	collects := map[bool]string{true: "per SEPA-Lastschrift von Ihrem Konto ein", false: "par prélèvement SEPA le"}
+	for _, m := range deliver(2) {
+		text := plainPart(t, m.Data)
+		german := strings.Contains(text, "Mitgliedschaften")
+		if !strings.Contains(text, collects[german]) || strings.Contains(text, "ist eingegangen") || strings.Contains(text, "est arrivé") {
+			t.Errorf("confirmation after the run was sent does not say the debit is collected on its due date:\n%s", text)
+		}
+	}
 
 	// The bank returns the French household's debit (MD06, a refund the
 	// debtor asked for).

@@ -31,13 +31,17 @@ type ConfirmationMailModel struct {
 	// CardsAttached says a membership card per member is attached.
 	CardsAttached bool
 	PortalURL     string
+	// CollectedOn is the date a direct debit is collected on, as members
+	// read it, when the order is paid by one: the confirmation then says
+	// the club collects the total that day, not that a payment arrived.
+	CollectedOn string
 }
 
 // The confirmation's texts are the mail_* messages of views/lang, in the
 // member's language (t, bound per message by execTextIn).
 var confirmationText = template.Must(template.New("confirmation").Funcs(textFuncs).Parse(`{{t "mail_hello" .}}
 
-{{t "mail_confirmation_intro" .}}
+{{if .CollectedOn}}{{t "mail_confirmation_intro_debit" .}}{{else}}{{t "mail_confirmation_intro" .}}{{end}}
 
 {{t "mail_reference" .}}: {{.Reference}}
 {{t "mail_order" .}}: {{.Order}}
@@ -48,7 +52,7 @@ var confirmationText = template.Must(template.New("confirmation").Funcs(textFunc
 {{end}}
 {{t "mail_order" .}}
 {{range .Lines}}  {{.Description}}: {{.Amount}}
-{{end}}  {{t "mail_total_paid" .}}: {{.Total}}
+{{end}}  {{if .CollectedOn}}{{t "mail_total_debit" .}}{{else}}{{t "mail_total_paid" .}}{{end}}: {{.Total}}
 
 {{t "mail_next" .}}
 {{if .CardsAttached}}  - {{t "mail_cards_attached" .}}
@@ -58,7 +62,7 @@ var confirmationText = template.Must(template.New("confirmation").Funcs(textFunc
 `))
 
 func (m ConfirmationMailModel) messageData(lang.Language) map[string]any {
-	return map[string]any{"Club": m.Club, "Period": m.Period}
+	return map[string]any{"Club": m.Club, "Period": m.Period, "Total": m.Total, "Date": m.CollectedOn}
 }
 
 // ConfirmationText is the text/plain part of the confirmation, in the

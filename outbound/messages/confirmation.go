@@ -2,6 +2,8 @@ package messages
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -11,6 +13,7 @@ import (
 	"portal/engine"
 	"portal/engine/jobs"
 	"portal/engine/message"
+	"portal/engine/payment"
 	"portal/outbound/mail"
 	"portal/views"
 	"portal/views/card"
@@ -48,6 +51,18 @@ func confirmation(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*mail
 		Period:    periodText(l, c.Period),
 		Total:     l.Money(c.Order.TotalMinor, c.Order.Currency),
 		PortalURL: base + "/membership/register/" + strconv.FormatInt(c.Period.ID, 10),
+	}
+	if c.Order.PaymentMethod == payment.DirectDebitProvider {
+		// Settled when its run was marked sent: the money is collected on
+		// the debit's due date, which the file asked the bank for.
+		var debit payment.Debit
+		err := d.DB.NewSelect().Model(&debit).Where("order_id = ? AND status = ?", c.Order.ID, payment.DebitCollected).Order("id DESC").Limit(1).Scan(ctx)
+		switch {
+		case err == nil:
+			m.CollectedOn = l.Date(debit.DueOn)
+		case !errors.Is(err, sql.ErrNoRows):
+			return nil, fmt.Errorf("load the collected debit: %w", err)
+		}
 	}
 	for _, mem := range c.Members {
 		m.Members = append(m.Members, views.MailMemberModel{Name: mem.Person.FirstName + " " + mem.Person.LastName, Type: mem.Type.Name})
