@@ -20,7 +20,7 @@ type StaffOpsTexts struct {
 	AttentionCreated, AttentionProblem, AttentionSecond, AttentionPending, AttentionReturned string
 	StatementTitle, StatementIntro, StatementFile, StatementUpload, StatementNoBank, StatementMissing, StatementTooLarge,
 	StatementInvalid, PreviewTitle, PreviewIntro, PreviewNothing, ResultTitle, ResultIntro, CreditDate, CreditAmount,
-	CreditFrom, CreditReference, CreditOutcome, CaptureButton, UnmatchedTitle, UnmatchedEmpty, AlreadyImported,
+	CreditFrom, CreditReference, CreditOutcome, CaptureButton, UnmatchedTitle, UnmatchedEmpty, AlreadyImported, ReturnsBefore,
 	OtherAccounts, BackToPayments string
 	// Unmatched credits kept by imports, and their resolution
 	CreditsTitle, CreditsIntro, CreditsEmpty, CreditsResolvedTitle, CreditReason, CreditState, CreditStateUnmatched,

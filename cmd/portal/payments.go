@@ -289,8 +289,9 @@ func importStatement(ctx context.Context, svc *engine.Service, opt engine.Statem
 	if dryRun {
 		mode = " (dry run: nothing captured)"
 	}
-	fmt.Fprintf(stdout, "%s %s%s: %d credits to %s, %d imported before, %d to other accounts, %d other entries\n",
-		rep.Message, rep.MessageID, mode, len(rep.Lines)+rep.AlreadyImported, account, rep.AlreadyImported, rep.OtherAccounts, rep.NotCredits)
+	fmt.Fprintf(stdout, "%s %s%s: %d credits to %s, %d imported before; %d returned direct debits, %d applied before; %d to other accounts, %d other entries\n",
+		rep.Message, rep.MessageID, mode, len(rep.Lines)+rep.AlreadyImported, account, rep.AlreadyImported,
+		len(rep.Returns)+rep.ReturnsBefore, rep.ReturnsBefore, rep.OtherAccounts, rep.NotCredits)
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "CREDIT\tBOOKED\tAMOUNT\tMATCH\tRESULT\tREASON")
 	failed := 0

@@ -27,8 +27,8 @@ type Statement struct {
 	// Returns are the booked SEPA direct debits that came back (returns,
 	// refusals, refunds), one per transaction; see Return.
 	Returns []Return
-	// Skipped counts the entries that are not booked credits (debits,
-	// returned direct debits among them, pending or informational
+	// Skipped counts the entries that are neither booked credits nor
+	// returned direct debits (other debits, pending or informational
 	// entries, reversals), which an import reports but never captures.
 	Skipped int
 }
@@ -175,7 +175,7 @@ func ParseStatement(r io.Reader) (Statement, error) {
 				if err != nil {
 					return Statement{}, fmt.Errorf("statement: entry %d: %w", entries, err)
 				}
-				if credits == nil {
+				if credits == nil && returns == nil {
 					st.Skipped++
 				}
 				st.Credits = append(st.Credits, credits...)

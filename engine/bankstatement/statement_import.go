@@ -46,12 +46,14 @@ type StatementLine struct {
 type StatementImport struct {
 	Message, MessageID string
 	// OtherAccounts counts credits and returned debits to accounts other
-	// than Account; AlreadyImported credits captured or kept by an earlier
-	// import (by the organisation, account and credit key) and returned
-	// debits applied before (engine/directdebit/debit_returns.go), both left out of Lines and
-	// Returns; NotCredits the entries that are not booked credits.
-	OtherAccounts, AlreadyImported, NotCredits int
-	Lines                                      []StatementLine
+	// than Account; AlreadyImported the credits captured or kept by an
+	// earlier import (by the organisation, account and transaction key),
+	// left out of Lines; ReturnsBefore the returned debits applied before
+	// (engine/directdebit/debit_returns.go), left out of Returns; NotCredits
+	// the entries that are neither credits nor returned debits. A report
+	// counts returns as returns, never as credits.
+	OtherAccounts, AlreadyImported, ReturnsBefore, NotCredits int
+	Lines                                                     []StatementLine
 	// Returns are the returned direct debits to Account
 	// (engine/directdebit/debit_returns.go): taken back, unknown, or a problem for staff.
 	Returns []directdebit.ReturnLine
@@ -82,10 +84,9 @@ func (s *Service) ImportStatement(ctx context.Context, st banking.Statement, opt
 	// capture is.
 	returns, otherAccounts, already := directdebit.Of(s.Service).ImportReturns(ctx, st, opt)
 	rep.Returns = append(rep.Returns, returns...)
-	rep.OtherAccounts += otherAccounts
-	rep.AlreadyImported += already
+	rep.ReturnsBefore = already
 	mine := st.CreditsTo(string(opt.Account))
-	rep.OtherAccounts = len(st.Credits) - len(mine)
+	rep.OtherAccounts = otherAccounts + len(st.Credits) - len(mine)
 	if len(mine) == 0 {
 		return rep, nil
 	}

@@ -155,6 +155,9 @@ func (s *Server) StaffImportStatement(c echo.Context) error {
 	if rep.AlreadyImported > 0 {
 		m.Notes = append(m.Notes, strconv.Itoa(rep.AlreadyImported)+" "+staffpage.StaffOpsTextIn(c).AlreadyImported)
 	}
+	if rep.ReturnsBefore > 0 {
+		m.Notes = append(m.Notes, strconv.Itoa(rep.ReturnsBefore)+" "+staffpage.StaffOpsTextIn(c).ReturnsBefore)
+	}
 	if rep.OtherAccounts > 0 {
 		m.Notes = append(m.Notes, strconv.Itoa(rep.OtherAccounts)+" "+staffpage.StaffOpsTextIn(c).OtherAccounts)
 	}
