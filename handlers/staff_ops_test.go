@@ -203,6 +203,15 @@ func TestStaffPaymentsStatementImport(t *testing.T) {
 			t.Fatalf("a file over the limit: %d", res.status)
 		}
 
+		// A part of the amount is previewed as an ordinary part payment,
+		// not as a problem.
+		part := env.postFile(tr, "/staff/payments/statement", nil, "camt054.xml", camt054(string(staffCreditor.IBAN),
+			camtCredit{id: "C-0", amount: "1.00", ref: string(rf), debtor: "Demo Household"}))
+		if row := part.testid("matched-table").Find(`[data-testid="credit-row"]`); row.Length() != 1 || row.AttrOr("data-kind", "") == "problem" ||
+			row.Find(`[data-testid="credit-result"]`).Text() != views.StaffOpsText.LineWillPart {
+			t.Fatalf("a part payment's preview: %s (%s)", row.Text(), row.AttrOr("data-kind", ""))
+		}
+
 		// The preview proposes the match and captures nothing.
 		amount := engine.FormatAmount(order.TotalMinor)
 		file := camt054(string(staffCreditor.IBAN),

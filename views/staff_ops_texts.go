@@ -32,7 +32,7 @@ type StaffOpsTexts struct {
 	PersonsSearch, PersonsSearchButton, PersonsNoMatch string
 	// Outcomes of a statement line
 	OutcomeExact, OutcomeByAmount, OutcomePartial, OutcomeExcess, OutcomeCurrency, OutcomeDuplicate, OutcomeUnknown,
-	OutcomeSecond, LineCompleted, LineCaptured, LineFailed, LineWillComplete, LineWillRecord, LineOwed, LineWillOwe string
+	OutcomeSecond, LineCompleted, LineCaptured, LineFailed, LineWillComplete, LineWillRecord, LineWillPart, LinePart, LineOwed, LineWillOwe string
 	// Returned direct debits of a statement
 	OutcomeReturned, OutcomeReturnUnknown, OutcomeReturnProblem, LineReturned, LineWillReturn, LineReturnFee, LineMandateEnded string
 	// Invitations (person import)

@@ -279,6 +279,9 @@ func staffCreditRow(c echo.Context, l bankstatement.StatementLine, captured bool
 		row.Result, row.Kind = staffpage.StaffOpsTextIn(c).LineWillOwe, "problem"
 	case !captured && o.complete:
 		row.Result = staffpage.StaffOpsTextIn(c).LineWillComplete
+	case !captured && l.Outcome == banking.OutcomePartial:
+		// An ordinary part payment, not a problem: the rest stays owed.
+		row.Result = staffpage.StaffOpsTextIn(c).LineWillPart
 	case !captured:
 		row.Result, row.Kind = staffpage.StaffOpsTextIn(c).LineWillRecord, "problem"
 	case l.Err != nil:
@@ -290,6 +293,8 @@ func staffCreditRow(c echo.Context, l bankstatement.StatementLine, captured bool
 		row.Result, row.Kind = staffpage.StaffOpsTextIn(c).LineOwed, "problem"
 	case l.Completed:
 		row.Result = staffpage.StaffOpsTextIn(c).LineCompleted
+	case l.Captured && l.Outcome == banking.OutcomePartial:
+		row.Result = staffpage.StaffOpsTextIn(c).LinePart
 	case l.Captured:
 		row.Result, row.Kind = staffpage.StaffOpsTextIn(c).LineCaptured, "problem"
 	default:
