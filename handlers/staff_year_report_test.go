@@ -206,6 +206,11 @@ func TestStaffYearReport(t *testing.T) {
 		if text := p.testid("year-report-summary").Text(); !strings.Contains(text, de.Money(want.income, "EUR")) {
 			t.Errorf("German money: %s", text)
 		}
+		// A priced answer (the demo's accident insurance, taken by the
+		// first person) is named in the page's language, as rules are.
+		if rules := p.testid("year-report-by-rule").Text(); !strings.Contains(rules, "Unfallversicherung") || strings.Contains(rules, "Accident insurance") {
+			t.Errorf("German price rules: %s", rules)
+		}
 		recs, _ = csv.NewReader(bytes.NewReader(env.get(tr, "/staff/year-report.csv"+period).body)).ReadAll()
 		if got, _ := csvFigure(recs, "Übersicht", "Einnahmen", "Betrag"); got != engine.FormatAmount(want.income) {
 			t.Errorf("German csv income %q: %q", got, recs)

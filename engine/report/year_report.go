@@ -7,9 +7,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/uptrace/bun"
+
 	"portal/engine"
 	"portal/engine/definition"
 	"portal/engine/payment"
+	"portal/engine/registration"
 	"portal/engine/staff"
 )
 
@@ -209,12 +212,56 @@ func (s *Service) reportPaidOrders(ctx context.Context, r *YearReport, orgID int
 		label, _, _ := strings.Cut(l.Description, " – ")
 		addAmount(&r.ByRule, ReportAmount{Key: l.Code, Name: label, Kind: l.Kind}, l.AmountMinor)
 	}
+	if err := s.optionTexts(ctx, orgID, r); err != nil {
+		return err
+	}
 	if rest := r.PaidMinor - sum; rest != 0 {
 		// Orders without lines (made before lines were stored): counted,
 		// under a row of their own, so that the breakdowns still add up.
 		unitemised := ReportAmount{Key: "-", Kind: "-"}
 		addAmount(&r.ByType, unitemised, rest)
 		addAmount(&r.ByRule, unitemised, rest)
+	}
+	return nil
+}
+
+// optionTexts gives the rows of priced answers (a definition step's
+// price, such as accident insurance) their label per language from the
+// period's definition, as price rules have theirs: the stored line holds
+// the label in the language the member registered in.
+func (s *Service) optionTexts(ctx context.Context, orgID int64, r *YearReport) error {
+	var codes []string
+	for _, a := range r.ByRule {
+		if a.Kind == registration.LineOption && len(a.Texts) == 0 {
+			codes = append(codes, a.Key)
+		}
+	}
+	if len(codes) == 0 {
+		return nil
+	}
+	var steps []engine.ProcessStep
+	if err := s.DB().NewSelect().Model(&steps).Column("price_code", "texts").
+		Where("price_code IN (?)", bun.List(codes)).
+		Where("definition_id IN (?)", s.DB().NewSelect().Model((*engine.ProcessDefinition)(nil)).Column("id").
+			Where("organisation_id = ? AND key = ?", orgID, r.Period.DefinitionKey)).
+		Order("definition_id DESC").Scan(ctx); err != nil {
+		return fmt.Errorf("load priced answers: %w", err)
+	}
+	labels := map[string]engine.Texts{}
+	for _, st := range steps {
+		if st.PriceCode == nil || labels[*st.PriceCode] != nil {
+			continue // the newest version's label
+		}
+		texts, err := definition.ParseTexts(st.Texts)
+		if err != nil || len(texts.Price) == 0 {
+			continue
+		}
+		labels[*st.PriceCode] = engine.Texts(texts.Price)
+	}
+	for i, a := range r.ByRule {
+		if t, ok := labels[a.Key]; ok && a.Kind == registration.LineOption && len(a.Texts) == 0 {
+			r.ByRule[i].Texts = t
+		}
 	}
 	return nil
 }
