@@ -78,7 +78,7 @@ func TestStaffDebitRuns(t *testing.T) {
 		}
 		list := env.get(treasurer, "/staff/debits")
 		if list.status != http.StatusOK || list.testid("debits-prepare-form").Length() != 1 || list.testid("debits-empty").Length() != 1 ||
-			list.testid("debits-until").AttrOr("value", "") != clock.Now().UTC().AddDate(0, 0, 14).Format(time.DateOnly) {
+			list.testid("debits-until").AttrOr("value", "") != directdebit.DefaultCollectionUntil(clock.Now()).Format(time.DateOnly) {
 			t.Fatalf("runs page: %d\n%s", list.status, list.body)
 		}
 		if p := env.get(viewer, "/staff/debits"); p.status != http.StatusOK || p.testid("debits-prepare-form").Length() != 0 {
