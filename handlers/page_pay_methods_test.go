@@ -282,8 +282,9 @@ func TestDirectDebitOnlyInEuroPages(t *testing.T) {
 
 // TestGiveMandatePage: the direct-debit page shows the mandate form with
 // the rulebook's text in the page's language (German here); a missing
-// consent and an invalid IBAN are named at their fields, the input kept,
-// nothing stored; a valid mandate is stored and the pay link then shows
+// consent, an invalid IBAN and a Swiss account without its BIC are named
+// at their fields, the input kept, nothing stored; a valid mandate is
+// stored and the pay link then shows
 // its reference and the masked account, and staff see it on the
 // registration page with its text as signed.
 func TestGiveMandatePage(t *testing.T) {
@@ -310,6 +311,13 @@ func TestGiveMandatePage(t *testing.T) {
 		if bad.status != http.StatusUnprocessableEntity || bad.testid("error-mandate-iban").Length() != 1 || bad.doc.Find("#mandate-holder").AttrOr("value", "") != "Alex Example" ||
 			!strings.Contains(bad.testid("error-summary").Text(), "agreed") {
 			t.Fatalf("refused mandate: %d\n%s", bad.status, bad.body)
+		}
+		// An account outside the EEA needs the bank's BIC: asked at its field.
+		swiss := env.post(c, action, url.Values{"holder": {"Alex Example"}, "iban": {"CH93 0076 2011 6238 5295 7"}, "consent": {"1"}}, de...)
+		if swiss.status != http.StatusUnprocessableEntity || swiss.testid("error-mandate-bic").Length() != 1 ||
+			swiss.doc.Find("#mandate-bic").AttrOr("aria-invalid", "") != "true" || swiss.testid("error-mandate-iban").Length() != 0 ||
+			swiss.doc.Find("#mandate-iban").AttrOr("value", "") != "CH93 0076 2011 6238 5295 7" {
+			t.Fatalf("a Swiss account without its BIC: %d\n%s", swiss.status, swiss.body)
 		}
 		if n, _ := db.NewSelect().Model((*directdebit.DebitMandate)(nil)).Count(t.Context()); n != 0 {
 			t.Fatalf("a refused mandate was stored")

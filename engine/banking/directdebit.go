@@ -439,7 +439,7 @@ func ParseSEPAIBAN(s string) (IBAN, error) {
 
 // requireBIC says that an account outside the EEA needs its bank's BIC.
 func requireBIC(whose string, iban IBAN, bic string) error {
-	if bic == "" && iban != "" && nonEEACountries[iban.Country()] {
+	if bic == "" && iban != "" && NeedsBIC(iban.Country()) {
 		return fmt.Errorf("%s BIC is required for an account in %s (outside the EEA)", whose, iban.Country())
 	}
 	return nil

@@ -31,7 +31,9 @@ type mandateAccount struct {
 
 // checkMandateAccount checks the holder, IBAN and BIC a member typed, as
 // the mandate form and the account change both take them: each problem
-// is named by its field.
+// is named by its field. The BIC is optional within the EEA and required
+// for an account in a SEPA country outside it (banking.NeedsBIC), since a
+// collection file cannot carry such a debit without it.
 func checkMandateAccount(in MandateInput) (mandateAccount, []engine.FieldError) {
 	var fields []engine.FieldError
 	bad := func(field, msg string) { fields = append(fields, engine.FieldError{Field: field, Message: msg}) }
@@ -50,12 +52,15 @@ func checkMandateAccount(in MandateInput) (mandateAccount, []engine.FieldError) 
 		bad("iban", "must be an account in a SEPA country")
 	}
 	bic := strings.TrimSpace(in.BIC)
-	if bic != "" {
+	switch {
+	case bic != "":
 		if b, err := banking.ParseBIC(bic); err != nil {
 			bad("bic", err.Error())
 		} else {
 			bic = b
 		}
+	case ierr == nil && banking.IsSEPACountry(iban.Country()) && banking.NeedsBIC(iban.Country()):
+		bad("bic", fmt.Sprintf("is required for an account in %s (outside the EEA): your bank's BIC, 8 or 11 letters and digits", iban.Country()))
 	}
 	return mandateAccount{Holder: holder, IBAN: string(iban), BIC: bic}, fields
 }
