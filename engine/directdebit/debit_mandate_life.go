@@ -142,7 +142,7 @@ func collectUnder(ctx context.Context, tx bun.Tx, event string, order *engine.Or
 	if due, err = payment.DebitDueFor(ctx, tx, order.OrganisationID, now); err != nil {
 		return due, false, err
 	}
-	res, err := tx.NewUpdate().Model((*engine.Order)(nil)).Set("debit_mandate_id = ?", m.ID).Set("debit_due_on = ?", due).
+	res, err := clearDebitProblem(tx.NewUpdate().Model((*engine.Order)(nil))).Set("debit_mandate_id = ?", m.ID).Set("debit_due_on = ?", due).
 		Where("id = ? AND status = ?", order.ID, engine.OrderUnpaid).Exec(ctx)
 	if err != nil {
 		return due, false, fmt.Errorf("link mandate: %w", err)
@@ -223,6 +223,11 @@ func (s *Service) AmendMandate(ctx context.Context, orderReference string, id in
 			m.Holder, m.IBAN, m.BIC, m.AmendedAt, event = acct.Holder, acct.IBAN, acct.BIC, &now, MandateAmended
 			if _, err := tx.NewUpdate().Model(m).Column("holder", "iban", "bic", "previous_iban", "previous_bic", "amended_at").
 				WherePK().Exec(ctx); err != nil {
+				return fmt.Errorf("amend mandate: %w", err)
+			}
+			// A debit a run left out for the old account is tried again.
+			if _, err := clearDebitProblem(tx.NewUpdate().Model((*engine.Order)(nil))).
+				Where("debit_mandate_id = ? AND status = ? AND debit_problem <> ''", m.ID, engine.OrderUnpaid).Exec(ctx); err != nil {
 				return fmt.Errorf("amend mandate: %w", err)
 			}
 			// Every order already due under the mandate is collected from
