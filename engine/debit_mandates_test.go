@@ -131,3 +131,42 @@ func (f *fixture) commitDirectDebit(userKey string, persons ...int64) engine.Ord
 	}
 	return f.orders(r.id)[0]
 }
+
+// TestMandateOutsideEEANeedsBIC: the EPC rulebook asks for the debtor's
+// BIC when the account is in a SEPA country outside the EEA (CH, GB, MC,
+// ...): a mandate (or a change of its account) without one is refused at
+// the BIC field and nothing is stored; with the BIC it is given.
+func TestMandateOutsideEEANeedsBIC(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		f := directDebitFixture(t, db, 0)
+		order := f.commitDirectDebit(engine.DemoUserKey, alex, robin)
+		for _, iban := range []string{"CH93 0076 2011 6238 5295 7", "GB29 NWBK 6016 1331 9268 19"} {
+			_, err := directdebit.Of(f.svc).GiveMandate(f.ctx, order.PayReference, directdebit.MandateInput{Holder: "Alex Example", IBAN: iban, Consent: true, Language: "en"})
+			if got := fieldsOf(t, err); !equalStrings(got, []string{"bic"}) {
+				t.Errorf("%s without a BIC: fields %v (%v), want bic", iban, got, err)
+			}
+		}
+		if n, err := db.NewSelect().Model((*directdebit.DebitMandate)(nil)).Count(f.ctx); err != nil || n != 0 {
+			t.Fatalf("mandates after refusals: %d %v", n, err)
+		}
+		if o := f.orders(order.ProcessInstanceID)[0]; o.DebitMandateID != nil || o.DebitDueOn != nil {
+			t.Fatalf("a refused mandate linked the order: %+v", o)
+		}
+		m, err := directdebit.Of(f.svc).GiveMandate(f.ctx, order.PayReference, directdebit.MandateInput{Holder: "Alex Example", IBAN: "CH93 0076 2011 6238 5295 7",
+			BIC: "UBSWCHZH80A", Consent: true, Language: "en"})
+		if err != nil || m.IBAN != "CH9300762011623852957" || m.BIC != "UBSWCHZH80A" {
+			t.Fatalf("mandate with its BIC: %+v %v", m, err)
+		}
+		// Changing the account to another outside the EEA asks for its BIC too.
+		_, err = directdebit.Of(f.svc).AmendMandate(f.ctx, order.PayReference, m.ID, directdebit.MandateInput{Holder: "Alex Example",
+			IBAN: "GB29 NWBK 6016 1331 9268 19", Consent: true, Language: "en"})
+		if got := fieldsOf(t, err); !equalStrings(got, []string{"bic"}) {
+			t.Fatalf("account change to GB without a BIC: fields %v (%v), want bic", got, err)
+		}
+		var stored directdebit.DebitMandate
+		if err := db.NewSelect().Model(&stored).Where("id = ?", m.ID).Scan(f.ctx); err != nil || stored.IBAN != m.IBAN || stored.BIC != m.BIC || stored.PreviousIBAN != "" {
+			t.Fatalf("a refused change was stored: %+v %v", stored, err)
+		}
+	})
+}

@@ -340,3 +340,107 @@ func TestCollectionWithoutDateTakesTodaysMandate(t *testing.T) {
 		}
 	})
 }
+
+// TestCollectionLeavesOutBadDebit: one mandate that cannot go into a
+// collection file (an account in Switzerland without its bank's BIC, given
+// before the form asked for it) never blocks the club's collection: the
+// run writes the others into a valid file and leaves that one out, named
+// with why in the run's result and on the run, and listed among the
+// payments needing attention; a run in which nothing can go is refused
+// (no run) and the debit stays listed; once the member gives the BIC the
+// next run takes it and nothing needs attention.
+func TestCollectionLeavesOutBadDebit(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		day := time.Date(2027, 3, 1, 9, 0, 0, 0, time.UTC)
+		var now atomic.Value
+		now.Store(day)
+		f := directDebitFixture(t, db, 0, engine.WithClock(func() time.Time { return now.Load().(time.Time) }))
+		good := f.commitDirectDebit(engine.DemoUserKey, alex, robin)
+		bad := f.commitDirectDebit("demo-1", 5)
+		if _, err := directdebit.Of(f.svc).GiveMandate(f.ctx, good.PayReference, directdebit.MandateInput{Holder: "Alex Example", IBAN: demoIBAN,
+			Consent: true, Language: "en"}); err != nil {
+			t.Fatal(err)
+		}
+		swiss, err := directdebit.Of(f.svc).GiveMandate(f.ctx, bad.PayReference, directdebit.MandateInput{Holder: "Kim Keller", IBAN: "CH9300762011623852957",
+			BIC: "UBSWCHZH80A", Consent: true, Language: "en"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Given before the form asked for the BIC of an account outside the EEA.
+		if _, err := db.NewUpdate().Model((*directdebit.DebitMandate)(nil)).Set("bic = ''").Where("id = ?", swiss.ID).Exec(f.ctx); err != nil {
+			t.Fatal(err)
+		}
+		treasurer := engine.Actor{Name: "treasurer@example.org"}
+		run, err := directdebit.Of(f.svc).CollectDebits(f.ctx, directdebit.CollectRequest{OrganisationID: 1, Actor: treasurer})
+		if err != nil {
+			t.Fatalf("one mandate without its BIC blocked the run: %v", err)
+		}
+		good = f.orders(good.ProcessInstanceID)[0]
+		if run.DebitCount != 1 || run.TotalMinor != good.TotalMinor || strings.Contains(string(run.File), "CH9300762011623852957") {
+			t.Fatalf("run %d debits, %d cents, want the good order's alone:\n%s", run.DebitCount, run.TotalMinor, run.File)
+		}
+		if msg := schematest.Validate(t, "pain.008.001.08.xsd", run.File); msg != "" {
+			t.Fatalf("the run's file is not valid: %s\n%s", msg, run.File)
+		}
+		if len(run.LeftOut) != 1 || run.LeftOut[0].OrderReference != bad.PayReference || run.LeftOut[0].MandateReference != swiss.Reference ||
+			!strings.Contains(run.LeftOut[0].Problem, "BIC") || !strings.Contains(run.LeftOut[0].Problem, "CH") || strings.Contains(run.LeftOut[0].Problem, "CH9300762011623852957") {
+			t.Fatalf("left out %+v, want the Swiss mandate's order with why (its IBAN masked)", run.LeftOut)
+		}
+		detail, err := directdebit.Of(f.svc).DebitRunByID(f.ctx, 1, run.ID)
+		if err != nil || len(detail.Debits) != 1 || len(detail.LeftOut) != 1 || detail.LeftOut[0].Problem != run.LeftOut[0].Problem || detail.LeftOut[0].Holder != "Kim Keller" {
+			t.Fatalf("the run again: %+v %v", detail, err)
+		}
+		attention := func() []staff.AttentionPayment {
+			t.Helper()
+			list, err := staff.Of(f.svc).PaymentsNeedingAttention(f.ctx, staff.AttentionQuery{OrganisationID: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return list
+		}
+		if a := attention(); len(a) != 1 || a[0].Order.ID != bad.ID || a[0].Reason != staff.AttentionDebitLeftOut || a[0].Order.DebitProblem != run.LeftOut[0].Problem ||
+			a[0].Payment.Provider != payment.DirectDebitProvider {
+			t.Fatalf("payments needing attention: %+v", a)
+		}
+		if n, err := staff.Of(f.svc).CountPaymentsNeedingAttention(f.ctx, staff.AttentionQuery{OrganisationID: 1}, 0); err != nil || n != 1 {
+			t.Fatalf("counted %d (%v), want 1", n, err)
+		}
+
+		// Only the Swiss debit is due now: no run, said as such, still listed.
+		now.Store(day.AddDate(0, 0, 1))
+		if again, err := directdebit.Of(f.svc).CollectDebits(f.ctx, directdebit.CollectRequest{OrganisationID: 1, Actor: treasurer}); engine.ErrorCode(err) != engine.CodeConflict ||
+			!errors.Is(err, directdebit.ErrNoneCollectable) || !strings.Contains(err.Error(), bad.PayReference) || again != nil {
+			t.Fatalf("a run of the Swiss debit alone: %+v %v, want a conflict naming it", again, err)
+		}
+		if runs, err := directdebit.Of(f.svc).DebitRuns(f.ctx, 1); err != nil || len(runs) != 1 {
+			t.Fatalf("runs: %d %v, want the first alone", len(runs), err)
+		}
+		if a := attention(); len(a) != 1 || a[0].Reason != staff.AttentionDebitLeftOut {
+			t.Fatalf("payments needing attention after the refused run: %+v", a)
+		}
+
+		// The member gives the BIC: the next run takes the debit.
+		if _, err := directdebit.Of(f.svc).AmendMandate(f.ctx, bad.PayReference, swiss.ID, directdebit.MandateInput{Holder: "Kim Keller",
+			IBAN: "CH9300762011623852957", BIC: "UBSWCHZH80A", Consent: true, Language: "en"}); err != nil {
+			t.Fatal(err)
+		}
+		if a := attention(); len(a) != 0 {
+			t.Fatalf("payments needing attention after the BIC was given: %+v", a)
+		}
+		run2, err := directdebit.Of(f.svc).CollectDebits(f.ctx, directdebit.CollectRequest{OrganisationID: 1, Actor: treasurer})
+		if err != nil || run2.DebitCount != 1 || len(run2.LeftOut) != 0 || !strings.Contains(string(run2.File), "UBSWCHZH80A") {
+			t.Fatalf("the run after the BIC was given: %+v %v", run2, err)
+		}
+		if detail, err := directdebit.Of(f.svc).DebitRunByID(f.ctx, 1, run.ID); err != nil || len(detail.LeftOut) != 0 {
+			t.Fatalf("the first run still names the debit another run took: %+v %v", detail, err)
+		}
+		var audited []string
+		if err := db.NewSelect().Model((*engine.AuditRecord)(nil)).Column("action").Where("action LIKE 'debit_run.%'").Order("id").Scan(f.ctx, &audited); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Join(audited, " ") != "debit_run.create debit_run.none_collectable debit_run.create" {
+			t.Fatalf("audit: %v", audited)
+		}
+	})
+}

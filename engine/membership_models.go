@@ -207,8 +207,15 @@ type Order struct {
 	DebitMandateID *int64 `bun:"debit_mandate_id"`
 	// DebitDueOn is the date a direct-debit order is to be collected
 	// (engine/payment/debit_collection.go), set when its mandate is given; nil before.
-	DebitDueOn *time.Time  `bun:"debit_due_on,type:date"`
-	Lines      []OrderLine `bun:"rel:has-many,join:id=order_id"`
+	DebitDueOn *time.Time `bun:"debit_due_on,type:date"`
+	// DebitProblem says in words why a collection run could not put the
+	// order's debit into its file (engine/directdebit/debit_runs.go), and
+	// DebitProblemRunID which run left it out (nil when no run could be
+	// written); "" once a run takes it or its mandate is given, kept or
+	// changed again.
+	DebitProblem      string      `bun:"debit_problem,notnull"`
+	DebitProblemRunID *int64      `bun:"debit_problem_run_id"`
+	Lines             []OrderLine `bun:"rel:has-many,join:id=order_id"`
 }
 
 // LineKind is what an order line is for: the kind of the price rule that

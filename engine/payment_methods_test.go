@@ -2,13 +2,16 @@ package engine_test
 
 import (
 	"testing"
+	"time"
 
 	"portal/engine/payment/settings"
 
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/clock"
 	"portal/engine/dbtest"
+	"portal/engine/organisation"
 	"portal/engine/payment"
 	"portal/engine/registration"
 )
@@ -69,7 +72,7 @@ func TestPaymentMethodSettingsChecked(t *testing.T) {
 			v.DebitPrenotificationDays != 14 || v.DebitFileVersion != payment.DebitFileV08 {
 			t.Fatalf("after refused changes: %+v %v, want nothing stored and the defaults", v, err)
 		}
-		if m, err := payment.Of(f.svc).PaymentMethods(f.ctx, 1); err != nil || !equalStrings(m, []string{"fake"}) {
+		if m, err := payment.Of(f.svc).PaymentMethods(f.ctx, 1, engine.DemoPeriodID); err != nil || !equalStrings(m, []string{"fake"}) {
 			t.Fatalf("methods without settings: %v %v, want the environment's provider", m, err)
 		}
 
@@ -82,7 +85,7 @@ func TestPaymentMethodSettingsChecked(t *testing.T) {
 			v.DebitPrenotificationDays != 5 || v.DebitFileVersion != payment.DebitFileV02 {
 			t.Fatalf("stored %+v", v)
 		}
-		if m, _ := payment.Of(f.svc).PaymentMethods(f.ctx, 1); !equalStrings(m, []string{"bank_transfer", "direct_debit"}) {
+		if m, _ := payment.Of(f.svc).PaymentMethods(f.ctx, 1, engine.DemoPeriodID); !equalStrings(m, []string{"bank_transfer", "direct_debit"}) {
 			t.Fatalf("methods %v", m)
 		}
 		// Direct debit never becomes the default provider.
@@ -180,9 +183,14 @@ func TestMemberChoosesPaymentMethod(t *testing.T) {
 		}
 
 		// A club with one method: no choice, its provider, as before.
-		f2 := &fixture{t: t, ctx: f.ctx, db: db, svc: f.svc}
-		if m, err := payment.Of(f2.svc).PaymentMethods(f.ctx, 2); err != nil || !equalStrings(m, []string{"fake"}) {
+		if err := organisation.SeedDemoOrganisations(f.ctx, db, clock.Now()); err != nil {
+			t.Fatal(err)
+		}
+		if m, err := payment.Of(f.svc).PaymentMethods(f.ctx, organisation.DemoSecondOrgID, organisation.DemoSecondPeriodID); err != nil || !equalStrings(m, []string{"bank_transfer"}) {
 			t.Fatalf("second club's methods %v %v", m, err)
+		}
+		if _, err := payment.Of(f.svc).PaymentMethods(f.ctx, 1, organisation.DemoSecondPeriodID); engine.ErrorCode(err) != engine.CodeNotFound {
+			t.Fatalf("methods of another club's period: %v, want not found", err)
 		}
 	})
 }
@@ -197,4 +205,104 @@ func equalStrings(a, b []string) bool {
 		}
 	}
 	return true
+}
+
+// TestDirectDebitOnlyInEuro: SEPA direct debits are in euro. A club whose
+// season is in another currency cannot offer direct debit (the settings
+// name methods and nothing changes), and a period in another currency
+// never offers it to its members: the commit refuses it, naming
+// paymentMethod, and commits nothing; the pay link of an order that chose
+// it before (a club that offered it before the rule) offers the other
+// methods and pays the default way, never a dead end.
+func TestDirectDebitOnlyInEuro(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		f := directDebitFixture(t, db, 0) // club 1 offers direct debit; its season is in euro
+		// Its season is in Swiss francs now (the demo tennis club's is).
+		if _, err := db.NewUpdate().Model((*engine.MembershipPeriod)(nil)).Set("currency = ?", "CHF").
+			Where("organisation_id = ? AND status = ?", 1, engine.PeriodOpen).Exec(f.ctx); err != nil {
+			t.Fatal(err)
+		}
+		before, err := settings.Of(f.svc).PaymentSettings(f.ctx, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = settings.Of(f.svc).SetPaymentSettings(f.ctx, 1, settings.PaymentSettingsChange{Methods: &[]string{"bank_transfer", "direct_debit"},
+			DebitCreditorID: str(testCreditorID)})
+		if got := fieldsOf(t, err); !equalStrings(got, []string{"methods"}) {
+			t.Fatalf("direct debit for a club in CHF: fields %v (%v), want methods", got, err)
+		}
+		if after, err := settings.Of(f.svc).PaymentSettings(f.ctx, 1); err != nil || !after.UpdatedAt.Equal(*before.UpdatedAt) {
+			t.Fatalf("a refused change was stored: %+v %v", after, err)
+		}
+		if _, err := settings.Of(f.svc).SetPaymentSettings(f.ctx, 1, settings.PaymentSettingsChange{Methods: &[]string{"bank_transfer"}}); err != nil {
+			t.Fatalf("bank transfer alone for a club in CHF: %v", err)
+		}
+		// Offered before the rule (stored as it was then): the members of
+		// the CHF period are not offered it all the same.
+		if _, err := db.NewUpdate().Model((*payment.PaymentSettings)(nil)).Set("methods = ?", "bank_transfer,direct_debit").
+			Where("organisation_id = ?", 1).Exec(f.ctx); err != nil {
+			t.Fatal(err)
+		}
+		if m, err := payment.Of(f.svc).PaymentMethods(f.ctx, 1, engine.DemoPeriodID); err != nil || !equalStrings(m, []string{"bank_transfer"}) {
+			t.Fatalf("methods of the CHF period: %v %v, want bank transfer alone", m, err)
+		}
+
+		r := f.start(engine.DemoUserKey, alex, robin)
+		last := r.advanceTo(demoSteps)
+		in := registration.NextInput{ProcessID: r.pid, Step: last.Step, People: demoAnswers(last.Step, r.persons), PaymentMethod: "direct_debit"}
+		_, err = registration.Of(f.svc).Next(f.ctx, r.userKey, in)
+		if e, ok := engine.AsError(err); !ok || e.Code != engine.CodeInvalid || len(e.Fields) != 1 || e.Fields[0].Field != "paymentMethod" {
+			t.Fatalf("direct debit chosen in a CHF period: %v, want invalid naming paymentMethod", err)
+		}
+		if o := f.orders(r.id); len(o) != 0 {
+			t.Fatalf("orders after a refused method: %d", len(o))
+		}
+		in.PaymentMethod = "bank_transfer"
+		if done, err := registration.Of(f.svc).Next(f.ctx, r.userKey, in); err != nil || done.State != engine.StateDone {
+			t.Fatalf("commit with bank transfer: %v", err)
+		}
+		order := f.orders(r.id)[0]
+		if order.Currency != "CHF" {
+			t.Fatalf("order in %s, want CHF", order.Currency)
+		}
+
+		// An order that chose direct debit before the rule, its attempt
+		// closed: the pay link offers bank transfer and pays by it.
+		if _, err := db.NewUpdate().Model((*engine.Order)(nil)).Set("payment_method = ?", "direct_debit").Where("id = ?", order.ID).Exec(f.ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.NewUpdate().Model((*engine.Payment)(nil)).Set("status = ?", engine.PaymentCancelled).Where("order_id = ?", order.ID).Exec(f.ctx); err != nil {
+			t.Fatal(err)
+		}
+		choice, err := payment.Of(f.svc).PayLinkMethods(f.ctx, order.PayReference)
+		if err != nil || !equalStrings(choice.Methods, []string{"bank_transfer"}) || choice.Current != "bank_transfer" {
+			t.Fatalf("pay link of a CHF order: %+v %v, want bank transfer alone", choice, err)
+		}
+		if _, err := payment.Of(f.svc).ChoosePaymentMethod(f.ctx, order.PayReference, "direct_debit"); engine.ErrorCode(err) != engine.CodeInvalid {
+			t.Fatalf("direct debit chosen on the pay link of a CHF order: %v, want invalid", err)
+		}
+		p, err := payment.Of(f.svc).FollowPayLink(f.ctx, order.PayReference)
+		if err != nil || p.Provider == payment.DirectDebitProvider || p.Currency != "CHF" {
+			t.Fatalf("pay link of a CHF order that chose direct debit: %+v %v, want an attempt of the default method", p, err)
+		}
+
+		// A club with a season in euro beside may offer it: to that
+		// period's members only.
+		euro := &engine.MembershipPeriod{OrganisationID: 1, Name: "Summer camp", NameTexts: engine.Texts{"en": "Summer camp"},
+			StartDate: time.Date(2027, 7, 1, 0, 0, 0, 0, time.UTC), EndDate: time.Date(2027, 8, 31, 0, 0, 0, 0, time.UTC),
+			Status: engine.PeriodOpen, Currency: "EUR", DefinitionKey: "membership"}
+		if _, err := db.NewInsert().Model(euro).Exec(f.ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := settings.Of(f.svc).SetPaymentSettings(f.ctx, 1, settings.PaymentSettingsChange{Methods: &[]string{"bank_transfer", "direct_debit"}}); err != nil {
+			t.Fatalf("direct debit for a club with a period in euro: %v", err)
+		}
+		if m, err := payment.Of(f.svc).PaymentMethods(f.ctx, 1, euro.ID); err != nil || !equalStrings(m, []string{"bank_transfer", "direct_debit"}) {
+			t.Fatalf("methods of the euro period: %v %v", m, err)
+		}
+		if m, err := payment.Of(f.svc).PaymentMethods(f.ctx, 1, engine.DemoPeriodID); err != nil || !equalStrings(m, []string{"bank_transfer"}) {
+			t.Fatalf("methods of the CHF period beside it: %v %v", m, err)
+		}
+	})
 }

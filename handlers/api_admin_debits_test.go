@@ -3,6 +3,7 @@ package handlers_test
 import (
 	"context"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -21,7 +22,10 @@ import (
 // offers direct debit beside bank transfer, a household gives a mandate,
 // the treasurer prepares a run, downloads its file twice (the same bytes),
 // cancels it, prepares another and marks it sent, which completes the
-// registration; a sent run cannot be cancelled.
+// registration; a sent run cannot be cancelled. Another household's
+// mandate for a Swiss account without its BIC (given before the form
+// asked for it) is left out of each run, named in leftOut with why and
+// listed among the payments needing attention.
 func checkAdminDebitResponses(t *testing.T, ck *apiChecker, env *testEnv, anon *http.Client, crossSite []string) {
 	t.Helper()
 	write, _ := env.apiKey(1, organisation.ScopeWrite)
@@ -51,6 +55,20 @@ func checkAdminDebitResponses(t *testing.T, ck *apiChecker, env *testEnv, anon *
 		t.Fatal(err)
 	}
 
+	demo.CommitPayingBy(payment.DirectDebitProvider, "demo-1", 5)
+	var swissOrder engine.Order
+	if err := env.db.NewSelect().Model(&swissOrder).Where("payment_method = ? AND user_key = ?", payment.DirectDebitProvider, "demo-1").Scan(context.Background()); err != nil {
+		t.Fatalf("no direct-debit order of demo-1: %v", err)
+	}
+	swiss, err := directdebit.Of(svc).GiveMandate(context.Background(), swissOrder.PayReference, directdebit.MandateInput{Holder: "Kim Keller",
+		IBAN: "CH9300762011623852957", BIC: "UBSWCHZH80A", Consent: true, Language: "en"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := env.db.NewUpdate().Model((*directdebit.DebitMandate)(nil)).Set("bic = ''").Where("id = ?", swiss.ID).Exec(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+
 	runs := "/api/admin/debit-runs"
 	wantStatus(t, ck.do(anon, http.MethodGet, runs, nil), http.StatusUnauthorized)
 	if list := ck.conforming(anon, http.MethodGet, runs, nil, bearer(read)...); list.status != http.StatusOK || strings.TrimSpace(string(list.body)) != "[]" {
@@ -76,17 +94,33 @@ func checkAdminDebitResponses(t *testing.T, ck *apiChecker, env *testEnv, anon *
 		TotalMinor int64
 		FileName   string
 		Debits     []struct{ EndToEndID, SequenceType, MandateReference, DueOn string }
+		LeftOut    []struct {
+			OrderReference, MandateReference, Reason string
+			RegistrationID, AmountMinor              int64
+		}
 	}
 	created.json(t, &run)
-	if run.Status != "prepared" || run.DebitCount != 1 || run.TotalMinor != order.TotalMinor {
+	if run.Status != "prepared" || run.DebitCount != 1 || run.TotalMinor != order.TotalMinor || len(run.LeftOut) != 1 ||
+		run.LeftOut[0].OrderReference != swissOrder.PayReference || run.LeftOut[0].MandateReference != swiss.Reference ||
+		run.LeftOut[0].RegistrationID != swissOrder.ProcessInstanceID || !strings.Contains(run.LeftOut[0].Reason, "BIC") {
 		t.Fatalf("run: %s", created.body)
 	}
 	one := runs + "/" + strconv.FormatInt(run.ID, 10)
 	got := ck.conforming(anon, http.MethodGet, one, nil, bearer(read)...)
 	wantStatus(t, got, http.StatusOK)
+	run.LeftOut = nil
 	got.json(t, &run)
-	if len(run.Debits) != 1 || run.Debits[0].SequenceType != "FRST" || !strings.HasSuffix(run.Debits[0].DueOn, "-05") && !isBusinessDayAfterFifth(run.Debits[0].DueOn) {
+	if len(run.Debits) != 1 || run.Debits[0].SequenceType != "FRST" || !strings.HasSuffix(run.Debits[0].DueOn, "-05") && !isBusinessDayAfterFifth(run.Debits[0].DueOn) ||
+		len(run.LeftOut) != 1 || run.LeftOut[0].OrderReference != swissOrder.PayReference {
 		t.Fatalf("run with its debits: %s", got.body)
+	}
+	attention := ck.conforming(anon, http.MethodGet, "/api/admin/payments/attention", nil, bearer(read)...)
+	var listed []struct{ OrderReference, Reason, Problem string }
+	attention.json(t, &listed)
+	if attention.status != http.StatusOK || !slices.ContainsFunc(listed, func(a struct{ OrderReference, Reason, Problem string }) bool {
+		return a.OrderReference == swissOrder.PayReference && a.Reason == "problem" && strings.Contains(a.Problem, "left out of the collection file") && strings.Contains(a.Problem, "BIC")
+	}) {
+		t.Fatalf("the debit left out is not among the payments needing attention: %s", attention.body)
 	}
 	wantStatus(t, ck.do(anon, http.MethodGet, one, nil), http.StatusUnauthorized)
 	wantStatus(t, ck.conforming(anon, http.MethodGet, runs+"/999999", nil, bearer(read)...), http.StatusNotFound)

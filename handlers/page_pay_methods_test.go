@@ -15,6 +15,7 @@ import (
 	"portal/engine/dbtest"
 	"portal/engine/directdebit"
 	"portal/engine/organisation"
+	"portal/engine/payment"
 	"portal/engine/staff"
 )
 
@@ -219,10 +220,71 @@ func TestFormAPIPaymentMethods(t *testing.T) {
 	})
 }
 
+// TestDirectDebitOnlyInEuroPages: a club whose season is in Swiss francs
+// (as the demo tennis club's is) cannot offer direct debit: the admin API
+// answers 422 naming methods in the spec's error shape and the setup page
+// shows the refusal at the methods, nothing changed; the review page of a
+// club that offered it before its season moved to CHF does not offer it,
+// and a confirm that names it anyway commits nothing.
+func TestDirectDebitOnlyInEuroPages(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		env := newStaffEnv(t, db, envOptions{})
+		ctx := t.Context()
+		clubMethods(t, env.testEnv, "test", "bank_transfer")
+		if _, err := db.NewUpdate().Model((*engine.MembershipPeriod)(nil)).Set("currency = ?", "CHF").
+			Where("organisation_id = ? AND status = ?", 1, engine.PeriodOpen).Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+		key, _ := env.apiKey(1, organisation.ScopeWrite)
+		res := env.admin(key, http.MethodPatch, "/api/admin/payment-settings", map[string]any{"methods": []string{"test", "direct_debit"},
+			"debitCreditorId": "DE98ZZZ09999999999"})
+		var problem struct {
+			Fields []struct{ Field, Message string } `json:"errors"`
+		}
+		res.json(t, &problem)
+		if res.status != http.StatusUnprocessableEntity || len(problem.Fields) != 1 || problem.Fields[0].Field != "methods" ||
+			!strings.Contains(problem.Fields[0].Message, "EUR") || !strings.Contains(problem.Fields[0].Message, "CHF") {
+			t.Fatalf("direct debit for a club in CHF through the admin API: %d %s", res.status, res.body)
+		}
+		env.addStaff("admin@example.org", staff.RoleAdmin)
+		admin := env.mustStaffSignIn("admin@example.org", "/staff")
+		form := url.Values{"methods": {"bank_transfer", "direct_debit"}, "defaultMethod": {"bank_transfer"}, "debitCreditorId": {"DE98ZZZ09999999999"},
+			"debitPrenotificationDays": {"14"}}
+		bad := env.post(admin, "/staff/setup/payment-methods", form, "Origin", env.srv.URL)
+		if bad.status != http.StatusUnprocessableEntity || !strings.Contains(bad.testid("error-pm-methods").Text(), "CHF") ||
+			!bad.testid("pm-method-direct_debit").Is("[checked]") {
+			t.Fatalf("direct debit for a club in CHF on the setup page: %d\n%s", bad.status, bad.testid("payment-methods-section").Text())
+		}
+		if v, err := settings.Of(env.svc).PaymentSettings(ctx, 1); err != nil || !slices.Equal(v.Methods, []string{"test", "bank_transfer"}) ||
+			v.DebitCreditorID != "" || env.auditActions("payment_settings.update") != 0 {
+			t.Fatalf("a refused change was stored: %+v %v", v, err)
+		}
+
+		// Offered before the rule: the members of the CHF season do not see it.
+		if _, err := db.NewUpdate().Model((*payment.PaymentSettings)(nil)).Set("methods = ?", "test,bank_transfer,direct_debit").
+			Set("debit_creditor_id = ?", "DE98ZZZ09999999999").Where("organisation_id = ?", 1).Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+		c := env.browserLogin("demo")
+		review := env.walkToReview(c)
+		if radios := review.testid("payment-methods").Find(`input[type="radio"]`); radios.Length() != 2 || review.testid("payment-method-direct_debit").Length() != 0 {
+			t.Fatalf("the review page of a CHF season offers %d methods:\n%s", radios.Length(), review.testid("payment-methods").Text())
+		}
+		version := review.doc.Find(`input[name="version"]`).AttrOr("value", "")
+		if p := env.post(c, "/membership/register/1/confirm", url.Values{"version": {version}, "paymentMethod": {"direct_debit"}}); p.status != http.StatusUnprocessableEntity {
+			t.Fatalf("direct debit named at the confirm of a CHF season: %d", p.status)
+		}
+		if n, err := db.NewSelect().Model((*engine.Order)(nil)).Count(ctx); err != nil || n != 0 {
+			t.Fatalf("orders after a refused method: %d %v", n, err)
+		}
+	})
+}
+
 // TestGiveMandatePage: the direct-debit page shows the mandate form with
 // the rulebook's text in the page's language (German here); a missing
-// consent and an invalid IBAN are named at their fields, the input kept,
-// nothing stored; a valid mandate is stored and the pay link then shows
+// consent, an invalid IBAN and a Swiss account without its BIC are named
+// at their fields, the input kept, nothing stored; a valid mandate is
+// stored and the pay link then shows
 // its reference and the masked account, and staff see it on the
 // registration page with its text as signed.
 func TestGiveMandatePage(t *testing.T) {
@@ -249,6 +311,13 @@ func TestGiveMandatePage(t *testing.T) {
 		if bad.status != http.StatusUnprocessableEntity || bad.testid("error-mandate-iban").Length() != 1 || bad.doc.Find("#mandate-holder").AttrOr("value", "") != "Alex Example" ||
 			!strings.Contains(bad.testid("error-summary").Text(), "agreed") {
 			t.Fatalf("refused mandate: %d\n%s", bad.status, bad.body)
+		}
+		// An account outside the EEA needs the bank's BIC: asked at its field.
+		swiss := env.post(c, action, url.Values{"holder": {"Alex Example"}, "iban": {"CH93 0076 2011 6238 5295 7"}, "consent": {"1"}}, de...)
+		if swiss.status != http.StatusUnprocessableEntity || swiss.testid("error-mandate-bic").Length() != 1 ||
+			swiss.doc.Find("#mandate-bic").AttrOr("aria-invalid", "") != "true" || swiss.testid("error-mandate-iban").Length() != 0 ||
+			swiss.doc.Find("#mandate-iban").AttrOr("value", "") != "CH93 0076 2011 6238 5295 7" {
+			t.Fatalf("a Swiss account without its BIC: %d\n%s", swiss.status, swiss.body)
 		}
 		if n, _ := db.NewSelect().Model((*directdebit.DebitMandate)(nil)).Count(t.Context()); n != 0 {
 			t.Fatalf("a refused mandate was stored")

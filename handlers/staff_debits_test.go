@@ -16,6 +16,7 @@ import (
 	"portal/engine/clock"
 	"portal/engine/dbtest"
 	"portal/engine/directdebit"
+	"portal/engine/enginetest"
 	"portal/engine/payment"
 	"portal/engine/payment/settings"
 	"portal/engine/staff"
@@ -253,7 +254,7 @@ func TestStaffDebitRuns(t *testing.T) {
 // layoutDebitRun stores a prepared collection run with one debit of the
 // demo order, written as the engine writes them, for the layout walk:
 // the run's page then shows a debit with the longest identifiers a run
-// has, and its actions.
+// has, its actions, and a debit left out with the longest reason.
 func layoutDebitRun(t *testing.T, db *bun.DB, order engine.Order) int64 {
 	t.Helper()
 	ctx := t.Context()
@@ -285,6 +286,12 @@ func layoutDebitRun(t *testing.T, db *bun.DB, order engine.Order) int64 {
 	if _, err := db.NewInsert().Model(d).Exec(ctx); err != nil {
 		t.Fatal(err)
 	}
+	problem := "it cannot go into a collection file: debtor BIC is required for an account in CH (outside the EEA): " +
+		"the member gives the bank's BIC by changing the account on the pay link, or staff revoke the mandate"
+	if _, err := db.NewUpdate().Model((*engine.Order)(nil)).Set("debit_mandate_id = ?", m.ID).Set("debit_problem = ?", problem).
+		Set("debit_problem_run_id = ?", run.ID).Where("id = ?", order.ID).Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
 	return run.ID
 }
 
@@ -310,4 +317,67 @@ func TestStaffDebitRunWarnsOfEndedMandate(t *testing.T) {
 	if p := env.get(treasurer, runPath); p.testid("debit-mandate-ended").Length() != 1 {
 		t.Fatalf("the revoked mandate is not flagged:\n%s", p.testid("debit-run-debits").Text())
 	}
+}
+
+// TestStaffDebitRunLeavesOutBadDebit: a mandate for a Swiss account without
+// its bank's BIC (given before the form asked for it) does not block the
+// club's collection: the treasurer's run is prepared with the other debit,
+// and its page names the one left out with why; the payments page lists it
+// as needing attention, in words; a run in which no debit can go into a
+// file is refused, and the list says so and links the payments page.
+func TestStaffDebitRunLeavesOutBadDebit(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		env := newStaffEnv(t, db, envOptions{})
+		ctx := t.Context()
+		env.debitRegistration(t)
+		svc := engine.NewService(env.db, env.gw, orgPayments(env.db, envOptions{}, env.gw)...)
+		(&enginetest.Demo{T: t, DB: env.db, Svc: svc}).CommitPayingBy(payment.DirectDebitProvider, "demo-1", 5)
+		var swissOrder engine.Order
+		if err := env.db.NewSelect().Model(&swissOrder).Where("user_key = ? AND payment_method = ?", "demo-1", payment.DirectDebitProvider).Scan(ctx); err != nil {
+			t.Fatal(err)
+		}
+		swiss, err := directdebit.Of(svc).GiveMandate(ctx, swissOrder.PayReference, directdebit.MandateInput{Holder: "Kim Keller",
+			IBAN: "CH9300762011623852957", BIC: "UBSWCHZH80A", Consent: true, Language: "en"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.NewUpdate().Model((*directdebit.DebitMandate)(nil)).Set("bic = ''").Where("id = ?", swiss.ID).Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+		origin := []string{"Origin", env.srv.URL}
+		env.addStaff("treasurer@example.org", staff.RoleTreasurer)
+		treasurer := env.mustStaffSignIn("treasurer@example.org", "/staff")
+		until := url.Values{"until": {clock.Now().UTC().AddDate(0, 0, 40).Format(time.DateOnly)}}
+
+		prepared := env.post(treasurer, "/staff/debits", until, origin...)
+		if prepared.status != http.StatusSeeOther || !strings.Contains(prepared.header.Get("Location"), "done=debit-run-prepared") {
+			t.Fatalf("one mandate without its BIC blocked the run: %d\n%s", prepared.status, prepared.body)
+		}
+		runPage := env.get(treasurer, prepared.header.Get("Location"))
+		left := runPage.testid("debit-left-out")
+		if runPage.testid("debit-line").Length() != 1 || left.Length() != 1 ||
+			left.Find(`[data-testid="debit-left-out-order"]`).Text() != swissOrder.PayReference ||
+			left.Find(`[data-testid="debit-left-out-registration"]`).AttrOr("href", "") != "/staff/registrations/"+strconv.FormatInt(swissOrder.ProcessInstanceID, 10) ||
+			!strings.Contains(left.Find(`[data-testid="debit-left-out-reason"]`).Text(), "BIC") ||
+			!strings.Contains(runPage.testid("debit-run-left-out").Text(), "Left out of this file") || strings.Contains(string(runPage.body), "CH9300762011623852957") {
+			t.Fatalf("the run page does not name the debit left out:\n%s", runPage.body)
+		}
+		payments := env.get(treasurer, "/staff/payments")
+		if row := payments.testid("attention-row"); row.Length() != 1 || row.Find(`[data-testid="attention-reason"]`).Text() != "Direct debit left out of the collection file" ||
+			!strings.Contains(row.Text(), "the member gives the bank's BIC") {
+			t.Fatalf("the payments page does not list the debit left out:\n%s", payments.testid("attention-table").Text())
+		}
+
+		// Only the Swiss debit is due now: no run, and the list says why.
+		none := env.post(treasurer, "/staff/debits", until, origin...)
+		expectRedirect(t, none, "/staff/debits?leftout="+until.Get("until"))
+		list := env.get(treasurer, none.header.Get("Location"))
+		if !strings.Contains(list.testid("debits-notice").Text(), "none of them can go into a file") ||
+			list.testid("debits-attention-link").AttrOr("href", "") != "/staff/payments" {
+			t.Fatalf("no debit could go into a file: %d\n%s", list.status, list.body)
+		}
+		if runs, err := directdebit.Of(svc).DebitRuns(ctx, 1); err != nil || len(runs) != 1 {
+			t.Fatalf("runs %d %v, want the first alone", len(runs), err)
+		}
+	})
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"portal/engine"
 	"portal/engine/dbtest"
 	"portal/engine/payment"
 	"portal/engine/staff"
@@ -74,7 +75,7 @@ func TestStaffSetupPaymentMethods(t *testing.T) {
 		if len(rows) != 1 || !strings.Contains(rows[0].AfterJSON, "DE98ZZZ09999999999") {
 			t.Fatalf("audit %+v", rows)
 		}
-		if m, _ := payment.Of(env.svc).PaymentMethods(ctx, 1); !slices.Equal(m, []string{"bank_transfer", "direct_debit"}) {
+		if m, _ := payment.Of(env.svc).PaymentMethods(ctx, 1, engine.DemoPeriodID); !slices.Equal(m, []string{"bank_transfer", "direct_debit"}) {
 			t.Fatalf("members are offered %v", m)
 		}
 		// A viewer cannot change them.

@@ -11,9 +11,13 @@ type StaffDebitRunsModel struct {
 	NoCreditor bool
 	// Until is the form's date (YYYY-MM-DD).
 	Until string
-	// Notice says that nothing was due by the date asked, "" otherwise.
+	// Notice says that nothing was due by the date asked, or that none of
+	// the due debits could go into a file; "" otherwise.
 	Notice string
-	Runs   []StaffDebitRunRow
+	// AttentionURL is the payments page, linked from a notice that debits
+	// were left out; "" otherwise.
+	AttentionURL string
+	Runs         []StaffDebitRunRow
 }
 
 // StaffDebitRunRow is one collection run as the list shows it.
@@ -31,6 +35,8 @@ type StaffDebitRunModel struct {
 	Run    StaffDebitRunRow
 	Intro  string
 	Debits []StaffDebitLine
+	// LeftOut are the due debits the run could not put into its file.
+	LeftOut []StaffDebitLeftOut
 	// FileURL downloads the run's file; "" when the role may not.
 	FileURL string
 	// SentURL and CancelURL are the actions of a prepared run; "" when
@@ -47,4 +53,9 @@ type StaffDebitLine struct {
 	// MandateEnded: the mandate ended after the run was prepared (shown
 	// while the run is prepared: cancel it and prepare it again).
 	MandateEnded bool
+}
+
+// StaffDebitLeftOut is a due debit a run left out of its file, with why.
+type StaffDebitLeftOut struct {
+	RegistrationID, RegistrationURL, OrderReference, MandateReference, Holder, IBAN, Amount, Reason string
 }

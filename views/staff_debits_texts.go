@@ -13,13 +13,15 @@ import (
 type StaffDebitTexts struct {
 	NavDebits, Title, Intro, PaymentsLink, PaymentsLinkHint string
 	// Preparing a run.
-	PrepareTitle, Until, UntilHint, Prepare, NoCreditor, NothingDue, NothingDueInRun, BadUntil string
+	PrepareTitle, Until, UntilHint, Prepare, NoCreditor, NothingDue, NothingDueInRun, NoneCollectable, AttentionLink, BadUntil string
 	// The list of runs.
 	RunsTitle, Empty, Run, Created, By, UntilCol, Count, Total, Version, Status, Open string
 	StatusPrepared, StatusSent, StatusCancelled, SentAt, CancelledAt                  string
 	// One run.
 	RunTitle, RunIntro, DebitsTitle, EndToEnd, Registration, Mandate, Holder, Account, Amount, Due, Sequence,
 	SeqFirst, SeqRecurring, DebitStatus, DebitInRun, DebitCollected, DebitReturned, DebitCancelled, Amended, MandateEnded, NoDebits, Back string
+	// The due debits a run left out of its file.
+	LeftOutTitle, LeftOutIntro, LeftOutOrder string
 	// The run's actions and their confirmations.
 	ActionsTitle, Download, DownloadHint, MarkSent, MarkSentHint, Cancel, CancelHint,
 	SentQuestion, SentDetail, SentYes, SentNo, CancelQuestion, CancelDetail, CancelYes, CancelNo string

@@ -17,7 +17,7 @@ type StaffOpsTexts struct {
 	JobRunTitle, JobRunIntro, JobRunKind, JobRun, JobRunQueued string
 	// Payments
 	PaymentsTitle, AttentionTitle, AttentionIntro, AttentionEmpty, AttentionReason, AttentionAmount, AttentionUser,
-	AttentionCreated, AttentionProblem, AttentionSecond, AttentionPending, AttentionReturned string
+	AttentionCreated, AttentionProblem, AttentionSecond, AttentionPending, AttentionReturned, AttentionLeftOut string
 	StatementTitle, StatementIntro, StatementFile, StatementUpload, StatementNoBank, StatementMissing, StatementTooLarge,
 	StatementInvalid, PreviewTitle, PreviewIntro, PreviewNothing, ResultTitle, ResultIntro, CreditDate, CreditAmount,
 	CreditFrom, CreditReference, CreditOutcome, CaptureButton, UnmatchedTitle, UnmatchedEmpty, AlreadyImported, ReturnsBefore,

@@ -76,10 +76,11 @@ func cmdDebits(ctx context.Context, args []string, getenv func(string) string, s
 		}
 		fmt.Fprintf(stdout, "run %d (%s): %d debits, %s, due on or before %s, %s\n", run.ID, run.MessageID, run.DebitCount,
 			engine.FormatMoney(run.TotalMinor, run.Currency), run.UntilOn.Format(time.DateOnly), run.FileVersion)
+		printLeftOut(stdout, run.LeftOut)
 		if *out != "" {
 			return writeRunFile(*out, run.File, stdout)
 		}
-		fmt.Fprintf(stdout, "write its file with: portal debits file %d --org %d --out %s\n", run.ID, *org, directdebit.DebitRunFileName(*run))
+		fmt.Fprintf(stdout, "write its file with: portal debits file %d --org %d --out %s\n", run.ID, *org, directdebit.DebitRunFileName(run.DebitRun))
 		return nil
 	case "list":
 		runs, err := directdebit.Of(svc).DebitRuns(ctx, *org)
@@ -106,7 +107,11 @@ func cmdDebits(ctx context.Context, args []string, getenv func(string) string, s
 			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", l.EndToEndID, l.Status, engine.FormatMoney(l.AmountMinor, l.Currency),
 				l.DueOn.Format(time.DateOnly), l.Sequence, l.MandateReference, l.Holder, l.MaskedIBAN, dashIfEmpty(l.ReturnCode))
 		}
-		return w.Flush()
+		if err := w.Flush(); err != nil {
+			return err
+		}
+		printLeftOut(stdout, d.LeftOut)
+		return nil
 	case "file":
 		run, err := directdebit.Of(svc).DebitRunFile(ctx, *org, runID)
 		if err != nil {
@@ -138,6 +143,18 @@ func cmdDebits(ctx context.Context, args []string, getenv func(string) string, s
 		}
 		fmt.Fprintf(stdout, "run %d cancelled: its %d debits are due again for the next run\n", run.ID, run.DebitCount)
 		return nil
+	}
+}
+
+// printLeftOut names the due debits a run left out of its file, with why.
+func printLeftOut(stdout io.Writer, left []directdebit.LeftOutDebit) {
+	if len(left) == 0 {
+		return
+	}
+	fmt.Fprintf(stdout, "left out of the file (still due; see portal payments attention): %d\n", len(left))
+	for _, l := range left {
+		fmt.Fprintf(stdout, "  order %s, mandate %s (%s, %s), %s: %s\n", l.OrderReference, dashIfEmpty(l.MandateReference), l.Holder, l.MaskedIBAN,
+			engine.FormatMoney(l.AmountMinor, l.Currency), l.Problem)
 	}
 }
 

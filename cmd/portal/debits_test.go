@@ -11,6 +11,8 @@ import (
 
 	"portal/engine"
 	"portal/engine/banking"
+	"portal/engine/clock"
+	"portal/engine/demodata"
 	"portal/engine/directdebit"
 	"portal/engine/enginetest"
 	"portal/engine/payment"
@@ -120,3 +122,93 @@ func TestDebitsCommands(t *testing.T) {
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// TestDebitsCollectLeavesOutBadDebit: a mandate for a Swiss account
+// without its bank's BIC (given before the form asked for it) does not
+// make `debits collect` fail for the club: the run is written with the
+// other debit, and the command names the one left out with why, as do
+// `debits show` and `payments attention`; when it is the only debit due,
+// collect fails saying so, and writes no run.
+func TestDebitsCollectLeavesOutBadDebit(t *testing.T) {
+	dir := t.TempDir()
+	dbFile := filepath.Join(dir, "d.db")
+	e := env("PORTAL_DATABASE_URL", "sqlite:"+dbFile)
+	if out, err := runCmd(t, e, "migrate", "up"); err != nil {
+		t.Fatalf("migrate: %v\n%s", err, out)
+	}
+	const creditorID = "DE98ZZZ09999999999"
+	db, err := engine.OpenDB("sqlite:" + dbFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dd, err := directdebit.New(banking.Creditor{Name: "TV Demo 1848 e.V.", IBAN: "DE89370400440532013000"}, creditorID,
+		func(ref string, _ int64) string { return "/pay/" + ref })
+	if err != nil {
+		t.Fatal(err)
+	}
+	demo := enginetest.Seed(t, db, payment.WithPaymentMethodProviders(func(_ int64, m string) engine.PaymentProvider {
+		if m == payment.DirectDebitProvider {
+			return dd
+		}
+		return nil
+	}))
+	ctx := context.Background()
+	if _, err := settings.Of(demo.Svc).SetPaymentSettings(ctx, 1, settings.PaymentSettingsChange{BankCreditorName: ptrTo("TV Demo 1848 e.V."),
+		BankIBAN: ptrTo("DE89370400440532013000"), Methods: &[]string{payment.BankTransferProvider, payment.DirectDebitProvider},
+		DebitCreditorID: ptrTo(creditorID)}); err != nil {
+		t.Fatal(err)
+	}
+	mandates := map[string]directdebit.MandateInput{
+		engine.DemoUserKey: {Holder: "Alex Example", IBAN: "DE02120300000000202051", Consent: true, Language: "en"},
+		"demo-1":           {Holder: "Kim Keller", IBAN: "CH9300762011623852957", BIC: "UBSWCHZH80A", Consent: true, Language: "en"},
+	}
+	// A second household, demo-1.
+	if err := demodata.SeedDemo(ctx, db, 1, clock.Now().UTC()); err != nil {
+		t.Fatal(err)
+	}
+	var second []int64
+	if err := db.NewSelect().Model((*engine.UserPerson)(nil)).Column("person_id").Where("user_key = ?", "demo-1").Order("person_id").Scan(ctx, &second); err != nil || len(second) == 0 {
+		t.Fatalf("demo-1's persons %v: %v", second, err)
+	}
+	persons := map[string][]int64{engine.DemoUserKey: {1, 2}, "demo-1": second[:1]}
+	var swiss engine.Order
+	for _, key := range []string{engine.DemoUserKey, "demo-1"} {
+		demo.CommitPayingBy(payment.DirectDebitProvider, key, persons[key]...)
+		var order engine.Order
+		if err := db.NewSelect().Model(&order).Where("user_key = ?", key).Limit(1).Scan(ctx); err != nil {
+			t.Fatal(err)
+		}
+		m, err := directdebit.Of(demo.Svc).GiveMandate(ctx, order.PayReference, mandates[key])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if key == "demo-1" {
+			swiss = order
+			// Given before the form asked for the BIC of an account outside the EEA.
+			if _, err := db.NewUpdate().Model((*directdebit.DebitMandate)(nil)).Set("bic = ''").Where("id = ?", m.ID).Exec(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	db.Close()
+
+	out, err := runCmd(t, e, "debits", "collect", "--org", "1")
+	if err != nil || !strings.Contains(out, "run 1 (DD-1-1): 1 debits") || !strings.Contains(out, "left out of the file") ||
+		!strings.Contains(out, "order "+swiss.PayReference) || !strings.Contains(out, "BIC is required for an account in CH") || strings.Contains(out, "CH9300762011623852957") {
+		t.Fatalf("collect with one mandate without its BIC: %v\n%s", err, out)
+	}
+	if out, err := runCmd(t, e, "debits", "show", "1", "--org", "1"); err != nil || !strings.Contains(out, "order "+swiss.PayReference) {
+		t.Fatalf("show: %v\n%s", err, out)
+	}
+	if out, err := runCmd(t, e, "payments", "attention", "--org", "1"); err != nil || !strings.Contains(out, swiss.PayReference) ||
+		!strings.Contains(out, "direct debit left out of the collection file: ") || !strings.Contains(out, "BIC") {
+		t.Fatalf("attention: %v\n%s", err, out)
+	}
+	if _, err := runCmd(t, e, "debits", "collect", "--org", "1"); err == nil || !strings.Contains(err.Error(), "can go into a collection file, so no run was written") ||
+		!strings.Contains(err.Error(), swiss.PayReference) {
+		t.Fatalf("collect with only the Swiss debit due: %v", err)
+	}
+	if out, err := runCmd(t, e, "debits", "list", "--org", "1"); err != nil || strings.Count(out, "prepared") != 1 {
+		t.Fatalf("list: %v\n%s", err, out)
+	}
+}

@@ -161,6 +161,8 @@ func paymentsAttention(ctx context.Context, svc *engine.Service, orgID int64, st
 			todo = "second payment: the portal refunds it through the provider"
 		case a.Reason == staff.AttentionPendingTooLong:
 			todo = "pending for more than 14 days: remind the member or cancel"
+		case a.Reason == staff.AttentionDebitLeftOut:
+			todo = "direct debit left out of the collection file: " + a.Order.DebitProblem
 		}
 		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\n", a.Order.OrganisationID, a.Order.PayReference, a.Payment.Reference,
 			engine.FormatMoney(a.Payment.AmountMinor, a.Payment.Currency), a.Payment.UpdatedAt.Format(time.DateOnly), todo)

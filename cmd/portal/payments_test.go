@@ -212,3 +212,28 @@ func TestCommandLinksNameTheClubsHost(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestPaymentSettingsDirectDebitOnlyInEuro: the demo tennis club's season
+// is in Swiss francs, so `payments settings` refuses direct debit for it
+// with the reason at the methods, and changes nothing; the rowing club,
+// whose season is in euro, may offer it.
+func TestPaymentSettingsDirectDebitOnlyInEuro(t *testing.T) {
+	dir := t.TempDir()
+	e := env("PORTAL_DATABASE_URL", "sqlite:"+filepath.Join(dir, "p.db"))
+	for _, args := range [][]string{{"migrate", "up"}, {"seed", "demo", "--tenants"}} {
+		if out, err := runCmd(t, e, args...); err != nil {
+			t.Fatalf("%v: %v\n%s", args, err, out)
+		}
+	}
+	_, err := runCmd(t, e, "payments", "settings", "--org", "2", "--methods", "bank_transfer,direct_debit", "--creditor-id", "DE98ZZZ09999999999")
+	if err == nil || !strings.Contains(err.Error(), "methods: direct_debit collects in EUR only") || !strings.Contains(err.Error(), "CHF") {
+		t.Fatalf("direct debit for the CHF club: %v", err)
+	}
+	if out, err := runCmd(t, e, "payments", "settings", "--org", "2"); err != nil || strings.Contains(out, "direct_debit") || strings.Contains(out, "DE98ZZZ09999999999") {
+		t.Fatalf("the refused change was stored (%v):\n%s", err, out)
+	}
+	if out, err := runCmd(t, e, "payments", "settings", "--org", "1", "--methods", "bank_transfer,direct_debit", "--creditor-id", "DE98ZZZ09999999999",
+		"--creditor-name", "Riverside RC", "--iban", "DE89 3704 0044 0532 0130 00"); err != nil || !strings.Contains(out, "bank_transfer, direct_debit") {
+		t.Fatalf("direct debit for the EUR club: %v\n%s", err, out)
+	}
+}

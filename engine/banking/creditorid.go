@@ -37,6 +37,12 @@ var nonEEACountries = map[string]bool{
 // creditor identifier) belongs to the SEPA schemes.
 func IsSEPACountry(country string) bool { return sepaCountries[strings.ToUpper(country)] }
 
+// NeedsBIC reports whether a SEPA direct debit to or from an account in
+// country (an IBAN's) needs the bank's BIC beside the IBAN: a SEPA
+// country outside the EEA (Switzerland, the United Kingdom, Monaco, ...),
+// where the EPC rulebook does not allow the IBAN alone.
+func NeedsBIC(country string) bool { return nonEEACountries[strings.ToUpper(country)] }
+
 // creditorIDLengths is the length of a creditor identifier in the
 // countries whose national identifier has one fixed length (EPC262-08,
 // "Creditor Identifier Overview"): the countries of most of the clubs

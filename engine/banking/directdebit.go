@@ -213,7 +213,7 @@ func directDebitDocument(f DirectDebitFile) (*xmlNode, error) {
 	var total int64
 	for i, d := range f.Debits {
 		n := i + 1
-		if err := checkDirectDebit(d); err != nil {
+		if err := CheckDirectDebit(d); err != nil {
 			errs = append(errs, fmt.Errorf("debit %d (%s): %w", n, d.EndToEndID, err))
 			continue
 		}
@@ -337,8 +337,11 @@ func directDebitDocument(f DirectDebitFile) (*xmlNode, error) {
 	return &xmlNode{name: "Document", attrs: [][2]string{{"xmlns", "urn:iso:std:iso:20022:tech:xsd:" + version}}, kids: []*xmlNode{root}}, nil
 }
 
-// checkDirectDebit says what is wrong with one debit.
-func checkDirectDebit(d DirectDebit) error {
+// CheckDirectDebit says what is wrong with one debit, nil when it can go
+// into a file (WriteDirectDebits checks every debit so, and the file as a
+// whole besides): a collection run leaves out a debit it refuses rather
+// than fail for the whole club.
+func CheckDirectDebit(d DirectDebit) error {
 	var errs []error
 	if err := checkSEPAIdentifier("end-to-end id", d.EndToEndID); err != nil {
 		errs = append(errs, err)
@@ -437,10 +440,24 @@ func ParseSEPAIBAN(s string) (IBAN, error) {
 	return iban, nil
 }
 
+// ErrBICRequired is what a debit or creditor of an account outside the
+// EEA without its bank's BIC is refused as (errors.Is): the debtor can
+// give the BIC, which is a different remedy from a wrong account.
+var ErrBICRequired = errors.New("BIC required outside the EEA")
+
+// bicRequiredError names whose BIC is missing and the account's country.
+type bicRequiredError struct{ whose, country string }
+
+func (e *bicRequiredError) Error() string {
+	return fmt.Sprintf("%s BIC is required for an account in %s (outside the EEA)", e.whose, e.country)
+}
+
+func (e *bicRequiredError) Is(target error) bool { return target == ErrBICRequired }
+
 // requireBIC says that an account outside the EEA needs its bank's BIC.
 func requireBIC(whose string, iban IBAN, bic string) error {
-	if bic == "" && iban != "" && nonEEACountries[iban.Country()] {
-		return fmt.Errorf("%s BIC is required for an account in %s (outside the EEA)", whose, iban.Country())
+	if bic == "" && iban != "" && NeedsBIC(iban.Country()) {
+		return &bicRequiredError{whose: whose, country: iban.Country()}
 	}
 	return nil
 }

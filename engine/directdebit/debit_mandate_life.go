@@ -31,7 +31,9 @@ type mandateAccount struct {
 
 // checkMandateAccount checks the holder, IBAN and BIC a member typed, as
 // the mandate form and the account change both take them: each problem
-// is named by its field.
+// is named by its field. The BIC is optional within the EEA and required
+// for an account in a SEPA country outside it (banking.NeedsBIC), since a
+// collection file cannot carry such a debit without it.
 func checkMandateAccount(in MandateInput) (mandateAccount, []engine.FieldError) {
 	var fields []engine.FieldError
 	bad := func(field, msg string) { fields = append(fields, engine.FieldError{Field: field, Message: msg}) }
@@ -50,12 +52,15 @@ func checkMandateAccount(in MandateInput) (mandateAccount, []engine.FieldError) 
 		bad("iban", "must be an account in a SEPA country")
 	}
 	bic := strings.TrimSpace(in.BIC)
-	if bic != "" {
+	switch {
+	case bic != "":
 		if b, err := banking.ParseBIC(bic); err != nil {
 			bad("bic", err.Error())
 		} else {
 			bic = b
 		}
+	case ierr == nil && banking.IsSEPACountry(iban.Country()) && banking.NeedsBIC(iban.Country()):
+		bad("bic", fmt.Sprintf("is required for an account in %s (outside the EEA): your bank's BIC, 8 or 11 letters and digits", iban.Country()))
 	}
 	return mandateAccount{Holder: holder, IBAN: string(iban), BIC: bic}, fields
 }
@@ -137,7 +142,7 @@ func collectUnder(ctx context.Context, tx bun.Tx, event string, order *engine.Or
 	if due, err = payment.DebitDueFor(ctx, tx, order.OrganisationID, now); err != nil {
 		return due, false, err
 	}
-	res, err := tx.NewUpdate().Model((*engine.Order)(nil)).Set("debit_mandate_id = ?", m.ID).Set("debit_due_on = ?", due).
+	res, err := clearDebitProblem(tx.NewUpdate().Model((*engine.Order)(nil))).Set("debit_mandate_id = ?", m.ID).Set("debit_due_on = ?", due).
 		Where("id = ? AND status = ?", order.ID, engine.OrderUnpaid).Exec(ctx)
 	if err != nil {
 		return due, false, fmt.Errorf("link mandate: %w", err)
@@ -218,6 +223,11 @@ func (s *Service) AmendMandate(ctx context.Context, orderReference string, id in
 			m.Holder, m.IBAN, m.BIC, m.AmendedAt, event = acct.Holder, acct.IBAN, acct.BIC, &now, MandateAmended
 			if _, err := tx.NewUpdate().Model(m).Column("holder", "iban", "bic", "previous_iban", "previous_bic", "amended_at").
 				WherePK().Exec(ctx); err != nil {
+				return fmt.Errorf("amend mandate: %w", err)
+			}
+			// A debit a run left out for the old account is tried again.
+			if _, err := clearDebitProblem(tx.NewUpdate().Model((*engine.Order)(nil))).
+				Where("debit_mandate_id = ? AND status = ? AND debit_problem <> ''", m.ID, engine.OrderUnpaid).Exec(ctx); err != nil {
 				return fmt.Errorf("amend mandate: %w", err)
 			}
 			// Every order already due under the mandate is collected from

@@ -229,7 +229,7 @@ func (s *Service) GiveMandate(ctx context.Context, orderReference string, in Man
 		if err != nil {
 			return err
 		}
-		res, err := tx.NewUpdate().Model((*engine.Order)(nil)).Set("debit_mandate_id = ?", m.ID).Set("debit_due_on = ?", due).
+		res, err := clearDebitProblem(tx.NewUpdate().Model((*engine.Order)(nil))).Set("debit_mandate_id = ?", m.ID).Set("debit_due_on = ?", due).
 			Where("id = ? AND status = ?", order.ID, engine.OrderUnpaid).Where("(debit_mandate_id IS NULL OR debit_mandate_id IN (?))", endedMandates(tx)).Exec(ctx)
 		if err != nil {
 			return fmt.Errorf("link mandate: %w", err)

@@ -46,6 +46,35 @@ func DefaultCollectionUntil(now time.Time) time.Time {
 // own words (errors.Is).
 var ErrNothingDue = errors.New("no direct debit is due")
 
+// ErrNoneCollectable is the cause of CollectDebits' conflict when debits
+// are due but none of them can go into a file (each is left out, with
+// why, among the payments needing attention): no run is written.
+var ErrNoneCollectable = errors.New("no due direct debit can go into a collection file")
+
+// LeftOutDebit is a due debit that a collection run could not put into its
+// file (its mandate's account outside the EEA without a BIC, an open
+// payment of another method, ...): the run is written without it, and the
+// order stays due, among the payments needing attention with Problem,
+// until a run takes it or its mandate is given, kept or changed again.
+type LeftOutDebit struct {
+	OrderID          int64
+	OrderReference   string
+	RegistrationID   int64
+	MandateReference string
+	Holder           string
+	MaskedIBAN       string
+	AmountMinor      int64
+	Currency         string
+	// Problem says in words why, and what fixes it.
+	Problem string
+}
+
+// CollectedRun is a run CollectDebits wrote and the due debits it left out.
+type CollectedRun struct {
+	payment.DebitRun
+	LeftOut []LeftOutDebit
+}
+
 // CollectRequest asks for a collection run.
 type CollectRequest struct {
 	OrganisationID int64
@@ -67,10 +96,15 @@ type debitCandidate struct {
 // or before req.Until and that is in no live run. An order without an
 // open attempt gets one first (after a return, the next attempt asks the
 // order's total, its return fee included). Nothing due: a conflict error,
-// no run. The run, its debits and the audit entry are written in one
-// transaction; a concurrent run for the same orders fails on the unique
-// index and changes nothing.
-func (s *Service) CollectDebits(ctx context.Context, req CollectRequest) (_ *payment.DebitRun, err error) {
+// no run. A due debit that cannot go into a file (banking.CheckDirectDebit
+// refuses it, or its order has an open payment of another method or
+// amount) is left out, with why, and the run is written with the others:
+// one bad mandate never blocks the club's collection; when none can go
+// in, a conflict error (ErrNoneCollectable) and no run, the debits left
+// out recorded all the same. The run, its debits, what was left out and
+// the audit entry are written in one transaction; a concurrent run for the
+// same orders fails on the unique index and changes nothing.
+func (s *Service) CollectDebits(ctx context.Context, req CollectRequest) (_ *CollectedRun, err error) {
 	defer engine.ClassifyUnavailable(&err)
 	now := s.Clock()
 	until := req.Until
@@ -114,9 +148,6 @@ func (s *Service) CollectDebits(ctx context.Context, req CollectRequest) (_ *pay
 			}
 			attempts[order.ID] = p
 		}
-		if p.Provider != payment.DirectDebitProvider || p.AmountMinor != order.TotalMinor {
-			return nil, engine.Errorf(engine.CodeConflict, "order %d has an open payment of another method or amount; it cannot be collected until that one is closed", order.ID)
-		}
 	}
 	org, err := engine.LoadOrganisation(ctx, s.DB(), req.OrganisationID)
 	if err != nil {
@@ -126,11 +157,12 @@ func (s *Service) CollectDebits(ctx context.Context, req CollectRequest) (_ *pay
 	if version == "" {
 		version = banking.Pain008V08
 	}
-	run := &payment.DebitRun{OrganisationID: req.OrganisationID, FileVersion: version, UntilOn: until, Status: payment.DebitRunPrepared,
-		Currency: "EUR", CreatedBy: req.Actor.Name, CreatedAt: now, File: []byte{}}
+	out := &CollectedRun{DebitRun: payment.DebitRun{OrganisationID: req.OrganisationID, FileVersion: version, UntilOn: until,
+		Status: payment.DebitRunPrepared, Currency: payment.DirectDebitCurrency, CreatedBy: req.Actor.Name, CreatedAt: now, File: []byte{}}}
+	run := &out.DebitRun
 	err = engine.InTx(ctx, s.DB(), func(ctx context.Context, tx bun.Tx) error {
 		run.MessageID = "PENDING-" + engine.NewReference("")
-		run.DebitCount, run.TotalMinor, run.File = 0, 0, []byte{}
+		run.DebitCount, run.TotalMinor, run.File, out.LeftOut = 0, 0, []byte{}, nil
 		if _, err := tx.NewInsert().Model(run).Exec(ctx); err != nil {
 			return fmt.Errorf("store collection run: %w", err)
 		}
@@ -140,13 +172,17 @@ func (s *Service) CollectDebits(ctx context.Context, req CollectRequest) (_ *pay
 		earliest := banking.NextTARGETBusinessDay(payment.DateOf(now).AddDate(0, 0, 1))
 		firstOf := map[int64]bool{}
 		debits := make([]payment.Debit, 0, len(due))
+		taken := make([]int64, 0, len(due))
 		for _, d := range due {
 			p := attempts[d.Order.ID]
 			m := d.Mandate
+			if p.Provider != payment.DirectDebitProvider || p.AmountMinor != d.Order.TotalMinor {
+				out.LeftOut = append(out.LeftOut, leftOut(d, "it has an open payment of another method or amount; it is collected once that payment is closed"))
+				continue
+			}
 			first, seen := firstOf[m.ID]
 			if !seen {
 				first = m.LastCollectedAt == nil
-				firstOf[m.ID] = first
 			}
 			seq := banking.SequenceRecurring
 			if first {
@@ -160,7 +196,6 @@ func (s *Service) CollectDebits(ctx context.Context, req CollectRequest) (_ *pay
 			debit := payment.Debit{RunID: run.ID, OrganisationID: run.OrganisationID, OrderID: d.Order.ID, PaymentID: p.ID, MandateID: m.ID,
 				EndToEndID: debitEndToEndID(p.Reference, run.ID), AmountMinor: p.AmountMinor, Currency: p.Currency, DueOn: dueOn,
 				Sequence: seq, Amended: m.PreviousIBAN != "", Status: payment.DebitInRun}
-			debits = append(debits, debit)
 			dd := banking.DirectDebit{EndToEndID: debit.EndToEndID, AmountCents: debit.AmountMinor, Sequence: seq, DueDate: dueOn,
 				MandateID: m.Reference, MandateSigned: m.SignedAt, DebtorName: m.Holder, DebtorIBAN: m.IBAN, DebtorBIC: m.BIC,
 				RemittanceText: fmt.Sprintf("%s %s, order %d", org.Name, d.Period, d.Order.ID)}
@@ -168,9 +203,19 @@ func (s *Service) CollectDebits(ctx context.Context, req CollectRequest) (_ *pay
 				dd.Amendment = &banking.MandateAmendment{OriginalDebtorIBAN: m.PreviousIBAN,
 					ChangedBank: !banking.SameBank(banking.IBAN(m.PreviousIBAN), banking.IBAN(m.IBAN))}
 			}
+			if err := banking.CheckDirectDebit(dd); err != nil {
+				out.LeftOut = append(out.LeftOut, leftOut(d, debitProblem(err, m)))
+				continue
+			}
+			firstOf[m.ID] = first
+			debits = append(debits, debit)
+			taken = append(taken, d.Order.ID)
 			file.Debits = append(file.Debits, dd)
 			run.DebitCount++
 			run.TotalMinor += debit.AmountMinor
+		}
+		if len(debits) == 0 {
+			return ErrNoneCollectable // rolls the run back; what was left out is recorded below
 		}
 		// One statement for the debits; another run taking one of these
 		// orders meanwhile breaks the unique index and changes nothing.
@@ -182,22 +227,111 @@ func (s *Service) CollectDebits(ctx context.Context, req CollectRequest) (_ *pay
 		}
 		var buf bytes.Buffer
 		if err := banking.WriteDirectDebits(&buf, file); err != nil {
-			// The settings or a mandate cannot make a valid file: say which.
+			// Every debit was checked: the club's own settings cannot make
+			// a valid file. Say which.
 			return &engine.Error{Code: engine.CodeConflict, Message: "the collection file cannot be written: " + err.Error(), Err: err}
 		}
 		run.File = buf.Bytes()
 		if _, err := tx.NewUpdate().Model(run).Column("message_id", "debit_count", "total_minor", "file").WherePK().Exec(ctx); err != nil {
 			return fmt.Errorf("store collection run: %w", err)
 		}
+		if _, err := clearDebitProblem(tx.NewUpdate().Model((*engine.Order)(nil))).
+			Where("id IN (?) AND (debit_problem <> '' OR debit_problem_run_id IS NOT NULL)", bun.List(taken)).Exec(ctx); err != nil {
+			return fmt.Errorf("clear debits left out before: %w", err)
+		}
+		if err := recordLeftOut(ctx, tx, out.LeftOut, &run.ID); err != nil {
+			return err
+		}
+		after := map[string]any{"messageId": run.MessageID, "until": until.Format(time.DateOnly), "debits": run.DebitCount,
+			"total": engine.FormatMoney(run.TotalMinor, run.Currency), "version": run.FileVersion}
+		if len(out.LeftOut) > 0 {
+			after["leftOut"] = leftOutAudit(out.LeftOut)
+		}
 		return s.AppendAudit(ctx, tx, req.Actor, engine.AuditEntry{OrganisationID: run.OrganisationID, Action: "debit_run.create",
-			TargetType: "debit_run", TargetID: fmt.Sprint(run.ID),
-			After: map[string]any{"messageId": run.MessageID, "until": until.Format(time.DateOnly), "debits": run.DebitCount,
-				"total": engine.FormatMoney(run.TotalMinor, run.Currency), "version": run.FileVersion}})
+			TargetType: "debit_run", TargetID: fmt.Sprint(run.ID), After: after})
 	})
+	if errors.Is(err, ErrNoneCollectable) && len(out.LeftOut) > 0 {
+		return nil, s.noneCollectable(ctx, req, until, out.LeftOut)
+	}
 	if err != nil {
 		return nil, err
 	}
-	return run, nil
+	return out, nil
+}
+
+// noneCollectable records the debits left out when none of the due ones
+// could go into a file (no run was written), audited, and returns the
+// conflict that says so.
+func (s *Service) noneCollectable(ctx context.Context, req CollectRequest, until time.Time, left []LeftOutDebit) error {
+	err := engine.InTx(ctx, s.DB(), func(ctx context.Context, tx bun.Tx) error {
+		if err := recordLeftOut(ctx, tx, left, nil); err != nil {
+			return err
+		}
+		return s.AppendAudit(ctx, tx, req.Actor, engine.AuditEntry{OrganisationID: req.OrganisationID, Action: "debit_run.none_collectable",
+			TargetType: "organisation", TargetID: fmt.Sprint(req.OrganisationID),
+			After: map[string]any{"until": until.Format(time.DateOnly), "leftOut": leftOutAudit(left)}})
+	})
+	if err != nil {
+		return err
+	}
+	words := make([]string, len(left))
+	for i, l := range left {
+		words[i] = fmt.Sprintf("order %s (%s): %s", l.OrderReference, l.Holder, l.Problem)
+	}
+	e := engine.Errorf(engine.CodeConflict, "no direct debit due on or before %s can go into a collection file, so no run was written: %s. Each is listed among the payments needing attention",
+		until.Format(time.DateOnly), strings.Join(words, "; "))
+	e.Err = ErrNoneCollectable
+	return e
+}
+
+// leftOut is a candidate left out of a run for problem.
+func leftOut(d debitCandidate, problem string) LeftOutDebit {
+	return LeftOutDebit{OrderID: d.Order.ID, OrderReference: d.Order.PayReference, RegistrationID: d.Order.ProcessInstanceID,
+		MandateReference: d.Mandate.Reference, Holder: d.Mandate.Holder, MaskedIBAN: MaskedIBAN(d.Mandate.IBAN),
+		AmountMinor: d.Order.TotalMinor, Currency: d.Order.Currency, Problem: problem}
+}
+
+// debitProblem says in words why banking refused a debit under m, and
+// what fixes it; the mandate's IBAN appears masked, as on the pages.
+func debitProblem(err error, m DebitMandate) string {
+	msg := strings.ReplaceAll(err.Error(), "\n", "; ")
+	if m.IBAN != "" {
+		msg = strings.ReplaceAll(msg, m.IBAN, MaskedIBAN(m.IBAN))
+	}
+	if errors.Is(err, banking.ErrBICRequired) {
+		msg += ": the member gives the bank's BIC by changing the account on the pay link, or staff revoke the mandate"
+	} else {
+		msg += ": the member gives the mandate again on the pay link, or staff revoke it"
+	}
+	return "it cannot go into a collection file: " + msg
+}
+
+// clearDebitProblem sets an update of orders to forget why a run left
+// their debit out: a run took it, or its mandate was given, kept or
+// changed, so the next run tries it again.
+func clearDebitProblem(q *bun.UpdateQuery) *bun.UpdateQuery {
+	return q.Set("debit_problem = ''").Set("debit_problem_run_id = NULL")
+}
+
+// recordLeftOut stores on each order left out why, and the run that left
+// it out (nil: none was written).
+func recordLeftOut(ctx context.Context, tx bun.Tx, left []LeftOutDebit, runID *int64) error {
+	for _, l := range left {
+		if _, err := tx.NewUpdate().Model((*engine.Order)(nil)).Set("debit_problem = ?", l.Problem).Set("debit_problem_run_id = ?", runID).
+			Where("id = ?", l.OrderID).Exec(ctx); err != nil {
+			return fmt.Errorf("record a debit left out: %w", err)
+		}
+	}
+	return nil
+}
+
+// leftOutAudit is what the audit log keeps of the debits left out.
+func leftOutAudit(left []LeftOutDebit) []map[string]any {
+	out := make([]map[string]any, len(left))
+	for i, l := range left {
+		out[i] = map[string]any{"order": l.OrderReference, "mandate": l.MandateReference, "problem": l.Problem}
+	}
+	return out
 }
 
 // debitEndToEndID names a debit in the file and in a return: the
@@ -298,6 +432,10 @@ func (s *Service) DebitRuns(ctx context.Context, orgID int64) (_ []payment.Debit
 type DebitRunDetail struct {
 	Run    payment.DebitRun
 	Debits []DebitLine
+	// LeftOut are the due debits the run could not put into its file and
+	// that are still due and left out: no later run took or left them out
+	// since, and their mandate was not given, kept or changed again.
+	LeftOut []LeftOutDebit
 }
 
 // DebitLine is one debit of a run with whom it collects from.
@@ -329,8 +467,9 @@ func (s *Service) DebitRunFile(ctx context.Context, orgID, runID int64) (_ *paym
 	return run, nil
 }
 
-// DebitRunByID returns one run of an organisation (its file included) and
-// its debits; another organisation's run is not found.
+// DebitRunByID returns one run of an organisation (its file included),
+// its debits and those it left out; another organisation's run is not
+// found.
 func (s *Service) DebitRunByID(ctx context.Context, orgID, runID int64) (_ *DebitRunDetail, err error) {
 	defer engine.ClassifyUnavailable(&err)
 	run, err := loadDebitRun(ctx, s.DB(), orgID, runID)
@@ -342,6 +481,9 @@ func (s *Service) DebitRunByID(ctx context.Context, orgID, runID int64) (_ *Debi
 		return nil, fmt.Errorf("load debits: %w", err)
 	}
 	out := &DebitRunDetail{Run: *run}
+	if out.LeftOut, err = leftOutOf(ctx, s.DB(), run.ID); err != nil {
+		return nil, err
+	}
 	if len(debits) == 0 {
 		return out, nil
 	}
@@ -369,6 +511,45 @@ func (s *Service) DebitRunByID(ctx context.Context, orgID, runID int64) (_ *Debi
 		m, o := mandateOf[d.MandateID], orderOf[d.OrderID]
 		out.Debits = append(out.Debits, DebitLine{Debit: d, MandateReference: m.Reference, Holder: m.Holder, MaskedIBAN: MaskedIBAN(m.IBAN),
 			OrderReference: o.PayReference, RegistrationID: o.ProcessInstanceID, MandateEnded: m.RevokedAt != nil})
+	}
+	return out, nil
+}
+
+// leftOutOf are the debits run left out that are still left out: the
+// unpaid orders recorded with it, still due (a revoked or expired mandate,
+// a return, takes the due date away), and their mandates.
+func leftOutOf(ctx context.Context, db bun.IDB, runID int64) ([]LeftOutDebit, error) {
+	var orders []engine.Order
+	if err := db.NewSelect().Model(&orders).Where("debit_problem_run_id = ? AND debit_problem <> '' AND status = ? AND debit_due_on IS NOT NULL", runID, engine.OrderUnpaid).
+		Order("id").Scan(ctx); err != nil {
+		return nil, fmt.Errorf("load debits left out: %w", err)
+	}
+	if len(orders) == 0 {
+		return nil, nil
+	}
+	var ids []int64
+	for _, o := range orders {
+		if o.DebitMandateID != nil {
+			ids = append(ids, *o.DebitMandateID)
+		}
+	}
+	mandateOf := map[int64]DebitMandate{}
+	if len(ids) > 0 {
+		var mandates []DebitMandate
+		if err := db.NewSelect().Model(&mandates).Where("id IN (?)", bun.List(ids)).Scan(ctx); err != nil {
+			return nil, fmt.Errorf("load mandates: %w", err)
+		}
+		for _, m := range mandates {
+			mandateOf[m.ID] = m
+		}
+	}
+	out := make([]LeftOutDebit, len(orders))
+	for i, o := range orders {
+		var m DebitMandate
+		if o.DebitMandateID != nil {
+			m = mandateOf[*o.DebitMandateID]
+		}
+		out[i] = leftOut(debitCandidate{Order: o, Mandate: m}, o.DebitProblem)
 	}
 	return out, nil
 }

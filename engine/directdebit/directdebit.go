@@ -53,8 +53,10 @@ func (p *Provider) CreditorID() string { return p.creditorID }
 // CreateCheckout only points at the portal's own page: a debit is
 // collected by the club, not paid by the member.
 func (p *Provider) CreateCheckout(_ context.Context, req engine.CheckoutRequest) (engine.Checkout, error) {
-	if req.Currency != "EUR" {
-		return engine.Checkout{}, fmt.Errorf("direct debit: SEPA debits are in EUR, not %s", req.Currency)
+	if !payment.MethodTakes(Name, req.Currency) {
+		// Not offered for such a payment (payment.MethodTakes): reaching
+		// here is a defect, not the member's doing.
+		return engine.Checkout{}, fmt.Errorf("direct debit: SEPA debits are in %s, not %s", payment.DirectDebitCurrency, req.Currency)
 	}
 	return engine.Checkout{URL: p.payLink(req.OrderReference, req.AmountMinor)}, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/uptrace/bun"
 
@@ -15,6 +16,44 @@ import (
 // at the commit, the order records it and every attempt of the order is
 // made with its provider. A club that offers one method works as before
 // methods: no choice, its provider.
+
+// DirectDebitCurrency is the one currency SEPA direct debits are in: the
+// scheme collects euro, whatever country the accounts are in.
+const DirectDebitCurrency = "EUR"
+
+// MethodTakes reports whether a payment method may be offered for a
+// payment in currency: SEPA Direct Debit only for euro; the other methods
+// take what their provider takes. It is the one rule behind what the
+// members are offered (PaymentMethods, the pay link), what the commit
+// accepts (CheckPaymentMethod), what a club may offer at all
+// (DirectDebitCurrencyProblem, for the settings) and the provider's own
+// refusal (engine/directdebit).
+func MethodTakes(method, currency string) bool {
+	return method != DirectDebitProvider || strings.EqualFold(currency, DirectDebitCurrency)
+}
+
+// methodsTaking are those of methods that take currency, in their order.
+func methodsTaking(methods []string, currency string) []string {
+	return slices.DeleteFunc(slices.Clone(methods), func(m string) bool { return !MethodTakes(m, currency) })
+}
+
+// DirectDebitCurrencyProblem says, for the settings, why an organisation
+// cannot offer direct debit: its season (its periods not closed) has no
+// period in euro, so no member could ever pay that way. "" when it may:
+// a period in euro, or no period yet (a period in another currency added
+// later simply does not offer it: MethodTakes).
+func DirectDebitCurrencyProblem(ctx context.Context, db bun.IDB, orgID int64) (string, error) {
+	var currencies []string
+	if err := db.NewSelect().Model((*engine.MembershipPeriod)(nil)).ColumnExpr("DISTINCT currency").
+		Where("organisation_id = ? AND status <> ?", orgID, engine.PeriodClosed).OrderExpr("currency").Scan(ctx, &currencies); err != nil {
+		return "", fmt.Errorf("load the periods' currencies: %w", err)
+	}
+	if len(currencies) == 0 || slices.ContainsFunc(currencies, func(c string) bool { return MethodTakes(DirectDebitProvider, c) }) {
+		return "", nil
+	}
+	return fmt.Sprintf("direct_debit collects in %s only, and this club's periods are in %s: SEPA direct debits cannot collect them",
+		DirectDebitCurrency, strings.Join(currencies, ", ")), nil
+}
 
 // WithPaymentMethodProviders sets how the provider of one of an
 // organisation's methods is found (engine/payproviders builds one per
@@ -52,31 +91,56 @@ func (s *Service) paymentMethodsOf(ctx context.Context, db bun.IDB, orgID int64)
 	return nil, nil
 }
 
+// methodsIn are the methods an organisation's members choose from for a
+// payment in currency, its default first (MethodTakes).
+func (s *Service) methodsIn(ctx context.Context, db bun.IDB, orgID int64, currency string) ([]string, error) {
+	methods, err := s.paymentMethodsOf(ctx, db, orgID)
+	if err != nil {
+		return nil, err
+	}
+	return methodsTaking(methods, currency), nil
+}
+
 // PaymentMethods returns the payment methods an organisation's members
-// choose from, its default first. One method: nothing to choose.
-func (s *Service) PaymentMethods(ctx context.Context, orgID int64) (_ []string, err error) {
+// choose from when they register for a period, its default first: the
+// club's methods that take the period's currency (direct debit only for
+// a period in euro). One method: nothing to choose.
+func (s *Service) PaymentMethods(ctx context.Context, orgID, periodID int64) (_ []string, err error) {
 	defer engine.ClassifyUnavailable(&err)
 	if !engine.InScope(ctx, orgID) {
 		return nil, engine.Errorf(engine.CodeNotFound, "organisation not found")
 	}
-	return s.paymentMethodsOf(ctx, s.DB(), orgID)
+	period, err := engine.LoadPeriod(ctx, s.DB(), periodID)
+	if err != nil {
+		return nil, err
+	}
+	if period.OrganisationID != orgID {
+		return nil, engine.Errorf(engine.CodeNotFound, "membership period not found")
+	}
+	return s.methodsIn(ctx, s.DB(), orgID, period.Currency)
 }
 
-// checkPaymentMethod checks a member's choice against the organisation's
-// methods and returns what the order records: "" for the default (so that
-// a club with one method stores what it always did), else the method.
-func (s *Service) CheckPaymentMethod(ctx context.Context, db bun.IDB, orgID int64, method string) (string, error) {
+// CheckPaymentMethod checks a member's choice for a payment in currency
+// against the organisation's methods and returns what the order records:
+// "" for the default (so that a club with one method stores what it
+// always did), else the method.
+func (s *Service) CheckPaymentMethod(ctx context.Context, db bun.IDB, orgID int64, currency, method string) (string, error) {
 	if method == "" {
 		return "", nil
 	}
-	methods, err := s.paymentMethodsOf(ctx, db, orgID)
+	offered, err := s.paymentMethodsOf(ctx, db, orgID)
 	if err != nil {
 		return "", err
 	}
+	methods := methodsTaking(offered, currency)
 	if !slices.Contains(methods, method) {
 		// A request naming a method the club does not offer is malformed
 		// (the choices come from the form): 400 with its field.
-		return "", &engine.Error{Code: engine.CodeInvalid, Message: "This payment method is not offered; choose one of the club's.",
+		msg := "This payment method is not offered; choose one of the club's."
+		if slices.Contains(offered, method) {
+			msg = fmt.Sprintf("This payment method does not take payments in %s; choose another of the club's.", currency)
+		}
+		return "", &engine.Error{Code: engine.CodeInvalid, Message: msg,
 			Fields: []engine.FieldError{{Field: "paymentMethod", Message: fmt.Sprintf("must be one of %v", methods)}}}
 	}
 	if method == methods[0] {
@@ -86,17 +150,25 @@ func (s *Service) CheckPaymentMethod(ctx context.Context, db bun.IDB, orgID int6
 }
 
 // orderProvider is the provider of the method an order is paid with: its
-// member's choice, else the organisation's default.
+// member's choice, else the organisation's default, which also pays an
+// order whose method cannot take its currency (direct debit chosen for a
+// period in another currency before MethodTakes was checked): a pay link
+// that always fails would be a dead end.
 func (s *Service) orderProvider(order *engine.Order) engine.PaymentProvider {
+	if !MethodTakes(order.PaymentMethod, order.Currency) {
+		return s.ProviderForMethod(order.OrganisationID, "")
+	}
 	return s.ProviderForMethod(order.OrganisationID, order.PaymentMethod)
 }
 
 // PayLinkChoice is what the stable pay link of an unpaid order offers:
-// the organisation's methods and the one the order is paid with now.
+// the organisation's methods that take the order's currency and the one
+// the order is paid with now.
 type PayLinkChoice struct {
 	Order   *engine.Order
 	Methods []string
-	// Current is the order's method (its default when it chose none).
+	// Current is the order's method (the default when it chose none, or
+	// one that does not take its currency).
 	Current string
 }
 
@@ -108,12 +180,12 @@ func (s *Service) PayLinkMethods(ctx context.Context, orderReference string) (_ 
 	if err != nil {
 		return nil, err
 	}
-	methods, err := s.paymentMethodsOf(ctx, s.DB(), order.OrganisationID)
+	methods, err := s.methodsIn(ctx, s.DB(), order.OrganisationID, order.Currency)
 	if err != nil {
 		return nil, err
 	}
 	c := &PayLinkChoice{Order: order, Methods: methods, Current: order.PaymentMethod}
-	if c.Current == "" && len(methods) > 0 {
+	if (c.Current == "" || !slices.Contains(methods, c.Current)) && len(methods) > 0 {
 		c.Current = methods[0]
 	}
 	return c, nil
@@ -129,7 +201,7 @@ func (s *Service) ChoosePaymentMethod(ctx context.Context, orderReference, metho
 	if err != nil {
 		return nil, err
 	}
-	stored, err := s.CheckPaymentMethod(ctx, s.DB(), order.OrganisationID, method)
+	stored, err := s.CheckPaymentMethod(ctx, s.DB(), order.OrganisationID, order.Currency, method)
 	if err != nil {
 		return nil, err
 	}

@@ -73,7 +73,9 @@ func (s *Service) commit(ctx context.Context, tx bun.Tx, inst *engine.ProcessIns
 	if err := checkStillLinked(ctx, tx, inst, len(def.Steps), selected); err != nil {
 		return nil, err
 	}
-	method, err := payment.Of(s.Service).CheckPaymentMethod(ctx, tx, inst.OrganisationID, method)
+	// The order is in the period's currency: a method that cannot take it
+	// (direct debit outside the euro) is refused before anything is written.
+	method, err := payment.Of(s.Service).CheckPaymentMethod(ctx, tx, inst.OrganisationID, inst.Period.Currency, method)
 	if err != nil {
 		return nil, err
 	}

@@ -26,6 +26,11 @@ const (
 	// returned (engine/directdebit/debit_returns.go) and its order is still unpaid: the
 	// member was told, and may need a word from the treasurer.
 	AttentionDebitReturned = "debit_returned"
+	// AttentionDebitLeftOut: the order is due by direct debit, but a
+	// collection run could not put its debit into the file (Order.DebitProblem
+	// says why in words, engine/directdebit/debit_runs.go), until a run
+	// takes it or its mandate is given, kept or changed again.
+	AttentionDebitLeftOut = "debit_left_out"
 	// AttentionPendingTooLong: the attempt is still open after the
 	// threshold; the member may need a reminder, or the transfer a look.
 	AttentionPendingTooLong = "pending_too_long"
@@ -66,9 +71,12 @@ type AttentionQuery struct {
 // a confirmation whose amount or currency did not match an order still
 // unpaid (or a direct debit return that did not match its debit), money
 // due back (a second payment), a returned direct debit whose order is
-// unpaid, or an attempt pending since before q.PendingSince. Problems
-// first, then refunds due, then returned debits, then oldest first. The staff payments page, the admin API and `portal payments
-// attention` list them; the season overview counts them.
+// unpaid, the open attempt of a due direct-debit order that a collection
+// run left out of its file, or an attempt pending since before
+// q.PendingSince. Problems first, then refunds due, then returned and
+// left-out debits, then oldest first. The staff payments page, the admin
+// API and `portal payments attention` list them; the season overview
+// counts them.
 func (s *Service) PaymentsNeedingAttention(ctx context.Context, q AttentionQuery) (_ []AttentionPayment, err error) {
 	defer engine.ClassifyUnavailable(&err)
 	if q.Limit <= 0 {
@@ -76,7 +84,8 @@ func (s *Service) PaymentsNeedingAttention(ctx context.Context, q AttentionQuery
 	}
 	var pays []engine.Payment
 	sel := s.attentionQuery(ctx, s.DB().NewSelect().Model(&pays), q).
-		OrderExpr("CASE WHEN problem <> '' THEN 0 WHEN refund_status = ? THEN 1 WHEN status = ? THEN 2 ELSE 3 END, created_at, id", engine.RefundDue, engine.PaymentFailed).
+		OrderExpr("CASE WHEN problem <> '' THEN 0 WHEN refund_status = ? THEN 1 WHEN status = ? THEN 2 WHEN order_id IN (?) THEN 2 ELSE 3 END, created_at, id",
+			engine.RefundDue, engine.PaymentFailed, leftOutOrders(s.DB())).
 		Limit(int64(q.Limit))
 	if err := sel.Scan(ctx); err != nil {
 		return nil, fmt.Errorf("payments needing attention: %w", err)
@@ -110,6 +119,8 @@ func (s *Service) PaymentsNeedingAttention(ctx context.Context, q AttentionQuery
 			a.Reason, a.RefundByHand = AttentionSecondPayment, p.RefundManual
 		case p.Status == engine.PaymentFailed:
 			a.Reason, a.ReturnCode = AttentionDebitReturned, returns[p.ID]
+		case p.Status == engine.PaymentPending && a.Order.DebitProblem != "" && a.Order.DebitDueOn != nil:
+			a.Reason = AttentionDebitLeftOut
 		}
 		out = append(out, a)
 	}
@@ -151,11 +162,20 @@ func (s *Service) attentionQuery(ctx context.Context, sel *bun.SelectQuery, q At
 			// A returned debit, until its order is paid (or cancelled).
 			WhereOr("status = ? AND provider = ? AND order_id IN (SELECT id FROM orders WHERE status = ?) AND id IN (SELECT payment_id FROM debits WHERE status = ?)",
 				engine.PaymentFailed, payment.DirectDebitProvider, engine.OrderUnpaid, payment.DebitReturned).
+			// The open attempt of a due order a collection run left out.
+			WhereOr("status = ? AND order_id IN (?)", engine.PaymentPending, leftOutOrders(s.DB())).
 			// Pending too long; not a direct debit whose mandate is given:
 			// it waits for its collection day, which may be weeks away.
 			WhereOr("status = ? AND created_at < ? AND NOT (provider = ? AND order_id IN (SELECT id FROM orders WHERE debit_due_on IS NOT NULL))",
 				engine.PaymentPending, q.PendingSince.UTC(), payment.DirectDebitProvider)
 	})
+}
+
+// leftOutOrders selects the ids of the unpaid orders still due by direct
+// debit whose debit a collection run left out of its file.
+func leftOutOrders(db bun.IDB) *bun.SelectQuery {
+	return db.NewSelect().Model((*engine.Order)(nil)).Column("id").
+		Where("debit_problem <> '' AND debit_due_on IS NOT NULL AND status = ?", engine.OrderUnpaid)
 }
 
 // returnCodesOf are the reason codes of the returned debits of pays, by

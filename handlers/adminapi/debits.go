@@ -45,6 +45,34 @@ type DebitRunDTO struct {
 	CancelledAt *time.Time `json:"cancelledAt"`
 	// Debits are listed on GET /debit-runs/{id} only.
 	Debits []DebitDTO `json:"debits,omitempty"`
+	// LeftOut are the due debits the run could not put into its file, each
+	// with why (on POST /debit-runs and GET /debit-runs/{id}; absent when
+	// none): they stay due and are listed among the payments needing
+	// attention.
+	LeftOut []DebitLeftOutDTO `json:"leftOut,omitempty"`
+}
+
+// DebitLeftOutDTO is a due debit a collection run left out of its file.
+type DebitLeftOutDTO struct {
+	OrderReference   string `json:"orderReference"`
+	RegistrationID   int64  `json:"registrationId"`
+	MandateReference string `json:"mandateReference"`
+	AmountMinor      int64  `json:"amountMinor"`
+	Currency         string `json:"currency"`
+	// Reason says in words why, and what fixes it.
+	Reason string `json:"reason"`
+}
+
+func debitLeftOutDTOs(left []directdebit.LeftOutDebit) []DebitLeftOutDTO {
+	if len(left) == 0 {
+		return nil
+	}
+	out := make([]DebitLeftOutDTO, len(left))
+	for i, l := range left {
+		out[i] = DebitLeftOutDTO{OrderReference: l.OrderReference, RegistrationID: l.RegistrationID, MandateReference: l.MandateReference,
+			AmountMinor: l.AmountMinor, Currency: l.Currency, Reason: l.Problem}
+	}
+	return out
 }
 
 // DebitDTO is one debit of a run.
@@ -99,7 +127,8 @@ func (s *Server) listDebitRuns(c echo.Context) error {
 }
 
 // createDebitRun answers POST /api/admin/debit-runs: the due debits in
-// one new run (201), or 409 when nothing is due.
+// one new run (201) with those it left out, or 409 when nothing is due or
+// none of the due debits can go into a file.
 func (s *Server) createDebitRun(c echo.Context) error {
 	var body DebitRunRequest
 	if err := server.DecodeJSON(c.Request().Body, &body); err != nil {
@@ -117,10 +146,13 @@ func (s *Server) createDebitRun(c echo.Context) error {
 	if err != nil {
 		return adminError(err)
 	}
-	return c.JSON(http.StatusCreated, debitRunDTO(*run))
+	out := debitRunDTO(run.DebitRun)
+	out.LeftOut = debitLeftOutDTOs(run.LeftOut)
+	return c.JSON(http.StatusCreated, out)
 }
 
-// getDebitRun answers GET /api/admin/debit-runs/{id} with its debits.
+// getDebitRun answers GET /api/admin/debit-runs/{id} with its debits and
+// those it left out (still due).
 func (s *Server) getDebitRun(c echo.Context) error {
 	d, err := s.debitRun(c)
 	if err != nil {
@@ -133,6 +165,7 @@ func (s *Server) getDebitRun(c echo.Context) error {
 			DueOn: l.DueOn.Format(time.DateOnly), SequenceType: string(l.Sequence), Amended: l.Amended, MandateReference: l.MandateReference,
 			OrderReference: l.OrderReference, RegistrationID: l.RegistrationID, ReturnCode: l.ReturnCode}
 	}
+	out.LeftOut = debitLeftOutDTOs(d.LeftOut)
 	return c.JSON(http.StatusOK, out)
 }
 

@@ -286,6 +286,11 @@ func (s *Server) listPaymentsNeedingAttention(c echo.Context) error {
 				d.Problem += " (" + a.ReturnCode + ")"
 			}
 		}
+		if a.Reason == staff.AttentionDebitLeftOut {
+			// The same: a problem to check, until the document lists
+			// debit_left_out.
+			d.Reason, d.Problem = staff.AttentionProblem, "direct debit left out of the collection file: "+a.Order.DebitProblem
+		}
 		if a.RefundByHand {
 			d.Action = "refundByHand"
 		}

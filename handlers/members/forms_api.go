@@ -113,13 +113,14 @@ func (s *Server) PostBack(c echo.Context) error {
 }
 
 // formJSON answers with a form as its FormDTO. The club's payment methods
-// are listed on the last question, where the choice is sent: the other
-// steps keep their one statement (TestStepPageStatements).
+// that take the period's currency are listed on the last question, where
+// the choice is sent: the other steps keep their one statement
+// (TestStepPageStatements).
 func (s *Server) formJSON(c echo.Context, status int, form *registration.Form) error {
 	var methods []string
 	if form.Question != nil && form.Step == form.TotalSteps {
 		var err error
-		if methods, err = payment.Of(s.engine).PaymentMethods(c.Request().Context(), form.OrganisationID); err != nil {
+		if methods, err = payment.Of(s.engine).PaymentMethods(c.Request().Context(), form.OrganisationID, form.PeriodID); err != nil {
 			return err
 		}
 	}

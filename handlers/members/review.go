@@ -45,7 +45,7 @@ func (s *Server) showReview(c echo.Context, status int, notice string) error {
 	if rv.QuoteError == "" {
 		m.Lines, m.Total = quoteLines(server.LangOf(c), &rv.Quote)
 	}
-	if m.Methods.Methods, err = payment.Of(s.engine).PaymentMethods(c.Request().Context(), rv.OrganisationID); err != nil {
+	if m.Methods.Methods, err = payment.Of(s.engine).PaymentMethods(c.Request().Context(), rv.OrganisationID, rv.PeriodID); err != nil {
 		return err
 	}
 	if len(m.Methods.Methods) > 0 {

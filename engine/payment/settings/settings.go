@@ -118,8 +118,10 @@ func (s *Service) PaymentSettings(ctx context.Context, orgID int64) (_ *PaymentS
 // be: a provider this portal offers, a Stripe account's two keys for
 // stripe, a valid account (name, IBAN with its check digits and length,
 // BIC, the address a Swiss account needs) for bank_transfer or whenever
-// bank details are given. Every problem is named by its field and nothing
-// changes.
+// bank details are given, and for methods that offer direct_debit a
+// Creditor Identifier and a season in euro (a club whose periods are all
+// in another currency cannot offer it). Every problem is named by its
+// field and nothing changes.
 func (s *Service) SetPaymentSettings(ctx context.Context, orgID int64, c PaymentSettingsChange) (_ *PaymentSettingsView, err error) {
 	return s.setPaymentSettings(ctx, nil, orgID, c)
 }
@@ -157,7 +159,18 @@ func (s *Service) setPaymentSettings(ctx context.Context, actor *engine.Actor, o
 		}
 		existed := !ps.UpdatedAt.IsZero()
 		before, audited := *ps, paymentSettingsAuditView(ps)
-		if err := s.applyPaymentSettings(ps, c); err != nil {
+		// Whether the club may offer direct debit at all is asked when the
+		// methods are set: an unrelated change (the account, a key) of a
+		// club that offered it before its season moved to another
+		// currency is not refused for it (its members are not offered it:
+		// payment.MethodTakes).
+		debitProblem := ""
+		if c.Methods != nil {
+			if debitProblem, err = payment.DirectDebitCurrencyProblem(ctx, tx, orgID); err != nil {
+				return err
+			}
+		}
+		if err := s.applyPaymentSettings(ps, c, debitProblem); err != nil {
 			return err
 		}
 		ps.OrganisationID, ps.UpdatedAt = orgID, s.Clock()
@@ -191,8 +204,11 @@ func (s *Service) setPaymentSettings(ctx context.Context, actor *engine.Actor, o
 	return view, nil
 }
 
-// applyPaymentSettings merges a change into ps, checking the result.
-func (s *Service) applyPaymentSettings(ps *payment.PaymentSettings, c PaymentSettingsChange) error {
+// applyPaymentSettings merges a change into ps, checking the result;
+// debitProblem says why the organisation cannot offer direct debit ("" when
+// it may: payment.DirectDebitCurrencyProblem), refused at the methods
+// when they offer it.
+func (s *Service) applyPaymentSettings(ps *payment.PaymentSettings, c PaymentSettingsChange, debitProblem string) error {
 	var fields []engine.FieldError
 	bad := func(field, msg string) { fields = append(fields, engine.FieldError{Field: field, Message: msg}) }
 	set := func(dst *string, v *string) {
@@ -249,6 +265,9 @@ func (s *Service) applyPaymentSettings(ps *payment.PaymentSettings, c PaymentSet
 			needBank = true
 		case payment.DirectDebitProvider:
 			needBank = true
+			if debitProblem != "" {
+				bad("methods", debitProblem)
+			}
 			if ps.DebitCreditorID == "" && !slices.ContainsFunc(fields, func(f engine.FieldError) bool { return f.Field == "debitCreditorId" }) {
 				bad("debitCreditorId", "is required with the method direct_debit")
 			}

@@ -90,6 +90,10 @@ func (s *Server) StaffDebitRuns(c echo.Context) error {
 	if d, err := time.Parse(time.DateOnly, c.QueryParam("nothing")); err == nil {
 		m.Notice, m.Until = fmt.Sprintf(t.NothingDue, staffpage.StaffDate(c, d)), d.Format(time.DateOnly)
 	}
+	if d, err := time.Parse(time.DateOnly, c.QueryParam("leftout")); err == nil {
+		m.Notice, m.Until = fmt.Sprintf(t.NoneCollectable, staffpage.StaffDate(c, d)), d.Format(time.DateOnly)
+		m.AttentionURL = server.OrganisationPath(c, server.StaffPrefix+"/payments")
+	}
 	for _, r := range runs {
 		m.Runs = append(m.Runs, debitRunRow(c, r))
 		if m.Notice != "" && r.Status == payment.DebitRunPrepared && !strings.HasSuffix(m.Notice, t.NothingDueInRun) {
@@ -124,7 +128,9 @@ func debitRunRow(c echo.Context, r payment.DebitRun) views.StaffDebitRunRow {
 
 // StaffPrepareDebitRun answers POST /staff/debits (treasurer and up;
 // until=YYYY-MM-DD): the collection run of the debits due by then, and
-// its page. Nothing due is not a failure: the list says so.
+// its page, which names the debits left out of the file. Nothing due is
+// not a failure, nor are due debits none of which can go into a file:
+// the list says so.
 func (s *Server) StaffPrepareDebitRun(c echo.Context) error {
 	u := staffpage.StaffUserOf(c)
 	t := staffpage.StaffDebitTextIn(c)
@@ -143,6 +149,9 @@ func (s *Server) StaffPrepareDebitRun(c echo.Context) error {
 	run, err := directdebit.Of(s.engine).CollectDebits(ctx, directdebit.CollectRequest{OrganisationID: u.OrganisationID, Until: until, Actor: u.Actor()})
 	if errors.Is(err, directdebit.ErrNothingDue) {
 		return c.Redirect(http.StatusSeeOther, server.OrganisationPath(c, server.StaffPrefix+server.StaffDebitsPath)+"?"+url.Values{"nothing": {until.Format(time.DateOnly)}}.Encode())
+	}
+	if errors.Is(err, directdebit.ErrNoneCollectable) {
+		return c.Redirect(http.StatusSeeOther, server.OrganisationPath(c, server.StaffPrefix+server.StaffDebitsPath)+"?"+url.Values{"leftout": {until.Format(time.DateOnly)}}.Encode())
 	}
 	if err != nil {
 		return s.StaffEngineError(c, err)
@@ -175,6 +184,11 @@ func (s *Server) StaffDebitRun(c echo.Context) error {
 	}
 	for _, l := range d.Debits {
 		m.Debits = append(m.Debits, debitLine(c, l))
+	}
+	for _, l := range d.LeftOut {
+		m.LeftOut = append(m.LeftOut, views.StaffDebitLeftOut{RegistrationID: strconv.FormatInt(l.RegistrationID, 10),
+			RegistrationURL: registrations.RegistrationURL(c, l.RegistrationID), OrderReference: l.OrderReference, MandateReference: l.MandateReference,
+			Holder: l.Holder, IBAN: l.MaskedIBAN, Amount: staffpage.StaffMoney(c, l.AmountMinor, l.Currency), Reason: l.Problem})
 	}
 	return staffpage.StaffRender(c, http.StatusOK, views.StaffDebitRunPage(m))
 }

@@ -84,6 +84,8 @@ func (s *Server) staffAttentionRow(c echo.Context, a staff.AttentionPayment) vie
 		if a.ReturnCode != "" {
 			row.Detail += " (" + a.ReturnCode + ")"
 		}
+	case staff.AttentionDebitLeftOut:
+		row.Reason, row.Detail = staffpage.StaffOpsTextIn(c).AttentionLeftOut, a.Order.DebitProblem
 	default:
 		row.Reason = staffpage.StaffOpsTextIn(c).AttentionPending
 	}
