@@ -12,6 +12,7 @@ import (
 	"portal/engine/dbtest"
 	"portal/engine/directdebit"
 	"portal/engine/enginetest"
+	"portal/engine/organisation"
 	"portal/engine/privacy"
 )
 
@@ -95,6 +96,56 @@ func TestErasingOnePersonLeavesAnothersRecords(t *testing.T) {
 		}
 		if after.Recipient != confirmation.Recipient || !strings.Contains(after.Payload, `"Alex Morgan"`) || strings.Contains(after.Payload, "Robin") {
 			t.Fatalf("the confirmation after erasing Robin: to %q (was %q), payload %s", after.Recipient, confirmation.Recipient, after.Payload)
+		}
+	})
+}
+
+// TestPersonExportListsOnlyMandatesAboutThem: a person's export lists
+// the mandates they hold and those that paid their own memberships, not
+// another holder's mandate of the household, nor one given after they
+// left it.
+func TestPersonExportListsOnlyMandatesAboutThem(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		d := enginetest.Seed(t, db)
+		id := addQuirin(t, d)
+		form := registerQuirin(t, d, id)
+		d.Pay(form)
+		mandate := func(ref, holder, iban string) *directdebit.DebitMandate {
+			m := &directdebit.DebitMandate{OrganisationID: 1, UserKey: engine.DemoUserKey, CreditorID: "DE98ZZZ09999999999", Reference: ref,
+				Holder: holder, IBAN: iban, Language: "en", TextVersion: "test", Text: "I authorise the club.", SignedAt: clock.Now()}
+			if _, err := db.NewInsert().Model(m).Exec(ctx); err != nil {
+				t.Fatal(err)
+			}
+			return m
+		}
+		mandate("OWN", "Zabelthorn, Quirinus", quirinIBAN)
+		paid := mandate("PAID", "Sam Morgan", "DE02120300000000202051")
+		if _, err := db.NewUpdate().Model((*engine.Order)(nil)).Set("debit_mandate_id = ?", paid.ID).
+			Where("process_instance_id = ?", form.ProcessID).Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+		mandate("OTHER", "Sam Morgan", "DE75512108001245126199")
+		if _, err := organisation.Of(d.Svc).UnlinkPersons(ctx, 1, []organisation.PersonLink{{ExternalID: quirin.external, UserKey: engine.DemoUserKey}}); err != nil {
+			t.Fatal(err)
+		}
+		mandate("AFTER", "Alex Morgan", alexIBAN)
+
+		x, err := privacy.Of(d.Svc).ExportPerson(ctx, 1, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var refs []string
+		for _, m := range x.Mandates {
+			refs = append(refs, m.Reference)
+		}
+		if strings.Join(refs, ",") != "OWN,PAID" {
+			t.Fatalf("the person's export lists mandates %v, want OWN (they hold it) and PAID (it paid their membership)", refs)
+		}
+		// The household's own export still lists every mandate it gave.
+		h, err := privacy.Of(d.Svc).ExportHousehold(ctx, 1, engine.DemoUserKey)
+		if err != nil || len(h.Mandates) != 4 {
+			t.Fatalf("the household's export: %d mandates, %v", len(h.Mandates), err)
 		}
 	})
 }

@@ -231,6 +231,13 @@ func (o *ownValues) isName(v string) bool {
 	return len(t) > 0 && slices.Equal(t, nameTokens(o.first+" "+o.last))
 }
 
+// isNameOf says whether v is p's name, whatever its order and case: a
+// column that holds one person's name as a whole (a mandate's holder, a
+// transfer's payer) is theirs.
+func isNameOf(v string, p engine.Person) bool {
+	return (&ownValues{first: p.FirstName, last: p.LastName}).isName(v)
+}
+
 func compactIBAN(s string) string {
 	return strings.ToUpper(strings.ReplaceAll(strings.TrimSpace(s), " ", ""))
 }
