@@ -12,6 +12,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/directdebit"
+	"portal/engine/privacy"
 )
 
 const debitsUsage = `usage:
@@ -77,7 +78,7 @@ func cmdDebits(ctx context.Context, args []string, getenv func(string) string, s
 		fmt.Fprintf(stdout, "run %d (%s): %d debits, %s, due on or before %s, %s\n", run.ID, run.MessageID, run.DebitCount,
 			engine.FormatMoney(run.TotalMinor, run.Currency), run.UntilOn.Format(time.DateOnly), run.FileVersion)
 		if *out != "" {
-			return writeRunFile(*out, run.File, stdout)
+			return writeRunFile(*out, run.File, stdout, recordRunFile(ctx, svc, *org, run.ID))
 		}
 		fmt.Fprintf(stdout, "write its file with: portal debits file %d --org %d --out %s\n", run.ID, *org, directdebit.DebitRunFileName(*run))
 		return nil
@@ -113,10 +114,13 @@ func cmdDebits(ctx context.Context, args []string, getenv func(string) string, s
 			return describeEngineError(err)
 		}
 		if *out == "" {
+			if err := recordRunFile(ctx, svc, *org, runID)(); err != nil {
+				return err
+			}
 			_, err := stdout.Write(run.File)
 			return err
 		}
-		return writeRunFile(*out, run.File, stdout)
+		return writeRunFile(*out, run.File, stdout, recordRunFile(ctx, svc, *org, runID))
 	case "sent":
 		res, err := directdebit.Of(svc).MarkDebitRunSent(ctx, engine.CommandLine, *org, runID)
 		if err != nil {
@@ -141,12 +145,30 @@ func cmdDebits(ctx context.Context, args []string, getenv func(string) string, s
 	}
 }
 
+// recordRunFile records, as "command line", that a run's file (every
+// debtor's name and account) is read: the access log entry is written
+// before the file's first byte.
+func recordRunFile(ctx context.Context, svc *engine.Service, orgID, runID int64) func() error {
+	return func() error {
+		if err := privacy.Of(svc).RecordAccess(ctx, engine.CommandLine, privacy.DebitRunFileRead(orgID, runID)); err != nil {
+			return describeEngineError(err)
+		}
+		return nil
+	}
+}
+
 // writeRunFile writes a collection file where the operator asked, never
-// over an existing file (a file handed to the bank stays as it was).
-func writeRunFile(path string, file []byte, stdout io.Writer) error {
+// over an existing file (a file handed to the bank stays as it was);
+// logged records the read once the file is open, before its first byte.
+func writeRunFile(path string, file []byte, stdout io.Writer, logged func() error) error {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return fmt.Errorf("debits: %w", err)
+	}
+	if err := logged(); err != nil {
+		f.Close()
+		os.Remove(path)
+		return err
 	}
 	if _, err := f.Write(file); err != nil {
 		f.Close()
