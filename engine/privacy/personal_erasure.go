@@ -325,9 +325,11 @@ func personOwnValues(ctx context.Context, db bun.IDB, p engine.Person) (ownValue
 // erasureTexts are the texts to replace inside free text: names are the
 // person's full name as people write it and their own address (for free
 // text in records about them that others share: a staff note on a
-// household's payment); all adds their single names, birth date and
-// free-text answers (for the records that are theirs alone). Longest
-// first, so that "Anna Muster" goes before "Anna".
+// household's payment); all adds their birth date, free-text answers and
+// those of their single names no other person of the organisation has
+// (for the records that are theirs alone: "Morgan" in a note about Robin
+// Morgan may well be Alex Morgan's). Longest first, so that "Anna
+// Muster" goes before "Anna".
 func erasureTexts(ctx context.Context, db bun.IDB, p engine.Person, own ownValues) (names, all []string, err error) {
 	add := func(list *[]string, s string) {
 		if s = strings.TrimSpace(s); len([]rune(s)) >= 2 && !slices.Contains(*list, s) {
@@ -344,8 +346,19 @@ func erasureTexts(ctx context.Context, db bun.IDB, p engine.Person, own ownValue
 		}
 	}
 	add(&all, own.born)
-	add(&all, p.FirstName)
-	add(&all, p.LastName)
+	for _, name := range []string{p.FirstName, p.LastName} {
+		shared, err := db.NewSelect().Model((*engine.Person)(nil)).Where("organisation_id = ? AND id <> ? AND erased_at IS NULL", p.OrganisationID, p.ID).
+			WhereGroup(" AND ", func(w *bun.SelectQuery) *bun.SelectQuery {
+				return w.Where(engine.FoldSQL(db, "first_name")+" = ?", engine.FoldText(strings.TrimSpace(name))).
+					WhereOr(engine.FoldSQL(db, "last_name")+" = ?", engine.FoldText(strings.TrimSpace(name)))
+			}).Count(ctx)
+		if err != nil {
+			return nil, nil, fmt.Errorf("check names: %w", err)
+		}
+		if shared == 0 {
+			add(&all, name)
+		}
+	}
 	var answers []string
 	if err := db.NewSelect().Model((*engine.ProcessData)(nil)).Column("data_value").Where("person_id = ? AND data_key = ?", p.ID, engine.DataAnswer).
 		Scan(ctx, &answers); err != nil {
