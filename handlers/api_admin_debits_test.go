@@ -132,6 +132,11 @@ func checkAdminDebitResponses(t *testing.T, ck *apiChecker, env *testEnv, anon *
 	}
 	wantStatus(t, ck.do(anon, http.MethodGet, one+"/file", nil), http.StatusUnauthorized)
 	wantStatus(t, ck.conforming(anon, http.MethodGet, runs+"/999999/file", nil, bearer(read)...), http.StatusNotFound)
+	// Each download of every debtor's account is in the access log, by key.
+	if rows := bulkReads(t, env.db, 1, "debit-runs/"); len(rows) != 2 || rows[0].RecordID != "debit-runs/"+strconv.FormatInt(run.ID, 10)+"/file" ||
+		!strings.HasPrefix(rows[1].Actor, "API key ") {
+		t.Fatalf("access log of the downloads: %+v", rows)
+	}
 
 	for _, action := range []string{"/cancel", "/sent"} {
 		wantStatus(t, ck.do(anon, http.MethodPost, one+action, nil), http.StatusUnauthorized)

@@ -143,6 +143,11 @@ func TestStaffDebitRuns(t *testing.T) {
 				t.Fatalf("download: %d %v", f.status, f.header)
 			}
 		}
+		// Each download of every debtor's account is in the access log.
+		if rows := bulkReads(t, db, 1, "debit-runs/"); len(rows) != 2 || rows[0].RecordID != "debit-runs/"+strconv.FormatInt(first.ID, 10)+"/file" ||
+			rows[1].Actor != "treasurer@example.org" {
+			t.Fatalf("access log of the downloads: %+v", rows)
+		}
 
 		// A viewer looks, but does not act.
 		for _, p := range []string{"/file"} {

@@ -12,6 +12,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/directdebit"
+	"portal/engine/privacy"
 )
 
 const debitsUsage = `usage:
@@ -78,7 +79,7 @@ func cmdDebits(ctx context.Context, args []string, getenv func(string) string, s
 			engine.FormatMoney(run.TotalMinor, run.Currency), run.UntilOn.Format(time.DateOnly), run.FileVersion)
 		printLeftOut(stdout, run.LeftOut)
 		if *out != "" {
-			return writeRunFile(*out, run.File, stdout)
+			return writeRunFile(*out, run.File, stdout, recordRunFile(ctx, svc, *org, run.ID))
 		}
 		fmt.Fprintf(stdout, "write its file with: portal debits file %d --org %d --out %s\n", run.ID, *org, directdebit.DebitRunFileName(run.DebitRun))
 		return nil
@@ -118,10 +119,13 @@ func cmdDebits(ctx context.Context, args []string, getenv func(string) string, s
 			return describeEngineError(err)
 		}
 		if *out == "" {
+			if err := recordRunFile(ctx, svc, *org, runID)(); err != nil {
+				return err
+			}
 			_, err := stdout.Write(run.File)
 			return err
 		}
-		return writeRunFile(*out, run.File, stdout)
+		return writeRunFile(*out, run.File, stdout, recordRunFile(ctx, svc, *org, runID))
 	case "sent":
 		res, err := directdebit.Of(svc).MarkDebitRunSent(ctx, engine.CommandLine, *org, runID)
 		if err != nil {
@@ -158,12 +162,30 @@ func printLeftOut(stdout io.Writer, left []directdebit.LeftOutDebit) {
 	}
 }
 
+// recordRunFile records, as "command line", that a run's file (every
+// debtor's name and account) is read: the access log entry is written
+// before the file's first byte.
+func recordRunFile(ctx context.Context, svc *engine.Service, orgID, runID int64) func() error {
+	return func() error {
+		if err := privacy.Of(svc).RecordAccess(ctx, engine.CommandLine, privacy.DebitRunFileRead(orgID, runID)); err != nil {
+			return describeEngineError(err)
+		}
+		return nil
+	}
+}
+
 // writeRunFile writes a collection file where the operator asked, never
-// over an existing file (a file handed to the bank stays as it was).
-func writeRunFile(path string, file []byte, stdout io.Writer) error {
+// over an existing file (a file handed to the bank stays as it was);
+// logged records the read once the file is open, before its first byte.
+func writeRunFile(path string, file []byte, stdout io.Writer, logged func() error) error {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return fmt.Errorf("debits: %w", err)
+	}
+	if err := logged(); err != nil {
+		f.Close()
+		os.Remove(path)
+		return err
 	}
 	if _, err := f.Write(file); err != nil {
 		f.Close()

@@ -16,6 +16,7 @@ import (
 	"portal/engine/directdebit"
 	"portal/engine/enginetest"
 	"portal/engine/payment"
+	"portal/engine/privacy"
 )
 
 // TestDebitsCommands: the treasurer's collection from the command line on
@@ -118,6 +119,16 @@ func TestDebitsCommands(t *testing.T) {
 	defer db.Close()
 	if err := db.NewSelect().Model(&order).WherePK().Scan(ctx); err != nil || order.Status != engine.OrderPaid {
 		t.Fatalf("order after the run was sent: %s %v", order.Status, err)
+	}
+	// The file was read twice (collect --out, file to standard output):
+	// twice in the access log, as the command line; the refused write
+	// over an existing file read nothing.
+	var reads []privacy.AccessEntry
+	if err := db.NewSelect().Model(&reads).Where("kind = ?", privacy.AccessExport).Order("id").Scan(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if len(reads) != 2 || reads[0].RecordID != "debit-runs/1/file" || reads[1].Actor != engine.CommandLine.Name || reads[0].OrganisationID != 1 {
+		t.Fatalf("access log of the run's file: %+v", reads)
 	}
 }
 

@@ -3,10 +3,12 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 
 	"portal/cmd/portal/config"
 	"portal/engine"
+	"portal/engine/privacy"
 	"portal/engine/report"
 )
 
@@ -43,9 +45,16 @@ func cmdExport(ctx context.Context, args []string, getenv func(string) string, s
 		return errors.New(exportUsage)
 	}
 	return withService(ctx, cfg, func(svc *engine.Service) error {
-		w := report.CSVExport(stdout)
+		// Every member's data of the period: one access log entry, as
+		// "command line", before the first byte.
+		filter := ""
 		if *asJSON {
-			w = report.JSONExport(stdout)
+			filter = "format=json"
+		}
+		out := privacy.Of(svc).LoggedWriter(ctx, stdout, engine.CommandLine, privacy.BulkRead(*org, fmt.Sprintf("periods/%d/export/%s", *period, kind), filter))
+		w := report.CSVExport(out)
+		if *asJSON {
+			w = report.JSONExport(out)
 		}
 		if err := report.Of(svc).ExportPeriod(ctx, *org, *period, report.ExportKind(kind), w); err != nil {
 			return describeEngineError(err)

@@ -3,6 +3,8 @@ package privacy
 import (
 	"context"
 	"fmt"
+	"io"
+	"strconv"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -60,6 +62,52 @@ type Access struct {
 func (s *Service) RecordAccess(ctx context.Context, actor engine.Actor, a Access) (err error) {
 	defer engine.ClassifyUnavailable(&err)
 	return recordAccess(ctx, s.DB(), actor, a, s.Clock())
+}
+
+// BulkRead is the access of a read of many members' data at once: a
+// period's export (the admin API, `portal export`), the registrations or
+// open payments as CSV, a collection run's file. Its record is what was
+// read and with which filter ("periods/1/export/payments?format=json",
+// "debit-runs/4/file"); it names no one household, so it is on the access
+// log page and in no member's export.
+func BulkRead(orgID int64, what, filter string) Access {
+	if filter != "" {
+		what += "?" + filter
+	}
+	return Access{OrganisationID: orgID, Kind: AccessExport, RecordID: what}
+}
+
+// DebitRunFileRead is the access of a collection run's file (every
+// debtor's name and account), the same record on the staff page, in the
+// admin API and from `portal debits`.
+func DebitRunFileRead(orgID, runID int64) Access {
+	return BulkRead(orgID, "debit-runs/"+strconv.FormatInt(runID, 10)+"/file", "")
+}
+
+// LoggedWriter returns a writer to w that records the access once, before
+// the first byte goes to w: a read refused before it (an unknown period)
+// is not logged, and no byte goes out unlogged (a failed record fails the
+// write, so the reader gets an error instead of the data). It writes to
+// the pool: it is for reads that hold no transaction.
+func (s *Service) LoggedWriter(ctx context.Context, w io.Writer, actor engine.Actor, a Access) io.Writer {
+	return &loggedWriter{ctx: ctx, w: w, record: func(ctx context.Context) error { return s.RecordAccess(ctx, actor, a) }}
+}
+
+type loggedWriter struct {
+	ctx    context.Context
+	w      io.Writer
+	record func(context.Context) error
+	logged bool
+}
+
+func (l *loggedWriter) Write(p []byte) (int, error) {
+	if !l.logged {
+		if err := l.record(l.ctx); err != nil {
+			return 0, err
+		}
+		l.logged = true
+	}
+	return l.w.Write(p)
 }
 
 // recordAccess is RecordAccess on db (a transaction's, for an export

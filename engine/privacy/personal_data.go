@@ -743,17 +743,33 @@ func gatherInvitations(ctx context.Context, db bun.IDB, sc *exportScope, out *Pe
 	return nil
 }
 
-// gatherMandates lists the household's direct-debit mandates.
+// gatherMandates lists the direct-debit mandates of the export: a
+// household's every mandate it gave; a person's only those about them,
+// the ones they hold (the holder is their name) and the ones that paid an
+// order with a line of theirs. Another holder's mandate of a household
+// they are or were in is not theirs, nor one given after they left it.
 func gatherMandates(ctx context.Context, db bun.IDB, sc *exportScope, out *PersonalData) error {
 	if len(sc.userKeys) == 0 {
 		return nil
 	}
+	q := db.NewSelect().Model((*directdebit.DebitMandate)(nil)).Where("organisation_id = ? AND user_key IN (?)", sc.org.ID, bun.List(sc.userKeys))
 	var rows []directdebit.DebitMandate
-	if err := db.NewSelect().Model(&rows).Where("organisation_id = ? AND user_key IN (?)", sc.org.ID, bun.List(sc.userKeys)).
-		OrderExpr("id").Scan(ctx); err != nil {
+	if err := q.OrderExpr("id").Scan(ctx, &rows); err != nil {
 		return fmt.Errorf("load mandates: %w", err)
 	}
+	var paid []int64
+	if !sc.household && len(rows) > 0 {
+		if err := db.NewSelect().TableExpr("orders AS o").ColumnExpr("DISTINCT o.debit_mandate_id").
+			Join("JOIN order_lines AS l ON l.order_id = o.id").
+			Where("o.organisation_id = ? AND o.debit_mandate_id IS NOT NULL AND l.person_id IN (?)", sc.org.ID, bun.List(sc.personIDs)).
+			Scan(ctx, &paid); err != nil {
+			return fmt.Errorf("load mandates: %w", err)
+		}
+	}
 	for _, r := range rows {
+		if !sc.household && !slices.Contains(paid, r.ID) && !slices.ContainsFunc(sc.persons, func(p engine.Person) bool { return isNameOf(r.Holder, p) }) {
+			continue
+		}
 		out.Mandates = append(out.Mandates, ExportMandate{Reference: r.Reference, CreditorID: r.CreditorID, Holder: r.Holder,
 			IBAN: r.IBAN, BIC: r.BIC, Language: r.Language, Text: r.Text, TextVersion: r.TextVersion, SignedAt: r.SignedAt.UTC(), RevokedAt: r.RevokedAt})
 	}

@@ -9,10 +9,13 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/bankstatement"
+	"portal/engine/directdebit"
 	"portal/engine/invitation"
 	"portal/engine/message"
 	"portal/engine/registration"
@@ -58,10 +61,14 @@ type erasure struct {
 	person engine.Person
 	label  string
 	now    time.Time
-	// strong are texts that identify the person wherever they appear
-	// (the e-mail address, the full name, the date of birth); weak those
-	// that do only in rows about them (a first name, an answer).
-	strong, weak []string
+	// own are the person's own values, replaced as whole values in
+	// records others share; names and all are texts replaced inside free
+	// text (erasureTexts).
+	own        ownValues
+	names, all []string
+	// credits and mandates are the ids of the transfers and mandates
+	// that were theirs, erased by their steps, for the audit step.
+	credits, mandates []string
 	// scope is the person's export scope: their registrations, orders
 	// and payment references.
 	scope *exportScope
@@ -137,8 +144,10 @@ func (s *Service) ErasePerson(ctx context.Context, actor engine.Actor, orgID, pe
 			rep.Overrode = reason
 		}
 		e := &erasure{org: sc.org, person: p, label: rep.Label, now: s.Clock().UTC(), scope: sc}
-		e.strong, e.weak, err = erasureNeedles(ctx, tx, p, sc)
-		if err != nil {
+		if e.own, err = personOwnValues(ctx, tx, p); err != nil {
+			return err
+		}
+		if e.names, e.all, err = erasureTexts(ctx, tx, p, e.own); err != nil {
 			return err
 		}
 		for _, k := range sc.userKeys {
@@ -195,25 +204,161 @@ func erasureBlocked(ctx context.Context, db bun.IDB, sc *exportScope, now time.T
 	return "", nil
 }
 
-// erasureNeedles are the texts to replace: strong ones (e-mail, full
-// names, date of birth) and weak ones (single names, free-text answers),
-// longest first so that "Anna Muster" goes before "Anna".
-func erasureNeedles(ctx context.Context, db bun.IDB, p engine.Person, sc *exportScope) (strong, weak []string, err error) {
+// ownValues are a person's own values as whole values: the forms of their
+// name, their address (when no other person of the organisation has it
+// too), their birth date and the accounts of the mandates and transfers
+// that were theirs. In a record others share, a value is replaced only
+// when it is one of these as a whole: "Alex Morgan" is never changed for
+// erasing Robin Morgan, as a search for "Morgan" would change it.
+type ownValues struct {
+	first, last string
+	email       string
+	born        string
+	ibans       []string
+}
+
+// nameTokens are the words of a name, case-folded and sorted, so that
+// "Morgan, Robin", "ROBIN MORGAN" and "Robin Morgan" are the same name.
+func nameTokens(s string) []string {
+	f := strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return unicode.IsSpace(r) || r == ',' })
+	slices.Sort(f)
+	return f
+}
+
+// isName says whether v is the person's name, whatever its order.
+func (o *ownValues) isName(v string) bool {
+	t := nameTokens(v)
+	return len(t) > 0 && slices.Equal(t, nameTokens(o.first+" "+o.last))
+}
+
+// isNameOf says whether v is p's name, whatever its order and case: a
+// column that holds one person's name as a whole (a mandate's holder, a
+// transfer's payer) is theirs.
+func isNameOf(v string, p engine.Person) bool {
+	return (&ownValues{first: p.FirstName, last: p.LastName}).isName(v)
+}
+
+func compactIBAN(s string) string {
+	return strings.ToUpper(strings.ReplaceAll(strings.TrimSpace(s), " ", ""))
+}
+
+// is says whether v as a whole is one of the person's values.
+func (o *ownValues) is(v string) bool {
+	v = strings.TrimSpace(v)
+	switch {
+	case v == "":
+		return false
+	case o.isName(v), o.email != "" && strings.EqualFold(v, o.email), o.born != "" && v == o.born:
+		return true
+	}
+	return len(v) >= 12 && slices.Contains(o.ibans, compactIBAN(v))
+}
+
+// addIBAN remembers an account of a record of theirs being erased.
+func (o *ownValues) addIBAN(iban string) {
+	if c := compactIBAN(iban); c != "" && !slices.Contains(o.ibans, c) {
+		o.ibans = append(o.ibans, c)
+	}
+}
+
+// replaceOwnJSON replaces the person's own values in a JSON document,
+// value by value, and says whether it changed anything; a text that is
+// not JSON is left as it is.
+func replaceOwnJSON(doc string, own *ownValues, label string) (string, bool) {
+	dec := json.NewDecoder(strings.NewReader(doc))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil {
+		return doc, false
+	}
+	changed := false
+	var walk func(x any) any
+	walk = func(x any) any {
+		switch t := x.(type) {
+		case string:
+			if own.is(t) {
+				changed = true
+				return label
+			}
+		case []any:
+			for i := range t {
+				t[i] = walk(t[i])
+			}
+		case map[string]any:
+			for k := range t {
+				t[k] = walk(t[k])
+			}
+		}
+		return x
+	}
+	v = walk(v)
+	if !changed {
+		return doc, false
+	}
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if enc.Encode(v) != nil {
+		return doc, false
+	}
+	return strings.TrimSuffix(b.String(), "\n"), true
+}
+
+// personOwnValues reads the person's own values; the address is theirs
+// alone when no other person of the organisation (not erased) has it.
+func personOwnValues(ctx context.Context, db bun.IDB, p engine.Person) (ownValues, error) {
+	o := ownValues{first: strings.TrimSpace(p.FirstName), last: strings.TrimSpace(p.LastName), born: p.DateOfBirth.Format(time.DateOnly)}
+	if email := strings.TrimSpace(p.Email); email != "" {
+		shared, err := db.NewSelect().Model((*engine.Person)(nil)).
+			Where("organisation_id = ? AND id <> ? AND erased_at IS NULL", p.OrganisationID, p.ID).
+			Where(engine.FoldSQL(db, "email")+" = ?", engine.FoldText(email)).Count(ctx)
+		if err != nil {
+			return o, fmt.Errorf("check address: %w", err)
+		}
+		if shared == 0 {
+			o.email = email
+		}
+	}
+	return o, nil
+}
+
+// erasureTexts are the texts to replace inside free text: names are the
+// person's full name as people write it and their own address (for free
+// text in records about them that others share: a staff note on a
+// household's payment); all adds their birth date, free-text answers and
+// those of their single names no other person of the organisation has
+// (for the records that are theirs alone: "Morgan" in a note about Robin
+// Morgan may well be Alex Morgan's). Longest first, so that "Anna
+// Muster" goes before "Anna".
+func erasureTexts(ctx context.Context, db bun.IDB, p engine.Person, own ownValues) (names, all []string, err error) {
 	add := func(list *[]string, s string) {
-		if s = strings.TrimSpace(s); len([]rune(s)) >= 2 && !slices.Contains(strong, s) && !slices.Contains(weak, s) {
+		if s = strings.TrimSpace(s); len([]rune(s)) >= 2 && !slices.Contains(*list, s) {
 			*list = append(*list, s)
 		}
 	}
-	if p.Email != "" {
-		add(&strong, p.Email)
-		add(&strong, strings.ToLower(p.Email))
+	for _, list := range []*[]string{&names, &all} {
+		add(list, p.FirstName+" "+p.LastName)
+		add(list, p.LastName+", "+p.FirstName)
+		add(list, p.LastName+" "+p.FirstName)
+		if own.email != "" {
+			add(list, own.email)
+			add(list, strings.ToLower(own.email))
+		}
 	}
-	add(&strong, p.FirstName+" "+p.LastName)
-	add(&strong, p.LastName+", "+p.FirstName)
-	add(&strong, p.LastName+" "+p.FirstName)
-	add(&strong, p.DateOfBirth.Format(time.DateOnly))
-	add(&weak, p.FirstName)
-	add(&weak, p.LastName)
+	add(&all, own.born)
+	for _, name := range []string{p.FirstName, p.LastName} {
+		shared, err := db.NewSelect().Model((*engine.Person)(nil)).Where("organisation_id = ? AND id <> ? AND erased_at IS NULL", p.OrganisationID, p.ID).
+			WhereGroup(" AND ", func(w *bun.SelectQuery) *bun.SelectQuery {
+				return w.Where(engine.FoldSQL(db, "first_name")+" = ?", engine.FoldText(strings.TrimSpace(name))).
+					WhereOr(engine.FoldSQL(db, "last_name")+" = ?", engine.FoldText(strings.TrimSpace(name)))
+			}).Count(ctx)
+		if err != nil {
+			return nil, nil, fmt.Errorf("check names: %w", err)
+		}
+		if shared == 0 {
+			add(&all, name)
+		}
+	}
 	var answers []string
 	if err := db.NewSelect().Model((*engine.ProcessData)(nil)).Column("data_value").Where("person_id = ? AND data_key = ?", p.ID, engine.DataAnswer).
 		Scan(ctx, &answers); err != nil {
@@ -221,20 +366,30 @@ func erasureNeedles(ctx context.Context, db bun.IDB, p engine.Person, sc *export
 	}
 	for _, a := range answers {
 		if len([]rune(a)) >= 4 { // a short answer ("yes", "12") says nothing of a person and is everywhere
-			add(&weak, a)
+			add(&all, a)
 		}
 	}
 	byLength := func(list []string) {
 		sort.SliceStable(list, func(i, j int) bool { return len(list[i]) > len(list[j]) })
 	}
-	byLength(strong)
-	byLength(weak)
-	return strong, weak, nil
+	byLength(names)
+	byLength(all)
+	return names, all, nil
+}
+
+// replaceAll replaces every needle in s.
+func replaceAll(s string, needles []string, label string) string {
+	for _, n := range needles {
+		s = strings.ReplaceAll(s, n, label)
+	}
+	return s
 }
 
 // replaceIn replaces every needle in the columns of table's rows that
 // where selects (SQL with its args), and counts the rows changed; extra
-// adds to each update (erased_at of the audit log).
+// adds to each update (erased_at of the audit log). Callers select only
+// rows about the person: it is for free text (a note, a request's text)
+// that can name no one by reference.
 func replaceIn(ctx context.Context, tx bun.Tx, table string, columns []string, needles []string, label string, where string, args []any, extra ...func(*bun.UpdateQuery) *bun.UpdateQuery) (int64, error) {
 	var total int64
 	for _, needle := range needles {
@@ -262,7 +417,61 @@ func replaceIn(ctx context.Context, tx bun.Tx, table string, columns []string, n
 	return total, nil
 }
 
-func (e *erasure) all() []string { return append(slices.Clone(e.strong), e.weak...) }
+// replaceOwnValuesIn replaces the person's own values, as whole JSON
+// values, in the JSON columns of table's rows that where selects (key is
+// the table's id column); extra adds to each update. Only rows that
+// mention the person's first name, address, birth date or an account of
+// theirs are read.
+func (e *erasure) replaceOwnValuesIn(ctx context.Context, tx bun.Tx, table, key string, columns []string, where string, args []any, extra ...func(*bun.UpdateQuery) *bun.UpdateQuery) (int64, error) {
+	hints := []string{e.own.first, e.own.last, e.own.email, e.own.born}
+	hints = append(hints, e.own.ibans...)
+	var rows []map[string]any
+	q := tx.NewSelect().Table(table).Column(key).Column(columns...).Where(where, args...).
+		WhereGroup(" AND ", func(w *bun.SelectQuery) *bun.SelectQuery {
+			for _, c := range columns {
+				for _, h := range hints {
+					if h != "" {
+						w = w.WhereOr(engine.FoldSQL(tx, c)+" LIKE ?"+engine.LikeEscape, engine.ContainsPattern(engine.FoldText(h)))
+					}
+				}
+			}
+			return w
+		})
+	if err := q.Scan(ctx, &rows); err != nil {
+		return 0, fmt.Errorf("read %s: %w", table, err)
+	}
+	var n int64
+	for _, r := range rows {
+		u := tx.NewUpdate().Table(table)
+		changed := false
+		for _, c := range columns {
+			var text string
+			switch v := r[c].(type) {
+			case string:
+				text = v
+			case []byte:
+				text = string(v)
+			default:
+				continue
+			}
+			if out, ok := replaceOwnJSON(text, &e.own, e.label); ok {
+				u = u.Set("? = ?", bun.Ident(c), out)
+				changed = true
+			}
+		}
+		if !changed {
+			continue
+		}
+		for _, x := range extra {
+			u = x(u)
+		}
+		if _, err := u.Where("? = ?", bun.Ident(key), r[key]).Exec(ctx); err != nil {
+			return n, fmt.Errorf("replace in %s: %w", table, err)
+		}
+		n++
+	}
+	return n, nil
+}
 
 func eraseAnswers(ctx context.Context, tx bun.Tx, e *erasure) (int64, error) {
 	q := tx.NewDelete().Model((*engine.ProcessData)(nil)).WhereGroup(" AND ", func(w *bun.DeleteQuery) *bun.DeleteQuery {
@@ -315,67 +524,136 @@ func eraseArchivedAnswers(ctx context.Context, tx bun.Tx, e *erasure) (int64, er
 	return n, nil
 }
 
+// lineSeparator parts a line's label from the name of the person it is
+// for ("Adult membership – Robin Morgan"), as pricing writes it.
+const lineSeparator = " – "
+
+// eraseOrderLines rewrites the order lines that are the person's (their
+// person_id): the label stays, the name becomes the erased label. Another
+// person's lines, on the same order, are not read.
 func eraseOrderLines(ctx context.Context, tx bun.Tx, e *erasure) (int64, error) {
-	if len(e.scope.orderIDs) == 0 {
-		return 0, nil
+	var lines []engine.OrderLine
+	if err := tx.NewSelect().Model(&lines).Where("person_id = ? AND order_id IN (?)", e.person.ID,
+		tx.NewSelect().Model((*engine.Order)(nil)).Column("id").Where("organisation_id = ?", e.org.ID)).Scan(ctx); err != nil {
+		return 0, err
 	}
-	return replaceIn(ctx, tx, "order_lines", []string{"description"}, e.all(), e.label, "order_id IN (?)", []any{bun.List(e.scope.orderIDs)})
-}
-
-func erasePaymentNotes(ctx context.Context, tx bun.Tx, e *erasure) (int64, error) {
-	if len(e.scope.references) == 0 {
-		return 0, nil
-	}
-	n, err := replaceIn(ctx, tx, "payments", []string{"problem", "refund_note"}, e.all(), e.label, "reference IN (?)", []any{bun.List(e.scope.references)})
-	if err != nil {
-		return n, err
-	}
-	m, err := replaceIn(ctx, tx, "payment_events", []string{"note"}, e.all(), e.label, "reference IN (?)", []any{bun.List(e.scope.references)})
-	return n + m, err
-}
-
-// eraseBankCredits replaces the person's name in the transfers for their
-// orders; where they were the payer, the account number goes too.
-func eraseBankCredits(ctx context.Context, tx bun.Tx, e *erasure) (int64, error) {
-	if len(e.scope.references) == 0 {
-		return 0, nil
-	}
-	where, args := "payment_reference IN (?)", []any{bun.List(e.scope.references)}
-	n, err := replaceIn(ctx, tx, "bank_credits", []string{"debtor_name", "remittance", "note"}, e.all(), e.label, where, args)
-	if err != nil {
-		return n, err
-	}
-	if _, err := tx.NewUpdate().Table("bank_credits").Set("debtor_iban = ''").Where(where, args...).
-		Where("debtor_name LIKE ?"+engine.LikeEscape, engine.ContainsPattern(e.label)).Exec(ctx); err != nil {
-		return n, err
+	var n int64
+	for _, l := range lines {
+		desc := replaceAll(l.Description, e.all, e.label)
+		if i := strings.LastIndex(l.Description, lineSeparator); i >= 0 {
+			desc = l.Description[:i] + lineSeparator + e.label
+		}
+		if desc == l.Description {
+			continue
+		}
+		if _, err := tx.NewUpdate().Model((*engine.OrderLine)(nil)).Set("description = ?", desc).Where("id = ?", l.ID).Exec(ctx); err != nil {
+			return n, err
+		}
+		n++
 	}
 	return n, nil
 }
 
-// eraseMandates takes the person out of the household's direct-debit
-// mandates they hold: the holder's name becomes the erased label, the
-// account is blanked and the mandate revoked, so that nothing is ever
-// collected under it again. Reference, creditor and signature time stay,
-// as the orders collected under it do.
+// erasePaymentNotes takes the person's full name out of the notes of the
+// payments of orders they are on (free text that staff or a provider
+// wrote, which can name no one by reference).
+func erasePaymentNotes(ctx context.Context, tx bun.Tx, e *erasure) (int64, error) {
+	if len(e.scope.references) == 0 {
+		return 0, nil
+	}
+	n, err := replaceIn(ctx, tx, "payments", []string{"problem", "refund_note"}, e.names, e.label, "reference IN (?)", []any{bun.List(e.scope.references)})
+	if err != nil {
+		return n, err
+	}
+	m, err := replaceIn(ctx, tx, "payment_events", []string{"note"}, e.names, e.label, "reference IN (?)", []any{bun.List(e.scope.references)})
+	return n + m, err
+}
+
+// eraseBankCredits erases the transfers for the person's orders that
+// they paid: the payer's columns (name, account, remittance) are the
+// payer's, and the payer is the person when the transfer's payer name is
+// theirs. When their household is gone, the transfers for its orders
+// lose their payer too (someone outside the club's persons paid, for
+// this household only). Another payer's transfer keeps its payer and
+// loses only the person's full name from its free text.
+func eraseBankCredits(ctx context.Context, tx bun.Tx, e *erasure) (int64, error) {
+	if len(e.scope.references) == 0 {
+		return 0, nil
+	}
+	var credits []bankstatement.BankCredit
+	if err := tx.NewSelect().Model(&credits).Where("payment_reference IN (?)", bun.List(e.scope.references)).Order("id").Scan(ctx); err != nil {
+		return 0, err
+	}
+	var goneRefs []string
+	if len(e.gone) > 0 {
+		if err := tx.NewSelect().TableExpr("payments AS p").Column("p.reference").Join("JOIN orders AS o ON o.id = p.order_id").
+			Where("p.reference IN (?) AND o.organisation_id = ? AND o.user_key IN (?)", bun.List(e.scope.references), e.org.ID, bun.List(e.gone)).
+			Scan(ctx, &goneRefs); err != nil {
+			return 0, err
+		}
+	}
+	var n int64
+	for _, c := range credits {
+		u := tx.NewUpdate().Model((*bankstatement.BankCredit)(nil)).Where("id = ?", c.ID)
+		if e.own.isName(c.DebtorName) || slices.Contains(goneRefs, *c.PaymentReference) {
+			e.own.addIBAN(c.DebtorIBAN)
+			e.credits = append(e.credits, c.CreditID)
+			u = u.Set("debtor_name = ?", e.label).Set("debtor_iban = ''").Set("remittance = ''").Set("note = ?", replaceAll(c.Note, e.all, e.label))
+		} else {
+			remittance, note := replaceAll(c.Remittance, e.names, e.label), replaceAll(c.Note, e.names, e.label)
+			if remittance == c.Remittance && note == c.Note {
+				continue
+			}
+			u = u.Set("remittance = ?", remittance).Set("note = ?", note)
+		}
+		if _, err := u.Exec(ctx); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
+}
+
+// eraseMandates erases the direct-debit mandates the person holds (the
+// holder column is the holder's: a mandate is theirs when its holder is
+// their name) and, when their household is gone, every mandate of the
+// household: the holder becomes the erased label, the account is blanked
+// and the mandate revoked, so that nothing is ever collected under it
+// again. Reference, creditor and signature time stay, as the orders
+// collected under it do. Another holder's mandate, in the same
+// household, is not changed.
 func eraseMandates(ctx context.Context, tx bun.Tx, e *erasure) (int64, error) {
 	if len(e.scope.userKeys) == 0 {
 		return 0, nil
 	}
-	where, args := "organisation_id = ? AND user_key IN (?)", []any{e.org.ID, bun.List(e.scope.userKeys)}
-	n, err := replaceIn(ctx, tx, "debit_mandates", []string{"holder", "text"}, e.all(), e.label, where, args)
-	if err != nil {
-		return n, err
+	var mandates []directdebit.DebitMandate
+	if err := tx.NewSelect().Model(&mandates).Where("organisation_id = ? AND user_key IN (?)", e.org.ID, bun.List(e.scope.userKeys)).
+		Order("id").Scan(ctx); err != nil {
+		return 0, err
 	}
-	if _, err := tx.NewUpdate().Table("debit_mandates").Set("iban = '', bic = ''").Set("revoked_at = COALESCE(revoked_at, ?)", e.now).
-		Where(where, args...).Where("holder LIKE ?"+engine.LikeEscape, engine.ContainsPattern(e.label)).Exec(ctx); err != nil {
-		return n, fmt.Errorf("erase mandates: %w", err)
+	var n int64
+	for _, m := range mandates {
+		if !e.own.isName(m.Holder) && !slices.Contains(e.gone, m.UserKey) {
+			continue
+		}
+		e.own.addIBAN(m.IBAN)
+		e.own.addIBAN(m.PreviousIBAN)
+		e.mandates = append(e.mandates, strconv.FormatInt(m.ID, 10))
+		if _, err := tx.NewUpdate().Model((*directdebit.DebitMandate)(nil)).Set("holder = ?", e.label).
+			Set("iban = '', bic = '', previous_iban = '', previous_bic = ''").Set("text = ?", replaceAll(m.Text, e.all, e.label)).
+			Set("revoked_at = COALESCE(revoked_at, ?)", e.now).Where("id = ?", m.ID).Exec(ctx); err != nil {
+			return n, fmt.Errorf("erase mandate %d: %w", m.ID, err)
+		}
+		n++
 	}
 	return n, nil
 }
 
 // eraseMessages takes the person's address out of the messages about
-// them and their names out of the payloads; a message not sent yet that
-// has no address left is marked sent so that it never goes.
+// them, when it is theirs alone (a child's messages to a parent's
+// address keep it: it is the parent's too), and their own values out of
+// the payloads, value by value; a message not sent yet that has no
+// address left is marked sent so that it never goes.
 func eraseMessages(ctx context.Context, tx bun.Tx, e *erasure) (int64, error) {
 	msgs, err := scopeMessages(ctx, tx, e.scope)
 	if err != nil {
@@ -385,7 +663,7 @@ func eraseMessages(ctx context.Context, tx bun.Tx, e *erasure) (int64, error) {
 	for _, m := range msgs {
 		var keep []string
 		for _, a := range strings.Split(m.Recipient, ",") {
-			if a = strings.TrimSpace(a); a != "" && !strings.EqualFold(a, e.person.Email) {
+			if a = strings.TrimSpace(a); a != "" && (e.own.email == "" || !strings.EqualFold(a, e.own.email)) {
 				keep = append(keep, a)
 			}
 		}
@@ -393,16 +671,19 @@ func eraseMessages(ctx context.Context, tx bun.Tx, e *erasure) (int64, error) {
 		if len(keep) == 0 {
 			recipient = e.label
 		}
-		payload := m.Payload
-		for _, needle := range e.all() {
-			payload = strings.ReplaceAll(payload, needle, e.label)
+		if len(keep) == len(strings.Split(m.Recipient, ",")) {
+			recipient = m.Recipient // as it was written
+		}
+		payload, ok := replaceOwnJSON(m.Payload, &e.own, e.label)
+		if !ok {
+			payload = replaceAll(m.Payload, e.names, e.label)
+		}
+		if recipient == m.Recipient && payload == m.Payload {
+			continue
 		}
 		q := tx.NewUpdate().Model((*engine.OutboxMessage)(nil)).Set("recipient = ?", recipient).Set("payload = ?", payload).Where("id = ?", m.ID)
 		if m.SentAt == nil && len(keep) == 0 {
 			q = q.Set("sent_at = ?", e.now)
-		}
-		if recipient == m.Recipient && payload == m.Payload {
-			continue
 		}
 		if _, err := q.Exec(ctx); err != nil {
 			return n, err
@@ -412,62 +693,103 @@ func eraseMessages(ctx context.Context, tx bun.Tx, e *erasure) (int64, error) {
 	return n, nil
 }
 
+// eraseJobErrors takes the person's address, when theirs alone, out of
+// the jobs' errors (a bounce names it).
 func eraseJobErrors(ctx context.Context, tx bun.Tx, e *erasure) (int64, error) {
-	if e.person.Email == "" {
+	if e.own.email == "" {
 		return 0, nil
 	}
-	return replaceIn(ctx, tx, "jobs", []string{"last_error"}, []string{e.person.Email, strings.ToLower(e.person.Email)}, e.label, "1 = 1", nil)
+	return replaceIn(ctx, tx, "jobs", []string{"last_error"}, []string{e.own.email, strings.ToLower(e.own.email)}, e.label, "1 = 1", nil)
 }
 
+// eraseOptOuts deletes the unsubscribes of the person's address, when
+// theirs alone (another person's unsubscribe stays).
 func eraseOptOuts(ctx context.Context, tx bun.Tx, e *erasure) (int64, error) {
-	if e.person.Email == "" {
+	if e.own.email == "" {
 		return 0, nil
 	}
-	res, err := tx.NewDelete().Model((*message.MessageOptOut)(nil)).Where("organisation_id = ? AND address = ?", e.org.ID, strings.ToLower(strings.TrimSpace(e.person.Email))).Exec(ctx)
+	res, err := tx.NewDelete().Model((*message.MessageOptOut)(nil)).Where("organisation_id = ? AND address = ?", e.org.ID, strings.ToLower(e.own.email)).Exec(ctx)
 	if err != nil {
 		return 0, err
 	}
 	return res.RowsAffected()
 }
 
+// eraseRequests erases the text of the requests about the person (what
+// was written about them goes with them) and of every request of a
+// household that is gone; the household's other requests lose the
+// person's full name.
 func eraseRequests(ctx context.Context, tx bun.Tx, e *erasure) (int64, error) {
-	where, args := "organisation_id = ? AND person_id = ?", []any{e.org.ID, e.person.ID}
-	if len(e.scope.userKeys) > 0 {
-		where, args = "organisation_id = ? AND (person_id = ? OR user_key IN (?))", []any{e.org.ID, e.person.ID, bun.List(e.scope.userKeys)}
+	res, err := tx.NewUpdate().Model((*DataRequest)(nil)).Set("message = ?", e.label).
+		WhereGroup(" AND ", func(w *bun.UpdateQuery) *bun.UpdateQuery {
+			w = w.Where("person_id = ?", e.person.ID)
+			if len(e.gone) > 0 {
+				w = w.WhereOr("user_key IN (?)", bun.List(e.gone))
+			}
+			return w
+		}).Where("organisation_id = ? AND message <> ?", e.org.ID, e.label).Exec(ctx)
+	if err != nil {
+		return 0, err
 	}
-	return replaceIn(ctx, tx, "data_requests", []string{"message", "note"}, e.all(), e.label, where, args)
+	n, _ := res.RowsAffected()
+	m, err := replaceIn(ctx, tx, "data_requests", []string{"note"}, e.all, e.label, "organisation_id = ? AND person_id = ?", []any{e.org.ID, e.person.ID})
+	if err != nil || len(e.scope.userKeys) == 0 {
+		return n + m, err
+	}
+	k, err := replaceIn(ctx, tx, "data_requests", []string{"message", "note"}, e.names, e.label,
+		"organisation_id = ? AND user_key IN (?) AND (person_id IS NULL OR person_id <> ?)", []any{e.org.ID, bun.List(e.scope.userKeys), e.person.ID})
+	return n + m + k, err
 }
 
+// eraseWebhookBodies replaces the person's own values, value by value, in
+// the organisation's webhook events, and their full name in the
+// receivers' responses.
 func eraseWebhookBodies(ctx context.Context, tx bun.Tx, e *erasure) (int64, error) {
-	n, err := replaceIn(ctx, tx, "webhook_events", []string{"body"}, e.strong, e.label, "organisation_id = ?", []any{e.org.ID})
+	n, err := e.replaceOwnValuesIn(ctx, tx, "webhook_events", "id", []string{"body"}, "organisation_id = ?", []any{e.org.ID})
 	if err != nil {
 		return n, err
 	}
-	m, err := replaceIn(ctx, tx, "webhook_deliveries", []string{"response_snippet", "last_error"}, e.strong, e.label,
+	m, err := replaceIn(ctx, tx, "webhook_deliveries", []string{"response_snippet", "last_error"}, e.names, e.label,
 		"endpoint_id IN (?)", []any{tx.NewSelect().Table("webhook_endpoints").Column("id").Where("organisation_id = ?", e.org.ID)})
 	return n + m, err
 }
 
 // eraseAuditDetails replaces the person's data in the details of the
-// audit log: strong needles in every entry of the organisation, weak
-// ones in the entries about the person or their registrations. The
-// database allows this one change, marked by erased_at.
+// audit entries about them, and only there: in the entries about the
+// person every text of theirs; in the entries about what they share with
+// others (their registrations, the transfers and mandates erased above)
+// their own values as whole values and their full name in free text. An
+// entry about anything else (the club's settings, another person) is not
+// changed. The database allows this one change, marked by erased_at.
 func eraseAuditDetails(ctx context.Context, tx bun.Tx, e *erasure) (int64, error) {
 	mark := func(q *bun.UpdateQuery) *bun.UpdateQuery { return q.Set("erased_at = ?", e.now) }
 	cols := []string{"before_json", "after_json"}
-	n, err := replaceIn(ctx, tx, "audit_log", cols, e.strong, e.label, "organisation_id = ?", []any{e.org.ID}, mark)
+	n, err := replaceIn(ctx, tx, "audit_log", cols, e.all, e.label, "organisation_id = ? AND target_type = 'person' AND target_id = ?",
+		[]any{e.org.ID, strconv.FormatInt(e.person.ID, 10)}, mark)
 	if err != nil {
 		return n, err
 	}
-	about := "organisation_id = ? AND ((target_type = 'person' AND target_id = ?)"
-	args := []any{e.org.ID, strconv.FormatInt(e.person.ID, 10)}
+	about := "organisation_id = ? AND (1 = 0"
+	args := []any{e.org.ID}
 	if len(e.scope.instanceIDs) > 0 {
 		about += " OR instance_id IN (?)"
 		args = append(args, bun.List(e.scope.instanceIDs))
 	}
+	if len(e.credits) > 0 {
+		about += " OR (target_type = 'bank_credit' AND target_id IN (?))"
+		args = append(args, bun.List(e.credits))
+	}
+	if len(e.mandates) > 0 {
+		about += " OR (target_type = 'mandate' AND target_id IN (?))"
+		args = append(args, bun.List(e.mandates))
+	}
 	about += ")"
-	m, err := replaceIn(ctx, tx, "audit_log", cols, e.weak, e.label, about, args, mark)
-	return n + m, err
+	m, err := e.replaceOwnValuesIn(ctx, tx, "audit_log", "id", cols, about, args, mark)
+	if err != nil {
+		return n + m, err
+	}
+	k, err := replaceIn(ctx, tx, "audit_log", cols, e.names, e.label, about, args, mark)
+	return n + m + k, err
 }
 
 func eraseLinks(ctx context.Context, tx bun.Tx, e *erasure) (int64, error) {

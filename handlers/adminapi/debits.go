@@ -8,6 +8,7 @@ import (
 
 	"portal/engine/directdebit"
 	"portal/engine/payment"
+	"portal/engine/privacy"
 	"portal/handlers/server"
 )
 
@@ -178,6 +179,10 @@ func (s *Server) getDebitRunFile(c echo.Context) error {
 	}
 	run, err := directdebit.Of(s.engine).DebitRunFile(c.Request().Context(), keyOf(c).OrganisationID, id)
 	if err != nil {
+		return err
+	}
+	// Every debtor's name and account: one access log entry first.
+	if err := privacy.Of(s.engine).RecordAccess(c.Request().Context(), apiActor(c), privacy.DebitRunFileRead(keyOf(c).OrganisationID, run.ID)); err != nil {
 		return err
 	}
 	c.Response().Header().Set(echo.HeaderContentDisposition, `attachment; filename="`+directdebit.DebitRunFileName(*run)+`"`)

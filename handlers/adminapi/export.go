@@ -6,6 +6,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"portal/engine/privacy"
 	"portal/engine/report"
 	"portal/handlers/server"
 )
@@ -18,10 +19,18 @@ type lazyHeader struct {
 	contentType string
 	filename    string
 	started     bool
+	// before runs once before the first byte (the access log entry); an
+	// error stops the export before anything is sent.
+	before func() error
 }
 
 func (l *lazyHeader) Write(p []byte) (int, error) {
 	if !l.started {
+		if l.before != nil {
+			if err := l.before(); err != nil {
+				return 0, err
+			}
+		}
 		l.started = true
 		h := l.c.Response().Header()
 		h.Set(echo.HeaderContentType, l.contentType)
@@ -42,7 +51,11 @@ func (s *Server) exportPeriod(c echo.Context) error {
 		return err
 	}
 	kind := report.ExportKind(c.Param("kind"))
+	orgID := keyOf(c).OrganisationID
 	out := &lazyHeader{c: c, contentType: "text/csv; charset=utf-8", filename: fmt.Sprintf("period-%d-%s.csv", id, kind)}
+	out.before = func() error { // every member's data of the period: one access log entry
+		return privacy.Of(s.engine).RecordAccess(c.Request().Context(), apiActor(c), privacy.BulkRead(orgID, fmt.Sprintf("periods/%d/export/%s", id, kind), c.QueryString()))
+	}
 	w := report.CSVExport(out)
 	switch c.QueryParam("format") {
 	case "", "csv":
@@ -52,7 +65,7 @@ func (s *Server) exportPeriod(c echo.Context) error {
 	default:
 		return server.NewAPIError(http.StatusBadRequest, "The export format must be csv or json.", server.FieldErrorBody{Field: "format", Message: "csv or json"})
 	}
-	err = report.Of(s.engine).ExportPeriod(c.Request().Context(), keyOf(c).OrganisationID, id, kind, w)
+	err = report.Of(s.engine).ExportPeriod(c.Request().Context(), orgID, id, kind, w)
 	if err == nil {
 		err = w.Close()
 	}

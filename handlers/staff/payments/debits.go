@@ -17,6 +17,7 @@ import (
 	"portal/engine/directdebit"
 	"portal/engine/payment"
 	"portal/engine/payment/settings"
+	"portal/engine/privacy"
 	"portal/engine/staff"
 	"portal/handlers/server"
 	"portal/handlers/staff/registrations"
@@ -231,6 +232,11 @@ func (s *Server) StaffDebitRunFile(c echo.Context) error {
 	}
 	if d.Run.Status == payment.DebitRunCancelled {
 		return s.StaffErrorPage(c, http.StatusConflict, staffpage.StaffDebitTextIn(c).IsCancelled)
+	}
+	// Every debtor's name and account: one access log entry first.
+	u := staffpage.StaffUserOf(c)
+	if err := privacy.Of(s.engine).RecordAccess(c.Request().Context(), u.Actor(), privacy.DebitRunFileRead(u.OrganisationID, d.Run.ID)); err != nil {
+		return s.StaffEngineError(c, err)
 	}
 	h := c.Response().Header()
 	h.Set(echo.HeaderContentDisposition, `attachment; filename="`+directdebit.DebitRunFileName(d.Run)+`"`)

@@ -17,6 +17,7 @@ import (
 	"portal/engine/clock"
 	"portal/engine/organisation"
 	"portal/engine/payment"
+	"portal/engine/privacy"
 	"portal/engine/report"
 	"portal/engine/staff"
 	"portal/handlers/server"
@@ -171,6 +172,11 @@ func (s *Server) StaffOpenPaymentsCSV(c echo.Context) error {
 		return nil
 	})
 	if err != nil {
+		return s.StaffEngineError(c, err)
+	}
+	// Every member's name and debt: one access log entry before the
+	// first byte (docs/DATA-PROTECTION.md, "Access log").
+	if err := privacy.Of(s.engine).RecordAccess(c.Request().Context(), u.Actor(), privacy.BulkRead(u.OrganisationID, "open-payments.csv", c.QueryString())); err != nil {
 		return s.StaffEngineError(c, err)
 	}
 	h := c.Response().Header()

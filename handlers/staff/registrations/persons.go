@@ -179,11 +179,7 @@ func (s *Server) RecordPersonAccess(ctx context.Context, actor engine.Actor, org
 // it shows on the access log page but in no member's export.
 func (s *Server) recordListExport(c echo.Context, name string) error {
 	u := staffpage.StaffUserOf(c)
-	record := name
-	if q := c.QueryString(); q != "" {
-		record += "?" + q
-	}
-	return privacy.Of(s.engine).RecordAccess(c.Request().Context(), u.Actor(), privacy.Access{OrganisationID: u.OrganisationID, Kind: privacy.AccessExport, RecordID: record})
+	return privacy.Of(s.engine).RecordAccess(c.Request().Context(), u.Actor(), privacy.BulkRead(u.OrganisationID, name, c.QueryString()))
 }
 
 // consentKindLabel names a consent kind in the page's language.

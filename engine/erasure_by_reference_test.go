@@ -1,0 +1,250 @@
+package engine_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/uptrace/bun"
+
+	"portal/engine"
+	"portal/engine/bankstatement"
+	"portal/engine/clock"
+	"portal/engine/dbtest"
+	"portal/engine/directdebit"
+	"portal/engine/enginetest"
+	"portal/engine/message"
+	"portal/engine/organisation"
+	"portal/engine/privacy"
+)
+
+// The demo household's persons (engine/demodata): Alex and Sam are the
+// parents, Robin (whose address is Alex's) and Jamie the children.
+const (
+	demoAlex  = int64(1)
+	demoRobin = int64(3)
+	alexIBAN  = "DE89370400440532013000"
+)
+
+// giveAlexsMandate stores the SEPA mandate Alex gives for the demo
+// household, as GiveMandate stores it.
+func giveAlexsMandate(t *testing.T, db *bun.DB) *directdebit.DebitMandate {
+	t.Helper()
+	m := &directdebit.DebitMandate{OrganisationID: 1, UserKey: engine.DemoUserKey, CreditorID: "DE98ZZZ09999999999",
+		Reference: "DEMO-ALEX", Holder: "Alex Morgan", IBAN: alexIBAN, BIC: "COBADEFFXXX", Language: "en", TextVersion: "test",
+		Text: "I authorise the club to collect payments from my account.", SignedAt: clock.Now()}
+	if _, err := db.NewInsert().Model(m).Exec(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestErasingOnePersonLeavesAnothersRecords: erasing Robin changes
+// Robin's records only. Alex's mandate keeps its holder, account and
+// validity; Alex's order lines keep Alex's name; the confirmation that
+// went to Alex's address (also Robin's) keeps it and Alex's name.
+func TestErasingOnePersonLeavesAnothersRecords(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		d := enginetest.Seed(t, db)
+		form := d.Commit(demoAlex, demoRobin)
+		d.Pay(form)
+		mandate := giveAlexsMandate(t, db)
+
+		var alexLinesBefore []engine.OrderLine
+		if err := db.NewSelect().Model(&alexLinesBefore).Where("person_id = ?", demoAlex).Order("id").Scan(ctx); err != nil || len(alexLinesBefore) == 0 {
+			t.Fatalf("Alex's lines: %v %v", alexLinesBefore, err)
+		}
+		var confirmation engine.OutboxMessage
+		if err := db.NewSelect().Model(&confirmation).Where("kind = 'membership_confirmation'").Scan(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(confirmation.Payload, "Alex Morgan") || !strings.Contains(confirmation.Payload, "Robin Morgan") {
+			t.Fatalf("the confirmation's payload does not name both: %s", confirmation.Payload)
+		}
+
+		if _, err := privacy.Of(d.Svc).ErasePerson(ctx, engine.CommandLine, 1, demoRobin, privacy.ErasureOptions{Force: true}); err != nil {
+			t.Fatal(err)
+		}
+
+		var m directdebit.DebitMandate
+		if err := db.NewSelect().Model(&m).Where("id = ?", mandate.ID).Scan(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if m.Holder != "Alex Morgan" || m.IBAN != alexIBAN || m.BIC != "COBADEFFXXX" || m.RevokedAt != nil || m.EndReason != "" {
+			t.Fatalf("erasing Robin changed Alex's mandate: holder %q iban %q bic %q revoked %v end %q", m.Holder, m.IBAN, m.BIC, m.RevokedAt, m.EndReason)
+		}
+		var alexLines []engine.OrderLine
+		if err := db.NewSelect().Model(&alexLines).Where("person_id = ?", demoAlex).Order("id").Scan(ctx); err != nil {
+			t.Fatal(err)
+		}
+		for i, l := range alexLines {
+			if l.Description != alexLinesBefore[i].Description {
+				t.Errorf("erasing Robin changed Alex's line %q to %q", alexLinesBefore[i].Description, l.Description)
+			}
+		}
+		var robinLines []engine.OrderLine
+		if err := db.NewSelect().Model(&robinLines).Where("person_id = ?", demoRobin).Scan(ctx); err != nil || len(robinLines) == 0 {
+			t.Fatalf("Robin's lines: %v %v", robinLines, err)
+		}
+		for _, l := range robinLines {
+			if strings.Contains(l.Description, "Robin") || !strings.HasSuffix(l.Description, " – "+privacy.ErasedLabel(demoRobin)) {
+				t.Errorf("Robin's line after the erasure: %q", l.Description)
+			}
+		}
+		var after engine.OutboxMessage
+		if err := db.NewSelect().Model(&after).Where("id = ?", confirmation.ID).Scan(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if after.Recipient != confirmation.Recipient || !strings.Contains(after.Payload, `"Alex Morgan"`) || strings.Contains(after.Payload, "Robin") {
+			t.Fatalf("the confirmation after erasing Robin: to %q (was %q), payload %s", after.Recipient, confirmation.Recipient, after.Payload)
+		}
+	})
+}
+
+// TestPersonExportListsOnlyMandatesAboutThem: a person's export lists
+// the mandates they hold and those that paid their own memberships, not
+// another holder's mandate of the household, nor one given after they
+// left it.
+func TestPersonExportListsOnlyMandatesAboutThem(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		d := enginetest.Seed(t, db)
+		id := addQuirin(t, d)
+		form := registerQuirin(t, d, id)
+		d.Pay(form)
+		mandate := func(ref, holder, iban string) *directdebit.DebitMandate {
+			m := &directdebit.DebitMandate{OrganisationID: 1, UserKey: engine.DemoUserKey, CreditorID: "DE98ZZZ09999999999", Reference: ref,
+				Holder: holder, IBAN: iban, Language: "en", TextVersion: "test", Text: "I authorise the club.", SignedAt: clock.Now()}
+			if _, err := db.NewInsert().Model(m).Exec(ctx); err != nil {
+				t.Fatal(err)
+			}
+			return m
+		}
+		mandate("OWN", "Zabelthorn, Quirinus", quirinIBAN)
+		paid := mandate("PAID", "Sam Morgan", "DE02120300000000202051")
+		if _, err := db.NewUpdate().Model((*engine.Order)(nil)).Set("debit_mandate_id = ?", paid.ID).
+			Where("process_instance_id = ?", form.ProcessID).Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+		mandate("OTHER", "Sam Morgan", "DE75512108001245126199")
+		if _, err := organisation.Of(d.Svc).UnlinkPersons(ctx, 1, []organisation.PersonLink{{ExternalID: quirin.external, UserKey: engine.DemoUserKey}}); err != nil {
+			t.Fatal(err)
+		}
+		mandate("AFTER", "Alex Morgan", alexIBAN)
+
+		x, err := privacy.Of(d.Svc).ExportPerson(ctx, 1, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var refs []string
+		for _, m := range x.Mandates {
+			refs = append(refs, m.Reference)
+		}
+		if strings.Join(refs, ",") != "OWN,PAID" {
+			t.Fatalf("the person's export lists mandates %v, want OWN (they hold it) and PAID (it paid their membership)", refs)
+		}
+		// The household's own export still lists every mandate it gave.
+		h, err := privacy.Of(d.Svc).ExportHousehold(ctx, 1, engine.DemoUserKey)
+		if err != nil || len(h.Mandates) != 4 {
+			t.Fatalf("the household's export: %d mandates, %v", len(h.Mandates), err)
+		}
+	})
+}
+
+// valueCounts counts, per table and column, the rows that hold each
+// value (every column of every table read as text, the outbox
+// included), leaving out the erased person's own row: their e-mail
+// column is theirs even where the address is another's too.
+func valueCounts(t *testing.T, db *bun.DB, erased int64, values []string) map[string]int {
+	t.Helper()
+	ctx := context.Background()
+	out := map[string]int{}
+	for table, cols := range schemaColumns(t, db) {
+		for _, c := range cols {
+			for _, v := range values {
+				q := db.NewSelect().TableExpr("?", bun.Ident(table)).ColumnExpr("COUNT(*)").Where("CAST(? AS TEXT) LIKE ?", bun.Ident(c), "%"+v+"%")
+				if table == "persons" {
+					q = q.Where("id <> ?", erased)
+				}
+				var n int
+				if err := q.Scan(ctx, &n); err != nil {
+					t.Fatalf("scan %s.%s: %v", table, c, err)
+				}
+				if n > 0 {
+					out[table+"."+c+" "+v] = n
+				}
+			}
+		}
+	}
+	return out
+}
+
+// TestErasureLeavesNoValueOfThePersonAndEveryValueOfTheOthers is the
+// erasure's whole promise on both databases: Robin is erased from the
+// demo household, where Alex holds a mandate and paid the household's
+// registration by bank transfer. Afterwards no column of any table (nor
+// the outbox) holds a value of Robin's, and every value of the others is
+// where it was, as often as it was.
+func TestErasureLeavesNoValueOfThePersonAndEveryValueOfTheOthers(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		d := enginetest.Seed(t, db)
+		form := d.Commit(demoAlex, demoRobin)
+		d.Pay(form)
+		giveAlexsMandate(t, db)
+		const robinPhone = "0799000333"
+		if _, err := db.NewUpdate().Model((*engine.ProcessData)(nil)).Set("data_value = ?", robinPhone).
+			Where("person_id = ? AND data_value = '0612345678'", demoRobin).Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+		// Alex's transfer for the household's order, as a statement names it.
+		var ref string
+		if err := db.NewSelect().Model((*engine.Payment)(nil)).Column("reference").Where("order_id IN (SELECT id FROM orders WHERE process_instance_id = ?)", form.ProcessID).
+			Limit(1).Scan(ctx, &ref); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.NewInsert().Model(&bankstatement.BankCredit{Account: "CH00", CreditID: "c-alex", CreditKey: "k-alex", AmountMinor: 100, Currency: "EUR",
+			DebtorName: "MORGAN ALEX", DebtorIBAN: alexIBAN, Remittance: "Membership Morgan family", State: bankstatement.CreditAssigned,
+			PaymentReference: &ref, CreatedAt: clock.Now()}).Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+		// Staff wrote about Robin; Sam unsubscribed from reminders.
+		if err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+			return d.Svc.Audit(ctx, tx, engine.CommandLine, engine.AuditEntry{OrganisationID: 1, Action: "test.note", TargetType: "person", TargetID: "3",
+				After: map[string]string{"name": "Robin Morgan", "born": "2014-06-02", "note": "Robin's guardian is Alex Morgan"}})
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if err := message.OptOut(ctx, db, 1, message.OptOutReminders, []string{"sam.morgan@example.org"}, clock.Now()); err != nil {
+			t.Fatal(err)
+		}
+
+		robins := []string{"Robin", "2014-06-02", robinPhone}
+		others := []string{"Alex Morgan", "MORGAN ALEX", "alex.morgan@example.org", alexIBAN, "Sam", "sam.morgan@example.org", "Jamie", "1985-04-12", "1987-09-30",
+			"2011-02-17", "Membership Morgan family"}
+		if hits := scanFor(t, db, robins); len(hits) < 5 {
+			t.Fatalf("Robin's values are not where the test put them: %v", hits)
+		}
+		before := valueCounts(t, db, demoRobin, others)
+
+		if _, err := privacy.Of(d.Svc).ErasePerson(ctx, engine.CommandLine, 1, demoRobin, privacy.ErasureOptions{Force: true}); err != nil {
+			t.Fatal(err)
+		}
+
+		if hits := scanFor(t, db, robins); len(hits) > 0 {
+			t.Errorf("after the erasure Robin's values are still stored:\n%s", strings.Join(hits, "\n"))
+		}
+		after := valueCounts(t, db, demoRobin, others)
+		for k, n := range before {
+			if after[k] != n {
+				t.Errorf("%s: %d rows before the erasure, %d after", k, n, after[k])
+			}
+		}
+		for k, n := range after {
+			if before[k] == 0 {
+				t.Errorf("%s: %d rows after the erasure, none before", k, n)
+			}
+		}
+	})
+}
