@@ -118,7 +118,7 @@ func checkAdminDebitResponses(t *testing.T, ck *apiChecker, env *testEnv, anon *
 	var listed []struct{ OrderReference, Reason, Problem string }
 	attention.json(t, &listed)
 	if attention.status != http.StatusOK || !slices.ContainsFunc(listed, func(a struct{ OrderReference, Reason, Problem string }) bool {
-		return a.OrderReference == swissOrder.PayReference && a.Reason == "problem" && strings.Contains(a.Problem, "left out of the collection file") && strings.Contains(a.Problem, "BIC")
+		return a.OrderReference == swissOrder.PayReference && a.Reason == "debit_left_out" && strings.Contains(a.Problem, "left out of the collection file") && strings.Contains(a.Problem, "BIC")
 	}) {
 		t.Fatalf("the debit left out is not among the payments needing attention: %s", attention.body)
 	}

@@ -161,6 +161,8 @@ func paymentsAttention(ctx context.Context, svc *engine.Service, orgID int64, st
 			todo = "second payment: the portal refunds it through the provider"
 		case a.Reason == staff.AttentionPendingTooLong:
 			todo = "pending for more than 14 days: remind the member or cancel"
+		case a.Reason == staff.AttentionDebitReturned:
+			todo = staff.ReturnedDebitText(a.ReturnCode) + ": ask the member to pay by the link in the e-mail they were sent, or to give another account"
 		case a.Reason == staff.AttentionDebitLeftOut:
 			todo = "direct debit left out of the collection file: " + a.Order.DebitProblem
 		}

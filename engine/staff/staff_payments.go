@@ -8,6 +8,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/banking"
 	"portal/engine/payment"
 )
 
@@ -200,4 +201,15 @@ func returnCodesOf(ctx context.Context, db bun.IDB, pays []engine.Payment) (map[
 		out[d.PaymentID] = d.ReturnCode
 	}
 	return out, nil
+}
+
+// ReturnedDebitText says a returned debit's reason in words (English, for
+// the admin API and the command line; the staff page says it in its own
+// language), with the bank's code.
+func ReturnedDebitText(code string) string {
+	out := "direct debit returned by the bank: " + banking.ReturnReasonText(code, "en")
+	if code != "" {
+		out += " (" + code + ")"
+	}
+	return out
 }

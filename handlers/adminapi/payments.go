@@ -11,7 +11,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
-	"portal/engine/banking"
 	"portal/engine/payment"
 	"portal/engine/staff"
 	"portal/handlers/server"
@@ -241,8 +240,9 @@ type PaymentAttentionDTO struct {
 	// refunded) or check (reason says what to look at).
 	Action string `json:"action"`
 	// Reason: problem (a confirmation did not match: problem says how),
-	// second_payment (money due back; refundDue when by hand) or
-	// pending_too_long (open for more than 14 days).
+	// second_payment (money due back; refundDue when by hand),
+	// debit_returned (the bank's reason in problem), debit_left_out (why
+	// in problem) or pending_too_long (open for more than 14 days).
 	Reason    string    `json:"reason"`
 	Problem   string    `json:"problem"`
 	RefundDue bool      `json:"refundDue"`
@@ -277,19 +277,12 @@ func (s *Server) listPaymentsNeedingAttention(c echo.Context) error {
 	for _, a := range list {
 		d := PaymentAttentionDTO{Reference: a.Payment.Reference, OrderReference: a.Order.PayReference, Amount: engine.FormatAmount(a.Payment.AmountMinor),
 			Currency: a.Payment.Currency, Action: "check", Reason: a.Reason, Problem: a.Payment.Problem, RefundDue: a.RefundByHand, UpdatedAt: a.Payment.UpdatedAt}
-		if a.Reason == staff.AttentionDebitReturned {
-			// A returned direct debit reads as a problem to check, with the
-			// bank's reason in words, until the OpenAPI document lists its
-			// own reason (debit_returned).
-			d.Reason, d.Problem = staff.AttentionProblem, "direct debit returned by the bank: "+banking.ReturnReasonText(a.ReturnCode, "en")
-			if a.ReturnCode != "" {
-				d.Problem += " (" + a.ReturnCode + ")"
-			}
-		}
-		if a.Reason == staff.AttentionDebitLeftOut {
-			// The same: a problem to check, until the document lists
-			// debit_left_out.
-			d.Reason, d.Problem = staff.AttentionProblem, "direct debit left out of the collection file: "+a.Order.DebitProblem
+		switch a.Reason {
+		case staff.AttentionDebitReturned:
+			// Its own reason, with the bank's in words.
+			d.Problem = staff.ReturnedDebitText(a.ReturnCode)
+		case staff.AttentionDebitLeftOut:
+			d.Problem = "direct debit left out of the collection file: " + a.Order.DebitProblem
 		}
 		if a.RefundByHand {
 			d.Action = "refundByHand"
