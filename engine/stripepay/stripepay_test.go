@@ -19,6 +19,7 @@ import (
 	"github.com/stripe/stripe-go/v86/webhook"
 
 	"portal/engine"
+	"portal/engine/clock"
 	"portal/engine/stripepay"
 	"portal/engine/stripepay/stripemock"
 )
@@ -81,13 +82,16 @@ func request(now time.Time) engine.CheckoutRequest {
 func TestCreateCheckoutShape(t *testing.T) {
 	apiURL, calls := recordingMock(t)
 	p := newProvider(t, apiURL)
-	now := time.Now()
+	// The engine asks on the portal's clock (moved by PORTAL_CLOCK in the
+	// calendar tests); Stripe is asked in real time, and the expiry comes
+	// back on the portal's clock.
+	now := clock.Now()
 	co, err := p.CreateCheckout(context.Background(), request(now))
 	if err != nil {
 		t.Fatalf("create: %v", err)
 	}
-	if co.ProviderID == "" || !strings.HasPrefix(co.URL, "https://") || co.ExpiresAt.IsZero() {
-		t.Errorf("checkout = %+v, want an id, an https url and an expiry", co)
+	if co.ProviderID == "" || !strings.HasPrefix(co.URL, "https://") || co.ExpiresAt.Sub(now.Add(2*time.Hour)).Abs() > 2*time.Second {
+		t.Errorf("checkout = %+v, want an id, an https url and an expiry in two hours on the portal's clock", co)
 	}
 	c := calls()
 	if len(c) != 1 || c[0].method != http.MethodPost || c[0].path != "/v1/checkout/sessions" {
@@ -101,7 +105,9 @@ func TestCreateCheckoutShape(t *testing.T) {
 		"line_items[0][price_data][product_data][name]": "Adult fee", "line_items[0][quantity]": "1",
 		"line_items[1][price_data][unit_amount]": "250", "line_items[1][price_data][product_data][name]": "Admin fee",
 		"payment_intent_data[metadata][reference]": "PR-ABC",
-		"expires_at": strconv.FormatInt(now.Add(2*time.Hour).Unix(), 10),
+	}
+	if got, err := strconv.ParseInt(f.Get("expires_at"), 10, 64); err != nil || time.Unix(got, 0).Sub(time.Now().Add(2*time.Hour)).Abs() > 2*time.Second {
+		t.Errorf("expires_at = %q, want two hours from now in real time", f.Get("expires_at"))
 	}
 	for k, v := range want {
 		if got := f.Get(k); got != v {
