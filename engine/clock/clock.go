@@ -7,9 +7,9 @@
 // time.Local: the engine's default clock, the handlers' and the commands'
 // all read Now, so one setting moves them together. It exists so that the
 // test suite can be run on any day of the calendar (make test-calendar) and
-// a demo can be shown on a chosen day; serve refuses it unless its base
-// address is loopback. The shifted clock keeps running: durations (session
-// lifetimes, leases, timeouts) are what they would be without it.
+// a demo can be shown on a chosen day; serve logs a warning with the
+// shifted time at start. The shifted clock keeps running: durations
+// (session lifetimes, leases, timeouts) are what they would be without it.
 package clock
 
 import (
