@@ -267,3 +267,23 @@ func fileNames(t *testing.T) map[string]bool {
 	}
 	return out
 }
+
+// TestNoConflictMarkers: no document (README.md included) carries the
+// markers of a merge left unresolved, whose two halves disagree.
+func TestNoConflictMarkers(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range append(files, filepath.Join(root, "README.md")) {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(line, "<<<<<<< ") || strings.HasPrefix(line, ">>>>>>> ") || line == "=======" {
+				t.Errorf("%s:%d: a merge conflict marker: %q", name, i+1, line)
+			}
+		}
+	}
+}
