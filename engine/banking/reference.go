@@ -21,7 +21,10 @@ func ParseReference(s string) (Reference, error) {
 	if !referenceShape.MatchString(e) {
 		return "", fmt.Errorf("creditor reference %q must be RF, two check digits and 1 to 21 letters or digits", s)
 	}
-	if mod97(e[4:]+e[:4]) != 1 {
+	// ISO 7064 MOD 97-10 check digits are 02 to 98: with 00 (or 01, 99)
+	// the sum can come out right by chance (00 stands for 97), so such a
+	// reference is refused outright rather than one time in 97.
+	if cd := e[2:4]; cd < "02" || cd > "98" || mod97(e[4:]+e[:4]) != 1 {
 		return "", fmt.Errorf("creditor reference %q: check digits do not match", s)
 	}
 	return Reference(e), nil

@@ -1,6 +1,7 @@
 package banking
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -78,6 +79,36 @@ func TestCreditorReference(t *testing.T) {
 	for _, bad := range []string{"", "---", "PR-ÄBC", strings.Repeat("A", 22), "a+b"} {
 		if r, err := CreditorReference(bad); err == nil {
 			t.Errorf("CreditorReference(%q) = %q, want an error", bad, r)
+		}
+	}
+}
+
+// TestReferenceCheckDigitsOutOfRange: a reference whose check digits are
+// 97 also sums right with 00 in their place; 00, 01 and 99 are never
+// check digits, so they are refused whatever the body.
+func TestReferenceCheckDigitsOutOfRange(t *testing.T) {
+	for _, id := range []string{"PR-POUU5B45WAAL7NK5A4", "1", "ABC", "PR-ZDAZJG3LDZDMTSQR"} {
+		rf, err := CreditorReference(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, cd := range []string{"00", "01", "99"} {
+			if _, err := ParseReference("RF" + cd + string(rf)[4:]); err == nil {
+				t.Errorf("RF%s%s accepted", cd, string(rf)[4:])
+			}
+		}
+	}
+	// A body whose check digits are 97 passes the sum with 00 as well.
+	for i := 0; ; i++ {
+		rf, _ := CreditorReference(fmt.Sprint("X", i))
+		if string(rf)[2:4] == "97" {
+			if mod97(string(rf)[4:]+"RF00") != 1 {
+				t.Fatalf("%s: the sum with 00 does not hold, the test's premise is wrong", rf)
+			}
+			if _, err := ParseReference("RF00" + string(rf)[4:]); err == nil {
+				t.Fatalf("RF00%s accepted", string(rf)[4:])
+			}
+			break
 		}
 	}
 }
