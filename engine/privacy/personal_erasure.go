@@ -172,6 +172,12 @@ func (s *Service) ErasePerson(ctx context.Context, actor engine.Actor, orgID, pe
 	if err != nil {
 		return nil, err
 	}
+	// On SQLite the replaced values' earlier page images are still in the
+	// WAL: carry the overwritten pages (secure_delete) into the file and
+	// empty the log. The erasure stands whether or not this succeeds.
+	if err := engine.TruncateWAL(ctx, s.DB()); err != nil {
+		s.Log.WarnContext(ctx, "erasure: the SQLite log was not emptied; it is at the next checkpoint", "err", err)
+	}
 	return rep, nil
 }
 
