@@ -329,6 +329,11 @@ func TestErasureRefusedWhilePaymentOpen(t *testing.T) {
 		if engine.ErrorCode(err) != engine.CodeConflict || !strings.Contains(err.Error(), "payment is open") {
 			t.Fatalf("erasure with an unpaid order: %v", err)
 		}
+		// The refusal names the person, still whole, by their name, not by
+		// the label an erasure would give them.
+		if msg := err.Error(); !strings.Contains(msg, quirin.first+" "+quirin.last+" cannot be erased yet") || strings.Contains(msg, privacy.ErasedLabel(id)) {
+			t.Errorf("the refusal names the person as %q", msg)
+		}
 		// Another organisation's scope does not find the person.
 		if _, err := privacy.Of(d.Svc).ErasePerson(engine.WithOrganisation(ctx, 2), engine.CommandLine, 1, id, privacy.ErasureOptions{Force: true}); engine.ErrorCode(err) != engine.CodeNotFound {
 			t.Fatalf("erasure across organisations: %v", err)
