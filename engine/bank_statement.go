@@ -15,6 +15,7 @@ type StatementOptions struct {
 	Organisation int64
 	// DryRun reports what would be captured without capturing.
 	DryRun bool
-	// Actor is who imports (audited per capture); nil from the command line.
+	// Actor is who imports (audited per capture): a staff member, an API
+	// key or the command line (engine.CommandLine).
 	Actor *Actor
 }

@@ -93,7 +93,10 @@ func OpenSQLiteVia(url string, wrap func(driver.Connector) driver.Connector) (*b
 	if strings.Contains(path, "?") {
 		sep = "&"
 	}
-	dsn := "file:" + path + sep + "_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=temp_store(2)&_time_format=sqlite&_txlock=immediate"
+	// secure_delete: a deleted or replaced value is overwritten with zeros,
+	// not left in the page's free space where a copy of the file shows it
+	// (an erasure must leave nothing; docs/DATA-PROTECTION.md).
+	dsn := "file:" + path + sep + "_pragma=foreign_keys(1)&_pragma=secure_delete(1)&_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=temp_store(2)&_time_format=sqlite&_txlock=immediate"
 	// The registered driver itself, as sql.Open would use it.
 	probe, err := sql.Open(sqliteDriver, dsn)
 	if err != nil {
@@ -136,4 +139,20 @@ func schemeOf(url string) string {
 		return url[:i]
 	}
 	return ""
+}
+
+// TruncateWAL moves what SQLite's write-ahead log holds into the database
+// file and empties the log, so that an erased value's earlier page images
+// do not stay readable in the WAL; on PostgreSQL it does nothing. A reader
+// on another connection (a serving portal beside a command) may hold the
+// log back: then the checkpoint moves what it can and the rest follows at
+// SQLite's next automatic checkpoint.
+func TruncateWAL(ctx context.Context, db bun.IDB) error {
+	if db.Dialect().Name() != dialect.SQLite {
+		return nil
+	}
+	if _, err := db.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
+		return fmt.Errorf("checkpoint sqlite: %w", err)
+	}
+	return nil
 }

@@ -1,8 +1,10 @@
 package engine_test
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -82,4 +84,61 @@ func TestSQLiteWriterBesideAnotherWriterWaits(t *testing.T) {
 	if _, err := command.ExecContext(writeCtx, "INSERT INTO counters (n) VALUES (3)"); err != nil {
 		t.Fatalf("a write beside a read-only transaction: %v", err)
 	}
+}
+
+// TestSQLiteOverwritesWhatIsDeleted: an erased value must not stay readable
+// in the file's free space. With secure_delete a deleted or replaced value
+// is overwritten with zeros; without it SQLite leaves the bytes in the
+// page's free blocks, where a copy of the file still shows them. A
+// checkpoint then carries the page into the file and empties the WAL
+// (engine.TruncateWAL, which the erasure runs once it committed).
+func TestSQLiteOverwritesWhatIsDeleted(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "erase.db")
+	db, err := engine.OpenDB("sqlite:" + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var on int
+	if err := db.QueryRowContext(ctx, "PRAGMA secure_delete").Scan(&on); err != nil || on != 1 {
+		t.Errorf("secure_delete is %d (%v), want 1", on, err)
+	}
+	const secret = "Robin-Morgan-DE89370400440532013000"
+	for _, q := range []string{
+		"CREATE TABLE persons (id INTEGER PRIMARY KEY, name TEXT NOT NULL)",
+		"INSERT INTO persons (name) VALUES ('Alex Morgan'), ('" + secret + "'), ('Sam Morgan')",
+	} {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := engine.TruncateWAL(ctx, db); err != nil {
+		t.Fatal(err)
+	}
+	if !fileHolds(t, path, secret) {
+		t.Fatal("the value never reached the file: the test proves nothing")
+	}
+	for _, q := range []string{"UPDATE persons SET name = 'erased person 2' WHERE id = 2", "DELETE FROM persons WHERE id = 3"} {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := engine.TruncateWAL(ctx, db); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{path, path + "-wal"} {
+		if fileHolds(t, f, secret) || fileHolds(t, f, "Sam Morgan") {
+			t.Errorf("%s still holds an erased value", filepath.Base(f))
+		}
+	}
+}
+
+func fileHolds(t *testing.T, path, value string) bool {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	return bytes.Contains(b, []byte(value))
 }

@@ -16,6 +16,7 @@ const (
 	CodeConflict     Code = "conflict"     // stale step, finished process, lost race: 409
 	CodeValidation   Code = "validation"   // answers break a rule: 422
 	CodeUnavailable  Code = "unavailable"  // a dependency is down: 503
+	CodeTooMany      Code = "too_many"     // over a limit of requests, try later: 429
 	CodeInternal     Code = "internal"     // 500
 )
 

@@ -134,7 +134,7 @@ func TestInvitations(t *testing.T) {
 		if list[0].UserKey != engine.DemoUserKey || list[0].State != invitation.InvitationPaid || len(list[0].Persons) != 4 {
 			t.Fatalf("newest invitation: %+v", list[0])
 		}
-		if n, err := invitation.Of(svc).RevokeInvitationsOf(f.ctx, 1, engine.DemoPeriodID, engine.DemoUserKey); err != nil || n != 1 {
+		if n, err := invitation.Of(svc).RevokeInvitationsOf(f.ctx, engine.CommandLine, 1, engine.DemoPeriodID, engine.DemoUserKey); err != nil || n != 1 {
 			t.Fatalf("revoke of user key: %d, %v", n, err)
 		}
 	})

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect"
@@ -328,6 +329,11 @@ func TestErasureRefusedWhilePaymentOpen(t *testing.T) {
 		if engine.ErrorCode(err) != engine.CodeConflict || !strings.Contains(err.Error(), "payment is open") {
 			t.Fatalf("erasure with an unpaid order: %v", err)
 		}
+		// The refusal names the person, still whole, by their name, not by
+		// the label an erasure would give them.
+		if msg := err.Error(); !strings.Contains(msg, quirin.first+" "+quirin.last+" cannot be erased yet") || strings.Contains(msg, privacy.ErasedLabel(id)) {
+			t.Errorf("the refusal names the person as %q", msg)
+		}
 		// Another organisation's scope does not find the person.
 		if _, err := privacy.Of(d.Svc).ErasePerson(engine.WithOrganisation(ctx, 2), engine.CommandLine, 1, id, privacy.ErasureOptions{Force: true}); engine.ErrorCode(err) != engine.CodeNotFound {
 			t.Fatalf("erasure across organisations: %v", err)
@@ -514,6 +520,61 @@ func TestErasureFindsAnUnlinkedPersonsRegistrations(t *testing.T) {
 		}
 		if hits := scanFor(t, db, quirinNeedles()); len(hits) > 0 {
 			t.Fatalf("after the erasure of an unlinked person:\n%s", strings.Join(hits, "\n"))
+		}
+	})
+}
+
+// TestDataRequestsPerHouseholdBounded: a household makes at most
+// MaxDataRequestsPerDay requests in any 24 hours; the one over it is
+// refused (too_many), stored nowhere and mailed to no one, while another
+// household still may ask; a day later the household may ask again.
+func TestDataRequestsPerHouseholdBounded(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		clk := &fakeClock{t: time.Date(2031, 3, 4, 9, 0, 0, 0, time.UTC)}
+		d := enginetest.Seed(t, db, engine.WithClock(clk.Now))
+		if _, err := db.NewUpdate().Model((*engine.Organisation)(nil)).Set("contact_email = 'office@riverside.example'").Where("id = 1").Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+		const otherKey = "other-home"
+		if _, err := organisation.Of(d.Svc).ImportPersons(ctx, 1, []organisation.PersonRow{{ExternalID: "X-9", FirstName: "Oda", LastName: "Other",
+			DateOfBirth: "1980-02-03", UserKeys: []string{otherKey}}}, func(string) bool { return true }); err != nil {
+			t.Fatal(err)
+		}
+		ask := func(key string) error {
+			_, err := privacy.Of(d.Svc).RequestDataChange(ctx, 1, key, privacy.NewDataRequest{Kind: privacy.DataRequestErasure})
+			return err
+		}
+		mails := func() int {
+			return countRows(t, db, (*engine.OutboxMessage)(nil), "kind = ?", string(privacy.KindDataRequest))
+		}
+		for i := range privacy.MaxDataRequestsPerDay {
+			if err := ask(engine.DemoUserKey); err != nil {
+				t.Fatalf("request %d: %v", i+1, err)
+			}
+			clk.Advance(time.Hour)
+		}
+		for range 2 {
+			if err := ask(engine.DemoUserKey); engine.ErrorCode(err) != engine.CodeTooMany {
+				t.Fatalf("a request over the day's bound: %v, want too_many", err)
+			}
+		}
+		if n := countRows(t, db, (*privacy.DataRequest)(nil), "user_key = ?", engine.DemoUserKey); n != privacy.MaxDataRequestsPerDay {
+			t.Fatalf("%d requests stored, want %d", n, privacy.MaxDataRequestsPerDay)
+		}
+		if n := mails(); n != privacy.MaxDataRequestsPerDay {
+			t.Fatalf("%d e-mails to the club, want %d", n, privacy.MaxDataRequestsPerDay)
+		}
+		if err := ask(otherKey); err != nil {
+			t.Fatalf("another household's request: %v", err)
+		}
+		// 24 hours after the first request, one more is allowed.
+		clk.Advance(24*time.Hour - time.Duration(privacy.MaxDataRequestsPerDay)*time.Hour + time.Minute)
+		if err := ask(engine.DemoUserKey); err != nil {
+			t.Fatalf("a request a day later: %v", err)
+		}
+		if err := ask(engine.DemoUserKey); engine.ErrorCode(err) != engine.CodeTooMany {
+			t.Fatalf("the next one within the day: %v", err)
 		}
 	})
 }

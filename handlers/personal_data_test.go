@@ -88,6 +88,31 @@ func TestMemberDataPage(t *testing.T) {
 		if p := env.get(c, "/membership/data?error=request"); p.status != http.StatusUnprocessableEntity || p.testid("request-problem").Length() != 1 {
 			t.Fatalf("the refused request's page: %d", p.status)
 		}
+		// Over the household's requests a day: not sent, and the page says so (429).
+		mailed := func() int64 {
+			n, err := db.NewSelect().Model((*engine.OutboxMessage)(nil)).Where("kind = ?", string(privacy.KindDataRequest)).Count(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+		for i := 1; i < privacy.MaxDataRequestsPerDay; i++ {
+			if res := env.post(c, "/membership/data/request", url.Values{"kind": {"erasure"}}, "Origin", env.srv.URL); !strings.HasSuffix(res.header.Get("Location"), "sent=1") {
+				t.Fatalf("request %d: %d %s", i+1, res.status, res.header.Get("Location"))
+			}
+		}
+		before := mailed()
+		res = env.post(c, "/membership/data/request", url.Values{"kind": {"erasure"}}, "Origin", env.srv.URL)
+		if res.status != http.StatusSeeOther || !strings.Contains(res.header.Get("Location"), "error=limit") {
+			t.Fatalf("a request over the bound: %d %s", res.status, res.header.Get("Location"))
+		}
+		if limited := env.get(c, res.header.Get("Location")); limited.status != http.StatusTooManyRequests ||
+			!strings.Contains(limited.testid("request-problem").Text(), "tomorrow") {
+			t.Fatalf("the page over the bound: %d %s", limited.status, limited.body)
+		}
+		if n := mailed(); n != before {
+			t.Fatalf("a refused request was mailed: %d e-mails, %d before", n, before)
+		}
 
 		// A member's session cannot erase, on the staff page or the API.
 		if res := env.post(c, "/staff/persons/1/erase", url.Values{"confirmed": {"1"}, "force": {"1"}}, "Origin", env.srv.URL); res.status != http.StatusUnauthorized {

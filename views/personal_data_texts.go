@@ -21,7 +21,7 @@ type PersonalDataTexts struct {
 	Invitations, Expires, Opened, Revoked, Sessions, LastSeen, Requests string
 	RequestTitle, RequestIntro, RequestKind, Correction, Erasure, About string
 	WholeHousehold, RequestText, RequestHint, RequestSend, RequestSent  string
-	RequestInvalid, LinkFromOverview                                    string
+	RequestInvalid, RequestLimit, LinkFromOverview                      string
 	// Staff.
 	NavRequests, StaffTitle, StaffExport, EraseTitle, EraseIntro, Force, ForceHint, EraseButton string
 	ConfirmErase, ConfirmEraseDetail, DoneErased, RequestsTitle, RequestsIntro, MarkDone, Note  string

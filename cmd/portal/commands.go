@@ -239,15 +239,13 @@ func cmdDefinitions(ctx context.Context, args []string, getenv func(string) stri
 	if err != nil {
 		return err
 	}
-	db, closeDB, err := openDatabase(cfg)
-	if err != nil {
+	// The file names its organisation (validated); the import is audited
+	// in that organisation's log, as the staff page's and the API's are.
+	var res definition.ImportResult
+	err = withService(ctx, cfg, func(svc *engine.Service) error {
+		res, err = definition.Of(svc).StaffImportDefinition(ctx, engine.CommandLine, spec.OrganisationID, spec)
 		return err
-	}
-	defer closeDB()
-	if err := migrations.CheckCurrent(ctx, db); err != nil {
-		return err
-	}
-	res, err := definition.ImportDefinition(ctx, db, spec)
+	})
 	if err != nil {
 		return err
 	}

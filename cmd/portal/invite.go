@@ -102,7 +102,7 @@ func cmdInvite(ctx context.Context, args []string, getenv func(string) string, s
 			fmt.Fprintf(stdout, "revoked invitation %d\n", id)
 			return nil
 		case sub == "revoke" && len(rest) == 0 && *period > 0 && *userKey != "":
-			n, err := invitation.Of(svc).RevokeInvitationsOf(ctx, *org, *period, *userKey)
+			n, err := invitation.Of(svc).RevokeInvitationsOf(ctx, engine.CommandLine, *org, *period, *userKey)
 			if err != nil {
 				return describeEngineError(err)
 			}

@@ -183,7 +183,7 @@ func cmdOrgs(ctx context.Context, args []string, getenv func(string) string, std
 			if c.HashSecretSealed != nil {
 				return errors.New("set --hash-secret-file with orgs set, once the organisation has its id")
 			}
-			o, err := organisation.Of(svc).CreateOrganisation(ctx, c)
+			o, err := organisation.Of(svc).CreateOrganisationBy(ctx, &engine.CommandLine, c)
 			if err != nil {
 				return describeEngineError(err)
 			}
@@ -202,7 +202,7 @@ func cmdOrgs(ctx context.Context, args []string, getenv func(string) string, std
 				return err
 			}
 			c.Messages = mc // one transaction: both or neither
-			o, err := organisation.Of(svc).UpdateOrganisation(ctx, *org, c)
+			o, err := organisation.Of(svc).UpdateOrganisationBy(ctx, &engine.CommandLine, *org, c)
 			if err != nil {
 				return describeEngineError(err)
 			}
@@ -234,7 +234,7 @@ func cmdAPIKeys(ctx context.Context, args []string, getenv func(string) string, 
 			if len(rest) > 0 {
 				return errors.New(apikeysUsage)
 			}
-			key, k, err := organisation.Of(svc).CreateAPIKey(ctx, *org, *name, organisation.APIKeyScope(*scope))
+			key, k, err := organisation.Of(svc).StaffCreateAPIKey(ctx, engine.CommandLine, *org, *name, organisation.APIKeyScope(*scope))
 			if err != nil {
 				return describeEngineError(err)
 			}
@@ -260,7 +260,7 @@ func cmdAPIKeys(ctx context.Context, args []string, getenv func(string) string, 
 			if err != nil {
 				return errors.New(apikeysUsage)
 			}
-			if err := organisation.Of(svc).RevokeAPIKey(ctx, *org, id); err != nil {
+			if err := organisation.Of(svc).StaffRevokeAPIKey(ctx, engine.CommandLine, *org, id); err != nil {
 				return describeEngineError(err)
 			}
 			fmt.Fprintf(stdout, "revoked API key %d\n", id)

@@ -112,7 +112,7 @@ func paymentSettings(ctx context.Context, svc *engine.Service, orgID int64, fs *
 	}
 	var view *settings.PaymentSettingsView
 	if changed {
-		view, err = settings.Of(svc).SetPaymentSettings(ctx, orgID, c)
+		view, err = settings.Of(svc).StaffSetPaymentSettings(ctx, engine.CommandLine, orgID, c)
 	} else {
 		view, err = settings.Of(svc).PaymentSettings(ctx, orgID)
 	}

@@ -205,7 +205,7 @@ func cmdPayments(ctx context.Context, args []string, getenv func(string) string,
 		}
 		return listCredits(ctx, svc, *org, cf.state, stdout)
 	case "refunded":
-		p, err := payment.Of(svc).MarkRefundPaidBack(ctx, pos[0], *note)
+		p, err := payment.Of(svc).StaffMarkRefundPaidBack(ctx, engine.CommandLine, pos[0], *note)
 		if err != nil {
 			return describeEngineError(err)
 		}
@@ -225,7 +225,7 @@ func cmdPayments(ctx context.Context, args []string, getenv func(string) string,
 		if account == "" {
 			return errors.New("payments import: the statement's account is needed: PORTAL_BANK_IBAN, or --org for an organisation's own account")
 		}
-		return importStatement(ctx, svc, engine.StatementOptions{Account: account, Organisation: *org, DryRun: *dryRun}, pos[0], stdout)
+		return importStatement(ctx, svc, engine.StatementOptions{Account: account, Organisation: *org, DryRun: *dryRun, Actor: &engine.CommandLine}, pos[0], stdout)
 	}
 	if *amount == "" {
 		return errors.New("payments capture: --amount is required\n" + paymentsUsage)
@@ -240,7 +240,8 @@ func cmdPayments(ctx context.Context, args []string, getenv func(string) string,
 			return fmt.Errorf("payments capture: --date %q: want YYYY-MM-DD", *date)
 		}
 	}
-	res, err := payment.Of(svc).CapturePayment(ctx, payment.Capture{Reference: pos[0], AmountMinor: minor, Currency: *currency, BookedOn: booked, Note: *note, ID: *id})
+	res, err := payment.Of(svc).CapturePayment(ctx, payment.Capture{Reference: pos[0], AmountMinor: minor, Currency: *currency, BookedOn: booked, Note: *note, ID: *id,
+		Actor: &engine.CommandLine})
 	if err != nil {
 		return err
 	}

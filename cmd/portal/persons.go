@@ -51,7 +51,7 @@ func cmdPersons(ctx context.Context, args []string, getenv func(string) string, 
 			return err
 		}
 		return withService(ctx, cfg, func(svc *engine.Service) error {
-			rep, err := organisation.Of(svc).ImportPersons(ctx, *org, rows, hashlink.ValidUserKey)
+			rep, err := organisation.Of(svc).StaffImportPersons(ctx, *org, rows, hashlink.ValidUserKey, organisation.PersonImportOptions{Actor: &engine.CommandLine})
 			if rep != nil && rep.Errors > 0 {
 				for _, r := range rep.Rows {
 					for _, f := range r.Errors {
@@ -67,7 +67,7 @@ func cmdPersons(ctx context.Context, args []string, getenv func(string) string, 
 		})
 	case args[0] == "unlink" && len(rest) == 2:
 		return withService(ctx, cfg, func(svc *engine.Service) error {
-			n, err := organisation.Of(svc).UnlinkPersons(ctx, *org, []organisation.PersonLink{{ExternalID: rest[0], UserKey: rest[1]}})
+			n, err := organisation.Of(svc).StaffUnlinkPersons(ctx, engine.CommandLine, *org, []organisation.PersonLink{{ExternalID: rest[0], UserKey: rest[1]}})
 			if err != nil {
 				return describeEngineError(err)
 			}

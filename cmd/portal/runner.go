@@ -35,14 +35,15 @@ const keepSucceededJobs = 30 * 24 * time.Hour
 const devMailFrom = "Registration portal <portal@localhost>"
 
 // buildMailer is where e-mail goes: the SMTP server of PORTAL_SMTP_URL, or
-// the log.
+// the log: with its text on a loopback base URL (`make run`), without it
+// anywhere else (a deployment's log must not hold members' mail).
 func buildMailer(cfg config.Config, log *slog.Logger) (mail.Sender, error) {
 	from := cfg.MailFrom
 	if from.Address == "" {
 		from, _ = mail.ParseFrom(devMailFrom)
 	}
 	if cfg.SMTPURL == nil {
-		return mail.Log{Logger: log, From: from}, nil
+		return mail.Log{Logger: log, From: from, Texts: baseURLIsLoopback(cfg.BaseURL)}, nil
 	}
 	mc := mail.Config{URL: cfg.SMTPURL, From: from}
 	if cfg.DKIMKey != nil {

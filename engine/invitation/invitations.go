@@ -502,19 +502,32 @@ func (s *Service) RevokeInvitation(ctx context.Context, actor engine.Actor, orgI
 
 // RevokeInvitationsOf withdraws every valid invitation of a user key to a
 // period of orgID (a household whose links went astray), without touching
-// anyone else's; it returns how many.
-func (s *Service) RevokeInvitationsOf(ctx context.Context, orgID, periodID int64, userKey string) (n int, err error) {
+// anyone else's; it returns how many. The revocation and its audit entry
+// (invitation.revoke, one per call, naming the household and the period)
+// are one transaction; revoking none writes none.
+func (s *Service) RevokeInvitationsOf(ctx context.Context, actor engine.Actor, orgID, periodID int64, userKey string) (n int, err error) {
 	defer engine.ClassifyUnavailable(&err)
 	if _, err := organisation.OrgPeriod(ctx, s.DB(), orgID, periodID); err != nil {
 		return 0, err
 	}
-	res, err := s.DB().NewUpdate().Model((*Invitation)(nil)).Set("revoked_at = ?", s.Clock()).
-		Where("organisation_id = ? AND period_id = ? AND user_key = ? AND revoked_at IS NULL", orgID, periodID, userKey).Exec(ctx)
+	err = engine.InTx(ctx, s.DB(), func(ctx context.Context, tx bun.Tx) error {
+		res, err := tx.NewUpdate().Model((*Invitation)(nil)).Set("revoked_at = ?", s.Clock()).
+			Where("organisation_id = ? AND period_id = ? AND user_key = ? AND revoked_at IS NULL", orgID, periodID, userKey).Exec(ctx)
+		if err != nil {
+			return fmt.Errorf("revoke invitations: %w", err)
+		}
+		k, _ := res.RowsAffected()
+		if n = int(k); n == 0 {
+			return nil
+		}
+		return s.Audit(ctx, tx, actor, engine.AuditEntry{OrganisationID: orgID, Action: "invitation.revoke", TargetType: "period",
+			TargetID: fmt.Sprint(periodID), Before: map[string]any{"userKey": userKey, "revoked": false},
+			After: map[string]any{"userKey": userKey, "revoked": true, "count": n}})
+	})
 	if err != nil {
-		return 0, fmt.Errorf("revoke invitations: %w", err)
+		return 0, err
 	}
-	k, _ := res.RowsAffected()
-	return int(k), nil
+	return n, nil
 }
 
 // OpenInvitation is a member opening invitation id of orgID (whose link

@@ -135,6 +135,13 @@ func (c *OrganisationChange) validate() error {
 
 // CreateOrganisation adds an organisation; name and slug are required.
 func (s *Service) CreateOrganisation(ctx context.Context, c OrganisationChange) (org *engine.Organisation, err error) {
+	return s.CreateOrganisationBy(ctx, nil, c)
+}
+
+// CreateOrganisationBy is CreateOrganisation, audited in its transaction
+// (organisation.create, in the new organisation's log) when actor is set:
+// `portal orgs create`.
+func (s *Service) CreateOrganisationBy(ctx context.Context, actor *engine.Actor, c OrganisationChange) (org *engine.Organisation, err error) {
 	defer engine.ClassifyUnavailable(&err)
 	if c.Name == nil || c.Slug == nil {
 		return nil, &engine.Error{Code: engine.CodeValidation, Message: "An organisation needs a name and a slug.",
@@ -154,8 +161,11 @@ func (s *Service) CreateOrganisation(ctx context.Context, c OrganisationChange) 
 		if err := applyOrganisationChange(ctx, tx, o.ID, c); err != nil {
 			return err
 		}
-		org, err = engine.LoadOrganisation(ctx, tx, o.ID)
-		return err
+		if org, err = engine.LoadOrganisation(ctx, tx, o.ID); err != nil || actor == nil {
+			return err
+		}
+		return s.Audit(ctx, tx, *actor, engine.AuditEntry{OrganisationID: o.ID, Action: "organisation.create", TargetType: "organisation",
+			TargetID: fmt.Sprint(o.ID), After: organisationAuditView(org)})
 	})
 	return org, err
 }
@@ -167,7 +177,7 @@ func (s *Service) UpdateOrganisation(ctx context.Context, id int64, c Organisati
 	return s.UpdateOrganisationBy(ctx, nil, id, c)
 }
 
-// updateOrganisation is UpdateOrganisation, audited in its transaction
+// UpdateOrganisationBy is UpdateOrganisation, audited in its transaction
 // when actor is set (the staff pages).
 func (s *Service) UpdateOrganisationBy(ctx context.Context, actor *engine.Actor, id int64, c OrganisationChange) (org *engine.Organisation, err error) {
 	defer engine.ClassifyUnavailable(&err)

@@ -44,6 +44,17 @@ const (
 // MaxDataRequestText bounds a request's text.
 const MaxDataRequestText = 2000
 
+// MaxDataRequestsPerDay bounds the requests one household may make in any
+// 24 hours: each is e-mailed to the club, so without a bound a session
+// could fill the club's mailbox. Staff answer open requests as a whole; a
+// member who has more to say writes it in one.
+const MaxDataRequestsPerDay = 3
+
+// ErrTooManyDataRequests refuses a request over MaxDataRequestsPerDay:
+// nothing is stored and nothing is sent.
+var ErrTooManyDataRequests = engine.Errorf(engine.CodeTooMany,
+	"Your household has sent %d requests in the last 24 hours; the club answers them first. Please try again tomorrow.", MaxDataRequestsPerDay)
+
 // DataRequest is a member's request about their data.
 type DataRequest struct {
 	bun.BaseModel  `bun:"table:data_requests" json:"-"`
@@ -80,7 +91,8 @@ type NewDataRequest struct {
 
 // RequestDataChange stores a member's request from the household of
 // userKey, queues the e-mail to the club's contact address and audits it,
-// in one transaction. The person must belong to the household.
+// in one transaction. The person must belong to the household; a household
+// over MaxDataRequestsPerDay is refused (ErrTooManyDataRequests).
 func (s *Service) RequestDataChange(ctx context.Context, orgID int64, userKey string, r NewDataRequest) (_ *DataRequest, err error) {
 	defer engine.ClassifyUnavailable(&err)
 	if !engine.InScope(ctx, orgID) || userKey == "" {
@@ -108,12 +120,23 @@ func (s *Service) RequestDataChange(ctx context.Context, orgID int64, userKey st
 		if err != nil {
 			return err
 		}
-		n, err := tx.NewSelect().Model((*engine.UserPerson)(nil)).Where("user_key = ? AND organisation_id = ?", userKey, orgID).Count(ctx)
-		if err != nil {
+		// The household's links, locked on PostgreSQL: two requests at
+		// once are counted one after the other.
+		var members []int64
+		if err := engine.ForUpdate(tx.NewSelect().Model((*engine.UserPerson)(nil)).Column("person_id").
+			Where("user_key = ? AND organisation_id = ?", userKey, orgID)).Scan(ctx, &members); err != nil {
 			return fmt.Errorf("load household: %w", err)
 		}
-		if n == 0 {
+		if len(members) == 0 {
 			return engine.Errorf(engine.CodeNotFound, "household not found")
+		}
+		recent, err := tx.NewSelect().Model((*DataRequest)(nil)).
+			Where("organisation_id = ? AND user_key = ? AND created_at > ?", orgID, userKey, now.Add(-24*time.Hour)).Count(ctx)
+		if err != nil {
+			return fmt.Errorf("count data requests: %w", err)
+		}
+		if recent >= MaxDataRequestsPerDay {
+			return ErrTooManyDataRequests
 		}
 		if r.PersonID != nil {
 			n, err := tx.NewSelect().Model((*engine.UserPerson)(nil)).Where("user_key = ? AND organisation_id = ? AND person_id = ?", userKey, orgID, *r.PersonID).Count(ctx)

@@ -137,7 +137,9 @@ func (s *Service) ErasePerson(ctx context.Context, actor engine.Actor, orgID, pe
 			return err
 		}
 		if reason != "" && !opt.Force {
-			return engine.Errorf(engine.CodeConflict, "%s cannot be erased yet: %s. An administrator can force the erasure.", ErasedLabel(personID), reason)
+			// The person is still whole: named as staff know them, not by
+			// the label they would get.
+			return engine.Errorf(engine.CodeConflict, "%s cannot be erased yet: %s. An administrator can force the erasure.", personName(p, personID), reason)
 		}
 		rep = &ErasureReport{PersonID: personID, Label: ErasedLabel(personID), Forced: opt.Force && reason != "", Rows: map[string]int64{}}
 		if rep.Forced {
@@ -172,7 +174,22 @@ func (s *Service) ErasePerson(ctx context.Context, actor engine.Actor, orgID, pe
 	if err != nil {
 		return nil, err
 	}
+	// On SQLite the replaced values' earlier page images are still in the
+	// WAL: carry the overwritten pages (secure_delete) into the file and
+	// empty the log. The erasure stands whether or not this succeeds.
+	if err := engine.TruncateWAL(ctx, s.DB()); err != nil {
+		s.Log.WarnContext(ctx, "erasure: the SQLite log was not emptied; it is at the next checkpoint", "err", err)
+	}
 	return rep, nil
+}
+
+// personName is how a refusal names a person who is not erased: their
+// name, or "person {id}" for a record without one.
+func personName(p engine.Person, id int64) string {
+	if name := strings.TrimSpace(p.FirstName + " " + p.LastName); name != "" {
+		return name
+	}
+	return fmt.Sprintf("Person %d", id)
 }
 
 // erasureBlocked says why the person should not be erased yet, or "".

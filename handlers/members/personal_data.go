@@ -73,6 +73,8 @@ func (s *Server) memberDataPage(c echo.Context) error {
 		m.Notice = t.RequestSent
 	case c.QueryParam("error") == "request":
 		m.Problem, status = t.RequestInvalid, http.StatusUnprocessableEntity
+	case c.QueryParam("error") == "limit":
+		m.Problem, status = t.RequestLimit, http.StatusTooManyRequests
 	}
 	return server.Render(c, status, views.PersonalData(m))
 }
@@ -96,7 +98,9 @@ func (s *Server) memberDataDownload(c echo.Context) error {
 
 // memberDataRequest answers POST /membership/data/request (kind, person,
 // message): the request is stored and sent to the club, then 303 back
-// to the page, which thanks the member or says what was wrong.
+// to the page, which thanks the member or says what was wrong, or, over
+// the household's requests a day (privacy.MaxDataRequestsPerDay), that it
+// was not sent and when to try again (429).
 func (s *Server) memberDataRequest(c echo.Context) error {
 	orgID, key, ok, err := s.memberHousehold(c)
 	if !ok {
@@ -111,8 +115,11 @@ func (s *Server) memberDataRequest(c echo.Context) error {
 		r.PersonID = &id
 	}
 	if _, err := privacy.Of(s.engine).RequestDataChange(c.Request().Context(), orgID, key, r); err != nil {
-		if code := engine.ErrorCode(err); code == engine.CodeInvalid || code == engine.CodeNotFound {
+		switch engine.ErrorCode(err) {
+		case engine.CodeInvalid, engine.CodeNotFound:
 			return c.Redirect(http.StatusSeeOther, server.OrganisationPath(c, memberDataPath)+"?error=request#request")
+		case engine.CodeTooMany:
+			return c.Redirect(http.StatusSeeOther, server.OrganisationPath(c, memberDataPath)+"?error=limit#request")
 		}
 		return err
 	}

@@ -57,6 +57,7 @@ var codeStatus = map[engine.Code]int{
 	engine.CodeConflict:     http.StatusConflict,
 	engine.CodeValidation:   http.StatusUnprocessableEntity,
 	engine.CodeUnavailable:  http.StatusServiceUnavailable,
+	engine.CodeTooMany:      http.StatusTooManyRequests,
 	engine.CodeInternal:     http.StatusInternalServerError,
 }
 

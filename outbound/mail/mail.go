@@ -267,19 +267,39 @@ func domainOf(addr string) string {
 	return "localhost"
 }
 
-// Log "delivers" to the log at info: development without a mail server.
+// Log stands in for a mail server when there is none (no PORTAL_SMTP_URL):
+// nothing is sent. With Texts (development: `make run`, a loopback base
+// URL) each message is written to the log at info, recipients and text
+// included, to be read there. Without it (a deployment) the log says only
+// that a message was not sent and why: the log is kept apart from the
+// database, where no erasure reaches, so it must not hold members'
+// addresses and the texts that name them.
 type Log struct {
 	Logger *slog.Logger
 	From   netmail.Address
+	// Texts writes each message's recipients, subject and text to the log.
+	Texts bool
 }
 
 // Describe says that mail is not sent.
-func (l Log) Describe() string { return "the log (no PORTAL_SMTP_URL: e-mail is not sent)" }
+func (l Log) Describe() string {
+	if l.Texts {
+		return "the log (no PORTAL_SMTP_URL: e-mail is not sent, its text is logged)"
+	}
+	return "nowhere (no PORTAL_SMTP_URL: e-mail is not sent; the log says so, without the text)"
+}
 
-// Send logs m: recipients, subject, the text part and the attachments' names.
+// Send logs m: with Texts its recipients, subject, the text part and the
+// attachments' names; without, that it was not sent, its id and how many
+// recipients it had.
 func (l Log) Send(ctx context.Context, m *Message) error {
 	if _, err := build(l.From, m); err != nil {
 		return jobs.Permanent(err) // what SMTP would refuse, the log refuses too
+	}
+	if !l.Texts {
+		l.Logger.WarnContext(ctx, "e-mail not sent: no mail server is configured (PORTAL_SMTP_URL)",
+			"message_id", m.ID, "recipients", len(m.To), "attachments", len(m.Attachments))
+		return nil
 	}
 	names := make([]string, len(m.Attachments))
 	for i, a := range m.Attachments {

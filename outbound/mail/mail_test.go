@@ -232,7 +232,7 @@ func TestDKIMSignature(t *testing.T) {
 func TestLogSender(t *testing.T) {
 	var buf bytes.Buffer
 	from, _ := mail.ParseFrom("Portal <portal@club.example>")
-	l := mail.Log{Logger: slog.New(slog.NewTextHandler(&buf, nil)), From: from}
+	l := mail.Log{Logger: slog.New(slog.NewTextHandler(&buf, nil)), From: from, Texts: true}
 	if err := l.Send(context.Background(), message()); err != nil {
 		t.Fatal(err)
 	}
@@ -245,6 +245,27 @@ func TestLogSender(t *testing.T) {
 	m.To = []string{"not an address"}
 	if err := l.Send(context.Background(), m); !jobs.IsPermanent(err) {
 		t.Errorf("a bad address: %v", err)
+	}
+}
+
+// TestLogSenderWithoutTexts: a deployment without a mail server logs that a
+// message was not sent and why, and nothing of it that names a member: no
+// address, subject, text or attachment's name.
+func TestLogSenderWithoutTexts(t *testing.T) {
+	var buf bytes.Buffer
+	from, _ := mail.ParseFrom("Portal <portal@club.example>")
+	l := mail.Log{Logger: slog.New(slog.NewTextHandler(&buf, nil)), From: from}
+	if err := l.Send(context.Background(), message()); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	if !strings.Contains(out, "not sent") || !strings.Contains(out, "PORTAL_SMTP_URL") || !strings.Contains(out, "recipients=2") {
+		t.Errorf("the log does not say the message was not sent and why: %s", out)
+	}
+	for _, never := range []string{"alex@example.org", "robin@example.org", "Bestätigung", "bezahlt", "card.pdf"} {
+		if strings.Contains(out, never) {
+			t.Errorf("the log holds %q: %s", never, out)
+		}
 	}
 }
 

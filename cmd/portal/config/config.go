@@ -111,7 +111,8 @@ type Config struct {
 	// JobWorkers is how many jobs (e-mail, schedules) this instance runs
 	// at once; every instance runs workers.
 	JobWorkers int
-	// SMTPURL is the mail server (nil: mail is written to the log);
+	// SMTPURL is the mail server (nil: mail is not sent, and logged with its
+	// text on a loopback base URL only);
 	// MailFrom the sender, whose name the club's name replaces per message.
 	SMTPURL  *url.URL
 	MailFrom netmail.Address
@@ -245,7 +246,7 @@ func (c *Config) settings() []setting {
 			parse: typed(&c.ShutdownDelay, durationUpTo(5*time.Minute), "PORTAL_SHUTDOWN_DELAY must be a duration from 0s to 5m")},
 		{flag: "job-workers", env: "PORTAL_JOB_WORKERS", usage: "jobs (e-mail, scheduled work) this instance runs at once; every instance runs workers, no leader", def: "2",
 			parse: typed(&c.JobWorkers, intBetween(1, 64), "PORTAL_JOB_WORKERS must be a whole number from 1 to 64")},
-		{flag: "smtp-url", env: "PORTAL_SMTP_URL", usage: "mail server: smtp://[user:password@]host[:587] (STARTTLS when offered, required with credentials) or smtps://...[:465] (implicit TLS); empty: e-mail is written to the log, not sent", secret: true,
+		{flag: "smtp-url", env: "PORTAL_SMTP_URL", usage: "mail server: smtp://[user:password@]host[:587] (STARTTLS when offered, required with credentials) or smtps://...[:465] (implicit TLS); empty: e-mail is not sent (its text is logged on a loopback PORTAL_BASE_URL only)", secret: true,
 			parse: typed(&c.SMTPURL, optional(prefixed("PORTAL_SMTP_URL", mail.ParseURL)), "")},
 		{flag: "mail-from", env: "PORTAL_MAIL_FROM", usage: `sender of e-mail, "Name <address>"; each message shows the club's name with this address (required with PORTAL_SMTP_URL)`,
 			parse: typed(&c.MailFrom, optional(prefixed("PORTAL_MAIL_FROM", mail.ParseFrom)), "")},
