@@ -18,6 +18,8 @@ type StaffOpsTexts struct {
 	// Payments
 	PaymentsTitle, AttentionTitle, AttentionIntro, AttentionEmpty, AttentionReason, AttentionAmount, AttentionUser,
 	AttentionCreated, AttentionProblem, AttentionSecond, AttentionPending, AttentionReturned, AttentionLeftOut string
+	// What to do about an attempt needing attention, by reason.
+	AttentionHousehold, ActionProblem, ActionSecondByHand, ActionSecondByProvider, ActionReturned, ActionLeftOut, ActionPending string
 	StatementTitle, StatementIntro, StatementFile, StatementUpload, StatementNoBank, StatementMissing, StatementTooLarge,
 	StatementInvalid, PreviewTitle, PreviewIntro, PreviewNothing, ResultTitle, ResultIntro, CreditDate, CreditAmount,
 	CreditFrom, CreditReference, CreditOutcome, CaptureButton, UnmatchedTitle, UnmatchedEmpty, AlreadyImported, ReturnsBefore,
