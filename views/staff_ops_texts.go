@@ -54,6 +54,8 @@ type StaffOpsTexts struct {
 	OrgSecretShort, OrgSecretNoKey, PeriodName, PeriodDates, PeriodDefinition, PeriodStatus, PeriodChange, PeriodOpen,
 	PeriodClose, PeriodOpened, PeriodClosed, PeriodCloseQuestion, PeriodCloseDetail, TypeName, TypeCode, TypeAges, TypeAnyAge,
 	RulesEmpty, RuleLabel, RuleAppliesTo, RuleAmount, RuleValid, RuleAlways, RuleEveryone, RuleFromPersons,
+	// What a price rule does, by kind (engine.PriceRuleKind).
+	RuleKindMembershipFee, RuleKindMemberType, RuleKindEarlyBird, RuleKindLateFee, RuleKindFamily, RuleKindAdminFee,
 	CalcTitle, CalcIntro, CalcPeriod, CalcOn, CalcPersons, CalcType, CalcMember, CalcNoPerson, CalcButton, CalcTotal,
 	MemberNew, MemberRenewal, MemberTransfer, StaffWho, StaffLastSignIn, StaffRole, StaffDisable, StaffDisabled, StaffAdd,
 	StaffEmail, StaffName, StaffAdded, StaffRoleChanged, StaffDisabledDone, StaffDisableQuestion, StaffDisableDetail, Never string
