@@ -207,6 +207,27 @@ func AuditUnchanged(ctx context.Context) {
 	}
 }
 
+// AuditChangedTo completes the transaction's pending audit entry, if any,
+// with what field became: for a value the entry's Before names but whose
+// new value only the operation knows (a capture's order status, "Unpaid
+// → Paid"). A field Before does not name, or an After that is not a map,
+// is left as it is.
+func AuditChangedTo(ctx context.Context, field string, v any) {
+	p, ok := ctx.Value(pendingAuditKey{}).(*pendingAudit)
+	if !ok {
+		return
+	}
+	before, ok := p.entry.Before.(map[string]any)
+	if _, named := before[field]; !ok || !named {
+		return
+	}
+	after, ok := p.entry.After.(map[string]any)
+	if !ok {
+		return
+	}
+	after[field] = v
+}
+
 type txStepKey struct{}
 
 // withTxStep returns ctx carrying a step that the engine operation called

@@ -309,7 +309,7 @@ func TestGiveMandatePage(t *testing.T) {
 		action := page.doc.Find(`[data-testid="mandate"] form`).AttrOr("action", "")
 		bad := env.post(c, action, url.Values{"holder": {"Alex Example"}, "iban": {"DE00 3704 0044 0532 0130 00"}}, de...)
 		if bad.status != http.StatusUnprocessableEntity || bad.testid("error-mandate-iban").Length() != 1 || bad.doc.Find("#mandate-holder").AttrOr("value", "") != "Alex Example" ||
-			!strings.Contains(bad.testid("error-summary").Text(), "agreed") {
+			!strings.Contains(bad.testid("error-summary").Text(), "Häkchen") {
 			t.Fatalf("refused mandate: %d\n%s", bad.status, bad.body)
 		}
 		// An account outside the EEA needs the bank's BIC: asked at its field.
@@ -340,6 +340,57 @@ func TestGiveMandatePage(t *testing.T) {
 		if detail.testid("detail-mandate-reference").Text() != m.Reference || detail.testid("detail-mandate-iban").Text() != "DE89370400440532013000" ||
 			detail.testid("detail-mandate-text").Text() != m.Text {
 			t.Fatalf("staff registration page: %d\n%s", detail.status, detail.testid("detail-mandate").Text())
+		}
+	})
+}
+
+// TestMandateConsentAtItsField: a mandate given without the consent is
+// refused with the problem at the box (aria-invalid="true", described by
+// the message above it, in the page's language) and in the summary
+// linked to it, under a title that starts with "Error:" as every refused
+// member form's does; the typed account stays, nothing is stored.
+func TestMandateConsentAtItsField(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		env := newStaffEnv(t, db, envOptions{})
+		if _, err := settings.Of(env.svc).SetPaymentSettings(t.Context(), 1, settings.PaymentSettingsChange{BankCreditorName: str("TV Demo 1848 e.V."),
+			BankIBAN: str("DE89370400440532013000"), Methods: &[]string{"bank_transfer", "direct_debit"}, DebitCreditorID: str("DE98ZZZ09999999999")}); err != nil {
+			t.Fatal(err)
+		}
+		c := env.newClient()
+		f := env.completeDemo(c)
+		if f.PaymentURL == nil {
+			t.Fatal("no pay link")
+		}
+		u, _ := url.Parse(*f.PaymentURL)
+		page := env.post(c, u.Path, url.Values{"paymentMethod": {"direct_debit"}})
+		if title := page.doc.Find("title").Text(); strings.HasPrefix(title, "Error:") {
+			t.Fatalf("the form before any refusal: %q", title)
+		}
+		action := page.doc.Find(`[data-testid="mandate"] form`).AttrOr("action", "")
+		for _, c2 := range []struct{ lang, title, msg string }{
+			{"en", "Error: ", "Tick the box to give the mandate."},
+			{"de", "Fehler: ", "Setzen Sie das Häkchen, um das Mandat zu erteilen."},
+		} {
+			bad := env.post(c, action, url.Values{"holder": {"Alex Example"}, "iban": {"DE89 3704 0044 0532 0130 00"}}, "Accept-Language", c2.lang)
+			box := bad.doc.Find("#mandate-consent")
+			if bad.status != http.StatusUnprocessableEntity || !strings.HasPrefix(bad.doc.Find("title").Text(), c2.title) {
+				t.Fatalf("%s: refused mandate: %d, title %q", c2.lang, bad.status, bad.doc.Find("title").Text())
+			}
+			if box.AttrOr("aria-invalid", "") != "true" || !strings.Contains(box.AttrOr("aria-describedby", ""), "mandate-consent-error") {
+				t.Errorf("%s: the box: aria-invalid %q, described by %q", c2.lang, box.AttrOr("aria-invalid", ""), box.AttrOr("aria-describedby", ""))
+			}
+			if msg := bad.doc.Find("#mandate-consent-error"); msg.Text() != c2.msg || msg.AttrOr("data-testid", "") != "error-mandate-consent" {
+				t.Errorf("%s: the message at the box: %q", c2.lang, msg.Text())
+			}
+			if a := bad.testid("error-summary").Find(`a[href="#mandate-consent"]`); a.Text() != c2.msg {
+				t.Errorf("%s: the summary: %q", c2.lang, bad.testid("error-summary").Text())
+			}
+			if bad.doc.Find("#mandate-iban").AttrOr("value", "") != "DE89 3704 0044 0532 0130 00" {
+				t.Errorf("%s: the IBAN typed was lost", c2.lang)
+			}
+		}
+		if n, _ := db.NewSelect().Model((*directdebit.DebitMandate)(nil)).Count(t.Context()); n != 0 {
+			t.Fatalf("a refused mandate was stored")
 		}
 	})
 }

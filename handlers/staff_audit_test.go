@@ -159,3 +159,61 @@ func TestStaffAuditReadable(t *testing.T) {
 
 // squash is s with its runs of white space as one space.
 func squash(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// TestStaffAuditPaymentsInWords: the entries of captures say everything
+// in words, on the audit page and on the registration's page: a part
+// captured by hand without a note, the rest from an imported statement
+// (the order's status "Unpaid → Paid"), and a second payment from the
+// same statement; no event or outcome code, no stored status, no order
+// number, no empty note.
+func TestStaffAuditPaymentsInWords(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		env := newStaffBankEnv(t, db, true)
+		order, rf := env.unpaidDemoOrder()
+		reg := strconv.FormatInt(order.ProcessInstanceID, 10)
+		env.addStaff("treasurer@example.org", staff.RoleTreasurer)
+		tr := env.mustStaffSignIn("treasurer@example.org", "/staff")
+		expectRedirect(t, env.post(tr, "/staff/registrations/"+reg+"/capture", url.Values{"amount": {"1.00"},
+			"booked": {clock.Now().UTC().Format(time.DateOnly)}}, "Origin", env.srv.URL), "/staff/registrations/"+reg+"?done=captured-partial")
+		rest := engine.FormatAmount(order.TotalMinor - 100)
+		prev := env.postFile(tr, "/staff/payments/statement", nil, "camt054.xml", camt054(string(staffCreditor.IBAN),
+			camtCredit{id: "C-1", amount: rest, ref: string(rf), debtor: "Demo Household"},
+			camtCredit{id: "C-2", amount: "5.00", ref: string(rf), debtor: "Demo Household"}))
+		copyOf := prev.doc.Find(`input[name="statement"]`).AttrOr("value", "")
+		if done := env.postFile(tr, "/staff/payments/statement", map[string]string{"statement": copyOf, "capture": "1"}, "", nil); done.status != http.StatusOK {
+			t.Fatalf("capture: %d %s", done.status, done.testid("staff-main").Text())
+		}
+		if got := env.orderStatus(order.ID); got != engine.OrderPaid {
+			t.Fatalf("order after the statement: %s", got)
+		}
+		for _, path := range []string{"/staff/audit?action=payment.capture", "/staff/registrations/" + reg} {
+			p := env.get(tr, path)
+			rows := p.doc.Find(`[data-testid="audit-row"][data-action="payment.capture"]`)
+			if p.status != http.StatusOK || rows.Length() != 3 {
+				t.Fatalf("%s: %d, %d captures", path, p.status, rows.Length())
+			}
+			var changes []string
+			rows.Each(func(_ int, s *goquery.Selection) {
+				changes = append(changes, squash(spacedText(s.Find(`[data-testid="audit-change"]`))))
+			})
+			all := strings.Join(changes, "\n")
+			for _, raw := range []string{"bank_transfer.capture", "second_credit", "success", "PENDING", "SUCCEEDED",
+				"Order " + strconv.FormatInt(order.ID, 10), "(empty)"} {
+				if strings.Contains(all, raw) {
+					t.Errorf("%s shows %q:\n%s", path, raw, all)
+				}
+			}
+			for _, want := range []string{"Order status Unpaid → Paid", "Payment status Pending → Succeeded", "bank transfer received",
+				"second payment, to be paid back", "paid in full"} {
+				if !strings.Contains(all, want) {
+					t.Errorf("%s does not say %q:\n%s", path, want, all)
+				}
+			}
+			// The part captured by hand, without a note, says what the
+			// order is after it: still unpaid.
+			if hand := changes[len(changes)-1]; hand != "Amount EUR 1.00 Booked "+clock.Now().UTC().Format(time.DateOnly)+" Order status Unpaid" {
+				t.Errorf("%s: the capture by hand: %q", path, hand)
+			}
+		}
+	})
+}

@@ -304,6 +304,54 @@ func TestStaffPaymentsAttention(t *testing.T) {
 	}
 }
 
+// TestStaffPaymentsAttentionSaysWhoAndWhat: each attempt needing
+// attention names the household, links to its registration and says what
+// to do, in words: a transfer pending too long, then the same with a
+// problem.
+func TestStaffPaymentsAttentionSaysWhoAndWhat(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		env := newStaffBankEnv(t, db, true)
+		ctx := context.Background()
+		order, _ := env.unpaidDemoOrder()
+		reg := strconv.FormatInt(order.ProcessInstanceID, 10)
+		env.addStaff("treasurer@example.org", staff.RoleTreasurer)
+		tr := env.mustStaffSignIn("treasurer@example.org", "/staff")
+		if _, err := db.NewUpdate().Model((*engine.Payment)(nil)).Set("created_at = ?", clock.Now().Add(-20*24*time.Hour).UTC()).
+			Where("order_id = ?", order.ID).Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct {
+			name, problem, action string
+		}{
+			{"pending too long", "", views.StaffOpsText.ActionPending},
+			{"problem", "amount mismatch: the provider reports EUR 10.00, the attempt is for EUR 184.50", views.StaffOpsText.ActionProblem},
+		} {
+			if c.problem != "" {
+				if _, err := db.NewUpdate().Model((*engine.Payment)(nil)).Set("problem = ?", c.problem).Where("order_id = ?", order.ID).Exec(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+			row := env.get(tr, "/staff/payments").testid("attention-row")
+			if row.Length() != 1 {
+				t.Fatalf("%s: %d rows", c.name, row.Length())
+			}
+			who := row.Find(`a[data-testid="attention-household"]`)
+			if who.AttrOr("href", "") != "/staff/registrations/"+reg || !strings.Contains(who.Text(), "Alex Morgan") ||
+				squash(who.Find(`[data-testid="attention-registration"]`).Text()) != "(Registration "+reg+")" {
+				t.Errorf("%s: household %q → %q", c.name, squash(who.Text()), who.AttrOr("href", ""))
+			}
+			if got := row.Find(`[data-testid="attention-action"]`).Text(); got != c.action || got == "" {
+				t.Errorf("%s: action %q", c.name, got)
+			}
+		}
+		// In German too.
+		expectRedirect(t, env.get(tr, "/staff/payments?lang=de"), "/staff/payments")
+		if got := env.get(tr, "/staff/payments").testid("attention-action").Text(); !strings.HasPrefix(got, "Zu tun:") {
+			t.Errorf("German action: %q", got)
+		}
+	})
+}
+
 // TestStaffJobs: staff see their organisation's failed jobs with the
 // error, registrars retry them (audited), administrators also see the
 // portal's own; another organisation's jobs are neither shown nor

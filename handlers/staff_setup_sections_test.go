@@ -195,3 +195,42 @@ func TestStaffSetupPeriodTexts(t *testing.T) {
 		}
 	})
 }
+
+// TestStaffSetupPriceRulesInWords: the setup's price rules say what each
+// rule does in the page's language (the demo's membership fee, early-bird
+// discount, ...), not its stored kind and code; the code stays as the
+// row's data-code.
+func TestStaffSetupPriceRulesInWords(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		env := newStaffEnv(t, db, envOptions{})
+		env.addStaff("admin@example.org", staff.RoleAdmin)
+		admin := env.mustStaffSignIn("admin@example.org", "/staff")
+		for _, c := range []struct {
+			lang string
+			want map[string]string
+		}{
+			{"en", map[string]string{"adult-fee": "Membership fee", "joining-fee": "Price by kind of member", "early-bird": "Early-bird discount",
+				"late-fee": "Late fee", "family": "Family discount", "admin-fee": "Administration fee"}},
+			{"de", map[string]string{"adult-fee": "Mitgliedsbeitrag", "early-bird": "Frühbucherrabatt"}},
+			{"fr", map[string]string{"adult-fee": "Cotisation", "family": "Réduction famille"}},
+		} {
+			expectRedirect(t, env.get(admin, "/staff/setup/memberships?lang="+c.lang), "/staff/setup/memberships")
+			p := env.get(admin, "/staff/setup/memberships")
+			rows := p.testid("rule-row")
+			if p.status != http.StatusOK || rows.Length() < len(c.want) {
+				t.Fatalf("%s: %d, %d rules", c.lang, p.status, rows.Length())
+			}
+			for code, want := range c.want {
+				if got := p.doc.Find(`[data-testid="rule-row"][data-code="` + code + `"] [data-testid="rule-kind"]`).Text(); got != want {
+					t.Errorf("%s: rule %s reads %q, want %q", c.lang, code, got, want)
+				}
+			}
+			text := rows.Text()
+			for _, raw := range []string{"MEMBERSHIP_FEE", "MEMBER_TYPE", "EARLY_BIRD", "LATE_FEE", "FAMILY", "ADMIN_FEE", "adult-fee", " · "} {
+				if strings.Contains(text, raw) {
+					t.Errorf("%s: the rules show %q:\n%s", c.lang, raw, text)
+				}
+			}
+		}
+	})
+}

@@ -18,6 +18,8 @@ type PaymentMethodTexts struct {
 	// A household's mandate offered again (issue 29).
 	MandateDue, MandateHeldIntro, MandateSigned, MandateKeep, MandateKeepHint, MandateChangeHeading, MandateChangeHint,
 	MandateChangeConsent, MandateChange, MandateChangeErrors, MandateRevokeHeading, MandateRevokeHint, MandateRevoke string
+	// A refused form's consent, said at the box: a new mandate's, an account change's.
+	MandateConsentMissing, MandateChangeConsentMissing string
 	SetupTitle, SetupIntro, SetupMethods, SetupMethodsHint, SetupDefault, SetupCreditorID, SetupCreditorIDHint,
 	SetupPrenotification, SetupPrenotificationHint, SetupFileVersion, SetupSave, SetupSaved string
 }

@@ -18,6 +18,9 @@ type StaffAuditTexts struct {
 	KindJob, KindBankCredit, KindWebhook, KindWebhookDelivery, KindAPIKey, KindPerson, KindDataRequest, KindDebitRun string
 	// Words of a change.
 	Yes, No, Empty2, Removed, RefundDue, RefundDone string
+	// What a payment event recorded, and its outcome.
+	EventBankTransfer, EventDebitReturn, EventDebitCollected, EventProviderCheck, EventOther                                        string
+	OutcomeSuccess, OutcomePending, OutcomeFailed, OutcomeCancelled, OutcomeOpen, OutcomePartial, OutcomeSecondCredit, OutcomeOther string
 }
 
 // humanise writes a code as words: "order_status" and "orderStatus" as

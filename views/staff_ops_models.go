@@ -50,9 +50,12 @@ type StaffStoredCredit struct {
 	ResolveURL string
 }
 
-// StaffAttentionRow is one payment attempt needing attention.
+// StaffAttentionRow is one payment attempt needing attention: the
+// household and its registration (DetailURL), why (Reason, Detail) and
+// what to do (Action).
 type StaffAttentionRow struct {
-	Reason, Detail, Reference, Amount, UserKey, Created, DetailURL string
+	Reason, Detail, Action, Reference, Amount, UserKey, Created string
+	Household, Registration, DetailURL                          string
 }
 
 // StaffStatementModel is a statement's proposed matches (Preview) or the

@@ -18,6 +18,8 @@ type StaffOpsTexts struct {
 	// Payments
 	PaymentsTitle, AttentionTitle, AttentionIntro, AttentionEmpty, AttentionReason, AttentionAmount, AttentionUser,
 	AttentionCreated, AttentionProblem, AttentionSecond, AttentionPending, AttentionReturned, AttentionLeftOut string
+	// What to do about an attempt needing attention, by reason.
+	AttentionHousehold, ActionProblem, ActionSecondByHand, ActionSecondByProvider, ActionReturned, ActionLeftOut, ActionPending string
 	StatementTitle, StatementIntro, StatementFile, StatementUpload, StatementNoBank, StatementMissing, StatementTooLarge,
 	StatementInvalid, PreviewTitle, PreviewIntro, PreviewNothing, ResultTitle, ResultIntro, CreditDate, CreditAmount,
 	CreditFrom, CreditReference, CreditOutcome, CaptureButton, UnmatchedTitle, UnmatchedEmpty, AlreadyImported, ReturnsBefore,
@@ -52,6 +54,8 @@ type StaffOpsTexts struct {
 	OrgSecretShort, OrgSecretNoKey, PeriodName, PeriodDates, PeriodDefinition, PeriodStatus, PeriodChange, PeriodOpen,
 	PeriodClose, PeriodOpened, PeriodClosed, PeriodCloseQuestion, PeriodCloseDetail, TypeName, TypeCode, TypeAges, TypeAnyAge,
 	RulesEmpty, RuleLabel, RuleAppliesTo, RuleAmount, RuleValid, RuleAlways, RuleEveryone, RuleFromPersons,
+	// What a price rule does, by kind (engine.PriceRuleKind).
+	RuleKindMembershipFee, RuleKindMemberType, RuleKindEarlyBird, RuleKindLateFee, RuleKindFamily, RuleKindAdminFee,
 	CalcTitle, CalcIntro, CalcPeriod, CalcOn, CalcPersons, CalcType, CalcMember, CalcNoPerson, CalcButton, CalcTotal,
 	MemberNew, MemberRenewal, MemberTransfer, StaffWho, StaffLastSignIn, StaffRole, StaffDisable, StaffDisabled, StaffAdd,
 	StaffEmail, StaffName, StaffAdded, StaffRoleChanged, StaffDisabledDone, StaffDisableQuestion, StaffDisableDetail, Never string

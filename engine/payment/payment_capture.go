@@ -290,9 +290,7 @@ func (s *Service) accumulate(ctx context.Context, tx bun.Tx, p *engine.Payment, 
 	if c.Actor != nil {
 		// A part from a statement a treasurer imports is audited as a
 		// whole payment is (settle's auditConfirmation).
-		if err := s.auditConfirmation(ctx, tx, *c.Actor, p, order, ev); err != nil {
-			return false, err
-		}
+		res.audit = newConfirmationAudit(p, order, ev)
 	}
 	return true, nil
 }

@@ -58,9 +58,7 @@ func (s *Service) secondCredit(ctx context.Context, tx bun.Tx, paid *engine.Paym
 		return err
 	}
 	if c.Actor != nil {
-		if err := s.auditConfirmation(ctx, tx, *c.Actor, credit, order, ev); err != nil {
-			return err
-		}
+		res.audit = &confirmationAudit{payment: credit, order: order, orderBefore: order.Status, event: ev}
 	}
 	if err := engine.EmitPaymentEvent(ctx, tx, engine.EventPaymentSucceeded, credit, order, "", now); err != nil {
 		return err

@@ -41,6 +41,9 @@ type PaymentResult struct {
 	PeriodID        int64
 	UserKey         string
 	Order           *engine.Order
+	// audit is the staff confirmation SettleIn writes to the audit log
+	// once its change is made (auditConfirmation), nil when none.
+	audit *confirmationAudit
 }
 
 // attemptOutcome is the outcome an attempt's stored state stands for.
@@ -227,6 +230,14 @@ func (s *Service) settle(ctx context.Context, provider engine.PaymentProvider, c
 		}
 		if res.Replayed && !res.Mismatch {
 			engine.AuditUnchanged(ctx)
+			return nil
+		}
+		if res.Order != nil {
+			order, err := engine.LoadOrder(ctx, tx, res.Order.ID)
+			if err != nil {
+				return err
+			}
+			engine.AuditChangedTo(ctx, "order_status", order.Status)
 		}
 		return nil
 	}))
@@ -255,6 +266,22 @@ func (s *Service) settle(ctx context.Context, provider engine.PaymentProvider, c
 // It returns the superseded attempts the caller closes at the provider
 // once tx commits.
 func (s *Service) SettleIn(ctx context.Context, tx bun.Tx, provider engine.PaymentProvider, c engine.PaymentConfirmation, res *PaymentResult) ([]engine.Payment, error) {
+	res.audit = nil
+	closeAtProvider, err := s.settleIn(ctx, tx, provider, c, res)
+	if err != nil {
+		return nil, err
+	}
+	if res.audit != nil && c.Actor != nil {
+		// Written after the change, so that the entry says what the
+		// order and the payment became ("Unpaid → Paid").
+		if err := s.auditConfirmation(ctx, tx, *c.Actor, res.audit); err != nil {
+			return nil, err
+		}
+	}
+	return closeAtProvider, nil
+}
+
+func (s *Service) settleIn(ctx context.Context, tx bun.Tx, provider engine.PaymentProvider, c engine.PaymentConfirmation, res *PaymentResult) ([]engine.Payment, error) {
 	p, order, err := LockPayment(ctx, tx, c.Reference)
 	if err != nil {
 		return nil, err
@@ -305,9 +332,7 @@ func (s *Service) SettleIn(ctx context.Context, tx bun.Tx, provider engine.Payme
 		return nil, nil
 	}
 	if c.Actor != nil {
-		if err := s.auditConfirmation(ctx, tx, *c.Actor, p, order, ev); err != nil {
-			return nil, err
-		}
+		res.audit = newConfirmationAudit(p, order, ev)
 	}
 	switch {
 	case p.Problem != "":
@@ -485,16 +510,45 @@ func (s *Service) activate(ctx context.Context, tx bun.Tx, order *engine.Order, 
 	return engine.QueueMessage(ctx, tx, msg)
 }
 
-// auditConfirmation writes a payment confirmed by staff (a bank transfer
-// captured on the staff pages) to the audit log, in the transaction that
-// records it.
-func (s *Service) auditConfirmation(ctx context.Context, tx bun.IDB, actor engine.Actor, p *engine.Payment, order *engine.Order, ev *engine.PaymentEvent) error {
-	instance := order.ProcessInstanceID
-	after := map[string]any{"reference": p.Reference, "event": ev.EventType, "outcome": ev.Outcome, "note": ev.Note}
+// confirmationAudit is a payment confirmed by staff (a bank transfer
+// captured on the staff pages or from a statement they import) as it was
+// before the confirmation: the audit entry says what it became.
+type confirmationAudit struct {
+	payment       *engine.Payment
+	paymentBefore engine.PaymentStatus
+	order         *engine.Order
+	orderBefore   engine.OrderStatus
+	event         *engine.PaymentEvent
+}
+
+func newConfirmationAudit(p *engine.Payment, order *engine.Order, ev *engine.PaymentEvent) *confirmationAudit {
+	return &confirmationAudit{payment: p, paymentBefore: p.Status, order: order, orderBefore: order.Status, event: ev}
+}
+
+// auditConfirmation writes a payment confirmed by staff to the audit log,
+// in the transaction that records it, once the change is made: the
+// payment's and the order's status before and after ("Unpaid → Paid"),
+// and what arrived (event, outcome, amount, note).
+func (s *Service) auditConfirmation(ctx context.Context, tx bun.IDB, actor engine.Actor, a *confirmationAudit) error {
+	order, err := engine.LoadOrder(ctx, tx, a.order.ID)
+	if err != nil {
+		return err
+	}
+	var paymentAfter engine.PaymentStatus
+	if err := tx.NewSelect().Model((*engine.Payment)(nil)).Column("status").Where("id = ?", a.payment.ID).Scan(ctx, &paymentAfter); err != nil {
+		return fmt.Errorf("payment status for the audit log: %w", err)
+	}
+	ev := a.event
+	after := map[string]any{"reference": a.payment.Reference, "event": ev.EventType, "outcome": ev.Outcome, "note": ev.Note,
+		"payment_status": string(paymentAfter), "order_status": string(order.Status)}
 	if ev.AmountMinor != nil && ev.Currency != nil {
 		after["amount"] = engine.FormatMoney(*ev.AmountMinor, *ev.Currency)
 	}
+	before := map[string]any{"order_status": string(a.orderBefore)}
+	if a.paymentBefore != "" { // a second credit's payment is new
+		before["payment_status"] = string(a.paymentBefore)
+	}
+	instance := order.ProcessInstanceID
 	return s.Audit(ctx, tx, actor, engine.AuditEntry{OrganisationID: order.OrganisationID, Action: "payment.capture",
-		TargetType: "registration", TargetID: fmt.Sprint(instance), InstanceID: &instance,
-		Before: map[string]any{"payment": string(p.Status), "order": string(order.Status)}, After: after})
+		TargetType: "registration", TargetID: fmt.Sprint(instance), InstanceID: &instance, Before: before, After: after})
 }

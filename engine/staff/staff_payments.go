@@ -54,6 +54,8 @@ type AttentionPayment struct {
 	// ReturnCode is the bank's reason of a returned debit
 	// (AttentionDebitReturned; banking.ReturnReasonText says it in words).
 	ReturnCode string
+	// Household are the names of the persons of the order's registration.
+	Household []string
 }
 
 // AttentionQuery says whose attempts PaymentsNeedingAttention lists.
@@ -125,7 +127,47 @@ func (s *Service) PaymentsNeedingAttention(ctx context.Context, q AttentionQuery
 		}
 		out = append(out, a)
 	}
+	if err := s.fillAttentionHouseholds(ctx, out); err != nil {
+		return nil, err
+	}
 	return out, nil
+}
+
+// fillAttentionHouseholds names the household of each attempt's
+// registration, as the registrations list does (fillHouseholds), one
+// organisation at a time: the command line lists every organisation's.
+func (s *Service) fillAttentionHouseholds(ctx context.Context, list []AttentionPayment) error {
+	byOrg := map[int64][]int{}
+	var ids []int64
+	for i, a := range list {
+		byOrg[a.Order.OrganisationID] = append(byOrg[a.Order.OrganisationID], i)
+		ids = append(ids, a.Order.ProcessInstanceID)
+	}
+	var selected []struct {
+		ID           int64  `bun:"id"`
+		SelectedJSON string `bun:"selected_persons"`
+	}
+	if err := s.DB().NewSelect().TableExpr("process_instances AS pi").ColumnExpr("pi.id, pi.selected_persons").
+		Where("pi.id IN (?)", bun.List(ids)).Scan(ctx, &selected); err != nil {
+		return fmt.Errorf("registrations of payments needing attention: %w", err)
+	}
+	chosen := make(map[int64]string, len(selected))
+	for _, r := range selected {
+		chosen[r.ID] = r.SelectedJSON
+	}
+	for org, idx := range byOrg {
+		rows := make([]RegistrationRow, len(idx))
+		for j, i := range idx {
+			rows[j].ID, rows[j].SelectedJSON = list[i].Order.ProcessInstanceID, chosen[list[i].Order.ProcessInstanceID]
+		}
+		if err := s.fillHouseholds(ctx, org, rows); err != nil {
+			return err
+		}
+		for j, i := range idx {
+			list[i].Household = rows[j].Household
+		}
+	}
+	return nil
 }
 
 // CountPaymentsNeedingAttention counts what PaymentsNeedingAttention lists

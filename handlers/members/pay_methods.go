@@ -59,6 +59,15 @@ func (s *Server) showDebitPage(c echo.Context, status int, orderReference string
 	t := views.PaymentMethodTextIn(c.Request().Context())
 	m := views.PayByDebitModel{Chrome: s.Chrome(t.DebitTitle), Total: server.LangOf(c).Money(page.Order.TotalMinor, page.Order.Currency),
 		Creditor: page.Terms.CreditorName, CreditorID: page.Terms.CreditorID, Errors: errs}
+	// A refused form: its title starts with "Error:" (docs/MEMBER-PAGES.md),
+	// and a missing consent is said at its box in the page's language.
+	m.Chrome.Error = len(errs) > 0
+	if errs["consent"] != "" {
+		errs["consent"] = t.MandateConsentMissing
+		if page.Held != nil {
+			errs["consent"] = t.MandateChangeConsentMissing
+		}
+	}
 	switch {
 	case page.Mandate != nil:
 		mandate := page.Mandate

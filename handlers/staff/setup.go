@@ -173,9 +173,30 @@ func ageRange(c echo.Context, minAge, maxAge *int) string {
 	return staffpage.StaffOpsTextIn(c).TypeAnyAge
 }
 
+// ruleKindLabel says what a price rule does, in the page's language; a
+// kind this portal does not know, in words made of its code.
+func ruleKindLabel(c echo.Context, kind engine.PriceRuleKind) string {
+	t := staffpage.StaffOpsTextIn(c)
+	switch kind {
+	case engine.RuleMembershipFee:
+		return t.RuleKindMembershipFee
+	case engine.RuleMemberType:
+		return t.RuleKindMemberType
+	case engine.RuleEarlyBird:
+		return t.RuleKindEarlyBird
+	case engine.RuleLateFee:
+		return t.RuleKindLateFee
+	case engine.RuleFamily:
+		return t.RuleKindFamily
+	case engine.RuleAdminFee:
+		return t.RuleKindAdminFee
+	}
+	return views.AuditFieldIn(c.Request().Context(), strings.ToLower(string(kind)))
+}
+
 // ruleRow prints a price rule.
 func ruleRow(c echo.Context, r engine.PriceRule, currency string, typeNames map[int64]string) views.StaffRuleRow {
-	row := views.StaffRuleRow{Code: r.Code, Kind: string(r.Kind), Label: r.Label, Valid: staffpage.StaffOpsTextIn(c).RuleAlways}
+	row := views.StaffRuleRow{Code: r.Code, Kind: ruleKindLabel(c, r.Kind), Label: r.Label, Valid: staffpage.StaffOpsTextIn(c).RuleAlways}
 	var applies []string
 	if r.MembershipTypeID != nil {
 		applies = append(applies, typeNames[*r.MembershipTypeID])

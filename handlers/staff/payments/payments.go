@@ -65,29 +65,39 @@ func (s *Server) renderStaffPayments(c echo.Context, status int, uploadError str
 	return staffpage.StaffRender(c, status, views.StaffPaymentsPage(m))
 }
 
-// staffAttentionRow prints one attempt needing attention.
+// staffAttentionRow prints one attempt needing attention: whose it is
+// (the household, linked to its registration), why, and what to do.
 func (s *Server) staffAttentionRow(c echo.Context, a staff.AttentionPayment) views.StaffAttentionRow {
 	p := a.Payment
+	t := staffpage.StaffOpsTextIn(c)
+	reg := strconv.FormatInt(a.Order.ProcessInstanceID, 10)
 	row := views.StaffAttentionRow{Amount: staffpage.StaffMoney(c, p.AmountMinor, p.Currency), UserKey: a.Order.UserKey,
 		Created: staffpage.StaffDateTime(c, p.CreatedAt), Reference: p.Reference,
-		DetailURL: server.OrganisationPath(c, server.StaffPrefix+"/registrations/"+strconv.FormatInt(a.Order.ProcessInstanceID, 10))}
+		Household: strings.Join(a.Household, ", "), Registration: fmt.Sprintf(views.StaffListTextIn(c.Request().Context()).OpenRegistration, reg),
+		DetailURL: registrations.RegistrationURL(c, a.Order.ProcessInstanceID)}
+	if row.Household == "" {
+		row.Household = views.StaffListTextIn(c.Request().Context()).NoPersonsYet
+	}
 	if p.Provider == payment.BankTransferProvider && p.ProviderID != nil {
 		row.Reference = banking.Reference(*p.ProviderID).String()
 	}
 	switch a.Reason {
 	case staff.AttentionProblem:
-		row.Reason, row.Detail = staffpage.StaffOpsTextIn(c).AttentionProblem, p.Problem
+		row.Reason, row.Detail, row.Action = t.AttentionProblem, p.Problem, t.ActionProblem
 	case staff.AttentionSecondPayment:
-		row.Reason = staffpage.StaffOpsTextIn(c).AttentionSecond
+		row.Reason, row.Action = t.AttentionSecond, t.ActionSecondByProvider
+		if a.RefundByHand {
+			row.Action = t.ActionSecondByHand
+		}
 	case staff.AttentionDebitReturned:
-		row.Reason, row.Detail = staffpage.StaffOpsTextIn(c).AttentionReturned, banking.ReturnReasonText(a.ReturnCode, server.LangOf(c).Code)
+		row.Reason, row.Detail, row.Action = t.AttentionReturned, banking.ReturnReasonText(a.ReturnCode, server.LangOf(c).Code), t.ActionReturned
 		if a.ReturnCode != "" {
 			row.Detail += " (" + a.ReturnCode + ")"
 		}
 	case staff.AttentionDebitLeftOut:
-		row.Reason, row.Detail = staffpage.StaffOpsTextIn(c).AttentionLeftOut, a.Order.DebitProblem
+		row.Reason, row.Detail, row.Action = t.AttentionLeftOut, a.Order.DebitProblem, t.ActionLeftOut
 	default:
-		row.Reason = staffpage.StaffOpsTextIn(c).AttentionPending
+		row.Reason, row.Action = t.AttentionPending, t.ActionPending
 	}
 	return row
 }

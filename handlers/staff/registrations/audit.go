@@ -14,6 +14,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
+	"portal/engine/directdebit"
 	"portal/engine/organisation"
 	"portal/engine/payment"
 	"portal/engine/staff"
@@ -332,8 +333,9 @@ func (n *auditNames) target(c echo.Context, r engine.AuditRecord) (string, strin
 }
 
 // auditIdentifiers are fields that name what a change was made to (the
-// payment refunded): shown even when before and after agree.
-var auditIdentifiers = map[string]bool{"payment": true, "reference": true, "order": true, "code": true, "key": true, "email": true}
+// payment refunded), or say where it left the order (a part payment
+// leaves it unpaid): shown even when before and after agree.
+var auditIdentifiers = map[string]bool{"payment": true, "reference": true, "order": true, "code": true, "key": true, "email": true, "order_status": true}
 
 // auditChanges lists the fields of an entry (JSON objects; nested ones
 // by path), each printed in the page's language: a field in before and
@@ -357,6 +359,9 @@ func auditChanges(c echo.Context, beforeJSON, afterJSON string) []views.StaffAud
 	for _, k := range keys {
 		b, inBefore := before[k]
 		a, inAfter := after[k]
+		if auditLeftOut(k, b, inBefore, a, inAfter) {
+			continue
+		}
 		ch := views.StaffAuditChange{Field: views.AuditFieldIn(ctx, k)}
 		switch {
 		case inBefore && inAfter && fmt.Sprint(b) == fmt.Sprint(a):
@@ -374,6 +379,25 @@ func auditChanges(c echo.Context, beforeJSON, afterJSON string) []views.StaffAud
 		out = append(out, ch)
 	}
 	return out
+}
+
+// auditInternal are fields kept for the record that say nothing to a
+// reader: the order's number (the entry names its registration) and the
+// key of a queued message.
+var auditInternal = map[string]bool{"order": true, "message": true}
+
+// auditLeftOut reports whether a change of field k is not shown: an
+// internal number or key, or a value that is empty where there is nothing
+// before it (a capture without a note has no "Note: (empty)").
+func auditLeftOut(k string, b any, inBefore bool, a any, inAfter bool) bool {
+	last := k[strings.LastIndex(k, ".")+1:]
+	if _, number := a.(float64); auditInternal[last] && (number || last == "message") {
+		return true
+	}
+	if s, ok := a.(string); ok && s == "" && inAfter && (!inBefore || b == nil || b == "") {
+		return true
+	}
+	return !inAfter && (b == nil || b == "")
 }
 
 // flattenAudit reads a stored before or after: an object's fields by
@@ -433,6 +457,13 @@ func auditValue(c echo.Context, field string, v any) string {
 			return staffpage.StaffRoleLabel(c, staff.StaffRole(x))
 		case strings.HasSuffix(last, "status") || last == "state" || last == "refund":
 			return auditStateLabel(c, last, x)
+		case (last == "payment" || last == "order") && auditIsStatus(x):
+			// entries written before the field was called payment_status
+			return staffpage.StatusLabel(c, x)
+		case last == "event":
+			return auditEventLabel(t, x)
+		case last == "outcome":
+			return auditOutcomeLabel(t, x)
 		}
 		return x
 	case float64:
@@ -452,6 +483,55 @@ func auditValue(c echo.Context, field string, v any) string {
 		return fmt.Sprint(v)
 	}
 	return string(b)
+}
+
+// auditIsStatus reports whether v is an order's or a payment's stored
+// status.
+func auditIsStatus(v string) bool {
+	switch v {
+	case string(engine.OrderUnpaid), string(engine.OrderPaid), string(engine.OrderCancelled),
+		string(engine.PaymentPending), string(engine.PaymentSucceeded), string(engine.PaymentFailed), string(engine.PaymentCancelled):
+		return true
+	}
+	return false
+}
+
+// auditEventLabel names what a payment event recorded: how the money
+// arrived, or went back.
+func auditEventLabel(t *views.StaffAuditTexts, v string) string {
+	switch v {
+	case payment.BankCaptureEvent:
+		return t.EventBankTransfer
+	case directdebit.DebitReturnEvent:
+		return t.EventDebitReturn
+	case "direct_debit.collected":
+		return t.EventDebitCollected
+	case "retrieval":
+		return t.EventProviderCheck
+	}
+	return t.EventOther
+}
+
+// auditOutcomeLabel names a payment event's outcome: the payment
+// complete, a part of it, a second payment owed back, ...
+func auditOutcomeLabel(t *views.StaffAuditTexts, v string) string {
+	switch v {
+	case string(engine.OutcomeSuccess):
+		return t.OutcomeSuccess
+	case string(engine.OutcomePending):
+		return t.OutcomePending
+	case string(engine.OutcomeFailed):
+		return t.OutcomeFailed
+	case string(engine.OutcomeCancelled):
+		return t.OutcomeCancelled
+	case string(engine.OutcomeOpen):
+		return t.OutcomeOpen
+	case payment.PartialCaptureOutcome:
+		return t.OutcomePartial
+	case "second_credit":
+		return t.OutcomeSecondCredit
+	}
+	return t.OutcomeOther
 }
 
 // auditStateLabel names a stored state of field: a refund's, else a
