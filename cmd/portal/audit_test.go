@@ -97,3 +97,14 @@ func changingCommandsAudit(t *testing.T, databaseURL string) {
 		}
 	}
 }
+
+// TestChangingCommandsNotRunAreCommands holds the list above to the
+// program: each names a command the usage lists, with its reason, so a
+// renamed or removed command cannot stay listed as covered.
+func TestChangingCommandsNotRunAreCommands(t *testing.T) {
+	for cmd, why := range changingCommandsNotRun {
+		if name := strings.Fields(cmd)[0]; why == "" || !strings.Contains(usage, "\n  "+name+" ") {
+			t.Errorf("%q: not a command of the usage, or no reason given (%q)", cmd, why)
+		}
+	}
+}
