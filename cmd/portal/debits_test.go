@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/uptrace/bun"
+
 	"portal/engine/payment/settings"
 
 	"portal/engine"
@@ -28,32 +30,8 @@ import (
 func TestDebitsCommands(t *testing.T) {
 	dir := t.TempDir()
 	dbFile := filepath.Join(dir, "d.db")
-	e := env("PORTAL_DATABASE_URL", "sqlite:"+dbFile)
-	if out, err := runCmd(t, e, "migrate", "up"); err != nil {
-		t.Fatalf("migrate: %v\n%s", err, out)
-	}
-	const creditorID = "DE98ZZZ09999999999"
-	db, err := engine.OpenDB("sqlite:" + dbFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dd, err := directdebit.New(banking.Creditor{Name: "TV Demo 1848 e.V.", IBAN: "DE89370400440532013000"}, creditorID,
-		func(ref string, _ int64) string { return "/pay/" + ref })
-	if err != nil {
-		t.Fatal(err)
-	}
-	demo := enginetest.Seed(t, db, payment.WithPaymentMethodProviders(func(_ int64, m string) engine.PaymentProvider {
-		if m == payment.DirectDebitProvider {
-			return dd
-		}
-		return nil
-	}))
+	e, db, demo := directDebitClubOnFile(t, dbFile)
 	ctx := context.Background()
-	if _, err := settings.Of(demo.Svc).SetPaymentSettings(ctx, 1, settings.PaymentSettingsChange{BankCreditorName: ptrTo("TV Demo 1848 e.V."),
-		BankIBAN: ptrTo("DE89370400440532013000"), Methods: &[]string{payment.BankTransferProvider, payment.DirectDebitProvider},
-		DebitCreditorID: ptrTo(creditorID)}); err != nil {
-		t.Fatal(err)
-	}
 	demo.CommitPayingBy(payment.DirectDebitProvider, engine.DemoUserKey, 1, 2)
 	var order engine.Order
 	if err := db.NewSelect().Model(&order).Limit(1).Scan(ctx); err != nil {
@@ -143,32 +121,8 @@ func ptrTo[T any](v T) *T { return &v }
 func TestDebitsCollectLeavesOutBadDebit(t *testing.T) {
 	dir := t.TempDir()
 	dbFile := filepath.Join(dir, "d.db")
-	e := env("PORTAL_DATABASE_URL", "sqlite:"+dbFile)
-	if out, err := runCmd(t, e, "migrate", "up"); err != nil {
-		t.Fatalf("migrate: %v\n%s", err, out)
-	}
-	const creditorID = "DE98ZZZ09999999999"
-	db, err := engine.OpenDB("sqlite:" + dbFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dd, err := directdebit.New(banking.Creditor{Name: "TV Demo 1848 e.V.", IBAN: "DE89370400440532013000"}, creditorID,
-		func(ref string, _ int64) string { return "/pay/" + ref })
-	if err != nil {
-		t.Fatal(err)
-	}
-	demo := enginetest.Seed(t, db, payment.WithPaymentMethodProviders(func(_ int64, m string) engine.PaymentProvider {
-		if m == payment.DirectDebitProvider {
-			return dd
-		}
-		return nil
-	}))
+	e, db, demo := directDebitClubOnFile(t, dbFile)
 	ctx := context.Background()
-	if _, err := settings.Of(demo.Svc).SetPaymentSettings(ctx, 1, settings.PaymentSettingsChange{BankCreditorName: ptrTo("TV Demo 1848 e.V."),
-		BankIBAN: ptrTo("DE89370400440532013000"), Methods: &[]string{payment.BankTransferProvider, payment.DirectDebitProvider},
-		DebitCreditorID: ptrTo(creditorID)}); err != nil {
-		t.Fatal(err)
-	}
 	mandates := map[string]directdebit.MandateInput{
 		engine.DemoUserKey: {Holder: "Alex Example", IBAN: "DE02120300000000202051", Consent: true, Language: "en"},
 		"demo-1":           {Holder: "Kim Keller", IBAN: "CH9300762011623852957", BIC: "UBSWCHZH80A", Consent: true, Language: "en"},
@@ -222,4 +176,39 @@ func TestDebitsCollectLeavesOutBadDebit(t *testing.T) {
 	if out, err := runCmd(t, e, "debits", "list", "--org", "1"); err != nil || strings.Count(out, "prepared") != 1 {
 		t.Fatalf("list: %v\n%s", err, out)
 	}
+}
+
+// creditorID is the demo club's SEPA Creditor Identifier in these tests.
+const creditorID = "DE98ZZZ09999999999"
+
+// directDebitClubOnFile migrates a SQLite file for the commands (the
+// environment e names it), seeds the demo and lets its club collect by
+// direct debit beside bank transfer.
+func directDebitClubOnFile(t *testing.T, dbFile string) (func(string) string, *bun.DB, *enginetest.Demo) {
+	t.Helper()
+	e := env("PORTAL_DATABASE_URL", "sqlite:"+dbFile)
+	if out, err := runCmd(t, e, "migrate", "up"); err != nil {
+		t.Fatalf("migrate: %v\n%s", err, out)
+	}
+	db, err := engine.OpenDB("sqlite:" + dbFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dd, err := directdebit.New(banking.Creditor{Name: "TV Demo 1848 e.V.", IBAN: "DE89370400440532013000"}, creditorID,
+		func(ref string, _ int64) string { return "/pay/" + ref })
+	if err != nil {
+		t.Fatal(err)
+	}
+	demo := enginetest.Seed(t, db, payment.WithPaymentMethodProviders(func(_ int64, m string) engine.PaymentProvider {
+		if m == payment.DirectDebitProvider {
+			return dd
+		}
+		return nil
+	}))
+	if _, err := settings.Of(demo.Svc).SetPaymentSettings(context.Background(), 1, settings.PaymentSettingsChange{BankCreditorName: ptrTo("TV Demo 1848 e.V."),
+		BankIBAN: ptrTo("DE89370400440532013000"), Methods: &[]string{payment.BankTransferProvider, payment.DirectDebitProvider},
+		DebitCreditorID: ptrTo(creditorID)}); err != nil {
+		t.Fatal(err)
+	}
+	return e, db, demo
 }
