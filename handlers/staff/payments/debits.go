@@ -226,21 +226,27 @@ func debitLine(c echo.Context, l directdebit.DebitLine) views.StaffDebitLine {
 // download; a sent run still downloads, a cancelled one does not (it must
 // not reach the bank any more).
 func (s *Server) StaffDebitRunFile(c echo.Context) error {
-	d, answered := s.staffDebitRunOf(c)
-	if d == nil {
-		return answered
+	id, ok := server.PathID(c, "id")
+	if !ok {
+		return s.StaffErrorPage(c, http.StatusNotFound, staffpage.StaffTextIn(c).NotFound)
 	}
-	if d.Run.Status == payment.DebitRunCancelled {
+	u := staffpage.StaffUserOf(c)
+	// The same rule as the admin API's and portal debits file's: a
+	// cancelled run's file is not handed out.
+	run, err := directdebit.Of(s.engine).DebitRunFile(c.Request().Context(), u.OrganisationID, id)
+	if engine.ErrorCode(err) == engine.CodeConflict {
 		return s.StaffErrorPage(c, http.StatusConflict, staffpage.StaffDebitTextIn(c).IsCancelled)
 	}
+	if err != nil {
+		return s.StaffEngineError(c, err)
+	}
 	// Every debtor's name and account: one access log entry first.
-	u := staffpage.StaffUserOf(c)
-	if err := privacy.Of(s.engine).RecordAccess(c.Request().Context(), u.Actor(), privacy.DebitRunFileRead(u.OrganisationID, d.Run.ID)); err != nil {
+	if err := privacy.Of(s.engine).RecordAccess(c.Request().Context(), u.Actor(), privacy.DebitRunFileRead(u.OrganisationID, run.ID)); err != nil {
 		return s.StaffEngineError(c, err)
 	}
 	h := c.Response().Header()
-	h.Set(echo.HeaderContentDisposition, `attachment; filename="`+directdebit.DebitRunFileName(d.Run)+`"`)
-	return c.Blob(http.StatusOK, "application/xml", d.Run.File)
+	h.Set(echo.HeaderContentDisposition, `attachment; filename="`+directdebit.DebitRunFileName(*run)+`"`)
+	return c.Blob(http.StatusOK, "application/xml", run.File)
 }
 
 // staffDebitRunOf loads the run the path names, of the staff member's
