@@ -20,6 +20,7 @@ import (
 	"portal/engine/payment"
 	"portal/engine/payment/settings"
 	"portal/engine/staff"
+	"portal/views"
 )
 
 // debitRegistration completes the demo registration, chooses direct
@@ -195,6 +196,10 @@ func TestStaffDebitRuns(t *testing.T) {
 		if p := env.post(treasurer, runPath+"/sent", url.Values{"confirmed": {"1"}}, origin...); p.status != http.StatusConflict ||
 			!strings.Contains(p.testid("staff-main").Text(), "was cancelled") {
 			t.Fatalf("a cancelled run marked sent: %d\n%s", p.status, p.body)
+		}
+		// Its file is not handed out any more.
+		if p := env.get(treasurer, runPath+"/file"); p.status != http.StatusConflict || !strings.Contains(p.testid("staff-main").Text(), views.StaffDebitText.IsCancelled) {
+			t.Fatalf("a cancelled run's file: %d\n%s", p.status, p.body)
 		}
 		// In German, the refusal is German too.
 		env.addStaff("kasse@example.org", staff.RoleTreasurer)
