@@ -68,14 +68,20 @@ func Check(ctx context.Context, svc *engine.Service, orgID int64) (_ []Finding, 
 	defer engine.ClassifyUnavailable(&err)
 	db := svc.DB()
 	var out []Finding
-	for _, check := range []func(context.Context, bun.IDB, int64) ([]Finding, error){creditsOnce, partsBelowTotal, paidOrders} {
+	for _, check := range []func(context.Context, bun.IDB, int64) ([]Finding, error){creditsOnce, paidOrders} {
 		found, err := check(ctx, db, orgID)
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, found...)
 	}
-	found, err := openPaymentsOwed(ctx, svc, orgID)
+	// The unpaid orders' parts, read once for both rules that hold them.
+	unpaid, err := unpaidOrders(ctx, db, orgID)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, partsBelowTotal(unpaid)...)
+	found, err := openPaymentsOwed(ctx, svc, orgID, unpaid)
 	if err != nil {
 		return nil, err
 	}
@@ -122,37 +128,59 @@ func creditsOnce(ctx context.Context, db bun.IDB, orgID int64) ([]Finding, error
 	return out, nil
 }
 
-// orderFigures is an order with what its captures add up to.
+// orderFigures is an unpaid order with what its partial captures add up
+// to (in its currency).
 type orderFigures struct {
-	ID         int64              `bun:"id"`
-	Status     engine.OrderStatus `bun:"status"`
-	TotalMinor int64              `bun:"total_minor"`
-	Currency   string             `bun:"currency"`
-	PartsMinor int64              `bun:"parts_minor"`
+	ID         int64  `bun:"id"`
+	TotalMinor int64  `bun:"total_minor"`
+	Currency   string `bun:"currency"`
+	PartsMinor int64  `bun:"parts_minor"`
+}
+
+// unpaidOrders are the organisation's unpaid orders with their parts, in
+// order of id; the parts are summed by a join of their own, apart from the
+// open payments list's subquery that openPaymentsOwed holds to them.
+func unpaidOrders(ctx context.Context, db bun.IDB, orgID int64) ([]orderFigures, error) {
+	var orders []orderFigures
+	if err := db.NewSelect().TableExpr("orders AS o").ColumnExpr("o.id, o.total_minor, o.currency").
+		Where("o.organisation_id = ? AND o.status = ?", orgID, engine.OrderUnpaid).Order("o.id").Scan(ctx, &orders); err != nil {
+		return nil, fmt.Errorf("books: load unpaid orders: %w", err)
+	}
+	var parts []struct {
+		OrderID int64 `bun:"order_id"`
+		Sum     int64 `bun:"sum"`
+	}
+	if err := db.NewSelect().TableExpr("payment_events AS e").Join("JOIN payments AS p ON p.reference = e.reference").
+		Join("JOIN orders AS o ON o.id = p.order_id").
+		ColumnExpr("p.order_id, SUM(e.amount_minor) AS sum").
+		Where("o.organisation_id = ? AND o.status = ?", orgID, engine.OrderUnpaid).
+		Where("e.event_type = ? AND e.outcome = ? AND e.currency = o.currency", payment.BankCaptureEvent, payment.PartialCaptureOutcome).
+		GroupExpr("p.order_id").Scan(ctx, &parts); err != nil {
+		return nil, fmt.Errorf("books: load parts: %w", err)
+	}
+	sums := make(map[int64]int64, len(parts))
+	for _, p := range parts {
+		sums[p.OrderID] = p.Sum
+	}
+	for i := range orders {
+		orders[i].PartsMinor = sums[orders[i].ID]
+	}
+	return orders, nil
 }
 
 // partsBelowTotal finds unpaid orders whose partial captures reach their
 // total: the order should have been marked paid, or a part was counted
 // twice.
-func partsBelowTotal(ctx context.Context, db bun.IDB, orgID int64) ([]Finding, error) {
-	var orders []orderFigures
-	if err := db.NewSelect().TableExpr("orders AS o").ColumnExpr("o.id, o.status, o.total_minor, o.currency").
-		ColumnExpr(`(SELECT COALESCE(SUM(e.amount_minor), 0) FROM payment_events AS e
-			WHERE e.event_type = ? AND e.outcome = ? AND e.currency = o.currency
-			AND e.reference IN (SELECT p.reference FROM payments AS p WHERE p.order_id = o.id)) AS parts_minor`,
-			payment.BankCaptureEvent, payment.PartialCaptureOutcome).
-		Where("o.organisation_id = ? AND o.status = ?", orgID, engine.OrderUnpaid).Order("o.id").Scan(ctx, &orders); err != nil {
-		return nil, fmt.Errorf("books: load unpaid orders: %w", err)
-	}
+func partsBelowTotal(unpaid []orderFigures) []Finding {
 	var out []Finding
-	for _, o := range orders {
+	for _, o := range unpaid {
 		if o.TotalMinor > 0 && o.PartsMinor >= o.TotalMinor {
 			out = append(out, Finding{Rule: RuleParts, Records: []string{fmt.Sprintf("order %d", o.ID)},
 				Message: fmt.Sprintf("order %d is unpaid, yet its parts add up to %s of %s",
 					o.ID, engine.FormatMoney(o.PartsMinor, o.Currency), engine.FormatMoney(o.TotalMinor, o.Currency))})
 		}
 	}
-	return out, nil
+	return out
 }
 
 // paidOrders finds paid orders without a successful payment, and paid
@@ -190,7 +218,7 @@ func paidOrders(ctx context.Context, db bun.IDB, orgID int64) ([]Finding, error)
 // openPaymentsOwed reads the open payments as staff see them and holds
 // each row to the captures: received is the parts captured for the order,
 // owed the total less those.
-func openPaymentsOwed(ctx context.Context, svc *engine.Service, orgID int64) ([]Finding, error) {
+func openPaymentsOwed(ctx context.Context, svc *engine.Service, orgID int64, unpaid []orderFigures) ([]Finding, error) {
 	rows, err := staff.Of(svc).OpenPayments(ctx, staff.OpenPaymentQuery{OrganisationID: orgID})
 	if err != nil {
 		return nil, err
@@ -198,24 +226,9 @@ func openPaymentsOwed(ctx context.Context, svc *engine.Service, orgID int64) ([]
 	if len(rows) == 0 {
 		return nil, nil
 	}
-	ids := make([]int64, len(rows))
-	for i, r := range rows {
-		ids[i] = r.OrderID
-	}
-	var parts []struct {
-		OrderID int64 `bun:"order_id"`
-		Sum     int64 `bun:"sum"`
-	}
-	if err := svc.DB().NewSelect().TableExpr("payment_events AS e").Join("JOIN payments AS p ON p.reference = e.reference").
-		Join("JOIN orders AS o ON o.id = p.order_id").
-		ColumnExpr("p.order_id, SUM(e.amount_minor) AS sum").
-		Where("p.order_id IN (?) AND e.event_type = ? AND e.outcome = ? AND e.currency = o.currency", bun.List(ids), payment.BankCaptureEvent, payment.PartialCaptureOutcome).
-		GroupExpr("p.order_id").Scan(ctx, &parts); err != nil {
-		return nil, fmt.Errorf("books: load parts: %w", err)
-	}
-	received := map[int64]int64{}
-	for _, p := range parts {
-		received[p.OrderID] = p.Sum
+	received := make(map[int64]int64, len(unpaid))
+	for _, o := range unpaid {
+		received[o.ID] = o.PartsMinor
 	}
 	var out []Finding
 	for _, r := range rows {

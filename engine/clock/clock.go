@@ -32,8 +32,7 @@ var shift, shiftErr = Parse(os.Getenv(Env), time.Now())
 // is set.
 func Now() time.Time { return time.Now().Add(shift) }
 
-// Shifted reports whether PORTAL_CLOCK moved the clock, and to which
-// instant it pointed when the process started.
+// Shifted reports whether PORTAL_CLOCK moved the clock.
 func Shifted() bool { return shift != 0 }
 
 // Err is why PORTAL_CLOCK could not be read; nil when it is unset or
