@@ -68,15 +68,22 @@ fmt-check:
 vet:
 	$(GO) vet ./...
 
-## lint: staticcheck, pinned, installed into bin/ on first use (its own module: it does not touch go.mod)
+## lint: staticcheck, pinned, installed into bin/ on first use (its own module: it does not touch go.mod),
+## with doc comments that start with their name (staticcheck.conf); and no merge-conflict marker in
+## any tracked file (a marker committed by mistake once made the README say two things)
 STATICCHECK_VERSION := v0.6.1
 STATICCHECK := bin/tools/staticcheck-$(STATICCHECK_VERSION)
 $(STATICCHECK):
 	@mkdir -p bin/tools
 	GOBIN=$(CURDIR)/bin/tools/$(STATICCHECK_VERSION) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 	mv bin/tools/$(STATICCHECK_VERSION)/staticcheck $@ && rmdir bin/tools/$(STATICCHECK_VERSION)
-lint: $(STATICCHECK)
+lint: $(STATICCHECK) conflict-markers
 	$(STATICCHECK) ./...
+
+.PHONY: conflict-markers
+conflict-markers:
+	@if git rev-parse --git-dir >/dev/null 2>&1 && git grep -nE '^(<<<<<<<|>>>>>>>) |^<<<<<<<$$|^>>>>>>>$$'; then \
+	  echo "lint: merge-conflict markers in the tracked files above" >&2; exit 1; fi
 
 ## stripe-mock: Stripe's API mock, pinned, installed into bin/tools like staticcheck; the Stripe
 ## suites (engine/stripepay, the webhook tests) find it there, and skip without it unless

@@ -25,7 +25,7 @@ const (
 // QuestionTypes lists every valid question type code.
 var QuestionTypes = []QuestionType{TypeText, TypeNumber, TypeDropdown, TypeCheckbox, TypeAccept, TypeOne, TypeRadio, TypeMulti}
 
-// questionTypeCodes is QuestionTypes as plain strings, for messages.
+// QuestionTypeCodes is QuestionTypes as plain strings, for messages.
 func QuestionTypeCodes() []string {
 	out := make([]string, len(QuestionTypes))
 	for i, t := range QuestionTypes {
@@ -128,12 +128,12 @@ const (
 	StateError          ProcessState = "ERROR"
 )
 
-// finished reports whether an instance in state s can no longer change.
+// Finished reports whether an instance in state s can no longer change.
 func Finished(s ProcessState) bool {
 	return s == StateCompleted || s == StateCancelled || s == StateFailed
 }
 
-// Related entity types of an instance.
+// EntityMembership is the related entity type of an instance's memberships.
 const EntityMembership = "MEMBERSHIP"
 
 // ProcessInstance is one member's run through a definition.

@@ -11,7 +11,7 @@ import (
 
 // Store functions for persons (persons) and their links to user keys (user_persons).
 
-// linkedPersons lists the persons userKey may register in an organisation.
+// LinkedPersons lists the persons userKey may register in an organisation.
 func LinkedPersons(ctx context.Context, db bun.IDB, userKey string, orgID int64) ([]Person, error) {
 	var persons []Person
 	err := db.NewSelect().Model(&persons).
@@ -24,7 +24,7 @@ func LinkedPersons(ctx context.Context, db bun.IDB, userKey string, orgID int64)
 	return persons, nil
 }
 
-// personsByID loads persons in the order of ids.
+// PersonsByID loads persons in the order of ids.
 func PersonsByID(ctx context.Context, db bun.IDB, ids []int64) ([]Person, error) {
 	if len(ids) == 0 {
 		return nil, nil
@@ -46,7 +46,7 @@ func PersonsByID(ctx context.Context, db bun.IDB, ids []int64) ([]Person, error)
 	return out, nil
 }
 
-// linkedAmong returns which of personIDs are still linked to userKey in an
+// LinkedAmong returns which of personIDs are still linked to userKey in an
 // organisation. On PostgreSQL the links are read FOR SHARE, so an unlink
 // running at the same time waits for this transaction instead of slipping
 // in after the check; SQLite runs one writer at a time anyway.
@@ -63,7 +63,7 @@ func LinkedAmong(ctx context.Context, tx bun.Tx, userKey string, orgID int64, pe
 	return linked, nil
 }
 
-// activeMembersOf loads the persons whose membership from an instance is active, by id.
+// ActiveMembersOf loads the persons whose membership from an instance is active, by id.
 func ActiveMembersOf(ctx context.Context, db bun.IDB, instanceID int64) ([]Person, error) {
 	var persons []Person
 	if err := db.NewSelect().Model(&persons).
@@ -75,7 +75,7 @@ func ActiveMembersOf(ctx context.Context, db bun.IDB, instanceID int64) ([]Perso
 	return persons, nil
 }
 
-// uniqueAddresses are the persons' e-mail addresses in order, each once
+// UniqueAddresses are the persons' e-mail addresses in order, each once
 // (compared without case), skipping persons without one.
 func UniqueAddresses(persons []Person) []string {
 	var out []string

@@ -15,7 +15,7 @@ import (
 // consent, on the path the member took, are recorded in the language the
 // member registered in (consents.go keeps the records).
 
-// recordConsents records, in the commit's transaction, every consent
+// RecordConsents records, in the commit's transaction, every consent
 // given on the registration's path: per consent step and person answered
 // "1", the step's text in the registration's language, at the time the
 // answer was saved.

@@ -126,7 +126,7 @@ func (t Text) MarshalJSON() ([]byte, error) {
 	return json.Marshal(map[string]string(t))
 }
 
-// stepTexts are a step's texts per language as process_steps.texts holds
+// StepTexts are a step's texts per language as process_steps.texts holds
 // them; the step's own columns hold the default language's.
 type StepTexts struct {
 	Question Text            `json:"question,omitempty"`
@@ -165,7 +165,7 @@ func textsOf(s StepSpec) string {
 	return string(b)
 }
 
-// parseTexts reads a step's texts column.
+// ParseTexts reads a step's texts column.
 func ParseTexts(s string) (StepTexts, error) {
 	var t StepTexts
 	if s == "" {

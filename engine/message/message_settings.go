@@ -166,7 +166,7 @@ const (
 	maxResumeHours    = 30 * 24
 )
 
-// validate names every invalid field (prefixed by prefix, such as
+// Validate names every invalid field (prefixed by prefix, such as
 // "messages.") and normalises the rest.
 func (c *MessageSettingsChange) Validate(prefix string) []engine.FieldError {
 	var fields []engine.FieldError
@@ -294,7 +294,7 @@ func (s *Service) updateMessageSettings(ctx context.Context, actor *engine.Actor
 	return out, err
 }
 
-// storeMessageSettings applies a checked change inside tx (also
+// StoreMessageSettings applies a checked change inside tx (also
 // updateOrganisation's, when one request changes both), audited when actor
 // is set.
 func (s *Service) StoreMessageSettings(ctx context.Context, tx bun.Tx, actor *engine.Actor, orgID int64, c MessageSettingsChange) (MessageSettings, error) {

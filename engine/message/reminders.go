@@ -122,7 +122,7 @@ func LoadUnpaidReminder(ctx context.Context, db bun.IDB, p UnpaidReminderPayload
 	return r, nil
 }
 
-// committedInstances selects the ids of committed registrations (DONE:
+// CommittedInstances selects the ids of committed registrations (DONE:
 // waiting for payment), whose unpaid orders the reminders and the
 // payment-link messages are about; an order of a registration reset or
 // cancelled since is left alone.

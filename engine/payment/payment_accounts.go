@@ -55,7 +55,7 @@ func WithRetiredPaymentProviders(retired func(organisationID int64) []engine.Pay
 	return func(s *engine.Service) { s.RetiredProviders = retired }
 }
 
-// providerOf is the provider that made an attempt: the organisation's
+// ProviderOf is the provider that made an attempt: the organisation's
 // current one when it is of the attempt's provider and account, else a
 // retired one of that account, else the environment's of that account.
 // An attempt of no account (made before accounts were recorded, or by a

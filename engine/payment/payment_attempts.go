@@ -23,7 +23,7 @@ func WithPaymentProviders(pick func(organisationID int64) engine.PaymentProvider
 // 30 minutes to 24 hours; the pay link makes a new one after it expires.
 const checkoutLifetime = 24 * time.Hour
 
-// checkoutMargin: a checkout about to expire is not handed out, so that the
+// CheckoutMargin keeps a checkout about to expire from being handed out, so that the
 // member does not land on a page that closes while they type.
 const CheckoutMargin = 10 * time.Minute
 
@@ -54,7 +54,7 @@ func (s *Service) providerNamed(organisationID int64, name string) engine.Paymen
 	return s.Payments
 }
 
-// checkoutFor returns the open attempt of an unpaid order with a live
+// CheckoutFor returns the open attempt of an unpaid order with a live
 // checkout, creating one when there is none or the last one expired. It
 // runs outside any transaction: the provider is called between short ones.
 func (s *Service) CheckoutFor(ctx context.Context, order *engine.Order) (*engine.Payment, error) {
@@ -116,7 +116,7 @@ func (s *Service) CheckoutFor(ctx context.Context, order *engine.Order) (*engine
 	return p, nil
 }
 
-// startPayment opens the first payment attempt of a just committed order
+// StartPayment opens the first payment attempt of a just committed order
 // (and, for a bank transfer, queues the e-mail asking for it). When the provider is down the registration stands without one ("payment
 // generation failed"): the member is told the link follows, and the next
 // load, the pay link or CreateMissingPaymentLinks makes it.
@@ -130,7 +130,7 @@ func (s *Service) StartPayment(ctx context.Context, order *engine.Order) string 
 	return s.PayLink(ctx, s.DB(), order)
 }
 
-// payLinkFor returns the stable pay link of an instance's unpaid order, or
+// PayLinkFor returns the stable pay link of an instance's unpaid order, or
 // "" while the order has no payment attempt yet (the provider was down at
 // commit) or is not unpaid. It only reads: it is called inside transactions.
 func (s *Service) PayLinkFor(ctx context.Context, db bun.IDB, instanceID int64) (string, error) {
@@ -162,7 +162,7 @@ func (s *Service) FollowPayLink(ctx context.Context, orderReference string) (_ *
 	return s.checkoutOrUnavailable(ctx, order)
 }
 
-// unpaidOrderByReference loads the unpaid order of a pay link: a paid or
+// UnpaidOrderByReference loads the unpaid order of a pay link: a paid or
 // cancelled one is a conflict, an unknown or another club's not found.
 func (s *Service) UnpaidOrderByReference(ctx context.Context, orderReference string) (*engine.Order, error) {
 	order, err := orderByPayReference(ctx, s.DB(), orderReference)
@@ -255,7 +255,7 @@ func (s *Service) PaymentForPage(ctx context.Context, reference string) (_ *Paym
 	return &PaymentView{Payment: *p, Order: order}, nil
 }
 
-// payLink is an order's stable pay link on its organisation's address,
+// PayLink is an order's stable pay link on its organisation's address,
 // read on db (the pool or the caller's transaction).
 func (s *Service) PayLink(ctx context.Context, db bun.IDB, order *engine.Order) string {
 	return s.Links.PayLink(s.OrgBase(ctx, db, order.OrganisationID), order.PayReference, order.TotalMinor)

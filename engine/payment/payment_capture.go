@@ -65,7 +65,7 @@ type CaptureResult struct {
 	Problem string
 }
 
-// bankCaptureEvent is the payment event type of a capture.
+// BankCaptureEvent is the payment event type of a capture.
 const BankCaptureEvent = "bank_transfer.capture"
 
 // CapturePayment records money that arrived by bank transfer and settles
@@ -163,7 +163,7 @@ func (s *Service) CapturePayment(ctx context.Context, c Capture) (_ *CaptureResu
 	return out, nil
 }
 
-// orgOfOrder is an order's organisation (0 when it cannot be read: the
+// OrgOfOrder is an order's organisation (0 when it cannot be read: the
 // default provider then).
 func (s *Service) OrgOfOrder(ctx context.Context, orderID int64) int64 {
 	o, err := engine.LoadOrder(ctx, s.DB(), orderID)
@@ -173,7 +173,7 @@ func (s *Service) OrgOfOrder(ctx context.Context, orderID int64) int64 {
 	return o.OrganisationID
 }
 
-// bankAttempt finds the bank-transfer attempt a reference names: the
+// BankAttempt finds the bank-transfer attempt a reference names: the
 // newest attempt with that RF reference (an order's attempts share it),
 // the newest attempt of an order by its payment reference, or an attempt
 // by its own reference.
@@ -243,7 +243,7 @@ func (s *Service) ProviderFor(organisationID int64) engine.PaymentProvider {
 	return s.providerFor(organisationID)
 }
 
-// partialCaptureOutcome is the payment event outcome of a capture short of
+// PartialCaptureOutcome is the payment event outcome of a capture short of
 // the amount, which later captures add to.
 const PartialCaptureOutcome = "partial"
 
@@ -295,7 +295,7 @@ func (s *Service) accumulate(ctx context.Context, tx bun.Tx, p *engine.Payment, 
 	return true, nil
 }
 
-// partialCapturesByReference adds up the partial captures of the bank
+// PartialCapturesByReference adds up the partial captures of the bank
 // transfers, keyed by RF reference (one per order) and currency: what
 // Match counts as paid already.
 func PartialCapturesByReference(ctx context.Context, db bun.IDB) (map[string]int64, error) {
@@ -317,7 +317,7 @@ func PartialCapturesByReference(ctx context.Context, db bun.IDB) (map[string]int
 	return out, nil
 }
 
-// ownTransferAccounts selects the organisations that take bank transfers
+// OwnTransferAccounts selects the organisations that take bank transfers
 // to an account of their own (as their provider or one of their methods):
 // the shared account's import leaves their payments alone.
 func OwnTransferAccounts(db bun.IDB) *bun.SelectQuery {

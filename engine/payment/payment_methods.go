@@ -62,7 +62,7 @@ func WithPaymentMethodProviders(pick func(organisationID int64, method string) e
 	return func(s *engine.Service) { s.PickMethod = pick }
 }
 
-// providerForMethod is the organisation's provider of a method; the
+// ProviderForMethod is the organisation's provider of a method; the
 // default one for "" or a method it no longer offers (an attempt of a
 // method switched off since still goes to the provider of its name when
 // one is known: providerNamed).

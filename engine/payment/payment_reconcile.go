@@ -62,7 +62,7 @@ func (s *Service) reconcile(ctx context.Context, orderID int64, olderThan time.D
 	return rep, err
 }
 
-// reconcileRegistration runs the reconciliation for the unpaid order of
+// ReconcileRegistration runs the reconciliation for the unpaid order of
 // one registration, as its page or form loads: a member coming back finds
 // the state a lost webhook would have set, and a link the provider could
 // not make at commit. Failures are logged only: the page shows what is known.

@@ -24,7 +24,7 @@ import (
 // KindRefundPayment is the job that refunds one payment through its provider.
 const KindRefundPayment = "payment_refund"
 
-// refundJob is the payload of a KindRefundPayment job.
+// RefundJob is the payload of a KindRefundPayment job.
 type RefundJob struct {
 	Reference string `json:"reference"`
 }

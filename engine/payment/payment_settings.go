@@ -105,7 +105,7 @@ func SecretAAD(orgID int64, field string) []byte {
 	return []byte("organisation:" + strconv.FormatInt(orgID, 10) + ":" + field)
 }
 
-// loadPaymentSettings loads an organisation's row; an empty one (zero
+// LoadPaymentSettings loads an organisation's row; an empty one (zero
 // UpdatedAt) when it has none.
 func LoadPaymentSettings(ctx context.Context, db bun.IDB, orgID int64) (*PaymentSettings, error) {
 	ps := &PaymentSettings{OrganisationID: orgID}

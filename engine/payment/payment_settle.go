@@ -261,7 +261,7 @@ func (s *Service) settle(ctx context.Context, provider engine.PaymentProvider, c
 	return res, nil
 }
 
-// settleIn is settle's change in the caller's transaction tx, filling
+// SettleIn is settle's change in the caller's transaction tx, filling
 // res: a collection run settles all its debits in one (engine/directdebit/debit_runs.go).
 // It returns the superseded attempts the caller closes at the provider
 // once tx commits.
@@ -428,7 +428,7 @@ func (s *Service) settleIn(ctx context.Context, tx bun.Tx, provider engine.Payme
 // afterSettleTimeout bounds the provider calls that follow a settlement.
 const afterSettleTimeout = 10 * time.Second
 
-// lockPayment loads a payment attempt and its order, after locking their
+// LockPayment loads a payment attempt and its order, after locking their
 // process instance. Reset takes the instance first too, so a payment return
 // and a reset of the same registration queue up instead of deadlocking, and
 // what is read here is what the other committed. (SQLite runs one

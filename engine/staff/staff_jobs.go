@@ -38,7 +38,7 @@ type StaffJob struct {
 // maxStaffJobs bounds how many failed jobs the page reads.
 const maxStaffJobs = 500
 
-// messageOwner is what an outbox message's payload says about whose it is.
+// MessageOwner is what an outbox message's payload says about whose it is.
 type MessageOwner struct {
 	OrganisationID int64 `json:"organisationId"`
 	PeriodID       int64 `json:"periodId"`

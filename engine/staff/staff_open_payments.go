@@ -93,7 +93,7 @@ func (p OpenPayment) RF() string {
 	return rf.String()
 }
 
-// openPaymentsSelect is the list's query: the orders with their figures
+// OpenPaymentsSelect is the list's query: the orders with their figures
 // as correlated subqueries, each an index lookup by order (payments by
 // order_id, events by reference).
 func (q OpenPaymentQuery) OpenPaymentsSelect(db bun.IDB, now time.Time) *bun.SelectQuery {

@@ -96,7 +96,7 @@ func paymentSettingsView(ps *payment.PaymentSettings) *PaymentSettingsView {
 	return v
 }
 
-// payment.PaymentSettings returns an organisation's own payment settings (all
+// PaymentSettings returns an organisation's own payment settings (all
 // empty when it has none: the environment's apply).
 func (s *Service) PaymentSettings(ctx context.Context, orgID int64) (_ *PaymentSettingsView, err error) {
 	defer engine.ClassifyUnavailable(&err)
