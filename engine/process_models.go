@@ -73,7 +73,7 @@ type ProcessStep struct {
 	// ConsentKind marks a consent step (consents.go); nil: none (an ITC
 	// step is a consent all the same).
 	ConsentKind *string `bun:"consent_kind"`
-	// Texts are the step's texts per language (JSON, definition_texts.go);
+	// Texts are the step's texts per language (JSON, engine/definition/texts.go);
 	// the columns above hold the default language's. "" when plain.
 	Texts   string              `bun:"texts,notnull"`
 	Options []ProcessStepOption `bun:"rel:has-many,join:id=step_id"`

@@ -491,7 +491,7 @@ type OrganisationPaymentConfig struct {
 	StripeSecretKey     string
 	StripeWebhookSecret string
 	// Retired are the organisation's earlier Stripe credentials, newest
-	// first, whose checkouts may still be open or paid (payment_accounts.go).
+	// first, whose checkouts may still be open or paid (engine/payment/accounts.go).
 	Retired []RetiredStripeCredentials
 	// Methods are the methods the members choose from, Provider first.
 	Methods []string

@@ -167,8 +167,8 @@ func (s *Service) OpenPayments(ctx context.Context, q OpenPaymentQuery) (rows []
 }
 
 // orderInKey finds the order a message's key names: "kind:order:ID" or
-// "kind:order:ID:…" (engine/message/reminders.go, payment_link_later.go,
-// payment_transfer_due.go).
+// "kind:order:ID:…" (engine/message/reminders.go,
+// engine/payment/link_later.go, engine/payment/transfer_due.go).
 var orderInKey = regexp.MustCompile(`:order:([0-9]+)(?::|$)`)
 
 // fillOrderMessages adds the reminders and the newest message of each row
