@@ -531,7 +531,7 @@ func TestErasureFindsAnUnlinkedPersonsRegistrations(t *testing.T) {
 func TestDataRequestsPerHouseholdBounded(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
-		clk := &fakeClock{t: time.Date(2031, 3, 4, 9, 0, 0, 0, time.UTC)}
+		clk := enginetest.NewClock(time.Date(2031, 3, 4, 9, 0, 0, 0, time.UTC))
 		d := enginetest.Seed(t, db, engine.WithClock(clk.Now))
 		if _, err := db.NewUpdate().Model((*engine.Organisation)(nil)).Set("contact_email = 'office@riverside.example'").Where("id = 1").Exec(ctx); err != nil {
 			t.Fatal(err)

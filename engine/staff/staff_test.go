@@ -1,4 +1,4 @@
-package engine_test
+package staff_test
 
 import (
 	"context"

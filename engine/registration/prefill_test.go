@@ -1,4 +1,4 @@
-package engine_test
+package registration_test
 
 import (
 	"context"
@@ -24,7 +24,7 @@ func TestNextSeasonStartsFromLastSeasonsAnswers(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		d := enginetest.Seed(t, db)
-		d.Pay(d.Commit(alex, robin))
+		d.Pay(d.Commit(enginetest.Alex, enginetest.Robin))
 		next := d.OpenNextPeriod()
 		// The next season's form: international phone numbers, no size M.
 		spec, err := definition.ParseDefinition([]byte(strings.NewReplacer(
@@ -41,7 +41,7 @@ func TestNextSeasonStartsFromLastSeasonsAnswers(t *testing.T) {
 			t.Fatal(err)
 		}
 		pid := form.ProcessIDString()
-		form, err = registration.Of(d.Svc).Next(ctx, engine.DemoUserKey, registration.NextInput{ProcessID: pid, Step: 0, People: []registration.PersonInput{{ID: alex}, {ID: robin}}})
+		form, err = registration.Of(d.Svc).Next(ctx, engine.DemoUserKey, registration.NextInput{ProcessID: pid, Step: 0, People: []registration.PersonInput{{ID: enginetest.Alex}, {ID: enginetest.Robin}}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -50,10 +50,10 @@ func TestNextSeasonStartsFromLastSeasonsAnswers(t *testing.T) {
 		want := map[string]map[int64]string{
 			"emergency_phone":  {},
 			"shirt_size":       {},
-			"insurance":        {alex: "1", robin: "0"},
-			"transfer":         {alex: "0", robin: "0"},
+			"insurance":        {enginetest.Alex: "1", enginetest.Robin: "0"},
+			"transfer":         {enginetest.Alex: "0", enginetest.Robin: "0"},
 			"guardian_consent": {},
-			"main_contact":     {alex: "1", robin: "0"},
+			"main_contact":     {enginetest.Alex: "1", enginetest.Robin: "0"},
 			"terms":            {},
 		}
 		give := map[string]string{"emergency_phone": "+31612345678", "shirt_size": "L", "guardian_consent": "1", "terms": "1"}

@@ -1,4 +1,4 @@
-package engine_test
+package message_test
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package engine_test
+package enginetest
 
 import (
 	"context"
@@ -10,15 +10,13 @@ import (
 
 	"portal/engine"
 	"portal/engine/clock"
-	"portal/engine/dbtest"
 	"portal/engine/demodata"
-	"portal/engine/staff"
 )
 
-// seedSeason adds n registrations of one household each to the demo
+// SeedSeason adds n registrations of one household each to the demo
 // club's period 1: persons, user keys, instances in every state, orders
 // and memberships, inserted in bulk.
-func seedSeason(b testing.TB, db *bun.DB, n int) {
+func SeedSeason(b testing.TB, db *bun.DB, n int) {
 	b.Helper()
 	ctx := context.Background()
 	if err := demodata.SeedDemo(ctx, db, 0, clock.Now()); err != nil {
@@ -80,75 +78,4 @@ func seedSeason(b testing.TB, db *bun.DB, n int) {
 			b.Fatal(err)
 		}
 	}
-}
-
-// BenchmarkStaffRegistrations pages and filters a season of 10,000
-// registrations as the staff list does (count and page of 50), on
-// PostgreSQL: `make bench-staff` (docs/BENCHMARKS.md).
-func BenchmarkStaffRegistrations(b *testing.B) {
-	dbtest.SkipWithoutPostgres(b)
-	db := dbtest.Postgres(b)
-	seedSeason(b, db, 10000)
-	svc := engine.NewService(db, nil)
-	ctx := context.Background()
-	for _, q := range []struct {
-		name string
-		q    staff.RegistrationQuery
-	}{
-		{"first page", staff.RegistrationQuery{}},
-		{"page 100", staff.RegistrationQuery{Page: 100}},
-		{"period and state", staff.RegistrationQuery{PeriodID: engine.DemoPeriodID, State: staff.RegAwaitingPayment}},
-		{"membership type", staff.RegistrationQuery{MembershipTypeID: 2}},
-		{"unpaid for 3 days", staff.RegistrationQuery{UnpaidDays: 3}},
-		{"sorted by amount owed", staff.RegistrationQuery{Sort: staff.SortRegOwedDesc}},
-		{"sorted by days unpaid", staff.RegistrationQuery{Sort: staff.SortRegUnpaidDesc}},
-		{"search name", staff.RegistrationQuery{Search: "family1234"}},
-		{"search reference", staff.RegistrationQuery{Search: "PO-BENCH004321"}},
-		{"search e-mail", staff.RegistrationQuery{Search: "bench-777@example.org"}},
-	} {
-		q.q.OrganisationID = 1
-		b.Run(q.name, func(b *testing.B) {
-			for b.Loop() {
-				if _, err := staff.Of(svc).Registrations(ctx, q.q); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
-}
-
-// TestStaffRegistrationsAtScale checks the list's answers on a seeded
-// season: filters count what they should.
-func TestStaffRegistrationsAtScale(t *testing.T) {
-	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		seedSeason(t, db, 600)
-		svc := engine.NewService(db, nil)
-		ctx := context.Background()
-		for _, tc := range []struct {
-			q     staff.RegistrationQuery
-			total int
-		}{
-			{staff.RegistrationQuery{}, 600},
-			{staff.RegistrationQuery{State: staff.RegPaid}, 200},
-			{staff.RegistrationQuery{State: staff.RegAwaitingPayment}, 100},
-			{staff.RegistrationQuery{MembershipTypeID: 2}, 200},
-			{staff.RegistrationQuery{Search: "PO-BENCH000002"}, 1},
-			{staff.RegistrationQuery{Search: "bench-7@EXAMPLE.org"}, 1},
-			{staff.RegistrationQuery{Search: "family10"}, 3 * 11},
-		} {
-			tc.q.OrganisationID = 1
-			page, err := staff.Of(svc).Registrations(ctx, tc.q)
-			if err != nil || page.Total != tc.total {
-				t.Errorf("%+v: %v, total %v, want %d", tc.q, err, page, tc.total)
-			}
-		}
-		page, err := staff.Of(svc).Registrations(ctx, staff.RegistrationQuery{OrganisationID: 1, Page: 12})
-		if err != nil || len(page.Rows) != 50 || page.PageCount != 12 || page.Rows[0].ID <= page.Rows[49].ID {
-			t.Fatalf("page 12: %v %+v", err, page)
-		}
-		other, err := staff.Of(svc).Registrations(ctx, staff.RegistrationQuery{OrganisationID: 2})
-		if err != nil || other.Total != 0 {
-			t.Fatalf("another organisation sees %v %v", other, err)
-		}
-	})
 }

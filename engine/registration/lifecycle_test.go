@@ -1,9 +1,8 @@
-package engine_test
+package registration_test
 
 import (
 	"context"
 	"encoding/json"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,30 +17,12 @@ import (
 	"portal/engine/registration"
 )
 
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-
-func (c *fakeClock) Advance(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
-
-func countRows(t *testing.T, db bun.IDB, model any, where string, args ...any) int {
-	t.Helper()
-	n, err := db.NewSelect().Model(model).Where(where, args...).Count(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return int(n)
-}
-
 func TestSuspendIdleAndResumeByLoading(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
-		clk := &fakeClock{t: clock.Now().UTC()}
+		clk := enginetest.NewClock(clock.Now().UTC())
 		d := enginetest.Seed(t, db, engine.WithClock(clk.Now))
-		form := startWith(t, d, alex, robin)
+		form := startWith(t, d, enginetest.Alex, enginetest.Robin)
 		status := func() engine.ProcessState {
 			var inst engine.ProcessInstance
 			db.NewSelect().Model(&inst).Where("id = ?", form.ProcessID).Scan(ctx)
@@ -58,10 +39,10 @@ func TestSuspendIdleAndResumeByLoading(t *testing.T) {
 		if n, _ := registration.SuspendIdle(ctx, db, clk.Now()); n != 0 {
 			t.Fatalf("a second run suspended %d", n)
 		}
-		if n := countRows(t, db, (*engine.OutboxMessage)(nil), "kind = ?", registration.KindResumeLink); n != 1 {
+		if n := enginetest.CountRows(t, db, (*engine.OutboxMessage)(nil), "kind = ?", registration.KindResumeLink); n != 1 {
 			t.Fatalf("%d resume-link messages", n)
 		}
-		if n := countRows(t, db, (*jobs.Job)(nil), "kind = ?", registration.KindResumeLink); n != 1 {
+		if n := enginetest.CountRows(t, db, (*jobs.Job)(nil), "kind = ?", registration.KindResumeLink); n != 1 {
 			t.Fatalf("%d resume-link jobs", n)
 		}
 		// Loading it moves it back to RUNNING, where the member left it.
@@ -74,7 +55,7 @@ func TestSuspendIdleAndResumeByLoading(t *testing.T) {
 		if n, _ := registration.SuspendIdle(ctx, db, clk.Now()); n != 1 {
 			t.Fatalf("second suspension: %d", n)
 		}
-		if n := countRows(t, db, (*engine.OutboxMessage)(nil), "kind = ?", registration.KindResumeLink); n != 2 {
+		if n := enginetest.CountRows(t, db, (*engine.OutboxMessage)(nil), "kind = ?", registration.KindResumeLink); n != 2 {
 			t.Fatalf("%d resume-link messages after the second suspension", n)
 		}
 		// Resume moves it to RUNNING too.
@@ -98,11 +79,11 @@ func TestArchiveFinishedAfter90Days(t *testing.T) {
 		t.Run(string(mode), func(t *testing.T) {
 			dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 				ctx := context.Background()
-				clk := &fakeClock{t: clock.Now().UTC()}
+				clk := enginetest.NewClock(clock.Now().UTC())
 				d := enginetest.Seed(t, db, engine.WithClock(clk.Now))
-				res := d.Pay(d.Commit(alex, robin))
+				res := d.Pay(d.Commit(enginetest.Alex, enginetest.Robin))
 				id := res.ProcessID
-				answers := countRows(t, db, (*engine.ProcessData)(nil), "instance_id = ?", id)
+				answers := enginetest.CountRows(t, db, (*engine.ProcessData)(nil), "instance_id = ?", id)
 				if answers == 0 {
 					t.Fatal("no answers to archive")
 				}
@@ -118,7 +99,7 @@ func TestArchiveFinishedAfter90Days(t *testing.T) {
 				if n, _ := registration.ArchiveFinished(ctx, db, clk.Now().Add(24*time.Hour), mode); n != 0 {
 					t.Fatalf("a second run archived %d", n)
 				}
-				if n := countRows(t, db, (*engine.ProcessData)(nil), "instance_id = ?", id); n != 0 {
+				if n := enginetest.CountRows(t, db, (*engine.ProcessData)(nil), "instance_id = ?", id); n != 0 {
 					t.Fatalf("%d answers left in the live table", n)
 				}
 				var a struct {
@@ -139,10 +120,10 @@ func TestArchiveFinishedAfter90Days(t *testing.T) {
 					}
 				}
 				// The order and the memberships stay.
-				if n := countRows(t, db, (*engine.Order)(nil), "process_instance_id = ? AND status = ?", id, engine.OrderPaid); n != 1 {
+				if n := enginetest.CountRows(t, db, (*engine.Order)(nil), "process_instance_id = ? AND status = ?", id, engine.OrderPaid); n != 1 {
 					t.Fatalf("%d paid orders after archiving", n)
 				}
-				if n := countRows(t, db, (*engine.Membership)(nil), "process_instance_id = ? AND status = ?", id, engine.MembershipActive); n != 2 {
+				if n := enginetest.CountRows(t, db, (*engine.Membership)(nil), "process_instance_id = ? AND status = ?", id, engine.MembershipActive); n != 2 {
 					t.Fatalf("%d memberships after archiving", n)
 				}
 			})
@@ -157,13 +138,13 @@ func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) 
 func TestSuspendIdleAfterTheOrganisationsTime(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
-		clk := &fakeClock{t: clock.Now().UTC()}
+		clk := enginetest.NewClock(clock.Now().UTC())
 		d := enginetest.Seed(t, db, engine.WithClock(clk.Now))
 		hours := 2
 		if _, err := message.Of(d.Svc).UpdateMessageSettings(ctx, 1, message.MessageSettingsChange{ResumeAfterHours: &hours}); err != nil {
 			t.Fatal(err)
 		}
-		startWith(t, d, alex)
+		startWith(t, d, enginetest.Alex)
 		clk.Advance(2*time.Hour - time.Minute)
 		if n, err := registration.SuspendIdle(ctx, db, clk.Now()); err != nil || n != 0 {
 			t.Fatalf("before two hours: %d, %v", n, err)
@@ -181,9 +162,9 @@ func TestSuspendIdleAfterTheOrganisationsTime(t *testing.T) {
 func TestReadingCountsAsActivity(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
-		clk := &fakeClock{t: clock.Now().UTC()}
+		clk := enginetest.NewClock(clock.Now().UTC())
 		d := enginetest.Seed(t, db, engine.WithClock(clk.Now))
-		form := startWith(t, d, alex)
+		form := startWith(t, d, enginetest.Alex)
 		lastActive := func() time.Time {
 			var inst engine.ProcessInstance
 			if err := db.NewSelect().Model(&inst).Where("id = ?", form.ProcessID).Scan(ctx); err != nil {
