@@ -226,7 +226,7 @@ RELAY_BENCH_FLAGS ?= -duration 3s -rounds 3 -concurrency 32
 ## registrations on PostgreSQL (PORTAL_TEST_DATABASE_URL), per filter (docs/BENCHMARKS.md)
 .PHONY: bench-staff
 bench-staff:
-	$(GO) test ./engine -run '^$$' -bench 'BenchmarkStaffRegistrations|BenchmarkOpenPayments' -benchtime 20x -count 1
+	$(GO) test ./engine ./engine/staff -run '^$$' -bench 'BenchmarkStaffRegistrations|BenchmarkOpenPayments' -benchtime 20x -count 1
 
 ## bench-debits: a season's direct-debit collection run prepared and marked sent on PostgreSQL
 ## (PORTAL_TEST_DATABASE_URL): ~1,700 debits of 10,000 registrations; see docs/BENCHMARKS.md
