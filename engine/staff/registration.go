@@ -303,34 +303,32 @@ func (s *Service) ResendPaymentLink(ctx context.Context, actor engine.Actor, org
 	})
 }
 
-// StaffCapture records a bank transfer for a registration's order, as
-// CapturePayment does, with the audit entry in the settlement's
-// transaction.
-func (s *Service) StaffCapture(ctx context.Context, actor engine.Actor, orgID, id int64, c payment.Capture) (_ *payment.CaptureResult, err error) {
+// CaptureForRegistration is CaptureTransfer from a registration's page:
+// the order is the registration's, which must be waiting for payment or
+// paid (the same form sent twice captures once, and another transfer is
+// a second payment, owed back), and the payment's note names who captured
+// it.
+func (s *Service) CaptureForRegistration(ctx context.Context, actor engine.Actor, orgID, id int64, c payment.Capture) (_ *payment.CaptureResult, err error) {
 	defer engine.ClassifyUnavailable(&err)
 	inst, err := s.RegistrationDetail(ctx, orgID, id)
 	if err != nil {
 		return nil, err
 	}
-	// A paid order takes captures too: the same form sent twice captures
-	// once, and another transfer is a second payment, owed back.
 	if inst.Order == nil || inst.Order.Status == engine.OrderCancelled {
 		return nil, engine.Errorf(engine.CodeConflict, "Only a registration waiting for payment can have a bank transfer captured.")
 	}
 	c.Reference = inst.Order.PayReference
 	note := strings.TrimSpace(c.Note)
 	c.Note = strings.TrimSpace("captured by " + actor.Name + "; " + note)
-	after := map[string]any{"order": inst.Order.ID, "amount": engine.FormatMoney(c.AmountMinor, cmp.Or(c.Currency, inst.Order.Currency)),
-		"booked": c.BookedOn.Format(time.DateOnly), "note": note}
-	ctx = engine.WithAudit(ctx, actor, registrationEntry(orgID, id, "payment.capture", map[string]any{"order_status": inst.Order.Status}, after))
-	return payment.Of(s.Service).CapturePayment(ctx, c)
+	return s.captureAudited(ctx, actor, inst.Order, c, note)
 }
 
-// StaffCapturePayment is CapturePayment through the admin API (a staff
-// session or an API key): the same entry as StaffCapture's, naming actor,
-// in the settlement's transaction, whether the capture completes the
-// order, is a part of it or is money owed back.
-func (s *Service) StaffCapturePayment(ctx context.Context, actor engine.Actor, c payment.Capture) (_ *payment.CaptureResult, err error) {
+// CaptureTransfer records a bank transfer staff saw arrive for the payment
+// c.Reference names (the admin API, with a staff session or an API key),
+// as CapturePayment does, with its audit entry, naming actor, in the
+// settlement's transaction, whether the capture completes the order, is a
+// part of it or is money owed back.
+func (s *Service) CaptureTransfer(ctx context.Context, actor engine.Actor, c payment.Capture) (_ *payment.CaptureResult, err error) {
 	defer engine.ClassifyUnavailable(&err)
 	if c.AmountMinor <= 0 {
 		return nil, engine.Errorf(engine.CodeInvalid, "the amount captured must be more than zero")
@@ -346,7 +344,14 @@ func (s *Service) StaffCapturePayment(ctx context.Context, actor engine.Actor, c
 	if !engine.InScope(ctx, order.OrganisationID) || (c.OrganisationID != 0 && c.OrganisationID != order.OrganisationID) {
 		return nil, engine.Errorf(engine.CodeNotFound, "payment not found")
 	}
-	note, booked := strings.TrimSpace(c.Note), c.BookedOn
+	return s.captureAudited(ctx, actor, order, c, strings.TrimSpace(c.Note))
+}
+
+// captureAudited captures c for order with the registration's audit entry
+// ("payment.capture": the order's status before, what was captured after,
+// with the note as staff wrote it) in the settlement's transaction.
+func (s *Service) captureAudited(ctx context.Context, actor engine.Actor, order *engine.Order, c payment.Capture, note string) (*payment.CaptureResult, error) {
+	booked := c.BookedOn
 	if booked.IsZero() {
 		booked = s.Clock() // as CapturePayment books it
 	}
