@@ -23,6 +23,25 @@ run: build
 build:
 	CGO_ENABLED=0 $(GO) build -o $(BIN) ./cmd/portal
 
+## image: the container image portal:VERSION (the Containerfile: FROM scratch, nothing pulled) with
+## podman: the binary is built here (static, stripped; -trimpath is left out so that it reuses the
+## build cache of make build) and staged in bin/image with the host's CA certificates and the user
+## of deploy/image. PODMAN=docker PODMAN_CONF= builds it with Docker; PODMAN_CONF= keeps podman's
+## own settings on a host that needs none of deploy/podman/containers.conf (docs/OPERATIONS.md#deployment)
+VERSION         ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+IMAGE           ?= portal:$(VERSION)
+IMAGE_CONTEXT   := bin/image
+CA_CERTIFICATES ?= /etc/ssl/certs/ca-certificates.crt
+PODMAN          ?= podman
+PODMAN_CONF     ?= deploy/podman/containers.conf
+.PHONY: image
+image:
+	rm -rf $(IMAGE_CONTEXT) && mkdir -p $(IMAGE_CONTEXT)/data
+	CGO_ENABLED=0 $(GO) build -ldflags='-s -w' -o $(IMAGE_CONTEXT)/portal ./cmd/portal
+	cp $(CA_CERTIFICATES) $(IMAGE_CONTEXT)/ca-certificates.crt
+	cp deploy/image/passwd deploy/image/group $(IMAGE_CONTEXT)/
+	$(if $(PODMAN_CONF),CONTAINERS_CONF=$(abspath $(PODMAN_CONF))) $(PODMAN) build -f Containerfile -t $(IMAGE) $(IMAGE_CONTEXT)
+
 ## test: the whole suite on what this machine offers: .ci/test-env finds or starts the local
 ## PostgreSQL and Redis, installs the npm packages, stripe-mock and the OIDC test provider (pinned,
 ## into bin/tools) and, as root, Debian's Chromium, then says in one line per part what it could
