@@ -96,7 +96,7 @@ func (p podman) must(t *testing.T, args ...string) string {
 }
 
 // TestImage builds the image with make image and runs it as operators
-// would: two containers on one fresh PostgreSQL database and the local
+// would: two containers on a fresh PostgreSQL schema and the local
 // Redis (sessions there), secrets read from mounted files (*_FILE), each
 // on its own port. A household registers and pays on the first; the
 // second serves its session and sees the persons registered. Then the
@@ -132,8 +132,13 @@ func TestImage(t *testing.T) {
 		unavailable(t, "PORTAL_PODMAN", "podman cannot run containers here: %s", lastLine(err.Error()))
 	}
 	checkImage(t, pm, image)
+	// Alone, the image keeps a SQLite database in /data, its working
+	// directory, which its user may write.
+	if out := pm.must(t, "run", "--rm", "--network", "host", image, "migrate", "up"); !strings.Contains(out, "applied") {
+		t.Errorf("migrate up on the image's own SQLite database (/data/portal.db) says: %s", out)
+	}
 
-	db, dbURL := freshDatabase(t, databaseURL)
+	db, dbURL := freshSchema(t, databaseURL)
 	secrets := writeSecrets(t, map[string]string{
 		"database-url": dbURL,
 		"hash-secret":  "image-test-hash-secret-0123456789",
@@ -370,9 +375,12 @@ func checkCABundle(t *testing.T, pm podman, in instance) {
 	}
 }
 
-// freshDatabase creates a database of this test's on the server of base,
-// dropped afterwards, and returns a connection to it and its URL.
-func freshDatabase(t *testing.T, base string) (*bun.DB, string) {
+// freshSchema creates a schema of this test's in the database of base (as
+// dbtest gives every PostgreSQL test one), dropped afterwards, and returns
+// a connection to it and the URL that uses it. A schema rather than a
+// database of its own: dropping a database waits for a checkpoint, seconds
+// on a busy machine, and a schema separates the test as well.
+func freshSchema(t *testing.T, base string) (*bun.DB, string) {
 	t.Helper()
 	admin, err := engine.OpenDB(base)
 	if err != nil {
@@ -380,23 +388,25 @@ func freshDatabase(t *testing.T, base string) (*bun.DB, string) {
 	}
 	name := "portal_imagetest_" + randomHex(t, 4)
 	ctx := context.Background()
-	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+name); err != nil {
+	if _, err := admin.ExecContext(ctx, "CREATE SCHEMA "+name); err != nil {
 		admin.Close()
-		t.Fatalf("create database: %v", err)
+		t.Fatalf("create schema: %v", err)
 	}
 	u, err := url.Parse(base)
 	if err != nil {
 		t.Fatal(err)
 	}
-	u.Path = "/" + name
+	q := u.Query()
+	q.Set("search_path", name)
+	u.RawQuery = q.Encode()
 	db, err := engine.OpenDB(u.String())
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
 		db.Close()
-		if _, err := admin.ExecContext(ctx, "DROP DATABASE "+name+" WITH (FORCE)"); err != nil {
-			t.Errorf("drop database %s: %v", name, err)
+		if _, err := admin.ExecContext(ctx, "DROP SCHEMA "+name+" CASCADE"); err != nil {
+			t.Errorf("drop schema %s: %v", name, err)
 		}
 		admin.Close()
 	})
@@ -492,7 +502,7 @@ func (c *cluster) start(name string, env []string) instance {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		c.pm.output(ctx, "rm", "--force", "--time", "5", in.container)
+		c.pm.output(ctx, "rm", "--force", "--volumes", "--time", "5", in.container)
 	})
 	return in
 }
