@@ -25,6 +25,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -106,7 +107,8 @@ func (p podman) must(t *testing.T, args ...string) string {
 // once both are let go the request is answered, the job is recorded as
 // done with its lease given back, and the container exits with status 0.
 // Along the way: the image's size, its non-root user (in the image and of
-// the running process), the CA bundle and the time zones built in.
+// the running process), its own SQLite database in /data, the CA bundle
+// and the time zones built in.
 func TestImage(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the container image test builds and runs an image (-short)")
@@ -167,7 +169,7 @@ func TestImage(t *testing.T) {
 		"PORTAL_API_KEY_FILE=/run/secrets/api-key", "PORTAL_ADMIN_BACKEND_URL="+backend.URL,
 		"PORTAL_PAYMENT_PROVIDER=test", "PORTAL_COOKIE_SECURE=false", "PORTAL_JOB_WORKERS=1", "PORTAL_SHUTDOWN_DELAY=2s")
 	a := c.start("a", env)
-	b := c.start("b", append(env, "TZ=Europe/Berlin"))
+	b := c.start("b", append(slices.Clip(env), "TZ=Europe/Berlin"))
 	a.waitReady(t)
 	b.waitReady(t)
 	checkNonRoot(t, pm, a)
