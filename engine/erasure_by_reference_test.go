@@ -2,8 +2,11 @@ package engine_test
 
 import (
 	"context"
+	"errors"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/uptrace/bun"
 
@@ -16,6 +19,8 @@ import (
 	"portal/engine/message"
 	"portal/engine/organisation"
 	"portal/engine/privacy"
+	"portal/relay/session"
+	"portal/relay/session/sessiontest"
 )
 
 // The demo household's persons (engine/demodata): Alex and Sam are the
@@ -245,6 +250,59 @@ func TestErasureLeavesNoValueOfThePersonAndEveryValueOfTheOthers(t *testing.T) {
 			if before[k] == 0 {
 				t.Errorf("%s: %d rows after the erasure, none before", k, n)
 			}
+		}
+	})
+}
+
+// TestHouseholdSessionsBelongToTheirClub: club A and club B each have a
+// household of user key demo. Club B's export of its household lists
+// its own sessions, not when club A's demo signed in; club B erasing its
+// household's last person ends club B's sessions, not club A's.
+func TestHouseholdSessionsBelongToTheirClub(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		d := enginetest.Seed(t, db)
+		club, err := organisation.Of(d.Svc).CreateOrganisation(ctx, organisation.OrganisationChange{Name: str("Lakeside"), Slug: str("lakeside")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep, err := organisation.Of(d.Svc).ImportPersons(ctx, club.ID, []organisation.PersonRow{{ExternalID: "lake-1", FirstName: "Lena", LastName: "Lakeside",
+			DateOfBirth: "1980-05-06", UserKeys: []string{engine.DemoUserKey}}}, func(string) bool { return true })
+		if err != nil {
+			t.Fatal(err)
+		}
+		lena := rep.Rows[0].PersonID
+		// Sessions as the gateway starts them: the organisation is one of
+		// the session's values (server.StartValues).
+		st := session.NewDBStore(db)
+		start := func(orgID int64, at time.Time) *session.Session {
+			t.Helper()
+			s := &session.Session{ID: sessiontest.NewID(), UserKey: engine.DemoUserKey, Values: map[string]string{session.AttrOrganisation: strconv.FormatInt(orgID, 10)},
+				CreatedAt: at, LastSeenAt: at, ExpiresAt: clock.Now().Add(time.Hour)}
+			if err := st.Create(ctx, s); err != nil {
+				t.Fatal(err)
+			}
+			return s
+		}
+		now := clock.Now().UTC().Truncate(time.Second)
+		a := start(1, now.Add(-2*time.Hour))
+		b := start(club.ID, now.Add(-time.Minute))
+
+		x, err := privacy.Of(d.Svc).ExportHousehold(ctx, club.ID, engine.DemoUserKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(x.Sessions) != 1 || !x.Sessions[0].CreatedAt.Equal(b.CreatedAt) {
+			t.Fatalf("club B's export of its household lists sessions %+v, want only its own, started %s", x.Sessions, b.CreatedAt)
+		}
+		if _, err := privacy.Of(d.Svc).ErasePerson(ctx, engine.CommandLine, club.ID, lena, privacy.ErasureOptions{Force: true}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.Load(ctx, a.ID); err != nil {
+			t.Fatalf("club B's erasure ended club A's session of the same user key: %v", err)
+		}
+		if _, err := st.Load(ctx, b.ID); !errors.Is(err, session.ErrNotFound) {
+			t.Fatalf("club B's own session after the erasure of its household: %v", err)
 		}
 	})
 }

@@ -786,15 +786,17 @@ type sessionTimes struct {
 }
 
 // gatherSessions lists the household's sessions kept in the database
-// (not those of a Redis store, which the engine cannot see). Sessions
-// carry no organisation; a user key is one organisation's household.
+// (not those of a Redis store, which the engine cannot see): those
+// started in this organisation (the store's organisation_id, from the
+// session's organisation attribute) under the household's user key. The
+// same user key in another club is another household.
 func gatherSessions(ctx context.Context, db bun.IDB, sc *exportScope, out *PersonalData) error {
 	if !sc.household || len(sc.userKeys) == 0 {
 		return nil
 	}
 	var rows []sessionTimes
 	if err := db.NewSelect().Model(&rows).Column("created_at", "last_seen_at", "expires_at").
-		Where("user_key IN (?)", bun.List(sc.userKeys)).OrderExpr("created_at").Scan(ctx); err != nil {
+		Where("organisation_id = ? AND user_key IN (?)", sc.org.ID, bun.List(sc.userKeys)).OrderExpr("created_at").Scan(ctx); err != nil {
 		return fmt.Errorf("load sessions: %w", err)
 	}
 	for _, r := range rows {

@@ -818,14 +818,15 @@ func eraseLinks(ctx context.Context, tx bun.Tx, e *erasure) (int64, error) {
 }
 
 // eraseHouseholdSessions ends the database sessions of a household with
-// no person left and revokes its invitations. Sessions in Redis or in an
-// instance's memory cache end at their idle timeout; they lead to no
-// person any more.
+// no person left, those started in this organisation (another club's
+// household of the same user key keeps its sessions), and revokes its
+// invitations. Sessions in Redis or in an instance's memory cache end at
+// their idle timeout; they lead to no person any more.
 func eraseHouseholdSessions(ctx context.Context, tx bun.Tx, e *erasure) (int64, error) {
 	if len(e.gone) == 0 {
 		return 0, nil
 	}
-	res, err := tx.NewDelete().Table("sessions").Where("user_key IN (?)", bun.List(e.gone)).Exec(ctx)
+	res, err := tx.NewDelete().Table("sessions").Where("organisation_id = ? AND user_key IN (?)", e.org.ID, bun.List(e.gone)).Exec(ctx)
 	if err != nil {
 		return 0, err
 	}
