@@ -18,6 +18,7 @@ import (
 	"portal/engine/enginetest"
 	"portal/engine/message"
 	"portal/engine/organisation"
+	"portal/engine/payment/settings"
 	"portal/engine/privacy"
 	"portal/relay/session"
 	"portal/relay/session/sessiontest"
@@ -305,4 +306,84 @@ func TestHouseholdSessionsBelongToTheirClub(t *testing.T) {
 			t.Fatalf("club B's own session after the erasure of its household: %v", err)
 		}
 	})
+}
+
+// TestErasureRewritesOnlyAuditEntriesAboutThePerson: the club's treasurer
+// Kim Kassier becomes the bank account's holder (payment_settings.update)
+// and staff note about Alex that Kim Kassier called; then a member of
+// the same name is imported and erased. Only the entries about the
+// erased person change: the settings' and Alex's entries keep the name.
+func TestErasureRewritesOnlyAuditEntriesAboutThePerson(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		d := enginetest.Seed(t, db)
+		staff := engine.Actor{Name: "treasurer@club.example"}
+		if _, err := settings.Of(d.Svc).StaffSetPaymentSettings(ctx, staff, 1, settings.PaymentSettingsChange{BankCreditorName: str("Kim Kassier"),
+			BankIBAN: str(alexIBAN)}); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+			return d.Svc.Audit(ctx, tx, staff, engine.AuditEntry{OrganisationID: 1, Action: "test.note", TargetType: "person", TargetID: strconv.FormatInt(demoAlex, 10),
+				After: map[string]string{"note": "Kim Kassier called about Alex's fee", "by": "Kim Kassier"}})
+		}); err != nil {
+			t.Fatal(err)
+		}
+		rep, err := organisation.Of(d.Svc).StaffImportPersons(ctx, 1, []organisation.PersonRow{{ExternalID: "kim-1", FirstName: "Kim", LastName: "Kassier",
+			DateOfBirth: "1979-03-04", Email: "kim.k@example.net", UserKeys: []string{"kassier-home"}}}, func(string) bool { return true },
+			organisation.PersonImportOptions{Actor: &staff})
+		if err != nil {
+			t.Fatal(err)
+		}
+		kim := rep.Rows[0].PersonID
+		if err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+			return d.Svc.Audit(ctx, tx, staff, engine.AuditEntry{OrganisationID: 1, Action: "test.note", TargetType: "person", TargetID: strconv.FormatInt(kim, 10),
+				After: map[string]string{"note": "Kim Kassier asked to be erased"}})
+		}); err != nil {
+			t.Fatal(err)
+		}
+		before := auditDetails(t, db)
+
+		if _, err := privacy.Of(d.Svc).ErasePerson(ctx, staff, 1, kim, privacy.ErasureOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		after := auditDetails(t, db)
+		for id, b := range before {
+			a := after[id]
+			switch {
+			case b.TargetType == "person" && b.TargetID == strconv.FormatInt(kim, 10):
+				if strings.Contains(a.AfterJSON, "Kassier") || a.ErasedAt == nil {
+					t.Errorf("the entry about the erased person still names them: %s %s", a.Action, a.AfterJSON)
+				}
+			case a.BeforeJSON != b.BeforeJSON || a.AfterJSON != b.AfterJSON || a.ErasedAt != nil:
+				t.Errorf("the erasure rewrote %s about %s %s:\nbefore %s %s\nafter  %s %s", b.Action, b.TargetType, b.TargetID, b.BeforeJSON, b.AfterJSON, a.BeforeJSON, a.AfterJSON)
+			}
+		}
+		if !strings.Contains(before[firstAudit(before, "payment_settings.update")].AfterJSON, "Kim Kassier") {
+			t.Fatal("the settings' entry does not name the account holder: the test proves nothing")
+		}
+	})
+}
+
+// auditDetails reads every audit entry by id.
+func auditDetails(t *testing.T, db *bun.DB) map[int64]engine.AuditRecord {
+	t.Helper()
+	var rows []engine.AuditRecord
+	if err := db.NewSelect().Model(&rows).Scan(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	out := map[int64]engine.AuditRecord{}
+	for _, r := range rows {
+		out[r.ID] = r
+	}
+	return out
+}
+
+// firstAudit is the id of an entry of the action.
+func firstAudit(entries map[int64]engine.AuditRecord, action string) int64 {
+	for id, e := range entries {
+		if e.Action == action {
+			return id
+		}
+	}
+	return 0
 }
