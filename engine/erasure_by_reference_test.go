@@ -387,3 +387,51 @@ func firstAudit(entries map[int64]engine.AuditRecord, action string) int64 {
 	}
 	return 0
 }
+
+// TestErasureTakesTheAddressOutOfEveryMessageToIt: the answer to the
+// household's data request (data_request_done) names only the request,
+// yet went to every address of the household, the erased person's too.
+// After the erasure no message of the club keeps that address; the
+// others' addresses stay, and another club's message to it is not this
+// club's to change.
+func TestErasureTakesTheAddressOutOfEveryMessageToIt(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		d := enginetest.Seed(t, db)
+		id := addQuirin(t, d)
+		req, err := privacy.Of(d.Svc).RequestDataChange(ctx, 1, engine.DemoUserKey, privacy.NewDataRequest{Kind: privacy.DataRequestErasure})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := privacy.Of(d.Svc).CompleteDataRequest(ctx, engine.CommandLine, 1, req.ID, "Done."); err != nil {
+			t.Fatal(err)
+		}
+		done, err := engine.OutboxMessageByKey(ctx, db, "data_request_done:"+strconv.FormatInt(req.ID, 10))
+		if err != nil || !strings.Contains(done.Recipient, quirin.email) {
+			t.Fatalf("the answer did not go to the person's address: %+v %v", done, err)
+		}
+		if _, err := db.NewUpdate().Model((*engine.OutboxMessage)(nil)).Set("sent_at = ?", clock.Now()).Where("id = ?", done.ID).Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+		other := &engine.OutboxMessage{Kind: privacy.KindDataRequestDone, DedupKey: "data_request_done:other-club", Recipient: quirin.email,
+			Payload: `{"requestId":999,"organisationId":2}`, CreatedAt: clock.Now()}
+		if _, err := db.NewInsert().Model(other).Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+
+		if _, err := privacy.Of(d.Svc).ErasePerson(ctx, engine.CommandLine, 1, id, privacy.ErasureOptions{Force: true}); err != nil {
+			t.Fatal(err)
+		}
+		var after engine.OutboxMessage
+		if err := db.NewSelect().Model(&after).Where("id = ?", done.ID).Scan(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(strings.ToLower(after.Recipient), strings.ToLower(quirin.email)) ||
+			!strings.Contains(after.Recipient, "alex.morgan@example.org") || !strings.Contains(after.Recipient, "sam.morgan@example.org") {
+			t.Fatalf("the answer's recipients after the erasure: %q (were %q)", after.Recipient, done.Recipient)
+		}
+		if err := db.NewSelect().Model(&after).Where("id = ?", other.ID).Scan(ctx); err != nil || after.Recipient != quirin.email {
+			t.Fatalf("another club's message to the address: %q %v", after.Recipient, err)
+		}
+	})
+}

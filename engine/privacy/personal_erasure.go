@@ -666,29 +666,38 @@ func eraseMandates(ctx context.Context, tx bun.Tx, e *erasure) (int64, error) {
 	return n, nil
 }
 
-// eraseMessages takes the person's address out of the messages about
-// them, when it is theirs alone (a child's messages to a parent's
-// address keep it: it is the parent's too), and their own values out of
-// the payloads, value by value; a message not sent yet that has no
-// address left is marked sent so that it never goes.
+// eraseMessages takes the person's address out of every message of the
+// organisation to it, whatever the message is about (a data request's
+// answer names only the request), when the address is theirs alone (a
+// child's messages to a parent's address keep it: it is the parent's
+// too), and their own values out of the payloads of the messages about
+// them, value by value; a message not sent yet that has no address left
+// is marked sent so that it never goes.
 func eraseMessages(ctx context.Context, tx bun.Tx, e *erasure) (int64, error) {
 	msgs, err := scopeMessages(ctx, tx, e.scope)
 	if err != nil {
 		return 0, err
 	}
-	var n int64
-	for _, m := range msgs {
-		var keep []string
-		for _, a := range strings.Split(m.Recipient, ",") {
-			if a = strings.TrimSpace(a); a != "" && (e.own.email == "" || !strings.EqualFold(a, e.own.email)) {
-				keep = append(keep, a)
+	if e.own.email != "" {
+		to, err := messagesTo(ctx, tx, e.org.ID, e.own.email)
+		if err != nil {
+			return 0, err
+		}
+		for _, m := range to {
+			if !slices.ContainsFunc(msgs, func(x engine.OutboxMessage) bool { return x.ID == m.ID }) {
+				msgs = append(msgs, m)
 			}
 		}
+	}
+	var n int64
+	for _, m := range msgs {
+		all := recipients(m.Recipient)
+		keep := slices.DeleteFunc(slices.Clone(all), func(a string) bool { return e.own.email != "" && strings.EqualFold(a, e.own.email) })
 		recipient := strings.Join(keep, ", ")
 		if len(keep) == 0 {
 			recipient = e.label
 		}
-		if len(keep) == len(strings.Split(m.Recipient, ",")) {
+		if len(keep) == len(all) {
 			recipient = m.Recipient // as it was written
 		}
 		payload, ok := replaceOwnJSON(m.Payload, &e.own, e.label)
