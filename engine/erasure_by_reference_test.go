@@ -435,3 +435,63 @@ func TestErasureTakesTheAddressOutOfEveryMessageToIt(t *testing.T) {
 		}
 	})
 }
+
+// TestErasureTakesTheTextItsWriterTyped: Quirin writes, for the whole
+// household, what should change (no name in it); Alex writes another.
+// Quirin's erasure takes the text Quirin typed, not Alex's. A household
+// of one person is its own request's writer.
+func TestErasureTakesTheTextItsWriterTyped(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		d := enginetest.Seed(t, db)
+		id := addQuirin(t, d)
+		const typed = "Our street is Lindenweg 12 now, please correct it."
+		ask := func(writer int64, text string) *privacy.DataRequest {
+			t.Helper()
+			r, err := privacy.Of(d.Svc).RequestDataChange(ctx, 1, engine.DemoUserKey, privacy.NewDataRequest{Kind: privacy.DataRequestCorrection,
+				WriterID: &writer, Message: text})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return r
+		}
+		mine, alexs := ask(id, typed), ask(demoAlex, "Please send the card to Alex.")
+		x, err := privacy.Of(d.Svc).ExportPerson(ctx, 1, id)
+		if err != nil || len(x.Requests) != 1 || x.Requests[0].ID != mine.ID {
+			t.Fatalf("the writer's export lists requests %+v (%v), want theirs", x.Requests, err)
+		}
+		if _, err := privacy.Of(d.Svc).ErasePerson(ctx, engine.CommandLine, 1, id, privacy.ErasureOptions{Force: true}); err != nil {
+			t.Fatal(err)
+		}
+		var after []privacy.DataRequest
+		if err := db.NewSelect().Model(&after).Order("id").Scan(ctx); err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range after {
+			switch r.ID {
+			case mine.ID:
+				if strings.Contains(r.Message, "Lindenweg") {
+					t.Errorf("the text the erased person typed is still stored: %q", r.Message)
+				}
+			case alexs.ID:
+				if r.Message != alexs.Message {
+					t.Errorf("Alex's request changed: %q", r.Message)
+				}
+			}
+		}
+		// One person, no writer said: the person wrote it.
+		if _, err := organisation.Of(d.Svc).ImportPersons(ctx, 1, []organisation.PersonRow{{ExternalID: "solo-1", FirstName: "Solo", LastName: "Single",
+			DateOfBirth: "1970-01-02", UserKeys: []string{"solo-home"}}}, func(string) bool { return true }); err != nil {
+			t.Fatal(err)
+		}
+		solo, err := privacy.Of(d.Svc).RequestDataChange(ctx, 1, "solo-home", privacy.NewDataRequest{Kind: privacy.DataRequestErasure})
+		if err != nil || solo.WriterID == nil {
+			t.Fatalf("a one-person household's request has no writer: %+v %v", solo, err)
+		}
+		// A writer must be of the household.
+		if _, err := privacy.Of(d.Svc).RequestDataChange(ctx, 1, "solo-home", privacy.NewDataRequest{Kind: privacy.DataRequestErasure, WriterID: &id}); engine.ErrorCode(err) != engine.CodeInvalid {
+			t.Fatalf("a writer of another household: %v, want invalid", err)
+		}
+	})
+}
+

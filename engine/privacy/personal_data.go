@@ -674,14 +674,16 @@ func scopeMessages(ctx context.Context, db bun.IDB, sc *exportScope) ([]engine.O
 			return nil, fmt.Errorf("load memberships: %w", err)
 		}
 	}
-	// The requests of the scope, a household's or those about the person:
-	// their answers (data_request_done) name only the request.
+	// The requests of the scope, a household's or those about or by the
+	// person: their answers (data_request_done) name only the request.
 	var requests []int64
 	rq := db.NewSelect().Model((*DataRequest)(nil)).Column("id").Where("organisation_id = ?", sc.org.ID)
 	if sc.household {
 		rq = rq.Where("user_key IN (?)", bun.List(sc.userKeys))
 	} else {
-		rq = rq.Where("person_id IN (?)", bun.List(sc.personIDs))
+		rq = rq.WhereGroup(" AND ", func(w *bun.SelectQuery) *bun.SelectQuery {
+			return w.Where("person_id IN (?)", bun.List(sc.personIDs)).WhereOr("writer_person_id IN (?)", bun.List(sc.personIDs))
+		})
 	}
 	if len(sc.userKeys) > 0 || !sc.household {
 		if err := rq.Scan(ctx, &requests); err != nil {
@@ -904,7 +906,9 @@ func gatherRequests(ctx context.Context, db bun.IDB, sc *exportScope, out *Perso
 	if sc.household {
 		q = q.Where("user_key IN (?)", bun.List(sc.userKeys))
 	} else {
-		q = q.Where("person_id IN (?)", bun.List(sc.personIDs))
+		q = q.WhereGroup(" AND ", func(w *bun.SelectQuery) *bun.SelectQuery {
+			return w.Where("person_id IN (?)", bun.List(sc.personIDs)).WhereOr("writer_person_id IN (?)", bun.List(sc.personIDs))
+		})
 	}
 	if err := q.OrderExpr("id").Scan(ctx); err != nil {
 		return fmt.Errorf("load requests: %w", err)

@@ -741,14 +741,14 @@ func eraseOptOuts(ctx context.Context, tx bun.Tx, e *erasure) (int64, error) {
 	return res.RowsAffected()
 }
 
-// eraseRequests erases the text of the requests about the person (what
-// was written about them goes with them) and of every request of a
-// household that is gone; the household's other requests lose the
-// person's full name.
+// eraseRequests erases the text of the requests about the person or
+// written by them (what was written about them, and what they typed,
+// goes with them) and of every request of a household that is gone; the
+// household's other requests lose the person's full name.
 func eraseRequests(ctx context.Context, tx bun.Tx, e *erasure) (int64, error) {
 	res, err := tx.NewUpdate().Model((*DataRequest)(nil)).Set("message = ?", e.label).
 		WhereGroup(" AND ", func(w *bun.UpdateQuery) *bun.UpdateQuery {
-			w = w.Where("person_id = ?", e.person.ID)
+			w = w.Where("person_id = ?", e.person.ID).WhereOr("writer_person_id = ?", e.person.ID)
 			if len(e.gone) > 0 {
 				w = w.WhereOr("user_key IN (?)", bun.List(e.gone))
 			}
@@ -758,7 +758,8 @@ func eraseRequests(ctx context.Context, tx bun.Tx, e *erasure) (int64, error) {
 		return 0, err
 	}
 	n, _ := res.RowsAffected()
-	m, err := replaceIn(ctx, tx, "data_requests", []string{"note"}, e.all, e.label, "organisation_id = ? AND person_id = ?", []any{e.org.ID, e.person.ID})
+	m, err := replaceIn(ctx, tx, "data_requests", []string{"note"}, e.all, e.label, "organisation_id = ? AND (person_id = ? OR writer_person_id = ?)",
+		[]any{e.org.ID, e.person.ID, e.person.ID})
 	if err != nil || len(e.scope.userKeys) == 0 {
 		return n + m, err
 	}
