@@ -495,3 +495,85 @@ func TestErasureTakesTheTextItsWriterTyped(t *testing.T) {
 	})
 }
 
+// quirinsHome is the household Quirin is alone in, for the tests that
+// empty a household: a user key found nowhere else.
+const quirinsHome = "zabelthorn-home-77"
+
+// quirinAlone imports Quirin into a household of their own, registers
+// and pays, and leaves the household's key in every kind of record: a
+// data request, a session, a staff look at the registration, a renewal
+// prompt naming the household. It returns Quirin's id.
+func quirinAlone(t *testing.T, d *enginetest.Demo) int64 {
+	t.Helper()
+	ctx := context.Background()
+	rep, err := organisation.Of(d.Svc).ImportPersons(ctx, 1, []organisation.PersonRow{{ExternalID: quirin.external, FirstName: quirin.first,
+		LastName: quirin.last, DateOfBirth: quirin.born, Email: quirin.email, UserKeys: []string{quirinsHome}}}, func(string) bool { return true })
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := rep.Rows[0].PersonID
+	form := registerQuirinAs(t, d, quirinsHome, id)
+	d.Pay(form)
+	if _, err := privacy.Of(d.Svc).RequestDataChange(ctx, 1, quirinsHome, privacy.NewDataRequest{Kind: privacy.DataRequestErasure}); err != nil {
+		t.Fatal(err)
+	}
+	now := clock.Now()
+	if err := session.NewDBStore(d.DB).Create(ctx, &session.Session{ID: sessiontest.NewID(), UserKey: quirinsHome,
+		Values: map[string]string{session.AttrOrganisation: "1"}, CreatedAt: now, LastSeenAt: now, ExpiresAt: now.Add(time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := privacy.Of(d.Svc).RecordAccess(ctx, engine.Actor{Name: "registrar@club.example"}, privacy.Access{OrganisationID: 1,
+		Kind: privacy.AccessRegistration, RecordID: strconv.FormatInt(form.ProcessID, 10), UserKey: quirinsHome}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.DB.NewInsert().Model(&engine.OutboxMessage{Kind: "renewal_prompt", DedupKey: "renewal_prompt:period:2:household:5eed0f2a", // hashed, as renewalKey writes it Recipient: quirin.email,
+		Payload:   `{"organisationId":1,"endingPeriodId":1,"nextPeriodId":2,"userKey":"` + quirinsHome + `","personIds":[` + strconv.FormatInt(id, 10) + `]}`,
+		CreatedAt: now}).Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// TestErasedHouseholdsKeyIsReplacedEverywhere: once the last person of a
+// household is erased, its user key is nowhere (orders, registrations,
+// requests, payloads, sessions, access log), replaced by the one label
+// of the household; a later staff export of the erased person records
+// the label, not the key, in the access log.
+func TestErasedHouseholdsKeyIsReplacedEverywhere(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		d := enginetest.Seed(t, db)
+		id := quirinAlone(t, d)
+		if hits := scanFor(t, db, []string{quirinsHome}); len(hits) < 6 {
+			t.Fatalf("the household's key is not where the test put it: %v", hits)
+		}
+		if _, err := privacy.Of(d.Svc).ErasePerson(ctx, engine.CommandLine, 1, id, privacy.ErasureOptions{Force: true}); err != nil {
+			t.Fatal(err)
+		}
+		if hits := scanFor(t, db, []string{quirinsHome}); len(hits) > 0 {
+			t.Fatalf("after the erasure of the household's last person its key is still stored:\n%s", strings.Join(hits, "\n"))
+		}
+		label := privacy.ErasedHouseholdLabel(id, 1)
+		for _, table := range []string{"orders", "process_instances", "data_requests", "staff_access_log"} {
+			if n, err := db.NewSelect().Table(table).Where("user_key = ?", label).Count(ctx); err != nil || n == 0 {
+				t.Errorf("%s: no row carries the household's label %q (%v)", table, label, err)
+			}
+		}
+		// Staff open the erased person's data afterwards, as the staff page
+		// records it (the export's first user key).
+		x, err := privacy.Of(d.Svc).ExportPerson(ctx, 1, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(x.Subject.UserKeys) != 1 || x.Subject.UserKeys[0] != label {
+			t.Fatalf("the erased person's export names households %v, want the label %q", x.Subject.UserKeys, label)
+		}
+		if err := privacy.Of(d.Svc).RecordAccess(ctx, engine.Actor{Name: "admin@club.example"}, privacy.Access{OrganisationID: 1, Kind: privacy.AccessExport,
+			RecordID: strconv.FormatInt(id, 10), UserKey: x.Subject.UserKeys[0], PersonID: id}); err != nil {
+			t.Fatal(err)
+		}
+		if hits := scanFor(t, db, []string{quirinsHome}); len(hits) > 0 {
+			t.Fatalf("a later export wrote the household's key back:\n%s", strings.Join(hits, "\n"))
+		}
+	})
+}

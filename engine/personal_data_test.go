@@ -58,8 +58,14 @@ func addQuirin(t *testing.T, d *enginetest.Demo) int64 {
 // with their own emergency phone number.
 func registerQuirin(t *testing.T, d *enginetest.Demo, id int64) *registration.Form {
 	t.Helper()
+	return registerQuirinAs(t, d, engine.DemoUserKey, id)
+}
+
+// registerQuirinAs is registerQuirin in the household of userKey.
+func registerQuirinAs(t *testing.T, d *enginetest.Demo, userKey string, id int64) *registration.Form {
+	t.Helper()
 	ctx := context.Background()
-	form, _, err := registration.Of(d.Svc).LoadMembershipForm(ctx, engine.DemoUserKey, engine.DemoPeriodID, nil)
+	form, _, err := registration.Of(d.Svc).LoadMembershipForm(ctx, userKey, engine.DemoPeriodID, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +84,7 @@ func registerQuirin(t *testing.T, d *enginetest.Demo, id int64) *registration.Fo
 			}
 			in = []registration.PersonInput{{ID: id, Answer: &a}}
 		}
-		if form, err = registration.Of(d.Svc).Next(ctx, engine.DemoUserKey, registration.NextInput{ProcessID: pid, Step: form.Step, People: in}); err != nil {
+		if form, err = registration.Of(d.Svc).Next(ctx, userKey, registration.NextInput{ProcessID: pid, Step: form.Step, People: in}); err != nil {
 			t.Fatalf("step %d: %v", form.Step, err)
 		}
 	}

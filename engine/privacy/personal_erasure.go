@@ -55,6 +55,19 @@ type ErasureReport struct {
 // ErasedLabel is the name an erased person's records carry.
 func ErasedLabel(personID int64) string { return "erased person " + strconv.FormatInt(personID, 10) }
 
+// ErasedHouseholdLabel is the user key the records of a household carry
+// once its last person is erased (the n-th household they were the last
+// of, from 1): the same in every table, so that its orders, registrations
+// and requests still go together, and no user key at all (a space is not
+// allowed in one), so that nobody signs in as it.
+func ErasedHouseholdLabel(personID int64, n int) string {
+	l := "erased household " + strconv.FormatInt(personID, 10)
+	if n > 1 {
+		l += "." + strconv.Itoa(n)
+	}
+	return l
+}
+
 // erasure is one erasure under way.
 type erasure struct {
 	org    *engine.Organisation
@@ -73,8 +86,10 @@ type erasure struct {
 	// and payment references.
 	scope *exportScope
 	// gone are the user keys no person is linked to any more: the whole
-	// household is erased, with its sessions.
-	gone []string
+	// household is erased, with its sessions; keyLabels are the labels
+	// that replace them in every record (ErasedHouseholdLabel).
+	gone      []string
+	keyLabels map[string]string
 }
 
 // erasureStep erases one kind of stored data.
@@ -102,6 +117,7 @@ var erasureSteps = []erasureStep{
 	{"accessLog", []string{"staff_access_log"}, eraseAccessLog},
 	{"links", []string{"user_persons"}, eraseLinks},
 	{"sessions", []string{"sessions", "invitations"}, eraseHouseholdSessions},
+	{"householdKey", []string{"orders", "process_instances", "invitations", "debit_mandates", "data_requests", "outbox_messages"}, eraseHouseholdKey},
 	{"person", []string{"persons", "memberships", "membership_cards", "orders", "process_instances"}, erasePersonRow},
 }
 
@@ -160,6 +176,10 @@ func (s *Service) ErasePerson(ctx context.Context, actor engine.Actor, orgID, pe
 			if n == 0 {
 				e.gone = append(e.gone, k)
 			}
+		}
+		e.keyLabels = map[string]string{}
+		for i, k := range e.gone {
+			e.keyLabels[k] = ErasedHouseholdLabel(personID, i+1)
 		}
 		for _, step := range erasureSteps {
 			n, err := step.run(ctx, tx, e)
@@ -282,6 +302,35 @@ func (o *ownValues) addIBAN(iban string) {
 // value by value, and says whether it changed anything; a text that is
 // not JSON is left as it is.
 func replaceOwnJSON(doc string, own *ownValues, label string) (string, bool) {
+	return rewriteJSON(doc, func(_, v string) (string, bool) {
+		if own.is(v) {
+			return label, true
+		}
+		return v, false
+	})
+}
+
+// replaceJSON is replaceOwnJSON, and replaces too the user key of a
+// household that is gone wherever a document names a household by its
+// user key (a member "userKey", or one of "userKeys"), by the label the
+// household's records get.
+func (e *erasure) replaceJSON(doc string) (string, bool) {
+	return rewriteJSON(doc, func(field, v string) (string, bool) {
+		if e.own.is(v) {
+			return e.label, true
+		}
+		if l, ok := e.keyLabels[v]; ok && (field == "userKey" || field == "userKeys") {
+			return l, true
+		}
+		return v, false
+	})
+}
+
+// rewriteJSON replaces, in a JSON document, every string value that f
+// changes; f is told the name of the object member the value is (or is
+// an element of). It says whether it changed anything; a text that is
+// not JSON is left as it is.
+func rewriteJSON(doc string, f func(field, v string) (string, bool)) (string, bool) {
 	dec := json.NewDecoder(strings.NewReader(doc))
 	dec.UseNumber()
 	var v any
@@ -289,26 +338,26 @@ func replaceOwnJSON(doc string, own *ownValues, label string) (string, bool) {
 		return doc, false
 	}
 	changed := false
-	var walk func(x any) any
-	walk = func(x any) any {
+	var walk func(field string, x any) any
+	walk = func(field string, x any) any {
 		switch t := x.(type) {
 		case string:
-			if own.is(t) {
+			if out, ok := f(field, t); ok {
 				changed = true
-				return label
+				return out
 			}
 		case []any:
 			for i := range t {
-				t[i] = walk(t[i])
+				t[i] = walk(field, t[i])
 			}
 		case map[string]any:
 			for k := range t {
-				t[k] = walk(t[k])
+				t[k] = walk(k, t[k])
 			}
 		}
 		return x
 	}
-	v = walk(v)
+	v = walk("", v)
 	if !changed {
 		return doc, false
 	}
@@ -442,6 +491,7 @@ func replaceIn(ctx context.Context, tx bun.Tx, table string, columns []string, n
 func (e *erasure) replaceOwnValuesIn(ctx context.Context, tx bun.Tx, table, key string, columns []string, where string, args []any, extra ...func(*bun.UpdateQuery) *bun.UpdateQuery) (int64, error) {
 	hints := []string{e.own.first, e.own.last, e.own.email, e.own.born}
 	hints = append(hints, e.own.ibans...)
+	hints = append(hints, e.gone...)
 	var rows []map[string]any
 	q := tx.NewSelect().Table(table).Column(key).Column(columns...).Where(where, args...).
 		WhereGroup(" AND ", func(w *bun.SelectQuery) *bun.SelectQuery {
@@ -471,7 +521,7 @@ func (e *erasure) replaceOwnValuesIn(ctx context.Context, tx bun.Tx, table, key 
 			default:
 				continue
 			}
-			if out, ok := replaceOwnJSON(text, &e.own, e.label); ok {
+			if out, ok := e.replaceJSON(text); ok {
 				u = u.Set("? = ?", bun.Ident(c), out)
 				changed = true
 			}
@@ -700,7 +750,7 @@ func eraseMessages(ctx context.Context, tx bun.Tx, e *erasure) (int64, error) {
 		if len(keep) == len(all) {
 			recipient = m.Recipient // as it was written
 		}
-		payload, ok := replaceOwnJSON(m.Payload, &e.own, e.label)
+		payload, ok := e.replaceJSON(m.Payload)
 		if !ok {
 			payload = replaceAll(m.Payload, e.names, e.label)
 		}
@@ -848,6 +898,54 @@ func eraseHouseholdSessions(ctx context.Context, tx bun.Tx, e *erasure) (int64, 
 	}
 	m, _ := res.RowsAffected()
 	return n + m, nil
+}
+
+// eraseHouseholdKey replaces, once a household has no person left, its
+// user key by its label (ErasedHouseholdLabel) in every record of the
+// organisation that names the household: orders, registrations,
+// invitations, mandates, requests, and the messages whose payload names
+// it. The access log (eraseAccessLog), the webhook events and the audit
+// entries about the person (value by value) take the same label; the
+// sessions and links are gone. A later export of the erased person finds
+// the label, never the key.
+func eraseHouseholdKey(ctx context.Context, tx bun.Tx, e *erasure) (int64, error) {
+	var n int64
+	for _, k := range e.gone {
+		label := e.keyLabels[k]
+		for _, table := range []string{"orders", "process_instances", "invitations", "debit_mandates", "data_requests"} {
+			res, err := tx.NewUpdate().Table(table).Set("user_key = ?", label).Where("organisation_id = ? AND user_key = ?", e.org.ID, k).Exec(ctx)
+			if err != nil {
+				return n, fmt.Errorf("%s: %w", table, err)
+			}
+			m, _ := res.RowsAffected()
+			n += m
+		}
+		var msgs []engine.OutboxMessage
+		if err := tx.NewSelect().Model(&msgs).Where("payload LIKE ?"+engine.LikeEscape, engine.ContainsPattern(strconv.Quote(k))).OrderExpr("id").Scan(ctx); err != nil {
+			return n, err
+		}
+		for _, m := range msgs {
+			var refs messageRefs
+			if json.Unmarshal([]byte(m.Payload), &refs) != nil {
+				continue
+			}
+			if org, err := refs.organisation(ctx, tx); err != nil || org != e.org.ID {
+				if err != nil {
+					return n, err
+				}
+				continue
+			}
+			payload, ok := e.replaceJSON(m.Payload)
+			if !ok {
+				continue
+			}
+			if _, err := tx.NewUpdate().Model((*engine.OutboxMessage)(nil)).Set("payload = ?", payload).Where("id = ?", m.ID).Exec(ctx); err != nil {
+				return n, err
+			}
+			n++
+		}
+	}
+	return n, nil
 }
 
 // erasePersonRow replaces the person's own row: the names by the erased
