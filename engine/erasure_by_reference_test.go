@@ -37,7 +37,7 @@ const (
 func giveAlexsMandate(t *testing.T, db *bun.DB) *directdebit.DebitMandate {
 	t.Helper()
 	m := &directdebit.DebitMandate{OrganisationID: 1, UserKey: engine.DemoUserKey, CreditorID: "DE98ZZZ09999999999",
-		Reference: "DEMO-ALEX", Holder: "Alex Morgan", IBAN: alexIBAN, BIC: "COBADEFFXXX", Language: "en", TextVersion: "test",
+		Reference: "DEMO-ALEX", Holder: "Alex Morgan", HolderPersonID: engine.PersonRef(demoAlex, true), IBAN: alexIBAN, BIC: "COBADEFFXXX", Language: "en", TextVersion: "test",
 		Text: "I authorise the club to collect payments from my account.", SignedAt: clock.Now()}
 	if _, err := db.NewInsert().Model(m).Exec(context.Background()); err != nil {
 		t.Fatal(err)
@@ -120,8 +120,13 @@ func TestPersonExportListsOnlyMandatesAboutThem(t *testing.T) {
 		form := registerQuirin(t, d, id)
 		d.Pay(form)
 		mandate := func(ref, holder, iban string) *directdebit.DebitMandate {
+			// The holder's id as GiveMandate records it.
+			h, ok, err := engine.HouseholdPersonNamed(ctx, db, 1, engine.DemoUserKey, holder)
+			if err != nil {
+				t.Fatal(err)
+			}
 			m := &directdebit.DebitMandate{OrganisationID: 1, UserKey: engine.DemoUserKey, CreditorID: "DE98ZZZ09999999999", Reference: ref,
-				Holder: holder, IBAN: iban, Language: "en", TextVersion: "test", Text: "I authorise the club.", SignedAt: clock.Now()}
+				Holder: holder, HolderPersonID: engine.PersonRef(h, ok), IBAN: iban, Language: "en", TextVersion: "test", Text: "I authorise the club.", SignedAt: clock.Now()}
 			if _, err := db.NewInsert().Model(m).Exec(ctx); err != nil {
 				t.Fatal(err)
 			}
@@ -574,6 +579,81 @@ func TestErasedHouseholdsKeyIsReplacedEverywhere(t *testing.T) {
 		}
 		if hits := scanFor(t, db, []string{quirinsHome}); len(hits) > 0 {
 			t.Fatalf("a later export wrote the household's key back:\n%s", strings.Join(hits, "\n"))
+		}
+	})
+}
+
+// renamePerson changes a person's first name, as staff correct it.
+func renamePerson(t *testing.T, db *bun.DB, id int64, first string) {
+	t.Helper()
+	if _, err := db.NewUpdate().Model((*engine.Person)(nil)).Set("first_name = ?", first).Where("id = ?", id).Exec(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestMandateHolderFoundByIDNotByName: Alex gives the household's mandate
+// as "MORGAN, Alex"; the mandate records Alex's id. Alex's first name is
+// corrected to Alexandra afterwards. Alex's erasure takes the mandate's
+// holder and account all the same: it is found by id, not by a name
+// that no longer matches.
+func TestMandateHolderFoundByIDNotByName(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		f := directDebitFixture(t, db, 0)
+		order := f.commitDirectDebit(engine.DemoUserKey, alex, robin)
+		m, err := directdebit.Of(f.svc).GiveMandate(f.ctx, order.PayReference, directdebit.MandateInput{Holder: "MORGAN, Alex", IBAN: demoIBAN, Consent: true, Language: "en"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.HolderPersonID == nil || *m.HolderPersonID != alex {
+			t.Fatalf("the mandate's holder is person %v, want Alex (%d)", m.HolderPersonID, alex)
+		}
+		renamePerson(t, db, alex, "Alexandra")
+		if _, err := privacy.Of(f.svc).ErasePerson(f.ctx, engine.CommandLine, 1, alex, privacy.ErasureOptions{Force: true}); err != nil {
+			t.Fatal(err)
+		}
+		var after directdebit.DebitMandate
+		if err := db.NewSelect().Model(&after).Where("id = ?", m.ID).Scan(f.ctx); err != nil {
+			t.Fatal(err)
+		}
+		if after.Holder != privacy.ErasedLabel(alex) || after.IBAN != "" || after.RevokedAt == nil {
+			t.Fatalf("Alex's mandate after Alex's erasure: holder %q iban %q revoked %v", after.Holder, after.IBAN, after.RevokedAt)
+		}
+	})
+}
+
+// TestTransferPayerFoundByIDNotByName: a transfer from "MORGAN ALEX" is
+// assigned by the treasurer to the household's registration; the credit
+// records Alex as its payer. Renamed Alexandra since, Alex is erased:
+// the transfer's payer goes all the same.
+func TestTransferPayerFoundByIDNotByName(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		f := bankFixture(t, db, 0)
+		r := f.start(engine.DemoUserKey, alex, robin)
+		r.commit()
+		org := int64(1)
+		bc := &bankstatement.BankCredit{OrganisationID: &org, Account: demoIBAN, CreditID: "C-ALEX", CreditKey: "k-alex", AmountMinor: f.payments(r.id)[0].AmountMinor,
+			Currency: "EUR", DebtorName: "MORGAN ALEX", DebtorIBAN: alexIBAN, Remittance: "Morgan family", State: bankstatement.CreditUnmatched, CreatedAt: clock.Now()}
+		if _, err := db.NewInsert().Model(bc).Exec(f.ctx); err != nil {
+			t.Fatal(err)
+		}
+		res, err := bankstatement.Of(f.svc).ResolveCredit(f.ctx, engine.Actor{Name: "treasurer@club.test"}, org, bc.ID,
+			bankstatement.CreditResolution{State: bankstatement.CreditAssigned, Payment: strconv.FormatInt(r.id, 10)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p := res.Credit.PayerPersonID; p == nil || *p != alex {
+			t.Fatalf("the assigned credit's payer is person %v, want Alex (%d)", p, alex)
+		}
+		renamePerson(t, db, alex, "Alexandra")
+		if _, err := privacy.Of(f.svc).ErasePerson(f.ctx, engine.CommandLine, 1, alex, privacy.ErasureOptions{Force: true}); err != nil {
+			t.Fatal(err)
+		}
+		var after bankstatement.BankCredit
+		if err := db.NewSelect().Model(&after).Where("id = ?", bc.ID).Scan(f.ctx); err != nil {
+			t.Fatal(err)
+		}
+		if after.DebtorName != privacy.ErasedLabel(alex) || after.DebtorIBAN != "" || after.Remittance != "" || after.AmountMinor != bc.AmountMinor {
+			t.Fatalf("Alex's transfer after Alex's erasure: payer %q iban %q remittance %q amount %d", after.DebtorName, after.DebtorIBAN, after.Remittance, after.AmountMinor)
 		}
 	})
 }

@@ -238,7 +238,7 @@ func TestErasePersonLeavesNothingAndKeepsTheBooks(t *testing.T) {
 			t.Fatal(err)
 		}
 		if _, err := db.NewInsert().Model(&bankstatement.BankCredit{Account: "CH00", CreditID: "c1", CreditKey: "k1", AmountMinor: 100, Currency: "EUR",
-			DebtorName: quirin.last + ", " + quirin.first, DebtorIBAN: quirinIBAN, Remittance: "for " + quirin.first,
+			DebtorName: quirin.last + ", " + quirin.first, PayerPersonID: &id, DebtorIBAN: quirinIBAN, Remittance: "for " + quirin.first,
 			State: bankstatement.CreditAssigned, PaymentReference: &ref, CreatedAt: clock.Now()}).Exec(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -251,7 +251,7 @@ func TestErasePersonLeavesNothingAndKeepsTheBooks(t *testing.T) {
 		}
 		// A direct-debit mandate they signed for the household.
 		if _, err := db.NewInsert().Model(&directdebit.DebitMandate{OrganisationID: 1, UserKey: engine.DemoUserKey, CreditorID: "DE98ZZZ09999999999",
-			Reference: "DEMO-1", Holder: quirin.first + " " + quirin.last, IBAN: quirinIBAN, Language: "en", TextVersion: "test",
+			Reference: "DEMO-1", Holder: quirin.first + " " + quirin.last, HolderPersonID: &id, IBAN: quirinIBAN, Language: "en", TextVersion: "test",
 			Text: "I, " + quirin.first + " " + quirin.last + ", authorise the club.", SignedAt: clock.Now()}).Exec(ctx); err != nil {
 			t.Fatal(err)
 		}

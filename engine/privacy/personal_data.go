@@ -841,7 +841,7 @@ func gatherInvitations(ctx context.Context, db bun.IDB, sc *exportScope, out *Pe
 
 // gatherMandates lists the direct-debit mandates of the export: a
 // household's every mandate it gave; a person's only those about them,
-// the ones they hold (the holder is their name) and the ones that paid an
+// the ones they hold (holder_person_id is theirs) and the ones that paid an
 // order with a line of theirs. Another holder's mandate of a household
 // they are or were in is not theirs, nor one given after they left it.
 func gatherMandates(ctx context.Context, db bun.IDB, sc *exportScope, out *PersonalData) error {
@@ -863,7 +863,7 @@ func gatherMandates(ctx context.Context, db bun.IDB, sc *exportScope, out *Perso
 		}
 	}
 	for _, r := range rows {
-		if !sc.household && !slices.Contains(paid, r.ID) && !slices.ContainsFunc(sc.persons, func(p engine.Person) bool { return isNameOf(r.Holder, p) }) {
+		if !sc.household && !slices.Contains(paid, r.ID) && !sc.hasPerson(r.HolderPersonID) {
 			continue
 		}
 		out.Mandates = append(out.Mandates, ExportMandate{Reference: r.Reference, CreditorID: r.CreditorID, Holder: r.Holder,

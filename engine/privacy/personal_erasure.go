@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/uptrace/bun"
 
@@ -254,26 +253,9 @@ type ownValues struct {
 	ibans       []string
 }
 
-// nameTokens are the words of a name, case-folded and sorted, so that
-// "Morgan, Robin", "ROBIN MORGAN" and "Robin Morgan" are the same name.
-func nameTokens(s string) []string {
-	f := strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return unicode.IsSpace(r) || r == ',' })
-	slices.Sort(f)
-	return f
-}
-
-// isName says whether v is the person's name, whatever its order.
-func (o *ownValues) isName(v string) bool {
-	t := nameTokens(v)
-	return len(t) > 0 && slices.Equal(t, nameTokens(o.first+" "+o.last))
-}
-
-// isNameOf says whether v is p's name, whatever its order and case: a
-// column that holds one person's name as a whole (a mandate's holder, a
-// transfer's payer) is theirs.
-func isNameOf(v string, p engine.Person) bool {
-	return (&ownValues{first: p.FirstName, last: p.LastName}).isName(v)
-}
+// isName says whether v is the person's name, whatever its order and
+// case (engine.SameName).
+func (o *ownValues) isName(v string) bool { return engine.SameName(v, o.first+" "+o.last) }
 
 func compactIBAN(s string) string {
 	return strings.ToUpper(strings.ReplaceAll(strings.TrimSpace(s), " ", ""))
@@ -638,8 +620,8 @@ func erasePaymentNotes(ctx context.Context, tx bun.Tx, e *erasure) (int64, error
 
 // eraseBankCredits erases the transfers for the person's orders that
 // they paid: the payer's columns (name, account, remittance) are the
-// payer's, and the payer is the person when the transfer's payer name is
-// theirs. When their household is gone, the transfers for its orders
+// payer's, and the payer is the person when the transfer's payer_person_id
+// is theirs (recorded when it was assigned, never a name compared now). When their household is gone, the transfers for its orders
 // lose their payer too (someone outside the club's persons paid, for
 // this household only). Another payer's transfer keeps its payer and
 // loses only the person's full name from its free text.
@@ -662,7 +644,7 @@ func eraseBankCredits(ctx context.Context, tx bun.Tx, e *erasure) (int64, error)
 	var n int64
 	for _, c := range credits {
 		u := tx.NewUpdate().Model((*bankstatement.BankCredit)(nil)).Where("id = ?", c.ID)
-		if e.own.isName(c.DebtorName) || slices.Contains(goneRefs, *c.PaymentReference) {
+		if (c.PayerPersonID != nil && *c.PayerPersonID == e.person.ID) || slices.Contains(goneRefs, *c.PaymentReference) {
 			e.own.addIBAN(c.DebtorIBAN)
 			e.credits = append(e.credits, c.CreditID)
 			u = u.Set("debtor_name = ?", e.label).Set("debtor_iban = ''").Set("remittance = ''").Set("note = ?", replaceAll(c.Note, e.all, e.label))
@@ -682,8 +664,8 @@ func eraseBankCredits(ctx context.Context, tx bun.Tx, e *erasure) (int64, error)
 }
 
 // eraseMandates erases the direct-debit mandates the person holds (the
-// holder column is the holder's: a mandate is theirs when its holder is
-// their name) and, when their household is gone, every mandate of the
+// holder's columns are the holder's: a mandate is theirs when its
+// holder_person_id is theirs, recorded when it was given or changed) and, when their household is gone, every mandate of the
 // household: the holder becomes the erased label, the account is blanked
 // and the mandate revoked, so that nothing is ever collected under it
 // again. Reference, creditor and signature time stay, as the orders
@@ -700,7 +682,7 @@ func eraseMandates(ctx context.Context, tx bun.Tx, e *erasure) (int64, error) {
 	}
 	var n int64
 	for _, m := range mandates {
-		if !e.own.isName(m.Holder) && !slices.Contains(e.gone, m.UserKey) {
+		if (m.HolderPersonID == nil || *m.HolderPersonID != e.person.ID) && !slices.Contains(e.gone, m.UserKey) {
 			continue
 		}
 		e.own.addIBAN(m.IBAN)
