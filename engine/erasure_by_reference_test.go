@@ -3,6 +3,8 @@ package engine_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -20,6 +22,7 @@ import (
 	"portal/engine/organisation"
 	"portal/engine/payment/settings"
 	"portal/engine/privacy"
+	"portal/engine/registration"
 	"portal/relay/session"
 	"portal/relay/session/sessiontest"
 )
@@ -165,9 +168,9 @@ func TestPersonExportListsOnlyMandatesAboutThem(t *testing.T) {
 
 // valueCounts counts, per table and column, the rows that hold each
 // value (every column of every table read as text, the outbox
-// included), leaving out the erased person's own row: their e-mail
+// included), leaving out the erased persons' own rows: their e-mail
 // column is theirs even where the address is another's too.
-func valueCounts(t *testing.T, db *bun.DB, erased int64, values []string) map[string]int {
+func valueCounts(t *testing.T, db *bun.DB, erased []int64, values []string) map[string]int {
 	t.Helper()
 	ctx := context.Background()
 	out := map[string]int{}
@@ -176,7 +179,7 @@ func valueCounts(t *testing.T, db *bun.DB, erased int64, values []string) map[st
 			for _, v := range values {
 				q := db.NewSelect().TableExpr("?", bun.Ident(table)).ColumnExpr("COUNT(*)").Where("CAST(? AS TEXT) LIKE ?", bun.Ident(c), "%"+v+"%")
 				if table == "persons" {
-					q = q.Where("id <> ?", erased)
+					q = q.Where("id NOT IN (?)", bun.List(erased))
 				}
 				var n int
 				if err := q.Scan(ctx, &n); err != nil {
@@ -191,12 +194,54 @@ func valueCounts(t *testing.T, db *bun.DB, erased int64, values []string) map[st
 	return out
 }
 
+// scanForExcept is scanFor leaving out, per table, the rows that except
+// selects (SQL): rows that hold a value like the erased person's and are
+// not theirs.
+func scanForExcept(t *testing.T, db *bun.DB, needles []string, except map[string]string) []string {
+	t.Helper()
+	ctx := context.Background()
+	var hits []string
+	for table, cols := range schemaColumns(t, db) {
+		for _, c := range cols {
+			for _, n := range needles {
+				q := db.NewSelect().TableExpr("?", bun.Ident(table)).ColumnExpr("COUNT(*)").Where("CAST(? AS TEXT) LIKE ?", bun.Ident(c), "%"+n+"%")
+				if x, ok := except[table]; ok {
+					q = q.Where("NOT (" + x + ")")
+				}
+				var count int
+				if err := q.Scan(ctx, &count); err != nil {
+					t.Fatalf("scan %s.%s: %v", table, c, err)
+				}
+				if count > 0 {
+					hits = append(hits, fmt.Sprintf("%s.%s has %q", table, c, n))
+				}
+			}
+		}
+	}
+	slices.Sort(hits)
+	return hits
+}
+
 // TestErasureLeavesNoValueOfThePersonAndEveryValueOfTheOthers is the
-// erasure's whole promise on both databases: Robin is erased from the
+// erasure's whole promise on both databases. Robin is erased from the
 // demo household, where Alex holds a mandate and paid the household's
-// registration by bank transfer. Afterwards no column of any table (nor
-// the outbox) holds a value of Robin's, and every value of the others is
-// where it was, as often as it was.
+// registration by bank transfer (both recorded as Alex's by id). Quirin,
+// alone in a household of their own, is erased too, emptying it: they
+// registered and paid by transfer, wrote a data request whose answer went
+// to their address, signed in, were looked at by staff, and share their
+// household's user key with a household of another club (with its own
+// session), and the club's bank account holder has Quirin's name.
+// Robin, with an address of their own, wrote a data request for the
+// demo household; Sam wrote another, answered to every address.
+// Afterwards no column of any table (nor the outbox) holds a value of
+// Robin's or Quirin's, nor Quirin's household's key: the sessions
+// (issue 38, 1) and the settings' audit entry (2) of others excepted,
+// which keep theirs; the answers lost Quirin's and Robin's addresses
+// (3), the requests
+// the texts Robin and Quirin typed (4), the household's key is one label
+// in every record (5), and every value of the others is where it was, as
+// often as it was (Sam's request; 6: Alex's mandate and transfer, theirs
+// by id).
 func TestErasureLeavesNoValueOfThePersonAndEveryValueOfTheOthers(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
@@ -204,20 +249,26 @@ func TestErasureLeavesNoValueOfThePersonAndEveryValueOfTheOthers(t *testing.T) {
 		form := d.Commit(demoAlex, demoRobin)
 		d.Pay(form)
 		giveAlexsMandate(t, db)
+		var err error
 		const robinPhone = "0799000333"
 		if _, err := db.NewUpdate().Model((*engine.ProcessData)(nil)).Set("data_value = ?", robinPhone).
 			Where("person_id = ? AND data_value = '0612345678'", demoRobin).Exec(ctx); err != nil {
 			t.Fatal(err)
 		}
-		// Alex's transfer for the household's order, as a statement names it.
-		var ref string
-		if err := db.NewSelect().Model((*engine.Payment)(nil)).Column("reference").Where("order_id IN (SELECT id FROM orders WHERE process_instance_id = ?)", form.ProcessID).
-			Limit(1).Scan(ctx, &ref); err != nil {
-			t.Fatal(err)
+		// Alex's transfer for the household's order, as a statement names
+		// it and the treasurer's assignment records its payer.
+		paymentRef := func(form *registration.Form) string {
+			var ref string
+			if err := db.NewSelect().Model((*engine.Payment)(nil)).Column("reference").Where("order_id IN (SELECT id FROM orders WHERE process_instance_id = ?)", form.ProcessID).
+				Limit(1).Scan(ctx, &ref); err != nil {
+				t.Fatal(err)
+			}
+			return ref
 		}
+		ref := paymentRef(form)
 		if _, err := db.NewInsert().Model(&bankstatement.BankCredit{Account: "CH00", CreditID: "c-alex", CreditKey: "k-alex", AmountMinor: 100, Currency: "EUR",
-			DebtorName: "MORGAN ALEX", DebtorIBAN: alexIBAN, Remittance: "Membership Morgan family", State: bankstatement.CreditAssigned,
-			PaymentReference: &ref, CreatedAt: clock.Now()}).Exec(ctx); err != nil {
+			DebtorName: "MORGAN ALEX", PayerPersonID: engine.PersonRef(demoAlex, true), DebtorIBAN: alexIBAN, Remittance: "Membership Morgan family",
+			State: bankstatement.CreditAssigned, PaymentReference: &ref, CreatedAt: clock.Now()}).Exec(ctx); err != nil {
 			t.Fatal(err)
 		}
 		// Staff wrote about Robin; Sam unsubscribed from reminders.
@@ -230,23 +281,109 @@ func TestErasureLeavesNoValueOfThePersonAndEveryValueOfTheOthers(t *testing.T) {
 		if err := message.OptOut(ctx, db, 1, message.OptOutReminders, []string{"sam.morgan@example.org"}, clock.Now()); err != nil {
 			t.Fatal(err)
 		}
+		// Robin, with an address of their own now, writes for the whole
+		// household a request naming no one; Sam writes another, whose
+		// answer goes to every address of the household.
+		const robinsAddress = "robin.m@example.net"
+		if _, err := db.NewUpdate().Model((*engine.Person)(nil)).Set("email = ?", robinsAddress).Where("id = ?", demoRobin).Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+		robinID, samID := demoRobin, int64(2)
+		var samsRequest *privacy.DataRequest
+		for _, r := range []privacy.NewDataRequest{{Kind: privacy.DataRequestCorrection, WriterID: &robinID, Message: "Our street is Birkenallee 5 now"},
+			{Kind: privacy.DataRequestCorrection, WriterID: &samID, Message: "Membership Morgan family: please check the fee"}} {
+			if samsRequest, err = privacy.Of(d.Svc).RequestDataChange(ctx, 1, engine.DemoUserKey, r); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := privacy.Of(d.Svc).CompleteDataRequest(ctx, engine.CommandLine, 1, samsRequest.ID, "Checked."); err != nil {
+			t.Fatal(err)
+		}
 
-		robins := []string{"Robin", "2014-06-02", robinPhone}
+		// Quirin, alone in their household, and what they leave.
+		quirinID := quirinAlone(t, d)
+		var quirinsForm engine.ProcessInstance
+		if err := db.NewSelect().Model(&quirinsForm).Where("user_key = ?", quirinsHome).Limit(1).Scan(ctx); err != nil {
+			t.Fatal(err)
+		}
+		qref := paymentRef(&registration.Form{ProcessID: quirinsForm.ID})
+		if _, err := db.NewInsert().Model(&bankstatement.BankCredit{Account: "CH00", CreditID: "c-quirin", CreditKey: "k-quirin", AmountMinor: 100, Currency: "EUR",
+			DebtorName: "ZABELTHORN QUIRINUS", PayerPersonID: &quirinID, DebtorIBAN: quirinIBAN, Remittance: "Zabelthorn",
+			State: bankstatement.CreditAssigned, PaymentReference: &qref, CreatedAt: clock.Now()}).Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+		const typed = "Lindenweg 12 is my street now"
+		req, err := privacy.Of(d.Svc).RequestDataChange(ctx, 1, quirinsHome, privacy.NewDataRequest{Kind: privacy.DataRequestCorrection, Message: typed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := privacy.Of(d.Svc).CompleteDataRequest(ctx, engine.CommandLine, 1, req.ID, "Corrected."); err != nil {
+			t.Fatal(err)
+		}
+		// The club's account holder is named as Quirin is: not Quirin's data.
+		treasurer := engine.Actor{Name: "treasurer@club.example"}
+		if _, err := settings.Of(d.Svc).StaffSetPaymentSettings(ctx, treasurer, 1, settings.PaymentSettingsChange{BankCreditorName: str(quirin.first + " " + quirin.last),
+			BankIBAN: str("DE02120300000000202051")}); err != nil {
+			t.Fatal(err)
+		}
+		// Another club's household of the same user key, signed in.
+		club, err := organisation.Of(d.Svc).CreateOrganisation(ctx, organisation.OrganisationChange{Name: str("Lakeside"), Slug: str("lakeside")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := organisation.Of(d.Svc).ImportPersons(ctx, club.ID, []organisation.PersonRow{{ExternalID: "lake-1", FirstName: "Lena", LastName: "Lakeside",
+			DateOfBirth: "1980-05-06", Email: "lena@lake.example", UserKeys: []string{quirinsHome}}}, func(string) bool { return true }); err != nil {
+			t.Fatal(err)
+		}
+		now := clock.Now()
+		lakeSession := &session.Session{ID: sessiontest.NewID(), UserKey: quirinsHome, Values: map[string]string{session.AttrOrganisation: strconv.FormatInt(club.ID, 10)},
+			CreatedAt: now, LastSeenAt: now, ExpiresAt: now.Add(time.Hour)}
+		if err := session.NewDBStore(db).Create(ctx, lakeSession); err != nil {
+			t.Fatal(err)
+		}
+
+		robins := []string{"Robin", "2014-06-02", robinPhone, "Birkenallee", robinsAddress}
+		quirins := append(quirinNeedles(), quirinsHome, "Lindenweg")
 		others := []string{"Alex Morgan", "MORGAN ALEX", "alex.morgan@example.org", alexIBAN, "Sam", "sam.morgan@example.org", "Jamie", "1985-04-12", "1987-09-30",
-			"2011-02-17", "Membership Morgan family"}
+			"2011-02-17", "Membership Morgan family", "Lena Lakeside", "lena@lake.example"}
+		// Rows that hold Quirin's name or household key and are not theirs:
+		// the club's account holder, its audit entry, the other club's
+		// household (its link and session).
+		notQuirins := map[string]string{
+			"organisation_payment_settings": "1 = 1",
+			"audit_log":                     "action = 'payment_settings.update'",
+			"user_persons":                  fmt.Sprintf("organisation_id = %d", club.ID),
+			"sessions":                      fmt.Sprintf("COALESCE(organisation_id, 0) = %d", club.ID),
+		}
 		if hits := scanFor(t, db, robins); len(hits) < 5 {
 			t.Fatalf("Robin's values are not where the test put them: %v", hits)
 		}
-		before := valueCounts(t, db, demoRobin, others)
+		if hits := scanForExcept(t, db, quirins, notQuirins); len(hits) < 12 {
+			t.Fatalf("Quirin's values are not where the test put them: %v", hits)
+		}
+		if hits := scanFor(t, db, []string{quirin.first + " " + quirin.last}); !slices.Contains(hits, "audit_log.after_json has \""+quirin.first+" "+quirin.last+"\"") {
+			t.Fatalf("the settings' audit entry does not name the account holder: %v", hits)
+		}
+		settingsEntry := auditDetails(t, db)[firstAudit(auditDetails(t, db), "payment_settings.update")]
+		done, err := engine.OutboxMessageByKey(ctx, db, "data_request_done:"+strconv.FormatInt(req.ID, 10))
+		if err != nil || !strings.Contains(done.Recipient, quirin.email) {
+			t.Fatalf("the answer to Quirin's request: %+v %v", done, err)
+		}
+		before := valueCounts(t, db, []int64{demoRobin, quirinID}, others)
 
-		if _, err := privacy.Of(d.Svc).ErasePerson(ctx, engine.CommandLine, 1, demoRobin, privacy.ErasureOptions{Force: true}); err != nil {
-			t.Fatal(err)
+		for _, id := range []int64{demoRobin, quirinID} {
+			if _, err := privacy.Of(d.Svc).ErasePerson(ctx, engine.CommandLine, 1, id, privacy.ErasureOptions{Force: true}); err != nil {
+				t.Fatal(err)
+			}
 		}
 
 		if hits := scanFor(t, db, robins); len(hits) > 0 {
 			t.Errorf("after the erasure Robin's values are still stored:\n%s", strings.Join(hits, "\n"))
 		}
-		after := valueCounts(t, db, demoRobin, others)
+		if hits := scanForExcept(t, db, quirins, notQuirins); len(hits) > 0 {
+			t.Errorf("after the erasure Quirin's values or household key are still stored:\n%s", strings.Join(hits, "\n"))
+		}
+		after := valueCounts(t, db, []int64{demoRobin, quirinID}, others)
 		for k, n := range before {
 			if after[k] != n {
 				t.Errorf("%s: %d rows before the erasure, %d after", k, n, after[k])
@@ -255,6 +392,25 @@ func TestErasureLeavesNoValueOfThePersonAndEveryValueOfTheOthers(t *testing.T) {
 		for k, n := range after {
 			if before[k] == 0 {
 				t.Errorf("%s: %d rows after the erasure, none before", k, n)
+			}
+		}
+		// 1: the other club's household keeps its session.
+		if _, err := session.NewDBStore(db).Load(ctx, lakeSession.ID); err != nil {
+			t.Errorf("the other club's session of the same user key: %v", err)
+		}
+		// 2: the settings' entry is as it was.
+		if e := auditDetails(t, db)[settingsEntry.ID]; e.AfterJSON != settingsEntry.AfterJSON || e.ErasedAt != nil {
+			t.Errorf("the settings' audit entry changed: %s", e.AfterJSON)
+		}
+		// 3: the answer keeps no address of Quirin's and is not sent again.
+		if m, err := engine.OutboxMessageByKey(ctx, db, done.DedupKey); err != nil || strings.Contains(m.Recipient, "@") {
+			t.Errorf("the answer's recipients after the erasure: %q %v", m.Recipient, err)
+		}
+		// 5: the household's records carry its label.
+		label := privacy.ErasedHouseholdLabel(quirinID, 1)
+		for _, table := range []string{"orders", "process_instances", "data_requests", "staff_access_log"} {
+			if n, err := db.NewSelect().Table(table).Where("user_key = ?", label).Count(ctx); err != nil || n == 0 {
+				t.Errorf("%s: no row carries the household's label %q (%v)", table, label, err)
 			}
 		}
 	})
