@@ -280,22 +280,12 @@ func (o *ownValues) addIBAN(iban string) {
 	}
 }
 
-// replaceOwnJSON replaces the person's own values in a JSON document,
-// value by value, and says whether it changed anything; a text that is
-// not JSON is left as it is.
-func replaceOwnJSON(doc string, own *ownValues, label string) (string, bool) {
-	return rewriteJSON(doc, func(_, v string) (string, bool) {
-		if own.is(v) {
-			return label, true
-		}
-		return v, false
-	})
-}
-
-// replaceJSON is replaceOwnJSON, and replaces too the user key of a
-// household that is gone wherever a document names a household by its
-// user key (a member "userKey", or one of "userKeys"), by the label the
-// household's records get.
+// replaceJSON replaces, in a JSON document, value by value, the
+// person's own values (a string that is as a whole one of them) by their
+// label, and the user key of a household that is gone, wherever the
+// document names a household by its user key (a member "userKey", or one
+// of "userKeys"), by the label the household's records get. It says
+// whether it changed anything; a text that is not JSON is left as it is.
 func (e *erasure) replaceJSON(doc string) (string, bool) {
 	return rewriteJSON(doc, func(field, v string) (string, bool) {
 		if e.own.is(v) {
