@@ -3,7 +3,9 @@ package engine
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect"
@@ -88,4 +90,47 @@ func UniqueAddresses(persons []Person) []string {
 		}
 	}
 	return out
+}
+
+// SameName says whether a and b are one name as people write it: the
+// same words whatever their order and case, a comma between last and
+// first name or not ("Morgan, Alex", "ALEX MORGAN", "Alex Morgan").
+func SameName(a, b string) bool {
+	words := func(s string) []string {
+		f := strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return unicode.IsSpace(r) || r == ',' })
+		slices.Sort(f)
+		return f
+	}
+	wa := words(a)
+	return len(wa) > 0 && slices.Equal(wa, words(b))
+}
+
+// HouseholdPersonNamed is the one person linked to the household of
+// userKey whose whole name is name (SameName); ok is false when none or
+// more than one is. It is how the person behind a name a member or a bank
+// wrote (a mandate's account holder, a transfer's payer) is recorded at
+// the write, once, so that later their records are found by that id and
+// never again by a name.
+func HouseholdPersonNamed(ctx context.Context, db bun.IDB, orgID int64, userKey, name string) (id int64, ok bool, err error) {
+	persons, err := LinkedPersons(ctx, db, userKey, orgID)
+	if err != nil {
+		return 0, false, err
+	}
+	for _, p := range persons {
+		if SameName(name, p.FirstName+" "+p.LastName) {
+			if ok {
+				return 0, false, nil // two of the household: nobody in particular
+			}
+			id, ok = p.ID, true
+		}
+	}
+	return id, ok, nil
+}
+
+// PersonRef is a person id to store in a nullable column: nil unless ok.
+func PersonRef(id int64, ok bool) *int64 {
+	if !ok {
+		return nil
+	}
+	return &id
 }
