@@ -198,14 +198,10 @@ func specLint(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	return nil
 }
 
+// newSpecFlagSet is the flag set of a spec command; its help is the spec
+// usage, then the command's flags (help.go).
 func newSpecFlagSet(name string, stderr io.Writer) *flag.FlagSet {
-	fs := newFlagSet("spec "+name, stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, specUsage)
-		fmt.Fprintf(stderr, "\nflags of spec %s:\n", name)
-		fs.PrintDefaults()
-	}
-	return fs
+	return newFlagSet("spec "+name, stderr)
 }
 
 // formatValue is the --format flag: text or json.
