@@ -58,7 +58,7 @@ func openDatabaseAlone(cfg config.Config) (db *bun.DB, closeDB func(), err error
 }
 
 func cmdMigrate(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	cfg, rest, err := config.Load(newFlagSet("migrate", stderr), args, getenv)
+	cfg, rest, err := loadConfigAround(newFlagSet("migrate", stderr), args, getenv)
 	if err != nil {
 		return err
 	}

@@ -48,7 +48,7 @@ type command struct {
 	// noSettings: it takes none of the shared settings (spec), so its
 	// help does not point to them.
 	noSettings bool
-	run         func(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error
+	run        func(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error
 }
 
 // commands is the table of portal's sub-commands, in the order of the

@@ -73,6 +73,10 @@ func cmdSpec(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	case "lint":
 		err = specLint(ctx, args[1:], stdout, stderr)
 	case "export":
+		if helpAsked(args[1:]) {
+			fmt.Fprint(stdout, specUsage)
+			return nil
+		}
 		if len(args) > 1 {
 			return usageError("usage: portal spec export (it takes no arguments)")
 		}
