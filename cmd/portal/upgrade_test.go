@@ -66,15 +66,16 @@ func buildRelease(t *testing.T, commit string) string {
 	// The binary is kept in the user's cache by commit: a commit's build
 	// never changes, and the test costs its build once per machine.
 	cache, err := os.UserCacheDir()
-	if err != nil {
-		cache = os.TempDir()
+	if err == nil {
+		cache = filepath.Join(cache, "portal-test")
+		err = os.MkdirAll(cache, 0o700)
 	}
-	bin := filepath.Join(cache, "portal-test", "portal-"+commit)
+	if err != nil { // no cache of the user's: this run's own folder
+		cache = t.TempDir()
+	}
+	bin := filepath.Join(cache, "portal-"+commit)
 	if _, err := os.Stat(bin); err == nil {
 		return bin
-	}
-	if err := os.MkdirAll(filepath.Dir(bin), 0o700); err != nil {
-		t.Fatal(err)
 	}
 	// A folder of its own per commit, the same on every run: the build
 	// cache keys a package by its folder, and the release's dependencies
