@@ -27,6 +27,7 @@ import (
 	"portal/engine/registration"
 	"portal/engine/staff"
 	"portal/handlers/server"
+	"portal/relay/hashlink"
 	"portal/relay/session"
 )
 
@@ -37,8 +38,10 @@ import (
 // a collection run that was sent, cancelled), the credits of an imported
 // bank statement, a mandate and the audit log are all there, a server
 // starts on the restored file, exports the same registrations and
-// payments as the original and opens an unpaid order's pay link. backup
-// never overwrites a file; restore is refused while a server holds the
+// payments as the original, opens an unpaid order's pay link and signs a
+// member in with the club's own hash secret, which is sealed in the
+// database: with the session key kept beside the backup, not with
+// another. backup never overwrites a file; restore is refused while a server holds the
 // database and for a file that is not a portal database.
 func TestBackupRestoreMidSeason(t *testing.T) {
 	dir := t.TempDir()
@@ -61,6 +64,14 @@ func TestBackupRestoreMidSeason(t *testing.T) {
 		if out, err := runCmd(t, e, args...); err != nil {
 			t.Fatalf("%v: %v\n%s", args, err, out)
 		}
+	}
+	// The club's own hash secret, sealed in the database with the session key.
+	ownSecret := filepath.Join(dir, "own-secret")
+	if err := os.WriteFile(ownSecret, []byte("riverside-own-hash-secret-42"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := runCmd(t, cmdEnv(live), "orgs", "set", "--org", "1", "--hash-secret-file", ownSecret); err != nil {
+		t.Fatalf("orgs set: %v\n%s", err, out)
 	}
 	key, _, err := runSplit(t, cmdEnv(live), "apikeys", "create", "--org", "1", "--scope", "write", "--name", "ops")
 	if err != nil {
@@ -185,7 +196,34 @@ func TestBackupRestoreMidSeason(t *testing.T) {
 	if status != http.StatusOK || !strings.Contains(strings.ReplaceAll(body, " ", ""), states.unpaid.PayReference) {
 		t.Errorf("the unpaid order's pay link on the restored server: %d\n%.600s", status, body)
 	}
+	hashLink := fmt.Sprintf("/membership/register/%d?u=%s&h=%s", engine.DemoPeriodID, engine.DemoUserKey, hashlink.Sign("riverside-own-hash-secret-42", engine.DemoUserKey))
+	signIn := func(base string) (int, string) {
+		t.Helper()
+		c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		res, err := c.Get(base + hashLink)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res.StatusCode, res.Header.Get("Location")
+	}
+	if status, where := signIn(rbase); status != http.StatusSeeOther || strings.Contains(where, "error") {
+		t.Errorf("a hash link of the club's own secret on the restored server: %d %s, want signed in", status, where)
+	}
 	rstop()
+	// Without the session key kept with the backup, the club's own secret
+	// cannot be opened: its members' links no longer sign them in.
+	otherKey := session.GenerateKey()
+	obase, ostop := serveFile(t, func(k string) string {
+		if k == "PORTAL_SESSION_KEY" {
+			return otherKey
+		}
+		return cmdEnv(fresh)(k)
+	})
+	if status, where := signIn(obase); !strings.Contains(where, "error=invalid") {
+		t.Errorf("the same link with another session key: %d %s, want refused", status, where)
+	}
+	ostop()
 	if out, err := runCmd(t, cmdEnv(fresh), "debits", "list", "--org", "1"); err != nil || !strings.Contains(out, "sent") {
 		t.Errorf("the collection run restored: %v\n%s", err, out)
 	}
