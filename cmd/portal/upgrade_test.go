@@ -24,11 +24,11 @@ import (
 )
 
 // previousRelease is the commit of the release before this one that the
-// upgrade test starts from: v0.2.0 (CHANGELOG.md), OpenAPI 1.6.1, before
-// the data-protection, direct-debit collection and books migrations. A
-// commit, not the tag: CI's clones may carry no tags. Move it forward at a
-// release.
-const previousRelease = "cd01087"
+// upgrade test starts from: v0.3.0 (CHANGELOG.md), OpenAPI 2.0.0, before
+// the books' time zone, sessions by organisation and person-id
+// migrations. A commit, not the tag: CI's clones may carry no tags. Move
+// it forward at a release.
+const previousRelease = "b853a3f"
 
 // TestUpgradeFromPreviousRelease builds the previous release from its
 // commit, fills a database with it (the demo, three households through its
