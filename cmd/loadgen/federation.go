@@ -26,7 +26,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/banking"
-	"portal/engine/demodata"
+	"portal/engine/demodata/federation"
 )
 
 // The federation benchmark (`make bench-federation`, issue 42): a fresh
@@ -55,13 +55,13 @@ type fedRow struct {
 }
 
 type fedRun struct {
-	o       options
-	f       fedOptions
-	binary  string
-	dbURL   string
-	db      *bun.DB
-	env     []string
-	base    string
+	o      options
+	f      fedOptions
+	binary string
+	dbURL  string
+	db     *bun.DB
+	env    []string
+	base   string
 	// members is base on the demo club's hostname (localhost): with
 	// many clubs, a member's address names the club.
 	members string
@@ -521,11 +521,11 @@ func (r *fedRun) nightlyJobs(ctx context.Context) error {
 func (r *fedRun) seasonOpening(ctx context.Context) error {
 	n := r.f.opening
 	if n == 0 {
-		n, _, _, _ = demodata.FederationSize{Clubs: r.f.clubs, Persons: r.f.persons}.Households()
+		n, _, _, _ = federation.Size{Clubs: r.f.clubs, Persons: r.f.persons}.Households()
 	}
 	keys := make(chan string, n)
 	for i := 1; i <= n; i++ {
-		keys <- fmt.Sprintf("%s%d", demodata.FederationOpeningPrefix, i)
+		keys <- fmt.Sprintf("%s%d", federation.OpeningPrefix, i)
 	}
 	close(keys)
 	var (
@@ -623,7 +623,7 @@ func (r *fedRun) staffSession(slug, email string) (*http.Client, error) {
 // staffPages loads the big club's staff pages with r.f.staff signed-in
 // staff at once, every page r.f.staffRounds times each, in turns.
 func (r *fedRun) staffPages(ctx context.Context) error {
-	slug := demodata.FederationBankClub
+	slug := federation.BankClub
 	var org, period, reg int64
 	var regs int
 	if err := r.db.QueryRowContext(ctx, "SELECT id FROM organisations WHERE slug = ?", slug).Scan(&org); err != nil {
@@ -731,7 +731,7 @@ func (r *fedRun) psqlTime(stdin io.Reader, sql string) (time.Duration, error) {
 // adminAPI times the big club's period export (first byte and whole) and a
 // person import of r.f.persons/10 rows, each with its COPY reference.
 func (r *fedRun) adminAPI(ctx context.Context) error {
-	slug := demodata.FederationBankClub
+	slug := federation.BankClub
 	org, key, err := r.apiKey(ctx, slug)
 	if err != nil {
 		return err
@@ -841,7 +841,7 @@ func (r *fedRun) copyReference(data []byte) (time.Duration, error) {
 // club's account, a tenth of them paying its open transfers: first as a
 // dry run (matched, nothing captured), the reference, then for real.
 func (r *fedRun) statementImport(ctx context.Context) error {
-	slug := demodata.FederationBankClub
+	slug := federation.BankClub
 	var org int64
 	if err := r.db.QueryRowContext(ctx, "SELECT id FROM organisations WHERE slug = ?", slug).Scan(&org); err != nil {
 		return err
@@ -861,7 +861,7 @@ func (r *fedRun) statementImport(ctx context.Context) error {
 	fmt.Fprintf(&b, `<?xml version="1.0" encoding="UTF-8"?>
 <Document xmlns="urn:iso:std:iso:20022:tech:xsd:camt.053.001.08"><BkToCstmrStmt>
 <GrpHdr><MsgId>FED-%[1]s</MsgId><CreDtTm>%[2]s</CreDtTm></GrpHdr>
-<Stmt><Id>FED-%[1]s</Id><CreDtTm>%[2]s</CreDtTm><Acct><Id><IBAN>%[3]s</IBAN></Id><Ccy>EUR</Ccy></Acct>`, randomHex(4), time.Now().UTC().Format(time.RFC3339), demodata.FederationCreditorIBAN)
+<Stmt><Id>FED-%[1]s</Id><CreDtTm>%[2]s</CreDtTm><Acct><Id><IBAN>%[3]s</IBAN></Id><Ccy>EUR</Ccy></Acct>`, randomHex(4), time.Now().UTC().Format(time.RFC3339), federation.CreditorIBAN)
 	day := time.Now().UTC().Format(time.DateOnly)
 	for i := range credits {
 		ref, minor := "", int64(5000+i%97*100)
@@ -908,7 +908,7 @@ var runIDPattern = regexp.MustCompile(`run (\d+) \(`)
 // and marks it sent, each with the command an operator uses.
 func (r *fedRun) collectionRun(ctx context.Context) error {
 	var org int64
-	if err := r.db.QueryRowContext(ctx, "SELECT id FROM organisations WHERE slug = ?", demodata.FederationDebitClub).Scan(&org); err != nil {
+	if err := r.db.QueryRowContext(ctx, "SELECT id FROM organisations WHERE slug = ?", federation.DebitClub).Scan(&org); err != nil {
 		return err
 	}
 	orgID := strconv.FormatInt(org, 10)

@@ -10,14 +10,14 @@ import (
 	"portal/cmd/portal/config"
 	"portal/engine"
 	"portal/engine/clock"
-	"portal/engine/demodata"
+	"portal/engine/demodata/federation"
 	"portal/engine/staff"
 )
 
 // seedFederationUsage names the federation seed's flags.
 const seedFederationUsage = "usage: portal seed federation [--clubs N] [--persons M]"
 
-// cmdSeedFederation seeds a federation (demodata.SeedFederation): the demo
+// cmdSeedFederation seeds a federation (federation.Seed): the demo
 // club, N clubs with two seasons of registrations over M persons, and the
 // season opening's households, for `make bench-federation`
 // (docs/BENCHMARKS.md). Idempotent: clubs that exist are left alone.
@@ -38,7 +38,7 @@ func cmdSeedFederation(ctx context.Context, args []string, getenv func(string) s
 	}
 	defer closeDB()
 	start := time.Now()
-	rep, err := demodata.SeedFederation(ctx, db, demodata.FederationSize{Clubs: *clubs, Persons: *persons}, clock.Now(),
+	rep, err := federation.Seed(ctx, db, federation.Size{Clubs: *clubs, Persons: *persons}, clock.Now(),
 		func(line string) { fmt.Fprintln(stdout, line) })
 	if err != nil {
 		return err

@@ -1,4 +1,6 @@
-package demodata
+// Package federation seeds a federation for `portal seed federation` and
+// `make bench-federation` (issue 42): the demo at the scale of many clubs.
+package federation
 
 import (
 	"context"
@@ -14,6 +16,7 @@ import (
 	"portal/engine"
 	"portal/engine/banking"
 	"portal/engine/definition"
+	"portal/engine/demodata"
 	"portal/engine/directdebit"
 	"portal/engine/payment"
 	"portal/engine/payment/settings"
@@ -28,10 +31,10 @@ import (
 //   - the demo club (organisation 1, SeedDemo) holds the households of the
 //     season opening (user keys fed-open-1 ... fed-open-N), linked to two
 //     persons each and not yet registered in the open period 1;
-//   - FederationBankClub (slug fed-001), the big club, whose members pay by
+//   - BankClub (slug fed-001), the big club, whose members pay by
 //     bank transfer to its own account: about a tenth of its households
 //     owe an open transfer (the statement import's matches);
-//   - FederationDebitClub (slug fed-002) collects every fee by SEPA direct
+//   - DebitClub (slug fed-002) collects every fee by SEPA direct
 //     debit: each of its households has a mandate and an order due today
 //     (the collection run).
 //
@@ -40,27 +43,27 @@ import (
 // memberships, the payment attempt and the provider's event), inserted in
 // batches instead of one registration at a time.
 const (
-	FederationBankClub  = "fed-001"
-	FederationDebitClub = "fed-002"
-	// FederationOpeningPrefix names the season opening's user keys.
-	FederationOpeningPrefix = "fed-open-"
-	// FederationCreditorIBAN is the big club's account (a valid example
+	BankClub  = "fed-001"
+	DebitClub = "fed-002"
+	// OpeningPrefix names the season opening's user keys.
+	OpeningPrefix = "fed-open-"
+	// CreditorIBAN is the big club's account (a valid example
 	// IBAN; nobody owns it): the statement import's account.
-	FederationCreditorIBAN = "DE02120300000000202051"
-	// FederationDebitIBAN is the debit club's account and FederationCreditorID its SEPA creditor id.
-	FederationDebitIBAN  = "DE02500105170137075030"
-	FederationCreditorID = "DE98ZZZ09999999999"
+	CreditorIBAN = "DE02120300000000202051"
+	// DebitIBAN is the debit club's account and CreditorID its SEPA creditor id.
+	DebitIBAN  = "DE02500105170137075030"
+	CreditorID = "DE98ZZZ09999999999"
 )
 
-// FederationSize is how big a federation to seed.
-type FederationSize struct {
+// Size is how big a federation to seed.
+type Size struct {
 	Clubs, Persons int
 }
 
 // Households is how the persons are spread: the season opening's
 // households (two persons each), the big club's and the debit club's
 // households, and the households of each other club.
-func (s FederationSize) Households() (opening, bank, debit, perClub int) {
+func (s Size) Households() (opening, bank, debit, perClub int) {
 	opening = s.Persons / 10   // a fifth of the persons
 	bank = s.Persons / 20      // two persons each on average: a tenth
 	debit = s.Persons / 10     // one person each: a tenth
@@ -69,24 +72,24 @@ func (s FederationSize) Households() (opening, bank, debit, perClub int) {
 	return opening, bank, debit, perClub
 }
 
-// FederationReport says what a seed added and what it found.
-type FederationReport struct {
+// Report says what a seed added and what it found.
+type Report struct {
 	ClubsAdded, ClubsFound     int
 	OpeningAdded, OpeningFound int
 	Persons, Registrations     int
 }
 
-// SeedFederation seeds the demo (SeedDemo), then size.Clubs clubs and the
+// Seed seeds the demo (SeedDemo), then size.Clubs clubs and the
 // season opening's households. It is idempotent: each club is seeded in
 // one transaction and left alone when its slug exists, and the opening's
 // households are added only where missing. progress, when set, is told of
 // each club.
-func SeedFederation(ctx context.Context, db *bun.DB, size FederationSize, now time.Time, progress func(string)) (FederationReport, error) {
-	var rep FederationReport
+func Seed(ctx context.Context, db *bun.DB, size Size, now time.Time, progress func(string)) (Report, error) {
+	var rep Report
 	if size.Clubs < 2 || size.Persons < 100 {
 		return rep, fmt.Errorf("a federation needs at least 2 clubs and 100 persons")
 	}
-	if err := SeedDemo(ctx, db, 0, now); err != nil {
+	if err := demodata.SeedDemo(ctx, db, 0, now); err != nil {
 		return rep, err
 	}
 	now = now.UTC()
@@ -99,9 +102,9 @@ func SeedFederation(ctx context.Context, db *bun.DB, size FederationSize, now ti
 	for i := 1; i <= size.Clubs; i++ {
 		c := fedClub{slug: fmt.Sprintf("fed-%03d", i), households: perClub, provider: ""}
 		switch c.slug {
-		case FederationBankClub:
+		case BankClub:
 			c.households, c.provider = bank, payment.BankTransferProvider
-		case FederationDebitClub:
+		case DebitClub:
 			c.households, c.provider = debit, payment.DirectDebitProvider
 		}
 		added, persons, regs, err := seedClub(ctx, db, i, c, now)
@@ -134,7 +137,7 @@ func SeedFederation(ctx context.Context, db *bun.DB, size FederationSize, now ti
 func seedOpening(ctx context.Context, db *bun.DB, n int, now time.Time) (int, error) {
 	var have []string
 	if err := db.NewSelect().Model((*engine.UserPerson)(nil)).Column("user_key").Distinct().
-		Where("organisation_id = 1 AND user_key LIKE ?", FederationOpeningPrefix+"%").Scan(ctx, &have); err != nil {
+		Where("organisation_id = 1 AND user_key LIKE ?", OpeningPrefix+"%").Scan(ctx, &have); err != nil {
 		return 0, fmt.Errorf("season opening households: %w", err)
 	}
 	exists := make(map[string]bool, len(have))
@@ -147,7 +150,7 @@ func seedOpening(ctx context.Context, db *bun.DB, n int, now time.Time) (int, er
 		var keys []string
 		var persons []engine.Person
 		for i := from; i < min(from+batch, n+1); i++ {
-			key := fmt.Sprintf("%s%d", FederationOpeningPrefix, i)
+			key := fmt.Sprintf("%s%d", OpeningPrefix, i)
 			if exists[key] {
 				continue
 			}
@@ -235,7 +238,7 @@ func seedClub(ctx context.Context, db *bun.DB, n int, c fedClub, now time.Time) 
 		return false, 0, 0, err
 	}
 	// Both are idempotent: an unchanged definition is not stored again.
-	spec, err := definition.ParseDefinitionFor(demoDefinition, setup.org)
+	spec, err := definition.ParseDefinitionFor(demodata.DemoDefinitionYAML(), setup.org)
 	if err != nil {
 		return false, 0, 0, err
 	}
@@ -323,8 +326,8 @@ func seedClubSetup(ctx context.Context, tx bun.Tx, n int, c fedClub, now time.Ti
 		NameTexts: seasonTexts(start.Year(), end.Year()), StartDate: start, EndDate: end, Status: engine.PeriodOpen, Currency: "EUR", DefinitionKey: "membership"}
 	s.old = engine.MembershipPeriod{OrganisationID: s.org, Name: fmt.Sprintf("Season %d/%d", start.Year()-1, end.Year()-1),
 		NameTexts: seasonTexts(start.Year()-1, end.Year()-1), StartDate: start.AddDate(-1, 0, 0), EndDate: start.AddDate(0, 0, -1), Status: engine.PeriodClosed, Currency: "EUR", DefinitionKey: "membership"}
-	s.adult = engine.MembershipType{OrganisationID: s.org, Code: "ADULT", Name: "Adult", NameTexts: DemoTexts("Adult", "Erwachsene", "Adulte"), MinAge: new(18)}
-	s.youth = engine.MembershipType{OrganisationID: s.org, Code: "JUNIOR", Name: "Junior", NameTexts: DemoTexts("Junior", "Jugend", "Junior"), MaxAge: new(17)}
+	s.adult = engine.MembershipType{OrganisationID: s.org, Code: "ADULT", Name: "Adult", NameTexts: demodata.DemoTexts("Adult", "Erwachsene", "Adulte"), MinAge: new(18)}
+	s.youth = engine.MembershipType{OrganisationID: s.org, Code: "JUNIOR", Name: "Junior", NameTexts: demodata.DemoTexts("Junior", "Jugend", "Junior"), MaxAge: new(17)}
 	for _, r := range []any{&s.current, &s.old, &s.adult, &s.youth} {
 		if _, err := tx.NewInsert().Model(r).Exec(ctx); err != nil {
 			return s, fmt.Errorf("seed %T: %w", r, err)
@@ -333,15 +336,15 @@ func seedClubSetup(ctx context.Context, tx bun.Tx, n int, c fedClub, now time.Ti
 	fee := int64(9000 + 500*(n%7))
 	rules := func(period engine.MembershipPeriod, full bool) []engine.PriceRule {
 		rs := []engine.PriceRule{
-			{PeriodID: period.ID, Code: "adult-fee", Kind: engine.RuleMembershipFee, Label: "Adult membership", LabelTexts: DemoTexts("Adult membership", "Mitgliedschaft Erwachsene", "Cotisation adulte"), MembershipTypeID: &s.adult.ID, AmountMinor: new(fee)},
-			{PeriodID: period.ID, Code: "junior-fee", Kind: engine.RuleMembershipFee, Label: "Junior membership", LabelTexts: DemoTexts("Junior membership", "Mitgliedschaft Jugend", "Cotisation junior"), MembershipTypeID: &s.youth.ID, AmountMinor: new(fee / 2)},
-			{PeriodID: period.ID, Code: "admin-fee", Kind: engine.RuleAdminFee, Label: "Administration fee", LabelTexts: DemoTexts("Administration fee", "Bearbeitungsgebühr", "Frais administratifs"), AmountMinor: new(int64(250))},
+			{PeriodID: period.ID, Code: "adult-fee", Kind: engine.RuleMembershipFee, Label: "Adult membership", LabelTexts: demodata.DemoTexts("Adult membership", "Mitgliedschaft Erwachsene", "Cotisation adulte"), MembershipTypeID: &s.adult.ID, AmountMinor: new(fee)},
+			{PeriodID: period.ID, Code: "junior-fee", Kind: engine.RuleMembershipFee, Label: "Junior membership", LabelTexts: demodata.DemoTexts("Junior membership", "Mitgliedschaft Jugend", "Cotisation junior"), MembershipTypeID: &s.youth.ID, AmountMinor: new(fee / 2)},
+			{PeriodID: period.ID, Code: "admin-fee", Kind: engine.RuleAdminFee, Label: "Administration fee", LabelTexts: demodata.DemoTexts("Administration fee", "Bearbeitungsgebühr", "Frais administratifs"), AmountMinor: new(int64(250))},
 		}
 		if full {
 			rs = append(rs,
-				engine.PriceRule{PeriodID: period.ID, Code: "joining-fee", Kind: engine.RuleMemberType, Label: "Joining fee (new member)", LabelTexts: DemoTexts("Joining fee (new member)", "Eintrittsgebühr (neues Mitglied)", "Droit d'entrée (nouveau membre)"), MemberType: new(engine.MemberNew), AmountMinor: new(int64(1500))},
-				engine.PriceRule{PeriodID: period.ID, Code: "loyalty", Kind: engine.RuleMemberType, Label: "Loyalty discount (renewal)", LabelTexts: DemoTexts("Loyalty discount (renewal)", "Treuerabatt (Verlängerung)", "Remise de fidélité (renouvellement)"), MemberType: new(engine.MemberRenewal), AmountMinor: new(int64(-1000))},
-				engine.PriceRule{PeriodID: period.ID, Code: "family", Kind: engine.RuleFamily, Label: "Family discount 15% (3 or more)", LabelTexts: DemoTexts("Family discount 15% (3 or more)", "Familienrabatt 15 % (ab 3 Personen)", "Remise famille 15 % (3 personnes ou plus)"), MinPersons: new(3), PercentBP: new(-1500)})
+				engine.PriceRule{PeriodID: period.ID, Code: "joining-fee", Kind: engine.RuleMemberType, Label: "Joining fee (new member)", LabelTexts: demodata.DemoTexts("Joining fee (new member)", "Eintrittsgebühr (neues Mitglied)", "Droit d'entrée (nouveau membre)"), MemberType: new(engine.MemberNew), AmountMinor: new(int64(1500))},
+				engine.PriceRule{PeriodID: period.ID, Code: "loyalty", Kind: engine.RuleMemberType, Label: "Loyalty discount (renewal)", LabelTexts: demodata.DemoTexts("Loyalty discount (renewal)", "Treuerabatt (Verlängerung)", "Remise de fidélité (renouvellement)"), MemberType: new(engine.MemberRenewal), AmountMinor: new(int64(-1000))},
+				engine.PriceRule{PeriodID: period.ID, Code: "family", Kind: engine.RuleFamily, Label: "Family discount 15% (3 or more)", LabelTexts: demodata.DemoTexts("Family discount 15% (3 or more)", "Familienrabatt 15 % (ab 3 Personen)", "Remise famille 15 % (3 personnes ou plus)"), MinPersons: new(3), PercentBP: new(-1500)})
 		}
 		return rs
 	}
@@ -361,10 +364,10 @@ func clubPaymentSettings(ctx context.Context, db *bun.DB, org int64, c fedClub) 
 	var ch settings.PaymentSettingsChange
 	switch c.provider {
 	case payment.BankTransferProvider:
-		ch = settings.PaymentSettingsChange{BankCreditorName: &name, BankIBAN: new(FederationCreditorIBAN), Methods: &[]string{payment.BankTransferProvider}}
+		ch = settings.PaymentSettingsChange{BankCreditorName: &name, BankIBAN: new(CreditorIBAN), Methods: &[]string{payment.BankTransferProvider}}
 	case payment.DirectDebitProvider:
-		ch = settings.PaymentSettingsChange{BankCreditorName: &name, BankIBAN: new(FederationDebitIBAN),
-			Methods: &[]string{payment.BankTransferProvider, payment.DirectDebitProvider}, DebitCreditorID: new(FederationCreditorID)}
+		ch = settings.PaymentSettingsChange{BankCreditorName: &name, BankIBAN: new(DebitIBAN),
+			Methods: &[]string{payment.BankTransferProvider, payment.DirectDebitProvider}, DebitCreditorID: new(CreditorID)}
 	default:
 		return nil
 	}
@@ -434,9 +437,9 @@ func seedHouseholds(ctx context.Context, tx bun.Tx, s *clubSetup, c fedClub, fro
 		mandates = make([]directdebit.DebitMandate, len(keys))
 		for i, key := range keys {
 			ref := fmt.Sprintf("FED-%s-%06d", strings.ToUpper(c.slug), from+i)
-			text, version := directdebit.MandateText("en", directdebit.MandateTerms{CreditorName: "Federation Club 002", CreditorID: FederationCreditorID, Reference: ref})
-			mandates[i] = directdebit.DebitMandate{OrganisationID: s.org, UserKey: key, CreditorID: FederationCreditorID, Reference: ref,
-				Holder: household[i][0].FirstName + " " + household[i][0].LastName, IBAN: FederationDebitIBAN, Language: "en", Text: text, TextVersion: version,
+			text, version := directdebit.MandateText("en", directdebit.MandateTerms{CreditorName: "Federation Club 002", CreditorID: CreditorID, Reference: ref})
+			mandates[i] = directdebit.DebitMandate{OrganisationID: s.org, UserKey: key, CreditorID: CreditorID, Reference: ref,
+				Holder: household[i][0].FirstName + " " + household[i][0].LastName, IBAN: DebitIBAN, Language: "en", Text: text, TextVersion: version,
 				SignedAt: now.AddDate(0, 0, -10-i%20)}
 		}
 		if _, err := tx.NewInsert().Model(&mandates).Exec(ctx); err != nil {
@@ -629,4 +632,9 @@ func attemptOf(o *engine.Order, c fedClub, now time.Time) (*engine.Payment, *eng
 			AmountMinor: &amount, Currency: &currency, CreatedAt: *o.PaidAt}
 	}
 	return nil, nil
+}
+
+// seasonTexts name a season in each language, as the demo's.
+func seasonTexts(from, to int) engine.Texts {
+	return demodata.DemoTexts(fmt.Sprintf("Season %d/%d", from, to), fmt.Sprintf("Saison %d/%d", from, to), fmt.Sprintf("Saison %d/%d", from, to))
 }
