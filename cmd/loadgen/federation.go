@@ -376,6 +376,8 @@ type jobWindow struct {
 	queued        time.Time
 	running, done time.Time
 	state         string
+	// failures: an attempt failed (and was retried).
+	failures bool
 }
 
 // pollJobs watches the jobs of kinds (ids above after) until none is
@@ -402,7 +404,10 @@ func (r *fedRun) pollJobs(ctx context.Context, after int64, kinds []string, time
 			}
 			w.state = j.State
 			switch j.State {
-			case "queued":
+			case "queued", "failed": // failed: to be retried
+				if j.State == "failed" {
+					w.failures = true
+				}
 				open++
 			case "running":
 				open++
@@ -499,20 +504,36 @@ func (r *fedRun) nightlyJobs(ctx context.Context) error {
 		slices.Sort(lat)
 		return percentile(lat, 0.99), len(lat)
 	}
-	byKind := map[string]time.Duration{}
+	byKind := map[string]*jobWindow{}
 	for _, w := range first {
-		byKind[w.kind] = max(byKind[w.kind], w.done.Sub(w.running))
+		if b := byKind[w.kind]; b == nil || w.done.Sub(w.running) > b.done.Sub(b.running) {
+			byKind[w.kind] = w
+		}
+	}
+	outcome := func(w *jobWindow) string {
+		s := w.state
+		if w.failures {
+			s += " after a failed attempt"
+		}
+		return s
 	}
 	for _, kind := range nightlyKinds {
-		r.add("first night at start-up: "+kind, secs(byKind[kind]), "", "< 60 s", byKind[kind] < time.Minute, true)
+		w := byKind[kind]
+		if w == nil {
+			continue
+		}
+		took := w.done.Sub(w.running)
+		p99, n := p99In(w.running, w.done)
+		r.add("first night at start-up: "+kind, fmt.Sprintf("%s (%s); step p99 %s (%d next)", secs(took), outcome(w), ms(p99), n), ref,
+			"< 60 s", took < time.Minute && w.state == "succeeded" && !w.failures, true)
 	}
 	for _, w := range windows {
 		took := w.done.Sub(w.running)
 		p99, n := p99In(w.running, w.done)
-		r.add("jobs run "+w.kind, fmt.Sprintf("%s; step p99 %s (%d next)", secs(took), ms(p99), n), ref,
-			"< 60 s; p99 < 50 ms", took < time.Minute && (n == 0 || p99 < 50*time.Millisecond), true)
+		r.add("jobs run "+w.kind, fmt.Sprintf("%s (%s); step p99 %s (%d next)", secs(took), outcome(w), ms(p99), n), ref,
+			"< 60 s; p99 < 50 ms", took < time.Minute && w.state == "succeeded" && !w.failures && (n == 0 || p99 < 50*time.Millisecond), true)
 	}
-	r.note("Nightly jobs: the schedules run once at the server's start (the first night, the federation's whole backlog: every job kind at once over %d worker(s)); then `portal jobs run KIND` runs each again alone, over what is left. Times are from the job seen running to seen finished (polled every 50 ms). The step loop is %d members of the demo club answering questions in a closed loop throughout.", 1, r.o.members)
+	r.note("Nightly jobs: the schedules run once at the server's start (the first night, the federation's whole backlog: every scheduled kind queued at once, run by the server's job workers); then `portal jobs run KIND` runs each again alone, over what is left. Times are from the job seen running to seen finished (polled every 50 ms). The step loop is %d members of the demo club answering questions in a closed loop throughout; its p99 is over the next answered while each job ran.", r.o.members)
 	return nil
 }
 
