@@ -431,11 +431,6 @@ func (r *fedRun) pollJobs(ctx context.Context, after int64, kinds []string, time
 	return seen, fmt.Errorf("jobs still open after %s", timeout)
 }
 
-func maxJobID(ctx context.Context, db *bun.DB) (int64, error) {
-	var id int64
-	err := db.NewSelect().Table("jobs").ColumnExpr("coalesce(max(id), 0)").Scan(ctx, &id)
-	return id, err
-}
 
 // nightlyJobs runs each nightly job over the whole federation (`portal
 // jobs run KIND`, one after another) while members answer steps in a
@@ -458,26 +453,11 @@ func (r *fedRun) nightlyJobs(ctx context.Context) error {
 		quiet()
 		return err
 	}
-	after, err := maxJobID(ctx, r.db)
-	if err != nil {
+	// What the night left for the job workers to send (mails to members).
+	var left int
+	if err := r.db.NewSelect().Table("jobs").ColumnExpr("count(*)").Where("state IN ('queued', 'failed')").Scan(ctx, &left); err != nil {
 		quiet()
 		return err
-	}
-	var windows []*jobWindow
-	for _, kind := range nightlyKinds {
-		if _, _, err := r.portal("jobs", "run", kind); err != nil {
-			quiet()
-			return err
-		}
-		got, err := r.pollJobs(ctx, after, []string{kind}, 10*time.Minute)
-		if err != nil {
-			quiet()
-			return err
-		}
-		for id, w := range got {
-			after = max(after, id)
-			windows = append(windows, w)
-		}
 	}
 	// A quiet stretch after the jobs, for the loop's p99 without them.
 	time.Sleep(5 * time.Second)
@@ -524,16 +504,10 @@ func (r *fedRun) nightlyJobs(ctx context.Context) error {
 		}
 		took := w.done.Sub(w.running)
 		p99, n := p99In(w.running, w.done)
-		r.add("first night at start-up: "+kind, fmt.Sprintf("%s (%s); step p99 %s (%d next)", secs(took), outcome(w), ms(p99), n), ref,
-			"< 60 s", took < time.Minute && w.state == "succeeded" && !w.failures, true)
+		r.add("nightly job "+kind, fmt.Sprintf("%s (%s); step p99 %s (%d next)", secs(took), outcome(w), ms(p99), n), ref,
+			"< 60 s; step p99 < 50 ms", took < time.Minute && w.state == "succeeded" && !w.failures && (n == 0 || p99 < 50*time.Millisecond), true)
 	}
-	for _, w := range windows {
-		took := w.done.Sub(w.running)
-		p99, n := p99In(w.running, w.done)
-		r.add("jobs run "+w.kind, fmt.Sprintf("%s (%s); step p99 %s (%d next)", secs(took), outcome(w), ms(p99), n), ref,
-			"< 60 s; p99 < 50 ms", took < time.Minute && w.state == "succeeded" && !w.failures && (n == 0 || p99 < 50*time.Millisecond), true)
-	}
-	r.note("Nightly jobs: the schedules run once at the server's start (the first night, the federation's whole backlog: every scheduled kind queued at once, run by the server's job workers); then `portal jobs run KIND` runs each again alone, over what is left. Times are from the job seen running to seen finished (polled every 50 ms). The step loop is %d members of the demo club answering questions in a closed loop throughout; its p99 is over the next answered while each job ran.", r.o.members)
+	r.note("Nightly jobs: the server's schedules queue every scheduled kind at its start, as at midnight, over the whole federation (the first night: every backlog at once); the job workers run them while %d members of the demo club answer questions in a closed loop; each job's time is from seen running to seen finished (the jobs table polled every 50 ms), and its step p99 is over the next answered meanwhile. The night left %d jobs queued (mostly the members' reminder and renewal mails), which the workers send during the phases that follow.", r.o.members, left)
 	return nil
 }
 
