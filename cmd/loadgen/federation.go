@@ -431,7 +431,6 @@ func (r *fedRun) pollJobs(ctx context.Context, after int64, kinds []string, time
 	return seen, fmt.Errorf("jobs still open after %s", timeout)
 }
 
-
 // nightlyJobs runs each nightly job over the whole federation (`portal
 // jobs run KIND`, one after another) while members answer steps in a
 // closed loop, and reports each job's time and the loop's p99 while it ran.
