@@ -391,7 +391,7 @@ func (r *fedRun) pollJobs(ctx context.Context, after int64, kinds []string, time
 			Kind  string `bun:"kind"`
 			State string `bun:"state"`
 		}
-		if err := r.db.NewSelect().Table("jobs").Column("id", "kind", "state").Where("id > ? AND kind IN (?)", after, bun.In(kinds)).Scan(ctx, &rows); err != nil {
+		if err := r.db.NewSelect().Table("jobs").Column("id", "kind", "state").Where("id > ? AND kind IN (?)", after, bun.List(kinds)).Scan(ctx, &rows); err != nil {
 			return seen, err
 		}
 		now := time.Now()

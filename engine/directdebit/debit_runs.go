@@ -767,14 +767,14 @@ func (s *Service) settleSentDebits(ctx context.Context, run *payment.DebitRun, o
 func (s *Service) settleDebitBatch(ctx context.Context, tx bun.Tx, provider engine.PaymentProvider, run *payment.DebitRun, ids []int64, sentAt time.Time, out *SentDebitRun) error {
 	var collected []int64
 	if err := tx.NewUpdate().Model((*payment.Debit)(nil)).Set("status = ?", payment.DebitCollected).
-		Where("id IN (?) AND status = ?", bun.In(ids), payment.DebitInRun).Returning("id").Scan(ctx, &collected); err != nil {
+		Where("id IN (?) AND status = ?", bun.List(ids), payment.DebitInRun).Returning("id").Scan(ctx, &collected); err != nil {
 		return fmt.Errorf("mark debits collected: %w", err)
 	}
 	if len(collected) == 0 {
 		return nil // another instance settled them meanwhile
 	}
 	var debits []payment.Debit
-	if err := tx.NewSelect().Model(&debits).Where("id IN (?)", bun.In(collected)).Order("id").Scan(ctx); err != nil {
+	if err := tx.NewSelect().Model(&debits).Where("id IN (?)", bun.List(collected)).Order("id").Scan(ctx); err != nil {
 		return fmt.Errorf("load debits: %w", err)
 	}
 	mandates := make([]int64, len(debits))
@@ -782,14 +782,14 @@ func (s *Service) settleDebitBatch(ctx context.Context, tx bun.Tx, provider engi
 	for i, d := range debits {
 		mandates[i], payments[i] = d.MandateID, d.PaymentID
 	}
-	if _, err := tx.NewUpdate().Model((*DebitMandate)(nil)).Set("last_collected_at = ?", sentAt).Where("id IN (?)", bun.In(mandates)).Exec(ctx); err != nil {
+	if _, err := tx.NewUpdate().Model((*DebitMandate)(nil)).Set("last_collected_at = ?", sentAt).Where("id IN (?)", bun.List(mandates)).Exec(ctx); err != nil {
 		return fmt.Errorf("mark mandates used: %w", err)
 	}
 	var refs []struct {
 		ID        int64  `bun:"id"`
 		Reference string `bun:"reference"`
 	}
-	if err := tx.NewSelect().Model((*engine.Payment)(nil)).Column("id", "reference").Where("id IN (?)", bun.In(payments)).Scan(ctx, &refs); err != nil {
+	if err := tx.NewSelect().Model((*engine.Payment)(nil)).Column("id", "reference").Where("id IN (?)", bun.List(payments)).Scan(ctx, &refs); err != nil {
 		return fmt.Errorf("load payments: %w", err)
 	}
 	refOf := make(map[int64]string, len(refs))

@@ -336,8 +336,8 @@ func seedClubSetup(ctx context.Context, tx bun.Tx, n int, c fedClub, now time.Ti
 	fee := int64(9000 + 500*(n%7))
 	rules := func(period engine.MembershipPeriod, full bool) []engine.PriceRule {
 		rs := []engine.PriceRule{
-			{PeriodID: period.ID, Code: "adult-fee", Kind: engine.RuleMembershipFee, Label: "Adult membership", LabelTexts: demodata.DemoTexts("Adult membership", "Mitgliedschaft Erwachsene", "Cotisation adulte"), MembershipTypeID: &s.adult.ID, AmountMinor: new(fee)},
-			{PeriodID: period.ID, Code: "junior-fee", Kind: engine.RuleMembershipFee, Label: "Junior membership", LabelTexts: demodata.DemoTexts("Junior membership", "Mitgliedschaft Jugend", "Cotisation junior"), MembershipTypeID: &s.youth.ID, AmountMinor: new(fee / 2)},
+			{PeriodID: period.ID, Code: "adult-fee", Kind: engine.RuleMembershipFee, Label: "Adult membership", LabelTexts: demodata.DemoTexts("Adult membership", "Mitgliedschaft Erwachsene", "Cotisation adulte"), MembershipTypeID: &s.adult.ID, AmountMinor: ptr(fee)},
+			{PeriodID: period.ID, Code: "junior-fee", Kind: engine.RuleMembershipFee, Label: "Junior membership", LabelTexts: demodata.DemoTexts("Junior membership", "Mitgliedschaft Jugend", "Cotisation junior"), MembershipTypeID: &s.youth.ID, AmountMinor: ptr(fee / 2)},
 			{PeriodID: period.ID, Code: "admin-fee", Kind: engine.RuleAdminFee, Label: "Administration fee", LabelTexts: demodata.DemoTexts("Administration fee", "Bearbeitungsgebühr", "Frais administratifs"), AmountMinor: new(int64(250))},
 		}
 		if full {
@@ -609,7 +609,7 @@ func attemptOf(o *engine.Order, c fedClub, now time.Time) (*engine.Payment, *eng
 	if provider == payment.BankTransferProvider {
 		rf, err := banking.CreditorReference(o.PayReference)
 		if err == nil {
-			p.ProviderID = new(string(rf))
+			p.ProviderID = ptr(string(rf))
 		}
 	}
 	switch o.Status {
@@ -638,3 +638,7 @@ func attemptOf(o *engine.Order, c fedClub, now time.Time) (*engine.Payment, *eng
 func seasonTexts(from, to int) engine.Texts {
 	return demodata.DemoTexts(fmt.Sprintf("Season %d/%d", from, to), fmt.Sprintf("Saison %d/%d", from, to), fmt.Sprintf("Saison %d/%d", from, to))
 }
+
+// ptr is a pointer to a copy of v (staticcheck v0.6.1 does not read Go
+// 1.26's new(expr) of a variable as a use of it).
+func ptr[T any](v T) *T { return &v }
