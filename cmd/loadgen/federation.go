@@ -394,9 +394,20 @@ func (r *fedRun) pollJobs(ctx context.Context, after int64, kinds []string, time
 		if err := r.db.NewSelect().Table("jobs").Column("id", "kind", "state").Where("id > ? AND kind IN (?)", after, bun.List(kinds)).Scan(ctx, &rows); err != nil {
 			return seen, err
 		}
+		// The night's job of each kind only: an hourly schedule queues
+		// its next job at the hour, behind the night's mails.
+		first := map[string]int64{}
+		for _, j := range rows {
+			if id, ok := first[j.Kind]; !ok || j.ID < id {
+				first[j.Kind] = j.ID
+			}
+		}
 		now := time.Now()
 		open := 0
 		for _, j := range rows {
+			if first[j.Kind] != j.ID {
+				continue
+			}
 			w := seen[j.ID]
 			if w == nil {
 				w = &jobWindow{kind: j.Kind, id: j.ID, queued: now}
