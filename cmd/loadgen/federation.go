@@ -46,6 +46,10 @@ type fedOptions struct {
 	staffRounds int
 	doc         string
 	workdir     string
+	// existing, when set, is a database seeded before (portal seed
+	// federation) to run on instead of a fresh one; only, when set, runs
+	// the phases whose name contains it.
+	existing, only string
 }
 
 // fedRow is one line of the results: a workload, what it took, its
@@ -113,18 +117,25 @@ func runFederation(ctx context.Context, o options, f fedOptions) error {
 		f.workdir = dir
 		r.f.workdir = dir
 	}
-	name := "portal_fed_bench_" + randomHex(4)
-	dbURL, drop, err := createDatabase(ctx, o.databaseURL, name)
-	if err != nil {
-		return err
+	dbURL := f.existing
+	if dbURL == "" {
+		name := "portal_fed_bench_" + randomHex(4)
+		var drop func()
+		var err error
+		if dbURL, drop, err = createDatabase(ctx, o.databaseURL, name); err != nil {
+			return err
+		}
+		defer drop()
 	}
-	defer drop()
 	r.dbURL = dbURL
 	r.env = append(os.Environ(), "PORTAL_DATABASE_URL="+dbURL, "PORTAL_HASH_SECRET="+secret,
 		"PORTAL_COOKIE_SECURE=false", "PORTAL_PAYMENT_PROVIDER=test", "PORTAL_LOG_LEVEL=warn", "PORTAL_SERVER_TIMING=true")
-	if err := r.seed(ctx); err != nil {
-		return fmt.Errorf("seed: %w", err)
+	if f.existing == "" {
+		if err := r.seed(ctx); err != nil {
+			return fmt.Errorf("seed: %w", err)
+		}
 	}
+	var err error
 	if r.db, err = engine.OpenDB(dbURL); err != nil {
 		return err
 	}
@@ -146,6 +157,9 @@ func runFederation(ctx context.Context, o options, f fedOptions) error {
 		{"collection run", r.collectionRun},
 	}
 	for _, s := range steps {
+		if f.only != "" && !strings.Contains(s.name, f.only) {
+			continue
+		}
 		r.loadAverage("before the " + s.name)
 		if err := s.run(ctx); err != nil {
 			return fmt.Errorf("%s: %w", s.name, err)

@@ -92,6 +92,8 @@ func run() error {
 	flag.IntVar(&f.staff, "staff", 16, "federation: staff loading pages at once")
 	flag.IntVar(&f.staffRounds, "staff-rounds", 10, "federation: rounds of every staff page per staff member")
 	flag.StringVar(&f.doc, "doc", "", "federation: write the figures into this file's bench-federation section (docs/BENCHMARKS.md)")
+	flag.StringVar(&f.existing, "existing", "", "federation: run on this database, seeded before with portal seed federation, instead of a fresh one (kept; profiling one phase)")
+	flag.StringVar(&f.only, "only", "", "federation: run only the phases whose name contains this (nightly jobs, season opening, staff pages, admin API, statement import, collection run)")
 	flag.Parse()
 	ctx := context.Background()
 	if *federation {
