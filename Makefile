@@ -253,6 +253,17 @@ bench-staff:
 bench-debits:
 	$(GO) test ./engine -run '^$$' -bench 'BenchmarkCollectionRun' -benchtime 3x -count 1
 
+## bench-federation: a federation's season (issue 42) on a fresh PostgreSQL database (PORTAL_BENCH_DATABASE_URL's
+## server, default the local one): portal seed federation, then the nightly jobs, the season opening, the staff pages,
+## the admin API, a statement import and a collection run against the portal as its own process, each against its
+## target and a reference of the same run; writes the figures to docs/BENCHMARKS.md. Smaller: FED_CLUBS, FED_PERSONS.
+FED_CLUBS   ?= 200
+FED_PERSONS ?= 100000
+FED_FLAGS   ?=
+.PHONY: bench-federation
+bench-federation: build
+	$(GO) run ./cmd/loadgen -federation -portal $(BIN) -clubs $(FED_CLUBS) -persons $(FED_PERSONS) -doc docs/BENCHMARKS.md $(FED_FLAGS)
+
 ## screenshots-staff: every staff page at 390 and 1280 px into docs/img/staff-NAME-WIDTH.png, from the
 ## browser suite's layout walk (TestE2EStaffLayout: Chromium and static/node_modules needed; docs/STAFF.md)
 .PHONY: screenshots-staff

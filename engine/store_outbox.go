@@ -64,3 +64,28 @@ func MarkMessageSent(ctx context.Context, db bun.IDB, id int64, at time.Time) er
 func QueueMessageNow(ctx context.Context, db *bun.DB, msg *OutboxMessage) error {
 	return InTx(ctx, db, func(ctx context.Context, tx bun.Tx) error { return QueueMessage(ctx, tx, msg) })
 }
+
+// messageBatch is how many messages QueueMessagesNow queues per transaction.
+const messageBatch = 500
+
+// QueueMessagesNow queues messages as QueueMessageNow queues each, a batch
+// of them per transaction: a nightly job that queues thousands (a
+// federation's unpaid reminders) would otherwise spend a commit on each.
+// Each is queued once by its dedup key, so a batch that fails is queued
+// again by the job's next run.
+func QueueMessagesNow(ctx context.Context, db *bun.DB, msgs []*OutboxMessage) error {
+	for from := 0; from < len(msgs); from += messageBatch {
+		err := InTx(ctx, db, func(ctx context.Context, tx bun.Tx) error {
+			for _, msg := range msgs[from:min(from+messageBatch, len(msgs))] {
+				if err := QueueMessage(ctx, tx, msg); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -83,8 +83,22 @@ func run() error {
 	flag.DurationVar(&o.pages, "pages", 5*time.Second, "how long signed-in members load their step page after the flows (0: skip)")
 	flag.DurationVar(&o.reference, "reference", 10*time.Second, "how long the raw step transaction runs as the reference (0: skip)")
 	flag.StringVar(&o.pgbench, "pgbench", "pgbench", "the pgbench binary (PostgreSQL reference)")
+	var f fedOptions
+	federation := flag.Bool("federation", false, "run the federation benchmark instead (make bench-federation, federation.go): a fresh database seeded with portal seed federation, then each workload of issue 42")
+	flag.IntVar(&f.clubs, "clubs", 200, "federation: clubs to seed")
+	flag.IntVar(&f.persons, "persons", 100000, "federation: persons to seed")
+	flag.IntVar(&f.opening, "opening", 0, "federation: households of the season opening (0: all the seed made, persons/10)")
+	flag.IntVar(&f.concurrency, "opening-concurrency", 64, "federation: households registering at once")
+	flag.IntVar(&f.staff, "staff", 16, "federation: staff loading pages at once")
+	flag.IntVar(&f.staffRounds, "staff-rounds", 10, "federation: rounds of every staff page per staff member")
+	flag.StringVar(&f.doc, "doc", "", "federation: write the figures into this file's bench-federation section (docs/BENCHMARKS.md)")
+	flag.StringVar(&f.existing, "existing", "", "federation: run on this database, seeded before with portal seed federation, instead of a fresh one (kept; profiling one phase)")
+	flag.StringVar(&f.only, "only", "", "federation: run only the phases whose name contains this (nightly jobs, season opening, staff pages, admin API, statement import, collection run)")
 	flag.Parse()
 	ctx := context.Background()
+	if *federation {
+		return runFederation(ctx, o, f)
+	}
 	if load, err := os.ReadFile("/proc/loadavg"); err == nil {
 		fmt.Printf("load average before        %s", load) // is someone else using the machine?
 	}

@@ -124,6 +124,71 @@ func (s *Service) keepUnmatchedCredit(ctx context.Context, bc *BankCredit, actor
 	return stored, err
 }
 
+// keptLine is an unmatched credit of an import to keep, and the line of
+// the import's report that says whether it was.
+type keptLine struct {
+	line   *StatementLine
+	credit *BankCredit
+}
+
+// keptBatch is how many unmatched credits are kept in one transaction.
+const keptBatch = 500
+
+// keepUnmatchedCredits keeps an import's unmatched credits as
+// keepUnmatchedCredit keeps each (once per organisation, account and key,
+// with its audit entry), a batch of them per transaction and statement
+// instead of a transaction per credit: a statement of thousands of credits
+// for other accounts' members would otherwise take a commit each. A batch
+// that fails is kept credit by credit, so that one bad credit fails alone
+// (its line's Err), as before.
+func (s *Service) keepUnmatchedCredits(ctx context.Context, lines []keptLine, actor engine.Actor) {
+	for from := 0; from < len(lines); from += keptBatch {
+		batch := lines[from:min(from+keptBatch, len(lines))]
+		var stored map[string]bool
+		err := engine.InTx(ctx, s.DB(), func(ctx context.Context, tx bun.Tx) error {
+			credits := make([]BankCredit, len(batch))
+			for i, l := range batch {
+				credits[i] = *l.credit
+			}
+			var keys []string
+			if err := tx.NewInsert().Model(&credits).On("CONFLICT DO NOTHING").Returning("credit_key").Scan(ctx, &keys); err != nil {
+				return fmt.Errorf("keep unmatched credits: %w", err)
+			}
+			stored = make(map[string]bool, len(keys))
+			for _, k := range keys {
+				stored[k] = true
+			}
+			var entries []engine.AuditEntry
+			audited := make(map[string]bool, len(keys))
+			for _, l := range batch {
+				bc := l.credit
+				if bc.OrganisationID == nil || !stored[bc.CreditKey] || audited[bc.CreditKey] {
+					continue // the shared account's have no organisation's log
+				}
+				audited[bc.CreditKey] = true
+				entries = append(entries, engine.AuditEntry{OrganisationID: *bc.OrganisationID, Action: "credit.unmatched",
+					TargetType: "bank_credit", TargetID: bc.CreditID,
+					After: map[string]any{"amount": engine.FormatMoney(bc.AmountMinor, bc.Currency), "from": bc.DebtorName, "reason": bc.Reason}})
+			}
+			return s.AppendAudits(ctx, tx, actor, entries)
+		})
+		if err != nil {
+			s.Log.WarnContext(ctx, "keeping a batch of unmatched credits failed; keeping them one by one", "err", err)
+			for _, l := range batch {
+				if l.line.Kept, l.line.Err = s.keepUnmatchedCredit(ctx, l.credit, actor); l.line.Err != nil {
+					s.Log.ErrorContext(ctx, "unmatched statement credit could not be kept", "credit", l.line.Credit.ID, "err", l.line.Err)
+				}
+			}
+			continue
+		}
+		// A key listed twice in the batch is stored once: the first line says so.
+		for _, l := range batch {
+			l.line.Kept = stored[l.credit.CreditKey]
+			delete(stored, l.credit.CreditKey)
+		}
+	}
+}
+
 // creditIdentity is the key a credit is recorded by on its account: its
 // Key, or its bank id for a credit not read from a file.
 func creditIdentity(c banking.Credit) string {

@@ -147,7 +147,14 @@ func (s *Service) ImportStatement(ctx context.Context, st banking.Statement, opt
 		expected[i] = banking.Expected{Reference: banking.Reference(*p.ProviderID), AmountMinor: p.AmountMinor, Currency: p.Currency,
 			PaidMinor: partial[*p.ProviderID+" "+p.Currency]}
 	}
-	for _, pr := range banking.Match(fresh, expected) {
+	proposals := banking.Match(fresh, expected)
+	paid, err := s.paidTransfersNamed(ctx, opt.Organisation, proposals)
+	if err != nil {
+		return nil, err
+	}
+	var toKeep []keptLine
+	keptAt := map[int]*BankCredit{} // rep.Lines' index of each credit to keep
+	for _, pr := range proposals {
 		line := StatementLine{Credit: pr.Credit, Outcome: pr.Outcome, Reason: pr.Reason}
 		if pr.Expected != nil {
 			line.RF = pr.Expected.Reference
@@ -156,7 +163,7 @@ func (s *Service) ImportStatement(ctx context.Context, st banking.Statement, opt
 		// earlier credit of this file) is a second payment: captured as
 		// staff capture one by hand, so that it is owed back and listed,
 		// not left as a credit no one can place.
-		if rf := s.paidTransferNamed(ctx, opt.Organisation, pr); rf != "" {
+		if rf := paidTransferNamed(paid, pr); rf != "" {
 			pr.Outcome, pr.Expected = banking.OutcomeSecond, &banking.Expected{Reference: rf}
 			line.Outcome, line.RF = banking.OutcomeSecond, rf
 			line.Reason = fmt.Sprintf("%s is paid already: a second payment, owed back to the member", rf.String())
@@ -167,14 +174,9 @@ func (s *Service) ImportStatement(ctx context.Context, st banking.Statement, opt
 		case banking.OutcomeDuplicate, banking.OutcomeUnknown:
 			// Kept for a treasurer, unless it is the same credit listed
 			// twice (overlapping statements): that money is counted once.
+			// Kept after the loop, a batch per transaction (keepUnmatchedCredits).
 			if !opt.DryRun && (pr.Outcome == banking.OutcomeUnknown || pr.Expected != nil) {
-				actor := engine.CommandLine
-				if opt.Actor != nil {
-					actor = *opt.Actor
-				}
-				if line.Kept, line.Err = s.keepUnmatchedCredit(ctx, s.storedCredit(st, opt, line), actor); line.Err != nil {
-					s.Log.ErrorContext(ctx, "unmatched statement credit could not be kept", "credit", pr.Credit.ID, "err", line.Err)
-				}
+				keptAt[len(rep.Lines)] = s.storedCredit(st, opt, line)
 			}
 			rep.Lines = append(rep.Lines, line)
 			continue
@@ -213,32 +215,67 @@ func (s *Service) ImportStatement(ctx context.Context, st banking.Statement, opt
 		}
 		rep.Lines = append(rep.Lines, line)
 	}
+	if len(keptAt) > 0 {
+		for i := range rep.Lines {
+			if bc, ok := keptAt[i]; ok {
+				toKeep = append(toKeep, keptLine{line: &rep.Lines[i], credit: bc})
+			}
+		}
+		actor := engine.CommandLine
+		if opt.Actor != nil {
+			actor = *opt.Actor
+		}
+		s.keepUnmatchedCredits(ctx, toKeep, actor)
+	}
 	return rep, nil
 }
 
 // paidTransferNamed is the RF reference of a bank transfer paid in full
 // that a credit names, when the credit is a second payment for it: an
 // unknown credit whose reference is such a payment of the importing
-// account's orders, or a credit for a payment an earlier credit of the same
-// file paid. "" otherwise.
-func (s *Service) paidTransferNamed(ctx context.Context, orgID int64, pr banking.Proposal) banking.Reference {
+// account's orders (paid, from paidTransfersNamed), or a credit for a
+// payment an earlier credit of the same file paid. "" otherwise.
+func paidTransferNamed(paid map[banking.Reference]bool, pr banking.Proposal) banking.Reference {
 	switch {
 	case pr.Outcome == banking.OutcomeDuplicate && pr.Expected != nil:
 		return pr.Expected.Reference
-	case pr.Outcome != banking.OutcomeUnknown || pr.Reference == "":
-		return ""
-	}
-	q := s.DB().NewSelect().Model((*engine.Payment)(nil)).
-		Where("provider = ? AND provider_id = ? AND status = ?", payment.BankTransferProvider, string(pr.Reference), engine.PaymentSucceeded)
-	if orgID != 0 {
-		q = q.Where("order_id IN (?)", s.DB().NewSelect().Model((*engine.Order)(nil)).Column("id").Where("organisation_id = ?", orgID))
-	} else {
-		q = q.Where("order_id NOT IN (?)", s.DB().NewSelect().Model((*engine.Order)(nil)).Column("id").Where("organisation_id IN (?)", payment.OwnTransferAccounts(s.DB())))
-	}
-	if n, err := q.Count(ctx); err != nil || n == 0 {
+	case pr.Outcome != banking.OutcomeUnknown || pr.Reference == "" || !paid[pr.Reference]:
 		return ""
 	}
 	return pr.Reference
+}
+
+// paidTransfersNamed are the references among the unknown credits' that
+// name a bank transfer of the importing account's orders paid in full,
+// read once for the whole statement. A capture of this import pays only
+// payments that were open (never an unknown credit's), so what it reads
+// before the captures holds after them.
+func (s *Service) paidTransfersNamed(ctx context.Context, orgID int64, proposals []banking.Proposal) (map[banking.Reference]bool, error) {
+	var refs []string
+	for _, pr := range proposals {
+		if pr.Outcome == banking.OutcomeUnknown && pr.Reference != "" {
+			refs = append(refs, string(pr.Reference))
+		}
+	}
+	paid := map[banking.Reference]bool{}
+	const chunk = 1000
+	for from := 0; from < len(refs); from += chunk {
+		var found []string
+		q := s.DB().NewSelect().Model((*engine.Payment)(nil)).Column("provider_id").
+			Where("provider = ? AND provider_id IN (?) AND status = ?", payment.BankTransferProvider, bun.List(refs[from:min(from+chunk, len(refs))]), engine.PaymentSucceeded)
+		if orgID != 0 {
+			q = q.Where("order_id IN (?)", s.DB().NewSelect().Model((*engine.Order)(nil)).Column("id").Where("organisation_id = ?", orgID))
+		} else {
+			q = q.Where("order_id NOT IN (?)", s.DB().NewSelect().Model((*engine.Order)(nil)).Column("id").Where("organisation_id IN (?)", payment.OwnTransferAccounts(s.DB())))
+		}
+		if err := q.Scan(ctx, &found); err != nil {
+			return nil, fmt.Errorf("load paid transfers: %w", err)
+		}
+		for _, r := range found {
+			paid[banking.Reference(r)] = true
+		}
+	}
+	return paid, nil
 }
 
 // legacyImportedCredits tells which credits were captured before credit

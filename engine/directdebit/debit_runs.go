@@ -7,9 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect"
 
 	"portal/engine"
 	"portal/engine/banking"
@@ -674,59 +676,142 @@ func (s *Service) MarkDebitRunSent(ctx context.Context, actor engine.Actor, orgI
 // a transaction holds, the members' requests are served between batches.
 const debitBatch = 100
 
+// settleWorkers is how many batches settle at once on PostgreSQL: a
+// debit's settlement is some twenty statements, each a round trip, so one
+// connection leaves the machine mostly waiting (issue 42: 5-7 ms a debit,
+// about a minute for a run of 10,000). The batches' debits are disjoint,
+// and so are their registrations, orders, payments and mandates: they
+// take no lock another batch waits for.
+const settleWorkers = 3
+
 // settleSentDebits settles the debits of a sent run still in the run, a
 // batch per transaction: each debit collected, its mandate used (the 36
 // months start again; an amendment its file stated is cleared), its
 // attempt settled as paid by settleIn. A batch that fails leaves its
 // debits in the run for the next call (marking the run sent again, or the
 // debits.settle job), and the settlement's event ids make a debit settle
-// once, whoever settles it.
+// once, whoever settles it. On PostgreSQL settleWorkers batches settle at
+// once; the result lists the batches' problems in the debits' order.
 func (s *Service) settleSentDebits(ctx context.Context, run *payment.DebitRun, out *SentDebitRun) error {
 	provider := s.debitProvider(run.OrganisationID)
 	sentAt := s.Clock()
 	if run.SentAt != nil {
 		sentAt = *run.SentAt
 	}
-	for {
-		var batch SentDebitRun
-		n := 0
-		err := engine.InTx(ctx, s.DB(), func(ctx context.Context, tx bun.Tx) error {
-			batch = SentDebitRun{} // a retried transaction starts over
-			var debits []payment.Debit
-			if err := tx.NewSelect().Model(&debits).Where("run_id = ? AND status = ?", run.ID, payment.DebitInRun).Order("id").Limit(debitBatch).Scan(ctx); err != nil {
-				return fmt.Errorf("load debits: %w", err)
+	var ids []int64
+	if err := s.DB().NewSelect().Model((*payment.Debit)(nil)).Column("id").Where("run_id = ? AND status = ?", run.ID, payment.DebitInRun).
+		Order("id").Scan(ctx, &ids); err != nil {
+		return fmt.Errorf("load debits: %w", err)
+	}
+	var batches [][]int64
+	for from := 0; from < len(ids); from += debitBatch {
+		batches = append(batches, ids[from:min(from+debitBatch, len(ids))])
+	}
+	workers := 1
+	if s.DB().Dialect().Name() == dialect.PG {
+		workers = settleWorkers
+	}
+	results := make([]*SentDebitRun, len(batches))
+	var (
+		mu       sync.Mutex
+		failure  error
+		wg       sync.WaitGroup
+		next     = make(chan int)
+		failed   = func() bool { mu.Lock(); defer mu.Unlock(); return failure != nil }
+		settleIn = func(i int) {
+			var batch SentDebitRun
+			err := engine.InTx(ctx, s.DB(), func(ctx context.Context, tx bun.Tx) error {
+				batch = SentDebitRun{} // a retried transaction starts over
+				return s.settleDebitBatch(ctx, tx, provider, run, batches[i], sentAt, &batch)
+			})
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil && failure == nil {
+				failure = err
 			}
-			n = len(debits)
-			for _, d := range debits {
-				if err := s.settleSentDebit(ctx, tx, provider, run, d, sentAt, &batch); err != nil {
-					return err
-				}
+			if err == nil {
+				results[i] = &batch
 			}
-			return nil
-		})
-		if err != nil {
-			return err
 		}
-		out.Settled, out.Replayed = out.Settled+batch.Settled, out.Replayed+batch.Replayed
-		out.Problems = append(out.Problems, batch.Problems...)
-		if n < debitBatch {
-			return nil
+	)
+	for range min(workers, len(batches)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				settleIn(i)
+			}
+		}()
+	}
+	for i := range batches {
+		if failed() {
+			break
+		}
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for _, batch := range results {
+		if batch != nil {
+			out.Settled, out.Replayed = out.Settled+batch.Settled, out.Replayed+batch.Replayed
+			out.Problems = append(out.Problems, batch.Problems...)
 		}
 	}
+	return failure
 }
 
-// settleSentDebit is one debit of settleSentDebits, in its transaction.
-func (s *Service) settleSentDebit(ctx context.Context, tx bun.Tx, provider engine.PaymentProvider, run *payment.DebitRun, d payment.Debit, sentAt time.Time, out *SentDebitRun) error {
-	res, err := tx.NewUpdate().Model((*payment.Debit)(nil)).Set("status = ?", payment.DebitCollected).Where("id = ? AND status = ?", d.ID, payment.DebitInRun).Exec(ctx)
-	if err != nil {
-		return fmt.Errorf("mark debit collected: %w", err)
+// settleDebitBatch settles the debits ids of a sent run in tx: those still
+// in the run are marked collected and their mandates used with one
+// statement each for the batch, their payments' references read at once,
+// then each is settled (settleSentDebit).
+func (s *Service) settleDebitBatch(ctx context.Context, tx bun.Tx, provider engine.PaymentProvider, run *payment.DebitRun, ids []int64, sentAt time.Time, out *SentDebitRun) error {
+	var collected []int64
+	if err := tx.NewUpdate().Model((*payment.Debit)(nil)).Set("status = ?", payment.DebitCollected).
+		Where("id IN (?) AND status = ?", bun.List(ids), payment.DebitInRun).Returning("id").Scan(ctx, &collected); err != nil {
+		return fmt.Errorf("mark debits collected: %w", err)
 	}
-	if n, _ := res.RowsAffected(); n != 1 {
-		return nil // another instance settled it meanwhile
+	if len(collected) == 0 {
+		return nil // another instance settled them meanwhile
 	}
-	if _, err := tx.NewUpdate().Model((*DebitMandate)(nil)).Set("last_collected_at = ?", sentAt).Where("id = ?", d.MandateID).Exec(ctx); err != nil {
-		return fmt.Errorf("mark mandate used: %w", err)
+	var debits []payment.Debit
+	if err := tx.NewSelect().Model(&debits).Where("id IN (?)", bun.List(collected)).Order("id").Scan(ctx); err != nil {
+		return fmt.Errorf("load debits: %w", err)
 	}
+	mandates := make([]int64, len(debits))
+	payments := make([]int64, len(debits))
+	for i, d := range debits {
+		mandates[i], payments[i] = d.MandateID, d.PaymentID
+	}
+	if _, err := tx.NewUpdate().Model((*DebitMandate)(nil)).Set("last_collected_at = ?", sentAt).Where("id IN (?)", bun.List(mandates)).Exec(ctx); err != nil {
+		return fmt.Errorf("mark mandates used: %w", err)
+	}
+	var refs []struct {
+		ID        int64  `bun:"id"`
+		Reference string `bun:"reference"`
+	}
+	if err := tx.NewSelect().Model((*engine.Payment)(nil)).Column("id", "reference").Where("id IN (?)", bun.List(payments)).Scan(ctx, &refs); err != nil {
+		return fmt.Errorf("load payments: %w", err)
+	}
+	refOf := make(map[int64]string, len(refs))
+	for _, r := range refs {
+		refOf[r.ID] = r.Reference
+	}
+	for _, d := range debits {
+		ref, ok := refOf[d.PaymentID]
+		if !ok {
+			return fmt.Errorf("load payment %d: %w", d.PaymentID, sql.ErrNoRows)
+		}
+		if err := s.settleSentDebit(ctx, tx, provider, run, d, ref, out); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// settleSentDebit is one debit of settleDebitBatch, collected already:
+// the amendment its file stated cleared, its attempt (reference ref)
+// settled as paid.
+func (s *Service) settleSentDebit(ctx context.Context, tx bun.Tx, provider engine.PaymentProvider, run *payment.DebitRun, d payment.Debit, ref string, out *SentDebitRun) error {
 	if d.Amended {
 		// The file stated the amendment; one made after the file was
 		// written is still to state in the next (compared here: SQLite
@@ -741,10 +826,6 @@ func (s *Service) settleSentDebit(ctx context.Context, tx bun.Tx, provider engin
 				return fmt.Errorf("mark the amendment stated: %w", err)
 			}
 		}
-	}
-	var ref string
-	if err := tx.NewSelect().Model((*engine.Payment)(nil)).Column("reference").Where("id = ?", d.PaymentID).Scan(ctx, &ref); err != nil {
-		return fmt.Errorf("load payment: %w", err)
 	}
 	result := &payment.PaymentResult{Reference: ref}
 	if _, err := payment.Of(s.Service).SettleIn(ctx, tx, provider, engine.PaymentConfirmation{Reference: ref, Outcome: engine.OutcomeSuccess,

@@ -56,7 +56,7 @@ func QueueWelcomes(ctx context.Context, db *bun.DB, now time.Time) (int, error) 
 	if err != nil {
 		return 0, err
 	}
-	n := 0
+	var msgs []*engine.OutboxMessage
 	for _, m := range ms {
 		org := periods[m.PeriodID].OrganisationID
 		// An earlier membership with the organisation (activated before
@@ -67,20 +67,19 @@ func QueueWelcomes(ctx context.Context, db *bun.DB, now time.Time) (int, error) 
 			Where("period_id IN (?)", db.NewSelect().Model((*engine.MembershipPeriod)(nil)).Column("id").Where("organisation_id = ?", org)).
 			Exists(ctx)
 		if err != nil {
-			return n, fmt.Errorf("earlier memberships of person %d: %w", m.PersonID, err)
+			return 0, fmt.Errorf("earlier memberships of person %d: %w", m.PersonID, err)
 		}
 		if earlier {
 			continue
 		}
 		payload, _ := json.Marshal(MemberMessagePayload{PersonID: m.PersonID, OrganisationID: org, MembershipID: m.ID})
-		msg := &engine.OutboxMessage{Kind: KindWelcome, DedupKey: fmt.Sprintf("%s:org:%d:person:%d", KindWelcome, org, m.PersonID),
-			Payload: string(payload), CreatedAt: now}
-		if err := engine.QueueMessageNow(ctx, db, msg); err != nil {
-			return n, err
-		}
-		n++
+		msgs = append(msgs, &engine.OutboxMessage{Kind: KindWelcome, DedupKey: fmt.Sprintf("%s:org:%d:person:%d", KindWelcome, org, m.PersonID),
+			Payload: string(payload), CreatedAt: now})
 	}
-	return n, nil
+	if err := engine.QueueMessagesNow(ctx, db, msgs); err != nil {
+		return 0, err
+	}
+	return len(msgs), nil
 }
 
 // QueueExpiryReminders queues the reminder of every active membership
@@ -126,13 +125,14 @@ func QueueExpiryReminders(ctx context.Context, db *bun.DB, now time.Time) (int, 
 		OrderExpr("id").Scan(ctx); err != nil {
 		return 0, fmt.Errorf("find memberships ending soon: %w", err)
 	}
+	msgs := make([]*engine.OutboxMessage, len(rows))
 	for i, r := range rows {
 		payload, _ := json.Marshal(MemberMessagePayload{PersonID: r.PersonID, OrganisationID: periods[r.PeriodID].OrganisationID, MembershipID: r.ID})
-		msg := &engine.OutboxMessage{Kind: KindExpiryReminder, DedupKey: fmt.Sprintf("%s:membership:%d", KindExpiryReminder, r.ID),
+		msgs[i] = &engine.OutboxMessage{Kind: KindExpiryReminder, DedupKey: fmt.Sprintf("%s:membership:%d", KindExpiryReminder, r.ID),
 			Payload: string(payload), CreatedAt: now.UTC()}
-		if err := engine.QueueMessageNow(ctx, db, msg); err != nil {
-			return i, err
-		}
+	}
+	if err := engine.QueueMessagesNow(ctx, db, msgs); err != nil {
+		return 0, err
 	}
 	return len(rows), nil
 }

@@ -49,7 +49,7 @@ func QueueUnpaidReminders(ctx context.Context, db *bun.DB, now time.Time) (int, 
 	if err != nil {
 		return 0, fmt.Errorf("find unpaid orders: %w", err)
 	}
-	n := 0
+	var msgs []*engine.OutboxMessage
 	for _, o := range orders {
 		age := now.Sub(o.CreatedAt.UTC())
 		days := slices.Clone(settings.Of(o.OrganisationID).UnpaidReminderDays)
@@ -61,14 +61,14 @@ func QueueUnpaidReminders(ctx context.Context, db *bun.DB, now time.Time) (int, 
 			payload, _ := json.Marshal(UnpaidReminderPayload{OrderID: o.ID, Day: d})
 			msg := &engine.OutboxMessage{Kind: KindUnpaidReminder, DedupKey: fmt.Sprintf("%s:order:%d:day:%d", KindUnpaidReminder, o.ID, d),
 				Payload: string(payload), CreatedAt: now}
-			if err := engine.QueueMessageNow(ctx, db, msg); err != nil {
-				return n, err
-			}
-			n++
+			msgs = append(msgs, msg)
 			break
 		}
 	}
-	return n, nil
+	if err := engine.QueueMessagesNow(ctx, db, msgs); err != nil {
+		return 0, err
+	}
+	return len(msgs), nil
 }
 
 // UnpaidReminder is what an unpaid reminder says; Due is false when the

@@ -94,15 +94,16 @@ func QueueRenewalPrompts(ctx context.Context, db *bun.DB, now time.Time) (int, e
 		if err != nil {
 			return n, err
 		}
-		for _, h := range households {
+		msgs := make([]*engine.OutboxMessage, len(households))
+		for i, h := range households {
 			payload, _ := json.Marshal(RenewalPromptPayload{OrganisationID: next.OrganisationID, EndingPeriodID: prev.ID,
 				NextPeriodID: next.ID, UserKey: h.userKey, PersonIDs: h.persons})
-			msg := &engine.OutboxMessage{Kind: KindRenewalPrompt, DedupKey: renewalKey(next.ID, h.userKey), Payload: string(payload), CreatedAt: now}
-			if err := engine.QueueMessageNow(ctx, db, msg); err != nil {
-				return n, err
-			}
-			n++
+			msgs[i] = &engine.OutboxMessage{Kind: KindRenewalPrompt, DedupKey: renewalKey(next.ID, h.userKey), Payload: string(payload), CreatedAt: now}
 		}
+		if err := engine.QueueMessagesNow(ctx, db, msgs); err != nil {
+			return n, err
+		}
+		n += len(msgs)
 	}
 	return n, nil
 }

@@ -107,9 +107,15 @@ func (q OpenPaymentQuery) OpenPaymentsSelect(db bun.IDB, now time.Time) *bun.Sel
 		ColumnExpr(`(SELECT tp.provider_id FROM payments AS tp WHERE tp.order_id = o.id AND tp.provider = ? AND tp.provider_id IS NOT NULL
 			ORDER BY tp.id DESC LIMIT 1) AS transfer_reference`, payment.BankTransferProvider).
 		Where("o.organisation_id = ? AND o.status = ?", q.OrganisationID, engine.OrderUnpaid).
-		Where("pi.status IN (?)", bun.List(RegAwaitingPayment.processStates())).
+		// The registration is the order's organisation's too: said, so that
+		// the registrations are read by organisation (process_instances_staff_state),
+		// not every organisation's of that state.
+		Where("pi.organisation_id = ? AND pi.status IN (?)", q.OrganisationID, bun.List(RegAwaitingPayment.processStates())).
 		// The registration's newest order: an older unpaid one was replaced.
-		Where("o.id = (SELECT MAX(o2.id) FROM orders AS o2 WHERE o2.process_instance_id = pi.id)")
+		// As a NOT EXISTS on the order's own instance, checked for the
+		// organisation's unpaid orders only; MAX() against pi.id had it
+		// computed for every registration of the state (issue 42).
+		Where("NOT EXISTS (SELECT 1 FROM orders AS o2 WHERE o2.process_instance_id = o.process_instance_id AND o2.id > o.id)")
 	if q.PeriodID != 0 {
 		inner = inner.Where("pi.related_entity_id = ?", q.PeriodID)
 	}
