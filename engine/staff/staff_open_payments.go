@@ -107,7 +107,12 @@ func (q OpenPaymentQuery) OpenPaymentsSelect(db bun.IDB, now time.Time) *bun.Sel
 		ColumnExpr(`(SELECT tp.provider_id FROM payments AS tp WHERE tp.order_id = o.id AND tp.provider = ? AND tp.provider_id IS NOT NULL
 			ORDER BY tp.id DESC LIMIT 1) AS transfer_reference`, payment.BankTransferProvider).
 		Where("o.organisation_id = ? AND o.status = ?", q.OrganisationID, engine.OrderUnpaid).
-		Where("pi.status IN (?)", bun.List(RegAwaitingPayment.processStates())).
+		// Awaiting payment; or completed with its order reopened by a
+		// returned direct debit, when the household had opened another
+		// registration of the period meanwhile (the registration stays
+		// completed, as only one may be open, but the money is owed).
+		Where("(pi.status IN (?) OR (pi.status = ? AND o.id IN (SELECT d.order_id FROM debits AS d WHERE d.status = ?)))",
+			bun.List(RegAwaitingPayment.processStates()), engine.StateCompleted, payment.DebitReturned).
 		// The registration's newest order: an older unpaid one was replaced.
 		Where("o.id = (SELECT MAX(o2.id) FROM orders AS o2 WHERE o2.process_instance_id = pi.id)")
 	if q.PeriodID != 0 {
