@@ -9,6 +9,9 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	// The clubs' time zones (engine.CheckTimeZone) without the host's zone
+	// database: a container image may have none.
+	_ "time/tzdata"
 
 	"portal/cmd/portal/config"
 )
