@@ -304,6 +304,10 @@ func yearReportTotals(ctx context.Context, svc *engine.Service, orgID int64) ([]
 		for _, o := range open {
 			outstanding += o.OwedMinor
 		}
+		ov, err := staff.Of(svc).SeasonOverview(ctx, orgID, p.ID)
+		if err != nil {
+			return nil, err
+		}
 		sum := func(rows []report.ReportAmount) (n int64) {
 			for _, a := range rows {
 				n += a.AmountMinor
@@ -329,6 +333,8 @@ func yearReportTotals(ctx context.Context, svc *engine.Service, orgID int64) ([]
 			{"owed back", r.OwedBackMinor, own.OwedBack},
 			{"income", r.IncomeMinor, r.ReceivedMinor - r.RefundedMinor - r.OwedBackMinor},
 			{"outstanding", r.OutstandingMinor, outstanding},
+			{"money received, against the season overview's Received", r.ReceivedMinor, ov.ReceivedMinor},
+			{"refunded, against the season overview's Refunded", r.RefundedMinor, ov.RefundedMinor},
 		} {
 			if c.got != c.want {
 				out = append(out, Finding{Rule: RuleYearReport, Records: []string{fmt.Sprintf("period %d", p.ID)},

@@ -65,8 +65,10 @@ func yearReportDoc(c echo.Context, club string, r *report.YearReport, now time.T
 			{Label: t.PaidOrders, Cells: []yearreport.Cell{count(r.PaidOrders), money(r.PaidMinor)}},
 			{Label: t.PartPayments, Cells: []yearreport.Cell{count(r.PartialOrders), money(r.PartialMinor)}},
 			{Label: t.ReceivedAll, Cells: []yearreport.Cell{count(paymentCount), money(r.ReceivedMinor)}},
-			{Label: t.LessRefunded, Cells: []yearreport.Cell{none, money(-r.RefundedMinor)}},
-			{Label: t.LessOwedBack, Cells: []yearreport.Cell{none, money(-r.OwedBackMinor)}},
+			// Amounts taken off the money received, as amounts: the label
+			// says they are taken off, not a minus sign before a negative.
+			{Label: t.LessRefunded, Cells: []yearreport.Cell{none, money(r.RefundedMinor)}},
+			{Label: t.LessOwedBack, Cells: []yearreport.Cell{none, money(r.OwedBackMinor)}},
 			{Label: t.Income, Cells: []yearreport.Cell{none, money(r.IncomeMinor)}, Strong: true},
 			{Label: t.Outstanding, Cells: []yearreport.Cell{count(r.OpenOrders), money(r.OutstandingMinor)}},
 		}})
