@@ -255,7 +255,8 @@ func TestStaffYearReport(t *testing.T) {
 // summary says refunds as amounts taken off the money received (a label
 // that says so and the amount, never "less refunded EUR -258.50"), and the
 // season overview's Received is the report's Money received: one
-// definition, part payments included.
+// definition, part payments included. Money by payment method takes the
+// page's width, its figures labelled for the narrow layout.
 func TestStaffYearReportRefundsTakenOff(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		env := newStaffBankEnv(t, db, true)
@@ -293,6 +294,20 @@ func TestStaffYearReportRefundsTakenOff(t *testing.T) {
 			if strings.Contains(p.testid("year-report-summary").Text(), "-") && strings.Contains(p.testid("year-report-summary").Text(), l.Money(-r.RefundedMinor, "EUR")) {
 				t.Errorf("%s: a refund as a negative amount: %s", tc.code, p.testid("year-report-summary").Text())
 			}
+			// Money by payment method takes the page's width and, below a
+			// tablet's, shows each figure under its column's name.
+			byMethod := p.testid("year-report-by-method")
+			heads := byMethod.Find("thead th")
+			if !byMethod.HasClass("lg:col-span-2") || heads.Length() != 6 {
+				t.Errorf("%s: money by payment method is not laid out wide: %s", tc.code, byMethod.AttrOr("class", ""))
+			}
+			byMethod.Find(`[data-testid="year-report-row"]`).Each(func(_ int, row *goquery.Selection) {
+				row.Find("td").Each(func(i int, td *goquery.Selection) {
+					if want := strings.TrimSpace(heads.Eq(i + 1).Text()); td.AttrOr("data-label", "") != want {
+						t.Errorf("%s: figure %d of %q under %q, want %q", tc.code, i+1, row.Find("th").Text(), td.AttrOr("data-label", ""), want)
+					}
+				})
+			})
 			ov := env.get(tr, "/staff?period=1")
 			if got, want := strings.TrimSpace(ov.testid("money-received").Text()), strings.TrimSpace(received.Find("td").Last().Text()); got != want {
 				t.Errorf("%s: the overview's Received %q, the report's Money received %q", tc.code, got, want)

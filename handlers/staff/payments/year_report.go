@@ -92,7 +92,7 @@ func yearReportDoc(c echo.Context, club string, r *report.YearReport, now time.T
 	}
 	d.Tables = append(d.Tables, amounts("by-type", t.ByType, t.Item, r.ByType), amounts("by-rule", t.ByRule, t.Item, r.ByRule))
 
-	methods := yearreport.Table{ID: "by-method", Title: t.ByMethod, Columns: []string{t.Item, t.Payments, t.Received, t.Refunded, t.OwedBack, t.Net}}
+	methods := yearreport.Table{ID: "by-method", Title: t.ByMethod, Columns: []string{t.Item, t.Payments, t.Received, t.Refunded, t.OwedBack, t.Net}, Wide: true}
 	for _, m := range r.ByMethod {
 		methods.Rows = append(methods.Rows, yearreport.Row{Label: paymentMethodLabel(t, m.Provider),
 			Cells: []yearreport.Cell{count(m.Payments), money(m.ReceivedMinor), money(m.RefundedMinor), money(m.OwedBackMinor), money(m.NetMinor())}})
