@@ -23,6 +23,25 @@ run: build
 build:
 	CGO_ENABLED=0 $(GO) build -o $(BIN) ./cmd/portal
 
+## image: the container image portal:VERSION (the Containerfile: FROM scratch, nothing pulled) with
+## podman: the binary is built here (static, stripped; -trimpath is left out so that it reuses the
+## build cache of make build) and staged in bin/image with the host's CA certificates and the user
+## of deploy/image. PODMAN=docker PODMAN_CONF= builds it with Docker; PODMAN_CONF= keeps podman's
+## own settings on a host that needs none of deploy/podman/containers.conf (docs/OPERATIONS.md#deployment)
+VERSION         ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+IMAGE           ?= portal:$(VERSION)
+IMAGE_CONTEXT   := bin/image
+CA_CERTIFICATES ?= /etc/ssl/certs/ca-certificates.crt
+PODMAN          ?= podman
+PODMAN_CONF     ?= deploy/podman/containers.conf
+.PHONY: image
+image:
+	rm -rf $(IMAGE_CONTEXT) && mkdir -p $(IMAGE_CONTEXT)/data
+	CGO_ENABLED=0 $(GO) build -ldflags='-s -w' -o $(IMAGE_CONTEXT)/portal ./cmd/portal
+	cp $(CA_CERTIFICATES) $(IMAGE_CONTEXT)/ca-certificates.crt
+	cp deploy/image/passwd deploy/image/group $(IMAGE_CONTEXT)/
+	$(if $(PODMAN_CONF),CONTAINERS_CONF=$(abspath $(PODMAN_CONF))) $(PODMAN) build -f Containerfile -t $(IMAGE) $(IMAGE_CONTEXT)
+
 ## test: the whole suite on what this machine offers: .ci/test-env finds or starts the local
 ## PostgreSQL and Redis, installs the npm packages, stripe-mock and the OIDC test provider (pinned,
 ## into bin/tools) and, as root, Debian's Chromium, then says in one line per part what it could
@@ -68,15 +87,22 @@ fmt-check:
 vet:
 	$(GO) vet ./...
 
-## lint: staticcheck, pinned, installed into bin/ on first use (its own module: it does not touch go.mod)
+## lint: staticcheck, pinned, installed into bin/ on first use (its own module: it does not touch go.mod),
+## with doc comments that start with their name (staticcheck.conf); and no merge-conflict marker in
+## any tracked file (a marker committed by mistake once made the README say two things)
 STATICCHECK_VERSION := v0.6.1
 STATICCHECK := bin/tools/staticcheck-$(STATICCHECK_VERSION)
 $(STATICCHECK):
 	@mkdir -p bin/tools
 	GOBIN=$(CURDIR)/bin/tools/$(STATICCHECK_VERSION) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 	mv bin/tools/$(STATICCHECK_VERSION)/staticcheck $@ && rmdir bin/tools/$(STATICCHECK_VERSION)
-lint: $(STATICCHECK)
+lint: $(STATICCHECK) conflict-markers
 	$(STATICCHECK) ./...
+
+.PHONY: conflict-markers
+conflict-markers:
+	@if git rev-parse --git-dir >/dev/null 2>&1 && git grep -nE '^(<<<<<<<|>>>>>>>) |^<<<<<<<$$|^>>>>>>>$$'; then \
+	  echo "lint: merge-conflict markers in the tracked files above" >&2; exit 1; fi
 
 ## stripe-mock: Stripe's API mock, pinned, installed into bin/tools like staticcheck; the Stripe
 ## suites (engine/stripepay, the webhook tests) find it there, and skip without it unless
@@ -219,7 +245,7 @@ RELAY_BENCH_FLAGS ?= -duration 3s -rounds 3 -concurrency 32
 ## registrations on PostgreSQL (PORTAL_TEST_DATABASE_URL), per filter (docs/BENCHMARKS.md)
 .PHONY: bench-staff
 bench-staff:
-	$(GO) test ./engine -run '^$$' -bench 'BenchmarkStaffRegistrations|BenchmarkOpenPayments' -benchtime 20x -count 1
+	$(GO) test ./engine ./engine/staff -run '^$$' -bench 'BenchmarkStaffRegistrations|BenchmarkOpenPayments' -benchtime 20x -count 1
 
 ## bench-debits: a season's direct-debit collection run prepared and marked sent on PostgreSQL
 ## (PORTAL_TEST_DATABASE_URL): ~1,700 debits of 10,000 registrations; see docs/BENCHMARKS.md

@@ -164,6 +164,13 @@ func pathProblem(span string) string {
 // its functions, types, variables and constants, and Type.Method and
 // Type.Field.
 func declarations(dir string) (map[string]bool, error) {
+	return declarationsOf(dir, false)
+}
+
+// declarationsOf is declarations, of the package's tests too when tests is
+// set, with each method also under its name alone (GiveMandate of
+// Service.GiveMandate) when bare is set.
+func declarationsOf(dir string, tests bool) (map[string]bool, error) {
 	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
 	if err != nil || len(files) == 0 {
 		return nil, fs.ErrNotExist
@@ -171,7 +178,7 @@ func declarations(dir string) (map[string]bool, error) {
 	out := map[string]bool{}
 	fset := token.NewFileSet()
 	for _, name := range files {
-		if strings.HasSuffix(name, "_test.go") {
+		if strings.HasSuffix(name, "_test.go") && !tests {
 			continue
 		}
 		f, err := parser.ParseFile(fset, name, nil, parser.SkipObjectResolution)

@@ -97,7 +97,7 @@ func auditJSON(v any) (string, error) {
 	return string(b), nil
 }
 
-// secretAuditValue is what the audit log keeps of a sealed secret: "" when
+// SecretAuditValue is what the audit log keeps of a sealed secret: "" when
 // none is set, else "set " and a short fingerprint of its sealed form. A
 // new secret is sealed afresh, so a rotation changes the fingerprint and
 // shows in before and after, while the log holds nothing derived from the
@@ -199,7 +199,7 @@ func WithAudit(ctx context.Context, actor Actor, e AuditEntry) context.Context {
 	return context.WithValue(ctx, pendingAuditKey{}, &pendingAudit{actor: actor, entry: e})
 }
 
-// auditUnchanged tells the transaction's pending audit entry, if any, that
+// AuditUnchanged tells the transaction's pending audit entry, if any, that
 // the operation changed nothing (its event was recorded before).
 func AuditUnchanged(ctx context.Context) {
 	if p, ok := ctx.Value(pendingAuditKey{}).(*pendingAudit); ok {
@@ -230,7 +230,7 @@ func AuditChangedTo(ctx context.Context, field string, v any) {
 
 type txStepKey struct{}
 
-// withTxStep returns ctx carrying a step that the engine operation called
+// WithTxStep returns ctx carrying a step that the engine operation called
 // with it runs at the end of its own transaction (auditedTx): for a change
 // that must commit or roll back with that operation's, such as a stored
 // bank credit marked assigned by the capture that books it.
@@ -238,13 +238,13 @@ func WithTxStep(ctx context.Context, step func(ctx context.Context, tx bun.Tx) e
 	return context.WithValue(ctx, txStepKey{}, step)
 }
 
-// inAudit reports whether ctx carries an audit entry or a transaction step
+// InAudit reports whether ctx carries an audit entry or a transaction step
 // for auditedTx: a change made with one must run in its transaction.
 func InAudit(ctx context.Context) bool {
 	return ctx.Value(pendingAuditKey{}) != nil || ctx.Value(txStepKey{}) != nil
 }
 
-// auditedTx wraps a transaction's function: after it succeeds, the step
+// AuditedTx wraps a transaction's function: after it succeeds, the step
 // the context carries (withTxStep), then the audit entry (WithAudit), if
 // any, are run in the same transaction.
 func (s *Service) AuditedTx(fn func(ctx context.Context, tx bun.Tx) error) func(ctx context.Context, tx bun.Tx) error {

@@ -233,7 +233,7 @@ func TestCreditRecordedBeforeKeysFromAnotherFileIsNotCountedAgain(t *testing.T) 
 			State: bankstatement.CreditUnmatched, CreatedAt: time.Now()}).Exec(f.ctx); err != nil {
 			t.Fatal(err)
 		}
-		rerunMigration(t, db, "20270106000001_bank_records_before_keys")
+		rerunMigration(t, db, "20270111000001_bank_records_before_keys")
 
 		for _, st := range []banking.Statement{
 			camtFile(t, "camt.053", "S-1", camtEntry{ntryRef: "0001", acctSvcrRef: "S53-1", txs: []camtTx{third}},

@@ -66,7 +66,7 @@ func (t *Texts) Scan(src any) error {
 	return nil
 }
 
-// textLanguages are what a club text is checked against: the
+// TextLanguages are what a club text is checked against: the
 // organisation's enabled languages and its default language, whose text
 // the row's own column holds.
 type TextLanguages struct {
@@ -74,7 +74,7 @@ type TextLanguages struct {
 	Default string
 }
 
-// orgTextLanguages loads the languages of orgID's texts.
+// OrgTextLanguages loads the languages of orgID's texts.
 func OrgTextLanguages(ctx context.Context, db bun.IDB, orgID int64) (TextLanguages, error) {
 	org, err := LoadOrganisation(ctx, db, orgID)
 	if err != nil {
@@ -88,7 +88,7 @@ func languagesOf(org *Organisation) TextLanguages {
 	return TextLanguages{Enabled: org.EnabledLanguageList(), Default: def}
 }
 
-// checkClubText validates a club text and its texts per language, named
+// CheckClubText validates a club text and its texts per language, named
 // field and textsField (as the API spells them), up to max characters:
 // the texts' languages must be shipped ones and, when any is given, every
 // enabled language must have one. The default language's text fills
@@ -137,7 +137,7 @@ func CheckClubText(langs TextLanguages, field, textsField string, base *string, 
 	return out
 }
 
-// withDefault is texts with the default language's text (base) in it, as
+// WithDefault is texts with the default language's text (base) in it, as
 // the admin API returns them: every language the row has a text in.
 func (t Texts) WithDefault(lang, base string) Texts {
 	if len(t) == 0 {
@@ -166,14 +166,14 @@ func (p *MembershipPeriod) Localize(lang string) {
 	}
 }
 
-// localizeRules puts every rule's label in lang.
+// LocalizeRules puts every rule's label in lang.
 func LocalizeRules(rules []PriceRule, lang string) {
 	for i := range rules {
 		rules[i].Localize(lang)
 	}
 }
 
-// localizeTypes puts every type's name in lang.
+// LocalizeTypes puts every type's name in lang.
 func LocalizeTypes(types []MembershipType, lang string) {
 	for i := range types {
 		types[i].Localize(lang)

@@ -37,10 +37,10 @@ const (
 // ConsentKinds lists the valid consent kinds.
 var ConsentKinds = []ConsentKind{ConsentClubRules, ConsentPrivacy, ConsentGuardian, ConsentMandate, ConsentOther}
 
-// validConsentKind reports whether k is one of ConsentKinds.
+// ValidConsentKind reports whether k is one of ConsentKinds.
 func ValidConsentKind(k ConsentKind) bool { return slices.Contains(ConsentKinds, k) }
 
-// consentKindOf is the consent kind of a step; false when it records none.
+// ConsentKindOf is the consent kind of a step; false when it records none.
 func ConsentKindOf(s *ProcessStep) (ConsentKind, bool) {
 	if s.ConsentKind != nil && *s.ConsentKind != "" {
 		return ConsentKind(*s.ConsentKind), true

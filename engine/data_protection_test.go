@@ -231,7 +231,7 @@ func applyRetention(t *testing.T, svc *engine.Service, at time.Time) privacy.Ret
 func TestRetentionErasesLapsedPersons(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
-		clk := &fakeClock{t: clock.Now().UTC()}
+		clk := enginetest.NewClock(clock.Now().UTC())
 		d := enginetest.Seed(t, db, engine.WithClock(clk.Now))
 		form := d.Commit(alex, robin)
 		d.Pay(form)
@@ -293,7 +293,7 @@ func TestRetentionErasesLapsedPersons(t *testing.T) {
 func TestRetentionOfAnswersMessagesAndAccessLog(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
-		clk := &fakeClock{t: clock.Now().UTC()}
+		clk := enginetest.NewClock(clock.Now().UTC())
 		d := enginetest.Seed(t, db, engine.WithClock(clk.Now))
 		form := d.Commit(alex, robin)
 		d.Pay(form)

@@ -12,6 +12,7 @@ import (
 	"portal/engine/clock"
 	"portal/engine/dbtest"
 	"portal/engine/directdebit"
+	"portal/engine/enginetest"
 	"portal/engine/payment"
 )
 
@@ -57,7 +58,7 @@ func seedDirectDebits(b testing.TB, db *bun.DB) int {
 // same debits due.
 func BenchmarkCollectionRun(b *testing.B) {
 	db := dbtest.Postgres(b)
-	seedSeason(b, db, 10000)
+	enginetest.SeedSeason(b, db, 10000)
 	svc, _ := directDebitClub(b, db)
 	ctx := context.Background()
 	n := seedDirectDebits(b, db)

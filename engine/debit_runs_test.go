@@ -17,6 +17,7 @@ import (
 	"portal/engine/clock"
 	"portal/engine/dbtest"
 	"portal/engine/directdebit"
+	"portal/engine/enginetest"
 	"portal/engine/payment"
 	"portal/engine/payment/settings"
 	"portal/engine/staff"
@@ -257,7 +258,7 @@ func TestSentRunSettlesInBatches(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
-		seedSeason(t, db, 1300) // about 216 unpaid orders: three batches
+		enginetest.SeedSeason(t, db, 1300) // about 216 unpaid orders: three batches
 		svc, _ := directDebitClub(t, db)
 		n := seedDirectDebits(t, db)
 		actor := engine.Actor{Name: "treasurer@example.org"}

@@ -38,7 +38,7 @@ type PersonError struct {
 	Param string
 }
 
-// problem is a validation message: its English text and its translation key.
+// Problem is a validation message: its English text and its translation key.
 type Problem struct {
 	Key, Text, Param string
 }

@@ -79,7 +79,7 @@ func (e *WebhookEndpoint) Events() []string {
 	return strings.Split(e.EventsList, ",")
 }
 
-// webhookEvent is one event, its body frozen when it was written so that
+// WebhookEvent is one event, its body frozen when it was written so that
 // every attempt sends the same bytes.
 type WebhookEvent struct {
 	bun.BaseModel  `bun:"table:webhook_events,alias:ev"`
@@ -91,7 +91,7 @@ type WebhookEvent struct {
 	CreatedAt      time.Time `bun:"created_at,notnull"`
 }
 
-// webhookDelivery is one event's delivery to one endpoint.
+// WebhookDeliveryRow is one event's delivery to one endpoint.
 type WebhookDeliveryRow struct {
 	bun.BaseModel   `bun:"table:webhook_deliveries,alias:d"`
 	ID              int64      `bun:"id,pk,autoincrement"`
@@ -190,7 +190,7 @@ type WebhookOrg struct {
 	Slug string `json:"slug"`
 }
 
-// emitEvent writes an event of the organisation, in the transaction of the
+// EmitEvent writes an event of the organisation, in the transaction of the
 // change it announces, with one delivery and its job per active endpoint
 // subscribed to its type: a change that rolls back announces nothing, and
 // one that commits is announced even if the endpoint is down now. With no
@@ -272,13 +272,13 @@ type PaymentEventData struct {
 	Reason string `json:"reason,omitempty"`
 }
 
-// emitPaymentEvent announces a payment attempt's success or refund.
+// EmitPaymentEvent announces a payment attempt's success or refund.
 func EmitPaymentEvent(ctx context.Context, tx bun.IDB, eventType string, p *Payment, order *Order, refundID string, now time.Time) error {
 	return EmitEvent(ctx, tx, order.OrganisationID, eventType, PaymentEventData{Reference: p.Reference, OrderID: order.ID,
 		RegistrationID: order.ProcessInstanceID, Provider: p.Provider, AmountMinor: p.AmountMinor, Currency: p.Currency, RefundID: refundID}, now)
 }
 
-// emitPaymentFailed announces an attempt that closed without the money:
+// EmitPaymentFailed announces an attempt that closed without the money:
 // outcome is OutcomeFailed or OutcomeCancelled.
 func EmitPaymentFailed(ctx context.Context, tx bun.IDB, p *Payment, order *Order, outcome PaymentOutcome, reason string, now time.Time) error {
 	return EmitEvent(ctx, tx, order.OrganisationID, EventPaymentFailed, PaymentEventData{Reference: p.Reference, OrderID: order.ID,

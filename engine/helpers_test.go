@@ -12,17 +12,21 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/enginetest"
 	"portal/engine/payment"
 	"portal/engine/registration"
 )
 
-// The demo persons linked to engine.DemoUserKey.
+// The demo persons linked to engine.DemoUserKey, by their first names.
 const (
-	alex  int64 = 1 // adult, held an adult membership last season: renews
-	sam   int64 = 2 // adult, new
-	robin int64 = 3 // junior, new
-	jamie int64 = 4 // junior, already registered for the demo period
+	alex  = enginetest.Alex
+	sam   = enginetest.Sam
+	robin = enginetest.Robin
+	jamie = enginetest.Jamie
 )
+
+// countRows counts model's rows matching where (enginetest.CountRows).
+var countRows = enginetest.CountRows
 
 // testGatewayURLs are the test gateway's addresses as the HTTP layer builds
 // them for the base URL http://portal.test.

@@ -18,7 +18,7 @@ import (
 // (scopeOrg). A scheduled run of the schedule names none and covers
 // every organisation.
 
-// scopeOrg narrows q to the organisation ctx is scoped to; orgColumn is
+// ScopeOrg narrows q to the organisation ctx is scoped to; orgColumn is
 // q's organisation column (or an expression giving it). Unscoped (the
 // schedule, the command line), q covers every organisation.
 func ScopeOrg(ctx context.Context, q *bun.SelectQuery, orgColumn string) *bun.SelectQuery {
@@ -28,7 +28,7 @@ func ScopeOrg(ctx context.Context, q *bun.SelectQuery, orgColumn string) *bun.Se
 	return q
 }
 
-// jobScope is ctx scoped to the organisation j's payload names, if any.
+// JobScope is ctx scoped to the organisation j's payload names, if any.
 func JobScope(ctx context.Context, j *jobs.Job) context.Context {
 	var p jobs.SchedulePayload
 	if j != nil && json.Unmarshal([]byte(j.Payload), &p) == nil && p.Organisation != 0 {

@@ -29,7 +29,7 @@ func splitLanguages(s string) []string {
 	return out
 }
 
-// checkLanguages validates an organisation's enabled languages: one or
+// CheckLanguages validates an organisation's enabled languages: one or
 // more of Languages, each once. It returns the problem, "" when valid.
 func CheckLanguages(codes []string) string {
 	if len(codes) == 0 {

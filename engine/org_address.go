@@ -55,7 +55,7 @@ func OrganisationAddress(ctx context.Context, db bun.IDB, publicURL string, orgI
 // the addresses of WithPaymentLinks alone.
 func WithPublicURL(u string) ServiceOption { return func(s *Service) { s.publicURL = u } }
 
-// orgBase is the organisation's address for payment links, read on db (the
+// OrgBase is the organisation's address for payment links, read on db (the
 // pool, or the caller's transaction: inside one, the pool would wait for
 // the connection the transaction holds, on SQLite forever), "" when the
 // engine has no public URL (the links' own base applies). A failure to read

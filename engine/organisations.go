@@ -34,7 +34,7 @@ func OrganisationOf(ctx context.Context) (int64, bool) {
 	return id, ok
 }
 
-// inScope reports whether something of orgID may be seen under ctx's scope.
+// InScope reports whether something of orgID may be seen under ctx's scope.
 func InScope(ctx context.Context, orgID int64) bool {
 	scope, ok := OrganisationOf(ctx)
 	return !ok || scope == orgID
@@ -102,7 +102,7 @@ var (
 	hostLabel       = regexp.MustCompile(`^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$`)
 )
 
-// maxHostnames bounds the hostnames of one organisation.
+// MaxHostnames bounds the hostnames of one organisation.
 const MaxHostnames = 20
 
 // NormalizeHostname returns a hostname as the resolver compares it: lower
@@ -131,7 +131,7 @@ func NormalizeHostname(h string) string {
 	return h
 }
 
-// printable reports whether s has at most max runes, none a control character.
+// Printable reports whether s has at most max runes, none a control character.
 func Printable(s string, max int) bool {
 	n := 0
 	for _, r := range s {

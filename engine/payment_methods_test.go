@@ -11,6 +11,7 @@ import (
 	"portal/engine"
 	"portal/engine/clock"
 	"portal/engine/dbtest"
+	"portal/engine/enginetest"
 	"portal/engine/organisation"
 	"portal/engine/payment"
 	"portal/engine/registration"
@@ -34,7 +35,7 @@ const testCreditorID = "DE98ZZZ09999999999"
 func TestPaymentMethodSettingsChecked(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		f, _ := onlineFixture(t, db, engine.WithSecretSealer(testSealer{}))
+		f, _ := onlineFixture(t, db, engine.WithSecretSealer(enginetest.Sealer{}))
 		bank := settings.PaymentSettingsChange{BankCreditorName: str("TV Demo 1848 e.V."), BankIBAN: str(demoIBAN)}
 		with := func(c settings.PaymentSettingsChange) settings.PaymentSettingsChange {
 			c.BankCreditorName, c.BankIBAN = bank.BankCreditorName, bank.BankIBAN

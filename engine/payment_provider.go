@@ -160,7 +160,7 @@ func NewReference(prefix string) string {
 	return prefix + base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b)
 }
 
-// formatMinor writes minor units as a decimal amount with two places.
+// FormatMinor writes minor units as a decimal amount with two places.
 func FormatMinor(minor int64) string {
 	sign := ""
 	if minor < 0 {

@@ -2,8 +2,6 @@ package engine_test
 
 import (
 	"context"
-	"encoding/base64"
-	"errors"
 	"strings"
 	"testing"
 
@@ -15,29 +13,13 @@ import (
 	"portal/engine/clock"
 	"portal/engine/dbtest"
 	"portal/engine/demodata"
+	"portal/engine/enginetest"
 	"portal/engine/organisation"
 	"portal/engine/payment"
 	"portal/engine/payment/settings"
 	"portal/engine/registration"
 	"portal/engine/staff"
 )
-
-// testSealer stands in for the session key's sealer: reversible, and
-// bound to its associated data, so that a value moved to another
-// organisation or field does not open.
-type testSealer struct{}
-
-func (testSealer) Seal(pt, aad []byte) string {
-	return "sealed." + base64.RawURLEncoding.EncodeToString(aad) + "." + base64.RawURLEncoding.EncodeToString(pt)
-}
-
-func (testSealer) Open(sealed string, aad []byte) ([]byte, error) {
-	parts := strings.Split(sealed, ".")
-	if len(parts) != 3 || parts[0] != "sealed" || parts[1] != base64.RawURLEncoding.EncodeToString(aad) {
-		return nil, errors.New("cannot open")
-	}
-	return base64.RawURLEncoding.DecodeString(parts[2])
-}
 
 func fieldsOf(t *testing.T, err error) []string {
 	t.Helper()
@@ -64,7 +46,7 @@ func TestPaymentSettingsValidatedAndSealed(t *testing.T) {
 			t.Fatal(err)
 		}
 		var changed []int64
-		svc := engine.NewService(db, nil, engine.WithSecretSealer(testSealer{}),
+		svc := engine.NewService(db, nil, engine.WithSecretSealer(enginetest.Sealer{}),
 			payment.WithPaymentSettingsChanged(func(org int64) { changed = append(changed, org) }))
 		other, err := organisation.Of(svc).CreateOrganisation(ctx, organisation.OrganisationChange{Name: str("Lakeside"), Slug: str("lakeside")})
 		if err != nil {

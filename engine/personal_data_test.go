@@ -58,8 +58,14 @@ func addQuirin(t *testing.T, d *enginetest.Demo) int64 {
 // with their own emergency phone number.
 func registerQuirin(t *testing.T, d *enginetest.Demo, id int64) *registration.Form {
 	t.Helper()
+	return registerQuirinAs(t, d, engine.DemoUserKey, id)
+}
+
+// registerQuirinAs is registerQuirin in the household of userKey.
+func registerQuirinAs(t *testing.T, d *enginetest.Demo, userKey string, id int64) *registration.Form {
+	t.Helper()
 	ctx := context.Background()
-	form, _, err := registration.Of(d.Svc).LoadMembershipForm(ctx, engine.DemoUserKey, engine.DemoPeriodID, nil)
+	form, _, err := registration.Of(d.Svc).LoadMembershipForm(ctx, userKey, engine.DemoPeriodID, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +84,7 @@ func registerQuirin(t *testing.T, d *enginetest.Demo, id int64) *registration.Fo
 			}
 			in = []registration.PersonInput{{ID: id, Answer: &a}}
 		}
-		if form, err = registration.Of(d.Svc).Next(ctx, engine.DemoUserKey, registration.NextInput{ProcessID: pid, Step: form.Step, People: in}); err != nil {
+		if form, err = registration.Of(d.Svc).Next(ctx, userKey, registration.NextInput{ProcessID: pid, Step: form.Step, People: in}); err != nil {
 			t.Fatalf("step %d: %v", form.Step, err)
 		}
 	}
@@ -232,7 +238,7 @@ func TestErasePersonLeavesNothingAndKeepsTheBooks(t *testing.T) {
 			t.Fatal(err)
 		}
 		if _, err := db.NewInsert().Model(&bankstatement.BankCredit{Account: "CH00", CreditID: "c1", CreditKey: "k1", AmountMinor: 100, Currency: "EUR",
-			DebtorName: quirin.last + ", " + quirin.first, DebtorIBAN: quirinIBAN, Remittance: "for " + quirin.first,
+			DebtorName: quirin.last + ", " + quirin.first, PayerPersonID: &id, DebtorIBAN: quirinIBAN, Remittance: "for " + quirin.first,
 			State: bankstatement.CreditAssigned, PaymentReference: &ref, CreatedAt: clock.Now()}).Exec(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -245,7 +251,7 @@ func TestErasePersonLeavesNothingAndKeepsTheBooks(t *testing.T) {
 		}
 		// A direct-debit mandate they signed for the household.
 		if _, err := db.NewInsert().Model(&directdebit.DebitMandate{OrganisationID: 1, UserKey: engine.DemoUserKey, CreditorID: "DE98ZZZ09999999999",
-			Reference: "DEMO-1", Holder: quirin.first + " " + quirin.last, IBAN: quirinIBAN, Language: "en", TextVersion: "test",
+			Reference: "DEMO-1", Holder: quirin.first + " " + quirin.last, HolderPersonID: &id, IBAN: quirinIBAN, Language: "en", TextVersion: "test",
 			Text: "I, " + quirin.first + " " + quirin.last + ", authorise the club.", SignedAt: clock.Now()}).Exec(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -531,7 +537,7 @@ func TestErasureFindsAnUnlinkedPersonsRegistrations(t *testing.T) {
 func TestDataRequestsPerHouseholdBounded(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
-		clk := &fakeClock{t: time.Date(2031, 3, 4, 9, 0, 0, 0, time.UTC)}
+		clk := enginetest.NewClock(time.Date(2031, 3, 4, 9, 0, 0, 0, time.UTC))
 		d := enginetest.Seed(t, db, engine.WithClock(clk.Now))
 		if _, err := db.NewUpdate().Model((*engine.Organisation)(nil)).Set("contact_email = 'office@riverside.example'").Where("id = 1").Exec(ctx); err != nil {
 			t.Fatal(err)

@@ -25,7 +25,7 @@ const (
 // QuestionTypes lists every valid question type code.
 var QuestionTypes = []QuestionType{TypeText, TypeNumber, TypeDropdown, TypeCheckbox, TypeAccept, TypeOne, TypeRadio, TypeMulti}
 
-// questionTypeCodes is QuestionTypes as plain strings, for messages.
+// QuestionTypeCodes is QuestionTypes as plain strings, for messages.
 func QuestionTypeCodes() []string {
 	out := make([]string, len(QuestionTypes))
 	for i, t := range QuestionTypes {
@@ -73,7 +73,7 @@ type ProcessStep struct {
 	// ConsentKind marks a consent step (consents.go); nil: none (an ITC
 	// step is a consent all the same).
 	ConsentKind *string `bun:"consent_kind"`
-	// Texts are the step's texts per language (JSON, definition_texts.go);
+	// Texts are the step's texts per language (JSON, engine/definition/texts.go);
 	// the columns above hold the default language's. "" when plain.
 	Texts   string              `bun:"texts,notnull"`
 	Options []ProcessStepOption `bun:"rel:has-many,join:id=step_id"`
@@ -128,12 +128,12 @@ const (
 	StateError          ProcessState = "ERROR"
 )
 
-// finished reports whether an instance in state s can no longer change.
+// Finished reports whether an instance in state s can no longer change.
 func Finished(s ProcessState) bool {
 	return s == StateCompleted || s == StateCancelled || s == StateFailed
 }
 
-// Related entity types of an instance.
+// EntityMembership is the related entity type of an instance's memberships.
 const EntityMembership = "MEMBERSHIP"
 
 // ProcessInstance is one member's run through a definition.

@@ -54,7 +54,7 @@ func DefaultRetentionSettings() RetentionSettings {
 		MessageDays: DefaultMessageDays, AccessLogDays: DefaultAccessLogDays}
 }
 
-// retentionRow is the stored row; nil columns take the default.
+// RetentionRow is the stored row; nil columns take the default.
 type RetentionRow struct {
 	bun.BaseModel  `bun:"table:organisation_retention_settings"`
 	OrganisationID int64 `bun:"organisation_id,pk"`
@@ -166,7 +166,7 @@ func (s *Service) StaffUpdateRetentionSettings(ctx context.Context, actor Actor,
 	return out, err
 }
 
-// storeRetentionSettings applies a checked change inside tx (also
+// StoreRetentionSettings applies a checked change inside tx (also
 // updateOrganisation's, when one request changes both), audited when
 // actor is set.
 func (s *Service) StoreRetentionSettings(ctx context.Context, tx bun.Tx, actor *Actor, orgID int64, c RetentionSettingsChange) (RetentionSettings, error) {

@@ -36,10 +36,10 @@ func init() {
 	})
 }
 
-// foldText case-folds text for a search, as the database's fold does.
+// FoldText case-folds text for a search, as the database's fold does.
 func FoldText(s string) string { return strings.ToLower(s) }
 
-// foldSQL is the SQL that case-folds expr on db's dialect.
+// FoldSQL is the SQL that case-folds expr on db's dialect.
 func FoldSQL(db bun.IDB, expr string) string {
 	if db.Dialect().Name() == dialect.SQLite {
 		return foldFunction + "(" + expr + ")"
@@ -47,15 +47,15 @@ func FoldSQL(db bun.IDB, expr string) string {
 	return "lower(" + expr + ")"
 }
 
-// likeEscape is the ESCAPE clause every LIKE in the engine ends with, so
+// LikeEscape is the ESCAPE clause every LIKE in the engine ends with, so
 // that a % or _ in what staff type matches itself (SQLite has no default
 // escape character; PostgreSQL's is the same backslash).
 const LikeEscape = ` ESCAPE '\'`
 
-// escapeLike makes s match itself in a LIKE pattern with likeEscape.
+// EscapeLike makes s match itself in a LIKE pattern with likeEscape.
 func EscapeLike(s string) string {
 	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
 }
 
-// containsPattern is the LIKE pattern of the values containing s.
+// ContainsPattern is the LIKE pattern of the values containing s.
 func ContainsPattern(s string) string { return "%" + EscapeLike(s) + "%" }

@@ -8,6 +8,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/enginetest"
 	"portal/engine/staff"
 )
 
@@ -16,7 +17,7 @@ import (
 // staff matches itself, not any text.
 func TestStaffSearchFoldsAndEscapes(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		seedSeason(t, db, 6)
+		enginetest.SeedSeason(t, db, 6)
 		ctx := context.Background()
 		for key, name := range map[string][2]string{
 			"bench-0": {"Jürgen", "Müller"},

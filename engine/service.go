@@ -20,10 +20,10 @@ type Service struct {
 	// pickProvider chooses an organisation's provider; nil: payments for all.
 	PickProvider func(organisationID int64) PaymentProvider
 	// pickMethod finds the provider of one of an organisation's payment
-	// methods (engine/payment/payment_methods.go); nil: its provider for every method.
+	// methods (engine/payment/methods.go); nil: its provider for every method.
 	PickMethod func(organisationID int64, method string) PaymentProvider
 	// retiredProviders are an organisation's providers of earlier
-	// credentials (engine/payment/payment_accounts.go); nil: none.
+	// credentials (engine/payment/accounts.go); nil: none.
 	RetiredProviders func(organisationID int64) []PaymentProvider
 	Links            PaymentLinks
 	// reconcileAfter: a pending attempt older than this is asked about on load.
@@ -33,7 +33,7 @@ type Service struct {
 	publicURL string
 	// sealer seals the organisations' payment secrets; testPayments lets
 	// them choose the test gateway; settingsChanged hears of a change to
-	// an organisation's payment settings (engine/payment/payment_settings.go).
+	// an organisation's payment settings (engine/payment/settings.go).
 	Sealer          SecretSealer
 	PrivateWebhooks bool            // WithPrivateWebhookAddresses
 	WebhookNetworks WebhookNetworks // WithWebhookNetworks

@@ -10,6 +10,7 @@ import (
 	"portal/engine"
 	"portal/engine/clock"
 	"portal/engine/dbtest"
+	"portal/engine/enginetest"
 	"portal/engine/message"
 	"portal/engine/payment"
 	"portal/engine/staff"
@@ -48,7 +49,7 @@ func seedOrderMessages(tb testing.TB, db *bun.DB) {
 // committed registration is listed once, with its reminder, in order.
 func TestOpenPaymentsAtScale(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		seedSeason(t, db, 600)
+		enginetest.SeedSeason(t, db, 600)
 		seedOrderMessages(t, db)
 		svc := engine.NewService(db, nil)
 		ctx := context.Background()
@@ -80,7 +81,7 @@ func TestOpenPaymentsAtScale(t *testing.T) {
 func BenchmarkOpenPayments(b *testing.B) {
 	dbtest.SkipWithoutPostgres(b)
 	db := dbtest.Postgres(b)
-	seedSeason(b, db, 10000)
+	enginetest.SeedSeason(b, db, 10000)
 	seedOrderMessages(b, db)
 	if _, err := db.ExecContext(context.Background(), "ANALYZE outbox_messages"); err != nil {
 		b.Fatal(err)

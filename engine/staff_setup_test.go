@@ -11,6 +11,7 @@ import (
 	"portal/engine/clock"
 	"portal/engine/dbtest"
 	"portal/engine/demodata"
+	"portal/engine/enginetest"
 	"portal/engine/message"
 	"portal/engine/organisation"
 	"portal/engine/payment/settings"
@@ -45,7 +46,7 @@ func TestStaffSettingsAudited(t *testing.T) {
 		if err := demodata.SeedDemo(ctx, db, 0, clock.Now().UTC()); err != nil {
 			t.Fatal(err)
 		}
-		svc := engine.NewService(db, nil, engine.WithSecretSealer(testSealer{}))
+		svc := engine.NewService(db, nil, engine.WithSecretSealer(enginetest.Sealer{}))
 		admin := engine.Actor{Name: "admin@example.org"}
 		const key1, key2, hook = "sk_test_firstsecretkey", "sk_test_secondsecretkey", "whsec_hooksecret"
 

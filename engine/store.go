@@ -15,7 +15,7 @@ import (
 	"github.com/uptrace/bun/driver/pgdriver"
 )
 
-// forUpdate locks the rows q selects for the rest of the transaction on
+// ForUpdate locks the rows q selects for the rest of the transaction on
 // PostgreSQL; SQLite's one connection serialises the transactions anyway
 // (and knows no FOR UPDATE).
 func ForUpdate(q *bun.SelectQuery) *bun.SelectQuery {
@@ -25,7 +25,7 @@ func ForUpdate(q *bun.SelectQuery) *bun.SelectQuery {
 	return q
 }
 
-// isUniqueViolation reports whether err is a unique-constraint failure on PostgreSQL or SQLite.
+// IsUniqueViolation reports whether err is a unique-constraint failure on PostgreSQL or SQLite.
 func IsUniqueViolation(err error) bool {
 	var pgErr pgdriver.Error
 	if errors.As(err, &pgErr) {
@@ -35,7 +35,7 @@ func IsUniqueViolation(err error) bool {
 	return err != nil && strings.Contains(err.Error(), "UNIQUE constraint failed")
 }
 
-// notFoundOr turns sql.ErrNoRows into a not-found engine error and wraps anything else.
+// NotFoundOr turns sql.ErrNoRows into a not-found engine error and wraps anything else.
 func NotFoundOr(err error, what string) error {
 	if errors.Is(err, sql.ErrNoRows) {
 		return Errorf(CodeNotFound, "%s not found", what)
@@ -43,12 +43,12 @@ func NotFoundOr(err error, what string) error {
 	return fmt.Errorf("load %s: %w", what, err)
 }
 
-// inTx runs fn in one transaction on db.
+// InTx runs fn in one transaction on db.
 func InTx(ctx context.Context, db *bun.DB, fn func(ctx context.Context, tx bun.Tx) error) error {
 	return db.RunInTx(ctx, nil, fn)
 }
 
-// classifyUnavailable turns a failure to reach the database into an
+// ClassifyUnavailable turns a failure to reach the database into an
 // unavailable error (503, try again) instead of an internal one (500, a
 // defect). Every exported Service method defers it, so the HTTP layer sees
 // one code for "the database is down" whichever statement met the outage;

@@ -12,7 +12,7 @@ import (
 // Store functions for what a member entered in an instance (process_data):
 // the selected persons and the answers per step and person.
 
-// instanceData loads every stored answer and selection of an instance.
+// InstanceData loads every stored answer and selection of an instance.
 func InstanceData(ctx context.Context, db bun.IDB, instanceID int64) ([]ProcessData, error) {
 	var rows []ProcessData
 	if err := db.NewSelect().Model(&rows).Where("instance_id = ?", instanceID).Order("id ASC").Scan(ctx); err != nil {
@@ -21,7 +21,7 @@ func InstanceData(ctx context.Context, db bun.IDB, instanceID int64) ([]ProcessD
 	return rows, nil
 }
 
-// stepAnswers loads the answers of one step of an instance.
+// StepAnswers loads the answers of one step of an instance.
 func StepAnswers(ctx context.Context, db bun.IDB, instanceID, stepID int64) ([]ProcessData, error) {
 	var rows []ProcessData
 	if err := db.NewSelect().Model(&rows).Where("instance_id = ? AND step_id = ? AND data_key = ?", instanceID, stepID, DataAnswer).Scan(ctx); err != nil {
@@ -30,7 +30,7 @@ func StepAnswers(ctx context.Context, db bun.IDB, instanceID, stepID int64) ([]P
 	return rows, nil
 }
 
-// storeSelection replaces the selected persons of an instance. The delete
+// StoreSelection replaces the selected persons of an instance. The delete
 // only runs when there was a selection before (reselect), which keeps a
 // first selection to one write.
 func StoreSelection(ctx context.Context, db bun.IDB, instanceID int64, reselect bool, personIDs []int64, now time.Time) error {
@@ -50,7 +50,7 @@ func StoreSelection(ctx context.Context, db bun.IDB, instanceID int64, reselect 
 	return nil
 }
 
-// storeAnswers replaces a step's answers. The delete only runs when the step
+// StoreAnswers replaces a step's answers. The delete only runs when the step
 // was answered before (after Back), which keeps a forward step to one write.
 func StoreAnswers(ctx context.Context, db bun.IDB, instanceID, stepID int64, hadAnswers bool, answers map[int64]string, now time.Time) error {
 	if hadAnswers {
@@ -77,7 +77,7 @@ func StoreAnswers(ctx context.Context, db bun.IDB, instanceID, stepID int64, had
 	return nil
 }
 
-// deleteInstanceData deletes every selection and answer of an instance.
+// DeleteInstanceData deletes every selection and answer of an instance.
 func DeleteInstanceData(ctx context.Context, db bun.IDB, instanceID int64) error {
 	if _, err := db.NewDelete().Model((*ProcessData)(nil)).Where("instance_id = ?", instanceID).Exec(ctx); err != nil {
 		return fmt.Errorf("delete process data: %w", err)

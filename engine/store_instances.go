@@ -12,7 +12,7 @@ import (
 
 // Store functions for process instances (process_instances).
 
-// loadInstance loads an instance of userKey with its period. Instances of
+// LoadInstance loads an instance of userKey with its period. Instances of
 // other user keys are not found, so their existence does not leak.
 func LoadInstance(ctx context.Context, db bun.IDB, userKey, processID string) (*ProcessInstance, error) {
 	id, err := ParseProcessID(processID)
@@ -34,7 +34,7 @@ func LoadInstance(ctx context.Context, db bun.IDB, userKey, processID string) (*
 	return inst, nil
 }
 
-// findOpenInstance finds the unfinished membership instance of userKey for
+// FindOpenInstance finds the unfinished membership instance of userKey for
 // a period on the definition key, or nil when there is none.
 func FindOpenInstance(ctx context.Context, db bun.IDB, userKey string, periodID int64, definitionKey string) (*ProcessInstance, error) {
 	var found []ProcessInstance
@@ -52,7 +52,7 @@ func FindOpenInstance(ctx context.Context, db bun.IDB, userKey string, periodID 
 	return &found[0], nil
 }
 
-// insertInstance stores a new instance. A unique violation (another open
+// InsertInstance stores a new instance. A unique violation (another open
 // instance for the same period) is a conflict that wraps the violation.
 func InsertInstance(ctx context.Context, db bun.IDB, inst *ProcessInstance) error {
 	if inst.Language == "" {
@@ -67,7 +67,7 @@ func InsertInstance(ctx context.Context, db bun.IDB, inst *ProcessInstance) erro
 	return nil
 }
 
-// bumpVersion moves an instance to its new state if nobody else changed it
+// BumpVersion moves an instance to its new state if nobody else changed it
 // since it was read: the optimistic lock that makes one of two racing
 // submissions win and the other get a conflict.
 func BumpVersion(ctx context.Context, db bun.IDB, inst *ProcessInstance, now time.Time, columns ...string) error {
@@ -88,7 +88,7 @@ func BumpVersion(ctx context.Context, db bun.IDB, inst *ProcessInstance, now tim
 	return nil
 }
 
-// lockInstance takes the row lock of an instance on PostgreSQL. SQLite runs
+// LockInstance takes the row lock of an instance on PostgreSQL. SQLite runs
 // one transaction at a time: it needs no lock.
 func LockInstance(ctx context.Context, tx bun.Tx, instanceID int64) error {
 	if tx.Dialect().Name() != dialect.PG {
@@ -101,7 +101,7 @@ func LockInstance(ctx context.Context, tx bun.Tx, instanceID int64) error {
 	return nil
 }
 
-// completeInstance moves a committed (DONE) instance to COMPLETED.
+// CompleteInstance moves a committed (DONE) instance to COMPLETED.
 func CompleteInstance(ctx context.Context, db bun.IDB, instanceID int64, now time.Time) error {
 	if _, err := db.NewUpdate().Model((*ProcessInstance)(nil)).Set("status = ?", StateCompleted).Set("end_time = ?", now).
 		Set("version = version + 1").Set("updated_at = ?", now).
@@ -111,7 +111,7 @@ func CompleteInstance(ctx context.Context, db bun.IDB, instanceID int64, now tim
 	return nil
 }
 
-// openCondition is the condition of an unfinished instance on the column
+// OpenCondition is the condition of an unfinished instance on the column
 // status, as the unique index process_instances_one_open has it (so that
 // both databases use the index): three comparisons, not NOT IN, which on
 // SQLite builds a temporary index at every evaluation (migration
@@ -121,7 +121,7 @@ func OpenCondition(status string) string {
 		status + " <> '" + string(StateFailed) + "'"
 }
 
-// reopenInstance is completeInstance undone, for a registration whose
+// ReopenInstance is completeInstance undone, for a registration whose
 // money went back (a returned direct debit): COMPLETED back to DONE,
 // committed and awaiting payment, where the reminders, the open payments
 // and the pay link find it. Unless the household has started another
@@ -157,7 +157,7 @@ func ReopenInstance(ctx context.Context, db bun.IDB, instanceID int64, now time.
 	return true, nil
 }
 
-// markMoved records on inst the write that moves it to its next version at
+// MarkMoved records on inst the write that moves it to its next version at
 // now (bumpVersion, moveInstance).
 func MarkMoved(ctx context.Context, inst *ProcessInstance, now time.Time) {
 	inst.Version++
@@ -167,10 +167,10 @@ func MarkMoved(ctx context.Context, inst *ProcessInstance, now time.Time) {
 	}
 }
 
-// errMovedMeanwhile is the version conflict of moveInstance and bumpVersion.
+// ErrMovedMeanwhile is the version conflict of moveInstance and bumpVersion.
 var ErrMovedMeanwhile = Errorf(CodeConflict, "this registration changed in another window; reload it to continue")
 
-// parseProcessID reads a process id; anything malformed is simply not found.
+// ParseProcessID reads a process id; anything malformed is simply not found.
 func ParseProcessID(raw string) (int64, error) {
 	id, err := strconv.ParseInt(raw, 10, 64)
 	if err != nil || id <= 0 {

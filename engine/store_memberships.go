@@ -11,7 +11,7 @@ import (
 // Store functions for memberships (memberships): a person's membership of
 // a period, pending until its order is paid.
 
-// membershipStatuses returns the person status of each person for a period.
+// MembershipStatuses returns the person status of each person for a period.
 func MembershipStatuses(ctx context.Context, db bun.IDB, periodID int64, personIDs []int64) (map[int64]string, error) {
 	out := make(map[int64]string, len(personIDs))
 	for _, id := range personIDs {
@@ -37,7 +37,7 @@ func MembershipStatuses(ctx context.Context, db bun.IDB, periodID int64, personI
 	return out, nil
 }
 
-// previousMembershipTypes returns the membership types each person held
+// PreviousMembershipTypes returns the membership types each person held
 // (active) in the previous period: the organisation's latest one that ended
 // before start.
 func PreviousMembershipTypes(ctx context.Context, db bun.IDB, orgID int64, start time.Time, personIDs []int64) (map[int64][]int64, error) {
@@ -58,7 +58,7 @@ func PreviousMembershipTypes(ctx context.Context, db bun.IDB, orgID int64, start
 	return previous, nil
 }
 
-// insertMemberships stores new memberships. A unique violation means a
+// InsertMemberships stores new memberships. A unique violation means a
 // person already has a live membership of the period: a conflict.
 func InsertMemberships(ctx context.Context, db bun.IDB, memberships []Membership) error {
 	if _, err := db.NewInsert().Model(&memberships).Exec(ctx); err != nil {
@@ -70,7 +70,7 @@ func InsertMemberships(ctx context.Context, db bun.IDB, memberships []Membership
 	return nil
 }
 
-// cancelPendingMemberships cancels the memberships of an instance that wait for payment.
+// CancelPendingMemberships cancels the memberships of an instance that wait for payment.
 func CancelPendingMemberships(ctx context.Context, db bun.IDB, instanceID int64) error {
 	if _, err := db.NewUpdate().Model((*Membership)(nil)).Set("status = ?", MembershipCancelled).
 		Where("process_instance_id = ? AND status = ?", instanceID, MembershipPending).Exec(ctx); err != nil {
@@ -79,7 +79,7 @@ func CancelPendingMemberships(ctx context.Context, db bun.IDB, instanceID int64)
 	return nil
 }
 
-// activatePendingMemberships activates the memberships of an instance that
+// ActivatePendingMemberships activates the memberships of an instance that
 // wait for payment and returns them as they are now.
 func ActivatePendingMemberships(ctx context.Context, db bun.IDB, instanceID int64, now time.Time) ([]Membership, error) {
 	var pending []Membership
@@ -102,7 +102,7 @@ func ActivatePendingMemberships(ctx context.Context, db bun.IDB, instanceID int6
 	return pending, nil
 }
 
-// suspendActiveMemberships is activatePendingMemberships undone, for an
+// SuspendActiveMemberships is activatePendingMemberships undone, for an
 // order whose money went back (a returned direct debit): the instance's
 // active memberships wait for payment again. It returns how many.
 func SuspendActiveMemberships(ctx context.Context, db bun.IDB, instanceID int64) (int, error) {
@@ -119,8 +119,8 @@ func SuspendActiveMemberships(ctx context.Context, db bun.IDB, instanceID int64)
 }
 
 // Person statuses as the form shows them.
-const PersonAvailable = "Available"
-
-const PersonPendingPayment = "Pending Payment"
-
-const PersonRegistered = "Registered"
+const (
+	PersonAvailable      = "Available"
+	PersonPendingPayment = "Pending Payment"
+	PersonRegistered     = "Registered"
+)

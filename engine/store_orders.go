@@ -10,12 +10,12 @@ import (
 
 // Store functions for orders (orders) and their frozen lines (order_lines).
 
-// withLines loads an order's lines in line order.
+// WithLines loads an order's lines in line order.
 func WithLines(q *bun.SelectQuery) *bun.SelectQuery {
 	return q.Relation("Lines", func(q *bun.SelectQuery) *bun.SelectQuery { return q.Order("line_no ASC") })
 }
 
-// loadOrder loads an order by id, with its lines.
+// LoadOrder loads an order by id, with its lines.
 func LoadOrder(ctx context.Context, db bun.IDB, orderID int64) (*Order, error) {
 	order := new(Order)
 	if err := WithLines(db.NewSelect().Model(order).Where("?TableAlias.id = ?", orderID)).Scan(ctx); err != nil {
@@ -24,7 +24,7 @@ func LoadOrder(ctx context.Context, db bun.IDB, orderID int64) (*Order, error) {
 	return order, nil
 }
 
-// liveOrder loads the instance's order that is not cancelled, with its lines.
+// LiveOrder loads the instance's order that is not cancelled, with its lines.
 func LiveOrder(ctx context.Context, db bun.IDB, instanceID int64) (*Order, error) {
 	order := new(Order)
 	err := WithLines(db.NewSelect().Model(order).
@@ -35,7 +35,7 @@ func LiveOrder(ctx context.Context, db bun.IDB, instanceID int64) (*Order, error
 	return order, nil
 }
 
-// insertOrder stores a new order and its lines (numbered from 1 as given).
+// InsertOrder stores a new order and its lines (numbered from 1 as given).
 // A unique violation means the instance has a live order already: a conflict.
 func InsertOrder(ctx context.Context, db bun.IDB, order *Order) error {
 	if order.PayReference == "" {
@@ -60,7 +60,7 @@ func InsertOrder(ctx context.Context, db bun.IDB, order *Order) error {
 	return nil
 }
 
-// cancelUnpaidOrders cancels the unpaid order of an instance.
+// CancelUnpaidOrders cancels the unpaid order of an instance.
 func CancelUnpaidOrders(ctx context.Context, db bun.IDB, instanceID int64) error {
 	if _, err := db.NewUpdate().Model((*Order)(nil)).Set("status = ?", OrderCancelled).
 		Where("process_instance_id = ? AND status = ?", instanceID, OrderUnpaid).Exec(ctx); err != nil {
@@ -69,7 +69,7 @@ func CancelUnpaidOrders(ctx context.Context, db bun.IDB, instanceID int64) error
 	return nil
 }
 
-// markOrderPaid marks an unpaid order paid. Anything but exactly one row
+// MarkOrderPaid marks an unpaid order paid. Anything but exactly one row
 // changed is a defect: the caller holds the instance lock.
 func MarkOrderPaid(ctx context.Context, db bun.IDB, orderID int64, now time.Time) error {
 	r, err := db.NewUpdate().Model((*Order)(nil)).Set("status = ?", OrderPaid).Set("paid_at = ?", now).
@@ -83,7 +83,7 @@ func MarkOrderPaid(ctx context.Context, db bun.IDB, orderID int64, now time.Time
 	return nil
 }
 
-// markOrderUnpaid is markOrderPaid undone, for an order whose money went
+// MarkOrderUnpaid is markOrderPaid undone, for an order whose money went
 // back (a returned direct debit): unpaid again, and no longer due for
 // collection until the member confirms it again on the pay link.
 // Anything but exactly one row changed is a defect: the caller holds the
@@ -100,7 +100,7 @@ func MarkOrderUnpaid(ctx context.Context, db bun.IDB, orderID int64) error {
 	return nil
 }
 
-// addOrderLine appends a line to an order (numbered after its last) and
+// AddOrderLine appends a line to an order (numbered after its last) and
 // raises the order's total by its amount, so that the next payment
 // attempt, made from the total, asks for it too.
 func AddOrderLine(ctx context.Context, db bun.IDB, order *Order, line OrderLine) error {

@@ -28,7 +28,7 @@ type OutboxJob struct {
 	Message string `json:"message"` // the message's dedup key
 }
 
-// queueMessage puts a message in the outbox once, with the job that
+// QueueMessage puts a message in the outbox once, with the job that
 // delivers it: a message whose dedup key is already there is left as it is,
 // and so is its job. The job's kind is the message's kind.
 func QueueMessage(ctx context.Context, db bun.IDB, msg *OutboxMessage) error {
@@ -59,7 +59,7 @@ func MarkMessageSent(ctx context.Context, db bun.IDB, id int64, at time.Time) er
 	return nil
 }
 
-// queueMessageNow queues a message in a transaction of its own: for the
+// QueueMessageNow queues a message in a transaction of its own: for the
 // scheduled jobs, whose messages announce no other write.
 func QueueMessageNow(ctx context.Context, db *bun.DB, msg *OutboxMessage) error {
 	return InTx(ctx, db, func(ctx context.Context, tx bun.Tx) error { return QueueMessage(ctx, tx, msg) })

@@ -11,7 +11,7 @@ import (
 // offer: the organisation's membership types (membership_types) and the
 // period's price rules (price_rules).
 
-// loadPeriod loads a membership period by id.
+// LoadPeriod loads a membership period by id.
 func LoadPeriod(ctx context.Context, db bun.IDB, periodID int64) (*MembershipPeriod, error) {
 	period := new(MembershipPeriod)
 	if err := db.NewSelect().Model(period).Where("id = ?", periodID).Scan(ctx); err != nil {
@@ -20,7 +20,7 @@ func LoadPeriod(ctx context.Context, db bun.IDB, periodID int64) (*MembershipPer
 	return period, nil
 }
 
-// membershipTypes lists the membership types of an organisation.
+// MembershipTypes lists the membership types of an organisation.
 func MembershipTypes(ctx context.Context, db bun.IDB, orgID int64) ([]MembershipType, error) {
 	var types []MembershipType
 	if err := db.NewSelect().Model(&types).Where("organisation_id = ?", orgID).Scan(ctx); err != nil {
@@ -29,7 +29,7 @@ func MembershipTypes(ctx context.Context, db bun.IDB, orgID int64) ([]Membership
 	return types, nil
 }
 
-// priceRules lists the price rules of a period in the order they were made.
+// PriceRules lists the price rules of a period in the order they were made.
 func PriceRules(ctx context.Context, db bun.IDB, periodID int64) ([]PriceRule, error) {
 	var rules []PriceRule
 	if err := db.NewSelect().Model(&rules).Where("period_id = ?", periodID).Order("id ASC").Scan(ctx); err != nil {

@@ -3,7 +3,9 @@ package engine
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect"
@@ -11,7 +13,7 @@ import (
 
 // Store functions for persons (persons) and their links to user keys (user_persons).
 
-// linkedPersons lists the persons userKey may register in an organisation.
+// LinkedPersons lists the persons userKey may register in an organisation.
 func LinkedPersons(ctx context.Context, db bun.IDB, userKey string, orgID int64) ([]Person, error) {
 	var persons []Person
 	err := db.NewSelect().Model(&persons).
@@ -24,7 +26,7 @@ func LinkedPersons(ctx context.Context, db bun.IDB, userKey string, orgID int64)
 	return persons, nil
 }
 
-// personsByID loads persons in the order of ids.
+// PersonsByID loads persons in the order of ids.
 func PersonsByID(ctx context.Context, db bun.IDB, ids []int64) ([]Person, error) {
 	if len(ids) == 0 {
 		return nil, nil
@@ -46,7 +48,7 @@ func PersonsByID(ctx context.Context, db bun.IDB, ids []int64) ([]Person, error)
 	return out, nil
 }
 
-// linkedAmong returns which of personIDs are still linked to userKey in an
+// LinkedAmong returns which of personIDs are still linked to userKey in an
 // organisation. On PostgreSQL the links are read FOR SHARE, so an unlink
 // running at the same time waits for this transaction instead of slipping
 // in after the check; SQLite runs one writer at a time anyway.
@@ -63,7 +65,7 @@ func LinkedAmong(ctx context.Context, tx bun.Tx, userKey string, orgID int64, pe
 	return linked, nil
 }
 
-// activeMembersOf loads the persons whose membership from an instance is active, by id.
+// ActiveMembersOf loads the persons whose membership from an instance is active, by id.
 func ActiveMembersOf(ctx context.Context, db bun.IDB, instanceID int64) ([]Person, error) {
 	var persons []Person
 	if err := db.NewSelect().Model(&persons).
@@ -75,7 +77,7 @@ func ActiveMembersOf(ctx context.Context, db bun.IDB, instanceID int64) ([]Perso
 	return persons, nil
 }
 
-// uniqueAddresses are the persons' e-mail addresses in order, each once
+// UniqueAddresses are the persons' e-mail addresses in order, each once
 // (compared without case), skipping persons without one.
 func UniqueAddresses(persons []Person) []string {
 	var out []string
@@ -88,4 +90,47 @@ func UniqueAddresses(persons []Person) []string {
 		}
 	}
 	return out
+}
+
+// SameName says whether a and b are one name as people write it: the
+// same words whatever their order and case, a comma between last and
+// first name or not ("Morgan, Alex", "ALEX MORGAN", "Alex Morgan").
+func SameName(a, b string) bool {
+	words := func(s string) []string {
+		f := strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return unicode.IsSpace(r) || r == ',' })
+		slices.Sort(f)
+		return f
+	}
+	wa := words(a)
+	return len(wa) > 0 && slices.Equal(wa, words(b))
+}
+
+// HouseholdPersonNamed is the one person linked to the household of
+// userKey whose whole name is name (SameName); ok is false when none or
+// more than one is. It is how the person behind a name a member or a bank
+// wrote (a mandate's account holder, a transfer's payer) is recorded at
+// the write, once, so that later their records are found by that id and
+// never again by a name.
+func HouseholdPersonNamed(ctx context.Context, db bun.IDB, orgID int64, userKey, name string) (id int64, ok bool, err error) {
+	persons, err := LinkedPersons(ctx, db, userKey, orgID)
+	if err != nil {
+		return 0, false, err
+	}
+	for _, p := range persons {
+		if SameName(name, p.FirstName+" "+p.LastName) {
+			if ok {
+				return 0, false, nil // two of the household: nobody in particular
+			}
+			id, ok = p.ID, true
+		}
+	}
+	return id, ok, nil
+}
+
+// PersonRef is a person id to store in a nullable column: nil unless ok.
+func PersonRef(id int64, ok bool) *int64 {
+	if !ok {
+		return nil
+	}
+	return &id
 }

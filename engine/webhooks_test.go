@@ -23,7 +23,7 @@ import (
 func TestWebhookEventRollsBackWithItsChange(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
-		demo := enginetest.Seed(t, db, engine.WithSecretSealer(testSealer{}))
+		demo := enginetest.Seed(t, db, engine.WithSecretSealer(enginetest.Sealer{}))
 		if _, _, err := webhook.Of(demo.Svc).CreateWebhookEndpoint(ctx, engine.CommandLine, 1, webhook.WebhookEndpointInput{URL: "https://hooks.example/a",
 			Events: []string{engine.EventPaymentSucceeded}}); err != nil {
 			t.Fatal(err)
@@ -75,7 +75,7 @@ func webhookEventsOf(t *testing.T, db *bun.DB, orgID int64) []engine.WebhookEnve
 func TestPaymentFailedAndMembershipActivated(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
-		demo := enginetest.Seed(t, db, engine.WithSecretSealer(testSealer{}))
+		demo := enginetest.Seed(t, db, engine.WithSecretSealer(enginetest.Sealer{}))
 		if _, _, err := webhook.Of(demo.Svc).CreateWebhookEndpoint(ctx, engine.CommandLine, 1, webhook.WebhookEndpointInput{URL: "https://hooks.example/a",
 			Events: []string{engine.EventPaymentSucceeded, engine.EventPaymentFailed, engine.EventMembershipActivated}}); err != nil {
 			t.Fatal(err)
@@ -125,7 +125,7 @@ func TestPaymentFailedAndMembershipActivated(t *testing.T) {
 // checkout is payment.failed with outcome cancelled.
 func TestPaymentCancelledIsAnnouncedAsFailed(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		demo := enginetest.Seed(t, db, engine.WithSecretSealer(testSealer{}))
+		demo := enginetest.Seed(t, db, engine.WithSecretSealer(enginetest.Sealer{}))
 		if _, _, err := webhook.Of(demo.Svc).CreateWebhookEndpoint(context.Background(), engine.CommandLine, 1, webhook.WebhookEndpointInput{URL: "https://hooks.example/a",
 			Events: []string{engine.EventPaymentFailed}}); err != nil {
 			t.Fatal(err)
@@ -145,7 +145,7 @@ func TestPaymentCancelledIsAnnouncedAsFailed(t *testing.T) {
 func TestPruneWebhookEvents(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
-		demo := enginetest.Seed(t, db, engine.WithSecretSealer(testSealer{}))
+		demo := enginetest.Seed(t, db, engine.WithSecretSealer(enginetest.Sealer{}))
 		ep, _, err := webhook.Of(demo.Svc).CreateWebhookEndpoint(ctx, engine.CommandLine, 1, webhook.WebhookEndpointInput{URL: "https://hooks.example/a",
 			Events: []string{engine.EventPaymentSucceeded}})
 		if err != nil {
@@ -194,7 +194,7 @@ func TestPruneWebhookEvents(t *testing.T) {
 func TestWebhookEndpointChangesAudited(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
-		demo := enginetest.Seed(t, db, engine.WithSecretSealer(testSealer{}))
+		demo := enginetest.Seed(t, db, engine.WithSecretSealer(enginetest.Sealer{}))
 		actor := engine.Actor{Name: "admin@example.org"} // a role from the IdP's claim: no staff record
 		ep, secret, err := webhook.Of(demo.Svc).CreateWebhookEndpoint(ctx, actor, 1, webhook.WebhookEndpointInput{URL: "https://hooks.example/a",
 			Events: []string{engine.EventPaymentSucceeded}})

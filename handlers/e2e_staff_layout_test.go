@@ -105,7 +105,7 @@ func TestE2EStaffLayout(t *testing.T) {
 	secondUnpaidRegistration(t, env.db, order)
 	ctx := t.Context()
 	// A part of the transfer arrived: the detail shows it, the open payments what is left.
-	if _, err := staff.Of(engine.NewService(env.db, env.provider)).StaffCapture(ctx, engine.CommandLine, 1, order.ProcessInstanceID,
+	if _, err := staff.Of(engine.NewService(env.db, env.provider)).CaptureForRegistration(ctx, engine.CommandLine, 1, order.ProcessInstanceID,
 		payment.Capture{AmountMinor: 5000, BookedOn: clock.Now().UTC(), Note: "statement 41"}); err != nil {
 		t.Fatal(err)
 	}

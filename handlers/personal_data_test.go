@@ -44,6 +44,9 @@ func TestMemberDataPage(t *testing.T) {
 		if p.status != http.StatusOK || p.testid("data-persons").Find(`[data-testid="data-row"]`).Length() != 4 {
 			t.Fatalf("data page: %d %s", p.status, p.body)
 		}
+		if w := p.testid("request-writer").Find("option"); w.Length() != 5 || w.First().AttrOr("value", "x") != "" {
+			t.Fatalf("the request form asks who writes among the household's persons (or no one): %d options", w.Length())
+		}
 		if body := string(p.body); !strings.Contains(body, "Alex Morgan") || strings.Contains(body, "Otherfamily") || strings.Contains(body, "bertha@other.example") {
 			t.Fatalf("the page shows the wrong household:\n%s", body)
 		}
@@ -63,7 +66,7 @@ func TestMemberDataPage(t *testing.T) {
 		}
 
 		// A request: stored, the page thanks the member.
-		res := env.post(c, "/membership/data/request", url.Values{"kind": {"correction"}, "person": {"1"}, "message": {"My birthday is the 13th."}}, "Origin", env.srv.URL)
+		res := env.post(c, "/membership/data/request", url.Values{"kind": {"correction"}, "person": {"1"}, "writer": {"2"}, "message": {"My birthday is the 13th."}}, "Origin", env.srv.URL)
 		if res.status != http.StatusSeeOther || !strings.HasSuffix(res.header.Get("Location"), "/membership/data?sent=1") {
 			t.Fatalf("request: %d %s", res.status, res.header.Get("Location"))
 		}
@@ -82,8 +85,8 @@ func TestMemberDataPage(t *testing.T) {
 			}
 		}
 		list, err := privacy.Of(engine.NewService(db, nil)).DataRequests(context.Background(), 1, "")
-		if err != nil || len(list) != 1 || list[0].UserKey != engine.DemoUserKey {
-			t.Fatalf("stored requests: %+v %v", list, err)
+		if err != nil || len(list) != 1 || list[0].UserKey != engine.DemoUserKey || list[0].WriterID == nil || *list[0].WriterID != 2 {
+			t.Fatalf("stored requests (the writer is who the form names): %+v %v", list, err)
 		}
 		if p := env.get(c, "/membership/data?error=request"); p.status != http.StatusUnprocessableEntity || p.testid("request-problem").Length() != 1 {
 			t.Fatalf("the refused request's page: %d", p.status)

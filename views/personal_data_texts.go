@@ -22,6 +22,7 @@ type PersonalDataTexts struct {
 	RequestTitle, RequestIntro, RequestKind, Correction, Erasure, About string
 	WholeHousehold, RequestText, RequestHint, RequestSend, RequestSent  string
 	RequestInvalid, RequestLimit, LinkFromOverview                      string
+	Writer, WriterHint, WriterUnsaid                                    string
 	// Staff.
 	NavRequests, StaffTitle, StaffExport, EraseTitle, EraseIntro, Force, ForceHint, EraseButton string
 	ConfirmErase, ConfirmEraseDetail, DoneErased, RequestsTitle, RequestsIntro, MarkDone, Note  string

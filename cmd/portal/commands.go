@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -24,12 +23,6 @@ import (
 	"portal/migrations"
 	"portal/relay/hashlink"
 )
-
-func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet("portal "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	return fs
-}
 
 // openDatabase validates cfg and opens its database beside whatever else
 // uses it: every operator command runs while `serve` serves the same SQLite
@@ -65,7 +58,7 @@ func openDatabaseAlone(cfg config.Config) (db *bun.DB, closeDB func(), err error
 }
 
 func cmdMigrate(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	cfg, rest, err := config.Load(newFlagSet("migrate", stderr), args, getenv)
+	cfg, rest, err := loadConfigAround(newFlagSet("migrate", stderr), args, getenv)
 	if err != nil {
 		return err
 	}

@@ -73,6 +73,10 @@ func cmdSpec(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	case "lint":
 		err = specLint(ctx, args[1:], stdout, stderr)
 	case "export":
+		if helpAsked(args[1:]) {
+			fmt.Fprint(stdout, specUsage)
+			return nil
+		}
 		if len(args) > 1 {
 			return usageError("usage: portal spec export (it takes no arguments)")
 		}
@@ -198,14 +202,10 @@ func specLint(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	return nil
 }
 
+// newSpecFlagSet is the flag set of a spec command; its help is the spec
+// usage, then the command's flags (help.go).
 func newSpecFlagSet(name string, stderr io.Writer) *flag.FlagSet {
-	fs := newFlagSet("spec "+name, stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, specUsage)
-		fmt.Fprintf(stderr, "\nflags of spec %s:\n", name)
-		fs.PrintDefaults()
-	}
-	return fs
+	return newFlagSet("spec "+name, stderr)
 }
 
 // formatValue is the --format flag: text or json.

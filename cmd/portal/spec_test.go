@@ -78,7 +78,7 @@ func TestSpecExitStatus(t *testing.T) {
 		{"export: extra argument", []string{"export", "x"}, 2, "takes no arguments"},
 		{"no command", nil, 2, "usage: portal spec"},
 		{"unknown command", []string{"validate"}, 2, `unknown command "validate"`},
-		{"help", []string{"check", "-h"}, 0, "flags of spec check"},
+		{"help", []string{"check", "-h"}, 0, "flags of portal spec check"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

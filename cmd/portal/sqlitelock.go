@@ -16,9 +16,10 @@ import (
 // second serve on the same file refuses to start. `migrate up|down` take
 // the same lock for their run and so refuse while a server runs: a schema
 // change beneath a server would leave it running queries of another schema.
+// `restore` takes it too: it replaces the whole file (backup.go).
 // seed takes it only when it migrates (openSeedDatabase).
 //
-// Every other command (apikeys, staff, orgs, payments, invite, persons,
+// Every other command (backup, apikeys, staff, orgs, payments, invite, persons,
 // webhooks, export, definitions, jobs) takes no lock and runs beside a
 // serving process, as it runs beside the instances on PostgreSQL:
 //   - SQLite in WAL mode lets the second process read while serve writes,
@@ -57,7 +58,7 @@ func lockSQLite(databaseURL string) (release func(), err error) {
 	if err := flockExclusive(f); err != nil {
 		f.Close()
 		if errors.Is(err, errLocked) {
-			return nil, fmt.Errorf("%w (%s is locked): one process serves a SQLite file, and migrate up and down refuse while it does; stop it first, or use PostgreSQL to run several instances", errSQLiteInUse, lockPath)
+			return nil, fmt.Errorf("%w (%s is locked): one process serves a SQLite file, and migrate up and down and restore refuse while it does; stop it first, or use PostgreSQL to run several instances", errSQLiteInUse, lockPath)
 		}
 		return nil, fmt.Errorf("SQLite lock %s: %w", lockPath, err)
 	}

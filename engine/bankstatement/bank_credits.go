@@ -63,12 +63,17 @@ type BankCredit struct {
 	State  CreditState `bun:"state,notnull"`
 	// PaymentReference is the payment attempt an assigned credit was
 	// captured for.
-	PaymentReference *string    `bun:"payment_reference"`
-	Note             string     `bun:"note,notnull"`
-	ResolvedBy       string     `bun:"resolved_by,notnull"`
-	ResolvedStaffID  *int64     `bun:"resolved_staff_id"`
-	ResolvedAt       *time.Time `bun:"resolved_at"`
-	CreatedAt        time.Time  `bun:"created_at,notnull"`
+	PaymentReference *string `bun:"payment_reference"`
+	// PayerPersonID is the person of the paid order's household whose
+	// name the payer's is, recorded when the credit is assigned
+	// (engine.HouseholdPersonNamed); nil for a payer outside the
+	// household. The payer's columns are theirs: their erasure takes them.
+	PayerPersonID   *int64     `bun:"payer_person_id"`
+	Note            string     `bun:"note,notnull"`
+	ResolvedBy      string     `bun:"resolved_by,notnull"`
+	ResolvedStaffID *int64     `bun:"resolved_staff_id"`
+	ResolvedAt      *time.Time `bun:"resolved_at"`
+	CreatedAt       time.Time  `bun:"created_at,notnull"`
 	// RegistrationID is the registration an assigned credit paid (read
 	// by BankCredits, not stored).
 	RegistrationID int64 `bun:"-"`
@@ -420,6 +425,16 @@ func (s *Service) markCredit(ctx context.Context, tx bun.IDB, actor engine.Actor
 	if p != nil {
 		payRef = &p.Reference
 		upd = upd.Set("payment_reference = ?", p.Reference)
+		var order engine.Order
+		if err := tx.NewSelect().Model(&order).Column("organisation_id", "user_key").Where("id = ?", p.OrderID).Scan(ctx); err != nil {
+			return fmt.Errorf("load the paid order: %w", err)
+		}
+		payer, ok, err := engine.HouseholdPersonNamed(ctx, tx, order.OrganisationID, order.UserKey, bc.DebtorName)
+		if err != nil {
+			return err
+		}
+		bc.PayerPersonID = engine.PersonRef(payer, ok)
+		upd = upd.Set("payer_person_id = ?", bc.PayerPersonID)
 	}
 	res, err := upd.Exec(ctx)
 	if err != nil {

@@ -19,7 +19,7 @@ import (
 // Name is the provider's name on stored payments.
 const Name = payment.BankTransferProvider
 
-// ErrManualRefund: money that came by bank transfer goes back by bank
+// ErrManualRefund says that money that came by bank transfer goes back by bank
 // transfer, which staff make; the portal cannot.
 // It is the engine's ErrManualRefund, so that the refund is owed by hand.
 var ErrManualRefund = payment.ErrManualRefund

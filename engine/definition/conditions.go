@@ -116,7 +116,7 @@ func compileCondition(o engine.ProcessStepOption, step int, index map[int64]int)
 	return c, nil
 }
 
-// route is the path of one registration through its definition, computed
+// Route is the path of one registration through its definition, computed
 // from the selected persons and their saved answers.
 type Route struct {
 	Steps  []int            // on-path step indexes, in order
@@ -124,7 +124,7 @@ type Route struct {
 	hidden []map[int64]bool // by step index: persons the step does not apply to
 }
 
-// routeFor computes the path. It walks the steps once, in order: a step's
+// RouteFor computes the path. It walks the steps once, in order: a step's
 // conditions only read earlier steps (import validation sees to it), whose
 // place on the path is already known, so the walk always ends and never
 // visits a step twice. A step is on the path unless a registration-wide
@@ -208,7 +208,7 @@ func (d *Definition) RouteFor(persons []engine.Person, periodStart time.Time, an
 	return r
 }
 
-// next returns the number (1-based) of the first on-path step after step
+// Next returns the number (1-based) of the first on-path step after step
 // number, or 0 when there is none.
 func (r *Route) Next(number int) int {
 	for _, i := range r.Steps {
@@ -219,7 +219,7 @@ func (r *Route) Next(number int) int {
 	return 0
 }
 
-// previous returns the number of the last on-path step before step number,
+// Previous returns the number of the last on-path step before step number,
 // or 0 (person selection) when there is none.
 func (r *Route) Previous(number int) int {
 	prev := 0
@@ -232,12 +232,12 @@ func (r *Route) Previous(number int) int {
 	return prev
 }
 
-// includes reports whether step number is on the path.
+// Includes reports whether step number is on the path.
 func (r *Route) Includes(number int) bool {
 	return number >= 1 && number <= len(r.onPath) && r.onPath[number-1]
 }
 
-// position is step number's place on the path (1-based): the "3" of
+// Position is step number's place on the path (1-based): the "3" of
 // "Question 3 of 6". A step off the path counts as the place it would take.
 func (r *Route) Position(number int) int {
 	pos := 0
@@ -252,12 +252,12 @@ func (r *Route) Position(number int) int {
 	return pos
 }
 
-// hides reports whether step number does not apply to a person.
+// Hides reports whether step number does not apply to a person.
 func (r *Route) Hides(number int, personID int64) bool {
 	return r.hidden[number-1][personID]
 }
 
-// answered keeps only the answers on the path: of on-path steps, by the
+// Answered keeps only the answers on the path: of on-path steps, by the
 // persons the step applies to. Answers off the path stay stored (the member
 // may change an earlier answer back) but are never validated, priced, shown
 // for review or committed.
@@ -279,7 +279,7 @@ func (r *Route) Answered(d *Definition, answers map[int64]map[int64]string) map[
 	return out
 }
 
-// hiddenFor reports whether the step's person rule hides a person born on dob,
+// HiddenFor reports whether the step's person rule hides a person born on dob,
 // judged by the age at the period's start.
 func HiddenFor(step *engine.ProcessStep, dob, periodStart time.Time) bool {
 	if step.PersonMinAge == nil && step.PersonMaxAge == nil {
@@ -288,13 +288,13 @@ func HiddenFor(step *engine.ProcessStep, dob, periodStart time.Time) bool {
 	return !InAgeRange(AgeAt(dob, periodStart), step.PersonMinAge, step.PersonMaxAge)
 }
 
-// isCheckboxType reports whether the type's answers are 0/1 flags, for which
+// IsCheckboxType reports whether the type's answers are 0/1 flags, for which
 // a missing answer means "no" (the spec: a missing answer is sent as 0).
 func IsCheckboxType(t engine.QuestionType) bool {
 	return t == engine.TypeCheckbox || t == engine.TypeAccept || t == engine.TypeOne
 }
 
-// ageAt returns the age in whole years of someone born on dob at date on.
+// AgeAt returns the age in whole years of someone born on dob at date on.
 func AgeAt(dob, on time.Time) int {
 	years := on.Year() - dob.Year()
 	if on.Month() < dob.Month() || (on.Month() == dob.Month() && on.Day() < dob.Day()) {
@@ -307,7 +307,7 @@ func InAgeRange(age int, minAge, maxAge *int) bool {
 	return (minAge == nil || age >= *minAge) && (maxAge == nil || age <= *maxAge)
 }
 
-// deleteOffPathAnswers deletes, at commit, the stored answers (of data) that
+// DeleteOffPathAnswers deletes, at commit, the stored answers (of data) that
 // are off the registration's final path r: of steps left out, or of persons
 // a step does not apply to. current is the step being answered, whose
 // answers the caller replaces itself.

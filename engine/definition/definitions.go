@@ -372,7 +372,7 @@ func stepFromSpec(defID int64, s StepSpec, lang string) *engine.ProcessStep {
 	return step
 }
 
-// definition is a loaded, immutable definition version with compiled rules.
+// Definition is a loaded, immutable definition version with compiled rules.
 type Definition struct {
 	*engine.ProcessDefinition
 	Patterns map[int64]*regexp.Regexp // by step id
@@ -380,13 +380,13 @@ type Definition struct {
 	texts    *localized               // its copies per language; nil when every text is plain
 }
 
-// hasConditions reports whether any step carries a condition: without
+// HasConditions reports whether any step carries a condition: without
 // them the path depends on the persons' ages only, never on answers.
 func (d *Definition) HasConditions() bool {
 	return slices.ContainsFunc(d.conds, func(c []condition) bool { return len(c) > 0 })
 }
 
-// stepNumber returns the 1-based position of the step with id, or 0.
+// StepNumber returns the 1-based position of the step with id, or 0.
 func (d *Definition) StepNumber(id int64) int {
 	for i, s := range d.Steps {
 		if s.ID == id {

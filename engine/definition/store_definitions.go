@@ -13,7 +13,7 @@ import (
 // steps (process_steps) and options (process_step_options). A version is
 // written once and never changed, except for its active flag.
 
-// latestDefinition loads the newest version of a definition key of an organisation.
+// LatestDefinition loads the newest version of a definition key of an organisation.
 func LatestDefinition(ctx context.Context, db bun.IDB, orgID int64, key string) (*engine.ProcessDefinition, error) {
 	def := new(engine.ProcessDefinition)
 	err := db.NewSelect().Model(def).
@@ -25,7 +25,7 @@ func LatestDefinition(ctx context.Context, db bun.IDB, orgID int64, key string) 
 	return def, nil
 }
 
-// latestActiveDefinition loads the newest active version of a definition key of an organisation.
+// LatestActiveDefinition loads the newest active version of a definition key of an organisation.
 func LatestActiveDefinition(ctx context.Context, db bun.IDB, orgID int64, key string) (*engine.ProcessDefinition, error) {
 	def := new(engine.ProcessDefinition)
 	err := db.NewSelect().Model(def).
@@ -37,7 +37,7 @@ func LatestActiveDefinition(ctx context.Context, db bun.IDB, orgID int64, key st
 	return def, nil
 }
 
-// loadDefinition loads a definition version with its steps and their
+// LoadDefinition loads a definition version with its steps and their
 // options, each in order.
 func LoadDefinition(ctx context.Context, db bun.IDB, id int64) (*engine.ProcessDefinition, error) {
 	def := new(engine.ProcessDefinition)

@@ -106,7 +106,7 @@ func seedDemoCore(ctx context.Context, tx bun.Tx, now time.Time) error {
 	return AdvanceSequences(ctx, tx)
 }
 
-// demoTexts are a demo text in English, German and French: the demo
+// DemoTexts are a demo text in English, German and French: the demo
 // clubs show their own data in the member's language.
 func DemoTexts(en, de, fr string) engine.Texts { return engine.Texts{"en": en, "de": de, "fr": fr} }
 
@@ -115,7 +115,7 @@ func seasonTexts(from, to int) engine.Texts {
 	return DemoTexts(fmt.Sprintf("Season %d/%d", from, to), fmt.Sprintf("Saison %d/%d", from, to), fmt.Sprintf("Saison %d/%d", from, to))
 }
 
-// advanceSequences moves PostgreSQL's id sequences past the rows the demo
+// AdvanceSequences moves PostgreSQL's id sequences past the rows the demo
 // inserted with explicit ids.
 func AdvanceSequences(ctx context.Context, tx bun.Tx) error {
 	if tx.Dialect().Name() != dialect.PG {

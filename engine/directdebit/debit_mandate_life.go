@@ -221,7 +221,12 @@ func (s *Service) AmendMandate(ctx context.Context, orderReference string, id in
 				m.PreviousIBAN, m.PreviousBIC = "", "" // back to the account the bank knows
 			}
 			m.Holder, m.IBAN, m.BIC, m.AmendedAt, event = acct.Holder, acct.IBAN, acct.BIC, &now, MandateAmended
-			if _, err := tx.NewUpdate().Model(m).Column("holder", "iban", "bic", "previous_iban", "previous_bic", "amended_at").
+			holder, ok, err := engine.HouseholdPersonNamed(ctx, tx, m.OrganisationID, m.UserKey, m.Holder)
+			if err != nil {
+				return err
+			}
+			m.HolderPersonID = engine.PersonRef(holder, ok)
+			if _, err := tx.NewUpdate().Model(m).Column("holder", "holder_person_id", "iban", "bic", "previous_iban", "previous_bic", "amended_at").
 				WherePK().Exec(ctx); err != nil {
 				return fmt.Errorf("amend mandate: %w", err)
 			}

@@ -22,12 +22,17 @@ import (
 // DebitMandate is a signed mandate.
 type DebitMandate struct {
 	bun.BaseModel  `bun:"table:debit_mandates"`
-	ID             int64      `bun:"id,pk,autoincrement"`
-	OrganisationID int64      `bun:"organisation_id,notnull"`
-	UserKey        string     `bun:"user_key,notnull"`
-	CreditorID     string     `bun:"creditor_id,notnull"`
-	Reference      string     `bun:"reference,notnull"`
-	Holder         string     `bun:"holder,notnull"`
+	ID             int64  `bun:"id,pk,autoincrement"`
+	OrganisationID int64  `bun:"organisation_id,notnull"`
+	UserKey        string `bun:"user_key,notnull"`
+	CreditorID     string `bun:"creditor_id,notnull"`
+	Reference      string `bun:"reference,notnull"`
+	Holder         string `bun:"holder,notnull"`
+	// HolderPersonID is the person of the household the holder is, when
+	// the name given is one of theirs (engine.HouseholdPersonNamed, at
+	// the write); nil for a holder outside the household. The holder's
+	// data is theirs: their export lists it, their erasure takes it.
+	HolderPersonID *int64     `bun:"holder_person_id"`
 	IBAN           string     `bun:"iban,notnull"`
 	BIC            string     `bun:"bic,notnull"`
 	Language       string     `bun:"language,notnull"`
@@ -206,6 +211,11 @@ func (s *Service) GiveMandate(ctx context.Context, orderReference string, in Man
 		if err := checkNoHeldMandate(ctx, tx, order); err != nil {
 			return err
 		}
+		holder, ok, err := engine.HouseholdPersonNamed(ctx, tx, order.OrganisationID, order.UserKey, m.Holder)
+		if err != nil {
+			return err
+		}
+		m.HolderPersonID = engine.PersonRef(holder, ok)
 		terms, err := debitTerms(ctx, tx, order.OrganisationID)
 		if err != nil {
 			return err

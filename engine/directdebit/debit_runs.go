@@ -842,7 +842,7 @@ func (s *Service) SettleDueDebitRuns(ctx context.Context) (_ int, err error) {
 	return n, nil
 }
 
-// debitRunFileName is the name a run's file downloads as.
+// DebitRunFileName is the name a run's file downloads as.
 func DebitRunFileName(r payment.DebitRun) string {
 	return strings.ToLower(r.MessageID) + "-" + r.FileVersion + ".xml"
 }

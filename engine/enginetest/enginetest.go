@@ -18,6 +18,14 @@ import (
 	"portal/engine/registration"
 )
 
+// The demo persons linked to engine.DemoUserKey.
+const (
+	Alex  int64 = 1 // adult, held an adult membership last season: renews
+	Sam   int64 = 2 // adult, new
+	Robin int64 = 3 // junior, new
+	Jamie int64 = 4 // junior, already registered for the demo period
+)
+
 // Demo is a seeded demo database with a service and its test gateway.
 type Demo struct {
 	T   testing.TB

@@ -225,7 +225,6 @@ func Retry(ctx context.Context, db bun.IDB, id int64, now time.Time) error {
 	return nil
 }
 
-// List returns the jobs in the given states (all but succeeded when none
 // ErrAlreadyDue refuses RunNow while a job of the kind is queued, running
 // or failing (to be retried): that run is the one asked for.
 var ErrAlreadyDue = errors.New("a job of this kind is already queued or running")
@@ -261,6 +260,7 @@ func RunNow(ctx context.Context, db bun.IDB, kind string, now time.Time, organis
 	return &j, nil
 }
 
+// List returns the jobs in the given states (all but succeeded when none
 // are given), oldest due first, at most limit.
 func List(ctx context.Context, db bun.IDB, limit int, states ...State) ([]Job, error) {
 	if len(states) == 0 {

@@ -28,7 +28,7 @@ const (
 // OptOutCategory reports whether c is a category one can unsubscribe from.
 func OptOutCategory(c string) bool { return c == OptOutReminders || c == OptOutRenewals }
 
-// messageOptOut is a stored opt-out.
+// MessageOptOut is a stored opt-out.
 type MessageOptOut struct {
 	bun.BaseModel  `bun:"table:message_opt_outs"`
 	OrganisationID int64     `bun:"organisation_id,pk"`

@@ -172,7 +172,7 @@ func lastReturns(ctx context.Context, db bun.IDB, orders []engine.Order) (map[in
 	return out, nil
 }
 
-// committedInstances selects the ids of committed registrations (DONE:
+// CommittedInstances selects the ids of committed registrations (DONE:
 // waiting for payment), whose unpaid orders the reminders and the
 // payment-link messages are about; an order of a registration reset or
 // cancelled since is left alone.

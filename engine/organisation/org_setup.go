@@ -310,7 +310,7 @@ func (s *Service) UpdatePeriod(ctx context.Context, orgID, id int64, in PeriodIn
 	return s.UpdatePeriodBy(ctx, nil, orgID, id, in)
 }
 
-// updatePeriod is UpdatePeriod, audited in its transaction when actor is
+// UpdatePeriodBy is UpdatePeriod, audited in its transaction when actor is
 // set (the staff pages).
 func (s *Service) UpdatePeriodBy(ctx context.Context, actor *engine.Actor, orgID, id int64, in PeriodInput) (p *engine.MembershipPeriod, err error) {
 	defer engine.ClassifyUnavailable(&err)

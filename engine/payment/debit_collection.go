@@ -107,14 +107,14 @@ func DebitDueDate(now time.Time, prenotificationDays, collectionDay int) time.Ti
 	return banking.NextTARGETBusinessDay(due)
 }
 
-// dateOf is the calendar date of t (in t's location), at midnight UTC:
+// DateOf is the calendar date of t (in t's location), at midnight UTC:
 // the form the debits' dates are stored and compared in.
 func DateOf(t time.Time) time.Time {
 	y, m, d := t.Date()
 	return time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
 }
 
-// debitDueFor is DebitDueDate with an organisation's settings.
+// DebitDueFor is DebitDueDate with an organisation's settings.
 func DebitDueFor(ctx context.Context, db bun.IDB, orgID int64, now time.Time) (time.Time, error) {
 	ps, err := LoadPaymentSettings(ctx, db, orgID)
 	if err != nil {

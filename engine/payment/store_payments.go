@@ -69,7 +69,7 @@ func instanceOfPayment(ctx context.Context, db bun.IDB, reference string) (int64
 	return instanceID, nil
 }
 
-// settlePayment records a payment attempt's outcome, with what the
+// SettlePayment records a payment attempt's outcome, with what the
 // provider said was paid. It changes the row only from the status the
 // caller read (under the instance lock), so settling stays monotonic.
 func SettlePayment(ctx context.Context, db bun.IDB, p *engine.Payment, status engine.PaymentStatus, c engine.PaymentConfirmation, now time.Time) error {
@@ -96,7 +96,7 @@ func SettlePayment(ctx context.Context, db bun.IDB, p *engine.Payment, status en
 	return nil
 }
 
-// updatePayment writes the named columns of an attempt.
+// UpdatePayment writes the named columns of an attempt.
 func UpdatePayment(ctx context.Context, db bun.IDB, p *engine.Payment, columns ...string) error {
 	if _, err := db.NewUpdate().Model(p).Column(columns...).WherePK().Exec(ctx); err != nil {
 		return fmt.Errorf("update payment attempt: %w", err)
@@ -104,7 +104,7 @@ func UpdatePayment(ctx context.Context, db bun.IDB, p *engine.Payment, columns .
 	return nil
 }
 
-// recordPaymentEvent stores a confirmation. A provider event id is stored
+// RecordPaymentEvent stores a confirmation. A provider event id is stored
 // once: inserted is false when the event was seen before (a redelivery),
 // and then nothing else may change. ON CONFLICT rather than catching the
 // violation, which would abort the caller's transaction on PostgreSQL.
@@ -182,7 +182,7 @@ func orderByPayReference(ctx context.Context, db bun.IDB, reference string) (*en
 	return order, nil
 }
 
-// pendingPaymentsOfInstance lists the pending attempts of an instance's unpaid order.
+// PendingPaymentsOfInstance lists the pending attempts of an instance's unpaid order.
 func PendingPaymentsOfInstance(ctx context.Context, db bun.IDB, instanceID int64) ([]engine.Payment, error) {
 	var ps []engine.Payment
 	orderIDs := db.NewSelect().Model((*engine.Order)(nil)).Column("id").Where("process_instance_id = ? AND status = ?", instanceID, engine.OrderUnpaid)
@@ -212,7 +212,7 @@ func cancelPayment(ctx context.Context, db bun.IDB, paymentID int64, now time.Ti
 	return n == 1, err
 }
 
-// cancelPendingPayments cancels the pending attempts of an instance's unpaid order.
+// CancelPendingPayments cancels the pending attempts of an instance's unpaid order.
 func CancelPendingPayments(ctx context.Context, db bun.IDB, instanceID int64, now time.Time) error {
 	orderIDs := db.NewSelect().Model((*engine.Order)(nil)).Column("id").Where("process_instance_id = ? AND status = ?", instanceID, engine.OrderUnpaid)
 	// Money already received in part (partial bank-transfer captures) does

@@ -242,16 +242,19 @@ func gatherAccessLog(ctx context.Context, db bun.IDB, sc *exportScope, out *Pers
 }
 
 // eraseAccessLog keeps the access log's entries about an erased person
-// (who looked, when: they name the person by id only) but forgets the
-// user key of a household with no person left.
+// (who looked, when: they name the person by id only) but replaces the
+// user key of a household with no person left by its label, as in its
+// other records (eraseHouseholdKey).
 func eraseAccessLog(ctx context.Context, tx bun.Tx, e *erasure) (int64, error) {
-	if len(e.gone) == 0 {
-		return 0, nil
+	var n int64
+	for _, k := range e.gone {
+		res, err := tx.NewUpdate().Model((*AccessEntry)(nil)).Set("user_key = ?", e.keyLabels[k]).
+			Where("organisation_id = ? AND user_key = ?", e.org.ID, k).Exec(ctx)
+		if err != nil {
+			return n, err
+		}
+		m, _ := res.RowsAffected()
+		n += m
 	}
-	res, err := tx.NewUpdate().Model((*AccessEntry)(nil)).Set("user_key = NULL").
-		Where("organisation_id = ? AND user_key IN (?)", e.org.ID, bun.List(e.gone)).Exec(ctx)
-	if err != nil {
-		return 0, err
-	}
-	return res.RowsAffected()
+	return n, nil
 }

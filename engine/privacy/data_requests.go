@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -58,18 +59,22 @@ var ErrTooManyDataRequests = engine.Errorf(engine.CodeTooMany,
 // DataRequest is a member's request about their data.
 type DataRequest struct {
 	bun.BaseModel  `bun:"table:data_requests" json:"-"`
-	ID             int64      `bun:"id,pk,autoincrement" json:"id"`
-	OrganisationID int64      `bun:"organisation_id,notnull" json:"-"`
-	UserKey        string     `bun:"user_key,notnull" json:"userKey"`
-	PersonID       *int64     `bun:"person_id" json:"personId,omitempty"`
-	Kind           string     `bun:"kind,notnull" json:"kind"`
-	Message        string     `bun:"message,notnull" json:"message"`
-	Language       string     `bun:"language,notnull" json:"language"`
-	Status         string     `bun:"status,notnull" json:"status"`
-	CreatedAt      time.Time  `bun:"created_at,notnull" json:"createdAt"`
-	DoneAt         *time.Time `bun:"done_at" json:"doneAt,omitempty"`
-	DoneBy         string     `bun:"done_by,notnull" json:"-"`
-	Note           string     `bun:"note,notnull" json:"note,omitempty"`
+	ID             int64  `bun:"id,pk,autoincrement" json:"id"`
+	OrganisationID int64  `bun:"organisation_id,notnull" json:"-"`
+	UserKey        string `bun:"user_key,notnull" json:"userKey"`
+	PersonID       *int64 `bun:"person_id" json:"personId,omitempty"`
+	// WriterID is the person of the household who wrote the request; nil
+	// when not known (the member did not say, or a request from before).
+	// The text is theirs: it goes at their erasure.
+	WriterID  *int64     `bun:"writer_person_id" json:"writerPersonId,omitempty"`
+	Kind      string     `bun:"kind,notnull" json:"kind"`
+	Message   string     `bun:"message,notnull" json:"message"`
+	Language  string     `bun:"language,notnull" json:"language"`
+	Status    string     `bun:"status,notnull" json:"status"`
+	CreatedAt time.Time  `bun:"created_at,notnull" json:"createdAt"`
+	DoneAt    *time.Time `bun:"done_at" json:"doneAt,omitempty"`
+	DoneBy    string     `bun:"done_by,notnull" json:"-"`
+	Note      string     `bun:"note,notnull" json:"note,omitempty"`
 	// ReplyTo is unused and kept empty: the answer goes to the
 	// household's addresses as they are when staff mark it done.
 	ReplyTo string `bun:"reply_to,notnull" json:"-"`
@@ -86,12 +91,16 @@ type NewDataRequest struct {
 	Kind string
 	// PersonID is the person the request is about; nil: the household.
 	PersonID *int64
+	// WriterID is the person of the household who writes it; nil: not
+	// said (a household of one person is its own writer).
+	WriterID *int64
 	Message  string
 }
 
 // RequestDataChange stores a member's request from the household of
 // userKey, queues the e-mail to the club's contact address and audits it,
-// in one transaction. The person must belong to the household; a household
+// in one transaction. The person and the writer must belong to the
+// household; a household
 // over MaxDataRequestsPerDay is refused (ErrTooManyDataRequests).
 func (s *Service) RequestDataChange(ctx context.Context, orgID int64, userKey string, r NewDataRequest) (_ *DataRequest, err error) {
 	defer engine.ClassifyUnavailable(&err)
@@ -113,7 +122,7 @@ func (s *Service) RequestDataChange(ctx context.Context, orgID int64, userKey st
 		return nil, &engine.Error{Code: engine.CodeInvalid, Message: "The request is not valid.", Fields: fields}
 	}
 	now := s.Clock().UTC()
-	req := &DataRequest{OrganisationID: orgID, UserKey: userKey, PersonID: r.PersonID, Kind: r.Kind, Message: r.Message,
+	req := &DataRequest{OrganisationID: orgID, UserKey: userKey, PersonID: r.PersonID, WriterID: r.WriterID, Kind: r.Kind, Message: r.Message,
 		Language: engine.LanguageOf(ctx), Status: DataRequestOpen, CreatedAt: now}
 	err = engine.InTx(ctx, s.DB(), func(ctx context.Context, tx bun.Tx) error {
 		org, err := engine.LoadOrganisation(ctx, tx, orgID)
@@ -138,14 +147,16 @@ func (s *Service) RequestDataChange(ctx context.Context, orgID int64, userKey st
 		if recent >= MaxDataRequestsPerDay {
 			return ErrTooManyDataRequests
 		}
-		if r.PersonID != nil {
-			n, err := tx.NewSelect().Model((*engine.UserPerson)(nil)).Where("user_key = ? AND organisation_id = ? AND person_id = ?", userKey, orgID, *r.PersonID).Count(ctx)
-			if err != nil {
-				return fmt.Errorf("load household: %w", err)
+		for _, f := range []struct {
+			name string
+			id   *int64
+		}{{"personId", r.PersonID}, {"writerPersonId", r.WriterID}} {
+			if f.id != nil && !slices.Contains(members, *f.id) {
+				return &engine.Error{Code: engine.CodeInvalid, Message: "The request is not valid.", Fields: []engine.FieldError{{Field: f.name, Message: "is not a person of your household"}}}
 			}
-			if n == 0 {
-				return &engine.Error{Code: engine.CodeInvalid, Message: "The request is not valid.", Fields: []engine.FieldError{{Field: "personId", Message: "is not a person of your household"}}}
-			}
+		}
+		if req.WriterID == nil && len(members) == 1 {
+			req.WriterID = &members[0]
 		}
 		if _, err := tx.NewInsert().Model(req).Exec(ctx); err != nil {
 			return fmt.Errorf("store data request: %w", err)

@@ -674,24 +674,32 @@ func scopeMessages(ctx context.Context, db bun.IDB, sc *exportScope) ([]engine.O
 			return nil, fmt.Errorf("load memberships: %w", err)
 		}
 	}
+	// The requests of the scope, a household's or those about or by the
+	// person: their answers (data_request_done) name only the request.
+	var requests []int64
+	rq := db.NewSelect().Model((*DataRequest)(nil)).Column("id").Where("organisation_id = ?", sc.org.ID)
+	if sc.household {
+		rq = rq.Where("user_key IN (?)", bun.List(sc.userKeys))
+	} else {
+		rq = rq.WhereGroup(" AND ", func(w *bun.SelectQuery) *bun.SelectQuery {
+			return w.Where("person_id IN (?)", bun.List(sc.personIDs)).WhereOr("writer_person_id IN (?)", bun.List(sc.personIDs))
+		})
+	}
+	if len(sc.userKeys) > 0 || !sc.household {
+		if err := rq.Scan(ctx, &requests); err != nil {
+			return nil, fmt.Errorf("load requests: %w", err)
+		}
+	}
 	var out []engine.OutboxMessage
 	for _, m := range candidates {
-		var p struct {
-			OrderID        int64   `json:"orderId"`
-			InstanceID     int64   `json:"instanceId"`
-			InvitationID   int64   `json:"invitationId"`
-			MembershipID   int64   `json:"membershipId"`
-			PersonID       int64   `json:"personId"`
-			PersonIDs      []int64 `json:"personIds"`
-			OrganisationID int64   `json:"organisationId"`
-			UserKey        string  `json:"userKey"`
-		}
+		var p messageRefs
 		if json.Unmarshal([]byte(m.Payload), &p) != nil {
 			continue
 		}
 		ours := slices.Contains(sc.orderIDs, p.OrderID) || slices.Contains(sc.instanceIDs, p.InstanceID) ||
 			slices.Contains(invitations, p.InvitationID) || slices.Contains(memberships, p.MembershipID) ||
 			slices.Contains(sc.personIDs, p.PersonID) ||
+			(p.OrganisationID == sc.org.ID && slices.Contains(requests, p.RequestID)) ||
 			(p.OrganisationID == sc.org.ID && slices.ContainsFunc(p.PersonIDs, func(id int64) bool { return slices.Contains(sc.personIDs, id) })) ||
 			(p.OrganisationID == sc.org.ID && sc.household && slices.Contains(sc.userKeys, p.UserKey))
 		if ours {
@@ -699,6 +707,94 @@ func scopeMessages(ctx context.Context, db bun.IDB, sc *exportScope) ([]engine.O
 		}
 	}
 	return out, nil
+}
+
+// messageRefs are what a message's payload says it is about: one of
+// these is set in every kind's payload.
+type messageRefs struct {
+	OrderID        int64   `json:"orderId"`
+	InstanceID     int64   `json:"instanceId"`
+	InvitationID   int64   `json:"invitationId"`
+	MembershipID   int64   `json:"membershipId"`
+	RequestID      int64   `json:"requestId"`
+	PersonID       int64   `json:"personId"`
+	PersonIDs      []int64 `json:"personIds"`
+	OrganisationID int64   `json:"organisationId"`
+	UserKey        string  `json:"userKey"`
+}
+
+// organisation is the organisation the message is from, found by what
+// its payload names; 0 when it names nothing of any organisation's.
+func (r messageRefs) organisation(ctx context.Context, db bun.IDB) (int64, error) {
+	if r.OrganisationID != 0 {
+		return r.OrganisationID, nil
+	}
+	var q *bun.SelectQuery
+	switch {
+	case r.OrderID != 0:
+		q = db.NewSelect().Model((*engine.Order)(nil)).Column("organisation_id").Where("id = ?", r.OrderID)
+	case r.InstanceID != 0:
+		q = db.NewSelect().Model((*engine.ProcessInstance)(nil)).Column("organisation_id").Where("id = ?", r.InstanceID)
+	case r.InvitationID != 0:
+		q = db.NewSelect().Model((*invitation.Invitation)(nil)).Column("organisation_id").Where("id = ?", r.InvitationID)
+	case r.PersonID != 0:
+		q = db.NewSelect().Model((*engine.Person)(nil)).Column("organisation_id").Where("id = ?", r.PersonID)
+	case r.MembershipID != 0:
+		q = db.NewSelect().TableExpr("memberships AS m").ColumnExpr("p.organisation_id").Join("JOIN membership_periods AS p ON p.id = m.period_id").
+			Where("m.id = ?", r.MembershipID)
+	default:
+		return 0, nil
+	}
+	var ids []int64
+	if err := q.Scan(ctx, &ids); err != nil {
+		return 0, fmt.Errorf("load message's organisation: %w", err)
+	}
+	if len(ids) == 0 {
+		return 0, nil
+	}
+	return ids[0], nil
+}
+
+// messagesTo are the organisation's messages with address among their
+// recipients (compared whole, in any case), whatever they are about: a
+// data request's answer names only the request, yet went to the
+// household's addresses. Another organisation's message to the same
+// address is not this one's.
+func messagesTo(ctx context.Context, db bun.IDB, orgID int64, address string) ([]engine.OutboxMessage, error) {
+	var candidates []engine.OutboxMessage
+	if err := db.NewSelect().Model(&candidates).Where(engine.FoldSQL(db, "recipient")+" LIKE ?"+engine.LikeEscape, engine.ContainsPattern(engine.FoldText(address))).
+		OrderExpr("id").Scan(ctx); err != nil {
+		return nil, fmt.Errorf("load messages: %w", err)
+	}
+	var out []engine.OutboxMessage
+	for _, m := range candidates {
+		if !slices.ContainsFunc(recipients(m.Recipient), func(a string) bool { return strings.EqualFold(a, address) }) {
+			continue
+		}
+		var p messageRefs
+		if json.Unmarshal([]byte(m.Payload), &p) != nil {
+			continue
+		}
+		org, err := p.organisation(ctx, db)
+		if err != nil {
+			return nil, err
+		}
+		if org == orgID {
+			out = append(out, m)
+		}
+	}
+	return out, nil
+}
+
+// recipients are the addresses of a message's recipient column.
+func recipients(to string) []string {
+	var out []string
+	for _, a := range strings.Split(to, ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 func gatherMessages(ctx context.Context, db bun.IDB, sc *exportScope, out *PersonalData) error {
@@ -745,7 +841,7 @@ func gatherInvitations(ctx context.Context, db bun.IDB, sc *exportScope, out *Pe
 
 // gatherMandates lists the direct-debit mandates of the export: a
 // household's every mandate it gave; a person's only those about them,
-// the ones they hold (the holder is their name) and the ones that paid an
+// the ones they hold (holder_person_id is theirs) and the ones that paid an
 // order with a line of theirs. Another holder's mandate of a household
 // they are or were in is not theirs, nor one given after they left it.
 func gatherMandates(ctx context.Context, db bun.IDB, sc *exportScope, out *PersonalData) error {
@@ -767,7 +863,7 @@ func gatherMandates(ctx context.Context, db bun.IDB, sc *exportScope, out *Perso
 		}
 	}
 	for _, r := range rows {
-		if !sc.household && !slices.Contains(paid, r.ID) && !slices.ContainsFunc(sc.persons, func(p engine.Person) bool { return isNameOf(r.Holder, p) }) {
+		if !sc.household && !slices.Contains(paid, r.ID) && !sc.hasPerson(r.HolderPersonID) {
 			continue
 		}
 		out.Mandates = append(out.Mandates, ExportMandate{Reference: r.Reference, CreditorID: r.CreditorID, Holder: r.Holder,
@@ -786,15 +882,17 @@ type sessionTimes struct {
 }
 
 // gatherSessions lists the household's sessions kept in the database
-// (not those of a Redis store, which the engine cannot see). Sessions
-// carry no organisation; a user key is one organisation's household.
+// (not those of a Redis store, which the engine cannot see): those
+// started in this organisation (the store's organisation_id, from the
+// session's organisation attribute) under the household's user key. The
+// same user key in another club is another household.
 func gatherSessions(ctx context.Context, db bun.IDB, sc *exportScope, out *PersonalData) error {
 	if !sc.household || len(sc.userKeys) == 0 {
 		return nil
 	}
 	var rows []sessionTimes
 	if err := db.NewSelect().Model(&rows).Column("created_at", "last_seen_at", "expires_at").
-		Where("user_key IN (?)", bun.List(sc.userKeys)).OrderExpr("created_at").Scan(ctx); err != nil {
+		Where("organisation_id = ? AND user_key IN (?)", sc.org.ID, bun.List(sc.userKeys)).OrderExpr("created_at").Scan(ctx); err != nil {
 		return fmt.Errorf("load sessions: %w", err)
 	}
 	for _, r := range rows {
@@ -808,7 +906,9 @@ func gatherRequests(ctx context.Context, db bun.IDB, sc *exportScope, out *Perso
 	if sc.household {
 		q = q.Where("user_key IN (?)", bun.List(sc.userKeys))
 	} else {
-		q = q.Where("person_id IN (?)", bun.List(sc.personIDs))
+		q = q.WhereGroup(" AND ", func(w *bun.SelectQuery) *bun.SelectQuery {
+			return w.Where("person_id IN (?)", bun.List(sc.personIDs)).WhereOr("writer_person_id IN (?)", bun.List(sc.personIDs))
+		})
 	}
 	if err := q.OrderExpr("id").Scan(ctx); err != nil {
 		return fmt.Errorf("load requests: %w", err)

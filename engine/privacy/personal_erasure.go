@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/uptrace/bun"
 
@@ -55,6 +54,19 @@ type ErasureReport struct {
 // ErasedLabel is the name an erased person's records carry.
 func ErasedLabel(personID int64) string { return "erased person " + strconv.FormatInt(personID, 10) }
 
+// ErasedHouseholdLabel is the user key the records of a household carry
+// once its last person is erased (the n-th household they were the last
+// of, from 1): the same in every table, so that its orders, registrations
+// and requests still go together, and no user key at all (a space is not
+// allowed in one), so that nobody signs in as it.
+func ErasedHouseholdLabel(personID int64, n int) string {
+	l := "erased household " + strconv.FormatInt(personID, 10)
+	if n > 1 {
+		l += "." + strconv.Itoa(n)
+	}
+	return l
+}
+
 // erasure is one erasure under way.
 type erasure struct {
 	org    *engine.Organisation
@@ -73,8 +85,10 @@ type erasure struct {
 	// and payment references.
 	scope *exportScope
 	// gone are the user keys no person is linked to any more: the whole
-	// household is erased, with its sessions.
-	gone []string
+	// household is erased, with its sessions; keyLabels are the labels
+	// that replace them in every record (ErasedHouseholdLabel).
+	gone      []string
+	keyLabels map[string]string
 }
 
 // erasureStep erases one kind of stored data.
@@ -102,6 +116,7 @@ var erasureSteps = []erasureStep{
 	{"accessLog", []string{"staff_access_log"}, eraseAccessLog},
 	{"links", []string{"user_persons"}, eraseLinks},
 	{"sessions", []string{"sessions", "invitations"}, eraseHouseholdSessions},
+	{"householdKey", []string{"orders", "process_instances", "invitations", "debit_mandates", "data_requests", "outbox_messages"}, eraseHouseholdKey},
 	{"person", []string{"persons", "memberships", "membership_cards", "orders", "process_instances"}, erasePersonRow},
 }
 
@@ -160,6 +175,10 @@ func (s *Service) ErasePerson(ctx context.Context, actor engine.Actor, orgID, pe
 			if n == 0 {
 				e.gone = append(e.gone, k)
 			}
+		}
+		e.keyLabels = map[string]string{}
+		for i, k := range e.gone {
+			e.keyLabels[k] = ErasedHouseholdLabel(personID, i+1)
 		}
 		for _, step := range erasureSteps {
 			n, err := step.run(ctx, tx, e)
@@ -234,26 +253,9 @@ type ownValues struct {
 	ibans       []string
 }
 
-// nameTokens are the words of a name, case-folded and sorted, so that
-// "Morgan, Robin", "ROBIN MORGAN" and "Robin Morgan" are the same name.
-func nameTokens(s string) []string {
-	f := strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return unicode.IsSpace(r) || r == ',' })
-	slices.Sort(f)
-	return f
-}
-
-// isName says whether v is the person's name, whatever its order.
-func (o *ownValues) isName(v string) bool {
-	t := nameTokens(v)
-	return len(t) > 0 && slices.Equal(t, nameTokens(o.first+" "+o.last))
-}
-
-// isNameOf says whether v is p's name, whatever its order and case: a
-// column that holds one person's name as a whole (a mandate's holder, a
-// transfer's payer) is theirs.
-func isNameOf(v string, p engine.Person) bool {
-	return (&ownValues{first: p.FirstName, last: p.LastName}).isName(v)
-}
+// isName says whether v is the person's name, whatever its order and
+// case (engine.SameName).
+func (o *ownValues) isName(v string) bool { return engine.SameName(v, o.first+" "+o.last) }
 
 func compactIBAN(s string) string {
 	return strings.ToUpper(strings.ReplaceAll(strings.TrimSpace(s), " ", ""))
@@ -278,10 +280,29 @@ func (o *ownValues) addIBAN(iban string) {
 	}
 }
 
-// replaceOwnJSON replaces the person's own values in a JSON document,
-// value by value, and says whether it changed anything; a text that is
+// replaceJSON replaces, in a JSON document, value by value, the
+// person's own values (a string that is as a whole one of them) by their
+// label, and the user key of a household that is gone, wherever the
+// document names a household by its user key (a member "userKey", or one
+// of "userKeys"), by the label the household's records get. It says
+// whether it changed anything; a text that is not JSON is left as it is.
+func (e *erasure) replaceJSON(doc string) (string, bool) {
+	return rewriteJSON(doc, func(field, v string) (string, bool) {
+		if e.own.is(v) {
+			return e.label, true
+		}
+		if l, ok := e.keyLabels[v]; ok && (field == "userKey" || field == "userKeys") {
+			return l, true
+		}
+		return v, false
+	})
+}
+
+// rewriteJSON replaces, in a JSON document, every string value that f
+// changes; f is told the name of the object member the value is (or is
+// an element of). It says whether it changed anything; a text that is
 // not JSON is left as it is.
-func replaceOwnJSON(doc string, own *ownValues, label string) (string, bool) {
+func rewriteJSON(doc string, f func(field, v string) (string, bool)) (string, bool) {
 	dec := json.NewDecoder(strings.NewReader(doc))
 	dec.UseNumber()
 	var v any
@@ -289,26 +310,26 @@ func replaceOwnJSON(doc string, own *ownValues, label string) (string, bool) {
 		return doc, false
 	}
 	changed := false
-	var walk func(x any) any
-	walk = func(x any) any {
+	var walk func(field string, x any) any
+	walk = func(field string, x any) any {
 		switch t := x.(type) {
 		case string:
-			if own.is(t) {
+			if out, ok := f(field, t); ok {
 				changed = true
-				return label
+				return out
 			}
 		case []any:
 			for i := range t {
-				t[i] = walk(t[i])
+				t[i] = walk(field, t[i])
 			}
 		case map[string]any:
 			for k := range t {
-				t[k] = walk(t[k])
+				t[k] = walk(k, t[k])
 			}
 		}
 		return x
 	}
-	v = walk(v)
+	v = walk("", v)
 	if !changed {
 		return doc, false
 	}
@@ -442,6 +463,7 @@ func replaceIn(ctx context.Context, tx bun.Tx, table string, columns []string, n
 func (e *erasure) replaceOwnValuesIn(ctx context.Context, tx bun.Tx, table, key string, columns []string, where string, args []any, extra ...func(*bun.UpdateQuery) *bun.UpdateQuery) (int64, error) {
 	hints := []string{e.own.first, e.own.last, e.own.email, e.own.born}
 	hints = append(hints, e.own.ibans...)
+	hints = append(hints, e.gone...)
 	var rows []map[string]any
 	q := tx.NewSelect().Table(table).Column(key).Column(columns...).Where(where, args...).
 		WhereGroup(" AND ", func(w *bun.SelectQuery) *bun.SelectQuery {
@@ -471,7 +493,7 @@ func (e *erasure) replaceOwnValuesIn(ctx context.Context, tx bun.Tx, table, key 
 			default:
 				continue
 			}
-			if out, ok := replaceOwnJSON(text, &e.own, e.label); ok {
+			if out, ok := e.replaceJSON(text); ok {
 				u = u.Set("? = ?", bun.Ident(c), out)
 				changed = true
 			}
@@ -588,8 +610,8 @@ func erasePaymentNotes(ctx context.Context, tx bun.Tx, e *erasure) (int64, error
 
 // eraseBankCredits erases the transfers for the person's orders that
 // they paid: the payer's columns (name, account, remittance) are the
-// payer's, and the payer is the person when the transfer's payer name is
-// theirs. When their household is gone, the transfers for its orders
+// payer's, and the payer is the person when the transfer's payer_person_id
+// is theirs (recorded when it was assigned, never a name compared now). When their household is gone, the transfers for its orders
 // lose their payer too (someone outside the club's persons paid, for
 // this household only). Another payer's transfer keeps its payer and
 // loses only the person's full name from its free text.
@@ -612,7 +634,7 @@ func eraseBankCredits(ctx context.Context, tx bun.Tx, e *erasure) (int64, error)
 	var n int64
 	for _, c := range credits {
 		u := tx.NewUpdate().Model((*bankstatement.BankCredit)(nil)).Where("id = ?", c.ID)
-		if e.own.isName(c.DebtorName) || slices.Contains(goneRefs, *c.PaymentReference) {
+		if (c.PayerPersonID != nil && *c.PayerPersonID == e.person.ID) || slices.Contains(goneRefs, *c.PaymentReference) {
 			e.own.addIBAN(c.DebtorIBAN)
 			e.credits = append(e.credits, c.CreditID)
 			u = u.Set("debtor_name = ?", e.label).Set("debtor_iban = ''").Set("remittance = ''").Set("note = ?", replaceAll(c.Note, e.all, e.label))
@@ -632,8 +654,8 @@ func eraseBankCredits(ctx context.Context, tx bun.Tx, e *erasure) (int64, error)
 }
 
 // eraseMandates erases the direct-debit mandates the person holds (the
-// holder column is the holder's: a mandate is theirs when its holder is
-// their name) and, when their household is gone, every mandate of the
+// holder's columns are the holder's: a mandate is theirs when its
+// holder_person_id is theirs, recorded when it was given or changed) and, when their household is gone, every mandate of the
 // household: the holder becomes the erased label, the account is blanked
 // and the mandate revoked, so that nothing is ever collected under it
 // again. Reference, creditor and signature time stay, as the orders
@@ -650,7 +672,7 @@ func eraseMandates(ctx context.Context, tx bun.Tx, e *erasure) (int64, error) {
 	}
 	var n int64
 	for _, m := range mandates {
-		if !e.own.isName(m.Holder) && !slices.Contains(e.gone, m.UserKey) {
+		if (m.HolderPersonID == nil || *m.HolderPersonID != e.person.ID) && !slices.Contains(e.gone, m.UserKey) {
 			continue
 		}
 		e.own.addIBAN(m.IBAN)
@@ -666,32 +688,41 @@ func eraseMandates(ctx context.Context, tx bun.Tx, e *erasure) (int64, error) {
 	return n, nil
 }
 
-// eraseMessages takes the person's address out of the messages about
-// them, when it is theirs alone (a child's messages to a parent's
-// address keep it: it is the parent's too), and their own values out of
-// the payloads, value by value; a message not sent yet that has no
-// address left is marked sent so that it never goes.
+// eraseMessages takes the person's address out of every message of the
+// organisation to it, whatever the message is about (a data request's
+// answer names only the request), when the address is theirs alone (a
+// child's messages to a parent's address keep it: it is the parent's
+// too), and their own values out of the payloads of the messages about
+// them, value by value; a message not sent yet that has no address left
+// is marked sent so that it never goes.
 func eraseMessages(ctx context.Context, tx bun.Tx, e *erasure) (int64, error) {
 	msgs, err := scopeMessages(ctx, tx, e.scope)
 	if err != nil {
 		return 0, err
 	}
-	var n int64
-	for _, m := range msgs {
-		var keep []string
-		for _, a := range strings.Split(m.Recipient, ",") {
-			if a = strings.TrimSpace(a); a != "" && (e.own.email == "" || !strings.EqualFold(a, e.own.email)) {
-				keep = append(keep, a)
+	if e.own.email != "" {
+		to, err := messagesTo(ctx, tx, e.org.ID, e.own.email)
+		if err != nil {
+			return 0, err
+		}
+		for _, m := range to {
+			if !slices.ContainsFunc(msgs, func(x engine.OutboxMessage) bool { return x.ID == m.ID }) {
+				msgs = append(msgs, m)
 			}
 		}
+	}
+	var n int64
+	for _, m := range msgs {
+		all := recipients(m.Recipient)
+		keep := slices.DeleteFunc(slices.Clone(all), func(a string) bool { return e.own.email != "" && strings.EqualFold(a, e.own.email) })
 		recipient := strings.Join(keep, ", ")
 		if len(keep) == 0 {
 			recipient = e.label
 		}
-		if len(keep) == len(strings.Split(m.Recipient, ",")) {
+		if len(keep) == len(all) {
 			recipient = m.Recipient // as it was written
 		}
-		payload, ok := replaceOwnJSON(m.Payload, &e.own, e.label)
+		payload, ok := e.replaceJSON(m.Payload)
 		if !ok {
 			payload = replaceAll(m.Payload, e.names, e.label)
 		}
@@ -732,14 +763,14 @@ func eraseOptOuts(ctx context.Context, tx bun.Tx, e *erasure) (int64, error) {
 	return res.RowsAffected()
 }
 
-// eraseRequests erases the text of the requests about the person (what
-// was written about them goes with them) and of every request of a
-// household that is gone; the household's other requests lose the
-// person's full name.
+// eraseRequests erases the text of the requests about the person or
+// written by them (what was written about them, and what they typed,
+// goes with them) and of every request of a household that is gone; the
+// household's other requests lose the person's full name.
 func eraseRequests(ctx context.Context, tx bun.Tx, e *erasure) (int64, error) {
 	res, err := tx.NewUpdate().Model((*DataRequest)(nil)).Set("message = ?", e.label).
 		WhereGroup(" AND ", func(w *bun.UpdateQuery) *bun.UpdateQuery {
-			w = w.Where("person_id = ?", e.person.ID)
+			w = w.Where("person_id = ?", e.person.ID).WhereOr("writer_person_id = ?", e.person.ID)
 			if len(e.gone) > 0 {
 				w = w.WhereOr("user_key IN (?)", bun.List(e.gone))
 			}
@@ -749,7 +780,8 @@ func eraseRequests(ctx context.Context, tx bun.Tx, e *erasure) (int64, error) {
 		return 0, err
 	}
 	n, _ := res.RowsAffected()
-	m, err := replaceIn(ctx, tx, "data_requests", []string{"note"}, e.all, e.label, "organisation_id = ? AND person_id = ?", []any{e.org.ID, e.person.ID})
+	m, err := replaceIn(ctx, tx, "data_requests", []string{"note"}, e.all, e.label, "organisation_id = ? AND (person_id = ? OR writer_person_id = ?)",
+		[]any{e.org.ID, e.person.ID, e.person.ID})
 	if err != nil || len(e.scope.userKeys) == 0 {
 		return n + m, err
 	}
@@ -818,14 +850,15 @@ func eraseLinks(ctx context.Context, tx bun.Tx, e *erasure) (int64, error) {
 }
 
 // eraseHouseholdSessions ends the database sessions of a household with
-// no person left and revokes its invitations. Sessions in Redis or in an
-// instance's memory cache end at their idle timeout; they lead to no
-// person any more.
+// no person left, those started in this organisation (another club's
+// household of the same user key keeps its sessions), and revokes its
+// invitations. Sessions in Redis or in an instance's memory cache end at
+// their idle timeout; they lead to no person any more.
 func eraseHouseholdSessions(ctx context.Context, tx bun.Tx, e *erasure) (int64, error) {
 	if len(e.gone) == 0 {
 		return 0, nil
 	}
-	res, err := tx.NewDelete().Table("sessions").Where("user_key IN (?)", bun.List(e.gone)).Exec(ctx)
+	res, err := tx.NewDelete().Table("sessions").Where("organisation_id = ? AND user_key IN (?)", e.org.ID, bun.List(e.gone)).Exec(ctx)
 	if err != nil {
 		return 0, err
 	}
@@ -837,6 +870,54 @@ func eraseHouseholdSessions(ctx context.Context, tx bun.Tx, e *erasure) (int64, 
 	}
 	m, _ := res.RowsAffected()
 	return n + m, nil
+}
+
+// eraseHouseholdKey replaces, once a household has no person left, its
+// user key by its label (ErasedHouseholdLabel) in every record of the
+// organisation that names the household: orders, registrations,
+// invitations, mandates, requests, and the messages whose payload names
+// it. The access log (eraseAccessLog), the webhook events and the audit
+// entries about the person (value by value) take the same label; the
+// sessions and links are gone. A later export of the erased person finds
+// the label, never the key.
+func eraseHouseholdKey(ctx context.Context, tx bun.Tx, e *erasure) (int64, error) {
+	var n int64
+	for _, k := range e.gone {
+		label := e.keyLabels[k]
+		for _, table := range []string{"orders", "process_instances", "invitations", "debit_mandates", "data_requests"} {
+			res, err := tx.NewUpdate().Table(table).Set("user_key = ?", label).Where("organisation_id = ? AND user_key = ?", e.org.ID, k).Exec(ctx)
+			if err != nil {
+				return n, fmt.Errorf("%s: %w", table, err)
+			}
+			m, _ := res.RowsAffected()
+			n += m
+		}
+		var msgs []engine.OutboxMessage
+		if err := tx.NewSelect().Model(&msgs).Where("payload LIKE ?"+engine.LikeEscape, engine.ContainsPattern(strconv.Quote(k))).OrderExpr("id").Scan(ctx); err != nil {
+			return n, err
+		}
+		for _, m := range msgs {
+			var refs messageRefs
+			if json.Unmarshal([]byte(m.Payload), &refs) != nil {
+				continue
+			}
+			if org, err := refs.organisation(ctx, tx); err != nil || org != e.org.ID {
+				if err != nil {
+					return n, err
+				}
+				continue
+			}
+			payload, ok := e.replaceJSON(m.Payload)
+			if !ok {
+				continue
+			}
+			if _, err := tx.NewUpdate().Model((*engine.OutboxMessage)(nil)).Set("payload = ?", payload).Where("id = ?", m.ID).Exec(ctx); err != nil {
+				return n, err
+			}
+			n++
+		}
+	}
+	return n, nil
 }
 
 // erasePersonRow replaces the person's own row: the names by the erased

@@ -93,7 +93,7 @@ func SuspendIdle(ctx context.Context, db *bun.DB, now time.Time) (int, error) {
 	return n, err
 }
 
-// resumeSuspended moves a SUSPENDED registration back to RUNNING when its
+// ResumeSuspended moves a SUSPENDED registration back to RUNNING when its
 // member loads it (Resume does the same for an explicit resume).
 func ResumeSuspended(ctx context.Context, db bun.IDB, inst *engine.ProcessInstance, now time.Time) error {
 	if inst.Status != engine.StateSuspended {
@@ -117,7 +117,7 @@ func ResumeSuspended(ctx context.Context, db bun.IDB, inst *engine.ProcessInstan
 // hours.
 const activityGrain = 5 * time.Minute
 
-// touchActivity records a read of a RUNNING registration as activity when
+// TouchActivity records a read of a RUNNING registration as activity when
 // its last activity is older than activityGrain. The condition in the
 // update makes concurrent reads (other tabs, other portal instances) write
 // once; the version stays, so a touch never conflicts with a step.
@@ -153,7 +153,7 @@ const (
 	ArchiveRemove ArchiveMode = "remove"  // answers are deleted; a summary stays
 )
 
-// archivedAnswer is one answer in the archive form.
+// ArchivedAnswer is one answer in the archive form.
 type ArchivedAnswer struct {
 	StepID   *int64 `json:"stepId,omitempty"`
 	PersonID *int64 `json:"personId,omitempty"`

@@ -9,7 +9,7 @@ import (
 	"portal/engine/definition"
 )
 
-// Line kinds on an order besides the price rule kinds.
+// LineOption is the line kind of a chosen option, beside the price rule kinds.
 const LineOption = "OPTION"
 
 // QuoteLine is one priced component, before or after it is frozen onto an order.
@@ -28,7 +28,7 @@ type Quote struct {
 	Currency   string
 }
 
-// pricedPerson is what pricing needs to know about one selected person.
+// PricedPerson is what pricing needs to know about one selected person.
 type PricedPerson struct {
 	Person     engine.Person
 	Type       *engine.MembershipType
@@ -69,7 +69,7 @@ func ruleApplies(r *engine.PriceRule, now time.Time) bool {
 	return (r.ValidFrom == nil || !now.Before(*r.ValidFrom)) && (r.ValidUntil == nil || now.Before(*r.ValidUntil))
 }
 
-// ruleAmount is the rule's fixed amount, or its percentage of base, rounded half away from zero.
+// RuleAmount is the rule's fixed amount, or its percentage of base, rounded half away from zero.
 func RuleAmount(r *engine.PriceRule, base int64) int64 {
 	if r.AmountMinor != nil {
 		return *r.AmountMinor
@@ -84,7 +84,7 @@ func RuleAmount(r *engine.PriceRule, base int64) int64 {
 	return -((-p + 5000) / 10000)
 }
 
-// priceRegistration prices a registration from the period's rules and the
+// PriceRegistration prices a registration from the period's rules and the
 // steps' price options. It is a pure function: the commit freezes its result.
 func PriceRegistration(period *engine.MembershipPeriod, steps []engine.ProcessStep, people []PricedPerson, rules []engine.PriceRule, now time.Time) (Quote, error) {
 	q := Quote{Currency: period.Currency}

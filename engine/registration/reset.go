@@ -147,7 +147,7 @@ func (s *Service) writeReset(ctx context.Context, inst *engine.ProcessInstance, 
 		sqliteReset[:], [][]any{{string(engine.StateInit), version + 1, now, language, inst.ID, version}, {inst.ID}})
 }
 
-// cancelCommit cancels the pending memberships, the unpaid order and its pending payments of an instance.
+// CancelCommit cancels the pending memberships, the unpaid order and its pending payments of an instance.
 // The payments go before the order: they are found through the unpaid order.
 func CancelCommit(ctx context.Context, tx bun.Tx, instanceID int64, now time.Time) error {
 	if err := engine.CancelPendingMemberships(ctx, tx, instanceID); err != nil {

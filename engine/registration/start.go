@@ -82,7 +82,7 @@ func (s *Service) loadOpenForm(ctx context.Context, userKey string, periodID int
 	return form, true, err
 }
 
-// onOneConn runs fn with one pooled connection on PostgreSQL. A form load
+// OnOneConn runs fn with one pooled connection on PostgreSQL. A form load
 // runs about eight statements outside a transaction; taking a connection
 // once instead of before each of them keeps a busy pool from making the
 // load queue eight times. On SQLite the pool is one connection: holding it

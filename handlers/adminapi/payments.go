@@ -184,7 +184,7 @@ func (s *Server) capturePayment(c echo.Context) error {
 	if err != nil {
 		return server.NewAPIError(http.StatusUnprocessableEntity, "The capture is not valid.", server.FieldErrorBody{Field: "amount", Message: "must be a positive amount such as 184.50"})
 	}
-	res, err := staff.Of(s.engine).StaffCapturePayment(c.Request().Context(), apiActor(c), payment.Capture{Reference: c.Param("reference"), AmountMinor: minor,
+	res, err := staff.Of(s.engine).CaptureTransfer(c.Request().Context(), apiActor(c), payment.Capture{Reference: c.Param("reference"), AmountMinor: minor,
 		Currency: body.Currency, BookedOn: booked, Note: body.Note, ID: body.ID})
 	if err != nil {
 		return paymentAdminError(err)

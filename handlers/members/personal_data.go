@@ -97,7 +97,7 @@ func (s *Server) memberDataDownload(c echo.Context) error {
 }
 
 // memberDataRequest answers POST /membership/data/request (kind, person,
-// message): the request is stored and sent to the club, then 303 back
+// writer: who of the household writes, message): the request is stored and sent to the club, then 303 back
 // to the page, which thanks the member or says what was wrong, or, over
 // the household's requests a day (privacy.MaxDataRequestsPerDay), that it
 // was not sent and when to try again (429).
@@ -107,12 +107,14 @@ func (s *Server) memberDataRequest(c echo.Context) error {
 		return err
 	}
 	r := privacy.NewDataRequest{Kind: c.FormValue("kind"), Message: c.FormValue("message")}
-	if p := c.FormValue("person"); p != "" {
-		id, err := strconv.ParseInt(p, 10, 64)
-		if err != nil {
-			return c.Redirect(http.StatusSeeOther, server.OrganisationPath(c, memberDataPath)+"?error=request#request")
+	for field, to := range map[string]**int64{"person": &r.PersonID, "writer": &r.WriterID} {
+		if p := c.FormValue(field); p != "" {
+			id, err := strconv.ParseInt(p, 10, 64)
+			if err != nil {
+				return c.Redirect(http.StatusSeeOther, server.OrganisationPath(c, memberDataPath)+"?error=request#request")
+			}
+			*to = &id
 		}
-		r.PersonID = &id
 	}
 	if _, err := privacy.Of(s.engine).RequestDataChange(c.Request().Context(), orgID, key, r); err != nil {
 		switch engine.ErrorCode(err) {

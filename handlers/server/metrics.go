@@ -118,7 +118,7 @@ func (m *Metrics) CountRequests(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// handler serves GET /metrics on the public address; with a token, only
+// EchoHandler serves GET /metrics on the public address; with a token, only
 // to requests that bear it.
 func (m *Metrics) EchoHandler(token string) echo.HandlerFunc {
 	h := m.Handler(token)

@@ -284,8 +284,9 @@ func OrganisationPath(c echo.Context, p string) string {
 
 // AttrOrganisation is the session attribute that binds a session to the
 // organisation it was started in: a session of one organisation is no
-// session in another.
-const AttrOrganisation = "ORGANISATION_ID"
+// session in another (session.AttrOrganisation, which the database store
+// also keeps in a column of its own).
+const AttrOrganisation = session.AttrOrganisation
 
 // StartValues adds the request's organisation to the values a new session
 // starts with.

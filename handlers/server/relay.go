@@ -51,7 +51,7 @@ type RelayDeps struct {
 	MetricsElsewhere bool
 }
 
-// gatewayState is the gateway half of the Server.
+// RelayState is the gateway half of the Server.
 type RelayState struct {
 	Prefix       string
 	Proxy        *upstream.Proxy // nil: no backend configured

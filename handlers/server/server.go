@@ -151,7 +151,7 @@ func (s *Server) PublicHost() string { return s.publicHost }
 // Invitations checks invitation links; nil: none.
 func (s *Server) Invitations() *invitelink.Signer { return s.invitations }
 
-// ipExtractor reads the client address for logs and echo's RealIP: from
+// IPExtractor reads the client address for logs and echo's RealIP: from
 // X-Forwarded-For, but only the part the trusted proxies added; with none
 // trusted, the direct peer (X-Forwarded-* from untrusted peers is ignored).
 func IPExtractor(proxies upstream.TrustedProxies) echo.IPExtractor {

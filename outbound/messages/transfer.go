@@ -69,5 +69,5 @@ func transferOf(ctx context.Context, d Deps, order *engine.Order) (*owedTransfer
 	if err != nil {
 		return nil, jobs.Permanent(err)
 	}
-	return &owedTransfer{Model: m, QR: qr, OwedMinor: due.AmountMinor}, nil
+	return &owedTransfer{Model: m, QR: mail.Attachment{Name: qr.Name, ContentType: "image/png", Data: qr.PNG, ContentID: qr.ContentID}, OwedMinor: due.AmountMinor}, nil
 }

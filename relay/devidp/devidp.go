@@ -81,7 +81,8 @@ func Start(baseURL string, accounts func(context.Context) []string) (*IdP, error
 	return idp, nil
 }
 
-// Issuer, ClientID and ClientSecret are the settings a client needs.
+// Issuer is the IdP's issuer URL; it, ClientID and ClientSecret are the
+// settings a client needs.
 func (idp *IdP) Issuer() string       { return idp.m.Issuer() }
 func (idp *IdP) ClientID() string     { return idp.m.ClientID }
 func (idp *IdP) ClientSecret() string { return idp.m.ClientSecret }

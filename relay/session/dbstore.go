@@ -47,12 +47,16 @@ func (st *DBStore) AnnouncesOn(bus Bus) bool {
 type sessionRow struct {
 	bun.BaseModel `bun:"table:sessions"`
 
-	IDHash     string    `bun:"id_hash,pk"`
-	UserKey    string    `bun:"user_key,notnull"`
-	Data       string    `bun:"data,notnull"`
-	CreatedAt  time.Time `bun:"created_at,notnull"`
-	LastSeenAt time.Time `bun:"last_seen_at,notnull"`
-	ExpiresAt  time.Time `bun:"expires_at,notnull"`
+	IDHash  string `bun:"id_hash,pk"`
+	UserKey string `bun:"user_key,notnull"`
+	// OrganisationID mirrors the AttrOrganisation value, in clear even
+	// when the values are sealed: the engine finds a household's
+	// sessions by it (privacy.ExportHousehold, ErasePerson).
+	OrganisationID *int64    `bun:"organisation_id"`
+	Data           string    `bun:"data,notnull"`
+	CreatedAt      time.Time `bun:"created_at,notnull"`
+	LastSeenAt     time.Time `bun:"last_seen_at,notnull"`
+	ExpiresAt      time.Time `bun:"expires_at,notnull"`
 }
 
 // toRow converts s for storage: the id hashed, the values as JSON (or
@@ -64,12 +68,13 @@ func (st *DBStore) toRow(s *Session) (*sessionRow, error) {
 		return nil, err
 	}
 	return &sessionRow{
-		IDHash:     idHash,
-		UserKey:    s.UserKey,
-		Data:       data,
-		CreatedAt:  normTime(s.CreatedAt),
-		LastSeenAt: normTime(s.LastSeenAt),
-		ExpiresAt:  normTime(s.ExpiresAt),
+		IDHash:         idHash,
+		UserKey:        s.UserKey,
+		OrganisationID: organisationOf(s.Values),
+		Data:           data,
+		CreatedAt:      normTime(s.CreatedAt),
+		LastSeenAt:     normTime(s.LastSeenAt),
+		ExpiresAt:      normTime(s.ExpiresAt),
 	}, nil
 }
 
@@ -135,7 +140,7 @@ func (st *DBStore) Save(ctx context.Context, s *Session) error {
 		return fmt.Errorf("session: save: %w", err)
 	}
 	res, err := st.db.NewUpdate().Model(row).
-		Column("user_key", "data", "last_seen_at", "expires_at").
+		Column("user_key", "organisation_id", "data", "last_seen_at", "expires_at").
 		WherePK().
 		Where("expires_at >= ?", normTime(st.now())).
 		Exec(ctx)

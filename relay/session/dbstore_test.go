@@ -157,3 +157,44 @@ func TestDBStoreUnavailable(t *testing.T) {
 		}
 	})
 }
+
+// TestDBStoreKeepsTheOrganisationInAColumn: a session's organisation
+// (AttrOrganisation) is written to the row's organisation_id, in clear
+// even when the values are sealed, so that the engine finds one club's
+// household sessions by organisation and user key; a session bound to
+// none has NULL there.
+func TestDBStoreKeepsTheOrganisationInAColumn(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		st := session.NewDBStore(db, session.Encrypted(testKeyring(t)))
+		a := newSession("demo", map[string]string{session.AttrOrganisation: "2"})
+		b := newSession("", map[string]string{session.AttrBackendJWT: "jwt"})
+		for _, s := range []*session.Session{a, b} {
+			if err := st.Create(ctx, s); err != nil {
+				t.Fatal(err)
+			}
+		}
+		column := func(s *session.Session) *int64 {
+			t.Helper()
+			var org *int64
+			sum := sha256.Sum256([]byte(s.ID))
+			if err := db.NewSelect().Table("sessions").Column("organisation_id").Where("id_hash = ?", hex.EncodeToString(sum[:])).Scan(ctx, &org); err != nil {
+				t.Fatal(err)
+			}
+			return org
+		}
+		if org := column(a); org == nil || *org != 2 {
+			t.Fatalf("organisation_id of a session of organisation 2: %v", org)
+		}
+		if org := column(b); org != nil {
+			t.Fatalf("organisation_id of a session bound to none: %d", *org)
+		}
+		a.Values[session.AttrBackendJWT] = "jwt-2"
+		if err := st.Save(ctx, a); err != nil {
+			t.Fatal(err)
+		}
+		if org := column(a); org == nil || *org != 2 {
+			t.Fatalf("organisation_id after a save: %v", org)
+		}
+	})
+}

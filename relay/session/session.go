@@ -16,6 +16,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"maps"
+	"strconv"
 	"time"
 )
 
@@ -28,6 +29,13 @@ const (
 	// returns it (ISO 8601, UTC); only the OIDC login sets it, so its absence
 	// marks a hash-login token.
 	AttrBackendJWTExpiry = "BACKEND_JWT_EXPIRY"
+	// AttrOrganisation binds a session to the organisation it was started
+	// in (its id in decimal): a session of one organisation is no session
+	// in another. The database store also writes it to a column of its
+	// own, so that a household's sessions are found by organisation and
+	// user key (the personal-data export and erasure); absent for a
+	// session bound to none.
+	AttrOrganisation = "ORGANISATION_ID"
 )
 
 // Session is the server-side state of one browser or API client.
@@ -113,6 +121,16 @@ func validID(id string) bool {
 func hashID(id string) string {
 	sum := sha256.Sum256([]byte(id))
 	return hex.EncodeToString(sum[:])
+}
+
+// organisationOf is the organisation a session's values bind it to; nil
+// when they bind it to none (or to no valid id).
+func organisationOf(values map[string]string) *int64 {
+	id, err := strconv.ParseInt(values[AttrOrganisation], 10, 64)
+	if err != nil || id <= 0 {
+		return nil
+	}
+	return &id
 }
 
 // normTime gives stored times one form: UTC, microseconds (PostgreSQL's

@@ -11,7 +11,6 @@ import (
 
 	"portal/engine"
 	"portal/engine/banking"
-	"portal/outbound/mail"
 	"portal/views"
 	"portal/views/lang"
 )
@@ -59,20 +58,28 @@ func Page(ctx context.Context, d Due) (*views.BankTransferModel, error) {
 	return &m, nil
 }
 
+// QRImage is the QR code as an e-mail carries it: a PNG sent inline with
+// the message, which the HTML refers to by its Content-ID.
+type QRImage struct {
+	Name      string
+	PNG       []byte
+	ContentID string
+}
+
 // Mail is the transfer as an e-mail shows it: the QR code as a PNG sent
-// inline with the message (returned as its attachment) and referred to
-// by its Content-ID, since mail clients show neither inline SVG nor, by
+// inline with the message (the sender attaches the QRImage) and referred
+// to by its Content-ID, since mail clients show neither inline SVG nor, by
 // default, images from the web.
-func Mail(ctx context.Context, d Due) (*views.BankTransferModel, mail.Attachment, error) {
+func Mail(ctx context.Context, d Due) (*views.BankTransferModel, QRImage, error) {
 	m, code, err := model(ctx, d)
 	if err != nil {
-		return nil, mail.Attachment{}, err
+		return nil, QRImage{}, err
 	}
 	png, err := code.PNG(qrScale)
 	if err != nil {
-		return nil, mail.Attachment{}, err
+		return nil, QRImage{}, err
 	}
 	id := "qr-" + strings.ToLower(string(d.Transfer.Reference)) + "@portal"
 	m.QRImageURL = "cid:" + id
-	return &m, mail.Attachment{Name: "transfer-qr-code.png", ContentType: "image/png", Data: png, ContentID: id}, nil
+	return &m, QRImage{Name: "transfer-qr-code.png", PNG: png, ContentID: id}, nil
 }

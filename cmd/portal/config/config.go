@@ -422,7 +422,7 @@ func portOf(addr string) string {
 	return ""
 }
 
-// validate checks the settings every command needs; serve adds its own.
+// Validate checks the settings every command needs; serve adds its own.
 func (c *Config) Validate() error {
 	var problems []string
 	if !strings.HasPrefix(c.DatabaseURL, "postgres://") && !strings.HasPrefix(c.DatabaseURL, "postgresql://") && !strings.HasPrefix(c.DatabaseURL, "sqlite:") {
@@ -721,7 +721,7 @@ func (c Config) String() string {
 	return b.String()
 }
 
-// mask hides a secret; a database URL keeps its scheme and host so that it
+// Mask hides a secret; a database URL keeps its scheme and host so that it
 // still tells which database is used.
 func Mask(secret string) string {
 	if strings.HasPrefix(secret, "sqlite:") {

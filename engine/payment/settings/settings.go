@@ -96,7 +96,7 @@ func paymentSettingsView(ps *payment.PaymentSettings) *PaymentSettingsView {
 	return v
 }
 
-// payment.PaymentSettings returns an organisation's own payment settings (all
+// PaymentSettings returns an organisation's own payment settings (all
 // empty when it has none: the environment's apply).
 func (s *Service) PaymentSettings(ctx context.Context, orgID int64) (_ *PaymentSettingsView, err error) {
 	defer engine.ClassifyUnavailable(&err)
@@ -478,7 +478,7 @@ type OrganisationPaymentConfig struct {
 	StripeSecretKey     string
 	StripeWebhookSecret string
 	// Retired are the organisation's earlier Stripe credentials, newest
-	// first, whose checkouts may still be open or paid (payment_accounts.go).
+	// first, whose checkouts may still be open or paid (engine/payment/accounts.go).
 	Retired []RetiredStripeCredentials
 	// Methods are the methods the members choose from, Provider first.
 	Methods []string

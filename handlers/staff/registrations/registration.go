@@ -518,7 +518,7 @@ func (s *Server) StaffCapture(c echo.Context) error {
 	if len(note) > 200 {
 		note = note[:200]
 	}
-	res, err := staff.Of(s.engine).StaffCapture(c.Request().Context(), u.Actor(), u.OrganisationID, id, payment.Capture{AmountMinor: amount, BookedOn: booked, Note: note})
+	res, err := staff.Of(s.engine).CaptureForRegistration(c.Request().Context(), u.Actor(), u.OrganisationID, id, payment.Capture{AmountMinor: amount, BookedOn: booked, Note: note})
 	if err != nil {
 		return s.StaffEngineError(c, err)
 	}

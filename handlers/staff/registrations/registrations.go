@@ -23,7 +23,7 @@ import (
 // RegistrationsPath is the registrations list below StaffPrefix.
 const RegistrationsPath = "/registrations"
 
-// stateLabels are the registration states as the pages name them.
+// StateLabel is a registration state as the pages name it.
 func StateLabel(c echo.Context, r staff.RegistrationState) string {
 	switch r {
 	case staff.RegSuspended:

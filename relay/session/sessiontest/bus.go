@@ -132,8 +132,8 @@ func (s *CountingStore) Load(ctx context.Context, id string) (*session.Session, 
 	return s.Store.Load(ctx, id)
 }
 
-// AnnouncesOn, Touch and TryLock pass through what the wrapped store offers;
-// embedding alone would hide that it offers them.
+// AnnouncesOn passes through what the wrapped store offers, as Touch and
+// TryLock do; embedding alone would hide that it offers them.
 func (s *CountingStore) AnnouncesOn(bus session.Bus) bool {
 	a, ok := s.Store.(session.Announcer)
 	return ok && a.AnnouncesOn(bus)
