@@ -1,9 +1,12 @@
 package engine_test
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/uptrace/bun"
 
@@ -12,7 +15,10 @@ import (
 	"portal/engine/bankstatement"
 	"portal/engine/books"
 	"portal/engine/dbtest"
+	"portal/engine/demodata"
+	"portal/engine/directdebit"
 	"portal/engine/payment"
+	"portal/engine/staff"
 )
 
 // TestBooksHoldUnderRandomImports drives random sequences of bank files
@@ -20,9 +26,10 @@ import (
 // transfer reported by several files (the day's camt.054 without NtryRef,
 // camt.052 intraday reports, the night's camt.053 with NtryRef, alone or in
 // a batch entry with others), files that overlap, the same file twice,
-// partial payments, overpayments, second payments and two transfers that
-// share a transaction-level AcctSvcrRef with different amounts. After
-// every step the books check is clean, and the money the portal counts
+// partial payments, overpayments, second payments (some paid back to the
+// member) and two transfers that share a transaction-level AcctSvcrRef
+// with different amounts. After every step the books check is clean (and
+// the nightly check of every organisation after each sequence), and the money the portal counts
 // for each order (captured, or kept as a credit to place) is exactly the
 // sum of the distinct transfers the bank reported so far: never a
 // transfer counted twice, never one lost.
@@ -143,6 +150,18 @@ func randomImports(t *testing.T, db *bun.DB, seed uint64) {
 				t.Fatalf("step %d (%s): credit %s: %v", step, st.MessageID, l.Credit.ID, l.Err)
 			}
 		}
+		if rnd.IntN(3) == 0 {
+			// The treasurer pays back a second payment owed back.
+			var owing []engine.Payment
+			if err := db.NewSelect().Model(&owing).Where("refund_status = ? AND refund_manual", engine.RefundDue).Order("id").Scan(f.ctx); err != nil {
+				t.Fatal(err)
+			}
+			if len(owing) > 0 {
+				if _, err := payment.Of(f.svc).MarkRefundPaidBack(f.ctx, owing[0].Reference, "paid back in the property test"); err != nil {
+					t.Fatalf("step %d: pay back %s: %v", step, owing[0].Reference, err)
+				}
+			}
+		}
 		findings, err := books.Check(f.ctx, f.svc, 1)
 		if err != nil {
 			t.Fatal(err)
@@ -165,6 +184,10 @@ func randomImports(t *testing.T, db *bun.DB, seed uint64) {
 					got, engine.FormatAmount(gotMinor), want[string(o.Reference)], engine.FormatAmount(wantMinor[string(o.Reference)]))
 			}
 		}
+	}
+	if n, err := books.CheckAll(f.ctx, f.svc, f.svc.Clock()); err != nil || n != 0 {
+		kept, _ := books.Findings(f.ctx, db, 1)
+		t.Fatalf("the nightly check after the sequence: %d findings (%v): %+v", n, err, kept)
 	}
 }
 
@@ -190,4 +213,147 @@ func countedFor(t *testing.T, f *fixture, rf string) (int, int64) {
 		n, sum = n+r.N, sum+r.Sum
 	}
 	return int(n), sum
+}
+
+// TestBooksHoldUnderRandomCollections drives a direct-debit club through
+// random sequences of what a season brings: collection runs written and
+// marked sent, debits returned by the bank (each return reported by the
+// day's camt.054 and perhaps again in the night's camt.053, alone or in a
+// batch with others), members confirming again so that the next run
+// collects a returned order with its fee, refunds of collected payments,
+// and days passing. After every step the books check is clean (the
+// year-end report's totals included), and so is the nightly check of
+// every organisation at the end of each sequence.
+func TestBooksHoldUnderRandomCollections(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		for seed := range uint64(3) {
+			t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) {
+				if seed > 0 {
+					db = freshLike(t, db)
+				}
+				randomCollections(t, db, seed)
+			})
+		}
+	})
+}
+
+func randomCollections(t *testing.T, db *bun.DB, seed uint64) {
+	rnd := rand.New(rand.NewPCG(seed, 2028))
+	day := time.Date(2027, 3, 1, 9, 0, 0, 0, time.UTC)
+	var now atomic.Value
+	now.Store(day)
+	if err := demodata.SeedDemo(context.Background(), db, 4, day); err != nil {
+		t.Fatalf("seed: %v", err)
+	}
+	svc, dd := directDebitClub(t, db, engine.WithClock(func() time.Time { return now.Load().(time.Time) }))
+	f := &debitFixture{fixture: &fixture{t: t, ctx: context.Background(), db: db, svc: svc}, dd: dd}
+	f.iban, _ = banking.ParseIBAN(demoIBAN)
+	if _, err := db.NewUpdate().Model((*payment.PaymentSettings)(nil)).Set("debit_return_fee_minor = 250").Where("organisation_id = 1").Exec(f.ctx); err != nil {
+		t.Fatal(err)
+	}
+	var members []*debitMember
+	for i := range 4 {
+		members = append(members, f.commitDebit(fmt.Sprintf("demo-%d", i+1), "en"))
+	}
+	treasurer := engine.Actor{Name: "treasurer@example.org"}
+	returned := map[int64]bool{} // debits returned so far, by id
+	var lastReturns []camtTx
+	for step := range 14 {
+		action := []string{"collect", "collect", "return", "return", "again", "refund", "confirm", "days"}[rnd.IntN(8)]
+		switch action {
+		case "collect":
+			// A run written and left for a later step, or the run written
+			// before marked sent.
+			var prepared []payment.DebitRun
+			if err := db.NewSelect().Model(&prepared).Where("organisation_id = 1 AND status = ?", payment.DebitRunPrepared).Scan(f.ctx); err != nil {
+				t.Fatal(err)
+			}
+			if len(prepared) > 0 {
+				if _, err := directdebit.Of(svc).MarkDebitRunSent(f.ctx, treasurer, 1, prepared[0].ID); err != nil {
+					t.Fatalf("step %d: mark sent: %v", step, err)
+				}
+				break
+			}
+			run, err := directdebit.Of(svc).CollectDebits(f.ctx, directdebit.CollectRequest{OrganisationID: 1, Actor: treasurer})
+			if engine.ErrorCode(err) == engine.CodeConflict {
+				break // nothing due
+			}
+			if err != nil {
+				t.Fatalf("step %d: collect: %v", step, err)
+			}
+			if rnd.IntN(3) > 0 {
+				if _, err := directdebit.Of(svc).MarkDebitRunSent(f.ctx, treasurer, 1, run.ID); err != nil {
+					t.Fatalf("step %d: mark sent: %v", step, err)
+				}
+			}
+		case "return":
+			var collected []payment.Debit
+			if err := db.NewSelect().Model(&collected).Where("organisation_id = 1 AND status = ?", payment.DebitCollected).Order("id").Scan(f.ctx); err != nil {
+				t.Fatal(err)
+			}
+			var txs []camtTx
+			for _, d := range collected {
+				if !returned[d.ID] && rnd.IntN(2) == 0 {
+					returned[d.ID] = true
+					txs = append(txs, camtTx{acctSvcrRef: fmt.Sprintf("RET-%d-%d", seed, d.ID), endToEnd: d.EndToEndID, minor: d.AmountMinor,
+						returnCode: []string{"MD06", "AM04", "MS03"}[rnd.IntN(3)]})
+				}
+			}
+			if len(txs) == 0 {
+				break
+			}
+			var entries []camtEntry
+			for j, tx := range txs {
+				entries = append(entries, camtEntry{acctSvcrRef: fmt.Sprintf("N54-%d-%d-%d", seed, step, j), txs: []camtTx{tx}})
+			}
+			f.importStatement(camtFile(t, "camt.054", fmt.Sprintf("N-%d-%d", seed, step), entries...), engine.StatementOptions{})
+			lastReturns = txs
+		case "again":
+			// The night's statement repeats the day's returns, in a batch.
+			if len(lastReturns) == 0 {
+				break
+			}
+			f.importStatement(camtFile(t, "camt.053", fmt.Sprintf("S-%d-%d", seed, step),
+				camtEntry{ntryRef: fmt.Sprint(step), acctSvcrRef: fmt.Sprintf("S53-%d-%d", seed, step), txs: lastReturns}), engine.StatementOptions{})
+		case "refund":
+			var paid []engine.Payment
+			if err := db.NewSelect().Model(&paid).Where("status = ? AND refund_status = ''", engine.PaymentSucceeded).Order("id").Scan(f.ctx); err != nil {
+				t.Fatal(err)
+			}
+			if len(paid) == 0 {
+				break
+			}
+			p := paid[rnd.IntN(len(paid))]
+			o, err := engine.LoadOrder(f.ctx, db, p.OrderID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := staff.Of(svc).RefundPayment(f.ctx, treasurer, 1, o.ProcessInstanceID, p.Reference, "refunded in the property test"); err != nil {
+				t.Fatalf("step %d: refund %s: %v", step, p.Reference, err)
+			}
+		case "confirm":
+			// Members whose debit was returned confirm again on the pay
+			// link: their orders are due for the next run.
+			for _, m := range members {
+				if _, err := db.NewUpdate().Model((*engine.Order)(nil)).Set("debit_due_on = ?", now.Load().(time.Time).AddDate(0, 0, 5)).
+					Where("id = ? AND status = ?", m.order.ID, engine.OrderUnpaid).Exec(f.ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+		case "days":
+			now.Store(now.Load().(time.Time).AddDate(0, 0, 1+rnd.IntN(20)))
+		}
+		findings, err := books.Check(f.ctx, svc, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, fd := range findings {
+			t.Errorf("step %d (%s): %s", step, action, fd)
+		}
+	}
+	if n, err := books.CheckAll(f.ctx, svc, now.Load().(time.Time)); err != nil || n != 0 {
+		kept, _ := books.Findings(f.ctx, db, 1)
+		t.Fatalf("the nightly check after the sequence: %d findings (%v): %+v", n, err, kept)
+	}
 }

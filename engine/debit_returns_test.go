@@ -14,10 +14,12 @@ import (
 	"portal/engine"
 	"portal/engine/banking"
 	"portal/engine/bankstatement"
+	"portal/engine/books"
 	"portal/engine/clock"
 	"portal/engine/dbtest"
 	"portal/engine/demodata"
 	"portal/engine/directdebit"
+	"portal/engine/message"
 	"portal/engine/payment"
 	"portal/engine/registration"
 	"portal/engine/staff"
@@ -595,6 +597,35 @@ func TestReturnKeepsRegistrationCompletedBesideAnOpenOne(t *testing.T) {
 			if ms.Status != engine.MembershipPending {
 				t.Errorf("membership %d: %s", ms.ID, ms.Status)
 			}
+		}
+		// The money is owed: the order is among the open payments, and the
+		// unpaid reminders follow from the day of the return (the return's
+		// message was the first notice), not from the commit a season ago.
+		rows, err := staff.Of(f.svc).OpenPayments(f.ctx, staff.OpenPaymentQuery{OrganisationID: 1})
+		if err != nil || len(rows) != 1 || rows[0].OrderID != m.order.ID || rows[0].OwedMinor != m.order.TotalMinor {
+			t.Fatalf("open payments after the return: %+v (%v)", rows, err)
+		}
+		if _, err := db.NewUpdate().Model((*engine.Order)(nil)).Set("created_at = ?", clock.Now().UTC().AddDate(0, 0, -60)).Where("id = ?", m.order.ID).Exec(f.ctx); err != nil {
+			t.Fatal(err)
+		}
+		reminders := func(after time.Duration) int {
+			t.Helper()
+			if _, err := message.QueueUnpaidReminders(f.ctx, db, clock.Now().UTC().Add(after)); err != nil {
+				t.Fatal(err)
+			}
+			return f.count((*engine.OutboxMessage)(nil), "kind = ? AND dedup_key LIKE ?", message.KindUnpaidReminder, fmt.Sprintf("%%:order:%d:%%", m.order.ID))
+		}
+		if n := reminders(24 * time.Hour); n != 0 {
+			t.Errorf("%d reminders a day after the return, want none yet", n)
+		}
+		if n := reminders((3*24 + 1) * time.Hour); n != 1 {
+			t.Errorf("%d reminders three days after the return, want 1", n)
+		}
+		if n := reminders((3*24 + 2) * time.Hour); n != 1 {
+			t.Errorf("%d reminders after the reminder run again, want still 1", n)
+		}
+		if findings, err := books.Check(f.ctx, f.svc, 1); err != nil || len(findings) != 0 {
+			t.Errorf("books: %v (%v)", findings, err)
 		}
 	})
 }

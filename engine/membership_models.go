@@ -33,8 +33,11 @@ type Organisation struct {
 	HashLinksOff bool `bun:"hash_links_off,notnull"`
 	// InvitationExpiryDays is how long a new invitation stays valid;
 	// 0: DefaultInvitationExpiry.
-	InvitationExpiryDays int       `bun:"invitation_expiry_days,notnull"`
-	CreatedAt            time.Time `bun:"created_at,nullzero,notnull,default:current_timestamp"`
+	InvitationExpiryDays int `bun:"invitation_expiry_days,notnull"`
+	// TimeZone is the club's IANA time zone (Europe/Berlin, the default):
+	// its "today" for a capture booked without a date (Today).
+	TimeZone  string    `bun:"time_zone,notnull,default:'Europe/Berlin'"`
+	CreatedAt time.Time `bun:"created_at,nullzero,notnull,default:current_timestamp"`
 	// Hostnames are the hosts that resolve to it (organisation_hosts).
 	Hostnames []string `bun:"-"`
 }

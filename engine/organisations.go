@@ -159,3 +159,45 @@ func (o *Organisation) InvitationExpiry() time.Duration {
 	}
 	return DefaultInvitationExpiry
 }
+
+// DefaultTimeZone is an organisation's time zone until it sets one.
+const DefaultTimeZone = "Europe/Berlin"
+
+// Location is the organisation's time zone; DefaultTimeZone when it has
+// none or an unknown one (CheckTimeZone refuses those when they are set).
+func (o Organisation) Location() *time.Location {
+	if loc, err := time.LoadLocation(strings.TrimSpace(o.TimeZone)); err == nil && o.TimeZone != "" {
+		return loc
+	}
+	loc, err := time.LoadLocation(DefaultTimeZone)
+	if err != nil {
+		return time.UTC
+	}
+	return loc
+}
+
+// CheckTimeZone says what is wrong with an IANA time zone name, "" when
+// Go's time.LoadLocation knows it (cmd/portal embeds the zone database,
+// so it does not depend on the host's). "Local" is refused: it is the
+// server's zone, not the club's.
+func CheckTimeZone(name string) string {
+	if name == "" || name == "Local" || strings.TrimSpace(name) != name {
+		return "must be a time zone such as Europe/Berlin"
+	}
+	if _, err := time.LoadLocation(name); err != nil {
+		return "must be a time zone such as Europe/Berlin"
+	}
+	return ""
+}
+
+// OrganisationLocation is the time zone of organisation orgID (Location),
+// DefaultTimeZone's for 0 (the shared account) or one it cannot read.
+func OrganisationLocation(ctx context.Context, db bun.IDB, orgID int64) *time.Location {
+	var o Organisation
+	if orgID != 0 {
+		if err := db.NewSelect().Model(&o).Column("time_zone").Where("id = ?", orgID).Scan(ctx); err != nil {
+			o.TimeZone = ""
+		}
+	}
+	return o.Location()
+}

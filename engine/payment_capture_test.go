@@ -17,6 +17,7 @@ import (
 	"portal/engine/clock"
 	"portal/engine/dbtest"
 	"portal/engine/demodata"
+	"portal/engine/organisation"
 	"portal/engine/payment"
 	"portal/engine/staff"
 )
@@ -457,6 +458,53 @@ func TestCompletingPartRecordsItsOwnAmount(t *testing.T) {
 		}
 		if paid := f.payments(r.id)[0]; paid.Status != engine.PaymentSucceeded || paid.PaidAmountMinor == nil || *paid.PaidAmountMinor != p.AmountMinor {
 			t.Fatalf("the attempt after both parts: %s, paid %v of %d", paid.Status, paid.PaidAmountMinor, p.AmountMinor)
+		}
+	})
+}
+
+// TestCaptureTodayIsTheClubsDay: a capture without a booking date is
+// booked on the club's day in its time zone: at 23:30 UTC on 6 December
+// it is already 7 December in Berlin (the default) and still 6 December in
+// New York. An unknown zone is refused at the setting, named by its field.
+func TestCaptureTodayIsTheClubsDay(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		at := time.Date(2026, 12, 6, 23, 30, 0, 0, time.UTC)
+		f := bankFixture(t, db, 2)
+		iban, _ := banking.ParseIBAN(demoIBAN)
+		bt, err := banktransfer.New(banking.Creditor{Name: "TV Demo 1848 e.V.", IBAN: iban}, func(ref string, _ int64) string { return "http://portal.test/pay/" + ref })
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.svc = engine.NewService(db, bt, engine.WithClock(func() time.Time { return at }))
+		const owes = "RF48PRALPHA2345ALPHA234"
+		ps := openTransfers(t, f, banking.Expected{Reference: owes, AmountMinor: 28750, Currency: "EUR"})
+		booked := func() string {
+			t.Helper()
+			var notes []string
+			if err := db.NewSelect().Model((*engine.PaymentEvent)(nil)).Column("note").Where("reference = ? AND event_type = ?", ps[0].Reference, payment.BankCaptureEvent).
+				Order("id").Scan(f.ctx, &notes); err != nil {
+				t.Fatal(err)
+			}
+			return notes[len(notes)-1]
+		}
+		f.capture(payment.Capture{Reference: owes, AmountMinor: 1000, ID: "berlin"})
+		if got := booked(); !strings.HasPrefix(got, "booked 2026-12-07") {
+			t.Errorf("a club in Berlin at 00:30 its time: %q, want booked 2026-12-07", got)
+		}
+		zone := "America/New_York"
+		if _, err := organisation.Of(f.svc).UpdateOrganisation(f.ctx, 1, organisation.OrganisationChange{TimeZone: &zone}); err != nil {
+			t.Fatal(err)
+		}
+		f.capture(payment.Capture{Reference: owes, AmountMinor: 1000, ID: "new-york"})
+		if got := booked(); !strings.HasPrefix(got, "booked 2026-12-06") {
+			t.Errorf("a club in New York at 18:30 its time: %q, want booked 2026-12-06", got)
+		}
+		for _, bad := range []string{"Mars/Olympus", "", "Local"} {
+			_, err := organisation.Of(f.svc).UpdateOrganisation(f.ctx, 1, organisation.OrganisationChange{TimeZone: &bad})
+			if e, ok := engine.AsError(err); !ok || len(e.Fields) != 1 || e.Fields[0].Field != "timeZone" {
+				t.Errorf("time zone %q: %v, want refused at timeZone", bad, err)
+			}
 		}
 	})
 }

@@ -52,8 +52,7 @@ func TestPaymentMethodSettingsChecked(t *testing.T) {
 			{"a method twice", with(settings.PaymentSettingsChange{Methods: list("bank_transfer", "bank_transfer")}), []string{"methods"}},
 			{"direct debit without creditor identifier", with(settings.PaymentSettingsChange{Methods: list("bank_transfer", "direct_debit")}), []string{"debitCreditorId"}},
 			{"direct debit without an account", settings.PaymentSettingsChange{Methods: list("bank_transfer", "direct_debit"), DebitCreditorID: str(testCreditorID)}, []string{"bankCreditorName", "bankIban"}},
-			{"direct debit as the default", with(settings.PaymentSettingsChange{Methods: list("direct_debit", "bank_transfer"), DebitCreditorID: str(testCreditorID)}), []string{"methods"}},
-			{"direct debit as the only method", with(settings.PaymentSettingsChange{Methods: list("direct_debit"), DebitCreditorID: str(testCreditorID)}), []string{"methods"}},
+			{"direct debit as the only method without creditor identifier", with(settings.PaymentSettingsChange{Methods: list("direct_debit")}), []string{"debitCreditorId"}},
 			{"invalid creditor identifier", with(settings.PaymentSettingsChange{Methods: list("bank_transfer", "direct_debit"), DebitCreditorID: str("DE97ZZZ09999999999")}),
 				[]string{"debitCreditorId"}},
 			{"stripe among the methods without keys", with(settings.PaymentSettingsChange{Methods: list("bank_transfer", "stripe")}),
@@ -89,9 +88,18 @@ func TestPaymentMethodSettingsChecked(t *testing.T) {
 		if m, _ := payment.Of(f.svc).PaymentMethods(f.ctx, 1, engine.DemoPeriodID); !equalStrings(m, []string{"bank_transfer", "direct_debit"}) {
 			t.Fatalf("methods %v", m)
 		}
-		// Direct debit never becomes the default provider.
-		if _, err = settings.Of(f.svc).SetPaymentSettings(f.ctx, 1, settings.PaymentSettingsChange{Provider: str("direct_debit")}); !equalStrings(fieldsOf(t, err), []string{"provider"}) {
-			t.Fatalf("direct debit as the provider: %v", err)
+		// Direct debit may be the default provider (API 3.0.0): it moves to
+		// the front, and may be the only method.
+		if v, err = settings.Of(f.svc).SetPaymentSettings(f.ctx, 1, settings.PaymentSettingsChange{Provider: str("direct_debit")}); err != nil ||
+			v.Provider != "direct_debit" || !equalStrings(v.Methods, []string{"direct_debit", "bank_transfer"}) {
+			t.Fatalf("direct debit as the provider: %+v %v", v, err)
+		}
+		if v, err = settings.Of(f.svc).SetPaymentSettings(f.ctx, 1, settings.PaymentSettingsChange{Methods: list("direct_debit")}); err != nil ||
+			v.Provider != "direct_debit" || len(v.Methods) != 1 {
+			t.Fatalf("direct debit as the only method: %+v %v", v, err)
+		}
+		if m, _ := payment.Of(f.svc).PaymentMethods(f.ctx, 1, engine.DemoPeriodID); !equalStrings(m, []string{"direct_debit"}) {
+			t.Fatalf("members are offered %v, want direct debit only", m)
 		}
 		// One that is not is the only method, as before methods.
 		if v, err = settings.Of(f.svc).SetPaymentSettings(f.ctx, 1, settings.PaymentSettingsChange{Provider: str("bank_transfer"), Methods: list()}); err != nil ||

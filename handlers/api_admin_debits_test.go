@@ -36,6 +36,21 @@ func checkAdminDebitResponses(t *testing.T, ck *apiChecker, env *testEnv, anon *
 	if !strings.Contains(string(settings.body), `"debitCollectionDay":5`) || !strings.Contains(string(settings.body), `"debitReturnFeeMinor":350`) {
 		t.Fatalf("direct-debit settings: %s", settings.body)
 	}
+	// Direct debit as the default and as the only method (3.0.0), as the
+	// description says; then back to bank transfer first.
+	for _, tc := range []struct {
+		patch map[string]any
+		want  string
+	}{
+		{map[string]any{"provider": "direct_debit"}, `"provider":"direct_debit","`},
+		{map[string]any{"methods": []string{"direct_debit"}}, `"methods":["direct_debit"]`},
+		{map[string]any{"methods": []string{"bank_transfer", "direct_debit"}}, `"methods":["bank_transfer","direct_debit"]`},
+	} {
+		res := ck.conforming(anon, http.MethodPatch, "/api/admin/payment-settings", tc.patch, bearer(write)...)
+		if res.status != http.StatusOK || !strings.Contains(string(res.body), tc.want) {
+			t.Fatalf("%v: %d %s, want %s", tc.patch, res.status, res.body, tc.want)
+		}
+	}
 	wantStatus(t, ck.do(anon, http.MethodPatch, "/api/admin/payment-settings", map[string]any{"debitCollectionDay": 31}, bearer(write)...), http.StatusUnprocessableEntity)
 	// A refused return fee names the API's own field.
 	if res := ck.do(anon, http.MethodPatch, "/api/admin/payment-settings", map[string]any{"debitReturnFeeMinor": 10001}, bearer(write)...); res.status != http.StatusUnprocessableEntity ||

@@ -150,6 +150,11 @@ func TestE2EStaffLayout(t *testing.T) {
 			for _, p := range e2eEval[[]string](b, staffLayoutCheck) {
 				t.Errorf("%s at %d px: %s", name, w, p)
 			}
+			// Setup's section tabs scroll sideways on a phone only: from a
+			// tablet's width they wrap.
+			if w >= 768 && e2eEval[bool](b, `(() => { const n = document.querySelector("[data-testid=setup-sections]"); return !!n && n.scrollWidth > n.clientWidth + 1; })()`) {
+				t.Errorf("%s at %d px: the setup section tabs scroll sideways", name, w)
+			}
 		}
 		for _, v := range b.axeViolations(name) {
 			t.Errorf("%s: axe-core %s violation %s (%s) at %s", name, v.Impact, v.ID, v.Help, strings.Join(v.Targets, ", "))
@@ -175,7 +180,43 @@ func TestE2EStaffLayout(t *testing.T) {
 	b.enter()
 	b.waitVisible(`[data-testid=staff-nav-compact] a[href="/staff/audit"]`)
 	b.do("viewport", chromedp.EmulateViewport(1280, 900))
+
+	// Money by payment method fits its block from 390 to 1280 px in every
+	// language: no column cut off (its box does not scroll), no word
+	// broken inside (each word of a label or figure fits its cell).
+	for _, code := range []string{"de", "fr", "en"} {
+		b.navigate(server.StaffPrefix + "/year-report?lang=" + code)
+		b.waitVisible(`[data-testid=year-report-by-method]`)
+		for _, w := range []int64{390, 768, 1024, 1280} {
+			b.do("viewport", chromedp.EmulateViewport(w, 900))
+			for _, p := range e2eEval[[]string](b, yearReportMethodsFit) {
+				t.Errorf("year-end report (%s) at %d px: money by payment method: %s", code, w, p)
+			}
+		}
+	}
+	b.do("viewport", chromedp.EmulateViewport(1280, 900))
 }
+
+// yearReportMethodsFit finds what does not fit in the year-end report's
+// money by payment method: its box scrolling (a column cut off), or a word
+// wider than its cell (broken inside).
+const yearReportMethodsFit = `(() => {
+	const out = [];
+	const sec = document.querySelector("[data-testid=year-report-by-method]");
+	const box = sec.querySelector("div");
+	if (box.scrollWidth > box.clientWidth + 1) out.push("cut off: " + box.scrollWidth + " px in " + box.clientWidth);
+	const ctx = document.createElement("canvas").getContext("2d");
+	for (const el of sec.querySelectorAll("th, td")) {
+		if (!el.getClientRects().length) continue;
+		const cs = getComputedStyle(el);
+		ctx.font = cs.font;
+		const inner = el.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight);
+		for (const word of el.textContent.trim().split(/\s+/)) {
+			if (word && ctx.measureText(word).width > inner + 1) out.push("the word " + JSON.stringify(word) + " broken in " + Math.round(inner) + " px");
+		}
+	}
+	return out;
+})()`
 
 // staffScreenshotAt writes the whole page at width px to docs/img/name.
 func staffScreenshotAt(t *testing.T, b *e2eBrowser, name string, width int64) {

@@ -53,8 +53,8 @@ var echoParam = regexp.MustCompile(`:([A-Za-z0-9_]+)`)
 func TestOpenAPIDocument(t *testing.T) {
 	doc := loadOpenAPI(t)
 
-	if doc.OpenAPI != "3.0.3" || doc.Info == nil || doc.Info.Version != "2.1.0" {
-		t.Errorf("openapi %q, info.version %v: want 3.0.3 and 2.1.0", doc.OpenAPI, doc.Info)
+	if doc.OpenAPI != "3.0.3" || doc.Info == nil || doc.Info.Version != "3.0.0" {
+		t.Errorf("openapi %q, info.version %v: want 3.0.3 and 3.0.0", doc.OpenAPI, doc.Info)
 	}
 	if len(doc.Servers) != 1 || doc.Servers[0].URL != "/" {
 		t.Errorf("servers %v, want one entry \"/\"", doc.Servers)

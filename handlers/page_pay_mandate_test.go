@@ -199,3 +199,37 @@ func TestMandateChoicesPage(t *testing.T) {
 		}
 	})
 }
+
+// TestDirectDebitOnlyMethodGoesToMandateForm: a club whose only method is
+// direct debit (API 3.0.0) asks its members for nothing to choose: the pay
+// link of the committed registration is the mandate form, and the mandate
+// given makes the order due for the next collection run.
+func TestDirectDebitOnlyMethodGoesToMandateForm(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		env := newStaffEnv(t, db, envOptions{})
+		if _, err := settings.Of(env.svc).SetPaymentSettings(ctx, 1, settings.PaymentSettingsChange{BankCreditorName: str("TV Demo 1848 e.V."),
+			BankIBAN: str("DE89370400440532013000"), Methods: &[]string{"direct_debit"}, DebitCreditorID: str("DE98ZZZ09999999999")}); err != nil {
+			t.Fatal(err)
+		}
+		c := env.newClient()
+		f := env.completeDemo(c)
+		if f.PaymentURL == nil {
+			t.Fatal("no pay link after the commit")
+		}
+		u, _ := url.Parse(*f.PaymentURL)
+		pay := env.get(c, u.Path)
+		action := pay.doc.Find(`[data-testid="mandate"] form`).AttrOr("action", "")
+		if pay.status != http.StatusOK || pay.testid("pay-choose").Length() != 0 || action == "" {
+			t.Fatalf("the pay link of a direct-debit-only club: %d\n%s", pay.status, pay.body)
+		}
+		if r := env.post(c, action, url.Values{"holder": {"Alex Example"}, "iban": {"DE89 3704 0044 0532 0130 00"}, "consent": {"1"}}); r.status != http.StatusSeeOther {
+			t.Fatalf("mandate: %d\n%s", r.status, r.body)
+		}
+		var o engine.Order
+		if err := db.NewSelect().Model(&o).Where("pay_reference = ?", strings.TrimPrefix(u.Path, "/pay/")).Scan(ctx); err != nil ||
+			o.PaymentMethod != "direct_debit" || o.DebitMandateID == nil || o.DebitDueOn == nil {
+			t.Fatalf("order after the mandate: %+v %v", o, err)
+		}
+	})
+}

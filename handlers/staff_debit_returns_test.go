@@ -115,6 +115,19 @@ func TestStaffImportTakesBackReturnedDebit(t *testing.T) {
 		if env.auditActions("payment.debit_return") != 1 {
 			t.Fatal("the return was not audited")
 		}
+		// The audit entry says the status change in words, as a capture's does.
+		audit := env.get(tr, "/staff/audit?action=payment.debit_return")
+		change := squash(spacedText(audit.doc.Find(`[data-testid="audit-row"][data-action="payment.debit_return"] [data-testid="audit-change"]`)))
+		for _, want := range []string{"Order status Paid → Unpaid", "Payment status Succeeded → Failed"} {
+			if !strings.Contains(change, want) {
+				t.Errorf("the return's audit entry does not say %q: %s", want, change)
+			}
+		}
+		for _, raw := range []string{"SUCCEEDED", "FAILED", "PAID", "UNPAID"} {
+			if strings.Contains(change, raw) {
+				t.Errorf("the return's audit entry shows %q: %s", raw, change)
+			}
+		}
 		p := env.get(tr, "/staff/payments")
 		if p.testid("attention-reason").First().Text() != views.StaffOpsText.AttentionReturned ||
 			!strings.Contains(p.testid("attention-table").Text(), banking.ReturnReasonText("MD06", "en")) {

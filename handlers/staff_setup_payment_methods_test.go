@@ -57,9 +57,10 @@ func TestStaffSetupPaymentMethods(t *testing.T) {
 		form.Set("debitCreditorId", "DE98ZZZ09999999999")
 		form.Set("debitCollectionDay", "15")
 		form.Set("debitReturnFee", "3.50")
-		// Direct debit is offered beside a default, not as it.
-		if res := env.post(admin, "/staff/setup/payment-methods", form, origin...); res.status != http.StatusUnprocessableEntity {
-			t.Fatalf("direct debit as the default: %d", res.status)
+		// Direct debit may be the default (API 3.0.0).
+		expectRedirect(t, env.post(admin, "/staff/setup/payment-methods", form, origin...), "/staff/setup/payments?done=payments-saved")
+		if v, _ := settings.Of(env.svc).PaymentSettings(ctx, 1); !slices.Equal(v.Methods, []string{"direct_debit", "bank_transfer"}) || v.Provider != "direct_debit" {
+			t.Fatalf("direct debit as the default: %+v", v)
 		}
 		form.Set("defaultMethod", "bank_transfer")
 		expectRedirect(t, env.post(admin, "/staff/setup/payment-methods", form, origin...), "/staff/setup/payments?done=payments-saved")
@@ -72,7 +73,7 @@ func TestStaffSetupPaymentMethods(t *testing.T) {
 			t.Fatalf("the stored collection day and fee are not shown:\n%s", p.testid("payment-methods-section").Text())
 		}
 		rows := env.auditRows("payment_settings.update")
-		if len(rows) != 1 || !strings.Contains(rows[0].AfterJSON, "DE98ZZZ09999999999") {
+		if len(rows) != 2 || !strings.Contains(rows[0].AfterJSON, "DE98ZZZ09999999999") {
 			t.Fatalf("audit %+v", rows)
 		}
 		if m, _ := payment.Of(env.svc).PaymentMethods(ctx, 1, engine.DemoPeriodID); !slices.Equal(m, []string{"bank_transfer", "direct_debit"}) {

@@ -76,6 +76,36 @@ func TestStaffSetupLanguages(t *testing.T) {
 	})
 }
 
+// TestStaffSetupTimeZone: the organisation section shows the club's time
+// zone (Europe/Berlin until set), refuses an unknown one at its field and
+// stores a known one, audited.
+func TestStaffSetupTimeZone(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		env := newStaffEnv(t, db, envOptions{})
+		env.addStaff("admin@example.org", staff.RoleAdmin)
+		admin := env.mustStaffSignIn("admin@example.org", "/staff")
+		origin := []string{"Origin", env.srv.URL}
+		p := env.get(admin, "/staff/setup/organisation")
+		if got := p.doc.Find(`#org-timezone`).AttrOr("value", ""); got != "Europe/Berlin" {
+			t.Fatalf("time zone field: %q", got)
+		}
+		form := url.Values{"name": {"TV Demo 1848 e.V."}, "contactEmail": {""}, "logoUrl": {""}, "accentColour": {""}, "timeZone": {"Mars/Olympus"}}
+		bad := env.post(admin, "/staff/setup/organisation", form, origin...)
+		if bad.status != http.StatusUnprocessableEntity || bad.testid("error-org-timezone").Length() != 1 ||
+			bad.doc.Find(`#org-timezone`).AttrOr("aria-invalid", "") != "true" {
+			t.Fatalf("an unknown zone: %d %s", bad.status, bad.testid("org-form").Text())
+		}
+		form.Set("timeZone", "Europe/Zurich")
+		expectRedirect(t, env.post(admin, "/staff/setup/organisation", form, origin...), "/staff/setup/organisation?done=org-saved")
+		if o, _ := env.svc.Organisation(t.Context(), 1); o.TimeZone != "Europe/Zurich" {
+			t.Fatalf("stored %q", o.TimeZone)
+		}
+		if rows := env.auditRows("organisation.update"); len(rows) != 1 || !strings.Contains(rows[0].AfterJSON, `"timeZone":"Europe/Zurich"`) {
+			t.Fatalf("audit: %+v", rows)
+		}
+	})
+}
+
 // TestStaffSetupPaymentSettings: the payment settings are checked as a
 // whole (a bad IBAN refuses the Stripe keys too, by field); the Stripe
 // secrets are write-only: never in the page, not even after an error, nor

@@ -20,6 +20,7 @@ import (
 	"portal/engine/demodata"
 	"portal/engine/enginetest"
 	"portal/engine/payment"
+	"portal/engine/report"
 	"portal/engine/staff"
 	"portal/handlers/server"
 	"portal/views/lang"
@@ -245,6 +246,71 @@ func TestStaffYearReport(t *testing.T) {
 				if p := env.get(c, path); p.status != http.StatusForbidden {
 					t.Errorf("%s %s: %d", r, path, p.status)
 				}
+			}
+		}
+	})
+}
+
+// TestStaffYearReportRefundsTakenOff: in English, German and French the
+// summary says refunds as amounts taken off the money received (a label
+// that says so and the amount, never "less refunded EUR -258.50"), and the
+// season overview's Received is the report's Money received: one
+// definition, part payments included. Money by payment method takes the
+// page's width, its figures labelled for the narrow layout.
+func TestStaffYearReportRefundsTakenOff(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		env := newStaffBankEnv(t, db, true)
+		seedYearSeason(t, env, db)
+		env.addStaff("treasurer@example.org", staff.RoleTreasurer)
+		tr := env.mustStaffSignIn("treasurer@example.org", "/staff")
+		r, err := report.Of(env.svc).YearReport(t.Context(), 1, 1)
+		if err != nil || r.RefundedMinor == 0 || r.PartialMinor == 0 {
+			t.Fatalf("the season has no refund or part payment: %+v %v", r, err)
+		}
+		for _, tc := range []struct{ code, refunded, received string }{
+			{"en", "Refunded (taken off)", "Money received"},
+			{"de", "Erstattet (abgezogen)", "Eingegangenes Geld"},
+			{"fr", "Remboursé (déduit)", "Argent reçu"},
+		} {
+			expectRedirect(t, env.get(tr, "/staff/year-report?lang="+tc.code), "/staff/year-report")
+			l := lang.New(tc.code, language.Und)
+			p := env.get(tr, "/staff/year-report?period=1")
+			var refunded, received *goquery.Selection
+			p.testid("year-report-summary").Find(`[data-testid="year-report-row"]`).Each(func(_ int, row *goquery.Selection) {
+				switch strings.TrimSpace(row.Find("th").Text()) {
+				case tc.refunded:
+					refunded = row
+				case tc.received:
+					received = row
+				}
+			})
+			if refunded == nil || received == nil {
+				t.Fatalf("%s: no rows %q and %q: %s", tc.code, tc.refunded, tc.received, p.testid("year-report-summary").Text())
+			}
+			cell := refunded.Find("td").Last()
+			if cell.AttrOr("data-value", "") != engine.FormatAmount(r.RefundedMinor) || strings.TrimSpace(cell.Text()) != l.Money(r.RefundedMinor, "EUR") {
+				t.Errorf("%s: refunded %q (%s), want %s", tc.code, cell.Text(), cell.AttrOr("data-value", ""), l.Money(r.RefundedMinor, "EUR"))
+			}
+			if strings.Contains(p.testid("year-report-summary").Text(), "-") && strings.Contains(p.testid("year-report-summary").Text(), l.Money(-r.RefundedMinor, "EUR")) {
+				t.Errorf("%s: a refund as a negative amount: %s", tc.code, p.testid("year-report-summary").Text())
+			}
+			// Money by payment method takes the page's width and, below a
+			// tablet's, shows each figure under its column's name.
+			byMethod := p.testid("year-report-by-method")
+			heads := byMethod.Find("thead th")
+			if !byMethod.HasClass("lg:col-span-2") || heads.Length() != 6 {
+				t.Errorf("%s: money by payment method is not laid out wide: %s", tc.code, byMethod.AttrOr("class", ""))
+			}
+			byMethod.Find(`[data-testid="year-report-row"]`).Each(func(_ int, row *goquery.Selection) {
+				row.Find("td").Each(func(i int, td *goquery.Selection) {
+					if want := strings.TrimSpace(heads.Eq(i + 1).Text()); td.AttrOr("data-label", "") != want {
+						t.Errorf("%s: figure %d of %q under %q, want %q", tc.code, i+1, row.Find("th").Text(), td.AttrOr("data-label", ""), want)
+					}
+				})
+			})
+			ov := env.get(tr, "/staff?period=1")
+			if got, want := strings.TrimSpace(ov.testid("money-received").Text()), strings.TrimSpace(received.Find("td").Last().Text()); got != want {
+				t.Errorf("%s: the overview's Received %q, the report's Money received %q", tc.code, got, want)
 			}
 		}
 	})

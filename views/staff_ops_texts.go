@@ -50,7 +50,7 @@ type StaffOpsTexts struct {
 	InvStateRevoked string
 	// Setup
 	NavSetup, SetupTitle, SetupSections, SetupOrganisation, SetupPeriods, SetupTypes, SetupPrices, SetupStaff, Save, Change,
-	OrgName, OrgContact, OrgLogo, OrgColour, OrgLanguage, OrgHashSecret, OrgHashSecretNew, SecretSet, SecretNotSet, OrgSaved,
+	OrgName, OrgContact, OrgLogo, OrgColour, OrgTimeZone, OrgLanguage, OrgHashSecret, OrgHashSecretNew, SecretSet, SecretNotSet, OrgSaved,
 	OrgSecretShort, OrgSecretNoKey, PeriodName, PeriodDates, PeriodDefinition, PeriodStatus, PeriodChange, PeriodOpen,
 	PeriodClose, PeriodOpened, PeriodClosed, PeriodCloseQuestion, PeriodCloseDetail, TypeName, TypeCode, TypeAges, TypeAnyAge,
 	RulesEmpty, RuleLabel, RuleAppliesTo, RuleAmount, RuleValid, RuleAlways, RuleEveryone, RuleFromPersons,

@@ -149,6 +149,8 @@ type StaffTextField struct {
 type StaffOrgForm struct {
 	Action                                    string
 	Name, ContactEmail, LogoURL, AccentColour string
+	// TimeZone is the club's IANA time zone (Europe/Berlin).
+	TimeZone string
 	// HashSecretSet says whether the organisation has its own hash secret;
 	// the secret itself is never shown.
 	HashSecretSet bool

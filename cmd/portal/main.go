@@ -13,6 +13,9 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+	// The clubs' time zones (engine.CheckTimeZone) without the host's zone
+	// database: a container image may have none.
+	_ "time/tzdata"
 
 	"portal/cmd/portal/config"
 )

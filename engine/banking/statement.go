@@ -68,6 +68,14 @@ type Credit struct {
 	// position): a credit imported before the upgrade is found by it, so
 	// that the same statement imported again is not captured twice.
 	PreviousKey string
+	// TransactionRef is the account servicer's reference of the
+	// transaction itself (TxDtls/Refs/AcctSvcrRef), "" when the bank
+	// gives none (or repeats the entry's on each transaction of a
+	// batch). With the account, amount, currency and booking date it
+	// finds a credit recorded before transaction keys from another file
+	// of the same transaction (a camt.054 before this camt.053), whose
+	// key of that time named that file's entry references.
+	TransactionRef string
 	// Account is the IBAN (or other id) of the statement's account.
 	Account     string
 	AmountMinor int64
@@ -380,6 +388,9 @@ func (e xmlEntry) credits(account string) ([]Credit, error) {
 		}
 		if c.DebtorName == "" {
 			c.DebtorName = strings.TrimSpace(tx.Dbtr.Pty.Nm)
+		}
+		if ref := strings.TrimSpace(tx.Refs.AcctSvcrRef); ref != "" && !strings.EqualFold(ref, "NOTPROVIDED") && !(len(txs) > 1 && ref == entryID) {
+			c.TransactionRef = ref
 		}
 		position := 0
 		if len(txs) > 1 {

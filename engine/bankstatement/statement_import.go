@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/uptrace/bun"
 
@@ -119,9 +120,13 @@ func (s *Service) ImportStatement(ctx context.Context, st banking.Statement, opt
 	if err != nil {
 		return nil, err
 	}
+	before, err := recordedBeforeKeys(ctx, s.DB(), opt.Organisation, string(opt.Account), mine)
+	if err != nil {
+		return nil, err
+	}
 	fresh := mine[:0:0]
 	for i, c := range mine {
-		if done[ids[i]] || previous[i] != "" && done[previous[i]] || legacy[i] || kept[creditIdentity(c)] {
+		if done[ids[i]] || previous[i] != "" && done[previous[i]] || legacy[i] || kept[creditIdentity(c)] || before[i] {
 			rep.AlreadyImported++
 			continue
 		}
@@ -276,6 +281,51 @@ func (s *Service) paidTransfersNamed(ctx context.Context, orgID int64, proposals
 		}
 	}
 	return paid, nil
+}
+
+// recordedBeforeKeys tells which credits were recorded (captured, kept
+// unmatched or assigned) before transaction keys from any file that
+// reported the same transaction: by the records the migration
+// bank_records_before_keys kept of them, matched on the account, the
+// transaction's own AcctSvcrRef (banking.Credit.TransactionRef), amount,
+// currency and booking date. A credit whose bank gives no
+// transaction-level reference has nothing that stays the same across
+// files but its amount and date, which two transfers may share; it is
+// found only by the key it had in the same file (Credit.PreviousKey).
+func recordedBeforeKeys(ctx context.Context, db bun.IDB, orgID int64, account string, credits []banking.Credit) (map[int]bool, error) {
+	var refs []string
+	for _, c := range credits {
+		if c.TransactionRef != "" {
+			refs = append(refs, c.TransactionRef)
+		}
+	}
+	if len(refs) == 0 {
+		return nil, nil
+	}
+	var rows []struct {
+		Ref      string `bun:"transaction_ref"`
+		Amount   int64  `bun:"amount_minor"`
+		Currency string `bun:"currency"`
+		BookedOn string `bun:"booked_on"`
+	}
+	if err := db.NewSelect().Table("bank_records_before_keys").Column("transaction_ref", "amount_minor", "currency", "booked_on").
+		Where("scope = ? AND transaction_ref IN (?)", CreditEventID(orgID, account, ""), bun.List(refs)).Scan(ctx, &rows); err != nil {
+		return nil, fmt.Errorf("load credits recorded before transaction keys: %w", err)
+	}
+	out := make(map[int]bool)
+	for i, c := range credits {
+		booked := c.BookingDate
+		if booked.IsZero() {
+			booked = c.ValueDate
+		}
+		for _, r := range rows {
+			if r.Ref == c.TransactionRef && r.Amount == c.AmountMinor && strings.EqualFold(r.Currency, c.Currency) &&
+				!booked.IsZero() && r.BookedOn == booked.Format(time.DateOnly) {
+				out[i] = true
+			}
+		}
+	}
+	return out, nil
 }
 
 // legacyImportedCredits tells which credits were captured before credit

@@ -4,9 +4,9 @@
 // debits collected and returned. A violation is a defect in the portal (or
 // a change made to the database by hand), never a member's doing: each is
 // said in words with the records involved, for the treasurer and for
-// whoever fixes the code. `portal books check` runs it; the property test
-// of the statement import (engine/books_property_test.go) asserts it stays
-// clean after every step of random sequences of imports.
+// whoever fixes the code. `portal books check` runs it; the property tests
+// (engine/books_property_test.go) assert it stays clean after every step of
+// random sequences of imports, refunds, collections and returns.
 package books
 
 import (
@@ -20,6 +20,7 @@ import (
 	"portal/engine"
 	"portal/engine/bankstatement"
 	"portal/engine/payment"
+	"portal/engine/report"
 	"portal/engine/staff"
 )
 
@@ -44,6 +45,12 @@ const (
 	// owed is what the captures add up to: owed is the total less the
 	// parts.
 	RuleOpenPayments Rule = "open_payments_owed"
+	// RuleYearReport: the year-end report of each period says what the
+	// orders and payments it reads add up to: paid orders and their
+	// breakdowns by membership type and price rule, money received per
+	// method and in all, income as received less refunded less owed
+	// back, outstanding as the open payments list's sum.
+	RuleYearReport Rule = "year_report_totals"
 )
 
 // Finding is one violation of a rule, in words, with the records involved.
@@ -83,6 +90,10 @@ func Check(ctx context.Context, svc *engine.Service, orgID int64) (_ []Finding, 
 	out = append(out, partsBelowTotal(unpaid)...)
 	found, err := openPaymentsOwed(ctx, svc, orgID, unpaid)
 	if err != nil {
+		return nil, err
+	}
+	out = append(out, found...)
+	if found, err = yearReportTotals(ctx, svc, orgID); err != nil {
 		return nil, err
 	}
 	out = append(out, found...)
@@ -241,5 +252,95 @@ func openPaymentsOwed(ctx context.Context, svc *engine.Service, orgID int64, unp
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Message < out[j].Message })
+	return out, nil
+}
+
+// yearReportTotals holds each period's year-end report to sums of its
+// own, read here from the orders and payments: the report's paid orders,
+// money received (succeeded payments with the amount paid, and the parts
+// of orders not paid), refunded and owed back, and outstanding (the open
+// payments list's owed), and the report's own arithmetic: breakdowns that
+// add up to the paid orders, methods that add up to the money received,
+// income as received less refunded less owed back.
+func yearReportTotals(ctx context.Context, svc *engine.Service, orgID int64) ([]Finding, error) {
+	db := svc.DB()
+	var periods []engine.MembershipPeriod
+	if err := db.NewSelect().Model(&periods).Column("id", "name").Where("organisation_id = ?", orgID).Order("id").Scan(ctx); err != nil {
+		return nil, fmt.Errorf("books: load periods: %w", err)
+	}
+	var out []Finding
+	for _, p := range periods {
+		r, err := report.Of(svc).YearReport(ctx, orgID, p.ID)
+		if err != nil {
+			return nil, err
+		}
+		var own struct {
+			Paid, Received, Refunded, OwedBack, Parts int64
+		}
+		if err := db.NewSelect().Model((*engine.Order)(nil)).ColumnExpr("COALESCE(SUM(total_minor), 0)").
+			Where("organisation_id = ? AND period_id = ? AND status = ?", orgID, p.ID, engine.OrderPaid).Scan(ctx, &own.Paid); err != nil {
+			return nil, fmt.Errorf("books: sum paid orders: %w", err)
+		}
+		paid := "COALESCE(p.paid_amount_minor, p.amount_minor)"
+		if err := db.NewSelect().TableExpr("payments AS p").Join("JOIN orders AS o ON o.id = p.order_id").
+			ColumnExpr("COALESCE(SUM("+paid+"), 0)").
+			ColumnExpr("COALESCE(SUM(CASE WHEN p.refund_status = ? THEN "+paid+" ELSE 0 END), 0)", engine.RefundDone).
+			ColumnExpr("COALESCE(SUM(CASE WHEN p.refund_status = ? THEN "+paid+" ELSE 0 END), 0)", engine.RefundDue).
+			Where("o.organisation_id = ? AND o.period_id = ? AND p.status = ?", orgID, p.ID, engine.PaymentSucceeded).
+			Scan(ctx, &own.Received, &own.Refunded, &own.OwedBack); err != nil {
+			return nil, fmt.Errorf("books: sum received payments: %w", err)
+		}
+		if err := db.NewSelect().TableExpr("payment_events AS e").Join("JOIN payments AS p ON p.reference = e.reference").
+			Join("JOIN orders AS o ON o.id = p.order_id").ColumnExpr("COALESCE(SUM(e.amount_minor), 0)").
+			Where("o.organisation_id = ? AND o.period_id = ? AND o.status <> ?", orgID, p.ID, engine.OrderPaid).
+			Where("e.event_type = ? AND e.outcome = ?", payment.BankCaptureEvent, payment.PartialCaptureOutcome).Scan(ctx, &own.Parts); err != nil {
+			return nil, fmt.Errorf("books: sum part payments: %w", err)
+		}
+		open, err := staff.Of(svc).OpenPayments(ctx, staff.OpenPaymentQuery{OrganisationID: orgID, PeriodID: p.ID})
+		if err != nil {
+			return nil, err
+		}
+		var outstanding int64
+		for _, o := range open {
+			outstanding += o.OwedMinor
+		}
+		ov, err := staff.Of(svc).SeasonOverview(ctx, orgID, p.ID)
+		if err != nil {
+			return nil, err
+		}
+		sum := func(rows []report.ReportAmount) (n int64) {
+			for _, a := range rows {
+				n += a.AmountMinor
+			}
+			return n
+		}
+		var byMethod int64
+		for _, m := range r.ByMethod {
+			byMethod += m.ReceivedMinor
+		}
+		money := func(minor int64) string { return engine.FormatMoney(minor, r.Currency) }
+		for _, c := range []struct {
+			what      string
+			got, want int64
+		}{
+			{"paid orders", r.PaidMinor, own.Paid},
+			{"paid orders by membership type", sum(r.ByType), r.PaidMinor},
+			{"paid orders by price rule", sum(r.ByRule), r.PaidMinor},
+			{"money received", r.ReceivedMinor, own.Received + own.Parts},
+			{"money received by payment method", byMethod, r.ReceivedMinor},
+			{"part payments", r.PartialMinor, own.Parts},
+			{"refunded", r.RefundedMinor, own.Refunded},
+			{"owed back", r.OwedBackMinor, own.OwedBack},
+			{"income", r.IncomeMinor, r.ReceivedMinor - r.RefundedMinor - r.OwedBackMinor},
+			{"outstanding", r.OutstandingMinor, outstanding},
+			{"money received, against the season overview's Received", r.ReceivedMinor, ov.ReceivedMinor},
+			{"refunded, against the season overview's Refunded", r.RefundedMinor, ov.RefundedMinor},
+		} {
+			if c.got != c.want {
+				out = append(out, Finding{Rule: RuleYearReport, Records: []string{fmt.Sprintf("period %d", p.ID)},
+					Message: fmt.Sprintf("the year-end report of %s says %s %s; the records add up to %s", p.Name, c.what, money(c.got), money(c.want))})
+			}
+		}
+	}
 	return out, nil
 }

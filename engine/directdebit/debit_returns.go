@@ -428,15 +428,22 @@ func (s *Service) takeBackDebit(ctx context.Context, tx bun.Tx, st banking.State
 	if opt.Actor == nil {
 		return nil
 	}
+	// The order as the return left it: the entry says the change in
+	// words ("Paid → Unpaid"), as a capture's does.
+	after, err := engine.LoadOrder(ctx, tx, order.ID)
+	if err != nil {
+		return err
+	}
 	instance := order.ProcessInstanceID
-	after := map[string]any{"reference": p.Reference, "endToEndId": r.EndToEndID, "reason": r.ReasonCode, "words": words,
-		"amount": engine.FormatMoney(r.AmountMinor, currency), "payment": string(p.Status), "mandateEnded": line.MandateEnded}
+	changed := map[string]any{"reference": p.Reference, "endToEndId": r.EndToEndID, "reason": r.ReasonCode, "words": words,
+		"amount": engine.FormatMoney(r.AmountMinor, currency), "payment_status": string(p.Status), "order_status": string(after.Status),
+		"mandateEnded": line.MandateEnded}
 	if line.FeeMinor > 0 {
-		after["fee"] = engine.FormatMoney(line.FeeMinor, order.Currency)
+		changed["fee"] = engine.FormatMoney(line.FeeMinor, order.Currency)
 	}
 	return s.Audit(ctx, tx, *opt.Actor, engine.AuditEntry{OrganisationID: order.OrganisationID, Action: "payment.debit_return",
 		TargetType: "registration", TargetID: fmt.Sprint(instance), InstanceID: &instance,
-		Before: map[string]any{"payment": string(before), "order": string(orderBefore)}, After: after})
+		Before: map[string]any{"payment_status": string(before), "order_status": string(orderBefore)}, After: changed})
 }
 
 // reverseOrder is activate undone for an order whose money went back: the

@@ -27,7 +27,10 @@ type UnpaidReminderPayload struct {
 // QueueUnpaidReminders queues a reminder for every unpaid order of a
 // committed (DONE) registration that has reached one of its
 // organisation's reminder days (MessageSettings.UnpaidReminderDays) since
-// its commit: one per order and day, the latest day reached only (an order
+// its commit, and for every unpaid order a returned direct debit reopened
+// (its registration DONE again, or still COMPLETED beside another the
+// household opened) since the day of its latest return: one per order
+// (and return) and day, the latest day reached only (an order
 // first seen at day 11 gets the day-10 reminder, not both). Its keys name
 // the order and the day, so re-runs and every instance's run queue each
 // reminder once. It returns how many it queued.
@@ -44,14 +47,24 @@ func QueueUnpaidReminders(ctx context.Context, db *bun.DB, now time.Time) (int, 
 	var orders []engine.Order
 	err = engine.ScopeOrg(ctx, db.NewSelect().Model(&orders), "organisation_id").
 		Where("status = ? AND created_at <= ?", engine.OrderUnpaid, now.AddDate(0, 0, -earliest)).
-		Where("process_instance_id IN (?)", CommittedInstances(db)).
+		Where("(process_instance_id IN (?) OR id IN (?))", CommittedInstances(db), returnedOrders(db).Column("order_id")).
 		OrderExpr("id").Scan(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("find unpaid orders: %w", err)
 	}
 	var msgs []*engine.OutboxMessage
+	returned, err := lastReturns(ctx, db, orders)
+	if err != nil {
+		return 0, err
+	}
 	for _, o := range orders {
-		age := now.Sub(o.CreatedAt.UTC())
+		age, key := now.Sub(o.CreatedAt.UTC()), fmt.Sprintf("%s:order:%d", KindUnpaidReminder, o.ID)
+		if r, ok := returned[o.ID]; ok {
+			// Reopened by a returned direct debit: the return's message was
+			// the first notice; the reminders follow from its day, once per
+			// return.
+			age, key = now.Sub(r.At.UTC()), fmt.Sprintf("%s:return:%d", key, r.Count)
+		}
 		days := slices.Clone(settings.Of(o.OrganisationID).UnpaidReminderDays)
 		slices.Reverse(days) // the latest day reached first
 		for _, d := range days {
@@ -59,7 +72,7 @@ func QueueUnpaidReminders(ctx context.Context, db *bun.DB, now time.Time) (int, 
 				continue
 			}
 			payload, _ := json.Marshal(UnpaidReminderPayload{OrderID: o.ID, Day: d})
-			msg := &engine.OutboxMessage{Kind: KindUnpaidReminder, DedupKey: fmt.Sprintf("%s:order:%d:day:%d", KindUnpaidReminder, o.ID, d),
+			msg := &engine.OutboxMessage{Kind: KindUnpaidReminder, DedupKey: fmt.Sprintf("%s:day:%d", key, d),
 				Payload: string(payload), CreatedAt: now}
 			msgs = append(msgs, msg)
 			break
@@ -120,6 +133,43 @@ func LoadUnpaidReminder(ctx context.Context, db bun.IDB, p UnpaidReminderPayload
 	}
 	r.Period.Localize(r.Language)
 	return r, nil
+}
+
+// returnedOrders selects the returned direct debits (the table of
+// engine/payment's Debit, whose status "returned" a bank's return sets;
+// this package cannot import payment, which imports it).
+func returnedOrders(db bun.IDB) *bun.SelectQuery {
+	return db.NewSelect().TableExpr("debits").Where("status = ?", "returned")
+}
+
+// orderReturn is when an order's latest direct debit came back, and how
+// many of its debits did.
+type orderReturn struct {
+	OrderID int64     `bun:"order_id"`
+	At      time.Time `bun:"at"`
+	Count   int       `bun:"n"`
+}
+
+// lastReturns are the returns of the orders among orders that a returned
+// direct debit reopened, by order id.
+func lastReturns(ctx context.Context, db bun.IDB, orders []engine.Order) (map[int64]orderReturn, error) {
+	if len(orders) == 0 {
+		return nil, nil
+	}
+	ids := make([]int64, len(orders))
+	for i, o := range orders {
+		ids[i] = o.ID
+	}
+	var rows []orderReturn
+	if err := returnedOrders(db).ColumnExpr("order_id, MAX(returned_at) AS at, COUNT(*) AS n").
+		Where("order_id IN (?) AND returned_at IS NOT NULL", bun.List(ids)).GroupExpr("order_id").Scan(ctx, &rows); err != nil {
+		return nil, fmt.Errorf("find returned debits: %w", err)
+	}
+	out := make(map[int64]orderReturn, len(rows))
+	for _, r := range rows {
+		out[r.OrderID] = r
+	}
+	return out, nil
 }
 
 // CommittedInstances selects the ids of committed registrations (DONE:

@@ -40,6 +40,8 @@ type OrganisationChange struct {
 	// InvitationExpiryDays is how long new invitations stay valid, 1 to
 	// 366 days; 0: the portal's default (30).
 	InvitationExpiryDays *int
+	// TimeZone is the club's IANA time zone (engine.CheckTimeZone).
+	TimeZone *string
 	// Messages changes the message settings in the same transaction, so
 	// that one request changing both commits both or neither.
 	Messages *message.MessageSettingsChange
@@ -53,7 +55,7 @@ type OrganisationChange struct {
 func (c OrganisationChange) changesOrganisation() bool {
 	return c.Name != nil || c.Slug != nil || c.Hostnames != nil || c.ContactEmail != nil || c.LogoURL != nil ||
 		c.AccentColour != nil || c.DefaultLanguage != nil || c.EnabledLanguages != nil || c.RegistrationSystemID != nil ||
-		c.HashSecretSealed != nil || c.HashLinks != nil || c.InvitationExpiryDays != nil
+		c.HashSecretSealed != nil || c.HashLinks != nil || c.InvitationExpiryDays != nil || c.TimeZone != nil
 }
 
 // validate checks a change and normalises its hostnames; every problem is
@@ -124,6 +126,12 @@ func (c *OrganisationChange) validate() error {
 	if c.InvitationExpiryDays != nil && (*c.InvitationExpiryDays < 0 || *c.InvitationExpiryDays > maxInvitationDays()) {
 		bad("invitationExpiryDays", fmt.Sprintf("must be a number of days from 1 to %d, or 0 for the default (30)", maxInvitationDays()))
 	}
+	if c.TimeZone != nil {
+		*c.TimeZone = strings.TrimSpace(*c.TimeZone)
+		if problem := engine.CheckTimeZone(*c.TimeZone); problem != "" {
+			bad("timeZone", problem)
+		}
+	}
 	if c.RegistrationSystemID != nil && !engine.Printable(*c.RegistrationSystemID, 100) {
 		bad("registrationSystemId", "must be at most 100 printable characters")
 	}
@@ -154,7 +162,7 @@ func (s *Service) CreateOrganisationBy(ctx context.Context, actor *engine.Actor,
 		return nil, err
 	}
 	err = engine.InTx(ctx, s.DB(), func(ctx context.Context, tx bun.Tx) error {
-		o := &engine.Organisation{Name: *c.Name, Slug: *c.Slug}
+		o := &engine.Organisation{Name: *c.Name, Slug: *c.Slug, TimeZone: engine.DefaultTimeZone}
 		if _, err := tx.NewInsert().Model(o).Exec(ctx); err != nil {
 			return orgConflictOr(err)
 		}
@@ -240,7 +248,7 @@ func checkDefaultEnabled(o *engine.Organisation) error {
 func organisationAuditView(o *engine.Organisation) map[string]any {
 	return map[string]any{"name": o.Name, "slug": o.Slug, "contactEmail": o.ContactEmail, "logoUrl": o.LogoURL,
 		"accentColour": o.AccentColour, "defaultLanguage": o.DefaultLanguage, "enabledLanguages": o.EnabledLanguageList(),
-		"hashSecret": engine.SecretAuditValue(o.HashSecretSealed), "hashLinks": !o.HashLinksOff, "invitationExpiryDays": o.InvitationExpiryDays}
+		"hashSecret": engine.SecretAuditValue(o.HashSecretSealed), "hashLinks": !o.HashLinksOff, "invitationExpiryDays": o.InvitationExpiryDays, "timeZone": o.TimeZone}
 }
 
 func applyOrganisationChange(ctx context.Context, tx bun.Tx, id int64, c OrganisationChange) error {
@@ -263,7 +271,7 @@ func applyOrganisationChange(ctx context.Context, tx bun.Tx, id int64, c Organis
 		v    *string
 	}{{"name", c.Name}, {"slug", c.Slug}, {"contact_email", c.ContactEmail}, {"logo_url", c.LogoURL},
 		{"accent_colour", c.AccentColour}, {"default_language", c.DefaultLanguage},
-		{"registration_system_id", c.RegistrationSystemID}, {"hash_secret_sealed", c.HashSecretSealed}} {
+		{"registration_system_id", c.RegistrationSystemID}, {"hash_secret_sealed", c.HashSecretSealed}, {"time_zone", c.TimeZone}} {
 		if col.v != nil {
 			q = q.Set("? = ?", bun.Ident(col.name), *col.v)
 			set++

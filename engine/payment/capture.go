@@ -29,7 +29,8 @@ type Capture struct {
 	// payment's own.
 	AmountMinor int64
 	Currency    string
-	// BookedOn is the booking date on the statement; zero: today.
+	// BookedOn is the booking date on the statement; zero: today in the
+	// club's time zone (engine.Organisation.TimeZone).
 	BookedOn time.Time
 	// Note is free text for the record (who captured it, why).
 	Note string
@@ -97,12 +98,14 @@ func (s *Service) CapturePayment(ctx context.Context, c Capture) (_ *CaptureResu
 	if len(currency) != 3 {
 		return nil, engine.Errorf(engine.CodeInvalid, "currency %q: want a three-letter ISO 4217 code such as EUR", c.Currency)
 	}
-	booked := c.BookedOn
-	if booked.IsZero() {
-		booked = s.Clock()
-	}
 	rf := banking.Reference(*p.ProviderID)
 	orgID := s.OrgOfOrder(ctx, p.OrderID)
+	booked := c.BookedOn
+	if booked.IsZero() {
+		// Today is the club's day where it is: a capture at 00:30 in
+		// Berlin is booked on that day, not on UTC's day before.
+		booked = s.Clock().In(engine.OrganisationLocation(ctx, s.DB(), orgID))
+	}
 	var id string
 	switch {
 	case c.EventID != "":

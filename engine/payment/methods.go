@@ -123,16 +123,24 @@ func (s *Service) PaymentMethods(ctx context.Context, orgID, periodID int64) (_ 
 // CheckPaymentMethod checks a member's choice for a payment in currency
 // against the organisation's methods and returns what the order records:
 // "" for the default (so that a club with one method stores what it
-// always did), else the method.
+// always did), else the method; direct debit always by name, as the
+// default too.
 func (s *Service) CheckPaymentMethod(ctx context.Context, db bun.IDB, orgID int64, currency, method string) (string, error) {
-	if method == "" {
-		return "", nil
-	}
 	offered, err := s.paymentMethodsOf(ctx, db, orgID)
 	if err != nil {
 		return "", err
 	}
 	methods := methodsTaking(offered, currency)
+	if method == "" {
+		if len(methods) > 0 && methods[0] == DirectDebitProvider {
+			// Direct debit as the default (or only) method is stored by
+			// name: the mandate, the collection runs and the reminders
+			// find an order to collect by it, whatever the default is
+			// when they run.
+			return DirectDebitProvider, nil
+		}
+		return "", nil
+	}
 	if !slices.Contains(methods, method) {
 		// A request naming a method the club does not offer is malformed
 		// (the choices come from the form): 400 with its field.
@@ -143,7 +151,7 @@ func (s *Service) CheckPaymentMethod(ctx context.Context, db bun.IDB, orgID int6
 		return "", &engine.Error{Code: engine.CodeInvalid, Message: msg,
 			Fields: []engine.FieldError{{Field: "paymentMethod", Message: fmt.Sprintf("must be one of %v", methods)}}}
 	}
-	if method == methods[0] {
+	if method == methods[0] && method != DirectDebitProvider {
 		return "", nil
 	}
 	return method, nil

@@ -109,8 +109,13 @@ func (q OpenPaymentQuery) OpenPaymentsSelect(db bun.IDB, now time.Time) *bun.Sel
 		Where("o.organisation_id = ? AND o.status = ?", q.OrganisationID, engine.OrderUnpaid).
 		// The registration is the order's organisation's too: said, so that
 		// the registrations are read by organisation (process_instances_staff_state),
-		// not every organisation's of that state.
-		Where("pi.organisation_id = ? AND pi.status IN (?)", q.OrganisationID, bun.List(RegAwaitingPayment.processStates())).
+		// not every organisation's of that state. Awaiting payment; or
+		// completed with its order reopened by a returned direct debit, when
+		// the household had opened another registration of the period
+		// meanwhile (the registration stays completed, as only one may be
+		// open, but the money is owed).
+		Where("pi.organisation_id = ? AND (pi.status IN (?) OR (pi.status = ? AND o.id IN (SELECT d.order_id FROM debits AS d WHERE d.status = ?)))",
+			q.OrganisationID, bun.List(RegAwaitingPayment.processStates()), engine.StateCompleted, payment.DebitReturned).
 		// The registration's newest order: an older unpaid one was replaced.
 		// As a NOT EXISTS on the order's own instance, checked for the
 		// organisation's unpaid orders only; MAX() against pi.id had it

@@ -7,6 +7,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/definition"
+	"portal/engine/payment"
 )
 
 // SeasonOverview is one period of a club at a glance.
@@ -20,7 +21,8 @@ type SeasonOverview struct {
 	// wait for payment.
 	ByType, ByAge []NamedCount
 	// Money in the period's currency, in minor units: ordered (unpaid and
-	// paid orders), received (succeeded payments) and refunded.
+	// paid orders), received (succeeded payments and the part payments of
+	// orders not paid: the year-end report's money received) and refunded.
 	ExpectedMinor, ReceivedMinor, RefundedMinor int64
 	// Days are the last OverviewDays days, oldest first: registrations
 	// started and payments received per day.
@@ -149,6 +151,17 @@ func (s *Service) SeasonOverview(ctx context.Context, orgID, periodID int64) (o 
 			o.Days[i].Payments++
 		}
 	}
+	// Part payments of orders not paid (yet) are money received too, as
+	// the year-end report counts it: one definition on both pages.
+	var parts int64
+	if err := s.DB().NewSelect().TableExpr("payment_events AS e").Join("JOIN payments AS p ON p.reference = e.reference").
+		Join("JOIN orders AS o ON o.id = p.order_id").ColumnExpr("COALESCE(SUM(e.amount_minor), 0)").
+		Where("o.organisation_id = ? AND o.period_id = ? AND o.status <> ?", orgID, periodID, engine.OrderPaid).
+		Where("e.event_type = ? AND e.outcome = ? AND e.amount_minor IS NOT NULL", payment.BankCaptureEvent, payment.PartialCaptureOutcome).
+		Scan(ctx, &parts); err != nil {
+		return nil, fmt.Errorf("sum part payments: %w", err)
+	}
+	o.ReceivedMinor += parts
 	var started []time.Time
 	if err := s.DB().NewSelect().TableExpr("process_instances AS pi").ColumnExpr("pi.start_time").
 		Where("pi.organisation_id = ? AND pi.related_entity_type = ? AND pi.related_entity_id = ? AND pi.start_time >= ?", orgID, engine.EntityMembership, periodID, since).

@@ -57,7 +57,7 @@ func (s *Server) loadSetupOrganisation(c echo.Context, m *views.StaffSetupModel)
 		return err
 	}
 	m.Org = views.StaffOrgForm{Action: server.OrganisationPath(c, server.StaffPrefix+server.StaffSetupPath+"/organisation"), Name: org.Name, ContactEmail: org.ContactEmail,
-		LogoURL: org.LogoURL, AccentColour: org.AccentColour, HashSecretSet: org.HashSecretSealed != ""}
+		LogoURL: org.LogoURL, AccentColour: org.AccentColour, TimeZone: org.Location().String(), HashSecretSet: org.HashSecretSealed != ""}
 	return nil
 }
 
@@ -320,13 +320,16 @@ func (s *Server) staffSetupProblem(c echo.Context, slug string, err error, show 
 func (s *Server) staffSaveOrganisation(c echo.Context) error {
 	u := staffpage.StaffUserOf(c)
 	form := views.StaffOrgForm{Name: c.FormValue("name"), ContactEmail: c.FormValue("contactEmail"), LogoURL: c.FormValue("logoUrl"),
-		AccentColour: c.FormValue("accentColour")}
+		AccentColour: c.FormValue("accentColour"), TimeZone: c.FormValue("timeZone")}
 	show := func(m *views.StaffSetupModel, errs map[string]string) {
 		form.Action, form.HashSecretSet, form.Errors = m.Org.Action, m.Org.HashSecretSet, errs
 		m.Org = form
 	}
 	change := organisation.OrganisationChange{Name: &form.Name, ContactEmail: &form.ContactEmail, LogoURL: &form.LogoURL,
 		AccentColour: &form.AccentColour}
+	if _, sent := c.Request().PostForm["timeZone"]; sent { // a form of before the field changes nothing
+		change.TimeZone = &form.TimeZone
+	}
 	if secret := c.FormValue("hashSecret"); secret != "" {
 		switch {
 		case len(secret) < server.MinHashSecret || len(secret) > 200:

@@ -42,6 +42,12 @@ type Table struct {
 	Rows    []Row
 	// Total is the sum row; nil when the section has none.
 	Total *Row
+	// Wide tables (more figures a row than half a page holds: money by
+	// payment method) take the page's whole width, and below a tablet's
+	// width each row is a block of its own, its figures under their
+	// column's name, so that no word breaks inside and no column is cut
+	// off. The PDF and the CSV are not affected.
+	Wide bool
 }
 
 // Row is a label and its cells, one per column after the first.

@@ -244,19 +244,6 @@ func (s *Service) applyPaymentSettings(ps *payment.PaymentSettings, c PaymentSet
 	}
 	bankGiven := ps.BankCreditorName != "" || ps.BankIBAN != "" || ps.BankBIC != "" || ps.BankCreditorAddress != ""
 	applyDebitSettings(ps, c, bad)
-	if ps.Provider == payment.DirectDebitProvider {
-		// Direct debit is offered beside a default, never as it: until the
-		// collection runs exist nothing would collect an order, and the
-		// admin API's provider, the default for clients that know no
-		// methods, keeps the values it had (a new one breaks them).
-		field := "methods"
-		if c.Provider != nil && strings.TrimSpace(*c.Provider) == payment.DirectDebitProvider || c.Methods == nil {
-			field = "provider"
-		}
-		if !slices.ContainsFunc(fields, func(f engine.FieldError) bool { return f.Field == field }) {
-			bad(field, "direct_debit is offered beside a default method (stripe or bank_transfer), not as the default: list it after one")
-		}
-	}
 	needBank := false
 	for _, m := range append([]string{ps.Provider}, ps.MethodList()...) {
 		switch m {

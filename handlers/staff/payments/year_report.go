@@ -65,8 +65,10 @@ func yearReportDoc(c echo.Context, club string, r *report.YearReport, now time.T
 			{Label: t.PaidOrders, Cells: []yearreport.Cell{count(r.PaidOrders), money(r.PaidMinor)}},
 			{Label: t.PartPayments, Cells: []yearreport.Cell{count(r.PartialOrders), money(r.PartialMinor)}},
 			{Label: t.ReceivedAll, Cells: []yearreport.Cell{count(paymentCount), money(r.ReceivedMinor)}},
-			{Label: t.LessRefunded, Cells: []yearreport.Cell{none, money(-r.RefundedMinor)}},
-			{Label: t.LessOwedBack, Cells: []yearreport.Cell{none, money(-r.OwedBackMinor)}},
+			// Amounts taken off the money received, as amounts: the label
+			// says they are taken off, not a minus sign before a negative.
+			{Label: t.LessRefunded, Cells: []yearreport.Cell{none, money(r.RefundedMinor)}},
+			{Label: t.LessOwedBack, Cells: []yearreport.Cell{none, money(r.OwedBackMinor)}},
 			{Label: t.Income, Cells: []yearreport.Cell{none, money(r.IncomeMinor)}, Strong: true},
 			{Label: t.Outstanding, Cells: []yearreport.Cell{count(r.OpenOrders), money(r.OutstandingMinor)}},
 		}})
@@ -90,7 +92,7 @@ func yearReportDoc(c echo.Context, club string, r *report.YearReport, now time.T
 	}
 	d.Tables = append(d.Tables, amounts("by-type", t.ByType, t.Item, r.ByType), amounts("by-rule", t.ByRule, t.Item, r.ByRule))
 
-	methods := yearreport.Table{ID: "by-method", Title: t.ByMethod, Columns: []string{t.Item, t.Payments, t.Received, t.Refunded, t.OwedBack, t.Net}}
+	methods := yearreport.Table{ID: "by-method", Title: t.ByMethod, Columns: []string{t.Item, t.Payments, t.Received, t.Refunded, t.OwedBack, t.Net}, Wide: true}
 	for _, m := range r.ByMethod {
 		methods.Rows = append(methods.Rows, yearreport.Row{Label: paymentMethodLabel(t, m.Provider),
 			Cells: []yearreport.Cell{count(m.Payments), money(m.ReceivedMinor), money(m.RefundedMinor), money(m.OwedBackMinor), money(m.NetMinor())}})

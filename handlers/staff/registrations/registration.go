@@ -63,7 +63,7 @@ func (s *Server) StaffRegistration(c echo.Context) error {
 		UserKey: d.Instance.UserKey, State: StateLabel(c, st), StateKey: string(st), Period: d.Period.Name,
 		Started: staffWhen(c, d.Instance.StartTime), Updated: staffWhen(c, d.Instance.UpdatedAt),
 		Definition: fmt.Sprintf("%s (v%d)", cmp.Or(d.Definition.Name, d.Definition.Key), d.Definition.Version), Audit: s.staffAuditRows(c, audit),
-		Today: clock.Now().UTC().Format(time.DateOnly)}
+		Today: s.clubToday(c, u.OrganisationID).Format(time.DateOnly)}
 	names := map[int64]string{}
 	for _, p := range d.Household {
 		names[p.ID] = strings.TrimSpace(p.FirstName + " " + p.LastName)
@@ -511,7 +511,7 @@ func (s *Server) StaffCapture(c echo.Context) error {
 		return s.StaffErrorPage(c, http.StatusUnprocessableEntity, staffpage.StaffTextIn(c).BadAmount)
 	}
 	booked, err := time.Parse(time.DateOnly, strings.TrimSpace(c.FormValue("booked")))
-	if err != nil || booked.After(clock.Now().UTC()) {
+	if today := s.clubToday(c, u.OrganisationID); err != nil || booked.Format(time.DateOnly) > today.Format(time.DateOnly) {
 		return s.StaffErrorPage(c, http.StatusUnprocessableEntity, staffpage.StaffTextIn(c).BadDate)
 	}
 	note := strings.TrimSpace(c.FormValue("note"))
@@ -583,4 +583,14 @@ func staffMandate(c echo.Context, role staff.StaffRole, registration int64, m *d
 		out.Registration = strconv.FormatInt(registration, 10)
 	}
 	return out
+}
+
+// clubToday is now in the club's time zone (engine.Organisation.TimeZone):
+// the day a capture is booked on by default, and the last it may be.
+func (s *Server) clubToday(c echo.Context, orgID int64) time.Time {
+	org, err := s.engine.Organisation(c.Request().Context(), orgID)
+	if err != nil {
+		return clock.Now().In(engine.Organisation{}.Location())
+	}
+	return clock.Now().In(org.Location())
 }

@@ -1,0 +1,1 @@
+ALTER TABLE organisations DROP COLUMN time_zone;
