@@ -116,12 +116,12 @@ func cmdMigrate(ctx context.Context, args []string, getenv func(string) string, 
 }
 
 func cmdSeed(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("seed", stderr)
-	members := fs.Int("members", 0, "also create user keys demo-1 ... demo-N with two persons each")
-	tenants := fs.Bool("tenants", false, "also a second club, and the hostnames localhost (rowing) and 127.0.0.1 (tennis)")
 	if len(args) > 0 && args[0] == "federation" {
 		return cmdSeedFederation(ctx, args[1:], getenv, stdout, stderr) // seed_federation.go
 	}
+	fs := newFlagSet("seed", stderr)
+	members := fs.Int("members", 0, "also create user keys demo-1 ... demo-N with two persons each")
+	tenants := fs.Bool("tenants", false, "also a second club, and the hostnames localhost (rowing) and 127.0.0.1 (tennis)")
 	if len(args) == 0 || args[0] != "demo" {
 		return errors.New("usage: portal seed demo [--members N] [--tenants]")
 	}

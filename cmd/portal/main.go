@@ -64,8 +64,8 @@ func commands() []command {
 			usage: "usage: portal serve [flags]   run the server (migrating first unless PORTAL_AUTO_MIGRATE=false)"},
 		{name: "migrate", line: "migrate up|down|status     manage the database schema", subs: []string{"up", "down", "status"}, run: cmdMigrate,
 			usage: "usage: portal migrate up|down|status"},
-		{name: "seed", line: "seed demo [--members N] [--tenants]\n                             load the demo data (idempotent); --tenants adds a second club\n                             and the hostnames localhost and 127.0.0.1",
-			subs: []string{"demo"}, run: cmdSeed, usage: seedUsage},
+		{name: "seed", line: "seed demo [--members N] [--tenants]\n                             load the demo data (idempotent); --tenants adds a second club\n                             and the hostnames localhost and 127.0.0.1\n  seed federation [--clubs N] [--persons M]\n                             a federation's season for make bench-federation (idempotent)",
+			subs: []string{"demo", "federation"}, run: cmdSeed, usage: seedUsage},
 		{name: "orgs", line: "orgs list|create|set       organisations and their settings", usage: orgsUsage, subs: []string{"list", "create", "set"}, run: cmdOrgs},
 		{name: "apikeys", line: "apikeys create|list|revoke API keys of the admin API (/api/admin/...)", usage: apikeysUsage, subs: []string{"create", "list", "revoke"}, run: cmdAPIKeys},
 		{name: "staff", line: "staff add|list|remove      staff who sign in to /staff, with their roles", usage: staffUsage, subs: []string{"add", "list", "remove"}, run: cmdStaff},
@@ -96,7 +96,7 @@ func commands() []command {
 	}
 }
 
-const seedUsage = "usage: portal seed demo [--members N] [--tenants]"
+const seedUsage = "usage: portal seed demo [--members N] [--tenants]\n       portal seed federation [--clubs N] [--persons M]"
 
 // usage is portal's own usage: every command of the table.
 func usage() string {
