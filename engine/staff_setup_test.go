@@ -88,10 +88,10 @@ func TestStaffSettingsAudited(t *testing.T) {
 		}
 
 		// Message settings.
-		if _, err := message.Of(svc).StaffUpdateMessageSettings(ctx, admin, 1, message.MessageSettingsChange{ExpiryReminderDays: ptrTo(0), ReplyTo: ptrTo("nope")}); err == nil {
+		if _, err := message.Of(svc).StaffUpdateMessageSettings(ctx, admin, 1, message.SettingsChange{ExpiryReminderDays: ptrTo(0), ReplyTo: ptrTo("nope")}); err == nil {
 			t.Fatal("a bad reply-to was accepted")
 		}
-		if _, err := message.Of(svc).StaffUpdateMessageSettings(ctx, admin, 1, message.MessageSettingsChange{ExpiryReminderDays: ptrTo(14), SenderName: ptrTo("Riverside")}); err != nil {
+		if _, err := message.Of(svc).StaffUpdateMessageSettings(ctx, admin, 1, message.SettingsChange{ExpiryReminderDays: ptrTo(14), SenderName: ptrTo("Riverside")}); err != nil {
 			t.Fatal(err)
 		}
 		if m := auditOf(t, svc, 1, "message_settings.update"); len(m) != 1 || !strings.Contains(m[0].BeforeJSON, `"expiryReminderDays":30`) ||
@@ -146,23 +146,23 @@ func TestStaffSettingsAudited(t *testing.T) {
 		// Organisation and message settings in one request: both or neither,
 		// and a messages-only change leaves no empty organisation entry.
 		_, err = staff.Of(svc).StaffUpdateOrganisation(ctx, admin, 1, organisation.OrganisationChange{EnabledLanguages: &[]string{"fr"},
-			Messages: &message.MessageSettingsChange{SenderName: ptrTo("Never stored")}})
+			Messages: &message.SettingsChange{SenderName: ptrTo("Never stored")}})
 		if f := fieldsOf(t, err); len(f) != 1 || f[0] != "defaultLanguage" {
 			t.Fatalf("a default that is not enabled, with messages: %v", f)
 		}
-		if m, err := message.Of(svc).MessageSettings(ctx, 1); err != nil || m.SenderName != "Riverside" {
+		if m, err := message.Of(svc).Settings(ctx, 1); err != nil || m.SenderName != "Riverside" {
 			t.Fatalf("the refused request's message settings were stored: %+v %v", m, err)
 		}
 		_, err = staff.Of(svc).StaffUpdateOrganisation(ctx, admin, 1, organisation.OrganisationChange{Name: ptrTo(" "),
-			Messages: &message.MessageSettingsChange{ReplyTo: ptrTo("nope")}})
+			Messages: &message.SettingsChange{ReplyTo: ptrTo("nope")}})
 		if f := fieldsOf(t, err); len(f) != 2 || f[0] != "messages.replyTo" || f[1] != "name" {
 			t.Fatalf("both parts' fields named: %v", f)
 		}
 		if _, err := staff.Of(svc).StaffUpdateOrganisation(ctx, admin, 1, organisation.OrganisationChange{
-			Messages: &message.MessageSettingsChange{SenderName: ptrTo("Riverside RC")}}); err != nil {
+			Messages: &message.SettingsChange{SenderName: ptrTo("Riverside RC")}}); err != nil {
 			t.Fatal(err)
 		}
-		if m, _ := message.Of(svc).MessageSettings(ctx, 1); m.SenderName != "Riverside RC" {
+		if m, _ := message.Of(svc).Settings(ctx, 1); m.SenderName != "Riverside RC" {
 			t.Fatalf("messages through the organisation change: %+v", m)
 		}
 		if n := len(auditOf(t, svc, 1, "organisation.update")); n != 2 {

@@ -69,7 +69,7 @@ func TestAdminMessageSettings(t *testing.T) {
 		if got := get(); got.Messages.ReplyTo != "office@lakeside.example" {
 			t.Fatalf("not stored: %+v", got.Messages)
 		}
-		if other, _ := message.MessageSettingsOf(t.Context(), db, 1); other.ExpiryReminderDays != 30 {
+		if other, _ := message.SettingsOf(t.Context(), db, 1); other.ExpiryReminderDays != 30 {
 			t.Fatalf("another organisation's settings changed: %+v", other)
 		}
 		reset := env.admin(key, http.MethodPatch, "/api/admin/organisation", map[string]any{"messages": map[string]any{"expiryReminderDays": 0, "replyTo": ""}})

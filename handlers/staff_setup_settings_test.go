@@ -222,13 +222,13 @@ func TestStaffSetupMessageSettings(t *testing.T) {
 			res.testid("error-msg-reply-to").Length() != 1 || res.testid("error-msg-expiry").Length() != 0 {
 			t.Fatalf("out of bounds: %d %s", res.status, res.testid("messages-form").Text())
 		}
-		if ms, _ := message.Of(env.svc).MessageSettings(ctx, 1); ms.ExpiryReminderDays != 30 || env.auditActions("message_settings.update") != 0 {
+		if ms, _ := message.Of(env.svc).Settings(ctx, 1); ms.ExpiryReminderDays != 30 || env.auditActions("message_settings.update") != 0 {
 			t.Fatalf("a refused change was stored: %+v", ms)
 		}
 		form.Set("unpaidReminderDays", "10 2")
 		form.Set("replyTo", "office@riverside.example")
 		expectRedirect(t, env.post(admin, "/staff/setup/messages", form, origin...), "/staff/setup/messages?done=messages-saved")
-		ms, _ := message.Of(env.svc).MessageSettings(ctx, 1)
+		ms, _ := message.Of(env.svc).Settings(ctx, 1)
 		if ms.ExpiryReminderDays != 14 || len(ms.UnpaidReminderDays) != 2 || ms.UnpaidReminderDays[0] != 2 || ms.SenderName != "Riverside" || ms.ReplyTo != "office@riverside.example" {
 			t.Fatalf("after saving: %+v", ms)
 		}
@@ -238,7 +238,7 @@ func TestStaffSetupMessageSettings(t *testing.T) {
 		// Empty returns a setting to the default.
 		form.Set("expiryReminderDays", "")
 		expectRedirect(t, env.post(admin, "/staff/setup/messages", form, origin...), "/staff/setup/messages?done=messages-saved")
-		if ms, _ := message.Of(env.svc).MessageSettings(ctx, 1); ms.ExpiryReminderDays != 30 {
+		if ms, _ := message.Of(env.svc).Settings(ctx, 1); ms.ExpiryReminderDays != 30 {
 			t.Fatalf("empty did not restore the default: %d", ms.ExpiryReminderDays)
 		}
 	})

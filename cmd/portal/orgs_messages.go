@@ -30,8 +30,8 @@ func (f *messageFlags) register(fs *flag.FlagSet) {
 }
 
 // change builds the change from the flags given; nil when none was.
-func (f *messageFlags) change(fs *flag.FlagSet) (*message.MessageSettingsChange, error) {
-	var c message.MessageSettingsChange
+func (f *messageFlags) change(fs *flag.FlagSet) (*message.SettingsChange, error) {
+	var c message.SettingsChange
 	given := false
 	var err error
 	fs.Visit(func(fl *flag.Flag) {

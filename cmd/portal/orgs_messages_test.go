@@ -40,7 +40,7 @@ func TestOrgsSetMessageSettings(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer closeDB()
-	s, err := message.MessageSettingsOf(context.Background(), db, 1)
+	s, err := message.SettingsOf(context.Background(), db, 1)
 	org, _ := engine.NewService(db, nil).Organisation(context.Background(), 1)
 	if err != nil || !slices.Equal(s.UnpaidReminderDays, []int{2, 5}) || s.SenderName != "Riverside Office" || s.RenewalLeadDays != 45 ||
 		s.ExpiryReminderDays != 30 || org.Name == "Renamed" {

@@ -84,7 +84,7 @@ func QueueWelcomes(ctx context.Context, db *bun.DB, now time.Time) (int, error) 
 
 // QueueExpiryReminders queues the reminder of every active membership
 // whose period ends within its organisation's expiry reminder days
-// (MessageSettings.ExpiryReminderDays) of now and has not ended, unless
+// (Settings.ExpiryReminderDays) of now and has not ended, unless
 // the next period already takes registrations. It
 // returns how many memberships it found (reminders queued before count
 // again; their keys keep them single).

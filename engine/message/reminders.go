@@ -26,7 +26,7 @@ type UnpaidReminderPayload struct {
 
 // QueueUnpaidReminders queues a reminder for every unpaid order of a
 // committed (DONE) registration that has reached one of its
-// organisation's reminder days (MessageSettings.UnpaidReminderDays) since
+// organisation's reminder days (Settings.UnpaidReminderDays) since
 // its commit, and for every unpaid order a returned direct debit reopened
 // (its registration DONE again, or still COMPLETED beside another the
 // household opened) since the day of its latest return: one per order

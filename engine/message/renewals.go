@@ -56,7 +56,7 @@ func previousPeriod(periods map[int64]engine.MembershipPeriod, next engine.Membe
 // an active membership in a period whose next period accepts
 // registrations, for the persons not registered (pending or active) in the
 // next one, from the organisation's renewal lead time
-// (MessageSettings.RenewalLeadDays) before the ending period's end. The keys
+// (Settings.RenewalLeadDays) before the ending period's end. The keys
 // name the next period and the household, so re-runs, every instance's run
 // and a household's second person queue one message. It returns how many
 // households it found.

@@ -21,8 +21,8 @@ import (
 // left unset takes the portal's default, so the stored row holds only
 // what the organisation chose.
 
-// MessageSettings are an organisation's effective message settings.
-type MessageSettings struct {
+// Settings are an organisation's effective message settings.
+type Settings struct {
 	// UnpaidReminderDays are the days after the commit on which an unpaid
 	// order is reminded, ascending.
 	UnpaidReminderDays []int
@@ -45,8 +45,8 @@ type MessageSettings struct {
 // none: reminders on days 3 and 10 after an unpaid commit (a weekend and a
 // week later), 30 days before a membership ends, a day of inactivity
 // before the resume link, renewal prompts from 30 days before the end.
-func DefaultMessageSettings() MessageSettings {
-	return MessageSettings{UnpaidReminderDays: []int{3, 10}, ExpiryReminderDays: 30, ResumeAfter: SuspendAfter, RenewalLeadDays: DefaultRenewalLeadDays}
+func DefaultMessageSettings() Settings {
+	return Settings{UnpaidReminderDays: []int{3, 10}, ExpiryReminderDays: 30, ResumeAfter: SuspendAfter, RenewalLeadDays: DefaultRenewalLeadDays}
 }
 
 // messageSettingsRow is the stored row; nil columns take the default.
@@ -62,7 +62,7 @@ type messageSettingsRow struct {
 }
 
 // effective applies the row over the defaults.
-func (r *messageSettingsRow) effective() MessageSettings {
+func (r *messageSettingsRow) effective() Settings {
 	s := DefaultMessageSettings()
 	if r == nil {
 		return s
@@ -109,25 +109,25 @@ func parseDays(s string) ([]int, error) {
 	return out, nil
 }
 
-// MessageSettingsOf loads an organisation's effective message settings.
-func MessageSettingsOf(ctx context.Context, db bun.IDB, orgID int64) (MessageSettings, error) {
+// SettingsOf loads an organisation's effective message settings.
+func SettingsOf(ctx context.Context, db bun.IDB, orgID int64) (Settings, error) {
 	row := new(messageSettingsRow)
 	err := db.NewSelect().Model(row).Where("organisation_id = ?", orgID).Scan(ctx)
 	if errors.Is(err, sql.ErrNoRows) {
 		row = nil
 	} else if err != nil {
-		return MessageSettings{}, fmt.Errorf("load message settings: %w", err)
+		return Settings{}, fmt.Errorf("load message settings: %w", err)
 	}
 	return row.effective(), nil
 }
 
-// MessageSettingsByOrganisation are every organisation's effective
+// SettingsByOrganisation are every organisation's effective
 // message settings, for the scheduled jobs; Of gives the defaults to an
 // organisation without a row.
-type MessageSettingsByOrganisation map[int64]MessageSettings
+type SettingsByOrganisation map[int64]Settings
 
 // Of is an organisation's settings.
-func (m MessageSettingsByOrganisation) Of(orgID int64) MessageSettings {
+func (m SettingsByOrganisation) Of(orgID int64) Settings {
 	if s, ok := m[orgID]; ok {
 		return s
 	}
@@ -135,22 +135,22 @@ func (m MessageSettingsByOrganisation) Of(orgID int64) MessageSettings {
 }
 
 // AllMessageSettings loads the settings of every organisation that has any.
-func AllMessageSettings(ctx context.Context, db bun.IDB) (MessageSettingsByOrganisation, error) {
+func AllMessageSettings(ctx context.Context, db bun.IDB) (SettingsByOrganisation, error) {
 	var rows []messageSettingsRow
 	if err := db.NewSelect().Model(&rows).Scan(ctx); err != nil {
 		return nil, fmt.Errorf("load message settings: %w", err)
 	}
-	out := make(MessageSettingsByOrganisation, len(rows))
+	out := make(SettingsByOrganisation, len(rows))
 	for i := range rows {
 		out[rows[i].OrganisationID] = rows[i].effective()
 	}
 	return out, nil
 }
 
-// MessageSettingsChange changes an organisation's message settings: nil
+// SettingsChange changes an organisation's message settings: nil
 // fields stay as they are; a zero value (an empty list, 0, "") returns the
 // setting to the default.
-type MessageSettingsChange struct {
+type SettingsChange struct {
 	UnpaidReminderDays *[]int
 	ExpiryReminderDays *int
 	ResumeAfterHours   *int
@@ -168,7 +168,7 @@ const (
 
 // Validate names every invalid field (prefixed by prefix, such as
 // "messages.") and normalises the rest.
-func (c *MessageSettingsChange) Validate(prefix string) []engine.FieldError {
+func (c *SettingsChange) Validate(prefix string) []engine.FieldError {
 	var fields []engine.FieldError
 	bad := func(f, m string) { fields = append(fields, engine.FieldError{Field: prefix + f, Message: m}) }
 	if c.UnpaidReminderDays != nil {
@@ -210,7 +210,7 @@ func (c *MessageSettingsChange) Validate(prefix string) []engine.FieldError {
 }
 
 // apply writes the change over row.
-func (c *MessageSettingsChange) apply(row *messageSettingsRow) {
+func (c *SettingsChange) apply(row *messageSettingsRow) {
 	if c.UnpaidReminderDays != nil {
 		row.UnpaidReminderDays = nil
 		if len(*c.UnpaidReminderDays) > 0 {
@@ -248,7 +248,7 @@ func (c *MessageSettingsChange) apply(row *messageSettingsRow) {
 // checkMessageSettings validates a change without applying it, so a
 // caller changing more in one request can refuse it before any write. Its
 // fields are named as in the admin API ("messages.renewalLeadDays").
-func checkMessageSettings(c MessageSettingsChange) error {
+func checkMessageSettings(c SettingsChange) error {
 	if fields := c.Validate("messages."); len(fields) > 0 {
 		return &engine.Error{Code: engine.CodeValidation, Message: "Some settings are not valid.", Fields: fields}
 	}
@@ -257,33 +257,33 @@ func checkMessageSettings(c MessageSettingsChange) error {
 
 // UpdateMessageSettings applies a change to an organisation's message
 // settings in one transaction; an invalid field changes nothing.
-func (s *Service) UpdateMessageSettings(ctx context.Context, orgID int64, c MessageSettingsChange) (_ MessageSettings, err error) {
+func (s *Service) UpdateMessageSettings(ctx context.Context, orgID int64, c SettingsChange) (_ Settings, err error) {
 	return s.updateMessageSettings(ctx, nil, orgID, c)
 }
 
 // StaffUpdateMessageSettings is UpdateMessageSettings by a staff member,
 // audited in its transaction.
-func (s *Service) StaffUpdateMessageSettings(ctx context.Context, actor engine.Actor, orgID int64, c MessageSettingsChange) (MessageSettings, error) {
+func (s *Service) StaffUpdateMessageSettings(ctx context.Context, actor engine.Actor, orgID int64, c SettingsChange) (Settings, error) {
 	return s.updateMessageSettings(ctx, &actor, orgID, c)
 }
 
 // messageSettingsAuditView is what the audit log keeps of message
 // settings: the effective values, as the admin API names them.
-func messageSettingsAuditView(m MessageSettings) map[string]any {
+func messageSettingsAuditView(m Settings) map[string]any {
 	return map[string]any{"unpaidReminderDays": m.UnpaidReminderDays, "expiryReminderDays": m.ExpiryReminderDays,
 		"resumeAfterHours": int(m.ResumeAfter / time.Hour), "renewalLeadDays": m.RenewalLeadDays, "senderName": m.SenderName, "replyTo": m.ReplyTo}
 }
 
 // updateMessageSettings is UpdateMessageSettings, audited when actor is set.
-func (s *Service) updateMessageSettings(ctx context.Context, actor *engine.Actor, orgID int64, c MessageSettingsChange) (_ MessageSettings, err error) {
+func (s *Service) updateMessageSettings(ctx context.Context, actor *engine.Actor, orgID int64, c SettingsChange) (_ Settings, err error) {
 	defer engine.ClassifyUnavailable(&err)
 	if !engine.InScope(ctx, orgID) {
-		return MessageSettings{}, engine.Errorf(engine.CodeNotFound, "organisation not found")
+		return Settings{}, engine.Errorf(engine.CodeNotFound, "organisation not found")
 	}
 	if err := checkMessageSettings(c); err != nil {
-		return MessageSettings{}, err
+		return Settings{}, err
 	}
-	var out MessageSettings
+	var out Settings
 	err = engine.InTx(ctx, s.DB(), func(ctx context.Context, tx bun.Tx) error {
 		if _, err := engine.LoadOrganisation(ctx, tx, orgID); err != nil {
 			return err
@@ -297,10 +297,10 @@ func (s *Service) updateMessageSettings(ctx context.Context, actor *engine.Actor
 // StoreMessageSettings applies a checked change inside tx (also
 // updateOrganisation's, when one request changes both), audited when actor
 // is set.
-func (s *Service) StoreMessageSettings(ctx context.Context, tx bun.Tx, actor *engine.Actor, orgID int64, c MessageSettingsChange) (MessageSettings, error) {
+func (s *Service) StoreMessageSettings(ctx context.Context, tx bun.Tx, actor *engine.Actor, orgID int64, c SettingsChange) (Settings, error) {
 	row := &messageSettingsRow{OrganisationID: orgID}
 	if err := tx.NewSelect().Model(row).WherePK().Scan(ctx); err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return MessageSettings{}, fmt.Errorf("load message settings: %w", err)
+		return Settings{}, fmt.Errorf("load message settings: %w", err)
 	}
 	before := row.effective()
 	c.apply(row)
@@ -308,7 +308,7 @@ func (s *Service) StoreMessageSettings(ctx context.Context, tx bun.Tx, actor *en
 		Set("unpaid_reminder_days = EXCLUDED.unpaid_reminder_days, expiry_reminder_days = EXCLUDED.expiry_reminder_days").
 		Set("resume_after_hours = EXCLUDED.resume_after_hours, renewal_lead_days = EXCLUDED.renewal_lead_days").
 		Set("sender_name = EXCLUDED.sender_name, reply_to = EXCLUDED.reply_to").Exec(ctx); err != nil {
-		return MessageSettings{}, fmt.Errorf("store message settings: %w", err)
+		return Settings{}, fmt.Errorf("store message settings: %w", err)
 	}
 	out := row.effective()
 	if actor == nil {
@@ -318,14 +318,14 @@ func (s *Service) StoreMessageSettings(ctx context.Context, tx bun.Tx, actor *en
 		TargetType: "organisation", TargetID: fmt.Sprint(orgID), Before: messageSettingsAuditView(before), After: messageSettingsAuditView(out)})
 }
 
-// MessageSettings loads an organisation's effective message settings, in
+// Settings loads an organisation's effective message settings, in
 // the caller's organisation scope.
-func (s *Service) MessageSettings(ctx context.Context, orgID int64) (_ MessageSettings, err error) {
+func (s *Service) Settings(ctx context.Context, orgID int64) (_ Settings, err error) {
 	defer engine.ClassifyUnavailable(&err)
 	if !engine.InScope(ctx, orgID) {
-		return MessageSettings{}, engine.Errorf(engine.CodeNotFound, "organisation not found")
+		return Settings{}, engine.Errorf(engine.CodeNotFound, "organisation not found")
 	}
-	return MessageSettingsOf(ctx, s.DB(), orgID)
+	return SettingsOf(ctx, s.DB(), orgID)
 }
 
 // DefaultRenewalLeadDays is how long before the ending period's last day
@@ -339,5 +339,5 @@ const DefaultRenewalLeadDays = 30
 // SuspendAfter is how long a RUNNING registration may sit without
 // activity (its last write or, at a coarser grain, page view: see
 // TouchActivity) before it is SUSPENDED, unless its organisation chose
-// otherwise (MessageSettings.ResumeAfter).
+// otherwise (Settings.ResumeAfter).
 const SuspendAfter = 24 * time.Hour

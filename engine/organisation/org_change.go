@@ -44,7 +44,7 @@ type OrganisationChange struct {
 	TimeZone *string
 	// Messages changes the message settings in the same transaction, so
 	// that one request changing both commits both or neither.
-	Messages *message.MessageSettingsChange
+	Messages *message.SettingsChange
 	// Retention changes the retention settings in the same transaction.
 	Retention *engine.RetentionSettingsChange
 }

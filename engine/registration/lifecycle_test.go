@@ -141,7 +141,7 @@ func TestSuspendIdleAfterTheOrganisationsTime(t *testing.T) {
 		clk := enginetest.NewClock(clock.Now().UTC())
 		d := enginetest.Seed(t, db, engine.WithClock(clk.Now))
 		hours := 2
-		if _, err := message.Of(d.Svc).UpdateMessageSettings(ctx, 1, message.MessageSettingsChange{ResumeAfterHours: &hours}); err != nil {
+		if _, err := message.Of(d.Svc).UpdateMessageSettings(ctx, 1, message.SettingsChange{ResumeAfterHours: &hours}); err != nil {
 			t.Fatal(err)
 		}
 		startWith(t, d, enginetest.Alex)

@@ -22,7 +22,7 @@ type MessageSettingsDTO struct {
 	ReplyTo            string `json:"replyTo"`
 }
 
-func messageSettingsDTO(s message.MessageSettings) *MessageSettingsDTO {
+func messageSettingsDTO(s message.Settings) *MessageSettingsDTO {
 	return &MessageSettingsDTO{UnpaidReminderDays: s.UnpaidReminderDays, ExpiryReminderDays: s.ExpiryReminderDays,
 		ResumeAfterHours: int(s.ResumeAfter / time.Hour), RenewalLeadDays: s.RenewalLeadDays, SenderName: s.SenderName, ReplyTo: s.ReplyTo}
 }
@@ -38,14 +38,14 @@ type MessageSettingsPatch struct {
 	ReplyTo            *string `json:"replyTo"`
 }
 
-func (p *MessageSettingsPatch) change() message.MessageSettingsChange {
-	return message.MessageSettingsChange{UnpaidReminderDays: p.UnpaidReminderDays, ExpiryReminderDays: p.ExpiryReminderDays,
+func (p *MessageSettingsPatch) change() message.SettingsChange {
+	return message.SettingsChange{UnpaidReminderDays: p.UnpaidReminderDays, ExpiryReminderDays: p.ExpiryReminderDays,
 		ResumeAfterHours: p.ResumeAfterHours, RenewalLeadDays: p.RenewalLeadDays, SenderName: p.SenderName, ReplyTo: p.ReplyTo}
 }
 
 // withMessageSettings adds an organisation's message settings to its DTO.
 func (s *Server) withMessageSettings(ctx context.Context, dto OrganisationDTO) (OrganisationDTO, error) {
-	settings, err := message.Of(s.engine).MessageSettings(ctx, dto.ID)
+	settings, err := message.Of(s.engine).Settings(ctx, dto.ID)
 	if err != nil {
 		return dto, err
 	}

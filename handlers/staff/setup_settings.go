@@ -200,7 +200,7 @@ func problemOf(err error, shown ...string) string {
 // messagesForm is the message settings form with the effective settings
 // (the portal's defaults filled in).
 func (s *Server) messagesForm(c echo.Context, base string, orgID int64) (views.StaffMessagesForm, error) {
-	ms, err := message.Of(s.engine).MessageSettings(c.Request().Context(), orgID)
+	ms, err := message.Of(s.engine).Settings(c.Request().Context(), orgID)
 	if err != nil {
 		return views.StaffMessagesForm{}, err
 	}
@@ -228,7 +228,7 @@ func (s *Server) staffSaveMessages(c echo.Context) error {
 	}
 	t := staffSetupTextIn(c)
 	errs := map[string]string{}
-	var change message.MessageSettingsChange
+	var change message.SettingsChange
 	if v := formField(form, "unpaidReminderDays"); v != nil {
 		days := []int{} // empty: the default
 		for _, f := range strings.FieldsFunc(*v, func(r rune) bool { return r == ',' || r == ' ' || r == ';' }) {

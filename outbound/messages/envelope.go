@@ -16,7 +16,7 @@ import (
 // messages), without the addresses that did and with List-Unsubscribe.
 // No recipient left: errSkip.
 func envelope(ctx context.Context, d Deps, org engine.Organisation, category string, to []string, subject string) (*mail.Message, error) {
-	s, err := message.MessageSettingsOf(ctx, d.DB, org.ID)
+	s, err := message.SettingsOf(ctx, d.DB, org.ID)
 	if err != nil {
 		return nil, err
 	}

@@ -681,7 +681,7 @@ func TestOrganisationMessageSettings(t *testing.T) {
 		message.ScheduleMessages(e.r, db, clk.Now, e.quiet)
 		demo := enginetest.Seed(t, db, engine.WithClock(clk.Now))
 		days, name, replyTo := []int{2}, "Riverside Office", "office@riverside.example"
-		if _, err := message.Of(demo.Svc).UpdateMessageSettings(ctx, 1, message.MessageSettingsChange{UnpaidReminderDays: &days, SenderName: &name, ReplyTo: &replyTo}); err != nil {
+		if _, err := message.Of(demo.Svc).UpdateMessageSettings(ctx, 1, message.SettingsChange{UnpaidReminderDays: &days, SenderName: &name, ReplyTo: &replyTo}); err != nil {
 			t.Fatal(err)
 		}
 		demo.Commit(alex, robin)
