@@ -26,7 +26,7 @@ func TestInvitations(t *testing.T) {
 		}
 
 		t.Run("bad requests change nothing", func(t *testing.T) {
-			for name, req := range map[string]invitation.InvitationRequest{
+			for name, req := range map[string]invitation.Request{
 				"nobody":       {PeriodID: engine.DemoPeriodID},
 				"two choices":  {PeriodID: engine.DemoPeriodID, All: true, UserKeys: []string{"demo"}},
 				"short expiry": {PeriodID: engine.DemoPeriodID, All: true, Expires: time.Minute},
@@ -35,9 +35,9 @@ func TestInvitations(t *testing.T) {
 				wantCode(t, err, engine.CodeValidation)
 				_ = name
 			}
-			_, err := invitation.Of(svc).CreateInvitations(f.ctx, engine.CommandLine, 1, invitation.InvitationRequest{PeriodID: 2, All: true})
+			_, err := invitation.Of(svc).CreateInvitations(f.ctx, engine.CommandLine, 1, invitation.Request{PeriodID: 2, All: true})
 			wantCode(t, err, engine.CodeConflict) // period 2 is closed
-			_, err = invitation.Of(svc).CreateInvitations(f.ctx, engine.CommandLine, 2, invitation.InvitationRequest{PeriodID: engine.DemoPeriodID, All: true})
+			_, err = invitation.Of(svc).CreateInvitations(f.ctx, engine.CommandLine, 2, invitation.Request{PeriodID: engine.DemoPeriodID, All: true})
 			wantCode(t, err, engine.CodeNotFound) // another organisation's period
 			if n := f.count((*invitation.Invitation)(nil), "1=1"); n != 0 {
 				t.Fatalf("%d invitations after refusals", n)
@@ -47,7 +47,7 @@ func TestInvitations(t *testing.T) {
 		// demo-1 committed its registration: it is skipped as registered (a
 		// registration only started is not: TestInvitationRegisteredOnlyWhenCommitted).
 		f.start("demo-1", 5).commit()
-		rep, err := invitation.Of(svc).CreateInvitations(f.ctx, engine.CommandLine, 1, invitation.InvitationRequest{PeriodID: engine.DemoPeriodID, ExternalIDs: []string{"P-1", "P-999"}, Send: true})
+		rep, err := invitation.Of(svc).CreateInvitations(f.ctx, engine.CommandLine, 1, invitation.Request{PeriodID: engine.DemoPeriodID, ExternalIDs: []string{"P-1", "P-999"}, Send: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -65,7 +65,7 @@ func TestInvitations(t *testing.T) {
 		}
 
 		// Everyone: only demo-2 is new (demo holds a valid link, demo-1 registered).
-		rep, err = invitation.Of(svc).CreateInvitations(f.ctx, engine.CommandLine, 1, invitation.InvitationRequest{PeriodID: engine.DemoPeriodID, All: true, Expires: 48 * time.Hour})
+		rep, err = invitation.Of(svc).CreateInvitations(f.ctx, engine.CommandLine, 1, invitation.Request{PeriodID: engine.DemoPeriodID, All: true, Expires: 48 * time.Hour})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -111,7 +111,7 @@ func TestInvitations(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		states := map[string]invitation.InvitationState{}
+		states := map[string]invitation.State{}
 		for _, st := range list {
 			states[st.UserKey] = st.State
 		}
@@ -124,7 +124,7 @@ func TestInvitations(t *testing.T) {
 
 		// After a revocation (and the expiry) the household can be invited again; registered and paid show.
 		clock = now
-		rep, err = invitation.Of(svc).CreateInvitations(f.ctx, engine.CommandLine, 1, invitation.InvitationRequest{PeriodID: engine.DemoPeriodID, UserKeys: []string{"demo", "nobody"}})
+		rep, err = invitation.Of(svc).CreateInvitations(f.ctx, engine.CommandLine, 1, invitation.Request{PeriodID: engine.DemoPeriodID, UserKeys: []string{"demo", "nobody"}})
 		if err != nil || len(rep.Created) != 1 || len(rep.Skipped) != 1 || rep.Skipped[0].Reason != invitation.SkipUnknownUserKey {
 			t.Fatalf("re-invite: %+v, %v", rep, err)
 		}
@@ -158,7 +158,7 @@ func TestInvitationExpiryPerOrganisation(t *testing.T) {
 		if _, err := organisation.Of(svc).UpdateOrganisation(f.ctx, 1, organisation.OrganisationChange{InvitationExpiryDays: &days}); err != nil {
 			t.Fatal(err)
 		}
-		rep, err := invitation.Of(svc).CreateInvitations(f.ctx, engine.CommandLine, 1, invitation.InvitationRequest{PeriodID: engine.DemoPeriodID, UserKeys: []string{engine.DemoUserKey}})
+		rep, err := invitation.Of(svc).CreateInvitations(f.ctx, engine.CommandLine, 1, invitation.Request{PeriodID: engine.DemoPeriodID, UserKeys: []string{engine.DemoUserKey}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -24,7 +24,7 @@ func TestWebhookEventRollsBackWithItsChange(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		demo := enginetest.Seed(t, db, engine.WithSecretSealer(enginetest.Sealer{}))
-		if _, _, err := webhook.Of(demo.Svc).CreateWebhookEndpoint(ctx, engine.CommandLine, 1, webhook.WebhookEndpointInput{URL: "https://hooks.example/a",
+		if _, _, err := webhook.Of(demo.Svc).CreateWebhookEndpoint(ctx, engine.CommandLine, 1, webhook.EndpointInput{URL: "https://hooks.example/a",
 			Events: []string{engine.EventPaymentSucceeded}}); err != nil {
 			t.Fatal(err)
 		}
@@ -76,7 +76,7 @@ func TestPaymentFailedAndMembershipActivated(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		demo := enginetest.Seed(t, db, engine.WithSecretSealer(enginetest.Sealer{}))
-		if _, _, err := webhook.Of(demo.Svc).CreateWebhookEndpoint(ctx, engine.CommandLine, 1, webhook.WebhookEndpointInput{URL: "https://hooks.example/a",
+		if _, _, err := webhook.Of(demo.Svc).CreateWebhookEndpoint(ctx, engine.CommandLine, 1, webhook.EndpointInput{URL: "https://hooks.example/a",
 			Events: []string{engine.EventPaymentSucceeded, engine.EventPaymentFailed, engine.EventMembershipActivated}}); err != nil {
 			t.Fatal(err)
 		}
@@ -126,7 +126,7 @@ func TestPaymentFailedAndMembershipActivated(t *testing.T) {
 func TestPaymentCancelledIsAnnouncedAsFailed(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		demo := enginetest.Seed(t, db, engine.WithSecretSealer(enginetest.Sealer{}))
-		if _, _, err := webhook.Of(demo.Svc).CreateWebhookEndpoint(context.Background(), engine.CommandLine, 1, webhook.WebhookEndpointInput{URL: "https://hooks.example/a",
+		if _, _, err := webhook.Of(demo.Svc).CreateWebhookEndpoint(context.Background(), engine.CommandLine, 1, webhook.EndpointInput{URL: "https://hooks.example/a",
 			Events: []string{engine.EventPaymentFailed}}); err != nil {
 			t.Fatal(err)
 		}
@@ -146,7 +146,7 @@ func TestPruneWebhookEvents(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		demo := enginetest.Seed(t, db, engine.WithSecretSealer(enginetest.Sealer{}))
-		ep, _, err := webhook.Of(demo.Svc).CreateWebhookEndpoint(ctx, engine.CommandLine, 1, webhook.WebhookEndpointInput{URL: "https://hooks.example/a",
+		ep, _, err := webhook.Of(demo.Svc).CreateWebhookEndpoint(ctx, engine.CommandLine, 1, webhook.EndpointInput{URL: "https://hooks.example/a",
 			Events: []string{engine.EventPaymentSucceeded}})
 		if err != nil {
 			t.Fatal(err)
@@ -157,24 +157,24 @@ func TestPruneWebhookEvents(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		list, err := webhook.Of(demo.Svc).WebhookDeliveries(ctx, 1, ep.ID, 10) // newest first
+		list, err := webhook.Of(demo.Svc).Deliveries(ctx, 1, ep.ID, 10) // newest first
 		if err != nil || len(list) != 3 {
 			t.Fatalf("deliveries: %+v, %v", list, err)
 		}
 		oldDelivered, oldFailed, young := list[2], list[1], list[0]
-		for _, d := range []webhook.WebhookDelivery{oldDelivered, young} {
-			if err := webhook.Of(demo.Svc).RecordWebhookAttempt(ctx, d.ID, webhook.WebhookAttemptResult{Status: engine.DeliveryDelivered, ResponseCode: 200}); err != nil {
+		for _, d := range []webhook.Delivery{oldDelivered, young} {
+			if err := webhook.Of(demo.Svc).RecordAttempt(ctx, d.ID, webhook.AttemptResult{Status: engine.DeliveryDelivered, ResponseCode: 200}); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if err := webhook.Of(demo.Svc).RecordWebhookAttempt(ctx, oldFailed.ID, webhook.WebhookAttemptResult{Status: engine.DeliveryFailed, ResponseCode: 500}); err != nil {
+		if err := webhook.Of(demo.Svc).RecordAttempt(ctx, oldFailed.ID, webhook.AttemptResult{Status: engine.DeliveryFailed, ResponseCode: 500}); err != nil {
 			t.Fatal(err)
 		}
 		n, err := webhook.PruneWebhookEvents(ctx, db, now, webhook.DefaultWebhookRetention)
 		if err != nil || n != 1 {
 			t.Fatalf("pruned %d (%v), want the old delivered one", n, err)
 		}
-		left, err := webhook.Of(demo.Svc).WebhookDeliveries(ctx, 1, ep.ID, 10)
+		left, err := webhook.Of(demo.Svc).Deliveries(ctx, 1, ep.ID, 10)
 		if err != nil || len(left) != 2 || left[0].ID != young.ID || left[1].ID != oldFailed.ID {
 			t.Fatalf("left: %+v, %v", left, err)
 		}
@@ -196,13 +196,13 @@ func TestWebhookEndpointChangesAudited(t *testing.T) {
 		ctx := context.Background()
 		demo := enginetest.Seed(t, db, engine.WithSecretSealer(enginetest.Sealer{}))
 		actor := engine.Actor{Name: "admin@example.org"} // a role from the IdP's claim: no staff record
-		ep, secret, err := webhook.Of(demo.Svc).CreateWebhookEndpoint(ctx, actor, 1, webhook.WebhookEndpointInput{URL: "https://hooks.example/a",
+		ep, secret, err := webhook.Of(demo.Svc).CreateWebhookEndpoint(ctx, actor, 1, webhook.EndpointInput{URL: "https://hooks.example/a",
 			Events: []string{engine.EventPaymentSucceeded}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		off := false
-		if _, err := webhook.Of(demo.Svc).UpdateWebhookEndpoint(ctx, actor, 1, ep.ID, webhook.WebhookEndpointChange{Active: &off}); err != nil {
+		if _, err := webhook.Of(demo.Svc).UpdateWebhookEndpoint(ctx, actor, 1, ep.ID, webhook.EndpointChange{Active: &off}); err != nil {
 			t.Fatal(err)
 		}
 		rotated, err := webhook.Of(demo.Svc).RotateWebhookSecret(ctx, actor, 1, ep.ID)

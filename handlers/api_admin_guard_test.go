@@ -392,7 +392,7 @@ func TestAdminAPIRolesArePagesRoles(t *testing.T) {
 			env.addStaff(email, r)
 			callers[r] = env.mustStaffSignIn(email, "/staff")
 		}
-		if _, err := invitation.Of(env.svc).CreateInvitations(context.Background(), engine.CommandLine, 1, invitation.InvitationRequest{PeriodID: 1,
+		if _, err := invitation.Of(env.svc).CreateInvitations(context.Background(), engine.CommandLine, 1, invitation.Request{PeriodID: 1,
 			UserKeys: []string{engine.DemoUserKey}}); err != nil {
 			t.Fatal(err)
 		}

@@ -28,7 +28,7 @@ var testInvitations = invitelink.NewSigner([][]byte{bytes.Repeat([]byte("v"), 32
 func (env *testEnv) invite(t testing.TB, orgID, periodID int64, userKey string, now time.Time, valid time.Duration) (invitation.Invitation, string) {
 	t.Helper()
 	svc := engine.NewService(env.db, env.gw, engine.WithClock(func() time.Time { return now }))
-	rep, err := invitation.Of(svc).CreateInvitations(context.Background(), engine.CommandLine, orgID, invitation.InvitationRequest{PeriodID: periodID, UserKeys: []string{userKey}, Expires: valid})
+	rep, err := invitation.Of(svc).CreateInvitations(context.Background(), engine.CommandLine, orgID, invitation.Request{PeriodID: periodID, UserKeys: []string{userKey}, Expires: valid})
 	if err != nil || len(rep.Created) != 1 {
 		t.Fatalf("invite: %+v, %v", rep, err)
 	}
@@ -148,7 +148,7 @@ func TestInvitationRegisteredOnlyWhenCommitted(t *testing.T) {
 		if p := env.get(c, "/membership/register/1"); p.status != http.StatusOK {
 			t.Fatalf("overview: %d", p.status)
 		}
-		stateOf := func() invitation.InvitationStatus {
+		stateOf := func() invitation.Status {
 			t.Helper()
 			list, err := invitation.Of(env.svc).Invitations(ctx, 1, 1)
 			if err != nil || len(list) == 0 {
@@ -163,7 +163,7 @@ func TestInvitationRegisteredOnlyWhenCommitted(t *testing.T) {
 		if _, err := invitation.Of(env.svc).RevokeInvitation(ctx, engine.CommandLine, 1, inv.ID); err != nil {
 			t.Fatal(err)
 		}
-		rep, err := invitation.Of(env.svc).CreateInvitations(ctx, engine.CommandLine, 1, invitation.InvitationRequest{PeriodID: 1, UserKeys: []string{engine.DemoUserKey}})
+		rep, err := invitation.Of(env.svc).CreateInvitations(ctx, engine.CommandLine, 1, invitation.Request{PeriodID: 1, UserKeys: []string{engine.DemoUserKey}})
 		if err != nil || len(rep.Created) != 1 || len(rep.Skipped) != 0 {
 			t.Fatalf("second run: %+v %v", rep, err)
 		}
@@ -185,7 +185,7 @@ func TestInvitationRegisteredOnlyWhenCommitted(t *testing.T) {
 		if err != nil || len(list) != 2 || list[0].State != invitation.InvitationRegistered || !list[0].Registered {
 			t.Fatalf("after the commit: %+v %v", list, err)
 		}
-		rep, err = invitation.Of(env.svc).CreateInvitations(ctx, engine.CommandLine, 1, invitation.InvitationRequest{PeriodID: 1, UserKeys: []string{engine.DemoUserKey}})
+		rep, err = invitation.Of(env.svc).CreateInvitations(ctx, engine.CommandLine, 1, invitation.Request{PeriodID: 1, UserKeys: []string{engine.DemoUserKey}})
 		if err != nil || len(rep.Created) != 0 || len(rep.Skipped) != 1 || rep.Skipped[0].Reason != invitation.SkipAlreadyInvited && rep.Skipped[0].Reason != invitation.SkipRegistered {
 			t.Fatalf("third run: %+v %v", rep, err)
 		}

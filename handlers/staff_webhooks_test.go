@@ -81,11 +81,11 @@ func TestStaffWebhooksPage(t *testing.T) {
 		// Deliveries: a registration announces itself, delivered.
 		env.completeDemo(env.newClient())
 		epID, _ := strconv.ParseInt(id, 10, 64)
-		list, err := webhook.Of(env.svc).WebhookDeliveries(ctx, 1, epID, 10)
+		list, err := webhook.Of(env.svc).Deliveries(ctx, 1, epID, 10)
 		if err != nil || len(list) != 1 {
 			t.Fatalf("deliveries: %+v %v", list, err)
 		}
-		if err := webhook.Of(env.svc).RecordWebhookAttempt(ctx, list[0].ID, webhook.WebhookAttemptResult{Status: engine.DeliveryDelivered, ResponseCode: 200}); err != nil {
+		if err := webhook.Of(env.svc).RecordAttempt(ctx, list[0].ID, webhook.AttemptResult{Status: engine.DeliveryDelivered, ResponseCode: 200}); err != nil {
 			t.Fatal(err)
 		}
 		dp := env.get(admin, base)

@@ -55,7 +55,7 @@ func cmdInvite(ctx context.Context, args []string, getenv func(string) string, s
 			if signer == nil {
 				return errors.New("invitations need PORTAL_SESSION_KEY: their links are signed with a key derived from it")
 			}
-			rep, err := invitation.Of(svc).CreateInvitations(ctx, engine.CommandLine, *org, invitation.InvitationRequest{PeriodID: *period, All: *all,
+			rep, err := invitation.Of(svc).CreateInvitations(ctx, engine.CommandLine, *org, invitation.Request{PeriodID: *period, All: *all,
 				ExternalIDs: splitList(*persons), UserKeys: splitList(*userKeys), Expires: *expires, Send: *mail})
 			if err != nil {
 				return describeEngineError(err)

@@ -76,7 +76,7 @@ func cmdWebhooks(ctx context.Context, args []string, getenv func(string) string,
 	return withService(ctx, cfg, func(svc *engine.Service) error {
 		switch sub {
 		case "add":
-			in := webhook.WebhookEndpointInput{URL: *url, Events: splitList(*events)}
+			in := webhook.EndpointInput{URL: *url, Events: splitList(*events)}
 			if *events == "" {
 				in.Events = engine.WebhookEventTypes
 			}
@@ -89,7 +89,7 @@ func cmdWebhooks(ctx context.Context, args []string, getenv func(string) string,
 			fmt.Fprintf(stdout, "added endpoint %d: %s (%s)\nsigning secret (shown once): %s\n", ep.ID, ep.URL, strings.Join(ep.Events(), ","), secret)
 			return nil
 		case "list":
-			list, err := webhook.Of(svc).WebhookEndpoints(ctx, *org)
+			list, err := webhook.Of(svc).Endpoints(ctx, *org)
 			if err != nil {
 				return describeEngineError(err)
 			}
@@ -104,7 +104,7 @@ func cmdWebhooks(ctx context.Context, args []string, getenv func(string) string,
 			if err != nil {
 				return err
 			}
-			var ch webhook.WebhookEndpointChange
+			var ch webhook.EndpointChange
 			if *url != "" {
 				ch.URL = url
 			}
@@ -163,7 +163,7 @@ func cmdWebhooks(ctx context.Context, args []string, getenv func(string) string,
 			if err != nil {
 				return err
 			}
-			list, err := webhook.Of(svc).WebhookDeliveries(ctx, *org, id, *limit)
+			list, err := webhook.Of(svc).Deliveries(ctx, *org, id, *limit)
 			if err != nil {
 				return describeEngineError(err)
 			}

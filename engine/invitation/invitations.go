@@ -41,24 +41,24 @@ type Invitation struct {
 	RevokedAt      *time.Time `bun:"revoked_at"`
 }
 
-// InvitationState is where an invitation stands, the furthest step it reached.
-type InvitationState string
+// State is where an invitation stands, the furthest step it reached.
+type State string
 
 // Invitation states, from the first to the last.
 const (
-	InvitationInvited    InvitationState = "invited"    // link issued, no e-mail sent (yet)
-	InvitationSent       InvitationState = "sent"       // the e-mail went out
-	InvitationOpened     InvitationState = "opened"     // the link was opened (a registration may have started, not committed)
-	InvitationRegistered InvitationState = "registered" // the household committed its registration (an order or a completed one)
-	InvitationPaid       InvitationState = "paid"       // its order is paid
-	InvitationExpired    InvitationState = "expired"    // expired before the household registered
-	InvitationRevoked    InvitationState = "revoked"
+	InvitationInvited    State = "invited"    // link issued, no e-mail sent (yet)
+	InvitationSent       State = "sent"       // the e-mail went out
+	InvitationOpened     State = "opened"     // the link was opened (a registration may have started, not committed)
+	InvitationRegistered State = "registered" // the household committed its registration (an order or a completed one)
+	InvitationPaid       State = "paid"       // its order is paid
+	InvitationExpired    State = "expired"    // expired before the household registered
+	InvitationRevoked    State = "revoked"
 )
 
-// InvitationStatus is an invitation with what became of it.
-type InvitationStatus struct {
+// Status is an invitation with what became of it.
+type Status struct {
 	Invitation
-	State InvitationState
+	State State
 	// Mailed is when the e-mail went out; nil: not (yet) sent or not mailed by the portal.
 	Mailed     *time.Time
 	Registered bool
@@ -67,12 +67,12 @@ type InvitationStatus struct {
 	Persons []string
 }
 
-// InvitationRequest says whom to invite to a period: every linked user
+// Request says whom to invite to a period: every linked user
 // key (All), the user keys of some persons (ExternalIDs, the external
 // system's person ids) or some user keys. Expires is the validity of the
 // links (0: DefaultInvitationExpiry); Send queues an e-mail to each
 // household (false: the caller hands the links out itself).
-type InvitationRequest struct {
+type Request struct {
 	PeriodID    int64
 	All         bool
 	ExternalIDs []string
@@ -81,17 +81,17 @@ type InvitationRequest struct {
 	Send        bool
 }
 
-// InvitationSkip is a requested person or user key that got no invitation.
-type InvitationSkip struct {
+// Skip is a requested person or user key that got no invitation.
+type Skip struct {
 	ExternalID string `json:"externalId,omitempty"`
 	UserKey    string `json:"userKey,omitempty"`
 	Reason     string `json:"reason"`
 }
 
-// InvitationReport is what CreateInvitations did.
-type InvitationReport struct {
+// Report is what CreateInvitations did.
+type Report struct {
 	Created []Invitation
-	Skipped []InvitationSkip
+	Skipped []Skip
 	// Persons are the names of the persons of each created invitation's
 	// household, by user key (as Invitations lists them).
 	Persons map[string][]string
@@ -119,7 +119,7 @@ var (
 // and those holding a link still valid, so running it again invites only
 // the new ones. With Send each gets an e-mail through the job runner. The
 // audit log keeps what actor asked for and how many were invited.
-func (s *Service) CreateInvitations(ctx context.Context, actor engine.Actor, orgID int64, req InvitationRequest) (rep *InvitationReport, err error) {
+func (s *Service) CreateInvitations(ctx context.Context, actor engine.Actor, orgID int64, req Request) (rep *Report, err error) {
 	defer engine.ClassifyUnavailable(&err)
 	if req.Expires == 0 {
 		org, err := engine.LoadOrganisation(ctx, s.DB(), orgID)
@@ -148,7 +148,7 @@ func (s *Service) CreateInvitations(ctx context.Context, actor engine.Actor, org
 		return nil, &engine.Error{Code: engine.CodeValidation, Message: "The invitation request is not valid.", Fields: fields}
 	}
 	now := s.Clock()
-	rep = &InvitationReport{Created: []Invitation{}, Skipped: []InvitationSkip{}, Persons: map[string][]string{}}
+	rep = &Report{Created: []Invitation{}, Skipped: []Skip{}, Persons: map[string][]string{}}
 	err = engine.InTx(ctx, s.DB(), func(ctx context.Context, tx bun.Tx) error {
 		period, err := organisation.OrgPeriod(ctx, tx, orgID, req.PeriodID)
 		if err != nil {
@@ -173,11 +173,11 @@ func (s *Service) CreateInvitations(ctx context.Context, actor engine.Actor, org
 		}
 		for _, key := range keys {
 			if reason := busy[key]; reason != "" {
-				rep.Skipped = append(rep.Skipped, InvitationSkip{UserKey: key, Reason: reason})
+				rep.Skipped = append(rep.Skipped, Skip{UserKey: key, Reason: reason})
 				continue
 			}
 			if req.Send && len(emails[key]) == 0 {
-				rep.Skipped = append(rep.Skipped, InvitationSkip{UserKey: key, Reason: SkipNoEmail})
+				rep.Skipped = append(rep.Skipped, Skip{UserKey: key, Reason: SkipNoEmail})
 				continue
 			}
 			inv := Invitation{OrganisationID: orgID, PeriodID: period.ID, UserKey: key, CreatedAt: now, ExpiresAt: now.Add(req.Expires)}
@@ -185,7 +185,7 @@ func (s *Service) CreateInvitations(ctx context.Context, actor engine.Actor, org
 				return fmt.Errorf("store invitation: %w", err)
 			}
 			if req.Send {
-				payload, _ := json.Marshal(InvitationPayload{InvitationID: inv.ID})
+				payload, _ := json.Marshal(Payload{InvitationID: inv.ID})
 				if err := engine.QueueMessage(ctx, tx, &engine.OutboxMessage{Kind: KindInvitation, DedupKey: invitationMessageKey(inv.ID),
 					Recipient: strings.Join(emails[key], ", "), Payload: string(payload), CreatedAt: now}); err != nil {
 					return err
@@ -223,8 +223,8 @@ func (s *Service) CreateInvitations(ctx context.Context, actor engine.Actor, org
 	return rep, nil
 }
 
-// InvitationPayload is the outbox payload of an invitation e-mail.
-type InvitationPayload struct {
+// Payload is the outbox payload of an invitation e-mail.
+type Payload struct {
 	InvitationID int64 `json:"invitationId"`
 }
 
@@ -234,7 +234,7 @@ func invitationMessageKey(id int64) string {
 
 // invitationKeys resolves a request to distinct user keys of orgID, in
 // the order asked (sorted for All), noting what resolves to none.
-func invitationKeys(ctx context.Context, db bun.IDB, orgID int64, req InvitationRequest, rep *InvitationReport) ([]string, error) {
+func invitationKeys(ctx context.Context, db bun.IDB, orgID int64, req Request, rep *Report) ([]string, error) {
 	var links []struct {
 		UserKey    string  `bun:"user_key"`
 		ExternalID *string `bun:"external_id"`
@@ -283,9 +283,9 @@ func invitationKeys(ctx context.Context, db bun.IDB, orgID int64, req Invitation
 		for _, ext := range req.ExternalIDs {
 			switch {
 			case !known[ext]:
-				rep.Skipped = append(rep.Skipped, InvitationSkip{ExternalID: ext, Reason: SkipUnknownPerson})
+				rep.Skipped = append(rep.Skipped, Skip{ExternalID: ext, Reason: SkipUnknownPerson})
 			case len(keysOf["ext:"+ext]) == 0:
-				rep.Skipped = append(rep.Skipped, InvitationSkip{ExternalID: ext, Reason: SkipNotLinked})
+				rep.Skipped = append(rep.Skipped, Skip{ExternalID: ext, Reason: SkipNotLinked})
 			}
 			for _, k := range keysOf["ext:"+ext] {
 				add(k)
@@ -294,7 +294,7 @@ func invitationKeys(ctx context.Context, db bun.IDB, orgID int64, req Invitation
 	default:
 		for _, k := range req.UserKeys {
 			if len(keysOf["key:"+k]) == 0 {
-				rep.Skipped = append(rep.Skipped, InvitationSkip{UserKey: k, Reason: SkipUnknownUserKey})
+				rep.Skipped = append(rep.Skipped, Skip{UserKey: k, Reason: SkipUnknownUserKey})
 				continue
 			}
 			add(k)
@@ -401,7 +401,7 @@ func householdAddresses(ctx context.Context, db bun.IDB, orgID int64, keys []str
 
 // Invitations lists the invitations of a period of orgID, newest first,
 // with the state each reached: what the admin API and the staff pages show.
-func (s *Service) Invitations(ctx context.Context, orgID, periodID int64) (out []InvitationStatus, err error) {
+func (s *Service) Invitations(ctx context.Context, orgID, periodID int64) (out []Status, err error) {
 	defer engine.ClassifyUnavailable(&err)
 	err = registration.Of(s.Service).OnOneConn(ctx, func(db bun.IDB) error {
 		if _, err := organisation.OrgPeriod(ctx, db, orgID, periodID); err != nil {
@@ -411,7 +411,7 @@ func (s *Service) Invitations(ctx context.Context, orgID, periodID int64) (out [
 		if err := db.NewSelect().Model(&invs).Where("period_id = ?", periodID).OrderExpr("id DESC").Scan(ctx); err != nil {
 			return fmt.Errorf("load invitations: %w", err)
 		}
-		out = make([]InvitationStatus, 0, len(invs))
+		out = make([]Status, 0, len(invs))
 		if len(invs) == 0 {
 			return nil
 		}
@@ -441,7 +441,7 @@ func (s *Service) Invitations(ctx context.Context, orgID, periodID int64) (out [
 		now := s.Clock()
 		for _, inv := range invs {
 			paid, reg := registered[inv.UserKey]
-			st := InvitationStatus{Invitation: inv, Mailed: mailed[invitationMessageKey(inv.ID)], Registered: reg, Paid: paid, Persons: []string{}}
+			st := Status{Invitation: inv, Mailed: mailed[invitationMessageKey(inv.ID)], Registered: reg, Paid: paid, Persons: []string{}}
 			for _, p := range persons[inv.UserKey] {
 				st.Persons = append(st.Persons, p.FirstName+" "+p.LastName)
 			}
@@ -454,7 +454,7 @@ func (s *Service) Invitations(ctx context.Context, orgID, periodID int64) (out [
 }
 
 // state is the furthest step st reached at now.
-func (st *InvitationStatus) state(now time.Time) InvitationState {
+func (st *Status) state(now time.Time) State {
 	switch {
 	case st.RevokedAt != nil:
 		return InvitationRevoked
@@ -568,8 +568,8 @@ func (s *Service) OpenInvitation(ctx context.Context, orgID, id int64) (inv *Inv
 	return inv, nil
 }
 
-// InvitationMail is what an invitation e-mail says.
-type InvitationMail struct {
+// Mail is what an invitation e-mail says.
+type Mail struct {
 	Invitation   Invitation
 	Organisation engine.Organisation
 	Club         string
@@ -580,25 +580,25 @@ type InvitationMail struct {
 	Language string
 }
 
-// ErrInvitationNotDue says an invitation's e-mail is no longer worth
+// ErrNotDue says an invitation's e-mail is no longer worth
 // sending: it was revoked or expired, or the household registered, since
 // it was queued.
-var ErrInvitationNotDue = errors.New("invitation no longer due")
+var ErrNotDue = errors.New("invitation no longer due")
 
 // LoadInvitationMail gathers an invitation e-mail for the job that sends it.
-func LoadInvitationMail(ctx context.Context, db bun.IDB, p InvitationPayload, now time.Time) (*InvitationMail, error) {
-	m := new(InvitationMail)
+func LoadInvitationMail(ctx context.Context, db bun.IDB, p Payload, now time.Time) (*Mail, error) {
+	m := new(Mail)
 	if err := db.NewSelect().Model(&m.Invitation).Where("id = ?", p.InvitationID).Scan(ctx); err != nil {
 		return nil, engine.NotFoundOr(err, "invitation")
 	}
 	inv := m.Invitation
 	if inv.RevokedAt != nil || !now.Before(inv.ExpiresAt) {
-		return nil, ErrInvitationNotDue
+		return nil, ErrNotDue
 	}
 	if reg, err := registeredKeys(ctx, db, inv.PeriodID, []string{inv.UserKey}); err != nil {
 		return nil, err
 	} else if _, ok := reg[inv.UserKey]; ok {
-		return nil, ErrInvitationNotDue
+		return nil, ErrNotDue
 	}
 	period, err := engine.LoadPeriod(ctx, db, inv.PeriodID)
 	if err != nil {

@@ -26,15 +26,15 @@ import (
 // engine what to send (WebhookAttemptFor) and tells it what happened
 // (RecordWebhookAttempt).
 
-// WebhookEndpointInput creates an endpoint; Active nil is true.
-type WebhookEndpointInput struct {
+// EndpointInput creates an endpoint; Active nil is true.
+type EndpointInput struct {
 	URL    string
 	Events []string
 	Active *bool
 }
 
-// WebhookEndpointChange is a partial update; nil fields stay.
-type WebhookEndpointChange struct {
+// EndpointChange is a partial update; nil fields stay.
+type EndpointChange struct {
 	URL    *string
 	Events *[]string
 	Active *bool
@@ -55,8 +55,8 @@ func newWebhookSecret() string {
 	return "whsec_" + base64.StdEncoding.EncodeToString(b)
 }
 
-// WebhookKey is the HMAC key of a secret made by newWebhookSecret.
-func WebhookKey(secret string) ([]byte, error) {
+// Key is the HMAC key of a secret made by newWebhookSecret.
+func Key(secret string) ([]byte, error) {
 	return base64.StdEncoding.DecodeString(strings.TrimPrefix(secret, "whsec_"))
 }
 
@@ -149,7 +149,7 @@ func checkWebhookEvents(events []string) ([]string, string) {
 
 // CreateWebhookEndpoint adds an endpoint to an organisation and returns it
 // with its signing secret, which is shown this once and stored sealed.
-func (s *Service) CreateWebhookEndpoint(ctx context.Context, actor engine.Actor, orgID int64, in WebhookEndpointInput) (_ *engine.WebhookEndpoint, secret string, err error) {
+func (s *Service) CreateWebhookEndpoint(ctx context.Context, actor engine.Actor, orgID int64, in EndpointInput) (_ *engine.WebhookEndpoint, secret string, err error) {
 	defer engine.ClassifyUnavailable(&err)
 	var fields []engine.FieldError
 	if msg := checkWebhookURL(in.URL, s.PrivateWebhooks, s.WebhookNetworks); msg != "" {
@@ -214,8 +214,8 @@ func (s *Service) auditWebhookEndpoint(ctx context.Context, tx bun.IDB, actor en
 	return s.AppendAudit(ctx, tx, actor, e)
 }
 
-// WebhookEndpoints lists an organisation's endpoints, oldest first.
-func (s *Service) WebhookEndpoints(ctx context.Context, orgID int64) (_ []engine.WebhookEndpoint, err error) {
+// Endpoints lists an organisation's endpoints, oldest first.
+func (s *Service) Endpoints(ctx context.Context, orgID int64) (_ []engine.WebhookEndpoint, err error) {
 	defer engine.ClassifyUnavailable(&err)
 	var list []engine.WebhookEndpoint
 	if err := s.DB().NewSelect().Model(&list).Where("organisation_id = ?", orgID).Order("id").Scan(ctx); err != nil {
@@ -234,7 +234,7 @@ func webhookEndpoint(ctx context.Context, db bun.IDB, orgID, id int64) (*engine.
 
 // UpdateWebhookEndpoint changes an endpoint's address, events or active
 // flag. Making it active again clears why it was disabled.
-func (s *Service) UpdateWebhookEndpoint(ctx context.Context, actor engine.Actor, orgID, id int64, ch WebhookEndpointChange) (_ *engine.WebhookEndpoint, err error) {
+func (s *Service) UpdateWebhookEndpoint(ctx context.Context, actor engine.Actor, orgID, id int64, ch EndpointChange) (_ *engine.WebhookEndpoint, err error) {
 	defer engine.ClassifyUnavailable(&err)
 	var fields []engine.FieldError
 	var events []string
@@ -325,8 +325,8 @@ func (s *Service) RotateWebhookSecret(ctx context.Context, actor engine.Actor, o
 	return secret, nil
 }
 
-// WebhookAttempt is what one delivery attempt sends.
-type WebhookAttempt struct {
+// Attempt is what one delivery attempt sends.
+type Attempt struct {
 	DeliveryID int64
 	EventID    string // the webhook-id header
 	URL        string
@@ -337,9 +337,9 @@ type WebhookAttempt struct {
 	Active bool
 }
 
-// WebhookAttemptFor loads what delivery id sends, with the endpoint's
+// AttemptFor loads what delivery id sends, with the endpoint's
 // current address and secret (a rotation applies to retries).
-func (s *Service) WebhookAttemptFor(ctx context.Context, id int64) (*WebhookAttempt, error) {
+func (s *Service) AttemptFor(ctx context.Context, id int64) (*Attempt, error) {
 	d := new(engine.WebhookDeliveryRow)
 	if err := s.DB().NewSelect().Model(d).Where("id = ?", id).Scan(ctx); err != nil {
 		return nil, engine.NotFoundOr(err, "webhook delivery")
@@ -359,11 +359,11 @@ func (s *Service) WebhookAttemptFor(ctx context.Context, id int64) (*WebhookAtte
 	if err != nil {
 		return nil, fmt.Errorf("open webhook secret of endpoint %d: %w", ep.ID, err)
 	}
-	return &WebhookAttempt{DeliveryID: d.ID, EventID: ev.PublicID, URL: ep.URL, Secret: string(secret), Body: []byte(ev.Body), Active: ep.Active}, nil
+	return &Attempt{DeliveryID: d.ID, EventID: ev.PublicID, URL: ep.URL, Secret: string(secret), Body: []byte(ev.Body), Active: ep.Active}, nil
 }
 
-// WebhookAttemptResult is what became of one attempt.
-type WebhookAttemptResult struct {
+// AttemptResult is what became of one attempt.
+type AttemptResult struct {
 	Status       string // DeliveryDelivered, DeliveryFailed, DeliveryGone, DeliverySkipped
 	ResponseCode int    // 0: no response
 	Snippet      string // the start of the response body
@@ -373,10 +373,10 @@ type WebhookAttemptResult struct {
 // maxSnippet bounds the stored start of a response body.
 const maxSnippet = 256
 
-// RecordWebhookAttempt records an attempt's outcome; a 410 (gone) also
+// RecordAttempt records an attempt's outcome; a 410 (gone) also
 // disables the endpoint, so that nothing more is sent to it until it is
 // made active again.
-func (s *Service) RecordWebhookAttempt(ctx context.Context, id int64, r WebhookAttemptResult) error {
+func (s *Service) RecordAttempt(ctx context.Context, id int64, r AttemptResult) error {
 	now := s.Clock()
 	return engine.InTx(ctx, s.DB(), func(ctx context.Context, tx bun.Tx) error {
 		q := tx.NewUpdate().Model((*engine.WebhookDeliveryRow)(nil)).Set("status = ?", r.Status).Set("last_attempt_at = ?", now).
@@ -414,9 +414,9 @@ func truncateRunes(s string, n int) string {
 	return string(r[:n])
 }
 
-// WebhookDelivery is a delivery as the admin API and `portal webhooks
+// Delivery is a delivery as the admin API and `portal webhooks
 // deliveries` show it.
-type WebhookDelivery struct {
+type Delivery struct {
 	ID              int64      `json:"id"`
 	EventID         string     `json:"eventId"`
 	EventType       string     `json:"type"`
@@ -430,10 +430,10 @@ type WebhookDelivery struct {
 	NextRetryAt     *time.Time `json:"nextRetryAt"`
 }
 
-// WebhookDeliveries lists the newest deliveries of an endpoint (at most
+// Deliveries lists the newest deliveries of an endpoint (at most
 // limit), with the state of their jobs: when the next retry is due, and
 // dead once the attempts ran out.
-func (s *Service) WebhookDeliveries(ctx context.Context, orgID, endpointID int64, limit int) (_ []WebhookDelivery, err error) {
+func (s *Service) Deliveries(ctx context.Context, orgID, endpointID int64, limit int) (_ []Delivery, err error) {
 	defer engine.ClassifyUnavailable(&err)
 	if _, err := webhookEndpoint(ctx, s.DB(), orgID, endpointID); err != nil {
 		return nil, err
@@ -443,7 +443,7 @@ func (s *Service) WebhookDeliveries(ctx context.Context, orgID, endpointID int64
 
 // webhookDeliveries lists an endpoint's deliveries, newest first, or only
 // delivery id (id 0: all).
-func webhookDeliveries(ctx context.Context, db bun.IDB, endpointID, id int64, limit int) ([]WebhookDelivery, error) {
+func webhookDeliveries(ctx context.Context, db bun.IDB, endpointID, id int64, limit int) ([]Delivery, error) {
 	var rows []struct {
 		engine.WebhookDeliveryRow `bun:",extend"`
 		PublicID                  string     `bun:"public_id"`
@@ -461,9 +461,9 @@ func webhookDeliveries(ctx context.Context, db bun.IDB, endpointID, id int64, li
 	if err := q.Scan(ctx); err != nil {
 		return nil, fmt.Errorf("list webhook deliveries: %w", err)
 	}
-	out := make([]WebhookDelivery, 0, len(rows))
+	out := make([]Delivery, 0, len(rows))
 	for _, r := range rows {
-		d := WebhookDelivery{ID: r.ID, EventID: r.PublicID, EventType: r.Type, Status: r.Status, Attempts: r.Attempts,
+		d := Delivery{ID: r.ID, EventID: r.PublicID, EventType: r.Type, Status: r.Status, Attempts: r.Attempts,
 			ResponseCode: r.ResponseCode, ResponseSnippet: r.ResponseSnippet, LastError: r.LastError, CreatedAt: r.CreatedAt,
 			LastAttemptAt: r.LastAttemptAt}
 		if r.JobState != nil {
@@ -490,9 +490,9 @@ func webhookDeliveries(ctx context.Context, db bun.IDB, endpointID, id int64, li
 // secret. Only a delivery that has ended (delivered, dead, gone or
 // skipped) is replayed; one still being tried is a conflict, as is an
 // inactive endpoint. The replay is audited in its transaction.
-func (s *Service) ReplayWebhookDelivery(ctx context.Context, actor engine.Actor, orgID, endpointID, deliveryID int64) (_ *WebhookDelivery, err error) {
+func (s *Service) ReplayWebhookDelivery(ctx context.Context, actor engine.Actor, orgID, endpointID, deliveryID int64) (_ *Delivery, err error) {
 	defer engine.ClassifyUnavailable(&err)
-	var out *WebhookDelivery
+	var out *Delivery
 	err = engine.InTx(ctx, s.DB(), func(ctx context.Context, tx bun.Tx) error {
 		ep, err := webhookEndpoint(ctx, tx, orgID, endpointID)
 		if err != nil {
@@ -540,7 +540,7 @@ func (s *Service) ReplayWebhookDelivery(ctx context.Context, actor engine.Actor,
 			After: map[string]any{"delivery": d.ID, "eventId": orig.EventID, "endpoint": endpointID}}); err != nil {
 			return err
 		}
-		out = &WebhookDelivery{ID: d.ID, EventID: orig.EventID, EventType: orig.EventType, Status: engine.DeliveryPending, CreatedAt: now}
+		out = &Delivery{ID: d.ID, EventID: orig.EventID, EventType: orig.EventType, Status: engine.DeliveryPending, CreatedAt: now}
 		return nil
 	})
 	if err != nil {

@@ -47,8 +47,8 @@ type InvitationDTO struct {
 
 // InvitationReportDTO answers an invitation request.
 type InvitationReportDTO struct {
-	Created []InvitationDTO             `json:"created"`
-	Skipped []invitation.InvitationSkip `json:"skipped"`
+	Created []InvitationDTO   `json:"created"`
+	Skipped []invitation.Skip `json:"skipped"`
 }
 
 // invitationLink is the link of inv, on its organisation's public address
@@ -67,7 +67,7 @@ func (s *Server) invitationLink(c echo.Context, inv invitation.Invitation) strin
 // invitationDTO is st in the admin API; withLink adds its live link,
 // which only issuing it shows (a list never does: whoever opens a link
 // is signed in as the household).
-func (s *Server) invitationDTO(c echo.Context, st invitation.InvitationStatus, withLink bool) InvitationDTO {
+func (s *Server) invitationDTO(c echo.Context, st invitation.Status, withLink bool) InvitationDTO {
 	persons := st.Persons
 	if persons == nil {
 		persons = []string{}
@@ -94,14 +94,14 @@ func (s *Server) createInvitations(c echo.Context) error {
 	if s.Invitations() == nil {
 		return server.NewAPIError(http.StatusServiceUnavailable, "Invitations need the portal's session key (PORTAL_SESSION_KEY), which is not configured.")
 	}
-	rep, err := invitation.Of(s.engine).CreateInvitations(c.Request().Context(), apiActor(c), keyOf(c).OrganisationID, invitation.InvitationRequest{PeriodID: id,
+	rep, err := invitation.Of(s.engine).CreateInvitations(c.Request().Context(), apiActor(c), keyOf(c).OrganisationID, invitation.Request{PeriodID: id,
 		All: body.All, ExternalIDs: body.ExternalIDs, UserKeys: body.UserKeys, Expires: time.Duration(body.ExpiresInHours) * time.Hour, Send: body.Send})
 	if err != nil {
 		return adminError(err)
 	}
 	out := InvitationReportDTO{Created: make([]InvitationDTO, 0, len(rep.Created)), Skipped: rep.Skipped}
 	for _, inv := range rep.Created {
-		out.Created = append(out.Created, s.invitationDTO(c, invitation.InvitationStatus{Invitation: inv, State: invitation.InvitationInvited,
+		out.Created = append(out.Created, s.invitationDTO(c, invitation.Status{Invitation: inv, State: invitation.InvitationInvited,
 			Persons: rep.Persons[inv.UserKey]}, true))
 	}
 	return c.JSON(http.StatusCreated, out)
@@ -135,5 +135,5 @@ func (s *Server) revokeInvitation(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, s.invitationDTO(c, invitation.InvitationStatus{Invitation: *inv, State: invitation.InvitationRevoked}, false))
+	return c.JSON(http.StatusOK, s.invitationDTO(c, invitation.Status{Invitation: *inv, State: invitation.InvitationRevoked}, false))
 }

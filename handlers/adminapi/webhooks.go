@@ -62,7 +62,7 @@ func (s *Server) createWebhookEndpoint(c echo.Context) error {
 	if err := server.DecodeJSON(c.Request().Body, &body); err != nil {
 		return err
 	}
-	in := webhook.WebhookEndpointInput{Active: body.Active}
+	in := webhook.EndpointInput{Active: body.Active}
 	if body.URL != nil {
 		in.URL = *body.URL
 	}
@@ -78,7 +78,7 @@ func (s *Server) createWebhookEndpoint(c echo.Context) error {
 
 // listWebhookEndpoints answers GET /api/admin/webhooks.
 func (s *Server) listWebhookEndpoints(c echo.Context) error {
-	list, err := webhook.Of(s.engine).WebhookEndpoints(c.Request().Context(), keyOf(c).OrganisationID)
+	list, err := webhook.Of(s.engine).Endpoints(c.Request().Context(), keyOf(c).OrganisationID)
 	if err != nil {
 		return err
 	}
@@ -100,7 +100,7 @@ func (s *Server) patchWebhookEndpoint(c echo.Context) error {
 		return err
 	}
 	ep, err := webhook.Of(s.engine).UpdateWebhookEndpoint(c.Request().Context(), apiActor(c), keyOf(c).OrganisationID, id,
-		webhook.WebhookEndpointChange{URL: body.URL, Events: body.Events, Active: body.Active})
+		webhook.EndpointChange{URL: body.URL, Events: body.Events, Active: body.Active})
 	if err != nil {
 		return adminError(err)
 	}
@@ -146,7 +146,7 @@ func (s *Server) listWebhookDeliveries(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	list, err := webhook.Of(s.engine).WebhookDeliveries(c.Request().Context(), keyOf(c).OrganisationID, id, maxDeliveriesListed)
+	list, err := webhook.Of(s.engine).Deliveries(c.Request().Context(), keyOf(c).OrganisationID, id, maxDeliveriesListed)
 	if err != nil {
 		return err
 	}

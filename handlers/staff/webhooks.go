@@ -29,7 +29,7 @@ func (s *Server) staffWebhooksPage(c echo.Context) error {
 // renderWebhooks shows the page with m's form, problems or new secret.
 func (s *Server) renderWebhooks(c echo.Context, status int, m views.StaffWebhooksModel) error {
 	u := staffpage.StaffUserOf(c)
-	list, err := webhook.Of(s.engine).WebhookEndpoints(c.Request().Context(), u.OrganisationID)
+	list, err := webhook.Of(s.engine).Endpoints(c.Request().Context(), u.OrganisationID)
 	if err != nil {
 		return s.StaffEngineError(c, err)
 	}
@@ -67,7 +67,7 @@ func (s *Server) staffAddWebhook(c echo.Context) error {
 	for _, t := range engine.WebhookEventTypes {
 		m.Events = append(m.Events, views.StaffWebhookEventChoice{Value: t, Checked: slices.Contains(chosen, t)})
 	}
-	ep, secret, err := webhook.Of(s.engine).CreateWebhookEndpoint(c.Request().Context(), u.Actor(), u.OrganisationID, webhook.WebhookEndpointInput{URL: m.URL, Events: chosen})
+	ep, secret, err := webhook.Of(s.engine).CreateWebhookEndpoint(c.Request().Context(), u.Actor(), u.OrganisationID, webhook.EndpointInput{URL: m.URL, Events: chosen})
 	if err != nil {
 		e, ok := engine.AsError(err)
 		if !ok || e.Code != engine.CodeValidation {
@@ -104,7 +104,7 @@ func (s *Server) staffSetWebhookActive(c echo.Context) error {
 	default:
 		return s.StaffErrorPage(c, http.StatusBadRequest, staffpage.StaffTextIn(c).Invalid)
 	}
-	if _, err := webhook.Of(s.engine).UpdateWebhookEndpoint(c.Request().Context(), u.Actor(), u.OrganisationID, id, webhook.WebhookEndpointChange{Active: &on}); err != nil {
+	if _, err := webhook.Of(s.engine).UpdateWebhookEndpoint(c.Request().Context(), u.Actor(), u.OrganisationID, id, webhook.EndpointChange{Active: &on}); err != nil {
 		return s.StaffEngineError(c, err)
 	}
 	done := flashWebhookDisabled
@@ -160,11 +160,11 @@ func (s *Server) staffWebhookDeliveries(c echo.Context) error {
 		return s.StaffErrorPage(c, http.StatusNotFound, staffpage.StaffTextIn(c).NotFound)
 	}
 	ctx := c.Request().Context()
-	list, err := webhook.Of(s.engine).WebhookDeliveries(ctx, u.OrganisationID, id, staffDeliveriesListed)
+	list, err := webhook.Of(s.engine).Deliveries(ctx, u.OrganisationID, id, staffDeliveriesListed)
 	if err != nil {
 		return s.StaffEngineError(c, err)
 	}
-	endpoints, err := webhook.Of(s.engine).WebhookEndpoints(ctx, u.OrganisationID)
+	endpoints, err := webhook.Of(s.engine).Endpoints(ctx, u.OrganisationID)
 	if err != nil {
 		return s.StaffEngineError(c, err)
 	}

@@ -21,7 +21,7 @@ import (
 // since it was queued, or a household that registered meanwhile, gets
 // nothing.
 func invitationMail(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*mail.Message, error) {
-	var p invitation.InvitationPayload
+	var p invitation.Payload
 	if err := json.Unmarshal([]byte(msg.Payload), &p); err != nil || p.InvitationID == 0 {
 		return nil, jobs.Permanent(fmt.Errorf("outbox message %d: bad invitation payload", msg.ID))
 	}
@@ -29,7 +29,7 @@ func invitationMail(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*ma
 		return nil, jobs.Permanent(errors.New("no key to sign invitation links (PORTAL_SESSION_KEY)"))
 	}
 	inv, err := invitation.LoadInvitationMail(ctx, d.DB, p, d.Now())
-	if errors.Is(err, invitation.ErrInvitationNotDue) {
+	if errors.Is(err, invitation.ErrNotDue) {
 		return nil, errSkip
 	}
 	if err != nil {

@@ -28,7 +28,7 @@ func TestInvitationMail(t *testing.T) {
 		messages.Register(e.r, messages.Deps{DB: db, Sender: e.sender, BaseURL: "https://portal.example", Invitations: signer, Now: e.clk.Now})
 		demo := enginetest.Seed(t, db, engine.WithClock(e.clk.Now))
 		invite := func() invitation.Invitation {
-			rep, err := invitation.Of(demo.Svc).CreateInvitations(ctx, engine.CommandLine, 1, invitation.InvitationRequest{PeriodID: engine.DemoPeriodID, UserKeys: []string{engine.DemoUserKey}, Send: true})
+			rep, err := invitation.Of(demo.Svc).CreateInvitations(ctx, engine.CommandLine, 1, invitation.Request{PeriodID: engine.DemoPeriodID, UserKeys: []string{engine.DemoUserKey}, Send: true})
 			if err != nil || len(rep.Created) != 1 {
 				t.Fatalf("invite: %+v, %v", rep, err)
 			}

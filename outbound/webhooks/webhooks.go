@@ -37,8 +37,8 @@ const maxResponse = 1 << 10
 
 // Engine is the part of the engine a delivery needs.
 type Engine interface {
-	WebhookAttemptFor(ctx context.Context, id int64) (*webhook.WebhookAttempt, error)
-	RecordWebhookAttempt(ctx context.Context, id int64, r webhook.WebhookAttemptResult) error
+	AttemptFor(ctx context.Context, id int64) (*webhook.Attempt, error)
+	RecordAttempt(ctx context.Context, id int64, r webhook.AttemptResult) error
 }
 
 // Deps are what the delivery handler needs.
@@ -101,7 +101,7 @@ func allowedIP(ip net.IP, allowed []engine.WebhookNetworks) bool {
 // Sign is the webhook-signature header's value for a body: "v1," and the
 // base64 HMAC-SHA256, keyed with the secret's bytes, of "id.timestamp.body".
 func Sign(secret, id string, timestamp int64, body []byte) (string, error) {
-	key, err := webhook.WebhookKey(secret)
+	key, err := webhook.Key(secret)
 	if err != nil {
 		return "", fmt.Errorf("webhook secret: %w", err)
 	}
@@ -127,7 +127,7 @@ func Handler(d Deps) jobs.Handler {
 		if err := j.Decode(&p); err != nil {
 			return err
 		}
-		a, err := d.Engine.WebhookAttemptFor(ctx, p.Delivery)
+		a, err := d.Engine.AttemptFor(ctx, p.Delivery)
 		if err != nil {
 			if engine.ErrorCode(err) == engine.CodeNotFound {
 				return jobs.Permanent(err) // the endpoint was deleted
@@ -135,11 +135,11 @@ func Handler(d Deps) jobs.Handler {
 			return err
 		}
 		if !a.Active {
-			return d.Engine.RecordWebhookAttempt(ctx, a.DeliveryID, webhook.WebhookAttemptResult{Status: engine.DeliverySkipped,
+			return d.Engine.RecordAttempt(ctx, a.DeliveryID, webhook.AttemptResult{Status: engine.DeliverySkipped,
 				Error: "the endpoint is not active"})
 		}
 		res := attempt(ctx, client, a, d.Now())
-		if err := d.Engine.RecordWebhookAttempt(ctx, a.DeliveryID, res); err != nil {
+		if err := d.Engine.RecordAttempt(ctx, a.DeliveryID, res); err != nil {
 			return err
 		}
 		switch res.Status {
@@ -154,17 +154,17 @@ func Handler(d Deps) jobs.Handler {
 }
 
 // attempt POSTs the event once and says what came of it.
-func attempt(ctx context.Context, client *http.Client, a *webhook.WebhookAttempt, now time.Time) webhook.WebhookAttemptResult {
+func attempt(ctx context.Context, client *http.Client, a *webhook.Attempt, now time.Time) webhook.AttemptResult {
 	ts := now.Unix()
 	sig, err := Sign(a.Secret, a.EventID, ts, a.Body)
 	if err != nil {
-		return webhook.WebhookAttemptResult{Status: engine.DeliveryFailed, Error: err.Error()}
+		return webhook.AttemptResult{Status: engine.DeliveryFailed, Error: err.Error()}
 	}
 	ctx, cancel := context.WithTimeout(ctx, Timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.URL, bytes.NewReader(a.Body))
 	if err != nil {
-		return webhook.WebhookAttemptResult{Status: engine.DeliveryFailed, Error: "bad endpoint address"}
+		return webhook.AttemptResult{Status: engine.DeliveryFailed, Error: "bad endpoint address"}
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "portal-webhooks/1")
@@ -179,11 +179,11 @@ func attempt(ctx context.Context, client *http.Client, a *webhook.WebhookAttempt
 		} else if errors.Is(err, context.DeadlineExceeded) {
 			msg = fmt.Sprintf("no answer within %s", Timeout)
 		}
-		return webhook.WebhookAttemptResult{Status: engine.DeliveryFailed, Error: msg}
+		return webhook.AttemptResult{Status: engine.DeliveryFailed, Error: msg}
 	}
 	defer resp.Body.Close()
 	snippet, _ := io.ReadAll(io.LimitReader(resp.Body, maxResponse))
-	res := webhook.WebhookAttemptResult{ResponseCode: resp.StatusCode, Snippet: string(snippet)}
+	res := webhook.AttemptResult{ResponseCode: resp.StatusCode, Snippet: string(snippet)}
 	switch {
 	case resp.StatusCode >= 200 && resp.StatusCode < 300:
 		res.Status = engine.DeliveryDelivered

@@ -136,16 +136,16 @@ func (e *env) endpoint(t *testing.T, orgID int64, url string, events ...string) 
 	if len(events) == 0 {
 		events = engine.WebhookEventTypes
 	}
-	ep, secret, err := webhook.Of(e.demo.Svc).CreateWebhookEndpoint(context.Background(), engine.CommandLine, orgID, webhook.WebhookEndpointInput{URL: url, Events: events})
+	ep, secret, err := webhook.Of(e.demo.Svc).CreateWebhookEndpoint(context.Background(), engine.CommandLine, orgID, webhook.EndpointInput{URL: url, Events: events})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return ep, secret
 }
 
-func (e *env) deliveries(t *testing.T, ep *engine.WebhookEndpoint) []webhook.WebhookDelivery {
+func (e *env) deliveries(t *testing.T, ep *engine.WebhookEndpoint) []webhook.Delivery {
 	t.Helper()
-	list, err := webhook.Of(e.demo.Svc).WebhookDeliveries(context.Background(), ep.OrganisationID, ep.ID, 50)
+	list, err := webhook.Of(e.demo.Svc).Deliveries(context.Background(), ep.OrganisationID, ep.ID, 50)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -237,7 +237,7 @@ func TestGoneDisablesTheEndpoint(t *testing.T) {
 		ep, _ := e.endpoint(t, 1, gone.srv.URL)
 		form := e.demo.Commit(alex)
 		e.work(t)
-		list, err := webhook.Of(e.demo.Svc).WebhookEndpoints(context.Background(), 1)
+		list, err := webhook.Of(e.demo.Svc).Endpoints(context.Background(), 1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -254,10 +254,10 @@ func TestGoneDisablesTheEndpoint(t *testing.T) {
 			t.Fatalf("a disabled endpoint got %d requests, want the one that disabled it", n)
 		}
 		active := true
-		if _, err := webhook.Of(e.demo.Svc).UpdateWebhookEndpoint(context.Background(), engine.CommandLine, 1, ep.ID, webhook.WebhookEndpointChange{Active: &active}); err != nil {
+		if _, err := webhook.Of(e.demo.Svc).UpdateWebhookEndpoint(context.Background(), engine.CommandLine, 1, ep.ID, webhook.EndpointChange{Active: &active}); err != nil {
 			t.Fatal(err)
 		}
-		if list, _ := webhook.Of(e.demo.Svc).WebhookEndpoints(context.Background(), 1); !list[0].Active || list[0].DisabledReason != "" {
+		if list, _ := webhook.Of(e.demo.Svc).Endpoints(context.Background(), 1); !list[0].Active || list[0].DisabledReason != "" {
 			t.Fatalf("re-activated: %+v", list[0])
 		}
 	})
@@ -349,14 +349,14 @@ func TestEndpointValidation(t *testing.T) {
 		e := newEnv(t, db)
 		cases := []struct {
 			name   string
-			in     webhook.WebhookEndpointInput
+			in     webhook.EndpointInput
 			fields []string
 		}{
-			{"http on a public host", webhook.WebhookEndpointInput{URL: "http://example.com/h", Events: []string{engine.EventPaymentSucceeded}}, []string{"url"}},
-			{"not absolute", webhook.WebhookEndpointInput{URL: "/hooks", Events: []string{engine.EventPaymentSucceeded}}, []string{"url"}},
-			{"ftp", webhook.WebhookEndpointInput{URL: "ftp://example.com/", Events: []string{engine.EventPaymentSucceeded}}, []string{"url"}},
-			{"unknown event", webhook.WebhookEndpointInput{URL: "https://example.com/h", Events: []string{"payment.lost"}}, []string{"events"}},
-			{"both", webhook.WebhookEndpointInput{URL: "", Events: nil}, []string{"url", "events"}},
+			{"http on a public host", webhook.EndpointInput{URL: "http://example.com/h", Events: []string{engine.EventPaymentSucceeded}}, []string{"url"}},
+			{"not absolute", webhook.EndpointInput{URL: "/hooks", Events: []string{engine.EventPaymentSucceeded}}, []string{"url"}},
+			{"ftp", webhook.EndpointInput{URL: "ftp://example.com/", Events: []string{engine.EventPaymentSucceeded}}, []string{"url"}},
+			{"unknown event", webhook.EndpointInput{URL: "https://example.com/h", Events: []string{"payment.lost"}}, []string{"events"}},
+			{"both", webhook.EndpointInput{URL: "", Events: nil}, []string{"url", "events"}},
 		}
 		for _, tc := range cases {
 			_, _, err := webhook.Of(e.demo.Svc).CreateWebhookEndpoint(context.Background(), engine.CommandLine, 1, tc.in)
@@ -371,7 +371,7 @@ func TestEndpointValidation(t *testing.T) {
 				}
 			}
 		}
-		if list, _ := webhook.Of(e.demo.Svc).WebhookEndpoints(context.Background(), 1); len(list) != 0 {
+		if list, _ := webhook.Of(e.demo.Svc).Endpoints(context.Background(), 1); len(list) != 0 {
 			t.Fatalf("invalid endpoints were stored: %+v", list)
 		}
 	})
@@ -385,7 +385,7 @@ func TestInvitationOpenedOnce(t *testing.T) {
 		recv := newReceiver(t, 200)
 		_, secret := e.endpoint(t, 1, recv.srv.URL, engine.EventInvitationOpened)
 		ctx := context.Background()
-		rep, err := invitation.Of(e.demo.Svc).CreateInvitations(ctx, engine.CommandLine, 1, invitation.InvitationRequest{PeriodID: engine.DemoPeriodID, UserKeys: []string{engine.DemoUserKey}})
+		rep, err := invitation.Of(e.demo.Svc).CreateInvitations(ctx, engine.CommandLine, 1, invitation.Request{PeriodID: engine.DemoPeriodID, UserKeys: []string{engine.DemoUserKey}})
 		if err != nil || len(rep.Created) != 1 {
 			t.Fatalf("invite: %+v, %v", rep, err)
 		}
@@ -461,7 +461,7 @@ func TestReplaySendsTheSameEvent(t *testing.T) {
 			t.Fatalf("after replaying the dead one: %+v", d[0])
 		}
 		off := false
-		if _, err := webhook.Of(e.demo.Svc).UpdateWebhookEndpoint(ctx, engine.CommandLine, 1, ep.ID, webhook.WebhookEndpointChange{Active: &off}); err != nil {
+		if _, err := webhook.Of(e.demo.Svc).UpdateWebhookEndpoint(ctx, engine.CommandLine, 1, ep.ID, webhook.EndpointChange{Active: &off}); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := webhook.Of(e.demo.Svc).ReplayWebhookDelivery(ctx, actor, 1, ep.ID, first.ID); engine.ErrorCode(err) != engine.CodeConflict {
@@ -501,8 +501,8 @@ func TestAllowedNetworks(t *testing.T) {
 		sealer := engine.WithSecretSealer(ring.Sealer("payment secrets"))
 		strict := engine.NewService(db, nil, sealer)
 		open := engine.NewService(db, nil, sealer, engine.WithWebhookNetworks(nets))
-		in := func(u string) webhook.WebhookEndpointInput {
-			return webhook.WebhookEndpointInput{URL: u, Events: []string{engine.EventPaymentSucceeded}}
+		in := func(u string) webhook.EndpointInput {
+			return webhook.EndpointInput{URL: u, Events: []string{engine.EventPaymentSucceeded}}
 		}
 		if _, _, err := webhook.Of(strict).CreateWebhookEndpoint(ctx, engine.CommandLine, 1, in("https://10.20.0.5/hooks")); engine.ErrorCode(err) != engine.CodeValidation {
 			t.Fatalf("private endpoint without the setting: %v", err)

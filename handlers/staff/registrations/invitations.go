@@ -113,7 +113,7 @@ func (s *Server) addInvitations(c echo.Context, m *views.StaffInvitationsModel, 
 	if err != nil {
 		return err
 	}
-	counts := map[invitation.InvitationState]int{}
+	counts := map[invitation.State]int{}
 	for _, inv := range list {
 		counts[inv.State]++
 		row := views.StaffInvitationRow{UserKey: inv.UserKey, Persons: strings.Join(inv.Persons, ", "), StateKey: string(inv.State),
@@ -130,11 +130,11 @@ func (s *Server) addInvitations(c echo.Context, m *views.StaffInvitationsModel, 
 }
 
 // invitationStates are the states in the order the page counts them.
-var invitationStates = []invitation.InvitationState{invitation.InvitationInvited, invitation.InvitationSent, invitation.InvitationOpened,
+var invitationStates = []invitation.State{invitation.InvitationInvited, invitation.InvitationSent, invitation.InvitationOpened,
 	invitation.InvitationRegistered, invitation.InvitationPaid, invitation.InvitationExpired, invitation.InvitationRevoked}
 
 // invitationStateLabel is how the page names a state.
-func invitationStateLabel(c echo.Context, st invitation.InvitationState) string {
+func invitationStateLabel(c echo.Context, st invitation.State) string {
 	switch st {
 	case invitation.InvitationSent:
 		return staffpage.StaffOpsTextIn(c).InvStateSent
@@ -164,7 +164,7 @@ func (s *Server) StaffSendInvitations(c echo.Context) error {
 	if err != nil {
 		return s.StaffErrorPage(c, http.StatusBadRequest, staffpage.StaffTextIn(c).Invalid)
 	}
-	req := invitation.InvitationRequest{PeriodID: periodID, Send: form.Mail}
+	req := invitation.Request{PeriodID: periodID, Send: form.Mail}
 	switch form.Whom {
 	case "all":
 		req.All = true
