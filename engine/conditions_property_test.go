@@ -42,10 +42,10 @@ func TestConditionalPathsProperty(t *testing.T) {
 }
 
 // randomDefinition makes a definition that passes import validation.
-func randomDefinition(t *testing.T, rng *rand.Rand) *definition.DefinitionSpec {
+func randomDefinition(t *testing.T, rng *rand.Rand) *definition.Spec {
 	t.Helper()
 	for attempt := 0; attempt < 1000; attempt++ {
-		spec := &definition.DefinitionSpec{Key: "membership", Name: "Random", Category: "MEMBERSHIP", OrganisationID: 1}
+		spec := &definition.Spec{Key: "membership", Name: "Random", Category: "MEMBERSHIP", OrganisationID: 1}
 		n := 3 + rng.IntN(6)
 		for i := range n - 1 {
 			s := definition.StepSpec{Name: fmt.Sprintf("s%d", i+1), Question: definition.Plain(fmt.Sprintf("Question %d", i+1))}
@@ -123,7 +123,7 @@ func ptrTo[T any](v T) *T { return &v }
 
 // walkRandomly registers a random selection of persons through the
 // definition and checks the properties (see TestConditionalPathsProperty).
-func walkRandomly(t *testing.T, f *fixture, rng *rand.Rand, spec *definition.DefinitionSpec) {
+func walkRandomly(t *testing.T, f *fixture, rng *rand.Rand, spec *definition.Spec) {
 	t.Helper()
 	var persons []int64
 	for _, p := range []int64{alex, sam, robin} {

@@ -264,7 +264,7 @@ func TestImportDefinitionVersions(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		seeded(t, db) // the organisation
-		parse := func(data string) *definition.DefinitionSpec {
+		parse := func(data string) *definition.Spec {
 			t.Helper()
 			spec, err := definition.ParseDefinition([]byte(data))
 			if err != nil {

@@ -127,7 +127,7 @@ func stripeAccountSwitch(t *testing.T, apiURL string, keepWebhookSecret bool) {
 		if err := db.NewSelect().Model(&p).Order("id DESC").Limit(1).Scan(t.Context()); err != nil {
 			t.Fatal(err)
 		}
-		if p.Account != payment.PaymentAccount(firstKey) || strings.Contains(p.Account, firstKey) {
+		if p.Account != payment.AccountOf(firstKey) || strings.Contains(p.Account, firstKey) {
 			t.Fatalf("payment account %q, want the first key's fingerprint", p.Account)
 		}
 

@@ -308,7 +308,7 @@ func yearReportTotals(ctx context.Context, svc *engine.Service, orgID int64) ([]
 		if err != nil {
 			return nil, err
 		}
-		sum := func(rows []report.ReportAmount) (n int64) {
+		sum := func(rows []report.Amount) (n int64) {
 			for _, a := range rows {
 				n += a.AmountMinor
 			}

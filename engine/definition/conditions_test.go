@@ -22,7 +22,7 @@ func compiled(t testing.TB, text string) *Definition {
 	return compiledSpec(t, spec)
 }
 
-func compiledSpec(t testing.TB, spec *DefinitionSpec) *Definition {
+func compiledSpec(t testing.TB, spec *Spec) *Definition {
 	t.Helper()
 	def := &engine.ProcessDefinition{ID: 1, Key: spec.Key}
 	ids := map[string]int64{}

@@ -17,8 +17,8 @@ import (
 	"portal/engine"
 )
 
-// DefinitionSpec is the import format of a process definition (YAML or JSON).
-type DefinitionSpec struct {
+// Spec is the import format of a process definition (YAML or JSON).
+type Spec struct {
 	Key            string     `json:"key" yaml:"key"`
 	Name           string     `json:"name" yaml:"name"`
 	Category       string     `json:"category" yaml:"category"`
@@ -26,7 +26,7 @@ type DefinitionSpec struct {
 	Steps          []StepSpec `json:"steps" yaml:"steps"`
 }
 
-// StepSpec is one step in a DefinitionSpec. OrderIndex defaults to the position (1-based).
+// StepSpec is one step in a Spec. OrderIndex defaults to the position (1-based).
 type StepSpec struct {
 	OrderIndex    int                 `json:"orderIndex,omitempty" yaml:"orderIndex,omitempty"`
 	Name          string              `json:"name" yaml:"name"`
@@ -103,7 +103,7 @@ type PriceSpec struct {
 
 // ParseDefinition reads a definition from YAML or JSON (JSON is valid YAML,
 // but decoding it as JSON first gives better error messages).
-func ParseDefinition(data []byte) (*DefinitionSpec, error) {
+func ParseDefinition(data []byte) (*Spec, error) {
 	return parseDefinition(data, 0)
 }
 
@@ -111,12 +111,12 @@ func ParseDefinition(data []byte) (*DefinitionSpec, error) {
 // admin API key's, a staff member's): the document's organisationId,
 // whatever it names or if it names none, is replaced by orgID before the
 // definition is checked.
-func ParseDefinitionFor(data []byte, orgID int64) (*DefinitionSpec, error) {
+func ParseDefinitionFor(data []byte, orgID int64) (*Spec, error) {
 	return parseDefinition(data, orgID)
 }
 
-func parseDefinition(data []byte, orgID int64) (*DefinitionSpec, error) {
-	var spec DefinitionSpec
+func parseDefinition(data []byte, orgID int64) (*Spec, error) {
+	var spec Spec
 	trimmed := strings.TrimSpace(string(data))
 	if strings.HasPrefix(trimmed, "{") {
 		dec := json.NewDecoder(strings.NewReader(trimmed))
@@ -143,7 +143,7 @@ func parseDefinition(data []byte, orgID int64) (*DefinitionSpec, error) {
 var stepNamePattern = regexp.MustCompile(`^[a-z][a-z0-9_]{0,62}$`)
 
 // Validate checks a definition before it is stored.
-func (d *DefinitionSpec) Validate() error {
+func (d *Spec) Validate() error {
 	var problems []string
 	add := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
 	if !stepNamePattern.MatchString(d.Key) {
@@ -255,7 +255,7 @@ func (d *DefinitionSpec) Validate() error {
 	return nil
 }
 
-func (d *DefinitionSpec) contentHash() string {
+func (d *Spec) contentHash() string {
 	b, _ := json.Marshal(d) // a struct of plain fields always marshals
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
@@ -270,13 +270,13 @@ type ImportResult struct {
 
 // ImportDefinition stores spec as a new version of its key, in one transaction.
 // Importing the same content again stores nothing.
-func ImportDefinition(ctx context.Context, db *bun.DB, spec *DefinitionSpec) (ImportResult, error) {
+func ImportDefinition(ctx context.Context, db *bun.DB, spec *Spec) (ImportResult, error) {
 	return importDefinition(ctx, db, spec, nil)
 }
 
 // importDefinition is ImportDefinition; audit, when set, runs in its
 // transaction once a new version is stored (the staff pages' import).
-func importDefinition(ctx context.Context, db *bun.DB, spec *DefinitionSpec, audit func(context.Context, bun.Tx, ImportResult) error) (ImportResult, error) {
+func importDefinition(ctx context.Context, db *bun.DB, spec *Spec, audit func(context.Context, bun.Tx, ImportResult) error) (ImportResult, error) {
 	var res ImportResult
 	if err := spec.Validate(); err != nil {
 		return res, err
@@ -332,7 +332,7 @@ func importDefinition(ctx context.Context, db *bun.DB, spec *DefinitionSpec, aud
 // definitionLanguages checks that every text of spec given per language
 // has each language its organisation enables, and returns the
 // organisation's default language, whose texts the steps' own columns hold.
-func definitionLanguages(ctx context.Context, db bun.IDB, spec *DefinitionSpec) (string, error) {
+func definitionLanguages(ctx context.Context, db bun.IDB, spec *Spec) (string, error) {
 	org := new(engine.Organisation)
 	if err := db.NewSelect().Model(org).Where("id = ?", spec.OrganisationID).Scan(ctx); err != nil {
 		return "", engine.NotFoundOr(err, "organisation")
@@ -457,7 +457,7 @@ func priceLabel(p *PriceSpec) Text {
 
 // missingLanguages names every text of spec that lacks one of the
 // languages (a plain text lacks none), for the import's refusal.
-func (d *DefinitionSpec) missingLanguages(languages []string) []string {
+func (d *Spec) missingLanguages(languages []string) []string {
 	var problems []string
 	check := func(where string, t Text) {
 		if miss := t.missing(languages); len(miss) > 0 {
@@ -478,8 +478,8 @@ func (d *DefinitionSpec) missingLanguages(languages []string) []string {
 
 type definitionCacheKey struct{}
 
-// DefinitionCache is the service's cache of parsed definition versions
+// Cache is the service's cache of parsed definition versions
 // (a version never changes once stored).
-func (s *Service) DefinitionCache() *definitionCache {
+func (s *Service) Cache() *definitionCache {
 	return s.SubjectState(definitionCacheKey{}, func() any { return new(definitionCache) }).(*definitionCache)
 }

@@ -27,7 +27,7 @@ const (
 // have; jumps go forwards; the last step is never left out; and no
 // condition always holds, which would leave a step unreachable. Every
 // message names the step and the condition.
-func (d *DefinitionSpec) validateConditions() []string {
+func (d *Spec) validateConditions() []string {
 	order := make([]*StepSpec, len(d.Steps))
 	for i := range d.Steps {
 		order[i] = &d.Steps[i]
@@ -315,7 +315,7 @@ func insertConditions(ctx context.Context, db bun.IDB, stepID int64, choices int
 // ExportDefinition returns a stored definition version in the import format,
 // conditions included; version 0 means the newest. Importing the result
 // again changes nothing.
-func ExportDefinition(ctx context.Context, db bun.IDB, orgID int64, key string, version int) (*DefinitionSpec, error) {
+func ExportDefinition(ctx context.Context, db bun.IDB, orgID int64, key string, version int) (*Spec, error) {
 	var head *engine.ProcessDefinition
 	var err error
 	if version == 0 {
@@ -337,7 +337,7 @@ func ExportDefinition(ctx context.Context, db bun.IDB, orgID int64, key string, 
 	for _, s := range def.Steps {
 		names[s.ID] = s.Name
 	}
-	spec := &DefinitionSpec{Key: def.Key, Name: def.Name, Category: def.Category, OrganisationID: def.OrganisationID}
+	spec := &Spec{Key: def.Key, Name: def.Name, Category: def.Category, OrganisationID: def.OrganisationID}
 	for _, s := range def.Steps {
 		texts, err := ParseTexts(s.Texts)
 		if err != nil {

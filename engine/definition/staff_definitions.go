@@ -15,9 +15,9 @@ import (
 // and an earlier version made the one new registrations use again
 // (SetDefinitionActive with DefinitionUse).
 
-// DefinitionVersion loads one version of the organisation's with its steps
+// Version loads one version of the organisation's with its steps
 // and their options.
-func (s *Service) DefinitionVersion(ctx context.Context, orgID, id int64) (_ *engine.ProcessDefinition, err error) {
+func (s *Service) Version(ctx context.Context, orgID, id int64) (_ *engine.ProcessDefinition, err error) {
 	defer engine.ClassifyUnavailable(&err)
 	def, err := LoadDefinition(ctx, s.DB(), id)
 	if err != nil {
@@ -31,7 +31,7 @@ func (s *Service) DefinitionVersion(ctx context.Context, orgID, id int64) (_ *en
 
 // StaffImportDefinition stores spec as a new version for the organisation
 // (whatever organisation the document names), audited.
-func (s *Service) StaffImportDefinition(ctx context.Context, actor engine.Actor, orgID int64, spec *DefinitionSpec) (ImportResult, error) {
+func (s *Service) StaffImportDefinition(ctx context.Context, actor engine.Actor, orgID int64, spec *Spec) (ImportResult, error) {
 	spec.OrganisationID = orgID
 	return importDefinition(ctx, s.DB(), spec, func(ctx context.Context, tx bun.Tx, res ImportResult) error {
 		if res.Unchanged {

@@ -14,15 +14,15 @@ import (
 // newest active version of its period's definition key; registrations
 // already started stay on theirs whatever happens to it.
 
-// DefinitionVersion is one stored version with how many registrations use it.
-type DefinitionVersion struct {
+// Version is one stored version with how many registrations use it.
+type Version struct {
 	engine.ProcessDefinition
 	Registrations int
 }
 
-// DefinitionVersions lists orgID's definition versions, of one key or of
+// Versions lists orgID's definition versions, of one key or of
 // all ("" key), by key and version.
-func (s *Service) DefinitionVersions(ctx context.Context, orgID int64, key string) (out []DefinitionVersion, err error) {
+func (s *Service) Versions(ctx context.Context, orgID int64, key string) (out []Version, err error) {
 	defer engine.ClassifyUnavailable(&err)
 	var defs []engine.ProcessDefinition
 	q := s.DB().NewSelect().Model(&defs).Where("organisation_id = ?", orgID).Order("key ASC", "version ASC")
@@ -44,20 +44,20 @@ func (s *Service) DefinitionVersions(ctx context.Context, orgID int64, key strin
 	for _, c := range counts {
 		used[c.DefinitionID] = c.N
 	}
-	out = make([]DefinitionVersion, 0, len(defs))
+	out = make([]Version, 0, len(defs))
 	for _, d := range defs {
-		out = append(out, DefinitionVersion{ProcessDefinition: d, Registrations: used[d.ID]})
+		out = append(out, Version{ProcessDefinition: d, Registrations: used[d.ID]})
 	}
 	return out, nil
 }
 
-// DefinitionActivation is what SetDefinitionActive does to a version.
-type DefinitionActivation int
+// Activation is what SetDefinitionActive does to a version.
+type Activation int
 
 const (
 	// DefinitionActivate makes the version active; the other versions keep
 	// theirs (the admin API's .../activate).
-	DefinitionActivate DefinitionActivation = iota
+	DefinitionActivate Activation = iota
 	// DefinitionDeactivate makes it inactive (the admin API's .../deactivate).
 	DefinitionDeactivate
 	// DefinitionUse makes it the version new registrations of its key start
@@ -67,9 +67,9 @@ const (
 	DefinitionUse
 )
 
-// DefinitionRef names one version of an organisation's: by its id, or
+// Ref names one version of an organisation's: by its id, or
 // (ID 0) by key and version number.
-type DefinitionRef struct {
+type Ref struct {
 	ID      int64
 	Key     string
 	Version int
@@ -79,7 +79,7 @@ type DefinitionRef struct {
 // orgID's definitions, audited as actor's. Deactivating the last active
 // version of a key that an open period uses is refused (conflict): its new
 // registrations would have no definition to start on.
-func (s *Service) SetDefinitionActive(ctx context.Context, actor engine.Actor, orgID int64, ref DefinitionRef, change DefinitionActivation) (v *DefinitionVersion, err error) {
+func (s *Service) SetDefinitionActive(ctx context.Context, actor engine.Actor, orgID int64, ref Ref, change Activation) (v *Version, err error) {
 	defer engine.ClassifyUnavailable(&err)
 	err = engine.InTx(ctx, s.DB(), func(ctx context.Context, tx bun.Tx) error {
 		def := new(engine.ProcessDefinition)
@@ -129,7 +129,7 @@ func (s *Service) SetDefinitionActive(ctx context.Context, actor engine.Actor, o
 		if err != nil {
 			return fmt.Errorf("count registrations: %w", err)
 		}
-		v = &DefinitionVersion{ProcessDefinition: *def, Registrations: int(n)}
+		v = &Version{ProcessDefinition: *def, Registrations: int(n)}
 		return nil
 	})
 	return v, err

@@ -25,14 +25,14 @@ import (
 // Stripe account's keys); providers without accounts (bank transfer, the
 // test gateway) do not implement it.
 type AccountHolder interface {
-	// Account identifies the credentials (PaymentAccount), never them.
+	// Account identifies the credentials (AccountOf), never them.
 	Account() string
 }
 
-// PaymentAccount is the account identifier of a provider's credentials: a
+// AccountOf is the account identifier of a provider's credentials: a
 // fingerprint of the secret key (its SHA-256, shortened), which names the
 // credentials without revealing them.
-func PaymentAccount(secretKey string) string {
+func AccountOf(secretKey string) string {
 	if secretKey == "" {
 		return ""
 	}
@@ -139,7 +139,7 @@ func (s *Service) RetireStripeCredentials(ctx context.Context, tx bun.Tx, old, n
 	if err != nil || exists {
 		return err
 	}
-	r := &RetiredPaymentAccount{OrganisationID: old.OrganisationID, Provider: StripeProvider, Account: PaymentAccount(key),
+	r := &RetiredPaymentAccount{OrganisationID: old.OrganisationID, Provider: StripeProvider, Account: AccountOf(key),
 		StripeSecretKeySealed: old.StripeSecretKeySealed, StripeWebhookSecretSealed: old.StripeWebhookSecretSealed, RetiredAt: next.UpdatedAt}
 	if _, err := tx.NewInsert().Model(r).Exec(ctx); err != nil {
 		return fmt.Errorf("keep earlier Stripe credentials: %w", err)

@@ -177,7 +177,7 @@ func (s *Service) Quote(ctx context.Context, userKey, processID string) (_ Quote
 		}
 		return q, nil
 	}
-	def, err := definition.Of(s.Service).DefinitionCache().Get(ctx, s.DB(), inst.DefinitionID)
+	def, err := definition.Of(s.Service).Cache().Get(ctx, s.DB(), inst.DefinitionID)
 	if err != nil {
 		return Quote{}, err
 	}

@@ -21,7 +21,7 @@ func (s *Service) formFor(ctx context.Context, db bun.IDB, inst *engine.ProcessI
 // linked persons' statuses in the period, and the instance's selected
 // persons and answers (state); each nil is read here.
 func (s *Service) formFrom(ctx context.Context, db bun.IDB, inst *engine.ProcessInstance, persons []engine.Person, statuses map[int64]string, state *questionState) (*Form, error) {
-	def, err := definition.Of(s.Service).DefinitionCache().Get(ctx, db, inst.DefinitionID)
+	def, err := definition.Of(s.Service).Cache().Get(ctx, db, inst.DefinitionID)
 	if err != nil {
 		return nil, err
 	}

@@ -23,7 +23,7 @@ func (s *Service) loadOpen(ctx context.Context, db bun.IDB, userKey, processID s
 	if err := checkOpen(inst); err != nil {
 		return nil, nil, err
 	}
-	def, err := definition.Of(s.Service).DefinitionCache().Get(ctx, db, inst.DefinitionID)
+	def, err := definition.Of(s.Service).Cache().Get(ctx, db, inst.DefinitionID)
 	if err != nil {
 		return nil, nil, err
 	}

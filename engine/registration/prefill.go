@@ -59,7 +59,7 @@ func (s *Service) prefillFromLastSeason(ctx context.Context, tx bun.IDB, inst *e
 		if !ok {
 			continue
 		}
-		old, err := definition.Of(s.Service).DefinitionCache().Get(ctx, tx, e.DefinitionID)
+		old, err := definition.Of(s.Service).Cache().Get(ctx, tx, e.DefinitionID)
 		if err != nil {
 			return nil, err
 		}

@@ -120,7 +120,7 @@ func (s *Service) nextQuestion(ctx context.Context, userKey string, in NextInput
 	if err := checkOpen(inst); err != nil {
 		return nil, true, err
 	}
-	def, err := definition.Of(s.Service).DefinitionCache().Get(ctx, s.DB(), inst.DefinitionID)
+	def, err := definition.Of(s.Service).Cache().Get(ctx, s.DB(), inst.DefinitionID)
 	if err != nil {
 		return nil, true, err
 	}

@@ -33,7 +33,7 @@ func (s *Service) Reset(ctx context.Context, userKey, processID string) (_ *Form
 			return err
 		}
 		orgID = inst.OrganisationID
-		def, err := definition.Of(s.Service).DefinitionCache().Get(ctx, tx, inst.DefinitionID)
+		def, err := definition.Of(s.Service).Cache().Get(ctx, tx, inst.DefinitionID)
 		if err != nil {
 			return err
 		}
@@ -121,7 +121,7 @@ func (s *Service) resetOpen(ctx context.Context, userKey, processID string) (*Fo
 	if inst.Status == engine.StateDone || engine.Finished(inst.Status) {
 		return nil, false, nil
 	}
-	def, err := definition.Of(s.Service).DefinitionCache().Get(ctx, s.DB(), inst.DefinitionID)
+	def, err := definition.Of(s.Service).Cache().Get(ctx, s.DB(), inst.DefinitionID)
 	if err != nil {
 		return nil, true, err
 	}

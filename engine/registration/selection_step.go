@@ -80,7 +80,7 @@ func (s *Service) nextSelection(ctx context.Context, userKey string, in NextInpu
 	if err := checkOpen(inst); err != nil {
 		return nil, true, err
 	}
-	def, err := definition.Of(s.Service).DefinitionCache().Get(ctx, s.DB(), inst.DefinitionID)
+	def, err := definition.Of(s.Service).Cache().Get(ctx, s.DB(), inst.DefinitionID)
 	if err != nil {
 		return nil, true, err
 	}

@@ -54,10 +54,10 @@ type YearReport struct {
 	PaidMinor  int64
 	// ByType and ByRule split PaidMinor by membership type and by price
 	// rule; each adds up to PaidMinor.
-	ByType, ByRule []ReportAmount
+	ByType, ByRule []Amount
 	// ByMethod is the money per payment method (provider), in the order
 	// of the most received first.
-	ByMethod []ReportMethod
+	ByMethod []Method
 	// ReceivedMinor adds up ByMethod's received money; PartialMinor is
 	// the part of it that open (or cancelled) orders' part payments
 	// brought, from PartialOrders orders.
@@ -71,12 +71,12 @@ type YearReport struct {
 	OpenOrders       int
 	OutstandingMinor int64
 	// MembersByType and MembersByAge count the period's memberships.
-	MembersByType, MembersByAge   []ReportMembers
+	MembersByType, MembersByAge   []Members
 	ActiveMembers, PendingMembers int
 }
 
-// ReportAmount is one row of a breakdown of the paid orders.
-type ReportAmount struct {
+// Amount is one row of a breakdown of the paid orders.
+type Amount struct {
 	// Key is the membership type's code or the price rule's code; ""
 	// for the lines of the whole order (ByType).
 	Key string
@@ -91,8 +91,8 @@ type ReportAmount struct {
 	AmountMinor int64
 }
 
-// ReportMethod is the money of one payment method.
-type ReportMethod struct {
+// Method is the money of one payment method.
+type Method struct {
 	Provider string
 	// Payments counts the succeeded attempts and the part payments.
 	Payments                                    int
@@ -100,10 +100,10 @@ type ReportMethod struct {
 }
 
 // NetMinor is what the method brought and the club keeps.
-func (m ReportMethod) NetMinor() int64 { return m.ReceivedMinor - m.RefundedMinor - m.OwedBackMinor }
+func (m Method) NetMinor() int64 { return m.ReceivedMinor - m.RefundedMinor - m.OwedBackMinor }
 
-// ReportMembers counts memberships of a type or an age group.
-type ReportMembers struct {
+// Members counts memberships of a type or an age group.
+type Members struct {
 	// Key is the type's code, or the age group's index in AgeGroups.
 	Key             string
 	Name            string
@@ -190,10 +190,10 @@ func (s *Service) reportPaidOrders(ctx context.Context, r *YearReport, orgID int
 	// Rows in the order of the setup (types by id, rules by id), then
 	// what the setup no longer has, in the order met.
 	for _, t := range types {
-		r.ByType = append(r.ByType, ReportAmount{Key: t.Code, Name: t.Name, Texts: t.NameTexts})
+		r.ByType = append(r.ByType, Amount{Key: t.Code, Name: t.Name, Texts: t.NameTexts})
 	}
 	for _, pr := range rules {
-		r.ByRule = append(r.ByRule, ReportAmount{Key: pr.Code, Name: pr.Label, Texts: pr.LabelTexts, Kind: string(pr.Kind)})
+		r.ByRule = append(r.ByRule, Amount{Key: pr.Code, Name: pr.Label, Texts: pr.LabelTexts, Kind: string(pr.Kind)})
 	}
 	typeByID := map[int64]engine.MembershipType{}
 	for _, t := range types {
@@ -208,9 +208,9 @@ func (s *Service) reportPaidOrders(ctx context.Context, r *YearReport, orgID int
 				key, name = t.Code, t.Name
 			}
 		}
-		addAmount(&r.ByType, ReportAmount{Key: key, Name: name}, l.AmountMinor)
+		addAmount(&r.ByType, Amount{Key: key, Name: name}, l.AmountMinor)
 		label, _, _ := strings.Cut(l.Description, " – ")
-		addAmount(&r.ByRule, ReportAmount{Key: l.Code, Name: label, Kind: l.Kind}, l.AmountMinor)
+		addAmount(&r.ByRule, Amount{Key: l.Code, Name: label, Kind: l.Kind}, l.AmountMinor)
 	}
 	if err := s.optionTexts(ctx, orgID, r); err != nil {
 		return err
@@ -218,7 +218,7 @@ func (s *Service) reportPaidOrders(ctx context.Context, r *YearReport, orgID int
 	if rest := r.PaidMinor - sum; rest != 0 {
 		// Orders without lines (made before lines were stored): counted,
 		// under a row of their own, so that the breakdowns still add up.
-		unitemised := ReportAmount{Key: "-", Kind: "-"}
+		unitemised := Amount{Key: "-", Kind: "-"}
 		addAmount(&r.ByType, unitemised, rest)
 		addAmount(&r.ByRule, unitemised, rest)
 	}
@@ -268,8 +268,8 @@ func (s *Service) optionTexts(ctx context.Context, orgID int64, r *YearReport) e
 
 // addAmount adds one line to the row of rows whose key is a's (a new row
 // at the end when none has it).
-func addAmount(rows *[]ReportAmount, a ReportAmount, amount int64) {
-	i := slices.IndexFunc(*rows, func(x ReportAmount) bool { return x.Key == a.Key })
+func addAmount(rows *[]Amount, a Amount, amount int64) {
+	i := slices.IndexFunc(*rows, func(x Amount) bool { return x.Key == a.Key })
 	if i < 0 {
 		*rows = append(*rows, a)
 		i = len(*rows) - 1
@@ -305,10 +305,10 @@ func (s *Service) reportMoney(ctx context.Context, r *YearReport, orgID int64) e
 		OrderExpr("e.id").Scan(ctx, &parts); err != nil {
 		return fmt.Errorf("load part payments: %w", err)
 	}
-	method := func(provider string) *ReportMethod {
-		i := slices.IndexFunc(r.ByMethod, func(m ReportMethod) bool { return m.Provider == provider })
+	method := func(provider string) *Method {
+		i := slices.IndexFunc(r.ByMethod, func(m Method) bool { return m.Provider == provider })
 		if i < 0 {
-			r.ByMethod = append(r.ByMethod, ReportMethod{Provider: provider})
+			r.ByMethod = append(r.ByMethod, Method{Provider: provider})
 			i = len(r.ByMethod) - 1
 		}
 		return &r.ByMethod[i]
@@ -337,7 +337,7 @@ func (s *Service) reportMoney(ctx context.Context, r *YearReport, orgID int64) e
 		partOrders[p.OrderID] = true
 	}
 	r.PartialOrders = len(partOrders)
-	slices.SortStableFunc(r.ByMethod, func(a, b ReportMethod) int {
+	slices.SortStableFunc(r.ByMethod, func(a, b Method) int {
 		switch {
 		case a.ReceivedMinor > b.ReceivedMinor:
 			return -1
@@ -369,16 +369,16 @@ func (s *Service) reportMembers(ctx context.Context, r *YearReport, types []engi
 		return fmt.Errorf("count members: %w", err)
 	}
 	for _, t := range types {
-		r.MembersByType = append(r.MembersByType, ReportMembers{Key: t.Code, Name: t.Name, Texts: t.NameTexts})
+		r.MembersByType = append(r.MembersByType, Members{Key: t.Code, Name: t.Name, Texts: t.NameTexts})
 	}
 	for i, g := range staff.AgeGroups {
-		r.MembersByAge = append(r.MembersByAge, ReportMembers{Key: fmt.Sprint(i), Name: g.Name})
+		r.MembersByAge = append(r.MembersByAge, Members{Key: fmt.Sprint(i), Name: g.Name})
 	}
 	typeIndex := map[int64]int{}
 	for i, t := range types {
 		typeIndex[t.ID] = i
 	}
-	count := func(row *ReportMembers, st engine.MembershipStatus) {
+	count := func(row *Members, st engine.MembershipStatus) {
 		if st == engine.MembershipActive {
 			row.Active++
 		} else {

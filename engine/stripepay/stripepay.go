@@ -64,7 +64,7 @@ func New(cfg Config) (*Provider, error) {
 	return &Provider{
 		client:        stripe.NewClient(cfg.SecretKey, stripe.WithBackends(stripe.NewBackendsWithConfig(bc))),
 		webhookSecret: cfg.WebhookSecret,
-		account:       payment.PaymentAccount(cfg.SecretKey),
+		account:       payment.AccountOf(cfg.SecretKey),
 	}, nil
 }
 

@@ -28,14 +28,14 @@ type DefinitionVersionDTO struct {
 	Registrations int       `json:"registrations"`
 }
 
-func definitionVersionDTO(v definition.DefinitionVersion) DefinitionVersionDTO {
+func definitionVersionDTO(v definition.Version) DefinitionVersionDTO {
 	return DefinitionVersionDTO{ID: v.ID, Key: v.Key, Name: v.Name, Category: v.Category, Version: v.Version, Active: v.Active,
 		CreatedAt: v.CreatedAt, Registrations: v.Registrations}
 }
 
 // listDefinitions answers GET /api/admin/definitions[?key=K].
 func (s *Server) listDefinitions(c echo.Context) error {
-	list, err := definition.Of(s.engine).DefinitionVersions(c.Request().Context(), keyOf(c).OrganisationID, c.QueryParam("key"))
+	list, err := definition.Of(s.engine).Versions(c.Request().Context(), keyOf(c).OrganisationID, c.QueryParam("key"))
 	if err != nil {
 		return err
 	}
@@ -77,13 +77,13 @@ func (s *Server) exportDefinitionVersion(c echo.Context) error {
 
 // setDefinitionActive answers POST /api/admin/definitions/:key/versions/:version/activate
 // and .../deactivate.
-func (s *Server) setDefinitionActive(change definition.DefinitionActivation) echo.HandlerFunc {
+func (s *Server) setDefinitionActive(change definition.Activation) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		version, err := definitionVersionParam(c)
 		if err != nil {
 			return err
 		}
-		ref := definition.DefinitionRef{Key: c.Param("key"), Version: version}
+		ref := definition.Ref{Key: c.Param("key"), Version: version}
 		v, err := definition.Of(s.engine).SetDefinitionActive(c.Request().Context(), apiActor(c), keyOf(c).OrganisationID, ref, change)
 		if err != nil {
 			return err

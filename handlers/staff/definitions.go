@@ -42,12 +42,12 @@ func (s *Server) staffDefinitionsPage(c echo.Context) error {
 func (s *Server) renderDefinitions(c echo.Context, status int, uploadError string) error {
 	ctx := c.Request().Context()
 	u := staffpage.StaffUserOf(c)
-	versions, err := definition.Of(s.engine).DefinitionVersions(ctx, u.OrganisationID, "")
+	versions, err := definition.Of(s.engine).Versions(ctx, u.OrganisationID, "")
 	if err != nil {
 		return s.StaffEngineError(c, err)
 	}
 	// By key, newest version first: the first active one of a key is in use.
-	slices.SortStableFunc(versions, func(a, b definition.DefinitionVersion) int {
+	slices.SortStableFunc(versions, func(a, b definition.Version) int {
 		return cmp.Or(cmp.Compare(a.Key, b.Key), cmp.Compare(b.Version, a.Version))
 	})
 	base := server.OrganisationPath(c, server.StaffPrefix+server.StaffDefinitionsPath)
@@ -67,7 +67,7 @@ func (s *Server) renderDefinitions(c echo.Context, status int, uploadError strin
 		m.Versions = append(m.Versions, row)
 	}
 	if show != 0 {
-		def, err := definition.Of(s.engine).DefinitionVersion(ctx, u.OrganisationID, show)
+		def, err := definition.Of(s.engine).Version(ctx, u.OrganisationID, show)
 		if err != nil {
 			return s.StaffEngineError(c, err)
 		}
@@ -158,7 +158,7 @@ func (s *Server) staffActivateDefinition(c echo.Context) error {
 	if !proceed {
 		return err
 	}
-	if _, err := definition.Of(s.engine).SetDefinitionActive(c.Request().Context(), u.Actor(), u.OrganisationID, definition.DefinitionRef{ID: id}, definition.DefinitionUse); err != nil {
+	if _, err := definition.Of(s.engine).SetDefinitionActive(c.Request().Context(), u.Actor(), u.OrganisationID, definition.Ref{ID: id}, definition.DefinitionUse); err != nil {
 		return s.StaffEngineError(c, err)
 	}
 	return c.Redirect(http.StatusSeeOther, server.OrganisationPath(c, server.StaffPrefix+server.StaffDefinitionsPath+"?done="+flashDefActivated))

@@ -73,7 +73,7 @@ func yearReportDoc(c echo.Context, club string, r *report.YearReport, now time.T
 			{Label: t.Outstanding, Cells: []yearreport.Cell{count(r.OpenOrders), money(r.OutstandingMinor)}},
 		}})
 
-	amounts := func(id, title, first string, rows []report.ReportAmount) yearreport.Table {
+	amounts := func(id, title, first string, rows []report.Amount) yearreport.Table {
 		tb := yearreport.Table{ID: id, Title: title, Columns: []string{first, t.Lines, t.Amount}}
 		lines := 0
 		for _, a := range rows {
@@ -101,7 +101,7 @@ func yearReportDoc(c echo.Context, club string, r *report.YearReport, now time.T
 		money(r.OwedBackMinor), money(r.IncomeMinor)}}
 	d.Tables = append(d.Tables, methods)
 
-	members := func(id, title string, rows []report.ReportMembers, label func(i int, m report.ReportMembers) string) yearreport.Table {
+	members := func(id, title string, rows []report.Members, label func(i int, m report.Members) string) yearreport.Table {
 		tb := yearreport.Table{ID: id, Title: title, Columns: []string{t.Item, t.Active, t.Pending, t.Members}}
 		for i, m := range rows {
 			tb.Rows = append(tb.Rows, yearreport.Row{Label: label(i, m), Cells: []yearreport.Cell{count(m.Active), count(m.Pending), count(m.Active + m.Pending)}})
@@ -110,8 +110,8 @@ func yearReportDoc(c echo.Context, club string, r *report.YearReport, now time.T
 		return tb
 	}
 	d.Tables = append(d.Tables,
-		members("members-by-type", t.MembersByType, r.MembersByType, func(_ int, m report.ReportMembers) string { return m.Texts.In(code, m.Name) }),
-		members("members-by-age", t.MembersByAge, r.MembersByAge, func(i int, _ report.ReportMembers) string { return staffpage.AgeGroupLabel(c, i) }))
+		members("members-by-type", t.MembersByType, r.MembersByType, func(_ int, m report.Members) string { return m.Texts.In(code, m.Name) }),
+		members("members-by-age", t.MembersByAge, r.MembersByAge, func(i int, _ report.Members) string { return staffpage.AgeGroupLabel(c, i) }))
 	return d
 }
 
