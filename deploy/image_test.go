@@ -34,6 +34,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/handlers/members/formclient"
 	"portal/relay/hashlink"
 )
 
@@ -604,27 +605,11 @@ func (m *member) call(t *testing.T, method, url string, body any, want int) []by
 	return raw
 }
 
-// form is the part of the form API's FormDTO the test reads.
-type form struct {
-	ProcessID    string   `json:"processId"`
-	Step         int      `json:"step"`
-	ProcessState string   `json:"processState"`
-	QuestionType *string  `json:"questionType"`
-	Options      []string `json:"options"`
-	People       []struct {
-		ID        int64  `json:"id"`
-		Hide      bool   `json:"hide"`
-		CanSelect bool   `json:"canSelect"`
-		Status    string `json:"status"`
-	} `json:"people"`
-	PaymentURL *string `json:"paymentUrl"`
-}
-
 // registerAndPay takes the household through the demo's form on the JSON
 // API and pays at the test gateway, as the member's browser would.
 func registerAndPay(t *testing.T, m *member, base string) {
 	t.Helper()
-	var f form
+	var f formclient.Form
 	if err := json.Unmarshal(m.call(t, http.MethodGet, base+"/api/forms/membership/1?userKey="+url.QueryEscape(m.key), nil, http.StatusCreated), &f); err != nil {
 		t.Fatal(err)
 	}
@@ -648,7 +633,7 @@ func registerAndPay(t *testing.T, m *member, base string) {
 		people = nil
 		for i, p := range f.People {
 			if !p.Hide && f.QuestionType != nil {
-				people = append(people, map[string]any{"id": p.ID, "answer": answerFor(f, i)})
+				people = append(people, map[string]any{"id": p.ID, "answer": formclient.DemoAnswer(f, i)})
 			}
 		}
 	}
@@ -696,28 +681,12 @@ func (m *member) redirect(t *testing.T, method, target string, form url.Values) 
 	return loc
 }
 
-// answerFor gives a valid answer to any question of the demo definition.
-func answerFor(f form, i int) string {
-	switch *f.QuestionType {
-	case "TXT":
-		return "0612345678"
-	case "DRP", "RDO", "SEL":
-		return f.Options[0]
-	case "ONE":
-		if i == 0 {
-			return "1"
-		}
-		return "0"
-	}
-	return "1"
-}
-
 // readRegistered loads the household's form on base with its session: a
 // paid registration is finished, so a new one starts (201; 200 when an
 // earlier read started it) in which every person shows Registered.
 func readRegistered(t *testing.T, m *member, base string, want int) {
 	t.Helper()
-	var f form
+	var f formclient.Form
 	if err := json.Unmarshal(m.call(t, http.MethodGet, base+"/api/forms/membership/1?userKey="+url.QueryEscape(m.key), nil, want), &f); err != nil {
 		t.Fatal(err)
 	}

@@ -47,6 +47,7 @@ import (
 	"time"
 
 	"portal/engine"
+	"portal/handlers/members/formclient"
 )
 
 const secret = "bench-hash-secret-0123456789"
@@ -328,43 +329,13 @@ func (m *member) call(method, path string, body any, want int) (*http.Response, 
 	return res, raw, took, nil
 }
 
-type formDTO struct {
-	ProcessID    string  `json:"processId"`
-	Step         int     `json:"step"`
-	ProcessState string  `json:"processState"`
-	QuestionType *string `json:"questionType"`
-	Options      []string
-	People       []struct {
-		ID        int64 `json:"id"`
-		Hide      bool  `json:"hide"`
-		CanSelect bool  `json:"canSelect"`
-	} `json:"people"`
-	PaymentURL *string `json:"paymentUrl"`
-}
-
-// answerFor gives a valid answer for any question of the demo definition.
-func answerFor(f formDTO, i int) string {
-	switch *f.QuestionType {
-	case "TXT":
-		return "0612345678"
-	case "DRP", "RDO", "SEL":
-		return f.Options[0]
-	case "ONE":
-		if i == 0 {
-			return "1"
-		}
-		return "0"
-	}
-	return "1"
-}
-
 // transport keeps a connection per member open; the default keeps only two
 // idle connections per host, and re-dialling would measure TCP set-up instead.
 var transport = &http.Transport{MaxIdleConns: 1024, MaxIdleConnsPerHost: 1024, IdleConnTimeout: time.Minute}
 
 // signIn signs key in with its hash link's hash and loads its new
 // registration; people are the persons it can select.
-func signIn(base, key string) (m *member, f formDTO, people []map[string]any, err error) {
+func signIn(base, key string) (m *member, f formclient.Form, people []map[string]any, err error) {
 	jar, _ := cookiejar.New(nil)
 	m = &member{base: base, client: &http.Client{Jar: jar, Timeout: 15 * time.Second, Transport: transport,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
@@ -443,7 +414,7 @@ func flow(base, key string, think time.Duration) ([]sample, error) {
 }
 
 // next posts people's answers to f's step and returns the next form.
-func (m *member) next(f formDTO, people []map[string]any) (formDTO, sample, error) {
+func (m *member) next(f formclient.Form, people []map[string]any) (formclient.Form, sample, error) {
 	res, raw, took, err := m.call(http.MethodPost, "/api/forms/next", map[string]any{"processId": f.ProcessID, "step": f.Step, "people": people}, 200)
 	if err != nil {
 		return f, sample{}, err
@@ -454,7 +425,7 @@ func (m *member) next(f formDTO, people []map[string]any) (formDTO, sample, erro
 		s.handler, _ = strconv.Atoi(mt[2])
 		s.tx, _ = strconv.Atoi(mt[3])
 	}
-	var next formDTO
+	var next formclient.Form
 	if err := json.Unmarshal(raw, &next); err != nil {
 		return f, s, err
 	}
@@ -463,11 +434,11 @@ func (m *member) next(f formDTO, people []map[string]any) (formDTO, sample, erro
 }
 
 // answersTo gives a valid answer of every person the question asks.
-func answersTo(f formDTO) []map[string]any {
+func answersTo(f formclient.Form) []map[string]any {
 	var people []map[string]any
 	for i, p := range f.People {
 		if !p.Hide && f.QuestionType != nil {
-			people = append(people, map[string]any{"id": p.ID, "answer": answerFor(f, i)})
+			people = append(people, map[string]any{"id": p.ID, "answer": formclient.DemoAnswer(f, i)})
 		}
 	}
 	return people

@@ -20,6 +20,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/handlers/members/formclient"
 	"portal/handlers/server"
 )
 
@@ -198,7 +199,7 @@ func upgradeFrom(t *testing.T, old, databaseURL string) {
 	for key, want := range map[string]string{"demo-1": "INIT Registered", "demo-2": "DONE", "demo-3": "RUNNING"} {
 		m := signInMember(t, base, key)
 		res := m.do(t, http.MethodGet, "/api/forms/membership/1?userKey="+url.QueryEscape(key), nil)
-		var f formReply
+		var f formclient.Form
 		err := json.NewDecoder(res.Body).Decode(&f)
 		res.Body.Close()
 		if err != nil || res.StatusCode != http.StatusOK && res.StatusCode != http.StatusCreated {
@@ -283,22 +284,6 @@ type apiMember struct {
 	client *http.Client
 }
 
-// formReply is what the form API answers, as far as the test reads it.
-type formReply struct {
-	ProcessID    string   `json:"processId"`
-	Step         int      `json:"step"`
-	ProcessState string   `json:"processState"`
-	QuestionType *string  `json:"questionType"`
-	Options      []string `json:"options"`
-	People       []struct {
-		ID        int64  `json:"id"`
-		Hide      bool   `json:"hide"`
-		CanSelect bool   `json:"canSelect"`
-		Status    string `json:"status"`
-	} `json:"people"`
-	PaymentURL *string `json:"paymentUrl"`
-}
-
 // signInMember signs key in with POST /api/auth/external-login, which
 // every release has: the hash is md5(secret + user key).
 func signInMember(t *testing.T, base, key string) *apiMember {
@@ -338,7 +323,7 @@ func (m *apiMember) do(t *testing.T, method, path string, body any) *http.Respon
 	return res
 }
 
-func (m *apiMember) form(t *testing.T, method, path string, body any, want int) formReply {
+func (m *apiMember) form(t *testing.T, method, path string, body any, want int) formclient.Form {
 	t.Helper()
 	res := m.do(t, method, path, body)
 	defer res.Body.Close()
@@ -346,7 +331,7 @@ func (m *apiMember) form(t *testing.T, method, path string, body any, want int) 
 	if res.StatusCode != want {
 		t.Fatalf("%s %s: %d, want %d\n%s", method, path, res.StatusCode, want, raw)
 	}
-	var f formReply
+	var f formclient.Form
 	if err := json.Unmarshal(raw, &f); err != nil {
 		t.Fatalf("%s %s: %v\n%s", method, path, err, raw)
 	}
@@ -371,7 +356,7 @@ func registerThroughAPI(t *testing.T, base, key string, steps int) (m *apiMember
 		people = nil
 		for i, p := range f.People {
 			if !p.Hide && f.QuestionType != nil {
-				people = append(people, map[string]any{"id": p.ID, "answer": demoAnswer(f, i)})
+				people = append(people, map[string]any{"id": p.ID, "answer": formclient.DemoAnswer(f, i)})
 			}
 		}
 	}
@@ -383,23 +368,6 @@ func registerThroughAPI(t *testing.T, base, key string, steps int) (m *apiMember
 		t.Fatal(err)
 	}
 	return m, u.RequestURI()
-}
-
-// demoAnswer is a valid answer of the demo definition's questions, in the
-// form both API versions take.
-func demoAnswer(f formReply, i int) string {
-	switch *f.QuestionType {
-	case "TXT":
-		return "0612345678"
-	case "DRP", "RDO", "SEL":
-		return f.Options[0]
-	case "ONE":
-		if i == 0 {
-			return "1"
-		}
-		return "0"
-	}
-	return "1"
 }
 
 // payAtTestGateway follows a pay link to the test gateway, pays there and
