@@ -181,7 +181,7 @@ func TestBackupRestoreMidSeason(t *testing.T) {
 			t.Errorf("no %s in the restored database", table)
 		}
 	}
-	want, got := statuses(t, "sqlite:"+live), statuses(t, "sqlite:"+fresh)
+	want, got := registrationStatuses(t, "sqlite:"+live, "id"), registrationStatuses(t, "sqlite:"+fresh, "id")
 	if got != want || got != "COMPLETED RUNNING DONE COMPLETED CANCELLED" {
 		t.Errorf("registrations restored in the states %s, backed up in %s", got, want)
 	}
@@ -240,7 +240,7 @@ func TestBackupRestoreMidSeason(t *testing.T) {
 	if _, err := os.Stat(fresh + "-wal"); !os.IsNotExist(err) {
 		t.Errorf("a -wal beside the restored database: %v", err)
 	}
-	if got := statuses(t, "sqlite:"+fresh); got != want {
+	if got := registrationStatuses(t, "sqlite:"+fresh, "id"); got != want {
 		t.Errorf("registrations restored again in the states %s, want %s", got, want)
 	}
 }
@@ -269,9 +269,9 @@ func waitForDueJobs(t *testing.T, databaseURL string) {
 	}
 }
 
-// statuses are the states of a database's registrations, in the order of
-// their ids.
-func statuses(t *testing.T, databaseURL string) string {
+// registrationStatuses are the states of a database's registrations, in
+// the order of column (id, or user_key: demo-1, demo-2, ...).
+func registrationStatuses(t *testing.T, databaseURL, column string) string {
 	t.Helper()
 	db, err := engine.OpenDB(databaseURL)
 	if err != nil {
@@ -279,7 +279,7 @@ func statuses(t *testing.T, databaseURL string) string {
 	}
 	defer db.Close()
 	var states []string
-	if err := db.NewSelect().Table("process_instances").Column("status").Order("id").Scan(context.Background(), &states); err != nil {
+	if err := db.NewSelect().Table("process_instances").Column("status").OrderExpr("?", bun.Ident(column)).Scan(context.Background(), &states); err != nil {
 		t.Fatal(err)
 	}
 	return strings.Join(states, " ")
@@ -436,7 +436,8 @@ func exports(t *testing.T, base, key string) string {
 	return b.String()
 }
 
-// tableCounts counts the rows of every table of a SQLite database.
+// tableCounts counts the rows of every table of a database (SQLite, or
+// the PostgreSQL schema it connects to).
 func tableCounts(t *testing.T, databaseURL string) map[string]int {
 	t.Helper()
 	db, err := engine.OpenDB(databaseURL)
@@ -445,8 +446,13 @@ func tableCounts(t *testing.T, databaseURL string) map[string]int {
 	}
 	defer db.Close()
 	ctx := context.Background()
+	tableNames := db.NewSelect().Table("sqlite_master").Column("name").Where("type = 'table' AND name NOT LIKE 'sqlite_%'")
+	if !strings.HasPrefix(databaseURL, "sqlite:") {
+		tableNames = db.NewSelect().Table("information_schema.tables").Column("table_name").
+			Where("table_schema = current_schema() AND table_type = 'BASE TABLE'")
+	}
 	var tables []string
-	if err := db.NewSelect().Table("sqlite_master").Column("name").Where("type = 'table' AND name NOT LIKE 'sqlite_%'").Scan(ctx, &tables); err != nil {
+	if err := tableNames.Scan(ctx, &tables); err != nil {
 		t.Fatal(err)
 	}
 	counts := map[string]int{}

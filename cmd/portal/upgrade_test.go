@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"crypto/md5"
 	"encoding/hex"
 	"encoding/json"
@@ -18,7 +17,6 @@ import (
 	"testing"
 	"time"
 
-	"portal/engine"
 	"portal/engine/dbtest"
 	"portal/handlers/members/formclient"
 	"portal/handlers/server"
@@ -170,22 +168,22 @@ func upgradeFrom(t *testing.T, old, databaseURL string) {
 	payer.payAtTestGateway(t, paid)
 	stop()
 
-	before := rowCounts(t, databaseURL)
-	before["states"] = len(registrationStates(t, databaseURL))
-	wantStates := registrationStates(t, databaseURL)
+	before := tableCounts(t, databaseURL)
+	before["states"] = len(registrationStatuses(t, databaseURL, "user_key"))
+	wantStates := registrationStatuses(t, databaseURL, "user_key")
 
 	// This build: migrate, then serve.
 	getenv := env("PORTAL_DATABASE_URL", databaseURL, "PORTAL_HASH_SECRET", upgradeHashSecret, "PORTAL_BASE_URL", "http://127.0.0.1")
 	if out, err := runCmd(t, getenv, "migrate", "up"); err != nil || !strings.Contains(out, "applied") {
 		t.Fatalf("migrate up after the previous release: %v\n%s", err, out)
 	}
-	after := rowCounts(t, databaseURL)
+	after := tableCounts(t, databaseURL)
 	for table, n := range before {
 		if table != "states" && table != "bun_migrations" && after[table] != n {
 			t.Errorf("%s: %d rows after the upgrade's migrations, %d before", table, after[table], n)
 		}
 	}
-	if got := registrationStates(t, databaseURL); got != wantStates {
+	if got := registrationStatuses(t, databaseURL, "user_key"); got != wantStates {
 		t.Errorf("registrations after the upgrade: %s, before: %s", got, wantStates)
 	}
 	if wantStates != "COMPLETED DONE RUNNING" {
@@ -231,51 +229,6 @@ func upgradeFrom(t *testing.T, old, databaseURL string) {
 	if res.StatusCode != http.StatusSeeOther || !strings.Contains(res.Header.Get("Location"), server.TestGatewayPayPrefix) {
 		t.Errorf("the unpaid order's pay link made by the previous release: %d %s", res.StatusCode, res.Header.Get("Location"))
 	}
-}
-
-// registrationStates are the states of a database's registrations by user
-// key (demo-1, demo-2, ...).
-func registrationStates(t *testing.T, databaseURL string) string {
-	t.Helper()
-	db, err := engine.OpenDB(databaseURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	var states []string
-	if err := db.NewSelect().Table("process_instances").Column("status").Order("user_key").Scan(context.Background(), &states); err != nil {
-		t.Fatal(err)
-	}
-	return strings.Join(states, " ")
-}
-
-// rowCounts counts the rows of every table of a database (SQLite or the
-// PostgreSQL schema it connects to).
-func rowCounts(t *testing.T, databaseURL string) map[string]int {
-	t.Helper()
-	if strings.HasPrefix(databaseURL, "sqlite:") {
-		return tableCounts(t, databaseURL)
-	}
-	db, err := engine.OpenDB(databaseURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	ctx := context.Background()
-	var tables []string
-	if err := db.NewSelect().Table("information_schema.tables").Column("table_name").
-		Where("table_schema = current_schema() AND table_type = 'BASE TABLE'").Scan(ctx, &tables); err != nil {
-		t.Fatal(err)
-	}
-	counts := map[string]int{}
-	for _, table := range tables {
-		n, err := db.NewSelect().Table(table).Count(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		counts[table] = int(n)
-	}
-	return counts
 }
 
 // apiMember is a member signed in to the JSON API with their hash.
