@@ -189,16 +189,17 @@ func (s *Service) RegistrationDetail(ctx context.Context, orgID, id int64) (d *R
 }
 
 // loadMessages finds the outbox messages about the registration by their
-// keys (they name the order or the instance) with their jobs' state.
+// keys (they name the order or the instance) with their jobs' state: by
+// the columns the database reads from the keys (order_id, instance_id),
+// which are indexed; LIKE on the key read every message of every club.
 func (s *Service) loadMessages(ctx context.Context, d *RegistrationDetail) error {
 	q := s.DB().NewSelect().TableExpr("outbox_messages AS outbox_message").ColumnExpr("outbox_message.*").
 		ColumnExpr("j.state AS job_state, j.attempts, j.last_error").
 		Join("LEFT JOIN jobs AS j ON j.dedup_key = 'outbox:' || outbox_message.dedup_key").
 		WhereGroup(" AND ", func(w *bun.SelectQuery) *bun.SelectQuery {
-			w = w.Where("outbox_message.dedup_key LIKE ?"+engine.LikeEscape, engine.ContainsPattern(fmt.Sprintf(":instance:%d:", d.Instance.ID)))
+			w = w.Where("outbox_message.instance_id = ?", d.Instance.ID)
 			if d.Order != nil {
-				w = w.WhereOr("outbox_message.dedup_key LIKE ?"+engine.LikeEscape, "%"+engine.EscapeLike(fmt.Sprintf(":order:%d", d.Order.ID))).
-					WhereOr("outbox_message.dedup_key LIKE ?"+engine.LikeEscape, engine.ContainsPattern(fmt.Sprintf(":order:%d:", d.Order.ID)))
+				w = w.WhereOr("outbox_message.order_id = ?", d.Order.ID)
 			}
 			return w
 		}).OrderExpr("outbox_message.id")
