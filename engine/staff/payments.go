@@ -86,7 +86,7 @@ func (s *Service) PaymentsNeedingAttention(ctx context.Context, q AttentionQuery
 		q.Limit = 500
 	}
 	var pays []engine.Payment
-	sel := s.attentionQuery(ctx, s.DB().NewSelect().Model(&pays), q).
+	sel := s.attentionQuery(ctx, s.DB().NewSelect().Model(&pays), q, 0).
 		OrderExpr("CASE WHEN problem <> '' THEN 0 WHEN refund_status = ? THEN 1 WHEN status = ? THEN 2 WHEN order_id IN (?) THEN 2 ELSE 3 END, created_at, id",
 			engine.RefundDue, engine.PaymentFailed, leftOutOrders(s.DB())).
 		Limit(int64(q.Limit))
@@ -174,19 +174,21 @@ func (s *Service) fillAttentionHouseholds(ctx context.Context, list []AttentionP
 // (of one period's orders when periodID is not 0).
 func (s *Service) CountPaymentsNeedingAttention(ctx context.Context, q AttentionQuery, periodID int64) (_ int, err error) {
 	defer engine.ClassifyUnavailable(&err)
-	sel := s.attentionQuery(ctx, s.DB().NewSelect().Model((*engine.Payment)(nil)), q)
-	if periodID != 0 {
-		sel = sel.Where("order_id IN (SELECT id FROM orders WHERE period_id = ?)", periodID)
-	}
-	n, err := sel.Count(ctx)
+	n, err := s.attentionQuery(ctx, s.DB().NewSelect().Model((*engine.Payment)(nil)), q, periodID).Count(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("count payments needing attention: %w", err)
 	}
 	return int(n), nil
 }
 
-// attentionQuery narrows a select of payments to those needing attention.
-func (s *Service) attentionQuery(ctx context.Context, sel *bun.SelectQuery, q AttentionQuery) *bun.SelectQuery {
+// attentionQuery narrows a select of payments to those needing attention
+// (of one period's orders when periodID is not 0). The organisation and
+// the period are one lookup of its orders (orders_organisation_status);
+// each condition on the payment's own order is a lookup of that order
+// (EXISTS on ?TableAlias.order_id), not a set of every organisation's
+// orders of that status, which read the whole federation's orders and
+// payments for each overview (issue 42).
+func (s *Service) attentionQuery(ctx context.Context, sel *bun.SelectQuery, q AttentionQuery, periodID int64) *bun.SelectQuery {
 	if q.PendingSince.IsZero() {
 		q.PendingSince = s.Clock().Add(-PendingTooLong)
 	}
@@ -194,28 +196,34 @@ func (s *Service) attentionQuery(ctx context.Context, sel *bun.SelectQuery, q At
 	if scope, ok := engine.OrganisationOf(ctx); ok && org == 0 {
 		org = scope
 	}
-	if org != 0 {
-		sel = sel.Where("order_id IN (SELECT id FROM orders WHERE organisation_id = ?)", org)
+	switch {
+	case org != 0 && periodID != 0:
+		sel = sel.Where("?TableAlias.order_id IN (SELECT id FROM orders WHERE organisation_id = ? AND period_id = ?)", org, periodID)
+	case org != 0:
+		sel = sel.Where("?TableAlias.order_id IN (SELECT id FROM orders WHERE organisation_id = ?)", org)
+	case periodID != 0:
+		sel = sel.Where("?TableAlias.order_id IN (SELECT id FROM orders WHERE period_id = ?)", periodID)
 	}
+	orderIs := "EXISTS (SELECT 1 FROM orders AS ao WHERE ao.id = ?TableAlias.order_id AND "
 	return sel.WhereGroup(" AND ", func(w *bun.SelectQuery) *bun.SelectQuery {
-		return w.Where("problem <> '' AND order_id IN (SELECT id FROM orders WHERE status = ?)", engine.OrderUnpaid).
+		return w.Where("problem <> '' AND "+orderIs+"ao.status = ?)", engine.OrderUnpaid).
 			// A return that did not match its debit: the order stays paid.
 			WhereOr("problem <> '' AND provider = ? AND status = ?", payment.DirectDebitProvider, engine.PaymentSucceeded).
 			WhereOr("refund_status = ?", engine.RefundDue).
 			// A returned debit, until its order is paid (or cancelled).
-			WhereOr("status = ? AND provider = ? AND order_id IN (SELECT id FROM orders WHERE status = ?) AND id IN (SELECT payment_id FROM debits WHERE status = ?)",
+			WhereOr("status = ? AND provider = ? AND "+orderIs+"ao.status = ?) AND id IN (SELECT payment_id FROM debits WHERE status = ?)",
 				engine.PaymentFailed, payment.DirectDebitProvider, engine.OrderUnpaid, payment.DebitReturned).
-			// The open attempt of a due order a collection run left out.
-			WhereOr("status = ? AND order_id IN (?)", engine.PaymentPending, leftOutOrders(s.DB())).
+			// The open attempt of a due order a collection run left out
+			// (leftOutOrders).
+			WhereOr("status = ? AND "+orderIs+"ao.debit_problem <> '' AND ao.debit_due_on IS NOT NULL AND ao.status = ?)",
+				engine.PaymentPending, engine.OrderUnpaid).
 			// Pending too long; not a direct debit whose mandate is given:
 			// it waits for its collection day, which may be weeks away.
-			WhereOr("status = ? AND created_at < ? AND NOT (provider = ? AND order_id IN (SELECT id FROM orders WHERE debit_due_on IS NOT NULL))",
+			WhereOr("status = ? AND created_at < ? AND NOT (provider = ? AND "+orderIs+"ao.debit_due_on IS NOT NULL))",
 				engine.PaymentPending, q.PendingSince.UTC(), payment.DirectDebitProvider)
 	})
 }
 
-// leftOutOrders selects the ids of the unpaid orders still due by direct
-// debit whose debit a collection run left out of its file.
 func leftOutOrders(db bun.IDB) *bun.SelectQuery {
 	return db.NewSelect().Model((*engine.Order)(nil)).Column("id").
 		Where("debit_problem <> '' AND debit_due_on IS NOT NULL AND status = ?", engine.OrderUnpaid)

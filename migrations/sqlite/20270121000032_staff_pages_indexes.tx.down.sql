@@ -1,0 +1,2 @@
+DROP INDEX payment_events_partial_captures;
+DROP INDEX memberships_period_status;
