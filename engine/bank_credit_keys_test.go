@@ -1,10 +1,10 @@
 package engine_test
 
 import (
-	"fmt"
 	"testing"
 	"time"
 
+	"portal/engine/enginetest"
 	"portal/engine/payment/settings"
 
 	"github.com/uptrace/bun"
@@ -35,63 +35,31 @@ func withReference(st banking.Statement, rf string) banking.Statement {
 	return st
 }
 
-// openTransfers commits n registrations paying by bank transfer and gives
-// their attempts the references, amounts and currencies asked for.
-func openTransfers(t *testing.T, f *fixture, want ...banking.Expected) []engine.Payment {
-	t.Helper()
-	out := make([]engine.Payment, len(want))
-	for i, e := range want {
-		key := fmt.Sprintf("demo-%d", i+1)
-		form, _ := f.load(key)
-		r := f.start(key, form.People[0].ID)
-		r.commit()
-		ps := f.payments(r.id)
-		if len(ps) != 1 {
-			t.Fatalf("%s: %d attempts", key, len(ps))
-		}
-		if _, err := f.db.NewUpdate().Model((*engine.Payment)(nil)).Set("provider_id = ?", string(e.Reference)).
-			Set("amount_minor = ?", e.AmountMinor).Set("currency = ?", e.Currency).Where("id = ?", ps[0].ID).Exec(f.ctx); err != nil {
-			t.Fatal(err)
-		}
-		out[i] = f.payments(r.id)[0]
-	}
-	return out
-}
-
-func orderStatusOf(t *testing.T, f *fixture, p engine.Payment) engine.OrderStatus {
-	t.Helper()
-	var o engine.Order
-	if err := f.db.NewSelect().Model(&o).Where("id = ?", p.OrderID).Scan(f.ctx); err != nil {
-		t.Fatal(err)
-	}
-	return o.Status
-}
-
 // A capture by hand whose id reads like a bank's ("credit:X") never makes
 // the bank's credit X read as imported before.
 func TestManualCaptureIDNeverStandsForABankCredit(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		f := bankFixture(t, db, 2)
-		ps := openTransfers(t, f, banking.Expected{Reference: "RF48PRALPHA2345ALPHA234", AmountMinor: 18450, Currency: "EUR"},
+		f := enginetest.BankFixture(t, db, 2)
+		ps := enginetest.OpenTransfers(t, f, banking.Expected{Reference: "RF48PRALPHA2345ALPHA234", AmountMinor: 18450, Currency: "EUR"},
 			banking.Expected{Reference: "RF32PRBRAVO2345BRAVO234", AmountMinor: 9000, Currency: "EUR"})
-		f.capture(payment.Capture{Reference: "RF48PRALPHA2345ALPHA234", AmountMinor: 18450, ID: "credit:2026110300001"})
-		iban, _ := banking.ParseIBAN(demoIBAN)
+		f.Capture(payment.Capture{Reference: "RF48PRALPHA2345ALPHA234", AmountMinor: 18450, ID: "credit:2026110300001"})
+		iban, _ := banking.ParseIBAN(enginetest.DemoIBAN)
 		st := banking.Statement{Message: "camt.053.001.08", MessageID: "S-1", Credits: []banking.Credit{{ID: "2026110300001",
-			Account: demoIBAN, AmountMinor: 9000, Currency: "EUR", References: []string{"RF32PRBRAVO2345BRAVO234"},
+			Account: enginetest.DemoIBAN, AmountMinor: 9000, Currency: "EUR", References: []string{"RF32PRBRAVO2345BRAVO234"},
 			BookingDate: time.Date(2026, 11, 3, 0, 0, 0, 0, time.UTC)}}}
-		rep, err := bankstatement.Of(f.svc).ImportStatement(f.ctx, st, engine.StatementOptions{Account: iban})
+		rep, err := bankstatement.Of(f.Svc).ImportStatement(f.Ctx, st, engine.StatementOptions{Account: iban})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if rep.AlreadyImported != 0 || len(rep.Lines) != 1 || !rep.Lines[0].Completed {
 			t.Fatalf("the bank's credit: %d imported before, lines %+v", rep.AlreadyImported, rep.Lines)
 		}
-		if orderStatusOf(t, f, ps[1]) != engine.OrderPaid {
+		if enginetest.OrderStatusOf(t, f, ps[1]) != engine.OrderPaid {
 			t.Fatal("the order the bank's credit pays is not paid")
 		}
 		// The same capture by hand again is still known.
-		if res := f.capture(payment.Capture{Reference: "RF48PRALPHA2345ALPHA234", AmountMinor: 18450, ID: "credit:2026110300001"}); !res.Replayed {
+		if res := f.Capture(payment.Capture{Reference: "RF48PRALPHA2345ALPHA234", AmountMinor: 18450, ID: "credit:2026110300001"}); !res.Replayed {
 			t.Fatalf("the capture by hand again: %+v", res)
 		}
 	})
@@ -102,23 +70,23 @@ func TestManualCaptureIDNeverStandsForABankCredit(t *testing.T) {
 func TestBankCreditIDsPerClubAndAccount(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		f := bankFixture(t, db, 2)
-		ps := openTransfers(t, f, banking.Expected{Reference: "RF48PRALPHA2345ALPHA234", AmountMinor: 18450, Currency: "EUR"},
+		f := enginetest.BankFixture(t, db, 2)
+		ps := enginetest.OpenTransfers(t, f, banking.Expected{Reference: "RF48PRALPHA2345ALPHA234", AmountMinor: 18450, Currency: "EUR"},
 			banking.Expected{Reference: "RF32PRBRAVO2345BRAVO234", AmountMinor: 18450, Currency: "EUR"})
-		club, err := organisation.Of(f.svc).CreateOrganisation(f.ctx, organisation.OrganisationChange{Name: str("Lakeside"), Slug: str("lakeside")})
+		club, err := organisation.Of(f.Svc).CreateOrganisation(f.Ctx, organisation.OrganisationChange{Name: enginetest.Str("Lakeside"), Slug: enginetest.Str("lakeside")})
 		if err != nil {
 			t.Fatal(err)
 		}
 		const clubIBAN = "CH9300762011623852957"
-		if _, err := settings.Of(f.svc).SetPaymentSettings(f.ctx, club.ID, settings.PaymentSettingsChange{Provider: str("bank_transfer"),
-			BankCreditorName: str("Lakeside TC"), BankIBAN: str(clubIBAN), BankCreditorAddress: str("Seestrasse;1;8800;Thalwil;CH")}); err != nil {
+		if _, err := settings.Of(f.Svc).SetPaymentSettings(f.Ctx, club.ID, settings.PaymentSettingsChange{Provider: enginetest.Str("bank_transfer"),
+			BankCreditorName: enginetest.Str("Lakeside TC"), BankIBAN: enginetest.Str(clubIBAN), BankCreditorAddress: enginetest.Str("Seestrasse;1;8800;Thalwil;CH")}); err != nil {
 			t.Fatal(err)
 		}
 		// The second order is the club's, paid to its own account.
-		if _, err := db.NewUpdate().Model((*engine.Order)(nil)).Set("organisation_id = ?", club.ID).Where("id = ?", ps[1].OrderID).Exec(f.ctx); err != nil {
+		if _, err := db.NewUpdate().Model((*engine.Order)(nil)).Set("organisation_id = ?", club.ID).Where("id = ?", ps[1].OrderID).Exec(f.Ctx); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := db.NewUpdate().Model((*engine.Payment)(nil)).Set("account = ''").Where("id = ?", ps[1].ID).Exec(f.ctx); err != nil {
+		if _, err := db.NewUpdate().Model((*engine.Payment)(nil)).Set("account = ''").Where("id = ?", ps[1].ID).Exec(f.Ctx); err != nil {
 			t.Fatal(err)
 		}
 		day := time.Date(2026, 11, 3, 0, 0, 0, 0, time.UTC)
@@ -126,13 +94,13 @@ func TestBankCreditIDsPerClubAndAccount(t *testing.T) {
 			return banking.Statement{Message: "camt.053.001.08", MessageID: "S-" + account, Credits: []banking.Credit{{ID: "0000001",
 				Account: account, AmountMinor: 18450, Currency: "EUR", References: []string{rf}, BookingDate: day}}}
 		}
-		demo, _ := banking.ParseIBAN(demoIBAN)
-		repA, err := bankstatement.Of(f.svc).ImportStatement(f.ctx, withKeys(credit(demoIBAN, "RF48PRALPHA2345ALPHA234")), engine.StatementOptions{Account: demo})
+		demo, _ := banking.ParseIBAN(enginetest.DemoIBAN)
+		repA, err := bankstatement.Of(f.Svc).ImportStatement(f.Ctx, withKeys(credit(enginetest.DemoIBAN, "RF48PRALPHA2345ALPHA234")), engine.StatementOptions{Account: demo})
 		if err != nil || len(repA.Lines) != 1 || !repA.Lines[0].Completed {
 			t.Fatalf("the environment's import: %v %+v", err, repA)
 		}
 		clubAccount, _ := banking.ParseIBAN(clubIBAN)
-		repB, err := bankstatement.Of(f.svc).ImportStatement(f.ctx, withKeys(credit(clubIBAN, "RF32PRBRAVO2345BRAVO234")),
+		repB, err := bankstatement.Of(f.Svc).ImportStatement(f.Ctx, withKeys(credit(clubIBAN, "RF32PRBRAVO2345BRAVO234")),
 			engine.StatementOptions{Account: clubAccount, Organisation: club.ID})
 		if err != nil {
 			t.Fatal(err)
@@ -140,7 +108,7 @@ func TestBankCreditIDsPerClubAndAccount(t *testing.T) {
 		if repB.AlreadyImported != 0 || len(repB.Lines) != 1 || !repB.Lines[0].Completed || repB.Lines[0].Err != nil {
 			t.Fatalf("the club's credit with the same bank id: %d imported before, %+v", repB.AlreadyImported, repB.Lines)
 		}
-		if orderStatusOf(t, f, ps[1]) != engine.OrderPaid {
+		if enginetest.OrderStatusOf(t, f, ps[1]) != engine.OrderPaid {
 			t.Fatal("the club's order is not paid")
 		}
 	})
@@ -160,12 +128,12 @@ func withKeys(st banking.Statement) banking.Statement {
 func TestSharedAcctSvcrRefBothCaptured(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		f := bankFixture(t, db, 2)
-		ps := openTransfers(t, f, banking.Expected{Reference: "RF18539007547034", AmountMinor: 153700, Currency: "CHF"},
+		f := enginetest.BankFixture(t, db, 2)
+		ps := enginetest.OpenTransfers(t, f, banking.Expected{Reference: "RF18539007547034", AmountMinor: 153700, Currency: "CHF"},
 			banking.Expected{Reference: "RF712348231", AmountMinor: 169222, Currency: "CHF"})
-		st := readFixture(t, "postfinance_shared_acctsvcrref.xml")
+		st := enginetest.ReadStatementFixture(t, "postfinance_shared_acctsvcrref.xml")
 		account, _ := banking.ParseIBAN("CH7609000000123456789")
-		rep, err := bankstatement.Of(f.svc).ImportStatement(f.ctx, st, engine.StatementOptions{Account: account})
+		rep, err := bankstatement.Of(f.Svc).ImportStatement(f.Ctx, st, engine.StatementOptions{Account: account})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -178,16 +146,16 @@ func TestSharedAcctSvcrRefBothCaptured(t *testing.T) {
 			}
 		}
 		for _, p := range ps {
-			if orderStatusOf(t, f, p) != engine.OrderPaid {
-				t.Fatalf("order of %s not paid", deref(p.ProviderID))
+			if enginetest.OrderStatusOf(t, f, p) != engine.OrderPaid {
+				t.Fatalf("order of %s not paid", enginetest.Deref(p.ProviderID))
 			}
 		}
-		before := f.state()
-		again, err := bankstatement.Of(f.svc).ImportStatement(f.ctx, st, engine.StatementOptions{Account: account})
+		before := f.State()
+		again, err := bankstatement.Of(f.Svc).ImportStatement(f.Ctx, st, engine.StatementOptions{Account: account})
 		if err != nil || again.AlreadyImported != 2 || len(again.Lines) != 0 {
 			t.Fatalf("re-import: %v %+v", err, again)
 		}
-		assertUnchanged(t, before, f.state())
+		enginetest.AssertUnchanged(t, before, f.State())
 	})
 }
 
@@ -197,14 +165,14 @@ func TestSharedAcctSvcrRefBothCaptured(t *testing.T) {
 func TestPublicStatementSampleImported(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		f := bankFixture(t, db, 1)
-		ps := openTransfers(t, f, banking.Expected{Reference: "RF48PRALPHA2345ALPHA234", AmountMinor: 545500, Currency: "CHF"})
-		st := withReference(readFixture(t, "public/fffs_camt053.xml"), "RF48PRALPHA2345ALPHA234")
+		f := enginetest.BankFixture(t, db, 1)
+		ps := enginetest.OpenTransfers(t, f, banking.Expected{Reference: "RF48PRALPHA2345ALPHA234", AmountMinor: 545500, Currency: "CHF"})
+		st := withReference(enginetest.ReadStatementFixture(t, "public/fffs_camt053.xml"), "RF48PRALPHA2345ALPHA234")
 		account, err := banking.ParseIBAN("FI7433010001222090")
 		if err != nil {
 			t.Fatal(err)
 		}
-		rep, err := bankstatement.Of(f.svc).ImportStatement(f.ctx, st, engine.StatementOptions{Account: account})
+		rep, err := bankstatement.Of(f.Svc).ImportStatement(f.Ctx, st, engine.StatementOptions{Account: account})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -217,19 +185,19 @@ func TestPublicStatementSampleImported(t *testing.T) {
 				second++
 			}
 		}
-		if completed != 1 || second != 1 || orderStatusOf(t, f, ps[0]) != engine.OrderPaid {
+		if completed != 1 || second != 1 || enginetest.OrderStatusOf(t, f, ps[0]) != engine.OrderPaid {
 			t.Fatalf("lines %+v", rep.Lines)
 		}
-		owed, err := staff.Of(f.svc).PaymentsNeedingAttention(f.ctx, staff.AttentionQuery{})
+		owed, err := staff.Of(f.Svc).PaymentsNeedingAttention(f.Ctx, staff.AttentionQuery{})
 		if err != nil || len(owed) != 1 || owed[0].Reason != staff.AttentionSecondPayment || !owed[0].RefundByHand || owed[0].Payment.AmountMinor != 1000000 {
 			t.Fatalf("attention: %v %+v", err, owed)
 		}
-		before := f.state()
-		again, err := bankstatement.Of(f.svc).ImportStatement(f.ctx, st, engine.StatementOptions{Account: account})
+		before := f.State()
+		again, err := bankstatement.Of(f.Svc).ImportStatement(f.Ctx, st, engine.StatementOptions{Account: account})
 		if err != nil || again.AlreadyImported != len(rep.Lines) || len(again.Lines) != 0 {
 			t.Fatalf("re-import: %v %+v", err, again)
 		}
-		assertUnchanged(t, before, f.state())
+		enginetest.AssertUnchanged(t, before, f.State())
 	})
 }
 
@@ -238,15 +206,15 @@ func TestPublicStatementSampleImported(t *testing.T) {
 func TestPublicAccountReportImported(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		f := bankFixture(t, db, 1)
-		ps := openTransfers(t, f, banking.Expected{Reference: "RF48PRALPHA2345ALPHA234", AmountMinor: 10000, Currency: "EUR"})
-		st := withReference(readFixture(t, "public/fffs_camt052.xml"), "RF48PRALPHA2345ALPHA234")
+		f := enginetest.BankFixture(t, db, 1)
+		ps := enginetest.OpenTransfers(t, f, banking.Expected{Reference: "RF48PRALPHA2345ALPHA234", AmountMinor: 10000, Currency: "EUR"})
+		st := withReference(enginetest.ReadStatementFixture(t, "public/fffs_camt052.xml"), "RF48PRALPHA2345ALPHA234")
 		account, _ := banking.ParseIBAN("FI7433010001222090")
-		rep, err := bankstatement.Of(f.svc).ImportStatement(f.ctx, st, engine.StatementOptions{Account: account})
+		rep, err := bankstatement.Of(f.Svc).ImportStatement(f.Ctx, st, engine.StatementOptions{Account: account})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if rep.NotCredits != 1 || len(rep.Lines) != 1 || !rep.Lines[0].Completed || orderStatusOf(t, f, ps[0]) != engine.OrderPaid {
+		if rep.NotCredits != 1 || len(rep.Lines) != 1 || !rep.Lines[0].Completed || enginetest.OrderStatusOf(t, f, ps[0]) != engine.OrderPaid {
 			t.Fatalf("report: %+v", rep)
 		}
 	})
@@ -257,25 +225,25 @@ func TestPublicAccountReportImported(t *testing.T) {
 func TestSecondTransferByImportOwedBack(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		f := bankFixture(t, db, 1)
-		ps := openTransfers(t, f, banking.Expected{Reference: "RF48PRALPHA2345ALPHA234", AmountMinor: 18450, Currency: "EUR"})
-		f.capture(payment.Capture{Reference: "RF48PRALPHA2345ALPHA234", AmountMinor: 18450})
-		iban, _ := banking.ParseIBAN(demoIBAN)
+		f := enginetest.BankFixture(t, db, 1)
+		ps := enginetest.OpenTransfers(t, f, banking.Expected{Reference: "RF48PRALPHA2345ALPHA234", AmountMinor: 18450, Currency: "EUR"})
+		f.Capture(payment.Capture{Reference: "RF48PRALPHA2345ALPHA234", AmountMinor: 18450})
+		iban, _ := banking.ParseIBAN(enginetest.DemoIBAN)
 		st := banking.Statement{Message: "camt.053.001.08", MessageID: "S-2", Credits: []banking.Credit{{ID: "2026111400009",
-			Account: demoIBAN, AmountMinor: 18450, Currency: "EUR", References: []string{"RF48 PRAL PHA2 345A LPHA 234"},
+			Account: enginetest.DemoIBAN, AmountMinor: 18450, Currency: "EUR", References: []string{"RF48 PRAL PHA2 345A LPHA 234"},
 			BookingDate: time.Date(2026, 11, 14, 0, 0, 0, 0, time.UTC)}}}
-		rep, err := bankstatement.Of(f.svc).ImportStatement(f.ctx, st, engine.StatementOptions{Account: iban})
+		rep, err := bankstatement.Of(f.Svc).ImportStatement(f.Ctx, st, engine.StatementOptions{Account: iban})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if l := rep.Lines[0]; l.Outcome != banking.OutcomeSecond || !l.SecondCredit || l.Kept || l.Err != nil {
 			t.Fatalf("line %+v", l)
 		}
-		owed, err := staff.Of(f.svc).PaymentsNeedingAttention(f.ctx, staff.AttentionQuery{})
+		owed, err := staff.Of(f.Svc).PaymentsNeedingAttention(f.Ctx, staff.AttentionQuery{})
 		if err != nil || len(owed) != 1 || owed[0].Reason != staff.AttentionSecondPayment || owed[0].Payment.OrderID != ps[0].OrderID {
 			t.Fatalf("attention: %v %+v", err, owed)
 		}
-		if n := f.count((*bankstatement.BankCredit)(nil), "1 = 1"); n != 0 {
+		if n := f.Count((*bankstatement.BankCredit)(nil), "1 = 1"); n != 0 {
 			t.Fatalf("%d credits kept as unmatched as well", n)
 		}
 	})

@@ -8,6 +8,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/enginetest"
 	"portal/engine/registration"
 )
 
@@ -22,7 +23,7 @@ func TestNoAnswersAfterClosing(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 				ctx := context.Background()
-				svc := seeded(t, db)
+				svc := enginetest.Seeded(t, db)
 				form, _, err := registration.Of(svc).LoadMembershipForm(ctx, "demo", 1, nil)
 				if err != nil {
 					t.Fatal(err)
@@ -34,7 +35,7 @@ func TestNoAnswersAfterClosing(t *testing.T) {
 				if _, err := db.ExecContext(ctx, tc.sql); err != nil {
 					t.Fatal(err)
 				}
-				_, err = registration.Of(svc).Next(ctx, "demo", registration.NextInput{ProcessID: pid, Step: 1, People: []registration.PersonInput{{ID: 2, Answer: str("0612345678")}}})
+				_, err = registration.Of(svc).Next(ctx, "demo", registration.NextInput{ProcessID: pid, Step: 1, People: []registration.PersonInput{{ID: 2, Answer: enginetest.Str("0612345678")}}})
 				if engine.ErrorCode(err) != engine.CodeConflict {
 					t.Fatalf("answer after closing: %v, want a conflict", err)
 				}

@@ -9,6 +9,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/enginetest"
 	"portal/engine/organisation"
 	"portal/engine/registration"
 )
@@ -19,11 +20,11 @@ import (
 // stays English.
 func TestClubTextsInMemberLanguage(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		f := newFixture(t, db)
-		f.ctx = engine.WithLanguage(f.ctx, "de")
-		r := f.start(engine.DemoUserKey, alex, robin)
-		r.advanceTo(4)
-		q, err := registration.Of(f.svc).Quote(f.ctx, engine.DemoUserKey, r.pid)
+		f := enginetest.NewFixture(t, db)
+		f.Ctx = engine.WithLanguage(f.Ctx, "de")
+		r := f.Start(engine.DemoUserKey, enginetest.Alex, enginetest.Robin)
+		r.AdvanceTo(4)
+		q, err := registration.Of(f.Svc).Quote(f.Ctx, engine.DemoUserKey, r.PID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -36,7 +37,7 @@ func TestClubTextsInMemberLanguage(t *testing.T) {
 		if strings.Contains(descs, "Adult membership") || strings.Contains(descs, "Administration fee") {
 			t.Errorf("German quote has English labels:\n%s", descs)
 		}
-		rev, err := registration.Of(f.svc).Review(f.ctx, engine.DemoUserKey, r.pid)
+		rev, err := registration.Of(f.Svc).Review(f.Ctx, engine.DemoUserKey, r.PID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -45,9 +46,9 @@ func TestClubTextsInMemberLanguage(t *testing.T) {
 		}
 
 		// The member goes on in French: the commit writes French lines.
-		f.ctx = engine.WithLanguage(context.Background(), "fr")
-		r.commit()
-		orders := f.orders(r.id)
+		f.Ctx = engine.WithLanguage(context.Background(), "fr")
+		r.Commit()
+		orders := f.Orders(r.ID)
 		if len(orders) != 1 {
 			t.Fatalf("orders = %d", len(orders))
 		}
@@ -62,7 +63,7 @@ func TestClubTextsInMemberLanguage(t *testing.T) {
 			}
 		}
 		// Done: the frozen lines, whatever language asks.
-		q, err = registration.Of(f.svc).Quote(engine.WithLanguage(context.Background(), "de"), engine.DemoUserKey, r.pid)
+		q, err = registration.Of(f.Svc).Quote(engine.WithLanguage(context.Background(), "de"), engine.DemoUserKey, r.PID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -70,7 +71,7 @@ func TestClubTextsInMemberLanguage(t *testing.T) {
 			t.Errorf("the committed lines changed with the language:\n%s\nwant\n%s", got, descs)
 		}
 		// English (the default) is what the rows hold.
-		rules, err := organisation.Of(f.svc).PriceRules(context.Background(), 1, engine.DemoPeriodID)
+		rules, err := organisation.Of(f.Svc).PriceRules(context.Background(), 1, engine.DemoPeriodID)
 		if err != nil || rules[0].Label != "Adult membership" {
 			t.Fatalf("stored label = %q, %v", rules[0].Label, err)
 		}
@@ -92,7 +93,7 @@ func lineDescriptions(lines []registration.QuoteLine) string {
 func TestClubTextsCompleteness(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
-		svc := seeded(t, db)
+		svc := enginetest.Seeded(t, db)
 		before, err := organisation.Of(svc).PriceRules(ctx, 1, engine.DemoPeriodID)
 		if err != nil {
 			t.Fatal(err)
@@ -119,10 +120,10 @@ func TestClubTextsCompleteness(t *testing.T) {
 		wantField(t, err, "[2].labelTexts.it", "is not a language")
 
 		_, err = organisation.Of(svc).CreateMembershipType(ctx, engine.MembershipType{OrganisationID: 1, Code: "SENIOR", Name: "Senior",
-			NameTexts: engine.Texts{"fr": "Senior"}, MinAge: ptrTo(65)})
+			NameTexts: engine.Texts{"fr": "Senior"}, MinAge: enginetest.PtrTo(65)})
 		wantField(t, err, "nameTexts.de", "has no text in de")
 		typ, err := organisation.Of(svc).CreateMembershipType(ctx, engine.MembershipType{OrganisationID: 1, Code: "SENIOR",
-			NameTexts: engine.Texts{"en": "Senior", "de": "Senioren", "fr": "Seniors"}, MinAge: ptrTo(65)})
+			NameTexts: engine.Texts{"en": "Senior", "de": "Senioren", "fr": "Seniors"}, MinAge: enginetest.PtrTo(65)})
 		if err != nil || typ.Name != "Senior" {
 			t.Fatalf("type from its texts = %+v, %v", typ, err)
 		}
@@ -131,7 +132,7 @@ func TestClubTextsCompleteness(t *testing.T) {
 
 		_, err = organisation.Of(svc).UpdatePeriod(ctx, 1, engine.DemoPeriodID, organisation.PeriodInput{NameTexts: &engine.Texts{"de": "Saison"}})
 		wantField(t, err, "nameTexts.fr", "has no text in fr")
-		p, err := organisation.Of(svc).UpdatePeriod(ctx, 1, engine.DemoPeriodID, organisation.PeriodInput{Name: ptrTo("Season 1"),
+		p, err := organisation.Of(svc).UpdatePeriod(ctx, 1, engine.DemoPeriodID, organisation.PeriodInput{Name: enginetest.PtrTo("Season 1"),
 			NameTexts: &engine.Texts{"de": "Saison 1", "fr": "Saison un"}})
 		if err != nil || p.Name != "Season 1" || p.NameTexts["fr"] != "Saison un" {
 			t.Fatalf("period = %+v, %v", p, err)

@@ -10,6 +10,7 @@ import (
 	"portal/engine"
 	"portal/engine/dbtest"
 	"portal/engine/definition"
+	"portal/engine/enginetest"
 	"portal/engine/registration"
 )
 
@@ -32,8 +33,8 @@ func TestConditionalPathsProperty(t *testing.T) {
 		t.Run(fmt.Sprintf("seed %d", seed), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, 17))
 			spec := randomDefinition(t, rng)
-			f := newFixture(t, dbtest.SQLite(t))
-			if _, err := definition.ImportDefinition(f.ctx, f.db, spec); err != nil {
+			f := enginetest.NewFixture(t, dbtest.SQLite(t))
+			if _, err := definition.ImportDefinition(f.Ctx, f.DB, spec); err != nil {
 				t.Fatalf("import: %v", err)
 			}
 			walkRandomly(t, f, rng, spec)
@@ -62,9 +63,9 @@ func randomDefinition(t *testing.T, rng *rand.Rand) *definition.Spec {
 			}
 			switch rng.IntN(8) {
 			case 0:
-				s.Persons = &definition.AgeSpec{MaxAge: ptrTo(17)}
+				s.Persons = &definition.AgeSpec{MaxAge: enginetest.PtrTo(17)}
 			case 1:
-				s.Persons = &definition.AgeSpec{MinAge: ptrTo(18)}
+				s.Persons = &definition.AgeSpec{MinAge: enginetest.PtrTo(18)}
 			}
 			spec.Steps = append(spec.Steps, s)
 		}
@@ -119,63 +120,61 @@ func answerValues(t engine.QuestionType) []string {
 	return []string{"x", "y"}
 }
 
-func ptrTo[T any](v T) *T { return &v }
-
 // walkRandomly registers a random selection of persons through the
 // definition and checks the properties (see TestConditionalPathsProperty).
-func walkRandomly(t *testing.T, f *fixture, rng *rand.Rand, spec *definition.Spec) {
+func walkRandomly(t *testing.T, f *enginetest.Fixture, rng *rand.Rand, spec *definition.Spec) {
 	t.Helper()
 	var persons []int64
-	for _, p := range []int64{alex, sam, robin} {
+	for _, p := range []int64{enginetest.Alex, enginetest.Sam, enginetest.Robin} {
 		if rng.IntN(2) == 0 {
 			persons = append(persons, p)
 		}
 	}
 	if len(persons) == 0 {
-		persons = []int64{robin}
+		persons = []int64{enginetest.Robin}
 	}
-	r := f.start(engine.DemoUserKey, persons...)
+	r := f.Start(engine.DemoUserKey, persons...)
 	last := len(spec.Steps)
-	walk := []int{r.form.Step}          // the steps of the path so far, in order
+	walk := []int{r.Form.Step}          // the steps of the path so far, in order
 	given := map[int]map[int64]string{} // by step: the answers last given, by shown person
 	backs := 0
-	for ops := 0; r.form.State != engine.StateDone; ops++ {
+	for ops := 0; r.Form.State != engine.StateDone; ops++ {
 		if ops > 10*last+20 {
 			t.Fatalf("the walk did not end after %d operations: %v", ops, walk)
 		}
-		step := r.form.Step
+		step := r.Form.Step
 		if step == last {
 			checkReview(t, f, r, walk, given)
 		}
 		if len(walk) > 1 && backs < 10 && rng.IntN(4) == 0 {
 			// Change: back to any step of the path so far.
 			k := rng.IntN(len(walk) - 1)
-			form, err := registration.Of(f.svc).ReturnTo(f.ctx, r.userKey, r.pid, walk[k])
+			form, err := registration.Of(f.Svc).ReturnTo(f.Ctx, r.UserKey, r.PID, walk[k])
 			if err != nil {
 				t.Fatalf("change from %d to %d: %v", step, walk[k], err)
 			}
 			if form.Step != walk[k] {
 				t.Fatalf("change to %d went to %d", walk[k], form.Step)
 			}
-			walk, r.form = walk[:k+1], form
+			walk, r.Form = walk[:k+1], form
 			backs++
 			continue
 		}
 		if len(walk) > 1 && backs < 10 && rng.IntN(4) == 0 {
-			form, err := registration.Of(f.svc).Back(f.ctx, r.userKey, r.pid, &step)
+			form, err := registration.Of(f.Svc).Back(f.Ctx, r.UserKey, r.PID, &step)
 			if err != nil {
 				t.Fatalf("back from %d: %v", step, err)
 			}
 			if want := walk[len(walk)-2]; form.Step != want {
 				t.Fatalf("back from %d went to %d, want %d (walk %v)", step, form.Step, want, walk)
 			}
-			walk, r.form = walk[:len(walk)-1], form
+			walk, r.Form = walk[:len(walk)-1], form
 			backs++
 			continue
 		}
-		in := make([]registration.PersonInput, 0, len(r.form.People))
+		in := make([]registration.PersonInput, 0, len(r.Form.People))
 		answers := map[int64]string{}
-		for _, p := range r.form.People {
+		for _, p := range r.Form.People {
 			if p.Hide {
 				continue
 			}
@@ -184,7 +183,7 @@ func walkRandomly(t *testing.T, f *fixture, rng *rand.Rand, spec *definition.Spe
 			answers[p.ID] = v
 		}
 		given[step] = answers
-		form := r.next(in)
+		form := r.Next(in)
 		if form.State == engine.StateDone {
 			if step != last {
 				t.Fatalf("committed after step %d, want after the last step %d", step, last)
@@ -203,7 +202,7 @@ func walkRandomly(t *testing.T, f *fixture, rng *rand.Rand, spec *definition.Spe
 			want[fmt.Sprintf("step %d person %d", s, p)] = v
 		}
 	}
-	if got := storedAnswers(t, f, r.id); !maps.Equal(got, want) {
+	if got := storedAnswers(t, f, r.ID); !maps.Equal(got, want) {
 		t.Fatalf("after the commit the stored answers are\n%v\nwant those of the path %v:\n%v", got, walk, want)
 	}
 }
@@ -222,9 +221,9 @@ func randomAnswer(rng *rand.Rand, s definition.StepSpec) string {
 
 // checkReview: at the last step the review lists exactly the steps walked,
 // each for the persons it was shown to.
-func checkReview(t *testing.T, f *fixture, r *run, walk []int, given map[int]map[int64]string) {
+func checkReview(t *testing.T, f *enginetest.Fixture, r *enginetest.Run, walk []int, given map[int]map[int64]string) {
 	t.Helper()
-	review, err := registration.Of(f.svc).Review(f.ctx, r.userKey, r.pid)
+	review, err := registration.Of(f.Svc).Review(f.Ctx, r.UserKey, r.PID)
 	if err != nil {
 		t.Fatalf("review: %v", err)
 	}
@@ -236,9 +235,9 @@ func checkReview(t *testing.T, f *fixture, r *run, walk []int, given map[int]map
 	}
 	for _, s := range walk {
 		shown := slices.Collect(maps.Keys(given[s]))
-		if s == r.form.Step {
+		if s == r.Form.Step {
 			shown = nil
-			for _, p := range r.form.People {
+			for _, p := range r.Form.People {
 				if !p.Hide {
 					shown = append(shown, p.ID)
 				}
@@ -256,15 +255,15 @@ func checkReview(t *testing.T, f *fixture, r *run, walk []int, given map[int]map
 }
 
 // storedAnswers reads an instance's stored answers, keyed like the walk's.
-func storedAnswers(t *testing.T, f *fixture, instanceID int64) map[string]string {
+func storedAnswers(t *testing.T, f *enginetest.Fixture, instanceID int64) map[string]string {
 	t.Helper()
 	var rows []struct {
 		OrderIndex int    `bun:"order_index"`
 		PersonID   int64  `bun:"person_id"`
 		DataValue  string `bun:"data_value"`
 	}
-	err := f.db.NewRaw(`SELECT s.order_index, d.person_id, d.data_value FROM process_data AS d
-		JOIN process_steps AS s ON s.id = d.step_id WHERE d.instance_id = ? AND d.data_key = ?`, instanceID, engine.DataAnswer).Scan(f.ctx, &rows)
+	err := f.DB.NewRaw(`SELECT s.order_index, d.person_id, d.data_value FROM process_data AS d
+		JOIN process_steps AS s ON s.id = d.step_id WHERE d.instance_id = ? AND d.data_key = ?`, instanceID, engine.DataAnswer).Scan(f.Ctx, &rows)
 	if err != nil {
 		t.Fatalf("stored answers: %v", err)
 	}

@@ -43,7 +43,7 @@ func TestConsentsRecordTheirTextVersion(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		d := enginetest.Seed(t, db)
-		form := d.Commit(alex, robin)
+		form := d.Commit(enginetest.Alex, enginetest.Robin)
 		first := consentsOf(t, d.Svc, form.ProcessID)
 		// terms for both, the guardian's consent for the junior only.
 		if len(first) != 3 {
@@ -60,7 +60,7 @@ func TestConsentsRecordTheirTextVersion(t *testing.T) {
 				terms = c
 			}
 		}
-		if kinds[fmt.Sprintf("club_rules/%d", alex)] != 1 || kinds[fmt.Sprintf("club_rules/%d", robin)] != 1 || kinds[fmt.Sprintf("guardian/%d", robin)] != 1 {
+		if kinds[fmt.Sprintf("club_rules/%d", enginetest.Alex)] != 1 || kinds[fmt.Sprintf("club_rules/%d", enginetest.Robin)] != 1 || kinds[fmt.Sprintf("guardian/%d", enginetest.Robin)] != 1 {
 			t.Fatalf("consents by kind and person: %v", kinds)
 		}
 		if terms.Text != demoTermsEN || terms.Source != "membership/terms" {
@@ -85,13 +85,13 @@ func TestConsentsRecordTheirTextVersion(t *testing.T) {
 			t.Fatalf("import: %+v, %v", res, err)
 		}
 		// Another household registers Sam under the new version.
-		if _, err := db.NewInsert().Model(&engine.UserPerson{UserKey: "other-household", PersonID: sam, OrganisationID: 1}).Exec(ctx); err != nil {
+		if _, err := db.NewInsert().Model(&engine.UserPerson{UserKey: "other-household", PersonID: enginetest.Sam, OrganisationID: 1}).Exec(ctx); err != nil {
 			t.Fatal(err)
 		}
-		f := &fixture{t: t, ctx: ctx, db: db, svc: d.Svc, gw: d.GW}
-		r := f.start("other-household", sam)
-		r.commit()
-		second := consentsOf(t, d.Svc, r.id)
+		f := &enginetest.Fixture{T: t, Ctx: ctx, DB: db, Svc: d.Svc, GW: d.GW}
+		r := f.Start("other-household", enginetest.Sam)
+		r.Commit()
+		second := consentsOf(t, d.Svc, r.ID)
 		if len(second) != 1 || second[0].Text != newTerms || second[0].TextVersion == terms.TextVersion {
 			t.Fatalf("consents under the new text: %+v (old version %s)", second, terms.TextVersion)
 		}
@@ -104,11 +104,11 @@ func TestConsentsRecordTheirTextVersion(t *testing.T) {
 				t.Fatalf("an old consent changed: %+v, was %+v", again[i], first[i])
 			}
 		}
-		if n := countRows(t, db, (*engine.ConsentText)(nil), "organisation_id = 1"); n != 3 {
+		if n := enginetest.CountRows(t, db, (*engine.ConsentText)(nil), "organisation_id = 1"); n != 3 {
 			t.Fatalf("%d consent texts stored, want 3 (old terms, guardian, new terms)", n)
 		}
 		// The export of a person's consents.
-		mine, err := engine.PersonConsents(ctx, db, 1, []int64{robin})
+		mine, err := engine.PersonConsents(ctx, db, 1, []int64{enginetest.Robin})
 		if err != nil || len(mine) != 2 {
 			t.Fatalf("Robin's consents: %+v, %v", mine, err)
 		}
@@ -119,11 +119,11 @@ func TestConsentsRecordTheirTextVersion(t *testing.T) {
 // consents to the German text, recorded as German.
 func TestConsentsInTheMembersLanguage(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		f := newFixture(t, db)
-		f.ctx = engine.WithLanguage(f.ctx, "de")
-		r := f.start(engine.DemoUserKey, alex)
-		r.commit()
-		got := consentsOf(t, f.svc, r.id)
+		f := enginetest.NewFixture(t, db)
+		f.Ctx = engine.WithLanguage(f.Ctx, "de")
+		r := f.Start(engine.DemoUserKey, enginetest.Alex)
+		r.Commit()
+		got := consentsOf(t, f.Svc, r.ID)
 		if len(got) != 1 || got[0].Language != "de" || got[0].Text != "Ich akzeptiere die Vereinsstatuten und die Datenschutzerklärung" {
 			t.Fatalf("consents in German: %+v", got)
 		}
@@ -166,7 +166,7 @@ func TestAccessLogFilters(t *testing.T) {
 			a   privacy.Access
 		}{
 			{ann, privacy.Access{OrganisationID: 1, Kind: privacy.AccessRegistration, RecordID: "7", UserKey: engine.DemoUserKey}},
-			{bob, privacy.Access{OrganisationID: 1, Kind: privacy.AccessPerson, RecordID: "2", PersonID: sam}},
+			{bob, privacy.Access{OrganisationID: 1, Kind: privacy.AccessPerson, RecordID: "2", PersonID: enginetest.Sam}},
 			{bob, privacy.Access{OrganisationID: 1, Kind: privacy.AccessRegistration, RecordID: "9", UserKey: "someone-else"}},
 		} {
 			if err := privacy.Of(d.Svc).RecordAccess(ctx, x.who, x.a); err != nil {
@@ -188,7 +188,7 @@ func TestAccessLogFilters(t *testing.T) {
 				t.Fatalf("%s: %d entries (%v), want %d", tc.name, len(got), err, tc.want)
 			}
 		}
-		about, err := privacy.AccessLogAbout(ctx, db, 1, []string{engine.DemoUserKey}, []int64{alex, sam, robin, jamie})
+		about, err := privacy.AccessLogAbout(ctx, db, 1, []string{engine.DemoUserKey}, []int64{enginetest.Alex, enginetest.Sam, enginetest.Robin, enginetest.Jamie})
 		if err != nil || len(about) != 2 {
 			t.Fatalf("about the demo household: %+v, %v; want the registration and Sam", about, err)
 		}
@@ -233,7 +233,7 @@ func TestRetentionErasesLapsedPersons(t *testing.T) {
 		ctx := context.Background()
 		clk := enginetest.NewClock(clock.Now().UTC())
 		d := enginetest.Seed(t, db, engine.WithClock(clk.Now))
-		form := d.Commit(alex, robin)
+		form := d.Commit(enginetest.Alex, enginetest.Robin)
 		d.Pay(form)
 		var order engine.Order
 		if err := db.NewSelect().Model(&order).Where("process_instance_id = ?", form.ProcessID).Scan(ctx); err != nil {
@@ -246,7 +246,7 @@ func TestRetentionErasesLapsedPersons(t *testing.T) {
 		if res := applyRetention(t, d.Svc, lastEnd); res.Persons != 0 {
 			t.Fatalf("inside the retention: %d persons erased", res.Persons)
 		}
-		if n := countRows(t, db, (*engine.Person)(nil), "erased_at IS NOT NULL"); n != 0 {
+		if n := enginetest.CountRows(t, db, (*engine.Person)(nil), "erased_at IS NOT NULL"); n != 0 {
 			t.Fatalf("%d persons erased inside the retention", n)
 		}
 		past := lastEnd.AddDate(0, 0, 2)
@@ -268,11 +268,11 @@ func TestRetentionErasesLapsedPersons(t *testing.T) {
 			{(*engine.OrderLine)(nil), "description LIKE '%Morgan%'"},
 			{(*engine.OutboxMessage)(nil), "recipient LIKE '%morgan%' OR payload LIKE '%Morgan%'"},
 		} {
-			if n := countRows(t, db, table.model, table.where); n != 0 {
+			if n := enginetest.CountRows(t, db, table.model, table.where); n != 0 {
 				t.Fatalf("%T: %d rows left where %s", table.model, n, table.where)
 			}
 		}
-		if n := countRows(t, db, (*engine.AuditRecord)(nil), "action = 'person.erase' AND actor = ?", privacy.RetentionActor.Name); n != 4 {
+		if n := enginetest.CountRows(t, db, (*engine.AuditRecord)(nil), "action = 'person.erase' AND actor = ?", privacy.RetentionActor.Name); n != 4 {
 			t.Fatalf("%d erasures audited as the retention's, want 4", n)
 		}
 		var after engine.Order
@@ -282,7 +282,7 @@ func TestRetentionErasesLapsedPersons(t *testing.T) {
 		if after.TotalMinor != order.TotalMinor || after.Status != engine.OrderPaid || after.PayReference != order.PayReference {
 			t.Fatalf("the order changed: %+v, was %+v", after, order)
 		}
-		if n := countRows(t, db, (*engine.Membership)(nil), "process_instance_id = ?", form.ProcessID); n != 2 {
+		if n := enginetest.CountRows(t, db, (*engine.Membership)(nil), "process_instance_id = ?", form.ProcessID); n != 2 {
 			t.Fatalf("%d memberships left, want 2", n)
 		}
 	})
@@ -295,7 +295,7 @@ func TestRetentionOfAnswersMessagesAndAccessLog(t *testing.T) {
 		ctx := context.Background()
 		clk := enginetest.NewClock(clock.Now().UTC())
 		d := enginetest.Seed(t, db, engine.WithClock(clk.Now))
-		form := d.Commit(alex, robin)
+		form := d.Commit(enginetest.Alex, enginetest.Robin)
 		d.Pay(form)
 		archivedAt := clk.Now().Add(registration.ArchiveAfter + time.Hour)
 		if n, err := registration.ArchiveFinished(ctx, db, archivedAt, registration.ArchiveKeep); err != nil || n != 1 {
@@ -321,7 +321,7 @@ func TestRetentionOfAnswersMessagesAndAccessLog(t *testing.T) {
 			return m.Payload
 		}
 		archived := func() int {
-			return countRows(t, db, (*staff.ProcessArchive)(nil), "instance_id = ? AND data IS NOT NULL", form.ProcessID)
+			return enginetest.CountRows(t, db, (*staff.ProcessArchive)(nil), "instance_id = ? AND data IS NOT NULL", form.ProcessID)
 		}
 		day := 24 * time.Hour
 		// Inside every default retention.
@@ -339,7 +339,7 @@ func TestRetentionOfAnswersMessagesAndAccessLog(t *testing.T) {
 		if res := applyRetention(t, d.Svc, archivedAt.AddDate(0, engine.DefaultAnswerMonths, 0).Add(day)); res.Answers != 1 || archived() != 0 {
 			t.Fatalf("past the answers' retention: %+v", res)
 		}
-		if n := countRows(t, db, (*staff.ProcessArchive)(nil), "instance_id = ? AND mode = ?", form.ProcessID, registration.ArchiveRemove); n != 1 {
+		if n := enginetest.CountRows(t, db, (*staff.ProcessArchive)(nil), "instance_id = ? AND mode = ?", form.ProcessID, registration.ArchiveRemove); n != 1 {
 			t.Fatalf("the archive's mode is not remove")
 		}
 		// The access log: shortened to 60 days by the organisation.
@@ -347,7 +347,7 @@ func TestRetentionOfAnswersMessagesAndAccessLog(t *testing.T) {
 		if _, err := d.Svc.StaffUpdateRetentionSettings(ctx, engine.CommandLine, 1, engine.RetentionSettingsChange{AccessLogDays: &sixty}); err != nil {
 			t.Fatal(err)
 		}
-		if n := countRows(t, db, (*privacy.AccessEntry)(nil), "organisation_id = 1"); n != 1 {
+		if n := enginetest.CountRows(t, db, (*privacy.AccessEntry)(nil), "organisation_id = 1"); n != 1 {
 			t.Fatalf("the access log was pruned before its 60 days: %d rows", n)
 		}
 		if res := applyRetention(t, d.Svc, clk.Now().Add(61*day)); res.AccessLog != 1 {
@@ -377,7 +377,7 @@ func TestRetentionSettingsAreValidatedAndAudited(t *testing.T) {
 		if err != nil || got.PersonSeasons != 2 || got.MessageDays != engine.DefaultMessageDays {
 			t.Fatalf("update: %+v, %v", got, err)
 		}
-		if n := countRows(t, db, (*engine.AuditRecord)(nil), "action = 'retention_settings.update'"); n != 1 {
+		if n := enginetest.CountRows(t, db, (*engine.AuditRecord)(nil), "action = 'retention_settings.update'"); n != 1 {
 			t.Fatalf("%d audit entries", n)
 		}
 		if got, _ = d.Svc.StaffUpdateRetentionSettings(ctx, engine.CommandLine, 1, engine.RetentionSettingsChange{PersonSeasons: &zero}); got.PersonSeasons != engine.DefaultPersonSeasons {
@@ -407,7 +407,7 @@ func TestRetentionRunsOnceInACluster(t *testing.T) {
 	db := dbtest.Postgres(t)
 	ctx := context.Background()
 	d := enginetest.Seed(t, db)
-	if err := privacy.Of(d.Svc).RecordAccess(ctx, engine.Actor{Name: "ann@club.example"}, privacy.Access{OrganisationID: 1, Kind: privacy.AccessPerson, RecordID: "1", PersonID: alex}); err != nil {
+	if err := privacy.Of(d.Svc).RecordAccess(ctx, engine.Actor{Name: "ann@club.example"}, privacy.Access{OrganisationID: 1, Kind: privacy.AccessPerson, RecordID: "1", PersonID: enginetest.Alex}); err != nil {
 		t.Fatal(err)
 	}
 	later := clock.Now().Add(3 * 365 * 24 * time.Hour) // the access log's two years are past
@@ -434,7 +434,7 @@ func TestRetentionRunsOnceInACluster(t *testing.T) {
 	if n := strings.Count(out.String(), "retention applied"); n != 1 {
 		t.Fatalf("the retention ran %d times:\n%s", n, out.String())
 	}
-	if n := countRows(t, db, (*jobs.Job)(nil), "kind = ? AND state = ?", engine.KindApplyRetention, jobs.StateSucceeded); n != 1 {
+	if n := enginetest.CountRows(t, db, (*jobs.Job)(nil), "kind = ? AND state = ?", engine.KindApplyRetention, jobs.StateSucceeded); n != 1 {
 		t.Fatalf("%d retention jobs succeeded, want 1", n)
 	}
 }

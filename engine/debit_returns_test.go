@@ -13,113 +13,16 @@ import (
 
 	"portal/engine"
 	"portal/engine/banking"
-	"portal/engine/bankstatement"
 	"portal/engine/books"
 	"portal/engine/clock"
 	"portal/engine/dbtest"
 	"portal/engine/demodata"
 	"portal/engine/directdebit"
+	"portal/engine/enginetest"
 	"portal/engine/message"
 	"portal/engine/payment"
-	"portal/engine/registration"
 	"portal/engine/staff"
 )
-
-// debitFixture is a club collecting by direct debit to demoIBAN, with a
-// return fee of fee cents, and members demo households.
-type debitFixture struct {
-	*fixture
-	dd   namedFake
-	iban banking.IBAN
-}
-
-func newDebitFixture(t *testing.T, db *bun.DB, members int, fee int64) *debitFixture {
-	t.Helper()
-	if err := demodata.SeedDemo(context.Background(), db, members, clock.Now().UTC()); err != nil {
-		t.Fatalf("seed: %v", err)
-	}
-	svc, dd := directDebitClub(t, db)
-	f := &debitFixture{fixture: &fixture{t: t, ctx: context.Background(), db: db, svc: svc}, dd: dd}
-	if _, err := db.NewUpdate().Model((*payment.PaymentSettings)(nil)).Set("debit_return_fee_minor = ?", fee).
-		Where("organisation_id = 1").Exec(f.ctx); err != nil {
-		t.Fatal(err)
-	}
-	var err error
-	if f.iban, err = banking.ParseIBAN(demoIBAN); err != nil {
-		t.Fatal(err)
-	}
-	return f
-}
-
-// debitMember is one household's committed direct-debit registration.
-type debitMember struct {
-	instance int64
-	order    engine.Order
-	mandate  *directdebit.DebitMandate
-	payment  engine.Payment
-	debit    payment.Debit
-}
-
-// commitDebit commits a registration of key paid by direct debit in the
-// registration's language and gives its mandate.
-func (f *debitFixture) commitDebit(key, language string) *debitMember {
-	f.t.Helper()
-	form, _ := f.load(key)
-	r := f.start(key, form.People[0].ID)
-	last := r.advanceTo(demoSteps)
-	if _, err := registration.Of(f.svc).Next(f.ctx, r.userKey, registration.NextInput{ProcessID: r.pid, Step: last.Step, People: demoAnswers(last.Step, r.persons),
-		PaymentMethod: payment.DirectDebitProvider}); err != nil {
-		f.t.Fatal(err)
-	}
-	if _, err := f.db.NewUpdate().Model((*engine.ProcessInstance)(nil)).Set("language = ?", language).Where("id = ?", r.id).Exec(f.ctx); err != nil {
-		f.t.Fatal(err)
-	}
-	order := f.orders(r.id)[0]
-	m, err := directdebit.Of(f.svc).GiveMandate(f.ctx, order.PayReference, directdebit.MandateInput{Holder: "Account Holder", IBAN: "DE89 3704 0044 0532 0130 00",
-		Consent: true, Language: language})
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	ps := f.payments(r.id)
-	if len(ps) != 1 || ps[0].Provider != payment.DirectDebitProvider || ps[0].Status != engine.PaymentPending {
-		f.t.Fatalf("%s: attempts %+v, want one pending direct debit", key, ps)
-	}
-	return &debitMember{instance: r.id, order: f.orders(r.id)[0], mandate: m, payment: ps[0]}
-}
-
-// collect puts the members' debits in one run with status and, for a
-// collected debit, settles its attempt as paid the way a run marked sent
-// does (through the settlement every method uses).
-func (f *debitFixture) collect(status payment.DebitStatus, members ...*debitMember) {
-	f.t.Helper()
-	now := clock.Now().UTC()
-	run := &payment.DebitRun{OrganisationID: 1, MessageID: fmt.Sprintf("RUN-%d", now.UnixNano()), FileVersion: "pain.008.001.08", UntilOn: now,
-		Status: payment.DebitRunPrepared, DebitCount: len(members), Currency: "EUR", File: []byte("<Document/>"), CreatedBy: "test", CreatedAt: now}
-	if status == payment.DebitCollected {
-		run.Status, run.SentAt = payment.DebitRunSent, &now
-	}
-	if _, err := f.db.NewInsert().Model(run).Exec(f.ctx); err != nil {
-		f.t.Fatal(err)
-	}
-	for _, m := range members {
-		m.debit = payment.Debit{RunID: run.ID, OrganisationID: 1, OrderID: m.order.ID, PaymentID: m.payment.ID, MandateID: m.mandate.ID,
-			EndToEndID: fmt.Sprintf("E2E-%d", m.order.ID), AmountMinor: m.payment.AmountMinor, Currency: "EUR", DueOn: now,
-			Sequence: banking.SequenceFirst, Status: status}
-		if _, err := f.db.NewInsert().Model(&m.debit).Exec(f.ctx); err != nil {
-			f.t.Fatal(err)
-		}
-		if status != payment.DebitCollected {
-			continue
-		}
-		f.dd.mu.Lock()
-		f.dd.retrieve[m.payment.Reference] = engine.PaymentConfirmation{Reference: m.payment.Reference, Outcome: engine.OutcomeSuccess,
-			AmountMinor: m.payment.AmountMinor, Currency: "EUR", EventID: "collected:" + m.debit.EndToEndID, EventType: "direct_debit.collected"}
-		f.dd.mu.Unlock()
-		if res, err := payment.Of(f.svc).PaymentState(f.ctx, m.payment.Reference); err != nil || res.Outcome != engine.OutcomeSuccess {
-			f.t.Fatalf("settle the collected debit: %+v %v", res, err)
-		}
-	}
-}
 
 // testReturn is one returned debit of a test statement.
 type testReturn struct {
@@ -157,16 +60,6 @@ func returnsStatement(t *testing.T, msgID, account string, returns ...testReturn
 	return st
 }
 
-func (f *debitFixture) importStatement(st banking.Statement, opt engine.StatementOptions) *bankstatement.StatementImport {
-	f.t.Helper()
-	opt.Account, opt.Organisation = f.iban, 1
-	rep, err := bankstatement.Of(f.svc).ImportStatement(f.ctx, st, opt)
-	if err != nil {
-		f.t.Fatalf("import: %v", err)
-	}
-	return rep
-}
-
 // TestImportStatementTakesBackReturnedDebits: a statement returning one
 // collected debit with MD06 and another with AC04 takes those two back and
 // leaves a third collected debit paid: their attempts fail with the reason
@@ -180,43 +73,43 @@ func (f *debitFixture) importStatement(st banking.Statement, opt engine.Statemen
 func TestImportStatementTakesBackReturnedDebits(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		f := newDebitFixture(t, db, 3, 350)
-		de := f.commitDebit("demo-1", "de")
-		fr := f.commitDebit("demo-2", "fr")
-		kept := f.commitDebit("demo-3", "en")
-		f.collect(payment.DebitCollected, de, fr, kept)
-		for _, m := range []*debitMember{de, fr, kept} {
-			if o := f.orders(m.instance)[0]; o.Status != engine.OrderPaid {
+		f := enginetest.NewDebitFixture(t, db, 3, 350)
+		de := f.CommitDebit("demo-1", "de")
+		fr := f.CommitDebit("demo-2", "fr")
+		kept := f.CommitDebit("demo-3", "en")
+		f.Collect(payment.DebitCollected, de, fr, kept)
+		for _, m := range []*enginetest.DebitMember{de, fr, kept} {
+			if o := f.Orders(m.Instance)[0]; o.Status != engine.OrderPaid {
 				t.Fatalf("order %d after the collection: %s", o.ID, o.Status)
 			}
 		}
-		st := returnsStatement(t, "STMT-RET-1", demoIBAN,
-			testReturn{de.debit.EndToEndID, de.debit.AmountMinor, "MD06"},
-			testReturn{fr.debit.EndToEndID, fr.debit.AmountMinor, "AC04"})
+		st := returnsStatement(t, "STMT-RET-1", enginetest.DemoIBAN,
+			testReturn{de.Debit.EndToEndID, de.Debit.AmountMinor, "MD06"},
+			testReturn{fr.Debit.EndToEndID, fr.Debit.AmountMinor, "AC04"})
 
 		now := clock.Now().UTC()
 		if _, err := db.NewInsert().Model(&engine.WebhookEndpoint{OrganisationID: 1, URL: "https://hooks.example.org/portal", SecretSealed: "s",
-			EventsList: engine.EventPaymentFailed, Active: true, CreatedAt: now, UpdatedAt: now}).Exec(f.ctx); err != nil {
+			EventsList: engine.EventPaymentFailed, Active: true, CreatedAt: now, UpdatedAt: now}).Exec(f.Ctx); err != nil {
 			t.Fatal(err)
 		}
-		before := f.state()
-		dry := f.importStatement(st, engine.StatementOptions{DryRun: true})
-		assertUnchanged(t, before, f.state())
+		before := f.State()
+		dry := f.ImportStatement(st, engine.StatementOptions{DryRun: true})
+		enginetest.AssertUnchanged(t, before, f.State())
 		if len(dry.Returns) != 2 || dry.Returns[0].Outcome != directdebit.ReturnApplied {
 			t.Fatalf("dry run: %+v", dry.Returns)
 		}
 
 		actor := engine.Actor{Name: "treasurer@example.org"}
-		rep := f.importStatement(st, engine.StatementOptions{Actor: &actor})
+		rep := f.ImportStatement(st, engine.StatementOptions{Actor: &actor})
 		if len(rep.Returns) != 2 {
 			t.Fatalf("%d return lines: %+v", len(rep.Returns), rep.Returns)
 		}
 		for i, want := range []struct {
-			m     *debitMember
+			m     *enginetest.DebitMember
 			ended bool
 		}{{de, false}, {fr, true}} {
 			l := rep.Returns[i]
-			if l.Err != nil || l.Outcome != directdebit.ReturnApplied || !l.Reversed || l.OrderID != want.m.order.ID || l.MandateEnded != want.ended || l.FeeMinor != 350 {
+			if l.Err != nil || l.Outcome != directdebit.ReturnApplied || !l.Reversed || l.OrderID != want.m.Order.ID || l.MandateEnded != want.ended || l.FeeMinor != 350 {
 				t.Errorf("return %d: %+v", i, l)
 			}
 		}
@@ -224,100 +117,100 @@ func TestImportStatementTakesBackReturnedDebits(t *testing.T) {
 			t.Errorf("reasons: %q / %q", rep.Returns[0].Reason, rep.Returns[1].Reason)
 		}
 
-		for _, m := range []*debitMember{de, fr} {
-			o := f.orders(m.instance)[0]
-			if o.Status != engine.OrderUnpaid || o.PaidAt != nil || o.DebitDueOn != nil || o.TotalMinor != m.order.TotalMinor+350 {
-				t.Errorf("order %d: %s paid=%v due=%v total %d (was %d)", o.ID, o.Status, o.PaidAt, o.DebitDueOn, o.TotalMinor, m.order.TotalMinor)
+		for _, m := range []*enginetest.DebitMember{de, fr} {
+			o := f.Orders(m.Instance)[0]
+			if o.Status != engine.OrderUnpaid || o.PaidAt != nil || o.DebitDueOn != nil || o.TotalMinor != m.Order.TotalMinor+350 {
+				t.Errorf("order %d: %s paid=%v due=%v total %d (was %d)", o.ID, o.Status, o.PaidAt, o.DebitDueOn, o.TotalMinor, m.Order.TotalMinor)
 			}
 			fee := o.Lines[len(o.Lines)-1]
 			if fee.Kind != directdebit.DebitReturnFeeKind || fee.AmountMinor != 350 || fee.LineNo != len(o.Lines) {
 				t.Errorf("order %d: fee line %+v", o.ID, fee)
 			}
-			p := f.payments(m.instance)[0]
+			p := f.Payments(m.Instance)[0]
 			if p.Status != engine.PaymentFailed {
 				t.Errorf("attempt %s: %s, want FAILED", p.Reference, p.Status)
 			}
 			var d payment.Debit
-			if err := db.NewSelect().Model(&d).Where("id = ?", m.debit.ID).Scan(f.ctx); err != nil {
+			if err := db.NewSelect().Model(&d).Where("id = ?", m.Debit.ID).Scan(f.Ctx); err != nil {
 				t.Fatal(err)
 			}
 			if d.Status != payment.DebitReturned || d.ReturnedAt == nil || d.ReturnCode == "" {
 				t.Errorf("debit %s: %+v", d.EndToEndID, d)
 			}
-			for _, ms := range f.memberships(m.instance) {
+			for _, ms := range f.Memberships(m.Instance) {
 				if ms.Status != engine.MembershipPending || ms.ActivatedAt != nil {
 					t.Errorf("membership %d: %s", ms.ID, ms.Status)
 				}
 			}
-			if n := f.count((*engine.ProcessInstance)(nil), "id = ? AND status = ?", m.instance, engine.StateDone); n != 1 {
-				t.Errorf("registration %d does not await payment again", m.instance)
+			if n := f.Count((*engine.ProcessInstance)(nil), "id = ? AND status = ?", m.Instance, engine.StateDone); n != 1 {
+				t.Errorf("registration %d does not await payment again", m.Instance)
 			}
 		}
-		if fee := f.orders(de.instance)[0].Lines; !strings.Contains(fee[len(fee)-1].Description, "Lastschrift") {
+		if fee := f.Orders(de.Instance)[0].Lines; !strings.Contains(fee[len(fee)-1].Description, "Lastschrift") {
 			t.Errorf("fee line of a German registration: %q", fee[len(fee)-1].Description)
 		}
 		// The one not returned stays paid.
-		if o := f.orders(kept.instance)[0]; o.Status != engine.OrderPaid || f.payments(kept.instance)[0].Status != engine.PaymentSucceeded {
+		if o := f.Orders(kept.Instance)[0]; o.Status != engine.OrderPaid || f.Payments(kept.Instance)[0].Status != engine.PaymentSucceeded {
 			t.Errorf("the debit not returned changed: order %s", o.Status)
 		}
-		if n := f.count((*engine.ProcessInstance)(nil), "id = ? AND status = ?", kept.instance, engine.StateCompleted); n != 1 {
+		if n := f.Count((*engine.ProcessInstance)(nil), "id = ? AND status = ?", kept.Instance, engine.StateCompleted); n != 1 {
 			t.Errorf("the registration not returned is no longer completed")
 		}
 
 		// AC04 ends the mandate, MD06 does not.
 		mandate := func(id int64) directdebit.DebitMandate {
 			var m directdebit.DebitMandate
-			if err := db.NewSelect().Model(&m).Where("id = ?", id).Scan(f.ctx); err != nil {
+			if err := db.NewSelect().Model(&m).Where("id = ?", id).Scan(f.Ctx); err != nil {
 				t.Fatal(err)
 			}
 			return m
 		}
-		if m := mandate(fr.mandate.ID); m.RevokedAt == nil || m.EndReason != "return:AC04" {
+		if m := mandate(fr.Mandate.ID); m.RevokedAt == nil || m.EndReason != "return:AC04" {
 			t.Errorf("AC04 mandate: revoked %v, reason %q", m.RevokedAt, m.EndReason)
 		}
-		if m := mandate(de.mandate.ID); m.RevokedAt != nil || m.EndReason != "" {
+		if m := mandate(de.Mandate.ID); m.RevokedAt != nil || m.EndReason != "" {
 			t.Errorf("MD06 mandate ended: %q", m.EndReason)
 		}
 
 		// The member is told, in their language, with the pay link.
-		for _, m := range []*debitMember{de, fr} {
+		for _, m := range []*enginetest.DebitMember{de, fr} {
 			var msgs []engine.OutboxMessage
 			if err := db.NewSelect().Model(&msgs).Where("kind = ?", directdebit.KindDebitReturned).
-				Where("dedup_key LIKE ?", fmt.Sprintf("%%:order:%d:%%", m.order.ID)).Scan(f.ctx); err != nil {
+				Where("dedup_key LIKE ?", fmt.Sprintf("%%:order:%d:%%", m.Order.ID)).Scan(f.Ctx); err != nil {
 				t.Fatal(err)
 			}
 			if len(msgs) != 1 {
-				t.Fatalf("order %d: %d return messages", m.order.ID, len(msgs))
+				t.Fatalf("order %d: %d return messages", m.Order.ID, len(msgs))
 			}
 			var p directdebit.DebitReturnPayload
-			if err := json.Unmarshal([]byte(msgs[0].Payload), &p); err != nil || p.DebitID != m.debit.ID || p.FeeMinor != 350 || p.Link == "" {
+			if err := json.Unmarshal([]byte(msgs[0].Payload), &p); err != nil || p.DebitID != m.Debit.ID || p.FeeMinor != 350 || p.Link == "" {
 				t.Fatalf("payload %s: %v", msgs[0].Payload, err)
 			}
-			msg, err := directdebit.LoadDebitReturnMessage(f.ctx, db, p)
-			if err != nil || !msg.Due || msg.Order.TotalMinor != m.order.TotalMinor+350 || len(msg.Persons) == 0 {
-				t.Fatalf("message of order %d: %+v %v", m.order.ID, msg, err)
+			msg, err := directdebit.LoadDebitReturnMessage(f.Ctx, db, p)
+			if err != nil || !msg.Due || msg.Order.TotalMinor != m.Order.TotalMinor+350 || len(msg.Persons) == 0 {
+				t.Fatalf("message of order %d: %+v %v", m.Order.ID, msg, err)
 			}
-			want := map[int64]string{de.order.ID: "de", fr.order.ID: "fr"}[m.order.ID]
+			want := map[int64]string{de.Order.ID: "de", fr.Order.ID: "fr"}[m.Order.ID]
 			if msg.Language != want {
-				t.Errorf("message of order %d in %q, want %q", m.order.ID, msg.Language, want)
+				t.Errorf("message of order %d in %q, want %q", m.Order.ID, msg.Language, want)
 			}
 		}
-		if n := f.count((*engine.OutboxMessage)(nil), "kind = ?", directdebit.KindDebitReturned); n != 2 {
+		if n := f.Count((*engine.OutboxMessage)(nil), "kind = ?", directdebit.KindDebitReturned); n != 2 {
 			t.Errorf("%d return messages, want 2", n)
 		}
 		var failed []string
-		if err := db.NewSelect().Table("webhook_events").Column("body").Where("type = ?", engine.EventPaymentFailed).Scan(f.ctx, &failed); err != nil {
+		if err := db.NewSelect().Table("webhook_events").Column("body").Where("type = ?", engine.EventPaymentFailed).Scan(f.Ctx, &failed); err != nil {
 			t.Fatal(err)
 		}
 		if len(failed) != 2 || !strings.Contains(strings.Join(failed, " "), "MD06") {
 			t.Errorf("payment.failed events: %q", failed)
 		}
-		if n := f.count((*engine.AuditRecord)(nil), "action = ?", "payment.debit_return"); n != 2 {
+		if n := f.Count((*engine.AuditRecord)(nil), "action = ?", "payment.debit_return"); n != 2 {
 			t.Errorf("%d audit entries, want 2", n)
 		}
 
 		// The treasurer sees them, with the reason.
-		attention, err := staff.Of(f.svc).PaymentsNeedingAttention(f.ctx, staff.AttentionQuery{OrganisationID: 1})
+		attention, err := staff.Of(f.Svc).PaymentsNeedingAttention(f.Ctx, staff.AttentionQuery{OrganisationID: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -327,33 +220,33 @@ func TestImportStatementTakesBackReturnedDebits(t *testing.T) {
 				codes[a.Payment.Reference] = a.ReturnCode
 			}
 		}
-		if codes[de.payment.Reference] != "MD06" || codes[fr.payment.Reference] != "AC04" || len(codes) != 2 {
+		if codes[de.Payment.Reference] != "MD06" || codes[fr.Payment.Reference] != "AC04" || len(codes) != 2 {
 			t.Errorf("returned debits needing attention: %v", codes)
 		}
 
 		// The same statement again, and a camt.054 advice of the same
 		// returns (other bank references): nothing changes.
-		after := f.state()
-		again := f.importStatement(st, engine.StatementOptions{Actor: &actor})
-		advice := returnsStatement(t, "NTF-RET-1", demoIBAN,
-			testReturn{fr.debit.EndToEndID, fr.debit.AmountMinor, "AC04"},
-			testReturn{de.debit.EndToEndID, de.debit.AmountMinor, "MD06"})
-		overlap := f.importStatement(advice, engine.StatementOptions{})
-		assertUnchanged(t, after, f.state())
+		after := f.State()
+		again := f.ImportStatement(st, engine.StatementOptions{Actor: &actor})
+		advice := returnsStatement(t, "NTF-RET-1", enginetest.DemoIBAN,
+			testReturn{fr.Debit.EndToEndID, fr.Debit.AmountMinor, "AC04"},
+			testReturn{de.Debit.EndToEndID, de.Debit.AmountMinor, "MD06"})
+		overlap := f.ImportStatement(advice, engine.StatementOptions{})
+		enginetest.AssertUnchanged(t, after, f.State())
 		if len(again.Returns)+len(overlap.Returns) != 0 || again.ReturnsBefore != 2 || overlap.ReturnsBefore != 2 ||
 			again.AlreadyImported+overlap.AlreadyImported+again.NotCredits+overlap.NotCredits != 0 {
 			t.Errorf("replay: %+v / %+v", again, overlap)
 		}
-		if n := f.count((*engine.AuditRecord)(nil), "action = ?", "payment.debit_return"); n != 2 {
+		if n := f.Count((*engine.AuditRecord)(nil), "action = ?", "payment.debit_return"); n != 2 {
 			t.Errorf("%d audit entries after the replay, want 2", n)
 		}
 
 		// A later settlement of the returned attempt (its run marked sent
 		// again, a replayed confirmation) does not make it paid.
-		if res, err := payment.Of(f.svc).PaymentState(f.ctx, de.payment.Reference); err != nil || res.Outcome != engine.OutcomeFailed {
+		if res, err := payment.Of(f.Svc).PaymentState(f.Ctx, de.Payment.Reference); err != nil || res.Outcome != engine.OutcomeFailed {
 			t.Fatalf("returned attempt refreshed: %+v %v", res, err)
 		}
-		assertUnchanged(t, after, f.state())
+		enginetest.AssertUnchanged(t, after, f.State())
 	})
 }
 
@@ -365,30 +258,30 @@ func TestImportStatementTakesBackReturnedDebits(t *testing.T) {
 func TestImportStatementUnknownReturnChangesNothing(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		f := newDebitFixture(t, db, 2, 0)
-		a := f.commitDebit("demo-1", "en")
-		b := f.commitDebit("demo-2", "en")
-		f.collect(payment.DebitCollected, a, b)
+		f := enginetest.NewDebitFixture(t, db, 2, 0)
+		a := f.CommitDebit("demo-1", "en")
+		b := f.CommitDebit("demo-2", "en")
+		f.Collect(payment.DebitCollected, a, b)
 		// Another club's debit with the end-to-end id the statement names.
-		if _, err := db.NewInsert().Model(&engine.Organisation{ID: 2, Name: "Other Club", Slug: "other", DefaultLanguage: "en"}).Exec(f.ctx); err != nil {
+		if _, err := db.NewInsert().Model(&engine.Organisation{ID: 2, Name: "Other Club", Slug: "other", DefaultLanguage: "en"}).Exec(f.Ctx); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := db.NewUpdate().Model((*payment.Debit)(nil)).Set("organisation_id = 2").Where("id = ?", b.debit.ID).Exec(f.ctx); err != nil {
+		if _, err := db.NewUpdate().Model((*payment.Debit)(nil)).Set("organisation_id = 2").Where("id = ?", b.Debit.ID).Exec(f.Ctx); err != nil {
 			t.Fatal(err)
 		}
-		before := f.state()
-		st := returnsStatement(t, "STMT-RET-2", demoIBAN,
+		before := f.State()
+		st := returnsStatement(t, "STMT-RET-2", enginetest.DemoIBAN,
 			testReturn{"NO-SUCH-DEBIT", 4500, "MD06"},
-			testReturn{b.debit.EndToEndID, b.debit.AmountMinor, "AC04"},
-			testReturn{a.debit.EndToEndID, a.debit.AmountMinor + 100, "MD06"})
-		rep := f.importStatement(st, engine.StatementOptions{})
+			testReturn{b.Debit.EndToEndID, b.Debit.AmountMinor, "AC04"},
+			testReturn{a.Debit.EndToEndID, a.Debit.AmountMinor + 100, "MD06"})
+		rep := f.ImportStatement(st, engine.StatementOptions{})
 		if len(rep.Returns) != 3 {
 			t.Fatalf("%d return lines", len(rep.Returns))
 		}
 		if l := rep.Returns[0]; l.Outcome != directdebit.ReturnUnknown || l.Reason != "unknown direct debit return NO-SUCH-DEBIT" || l.Err != nil {
 			t.Errorf("unknown: %+v", l)
 		}
-		if l := rep.Returns[1]; l.Outcome != directdebit.ReturnUnknown || l.Reason != "unknown direct debit return "+b.debit.EndToEndID {
+		if l := rep.Returns[1]; l.Outcome != directdebit.ReturnUnknown || l.Reason != "unknown direct debit return "+b.Debit.EndToEndID {
 			t.Errorf("another club's: %+v", l)
 		}
 		if l := rep.Returns[2]; l.Outcome != directdebit.ReturnMismatch || l.Reversed || !strings.Contains(l.Reason, "not reversed") {
@@ -396,20 +289,20 @@ func TestImportStatementUnknownReturnChangesNothing(t *testing.T) {
 		}
 		// Orders, memberships, instances, outbox unchanged; the mismatch
 		// is recorded on its attempt, which stays paid.
-		after := f.state()
+		after := f.State()
 		for _, table := range []string{"instances", "memberships", "orders", "order_lines", "outbox"} {
 			if strings.Join(before[table], "|") != strings.Join(after[table], "|") {
 				t.Errorf("%s changed", table)
 			}
 		}
-		p := f.payments(a.instance)[0]
+		p := f.Payments(a.Instance)[0]
 		if p.Status != engine.PaymentSucceeded || !strings.Contains(p.Problem, "not reversed") {
 			t.Errorf("attempt with a mismatched return: %s %q", p.Status, p.Problem)
 		}
-		if n := f.count((*directdebit.DebitMandate)(nil), "revoked_at IS NOT NULL"); n != 0 {
+		if n := f.Count((*directdebit.DebitMandate)(nil), "revoked_at IS NOT NULL"); n != 0 {
 			t.Errorf("%d mandates ended", n)
 		}
-		attention, err := staff.Of(f.svc).PaymentsNeedingAttention(f.ctx, staff.AttentionQuery{OrganisationID: 1})
+		attention, err := staff.Of(f.Svc).PaymentsNeedingAttention(f.Ctx, staff.AttentionQuery{OrganisationID: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -417,7 +310,7 @@ func TestImportStatementUnknownReturnChangesNothing(t *testing.T) {
 			t.Errorf("attention: %+v", attention)
 		}
 		// Once recorded, the same mismatched return again is not a new problem.
-		again := f.importStatement(st, engine.StatementOptions{})
+		again := f.ImportStatement(st, engine.StatementOptions{})
 		if again.ReturnsBefore != 1 || again.AlreadyImported != 0 || len(again.Returns) != 2 {
 			t.Errorf("replay: %d returns and %d credits already, %d lines", again.ReturnsBefore, again.AlreadyImported, len(again.Returns))
 		}
@@ -431,31 +324,31 @@ func TestImportStatementUnknownReturnChangesNothing(t *testing.T) {
 func TestReturnOfADebitNotMarkedSent(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		f := newDebitFixture(t, db, 1, 250)
-		m := f.commitDebit("demo-1", "fr")
-		f.collect(payment.DebitInRun, m)
-		if o := f.orders(m.instance)[0]; o.DebitDueOn == nil {
+		f := enginetest.NewDebitFixture(t, db, 1, 250)
+		m := f.CommitDebit("demo-1", "fr")
+		f.Collect(payment.DebitInRun, m)
+		if o := f.Orders(m.Instance)[0]; o.DebitDueOn == nil {
 			t.Fatal("a mandated order has no due date")
 		}
-		rep := f.importStatement(returnsStatement(t, "STMT-RET-3", demoIBAN, testReturn{m.debit.EndToEndID, m.debit.AmountMinor, "AM04"}),
+		rep := f.ImportStatement(returnsStatement(t, "STMT-RET-3", enginetest.DemoIBAN, testReturn{m.Debit.EndToEndID, m.Debit.AmountMinor, "AM04"}),
 			engine.StatementOptions{})
 		if len(rep.Returns) != 1 || rep.Returns[0].Outcome != directdebit.ReturnApplied || rep.Returns[0].Reversed || rep.Returns[0].FeeMinor != 250 {
 			t.Fatalf("return: %+v", rep.Returns)
 		}
-		o := f.orders(m.instance)[0]
-		if o.Status != engine.OrderUnpaid || o.DebitDueOn != nil || o.TotalMinor != m.order.TotalMinor+250 {
+		o := f.Orders(m.Instance)[0]
+		if o.Status != engine.OrderUnpaid || o.DebitDueOn != nil || o.TotalMinor != m.Order.TotalMinor+250 {
 			t.Errorf("order: %s due=%v total %d", o.Status, o.DebitDueOn, o.TotalMinor)
 		}
 		if fee := o.Lines[len(o.Lines)-1]; !strings.Contains(fee.Description, "prélèvement") {
 			t.Errorf("fee line of a French registration: %q", fee.Description)
 		}
-		if p := f.payments(m.instance)[0]; p.Status != engine.PaymentFailed {
+		if p := f.Payments(m.Instance)[0]; p.Status != engine.PaymentFailed {
 			t.Errorf("attempt: %s", p.Status)
 		}
-		if n := f.count((*engine.OutboxMessage)(nil), "kind = ?", directdebit.KindDebitReturned); n != 1 {
+		if n := f.Count((*engine.OutboxMessage)(nil), "kind = ?", directdebit.KindDebitReturned); n != 1 {
 			t.Errorf("%d return messages", n)
 		}
-		if n := f.count((*engine.ProcessInstance)(nil), "id = ? AND status = ?", m.instance, engine.StateDone); n != 1 {
+		if n := f.Count((*engine.ProcessInstance)(nil), "id = ? AND status = ?", m.Instance, engine.StateDone); n != 1 {
 			t.Errorf("the registration no longer awaits payment")
 		}
 	})
@@ -477,60 +370,60 @@ func TestReturnedDebitIsNotCollectedAgain(t *testing.T) {
 		if err := demodata.SeedDemo(context.Background(), db, 2, day); err != nil {
 			t.Fatalf("seed: %v", err)
 		}
-		svc, dd := directDebitClub(t, db, engine.WithClock(clock))
-		f := &debitFixture{fixture: &fixture{t: t, ctx: context.Background(), db: db, svc: svc}, dd: dd}
-		f.iban, _ = banking.ParseIBAN(demoIBAN)
-		if _, err := db.NewUpdate().Model((*payment.PaymentSettings)(nil)).Set("debit_return_fee_minor = 300").Where("organisation_id = 1").Exec(f.ctx); err != nil {
+		svc, dd := enginetest.DirectDebitClub(t, db, engine.WithClock(clock))
+		f := &enginetest.DebitFixture{Fixture: &enginetest.Fixture{T: t, Ctx: context.Background(), DB: db, Svc: svc}, DD: dd}
+		f.IBAN, _ = banking.ParseIBAN(enginetest.DemoIBAN)
+		if _, err := db.NewUpdate().Model((*payment.PaymentSettings)(nil)).Set("debit_return_fee_minor = 300").Where("organisation_id = 1").Exec(f.Ctx); err != nil {
 			t.Fatal(err)
 		}
-		refund := f.commitDebit("demo-1", "de")
-		closed := f.commitDebit("demo-2", "en")
+		refund := f.CommitDebit("demo-1", "de")
+		closed := f.CommitDebit("demo-2", "en")
 		treasurer := engine.Actor{Name: "treasurer@example.org"}
 		now.Store(day.AddDate(0, 0, 20))
-		run, err := directdebit.Of(svc).CollectDebits(f.ctx, directdebit.CollectRequest{OrganisationID: 1, Actor: treasurer})
+		run, err := directdebit.Of(svc).CollectDebits(f.Ctx, directdebit.CollectRequest{OrganisationID: 1, Actor: treasurer})
 		if err != nil || run.DebitCount != 2 {
 			t.Fatalf("first run: %+v %v", run, err)
 		}
-		if _, err := directdebit.Of(svc).MarkDebitRunSent(f.ctx, treasurer, 1, run.ID); err != nil {
+		if _, err := directdebit.Of(svc).MarkDebitRunSent(f.Ctx, treasurer, 1, run.ID); err != nil {
 			t.Fatal(err)
 		}
-		e2e := func(m *debitMember) payment.Debit {
+		e2e := func(m *enginetest.DebitMember) payment.Debit {
 			var d payment.Debit
-			if err := db.NewSelect().Model(&d).Where("order_id = ? AND run_id = ?", m.order.ID, run.ID).Scan(f.ctx); err != nil {
+			if err := db.NewSelect().Model(&d).Where("order_id = ? AND run_id = ?", m.Order.ID, run.ID).Scan(f.Ctx); err != nil {
 				t.Fatal(err)
 			}
 			return d
 		}
 		a, b := e2e(refund), e2e(closed)
-		if a.Status != payment.DebitCollected || f.orders(refund.instance)[0].Status != engine.OrderPaid {
-			t.Fatalf("after the run was sent: debit %s, order %s", a.Status, f.orders(refund.instance)[0].Status)
+		if a.Status != payment.DebitCollected || f.Orders(refund.Instance)[0].Status != engine.OrderPaid {
+			t.Fatalf("after the run was sent: debit %s, order %s", a.Status, f.Orders(refund.Instance)[0].Status)
 		}
-		rep := f.importStatement(returnsStatement(t, "STMT-2027-03-30", demoIBAN,
+		rep := f.ImportStatement(returnsStatement(t, "STMT-2027-03-30", enginetest.DemoIBAN,
 			testReturn{a.EndToEndID, a.AmountMinor, "MD06"}, testReturn{b.EndToEndID, b.AmountMinor, "AC04"}), engine.StatementOptions{})
 		if len(rep.Returns) != 2 || !rep.Returns[0].Reversed || !rep.Returns[1].Reversed || !rep.Returns[1].MandateEnded {
 			t.Fatalf("returns: %+v", rep.Returns)
 		}
-		if _, err := directdebit.Of(svc).CollectDebits(f.ctx, directdebit.CollectRequest{OrganisationID: 1, Actor: treasurer}); engine.ErrorCode(err) != engine.CodeConflict {
+		if _, err := directdebit.Of(svc).CollectDebits(f.Ctx, directdebit.CollectRequest{OrganisationID: 1, Actor: treasurer}); engine.ErrorCode(err) != engine.CodeConflict {
 			t.Fatalf("a run right after the returns: %v, want nothing due", err)
 		}
 		// The members confirm again on the pay link (the pay page's part):
 		// their orders are due again. The ended mandate still keeps the
 		// AC04 order out.
-		for _, m := range []*debitMember{refund, closed} {
-			if _, err := db.NewUpdate().Model((*engine.Order)(nil)).Set("debit_due_on = ?", day.AddDate(0, 0, 35)).Where("id = ?", m.order.ID).Exec(f.ctx); err != nil {
+		for _, m := range []*enginetest.DebitMember{refund, closed} {
+			if _, err := db.NewUpdate().Model((*engine.Order)(nil)).Set("debit_due_on = ?", day.AddDate(0, 0, 35)).Where("id = ?", m.Order.ID).Exec(f.Ctx); err != nil {
 				t.Fatal(err)
 			}
 		}
 		now.Store(day.AddDate(0, 0, 40))
-		again, err := directdebit.Of(svc).CollectDebits(f.ctx, directdebit.CollectRequest{OrganisationID: 1, Actor: treasurer})
+		again, err := directdebit.Of(svc).CollectDebits(f.Ctx, directdebit.CollectRequest{OrganisationID: 1, Actor: treasurer})
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := refund.order.TotalMinor + 300
+		want := refund.Order.TotalMinor + 300
 		if again.DebitCount != 1 || again.TotalMinor != want {
 			t.Fatalf("second run: %d debits, %d total; want 1 of %d", again.DebitCount, again.TotalMinor, want)
 		}
-		ps := f.payments(refund.instance)
+		ps := f.Payments(refund.Instance)
 		// (The fake's checkouts expire in a day: the first run replaced the
 		// commit's attempt.) The returned attempt stays failed; the new one
 		// asks for the amount and the fee.
@@ -538,23 +431,23 @@ func TestReturnedDebitIsNotCollectedAgain(t *testing.T) {
 			ps[n-1].Status != engine.PaymentPending || ps[n-1].AmountMinor != want {
 			t.Fatalf("attempts after the second run: %+v", ps)
 		}
-		if _, err := directdebit.Of(svc).MarkDebitRunSent(f.ctx, treasurer, 1, again.ID); err != nil {
+		if _, err := directdebit.Of(svc).MarkDebitRunSent(f.Ctx, treasurer, 1, again.ID); err != nil {
 			t.Fatal(err)
 		}
-		if o := f.orders(refund.instance)[0]; o.Status != engine.OrderPaid {
+		if o := f.Orders(refund.Instance)[0]; o.Status != engine.OrderPaid {
 			t.Errorf("order after the second collection: %s", o.Status)
 		}
-		if n := f.count((*engine.ProcessInstance)(nil), "id = ? AND status = ?", refund.instance, engine.StateCompleted); n != 1 {
+		if n := f.Count((*engine.ProcessInstance)(nil), "id = ? AND status = ?", refund.Instance, engine.StateCompleted); n != 1 {
 			t.Errorf("the registration is not completed after the second collection")
 		}
-		for _, ms := range f.memberships(refund.instance) {
+		for _, ms := range f.Memberships(refund.Instance) {
 			if ms.Status != engine.MembershipActive {
 				t.Errorf("membership %d after the second collection: %s", ms.ID, ms.Status)
 			}
 		}
 		// Paid twice (once taken back): confirmed twice.
-		if n := f.count((*engine.OutboxMessage)(nil), "kind = ? AND dedup_key LIKE ?", payment.KindConfirmation,
-			fmt.Sprintf("%%:order:%d%%", refund.order.ID)); n != 2 {
+		if n := f.Count((*engine.OutboxMessage)(nil), "kind = ? AND dedup_key LIKE ?", payment.KindConfirmation,
+			fmt.Sprintf("%%:order:%d%%", refund.Order.ID)); n != 2 {
 			t.Errorf("%d confirmations of the order paid again after its return, want 2", n)
 		}
 	})
@@ -567,11 +460,11 @@ func TestReturnedDebitIsNotCollectedAgain(t *testing.T) {
 func TestReturnKeepsRegistrationCompletedBesideAnOpenOne(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		f := newDebitFixture(t, db, 1, 0)
-		m := f.commitDebit("demo-1", "en")
-		f.collect(payment.DebitCollected, m)
+		f := enginetest.NewDebitFixture(t, db, 1, 0)
+		m := f.CommitDebit("demo-1", "en")
+		f.Collect(payment.DebitCollected, m)
 		var inst engine.ProcessInstance
-		if err := db.NewSelect().Model(&inst).Where("id = ?", m.instance).Scan(f.ctx); err != nil {
+		if err := db.NewSelect().Model(&inst).Where("id = ?", m.Instance).Scan(f.Ctx); err != nil {
 			t.Fatal(err)
 		}
 		if inst.Status != engine.StateCompleted {
@@ -579,21 +472,21 @@ func TestReturnKeepsRegistrationCompletedBesideAnOpenOne(t *testing.T) {
 		}
 		open := inst
 		open.ID, open.Status, open.EndTime, open.CurrentStepID = 0, engine.StateRunning, nil, nil
-		if _, err := db.NewInsert().Model(&open).Exec(f.ctx); err != nil {
+		if _, err := db.NewInsert().Model(&open).Exec(f.Ctx); err != nil {
 			t.Fatal(err)
 		}
-		rep := f.importStatement(returnsStatement(t, "STMT-RET-4", demoIBAN, testReturn{m.debit.EndToEndID, m.debit.AmountMinor, "MS02"}),
+		rep := f.ImportStatement(returnsStatement(t, "STMT-RET-4", enginetest.DemoIBAN, testReturn{m.Debit.EndToEndID, m.Debit.AmountMinor, "MS02"}),
 			engine.StatementOptions{})
 		if len(rep.Returns) != 1 || rep.Returns[0].Err != nil || !rep.Returns[0].Reversed {
 			t.Fatalf("return: %+v", rep.Returns)
 		}
-		if n := f.count((*engine.ProcessInstance)(nil), "id = ? AND status = ?", m.instance, engine.StateCompleted); n != 1 {
+		if n := f.Count((*engine.ProcessInstance)(nil), "id = ? AND status = ?", m.Instance, engine.StateCompleted); n != 1 {
 			t.Errorf("the returned registration did not stay COMPLETED beside the open one")
 		}
-		if o := f.orders(m.instance)[0]; o.Status != engine.OrderUnpaid {
+		if o := f.Orders(m.Instance)[0]; o.Status != engine.OrderUnpaid {
 			t.Errorf("order: %s", o.Status)
 		}
-		for _, ms := range f.memberships(m.instance) {
+		for _, ms := range f.Memberships(m.Instance) {
 			if ms.Status != engine.MembershipPending {
 				t.Errorf("membership %d: %s", ms.ID, ms.Status)
 			}
@@ -601,19 +494,19 @@ func TestReturnKeepsRegistrationCompletedBesideAnOpenOne(t *testing.T) {
 		// The money is owed: the order is among the open payments, and the
 		// unpaid reminders follow from the day of the return (the return's
 		// message was the first notice), not from the commit a season ago.
-		rows, err := staff.Of(f.svc).OpenPayments(f.ctx, staff.OpenPaymentQuery{OrganisationID: 1})
-		if err != nil || len(rows) != 1 || rows[0].OrderID != m.order.ID || rows[0].OwedMinor != m.order.TotalMinor {
+		rows, err := staff.Of(f.Svc).OpenPayments(f.Ctx, staff.OpenPaymentQuery{OrganisationID: 1})
+		if err != nil || len(rows) != 1 || rows[0].OrderID != m.Order.ID || rows[0].OwedMinor != m.Order.TotalMinor {
 			t.Fatalf("open payments after the return: %+v (%v)", rows, err)
 		}
-		if _, err := db.NewUpdate().Model((*engine.Order)(nil)).Set("created_at = ?", clock.Now().UTC().AddDate(0, 0, -60)).Where("id = ?", m.order.ID).Exec(f.ctx); err != nil {
+		if _, err := db.NewUpdate().Model((*engine.Order)(nil)).Set("created_at = ?", clock.Now().UTC().AddDate(0, 0, -60)).Where("id = ?", m.Order.ID).Exec(f.Ctx); err != nil {
 			t.Fatal(err)
 		}
 		reminders := func(after time.Duration) int {
 			t.Helper()
-			if _, err := message.QueueUnpaidReminders(f.ctx, db, clock.Now().UTC().Add(after)); err != nil {
+			if _, err := message.QueueUnpaidReminders(f.Ctx, db, clock.Now().UTC().Add(after)); err != nil {
 				t.Fatal(err)
 			}
-			return f.count((*engine.OutboxMessage)(nil), "kind = ? AND dedup_key LIKE ?", message.KindUnpaidReminder, fmt.Sprintf("%%:order:%d:%%", m.order.ID))
+			return f.Count((*engine.OutboxMessage)(nil), "kind = ? AND dedup_key LIKE ?", message.KindUnpaidReminder, fmt.Sprintf("%%:order:%d:%%", m.Order.ID))
 		}
 		if n := reminders(24 * time.Hour); n != 0 {
 			t.Errorf("%d reminders a day after the return, want none yet", n)
@@ -624,7 +517,7 @@ func TestReturnKeepsRegistrationCompletedBesideAnOpenOne(t *testing.T) {
 		if n := reminders((3*24 + 2) * time.Hour); n != 1 {
 			t.Errorf("%d reminders after the reminder run again, want still 1", n)
 		}
-		if findings, err := books.Check(f.ctx, f.svc, 1); err != nil || len(findings) != 0 {
+		if findings, err := books.Check(f.Ctx, f.Svc, 1); err != nil || len(findings) != 0 {
 			t.Errorf("books: %v (%v)", findings, err)
 		}
 	})
@@ -637,20 +530,20 @@ func TestReturnKeepsRegistrationCompletedBesideAnOpenOne(t *testing.T) {
 func TestReturnOfACancelledDebit(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		f := newDebitFixture(t, db, 1, 200)
-		m := f.commitDebit("demo-1", "en")
-		f.collect(payment.DebitCancelled, m)
-		before := f.state()
-		rep := f.importStatement(returnsStatement(t, "STMT-RET-5", demoIBAN, testReturn{m.debit.EndToEndID, m.debit.AmountMinor, "AC04"}),
+		f := enginetest.NewDebitFixture(t, db, 1, 200)
+		m := f.CommitDebit("demo-1", "en")
+		f.Collect(payment.DebitCancelled, m)
+		before := f.State()
+		rep := f.ImportStatement(returnsStatement(t, "STMT-RET-5", enginetest.DemoIBAN, testReturn{m.Debit.EndToEndID, m.Debit.AmountMinor, "AC04"}),
 			engine.StatementOptions{})
 		if len(rep.Returns) != 1 || rep.Returns[0].Outcome != directdebit.ReturnMismatch || !strings.Contains(rep.Returns[0].Reason, "run was cancelled") {
 			t.Fatalf("return: %+v", rep.Returns)
 		}
-		assertUnchanged(t, before, f.state())
-		if n := f.count((*directdebit.DebitMandate)(nil), "revoked_at IS NOT NULL"); n != 0 {
+		enginetest.AssertUnchanged(t, before, f.State())
+		if n := f.Count((*directdebit.DebitMandate)(nil), "revoked_at IS NOT NULL"); n != 0 {
 			t.Errorf("a cancelled debit's return ended the mandate")
 		}
-		if n := f.count((*engine.PaymentEvent)(nil), "event_type = ?", "direct_debit.return"); n != 1 {
+		if n := f.Count((*engine.PaymentEvent)(nil), "event_type = ?", "direct_debit.return"); n != 1 {
 			t.Errorf("%d return events recorded, want 1", n)
 		}
 	})

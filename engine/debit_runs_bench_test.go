@@ -31,8 +31,8 @@ func seedDirectDebits(b testing.TB, db *bun.DB) int {
 	mandates := make([]directdebit.DebitMandate, len(orders))
 	pays := make([]engine.Payment, len(orders))
 	for i, o := range orders {
-		mandates[i] = directdebit.DebitMandate{OrganisationID: 1, UserKey: o.UserKey, CreditorID: testCreditorID, Reference: fmt.Sprintf("BENCH-%06d", i),
-			Holder: fmt.Sprintf("Holder %d", i), IBAN: demoIBAN, Language: "en", Text: "…", TextVersion: directdebit.MandateTextVersion, SignedAt: now}
+		mandates[i] = directdebit.DebitMandate{OrganisationID: 1, UserKey: o.UserKey, CreditorID: enginetest.TestCreditorID, Reference: fmt.Sprintf("BENCH-%06d", i),
+			Holder: fmt.Sprintf("Holder %d", i), IBAN: enginetest.DemoIBAN, Language: "en", Text: "…", TextVersion: directdebit.MandateTextVersion, SignedAt: now}
 		pays[i] = engine.Payment{OrderID: o.ID, Provider: payment.DirectDebitProvider, Reference: fmt.Sprintf("PR-BENCH%08d", i), AmountMinor: o.TotalMinor,
 			Currency: o.Currency, Status: engine.PaymentPending, PaymentURL: "/pay/" + o.PayReference, CreatedAt: now, UpdatedAt: now}
 	}
@@ -59,7 +59,7 @@ func seedDirectDebits(b testing.TB, db *bun.DB) int {
 func BenchmarkCollectionRun(b *testing.B) {
 	db := dbtest.Postgres(b)
 	enginetest.SeedSeason(b, db, 10000)
-	svc, _ := directDebitClub(b, db)
+	svc, _ := enginetest.DirectDebitClub(b, db)
 	ctx := context.Background()
 	n := seedDirectDebits(b, db)
 	if _, err := db.ExecContext(context.Background(), "ANALYZE orders, payments, debit_mandates"); err != nil {

@@ -60,25 +60,25 @@ func TestCollectionRun(t *testing.T) {
 		var now atomic.Value
 		now.Store(day)
 		clock := func() time.Time { return now.Load().(time.Time) }
-		f := directDebitFixture(t, db, 0, engine.WithClock(clock))
-		order := f.commitDirectDebit(engine.DemoUserKey, alex, robin)
-		unsigned := f.commitDirectDebit("demo-1", 5) // never gives its mandate
+		f := enginetest.DirectDebitFixture(t, db, 0, engine.WithClock(clock))
+		order := f.CommitDirectDebit(engine.DemoUserKey, enginetest.Alex, enginetest.Robin)
+		unsigned := f.CommitDirectDebit("demo-1", 5) // never gives its mandate
 		id := order.ProcessInstanceID
-		m, err := directdebit.Of(f.svc).GiveMandate(f.ctx, order.PayReference, directdebit.MandateInput{Holder: "Alex Example", IBAN: "DE02 1203 0000 0000 2020 51",
+		m, err := directdebit.Of(f.Svc).GiveMandate(f.Ctx, order.PayReference, directdebit.MandateInput{Holder: "Alex Example", IBAN: "DE02 1203 0000 0000 2020 51",
 			Consent: true, Language: "en"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		order = f.orders(id)[0]
+		order = f.Orders(id)[0]
 		if order.DebitDueOn == nil || order.DebitDueOn.Format(time.DateOnly) != "2027-03-15" {
 			t.Fatalf("due date %v, want 2027-03-15 (14 days after 1 March 2027)", order.DebitDueOn)
 		}
 		treasurer := engine.Actor{Name: "treasurer@example.org"}
-		if _, err := directdebit.Of(f.svc).CollectDebits(f.ctx, directdebit.CollectRequest{OrganisationID: 1, Until: day.AddDate(0, 0, 7), Actor: treasurer}); engine.ErrorCode(err) != engine.CodeConflict ||
+		if _, err := directdebit.Of(f.Svc).CollectDebits(f.Ctx, directdebit.CollectRequest{OrganisationID: 1, Until: day.AddDate(0, 0, 7), Actor: treasurer}); engine.ErrorCode(err) != engine.CodeConflict ||
 			!errors.Is(err, directdebit.ErrNothingDue) {
 			t.Fatalf("a run before the due date: %v, want a conflict (nothing due)", err)
 		}
-		run, err := directdebit.Of(f.svc).CollectDebits(f.ctx, directdebit.CollectRequest{OrganisationID: 1, Actor: treasurer})
+		run, err := directdebit.Of(f.Svc).CollectDebits(f.Ctx, directdebit.CollectRequest{OrganisationID: 1, Actor: treasurer})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -92,46 +92,46 @@ func TestCollectionRun(t *testing.T) {
 		if err := xml.Unmarshal(run.File, &doc); err != nil {
 			t.Fatal(err)
 		}
-		pay := f.payments(id)[0]
+		pay := f.Payments(id)[0]
 		if doc.GrpHdr.NbOfTxs != 1 || doc.GrpHdr.CtrlSum != engine.FormatAmount(order.TotalMinor) || doc.GrpHdr.MsgID != run.MessageID ||
 			len(doc.PmtInf) != 1 || len(doc.PmtInf[0].Tx) != 1 {
 			t.Fatalf("file header %+v for order total %d:\n%s", doc.GrpHdr, order.TotalMinor, run.File)
 		}
 		pi, tx := doc.PmtInf[0], doc.PmtInf[0].Tx[0]
-		if pi.SeqTp != "FRST" || pi.LclInstrm != "CORE" || pi.ReqdColltnDt != "2027-03-15" || pi.CdtrSchmeID != testCreditorID ||
+		if pi.SeqTp != "FRST" || pi.LclInstrm != "CORE" || pi.ReqdColltnDt != "2027-03-15" || pi.CdtrSchmeID != enginetest.TestCreditorID ||
 			tx.MndtID != m.Reference || tx.DtOfSgntr != "2027-03-01" || tx.DebtorIBAN != "DE02120300000000202051" ||
 			!strings.HasPrefix(tx.EndToEndID, pay.Reference) || tx.Amount != engine.FormatAmount(order.TotalMinor) {
 			t.Fatalf("payment information %+v", pi)
 		}
-		if _, err := directdebit.Of(f.svc).CollectDebits(f.ctx, directdebit.CollectRequest{OrganisationID: 1, Actor: treasurer}); engine.ErrorCode(err) != engine.CodeConflict {
+		if _, err := directdebit.Of(f.Svc).CollectDebits(f.Ctx, directdebit.CollectRequest{OrganisationID: 1, Actor: treasurer}); engine.ErrorCode(err) != engine.CodeConflict {
 			t.Fatalf("a second run with the order in the first: %v, want nothing due", err)
 		}
-		detail, err := directdebit.Of(f.svc).DebitRunByID(f.ctx, 1, run.ID)
+		detail, err := directdebit.Of(f.Svc).DebitRunByID(f.Ctx, 1, run.ID)
 		if err != nil || string(detail.Run.File) != string(run.File) || len(detail.Debits) != 1 || detail.Debits[0].MandateReference != m.Reference {
 			t.Fatalf("run again: %+v %v", detail, err)
 		}
-		if _, err := directdebit.Of(f.svc).DebitRunByID(f.ctx, 2, run.ID); engine.ErrorCode(err) != engine.CodeNotFound {
+		if _, err := directdebit.Of(f.Svc).DebitRunByID(f.Ctx, 2, run.ID); engine.ErrorCode(err) != engine.CodeNotFound {
 			t.Fatalf("another club's run: %v", err)
 		}
-		if _, err := directdebit.Of(f.svc).MarkDebitRunSent(f.ctx, treasurer, 2, run.ID); engine.ErrorCode(err) != engine.CodeNotFound {
+		if _, err := directdebit.Of(f.Svc).MarkDebitRunSent(f.Ctx, treasurer, 2, run.ID); engine.ErrorCode(err) != engine.CodeNotFound {
 			t.Fatalf("another club marks the run sent: %v", err)
 		}
 
 		// Cancelled: the order is due again, in a new file.
-		if c, err := directdebit.Of(f.svc).CancelDebitRun(f.ctx, treasurer, 1, run.ID); err != nil || c.Status != payment.DebitRunCancelled {
+		if c, err := directdebit.Of(f.Svc).CancelDebitRun(f.Ctx, treasurer, 1, run.ID); err != nil || c.Status != payment.DebitRunCancelled {
 			t.Fatalf("cancel: %+v %v", c, err)
 		}
-		if _, err := directdebit.Of(f.svc).MarkDebitRunSent(f.ctx, treasurer, 1, run.ID); engine.ErrorCode(err) != engine.CodeConflict {
+		if _, err := directdebit.Of(f.Svc).MarkDebitRunSent(f.Ctx, treasurer, 1, run.ID); engine.ErrorCode(err) != engine.CodeConflict {
 			t.Fatalf("a cancelled run marked sent: %v", err)
 		}
 		// Its file is handed out nowhere (the admin API, portal debits file).
-		if _, err := directdebit.Of(f.svc).DebitRunFile(f.ctx, 1, run.ID); engine.ErrorCode(err) != engine.CodeConflict {
+		if _, err := directdebit.Of(f.Svc).DebitRunFile(f.Ctx, 1, run.ID); engine.ErrorCode(err) != engine.CodeConflict {
 			t.Fatalf("a cancelled run's file: %v", err)
 		}
-		if f.orders(id)[0].Status != engine.OrderUnpaid {
+		if f.Orders(id)[0].Status != engine.OrderUnpaid {
 			t.Fatal("the cancelled run paid the order")
 		}
-		run2, err := directdebit.Of(f.svc).CollectDebits(f.ctx, directdebit.CollectRequest{OrganisationID: 1, Actor: treasurer})
+		run2, err := directdebit.Of(f.Svc).CollectDebits(f.Ctx, directdebit.CollectRequest{OrganisationID: 1, Actor: treasurer})
 		if err != nil || run2.DebitCount != 1 || run2.MessageID == run.MessageID {
 			t.Fatalf("second run: %+v %v", run2, err)
 		}
@@ -140,43 +140,43 @@ func TestCollectionRun(t *testing.T) {
 		now.Store(time.Date(2027, 3, 16, 8, 0, 0, 0, time.UTC))
 		// Fifteen days on, the order waiting for its collection needs nobody;
 		// the one whose mandate never came does.
-		attention, err := staff.Of(f.svc).PaymentsNeedingAttention(f.ctx, staff.AttentionQuery{OrganisationID: 1})
+		attention, err := staff.Of(f.Svc).PaymentsNeedingAttention(f.Ctx, staff.AttentionQuery{OrganisationID: 1})
 		if err != nil || len(attention) != 1 || attention[0].Order.ID != unsigned.ID || attention[0].Reason != staff.AttentionPendingTooLong {
 			t.Fatalf("payments needing attention: %+v %v", attention, err)
 		}
-		if n, err := directdebit.Of(f.svc).SettleDueDebitRuns(engine.WithOrganisation(f.ctx, 2)); err != nil || n != 0 {
+		if n, err := directdebit.Of(f.Svc).SettleDueDebitRuns(engine.WithOrganisation(f.Ctx, 2)); err != nil || n != 0 {
 			t.Fatalf("the job for another club: %d %v", n, err)
 		}
-		if f.orders(id)[0].Status != engine.OrderUnpaid {
+		if f.Orders(id)[0].Status != engine.OrderUnpaid {
 			t.Fatal("the job for another club paid the order")
 		}
-		if n, err := directdebit.Of(f.svc).SettleDueDebitRuns(f.ctx); err != nil || n != 1 {
+		if n, err := directdebit.Of(f.Svc).SettleDueDebitRuns(f.Ctx); err != nil || n != 1 {
 			t.Fatalf("the job: %d %v", n, err)
 		}
-		sent, err := directdebit.Of(f.svc).MarkDebitRunSent(f.ctx, treasurer, 1, run2.ID)
+		sent, err := directdebit.Of(f.Svc).MarkDebitRunSent(f.Ctx, treasurer, 1, run2.ID)
 		if err != nil || sent.Run.Status != payment.DebitRunSent || sent.Settled != 0 {
 			t.Fatalf("marking the sent run again: %+v %v", sent, err)
 		}
-		if o := f.orders(id)[0]; o.Status != engine.OrderPaid {
+		if o := f.Orders(id)[0]; o.Status != engine.OrderPaid {
 			t.Fatalf("order after the run was sent: %s", o.Status)
 		}
-		for _, ms := range f.memberships(id) {
+		for _, ms := range f.Memberships(id) {
 			if ms.Status != engine.MembershipActive {
 				t.Fatalf("membership %d is %s", ms.ID, ms.Status)
 			}
 		}
 		var mandate directdebit.DebitMandate
-		if err := db.NewSelect().Model(&mandate).Where("id = ?", m.ID).Scan(f.ctx); err != nil || mandate.LastCollectedAt == nil {
+		if err := db.NewSelect().Model(&mandate).Where("id = ?", m.ID).Scan(f.Ctx); err != nil || mandate.LastCollectedAt == nil {
 			t.Fatalf("mandate after collection: %+v %v", mandate, err)
 		}
-		if n, err := db.NewSelect().Model((*engine.OutboxMessage)(nil)).Where("kind = ?", payment.KindConfirmation).Count(f.ctx); err != nil || n != 1 {
+		if n, err := db.NewSelect().Model((*engine.OutboxMessage)(nil)).Where("kind = ?", payment.KindConfirmation).Count(f.Ctx); err != nil || n != 1 {
 			t.Fatalf("confirmations: %d %v", n, err)
 		}
-		if _, err := directdebit.Of(f.svc).CancelDebitRun(f.ctx, treasurer, 1, run2.ID); engine.ErrorCode(err) != engine.CodeConflict {
+		if _, err := directdebit.Of(f.Svc).CancelDebitRun(f.Ctx, treasurer, 1, run2.ID); engine.ErrorCode(err) != engine.CodeConflict {
 			t.Fatalf("cancelling a sent run: %v", err)
 		}
 		var audited []string
-		if err := db.NewSelect().Model((*engine.AuditRecord)(nil)).Column("action").Where("target_type = 'debit_run'").Order("id").Scan(f.ctx, &audited); err != nil {
+		if err := db.NewSelect().Model((*engine.AuditRecord)(nil)).Column("action").Where("target_type = 'debit_run'").Order("id").Scan(f.Ctx, &audited); err != nil {
 			t.Fatal(err)
 		}
 		if strings.Join(audited, " ") != "debit_run.create debit_run.cancel debit_run.create debit_run.send" {
@@ -193,28 +193,28 @@ func TestAmendmentStatedOnce(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		var now atomic.Value
 		now.Store(time.Date(2027, 3, 1, 9, 0, 0, 0, time.UTC))
-		f := directDebitFixture(t, db, 0, engine.WithClock(func() time.Time { return now.Load().(time.Time) }))
-		first := f.commitDirectDebit(engine.DemoUserKey, alex, robin)
-		m, err := directdebit.Of(f.svc).GiveMandate(f.ctx, first.PayReference, directdebit.MandateInput{Holder: "Alex Example", IBAN: demoIBAN, Consent: true})
+		f := enginetest.DirectDebitFixture(t, db, 0, engine.WithClock(func() time.Time { return now.Load().(time.Time) }))
+		first := f.CommitDirectDebit(engine.DemoUserKey, enginetest.Alex, enginetest.Robin)
+		m, err := directdebit.Of(f.Svc).GiveMandate(f.Ctx, first.PayReference, directdebit.MandateInput{Holder: "Alex Example", IBAN: enginetest.DemoIBAN, Consent: true})
 		if err != nil {
 			t.Fatal(err)
 		}
 		treasurer := engine.Actor{Name: "treasurer@example.org"}
-		run, err := directdebit.Of(f.svc).CollectDebits(f.ctx, directdebit.CollectRequest{OrganisationID: 1, Actor: treasurer})
+		run, err := directdebit.Of(f.Svc).CollectDebits(f.Ctx, directdebit.CollectRequest{OrganisationID: 1, Actor: treasurer})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := directdebit.Of(f.svc).MarkDebitRunSent(f.ctx, treasurer, 1, run.ID); err != nil {
+		if _, err := directdebit.Of(f.Svc).MarkDebitRunSent(f.Ctx, treasurer, 1, run.ID); err != nil {
 			t.Fatal(err)
 		}
 
 		// Next season: the account changes, then the run is written.
 		second := nextOrder(t, f, first, "NEXTSEASON-A")
-		if _, err := directdebit.Of(f.svc).AmendMandate(f.ctx, second.PayReference, m.ID, directdebit.MandateInput{Holder: "Alex Example", IBAN: otherIBAN, Consent: true}); err != nil {
+		if _, err := directdebit.Of(f.Svc).AmendMandate(f.Ctx, second.PayReference, m.ID, directdebit.MandateInput{Holder: "Alex Example", IBAN: otherIBAN, Consent: true}); err != nil {
 			t.Fatal(err)
 		}
 		now.Store(time.Date(2027, 3, 2, 9, 0, 0, 0, time.UTC))
-		run2, err := directdebit.Of(f.svc).CollectDebits(f.ctx, directdebit.CollectRequest{OrganisationID: 1, Until: time.Date(2027, 4, 30, 0, 0, 0, 0, time.UTC), Actor: treasurer})
+		run2, err := directdebit.Of(f.Svc).CollectDebits(f.Ctx, directdebit.CollectRequest{OrganisationID: 1, Until: time.Date(2027, 4, 30, 0, 0, 0, 0, time.UTC), Actor: treasurer})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -222,26 +222,26 @@ func TestAmendmentStatedOnce(t *testing.T) {
 		if err := xml.Unmarshal(run2.File, &doc); err != nil || len(doc.PmtInf) != 1 || doc.PmtInf[0].SeqTp != "RCUR" {
 			t.Fatalf("second file: %v\n%s", err, run2.File)
 		}
-		if !strings.Contains(string(run2.File), "<AmdmntInd>true</AmdmntInd>") || !strings.Contains(string(run2.File), demoIBAN) && !strings.Contains(string(run2.File), "SMNDA") {
+		if !strings.Contains(string(run2.File), "<AmdmntInd>true</AmdmntInd>") || !strings.Contains(string(run2.File), enginetest.DemoIBAN) && !strings.Contains(string(run2.File), "SMNDA") {
 			t.Fatalf("the amendment is not stated:\n%s", run2.File)
 		}
 		// Changed again before the file is sent: that change is still to state.
 		now.Store(time.Date(2027, 3, 3, 9, 0, 0, 0, time.UTC))
 		third := nextOrder(t, f, first, "NEXTSEASON-B")
-		if _, err := directdebit.Of(f.svc).AmendMandate(f.ctx, third.PayReference, m.ID, directdebit.MandateInput{Holder: "Alex Example", IBAN: "FR76 3000 6000 0112 3456 7890 189", Consent: true}); err != nil {
+		if _, err := directdebit.Of(f.Svc).AmendMandate(f.Ctx, third.PayReference, m.ID, directdebit.MandateInput{Holder: "Alex Example", IBAN: "FR76 3000 6000 0112 3456 7890 189", Consent: true}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := directdebit.Of(f.svc).MarkDebitRunSent(f.ctx, treasurer, 1, run2.ID); err != nil {
+		if _, err := directdebit.Of(f.Svc).MarkDebitRunSent(f.Ctx, treasurer, 1, run2.ID); err != nil {
 			t.Fatal(err)
 		}
 		if got := loadMandate(t, f, m.ID); got.PreviousIBAN == "" {
 			t.Fatalf("the change made after the file was written was cleared: %+v", got)
 		}
-		run3, err := directdebit.Of(f.svc).CollectDebits(f.ctx, directdebit.CollectRequest{OrganisationID: 1, Until: time.Date(2027, 4, 30, 0, 0, 0, 0, time.UTC), Actor: treasurer})
+		run3, err := directdebit.Of(f.Svc).CollectDebits(f.Ctx, directdebit.CollectRequest{OrganisationID: 1, Until: time.Date(2027, 4, 30, 0, 0, 0, 0, time.UTC), Actor: treasurer})
 		if err != nil || !strings.Contains(string(run3.File), "<AmdmntInd>true</AmdmntInd>") {
 			t.Fatalf("third file (%v):\n%s", err, run3.File)
 		}
-		if _, err := directdebit.Of(f.svc).MarkDebitRunSent(f.ctx, treasurer, 1, run3.ID); err != nil {
+		if _, err := directdebit.Of(f.Svc).MarkDebitRunSent(f.Ctx, treasurer, 1, run3.ID); err != nil {
 			t.Fatal(err)
 		}
 		if got := loadMandate(t, f, m.ID); got.PreviousIBAN != "" || got.IBAN != "FR7630006000011234567890189" {
@@ -259,7 +259,7 @@ func TestSentRunSettlesInBatches(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		enginetest.SeedSeason(t, db, 1300) // about 216 unpaid orders: three batches
-		svc, _ := directDebitClub(t, db)
+		svc, _ := enginetest.DirectDebitClub(t, db)
 		n := seedDirectDebits(t, db)
 		actor := engine.Actor{Name: "treasurer@example.org"}
 		run, err := directdebit.Of(svc).CollectDebits(ctx, directdebit.CollectRequest{OrganisationID: 1, Actor: actor})
@@ -293,16 +293,16 @@ func TestSentRunSettlesInBatches(t *testing.T) {
 func TestCollectionFileVersion02(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		f := directDebitFixture(t, db, 0)
+		f := enginetest.DirectDebitFixture(t, db, 0)
 		v02 := "pain.008.001.02"
-		if _, err := settings.Of(f.svc).SetPaymentSettings(f.ctx, 1, settings.PaymentSettingsChange{DebitFileVersion: &v02}); err != nil {
+		if _, err := settings.Of(f.Svc).SetPaymentSettings(f.Ctx, 1, settings.PaymentSettingsChange{DebitFileVersion: &v02}); err != nil {
 			t.Fatal(err)
 		}
-		order := f.commitDirectDebit(engine.DemoUserKey, alex, robin)
-		if _, err := directdebit.Of(f.svc).GiveMandate(f.ctx, order.PayReference, directdebit.MandateInput{Holder: "Alex Example", IBAN: demoIBAN, Consent: true}); err != nil {
+		order := f.CommitDirectDebit(engine.DemoUserKey, enginetest.Alex, enginetest.Robin)
+		if _, err := directdebit.Of(f.Svc).GiveMandate(f.Ctx, order.PayReference, directdebit.MandateInput{Holder: "Alex Example", IBAN: enginetest.DemoIBAN, Consent: true}); err != nil {
 			t.Fatal(err)
 		}
-		run, err := directdebit.Of(f.svc).CollectDebits(f.ctx, directdebit.CollectRequest{OrganisationID: 1, Actor: engine.CommandLine})
+		run, err := directdebit.Of(f.Svc).CollectDebits(f.Ctx, directdebit.CollectRequest{OrganisationID: 1, Actor: engine.CommandLine})
 		if err != nil || run.FileVersion != v02 || !strings.Contains(string(run.File), "urn:iso:std:iso:20022:tech:xsd:pain.008.001.02") {
 			t.Fatalf("run %+v (%v)", run, err)
 		}
@@ -322,17 +322,17 @@ func TestCollectionFileVersion02(t *testing.T) {
 func TestCollectionWithoutDateTakesTodaysMandate(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		f := directDebitFixture(t, db, 0)
-		order := f.commitDirectDebit(engine.DemoUserKey, alex, robin)
-		if _, err := directdebit.Of(f.svc).GiveMandate(f.ctx, order.PayReference, directdebit.MandateInput{Holder: "Alex Example", IBAN: demoIBAN, Consent: true}); err != nil {
+		f := enginetest.DirectDebitFixture(t, db, 0)
+		order := f.CommitDirectDebit(engine.DemoUserKey, enginetest.Alex, enginetest.Robin)
+		if _, err := directdebit.Of(f.Svc).GiveMandate(f.Ctx, order.PayReference, directdebit.MandateInput{Holder: "Alex Example", IBAN: enginetest.DemoIBAN, Consent: true}); err != nil {
 			t.Fatal(err)
 		}
-		order = f.orders(order.ProcessInstanceID)[0]
-		today := f.svc.Clock()
+		order = f.Orders(order.ProcessInstanceID)[0]
+		today := f.Svc.Clock()
 		if order.DebitDueOn == nil || !banking.IsTARGETBusinessDay(*order.DebitDueOn) || order.DebitDueOn.Before(payment.DateOf(today).AddDate(0, 0, payment.DefaultPrenotificationDays)) {
 			t.Fatalf("a mandate given on %s falls due on %v", today.Format(time.DateOnly), order.DebitDueOn)
 		}
-		run, err := directdebit.Of(f.svc).CollectDebits(f.ctx, directdebit.CollectRequest{OrganisationID: 1, Actor: engine.CommandLine})
+		run, err := directdebit.Of(f.Svc).CollectDebits(f.Ctx, directdebit.CollectRequest{OrganisationID: 1, Actor: engine.CommandLine})
 		if err != nil {
 			t.Fatalf("a run prepared on %s (%s) without a date, the debit due on %s: %v", today.Format(time.DateOnly), today.Weekday(), order.DebitDueOn.Format(time.DateOnly), err)
 		}
@@ -356,28 +356,28 @@ func TestCollectionLeavesOutBadDebit(t *testing.T) {
 		day := time.Date(2027, 3, 1, 9, 0, 0, 0, time.UTC)
 		var now atomic.Value
 		now.Store(day)
-		f := directDebitFixture(t, db, 0, engine.WithClock(func() time.Time { return now.Load().(time.Time) }))
-		good := f.commitDirectDebit(engine.DemoUserKey, alex, robin)
-		bad := f.commitDirectDebit("demo-1", 5)
-		if _, err := directdebit.Of(f.svc).GiveMandate(f.ctx, good.PayReference, directdebit.MandateInput{Holder: "Alex Example", IBAN: demoIBAN,
+		f := enginetest.DirectDebitFixture(t, db, 0, engine.WithClock(func() time.Time { return now.Load().(time.Time) }))
+		good := f.CommitDirectDebit(engine.DemoUserKey, enginetest.Alex, enginetest.Robin)
+		bad := f.CommitDirectDebit("demo-1", 5)
+		if _, err := directdebit.Of(f.Svc).GiveMandate(f.Ctx, good.PayReference, directdebit.MandateInput{Holder: "Alex Example", IBAN: enginetest.DemoIBAN,
 			Consent: true, Language: "en"}); err != nil {
 			t.Fatal(err)
 		}
-		swiss, err := directdebit.Of(f.svc).GiveMandate(f.ctx, bad.PayReference, directdebit.MandateInput{Holder: "Kim Keller", IBAN: "CH9300762011623852957",
+		swiss, err := directdebit.Of(f.Svc).GiveMandate(f.Ctx, bad.PayReference, directdebit.MandateInput{Holder: "Kim Keller", IBAN: "CH9300762011623852957",
 			BIC: "UBSWCHZH80A", Consent: true, Language: "en"})
 		if err != nil {
 			t.Fatal(err)
 		}
 		// Given before the form asked for the BIC of an account outside the EEA.
-		if _, err := db.NewUpdate().Model((*directdebit.DebitMandate)(nil)).Set("bic = ''").Where("id = ?", swiss.ID).Exec(f.ctx); err != nil {
+		if _, err := db.NewUpdate().Model((*directdebit.DebitMandate)(nil)).Set("bic = ''").Where("id = ?", swiss.ID).Exec(f.Ctx); err != nil {
 			t.Fatal(err)
 		}
 		treasurer := engine.Actor{Name: "treasurer@example.org"}
-		run, err := directdebit.Of(f.svc).CollectDebits(f.ctx, directdebit.CollectRequest{OrganisationID: 1, Actor: treasurer})
+		run, err := directdebit.Of(f.Svc).CollectDebits(f.Ctx, directdebit.CollectRequest{OrganisationID: 1, Actor: treasurer})
 		if err != nil {
 			t.Fatalf("one mandate without its BIC blocked the run: %v", err)
 		}
-		good = f.orders(good.ProcessInstanceID)[0]
+		good = f.Orders(good.ProcessInstanceID)[0]
 		if run.DebitCount != 1 || run.TotalMinor != good.TotalMinor || strings.Contains(string(run.File), "CH9300762011623852957") {
 			t.Fatalf("run %d debits, %d cents, want the good order's alone:\n%s", run.DebitCount, run.TotalMinor, run.File)
 		}
@@ -388,13 +388,13 @@ func TestCollectionLeavesOutBadDebit(t *testing.T) {
 			!strings.Contains(run.LeftOut[0].Problem, "BIC") || !strings.Contains(run.LeftOut[0].Problem, "CH") || strings.Contains(run.LeftOut[0].Problem, "CH9300762011623852957") {
 			t.Fatalf("left out %+v, want the Swiss mandate's order with why (its IBAN masked)", run.LeftOut)
 		}
-		detail, err := directdebit.Of(f.svc).DebitRunByID(f.ctx, 1, run.ID)
+		detail, err := directdebit.Of(f.Svc).DebitRunByID(f.Ctx, 1, run.ID)
 		if err != nil || len(detail.Debits) != 1 || len(detail.LeftOut) != 1 || detail.LeftOut[0].Problem != run.LeftOut[0].Problem || detail.LeftOut[0].Holder != "Kim Keller" {
 			t.Fatalf("the run again: %+v %v", detail, err)
 		}
 		attention := func() []staff.AttentionPayment {
 			t.Helper()
-			list, err := staff.Of(f.svc).PaymentsNeedingAttention(f.ctx, staff.AttentionQuery{OrganisationID: 1})
+			list, err := staff.Of(f.Svc).PaymentsNeedingAttention(f.Ctx, staff.AttentionQuery{OrganisationID: 1})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -404,17 +404,17 @@ func TestCollectionLeavesOutBadDebit(t *testing.T) {
 			a[0].Payment.Provider != payment.DirectDebitProvider {
 			t.Fatalf("payments needing attention: %+v", a)
 		}
-		if n, err := staff.Of(f.svc).CountPaymentsNeedingAttention(f.ctx, staff.AttentionQuery{OrganisationID: 1}, 0); err != nil || n != 1 {
+		if n, err := staff.Of(f.Svc).CountPaymentsNeedingAttention(f.Ctx, staff.AttentionQuery{OrganisationID: 1}, 0); err != nil || n != 1 {
 			t.Fatalf("counted %d (%v), want 1", n, err)
 		}
 
 		// Only the Swiss debit is due now: no run, said as such, still listed.
 		now.Store(day.AddDate(0, 0, 1))
-		if again, err := directdebit.Of(f.svc).CollectDebits(f.ctx, directdebit.CollectRequest{OrganisationID: 1, Actor: treasurer}); engine.ErrorCode(err) != engine.CodeConflict ||
+		if again, err := directdebit.Of(f.Svc).CollectDebits(f.Ctx, directdebit.CollectRequest{OrganisationID: 1, Actor: treasurer}); engine.ErrorCode(err) != engine.CodeConflict ||
 			!errors.Is(err, directdebit.ErrNoneCollectable) || !strings.Contains(err.Error(), bad.PayReference) || again != nil {
 			t.Fatalf("a run of the Swiss debit alone: %+v %v, want a conflict naming it", again, err)
 		}
-		if runs, err := directdebit.Of(f.svc).DebitRuns(f.ctx, 1); err != nil || len(runs) != 1 {
+		if runs, err := directdebit.Of(f.Svc).DebitRuns(f.Ctx, 1); err != nil || len(runs) != 1 {
 			t.Fatalf("runs: %d %v, want the first alone", len(runs), err)
 		}
 		if a := attention(); len(a) != 1 || a[0].Reason != staff.AttentionDebitLeftOut {
@@ -422,22 +422,22 @@ func TestCollectionLeavesOutBadDebit(t *testing.T) {
 		}
 
 		// The member gives the BIC: the next run takes the debit.
-		if _, err := directdebit.Of(f.svc).AmendMandate(f.ctx, bad.PayReference, swiss.ID, directdebit.MandateInput{Holder: "Kim Keller",
+		if _, err := directdebit.Of(f.Svc).AmendMandate(f.Ctx, bad.PayReference, swiss.ID, directdebit.MandateInput{Holder: "Kim Keller",
 			IBAN: "CH9300762011623852957", BIC: "UBSWCHZH80A", Consent: true, Language: "en"}); err != nil {
 			t.Fatal(err)
 		}
 		if a := attention(); len(a) != 0 {
 			t.Fatalf("payments needing attention after the BIC was given: %+v", a)
 		}
-		run2, err := directdebit.Of(f.svc).CollectDebits(f.ctx, directdebit.CollectRequest{OrganisationID: 1, Actor: treasurer})
+		run2, err := directdebit.Of(f.Svc).CollectDebits(f.Ctx, directdebit.CollectRequest{OrganisationID: 1, Actor: treasurer})
 		if err != nil || run2.DebitCount != 1 || len(run2.LeftOut) != 0 || !strings.Contains(string(run2.File), "UBSWCHZH80A") {
 			t.Fatalf("the run after the BIC was given: %+v %v", run2, err)
 		}
-		if detail, err := directdebit.Of(f.svc).DebitRunByID(f.ctx, 1, run.ID); err != nil || len(detail.LeftOut) != 0 {
+		if detail, err := directdebit.Of(f.Svc).DebitRunByID(f.Ctx, 1, run.ID); err != nil || len(detail.LeftOut) != 0 {
 			t.Fatalf("the first run still names the debit another run took: %+v %v", detail, err)
 		}
 		var audited []string
-		if err := db.NewSelect().Model((*engine.AuditRecord)(nil)).Column("action").Where("action LIKE 'debit_run.%'").Order("id").Scan(f.ctx, &audited); err != nil {
+		if err := db.NewSelect().Model((*engine.AuditRecord)(nil)).Column("action").Where("action LIKE 'debit_run.%'").Order("id").Scan(f.Ctx, &audited); err != nil {
 			t.Fatal(err)
 		}
 		if strings.Join(audited, " ") != "debit_run.create debit_run.none_collectable debit_run.create" {

@@ -11,6 +11,7 @@ import (
 	"portal/engine"
 	"portal/engine/dbtest"
 	"portal/engine/definition"
+	"portal/engine/enginetest"
 	"portal/engine/registration"
 )
 
@@ -41,7 +42,7 @@ steps:
 func TestDefinitionTextsPerLanguage(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
-		seeded(t, db)
+		enginetest.Seeded(t, db)
 		spec, err := definition.ParseDefinition([]byte(translatedYAML))
 		if err != nil {
 			t.Fatalf("parse: %v", err)
@@ -100,28 +101,28 @@ func TestDefinitionTextsPerLanguage(t *testing.T) {
 // in that language.
 func TestDemoFormInGerman(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		f := newFixture(t, db)
-		f.ctx = engine.WithLanguage(f.ctx, "de")
-		r := f.start(engine.DemoUserKey, alex, robin)
-		if q := r.form.Question; q == nil || q.Text != "Telefonnummer für Notfälle" {
+		f := enginetest.NewFixture(t, db)
+		f.Ctx = engine.WithLanguage(f.Ctx, "de")
+		r := f.Start(engine.DemoUserKey, enginetest.Alex, enginetest.Robin)
+		if q := r.Form.Question; q == nil || q.Text != "Telefonnummer für Notfälle" {
 			t.Fatalf("question 1 in German = %+v", q)
 		}
-		_, err := registration.Of(f.svc).Next(f.ctx, engine.DemoUserKey, registration.NextInput{ProcessID: r.pid, Step: 1,
-			People: []registration.PersonInput{{ID: alex, Answer: ptrTo("12")}, {ID: robin, Answer: ptrTo("0612345678")}}})
-		e := wantCode(t, err, engine.CodeValidation)
+		_, err := registration.Of(f.Svc).Next(f.Ctx, engine.DemoUserKey, registration.NextInput{ProcessID: r.PID, Step: 1,
+			People: []registration.PersonInput{{ID: enginetest.Alex, Answer: enginetest.PtrTo("12")}, {ID: enginetest.Robin, Answer: enginetest.PtrTo("0612345678")}}})
+		e := enginetest.WantCode(t, err, engine.CodeValidation)
 		if len(e.People) != 1 || e.People[0].Message != "Die Telefonnummer muss aus 10 Ziffern bestehen" {
 			t.Fatalf("format message = %+v", e.People)
 		}
-		r.advanceTo(2)
-		if q := r.form.Question; q.Text != "Grösse des Vereinsshirts" || q.Options[2].Label != "Mittel" {
+		r.AdvanceTo(2)
+		if q := r.Form.Question; q.Text != "Grösse des Vereinsshirts" || q.Options[2].Label != "Mittel" {
 			t.Fatalf("question 2 in German = %q, %+v", q.Text, q.Options)
 		}
-		if inst := f.instance(r.id); inst.Language != "de" {
+		if inst := f.Instance(r.ID); inst.Language != "de" {
 			t.Fatalf("the registration's language = %q, want de", inst.Language)
 		}
 		// English is the definition as stored.
-		en := engine.WithLanguage(f.ctx, "en")
-		form, _, err := registration.Of(f.svc).LoadMembershipForm(en, engine.DemoUserKey, 1, nil)
+		en := engine.WithLanguage(f.Ctx, "en")
+		form, _, err := registration.Of(f.Svc).LoadMembershipForm(en, engine.DemoUserKey, 1, nil)
 		if err != nil || form.Question.Text != "Club shirt size" {
 			t.Fatalf("English = %+v, %v", form.Question, err)
 		}

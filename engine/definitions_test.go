@@ -12,6 +12,7 @@ import (
 	"portal/engine"
 	"portal/engine/dbtest"
 	"portal/engine/definition"
+	"portal/engine/enginetest"
 )
 
 // validYAML is a small definition with one step of each rule kind.
@@ -224,7 +225,7 @@ func TestParseDefinitionRejects(t *testing.T) {
 			if err == nil {
 				t.Fatalf("parsed %+v, want an error", spec)
 			}
-			wantCode(t, err, engine.CodeInvalid)
+			enginetest.WantCode(t, err, engine.CodeInvalid)
 			if !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("error = %q, want it to contain %q", err, tc.want)
 			}
@@ -252,7 +253,7 @@ func TestParseDefinitionRejectsMalformedFiles(t *testing.T) {
 			if err == nil {
 				t.Fatal("parsed, want an error")
 			}
-			wantCode(t, err, engine.CodeInvalid)
+			enginetest.WantCode(t, err, engine.CodeInvalid)
 		})
 	}
 }
@@ -263,7 +264,7 @@ func TestImportDefinitionVersions(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
-		seeded(t, db) // the organisation
+		enginetest.Seeded(t, db) // the organisation
 		parse := func(data string) *definition.Spec {
 			t.Helper()
 			spec, err := definition.ParseDefinition([]byte(data))
@@ -322,7 +323,7 @@ func TestImportDefinitionVersions(t *testing.T) {
 		bad := parse(v1)
 		bad.Steps[0].Type = "XYZ"
 		_, err := definition.ImportDefinition(ctx, db, bad)
-		wantCode(t, err, engine.CodeInvalid)
+		enginetest.WantCode(t, err, engine.CodeInvalid)
 		if n, _ := db.NewSelect().Model((*engine.ProcessDefinition)(nil)).Where("key = ?", "volunteer").Count(ctx); int(n) != before {
 			t.Errorf("an invalid import stored a version: %d versions, want %d", n, before)
 		}
@@ -343,40 +344,40 @@ steps:
   - {name: terms, questionText: I accept the club rules, questionType: ITC, required: true}
 `
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		f := newFixture(t, db)
-		r := f.start(engine.DemoUserKey, alex, robin)
-		r.advanceTo(2)
+		f := enginetest.NewFixture(t, db)
+		r := f.Start(engine.DemoUserKey, enginetest.Alex, enginetest.Robin)
+		r.AdvanceTo(2)
 
 		spec, err := definition.ParseDefinition([]byte(v2))
 		if err != nil {
 			t.Fatalf("parse: %v", err)
 		}
-		res, err := definition.ImportDefinition(f.ctx, db, spec)
+		res, err := definition.ImportDefinition(f.Ctx, db, spec)
 		if err != nil || res.Version != 2 {
 			t.Fatalf("import = %+v, %v; want version 2", res, err)
 		}
 
 		// A fresh service has no cached definitions: what it shows comes from the database.
-		f.svc = engine.NewService(db, f.gw)
-		form, created := f.load(engine.DemoUserKey)
-		if created || form.ProcessID != r.id || form.TotalSteps != demoSteps || form.Step != 2 || form.Question.Name != "shirt_size" {
+		f.Svc = engine.NewService(db, f.GW)
+		form, created := f.Load(engine.DemoUserKey)
+		if created || form.ProcessID != r.ID || form.TotalSteps != enginetest.DemoSteps || form.Step != 2 || form.Question.Name != "shirt_size" {
 			t.Fatalf("old run = created %v process %d step %d of %d %q, want process %d at step 2 of %d shirt_size",
-				created, form.ProcessID, form.Step, form.TotalSteps, form.Question.Name, r.id, demoSteps)
+				created, form.ProcessID, form.Step, form.TotalSteps, form.Question.Name, r.ID, enginetest.DemoSteps)
 		}
-		r.form = form
-		if done := r.commit(); done.TotalSteps != demoSteps {
-			t.Errorf("old run committed with %d steps, want %d", done.TotalSteps, demoSteps)
+		r.Form = form
+		if done := r.Commit(); done.TotalSteps != enginetest.DemoSteps {
+			t.Errorf("old run committed with %d steps, want %d", done.TotalSteps, enginetest.DemoSteps)
 		}
-		if inst := f.instance(r.id); inst.DefinitionID == res.DefinitionID {
+		if inst := f.Instance(r.ID); inst.DefinitionID == res.DefinitionID {
 			t.Errorf("old run moved to definition %d (version 2)", inst.DefinitionID)
 		}
 
-		first, _ := f.load("demo-1")
-		fresh := f.start("demo-1", personIDs(first)...)
-		if q := fresh.form.Question; fresh.form.TotalSteps != 2 || q == nil || q.Name != "nickname" {
-			t.Errorf("new run = %d steps, question %+v, want version 2's 2 steps starting with nickname", fresh.form.TotalSteps, q)
+		first, _ := f.Load("demo-1")
+		fresh := f.Start("demo-1", enginetest.PersonIDs(first)...)
+		if q := fresh.Form.Question; fresh.Form.TotalSteps != 2 || q == nil || q.Name != "nickname" {
+			t.Errorf("new run = %d steps, question %+v, want version 2's 2 steps starting with nickname", fresh.Form.TotalSteps, q)
 		}
-		if inst := f.instance(fresh.id); inst.DefinitionID != res.DefinitionID {
+		if inst := f.Instance(fresh.ID); inst.DefinitionID != res.DefinitionID {
 			t.Errorf("new run on definition %d, want version 2's %d", inst.DefinitionID, res.DefinitionID)
 		}
 	})

@@ -322,12 +322,12 @@ func TestErasureLeavesNoValueOfThePersonAndEveryValueOfTheOthers(t *testing.T) {
 		}
 		// The club's account holder is named as Quirin is: not Quirin's data.
 		treasurer := engine.Actor{Name: "treasurer@club.example"}
-		if _, err := settings.Of(d.Svc).StaffSetPaymentSettings(ctx, treasurer, 1, settings.PaymentSettingsChange{BankCreditorName: str(quirin.first + " " + quirin.last),
-			BankIBAN: str("DE02120300000000202051")}); err != nil {
+		if _, err := settings.Of(d.Svc).StaffSetPaymentSettings(ctx, treasurer, 1, settings.PaymentSettingsChange{BankCreditorName: enginetest.Str(quirin.first + " " + quirin.last),
+			BankIBAN: enginetest.Str("DE02120300000000202051")}); err != nil {
 			t.Fatal(err)
 		}
 		// Another club's household of the same user key, signed in.
-		club, err := organisation.Of(d.Svc).CreateOrganisation(ctx, organisation.OrganisationChange{Name: str("Lakeside"), Slug: str("lakeside")})
+		club, err := organisation.Of(d.Svc).CreateOrganisation(ctx, organisation.OrganisationChange{Name: enginetest.Str("Lakeside"), Slug: enginetest.Str("lakeside")})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -424,7 +424,7 @@ func TestHouseholdSessionsBelongToTheirClub(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		d := enginetest.Seed(t, db)
-		club, err := organisation.Of(d.Svc).CreateOrganisation(ctx, organisation.OrganisationChange{Name: str("Lakeside"), Slug: str("lakeside")})
+		club, err := organisation.Of(d.Svc).CreateOrganisation(ctx, organisation.OrganisationChange{Name: enginetest.Str("Lakeside"), Slug: enginetest.Str("lakeside")})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -479,8 +479,8 @@ func TestErasureRewritesOnlyAuditEntriesAboutThePerson(t *testing.T) {
 		ctx := context.Background()
 		d := enginetest.Seed(t, db)
 		staff := engine.Actor{Name: "treasurer@club.example"}
-		if _, err := settings.Of(d.Svc).StaffSetPaymentSettings(ctx, staff, 1, settings.PaymentSettingsChange{BankCreditorName: str("Kim Kassier"),
-			BankIBAN: str(alexIBAN)}); err != nil {
+		if _, err := settings.Of(d.Svc).StaffSetPaymentSettings(ctx, staff, 1, settings.PaymentSettingsChange{BankCreditorName: enginetest.Str("Kim Kassier"),
+			BankIBAN: enginetest.Str(alexIBAN)}); err != nil {
 			t.Fatal(err)
 		}
 		if err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
@@ -754,24 +754,24 @@ func renamePerson(t *testing.T, db *bun.DB, id int64, first string) {
 // that no longer matches.
 func TestMandateHolderFoundByIDNotByName(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		f := directDebitFixture(t, db, 0)
-		order := f.commitDirectDebit(engine.DemoUserKey, alex, robin)
-		m, err := directdebit.Of(f.svc).GiveMandate(f.ctx, order.PayReference, directdebit.MandateInput{Holder: "MORGAN, Alex", IBAN: demoIBAN, Consent: true, Language: "en"})
+		f := enginetest.DirectDebitFixture(t, db, 0)
+		order := f.CommitDirectDebit(engine.DemoUserKey, enginetest.Alex, enginetest.Robin)
+		m, err := directdebit.Of(f.Svc).GiveMandate(f.Ctx, order.PayReference, directdebit.MandateInput{Holder: "MORGAN, Alex", IBAN: enginetest.DemoIBAN, Consent: true, Language: "en"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if m.HolderPersonID == nil || *m.HolderPersonID != alex {
-			t.Fatalf("the mandate's holder is person %v, want Alex (%d)", m.HolderPersonID, alex)
+		if m.HolderPersonID == nil || *m.HolderPersonID != enginetest.Alex {
+			t.Fatalf("the mandate's holder is person %v, want Alex (%d)", m.HolderPersonID, enginetest.Alex)
 		}
-		renamePerson(t, db, alex, "Alexandra")
-		if _, err := privacy.Of(f.svc).ErasePerson(f.ctx, engine.CommandLine, 1, alex, privacy.ErasureOptions{Force: true}); err != nil {
+		renamePerson(t, db, enginetest.Alex, "Alexandra")
+		if _, err := privacy.Of(f.Svc).ErasePerson(f.Ctx, engine.CommandLine, 1, enginetest.Alex, privacy.ErasureOptions{Force: true}); err != nil {
 			t.Fatal(err)
 		}
 		var after directdebit.DebitMandate
-		if err := db.NewSelect().Model(&after).Where("id = ?", m.ID).Scan(f.ctx); err != nil {
+		if err := db.NewSelect().Model(&after).Where("id = ?", m.ID).Scan(f.Ctx); err != nil {
 			t.Fatal(err)
 		}
-		if after.Holder != privacy.ErasedLabel(alex) || after.IBAN != "" || after.RevokedAt == nil {
+		if after.Holder != privacy.ErasedLabel(enginetest.Alex) || after.IBAN != "" || after.RevokedAt == nil {
 			t.Fatalf("Alex's mandate after Alex's erasure: holder %q iban %q revoked %v", after.Holder, after.IBAN, after.RevokedAt)
 		}
 	})
@@ -783,32 +783,32 @@ func TestMandateHolderFoundByIDNotByName(t *testing.T) {
 // the transfer's payer goes all the same.
 func TestTransferPayerFoundByIDNotByName(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		f := bankFixture(t, db, 0)
-		r := f.start(engine.DemoUserKey, alex, robin)
-		r.commit()
+		f := enginetest.BankFixture(t, db, 0)
+		r := f.Start(engine.DemoUserKey, enginetest.Alex, enginetest.Robin)
+		r.Commit()
 		org := int64(1)
-		bc := &bankstatement.BankCredit{OrganisationID: &org, Account: demoIBAN, CreditID: "C-ALEX", CreditKey: "k-alex", AmountMinor: f.payments(r.id)[0].AmountMinor,
+		bc := &bankstatement.BankCredit{OrganisationID: &org, Account: enginetest.DemoIBAN, CreditID: "C-ALEX", CreditKey: "k-alex", AmountMinor: f.Payments(r.ID)[0].AmountMinor,
 			Currency: "EUR", DebtorName: "MORGAN ALEX", DebtorIBAN: alexIBAN, Remittance: "Morgan family", State: bankstatement.CreditUnmatched, CreatedAt: clock.Now()}
-		if _, err := db.NewInsert().Model(bc).Exec(f.ctx); err != nil {
+		if _, err := db.NewInsert().Model(bc).Exec(f.Ctx); err != nil {
 			t.Fatal(err)
 		}
-		res, err := bankstatement.Of(f.svc).ResolveCredit(f.ctx, engine.Actor{Name: "treasurer@club.test"}, org, bc.ID,
-			bankstatement.CreditResolution{State: bankstatement.CreditAssigned, Payment: strconv.FormatInt(r.id, 10)})
+		res, err := bankstatement.Of(f.Svc).ResolveCredit(f.Ctx, engine.Actor{Name: "treasurer@club.test"}, org, bc.ID,
+			bankstatement.CreditResolution{State: bankstatement.CreditAssigned, Payment: strconv.FormatInt(r.ID, 10)})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if p := res.Credit.PayerPersonID; p == nil || *p != alex {
-			t.Fatalf("the assigned credit's payer is person %v, want Alex (%d)", p, alex)
+		if p := res.Credit.PayerPersonID; p == nil || *p != enginetest.Alex {
+			t.Fatalf("the assigned credit's payer is person %v, want Alex (%d)", p, enginetest.Alex)
 		}
-		renamePerson(t, db, alex, "Alexandra")
-		if _, err := privacy.Of(f.svc).ErasePerson(f.ctx, engine.CommandLine, 1, alex, privacy.ErasureOptions{Force: true}); err != nil {
+		renamePerson(t, db, enginetest.Alex, "Alexandra")
+		if _, err := privacy.Of(f.Svc).ErasePerson(f.Ctx, engine.CommandLine, 1, enginetest.Alex, privacy.ErasureOptions{Force: true}); err != nil {
 			t.Fatal(err)
 		}
 		var after bankstatement.BankCredit
-		if err := db.NewSelect().Model(&after).Where("id = ?", bc.ID).Scan(f.ctx); err != nil {
+		if err := db.NewSelect().Model(&after).Where("id = ?", bc.ID).Scan(f.Ctx); err != nil {
 			t.Fatal(err)
 		}
-		if after.DebtorName != privacy.ErasedLabel(alex) || after.DebtorIBAN != "" || after.Remittance != "" || after.AmountMinor != bc.AmountMinor {
+		if after.DebtorName != privacy.ErasedLabel(enginetest.Alex) || after.DebtorIBAN != "" || after.Remittance != "" || after.AmountMinor != bc.AmountMinor {
 			t.Fatalf("Alex's transfer after Alex's erasure: payer %q iban %q remittance %q amount %d", after.DebtorName, after.DebtorIBAN, after.Remittance, after.AmountMinor)
 		}
 	})

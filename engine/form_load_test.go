@@ -12,6 +12,7 @@ import (
 	"portal/engine"
 	"portal/engine/clock"
 	"portal/engine/dbtest"
+	"portal/engine/enginetest"
 	"portal/engine/registration"
 )
 
@@ -26,10 +27,10 @@ func TestFormLoadStatements(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		db = db.WithQueryHook(engine.QueryHook{}) // counts bun's statements, as serve does
-		f := newFixture(t, db)
+		f := enginetest.NewFixture(t, db)
 		load := func(ctx context.Context, userKey string, orgID *int64) (*registration.Form, int64, error) {
 			ctx, count := engine.WithStatementCount(ctx)
-			form, created, err := registration.Of(f.svc).LoadMembershipForm(ctx, userKey, engine.DemoPeriodID, orgID)
+			form, created, err := registration.Of(f.Svc).LoadMembershipForm(ctx, userKey, engine.DemoPeriodID, orgID)
 			if created {
 				t.Errorf("load of %s created a registration", userKey)
 			}
@@ -50,28 +51,28 @@ func TestFormLoadStatements(t *testing.T) {
 			}
 		}
 
-		first, created := f.load(engine.DemoUserKey) // the full path: it creates the registration
+		first, created := f.Load(engine.DemoUserKey) // the full path: it creates the registration
 		if !created {
 			t.Fatal("the first load created no registration")
 		}
-		selection, n, err := load(f.ctx, engine.DemoUserKey, nil)
+		selection, n, err := load(f.Ctx, engine.DemoUserKey, nil)
 		expect("person selection", n, err, 1)
 		if !sameForm(t, selection, first) {
 			t.Errorf("person selection read in one statement:\n%+v\nwant the full path's\n%+v", selection, first)
 		}
-		if ids := personIDs(selection); !slices.Equal(ids, []int64{alex, sam, jamie, robin}) ||
+		if ids := enginetest.PersonIDs(selection); !slices.Equal(ids, []int64{enginetest.Alex, enginetest.Sam, enginetest.Jamie, enginetest.Robin}) ||
 			selection.People[2].CanSelect || selection.People[2].Status != engine.PersonRegistered {
 			t.Errorf("selection %+v: want the four persons oldest first, jamie registered", selection.People)
 		}
 
-		persons := []int64{alex, robin}
-		r := f.start(engine.DemoUserKey, persons...)
-		r.advanceTo(3)
-		back, err := registration.Of(f.svc).Back(f.ctx, engine.DemoUserKey, r.pid, nil) // step 2 with saved answers
+		persons := []int64{enginetest.Alex, enginetest.Robin}
+		r := f.Start(engine.DemoUserKey, persons...)
+		r.AdvanceTo(3)
+		back, err := registration.Of(f.Svc).Back(f.Ctx, engine.DemoUserKey, r.PID, nil) // step 2 with saved answers
 		if err != nil {
 			t.Fatal(err)
 		}
-		form, n, err := load(f.ctx, engine.DemoUserKey, nil)
+		form, n, err := load(f.Ctx, engine.DemoUserKey, nil)
 		expect("question", n, err, 1)
 		if !sameForm(t, form, back) {
 			t.Errorf("question read in one statement:\n%+v\nwant the form Back gave\n%+v", form, back)
@@ -83,48 +84,48 @@ func TestFormLoadStatements(t *testing.T) {
 		// An activity older than activityGrain is touched, once.
 		setInstance := func(column string, value any) {
 			t.Helper()
-			if _, err := db.NewUpdate().Model((*engine.ProcessInstance)(nil)).Set(column+" = ?", value).Where("id = ?", r.id).Exec(f.ctx); err != nil {
+			if _, err := db.NewUpdate().Model((*engine.ProcessInstance)(nil)).Set(column+" = ?", value).Where("id = ?", r.ID).Exec(f.Ctx); err != nil {
 				t.Fatal(err)
 			}
 		}
 		setInstance("updated_at", clock.Now().Add(-time.Hour))
-		_, n, err = load(f.ctx, engine.DemoUserKey, nil)
+		_, n, err = load(f.Ctx, engine.DemoUserKey, nil)
 		expect("question after an hour away", n, err, 2)
-		if since := time.Since(f.instance(r.id).UpdatedAt); since > time.Minute {
+		if since := time.Since(f.Instance(r.ID).UpdatedAt); since > time.Minute {
 			t.Errorf("activity %s ago after a load, want now", since)
 		}
-		_, n, err = load(f.ctx, engine.DemoUserKey, nil)
+		_, n, err = load(f.Ctx, engine.DemoUserKey, nil)
 		expect("question loaded again", n, err, 1)
 
 		// A suspended registration resumes.
 		setInstance("status", engine.StateSuspended)
-		form, n, err = load(f.ctx, engine.DemoUserKey, nil)
+		form, n, err = load(f.Ctx, engine.DemoUserKey, nil)
 		expect("suspended question", n, err, 2)
-		if form.State != engine.StateRunning || f.instance(r.id).Status != engine.StateRunning {
-			t.Errorf("suspended registration loaded: form %s, stored %s, want RUNNING", form.State, f.instance(r.id).Status)
+		if form.State != engine.StateRunning || f.Instance(r.ID).Status != engine.StateRunning {
+			t.Errorf("suspended registration loaded: form %s, stored %s, want RUNNING", form.State, f.Instance(r.ID).Status)
 		}
 
 		// The checks of the full path.
 		other := int64(2)
-		if _, _, err := load(f.ctx, engine.DemoUserKey, &other); engine.ErrorCode(err) != engine.CodeNotFound {
+		if _, _, err := load(f.Ctx, engine.DemoUserKey, &other); engine.ErrorCode(err) != engine.CodeNotFound {
 			t.Errorf("another organisation's id: %v, want not found", err)
 		}
-		if _, _, err := load(engine.WithOrganisation(f.ctx, other), engine.DemoUserKey, nil); engine.ErrorCode(err) != engine.CodeNotFound {
+		if _, _, err := load(engine.WithOrganisation(f.Ctx, other), engine.DemoUserKey, nil); engine.ErrorCode(err) != engine.CodeNotFound {
 			t.Errorf("another organisation: %v, want not found", err)
 		}
-		if _, err := db.NewUpdate().Model((*engine.MembershipPeriod)(nil)).Set("status = ?", engine.PeriodClosed).Where("id = ?", engine.DemoPeriodID).Exec(f.ctx); err != nil {
+		if _, err := db.NewUpdate().Model((*engine.MembershipPeriod)(nil)).Set("status = ?", engine.PeriodClosed).Where("id = ?", engine.DemoPeriodID).Exec(f.Ctx); err != nil {
 			t.Fatal(err)
 		}
-		if _, _, err := load(f.ctx, engine.DemoUserKey, nil); engine.ErrorCode(err) != engine.CodeConflict {
+		if _, _, err := load(f.Ctx, engine.DemoUserKey, nil); engine.ErrorCode(err) != engine.CodeConflict {
 			t.Errorf("closed period: %v, want a conflict", err)
 		}
-		if _, err := db.NewUpdate().Model((*engine.MembershipPeriod)(nil)).Set("status = ?", engine.PeriodOpen).Where("id = ?", engine.DemoPeriodID).Exec(f.ctx); err != nil {
+		if _, err := db.NewUpdate().Model((*engine.MembershipPeriod)(nil)).Set("status = ?", engine.PeriodOpen).Where("id = ?", engine.DemoPeriodID).Exec(f.Ctx); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := db.NewDelete().Model((*engine.UserPerson)(nil)).Where("user_key = ?", engine.DemoUserKey).Exec(f.ctx); err != nil {
+		if _, err := db.NewDelete().Model((*engine.UserPerson)(nil)).Where("user_key = ?", engine.DemoUserKey).Exec(f.Ctx); err != nil {
 			t.Fatal(err)
 		}
-		if _, _, err := load(f.ctx, engine.DemoUserKey, nil); engine.ErrorCode(err) != engine.CodeNotFound {
+		if _, _, err := load(f.Ctx, engine.DemoUserKey, nil); engine.ErrorCode(err) != engine.CodeNotFound {
 			t.Errorf("a user key whose persons were unlinked: %v, want not found", err)
 		}
 	})

@@ -7,8 +7,8 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
-	"portal/engine/clock"
 	"portal/engine/dbtest"
+	"portal/engine/enginetest"
 	"portal/engine/registration"
 )
 
@@ -28,9 +28,9 @@ func freeTextPhone(t testing.TB, db *bun.DB) {
 // in text, and no member means to type the others.
 func TestAnswersRefuseControlCharacters(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		f := newFixture(t, db)
+		f := enginetest.NewFixture(t, db)
 		freeTextPhone(t, db)
-		r := f.start(engine.DemoUserKey, alex, robin)
+		r := f.Start(engine.DemoUserKey, enginetest.Alex, enginetest.Robin)
 		cases := []struct{ name, answer string }{
 			{"nul", "06123\x0045678"},
 			{"escape", "0612345678\x1b[2J"},
@@ -39,22 +39,22 @@ func TestAnswersRefuseControlCharacters(t *testing.T) {
 		}
 		for _, tc := range cases {
 			t.Run(tc.name, func(t *testing.T) {
-				_, err := registration.Of(f.svc).Next(f.ctx, engine.DemoUserKey, registration.NextInput{ProcessID: r.pid, Step: 1,
-					People: []registration.PersonInput{{ID: alex, Answer: str("0612345678")}, {ID: robin, Answer: str(tc.answer)}}})
-				e := wantCode(t, err, engine.CodeValidation)
-				if len(e.People) != 1 || e.People[0].PersonID != robin || e.Step != 1 || e.ProcessID != r.pid {
-					t.Fatalf("error %+v, want one failure for person %d at step 1", e, robin)
+				_, err := registration.Of(f.Svc).Next(f.Ctx, engine.DemoUserKey, registration.NextInput{ProcessID: r.PID, Step: 1,
+					People: []registration.PersonInput{{ID: enginetest.Alex, Answer: enginetest.Str("0612345678")}, {ID: enginetest.Robin, Answer: enginetest.Str(tc.answer)}}})
+				e := enginetest.WantCode(t, err, engine.CodeValidation)
+				if len(e.People) != 1 || e.People[0].PersonID != enginetest.Robin || e.Step != 1 || e.ProcessID != r.PID {
+					t.Fatalf("error %+v, want one failure for person %d at step 1", e, enginetest.Robin)
 				}
 				n, err := db.NewSelect().Model((*engine.ProcessData)(nil)).
-					Where("instance_id = ? AND data_key = ?", r.id, engine.DataAnswer).Count(f.ctx)
+					Where("instance_id = ? AND data_key = ?", r.ID, engine.DataAnswer).Count(f.Ctx)
 				if err != nil || n != 0 {
 					t.Fatalf("%d answers stored (%v), want none", n, err)
 				}
 			})
 		}
 		t.Run("tab, CR and LF pass", func(t *testing.T) {
-			form, err := registration.Of(f.svc).Next(f.ctx, engine.DemoUserKey, registration.NextInput{ProcessID: r.pid, Step: 1,
-				People: []registration.PersonInput{{ID: alex, Answer: str("06\t12")}, {ID: robin, Answer: str("line one\r\nline two")}}})
+			form, err := registration.Of(f.Svc).Next(f.Ctx, engine.DemoUserKey, registration.NextInput{ProcessID: r.PID, Step: 1,
+				People: []registration.PersonInput{{ID: enginetest.Alex, Answer: enginetest.Str("06\t12")}, {ID: enginetest.Robin, Answer: enginetest.Str("line one\r\nline two")}}})
 			if err != nil || form.Step != 2 {
 				t.Fatalf("next: %v", err)
 			}
@@ -62,35 +62,14 @@ func TestAnswersRefuseControlCharacters(t *testing.T) {
 	})
 }
 
-// otherOrganisation adds a second organisation with an open period (10) and
-// a closed one (11) that no demo user key has persons in.
-func otherOrganisation(t testing.TB, db *bun.DB) {
-	t.Helper()
-	now := clock.Now().UTC()
-	rows := []any{
-		&engine.Organisation{ID: 2, Name: "Hillside Hockey Club"},
-		&engine.MembershipPeriod{ID: 10, OrganisationID: 2, Name: "Hillside Open Season", StartDate: now.AddDate(0, -1, 0),
-			EndDate: now.AddDate(0, 6, 0), Status: engine.PeriodOpen, Currency: "EUR", DefinitionKey: "membership"},
-		&engine.MembershipPeriod{ID: 11, OrganisationID: 2, Name: "Hillside Closed Season", StartDate: now.AddDate(-1, -1, 0),
-			EndDate: now.AddDate(0, -1, 0), Status: engine.PeriodClosed, Currency: "EUR", DefinitionKey: "membership"},
-		&engine.Person{ID: 50, OrganisationID: 2, FirstName: "Kim", LastName: "Hill", DateOfBirth: now.AddDate(-30, 0, 0)},
-		&engine.UserPerson{UserKey: "hillside", PersonID: 50, OrganisationID: 2},
-	}
-	for _, row := range rows {
-		if _, err := db.NewInsert().Model(row).Exec(t.Context()); err != nil {
-			t.Fatalf("insert %T: %v", row, err)
-		}
-	}
-}
-
 // A period the user key has no persons in answers exactly as a period that
 // does not exist: its name, and whether it is open, stay with its organisation.
 func TestPeriodsOfOtherOrganisationsDoNotLeak(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		f := newFixture(t, db)
-		otherOrganisation(t, db)
-		_, _, missing := registration.Of(f.svc).LoadMembershipForm(f.ctx, engine.DemoUserKey, 99, nil)
-		want := wantCode(t, missing, engine.CodeNotFound)
+		f := enginetest.NewFixture(t, db)
+		enginetest.OtherOrganisation(t, db)
+		_, _, missing := registration.Of(f.Svc).LoadMembershipForm(f.Ctx, engine.DemoUserKey, 99, nil)
+		want := enginetest.WantCode(t, missing, engine.CodeNotFound)
 		hidden := []struct {
 			name   string
 			period int64
@@ -103,27 +82,27 @@ func TestPeriodsOfOtherOrganisationsDoNotLeak(t *testing.T) {
 		}
 		for _, tc := range hidden {
 			t.Run(tc.name, func(t *testing.T) {
-				_, _, err := registration.Of(f.svc).LoadMembershipForm(f.ctx, engine.DemoUserKey, tc.period, tc.org)
-				if e := wantCode(t, err, engine.CodeNotFound); e.Message != want.Message {
+				_, _, err := registration.Of(f.Svc).LoadMembershipForm(f.Ctx, engine.DemoUserKey, tc.period, tc.org)
+				if e := enginetest.WantCode(t, err, engine.CodeNotFound); e.Message != want.Message {
 					t.Fatalf("message %q, want the unknown period's %q", e.Message, want.Message)
 				}
-				err = registration.Of(f.svc).CheckRegistrationAccess(f.ctx, engine.DemoUserKey, tc.period)
-				if e := wantCode(t, err, engine.CodeNotFound); e.Message != want.Message || strings.Contains(e.Message, "Hillside") {
+				err = registration.Of(f.Svc).CheckRegistrationAccess(f.Ctx, engine.DemoUserKey, tc.period)
+				if e := enginetest.WantCode(t, err, engine.CodeNotFound); e.Message != want.Message || strings.Contains(e.Message, "Hillside") {
 					t.Fatalf("access message %q, want %q", e.Message, want.Message)
 				}
 			})
 		}
 		t.Run("own organisation, closed", func(t *testing.T) {
-			err := registration.Of(f.svc).CheckRegistrationAccess(f.ctx, engine.DemoUserKey, 2)
-			if e := wantCode(t, err, engine.CodeConflict); !strings.Contains(e.Message, "closed") {
+			err := registration.Of(f.Svc).CheckRegistrationAccess(f.Ctx, engine.DemoUserKey, 2)
+			if e := enginetest.WantCode(t, err, engine.CodeConflict); !strings.Contains(e.Message, "closed") {
 				t.Fatalf("message %q", e.Message)
 			}
 		})
 		t.Run("the other organisation's own member still gets in", func(t *testing.T) {
-			if err := registration.Of(f.svc).CheckRegistrationAccess(f.ctx, "hillside", 10); err != nil {
+			if err := registration.Of(f.Svc).CheckRegistrationAccess(f.Ctx, "hillside", 10); err != nil {
 				t.Fatalf("access: %v", err)
 			}
-			wantCode(t, registration.Of(f.svc).CheckRegistrationAccess(f.ctx, "hillside", 11), engine.CodeConflict)
+			enginetest.WantCode(t, registration.Of(f.Svc).CheckRegistrationAccess(f.Ctx, "hillside", 11), engine.CodeConflict)
 		})
 	})
 }
@@ -136,39 +115,39 @@ func TestCommitRechecksPersonLinks(t *testing.T) {
 	for _, path := range []string{"last answer", "confirm after review"} {
 		t.Run(path, func(t *testing.T) {
 			dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-				f := newFixture(t, db)
-				r := f.start(engine.DemoUserKey, alex, robin)
-				r.advanceTo(demoSteps)
+				f := enginetest.NewFixture(t, db)
+				r := f.Start(engine.DemoUserKey, enginetest.Alex, enginetest.Robin)
+				r.AdvanceTo(enginetest.DemoSteps)
 				if _, err := db.NewDelete().Model((*engine.UserPerson)(nil)).
-					Where("user_key = ? AND person_id = ?", engine.DemoUserKey, robin).Exec(f.ctx); err != nil {
+					Where("user_key = ? AND person_id = ?", engine.DemoUserKey, enginetest.Robin).Exec(f.Ctx); err != nil {
 					t.Fatal(err)
 				}
-				last := registration.NextInput{ProcessID: r.pid, Step: demoSteps, People: demoAnswers(demoSteps, r.persons)}
+				last := registration.NextInput{ProcessID: r.PID, Step: enginetest.DemoSteps, People: enginetest.DemoAnswers(enginetest.DemoSteps, r.Persons)}
 				var err error
 				if path == "last answer" {
-					_, err = registration.Of(f.svc).Next(f.ctx, engine.DemoUserKey, last)
+					_, err = registration.Of(f.Svc).Next(f.Ctx, engine.DemoUserKey, last)
 				} else {
 					last.HoldCommit = true
-					if _, err := registration.Of(f.svc).Next(f.ctx, engine.DemoUserKey, last); err != nil {
+					if _, err := registration.Of(f.Svc).Next(f.Ctx, engine.DemoUserKey, last); err != nil {
 						t.Fatalf("hold: %v", err)
 					}
-					rv, rerr := registration.Of(f.svc).Review(f.ctx, engine.DemoUserKey, r.pid)
+					rv, rerr := registration.Of(f.Svc).Review(f.Ctx, engine.DemoUserKey, r.PID)
 					if rerr != nil {
 						t.Fatalf("review: %v", rerr)
 					}
-					_, err = registration.Of(f.svc).Confirm(f.ctx, engine.DemoUserKey, r.pid, rv.Version, "")
+					_, err = registration.Of(f.Svc).Confirm(f.Ctx, engine.DemoUserKey, r.PID, rv.Version, "")
 				}
-				e := wantCode(t, err, engine.CodeValidation)
-				if len(e.People) != 1 || e.People[0].PersonID != robin || !strings.Contains(e.People[0].Message, "Robin Morgan") {
+				e := enginetest.WantCode(t, err, engine.CodeValidation)
+				if len(e.People) != 1 || e.People[0].PersonID != enginetest.Robin || !strings.Contains(e.People[0].Message, "Robin Morgan") {
 					t.Fatalf("error %+v, want one failure naming Robin Morgan", e)
 				}
-				if ms := f.memberships(r.id); len(ms) != 0 {
+				if ms := f.Memberships(r.ID); len(ms) != 0 {
 					t.Fatalf("%d memberships written", len(ms))
 				}
-				if n, err := db.NewSelect().Model((*engine.Order)(nil)).Where("process_instance_id = ?", r.id).Count(f.ctx); err != nil || n != 0 {
+				if n, err := db.NewSelect().Model((*engine.Order)(nil)).Where("process_instance_id = ?", r.ID).Count(f.Ctx); err != nil || n != 0 {
 					t.Fatalf("%d orders written (%v)", n, err)
 				}
-				if inst := f.instance(r.id); inst.Status == engine.StateDone {
+				if inst := f.Instance(r.ID); inst.Status == engine.StateDone {
 					t.Fatalf("instance committed")
 				}
 			})

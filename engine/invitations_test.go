@@ -10,6 +10,7 @@ import (
 	"portal/engine"
 	"portal/engine/clock"
 	"portal/engine/dbtest"
+	"portal/engine/enginetest"
 	"portal/engine/invitation"
 	"portal/engine/jobs"
 	"portal/engine/organisation"
@@ -17,11 +18,11 @@ import (
 
 func TestInvitations(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		f := newFixture(t, db)
+		f := enginetest.NewFixture(t, db)
 		now := clock.Now().UTC()
 		clock := now
-		svc := engine.NewService(db, f.gw, engine.WithClock(func() time.Time { return clock }))
-		if _, err := db.NewUpdate().Model((*engine.Person)(nil)).Set("external_id = 'P-' || CAST(id AS TEXT)").Where("organisation_id = 1").Exec(f.ctx); err != nil {
+		svc := engine.NewService(db, f.GW, engine.WithClock(func() time.Time { return clock }))
+		if _, err := db.NewUpdate().Model((*engine.Person)(nil)).Set("external_id = 'P-' || CAST(id AS TEXT)").Where("organisation_id = 1").Exec(f.Ctx); err != nil {
 			t.Fatal(err)
 		}
 
@@ -31,23 +32,23 @@ func TestInvitations(t *testing.T) {
 				"two choices":  {PeriodID: engine.DemoPeriodID, All: true, UserKeys: []string{"demo"}},
 				"short expiry": {PeriodID: engine.DemoPeriodID, All: true, Expires: time.Minute},
 			} {
-				_, err := invitation.Of(svc).CreateInvitations(f.ctx, engine.CommandLine, 1, req)
-				wantCode(t, err, engine.CodeValidation)
+				_, err := invitation.Of(svc).CreateInvitations(f.Ctx, engine.CommandLine, 1, req)
+				enginetest.WantCode(t, err, engine.CodeValidation)
 				_ = name
 			}
-			_, err := invitation.Of(svc).CreateInvitations(f.ctx, engine.CommandLine, 1, invitation.Request{PeriodID: 2, All: true})
-			wantCode(t, err, engine.CodeConflict) // period 2 is closed
-			_, err = invitation.Of(svc).CreateInvitations(f.ctx, engine.CommandLine, 2, invitation.Request{PeriodID: engine.DemoPeriodID, All: true})
-			wantCode(t, err, engine.CodeNotFound) // another organisation's period
-			if n := f.count((*invitation.Invitation)(nil), "1=1"); n != 0 {
+			_, err := invitation.Of(svc).CreateInvitations(f.Ctx, engine.CommandLine, 1, invitation.Request{PeriodID: 2, All: true})
+			enginetest.WantCode(t, err, engine.CodeConflict) // period 2 is closed
+			_, err = invitation.Of(svc).CreateInvitations(f.Ctx, engine.CommandLine, 2, invitation.Request{PeriodID: engine.DemoPeriodID, All: true})
+			enginetest.WantCode(t, err, engine.CodeNotFound) // another organisation's period
+			if n := f.Count((*invitation.Invitation)(nil), "1=1"); n != 0 {
 				t.Fatalf("%d invitations after refusals", n)
 			}
 		})
 
 		// demo-1 committed its registration: it is skipped as registered (a
 		// registration only started is not: TestInvitationRegisteredOnlyWhenCommitted).
-		f.start("demo-1", 5).commit()
-		rep, err := invitation.Of(svc).CreateInvitations(f.ctx, engine.CommandLine, 1, invitation.Request{PeriodID: engine.DemoPeriodID, ExternalIDs: []string{"P-1", "P-999"}, Send: true})
+		f.Start("demo-1", 5).Commit()
+		rep, err := invitation.Of(svc).CreateInvitations(f.Ctx, engine.CommandLine, 1, invitation.Request{PeriodID: engine.DemoPeriodID, ExternalIDs: []string{"P-1", "P-999"}, Send: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -57,15 +58,15 @@ func TestInvitations(t *testing.T) {
 		if len(rep.Skipped) != 1 || rep.Skipped[0].ExternalID != "P-999" || rep.Skipped[0].Reason != invitation.SkipUnknownPerson {
 			t.Fatalf("skipped %+v", rep.Skipped)
 		}
-		if n := f.count((*engine.OutboxMessage)(nil), "kind = ? AND recipient = ?", invitation.KindInvitation, "alex.morgan@example.org, sam.morgan@example.org"); n != 1 {
+		if n := f.Count((*engine.OutboxMessage)(nil), "kind = ? AND recipient = ?", invitation.KindInvitation, "alex.morgan@example.org, sam.morgan@example.org"); n != 1 {
 			t.Fatalf("%d invitation messages to the household", n)
 		}
-		if n := f.count((*jobs.Job)(nil), "kind = ?", invitation.KindInvitation); n != 1 {
+		if n := f.Count((*jobs.Job)(nil), "kind = ?", invitation.KindInvitation); n != 1 {
 			t.Fatalf("%d invitation jobs", n)
 		}
 
 		// Everyone: only demo-2 is new (demo holds a valid link, demo-1 registered).
-		rep, err = invitation.Of(svc).CreateInvitations(f.ctx, engine.CommandLine, 1, invitation.Request{PeriodID: engine.DemoPeriodID, All: true, Expires: 48 * time.Hour})
+		rep, err = invitation.Of(svc).CreateInvitations(f.Ctx, engine.CommandLine, 1, invitation.Request{PeriodID: engine.DemoPeriodID, All: true, Expires: 48 * time.Hour})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -79,35 +80,35 @@ func TestInvitations(t *testing.T) {
 		if reasons["demo"] != invitation.SkipAlreadyInvited || reasons["demo-1"] != invitation.SkipRegistered {
 			t.Fatalf("second run skipped %+v", rep.Skipped)
 		}
-		demoInv, demo2Inv := f.count((*invitation.Invitation)(nil), "user_key = 'demo'"), rep.Created[0]
+		demoInv, demo2Inv := f.Count((*invitation.Invitation)(nil), "user_key = 'demo'"), rep.Created[0]
 		if demoInv != 1 {
 			t.Fatalf("%d invitations of demo", demoInv)
 		}
 
 		// Open, revoke, expire.
 		var first invitation.Invitation
-		if err := db.NewSelect().Model(&first).Where("user_key = 'demo'").Scan(f.ctx); err != nil {
+		if err := db.NewSelect().Model(&first).Where("user_key = 'demo'").Scan(f.Ctx); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := invitation.Of(svc).OpenInvitation(f.ctx, 2, first.ID); engine.ErrorCode(err) != engine.CodeNotFound {
+		if _, err := invitation.Of(svc).OpenInvitation(f.Ctx, 2, first.ID); engine.ErrorCode(err) != engine.CodeNotFound {
 			t.Fatalf("open under another organisation: %v", err)
 		}
-		opened, err := invitation.Of(svc).OpenInvitation(f.ctx, 1, first.ID)
+		opened, err := invitation.Of(svc).OpenInvitation(f.Ctx, 1, first.ID)
 		if err != nil || opened.UserKey != engine.DemoUserKey || opened.OpenedAt == nil {
 			t.Fatalf("open: %+v, %v", opened, err)
 		}
-		if _, err := invitation.Of(svc).RevokeInvitation(f.ctx, engine.CommandLine, 1, first.ID); err != nil {
+		if _, err := invitation.Of(svc).RevokeInvitation(f.Ctx, engine.CommandLine, 1, first.ID); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := invitation.Of(svc).OpenInvitation(f.ctx, 1, first.ID); !errors.Is(err, invitation.ErrInvitationRevoked) {
+		if _, err := invitation.Of(svc).OpenInvitation(f.Ctx, 1, first.ID); !errors.Is(err, invitation.ErrInvitationRevoked) {
 			t.Fatalf("open revoked: %v", err)
 		}
 		clock = now.Add(49 * time.Hour)
-		if _, err := invitation.Of(svc).OpenInvitation(f.ctx, 1, demo2Inv.ID); !errors.Is(err, invitation.ErrInvitationExpired) {
+		if _, err := invitation.Of(svc).OpenInvitation(f.Ctx, 1, demo2Inv.ID); !errors.Is(err, invitation.ErrInvitationExpired) {
 			t.Fatalf("open expired: %v", err)
 		}
 
-		list, err := invitation.Of(svc).Invitations(f.ctx, 1, engine.DemoPeriodID)
+		list, err := invitation.Of(svc).Invitations(f.Ctx, 1, engine.DemoPeriodID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -118,23 +119,23 @@ func TestInvitations(t *testing.T) {
 		if states["demo"] != invitation.InvitationRevoked || states["demo-2"] != invitation.InvitationExpired || len(list) != 2 {
 			t.Fatalf("states %v", states)
 		}
-		if _, err := invitation.Of(svc).Invitations(f.ctx, 2, engine.DemoPeriodID); engine.ErrorCode(err) != engine.CodeNotFound {
+		if _, err := invitation.Of(svc).Invitations(f.Ctx, 2, engine.DemoPeriodID); engine.ErrorCode(err) != engine.CodeNotFound {
 			t.Fatalf("list of another organisation's period: %v", err)
 		}
 
 		// After a revocation (and the expiry) the household can be invited again; registered and paid show.
 		clock = now
-		rep, err = invitation.Of(svc).CreateInvitations(f.ctx, engine.CommandLine, 1, invitation.Request{PeriodID: engine.DemoPeriodID, UserKeys: []string{"demo", "nobody"}})
+		rep, err = invitation.Of(svc).CreateInvitations(f.Ctx, engine.CommandLine, 1, invitation.Request{PeriodID: engine.DemoPeriodID, UserKeys: []string{"demo", "nobody"}})
 		if err != nil || len(rep.Created) != 1 || len(rep.Skipped) != 1 || rep.Skipped[0].Reason != invitation.SkipUnknownUserKey {
 			t.Fatalf("re-invite: %+v, %v", rep, err)
 		}
-		r := f.start(engine.DemoUserKey, sam)
-		f.pay(f.attemptOf(r.commit().PaymentURL), engine.OutcomeSuccess)
-		list, _ = invitation.Of(svc).Invitations(f.ctx, 1, engine.DemoPeriodID)
+		r := f.Start(engine.DemoUserKey, enginetest.Sam)
+		f.Pay(f.AttemptOf(r.Commit().PaymentURL), engine.OutcomeSuccess)
+		list, _ = invitation.Of(svc).Invitations(f.Ctx, 1, engine.DemoPeriodID)
 		if list[0].UserKey != engine.DemoUserKey || list[0].State != invitation.InvitationPaid || len(list[0].Persons) != 4 {
 			t.Fatalf("newest invitation: %+v", list[0])
 		}
-		if n, err := invitation.Of(svc).RevokeInvitationsOf(f.ctx, engine.CommandLine, 1, engine.DemoPeriodID, engine.DemoUserKey); err != nil || n != 1 {
+		if n, err := invitation.Of(svc).RevokeInvitationsOf(f.Ctx, engine.CommandLine, 1, engine.DemoPeriodID, engine.DemoUserKey); err != nil || n != 1 {
 			t.Fatalf("revoke of user key: %d, %v", n, err)
 		}
 	})
@@ -144,21 +145,21 @@ func TestInvitations(t *testing.T) {
 // invitations; out-of-range settings are refused by name.
 func TestInvitationExpiryPerOrganisation(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		f := newFixture(t, db)
+		f := enginetest.NewFixture(t, db)
 		now := clock.Now().UTC()
-		svc := engine.NewService(db, f.gw, engine.WithClock(func() time.Time { return now }))
+		svc := engine.NewService(db, f.GW, engine.WithClock(func() time.Time { return now }))
 		for _, bad := range []int{-1, 367} {
-			_, err := organisation.Of(svc).UpdateOrganisation(f.ctx, 1, organisation.OrganisationChange{InvitationExpiryDays: &bad})
-			wantCode(t, err, engine.CodeValidation)
+			_, err := organisation.Of(svc).UpdateOrganisation(f.Ctx, 1, organisation.OrganisationChange{InvitationExpiryDays: &bad})
+			enginetest.WantCode(t, err, engine.CodeValidation)
 			if e, ok := err.(*engine.Error); !ok || len(e.Fields) != 1 || e.Fields[0].Field != "invitationExpiryDays" {
 				t.Fatalf("%d days: %v", bad, err)
 			}
 		}
 		days := 14
-		if _, err := organisation.Of(svc).UpdateOrganisation(f.ctx, 1, organisation.OrganisationChange{InvitationExpiryDays: &days}); err != nil {
+		if _, err := organisation.Of(svc).UpdateOrganisation(f.Ctx, 1, organisation.OrganisationChange{InvitationExpiryDays: &days}); err != nil {
 			t.Fatal(err)
 		}
-		rep, err := invitation.Of(svc).CreateInvitations(f.ctx, engine.CommandLine, 1, invitation.Request{PeriodID: engine.DemoPeriodID, UserKeys: []string{engine.DemoUserKey}})
+		rep, err := invitation.Of(svc).CreateInvitations(f.Ctx, engine.CommandLine, 1, invitation.Request{PeriodID: engine.DemoPeriodID, UserKeys: []string{engine.DemoUserKey}})
 		if err != nil {
 			t.Fatal(err)
 		}

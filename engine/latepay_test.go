@@ -7,6 +7,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/enginetest"
 	"portal/engine/registration"
 )
 
@@ -15,17 +16,17 @@ import (
 func TestLateSuccessAfterCancel(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		f := newFixture(t, db)
-		r := f.start(engine.DemoUserKey, alex, robin)
-		ref := f.attemptOf(r.commit().PaymentURL)
-		if res := f.pay(ref, engine.OutcomeCancelled); res.Outcome != engine.OutcomeCancelled {
+		f := enginetest.NewFixture(t, db)
+		r := f.Start(engine.DemoUserKey, enginetest.Alex, enginetest.Robin)
+		ref := f.AttemptOf(r.Commit().PaymentURL)
+		if res := f.Pay(ref, engine.OutcomeCancelled); res.Outcome != engine.OutcomeCancelled {
 			t.Fatalf("cancel: %+v", res)
 		}
-		res := f.pay(ref, engine.OutcomeSuccess)
+		res := f.Pay(ref, engine.OutcomeSuccess)
 		if res.Replayed || res.Stale || res.Outcome != engine.OutcomeSuccess || res.Order.Status != engine.OrderPaid {
 			t.Fatalf("late success: %+v", res)
 		}
-		if inst := f.instance(r.id); inst.Status != engine.StateCompleted {
+		if inst := f.Instance(r.ID); inst.Status != engine.StateCompleted {
 			t.Fatalf("instance %s, want COMPLETED", inst.Status)
 		}
 	})
@@ -37,29 +38,29 @@ func TestLateSuccessAfterCancel(t *testing.T) {
 func TestTwoAttemptsBothPaid(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		f := newFixture(t, db)
-		r := f.start(engine.DemoUserKey, alex, robin)
-		first := f.attemptOf(r.commit().PaymentURL)
-		f.pay(first, engine.OutcomeFailed)
-		retry, err := registration.Of(f.svc).RetryPayment(f.ctx, r.userKey, r.pid)
+		f := enginetest.NewFixture(t, db)
+		r := f.Start(engine.DemoUserKey, enginetest.Alex, enginetest.Robin)
+		first := f.AttemptOf(r.Commit().PaymentURL)
+		f.Pay(first, engine.OutcomeFailed)
+		retry, err := registration.Of(f.Svc).RetryPayment(f.Ctx, r.UserKey, r.PID)
 		if err != nil {
 			t.Fatal(err)
 		}
-		second := f.attemptOf(retry.PaymentURL)
+		second := f.AttemptOf(retry.PaymentURL)
 		if second == first {
 			t.Fatalf("retry reused the failed attempt")
 		}
-		if res := f.pay(second, engine.OutcomeSuccess); res.Order.Status != engine.OrderPaid {
+		if res := f.Pay(second, engine.OutcomeSuccess); res.Order.Status != engine.OrderPaid {
 			t.Fatalf("paying the retry: %+v", res)
 		}
-		res := f.pay(first, engine.OutcomeSuccess)
+		res := f.Pay(first, engine.OutcomeSuccess)
 		if !res.Stale || res.Outcome != engine.OutcomeSuccess {
 			t.Fatalf("the late first attempt: %+v, want stale success", res)
 		}
-		if n := f.count((*engine.Payment)(nil), "status = ?", engine.PaymentSucceeded); n != 2 {
+		if n := f.Count((*engine.Payment)(nil), "status = ?", engine.PaymentSucceeded); n != 2 {
 			t.Fatalf("%d succeeded attempts recorded, want 2", n)
 		}
-		if n := f.count((*engine.OutboxMessage)(nil), "1 = 1"); n != 1 {
+		if n := f.Count((*engine.OutboxMessage)(nil), "1 = 1"); n != 1 {
 			t.Fatalf("%d confirmations, want 1", n)
 		}
 	})

@@ -21,19 +21,6 @@ import (
 	"portal/engine/staff"
 )
 
-func fieldsOf(t *testing.T, err error) []string {
-	t.Helper()
-	e, ok := engine.AsError(err)
-	if !ok || e.Code != engine.CodeValidation {
-		t.Fatalf("want a validation error, got %v", err)
-	}
-	var out []string
-	for _, f := range e.Fields {
-		out = append(out, f.Field)
-	}
-	return out
-}
-
 // TestPaymentSettingsValidatedAndSealed: every problem is named by its
 // field and changes nothing; Stripe keys are stored sealed (bound to the
 // organisation and field) and only the provider directory sees them in
@@ -48,7 +35,7 @@ func TestPaymentSettingsValidatedAndSealed(t *testing.T) {
 		var changed []int64
 		svc := engine.NewService(db, nil, engine.WithSecretSealer(enginetest.Sealer{}),
 			payment.WithPaymentSettingsChanged(func(org int64) { changed = append(changed, org) }))
-		other, err := organisation.Of(svc).CreateOrganisation(ctx, organisation.OrganisationChange{Name: str("Lakeside"), Slug: str("lakeside")})
+		other, err := organisation.Of(svc).CreateOrganisation(ctx, organisation.OrganisationChange{Name: enginetest.Str("Lakeside"), Slug: enginetest.Str("lakeside")})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -58,20 +45,20 @@ func TestPaymentSettingsValidatedAndSealed(t *testing.T) {
 			change settings.PaymentSettingsChange
 			fields []string
 		}{
-			{"unknown provider", settings.PaymentSettingsChange{Provider: str("paypal")}, []string{"provider"}},
-			{"test gateway not allowed", settings.PaymentSettingsChange{Provider: str("test")}, []string{"provider"}},
-			{"stripe without keys", settings.PaymentSettingsChange{Provider: str("stripe")}, []string{"stripeSecretKey", "stripeWebhookSecret"}},
-			{"stripe with wrong keys", settings.PaymentSettingsChange{Provider: str("stripe"), StripeSecretKey: str("pk_test_public"), StripeWebhookSecret: str("secret")},
+			{"unknown provider", settings.PaymentSettingsChange{Provider: enginetest.Str("paypal")}, []string{"provider"}},
+			{"test gateway not allowed", settings.PaymentSettingsChange{Provider: enginetest.Str("test")}, []string{"provider"}},
+			{"stripe without keys", settings.PaymentSettingsChange{Provider: enginetest.Str("stripe")}, []string{"stripeSecretKey", "stripeWebhookSecret"}},
+			{"stripe with wrong keys", settings.PaymentSettingsChange{Provider: enginetest.Str("stripe"), StripeSecretKey: enginetest.Str("pk_test_public"), StripeWebhookSecret: enginetest.Str("secret")},
 				[]string{"stripeSecretKey", "stripeWebhookSecret"}},
-			{"bank transfer without an account", settings.PaymentSettingsChange{Provider: str("bank_transfer")}, []string{"bankIban"}},
-			{"bad check digits", settings.PaymentSettingsChange{Provider: str("bank_transfer"), BankCreditorName: str("Riverside RC"), BankIBAN: str("DE00 3704 0044 0532 0130 00")}, []string{"bankIban"}},
-			{"swiss account without address, no name", settings.PaymentSettingsChange{Provider: str("bank_transfer"), BankIBAN: str("CH93 0076 2011 6238 5295 7")},
+			{"bank transfer without an account", settings.PaymentSettingsChange{Provider: enginetest.Str("bank_transfer")}, []string{"bankIban"}},
+			{"bad check digits", settings.PaymentSettingsChange{Provider: enginetest.Str("bank_transfer"), BankCreditorName: enginetest.Str("Riverside RC"), BankIBAN: enginetest.Str("DE00 3704 0044 0532 0130 00")}, []string{"bankIban"}},
+			{"swiss account without address, no name", settings.PaymentSettingsChange{Provider: enginetest.Str("bank_transfer"), BankIBAN: enginetest.Str("CH93 0076 2011 6238 5295 7")},
 				[]string{"bankCreditorName", "bankCreditorAddress"}},
-			{"bad BIC and address", settings.PaymentSettingsChange{BankCreditorName: str("Riverside RC"), BankIBAN: str("DE89370400440532013000"), BankBIC: str("NOTABIC"), BankCreditorAddress: str("Main Street 1")},
+			{"bad BIC and address", settings.PaymentSettingsChange{BankCreditorName: enginetest.Str("Riverside RC"), BankIBAN: enginetest.Str("DE89370400440532013000"), BankBIC: enginetest.Str("NOTABIC"), BankCreditorAddress: enginetest.Str("Main Street 1")},
 				[]string{"bankBic", "bankCreditorAddress"}},
 		} {
 			_, err := settings.Of(svc).SetPaymentSettings(ctx, 1, tc.change)
-			got := fieldsOf(t, err)
+			got := enginetest.FieldsOf(t, err)
 			for _, want := range tc.fields {
 				if !strings.Contains(strings.Join(got, ","), want) {
 					t.Errorf("%s: fields %v, want %s", tc.name, got, want)
@@ -85,8 +72,8 @@ func TestPaymentSettingsValidatedAndSealed(t *testing.T) {
 			t.Fatalf("told of a change that was refused: %v", changed)
 		}
 
-		v, err := settings.Of(svc).SetPaymentSettings(ctx, 1, settings.PaymentSettingsChange{Provider: str("stripe"),
-			StripeSecretKey: str("sk_test_riverside"), StripeWebhookSecret: str("whsec_riverside")})
+		v, err := settings.Of(svc).SetPaymentSettings(ctx, 1, settings.PaymentSettingsChange{Provider: enginetest.Str("stripe"),
+			StripeSecretKey: enginetest.Str("sk_test_riverside"), StripeWebhookSecret: enginetest.Str("whsec_riverside")})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -101,8 +88,8 @@ func TestPaymentSettingsValidatedAndSealed(t *testing.T) {
 			t.Fatalf("keys stored in clear: %+v", row)
 		}
 		// Bank details beside Stripe, with a spaced IBAN; the keys stay.
-		if _, err := settings.Of(svc).SetPaymentSettings(ctx, other.ID, settings.PaymentSettingsChange{Provider: str("bank_transfer"),
-			BankCreditorName: str("Lakeside TC"), BankIBAN: str("de89 3704 0044 0532 0130 00")}); err != nil {
+		if _, err := settings.Of(svc).SetPaymentSettings(ctx, other.ID, settings.PaymentSettingsChange{Provider: enginetest.Str("bank_transfer"),
+			BankCreditorName: enginetest.Str("Lakeside TC"), BankIBAN: enginetest.Str("de89 3704 0044 0532 0130 00")}); err != nil {
 			t.Fatal(err)
 		}
 		cfgs, err := settings.Of(svc).OrganisationPaymentConfigs(ctx)
@@ -135,12 +122,12 @@ func TestPaymentSettingsValidatedAndSealed(t *testing.T) {
 		if _, err := settings.Of(svc).PaymentSettings(scoped, 1); engine.ErrorCode(err) != engine.CodeNotFound {
 			t.Fatalf("another organisation's settings: %v", err)
 		}
-		if _, err := settings.Of(svc).SetPaymentSettings(scoped, 1, settings.PaymentSettingsChange{Provider: str("")}); engine.ErrorCode(err) != engine.CodeNotFound {
+		if _, err := settings.Of(svc).SetPaymentSettings(scoped, 1, settings.PaymentSettingsChange{Provider: enginetest.Str("")}); engine.ErrorCode(err) != engine.CodeNotFound {
 			t.Fatalf("changing another organisation's settings: %v", err)
 		}
 
 		// "" returns to the environment's provider.
-		if _, err := settings.Of(svc).SetPaymentSettings(ctx, 1, settings.PaymentSettingsChange{Provider: str("")}); err != nil {
+		if _, err := settings.Of(svc).SetPaymentSettings(ctx, 1, settings.PaymentSettingsChange{Provider: enginetest.Str("")}); err != nil {
 			t.Fatal(err)
 		}
 		if cfgs, _ = settings.Of(svc).OrganisationPaymentConfigs(ctx); len(cfgs) != 1 || cfgs[0].OrganisationID != other.ID {
@@ -148,8 +135,8 @@ func TestPaymentSettingsValidatedAndSealed(t *testing.T) {
 		}
 
 		// Without a sealer no keys can be given.
-		_, err = settings.Of(engine.NewService(db, nil)).SetPaymentSettings(ctx, 1, settings.PaymentSettingsChange{StripeSecretKey: str("sk_test_x")})
-		if got := fieldsOf(t, err); len(got) != 1 || got[0] != "stripeSecretKey" {
+		_, err = settings.Of(engine.NewService(db, nil)).SetPaymentSettings(ctx, 1, settings.PaymentSettingsChange{StripeSecretKey: enginetest.Str("sk_test_x")})
+		if got := enginetest.FieldsOf(t, err); len(got) != 1 || got[0] != "stripeSecretKey" {
 			t.Fatalf("keys without a sealer: %v", got)
 		}
 	})
@@ -162,45 +149,45 @@ func TestPaymentSettingsValidatedAndSealed(t *testing.T) {
 func TestOrganisationProviderUsedEverywhere(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		own := &fakeProvider{retrieve: map[string]engine.PaymentConfirmation{}}
-		f, envProvider := onlineFixture(t, db, payment.WithPaymentProviders(func(org int64) engine.PaymentProvider {
+		own := &enginetest.FakeProvider{Retrievals: map[string]engine.PaymentConfirmation{}}
+		f, envProvider := enginetest.OnlineFixture(t, db, payment.WithPaymentProviders(func(org int64) engine.PaymentProvider {
 			if org == 1 {
 				return own
 			}
 			return nil
 		}))
-		r := f.start(engine.DemoUserKey, alex, robin)
-		link := r.commit().PaymentURL
-		ref := f.attemptOf(link)
-		if len(own.created) != 1 || len(envProvider.created) != 0 {
-			t.Fatalf("checkouts: own %d, environment's %d; want the organisation's", len(own.created), len(envProvider.created))
+		r := f.Start(engine.DemoUserKey, enginetest.Alex, enginetest.Robin)
+		link := r.Commit().PaymentURL
+		ref := f.AttemptOf(link)
+		if len(own.Created) != 1 || len(envProvider.Created) != 0 {
+			t.Fatalf("checkouts: own %d, environment's %d; want the organisation's", len(own.Created), len(envProvider.Created))
 		}
-		if _, err := registration.Of(f.svc).Reset(f.ctx, r.userKey, r.pid); err != nil {
+		if _, err := registration.Of(f.Svc).Reset(f.Ctx, r.UserKey, r.PID); err != nil {
 			t.Fatal(err)
 		}
-		if !contains(own.expired, ref) || len(envProvider.expired) != 0 {
-			t.Fatalf("reset closed own %v, environment's %v", own.expired, envProvider.expired)
+		if !enginetest.Contains(own.Expired, ref) || len(envProvider.Expired) != 0 {
+			t.Fatalf("reset closed own %v, environment's %v", own.Expired, envProvider.Expired)
 		}
 
-		r = f.start(engine.DemoUserKey, alex, robin)
-		ref = f.attemptOf(r.commit().PaymentURL)
+		r = f.Start(engine.DemoUserKey, enginetest.Alex, enginetest.Robin)
+		ref = f.AttemptOf(r.Commit().PaymentURL)
 		payload := []byte(`{"Reference":"` + ref + `","Outcome":"success","AmountMinor":18450,"Currency":"EUR","EventID":"evt_org","EventType":"test.success"}`)
 		// The environment's account (its webhook) cannot settle it.
-		if _, err := payment.Of(f.svc).ReceivePaymentEvent(f.ctx, "fake", payload, "good"); engine.ErrorCode(err) != engine.CodeNotFound {
+		if _, err := payment.Of(f.Svc).ReceivePaymentEvent(f.Ctx, "fake", payload, "good"); engine.ErrorCode(err) != engine.CodeNotFound {
 			t.Fatalf("environment's event for an organisation's attempt: %v", err)
 		}
 		// Another organisation's address cannot either.
-		if _, err := payment.Of(f.svc).ReceiveOrganisationPaymentEvent(f.ctx, 2, "fake", payload, "good"); engine.ErrorCode(err) != engine.CodeNotFound {
+		if _, err := payment.Of(f.Svc).ReceiveOrganisationPaymentEvent(f.Ctx, 2, "fake", payload, "good"); engine.ErrorCode(err) != engine.CodeNotFound {
 			t.Fatalf("another organisation's address: %v", err)
 		}
-		if _, err := payment.Of(f.svc).ReceiveOrganisationPaymentEvent(f.ctx, 1, "fake", payload, "forged"); engine.ErrorCode(err) != engine.CodeInvalid {
+		if _, err := payment.Of(f.Svc).ReceiveOrganisationPaymentEvent(f.Ctx, 1, "fake", payload, "forged"); engine.ErrorCode(err) != engine.CodeInvalid {
 			t.Fatalf("forged event: %v", err)
 		}
-		res, err := payment.Of(f.svc).ReceiveOrganisationPaymentEvent(f.ctx, 1, "fake", payload, "good")
+		res, err := payment.Of(f.Svc).ReceiveOrganisationPaymentEvent(f.Ctx, 1, "fake", payload, "good")
 		if err != nil || res.Outcome != engine.OutcomeSuccess || res.Replayed {
 			t.Fatalf("organisation's event: %+v %v", res, err)
 		}
-		if o := f.orders(r.id); o[len(o)-1].Status != engine.OrderPaid {
+		if o := f.Orders(r.ID); o[len(o)-1].Status != engine.OrderPaid {
 			t.Fatalf("order %s after its organisation's event", o[len(o)-1].Status)
 		}
 	})
@@ -212,43 +199,43 @@ func TestOrganisationProviderUsedEverywhere(t *testing.T) {
 func TestBankRefundOwedByHand(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		f := bankFixture(t, db, 0)
-		r := f.start(engine.DemoUserKey, alex, robin)
-		orderRef := f.orderRefOf(r.commit().PaymentURL)
-		p := f.payments(r.id)[0]
-		if _, err := registration.Of(f.svc).Reset(f.ctx, r.userKey, r.pid); err != nil {
+		f := enginetest.BankFixture(t, db, 0)
+		r := f.Start(engine.DemoUserKey, enginetest.Alex, enginetest.Robin)
+		orderRef := f.OrderRefOf(r.Commit().PaymentURL)
+		p := f.Payments(r.ID)[0]
+		if _, err := registration.Of(f.Svc).Reset(f.Ctx, r.UserKey, r.PID); err != nil {
 			t.Fatal(err)
 		}
 		// The member had already sent the transfer.
-		res := f.capture(payment.Capture{Reference: orderRef, AmountMinor: p.AmountMinor, ID: "credit-1"})
+		res := f.Capture(payment.Capture{Reference: orderRef, AmountMinor: p.AmountMinor, ID: "credit-1"})
 		if !res.Stale || res.Outcome != engine.OutcomeSuccess {
 			t.Fatalf("transfer for a cancelled order: %+v", res)
 		}
-		if n := f.runJobs(); n != 0 {
+		if n := f.RunJobs(); n != 0 {
 			t.Fatalf("%d refund jobs for a bank transfer", n)
 		}
-		list, err := staff.Of(f.svc).PaymentsNeedingAttention(f.ctx, staff.AttentionQuery{Limit: 10})
+		list, err := staff.Of(f.Svc).PaymentsNeedingAttention(f.Ctx, staff.AttentionQuery{Limit: 10})
 		if err != nil || len(list) != 1 || !list[0].RefundByHand || list[0].Reason != staff.AttentionSecondPayment || list[0].Order.PayReference != orderRef || list[0].Payment.Reference != p.Reference {
 			t.Fatalf("attention %+v %v", list, err)
 		}
-		if l, err := staff.Of(f.svc).PaymentsNeedingAttention(engine.WithOrganisation(f.ctx, 2), staff.AttentionQuery{Limit: 10}); err != nil || len(l) != 0 {
+		if l, err := staff.Of(f.Svc).PaymentsNeedingAttention(engine.WithOrganisation(f.Ctx, 2), staff.AttentionQuery{Limit: 10}); err != nil || len(l) != 0 {
 			t.Fatalf("another organisation sees %+v %v", l, err)
 		}
-		if _, err := payment.Of(f.svc).MarkRefundPaidBack(engine.WithOrganisation(f.ctx, 2), p.Reference, ""); engine.ErrorCode(err) != engine.CodeNotFound {
+		if _, err := payment.Of(f.Svc).MarkRefundPaidBack(engine.WithOrganisation(f.Ctx, 2), p.Reference, ""); engine.ErrorCode(err) != engine.CodeNotFound {
 			t.Fatalf("another organisation marks it: %v", err)
 		}
 		// The reconciliation no longer asks anyone to refund it.
-		if rep, err := payment.Of(f.svc).ReconcilePayments(f.ctx, 0, 10); err != nil || rep.Refunded != 0 {
+		if rep, err := payment.Of(f.Svc).ReconcilePayments(f.Ctx, 0, 10); err != nil || rep.Refunded != 0 {
 			t.Fatalf("reconcile %+v %v", rep, err)
 		}
-		paid, err := payment.Of(f.svc).MarkRefundPaidBack(f.ctx, orderRef, "transferred 2026-11-24")
+		paid, err := payment.Of(f.Svc).MarkRefundPaidBack(f.Ctx, orderRef, "transferred 2026-11-24")
 		if err != nil || paid.RefundStatus != engine.RefundDone || paid.RefundedAt == nil || paid.RefundNote != "transferred 2026-11-24" {
 			t.Fatalf("marked: %+v %v", paid, err)
 		}
-		if _, err := payment.Of(f.svc).MarkRefundPaidBack(f.ctx, p.Reference, ""); engine.ErrorCode(err) != engine.CodeConflict {
+		if _, err := payment.Of(f.Svc).MarkRefundPaidBack(f.Ctx, p.Reference, ""); engine.ErrorCode(err) != engine.CodeConflict {
 			t.Fatalf("marked twice: %v", err)
 		}
-		if list, _ := staff.Of(f.svc).PaymentsNeedingAttention(f.ctx, staff.AttentionQuery{Limit: 10}); len(list) != 0 {
+		if list, _ := staff.Of(f.Svc).PaymentsNeedingAttention(f.Ctx, staff.AttentionQuery{Limit: 10}); len(list) != 0 {
 			t.Fatalf("still listed: %+v", list)
 		}
 	})
@@ -261,35 +248,35 @@ func TestBankRefundOwedByHand(t *testing.T) {
 func TestStatementImportPerAccount(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		f := bankFixture(t, db, 0)
-		r := f.start(engine.DemoUserKey, alex, robin)
-		r.commit()
-		p := f.payments(r.id)[0]
-		club, err := organisation.Of(f.svc).CreateOrganisation(f.ctx, organisation.OrganisationChange{Name: str("Lakeside"), Slug: str("lakeside")})
+		f := enginetest.BankFixture(t, db, 0)
+		r := f.Start(engine.DemoUserKey, enginetest.Alex, enginetest.Robin)
+		r.Commit()
+		p := f.Payments(r.ID)[0]
+		club, err := organisation.Of(f.Svc).CreateOrganisation(f.Ctx, organisation.OrganisationChange{Name: enginetest.Str("Lakeside"), Slug: enginetest.Str("lakeside")})
 		if err != nil {
 			t.Fatal(err)
 		}
 		const clubIBAN = "CH9300762011623852957"
-		if _, err := settings.Of(f.svc).SetPaymentSettings(f.ctx, club.ID, settings.PaymentSettingsChange{Provider: str("bank_transfer"),
-			BankCreditorName: str("Lakeside TC"), BankIBAN: str(clubIBAN), BankCreditorAddress: str("Seestrasse;1;8800;Thalwil;CH")}); err != nil {
+		if _, err := settings.Of(f.Svc).SetPaymentSettings(f.Ctx, club.ID, settings.PaymentSettingsChange{Provider: enginetest.Str("bank_transfer"),
+			BankCreditorName: enginetest.Str("Lakeside TC"), BankIBAN: enginetest.Str(clubIBAN), BankCreditorAddress: enginetest.Str("Seestrasse;1;8800;Thalwil;CH")}); err != nil {
 			t.Fatal(err)
 		}
 		credit := func(account string) banking.Statement {
 			return banking.Statement{MessageID: "S", Credits: []banking.Credit{{ID: "c-" + account, Account: account, AmountMinor: p.AmountMinor,
 				Currency: p.Currency, Unstructured: "Mitgliedsbeitrag", BookingDate: clock.Now()}}}
 		}
-		clubRep, err := bankstatement.Of(f.svc).ImportStatement(f.ctx, credit(clubIBAN), engine.StatementOptions{Account: clubIBAN, Organisation: club.ID, DryRun: true})
+		clubRep, err := bankstatement.Of(f.Svc).ImportStatement(f.Ctx, credit(clubIBAN), engine.StatementOptions{Account: clubIBAN, Organisation: club.ID, DryRun: true})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if l := clubRep.Lines[0]; l.Outcome != banking.OutcomeUnknown || l.RF != "" {
 			t.Fatalf("a club's statement matched another club's order: %+v", l)
 		}
-		envRep, err := bankstatement.Of(f.svc).ImportStatement(f.ctx, credit(demoIBAN), engine.StatementOptions{Account: demoIBAN, DryRun: true})
+		envRep, err := bankstatement.Of(f.Svc).ImportStatement(f.Ctx, credit(enginetest.DemoIBAN), engine.StatementOptions{Account: enginetest.DemoIBAN, DryRun: true})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if l := envRep.Lines[0]; l.Outcome != banking.OutcomeByAmount || string(l.RF) != deref(p.ProviderID) {
+		if l := envRep.Lines[0]; l.Outcome != banking.OutcomeByAmount || string(l.RF) != enginetest.Deref(p.ProviderID) {
 			t.Fatalf("the environment's statement: %+v", l)
 		}
 	})
@@ -301,21 +288,21 @@ func TestStatementImportPerAccount(t *testing.T) {
 func TestPartialTransferOwedAfterReset(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		f := bankFixture(t, db, 0)
-		r := f.start(engine.DemoUserKey, alex, robin)
-		orderRef := f.orderRefOf(r.commit().PaymentURL)
-		p := f.payments(r.id)[0]
-		if res := f.capture(payment.Capture{Reference: orderRef, AmountMinor: p.AmountMinor / 2, ID: "credit-half"}); res.Problem != "partial" {
+		f := enginetest.BankFixture(t, db, 0)
+		r := f.Start(engine.DemoUserKey, enginetest.Alex, enginetest.Robin)
+		orderRef := f.OrderRefOf(r.Commit().PaymentURL)
+		p := f.Payments(r.ID)[0]
+		if res := f.Capture(payment.Capture{Reference: orderRef, AmountMinor: p.AmountMinor / 2, ID: "credit-half"}); res.Problem != "partial" {
 			t.Fatalf("half the amount: %+v", res)
 		}
-		if _, err := registration.Of(f.svc).Reset(f.ctx, r.userKey, r.pid); err != nil {
+		if _, err := registration.Of(f.Svc).Reset(f.Ctx, r.UserKey, r.PID); err != nil {
 			t.Fatal(err)
 		}
-		list, err := staff.Of(f.svc).PaymentsNeedingAttention(f.ctx, staff.AttentionQuery{Limit: 10})
+		list, err := staff.Of(f.Svc).PaymentsNeedingAttention(f.Ctx, staff.AttentionQuery{Limit: 10})
 		if err != nil || len(list) != 1 || !list[0].RefundByHand || list[0].Payment.Reference != p.Reference {
 			t.Fatalf("attention after the reset %+v %v", list, err)
 		}
-		if paid, err := payment.Of(f.svc).MarkRefundPaidBack(f.ctx, orderRef, "half returned"); err != nil || paid.RefundStatus != engine.RefundDone {
+		if paid, err := payment.Of(f.Svc).MarkRefundPaidBack(f.Ctx, orderRef, "half returned"); err != nil || paid.RefundStatus != engine.RefundDone {
 			t.Fatalf("marked: %+v %v", paid, err)
 		}
 	})

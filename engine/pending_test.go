@@ -8,6 +8,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/enginetest"
 	"portal/engine/payment"
 	"portal/engine/registration"
 )
@@ -18,15 +19,15 @@ import (
 func TestOnePendingPaymentPerOrder(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		f := newFixture(t, db)
-		r := f.start(engine.DemoUserKey, alex, robin)
-		link := r.commit().PaymentURL
-		first := f.attemptOf(link)
-		f.pay(first, engine.OutcomeFailed)
+		f := enginetest.NewFixture(t, db)
+		r := f.Start(engine.DemoUserKey, enginetest.Alex, enginetest.Robin)
+		link := r.Commit().PaymentURL
+		first := f.AttemptOf(link)
+		f.Pay(first, engine.OutcomeFailed)
 		const n = 10
 		urls := make([]string, n)
-		together(n, func(i int) {
-			form, err := registration.Of(f.svc).Resume(f.ctx, r.userKey, r.pid)
+		enginetest.Together(n, func(i int) {
+			form, err := registration.Of(f.Svc).Resume(f.Ctx, r.UserKey, r.PID)
 			if err != nil {
 				t.Error(err)
 				return
@@ -34,7 +35,7 @@ func TestOnePendingPaymentPerOrder(t *testing.T) {
 			if form.PaymentURL != link {
 				t.Errorf("link after a failure = %q, want the stable %q", form.PaymentURL, link)
 			}
-			p, err := payment.Of(f.svc).FollowPayLink(f.ctx, f.orderRefOf(link))
+			p, err := payment.Of(f.Svc).FollowPayLink(f.Ctx, f.OrderRefOf(link))
 			if err != nil {
 				t.Error(err)
 				return
@@ -49,7 +50,7 @@ func TestOnePendingPaymentPerOrder(t *testing.T) {
 				t.Fatalf("payment links %v, want one shared link", urls)
 			}
 		}
-		if got := f.count((*engine.Payment)(nil), "status = ?", engine.PaymentPending); got != 1 {
+		if got := f.Count((*engine.Payment)(nil), "status = ?", engine.PaymentPending); got != 1 {
 			t.Fatalf("%d pending attempts, want 1", got)
 		}
 	})

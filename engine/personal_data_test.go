@@ -552,7 +552,7 @@ func TestDataRequestsPerHouseholdBounded(t *testing.T) {
 			return err
 		}
 		mails := func() int {
-			return countRows(t, db, (*engine.OutboxMessage)(nil), "kind = ?", string(privacy.KindDataRequest))
+			return enginetest.CountRows(t, db, (*engine.OutboxMessage)(nil), "kind = ?", string(privacy.KindDataRequest))
 		}
 		for i := range privacy.MaxDataRequestsPerDay {
 			if err := ask(engine.DemoUserKey); err != nil {
@@ -565,7 +565,7 @@ func TestDataRequestsPerHouseholdBounded(t *testing.T) {
 				t.Fatalf("a request over the day's bound: %v, want too_many", err)
 			}
 		}
-		if n := countRows(t, db, (*privacy.DataRequest)(nil), "user_key = ?", engine.DemoUserKey); n != privacy.MaxDataRequestsPerDay {
+		if n := enginetest.CountRows(t, db, (*privacy.DataRequest)(nil), "user_key = ?", engine.DemoUserKey); n != privacy.MaxDataRequestsPerDay {
 			t.Fatalf("%d requests stored, want %d", n, privacy.MaxDataRequestsPerDay)
 		}
 		if n := mails(); n != privacy.MaxDataRequestsPerDay {

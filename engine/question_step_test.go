@@ -8,6 +8,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/enginetest"
 	"portal/engine/registration"
 )
 
@@ -20,12 +21,12 @@ func TestQuestionStepStatements(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		db = db.WithQueryHook(engine.QueryHook{}) // counts bun's statements, as serve does
-		f := newFixture(t, db)
-		persons := []int64{alex, robin}
-		r := f.start(engine.DemoUserKey, persons...)
-		r.advanceTo(2)
+		f := enginetest.NewFixture(t, db)
+		persons := []int64{enginetest.Alex, enginetest.Robin}
+		r := f.Start(engine.DemoUserKey, persons...)
+		r.AdvanceTo(2)
 		ctx, count := engine.WithStatementCount(engine.WithLanguage(context.Background(), "de"))
-		form, err := registration.Of(f.svc).Next(ctx, engine.DemoUserKey, registration.NextInput{ProcessID: r.pid, Step: 2, People: demoAnswers(2, persons)})
+		form, err := registration.Of(f.Svc).Next(ctx, engine.DemoUserKey, registration.NextInput{ProcessID: r.PID, Step: 2, People: enginetest.DemoAnswers(2, persons)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -33,22 +34,22 @@ func TestQuestionStepStatements(t *testing.T) {
 			t.Fatalf("step %d after answering step 2, want 3", form.Step)
 		}
 		wantStatements(t, db, count, 2, 3)
-		if got := f.instance(r.id).Language; got != "de" {
+		if got := f.Instance(r.ID).Language; got != "de" {
 			t.Errorf("language %q after a step answered in German, want de", got)
 		}
 		// Step 3 too, then Back twice and the same answers to step 2 again:
 		// the step's answers are replaced, not added, and step 3 comes back
 		// with the answers saved for it.
-		if _, err := registration.Of(f.svc).Next(context.Background(), engine.DemoUserKey, registration.NextInput{ProcessID: r.pid, Step: 3, People: demoAnswers(3, persons)}); err != nil {
+		if _, err := registration.Of(f.Svc).Next(context.Background(), engine.DemoUserKey, registration.NextInput{ProcessID: r.PID, Step: 3, People: enginetest.DemoAnswers(3, persons)}); err != nil {
 			t.Fatal(err)
 		}
 		for range 2 {
-			if _, err := registration.Of(f.svc).Back(context.Background(), engine.DemoUserKey, r.pid, nil); err != nil {
+			if _, err := registration.Of(f.Svc).Back(context.Background(), engine.DemoUserKey, r.PID, nil); err != nil {
 				t.Fatal(err)
 			}
 		}
 		ctx, count = engine.WithStatementCount(context.Background())
-		again, err := registration.Of(f.svc).Next(ctx, engine.DemoUserKey, registration.NextInput{ProcessID: r.pid, Step: 2, People: demoAnswers(2, persons)})
+		again, err := registration.Of(f.Svc).Next(ctx, engine.DemoUserKey, registration.NextInput{ProcessID: r.PID, Step: 2, People: enginetest.DemoAnswers(2, persons)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -56,7 +57,7 @@ func TestQuestionStepStatements(t *testing.T) {
 			t.Errorf("step %d after Back and Next, want 3", again.Step)
 		}
 		saved := map[int64]string{}
-		for _, p := range demoAnswers(3, persons) {
+		for _, p := range enginetest.DemoAnswers(3, persons) {
 			saved[p.ID] = *p.Answer
 		}
 		for _, p := range again.People {
@@ -66,18 +67,18 @@ func TestQuestionStepStatements(t *testing.T) {
 		}
 		wantStatements(t, db, count, 2, 4)
 		var answers int
-		if err := db.NewRaw("SELECT count(*) FROM process_data WHERE instance_id = ? AND data_key = 'answer'", r.id).Scan(context.Background(), &answers); err != nil {
+		if err := db.NewRaw("SELECT count(*) FROM process_data WHERE instance_id = ? AND data_key = 'answer'", r.ID).Scan(context.Background(), &answers); err != nil {
 			t.Fatal(err)
 		}
 		if answers != 3*len(persons) {
 			t.Errorf("%d answers stored after three steps of %d persons, want %d", answers, len(persons), 3*len(persons))
 		}
 		// A stale step is a conflict that writes nothing.
-		if _, err := registration.Of(f.svc).Next(context.Background(), engine.DemoUserKey, registration.NextInput{ProcessID: r.pid, Step: 2, People: demoAnswers(2, persons)}); engine.ErrorCode(err) != engine.CodeConflict {
+		if _, err := registration.Of(f.Svc).Next(context.Background(), engine.DemoUserKey, registration.NextInput{ProcessID: r.PID, Step: 2, People: enginetest.DemoAnswers(2, persons)}); engine.ErrorCode(err) != engine.CodeConflict {
 			t.Errorf("answering step 2 again at step 3: %v, want a conflict", err)
 		}
 		// Another user key's registration reads as not found.
-		if _, err := registration.Of(f.svc).Next(context.Background(), "someone-else", registration.NextInput{ProcessID: r.pid, Step: 3, People: demoAnswers(3, persons)}); engine.ErrorCode(err) != engine.CodeNotFound {
+		if _, err := registration.Of(f.Svc).Next(context.Background(), "someone-else", registration.NextInput{ProcessID: r.PID, Step: 3, People: enginetest.DemoAnswers(3, persons)}); engine.ErrorCode(err) != engine.CodeNotFound {
 			t.Errorf("another user's registration: %v, want not found", err)
 		}
 	})

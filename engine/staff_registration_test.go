@@ -10,6 +10,7 @@ import (
 	"portal/engine/clock"
 	"portal/engine/dbtest"
 	"portal/engine/definition"
+	"portal/engine/enginetest"
 	"portal/engine/registration"
 	"portal/engine/staff"
 )
@@ -20,10 +21,10 @@ import (
 // No); the archive says how many answers of how many persons it took.
 func TestRegistrationDetailAnswersAsShown(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		f := newFixture(t, db)
-		r := f.start("demo", 1)
-		paymentURL := r.commit().PaymentURL
-		d, err := staff.Of(f.svc).RegistrationDetail(f.ctx, 1, r.id)
+		f := enginetest.NewFixture(t, db)
+		r := f.Start("demo", 1)
+		paymentURL := r.Commit().PaymentURL
+		d, err := staff.Of(f.Svc).RegistrationDetail(f.Ctx, 1, r.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -52,11 +53,11 @@ func TestRegistrationDetailAnswersAsShown(t *testing.T) {
 		}
 
 		// Archived: the answers leave, the archive counts them.
-		f.pay(f.attemptOf(paymentURL), engine.OutcomeSuccess)
-		if _, err := registration.ArchiveFinished(f.ctx, db, clock.Now().Add(registration.ArchiveAfter+48*time.Hour), registration.ArchiveRemove); err != nil {
+		f.Pay(f.AttemptOf(paymentURL), engine.OutcomeSuccess)
+		if _, err := registration.ArchiveFinished(f.Ctx, db, clock.Now().Add(registration.ArchiveAfter+48*time.Hour), registration.ArchiveRemove); err != nil {
 			t.Fatal(err)
 		}
-		d, err = staff.Of(f.svc).RegistrationDetail(f.ctx, 1, r.id)
+		d, err = staff.Of(f.Svc).RegistrationDetail(f.Ctx, 1, r.ID)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -51,9 +51,9 @@ func TestStaffSettingsAudited(t *testing.T) {
 		const key1, key2, hook = "sk_test_firstsecretkey", "sk_test_secondsecretkey", "whsec_hooksecret"
 
 		// Payment settings: refused as a whole, then set, then the key rotated.
-		_, err := settings.Of(svc).StaffSetPaymentSettings(ctx, admin, 1, settings.PaymentSettingsChange{Provider: ptrTo("stripe"),
-			StripeSecretKey: ptrTo(key1), StripeWebhookSecret: ptrTo(hook), BankIBAN: ptrTo("DE00 0000 0000 0000 0000 00"), BankCreditorName: ptrTo("RRC")})
-		if f := fieldsOf(t, err); !strings.Contains(strings.Join(f, ","), "bankIban") {
+		_, err := settings.Of(svc).StaffSetPaymentSettings(ctx, admin, 1, settings.PaymentSettingsChange{Provider: enginetest.PtrTo("stripe"),
+			StripeSecretKey: enginetest.PtrTo(key1), StripeWebhookSecret: enginetest.PtrTo(hook), BankIBAN: enginetest.PtrTo("DE00 0000 0000 0000 0000 00"), BankCreditorName: enginetest.PtrTo("RRC")})
+		if f := enginetest.FieldsOf(t, err); !strings.Contains(strings.Join(f, ","), "bankIban") {
 			t.Fatalf("a bad IBAN: fields %v", f)
 		}
 		if n := len(auditOf(t, svc, 1, "payment_settings.update")); n != 0 {
@@ -63,8 +63,8 @@ func TestStaffSettingsAudited(t *testing.T) {
 			t.Fatalf("a refused change was stored: %+v", v)
 		}
 		for _, key := range []string{key1, key2} {
-			if _, err := settings.Of(svc).StaffSetPaymentSettings(ctx, admin, 1, settings.PaymentSettingsChange{Provider: ptrTo("stripe"),
-				StripeSecretKey: ptrTo(key), StripeWebhookSecret: ptrTo(hook)}); err != nil {
+			if _, err := settings.Of(svc).StaffSetPaymentSettings(ctx, admin, 1, settings.PaymentSettingsChange{Provider: enginetest.PtrTo("stripe"),
+				StripeSecretKey: enginetest.PtrTo(key), StripeWebhookSecret: enginetest.PtrTo(hook)}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -88,10 +88,10 @@ func TestStaffSettingsAudited(t *testing.T) {
 		}
 
 		// Message settings.
-		if _, err := message.Of(svc).StaffUpdateMessageSettings(ctx, admin, 1, message.SettingsChange{ExpiryReminderDays: ptrTo(0), ReplyTo: ptrTo("nope")}); err == nil {
+		if _, err := message.Of(svc).StaffUpdateMessageSettings(ctx, admin, 1, message.SettingsChange{ExpiryReminderDays: enginetest.PtrTo(0), ReplyTo: enginetest.PtrTo("nope")}); err == nil {
 			t.Fatal("a bad reply-to was accepted")
 		}
-		if _, err := message.Of(svc).StaffUpdateMessageSettings(ctx, admin, 1, message.SettingsChange{ExpiryReminderDays: ptrTo(14), SenderName: ptrTo("Riverside")}); err != nil {
+		if _, err := message.Of(svc).StaffUpdateMessageSettings(ctx, admin, 1, message.SettingsChange{ExpiryReminderDays: enginetest.PtrTo(14), SenderName: enginetest.PtrTo("Riverside")}); err != nil {
 			t.Fatal(err)
 		}
 		if m := auditOf(t, svc, 1, "message_settings.update"); len(m) != 1 || !strings.Contains(m[0].BeforeJSON, `"expiryReminderDays":30`) ||
@@ -104,10 +104,10 @@ func TestStaffSettingsAudited(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := organisation.Of(svc).StaffUpdateMembershipType(ctx, admin, 1, typ.ID, organisation.MembershipTypeChange{Name: ptrTo("Guest rower"), MinAge: ptrTo(16)}); err != nil {
+		if _, err := organisation.Of(svc).StaffUpdateMembershipType(ctx, admin, 1, typ.ID, organisation.MembershipTypeChange{Name: enginetest.PtrTo("Guest rower"), MinAge: enginetest.PtrTo(16)}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := organisation.Of(svc).StaffUpdateMembershipType(ctx, admin, 1, typ.ID, organisation.MembershipTypeChange{Name: ptrTo(" ")}); engine.ErrorCode(err) != engine.CodeValidation {
+		if _, err := organisation.Of(svc).StaffUpdateMembershipType(ctx, admin, 1, typ.ID, organisation.MembershipTypeChange{Name: enginetest.PtrTo(" ")}); engine.ErrorCode(err) != engine.CodeValidation {
 			t.Fatalf("an empty name: %v", err)
 		}
 		if err := organisation.Of(svc).StaffDeleteMembershipType(ctx, admin, 1, 1); engine.ErrorCode(err) != engine.CodeConflict {
@@ -124,8 +124,8 @@ func TestStaffSettingsAudited(t *testing.T) {
 		}
 
 		// Languages: the default must be enabled; the hash secret's rotation shows.
-		_, err = staff.Of(svc).StaffUpdateOrganisation(ctx, admin, 1, organisation.OrganisationChange{EnabledLanguages: &[]string{"de", "fr"}, DefaultLanguage: ptrTo("en")})
-		if f := fieldsOf(t, err); len(f) != 1 || f[0] != "defaultLanguage" {
+		_, err = staff.Of(svc).StaffUpdateOrganisation(ctx, admin, 1, organisation.OrganisationChange{EnabledLanguages: &[]string{"de", "fr"}, DefaultLanguage: enginetest.PtrTo("en")})
+		if f := enginetest.FieldsOf(t, err); len(f) != 1 || f[0] != "defaultLanguage" {
 			t.Fatalf("a default that is not enabled: %v", f)
 		}
 		if o, _ := svc.Organisation(ctx, 1); len(o.EnabledLanguageList()) != 3 {
@@ -133,7 +133,7 @@ func TestStaffSettingsAudited(t *testing.T) {
 		}
 		for _, secret := range []string{"sealed.first-hash-secret", "sealed.second-hash-secret"} {
 			if _, err := staff.Of(svc).StaffUpdateOrganisation(ctx, admin, 1, organisation.OrganisationChange{EnabledLanguages: &[]string{"de", "fr"},
-				DefaultLanguage: ptrTo("de"), HashSecretSealed: ptrTo(secret)}); err != nil {
+				DefaultLanguage: enginetest.PtrTo("de"), HashSecretSealed: enginetest.PtrTo(secret)}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -146,20 +146,20 @@ func TestStaffSettingsAudited(t *testing.T) {
 		// Organisation and message settings in one request: both or neither,
 		// and a messages-only change leaves no empty organisation entry.
 		_, err = staff.Of(svc).StaffUpdateOrganisation(ctx, admin, 1, organisation.OrganisationChange{EnabledLanguages: &[]string{"fr"},
-			Messages: &message.SettingsChange{SenderName: ptrTo("Never stored")}})
-		if f := fieldsOf(t, err); len(f) != 1 || f[0] != "defaultLanguage" {
+			Messages: &message.SettingsChange{SenderName: enginetest.PtrTo("Never stored")}})
+		if f := enginetest.FieldsOf(t, err); len(f) != 1 || f[0] != "defaultLanguage" {
 			t.Fatalf("a default that is not enabled, with messages: %v", f)
 		}
 		if m, err := message.Of(svc).Settings(ctx, 1); err != nil || m.SenderName != "Riverside" {
 			t.Fatalf("the refused request's message settings were stored: %+v %v", m, err)
 		}
-		_, err = staff.Of(svc).StaffUpdateOrganisation(ctx, admin, 1, organisation.OrganisationChange{Name: ptrTo(" "),
-			Messages: &message.SettingsChange{ReplyTo: ptrTo("nope")}})
-		if f := fieldsOf(t, err); len(f) != 2 || f[0] != "messages.replyTo" || f[1] != "name" {
+		_, err = staff.Of(svc).StaffUpdateOrganisation(ctx, admin, 1, organisation.OrganisationChange{Name: enginetest.PtrTo(" "),
+			Messages: &message.SettingsChange{ReplyTo: enginetest.PtrTo("nope")}})
+		if f := enginetest.FieldsOf(t, err); len(f) != 2 || f[0] != "messages.replyTo" || f[1] != "name" {
 			t.Fatalf("both parts' fields named: %v", f)
 		}
 		if _, err := staff.Of(svc).StaffUpdateOrganisation(ctx, admin, 1, organisation.OrganisationChange{
-			Messages: &message.SettingsChange{SenderName: ptrTo("Riverside RC")}}); err != nil {
+			Messages: &message.SettingsChange{SenderName: enginetest.PtrTo("Riverside RC")}}); err != nil {
 			t.Fatal(err)
 		}
 		if m, _ := message.Of(svc).Settings(ctx, 1); m.SenderName != "Riverside RC" {

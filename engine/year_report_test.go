@@ -7,6 +7,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/enginetest"
 	"portal/engine/payment"
 	"portal/engine/report"
 	"portal/engine/staff"
@@ -28,34 +29,34 @@ type reportSeason struct {
 // bird, administration fee): one paid then refunded, one paid in two
 // parts, one paid and then paid a second time (owed back), one paid in
 // part and one not at all.
-func seedReportSeason(t *testing.T, f *fixture) reportSeason {
+func seedReportSeason(t *testing.T, f *enginetest.Fixture) reportSeason {
 	t.Helper()
 	var s reportSeason
 	actor := engine.Actor{Name: "treasurer@example.org"}
 	commit := func(userKey string, persons ...int64) (int64, engine.Order) {
 		if len(persons) == 0 {
-			form, _ := f.load(userKey)
-			persons = personIDs(form)
+			form, _ := f.Load(userKey)
+			persons = enginetest.PersonIDs(form)
 		}
-		r := f.start(userKey, persons...)
-		r.commit()
-		return r.id, f.orders(r.id)[0]
+		r := f.Start(userKey, persons...)
+		r.Commit()
+		return r.ID, f.Orders(r.ID)[0]
 	}
 	capture := func(o engine.Order, amount int64, id string) {
-		f.capture(payment.Capture{Reference: o.PayReference, AmountMinor: amount, ID: id})
+		f.Capture(payment.Capture{Reference: o.PayReference, AmountMinor: amount, ID: id})
 		s.Received += amount
 	}
 	// The demo household, an adult who renews and a new junior: paid,
 	// then refunded by the treasurer.
-	id0, o0 := commit(engine.DemoUserKey, alex, robin)
+	id0, o0 := commit(engine.DemoUserKey, enginetest.Alex, enginetest.Robin)
 	capture(o0, o0.TotalMinor, "c0")
 	var paid0 engine.Payment
-	for _, p := range f.payments(id0) {
+	for _, p := range f.Payments(id0) {
 		if p.Status == engine.PaymentSucceeded {
 			paid0 = p
 		}
 	}
-	if err := staff.Of(f.svc).RefundPayment(f.ctx, actor, 1, id0, paid0.Reference, "left the club"); err != nil {
+	if err := staff.Of(f.Svc).RefundPayment(f.Ctx, actor, 1, id0, paid0.Reference, "left the club"); err != nil {
 		t.Fatal(err)
 	}
 	s.Refunded += o0.TotalMinor
@@ -95,9 +96,9 @@ func sqlSum(t *testing.T, db *bun.DB, query string, args ...any) int64 {
 // its breakdowns add up to their totals.
 func TestYearReportAddsUpTheOrders(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		f := bankFixture(t, db, 4)
+		f := enginetest.BankFixture(t, db, 4)
 		want := seedReportSeason(t, f)
-		r, err := report.Of(f.svc).YearReport(f.ctx, 1, engine.DemoPeriodID)
+		r, err := report.Of(f.Svc).YearReport(f.Ctx, 1, engine.DemoPeriodID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -193,7 +194,7 @@ func TestYearReportAddsUpTheOrders(t *testing.T) {
 		if typed != r.ActiveMembers+r.PendingMembers || aged != typed || r.PendingMembers != 4 {
 			t.Errorf("members: by type %d, by age %d, active %d, pending %d", typed, aged, r.ActiveMembers, r.PendingMembers)
 		}
-		if _, err := report.Of(f.svc).YearReport(f.ctx, 2, engine.DemoPeriodID); engine.ErrorCode(err) != engine.CodeNotFound {
+		if _, err := report.Of(f.Svc).YearReport(f.Ctx, 2, engine.DemoPeriodID); engine.ErrorCode(err) != engine.CodeNotFound {
 			t.Errorf("another organisation's period: %v", err)
 		}
 	})
