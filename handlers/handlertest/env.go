@@ -80,7 +80,7 @@ type Options struct {
 	// invitations checks invitation links; nil: none.
 	Invitations *invitelink.Signer
 	// staff, when set, gives the staff sign-in for the server's address
-	// (staff_test.go: staffDeps).
+	// (staff.go: NewStaffEnv).
 	Staff func(t testing.TB, db *bun.DB, serverURL string) server.StaffDeps
 	// serverTiming reports each request's statements in a Server-Timing
 	// header (Deps.ServerTiming); the statements are counted as serve counts them.
