@@ -322,7 +322,7 @@ func TestBuildOrganisationThroughAdminAPI(t *testing.T) {
 		c, p := env.HashLinkAt(host, pid, "hill-10", handlertest.HashSecret)
 		handlertest.ExpectRedirect(t, p, "/membership/register/"+pid)
 		overview := env.Get(c, "/membership/register/"+pid, "Host", host)
-		if overview.Testid("brand-name").Text() != "Hill Hockey" || !strings.Contains(string(overview.Body), "Number 20") || !strings.Contains(string(overview.Body), "Number 21") {
+		if overview.TestID("brand-name").Text() != "Hill Hockey" || !strings.Contains(string(overview.Body), "Number 20") || !strings.Contains(string(overview.Body), "Number 21") {
 			t.Fatalf("overview at %s: %d %s", host, overview.Status, handlertest.PersonNames(overview))
 		}
 		api := env.NewClient()

@@ -82,7 +82,7 @@ func TestOIDCLogin(t *testing.T) {
 	t.Run("unsafe return addresses fall back to /", func(t *testing.T) {
 		for _, rd := range []string{"//evil.example", "https://evil.example/", `/\evil.example`, "/%2F%2Fevil.example", "javascript:alert(1)"} {
 			c := env.NewClient()
-			res := env.OidcLogin(c, rd)
+			res := env.OIDCLogin(c, rd)
 			if res.Status != http.StatusSeeOther || res.Header.Get("Location") != "/" {
 				t.Errorf("rd=%q: %d to %q, want 303 to /", rd, res.Status, res.Header.Get("Location"))
 			}

@@ -180,7 +180,7 @@ func TestStripeWebhook(t *testing.T) {
 			t.Errorf("attempt %s problem %q, order %s: want FAILED with the problem, Unpaid", p.Status, p.Problem, sc.orderStatus(t))
 		}
 		ret := sc.env.Get(sc.c, "/membership/payment-return?reference="+sc.pay.Reference+"&status=success")
-		if ret.Testid("payment-return").AttrOr("data-outcome", "") != "mismatch" {
+		if ret.TestID("payment-return").AttrOr("data-outcome", "") != "mismatch" {
 			t.Errorf("return page after a mismatch:\n%s", ret.Body)
 		}
 	})
@@ -219,23 +219,23 @@ func TestStripeWebhook(t *testing.T) {
 		sc := newStripeCase(t, dbtest.SQLite(t), apiURL)
 		path := "/membership/payment-return?reference=" + sc.pay.Reference + "&status=success"
 		confirming := sc.env.Get(sc.c, path)
-		sec := confirming.Testid("payment-return")
-		if sec.AttrOr("data-outcome", "") != "pending" || sec.AttrOr("hx-get", "") == "" || confirming.Testid("check-again").AttrOr("href", "") == "" {
+		sec := confirming.TestID("payment-return")
+		if sec.AttrOr("data-outcome", "") != "pending" || sec.AttrOr("hx-get", "") == "" || confirming.TestID("check-again").AttrOr("href", "") == "" {
 			t.Fatalf("before the webhook, want the confirming page:\n%s", confirming.Body)
 		}
 		if s := sc.orderStatus(t); s != engine.OrderUnpaid {
 			t.Fatalf("the return's query settled the order: %s", s)
 		}
 		back := sc.env.Get(sc.c, "/membership/payment-return?reference="+sc.pay.Reference+"&status=cancelled")
-		if back.Testid("payment-return").AttrOr("data-outcome", "") != "cancelled" || back.Testid("retry-payment").Length() != 1 {
+		if back.TestID("payment-return").AttrOr("data-outcome", "") != "cancelled" || back.TestID("retry-payment").Length() != 1 {
 			t.Errorf("back from Stripe without paying, want not completed with a retry:\n%s", back.Body)
 		}
 		if p := sc.attempt(t); p.Status != engine.PaymentPending {
 			t.Errorf("the cancel return changed the attempt: %s", p.Status)
 		}
 		sc.post(t, "evt_done", stripepay.EventCompleted, completedPaid(sc), now, handlertest.WebhookSecret)
-		done := sc.env.Get(sc.c, confirming.Testid("check-again").AttrOr("href", ""))
-		if done.Testid("payment-return").AttrOr("data-outcome", "") != "success" {
+		done := sc.env.Get(sc.c, confirming.TestID("check-again").AttrOr("href", ""))
+		if done.TestID("payment-return").AttrOr("data-outcome", "") != "success" {
 			t.Errorf("after the webhook:\n%s", done.Body)
 		}
 	})

@@ -235,11 +235,13 @@ type AdminCaller struct {
 	Actor   func(engine.AuditRecord) bool
 }
 
+// Call sends an admin API request as who (a key or a staff session), from the server's own origin.
 func (env *StaffEnv) Call(who AdminCaller, method, path string, body any) Response {
 	env.TB.Helper()
 	return env.Do(who.C, method, path, body, append([]string{"Origin", env.Server.URL}, who.Headers...)...)
 }
 
+// InvitationDTO is the admin API's invitation as the tests read it.
 type InvitationDTO struct {
 	ID       int64    `json:"id"`
 	UserKey  string   `json:"userKey"`
@@ -396,6 +398,7 @@ func (env *Env) ApiKey(orgID int64, scope organisation.APIKeyScope) (string, int
 	return key, k.ID
 }
 
+// Admin sends an admin API request with the API key key.
 func (env *Env) Admin(key, method, path string, body any, headers ...string) Response {
 	env.TB.Helper()
 	return env.Do(env.NewClient(), method, path, body, append([]string{"Authorization", "Bearer " + key}, headers...)...)
@@ -426,6 +429,7 @@ func CheckMembershipTypeResponses(t *testing.T, ck *APIChecker, anon *http.Clien
 	WantStatus(t, ck.Conforming(anon, http.MethodDelete, one, nil, BearerOf(write)...), http.StatusNotFound)
 }
 
+// WebhookEndpointDTO is the admin API's webhook endpoint as the tests read it.
 type WebhookEndpointDTO struct {
 	ID     int64    `json:"id"`
 	URL    string   `json:"url"`

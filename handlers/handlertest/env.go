@@ -34,6 +34,7 @@ import (
 	"portal/relay/throttle"
 )
 
+// HashSecret is the server's hash secret: it signs the hash links of the tests' user keys.
 const HashSecret = "test-hash-secret-0123456789"
 
 // Env is a real server on a real database with the demo data.
@@ -46,6 +47,7 @@ type Env struct {
 	Engine  *engine.Service // the server's engine
 }
 
+// NewEnv starts a server on db with the demo data and the default options.
 func NewEnv(t testing.TB, db *bun.DB) *Env {
 	t.Helper()
 	return NewEnvWith(t, db, Options{})
@@ -108,6 +110,7 @@ func OrganisationPayments(db *bun.DB, o Options, gw *payment.TestGateway) []engi
 		payment.WithPaymentMethodProviders(dir.Method)}
 }
 
+// NewEnvWith starts a server on db with the demo data, shaped by o.
 func NewEnvWith(t testing.TB, db *bun.DB, o Options) *Env {
 	t.Helper()
 	if err := demodata.SeedDemo(context.Background(), db, 3, clock.Now()); err != nil {
@@ -182,6 +185,7 @@ func (env *Env) RunJobs() int {
 	return n
 }
 
+// NewClient is a client with its own cookie jar that does not follow redirects.
 func (env *Env) NewClient() *http.Client {
 	jar, _ := cookiejar.New(nil)
 	return &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
@@ -194,6 +198,7 @@ type Response struct {
 	Body   []byte
 }
 
+// JSON decodes the body into v, failing the test if it cannot.
 func (r Response) JSON(t testing.TB, v any) {
 	t.Helper()
 	if err := json.Unmarshal(r.Body, v); err != nil {
@@ -201,6 +206,8 @@ func (r Response) JSON(t testing.TB, v any) {
 	}
 }
 
+// Do sends a request to the server (a JSON body unless body is a string or bytes),
+// headers given as pairs, and reads the whole answer.
 func (env *Env) Do(c *http.Client, method, path string, body any, headers ...string) Response {
 	env.TB.Helper()
 	var rd io.Reader
@@ -280,6 +287,7 @@ type Form struct {
 	PaymentURL *string `json:"paymentUrl"`
 }
 
+// HTTPError is the spec's HTTP error body.
 type HTTPError struct {
 	Timestamp string `json:"timestamp"`
 	Status    int    `json:"status"`
@@ -323,7 +331,7 @@ func ExpectHTTPError(t *testing.T, res Response, status int, path string) HTTPEr
 	return e
 }
 
-// answers for the demo definition's steps, for persons 1 (adult) and 3 (junior).
+// DemoAnswers are answers for the demo definition's steps, for persons 1 (adult) and 3 (junior).
 var DemoAnswers = map[int][]map[string]any{
 	1: {{"id": 1, "answer": "0612345678"}, {"id": 3, "answer": "0687654321"}},
 	2: {{"id": 1, "answer": "M"}, {"id": 3, "answer": "S"}},
@@ -389,6 +397,7 @@ type LogBuffer struct {
 	Buf bytes.Buffer
 }
 
+// Write appends p; a server's goroutines may call it at once.
 func (b *LogBuffer) Write(p []byte) (int, error) {
 	b.Mu.Lock()
 	defer b.Mu.Unlock()
@@ -404,6 +413,7 @@ func (b *LogBuffer) Take() string {
 	return s
 }
 
+// String returns everything logged since the last Take.
 func (b *LogBuffer) String() string {
 	b.Mu.Lock()
 	defer b.Mu.Unlock()

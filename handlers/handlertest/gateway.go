@@ -39,6 +39,8 @@ import (
 	"portal/relay/upstream"
 )
 
+// The gateway's API key for the backend, its OIDC client registration and
+// the prefix of the backend's routes.
 const (
 	GatewayAPIKey         = "test-api-key-never-in-a-browser-0123"
 	GatewayRegistrationID = "portal-test"
@@ -56,6 +58,7 @@ type IdP struct {
 	Ended       atomic.Int32 // calls of the end-session endpoint
 }
 
+// NewIdP starts an OIDC provider (mockoidc) for the test.
 func NewIdP(t *testing.T) *IdP {
 	t.Helper()
 	m, err := mockoidc.NewServer(nil)
@@ -161,11 +164,13 @@ type Echoed struct {
 	Headers       map[string][]string `json:"headers"`
 }
 
+// Digest is how the backend's echo reports a token: its SHA-256, never the token.
 func Digest(token string) string {
 	sum := sha256.Sum256([]byte(token))
 	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
+// NewBackend starts the admin backend the gateway relays to, trusting idp.
 func NewBackend(t *testing.T, idp *IdP) *Backend {
 	t.Helper()
 	b := &Backend{T: t}
@@ -250,7 +255,8 @@ func NewBackend(t *testing.T, idp *IdP) *Backend {
 	return b
 }
 
-func (b *Backend) Url() *url.URL {
+// URL is the backend's address.
+func (b *Backend) URL() *url.URL {
 	u, _ := url.Parse(b.Srv.URL)
 	return u
 }
@@ -277,12 +283,14 @@ func (b *Backend) Mint(sub string, ttl time.Duration) (string, time.Time) {
 	return token, exp
 }
 
+// IssuedTokens returns the tokens the backend has issued so far.
 func (b *Backend) IssuedTokens() []string {
 	b.Mu.Lock()
 	defer b.Mu.Unlock()
 	return append([]string(nil), b.Issued...)
 }
 
+// TokenExchange answers the backend's token exchange.
 func (b *Backend) TokenExchange(w http.ResponseWriter, r *http.Request) {
 	b.Exchanges.Add(1)
 	if r.Header.Get("X-API-KEY") != GatewayAPIKey {
@@ -317,6 +325,7 @@ func (b *Backend) TokenExchange(w http.ResponseWriter, r *http.Request) {
 	json.NewEncoder(w).Encode(map[string]string{"token": token, "expiresAt": exp.UTC().Format(time.RFC3339Nano)})
 }
 
+// ExternalLogin answers the backend's hash login.
 func (b *Backend) ExternalLogin(w http.ResponseWriter, r *http.Request) {
 	b.Logins.Add(1)
 	if r.Header.Get("X-API-KEY") != GatewayAPIKey {
@@ -341,6 +350,7 @@ func (b *Backend) ExternalLogin(w http.ResponseWriter, r *http.Request) {
 	json.NewEncoder(w).Encode(map[string]string{"token": token})
 }
 
+// Echo answers any other request with what it received (Echoed).
 func (b *Backend) Echo(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	e := Echoed{Method: r.Method, Path: r.URL.Path, RawPath: r.URL.EscapedPath(), RawQuery: r.URL.RawQuery, Body: string(body), Headers: map[string][]string{}}
@@ -391,6 +401,7 @@ type GatewayEnv struct {
 	Scan     *LeakScan
 }
 
+// GatewayKeyring seals the gateway's sessions in tests.
 var GatewayKeyring = func() *session.Keyring {
 	kr, err := session.ParseKeyring(session.GenerateKey())
 	if err != nil {
@@ -446,9 +457,9 @@ func NewGatewayWith(t *testing.T, db *bun.DB, idp *IdP, be *Backend, o GatewayOp
 	}
 	relay := server.RelayDeps{BaseURL: env.Srv.URL, Metrics: metrics, MetricsToken: o.MetricsToken}
 	if !o.NoBackend {
-		relay.Upstream = upstream.Config{Backend: be.Url(), Prefix: GatewayPrefix, ResponseHeaderTimeout: o.ResponseTTO, MaxBodyBytes: o.MaxBody,
+		relay.Upstream = upstream.Config{Backend: be.URL(), Prefix: GatewayPrefix, ResponseHeaderTimeout: o.ResponseTTO, MaxBodyBytes: o.MaxBody,
 			PublicURL: public, TrustedPaths: o.TrustedPaths, AllowedCookies: o.AllowedCookies}
-		relay.Backend = backend.New(backend.Config{BaseURL: be.Url(), APIKey: GatewayAPIKey})
+		relay.Backend = backend.New(backend.Config{BaseURL: be.URL(), APIKey: GatewayAPIKey})
 		if !o.NoOIDC {
 			provider := oidc.NewProvider(oidc.ProviderConfig{Issuer: idp.Mock.Issuer(), ClientID: idp.Mock.ClientID, ClientSecret: idp.Mock.ClientSecret,
 				Scopes: []string{"openid", "email", "profile"}, RedirectURL: env.Srv.URL + server.CallbackPath})
@@ -476,6 +487,7 @@ type LeakScan struct {
 	Responses []string
 }
 
+// Add keeps a response's text for Check.
 func (s *LeakScan) Add(res string) {
 	s.Mu.Lock()
 	s.Responses = append(s.Responses, res)
@@ -511,6 +523,7 @@ type ScanTransport struct {
 	Scan *LeakScan
 }
 
+// RoundTrip sends r and hands the response's headers and body to the scan.
 func (st ScanTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	res, err := st.Next.RoundTrip(r)
 	if err != nil {
@@ -572,9 +585,9 @@ func (env *GatewayEnv) HashLogin(c *http.Client, userKey string) Response {
 	return env.Request(c, http.MethodPost, "/api/auth/external-login", strings.NewReader(body), "Content-Type", "application/json")
 }
 
-// OidcLogin runs the whole OIDC login as a browser would, from /login?rd=
+// OIDCLogin runs the whole OIDC login as a browser would, from /login?rd=
 // to the final redirect, and returns the last response.
-func (env *GatewayEnv) OidcLogin(c *http.Client, rd string) Response {
+func (env *GatewayEnv) OIDCLogin(c *http.Client, rd string) Response {
 	env.T.Helper()
 	res := env.Request(c, http.MethodGet, server.LoginPath+"?rd="+url.QueryEscape(rd), nil, "Accept", "text/html")
 	for hops := 0; hops < 5 && (res.Status == http.StatusFound || res.Status == http.StatusSeeOther); hops++ {
@@ -590,7 +603,7 @@ func (env *GatewayEnv) OidcLogin(c *http.Client, rd string) Response {
 // MustOIDCLogin logs in and checks it ended with a redirect to rd.
 func (env *GatewayEnv) MustOIDCLogin(c *http.Client, rd string) {
 	env.T.Helper()
-	res := env.OidcLogin(c, rd)
+	res := env.OIDCLogin(c, rd)
 	if res.Status != http.StatusSeeOther || res.Header.Get("Location") != rd {
 		env.T.Fatalf("OIDC login ended with %d to %q, want 303 to %q: %s", res.Status, res.Header.Get("Location"), rd, res.Body)
 	}

@@ -28,6 +28,7 @@ type APIChecker struct {
 	Seen   map[string]bool // "POST /api/forms/next 409"
 }
 
+// BodyBytes is body as a request sends it: nil, a string, bytes, or JSON.
 func BodyBytes(t *testing.T, body any) []byte {
 	switch b := body.(type) {
 	case nil:
@@ -85,6 +86,7 @@ func (ck *APIChecker) Request(method, path string, body any, headers ...string) 
 	return req
 }
 
+// Validate fails the test if the exchange does not match the OpenAPI document.
 func (ck *APIChecker) Validate(req *http.Request, res Response) {
 	ck.T.Helper()
 	if err := ck.Check(req, res); err != nil {
@@ -167,6 +169,7 @@ func DecodeForm(t *testing.T, res Response, status int) Form {
 	return f
 }
 
+// WantStatus fails the test unless res has status.
 func WantStatus(t *testing.T, res Response, status int) {
 	t.Helper()
 	if res.Status != status {

@@ -23,6 +23,7 @@ const (
 	TennisHost = "127.0.0.1"
 )
 
+// NewOrganisationsEnv is a server with the demo's two clubs (RowingHost, TennisHost).
 func NewOrganisationsEnv(t *testing.T, db *bun.DB, o Options) *Env {
 	t.Helper()
 	env := NewEnvWith(t, db, o)
@@ -39,6 +40,7 @@ func (env *Env) HashLinkAt(host string, period, userKey, secret string) (*http.C
 	return c, env.Get(c, "/membership/register/"+period+"?u="+userKey+"&h="+hashlink.Sign(secret, userKey), "Host", host)
 }
 
+// PersonNames are the names and labels p shows, joined with "|".
 func PersonNames(p Page) string {
 	var out []string
 	p.Doc.Find(`[data-testid="person-name"], label, td, li`).Each(func(_ int, s *goquery.Selection) { out = append(out, s.Text()) })

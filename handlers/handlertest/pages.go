@@ -55,6 +55,7 @@ func BankTransferEnv(t *testing.T, creditor banking.Creditor) *Env {
 	return env
 }
 
+// MustIBAN parses s, failing the test if it is no IBAN.
 func MustIBAN(t *testing.T, s string) banking.IBAN {
 	t.Helper()
 	iban, err := banking.ParseIBAN(s)
@@ -82,8 +83,10 @@ func DecodeQR(t *testing.T, img image.Image) string {
 	return res.GetText()
 }
 
+// TestInvitations signs and checks the invitation links of the tests.
 var TestInvitations = invitelink.NewSigner([][]byte{bytes.Repeat([]byte("v"), 32)})
 
+// StringPtr returns a pointer to s.
 func StringPtr(s string) *string { return &s }
 
 // Page is a fetched HTML page.
@@ -92,11 +95,13 @@ type Page struct {
 	Doc *goquery.Document
 }
 
+// Get fetches a page with c.
 func (env *Env) Get(c *http.Client, path string, headers ...string) Page {
 	env.TB.Helper()
 	return env.Parse(env.Do(c, http.MethodGet, path, nil, headers...))
 }
 
+// Post posts form to path with c, as a browser's form does, and parses the answer.
 func (env *Env) Post(c *http.Client, path string, form url.Values, headers ...string) Page {
 	env.TB.Helper()
 	req, err := http.NewRequest(http.MethodPost, env.Server.URL+path, strings.NewReader(form.Encode()))
@@ -107,6 +112,7 @@ func (env *Env) Post(c *http.Client, path string, form url.Values, headers ...st
 	return env.Parse(RoundTrip(env.TB, c, req, headers...))
 }
 
+// Parse reads r as an HTML page.
 func (env *Env) Parse(r Response) Page {
 	env.TB.Helper()
 	doc, err := goquery.NewDocumentFromReader(bytes.NewReader(r.Body))
@@ -116,10 +122,12 @@ func (env *Env) Parse(r Response) Page {
 	return Page{Response: r, Doc: doc}
 }
 
-func (p Page) Testid(id string) *goquery.Selection {
+// TestID selects the elements of p with data-testid id.
+func (p Page) TestID(id string) *goquery.Selection {
 	return p.Doc.Find(`[data-testid="` + id + `"]`)
 }
 
+// ExpectRedirect fails the test unless p is a 303 to location.
 func ExpectRedirect(t testing.TB, p Page, location string) {
 	t.Helper()
 	if p.Status != http.StatusSeeOther || p.Header.Get("Location") != location {

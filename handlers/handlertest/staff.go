@@ -90,6 +90,7 @@ func (env *StaffEnv) AuditRows(action string) []engine.AuditRecord {
 	return rows
 }
 
+// Ptr returns a pointer to v.
 func Ptr[T any](v T) *T { return &v }
 
 // StaffEnv is a testEnv with staff sign-in through a real OIDC provider
@@ -98,13 +99,14 @@ type StaffEnv struct {
 	*Env
 	IdP    *IdP
 	Engine *engine.Service
-	// provider takes the payments (envOptions.provider); nil: the test gateway.
+	// Provider takes the payments (Options.Provider); nil: the test gateway.
 	Provider engine.PaymentProvider
 }
 
-// staffRoleGroups are the role claim values the test environment maps.
+// StaffClaimTreasurers is the role claim the test environment maps to the treasurer.
 const StaffClaimTreasurers = "club-treasurers"
 
+// NewStaffEnv is a server with the staff pages, signed in through the test's IdP.
 func NewStaffEnv(t *testing.T, db *bun.DB, o Options) *StaffEnv {
 	t.Helper()
 	idp := NewIdP(t)
@@ -168,12 +170,13 @@ func (env *StaffEnv) MustStaffSignIn(email, rd string) *http.Client {
 	env.TB.Helper()
 	c := env.NewClient()
 	p := env.StaffSignIn(c, IdPUser("sub-"+email, email), rd)
-	if p.Status != http.StatusOK || p.Testid("continue").Find("a").AttrOr("href", "") != rd {
+	if p.Status != http.StatusOK || p.TestID("continue").Find("a").AttrOr("href", "") != rd {
 		env.TB.Fatalf("staff sign-in of %s: %d %s", email, p.Status, p.Body)
 	}
 	return c
 }
 
+// GetAbsolute fetches the page at the absolute URL u with c.
 func (env *StaffEnv) GetAbsolute(c *http.Client, u string) Page {
 	env.TB.Helper()
 	req, err := http.NewRequest(http.MethodGet, u, nil)

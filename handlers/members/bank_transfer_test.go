@@ -70,12 +70,12 @@ func TestDonePageBankTransfer(t *testing.T) {
 				if p.Status != http.StatusOK {
 					t.Fatalf("%s: %d", path, p.Status)
 				}
-				if p.Testid("bank-transfer").Length() != 1 || p.Testid("countdown").Length() != 0 {
+				if p.TestID("bank-transfer").Length() != 1 || p.TestID("countdown").Length() != 0 {
 					t.Fatalf("%s shows no bank transfer, or still redirects:\n%s", path, p.Body)
 				}
 				for key, text := range map[string]string{"creditor": tc.creditor.Name, "iban": tc.creditor.IBAN.String(),
 					"amount": order.Currency + " " + amount, "reference": rf.String()} {
-					if got := strings.TrimSpace(p.Testid("bank-transfer-" + key).Find(`[data-testid="value"]`).Text()); got != text {
+					if got := strings.TrimSpace(p.TestID("bank-transfer-" + key).Find(`[data-testid="value"]`).Text()); got != text {
 						t.Errorf("%s: %s shows %q, want %q", path, key, got, text)
 					}
 				}
@@ -101,10 +101,10 @@ func TestDonePageBankTransfer(t *testing.T) {
 				t.Fatal(err)
 			}
 			p := env.Get(c, mustPath(t, *f.PaymentURL))
-			if got := strings.TrimSpace(p.Testid("bank-transfer-amount").Find(`[data-testid="value"]`).Text()); got != order.Currency+" "+engine.FormatAmount(rest) {
+			if got := strings.TrimSpace(p.TestID("bank-transfer-amount").Find(`[data-testid="value"]`).Text()); got != order.Currency+" "+engine.FormatAmount(rest) {
 				t.Errorf("partly paid: the amount shows %q, want the rest %s", got, engine.FormatAmount(rest))
 			}
-			if p.Testid("bank-transfer-partly-paid").Length() != 1 {
+			if p.TestID("bank-transfer-partly-paid").Length() != 1 {
 				t.Error("partly paid: the page does not say part of it arrived")
 			}
 			svg := string(p.Body)

@@ -57,14 +57,14 @@ func TestTestGatewayDecidesPendingOnly(t *testing.T) {
 	owner := env.NewClient()
 	f := env.CompleteDemo(owner)
 	pay := env.Checkout(owner, *f.PaymentURL)
-	if failed := env.FollowPayment(owner, pay, "failed"); failed.Testid("payment-return").AttrOr("data-outcome", "") != "failed" {
+	if failed := env.FollowPayment(owner, pay, "failed"); failed.TestID("payment-return").AttrOr("data-outcome", "") != "failed" {
 		t.Fatalf("first decision:\n%s", failed.Body)
 	}
 	again := env.Post(owner, pay.Path, url.Values{"status": {"success"}})
 	if again.Status != http.StatusConflict || again.Header.Get("Location") != "" {
 		t.Fatalf("deciding a settled attempt: %d to %q, want 409", again.Status, again.Header.Get("Location"))
 	}
-	if closed := env.Get(owner, pay.RequestURI()); closed.Testid("pay-closed").Length() != 1 {
+	if closed := env.Get(owner, pay.RequestURI()); closed.TestID("pay-closed").Length() != 1 {
 		t.Errorf("the page of a settled attempt offers to pay:\n%s", closed.Body)
 	}
 }

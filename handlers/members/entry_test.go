@@ -35,10 +35,10 @@ func TestHashGuard(t *testing.T) {
 				t.Fatalf("a denied link must not start a session")
 			}
 			denied := env.Get(c, p.Header.Get("Location"))
-			if denied.Status != http.StatusForbidden || denied.Testid("error-title").Text() != "Access denied" {
-				t.Fatalf("denied page: %d %q", denied.Status, denied.Testid("error-title").Text())
+			if denied.Status != http.StatusForbidden || denied.TestID("error-title").Text() != "Access denied" {
+				t.Fatalf("denied page: %d %q", denied.Status, denied.TestID("error-title").Text())
 			}
-			msg := denied.Testid("error-message").Text()
+			msg := denied.TestID("error-message").Text()
 			want := map[string]string{"missing": "parameters are missing", "invalid": "verification of this link is invalid",
 				"period": "unknown, closed or expired"}[tc.reason]
 			if !strings.Contains(msg, want) {
@@ -62,7 +62,7 @@ func TestHashGuard(t *testing.T) {
 		if !strings.Contains(p.Header.Get("Set-Cookie"), "JSESSIONID=") || p.Header.Get("Referrer-Policy") != "no-referrer" {
 			t.Fatalf("headers %v", p.Header)
 		}
-		if overview := env.Get(c, "/membership/register/1"); overview.Status != http.StatusOK || overview.Testid("overview").Length() != 1 {
+		if overview := env.Get(c, "/membership/register/1"); overview.Status != http.StatusOK || overview.TestID("overview").Length() != 1 {
 			t.Fatalf("overview after login: %d", overview.Status)
 		}
 	})
@@ -72,8 +72,8 @@ func TestHashGuard(t *testing.T) {
 	})
 	t.Run("clean address without a session", func(t *testing.T) {
 		p := env.Get(env.NewClient(), "/membership/register/1")
-		if p.Status != http.StatusForbidden || !strings.Contains(p.Testid("error-message").Text(), "session has ended") {
-			t.Fatalf("got %d %q", p.Status, p.Testid("error-message").Text())
+		if p.Status != http.StatusForbidden || !strings.Contains(p.TestID("error-message").Text(), "session has ended") {
+			t.Fatalf("got %d %q", p.Status, p.TestID("error-message").Text())
 		}
 	})
 	t.Run("cross-site arrival is carried over once", func(t *testing.T) {

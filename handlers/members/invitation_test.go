@@ -39,8 +39,8 @@ func invite(env *handlertest.Env, t testing.TB, orgID, periodID int64, userKey s
 // message, and that nobody was signed in.
 func expectRefused(t *testing.T, env *handlertest.Env, c *http.Client, p handlertest.Page, status int, message, host string) {
 	t.Helper()
-	if p.Status != status || !strings.Contains(p.Testid("error-message").Text(), message) {
-		t.Fatalf("got %d %q, want %d with %q", p.Status, p.Testid("error-message").Text(), status, message)
+	if p.Status != status || !strings.Contains(p.TestID("error-message").Text(), message) {
+		t.Fatalf("got %d %q, want %d with %q", p.Status, p.TestID("error-message").Text(), status, message)
 	}
 	if len(p.Header.Values("Set-Cookie")) != 0 {
 		t.Fatalf("a refused invitation set cookies: %v", p.Header.Values("Set-Cookie"))
@@ -128,7 +128,7 @@ func TestPaymentRetryKeepsOrganisationPrefix(t *testing.T) {
 	}
 	ret, _ := url.Parse(env.Gateway.ReturnURL(attempt.Reference, "failed", "tx-1", attempt.AmountMinor, attempt.Currency))
 	p := env.Get(c, "/o/riverside/membership/payment-return?"+ret.RawQuery, "Host", shared)
-	if action := p.Testid("retry-form").AttrOr("action", ""); action != "/o/riverside/membership/payment-retry" {
+	if action := p.TestID("retry-form").AttrOr("action", ""); action != "/o/riverside/membership/payment-retry" {
 		t.Fatalf("retry form posts to %q:\n%s", action, p.Body)
 	}
 }

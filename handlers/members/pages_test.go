@@ -20,10 +20,10 @@ func TestRegistrationPages(t *testing.T) {
 		c := env.BrowserLogin("demo")
 
 		overview := env.Get(c, "/membership/register/1")
-		if state, _ := overview.Testid("overview").Attr("data-state"); state != "new" {
+		if state, _ := overview.TestID("overview").Attr("data-state"); state != "new" {
 			t.Fatalf("overview state %q", state)
 		}
-		statuses := overview.Testid("person-status").Map(func(_ int, s *goquery.Selection) string { return s.Text() })
+		statuses := overview.TestID("person-status").Map(func(_ int, s *goquery.Selection) string { return s.Text() })
 		if strings.Join(statuses, ",") != "Available,Available,Registered,Available" {
 			t.Fatalf("statuses %v", statuses)
 		}
@@ -40,11 +40,11 @@ func TestRegistrationPages(t *testing.T) {
 		}
 
 		sel := env.Get(c, "/membership/register/1/persons")
-		if sel.Testid("step").Length() != 1 || sel.Doc.Find(`input[name="person"]`).Length() != 4 || sel.Doc.Find(`input[name="person"][disabled]`).Length() != 1 {
+		if sel.TestID("step").Length() != 1 || sel.Doc.Find(`input[name="person"]`).Length() != 4 || sel.Doc.Find(`input[name="person"][disabled]`).Length() != 1 {
 			t.Fatalf("selection page:\n%s", sel.Body)
 		}
 		none := env.Post(c, "/membership/register/1/persons", url.Values{})
-		if none.Status != http.StatusUnprocessableEntity || !strings.HasPrefix(none.Doc.Find("title").Text(), "Error:") || none.Testid("error-summary").Length() != 1 {
+		if none.Status != http.StatusUnprocessableEntity || !strings.HasPrefix(none.Doc.Find("title").Text(), "Error:") || none.TestID("error-summary").Length() != 1 {
 			t.Fatalf("empty selection: %d %q", none.Status, none.Doc.Find("title").Text())
 		}
 		handlertest.ExpectRedirect(t, env.Post(c, "/membership/register/1/persons", url.Values{"person": {"1", "3"}}), "/membership/register/1/step/1")
@@ -64,7 +64,7 @@ func TestRegistrationPages(t *testing.T) {
 		if d, _ := input.Attr("aria-describedby"); d != "answer-1-error" || bad.Doc.Find("#answer-1-error").Text() != "Phone number must be 10 digits" {
 			t.Fatalf("describedby %q, message %q", d, bad.Doc.Find("#answer-1-error").Text())
 		}
-		if href, _ := bad.Testid("error-summary").Find("a").Attr("href"); href != "#answer-1" {
+		if href, _ := bad.TestID("error-summary").Find("a").Attr("href"); href != "#answer-1" {
 			t.Fatalf("summary link %q", href)
 		}
 		if ok, _ := bad.Doc.Find("#answer-3").Attr("aria-invalid"); ok == "true" {
@@ -74,15 +74,15 @@ func TestRegistrationPages(t *testing.T) {
 
 		// A stale submission of question 1 shows the current step with a notice.
 		stale := env.Post(c, "/membership/register/1/step/1", url.Values{"answer-1": {"0612345678"}})
-		if stale.Status != http.StatusConflict || stale.Testid("notice").Length() != 1 || stale.Testid("step").AttrOr("data-step", "") != "2" {
+		if stale.Status != http.StatusConflict || stale.TestID("notice").Length() != 1 || stale.TestID("step").AttrOr("data-step", "") != "2" {
 			t.Fatalf("stale: %d", stale.Status)
 		}
 		// A later step's address leads back to the current one.
 		handlertest.ExpectRedirect(t, env.Get(c, "/membership/register/1/step/5"), "/membership/register/1/step/2")
 
 		step2 := env.Get(c, "/membership/register/1/step/2")
-		if step2.Testid("progress").Text() != "Question 2 of 8" || step2.Doc.Find("select#answer-1 option").Length() != 6 {
-			t.Fatalf("step 2: %q", step2.Testid("progress").Text())
+		if step2.TestID("progress").Text() != "Question 2 of 8" || step2.Doc.Find("select#answer-1 option").Length() != 6 {
+			t.Fatalf("step 2: %q", step2.TestID("progress").Text())
 		}
 		// Back keeps the saved answers.
 		handlertest.ExpectRedirect(t, env.Post(c, "/membership/register/1/back", url.Values{"step": {"2"}}), "/membership/register/1/step/1")
@@ -97,7 +97,7 @@ func TestRegistrationPages(t *testing.T) {
 
 		// Only the junior is asked for guardian consent.
 		consent := env.Get(c, "/membership/register/1/step/6")
-		if got := consent.Testid("progress").Text(); got != "Question 5 of 7" {
+		if got := consent.TestID("progress").Text(); got != "Question 5 of 7" {
 			t.Fatalf("progress on the consent step %q, want Question 5 of 7", got)
 		}
 		if consent.Doc.Find(`input[type="checkbox"]`).Length() != 1 || consent.Doc.Find("#answer-3").Length() != 1 {
@@ -107,25 +107,25 @@ func TestRegistrationPages(t *testing.T) {
 		handlertest.ExpectRedirect(t, env.Post(c, "/membership/register/1/step/7", url.Values{"one": {"1"}}), "/membership/register/1/step/8")
 
 		// Leaving and coming back offers to continue.
-		if state, _ := env.Get(c, "/membership/register/1").Testid("overview").Attr("data-state"); state != "in-progress" {
+		if state, _ := env.Get(c, "/membership/register/1").TestID("overview").Attr("data-state"); state != "in-progress" {
 			t.Fatalf("overview while running: %q", state)
 		}
 		handlertest.ExpectRedirect(t, env.Post(c, "/membership/register/1/resume", url.Values{}), "/membership/register/1/step/8")
 		last := env.Get(c, "/membership/register/1/step/8")
-		if last.Testid("submit").Text() != "Continue to check your answers" {
-			t.Fatalf("last step button %q", last.Testid("submit").Text())
+		if last.TestID("submit").Text() != "Continue to check your answers" {
+			t.Fatalf("last step button %q", last.TestID("submit").Text())
 		}
 		handlertest.ExpectRedirect(t, env.Post(c, "/membership/register/1/step/8", url.Values{"answer-1": {"1"}, "answer-3": {"1"}}), "/membership/register/1/review")
 
 		review := env.Get(c, "/membership/register/1/review")
-		if review.Testid("review-person").Length() != 2 || review.Testid("confirm").Text() != "Confirm and pay" || review.Testid("order-lines").Find("tbody tr").Length() < 4 {
+		if review.TestID("review-person").Length() != 2 || review.TestID("confirm").Text() != "Confirm and pay" || review.TestID("order-lines").Find("tbody tr").Length() < 4 {
 			t.Fatalf("review page:\n%s", review.Body)
 		}
-		if got, want := review.Testid("review").Find("p").First().Text(), overview.Testid("overview").Find("p").First().Text(); got != want || got == "" {
+		if got, want := review.TestID("review").Find("p").First().Text(), overview.TestID("overview").Find("p").First().Text(); got != want || got == "" {
 			t.Fatalf("review page period %q, want %q", got, want)
 		}
-		if review.Testid("order-total").Text() != "EUR 184.50" {
-			t.Fatalf("total %q", review.Testid("order-total").Text())
+		if review.TestID("order-total").Text() != "EUR 184.50" {
+			t.Fatalf("total %q", review.TestID("order-total").Text())
 		}
 		// Nothing is committed before Confirm.
 		var orders int
@@ -157,54 +157,54 @@ func TestRegistrationPages(t *testing.T) {
 			env.Post(c, "/membership/register/1/step/"+strconv.Itoa(step), form)
 		}
 		review = env.Get(c, "/membership/register/1/review")
-		if !strings.Contains(review.Testid("review").Text(), "Large") {
+		if !strings.Contains(review.TestID("review").Text(), "Large") {
 			t.Fatalf("the changed answer is not on the review page")
 		}
 		version := review.Doc.Find(`input[name="version"]`).AttrOr("value", "")
 		// A confirm of an older review (another window answered since) is refused.
 		staleConfirm := env.Post(c, "/membership/register/1/confirm", url.Values{"version": {"1"}})
-		if staleConfirm.Status != http.StatusConflict || staleConfirm.Testid("notice").Length() != 1 || staleConfirm.Testid("review").Length() != 1 {
+		if staleConfirm.Status != http.StatusConflict || staleConfirm.TestID("notice").Length() != 1 || staleConfirm.TestID("review").Length() != 1 {
 			t.Fatalf("confirm of a stale review: %d", staleConfirm.Status)
 		}
 		handlertest.ExpectRedirect(t, env.Post(c, "/membership/register/1/confirm", url.Values{"version": {version}}), "/membership/register/1/done")
 		// A double click commits once.
 		handlertest.ExpectRedirect(t, env.Post(c, "/membership/register/1/confirm", url.Values{"version": {version}}), "/membership/register/1/done")
 		done := env.Get(c, "/membership/register/1/done")
-		cd := done.Testid("countdown")
+		cd := done.TestID("countdown")
 		if _, hidden := cd.Attr("hidden"); !hidden {
 			t.Fatalf("without JavaScript nothing counts down: the countdown line must start hidden")
 		}
-		if cd.AttrOr("data-seconds", "") != "5" || cd.AttrOr("data-redirect-url", "") == "" || done.Testid("pay-now").AttrOr("href", "") != cd.AttrOr("data-redirect-url", "-") {
+		if cd.AttrOr("data-seconds", "") != "5" || cd.AttrOr("data-redirect-url", "") == "" || done.TestID("pay-now").AttrOr("href", "") != cd.AttrOr("data-redirect-url", "-") {
 			t.Fatalf("done page:\n%s", done.Body)
 		}
-		if state, _ := env.Get(c, "/membership/register/1").Testid("overview").Attr("data-state"); state != "committed" {
+		if state, _ := env.Get(c, "/membership/register/1").TestID("overview").Attr("data-state"); state != "committed" {
 			t.Fatalf("overview after commit: %q", state)
 		}
 
 		// Payment: fail, retry with a new attempt, cancel, then succeed.
-		payURL, _ := url.Parse(done.Testid("pay-now").AttrOr("href", ""))
+		payURL, _ := url.Parse(done.TestID("pay-now").AttrOr("href", ""))
 		failed := env.FollowPayment(c, payURL, "failed")
-		if failed.Testid("payment-return").AttrOr("data-outcome", "") != "failed" || !strings.HasPrefix(failed.Doc.Find("title").Text(), "Error:") {
+		if failed.TestID("payment-return").AttrOr("data-outcome", "") != "failed" || !strings.HasPrefix(failed.Doc.Find("title").Text(), "Error:") {
 			t.Fatalf("failed page:\n%s", failed.Body)
 		}
-		failedRef := failed.Testid("retry-payment").Parent().Find(`input[name="reference"]`).AttrOr("value", "")
+		failedRef := failed.TestID("retry-payment").Parent().Find(`input[name="reference"]`).AttrOr("value", "")
 		retry := env.Post(c, "/membership/payment-retry", url.Values{"reference": {failedRef}})
 		newPay, _ := url.Parse(retry.Header.Get("Location"))
 		if retry.Status != http.StatusSeeOther || failedRef == "" || !strings.HasPrefix(newPay.Path, "/dev/pay/") || newPay.Query().Get("reference") == failedRef {
 			t.Fatalf("retry: %d %q", retry.Status, retry.Header.Get("Location"))
 		}
 		cancelled := env.FollowPayment(c, newPay, "cancelled")
-		if cancelled.Testid("back-to-registration").AttrOr("href", "") != "/membership/register/1" {
+		if cancelled.TestID("back-to-registration").AttrOr("href", "") != "/membership/register/1" {
 			t.Fatalf("cancelled page:\n%s", cancelled.Body)
 		}
 		again := env.Get(c, "/membership/register/1")
-		payAgain, _ := url.Parse(again.Testid("pay-now").AttrOr("href", ""))
+		payAgain, _ := url.Parse(again.TestID("pay-now").AttrOr("href", ""))
 		success := env.FollowPayment(c, payAgain, "success")
-		if success.Testid("payment-return").AttrOr("data-outcome", "") != "success" || success.Testid("next-steps").Length() != 1 {
+		if success.TestID("payment-return").AttrOr("data-outcome", "") != "success" || success.TestID("next-steps").Length() != 1 {
 			t.Fatalf("success page:\n%s", success.Body)
 		}
 		final := env.Get(c, "/membership/register/1")
-		statuses = final.Testid("person-status").Map(func(_ int, s *goquery.Selection) string { return s.Text() })
+		statuses = final.TestID("person-status").Map(func(_ int, s *goquery.Selection) string { return s.Text() })
 		if strings.Join(statuses, ",") != "Registered,Available,Registered,Registered" {
 			t.Fatalf("statuses after payment %v", statuses)
 		}

@@ -75,13 +75,13 @@ func TestMandateChoicesPage(t *testing.T) {
 
 		// The next season's order: the methods, then the mandate offered.
 		next := anotherOrder(t, db, first, "NEXTSEASON1")
-		if choose := env.Get(c, "/pay/NEXTSEASON1"); choose.Testid("pay-choose").Length() != 1 {
+		if choose := env.Get(c, "/pay/NEXTSEASON1"); choose.TestID("pay-choose").Length() != 1 {
 			t.Fatalf("the next order's pay link: %d\n%s", choose.Status, choose.Body)
 		}
 		held := env.Post(c, "/pay/NEXTSEASON1", url.Values{"paymentMethod": {"direct_debit"}})
-		if held.Status != http.StatusOK || held.Testid("mandate-held").Length() != 1 || held.Testid("held-reference").Text() != m.Reference ||
-			held.Testid("held-account").Text() != "DE89 … 3000" || held.Testid("held-holder").Text() != "Alex Example" || held.Testid("held-signed").Text() == "" ||
-			held.Testid("mandate-sign").Length() != 0 {
+		if held.Status != http.StatusOK || held.TestID("mandate-held").Length() != 1 || held.TestID("held-reference").Text() != m.Reference ||
+			held.TestID("held-account").Text() != "DE89 … 3000" || held.TestID("held-holder").Text() != "Alex Example" || held.TestID("held-signed").Text() == "" ||
+			held.TestID("mandate-sign").Length() != 0 {
 			t.Fatalf("the offered mandate: %d\n%s", held.Status, held.Body)
 		}
 		form := func(p handlertest.Page, testid string) (string, url.Values) {
@@ -96,7 +96,7 @@ func TestMandateChoicesPage(t *testing.T) {
 			}
 		}
 		given := env.Get(c, "/pay/NEXTSEASON1")
-		if given.Testid("mandate-reference").Text() != m.Reference || given.Testid("mandate-due").Text() == "" || given.Testid("mandate-held").Length() != 0 {
+		if given.TestID("mandate-reference").Text() != m.Reference || given.TestID("mandate-due").Text() == "" || given.TestID("mandate-held").Length() != 0 {
 			t.Fatalf("after keeping:\n%s", given.Body)
 		}
 		if err := db.NewSelect().Model(&next).WherePK().Scan(ctx); err != nil || next.DebitMandateID == nil || *next.DebitMandateID != m.ID || next.DebitDueOn == nil {
@@ -111,7 +111,7 @@ func TestMandateChoicesPage(t *testing.T) {
 		change.Set("iban", "DE00 1203 0000 0000 2020 51")
 		change.Set("consent", "1")
 		bad := env.Post(c, changeURL, change)
-		if bad.Status != http.StatusUnprocessableEntity || bad.Testid("error-mandate-iban").Length() != 1 || bad.Doc.Find("#mandate-holder").AttrOr("value", "") != "Robin Example" {
+		if bad.Status != http.StatusUnprocessableEntity || bad.TestID("error-mandate-iban").Length() != 1 || bad.Doc.Find("#mandate-holder").AttrOr("value", "") != "Robin Example" {
 			t.Fatalf("a bad IBAN: %d\n%s", bad.Status, bad.Body)
 		}
 		var after directdebit.DebitMandate
@@ -126,7 +126,7 @@ func TestMandateChoicesPage(t *testing.T) {
 			after.PreviousIBAN != m.IBAN || after.Holder != "Robin Example" {
 			t.Fatalf("changed mandate: %+v %v", after, err)
 		}
-		if p := env.Get(c, "/pay/NEXTSEASON2"); p.Testid("mandate-account").Text() != "DE02 … 2051" {
+		if p := env.Get(c, "/pay/NEXTSEASON2"); p.TestID("mandate-account").Text() != "DE02 … 2051" {
 			t.Fatalf("after the change:\n%s", p.Body)
 		}
 
@@ -141,11 +141,11 @@ func TestMandateChoicesPage(t *testing.T) {
 				t.Fatalf("revoke: %d\n%s", r.Status, r.Body)
 			}
 		}
-		if p := env.Get(c, "/pay/NEXTSEASON2"); p.Testid("pay-choose").Length() != 1 {
+		if p := env.Get(c, "/pay/NEXTSEASON2"); p.TestID("pay-choose").Length() != 1 {
 			t.Fatalf("after the revocation the methods are offered again:\n%s", p.Body)
 		}
 		fresh := env.Post(c, "/pay/NEXTSEASON2", url.Values{"paymentMethod": {"direct_debit"}})
-		if fresh.Testid("mandate-sign").Length() != 1 || fresh.Testid("mandate-held").Length() != 0 {
+		if fresh.TestID("mandate-sign").Length() != 1 || fresh.TestID("mandate-held").Length() != 0 {
 			t.Fatalf("after the revocation a new mandate is asked for:\n%s", fresh.Body)
 		}
 		action = fresh.Doc.Find(`[data-testid="mandate"] form`).AttrOr("action", "")
@@ -163,20 +163,20 @@ func TestMandateChoicesPage(t *testing.T) {
 		env.AddStaff("treasurer@example.org", staff.RoleTreasurer)
 		viewer := env.MustStaffSignIn("viewer@example.org", "/staff")
 		treasurer := env.MustStaffSignIn("treasurer@example.org", "/staff")
-		if d := env.Get(treasurer, "/staff/registrations/"+f.ProcessID); !strings.Contains(d.Testid("detail-mandate-ended").Text(), "revoked by the member") ||
-			d.Testid("detail-mandate-revoke").Length() != 0 {
-			t.Fatalf("the ended mandate for staff:\n%s", d.Testid("detail-mandate").Text())
+		if d := env.Get(treasurer, "/staff/registrations/"+f.ProcessID); !strings.Contains(d.TestID("detail-mandate-ended").Text(), "revoked by the member") ||
+			d.TestID("detail-mandate-revoke").Length() != 0 {
+			t.Fatalf("the ended mandate for staff:\n%s", d.TestID("detail-mandate").Text())
 		}
 		var third engine.Order
 		if err := db.NewSelect().Model(&third).Where("pay_reference = ?", "NEXTSEASON2").Scan(ctx); err != nil {
 			t.Fatal(err)
 		}
 		regPath := "/staff/registrations/" + strconv.FormatInt(third.ProcessInstanceID, 10)
-		if d := env.Get(viewer, regPath); d.Testid("detail-mandate").Length() != 1 || d.Testid("detail-mandate-revoke").Length() != 0 {
+		if d := env.Get(viewer, regPath); d.TestID("detail-mandate").Length() != 1 || d.TestID("detail-mandate-revoke").Length() != 0 {
 			t.Fatalf("a viewer may not revoke:\n%s", d.Body)
 		}
 		d := env.Get(treasurer, regPath)
-		btn := d.Testid("detail-mandate-revoke").Closest("form")
+		btn := d.TestID("detail-mandate-revoke").Closest("form")
 		revokeAction := btn.AttrOr("action", "")
 		fields := url.Values{"registration": {btn.Find(`input[name="registration"]`).AttrOr("value", "")}}
 		if r := env.Post(viewer, revokeAction, fields, "Origin", env.Server.URL); r.Status != http.StatusForbidden {
@@ -220,7 +220,7 @@ func TestDirectDebitOnlyMethodGoesToMandateForm(t *testing.T) {
 		u, _ := url.Parse(*f.PaymentURL)
 		pay := env.Get(c, u.Path)
 		action := pay.Doc.Find(`[data-testid="mandate"] form`).AttrOr("action", "")
-		if pay.Status != http.StatusOK || pay.Testid("pay-choose").Length() != 0 || action == "" {
+		if pay.Status != http.StatusOK || pay.TestID("pay-choose").Length() != 0 || action == "" {
 			t.Fatalf("the pay link of a direct-debit-only club: %d\n%s", pay.Status, pay.Body)
 		}
 		if r := env.Post(c, action, url.Values{"holder": {"Alex Example"}, "iban": {"DE89 3704 0044 0532 0130 00"}, "consent": {"1"}}); r.Status != http.StatusSeeOther {

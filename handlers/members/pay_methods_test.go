@@ -64,25 +64,25 @@ func TestReviewOffersPaymentMethods(t *testing.T) {
 		env := handlertest.NewEnv(t, db)
 		c := env.BrowserLogin("demo")
 		review := walkToReview(env, c)
-		if review.Testid("payment-methods").Length() != 0 || review.Testid("confirm").Length() != 1 {
+		if review.TestID("payment-methods").Length() != 0 || review.TestID("confirm").Length() != 1 {
 			t.Fatalf("one method: the review page must not ask:\n%s", review.Body)
 		}
 
 		clubMethods(t, env, "test", "bank_transfer")
 		review = env.Get(c, "/membership/register/1/review")
-		radios := review.Testid("payment-methods").Find(`input[type="radio"][name="paymentMethod"]`)
-		if radios.Length() != 2 || review.Testid("payment-methods").Find("legend").Text() != "How would you like to pay?" {
+		radios := review.TestID("payment-methods").Find(`input[type="radio"][name="paymentMethod"]`)
+		if radios.Length() != 2 || review.TestID("payment-methods").Find("legend").Text() != "How would you like to pay?" {
 			t.Fatalf("two methods: radios %d:\n%s", radios.Length(), review.Body)
 		}
-		if _, checked := review.Testid("payment-method-test").Attr("checked"); !checked {
+		if _, checked := review.TestID("payment-method-test").Attr("checked"); !checked {
 			t.Fatalf("the default method is not checked")
 		}
-		if id, _ := review.Testid("payment-method-bank_transfer").Attr("id"); review.Doc.Find(`label[for="`+id+`"]`).Length() != 1 {
+		if id, _ := review.TestID("payment-method-bank_transfer").Attr("id"); review.Doc.Find(`label[for="`+id+`"]`).Length() != 1 {
 			t.Fatalf("a method has no label")
 		}
 		version := review.Doc.Find(`input[name="version"]`).AttrOr("value", "")
 		bad := env.Post(c, "/membership/register/1/confirm", url.Values{"version": {version}, "paymentMethod": {"stripe"}})
-		if bad.Status != http.StatusUnprocessableEntity || bad.Testid("notice").Length() == 0 {
+		if bad.Status != http.StatusUnprocessableEntity || bad.TestID("notice").Length() == 0 {
 			t.Fatalf("a method not offered: %d\n%s", bad.Status, bad.Body)
 		}
 		var orders []engine.Order
@@ -100,20 +100,20 @@ func TestReviewOffersPaymentMethods(t *testing.T) {
 		}
 		// The done page shows the transfer the member chose, although the
 		// club's default is another method.
-		if done := env.Get(c, "/membership/register/1/done"); done.Testid("bank-transfer").Length() != 1 {
+		if done := env.Get(c, "/membership/register/1/done"); done.TestID("bank-transfer").Length() != 1 {
 			t.Fatalf("the done page does not show the chosen bank transfer:\n%s", done.Body)
 		}
 
 		// The pay link offers the methods again, the order's checked.
 		pay := env.Get(c, "/pay/"+orders[0].PayReference)
-		if pay.Status != http.StatusOK || pay.Testid("pay-choose").Length() != 1 || pay.Testid("pay-total").Text() != "EUR 184.50" {
+		if pay.Status != http.StatusOK || pay.TestID("pay-choose").Length() != 1 || pay.TestID("pay-total").Text() != "EUR 184.50" {
 			t.Fatalf("pay link: %d\n%s", pay.Status, pay.Body)
 		}
-		if _, checked := pay.Testid("payment-method-bank_transfer").Attr("checked"); !checked {
+		if _, checked := pay.TestID("payment-method-bank_transfer").Attr("checked"); !checked {
 			t.Fatalf("the order's method is not checked on the pay link")
 		}
 		// Without a session too: the link travels in e-mails.
-		if anon := env.Get(env.NewClient(), "/pay/"+orders[0].PayReference); anon.Status != http.StatusOK || anon.Testid("pay-choose").Length() != 1 {
+		if anon := env.Get(env.NewClient(), "/pay/"+orders[0].PayReference); anon.Status != http.StatusOK || anon.TestID("pay-choose").Length() != 1 {
 			t.Fatalf("pay link without a session: %d", anon.Status)
 		}
 		if res := env.Post(c, "/pay/"+orders[0].PayReference, url.Values{"paymentMethod": {"paypal"}}); res.Status != http.StatusBadRequest {
@@ -135,8 +135,8 @@ func TestReviewOffersPaymentMethods(t *testing.T) {
 			t.Fatal(err)
 		}
 		debit := env.Post(c, "/pay/"+orders[0].PayReference, url.Values{"paymentMethod": {"direct_debit"}})
-		if debit.Status != http.StatusOK || debit.Testid("pay-by-debit").Length() != 1 || debit.Testid("debit-creditor-id").Text() != "DE98ZZZ09999999999" ||
-			debit.Testid("debit-total").Text() != "EUR 184.50" || debit.Testid("debit-creditor").Text() != "TV Demo 1848 e.V." {
+		if debit.Status != http.StatusOK || debit.TestID("pay-by-debit").Length() != 1 || debit.TestID("debit-creditor-id").Text() != "DE98ZZZ09999999999" ||
+			debit.TestID("debit-total").Text() != "EUR 184.50" || debit.TestID("debit-creditor").Text() != "TV Demo 1848 e.V." {
 			t.Fatalf("direct debit on the pay link: %d\n%s", debit.Status, debit.Body)
 		}
 		if err := db.NewSelect().Model(&attempts).Order("id ASC").Scan(t.Context()); err != nil || len(attempts) != 3 ||
@@ -249,9 +249,9 @@ func TestDirectDebitOnlyInEuroPages(t *testing.T) {
 		form := url.Values{"methods": {"bank_transfer", "direct_debit"}, "defaultMethod": {"bank_transfer"}, "debitCreditorId": {"DE98ZZZ09999999999"},
 			"debitPrenotificationDays": {"14"}}
 		bad := env.Post(admin, "/staff/setup/payment-methods", form, "Origin", env.Server.URL)
-		if bad.Status != http.StatusUnprocessableEntity || !strings.Contains(bad.Testid("error-pm-methods").Text(), "CHF") ||
-			!bad.Testid("pm-method-direct_debit").Is("[checked]") {
-			t.Fatalf("direct debit for a club in CHF on the setup page: %d\n%s", bad.Status, bad.Testid("payment-methods-section").Text())
+		if bad.Status != http.StatusUnprocessableEntity || !strings.Contains(bad.TestID("error-pm-methods").Text(), "CHF") ||
+			!bad.TestID("pm-method-direct_debit").Is("[checked]") {
+			t.Fatalf("direct debit for a club in CHF on the setup page: %d\n%s", bad.Status, bad.TestID("payment-methods-section").Text())
 		}
 		if v, err := settings.Of(env.Engine).PaymentSettings(ctx, 1); err != nil || !slices.Equal(v.Methods, []string{"test", "bank_transfer"}) ||
 			v.DebitCreditorID != "" || env.AuditActions("payment_settings.update") != 0 {
@@ -265,8 +265,8 @@ func TestDirectDebitOnlyInEuroPages(t *testing.T) {
 		}
 		c := env.BrowserLogin("demo")
 		review := walkToReview(env.Env, c)
-		if radios := review.Testid("payment-methods").Find(`input[type="radio"]`); radios.Length() != 2 || review.Testid("payment-method-direct_debit").Length() != 0 {
-			t.Fatalf("the review page of a CHF season offers %d methods:\n%s", radios.Length(), review.Testid("payment-methods").Text())
+		if radios := review.TestID("payment-methods").Find(`input[type="radio"]`); radios.Length() != 2 || review.TestID("payment-method-direct_debit").Length() != 0 {
+			t.Fatalf("the review page of a CHF season offers %d methods:\n%s", radios.Length(), review.TestID("payment-methods").Text())
 		}
 		version := review.Doc.Find(`input[name="version"]`).AttrOr("value", "")
 		if p := env.Post(c, "/membership/register/1/confirm", url.Values{"version": {version}, "paymentMethod": {"direct_debit"}}); p.Status != http.StatusUnprocessableEntity {
@@ -300,20 +300,20 @@ func TestGiveMandatePage(t *testing.T) {
 		u, _ := url.Parse(*f.PaymentURL)
 		de := []string{"Accept-Language", "de"}
 		page := env.Post(c, u.Path, url.Values{"paymentMethod": {"direct_debit"}}, de...)
-		if page.Status != http.StatusOK || page.Testid("mandate").Length() != 1 || !strings.Contains(page.Testid("mandate-text").Text(), "acht Wochen") ||
-			!strings.Contains(page.Testid("mandate-text").Text(), "DE98ZZZ09999999999") || page.Testid("mandate-consent").Length() != 1 {
+		if page.Status != http.StatusOK || page.TestID("mandate").Length() != 1 || !strings.Contains(page.TestID("mandate-text").Text(), "acht Wochen") ||
+			!strings.Contains(page.TestID("mandate-text").Text(), "DE98ZZZ09999999999") || page.TestID("mandate-consent").Length() != 1 {
 			t.Fatalf("debit page: %d\n%s", page.Status, page.Body)
 		}
 		action := page.Doc.Find(`[data-testid="mandate"] form`).AttrOr("action", "")
 		bad := env.Post(c, action, url.Values{"holder": {"Alex Example"}, "iban": {"DE00 3704 0044 0532 0130 00"}}, de...)
-		if bad.Status != http.StatusUnprocessableEntity || bad.Testid("error-mandate-iban").Length() != 1 || bad.Doc.Find("#mandate-holder").AttrOr("value", "") != "Alex Example" ||
-			!strings.Contains(bad.Testid("error-summary").Text(), "Häkchen") {
+		if bad.Status != http.StatusUnprocessableEntity || bad.TestID("error-mandate-iban").Length() != 1 || bad.Doc.Find("#mandate-holder").AttrOr("value", "") != "Alex Example" ||
+			!strings.Contains(bad.TestID("error-summary").Text(), "Häkchen") {
 			t.Fatalf("refused mandate: %d\n%s", bad.Status, bad.Body)
 		}
 		// An account outside the EEA needs the bank's BIC: asked at its field.
 		swiss := env.Post(c, action, url.Values{"holder": {"Alex Example"}, "iban": {"CH93 0076 2011 6238 5295 7"}, "consent": {"1"}}, de...)
-		if swiss.Status != http.StatusUnprocessableEntity || swiss.Testid("error-mandate-bic").Length() != 1 ||
-			swiss.Doc.Find("#mandate-bic").AttrOr("aria-invalid", "") != "true" || swiss.Testid("error-mandate-iban").Length() != 0 ||
+		if swiss.Status != http.StatusUnprocessableEntity || swiss.TestID("error-mandate-bic").Length() != 1 ||
+			swiss.Doc.Find("#mandate-bic").AttrOr("aria-invalid", "") != "true" || swiss.TestID("error-mandate-iban").Length() != 0 ||
 			swiss.Doc.Find("#mandate-iban").AttrOr("value", "") != "CH93 0076 2011 6238 5295 7" {
 			t.Fatalf("a Swiss account without its BIC: %d\n%s", swiss.Status, swiss.Body)
 		}
@@ -329,15 +329,15 @@ func TestGiveMandatePage(t *testing.T) {
 			t.Fatalf("stored mandate %+v %v", m, err)
 		}
 		given := env.Get(c, u.Path, de...)
-		if given.Testid("mandate-reference").Text() != m.Reference || given.Testid("mandate-account").Text() != "DE89 … 3000" || given.Testid("mandate-sign").Length() != 0 {
+		if given.TestID("mandate-reference").Text() != m.Reference || given.TestID("mandate-account").Text() != "DE89 … 3000" || given.TestID("mandate-sign").Length() != 0 {
 			t.Fatalf("after the mandate:\n%s", given.Body)
 		}
 		env.AddStaff("viewer@example.org", staff.RoleViewer)
 		viewer := env.MustStaffSignIn("viewer@example.org", "/staff")
 		detail := env.Get(viewer, "/staff/registrations/"+f.ProcessID)
-		if detail.Testid("detail-mandate-reference").Text() != m.Reference || detail.Testid("detail-mandate-iban").Text() != "DE89370400440532013000" ||
-			detail.Testid("detail-mandate-text").Text() != m.Text {
-			t.Fatalf("staff registration page: %d\n%s", detail.Status, detail.Testid("detail-mandate").Text())
+		if detail.TestID("detail-mandate-reference").Text() != m.Reference || detail.TestID("detail-mandate-iban").Text() != "DE89370400440532013000" ||
+			detail.TestID("detail-mandate-text").Text() != m.Text {
+			t.Fatalf("staff registration page: %d\n%s", detail.Status, detail.TestID("detail-mandate").Text())
 		}
 	})
 }
@@ -380,8 +380,8 @@ func TestMandateConsentAtItsField(t *testing.T) {
 			if msg := bad.Doc.Find("#mandate-consent-error"); msg.Text() != c2.msg || msg.AttrOr("data-testid", "") != "error-mandate-consent" {
 				t.Errorf("%s: the message at the box: %q", c2.lang, msg.Text())
 			}
-			if a := bad.Testid("error-summary").Find(`a[href="#mandate-consent"]`); a.Text() != c2.msg {
-				t.Errorf("%s: the summary: %q", c2.lang, bad.Testid("error-summary").Text())
+			if a := bad.TestID("error-summary").Find(`a[href="#mandate-consent"]`); a.Text() != c2.msg {
+				t.Errorf("%s: the summary: %q", c2.lang, bad.TestID("error-summary").Text())
 			}
 			if bad.Doc.Find("#mandate-iban").AttrOr("value", "") != "DE89 3704 0044 0532 0130 00" {
 				t.Errorf("%s: the IBAN typed was lost", c2.lang)

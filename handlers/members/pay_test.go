@@ -30,7 +30,7 @@ func TestPaymentGenerationFailed(t *testing.T) {
 		t.Fatalf("commit with Stripe down: %s, paymentUrl %v; want DONE without a link", f.ProcessState, f.PaymentURL)
 	}
 	done := env.Get(c, "/membership/register/1/done")
-	if done.Testid("link-follows").Length() != 1 || done.Testid("pay-now").Length() != 0 {
+	if done.TestID("link-follows").Length() != 1 || done.TestID("pay-now").Length() != 0 {
 		t.Fatalf("done page without a link:\n%s", done.Body)
 	}
 	var order engine.Order

@@ -56,12 +56,12 @@ func TestPaymentReturnShowsDetailsOnlyToTheOwner(t *testing.T) {
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				p := env.Get(tc.client, ret.RequestURI())
-				if p.Status != http.StatusOK || p.Testid("payment-return").AttrOr("data-outcome", "") != "success" {
-					t.Fatalf("return page: %d, outcome %q", p.Status, p.Testid("payment-return").AttrOr("data-outcome", ""))
+				if p.Status != http.StatusOK || p.TestID("payment-return").AttrOr("data-outcome", "") != "success" {
+					t.Fatalf("return page: %d, outcome %q", p.Status, p.TestID("payment-return").AttrOr("data-outcome", ""))
 				}
 				main := p.Doc.Find("main").Text()
 				if tc.owner {
-					if p.Testid("order-lines").Length() == 0 || p.Testid("details-hidden").Length() != 0 {
+					if p.TestID("order-lines").Length() == 0 || p.TestID("details-hidden").Length() != 0 {
 						t.Fatalf("the owner does not see the order:\n%s", main)
 					}
 					return
@@ -71,7 +71,7 @@ func TestPaymentReturnShowsDetailsOnlyToTheOwner(t *testing.T) {
 						t.Errorf("the page shows %q to someone who is not the owner:\n%s", s, main)
 					}
 				}
-				if p.Testid("details-hidden").Length() != 1 || p.Testid("retry-payment").Length() != 0 {
+				if p.TestID("details-hidden").Length() != 1 || p.TestID("retry-payment").Length() != 0 {
 					t.Errorf("want the privacy note and no retry button")
 				}
 			})

@@ -56,14 +56,14 @@ func TestOneClickUnsubscribe(t *testing.T) {
 		}
 
 		page := env.Get(env.NewClient(), path)
-		if page.Status != http.StatusOK || page.Testid("confirm-unsubscribe").Length() != 1 || optedOut() != 0 {
+		if page.Status != http.StatusOK || page.TestID("confirm-unsubscribe").Length() != 1 || optedOut() != 0 {
 			t.Fatalf("opening the link: %d, opted out %d:\n%s", page.Status, optedOut(), page.Body)
 		}
 		// In the reader's language: German asked, no English text left.
 		german := env.Get(env.NewClient(), path, "Accept-Language", "de-CH")
 		if body := string(german.Body); german.Status != http.StatusOK || german.Doc.Find("html").AttrOr("lang", "") != "de" ||
 			!strings.Contains(body, "Keine Erinnerungen mehr erhalten?") || !strings.Contains(body, "sendet keine Erinnerungen mehr an alex.morgan@example.org") ||
-			german.Testid("confirm-unsubscribe").Text() != "Abmelden" || strings.Contains(body, "will send no more") || strings.Contains(body, "reminders") {
+			german.TestID("confirm-unsubscribe").Text() != "Abmelden" || strings.Contains(body, "will send no more") || strings.Contains(body, "reminders") {
 			t.Fatalf("the page in German:\n%s", body)
 		}
 		if bad := env.Get(env.NewClient(), "/unsubscribe?t=x", "Accept-Language", "fr"); bad.Status != http.StatusNotFound || !strings.Contains(string(bad.Body), "Ce lien de désabonnement n’est pas valable") {
@@ -85,7 +85,7 @@ func TestOneClickUnsubscribe(t *testing.T) {
 			t.Fatalf("one-click POST: %d, opted out %d", res.StatusCode, optedOut())
 		}
 		// Twice is no error.
-		if p := env.Post(env.NewClient(), path, nil); p.Status != http.StatusOK || p.Testid("unsubscribe-done").Length() != 1 {
+		if p := env.Post(env.NewClient(), path, nil); p.Status != http.StatusOK || p.TestID("unsubscribe-done").Length() != 1 {
 			t.Fatalf("second POST: %d:\n%s", p.Status, p.Body)
 		}
 

@@ -37,9 +37,9 @@ func TestVerifyCard(t *testing.T) {
 		db.NewSelect().Model(&p).Where("id = ?", ms[0].PersonID).Scan(ctx)
 
 		page := env.Get(env.NewClient(), "/verify/"+tokens[ms[0].ID])
-		if page.Status != http.StatusOK || page.Testid("verify-page").AttrOr("data-valid", "") != "true" ||
-			page.Testid("verify-name").Text() != p.FirstName+" "+p.LastName || page.Testid("verify-state").Text() != "Valid" {
-			t.Fatalf("verify page: %d valid %q name %q", page.Status, page.Testid("verify-page").AttrOr("data-valid", ""), page.Testid("verify-name").Text())
+		if page.Status != http.StatusOK || page.TestID("verify-page").AttrOr("data-valid", "") != "true" ||
+			page.TestID("verify-name").Text() != p.FirstName+" "+p.LastName || page.TestID("verify-state").Text() != "Valid" {
+			t.Fatalf("verify page: %d valid %q name %q", page.Status, page.TestID("verify-page").AttrOr("data-valid", ""), page.TestID("verify-name").Text())
 		}
 		main := page.Doc.Find("main").Text()
 		for _, private := range []string{p.Email, p.DateOfBirth.Format("2006"), "EUR", "0612345678"} {
@@ -52,7 +52,7 @@ func TestVerifyCard(t *testing.T) {
 		}
 		// A cancelled membership's card says so.
 		db.NewUpdate().Model((*engine.Membership)(nil)).Set("status = ?", engine.MembershipCancelled).Where("id = ?", ms[0].ID).Exec(ctx)
-		if page := env.Get(env.NewClient(), "/verify/"+tokens[ms[0].ID]); page.Testid("verify-page").AttrOr("data-valid", "") != "false" {
+		if page := env.Get(env.NewClient(), "/verify/"+tokens[ms[0].ID]); page.TestID("verify-page").AttrOr("data-valid", "") != "false" {
 			t.Errorf("a cancelled membership verifies as valid")
 		}
 		for _, bad := range []string{"x", strings.Repeat("A", 43), strings.Repeat("b", 80)} {

@@ -250,7 +250,7 @@ func TestDatabaseOutageIsUnavailable(t *testing.T) {
 				}
 			} else {
 				p := env.Parse(res)
-				msg := p.Testid("error-message").Text()
+				msg := p.TestID("error-message").Text()
 				if !strings.Contains(msg, "temporarily unavailable") || strings.Contains(msg, "request id") {
 					t.Fatalf("page message %q", msg)
 				}
@@ -403,8 +403,8 @@ func TestCommitRechecksPersonLinksOverHTTP(t *testing.T) {
 			version := env.Get(c, "/membership/register/1/review").Doc.Find(`input[name="version"]`).AttrOr("value", "")
 			unlinkRobin(t, db)
 			p := env.Post(c, "/membership/register/1/confirm", url.Values{"version": {version}})
-			if p.Status != http.StatusUnprocessableEntity || !strings.Contains(p.Testid("notice").Text(), "Robin Morgan") {
-				t.Fatalf("confirm: %d notice %q", p.Status, p.Testid("notice").Text())
+			if p.Status != http.StatusUnprocessableEntity || !strings.Contains(p.TestID("notice").Text(), "Robin Morgan") {
+				t.Fatalf("confirm: %d notice %q", p.Status, p.TestID("notice").Text())
 			}
 			expectNothingCommitted(t, db)
 		})

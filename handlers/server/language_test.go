@@ -102,18 +102,18 @@ func TestRegistrationInGerman(t *testing.T) {
 		}
 		overview := env.Get(c, "/membership/register/1")
 		data.expectGerman(t, "overview", overview, catalogue)
-		if got := overview.Testid("person-status").First().Text(); got != "Verfügbar" {
+		if got := overview.TestID("person-status").First().Text(); got != "Verfügbar" {
 			t.Fatalf("status %q", got)
 		}
-		if cur := overview.Testid("lang-de").AttrOr("aria-current", ""); cur != "true" || overview.Testid("lang-fr").AttrOr("href", "") != "/membership/register/1?lang=fr" {
-			t.Fatalf("switcher:\n%s", overview.Testid("language-switcher").Text())
+		if cur := overview.TestID("lang-de").AttrOr("aria-current", ""); cur != "true" || overview.TestID("lang-fr").AttrOr("href", "") != "/membership/register/1?lang=fr" {
+			t.Fatalf("switcher:\n%s", overview.TestID("language-switcher").Text())
 		}
 
 		none := env.Post(c, "/membership/register/1/persons", url.Values{})
 		data.expectGerman(t, "selection with an error", none, catalogue)
-		if !strings.HasPrefix(none.Doc.Find("title").Text(), "Fehler: ") || !strings.Contains(none.Testid("error-summary").Text(), "Es gibt ein Problem") ||
-			!strings.Contains(none.Testid("error-summary").Text(), "Wählen Sie mindestens eine Person aus.") {
-			t.Fatalf("error page: %q\n%s", none.Doc.Find("title").Text(), none.Testid("error-summary").Text())
+		if !strings.HasPrefix(none.Doc.Find("title").Text(), "Fehler: ") || !strings.Contains(none.TestID("error-summary").Text(), "Es gibt ein Problem") ||
+			!strings.Contains(none.TestID("error-summary").Text(), "Wählen Sie mindestens eine Person aus.") {
+			t.Fatalf("error page: %q\n%s", none.Doc.Find("title").Text(), none.TestID("error-summary").Text())
 		}
 		handlertest.ExpectRedirect(t, env.Post(c, "/membership/register/1/persons", url.Values{"person": {"1", "3"}}), "/membership/register/1/step/1")
 		data.expectGerman(t, "question 1", env.Get(c, "/membership/register/1/step/1"), catalogue)
@@ -128,7 +128,7 @@ func TestRegistrationInGerman(t *testing.T) {
 		if got := empty.Doc.Find("#answer-1-error").Text(); got != "Eine Antwort ist erforderlich." {
 			t.Fatalf("required message %q", got)
 		}
-		if got := empty.Testid("progress").Text(); got != "Frage 2 von 8" {
+		if got := empty.TestID("progress").Text(); got != "Frage 2 von 8" {
 			t.Fatalf("progress %q", got)
 		}
 		env.Post(c, "/membership/register/1/step/2", url.Values{"answer-1": {"M"}, "answer-3": {"S"}})
@@ -138,9 +138,9 @@ func TestRegistrationInGerman(t *testing.T) {
 		handlertest.ExpectRedirect(t, env.Post(c, "/membership/register/1/back", url.Values{"step": {"3"}}), "/membership/register/1/step/2")
 		fr := env.Get(c, "/membership/register/1/step/2")
 		if fr.Doc.Find("html").AttrOr("lang", "") != "fr" || fr.Doc.Find("#answer-1 option[selected]").AttrOr("value", "") != "M" ||
-			fr.Testid("submit").Text() != "Continuer" || fr.Testid("progress").Text() != "Question 2 sur 8" {
+			fr.TestID("submit").Text() != "Continuer" || fr.TestID("progress").Text() != "Question 2 sur 8" {
 			t.Fatalf("French step 2: lang %q, answer %q, button %q", fr.Doc.Find("html").AttrOr("lang", ""),
-				fr.Doc.Find("#answer-1 option[selected]").AttrOr("value", ""), fr.Testid("submit").Text())
+				fr.Doc.Find("#answer-1 option[selected]").AttrOr("value", ""), fr.TestID("submit").Text())
 		}
 		handlertest.ExpectRedirect(t, env.Get(c, "/membership/register/1/step/2?lang=de"), "/membership/register/1/step/2")
 		env.Post(c, "/membership/register/1/step/2", url.Values{"answer-1": {"M"}, "answer-3": {"S"}})
@@ -154,8 +154,8 @@ func TestRegistrationInGerman(t *testing.T) {
 		}
 		review := env.Get(c, "/membership/register/1/review")
 		data.expectGerman(t, "review", review, catalogue)
-		if review.Testid("confirm").Text() != "Bestätigen und bezahlen" || !strings.Contains(review.Testid("order-total").Text(), "184,50") {
-			t.Fatalf("review: %q %q", review.Testid("confirm").Text(), review.Testid("order-total").Text())
+		if review.TestID("confirm").Text() != "Bestätigen und bezahlen" || !strings.Contains(review.TestID("order-total").Text(), "184,50") {
+			t.Fatalf("review: %q %q", review.TestID("confirm").Text(), review.TestID("order-total").Text())
 		}
 		// The club's own texts (price-rule labels, period name) are German too.
 		clubGerman := func(name string, p handlertest.Page) {
@@ -187,7 +187,7 @@ func TestRegistrationInGerman(t *testing.T) {
 			t.Fatalf("the registration's language %q (%v), want de", language, err)
 		}
 
-		payURL, _ := url.Parse(done.Testid("pay-now").AttrOr("href", ""))
+		payURL, _ := url.Parse(done.TestID("pay-now").AttrOr("href", ""))
 		failed := env.FollowPayment(c, payURL, "failed")
 		data.expectGerman(t, "failed payment", failed, catalogue)
 		if !strings.HasPrefix(failed.Doc.Find("title").Text(), "Fehler: Die Zahlung ist fehlgeschlagen") {
@@ -216,8 +216,8 @@ func TestLanguageFromBrowserAndOrganisation(t *testing.T) {
 			t.Fatal(err)
 		}
 		p := env.Get(c, "/membership/register/1", "Accept-Language", "fr")
-		if l := p.Doc.Find("html").AttrOr("lang", ""); l != "en" || p.Testid("lang-fr").Length() != 0 || p.Testid("lang-de").Length() != 1 {
-			t.Fatalf("French not enabled: lang %q, switcher %q", l, p.Testid("language-switcher").Text())
+		if l := p.Doc.Find("html").AttrOr("lang", ""); l != "en" || p.TestID("lang-fr").Length() != 0 || p.TestID("lang-de").Length() != 1 {
+			t.Fatalf("French not enabled: lang %q, switcher %q", l, p.TestID("language-switcher").Text())
 		}
 		refused := env.Get(c, "/membership/register/1?lang=fr")
 		if refused.Status != http.StatusSeeOther || strings.Contains(refused.Header.Get("Set-Cookie"), "portal_lang") {

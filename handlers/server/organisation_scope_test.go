@@ -35,7 +35,7 @@ func TestOrganisationsByHostname(t *testing.T) {
 		if !strings.Contains(body, "Kim") || strings.Contains(body, "Alex") {
 			t.Fatalf("tennis overview shows the wrong household: %s", handlertest.PersonNames(overview))
 		}
-		if got := overview.Testid("brand-name").Text(); got != "Lakeside Tennis Club" {
+		if got := overview.TestID("brand-name").Text(); got != "Lakeside Tennis Club" {
 			t.Fatalf("brand %q", got)
 		}
 		if href, _ := overview.Doc.Find(`link[href^="/brand.css"]`).Attr("href"); href != "/brand.css?c=047857" {
@@ -44,7 +44,7 @@ func TestOrganisationsByHostname(t *testing.T) {
 		if css := env.Do(tennis, http.MethodGet, "/brand.css?c=047857", nil, "Host", handlertest.TennisHost); !strings.Contains(string(css.Body), "--brand-accent:#047857") {
 			t.Fatalf("brand.css: %d %s", css.Status, css.Body)
 		}
-		if got := overview.Testid("brand-contact").Text(); !strings.Contains(got, "office@lakeside-tennis.example") {
+		if got := overview.TestID("brand-contact").Text(); !strings.Contains(got, "office@lakeside-tennis.example") {
 			t.Fatalf("contact %q", got)
 		}
 
@@ -85,7 +85,7 @@ func TestOrganisationsByHostname(t *testing.T) {
 		// A session is bound to its club: the tennis session (the cookie is
 		// sent whatever the Host) is no session at the rowing club.
 		handlertest.ExpectHTTPError(t, env.Do(api, http.MethodGet, "/api/forms/membership/1?userKey=demo", nil, "Host", handlertest.RowingHost), http.StatusUnauthorized, "/api/forms/membership/1")
-		if p := env.Get(tennis, "/membership/register/1", "Host", handlertest.RowingHost); p.Status != http.StatusForbidden || p.Testid("error-page").Length() != 1 {
+		if p := env.Get(tennis, "/membership/register/1", "Host", handlertest.RowingHost); p.Status != http.StatusForbidden || p.TestID("error-page").Length() != 1 {
 			t.Fatalf("tennis page session at the rowing club: %d", p.Status)
 		}
 	})
@@ -94,7 +94,7 @@ func TestOrganisationsByHostname(t *testing.T) {
 func TestUnknownHostIsNotFound(t *testing.T) {
 	env := handlertest.NewOrganisationsEnv(t, dbtest.SQLite(t), handlertest.Options{})
 	p := env.Get(env.Client, "/membership/register/1", "Host", "nobody.example", "Accept", "text/html")
-	if p.Status != http.StatusNotFound || !strings.Contains(p.Testid("error-message").Text(), "No organisation") {
+	if p.Status != http.StatusNotFound || !strings.Contains(p.TestID("error-message").Text(), "No organisation") {
 		t.Fatalf("unknown host page: %d %s", p.Status, p.Body)
 	}
 	handlertest.ExpectHTTPError(t, env.Do(env.Client, http.MethodGet, "/api/forms/membership/1?userKey=demo", nil, "Host", "nobody.example"), http.StatusNotFound, "/api/forms/membership/1")
@@ -110,7 +110,7 @@ func TestUnknownHostIsNotFound(t *testing.T) {
 	// or card by an unguessable reference: they answer on any host.
 	for _, path := range []string{"/pay/PO-UNKNOWN0000000000", "/verify/unknown-token"} {
 		p := env.Get(env.Client, path, "Host", "nobody.example", "Accept", "text/html")
-		if strings.Contains(p.Testid("error-message").Text(), "No organisation") {
+		if strings.Contains(p.TestID("error-message").Text(), "No organisation") {
 			t.Errorf("%s on an unknown host: the unknown organisation's 404 (%d), want the page's own answer", path, p.Status)
 		}
 	}
@@ -126,15 +126,15 @@ func TestOrganisationsByPathPrefix(t *testing.T) {
 		p := env.Get(c, "/o/riverside/membership/register/1?u=demo&h="+hashlink.Sign(handlertest.HashSecret, "demo"), "Host", shared)
 		handlertest.ExpectRedirect(t, p, "/o/riverside/membership/register/1")
 		overview := env.Get(c, "/o/riverside/membership/register/1", "Host", shared)
-		start, _ := overview.Testid("start").Attr("href")
+		start, _ := overview.TestID("start").Attr("href")
 		if overview.Status != http.StatusOK || start != "/o/riverside/membership/register/1/persons" {
 			t.Fatalf("overview %d, start link %q", overview.Status, start)
 		}
-		if got := overview.Testid("brand-name").Text(); got != "Riverside Rowing Club" {
+		if got := overview.TestID("brand-name").Text(); got != "Riverside Rowing Club" {
 			t.Fatalf("brand %q", got)
 		}
 		persons := env.Get(c, start, "Host", shared)
-		if action, _ := persons.Testid("step-form").Attr("action"); action != "/o/riverside/membership/register/1/persons" {
+		if action, _ := persons.TestID("step-form").Attr("action"); action != "/o/riverside/membership/register/1/persons" {
 			t.Fatalf("persons form action %q", action)
 		}
 		post := env.Post(c, "/o/riverside/membership/register/1/persons", url.Values{"person": {"1"}}, "Host", shared)

@@ -38,14 +38,14 @@ func TestMemberDataPage(t *testing.T) {
 		c := env.NewClient()
 		env.Login(c, engine.DemoUserKey)
 
-		if o := env.Get(c, "/membership/register/1"); o.Testid("your-data").AttrOr("href", "") != "/membership/data" {
+		if o := env.Get(c, "/membership/register/1"); o.TestID("your-data").AttrOr("href", "") != "/membership/data" {
 			t.Fatalf("the overview does not link to the data page: %s", o.Body)
 		}
 		p := env.Get(c, "/membership/data")
-		if p.Status != http.StatusOK || p.Testid("data-persons").Find(`[data-testid="data-row"]`).Length() != 4 {
+		if p.Status != http.StatusOK || p.TestID("data-persons").Find(`[data-testid="data-row"]`).Length() != 4 {
 			t.Fatalf("data page: %d %s", p.Status, p.Body)
 		}
-		if w := p.Testid("request-writer").Find("option"); w.Length() != 5 || w.First().AttrOr("value", "x") != "" {
+		if w := p.TestID("request-writer").Find("option"); w.Length() != 5 || w.First().AttrOr("value", "x") != "" {
 			t.Fatalf("the request form asks who writes among the household's persons (or no one): %d options", w.Length())
 		}
 		if body := string(p.Body); !strings.Contains(body, "Alex Morgan") || strings.Contains(body, "Otherfamily") || strings.Contains(body, "bertha@other.example") {
@@ -71,7 +71,7 @@ func TestMemberDataPage(t *testing.T) {
 		if res.Status != http.StatusSeeOther || !strings.HasSuffix(res.Header.Get("Location"), "/membership/data?sent=1") {
 			t.Fatalf("request: %d %s", res.Status, res.Header.Get("Location"))
 		}
-		if sent := env.Get(c, res.Header.Get("Location")); sent.Testid("request-sent").Length() != 1 || sent.Testid("data-requests").Find(`[data-testid="data-row"]`).Length() != 1 {
+		if sent := env.Get(c, res.Header.Get("Location")); sent.TestID("request-sent").Length() != 1 || sent.TestID("data-requests").Find(`[data-testid="data-row"]`).Length() != 1 {
 			t.Fatalf("after the request: %s", sent.Body)
 		}
 		// Refused: a correction saying nothing, a person of another household.
@@ -89,7 +89,7 @@ func TestMemberDataPage(t *testing.T) {
 		if err != nil || len(list) != 1 || list[0].UserKey != engine.DemoUserKey || list[0].WriterID == nil || *list[0].WriterID != 2 {
 			t.Fatalf("stored requests (the writer is who the form names): %+v %v", list, err)
 		}
-		if p := env.Get(c, "/membership/data?error=request"); p.Status != http.StatusUnprocessableEntity || p.Testid("request-problem").Length() != 1 {
+		if p := env.Get(c, "/membership/data?error=request"); p.Status != http.StatusUnprocessableEntity || p.TestID("request-problem").Length() != 1 {
 			t.Fatalf("the refused request's page: %d", p.Status)
 		}
 		// Over the household's requests a day: not sent, and the page says so (429).
@@ -111,7 +111,7 @@ func TestMemberDataPage(t *testing.T) {
 			t.Fatalf("a request over the bound: %d %s", res.Status, res.Header.Get("Location"))
 		}
 		if limited := env.Get(c, res.Header.Get("Location")); limited.Status != http.StatusTooManyRequests ||
-			!strings.Contains(limited.Testid("request-problem").Text(), "tomorrow") {
+			!strings.Contains(limited.TestID("request-problem").Text(), "tomorrow") {
 			t.Fatalf("the page over the bound: %d %s", limited.Status, limited.Body)
 		}
 		if n := mailed(); n != before {
@@ -160,7 +160,7 @@ func TestStaffPersonDataAndErasure(t *testing.T) {
 		admin := env.MustStaffSignIn("admin@example.org", "/staff")
 
 		p := env.Get(reg, "/staff/persons/1")
-		if p.Status != http.StatusOK || !strings.Contains(p.Doc.Find("h1").Text(), "Alex Morgan") || p.Testid("erase").Length() != 0 {
+		if p.Status != http.StatusOK || !strings.Contains(p.Doc.Find("h1").Text(), "Alex Morgan") || p.TestID("erase").Length() != 0 {
 			t.Fatalf("registrar's person page: %d %s", p.Status, p.Body)
 		}
 		if r := env.Do(reg, http.MethodGet, "/staff/persons/1/export.json", nil); r.Status != http.StatusOK || !strings.Contains(string(r.Body), `"portal-personal-data/1"`) {
@@ -169,7 +169,7 @@ func TestStaffPersonDataAndErasure(t *testing.T) {
 		if r := env.Post(reg, "/staff/persons/1/erase", url.Values{"confirmed": {"1"}}, "Origin", env.Server.URL); r.Status != http.StatusForbidden {
 			t.Fatalf("registrar erasing: %d", r.Status)
 		}
-		if p := env.Get(admin, "/staff/persons/4"); p.Testid("erase").Length() != 1 {
+		if p := env.Get(admin, "/staff/persons/4"); p.TestID("erase").Length() != 1 {
 			t.Fatalf("admin's person page has no erasure: %s", p.Body)
 		}
 		// Jamie holds an active membership: refused with the reason, then forced.
@@ -177,14 +177,14 @@ func TestStaffPersonDataAndErasure(t *testing.T) {
 		if r.Status != http.StatusConflict || !strings.Contains(string(r.Body), "active membership") {
 			t.Fatalf("erasure of an active member: %d %s", r.Status, r.Body)
 		}
-		if r = env.Post(admin, "/staff/persons/4/erase", url.Values{"force": {"1"}}, "Origin", env.Server.URL); r.Status != http.StatusOK || r.Testid("staff-confirm").Length() != 1 {
+		if r = env.Post(admin, "/staff/persons/4/erase", url.Values{"force": {"1"}}, "Origin", env.Server.URL); r.Status != http.StatusOK || r.TestID("staff-confirm").Length() != 1 {
 			t.Fatalf("the erasure did not ask first: %d %s", r.Status, r.Body)
 		}
 		r = env.Post(admin, "/staff/persons/4/erase", url.Values{"confirmed": {"1"}, "force": {"1"}}, "Origin", env.Server.URL)
 		if r.Status != http.StatusSeeOther {
 			t.Fatalf("forced erasure: %d %s", r.Status, r.Body)
 		}
-		if p := env.Get(admin, r.Header.Get("Location")); strings.Contains(string(p.Body), "Jamie") || p.Testid("erase").Length() != 0 {
+		if p := env.Get(admin, r.Header.Get("Location")); strings.Contains(string(p.Body), "Jamie") || p.TestID("erase").Length() != 0 {
 			t.Fatalf("after the erasure: %s", p.Body)
 		}
 		log, err := env.Engine.AuditLog(ctx, engine.AuditQuery{OrganisationID: 1})
@@ -197,7 +197,7 @@ func TestStaffPersonDataAndErasure(t *testing.T) {
 			t.Fatal(err)
 		}
 		list := env.Get(reg, "/staff/data-requests")
-		row := list.Testid("data-request-row")
+		row := list.TestID("data-request-row")
 		if list.Status != http.StatusOK || row.Length() != 1 || row.AttrOr("data-status", "") != "open" {
 			t.Fatalf("requests page: %d %s", list.Status, list.Body)
 		}
@@ -205,7 +205,7 @@ func TestStaffPersonDataAndErasure(t *testing.T) {
 		if r := env.Post(reg, done, url.Values{"note": {"Erased as asked."}}, "Origin", env.Server.URL); r.Status != http.StatusSeeOther {
 			t.Fatalf("mark done: %d %s", r.Status, r.Body)
 		}
-		if row := env.Get(reg, "/staff/data-requests").Testid("data-request-row"); row.AttrOr("data-status", "") != "done" || row.Find("form").Length() != 0 {
+		if row := env.Get(reg, "/staff/data-requests").TestID("data-request-row"); row.AttrOr("data-status", "") != "done" || row.Find("form").Length() != 0 {
 			t.Fatalf("after mark done: %s", row.Text())
 		}
 

@@ -53,15 +53,15 @@ func TestStaffPagesInGerman(t *testing.T) {
 	env.AddStaff("admin@example.org", staff.RoleAdmin)
 	c := env.MustStaffSignIn("admin@example.org", "/staff")
 	english := env.Get(c, "/staff")
-	if english.Status != http.StatusOK || english.Doc.Find("html").AttrOr("lang", "") != "en" || english.Testid("lang-de").Length() != 1 {
+	if english.Status != http.StatusOK || english.Doc.Find("html").AttrOr("lang", "") != "en" || english.TestID("lang-de").Length() != 1 {
 		t.Fatalf("the overview in English, with a switcher: %d\n%s", english.Status, english.Body)
 	}
-	handlertest.ExpectRedirect(t, env.Get(c, english.Testid("lang-de").AttrOr("href", "")), "/staff")
+	handlertest.ExpectRedirect(t, env.Get(c, english.TestID("lang-de").AttrOr("href", "")), "/staff")
 	catalogue := englishStaffTexts(t)
 	if len(catalogue) < 200 {
 		t.Fatalf("%d English staff texts", len(catalogue))
 	}
-	detail := env.Get(c, "/staff/registrations").Testid("registration-link").AttrOr("href", "")
+	detail := env.Get(c, "/staff/registrations").TestID("registration-link").AttrOr("href", "")
 	if detail == "" {
 		t.Fatal("no registration to show")
 	}
@@ -74,7 +74,7 @@ func TestStaffPagesInGerman(t *testing.T) {
 		if l := p.Doc.Find("html").AttrOr("lang", ""); l != "de" {
 			t.Errorf("%s: lang %q", path, l)
 		}
-		if p.Testid("lang-de").AttrOr("aria-current", "") != "true" || p.Testid("lang-fr").Length() != 1 {
+		if p.TestID("lang-de").AttrOr("aria-current", "") != "true" || p.TestID("lang-fr").Length() != 1 {
 			t.Errorf("%s: no switcher with German current", path)
 		}
 		// The engine describes a definition's conditions in English (not
@@ -96,15 +96,15 @@ func TestStaffPagesInGerman(t *testing.T) {
 				t.Errorf("%s shows the English %q:\n%s", path, en, text)
 			}
 		}
-		if nav := handlertest.SpacedText(p.Testid("staff-nav")); !strings.Contains(nav, "Übersicht") || !strings.Contains(nav, "Einstellungen") {
+		if nav := handlertest.SpacedText(p.TestID("staff-nav")); !strings.Contains(nav, "Übersicht") || !strings.Contains(nav, "Einstellungen") {
 			t.Errorf("%s: navigation %q", path, nav)
 		}
 	}
-	if flash := env.Get(c, "/staff/setup?done=org-saved").Testid("staff-flash").Text(); flash != "Die Einstellungen der Organisation wurden gespeichert." {
+	if flash := env.Get(c, "/staff/setup?done=org-saved").TestID("staff-flash").Text(); flash != "Die Einstellungen der Organisation wurden gespeichert." {
 		t.Errorf("flash %q", flash)
 	}
 	handlertest.ExpectRedirect(t, env.Get(c, "/staff?lang=fr"), "/staff")
-	if p := env.Get(c, "/staff"); p.Doc.Find("html").AttrOr("lang", "") != "fr" || p.Testid("staff-sign-out").Text() != "Se déconnecter" ||
+	if p := env.Get(c, "/staff"); p.Doc.Find("html").AttrOr("lang", "") != "fr" || p.TestID("staff-sign-out").Text() != "Se déconnecter" ||
 		!strings.Contains(p.Doc.Find("title").Text(), "Vue d’ensemble de la saison – Gestion") {
 		t.Errorf("the overview in French: %s", p.Body)
 	}

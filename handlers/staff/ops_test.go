@@ -33,7 +33,7 @@ func TestStaffStatementImportNeedsOwnAccount(t *testing.T) {
 	env := handlertest.NewStaffBankEnv(t, dbtest.SQLite(t), false)
 	env.AddStaff("treasurer@example.org", staff.RoleTreasurer)
 	tr := env.MustStaffSignIn("treasurer@example.org", "/staff")
-	if p := env.Get(tr, "/staff/payments"); p.Testid("statement-no-bank").Length() != 1 || p.Testid("statement-form").Length() != 0 {
+	if p := env.Get(tr, "/staff/payments"); p.TestID("statement-no-bank").Length() != 1 || p.TestID("statement-form").Length() != 0 {
 		t.Fatalf("shared account offered for import: %d", p.Status)
 	}
 	if p := env.PostFile(tr, "/staff/payments/statement", nil, "statement.xml", []byte("<Document/>")); p.Status != http.StatusConflict {
@@ -57,14 +57,14 @@ func TestStaffPaymentsStatementImport(t *testing.T) {
 
 		// The page: nothing needs attention yet; viewers read without the upload.
 		p := env.Get(tr, "/staff/payments")
-		if p.Status != http.StatusOK || p.Testid("attention-empty").Length() != 1 || p.Testid("statement-form").Length() != 1 {
+		if p.Status != http.StatusOK || p.TestID("attention-empty").Length() != 1 || p.TestID("statement-form").Length() != 1 {
 			t.Fatalf("payments page: %d %s", p.Status, p.Body)
 		}
 		if p.Doc.Find(`[data-testid=staff-nav] a[aria-current="page"]`).Text() != views.StaffOpsText.NavPayments {
 			t.Errorf("current nav item %q", p.Doc.Find(`[data-testid=staff-nav] a[aria-current="page"]`).Text())
 		}
-		if v := env.Get(viewer, "/staff/payments"); v.Status != http.StatusOK || v.Testid("statement-form").Length() != 0 {
-			t.Fatalf("viewer's payments page: %d, upload form %d", v.Status, v.Testid("statement-form").Length())
+		if v := env.Get(viewer, "/staff/payments"); v.Status != http.StatusOK || v.TestID("statement-form").Length() != 0 {
+			t.Fatalf("viewer's payments page: %d, upload form %d", v.Status, v.TestID("statement-form").Length())
 		}
 
 		// Attention: an attempt pending for weeks, then one with a problem.
@@ -73,21 +73,21 @@ func TestStaffPaymentsStatementImport(t *testing.T) {
 			t.Fatal(err)
 		}
 		p = env.Get(tr, "/staff/payments")
-		if p.Testid("attention-row").Length() != 1 || p.Testid("attention-reason").Text() != views.StaffOpsText.AttentionPending {
-			t.Fatalf("pending too long not listed: %s", p.Testid("staff-main").Text())
+		if p.TestID("attention-row").Length() != 1 || p.TestID("attention-reason").Text() != views.StaffOpsText.AttentionPending {
+			t.Fatalf("pending too long not listed: %s", p.TestID("staff-main").Text())
 		}
-		if !strings.Contains(p.Testid("attention-table").Text(), rf.String()) {
+		if !strings.Contains(p.TestID("attention-table").Text(), rf.String()) {
 			t.Errorf("attention row without its reference %s", rf)
 		}
 
 		// Bad uploads: no file, not a statement.
 		if res := env.PostFile(tr, "/staff/payments/statement", nil, "", nil); res.Status != http.StatusUnprocessableEntity ||
-			res.Testid("statement-error").Text() != views.StaffOpsText.StatementMissing {
-			t.Fatalf("no file: %d %s", res.Status, res.Testid("statement-error").Text())
+			res.TestID("statement-error").Text() != views.StaffOpsText.StatementMissing {
+			t.Fatalf("no file: %d %s", res.Status, res.TestID("statement-error").Text())
 		}
 		res := env.PostFile(tr, "/staff/payments/statement", nil, "statement.xml", []byte("<html>not camt</html>"))
-		if res.Status != http.StatusUnprocessableEntity || !strings.HasPrefix(res.Testid("statement-error").Text(), views.StaffOpsText.StatementInvalid) {
-			t.Fatalf("not a statement: %d %s", res.Status, res.Testid("statement-error").Text())
+		if res.Status != http.StatusUnprocessableEntity || !strings.HasPrefix(res.TestID("statement-error").Text(), views.StaffOpsText.StatementInvalid) {
+			t.Fatalf("not a statement: %d %s", res.Status, res.TestID("statement-error").Text())
 		}
 		big := bytes.Repeat([]byte("x"), 5<<20)
 		if res := env.PostFile(tr, "/staff/payments/statement", nil, "big.xml", big); res.Status != http.StatusRequestEntityTooLarge {
@@ -98,7 +98,7 @@ func TestStaffPaymentsStatementImport(t *testing.T) {
 		// not as a problem.
 		part := env.PostFile(tr, "/staff/payments/statement", nil, "camt054.xml", handlertest.Camt054(string(handlertest.StaffCreditor.IBAN),
 			handlertest.CamtCredit{Id: "C-0", Amount: "1.00", Ref: string(rf), Debtor: "Demo Household"}))
-		if row := part.Testid("matched-table").Find(`[data-testid="credit-row"]`); row.Length() != 1 || row.AttrOr("data-kind", "") == "problem" ||
+		if row := part.TestID("matched-table").Find(`[data-testid="credit-row"]`); row.Length() != 1 || row.AttrOr("data-kind", "") == "problem" ||
 			row.Find(`[data-testid="credit-result"]`).Text() != views.StaffOpsText.LineWillPart {
 			t.Fatalf("a part payment's preview: %s (%s)", row.Text(), row.AttrOr("data-kind", ""))
 		}
@@ -109,16 +109,16 @@ func TestStaffPaymentsStatementImport(t *testing.T) {
 			handlertest.CamtCredit{Id: "C-1", Amount: amount, Ref: string(rf), Debtor: "Demo Household"},
 			handlertest.CamtCredit{Id: "C-2", Amount: "12.34", Ref: "RF18539007547034", Debtor: "Someone Else"})
 		prev := env.PostFile(tr, "/staff/payments/statement", nil, "camt054.xml", file)
-		if prev.Status != http.StatusOK || prev.Testid("statement-preview").Length() != 1 {
+		if prev.Status != http.StatusOK || prev.TestID("statement-preview").Length() != 1 {
 			t.Fatalf("preview: %d %s", prev.Status, prev.Body)
 		}
-		matched := prev.Testid("matched-table").Find(`[data-testid="credit-row"]`)
+		matched := prev.TestID("matched-table").Find(`[data-testid="credit-row"]`)
 		if matched.Length() != 1 || matched.Find(`[data-testid="credit-result"]`).Text() != views.StaffOpsText.LineWillComplete ||
 			matched.Find(`[data-testid="credit-reference"]`).Text() != rf.String() {
-			t.Fatalf("proposed matches: %s", prev.Testid("matched-table").Text())
+			t.Fatalf("proposed matches: %s", prev.TestID("matched-table").Text())
 		}
-		if u := prev.Testid("unmatched-table").Find(`[data-testid="credit-row"]`); u.Length() != 1 || !strings.Contains(u.Text(), "EUR 12.34") {
-			t.Fatalf("unmatched credits: %s", prev.Testid("unmatched-table").Text())
+		if u := prev.TestID("unmatched-table").Find(`[data-testid="credit-row"]`); u.Length() != 1 || !strings.Contains(u.Text(), "EUR 12.34") {
+			t.Fatalf("unmatched credits: %s", prev.TestID("unmatched-table").Text())
 		}
 		if got := env.OrderStatus(order.ID); got != engine.OrderUnpaid {
 			t.Fatalf("the preview changed the order: %s", got)
@@ -131,9 +131,9 @@ func TestStaffPaymentsStatementImport(t *testing.T) {
 		copyOf := prev.Doc.Find(`input[name="statement"]`).AttrOr("value", "")
 		confirm := map[string]string{"statement": copyOf, "capture": "1"}
 		done := env.PostFile(tr, "/staff/payments/statement", confirm, "", nil)
-		if done.Status != http.StatusOK || done.Testid("statement-result").Length() != 1 ||
-			done.Testid("matched-table").Find(`[data-testid="credit-result"]`).Text() != views.StaffOpsText.LineCompleted {
-			t.Fatalf("capture: %d %s", done.Status, done.Testid("staff-main").Text())
+		if done.Status != http.StatusOK || done.TestID("statement-result").Length() != 1 ||
+			done.TestID("matched-table").Find(`[data-testid="credit-result"]`).Text() != views.StaffOpsText.LineCompleted {
+			t.Fatalf("capture: %d %s", done.Status, done.TestID("staff-main").Text())
 		}
 		if got := env.OrderStatus(order.ID); got != engine.OrderPaid {
 			t.Fatalf("order after the capture: %s", got)
@@ -141,15 +141,15 @@ func TestStaffPaymentsStatementImport(t *testing.T) {
 		if env.AuditActions("payment.capture") != 1 {
 			t.Fatal("the capture was not audited")
 		}
-		if p := env.Get(tr, "/staff/payments"); p.Testid("attention-empty").Length() != 1 {
-			t.Fatalf("a paid attempt still needs attention: %s", p.Testid("staff-main").Text())
+		if p := env.Get(tr, "/staff/payments"); p.TestID("attention-empty").Length() != 1 {
+			t.Fatalf("a paid attempt still needs attention: %s", p.TestID("staff-main").Text())
 		}
 
 		// Confirming twice captures nothing more.
 		again := env.PostFile(tr, "/staff/payments/statement", confirm, "", nil)
-		if again.Status != http.StatusOK || again.Testid("statement-nothing").Length() != 1 ||
-			!strings.HasPrefix(again.Testid("statement-note").Text(), "2 ") {
-			t.Fatalf("second confirmation: %d %s", again.Status, again.Testid("staff-main").Text())
+		if again.Status != http.StatusOK || again.TestID("statement-nothing").Length() != 1 ||
+			!strings.HasPrefix(again.TestID("statement-note").Text(), "2 ") {
+			t.Fatalf("second confirmation: %d %s", again.Status, again.TestID("staff-main").Text())
 		}
 		n, err := db.NewSelect().Model((*engine.PaymentEvent)(nil)).Where("event_id LIKE ?", "bank:%").Count(ctx)
 		if err != nil || n != 1 || env.AuditActions("payment.capture") != 1 {
@@ -174,10 +174,10 @@ func TestStaffPaymentsAttention(t *testing.T) {
 	env.AddStaff("treasurer@example.org", staff.RoleTreasurer)
 	tr := env.MustStaffSignIn("treasurer@example.org", "/staff")
 	p := env.Get(tr, "/staff/payments")
-	if p.Testid("attention-reason").First().Text() != views.StaffOpsText.AttentionProblem || !strings.Contains(p.Testid("attention-table").Text(), problem) {
-		t.Fatalf("problem not listed: %s", p.Testid("staff-main").Text())
+	if p.TestID("attention-reason").First().Text() != views.StaffOpsText.AttentionProblem || !strings.Contains(p.TestID("attention-table").Text(), problem) {
+		t.Fatalf("problem not listed: %s", p.TestID("staff-main").Text())
 	}
-	if p.Testid("statement-no-bank").Length() != 1 || p.Testid("statement-form").Length() != 0 {
+	if p.TestID("statement-no-bank").Length() != 1 || p.TestID("statement-form").Length() != 0 {
 		t.Fatalf("upload offered without bank transfer: %s", p.Body)
 	}
 	if res := env.PostFile(tr, "/staff/payments/statement", nil, "x.xml", handlertest.Camt054(string(handlertest.StaffCreditor.IBAN))); res.Status != http.StatusConflict {
@@ -212,7 +212,7 @@ func TestStaffPaymentsAttentionSaysWhoAndWhat(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			row := env.Get(tr, "/staff/payments").Testid("attention-row")
+			row := env.Get(tr, "/staff/payments").TestID("attention-row")
 			if row.Length() != 1 {
 				t.Fatalf("%s: %d rows", c.name, row.Length())
 			}
@@ -227,7 +227,7 @@ func TestStaffPaymentsAttentionSaysWhoAndWhat(t *testing.T) {
 		}
 		// In German too.
 		handlertest.ExpectRedirect(t, env.Get(tr, "/staff/payments?lang=de"), "/staff/payments")
-		if got := env.Get(tr, "/staff/payments").Testid("attention-action").Text(); !strings.HasPrefix(got, "Zu tun:") {
+		if got := env.Get(tr, "/staff/payments").TestID("attention-action").Text(); !strings.HasPrefix(got, "Zu tun:") {
 			t.Errorf("German action: %q", got)
 		}
 	})
@@ -286,16 +286,16 @@ func TestStaffJobs(t *testing.T) {
 		admin := env.MustStaffSignIn("admin@example.org", "/o/riverside/staff")
 
 		p := env.Get(viewer, "/o/riverside/staff/jobs")
-		if p.Status != http.StatusOK || p.Testid("job-row").Length() != 1 || p.Testid("job-error").Text() != "550 mailbox unavailable" ||
-			p.Testid("job-retry").Length() != 0 {
-			t.Fatalf("viewer's jobs: %d %s", p.Status, p.Testid("staff-main").Text())
+		if p.Status != http.StatusOK || p.TestID("job-row").Length() != 1 || p.TestID("job-error").Text() != "550 mailbox unavailable" ||
+			p.TestID("job-retry").Length() != 0 {
+			t.Fatalf("viewer's jobs: %d %s", p.Status, p.TestID("staff-main").Text())
 		}
 		if strings.Contains(string(p.Body), "bert") || strings.Contains(string(p.Body), "disk full") {
 			t.Fatal("another organisation's or the portal's job shown to a club's viewer")
 		}
-		if a := env.Get(admin, "/o/riverside/staff/jobs"); a.Testid("job-row").Length() != 2 || !strings.Contains(a.Testid("jobs-table").Text(), "disk full") ||
+		if a := env.Get(admin, "/o/riverside/staff/jobs"); a.TestID("job-row").Length() != 2 || !strings.Contains(a.TestID("jobs-table").Text(), "disk full") ||
 			strings.Contains(string(a.Body), "carla") {
-			t.Fatalf("admin's jobs: %s", a.Testid("staff-main").Text())
+			t.Fatalf("admin's jobs: %s", a.TestID("staff-main").Text())
 		}
 		// The season overview counts what the jobs page lists, and links to it.
 		for _, who := range []struct {
@@ -303,7 +303,7 @@ func TestStaffJobs(t *testing.T) {
 			want string
 		}{{viewer, "1"}, {admin, "2"}} {
 			ov := env.Get(who.c, "/o/riverside/staff")
-			if jobsLine := ov.Testid("overview-jobs"); jobsLine.Find("span").Text() != who.want || jobsLine.Find("a").AttrOr("href", "") != "/o/riverside/staff/jobs" {
+			if jobsLine := ov.TestID("overview-jobs"); jobsLine.Find("span").Text() != who.want || jobsLine.Find("a").AttrOr("href", "") != "/o/riverside/staff/jobs" {
 				t.Fatalf("overview jobs: %d %q", ov.Status, jobsLine.Text())
 			}
 		}
@@ -313,15 +313,15 @@ func TestStaffJobs(t *testing.T) {
 			t.Fatalf("retry of another organisation's job: %d", res.Status)
 		}
 		r := env.Get(reg, "/o/riverside/staff/jobs")
-		retry := r.Testid("job-retry").Closest("form").AttrOr("action", "")
+		retry := r.TestID("job-retry").Closest("form").AttrOr("action", "")
 		if retry != fmt.Sprintf("/o/riverside/staff/jobs/%d/retry", mine) {
 			t.Fatalf("retry form posts to %q", retry)
 		}
 		res := env.Post(reg, retry, url.Values{}, "Origin", env.Server.URL)
 		handlertest.ExpectRedirect(t, res, "/o/riverside/staff/jobs?done=job-retried")
 		after := env.Get(reg, res.Header.Get("Location"))
-		if after.Testid("staff-flash").Text() != views.StaffOpsText.JobRetried || after.Testid("jobs-empty").Length() != 1 {
-			t.Fatalf("after the retry: %s", after.Testid("staff-main").Text())
+		if after.TestID("staff-flash").Text() != views.StaffOpsText.JobRetried || after.TestID("jobs-empty").Length() != 1 {
+			t.Fatalf("after the retry: %s", after.TestID("staff-main").Text())
 		}
 		var j jobs.Job
 		if err := db.NewSelect().Model(&j).Where("id = ?", mine).Scan(ctx); err != nil || j.State != jobs.StateQueued || j.Attempts != 0 {
@@ -353,50 +353,50 @@ func TestStaffInvitationsImport(t *testing.T) {
 			return int(n)
 		}
 		p := env.Get(reg, "/staff/invitations")
-		if p.Status != http.StatusOK || p.Testid("import-form").Length() != 1 {
+		if p.Status != http.StatusOK || p.TestID("import-form").Length() != 1 {
 			t.Fatalf("invitations page: %d %s", p.Status, p.Body)
 		}
 
 		bad := "externalId,firstName,lastName,dateOfBirth,email,userKeys\nX-1,Zoe,Zander,1990-13-45,zoe@example.org,zkey\n"
 		res := env.PostFile(reg, "/staff/invitations/import", nil, "persons.csv", []byte(bad))
-		if res.Status != http.StatusUnprocessableEntity || res.Testid("import-errors").Length() != 1 ||
-			!strings.Contains(res.Testid("import-problems").Text(), "dateOfBirth") || res.Testid("import-apply").Length() != 0 {
-			t.Fatalf("bad rows: %d %s", res.Status, res.Testid("staff-main").Text())
+		if res.Status != http.StatusUnprocessableEntity || res.TestID("import-errors").Length() != 1 ||
+			!strings.Contains(res.TestID("import-problems").Text(), "dateOfBirth") || res.TestID("import-apply").Length() != 0 {
+			t.Fatalf("bad rows: %d %s", res.Status, res.TestID("staff-main").Text())
 		}
 		if res := env.PostFile(reg, "/staff/invitations/import", nil, "", nil); res.Status != http.StatusUnprocessableEntity ||
-			res.Testid("import-error").Text() != views.StaffOpsText.ImportMissing {
+			res.TestID("import-error").Text() != views.StaffOpsText.ImportMissing {
 			t.Fatalf("no file: %d", res.Status)
 		}
 
 		good := "externalId,firstName,lastName,dateOfBirth,email,userKeys\nX-1,Zoe,Zander,1990-03-04,zoe@example.org,zkey\nX-2,Yann,Young,2012-05-06,,zkey;ykey\n"
 		prev := env.PostFile(reg, "/staff/invitations/import", nil, "persons.csv", []byte(good))
-		if prev.Status != http.StatusOK || prev.Testid("count-created").Text() != "2" || prev.Testid("import-row").Length() != 2 {
-			t.Fatalf("preview: %d %s", prev.Status, prev.Testid("staff-main").Text())
+		if prev.Status != http.StatusOK || prev.TestID("count-created").Text() != "2" || prev.TestID("import-row").Length() != 2 {
+			t.Fatalf("preview: %d %s", prev.Status, prev.TestID("staff-main").Text())
 		}
 		if countPersons() != 0 || env.AuditActions("persons.import") != 0 {
 			t.Fatal("the preview wrote")
 		}
 		apply := map[string]string{"csv": prev.Doc.Find(`input[name="csv"]`).AttrOr("value", ""), "apply": "1"}
 		done := env.PostFile(reg, "/staff/invitations/import", apply, "", nil)
-		if done.Status != http.StatusOK || done.Testid("count-created").Text() != "2" || done.Testid("import-apply").Length() != 0 {
-			t.Fatalf("apply: %d %s", done.Status, done.Testid("staff-main").Text())
+		if done.Status != http.StatusOK || done.TestID("count-created").Text() != "2" || done.TestID("import-apply").Length() != 0 {
+			t.Fatalf("apply: %d %s", done.Status, done.TestID("staff-main").Text())
 		}
 		if countPersons() != 2 || env.AuditActions("persons.import") != 1 {
 			t.Fatalf("after apply: %d persons, %d audit entries", countPersons(), env.AuditActions("persons.import"))
 		}
 		again := env.PostFile(reg, "/staff/invitations/import", apply, "", nil)
-		if again.Testid("count-unchanged").Text() != "2" || again.Testid("count-created").Text() != "0" || countPersons() != 2 {
-			t.Fatalf("applied twice: %s", again.Testid("import-counts").Text())
+		if again.TestID("count-unchanged").Text() != "2" || again.TestID("count-created").Text() != "0" || countPersons() != 2 {
+			t.Fatalf("applied twice: %s", again.TestID("import-counts").Text())
 		}
 		list := env.Get(reg, "/staff/invitations")
 		var found bool
-		list.Testid("person-row").Each(func(_ int, s *goquery.Selection) {
+		list.TestID("person-row").Each(func(_ int, s *goquery.Selection) {
 			if s.Find(`[data-testid="person-name"]`).Text() == "Yann Young" && s.Find(`[data-testid="person-keys"]`).Text() == "ykey, zkey" {
 				found = true
 			}
 		})
 		if !found {
-			t.Fatalf("persons list: %s", list.Testid("persons-table").Text())
+			t.Fatalf("persons list: %s", list.TestID("persons-table").Text())
 		}
 	})
 }
@@ -424,33 +424,33 @@ func TestStaffInvitationsSend(t *testing.T) {
 			t.Fatal(err)
 		}
 		p := env.Get(reg, "/staff/invitations?period="+period)
-		if p.Status != http.StatusOK || p.Testid("invite-form").Length() != 1 || p.Testid("invitations-empty").Length() != 1 {
-			t.Fatalf("invitations page: %d %s", p.Status, p.Testid("staff-main").Text())
+		if p.Status != http.StatusOK || p.TestID("invite-form").Length() != 1 || p.TestID("invitations-empty").Length() != 1 {
+			t.Fatalf("invitations page: %d %s", p.Status, p.TestID("staff-main").Text())
 		}
 		if p := env.Get(reg, "/staff/invitations?period=999"); p.Status != http.StatusNotFound {
 			t.Fatalf("another period: %d", p.Status)
 		}
 
 		bad := env.Post(reg, "/staff/invitations/send", url.Values{"period": {period}, "whom": {"chosen"}, "externalIds": {" "}, "days": {"0"}}, origin...)
-		if bad.Status != http.StatusUnprocessableEntity || bad.Testid("error-externalIds").Text() != views.StaffOpsText.InvWhomMissing ||
-			bad.Testid("error-days").Text() != views.StaffOpsText.InvDaysInvalid || bad.Testid("invite-error").Length() != 1 || invitations() != 0 {
-			t.Fatalf("bad form: %d %s", bad.Status, bad.Testid("invite-section").Text())
+		if bad.Status != http.StatusUnprocessableEntity || bad.TestID("error-externalIds").Text() != views.StaffOpsText.InvWhomMissing ||
+			bad.TestID("error-days").Text() != views.StaffOpsText.InvDaysInvalid || bad.TestID("invite-error").Length() != 1 || invitations() != 0 {
+			t.Fatalf("bad form: %d %s", bad.Status, bad.TestID("invite-section").Text())
 		}
 		if bad.Doc.Find(`#invite-days`).AttrOr("aria-invalid", "") != "true" || bad.Doc.Find(`#invite-days`).AttrOr("value", "") != "0" {
 			t.Fatal("the days field is not marked, or lost its value")
 		}
 
 		sent := env.Post(reg, "/staff/invitations/send", url.Values{"period": {period}, "whom": {"chosen"}, "externalIds": {"P-1\nP-999"}, "days": {"10"}}, origin...)
-		if sent.Status != http.StatusOK || sent.Testid("invite-invited").Text() != "1" || sent.Testid("invite-skipped").Text() != "1" ||
-			!strings.Contains(sent.Testid("invite-skip").Text(), "P-999") {
-			t.Fatalf("sent: %d %s", sent.Status, sent.Testid("staff-main").Text())
+		if sent.Status != http.StatusOK || sent.TestID("invite-invited").Text() != "1" || sent.TestID("invite-skipped").Text() != "1" ||
+			!strings.Contains(sent.TestID("invite-skip").Text(), "P-999") {
+			t.Fatalf("sent: %d %s", sent.Status, sent.TestID("staff-main").Text())
 		}
-		if sent.Testid("invitation-row").Length() != 1 || sent.Testid("invitation-key").Text() != engine.DemoUserKey ||
-			sent.Testid("invitation-state").AttrOr("data-state", "") != string(invitation.InvitationInvited) {
-			t.Fatalf("list: %s", sent.Testid("invitations-table").Text())
+		if sent.TestID("invitation-row").Length() != 1 || sent.TestID("invitation-key").Text() != engine.DemoUserKey ||
+			sent.TestID("invitation-state").AttrOr("data-state", "") != string(invitation.InvitationInvited) {
+			t.Fatalf("list: %s", sent.TestID("invitations-table").Text())
 		}
 		counts := map[string]string{}
-		sent.Testid("invitation-count").Each(func(_ int, s *goquery.Selection) {
+		sent.TestID("invitation-count").Each(func(_ int, s *goquery.Selection) {
 			counts[s.AttrOr("data-state", "")] = s.Find("span").Text()
 		})
 		if len(counts) != 7 || counts["invited"] != "1" || counts["paid"] != "0" || counts["revoked"] != "0" {
@@ -462,12 +462,12 @@ func TestStaffInvitationsSend(t *testing.T) {
 		// Again, everyone: the household holding a valid link is left out,
 		// the other linked households are invited.
 		again := env.Post(reg, "/staff/invitations/send", url.Values{"period": {period}, "whom": {"all"}, "days": {"10"}}, origin...)
-		if again.Status != http.StatusOK || !strings.Contains(again.Testid("invite-result").Text(), invitation.SkipAlreadyInvited) {
-			t.Fatalf("again: %s", again.Testid("invite-result").Text())
+		if again.Status != http.StatusOK || !strings.Contains(again.TestID("invite-result").Text(), invitation.SkipAlreadyInvited) {
+			t.Fatalf("again: %s", again.TestID("invite-result").Text())
 		}
 
-		revoke := sent.Testid("invitation-revoke").Closest("form").AttrOr("action", "")
-		if ask := env.Post(reg, revoke, url.Values{}, origin...); ask.Testid("staff-confirm").Length() != 1 {
+		revoke := sent.TestID("invitation-revoke").Closest("form").AttrOr("action", "")
+		if ask := env.Post(reg, revoke, url.Values{}, origin...); ask.TestID("staff-confirm").Length() != 1 {
 			t.Fatalf("revoke without asking: %d", ask.Status)
 		}
 		var inv invitation.Invitation
@@ -476,13 +476,13 @@ func TestStaffInvitationsSend(t *testing.T) {
 		}
 		handlertest.ExpectRedirect(t, env.Post(reg, revoke, url.Values{"confirmed": {"1"}}, origin...), "/staff/invitations?period="+period+"&done=invitation-revoked")
 		after := env.Get(reg, "/staff/invitations?period="+period+"&done=invitation-revoked")
-		demo := after.Testid("invitation-row").FilterFunction(func(_ int, s *goquery.Selection) bool {
+		demo := after.TestID("invitation-row").FilterFunction(func(_ int, s *goquery.Selection) bool {
 			return s.Find(`[data-testid="invitation-key"]`).Text() == engine.DemoUserKey
 		})
 		if demo.Find(`[data-testid="invitation-state"]`).AttrOr("data-state", "") != string(invitation.InvitationRevoked) ||
-			demo.Find(`[data-testid="invitation-revoke"]`).Length() != 0 || after.Testid("invitation-revoke").Length() != after.Testid("invitation-row").Length()-1 ||
-			env.AuditActions("invitation.revoke") != 1 || after.Testid("staff-flash").Length() != 1 {
-			t.Fatalf("after revoking: %s", after.Testid("invitations-table").Text())
+			demo.Find(`[data-testid="invitation-revoke"]`).Length() != 0 || after.TestID("invitation-revoke").Length() != after.TestID("invitation-row").Length()-1 ||
+			env.AuditActions("invitation.revoke") != 1 || after.TestID("staff-flash").Length() != 1 {
+			t.Fatalf("after revoking: %s", after.TestID("invitations-table").Text())
 		}
 		// Another organisation's invitation is not found.
 		if res := env.Post(reg, "/staff/invitations/99999/revoke", url.Values{"confirmed": {"1"}}, origin...); res.Status != http.StatusNotFound {
@@ -502,21 +502,21 @@ func TestStaffRunScheduledJob(t *testing.T) {
 		reg := env.MustStaffSignIn("registrar@example.org", "/staff")
 		admin := env.MustStaffSignIn("admin@example.org", "/staff")
 
-		if p := env.Get(reg, "/staff/jobs"); p.Status != http.StatusOK || p.Testid("job-run").Length() != 0 {
+		if p := env.Get(reg, "/staff/jobs"); p.Status != http.StatusOK || p.TestID("job-run").Length() != 0 {
 			t.Fatalf("registrar's jobs page offers a run: %d", p.Status)
 		}
 		if res := env.Post(reg, "/staff/jobs/run", url.Values{"kind": {engine.KindQueueReminders}}, "Origin", env.Server.URL); res.Status != http.StatusForbidden {
 			t.Fatalf("registrar's run: %d", res.Status)
 		}
 		p := env.Get(admin, "/staff/jobs")
-		form := p.Testid("job-run").Find("form")
-		if form.AttrOr("action", "") != "/staff/jobs/run" || p.Testid("job-run-kind").Find("option[value='"+engine.KindQueueReminders+"']").Length() != 1 {
-			t.Fatalf("admin's run form: %s", p.Testid("staff-main").Text())
+		form := p.TestID("job-run").Find("form")
+		if form.AttrOr("action", "") != "/staff/jobs/run" || p.TestID("job-run-kind").Find("option[value='"+engine.KindQueueReminders+"']").Length() != 1 {
+			t.Fatalf("admin's run form: %s", p.TestID("staff-main").Text())
 		}
 		res := env.Post(admin, "/staff/jobs/run", url.Values{"kind": {engine.KindQueueReminders}}, "Origin", env.Server.URL)
 		handlertest.ExpectRedirect(t, res, "/staff/jobs?done=job-run")
-		if after := env.Get(admin, res.Header.Get("Location")); after.Testid("staff-flash").Text() != views.StaffOpsText.JobRunQueued {
-			t.Fatalf("after the run: %s", after.Testid("staff-main").Text())
+		if after := env.Get(admin, res.Header.Get("Location")); after.TestID("staff-flash").Text() != views.StaffOpsText.JobRunQueued {
+			t.Fatalf("after the run: %s", after.TestID("staff-main").Text())
 		}
 		queued, err := jobs.List(ctx, db, 10, jobs.StateQueued)
 		if err != nil || len(queued) != 1 || queued[0].Kind != engine.KindQueueReminders {

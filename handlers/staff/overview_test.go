@@ -42,11 +42,11 @@ func TestStaffRegistrationsList(t *testing.T) {
 				t.Fatalf("%s: %d", query, p.Status)
 			}
 			var out []string
-			p.Testid("registration-number").Each(func(_ int, s *goquery.Selection) { out = append(out, strings.TrimSpace(s.Text())) })
+			p.TestID("registration-number").Each(func(_ int, s *goquery.Selection) { out = append(out, strings.TrimSpace(s.Text())) })
 			return out
 		}
 		list := env.Get(tr, "/staff/registrations")
-		rows := list.Testid("registration-row")
+		rows := list.TestID("registration-row")
 		if rows.Length() != 2 {
 			t.Fatalf("%d rows", rows.Length())
 		}
@@ -81,10 +81,10 @@ func TestStaffRegistrationsList(t *testing.T) {
 			}
 		}
 		sorted := env.Get(tr, "/staff/registrations?sort=owed")
-		if th := sorted.Testid("sort-owed"); th.AttrOr("aria-sort", "") != "descending" || th.Find("a").AttrOr("href", "") != "/staff/registrations?sort=owed-asc" {
+		if th := sorted.TestID("sort-owed"); th.AttrOr("aria-sort", "") != "descending" || th.Find("a").AttrOr("href", "") != "/staff/registrations?sort=owed-asc" {
 			t.Errorf("owed header when sorted by it: aria-sort %q, link %q", th.AttrOr("aria-sort", ""), th.Find("a").AttrOr("href", ""))
 		}
-		if th := sorted.Testid("sort-days"); th.AttrOr("aria-sort", "") != "none" || th.Find("a").AttrOr("href", "") != "/staff/registrations?sort=unpaid" {
+		if th := sorted.TestID("sort-days"); th.AttrOr("aria-sort", "") != "none" || th.Find("a").AttrOr("href", "") != "/staff/registrations?sort=unpaid" {
 			t.Errorf("days header: aria-sort %q, link %q", th.AttrOr("aria-sort", ""), th.Find("a").AttrOr("href", ""))
 		}
 		if v := sorted.Doc.Find(`[data-testid=registrations-filter] input[name=sort]`).AttrOr("value", ""); v != "owed" {
@@ -97,18 +97,18 @@ func TestStaffRegistrationsList(t *testing.T) {
 		// A part arrived: the rest is owed.
 		handlertest.ExpectRedirect(t, env.Post(tr, "/staff/registrations/"+demoID+"/capture", url.Values{"amount": {"1.00"},
 			"booked": {clock.Now().UTC().Format(time.DateOnly)}}, "Origin", env.Server.URL), "/staff/registrations/"+demoID+"?done=captured-partial")
-		if got := env.Get(tr, "/staff/registrations?sort=owed").Testid("registration-owed").First().Text(); got != "EUR "+engine.FormatAmount(order.TotalMinor-100) {
+		if got := env.Get(tr, "/staff/registrations?sort=owed").TestID("registration-owed").First().Text(); got != "EUR "+engine.FormatAmount(order.TotalMinor-100) {
 			t.Errorf("owed after a part %q", got)
 		}
 
 		// In German: money and dates as the member pages write them.
 		handlertest.ExpectRedirect(t, env.Get(tr, "/staff/registrations?lang=de"), "/staff/registrations")
 		de := env.Get(tr, "/staff/registrations")
-		if got := de.Testid("registration-owed").First().Text(); got != "10,00\u00a0EUR" {
+		if got := de.TestID("registration-owed").First().Text(); got != "10,00\u00a0EUR" {
 			t.Errorf("German owed %q", got)
 		}
 		month := []string{"Januar", "Februar", "März", "April", "Mai", "Juni", "Juli", "August", "September", "Oktober", "November", "Dezember"}[clock.Now().UTC().Month()-1]
-		if got := de.Testid("registration-row").First().Find("td").Last().Text(); !strings.Contains(got, month) {
+		if got := de.TestID("registration-row").First().Find("td").Last().Text(); !strings.Contains(got, month) {
 			t.Errorf("German date %q, want the month %s", got, month)
 		}
 	})
@@ -125,37 +125,37 @@ func TestStaffOverviewFigures(t *testing.T) {
 		env.AddStaff("viewer@example.org", staff.RoleViewer)
 		tr := env.MustStaffSignIn("treasurer@example.org", "/staff")
 		ov := env.Get(tr, "/staff")
-		total := ov.Testid("overview-member-total")
+		total := ov.TestID("overview-member-total")
 		if a, p := total.Find(`[data-testid=members-active]`).Text(), total.Find(`[data-testid=members-pending]`).Text(); a != "1" || p != "2" {
 			// Jamie's membership is paid (the seed); Alex's and Robin's wait.
 			t.Errorf("members: %s active, %s awaiting payment; want 1 and 2", a, p)
 		}
-		if ov.Testid("overview-member").Length() != 2 || ov.Testid("overview-age").Length() != len(staff.AgeGroups) {
-			t.Errorf("%d type rows, %d age rows", ov.Testid("overview-member").Length(), ov.Testid("overview-age").Length())
+		if ov.TestID("overview-member").Length() != 2 || ov.TestID("overview-age").Length() != len(staff.AgeGroups) {
+			t.Errorf("%d type rows, %d age rows", ov.TestID("overview-member").Length(), ov.TestID("overview-age").Length())
 		}
-		if got := ov.Testid("overview-chart-scale").Text(); got != "Scale: 0 to 1 a day" {
+		if got := ov.TestID("overview-chart-scale").Text(); got != "Scale: 0 to 1 a day" {
 			t.Errorf("scale %q", got)
 		}
-		days := ov.Testid("overview-day")
+		days := ov.TestID("overview-day")
 		if days.Length() != 1 || days.Find(`[data-testid=overview-day-registrations]`).Text() != "1" ||
 			!strings.Contains(days.Find("th").Text(), clock.Now().UTC().Format("2 January 2006")) {
 			t.Errorf("busy days: %s", days.Text())
 		}
-		if href := ov.Testid("overview-open-payments").Find("a").AttrOr("href", ""); !strings.HasPrefix(href, "/staff/open-payments?period=") {
+		if href := ov.TestID("overview-open-payments").Find("a").AttrOr("href", ""); !strings.HasPrefix(href, "/staff/open-payments?period=") {
 			t.Errorf("open payments link %q", href)
 		}
-		if ov.Testid("overview-open-payments").Text() != views.StaffListText.AwaitingLink {
-			t.Errorf("open payments link text %q", ov.Testid("overview-open-payments").Text())
+		if ov.TestID("overview-open-payments").Text() != views.StaffListText.AwaitingLink {
+			t.Errorf("open payments link text %q", ov.TestID("overview-open-payments").Text())
 		}
 		// The compact menu names the current page.
-		if got := strings.TrimSpace(ov.Testid("staff-nav-toggle").Text()); !strings.Contains(got, "Menu: Overview") {
+		if got := strings.TrimSpace(ov.TestID("staff-nav-toggle").Text()); !strings.Contains(got, "Menu: Overview") {
 			t.Errorf("menu %q", got)
 		}
 		viewer := env.MustStaffSignIn("viewer@example.org", "/staff")
-		if p := env.Get(viewer, "/staff"); p.Testid("overview-open-payments").Length() != 0 {
+		if p := env.Get(viewer, "/staff"); p.TestID("overview-open-payments").Length() != 0 {
 			t.Error("a viewer is led to the open payments")
 		}
-		if ov.Testid("overview-books").Length() != 0 {
+		if ov.TestID("overview-books").Length() != 0 {
 			t.Error("sound books, yet the overview shows the books check")
 		}
 		// Last night's books check found an order marked paid by hand:
@@ -167,11 +167,11 @@ func TestStaffOverviewFigures(t *testing.T) {
 			t.Fatal(err)
 		}
 		ov = env.Get(tr, "/staff")
-		if got := ov.Testid("overview-books").Text(); !strings.Contains(got, "rules broken: 2") ||
-			!strings.Contains(ov.Testid("overview-books-findings").Text(), "none of its payments succeeded") {
-			t.Errorf("the books check on the overview: %q / %q", got, ov.Testid("overview-books-findings").Text())
+		if got := ov.TestID("overview-books").Text(); !strings.Contains(got, "rules broken: 2") ||
+			!strings.Contains(ov.TestID("overview-books-findings").Text(), "none of its payments succeeded") {
+			t.Errorf("the books check on the overview: %q / %q", got, ov.TestID("overview-books-findings").Text())
 		}
-		if p := env.Get(viewer, "/staff"); p.Testid("overview-books").Length() != 0 {
+		if p := env.Get(viewer, "/staff"); p.TestID("overview-books").Length() != 0 {
 			t.Error("a viewer sees the books check")
 		}
 	})

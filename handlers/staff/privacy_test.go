@@ -47,8 +47,8 @@ func TestStaffRegistrationConsentsAndAccessLog(t *testing.T) {
 		if e.Actor != "viewer@example.org" || e.Kind != privacy.AccessRegistration || e.RecordID != id || e.UserKey == nil || *e.UserKey != engine.DemoUserKey {
 			t.Fatalf("access entry %+v", e)
 		}
-		if p.Testid("consent-row").Length() == 0 || !strings.Contains(p.Testid("detail-consents").Text(), "I accept the club rules and the privacy notice") {
-			t.Fatalf("consents on the page: %s", p.Testid("detail-consents").Text())
+		if p.TestID("consent-row").Length() == 0 || !strings.Contains(p.TestID("detail-consents").Text(), "I accept the club rules and the privacy notice") {
+			t.Fatalf("consents on the page: %s", p.TestID("detail-consents").Text())
 		}
 
 		// The access log page: administrators only.
@@ -60,22 +60,22 @@ func TestStaffRegistrationConsentsAndAccessLog(t *testing.T) {
 		handlertest.ExpectRedirect(t, env.Get(member, "/staff/access-log"), "/staff/login?rd=%2Fstaff%2Faccess-log")
 		env.Get(admin, "/staff/registrations/"+id)
 		all := env.Get(admin, "/staff/access-log")
-		if all.Status != http.StatusOK || all.Testid("access-row").Length() != 2 {
-			t.Fatalf("access log: %d, %d rows", all.Status, all.Testid("access-row").Length())
+		if all.Status != http.StatusOK || all.TestID("access-row").Length() != 2 {
+			t.Fatalf("access log: %d, %d rows", all.Status, all.TestID("access-row").Length())
 		}
 		mine := env.Get(admin, "/staff/access-log?"+url.Values{"actor": {"viewer@example.org"}}.Encode())
-		if mine.Testid("access-row").Length() != 1 || !strings.Contains(mine.Testid("access-table").Text(), "viewer@example.org") {
-			t.Fatalf("filtered by staff member: %s", mine.Testid("access-table").Text())
+		if mine.TestID("access-row").Length() != 1 || !strings.Contains(mine.TestID("access-table").Text(), "viewer@example.org") {
+			t.Fatalf("filtered by staff member: %s", mine.TestID("access-table").Text())
 		}
 		none := env.Get(admin, "/staff/access-log?"+url.Values{"kind": {"registration"}, "record": {"999999"}}.Encode())
-		if none.Testid("access-empty").Length() != 1 {
-			t.Fatalf("filtered by another record: %d rows", none.Testid("access-row").Length())
+		if none.TestID("access-empty").Length() != 1 {
+			t.Fatalf("filtered by another record: %d rows", none.TestID("access-row").Length())
 		}
-		if all.Testid("access-row").First().Find("a").AttrOr("href", "") != "/staff/registrations/"+id {
+		if all.TestID("access-row").First().Find("a").AttrOr("href", "") != "/staff/registrations/"+id {
 			t.Fatalf("the entry does not link its registration")
 		}
-		if !strings.Contains(all.Testid("access-row").First().Text(), views.StaffPrivacyText.AccessRegistration) {
-			t.Fatalf("the entry does not name its kind: %s", all.Testid("access-row").First().Text())
+		if !strings.Contains(all.TestID("access-row").First().Text(), views.StaffPrivacyText.AccessRegistration) {
+			t.Fatalf("the entry does not name its kind: %s", all.TestID("access-row").First().Text())
 		}
 	})
 }
@@ -92,18 +92,18 @@ func TestStaffSetupRetention(t *testing.T) {
 		origin := []string{"Origin", env.Server.URL}
 		p := env.Get(admin, "/staff/setup/data-protection")
 		if p.Doc.Find(`#ret-persons`).AttrOr("value", "") != "3" || p.Doc.Find(`#ret-messages`).AttrOr("value", "") != "90" {
-			t.Fatalf("retention form: %s", p.Testid("retention-form").Text())
+			t.Fatalf("retention form: %s", p.TestID("retention-form").Text())
 		}
 		form := url.Values{"personSeasons": {"two"}, "answerMonths": {"12"}, "messageDays": {"90"}, "accessLogDays": {"730"}}
 		res := env.Post(admin, "/staff/setup/retention", form, origin...)
-		if res.Status != http.StatusUnprocessableEntity || res.Testid("error-ret-persons").Text() != views.StaffPrivacyText.NotANumber {
-			t.Fatalf("not a number: %d %s", res.Status, res.Testid("retention-form").Text())
+		if res.Status != http.StatusUnprocessableEntity || res.TestID("error-ret-persons").Text() != views.StaffPrivacyText.NotANumber {
+			t.Fatalf("not a number: %d %s", res.Status, res.TestID("retention-form").Text())
 		}
 		form.Set("personSeasons", "2")
 		form.Set("accessLogDays", "5")
 		res = env.Post(admin, "/staff/setup/retention", form, origin...)
-		if res.Status != http.StatusUnprocessableEntity || !strings.Contains(res.Testid("error-ret-access-log").Text(), "30 to 3650") {
-			t.Fatalf("out of bounds: %d %s", res.Status, res.Testid("retention-form").Text())
+		if res.Status != http.StatusUnprocessableEntity || !strings.Contains(res.TestID("error-ret-access-log").Text(), "30 to 3650") {
+			t.Fatalf("out of bounds: %d %s", res.Status, res.TestID("retention-form").Text())
 		}
 		if r, _ := env.Engine.RetentionSettings(ctx, 1); r != engine.DefaultRetentionSettings() || env.AuditActions("retention_settings.update") != 0 {
 			t.Fatalf("a refused change was stored: %+v", r)

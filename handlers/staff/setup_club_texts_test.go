@@ -104,18 +104,18 @@ func TestStaffSetupTypeNamesPerLanguage(t *testing.T) {
 		edit := env.Get(admin, "/staff/setup/memberships?edit_type=1")
 		if edit.Doc.Find("#type-name-de").AttrOr("value", "") != "Erwachsene" || edit.Doc.Find("#type-name-fr").AttrOr("value", "") != "Adulte" ||
 			edit.Doc.Find("#type-name-en").Length() != 0 {
-			t.Fatalf("edit form: %s", edit.Testid("type-form").Text())
+			t.Fatalf("edit form: %s", edit.TestID("type-form").Text())
 		}
 		// In German, the price rules and the calculator's lines are German.
 		calc := env.Get(admin, "/staff/setup/memberships?calc_period=1&calc_type=1&calc_member=NEW", "Accept-Language", "de")
-		if total := calc.Testid("calc-total").Text(); total == "" || !strings.Contains(string(calc.Body), "Mitgliedschaft Erwachsene – Person 1") ||
-			strings.Contains(calc.Testid("calc-result").Text()+calc.Testid("rules-table").Text(), "Adult membership") {
-			t.Fatalf("German calculator (%q):\n%s", total, calc.Testid("calc-result").Text())
+		if total := calc.TestID("calc-total").Text(); total == "" || !strings.Contains(string(calc.Body), "Mitgliedschaft Erwachsene – Person 1") ||
+			strings.Contains(calc.TestID("calc-result").Text()+calc.TestID("rules-table").Text(), "Adult membership") {
+			t.Fatalf("German calculator (%q):\n%s", total, calc.TestID("calc-result").Text())
 		}
 		bad := env.Post(admin, "/staff/setup/types", url.Values{"code": {"GUEST"}, "name": {"Guest"}, "nameTexts.de": {"Gast"}, "nameTexts.fr": {""}}, origin...)
-		if bad.Status != http.StatusUnprocessableEntity || !strings.Contains(bad.Testid("error-type-name-fr").Text(), "fr") ||
+		if bad.Status != http.StatusUnprocessableEntity || !strings.Contains(bad.TestID("error-type-name-fr").Text(), "fr") ||
 			bad.Doc.Find("#type-name-de").AttrOr("value", "") != "Gast" {
-			t.Fatalf("a missing French name: %d %s", bad.Status, bad.Testid("type-form").Text())
+			t.Fatalf("a missing French name: %d %s", bad.Status, bad.TestID("type-form").Text())
 		}
 		types, _ := organisation.Of(env.Engine).MembershipTypes(t.Context(), 1)
 		if len(types) != 2 {
@@ -143,7 +143,7 @@ func TestStaffMoneyAndStatesInGerman(t *testing.T) {
 		c := env.MustStaffSignIn("treasurer@example.org", "/staff/registrations")
 		de := []string{"Accept-Language", "de"}
 		list := env.Get(c, "/staff/registrations", de...)
-		detailURL := list.Testid("registration-row").Find(`[data-testid=registration-link]`).AttrOr("href", "")
+		detailURL := list.TestID("registration-row").Find(`[data-testid=registration-link]`).AttrOr("href", "")
 		var order engine.Order
 		if err := db.NewSelect().Model(&order).Where("status = ?", engine.OrderUnpaid).Limit(1).Scan(t.Context()); err != nil {
 			t.Fatal(err)
@@ -153,10 +153,10 @@ func TestStaffMoneyAndStatesInGerman(t *testing.T) {
 		if d.Doc.Find("html").AttrOr("lang", "") != "de" {
 			t.Fatalf("detail not German: %s", d.Body)
 		}
-		if got := d.Testid("order-status").Text(); got != "unbezahlt" {
+		if got := d.TestID("order-status").Text(); got != "unbezahlt" {
 			t.Errorf("order status %q, want unbezahlt", got)
 		}
-		if got := d.Testid("person-membership").First().Text(); !strings.Contains(got, "Zahlung ausstehend") || !strings.Contains(got, "Erwachsene") {
+		if got := d.TestID("person-membership").First().Text(); !strings.Contains(got, "Zahlung ausstehend") || !strings.Contains(got, "Erwachsene") {
 			t.Errorf("membership %q lacks the German status or type name", got)
 		}
 		if body := string(d.Body); !strings.Contains(body, money) || strings.Contains(body, "EUR "+strings.ReplaceAll(money[:len(money)-len("\u00a0EUR")], ",", ".")) {

@@ -35,8 +35,8 @@ func TestStaffSetupPaymentMethods(t *testing.T) {
 		}
 
 		p := env.Get(admin, "/staff/setup/payments")
-		section := p.Testid("payment-methods-section")
-		if section.Length() != 1 || !p.Testid("pm-method-bank_transfer").Is("[checked]") || p.Testid("pm-method-direct_debit").Is("[checked]") ||
+		section := p.TestID("payment-methods-section")
+		if section.Length() != 1 || !p.TestID("pm-method-bank_transfer").Is("[checked]") || p.TestID("pm-method-direct_debit").Is("[checked]") ||
 			p.Doc.Find("#pm-default option[selected]").AttrOr("value", "") != "bank_transfer" || p.Doc.Find("#pm-prenotification").AttrOr("value", "") != "14" ||
 			p.Doc.Find("#pm-collection-day").AttrOr("value", "x") != "" || p.Doc.Find("#pm-return-fee").AttrOr("value", "x") != "" {
 			t.Fatalf("payment methods section:\n%s", section.Text())
@@ -45,11 +45,11 @@ func TestStaffSetupPaymentMethods(t *testing.T) {
 			"debitCreditorId": {"DE97ZZZ09999999999"}, "debitPrenotificationDays": {"5"}, "debitFileVersion": {"pain.008.001.02"},
 			"debitCollectionDay": {"31"}, "debitReturnFee": {"3,50"}}
 		bad := env.Post(admin, "/staff/setup/payment-methods", form, origin...)
-		if bad.Status != http.StatusUnprocessableEntity || bad.Testid("error-pm-creditor-id").Length() != 1 ||
-			bad.Doc.Find("#pm-creditor-id").AttrOr("value", "") != "DE97ZZZ09999999999" || !bad.Testid("pm-method-direct_debit").Is("[checked]") ||
-			bad.Testid("error-pm-collection-day").Length() != 1 || bad.Doc.Find("#pm-collection-day").AttrOr("value", "") != "31" ||
-			bad.Testid("error-pm-return-fee").Length() != 1 || bad.Doc.Find("#pm-return-fee").AttrOr("value", "") != "3,50" {
-			t.Fatalf("invalid creditor identifier: %d\n%s", bad.Status, bad.Testid("payment-methods-section").Text())
+		if bad.Status != http.StatusUnprocessableEntity || bad.TestID("error-pm-creditor-id").Length() != 1 ||
+			bad.Doc.Find("#pm-creditor-id").AttrOr("value", "") != "DE97ZZZ09999999999" || !bad.TestID("pm-method-direct_debit").Is("[checked]") ||
+			bad.TestID("error-pm-collection-day").Length() != 1 || bad.Doc.Find("#pm-collection-day").AttrOr("value", "") != "31" ||
+			bad.TestID("error-pm-return-fee").Length() != 1 || bad.Doc.Find("#pm-return-fee").AttrOr("value", "") != "3,50" {
+			t.Fatalf("invalid creditor identifier: %d\n%s", bad.Status, bad.TestID("payment-methods-section").Text())
 		}
 		if v, _ := settings.Of(env.Engine).PaymentSettings(ctx, 1); len(v.Methods) != 1 || v.DebitCreditorID != "" || env.AuditActions("payment_settings.update") != 0 {
 			t.Fatalf("a refused change was stored: %+v", v)
@@ -70,7 +70,7 @@ func TestStaffSetupPaymentMethods(t *testing.T) {
 			t.Fatalf("stored %+v", v)
 		}
 		if p := env.Get(admin, "/staff/setup/payments"); p.Doc.Find("#pm-collection-day").AttrOr("value", "") != "15" || p.Doc.Find("#pm-return-fee").AttrOr("value", "") != "3.50" {
-			t.Fatalf("the stored collection day and fee are not shown:\n%s", p.Testid("payment-methods-section").Text())
+			t.Fatalf("the stored collection day and fee are not shown:\n%s", p.TestID("payment-methods-section").Text())
 		}
 		rows := env.AuditRows("payment_settings.update")
 		if len(rows) != 2 || !strings.Contains(rows[0].AfterJSON, "DE98ZZZ09999999999") {

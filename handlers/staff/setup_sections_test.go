@@ -32,28 +32,28 @@ func TestStaffSetupSections(t *testing.T) {
 		admin := env.MustStaffSignIn("admin@example.org", "/staff")
 
 		index := env.Get(admin, "/staff/setup")
-		if index.Status != http.StatusOK || index.Testid("setup-section-list").Find("li").Length() != len(setupSections) {
-			t.Fatalf("section list: %d %s", index.Status, index.Testid("staff-main").Text())
+		if index.Status != http.StatusOK || index.TestID("setup-section-list").Find("li").Length() != len(setupSections) {
+			t.Fatalf("section list: %d %s", index.Status, index.TestID("staff-main").Text())
 		}
 		for _, sec := range setupSections {
-			href := index.Testid("setup-link-"+sec.slug).AttrOr("href", "")
+			href := index.TestID("setup-link-"+sec.slug).AttrOr("href", "")
 			if href != "/staff/setup/"+sec.slug {
 				t.Errorf("link to %s: %q", sec.slug, href)
 			}
 			p := env.Get(admin, href)
-			if p.Status != http.StatusOK || p.Testid("setup-section-"+sec.slug).Length() != 1 || p.Testid(sec.form).Length() != 1 {
-				t.Fatalf("section %s: %d %s", sec.slug, p.Status, p.Testid("staff-main").Text())
+			if p.Status != http.StatusOK || p.TestID("setup-section-"+sec.slug).Length() != 1 || p.TestID(sec.form).Length() != 1 {
+				t.Fatalf("section %s: %d %s", sec.slug, p.Status, p.TestID("staff-main").Text())
 			}
-			if cur := p.Testid("setup-sections").Find(`[aria-current=page]`); cur.Length() != 1 || cur.AttrOr("href", "") != href {
+			if cur := p.TestID("setup-sections").Find(`[aria-current=page]`); cur.Length() != 1 || cur.AttrOr("href", "") != href {
 				t.Errorf("section %s: the navigation marks %q", sec.slug, cur.AttrOr("href", ""))
 			}
 			for _, other := range setupSections {
-				if other.slug != sec.slug && p.Testid(other.form).Length() != 0 {
+				if other.slug != sec.slug && p.TestID(other.form).Length() != 0 {
 					t.Errorf("section %s also shows %s", sec.slug, other.form)
 				}
 			}
-			if p.Testid("setup-sections").Find("a").Length() != len(setupSections) {
-				t.Errorf("section %s: the navigation has %d links", sec.slug, p.Testid("setup-sections").Find("a").Length())
+			if p.TestID("setup-sections").Find("a").Length() != len(setupSections) {
+				t.Errorf("section %s: the navigation has %d links", sec.slug, p.TestID("setup-sections").Find("a").Length())
 			}
 		}
 		if p := env.Get(admin, "/staff/setup/nope"); p.Status != http.StatusNotFound {
@@ -62,9 +62,9 @@ func TestStaffSetupSections(t *testing.T) {
 		// The staff table has no column of Disable buttons of its own: each
 		// is in the role's cell.
 		staff := env.Get(admin, "/staff/setup/staff")
-		if staff.Testid("staff-table").Find("thead th").Length() != 3 ||
+		if staff.TestID("staff-table").Find("thead th").Length() != 3 ||
 			staff.Doc.Find(`[data-testid=staff-row] td:nth-child(3) [data-testid=staff-disable]`).Length() != 1 {
-			t.Errorf("staff table: %s", staff.Testid("staff-table").Text())
+			t.Errorf("staff table: %s", staff.TestID("staff-table").Text())
 		}
 	})
 }
@@ -80,15 +80,15 @@ func TestStaffSetupAPIKeys(t *testing.T) {
 		admin := env.MustStaffSignIn("admin@example.org", "/staff")
 		origin := []string{"Origin", env.Server.URL}
 
-		if p := env.Get(admin, "/staff/setup/api-keys"); p.Testid("api-keys-empty").Length() != 1 {
-			t.Fatalf("no keys yet: %s", p.Testid("staff-main").Text())
+		if p := env.Get(admin, "/staff/setup/api-keys"); p.TestID("api-keys-empty").Length() != 1 {
+			t.Fatalf("no keys yet: %s", p.TestID("staff-main").Text())
 		}
 		bad := env.Post(admin, "/staff/setup/api-keys", url.Values{"name": {" "}, "scope": {"write"}}, origin...)
-		if bad.Status != http.StatusUnprocessableEntity || bad.Testid("error-api-key-name").Length() != 1 {
-			t.Fatalf("a key without a name: %d %s", bad.Status, bad.Testid("api-key-form").Text())
+		if bad.Status != http.StatusUnprocessableEntity || bad.TestID("error-api-key-name").Length() != 1 {
+			t.Fatalf("a key without a name: %d %s", bad.Status, bad.TestID("api-key-form").Text())
 		}
 		made := env.Post(admin, "/staff/setup/api-keys", url.Values{"name": {"Accounting"}, "scope": {"read"}}, origin...)
-		key := made.Testid("api-key-value").Text()
+		key := made.TestID("api-key-value").Text()
 		if made.Status != http.StatusOK || !strings.HasPrefix(key, organisation.APIKeyPrefix) || made.Header.Get("Cache-Control") != "no-store" {
 			t.Fatalf("new key: %d %q", made.Status, key)
 		}
@@ -98,10 +98,10 @@ func TestStaffSetupAPIKeys(t *testing.T) {
 		list := env.Get(admin, "/staff/setup/api-keys")
 		row := list.Doc.Find(`[data-testid=api-key-row][data-name=Accounting]`)
 		if row.Length() != 1 || strings.Contains(string(list.Body), key) {
-			t.Fatalf("the list shows the key or lacks it: %s", list.Testid("api-keys-table").Text())
+			t.Fatalf("the list shows the key or lacks it: %s", list.TestID("api-keys-table").Text())
 		}
 		revoke := row.Find(`form`).AttrOr("action", "")
-		if ask := env.Post(admin, revoke, url.Values{}, origin...); ask.Status != http.StatusOK || ask.Testid("staff-confirm").Length() != 1 {
+		if ask := env.Post(admin, revoke, url.Values{}, origin...); ask.Status != http.StatusOK || ask.TestID("staff-confirm").Length() != 1 {
 			t.Fatalf("revoking without confirmation: %d", ask.Status)
 		}
 		handlertest.ExpectRedirect(t, env.Post(admin, revoke, url.Values{"confirmed": {"1"}}, origin...), "/staff/setup/api-keys?done=api-key-revoked")
@@ -109,7 +109,7 @@ func TestStaffSetupAPIKeys(t *testing.T) {
 			t.Fatalf("a revoked key on the admin API: %d", res.Status)
 		}
 		if p := env.Get(admin, "/staff/setup/api-keys"); p.Doc.Find(`[data-testid=api-key-row][data-name=Accounting] [data-testid=api-key-revoked]`).Length() != 1 {
-			t.Fatalf("revoked key: %s", p.Testid("api-keys-table").Text())
+			t.Fatalf("revoked key: %s", p.TestID("api-keys-table").Text())
 		}
 		if env.AuditActions("api_key.create") != 1 || env.AuditActions("api_key.revoke") != 1 {
 			t.Errorf("audit: %d create, %d revoke", env.AuditActions("api_key.create"), env.AuditActions("api_key.revoke"))
@@ -132,7 +132,7 @@ func TestStaffSetupPeriodTexts(t *testing.T) {
 
 		p := env.Get(admin, "/staff/setup/memberships")
 		if got := p.Doc.Find("#texts-1-rules-admin-fee-labelTexts-de").AttrOr("value", ""); got != "Bearbeitungsgebühr" {
-			t.Fatalf("admin fee in German: %q\n%s", got, p.Testid("period-texts").First().Text())
+			t.Fatalf("admin fee in German: %q\n%s", got, p.TestID("period-texts").First().Text())
 		}
 		form := url.Values{}
 		p.Doc.Find(`[data-testid=period-texts][data-period="1"] input`).Each(func(_ int, in *goquery.Selection) {
@@ -141,9 +141,9 @@ func TestStaffSetupPeriodTexts(t *testing.T) {
 		form.Set("rules.admin-fee.labelTexts.de", "Verwaltungsbeitrag")
 		form.Set("rules.admin-fee.labelTexts.fr", "")
 		bad := env.Post(admin, "/staff/setup/periods/1/texts", form, origin...)
-		if bad.Status != http.StatusUnprocessableEntity || !strings.Contains(bad.Testid("error-texts-1-rules-admin-fee-labelTexts-fr").Text(), "fr") ||
+		if bad.Status != http.StatusUnprocessableEntity || !strings.Contains(bad.TestID("error-texts-1-rules-admin-fee-labelTexts-fr").Text(), "fr") ||
 			bad.Doc.Find("#texts-1-rules-admin-fee-labelTexts-de").AttrOr("value", "") != "Verwaltungsbeitrag" {
-			t.Fatalf("a missing French label: %d %s", bad.Status, bad.Testid("setup-problem").Text())
+			t.Fatalf("a missing French label: %d %s", bad.Status, bad.TestID("setup-problem").Text())
 		}
 		rules, _ := organisation.Of(env.Engine).PriceRules(t.Context(), 1, 1)
 		for _, r := range rules {
@@ -172,7 +172,7 @@ func TestStaffSetupPeriodTexts(t *testing.T) {
 			review := env.Get(c, "/membership/register/1/review")
 			if review.Doc.Find("html").AttrOr("lang", "") != lang || !strings.Contains(string(review.Body), want) ||
 				strings.Contains(string(review.Body), "Administration fee") {
-				t.Errorf("review in %s lacks %q: %d %s", lang, want, review.Status, review.Testid("order-lines").Text())
+				t.Errorf("review in %s lacks %q: %d %s", lang, want, review.Status, review.TestID("order-lines").Text())
 			}
 		}
 
@@ -183,13 +183,13 @@ func TestStaffSetupPeriodTexts(t *testing.T) {
 			"/staff/setup/languages?done=languages-saved")
 		only := url.Values{"name": {"Season one"}, "rules.late-fee.label": {"Late registration"}, "rules.late-fee.labelTexts.de": {"Nachmeldung"}}
 		handlertest.ExpectRedirect(t, env.Post(admin, "/staff/setup/periods/1/texts", only, origin...), "/staff/setup/memberships?done=texts-saved")
-		if p := env.Get(admin, "/staff/setup/languages"); p.Testid("texts-todo").Length() != 0 {
-			t.Fatalf("to-do before French is offered: %s", p.Testid("texts-todo").Text())
+		if p := env.Get(admin, "/staff/setup/languages"); p.TestID("texts-todo").Length() != 0 {
+			t.Fatalf("to-do before French is offered: %s", p.TestID("texts-todo").Text())
 		}
 		handlertest.ExpectRedirect(t, env.Post(admin, "/staff/setup/languages", url.Values{"enabledLanguages": {"en", "de", "fr"}, "defaultLanguage": {"en"}}, origin...),
 			"/staff/setup/languages?done=languages-saved")
 		for _, sec := range []string{"languages", "memberships"} {
-			todo := env.Get(admin, "/staff/setup/"+sec).Testid("texts-todo")
+			todo := env.Get(admin, "/staff/setup/"+sec).TestID("texts-todo")
 			if !strings.Contains(todo.Text(), "Late registration") || !strings.Contains(todo.Text(), "Français") {
 				t.Errorf("%s section: to-do %q", sec, todo.Text())
 			}
@@ -217,7 +217,7 @@ func TestStaffSetupPriceRulesInWords(t *testing.T) {
 		} {
 			handlertest.ExpectRedirect(t, env.Get(admin, "/staff/setup/memberships?lang="+c.lang), "/staff/setup/memberships")
 			p := env.Get(admin, "/staff/setup/memberships")
-			rows := p.Testid("rule-row")
+			rows := p.TestID("rule-row")
 			if p.Status != http.StatusOK || rows.Length() < len(c.want) {
 				t.Fatalf("%s: %d, %d rules", c.lang, p.Status, rows.Length())
 			}

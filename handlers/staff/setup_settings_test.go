@@ -34,15 +34,15 @@ func TestStaffSetupLanguages(t *testing.T) {
 		p := env.Get(admin, "/staff/setup/languages")
 		if p.Doc.Find(`[data-testid=languages-form] input[name=enabledLanguages][checked]`).Length() != 3 ||
 			p.Doc.Find(`#languages-default option[selected]`).AttrOr("value", "") != "en" {
-			t.Fatalf("languages form: %s", p.Testid("languages-form").Text())
+			t.Fatalf("languages form: %s", p.TestID("languages-form").Text())
 		}
 		bad := env.Post(admin, "/staff/setup/languages", url.Values{"enabledLanguages": {"de", "fr"}, "defaultLanguage": {"en"}}, origin...)
-		if bad.Status != http.StatusUnprocessableEntity || !strings.Contains(bad.Testid("error-languages-default").Text(), "enabled languages (de, fr)") ||
-			bad.Testid("language-en").Is("[checked]") || !bad.Testid("language-fr").Is("[checked]") {
-			t.Fatalf("a default not enabled: %d %s", bad.Status, bad.Testid("languages-form").Text())
+		if bad.Status != http.StatusUnprocessableEntity || !strings.Contains(bad.TestID("error-languages-default").Text(), "enabled languages (de, fr)") ||
+			bad.TestID("language-en").Is("[checked]") || !bad.TestID("language-fr").Is("[checked]") {
+			t.Fatalf("a default not enabled: %d %s", bad.Status, bad.TestID("languages-form").Text())
 		}
 		none := env.Post(admin, "/staff/setup/languages", url.Values{"defaultLanguage": {"en"}}, origin...)
-		if none.Status != http.StatusUnprocessableEntity || none.Testid("error-languages-enabled").Length() != 1 {
+		if none.Status != http.StatusUnprocessableEntity || none.TestID("error-languages-enabled").Length() != 1 {
 			t.Fatalf("no language: %d", none.Status)
 		}
 		if o, _ := env.Engine.Organisation(ctx, 1); len(o.EnabledLanguageList()) != 3 || o.DefaultLanguage != "en" || env.AuditActions("organisation.update") != 0 {
@@ -59,8 +59,8 @@ func TestStaffSetupLanguages(t *testing.T) {
 		}
 		// The member pages offer the languages chosen.
 		member := env.Get(env.NewClient(), "/")
-		if member.Testid("lang-de").Length() != 1 || member.Testid("lang-fr").Length() != 0 {
-			t.Errorf("member language switcher: %s", member.Testid("language-switcher").Text())
+		if member.TestID("lang-de").Length() != 1 || member.TestID("lang-fr").Length() != 0 {
+			t.Errorf("member language switcher: %s", member.TestID("language-switcher").Text())
 		}
 	})
 }
@@ -80,9 +80,9 @@ func TestStaffSetupTimeZone(t *testing.T) {
 		}
 		form := url.Values{"name": {"TV Demo 1848 e.V."}, "contactEmail": {""}, "logoUrl": {""}, "accentColour": {""}, "timeZone": {"Mars/Olympus"}}
 		bad := env.Post(admin, "/staff/setup/organisation", form, origin...)
-		if bad.Status != http.StatusUnprocessableEntity || bad.Testid("error-org-timezone").Length() != 1 ||
+		if bad.Status != http.StatusUnprocessableEntity || bad.TestID("error-org-timezone").Length() != 1 ||
 			bad.Doc.Find(`#org-timezone`).AttrOr("aria-invalid", "") != "true" {
-			t.Fatalf("an unknown zone: %d %s", bad.Status, bad.Testid("org-form").Text())
+			t.Fatalf("an unknown zone: %d %s", bad.Status, bad.TestID("org-form").Text())
 		}
 		form.Set("timeZone", "Europe/Zurich")
 		handlertest.ExpectRedirect(t, env.Post(admin, "/staff/setup/organisation", form, origin...), "/staff/setup/organisation?done=org-saved")
@@ -113,15 +113,15 @@ func TestStaffSetupPaymentSettings(t *testing.T) {
 		}
 
 		p := env.Get(admin, "/staff/setup/payments")
-		if p.Testid("pay-stripe-key-state").Text() != views.StaffSetupText.PaySecretNotSet || p.Testid("pay-qr-kind").Text() != views.StaffSetupText.PayQRNone {
-			t.Fatalf("payment form: %s", p.Testid("payments-form").Text())
+		if p.TestID("pay-stripe-key-state").Text() != views.StaffSetupText.PaySecretNotSet || p.TestID("pay-qr-kind").Text() != views.StaffSetupText.PayQRNone {
+			t.Fatalf("payment form: %s", p.TestID("payments-form").Text())
 		}
 		form := url.Values{"provider": {"stripe"}, "stripeSecretKey": {key1}, "stripeWebhookSecret": {hook}, "bankCreditorName": {"Riverside RC"},
 			"bankCreditorAddress": {""}, "bankIban": {"DE89 3704 0044 0532 0130 01"}, "bankBic": {""}}
 		bad := env.Post(admin, "/staff/setup/payments", form, origin...)
-		if bad.Status != http.StatusUnprocessableEntity || bad.Testid("error-pay-iban").Length() != 1 || bad.Testid("setup-problem").Length() != 1 ||
+		if bad.Status != http.StatusUnprocessableEntity || bad.TestID("error-pay-iban").Length() != 1 || bad.TestID("setup-problem").Length() != 1 ||
 			bad.Doc.Find(`#pay-iban`).AttrOr("value", "") != "DE89 3704 0044 0532 0130 01" || bad.Doc.Find(`#pay-provider option[selected]`).AttrOr("value", "") != "stripe" {
-			t.Fatalf("a bad IBAN: %d %s", bad.Status, bad.Testid("payments-form").Text())
+			t.Fatalf("a bad IBAN: %d %s", bad.Status, bad.TestID("payments-form").Text())
 		}
 		if secretsIn(string(bad.Body)) {
 			t.Fatal("a secret was sent back with the error")
@@ -133,10 +133,10 @@ func TestStaffSetupPaymentSettings(t *testing.T) {
 		form.Set("bankIban", "DE89 3704 0044 0532 0130 00")
 		handlertest.ExpectRedirect(t, env.Post(admin, "/staff/setup/payments", form, origin...), "/staff/setup/payments?done=payments-saved")
 		p = env.Get(admin, "/staff/setup/payments?done=payments-saved")
-		if p.Testid("staff-flash").Text() != views.StaffSetupText.PaySaved || p.Testid("pay-stripe-key-state").Text() != views.StaffOpsText.SecretSet ||
-			p.Testid("pay-webhook-secret-state").Text() != views.StaffOpsText.SecretSet || p.Doc.Find(`#pay-stripe-key`).AttrOr("value", "x") != "" ||
-			p.Doc.Find(`#pay-iban`).AttrOr("value", "") != "DE89370400440532013000" || p.Testid("pay-qr-kind").Text() != views.StaffSetupText.PayQREPC {
-			t.Fatalf("after saving: %s", p.Testid("payments-form").Text())
+		if p.TestID("staff-flash").Text() != views.StaffSetupText.PaySaved || p.TestID("pay-stripe-key-state").Text() != views.StaffOpsText.SecretSet ||
+			p.TestID("pay-webhook-secret-state").Text() != views.StaffOpsText.SecretSet || p.Doc.Find(`#pay-stripe-key`).AttrOr("value", "x") != "" ||
+			p.Doc.Find(`#pay-iban`).AttrOr("value", "") != "DE89370400440532013000" || p.TestID("pay-qr-kind").Text() != views.StaffSetupText.PayQREPC {
+			t.Fatalf("after saving: %s", p.TestID("payments-form").Text())
 		}
 		if secretsIn(string(p.Body)) {
 			t.Fatal("a secret is in the page")
@@ -163,14 +163,14 @@ func TestStaffSetupPaymentSettings(t *testing.T) {
 		if rows[1].BeforeJSON != rows[1].AfterJSON || rows[2].BeforeJSON == rows[2].AfterJSON || !strings.Contains(rows[2].AfterJSON, `"stripeSecretKey":"set `) {
 			t.Fatalf("a kept key must not show as changed, a rotated one must: %s → %s; %s → %s", rows[1].BeforeJSON, rows[1].AfterJSON, rows[2].BeforeJSON, rows[2].AfterJSON)
 		}
-		if audit := env.Get(admin, "/staff/audit"); audit.Status != http.StatusOK || secretsIn(string(audit.Body)) || !strings.Contains(audit.Testid("audit-table").Text(), "changed the payment settings") {
+		if audit := env.Get(admin, "/staff/audit"); audit.Status != http.StatusOK || secretsIn(string(audit.Body)) || !strings.Contains(audit.TestID("audit-table").Text(), "changed the payment settings") {
 			t.Fatalf("the audit page: %d", audit.Status)
 		}
 
 		// Stripe needs both secrets: removing one is refused, by its field.
 		form.Set("stripeSecretKey", "")
 		form.Set("stripeWebhookSecretClear", "1")
-		if res := env.Post(admin, "/staff/setup/payments", form, origin...); res.Status != http.StatusUnprocessableEntity || res.Testid("error-pay-webhook-secret").Length() != 1 {
+		if res := env.Post(admin, "/staff/setup/payments", form, origin...); res.Status != http.StatusUnprocessableEntity || res.TestID("error-pay-webhook-secret").Length() != 1 {
 			t.Fatalf("stripe without a webhook secret: %d", res.Status)
 		}
 		form.Set("provider", payment.BankTransferProvider)
@@ -194,22 +194,22 @@ func TestStaffSetupMessageSettings(t *testing.T) {
 
 		p := env.Get(admin, "/staff/setup/messages")
 		if p.Doc.Find(`#msg-unpaid`).AttrOr("value", "") != "3, 10" || p.Doc.Find(`#msg-expiry`).AttrOr("value", "") != "30" {
-			t.Fatalf("message form: %s", p.Testid("messages-form").Text())
+			t.Fatalf("message form: %s", p.TestID("messages-form").Text())
 		}
 		form := url.Values{"unpaidReminderDays": {"2, x"}, "expiryReminderDays": {"soon"}, "resumeAfterHours": {"48"}, "renewalLeadDays": {"30"},
 			"senderName": {"Riverside"}, "replyTo": {"office@riverside.example"}}
 		res := env.Post(admin, "/staff/setup/messages", form, origin...)
-		if res.Status != http.StatusUnprocessableEntity || res.Testid("error-msg-unpaid").Text() != views.StaffSetupText.NotNumbers ||
-			res.Testid("error-msg-expiry").Text() != views.StaffSetupText.NotANumber || res.Doc.Find(`#msg-expiry`).AttrOr("value", "") != "soon" {
-			t.Fatalf("not numbers: %d %s", res.Status, res.Testid("messages-form").Text())
+		if res.Status != http.StatusUnprocessableEntity || res.TestID("error-msg-unpaid").Text() != views.StaffSetupText.NotNumbers ||
+			res.TestID("error-msg-expiry").Text() != views.StaffSetupText.NotANumber || res.Doc.Find(`#msg-expiry`).AttrOr("value", "") != "soon" {
+			t.Fatalf("not numbers: %d %s", res.Status, res.TestID("messages-form").Text())
 		}
 		form.Set("unpaidReminderDays", "2, 400")
 		form.Set("expiryReminderDays", "14")
 		form.Set("replyTo", "not an address")
 		res = env.Post(admin, "/staff/setup/messages", form, origin...)
-		if res.Status != http.StatusUnprocessableEntity || !strings.Contains(res.Testid("error-msg-unpaid").Text(), "1 to 365") ||
-			res.Testid("error-msg-reply-to").Length() != 1 || res.Testid("error-msg-expiry").Length() != 0 {
-			t.Fatalf("out of bounds: %d %s", res.Status, res.Testid("messages-form").Text())
+		if res.Status != http.StatusUnprocessableEntity || !strings.Contains(res.TestID("error-msg-unpaid").Text(), "1 to 365") ||
+			res.TestID("error-msg-reply-to").Length() != 1 || res.TestID("error-msg-expiry").Length() != 0 {
+			t.Fatalf("out of bounds: %d %s", res.Status, res.TestID("messages-form").Text())
 		}
 		if ms, _ := message.Of(env.Engine).Settings(ctx, 1); ms.ExpiryReminderDays != 30 || env.AuditActions("message_settings.update") != 0 {
 			t.Fatalf("a refused change was stored: %+v", ms)
@@ -258,12 +258,12 @@ func TestStaffSetupMembershipTypes(t *testing.T) {
 		}
 
 		bad := env.Post(admin, "/staff/setup/types", url.Values{"code": {"guest rower"}, "name": {"Guest"}, "minAge": {"sixteen"}}, origin...)
-		if bad.Status != http.StatusUnprocessableEntity || bad.Testid("error-type-min-age").Length() != 1 || bad.Doc.Find(`#type-name`).AttrOr("value", "") != "Guest" {
-			t.Fatalf("an age that is no number: %d %s", bad.Status, bad.Testid("type-form").Text())
+		if bad.Status != http.StatusUnprocessableEntity || bad.TestID("error-type-min-age").Length() != 1 || bad.Doc.Find(`#type-name`).AttrOr("value", "") != "Guest" {
+			t.Fatalf("an age that is no number: %d %s", bad.Status, bad.TestID("type-form").Text())
 		}
 		bad = env.Post(admin, "/staff/setup/types", url.Values{"code": {"guest rower"}, "name": {"Guest"}, "minAge": {"16"}}, origin...)
-		if bad.Status != http.StatusUnprocessableEntity || bad.Testid("error-type-code").Length() != 1 || typeID("guest rower") != 0 {
-			t.Fatalf("a bad code: %d %s", bad.Status, bad.Testid("type-form").Text())
+		if bad.Status != http.StatusUnprocessableEntity || bad.TestID("error-type-code").Length() != 1 || typeID("guest rower") != 0 {
+			t.Fatalf("a bad code: %d %s", bad.Status, bad.TestID("type-form").Text())
 		}
 		handlertest.ExpectRedirect(t, env.Post(admin, "/staff/setup/types", url.Values{"code": {"GUEST"}, "name": {"Guest"}, "minAge": {"16"}, "maxAge": {""}}, origin...),
 			"/staff/setup/memberships?done=type-added")
@@ -272,7 +272,7 @@ func TestStaffSetupMembershipTypes(t *testing.T) {
 			t.Fatal("the type was not added")
 		}
 		taken := env.Post(admin, "/staff/setup/types", url.Values{"code": {"GUEST"}, "name": {"Guest 2"}}, origin...)
-		if taken.Status != http.StatusConflict || taken.Testid("error-type-code").Length() != 1 {
+		if taken.Status != http.StatusConflict || taken.TestID("error-type-code").Length() != 1 {
 			t.Fatalf("a taken code: %d", taken.Status)
 		}
 
@@ -281,8 +281,8 @@ func TestStaffSetupMembershipTypes(t *testing.T) {
 		row := p.Doc.Find(`[data-testid=type-row][data-code=GUEST]`)
 		edit := env.Get(admin, row.Find(`[data-testid=type-edit]`).AttrOr("href", ""))
 		path := "/staff/setup/types/" + strconv.FormatInt(id, 10)
-		if edit.Doc.Find(`#type-form`).AttrOr("action", "") != path || edit.Doc.Find(`#type-min-age`).AttrOr("value", "") != "16" || edit.Testid("type-cancel").Length() != 1 {
-			t.Fatalf("edit form: %s", edit.Testid("type-form").Text())
+		if edit.Doc.Find(`#type-form`).AttrOr("action", "") != path || edit.Doc.Find(`#type-min-age`).AttrOr("value", "") != "16" || edit.TestID("type-cancel").Length() != 1 {
+			t.Fatalf("edit form: %s", edit.TestID("type-form").Text())
 		}
 		handlertest.ExpectRedirect(t, env.Post(admin, path, url.Values{"code": {"GUEST"}, "name": {"Guest rower"}, "minAge": {""}, "maxAge": {"99"}}, origin...),
 			"/staff/setup/memberships?done=type-changed")
@@ -295,11 +295,11 @@ func TestStaffSetupMembershipTypes(t *testing.T) {
 
 		// A type with price rules is kept, with the reason; an unused one goes after asking.
 		if inUse := env.Post(admin, "/staff/setup/types/1/delete", url.Values{"confirmed": {"1"}}, origin...); inUse.Status != http.StatusConflict ||
-			!strings.Contains(inUse.Testid("setup-problem").Text(), "in use by") || typeID("ADULT") == 0 {
-			t.Fatalf("deleting a type in use: %d %s", inUse.Status, inUse.Testid("setup-problem").Text())
+			!strings.Contains(inUse.TestID("setup-problem").Text(), "in use by") || typeID("ADULT") == 0 {
+			t.Fatalf("deleting a type in use: %d %s", inUse.Status, inUse.TestID("setup-problem").Text())
 		}
 		ask := env.Post(admin, path+"/delete", url.Values{}, origin...)
-		if ask.Status != http.StatusOK || ask.Testid("staff-confirm-question").Text() != views.StaffSetupText.TypeDeleteQuestion || typeID("GUEST") == 0 {
+		if ask.Status != http.StatusOK || ask.TestID("staff-confirm-question").Text() != views.StaffSetupText.TypeDeleteQuestion || typeID("GUEST") == 0 {
 			t.Fatalf("deleting without confirmation: %d", ask.Status)
 		}
 		handlertest.ExpectRedirect(t, env.Post(admin, path+"/delete", url.Values{"confirmed": {"1"}}, origin...), "/staff/setup/memberships?done=type-deleted")

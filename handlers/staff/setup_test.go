@@ -31,10 +31,10 @@ func TestStaffSetupPriceCalculator(t *testing.T) {
 	p := env.Get(admin, "/staff/setup/memberships?"+q.Encode())
 	// Adults: 120.00 - 10.00 loyalty - 12.00 early-bird - 18.00 family = 80.00 each;
 	// junior: 60.00 - 10.00 - 6.00 - 9.00 = 35.00; administration fee 2.50.
-	if p.Status != http.StatusOK || p.Testid("calc-total").Text() != "EUR 197.50" {
-		t.Fatalf("calculator: %d %q %s", p.Status, p.Testid("calc-total").Text(), p.Testid("calc-result").Text())
+	if p.Status != http.StatusOK || p.TestID("calc-total").Text() != "EUR 197.50" {
+		t.Fatalf("calculator: %d %q %s", p.Status, p.TestID("calc-total").Text(), p.TestID("calc-result").Text())
 	}
-	if n := p.Testid("calc-line").Length(); n != 13 {
+	if n := p.TestID("calc-line").Length(); n != 13 {
 		t.Errorf("%d lines, want 13 (4 per person and the administration fee)", n)
 	}
 	// The choices stay selected.
@@ -42,11 +42,11 @@ func TestStaffSetupPriceCalculator(t *testing.T) {
 		t.Error("the calculator's choices are not kept")
 	}
 	empty := env.Get(admin, "/staff/setup/memberships?calc_period=1&calc_type=&calc_type=")
-	if empty.Status != http.StatusOK || !strings.Contains(empty.Testid("calc-error").Text(), "1 to 20 persons") {
-		t.Fatalf("no persons: %s", empty.Testid("calc-result").Text())
+	if empty.Status != http.StatusOK || !strings.Contains(empty.TestID("calc-error").Text(), "1 to 20 persons") {
+		t.Fatalf("no persons: %s", empty.TestID("calc-result").Text())
 	}
-	if other := env.Get(admin, "/staff/setup/memberships?calc_period=999&calc_type=1"); !strings.Contains(other.Testid("calc-error").Text(), "not found") {
-		t.Fatalf("unknown period: %s", other.Testid("calc-result").Text())
+	if other := env.Get(admin, "/staff/setup/memberships?calc_period=999&calc_type=1"); !strings.Contains(other.TestID("calc-error").Text(), "not found") {
+		t.Fatalf("unknown period: %s", other.TestID("calc-result").Text())
 	}
 }
 
@@ -64,19 +64,19 @@ func TestStaffSetupChanges(t *testing.T) {
 
 		p := env.Get(admin, "/staff/setup/organisation")
 		if p.Status != http.StatusOK || p.Doc.Find(`#org-name`).AttrOr("value", "") != "Riverside Rowing Club" ||
-			p.Testid("org-secret-state").Text() != views.StaffOpsText.SecretNotSet {
-			t.Fatalf("organisation section: %d %s", p.Status, p.Testid("staff-main").Text())
+			p.TestID("org-secret-state").Text() != views.StaffOpsText.SecretNotSet {
+			t.Fatalf("organisation section: %d %s", p.Status, p.TestID("staff-main").Text())
 		}
-		if p := env.Get(admin, "/staff/setup/memberships"); p.Status != http.StatusOK || p.Testid("period-row").Length() != 2 {
-			t.Fatalf("memberships section: %d %s", p.Status, p.Testid("staff-main").Text())
+		if p := env.Get(admin, "/staff/setup/memberships"); p.Status != http.StatusOK || p.TestID("period-row").Length() != 2 {
+			t.Fatalf("memberships section: %d %s", p.Status, p.TestID("staff-main").Text())
 		}
 
 		// Organisation: a bad colour is shown by its field and nothing changes.
 		org := url.Values{"name": {"Riverside RC"}, "contactEmail": {"office@riverside.example"}, "logoUrl": {""},
 			"accentColour": {"red"}, "defaultLanguage": {"en"}}
 		bad := env.Post(admin, "/staff/setup/organisation", org, origin...)
-		if bad.Status != http.StatusUnprocessableEntity || bad.Testid("error-org-colour").Length() != 1 || bad.Doc.Find(`#org-name`).AttrOr("value", "") != "Riverside RC" {
-			t.Fatalf("bad colour: %d %s", bad.Status, bad.Testid("org-form").Text())
+		if bad.Status != http.StatusUnprocessableEntity || bad.TestID("error-org-colour").Length() != 1 || bad.Doc.Find(`#org-name`).AttrOr("value", "") != "Riverside RC" {
+			t.Fatalf("bad colour: %d %s", bad.Status, bad.TestID("org-form").Text())
 		}
 		if o, _ := env.Engine.Organisation(ctx, 1); o.Name != "Riverside Rowing Club" {
 			t.Fatalf("a refused change was stored: %q", o.Name)
@@ -90,7 +90,7 @@ func TestStaffSetupChanges(t *testing.T) {
 		// Closing a period asks first; the confirmation closes it.
 		closeIt := url.Values{"status": {"closed"}}
 		ask := env.Post(admin, "/staff/setup/periods/1/status", closeIt, origin...)
-		if ask.Status != http.StatusOK || ask.Testid("staff-confirm").Length() != 1 {
+		if ask.Status != http.StatusOK || ask.TestID("staff-confirm").Length() != 1 {
 			t.Fatalf("closing without confirmation: %d", ask.Status)
 		}
 		closeIt.Set("confirmed", "1")
@@ -106,7 +106,7 @@ func TestStaffSetupChanges(t *testing.T) {
 
 		// Staff: a bad address by its field; then added.
 		add := url.Values{"email": {"not-an-address"}, "name": {"Tess"}, "role": {"treasurer"}}
-		if res := env.Post(admin, "/staff/setup/staff", add, origin...); res.Status != http.StatusUnprocessableEntity || res.Testid("error-staff-email").Length() != 1 {
+		if res := env.Post(admin, "/staff/setup/staff", add, origin...); res.Status != http.StatusUnprocessableEntity || res.TestID("error-staff-email").Length() != 1 {
 			t.Fatalf("bad staff address: %d", res.Status)
 		}
 		add.Set("email", "tess@example.org")
@@ -129,8 +129,8 @@ func TestStaffSetupChanges(t *testing.T) {
 
 		// The last administrator can neither step down nor be disabled.
 		if res := env.Post(admin, path(me, "role"), url.Values{"role": {"viewer"}}, origin...); res.Status != http.StatusConflict ||
-			!strings.Contains(res.Testid("setup-problem").Text(), "last active administrator") {
-			t.Fatalf("last admin steps down: %d %s", res.Status, res.Testid("setup-problem").Text())
+			!strings.Contains(res.TestID("setup-problem").Text(), "last active administrator") {
+			t.Fatalf("last admin steps down: %d %s", res.Status, res.TestID("setup-problem").Text())
 		}
 		if res := env.Post(admin, path(me, "disable"), url.Values{"confirmed": {"1"}}, origin...); res.Status != http.StatusConflict {
 			t.Fatalf("last admin disabled: %d", res.Status)
@@ -141,14 +141,14 @@ func TestStaffSetupChanges(t *testing.T) {
 			t.Fatalf("unknown role: %d", res.Status)
 		}
 		ask = env.Post(admin, path(tess, "disable"), url.Values{}, origin...)
-		if ask.Status != http.StatusOK || ask.Testid("staff-confirm").Length() != 1 {
+		if ask.Status != http.StatusOK || ask.TestID("staff-confirm").Length() != 1 {
 			t.Fatalf("disabling without confirmation: %d", ask.Status)
 		}
 		handlertest.ExpectRedirect(t, env.Post(admin, path(tess, "disable"), url.Values{"confirmed": {"1"}}, origin...), "/staff/setup/staff?done=staff-disabled")
 		after := env.Get(admin, "/staff/setup/staff?done=staff-disabled")
-		if after.Testid("staff-flash").Text() != views.StaffOpsText.StaffDisabledDone ||
+		if after.TestID("staff-flash").Text() != views.StaffOpsText.StaffDisabledDone ||
 			after.Doc.Find(`[data-testid=staff-row][data-email="tess@example.org"] [data-testid=staff-disabled]`).Length() != 1 {
-			t.Fatalf("after disabling: %s", after.Testid("staff-table").Text())
+			t.Fatalf("after disabling: %s", after.TestID("staff-table").Text())
 		}
 		for action, want := range map[string]int{"organisation.update": 1, "period.update": 2, "staff.add": 2, "staff.role": 1, "staff.remove": 1} {
 			if got := env.AuditActions(action); got != want {
@@ -175,16 +175,16 @@ func TestStaffProcesses(t *testing.T) {
 			return def.Version
 		}
 		p := env.Get(admin, "/staff/processes")
-		if p.Status != http.StatusOK || p.Testid("definition-in-use").Length() != 1 || p.Testid("step-question").Eq(1).Text() != "Club shirt size" {
-			t.Fatalf("processes page: %d %s", p.Status, p.Testid("staff-main").Text())
+		if p.Status != http.StatusOK || p.TestID("definition-in-use").Length() != 1 || p.TestID("step-question").Eq(1).Text() != "Club shirt size" {
+			t.Fatalf("processes page: %d %s", p.Status, p.TestID("staff-main").Text())
 		}
-		if !strings.Contains(p.Testid("definition-steps").Text(), "Extra small") {
+		if !strings.Contains(p.TestID("definition-steps").Text(), "Extra small") {
 			t.Error("the choices of a step are not shown")
 		}
 
 		if res := env.PostFile(admin, "/staff/processes", nil, "broken.yaml", []byte("key: membership\nsteps: [")); res.Status != http.StatusUnprocessableEntity ||
-			res.Testid("definition-error").Length() != 1 || inUse() != 1 {
-			t.Fatalf("broken file: %d %s", res.Status, res.Testid("definition-error").Text())
+			res.TestID("definition-error").Length() != 1 || inUse() != 1 {
+			t.Fatalf("broken file: %d %s", res.Status, res.TestID("definition-error").Text())
 		}
 		raw, err := os.ReadFile("../../engine/demodata/demo_definition.yaml")
 		if err != nil {
@@ -194,12 +194,12 @@ func TestStaffProcesses(t *testing.T) {
 		res := env.PostFile(admin, "/staff/processes", nil, "membership.yaml", []byte(v2))
 		handlertest.ExpectRedirect(t, res, "/staff/processes?done=definition-imported")
 		p = env.Get(admin, res.Header.Get("Location"))
-		if inUse() != 2 || p.Testid("step-question").Eq(1).Text() != "Club shirt size (new cut)" ||
+		if inUse() != 2 || p.TestID("step-question").Eq(1).Text() != "Club shirt size (new cut)" ||
 			p.Doc.Find(`[data-testid=definition-row][data-version="2"] [data-testid=definition-in-use]`).Length() != 1 {
-			t.Fatalf("after the upload: version %d in use; %s", inUse(), p.Testid("staff-main").Text())
+			t.Fatalf("after the upload: version %d in use; %s", inUse(), p.TestID("staff-main").Text())
 		}
 		activate := p.Doc.Find(`[data-testid=definition-row][data-version="1"] form`).AttrOr("action", "")
-		if ask := env.Post(admin, activate, url.Values{}, "Origin", env.Server.URL); ask.Testid("staff-confirm").Length() != 1 || inUse() != 2 {
+		if ask := env.Post(admin, activate, url.Values{}, "Origin", env.Server.URL); ask.TestID("staff-confirm").Length() != 1 || inUse() != 2 {
 			t.Fatalf("activation without confirmation: %d", ask.Status)
 		}
 		handlertest.ExpectRedirect(t, env.Post(admin, activate, url.Values{"confirmed": {"1"}}, "Origin", env.Server.URL), "/staff/processes?done=definition-activated")

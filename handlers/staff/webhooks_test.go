@@ -32,19 +32,19 @@ func TestStaffWebhooksPage(t *testing.T) {
 		origin := []string{"Origin", env.Server.URL}
 
 		p := env.Get(admin, "/staff/webhooks")
-		if p.Status != http.StatusOK || p.Testid("webhooks-empty").Length() != 1 || !strings.Contains(handlertest.SpacedText(p.Testid("staff-nav")), "Webhooks") ||
+		if p.Status != http.StatusOK || p.TestID("webhooks-empty").Length() != 1 || !strings.Contains(handlertest.SpacedText(p.TestID("staff-nav")), "Webhooks") ||
 			p.Doc.Find(`input[name="events"][checked]`).Length() != len(engine.WebhookEventTypes) {
 			t.Fatalf("empty page: %d %s", p.Status, p.Body)
 		}
 
 		bad := env.Post(admin, "/staff/webhooks", url.Values{"url": {"https://10.0.0.7/hooks"}, "events": {"payment.succeeded"}}, origin...)
-		if bad.Status != http.StatusUnprocessableEntity || !strings.Contains(bad.Testid("error-url").Text(), "public address") ||
+		if bad.Status != http.StatusUnprocessableEntity || !strings.Contains(bad.TestID("error-url").Text(), "public address") ||
 			bad.Doc.Find(`#wh-url`).AttrOr("value", "") != "https://10.0.0.7/hooks" || bad.Doc.Find(`input[name="events"][checked]`).Length() != 1 {
-			t.Fatalf("private address: %d %s", bad.Status, bad.Testid("webhook-add").Text())
+			t.Fatalf("private address: %d %s", bad.Status, bad.TestID("webhook-add").Text())
 		}
 		bad = env.Post(admin, "/staff/webhooks", url.Values{"url": {"https://club.example/hooks"}}, origin...)
-		if bad.Status != http.StatusUnprocessableEntity || bad.Testid("error-events").Length() != 1 || bad.Testid("webhook-error").Length() != 1 {
-			t.Fatalf("no events: %d %s", bad.Status, bad.Testid("webhook-add").Text())
+		if bad.Status != http.StatusUnprocessableEntity || bad.TestID("error-events").Length() != 1 || bad.TestID("webhook-error").Length() != 1 {
+			t.Fatalf("no events: %d %s", bad.Status, bad.TestID("webhook-add").Text())
 		}
 		if n, _ := db.NewSelect().Model((*engine.WebhookEndpoint)(nil)).Count(ctx); n != 0 {
 			t.Fatalf("%d endpoints after refusals", n)
@@ -52,30 +52,30 @@ func TestStaffWebhooksPage(t *testing.T) {
 
 		added := env.Post(admin, "/staff/webhooks", url.Values{"url": {"https://club.example/hooks"},
 			"events": {"registration.committed", "payment.succeeded"}}, origin...)
-		secret := added.Testid("webhook-secret-value").Text()
-		if added.Status != http.StatusOK || !strings.HasPrefix(secret, "whsec_") || added.Testid("webhook-row").Length() != 1 ||
-			added.Testid("webhook-events").Text() != "registration.committed, payment.succeeded" {
-			t.Fatalf("add: %d %s", added.Status, added.Testid("staff-main").Text())
+		secret := added.TestID("webhook-secret-value").Text()
+		if added.Status != http.StatusOK || !strings.HasPrefix(secret, "whsec_") || added.TestID("webhook-row").Length() != 1 ||
+			added.TestID("webhook-events").Text() != "registration.committed, payment.succeeded" {
+			t.Fatalf("add: %d %s", added.Status, added.TestID("staff-main").Text())
 		}
-		id := added.Testid("webhook-row").AttrOr("data-id", "")
+		id := added.TestID("webhook-row").AttrOr("data-id", "")
 		base := "/staff/webhooks/" + id
-		if list := env.Get(admin, "/staff/webhooks"); strings.Contains(string(list.Body), secret) || list.Testid("webhook-state").AttrOr("data-state", "") != "active" {
-			t.Fatalf("the list shows the secret again or the endpoint is not active: %s", list.Testid("staff-main").Text())
+		if list := env.Get(admin, "/staff/webhooks"); strings.Contains(string(list.Body), secret) || list.TestID("webhook-state").AttrOr("data-state", "") != "active" {
+			t.Fatalf("the list shows the secret again or the endpoint is not active: %s", list.TestID("staff-main").Text())
 		}
 
 		handlertest.ExpectRedirect(t, env.Post(admin, base+"/active", url.Values{"active": {"0"}}, origin...), "/staff/webhooks?done=webhook-disabled")
-		if list := env.Get(admin, "/staff/webhooks?done=webhook-disabled"); list.Testid("webhook-state").AttrOr("data-state", "") != "inactive" ||
-			list.Testid("staff-flash").Length() != 1 || list.Testid("webhook-enable").Length() != 1 {
-			t.Fatalf("after switching off: %s", list.Testid("staff-main").Text())
+		if list := env.Get(admin, "/staff/webhooks?done=webhook-disabled"); list.TestID("webhook-state").AttrOr("data-state", "") != "inactive" ||
+			list.TestID("staff-flash").Length() != 1 || list.TestID("webhook-enable").Length() != 1 {
+			t.Fatalf("after switching off: %s", list.TestID("staff-main").Text())
 		}
 		handlertest.ExpectRedirect(t, env.Post(admin, base+"/active", url.Values{"active": {"1"}}, origin...), "/staff/webhooks?done=webhook-enabled")
 
 		ask := env.Post(admin, base+"/rotate", url.Values{}, origin...)
-		if ask.Status != http.StatusOK || ask.Testid("staff-confirm").Length() != 1 {
+		if ask.Status != http.StatusOK || ask.TestID("staff-confirm").Length() != 1 {
 			t.Fatalf("rotating without confirmation: %d", ask.Status)
 		}
 		rotated := env.Post(admin, base+"/rotate", url.Values{"confirmed": {"1"}}, origin...)
-		if next := rotated.Testid("webhook-secret-value").Text(); rotated.Status != http.StatusOK || !strings.HasPrefix(next, "whsec_") || next == secret {
+		if next := rotated.TestID("webhook-secret-value").Text(); rotated.Status != http.StatusOK || !strings.HasPrefix(next, "whsec_") || next == secret {
 			t.Fatalf("rotate: %d %q", rotated.Status, next)
 		}
 
@@ -90,8 +90,8 @@ func TestStaffWebhooksPage(t *testing.T) {
 			t.Fatal(err)
 		}
 		dp := env.Get(admin, base)
-		if dp.Status != http.StatusOK || dp.Testid("delivery-row").Length() != 1 || dp.Testid("delivery-replay").Length() != 1 {
-			t.Fatalf("deliveries page: %d %s", dp.Status, dp.Testid("staff-main").Text())
+		if dp.Status != http.StatusOK || dp.TestID("delivery-row").Length() != 1 || dp.TestID("delivery-replay").Length() != 1 {
+			t.Fatalf("deliveries page: %d %s", dp.Status, dp.TestID("staff-main").Text())
 		}
 		delivered := dp.Doc.Find(`[data-testid="delivery-row"][data-id="` + strconv.FormatInt(list[0].ID, 10) + `"]`)
 		if delivered.Find(`[data-testid="delivery-status"]`).AttrOr("data-status", "") != engine.DeliveryDelivered ||
@@ -101,14 +101,14 @@ func TestStaffWebhooksPage(t *testing.T) {
 		replay := delivered.Find(`form`).AttrOr("action", "")
 		handlertest.ExpectRedirect(t, env.Post(admin, replay, url.Values{}, origin...), base+"?done=webhook-replayed")
 		after := env.Get(admin, base+"?done=webhook-replayed")
-		if after.Testid("delivery-row").Length() != 2 || after.Testid("staff-flash").Length() != 1 ||
-			after.Testid("delivery-event").First().Text() != list[0].EventID || after.Testid("delivery-replay").Length() != 1 {
-			t.Fatalf("after the replay: %s", after.Testid("staff-main").Text())
+		if after.TestID("delivery-row").Length() != 2 || after.TestID("staff-flash").Length() != 1 ||
+			after.TestID("delivery-event").First().Text() != list[0].EventID || after.TestID("delivery-replay").Length() != 1 {
+			t.Fatalf("after the replay: %s", after.TestID("staff-main").Text())
 		}
 		if n, err := db.NewSelect().Model((*engine.AuditRecord)(nil)).Where("action = 'webhook.replay' AND actor = 'admin@example.org'").Count(ctx); err != nil || n != 1 {
 			t.Fatalf("%d replays audited (%v)", n, err)
 		}
-		pending := base + "/deliveries/" + after.Testid("delivery-row").First().AttrOr("data-id", "") + "/replay"
+		pending := base + "/deliveries/" + after.TestID("delivery-row").First().AttrOr("data-id", "") + "/replay"
 		if res := env.Post(admin, pending, url.Values{}, origin...); res.Status != http.StatusConflict {
 			t.Fatalf("replaying a pending delivery: %d", res.Status)
 		}
@@ -132,12 +132,12 @@ func TestStaffWebhooksPage(t *testing.T) {
 		}
 
 		ask = env.Post(admin, base+"/delete", url.Values{}, origin...)
-		if ask.Status != http.StatusOK || ask.Testid("staff-confirm").Length() != 1 {
+		if ask.Status != http.StatusOK || ask.TestID("staff-confirm").Length() != 1 {
 			t.Fatalf("deleting without confirmation: %d", ask.Status)
 		}
 		handlertest.ExpectRedirect(t, env.Post(admin, base+"/delete", url.Values{"confirmed": {"1"}}, origin...), "/staff/webhooks?done=webhook-deleted")
-		if end := env.Get(admin, "/staff/webhooks"); end.Testid("webhooks-empty").Length() != 1 {
-			t.Fatalf("after deleting: %s", end.Testid("staff-main").Text())
+		if end := env.Get(admin, "/staff/webhooks"); end.TestID("webhooks-empty").Length() != 1 {
+			t.Fatalf("after deleting: %s", end.TestID("staff-main").Text())
 		}
 	})
 }

@@ -36,30 +36,30 @@ func TestStaffResolveUnmatchedCredit(t *testing.T) {
 		file := handlertest.Camt054(string(handlertest.StaffCreditor.IBAN), handlertest.CamtCredit{Id: "K-1", Amount: engine.FormatAmount(order.TotalMinor),
 			Ref: "RF18539007547034", Debtor: "Demo Household"})
 		prev := env.PostFile(tr, "/staff/payments/statement", nil, "camt054.xml", file)
-		if prev.Testid("statement-capture").Text() != views.StaffOpsText.KeepButton {
-			t.Fatalf("preview of an unmatched credit offers %q", prev.Testid("statement-capture").Text())
+		if prev.TestID("statement-capture").Text() != views.StaffOpsText.KeepButton {
+			t.Fatalf("preview of an unmatched credit offers %q", prev.TestID("statement-capture").Text())
 		}
 		if env.Count((*bankstatement.BankCredit)(nil)) != 0 {
 			t.Fatal("the preview kept the credit")
 		}
 		copyOf := prev.Doc.Find(`input[name="statement"]`).AttrOr("value", "")
 		done := env.PostFile(tr, "/staff/payments/statement", map[string]string{"statement": copyOf, "capture": "1"}, "", nil)
-		if !strings.Contains(done.Testid("unmatched-table").Text(), views.StaffOpsText.LineKept) {
-			t.Fatalf("result: %s", done.Testid("staff-main").Text())
+		if !strings.Contains(done.TestID("unmatched-table").Text(), views.StaffOpsText.LineKept) {
+			t.Fatalf("result: %s", done.TestID("staff-main").Text())
 		}
 
 		p := env.Get(tr, "/staff/payments")
-		credit := p.Testid("stored-credit")
-		if credit.Length() != 1 || credit.AttrOr("data-state", "") != "unmatched" || p.Testid("credits-empty").Length() != 0 ||
+		credit := p.TestID("stored-credit")
+		if credit.Length() != 1 || credit.AttrOr("data-state", "") != "unmatched" || p.TestID("credits-empty").Length() != 0 ||
 			!strings.Contains(credit.Text(), "Demo Household") || credit.Find(`[data-testid="credit-resolve-form"]`).Length() != 1 {
-			t.Fatalf("payments page: %s", p.Testid("stored-credits").Text())
+			t.Fatalf("payments page: %s", p.TestID("stored-credits").Text())
 		}
 		resolve := credit.Find(`[data-testid="credit-resolve-form"]`).AttrOr("action", "")
-		if v := env.Get(viewer, "/staff/payments"); v.Testid("stored-credit").Length() != 1 || v.Testid("credit-resolve-form").Length() != 0 {
-			t.Fatalf("viewer: %d credits, %d forms", v.Testid("stored-credit").Length(), v.Testid("credit-resolve-form").Length())
+		if v := env.Get(viewer, "/staff/payments"); v.TestID("stored-credit").Length() != 1 || v.TestID("credit-resolve-form").Length() != 0 {
+			t.Fatalf("viewer: %d credits, %d forms", v.TestID("stored-credit").Length(), v.TestID("credit-resolve-form").Length())
 		}
-		if ov := env.Get(tr, "/staff"); !strings.HasSuffix(strings.TrimSpace(ov.Testid("overview-credits").Text()), ": 1") {
-			t.Fatalf("overview counts %q", ov.Testid("overview-credits").Text())
+		if ov := env.Get(tr, "/staff"); !strings.HasSuffix(strings.TrimSpace(ov.TestID("overview-credits").Text()), ": 1") {
+			t.Fatalf("overview counts %q", ov.TestID("overview-credits").Text())
 		}
 
 		// Incomplete decisions: refused, nothing changed.
@@ -68,7 +68,7 @@ func TestStaffResolveUnmatchedCredit(t *testing.T) {
 			{"resolution": {"returned"}, "confirmed": {"1"}},
 			{"resolution": {"sideways"}, "note": {"x"}, "confirmed": {"1"}},
 		} {
-			if res := env.Post(tr, resolve, form); res.Status != http.StatusUnprocessableEntity || res.Testid("staff-message-text").Text() == "" {
+			if res := env.Post(tr, resolve, form); res.Status != http.StatusUnprocessableEntity || res.TestID("staff-message-text").Text() == "" {
 				t.Errorf("%v: %d", form, res.Status)
 			}
 		}
@@ -76,7 +76,7 @@ func TestStaffResolveUnmatchedCredit(t *testing.T) {
 			t.Errorf("unknown credit: %d", res.Status)
 		}
 		inst := strconv.FormatInt(order.ProcessInstanceID, 10)
-		if ask := env.Post(tr, resolve, url.Values{"resolution": {"assigned"}, "payment": {inst}}); ask.Testid("staff-confirm").Length() != 1 {
+		if ask := env.Post(tr, resolve, url.Values{"resolution": {"assigned"}, "payment": {inst}}); ask.TestID("staff-confirm").Length() != 1 {
 			t.Fatalf("not asked first: %d %s", ask.Status, ask.Body)
 		}
 		if env.OrderStatus(order.ID) != engine.OrderUnpaid || env.AuditActions("credit.assign") != 0 {
@@ -94,9 +94,9 @@ func TestStaffResolveUnmatchedCredit(t *testing.T) {
 			t.Fatal("the second post changed something")
 		}
 		p = env.Get(tr, "/staff/payments?done=credit-assigned")
-		if p.Testid("staff-flash").Text() != views.StaffOpsText.CreditAssigned || p.Testid("credits-empty").Length() != 1 ||
-			p.Testid("stored-credit").AttrOr("data-state", "") != "assigned" || p.Testid("stored-credit-resolved").Find("a").Length() != 1 {
-			t.Fatalf("after: %s", p.Testid("staff-main").Text())
+		if p.TestID("staff-flash").Text() != views.StaffOpsText.CreditAssigned || p.TestID("credits-empty").Length() != 1 ||
+			p.TestID("stored-credit").AttrOr("data-state", "") != "assigned" || p.TestID("stored-credit-resolved").Find("a").Length() != 1 {
+			t.Fatalf("after: %s", p.TestID("staff-main").Text())
 		}
 	})
 }

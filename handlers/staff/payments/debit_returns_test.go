@@ -71,15 +71,15 @@ func TestStaffImportTakesBackReturnedDebit(t *testing.T) {
 
 		file := handlertest.Camt053Return(string(handlertest.StaffCreditor.IBAN), engine.FormatAmount(order.TotalMinor), "MD06", "E2E-STAFF-1", "E2E-NOBODY")
 		prev := env.PostFile(tr, "/staff/payments/statement", nil, "camt053.xml", file)
-		if prev.Status != http.StatusOK || prev.Testid("statement-preview").Length() != 1 {
+		if prev.Status != http.StatusOK || prev.TestID("statement-preview").Length() != 1 {
 			t.Fatalf("preview: %d %s", prev.Status, prev.Body)
 		}
-		matched := prev.Testid("matched-table").Find(`[data-testid="credit-row"]`)
+		matched := prev.TestID("matched-table").Find(`[data-testid="credit-row"]`)
 		if matched.Length() != 1 || matched.Find(`[data-testid="credit-result"]`).Text() != views.StaffOpsText.LineWillReturn ||
 			matched.Find(`[data-testid="credit-reference"]`).Text() != "E2E-STAFF-1" {
-			t.Fatalf("proposed returns: %s", prev.Testid("matched-table").Text())
+			t.Fatalf("proposed returns: %s", prev.TestID("matched-table").Text())
 		}
-		if u := prev.Testid("unmatched-table"); !strings.Contains(u.Text(), "unknown direct debit return E2E-NOBODY") {
+		if u := prev.TestID("unmatched-table"); !strings.Contains(u.Text(), "unknown direct debit return E2E-NOBODY") {
 			t.Fatalf("unknown return not listed: %s", u.Text())
 		}
 		if got := env.OrderStatus(order.ID); got != engine.OrderPaid {
@@ -88,8 +88,8 @@ func TestStaffImportTakesBackReturnedDebit(t *testing.T) {
 
 		confirm := map[string]string{"statement": prev.Doc.Find(`input[name="statement"]`).AttrOr("value", ""), "capture": "1"}
 		done := env.PostFile(tr, "/staff/payments/statement", confirm, "", nil)
-		if done.Status != http.StatusOK || !strings.HasPrefix(done.Testid("matched-table").Find(`[data-testid="credit-result"]`).Text(), views.StaffOpsText.LineReturned) {
-			t.Fatalf("confirm: %d %s", done.Status, done.Testid("staff-main").Text())
+		if done.Status != http.StatusOK || !strings.HasPrefix(done.TestID("matched-table").Find(`[data-testid="credit-result"]`).Text(), views.StaffOpsText.LineReturned) {
+			t.Fatalf("confirm: %d %s", done.Status, done.TestID("staff-main").Text())
 		}
 		if got := env.OrderStatus(order.ID); got != engine.OrderUnpaid {
 			t.Fatalf("order after the return: %s", got)
@@ -111,16 +111,16 @@ func TestStaffImportTakesBackReturnedDebit(t *testing.T) {
 			}
 		}
 		p := env.Get(tr, "/staff/payments")
-		if p.Testid("attention-reason").First().Text() != views.StaffOpsText.AttentionReturned ||
-			!strings.Contains(p.Testid("attention-table").Text(), banking.ReturnReasonText("MD06", "en")) {
-			t.Fatalf("returned debit not listed with its reason: %s", p.Testid("staff-main").Text())
+		if p.TestID("attention-reason").First().Text() != views.StaffOpsText.AttentionReturned ||
+			!strings.Contains(p.TestID("attention-table").Text(), banking.ReturnReasonText("MD06", "en")) {
+			t.Fatalf("returned debit not listed with its reason: %s", p.TestID("staff-main").Text())
 		}
 		// The registration's history says it in words, with the message sent.
 		reg := env.Get(tr, fmt.Sprintf("/staff/registrations/%d", order.ProcessInstanceID))
 		body := reg.Doc.Text()
 		if want := fmt.Sprintf(views.StaffRegistrationText.EvReturned, ""); reg.Status != http.StatusOK || !strings.Contains(body, want) ||
 			!strings.Contains(body, views.StaffRegistrationText.MsgDebitReturned) || !strings.Contains(body, banking.ReturnReasonText("MD06", "en")) {
-			t.Fatalf("registration history: %d %s", reg.Status, reg.Testid("staff-main").Text())
+			t.Fatalf("registration history: %d %s", reg.Status, reg.TestID("staff-main").Text())
 		}
 	})
 }

@@ -76,15 +76,15 @@ func TestStaffDebitRuns(t *testing.T) {
 		viewer := env.MustStaffSignIn("viewer@example.org", "/staff")
 
 		payments := env.Get(treasurer, "/staff/payments")
-		if payments.Testid("payments-debits-link").AttrOr("href", "") != "/staff/debits" {
+		if payments.TestID("payments-debits-link").AttrOr("href", "") != "/staff/debits" {
 			t.Fatalf("the payments page does not link the runs:\n%s", payments.Body)
 		}
 		list := env.Get(treasurer, "/staff/debits")
-		if list.Status != http.StatusOK || list.Testid("debits-prepare-form").Length() != 1 || list.Testid("debits-empty").Length() != 1 ||
-			list.Testid("debits-until").AttrOr("value", "") != directdebit.DefaultCollectionUntil(clock.Now()).Format(time.DateOnly) {
+		if list.Status != http.StatusOK || list.TestID("debits-prepare-form").Length() != 1 || list.TestID("debits-empty").Length() != 1 ||
+			list.TestID("debits-until").AttrOr("value", "") != directdebit.DefaultCollectionUntil(clock.Now()).Format(time.DateOnly) {
 			t.Fatalf("runs page: %d\n%s", list.Status, list.Body)
 		}
-		if p := env.Get(viewer, "/staff/debits"); p.Status != http.StatusOK || p.Testid("debits-prepare-form").Length() != 0 {
+		if p := env.Get(viewer, "/staff/debits"); p.Status != http.StatusOK || p.TestID("debits-prepare-form").Length() != 0 {
 			t.Fatalf("a viewer's runs page: %d\n%s", p.Status, p.Body)
 		}
 		until := url.Values{"until": {clock.Now().UTC().AddDate(0, 0, 40).Format(time.DateOnly)}}
@@ -96,7 +96,7 @@ func TestStaffDebitRuns(t *testing.T) {
 		yesterday := clock.Now().UTC().AddDate(0, 0, -1).Format(time.DateOnly)
 		nothing := env.Post(treasurer, "/staff/debits", url.Values{"until": {yesterday}}, origin...)
 		handlertest.ExpectRedirect(t, nothing, "/staff/debits?nothing="+yesterday)
-		if p := env.Get(treasurer, nothing.Header.Get("Location")); p.Status != http.StatusOK || !strings.Contains(p.Testid("debits-notice").Text(), "No direct debit is due") {
+		if p := env.Get(treasurer, nothing.Header.Get("Location")); p.Status != http.StatusOK || !strings.Contains(p.TestID("debits-notice").Text(), "No direct debit is due") {
 			t.Fatalf("nothing due: %d\n%s", p.Status, p.Body)
 		}
 		if p := env.Post(treasurer, "/staff/debits", url.Values{"until": {"soon"}}, origin...); p.Status != http.StatusUnprocessableEntity {
@@ -115,21 +115,21 @@ func TestStaffDebitRuns(t *testing.T) {
 		runPath := "/staff/debits/" + strconv.FormatInt(first.ID, 10)
 		handlertest.ExpectRedirect(t, prepared, runPath+"?done=debit-run-prepared")
 		list = env.Get(treasurer, "/staff/debits")
-		row := list.Testid("debit-run-row")
+		row := list.TestID("debit-run-row")
 		if row.Length() != 1 || row.AttrOr("data-status", "") != "prepared" || row.Find(`[data-testid="debit-run-link"]`).AttrOr("href", "") != runPath ||
 			row.Find(`[data-testid="debit-run-count"]`).Text() != "1" || !strings.Contains(row.Find(`[data-testid="debit-run-by"]`).Text(), "treasurer@example.org") {
-			t.Fatalf("the list:\n%s", list.Testid("debit-runs-table").Text())
+			t.Fatalf("the list:\n%s", list.TestID("debit-runs-table").Text())
 		}
 		runPage := env.Get(treasurer, prepared.Header.Get("Location"))
-		line := runPage.Testid("debit-line")
-		if runPage.Status != http.StatusOK || !strings.Contains(runPage.Testid("staff-flash").Text(), "prepared") || line.Length() != 1 ||
+		line := runPage.TestID("debit-line")
+		if runPage.Status != http.StatusOK || !strings.Contains(runPage.TestID("staff-flash").Text(), "prepared") || line.Length() != 1 ||
 			line.Find(`[data-testid="debit-registration"]`).AttrOr("href", "") != "/staff/registrations/"+registration ||
 			line.Find(`[data-testid="debit-iban"]`).Text() != directdebit.MaskedIBAN("DE02120300000000202051") ||
 			line.Find(`[data-testid="debit-holder"]`).Text() != "Alex Example" || !strings.Contains(line.Find(`[data-testid="debit-sequence"]`).Text(), "FRST") ||
-			runPage.Testid("debit-run-sent").Length() != 1 || runPage.Testid("debit-run-cancel").Length() != 1 || runPage.Testid("debit-run-download").Length() != 1 {
+			runPage.TestID("debit-run-sent").Length() != 1 || runPage.TestID("debit-run-cancel").Length() != 1 || runPage.TestID("debit-run-download").Length() != 1 {
 			t.Fatalf("run page: %d\n%s", runPage.Status, runPage.Body)
 		}
-		if p := env.Get(viewer, runPath); p.Status != http.StatusOK || p.Testid("debit-line").Length() != 1 || p.Testid("debit-run-actions").Length() != 0 {
+		if p := env.Get(viewer, runPath); p.Status != http.StatusOK || p.TestID("debit-line").Length() != 1 || p.TestID("debit-run-actions").Length() != 0 {
 			t.Fatalf("a viewer's run page: %d\n%s", p.Status, p.Body)
 		}
 
@@ -183,23 +183,23 @@ func TestStaffDebitRuns(t *testing.T) {
 
 		// Its debit is in the prepared run: nothing more is due, and the list says why.
 		if p := env.Post(treasurer, "/staff/debits", until, origin...); p.Status != http.StatusSeeOther ||
-			!strings.Contains(env.Get(treasurer, p.Header.Get("Location")).Testid("debits-notice").Text(), "send or cancel that run first") {
+			!strings.Contains(env.Get(treasurer, p.Header.Get("Location")).TestID("debits-notice").Text(), "send or cancel that run first") {
 			t.Fatalf("nothing due with a prepared run: %d", p.Status)
 		}
 
 		// Cancelled after the question: the debit is due again.
 		ask := env.Post(treasurer, runPath+"/cancel", nil, origin...)
-		if ask.Status != http.StatusOK || !strings.Contains(ask.Testid("staff-confirm").Text(), "due again for the next run") {
+		if ask.Status != http.StatusOK || !strings.Contains(ask.TestID("staff-confirm").Text(), "due again for the next run") {
 			t.Fatalf("cancel question: %d\n%s", ask.Status, ask.Body)
 		}
 		handlertest.ExpectRedirect(t, env.Post(treasurer, runPath+"/cancel", url.Values{"confirmed": {"1"}}, origin...), runPath+"?done=debit-run-cancelled")
 		handlertest.ExpectRedirect(t, env.Post(treasurer, runPath+"/cancel", url.Values{"confirmed": {"1"}}, origin...), runPath+"?done=debit-run-already-cancelled")
 		if p := env.Post(treasurer, runPath+"/sent", url.Values{"confirmed": {"1"}}, origin...); p.Status != http.StatusConflict ||
-			!strings.Contains(p.Testid("staff-main").Text(), "was cancelled") {
+			!strings.Contains(p.TestID("staff-main").Text(), "was cancelled") {
 			t.Fatalf("a cancelled run marked sent: %d\n%s", p.Status, p.Body)
 		}
 		// Its file is not handed out any more.
-		if p := env.Get(treasurer, runPath+"/file"); p.Status != http.StatusConflict || !strings.Contains(p.Testid("staff-main").Text(), views.StaffDebitText.IsCancelled) {
+		if p := env.Get(treasurer, runPath+"/file"); p.Status != http.StatusConflict || !strings.Contains(p.TestID("staff-main").Text(), views.StaffDebitText.IsCancelled) {
 			t.Fatalf("a cancelled run's file: %d\n%s", p.Status, p.Body)
 		}
 		// In German, the refusal is German too.
@@ -207,14 +207,14 @@ func TestStaffDebitRuns(t *testing.T) {
 		german := env.MustStaffSignIn("kasse@example.org", "/staff")
 		handlertest.ExpectRedirect(t, env.Get(german, "/staff?lang=de"), "/staff")
 		if p := env.Post(german, runPath+"/sent", url.Values{"confirmed": {"1"}}, origin...); p.Status != http.StatusConflict ||
-			!strings.Contains(p.Testid("staff-main").Text(), "wurde storniert") {
+			!strings.Contains(p.TestID("staff-main").Text(), "wurde storniert") {
 			t.Fatalf("a cancelled run marked sent, in German: %d\n%s", p.Status, p.Body)
 		}
-		if p := env.Get(german, runPath); !strings.Contains(p.Testid("debit-run-status").Text(), "Storniert") ||
-			!strings.Contains(p.Testid("debit-line").Text(), "Mit dem Einzug zurückgezogen") {
+		if p := env.Get(german, runPath); !strings.Contains(p.TestID("debit-run-status").Text(), "Storniert") ||
+			!strings.Contains(p.TestID("debit-line").Text(), "Mit dem Einzug zurückgezogen") {
 			t.Fatalf("the cancelled run in German:\n%s", p.Body)
 		}
-		if p := env.Get(treasurer, runPath); p.Testid("debit-run-status").AttrOr("data-status", "") != "cancelled" || p.Testid("debit-run-actions").Length() != 0 {
+		if p := env.Get(treasurer, runPath); p.TestID("debit-run-status").AttrOr("data-status", "") != "cancelled" || p.TestID("debit-run-actions").Length() != 0 {
 			t.Fatalf("the cancelled run:\n%s", p.Body)
 		}
 		again := env.Post(treasurer, "/staff/debits", until, origin...)
@@ -229,14 +229,14 @@ func TestStaffDebitRuns(t *testing.T) {
 
 		// Marked sent after the question: the registration completes.
 		ask = env.Post(treasurer, secondPath+"/sent", nil, origin...)
-		if ask.Status != http.StatusOK || !strings.Contains(ask.Testid("staff-confirm").Text(), "settles the run's payments as paid (1)") {
+		if ask.Status != http.StatusOK || !strings.Contains(ask.TestID("staff-confirm").Text(), "settles the run's payments as paid (1)") {
 			t.Fatalf("sent question: %d\n%s", ask.Status, ask.Body)
 		}
 		sent := env.Post(treasurer, secondPath+"/sent", url.Values{"confirmed": {"1"}}, origin...)
 		handlertest.ExpectRedirect(t, sent, secondPath+"?done=debit-run-sent&settled=1")
-		if p := env.Get(treasurer, sent.Header.Get("Location")); !strings.Contains(p.Testid("staff-flash").Text(), "Registrations completed: 1.") ||
-			p.Testid("debit-run-status").AttrOr("data-status", "") != "sent" || p.Testid("debit-run-sent").Length() != 0 ||
-			p.Testid("debit-run-download").Length() != 1 || p.Testid("debit-line").AttrOr("data-status", "") != "collected" {
+		if p := env.Get(treasurer, sent.Header.Get("Location")); !strings.Contains(p.TestID("staff-flash").Text(), "Registrations completed: 1.") ||
+			p.TestID("debit-run-status").AttrOr("data-status", "") != "sent" || p.TestID("debit-run-sent").Length() != 0 ||
+			p.TestID("debit-run-download").Length() != 1 || p.TestID("debit-line").AttrOr("data-status", "") != "collected" {
 			t.Fatalf("the sent run:\n%s", p.Body)
 		}
 		if st := env.OrderStatus(order.ID); st != engine.OrderPaid {
@@ -256,8 +256,8 @@ func TestStaffDebitRuns(t *testing.T) {
 		admin := env.MustStaffSignIn("admin@example.org", "/staff")
 		audit := env.Get(admin, "/staff/audit")
 		if audit.Doc.Find(`a[href="`+secondPath+`"]`).Length() == 0 || !strings.Contains(string(audit.Body), "marked a direct debit collection run as sent") ||
-			!strings.Contains(handlertest.SpacedText(audit.Testid("audit-table")), "Sent to the bank") {
-			t.Fatalf("the audit log does not name and link the run:\n%s", audit.Testid("audit-table").Text())
+			!strings.Contains(handlertest.SpacedText(audit.TestID("audit-table")), "Sent to the bank") {
+			t.Fatalf("the audit log does not name and link the run:\n%s", audit.TestID("audit-table").Text())
 		}
 	})
 }
@@ -275,14 +275,14 @@ func TestStaffDebitRunWarnsOfEndedMandate(t *testing.T) {
 		t.Fatal(err)
 	}
 	runPath := "/staff/debits/" + strconv.FormatInt(run.ID, 10)
-	if p := env.Get(treasurer, runPath); p.Testid("debit-mandate-ended").Length() != 0 {
+	if p := env.Get(treasurer, runPath); p.TestID("debit-mandate-ended").Length() != 0 {
 		t.Fatal("a mandate that holds is flagged")
 	}
 	if _, err := directdebit.Of(env.Env.Engine).StaffRevokeMandate(t.Context(), engine.CommandLine, 1, *order.DebitMandateID); err != nil {
 		t.Fatal(err)
 	}
-	if p := env.Get(treasurer, runPath); p.Testid("debit-mandate-ended").Length() != 1 {
-		t.Fatalf("the revoked mandate is not flagged:\n%s", p.Testid("debit-run-debits").Text())
+	if p := env.Get(treasurer, runPath); p.TestID("debit-mandate-ended").Length() != 1 {
+		t.Fatalf("the revoked mandate is not flagged:\n%s", p.TestID("debit-run-debits").Text())
 	}
 }
 
@@ -321,26 +321,26 @@ func TestStaffDebitRunLeavesOutBadDebit(t *testing.T) {
 			t.Fatalf("one mandate without its BIC blocked the run: %d\n%s", prepared.Status, prepared.Body)
 		}
 		runPage := env.Get(treasurer, prepared.Header.Get("Location"))
-		left := runPage.Testid("debit-left-out")
-		if runPage.Testid("debit-line").Length() != 1 || left.Length() != 1 ||
+		left := runPage.TestID("debit-left-out")
+		if runPage.TestID("debit-line").Length() != 1 || left.Length() != 1 ||
 			left.Find(`[data-testid="debit-left-out-order"]`).Text() != swissOrder.PayReference ||
 			left.Find(`[data-testid="debit-left-out-registration"]`).AttrOr("href", "") != "/staff/registrations/"+strconv.FormatInt(swissOrder.ProcessInstanceID, 10) ||
 			!strings.Contains(left.Find(`[data-testid="debit-left-out-reason"]`).Text(), "BIC") ||
-			!strings.Contains(runPage.Testid("debit-run-left-out").Text(), "Left out of this file") || strings.Contains(string(runPage.Body), "CH9300762011623852957") {
+			!strings.Contains(runPage.TestID("debit-run-left-out").Text(), "Left out of this file") || strings.Contains(string(runPage.Body), "CH9300762011623852957") {
 			t.Fatalf("the run page does not name the debit left out:\n%s", runPage.Body)
 		}
 		payments := env.Get(treasurer, "/staff/payments")
-		if row := payments.Testid("attention-row"); row.Length() != 1 || row.Find(`[data-testid="attention-reason"]`).Text() != "Direct debit left out of the collection file" ||
+		if row := payments.TestID("attention-row"); row.Length() != 1 || row.Find(`[data-testid="attention-reason"]`).Text() != "Direct debit left out of the collection file" ||
 			!strings.Contains(row.Text(), "the member gives the bank's BIC") {
-			t.Fatalf("the payments page does not list the debit left out:\n%s", payments.Testid("attention-table").Text())
+			t.Fatalf("the payments page does not list the debit left out:\n%s", payments.TestID("attention-table").Text())
 		}
 
 		// Only the Swiss debit is due now: no run, and the list says why.
 		none := env.Post(treasurer, "/staff/debits", until, origin...)
 		handlertest.ExpectRedirect(t, none, "/staff/debits?leftout="+until.Get("until"))
 		list := env.Get(treasurer, none.Header.Get("Location"))
-		if !strings.Contains(list.Testid("debits-notice").Text(), "none of them can go into a file") ||
-			list.Testid("debits-attention-link").AttrOr("href", "") != "/staff/payments" {
+		if !strings.Contains(list.TestID("debits-notice").Text(), "none of them can go into a file") ||
+			list.TestID("debits-attention-link").AttrOr("href", "") != "/staff/payments" {
 			t.Fatalf("no debit could go into a file: %d\n%s", list.Status, list.Body)
 		}
 		if runs, err := directdebit.Of(svc).DebitRuns(ctx, 1); err != nil || len(runs) != 1 {

@@ -53,30 +53,30 @@ func TestStaffOpenPaymentsList(t *testing.T) {
 		}
 
 		p := env.Get(tr, "/staff/open-payments")
-		rows := p.Testid("open-payment-row")
+		rows := p.TestID("open-payment-row")
 		if p.Status != http.StatusOK || rows.Length() != 1 || rows.AttrOr("data-registration", "") != reg {
-			t.Fatalf("list: %d, %d rows: %s", p.Status, rows.Length(), p.Testid("staff-main").Text())
+			t.Fatalf("list: %d, %d rows: %s", p.Status, rows.Length(), p.TestID("staff-main").Text())
 		}
 		owed := engine.FormatAmount(order.TotalMinor - 100)
-		if got := p.Testid("open-payment-owed").Text(); !strings.Contains(strings.ReplaceAll(got, "\u00a0", " "), owed) {
+		if got := p.TestID("open-payment-owed").Text(); !strings.Contains(strings.ReplaceAll(got, "\u00a0", " "), owed) {
 			t.Errorf("owed %q, want %s", got, owed)
 		}
-		if got := p.Testid("open-payment-rf").Text(); got != rf.String() {
+		if got := p.TestID("open-payment-rf").Text(); got != rf.String() {
 			t.Errorf("RF %q, want %q", got, rf.String())
 		}
-		if got := p.Testid("open-payment-days").Text(); got != "10" {
+		if got := p.TestID("open-payment-days").Text(); got != "10" {
 			t.Errorf("days %q, want 10", got)
 		}
-		if got := p.Testid("open-payment-reminders").Text(); got != "1" {
+		if got := p.TestID("open-payment-reminders").Text(); got != "1" {
 			t.Errorf("reminders %q, want 1", got)
 		}
-		if got := p.Testid("open-payment-last-message").Text(); !strings.Contains(got, views.StaffRegistrationText.MsgReminder) {
+		if got := p.TestID("open-payment-last-message").Text(); !strings.Contains(got, views.StaffRegistrationText.MsgReminder) {
 			t.Errorf("last message %q", got)
 		}
 		// Filters: unpaid for more than 10 days keeps it, 11 does not;
 		// reminded at least twice does not.
 		for q, want := range map[string]int{"unpaid=10": 1, "unpaid=11": 0, "reminders=1&sort=owed": 1, "reminders=2": 0} {
-			if n := env.Get(tr, "/staff/open-payments?"+q).Testid("open-payment-row").Length(); n != want {
+			if n := env.Get(tr, "/staff/open-payments?"+q).TestID("open-payment-row").Length(); n != want {
 				t.Errorf("?%s: %d rows, want %d", q, n, want)
 			}
 		}
@@ -123,7 +123,7 @@ func TestStaffOpenPaymentsList(t *testing.T) {
 		// Paid or cancelled: gone from the list.
 		for _, st := range []engine.OrderStatus{engine.OrderPaid, engine.OrderCancelled} {
 			setOrderStatus(t, db, order.ID, st)
-			if n := env.Get(tr, "/staff/open-payments").Testid("open-payment-row").Length(); n != 0 {
+			if n := env.Get(tr, "/staff/open-payments").TestID("open-payment-row").Length(); n != 0 {
 				t.Errorf("a %s order is listed", st)
 			}
 		}
@@ -136,7 +136,7 @@ func TestStaffOpenPaymentsList(t *testing.T) {
 		if _, err := db.NewUpdate().Model((*engine.Order)(nil)).Set("organisation_id = 2").Where("id = ?", order.ID).Exec(ctx); err != nil {
 			t.Fatal(err)
 		}
-		if n := env.Get(tr, "/staff/open-payments").Testid("open-payment-row").Length(); n != 0 {
+		if n := env.Get(tr, "/staff/open-payments").TestID("open-payment-row").Length(); n != 0 {
 			t.Errorf("another club's order is listed")
 		}
 	})
@@ -183,8 +183,8 @@ func TestStaffOpenPaymentsResendLinks(t *testing.T) {
 		if len(audit) != 1 || audit[0].TargetID != reg {
 			t.Fatalf("audit: %+v", audit)
 		}
-		if p := env.Get(tr, "/staff/open-payments?sent=1&skipped=1"); !strings.Contains(p.Testid("staff-flash").Text(), "1") {
-			t.Errorf("flash %q", p.Testid("staff-flash").Text())
+		if p := env.Get(tr, "/staff/open-payments?sent=1&skipped=1"); !strings.Contains(p.TestID("staff-flash").Text(), "1") {
+			t.Errorf("flash %q", p.TestID("staff-flash").Text())
 		}
 
 		// Paid meanwhile: skipped, nothing sent.

@@ -31,18 +31,18 @@ func TestStaffPartialCaptureToldTruthfully(t *testing.T) {
 		// Found by the RF reference as a member writes it (lower case,
 		// grouped), not only by PO-….
 		written := strings.ToLower(rf.String())
-		if p := env.Get(tr, "/staff/registrations?q="+url.QueryEscape(written)); p.Testid("registration-row").Length() != 1 {
-			t.Fatalf("search by %q: %d rows", written, p.Testid("registration-row").Length())
+		if p := env.Get(tr, "/staff/registrations?q="+url.QueryEscape(written)); p.TestID("registration-row").Length() != 1 {
+			t.Fatalf("search by %q: %d rows", written, p.TestID("registration-row").Length())
 		}
-		if p := env.Get(tr, "/staff/registrations?q=RF00+0000+0000"); p.Testid("registration-row").Length() != 0 {
+		if p := env.Get(tr, "/staff/registrations?q=RF00+0000+0000"); p.TestID("registration-row").Length() != 0 {
 			t.Fatal("another RF reference finds the registration")
 		}
 
 		total := engine.FormatAmount(order.TotalMinor)
 		d := env.Get(tr, detail)
-		if d.Testid("order-transfer-reference").Text() != rf.String() || d.Testid("capture-amount").AttrOr("value", "") != total ||
-			d.Testid("capture-owed").Length() != 0 {
-			t.Fatalf("detail: reference %q, amount %q", d.Testid("order-transfer-reference").Text(), d.Testid("capture-amount").AttrOr("value", ""))
+		if d.TestID("order-transfer-reference").Text() != rf.String() || d.TestID("capture-amount").AttrOr("value", "") != total ||
+			d.TestID("capture-owed").Length() != 0 {
+			t.Fatalf("detail: reference %q, amount %q", d.TestID("order-transfer-reference").Text(), d.TestID("capture-amount").AttrOr("value", ""))
 		}
 
 		// A part: said so, with what is still owed, pre-filled.
@@ -50,9 +50,9 @@ func TestStaffPartialCaptureToldTruthfully(t *testing.T) {
 		handlertest.ExpectRedirect(t, env.Post(tr, detail+"/capture", part), detail+"?done=captured-partial")
 		d = env.Get(tr, detail+"?done=captured-partial")
 		rest := engine.FormatAmount(order.TotalMinor - 100)
-		if d.Testid("staff-flash").Text() != fmt.Sprintf(views.StaffRegistrationText.CapturedPart, engine.FormatMoney(100, order.Currency), engine.FormatMoney(order.TotalMinor-100, order.Currency)) || d.Testid("capture-amount").AttrOr("value", "") != rest ||
-			!strings.Contains(d.Testid("capture-owed").Text(), engine.FormatMoney(order.TotalMinor-100, order.Currency)) {
-			t.Fatalf("after a part: flash %q, amount %q, owed %q", d.Testid("staff-flash").Text(), d.Testid("capture-amount").AttrOr("value", ""), d.Testid("capture-owed").Text())
+		if d.TestID("staff-flash").Text() != fmt.Sprintf(views.StaffRegistrationText.CapturedPart, engine.FormatMoney(100, order.Currency), engine.FormatMoney(order.TotalMinor-100, order.Currency)) || d.TestID("capture-amount").AttrOr("value", "") != rest ||
+			!strings.Contains(d.TestID("capture-owed").Text(), engine.FormatMoney(order.TotalMinor-100, order.Currency)) {
+			t.Fatalf("after a part: flash %q, amount %q, owed %q", d.TestID("staff-flash").Text(), d.TestID("capture-amount").AttrOr("value", ""), d.TestID("capture-owed").Text())
 		}
 
 		// The rest completes it; the same form again finds it paid.

@@ -104,8 +104,8 @@ func TestStaffYearReport(t *testing.T) {
 		period := "?period=" + "1"
 
 		ov := env.Get(tr, "/staff")
-		if href := ov.Testid("staff-nav").Find(`a[href="/staff/year-report"]`); href.Length() != 1 {
-			t.Fatalf("the navigation does not lead to the report: %s", ov.Testid("staff-nav").Text())
+		if href := ov.TestID("staff-nav").Find(`a[href="/staff/year-report"]`); href.Length() != 1 {
+			t.Fatalf("the navigation does not lead to the report: %s", ov.TestID("staff-nav").Text())
 		}
 		p := env.Get(tr, "/staff/year-report"+period)
 		if p.Status != http.StatusOK {
@@ -113,7 +113,7 @@ func TestStaffYearReport(t *testing.T) {
 		}
 		figure := func(p handlertest.Page, table, label string) string {
 			var v string
-			p.Testid("year-report-" + table).Find(`[data-testid="year-report-row"]`).Each(func(_ int, r *goquery.Selection) {
+			p.TestID("year-report-" + table).Find(`[data-testid="year-report-row"]`).Each(func(_ int, r *goquery.Selection) {
 				if strings.TrimSpace(r.Find("th").Text()) == label {
 					v = r.Find("td").Last().AttrOr("data-value", "")
 				}
@@ -133,7 +133,7 @@ func TestStaffYearReport(t *testing.T) {
 				t.Errorf("page %s %q: %q, want %q", c.table, c.label, got, c.want)
 			}
 		}
-		if text := p.Testid("year-report-summary").Text(); !strings.Contains(text, en.Money(want.income, "EUR")) {
+		if text := p.TestID("year-report-summary").Text(); !strings.Contains(text, en.Money(want.income, "EUR")) {
 			t.Errorf("income not written as money: %s", text)
 		}
 
@@ -175,12 +175,12 @@ func TestStaffYearReport(t *testing.T) {
 		if got := figure(p, "summary", "Einnahmen"); got != engine.FormatAmount(want.income) {
 			t.Errorf("German page: income %q", got)
 		}
-		if text := p.Testid("year-report-summary").Text(); !strings.Contains(text, de.Money(want.income, "EUR")) {
+		if text := p.TestID("year-report-summary").Text(); !strings.Contains(text, de.Money(want.income, "EUR")) {
 			t.Errorf("German money: %s", text)
 		}
 		// A priced answer (the demo's accident insurance, taken by the
 		// first person) is named in the page's language, as rules are.
-		if rules := p.Testid("year-report-by-rule").Text(); !strings.Contains(rules, "Unfallversicherung") || strings.Contains(rules, "Accident insurance") {
+		if rules := p.TestID("year-report-by-rule").Text(); !strings.Contains(rules, "Unfallversicherung") || strings.Contains(rules, "Accident insurance") {
 			t.Errorf("German price rules: %s", rules)
 		}
 		recs, _ = csv.NewReader(bytes.NewReader(env.Get(tr, "/staff/year-report.csv"+period).Body)).ReadAll()
@@ -247,7 +247,7 @@ func TestStaffYearReportRefundsTakenOff(t *testing.T) {
 			l := lang.New(tc.code, language.Und)
 			p := env.Get(tr, "/staff/year-report?period=1")
 			var refunded, received *goquery.Selection
-			p.Testid("year-report-summary").Find(`[data-testid="year-report-row"]`).Each(func(_ int, row *goquery.Selection) {
+			p.TestID("year-report-summary").Find(`[data-testid="year-report-row"]`).Each(func(_ int, row *goquery.Selection) {
 				switch strings.TrimSpace(row.Find("th").Text()) {
 				case tc.refunded:
 					refunded = row
@@ -256,18 +256,18 @@ func TestStaffYearReportRefundsTakenOff(t *testing.T) {
 				}
 			})
 			if refunded == nil || received == nil {
-				t.Fatalf("%s: no rows %q and %q: %s", tc.code, tc.refunded, tc.received, p.Testid("year-report-summary").Text())
+				t.Fatalf("%s: no rows %q and %q: %s", tc.code, tc.refunded, tc.received, p.TestID("year-report-summary").Text())
 			}
 			cell := refunded.Find("td").Last()
 			if cell.AttrOr("data-value", "") != engine.FormatAmount(r.RefundedMinor) || strings.TrimSpace(cell.Text()) != l.Money(r.RefundedMinor, "EUR") {
 				t.Errorf("%s: refunded %q (%s), want %s", tc.code, cell.Text(), cell.AttrOr("data-value", ""), l.Money(r.RefundedMinor, "EUR"))
 			}
-			if strings.Contains(p.Testid("year-report-summary").Text(), "-") && strings.Contains(p.Testid("year-report-summary").Text(), l.Money(-r.RefundedMinor, "EUR")) {
-				t.Errorf("%s: a refund as a negative amount: %s", tc.code, p.Testid("year-report-summary").Text())
+			if strings.Contains(p.TestID("year-report-summary").Text(), "-") && strings.Contains(p.TestID("year-report-summary").Text(), l.Money(-r.RefundedMinor, "EUR")) {
+				t.Errorf("%s: a refund as a negative amount: %s", tc.code, p.TestID("year-report-summary").Text())
 			}
 			// Money by payment method takes the page's width and, below a
 			// tablet's, shows each figure under its column's name.
-			byMethod := p.Testid("year-report-by-method")
+			byMethod := p.TestID("year-report-by-method")
 			heads := byMethod.Find("thead th")
 			if !byMethod.HasClass("lg:col-span-2") || heads.Length() != 6 {
 				t.Errorf("%s: money by payment method is not laid out wide: %s", tc.code, byMethod.AttrOr("class", ""))
@@ -280,7 +280,7 @@ func TestStaffYearReportRefundsTakenOff(t *testing.T) {
 				})
 			})
 			ov := env.Get(tr, "/staff?period=1")
-			if got, want := strings.TrimSpace(ov.Testid("money-received").Text()), strings.TrimSpace(received.Find("td").Last().Text()); got != want {
+			if got, want := strings.TrimSpace(ov.TestID("money-received").Text()), strings.TrimSpace(received.Find("td").Last().Text()); got != want {
 				t.Errorf("%s: the overview's Received %q, the report's Money received %q", tc.code, got, want)
 			}
 		}

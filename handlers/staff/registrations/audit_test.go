@@ -41,7 +41,7 @@ func TestStaffAuditReadable(t *testing.T) {
 		}
 
 		p := env.Get(tr, "/staff/audit")
-		rows := p.Testid("audit-row")
+		rows := p.TestID("audit-row")
 		if p.Status != http.StatusOK || rows.Length() < 4 {
 			t.Fatalf("audit page: %d, %d rows", p.Status, rows.Length())
 		}
@@ -75,7 +75,7 @@ func TestStaffAuditReadable(t *testing.T) {
 		if who := handlertest.Squash(entry(p, "staff.add").Find(`[data-testid="audit-who"]`).Text()); who != "Command line" {
 			t.Errorf("staff added by %q", who)
 		}
-		text := p.Testid("audit-table").Text()
+		text := p.TestID("audit-table").Text()
 		for _, raw := range []string{"{", "payment.capture", "staff 4", "staff.role"} {
 			if strings.Contains(text, raw) {
 				t.Errorf("the log shows %q:\n%s", raw, text)
@@ -102,15 +102,15 @@ func TestStaffAuditReadable(t *testing.T) {
 		} {
 			p := env.Get(tr, "/staff/audit?"+c.query)
 			var got []string
-			p.Testid("audit-row").Each(func(_ int, s *goquery.Selection) { got = append(got, s.AttrOr("data-action", "")) })
+			p.TestID("audit-row").Each(func(_ int, s *goquery.Selection) { got = append(got, s.AttrOr("data-action", "")) })
 			if p.Status != http.StatusOK || len(got) != c.want || strings.Join(got, ",") != c.actions {
 				t.Errorf("?%s: %d %v, want %s", c.query, p.Status, got, c.actions)
 			}
-			if c.want == 0 && p.Testid("audit-empty").Text() != "No entries match the filter." {
+			if c.want == 0 && p.TestID("audit-empty").Text() != "No entries match the filter." {
 				t.Errorf("?%s: no empty message", c.query)
 			}
 		}
-		if f := env.Get(tr, "/staff/audit?action=staff.role").Testid("audit-filter"); f.Find(`select[name="action"] option[selected]`).Text() != "changed a staff member's role" ||
+		if f := env.Get(tr, "/staff/audit?action=staff.role").TestID("audit-filter"); f.Find(`select[name="action"] option[selected]`).Text() != "changed a staff member's role" ||
 			f.Find(`select[name="actor"] option[value="admin@example.org"]`).Text() != "Staff admin (admin@example.org)" {
 			t.Errorf("filter form: %s", f.Text())
 		}
@@ -123,13 +123,13 @@ func TestStaffAuditReadable(t *testing.T) {
 			env.AddStaff("member"+strconv.Itoa(i)+"@example.org", staff.RoleViewer)
 		}
 		page1 := env.Get(tr, "/staff/audit?action=staff.add")
-		older := page1.Testid("audit-older").AttrOr("href", "")
-		if page1.Testid("audit-row").Length() != 50 || !strings.Contains(older, "action=staff.add") || !strings.Contains(older, "before=") {
-			t.Fatalf("first page: %d rows, older %q", page1.Testid("audit-row").Length(), older)
+		older := page1.TestID("audit-older").AttrOr("href", "")
+		if page1.TestID("audit-row").Length() != 50 || !strings.Contains(older, "action=staff.add") || !strings.Contains(older, "before=") {
+			t.Fatalf("first page: %d rows, older %q", page1.TestID("audit-row").Length(), older)
 		}
 		page2 := env.Get(tr, older)
-		if n := page2.Doc.Find(`[data-testid="audit-row"][data-action="staff.add"]`).Length(); n != 4 || page2.Testid("audit-row").Length() != 4 ||
-			page2.Testid("audit-newest").AttrOr("href", "") != "/staff/audit?action=staff.add" {
+		if n := page2.Doc.Find(`[data-testid="audit-row"][data-action="staff.add"]`).Length(); n != 4 || page2.TestID("audit-row").Length() != 4 ||
+			page2.TestID("audit-newest").AttrOr("href", "") != "/staff/audit?action=staff.add" {
 			t.Errorf("second page: %d rows", n)
 		}
 
@@ -179,7 +179,7 @@ func TestStaffAuditPaymentsInWords(t *testing.T) {
 			handlertest.CamtCredit{Id: "C-2", Amount: "5.00", Ref: string(rf), Debtor: "Demo Household"}))
 		copyOf := prev.Doc.Find(`input[name="statement"]`).AttrOr("value", "")
 		if done := env.PostFile(tr, "/staff/payments/statement", map[string]string{"statement": copyOf, "capture": "1"}, "", nil); done.Status != http.StatusOK {
-			t.Fatalf("capture: %d %s", done.Status, done.Testid("staff-main").Text())
+			t.Fatalf("capture: %d %s", done.Status, done.TestID("staff-main").Text())
 		}
 		if got := env.OrderStatus(order.ID); got != engine.OrderPaid {
 			t.Fatalf("order after the statement: %s", got)

@@ -34,9 +34,9 @@ func TestStaffInvitationsFindPerson(t *testing.T) {
 		reg := env.MustStaffSignIn("registrar@example.org", "/staff")
 		for q, want := range map[string]string{"MÜLLER": "Jürgen Müller", "p-77": "", "P-77": "Jürgen Müller", "ANNA@example.org": "Anna Bell", "n b": "", "nna b": "Anna Bell"} {
 			p := env.Get(reg, "/staff/invitations?"+url.Values{"q": {q}}.Encode())
-			rows := p.Testid("person-row")
+			rows := p.TestID("person-row")
 			switch {
-			case want == "" && (rows.Length() != 0 || p.Testid("persons-no-match").Length() != 1):
+			case want == "" && (rows.Length() != 0 || p.TestID("persons-no-match").Length() != 1):
 				t.Errorf("%q: %d persons, want none and the note", q, rows.Length())
 			case want != "" && (rows.Length() != 1 || rows.Find(`[data-testid="person-name"]`).Text() != want):
 				t.Errorf("%q: %d persons %q, want %s", q, rows.Length(), rows.Text(), want)

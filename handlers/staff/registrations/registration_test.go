@@ -45,7 +45,7 @@ func TestStaffRegistrationReadsLikeARecord(t *testing.T) {
 			t.Fatalf("detail: %d", p.Status)
 		}
 		// The household as registered: its persons only, pending payment.
-		persons := p.Testid("household-person")
+		persons := p.TestID("household-person")
 		if persons.Length() != len(inst.SelectedPersons) {
 			t.Errorf("%d persons shown, the registration has %d", persons.Length(), len(inst.SelectedPersons))
 		}
@@ -56,30 +56,30 @@ func TestStaffRegistrationReadsLikeARecord(t *testing.T) {
 			}
 		})
 		// Answers as the member saw them.
-		answers := handlertest.SpacedText(p.Testid("detail-answers"))
+		answers := handlertest.SpacedText(p.TestID("detail-answers"))
 		for _, want := range []string{": Yes", ": No", ": Medium", ": Small", "Club shirt size"} {
 			if !strings.Contains(answers, want) {
 				t.Errorf("answers lack %q: %s", want, answers)
 			}
 		}
-		p.Testid("answer").Each(func(_ int, s *goquery.Selection) {
+		p.TestID("answer").Each(func(_ int, s *goquery.Selection) {
 			if v := s.Text(); strings.HasSuffix(v, ": 1") || strings.HasSuffix(v, ": 0") || strings.HasSuffix(v, ": M") {
 				t.Errorf("answer shown as stored: %q", v)
 			}
 		})
-		if p.Testid("answer-not-asked").Length() == 0 {
+		if p.TestID("answer-not-asked").Length() == 0 {
 			t.Error("the step nobody was asked (transfer club) is not said so")
 		}
 		// The RF reference, and the capture asking for what is owed today.
-		if p.Testid("summary-transfer-reference").Text() != rf.String() || p.Testid("order-transfer-reference").Text() != rf.String() {
-			t.Errorf("RF reference: %q / %q, want %q", p.Testid("summary-transfer-reference").Text(), p.Testid("order-transfer-reference").Text(), rf)
+		if p.TestID("summary-transfer-reference").Text() != rf.String() || p.TestID("order-transfer-reference").Text() != rf.String() {
+			t.Errorf("RF reference: %q / %q, want %q", p.TestID("summary-transfer-reference").Text(), p.TestID("order-transfer-reference").Text(), rf)
 		}
 		today := clock.Now().UTC().Format(time.DateOnly)
-		if a, b := p.Testid("capture-amount").AttrOr("value", ""), p.Testid("capture-booked").AttrOr("value", ""); a != engine.FormatAmount(order.TotalMinor) || b != today {
+		if a, b := p.TestID("capture-amount").AttrOr("value", ""), p.TestID("capture-booked").AttrOr("value", ""); a != engine.FormatAmount(order.TotalMinor) || b != today {
 			t.Errorf("capture pre-filled with %q on %q, want %q on %q", a, b, engine.FormatAmount(order.TotalMinor), today)
 		}
 		// The history in words: no stored codes, a message with its recipient.
-		history := handlertest.SpacedText(p.Testid("detail-history"))
+		history := handlertest.SpacedText(p.TestID("detail-history"))
 		for _, code := range []string{"bank_transfer", "PENDING", "transfer_request", " · · "} {
 			if strings.Contains(history, code) {
 				t.Errorf("history shows the code %q: %s", code, history)
@@ -89,7 +89,7 @@ func TestStaffRegistrationReadsLikeARecord(t *testing.T) {
 			t.Errorf("history lacks the attempt: %s", history)
 		}
 		found := false
-		p.Testid("history-entry").Each(func(_ int, s *goquery.Selection) {
+		p.TestID("history-entry").Each(func(_ int, s *goquery.Selection) {
 			if s.AttrOr("data-kind", "") == "message" && s.Find(`[data-testid="history-title"]`).Text() == views.StaffRegistrationText.MsgTransferRequest {
 				found = true
 				if d := s.Find(`[data-testid="history-detail"]`).Text(); !strings.HasPrefix(d, "to ") || !strings.Contains(d, "@") {
@@ -111,7 +111,7 @@ func TestStaffRegistrationReadsLikeARecord(t *testing.T) {
 		} {
 			handlertest.ExpectRedirect(t, env.Get(tr, "/staff?lang="+lc.code), "/staff")
 			p := env.Get(tr, detail)
-			text := handlertest.SpacedText(p.Testid("detail-answers")) + handlertest.SpacedText(p.Testid("detail-history"))
+			text := handlertest.SpacedText(p.TestID("detail-answers")) + handlertest.SpacedText(p.TestID("detail-history"))
 			for _, want := range []string{lc.yes, lc.no, lc.medium, lc.history} {
 				if !strings.Contains(text, want) {
 					t.Errorf("%s: lacks %q: %s", lc.code, want, text)
@@ -121,15 +121,15 @@ func TestStaffRegistrationReadsLikeARecord(t *testing.T) {
 				t.Errorf("%s: English left: %s", lc.code, text)
 			}
 			q := env.Post(tr, detail+"/cancel", url.Values{})
-			if q.Testid("staff-confirm-cancel").Text() != lc.keep {
-				t.Errorf("%s: cancel question's buttons %q / %q", lc.code, q.Testid("staff-confirm-yes").Text(), q.Testid("staff-confirm-cancel").Text())
+			if q.TestID("staff-confirm-cancel").Text() != lc.keep {
+				t.Errorf("%s: cancel question's buttons %q / %q", lc.code, q.TestID("staff-confirm-yes").Text(), q.TestID("staff-confirm-cancel").Text())
 			}
 		}
 		handlertest.ExpectRedirect(t, env.Get(tr, "/staff?lang=en"), "/staff")
 		q := env.Post(tr, detail+"/cancel", url.Values{})
-		if q.Testid("staff-confirm-question").Text() != "Cancel this registration?" || q.Testid("staff-confirm-yes").Text() != "Cancel registration" ||
-			q.Testid("staff-confirm-cancel").Text() != "Keep registration" {
-			t.Errorf("cancel question %q: %q / %q", q.Testid("staff-confirm-question").Text(), q.Testid("staff-confirm-yes").Text(), q.Testid("staff-confirm-cancel").Text())
+		if q.TestID("staff-confirm-question").Text() != "Cancel this registration?" || q.TestID("staff-confirm-yes").Text() != "Cancel registration" ||
+			q.TestID("staff-confirm-cancel").Text() != "Keep registration" {
+			t.Errorf("cancel question %q: %q / %q", q.TestID("staff-confirm-question").Text(), q.TestID("staff-confirm-yes").Text(), q.TestID("staff-confirm-cancel").Text())
 		}
 		if env.OrderStatus(order.ID) != engine.OrderUnpaid {
 			t.Error("asking cancelled the order")
@@ -157,11 +157,11 @@ func TestStaffCaptureToldInWords(t *testing.T) {
 			handlertest.ExpectRedirect(t, env.Post(tr, detail+"/capture", part), detail+"?done=captured-partial")
 			p := env.Get(tr, detail+"?done=captured-partial")
 			want := fmt.Sprintf(views.StaffRegistrationText.CapturedPart, money(1000), money(order.TotalMinor-1000))
-			if got := p.Testid("staff-flash").Text(); got != want {
+			if got := p.TestID("staff-flash").Text(); got != want {
 				t.Fatalf("after a part: %q, want %q", got, want)
 			}
-			if !strings.Contains(handlertest.SpacedText(p.Testid("detail-history")), fmt.Sprintf(views.StaffRegistrationText.EvPart, money(1000))) {
-				t.Errorf("history lacks the part: %s", handlertest.SpacedText(p.Testid("detail-history")))
+			if !strings.Contains(handlertest.SpacedText(p.TestID("detail-history")), fmt.Sprintf(views.StaffRegistrationText.EvPart, money(1000))) {
+				t.Errorf("history lacks the part: %s", handlertest.SpacedText(p.TestID("detail-history")))
 			}
 		}
 
@@ -183,7 +183,7 @@ func TestStaffCaptureToldInWords(t *testing.T) {
 		for range 2 {
 			handlertest.ExpectRedirect(t, env.Post(tr, detail+"/capture", form), back)
 			want := fmt.Sprintf(views.StaffText.DetTitle, order.ProcessInstanceID) + ": " + fmt.Sprintf(views.StaffRegistrationText.CapturedComplete, money(order.TotalMinor))
-			if got := env.Get(tr, back).Testid("staff-flash").Text(); got != want {
+			if got := env.Get(tr, back).TestID("staff-flash").Text(); got != want {
 				t.Fatalf("after the rest: %q, want %q", got, want)
 			}
 		}
@@ -194,11 +194,11 @@ func TestStaffCaptureToldInWords(t *testing.T) {
 			t.Fatalf("%d capture events, want 2", n)
 		}
 		p := env.Get(tr, detail+"?done=captured")
-		if got, want := p.Testid("staff-flash").Text(), fmt.Sprintf(views.StaffRegistrationText.CapturedComplete, money(order.TotalMinor)); got != want {
+		if got, want := p.TestID("staff-flash").Text(), fmt.Sprintf(views.StaffRegistrationText.CapturedComplete, money(order.TotalMinor)); got != want {
 			t.Errorf("on the registration: %q, want %q", got, want)
 		}
 		for _, s := range []string{"person-membership"} {
-			p.Testid(s).Each(func(_ int, m *goquery.Selection) {
+			p.TestID(s).Each(func(_ int, m *goquery.Selection) {
 				if m.AttrOr("data-status", "") != "active" {
 					t.Errorf("paid, a membership is %q", m.Text())
 				}
@@ -209,11 +209,11 @@ func TestStaffCaptureToldInWords(t *testing.T) {
 		second := url.Values{"amount": {"5.00"}, "booked": {"2026-01-04"}}
 		handlertest.ExpectRedirect(t, env.Post(tr, detail+"/capture", second), detail+"?done=captured-second")
 		p = env.Get(tr, detail+"?done=captured-second")
-		if got, want := p.Testid("staff-flash").Text(), fmt.Sprintf(views.StaffRegistrationText.CapturedSecond, money(500)); got != want {
+		if got, want := p.TestID("staff-flash").Text(), fmt.Sprintf(views.StaffRegistrationText.CapturedSecond, money(500)); got != want {
 			t.Errorf("second transfer: %q, want %q", got, want)
 		}
-		if !strings.Contains(handlertest.SpacedText(p.Testid("detail-history")), fmt.Sprintf(views.StaffRegistrationText.RefundDue, money(500))) {
-			t.Errorf("history lacks the refund owed: %s", handlertest.SpacedText(p.Testid("detail-history")))
+		if !strings.Contains(handlertest.SpacedText(p.TestID("detail-history")), fmt.Sprintf(views.StaffRegistrationText.RefundDue, money(500))) {
+			t.Errorf("history lacks the refund owed: %s", handlertest.SpacedText(p.TestID("detail-history")))
 		}
 
 		// Archived: said in words, no list of questions.
@@ -221,9 +221,9 @@ func TestStaffCaptureToldInWords(t *testing.T) {
 			t.Fatal(err)
 		}
 		p = env.Get(tr, detail)
-		archive := p.Testid("detail-archive").Text()
-		if !strings.Contains(archive, "answers of") || strings.Contains(archive, "{") || p.Testid("answer-step").Length() != 0 {
-			t.Errorf("archive %q, %d steps listed", archive, p.Testid("answer-step").Length())
+		archive := p.TestID("detail-archive").Text()
+		if !strings.Contains(archive, "answers of") || strings.Contains(archive, "{") || p.TestID("answer-step").Length() != 0 {
+			t.Errorf("archive %q, %d steps listed", archive, p.TestID("answer-step").Length())
 		}
 	})
 }

@@ -30,10 +30,10 @@ func TestStaffRegistrationPages(t *testing.T) {
 		c := env.MustStaffSignIn("treasurer@example.org", "/staff/registrations")
 
 		list := env.Get(c, "/staff/registrations")
-		if list.Status != http.StatusOK || list.Testid("registration-row").Length() != 1 {
+		if list.Status != http.StatusOK || list.TestID("registration-row").Length() != 1 {
 			t.Fatalf("list: %d %s", list.Status, list.Body)
 		}
-		row := list.Testid("registration-row")
+		row := list.TestID("registration-row")
 		if got := row.Find(`[data-testid=state]`).AttrOr("data-state", ""); got != "awaiting_payment" {
 			t.Errorf("state %q", got)
 		}
@@ -56,12 +56,12 @@ func TestStaffRegistrationPages(t *testing.T) {
 			{"state=awaiting_payment", 1}, {"state=paid", 0}, {"period=1", 1}, {"period=2", 0}, {"unpaid=0", 1}, {"unpaid=3", 0},
 		} {
 			p := env.Get(c, "/staff/registrations?"+tc.query)
-			if p.Status != http.StatusOK || p.Testid("registration-row").Length() != tc.rows {
-				t.Errorf("%s: %d, %d rows, want %d", tc.query, p.Status, p.Testid("registration-row").Length(), tc.rows)
+			if p.Status != http.StatusOK || p.TestID("registration-row").Length() != tc.rows {
+				t.Errorf("%s: %d, %d rows, want %d", tc.query, p.Status, p.TestID("registration-row").Length(), tc.rows)
 			}
 		}
 		for _, bad := range []string{"state=lost", "page=-1", "period=x"} {
-			if p := env.Get(c, "/staff/registrations?"+bad); p.Status != http.StatusBadRequest || p.Testid("staff-message-text").Text() == "" {
+			if p := env.Get(c, "/staff/registrations?"+bad); p.Status != http.StatusBadRequest || p.TestID("staff-message-text").Text() == "" {
 				t.Errorf("%s: %d", bad, p.Status)
 			}
 		}
@@ -73,27 +73,27 @@ func TestStaffRegistrationPages(t *testing.T) {
 			t.Fatalf("export: %d %v %q", exp.Status, err, exp.Body)
 		}
 		viewer := env.MustStaffSignIn("viewer@example.org", "/staff/registrations")
-		if p := env.Get(viewer, "/staff/registrations"); p.Testid("registrations-csv").Length() != 0 {
+		if p := env.Get(viewer, "/staff/registrations"); p.TestID("registrations-csv").Length() != 0 {
 			t.Error("a viewer is offered the export")
 		}
 
 		// The detail.
 		d := env.Get(c, detailURL)
-		if d.Status != http.StatusOK || d.Testid("household-person").Length() != 2 ||
-			d.Testid("answer").Length() == 0 || d.Testid("order-reference").Text() != order.PayReference || d.Doc.Find(historyAttempts).Length() != 1 {
+		if d.Status != http.StatusOK || d.TestID("household-person").Length() != 2 ||
+			d.TestID("answer").Length() == 0 || d.TestID("order-reference").Text() != order.PayReference || d.Doc.Find(historyAttempts).Length() != 1 {
 			t.Fatalf("detail: %d %s", d.Status, d.Body)
 		}
-		if d.Testid("capture-form").Length() != 1 || d.Testid("action-resend-link").Length() != 1 || d.Testid("action-resend-confirmation").Length() != 0 {
-			t.Fatalf("actions of an unpaid registration: %s", d.Testid("detail-actions").Text())
+		if d.TestID("capture-form").Length() != 1 || d.TestID("action-resend-link").Length() != 1 || d.TestID("action-resend-confirmation").Length() != 0 {
+			t.Fatalf("actions of an unpaid registration: %s", d.TestID("detail-actions").Text())
 		}
-		if p := env.Get(viewer, detailURL); p.Testid("capture-form").Length() != 0 || p.Testid("action-cancel").Length() != 0 {
+		if p := env.Get(viewer, detailURL); p.TestID("capture-form").Length() != 0 || p.TestID("action-cancel").Length() != 0 {
 			t.Fatal("a viewer is offered actions")
 		}
 
 		// Bad input changes nothing and says what is wrong.
 		for _, form := range []url.Values{{"amount": {"abc"}, "booked": {"2026-01-02"}}, {"amount": {"10"}, "booked": {"tomorrow"}}, {"amount": {"-5"}, "booked": {"2026-01-02"}}} {
 			p := env.Post(c, detailURL+"/capture", form)
-			if p.Status != http.StatusUnprocessableEntity || p.Testid("staff-message-text").Text() == "" {
+			if p.Status != http.StatusUnprocessableEntity || p.TestID("staff-message-text").Text() == "" {
 				t.Errorf("capture %v: %d", form, p.Status)
 			}
 		}
@@ -106,7 +106,7 @@ func TestStaffRegistrationPages(t *testing.T) {
 		res := env.Post(c, detailURL+"/capture", url.Values{"amount": {amount}, "booked": {"2026-01-02"}, "note": {"statement 7"}})
 		handlertest.ExpectRedirect(t, res, detailURL+"?done=captured")
 		d = env.Get(c, detailURL+"?done=captured")
-		if d.Testid("staff-flash").Text() == "" || d.Testid("state").First().AttrOr("data-state", "") != "paid" || d.Doc.Find(historyAttempts).Find(`[data-testid=history-status]`).Text() != views.StaffOpsText.StatusSucceeded {
+		if d.TestID("staff-flash").Text() == "" || d.TestID("state").First().AttrOr("data-state", "") != "paid" || d.Doc.Find(historyAttempts).Find(`[data-testid=history-status]`).Text() != views.StaffOpsText.StatusSucceeded {
 			t.Fatalf("after the capture: %s", d.Body)
 		}
 		if got := d.Doc.Find(historyMessages).Text(); !strings.Contains(got, views.StaffRegistrationText.MsgConfirmation) {
@@ -117,27 +117,27 @@ func TestStaffRegistrationPages(t *testing.T) {
 		if again := env.Get(c, detailURL); again.Doc.Find(historyAttempts).Length() != 1 || again.Doc.Find(historyPayments).Length() != 1 {
 			t.Fatalf("the capture sent twice: %d payments, %d events", again.Doc.Find(historyAttempts).Length(), again.Doc.Find(historyPayments).Length())
 		}
-		if got := d.Testid("audit-row").First().AttrOr("data-action", ""); got != "payment.capture" || d.Testid("audit-action").First().Text() != "recorded a payment received" {
-			t.Fatalf("audit after the capture: %q %q", got, d.Testid("audit-action").First().Text())
+		if got := d.TestID("audit-row").First().AttrOr("data-action", ""); got != "payment.capture" || d.TestID("audit-action").First().Text() != "recorded a payment received" {
+			t.Fatalf("audit after the capture: %q %q", got, d.TestID("audit-action").First().Text())
 		}
-		if !strings.Contains(d.Testid("audit-who").First().Text(), "treasurer@example.org") {
-			t.Errorf("audit names %q", d.Testid("audit-who").First().Text())
+		if !strings.Contains(d.TestID("audit-who").First().Text(), "treasurer@example.org") {
+			t.Errorf("audit names %q", d.TestID("audit-who").First().Text())
 		}
 
 		// The overview counts it paid, with the money received and a bar for today.
 		ov := env.Get(c, "/staff")
-		if ov.Status != http.StatusOK || ov.Testid("overview-state").Filter(`[data-state=paid]`).Find(`[data-testid=overview-count]`).Text() != "1" ||
-			ov.Testid("overview-state").Filter(`[data-state=awaiting_payment]`).Find(`[data-testid=overview-count]`).Text() != "0" {
-			t.Fatalf("overview states: %d %s", ov.Status, ov.Testid("overview-states").Text())
+		if ov.Status != http.StatusOK || ov.TestID("overview-state").Filter(`[data-state=paid]`).Find(`[data-testid=overview-count]`).Text() != "1" ||
+			ov.TestID("overview-state").Filter(`[data-state=awaiting_payment]`).Find(`[data-testid=overview-count]`).Text() != "0" {
+			t.Fatalf("overview states: %d %s", ov.Status, ov.TestID("overview-states").Text())
 		}
-		if got := ov.Testid("money-received").Text(); got != "EUR "+amount {
+		if got := ov.TestID("money-received").Text(); got != "EUR "+amount {
 			t.Errorf("received %q", got)
 		}
-		if got := ov.Testid("overview-types").Text(); !strings.Contains(got, "Adult") || !strings.Contains(got, "Junior") {
+		if got := ov.TestID("overview-types").Text(); !strings.Contains(got, "Adult") || !strings.Contains(got, "Junior") {
 			t.Errorf("by type %q", got)
 		}
 		if ov.Doc.Find(`[data-testid=overview-svg] rect[data-series=payments]`).Length() != 1 || ov.Doc.Find(`[data-testid=overview-svg] rect[data-series=registrations]`).Length() != 1 {
-			t.Errorf("chart bars: %s", ov.Testid("overview-chart").Text())
+			t.Errorf("chart bars: %s", ov.TestID("overview-chart").Text())
 		}
 		if p := env.Get(c, "/staff?period=999"); p.Status != http.StatusNotFound {
 			t.Errorf("another period: %d", p.Status)
@@ -152,27 +152,27 @@ func TestStaffRegistrationPages(t *testing.T) {
 
 		// Cancel asks first; then cancels and offers the refund.
 		ask := env.Post(c, detailURL+"/cancel", url.Values{})
-		if ask.Status != http.StatusOK || ask.Testid("staff-confirm").Length() != 1 {
+		if ask.Status != http.StatusOK || ask.TestID("staff-confirm").Length() != 1 {
 			t.Fatalf("cancel without confirmation: %d", ask.Status)
 		}
-		if st := env.Get(c, detailURL).Testid("state").First().AttrOr("data-state", ""); st != "paid" {
+		if st := env.Get(c, detailURL).TestID("state").First().AttrOr("data-state", ""); st != "paid" {
 			t.Fatalf("asking cancelled: %s", st)
 		}
 		handlertest.ExpectRedirect(t, env.Post(c, detailURL+"/cancel", url.Values{"confirmed": {"1"}}), detailURL+"?done=cancelled")
 		d = env.Get(c, detailURL)
-		if d.Testid("state").First().AttrOr("data-state", "") != "cancelled" || d.Testid("order-status").Text() != views.StaffOpsText.StatusCancelled || d.Testid("action-refund").Length() != 1 {
+		if d.TestID("state").First().AttrOr("data-state", "") != "cancelled" || d.TestID("order-status").Text() != views.StaffOpsText.StatusCancelled || d.TestID("action-refund").Length() != 1 {
 			t.Fatalf("after cancelling: %s", d.Body)
 		}
-		d.Testid("person-membership").Each(func(_ int, ms *goquery.Selection) {
+		d.TestID("person-membership").Each(func(_ int, ms *goquery.Selection) {
 			if !strings.Contains(ms.Text(), views.StaffOpsText.StatusCancelled) || ms.AttrOr("data-status", "") != "cancelled" {
 				t.Fatalf("membership not cancelled: %s", ms.Text())
 			}
 		})
-		ref := d.Testid("action-refund").Parent().Find(`input[name=payment]`).AttrOr("value", "")
+		ref := d.TestID("action-refund").Parent().Find(`input[name=payment]`).AttrOr("value", "")
 		handlertest.ExpectRedirect(t, env.Post(c, detailURL+"/refund", url.Values{"payment": {ref}, "confirmed": {"1"}}), detailURL+"?done=refunded")
 		d = env.Get(c, detailURL)
-		if !strings.Contains(d.Doc.Find(`[data-testid=history-entry][data-kind=refund]`).Text(), "manual:treasurer@example.org") || d.Testid("action-refund").Length() != 0 {
-			t.Fatalf("after the refund: %s", d.Testid("detail-history").Text())
+		if !strings.Contains(d.Doc.Find(`[data-testid=history-entry][data-kind=refund]`).Text(), "manual:treasurer@example.org") || d.TestID("action-refund").Length() != 0 {
+			t.Fatalf("after the refund: %s", d.TestID("detail-history").Text())
 		}
 		if de := env.Get(c, detailURL, "Accept-Language", "de"); !strings.Contains(de.Doc.Find(`[data-testid=history-entry][data-kind=refund]`).Text(), "An das Mitglied zurückgezahlt") {
 			t.Fatalf("the refund in German: %q", de.Doc.Find(`[data-testid=history-entry][data-kind=refund]`).Text())
@@ -181,7 +181,7 @@ func TestStaffRegistrationPages(t *testing.T) {
 			t.Fatalf("second refund: %d", p.Status)
 		}
 		var actions []string
-		d.Testid("audit-row").Each(func(_ int, s *goquery.Selection) { actions = append(actions, s.AttrOr("data-action", "")) })
+		d.TestID("audit-row").Each(func(_ int, s *goquery.Selection) { actions = append(actions, s.AttrOr("data-action", "")) })
 		if strings.Join(actions, ",") != "payment.refund,registration.cancel,registration.resend_confirmation,payment.capture" {
 			t.Fatalf("audit trail %v", actions)
 		}

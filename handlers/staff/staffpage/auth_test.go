@@ -30,7 +30,7 @@ func TestStaffSignIn(t *testing.T) {
 		// Anonymous: the overview sends to the sign-in page, which offers the IdP.
 		handlertest.ExpectRedirect(t, env.Get(anon, "/staff/audit"), "/staff/login?rd=%2Fstaff%2Faudit")
 		login := env.Get(anon, "/staff/login?rd=%2Fstaff%2Faudit")
-		if login.Status != http.StatusOK || login.Testid("staff-message-link").AttrOr("href", "") != "/staff/login/start?rd=%2Fstaff%2Faudit" {
+		if login.Status != http.StatusOK || login.TestID("staff-message-link").AttrOr("href", "") != "/staff/login/start?rd=%2Fstaff%2Faudit" {
 			t.Fatalf("sign-in page: %d %s", login.Status, login.Body)
 		}
 
@@ -38,7 +38,7 @@ func TestStaffSignIn(t *testing.T) {
 		rec := env.AddStaff("Treasurer@Example.org", staff.RoleTreasurer)
 		c := env.MustStaffSignIn("treasurer@example.org", "/staff/audit")
 		p := env.Get(c, "/staff/audit")
-		if p.Status != http.StatusOK || p.Testid("staff-user-name").Text() != "Staff treasurer" || p.Testid("staff-user-role").Text() != "Treasurer" {
+		if p.Status != http.StatusOK || p.TestID("staff-user-name").Text() != "Staff treasurer" || p.TestID("staff-user-role").Text() != "Treasurer" {
 			t.Fatalf("audit page after sign-in: %d %s", p.Status, p.Body)
 		}
 		if p.Header.Get("Cache-Control") != "no-store" {
@@ -48,7 +48,7 @@ func TestStaffSignIn(t *testing.T) {
 		if err != nil || bound.Subject == nil || *bound.Subject != "sub-treasurer@example.org" || bound.LastSignInAt == nil {
 			t.Fatalf("subject not bound: %+v %v", bound, err)
 		}
-		if got := p.Testid("audit-row").First().AttrOr("data-action", ""); got != "staff.bind" {
+		if got := p.TestID("audit-row").First().AttrOr("data-action", ""); got != "staff.bind" {
 			t.Errorf("newest audit entry %q, want staff.bind", got)
 		}
 
@@ -67,7 +67,7 @@ func TestStaffSignIn(t *testing.T) {
 		env.AddStaff("registrar@example.org", staff.RoleRegistrar)
 		unverified := env.NewClient()
 		res := env.StaffSignIn(unverified, &mockoidc.MockUser{Subject: "sub-unverified", Email: "registrar@example.org"}, "/staff")
-		if res.Status != http.StatusForbidden || env.StaffCookie(unverified) != "" || res.Testid("staff-message-text").Text() != views.StaffText.NotStaff {
+		if res.Status != http.StatusForbidden || env.StaffCookie(unverified) != "" || res.TestID("staff-message-text").Text() != views.StaffText.NotStaff {
 			t.Fatalf("unverified address: %d %s", res.Status, res.Body)
 		}
 		// An unknown address neither.
@@ -82,8 +82,8 @@ func TestStaffSignIn(t *testing.T) {
 		if res := env.StaffSignIn(claimed, u, "/staff"); res.Status != http.StatusOK {
 			t.Fatalf("claim sign-in: %d %s", res.Status, res.Body)
 		}
-		if p := env.Get(claimed, "/staff/audit"); p.Status != http.StatusOK || p.Testid("staff-user-role").Text() != "Treasurer" {
-			t.Fatalf("claim role: %d %s", p.Status, p.Testid("staff-user-role").Text())
+		if p := env.Get(claimed, "/staff/audit"); p.Status != http.StatusOK || p.TestID("staff-user-role").Text() != "Treasurer" {
+			t.Fatalf("claim role: %d %s", p.Status, p.TestID("staff-user-role").Text())
 		}
 		// A grant limited to another organisation grants nothing here.
 		limited := handlertest.IdPUser("sub-limited", "limited@example.org")
@@ -197,7 +197,7 @@ func TestStaffRoleMatrix(t *testing.T) {
 						t.Fatalf("got %d, want 401", res.Status)
 					}
 				case !p.role.AtLeast(route.Min):
-					if res.Status != http.StatusForbidden || res.Testid("staff-message").AttrOr("data-kind", "") != "error" {
+					if res.Status != http.StatusForbidden || res.TestID("staff-message").AttrOr("data-kind", "") != "error" {
 						t.Fatalf("got %d, want 403 (least role %s)", res.Status, route.Min)
 					}
 				default:
@@ -246,15 +246,15 @@ func TestStaffAuditPage(t *testing.T) {
 		t.Fatalf("a staff session of one club in another: %d", p.Status)
 	}
 	page1 := env.Get(c, "/o/riverside/staff/audit")
-	if page1.Status != http.StatusOK || page1.Testid("audit-row").Length() != 50 {
-		t.Fatalf("first page: %d, %d rows", page1.Status, page1.Testid("audit-row").Length())
+	if page1.Status != http.StatusOK || page1.TestID("audit-row").Length() != 50 {
+		t.Fatalf("first page: %d, %d rows", page1.Status, page1.TestID("audit-row").Length())
 	}
 	if strings.Contains(string(page1.Body), "other-club@example.org") {
 		t.Fatal("another organisation's audit entry shown")
 	}
-	older := page1.Testid("audit-older").AttrOr("href", "")
+	older := page1.TestID("audit-older").AttrOr("href", "")
 	page2 := env.Get(c, older)
-	if page2.Status != http.StatusOK || page2.Testid("audit-row").Length() != 7 || page2.Testid("audit-older").Length() != 0 {
-		t.Fatalf("second page %s: %d, %d rows", older, page2.Status, page2.Testid("audit-row").Length())
+	if page2.Status != http.StatusOK || page2.TestID("audit-row").Length() != 7 || page2.TestID("audit-older").Length() != 0 {
+		t.Fatalf("second page %s: %d, %d rows", older, page2.Status, page2.TestID("audit-row").Length())
 	}
 }

@@ -85,15 +85,15 @@ func TestStaffSignInCertifiedOP(t *testing.T) {
 		// endpoint verified, and the continue page leads on.
 		ac := env.NewClient()
 		p := opSignIn(env, op, ac, "test-user@localhost", "/staff/setup")
-		if p.Status != http.StatusOK || p.Testid("continue").Find("a").AttrOr("href", "") != "/staff/setup" {
+		if p.Status != http.StatusOK || p.TestID("continue").Find("a").AttrOr("href", "") != "/staff/setup" {
 			t.Fatalf("admin sign-in: %d %s\n%s", p.Status, p.Body, log.String())
 		}
 		bound, err := staff.Of(env.Engine).StaffByID(t.Context(), 1, admin.ID)
 		if err != nil || bound.Subject == nil || *bound.Subject != "id1" {
 			t.Fatalf("subject not bound: %+v %v", bound, err)
 		}
-		if p := env.Get(ac, "/staff/setup"); p.Status != http.StatusOK || p.Testid("staff-user-role").Text() != "Administrator" {
-			t.Fatalf("admin on the setup page: %d %s", p.Status, p.Testid("staff-user-role").Text())
+		if p := env.Get(ac, "/staff/setup"); p.Status != http.StatusOK || p.TestID("staff-user-role").Text() != "Administrator" {
+			t.Fatalf("admin on the setup page: %d %s", p.Status, p.TestID("staff-user-role").Text())
 		}
 
 		// The treasurer signs in too, and is held to the role.
@@ -101,8 +101,8 @@ func TestStaffSignInCertifiedOP(t *testing.T) {
 		if p := opSignIn(env, op, tc, "treasurer@localhost", "/staff"); p.Status != http.StatusOK {
 			t.Fatalf("treasurer sign-in: %d %s", p.Status, p.Body)
 		}
-		if p := env.Get(tc, "/staff/audit"); p.Status != http.StatusOK || p.Testid("staff-user-role").Text() != "Treasurer" {
-			t.Fatalf("treasurer on the audit page: %d %s", p.Status, p.Testid("staff-user-role").Text())
+		if p := env.Get(tc, "/staff/audit"); p.Status != http.StatusOK || p.TestID("staff-user-role").Text() != "Treasurer" {
+			t.Fatalf("treasurer on the audit page: %d %s", p.Status, p.TestID("staff-user-role").Text())
 		}
 		if p := env.Get(tc, "/staff/setup"); p.Status != http.StatusForbidden {
 			t.Fatalf("treasurer on the admin's setup page: %d", p.Status)
@@ -114,7 +114,7 @@ func TestStaffSignInCertifiedOP(t *testing.T) {
 		log.Take()
 		uc := env.NewClient()
 		p = opSignIn(env, op, uc, "unverified@localhost", "/staff")
-		if p.Status != http.StatusForbidden || env.StaffCookie(uc) != "" || p.Testid("staff-message-text").Text() != views.StaffText.NotStaff {
+		if p.Status != http.StatusForbidden || env.StaffCookie(uc) != "" || p.TestID("staff-message-text").Text() != views.StaffText.NotStaff {
 			t.Fatalf("unverified address: %d %s", p.Status, p.Body)
 		}
 		line := log.Take()
