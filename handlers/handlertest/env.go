@@ -53,7 +53,7 @@ func NewEnv(t testing.TB, db *bun.DB) *Env {
 	return NewEnvWith(t, db, Options{})
 }
 
-// Options shape a testEnv.
+// Options shape an Env.
 type Options struct {
 	Log            io.Writer // default: nowhere
 	TrustedProxies []netip.Prefix

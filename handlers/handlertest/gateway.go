@@ -395,7 +395,7 @@ type GatewayEnv struct {
 	Backend  *Backend
 	Srv      *httptest.Server
 	Store    session.Store
-	Cache    *session.Cache // nil without gwOptions.bus
+	Cache    *session.Cache // nil without GatewayOptions.Bus
 	Sessions *session.Manager
 	Client   *http.Client
 	Scan     *LeakScan

@@ -93,7 +93,7 @@ func (env *StaffEnv) AuditRows(action string) []engine.AuditRecord {
 // Ptr returns a pointer to v.
 func Ptr[T any](v T) *T { return &v }
 
-// StaffEnv is a testEnv with staff sign-in through a real OIDC provider
+// StaffEnv is an Env with staff sign-in through a real OIDC provider
 // in the test process (mockoidc).
 type StaffEnv struct {
 	*Env

@@ -89,7 +89,7 @@ func LayoutDebitRun(t *testing.T, db *bun.DB, order engine.Order) int64 {
 // StaffCreditor is the account of the staff payments tests.
 var StaffCreditor = banking.Creditor{Name: "TV Demo 1848 e.V.", IBAN: "DE89370400440532013000", BIC: "COBADEFFXXX"}
 
-// NewStaffBankEnv is a staffEnv whose payments are bank transfers to
+// NewStaffBankEnv is a StaffEnv whose payments are bank transfers to
 // staffCreditor: the environment's account, and with ownAccount also the
 // organisation's own (which its staff may import statements of).
 func NewStaffBankEnv(t *testing.T, db *bun.DB, ownAccount bool) *StaffEnv {
