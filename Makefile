@@ -50,7 +50,7 @@ test:
 	@.ci/test-env $(MAKE) --no-print-directory test-suite
 
 ## test-suite: formatting, vet, lint, generated-code drift, then every test with the race detector
-## (-timeout 20m: the handlers package, browser suite included, takes minutes under -race on a
+## (-timeout 20m: the handlers root package, the browser suite, takes minutes under -race on a
 ## busy two-core machine, close to Go's default of 10 minutes per package); each part that needs
 ## a service skips with one line when it is absent (use make test to find or start them)
 .PHONY: test-suite
@@ -66,7 +66,7 @@ test-suite: fmt-check vet lint templ-check css-check spec-check spec-lint spec-d
 ## February, the last day of a season and the first of the next. On SQLite and without -race (the
 ## date logic is Go's, and the full run above covers PostgreSQL and races on today's date).
 CALENDAR_DAYS  ?= 2026-12-05 2026-12-06 2026-12-24 2026-12-31 2027-03-25 2028-02-29 2027-06-30 2027-07-01
-CALENDAR_PKGS  ?= ./engine/... ./outbound/... ./cmd/portal ./handlers
+CALENDAR_PKGS  ?= ./engine/... ./outbound/... ./cmd/portal ./handlers/...
 CALENDAR_TESTS ?= Debit|Collect|Mandate|Remind|Suspend|Resume|Archive|Retention|Period|Pric|EarlyBird|Late|Age|Due|Calendar|Renewal|Expir|Invitation|Season|Lifecycle|Schedul|Capture|Report|Overview
 # The browser suite runs once, on today's date, in the full run: its date-dependent steps read the
 # same defaults as the pages (directdebit.DefaultCollectionUntil) that the handlers' tests check here.

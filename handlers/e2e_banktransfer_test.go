@@ -11,6 +11,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/banking"
+	"portal/handlers/handlertest"
 )
 
 // TestE2EBankTransfer shows the done page of a registration paid by bank
@@ -20,9 +21,9 @@ import (
 // PORTAL_DOCS_SCREENSHOTS=1 also writes docs/PAYMENTS.md's docs/img/bank-transfer.png.
 func TestE2EBankTransfer(t *testing.T) {
 	t.Parallel()
-	creditor := banking.Creditor{Name: "TV Demo 1848 e.V.", IBAN: mustIBAN(t, "DE89370400440532013000"), BIC: "COBADEFFXXX"}
-	env := bankTransferEnv(t, creditor)
-	env.completeDemo(env.newClient()) // the demo user's registration, committed through the API
+	creditor := banking.Creditor{Name: "TV Demo 1848 e.V.", IBAN: handlertest.MustIBAN(t, "DE89370400440532013000"), BIC: "COBADEFFXXX"}
+	env := handlertest.BankTransferEnv(t, creditor)
+	env.CompleteDemo(env.NewClient()) // the demo user's registration, committed through the API
 	b := newE2EBrowser(t, env, "bank-transfer", true, true)
 	// The member signs in with the e-mail link and finds the committed registration.
 	b.do("open the mailbox", chromedp.Navigate(e2eMailbox(t, env)))
@@ -41,7 +42,7 @@ func TestE2EBankTransfer(t *testing.T) {
 	b.checkPage("done-bank-transfer")
 
 	var order engine.Order
-	if err := env.db.NewSelect().Model(&order).Where("status = ?", engine.OrderUnpaid).Scan(t.Context()); err != nil {
+	if err := env.DB.NewSelect().Model(&order).Where("status = ?", engine.OrderUnpaid).Scan(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	rf, err := banking.CreditorReference(order.PayReference)
@@ -57,7 +58,7 @@ func TestE2EBankTransfer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := decodeQR(t, img); got != want {
+	if got := handlertest.DecodeQR(t, img); got != want {
 		t.Fatalf("the QR code in the browser decodes to\n%q\nwant\n%q", got, want)
 	}
 

@@ -10,8 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"portal/engine/payment/settings"
-
 	"github.com/chromedp/chromedp"
 
 	"portal/engine"
@@ -21,7 +19,9 @@ import (
 	"portal/engine/directdebit"
 	"portal/engine/enginetest"
 	"portal/engine/payment"
+	"portal/engine/payment/settings"
 	"portal/engine/staff"
+	"portal/handlers/handlertest"
 	"portal/outbound/mail/mailtest"
 )
 
@@ -40,17 +40,17 @@ import (
 // keeps its mandate and the run collects it as a recurring debit.
 func TestE2EDirectDebitSeason(t *testing.T) {
 	t.Parallel()
-	env := newStaffBankEnv(t, dbtest.SQLite(t), true)
+	env := handlertest.NewStaffBankEnv(t, dbtest.SQLite(t), true)
 	ctx := context.Background()
 	methods, creditorID, fee := []string{payment.BankTransferProvider, payment.DirectDebitProvider}, "DE98ZZZ09999999999", int64(350)
-	if _, err := settings.Of(env.svc).SetPaymentSettings(ctx, 1, settings.PaymentSettingsChange{Methods: &methods, DebitCreditorID: &creditorID,
+	if _, err := settings.Of(env.Engine).SetPaymentSettings(ctx, 1, settings.PaymentSettingsChange{Methods: &methods, DebitCreditorID: &creditorID,
 		DebitReturnFeeMinor: &fee}); err != nil {
 		t.Fatal(err)
 	}
-	env.addStaff("treasurer@example.org", staff.RoleTreasurer)
+	env.AddStaff("treasurer@example.org", staff.RoleTreasurer)
 	post := newStaffMail(t, env)
-	german := &enginetest.Demo{T: t, DB: env.db, Svc: env.testEnv.svc, Language: "de"}
-	french := &enginetest.Demo{T: t, DB: env.db, Svc: env.testEnv.svc, Language: "fr"}
+	german := &enginetest.Demo{T: t, DB: env.DB, Svc: env.Env.Engine, Language: "de"}
+	french := &enginetest.Demo{T: t, DB: env.DB, Svc: env.Env.Engine, Language: "fr"}
 	orderA := debitOrderOf(t, env, german, engine.DemoUserKey, 1)
 	orderB := debitOrderOf(t, env, french, "demo-1", 5)
 	sent := 0
@@ -62,7 +62,7 @@ func TestE2EDirectDebitSeason(t *testing.T) {
 		return out
 	}
 
-	b := newE2EBrowser(t, env.testEnv, "direct-debit", true, true)
+	b := newE2EBrowser(t, env.Env, "direct-debit", true, true)
 	// The German household signs the mandate on its pay link.
 	openDebitPage(b, orderA, "de")
 	b.waitVisible(`[data-testid=mandate]`)
@@ -79,7 +79,7 @@ func TestE2EDirectDebitSeason(t *testing.T) {
 	b.typeInto(`#mandate-holder`, "Camille Martin")
 	b.typeInto(`#mandate-iban`, "DE02 1203 0000 0000 2020 51")
 	b.clickTo(`[data-testid=mandate-sign]`, `[data-testid=error-summary]`)
-	if n, err := env.db.NewSelect().Model((*directdebit.DebitMandate)(nil)).Where("user_key = 'demo-1'").Count(ctx); err != nil || n != 0 {
+	if n, err := env.DB.NewSelect().Model((*directdebit.DebitMandate)(nil)).Where("user_key = 'demo-1'").Count(ctx); err != nil || n != 0 {
 		t.Fatalf("a mandate without consent was stored (%d, %v)", n, err)
 	}
 	b.checkPage("pay-direct-debit-error-fr")
@@ -91,7 +91,7 @@ func TestE2EDirectDebitSeason(t *testing.T) {
 	// Each household's mandate e-mail, in its language, with the PDF.
 	words := map[string]string{mandateA.Reference: "Vorabankündigung", mandateB.Reference: "notification préalable"}
 	for _, m := range deliver(2) {
-		text := plainPart(t, m.Data)
+		text := handlertest.PlainPart(t, m.Data)
 		ref := mandateA.Reference
 		if strings.Contains(text, mandateB.Reference) {
 			ref = mandateB.Reference
@@ -102,7 +102,7 @@ func TestE2EDirectDebitSeason(t *testing.T) {
 	}
 
 	// The treasurer prepares the run, downloads its file and marks it sent.
-	env.staffBrowserSignIn(b, "treasurer@example.org", `[data-testid=overview-states]`)
+	staffBrowserSignIn(env, b, "treasurer@example.org", `[data-testid=overview-states]`)
 	b.navigate("/staff/debits")
 	b.waitVisible(`[data-testid=debits-prepare-form]`)
 	b.checkPage("staff-debits")
@@ -111,7 +111,7 @@ func TestE2EDirectDebitSeason(t *testing.T) {
 	checkRunFile(t, file, orderA.TotalMinor+orderB.TotalMinor, map[string]string{mandateA.Reference: "FRST", mandateB.Reference: "FRST"})
 	markRunSent(b)
 	for _, o := range []engine.Order{orderA, orderB} {
-		if got := env.orderStatus(o.ID); got != engine.OrderPaid {
+		if got := env.OrderStatus(o.ID); got != engine.OrderPaid {
 			t.Fatalf("order %d after the run was sent: %s", o.ID, got)
 		}
 	}
@@ -119,7 +119,7 @@ func TestE2EDirectDebitSeason(t *testing.T) {
 	// date, in each household's language, not that a payment arrived.
 	collects := map[bool]string{true: "per SEPA-Lastschrift von Ihrem Konto ein", false: "par prélèvement SEPA le"}
 	for _, m := range deliver(2) {
-		text := plainPart(t, m.Data)
+		text := handlertest.PlainPart(t, m.Data)
 		german := strings.Contains(text, "Mitgliedschaften")
 		if !strings.Contains(text, collects[german]) || strings.Contains(text, "ist eingegangen") || strings.Contains(text, "est arrivé") {
 			t.Errorf("confirmation after the run was sent does not say the debit is collected on its due date:\n%s", text)
@@ -129,11 +129,11 @@ func TestE2EDirectDebitSeason(t *testing.T) {
 	// The bank returns the French household's debit (MD06, a refund the
 	// debtor asked for).
 	var debitB payment.Debit
-	if err := env.db.NewSelect().Model(&debitB).Where("run_id = ? AND order_id = ?", run, orderB.ID).Scan(ctx); err != nil {
+	if err := env.DB.NewSelect().Model(&debitB).Where("run_id = ? AND order_id = ?", run, orderB.ID).Scan(ctx); err != nil {
 		t.Fatal(err)
 	}
 	statement := filepath.Join(t.TempDir(), "camt053.xml")
-	if err := os.WriteFile(statement, camt053Return(string(staffCreditor.IBAN), engine.FormatAmount(orderB.TotalMinor), "MD06", debitB.EndToEndID), 0o644); err != nil {
+	if err := os.WriteFile(statement, handlertest.Camt053Return(string(handlertest.StaffCreditor.IBAN), engine.FormatAmount(orderB.TotalMinor), "MD06", debitB.EndToEndID), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	b.navigate("/staff/payments")
@@ -144,10 +144,10 @@ func TestE2EDirectDebitSeason(t *testing.T) {
 	b.click(`[data-testid=statement-capture]`)
 	b.waitVisible(`[data-testid=statement-result]`)
 	b.checkPage("staff-statement-return")
-	if got := env.orderStatus(orderB.ID); got != engine.OrderUnpaid {
+	if got := env.OrderStatus(orderB.ID); got != engine.OrderUnpaid {
 		t.Fatalf("the returned order: %s", got)
 	}
-	told := plainPart(t, deliver(1)[0].Data)
+	told := handlertest.PlainPart(t, deliver(1)[0].Data)
 	if !strings.Contains(told, "/pay/"+orderB.PayReference) || !strings.Contains(told, banking.ReturnReasonText("MD06", "fr")) {
 		t.Fatalf("the return e-mail is not the French one with the pay link:\n%s", told)
 	}
@@ -176,7 +176,7 @@ func TestE2EDirectDebitSeason(t *testing.T) {
 		t.Errorf("the changed account is not stated as an amendment:\n%s", file)
 	}
 	markRunSent(b)
-	if got := env.orderStatus(orderB.ID); got != engine.OrderPaid {
+	if got := env.OrderStatus(orderB.ID); got != engine.OrderPaid {
 		t.Fatalf("the returned order after the next run: %s", got)
 	}
 	deliver(1) // its confirmation
@@ -198,18 +198,18 @@ func TestE2EDirectDebitSeason(t *testing.T) {
 	prepareRun(t, b, 1)
 	checkRunFile(t, downloadRun(t, b), orderA2.TotalMinor, map[string]string{mandateA.Reference: "RCUR"})
 	markRunSent(b)
-	if got := env.orderStatus(orderA2.ID); got != engine.OrderPaid {
+	if got := env.OrderStatus(orderA2.ID); got != engine.OrderPaid {
 		t.Fatalf("next season's order: %s", got)
 	}
 }
 
 // debitOrderOf commits a registration of the household choosing direct
 // debit and returns its order.
-func debitOrderOf(t *testing.T, env *staffEnv, d *enginetest.Demo, userKey string, persons ...int64) engine.Order {
+func debitOrderOf(t *testing.T, env *handlertest.StaffEnv, d *enginetest.Demo, userKey string, persons ...int64) engine.Order {
 	t.Helper()
 	d.CommitPayingBy(payment.DirectDebitProvider, userKey, persons...)
 	var o engine.Order
-	if err := env.db.NewSelect().Model(&o).Where("user_key = ? AND payment_method = ?", userKey, payment.DirectDebitProvider).
+	if err := env.DB.NewSelect().Model(&o).Where("user_key = ? AND payment_method = ?", userKey, payment.DirectDebitProvider).
 		Order("id DESC").Limit(1).Scan(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -217,20 +217,20 @@ func debitOrderOf(t *testing.T, env *staffEnv, d *enginetest.Demo, userKey strin
 }
 
 // mandateOf is the household's mandate.
-func mandateOf(t *testing.T, env *staffEnv, userKey string) directdebit.DebitMandate {
+func mandateOf(t *testing.T, env *handlertest.StaffEnv, userKey string) directdebit.DebitMandate {
 	t.Helper()
 	var m directdebit.DebitMandate
-	if err := env.db.NewSelect().Model(&m).Where("user_key = ?", userKey).Scan(context.Background()); err != nil {
+	if err := env.DB.NewSelect().Model(&m).Where("user_key = ?", userKey).Scan(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	return m
 }
 
 // orderDue is the date an order is due on, as the run form takes it.
-func orderDue(t *testing.T, env *staffEnv, id int64) string {
+func orderDue(t *testing.T, env *handlertest.StaffEnv, id int64) string {
 	t.Helper()
 	var o engine.Order
-	if err := env.db.NewSelect().Model(&o).Where("id = ?", id).Scan(context.Background()); err != nil || o.DebitDueOn == nil {
+	if err := env.DB.NewSelect().Model(&o).Where("id = ?", id).Scan(context.Background()); err != nil || o.DebitDueOn == nil {
 		t.Fatalf("order %d has no due date (%v)", id, err)
 	}
 	return o.DebitDueOn.Format("2006-01-02")

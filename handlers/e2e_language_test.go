@@ -10,6 +10,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"portal/engine/dbtest"
+	"portal/handlers/handlertest"
 )
 
 // TestE2ERegistrationInGerman goes through the whole registration in
@@ -44,7 +45,7 @@ var languageFlowTexts = map[string]struct {
 }
 
 func e2eRegistrationInLanguage(t *testing.T, code string, js bool) {
-	env := newEnv(t, dbtest.SQLite(t))
+	env := handlertest.NewEnv(t, dbtest.SQLite(t))
 	b := newE2EBrowser(t, env, "language-"+code, js, true)
 	want := languageFlowTexts[code]
 	base := "/membership/register/1"

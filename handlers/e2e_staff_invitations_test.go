@@ -7,6 +7,7 @@ import (
 	"portal/engine/dbtest"
 	"portal/engine/invitation"
 	"portal/engine/staff"
+	"portal/handlers/handlertest"
 )
 
 // TestE2EStaffSendInvitations: in Chromium, a registrar opens the
@@ -15,16 +16,16 @@ import (
 // listed with its state; axe checks the page.
 func TestE2EStaffSendInvitations(t *testing.T) {
 	t.Parallel()
-	env := newStaffEnv(t, dbtest.SQLite(t), envOptions{})
+	env := handlertest.NewStaffEnv(t, dbtest.SQLite(t), handlertest.Options{})
 	// Alex of the demo household came from the club's own system.
-	if _, err := env.db.NewUpdate().Model((*engine.Person)(nil)).Set("external_id = 'P-1'").
+	if _, err := env.DB.NewUpdate().Model((*engine.Person)(nil)).Set("external_id = 'P-1'").
 		Where("organisation_id = 1 AND first_name = 'Alex'").Exec(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	env.addStaff("registrar@example.org", staff.RoleRegistrar)
-	b := newE2EBrowser(t, env.testEnv, "staff-invitations", true, true)
+	env.AddStaff("registrar@example.org", staff.RoleRegistrar)
+	b := newE2EBrowser(t, env.Env, "staff-invitations", true, true)
 
-	env.staffBrowserSignIn(b, "registrar@example.org", `[data-testid=overview-states]`)
+	staffBrowserSignIn(env, b, "registrar@example.org", `[data-testid=overview-states]`)
 	b.clickTo(`[data-testid=staff-nav] a[href="/staff/invitations"]`, `[data-testid=invite-form]`)
 	if n := b.count(`[data-testid=invitation-row]`); n != 0 {
 		t.Fatalf("%d invitations before sending", n)

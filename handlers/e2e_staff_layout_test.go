@@ -16,6 +16,7 @@ import (
 	"portal/engine/dbtest"
 	"portal/engine/payment"
 	"portal/engine/staff"
+	"portal/handlers/handlertest"
 	"portal/handlers/server"
 	staffpages "portal/handlers/staff"
 )
@@ -100,28 +101,28 @@ func staffPageName(path string) string {
 // docs/img/staff-NAME-WIDTH.png.
 func TestE2EStaffLayout(t *testing.T) {
 	t.Parallel()
-	env := newStaffBankEnv(t, dbtest.SQLite(t), true)
-	order, _ := env.unpaidDemoOrder()
-	secondUnpaidRegistration(t, env.db, order)
+	env := handlertest.NewStaffBankEnv(t, dbtest.SQLite(t), true)
+	order, _ := env.UnpaidDemoOrder()
+	handlertest.SecondUnpaidRegistration(t, env.DB, order)
 	ctx := t.Context()
 	// A part of the transfer arrived: the detail shows it, the open payments what is left.
-	if _, err := staff.Of(engine.NewService(env.db, env.provider)).CaptureForRegistration(ctx, engine.CommandLine, 1, order.ProcessInstanceID,
+	if _, err := staff.Of(engine.NewService(env.DB, env.Provider)).CaptureForRegistration(ctx, engine.CommandLine, 1, order.ProcessInstanceID,
 		payment.Capture{AmountMinor: 5000, BookedOn: clock.Now().UTC(), Note: "statement 41"}); err != nil {
 		t.Fatal(err)
 	}
-	env.addStaff("admin@example.org", staff.RoleAdmin)
+	env.AddStaff("admin@example.org", staff.RoleAdmin)
 	// A webhook, added as the setup page adds one (its secret needs the server's key).
-	admin := env.mustStaffSignIn("admin@example.org", "/staff")
-	env.post(admin, "/staff/webhooks", url.Values{"url": {"https://club.example/hooks"}, "events": {"payment.succeeded"}}, "Origin", env.srv.URL)
+	admin := env.MustStaffSignIn("admin@example.org", "/staff")
+	env.Post(admin, "/staff/webhooks", url.Values{"url": {"https://club.example/hooks"}, "events": {"payment.succeeded"}}, "Origin", env.Server.URL)
 	var hook engine.WebhookEndpoint
-	if err := env.db.NewSelect().Model(&hook).Limit(1).Scan(ctx); err != nil {
+	if err := env.DB.NewSelect().Model(&hook).Limit(1).Scan(ctx); err != nil {
 		t.Fatalf("the webhook: %v", err)
 	}
-	b := newE2EBrowser(t, env.testEnv, "staff-layout", true, true)
-	env.staffBrowserSignIn(b, "admin@example.org", `[data-testid=overview-states]`)
+	b := newE2EBrowser(t, env.Env, "staff-layout", true, true)
+	staffBrowserSignIn(env, b, "admin@example.org", `[data-testid=overview-states]`)
 
 	shots := os.Getenv("PORTAL_DOCS_SCREENSHOTS") == "1"
-	examples := staffPageExamples(order.ProcessInstanceID, hook.ID, layoutDebitRun(t, env.db, order))
+	examples := staffPageExamples(order.ProcessInstanceID, hook.ID, handlertest.LayoutDebitRun(t, env.DB, order))
 	pages := 0
 	for _, r := range staffpages.StaffRoutes() {
 		if r.Method != "GET" || strings.HasSuffix(r.Path, ".csv") || strings.HasSuffix(r.Path, ".pdf") || strings.HasSuffix(r.Path, ".json") ||

@@ -13,6 +13,7 @@ import (
 	"portal/engine/clock"
 	"portal/engine/dbtest"
 	"portal/engine/staff"
+	"portal/handlers/handlertest"
 	"portal/views"
 )
 
@@ -24,18 +25,18 @@ import (
 // docs/img/staff-payments.png.
 func TestE2EStaffPaymentsStatement(t *testing.T) {
 	t.Parallel()
-	env := newStaffBankEnv(t, dbtest.SQLite(t), true)
-	order, rf := env.unpaidDemoOrder()
+	env := handlertest.NewStaffBankEnv(t, dbtest.SQLite(t), true)
+	order, rf := env.UnpaidDemoOrder()
 	// The transfer was asked for three weeks ago: it needs attention.
-	if _, err := env.db.NewUpdate().Model((*engine.Payment)(nil)).Set("created_at = ?", clock.Now().Add(-21*24*time.Hour).UTC()).
+	if _, err := env.DB.NewUpdate().Model((*engine.Payment)(nil)).Set("created_at = ?", clock.Now().Add(-21*24*time.Hour).UTC()).
 		Where("order_id = ?", order.ID).Exec(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	env.addStaff("treasurer@example.org", staff.RoleTreasurer)
-	b := newE2EBrowser(t, env.testEnv, "staff-payments", true, true)
+	env.AddStaff("treasurer@example.org", staff.RoleTreasurer)
+	b := newE2EBrowser(t, env.Env, "staff-payments", true, true)
 
 	// Sign-in at the IdP (mockoidc answers for the queued user).
-	env.idp.m.QueueUser(idpUser("sub-treasurer", "treasurer@example.org"))
+	env.IdP.Mock.QueueUser(handlertest.IdPUser("sub-treasurer", "treasurer@example.org"))
 	b.navigate("/staff/login?rd=%2Fstaff%2Fpayments")
 	b.click(`[data-testid=staff-message-link]`)
 	b.waitVisible(`[data-testid=attention-table]`) // back from the IdP on the page asked for
@@ -53,9 +54,9 @@ func TestE2EStaffPaymentsStatement(t *testing.T) {
 
 	// The bank's notification, as downloaded from online banking.
 	file := filepath.Join(t.TempDir(), "camt054.xml")
-	err := os.WriteFile(file, camt054(string(staffCreditor.IBAN),
-		camtCredit{id: "E2E-1", amount: engine.FormatAmount(order.TotalMinor), ref: string(rf), debtor: "Demo Household"},
-		camtCredit{id: "E2E-2", amount: "25.00", ref: "RF18539007547034", debtor: "Unknown Sender"}), 0o644)
+	err := os.WriteFile(file, handlertest.Camt054(string(handlertest.StaffCreditor.IBAN),
+		handlertest.CamtCredit{Id: "E2E-1", Amount: engine.FormatAmount(order.TotalMinor), Ref: string(rf), Debtor: "Demo Household"},
+		handlertest.CamtCredit{Id: "E2E-2", Amount: "25.00", Ref: "RF18539007547034", Debtor: "Unknown Sender"}), 0o644)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +70,7 @@ func TestE2EStaffPaymentsStatement(t *testing.T) {
 		t.Fatalf("%d unmatched credits, want 1", n)
 	}
 	b.checkPage("staff-statement-preview")
-	if got := env.orderStatus(order.ID); got != engine.OrderUnpaid {
+	if got := env.OrderStatus(order.ID); got != engine.OrderUnpaid {
 		t.Fatalf("the preview changed the order: %s", got)
 	}
 
@@ -79,11 +80,11 @@ func TestE2EStaffPaymentsStatement(t *testing.T) {
 		t.Fatalf("capture: %q", got)
 	}
 	b.checkPage("staff-statement-result")
-	if got := env.orderStatus(order.ID); got != engine.OrderPaid {
+	if got := env.OrderStatus(order.ID); got != engine.OrderPaid {
 		t.Fatalf("order after the capture: %s", got)
 	}
 	var confirmations int64
-	confirmations, err = env.db.NewSelect().Model((*engine.OutboxMessage)(nil)).Where("kind = ?", "membership_confirmation").Count(t.Context())
+	confirmations, err = env.DB.NewSelect().Model((*engine.OutboxMessage)(nil)).Where("kind = ?", "membership_confirmation").Count(t.Context())
 	if err != nil || confirmations != 1 {
 		t.Fatalf("%d confirmations queued (%v), want 1", confirmations, err)
 	}
@@ -117,10 +118,10 @@ func TestE2EStaffPaymentsStatement(t *testing.T) {
 // calculation, and the processes page, pass axe at both widths.
 func TestE2EStaffSetup(t *testing.T) {
 	t.Parallel()
-	env := newStaffEnv(t, dbtest.SQLite(t), envOptions{})
-	env.addStaff("admin@example.org", staff.RoleAdmin)
-	b := newE2EBrowser(t, env.testEnv, "staff-setup", true, true)
-	env.idp.m.QueueUser(idpUser("sub-admin", "admin@example.org"))
+	env := handlertest.NewStaffEnv(t, dbtest.SQLite(t), handlertest.Options{})
+	env.AddStaff("admin@example.org", staff.RoleAdmin)
+	b := newE2EBrowser(t, env.Env, "staff-setup", true, true)
+	env.IdP.Mock.QueueUser(handlertest.IdPUser("sub-admin", "admin@example.org"))
 	b.navigate("/staff/login?rd=%2Fstaff%2Fsetup%2Fmemberships")
 	b.click(`[data-testid=staff-message-link]`)
 	b.waitVisible(`[data-testid=calc-form]`)

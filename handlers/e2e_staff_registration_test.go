@@ -9,6 +9,7 @@ import (
 	"portal/engine"
 	"portal/engine/dbtest"
 	"portal/engine/staff"
+	"portal/handlers/handlertest"
 )
 
 // longEmail is an address too long for one line of a 390 px phone: the
@@ -50,14 +51,14 @@ const e2eOverflowing = `[...document.querySelectorAll('body *')].filter(e => e.g
 // sideways) and a long e-mail address breaks before its "@".
 func TestE2EStaffRegistrationAtPhoneWidth(t *testing.T) {
 	t.Parallel()
-	env := bankTransferStaffEnv(t, dbtest.SQLite(t))
-	env.completeDemo(env.newClient())
-	if _, err := env.db.NewUpdate().Model((*engine.Person)(nil)).Set("email = ?", longEmail).Where("email <> ''").Exec(t.Context()); err != nil {
+	env := handlertest.BankTransferStaffEnv(t, dbtest.SQLite(t))
+	env.CompleteDemo(env.NewClient())
+	if _, err := env.DB.NewUpdate().Model((*engine.Person)(nil)).Set("email = ?", longEmail).Where("email <> ''").Exec(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	env.addStaff("treasurer@example.org", staff.RoleTreasurer)
-	b := newE2EBrowser(t, env.testEnv, "staff-registration-390", true, true)
-	env.staffBrowserSignIn(b, "treasurer@example.org", `[data-testid=overview-states]`)
+	env.AddStaff("treasurer@example.org", staff.RoleTreasurer)
+	b := newE2EBrowser(t, env.Env, "staff-registration-390", true, true)
+	staffBrowserSignIn(env, b, "treasurer@example.org", `[data-testid=overview-states]`)
 	b.navigate("/staff/registrations?state=awaiting_payment")
 	b.clickTo(`[data-testid=registration-link]`, `[data-testid=capture-form]`)
 	b.do("part", chromedp.SetValue(`#amount`, "10.00"))

@@ -1,15 +1,5 @@
 package handlers_test
 
-// The browser end-to-end suite: Debian's Chromium, driven with chromedp,
-// goes through the whole registration from the e-mail link to a completed
-// payment, once with JavaScript (htmx swaps) and once without (plain forms),
-// and once with the keyboard only. Every page of the flow is checked with
-// axe-core and photographed at 390 and 1280 px; every response the browser
-// receives is scanned for the hash secret.
-//
-// Without Chromium the tests skip, saying so; PORTAL_E2E=required (set by
-// .ci/run) turns that skip into a failure.
-
 import (
 	"context"
 	"fmt"
@@ -33,8 +23,19 @@ import (
 	"github.com/chromedp/chromedp/kb"
 
 	"portal/engine/dbtest"
+	"portal/handlers/handlertest"
 	"portal/relay/hashlink"
 )
+
+// The browser end-to-end suite: Debian's Chromium, driven with chromedp,
+// goes through the whole registration from the e-mail link to a completed
+// payment, once with JavaScript (htmx swaps) and once without (plain forms),
+// and once with the keyboard only. Every page of the flow is checked with
+// axe-core and photographed at 390 and 1280 px; every response the browser
+// receives is scanned for the hash secret.
+//
+// Without Chromium the tests skip, saying so; PORTAL_E2E=required (set by
+// .ci/run) turns that skip into a failure.
 
 const (
 	e2eDefaultChromium = "/usr/bin/chromium"
@@ -111,7 +112,7 @@ type e2eExchange struct {
 // e2eBrowser drives one Chromium tab through the pages of a test server.
 type e2eBrowser struct {
 	t       *testing.T
-	env     *testEnv
+	env     *handlertest.Env
 	ctx     context.Context // the tab
 	js      bool
 	axe     string // axe-core's source; empty skips the accessibility checks
@@ -123,7 +124,7 @@ type e2eBrowser struct {
 
 // newE2EBrowser starts headless Chromium with a fresh profile, with
 // JavaScript on or off, and starts watching its traffic.
-func newE2EBrowser(t *testing.T, env *testEnv, flow string, js, checks bool) *e2eBrowser {
+func newE2EBrowser(t *testing.T, env *handlertest.Env, flow string, js, checks bool) *e2eBrowser {
 	t.Helper()
 	exe := os.Getenv("PORTAL_CHROMIUM")
 	if exe == "" {
@@ -203,7 +204,7 @@ func (n *e2eTraffic) inspect(ctx context.Context, ev fetch.EventRequestPaused) {
 	}
 	var found []string
 	for _, h := range ev.ResponseHeaders {
-		if strings.Contains(h.Value, testSecret) {
+		if strings.Contains(h.Value, handlertest.HashSecret) {
 			found = append(found, "header "+h.Name)
 		}
 	}
@@ -217,7 +218,7 @@ func (n *e2eTraffic) inspect(ctx context.Context, ev fetch.EventRequestPaused) {
 		body, err := chromedp.Call(ctx, fetch.GetResponseBody, fetch.GetResponseBodyParams{RequestID: ev.RequestID})
 		if problem(err) {
 			errs = append(errs, fmt.Sprintf("%s %s: reading the body: %v", x.method, x.url, err))
-		} else if err == nil && strings.Contains(string(body.Body), testSecret) {
+		} else if err == nil && strings.Contains(string(body.Body), handlertest.HashSecret) {
 			found = append(found, "body")
 		}
 	}
@@ -273,7 +274,7 @@ func (b *e2eBrowser) checkTraffic(hash string) {
 	}
 	link := -1
 	for i, x := range xs {
-		if !strings.HasPrefix(x.url, b.env.srv.URL+"/") {
+		if !strings.HasPrefix(x.url, b.env.Server.URL+"/") {
 			continue // the mailbox
 		}
 		switch {
@@ -347,7 +348,7 @@ func (b *e2eBrowser) logf(format string, args ...any) {
 
 func (b *e2eBrowser) navigate(path string) {
 	b.t.Helper()
-	b.do("navigate to "+path, chromedp.Navigate(b.env.srv.URL+path))
+	b.do("navigate to "+path, chromedp.Navigate(b.env.Server.URL+path))
 }
 
 func (b *e2eBrowser) waitVisible(sel string) {
@@ -454,7 +455,7 @@ func (b *e2eBrowser) waitPath(prefix string, within time.Duration) {
 func (b *e2eBrowser) checkPage(name string) {
 	b.t.Helper()
 	defer func(start time.Time) { b.logf("checked %s in %s", name, time.Since(start).Round(time.Millisecond)) }(time.Now())
-	if html := e2eEval[string](b, "document.documentElement.outerHTML"); strings.Contains(html, testSecret) {
+	if html := e2eEval[string](b, "document.documentElement.outerHTML"); strings.Contains(html, handlertest.HashSecret) {
 		b.t.Errorf("%s: the page contains the hash secret", name)
 	}
 	if b.axe != "" {
@@ -533,7 +534,7 @@ func (b *e2eBrowser) axeViolations(name string) []e2eAxeViolation {
 
 // e2eLink is the e-mail link of the demo user for period 1.
 func e2eLink() (path, hash string) {
-	hash = hashlink.Sign(testSecret, "demo")
+	hash = hashlink.Sign(handlertest.HashSecret, "demo")
 	return "/membership/register/1?u=demo&h=" + hash, hash
 }
 
@@ -542,11 +543,11 @@ func e2eLink() (path, hash string) {
 // arrival a webmail gives: the SameSite=Strict session cookie set by the
 // hash guard is not sent on the redirect, and the portal carries the
 // browser over with its continue page.
-func e2eMailbox(t *testing.T, env *testEnv) string {
+func e2eMailbox(t *testing.T, env *handlertest.Env) string {
 	t.Helper()
 	link, _ := e2eLink()
 	page := fmt.Sprintf(`<!DOCTYPE html><html lang="en"><title>Inbox</title><main><h1>Your registration link</h1>`+
-		`<p><a id="mail-link" href="%s%s">Register for membership</a></p></main></html>`, env.srv.URL, link)
+		`<p><a id="mail-link" href="%s%s">Register for membership</a></p></main></html>`, env.Server.URL, link)
 	mail := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		fmt.Fprint(w, page)
@@ -573,7 +574,7 @@ func (b *e2eBrowser) arrive(keyboard bool) {
 	// The hash guard answered 303 to the clean address; the cookie that it
 	// set was withheld on that cross-site redirect, so the continue page
 	// sent the browser on, now same-site.
-	want := b.env.srv.URL + "/membership/register/1?continue=1"
+	want := b.env.Server.URL + "/membership/register/1?continue=1"
 	if got := b.location(); got != want {
 		b.t.Errorf("after the e-mail link the address is %s, want %s", got, want)
 	}
@@ -619,7 +620,7 @@ func TestE2ERegistrationWithoutJavaScript(t *testing.T) {
 }
 
 func e2eRegistrationFlow(t *testing.T, js bool) {
-	env := newEnv(t, dbtest.SQLite(t))
+	env := handlertest.NewEnv(t, dbtest.SQLite(t))
 	flow := map[bool]string{true: "js", false: "nojs"}[js]
 	b := newE2EBrowser(t, env, flow, js, true)
 	_, hash := e2eLink()
@@ -778,7 +779,7 @@ func e2eRegistrationFlow(t *testing.T, js bool) {
 	// Check your answers, change one, confirm.
 	b.logf("review")
 	// The address follows the page, and reloading it renders the page in full.
-	if got := b.location(); got != env.srv.URL+base+"/review" {
+	if got := b.location(); got != env.Server.URL+base+"/review" {
 		t.Errorf("on the review page the address is %s", got)
 	}
 	b.do("reload the review page", chromedp.Reload())
@@ -1049,7 +1050,7 @@ func (b *e2eBrowser) tabTo(sel string) {
 // focus handling after htmx swaps matters.
 func TestE2EKeyboardOnly(t *testing.T) {
 	t.Parallel()
-	env := newEnv(t, dbtest.SQLite(t))
+	env := handlertest.NewEnv(t, dbtest.SQLite(t))
 	b := newE2EBrowser(t, env, "keyboard", true, false)
 	_, hash := e2eLink()
 

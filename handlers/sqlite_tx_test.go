@@ -15,6 +15,7 @@ import (
 	"portal/engine"
 	"portal/engine/dbtest"
 	"portal/engine/staff"
+	"portal/handlers/handlertest"
 )
 
 // answersAtOnce is how long a request on the form's registration may take:
@@ -35,27 +36,27 @@ func TestEveryRegistrationStateAnswersAtOnce(t *testing.T) {
 		name string
 		// to brings the demo registration into the state and returns its
 		// process id and pay link ("" when it has none).
-		to func(t *testing.T, env *testEnv, c *http.Client, db *bun.DB) (pid, payLink string)
+		to func(t *testing.T, env *handlertest.Env, c *http.Client, db *bun.DB) (pid, payLink string)
 	}{
-		{"committed", func(t *testing.T, env *testEnv, c *http.Client, db *bun.DB) (string, string) {
-			f := env.completeDemo(c)
+		{"committed", func(t *testing.T, env *handlertest.Env, c *http.Client, db *bun.DB) (string, string) {
+			f := env.CompleteDemo(c)
 			if f.ProcessState != "DONE" || f.PaymentURL == nil {
 				t.Fatalf("committed form %+v", f)
 			}
 			return f.ProcessID, *f.PaymentURL
 		}},
-		{"paid", func(t *testing.T, env *testEnv, c *http.Client, db *bun.DB) (string, string) {
-			f := env.completeDemo(c)
+		{"paid", func(t *testing.T, env *handlertest.Env, c *http.Client, db *bun.DB) (string, string) {
+			f := env.CompleteDemo(c)
 			pay, err := url.Parse(*f.PaymentURL)
 			if err != nil {
 				t.Fatal(err)
 			}
-			env.followPayment(c, pay, "success")
+			env.FollowPayment(c, pay, "success")
 			return f.ProcessID, *f.PaymentURL
 		}},
-		{"suspended", func(t *testing.T, env *testEnv, c *http.Client, db *bun.DB) (string, string) {
-			f := env.startDemo(c)
-			env.next(c, f.ProcessID, 0, []map[string]any{{"id": 1}})
+		{"suspended", func(t *testing.T, env *handlertest.Env, c *http.Client, db *bun.DB) (string, string) {
+			f := env.StartDemo(c)
+			env.Next(c, f.ProcessID, 0, []map[string]any{{"id": 1}})
 			// What the hourly suspension job leaves behind.
 			if _, err := db.NewUpdate().Table("process_instances").Set("status = ?", engine.StateSuspended).
 				Where("id = ?", f.ProcessID).Exec(t.Context()); err != nil {
@@ -63,13 +64,13 @@ func TestEveryRegistrationStateAnswersAtOnce(t *testing.T) {
 			}
 			return f.ProcessID, ""
 		}},
-		{"cancelled", func(t *testing.T, env *testEnv, c *http.Client, db *bun.DB) (string, string) {
-			f := env.completeDemo(c)
+		{"cancelled", func(t *testing.T, env *handlertest.Env, c *http.Client, db *bun.DB) (string, string) {
+			f := env.CompleteDemo(c)
 			id, err := strconv.ParseInt(f.ProcessID, 10, 64)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := staff.Of(env.svc).CancelRegistration(t.Context(), engine.CommandLine, 1, id); err != nil {
+			if err := staff.Of(env.Engine).CancelRegistration(t.Context(), engine.CommandLine, 1, id); err != nil {
 				t.Fatal(err)
 			}
 			return f.ProcessID, *f.PaymentURL
@@ -78,8 +79,8 @@ func TestEveryRegistrationStateAnswersAtOnce(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-				env := newEnv(t, db)
-				c := env.newClient()
+				env := handlertest.NewEnv(t, db)
+				c := env.NewClient()
 				pid, payLink := tc.to(t, env, c, db)
 				requests := []struct{ method, path string }{
 					{http.MethodPost, "/api/forms/processes/" + pid + "/resume"},
@@ -94,7 +95,7 @@ func TestEveryRegistrationStateAnswersAtOnce(t *testing.T) {
 				for _, r := range requests {
 					ctx, cancel := context.WithTimeout(t.Context(), answersAtOnce)
 					start := time.Now()
-					status, err := env.answer(ctx, c, r.method, r.path)
+					status, err := answer(env, ctx, c, r.method, r.path)
 					cancel()
 					if err != nil {
 						t.Fatalf("%s %s did not answer within %s: %v", r.method, r.path, answersAtOnce, err)
@@ -110,11 +111,11 @@ func TestEveryRegistrationStateAnswersAtOnce(t *testing.T) {
 
 // answer sends one request of the form API or the pages with ctx and
 // returns its status once the whole answer is read.
-func (env *testEnv) answer(ctx context.Context, c *http.Client, method, path string) (int, error) {
+func answer(env *handlertest.Env, ctx context.Context, c *http.Client, method, path string) (int, error) {
 	var req *http.Request
 	var err error
 	if !strings.HasPrefix(path, "http") {
-		path = env.srv.URL + path
+		path = env.Server.URL + path
 	}
 	if method == http.MethodPost {
 		req, err = http.NewRequestWithContext(ctx, method, path, strings.NewReader("{}"))

@@ -17,6 +17,7 @@ import (
 	"portal/engine/jobs"
 	"portal/engine/payment"
 	"portal/engine/staff"
+	"portal/handlers/handlertest"
 	"portal/handlers/server"
 	"portal/outbound/mail"
 	"portal/outbound/mail/mailtest"
@@ -31,7 +32,7 @@ type staffMail struct {
 	runner *jobs.Runner
 }
 
-func newStaffMail(t *testing.T, env *staffEnv) *staffMail {
+func newStaffMail(t *testing.T, env *handlertest.StaffEnv) *staffMail {
 	t.Helper()
 	srv := mailtest.Start(t, mailtest.Options{})
 	u, _ := mail.ParseURL("smtp://" + srv.Addr)
@@ -40,9 +41,9 @@ func newStaffMail(t *testing.T, env *staffEnv) *staffMail {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := jobs.New(env.db, jobs.Config{})
-	svc := engine.NewService(env.db, env.provider, engine.WithPaymentLinks(server.PaymentLinks(env.srv.URL)))
-	messages.Register(r, messages.Deps{DB: env.db, Sender: sender, BaseURL: env.srv.URL, HashSecret: testSecret, Payments: payment.Of(svc)})
+	r := jobs.New(env.DB, jobs.Config{})
+	svc := engine.NewService(env.DB, env.Provider, engine.WithPaymentLinks(server.PaymentLinks(env.Server.URL)))
+	messages.Register(r, messages.Deps{DB: env.DB, Sender: sender, BaseURL: env.Server.URL, HashSecret: handlertest.HashSecret, Payments: payment.Of(svc)})
 	return &staffMail{srv: srv, runner: r}
 }
 
@@ -56,9 +57,9 @@ func (m *staffMail) deliver(t *testing.T, n int) []mailtest.Received {
 }
 
 // staffBrowserSignIn signs the browser in at the test IdP as email.
-func (env *staffEnv) staffBrowserSignIn(b *e2eBrowser, email, next string) {
+func staffBrowserSignIn(env *handlertest.StaffEnv, b *e2eBrowser, email, next string) {
 	b.t.Helper()
-	env.idp.m.QueueUser(idpUser("sub-"+email, email))
+	env.IdP.Mock.QueueUser(handlertest.IdPUser("sub-"+email, email))
 	b.navigate("/staff")
 	b.waitVisible(`[data-testid=staff-message-link]`)
 	b.checkPage("staff-sign-in")
@@ -78,19 +79,19 @@ func (env *staffEnv) staffBrowserSignIn(b *e2eBrowser, email, next string) {
 // TestE2EStaffLayout, make screenshots-staff).
 func TestE2EStaffPages(t *testing.T) {
 	t.Parallel()
-	env := bankTransferStaffEnv(t, dbtest.SQLite(t))
-	env.completeDemo(env.newClient())
-	env.addStaff("registrar@example.org", staff.RoleRegistrar)
-	env.addStaff("treasurer@example.org", staff.RoleTreasurer)
+	env := handlertest.BankTransferStaffEnv(t, dbtest.SQLite(t))
+	env.CompleteDemo(env.NewClient())
+	env.AddStaff("registrar@example.org", staff.RoleRegistrar)
+	env.AddStaff("treasurer@example.org", staff.RoleTreasurer)
 	post := newStaffMail(t, env)
 	// The commit asked for the transfer by e-mail.
 	if got := post.deliver(t, 1); !strings.Contains(string(got[0].Data), "cid:qr-") {
 		t.Fatalf("the first mail is not the transfer request:\n%s", got[0].Data)
 	}
-	b := newE2EBrowser(t, env.testEnv, "staff", true, true)
+	b := newE2EBrowser(t, env.Env, "staff", true, true)
 
 	// The registrar finds the household and resends its link.
-	env.staffBrowserSignIn(b, "registrar@example.org", `[data-testid=overview-states]`)
+	staffBrowserSignIn(env, b, "registrar@example.org", `[data-testid=overview-states]`)
 	b.checkPage("staff-overview")
 	b.click(`[data-testid=staff-nav] a[href="/staff/registrations"]`)
 	b.waitVisible(`[data-testid=registrations-filter]`)
@@ -117,7 +118,7 @@ func TestE2EStaffPages(t *testing.T) {
 
 	// The treasurer's day: from the overview to who owes what, to the
 	// registration; a part of the transfer arrives, then the rest.
-	env.staffBrowserSignIn(b, "treasurer@example.org", `[data-testid=overview-states]`)
+	staffBrowserSignIn(env, b, "treasurer@example.org", `[data-testid=overview-states]`)
 	b.clickTo(`[data-testid=overview-open-payments] a`, `[data-testid=open-payment-row]`)
 	b.checkPage("staff-open-payments")
 	b.clickTo(`[data-testid=open-payment-household]`, `[data-testid=capture-form]`)
@@ -165,7 +166,7 @@ func TestE2EStaffPages(t *testing.T) {
 	// The audit log names the capture and leads to the registration.
 	b.navigate("/staff/audit")
 	b.waitVisible(`[data-testid=audit-table]`)
-	path := strings.TrimPrefix(detail, env.srv.URL)
+	path := strings.TrimPrefix(detail, env.Server.URL)
 	if i := strings.IndexAny(path, "?#"); i >= 0 {
 		path = path[:i]
 	}
@@ -184,10 +185,10 @@ func TestE2EStaffPages(t *testing.T) {
 	csvText := e2eRun(b, "download the year-end CSV", chromedp.Evaluate[string](
 		`fetch(document.querySelector('a[href*="year-report.csv"]').href).then(r => r.text())`, chromedp.EvalAwaitPromise))
 	recs, err := csv.NewReader(strings.NewReader(csvText)).ReadAll()
-	if got, _ := csvFigure(recs, "Summary", "Paid orders", "Amount"); err != nil || got != "184.50" {
+	if got, _ := handlertest.CSVFigure(recs, "Summary", "Paid orders", "Amount"); err != nil || got != "184.50" {
 		t.Errorf("year-end CSV: paid orders %q (%v):\n%s", got, err, csvText)
 	}
-	if got, _ := csvFigure(recs, "Summary", "Income", "Amount"); got != "184.50" {
+	if got, _ := handlertest.CSVFigure(recs, "Summary", "Income", "Amount"); got != "184.50" {
 		t.Errorf("year-end CSV: income %q", got)
 	}
 	pdf64 := e2eRun(b, "download the year-end PDF", chromedp.Evaluate[string](
@@ -197,7 +198,7 @@ func TestE2EStaffPages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if text := pdfText(t, pdfBytes); !strings.Contains(text, "Year-end report") || !strings.Contains(text, "184.50") {
+	if text := handlertest.PDFText(t, pdfBytes); !strings.Contains(text, "Year-end report") || !strings.Contains(text, "184.50") {
 		t.Errorf("year-end PDF:\n%s", text)
 	}
 	// The open payments are empty now.

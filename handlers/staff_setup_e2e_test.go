@@ -3,13 +3,13 @@ package handlers_test
 import (
 	"testing"
 
-	"portal/engine/payment/settings"
-
 	"github.com/chromedp/chromedp"
 
 	"portal/engine/dbtest"
 	"portal/engine/payment"
+	"portal/engine/payment/settings"
 	"portal/engine/staff"
+	"portal/handlers/handlertest"
 	"portal/views"
 )
 
@@ -20,11 +20,11 @@ import (
 // staff table's "Disable" buttons stay inside the table.
 func TestE2EStaffSetupSettings(t *testing.T) {
 	t.Parallel()
-	env := newStaffEnv(t, dbtest.SQLite(t), envOptions{})
-	env.addStaff("admin@example.org", staff.RoleAdmin)
-	b := newE2EBrowser(t, env.testEnv, "staff-setup-settings", true, true)
-	env.staffBrowserSignIn(b, "admin@example.org", `[data-testid=overview-states]`)
-	env.addStaff("registrar.with.a.long.address@riverside-rowing.example", staff.RoleRegistrar)
+	env := handlertest.NewStaffEnv(t, dbtest.SQLite(t), handlertest.Options{})
+	env.AddStaff("admin@example.org", staff.RoleAdmin)
+	b := newE2EBrowser(t, env.Env, "staff-setup-settings", true, true)
+	staffBrowserSignIn(env, b, "admin@example.org", `[data-testid=overview-states]`)
+	env.AddStaff("registrar.with.a.long.address@riverside-rowing.example", staff.RoleRegistrar)
 	for _, width := range []int64{390, 1280} {
 		b.do("width", chromedp.EmulateViewport(width, 900))
 		for _, section := range []string{"", "/organisation", "/languages", "/payments", "/messages", "/memberships", "/staff", "/api-keys"} {
@@ -52,7 +52,7 @@ func TestE2EStaffSetupSettings(t *testing.T) {
 	b.typeInto(`#pay-iban`, "DE89 3704 0044 0532 0130 01")
 	b.clickTo(`[data-testid=payments-save]`, `[data-testid=error-pay-iban]`)
 	b.checkPage("staff-setup-error")
-	if v, _ := settings.Of(env.svc).PaymentSettings(t.Context(), 1); v.Provider != "" {
+	if v, _ := settings.Of(env.Engine).PaymentSettings(t.Context(), 1); v.Provider != "" {
 		t.Fatalf("a refused change was stored: %+v", v)
 	}
 	b.typeInto(`#pay-iban`, "DE89 3704 0044 0532 0130 00")
@@ -60,7 +60,7 @@ func TestE2EStaffSetupSettings(t *testing.T) {
 	if got := b.text(`[data-testid=pay-qr-kind]`); got != views.StaffSetupText.PayQREPC {
 		t.Errorf("QR kind %q", got)
 	}
-	if v, _ := settings.Of(env.svc).PaymentSettings(t.Context(), 1); v.Provider != payment.BankTransferProvider || v.BankIBAN != "DE89370400440532013000" {
+	if v, _ := settings.Of(env.Engine).PaymentSettings(t.Context(), 1); v.Provider != payment.BankTransferProvider || v.BankIBAN != "DE89370400440532013000" {
 		t.Fatalf("after saving: %+v", v)
 	}
 
