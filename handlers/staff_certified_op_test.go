@@ -16,7 +16,7 @@ import (
 	"portal/relay/oidc"
 	"portal/relay/oidc/oidcop"
 	"portal/relay/session"
-	"portal/views"
+	"portal/views/staffview"
 )
 
 // The certified OP's accounts of the staff suite. The first is the OP's
@@ -113,7 +113,7 @@ func TestStaffSignInCertifiedOP(t *testing.T) {
 		log.take()
 		uc := env.newClient()
 		p = env.opSignIn(op, uc, "unverified@localhost", "/staff")
-		if p.status != http.StatusForbidden || env.staffCookie(uc) != "" || p.testid("staff-message-text").Text() != views.StaffText.NotStaff {
+		if p.status != http.StatusForbidden || env.staffCookie(uc) != "" || p.testid("staff-message-text").Text() != staffview.Text.NotStaff {
 			t.Fatalf("unverified address: %d %s", p.status, p.body)
 		}
 		line := log.take()

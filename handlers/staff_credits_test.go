@@ -13,7 +13,7 @@ import (
 	"portal/engine/bankstatement"
 	"portal/engine/dbtest"
 	"portal/engine/staff"
-	"portal/views"
+	"portal/views/staffview"
 )
 
 // TestStaffResolveUnmatchedCredit: a statement credit the import cannot
@@ -35,7 +35,7 @@ func TestStaffResolveUnmatchedCredit(t *testing.T) {
 		file := camt054(string(staffCreditor.IBAN), camtCredit{id: "K-1", amount: engine.FormatAmount(order.TotalMinor),
 			ref: "RF18539007547034", debtor: "Demo Household"})
 		prev := env.postFile(tr, "/staff/payments/statement", nil, "camt054.xml", file)
-		if prev.testid("statement-capture").Text() != views.StaffOpsText.KeepButton {
+		if prev.testid("statement-capture").Text() != staffview.OpsText.KeepButton {
 			t.Fatalf("preview of an unmatched credit offers %q", prev.testid("statement-capture").Text())
 		}
 		if env.count((*bankstatement.BankCredit)(nil)) != 0 {
@@ -43,7 +43,7 @@ func TestStaffResolveUnmatchedCredit(t *testing.T) {
 		}
 		copyOf := prev.doc.Find(`input[name="statement"]`).AttrOr("value", "")
 		done := env.postFile(tr, "/staff/payments/statement", map[string]string{"statement": copyOf, "capture": "1"}, "", nil)
-		if !strings.Contains(done.testid("unmatched-table").Text(), views.StaffOpsText.LineKept) {
+		if !strings.Contains(done.testid("unmatched-table").Text(), staffview.OpsText.LineKept) {
 			t.Fatalf("result: %s", done.testid("staff-main").Text())
 		}
 
@@ -93,7 +93,7 @@ func TestStaffResolveUnmatchedCredit(t *testing.T) {
 			t.Fatal("the second post changed something")
 		}
 		p = env.get(tr, "/staff/payments?done=credit-assigned")
-		if p.testid("staff-flash").Text() != views.StaffOpsText.CreditAssigned || p.testid("credits-empty").Length() != 1 ||
+		if p.testid("staff-flash").Text() != staffview.OpsText.CreditAssigned || p.testid("credits-empty").Length() != 1 ||
 			p.testid("stored-credit").AttrOr("data-state", "") != "assigned" || p.testid("stored-credit-resolved").Find("a").Length() != 1 {
 			t.Fatalf("after: %s", p.testid("staff-main").Text())
 		}

@@ -17,7 +17,7 @@ import (
 	"portal/engine/payment"
 	"portal/engine/payment/settings"
 	"portal/engine/staff"
-	"portal/views"
+	"portal/views/staffview"
 )
 
 // camt053Return is a statement of account with one returned direct debit
@@ -93,7 +93,7 @@ func TestStaffImportTakesBackReturnedDebit(t *testing.T) {
 			t.Fatalf("preview: %d %s", prev.status, prev.body)
 		}
 		matched := prev.testid("matched-table").Find(`[data-testid="credit-row"]`)
-		if matched.Length() != 1 || matched.Find(`[data-testid="credit-result"]`).Text() != views.StaffOpsText.LineWillReturn ||
+		if matched.Length() != 1 || matched.Find(`[data-testid="credit-result"]`).Text() != staffview.OpsText.LineWillReturn ||
 			matched.Find(`[data-testid="credit-reference"]`).Text() != "E2E-STAFF-1" {
 			t.Fatalf("proposed returns: %s", prev.testid("matched-table").Text())
 		}
@@ -106,7 +106,7 @@ func TestStaffImportTakesBackReturnedDebit(t *testing.T) {
 
 		confirm := map[string]string{"statement": prev.doc.Find(`input[name="statement"]`).AttrOr("value", ""), "capture": "1"}
 		done := env.postFile(tr, "/staff/payments/statement", confirm, "", nil)
-		if done.status != http.StatusOK || !strings.HasPrefix(done.testid("matched-table").Find(`[data-testid="credit-result"]`).Text(), views.StaffOpsText.LineReturned) {
+		if done.status != http.StatusOK || !strings.HasPrefix(done.testid("matched-table").Find(`[data-testid="credit-result"]`).Text(), staffview.OpsText.LineReturned) {
 			t.Fatalf("confirm: %d %s", done.status, done.testid("staff-main").Text())
 		}
 		if got := env.orderStatus(order.ID); got != engine.OrderUnpaid {
@@ -129,15 +129,15 @@ func TestStaffImportTakesBackReturnedDebit(t *testing.T) {
 			}
 		}
 		p := env.get(tr, "/staff/payments")
-		if p.testid("attention-reason").First().Text() != views.StaffOpsText.AttentionReturned ||
+		if p.testid("attention-reason").First().Text() != staffview.OpsText.AttentionReturned ||
 			!strings.Contains(p.testid("attention-table").Text(), banking.ReturnReasonText("MD06", "en")) {
 			t.Fatalf("returned debit not listed with its reason: %s", p.testid("staff-main").Text())
 		}
 		// The registration's history says it in words, with the message sent.
 		reg := env.get(tr, fmt.Sprintf("/staff/registrations/%d", order.ProcessInstanceID))
 		body := reg.doc.Text()
-		if want := fmt.Sprintf(views.StaffRegistrationText.EvReturned, ""); reg.status != http.StatusOK || !strings.Contains(body, want) ||
-			!strings.Contains(body, views.StaffRegistrationText.MsgDebitReturned) || !strings.Contains(body, banking.ReturnReasonText("MD06", "en")) {
+		if want := fmt.Sprintf(staffview.RegistrationText.EvReturned, ""); reg.status != http.StatusOK || !strings.Contains(body, want) ||
+			!strings.Contains(body, staffview.RegistrationText.MsgDebitReturned) || !strings.Contains(body, banking.ReturnReasonText("MD06", "en")) {
 			t.Fatalf("registration history: %d %s", reg.status, reg.testid("staff-main").Text())
 		}
 	})

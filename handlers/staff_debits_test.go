@@ -20,7 +20,7 @@ import (
 	"portal/engine/payment"
 	"portal/engine/payment/settings"
 	"portal/engine/staff"
-	"portal/views"
+	"portal/views/staffview"
 )
 
 // debitRegistration completes the demo registration, chooses direct
@@ -198,7 +198,7 @@ func TestStaffDebitRuns(t *testing.T) {
 			t.Fatalf("a cancelled run marked sent: %d\n%s", p.status, p.body)
 		}
 		// Its file is not handed out any more.
-		if p := env.get(treasurer, runPath+"/file"); p.status != http.StatusConflict || !strings.Contains(p.testid("staff-main").Text(), views.StaffDebitText.IsCancelled) {
+		if p := env.get(treasurer, runPath+"/file"); p.status != http.StatusConflict || !strings.Contains(p.testid("staff-main").Text(), staffview.DebitText.IsCancelled) {
 			t.Fatalf("a cancelled run's file: %d\n%s", p.status, p.body)
 		}
 		// In German, the refusal is German too.

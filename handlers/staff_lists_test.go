@@ -16,7 +16,7 @@ import (
 	"portal/engine/clock"
 	"portal/engine/dbtest"
 	"portal/engine/staff"
-	"portal/views"
+	"portal/views/staffview"
 )
 
 // secondUnpaidRegistration adds, beside the demo household's, a
@@ -171,7 +171,7 @@ func TestStaffOverviewFigures(t *testing.T) {
 		if href := ov.testid("overview-open-payments").Find("a").AttrOr("href", ""); !strings.HasPrefix(href, "/staff/open-payments?period=") {
 			t.Errorf("open payments link %q", href)
 		}
-		if ov.testid("overview-open-payments").Text() != views.StaffListText.AwaitingLink {
+		if ov.testid("overview-open-payments").Text() != staffview.ListText.AwaitingLink {
 			t.Errorf("open payments link text %q", ov.testid("overview-open-payments").Text())
 		}
 		// The compact menu names the current page.

@@ -18,7 +18,7 @@ import (
 	"portal/engine/message"
 	"portal/engine/payment"
 	"portal/engine/staff"
-	"portal/views"
+	"portal/views/staffview"
 )
 
 // The treasurer's open payments: an unpaid order with what is still owed
@@ -69,7 +69,7 @@ func TestStaffOpenPaymentsList(t *testing.T) {
 		if got := p.testid("open-payment-reminders").Text(); got != "1" {
 			t.Errorf("reminders %q, want 1", got)
 		}
-		if got := p.testid("open-payment-last-message").Text(); !strings.Contains(got, views.StaffRegistrationText.MsgReminder) {
+		if got := p.testid("open-payment-last-message").Text(); !strings.Contains(got, staffview.RegistrationText.MsgReminder) {
 			t.Errorf("last message %q", got)
 		}
 		// Filters: unpaid for more than 10 days keeps it, 11 does not;

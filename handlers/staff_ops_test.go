@@ -29,7 +29,7 @@ import (
 	"portal/engine/payment/settings"
 	"portal/engine/staff"
 	"portal/handlers/server"
-	"portal/views"
+	"portal/views/staffview"
 )
 
 // staffCreditor is the account of the staff payments tests.
@@ -169,7 +169,7 @@ func TestStaffPaymentsStatementImport(t *testing.T) {
 		if p.status != http.StatusOK || p.testid("attention-empty").Length() != 1 || p.testid("statement-form").Length() != 1 {
 			t.Fatalf("payments page: %d %s", p.status, p.body)
 		}
-		if p.doc.Find(`[data-testid=staff-nav] a[aria-current="page"]`).Text() != views.StaffOpsText.NavPayments {
+		if p.doc.Find(`[data-testid=staff-nav] a[aria-current="page"]`).Text() != staffview.OpsText.NavPayments {
 			t.Errorf("current nav item %q", p.doc.Find(`[data-testid=staff-nav] a[aria-current="page"]`).Text())
 		}
 		if v := env.get(viewer, "/staff/payments"); v.status != http.StatusOK || v.testid("statement-form").Length() != 0 {
@@ -182,7 +182,7 @@ func TestStaffPaymentsStatementImport(t *testing.T) {
 			t.Fatal(err)
 		}
 		p = env.get(tr, "/staff/payments")
-		if p.testid("attention-row").Length() != 1 || p.testid("attention-reason").Text() != views.StaffOpsText.AttentionPending {
+		if p.testid("attention-row").Length() != 1 || p.testid("attention-reason").Text() != staffview.OpsText.AttentionPending {
 			t.Fatalf("pending too long not listed: %s", p.testid("staff-main").Text())
 		}
 		if !strings.Contains(p.testid("attention-table").Text(), rf.String()) {
@@ -191,11 +191,11 @@ func TestStaffPaymentsStatementImport(t *testing.T) {
 
 		// Bad uploads: no file, not a statement.
 		if res := env.postFile(tr, "/staff/payments/statement", nil, "", nil); res.status != http.StatusUnprocessableEntity ||
-			res.testid("statement-error").Text() != views.StaffOpsText.StatementMissing {
+			res.testid("statement-error").Text() != staffview.OpsText.StatementMissing {
 			t.Fatalf("no file: %d %s", res.status, res.testid("statement-error").Text())
 		}
 		res := env.postFile(tr, "/staff/payments/statement", nil, "statement.xml", []byte("<html>not camt</html>"))
-		if res.status != http.StatusUnprocessableEntity || !strings.HasPrefix(res.testid("statement-error").Text(), views.StaffOpsText.StatementInvalid) {
+		if res.status != http.StatusUnprocessableEntity || !strings.HasPrefix(res.testid("statement-error").Text(), staffview.OpsText.StatementInvalid) {
 			t.Fatalf("not a statement: %d %s", res.status, res.testid("statement-error").Text())
 		}
 		big := bytes.Repeat([]byte("x"), 5<<20)
@@ -208,7 +208,7 @@ func TestStaffPaymentsStatementImport(t *testing.T) {
 		part := env.postFile(tr, "/staff/payments/statement", nil, "camt054.xml", camt054(string(staffCreditor.IBAN),
 			camtCredit{id: "C-0", amount: "1.00", ref: string(rf), debtor: "Demo Household"}))
 		if row := part.testid("matched-table").Find(`[data-testid="credit-row"]`); row.Length() != 1 || row.AttrOr("data-kind", "") == "problem" ||
-			row.Find(`[data-testid="credit-result"]`).Text() != views.StaffOpsText.LineWillPart {
+			row.Find(`[data-testid="credit-result"]`).Text() != staffview.OpsText.LineWillPart {
 			t.Fatalf("a part payment's preview: %s (%s)", row.Text(), row.AttrOr("data-kind", ""))
 		}
 
@@ -222,7 +222,7 @@ func TestStaffPaymentsStatementImport(t *testing.T) {
 			t.Fatalf("preview: %d %s", prev.status, prev.body)
 		}
 		matched := prev.testid("matched-table").Find(`[data-testid="credit-row"]`)
-		if matched.Length() != 1 || matched.Find(`[data-testid="credit-result"]`).Text() != views.StaffOpsText.LineWillComplete ||
+		if matched.Length() != 1 || matched.Find(`[data-testid="credit-result"]`).Text() != staffview.OpsText.LineWillComplete ||
 			matched.Find(`[data-testid="credit-reference"]`).Text() != rf.String() {
 			t.Fatalf("proposed matches: %s", prev.testid("matched-table").Text())
 		}
@@ -241,7 +241,7 @@ func TestStaffPaymentsStatementImport(t *testing.T) {
 		confirm := map[string]string{"statement": copyOf, "capture": "1"}
 		done := env.postFile(tr, "/staff/payments/statement", confirm, "", nil)
 		if done.status != http.StatusOK || done.testid("statement-result").Length() != 1 ||
-			done.testid("matched-table").Find(`[data-testid="credit-result"]`).Text() != views.StaffOpsText.LineCompleted {
+			done.testid("matched-table").Find(`[data-testid="credit-result"]`).Text() != staffview.OpsText.LineCompleted {
 			t.Fatalf("capture: %d %s", done.status, done.testid("staff-main").Text())
 		}
 		if got := env.orderStatus(order.ID); got != engine.OrderPaid {
@@ -293,7 +293,7 @@ func TestStaffPaymentsAttention(t *testing.T) {
 	env.addStaff("treasurer@example.org", staff.RoleTreasurer)
 	tr := env.mustStaffSignIn("treasurer@example.org", "/staff")
 	p := env.get(tr, "/staff/payments")
-	if p.testid("attention-reason").First().Text() != views.StaffOpsText.AttentionProblem || !strings.Contains(p.testid("attention-table").Text(), problem) {
+	if p.testid("attention-reason").First().Text() != staffview.OpsText.AttentionProblem || !strings.Contains(p.testid("attention-table").Text(), problem) {
 		t.Fatalf("problem not listed: %s", p.testid("staff-main").Text())
 	}
 	if p.testid("statement-no-bank").Length() != 1 || p.testid("statement-form").Length() != 0 {
@@ -323,8 +323,8 @@ func TestStaffPaymentsAttentionSaysWhoAndWhat(t *testing.T) {
 		for _, c := range []struct {
 			name, problem, action string
 		}{
-			{"pending too long", "", views.StaffOpsText.ActionPending},
-			{"problem", "amount mismatch: the provider reports EUR 10.00, the attempt is for EUR 184.50", views.StaffOpsText.ActionProblem},
+			{"pending too long", "", staffview.OpsText.ActionPending},
+			{"problem", "amount mismatch: the provider reports EUR 10.00, the attempt is for EUR 184.50", staffview.OpsText.ActionProblem},
 		} {
 			if c.problem != "" {
 				if _, err := db.NewUpdate().Model((*engine.Payment)(nil)).Set("problem = ?", c.problem).Where("order_id = ?", order.ID).Exec(ctx); err != nil {
@@ -439,7 +439,7 @@ func TestStaffJobs(t *testing.T) {
 		res := env.post(reg, retry, url.Values{}, "Origin", env.srv.URL)
 		expectRedirect(t, res, "/o/riverside/staff/jobs?done=job-retried")
 		after := env.get(reg, res.header.Get("Location"))
-		if after.testid("staff-flash").Text() != views.StaffOpsText.JobRetried || after.testid("jobs-empty").Length() != 1 {
+		if after.testid("staff-flash").Text() != staffview.OpsText.JobRetried || after.testid("jobs-empty").Length() != 1 {
 			t.Fatalf("after the retry: %s", after.testid("staff-main").Text())
 		}
 		var j jobs.Job
@@ -483,7 +483,7 @@ func TestStaffInvitationsImport(t *testing.T) {
 			t.Fatalf("bad rows: %d %s", res.status, res.testid("staff-main").Text())
 		}
 		if res := env.postFile(reg, "/staff/invitations/import", nil, "", nil); res.status != http.StatusUnprocessableEntity ||
-			res.testid("import-error").Text() != views.StaffOpsText.ImportMissing {
+			res.testid("import-error").Text() != staffview.OpsText.ImportMissing {
 			t.Fatalf("no file: %d", res.status)
 		}
 
@@ -551,8 +551,8 @@ func TestStaffInvitationsSend(t *testing.T) {
 		}
 
 		bad := env.post(reg, "/staff/invitations/send", url.Values{"period": {period}, "whom": {"chosen"}, "externalIds": {" "}, "days": {"0"}}, origin...)
-		if bad.status != http.StatusUnprocessableEntity || bad.testid("error-externalIds").Text() != views.StaffOpsText.InvWhomMissing ||
-			bad.testid("error-days").Text() != views.StaffOpsText.InvDaysInvalid || bad.testid("invite-error").Length() != 1 || invitations() != 0 {
+		if bad.status != http.StatusUnprocessableEntity || bad.testid("error-externalIds").Text() != staffview.OpsText.InvWhomMissing ||
+			bad.testid("error-days").Text() != staffview.OpsText.InvDaysInvalid || bad.testid("invite-error").Length() != 1 || invitations() != 0 {
 			t.Fatalf("bad form: %d %s", bad.status, bad.testid("invite-section").Text())
 		}
 		if bad.doc.Find(`#invite-days`).AttrOr("aria-invalid", "") != "true" || bad.doc.Find(`#invite-days`).AttrOr("value", "") != "0" {
@@ -634,7 +634,7 @@ func TestStaffRunScheduledJob(t *testing.T) {
 		}
 		res := env.post(admin, "/staff/jobs/run", url.Values{"kind": {engine.KindQueueReminders}}, "Origin", env.srv.URL)
 		expectRedirect(t, res, "/staff/jobs?done=job-run")
-		if after := env.get(admin, res.header.Get("Location")); after.testid("staff-flash").Text() != views.StaffOpsText.JobRunQueued {
+		if after := env.get(admin, res.header.Get("Location")); after.testid("staff-flash").Text() != staffview.OpsText.JobRunQueued {
 			t.Fatalf("after the run: %s", after.testid("staff-main").Text())
 		}
 		queued, err := jobs.List(ctx, db, 10, jobs.StateQueued)

@@ -12,7 +12,7 @@ import (
 	"portal/engine"
 	"portal/engine/dbtest"
 	"portal/engine/staff"
-	"portal/views"
+	"portal/views/staffview"
 )
 
 // A treasurer is told what happened to a bank transfer: the RF reference
@@ -49,7 +49,7 @@ func TestStaffPartialCaptureToldTruthfully(t *testing.T) {
 		expectRedirect(t, env.post(tr, detail+"/capture", part), detail+"?done=captured-partial")
 		d = env.get(tr, detail+"?done=captured-partial")
 		rest := engine.FormatAmount(order.TotalMinor - 100)
-		if d.testid("staff-flash").Text() != fmt.Sprintf(views.StaffRegistrationText.CapturedPart, engine.FormatMoney(100, order.Currency), engine.FormatMoney(order.TotalMinor-100, order.Currency)) || d.testid("capture-amount").AttrOr("value", "") != rest ||
+		if d.testid("staff-flash").Text() != fmt.Sprintf(staffview.RegistrationText.CapturedPart, engine.FormatMoney(100, order.Currency), engine.FormatMoney(order.TotalMinor-100, order.Currency)) || d.testid("capture-amount").AttrOr("value", "") != rest ||
 			!strings.Contains(d.testid("capture-owed").Text(), engine.FormatMoney(order.TotalMinor-100, order.Currency)) {
 			t.Fatalf("after a part: flash %q, amount %q, owed %q", d.testid("staff-flash").Text(), d.testid("capture-amount").AttrOr("value", ""), d.testid("capture-owed").Text())
 		}

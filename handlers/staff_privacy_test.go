@@ -14,7 +14,7 @@ import (
 	"portal/engine/dbtest"
 	"portal/engine/privacy"
 	"portal/engine/staff"
-	"portal/views"
+	"portal/views/staffview"
 )
 
 // TestStaffRegistrationConsentsAndAccessLog: opening a registration as
@@ -73,7 +73,7 @@ func TestStaffRegistrationConsentsAndAccessLog(t *testing.T) {
 		if all.testid("access-row").First().Find("a").AttrOr("href", "") != "/staff/registrations/"+id {
 			t.Fatalf("the entry does not link its registration")
 		}
-		if !strings.Contains(all.testid("access-row").First().Text(), views.StaffPrivacyText.AccessRegistration) {
+		if !strings.Contains(all.testid("access-row").First().Text(), staffview.PrivacyText.AccessRegistration) {
 			t.Fatalf("the entry does not name its kind: %s", all.testid("access-row").First().Text())
 		}
 	})
@@ -95,7 +95,7 @@ func TestStaffSetupRetention(t *testing.T) {
 		}
 		form := url.Values{"personSeasons": {"two"}, "answerMonths": {"12"}, "messageDays": {"90"}, "accessLogDays": {"730"}}
 		res := env.post(admin, "/staff/setup/retention", form, origin...)
-		if res.status != http.StatusUnprocessableEntity || res.testid("error-ret-persons").Text() != views.StaffPrivacyText.NotANumber {
+		if res.status != http.StatusUnprocessableEntity || res.testid("error-ret-persons").Text() != staffview.PrivacyText.NotANumber {
 			t.Fatalf("not a number: %d %s", res.status, res.testid("retention-form").Text())
 		}
 		form.Set("personSeasons", "2")

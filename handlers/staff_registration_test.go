@@ -18,7 +18,7 @@ import (
 	"portal/engine/dbtest"
 	"portal/engine/registration"
 	"portal/engine/staff"
-	"portal/views"
+	"portal/views/staffview"
 )
 
 // TestStaffRegistrationReadsLikeARecord: a registration's page names
@@ -50,7 +50,7 @@ func TestStaffRegistrationReadsLikeARecord(t *testing.T) {
 		}
 		persons.Each(func(_ int, s *goquery.Selection) {
 			ms := s.Find(`[data-testid="person-membership"]`)
-			if ms.Length() == 0 || ms.AttrOr("data-status", "") != "pending" || !strings.Contains(ms.Text(), views.StaffOpsText.StatusPendingPayment) {
+			if ms.Length() == 0 || ms.AttrOr("data-status", "") != "pending" || !strings.Contains(ms.Text(), staffview.OpsText.StatusPendingPayment) {
 				t.Errorf("person %q: membership %q (%s)", s.Find(`[data-testid="person-name"]`).Text(), ms.Text(), ms.AttrOr("data-status", ""))
 			}
 		})
@@ -89,7 +89,7 @@ func TestStaffRegistrationReadsLikeARecord(t *testing.T) {
 		}
 		found := false
 		p.testid("history-entry").Each(func(_ int, s *goquery.Selection) {
-			if s.AttrOr("data-kind", "") == "message" && s.Find(`[data-testid="history-title"]`).Text() == views.StaffRegistrationText.MsgTransferRequest {
+			if s.AttrOr("data-kind", "") == "message" && s.Find(`[data-testid="history-title"]`).Text() == staffview.RegistrationText.MsgTransferRequest {
 				found = true
 				if d := s.Find(`[data-testid="history-detail"]`).Text(); !strings.HasPrefix(d, "to ") || !strings.Contains(d, "@") {
 					t.Errorf("transfer request recipient %q", d)
@@ -155,11 +155,11 @@ func TestStaffCaptureToldInWords(t *testing.T) {
 		for range 2 { // the same form twice: the state it finds
 			expectRedirect(t, env.post(tr, detail+"/capture", part), detail+"?done=captured-partial")
 			p := env.get(tr, detail+"?done=captured-partial")
-			want := fmt.Sprintf(views.StaffRegistrationText.CapturedPart, money(1000), money(order.TotalMinor-1000))
+			want := fmt.Sprintf(staffview.RegistrationText.CapturedPart, money(1000), money(order.TotalMinor-1000))
 			if got := p.testid("staff-flash").Text(); got != want {
 				t.Fatalf("after a part: %q, want %q", got, want)
 			}
-			if !strings.Contains(spacedText(p.testid("detail-history")), fmt.Sprintf(views.StaffRegistrationText.EvPart, money(1000))) {
+			if !strings.Contains(spacedText(p.testid("detail-history")), fmt.Sprintf(staffview.RegistrationText.EvPart, money(1000))) {
 				t.Errorf("history lacks the part: %s", spacedText(p.testid("detail-history")))
 			}
 		}
@@ -181,7 +181,7 @@ func TestStaffCaptureToldInWords(t *testing.T) {
 		back := "/staff/open-payments?done=captured&registration=" + id
 		for range 2 {
 			expectRedirect(t, env.post(tr, detail+"/capture", form), back)
-			want := fmt.Sprintf(views.StaffText.DetTitle, order.ProcessInstanceID) + ": " + fmt.Sprintf(views.StaffRegistrationText.CapturedComplete, money(order.TotalMinor))
+			want := fmt.Sprintf(staffview.Text.DetTitle, order.ProcessInstanceID) + ": " + fmt.Sprintf(staffview.RegistrationText.CapturedComplete, money(order.TotalMinor))
 			if got := env.get(tr, back).testid("staff-flash").Text(); got != want {
 				t.Fatalf("after the rest: %q, want %q", got, want)
 			}
@@ -193,7 +193,7 @@ func TestStaffCaptureToldInWords(t *testing.T) {
 			t.Fatalf("%d capture events, want 2", n)
 		}
 		p := env.get(tr, detail+"?done=captured")
-		if got, want := p.testid("staff-flash").Text(), fmt.Sprintf(views.StaffRegistrationText.CapturedComplete, money(order.TotalMinor)); got != want {
+		if got, want := p.testid("staff-flash").Text(), fmt.Sprintf(staffview.RegistrationText.CapturedComplete, money(order.TotalMinor)); got != want {
 			t.Errorf("on the registration: %q, want %q", got, want)
 		}
 		for _, s := range []string{"person-membership"} {
@@ -208,10 +208,10 @@ func TestStaffCaptureToldInWords(t *testing.T) {
 		second := url.Values{"amount": {"5.00"}, "booked": {"2026-01-04"}}
 		expectRedirect(t, env.post(tr, detail+"/capture", second), detail+"?done=captured-second")
 		p = env.get(tr, detail+"?done=captured-second")
-		if got, want := p.testid("staff-flash").Text(), fmt.Sprintf(views.StaffRegistrationText.CapturedSecond, money(500)); got != want {
+		if got, want := p.testid("staff-flash").Text(), fmt.Sprintf(staffview.RegistrationText.CapturedSecond, money(500)); got != want {
 			t.Errorf("second transfer: %q, want %q", got, want)
 		}
-		if !strings.Contains(spacedText(p.testid("detail-history")), fmt.Sprintf(views.StaffRegistrationText.RefundDue, money(500))) {
+		if !strings.Contains(spacedText(p.testid("detail-history")), fmt.Sprintf(staffview.RegistrationText.RefundDue, money(500))) {
 			t.Errorf("history lacks the refund owed: %s", spacedText(p.testid("detail-history")))
 		}
 

@@ -17,7 +17,7 @@ import (
 	"portal/engine/dbtest"
 	"portal/engine/staff"
 	"portal/handlers/server"
-	"portal/views"
+	"portal/views/staffview"
 )
 
 // bankTransferStaffEnv is a staff environment whose members pay by bank transfer.
@@ -122,10 +122,10 @@ func TestStaffRegistrationPages(t *testing.T) {
 		res := env.post(c, detailURL+"/capture", url.Values{"amount": {amount}, "booked": {"2026-01-02"}, "note": {"statement 7"}})
 		expectRedirect(t, res, detailURL+"?done=captured")
 		d = env.get(c, detailURL+"?done=captured")
-		if d.testid("staff-flash").Text() == "" || d.testid("state").First().AttrOr("data-state", "") != "paid" || d.doc.Find(historyAttempts).Find(`[data-testid=history-status]`).Text() != views.StaffOpsText.StatusSucceeded {
+		if d.testid("staff-flash").Text() == "" || d.testid("state").First().AttrOr("data-state", "") != "paid" || d.doc.Find(historyAttempts).Find(`[data-testid=history-status]`).Text() != staffview.OpsText.StatusSucceeded {
 			t.Fatalf("after the capture: %s", d.body)
 		}
-		if got := d.doc.Find(historyMessages).Text(); !strings.Contains(got, views.StaffRegistrationText.MsgConfirmation) {
+		if got := d.doc.Find(historyMessages).Text(); !strings.Contains(got, staffview.RegistrationText.MsgConfirmation) {
 			t.Fatalf("messages after the capture: %q", got)
 		}
 		// The form sent twice captures once.
@@ -176,11 +176,11 @@ func TestStaffRegistrationPages(t *testing.T) {
 		}
 		expectRedirect(t, env.post(c, detailURL+"/cancel", url.Values{"confirmed": {"1"}}), detailURL+"?done=cancelled")
 		d = env.get(c, detailURL)
-		if d.testid("state").First().AttrOr("data-state", "") != "cancelled" || d.testid("order-status").Text() != views.StaffOpsText.StatusCancelled || d.testid("action-refund").Length() != 1 {
+		if d.testid("state").First().AttrOr("data-state", "") != "cancelled" || d.testid("order-status").Text() != staffview.OpsText.StatusCancelled || d.testid("action-refund").Length() != 1 {
 			t.Fatalf("after cancelling: %s", d.body)
 		}
 		d.testid("person-membership").Each(func(_ int, ms *goquery.Selection) {
-			if !strings.Contains(ms.Text(), views.StaffOpsText.StatusCancelled) || ms.AttrOr("data-status", "") != "cancelled" {
+			if !strings.Contains(ms.Text(), staffview.OpsText.StatusCancelled) || ms.AttrOr("data-status", "") != "cancelled" {
 				t.Fatalf("membership not cancelled: %s", ms.Text())
 			}
 		})

@@ -3,14 +3,13 @@ package handlers_test
 import (
 	"testing"
 
-	"portal/engine/payment/settings"
-
 	"github.com/chromedp/chromedp"
 
 	"portal/engine/dbtest"
 	"portal/engine/payment"
+	"portal/engine/payment/settings"
 	"portal/engine/staff"
-	"portal/views"
+	"portal/views/staffview"
 )
 
 // TestE2EStaffSetupSettings: an administrator sets the bank account on the setup
@@ -57,7 +56,7 @@ func TestE2EStaffSetupSettings(t *testing.T) {
 	}
 	b.typeInto(`#pay-iban`, "DE89 3704 0044 0532 0130 00")
 	b.clickTo(`[data-testid=payments-save]`, `[data-testid=staff-flash]`)
-	if got := b.text(`[data-testid=pay-qr-kind]`); got != views.StaffSetupText.PayQREPC {
+	if got := b.text(`[data-testid=pay-qr-kind]`); got != staffview.SetupText.PayQREPC {
 		t.Errorf("QR kind %q", got)
 	}
 	if v, _ := settings.Of(env.svc).PaymentSettings(t.Context(), 1); v.Provider != payment.BankTransferProvider || v.BankIBAN != "DE89370400440532013000" {

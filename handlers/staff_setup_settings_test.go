@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"portal/engine/payment/settings"
-
 	"github.com/uptrace/bun"
 
 	"portal/engine"
@@ -16,9 +14,10 @@ import (
 	"portal/engine/message"
 	"portal/engine/organisation"
 	"portal/engine/payment"
+	"portal/engine/payment/settings"
 	"portal/engine/staff"
 	"portal/relay/session"
-	"portal/views"
+	"portal/views/staffview"
 )
 
 // auditRows are the organisation's audit rows of one action, oldest first.
@@ -124,7 +123,7 @@ func TestStaffSetupPaymentSettings(t *testing.T) {
 		}
 
 		p := env.get(admin, "/staff/setup/payments")
-		if p.testid("pay-stripe-key-state").Text() != views.StaffSetupText.PaySecretNotSet || p.testid("pay-qr-kind").Text() != views.StaffSetupText.PayQRNone {
+		if p.testid("pay-stripe-key-state").Text() != staffview.SetupText.PaySecretNotSet || p.testid("pay-qr-kind").Text() != staffview.SetupText.PayQRNone {
 			t.Fatalf("payment form: %s", p.testid("payments-form").Text())
 		}
 		form := url.Values{"provider": {"stripe"}, "stripeSecretKey": {key1}, "stripeWebhookSecret": {hook}, "bankCreditorName": {"Riverside RC"},
@@ -144,9 +143,9 @@ func TestStaffSetupPaymentSettings(t *testing.T) {
 		form.Set("bankIban", "DE89 3704 0044 0532 0130 00")
 		expectRedirect(t, env.post(admin, "/staff/setup/payments", form, origin...), "/staff/setup/payments?done=payments-saved")
 		p = env.get(admin, "/staff/setup/payments?done=payments-saved")
-		if p.testid("staff-flash").Text() != views.StaffSetupText.PaySaved || p.testid("pay-stripe-key-state").Text() != views.StaffOpsText.SecretSet ||
-			p.testid("pay-webhook-secret-state").Text() != views.StaffOpsText.SecretSet || p.doc.Find(`#pay-stripe-key`).AttrOr("value", "x") != "" ||
-			p.doc.Find(`#pay-iban`).AttrOr("value", "") != "DE89370400440532013000" || p.testid("pay-qr-kind").Text() != views.StaffSetupText.PayQREPC {
+		if p.testid("staff-flash").Text() != staffview.SetupText.PaySaved || p.testid("pay-stripe-key-state").Text() != staffview.OpsText.SecretSet ||
+			p.testid("pay-webhook-secret-state").Text() != staffview.OpsText.SecretSet || p.doc.Find(`#pay-stripe-key`).AttrOr("value", "x") != "" ||
+			p.doc.Find(`#pay-iban`).AttrOr("value", "") != "DE89370400440532013000" || p.testid("pay-qr-kind").Text() != staffview.SetupText.PayQREPC {
 			t.Fatalf("after saving: %s", p.testid("payments-form").Text())
 		}
 		if secretsIn(string(p.body)) {
@@ -210,8 +209,8 @@ func TestStaffSetupMessageSettings(t *testing.T) {
 		form := url.Values{"unpaidReminderDays": {"2, x"}, "expiryReminderDays": {"soon"}, "resumeAfterHours": {"48"}, "renewalLeadDays": {"30"},
 			"senderName": {"Riverside"}, "replyTo": {"office@riverside.example"}}
 		res := env.post(admin, "/staff/setup/messages", form, origin...)
-		if res.status != http.StatusUnprocessableEntity || res.testid("error-msg-unpaid").Text() != views.StaffSetupText.NotNumbers ||
-			res.testid("error-msg-expiry").Text() != views.StaffSetupText.NotANumber || res.doc.Find(`#msg-expiry`).AttrOr("value", "") != "soon" {
+		if res.status != http.StatusUnprocessableEntity || res.testid("error-msg-unpaid").Text() != staffview.SetupText.NotNumbers ||
+			res.testid("error-msg-expiry").Text() != staffview.SetupText.NotANumber || res.doc.Find(`#msg-expiry`).AttrOr("value", "") != "soon" {
 			t.Fatalf("not numbers: %d %s", res.status, res.testid("messages-form").Text())
 		}
 		form.Set("unpaidReminderDays", "2, 400")
@@ -310,7 +309,7 @@ func TestStaffSetupMembershipTypes(t *testing.T) {
 			t.Fatalf("deleting a type in use: %d %s", inUse.status, inUse.testid("setup-problem").Text())
 		}
 		ask := env.post(admin, path+"/delete", url.Values{}, origin...)
-		if ask.status != http.StatusOK || ask.testid("staff-confirm-question").Text() != views.StaffSetupText.TypeDeleteQuestion || typeID("GUEST") == 0 {
+		if ask.status != http.StatusOK || ask.testid("staff-confirm-question").Text() != staffview.SetupText.TypeDeleteQuestion || typeID("GUEST") == 0 {
 			t.Fatalf("deleting without confirmation: %d", ask.status)
 		}
 		expectRedirect(t, env.post(admin, path+"/delete", url.Values{"confirmed": {"1"}}, origin...), "/staff/setup/memberships?done=type-deleted")

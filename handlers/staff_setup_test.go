@@ -15,7 +15,7 @@ import (
 	"portal/engine/clock"
 	"portal/engine/dbtest"
 	"portal/engine/staff"
-	"portal/views"
+	"portal/views/staffview"
 )
 
 // TestStaffSetupPriceCalculator: "a family of two adults and a junior,
@@ -63,7 +63,7 @@ func TestStaffSetupChanges(t *testing.T) {
 
 		p := env.get(admin, "/staff/setup/organisation")
 		if p.status != http.StatusOK || p.doc.Find(`#org-name`).AttrOr("value", "") != "Riverside Rowing Club" ||
-			p.testid("org-secret-state").Text() != views.StaffOpsText.SecretNotSet {
+			p.testid("org-secret-state").Text() != staffview.OpsText.SecretNotSet {
 			t.Fatalf("organisation section: %d %s", p.status, p.testid("staff-main").Text())
 		}
 		if p := env.get(admin, "/staff/setup/memberships"); p.status != http.StatusOK || p.testid("period-row").Length() != 2 {
@@ -145,7 +145,7 @@ func TestStaffSetupChanges(t *testing.T) {
 		}
 		expectRedirect(t, env.post(admin, path(tess, "disable"), url.Values{"confirmed": {"1"}}, origin...), "/staff/setup/staff?done=staff-disabled")
 		after := env.get(admin, "/staff/setup/staff?done=staff-disabled")
-		if after.testid("staff-flash").Text() != views.StaffOpsText.StaffDisabledDone ||
+		if after.testid("staff-flash").Text() != staffview.OpsText.StaffDisabledDone ||
 			after.doc.Find(`[data-testid=staff-row][data-email="tess@example.org"] [data-testid=staff-disabled]`).Length() != 1 {
 			t.Fatalf("after disabling: %s", after.testid("staff-table").Text())
 		}

@@ -19,7 +19,7 @@ import (
 	staffpages "portal/handlers/staff"
 	"portal/relay/oidc"
 	"portal/relay/session"
-	"portal/views"
+	"portal/views/staffview"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -172,7 +172,7 @@ func TestStaffSignIn(t *testing.T) {
 		env.addStaff("registrar@example.org", staff.RoleRegistrar)
 		unverified := env.newClient()
 		res := env.staffSignIn(unverified, &mockoidc.MockUser{Subject: "sub-unverified", Email: "registrar@example.org"}, "/staff")
-		if res.status != http.StatusForbidden || env.staffCookie(unverified) != "" || res.testid("staff-message-text").Text() != views.StaffText.NotStaff {
+		if res.status != http.StatusForbidden || env.staffCookie(unverified) != "" || res.testid("staff-message-text").Text() != staffview.Text.NotStaff {
 			t.Fatalf("unverified address: %d %s", res.status, res.body)
 		}
 		// An unknown address neither.
